@@ -1,0 +1,94 @@
+# Shale -- GNU make build, no configure step.
+#   make                 libraries, shell and tools into build/
+#   make test            install test deps if missing, build and run every test
+#   make SANITIZE=1 test the same under ASan+UBSan in build-asan/
+#   make run [FILE=db]   open the shell
+#   make install PREFIX=/usr/local
+# WERROR=1 turns warnings into errors (CI does this).
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+CSTD    := -std=c11 -D_GNU_SOURCE
+WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+OPT     ?= -O2
+CFLAGS_BASE := $(CSTD) $(OPT) -g $(WARN) -fPIC -Iinclude -pthread
+ifeq ($(WERROR),1)
+CFLAGS_BASE += -Werror
+endif
+
+ifeq ($(SANITIZE),1)
+BUILD   := build-asan
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+BUILD   := build
+SANFLAGS :=
+endif
+
+CFLAGS_ALL := $(CFLAGS_BASE) $(SANFLAGS) $(CFLAGS)
+LDLIBS_CORE := -lm -pthread
+LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
+
+LIB_SRC   := $(sort $(wildcard src/*/*.c src/*/*/*.c))
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_COMMON_SRC := tests/test_main.c $(sort $(wildcard tests/common/*.c))
+TEST_COMMON_OBJ := $(TEST_COMMON_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_SRC  := $(sort $(wildcard tests/unit/*/test_*.c tests/interop/test_*.c tests/crash/test_*.c tests/fuzz/test_*.c))
+TEST_BIN  := $(foreach s,$(TEST_SRC),$(BUILD)/tests/$(basename $(notdir $(s))))
+TOOL_SRC  := $(sort $(wildcard tools/*.c))
+TOOL_BIN  := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
+CLI_SRC   := $(sort $(wildcard cli/*.c))
+CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+
+.PHONY: all lib test run install clean deps check-deps
+all: lib $(BUILD)/shale $(TOOL_BIN)
+lib: $(BUILD)/libshale.a $(BUILD)/libshale.so
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/libshale.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libshale.so: $(LIB_OBJ) src/shale.map
+	$(CC) -shared -Wl,-soname,libshale.so.0 -Wl,--version-script=src/shale.map $(LDFLAGS_ALL) -o $@ $(LIB_OBJ) $(LDLIBS_CORE)
+
+$(BUILD)/shale: $(CLI_OBJ) $(BUILD)/libshale.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libshale.a $(LDLIBS_CORE)
+
+$(BUILD)/%: $(BUILD)/obj/tools/%.o $(BUILD)/libshale.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libshale.a $(LDLIBS_CORE)
+
+# Every test binary links the harness, the library and the reference SQLite.
+define test_rule
+$(BUILD)/tests/$(basename $(notdir $(1))): $(BUILD)/obj/$(1:.c=.o) $(TEST_COMMON_OBJ) $(BUILD)/libshale.a
+	@mkdir -p $(BUILD)/tests
+	$(CC) $(LDFLAGS_ALL) -o $$@ $$^ -lsqlite3 $(LDLIBS_CORE)
+endef
+$(foreach s,$(TEST_SRC),$(eval $(call test_rule,$(s))))
+
+deps:
+	@bash tests/deps.sh
+
+test: deps
+	@$(MAKE) --no-print-directory all $(TEST_BIN)
+	@bash tests/run.sh $(BUILD)
+
+run: all
+	@$(BUILD)/shale $(FILE)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 include/shale.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(BUILD)/libshale.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libshale.so $(DESTDIR)$(PREFIX)/lib/libshale.so.0
+	ln -sf libshale.so.0 $(DESTDIR)$(PREFIX)/lib/libshale.so
+	install -m 755 $(BUILD)/shale $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(BUILD)/shale-inspect $(DESTDIR)$(PREFIX)/bin/ 2>/dev/null || true
+	sed -e 's|@PREFIX@|$(PREFIX)|' src/shale.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/shale.pc
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,183 @@
+/*
+ * shale.h -- Shale's native public API.
+ *
+ * Shale is an SQL database engine compatible with SQLite's file format, SQL
+ * dialect and C API. This header has SQLite's API shape with the shale_
+ * prefix (shale_open_v2, shale_prepare_v2, shale_step, ...), so that one
+ * program can link Shale and the reference SQLite side by side.
+ *
+ * Invariants:
+ *  1. Result codes have SQLite's numbers, extended codes included.
+ *  2. Memory returned by shale_malloc is freed with shale_free; nothing else.
+ *  3. Every constant here has the value of its SQLITE_ twin.
+ *
+ * The SQL-level API (connections, statements) is declared as it is built;
+ * this revision carries the result codes, flags and the allocator.
+ */
+#ifndef SHALE_H
+#define SHALE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SHALE_VERSION "0.1.0"
+#define SHALE_VERSION_NUMBER 1000
+
+/* ---- Primary result codes (same numbers as SQLite) ---- */
+#define SHALE_OK 0
+#define SHALE_ERROR 1
+#define SHALE_INTERNAL 2
+#define SHALE_PERM 3
+#define SHALE_ABORT 4
+#define SHALE_BUSY 5
+#define SHALE_LOCKED 6
+#define SHALE_NOMEM 7
+#define SHALE_READONLY 8
+#define SHALE_INTERRUPT 9
+#define SHALE_IOERR 10
+#define SHALE_CORRUPT 11
+#define SHALE_NOTFOUND 12
+#define SHALE_FULL 13
+#define SHALE_CANTOPEN 14
+#define SHALE_PROTOCOL 15
+#define SHALE_EMPTY 16
+#define SHALE_SCHEMA 17
+#define SHALE_TOOBIG 18
+#define SHALE_CONSTRAINT 19
+#define SHALE_MISMATCH 20
+#define SHALE_MISUSE 21
+#define SHALE_NOLFS 22
+#define SHALE_AUTH 23
+#define SHALE_FORMAT 24
+#define SHALE_RANGE 25
+#define SHALE_NOTADB 26
+#define SHALE_NOTICE 27
+#define SHALE_WARNING 28
+#define SHALE_ROW 100
+#define SHALE_DONE 101
+
+/* ---- Extended result codes ---- */
+#define SHALE_ERROR_MISSING_COLLSEQ (SHALE_ERROR | (1 << 8))
+#define SHALE_ERROR_RETRY (SHALE_ERROR | (2 << 8))
+#define SHALE_ERROR_SNAPSHOT (SHALE_ERROR | (3 << 8))
+#define SHALE_IOERR_READ (SHALE_IOERR | (1 << 8))
+#define SHALE_IOERR_SHORT_READ (SHALE_IOERR | (2 << 8))
+#define SHALE_IOERR_WRITE (SHALE_IOERR | (3 << 8))
+#define SHALE_IOERR_FSYNC (SHALE_IOERR | (4 << 8))
+#define SHALE_IOERR_DIR_FSYNC (SHALE_IOERR | (5 << 8))
+#define SHALE_IOERR_TRUNCATE (SHALE_IOERR | (6 << 8))
+#define SHALE_IOERR_FSTAT (SHALE_IOERR | (7 << 8))
+#define SHALE_IOERR_UNLOCK (SHALE_IOERR | (8 << 8))
+#define SHALE_IOERR_RDLOCK (SHALE_IOERR | (9 << 8))
+#define SHALE_IOERR_DELETE (SHALE_IOERR | (10 << 8))
+#define SHALE_IOERR_BLOCKED (SHALE_IOERR | (11 << 8))
+#define SHALE_IOERR_NOMEM (SHALE_IOERR | (12 << 8))
+#define SHALE_IOERR_ACCESS (SHALE_IOERR | (13 << 8))
+#define SHALE_IOERR_CHECKRESERVEDLOCK (SHALE_IOERR | (14 << 8))
+#define SHALE_IOERR_LOCK (SHALE_IOERR | (15 << 8))
+#define SHALE_IOERR_CLOSE (SHALE_IOERR | (16 << 8))
+#define SHALE_IOERR_DIR_CLOSE (SHALE_IOERR | (17 << 8))
+#define SHALE_IOERR_SHMOPEN (SHALE_IOERR | (18 << 8))
+#define SHALE_IOERR_SHMSIZE (SHALE_IOERR | (19 << 8))
+#define SHALE_IOERR_SHMLOCK (SHALE_IOERR | (20 << 8))
+#define SHALE_IOERR_SHMMAP (SHALE_IOERR | (21 << 8))
+#define SHALE_IOERR_SEEK (SHALE_IOERR | (22 << 8))
+#define SHALE_IOERR_DELETE_NOENT (SHALE_IOERR | (23 << 8))
+#define SHALE_IOERR_MMAP (SHALE_IOERR | (24 << 8))
+#define SHALE_IOERR_GETTEMPPATH (SHALE_IOERR | (25 << 8))
+#define SHALE_IOERR_CONVPATH (SHALE_IOERR | (26 << 8))
+#define SHALE_IOERR_VNODE (SHALE_IOERR | (27 << 8))
+#define SHALE_IOERR_AUTH (SHALE_IOERR | (28 << 8))
+#define SHALE_IOERR_BEGIN_ATOMIC (SHALE_IOERR | (29 << 8))
+#define SHALE_IOERR_COMMIT_ATOMIC (SHALE_IOERR | (30 << 8))
+#define SHALE_IOERR_ROLLBACK_ATOMIC (SHALE_IOERR | (31 << 8))
+#define SHALE_IOERR_DATA (SHALE_IOERR | (32 << 8))
+#define SHALE_IOERR_CORRUPTFS (SHALE_IOERR | (33 << 8))
+#define SHALE_LOCKED_SHAREDCACHE (SHALE_LOCKED | (1 << 8))
+#define SHALE_LOCKED_VTAB (SHALE_LOCKED | (2 << 8))
+#define SHALE_BUSY_RECOVERY (SHALE_BUSY | (1 << 8))
+#define SHALE_BUSY_SNAPSHOT (SHALE_BUSY | (2 << 8))
+#define SHALE_BUSY_TIMEOUT (SHALE_BUSY | (3 << 8))
+#define SHALE_CANTOPEN_NOTEMPDIR (SHALE_CANTOPEN | (1 << 8))
+#define SHALE_CANTOPEN_ISDIR (SHALE_CANTOPEN | (2 << 8))
+#define SHALE_CANTOPEN_FULLPATH (SHALE_CANTOPEN | (3 << 8))
+#define SHALE_CANTOPEN_CONVPATH (SHALE_CANTOPEN | (4 << 8))
+#define SHALE_CANTOPEN_DIRTYWAL (SHALE_CANTOPEN | (5 << 8))
+#define SHALE_CANTOPEN_SYMLINK (SHALE_CANTOPEN | (6 << 8))
+#define SHALE_CORRUPT_VTAB (SHALE_CORRUPT | (1 << 8))
+#define SHALE_CORRUPT_SEQUENCE (SHALE_CORRUPT | (2 << 8))
+#define SHALE_CORRUPT_INDEX (SHALE_CORRUPT | (3 << 8))
+#define SHALE_READONLY_RECOVERY (SHALE_READONLY | (1 << 8))
+#define SHALE_READONLY_CANTLOCK (SHALE_READONLY | (2 << 8))
+#define SHALE_READONLY_ROLLBACK (SHALE_READONLY | (3 << 8))
+#define SHALE_READONLY_DBMOVED (SHALE_READONLY | (4 << 8))
+#define SHALE_READONLY_CANTINIT (SHALE_READONLY | (5 << 8))
+#define SHALE_READONLY_DIRECTORY (SHALE_READONLY | (6 << 8))
+#define SHALE_ABORT_ROLLBACK (SHALE_ABORT | (2 << 8))
+#define SHALE_CONSTRAINT_CHECK (SHALE_CONSTRAINT | (1 << 8))
+#define SHALE_CONSTRAINT_COMMITHOOK (SHALE_CONSTRAINT | (2 << 8))
+#define SHALE_CONSTRAINT_FOREIGNKEY (SHALE_CONSTRAINT | (3 << 8))
+#define SHALE_CONSTRAINT_FUNCTION (SHALE_CONSTRAINT | (4 << 8))
+#define SHALE_CONSTRAINT_NOTNULL (SHALE_CONSTRAINT | (5 << 8))
+#define SHALE_CONSTRAINT_PRIMARYKEY (SHALE_CONSTRAINT | (6 << 8))
+#define SHALE_CONSTRAINT_TRIGGER (SHALE_CONSTRAINT | (7 << 8))
+#define SHALE_CONSTRAINT_UNIQUE (SHALE_CONSTRAINT | (8 << 8))
+#define SHALE_CONSTRAINT_VTAB (SHALE_CONSTRAINT | (9 << 8))
+#define SHALE_CONSTRAINT_ROWID (SHALE_CONSTRAINT | (10 << 8))
+#define SHALE_CONSTRAINT_PINNED (SHALE_CONSTRAINT | (11 << 8))
+#define SHALE_CONSTRAINT_DATATYPE (SHALE_CONSTRAINT | (12 << 8))
+#define SHALE_NOTICE_RECOVER_WAL (SHALE_NOTICE | (1 << 8))
+#define SHALE_NOTICE_RECOVER_ROLLBACK (SHALE_NOTICE | (2 << 8))
+#define SHALE_WARNING_AUTOINDEX (SHALE_WARNING | (1 << 8))
+#define SHALE_AUTH_USER (SHALE_AUTH | (1 << 8))
+#define SHALE_OK_LOAD_PERMANENTLY (SHALE_OK | (1 << 8))
+#define SHALE_OK_SYMLINK (SHALE_OK | (2 << 8))
+
+/* ---- Flags for opening files and databases ---- */
+#define SHALE_OPEN_READONLY 0x00000001
+#define SHALE_OPEN_READWRITE 0x00000002
+#define SHALE_OPEN_CREATE 0x00000004
+#define SHALE_OPEN_DELETEONCLOSE 0x00000008
+#define SHALE_OPEN_EXCLUSIVE 0x00000010
+#define SHALE_OPEN_AUTOPROXY 0x00000020
+#define SHALE_OPEN_URI 0x00000040
+#define SHALE_OPEN_MEMORY 0x00000080
+#define SHALE_OPEN_MAIN_DB 0x00000100
+#define SHALE_OPEN_TEMP_DB 0x00000200
+#define SHALE_OPEN_TRANSIENT_DB 0x00000400
+#define SHALE_OPEN_MAIN_JOURNAL 0x00000800
+#define SHALE_OPEN_TEMP_JOURNAL 0x00001000
+#define SHALE_OPEN_SUBJOURNAL 0x00002000
+#define SHALE_OPEN_SUPER_JOURNAL 0x00004000
+#define SHALE_OPEN_NOMUTEX 0x00008000
+#define SHALE_OPEN_FULLMUTEX 0x00010000
+#define SHALE_OPEN_SHAREDCACHE 0x00020000
+#define SHALE_OPEN_PRIVATECACHE 0x00040000
+#define SHALE_OPEN_WAL 0x00080000
+#define SHALE_OPEN_NOFOLLOW 0x01000000
+#define SHALE_OPEN_EXRESCODE 0x02000000
+
+/* ---- Allocator ---- */
+
+/* Allocate n bytes, or return NULL. Fault-injectable in tests. */
+void *shale_malloc(size_t n);
+/* Resize p to n bytes; on failure returns NULL and p is untouched. */
+void *shale_realloc(void *p, size_t n);
+/* Free memory from shale_malloc/shale_realloc. NULL is a no-op. */
+void shale_free(void *p);
+
+/* English text for a result code, as SQLite's sqlite3_errstr. Static memory. */
+const char *shale_errstr(int rc);
+
+/* Shale's own version string and number. */
+const char *shale_libversion(void);
+int shale_libversion_number(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SHALE_H */

@@ -1,0 +1,189 @@
+/*
+ * btree.h -- table and index B-trees on SQLite's page format.
+ *
+ * A Btree is one database file opened by one connection (it owns a Pager).
+ * Table trees (BTREE_INTKEY) are keyed by a signed 64-bit rowid and carry a
+ * payload (the record); index trees (BTREE_BLOBKEY) carry only a key (the
+ * record), ordered by a comparator supplied by the layer above (which knows
+ * collations and sort orders); WITHOUT ROWID tables are index trees.
+ * Page 1 holds the 100-byte header and the root of sqlite_schema.
+ *
+ * Invariants:
+ *  1. Every page written obeys FORMAT-db.md §4-§5: cell pointers in key
+ *     order, freeblocks sorted and >= 4 bytes, fragments <= 60, payload
+ *     spill by the X/M/K rule, overflow chains exact.
+ *  2. Interior table cells hold the largest rowid of their left subtree (or
+ *     any key separating the subtrees after deletes).
+ *  3. No page is reachable twice; every page is in exactly one tree, one
+ *     overflow chain or the freelist (checked by btree_integrity_check).
+ *  4. Corruption found while reading returns SHALE_CORRUPT and sets
+ *     btree_errmsg() to a message naming the page; it never crashes.
+ *  5. A cursor whose tree was modified through another cursor of the same
+ *     Btree is saved (it remembers its key) and restored transparently by
+ *     seeking on its next use; a cursor whose entry was deleted is left so
+ *     that next() yields the entry after it and prev() the one before.
+ *  6. Files with auto_vacuum (header offset 52 != 0) are opened read-only:
+ *     writes return SHALE_READONLY with a message, until pointer maps are
+ *     maintained.
+ */
+#ifndef SHALE_BTREE_H
+#define SHALE_BTREE_H
+
+#include <stdint.h>
+
+#include "../pager/pager.h"
+
+typedef struct Btree Btree;
+typedef struct BtCursor BtCursor;
+
+/* Tree kinds for btree_create_table. */
+#define BTREE_INTKEY 1  /* table: rowid -> payload (page types 0x05/0x0d) */
+#define BTREE_BLOBKEY 2 /* index / WITHOUT ROWID: key only (0x02/0x0a) */
+
+/* Header meta values: idx i is the u32 at file offset 36 + 4*i. */
+#define BTREE_META_FREE_COUNT 0 /* 36: read-only, maintained by the btree */
+#define BTREE_META_SCHEMA_COOKIE 1
+#define BTREE_META_SCHEMA_FORMAT 2
+#define BTREE_META_DEFAULT_CACHE 3
+#define BTREE_META_LARGEST_ROOT 4 /* auto-vacuum; read-only here */
+#define BTREE_META_TEXT_ENCODING 5
+#define BTREE_META_USER_VERSION 6
+#define BTREE_META_INCR_VACUUM 7
+#define BTREE_META_APPLICATION_ID 8
+
+/* Transaction levels for btree_begin. */
+#define BTREE_TXN_READ 0
+#define BTREE_TXN_WRITE 1
+#define BTREE_TXN_EXCLUSIVE 2
+
+/* Compare two keys of an index tree: <0, 0, >0 as a sorts before, equal to,
+ * after b. Keys are whole records (overflow already gathered). */
+typedef int (*BtreeKeyCmp)(void *ctx, const void *a, uint32_t na, const void *b, uint32_t nb);
+
+/* Open (and create, with SHALE_OPEN_CREATE) the database at path; NULL or
+ * ":memory:" gives an in-memory database. Nothing is read until the first
+ * transaction. Errors: SHALE_CANTOPEN, SHALE_NOMEM. */
+int btree_open(OsVfs *vfs, const char *path, int open_flags, Btree **out);
+/* Close every cursor, roll back any transaction, close the file. */
+int btree_close(Btree *);
+Pager *btree_pager(Btree *);
+/* Last corruption message ("database corruption: page 7: cell 3 overflows
+ * the page (btree_cell.c:123)"), or NULL. Valid until the next call. */
+const char *btree_errmsg(Btree *);
+
+/* Before the file has content: page size (512..65536) and reserved bytes. */
+int btree_set_page_size(Btree *, uint32_t page_size, int reserve);
+uint32_t btree_page_size(Btree *);
+uint32_t btree_page_count(Btree *); /* within a transaction */
+
+/* Begin a read or write transaction (see BTREE_TXN_*); a read transaction
+ * may be upgraded by calling again with a write level. The first write
+ * transaction on an empty file writes page 1: the header (page size,
+ * 64/32/32 fractions, schema format 4, UTF-8) and an empty sqlite_schema
+ * leaf. Validates the header on first read: SHALE_NOTADB or SHALE_CORRUPT.
+ * SHALE_BUSY if locked out. */
+int btree_begin(Btree *, int level);
+/* Commit the write transaction (if any) and end the transaction. Every
+ * cursor must have been closed first, else SHALE_BUSY. */
+int btree_commit(Btree *);
+/* Roll back and end the transaction; cursors are invalidated (they return
+ * SHALE_ABORT_ROLLBACK on next use) but must still be closed. */
+int btree_rollback(Btree *);
+int btree_txn_state(Btree *); /* PAGER_TXN_NONE / READ / WRITE */
+
+/* Savepoints: see pager_savepoint_*. Cursors are restored after a
+ * savepoint rollback by re-seeking. */
+int btree_savepoint_open(Btree *, int n);
+int btree_savepoint_release(Btree *, int idx);
+int btree_savepoint_rollback(Btree *, int idx);
+
+/* Create an empty tree of kind BTREE_INTKEY or BTREE_BLOBKEY; *root gets its
+ * root page number. Write transaction; no cursor may be open on it yet. */
+int btree_create_table(Btree *, int kind, uint32_t *root);
+/* Free every page of the tree rooted at root (root 1 may not be dropped).
+ * No cursor may be open on it. */
+int btree_drop_table(Btree *, uint32_t root);
+/* Delete every entry of the tree, keeping its root; *nrows (may be NULL)
+ * gets the number of entries removed. Other cursors on it are invalidated. */
+int btree_clear_table(Btree *, uint32_t root, int64_t *nrows);
+
+int btree_get_meta(Btree *, int idx, uint32_t *out);
+int btree_update_meta(Btree *, int idx, uint32_t value); /* write txn */
+
+/* ---- cursors ---- */
+
+/* Open a cursor on the tree at root. wrflag != 0 allows insert/delete (needs
+ * a write transaction). For index trees, cmp/cmp_ctx order the keys (NULL
+ * cmp = memcmp, then shorter first); ignored for table trees. The cursor
+ * starts unpositioned (btree_eof() == 1). */
+int btree_cursor_open(Btree *, uint32_t root, int wrflag, BtreeKeyCmp cmp, void *cmp_ctx,
+                      BtCursor **out);
+void btree_cursor_close(BtCursor *);
+/* Is this a table (intkey) tree? Known after the first positioning call. */
+int btree_cursor_is_intkey(BtCursor *);
+
+/* Position on the first / last entry; *empty = 1 if the tree has none. */
+int btree_first(BtCursor *, int *empty);
+int btree_last(BtCursor *, int *empty);
+/* Move to the next / previous entry; *eof = 1 (cursor unpositioned) when
+ * there is none. */
+int btree_next(BtCursor *, int *eof);
+int btree_prev(BtCursor *, int *eof);
+/* 1 if the cursor is on no entry. */
+int btree_eof(BtCursor *);
+
+/* Seek in a table tree. *res = 0: on the entry with that rowid; < 0: on the
+ * entry just before where it would be; > 0: just after. An empty tree gives
+ * *res = -1 and btree_eof() == 1. */
+int btree_seek_rowid(BtCursor *, int64_t rowid, int *res);
+/* Seek in an index tree with the cursor's comparator; *res as above. */
+int btree_seek_key(BtCursor *, const void *key, uint32_t nkey, int *res);
+/* Seek with a caller's comparison: cmp(ctx, cellkey, n) returns the sign of
+ * (cell key - search key). The full key is passed (overflow gathered). */
+int btree_seek_cmp(BtCursor *, int (*cmp)(void *ctx, const void *key, uint32_t n), void *ctx,
+                   int *res);
+
+/* The entry under the cursor. */
+int64_t btree_rowid(BtCursor *);          /* table trees */
+uint32_t btree_payload_size(BtCursor *);  /* data (table) or key (index) bytes */
+/* The part of the payload stored on the page: valid until the cursor moves
+ * or the tree is modified. *navail gets its length (<= payload size). */
+const void *btree_payload_fetch(BtCursor *, uint32_t *navail);
+/* Copy n payload bytes from offset, following overflow pages.
+ * SHALE_CORRUPT if the chain is broken or offset+n exceeds the payload. */
+int btree_payload_read(BtCursor *, uint32_t offset, uint32_t n, void *buf);
+
+/* Insert into a table tree: (rowid, data[0..n) followed by nzero zero
+ * bytes), replacing any entry with that rowid. Into an index tree: key =
+ * data (rowid ignored), replacing an entry that compares equal. Afterwards
+ * the cursor is on the new entry. BTREE_APPEND hints that the rowid/key is
+ * larger than any present. */
+#define BTREE_APPEND 0x01
+int btree_insert(BtCursor *, int64_t rowid, const void *data, uint32_t n, uint32_t nzero,
+                 int flags);
+/* Delete the entry under the cursor (see invariant 5 for where it is left). */
+int btree_delete(BtCursor *);
+/* Number of entries in the tree. */
+int btree_count(BtCursor *, int64_t *n);
+/* Overwrite n payload bytes at offset in place (no size change), for
+ * incremental blob I/O. */
+int btree_payload_write(BtCursor *, uint32_t offset, uint32_t n, const void *buf);
+
+/* ---- integrity ---- */
+
+typedef struct BtreeCheckRoot {
+  uint32_t root;
+  int intkey;      /* 1 table tree, 0 index tree */
+  BtreeKeyCmp cmp; /* index key order (NULL = memcmp) */
+  void *cmp_ctx;
+} BtreeCheckRoot;
+
+/* Check the trees listed plus the freelist and page accounting (every page
+ * used exactly once), as SQLite's integrity_check does, with its message
+ * wording ("Page 5 is never used", "2nd reference to page 7", ...). Needs a
+ * read transaction. *report gets NULL if all is well, else shale_malloc'ed
+ * text, one problem per line (at most maxerr of them); *nerr the count. */
+int btree_integrity_check(Btree *, const BtreeCheckRoot *roots, int nroot, int maxerr,
+                          char **report, int *nerr);
+
+#endif /* SHALE_BTREE_H */

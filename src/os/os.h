@@ -1,0 +1,172 @@
+/*
+ * os.h -- the VFS: files, locks, shared memory, time and randomness.
+ *
+ * The shape mirrors SQLite's sqlite3_vfs / sqlite3_io_methods so that the
+ * compat layer can map one onto the other, and so that a wrapping VFS (the
+ * fault injector) is a table of function pointers over another VFS.
+ *
+ * Three VFSes are built in:
+ *   "unix"   POSIX files; SQLite's lock byte ranges; one lock table per inode
+ *            so two connections of one process never drop each other's locks.
+ *   "memdb"  files living in memory, for ":memory:" databases and temp files.
+ *   "fault"  created on demand by os_fault_vfs_create() over another VFS.
+ *
+ * Invariants:
+ *  1. A file's lock level only moves NONE->SHARED->RESERVED->(PENDING)->
+ *     EXCLUSIVE upward via lock(), and downward only to SHARED or NONE via
+ *     unlock(), exactly as SQLite's unix VFS.
+ *  2. read() past end of file zero-fills the rest of the buffer and returns
+ *     SHALE_IOERR_SHORT_READ; any other failure returns an SHALE_IOERR_* code.
+ *  3. Byte ranges (database file, not -shm): PENDING_BYTE = 0x40000000,
+ *     RESERVED_BYTE = PENDING_BYTE+1, SHARED_FIRST = PENDING_BYTE+2,
+ *     SHARED_SIZE = 510. These are SQLite's and must never change.
+ */
+#ifndef SHALE_OS_H
+#define SHALE_OS_H
+
+#include <stdint.h>
+
+#include "../util/util.h"
+
+/* Lock levels, as SQLite's. */
+#define OS_LOCK_NONE 0
+#define OS_LOCK_SHARED 1
+#define OS_LOCK_RESERVED 2
+#define OS_LOCK_PENDING 3
+#define OS_LOCK_EXCLUSIVE 4
+
+#define OS_PENDING_BYTE 0x40000000
+#define OS_RESERVED_BYTE (OS_PENDING_BYTE + 1)
+#define OS_SHARED_FIRST (OS_PENDING_BYTE + 2)
+#define OS_SHARED_SIZE 510
+
+/* sync() flags, as SQLite's. */
+#define OS_SYNC_NORMAL 0x02
+#define OS_SYNC_FULL 0x03
+#define OS_SYNC_DATAONLY 0x10
+
+/* access() flags. */
+#define OS_ACCESS_EXISTS 0
+#define OS_ACCESS_READWRITE 1
+#define OS_ACCESS_READ 2
+
+/* shm_lock() flags, as SQLite's. */
+#define OS_SHM_UNLOCK 1
+#define OS_SHM_LOCK 2
+#define OS_SHM_SHARED 4
+#define OS_SHM_EXCLUSIVE 8
+#define OS_SHM_NLOCK 8
+
+/* device_characteristics() bits used by the pager. */
+#define OS_IOCAP_ATOMIC 0x00000001
+#define OS_IOCAP_SAFE_APPEND 0x00000200
+#define OS_IOCAP_SEQUENTIAL 0x00000400
+#define OS_IOCAP_UNDELETABLE_WHEN_OPEN 0x00000800
+#define OS_IOCAP_POWERSAFE_OVERWRITE 0x00001000
+
+typedef struct OsFile OsFile;
+typedef struct OsFileMethods OsFileMethods;
+typedef struct OsVfs OsVfs;
+
+/* An open file. Each VFS allocates a larger struct whose first member is
+ * this one; the caller provides vfs->file_size bytes for it. */
+struct OsFile {
+  const OsFileMethods *methods; /* NULL if open failed */
+};
+
+struct OsFileMethods {
+  int (*close)(OsFile *);
+  int (*read)(OsFile *, void *buf, int amt, int64_t off);
+  int (*write)(OsFile *, const void *buf, int amt, int64_t off);
+  int (*truncate)(OsFile *, int64_t size);
+  int (*sync)(OsFile *, int flags);
+  int (*file_size)(OsFile *, int64_t *size);
+  int (*lock)(OsFile *, int level);    /* SHALE_BUSY if it cannot be had now */
+  int (*unlock)(OsFile *, int level);  /* level is SHARED or NONE */
+  int (*check_reserved)(OsFile *, int *out); /* 1 if any process holds RESERVED+ */
+  int (*sector_size)(OsFile *);
+  int (*device_characteristics)(OsFile *);
+  /* Shared memory for the WAL index (FORMAT-wal-locks.md). Region i is
+   * region_size bytes at offset i*region_size of "<db>-shm" (unix) or of
+   * private memory (memdb). extend=0 returns *pp=NULL if not yet present. */
+  int (*shm_map)(OsFile *, int region, int region_size, int extend, volatile void **pp);
+  int (*shm_lock)(OsFile *, int offset, int n, int flags);
+  void (*shm_barrier)(OsFile *);
+  int (*shm_unmap)(OsFile *, int delete_flag);
+};
+
+struct OsVfs {
+  const char *name;
+  int file_size;   /* bytes the caller allocates for an OsFile of this VFS */
+  int max_pathname;
+  void *app_data;
+  /* path NULL means an anonymous temp file deleted on close. flags are
+   * SHALE_OPEN_*; *out_flags (may be NULL) receives the flags granted. */
+  int (*open)(OsVfs *, const char *path, OsFile *, int flags, int *out_flags);
+  int (*delete)(OsVfs *, const char *path, int sync_dir);
+  int (*access)(OsVfs *, const char *path, int flags, int *res);
+  int (*full_pathname)(OsVfs *, const char *path, int nout, char *out);
+  int (*randomness)(OsVfs *, int n, char *out);
+  int (*sleep)(OsVfs *, int microseconds);
+  int (*current_time_ms)(OsVfs *, int64_t *julian_ms); /* Julian day * 86400000 */
+};
+
+/* Look a VFS up by name; NULL name gives the default ("unix"). */
+OsVfs *os_vfs_find(const char *name);
+/* Register a VFS (make_default != 0 makes it the default). Not thread-safe
+ * against concurrent lookups of the same name; done at setup. */
+int os_vfs_register(OsVfs *, int make_default);
+int os_vfs_unregister(OsVfs *);
+
+/* Convenience wrappers: call through the method tables. */
+static inline int os_read(OsFile *f, void *b, int n, int64_t o) { return f->methods->read(f, b, n, o); }
+static inline int os_write(OsFile *f, const void *b, int n, int64_t o) { return f->methods->write(f, b, n, o); }
+static inline int os_truncate(OsFile *f, int64_t s) { return f->methods->truncate(f, s); }
+static inline int os_sync(OsFile *f, int fl) { return f->methods->sync(f, fl); }
+static inline int os_file_size(OsFile *f, int64_t *s) { return f->methods->file_size(f, s); }
+static inline int os_lock(OsFile *f, int l) { return f->methods->lock(f, l); }
+static inline int os_unlock(OsFile *f, int l) { return f->methods->unlock(f, l); }
+static inline int os_check_reserved(OsFile *f, int *r) { return f->methods->check_reserved(f, r); }
+static inline int os_sector_size(OsFile *f) { return f->methods->sector_size(f); }
+static inline int os_device_characteristics(OsFile *f) { return f->methods->device_characteristics(f); }
+
+/* Open into freshly allocated memory of vfs->file_size bytes; on success *out
+ * is the file, to be released with os_close_free(). */
+int os_open_alloc(OsVfs *, const char *path, int flags, int *out_flags, OsFile **out);
+/* Close (if open) and free an OsFile from os_open_alloc. NULL is a no-op. */
+int os_close_free(OsFile *);
+
+/* ---- the fault-injecting VFS (os_fault.c), for tests ---- */
+
+/* Counters of operations that can be made to fail. */
+#define OS_FAULT_READ 0
+#define OS_FAULT_WRITE 1
+#define OS_FAULT_SYNC 2
+#define OS_FAULT_TRUNCATE 3
+#define OS_FAULT_NKIND 4
+
+/* Create a VFS named `name` that forwards to `base`, registered (not as
+ * default). Destroy with os_fault_vfs_destroy after all its files closed. */
+OsVfs *os_fault_vfs_create(const char *name, OsVfs *base);
+void os_fault_vfs_destroy(OsVfs *);
+/* Fail the n-th operation of `kind` from now (n >= 1, 0 disarms); with
+ * persist every later one fails too. Failing ops return SHALE_IOERR_<kind>. */
+void os_fault_arm(OsVfs *, int kind, long n, int persist);
+/* Operations of each kind seen since creation. */
+long os_fault_count(OsVfs *, int kind);
+/* Simulate power loss on every file of this VFS: every write not yet
+ * followed by a sync of its file is undone (newest first), except that when
+ * keep_unsynced > 0 the oldest keep_unsynced unsynced writes of each file
+ * survive, and if tear is set the last surviving unsynced write is torn (only
+ * its first half, rounded to 512 bytes, survives). File sizes revert with
+ * them. After this call every open file of the VFS returns SHALE_IOERR on
+ * every operation until closed ("the machine is off"); the files on the base
+ * VFS hold the post-crash image. */
+void os_fault_power_loss(OsVfs *, int keep_unsynced, int tear);
+/* Number of writes not yet synced, over all files of this VFS. */
+long os_fault_unsynced(OsVfs *);
+
+/* Milliseconds since an arbitrary epoch, monotonic; for busy timeouts. */
+int64_t os_now_ms(void);
+
+#endif /* SHALE_OS_H */

@@ -1,0 +1,176 @@
+/*
+ * pager.h -- page cache, transactions, rollback journal (WAL later).
+ *
+ * The pager turns a file into numbered pages with atomic, durable
+ * transactions. It knows just enough of the database header to do its job:
+ * the page size (offset 16), reserved bytes (20), the change counter (24),
+ * the in-header database size (28), version-valid-for (92) and the version
+ * stamp (96). Everything else in the file belongs to the b-tree layer.
+ *
+ * Locking follows SQLite exactly (FORMAT-db.md §9, FORMAT-wal-locks.md):
+ * a read transaction holds SHARED; the first write takes RESERVED; commit
+ * escalates through PENDING to EXCLUSIVE before it overwrites the database
+ * file; a cache spill may escalate earlier. A hot journal found at the start
+ * of a read transaction is rolled back (this works for journals left by
+ * SQLite too, since the format is SQLite's).
+ *
+ * Invariants:
+ *  1. No database page is written to the file before the journal holding its
+ *     original content is synced (unless synchronous=OFF or journal_mode=OFF/
+ *     MEMORY, where the user gave that guarantee up).
+ *  2. Each page is journalled at most once per transaction, and only pages
+ *     that existed when the transaction began (pgno <= original size).
+ *  3. A page with a reference count > 0 is never evicted; the data pointer of
+ *     a referenced page stays valid until its last unref.
+ *  4. pager_extra() memory is zeroed whenever the page content is (re)loaded
+ *     from disk or restored by a rollback, so the layer above can cache a
+ *     parse of the page there and know when it went stale (all zero).
+ *  5. After an I/O error in the middle of a commit or rollback the pager is
+ *     in an error state: every call returns that error until the transaction
+ *     is rolled back, which reloads from disk (and a hot journal if any).
+ */
+#ifndef SHALE_PAGER_H
+#define SHALE_PAGER_H
+
+#include <stdint.h>
+
+#include "../os/os.h"
+
+typedef struct Pager Pager;
+typedef struct PgPage PgPage;
+
+/* journal_mode values, as SQLite's PAGER_JOURNALMODE_*. */
+#define PAGER_JOURNAL_DELETE 0
+#define PAGER_JOURNAL_PERSIST 1
+#define PAGER_JOURNAL_OFF 2
+#define PAGER_JOURNAL_TRUNCATE 3
+#define PAGER_JOURNAL_MEMORY 4
+#define PAGER_JOURNAL_WAL 5
+
+/* synchronous values, as PRAGMA synchronous. */
+#define PAGER_SYNC_OFF 0
+#define PAGER_SYNC_NORMAL 1
+#define PAGER_SYNC_FULL 2
+#define PAGER_SYNC_EXTRA 3
+
+/* Transaction state. */
+#define PAGER_TXN_NONE 0
+#define PAGER_TXN_READ 1
+#define PAGER_TXN_WRITE 2
+
+/* pager_get() flags. */
+#define PAGER_GET_NOCONTENT 0x01 /* caller will overwrite it all: don't read */
+
+#define PAGER_DEFAULT_PAGE_SIZE 4096
+#define PAGER_DEFAULT_CACHE_SIZE (-2000)
+/* The version stamp written at offset 96 (the SQLite level implemented). */
+#define PAGER_VERSION_STAMP 3040001
+
+/* Open the pager on `path` through `vfs`. path NULL or ":memory:" gives a
+ * private in-memory database (memdb VFS, journal_mode MEMORY). open_flags are
+ * SHALE_OPEN_READONLY / READWRITE / CREATE (others passed to the VFS).
+ * extra_size bytes of per-page scratch space are reserved (see invariant 4).
+ * The file is not read until the first read transaction.
+ * Errors: SHALE_CANTOPEN, SHALE_NOMEM. */
+int pager_open(OsVfs *vfs, const char *path, int open_flags, int extra_size, Pager **out);
+/* Roll back any open transaction, release every lock, free the cache. Every
+ * page must have been unreferenced. Always frees the pager. */
+int pager_close(Pager *);
+
+/* Page size: settable (512..65536, power of two) only while the database has
+ * no pages and no transaction is open; otherwise the call is ignored and
+ * returns SHALE_READONLY. reserve = bytes kept at the end of each page. */
+int pager_set_page_size(Pager *, uint32_t page_size, int reserve);
+uint32_t pager_page_size(Pager *);
+uint32_t pager_usable_size(Pager *); /* page size minus reserved bytes */
+
+/* cache_size as PRAGMA cache_size: n > 0 pages, n < 0 means -n KiB. */
+void pager_set_cache_size(Pager *, int n);
+int pager_cache_size(Pager *);
+/* Returns the mode in force afterwards (a change may be refused, e.g. to
+ * WAL before WAL exists, or out of MEMORY for an in-memory db). */
+int pager_set_journal_mode(Pager *, int mode);
+int pager_journal_mode(Pager *);
+void pager_set_synchronous(Pager *, int level);
+int pager_synchronous(Pager *);
+/* Called with the number of prior calls when a lock is busy; return nonzero
+ * to retry (after sleeping as it likes), zero to give up with SHALE_BUSY. */
+void pager_set_busy_handler(Pager *, int (*handler)(void *arg, int count), void *arg);
+
+int pager_readonly(Pager *);
+int pager_is_memory(Pager *);
+const char *pager_filename(Pager *);
+OsVfs *pager_vfs(Pager *);
+int pager_txn_state(Pager *);
+
+/* Start a read transaction: SHARED lock (busy handler on contention), hot
+ * journal rollback, cache invalidation if the file changed since the last
+ * transaction (change counter at offset 24), header sanity (magic ->
+ * SHALE_NOTADB; bad page size -> SHALE_NOTADB / SHALE_CORRUPT). A no-op if
+ * one is already open. */
+int pager_begin_read(Pager *);
+/* End the read transaction (drop to NONE). A write transaction must have
+ * been committed or rolled back first. */
+void pager_end_read(Pager *);
+/* Start a write transaction (starts a read one first if needed): RESERVED,
+ * or EXCLUSIVE at once when exclusive != 0. SHALE_BUSY if another connection
+ * holds RESERVED+; SHALE_READONLY if the pager is read-only. */
+int pager_begin_write(Pager *, int exclusive);
+/* Make the write transaction durable and end it, leaving the read
+ * transaction open. Bumps the change counter, version-valid-for and version
+ * stamp, and the in-header size, on page 1. */
+int pager_commit(Pager *);
+/* Undo the write transaction (if any) and end it, leaving the read
+ * transaction open. Also the way out of the error state. */
+int pager_rollback(Pager *);
+
+/* Savepoints within a write transaction: n = how many must exist (opening
+ * the missing ones at the current state). Rolling back to savepoint i
+ * restores the state when it was opened and keeps it open; releasing i
+ * discards i and every later one. Statement rollback is savepoint 0 of the
+ * layer above. */
+int pager_savepoint_open(Pager *, int n);
+int pager_savepoint_release(Pager *, int idx);
+int pager_savepoint_rollback(Pager *, int idx);
+int pager_savepoint_count(Pager *);
+
+/* Database size in pages as seen by the current transaction (pages written
+ * past the end count; pages truncated away don't). */
+uint32_t pager_db_size(Pager *);
+/* Shrink the database to n pages at commit (write transaction only). */
+int pager_truncate(Pager *, uint32_t n);
+
+/* Get page pgno (1-based; 0 or beyond 2^31 is SHALE_CORRUPT) with a new
+ * reference. A page past the end of the file reads as zeros. */
+int pager_get(Pager *, uint32_t pgno, int flags, PgPage **out);
+/* The page if it is in the cache (new reference), else NULL. No I/O. */
+PgPage *pager_lookup(Pager *, uint32_t pgno);
+void pager_ref(PgPage *);
+void pager_unref(PgPage *);
+/* Make the page writable in the current write transaction: journal its
+ * original content if needed and mark it dirty. Writing a page past the
+ * current size grows the database to include it. */
+int pager_write(PgPage *);
+int pager_is_writable(PgPage *);
+/* Forget a page's content: it will not be written at commit (used for pages
+ * freed to the freelist whose content is meaningless). Journalling rules
+ * still hold. Optional optimisation; may be a no-op. */
+void pager_dont_write(PgPage *);
+
+uint8_t *pager_data(PgPage *);
+void *pager_extra(PgPage *);
+uint32_t pager_pgno(PgPage *);
+Pager *pager_of(PgPage *);
+
+/* Statistics for tests and PRAGMAs. */
+typedef struct PagerStats {
+  long hits, misses, writes, spills, syncs;
+  int cached, dirty, refs;
+} PagerStats;
+void pager_stats(Pager *, PagerStats *);
+
+/* Check internal consistency (refcounts, dirty list, cache bound); returns
+ * SHALE_OK or SHALE_INTERNAL. For tests. */
+int pager_check(Pager *);
+
+#endif /* SHALE_PAGER_H */

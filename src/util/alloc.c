@@ -1,0 +1,91 @@
+/*
+ * alloc.c -- shale_malloc/shale_realloc/shale_free with fault injection and
+ * leak accounting.
+ *
+ * Each block carries an 16-byte header holding its payload size, so that
+ * util_alloc_bytes() is exact and shale_realloc knows the old size.
+ *
+ * Invariants:
+ *  1. outstanding == (successful mallocs + reallocs of NULL) - frees of non-NULL.
+ *  2. The fault countdown is decremented once per allocation attempt
+ *     (malloc, or realloc to a larger or new block) while it is armed.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define HDR 16 /* keeps payload 16-byte aligned */
+
+static atomic_long outstanding;
+static atomic_llong bytes;
+static atomic_long fault_countdown; /* 0 = disarmed */
+static atomic_int fault_persist;
+static atomic_int fault_tripped;
+static atomic_long fault_hits;
+
+void util_fault_alloc(long n, int persist) {
+  atomic_store(&fault_tripped, 0);
+  atomic_store(&fault_hits, 0);
+  atomic_store(&fault_persist, persist);
+  atomic_store(&fault_countdown, n);
+}
+
+long util_fault_alloc_hits(void) { return atomic_load(&fault_hits); }
+long util_alloc_outstanding(void) { return atomic_load(&outstanding); }
+int64_t util_alloc_bytes(void) { return atomic_load(&bytes); }
+
+/* Returns 1 if this allocation must fail. */
+static int should_fail(void) {
+  if (atomic_load(&fault_tripped)) {
+    if (atomic_load(&fault_persist)) {
+      atomic_fetch_add(&fault_hits, 1);
+      return 1;
+    }
+    return 0;
+  }
+  long c = atomic_load(&fault_countdown);
+  if (c <= 0) return 0;
+  if (atomic_fetch_sub(&fault_countdown, 1) == 1) {
+    atomic_store(&fault_tripped, 1);
+    atomic_fetch_add(&fault_hits, 1);
+    return 1;
+  }
+  return 0;
+}
+
+void *shale_malloc(size_t n) {
+  if (n > (size_t)0x7fffff00) return NULL;
+  if (should_fail()) return NULL;
+  uint8_t *p = malloc(n + HDR);
+  if (!p) return NULL;
+  memcpy(p, &n, sizeof n);
+  atomic_fetch_add(&outstanding, 1);
+  atomic_fetch_add(&bytes, (long long)n);
+  return p + HDR;
+}
+
+void *shale_realloc(void *old, size_t n) {
+  if (!old) return shale_malloc(n);
+  if (n > (size_t)0x7fffff00) return NULL;
+  uint8_t *base = (uint8_t *)old - HDR;
+  size_t oldn;
+  memcpy(&oldn, base, sizeof oldn);
+  if (n > oldn && should_fail()) return NULL;
+  uint8_t *p = realloc(base, n + HDR);
+  if (!p) return NULL;
+  memcpy(p, &n, sizeof n);
+  atomic_fetch_add(&bytes, (long long)n - (long long)oldn);
+  return p + HDR;
+}
+
+void shale_free(void *p) {
+  if (!p) return;
+  uint8_t *base = (uint8_t *)p - HDR;
+  size_t n;
+  memcpy(&n, base, sizeof n);
+  atomic_fetch_sub(&outstanding, 1);
+  atomic_fetch_sub(&bytes, (long long)n);
+  free(base);
+}

@@ -1,0 +1,87 @@
+/*
+ * util.h -- the lowest layer: allocator hooks, byte order, varints, strings.
+ *
+ * Every other layer may include this header; it includes only libc and the
+ * public shale.h (for result codes).
+ *
+ * Invariants:
+ *  1. All library memory comes from shale_malloc/shale_realloc and goes back
+ *     through shale_free; util_alloc_outstanding() counts live blocks, so a
+ *     test can assert that nothing leaked.
+ *  2. util_fault_alloc(n) makes the n-th allocation from now fail (once, or
+ *     every time from then on with persist=1); allocation failure is always
+ *     a clean SHALE_NOMEM for the caller, never an abort.
+ *  3. Varints are SQLite's: 1..9 bytes, big-endian groups of 7 bits, the 9th
+ *     byte contributes all 8 bits.
+ */
+#ifndef SHALE_UTIL_H
+#define SHALE_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shale.h"
+
+/* ---- allocator test hooks (alloc.c) ---- */
+
+/* Make the n-th allocation from now fail (n >= 1); n = 0 disables. With
+ * persist != 0 every allocation after that one fails too. Process-wide. */
+void util_fault_alloc(long n, int persist);
+/* Number of allocations that failed because of the hook since it was set. */
+long util_fault_alloc_hits(void);
+/* Live blocks handed out by shale_malloc and not yet freed. */
+long util_alloc_outstanding(void);
+/* Bytes currently allocated (payload bytes, not counting headers). */
+int64_t util_alloc_bytes(void);
+
+/* ---- byte order ---- */
+static inline uint32_t util_get4(const uint8_t *p) {
+  return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+static inline void util_put4(uint8_t *p, uint32_t v) {
+  p[0] = (uint8_t)(v >> 24);
+  p[1] = (uint8_t)(v >> 16);
+  p[2] = (uint8_t)(v >> 8);
+  p[3] = (uint8_t)v;
+}
+static inline uint32_t util_get2(const uint8_t *p) { return ((uint32_t)p[0] << 8) | p[1]; }
+static inline void util_put2(uint8_t *p, uint32_t v) {
+  p[0] = (uint8_t)(v >> 8);
+  p[1] = (uint8_t)v;
+}
+
+/* ---- varints (varint.c) ---- */
+
+/* Decode a varint at p into *v; returns its length 1..9. Reads at most 9
+ * bytes: the caller guarantees they are addressable. */
+int util_get_varint(const uint8_t *p, uint64_t *v);
+/* As util_get_varint but never reads at or past end; returns 0 if the varint
+ * does not fit before end (corruption). */
+int util_get_varint_safe(const uint8_t *p, const uint8_t *end, uint64_t *v);
+/* Decode a varint known to fit in 32 bits; larger values are clamped to
+ * 0xffffffff. Returns the length. */
+int util_get_varint32(const uint8_t *p, uint32_t *v);
+/* Encode v at p (room for 9 bytes); returns the length written. */
+int util_put_varint(uint8_t *p, uint64_t v);
+/* Length util_put_varint would write for v. */
+int util_varint_len(uint64_t v);
+
+/* ---- strings (str.c) ---- */
+
+/* printf into fresh shale_malloc memory; NULL on out-of-memory. */
+char *util_mprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *util_vmprintf(const char *fmt, va_list ap);
+/* Copy of s (NUL-terminated) in shale_malloc memory; NULL if s is NULL or OOM. */
+char *util_strdup(const char *s);
+/* ASCII case-insensitive compare, like SQLite's sqlite3_stricmp. */
+int util_stricmp(const char *a, const char *b);
+int util_strnicmp(const char *a, const char *b, int n);
+
+/* ---- randomness (random.c) ---- */
+/* Fill buf with n pseudo-random bytes (seeded once from the OS by the caller
+ * via util_random_seed, or from the time if never seeded). Thread-safe. */
+void util_random(void *buf, int n);
+void util_random_seed(const void *seed, int n);
+
+#endif /* SHALE_UTIL_H */
