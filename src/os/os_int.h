@@ -1,0 +1,63 @@
+/*
+ * os_int.h -- private declarations shared by the files of the os layer.
+ *
+ * Owns: the in-process lock arbiter (os_lock.c) that the unix and memdb VFSes
+ * both use, and the constructors of the built-in VFS objects.
+ *
+ * Invariants:
+ *  1. An OsLockShared describes what one process holds on one file (inode or
+ *     memdb node): `level` is the strongest level any connection holds and
+ *     `nshared` the number of connections at SHARED or above. At most one
+ *     connection is above SHARED at a time.
+ *  2. The arbiter issues a raw lock call only when the process-wide state has
+ *     to change; a NULL raw function means "no other processes" (memdb).
+ *  3. Callers hold the mutex that protects the OsLockShared for the whole
+ *     call; the arbiter itself takes no locks.
+ */
+#ifndef SHALE_OS_INT_H
+#define SHALE_OS_INT_H
+
+#include <stdint.h>
+
+#include "os.h"
+
+/* Raw byte-range operations for the arbiter. */
+#define OSLK_UN 0
+#define OSLK_RD 1
+#define OSLK_WR 2
+
+/* Lock or unlock [off, off+len) (len 0 = to end of file) without blocking.
+ * Returns SHALE_OK, SHALE_BUSY when another process holds a conflicting
+ * lock, SHALE_IOERR_LOCK / SHALE_IOERR_UNLOCK on other failures. */
+typedef int (*OsRawLock)(void *ctx, int type, int64_t off, int64_t len);
+
+typedef struct OsLockShared {
+  int level;   /* strongest lock held by a connection of this process */
+  int nshared; /* connections of this process holding SHARED or more */
+} OsLockShared;
+
+/* Move *mine (the caller's connection level) up to `want` (SHARED, RESERVED
+ * or EXCLUSIVE) following SQLite's protocol. SHALE_BUSY if it cannot be had
+ * now; an EXCLUSIVE attempt that got PENDING but not the shared range leaves
+ * *mine == OS_LOCK_PENDING. */
+int os_lock_up(OsLockShared *s, int *mine, int want, OsRawLock raw, void *ctx);
+/* Move *mine down to `want` (SHARED or NONE). */
+int os_lock_down(OsLockShared *s, int *mine, int want, OsRawLock raw, void *ctx);
+
+/* Shared-memory lock slots of one process on one -shm (or memdb node). */
+typedef struct OsShmLocks {
+  uint16_t nshared[OS_SHM_NLOCK]; /* connections holding each slot shared */
+  uint8_t excl;                   /* slots held exclusive by some connection */
+} OsShmLocks;
+
+/* Apply an OS_SHM_* request for slots [ofst, ofst+n) on behalf of the
+ * connection whose masks are *my_sh / *my_ex. raw offsets are slot numbers
+ * (the unix VFS adds 120). */
+int os_shm_lock_apply(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, int n, int flags,
+                      OsRawLock raw, void *ctx);
+
+/* The built-in VFS objects (static storage). */
+OsVfs *os_unix_vfs(void);
+OsVfs *os_memdb_vfs(void);
+
+#endif /* SHALE_OS_INT_H */

@@ -1,0 +1,173 @@
+/*
+ * os_lock.c -- the in-process lock arbiter shared by the unix and memdb VFSes.
+ *
+ * POSIX record locks belong to a process, so two connections of one process
+ * never conflict at the OS level. This file decides, from the per-file
+ * process-wide state (OsLockShared / OsShmLocks) and the caller connection's
+ * own level, whether a request is granted, refused with SHALE_BUSY, or needs
+ * a raw lock call; the raw calls are SQLite's (FORMAT-wal-locks.md §3.2):
+ *
+ *   NONE -> SHARED       RD(PENDING,1), RD(SHARED,510), UN(PENDING,1)
+ *   SHARED -> RESERVED   WR(RESERVED,1)
+ *   -> EXCLUSIVE         WR(PENDING,1) (state PENDING), WR(SHARED,510)
+ *   -> SHARED            RD(SHARED,510) if it was write-locked, UN(PENDING,2)
+ *   -> NONE              as -> SHARED, then UN(0,0) when the last
+ *                        connection of the process lets go
+ *
+ * Invariants:
+ *  1. s->level >= every connection's level; at most one connection is above
+ *     SHARED; s->nshared counts connections at SHARED or more.
+ *  2. A raw call is made only when the process-wide state changes.
+ *  3. On failure the state is left exactly as the raw locks are.
+ */
+#include <assert.h>
+
+#include "os_int.h"
+
+static int raw_call(OsRawLock raw, void *ctx, int type, int64_t off, int64_t len) {
+  return raw ? raw(ctx, type, off, len) : SHALE_OK;
+}
+
+int os_lock_up(OsLockShared *s, int *mine, int want, OsRawLock raw, void *ctx) {
+  int rc;
+  assert(want == OS_LOCK_SHARED || want == OS_LOCK_RESERVED || want == OS_LOCK_EXCLUSIVE);
+  if (*mine >= want) return SHALE_OK;
+  assert(want == OS_LOCK_SHARED || *mine >= OS_LOCK_SHARED);
+  assert(want != OS_LOCK_RESERVED || *mine == OS_LOCK_SHARED);
+  assert(s->level >= *mine);
+
+  /* Another connection of this process is above us: it is writing, or about
+   * to; new readers wait for PENDING to go, and only one may go above SHARED. */
+  if (s->level != *mine && (s->level >= OS_LOCK_PENDING || want > OS_LOCK_SHARED))
+    return SHALE_BUSY;
+
+  if (want == OS_LOCK_SHARED) {
+    if (s->level == OS_LOCK_SHARED || s->level == OS_LOCK_RESERVED) {
+      /* the process already holds the OS read lock: just count */
+      s->nshared++;
+      *mine = OS_LOCK_SHARED;
+      return SHALE_OK;
+    }
+    assert(s->level == OS_LOCK_NONE && s->nshared == 0);
+    rc = raw_call(raw, ctx, OSLK_RD, OS_PENDING_BYTE, 1);
+    if (rc != SHALE_OK) return rc;
+    rc = raw_call(raw, ctx, OSLK_RD, OS_SHARED_FIRST, OS_SHARED_SIZE);
+    int rc2 = raw_call(raw, ctx, OSLK_UN, OS_PENDING_BYTE, 1);
+    if (rc == SHALE_OK && rc2 != SHALE_OK) {
+      raw_call(raw, ctx, OSLK_UN, 0, 0);
+      rc = rc2;
+    }
+    if (rc != SHALE_OK) return rc;
+    s->level = OS_LOCK_SHARED;
+    s->nshared = 1;
+    *mine = OS_LOCK_SHARED;
+    return SHALE_OK;
+  }
+
+  if (want == OS_LOCK_RESERVED) {
+    rc = raw_call(raw, ctx, OSLK_WR, OS_RESERVED_BYTE, 1);
+    if (rc != SHALE_OK) return rc;
+    s->level = *mine = OS_LOCK_RESERVED;
+    return SHALE_OK;
+  }
+
+  /* EXCLUSIVE: PENDING first, so no new reader gets in while we wait. */
+  if (*mine < OS_LOCK_PENDING) {
+    rc = raw_call(raw, ctx, OSLK_WR, OS_PENDING_BYTE, 1);
+    if (rc != SHALE_OK) return rc;
+    s->level = *mine = OS_LOCK_PENDING;
+  }
+  if (s->nshared > 1) return SHALE_BUSY; /* readers of our own process remain */
+  rc = raw_call(raw, ctx, OSLK_WR, OS_SHARED_FIRST, OS_SHARED_SIZE);
+  if (rc != SHALE_OK) return rc;
+  s->level = *mine = OS_LOCK_EXCLUSIVE;
+  return SHALE_OK;
+}
+
+int os_lock_down(OsLockShared *s, int *mine, int want, OsRawLock raw, void *ctx) {
+  int rc = SHALE_OK;
+  assert(want == OS_LOCK_SHARED || want == OS_LOCK_NONE);
+  if (*mine <= want) return SHALE_OK;
+  assert(s->nshared > 0);
+  if (*mine > OS_LOCK_SHARED) {
+    assert(s->level == *mine);
+    /* The shared range is write-locked only at EXCLUSIVE; keep it readable
+     * unless we are the process's last holder and drop everything anyway. */
+    if (*mine == OS_LOCK_EXCLUSIVE && !(want == OS_LOCK_NONE && s->nshared == 1)) {
+      rc = raw_call(raw, ctx, OSLK_RD, OS_SHARED_FIRST, OS_SHARED_SIZE);
+      if (rc != SHALE_OK) return SHALE_IOERR_RDLOCK;
+    }
+    rc = raw_call(raw, ctx, OSLK_UN, OS_PENDING_BYTE, 2);
+    if (rc != SHALE_OK) return SHALE_IOERR_UNLOCK;
+    s->level = *mine = OS_LOCK_SHARED;
+  }
+  if (want == OS_LOCK_NONE) {
+    s->nshared--;
+    *mine = OS_LOCK_NONE;
+    if (s->nshared == 0) {
+      s->level = OS_LOCK_NONE;
+      rc = raw_call(raw, ctx, OSLK_UN, 0, 0);
+      if (rc != SHALE_OK) rc = SHALE_IOERR_UNLOCK;
+    }
+  }
+  return rc;
+}
+
+int os_shm_lock_apply(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, int n, int flags,
+                      OsRawLock raw, void *ctx) {
+  int rc;
+  if (ofst < 0 || n < 1 || ofst + n > OS_SHM_NLOCK) return SHALE_MISUSE;
+  uint8_t mask = (uint8_t)(((1u << n) - 1) << ofst);
+
+  if (flags & OS_SHM_UNLOCK) {
+    /* exclusive slots: one raw call for the whole range we hold */
+    if (*my_ex & mask) {
+      for (int i = ofst; i < ofst + n; i++) {
+        if (!(*my_ex & (1u << i))) continue;
+        rc = raw_call(raw, ctx, OSLK_UN, i, 1);
+        if (rc != SHALE_OK) return SHALE_IOERR_SHMLOCK;
+        s->excl &= (uint8_t)~(1u << i);
+        *my_ex &= (uint8_t)~(1u << i);
+      }
+    }
+    for (int i = ofst; i < ofst + n; i++) {
+      if (!(*my_sh & (1u << i))) continue;
+      assert(s->nshared[i] > 0);
+      if (s->nshared[i] == 1) {
+        rc = raw_call(raw, ctx, OSLK_UN, i, 1);
+        if (rc != SHALE_OK) return SHALE_IOERR_SHMLOCK;
+      }
+      s->nshared[i]--;
+      *my_sh &= (uint8_t)~(1u << i);
+    }
+    return SHALE_OK;
+  }
+
+  if (flags & OS_SHM_SHARED) {
+    for (int i = ofst; i < ofst + n; i++) {
+      uint8_t b = (uint8_t)(1u << i);
+      if (*my_sh & b) continue;
+      if (s->excl & b) return SHALE_BUSY;
+      if (s->nshared[i] == 0) {
+        rc = raw_call(raw, ctx, OSLK_RD, i, 1);
+        if (rc != SHALE_OK) return rc == SHALE_BUSY ? rc : SHALE_IOERR_SHMLOCK;
+      }
+      s->nshared[i]++;
+      *my_sh |= b;
+    }
+    return SHALE_OK;
+  }
+
+  /* exclusive: nobody else in this process may hold any of the slots */
+  for (int i = ofst; i < ofst + n; i++) {
+    uint8_t b = (uint8_t)(1u << i);
+    if ((s->excl & b) && !(*my_ex & b)) return SHALE_BUSY;
+    if (s->nshared[i] > ((*my_sh & b) ? 1 : 0)) return SHALE_BUSY;
+  }
+  if ((*my_ex & mask) == mask) return SHALE_OK;
+  rc = raw_call(raw, ctx, OSLK_WR, ofst, n);
+  if (rc != SHALE_OK) return rc == SHALE_BUSY ? rc : SHALE_IOERR_SHMLOCK;
+  s->excl |= mask;
+  *my_ex |= mask;
+  return SHALE_OK;
+}

@@ -1,0 +1,726 @@
+/*
+ * os_unix.c -- the "unix" VFS: POSIX files, SQLite's fcntl locks, -shm.
+ *
+ * Owns: the process-global inode table (one UnixInode per (st_dev, st_ino)
+ * that some connection of this process has open), the descriptors parked
+ * there, and the per-inode shared-memory node for "<db>-shm".
+ *
+ * POSIX record locks belong to the (process, inode) pair, and close() of ANY
+ * descriptor of an inode drops all of the process's locks on it
+ * (FORMAT-wal-locks.md §5). Hence:
+ *   - connections of one process share the OS-level locks through the
+ *     inode's OsLockShared (os_lock.c decides; fcntl is called only when the
+ *     process-wide state changes);
+ *   - a connection closed while other connections still hold locks on the
+ *     inode does not close() its descriptor: it parks it on the inode, and
+ *     the parked descriptors are closed when the inode's last lock goes;
+ *   - the -shm file is opened once per process per database inode and its
+ *     mapping and lock slots are shared by all connections (UnixShm).
+ *
+ * Invariants:
+ *  1. unix_mu protects the inode list, every UnixInode and every UnixShm.
+ *  2. inode->nref counts open UnixFiles; an inode with nref == 0 has no
+ *     locks, no parked descriptors and no shm node, and is freed.
+ *  3. A descriptor is close()d only when inode->lk.nshared == 0, i.e. no
+ *     connection of this process holds a lock the close would drop.
+ *  4. Locks never block (F_SETLK); a conflict is SHALE_BUSY.
+ *  5. shm->nref counts connections attached to the shm node; the node, its
+ *     mappings and its descriptor go away when it reaches 0.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "os_int.h"
+
+#define SHM_LOCK_BASE 120 /* -shm byte of lock slot 0 */
+#define SHM_DMS 128       /* dead-man-switch byte */
+
+typedef struct UnixShm UnixShm;
+typedef struct UnixInode UnixInode;
+typedef struct UnixFile UnixFile;
+
+struct UnixShm {
+  int fd;
+  char *path;
+  int nref;          /* attached connections */
+  int region_size;   /* 0 until the first map */
+  int nregion;       /* regions mapped */
+  void **regions;
+  OsShmLocks locks;
+};
+
+struct UnixInode {
+  dev_t dev;
+  ino_t ino;
+  int nref;          /* open UnixFiles */
+  OsLockShared lk;
+  int *parked;       /* descriptors waiting for lk.nshared == 0 */
+  int nparked, cparked;
+  UnixShm *shm;
+  UnixInode *next;
+};
+
+struct UnixFile {
+  OsFile base;
+  int fd;
+  UnixInode *inode;
+  int lock;          /* this connection's level */
+  int flags;         /* SHALE_OPEN_* granted */
+  int dir_sync;      /* file was created: fsync its directory on first sync */
+  char *path;        /* as given (NULL for anonymous files) */
+  int shm_attached;
+  uint8_t shm_sh, shm_ex; /* this connection's shm lock slots */
+};
+
+static pthread_mutex_t unix_mu = PTHREAD_MUTEX_INITIALIZER;
+static UnixInode *inodes;
+
+/* ---------------------------------------------------------------- helpers */
+
+static int xclose(int fd) {
+  return close(fd); /* never retried on EINTR: Linux always frees the fd */
+}
+
+static int set_lock(int fd, int type, int64_t off, int64_t len) {
+  struct flock fl;
+  memset(&fl, 0, sizeof fl);
+  fl.l_type = (short)(type == OSLK_RD ? F_RDLCK : type == OSLK_WR ? F_WRLCK : F_UNLCK);
+  fl.l_whence = SEEK_SET;
+  fl.l_start = (off_t)off;
+  fl.l_len = (off_t)len;
+  for (;;) {
+    if (fcntl(fd, F_SETLK, &fl) == 0) return SHALE_OK;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EACCES) return SHALE_BUSY;
+    return type == OSLK_UN ? SHALE_IOERR_UNLOCK : SHALE_IOERR_LOCK;
+  }
+}
+
+static int raw_db(void *ctx, int type, int64_t off, int64_t len) {
+  return set_lock(((UnixFile *)ctx)->fd, type, off, len);
+}
+
+/* Close parked descriptors once the process holds no lock on the inode. */
+static void flush_parked(UnixInode *in) {
+  if (in->lk.nshared > 0) return;
+  for (int i = 0; i < in->nparked; i++) xclose(in->parked[i]);
+  in->nparked = 0;
+}
+
+static void inode_release(UnixInode *in) {
+  assert(in->nref > 0);
+  if (--in->nref > 0) return;
+  assert(in->lk.nshared == 0 && in->nparked == 0 && !in->shm);
+  for (UnixInode **pp = &inodes; *pp; pp = &(*pp)->next) {
+    if (*pp == in) {
+      *pp = in->next;
+      break;
+    }
+  }
+  shale_free(in->parked);
+  shale_free(in);
+}
+
+/* Directory part of path into out (at least PATH_MAX bytes). */
+static void dir_of(const char *path, char *out, size_t nout) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) {
+    snprintf(out, nout, ".");
+  } else if (slash == path) {
+    snprintf(out, nout, "/");
+  } else {
+    snprintf(out, nout, "%.*s", (int)(slash - path), path);
+  }
+}
+
+static int fsync_dir_of(const char *path) {
+  char dir[PATH_MAX];
+  dir_of(path, dir, sizeof dir);
+  int fd = open(dir, O_RDONLY | O_CLOEXEC | O_DIRECTORY);
+  if (fd < 0) return SHALE_OK; /* as SQLite: a directory we cannot open is not an error */
+  int rc = fsync(fd) == 0 ? SHALE_OK : SHALE_IOERR_DIR_FSYNC;
+  if (xclose(fd) != 0 && rc == SHALE_OK) rc = SHALE_IOERR_DIR_CLOSE;
+  return rc;
+}
+
+/* ------------------------------------------------------------- shm (WAL) */
+
+static int raw_shm(void *ctx, int type, int64_t off, int64_t len) {
+  return set_lock(((UnixShm *)ctx)->fd, type, SHM_LOCK_BASE + off, len);
+}
+
+static void shm_free(UnixShm *shm) {
+  for (int i = 0; i < shm->nregion; i++) munmap(shm->regions[i], (size_t)shm->region_size);
+  shale_free(shm->regions);
+  if (shm->fd >= 0) xclose(shm->fd);
+  shale_free(shm->path);
+  shale_free(shm);
+}
+
+/* Open "<db>-shm" and run the dead-man-switch protocol (§3.5). */
+static int shm_open_node(UnixFile *f, UnixShm **out) {
+  UnixShm *shm = shale_malloc(sizeof *shm);
+  if (!shm) return SHALE_NOMEM;
+  memset(shm, 0, sizeof *shm);
+  shm->fd = -1;
+  shm->path = util_mprintf("%s-shm", f->path);
+  if (!shm->path) {
+    shm_free(shm);
+    return SHALE_NOMEM;
+  }
+  struct stat st;
+  mode_t mode = 0644;
+  if (fstat(f->fd, &st) == 0) mode = st.st_mode & 0777;
+  shm->fd = open(shm->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (shm->fd < 0) {
+    shm_free(shm);
+    return SHALE_IOERR_SHMOPEN;
+  }
+  struct flock fl;
+  memset(&fl, 0, sizeof fl);
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = SHM_DMS;
+  fl.l_len = 1;
+  int rc = SHALE_OK;
+  if (fcntl(shm->fd, F_GETLK, &fl) != 0) {
+    rc = SHALE_IOERR_LOCK;
+  } else if (fl.l_type == F_UNLCK) {
+    /* no other user alive: take it exclusively, reset, downgrade */
+    rc = set_lock(shm->fd, OSLK_WR, SHM_DMS, 1);
+    if (rc == SHALE_OK && ftruncate(shm->fd, 3) != 0) rc = SHALE_IOERR_SHMOPEN;
+  } else if (fl.l_type == F_WRLCK) {
+    rc = SHALE_BUSY;
+  }
+  if (rc == SHALE_OK) rc = set_lock(shm->fd, OSLK_RD, SHM_DMS, 1);
+  if (rc != SHALE_OK) {
+    shm_free(shm);
+    return rc;
+  }
+  *out = shm;
+  return SHALE_OK;
+}
+
+static int unix_shm_map(OsFile *pf, int region, int region_size, int extend, volatile void **pp) {
+  UnixFile *f = (UnixFile *)pf;
+  int rc = SHALE_OK;
+  *pp = NULL;
+  if (!f->path || region < 0 || region_size <= 0 || region_size % 4096) return SHALE_IOERR_SHMMAP;
+  pthread_mutex_lock(&unix_mu);
+  UnixInode *in = f->inode;
+  if (!f->shm_attached) {
+    if (!in->shm) {
+      rc = shm_open_node(f, &in->shm);
+      if (rc != SHALE_OK) goto out;
+    }
+    in->shm->nref++;
+    f->shm_attached = 1;
+  }
+  UnixShm *shm = in->shm;
+  if (shm->region_size == 0) shm->region_size = region_size;
+  if (shm->region_size != region_size) {
+    rc = SHALE_IOERR_SHMMAP;
+    goto out;
+  }
+  if (region >= shm->nregion) {
+    struct stat st;
+    int64_t need = (int64_t)(region + 1) * region_size;
+    if (fstat(shm->fd, &st) != 0) {
+      rc = SHALE_IOERR_SHMSIZE;
+      goto out;
+    }
+    if (st.st_size < need) {
+      if (!extend) goto out; /* not there yet: *pp stays NULL */
+      /* grow by writing the last byte of every 4 KiB page (§2.1) */
+      for (int64_t o = (st.st_size / 4096) * 4096 + 4095; o < need; o += 4096) {
+        if (o < st.st_size) continue;
+        ssize_t w;
+        do {
+          w = pwrite(shm->fd, "", 1, (off_t)o);
+        } while (w < 0 && errno == EINTR);
+        if (w != 1) {
+          rc = SHALE_IOERR_SHMSIZE;
+          goto out;
+        }
+      }
+    }
+    void **nr = shale_realloc(shm->regions, sizeof(void *) * (size_t)(region + 1));
+    if (!nr) {
+      rc = SHALE_NOMEM;
+      goto out;
+    }
+    shm->regions = nr;
+    while (shm->nregion <= region) {
+      void *p = mmap(NULL, (size_t)region_size, PROT_READ | PROT_WRITE, MAP_SHARED, shm->fd,
+                     (off_t)shm->nregion * region_size);
+      if (p == MAP_FAILED) {
+        rc = SHALE_IOERR_SHMMAP;
+        goto out;
+      }
+      shm->regions[shm->nregion++] = p;
+    }
+  }
+  *pp = shm->regions[region];
+out:
+  pthread_mutex_unlock(&unix_mu);
+  return rc;
+}
+
+static int unix_shm_lock(OsFile *pf, int ofst, int n, int flags) {
+  UnixFile *f = (UnixFile *)pf;
+  pthread_mutex_lock(&unix_mu);
+  UnixShm *shm = f->shm_attached ? f->inode->shm : NULL;
+  int rc = shm ? os_shm_lock_apply(&shm->locks, &f->shm_sh, &f->shm_ex, ofst, n, flags, raw_shm, shm)
+               : SHALE_IOERR_SHMLOCK;
+  pthread_mutex_unlock(&unix_mu);
+  return rc;
+}
+
+static void unix_shm_barrier(OsFile *pf) {
+  (void)pf;
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  pthread_mutex_lock(&unix_mu);
+  pthread_mutex_unlock(&unix_mu);
+}
+
+/* Detach f from the shm node; caller holds unix_mu. */
+static int shm_detach(UnixFile *f, int delete_flag) {
+  UnixShm *shm = f->inode->shm;
+  if (!f->shm_attached) return SHALE_OK;
+  os_shm_lock_apply(&shm->locks, &f->shm_sh, &f->shm_ex, 0, OS_SHM_NLOCK,
+                    OS_SHM_UNLOCK | OS_SHM_SHARED, raw_shm, shm);
+  f->shm_attached = 0;
+  if (--shm->nref == 0) {
+    if (delete_flag) unlink(shm->path);
+    f->inode->shm = NULL;
+    shm_free(shm);
+  }
+  return SHALE_OK;
+}
+
+static int unix_shm_unmap(OsFile *pf, int delete_flag) {
+  UnixFile *f = (UnixFile *)pf;
+  pthread_mutex_lock(&unix_mu);
+  int rc = shm_detach(f, delete_flag);
+  pthread_mutex_unlock(&unix_mu);
+  return rc;
+}
+
+/* ------------------------------------------------------------- file I/O */
+
+static int unix_close(OsFile *pf) {
+  UnixFile *f = (UnixFile *)pf;
+  int rc = SHALE_OK;
+  pthread_mutex_lock(&unix_mu);
+  UnixInode *in = f->inode;
+  if (in) {
+    shm_detach(f, 0);
+    if (f->lock > OS_LOCK_NONE) os_lock_down(&in->lk, &f->lock, OS_LOCK_NONE, raw_db, f);
+    if (in->lk.nshared > 0) {
+      /* closing now would drop other connections' locks: park the fd */
+      if (in->nparked == in->cparked) {
+        int n = in->cparked ? in->cparked * 2 : 4;
+        int *np = shale_realloc(in->parked, sizeof(int) * (size_t)n);
+        if (np) {
+          in->parked = np;
+          in->cparked = n;
+        }
+      }
+      if (in->nparked < in->cparked) {
+        in->parked[in->nparked++] = f->fd;
+        f->fd = -1;
+      }
+      /* else (out of memory): leak the descriptor rather than drop locks */
+      else f->fd = -1;
+    }
+    if (f->fd >= 0 && xclose(f->fd) != 0) rc = SHALE_IOERR_CLOSE;
+    f->fd = -1;
+    flush_parked(in);
+    inode_release(in);
+    f->inode = NULL;
+  } else if (f->fd >= 0) {
+    xclose(f->fd);
+    f->fd = -1;
+  }
+  pthread_mutex_unlock(&unix_mu);
+  shale_free(f->path);
+  f->path = NULL;
+  f->base.methods = NULL;
+  return rc;
+}
+
+static int unix_read(OsFile *pf, void *buf, int amt, int64_t off) {
+  UnixFile *f = (UnixFile *)pf;
+  char *p = buf;
+  int got = 0;
+  assert(amt >= 0 && off >= 0);
+  while (got < amt) {
+    ssize_t r = pread(f->fd, p + got, (size_t)(amt - got), (off_t)(off + got));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return SHALE_IOERR_READ;
+    }
+    if (r == 0) break;
+    got += (int)r;
+  }
+  if (got < amt) {
+    memset(p + got, 0, (size_t)(amt - got));
+    return SHALE_IOERR_SHORT_READ;
+  }
+  return SHALE_OK;
+}
+
+static int unix_write(OsFile *pf, const void *buf, int amt, int64_t off) {
+  UnixFile *f = (UnixFile *)pf;
+  const char *p = buf;
+  int done = 0;
+  assert(amt >= 0 && off >= 0);
+  while (done < amt) {
+    ssize_t w = pwrite(f->fd, p + done, (size_t)(amt - done), (off_t)(off + done));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return (errno == ENOSPC || errno == EDQUOT) ? SHALE_FULL : SHALE_IOERR_WRITE;
+    }
+    if (w == 0) return SHALE_FULL;
+    done += (int)w;
+  }
+  return SHALE_OK;
+}
+
+static int unix_truncate(OsFile *pf, int64_t size) {
+  UnixFile *f = (UnixFile *)pf;
+  int r;
+  do {
+    r = ftruncate(f->fd, (off_t)size);
+  } while (r != 0 && errno == EINTR);
+  return r == 0 ? SHALE_OK : SHALE_IOERR_TRUNCATE;
+}
+
+static int unix_sync(OsFile *pf, int flags) {
+  UnixFile *f = (UnixFile *)pf;
+  int r;
+  /* fdatasync writes the data and the metadata needed to read it back
+   * (including the size); FULL asks for everything. */
+  if ((flags & 0x0f) == OS_SYNC_FULL)
+    r = fsync(f->fd);
+  else
+    r = fdatasync(f->fd);
+  if (r != 0) return SHALE_IOERR_FSYNC;
+  if (f->dir_sync) {
+    int rc = fsync_dir_of(f->path);
+    if (rc != SHALE_OK) return rc;
+    f->dir_sync = 0;
+  }
+  return SHALE_OK;
+}
+
+static int unix_file_size(OsFile *pf, int64_t *size) {
+  UnixFile *f = (UnixFile *)pf;
+  struct stat st;
+  if (fstat(f->fd, &st) != 0) return SHALE_IOERR_FSTAT;
+  *size = (int64_t)st.st_size;
+  return SHALE_OK;
+}
+
+static int unix_lock(OsFile *pf, int level) {
+  UnixFile *f = (UnixFile *)pf;
+  pthread_mutex_lock(&unix_mu);
+  int rc = os_lock_up(&f->inode->lk, &f->lock, level, raw_db, f);
+  pthread_mutex_unlock(&unix_mu);
+  return rc;
+}
+
+static int unix_unlock(OsFile *pf, int level) {
+  UnixFile *f = (UnixFile *)pf;
+  pthread_mutex_lock(&unix_mu);
+  int rc = os_lock_down(&f->inode->lk, &f->lock, level, raw_db, f);
+  flush_parked(f->inode);
+  pthread_mutex_unlock(&unix_mu);
+  return rc;
+}
+
+static int unix_check_reserved(OsFile *pf, int *out) {
+  UnixFile *f = (UnixFile *)pf;
+  int rc = SHALE_OK;
+  *out = 0;
+  pthread_mutex_lock(&unix_mu);
+  if (f->inode->lk.level > OS_LOCK_SHARED) {
+    *out = 1;
+  } else {
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = OS_RESERVED_BYTE;
+    fl.l_len = 1;
+    if (fcntl(f->fd, F_GETLK, &fl) != 0)
+      rc = SHALE_IOERR_CHECKRESERVEDLOCK;
+    else if (fl.l_type != F_UNLCK)
+      *out = 1;
+  }
+  pthread_mutex_unlock(&unix_mu);
+  return rc;
+}
+
+static int unix_sector_size(OsFile *pf) {
+  (void)pf;
+  return 512;
+}
+
+static int unix_device_characteristics(OsFile *pf) {
+  (void)pf;
+  return OS_IOCAP_POWERSAFE_OVERWRITE;
+}
+
+static const OsFileMethods unix_methods = {
+    unix_close,        unix_read,        unix_write,          unix_truncate,
+    unix_sync,         unix_file_size,   unix_lock,           unix_unlock,
+    unix_check_reserved, unix_sector_size, unix_device_characteristics,
+    unix_shm_map,      unix_shm_lock,    unix_shm_barrier,    unix_shm_unmap,
+};
+
+/* ------------------------------------------------------------- the VFS */
+
+static const char *temp_dir(void) {
+  const char *d = getenv("TMPDIR");
+  struct stat st;
+  if (d && *d && stat(d, &st) == 0 && S_ISDIR(st.st_mode) && access(d, W_OK | X_OK) == 0) return d;
+  return "/tmp";
+}
+
+/* Open (creating exclusively first when allowed, to learn whether we made
+ * the file). Returns fd or -1 with errno; *created set. */
+static int open_file(const char *path, int oflags, int create, int excl, int *created) {
+  *created = 0;
+  for (;;) {
+    int fd;
+    if (create) {
+      fd = open(path, oflags | O_CREAT | O_EXCL, 0644);
+      if (fd >= 0) {
+        *created = 1;
+        return fd;
+      }
+      if (errno == EINTR) continue;
+      if (errno != EEXIST || excl) return -1;
+    }
+    fd = open(path, oflags, 0644);
+    if (fd >= 0) return fd;
+    if (errno == EINTR) continue;
+    if (errno == ENOENT && create) continue; /* deleted between the two opens */
+    return -1;
+  }
+}
+
+static int unix_open(OsVfs *vfs, const char *path, OsFile *pf, int flags, int *out_flags) {
+  UnixFile *f = (UnixFile *)pf;
+  int fd = -1, created = 0;
+  (void)vfs;
+  memset(f, 0, sizeof *f);
+  f->fd = -1;
+  if (out_flags) *out_flags = 0;
+  int rw = (flags & SHALE_OPEN_READWRITE) != 0;
+  int create = (flags & SHALE_OPEN_CREATE) != 0;
+  int excl = (flags & SHALE_OPEN_EXCLUSIVE) != 0;
+  int del = (flags & SHALE_OPEN_DELETEONCLOSE) != 0;
+  int oflags = O_CLOEXEC | O_LARGEFILE;
+  if (flags & SHALE_OPEN_NOFOLLOW) oflags |= O_NOFOLLOW;
+
+  if (!path) {
+    /* anonymous temp file: created, unlinked at once */
+    const char *dir = temp_dir();
+    for (int tries = 0; tries < 100 && fd < 0; tries++) {
+      uint64_t r;
+      util_random(&r, sizeof r);
+      char *name = util_mprintf("%s/shale_tmp_%016llx", dir, (unsigned long long)r);
+      if (!name) return SHALE_NOMEM;
+      fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+      if (fd >= 0) unlink(name);
+      int e = errno;
+      shale_free(name);
+      if (fd < 0 && e != EEXIST) return SHALE_CANTOPEN_NOTEMPDIR;
+    }
+    if (fd < 0) return SHALE_CANTOPEN;
+    flags = (flags & ~SHALE_OPEN_READONLY) | SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE |
+            SHALE_OPEN_DELETEONCLOSE;
+  } else {
+    fd = open_file(path, oflags | (rw ? O_RDWR : O_RDONLY), create && rw, excl, &created);
+    if (fd < 0 && rw && (errno == EACCES || errno == EROFS)) {
+      /* fall back to read-only and say so */
+      fd = open_file(path, oflags | O_RDONLY, 0, 0, &created);
+      if (fd >= 0) flags = (flags & ~(SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE)) | SHALE_OPEN_READONLY;
+    }
+    if (fd < 0) {
+      if (errno == EISDIR) return SHALE_CANTOPEN_ISDIR;
+      if (errno == ELOOP && (flags & SHALE_OPEN_NOFOLLOW)) return SHALE_CANTOPEN_SYMLINK;
+      return SHALE_CANTOPEN;
+    }
+    if (del) unlink(path);
+  }
+
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    xclose(fd);
+    return SHALE_IOERR_FSTAT;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    xclose(fd);
+    return SHALE_CANTOPEN_ISDIR;
+  }
+  if (path && !del) {
+    f->path = util_strdup(path);
+    if (!f->path) {
+      xclose(fd);
+      if (created) unlink(path);
+      return SHALE_NOMEM;
+    }
+  }
+
+  pthread_mutex_lock(&unix_mu);
+  UnixInode *in;
+  for (in = inodes; in; in = in->next)
+    if (in->dev == st.st_dev && in->ino == st.st_ino) break;
+  if (!in) {
+    in = shale_malloc(sizeof *in);
+    if (!in) {
+      pthread_mutex_unlock(&unix_mu);
+      xclose(fd);
+      shale_free(f->path);
+      f->path = NULL;
+      if (created) unlink(path);
+      return SHALE_NOMEM;
+    }
+    memset(in, 0, sizeof *in);
+    in->dev = st.st_dev;
+    in->ino = st.st_ino;
+    in->next = inodes;
+    inodes = in;
+  }
+  in->nref++;
+  pthread_mutex_unlock(&unix_mu);
+
+  f->fd = fd;
+  f->inode = in;
+  f->flags = flags;
+  f->dir_sync = created && !del;
+  f->base.methods = &unix_methods;
+  if (out_flags) *out_flags = flags;
+  return SHALE_OK;
+}
+
+static int unix_delete(OsVfs *vfs, const char *path, int sync_dir) {
+  (void)vfs;
+  if (unlink(path) != 0) return errno == ENOENT ? SHALE_IOERR_DELETE_NOENT : SHALE_IOERR_DELETE;
+  return sync_dir ? fsync_dir_of(path) : SHALE_OK;
+}
+
+static int unix_access(OsVfs *vfs, const char *path, int flags, int *res) {
+  (void)vfs;
+  int mode = flags == OS_ACCESS_READWRITE ? (R_OK | W_OK) : flags == OS_ACCESS_READ ? R_OK : F_OK;
+  *res = access(path, mode) == 0;
+  return SHALE_OK;
+}
+
+/* Collapse "//", "/./" and "/../" of an absolute path in place. */
+static void normalize(char *p) {
+  char *out = p;
+  const char *in = p;
+  while (*in) {
+    while (*in == '/') in++;
+    const char *seg = in;
+    while (*in && *in != '/') in++;
+    size_t n = (size_t)(in - seg);
+    if (n == 0 || (n == 1 && seg[0] == '.')) continue;
+    if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+      while (out > p && *--out != '/') {
+      }
+      continue;
+    }
+    *out++ = '/';
+    memmove(out, seg, n);
+    out += n;
+  }
+  if (out == p) *out++ = '/';
+  *out = 0;
+}
+
+static int unix_full_pathname(OsVfs *vfs, const char *path, int nout, char *out) {
+  char abs[PATH_MAX * 2], res[PATH_MAX];
+  (void)vfs;
+  if (path[0] == '/') {
+    if (strlen(path) >= sizeof abs) return SHALE_CANTOPEN_FULLPATH;
+    strcpy(abs, path);
+  } else {
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) return SHALE_CANTOPEN_FULLPATH;
+    if ((size_t)snprintf(abs, sizeof abs, "%s/%s", cwd, path) >= sizeof abs)
+      return SHALE_CANTOPEN_FULLPATH;
+  }
+  normalize(abs);
+  const char *result = abs;
+  if (realpath(abs, res)) {
+    result = res; /* the file exists: follow every symlink, the file's too */
+  } else {
+    char dir[PATH_MAX * 2], rdir[PATH_MAX];
+    const char *slash = strrchr(abs, '/');
+    dir_of(abs, dir, sizeof dir);
+    if (realpath(dir, rdir)) {
+      int n = snprintf(res, sizeof res, "%s%s", strcmp(rdir, "/") ? rdir : "", slash);
+      if (n > 0 && (size_t)n < sizeof res) result = res;
+    }
+  }
+  if ((int)strlen(result) + 1 > nout) return SHALE_CANTOPEN_FULLPATH;
+  strcpy(out, result);
+  return SHALE_OK;
+}
+
+static int unix_randomness(OsVfs *vfs, int n, char *out) {
+  (void)vfs;
+  int got = 0;
+  while (got < n) {
+    ssize_t r = getrandom(out + got, (size_t)(n - got), 0);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    got += (int)r;
+  }
+  if (got < n) util_random(out + got, n - got);
+  return n;
+}
+
+static int unix_sleep(OsVfs *vfs, int us) {
+  (void)vfs;
+  struct timespec ts = {us / 1000000, (long)(us % 1000000) * 1000};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+  return us;
+}
+
+static int unix_current_time_ms(OsVfs *vfs, int64_t *out) {
+  (void)vfs;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  /* the Unix epoch is Julian day 2440587.5 */
+  *out = INT64_C(210866760000000) + (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  return SHALE_OK;
+}
+
+static OsVfs unix_vfs = {
+    "unix",       (int)sizeof(UnixFile), PATH_MAX,         NULL,          unix_open,
+    unix_delete,  unix_access,           unix_full_pathname, unix_randomness, unix_sleep,
+    unix_current_time_ms,
+};
+
+OsVfs *os_unix_vfs(void) { return &unix_vfs; }
