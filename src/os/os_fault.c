@@ -87,7 +87,6 @@ struct FaultVfs {
   FaultFile *files;
 };
 
-
 /* Count an operation of `kind`; nonzero if it must fail. Caller holds mu. */
 static int tick(FaultVfs *fv, int kind) {
   fv->count[kind]++;
@@ -173,9 +172,9 @@ static int f_close(OsFile *pf) {
   return rc;
 }
 
-#define DEAD_CHECK(f)                                                         \
-  do {                                                                        \
-    if ((f)->dead) return SHALE_IOERR;                                        \
+#define DEAD_CHECK(f)                  \
+  do {                                 \
+    if ((f)->dead) return SHALE_IOERR; \
   } while (0)
 
 static int f_read(OsFile *pf, void *buf, int amt, int64_t off) {
@@ -284,10 +283,21 @@ static int f_shm_unmap(OsFile *pf, int delete_flag) {
 }
 
 static const OsFileMethods fault_methods = {
-    f_close,          f_read,          f_write,       f_truncate,    f_sync,
-    f_file_size,      f_lock,          f_unlock,      f_check_reserved,
-    f_sector_size,    f_device_characteristics,       f_shm_map,     f_shm_lock,
-    f_shm_barrier,    f_shm_unmap,
+    f_close,
+    f_read,
+    f_write,
+    f_truncate,
+    f_sync,
+    f_file_size,
+    f_lock,
+    f_unlock,
+    f_check_reserved,
+    f_sector_size,
+    f_device_characteristics,
+    f_shm_map,
+    f_shm_lock,
+    f_shm_barrier,
+    f_shm_unmap,
 };
 
 /* ------------------------------------------------------------------ vfs */
@@ -340,7 +350,7 @@ static int v_open(OsVfs *vfs, const char *path, OsFile *pf, int flags, int *out_
 
 static int v_delete(OsVfs *vfs, const char *path, int sync_dir) {
   FaultVfs *fv = (FaultVfs *)vfs;
-  int rc = fv->base->delete(fv->base, path, sync_dir);
+  int rc = fv->base->delete (fv->base, path, sync_dir);
   if (rc == SHALE_OK) {
     pthread_mutex_lock(&fv->mu);
     for (FaultNode *n = fv->nodes; n; n = n->next) {
@@ -469,7 +479,8 @@ static void undo_one(OsFile *real, const Undo *u) {
 /* Keep only the first half (rounded down to 512) of write u. */
 static void tear_one(OsFile *real, const Undo *u) {
   int64_t keep = (u->amt / 2) & ~(int64_t)511;
-  if (u->nold > keep) real->methods->write(real, u->old + keep, (int)(u->nold - keep), u->off + keep);
+  if (u->nold > keep)
+    real->methods->write(real, u->old + keep, (int)(u->nold - keep), u->off + keep);
   int64_t size = keep > 0 && u->off + keep > u->old_size ? u->off + keep : u->old_size;
   int64_t cur;
   if (real->methods->file_size(real, &cur) == SHALE_OK && cur > size)

@@ -126,8 +126,8 @@ int os_shm_lock_apply(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, i
         if (!(*my_ex & (1u << i))) continue;
         rc = raw_call(raw, ctx, OSLK_UN, i, 1);
         if (rc != SHALE_OK) return SHALE_IOERR_SHMLOCK;
-        s->excl &= (uint8_t)~(1u << i);
-        *my_ex &= (uint8_t)~(1u << i);
+        s->excl &= (uint8_t) ~(1u << i);
+        *my_ex &= (uint8_t) ~(1u << i);
       }
     }
     for (int i = ofst; i < ofst + n; i++) {
@@ -138,7 +138,7 @@ int os_shm_lock_apply(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, i
         if (rc != SHALE_OK) return SHALE_IOERR_SHMLOCK;
       }
       s->nshared[i]--;
-      *my_sh &= (uint8_t)~(1u << i);
+      *my_sh &= (uint8_t) ~(1u << i);
     }
     return SHALE_OK;
   }

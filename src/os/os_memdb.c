@@ -28,8 +28,8 @@
 
 typedef struct MemNode MemNode;
 struct MemNode {
-  char *name;        /* NULL once anonymous */
-  int listed;        /* in the name list */
+  char *name; /* NULL once anonymous */
+  int listed; /* in the name list */
   uint8_t *data;
   int64_t size, cap;
   int nref;
@@ -258,8 +258,8 @@ static int mem_shm_map(OsFile *pf, int region, int region_size, int extend, vola
 static int mem_shm_lock(OsFile *pf, int ofst, int n, int flags) {
   MemFile *f = (MemFile *)pf;
   pthread_mutex_lock(&mem_mu);
-  int rc = f->shm_attached ? os_shm_lock_apply(&f->node->shm, &f->shm_sh, &f->shm_ex, ofst, n, flags,
-                                               NULL, NULL)
+  int rc = f->shm_attached ? os_shm_lock_apply(&f->node->shm, &f->shm_sh, &f->shm_ex, ofst, n,
+                                               flags, NULL, NULL)
                            : SHALE_IOERR_SHMLOCK;
   pthread_mutex_unlock(&mem_mu);
   return rc;
@@ -282,10 +282,21 @@ static int mem_shm_unmap(OsFile *pf, int delete_flag) {
 }
 
 static const OsFileMethods mem_methods = {
-    mem_close,          mem_read,        mem_write,       mem_truncate,
-    mem_sync,           mem_file_size,   mem_lock,        mem_unlock,
-    mem_check_reserved, mem_sector_size, mem_device_characteristics,
-    mem_shm_map,        mem_shm_lock,    mem_shm_barrier, mem_shm_unmap,
+    mem_close,
+    mem_read,
+    mem_write,
+    mem_truncate,
+    mem_sync,
+    mem_file_size,
+    mem_lock,
+    mem_unlock,
+    mem_check_reserved,
+    mem_sector_size,
+    mem_device_characteristics,
+    mem_shm_map,
+    mem_shm_lock,
+    mem_shm_barrier,
+    mem_shm_unmap,
 };
 
 static int mem_open(OsVfs *vfs, const char *path, OsFile *pf, int flags, int *out_flags) {
@@ -389,8 +400,16 @@ static int mem_current_time_ms(OsVfs *vfs, int64_t *out) {
 }
 
 static OsVfs memdb_vfs = {
-    "memdb",    (int)sizeof(MemFile), 1024,          NULL,           mem_open,
-    mem_delete, mem_access,           mem_full_pathname, mem_randomness, mem_sleep,
+    "memdb",
+    (int)sizeof(MemFile),
+    1024,
+    NULL,
+    mem_open,
+    mem_delete,
+    mem_access,
+    mem_full_pathname,
+    mem_randomness,
+    mem_sleep,
     mem_current_time_ms,
 };
 

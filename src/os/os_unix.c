@@ -51,12 +51,19 @@ typedef struct UnixShm UnixShm;
 typedef struct UnixInode UnixInode;
 typedef struct UnixFile UnixFile;
 
+/* A descriptor of a closed connection, kept open so that closing it does not
+ * drop the locks of the process's other connections on the inode. */
+typedef struct Parked {
+  int fd;
+  int rw; /* opened O_RDWR */
+} Parked;
+
 struct UnixShm {
   int fd;
   char *path;
-  int nref;          /* attached connections */
-  int region_size;   /* 0 until the first map */
-  int nregion;       /* regions mapped */
+  int nref;        /* attached connections */
+  int region_size; /* 0 until the first map */
+  int nregion;     /* regions mapped */
   void **regions;
   OsShmLocks locks;
 };
@@ -64,9 +71,9 @@ struct UnixShm {
 struct UnixInode {
   dev_t dev;
   ino_t ino;
-  int nref;          /* open UnixFiles */
+  int nref; /* open UnixFiles */
   OsLockShared lk;
-  int *parked;       /* descriptors waiting for lk.nshared == 0 */
+  Parked *parked; /* descriptors waiting for lk.nshared == 0 */
   int nparked, cparked;
   UnixShm *shm;
   UnixInode *next;
@@ -76,10 +83,10 @@ struct UnixFile {
   OsFile base;
   int fd;
   UnixInode *inode;
-  int lock;          /* this connection's level */
-  int flags;         /* SHALE_OPEN_* granted */
-  int dir_sync;      /* file was created: fsync its directory on first sync */
-  char *path;        /* as given (NULL for anonymous files) */
+  int lock;     /* this connection's level */
+  int flags;    /* SHALE_OPEN_* granted */
+  int dir_sync; /* file was created: fsync its directory on first sync */
+  char *path;   /* as given (NULL for anonymous files) */
   int shm_attached;
   uint8_t shm_sh, shm_ex; /* this connection's shm lock slots */
 };
@@ -115,7 +122,7 @@ static int raw_db(void *ctx, int type, int64_t off, int64_t len) {
 /* Close parked descriptors once the process holds no lock on the inode. */
 static void flush_parked(UnixInode *in) {
   if (in->lk.nshared > 0) return;
-  for (int i = 0; i < in->nparked; i++) xclose(in->parked[i]);
+  for (int i = 0; i < in->nparked; i++) xclose(in->parked[i].fd);
   in->nparked = 0;
 }
 
@@ -282,8 +289,9 @@ static int unix_shm_lock(OsFile *pf, int ofst, int n, int flags) {
   UnixFile *f = (UnixFile *)pf;
   pthread_mutex_lock(&unix_mu);
   UnixShm *shm = f->shm_attached ? f->inode->shm : NULL;
-  int rc = shm ? os_shm_lock_apply(&shm->locks, &f->shm_sh, &f->shm_ex, ofst, n, flags, raw_shm, shm)
-               : SHALE_IOERR_SHMLOCK;
+  int rc =
+      shm ? os_shm_lock_apply(&shm->locks, &f->shm_sh, &f->shm_ex, ofst, n, flags, raw_shm, shm)
+          : SHALE_IOERR_SHMLOCK;
   pthread_mutex_unlock(&unix_mu);
   return rc;
 }
@@ -332,18 +340,19 @@ static int unix_close(OsFile *pf) {
       /* closing now would drop other connections' locks: park the fd */
       if (in->nparked == in->cparked) {
         int n = in->cparked ? in->cparked * 2 : 4;
-        int *np = shale_realloc(in->parked, sizeof(int) * (size_t)n);
+        Parked *np = shale_realloc(in->parked, sizeof(Parked) * (size_t)n);
         if (np) {
           in->parked = np;
           in->cparked = n;
         }
       }
       if (in->nparked < in->cparked) {
-        in->parked[in->nparked++] = f->fd;
-        f->fd = -1;
+        in->parked[in->nparked].fd = f->fd;
+        in->parked[in->nparked].rw = (f->flags & SHALE_OPEN_READWRITE) != 0;
+        in->nparked++;
       }
       /* else (out of memory): leak the descriptor rather than drop locks */
-      else f->fd = -1;
+      f->fd = -1;
     }
     if (f->fd >= 0 && xclose(f->fd) != 0) rc = SHALE_IOERR_CLOSE;
     f->fd = -1;
@@ -485,10 +494,21 @@ static int unix_device_characteristics(OsFile *pf) {
 }
 
 static const OsFileMethods unix_methods = {
-    unix_close,        unix_read,        unix_write,          unix_truncate,
-    unix_sync,         unix_file_size,   unix_lock,           unix_unlock,
-    unix_check_reserved, unix_sector_size, unix_device_characteristics,
-    unix_shm_map,      unix_shm_lock,    unix_shm_barrier,    unix_shm_unmap,
+    unix_close,
+    unix_read,
+    unix_write,
+    unix_truncate,
+    unix_sync,
+    unix_file_size,
+    unix_lock,
+    unix_unlock,
+    unix_check_reserved,
+    unix_sector_size,
+    unix_device_characteristics,
+    unix_shm_map,
+    unix_shm_lock,
+    unix_shm_barrier,
+    unix_shm_unmap,
 };
 
 /* ------------------------------------------------------------- the VFS */
@@ -498,6 +518,28 @@ static const char *temp_dir(void) {
   struct stat st;
   if (d && *d && stat(d, &st) == 0 && S_ISDIR(st.st_mode) && access(d, W_OK | X_OK) == 0) return d;
   return "/tmp";
+}
+
+/* A parked descriptor of path's inode opened with the same access mode, or
+ * -1. Reusing it instead of opening a new one keeps the number of parked
+ * descriptors bounded while another connection holds locks. */
+static int take_parked(const char *path, int rw) {
+  struct stat st;
+  int fd = -1;
+  if (stat(path, &st) != 0) return -1;
+  pthread_mutex_lock(&unix_mu);
+  for (UnixInode *in = inodes; in && fd < 0; in = in->next) {
+    if (in->dev != st.st_dev || in->ino != st.st_ino) continue;
+    for (int i = 0; i < in->nparked; i++) {
+      if (in->parked[i].rw == rw) {
+        fd = in->parked[i].fd;
+        in->parked[i] = in->parked[--in->nparked];
+        break;
+      }
+    }
+  }
+  pthread_mutex_unlock(&unix_mu);
+  return fd;
 }
 
 /* Open (creating exclusively first when allowed, to learn whether we made
@@ -555,38 +597,41 @@ static int unix_open(OsVfs *vfs, const char *path, OsFile *pf, int flags, int *o
     flags = (flags & ~SHALE_OPEN_READONLY) | SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE |
             SHALE_OPEN_DELETEONCLOSE;
   } else {
-    fd = open_file(path, oflags | (rw ? O_RDWR : O_RDONLY), create && rw, excl, &created);
-    if (fd < 0 && rw && (errno == EACCES || errno == EROFS)) {
-      /* fall back to read-only and say so */
-      fd = open_file(path, oflags | O_RDONLY, 0, 0, &created);
-      if (fd >= 0) flags = (flags & ~(SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE)) | SHALE_OPEN_READONLY;
+    if (!del) {
+      f->path = util_strdup(path);
+      if (!f->path) return SHALE_NOMEM;
+    }
+    fd = excl ? -1 : take_parked(path, rw);
+    if (fd < 0) {
+      fd = open_file(path, oflags | (rw ? O_RDWR : O_RDONLY), create && rw, excl, &created);
+      if (fd < 0 && rw && (errno == EACCES || errno == EROFS)) {
+        /* fall back to read-only and say so */
+        fd = take_parked(path, 0);
+        if (fd < 0) fd = open_file(path, oflags | O_RDONLY, 0, 0, &created);
+        if (fd >= 0)
+          flags = (flags & ~(SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE)) | SHALE_OPEN_READONLY;
+      }
     }
     if (fd < 0) {
-      if (errno == EISDIR) return SHALE_CANTOPEN_ISDIR;
-      if (errno == ELOOP && (flags & SHALE_OPEN_NOFOLLOW)) return SHALE_CANTOPEN_SYMLINK;
+      int e = errno;
+      shale_free(f->path);
+      f->path = NULL;
+      if (e == EISDIR) return SHALE_CANTOPEN_ISDIR;
+      if (e == ELOOP && (flags & SHALE_OPEN_NOFOLLOW)) return SHALE_CANTOPEN_SYMLINK;
       return SHALE_CANTOPEN;
     }
     if (del) unlink(path);
   }
 
   struct stat st;
-  if (fstat(fd, &st) != 0) {
+  int stat_ok = fstat(fd, &st) == 0;
+  if (!stat_ok || S_ISDIR(st.st_mode)) {
+    int isdir = stat_ok && S_ISDIR(st.st_mode);
     xclose(fd);
-    return SHALE_IOERR_FSTAT;
+    shale_free(f->path);
+    f->path = NULL;
+    return isdir ? SHALE_CANTOPEN_ISDIR : SHALE_IOERR_FSTAT;
   }
-  if (S_ISDIR(st.st_mode)) {
-    xclose(fd);
-    return SHALE_CANTOPEN_ISDIR;
-  }
-  if (path && !del) {
-    f->path = util_strdup(path);
-    if (!f->path) {
-      xclose(fd);
-      if (created) unlink(path);
-      return SHALE_NOMEM;
-    }
-  }
-
   pthread_mutex_lock(&unix_mu);
   UnixInode *in;
   for (in = inodes; in; in = in->next)
@@ -718,8 +763,16 @@ static int unix_current_time_ms(OsVfs *vfs, int64_t *out) {
 }
 
 static OsVfs unix_vfs = {
-    "unix",       (int)sizeof(UnixFile), PATH_MAX,         NULL,          unix_open,
-    unix_delete,  unix_access,           unix_full_pathname, unix_randomness, unix_sleep,
+    "unix",
+    (int)sizeof(UnixFile),
+    PATH_MAX,
+    NULL,
+    unix_open,
+    unix_delete,
+    unix_access,
+    unix_full_pathname,
+    unix_randomness,
+    unix_sleep,
     unix_current_time_ms,
 };
 

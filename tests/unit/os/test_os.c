@@ -65,7 +65,7 @@ TEST(unix_io_basics) { io_basics(os_vfs_find("unix"), test_path("io.db")); }
 TEST(memdb_io_basics) {
   OsVfs *m = os_vfs_find("memdb");
   io_basics(m, "io.db");
-  CHECK_OK(m->delete(m, "io.db", 0));
+  CHECK_OK(m->delete (m, "io.db", 0));
   io_basics(m, NULL);
 }
 
@@ -184,10 +184,10 @@ static void delete_access(OsVfs *v, const char *p) {
   CHECK_EQ(res, 1);
   CHECK_OK(v->access(v, p, OS_ACCESS_READ, &res));
   CHECK_EQ(res, 1);
-  CHECK_OK(v->delete(v, p, 1));
+  CHECK_OK(v->delete (v, p, 1));
   CHECK_OK(v->access(v, p, OS_ACCESS_EXISTS, &res));
   CHECK_EQ(res, 0);
-  CHECK_RC(v->delete(v, p, 0), SHALE_IOERR_DELETE_NOENT);
+  CHECK_RC(v->delete (v, p, 0), SHALE_IOERR_DELETE_NOENT);
 }
 
 TEST(unix_delete_access) { delete_access(os_vfs_find("unix"), test_path("del.db")); }
@@ -241,14 +241,14 @@ static void lock_protocol(OsVfs *v, const char *p) {
   OsFile *a = open_rw(v, p), *b = open_rw(v, p), *c = open_rw(v, p);
   int r = -1;
   CHECK_OK(os_lock(a, OS_LOCK_SHARED));
-  CHECK_OK(os_lock(b, OS_LOCK_SHARED));  /* SHARED + SHARED */
+  CHECK_OK(os_lock(b, OS_LOCK_SHARED)); /* SHARED + SHARED */
   CHECK_OK(os_check_reserved(c, &r));
   CHECK_EQ(r, 0);
   CHECK_OK(os_lock(a, OS_LOCK_RESERVED));
   CHECK_OK(os_check_reserved(c, &r));
   CHECK_EQ(r, 1);
-  CHECK_RC(os_lock(b, OS_LOCK_RESERVED), SHALE_BUSY); /* RESERVED excludes RESERVED */
-  CHECK_OK(os_lock(c, OS_LOCK_SHARED));               /* readers still welcome */
+  CHECK_RC(os_lock(b, OS_LOCK_RESERVED), SHALE_BUSY);  /* RESERVED excludes RESERVED */
+  CHECK_OK(os_lock(c, OS_LOCK_SHARED));                /* readers still welcome */
   CHECK_RC(os_lock(a, OS_LOCK_EXCLUSIVE), SHALE_BUSY); /* blocked by b's and c's SHARED */
   /* now a holds PENDING: new SHARED is refused */
   CHECK_OK(os_unlock(c, OS_LOCK_NONE));
@@ -281,7 +281,7 @@ TEST(unix_lock_protocol) { lock_protocol(os_vfs_find("unix"), test_path("locks.d
 TEST(memdb_lock_protocol) {
   OsVfs *m = os_vfs_find("memdb");
   lock_protocol(m, "locks.db");
-  CHECK_OK(m->delete(m, "locks.db", 0));
+  CHECK_OK(m->delete (m, "locks.db", 0));
 }
 
 TEST(memdb_named_sharing) {
@@ -298,7 +298,7 @@ TEST(memdb_named_sharing) {
   CHECK_OK(os_read(a, buf, 5, 0));
   CHECK(memcmp(buf, "hello", 5) == 0);
   /* delete while open: the open handle still works, the name is gone */
-  CHECK_OK(m->delete(m, "shared.db", 0));
+  CHECK_OK(m->delete (m, "shared.db", 0));
   CHECK_OK(os_read(a, buf, 5, 0));
   int res = 1;
   CHECK_OK(m->access(m, "shared.db", OS_ACCESS_EXISTS, &res));
@@ -309,7 +309,7 @@ TEST(memdb_named_sharing) {
   CHECK_EQ(sz, 0);
   os_close_free(a);
   os_close_free(b);
-  CHECK_OK(m->delete(m, "shared.db", 0));
+  CHECK_OK(m->delete (m, "shared.db", 0));
   /* anonymous files are private */
   a = open_rw(m, ":memory:");
   b = open_rw(m, ":memory:");

@@ -56,7 +56,8 @@ TEST(fault_arm_and_count) {
   CHECK_EQ(os_fault_count(fv, OS_FAULT_READ), 3);
   os_fault_arm(fv, OS_FAULT_SYNC, 1, 0);
   CHECK_RC(os_sync(f, OS_SYNC_NORMAL), SHALE_IOERR_FSYNC);
-  CHECK_EQ(os_fault_unsynced(fv), 3); /* the failed write is not logged; a failed sync keeps the log */
+  CHECK_EQ(os_fault_unsynced(fv),
+           3); /* the failed write is not logged; a failed sync keeps the log */
   CHECK_OK(os_sync(f, OS_SYNC_NORMAL));
   CHECK_EQ(os_fault_unsynced(fv), 0);
   CHECK_EQ(os_fault_count(fv, OS_FAULT_SYNC), 2);
@@ -212,7 +213,7 @@ TEST(fault_closed_file_and_shared_handles) {
   CHECK_OK(os_write(f, "x", 1, 100));
   os_close_free(f);
   CHECK_EQ(os_fault_unsynced(fv), 1);
-  CHECK_OK(fv->delete(fv, p, 1));
+  CHECK_OK(fv->delete (fv, p, 1));
   CHECK_EQ(os_fault_unsynced(fv), 0);
   os_fault_power_loss(fv, 0, 0);
   int res = 1;
@@ -236,7 +237,7 @@ TEST(fault_over_memdb) {
   CHECK_EQ(sz, 8);
   if (sz == 8) CHECK(memcmp(img, "12abcd78", 8) == 0);
   free(img);
-  CHECK_OK(m->delete(m, "mem.db", 0));
+  CHECK_OK(m->delete (m, "mem.db", 0));
   os_fault_vfs_destroy(fv);
 }
 
@@ -255,7 +256,12 @@ TEST(fault_randomized_against_model) {
     CHECK_OK(os_sync(f, 0));
     int64_t isz = 0, ssz = 0;
     /* history of unsynced ops, replayed from the synced image */
-    struct { int trunc; int64_t off; int n; char data[2048]; } ops[40];
+    struct {
+      int trunc;
+      int64_t off;
+      int n;
+      char data[2048];
+    } ops[40];
     int nops = 0;
     int steps = 5 + (int)(test_rand(&s) % 30);
     for (int i = 0; i < steps && nops < 40; i++) {

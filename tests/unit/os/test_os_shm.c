@@ -82,7 +82,7 @@ TEST(unix_shm_basics) {
 TEST(memdb_shm_basics) {
   OsVfs *m = os_vfs_find("memdb");
   shm_basics(m, "shm.db");
-  CHECK_OK(m->delete(m, "shm.db", 0));
+  CHECK_OK(m->delete (m, "shm.db", 0));
 }
 
 TEST(unix_shm_file_geometry) {
@@ -176,8 +176,10 @@ TEST(unix_shm_attach_to_live_sqlite3) {
   FILE *pp = popen(cmd, "w");
   CHECK(pp != NULL);
   if (!pp) return;
-  fputs("pragma journal_mode=wal; create table t(x); insert into t values(1);"
-        " begin; select * from t;\n", pp);
+  fputs(
+      "pragma journal_mode=wal; create table t(x); insert into t values(1);"
+      " begin; select * from t;\n",
+      pp);
   fflush(pp);
   char shm[600];
   snprintf(shm, sizeof shm, "%s-shm", p);
@@ -194,17 +196,19 @@ TEST(unix_shm_attach_to_live_sqlite3) {
   CHECK(m != NULL);
   if (m) {
     volatile uint32_t *h = m;
-    CHECK_EQ(h[0], 3007000);             /* iVersion: content was kept */
+    CHECK_EQ(h[0], 3007000);                  /* iVersion: content was kept */
     CHECK_EQ(((volatile uint8_t *)m)[12], 1); /* isInit */
-    CHECK(h[4] >= 1);                    /* mxFrame */
+    CHECK(h[4] >= 1);                         /* mxFrame */
   }
   /* sqlite3 holds READ(i) shared for its open read transaction; taking
    * every read slot exclusive must fail for at least one of them */
   int busy = 0;
   for (int i = 3; i < 8; i++) {
     int rc = f->methods->shm_lock(f, i, 1, OS_SHM_LOCK | OS_SHM_EXCLUSIVE);
-    if (rc == SHALE_BUSY) busy++;
-    else f->methods->shm_lock(f, i, 1, OS_SHM_UNLOCK | OS_SHM_EXCLUSIVE);
+    if (rc == SHALE_BUSY)
+      busy++;
+    else
+      f->methods->shm_lock(f, i, 1, OS_SHM_UNLOCK | OS_SHM_EXCLUSIVE);
   }
   CHECK(busy >= 1);
   CHECK_OK(f->methods->shm_unmap(f, 0));
