@@ -161,6 +161,13 @@ extern "C" {
 #define SHALE_OPEN_NOFOLLOW 0x01000000
 #define SHALE_OPEN_EXRESCODE 0x02000000
 
+/* ---- Fundamental datatypes (SQLite's numbers) ---- */
+#define SHALE_INTEGER 1
+#define SHALE_FLOAT 2
+#define SHALE_TEXT 3
+#define SHALE_BLOB 4
+#define SHALE_NULL 5
+
 /* ---- Allocator ---- */
 
 /* Allocate n bytes, or return NULL. Fault-injectable in tests. */

@@ -1,0 +1,324 @@
+/*
+ * record.c -- serial types, record encoding and decoding, record comparison.
+ *
+ * Owns the byte layout of a record (FORMAT-db.md §6): a varint header length
+ * H, one serial-type varint per column, then the column bodies back to back.
+ * The comparators here are the BtreeKeyCmp functions for index trees.
+ *
+ * Invariants:
+ *  1. No read goes past the length the caller gave for a record; anything
+ *     malformed is SHALE_CORRUPT (or, in a comparator, the corrupt flag).
+ *  2. Nothing here allocates; decoded text/blob values borrow the record.
+ *  3. record_encode writes exactly record_encoded_size bytes.
+ */
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+#include "record.h"
+
+/* ---- serial types ---- */
+
+uint32_t record_serial_type(const ShValue *v) {
+  switch (v->type) {
+    case SHALE_INTEGER: {
+      int64_t i = v->i;
+      if (i == 0) return 8;
+      if (i == 1) return 9;
+      uint64_t u = i < 0 ? ~(uint64_t)i : (uint64_t)i; /* -128 -> 127 */
+      if (u <= 0x7f) return 1;
+      if (u <= 0x7fff) return 2;
+      if (u <= 0x7fffff) return 3;
+      if (u <= 0x7fffffff) return 4;
+      if (u <= 0x7fffffffffffULL) return 5;
+      return 6;
+    }
+    case SHALE_FLOAT:
+      return isnan(v->r) ? 0 : 7; /* NaN is stored as NULL */
+    case SHALE_TEXT:
+      return v->n * 2 + 13;
+    case SHALE_BLOB:
+      return v->n * 2 + 12;
+    default:
+      return 0;
+  }
+}
+
+static uint32_t header_size(const ShValue *v, int n) {
+  uint32_t nh = 0;
+  for (int i = 0; i < n; i++) nh += (uint32_t)util_varint_len(record_serial_type(&v[i]));
+  /* H counts its own varint: find the smallest length that holds nh+len. */
+  int len = 1;
+  while (util_varint_len(nh + (uint32_t)len) > len) len++;
+  return nh + (uint32_t)len;
+}
+
+size_t record_encoded_size(const ShValue *v, int n) {
+  size_t body = 0;
+  for (int i = 0; i < n; i++) body += record_serial_len(record_serial_type(&v[i]));
+  return header_size(v, n) + body;
+}
+
+static void put_be(uint8_t *p, uint64_t x, int len) {
+  for (int i = len - 1; i >= 0; i--) {
+    p[i] = (uint8_t)x;
+    x >>= 8;
+  }
+}
+
+size_t record_encode(const ShValue *v, int n, uint8_t *out) {
+  uint32_t h = header_size(v, n);
+  uint8_t *hp = out, *bp = out + h;
+  hp += util_put_varint(hp, h);
+  for (int i = 0; i < n; i++) {
+    uint32_t st = record_serial_type(&v[i]);
+    hp += util_put_varint(hp, st);
+    uint32_t len = record_serial_len(st);
+    if (st >= 12) {
+      if (len) memcpy(bp, v[i].z, len);
+    } else if (st == 7) {
+      uint64_t bits;
+      memcpy(&bits, &v[i].r, 8);
+      put_be(bp, bits, 8);
+    } else if (len) {
+      put_be(bp, (uint64_t)v[i].i, (int)len);
+    }
+    bp += len;
+  }
+  assert(hp == out + h);
+  return (size_t)(bp - out);
+}
+
+/* ---- decoding ---- */
+
+void record_decode_value(uint32_t st, const uint8_t *p, ShValue *out) {
+  out->flags = 0;
+  out->n = 0;
+  if (st >= 12) {
+    out->type = (st & 1) ? SHALE_TEXT : SHALE_BLOB;
+    out->n = (st - 12) / 2;
+    out->z = (const char *)p;
+    return;
+  }
+  switch (st) {
+    case 0:
+    case 10:
+    case 11:
+      out->type = SHALE_NULL;
+      out->i = 0;
+      return;
+    case 8:
+    case 9:
+      out->type = SHALE_INTEGER;
+      out->i = st - 8;
+      return;
+    case 7: {
+      uint64_t bits = 0;
+      for (int k = 0; k < 8; k++) bits = (bits << 8) | p[k];
+      memcpy(&out->r, &bits, 8);
+      out->type = isnan(out->r) ? SHALE_NULL : SHALE_FLOAT; /* as SQLite reads NaN */
+      return;
+    }
+    default: {
+      uint32_t len = record_serial_len(st);
+      /* sign-extend from the first byte */
+      uint64_t x = (p[0] & 0x80) ? ~(uint64_t)0 : 0;
+      for (uint32_t k = 0; k < len; k++) x = (x << 8) | p[k];
+      out->type = SHALE_INTEGER;
+      out->i = (int64_t)x;
+      return;
+    }
+  }
+}
+
+/* Read the header-length varint: *h and its byte count, or 0 if corrupt. */
+static int read_hdr_len(const uint8_t *p, uint32_t n, uint32_t *h) {
+  uint64_t x;
+  int k;
+  if (n == 0) return 0;
+  if (p[0] < 0x80) {
+    x = p[0];
+    k = 1;
+  } else {
+    k = util_get_varint_safe(p, p + n, &x);
+    if (k == 0) return 0;
+  }
+  if (x < (uint64_t)k || x > n) return 0;
+  *h = (uint32_t)x;
+  return k;
+}
+
+/* Next serial type from the header at *hp (< hend): 1 ok, 0 corrupt. */
+static inline int read_type(const uint8_t **hp, const uint8_t *hend, uint32_t *st) {
+  const uint8_t *p = *hp;
+  if (p[0] < 0x80) {
+    *st = p[0];
+    *hp = p + 1;
+  } else {
+    uint64_t x;
+    int k = util_get_varint_safe(p, hend, &x);
+    if (k == 0 || x > 0xffffffffu) return 0;
+    *st = (uint32_t)x;
+    *hp = p + k;
+  }
+  return *st != 10 && *st != 11;
+}
+
+int record_parse_header(const void *rec, uint32_t n, uint32_t *types, uint32_t *offsets,
+                        int maxcol, int *ncol) {
+  const uint8_t *p = rec;
+  uint32_t h;
+  *ncol = 0;
+  if (n == 0) return SHALE_OK; /* an empty payload has no columns */
+  int k = read_hdr_len(p, n, &h);
+  if (k == 0) return SHALE_CORRUPT;
+  const uint8_t *hp = p + k, *hend = p + h;
+  uint64_t off = h;
+  int c = 0;
+  while (hp < hend && c < maxcol) {
+    uint32_t st;
+    if (!read_type(&hp, hend, &st)) return SHALE_CORRUPT;
+    types[c] = st;
+    offsets[c] = (uint32_t)off;
+    off += record_serial_len(st);
+    if (off > n) return SHALE_CORRUPT;
+    c++;
+  }
+  if (hp == hend && off != n) return SHALE_CORRUPT;
+  *ncol = c;
+  return SHALE_OK;
+}
+
+int record_column_count(const void *rec, uint32_t n, int *ncol) {
+  const uint8_t *p = rec;
+  uint32_t h;
+  *ncol = 0;
+  if (n == 0) return SHALE_OK;
+  int k = read_hdr_len(p, n, &h);
+  if (k == 0) return SHALE_CORRUPT;
+  const uint8_t *hp = p + k, *hend = p + h;
+  uint64_t off = h;
+  int c = 0;
+  while (hp < hend) {
+    uint32_t st;
+    if (!read_type(&hp, hend, &st)) return SHALE_CORRUPT;
+    off += record_serial_len(st);
+    if (off > n) return SHALE_CORRUPT;
+    c++;
+  }
+  if (off != n) return SHALE_CORRUPT;
+  *ncol = c;
+  return SHALE_OK;
+}
+
+int record_column(const void *rec, uint32_t n, int col, ShValue *out) {
+  const uint8_t *p = rec;
+  uint32_t h;
+  value_set_null(out);
+  if (n == 0) return SHALE_OK;
+  int k = read_hdr_len(p, n, &h);
+  if (k == 0) return SHALE_CORRUPT;
+  const uint8_t *hp = p + k, *hend = p + h;
+  uint64_t off = h;
+  for (int c = 0; hp < hend; c++) {
+    uint32_t st;
+    if (!read_type(&hp, hend, &st)) return SHALE_CORRUPT;
+    uint32_t len = record_serial_len(st);
+    if (off + len > n) return SHALE_CORRUPT;
+    if (c == col) {
+      record_decode_value(st, p + off, out);
+      return SHALE_OK;
+    }
+    off += len;
+  }
+  if (off != n) return SHALE_CORRUPT;
+  return SHALE_OK; /* past the last column: NULL */
+}
+
+/* ---- comparison ---- */
+
+/* Streams the columns of one record. */
+typedef struct Reader {
+  const uint8_t *p;    /* record start */
+  const uint8_t *hp;   /* next serial type */
+  const uint8_t *hend; /* end of header */
+  uint64_t off;        /* body offset of the next column */
+  uint32_t n;
+} Reader;
+
+static int reader_init(Reader *r, const void *rec, uint32_t n) {
+  uint32_t h;
+  r->p = rec;
+  r->n = n;
+  if (n == 0) {
+    r->hp = r->hend = rec;
+    r->off = 0;
+    return 1;
+  }
+  int k = read_hdr_len(r->p, n, &h);
+  if (k == 0) return 0;
+  r->hp = r->p + k;
+  r->hend = r->p + h;
+  r->off = h;
+  return 1;
+}
+
+/* 1: *v holds the next column; 0: no more columns; -1: corrupt. */
+static inline int reader_next(Reader *r, ShValue *v) {
+  uint32_t st;
+  if (r->hp >= r->hend) return 0;
+  if (!read_type(&r->hp, r->hend, &st)) return -1;
+  uint32_t len = record_serial_len(st);
+  if (r->off + len > r->n) return -1;
+  record_decode_value(st, r->p + r->off, v);
+  r->off += len;
+  return 1;
+}
+
+static int raw_compare(const void *a, uint32_t na, const void *b, uint32_t nb) {
+  uint32_t m = na < nb ? na : nb;
+  int c = m ? memcmp(a, b, m) : 0;
+  if (c) return c < 0 ? -1 : 1;
+  return na < nb ? -1 : na > nb;
+}
+
+static inline int column_cmp(const KeyInfo *ki, int i, const ShValue *a, const ShValue *b) {
+  if (!ki || i >= ki->ncol) return value_compare(a, b, NULL);
+  int c = value_compare(a, b, ki->coll ? ki->coll[i] : NULL);
+  return (ki->desc && ki->desc[i]) ? -c : c;
+}
+
+int record_compare(void *keyinfo, const void *a, uint32_t na, const void *b, uint32_t nb) {
+  KeyInfo *ki = keyinfo;
+  Reader ra, rb;
+  if (!reader_init(&ra, a, na) || !reader_init(&rb, b, nb)) goto corrupt;
+  for (int i = 0;; i++) {
+    ShValue va, vb;
+    int ea = reader_next(&ra, &va), eb = reader_next(&rb, &vb);
+    if (ea < 0 || eb < 0) goto corrupt;
+    if (!ea || !eb) return ea - eb; /* the shorter record (a prefix) first */
+    int c = column_cmp(ki, i, &va, &vb);
+    if (c) return c;
+  }
+corrupt:
+  if (ki) ki->corrupt = 1;
+  return raw_compare(a, na, b, nb);
+}
+
+int record_compare_unpacked(KeyInfo *ki, const void *rec, uint32_t n, const ShValue *key,
+                            int nkey) {
+  Reader r;
+  if (!reader_init(&r, rec, n)) goto corrupt;
+  for (int i = 0; i < nkey; i++) {
+    ShValue v;
+    int e = reader_next(&r, &v);
+    if (e < 0) goto corrupt;
+    if (e == 0) return -1;
+    int c = column_cmp(ki, i, &v, &key[i]);
+    if (c) return c;
+  }
+  return 0;
+corrupt:
+  if (ki) ki->corrupt = 1;
+  return -1;
+}

@@ -1,0 +1,210 @@
+/*
+ * record.h -- values, serial types, the record format, comparison, collations.
+ *
+ * The layer above the B-tree: it knows what the bytes of a payload mean
+ * (FORMAT-db.md §6) and in which order keys sort (§7). The SQL engine builds
+ * its registers (ShValue) and index comparators (KeyInfo) on it.
+ *
+ * Built for speed: decoding and comparing never allocate; decoded text and
+ * blobs are borrowed pointers into the record buffer the caller passed in.
+ *
+ * Invariants:
+ *  1. Records written by record_encode use schema format 4 serial types:
+ *     0/1 as 8/9, the narrowest integer width (§6), reals as type 7.
+ *  2. Every read of a record is bounds-checked against the length the caller
+ *     gave; a header or serial type pointing past the record, or serial type
+ *     10/11, is SHALE_CORRUPT -- never an out-of-bounds read.
+ *  3. Order: NULL < numbers < TEXT < BLOB; INTEGER and REAL by exact numeric
+ *     value; TEXT by collation; BLOB by memcmp then length; DESC reverses.
+ *     The comparators are total orders (antisymmetric, transitive), also on
+ *     corrupt input (which additionally raises a flag).
+ *  4. A borrowed ShValue (flags without VAL_OWNED) never outlives the buffer
+ *     it points into; an owned one holds shale_malloc memory released by
+ *     value_clear.
+ */
+#ifndef SHALE_RECORD_H
+#define SHALE_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../util/util.h"
+
+/* ---- values ---- */
+
+/* ShValue.flags */
+#define VAL_OWNED 0x01 /* z is shale_malloc'ed and freed by value_clear */
+
+/* A small tagged value. type is SHALE_INTEGER / FLOAT / TEXT / BLOB / NULL
+ * (include/shale.h). For TEXT and BLOB, z points at n bytes (TEXT is UTF-8,
+ * not NUL-terminated unless stated); z may be NULL when n == 0. */
+typedef struct ShValue {
+  uint8_t type;
+  uint8_t flags;
+  uint32_t n;
+  union {
+    int64_t i;
+    double r;
+    const char *z;
+  };
+} ShValue;
+
+static inline void value_set_null(ShValue *v) {
+  v->type = SHALE_NULL;
+  v->flags = 0;
+  v->n = 0;
+  v->i = 0;
+}
+static inline void value_set_int(ShValue *v, int64_t i) {
+  v->type = SHALE_INTEGER;
+  v->flags = 0;
+  v->n = 0;
+  v->i = i;
+}
+static inline void value_set_real(ShValue *v, double r) {
+  v->type = SHALE_FLOAT;
+  v->flags = 0;
+  v->n = 0;
+  v->r = r;
+}
+/* Borrowed text/blob: v points at z[0..n), which must outlive v. */
+static inline void value_set_text(ShValue *v, const char *z, uint32_t n) {
+  v->type = SHALE_TEXT;
+  v->flags = 0;
+  v->n = n;
+  v->z = z;
+}
+static inline void value_set_blob(ShValue *v, const void *z, uint32_t n) {
+  v->type = SHALE_BLOB;
+  v->flags = 0;
+  v->n = n;
+  v->z = (const char *)z;
+}
+/* Release owned memory (if any) and make v NULL. */
+void value_clear(ShValue *v);
+/* Make a borrowed text/blob owned by copying it into shale_malloc memory
+ * (one extra NUL byte is appended, not counted in n). No-op for other types
+ * and already-owned values. SHALE_OK or SHALE_NOMEM (v unchanged). */
+int value_make_owned(ShValue *v);
+
+/* ---- collations ---- */
+
+/* A text collation. cmp returns <0, 0, >0; it must be a total order. */
+typedef struct Collation {
+  const char *name;
+  int (*cmp)(void *ctx, int n1, const void *a, int n2, const void *b);
+  void *ctx;
+} Collation;
+
+extern const Collation record_coll_binary; /* memcmp, then shorter first */
+extern const Collation record_coll_nocase; /* ASCII-only case fold, then BINARY */
+extern const Collation record_coll_rtrim;  /* BINARY ignoring trailing spaces */
+/* The built-in collation called name (case-insensitive), or NULL. Static. */
+const Collation *record_collation_find(const char *name);
+
+/* ---- comparison ---- */
+
+/* Compare two values in key order (invariant 3); coll (NULL = BINARY) is
+ * used when both are TEXT. NaN reals sort below every other number. */
+int value_compare(const ShValue *a, const ShValue *b, const Collation *coll);
+
+/* How an index's key columns sort. coll[i] may be NULL (BINARY); coll and
+ * desc may themselves be NULL (all BINARY / all ascending). Columns past
+ * ncol compare BINARY ascending (e.g. the trailing rowid). The comparators
+ * set corrupt = 1 when they meet a malformed record. */
+typedef struct KeyInfo {
+  int ncol;
+  const Collation **coll;
+  const uint8_t *desc;
+  int corrupt;
+} KeyInfo;
+
+/* Compare two whole records (a BtreeKeyCmp: pass a KeyInfo* as ctx). A
+ * record that is a prefix of the other (fewer columns, all equal) sorts
+ * first. On a malformed record sets ki->corrupt and falls back to a memcmp
+ * of the raw bytes (still a total order). */
+int record_compare(void *keyinfo, const void *a, uint32_t na, const void *b, uint32_t nb);
+
+/* Compare a record with an unpacked key of nkey values: the sign of
+ * (record - key) over the first nkey columns. 0 if those are equal (the rest
+ * of the record is ignored); a record with fewer than nkey columns, all
+ * equal, sorts first. A malformed record sets ki->corrupt and returns -1. */
+int record_compare_unpacked(KeyInfo *ki, const void *rec, uint32_t n, const ShValue *key,
+                            int nkey);
+
+/* ---- serial types and the record format (§6) ---- */
+
+/* Serial type that stores v (format 4). TEXT/BLOB lengths must be < 2^31. */
+uint32_t record_serial_type(const ShValue *v);
+/* Bytes the body of serial type st takes (0 for 10/11). */
+static inline uint32_t record_serial_len(uint32_t st) {
+  static const uint8_t small[12] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0, 0, 0};
+  return st < 12 ? small[st] : (st - 12) / 2;
+}
+
+/* Bytes record_encode writes for the n values v[0..n). */
+size_t record_encoded_size(const ShValue *v, int n);
+/* Write the record for v[0..n) to out (room for record_encoded_size bytes);
+ * returns the number of bytes written. */
+size_t record_encode(const ShValue *v, int n, uint8_t *out);
+
+/* Parse the header of the record rec[0..n): for the first min(ncol_in_header,
+ * maxcol) columns, types[i] gets the serial type and offsets[i] the body
+ * offset (from rec). *ncol gets that count. Every parsed column is checked to
+ * lie inside the record; when the whole header was parsed, the body must end
+ * exactly at n. Returns SHALE_OK or SHALE_CORRUPT (outputs then undefined). */
+int record_parse_header(const void *rec, uint32_t n, uint32_t *types, uint32_t *offsets,
+                        int maxcol, int *ncol);
+
+/* Decode the body at p of serial type st into out (st must not be 10/11 and
+ * p must hold record_serial_len(st) bytes: both checked by
+ * record_parse_header). Text/blob are borrowed from p. */
+void record_decode_value(uint32_t st, const uint8_t *p, ShValue *out);
+
+/* Convenience (parses the header each call, so O(col)): column col of the
+ * record into out, borrowed from rec. A column past the end of the record is
+ * NULL (the caller applies the default). SHALE_OK or SHALE_CORRUPT. */
+int record_column(const void *rec, uint32_t n, int col, ShValue *out);
+/* Number of columns in the record's header; SHALE_CORRUPT on a bad header. */
+int record_column_count(const void *rec, uint32_t n, int *ncol);
+
+/* ---- conversions (SQLite's rules) ---- */
+
+/* Render r as SQLite does (CAST(r AS TEXT), "%!.15g"): 15 significant
+ * digits, always a '.' or exponent ("1.0", "1.0e+20", "1.5e-07"), -0.0 as
+ * "0.0", infinities "Inf"/"-Inf", NaN as "NaN" (never stored). Writes a
+ * NUL-terminated string to out and returns its length (< 32). */
+int record_real_to_text(double r, char out[32]);
+/* Render an integer; returns the length. */
+int record_int_to_text(int64_t i, char out[24]);
+
+/* Parse z[0..n) as SQLite parses numeric text for affinity: optional
+ * surrounding whitespace, sign, digits, '.', exponent; no hex. Returns 1 if
+ * the whole text is a well-formed number, 0 otherwise. On success *out is
+ * INTEGER if the text is an integer literal that fits in int64 (no '.' or
+ * exponent), else FLOAT (e.g. "1e3" -> 1000.0, "9223372036854775808" ->
+ * 9.223372036854776e18). */
+int record_text_to_number(const char *z, int n, ShValue *out);
+
+/* SQLite affinity letters. */
+#define AFF_BLOB 'A'
+#define AFF_TEXT 'B'
+#define AFF_NUMERIC 'C'
+#define AFF_INTEGER 'D'
+#define AFF_REAL 'E'
+
+/* Apply a column affinity to v as SQLite does when storing into such a
+ * column; the result is the value the column then reads back as:
+ *  BLOB: unchanged. TEXT: numbers become text (owned memory).
+ *  NUMERIC/INTEGER: well-formed numeric text becomes a number; a real with
+ *  an exact int64 value (not +-2^63) becomes an integer.
+ *  REAL: numeric text and integers become reals.
+ * SHALE_OK or SHALE_NOMEM (v unchanged). */
+int value_apply_affinity(ShValue *v, char affinity);
+
+/* For storing into a REAL column: if r is integral and within -2^47..2^47-1
+ * SQLite stores it as an integer serial type (the column still reads back as
+ * REAL). Returns 1 and sets *i if so. */
+int record_real_fits_int48(double r, int64_t *i);
+
+#endif /* SHALE_RECORD_H */
