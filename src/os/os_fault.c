@@ -172,9 +172,9 @@ static int f_close(OsFile *pf) {
   return rc;
 }
 
-#define DEAD_CHECK(f)                  \
-  do {                                 \
-    if ((f)->dead) return SHALE_IOERR; \
+#define DEAD_CHECK(f)                                                      \
+  do {                                                                     \
+    if (__atomic_load_n(&(f)->dead, __ATOMIC_ACQUIRE)) return SHALE_IOERR; \
   } while (0)
 
 static int f_read(OsFile *pf, void *buf, int amt, int64_t off) {
@@ -507,7 +507,7 @@ void os_fault_power_loss(OsVfs *vfs, int keep_unsynced, int tear) {
     os_close_free(own);
     log_clear(n);
   }
-  for (FaultFile *f = fv->files; f; f = f->next) f->dead = 1;
+  for (FaultFile *f = fv->files; f; f = f->next) __atomic_store_n(&f->dead, 1, __ATOMIC_RELEASE);
   /* nodes of closed files are no longer needed */
   for (FaultNode *n = fv->nodes, *next; n; n = next) {
     next = n->next;

@@ -360,6 +360,7 @@ static int try_increment(OsFile *f) {
 }
 
 typedef struct Worker {
+  OsVfs *vfs; /* NULL: the default */
   const char *path;
   int n;
   int opens; /* reopen the file every few increments */
@@ -382,7 +383,8 @@ static void *worker(void *arg) {
   OsFile *f = NULL;
   int got = 0;
   while (got < w->n) {
-    if (!f && os_open_alloc(os_vfs_find(NULL), w->path, SHALE_OPEN_READWRITE, NULL, &f))
+    if (!f &&
+        os_open_alloc(w->vfs ? w->vfs : os_vfs_find(NULL), w->path, SHALE_OPEN_READWRITE, NULL, &f))
       return NULL;
     check_read(f, w);
     if (try_increment(f)) {
@@ -414,6 +416,7 @@ TEST(threads_increment_under_exclusive) {
   Worker w[4];
   int per = test_long() ? 2000 : 200;
   for (int i = 0; i < 4; i++) {
+    w[i].vfs = NULL;
     w[i].path = p;
     w[i].n = per;
     w[i].opens = i & 1;
@@ -435,13 +438,13 @@ TEST(processes_and_threads_increment_under_exclusive) {
     if (kids[k] == 0) {
       /* two threads per child process */
       pthread_t th[2];
-      Worker w[2] = {{p, per, 0, 0}, {p, per, 1, 0}};
+      Worker w[2] = {{NULL, p, per, 0, 0}, {NULL, p, per, 1, 0}};
       for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, worker, &w[i]);
       for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
       _exit(w[0].torn + w[1].torn > 0 ? 1 : 0);
     }
   }
-  Worker me = {p, per, 1, 0};
+  Worker me = {NULL, p, per, 1, 0};
   worker(&me);
   CHECK_EQ(me.torn, 0);
   for (int k = 0; k < 2; k++) {
@@ -460,4 +463,24 @@ TEST(current_time_matches_sqlite3) {
   OsVfs *u = os_vfs_find(NULL);
   CHECK_OK(u->current_time_ms(u, &ours));
   CHECK(llabs((long long)ours - theirs) < 10000);
+}
+
+TEST(memdb_threads_increment_under_exclusive) {
+  OsVfs *m = os_vfs_find("memdb");
+  OsFile *keep = NULL;
+  CHECK_OK(os_open_alloc(m, "thr.db", SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, NULL, &keep));
+  pthread_t th[4];
+  Worker w[4];
+  int per = test_long() ? 2000 : 200;
+  for (int i = 0; i < 4; i++) {
+    w[i] = (Worker){m, "thr.db", per, i & 1, 0};
+    pthread_create(&th[i], NULL, worker, &w[i]);
+  }
+  for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+  int64_t v = -1;
+  CHECK_OK(os_read(keep, &v, 8, 0));
+  CHECK_EQ(v, 4 * per);
+  for (int i = 0; i < 4; i++) CHECK_EQ(w[i].torn, 0);
+  os_close_free(keep);
+  CHECK_OK(m->delete (m, "thr.db", 0));
 }
