@@ -1,0 +1,714 @@
+/*
+ * pager.c -- the pager: transactions over a page cache and a rollback
+ * journal (see pager.h for the contract).
+ *
+ * Owns: the Pager object, its configuration, the transaction state machine
+ * (NONE -> READ -> WRITE -> READ -> NONE), lock escalation, the commit and
+ * rollback sequences, the error state, savepoints and the in-memory
+ * sub-journal, the database header fields of page 1 that the pager owns
+ * (16, 20, 24, 28, 92, 96).
+ *
+ * Commit sequence (rollback journal):
+ *   1. page 1: change counter + 1, 92 = counter, 96 = version, 28 = size;
+ *   2. journal synced (FULL/EXTRA: records synced, header nRec written,
+ *      synced again; NORMAL: header written, one sync; OFF: nothing);
+ *   3. EXCLUSIVE taken (PENDING first; busy handler);
+ *   4. dirty pages written in page order, file truncated if it shrank;
+ *   5. database synced (unless synchronous=OFF);
+ *   6. journal finalised per journal_mode (the commit point for DELETE is
+ *      the unlink, for TRUNCATE the truncate, for PERSIST the zeroed header);
+ *   7. lock dropped to SHARED.
+ * Rollback: if the database file was written in this transaction (a spill,
+ * or a failed commit), the journal is played back and the file truncated to
+ * its original size, then synced; dirty (or, after playback, all) cached
+ * pages are dropped or reloaded. With journal_mode=OFF rollback can only
+ * discard the cache: pages already spilled stay in the file (as SQLite).
+ *
+ * Invariants:
+ *  1. txn == WRITE implies lock >= RESERVED; txn >= READ implies lock >=
+ *     SHARED (memdb files too: their locks are private).
+ *  2. dbmod implies lock == EXCLUSIVE and the journal (if any) synced for
+ *     every page written so far.
+ *  3. err != OK only while a write transaction is open (or after a failure
+ *     inside rollback itself); only pager_rollback clears it.
+ *  4. The change counter written at commit is the one read when the read
+ *     transaction began plus one, so a retried commit never bumps it twice.
+ */
+#include <assert.h>
+#include <string.h>
+
+#include "pager_int.h"
+
+static const char MAGIC_HDR[16] = "SQLite format 3";
+
+uint32_t pager_lock_page(Pager *p) { return 0x40000000u / p->page_size + 1; }
+
+int pager_set_error(Pager *p, int rc) {
+  if (rc != SHALE_OK && rc != SHALE_BUSY && p->err == SHALE_OK) p->err = rc;
+  return rc;
+}
+
+int pager_lock_wait(Pager *p, int level) {
+  int n = 0;
+  for (;;) {
+    int rc = os_lock(p->fd, level);
+    if (rc == SHALE_OK) {
+      if (level > p->lock) p->lock = level;
+      return SHALE_OK;
+    }
+    if (rc != SHALE_BUSY || !p->busy || !p->busy(p->busy_arg, n++)) return rc;
+  }
+}
+
+static void unlock_to(Pager *p, int level) {
+  if (p->lock > level) {
+    os_unlock(p->fd, level);
+    p->lock = level;
+  }
+}
+
+/* ---- open / close / configuration ---- */
+
+int pager_open(OsVfs *vfs, const char *path, int open_flags, int extra_size, Pager **out) {
+  *out = NULL;
+  Pager *p = shale_malloc(sizeof(Pager));
+  if (!p) return SHALE_NOMEM;
+  memset(p, 0, sizeof *p);
+  int memory = !path || !strcmp(path, ":memory:");
+  int rc = SHALE_OK;
+  if (memory) {
+    vfs = os_vfs_find("memdb");
+  } else if (!vfs) {
+    vfs = os_vfs_find(NULL);
+  }
+  if (!vfs) {
+    shale_free(p);
+    return SHALE_CANTOPEN;
+  }
+  p->vfs = vfs;
+  p->memory = memory;
+  p->extra_size = (extra_size + 7) & ~7;
+  p->page_size = PAGER_DEFAULT_PAGE_SIZE;
+  p->cache_cfg = PAGER_DEFAULT_CACHE_SIZE;
+  p->journal_mode = memory ? PAGER_JOURNAL_MEMORY : PAGER_JOURNAL_DELETE;
+  p->sync_level = memory ? PAGER_SYNC_OFF : PAGER_SYNC_FULL;
+  pager_cache_set_budget(p);
+  rc = pager_cache_init(p);
+  if (rc != SHALE_OK) goto fail;
+  int flags = open_flags | SHALE_OPEN_MAIN_DB;
+  if (!memory) {
+    int n = vfs->max_pathname > 0 ? vfs->max_pathname : 1024;
+    p->path = shale_malloc((size_t)n + 1);
+    if (!p->path) {
+      rc = SHALE_NOMEM;
+      goto fail;
+    }
+    rc = vfs->full_pathname(vfs, path, n + 1, p->path);
+    if (rc != SHALE_OK) {
+      rc = rc == SHALE_NOMEM ? rc : SHALE_CANTOPEN;
+      goto fail;
+    }
+    p->jpath = util_mprintf("%s-journal", p->path);
+    if (!p->jpath) {
+      rc = SHALE_NOMEM;
+      goto fail;
+    }
+  } else {
+    flags = SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_MAIN_DB | SHALE_OPEN_MEMORY;
+  }
+  int got = flags;
+  rc = os_open_alloc(vfs, memory ? NULL : p->path, flags, &got, &p->fd);
+  if (rc != SHALE_OK) {
+    p->fd = NULL;
+    if (rc != SHALE_NOMEM) rc = SHALE_CANTOPEN;
+    goto fail;
+  }
+  p->readonly = (got & SHALE_OPEN_READONLY) != 0 || (open_flags & SHALE_OPEN_READONLY) != 0;
+  *out = p;
+  return SHALE_OK;
+fail:
+  shale_free(p->hash);
+  shale_free(p->path);
+  shale_free(p->jpath);
+  shale_free(p);
+  return rc;
+}
+
+static void savepoints_free(Pager *p) {
+  for (int i = 0; i < p->nsp; i++) pgset_clear(&p->sp[i].saved);
+  p->nsp = 0;
+  for (int i = 0; i < p->nsub; i++) shale_free(p->sub[i].data);
+  p->nsub = 0;
+}
+
+int pager_close(Pager *p) {
+  if (!p) return SHALE_OK;
+  if (p->txn == PAGER_TXN_WRITE) pager_rollback(p);
+  savepoints_free(p);
+  shale_free(p->sp);
+  shale_free(p->sub);
+  pgset_clear(&p->journaled);
+  pager_journal_close(p);
+  unlock_to(p, OS_LOCK_NONE);
+  pager_cache_free_all(p);
+  shale_free(p->hash);
+  os_close_free(p->fd);
+  shale_free(p->path);
+  shale_free(p->jpath);
+  shale_free(p);
+  return SHALE_OK;
+}
+
+int pager_set_page_size(Pager *p, uint32_t page_size, int reserve) {
+  if (page_size < 512 || page_size > 65536 || (page_size & (page_size - 1)) ||
+      reserve < 0 || reserve > 255 || (int)page_size - reserve < 480)
+    return SHALE_READONLY;
+  if (p->txn == PAGER_TXN_WRITE || p->ncached > 0 ||
+      (p->txn != PAGER_TXN_NONE && p->db_size > 0))
+    return SHALE_READONLY;
+  if (p->txn == PAGER_TXN_NONE && p->hdr_valid) {
+    /* The file had pages at the last look: leave it to the header. */
+    static const uint8_t zero[16];
+    if (memcmp(p->hdr, zero, 16) != 0) return SHALE_READONLY;
+  }
+  p->page_size = page_size;
+  p->reserve = reserve;
+  pager_cache_set_budget(p);
+  return SHALE_OK;
+}
+
+uint32_t pager_page_size(Pager *p) { return p->page_size; }
+uint32_t pager_usable_size(Pager *p) { return p->page_size - (uint32_t)p->reserve; }
+
+void pager_set_cache_size(Pager *p, int n) {
+  p->cache_cfg = n;
+  pager_cache_set_budget(p);
+  pager_cache_trim(p);
+}
+int pager_cache_size(Pager *p) { return p->cache_cfg; }
+
+int pager_set_journal_mode(Pager *p, int mode) {
+  if (mode < PAGER_JOURNAL_DELETE || mode > PAGER_JOURNAL_MEMORY) return p->journal_mode;
+  if (p->memory && mode != PAGER_JOURNAL_MEMORY && mode != PAGER_JOURNAL_OFF)
+    return p->journal_mode;
+  if (p->txn == PAGER_TXN_WRITE) return p->journal_mode;
+  p->journal_mode = mode;
+  return mode;
+}
+int pager_journal_mode(Pager *p) { return p->journal_mode; }
+void pager_set_synchronous(Pager *p, int level) {
+  if (level < PAGER_SYNC_OFF) level = PAGER_SYNC_OFF;
+  if (level > PAGER_SYNC_EXTRA) level = PAGER_SYNC_EXTRA;
+  p->sync_level = level;
+}
+int pager_synchronous(Pager *p) { return p->sync_level; }
+void pager_set_busy_handler(Pager *p, int (*handler)(void *, int), void *arg) {
+  p->busy = handler;
+  p->busy_arg = arg;
+}
+int pager_readonly(Pager *p) { return p->readonly; }
+int pager_is_memory(Pager *p) { return p->memory; }
+const char *pager_filename(Pager *p) { return p->memory ? ":memory:" : p->path; }
+OsVfs *pager_vfs(Pager *p) { return p->vfs; }
+int pager_txn_state(Pager *p) { return p->txn; }
+uint32_t pager_db_size(Pager *p) { return p->db_size; }
+
+/* ---- read transactions ---- */
+
+/* Read and check the header; set page size and db_size; invalidate the
+ * cache if the file changed since it was filled. */
+static int read_header(Pager *p, int force_invalidate) {
+  int64_t fsz = 0;
+  uint8_t h[100];
+  int rc = os_file_size(p->fd, &fsz);
+  if (rc != SHALE_OK) return rc;
+  if (fsz == 0) {
+    memset(h, 0, sizeof h);
+    p->db_size = 0;
+  } else {
+    if (fsz < 100) return SHALE_NOTADB;
+    rc = os_read(p->fd, h, 100, 0);
+    if (rc != SHALE_OK) return rc == SHALE_IOERR_SHORT_READ ? SHALE_NOTADB : rc;
+    if (memcmp(h, MAGIC_HDR, 16) != 0) return SHALE_NOTADB;
+    uint32_t ps = util_get2(h + 16);
+    if (ps == 1) ps = 65536;
+    if (ps < 512 || ps > 65536 || (ps & (ps - 1))) return SHALE_NOTADB;
+    if ((int)ps - h[20] < 480) return SHALE_NOTADB;
+    if (ps != p->page_size) {
+      if (p->nrefd > 0) return SHALE_ERROR; /* pages still held at the old size */
+      pager_cache_free_all(p);
+      p->page_size = ps;
+      pager_cache_set_budget(p);
+    }
+    p->reserve = h[20];
+    uint32_t hs = util_get4(h + 28);
+    if (hs != 0 && memcmp(h + 24, h + 92, 4) == 0)
+      p->db_size = hs; /* may exceed the file: the b-tree layer judges */
+    else
+      p->db_size = (uint32_t)((fsz + ps - 1) / ps);
+  }
+  if (force_invalidate || !p->hdr_valid || memcmp(p->hdr, h + 24, 16) != 0) {
+    rc = pager_cache_invalidate(p, 0);
+    if (rc != SHALE_OK) return rc;
+  }
+  memcpy(p->hdr, h + 24, 16);
+  p->hdr_valid = 1;
+  return SHALE_OK;
+}
+
+int pager_begin_read(Pager *p) {
+  if (p->err) return p->err;
+  if (p->txn != PAGER_TXN_NONE) return SHALE_OK;
+  int rc, n = 0, rolled = 0;
+  for (;;) {
+    rc = pager_lock_wait(p, OS_LOCK_SHARED);
+    if (rc != SHALE_OK) return rc;
+    rc = pager_hot_journal(p, &rolled);
+    if (rc == SHALE_OK) break;
+    unlock_to(p, OS_LOCK_NONE);
+    if (rc != SHALE_BUSY || !p->busy || !p->busy(p->busy_arg, n++)) return rc;
+  }
+  rc = read_header(p, rolled);
+  if (rc != SHALE_OK) {
+    unlock_to(p, OS_LOCK_NONE);
+    return rc;
+  }
+  p->txn = PAGER_TXN_READ;
+  return SHALE_OK;
+}
+
+void pager_end_read(Pager *p) {
+  if (p->txn == PAGER_TXN_NONE) return;
+  if (p->txn == PAGER_TXN_WRITE) pager_rollback(p);
+  if (p->txn == PAGER_TXN_WRITE) return; /* rollback failed: still in the error state */
+  savepoints_free(p);
+  unlock_to(p, OS_LOCK_NONE);
+  p->txn = PAGER_TXN_NONE;
+}
+
+/* ---- write transactions ---- */
+
+int pager_begin_write(Pager *p, int exclusive) {
+  if (p->err) return p->err;
+  if (p->readonly) return SHALE_READONLY;
+  if (p->txn == PAGER_TXN_WRITE) {
+    if (exclusive && p->lock < OS_LOCK_EXCLUSIVE) return pager_lock_wait(p, OS_LOCK_EXCLUSIVE);
+    return SHALE_OK;
+  }
+  int was_none = p->txn == PAGER_TXN_NONE;
+  int rc = pager_begin_read(p);
+  if (rc != SHALE_OK) return rc;
+  for (int n = 0;;) {
+    rc = os_lock(p->fd, OS_LOCK_RESERVED);
+    if (rc == SHALE_OK) break;
+    /* Waiting while holding a read transaction could deadlock with the
+     * RESERVED holder waiting for our SHARED to go: only retry from NONE. */
+    if (rc == SHALE_BUSY && was_none && p->busy && p->busy(p->busy_arg, n++)) continue;
+    if (was_none) pager_end_read(p);
+    return rc;
+  }
+  p->lock = OS_LOCK_RESERVED;
+  if (exclusive) {
+    rc = pager_lock_wait(p, OS_LOCK_EXCLUSIVE);
+    if (rc != SHALE_OK) {
+      unlock_to(p, OS_LOCK_SHARED);
+      os_unlock(p->fd, OS_LOCK_SHARED); /* clears a PENDING left behind */
+      if (was_none) pager_end_read(p);
+      return rc;
+    }
+  }
+  p->txn = PAGER_TXN_WRITE;
+  p->orig_size = p->db_size;
+  p->dbmod = 0;
+  assert(!p->jfd && p->journaled.n == 0);
+  return SHALE_OK;
+}
+
+/* End the write transaction after commit or rollback. */
+static void end_write(Pager *p) {
+  pgset_clear(&p->journaled);
+  savepoints_free(p);
+  unlock_to(p, OS_LOCK_SHARED);
+  if (p->lock == OS_LOCK_SHARED) os_unlock(p->fd, OS_LOCK_SHARED); /* any PENDING */
+  p->txn = PAGER_TXN_READ;
+  p->orig_size = p->db_size;
+  p->dbmod = 0;
+  pager_cache_trim(p);
+}
+
+int pager_write_pages(Pager *p, PgPage *list) {
+  uint32_t lockpg = pager_lock_page(p);
+  for (PgPage *pg = list, *next; pg; pg = next) {
+    next = pg->sort;
+    if (pg->pgno != lockpg && pg->pgno <= p->db_size) {
+      int rc = os_write(p->fd, pg->data, (int)p->page_size, (int64_t)(pg->pgno - 1) * p->page_size);
+      if (rc != SHALE_OK) return rc;
+      p->stats.writes++;
+    }
+    pager_cache_make_clean(p, pg);
+  }
+  return SHALE_OK;
+}
+
+/* Journal the original of pg and save it for open savepoints, as needed
+ * before its first change. Does not mark it dirty. */
+static int prepare_write(Pager *p, PgPage *pg) {
+  int rc;
+  uint32_t pgno = pg->pgno;
+  if (pgno == pager_lock_page(p)) return SHALE_OK;
+  if (p->journal_mode != PAGER_JOURNAL_OFF && pgno <= p->orig_size &&
+      !pgset_has(&p->journaled, pgno)) {
+    rc = pager_journal_page(p, pg);
+    if (rc != SHALE_OK) return rc;
+  }
+  int need = 0;
+  for (int i = 0; i < p->nsp; i++)
+    if (pgno <= p->sp[i].db_size && !pgset_has(&p->sp[i].saved, pgno)) need = 1;
+  if (!need) return SHALE_OK;
+  if (p->nsub == p->subcap) {
+    int cap = p->subcap ? p->subcap * 2 : 16;
+    SubRec *s = shale_realloc(p->sub, (size_t)cap * sizeof(SubRec));
+    if (!s) return SHALE_NOMEM;
+    p->sub = s;
+    p->subcap = cap;
+  }
+  for (int i = 0; i < p->nsp; i++) {
+    if (pgno <= p->sp[i].db_size && !pgset_has(&p->sp[i].saved, pgno)) {
+      rc = pgset_reserve(&p->sp[i].saved, 1);
+      if (rc != SHALE_OK) return rc;
+    }
+  }
+  uint8_t *img = shale_malloc(p->page_size);
+  if (!img) return SHALE_NOMEM;
+  memcpy(img, pg->data, p->page_size);
+  p->sub[p->nsub].pgno = pgno;
+  p->sub[p->nsub].data = img;
+  p->nsub++;
+  for (int i = 0; i < p->nsp; i++)
+    if (pgno <= p->sp[i].db_size) pgset_add(&p->sp[i].saved, pgno);
+  return SHALE_OK;
+}
+
+/* Page 1 header fields owned by the pager; newhdr receives bytes 24..39. */
+static int update_page1(Pager *p, uint8_t *newhdr) {
+  PgPage *pg;
+  int rc = pager_get(p, 1, 0, &pg);
+  if (rc != SHALE_OK) return rc;
+  rc = pager_write(pg);
+  if (rc == SHALE_OK) {
+    uint8_t *d = pg->data;
+    uint32_t counter = util_get4(p->hdr) + 1;
+    util_put2(d + 16, p->page_size == 65536 ? 1 : p->page_size);
+    d[20] = (uint8_t)p->reserve;
+    util_put4(d + 24, counter);
+    util_put4(d + 28, p->db_size);
+    util_put4(d + 92, counter);
+    util_put4(d + 96, PAGER_VERSION_STAMP);
+    memcpy(newhdr, d + 24, 16);
+  }
+  pager_unref(pg);
+  return rc;
+}
+
+int pager_commit(Pager *p) {
+  int rc;
+  if (p->err) return p->err;
+  if (p->txn != PAGER_TXN_WRITE) return SHALE_OK;
+  uint8_t newhdr[16];
+  memcpy(newhdr, p->hdr, 16);
+  if (p->ndirty > 0 || p->db_size != p->orig_size) {
+    if (p->db_size > 0) {
+      rc = update_page1(p, newhdr);
+      if (rc != SHALE_OK) return rc;
+    }
+    rc = pager_journal_sync(p);
+    if (rc != SHALE_OK) return pager_set_error(p, rc);
+    if (p->lock < OS_LOCK_EXCLUSIVE) {
+      rc = pager_lock_wait(p, OS_LOCK_EXCLUSIVE);
+      if (rc != SHALE_OK) return rc; /* still in the write transaction */
+    }
+    p->dbmod = 1;
+    rc = pager_write_pages(p, pager_cache_sorted_dirty(p));
+    if (rc != SHALE_OK) return pager_set_error(p, rc);
+    int64_t fsz = 0, want = (int64_t)p->db_size * p->page_size;
+    rc = os_file_size(p->fd, &fsz);
+    if (rc == SHALE_OK && fsz > want) rc = os_truncate(p->fd, want);
+    if (rc != SHALE_OK) return pager_set_error(p, rc);
+    if (p->sync_level != PAGER_SYNC_OFF) {
+      rc = os_sync(p->fd, OS_SYNC_NORMAL);
+      if (rc != SHALE_OK) return pager_set_error(p, rc);
+      p->stats.syncs++;
+    }
+  }
+  rc = pager_journal_finalize(p);
+  if (rc != SHALE_OK) return pager_set_error(p, rc);
+  memcpy(p->hdr, newhdr, 16);
+  end_write(p);
+  return SHALE_OK;
+}
+
+int pager_rollback(Pager *p) {
+  int rc = SHALE_OK;
+  if (p->txn != PAGER_TXN_WRITE) {
+    p->err = SHALE_OK;
+    return SHALE_OK;
+  }
+  if (p->dbmod && p->journal_mode != PAGER_JOURNAL_OFF) {
+    int played = 0;
+    if (p->jfd) rc = pager_journal_playback(p, 0, &played);
+    if (rc == SHALE_OK) {
+      int64_t fsz = 0, want = (int64_t)p->orig_size * p->page_size;
+      rc = os_file_size(p->fd, &fsz);
+      if (rc == SHALE_OK && fsz > want) rc = os_truncate(p->fd, want);
+    }
+    if (rc == SHALE_OK && p->sync_level != PAGER_SYNC_OFF && !p->memory) {
+      rc = os_sync(p->fd, OS_SYNC_NORMAL);
+      p->stats.syncs++;
+    }
+    if (rc != SHALE_OK) return pager_set_error(p, rc);
+    p->db_size = p->orig_size;
+    rc = pager_cache_invalidate(p, 0);
+  } else {
+    /* The file is untouched (or, with journal_mode=OFF, can't be restored):
+     * forget the changes made in the cache. */
+    p->db_size = p->orig_size;
+    PgPage *next;
+    for (PgPage *pg = p->dirty_head; pg; pg = next) {
+      next = pg->dnext;
+      if (pg->nref == 0) {
+        pager_cache_remove(p, pg);
+      } else {
+        pager_cache_make_clean(p, pg);
+        int rc2 = pager_read_page(p, pg);
+        if (rc2 != SHALE_OK && rc == SHALE_OK) rc = rc2;
+      }
+    }
+    pager_cache_drop_above(p, p->orig_size);
+  }
+  if (rc != SHALE_OK) return pager_set_error(p, rc);
+  rc = pager_journal_finalize(p);
+  if (rc != SHALE_OK) return pager_set_error(p, rc);
+  p->err = SHALE_OK;
+  end_write(p);
+  return SHALE_OK;
+}
+
+/* ---- savepoints ---- */
+
+int pager_savepoint_open(Pager *p, int n) {
+  if (p->err) return p->err;
+  if (p->txn == PAGER_TXN_NONE) return SHALE_MISUSE;
+  if (n <= p->nsp) return SHALE_OK;
+  if (n > p->spcap) {
+    Savepoint *s = shale_realloc(p->sp, (size_t)n * sizeof(Savepoint));
+    if (!s) return SHALE_NOMEM;
+    p->sp = s;
+    p->spcap = n;
+  }
+  for (int i = p->nsp; i < n; i++) {
+    memset(&p->sp[i], 0, sizeof(Savepoint));
+    p->sp[i].db_size = p->db_size;
+    p->sp[i].sub_start = p->nsub;
+  }
+  p->nsp = n;
+  return SHALE_OK;
+}
+
+int pager_savepoint_release(Pager *p, int idx) {
+  if (idx < 0) idx = 0;
+  if (idx >= p->nsp) return SHALE_OK;
+  for (int i = idx; i < p->nsp; i++) pgset_clear(&p->sp[i].saved);
+  p->nsp = idx;
+  if (idx == 0) savepoints_free(p);
+  return SHALE_OK;
+}
+
+int pager_savepoint_rollback(Pager *p, int idx) {
+  if (p->err) return p->err;
+  if (idx < 0 || idx >= p->nsp) return SHALE_OK;
+  Savepoint *sp = &p->sp[idx];
+  if (p->txn == PAGER_TXN_WRITE) {
+    /* Newest first, so that the oldest image of each page wins. */
+    for (int k = p->nsub - 1; k >= sp->sub_start; k--) {
+      SubRec *r = &p->sub[k];
+      if (r->pgno > sp->db_size) continue;
+      PgPage *pg;
+      int rc = pager_get(p, r->pgno, PAGER_GET_NOCONTENT, &pg);
+      if (rc != SHALE_OK) return pager_set_error(p, rc);
+      memcpy(pg->data, r->data, p->page_size);
+      memset(pg->extra, 0, (size_t)p->extra_size);
+      pager_cache_make_dirty(p, pg);
+      pager_unref(pg);
+    }
+    p->db_size = sp->db_size;
+    pager_cache_drop_above(p, p->db_size);
+  }
+  for (int i = idx + 1; i < p->nsp; i++) pgset_clear(&p->sp[i].saved);
+  p->nsp = idx + 1;
+  pgset_clear(&sp->saved);
+  if (idx == 0) {
+    for (int k = sp->sub_start; k < p->nsub; k++) shale_free(p->sub[k].data);
+    p->nsub = sp->sub_start;
+  }
+  sp->sub_start = p->nsub;
+  return SHALE_OK;
+}
+
+int pager_savepoint_count(Pager *p) { return p->nsp; }
+
+int pager_truncate(Pager *p, uint32_t n) {
+  if (p->err) return p->err;
+  if (p->txn != PAGER_TXN_WRITE) return SHALE_MISUSE;
+  if (n >= p->db_size) return SHALE_OK;
+  /* Pages about to vanish must be journalled / saved first, since commit
+   * truncates the file and a savepoint may bring them back. */
+  for (uint32_t pgno = n + 1; pgno <= p->db_size; pgno++) {
+    int need = p->journal_mode != PAGER_JOURNAL_OFF && pgno <= p->orig_size &&
+               !pgset_has(&p->journaled, pgno);
+    for (int i = 0; i < p->nsp && !need; i++)
+      if (pgno <= p->sp[i].db_size && !pgset_has(&p->sp[i].saved, pgno)) need = 1;
+    if (!need || pgno == pager_lock_page(p)) continue;
+    PgPage *pg;
+    int rc = pager_get(p, pgno, 0, &pg);
+    if (rc != SHALE_OK) return rc;
+    rc = prepare_write(p, pg);
+    pager_unref(pg);
+    if (rc != SHALE_OK) return rc;
+  }
+  p->db_size = n;
+  pager_cache_drop_above(p, n);
+  return SHALE_OK;
+}
+
+/* ---- pages ---- */
+
+int pager_get(Pager *p, uint32_t pgno, int flags, PgPage **out) {
+  *out = NULL;
+  if (p->err) return p->err;
+  if (p->txn == PAGER_TXN_NONE) return SHALE_MISUSE;
+  if (pgno == 0 || pgno > 0x7fffffffu) return SHALE_CORRUPT;
+  PgPage *pg = pager_cache_find(p, pgno);
+  if (pg) {
+    p->stats.hits++;
+    pager_ref(pg);
+    *out = pg;
+    return SHALE_OK;
+  }
+  p->stats.misses++;
+  int rc = pager_cache_alloc(p, pgno, &pg);
+  if (rc != SHALE_OK) return rc;
+  if (flags & PAGER_GET_NOCONTENT) {
+    memset(pg->data, 0, p->page_size);
+    memset(pg->extra, 0, (size_t)p->extra_size);
+  } else {
+    rc = pager_read_page(p, pg);
+    if (rc != SHALE_OK) {
+      shale_free(pg);
+      return rc;
+    }
+  }
+  pg->nref = 1;
+  p->nrefd++;
+  pager_cache_insert(p, pg);
+  *out = pg;
+  return SHALE_OK;
+}
+
+PgPage *pager_lookup(Pager *p, uint32_t pgno) {
+  if (p->err || p->txn == PAGER_TXN_NONE) return NULL;
+  PgPage *pg = pager_cache_find(p, pgno);
+  if (pg) pager_ref(pg);
+  return pg;
+}
+
+void pager_ref(PgPage *pg) {
+  Pager *p = pg->pager;
+  if (pg->nref == 0) {
+    if (!(pg->flags & PG_DIRTY)) pager_cache_lru_del(p, pg);
+    p->nrefd++;
+  }
+  pg->nref++;
+}
+
+void pager_unref(PgPage *pg) {
+  Pager *p = pg->pager;
+  assert(pg->nref > 0);
+  if (--pg->nref > 0) return;
+  p->nrefd--;
+  if (!(pg->flags & PG_DIRTY)) {
+    pager_cache_lru_add(p, pg);
+    if (p->ncached > p->budget) pager_cache_trim(p);
+  }
+}
+
+int pager_write(PgPage *pg) {
+  Pager *p = pg->pager;
+  if (p->err) return p->err;
+  if (p->txn != PAGER_TXN_WRITE) return p->readonly ? SHALE_READONLY : SHALE_MISUSE;
+  assert(pg->nref > 0);
+  int rc = prepare_write(p, pg);
+  if (rc != SHALE_OK) return rc;
+  pager_cache_make_dirty(p, pg);
+  if (pg->pgno > p->db_size) p->db_size = pg->pgno;
+  return SHALE_OK;
+}
+
+int pager_is_writable(PgPage *pg) { return (pg->flags & PG_DIRTY) != 0; }
+void pager_dont_write(PgPage *pg) { (void)pg; }
+uint8_t *pager_data(PgPage *pg) { return pg->data; }
+void *pager_extra(PgPage *pg) { return pg->extra; }
+uint32_t pager_pgno(PgPage *pg) { return pg->pgno; }
+Pager *pager_of(PgPage *pg) { return pg->pager; }
+
+/* ---- stats and check ---- */
+
+void pager_stats(Pager *p, PagerStats *s) {
+  *s = p->stats;
+  s->cached = p->ncached;
+  s->dirty = p->ndirty;
+  s->refs = p->nrefd;
+}
+
+int pager_check(Pager *p) {
+  int n = 0, ndirty = 0, nrefd = 0, nlru = 0, nd = 0;
+  uint32_t lockpg = pager_lock_page(p);
+  for (uint32_t i = 0; i < p->nhash; i++) {
+    for (PgPage *pg = p->hash[i]; pg; pg = pg->hnext) {
+      n++;
+      if (pg->pager != p || pg->pgno == 0 || pg->nref < 0) return SHALE_INTERNAL;
+      if ((pg->pgno & (p->nhash - 1)) != i) return SHALE_INTERNAL;
+      if (pg->flags & PG_DIRTY) {
+        ndirty++;
+        if (p->txn != PAGER_TXN_WRITE) return SHALE_INTERNAL;
+        if (p->journal_mode != PAGER_JOURNAL_OFF && pg->pgno <= p->orig_size &&
+            pg->pgno != lockpg && !pgset_has(&p->journaled, pg->pgno))
+          return SHALE_INTERNAL;
+      }
+      if (pg->nref > 0) nrefd++;
+      if (pg->data != (uint8_t *)(pg + 1)) return SHALE_INTERNAL;
+    }
+  }
+  for (PgPage *pg = p->lru_head; pg; pg = pg->lnext) {
+    nlru++;
+    if (pg->nref != 0 || (pg->flags & PG_DIRTY)) return SHALE_INTERNAL;
+    if (pg->lnext && pg->lnext->lprev != pg) return SHALE_INTERNAL;
+    if (nlru > n) return SHALE_INTERNAL;
+  }
+  for (PgPage *pg = p->dirty_head; pg; pg = pg->dnext) {
+    nd++;
+    if (!(pg->flags & PG_DIRTY)) return SHALE_INTERNAL;
+    if (pg->dnext && pg->dnext->dprev != pg) return SHALE_INTERNAL;
+    if (nd > n) return SHALE_INTERNAL;
+  }
+  if (n != p->ncached || ndirty != p->ndirty || nd != ndirty || nrefd != p->nrefd)
+    return SHALE_INTERNAL;
+  int clean_unref = 0; /* every clean unreferenced page must be on the LRU */
+  for (uint32_t i = 0; i < p->nhash; i++)
+    for (PgPage *pg = p->hash[i]; pg; pg = pg->hnext)
+      if (pg->nref == 0 && !(pg->flags & PG_DIRTY)) clean_unref++;
+  if (clean_unref != nlru) return SHALE_INTERNAL;
+  if (p->ncached > p->budget && p->lru_head) return SHALE_INTERNAL;
+  if (p->txn == PAGER_TXN_WRITE && p->lock < OS_LOCK_RESERVED) return SHALE_INTERNAL;
+  if (p->txn != PAGER_TXN_NONE && p->lock < OS_LOCK_SHARED) return SHALE_INTERNAL;
+  return SHALE_OK;
+}

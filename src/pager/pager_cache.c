@@ -1,0 +1,393 @@
+/*
+ * pager_cache.c -- the page cache of the pager, and the small page-number
+ * set used for "already journalled" / "already saved in a savepoint".
+ *
+ * Owns: the hash table pgno -> PgPage, the LRU list of clean unreferenced
+ * pages, the dirty list, page memory (struct + data + extra in one block),
+ * eviction and spilling.
+ *
+ * Invariants:
+ *  1. A page is on the LRU list iff nref == 0 and it is clean; it is on the
+ *     dirty list iff PG_DIRTY is set. ndirty / nrefd / ncached count them.
+ *  2. Eviction only takes pages from the LRU list (clean, unreferenced), so a
+ *     referenced page is never evicted and its data pointer stays valid.
+ *  3. A spill writes only unreferenced dirty pages, and only after the
+ *     journal was synced and EXCLUSIVE is held; a referenced dirty page may
+ *     still be being modified by the layer above, so it is left dirty.
+ *  4. Over budget with nothing clean and unreferenced (and no spill
+ *     possible), the cache grows rather than fail.
+ */
+#include <assert.h>
+#include <string.h>
+
+#include "pager_int.h"
+
+/* ---- PgSet ---- */
+
+void pgset_clear(PgSet *s) {
+  shale_free(s->slot);
+  s->slot = NULL;
+  s->cap = 0;
+  s->n = 0;
+}
+
+int pgset_has(const PgSet *s, uint32_t pgno) {
+  if (s->cap == 0) return 0;
+  uint32_t mask = s->cap - 1;
+  for (uint32_t i = (pgno * 2654435761u) & mask;; i = (i + 1) & mask) {
+    if (s->slot[i] == pgno) return 1;
+    if (s->slot[i] == 0) return 0;
+  }
+}
+
+static void set_put(uint32_t *slot, uint32_t cap, uint32_t pgno) {
+  uint32_t mask = cap - 1;
+  for (uint32_t i = (pgno * 2654435761u) & mask;; i = (i + 1) & mask) {
+    if (slot[i] == pgno) return;
+    if (slot[i] == 0) {
+      slot[i] = pgno;
+      return;
+    }
+  }
+}
+
+int pgset_reserve(PgSet *s, uint32_t more) {
+  uint64_t need = ((uint64_t)s->n + more) * 2;
+  if (need <= s->cap) return SHALE_OK;
+  uint64_t cap = s->cap ? s->cap : 64;
+  while (cap < need) cap *= 2;
+  if (cap > 0x40000000u) return SHALE_NOMEM;
+  uint32_t *slot = shale_malloc(cap * sizeof(uint32_t));
+  if (!slot) return SHALE_NOMEM;
+  memset(slot, 0, cap * sizeof(uint32_t));
+  for (uint32_t i = 0; i < s->cap; i++)
+    if (s->slot[i]) set_put(slot, (uint32_t)cap, s->slot[i]);
+  shale_free(s->slot);
+  s->slot = slot;
+  s->cap = (uint32_t)cap;
+  return SHALE_OK;
+}
+
+void pgset_add(PgSet *s, uint32_t pgno) {
+  assert(pgno != 0);
+  assert((uint64_t)(s->n + 1) * 2 <= s->cap);
+  if (pgset_has(s, pgno)) return;
+  set_put(s->slot, s->cap, pgno);
+  s->n++;
+}
+
+/* ---- lists ---- */
+
+void pager_cache_lru_add(Pager *p, PgPage *pg) {
+  assert(pg->nref == 0 && !(pg->flags & PG_DIRTY));
+  pg->lnext = NULL;
+  pg->lprev = p->lru_tail;
+  if (p->lru_tail)
+    p->lru_tail->lnext = pg;
+  else
+    p->lru_head = pg;
+  p->lru_tail = pg;
+}
+
+void pager_cache_lru_del(Pager *p, PgPage *pg) {
+  if (pg->lprev)
+    pg->lprev->lnext = pg->lnext;
+  else
+    p->lru_head = pg->lnext;
+  if (pg->lnext)
+    pg->lnext->lprev = pg->lprev;
+  else
+    p->lru_tail = pg->lprev;
+  pg->lprev = pg->lnext = NULL;
+}
+
+static int on_lru(Pager *p, PgPage *pg) { return pg->lprev || pg->lnext || p->lru_head == pg; }
+
+void pager_cache_make_dirty(Pager *p, PgPage *pg) {
+  if (pg->flags & PG_DIRTY) return;
+  if (on_lru(p, pg)) pager_cache_lru_del(p, pg);
+  pg->flags |= PG_DIRTY;
+  pg->dnext = NULL;
+  pg->dprev = p->dirty_tail;
+  if (p->dirty_tail)
+    p->dirty_tail->dnext = pg;
+  else
+    p->dirty_head = pg;
+  p->dirty_tail = pg;
+  p->ndirty++;
+}
+
+void pager_cache_make_clean(Pager *p, PgPage *pg) {
+  if (!(pg->flags & PG_DIRTY)) return;
+  if (pg->dprev)
+    pg->dprev->dnext = pg->dnext;
+  else
+    p->dirty_head = pg->dnext;
+  if (pg->dnext)
+    pg->dnext->dprev = pg->dprev;
+  else
+    p->dirty_tail = pg->dprev;
+  pg->dprev = pg->dnext = NULL;
+  pg->flags &= ~PG_DIRTY;
+  p->ndirty--;
+  if (pg->nref == 0) pager_cache_lru_add(p, pg);
+}
+
+/* ---- hash table ---- */
+
+int pager_cache_init(Pager *p) {
+  p->nhash = 256;
+  p->hash = shale_malloc(p->nhash * sizeof(PgPage *));
+  if (!p->hash) return SHALE_NOMEM;
+  memset(p->hash, 0, p->nhash * sizeof(PgPage *));
+  return SHALE_OK;
+}
+
+PgPage *pager_cache_find(Pager *p, uint32_t pgno) {
+  for (PgPage *pg = p->hash[pgno & (p->nhash - 1)]; pg; pg = pg->hnext)
+    if (pg->pgno == pgno) return pg;
+  return NULL;
+}
+
+static void hash_grow(Pager *p) {
+  uint32_t n = p->nhash * 2;
+  PgPage **h = shale_malloc(n * sizeof(PgPage *));
+  if (!h) return; /* longer chains, still correct */
+  memset(h, 0, n * sizeof(PgPage *));
+  for (uint32_t i = 0; i < p->nhash; i++) {
+    PgPage *pg = p->hash[i], *next;
+    for (; pg; pg = next) {
+      next = pg->hnext;
+      pg->hnext = h[pg->pgno & (n - 1)];
+      h[pg->pgno & (n - 1)] = pg;
+    }
+  }
+  shale_free(p->hash);
+  p->hash = h;
+  p->nhash = n;
+}
+
+void pager_cache_insert(Pager *p, PgPage *pg) {
+  assert(!pager_cache_find(p, pg->pgno));
+  if ((uint32_t)p->ncached >= p->nhash && p->nhash < (1u << 24)) hash_grow(p);
+  uint32_t b = pg->pgno & (p->nhash - 1);
+  pg->hnext = p->hash[b];
+  p->hash[b] = pg;
+  p->ncached++;
+  if (pg->nref == 0 && !(pg->flags & PG_DIRTY)) pager_cache_lru_add(p, pg);
+}
+
+static void hash_unlink(Pager *p, PgPage *pg) {
+  PgPage **pp = &p->hash[pg->pgno & (p->nhash - 1)];
+  while (*pp != pg) {
+    assert(*pp);
+    pp = &(*pp)->hnext;
+  }
+  *pp = pg->hnext;
+  pg->hnext = NULL;
+  p->ncached--;
+}
+
+/* Unlink pg from every structure without freeing it. */
+static void detach(Pager *p, PgPage *pg) {
+  if (pg->flags & PG_DIRTY) {
+    int nref = pg->nref;
+    pg->nref = 1; /* keep make_clean from putting it on the LRU */
+    pager_cache_make_clean(p, pg);
+    pg->nref = nref;
+  }
+  if (on_lru(p, pg)) pager_cache_lru_del(p, pg);
+  if (pg->nref > 0) p->nrefd--;
+  hash_unlink(p, pg);
+}
+
+void pager_cache_remove(Pager *p, PgPage *pg) {
+  detach(p, pg);
+  shale_free(pg);
+}
+
+void pager_cache_free_all(Pager *p) {
+  if (!p->hash) return;
+  for (uint32_t i = 0; i < p->nhash; i++) {
+    PgPage *pg = p->hash[i], *next;
+    for (; pg; pg = next) {
+      next = pg->hnext;
+      shale_free(pg);
+    }
+    p->hash[i] = NULL;
+  }
+  p->ncached = p->ndirty = p->nrefd = 0;
+  p->lru_head = p->lru_tail = p->dirty_head = p->dirty_tail = NULL;
+}
+
+void pager_cache_set_budget(Pager *p) {
+  long n = p->cache_cfg;
+  if (n < 0) n = (-(long)n * 1024) / ((long)p->page_size + p->extra_size);
+  if (n < 1) n = 1;
+  if (n > 0x3fffffff) n = 0x3fffffff;
+  p->budget = (int)n;
+}
+
+void pager_cache_trim(Pager *p) {
+  while (p->ncached > p->budget && p->lru_head) pager_cache_remove(p, p->lru_head);
+}
+
+/* ---- reading ---- */
+
+int pager_read_page(Pager *p, PgPage *pg) {
+  memset(pg->extra, 0, (size_t)p->extra_size);
+  if (pg->pgno > p->db_size) {
+    memset(pg->data, 0, p->page_size);
+    return SHALE_OK;
+  }
+  int rc = os_read(p->fd, pg->data, (int)p->page_size, (int64_t)(pg->pgno - 1) * p->page_size);
+  if (rc == SHALE_IOERR_SHORT_READ) rc = SHALE_OK;
+  return rc;
+}
+
+/* ---- sorting the dirty list (merge sort through ->sort, no allocation) ---- */
+
+static PgPage *merge(PgPage *a, PgPage *b) {
+  PgPage head, *t = &head;
+  while (a && b) {
+    if (a->pgno < b->pgno) {
+      t->sort = a;
+      a = a->sort;
+    } else {
+      t->sort = b;
+      b = b->sort;
+    }
+    t = t->sort;
+  }
+  t->sort = a ? a : b;
+  return head.sort;
+}
+
+static PgPage *sort_list(PgPage *in) {
+  /* Bottom-up merge sort with an array of sublists of size 2^i. */
+  PgPage *bucket[32];
+  memset(bucket, 0, sizeof bucket);
+  while (in) {
+    PgPage *pg = in;
+    in = in->sort;
+    pg->sort = NULL;
+    int i = 0;
+    for (; i < 31 && bucket[i]; i++) {
+      pg = merge(bucket[i], pg);
+      bucket[i] = NULL;
+    }
+    bucket[i] = merge(bucket[i], pg);
+  }
+  PgPage *out = NULL;
+  for (int i = 0; i < 32; i++) out = merge(bucket[i], out);
+  return out;
+}
+
+PgPage *pager_cache_sorted_dirty(Pager *p) {
+  PgPage *list = NULL;
+  for (PgPage *pg = p->dirty_tail; pg; pg = pg->dprev) {
+    pg->sort = list;
+    list = pg;
+  }
+  return sort_list(list);
+}
+
+/* ---- spilling ---- */
+
+/* Write every unreferenced dirty page to the database file. SHALE_BUSY if
+ * EXCLUSIVE could not be had (nothing changed); other errors put the pager
+ * in the error state. */
+static int spill(Pager *p) {
+  PgPage *list = NULL;
+  for (PgPage *pg = p->dirty_tail; pg; pg = pg->dprev) {
+    if (pg->nref == 0) {
+      pg->sort = list;
+      list = pg;
+    }
+  }
+  if (!list) return SHALE_OK;
+  list = sort_list(list);
+  p->in_spill = 1;
+  int rc = SHALE_OK;
+  if (p->lock < OS_LOCK_EXCLUSIVE) rc = pager_lock_wait(p, OS_LOCK_EXCLUSIVE);
+  if (rc == SHALE_OK) {
+    if (p->junsynced) rc = pager_journal_sync(p);
+    if (rc == SHALE_OK) {
+      p->dbmod = 1;
+      rc = pager_write_pages(p, list);
+    }
+    if (rc != SHALE_OK) rc = pager_set_error(p, rc);
+    else p->stats.spills++;
+  }
+  p->in_spill = 0;
+  return rc;
+}
+
+int pager_cache_alloc(Pager *p, uint32_t pgno, PgPage **out) {
+  PgPage *pg = NULL;
+  *out = NULL;
+  if (p->ncached >= p->budget) {
+    if (!p->lru_head && p->txn == PAGER_TXN_WRITE && !p->in_spill && p->ndirty > 0) {
+      int rc = spill(p);
+      if (rc != SHALE_OK && rc != SHALE_BUSY) return rc;
+    }
+    while (p->ncached > p->budget && p->lru_head) pager_cache_remove(p, p->lru_head);
+    if (p->lru_head) {
+      pg = p->lru_head;
+      detach(p, pg);
+    }
+  }
+  if (!pg) {
+    size_t sz = sizeof(PgPage) + p->page_size + (size_t)p->extra_size;
+    pg = shale_malloc(sz);
+    if (!pg) return SHALE_NOMEM;
+  }
+  memset(pg, 0, sizeof(PgPage));
+  pg->pager = p;
+  pg->pgno = pgno;
+  pg->data = (uint8_t *)(pg + 1);
+  pg->extra = pg->data + p->page_size;
+  *out = pg;
+  return SHALE_OK;
+}
+
+/* ---- invalidation ---- */
+
+int pager_cache_invalidate(Pager *p, int clean_only) {
+  int rc = SHALE_OK;
+  for (uint32_t i = 0; i < p->nhash; i++) {
+    PgPage *pg = p->hash[i], *next;
+    for (; pg; pg = next) {
+      next = pg->hnext;
+      if (clean_only && (pg->flags & PG_DIRTY)) continue;
+      if (pg->nref == 0) {
+        pager_cache_remove(p, pg);
+      } else {
+        pager_cache_make_clean(p, pg);
+        int rc2 = pager_read_page(p, pg);
+        if (rc2 != SHALE_OK) {
+          memset(pg->data, 0, p->page_size);
+          if (rc == SHALE_OK) rc = rc2;
+        }
+      }
+    }
+  }
+  return rc;
+}
+
+void pager_cache_drop_above(Pager *p, uint32_t n) {
+  for (uint32_t i = 0; i < p->nhash; i++) {
+    PgPage *pg = p->hash[i], *next;
+    for (; pg; pg = next) {
+      next = pg->hnext;
+      if (pg->pgno <= n) continue;
+      if (pg->nref == 0) {
+        pager_cache_remove(p, pg);
+      } else {
+        pager_cache_make_clean(p, pg);
+        memset(pg->data, 0, p->page_size);
+        memset(pg->extra, 0, (size_t)p->extra_size);
+      }
+    }
+  }
+}

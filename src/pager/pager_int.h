@@ -1,0 +1,186 @@
+/*
+ * pager_int.h -- private declarations shared by the pager's files.
+ *
+ * pager.c          open/close, configuration, transactions, commit, rollback,
+ *                  savepoints, get/write, check/stats.
+ * pager_cache.c    the page cache: hash table pgno -> page, LRU of clean
+ *                  unreferenced pages, dirty list, eviction and spilling.
+ * pager_journal.c  the rollback journal: segment headers, page records,
+ *                  syncs, finalisation per journal_mode, playback (own and
+ *                  hot journals, SQLite's format), super-journal names.
+ *
+ * Nothing outside src/pager/ includes this header.
+ *
+ * Invariants (checked by pager_check()):
+ *  1. Every cached page is in the hash table exactly once. A page is on the
+ *     LRU list iff nref == 0 and it is clean; on the dirty list iff dirty.
+ *  2. ncached <= budget, or the LRU list is empty (everything over budget is
+ *     referenced or dirty and could not be spilled).
+ *  3. A dirty page with pgno <= orig_size is in the journalled set (unless
+ *     journal_mode is OFF or it is the lock-byte page).
+ *  4. err != SHALE_OK means the error state of pager.h invariant 5.
+ */
+#ifndef SHALE_PAGER_INT_H
+#define SHALE_PAGER_INT_H
+
+#include <stdint.h>
+
+#include "pager.h"
+
+/* Page flags. */
+#define PG_DIRTY 0x01
+
+struct PgPage {
+  Pager *pager;
+  uint32_t pgno;
+  int nref;
+  int flags;
+  PgPage *hnext;              /* hash chain */
+  PgPage *lprev, *lnext;      /* LRU list (clean, unreferenced) */
+  PgPage *dprev, *dnext;      /* dirty list */
+  PgPage *sort;               /* scratch link for sorting at commit */
+  uint8_t *data;              /* page_size bytes, right after the struct */
+  void *extra;                /* extra_size bytes, after the data */
+};
+
+/* A set of page numbers (open addressing, 0 = empty slot). */
+typedef struct PgSet {
+  uint32_t *slot;
+  uint32_t cap; /* power of two or 0 */
+  uint32_t n;
+} PgSet;
+
+/* One saved page image of the in-memory sub-journal. */
+typedef struct SubRec {
+  uint32_t pgno;
+  uint8_t *data;
+} SubRec;
+
+typedef struct Savepoint {
+  uint32_t db_size;  /* database size when opened */
+  int sub_start;     /* first sub-journal record that belongs to it */
+  PgSet saved;       /* pages with a record at index >= sub_start */
+} Savepoint;
+
+struct Pager {
+  OsVfs *vfs;
+  OsFile *fd;          /* database file */
+  OsFile *jfd;         /* journal (file or memdb anonymous file), or NULL */
+  char *path;          /* full path of the database, NULL if in-memory */
+  char *jpath;         /* path of the journal, NULL if in-memory */
+  int readonly;
+  int memory;
+  int extra_size;
+
+  uint32_t page_size;
+  int reserve;
+  int cache_cfg;       /* as set by pager_set_cache_size */
+  int budget;          /* cache bound in pages */
+  int journal_mode;
+  int sync_level;
+  int (*busy)(void *, int);
+  void *busy_arg;
+
+  int txn;             /* PAGER_TXN_* */
+  int lock;            /* lock level we hold on fd */
+  int err;             /* error state (pager.h invariant 5) */
+  uint32_t db_size;    /* size in pages seen by the transaction */
+  uint32_t orig_size;  /* size when the write transaction began */
+  uint8_t hdr[16];     /* bytes 24..39 of the file the cache reflects */
+  int hdr_valid;
+  int dbmod;           /* database file written in this write txn */
+
+  /* Journal writing state. */
+  int jopen_tried;     /* journal opened for this write txn */
+  int64_t jhdr;        /* offset of the current segment header */
+  int64_t jofs;        /* where the next record goes */
+  uint32_t jnrec;      /* records in the current segment */
+  uint32_t jnonce;     /* nonce of the current segment */
+  int jneed_hdr;       /* a new segment header is due before the next record */
+  int junsynced;       /* records written since the last sync */
+  uint32_t jsector;    /* header area size (512) */
+  PgSet journaled;     /* pages whose original is in the journal */
+
+  /* Savepoints and the in-memory sub-journal. */
+  Savepoint *sp;
+  int nsp, spcap;
+  SubRec *sub;
+  int nsub, subcap;
+
+  /* Cache. */
+  PgPage **hash;
+  uint32_t nhash;      /* power of two */
+  int ncached;
+  int ndirty;
+  int nrefd;           /* pages with nref > 0 */
+  PgPage *lru_head, *lru_tail;
+  PgPage *dirty_head, *dirty_tail;
+  int in_spill;        /* re-entrancy guard */
+
+  PagerStats stats;
+};
+
+/* ---- pgset (pager_cache.c) ---- */
+void pgset_clear(PgSet *);
+int pgset_has(const PgSet *, uint32_t pgno);
+/* Make room so that `more` inserts cannot fail. SHALE_NOMEM on failure. */
+int pgset_reserve(PgSet *, uint32_t more);
+/* Insert (room must have been reserved). */
+void pgset_add(PgSet *, uint32_t pgno);
+
+/* ---- cache (pager_cache.c) ---- */
+int pager_cache_init(Pager *);
+void pager_cache_free_all(Pager *);  /* frees every page, referenced or not */
+PgPage *pager_cache_find(Pager *, uint32_t pgno);
+/* Obtain a page struct for pgno (not yet in the cache), evicting or spilling
+ * if over budget. The page comes back unlinked with nref 0. */
+int pager_cache_alloc(Pager *, uint32_t pgno, PgPage **out);
+void pager_cache_insert(Pager *, PgPage *);
+void pager_cache_remove(Pager *, PgPage *); /* unlink from hash/LRU/dirty, free */
+void pager_cache_make_dirty(Pager *, PgPage *);
+void pager_cache_make_clean(Pager *, PgPage *);
+void pager_cache_lru_add(Pager *, PgPage *);
+void pager_cache_lru_del(Pager *, PgPage *);
+/* Evict clean unreferenced pages while over budget. */
+void pager_cache_trim(Pager *);
+/* Drop every page: unreferenced ones are freed, referenced ones reloaded
+ * from disk (or zeroed past db_size) with extra zeroed and made clean.
+ * clean_only: leave dirty pages alone. */
+int pager_cache_invalidate(Pager *, int clean_only);
+/* Drop cached pages with pgno > n (truncate / savepoint rollback). */
+void pager_cache_drop_above(Pager *, uint32_t n);
+/* Dirty list sorted by pgno, linked through ->sort. */
+PgPage *pager_cache_sorted_dirty(Pager *);
+void pager_cache_set_budget(Pager *);
+/* Read page content from disk into pg (zeros past db_size or EOF). */
+int pager_read_page(Pager *, PgPage *);
+
+/* ---- transactions (pager.c) ---- */
+/* Acquire lock level with the busy handler. */
+int pager_lock_wait(Pager *, int level);
+/* Write the given sorted dirty pages to the db file (EXCLUSIVE must be
+ * held, journal synced); marks them clean. */
+int pager_write_pages(Pager *, PgPage *list);
+/* Enter the error state with rc (if rc is an I/O-type error). */
+int pager_set_error(Pager *, int rc);
+uint32_t pager_lock_page(Pager *);
+
+/* ---- journal (pager_journal.c) ---- */
+int pager_journal_uses_file(Pager *); /* DELETE/TRUNCATE/PERSIST */
+/* Append the original image of pg to the journal (opening it if needed). */
+int pager_journal_page(Pager *, PgPage *);
+/* Sync the journal (closing the current segment). */
+int pager_journal_sync(Pager *);
+/* Finish the journal after commit or rollback, per journal_mode. */
+int pager_journal_finalize(Pager *);
+/* Play back the open journal (own rollback or hot). is_hot: check the
+ * super-journal first. Truncates the db file to the journal's initial size.
+ * *played is set to 1 if the database file may have changed. */
+int pager_journal_playback(Pager *, int is_hot, int *played);
+/* Hot journal detection and rollback, called at begin_read with SHARED
+ * held. *rolled set to 1 if the database file changed. */
+int pager_hot_journal(Pager *, int *rolled);
+uint32_t pager_journal_cksum(uint32_t nonce, const uint8_t *data, uint32_t page_size);
+void pager_journal_close(Pager *);
+
+#endif /* SHALE_PAGER_INT_H */
