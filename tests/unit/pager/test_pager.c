@@ -1,0 +1,405 @@
+/*
+ * test_pager.c -- the pager's basic contract: get/write/commit/reopen,
+ * rollback, page sizes, header fields, cache bound and spilling, pager_extra
+ * zeroing, in-memory databases, header validation, savepoints.
+ */
+#include "pager_test.h"
+
+TEST(pager_commit_reopen) {
+  const char *db = test_path("basic.db");
+  Pager *p;
+  CHECK_OK(open_pager(db, &p));
+  CHECK_EQ(pager_txn_state(p), PAGER_TXN_NONE);
+  CHECK_OK(pager_begin_read(p));
+  CHECK_EQ(pager_db_size(p), 0);
+  pager_end_read(p);
+  CHECK_OK(write_all(p, 10, 1));
+  CHECK_EQ(pager_txn_state(p), PAGER_TXN_READ);
+  CHECK_EQ(pager_db_size(p), 10);
+  CHECK_OK(pager_check(p));
+  pager_end_read(p);
+  CHECK(!file_exists(jpath_of(db)));
+  CHECK_EQ(file_size(db), 10 * 4096);
+  CHECK_OK(pager_close(p));
+
+  CHECK_OK(open_pager(db, &p));
+  CHECK_OK(pager_begin_read(p));
+  CHECK_EQ(pager_db_size(p), 10);
+  CHECK_EQ(count_bad(p, 10, 1), 0);
+  PgPage *pg;
+  CHECK_OK(pager_get(p, 1, 0, &pg));
+  uint8_t *d = pager_data(pg);
+  CHECK_EQ(util_get4(d + 24), 1);
+  CHECK_EQ(util_get4(d + 28), 10);
+  CHECK_EQ(util_get4(d + 92), 1);
+  CHECK_EQ(util_get4(d + 96), 3040001);
+  CHECK_EQ(util_get2(d + 16), 4096);
+  pager_unref(pg);
+  /* A page past the end reads as zeros. */
+  CHECK_OK(pager_get(p, 20, 0, &pg));
+  int nz = 0;
+  for (int i = 0; i < 4096; i++) nz += pager_data(pg)[i] != 0;
+  CHECK_EQ(nz, 0);
+  pager_unref(pg);
+  CHECK_RC(pager_get(p, 0, 0, &pg), SHALE_CORRUPT);
+  CHECK_RC(pager_get(p, 0x80000000u, 0, &pg), SHALE_CORRUPT);
+  pager_end_read(p);
+  /* Second commit bumps the counter again. */
+  CHECK_OK(write_all(p, 12, 2));
+  CHECK_OK(pager_get(p, 1, 0, &pg));
+  CHECK_EQ(util_get4(pager_data(pg) + 24), 2);
+  CHECK_EQ(util_get4(pager_data(pg) + 92), 2);
+  CHECK_EQ(util_get4(pager_data(pg) + 28), 12);
+  pager_unref(pg);
+  /* A write transaction that writes nothing leaves the counter alone. */
+  CHECK_OK(pager_begin_write(p, 0));
+  CHECK_OK(pager_commit(p));
+  CHECK_OK(pager_get(p, 1, 0, &pg));
+  CHECK_EQ(util_get4(pager_data(pg) + 24), 2);
+  pager_unref(pg);
+  pager_end_read(p);
+  CHECK_OK(pager_close(p));
+}
+
+TEST(pager_rollback_restores) {
+  const char *db = test_path("rb.db");
+  Pager *p;
+  CHECK_OK(open_pager(db, &p));
+  CHECK_OK(write_all(p, 8, 1));
+  CHECK_OK(pager_begin_write(p, 0));
+  PgPage *pg, *held;
+  CHECK_OK(pager_get(p, 3, 0, &held));
+  CHECK_OK(pager_write(held));
+  memset(pager_data(held), 0xAB, 4096);
+  memset(pager_extra(held), 0x5A, 16);
+  for (uint32_t g = 1; g <= 12; g++) {
+    CHECK_OK(pager_get(p, g, 0, &pg));
+    CHECK_OK(pager_write(pg));
+    fill_page(pager_data(pg), 4096, g, 9);
+    pager_unref(pg);
+  }
+  CHECK_EQ(pager_db_size(p), 12);
+  CHECK_OK(pager_rollback(p));
+  CHECK_EQ(pager_txn_state(p), PAGER_TXN_READ);
+  CHECK_EQ(pager_db_size(p), 8);
+  /* The held page was reloaded in place, extra zeroed (invariant 4). */
+  CHECK(page_ok(pager_data(held), 4096, 3, 1));
+  int nz = 0;
+  for (int i = 0; i < 16; i++) nz += ((uint8_t *)pager_extra(held))[i] != 0;
+  CHECK_EQ(nz, 0);
+  pager_unref(held);
+  CHECK_EQ(count_bad(p, 8, 1), 0);
+  CHECK_OK(pager_check(p));
+  pager_end_read(p);
+  CHECK(!file_exists(jpath_of(db)));
+  CHECK_OK(pager_close(p));
+  CHECK_EQ(file_size(db), 8 * 4096);
+}
+
+TEST(pager_page_sizes) {
+  for (uint32_t ps = 512; ps <= 65536; ps *= 2) {
+    char name[64];
+    snprintf(name, sizeof name, "ps%u.db", ps);
+    const char *db = test_path(name);
+    Pager *p;
+    CHECK_OK(open_pager(db, &p));
+    CHECK_OK(pager_set_page_size(p, ps, 0));
+    CHECK_EQ(pager_page_size(p), ps);
+    CHECK_OK(write_all(p, 5, ps));
+    CHECK_OK(write_all(p, 7, ps + 1));
+    pager_end_read(p);
+    CHECK_OK(pager_close(p));
+    CHECK_EQ(file_size(db), 7 * (long)ps);
+    CHECK_OK(open_pager(db, &p));
+    CHECK_OK(pager_begin_read(p));
+    CHECK_EQ(pager_page_size(p), ps);
+    CHECK_EQ(pager_db_size(p), 7);
+    CHECK_EQ(count_bad(p, 7, ps + 1), 0);
+    /* Page size is fixed once the database has pages. */
+    CHECK_RC(pager_set_page_size(p, ps == 512 ? 1024 : 512, 0), SHALE_READONLY);
+    pager_end_read(p);
+    CHECK_OK(pager_close(p));
+    long n;
+    uint8_t *b = slurp(db, &n);
+    CHECK(b != NULL);
+    if (b) CHECK_EQ(util_get2(b + 16), ps == 65536 ? 1 : ps);
+    free(b);
+  }
+}
+
+TEST(pager_cache_spill_commit) {
+  const char *db = test_path("spill.db");
+  Pager *p;
+  CHECK_OK(open_pager(db, &p));
+  pager_set_cache_size(p, 10);
+  CHECK_OK(write_all(p, 100, 3));
+  PagerStats st;
+  pager_stats(p, &st);
+  CHECK(st.spills > 0);
+  CHECK(st.cached <= 10);
+  CHECK_OK(pager_check(p));
+  pager_end_read(p);
+  CHECK_OK(pager_close(p));
+  CHECK_OK(open_pager(db, &p));
+  pager_set_cache_size(p, 10);
+  CHECK_EQ(count_bad(p, 100, 3), 0);
+  pager_stats(p, &st);
+  CHECK(st.cached <= 10);
+  CHECK_OK(pager_close(p));
+}
+
+TEST(pager_cache_spill_rollback) {
+  const char *db = test_path("spillrb.db");
+  Pager *p;
+  CHECK_OK(open_pager(db, &p));
+  CHECK_OK(write_all(p, 60, 4));
+  pager_set_cache_size(p, 8);
+  CHECK_OK(pager_begin_write(p, 0));
+  for (uint32_t g = 1; g <= 100; g++) {
+    PgPage *pg;
+    CHECK_OK(pager_get(p, g, 0, &pg));
+    CHECK_OK(pager_write(pg));
+    fill_page(pager_data(pg), 4096, g, 5);
+    pager_unref(pg);
+    if (g % 10 == 0) CHECK_OK(pager_check(p));
+  }
+  PagerStats st;
+  pager_stats(p, &st);
+  CHECK(st.spills > 0);
+  CHECK(file_size(db) > 60 * 4096); /* spilled pages reached the file */
+  CHECK_OK(pager_rollback(p));
+  CHECK_EQ(pager_db_size(p), 60);
+  CHECK_EQ(count_bad(p, 60, 4), 0);
+  pager_end_read(p);
+  CHECK_EQ(file_size(db), 60 * 4096);
+  CHECK(!file_exists(jpath_of(db)));
+  CHECK_OK(pager_close(p));
+  CHECK_OK(open_pager(db, &p));
+  CHECK_EQ(count_bad(p, 60, 4), 0);
+  CHECK_OK(pager_close(p));
+}
+
+TEST(pager_cache_size_kib) {
+  Pager *p;
+  CHECK_OK(open_pager(test_path("kib.db"), &p));
+  CHECK_EQ(pager_cache_size(p), -2000);
+  pager_set_cache_size(p, -100); /* 100 KiB of 4 KiB pages: ~24 */
+  CHECK_OK(write_all(p, 200, 1));
+  PagerStats st;
+  pager_stats(p, &st);
+  CHECK(st.cached <= 25 && st.cached >= 20);
+  CHECK_OK(pager_check(p));
+  /* Everything pinned: the cache grows past the bound. */
+  PgPage *pgs[40];
+  for (int i = 0; i < 40; i++) CHECK_OK(pager_get(p, (uint32_t)i + 1, 0, &pgs[i]));
+  pager_stats(p, &st);
+  CHECK_EQ(st.cached, 40);
+  CHECK_EQ(st.refs, 40);
+  CHECK_OK(pager_check(p));
+  for (int i = 0; i < 40; i++) pager_unref(pgs[i]);
+  pager_stats(p, &st);
+  CHECK(st.cached <= 25);
+  CHECK_OK(pager_check(p));
+  pager_end_read(p);
+  CHECK_OK(pager_close(p));
+}
+
+TEST(pager_memory_db) {
+  Pager *p;
+  CHECK_OK(pager_open(NULL, ":memory:", 0, 8, &p));
+  CHECK(pager_is_memory(p));
+  CHECK_EQ(pager_journal_mode(p), PAGER_JOURNAL_MEMORY);
+  CHECK_EQ(pager_set_journal_mode(p, PAGER_JOURNAL_DELETE), PAGER_JOURNAL_MEMORY);
+  pager_set_cache_size(p, 5);
+  CHECK_OK(write_all(p, 30, 1));
+  CHECK_EQ(count_bad(p, 30, 1), 0);
+  /* Rollback after spills. */
+  CHECK_OK(pager_begin_write(p, 0));
+  for (uint32_t g = 1; g <= 40; g++) {
+    PgPage *pg;
+    CHECK_OK(pager_get(p, g, 0, &pg));
+    CHECK_OK(pager_write(pg));
+    fill_page(pager_data(pg), 4096, g, 2);
+    pager_unref(pg);
+  }
+  CHECK_OK(pager_rollback(p));
+  CHECK_EQ(pager_db_size(p), 30);
+  CHECK_EQ(count_bad(p, 30, 1), 0);
+  pager_end_read(p);
+  CHECK_OK(pager_close(p));
+  CHECK_OK(pager_open(NULL, NULL, 0, 0, &p));
+  CHECK_OK(pager_begin_read(p));
+  CHECK_EQ(pager_db_size(p), 0);
+  pager_end_read(p);
+  CHECK_OK(pager_close(p));
+}
+
+static void write_raw(const char *path, const void *b, size_t n) {
+  FILE *f = fopen(path, "wb");
+  fwrite(b, 1, n, f);
+  fclose(f);
+}
+
+TEST(pager_header_validation) {
+  const char *db = test_path("bad.db");
+  uint8_t b[8192];
+  Pager *p;
+  memset(b, 0, sizeof b);
+  write_raw(db, b, 50); /* short */
+  CHECK_OK(open_pager(db, &p));
+  CHECK_RC(pager_begin_read(p), SHALE_NOTADB);
+  CHECK_EQ(pager_txn_state(p), PAGER_TXN_NONE);
+  pager_close(p);
+  write_raw(db, b, 4096); /* no magic */
+  CHECK_OK(open_pager(db, &p));
+  CHECK_RC(pager_begin_read(p), SHALE_NOTADB);
+  pager_close(p);
+  init_header(b, 4096);
+  util_put2(b + 16, 1000); /* bad page size */
+  write_raw(db, b, 4096);
+  CHECK_OK(open_pager(db, &p));
+  CHECK_RC(pager_begin_read(p), SHALE_NOTADB);
+  pager_close(p);
+  init_header(b, 512);
+  b[20] = 33; /* usable 479 */
+  write_raw(db, b, 1024);
+  CHECK_OK(open_pager(db, &p));
+  CHECK_RC(pager_begin_read(p), SHALE_NOTADB);
+  pager_close(p);
+  b[20] = 32; /* usable 480: fine */
+  write_raw(db, b, 1024);
+  CHECK_OK(open_pager(db, &p));
+  CHECK_OK(pager_begin_read(p));
+  CHECK_EQ(pager_page_size(p), 512);
+  CHECK_EQ(pager_usable_size(p), 480);
+  CHECK_EQ(pager_db_size(p), 2); /* 28 is zero: file size */
+  pager_end_read(p);
+  pager_close(p);
+  /* In-header size valid (24 == 92): trusted, even past the file. */
+  b[20] = 0;
+  util_put4(b + 24, 5);
+  util_put4(b + 92, 5);
+  util_put4(b + 28, 7);
+  write_raw(db, b, 1024);
+  CHECK_OK(open_pager(db, &p));
+  CHECK_OK(pager_begin_read(p));
+  CHECK_EQ(pager_db_size(p), 7);
+  pager_end_read(p);
+  pager_close(p);
+  util_put4(b + 92, 4); /* invalid: file size rules */
+  write_raw(db, b, 1536);
+  CHECK_OK(open_pager(db, &p));
+  CHECK_OK(pager_begin_read(p));
+  CHECK_EQ(pager_db_size(p), 3);
+  pager_end_read(p);
+  pager_close(p);
+}
+
+TEST(pager_extra_zeroed) {
+  Pager *p;
+  CHECK_OK(open_pager(test_path("extra.db"), &p));
+  CHECK_OK(write_all(p, 3, 1));
+  PgPage *pg;
+  CHECK_OK(pager_get(p, 2, 0, &pg));
+  uint8_t *x = pager_extra(pg);
+  CHECK_EQ(x[0] | x[15], 0);
+  x[0] = 7;
+  pager_unref(pg);
+  CHECK_OK(pager_get(p, 2, 0, &pg)); /* still cached: extra kept */
+  CHECK_EQ(((uint8_t *)pager_extra(pg))[0], 7);
+  CHECK(pager_lookup(p, 2) == pg);
+  pager_unref(pg);
+  pager_unref(pg);
+  CHECK(pager_lookup(p, 77) == NULL);
+  pager_end_read(p);
+  CHECK_OK(pager_close(p));
+}
+
+TEST(pager_savepoints) {
+  Pager *p;
+  CHECK_OK(open_pager(test_path("sp.db"), &p));
+  CHECK_OK(write_all(p, 10, 1));
+  CHECK_OK(pager_begin_write(p, 0));
+  PgPage *pg;
+  /* state A: page 2 seed 2 */
+  CHECK_OK(pager_get(p, 2, 0, &pg));
+  CHECK_OK(pager_write(pg));
+  fill_page(pager_data(pg), 4096, 2, 2);
+  pager_unref(pg);
+  CHECK_OK(pager_savepoint_open(p, 1)); /* sp0 */
+  CHECK_EQ(pager_savepoint_count(p), 1);
+  CHECK_OK(pager_get(p, 2, 0, &pg));
+  CHECK_OK(pager_write(pg));
+  fill_page(pager_data(pg), 4096, 2, 3);
+  pager_unref(pg);
+  CHECK_OK(pager_get(p, 4, 0, &pg));
+  CHECK_OK(pager_write(pg));
+  fill_page(pager_data(pg), 4096, 4, 3);
+  pager_unref(pg);
+  CHECK_OK(pager_savepoint_open(p, 2)); /* sp1 */
+  CHECK_OK(pager_get(p, 4, 0, &pg));
+  CHECK_OK(pager_write(pg));
+  fill_page(pager_data(pg), 4096, 4, 4);
+  pager_unref(pg);
+  CHECK_OK(pager_get(p, 14, 0, &pg)); /* grows the db */
+  CHECK_OK(pager_write(pg));
+  fill_page(pager_data(pg), 4096, 14, 4);
+  pager_unref(pg);
+  CHECK_EQ(pager_db_size(p), 14);
+  CHECK_OK(pager_truncate(p, 5)); /* pages 6..10 must come back */
+  CHECK_EQ(pager_db_size(p), 5);
+  /* rollback to sp1: page 4 seed 3, size 10 */
+  CHECK_OK(pager_savepoint_rollback(p, 1));
+  CHECK_EQ(pager_savepoint_count(p), 2);
+  CHECK_EQ(pager_db_size(p), 10);
+  CHECK_OK(pager_get(p, 4, 0, &pg));
+  CHECK(page_ok(pager_data(pg), 4096, 4, 3));
+  pager_unref(pg);
+  for (uint32_t g = 6; g <= 10; g++) {
+    CHECK_OK(pager_get(p, g, 0, &pg));
+    CHECK(page_ok(pager_data(pg), 4096, g, 1));
+    pager_unref(pg);
+  }
+  /* write again inside sp1, then roll back to sp0 */
+  CHECK_OK(pager_get(p, 4, 0, &pg));
+  CHECK_OK(pager_write(pg));
+  fill_page(pager_data(pg), 4096, 4, 5);
+  pager_unref(pg);
+  CHECK_OK(pager_get(p, 6, 0, &pg));
+  CHECK_OK(pager_write(pg));
+  fill_page(pager_data(pg), 4096, 6, 5);
+  pager_unref(pg);
+  CHECK_OK(pager_savepoint_rollback(p, 0));
+  CHECK_EQ(pager_savepoint_count(p), 1);
+  CHECK_OK(pager_get(p, 2, 0, &pg));
+  CHECK(page_ok(pager_data(pg), 4096, 2, 2));
+  pager_unref(pg);
+  CHECK_OK(pager_get(p, 4, 0, &pg));
+  CHECK(page_ok(pager_data(pg), 4096, 4, 1));
+  pager_unref(pg);
+  CHECK_OK(pager_get(p, 6, 0, &pg));
+  CHECK(page_ok(pager_data(pg), 4096, 6, 1));
+  pager_unref(pg);
+  /* release, then write and commit: committed state = A + page 8 seed 6 */
+  CHECK_OK(pager_savepoint_release(p, 0));
+  CHECK_EQ(pager_savepoint_count(p), 0);
+  CHECK_OK(pager_get(p, 8, 0, &pg));
+  CHECK_OK(pager_write(pg));
+  fill_page(pager_data(pg), 4096, 8, 6);
+  pager_unref(pg);
+  CHECK_OK(pager_check(p));
+  CHECK_OK(pager_commit(p));
+  pager_end_read(p);
+  CHECK_OK(pager_close(p));
+  CHECK_OK(open_pager(test_path("sp.db"), &p));
+  CHECK_OK(pager_begin_read(p));
+  CHECK_EQ(pager_db_size(p), 10);
+  for (uint32_t g = 1; g <= 10; g++) {
+    CHECK_OK(pager_get(p, g, 0, &pg));
+    uint32_t seed = g == 2 ? 2 : g == 8 ? 6 : 1;
+    CHECK(page_ok(pager_data(pg), 4096, g, seed));
+    pager_unref(pg);
+  }
+  pager_end_read(p);
+  CHECK_OK(pager_close(p));
+}
