@@ -542,14 +542,34 @@ static int take_parked(const char *path, int rw) {
   return fd;
 }
 
-/* Open (creating exclusively first when allowed, to learn whether we made
- * the file). Returns fd or -1 with errno; *created set. */
-static int open_file(const char *path, int oflags, int create, int excl, int *created) {
+/* Mode for a new file: a journal or WAL gets its database's permission
+ * bits (as SQLite does), anything else 0644 (both before the umask). */
+static mode_t create_mode(const char *path, int flags) {
+  static const char *const sfx[] = {"-journal", "-wal"};
+  if (!(flags & (SHALE_OPEN_MAIN_JOURNAL | SHALE_OPEN_WAL))) return 0644;
+  size_t n = strlen(path);
+  for (int i = 0; i < 2; i++) {
+    size_t k = strlen(sfx[i]);
+    if (n > k && n - k < PATH_MAX && !strcmp(path + n - k, sfx[i])) {
+      char db[PATH_MAX];
+      struct stat st;
+      memcpy(db, path, n - k);
+      db[n - k] = 0;
+      if (stat(db, &st) == 0) return st.st_mode & 0777;
+    }
+  }
+  return 0644;
+}
+
+/* Open, creating exclusively first when allowed so that we learn whether
+ * we made the file. Returns fd or -1 with errno; *created set. */
+static int open_file(const char *path, int oflags, int create, int excl, mode_t mode,
+                     int *created) {
   *created = 0;
-  for (;;) {
+  for (int tries = 0; tries < 100; tries++) {
     int fd;
     if (create) {
-      fd = open(path, oflags | O_CREAT | O_EXCL, 0644);
+      fd = open(path, oflags | O_CREAT | O_EXCL, mode);
       if (fd >= 0) {
         *created = 1;
         return fd;
@@ -557,12 +577,14 @@ static int open_file(const char *path, int oflags, int create, int excl, int *cr
       if (errno == EINTR) continue;
       if (errno != EEXIST || excl) return -1;
     }
-    fd = open(path, oflags, 0644);
+    /* O_CREAT again (without O_EXCL) for a file deleted between the two
+     * opens, or a dangling symlink, where O_EXCL reports EEXIST */
+    fd = open(path, oflags | (create ? O_CREAT : 0), mode);
     if (fd >= 0) return fd;
     if (errno == EINTR) continue;
-    if (errno == ENOENT && create) continue; /* deleted between the two opens */
     return -1;
   }
+  return -1;
 }
 
 static int unix_open(OsVfs *vfs, const char *path, OsFile *pf, int flags, int *out_flags) {
@@ -603,11 +625,12 @@ static int unix_open(OsVfs *vfs, const char *path, OsFile *pf, int flags, int *o
     }
     fd = excl ? -1 : take_parked(path, rw);
     if (fd < 0) {
-      fd = open_file(path, oflags | (rw ? O_RDWR : O_RDONLY), create && rw, excl, &created);
+      fd = open_file(path, oflags | (rw ? O_RDWR : O_RDONLY), create && rw, excl,
+                     create_mode(path, flags), &created);
       if (fd < 0 && rw && (errno == EACCES || errno == EROFS)) {
         /* fall back to read-only and say so */
         fd = take_parked(path, 0);
-        if (fd < 0) fd = open_file(path, oflags | O_RDONLY, 0, 0, &created);
+        if (fd < 0) fd = open_file(path, oflags | O_RDONLY, 0, 0, 0644, &created);
         if (fd >= 0)
           flags = (flags & ~(SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE)) | SHALE_OPEN_READONLY;
       }

@@ -347,3 +347,45 @@ TEST(unix_close_keeps_other_locks) {
   CHECK_OK(os_unlock(a, OS_LOCK_NONE));
   os_close_free(a);
 }
+
+TEST(unix_journal_inherits_db_mode) {
+  OsVfs *u = os_vfs_find(NULL);
+  const char *db = test_path("mode.db");
+  char j[600], w[600];
+  snprintf(j, sizeof j, "%s-journal", db);
+  snprintf(w, sizeof w, "%s-wal", db);
+  OsFile *f = open_rw(u, db);
+  os_close_free(f);
+  CHECK_EQ(chmod(db, 0600), 0);
+  f = NULL;
+  CHECK_OK(os_open_alloc(u, j, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_MAIN_JOURNAL,
+                         NULL, &f));
+  os_close_free(f);
+  f = NULL;
+  CHECK_OK(
+      os_open_alloc(u, w, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_WAL, NULL, &f));
+  os_close_free(f);
+  struct stat st;
+  CHECK_EQ(stat(j, &st), 0);
+  CHECK_EQ(st.st_mode & 0777, 0600);
+  CHECK_EQ(stat(w, &st), 0);
+  CHECK_EQ(st.st_mode & 0777, 0600);
+}
+
+TEST(unix_dangling_symlink_create) {
+  OsVfs *u = os_vfs_find(NULL);
+  char link[600], target[600];
+  snprintf(link, sizeof link, "%s", test_path("dangle.db"));
+  snprintf(target, sizeof target, "%s", test_path("dangle_target.db"));
+  CHECK_EQ(symlink(target, link), 0);
+  OsFile *f = NULL;
+  /* follows the link and creates the target, without looping */
+  CHECK_OK(os_open_alloc(u, link, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, NULL, &f));
+  os_close_free(f);
+  CHECK_EQ(access(target, F_OK), 0);
+  /* NOFOLLOW refuses the symlink */
+  f = NULL;
+  CHECK_RC(os_open_alloc(u, link, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_NOFOLLOW,
+                         NULL, &f),
+           SHALE_CANTOPEN_SYMLINK);
+}
