@@ -136,6 +136,7 @@ static int log_change(FaultNode *n, OsFile *real, int64_t off, int amt, int64_t 
   u->old_size = size;
   int64_t end = off + len < size ? off + len : size;
   if (end > off) {
+    if (end - off > INT32_MAX) return SHALE_NOMEM; /* beyond what a test needs */
     u->nold = end - off;
     u->old = shale_malloc((size_t)u->nold);
     if (!u->old) return SHALE_NOMEM;
@@ -493,12 +494,13 @@ void os_fault_power_loss(OsVfs *vfs, int keep_unsynced, int tear) {
   pthread_mutex_lock(&fv->mu);
   for (FaultNode *n = fv->nodes; n; n = n->next) {
     if (n->nundo == 0) continue;
+    /* a fresh read-write handle on the path (an open handle may be
+     * read-only); anonymous files only have their own handle */
     OsFile *real = NULL, *own = NULL;
-    for (FaultFile *f = fv->files; f; f = f->next)
-      if (f->node == n) real = f->real;
-    if (!real && n->path &&
-        os_open_alloc(fv->base, n->path, SHALE_OPEN_READWRITE, NULL, &own) == SHALE_OK)
+    if (n->path && os_open_alloc(fv->base, n->path, SHALE_OPEN_READWRITE, NULL, &own) == SHALE_OK)
       real = own;
+    for (FaultFile *f = fv->files; f && !real; f = f->next)
+      if (f->node == n) real = f->real;
     if (real) {
       int keep = keep_unsynced < n->nundo ? keep_unsynced : n->nundo;
       for (int i = n->nundo - 1; i >= keep; i--) undo_one(real, &n->undo[i]);

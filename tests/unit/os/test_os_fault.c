@@ -323,3 +323,24 @@ TEST(fault_randomized_against_model) {
   }
   os_fault_vfs_destroy(fv);
 }
+
+TEST(fault_power_loss_with_readonly_handle_open) {
+  OsVfs *u = os_vfs_find("unix");
+  OsVfs *fv = os_fault_vfs_create("fault8", u);
+  const char *p = test_path("roh.db");
+  OsFile *w = fopen_rw(fv, p);
+  CHECK_OK(os_write(w, "base", 4, 0));
+  CHECK_OK(os_sync(w, 0));
+  CHECK_OK(os_write(w, "NEWER", 5, 0));
+  os_close_free(w);
+  OsFile *r = NULL;
+  CHECK_OK(os_open_alloc(fv, p, SHALE_OPEN_READONLY, NULL, &r));
+  os_fault_power_loss(fv, 0, 0);
+  os_close_free(r);
+  int64_t sz;
+  char *img = slurp(u, p, &sz);
+  CHECK_EQ(sz, 4);
+  if (sz == 4) CHECK(memcmp(img, "base", 4) == 0);
+  free(img);
+  os_fault_vfs_destroy(fv);
+}
