@@ -1,0 +1,579 @@
+/*
+ * btree_balance.c -- keeping pages within bounds after an insert or delete.
+ *
+ * Owns the rebalancing algorithm. A change to one page is expressed as the
+ * page's new content: an ordered list of cells (plus the right child on
+ * interior pages). If the content fits and the page is not underfull it is
+ * written in place. Otherwise the page and up to two neighbours (its
+ * "window" under the same parent) are emptied into one list, together with
+ * the parent's dividers between them, and the list is packed into as few
+ * pages as it needs, evenly (or fully to the left when appending at the
+ * right edge of the tree). The parent then gets the new dividers, which is a
+ * new content for the parent: the same procedure runs one level up.
+ *
+ * The root never moves: a root whose content does not fit is emptied into a
+ * new child (the root becomes an interior page with no cells) which is then
+ * split; an interior root left with no cells takes over its only child's
+ * content when it fits.
+ *
+ * Divider rules (FORMAT-db.md §7): between table leaves the divider is a new
+ * interior cell holding the largest rowid of the left page; between index
+ * pages and between interior pages a real cell moves up (and comes down
+ * again when pages are merged), so index entries appear exactly once.
+ *
+ * Invariants:
+ *  1. Every page written holds content that fits its capacity; every
+ *     non-root page written by a window repack holds at least one cell,
+ *     unless the window was a single empty leaf (whose parent, the root,
+ *     then absorbs it).
+ *  2. Cells are copied out of every page of the window and the parent
+ *     before any of them is rewritten (an arena owns the copies).
+ *  3. Window pages are distinct and distinct from their ancestors, else the
+ *     file is corrupt (SHALE_CORRUPT), so a hostile file cannot make a page
+ *     its own sibling.
+ *  4. After a balance the cursor's stack below the balanced level is stale;
+ *     callers re-seek.
+ */
+#include "btree_int.h"
+
+typedef struct ArenaBlock {
+  struct ArenaBlock *next;
+  size_t used, size;
+  uint8_t data[];
+} ArenaBlock;
+
+typedef struct Content {
+  uint8_t **cell;
+  uint16_t *size;
+  int n;
+  uint32_t right;
+  int leaf, intkey;
+} Content;
+
+typedef struct Bal {
+  BtCursor *c;
+  Btree *bt;
+  ArenaBlock *arena;
+  int append; /* inserting past the last entry at the right edge */
+} Bal;
+
+static void *aalloc(Bal *b, size_t n) {
+  n = (n + 7) & ~(size_t)7;
+  ArenaBlock *a = b->arena;
+  if (!a || a->size - a->used < n) {
+    size_t sz = n > 65536 ? n : 65536;
+    a = shale_malloc(sizeof(ArenaBlock) + sz);
+    if (!a) return NULL;
+    a->next = b->arena;
+    a->used = 0;
+    a->size = sz;
+    b->arena = a;
+  }
+  void *p = a->data + a->used;
+  a->used += n;
+  return p;
+}
+
+static void afree(Bal *b) {
+  while (b->arena) {
+    ArenaBlock *n = b->arena->next;
+    shale_free(b->arena);
+    b->arena = n;
+  }
+}
+
+static int content_alloc(Bal *b, Content *ct, int n) {
+  ct->cell = aalloc(b, sizeof(uint8_t *) * (size_t)(n ? n : 1));
+  ct->size = aalloc(b, sizeof(uint16_t) * (size_t)(n ? n : 1));
+  ct->n = 0;
+  return ct->cell && ct->size ? SHALE_OK : SHALE_NOMEM;
+}
+
+static void content_add(Content *ct, uint8_t *cell, uint16_t size) {
+  ct->cell[ct->n] = cell;
+  ct->size[ct->n] = size;
+  ct->n++;
+}
+
+static uint32_t cell_alloc(uint16_t sz) { return (sz < 4 ? 4u : sz) + 2u; }
+
+static uint32_t content_bytes(const Content *ct) {
+  uint32_t t = 0;
+  for (int i = 0; i < ct->n; i++) t += cell_alloc(ct->size[i]);
+  return t;
+}
+
+static int page_type(int leaf, int intkey) {
+  return intkey ? (leaf ? PT_TABLE_LEAF : PT_TABLE_INTERIOR)
+                : (leaf ? PT_INDEX_LEAF : PT_INDEX_INTERIOR);
+}
+
+/* Copy a page into the arena and describe its cells (room for extra more). */
+static int content_from_page(Bal *b, PgPage *pg, Content *ct, int extra, uint8_t **copy) {
+  Btree *bt = b->bt;
+  MemPage *m = page_mem(pg);
+  uint8_t *d = aalloc(b, bt->page_size + 16);
+  if (!d) return SHALE_NOMEM;
+  memcpy(d, pager_data(pg), bt->page_size);
+  memset(d + bt->page_size, 0, 16);
+  int rc = content_alloc(b, ct, m->ncell + extra);
+  if (rc) return rc;
+  ct->leaf = m->leaf;
+  ct->intkey = m->intkey;
+  ct->right = m->leaf ? 0 : util_get4(d + m->hdr + 8);
+  for (int i = 0; i < m->ncell; i++) {
+    uint32_t off = util_get2(d + m->hdr + m->hdrlen + 2 * i);
+    content_add(ct, d + off, cell_size_bytes(bt, d + off, m->leaf, m->intkey));
+  }
+  if (copy) *copy = d;
+  return SHALE_OK;
+}
+
+static void release_below(BtCursor *c, int level) {
+  for (int j = level + 1; j < c->depth; j++) pager_unref(c->pg[j]);
+  if (c->depth > level + 1) c->depth = level + 1;
+  c->info_ok = 0;
+  c->novfl = 0;
+}
+
+static int balance_level(Bal *b, int level, Content *ct);
+
+/* ---- packing ---- */
+
+/* Split cells [0,n) into k groups for pages of capacity cap. promote: one
+ * cell between consecutive groups goes to the parent. Group j is
+ * [start[j], end[j]); returns k, or 0 if impossible. */
+static int pack(const Content *ct, uint32_t cap, int promote, int greedy, int *start, int *end,
+                int maxk) {
+  int n = ct->n;
+  uint32_t total = content_bytes(ct);
+  if (n == 0 || total <= cap) {
+    start[0] = 0;
+    end[0] = n;
+    return 1;
+  }
+  /* k from a greedy fill: the fewest pages. */
+  int k = 0, s = 0;
+  while (s < n) {
+    uint32_t used = 0;
+    int e = s;
+    while (e < n && used + cell_alloc(ct->size[e]) <= cap) used += cell_alloc(ct->size[e++]);
+    if (e == s || k >= maxk) return 0;
+    if (e < n && promote) {
+      if (e + 1 == n) {
+        /* the separator would be the last cell: keep one for the last page */
+        e--;
+        if (e == s) return 0;
+      }
+      start[k] = s;
+      end[k] = e;
+      k++;
+      s = e + 1;
+    } else {
+      start[k] = s;
+      end[k] = e;
+      k++;
+      s = e;
+    }
+  }
+  if (greedy || k == 1) return k;
+  /* Even fill: each group aims at the average of what remains. */
+  for (int tryk = k; tryk <= k + 1 && tryk <= maxk; tryk++) {
+    int st[8], en[8], ok = 1;
+    uint32_t remaining = total;
+    s = 0;
+    for (int j = 0; j < tryk; j++) {
+      int left = tryk - j;
+      if (s >= n) {
+        ok = 0;
+        break;
+      }
+      uint32_t target = remaining / (uint32_t)left;
+      uint32_t used = 0;
+      int e = s;
+      if (left == 1) {
+        for (e = s; e < n; e++) used += cell_alloc(ct->size[e]);
+        if (used > cap) ok = 0;
+        st[j] = s;
+        en[j] = n;
+        break;
+      }
+      while (e < n) {
+        uint32_t a = cell_alloc(ct->size[e]);
+        if (used + a > cap) break;
+        if (e > s && used + a / 2 > target) break;
+        used += a;
+        e++;
+      }
+      /* leave enough cells for the groups (and separators) still to come */
+      int need = promote ? 2 * (left - 1) : left - 1;
+      while (e > s + 1 && n - e < need) used -= cell_alloc(ct->size[--e]);
+      if (e == s || n - e < need) {
+        ok = 0;
+        break;
+      }
+      st[j] = s;
+      en[j] = e;
+      remaining -= used;
+      if (promote) {
+        remaining -= cell_alloc(ct->size[e]);
+        s = e + 1;
+      } else {
+        s = e;
+      }
+    }
+    if (ok) {
+      for (int j = 0; j < tryk; j++) {
+        start[j] = st[j];
+        end[j] = en[j];
+      }
+      return tryk;
+    }
+  }
+  return k;
+}
+
+/* ---- the root ---- */
+
+static int balance_root(Bal *b, Content *ct) {
+  BtCursor *c = b->c;
+  Btree *bt = b->bt;
+  PgPage *root = c->pg[0];
+  int rc = pager_write(root);
+  if (rc) return rc;
+  if (content_bytes(ct) <= page_capacity(bt, root, ct->leaf)) {
+    /* Collapse an interior root with no cells onto its only child. */
+    while (!ct->leaf && ct->n == 0) {
+      uint32_t child = ct->right;
+      if (child == c->root) return BT_CORRUPT(bt, child, "root is its own child");
+      PgPage *cp;
+      rc = page_get(bt, child, &cp);
+      if (rc) return rc;
+      if (page_mem(cp)->intkey != ct->intkey) {
+        pager_unref(cp);
+        return BT_CORRUPT(bt, child, "child page of the wrong kind");
+      }
+      Content cc;
+      rc = content_from_page(b, cp, &cc, 0, NULL);
+      pager_unref(cp);
+      if (rc) return rc;
+      if (content_bytes(&cc) > page_capacity(bt, root, cc.leaf)) break;
+      rc = btree_free_page(bt, child);
+      if (rc) return rc;
+      *ct = cc;
+    }
+    page_rebuild(bt, root, page_type(ct->leaf, ct->intkey), ct->cell, ct->size, ct->n, ct->right);
+    return SHALE_OK;
+  }
+  /* Split: the content moves to a new child of an empty interior root. */
+  PgPage *child;
+  uint32_t cpgno;
+  rc = btree_alloc_page(bt, c->root, &child, &cpgno);
+  if (rc) return rc;
+  page_rebuild(bt, root, page_type(0, ct->intkey), NULL, NULL, 0, cpgno);
+  page_zero(bt, child, page_type(ct->leaf, ct->intkey));
+  release_below(c, 0);
+  c->idx[0] = 0;
+  c->pg[1] = child;
+  c->depth = 2;
+  return balance_level(b, 1, ct);
+}
+
+/* ---- a non-root page and its neighbours ---- */
+
+static int balance_nonroot(Bal *b, int level, Content *ct) {
+  BtCursor *c = b->c;
+  Btree *bt = b->bt;
+  PgPage *parent = c->pg[level - 1];
+  MemPage *pm = page_mem(parent);
+  int np = pm->ncell, pidx = c->idx[level - 1];
+  int rc, first, nsib;
+  int greedy = 0;
+  PgPage *sib[3] = {NULL, NULL, NULL};
+  uint32_t sibno[3];
+  Content sc[3], all, newpc;
+  int k = 0;
+  PgPage *out[8] = {NULL};
+  uint32_t outno[8];
+  int nout = 0;
+
+  if (pidx > np) return BT_CORRUPT(bt, pager_pgno(parent), "cursor index out of range");
+  if (b->append && pidx == np) {
+    first = pidx;
+    nsib = 1;
+    greedy = 1;
+  } else {
+    b->append = 0;
+    first = pidx - 1;
+    if (first < 0) first = 0;
+    if (first + 3 > np + 1) first = np + 1 - 3;
+    if (first < 0) first = 0;
+    nsib = np + 1 - first < 3 ? np + 1 - first : 3;
+  }
+  uint8_t *pcopy;
+  Content pc;
+  memset(sc, 0, sizeof sc);
+  rc = content_from_page(b, parent, &pc, 8, &pcopy);
+  if (rc) return rc;
+
+  /* Gather the window. */
+  int total = ct->n + 2;
+  for (int j = 0; j < nsib; j++) {
+    int ci = first + j;
+    sibno[j] = ci < np ? util_get4(pc.cell[ci]) : pc.right;
+    if (ci == pidx) {
+      sib[j] = c->pg[level];
+      pager_ref(sib[j]);
+      if (pager_pgno(sib[j]) != sibno[j]) {
+        rc = BT_CORRUPT(bt, pager_pgno(parent), "child pointer changed");
+        goto out;
+      }
+      sc[j] = *ct;
+      continue;
+    }
+    for (int a = 0; a < level; a++) {
+      if (pager_pgno(c->pg[a]) == sibno[j]) {
+        rc = BT_CORRUPT(bt, sibno[j], "page is its own ancestor");
+        goto out;
+      }
+    }
+    for (int a = 0; a < j; a++) {
+      if (sibno[a] == sibno[j]) {
+        rc = BT_CORRUPT(bt, sibno[j], "page is its own sibling");
+        goto out;
+      }
+    }
+    if (sibno[j] == pager_pgno(c->pg[level])) {
+      rc = BT_CORRUPT(bt, sibno[j], "page is its own sibling");
+      goto out;
+    }
+    rc = page_get(bt, sibno[j], &sib[j]);
+    if (rc) goto out;
+    MemPage *sm = page_mem(sib[j]);
+    if (sm->intkey != ct->intkey || sm->leaf != ct->leaf) {
+      rc = BT_CORRUPT(bt, sibno[j], "sibling pages of different kinds");
+      goto out;
+    }
+    rc = content_from_page(b, sib[j], &sc[j], 0, NULL);
+    if (rc) goto out;
+    total += sc[j].n + 1;
+  }
+
+  /* Everything in one list, dividers included where they are entries. */
+  memset(&newpc, 0, sizeof newpc);
+  rc = content_alloc(b, &all, total);
+  if (rc) goto out;
+  all.leaf = ct->leaf;
+  all.intkey = ct->intkey;
+  all.right = sc[nsib - 1].right;
+  for (int j = 0; j < nsib; j++) {
+    for (int i = 0; i < sc[j].n; i++) content_add(&all, sc[j].cell[i], sc[j].size[i]);
+    if (j == nsib - 1) break;
+    uint8_t *dv = pc.cell[first + j];
+    uint16_t dsz = pc.size[first + j];
+    if (ct->leaf && ct->intkey) continue; /* table leaves: divider is dropped */
+    if (ct->leaf) {
+      if (dsz <= 4) {
+        rc = BT_CORRUPT(bt, pager_pgno(parent), "divider cell too small");
+        goto out;
+      }
+      content_add(&all, dv + 4, (uint16_t)(dsz - 4));
+    } else {
+      uint8_t *cp = aalloc(b, dsz);
+      if (!cp) {
+        rc = SHALE_NOMEM;
+        goto out;
+      }
+      memcpy(cp, dv, dsz);
+      util_put4(cp, sc[j].right);
+      content_add(&all, cp, dsz);
+    }
+  }
+
+  /* Pack. */
+  int promote = !(ct->leaf && ct->intkey);
+  uint32_t cap = bt->usable - (ct->leaf ? 8 : 12);
+  int st[8], en[8];
+  k = pack(&all, cap, promote, greedy, st, en, 8);
+  if (k == 0) {
+    rc = BT_CORRUPT(bt, pager_pgno(parent), "cells too large to balance");
+    goto out;
+  }
+
+  /* Pages: reuse the window's, allocate more, free the rest. */
+  for (int j = 0; j < k; j++) {
+    if (j < nsib) {
+      out[j] = sib[j];
+      sib[j] = NULL;
+      outno[j] = sibno[j];
+      rc = pager_write(out[j]);
+    } else {
+      rc = btree_alloc_page(bt, outno[j - 1], &out[j], &outno[j]);
+    }
+    if (rc) goto out;
+    nout = j + 1;
+  }
+  for (int j = k; j < nsib; j++) {
+    pager_unref(sib[j]);
+    sib[j] = NULL;
+    rc = btree_free_page(bt, sibno[j]);
+    if (rc) goto out;
+  }
+
+  /* Write the pages and collect the new dividers. */
+  rc = content_alloc(b, &newpc, np + 8);
+  if (rc) goto out;
+  newpc.leaf = 0;
+  newpc.intkey = ct->intkey;
+  newpc.right = pc.right;
+  for (int i = 0; i < first; i++) content_add(&newpc, pc.cell[i], pc.size[i]);
+  int type = page_type(ct->leaf, ct->intkey);
+  for (int j = 0; j < k; j++) {
+    uint32_t right = 0;
+    if (!ct->leaf) right = j == k - 1 ? all.right : util_get4(all.cell[en[j]]);
+    page_rebuild(bt, out[j], type, all.cell + st[j], all.size + st[j], en[j] - st[j], right);
+    if (j == k - 1) break;
+    uint8_t *dv;
+    uint16_t dsz;
+    if (ct->leaf && ct->intkey) {
+      /* new divider: largest rowid of the left page */
+      const uint8_t *last = all.cell[en[j] - 1];
+      uint64_t v;
+      last += util_get_varint(last, &v);
+      util_get_varint(last, &v);
+      dv = aalloc(b, 16);
+      if (!dv) {
+        rc = SHALE_NOMEM;
+        goto out;
+      }
+      util_put4(dv, outno[j]);
+      dsz = (uint16_t)(4 + util_put_varint(dv + 4, v));
+    } else if (ct->leaf) {
+      /* an index leaf cell moves up with a child pointer in front */
+      uint16_t s = all.size[en[j]];
+      dv = aalloc(b, (size_t)s + 4);
+      if (!dv) {
+        rc = SHALE_NOMEM;
+        goto out;
+      }
+      util_put4(dv, outno[j]);
+      memcpy(dv + 4, all.cell[en[j]], s);
+      dsz = (uint16_t)(s + 4);
+    } else {
+      /* an interior cell moves up; its child became page j's right child */
+      uint16_t s = all.size[en[j]];
+      dv = aalloc(b, s);
+      if (!dv) {
+        rc = SHALE_NOMEM;
+        goto out;
+      }
+      memcpy(dv, all.cell[en[j]], s);
+      util_put4(dv, outno[j]);
+      dsz = s;
+    }
+    content_add(&newpc, dv, dsz);
+  }
+  /* The pointer that covered the last window page now covers the last
+   * output page. */
+  int lastci = first + nsib - 1;
+  if (lastci < np) {
+    uint8_t *cp = aalloc(b, pc.size[lastci]);
+    if (!cp) {
+      rc = SHALE_NOMEM;
+      goto out;
+    }
+    memcpy(cp, pc.cell[lastci], pc.size[lastci]);
+    util_put4(cp, outno[k - 1]);
+    content_add(&newpc, cp, pc.size[lastci]);
+  } else {
+    newpc.right = outno[k - 1];
+  }
+  for (int i = lastci + 1; i < np; i++) content_add(&newpc, pc.cell[i], pc.size[i]);
+
+out:
+  for (int j = 0; j < 3; j++) {
+    if (sib[j]) pager_unref(sib[j]);
+  }
+  for (int j = 0; j < nout; j++) pager_unref(out[j]);
+  if (rc) return rc;
+  (void)pcopy;
+  /* Children of the parent are done; continue one level up. */
+  release_below(c, level - 1);
+  c->idx[level - 1] = (uint16_t)(first + k - 1);
+  return balance_level(b, level - 1, &newpc);
+}
+
+static int balance_level(Bal *b, int level, Content *ct) {
+  BtCursor *c = b->c;
+  Btree *bt = b->bt;
+  release_below(c, level);
+  if (level == 0) return balance_root(b, ct);
+  PgPage *pg = c->pg[level];
+  uint32_t cap = page_capacity(bt, pg, ct->leaf);
+  uint32_t used = content_bytes(ct);
+  if (used <= cap && ct->n > 0 && used >= cap / 3) {
+    int rc = pager_write(pg);
+    if (rc) return rc;
+    page_rebuild(bt, pg, page_type(ct->leaf, ct->intkey), ct->cell, ct->size, ct->n, ct->right);
+    return SHALE_OK;
+  }
+  return balance_nonroot(b, level, ct);
+}
+
+int btree_modify_level(BtCursor *c, int level, int i, int ndel, const uint8_t *cell,
+                       uint32_t sz, int *balanced) {
+  Btree *bt = c->bt;
+  PgPage *pg = c->pg[level];
+  MemPage *m = page_mem(pg);
+  *balanced = 0;
+  int rc = pager_write(pg);
+  if (rc) return rc;
+  int was_end = ndel == 0 && i == m->ncell;
+  if (ndel) {
+    CellInfo ci;
+    rc = page_cell_parse(bt, pg, i, &ci);
+    if (rc) return rc;
+    rc = page_drop_cell(bt, pg, i, ci.size);
+    if (rc) return rc;
+  }
+  uint32_t cap = page_capacity(bt, pg, m->leaf);
+  if (cell && m->nfree >= (sz < 4 ? 4 : sz) + 2) {
+    rc = page_insert_cell(bt, pg, i, cell, sz);
+    if (rc) return rc;
+    c->idx[level] = (uint16_t)i;
+    c->info_ok = 0;
+    c->novfl = 0;
+    return SHALE_OK;
+  }
+  if (!cell) {
+    int under = level > 0 ? (m->ncell == 0 || cap - m->nfree < cap / 3)
+                          : (!m->leaf && m->ncell == 0);
+    if (!under) return SHALE_OK;
+  }
+  /* Rebalance with the new content. */
+  Bal b = {c, bt, NULL, 0};
+  Content ct;
+  rc = content_from_page(&b, pg, &ct, 1, NULL);
+  if (rc == SHALE_OK && cell) {
+    uint8_t *cp = aalloc(&b, sz);
+    if (!cp) {
+      rc = SHALE_NOMEM;
+    } else {
+      memcpy(cp, cell, sz);
+      memmove(ct.cell + i + 1, ct.cell + i, sizeof(uint8_t *) * (size_t)(ct.n - i));
+      memmove(ct.size + i + 1, ct.size + i, sizeof(uint16_t) * (size_t)(ct.n - i));
+      ct.cell[i] = cp;
+      ct.size[i] = (uint16_t)sz;
+      ct.n++;
+    }
+  }
+  if (rc == SHALE_OK) {
+    b.append = was_end && m->leaf;
+    rc = balance_level(&b, level, &ct);
+  }
+  afree(&b);
+  cursor_release(c);
+  c->state = CUR_INVALID;
+  *balanced = 1; /* the stack is gone: the caller re-seeks */
+  return rc;
+}

@@ -1,0 +1,655 @@
+/*
+ * btree_cursor.c -- cursor movement, seeks, payload access, save/restore.
+ *
+ * Owns the cursor stack (one referenced page and index per level), the
+ * in-order walk of table trees (entries in leaves only) and index trees
+ * (entries in leaves and interior cells), binary-search seeks, overflow
+ * reads with a per-entry cache of overflow page numbers, and the saved
+ * state of invariant 5 of btree.h.
+ *
+ * Invariants:
+ *  1. state VALID: depth >= 1, the top page's idx is an entry (a leaf cell,
+ *     or an interior cell of an index tree).
+ *  2. state REQSEEK holds no page references; the key is in saved_rowid or
+ *     saved_key; the first use re-seeks and sets skip to the seek's res, so
+ *     next()/prev() yield the entries after/before the saved key.
+ *  3. Every page entered is checked: same tree kind as the root, depth <
+ *     BT_MAX_DEPTH (cycles), child numbers validated by page_init().
+ *  4. The overflow cache (ovfl[0..novfl)) belongs to the current entry and
+ *     is dropped whenever the cursor moves (info_ok = 0).
+ */
+#include "btree_int.h"
+
+static void moved(BtCursor *c) {
+  c->info_ok = 0;
+  c->novfl = 0;
+}
+
+void cursor_release(BtCursor *c) {
+  for (int i = 0; i < c->depth; i++) pager_unref(c->pg[i]);
+  c->depth = 0;
+  moved(c);
+}
+
+static int fault(BtCursor *c, int rc) {
+  if (rc == SHALE_OK) return rc;
+  cursor_release(c);
+  c->state = CUR_INVALID;
+  return rc;
+}
+
+int cursor_move_to_root(BtCursor *c) {
+  if (c->state == CUR_FAULT) return c->fault_rc;
+  cursor_release(c);
+  if (c->saved_key) {
+    shale_free(c->saved_key);
+    c->saved_key = NULL;
+  }
+  c->state = CUR_INVALID;
+  c->skip = 0;
+  PgPage *pg;
+  int rc = page_get(c->bt, c->root, &pg);
+  if (rc) return rc;
+  MemPage *m = page_mem(pg);
+  if (!c->kind_known) {
+    c->intkey = m->intkey;
+    c->kind_known = 1;
+  } else if (m->intkey != c->intkey) {
+    pager_unref(pg);
+    return BT_CORRUPT(c->bt, c->root, "root page changed kind");
+  }
+  c->pg[0] = pg;
+  c->idx[0] = 0;
+  c->depth = 1;
+  return SHALE_OK;
+}
+
+int cursor_load_child(BtCursor *c, uint32_t child) {
+  if (c->depth >= BT_MAX_DEPTH) {
+    return BT_CORRUPT(c->bt, pager_pgno(c->pg[c->depth - 1]), "tree too deep (cycle?)");
+  }
+  PgPage *pg;
+  int rc = page_get(c->bt, child, &pg);
+  if (rc) return rc;
+  if (page_mem(pg)->intkey != c->intkey) {
+    pager_unref(pg);
+    return BT_CORRUPT(c->bt, child, "child page of the wrong kind");
+  }
+  c->pg[c->depth] = pg;
+  c->idx[c->depth] = 0;
+  c->depth++;
+  moved(c);
+  return SHALE_OK;
+}
+
+static MemPage *top(BtCursor *c) { return page_mem(c->pg[c->depth - 1]); }
+
+/* Descend from the top page to the leftmost leaf. */
+static int descend_left(BtCursor *c) {
+  while (!top(c)->leaf) {
+    c->idx[c->depth - 1] = 0;
+    int rc = cursor_load_child(c, page_child(c->pg[c->depth - 1], 0));
+    if (rc) return rc;
+  }
+  c->idx[c->depth - 1] = 0;
+  if (top(c)->ncell == 0 && c->depth > 1) {
+    return BT_CORRUPT(c->bt, pager_pgno(c->pg[c->depth - 1]), "empty non-root page");
+  }
+  return SHALE_OK;
+}
+
+static int descend_right(BtCursor *c) {
+  while (!top(c)->leaf) {
+    MemPage *m = top(c);
+    c->idx[c->depth - 1] = m->ncell;
+    int rc = cursor_load_child(c, page_right(c->pg[c->depth - 1]));
+    if (rc) return rc;
+  }
+  MemPage *m = top(c);
+  if (m->ncell == 0 && c->depth > 1) {
+    return BT_CORRUPT(c->bt, pager_pgno(c->pg[c->depth - 1]), "empty non-root page");
+  }
+  c->idx[c->depth - 1] = m->ncell ? (uint16_t)(m->ncell - 1) : 0;
+  return SHALE_OK;
+}
+
+int cursor_info(BtCursor *c, CellInfo **out) {
+  if (!c->info_ok) {
+    int rc = page_cell_parse(c->bt, c->pg[c->depth - 1], c->idx[c->depth - 1], &c->info);
+    if (rc) return rc;
+    c->info_ok = 1;
+  }
+  *out = &c->info;
+  return SHALE_OK;
+}
+
+/* Read payload bytes [off, off+n) of the cell described by ci on page pg.
+ * cache (may be NULL) is the cursor whose overflow cache to use. */
+static int read_payload(Btree *bt, PgPage *pg, const CellInfo *ci, uint32_t off, uint32_t n,
+                        uint8_t *buf, BtCursor *cache, int write) {
+  if ((uint64_t)off + n > ci->npayload) {
+    return BT_CORRUPT(bt, pager_pgno(pg), "payload read past its end");
+  }
+  assert(off >= ci->nlocal);
+  uint32_t per = bt->usable - 4;
+  uint32_t q = off - ci->nlocal;
+  uint32_t k = q / per, within = q % per;
+  uint32_t npages = (ci->npayload - ci->nlocal + per - 1) / per;
+  uint32_t dbsize = pager_db_size(bt->pager);
+  uint32_t pgno = ci->ovfl, j = 0;
+  if (cache && cache->novfl > 0) {
+    j = cache->novfl - 1 < k ? cache->novfl - 1 : k;
+    pgno = cache->ovfl[j];
+  }
+  if (cache && cache->ovfl_alloc < npages) {
+    uint32_t *a = shale_realloc(cache->ovfl, sizeof(uint32_t) * npages);
+    if (!a) return SHALE_NOMEM;
+    cache->ovfl = a;
+    cache->ovfl_alloc = npages;
+  }
+  if (cache && cache->novfl == 0) {
+    cache->ovfl[0] = ci->ovfl;
+    cache->novfl = 1;
+  }
+  while (n > 0) {
+    if (pgno < 2 || pgno > dbsize || j >= npages) {
+      return BT_CORRUPT(bt, pager_pgno(pg), "overflow chain broken");
+    }
+    PgPage *op;
+    int rc = pager_get(bt->pager, pgno, 0, &op);
+    if (rc) return rc;
+    uint8_t *d = pager_data(op);
+    uint32_t next = util_get4(d);
+    if (j >= k) {
+      uint32_t m = per - within < n ? per - within : n;
+      if (write) {
+        rc = pager_write(op);
+        if (rc) {
+          pager_unref(op);
+          return rc;
+        }
+        memcpy(d + 4 + within, buf, m);
+      } else {
+        memcpy(buf, d + 4 + within, m);
+      }
+      buf += m;
+      n -= m;
+      within = 0;
+    }
+    pager_unref(op);
+    j++;
+    pgno = next;
+    if (cache && j < npages && cache->novfl == j) cache->ovfl[cache->novfl++] = next;
+  }
+  return SHALE_OK;
+}
+
+/* Payload access for a cell: local part from the page, rest from the chain. */
+static int cell_payload(Btree *bt, PgPage *pg, uint32_t celloff, const CellInfo *ci, uint32_t off,
+                        uint32_t n, uint8_t *buf, BtCursor *cache, int write) {
+  if ((uint64_t)off + n > ci->npayload) {
+    return BT_CORRUPT(bt, pager_pgno(pg), "payload access past its end");
+  }
+  if (off < ci->nlocal) {
+    uint32_t k = ci->nlocal - off < n ? ci->nlocal - off : n;
+    uint8_t *p = pager_data(pg) + celloff + ci->payoff + off;
+    if (write) {
+      int rc = pager_write(pg);
+      if (rc) return rc;
+      memcpy(p, buf, k);
+    } else {
+      memcpy(buf, p, k);
+    }
+    off += k;
+    n -= k;
+    buf += k;
+  }
+  if (n == 0) return SHALE_OK;
+  return read_payload(bt, pg, ci, off, n, buf, cache, write);
+}
+
+/* Full key of cell i of page pg: either a pointer into the page (*freeme =
+ * NULL) or a fresh copy (*freeme = it). */
+static int cell_key(Btree *bt, PgPage *pg, int i, const uint8_t **key, uint32_t *nkey,
+                    uint8_t **freeme) {
+  CellInfo ci;
+  *freeme = NULL;
+  int rc = page_cell_parse(bt, pg, i, &ci);
+  if (rc) return rc;
+  uint32_t off = page_cell_off(pg, i);
+  *nkey = ci.npayload;
+  if (ci.nlocal == ci.npayload) {
+    *key = pager_data(pg) + off + ci.payoff;
+    return SHALE_OK;
+  }
+  uint8_t *b = shale_malloc(ci.npayload ? ci.npayload : 1);
+  if (!b) return SHALE_NOMEM;
+  rc = cell_payload(bt, pg, off, &ci, 0, ci.npayload, b, NULL, 0);
+  if (rc) {
+    shale_free(b);
+    return rc;
+  }
+  *key = b;
+  *freeme = b;
+  return SHALE_OK;
+}
+
+/* ---- seeks ---- */
+
+static int64_t cell_rowid(PgPage *pg, int i) {
+  MemPage *m = page_mem(pg);
+  const uint8_t *p = page_cell(pg, i);
+  uint64_t v;
+  if (!m->leaf) p += 4;
+  else p += util_get_varint(p, &v);
+  util_get_varint(p, &v);
+  return (int64_t)v;
+}
+
+int cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
+  int rc = cursor_move_to_root(c);
+  if (rc) return rc;
+  if (!c->intkey) return BT_CORRUPT(c->bt, c->root, "rowid seek on an index tree");
+  for (;;) {
+    PgPage *pg = c->pg[c->depth - 1];
+    MemPage *m = page_mem(pg);
+    int lo = 0, hi = m->ncell;
+    while (lo < hi) {
+      int mid = (lo + hi) / 2;
+      int64_t k = cell_rowid(pg, mid);
+      if (k < rowid) lo = mid + 1;
+      else hi = mid;
+    }
+    if (m->leaf) {
+      if (m->ncell == 0) {
+        if (c->depth > 1) return BT_CORRUPT(c->bt, pager_pgno(pg), "empty non-root page");
+        c->state = CUR_INVALID;
+        *res = -1;
+        return SHALE_OK;
+      }
+      c->state = CUR_VALID;
+      if (lo < m->ncell) {
+        c->idx[c->depth - 1] = (uint16_t)lo;
+        *res = cell_rowid(pg, lo) == rowid ? 0 : 1;
+      } else {
+        c->idx[c->depth - 1] = (uint16_t)(m->ncell - 1);
+        *res = -1;
+      }
+      return SHALE_OK;
+    }
+    c->idx[c->depth - 1] = (uint16_t)lo;
+    rc = cursor_load_child(c, page_child(pg, lo));
+    if (rc) return rc;
+  }
+}
+
+/* Index seek: cmp(ctx, cellkey, n) = sign(cell - search). */
+static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), void *ctx,
+                      int *res) {
+  int rc = cursor_move_to_root(c);
+  if (rc) return rc;
+  if (c->intkey) return BT_CORRUPT(c->bt, c->root, "key seek on a table tree");
+  for (;;) {
+    PgPage *pg = c->pg[c->depth - 1];
+    MemPage *m = page_mem(pg);
+    int lo = 0, hi = m->ncell, r = 1;
+    while (lo < hi) {
+      int mid = (lo + hi) / 2;
+      const uint8_t *key;
+      uint32_t nkey;
+      uint8_t *freeme;
+      rc = cell_key(c->bt, pg, mid, &key, &nkey, &freeme);
+      if (rc) return rc;
+      r = cmp(ctx, key, nkey);
+      shale_free(freeme);
+      if (r == 0) {
+        lo = mid;
+        break;
+      }
+      if (r < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (r == 0 && lo < m->ncell && hi > lo) {
+      c->idx[c->depth - 1] = (uint16_t)lo;
+      c->state = CUR_VALID;
+      *res = 0;
+      return SHALE_OK;
+    }
+    if (m->leaf) {
+      if (m->ncell == 0) {
+        if (c->depth > 1) return BT_CORRUPT(c->bt, pager_pgno(pg), "empty non-root page");
+        c->state = CUR_INVALID;
+        *res = -1;
+        return SHALE_OK;
+      }
+      c->state = CUR_VALID;
+      if (lo < m->ncell) {
+        c->idx[c->depth - 1] = (uint16_t)lo;
+        *res = 1;
+      } else {
+        c->idx[c->depth - 1] = (uint16_t)(m->ncell - 1);
+        *res = -1;
+      }
+      return SHALE_OK;
+    }
+    c->idx[c->depth - 1] = (uint16_t)lo;
+    rc = cursor_load_child(c, page_child(pg, lo));
+    if (rc) return rc;
+  }
+}
+
+typedef struct KeyCtx {
+  BtCursor *c;
+  const void *key;
+  uint32_t nkey;
+} KeyCtx;
+
+static int memcmp_keys(const void *a, uint32_t na, const void *b, uint32_t nb) {
+  uint32_t n = na < nb ? na : nb;
+  int r = n ? memcmp(a, b, n) : 0;
+  if (r) return r;
+  return na < nb ? -1 : na > nb ? 1 : 0;
+}
+
+static int key_cmp(void *ctx, const void *cell, uint32_t n) {
+  KeyCtx *k = ctx;
+  if (k->c->cmp) return k->c->cmp(k->c->cmp_ctx, cell, n, k->key, k->nkey);
+  return memcmp_keys(cell, n, k->key, k->nkey);
+}
+
+int cursor_seek_key(BtCursor *c, const void *key, uint32_t nkey, int *res) {
+  KeyCtx k = {c, key, nkey};
+  return seek_index(c, key_cmp, &k, res);
+}
+
+/* ---- save / restore (invariant 5) ---- */
+
+int cursor_save(BtCursor *c) {
+  if (c->state != CUR_VALID) return SHALE_OK;
+  CellInfo *ci;
+  int rc = cursor_info(c, &ci);
+  if (rc) return rc;
+  if (c->intkey) {
+    c->saved_rowid = ci->key;
+  } else {
+    const uint8_t *key;
+    uint32_t nkey;
+    uint8_t *freeme;
+    rc = cell_key(c->bt, c->pg[c->depth - 1], c->idx[c->depth - 1], &key, &nkey, &freeme);
+    if (rc) return rc;
+    uint8_t *copy = freeme;
+    if (!copy) {
+      copy = shale_malloc(nkey ? nkey : 1);
+      if (!copy) return SHALE_NOMEM;
+      memcpy(copy, key, nkey);
+    }
+    shale_free(c->saved_key);
+    c->saved_key = copy;
+    c->saved_nkey = nkey;
+  }
+  cursor_release(c);
+  c->state = CUR_REQSEEK;
+  c->skip = 0;
+  return SHALE_OK;
+}
+
+int cursor_restore(BtCursor *c) {
+  if (c->state == CUR_FAULT) return c->fault_rc;
+  if (c->state != CUR_REQSEEK) return SHALE_OK;
+  int res = 0, rc;
+  if (c->intkey) {
+    rc = cursor_seek_rowid(c, c->saved_rowid, &res);
+  } else {
+    uint8_t *key = c->saved_key;
+    c->saved_key = NULL; /* cursor_move_to_root frees saved_key */
+    rc = cursor_seek_key(c, key, c->saved_nkey, &res);
+    shale_free(key);
+  }
+  if (rc) return fault(c, rc);
+  c->skip = c->state == CUR_VALID ? res : 0;
+  return SHALE_OK;
+}
+
+/* ---- public cursor API ---- */
+
+int btree_cursor_is_intkey(BtCursor *c) { return c->intkey; }
+
+int btree_first(BtCursor *c, int *empty) {
+  int rc = cursor_move_to_root(c);
+  if (rc) return fault(c, rc);
+  rc = descend_left(c);
+  if (rc) return fault(c, rc);
+  if (top(c)->ncell == 0) {
+    c->state = CUR_INVALID;
+    *empty = 1;
+    return SHALE_OK;
+  }
+  c->state = CUR_VALID;
+  *empty = 0;
+  return SHALE_OK;
+}
+
+int btree_last(BtCursor *c, int *empty) {
+  int rc = cursor_move_to_root(c);
+  if (rc) return fault(c, rc);
+  rc = descend_right(c);
+  if (rc) return fault(c, rc);
+  if (top(c)->ncell == 0) {
+    c->state = CUR_INVALID;
+    *empty = 1;
+    return SHALE_OK;
+  }
+  c->state = CUR_VALID;
+  *empty = 0;
+  return SHALE_OK;
+}
+
+int btree_next(BtCursor *c, int *eof) {
+  int rc = cursor_restore(c);
+  if (rc) return rc;
+  *eof = 0;
+  if (c->state != CUR_VALID) {
+    *eof = 1;
+    return SHALE_OK;
+  }
+  if (c->skip > 0) {
+    c->skip = 0;
+    return SHALE_OK;
+  }
+  c->skip = 0;
+  moved(c);
+  int t = c->depth - 1;
+  MemPage *m = top(c);
+  if (!m->leaf) {
+    /* on an index interior entry: the next one is leftmost in child idx+1 */
+    c->idx[t]++;
+    rc = cursor_load_child(c, page_child(c->pg[t], c->idx[t]));
+    if (!rc) rc = descend_left(c);
+    return fault(c, rc);
+  }
+  if (++c->idx[t] < m->ncell) return SHALE_OK;
+  for (;;) {
+    if (c->depth == 1) {
+      c->state = CUR_INVALID;
+      *eof = 1;
+      return SHALE_OK;
+    }
+    pager_unref(c->pg[c->depth - 1]);
+    c->depth--;
+    t = c->depth - 1;
+    m = top(c);
+    if (c->idx[t] < m->ncell) {
+      if (!c->intkey) return SHALE_OK; /* the interior cell is the next entry */
+      c->idx[t]++;
+      rc = cursor_load_child(c, page_child(c->pg[t], c->idx[t]));
+      if (!rc) rc = descend_left(c);
+      return fault(c, rc);
+    }
+  }
+}
+
+int btree_prev(BtCursor *c, int *eof) {
+  int rc = cursor_restore(c);
+  if (rc) return rc;
+  *eof = 0;
+  if (c->state != CUR_VALID) {
+    *eof = 1;
+    return SHALE_OK;
+  }
+  if (c->skip < 0) {
+    c->skip = 0;
+    return SHALE_OK;
+  }
+  c->skip = 0;
+  moved(c);
+  int t = c->depth - 1;
+  MemPage *m = top(c);
+  if (!m->leaf) {
+    rc = cursor_load_child(c, page_child(c->pg[t], c->idx[t]));
+    if (!rc) rc = descend_right(c);
+    return fault(c, rc);
+  }
+  if (c->idx[t] > 0) {
+    c->idx[t]--;
+    return SHALE_OK;
+  }
+  for (;;) {
+    if (c->depth == 1) {
+      c->state = CUR_INVALID;
+      *eof = 1;
+      return SHALE_OK;
+    }
+    pager_unref(c->pg[c->depth - 1]);
+    c->depth--;
+    t = c->depth - 1;
+    if (c->idx[t] > 0) {
+      c->idx[t]--;
+      if (!c->intkey) return SHALE_OK;
+      rc = cursor_load_child(c, page_child(c->pg[t], c->idx[t]));
+      if (!rc) rc = descend_right(c);
+      return fault(c, rc);
+    }
+  }
+}
+
+int btree_eof(BtCursor *c) {
+  if (c->state == CUR_REQSEEK && cursor_restore(c) != SHALE_OK) return 1;
+  return c->state != CUR_VALID;
+}
+
+int btree_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
+  if (c->state == CUR_FAULT) return c->fault_rc;
+  int rc = cursor_seek_rowid(c, rowid, res);
+  return fault(c, rc);
+}
+
+int btree_seek_key(BtCursor *c, const void *key, uint32_t nkey, int *res) {
+  if (c->state == CUR_FAULT) return c->fault_rc;
+  int rc = cursor_move_to_root(c);
+  if (!rc) rc = cursor_seek_key(c, key, nkey, res);
+  return fault(c, rc);
+}
+
+int btree_seek_cmp(BtCursor *c, int (*cmp)(void *ctx, const void *key, uint32_t n), void *ctx,
+                   int *res) {
+  if (c->state == CUR_FAULT) return c->fault_rc;
+  int rc = seek_index(c, cmp, ctx, res);
+  return fault(c, rc);
+}
+
+static int ready(BtCursor *c, CellInfo **ci) {
+  if (c->state == CUR_REQSEEK && cursor_restore(c) != SHALE_OK) return SHALE_ERROR;
+  if (c->state != CUR_VALID) return SHALE_MISUSE;
+  return cursor_info(c, ci);
+}
+
+int64_t btree_rowid(BtCursor *c) {
+  CellInfo *ci;
+  if (c->state == CUR_REQSEEK && c->intkey) return c->saved_rowid;
+  if (ready(c, &ci)) return 0;
+  return c->intkey ? ci->key : 0;
+}
+
+uint32_t btree_payload_size(BtCursor *c) {
+  CellInfo *ci;
+  if (ready(c, &ci)) return 0;
+  return ci->npayload;
+}
+
+const void *btree_payload_fetch(BtCursor *c, uint32_t *navail) {
+  CellInfo *ci;
+  *navail = 0;
+  if (ready(c, &ci)) return NULL;
+  PgPage *pg = c->pg[c->depth - 1];
+  *navail = ci->nlocal;
+  return page_cell(pg, c->idx[c->depth - 1]) + ci->payoff;
+}
+
+int btree_payload_read(BtCursor *c, uint32_t offset, uint32_t n, void *buf) {
+  CellInfo *ci;
+  int rc = ready(c, &ci);
+  if (rc) return rc == SHALE_ERROR ? c->fault_rc ? c->fault_rc : SHALE_ERROR : rc;
+  PgPage *pg = c->pg[c->depth - 1];
+  return cell_payload(c->bt, pg, page_cell_off(pg, c->idx[c->depth - 1]), ci, offset, n, buf, c,
+                      0);
+}
+
+int btree_payload_write(BtCursor *c, uint32_t offset, uint32_t n, const void *buf) {
+  if (!c->wrflag || pager_txn_state(c->bt->pager) != PAGER_TXN_WRITE) return SHALE_READONLY;
+  CellInfo *ci;
+  int rc = ready(c, &ci);
+  if (rc) return rc;
+  PgPage *pg = c->pg[c->depth - 1];
+  return cell_payload(c->bt, pg, page_cell_off(pg, c->idx[c->depth - 1]), ci, offset, n,
+                      (uint8_t *)buf, c, 1);
+}
+
+/* Full key of the entry under the cursor (index trees), for delete/insert. */
+
+int btree_cursor_key_copy(BtCursor *c, uint8_t **out, uint32_t *n) {
+  const uint8_t *key;
+  uint8_t *freeme;
+  int rc = cell_key(c->bt, c->pg[c->depth - 1], c->idx[c->depth - 1], &key, n, &freeme);
+  if (rc) return rc;
+  if (!freeme) {
+    freeme = shale_malloc(*n ? *n : 1);
+    if (!freeme) return SHALE_NOMEM;
+    memcpy(freeme, key, *n);
+  }
+  *out = freeme;
+  return SHALE_OK;
+}
+
+int btree_count(BtCursor *c, int64_t *n) {
+  int rc = cursor_move_to_root(c);
+  int64_t total = 0;
+  if (rc) return fault(c, rc);
+  for (;;) {
+    int t = c->depth - 1;
+    MemPage *m = top(c);
+    if (m->leaf) {
+      total += m->ncell;
+    } else if (!c->intkey && c->idx[t] == 0) {
+      total += m->ncell;
+    }
+    if (!m->leaf && c->idx[t] <= m->ncell) {
+      rc = cursor_load_child(c, page_child(c->pg[t], c->idx[t]));
+      if (rc) return fault(c, rc);
+      continue;
+    }
+    /* done with this page: pop to the parent and advance it */
+    for (;;) {
+      if (c->depth == 1) {
+        cursor_release(c);
+        c->state = CUR_INVALID;
+        *n = total;
+        return SHALE_OK;
+      }
+      pager_unref(c->pg[c->depth - 1]);
+      c->depth--;
+      t = c->depth - 1;
+      c->idx[t]++;
+      if (c->idx[t] <= top(c)->ncell) break;
+    }
+  }
+}

@@ -1,0 +1,203 @@
+/*
+ * btree_int.h -- private declarations shared by the files of the b-tree layer.
+ *
+ * Owns: the Btree and BtCursor structs, the MemPage parse cached in each
+ * page's pager_extra() space, the CellInfo of a parsed cell, and the
+ * helpers each btree_*.c file exports to the others.
+ *
+ * Invariants:
+ *  1. A MemPage with init == 0 is stale (the pager zeroes the extra space
+ *     whenever a page is loaded or restored); page_init() re-validates the
+ *     page before any use. Functions that modify a page keep its MemPage
+ *     (ncell, nfree) exact, so init stays 1 across our own edits.
+ *  2. Every cell parse is bounds-checked against the usable size: a hostile
+ *     page yields SHALE_CORRUPT, never a read outside the page.
+ *  3. A cursor's stack holds one page reference per level; pg[0] is the
+ *     root. idx[l] on an interior page is the child taken (ncell = right
+ *     pointer); on the top page it is the entry.
+ */
+#ifndef SHALE_BTREE_INT_H
+#define SHALE_BTREE_INT_H
+
+#include <assert.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../util/util.h"
+#include "btree.h"
+
+#define BT_MAX_DEPTH 20 /* deeper trees are treated as corrupt (cycles) */
+
+/* Page type bytes. */
+#define PTF_INTKEY 0x01
+#define PTF_ZERODATA 0x02
+#define PTF_LEAFDATA 0x04
+#define PTF_LEAF 0x08
+#define PT_INDEX_INTERIOR 0x02
+#define PT_TABLE_INTERIOR 0x05
+#define PT_INDEX_LEAF 0x0a
+#define PT_TABLE_LEAF 0x0d
+
+/* Parsed page header, cached in pager_extra(). */
+typedef struct MemPage {
+  uint8_t init;    /* 1 = fields below are valid for the current content */
+  uint8_t leaf;    /* 1 for 0x0a/0x0d */
+  uint8_t intkey;  /* 1 for table pages */
+  uint8_t hdrlen;  /* 8 or 12 */
+  uint16_t hdr;    /* offset of the page header: 100 on page 1, else 0 */
+  uint16_t ncell;
+  uint32_t nfree;  /* free bytes: gap + freeblocks + fragments */
+} MemPage;
+
+/* One parsed cell. */
+typedef struct CellInfo {
+  int64_t key;       /* rowid (table) or payload size (index) */
+  uint32_t npayload; /* payload bytes (0 for table interior) */
+  uint32_t nlocal;   /* bytes of payload on the page */
+  uint16_t size;     /* bytes of the cell on the page (real, may be < 4) */
+  uint16_t payoff;   /* offset of the local payload from the cell start */
+  uint32_t child;    /* left child (interior cells) */
+  uint32_t ovfl;     /* first overflow page or 0 */
+} CellInfo;
+
+struct Btree {
+  Pager *pager;
+  BtCursor *cursors;
+  uint32_t page_size, usable;
+  uint32_t max_leaf;  /* X for table leaves */
+  uint32_t max_local; /* X for index cells */
+  uint32_t min_local; /* M */
+  int readonly;       /* header forbids writing (auto-vacuum, version) */
+  const char *ro_reason;
+  int in_txn;
+  char errmsg[256];
+  int has_err;
+};
+
+/* Cursor states. */
+#define CUR_INVALID 0   /* on no entry */
+#define CUR_VALID 1     /* stack positioned on an entry */
+#define CUR_REQSEEK 2   /* saved: key in saved_*; restore by seeking */
+#define CUR_FAULT 3     /* error: fault_rc on every use */
+
+struct BtCursor {
+  Btree *bt;
+  BtCursor *next;
+  uint32_t root;
+  int wrflag;
+  BtreeKeyCmp cmp;
+  void *cmp_ctx;
+  int state;
+  int fault_rc;
+  int skip;           /* after restore: >0 next() stays, <0 prev() stays */
+  int intkey;         /* known after the root is loaded */
+  int kind_known;
+  int depth;          /* levels in the stack (0 = none) */
+  PgPage *pg[BT_MAX_DEPTH];
+  uint16_t idx[BT_MAX_DEPTH];
+  int info_ok;
+  CellInfo info;
+  int64_t saved_rowid;
+  uint8_t *saved_key;
+  uint32_t saved_nkey;
+  uint32_t *ovfl;     /* overflow page list of the current entry */
+  uint32_t novfl, ovfl_alloc;
+  int ovfl_ok;
+};
+
+/* ---- btree.c ---- */
+int btree_corrupt_at(Btree *, uint32_t pgno, const char *what, const char *file, int line);
+#define BT_CORRUPT(bt, pgno, what) btree_corrupt_at((bt), (pgno), (what), __FILE__, __LINE__)
+void btree_set_error(Btree *, const char *msg);
+/* Save every positioned cursor on root except `except` (invariant 5). */
+int btree_save_cursors(Btree *, uint32_t root, BtCursor *except);
+/* Mark cursors on root (except one) as on no entry. */
+void btree_invalidate_cursors(Btree *, uint32_t root, BtCursor *except);
+uint32_t btree_lockbyte_page(Btree *);
+
+/* ---- btree_page.c ---- */
+static inline MemPage *page_mem(PgPage *pg) { return (MemPage *)pager_extra(pg); }
+/* Get page pgno with a fresh reference and a valid MemPage (validated). */
+int page_get(Btree *, uint32_t pgno, PgPage **out);
+/* Validate and parse an already referenced page. */
+int page_init(Btree *, PgPage *);
+/* Initialize an empty page of the given type byte (writable page). */
+void page_zero(Btree *, PgPage *, int type);
+/* Offset of cell i (pointer array value). */
+static inline uint32_t page_cell_off(PgPage *pg, int i) {
+  MemPage *m = page_mem(pg);
+  return util_get2(pager_data(pg) + m->hdr + m->hdrlen + 2 * i);
+}
+static inline uint8_t *page_cell(PgPage *pg, int i) {
+  return pager_data(pg) + page_cell_off(pg, i);
+}
+static inline uint32_t page_right(PgPage *pg) {
+  MemPage *m = page_mem(pg);
+  return util_get4(pager_data(pg) + m->hdr + 8);
+}
+static inline void page_set_right(PgPage *pg, uint32_t child) {
+  MemPage *m = page_mem(pg);
+  util_put4(pager_data(pg) + m->hdr + 8, child);
+}
+/* Child pointer at position i (0..ncell; ncell = right pointer). */
+uint32_t page_child(PgPage *, int i);
+/* Bytes of payload stored locally for a payload of n bytes. */
+uint32_t cell_local_size(Btree *, int table_leaf, uint32_t n);
+/* Parse the cell at offset off of a page with the given type flags; bounds
+ * checked against the usable size. */
+int cell_parse(Btree *, uint32_t pgno, const uint8_t *data, uint32_t off, int leaf, int intkey,
+               CellInfo *);
+int page_cell_parse(Btree *, PgPage *, int i, CellInfo *);
+/* Size in bytes of a cell given its bytes, for a page of the given kind. */
+uint16_t cell_size_bytes(Btree *, const uint8_t *cell, int leaf, int intkey);
+/* Insert cell bytes at position i; needs nfree >= max(4,sz)+2 (may
+ * defragment). Page must be writable. */
+int page_insert_cell(Btree *, PgPage *, int i, const uint8_t *cell, uint32_t sz);
+/* Remove cell i (its bytes freed on the page; overflow untouched). */
+int page_drop_cell(Btree *, PgPage *, int i, uint32_t sz);
+/* Rewrite the whole page with the given cells (all fitting). */
+void page_rebuild(Btree *, PgPage *, int type, uint8_t **cells, const uint16_t *sizes, int n,
+                  uint32_t right);
+/* Bytes available for cells + pointers on a page with header at hdr. */
+uint32_t page_capacity(Btree *, PgPage *, int leaf);
+int page_defragment(Btree *, PgPage *);
+
+/* ---- btree_freelist.c ---- */
+/* Allocate a page (freelist first, hint = nearby page); returned writable,
+ * referenced, content unspecified. */
+int btree_alloc_page(Btree *, uint32_t hint, PgPage **out, uint32_t *pgno);
+int btree_free_page(Btree *, uint32_t pgno);
+/* Free an overflow chain starting at first (payload of npayload bytes with
+ * nlocal of them local). */
+int btree_free_overflow(Btree *, uint32_t pgno_cell, uint32_t first, uint32_t npayload,
+                        uint32_t nlocal);
+/* Free the overflow chain of a cell (no-op if none). */
+int btree_free_cell_overflow(Btree *, PgPage *, const CellInfo *);
+/* Build a cell into buf (room for the max cell size) for a leaf page (or index
+ * interior with child != 0 prefix). Allocates overflow pages. *sz gets the
+ * cell size. */
+int btree_build_cell(Btree *, uint32_t hint, int intkey, int64_t rowid, const void *data,
+                     uint32_t n, uint32_t nzero, uint8_t *buf, uint32_t *sz);
+
+/* ---- btree_cursor.c ---- */
+void cursor_release(BtCursor *);
+int cursor_restore(BtCursor *);
+int cursor_save(BtCursor *);
+int cursor_seek_rowid(BtCursor *, int64_t rowid, int *res);
+int cursor_seek_key(BtCursor *, const void *key, uint32_t nkey, int *res);
+int cursor_info(BtCursor *, CellInfo **);
+/* Copy of the full key of the entry under a VALID cursor (shale_free it). */
+int btree_cursor_key_copy(BtCursor *, uint8_t **out, uint32_t *n);
+int cursor_move_to_root(BtCursor *);
+int cursor_load_child(BtCursor *, uint32_t child);
+
+/* ---- btree_balance.c ---- */
+/* Replace the content of the page at cursor level `level`: remove ndel
+ * cells at position i and insert cell (if non-NULL) there; then rebalance
+ * as needed. Cell overflow chains are the caller's business. *balanced =
+ * 1 if pages were rebalanced: the cursor is then unpositioned (re-seek);
+ * else it is on position i of that level. */
+int btree_modify_level(BtCursor *, int level, int i, int ndel, const uint8_t *cell,
+                       uint32_t sz, int *balanced);
+
+#endif /* SHALE_BTREE_INT_H */

@@ -1,0 +1,418 @@
+/*
+ * btree_page.c -- one b-tree page: parse and validate, cells, free space.
+ *
+ * Owns the on-page layout of FORMAT-db.md §4-§5: the 8/12-byte page header
+ * (at offset 100 on page 1), the cell pointer array, the cell content area
+ * growing down from the usable size, freeblocks (sorted, >= 4 bytes, each
+ * holding next-offset and size), fragments (<= 60 bytes in total), and the
+ * cell formats with the X/M/K payload spill rule.
+ *
+ * Invariants:
+ *  1. page_init() accepts a page only if: the type byte is one of 02/05/0a/0d;
+ *     the pointer array fits; content start lies between the pointer array
+ *     and the usable size; freeblocks are ascending, non-overlapping, >= 4
+ *     bytes and inside the content area; every cell lies inside the content
+ *     area and below the usable size. Otherwise SHALE_CORRUPT.
+ *  2. MemPage.nfree = gap + freeblock bytes + fragment bytes, kept exact by
+ *     page_insert_cell / page_drop_cell / page_rebuild / page_defragment.
+ *  3. Every allocation of cell space is max(4, cell size) bytes, so that a
+ *     freed cell can always become a freeblock.
+ *  4. The fragment count never exceeds 60: a freeblock whose remainder would
+ *     push it over is skipped (the gap or a defragmentation is used).
+ */
+#include "btree_int.h"
+
+static uint32_t content_start(const uint8_t *d, uint32_t hdr) {
+  uint32_t c = util_get2(d + hdr + 5);
+  return c == 0 ? 65536 : c;
+}
+
+uint32_t cell_local_size(Btree *bt, int table_leaf, uint32_t n) {
+  uint32_t x = table_leaf ? bt->max_leaf : bt->max_local;
+  if (n <= x) return n;
+  uint32_t m = bt->min_local;
+  uint32_t k = m + (n - m) % (bt->usable - 4);
+  return k <= x ? k : m;
+}
+
+int cell_parse(Btree *bt, uint32_t pgno, const uint8_t *data, uint32_t off, int leaf, int intkey,
+               CellInfo *ci) {
+  uint32_t u = bt->usable;
+  const uint8_t *p = data + off, *end = data + u;
+  uint64_t v;
+  int n;
+  memset(ci, 0, sizeof *ci);
+  if (off + 4 > u && !(leaf && off < u)) return BT_CORRUPT(bt, pgno, "cell offset out of range");
+  if (!leaf) {
+    if (p + 4 > end) return BT_CORRUPT(bt, pgno, "cell overflows the page");
+    ci->child = util_get4(p);
+    p += 4;
+    if (intkey) {
+      n = util_get_varint_safe(p, end, &v);
+      if (n == 0) return BT_CORRUPT(bt, pgno, "cell overflows the page");
+      ci->key = (int64_t)v;
+      ci->size = (uint16_t)(4 + n);
+      ci->payoff = ci->size;
+      return SHALE_OK;
+    }
+  }
+  n = util_get_varint_safe(p, end, &v);
+  if (n == 0) return BT_CORRUPT(bt, pgno, "cell overflows the page");
+  p += n;
+  if (v > 0x7fffffffu) return BT_CORRUPT(bt, pgno, "payload size too large");
+  ci->npayload = (uint32_t)v;
+  if (intkey) {
+    n = util_get_varint_safe(p, end, &v);
+    if (n == 0) return BT_CORRUPT(bt, pgno, "cell overflows the page");
+    p += n;
+    ci->key = (int64_t)v;
+  } else {
+    ci->key = ci->npayload;
+  }
+  ci->payoff = (uint16_t)(p - (data + off));
+  ci->nlocal = cell_local_size(bt, intkey && leaf, ci->npayload);
+  uint32_t sz = ci->payoff + ci->nlocal;
+  if (ci->nlocal < ci->npayload) {
+    if (off + sz + 4 > u) return BT_CORRUPT(bt, pgno, "cell overflows the page");
+    ci->ovfl = util_get4(data + off + sz);
+    sz += 4;
+    if (ci->ovfl < 2 || ci->ovfl > pager_db_size(bt->pager))
+      return BT_CORRUPT(bt, pgno, "overflow page number out of range");
+  } else if (off + sz > u) {
+    return BT_CORRUPT(bt, pgno, "cell overflows the page");
+  }
+  ci->size = (uint16_t)sz;
+  return SHALE_OK;
+}
+
+int page_cell_parse(Btree *bt, PgPage *pg, int i, CellInfo *ci) {
+  MemPage *m = page_mem(pg);
+  assert(m->init && i >= 0 && i < m->ncell);
+  return cell_parse(bt, pager_pgno(pg), pager_data(pg), page_cell_off(pg, i), m->leaf, m->intkey,
+                    ci);
+}
+
+uint16_t cell_size_bytes(Btree *bt, const uint8_t *cell, int leaf, int intkey) {
+  const uint8_t *p = cell;
+  uint64_t v;
+  if (!leaf) p += 4;
+  if (!leaf && intkey) return (uint16_t)(4 + util_get_varint(p, &v));
+  p += util_get_varint(p, &v);
+  uint32_t np = (uint32_t)v;
+  if (intkey) p += util_get_varint(p, &v);
+  uint32_t local = cell_local_size(bt, intkey && leaf, np);
+  uint32_t sz = (uint32_t)(p - cell) + local;
+  if (local < np) sz += 4;
+  return (uint16_t)sz;
+}
+
+uint32_t page_child(PgPage *pg, int i) {
+  MemPage *m = page_mem(pg);
+  assert(!m->leaf);
+  if (i >= m->ncell) return page_right(pg);
+  return util_get4(page_cell(pg, i));
+}
+
+uint32_t page_capacity(Btree *bt, PgPage *pg, int leaf) {
+  uint32_t hdr = pager_pgno(pg) == 1 ? 100 : 0;
+  return bt->usable - hdr - (leaf ? 8 : 12);
+}
+
+int page_init(Btree *bt, PgPage *pg) {
+  MemPage *m = page_mem(pg);
+  if (m->init) return SHALE_OK;
+  const uint8_t *d = pager_data(pg);
+  uint32_t pgno = pager_pgno(pg);
+  uint32_t hdr = pgno == 1 ? 100 : 0;
+  uint32_t u = bt->usable;
+  MemPage t;
+  memset(&t, 0, sizeof t);
+  t.hdr = (uint16_t)hdr;
+  switch (d[hdr]) {
+    case PT_INDEX_INTERIOR: t.leaf = 0; t.intkey = 0; break;
+    case PT_TABLE_INTERIOR: t.leaf = 0; t.intkey = 1; break;
+    case PT_INDEX_LEAF: t.leaf = 1; t.intkey = 0; break;
+    case PT_TABLE_LEAF: t.leaf = 1; t.intkey = 1; break;
+    default: return BT_CORRUPT(bt, pgno, "invalid page type");
+  }
+  t.hdrlen = t.leaf ? 8 : 12;
+  uint32_t ncell = util_get2(d + hdr + 3);
+  uint32_t ptrend = hdr + t.hdrlen + 2 * ncell;
+  if (ptrend > u) return BT_CORRUPT(bt, pgno, "cell count too large");
+  t.ncell = (uint16_t)ncell;
+  uint32_t content = content_start(d, hdr);
+  if (content < ptrend || content > u) return BT_CORRUPT(bt, pgno, "bad cell content start");
+  uint32_t nfree = content - ptrend + d[hdr + 7];
+  uint32_t fb = util_get2(d + hdr + 1), last = 0;
+  int nblocks = 0;
+  while (fb) {
+    if (fb < content || fb + 4 > u || (last && fb < last)) {
+      return BT_CORRUPT(bt, pgno, "freeblock out of order or out of range");
+    }
+    uint32_t sz = util_get2(d + fb + 2);
+    if (sz < 4 || fb + sz > u) return BT_CORRUPT(bt, pgno, "bad freeblock size");
+    nfree += sz;
+    last = fb + sz;
+    fb = util_get2(d + fb);
+    if (++nblocks > 20000) return BT_CORRUPT(bt, pgno, "freeblock loop");
+  }
+  if (nfree > u - hdr - t.hdrlen) return BT_CORRUPT(bt, pgno, "free space exceeds page");
+  t.nfree = nfree;
+  t.init = 1;
+  *m = t;
+  /* Validate every cell (invariant 1). */
+  for (uint32_t i = 0; i < ncell; i++) {
+    uint32_t off = util_get2(d + hdr + t.hdrlen + 2 * i);
+    CellInfo ci;
+    if (off < content || off >= u) {
+      m->init = 0;
+      return BT_CORRUPT(bt, pgno, "cell pointer out of range");
+    }
+    int rc = cell_parse(bt, pgno, d, off, t.leaf, t.intkey, &ci);
+    if (rc) {
+      m->init = 0;
+      return rc;
+    }
+    if (!t.leaf && (ci.child == 0 || ci.child > pager_db_size(bt->pager))) {
+      m->init = 0;
+      return BT_CORRUPT(bt, pgno, "child page number out of range");
+    }
+  }
+  if (!t.leaf) {
+    uint32_t r = util_get4(d + hdr + 8);
+    if (r == 0 || r > pager_db_size(bt->pager)) {
+      m->init = 0;
+      return BT_CORRUPT(bt, pgno, "right child page number out of range");
+    }
+  }
+  return SHALE_OK;
+}
+
+int page_get(Btree *bt, uint32_t pgno, PgPage **out) {
+  *out = NULL;
+  if (pgno == 0 || pgno > pager_db_size(bt->pager)) {
+    return BT_CORRUPT(bt, pgno, "page number out of range");
+  }
+  PgPage *pg;
+  int rc = pager_get(bt->pager, pgno, 0, &pg);
+  if (rc) return rc;
+  rc = page_init(bt, pg);
+  if (rc) {
+    pager_unref(pg);
+    return rc;
+  }
+  *out = pg;
+  return SHALE_OK;
+}
+
+void page_rebuild(Btree *bt, PgPage *pg, int type, uint8_t **cells, const uint16_t *sizes, int n,
+                  uint32_t right) {
+  uint8_t *d = pager_data(pg);
+  MemPage *m = page_mem(pg);
+  uint32_t hdr = pager_pgno(pg) == 1 ? 100 : 0;
+  int leaf = (type & PTF_LEAF) != 0;
+  uint32_t hdrlen = leaf ? 8 : 12;
+  uint32_t u = bt->usable;
+  uint32_t ptr = hdr + hdrlen, content = u;
+  for (int i = 0; i < n; i++) {
+    uint32_t a = sizes[i] < 4 ? 4 : sizes[i];
+    content -= a;
+    assert(content >= ptr + 2 * (uint32_t)(i + 1));
+    memcpy(d + content, cells[i], sizes[i]);
+    if (a > sizes[i]) memset(d + content + sizes[i], 0, a - sizes[i]);
+    util_put2(d + ptr + 2 * i, content);
+  }
+  d[hdr] = (uint8_t)type;
+  util_put2(d + hdr + 1, 0);
+  util_put2(d + hdr + 3, (uint32_t)n);
+  util_put2(d + hdr + 5, content);
+  d[hdr + 7] = 0;
+  if (!leaf) util_put4(d + hdr + 8, right);
+  m->init = 1;
+  m->leaf = (uint8_t)leaf;
+  m->intkey = (type & PTF_INTKEY) != 0;
+  m->hdrlen = (uint8_t)hdrlen;
+  m->hdr = (uint16_t)hdr;
+  m->ncell = (uint16_t)n;
+  m->nfree = content - (ptr + 2 * (uint32_t)n);
+}
+
+void page_zero(Btree *bt, PgPage *pg, int type) {
+  page_rebuild(bt, pg, type, NULL, NULL, 0, 0);
+}
+
+int page_defragment(Btree *bt, PgPage *pg) {
+  MemPage *m = page_mem(pg);
+  uint8_t *d = pager_data(pg);
+  uint32_t u = bt->usable, hdr = m->hdr;
+  uint8_t *tmp = shale_malloc(u + 16);
+  if (!tmp) return SHALE_NOMEM;
+  memcpy(tmp, d, u);
+  memset(tmp + u, 0, 16); /* varint reads near the end stay in bounds */
+  uint32_t ptr = hdr + m->hdrlen, content = u;
+  uint32_t ptrend = ptr + 2 * (uint32_t)m->ncell;
+  for (int i = 0; i < m->ncell; i++) {
+    uint32_t off = util_get2(tmp + ptr + 2 * i);
+    if (off >= u) {
+      shale_free(tmp);
+      return BT_CORRUPT(bt, pager_pgno(pg), "cell pointer out of range");
+    }
+    uint32_t sz = cell_size_bytes(bt, tmp + off, m->leaf, m->intkey);
+    uint32_t a = sz < 4 ? 4 : sz;
+    uint32_t ncopy = off + a > u ? u - off : a;
+    if (off + sz > u || a > content - ptrend) {
+      shale_free(tmp);
+      return BT_CORRUPT(bt, pager_pgno(pg), "cells overlap");
+    }
+    content -= a;
+    memset(d + content, 0, a);
+    memcpy(d + content, tmp + off, ncopy);
+    util_put2(d + ptr + 2 * i, content);
+  }
+  shale_free(tmp);
+  util_put2(d + hdr + 1, 0);
+  util_put2(d + hdr + 5, content);
+  d[hdr + 7] = 0;
+  m->nfree = content - ptrend;
+  return SHALE_OK;
+}
+
+/* Find room for a bytes of cell content; returns the offset or 0 (after a
+ * defragmentation that failed). Requires nfree >= a + 2. */
+static int alloc_space(Btree *bt, PgPage *pg, uint32_t a, uint32_t *out) {
+  MemPage *m = page_mem(pg);
+  uint8_t *d = pager_data(pg);
+  uint32_t hdr = m->hdr;
+  uint32_t ptrend = hdr + m->hdrlen + 2 * (uint32_t)m->ncell;
+  uint32_t content = content_start(d, hdr);
+  int rc;
+  if (content < ptrend + 2) {
+    rc = page_defragment(bt, pg);
+    if (rc) return rc;
+    content = content_start(d, hdr);
+  } else {
+    /* First fit in the freeblock list. */
+    uint32_t prev = hdr + 1, fb = util_get2(d + hdr + 1);
+    int guard = 0;
+    while (fb && guard++ < 20000) {
+      if (fb + 4 > bt->usable) return BT_CORRUPT(bt, pager_pgno(pg), "freeblock out of range");
+      uint32_t sz = util_get2(d + fb + 2);
+      if (sz >= a) {
+        uint32_t rem = sz - a;
+        if (rem < 4) {
+          if (d[hdr + 7] + rem <= 60) {
+            util_put2(d + prev, util_get2(d + fb));
+            d[hdr + 7] = (uint8_t)(d[hdr + 7] + rem);
+            *out = fb;
+            return SHALE_OK;
+          }
+        } else {
+          util_put2(d + fb + 2, rem);
+          *out = fb + rem;
+          return SHALE_OK;
+        }
+      }
+      prev = fb;
+      fb = util_get2(d + fb);
+    }
+    if (content < ptrend + 2 + a) {
+      rc = page_defragment(bt, pg);
+      if (rc) return rc;
+      content = content_start(d, hdr);
+    }
+  }
+  if (content < ptrend + 2 + a) return BT_CORRUPT(bt, pager_pgno(pg), "free space miscounted");
+  content -= a;
+  util_put2(d + hdr + 5, content);
+  *out = content;
+  return SHALE_OK;
+}
+
+int page_insert_cell(Btree *bt, PgPage *pg, int i, const uint8_t *cell, uint32_t sz) {
+  MemPage *m = page_mem(pg);
+  uint8_t *d = pager_data(pg);
+  uint32_t a = sz < 4 ? 4 : sz;
+  assert(m->init && pager_is_writable(pg));
+  assert(i >= 0 && i <= m->ncell);
+  if (m->nfree < a + 2) return SHALE_INTERNAL;
+  uint32_t off = 0;
+  int rc = alloc_space(bt, pg, a, &off);
+  if (rc) return rc;
+  memcpy(d + off, cell, sz);
+  if (a > sz) memset(d + off + sz, 0, a - sz);
+  uint8_t *ptr = d + m->hdr + m->hdrlen;
+  memmove(ptr + 2 * i + 2, ptr + 2 * i, 2 * (size_t)(m->ncell - i));
+  util_put2(ptr + 2 * i, off);
+  m->ncell++;
+  util_put2(d + m->hdr + 3, m->ncell);
+  m->nfree -= a + 2;
+  return SHALE_OK;
+}
+
+/* Return [off, off+size) to the free space of the page. */
+static int free_space(Btree *bt, PgPage *pg, uint32_t off, uint32_t size) {
+  MemPage *m = page_mem(pg);
+  uint8_t *d = pager_data(pg);
+  uint32_t hdr = m->hdr, pgno = pager_pgno(pg);
+  uint32_t prev = 0, fb = util_get2(d + hdr + 1);
+  int guard = 0;
+  while (fb && fb < off) {
+    prev = fb;
+    fb = util_get2(d + fb);
+    if (++guard > 20000 || fb + 4 > bt->usable) return BT_CORRUPT(bt, pgno, "freeblock chain");
+  }
+  uint32_t end = off + size;
+  uint32_t next = fb;
+  if (fb && fb < end) return BT_CORRUPT(bt, pgno, "freeblock overlaps a cell");
+  if (fb && fb - end <= 3 && d[hdr + 7] >= fb - end) {
+    /* absorb the following freeblock (and the fragment bytes between) */
+    d[hdr + 7] = (uint8_t)(d[hdr + 7] - (fb - end));
+    end = fb + util_get2(d + fb + 2);
+    next = util_get2(d + fb);
+  }
+  uint32_t start = off;
+  if (prev) {
+    uint32_t pend = prev + util_get2(d + prev + 2);
+    if (pend > off) return BT_CORRUPT(bt, pgno, "freeblock overlaps a cell");
+    if (off - pend <= 3 && d[hdr + 7] >= off - pend) {
+      d[hdr + 7] = (uint8_t)(d[hdr + 7] - (off - pend));
+      start = prev;
+    }
+  }
+  if (end - start > 65535 + 1) return BT_CORRUPT(bt, pgno, "freeblock too large");
+  if (start == prev && prev) {
+    util_put2(d + prev, next);
+    util_put2(d + prev + 2, end - start);
+  } else {
+    util_put2(d + start, next);
+    util_put2(d + start + 2, end - start);
+    util_put2(prev ? d + prev : d + hdr + 1, start);
+  }
+  /* A freeblock at the start of the content area merges into the gap. */
+  uint32_t content = content_start(d, hdr);
+  if (start == content) {
+    /* start is the lowest freeblock, so it heads the list */
+    if (prev && start != prev) return BT_CORRUPT(bt, pgno, "freeblock before content start");
+    util_put2(d + hdr + 1, next);
+    util_put2(d + hdr + 5, end);
+  }
+  return SHALE_OK;
+}
+
+int page_drop_cell(Btree *bt, PgPage *pg, int i, uint32_t sz) {
+  MemPage *m = page_mem(pg);
+  uint8_t *d = pager_data(pg);
+  assert(m->init && pager_is_writable(pg));
+  assert(i >= 0 && i < m->ncell);
+  uint32_t a = sz < 4 ? 4 : sz;
+  uint32_t off = page_cell_off(pg, i);
+  if (off + a > bt->usable) return BT_CORRUPT(bt, pager_pgno(pg), "cell overflows the page");
+  int rc = free_space(bt, pg, off, a);
+  if (rc) return rc;
+  uint8_t *ptr = d + m->hdr + m->hdrlen;
+  memmove(ptr + 2 * i, ptr + 2 * i + 2, 2 * (size_t)(m->ncell - i - 1));
+  m->ncell--;
+  util_put2(d + m->hdr + 3, m->ncell);
+  m->nfree += a + 2;
+  return SHALE_OK;
+}
