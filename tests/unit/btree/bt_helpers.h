@@ -212,7 +212,7 @@ static void fill_payload(uint8_t *buf, int64_t key, uint32_t n) {
   }
 }
 
-static int payload_matches(BtCursor *c, int64_t key, uint32_t n) {
+__attribute__((unused)) static int payload_matches(BtCursor *c, int64_t key, uint32_t n) {
   if (btree_payload_size(c) != n) return 0;
   uint8_t *buf = malloc(n ? n : 1), *exp = malloc(n ? n : 1);
   fill_payload(exp, key, n);

@@ -1,0 +1,228 @@
+/*
+ * test_btree_index.c -- index (BLOBKEY) trees: random keys against a model,
+ * keys with overflow, interior-entry deletes, a caller comparator, seeks
+ * with btree_seek_cmp; files checked by sqlite3 as WITHOUT ROWID tables.
+ */
+#include "bt_helpers.h"
+
+/* Key for id: a record with one blob column whose bytes start with the id
+ * big-endian (so key order = id order), length varying with the id. */
+static uint32_t key_len(uint32_t id, uint32_t page_size, int big) {
+  uint32_t h = id * 2654435761u;
+  if (big && h % 50 == 0) return 4 + h % (page_size * 2);
+  if (h % 7 == 0) return 4 + h % (page_size / 3);
+  return 4 + h % 24;
+}
+
+static uint8_t *make_key(uint32_t id, uint32_t page_size, int big, uint32_t *n) {
+  uint32_t len = key_len(id, page_size, big);
+  uint8_t *blob = malloc(len);
+  util_put4(blob, id);
+  for (uint32_t i = 4; i < len; i++) blob[i] = (uint8_t)(id * 13 + i);
+  RecVal v = {'b', 0, blob, len};
+  uint8_t *r = rec_encode(&v, 1, n);
+  free(blob);
+  return r;
+}
+
+static int blob_cmp(void *ctx, const void *a, uint32_t na, const void *b, uint32_t nb) {
+  (void)ctx;
+  char t;
+  int64_t iv;
+  const uint8_t *pa, *pb;
+  uint32_t la, lb;
+  if (rec_column(a, na, 0, &t, &iv, &pa, &la) || rec_column(b, nb, 0, &t, &iv, &pb, &lb)) {
+    return na < nb ? -1 : na > nb;
+  }
+  uint32_t m = la < lb ? la : lb;
+  int r = m ? memcmp(pa, pb, m) : 0;
+  if (r) return r;
+  return la < lb ? -1 : la > lb;
+}
+
+static uint32_t cur_id(BtCursor *c) {
+  uint8_t buf[64];
+  uint32_t n = btree_payload_size(c);
+  if (n > sizeof buf) n = sizeof buf;
+  if (btree_payload_read(c, 0, n, buf)) return UINT32_MAX;
+  uint64_t hl;
+  util_get_varint(buf, &hl);
+  if (hl + 4 > n) return UINT32_MAX;
+  return util_get4(buf + hl);
+}
+
+static void verify_index(BtCursor *c, const uint8_t *present, uint32_t range, uint32_t page_size,
+                         int64_t count) {
+  int empty, eof, bad = 0;
+  int64_t seen = 0;
+  uint32_t id = 0;
+  CHECK_OK(btree_first(c, &empty));
+  if (!empty) {
+    do {
+      while (id < range && !present[id]) id++;
+      uint32_t got = cur_id(c);
+      uint32_t n;
+      uint8_t *k = make_key(id, page_size, 1, &n);
+      uint8_t *buf = malloc(n);
+      if (got != id || btree_payload_size(c) != n || btree_payload_read(c, 0, n, buf) ||
+          memcmp(buf, k, n)) {
+        if (bad++ < 3) test_fail(__FILE__, __LINE__, "index scan: got %u expected %u", got, id);
+      }
+      free(buf);
+      free(k);
+      id++;
+      seen++;
+      CHECK_OK(btree_next(c, &eof));
+    } while (!eof);
+  }
+  CHECK_EQ(seen, count);
+  CHECK_OK(btree_last(c, &empty));
+  seen = 0;
+  int64_t rid = (int64_t)range - 1;
+  if (!empty) {
+    do {
+      while (rid >= 0 && !present[rid]) rid--;
+      if (cur_id(c) != (uint32_t)rid && bad++ < 3) test_fail(__FILE__, __LINE__, "index rscan");
+      rid--;
+      seen++;
+      CHECK_OK(btree_prev(c, &eof));
+    } while (!eof);
+  }
+  CHECK_EQ(seen, count);
+  int64_t n;
+  CHECK_OK(btree_count(c, &n));
+  CHECK_EQ(n, count);
+}
+
+static void index_run(const char *name, uint32_t page_size, int nops) {
+  Btree *bt = bt_fresh(name, page_size);
+  uint32_t root;
+  CHECK_OK(btree_create_table(bt, BTREE_BLOBKEY, &root));
+  uint32_t range = (uint32_t)nops;
+  uint8_t *present = calloc(range, 1);
+  int64_t count = 0;
+  uint64_t s = test_seed() ^ (page_size * 7);
+  BtCursor *c;
+  CHECK_OK(btree_cursor_open(bt, root, 1, blob_cmp, NULL, &c));
+  for (int op = 0; op < nops; op++) {
+    uint32_t id = (uint32_t)(test_rand(&s) % range);
+    uint32_t n;
+    uint8_t *k = make_key(id, page_size, 1, &n);
+    /* insert-heavy first, delete-heavy later */
+    int del = (int)(test_rand(&s) % 100) < (op < nops / 2 ? 20 : 70);
+    if (!del) {
+      int rc = btree_insert(c, 0, k, n, 0, 0);
+      if (rc) {
+        test_fail(__FILE__, __LINE__, "insert %u rc %d %s", id, rc, btree_errmsg(bt));
+        free(k);
+        break;
+      }
+      if (cur_id(c) != id) test_fail(__FILE__, __LINE__, "not on inserted key");
+      if (!present[id]) count++;
+      present[id] = 1;
+    } else {
+      int res;
+      CHECK_OK(btree_seek_key(c, k, n, &res));
+      CHECK_EQ(res == 0, present[id]);
+      if (res == 0) {
+        int rc = btree_delete(c);
+        if (rc) {
+          test_fail(__FILE__, __LINE__, "delete %u rc %d %s", id, rc, btree_errmsg(bt));
+          free(k);
+          break;
+        }
+        present[id] = 0;
+        count--;
+      }
+    }
+    free(k);
+  }
+  verify_index(c, present, range, page_size, count);
+  btree_cursor_close(c);
+  CHECK_OK(bt_register(bt, 1, "table", "w", root, "CREATE TABLE w(k BLOB PRIMARY KEY) WITHOUT ROWID"));
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+  CHECK_SQLITE_OK(test_path(name));
+  /* sqlite3 sees the same number of keys */
+  sqlite3 *db;
+  sqlite3_open(test_path(name), &db);
+  sqlite3_stmt *st;
+  sqlite3_prepare_v2(db, "SELECT count(*) FROM w", -1, &st, NULL);
+  CHECK_EQ(sqlite3_step(st), SQLITE_ROW);
+  CHECK_EQ(sqlite3_column_int64(st, 0), count);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  free(present);
+}
+
+TEST(index_random_4096) { index_run("i4096.db", 4096, 60000); }
+TEST(index_random_512) { index_run("i512.db", 512, 40000); }
+TEST(index_random_1024) { index_run("i1024.db", 1024, 40000); }
+TEST(index_random_65536) { index_run("i65536.db", 65536, 20000); }
+
+/* Default comparator (memcmp, shorter first) on raw keys, and seek_cmp. */
+static int prefix_cmp(void *ctx, const void *key, uint32_t n) {
+  const uint8_t *want = ctx;
+  uint32_t m = n < 4 ? n : 4;
+  int r = memcmp(key, want, m);
+  if (r) return r;
+  return n < 4 ? -1 : (n > 4 ? 1 : 0);
+}
+
+TEST(index_memcmp_default_and_seek_cmp) {
+  Btree *bt = bt_fresh("imem.db", 1024);
+  uint32_t root;
+  CHECK_OK(btree_create_table(bt, BTREE_BLOBKEY, &root));
+  BtCursor *c;
+  CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &c));
+  /* keys: 4-byte big-endian i followed by i%5 bytes; plus the empty key */
+  for (uint32_t i = 0; i < 5000; i++) {
+    uint8_t k[16];
+    util_put4(k, i * 3);
+    memset(k + 4, 0xab, i % 5);
+    CHECK_OK(btree_insert(c, 0, k, 4 + i % 5, 0, 0));
+  }
+  CHECK_OK(btree_insert(c, 0, "", 0, 0, 0));
+  /* duplicate insert replaces (count unchanged) */
+  uint8_t k0[4];
+  util_put4(k0, 30);
+  uint8_t kd[4] = {0, 0, 0, 30};
+  (void)k0;
+  CHECK_OK(btree_insert(c, 0, kd, 4, 0, 0));
+  int64_t n;
+  CHECK_OK(btree_count(c, &n));
+  CHECK_EQ(n, 5001);
+  int empty, eof;
+  CHECK_OK(btree_first(c, &empty));
+  CHECK_EQ(btree_payload_size(c), 0);
+  CHECK_OK(btree_next(c, &eof));
+  uint8_t prev[16];
+  uint32_t nprev = 0;
+  int ordered = 1;
+  do {
+    uint8_t cur[16];
+    uint32_t nc = btree_payload_size(c);
+    CHECK_OK(btree_payload_read(c, 0, nc, cur));
+    if (nprev) {
+      uint32_t m = nc < nprev ? nc : nprev;
+      int r = memcmp(prev, cur, m);
+      if (r > 0 || (r == 0 && nprev >= nc)) ordered = 0;
+    }
+    memcpy(prev, cur, nc);
+    nprev = nc;
+    CHECK_OK(btree_next(c, &eof));
+  } while (!eof);
+  CHECK(ordered);
+  /* seek_cmp on the first 4 bytes: 3*100 exists, 301 does not */
+  uint8_t want[4];
+  util_put4(want, 300);
+  int res;
+  CHECK_OK(btree_seek_cmp(c, prefix_cmp, want, &res));
+  CHECK(res == 0 || res > 0); /* equal, or a longer key with that prefix */
+  util_put4(want, 301);
+  CHECK_OK(btree_seek_cmp(c, prefix_cmp, want, &res));
+  CHECK(res != 0);
+  btree_cursor_close(c);
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+}
