@@ -192,7 +192,22 @@ int pager_set_journal_mode(Pager *p, int mode) {
   if (p->memory && mode != PAGER_JOURNAL_MEMORY && mode != PAGER_JOURNAL_OFF)
     return p->journal_mode;
   if (p->txn == PAGER_TXN_WRITE) return p->journal_mode;
+  int old = p->journal_mode;
   p->journal_mode = mode;
+  if (!p->memory && p->txn == PAGER_TXN_NONE && !p->readonly && mode == PAGER_JOURNAL_DELETE &&
+      (old == PAGER_JOURNAL_PERSIST || old == PAGER_JOURNAL_TRUNCATE)) {
+    /* Remove the journal the old mode left behind, as SQLite does; a hot
+     * one is rolled back first by the read transaction. */
+    if (pager_begin_read(p) == SHALE_OK) {
+      if (os_lock(p->fd, OS_LOCK_RESERVED) == SHALE_OK) {
+        p->lock = OS_LOCK_RESERVED;
+        int exists = 0;
+        if (p->vfs->access(p->vfs, p->jpath, OS_ACCESS_EXISTS, &exists) == SHALE_OK && exists)
+          p->vfs->delete(p->vfs, p->jpath, 0);
+      }
+      pager_end_read(p);
+    }
+  }
   return mode;
 }
 int pager_journal_mode(Pager *p) { return p->journal_mode; }

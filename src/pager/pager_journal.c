@@ -361,6 +361,73 @@ static int delete_journal(Pager *p) {
   return p->vfs->delete(p->vfs, p->jpath, 0);
 }
 
+/* The super-journal named by the open journal p->jfd, or NULL. */
+static int journal_super(Pager *p, char **super) {
+  uint8_t h[JHDR_BYTES];
+  int64_t size = 0;
+  *super = NULL;
+  int rc = os_file_size(p->jfd, &size);
+  if (rc != SHALE_OK || size < JHDR_BYTES) return rc;
+  rc = os_read(p->jfd, h, JHDR_BYTES, 0);
+  if (rc != SHALE_OK) return rc;
+  uint32_t ps = util_get4(h + 24);
+  if (memcmp(h, MAGIC, 8) != 0 || !pow2_in(ps, 512, 65536)) return SHALE_OK;
+  return read_super(p->jfd, size, ps, super);
+}
+
+/* After a hot rollback: delete the super-journal `super` unless another
+ * journal it lists still exists and names it (that one is still hot). */
+static int delete_super_if_unused(Pager *p, const char *super) {
+  OsFile *sf = NULL, *cf = NULL;
+  int64_t n = 0;
+  char *list = NULL;
+  int exists = 0, rc;
+  /* Only ever delete something named like a super-journal ("<db>-mj..."),
+   * whatever a (possibly crafted) journal says. */
+  const char *base = strrchr(super, '/');
+  if (!strstr(base ? base : super, "-mj")) return SHALE_OK;
+  rc = p->vfs->access(p->vfs, super, OS_ACCESS_EXISTS, &exists);
+  if (rc != SHALE_OK || !exists) return rc;
+  rc = os_open_alloc(p->vfs, super, SHALE_OPEN_READONLY | SHALE_OPEN_SUPER_JOURNAL, NULL, &sf);
+  if (rc != SHALE_OK) return SHALE_OK; /* can't read it: leave it */
+  rc = os_file_size(sf, &n);
+  if (rc == SHALE_OK && (n <= 0 || n > (1 << 24))) rc = SHALE_CORRUPT;
+  if (rc == SHALE_OK) {
+    list = shale_malloc((size_t)n + 1);
+    if (!list) rc = SHALE_NOMEM;
+  }
+  if (rc == SHALE_OK) rc = os_read(sf, list, (int)n, 0);
+  os_close_free(sf);
+  if (rc != SHALE_OK) {
+    shale_free(list);
+    return rc == SHALE_NOMEM ? rc : SHALE_OK;
+  }
+  list[n] = 0;
+  int in_use = 0;
+  for (char *c = list; c < list + n && !in_use; c += strlen(c) + 1) {
+    if (!*c) continue;
+    rc = p->vfs->access(p->vfs, c, OS_ACCESS_EXISTS, &exists);
+    if (rc != SHALE_OK) break;
+    if (!exists) continue;
+    if (os_open_alloc(p->vfs, c, SHALE_OPEN_READONLY | SHALE_OPEN_MAIN_JOURNAL, NULL, &cf) !=
+        SHALE_OK)
+      continue;
+    OsFile *save = p->jfd;
+    char *other = NULL;
+    p->jfd = cf;
+    rc = journal_super(p, &other);
+    p->jfd = save;
+    os_close_free(cf);
+    if (other && strcmp(other, super) == 0) in_use = 1;
+    shale_free(other);
+    if (rc != SHALE_OK) break;
+  }
+  shale_free(list);
+  if (rc != SHALE_OK) return rc;
+  if (!in_use) rc = p->vfs->delete(p->vfs, super, 0);
+  return rc;
+}
+
 int pager_hot_journal(Pager *p, int *rolled) {
   int exists = 0, reserved = 0, rc;
   *rolled = 0;
@@ -420,13 +487,17 @@ int pager_hot_journal(Pager *p, int *rolled) {
       p->jfd = NULL;
       if (rc != SHALE_NOMEM) rc = SHALE_OK;
     } else {
-      rc = pager_journal_playback(p, 1, &played);
+      char *super = NULL;
+      rc = journal_super(p, &super);
+      if (rc == SHALE_OK) rc = pager_journal_playback(p, 1, &played);
       if (rc == SHALE_OK && played && p->sync_level != PAGER_SYNC_OFF) {
         rc = os_sync(p->fd, OS_SYNC_NORMAL);
         p->stats.syncs++;
       }
       if (rc == SHALE_OK) rc = delete_journal(p);
+      if (rc == SHALE_OK && super) rc = delete_super_if_unused(p, super);
       if (rc == SHALE_OK) *rolled = 1;
+      shale_free(super);
     }
   }
   pager_journal_close(p);

@@ -153,6 +153,25 @@ TEST(journal_modes_after_commit) {
   }
 }
 
+TEST(journal_mode_switch_cleans_up) {
+  const char *db = test_path("switch.db");
+  Pager *p;
+  CHECK_OK(open_pager(db, &p));
+  pager_set_journal_mode(p, PAGER_JOURNAL_PERSIST);
+  CHECK_OK(write_all(p, 3, 1));
+  pager_end_read(p);
+  CHECK(file_exists(jpath_of(db)));
+  CHECK_EQ(pager_set_journal_mode(p, PAGER_JOURNAL_DELETE), PAGER_JOURNAL_DELETE);
+  CHECK(!file_exists(jpath_of(db)));
+  CHECK_EQ(pager_txn_state(p), PAGER_TXN_NONE);
+  /* Not while a write transaction is open. */
+  CHECK_OK(pager_begin_write(p, 0));
+  CHECK_EQ(pager_set_journal_mode(p, PAGER_JOURNAL_OFF), PAGER_JOURNAL_DELETE);
+  CHECK_OK(pager_rollback(p));
+  pager_end_read(p);
+  CHECK_OK(pager_close(p));
+}
+
 /* Start a transaction on db that spills, then copy db and journal aside to
  * copy (a crash image). */
 static void crash_copy(const char *db, const char *copy, int sync_level) {
@@ -300,6 +319,22 @@ TEST(journal_hot_super_missing) {
   CHECK_EQ(count_bad(p, 50, 1), 0);
   CHECK_OK(pager_close(p));
   CHECK_EQ(file_size(copy), 50 * 4096);
+  CHECK(!file_exists(sj)); /* no other journal needed it: deleted */
+
+  /* A super-journal still named by another live journal is kept. */
+  crash_copy(db, copy, PAGER_SYNC_FULL);
+  const char *other = test_path("other.db-journal");
+  f = fopen(sj, "wb");
+  fwrite(jpath_of(copy), 1, strlen(jpath_of(copy)) + 1, f);
+  fwrite(other, 1, strlen(other) + 1, f);
+  fclose(f);
+  add_super(jpath_of(copy), sj, 4096);
+  CHECK_OK(copy_file(jpath_of(copy), other)); /* names sj too */
+  CHECK_OK(open_pager(copy, &p));
+  CHECK_EQ(count_bad(p, 50, 1), 0);
+  CHECK_OK(pager_close(p));
+  CHECK(file_exists(sj));
+  unlink(other);
   unlink(sj);
 }
 
