@@ -549,12 +549,11 @@ int btree_delete(BtCursor *c) {
     rc = BT_CORRUPT(bt, c->root, "entry lost while deleting");
     goto done;
   }
+  /* E may have moved (even down into a leaf, by a merge); wherever it is,
+   * the predecessor, no longer in the tree, takes its cell. */
   int level = c->depth - 1;
   PgPage *pg = c->pg[level];
-  if (page_mem(pg)->leaf) {
-    rc = delete_leaf_entry(c); /* a merge brought it down into a leaf */
-    goto done;
-  }
+  int leaf = page_mem(pg)->leaf;
   CellInfo ci;
   rc = page_cell_parse(bt, pg, c->idx[level], &ci);
   if (rc) goto done;
@@ -570,7 +569,8 @@ int btree_delete(BtCursor *c) {
   rc = btree_free_cell_overflow(bt, pg, &ci);
   if (rc) goto done;
   int balanced;
-  rc = btree_modify_level(c, level, c->idx[level], 1, cell, sz + 4, &balanced);
+  rc = btree_modify_level(c, level, c->idx[level], 1, leaf ? cell + 4 : cell, leaf ? sz : sz + 4,
+                          &balanced);
 done:
   cursor_release(c);
   shale_free(cell);

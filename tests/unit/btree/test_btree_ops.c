@@ -1,0 +1,491 @@
+/*
+ * test_btree_ops.c -- everything around the core: payloads up to 1 MB+,
+ * zero-length and zero-filled payloads, freelist reuse, clear/drop,
+ * cursor save/restore while another cursor modifies the tree, delete while
+ * iterating, append fill factor, transactions and savepoints, meta values.
+ */
+#include "bt_helpers.h"
+
+static uint32_t free_count(Btree *bt) {
+  uint32_t v = 0;
+  CHECK_OK(btree_get_meta(bt, BTREE_META_FREE_COUNT, &v));
+  return v;
+}
+
+TEST(big_payloads_1mb) {
+  Btree *bt = bt_fresh("big.db", 4096);
+  uint32_t root;
+  CHECK_OK(btree_create_table(bt, BTREE_INTKEY, &root));
+  BtCursor *c;
+  CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &c));
+  static const uint32_t sizes[] = {4061, 4062, 5000, 8184, 8185, 65536, 100000, 1048576, 1100000,
+                                   3000, 2, 300000};
+  int ns = (int)(sizeof sizes / sizeof sizes[0]);
+  uint8_t *buf = malloc(1100000);
+  for (int i = 0; i < ns; i++) {
+    fill_payload(buf, i, sizes[i]);
+    CHECK_OK(btree_insert(c, i, buf, sizes[i], 0, 0));
+  }
+  for (int i = 0; i < ns; i++) {
+    int res;
+    CHECK_OK(btree_seek_rowid(c, i, &res));
+    CHECK_EQ(res, 0);
+    CHECK(payload_matches(c, i, sizes[i]));
+    /* reading past the end is an error, not a crash */
+    CHECK_RC(btree_payload_read(c, sizes[i], 1, buf), SHALE_CORRUPT);
+  }
+  /* in-place payload write across the overflow chain */
+  int res;
+  CHECK_OK(btree_seek_rowid(c, 7, &res));
+  uint8_t patch[10000];
+  memset(patch, 0x5a, sizeof patch);
+  CHECK_OK(btree_payload_write(c, 500000, sizeof patch, patch));
+  uint8_t back[10000];
+  CHECK_OK(btree_payload_read(c, 500000, sizeof back, back));
+  CHECK(memcmp(back, patch, sizeof patch) == 0);
+  fill_payload(buf, 7, sizes[7]);
+  CHECK_OK(btree_payload_write(c, 500000, sizeof patch, buf + 500000));
+  /* nzero: zero-filled tail */
+  fill_payload(buf, 100, 50);
+  CHECK_OK(btree_insert(c, 100, buf, 50, 200000, 0));
+  CHECK_EQ(btree_payload_size(c), 200050);
+  uint8_t z[1000];
+  CHECK_OK(btree_payload_read(c, 150000, 1000, z));
+  int allz = 1;
+  for (int i = 0; i < 1000; i++) allz &= z[i] == 0;
+  CHECK(allz);
+  CHECK_OK(btree_seek_rowid(c, 100, &res));
+  CHECK_OK(btree_delete(c));
+  uint32_t pages = btree_page_count(bt);
+  /* replacing big rows with small ones frees their chains */
+  for (int i = 0; i < ns; i++) {
+    fill_payload(buf, i, 10);
+    CHECK_OK(btree_insert(c, i, buf, 10, 0, 0));
+  }
+  CHECK(free_count(bt) > 600); /* ~2.6 MB of chains went to the freelist */
+  /* and they are reused before the file grows */
+  for (int i = 0; i < 3; i++) {
+    fill_payload(buf, 1000 + i, 500000);
+    CHECK_OK(btree_insert(c, 1000 + i, buf, 500000, 0, 0));
+  }
+  CHECK_EQ(btree_page_count(bt), pages);
+  for (int i = 0; i < 3; i++) {
+    CHECK_OK(btree_seek_rowid(c, 1000 + i, &res));
+    CHECK(payload_matches(c, 1000 + i, 500000));
+  }
+  btree_cursor_close(c);
+  CHECK_OK(bt_register(bt, 1, "table", "t", root, "CREATE TABLE t(a)"));
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+  CHECK_SQLITE_OK(test_path("big.db"));
+  free(buf);
+}
+
+TEST(zero_length_payloads) {
+  Btree *bt = bt_fresh("zero.db", 512);
+  uint32_t root;
+  CHECK_OK(btree_create_table(bt, BTREE_INTKEY, &root));
+  BtCursor *c;
+  CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &c));
+  for (int64_t i = -500; i < 500; i++) CHECK_OK(btree_insert(c, i * 1000003, NULL, 0, 0, 0));
+  /* extreme rowids */
+  CHECK_OK(btree_insert(c, INT64_MAX, "x", 1, 0, 0));
+  CHECK_OK(btree_insert(c, INT64_MIN, "y", 1, 0, 0));
+  int empty, eof;
+  CHECK_OK(btree_first(c, &empty));
+  CHECK_EQ(btree_rowid(c), INT64_MIN);
+  int64_t prev = INT64_MIN, n = 1;
+  for (;;) {
+    CHECK_OK(btree_next(c, &eof));
+    if (eof) break;
+    CHECK(btree_rowid(c) > prev);
+    prev = btree_rowid(c);
+    n++;
+  }
+  CHECK_EQ(prev, INT64_MAX);
+  CHECK_EQ(n, 1002);
+  btree_cursor_close(c);
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+}
+
+TEST(freelist_reuse_bounded_growth) {
+  Btree *bt = bt_fresh("reuse.db", 1024);
+  uint32_t root;
+  CHECK_OK(btree_create_table(bt, BTREE_INTKEY, &root));
+  BtCursor *c;
+  CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &c));
+  uint8_t buf[600];
+  uint32_t max_pages = 0;
+  uint64_t s = test_seed();
+  for (int round = 0; round < 5; round++) {
+    for (int64_t i = 0; i < 20000; i++) {
+      uint32_t n = 2 + (uint32_t)(test_rand(&s) % 500);
+      fill_payload(buf, i, n);
+      CHECK_OK(btree_insert(c, i, buf, n, 0, 0));
+    }
+    if (round == 0) max_pages = btree_page_count(bt);
+    /* delete most entries */
+    int res, eof;
+    CHECK_OK(btree_seek_rowid(c, 0, &res));
+    int64_t kept = 0;
+    for (;;) {
+      if (btree_rowid(c) % 10 == 0) {
+        kept++;
+        CHECK_OK(btree_next(c, &eof));
+      } else {
+        CHECK_OK(btree_delete(c));
+        CHECK_OK(btree_next(c, &eof));
+      }
+      if (eof) break;
+    }
+    CHECK_EQ(kept, 2000);
+    int64_t n;
+    CHECK_OK(btree_count(c, &n));
+    CHECK_EQ(n, 2000);
+    CHECK(free_count(bt) > btree_page_count(bt) / 2);
+  }
+  /* five rounds of fill/delete did not grow the file beyond ~1.3x one fill */
+  CHECK(btree_page_count(bt) < max_pages * 13 / 10);
+  btree_cursor_close(c);
+  CHECK_OK(bt_register(bt, 1, "table", "t", root, "CREATE TABLE t(a)"));
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+  CHECK_SQLITE_OK(test_path("reuse.db"));
+}
+
+TEST(clear_and_drop_free_pages) {
+  Btree *bt = bt_fresh("drop.db", 1024);
+  uint32_t t1, t2, i1;
+  CHECK_OK(btree_create_table(bt, BTREE_INTKEY, &t1));
+  CHECK_OK(btree_create_table(bt, BTREE_INTKEY, &t2));
+  CHECK_OK(btree_create_table(bt, BTREE_BLOBKEY, &i1));
+  BtCursor *c;
+  uint8_t buf[3000];
+  CHECK_OK(btree_cursor_open(bt, t1, 1, NULL, NULL, &c));
+  for (int64_t i = 0; i < 3000; i++) {
+    uint32_t n = (uint32_t)(2 + (i * 37) % 2900);
+    fill_payload(buf, i, n);
+    CHECK_OK(btree_insert(c, i, buf, n, 0, 0));
+  }
+  btree_cursor_close(c);
+  CHECK_OK(btree_cursor_open(bt, i1, 1, NULL, NULL, &c));
+  for (uint32_t i = 0; i < 3000; i++) {
+    uint32_t n = 4 + (i * 37) % 800;
+    fill_payload(buf, i, n);
+    util_put4(buf, i);
+    CHECK_OK(btree_insert(c, 0, buf, n, 0, 0));
+  }
+  btree_cursor_close(c);
+  uint32_t total = btree_page_count(bt);
+  CHECK_EQ(free_count(bt), 0);
+  int64_t nrows = 0;
+  CHECK_OK(btree_clear_table(bt, t1, &nrows));
+  CHECK_EQ(nrows, 3000);
+  uint32_t f1 = free_count(bt);
+  CHECK(f1 > 1000);
+  CHECK_OK(btree_cursor_open(bt, t1, 1, NULL, NULL, &c));
+  int64_t n;
+  CHECK_OK(btree_count(c, &n));
+  CHECK_EQ(n, 0);
+  CHECK_OK(btree_insert(c, 5, "ab", 2, 0, 0)); /* still usable */
+  /* a cursor open on the tree blocks drop */
+  CHECK_RC(btree_drop_table(bt, t1), SHALE_LOCKED);
+  btree_cursor_close(c);
+  CHECK_OK(btree_drop_table(bt, i1));
+  CHECK_OK(btree_drop_table(bt, t1));
+  CHECK_RC(btree_drop_table(bt, 1), SHALE_MISUSE);
+  /* only page 1 and t2's root remain in use */
+  CHECK_EQ(free_count(bt), total - 2);
+  CHECK_OK(bt_register(bt, 1, "table", "t2", t2, "CREATE TABLE t2(a)"));
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+  CHECK_SQLITE_OK(test_path("drop.db"));
+}
+
+TEST(cursor_saved_while_other_cursor_modifies) {
+  Btree *bt = bt_fresh("save.db", 512);
+  uint32_t root;
+  CHECK_OK(btree_create_table(bt, BTREE_INTKEY, &root));
+  BtCursor *w, *r;
+  CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &w));
+  CHECK_OK(btree_cursor_open(bt, root, 0, NULL, NULL, &r));
+  uint8_t buf[200];
+  for (int64_t i = 0; i < 2000; i += 2) {
+    fill_payload(buf, i, 50);
+    CHECK_OK(btree_insert(w, i, buf, 50, 0, 0));
+  }
+  int res, eof;
+  CHECK_OK(btree_seek_rowid(r, 1000, &res));
+  CHECK_EQ(res, 0);
+  /* many inserts (splits everywhere) through the other cursor */
+  for (int64_t i = 1; i < 2000; i += 2) {
+    fill_payload(buf, i, 100);
+    CHECK_OK(btree_insert(w, i, buf, 100, 0, 0));
+  }
+  CHECK_EQ(btree_rowid(r), 1000);
+  CHECK(payload_matches(r, 1000, 50));
+  CHECK_OK(btree_next(r, &eof));
+  CHECK_EQ(btree_rowid(r), 1001);
+  CHECK_OK(btree_prev(r, &eof));
+  CHECK_EQ(btree_rowid(r), 1000);
+  /* the other cursor deletes r's entry: next gives 1001, prev 999 */
+  CHECK_OK(btree_seek_rowid(w, 1000, &res));
+  CHECK_OK(btree_delete(w));
+  CHECK_OK(btree_next(r, &eof));
+  CHECK_EQ(eof, 0);
+  CHECK_EQ(btree_rowid(r), 1001);
+  CHECK_OK(btree_seek_rowid(w, 1001, &res));
+  CHECK_OK(btree_delete(w));
+  CHECK_OK(btree_prev(r, &eof));
+  CHECK_EQ(btree_rowid(r), 999);
+  /* delete a whole range around r; r continues after it */
+  for (int64_t i = 990; i < 1500; i++) {
+    CHECK_OK(btree_seek_rowid(w, i, &res));
+    if (res == 0) CHECK_OK(btree_delete(w));
+  }
+  CHECK_OK(btree_next(r, &eof));
+  CHECK_EQ(btree_rowid(r), 1500);
+  /* clear_table leaves other cursors on no entry */
+  int64_t nrows;
+  btree_cursor_close(w);
+  CHECK_OK(btree_clear_table(bt, root, &nrows));
+  CHECK(btree_eof(r));
+  CHECK_OK(btree_next(r, &eof));
+  CHECK_EQ(eof, 1);
+  btree_cursor_close(r);
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+}
+
+TEST(index_cursor_saved_while_other_cursor_modifies) {
+  Btree *bt = bt_fresh("isave.db", 512);
+  uint32_t root;
+  CHECK_OK(btree_create_table(bt, BTREE_BLOBKEY, &root));
+  BtCursor *w, *r;
+  CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &w));
+  CHECK_OK(btree_cursor_open(bt, root, 0, NULL, NULL, &r));
+  uint8_t k[40];
+  memset(k, 'k', sizeof k);
+  for (uint32_t i = 0; i < 3000; i += 2) {
+    util_put4(k, i);
+    CHECK_OK(btree_insert(w, 0, k, 40, 0, 0));
+  }
+  int res, eof;
+  util_put4(k, 1000);
+  CHECK_OK(btree_seek_key(r, k, 40, &res));
+  CHECK_EQ(res, 0);
+  for (uint32_t i = 1; i < 3000; i += 2) {
+    util_put4(k, i);
+    CHECK_OK(btree_insert(w, 0, k, 40, 0, 0));
+  }
+  uint8_t got[40];
+  CHECK_OK(btree_payload_read(r, 0, 40, got));
+  CHECK_EQ(util_get4(got), 1000);
+  /* delete r's entry and its successor via w: r.next lands on 1002 */
+  for (uint32_t i = 1000; i <= 1001; i++) {
+    util_put4(k, i);
+    CHECK_OK(btree_seek_key(w, k, 40, &res));
+    CHECK_EQ(res, 0);
+    CHECK_OK(btree_delete(w));
+  }
+  CHECK_OK(btree_next(r, &eof));
+  CHECK_OK(btree_payload_read(r, 0, 40, got));
+  CHECK_EQ(util_get4(got), 1002);
+  btree_cursor_close(w);
+  btree_cursor_close(r);
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+}
+
+static void delete_while_iterating(int intkey) {
+  Btree *bt = bt_fresh("dwi.db", 1024);
+  uint32_t root;
+  CHECK_OK(btree_create_table(bt, intkey ? BTREE_INTKEY : BTREE_BLOBKEY, &root));
+  BtCursor *c;
+  CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &c));
+  uint8_t buf[300];
+  for (uint32_t i = 0; i < 10000; i++) {
+    uint32_t n = 8 + i % 250;
+    fill_payload(buf, i, n);
+    util_put4(buf, i);
+    CHECK_OK(btree_insert(c, i, buf, n, 0, 0));
+  }
+  /* forward: delete every entry whose id % 3 != 0 */
+  int empty, eof;
+  CHECK_OK(btree_first(c, &empty));
+  uint32_t expect = 0, visited = 0;
+  for (;;) {
+    uint32_t id;
+    if (intkey) {
+      id = (uint32_t)btree_rowid(c);
+    } else {
+      uint8_t b4[4];
+      CHECK_OK(btree_payload_read(c, 0, 4, b4));
+      id = util_get4(b4);
+    }
+    if (id != expect) {
+      test_fail(__FILE__, __LINE__, "visited %u expected %u", id, expect);
+      break;
+    }
+    expect++;
+    visited++;
+    if (id % 3 != 0) {
+      CHECK_OK(btree_delete(c));
+      if (getenv("BT_DEBUG")) {
+        BtCursor *c2;
+        int64_t cnt;
+        btree_cursor_open(bt, root, 0, NULL, NULL, &c2);
+        btree_count(c2, &cnt);
+        btree_cursor_close(c2);
+        int64_t want = 10000 - (id + 1) + (id + 1 + 2) / 3;
+        if (cnt != want) {
+          test_fail(__FILE__, __LINE__, "after deleting %u: count %lld want %lld", id, (long long)cnt, (long long)want);
+          break;
+        }
+      }
+    }
+    CHECK_OK(btree_next(c, &eof));
+    if (eof) break;
+  }
+  CHECK_EQ(visited, 10000);
+  {
+    int64_t cnt;
+    CHECK_OK(btree_count(c, &cnt));
+    CHECK_EQ(cnt, 3334);
+  }
+  /* backward: delete the odd survivors */
+  CHECK_OK(btree_last(c, &empty));
+  uint32_t remaining = 0;
+  for (;;) {
+    uint32_t id;
+    if (intkey) {
+      id = (uint32_t)btree_rowid(c);
+    } else {
+      uint8_t b4[4];
+      CHECK_OK(btree_payload_read(c, 0, 4, b4));
+      id = util_get4(b4);
+    }
+    CHECK(id % 3 == 0);
+    if (id % 2) CHECK_OK(btree_delete(c));
+    else remaining++;
+    CHECK_OK(btree_prev(c, &eof));
+    if (eof) break;
+  }
+  int64_t n;
+  CHECK_OK(btree_count(c, &n));
+  CHECK_EQ(n, remaining);
+  CHECK_EQ(remaining, 1667);
+  btree_cursor_close(c);
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+}
+
+TEST(delete_while_iterating_table) { delete_while_iterating(1); }
+TEST(delete_while_iterating_index) { delete_while_iterating(0); }
+
+TEST(append_fills_pages) {
+  Btree *bt = bt_fresh("append.db", 4096);
+  uint32_t root;
+  CHECK_OK(btree_create_table(bt, BTREE_INTKEY, &root));
+  BtCursor *c;
+  CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &c));
+  uint8_t buf[100];
+  for (int64_t i = 1; i <= 100000; i++) {
+    fill_payload(buf, i, 100);
+    CHECK_OK(btree_insert(c, i, buf, 100, 0, BTREE_APPEND));
+  }
+  /* 100000 cells of ~104 bytes: full pages hold 38 each -> ~2632 leaves */
+  uint32_t pages = btree_page_count(bt);
+  CHECK(pages < 2800);
+  btree_cursor_close(c);
+  CHECK_OK(bt_register(bt, 1, "table", "t", root, "CREATE TABLE t(a)"));
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+  CHECK_SQLITE_OK(test_path("append.db"));
+}
+
+TEST(transactions_rollback_savepoints_meta) {
+  Btree *bt = bt_fresh("txn.db", 1024);
+  uint32_t root;
+  CHECK_OK(btree_create_table(bt, BTREE_INTKEY, &root));
+  CHECK_OK(btree_update_meta(bt, BTREE_META_USER_VERSION, 42));
+  CHECK_OK(btree_commit(bt));
+  CHECK_EQ(btree_txn_state(bt), PAGER_TXN_NONE);
+  /* read transaction: writes refused */
+  CHECK_OK(btree_begin(bt, BTREE_TXN_READ));
+  uint32_t v;
+  CHECK_OK(btree_get_meta(bt, BTREE_META_USER_VERSION, &v));
+  CHECK_EQ(v, 42);
+  CHECK_OK(btree_get_meta(bt, BTREE_META_SCHEMA_FORMAT, &v));
+  CHECK_EQ(v, 4);
+  CHECK_OK(btree_get_meta(bt, BTREE_META_TEXT_ENCODING, &v));
+  CHECK_EQ(v, 1);
+  BtCursor *c;
+  CHECK(btree_cursor_open(bt, root, 1, NULL, NULL, &c) != SHALE_OK);
+  /* upgrade to write */
+  CHECK_OK(btree_begin(bt, BTREE_TXN_WRITE));
+  CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &c));
+  uint8_t buf[500];
+  for (int64_t i = 0; i < 100; i++) {
+    fill_payload(buf, i, 300);
+    CHECK_OK(btree_insert(c, i, buf, 300, 0, 0));
+  }
+  /* commit with an open cursor is refused */
+  CHECK_RC(btree_commit(bt), SHALE_BUSY);
+  btree_cursor_close(c);
+  CHECK_OK(btree_commit(bt));
+  /* savepoint rollback restores, and the cursor re-seeks */
+  CHECK_OK(btree_begin(bt, BTREE_TXN_WRITE));
+  CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &c));
+  CHECK_OK(btree_savepoint_open(bt, 1));
+  for (int64_t i = 100; i < 400; i++) {
+    fill_payload(buf, i, 300);
+    CHECK_OK(btree_insert(c, i, buf, 300, 0, 0));
+  }
+  int res;
+  CHECK_OK(btree_seek_rowid(c, 50, &res));
+  CHECK_OK(btree_savepoint_rollback(bt, 0));
+  CHECK_EQ(btree_rowid(c), 50);
+  int64_t n;
+  CHECK_OK(btree_count(c, &n));
+  CHECK_EQ(n, 100);
+  CHECK_OK(btree_savepoint_release(bt, 0));
+  CHECK_OK(btree_update_meta(bt, BTREE_META_USER_VERSION, 7));
+  /* full rollback: cursors report ABORT_ROLLBACK until closed */
+  CHECK_OK(btree_rollback(bt));
+  int eof;
+  CHECK_RC(btree_next(c, &eof), SHALE_ABORT_ROLLBACK);
+  btree_cursor_close(c);
+  CHECK_OK(btree_begin(bt, BTREE_TXN_READ));
+  CHECK_OK(btree_get_meta(bt, BTREE_META_USER_VERSION, &v));
+  CHECK_EQ(v, 42);
+  CHECK_RC(btree_update_meta(bt, BTREE_META_USER_VERSION, 1), SHALE_MISUSE);
+  CHECK_OK(btree_cursor_open(bt, root, 0, NULL, NULL, &c));
+  CHECK_OK(btree_count(c, &n));
+  CHECK_EQ(n, 100);
+  btree_cursor_close(c);
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+}
+
+TEST(in_memory_database) {
+  Btree *bt;
+  CHECK_OK(btree_open(NULL, ":memory:", SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, &bt));
+  CHECK_OK(btree_begin(bt, BTREE_TXN_WRITE));
+  uint32_t root;
+  CHECK_OK(btree_create_table(bt, BTREE_INTKEY, &root));
+  BtCursor *c;
+  CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &c));
+  uint8_t buf[64];
+  for (int64_t i = 0; i < 5000; i++) {
+    fill_payload(buf, i, 64);
+    CHECK_OK(btree_insert(c, i, buf, 64, 0, 0));
+  }
+  int64_t n;
+  CHECK_OK(btree_count(c, &n));
+  CHECK_EQ(n, 5000);
+  btree_cursor_close(c);
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+}
