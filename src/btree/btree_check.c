@@ -164,7 +164,7 @@ static void set_ref(Ck *ck, uint32_t pgno) { ck->ref[pgno >> 3] |= (uint8_t)(1u 
  * already used. */
 static int check_ref(Ck *ck, uint32_t pgno) {
   if (pgno == 0 || pgno > ck->npage) {
-    msg(ck, "invalid page number %u", pgno);
+    msg(ck, "invalid page number %d", (int)pgno);
     return 1;
   }
   if (is_ref(ck, pgno)) {
@@ -214,12 +214,12 @@ static void check_ptrmap(Ck *ck, uint32_t child, int type, uint32_t parent) {
     if (ck->rc) return;
   }
   if (!ok) {
-    msg(ck, "Failed to read ptrmap key=%u", child);
+    msg(ck, "Failed to read ptrmap key=%d", (int)child);
     return;
   }
   if (got_type != (uint32_t)type || got_parent != parent) {
-    msg(ck, "Bad ptr map entry key=%u expected=(%u,%u) got=(%u,%u)", child, (uint32_t)type, parent,
-        got_type, got_parent);
+    msg(ck, "Bad ptr map entry key=%d expected=(%d,%d) got=(%d,%d)", (int)child, type, (int)parent,
+        (int)got_type, (int)got_parent);
   }
 }
 
@@ -228,7 +228,7 @@ static void check_ptrmap(Ck *ck, uint32_t child, int type, uint32_t parent) {
 /* Walk the chain from first; expected = pages it should have (for the
  * freelist: trunks plus leaves, header offset 36). */
 static void check_list(Ck *ck, int freelist, uint32_t first, uint32_t expected) {
-  int64_t n = expected;
+  uint32_t n = expected; /* unsigned as in SQLite: wraps on a chain too long */
   int nerr0 = ck->nerr;
   uint32_t pgno = first;
   while (pgno != 0 && alive(ck)) {
@@ -262,8 +262,8 @@ static void check_list(Ck *ck, int freelist, uint32_t first, uint32_t expected) 
     pgno = next;
   }
   if (n != 0 && nerr0 == ck->nerr) {
-    msg(ck, "%s is %u but should be %u", freelist ? "size" : "overflow list length",
-        (uint32_t)(expected - n), expected);
+    msg(ck, "%s is %d but should be %d", freelist ? "size" : "overflow list length",
+        (int)(expected - n), (int)expected);
   }
 }
 
@@ -699,7 +699,7 @@ int btree_check_pager(Pager *pager, const BtreeCheckRoot *roots, int nroot, int 
     for (int i = 0; i < nroot; i++) {
       if (roots[i].root > mx) mx = roots[i].root;
     }
-    if (mx != largest_root) msg(&ck, "max rootpage (%u) disagrees with header (%u)", mx, largest_root);
+    if (mx != largest_root) msg(&ck, "max rootpage (%d) disagrees with header (%d)", (int)mx, (int)largest_root);
   } else if (incr != 0) {
     msg(&ck, "incremental_vacuum enabled with a max rootpage of zero");
   }
