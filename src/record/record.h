@@ -202,6 +202,12 @@ int record_text_to_number(const char *z, int n, ShValue *out);
  * SHALE_OK or SHALE_NOMEM (v unchanged). */
 int value_apply_affinity(ShValue *v, char affinity);
 
+/* The affinity of a declared column type, by SQLite's rules (first match
+ * wins): contains "INT" -> INTEGER; "CHAR"/"CLOB"/"TEXT" -> TEXT; "BLOB" or
+ * no type (n == 0) -> BLOB; "REAL"/"FLOA"/"DOUB" -> REAL; else NUMERIC.
+ * Case-insensitive; z need not be NUL-terminated. */
+char record_type_affinity(const char *z, int n);
+
 /* For storing into a REAL column: if r is integral and within -2^47..2^47-1
  * SQLite stores it as an integer serial type (the column still reads back as
  * REAL). Returns 1 and sets *i if so. */

@@ -185,3 +185,18 @@ int value_apply_affinity(ShValue *v, char affinity) {
       return SHALE_OK;
   }
 }
+
+static int contains(const char *z, int n, const char *w) {
+  int k = (int)strlen(w);
+  for (int i = 0; i + k <= n; i++)
+    if (util_strnicmp(z + i, w, k) == 0) return 1;
+  return 0;
+}
+
+char record_type_affinity(const char *z, int n) {
+  if (contains(z, n, "INT")) return AFF_INTEGER;
+  if (contains(z, n, "CHAR") || contains(z, n, "CLOB") || contains(z, n, "TEXT")) return AFF_TEXT;
+  if (n == 0 || contains(z, n, "BLOB")) return AFF_BLOB;
+  if (contains(z, n, "REAL") || contains(z, n, "FLOA") || contains(z, n, "DOUB")) return AFF_REAL;
+  return AFF_NUMERIC;
+}

@@ -1,0 +1,281 @@
+/*
+ * test_shell.c -- build/shale (the storage shell) on files made by sqlite3.
+ *
+ * Feeds dot-commands on stdin through popen and compares the output of
+ * .tables/.rows/.count/.schema/.dbinfo with what sqlite3 itself reports for
+ * the same file (rows compared with sqlite3's list-mode rendering, blobs as
+ * X'..' hex as the shell prints them).
+ *
+ * Invariants:
+ *  1. The shell is found next to this binary's build directory
+ *     (<build>/tests/test_shell -> <build>/shale).
+ */
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../../src/record/record.h"
+#include "../../test.h"
+
+static char shell[PATH_MAX];
+
+static const char *shell_path(void) {
+  if (!shell[0]) {
+    char exe[PATH_MAX - 32];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return "build/shale";
+    exe[n] = 0;
+    char *s = strrchr(exe, '/');
+    if (s) *s = 0;
+    s = strrchr(exe, '/');
+    if (s) *s = 0;
+    snprintf(shell, sizeof shell, "%s/shale", exe);
+  }
+  return shell;
+}
+
+/* Run the shell on db (NULL: in-memory) with input; stdout and stderr
+ * together; malloc'ed. */
+static char *run_shell(const char *db, const char *input, int *status) {
+  const char *in = test_path("input.txt");
+  FILE *f = fopen(in, "w");
+  fputs(input, f);
+  fclose(f);
+  char cmd[PATH_MAX * 3];
+  snprintf(cmd, sizeof cmd,
+           "ASAN_OPTIONS=exitcode=99 UBSAN_OPTIONS=exitcode=99 %s %s%s%s < %s 2>&1", shell_path(),
+           db ? "'" : "", db ? db : "", db ? "'" : "", in);
+  FILE *p = popen(cmd, "r");
+  size_t cap = 1 << 16, n = 0, k;
+  char *out = malloc(cap);
+  while ((k = fread(out + n, 1, cap - n - 1, p)) > 0) {
+    n += k;
+    if (cap - n < 4096) out = realloc(out, cap *= 2);
+  }
+  out[n] = 0;
+  int st = pclose(p);
+  *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return out;
+}
+
+static void exec(sqlite3 *db, const char *sql) {
+  char *err = NULL;
+  if (sqlite3_exec(db, sql, 0, 0, &err) != SQLITE_OK) {
+    test_fail(__FILE__, __LINE__, "%s: %s", sql, err);
+    sqlite3_free(err);
+  }
+}
+
+/* sqlite3's rows of a query in the shell's list format. */
+static char *sqlite_rows(const char *path, const char *query) {
+  sqlite3 *db;
+  sqlite3_open(path, &db);
+  sqlite3_stmt *st;
+  size_t cap = 1 << 16, n = 0;
+  char *out = malloc(cap);
+  out[0] = 0;
+  if (sqlite3_prepare_v2(db, query, -1, &st, 0) != SQLITE_OK) {
+    test_fail(__FILE__, __LINE__, "%s: %s", query, sqlite3_errmsg(db));
+    sqlite3_close(db);
+    return out;
+  }
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    for (int i = 0; i < sqlite3_column_count(st); i++) {
+      char buf[64];
+      const char *z = NULL;
+      size_t len = 0;
+      char *hex = NULL;
+      switch (sqlite3_column_type(st, i)) {
+        case SQLITE_INTEGER:
+        case SQLITE_FLOAT:
+        case SQLITE_TEXT:
+          z = (const char *)sqlite3_column_text(st, i);
+          len = (size_t)sqlite3_column_bytes(st, i);
+          break;
+        case SQLITE_BLOB: {
+          int bn = sqlite3_column_bytes(st, i);
+          const unsigned char *b = sqlite3_column_blob(st, i);
+          hex = malloc((size_t)bn * 2 + 4);
+          int k = sprintf(hex, "X'");
+          for (int j = 0; j < bn; j++) k += sprintf(hex + k, "%02X", b[j]);
+          sprintf(hex + k, "'");
+          z = hex;
+          len = strlen(hex);
+          break;
+        }
+        default:
+          z = "";
+          break;
+      }
+      (void)buf;
+      while (n + len + 4 >= cap) out = realloc(out, cap *= 2);
+      if (i) out[n++] = '|';
+      memcpy(out + n, z, len);
+      n += len;
+      free(hex);
+    }
+    out[n++] = '\n';
+    out[n] = 0;
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
+}
+
+static const char *make_db(void) {
+  const char *path = test_path("shell.db");
+  remove(path);
+  sqlite3 *db;
+  sqlite3_open(path, &db);
+  exec(db, "pragma page_size=1024;"
+           "create table t(a integer primary key, b text, c real, d);"
+           "insert into t values(1,'hello',2,x'00ff'),(5,NULL,2.5,-3),(7,'x|y',1e20,0.1),"
+           "  (8, 'caf\xc3\xa9', -0.0, 9223372036854775807);"
+           "insert into t(b, c, d) with recursive s(i) as (select 1 union all select i+1 from s"
+           "  where i<500) select 'row' || i, i * 0.25, randomblob(i % 7) from s;"
+           "insert into t(b, d) values(hex(zeroblob(5000)), zeroblob(3000));"
+           "create index tb on t(b);"
+           "create table w(k text, v, z int, primary key(z desc, k)) without rowid;"
+           "insert into w values('a',1,10),('b',2,5),('c',NULL,7);"
+           "create view vv as select 1;"
+           "create table \"odd name\"(\"x y\" INT PRIMARY KEY, [q]);"
+           "insert into \"odd name\" values(3,4);"
+           "create table big(x);"
+           "insert into big with recursive s(i) as (select 1 union all select i+1 from s"
+           "  where i<3000) select i from s;"
+           "delete from big where x % 3 = 0;");
+  sqlite3_close(db);
+  return path;
+}
+
+static void check_built(void) {
+  if (access(shell_path(), X_OK) != 0)
+    test_fail(__FILE__, __LINE__, "%s not built (run make)", shell_path());
+}
+
+TEST(shell_tables_and_schema) {
+  check_built();
+  const char *path = make_db();
+  int st;
+  char *out = run_shell(path, ".tables\n", &st);
+  CHECK_EQ(st, 0);
+  CHECK_STR(out, "big\nodd name\nt\nvv\nw\n");
+  free(out);
+  out = run_shell(path, ".schema t\n", &st);
+  CHECK_STR(out, "CREATE TABLE t(a integer primary key, b text, c real, d);\n"
+                 "CREATE INDEX tb on t(b);\n");
+  free(out);
+  out = run_shell(path, ".schema\n", &st);
+  CHECK(strstr(out, "CREATE VIEW vv as select 1;\n"));
+  CHECK(strstr(out, "CREATE TABLE big(x);\n"));
+  free(out);
+}
+
+TEST(shell_rows_match_sqlite) {
+  check_built();
+  const char *path = make_db();
+  static const struct {
+    const char *cmd, *query;
+  } cases[] = {{".rows t\n", "select * from t order by rowid"},
+               {".rows w\n", "select * from w order by z desc, k"},
+               {".rows \"odd name\"\n", "select * from \"odd name\""},
+               {".rows big\n", "select * from big order by rowid"},
+               {".rows sqlite_schema\n", "select * from sqlite_schema order by rowid"},
+               {".rows T\n", "select * from t order by rowid"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int st;
+    char *out = run_shell(path, cases[i].cmd, &st);
+    char *want = sqlite_rows(path, cases[i].query);
+    CHECK_EQ(st, 0);
+    if (strcmp(out, want) != 0) {
+      size_t k = 0;
+      while (out[k] && out[k] == want[k]) k++;
+      test_fail(__FILE__, __LINE__, "%s differs at byte %zu: shale \"%.60s\" sqlite3 \"%.60s\"",
+                cases[i].cmd, k, out + k, want + k);
+    }
+    free(out);
+    free(want);
+  }
+}
+
+TEST(shell_count_and_dbinfo) {
+  check_built();
+  const char *path = make_db();
+  int st;
+  char *out = run_shell(path, ".count t\n.count w\n.count big\n.count sqlite_master\n", &st);
+  CHECK_STR(out, "505\n3\n2000\n7\n");
+  free(out);
+  out = run_shell(path, ".dbinfo\n", &st);
+  CHECK(strstr(out, "database page size:  1024\n"));
+  CHECK(strstr(out, "schema format:       4\n"));
+  CHECK(strstr(out, "text encoding:       1 (utf8)\n"));
+  CHECK(strstr(out, "number of tables:    4\n"));
+  CHECK(strstr(out, "number of indexes:   2\n"));
+  sqlite3 *db;
+  sqlite3_open(path, &db);
+  sqlite3_stmt *s;
+  sqlite3_prepare_v2(db, "select (select page_count from pragma_page_count),"
+                         " (select freelist_count from pragma_freelist_count)", -1, &s, 0);
+  CHECK(sqlite3_step(s) == SQLITE_ROW);
+  char line[100];
+  snprintf(line, sizeof line, "database page count: %d\n", sqlite3_column_int(s, 0));
+  CHECK(strstr(out, line));
+  snprintf(line, sizeof line, "freelist page count: %d\n", sqlite3_column_int(s, 1));
+  CHECK(strstr(out, line));
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  free(out);
+}
+
+TEST(shell_errors_and_misc) {
+  check_built();
+  const char *path = make_db();
+  int st;
+  char *out = run_shell(path, "select * from t;\n.rows nosuch\n.count\n.bogus\n.count w\n", &st);
+  CHECK_EQ(st, 0);
+  CHECK(strstr(out, "Error: SQL is not supported yet in this build; use dot-commands (.help)\n"));
+  CHECK(strstr(out, "Error: no such table: nosuch\n"));
+  CHECK(strstr(out, "Error: usage: .count TABLE\n"));
+  CHECK(strstr(out, "Error: unknown command"));
+  CHECK(strstr(out, "3\n")); /* carried on after the errors */
+  free(out);
+  /* .quit stops reading */
+  out = run_shell(path, ".count w\n.quit\n.count w\n", &st);
+  CHECK_STR(out, "3\n");
+  free(out);
+  /* in-memory, then .open */
+  char input[600];
+  snprintf(input, sizeof input, ".tables\n.dbinfo\n.open %s\n.count w\n", path);
+  out = run_shell(NULL, input, &st);
+  CHECK_EQ(st, 0);
+  CHECK(strstr(out, "database page count: 0 (empty database)\n"));
+  CHECK(strstr(out, "\n3\n"));
+  free(out);
+  out = run_shell(NULL, ".help\n", &st);
+  CHECK(strstr(out, ".rows TABLE"));
+  CHECK(strstr(out, ".check"));
+  free(out);
+  out = run_shell("/nonexistent/dir/x.db", ".tables\n", &st);
+  CHECK_EQ(st, 1);
+  CHECK(strstr(out, "Error: unable to open database"));
+  free(out);
+}
+
+TEST(shell_corrupt_file) {
+  check_built();
+  const char *path = make_db();
+  /* smash the root page of t (page 2) */
+  FILE *f = fopen(path, "r+b");
+  fseek(f, 1024, SEEK_SET);
+  fwrite("\x77\x77\x77\x77", 1, 4, f);
+  fclose(f);
+  int st;
+  char *out = run_shell(path, ".rows t\n.count t\n.count w\n", &st);
+  CHECK_EQ(st, 0);
+  CHECK(strstr(out, "Error: "));
+  CHECK(strstr(out, "3\n")); /* w still readable */
+  free(out);
+}
