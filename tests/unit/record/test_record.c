@@ -1007,3 +1007,42 @@ TEST(value_owned) {
   CHECK(v.type == SHALE_TEXT && v.n == 2 && memcmp(v.z, "42", 2) == 0);
   value_clear(&v);
 }
+
+TEST(type_affinity) {
+  struct {
+    const char *t;
+    char a;
+  } cases[] = {{"INTEGER", AFF_INTEGER}, {"int", AFF_INTEGER},     {"TINYINT", AFF_INTEGER},
+               {"CHARINT", AFF_INTEGER}, {"VARCHAR(10)", AFF_TEXT}, {"clob", AFF_TEXT},
+               {"text", AFF_TEXT},       {"BLOB", AFF_BLOB},        {"", AFF_BLOB},
+               {"REAL", AFF_REAL},       {"float", AFF_REAL},       {"DOUBLE PRECISION", AFF_REAL},
+               {"NUMERIC", AFF_NUMERIC}, {"DECIMAL(10,5)", AFF_NUMERIC}, {"BOOLEAN", AFF_NUMERIC},
+               {"DATE", AFF_NUMERIC},    {"BLOBTEXT", AFF_TEXT},    {"FLOATING POINT", AFF_INTEGER},
+               {"STRING", AFF_NUMERIC},  {"REALBLOB", AFF_BLOB}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    if (record_type_affinity(cases[i].t, (int)strlen(cases[i].t)) != cases[i].a)
+      test_fail(__FILE__, __LINE__, "type \"%s\": affinity %c, expected %c", cases[i].t,
+                record_type_affinity(cases[i].t, (int)strlen(cases[i].t)), cases[i].a);
+  /* against sqlite3: the typeof() of '1.5' stored in a column of each type */
+  sqlite3 *db = open_db(NULL);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char q[200];
+    snprintf(q, sizeof q, "create table a%zu(x %s); insert into a%zu values('1.5');", i,
+             cases[i].t, i);
+    exec(db, q);
+    snprintf(q, sizeof q, "select typeof(x) from a%zu", i);
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, q, -1, &st, 0);
+    CHECK(sqlite3_step(st) == SQLITE_ROW);
+    const char *ty = (const char *)sqlite3_column_text(st, 0);
+    ShValue v;
+    value_set_text(&v, "1.5", 3);
+    CHECK_OK(value_apply_affinity(&v, cases[i].a));
+    static const char *const names[] = {"", "integer", "real", "text", "blob", "null"};
+    if (strcmp(ty, names[v.type]) != 0)
+      test_fail(__FILE__, __LINE__, "type \"%s\": sqlite3 %s, mine %s", cases[i].t, ty,
+                names[v.type]);
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+}
