@@ -1,0 +1,140 @@
+/*
+ * test_crash_kill.c -- crash safety against SIGKILL.
+ *
+ * A child process (fork) runs commits of the twork workload through tdb on
+ * one file, reporting each finished commit number on a pipe; the parent
+ * kills it with SIGKILL after a random delay, reopens the file and checks:
+ * the database is exactly the state after commit k, where k is the commit
+ * number recorded inside it (user_version), k >= the last commit the child
+ * reported, Shale's integrity check is clean and SQLite's integrity_check
+ * says "ok" (and SQLite reads the same rows). Rounds cycle through
+ * journal_mode DELETE / TRUNCATE / PERSIST and synchronous FULL / NORMAL.
+ *
+ * Invariants:
+ *  1. The parent never has the database open while a child runs.
+ *  2. The child never returns into the harness: it _exit()s or is killed.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/tdb.h"
+#include "../common/tsql.h"
+#include "../common/twork.h"
+#include "../test.h"
+
+static const struct {
+  int jmode, sync;
+  const char *name;
+} modes[] = {
+    {PAGER_JOURNAL_DELETE, PAGER_SYNC_FULL, "delete/full"},
+    {PAGER_JOURNAL_TRUNCATE, PAGER_SYNC_FULL, "truncate/full"},
+    {PAGER_JOURNAL_PERSIST, PAGER_SYNC_FULL, "persist/full"},
+    {PAGER_JOURNAL_DELETE, PAGER_SYNC_NORMAL, "delete/normal"},
+    {PAGER_JOURNAL_TRUNCATE, PAGER_SYNC_NORMAL, "truncate/normal"},
+    {PAGER_JOURNAL_PERSIST, PAGER_SYNC_NORMAL, "persist/normal"},
+};
+#define NMODES 6
+
+/* The child: commit k0+1, k0+2, ... until killed. Exit codes: 0 = ran out
+ * of commits, 3 = open failed, 4 = a commit failed. */
+static void child(const char *path, int mode, int wfd) {
+  Tdb *db;
+  static TwModel m;
+  uint32_t k0;
+  if (tdb_open(NULL, path, 0, &db) || tw_bind(db) || tdb_get_user_version(db, &k0)) _exit(3);
+  tdb_set_journal(db, modes[mode].jmode, modes[mode].sync);
+  tw_model_at(&m, k0);
+  for (uint32_t k = k0 + 1; k < k0 + 100000; k++) {
+    int rc = tdb_begin(db);
+    if (rc == SHALE_OK) rc = tw_apply(db, &m, k, tw_default_nops(k));
+    if (rc == SHALE_OK) rc = tdb_commit(db);
+    if (rc) {
+      fprintf(stderr, "child: commit %u failed: %d %s\n", k, rc, tdb_errmsg(db));
+      _exit(4);
+    }
+    if (write(wfd, &k, sizeof k) != sizeof k) _exit(5);
+  }
+  _exit(0);
+}
+
+TEST(crash_sigkill_rounds) {
+  const char *path = test_path("kill.db");
+  Tdb *db;
+  char msg[512], *rep = NULL;
+  static TwModel m;
+  uint64_t seed = test_seed() ^ 0x4b494c4c;
+  int target = test_long() ? 2000 : 200, rounds = 0, killed = 0, total = 0;
+  uint32_t k = 0;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+
+  CHECK_OK(tdb_open(NULL, path, 1024, &db));
+  CHECK_OK(tw_create(db));
+  CHECK_OK(tdb_close(db));
+
+  /* At least two rounds per mode, and at least `target` commits in all. */
+  while ((total < target || rounds < 2 * NMODES) && rounds < 400) {
+    int mode = rounds % NMODES, fd[2];
+    if (pipe(fd)) {
+      CHECK(0);
+      break;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(fd[0]);
+      child(path, mode, fd[1]);
+    }
+    CHECK(pid > 0);
+    close(fd[1]);
+    usleep((useconds_t)(2000 + test_rand(&seed) % 60000));
+    kill(pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    uint32_t reported = k, r;
+    while (read(fd[0], &r, sizeof r) == sizeof r) reported = r;
+    close(fd[0]);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) killed++;
+    else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      test_fail(__FILE__, __LINE__, "round %d (%s): child exit status %d", rounds, modes[mode].name,
+                status);
+      break;
+    }
+
+    uint32_t kdb = 0;
+    int rc = tdb_open(NULL, path, 0, &db);
+    CHECK_OK(rc);
+    if (rc) break;
+    CHECK_OK(tw_bind(db));
+    CHECK_OK(tdb_get_user_version(db, &kdb));
+    if (kdb < reported || kdb < k)
+      test_fail(__FILE__, __LINE__, "round %d (%s): database at commit %u, child reported %u",
+                rounds, modes[mode].name, kdb, reported);
+    tw_model_at(&m, kdb);
+    if (tw_verify(db, &m, msg, sizeof msg))
+      test_fail(__FILE__, __LINE__, "round %d (%s): %s", rounds, modes[mode].name, msg);
+    CHECK_OK(tdb_check(db, &rep));
+    if (rep) {
+      test_fail(__FILE__, __LINE__, "round %d (%s): integrity: %s", rounds, modes[mode].name, rep);
+      shale_free(rep);
+      rep = NULL;
+    }
+    CHECK_OK(tdb_close(db));
+    if (tw_verify_sqlite(path, &m, msg, sizeof msg))
+      test_fail(__FILE__, __LINE__, "round %d (%s): sqlite3: %s", rounds, modes[mode].name, msg);
+    total += (int)(kdb - k);
+    k = kdb;
+    rounds++;
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  printf("  sigkill: %d rounds, %d children killed, %d commits survived, %.1f s\n", rounds, killed,
+         total, (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+  CHECK(total >= target);
+  CHECK(killed >= NMODES);
+}
