@@ -77,7 +77,7 @@ static void shale_writes(uint32_t psz) {
   CHECK_OK(tdb_close(db));
   int64_t size1 = file_size(path);
   CHECK_EQ(size1 % psz, 0);
-  CHECK_EQ(header_u32(path, 16), psz == 65536 ? 1 : psz);
+  CHECK_EQ(header_u32(path, 16) >> 16, psz == 65536 ? 1 : psz);
   check_schema(path);
   if (ts_verify_sqlite(path, &m, 300, msg, sizeof msg))
     test_fail(__FILE__, __LINE__, "SQLite after fill (page size %u): %s", psz, msg);
