@@ -888,6 +888,7 @@ static int xcheck_row(void *ctx, const TdbRow *row) {
     x->rc = cursor(x->db, ix->root, 0, &ix->ki, &c);
     if (x->rc == SHALE_OK) {
       x->rc = btree_seek_key(c, key, n, &res);
+      if (x->rc) fail(x->db, x->rc, "index %s: seek for row %" PRId64 " failed: %d", ix->name, row->rowid, x->rc);
       if (x->rc == SHALE_OK && (res != 0 || btree_eof(c)) && x->rep->n < 20)
         add_line(x->rep, "row %" PRId64 " missing from index %s", row->rowid, ix->name);
       btree_cursor_close(c);
