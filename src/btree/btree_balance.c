@@ -291,7 +291,7 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
   int greedy = 0;
   PgPage *sib[3] = {NULL, NULL, NULL};
   uint32_t sibno[3];
-  Content sc[3], all, newpc;
+  Content sc[3], all, newpc, divs;
   int k = 0;
   PgPage *out[8] = {NULL};
   uint32_t outno[8];
@@ -310,17 +310,26 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
     if (first < 0) first = 0;
     nsib = np + 1 - first < 3 ? np + 1 - first : 3;
   }
-  uint8_t *pcopy;
-  Content pc;
+  /* Copies of the parent's cells over the window (pointers and dividers). */
+  uint8_t *pcell[3] = {NULL, NULL, NULL};
+  uint16_t psize[3] = {0, 0, 0};
   memset(sc, 0, sizeof sc);
-  rc = content_from_page(b, parent, &pc, 8, &pcopy);
-  if (rc) return rc;
+  memset(&divs, 0, sizeof divs);
+  for (int j = 0; j < nsib; j++) {
+    int ci = first + j;
+    if (ci >= np) break;
+    const uint8_t *src = page_cell(parent, ci);
+    psize[j] = cell_size_bytes(bt, src, 0, ct->intkey);
+    pcell[j] = aalloc(b, psize[j]);
+    if (!pcell[j]) return SHALE_NOMEM;
+    memcpy(pcell[j], src, psize[j]);
+  }
 
   /* Gather the window. */
   int total = ct->n + 2;
   for (int j = 0; j < nsib; j++) {
     int ci = first + j;
-    sibno[j] = ci < np ? util_get4(pc.cell[ci]) : pc.right;
+    sibno[j] = ci < np ? util_get4(pcell[j]) : page_right(parent);
     if (ci == pidx) {
       sib[j] = c->pg[level];
       pager_ref(sib[j]);
@@ -369,8 +378,8 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
   for (int j = 0; j < nsib; j++) {
     for (int i = 0; i < sc[j].n; i++) content_add(&all, sc[j].cell[i], sc[j].size[i]);
     if (j == nsib - 1) break;
-    uint8_t *dv = pc.cell[first + j];
-    uint16_t dsz = pc.size[first + j];
+    uint8_t *dv = pcell[j];
+    uint16_t dsz = psize[j];
     if (ct->leaf && ct->intkey) continue; /* table leaves: divider is dropped */
     if (ct->leaf) {
       if (dsz <= 4) {
@@ -421,12 +430,8 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
   }
 
   /* Write the pages and collect the new dividers. */
-  rc = content_alloc(b, &newpc, np + 8);
+  rc = content_alloc(b, &divs, 8);
   if (rc) goto out;
-  newpc.leaf = 0;
-  newpc.intkey = ct->intkey;
-  newpc.right = pc.right;
-  for (int i = 0; i < first; i++) content_add(&newpc, pc.cell[i], pc.size[i]);
   int type = page_type(ct->leaf, ct->intkey);
   for (int j = 0; j < k; j++) {
     uint32_t right = 0;
@@ -471,24 +476,8 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
       util_put4(dv, outno[j]);
       dsz = s;
     }
-    content_add(&newpc, dv, dsz);
+    content_add(&divs, dv, dsz);
   }
-  /* The pointer that covered the last window page now covers the last
-   * output page. */
-  int lastci = first + nsib - 1;
-  if (lastci < np) {
-    uint8_t *cp = aalloc(b, pc.size[lastci]);
-    if (!cp) {
-      rc = SHALE_NOMEM;
-      goto out;
-    }
-    memcpy(cp, pc.cell[lastci], pc.size[lastci]);
-    util_put4(cp, outno[k - 1]);
-    content_add(&newpc, cp, pc.size[lastci]);
-  } else {
-    newpc.right = outno[k - 1];
-  }
-  for (int i = lastci + 1; i < np; i++) content_add(&newpc, pc.cell[i], pc.size[i]);
 
 out:
   for (int j = 0; j < 3; j++) {
@@ -496,10 +485,54 @@ out:
   }
   for (int j = 0; j < nout; j++) pager_unref(out[j]);
   if (rc) return rc;
-  (void)pcopy;
-  /* Children of the parent are done; continue one level up. */
+  /* Children of the parent are done; now the parent: the nsib-1 old
+   * dividers give way to the k-1 new ones, and the pointer that covered the
+   * last window page now covers the last output page. */
   release_below(c, level - 1);
   c->idx[level - 1] = (uint16_t)(first + k - 1);
+  int lastci = first + nsib - 1;
+  uint32_t oldb = 0, newb = content_bytes(&divs);
+  for (int j = 0; j < nsib - 1; j++) oldb += cell_alloc(psize[j]);
+  uint32_t pcap = page_capacity(bt, parent, 0);
+  int ncell_after = np - (nsib - 1) + (k - 1);
+  if (pm->nfree + oldb >= newb && ncell_after > 0 &&
+      (level - 1 == 0 || pcap - (pm->nfree + oldb - newb) >= pcap / 3)) {
+    /* Common case: edit the parent in place. */
+    rc = pager_write(parent);
+    if (rc) return rc;
+    for (int j = 0; j < nsib - 1; j++) {
+      rc = page_drop_cell(bt, parent, first, psize[j]);
+      if (rc) return rc;
+    }
+    if (lastci < np) {
+      util_put4(page_cell(parent, first), outno[k - 1]);
+    } else {
+      page_set_right(parent, outno[k - 1]);
+    }
+    for (int j = 0; j < divs.n; j++) {
+      rc = page_insert_cell(bt, parent, first + j, divs.cell[j], divs.size[j]);
+      if (rc) return rc;
+    }
+    return SHALE_OK;
+  }
+  Content pc;
+  rc = content_from_page(b, parent, &pc, 0, NULL);
+  if (rc) return rc;
+  rc = content_alloc(b, &newpc, np + 8);
+  if (rc) return rc;
+  newpc.leaf = 0;
+  newpc.intkey = ct->intkey;
+  newpc.right = pc.right;
+  for (int i = 0; i < first; i++) content_add(&newpc, pc.cell[i], pc.size[i]);
+  for (int j = 0; j < divs.n; j++) content_add(&newpc, divs.cell[j], divs.size[j]);
+  if (lastci < np) {
+    uint8_t *cp = pcell[nsib - 1];
+    util_put4(cp, outno[k - 1]);
+    content_add(&newpc, cp, psize[nsib - 1]);
+  } else {
+    newpc.right = outno[k - 1];
+  }
+  for (int i = lastci + 1; i < np; i++) content_add(&newpc, pc.cell[i], pc.size[i]);
   return balance_level(b, level - 1, &newpc);
 }
 
