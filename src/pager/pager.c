@@ -334,6 +334,7 @@ int pager_begin_write(Pager *p, int exclusive) {
   }
   p->txn = PAGER_TXN_WRITE;
   p->orig_size = p->db_size;
+  p->min_size = p->db_size;
   p->dbmod = 0;
   assert(!p->jfd && p->journaled.n == 0);
   return SHALE_OK;
@@ -355,7 +356,8 @@ int pager_write_pages(Pager *p, PgPage *list) {
   uint32_t lockpg = pager_lock_page(p);
   for (PgPage *pg = list, *next; pg; pg = next) {
     next = pg->sort;
-    if (pg->pgno != lockpg && pg->pgno <= p->db_size) {
+    assert(pg->pgno <= p->db_size);
+    if (pg->pgno != lockpg) {
       int rc = os_write(p->fd, pg->data, (int)p->page_size, (int64_t)(pg->pgno - 1) * p->page_size);
       if (rc != SHALE_OK) return rc;
       p->stats.writes++;
@@ -499,6 +501,11 @@ int pager_rollback(Pager *p) {
       }
     }
     pager_cache_drop_above(p, p->orig_size);
+    /* Pages cut off by pager_truncate and still held read as zeros now. */
+    if (p->min_size < p->orig_size) {
+      int rc2 = pager_cache_reload_range(p, p->min_size + 1, p->orig_size);
+      if (rc == SHALE_OK) rc = rc2;
+    }
   }
   if (rc != SHALE_OK) return pager_set_error(p, rc);
   rc = pager_journal_finalize(p);
@@ -543,6 +550,10 @@ int pager_savepoint_rollback(Pager *p, int idx) {
   if (idx < 0 || idx >= p->nsp) return SHALE_OK;
   Savepoint *sp = &p->sp[idx];
   if (p->txn == PAGER_TXN_WRITE) {
+    /* Size first: a spill while pages are being restored must see them
+     * inside the database. */
+    pager_cache_drop_above(p, sp->db_size);
+    p->db_size = sp->db_size;
     /* Newest first, so that the oldest image of each page wins. */
     for (int k = p->nsub - 1; k >= sp->sub_start; k--) {
       SubRec *r = &p->sub[k];
@@ -555,8 +566,6 @@ int pager_savepoint_rollback(Pager *p, int idx) {
       pager_cache_make_dirty(p, pg);
       pager_unref(pg);
     }
-    p->db_size = sp->db_size;
-    pager_cache_drop_above(p, p->db_size);
   }
   for (int i = idx + 1; i < p->nsp; i++) pgset_clear(&p->sp[i].saved);
   p->nsp = idx + 1;
@@ -591,6 +600,7 @@ int pager_truncate(Pager *p, uint32_t n) {
     if (rc != SHALE_OK) return rc;
   }
   p->db_size = n;
+  if (n < p->min_size) p->min_size = n;
   pager_cache_drop_above(p, n);
   return SHALE_OK;
 }

@@ -311,7 +311,7 @@ static int spill(Pager *p) {
   int rc = SHALE_OK;
   if (p->lock < OS_LOCK_EXCLUSIVE) rc = pager_lock_wait(p, OS_LOCK_EXCLUSIVE);
   if (rc == SHALE_OK) {
-    if (p->junsynced) rc = pager_journal_sync(p);
+    rc = pager_journal_sync(p); /* creates it if only new pages were written */
     if (rc == SHALE_OK) {
       p->dbmod = 1;
       rc = pager_write_pages(p, list);
@@ -369,6 +369,25 @@ int pager_cache_invalidate(Pager *p, int clean_only) {
           memset(pg->data, 0, p->page_size);
           if (rc == SHALE_OK) rc = rc2;
         }
+      }
+    }
+  }
+  return rc;
+}
+
+int pager_cache_reload_range(Pager *p, uint32_t lo, uint32_t hi) {
+  int rc = SHALE_OK;
+  for (uint32_t i = 0; i < p->nhash; i++) {
+    PgPage *pg = p->hash[i], *next;
+    for (; pg; pg = next) {
+      next = pg->hnext;
+      if (pg->pgno < lo || pg->pgno > hi) continue;
+      if (pg->nref == 0) {
+        pager_cache_remove(p, pg);
+      } else {
+        pager_cache_make_clean(p, pg);
+        int rc2 = pager_read_page(p, pg);
+        if (rc2 != SHALE_OK && rc == SHALE_OK) rc = rc2;
       }
     }
   }

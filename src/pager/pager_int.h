@@ -89,6 +89,7 @@ struct Pager {
   uint8_t hdr[16];     /* bytes 24..39 of the file the cache reflects */
   int hdr_valid;
   int dbmod;           /* database file written in this write txn */
+  uint32_t min_size;   /* smallest db_size in this write txn (truncation) */
 
   /* Journal writing state. */
   int jopen_tried;     /* journal opened for this write txn */
@@ -147,6 +148,8 @@ void pager_cache_trim(Pager *);
  * from disk (or zeroed past db_size) with extra zeroed and made clean.
  * clean_only: leave dirty pages alone. */
 int pager_cache_invalidate(Pager *, int clean_only);
+/* Drop (unreferenced) or reload (referenced) cached pages lo..hi. */
+int pager_cache_reload_range(Pager *, uint32_t lo, uint32_t hi);
 /* Drop cached pages with pgno > n (truncate / savepoint rollback). */
 void pager_cache_drop_above(Pager *, uint32_t n);
 /* Dirty list sorted by pgno, linked through ->sort. */
