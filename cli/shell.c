@@ -237,6 +237,18 @@ static int next_tok(const char *z, int *pos, Tok *t) {
         break;
       }
     }
+  } else if ((c >= '0' && c <= '9') || (c == '.' && z[i + 1] >= '0' && z[i + 1] <= '9')) {
+    /* number: digits [. digits] [e [+-] digits], then any alphanumerics (0x1F) */
+    while ((z[i] >= '0' && z[i] <= '9') || z[i] == '.') i++;
+    if ((z[i] == 'e' || z[i] == 'E') &&
+        ((z[i + 1] >= '0' && z[i + 1] <= '9') ||
+         ((z[i + 1] == '+' || z[i + 1] == '-') && z[i + 2] >= '0' && z[i + 2] <= '9'))) {
+      i += 2;
+      while (z[i] >= '0' && z[i] <= '9') i++;
+    }
+    while ((z[i] >= 'a' && z[i] <= 'z') || (z[i] >= 'A' && z[i] <= 'Z') ||
+           (z[i] >= '0' && z[i] <= '9') || z[i] == '_')
+      i++;
   } else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
              c == '_' || c == '$' || (unsigned char)c >= 0x80 || c == '.') {
     while ((z[i] >= 'a' && z[i] <= 'z') || (z[i] >= 'A' && z[i] <= 'Z') ||
@@ -287,10 +299,14 @@ typedef struct TableInfo {
   int npk;
   int pk[MAX_COLS];   /* PRIMARY KEY columns in key order */
   int recpos[MAX_COLS]; /* column -> position in the stored record */
+  ShValue def[MAX_COLS]; /* DEFAULT value (affinity applied; owned) or NULL */
 } TableInfo;
 
 static void table_info_free(TableInfo *ti) {
-  for (int i = 0; i < ti->ncol; i++) shale_free(ti->name[i]);
+  for (int i = 0; i < ti->ncol; i++) {
+    shale_free(ti->name[i]);
+    value_clear(&ti->def[i]);
+  }
   ti->ncol = 0;
 }
 
@@ -310,6 +326,96 @@ static int is_col_constraint_kw(const Tok *t) {
   for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++)
     if (tok_is(t, kw[i])) return 1;
   return 0;
+}
+
+static int hexval(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* One literal of a DEFAULT clause into *v (owned). 0 if it is not a plain
+ * literal (an expression: the default is then shown as NULL). */
+static int literal(const char *sql, int *pos, ShValue *v) {
+  Tok t;
+  int neg = 0;
+  if (!next_tok(sql, pos, &t)) return 0;
+  if (t.n == 1 && (t.z[0] == '-' || t.z[0] == '+')) {
+    neg = t.z[0] == '-';
+    if (!next_tok(sql, pos, &t)) return 0;
+    if (!(t.z[0] >= '0' && t.z[0] <= '9') && t.z[0] != '.') return 0;
+  }
+  if ((t.z[0] >= '0' && t.z[0] <= '9') || t.z[0] == '.') {
+    char buf[64];
+    if (t.n > 60) return 0;
+    buf[0] = '-';
+    memcpy(buf + 1, t.z, (size_t)t.n);
+    if (!record_text_to_number(neg ? buf : buf + 1, t.n + neg, v)) return 0;
+    return 1;
+  }
+  if (t.z[0] == '\'') {
+    char *z = ident(&t); /* strips the quotes, undoubles '' */
+    if (!z) return 0;
+    value_set_text(v, z, (uint32_t)strlen(z));
+    v->flags |= VAL_OWNED;
+    return 1;
+  }
+  if (t.n == 1 && (t.z[0] == 'x' || t.z[0] == 'X')) {
+    Tok s2;
+    if (!next_tok(sql, pos, &s2) || s2.z != t.z + 1 || s2.z[0] != '\'' || s2.n < 2) return 0;
+    int nhex = s2.n - 2;
+    if (nhex % 2) return 0;
+    char *b = shale_malloc((size_t)nhex / 2 + 1);
+    if (!b) return 0;
+    for (int i = 0; i < nhex / 2; i++) {
+      int hi = hexval(s2.z[1 + 2 * i]), lo = hexval(s2.z[2 + 2 * i]);
+      if (hi < 0 || lo < 0) {
+        shale_free(b);
+        return 0;
+      }
+      b[i] = (char)(hi * 16 + lo);
+    }
+    value_set_blob(v, b, (uint32_t)nhex / 2);
+    v->flags |= VAL_OWNED;
+    return 1;
+  }
+  if (tok_is(&t, "NULL")) return value_set_null(v), 1;
+  if (tok_is(&t, "TRUE")) return value_set_int(v, 1), 1;
+  if (tok_is(&t, "FALSE")) return value_set_int(v, 0), 1;
+  return 0;
+}
+
+/* Parse a DEFAULT clause at *pos (after the keyword) into ti->def[col],
+ * leaving *pos after it. */
+static void parse_default(const char *sql, int *pos, TableInfo *ti, int col) {
+  int p = *pos, depth = 0;
+  Tok t;
+  ShValue v;
+  value_set_null(&v);
+  if (next_tok(sql, &p, &t) && t.n == 1 && t.z[0] == '(') {
+    /* (literal) or an expression: skip to the matching parenthesis */
+    int inner = p, ok;
+    ok = literal(sql, &inner, &v);
+    Tok close;
+    ok = ok && next_tok(sql, &inner, &close) && close.n == 1 && close.z[0] == ')';
+    if (!ok) value_clear(&v);
+    depth = 1;
+    while (depth > 0 && next_tok(sql, &p, &t)) {
+      if (t.n == 1 && t.z[0] == '(') depth++;
+      if (t.n == 1 && t.z[0] == ')') depth--;
+    }
+    *pos = p;
+  } else {
+    p = *pos;
+    if (!literal(sql, &p, &v)) value_clear(&v);
+    *pos = p;
+  }
+  /* SQLite evaluates a numeric default under NUMERIC affinity when the
+   * column has none ("1.5e3" reads back as 1500). */
+  char aff = ti->aff[col];
+  if (aff == AFF_BLOB && (v.type == SHALE_INTEGER || v.type == SHALE_FLOAT)) aff = AFF_NUMERIC;
+  if (value_apply_affinity(&v, aff) != SHALE_OK) value_clear(&v);
+  value_clear(&ti->def[col]);
+  ti->def[col] = v;
 }
 
 /* Parse the column list of a CREATE TABLE statement. 0 on success. */
@@ -338,6 +444,7 @@ static int parse_table(const char *sql, TableInfo *ti) {
       if (ti->ncol >= MAX_COLS) return -1;
       col = ti->ncol++;
       ti->name[col] = ident(&first);
+      value_set_null(&ti->def[col]);
       in_type = 1;
     }
     int item_depth = 0, seen_constraint_primary = tok_is(&first, "PRIMARY");
@@ -386,6 +493,12 @@ static int parse_table(const char *sql, TableInfo *ti) {
       if (in_type) {
         if (!type_start) type_start = t.z;
         type_end = t.z + t.n;
+        continue;
+      }
+      if (col >= 0 && tok_is(&t, "DEFAULT")) {
+        int n = type_start ? (int)(type_end - type_start) : 0;
+        ti->aff[col] = record_type_affinity(type_start ? type_start : "", n);
+        parse_default(sql, &pos, ti, col);
         continue;
       }
       if (tok_is(&t, "PRIMARY")) {
@@ -474,7 +587,7 @@ static int print_row(void *ctx, int64_t rowid, const uint8_t *rec, uint32_t n) {
     int k = rc->ti ? rc->ti->recpos[i] : i;
     if (rc->ti && i == rc->ti->ipk) value_set_int(&v, rowid);
     else if (k < ncol) record_decode_value(types[k], rec + offs[k], &v);
-    else value_set_null(&v); /* added column: its default is not applied here */
+    else v = rc->ti->def[i]; /* added column: its DEFAULT (NULL if none) */
     if (rc->ti && rc->ti->aff[i] == AFF_REAL && v.type == SHALE_INTEGER)
       value_set_real(&v, (double)v.i); /* REAL columns store integral reals as integers */
     if (i) fputc('|', stdout);

@@ -150,7 +150,21 @@ static const char *make_db(void) {
            "create table big(x);"
            "insert into big with recursive s(i) as (select 1 union all select i+1 from s"
            "  where i<3000) select i from s;"
-           "delete from big where x % 3 = 0;");
+           "delete from big where x % 3 = 0;"
+           "create table added(a, b);"
+           "insert into added values(1, 2), (3, 4);"
+           "alter table added add column c default 42;"
+           "alter table added add column d text default 'it''s';"
+           "alter table added add column e real default -1;"
+           "alter table added add column f default x'0aFF';"
+           "alter table added add column g default (7);"
+           "alter table added add column h default (-2.5);"
+           "alter table added add column i default 1.5e3;"
+           "alter table added add column j integer default '12';"
+           "alter table added add column k default TRUE;"
+           "alter table added add column l numeric default '3.0';"
+           "alter table added add column m /* c */ varchar(10) default NULL;"
+           "insert into added(a, b) values(5, 6);");
   sqlite3_close(db);
   return path;
 }
@@ -166,7 +180,7 @@ TEST(shell_tables_and_schema) {
   int st;
   char *out = run_shell(path, ".tables\n", &st);
   CHECK_EQ(st, 0);
-  CHECK_STR(out, "big\nodd name\nt\nvv\nw\n");
+  CHECK_STR(out, "added\nbig\nodd name\nt\nvv\nw\n");
   free(out);
   out = run_shell(path, ".schema t\n", &st);
   CHECK_STR(out, "CREATE TABLE t(a integer primary key, b text, c real, d);\n"
@@ -188,7 +202,8 @@ TEST(shell_rows_match_sqlite) {
                {".rows \"odd name\"\n", "select * from \"odd name\""},
                {".rows big\n", "select * from big order by rowid"},
                {".rows sqlite_schema\n", "select * from sqlite_schema order by rowid"},
-               {".rows T\n", "select * from t order by rowid"}};
+               {".rows T\n", "select * from t order by rowid"},
+               {".rows added\n", "select * from added order by rowid"}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     int st;
     char *out = run_shell(path, cases[i].cmd, &st);
@@ -210,13 +225,13 @@ TEST(shell_count_and_dbinfo) {
   const char *path = make_db();
   int st;
   char *out = run_shell(path, ".count t\n.count w\n.count big\n.count sqlite_master\n", &st);
-  CHECK_STR(out, "505\n3\n2000\n7\n");
+  CHECK_STR(out, "505\n3\n2000\n8\n");
   free(out);
   out = run_shell(path, ".dbinfo\n", &st);
   CHECK(strstr(out, "database page size:  1024\n"));
   CHECK(strstr(out, "schema format:       4\n"));
   CHECK(strstr(out, "text encoding:       1 (utf8)\n"));
-  CHECK(strstr(out, "number of tables:    4\n"));
+  CHECK(strstr(out, "number of tables:    5\n"));
   CHECK(strstr(out, "number of indexes:   2\n"));
   sqlite3 *db;
   sqlite3_open(path, &db);
