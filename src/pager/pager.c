@@ -134,17 +134,78 @@ fail:
   return rc;
 }
 
+/* Forget sub-journal records k.. (the file space is reused). */
+static void sub_truncate(Pager *p, int k) {
+  for (int i = k; i < p->nsub; i++) {
+    if (p->sub[i].data) p->nsub_mem--;
+    shale_free(p->sub[i].data);
+  }
+  p->nsub = k;
+  p->sjend = 0;
+  for (int i = k - 1; i >= 0; i--)
+    if (!p->sub[i].data) {
+      p->sjend = p->sub[i].off + p->page_size;
+      break;
+    }
+}
+
 static void savepoints_free(Pager *p) {
   for (int i = 0; i < p->nsp; i++) pgset_clear(&p->sp[i].saved);
   p->nsp = 0;
-  for (int i = 0; i < p->nsub; i++) shale_free(p->sub[i].data);
-  p->nsub = 0;
+  sub_truncate(p, 0);
+}
+
+/* Records kept in memory before the sub-journal moves to a temp file. */
+static int sub_mem_limit(Pager *p) {
+  int n = p->budget / 2;
+  return n < 8 ? 8 : n;
+}
+
+/* Append the current image of pg to the sub-journal (room in p->sub must
+ * have been made). */
+static int sub_add(Pager *p, PgPage *pg) {
+  SubRec *r = &p->sub[p->nsub];
+  r->pgno = pg->pgno;
+  r->data = NULL;
+  r->off = 0;
+  if (p->memory || p->nsub_mem < sub_mem_limit(p)) {
+    r->data = shale_malloc(p->page_size);
+    if (!r->data) return SHALE_NOMEM;
+    memcpy(r->data, pg->data, p->page_size);
+    p->nsub_mem++;
+  } else {
+    if (!p->sjfd) {
+      int rc = os_open_alloc(p->vfs, NULL,
+                             SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_DELETEONCLOSE |
+                                 SHALE_OPEN_SUBJOURNAL,
+                             NULL, &p->sjfd);
+      if (rc != SHALE_OK) {
+        p->sjfd = NULL;
+        return rc;
+      }
+    }
+    int rc = os_write(p->sjfd, pg->data, (int)p->page_size, p->sjend);
+    if (rc != SHALE_OK) return rc;
+    r->off = p->sjend;
+    p->sjend += p->page_size;
+  }
+  p->nsub++;
+  return SHALE_OK;
+}
+
+static int sub_read(Pager *p, const SubRec *r, uint8_t *dst) {
+  if (r->data) {
+    memcpy(dst, r->data, p->page_size);
+    return SHALE_OK;
+  }
+  return os_read(p->sjfd, dst, (int)p->page_size, r->off);
 }
 
 int pager_close(Pager *p) {
   if (!p) return SHALE_OK;
   if (p->txn == PAGER_TXN_WRITE) pager_rollback(p);
   savepoints_free(p);
+  os_close_free(p->sjfd);
   shale_free(p->sp);
   shale_free(p->sub);
   pgset_clear(&p->journaled);
@@ -344,6 +405,8 @@ int pager_begin_write(Pager *p, int exclusive) {
 static void end_write(Pager *p) {
   pgset_clear(&p->journaled);
   savepoints_free(p);
+  os_close_free(p->sjfd);
+  p->sjfd = NULL;
   unlock_to(p, OS_LOCK_SHARED);
   if (p->lock == OS_LOCK_SHARED) os_unlock(p->fd, OS_LOCK_SHARED); /* any PENDING */
   p->txn = PAGER_TXN_READ;
@@ -395,12 +458,8 @@ static int prepare_write(Pager *p, PgPage *pg) {
       if (rc != SHALE_OK) return rc;
     }
   }
-  uint8_t *img = shale_malloc(p->page_size);
-  if (!img) return SHALE_NOMEM;
-  memcpy(img, pg->data, p->page_size);
-  p->sub[p->nsub].pgno = pgno;
-  p->sub[p->nsub].data = img;
-  p->nsub++;
+  rc = sub_add(p, pg);
+  if (rc != SHALE_OK) return rc;
   for (int i = 0; i < p->nsp; i++)
     if (pgno <= p->sp[i].db_size) pgset_add(&p->sp[i].saved, pgno);
   return SHALE_OK;
@@ -561,7 +620,11 @@ int pager_savepoint_rollback(Pager *p, int idx) {
       PgPage *pg;
       int rc = pager_get(p, r->pgno, PAGER_GET_NOCONTENT, &pg);
       if (rc != SHALE_OK) return pager_set_error(p, rc);
-      memcpy(pg->data, r->data, p->page_size);
+      rc = sub_read(p, r, pg->data);
+      if (rc != SHALE_OK) {
+        pager_unref(pg);
+        return pager_set_error(p, rc);
+      }
       memset(pg->extra, 0, (size_t)p->extra_size);
       pager_cache_make_dirty(p, pg);
       pager_unref(pg);
@@ -570,10 +633,7 @@ int pager_savepoint_rollback(Pager *p, int idx) {
   for (int i = idx + 1; i < p->nsp; i++) pgset_clear(&p->sp[i].saved);
   p->nsp = idx + 1;
   pgset_clear(&sp->saved);
-  if (idx == 0) {
-    for (int k = sp->sub_start; k < p->nsub; k++) shale_free(p->sub[k].data);
-    p->nsub = sp->sub_start;
-  }
+  if (idx == 0) sub_truncate(p, sp->sub_start);
   sp->sub_start = p->nsub;
   return SHALE_OK;
 }

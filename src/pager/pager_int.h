@@ -50,10 +50,12 @@ typedef struct PgSet {
   uint32_t n;
 } PgSet;
 
-/* One saved page image of the in-memory sub-journal. */
+/* One saved page image of the sub-journal: in memory (data) or, past a
+ * limit, in a temporary file (data NULL, image at off of sjfd). */
 typedef struct SubRec {
   uint32_t pgno;
   uint8_t *data;
+  int64_t off;
 } SubRec;
 
 typedef struct Savepoint {
@@ -107,6 +109,9 @@ struct Pager {
   int nsp, spcap;
   SubRec *sub;
   int nsub, subcap;
+  int nsub_mem;        /* records held in memory */
+  OsFile *sjfd;        /* temporary file for the rest, or NULL */
+  int64_t sjend;       /* bytes used in sjfd */
 
   /* Cache. */
   PgPage **hash;

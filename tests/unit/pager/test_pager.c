@@ -403,3 +403,155 @@ TEST(pager_savepoints) {
   pager_end_read(p);
   CHECK_OK(pager_close(p));
 }
+
+/* Many pages under a savepoint: the sub-journal moves to a temp file. */
+TEST(pager_savepoint_large) {
+  Pager *p;
+  CHECK_OK(open_pager(test_path("splarge.db"), &p));
+  CHECK_OK(write_all(p, 120, 1));
+  pager_set_cache_size(p, 10);
+  CHECK_OK(pager_begin_write(p, 0));
+  CHECK_OK(pager_savepoint_open(p, 1));
+  for (uint32_t g = 1; g <= 150; g++) {
+    PgPage *pg;
+    CHECK_OK(pager_get(p, g, 0, &pg));
+    CHECK_OK(pager_write(pg));
+    fill_page(pager_data(pg), 4096, g, 2);
+    pager_unref(pg);
+  }
+  CHECK_OK(pager_savepoint_open(p, 2));
+  for (uint32_t g = 1; g <= 150; g += 3) {
+    PgPage *pg;
+    CHECK_OK(pager_get(p, g, 0, &pg));
+    CHECK_OK(pager_write(pg));
+    fill_page(pager_data(pg), 4096, g, 3);
+    pager_unref(pg);
+  }
+  CHECK_OK(pager_savepoint_rollback(p, 1));
+  CHECK_EQ(pager_db_size(p), 150);
+  CHECK_EQ(count_bad(p, 150, 2), 0);
+  CHECK_OK(pager_savepoint_rollback(p, 0));
+  CHECK_EQ(pager_db_size(p), 120);
+  CHECK_EQ(count_bad(p, 120, 1), 0);
+  CHECK_OK(pager_check(p));
+  CHECK_OK(pager_commit(p));
+  CHECK_EQ(count_bad(p, 120, 1), 0);
+  pager_end_read(p);
+  CHECK_OK(pager_close(p));
+}
+
+/* Out of memory in the middle of a savepoint rollback: error state, and
+ * pager_rollback gets back to the committed state. */
+TEST(pager_savepoint_rollback_oom) {
+  Pager *p;
+  CHECK_OK(open_pager(test_path("spoom.db"), &p));
+  CHECK_OK(write_all(p, 30, 1));
+  pager_set_cache_size(p, 5);
+  int failed = 0;
+  for (long n = 1; n < 50; n++) {
+    CHECK_OK(pager_begin_write(p, 0));
+    CHECK_OK(pager_savepoint_open(p, 1));
+    for (uint32_t g = 1; g <= 30; g++) {
+      PgPage *pg;
+      CHECK_OK(pager_get(p, g, 0, &pg));
+      CHECK_OK(pager_write(pg));
+      fill_page(pager_data(pg), 4096, g, 2);
+      pager_unref(pg);
+    }
+    pager_set_cache_size(p, 100); /* restored pages need fresh memory */
+    util_fault_alloc(n, 0);
+    int rc = pager_savepoint_rollback(p, 0);
+    pager_set_cache_size(p, 5);
+    util_fault_alloc(0, 0);
+    if (rc != SHALE_OK) {
+      failed++;
+      CHECK_RC(rc, SHALE_NOMEM);
+      PgPage *pg;
+      CHECK_RC(pager_get(p, 1, 0, &pg), SHALE_NOMEM); /* error state */
+      CHECK_OK(pager_rollback(p));
+    } else {
+      CHECK_EQ(count_bad(p, 30, 1), 0);
+      CHECK_OK(pager_commit(p));
+    }
+    CHECK_EQ(count_bad(p, 30, 1), 0);
+    CHECK_OK(pager_check(p));
+  }
+  CHECK(failed > 0);
+  pager_end_read(p);
+  CHECK_OK(pager_close(p));
+}
+
+/* Writing the lock-byte page's neighbours: the lock-byte page itself is
+ * never journalled nor written (512-byte pages: page 2097153). */
+TEST(pager_lock_byte_page) {
+  const char *db = test_path("lockpg.db");
+  Pager *p;
+  CHECK_OK(open_pager(db, &p));
+  CHECK_OK(pager_set_page_size(p, 512, 0));
+  CHECK_OK(write_all(p, 1, 1));
+  uint32_t lp = 0x40000000u / 512 + 1;
+  CHECK_OK(pager_begin_write(p, 0));
+  for (uint32_t g = lp - 1; g <= lp + 1; g++) {
+    PgPage *pg;
+    CHECK_OK(pager_get(p, g, 0, &pg));
+    CHECK_OK(pager_write(pg));
+    memset(pager_data(pg), 0x5A, 512);
+    pager_unref(pg);
+  }
+  CHECK_OK(pager_commit(p));
+  CHECK_EQ(pager_db_size(p), lp + 1);
+  /* Now rewrite all three in a transaction and roll it back after a crash
+   * image: the journal holds lp-1 and lp+1 but not lp. */
+  pager_set_cache_size(p, 1);
+  CHECK_OK(pager_begin_write(p, 0));
+  for (uint32_t g = lp - 1; g <= lp + 1; g++) {
+    PgPage *pg;
+    CHECK_OK(pager_get(p, g, 0, &pg));
+    CHECK_OK(pager_write(pg));
+    memset(pager_data(pg), 0x33, 512);
+    pager_unref(pg);
+  }
+  CHECK_OK(pager_check(p));
+  CHECK_OK(pager_rollback(p));
+  pager_end_read(p);
+  CHECK_OK(pager_close(p));
+  FILE *f = fopen(db, "rb");
+  uint8_t b[512 * 3];
+  CHECK(f != NULL);
+  if (f) {
+    CHECK_EQ(fseek(f, (long)(lp - 2) * 512, SEEK_SET), 0);
+    CHECK_EQ(fread(b, 1, sizeof b, f), sizeof b);
+    fclose(f);
+    int bad = 0;
+    for (int i = 0; i < 512; i++) bad += b[i] != 0x5A || b[512 + i] != 0 || b[1024 + i] != 0x5A;
+    CHECK_EQ(bad, 0);
+  }
+  unlink(db);
+}
+
+#include "../../../src/pager/pager_int.h"
+
+/* pager_check notices broken bookkeeping. */
+TEST(pager_check_detects) {
+  Pager *p;
+  CHECK_OK(open_pager(test_path("chk.db"), &p));
+  CHECK_OK(write_all(p, 5, 1));
+  CHECK_OK(pager_check(p));
+  p->ncached++;
+  CHECK_RC(pager_check(p), SHALE_INTERNAL);
+  p->ncached--;
+  CHECK_OK(pager_begin_write(p, 0));
+  PgPage *pg;
+  CHECK_OK(pager_get(p, 2, 0, &pg));
+  CHECK_OK(pager_write(pg));
+  CHECK_OK(pager_check(p));
+  p->ndirty++;
+  CHECK_RC(pager_check(p), SHALE_INTERNAL);
+  p->ndirty--;
+  pgset_clear(&p->journaled); /* a dirty page whose original isn't journalled */
+  CHECK_RC(pager_check(p), SHALE_INTERNAL);
+  pager_unref(pg);
+  pager_rollback(p);
+  pager_end_read(p);
+  pager_close(p);
+}

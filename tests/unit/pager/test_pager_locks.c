@@ -204,3 +204,82 @@ TEST(locks_child_killed_mid_transaction) {
   CHECK(!file_exists(jpath_of(db)));
   CHECK_EQ(file_size(db), 40 * 4096);
 }
+
+typedef struct ShareCtx {
+  Pager *reader, *writer;
+  int calls;
+} ShareCtx;
+
+/* The busy handler runs while SHARED is refused (a writer holds PENDING);
+ * this one lets the writer finish on its first call. */
+static int share_busy(void *arg, int count) {
+  ShareCtx *c = arg;
+  c->calls++;
+  if (count == 0) {
+    pager_end_read(c->reader);
+    if (pager_commit(c->writer) != SHALE_OK) return 0;
+  }
+  return count < 3;
+}
+
+TEST(locks_busy_handler_on_shared) {
+  const char *db = test_path("bsh.db");
+  Pager *a, *b, *c;
+  CHECK_OK(open_pager(db, &a));
+  CHECK_OK(open_pager(db, &b));
+  CHECK_OK(open_pager(db, &c));
+  CHECK_OK(write_all(a, 3, 1)); /* a keeps reading */
+  CHECK_OK(pager_begin_write(b, 0));
+  for (uint32_t g = 1; g <= 3; g++) {
+    PgPage *pg;
+    CHECK_OK(pager_get(b, g, 0, &pg));
+    CHECK_OK(pager_write(pg));
+    fill_page(pager_data(pg), 4096, g, 5);
+    pager_unref(pg);
+  }
+  CHECK_RC(pager_commit(b), SHALE_BUSY); /* b now holds PENDING */
+  ShareCtx ctx = {a, b, 0};
+  pager_set_busy_handler(c, share_busy, &ctx);
+  CHECK_OK(pager_begin_read(c));
+  CHECK_EQ(ctx.calls, 1);
+  CHECK_EQ(count_bad(c, 3, 5), 0);
+  pager_end_read(c);
+  pager_end_read(b);
+  pager_close(a);
+  pager_close(b);
+  pager_close(c);
+}
+
+TEST(locks_open_errors) {
+  Pager *p = NULL;
+  CHECK_RC(pager_open(NULL, test_path("nodir/x.db"), SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, 0, &p),
+           SHALE_CANTOPEN);
+  CHECK(p == NULL);
+  CHECK_RC(pager_open(NULL, test_path("missing.db"), SHALE_OPEN_READWRITE, 0, &p), SHALE_CANTOPEN);
+  /* A read-only pager meeting a hot journal can't roll it back. */
+  const char *db = test_path("rohot.db");
+  CHECK_OK(open_pager(db, &p));
+  CHECK_OK(write_all(p, 20, 1));
+  pager_set_cache_size(p, 4);
+  CHECK_OK(pager_begin_write(p, 0));
+  for (uint32_t g = 1; g <= 20; g++) {
+    PgPage *pg;
+    CHECK_OK(pager_get(p, g, 0, &pg));
+    CHECK_OK(pager_write(pg));
+    fill_page(pager_data(pg), 4096, g, 2);
+    pager_unref(pg);
+  }
+  const char *copy = test_path("rohotcopy.db");
+  CHECK_OK(copy_file(db, copy));
+  CHECK_OK(copy_file(jpath_of(db), jpath_of(copy)));
+  CHECK_OK(pager_rollback(p));
+  pager_end_read(p);
+  pager_close(p);
+  CHECK_OK(pager_open(NULL, copy, SHALE_OPEN_READONLY, 0, &p));
+  CHECK_RC(pager_begin_read(p), SHALE_READONLY_ROLLBACK);
+  pager_close(p);
+  CHECK(file_exists(jpath_of(copy)));
+  CHECK_OK(open_pager(copy, &p));
+  CHECK_EQ(count_bad(p, 20, 1), 0);
+  pager_close(p);
+}
