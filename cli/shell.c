@@ -13,8 +13,9 @@
  *     prompt; cursors are closed before the transaction ends.
  *  2. Errors print "Error: ..." on stderr and the shell carries on; only
  *     .quit/.exit or end of input end it.
- *  3. .check passes every root in sqlite_schema to btree_integrity_check
- *     (index key order unchecked: cmp NULL) and prints "ok" or the report.
+ *  3. .check passes every root in sqlite_schema to btree_integrity_check,
+ *     with the key order of each index tree when cli/ddl.c can read it
+ *     (else the structure alone is checked), and prints "ok" or the report.
  *  4. Row output is sqlite3's list mode: values joined by '|', NULL empty,
  *     reals as SQLite renders them, blobs as X'..' hex.
  */
@@ -26,6 +27,7 @@
 
 #include "../src/btree/btree.h"
 #include "../src/record/record.h"
+#include "ddl.h"
 #include "shale.h"
 
 typedef struct SchemaRow {
@@ -199,356 +201,6 @@ static SchemaRow *find_table(Shell *sh, const char *name) {
   return NULL;
 }
 
-/* ---- a small CREATE TABLE reader ---- */
-
-typedef struct Tok {
-  const char *z;
-  int n;
-} Tok;
-
-/* Next token of z at *pos: identifier/keyword/number (unquoted), quoted
- * identifier or string (with quotes), or one punctuation character. */
-static int next_tok(const char *z, int *pos, Tok *t) {
-  int i = *pos;
-  for (;;) {
-    while (z[i] == ' ' || z[i] == '\t' || z[i] == '\n' || z[i] == '\r' || z[i] == '\f') i++;
-    if (z[i] == '-' && z[i + 1] == '-') {
-      while (z[i] && z[i] != '\n') i++;
-    } else if (z[i] == '/' && z[i + 1] == '*') {
-      i += 2;
-      while (z[i] && !(z[i] == '*' && z[i + 1] == '/')) i++;
-      if (z[i]) i += 2;
-    } else {
-      break;
-    }
-  }
-  if (!z[i]) return 0;
-  int s = i;
-  char c = z[i];
-  if (c == '"' || c == '\'' || c == '`' || c == '[') {
-    char close = c == '[' ? ']' : c;
-    for (i++; z[i]; i++) {
-      if (z[i] == close) {
-        if (close != ']' && z[i + 1] == close) {
-          i++;
-          continue;
-        }
-        i++;
-        break;
-      }
-    }
-  } else if ((c >= '0' && c <= '9') || (c == '.' && z[i + 1] >= '0' && z[i + 1] <= '9')) {
-    /* number: digits [. digits] [e [+-] digits], then any alphanumerics (0x1F) */
-    while ((z[i] >= '0' && z[i] <= '9') || z[i] == '.') i++;
-    if ((z[i] == 'e' || z[i] == 'E') &&
-        ((z[i + 1] >= '0' && z[i + 1] <= '9') ||
-         ((z[i + 1] == '+' || z[i + 1] == '-') && z[i + 2] >= '0' && z[i + 2] <= '9'))) {
-      i += 2;
-      while (z[i] >= '0' && z[i] <= '9') i++;
-    }
-    while ((z[i] >= 'a' && z[i] <= 'z') || (z[i] >= 'A' && z[i] <= 'Z') ||
-           (z[i] >= '0' && z[i] <= '9') || z[i] == '_')
-      i++;
-  } else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-             c == '_' || c == '$' || (unsigned char)c >= 0x80 || c == '.') {
-    while ((z[i] >= 'a' && z[i] <= 'z') || (z[i] >= 'A' && z[i] <= 'Z') ||
-           (z[i] >= '0' && z[i] <= '9') || z[i] == '_' || z[i] == '$' ||
-           (unsigned char)z[i] >= 0x80 || z[i] == '.')
-      i++;
-  } else {
-    i++;
-  }
-  t->z = z + s;
-  t->n = i - s;
-  *pos = i;
-  return 1;
-}
-
-static int tok_is(const Tok *t, const char *kw) {
-  return (int)strlen(kw) == t->n && util_strnicmp(t->z, kw, t->n) == 0;
-}
-
-/* Identifier text without quotes (shale_malloc). */
-static char *ident(const Tok *t) {
-  const char *z = t->z;
-  int n = t->n;
-  if (n >= 2 && (z[0] == '"' || z[0] == '\'' || z[0] == '`' || z[0] == '[')) {
-    z++;
-    n -= 2;
-  }
-  char *out = shale_malloc((size_t)n + 1);
-  if (!out) return NULL;
-  int k = 0;
-  for (int i = 0; i < n; i++) {
-    out[k++] = z[i];
-    if ((z[i] == '"' || z[i] == '\'' || z[i] == '`') && i + 1 < n && z[i + 1] == z[i]) i++;
-  }
-  out[k] = 0;
-  return out;
-}
-
-#define MAX_COLS 2000
-
-typedef struct TableInfo {
-  int ncol;
-  char *name[MAX_COLS];
-  char aff[MAX_COLS];
-  char is_integer[MAX_COLS]; /* declared type is exactly INTEGER */
-  int ipk;            /* column that aliases the rowid, or -1 */
-  int without_rowid;
-  int npk;
-  int pk[MAX_COLS];   /* PRIMARY KEY columns in key order */
-  int recpos[MAX_COLS]; /* column -> position in the stored record */
-  ShValue def[MAX_COLS]; /* DEFAULT value (affinity applied; owned) or NULL */
-} TableInfo;
-
-static void table_info_free(TableInfo *ti) {
-  for (int i = 0; i < ti->ncol; i++) {
-    shale_free(ti->name[i]);
-    value_clear(&ti->def[i]);
-  }
-  ti->ncol = 0;
-}
-
-static int col_index(TableInfo *ti, const Tok *t) {
-  char *nm = ident(t);
-  int found = -1;
-  for (int i = 0; nm && i < ti->ncol; i++)
-    if (util_stricmp(ti->name[i], nm) == 0) found = i;
-  shale_free(nm);
-  return found;
-}
-
-static int is_col_constraint_kw(const Tok *t) {
-  static const char *const kw[] = {"CONSTRAINT", "PRIMARY", "NOT",        "NULL",
-                                   "UNIQUE",     "CHECK",   "DEFAULT",    "COLLATE",
-                                   "REFERENCES", "GENERATED", "AS"};
-  for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++)
-    if (tok_is(t, kw[i])) return 1;
-  return 0;
-}
-
-static int hexval(char c) {
-  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-/* One literal of a DEFAULT clause into *v (owned). 0 if it is not a plain
- * literal (an expression: the default is then shown as NULL). */
-static int literal(const char *sql, int *pos, ShValue *v) {
-  Tok t;
-  int neg = 0;
-  if (!next_tok(sql, pos, &t)) return 0;
-  if (t.n == 1 && (t.z[0] == '-' || t.z[0] == '+')) {
-    neg = t.z[0] == '-';
-    if (!next_tok(sql, pos, &t)) return 0;
-    if (!(t.z[0] >= '0' && t.z[0] <= '9') && t.z[0] != '.') return 0;
-  }
-  if ((t.z[0] >= '0' && t.z[0] <= '9') || t.z[0] == '.') {
-    char buf[64];
-    if (t.n > 60) return 0;
-    buf[0] = '-';
-    memcpy(buf + 1, t.z, (size_t)t.n);
-    if (!record_text_to_number(neg ? buf : buf + 1, t.n + neg, v)) return 0;
-    return 1;
-  }
-  if (t.z[0] == '\'') {
-    char *z = ident(&t); /* strips the quotes, undoubles '' */
-    if (!z) return 0;
-    value_set_text(v, z, (uint32_t)strlen(z));
-    v->flags |= VAL_OWNED;
-    return 1;
-  }
-  if (t.n == 1 && (t.z[0] == 'x' || t.z[0] == 'X')) {
-    Tok s2;
-    if (!next_tok(sql, pos, &s2) || s2.z != t.z + 1 || s2.z[0] != '\'' || s2.n < 2) return 0;
-    int nhex = s2.n - 2;
-    if (nhex % 2) return 0;
-    char *b = shale_malloc((size_t)nhex / 2 + 1);
-    if (!b) return 0;
-    for (int i = 0; i < nhex / 2; i++) {
-      int hi = hexval(s2.z[1 + 2 * i]), lo = hexval(s2.z[2 + 2 * i]);
-      if (hi < 0 || lo < 0) {
-        shale_free(b);
-        return 0;
-      }
-      b[i] = (char)(hi * 16 + lo);
-    }
-    value_set_blob(v, b, (uint32_t)nhex / 2);
-    v->flags |= VAL_OWNED;
-    return 1;
-  }
-  if (tok_is(&t, "NULL")) return value_set_null(v), 1;
-  if (tok_is(&t, "TRUE")) return value_set_int(v, 1), 1;
-  if (tok_is(&t, "FALSE")) return value_set_int(v, 0), 1;
-  return 0;
-}
-
-/* Parse a DEFAULT clause at *pos (after the keyword) into ti->def[col],
- * leaving *pos after it. */
-static void parse_default(const char *sql, int *pos, TableInfo *ti, int col) {
-  int p = *pos, depth = 0;
-  Tok t;
-  ShValue v;
-  value_set_null(&v);
-  if (next_tok(sql, &p, &t) && t.n == 1 && t.z[0] == '(') {
-    /* (literal) or an expression: skip to the matching parenthesis */
-    int inner = p, ok;
-    ok = literal(sql, &inner, &v);
-    Tok close;
-    ok = ok && next_tok(sql, &inner, &close) && close.n == 1 && close.z[0] == ')';
-    if (!ok) value_clear(&v);
-    depth = 1;
-    while (depth > 0 && next_tok(sql, &p, &t)) {
-      if (t.n == 1 && t.z[0] == '(') depth++;
-      if (t.n == 1 && t.z[0] == ')') depth--;
-    }
-    *pos = p;
-  } else {
-    p = *pos;
-    if (!literal(sql, &p, &v)) value_clear(&v);
-    *pos = p;
-  }
-  /* SQLite evaluates a numeric default under NUMERIC affinity when the
-   * column has none ("1.5e3" reads back as 1500). */
-  char aff = ti->aff[col];
-  if (aff == AFF_BLOB && (v.type == SHALE_INTEGER || v.type == SHALE_FLOAT)) aff = AFF_NUMERIC;
-  if (value_apply_affinity(&v, aff) != SHALE_OK) value_clear(&v);
-  value_clear(&ti->def[col]);
-  ti->def[col] = v;
-}
-
-/* Parse the column list of a CREATE TABLE statement. 0 on success. */
-static int parse_table(const char *sql, TableInfo *ti) {
-  int pos = 0, depth = 0;
-  Tok t;
-  int ipk_candidate = -1, ipk_desc = 0;
-  memset(ti, 0, sizeof *ti);
-  ti->ipk = -1;
-  while (next_tok(sql, &pos, &t) && !(t.n == 1 && t.z[0] == '(')) {
-  }
-  if (!t.z || t.z[0] != '(') return -1;
-  depth = 1;
-  while (depth > 0) {
-    /* one item: a column definition or a table constraint */
-    Tok first;
-    if (!next_tok(sql, &pos, &first)) return -1;
-    if (first.n == 1 && first.z[0] == ')') break;
-    int is_constraint = tok_is(&first, "CONSTRAINT") || tok_is(&first, "PRIMARY") ||
-                        tok_is(&first, "UNIQUE") || tok_is(&first, "CHECK") ||
-                        tok_is(&first, "FOREIGN");
-    int col = -1;
-    const char *type_start = NULL, *type_end = NULL;
-    int in_type = 0, saw_primary = 0;
-    if (!is_constraint) {
-      if (ti->ncol >= MAX_COLS) return -1;
-      col = ti->ncol++;
-      ti->name[col] = ident(&first);
-      value_set_null(&ti->def[col]);
-      in_type = 1;
-    }
-    int item_depth = 0, seen_constraint_primary = tok_is(&first, "PRIMARY");
-    for (;;) {
-      if (!next_tok(sql, &pos, &t)) return -1;
-      if (t.n == 1 && t.z[0] == '(') {
-        item_depth++;
-        if (in_type) type_end = t.z + 1;
-        if (is_constraint && seen_constraint_primary && item_depth == 1) {
-          /* PRIMARY KEY ( col [COLLATE x] [ASC|DESC], ... ) */
-          int expect_name = 1;
-          for (;;) {
-            if (!next_tok(sql, &pos, &t)) return -1;
-            if (t.n == 1 && t.z[0] == ')') {
-              item_depth--;
-              break;
-            }
-            if (t.n == 1 && t.z[0] == ',') {
-              expect_name = 1;
-              continue;
-            }
-            if (expect_name) {
-              int c = col_index(ti, &t);
-              if (c >= 0 && ti->npk < MAX_COLS) ti->pk[ti->npk++] = c;
-              expect_name = 0;
-            }
-          }
-        }
-        continue;
-      }
-      if (t.n == 1 && t.z[0] == ')') {
-        if (item_depth == 0) {
-          depth = 0;
-          break;
-        }
-        item_depth--;
-        if (in_type) type_end = t.z + 1;
-        continue;
-      }
-      if (item_depth > 0) {
-        if (in_type) type_end = t.z + t.n;
-        continue;
-      }
-      if (t.n == 1 && t.z[0] == ',') break;
-      if (in_type && is_col_constraint_kw(&t)) in_type = 0;
-      if (in_type) {
-        if (!type_start) type_start = t.z;
-        type_end = t.z + t.n;
-        continue;
-      }
-      if (col >= 0 && tok_is(&t, "DEFAULT")) {
-        int n = type_start ? (int)(type_end - type_start) : 0;
-        ti->aff[col] = record_type_affinity(type_start ? type_start : "", n);
-        parse_default(sql, &pos, ti, col);
-        continue;
-      }
-      if (tok_is(&t, "PRIMARY")) {
-        if (is_constraint) seen_constraint_primary = 1;
-        else saw_primary = 1;
-      } else if (saw_primary == 1 && tok_is(&t, "KEY")) {
-        saw_primary = 2;
-        ti->npk = 0;
-        ti->pk[ti->npk++] = col;
-        ipk_candidate = col;
-      } else if (saw_primary == 2 && tok_is(&t, "DESC")) {
-        ipk_desc = 1;
-        saw_primary = 3;
-      } else if (saw_primary == 2) {
-        saw_primary = 3;
-      }
-    }
-    if (col >= 0) {
-      int n = type_start ? (int)(type_end - type_start) : 0;
-      ti->aff[col] = record_type_affinity(type_start ? type_start : "", n);
-      ti->is_integer[col] = n == 7 && util_strnicmp(type_start, "INTEGER", 7) == 0;
-    }
-  }
-  /* table options after ')' */
-  while (next_tok(sql, &pos, &t)) {
-    if (tok_is(&t, "ROWID")) ti->without_rowid = 1;
-  }
-  /* INTEGER PRIMARY KEY aliases the rowid: one PK column whose declared
-   * type is exactly INTEGER, unless declared "PRIMARY KEY DESC" on the
-   * column itself (SQLite's documented quirk). */
-  if (ti->npk == 1 && !ti->without_rowid) {
-    int c = ti->pk[0];
-    if (ti->is_integer[c] && !(c == ipk_candidate && ipk_desc)) ti->ipk = c;
-  }
-  /* record layout */
-  if (ti->without_rowid) {
-    int k = 0, inpk[MAX_COLS];
-    memset(inpk, 0, sizeof(int) * (size_t)ti->ncol);
-    for (int i = 0; i < ti->npk; i++) {
-      if (!inpk[ti->pk[i]]) ti->recpos[ti->pk[i]] = k++;
-      inpk[ti->pk[i]] = 1;
-    }
-    for (int i = 0; i < ti->ncol; i++)
-      if (!inpk[i]) ti->recpos[i] = k++;
-  } else {
-    for (int i = 0; i < ti->ncol; i++) ti->recpos[i] = i;
-  }
-  return 0;
-}
-
 /* ---- output ---- */
 
 static void print_value(const ShValue *v) {
@@ -567,28 +219,27 @@ static void print_value(const ShValue *v) {
 }
 
 typedef struct RowsCtx {
-  TableInfo *ti; /* NULL: print raw record columns */
-  int bad;
+  DdlTable *t; /* NULL: print raw record columns */
 } RowsCtx;
 
 static int print_row(void *ctx, int64_t rowid, const uint8_t *rec, uint32_t n) {
   RowsCtx *rc = ctx;
-  enum { MAXC = MAX_COLS };
-  static uint32_t types[MAXC], offs[MAXC];
+  static uint32_t types[DDL_MAX_COLS], offs[DDL_MAX_COLS];
   int ncol;
-  if (record_parse_header(rec, n, types, offs, MAXC, &ncol) != SHALE_OK) {
-    rc->bad++;
+  if (record_parse_header(rec, n, types, offs, DDL_MAX_COLS, &ncol) != SHALE_OK) {
     error("malformed record (rowid %lld)", (long long)rowid);
     return 0;
   }
-  int nout = rc->ti ? rc->ti->ncol : ncol;
+  const DdlTable *t = rc->t;
+  int nout = t ? t->ncol : ncol;
   for (int i = 0; i < nout; i++) {
     ShValue v;
-    int k = rc->ti ? rc->ti->recpos[i] : i;
-    if (rc->ti && i == rc->ti->ipk) value_set_int(&v, rowid);
+    int k = t ? t->recpos[i] : i;
+    if (t && i == t->ipk) value_set_int(&v, rowid);
+    else if (k < 0) value_set_null(&v); /* VIRTUAL generated column: not computed here */
     else if (k < ncol) record_decode_value(types[k], rec + offs[k], &v);
-    else v = rc->ti->def[i]; /* added column: its DEFAULT (NULL if none) */
-    if (rc->ti && rc->ti->aff[i] == AFF_REAL && v.type == SHALE_INTEGER)
+    else v = t->def[i]; /* added column: its DEFAULT (NULL if none) */
+    if (t && t->aff[i] == AFF_REAL && v.type == SHALE_INTEGER)
       value_set_real(&v, (double)v.i); /* REAL columns store integral reals as integers */
     if (i) fputc('|', stdout);
     print_value(&v);
@@ -696,30 +347,40 @@ static void cmd_schema(Shell *sh, const char *name) {
   end_read(sh);
 }
 
-/* Resolve TABLE to its root and layout. 0 on success (ti filled). */
-static int resolve_table(Shell *sh, const char *name, uint32_t *root, TableInfo *ti) {
+/* Resolve TABLE to its root and, if its CREATE text can be read, its layout
+ * (*t gets a shale_malloc'ed DdlTable, or NULL). 0 on success. */
+static int resolve_table(Shell *sh, const char *name, uint32_t *root, DdlTable **t) {
+  static const char schema_sql[] =
+      "CREATE TABLE x(type text, name text, tbl_name text, rootpage int, sql text)";
+  const char *sql = schema_sql;
+  *t = NULL;
   if (util_stricmp(name, "sqlite_schema") == 0 || util_stricmp(name, "sqlite_master") == 0) {
     *root = 1;
-    parse_table("CREATE TABLE x(type text, name text, tbl_name text, rootpage int, sql text)",
-                ti);
-    return 0;
+  } else {
+    SchemaRow *r = find_table(sh, name);
+    if (!r) {
+      error("no such table: %s", name);
+      return -1;
+    }
+    if (r->root <= 0 || r->root > 0xffffffffLL) {
+      error("table %s has no b-tree (rootpage %lld)", name, (long long)r->root);
+      return -1;
+    }
+    *root = (uint32_t)r->root;
+    sql = r->sql;
   }
-  SchemaRow *r = find_table(sh, name);
-  if (!r) {
-    error("no such table: %s", name);
-    return -1;
+  DdlTable *dt = sql ? shale_malloc(sizeof *dt) : NULL;
+  if (dt && ddl_parse_table(sql, dt) != 0) {
+    shale_free(dt);
+    dt = NULL; /* unknown layout: raw records are printed */
   }
-  if (r->root <= 0 || r->root > 0xffffffffLL) {
-    error("table %s has no b-tree (rootpage %lld)", name, (long long)r->root);
-    return -1;
-  }
-  *root = (uint32_t)r->root;
-  if (!r->sql || parse_table(r->sql, ti) != 0) {
-    table_info_free(ti);
-    ti->ncol = -1; /* unknown layout: print raw records */
-    return 0;
-  }
+  *t = dt;
   return 0;
+}
+
+static void free_table(DdlTable *t) {
+  if (t) ddl_table_free(t);
+  shale_free(t);
 }
 
 static void cmd_rows(Shell *sh, const char *name) {
@@ -729,20 +390,13 @@ static void cmd_rows(Shell *sh, const char *name) {
   }
   if (begin_read(sh)) return;
   uint32_t root;
-  TableInfo *ti = shale_malloc(sizeof *ti);
-  if (!ti) {
-    error("out of memory");
-    end_read(sh);
-    return;
-  }
-  memset(ti, 0, sizeof *ti);
-  if (resolve_table(sh, name, &root, ti) == 0) {
-    RowsCtx ctx = {ti->ncol >= 0 ? ti : NULL, 0};
+  DdlTable *t;
+  if (resolve_table(sh, name, &root, &t) == 0) {
+    RowsCtx ctx = {t};
     int rc = scan_tree(sh, root, print_row, &ctx);
     if (rc != SHALE_OK) error_rc(sh, rc);
+    free_table(t);
   }
-  if (ti->ncol > 0) table_info_free(ti);
-  shale_free(ti);
   end_read(sh);
 }
 
@@ -753,9 +407,8 @@ static void cmd_count(Shell *sh, const char *name) {
   }
   if (begin_read(sh)) return;
   uint32_t root;
-  TableInfo *ti = shale_malloc(sizeof *ti);
-  if (ti) memset(ti, 0, sizeof *ti);
-  if (ti && resolve_table(sh, name, &root, ti) == 0) {
+  DdlTable *t;
+  if (resolve_table(sh, name, &root, &t) == 0) {
     BtCursor *cur = NULL;
     int64_t n = 0;
     int rc = btree_cursor_open(sh->bt, root, 0, NULL, NULL, &cur);
@@ -763,43 +416,86 @@ static void cmd_count(Shell *sh, const char *name) {
     if (cur) btree_cursor_close(cur);
     if (rc == SHALE_OK) printf("%lld\n", (long long)n);
     else error_rc(sh, rc);
+    free_table(t);
   }
-  if (ti && ti->ncol > 0) table_info_free(ti);
-  shale_free(ti);
   end_read(sh);
 }
 
-/* Is the table row r a WITHOUT ROWID table (an index tree)? */
-static int is_without_rowid(const SchemaRow *r) {
-  if (!r->sql) return 0;
-  int pos = 0, depth = 0, after = 0;
-  Tok t;
-  while (next_tok(r->sql, &pos, &t)) {
-    if (t.n == 1 && t.z[0] == '(') depth++;
-    else if (t.n == 1 && t.z[0] == ')') {
-      if (--depth == 0) after = 1;
-    } else if (after && depth == 0 && tok_is(&t, "ROWID")) return 1;
+/* The key order of one index tree, owned by the .check run. */
+typedef struct CheckKey {
+  KeyInfo ki;
+  const Collation *coll[DDL_MAX_KEY * 2];
+  uint8_t desc[DDL_MAX_KEY * 2];
+} CheckKey;
+
+static SchemaRow *find_row(Shell *sh, const char *type, const char *name) {
+  for (int i = 0; i < sh->nrows; i++)
+    if (sh->rows[i].type && !strcmp(sh->rows[i].type, type) && sh->rows[i].name &&
+        util_stricmp(sh->rows[i].name, name) == 0)
+      return &sh->rows[i];
+  return NULL;
+}
+
+/* Work out how the tree of schema row r is keyed: *intkey, and for index
+ * trees a KeyInfo in *ck when the key order is known (else *use_cmp = 0,
+ * and only the structure is checked). t is scratch space. */
+static void tree_kind(Shell *sh, SchemaRow *r, DdlTable *t, int *intkey, CheckKey *ck,
+                      int *use_cmp) {
+  *intkey = 0;
+  *use_cmp = 0;
+  int is_table = !strcmp(r->type, "table");
+  const char *tname = is_table ? r->name : r->tbl;
+  SchemaRow *tr = tname ? find_row(sh, "table", tname) : NULL;
+  int have = tr && tr->sql && ddl_parse_table(tr->sql, t) == 0;
+  int n;
+  if (is_table) {
+    *intkey = !(have && t->without_rowid);
+    if (have && t->without_rowid && ddl_key_order(t, &t->pk, 0, ck->coll, ck->desc, &n) == 0) {
+      ck->ki = (KeyInfo){n, ck->coll, ck->desc, 0};
+      *use_cmp = 1;
+    }
+  } else if (have) {
+    DdlKey *k = shale_malloc(sizeof *k);
+    int ok = 0;
+    if (k && r->sql) {
+      ok = ddl_parse_index(r->sql, t, k) == 0;
+    } else if (k && r->name) {
+      /* sqlite_autoindex_<table>_<N>: the N-th PRIMARY KEY/UNIQUE constraint */
+      const char *u = strrchr(r->name, '_');
+      int nth = u ? atoi(u + 1) : 0;
+      if (nth >= 1 && nth <= t->ncons && nth <= DDL_MAX_CONS) {
+        *k = t->cons[nth - 1];
+        ok = 1;
+      }
+    }
+    if (ok && ddl_key_order(t, k, 1, ck->coll, ck->desc, &n) == 0) {
+      ck->ki = (KeyInfo){n, ck->coll, ck->desc, 0};
+      *use_cmp = 1;
+    }
+    shale_free(k);
   }
-  return 0;
+  if (have) ddl_table_free(t);
 }
 
 static void cmd_check(Shell *sh) {
   if (begin_read(sh)) return;
   BtreeCheckRoot *roots = shale_malloc(sizeof *roots * (size_t)(sh->nrows + 1));
+  CheckKey *keys = shale_malloc(sizeof *keys * (size_t)(sh->nrows + 1));
+  DdlTable *t = shale_malloc(sizeof *t);
   int n = 0;
-  if (!roots) {
+  if (!roots || !keys || !t) {
     error("out of memory");
-    end_read(sh);
-    return;
+    goto done;
   }
   if (btree_page_count(sh->bt) > 0) roots[n++] = (BtreeCheckRoot){1, 1, NULL, NULL};
   for (int i = 0; i < sh->nrows; i++) {
     SchemaRow *r = &sh->rows[i];
     if (r->root <= 0 || r->root > 0xffffffffLL || !r->type) continue;
-    int intkey = strcmp(r->type, "table") == 0 && !is_without_rowid(r);
-    /* index key order is not checked here (cmp NULL): the shell does not
-     * know every index's collations; the structure is checked in full */
-    roots[n++] = (BtreeCheckRoot){(uint32_t)r->root, intkey, NULL, NULL};
+    int intkey, use_cmp;
+    tree_kind(sh, r, t, &intkey, &keys[n], &use_cmp);
+    roots[n] = (BtreeCheckRoot){(uint32_t)r->root, intkey, use_cmp ? record_compare : NULL,
+                                use_cmp ? &keys[n].ki : NULL};
+    n++;
   }
   char *report = NULL;
   int nerr = 0;
@@ -811,6 +507,9 @@ static void cmd_check(Shell *sh) {
     if (report[0] && report[strlen(report) - 1] != '\n') fputc('\n', stdout);
   }
   shale_free(report);
+done:
+  shale_free(t);
+  shale_free(keys);
   shale_free(roots);
   end_read(sh);
 }
