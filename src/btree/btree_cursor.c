@@ -47,6 +47,12 @@ int cursor_move_to_root(BtCursor *c) {
   }
   c->state = CUR_INVALID;
   c->skip = 0;
+  if (c->root == 1 && pager_db_size(c->bt->pager) == 0) {
+    /* an empty file: sqlite_schema is an empty table (depth stays 0) */
+    c->intkey = 1;
+    c->kind_known = 1;
+    return SHALE_OK;
+  }
   PgPage *pg;
   int rc = page_get(c->bt, c->root, &pg);
   if (rc) return rc;
@@ -249,6 +255,10 @@ static int64_t cell_rowid(PgPage *pg, int i) {
 int cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
   int rc = cursor_move_to_root(c);
   if (rc) return rc;
+  if (c->depth == 0) {
+    *res = -1;
+    return SHALE_OK;
+  }
   if (!c->intkey) return BT_CORRUPT(c->bt, c->root, "rowid seek on an index tree");
   for (;;) {
     PgPage *pg = c->pg[c->depth - 1];
@@ -288,6 +298,10 @@ static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), v
                       int *res) {
   int rc = cursor_move_to_root(c);
   if (rc) return rc;
+  if (c->depth == 0) {
+    *res = -1;
+    return SHALE_OK;
+  }
   if (c->intkey) return BT_CORRUPT(c->bt, c->root, "key seek on a table tree");
   for (;;) {
     PgPage *pg = c->pg[c->depth - 1];
@@ -417,6 +431,10 @@ int btree_cursor_is_intkey(BtCursor *c) { return c->intkey; }
 int btree_first(BtCursor *c, int *empty) {
   int rc = cursor_move_to_root(c);
   if (rc) return fault(c, rc);
+  if (c->depth == 0) {
+    *empty = 1;
+    return SHALE_OK;
+  }
   rc = descend_left(c);
   if (rc) return fault(c, rc);
   if (top(c)->ncell == 0) {
@@ -432,6 +450,10 @@ int btree_first(BtCursor *c, int *empty) {
 int btree_last(BtCursor *c, int *empty) {
   int rc = cursor_move_to_root(c);
   if (rc) return fault(c, rc);
+  if (c->depth == 0) {
+    *empty = 1;
+    return SHALE_OK;
+  }
   rc = descend_right(c);
   if (rc) return fault(c, rc);
   if (top(c)->ncell == 0) {
@@ -545,8 +567,7 @@ int btree_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
 
 int btree_seek_key(BtCursor *c, const void *key, uint32_t nkey, int *res) {
   if (c->state == CUR_FAULT) return c->fault_rc;
-  int rc = cursor_move_to_root(c);
-  if (!rc) rc = cursor_seek_key(c, key, nkey, res);
+  int rc = cursor_seek_key(c, key, nkey, res);
   return fault(c, rc);
 }
 
@@ -624,6 +645,10 @@ int btree_count(BtCursor *c, int64_t *n) {
   int rc = cursor_move_to_root(c);
   int64_t total = 0;
   if (rc) return fault(c, rc);
+  if (c->depth == 0) {
+    *n = 0;
+    return SHALE_OK;
+  }
   for (;;) {
     int t = c->depth - 1;
     MemPage *m = top(c);

@@ -556,3 +556,39 @@ TEST(oom_sweep_insert_delete) {
   CHECK_OK(btree_close(bt));
   (void)path;
 }
+
+TEST(empty_file_reads_as_empty_schema) {
+  const char *path = test_path("empty.db");
+  remove(path);
+  Btree *bt;
+  CHECK_OK(btree_open(NULL, path, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, &bt));
+  CHECK_OK(btree_begin(bt, BTREE_TXN_READ));
+  CHECK_EQ(btree_page_count(bt), 0);
+  BtCursor *c;
+  CHECK_OK(btree_cursor_open(bt, 1, 0, NULL, NULL, &c));
+  int empty = 0, res = 0, eof = 0;
+  CHECK_OK(btree_first(c, &empty));
+  CHECK_EQ(empty, 1);
+  CHECK_OK(btree_last(c, &empty));
+  CHECK_EQ(empty, 1);
+  CHECK_OK(btree_seek_rowid(c, 1, &res));
+  CHECK_EQ(res, -1);
+  CHECK(btree_eof(c));
+  CHECK_OK(btree_next(c, &eof));
+  CHECK_EQ(eof, 1);
+  int64_t n = -1;
+  CHECK_OK(btree_count(c, &n));
+  CHECK_EQ(n, 0);
+  uint32_t v = 9;
+  CHECK_OK(btree_get_meta(bt, BTREE_META_SCHEMA_COOKIE, &v));
+  CHECK_EQ(v, 0);
+  btree_cursor_close(c);
+  /* upgrading to write creates page 1 */
+  CHECK_OK(btree_begin(bt, BTREE_TXN_WRITE));
+  CHECK_EQ(btree_page_count(bt), 1);
+  CHECK_OK(btree_cursor_open(bt, 1, 1, NULL, NULL, &c));
+  CHECK_OK(btree_insert(c, 1, "\x02\x00", 2, 0, 0));
+  btree_cursor_close(c);
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+}
