@@ -19,9 +19,6 @@
 
 #include "tdb.h"
 
-/* Until btree_integrity_check lands, tdb_check does without it (weak). */
-#pragma weak btree_integrity_check
-
 typedef struct TdbTable TdbTable;
 
 typedef struct TdbIndex {
@@ -926,7 +923,7 @@ int tdb_check(Tdb *db, char **report) {
     }
     char *brep = NULL;
     int nerr = 0;
-    if (btree_integrity_check) rc = btree_integrity_check(db->bt, roots, nr, 100, &brep, &nerr);
+    rc = btree_integrity_check(db->bt, roots, nr, 100, &brep, &nerr);
     if (rc) fail(db, rc, "btree_integrity_check failed: %d", rc);
     if (brep) {
       add_line(&rep, "%s", brep);

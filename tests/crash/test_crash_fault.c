@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "../common/tdb.h"
+#include "../common/tscratch.h"
 #include "../common/tsql.h"
 #include "../common/twork.h"
 #include "../test.h"
@@ -61,8 +62,8 @@ static void make_base(const char *path, uint32_t page_size) {
 static int sweep(const char *label, int kind, int persist, int jmode, int small_cache,
                  uint32_t page_size) {
   static TwModel scratch, post;
-  const char *base = test_path("fault-base.db");
-  const char *work = test_path("fault-work.db");
+  const char *base = tscratch_path("fault-base.db");
+  const char *work = tscratch_path("fault-work.db");
   char jpath[600], msg[512], *rep = NULL;
   OsVfs *ux = os_vfs_find("unix");
   int hits = 0, late = 0;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../common/tdb.h"
+#include "../common/tscratch.h"
 #include "../common/tsql.h"
 #include "../common/twork.h"
 #include "../test.h"
@@ -63,7 +64,7 @@ static void child(const char *path, int mode, int wfd) {
 }
 
 TEST(crash_sigkill_rounds) {
-  const char *path = test_path("kill.db");
+  const char *path = tscratch_path("kill.db");
   Tdb *db;
   char msg[512], *rep = NULL;
   static TwModel m;
@@ -77,8 +78,8 @@ TEST(crash_sigkill_rounds) {
   CHECK_OK(tw_create(db));
   CHECK_OK(tdb_close(db));
 
-  /* At least two rounds per mode, and at least `target` commits in all. */
-  while ((total < target || rounds < 2 * NMODES) && rounds < 400) {
+  /* At least five rounds per mode, and at least `target` commits in all. */
+  while ((total < target || rounds < 5 * NMODES) && rounds < 400) {
     int mode = rounds % NMODES, fd[2];
     if (pipe(fd)) {
       CHECK(0);
@@ -92,7 +93,7 @@ TEST(crash_sigkill_rounds) {
     }
     CHECK(pid > 0);
     close(fd[1]);
-    usleep((useconds_t)(2000 + test_rand(&seed) % 60000));
+    usleep((useconds_t)(1000 + test_rand(&seed) % 30000));
     kill(pid, SIGKILL);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
