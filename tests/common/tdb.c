@@ -17,9 +17,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/record/record.h"
 #include "tdb.h"
 
 typedef struct TdbTable TdbTable;
+
+/* How a b-tree of keys is ordered: rki (src/record's record_compare) orders
+ * the tree; ki (tdb_rec.c's independent comparator) re-checks that order in
+ * tdb_check. Both come from the same column collations. */
+typedef struct Order {
+  TdbKeyInfo ki;
+  KeyInfo rki;
+  const Collation *coll[TDB_MAXCOL + 1];
+} Order;
+
+static void order_init(Order *o, int n, const uint8_t *coll) {
+  memset(o, 0, sizeof *o);
+  o->ki.nfield = n;
+  for (int i = 0; i < n; i++) {
+    o->ki.coll[i] = coll[i];
+    o->coll[i] = coll[i] == TDB_NOCASE ? &record_coll_nocase : &record_coll_binary;
+  }
+  o->rki.ncol = n;
+  o->rki.coll = o->coll;
+}
 
 typedef struct TdbIndex {
   const TdbIndexDef *def; /* NULL for an automatic index */
@@ -28,7 +49,7 @@ typedef struct TdbIndex {
   uint32_t root;
   int nkey;                   /* fields in a key */
   int keycol[TDB_MAXCOL + 1]; /* table column of each key field; -1 = rowid */
-  TdbKeyInfo ki;
+  Order ord;
   int txn_new;
 } TdbIndex;
 
@@ -36,7 +57,7 @@ struct TdbTable {
   const TdbTableDef *def;
   uint32_t root;
   int keycol[TDB_MAXCOL]; /* WITHOUT ROWID: table column of each stored field */
-  TdbKeyInfo ki;          /* WITHOUT ROWID: compares the PK fields */
+  Order ord;              /* WITHOUT ROWID: by the PK fields */
   TdbIndex *idx[TDB_MAXIDX];
   int nidx;
   int txn_new;
@@ -266,8 +287,8 @@ static void normalise(TdbTable *t, const TdbValue *vals, int64_t rowid, TdbValue
   if (!t->def->without_rowid && t->def->ipk) out[t->def->ipk - 1] = tdb_int(rowid);
 }
 
-static int cursor(Tdb *db, uint32_t root, int wr, TdbKeyInfo *ki, BtCursor **c) {
-  int rc = btree_cursor_open(db->bt, root, wr, ki ? tdb_key_cmp : NULL, ki, c);
+static int cursor(Tdb *db, uint32_t root, int wr, Order *o, BtCursor **c) {
+  int rc = btree_cursor_open(db->bt, root, wr, o ? record_compare : NULL, o ? &o->rki : NULL, c);
   if (rc) return fail(db, rc, "btree_cursor_open(%u) failed: %d", root, rc);
   return SHALE_OK;
 }
@@ -278,7 +299,7 @@ static int index_insert(Tdb *db, TdbIndex *ix, const TdbValue *vals, int64_t row
   BtCursor *c;
   int rc = index_key(db, ix, vals, rowid, &key, &n);
   if (rc) return rc;
-  rc = cursor(db, ix->root, 1, &ix->ki, &c);
+  rc = cursor(db, ix->root, 1, &ix->ord, &c);
   if (rc == SHALE_OK) {
     rc = btree_insert(c, 0, key, n, 0, 0);
     if (rc) fail(db, rc, "index %s: insert of row %" PRId64 " failed: %d", ix->name, rowid, rc);
@@ -295,7 +316,7 @@ static int index_remove(Tdb *db, TdbIndex *ix, const TdbValue *vals, int64_t row
   int res = 1;
   int rc = index_key(db, ix, vals, rowid, &key, &n);
   if (rc) return rc;
-  rc = cursor(db, ix->root, 1, &ix->ki, &c);
+  rc = cursor(db, ix->root, 1, &ix->ord, &c);
   if (rc == SHALE_OK) {
     rc = btree_seek_key(c, key, n, &res);
     if (rc) {
@@ -312,18 +333,39 @@ static int index_remove(Tdb *db, TdbIndex *ix, const TdbValue *vals, int64_t row
   return rc;
 }
 
+static void to_shvalue(const TdbValue *v, ShValue *out) {
+  switch (v->type) {
+  case TDB_NULL: value_set_null(out); break;
+  case TDB_INT: value_set_int(out, v->i); break;
+  case TDB_REAL: value_set_real(out, v->r); break;
+  case TDB_TEXT: value_set_text(out, (const char *)v->p, v->n); break;
+  default: value_set_blob(out, v->p, v->n);
+  }
+}
+
+/* A WITHOUT ROWID row is found by its PK alone (the rest may differ). */
+typedef struct PkSeek {
+  KeyInfo *ki;
+  int n;
+  ShValue key[TDB_MAXCOL];
+} PkSeek;
+
+static int pk_cmp(void *ctx, const void *rec, uint32_t n) {
+  PkSeek *ps = ctx;
+  return record_compare_unpacked(ps->ki, rec, n, ps->key, ps->n);
+}
+
 /* Position c on the row (rowid or PK of vals); *found. */
 static int seek_row(Tdb *db, TdbTable *t, BtCursor *c, int64_t rowid, const TdbValue *vals,
                     int *found) {
   int res = 1, rc;
   *found = 0;
   if (t->def->without_rowid) {
-    uint8_t *key;
-    uint32_t n;
-    rc = table_record(db, t, vals, &key, &n);
-    if (rc) return rc;
-    rc = btree_seek_key(c, key, n, &res);
-    shale_free(key);
+    PkSeek ps;
+    ps.ki = &t->ord.rki;
+    ps.n = t->def->npk;
+    for (int i = 0; i < ps.n; i++) to_shvalue(&vals[t->def->pk[i]], &ps.key[i]);
+    rc = btree_seek_cmp(c, pk_cmp, &ps, &res);
   } else {
     rc = btree_seek_rowid(c, rowid, &res);
   }
@@ -345,14 +387,14 @@ static TdbIndex *find_index(Tdb *db, const char *name) {
   return NULL;
 }
 
-static TdbKeyInfo *table_ki(TdbTable *t) { return t->def->without_rowid ? &t->ki : NULL; }
+static Order *table_ord(TdbTable *t) { return t->def->without_rowid ? &t->ord : NULL; }
 
 static int do_insert(Tdb *db, TdbTable *t, int64_t rowid, const TdbValue *vals) {
   BtCursor *c;
   int found, rc;
   uint8_t *rec;
   uint32_t n;
-  rc = cursor(db, t->root, 1, table_ki(t), &c);
+  rc = cursor(db, t->root, 1, table_ord(t), &c);
   if (rc) return rc;
   rc = seek_row(db, t, c, rowid, vals, &found);
   if (rc == SHALE_OK && found)
@@ -373,7 +415,7 @@ static int do_delete(Tdb *db, TdbTable *t, int64_t rowid, const TdbValue *vals) 
   BtCursor *c;
   TdbRow old;
   int found, rc;
-  rc = cursor(db, t->root, 0, table_ki(t), &c);
+  rc = cursor(db, t->root, 0, table_ord(t), &c);
   if (rc) return rc;
   rc = seek_row(db, t, c, rowid, vals, &found);
   if (rc == SHALE_OK && !found)
@@ -382,7 +424,7 @@ static int do_delete(Tdb *db, TdbTable *t, int64_t rowid, const TdbValue *vals) 
   btree_cursor_close(c);
   if (rc) return rc;
   for (int i = 0; rc == SHALE_OK && i < t->nidx; i++) rc = index_remove(db, t->idx[i], old.v, rowid);
-  if (rc == SHALE_OK) rc = cursor(db, t->root, 1, table_ki(t), &c);
+  if (rc == SHALE_OK) rc = cursor(db, t->root, 1, table_ord(t), &c);
   if (rc == SHALE_OK) {
     rc = seek_row(db, t, c, rowid, old.v, &found);
     if (rc == SHALE_OK && !found)
@@ -451,7 +493,7 @@ static int do_get(Tdb *db, TdbTable *t, int64_t rowid, const TdbValue *vals, Tdb
   row->n = 0;
   *found = 0;
   if (rc) return rc;
-  rc = cursor(db, t->root, 0, table_ki(t), &c);
+  rc = cursor(db, t->root, 0, table_ord(t), &c);
   if (rc == SHALE_OK) {
     rc = seek_row(db, t, c, rowid, vals, found);
     if (rc == SHALE_OK && *found) rc = read_row(db, t, c, row);
@@ -482,7 +524,7 @@ int tdb_scan(Tdb *db, const char *table, TdbRowFn fn, void *ctx) {
   BtCursor *c;
   int own, rc = rd_begin(db, &own), eof = 0, stop = 0;
   if (rc) return rc;
-  rc = cursor(db, t->root, 0, table_ki(t), &c);
+  rc = cursor(db, t->root, 0, table_ord(t), &c);
   if (rc == SHALE_OK) {
     rc = btree_first(c, &eof);
     while (rc == SHALE_OK && !eof && !stop) {
@@ -506,7 +548,7 @@ int tdb_scan_index(Tdb *db, const char *index, TdbRowFn fn, void *ctx) {
   BtCursor *c;
   int own, rc = rd_begin(db, &own), eof = 0, stop = 0;
   if (rc) return rc;
-  rc = cursor(db, ix->root, 0, &ix->ki, &c);
+  rc = cursor(db, ix->root, 0, &ix->ord, &c);
   if (rc == SHALE_OK) {
     rc = btree_first(c, &eof);
     while (rc == SHALE_OK && !eof && !stop) {
@@ -539,7 +581,7 @@ int tdb_count(Tdb *db, const char *name, int64_t *n) {
   BtCursor *c;
   int own, rc = rd_begin(db, &own);
   if (rc) return rc;
-  rc = t ? cursor(db, t->root, 0, table_ki(t), &c) : cursor(db, ix->root, 0, &ix->ki, &c);
+  rc = t ? cursor(db, t->root, 0, table_ord(t), &c) : cursor(db, ix->root, 0, &ix->ord, &c);
   if (rc == SHALE_OK) {
     rc = btree_count(c, n);
     if (rc) fail(db, rc, "count of %s failed: %d", name, rc);
@@ -674,8 +716,9 @@ static TdbTable *new_table(Tdb *db, const TdbTableDef *d) {
       for (int i = 0; i < d->npk; i++) in_pk |= d->pk[i] == c;
       if (!in_pk) t->keycol[k++] = c;
     }
-    t->ki.nfield = d->npk;
-    for (int i = 0; i < d->npk; i++) t->ki.coll[i] = d->coll[d->pk[i]];
+    uint8_t coll[TDB_MAXCOL];
+    for (int i = 0; i < d->npk; i++) coll[i] = d->coll[d->pk[i]];
+    order_init(&t->ord, d->npk, coll);
   }
   db->tab[db->ntab++] = t;
   return t;
@@ -708,8 +751,9 @@ static TdbIndex *new_index(TdbTable *t, const TdbIndexDef *def, const char *name
     ix->keycol[k++] = -1;
   }
   ix->nkey = k;
-  ix->ki.nfield = k;
-  for (int i = 0; i < k; i++) ix->ki.coll[i] = ix->keycol[i] < 0 ? TDB_BINARY : d->coll[ix->keycol[i]];
+  uint8_t coll[TDB_MAXCOL + 1];
+  for (int i = 0; i < k; i++) coll[i] = ix->keycol[i] < 0 ? TDB_BINARY : d->coll[ix->keycol[i]];
+  order_init(&ix->ord, k, coll);
   t->idx[t->nidx++] = ix;
   return ix;
 }
@@ -882,7 +926,7 @@ static int xcheck_row(void *ctx, const TdbRow *row) {
     int res = 1;
     x->rc = index_key(x->db, ix, row->v, row->rowid, &key, &n);
     if (x->rc) return 1;
-    x->rc = cursor(x->db, ix->root, 0, &ix->ki, &c);
+    x->rc = cursor(x->db, ix->root, 0, &ix->ord, &c);
     if (x->rc == SHALE_OK) {
       x->rc = btree_seek_key(c, key, n, &res);
       if (x->rc) fail(x->db, x->rc, "index %s: seek for row %" PRId64 " failed: %d", ix->name, row->rowid, x->rc);
@@ -916,8 +960,10 @@ int tdb_check(Tdb *db, char **report) {
       BtreeCheckRoot r = {e->root, !strcmp(e->type, "table"), NULL, NULL};
       TdbTable *t = r.intkey ? find_table(db, e->name) : NULL;
       TdbIndex *ix = r.intkey ? NULL : find_index(db, e->name);
-      if (t && t->def->without_rowid) r = (BtreeCheckRoot){e->root, 0, tdb_key_cmp, &t->ki};
-      if (ix) r = (BtreeCheckRoot){e->root, 0, tdb_key_cmp, &ix->ki};
+      /* Checked with tdb_rec.c's comparator, independent of record_compare
+       * which ordered the tree. */
+      if (t && t->def->without_rowid) r = (BtreeCheckRoot){e->root, 0, tdb_key_cmp, &t->ord.ki};
+      if (ix) r = (BtreeCheckRoot){e->root, 0, tdb_key_cmp, &ix->ord.ki};
       if (!t && !ix) add_line(&rep, "note: %s %s is not bound (checked without its order)", e->type, e->name);
       roots[nr++] = r;
     }

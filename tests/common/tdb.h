@@ -16,16 +16,19 @@
  *    affinity) so that what is written is exactly what SQLite reads back.
  * Uniqueness is enforced only for the rowid / WITHOUT ROWID PK.
  *
- * Records are encoded, decoded and compared by tdb_rec.c, a private codec
- * written for these tests (FORMAT-db.md §6-§7), independent of src/record.
+ * Records are encoded and decoded by tdb_rec.c, a private codec written for
+ * these tests (FORMAT-db.md §6-§7), independent of src/record. Index trees
+ * (and WITHOUT ROWID tables) are ordered by src/record's record_compare with
+ * a KeyInfo built from the column collations; tdb_check re-checks that order
+ * with tdb_rec.c's own comparator, so the two must agree.
  *
  * Invariants:
  *  1. Every mutation keeps every index of the table exactly in step with the
  *     table: one key per row, = indexed columns + rowid (rowid tables) or
  *     indexed columns + the PK columns not already indexed (WITHOUT ROWID).
- *  2. Index trees are ordered by tdb_key_cmp with the index's TdbKeyInfo,
- *     which follows SQLite's order: NULL < numbers < TEXT < BLOB, numbers by
- *     value, TEXT by the column collation, BLOB by memcmp.
+ *  2. Index trees are ordered by record_compare (and verified by tdb_key_cmp)
+ *     in SQLite's order: NULL < numbers < TEXT < BLOB, numbers by value,
+ *     TEXT by the column collation, BLOB by memcmp.
  *  3. A mutation outside tdb_begin() runs in its own transaction (committed
  *     on success, rolled back on error). Tables and indexes created in a
  *     transaction that is rolled back are forgotten.

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../common/tdb.h"
+#include "../common/tscratch.h"
 #include "../common/tshape.h"
 #include "../common/tsql.h"
 #include "../test.h"
@@ -122,11 +123,11 @@ static void copy_case(int psz, int jmode) {
   snprintf(what, sizeof what, "copy, page size %d, %s", psz, jmode_name(jmode));
   snprintf(name, sizeof name, "hj-src-%d-%d.db", psz, jmode);
   char src[512], pre[512], dst[512];
-  snprintf(src, sizeof src, "%s", test_path(name));
+  snprintf(src, sizeof src, "%s", tscratch_path(name));
   snprintf(name, sizeof name, "hj-pre-%d-%d.db", psz, jmode);
-  snprintf(pre, sizeof pre, "%s", test_path(name));
+  snprintf(pre, sizeof pre, "%s", tscratch_path(name));
   snprintf(name, sizeof name, "hj-copy-%d-%d.db", psz, jmode);
-  snprintf(dst, sizeof dst, "%s", test_path(name));
+  snprintf(dst, sizeof dst, "%s", tscratch_path(name));
   make_db(src, psz, rows, &m);
   CHECK_OK(copy_file(src, pre));
 
@@ -151,9 +152,9 @@ static void kill_case(int psz, int jmode) {
   int fd[2];
   snprintf(what, sizeof what, "SIGKILL, page size %d, %s", psz, jmode_name(jmode));
   snprintf(name, sizeof name, "hk-%d-%d.db", psz, jmode);
-  snprintf(path, sizeof path, "%s", test_path(name));
+  snprintf(path, sizeof path, "%s", tscratch_path(name));
   snprintf(name, sizeof name, "hk-pre-%d-%d.db", psz, jmode);
-  snprintf(pre, sizeof pre, "%s", test_path(name));
+  snprintf(pre, sizeof pre, "%s", tscratch_path(name));
   make_db(path, psz, rows, &m);
   CHECK_OK(copy_file(path, pre));
   CHECK(pipe(fd) == 0);
