@@ -84,4 +84,30 @@ int util_strnicmp(const char *a, const char *b, int n);
 void util_random(void *buf, int n);
 void util_random_seed(const void *seed, int n);
 
+/* ---- bump arena (arena.c) ---- */
+
+/* Memory for things that die together (a parse, a compiled program). Chunks
+ * come from shale_malloc; util_arena_free returns them all at once. Every
+ * pointer handed out is 8-byte aligned and stays valid until reset/free. */
+typedef struct UtilArenaChunk UtilArenaChunk;
+typedef struct UtilArena {
+  UtilArenaChunk *head; /* current chunk (front of the list); NULL if none */
+  size_t chunk_size;    /* payload size of ordinary chunks */
+  size_t used;          /* bytes handed out since init/reset (statistics) */
+} UtilArena;
+
+/* Prepare an empty arena; chunk_size 0 picks a default (4 KiB). No allocation. */
+void util_arena_init(UtilArena *a, size_t chunk_size);
+/* n bytes (n may be 0), 8-byte aligned, uninitialised; NULL on out-of-memory.
+ * Requests larger than a quarter chunk get a chunk of their own. */
+void *util_arena_alloc(UtilArena *a, size_t n);
+/* As util_arena_alloc but zero-filled. */
+void *util_arena_zalloc(UtilArena *a, size_t n);
+/* Copy of the n bytes at s plus a NUL terminator; NULL on out-of-memory. */
+char *util_arena_strndup(UtilArena *a, const char *s, size_t n);
+/* Forget everything handed out; keeps the first ordinary chunk for reuse. */
+void util_arena_reset(UtilArena *a);
+/* Return every chunk to shale_free; the arena is empty (re-usable) after. */
+void util_arena_free(UtilArena *a);
+
 #endif /* SHALE_UTIL_H */

@@ -1,0 +1,883 @@
+/*
+ * parse.c -- parser core (tokens, errors, arena helpers) and expressions.
+ *
+ * Expressions are parsed by precedence climbing with SQLite's table, low to
+ * high: OR < AND < NOT < (= == != <> IS IN LIKE GLOB MATCH REGEXP BETWEEN
+ * ISNULL NOTNULL) < (< <= > >=) < (& | << >>) < (+ -) < (* / %) <
+ * (|| -> ->>) < COLLATE < unary (- + ~). All binary levels are
+ * left-associative; prefix operators take an operand of their own level.
+ *
+ * Invariants:
+ *  1. Keywords act as keywords where the grammar gives them a meaning, and
+ *     fall back to identifiers elsewhere (keywords.def ID flag), as SQLite's
+ *     parser does. FILTER, OVER and WINDOW are keywords only when followed
+ *     by what their clause needs (SQLite's tokenizer rule).
+ *  2. Every SqlExpr records its span and its height; a tree higher than
+ *     EXPR_MAX_DEPTH is an error, as in SQLite.
+ */
+#include <stdarg.h>
+#include <string.h>
+
+#include "parse_int.h"
+
+/* ---- tokens ---- */
+
+static void raw_token(Parser *p, SqlTok *t) {
+  for (;;) {
+    if (p->pos >= p->end) {
+      t->type = TK_EOF;
+      t->start = p->end;
+      t->len = 0;
+      return;
+    }
+    int type;
+    int n = sql_token(p->sql + p->pos, p->end - p->pos, &type);
+    t->type = type;
+    t->start = p->pos;
+    t->len = n;
+    p->pos += n;
+    if (type != TK_SPACE) return;
+  }
+}
+
+void p_advance(Parser *p) {
+  if (p->tok.type != TK_EOF) p->prev_end = p->tok.start + p->tok.len;
+  if (p->nla > 0) {
+    p->tok = p->la[0];
+    p->la[0] = p->la[1];
+    p->nla--;
+  } else {
+    raw_token(p, &p->tok);
+  }
+}
+
+const SqlTok *p_peek(Parser *p, int k) {
+  if (k < 1) k = 1;
+  if (k > 2) k = 2;
+  while (p->nla < k) {
+    raw_token(p, &p->la[p->nla]);
+    p->nla++;
+  }
+  return &p->la[k - 1];
+}
+
+int p_accept(Parser *p, int type) {
+  if (p->tok.type == type) {
+    p_advance(p);
+    return 1;
+  }
+  return 0;
+}
+
+int p_error(Parser *p, const char *fmt, ...) {
+  if (p->rc) return 0;
+  va_list ap;
+  va_start(ap, fmt);
+  p->errmsg = util_vmprintf(fmt, ap);
+  va_end(ap);
+  p->rc = p->errmsg ? SHALE_ERROR : SHALE_NOMEM;
+  return 0;
+}
+
+int p_nomem(Parser *p) {
+  if (!p->rc) p->rc = SHALE_NOMEM;
+  return 0;
+}
+
+int p_syntax_error(Parser *p) {
+  if (p->rc) return 0;
+  const SqlTok *t = &p->tok;
+  if (t->type == TK_ILLEGAL)
+    return p_error(p, "unrecognized token: \"%.*s\"", t->len, p->sql + t->start);
+  if (t->type == TK_EOF) return p_error(p, "incomplete input");
+  return p_error(p, "near \"%.*s\": syntax error", t->len, p->sql + t->start);
+}
+
+int p_expect(Parser *p, int type) {
+  if (p->rc) return 0;
+  if (p->tok.type == type) {
+    p_advance(p);
+    return 1;
+  }
+  return p_syntax_error(p);
+}
+
+int p_nest(Parser *p, int w) {
+  p->nest += w;
+  if (p->nest > NEST_LIMIT) return p_error(p, "parser stack overflow");
+  return 1;
+}
+
+/* ---- token classes ---- */
+
+int tk_is_join(int t) {
+  return t == TK_CROSS || t == TK_FULL || t == TK_INNER || t == TK_LEFT || t == TK_NATURAL ||
+         t == TK_OUTER || t == TK_RIGHT;
+}
+
+int tk_is_id(int t) {
+  if (t == TK_ID) return 1;
+  if (t <= TK_FIRST_KEYWORD || tk_is_join(t) || t == TK_INDEXED) return 0;
+  return sql_keyword_is_id(t);
+}
+
+int tk_is_nm(int t) { return tk_is_id(t) || t == TK_STRING || tk_is_join(t) || t == TK_INDEXED; }
+int tk_is_ids(int t) { return tk_is_id(t) || t == TK_STRING; }
+
+/* ---- arena helpers ---- */
+
+void *p_alloc(Parser *p, size_t n) {
+  void *m = util_arena_zalloc(p->arena, n);
+  if (!m) p_nomem(p);
+  return m;
+}
+
+const char *p_text(Parser *p, int start, int len) {
+  char *s = util_arena_strndup(p->arena, p->sql + start, (size_t)len);
+  if (!s) p_nomem(p);
+  return s;
+}
+
+/* Dequoted copy of an identifier or string token: 'a''b' -> a'b, "x""y" ->
+ * x"y, [z] -> z, `w` -> w. */
+const char *p_name(Parser *p, const SqlTok *t) {
+  const char *z = p->sql + t->start;
+  int n = t->len;
+  char q = z[0];
+  if (n < 2 || (q != '\'' && q != '"' && q != '`' && q != '[')) return p_text(p, t->start, n);
+  char close = q == '[' ? ']' : q;
+  char *s = util_arena_alloc(p->arena, (size_t)n);
+  if (!s) {
+    p_nomem(p);
+    return NULL;
+  }
+  int j = 0;
+  for (int i = 1; i < n - 1; i++) {
+    s[j++] = z[i];
+    if (z[i] == close && close != ']' && i + 1 < n - 1 && z[i + 1] == close) i++;
+  }
+  s[j] = 0;
+  return s;
+}
+
+SqlExpr *p_expr_new(Parser *p, int op, int start) {
+  SqlExpr *e = p_alloc(p, sizeof *e);
+  if (!e) return NULL;
+  e->op = (uint8_t)op;
+  e->span.start = start;
+  e->height = 1;
+  return e;
+}
+
+void p_expr_end(Parser *p, SqlExpr *e) {
+  if (e) e->span.len = p->prev_end - e->span.start;
+}
+
+SqlExprList *p_list_add(Parser *p, SqlExprList *l, SqlExpr *e) {
+  if (p->rc) return NULL;
+  if (!l) {
+    l = p_alloc(p, sizeof *l);
+    if (!l) return NULL;
+  }
+  if (l->n == l->cap) {
+    int cap = l->cap ? l->cap * 2 : 4;
+    SqlExprItem *a = p_alloc(p, sizeof(SqlExprItem) * (size_t)cap);
+    if (!a) return NULL;
+    if (l->n) memcpy(a, l->a, sizeof(SqlExprItem) * (size_t)l->n);
+    l->a = a;
+    l->cap = cap;
+  }
+  SqlExprItem *it = &l->a[l->n++];
+  it->expr = e;
+  if (e) it->span = e->span;
+  return l;
+}
+
+SqlIdList *p_idlist_add(Parser *p, SqlIdList *l, const char *name) {
+  if (p->rc) return NULL;
+  if (!l) {
+    l = p_alloc(p, sizeof *l);
+    if (!l) return NULL;
+  }
+  if (l->n == l->cap) {
+    int cap = l->cap ? l->cap * 2 : 4;
+    const char **a = p_alloc(p, sizeof(char *) * (size_t)cap);
+    if (!a) return NULL;
+    if (l->n) memcpy(a, l->a, sizeof(char *) * (size_t)l->n);
+    l->a = a;
+    l->cap = cap;
+  }
+  l->a[l->n++] = name;
+  return l;
+}
+
+/* ---- shared small productions ---- */
+
+const char *p_nm(Parser *p) {
+  if (p->rc) return NULL;
+  if (!tk_is_nm(p->tok.type)) {
+    p_syntax_error(p);
+    return NULL;
+  }
+  const char *s = p_name(p, &p->tok);
+  p_advance(p);
+  return s;
+}
+
+int p_qualname(Parser *p, SqlQualName *q) {
+  q->span.start = p->tok.start;
+  const char *a = p_nm(p);
+  if (!a) return 0;
+  if (p_accept(p, TK_DOT)) {
+    q->schema = a;
+    q->name = p_nm(p);
+    if (!q->name) return 0;
+  } else {
+    q->name = a;
+  }
+  q->span.len = p->prev_end - q->span.start;
+  return 1;
+}
+
+SqlIdList *p_idlist_paren(Parser *p) {
+  SqlIdList *l = NULL;
+  if (!p_expect(p, TK_LP)) return NULL;
+  do {
+    const char *n = p_nm(p);
+    if (!n) return NULL;
+    l = p_idlist_add(p, l, n);
+  } while (p_accept(p, TK_COMMA));
+  if (!p_expect(p, TK_RP)) return NULL;
+  return l;
+}
+
+int p_starts_select(Parser *p) {
+  int t = p->tok.type;
+  return t == TK_SELECT || t == TK_VALUES || t == TK_WITH;
+}
+
+int p_conflict(Parser *p) {
+  int r;
+  switch (p->tok.type) {
+    case TK_ROLLBACK: r = SQL_OE_ROLLBACK; break;
+    case TK_ABORT: r = SQL_OE_ABORT; break;
+    case TK_FAIL: r = SQL_OE_FAIL; break;
+    case TK_IGNORE: r = SQL_OE_IGNORE; break;
+    case TK_REPLACE: r = SQL_OE_REPLACE; break;
+    default: p_syntax_error(p); return 0;
+  }
+  p_advance(p);
+  return r;
+}
+
+/* ---- expressions ---- */
+
+/* precedence levels */
+enum {
+  PREC_NONE = 0,
+  PREC_OR = 1,
+  PREC_AND,
+  PREC_NOT,
+  PREC_EQ,
+  PREC_CMP,
+  PREC_ESCAPE,
+  PREC_BIT,
+  PREC_ADD,
+  PREC_MUL,
+  PREC_CONCAT,
+  PREC_COLLATE,
+  PREC_UNARY
+};
+
+int p_expr_height(const SqlExpr *e) { return e ? e->height : 0; }
+
+/* Set e's height from its children and check SQLite's depth limit. */
+static void set_height(Parser *p, SqlExpr *e) {
+  if (!e) return;
+  int h = 0;
+  if (e->a && e->a->height > h) h = e->a->height;
+  if (e->b && e->b->height > h) h = e->b->height;
+  if (e->c && e->c->height > h) h = e->c->height;
+  if (e->list)
+    for (int i = 0; i < e->list->n; i++)
+      if (e->list->a[i].expr && e->list->a[i].expr->height > h) h = e->list->a[i].expr->height;
+  if (h + 1 > EXPR_MAX_DEPTH) {
+    p_error(p, "Expression tree is too large (maximum depth %d)", EXPR_MAX_DEPTH);
+    e->height = EXPR_MAX_DEPTH;
+    return;
+  }
+  e->height = (uint16_t)(h + 1);
+}
+
+static SqlExpr *binary(Parser *p, int op, int sub, SqlExpr *a, SqlExpr *b) {
+  if (p->rc) return NULL;
+  SqlExpr *e = p_expr_new(p, op, a->span.start);
+  if (!e) return NULL;
+  e->sub = (uint16_t)sub;
+  e->a = a;
+  e->b = b;
+  p_expr_end(p, e);
+  set_height(p, e);
+  return e;
+}
+
+SqlExprList *p_exprlist(Parser *p, int allow_empty) {
+  SqlExprList *l = NULL;
+  if (allow_empty && p->tok.type == TK_RP) {
+    l = p_alloc(p, sizeof *l);
+    return l;
+  }
+  do {
+    SqlExpr *e = p_expr(p);
+    if (!e) return NULL;
+    l = p_list_add(p, l, e);
+    if (!l) return NULL;
+  } while (p_accept(p, TK_COMMA));
+  return l;
+}
+
+SqlExprList *p_sortlist(Parser *p) {
+  SqlExprList *l = NULL;
+  do {
+    SqlExpr *e = p_expr(p);
+    if (!e) return NULL;
+    l = p_list_add(p, l, e);
+    if (!l) return NULL;
+    SqlExprItem *it = &l->a[l->n - 1];
+    if (p_accept(p, TK_ASC)) it->sort = SQL_SORT_ASC;
+    else if (p_accept(p, TK_DESC)) it->sort = SQL_SORT_DESC;
+    if (p->tok.type == TK_NULLS) {
+      p_advance(p);
+      if (p_accept(p, TK_FIRST)) it->nulls = SQL_NULLS_FIRST;
+      else if (p_accept(p, TK_LAST)) it->nulls = SQL_NULLS_LAST;
+      else return p_syntax_error(p), NULL;
+    }
+  } while (p_accept(p, TK_COMMA));
+  return l;
+}
+
+/* CAST type: a sequence of ids, optionally (n) or (n, m); returns its text. */
+static const char *type_name(Parser *p) {
+  int start = p->tok.start;
+  if (!tk_is_ids(p->tok.type)) return p_syntax_error(p), NULL;
+  while (tk_is_ids(p->tok.type)) p_advance(p);
+  if (p_accept(p, TK_LP)) {
+    for (int k = 0; k < 2; k++) {
+      if (p->tok.type == TK_PLUS || p->tok.type == TK_MINUS) p_advance(p);
+      if (p->tok.type != TK_INTEGER && p->tok.type != TK_FLOAT) return p_syntax_error(p), NULL;
+      p_advance(p);
+      if (k == 0 && !p_accept(p, TK_COMMA)) break;
+    }
+    if (!p_expect(p, TK_RP)) return NULL;
+  }
+  return p_text(p, start, p->prev_end - start);
+}
+
+/* OVER name | OVER ( window ) -- at OVER */
+static SqlWindow *over_clause(Parser *p) {
+  p_advance(p); /* OVER */
+  if (p->tok.type == TK_LP) return p_window_spec(p, NULL);
+  SqlWindow *w = p_alloc(p, sizeof *w);
+  if (!w) return NULL;
+  w->span.start = p->tok.start;
+  w->name = p_nm(p);
+  w->span.len = p->prev_end - w->span.start;
+  return w->name ? w : NULL;
+}
+
+/* frame bound; is_start selects the grammar for the first bound */
+static int frame_bound(Parser *p, uint8_t *type, SqlExpr **e) {
+  if (p->tok.type == TK_UNBOUNDED) {
+    p_advance(p);
+    if (p_accept(p, TK_PRECEDING)) *type = SQL_BOUND_UNBOUNDED_PRECEDING;
+    else if (p_accept(p, TK_FOLLOWING)) *type = SQL_BOUND_UNBOUNDED_FOLLOWING;
+    else return p_syntax_error(p);
+    return 1;
+  }
+  if (p->tok.type == TK_CURRENT && p_peek(p, 1)->type == TK_ROW) {
+    p_advance(p);
+    p_advance(p);
+    *type = SQL_BOUND_CURRENT_ROW;
+    return 1;
+  }
+  *e = p_expr(p);
+  if (!*e) return 0;
+  if (p_accept(p, TK_PRECEDING)) *type = SQL_BOUND_PRECEDING;
+  else if (p_accept(p, TK_FOLLOWING)) *type = SQL_BOUND_FOLLOWING;
+  else return p_syntax_error(p);
+  return 1;
+}
+
+/* ( [base] [PARTITION BY ...] [ORDER BY ...] [frame] ) -- at '(' */
+SqlWindow *p_window_spec(Parser *p, const char *name) {
+  SqlWindow *w = p_alloc(p, sizeof *w);
+  if (!w) return NULL;
+  w->name = name;
+  w->span.start = p->tok.start;
+  if (!p_expect(p, TK_LP)) return NULL;
+  int t = p->tok.type;
+  if (tk_is_nm(t) && t != TK_PARTITION && t != TK_ORDER && t != TK_RANGE && t != TK_ROWS &&
+      t != TK_GROUPS && t != TK_STRING) {
+    w->base = p_nm(p);
+    if (!w->base) return NULL;
+  }
+  if (p->tok.type == TK_PARTITION) {
+    p_advance(p);
+    if (!p_expect(p, TK_BY)) return NULL;
+    w->partition = p_exprlist(p, 0);
+    if (!w->partition) return NULL;
+  }
+  if (p->tok.type == TK_ORDER) {
+    p_advance(p);
+    if (!p_expect(p, TK_BY)) return NULL;
+    w->order = p_sortlist(p);
+    if (!w->order) return NULL;
+  }
+  t = p->tok.type;
+  if (t == TK_RANGE || t == TK_ROWS || t == TK_GROUPS) {
+    w->frame = t == TK_RANGE ? SQL_FRAME_RANGE : t == TK_ROWS ? SQL_FRAME_ROWS : SQL_FRAME_GROUPS;
+    p_advance(p);
+    if (p_accept(p, TK_BETWEEN)) {
+      if (!frame_bound(p, &w->start, &w->start_expr)) return NULL;
+      if (w->start == SQL_BOUND_UNBOUNDED_FOLLOWING) {
+        /* SQLite's grammar has no UNBOUNDED FOLLOWING start */
+        return p_error(p, "near \"FOLLOWING\": syntax error"), NULL;
+      }
+      if (!p_expect(p, TK_AND)) return NULL;
+      if (!frame_bound(p, &w->end, &w->end_expr)) return NULL;
+      if (w->end == SQL_BOUND_UNBOUNDED_PRECEDING)
+        return p_error(p, "near \"PRECEDING\": syntax error"), NULL;
+    } else {
+      int at = p->tok.start, atlen = p->tok.len;
+      if (!frame_bound(p, &w->start, &w->start_expr)) return NULL;
+      if (w->start == SQL_BOUND_FOLLOWING || w->start == SQL_BOUND_UNBOUNDED_FOLLOWING) {
+        (void)at;
+        (void)atlen;
+        return p_error(p, "near \"%.*s\": syntax error", p->tok.len, p->sql + p->tok.start),
+               NULL;
+      }
+      w->end = SQL_BOUND_CURRENT_ROW;
+    }
+    if ((w->start == SQL_BOUND_CURRENT_ROW && w->end == SQL_BOUND_PRECEDING) ||
+        (w->start == SQL_BOUND_FOLLOWING &&
+         (w->end == SQL_BOUND_PRECEDING || w->end == SQL_BOUND_CURRENT_ROW)))
+      return p_error(p, "unsupported frame specification"), NULL;
+    if (p->tok.type == TK_EXCLUDE) {
+      p_advance(p);
+      if (p->tok.type == TK_NO) {
+        p_advance(p);
+        if (!p_expect(p, TK_OTHERS)) return NULL;
+        w->exclude = SQL_EXCLUDE_NO_OTHERS;
+      } else if (p->tok.type == TK_CURRENT) {
+        p_advance(p);
+        if (!p_expect(p, TK_ROW)) return NULL;
+        w->exclude = SQL_EXCLUDE_CURRENT_ROW;
+      } else if (p_accept(p, TK_GROUP)) {
+        w->exclude = SQL_EXCLUDE_GROUP;
+      } else if (p_accept(p, TK_TIES)) {
+        w->exclude = SQL_EXCLUDE_TIES;
+      } else {
+        return p_syntax_error(p), NULL;
+      }
+    }
+  }
+  if (!p_expect(p, TK_RP)) return NULL;
+  w->span.len = p->prev_end - w->span.start;
+  return w;
+}
+
+/* name ( args ) [FILTER (WHERE e)] [OVER ...] -- at the name */
+static SqlExpr *func_call(Parser *p) {
+  SqlExpr *e = p_expr_new(p, SQL_E_FUNC, p->tok.start);
+  if (!e) return NULL;
+  e->z = p_name(p, &p->tok);
+  p_advance(p); /* name */
+  p_advance(p); /* ( */
+  if (p->tok.type == TK_STAR) {
+    p_advance(p);
+    e->flags |= SQL_EF_STAR;
+  } else if (p->tok.type != TK_RP) {
+    if (p->tok.type == TK_DISTINCT) {
+      p_advance(p);
+      e->flags |= SQL_EF_DISTINCT;
+    } else if (p->tok.type == TK_ALL) {
+      p_advance(p);
+    }
+    e->list = p_exprlist(p, 0);
+    if (!e->list) return NULL;
+    if (p->tok.type == TK_ORDER) {
+      p_advance(p);
+      if (!p_expect(p, TK_BY)) return NULL;
+      e->order = p_sortlist(p);
+      if (!e->order) return NULL;
+    }
+  }
+  if (!p_expect(p, TK_RP)) return NULL;
+  if (p->tok.type == TK_FILTER && p_peek(p, 1)->type == TK_LP) {
+    p_advance(p);
+    p_advance(p);
+    if (!p_expect(p, TK_WHERE)) return NULL;
+    e->filter = p_expr(p);
+    if (!e->filter || !p_expect(p, TK_RP)) return NULL;
+  }
+  if (p->tok.type == TK_OVER) {
+    int t1 = p_peek(p, 1)->type;
+    if (t1 == TK_LP || tk_is_nm(t1)) {
+      e->over = over_clause(p);
+      if (!e->over) return NULL;
+    }
+  }
+  p_expr_end(p, e);
+  set_height(p, e);
+  return e;
+}
+
+/* ( ... ) -- a subquery, a parenthesized expression or a row value */
+static SqlExpr *paren(Parser *p) {
+  int start = p->tok.start;
+  if (!p_nest(p, NEST_PAREN)) return NULL;
+  p_advance(p);
+  SqlExpr *e;
+  if (p_starts_select(p)) {
+    e = p_expr_new(p, SQL_E_SUBQUERY, start);
+    if (!e) return NULL;
+    e->select = p_select(p);
+    if (!e->select) return NULL;
+  } else {
+    SqlExprList *l = p_exprlist(p, 0);
+    if (!l) return NULL;
+    if (l->n == 1) {
+      e = l->a[0].expr;
+      e->flags |= SQL_EF_PAREN;
+      if (!p_expect(p, TK_RP)) return NULL;
+      p->nest -= NEST_PAREN;
+      return e;
+    }
+    e = p_expr_new(p, SQL_E_ROW, start);
+    if (!e) return NULL;
+    e->list = l;
+  }
+  if (!p_expect(p, TK_RP)) return NULL;
+  p->nest -= NEST_PAREN;
+  p_expr_end(p, e);
+  set_height(p, e);
+  return e;
+}
+
+static SqlExpr *primary(Parser *p) {
+  SqlExpr *e;
+  int t = p->tok.type, start = p->tok.start;
+  switch (t) {
+    case TK_INTEGER: case TK_FLOAT: case TK_VARIABLE: case TK_BLOB: case TK_STRING:
+      if (t == TK_STRING && p_peek(p, 1)->type == TK_DOT) break; /* 'tbl'.col */
+      e = p_expr_new(p, t == TK_INTEGER ? SQL_E_INTEGER : t == TK_FLOAT ? SQL_E_FLOAT
+                        : t == TK_VARIABLE ? SQL_E_VARIABLE : t == TK_BLOB ? SQL_E_BLOB
+                        : SQL_E_STRING, start);
+      if (!e) return NULL;
+      if (t == TK_BLOB) e->z = p_text(p, start + 2, p->tok.len - 3);
+      else if (t == TK_STRING) e->z = p_name(p, &p->tok);
+      else e->z = p_text(p, start, p->tok.len);
+      p_advance(p);
+      p_expr_end(p, e);
+      return e;
+    case TK_NULL:
+      e = p_expr_new(p, SQL_E_NULL, start);
+      p_advance(p);
+      p_expr_end(p, e);
+      return e;
+    case TK_CURRENT_TIME: case TK_CURRENT_DATE: case TK_CURRENT_TIMESTAMP:
+      e = p_expr_new(p, SQL_E_CTIME, start);
+      if (!e) return NULL;
+      e->sub = (uint16_t)t;
+      p_advance(p);
+      p_expr_end(p, e);
+      return e;
+    case TK_LP:
+      return paren(p);
+    case TK_CAST:
+      e = p_expr_new(p, SQL_E_CAST, start);
+      if (!e) return NULL;
+      p_advance(p);
+      if (!p_expect(p, TK_LP)) return NULL;
+      e->a = p_expr(p);
+      if (!e->a || !p_expect(p, TK_AS)) return NULL;
+      e->z = type_name(p);
+      if (!e->z || !p_expect(p, TK_RP)) return NULL;
+      p_expr_end(p, e);
+      set_height(p, e);
+      return e;
+    case TK_CASE:
+      e = p_expr_new(p, SQL_E_CASE, start);
+      if (!e) return NULL;
+      p_advance(p);
+      if (p->tok.type != TK_WHEN) {
+        e->a = p_expr(p);
+        if (!e->a) return NULL;
+      }
+      if (p->tok.type != TK_WHEN) return p_syntax_error(p), NULL;
+      while (p_accept(p, TK_WHEN)) {
+        SqlExpr *w = p_expr(p);
+        if (!w || !p_expect(p, TK_THEN)) return NULL;
+        SqlExpr *th = p_expr(p);
+        if (!th) return NULL;
+        e->list = p_list_add(p, e->list, w);
+        e->list = p_list_add(p, e->list, th);
+        if (!e->list) return NULL;
+      }
+      if (p_accept(p, TK_ELSE)) {
+        e->b = p_expr(p);
+        if (!e->b) return NULL;
+      }
+      if (!p_expect(p, TK_END)) return NULL;
+      p_expr_end(p, e);
+      set_height(p, e);
+      return e;
+    case TK_EXISTS:
+      e = p_expr_new(p, SQL_E_EXISTS, start);
+      if (!e) return NULL;
+      p_advance(p);
+      if (!p_expect(p, TK_LP)) return NULL;
+      if (!p_nest(p, NEST_PAREN)) return NULL;
+      e->select = p_select(p);
+      if (!e->select || !p_expect(p, TK_RP)) return NULL;
+      p->nest -= NEST_PAREN;
+      p_expr_end(p, e);
+      return e;
+    case TK_RAISE:
+      e = p_expr_new(p, SQL_E_RAISE, start);
+      if (!e) return NULL;
+      p_advance(p);
+      if (!p_expect(p, TK_LP)) return NULL;
+      if (p->tok.type == TK_IGNORE) {
+        p_advance(p);
+        e->sub = TK_IGNORE;
+      } else {
+        int r = p->tok.type;
+        if (r != TK_ROLLBACK && r != TK_ABORT && r != TK_FAIL) return p_syntax_error(p), NULL;
+        e->sub = (uint16_t)r;
+        p_advance(p);
+        if (!p_expect(p, TK_COMMA)) return NULL;
+        e->z = p_nm(p);
+        if (!e->z) return NULL;
+      }
+      if (!p_expect(p, TK_RP)) return NULL;
+      p_expr_end(p, e);
+      return e;
+    default:
+      break;
+  }
+  if (!tk_is_nm(t)) return p_syntax_error(p), NULL;
+  const SqlTok *n1 = p_peek(p, 1);
+  if (n1->type == TK_LP && (tk_is_id(t) || t == TK_INDEXED)) return func_call(p);
+  e = p_expr_new(p, SQL_E_ID, start);
+  if (!e) return NULL;
+  if (p->sql[start] == '"') e->flags |= SQL_EF_QUOTED;
+  e->z = p_name(p, &p->tok);
+  p_advance(p);
+  if (p->tok.type == TK_DOT) {
+    p_advance(p);
+    const char *second = p_nm(p);
+    if (!second) return NULL;
+    e->op = SQL_E_COLUMN;
+    e->flags &= (uint8_t)~SQL_EF_QUOTED;
+    e->table = e->z;
+    e->z = second;
+    if (p->tok.type == TK_DOT) {
+      p_advance(p);
+      const char *third = p_nm(p);
+      if (!third) return NULL;
+      e->schema = e->table;
+      e->table = e->z;
+      e->z = third;
+    }
+  } else if (t == TK_STRING) {
+    e->op = SQL_E_STRING;
+  }
+  p_expr_end(p, e);
+  return e;
+}
+
+static SqlExpr *unary(Parser *p) {
+  int t = p->tok.type;
+  if (t == TK_MINUS || t == TK_PLUS || t == TK_BITNOT || t == TK_NOT) {
+    int start = p->tok.start;
+    if (!p_nest(p, NEST_UNARY)) return NULL;
+    p_advance(p);
+    SqlExpr *a = p_expr_prec(p, t == TK_NOT ? PREC_NOT : PREC_UNARY);
+    if (!a) return NULL;
+    p->nest -= NEST_UNARY;
+    SqlExpr *e = p_expr_new(p, SQL_E_UNARY, start);
+    if (!e) return NULL;
+    e->sub = (uint16_t)t;
+    e->a = a;
+    p_expr_end(p, e);
+    set_height(p, e);
+    return e;
+  }
+  return primary(p);
+}
+
+/* binary operator precedence of the current token, 0 if none */
+static int binop_prec(Parser *p) {
+  switch (p->tok.type) {
+    case TK_OR: return PREC_OR;
+    case TK_AND: return PREC_AND;
+    case TK_EQ: case TK_NE: case TK_IS: case TK_IN: case TK_LIKE: case TK_GLOB: case TK_MATCH:
+    case TK_REGEXP: case TK_BETWEEN: case TK_ISNULL: case TK_NOTNULL:
+      return PREC_EQ;
+    case TK_NOT: {
+      int t1 = p_peek(p, 1)->type;
+      if (t1 == TK_IN || t1 == TK_LIKE || t1 == TK_GLOB || t1 == TK_MATCH || t1 == TK_REGEXP ||
+          t1 == TK_BETWEEN || t1 == TK_NULL)
+        return PREC_EQ;
+      return 0;
+    }
+    case TK_LT: case TK_LE: case TK_GT: case TK_GE: return PREC_CMP;
+    case TK_BITAND: case TK_BITOR: case TK_LSHIFT: case TK_RSHIFT: return PREC_BIT;
+    case TK_PLUS: case TK_MINUS: return PREC_ADD;
+    case TK_STAR: case TK_SLASH: case TK_REM: return PREC_MUL;
+    case TK_CONCAT: case TK_PTR: return PREC_CONCAT;
+    case TK_COLLATE: return PREC_COLLATE;
+    default: return 0;
+  }
+}
+
+/* right side of IN -- after IN */
+static SqlExpr *in_rhs(Parser *p, SqlExpr *e) {
+  if (p->tok.type == TK_LP) {
+    if (!p_nest(p, NEST_PAREN)) return NULL;
+    p_advance(p);
+    if (p_starts_select(p)) {
+      e->select = p_select(p);
+      if (!e->select) return NULL;
+    } else {
+      e->list = p_exprlist(p, 1);
+      if (!e->list) return NULL;
+    }
+    if (!p_expect(p, TK_RP)) return NULL;
+    p->nest -= NEST_PAREN;
+    return e;
+  }
+  /* IN table | IN schema.table | IN tvf(args) */
+  const char *a = p_nm(p);
+  if (!a) return NULL;
+  e->table = a;
+  if (p_accept(p, TK_DOT)) {
+    e->schema = a;
+    e->table = p_nm(p);
+    if (!e->table) return NULL;
+  }
+  if (p->tok.type == TK_LP) {
+    p_advance(p);
+    e->list = p_exprlist(p, 1);
+    if (!e->list || !p_expect(p, TK_RP)) return NULL;
+    e->flags |= SQL_EF_STAR; /* marks "table-valued function with arguments" */
+  }
+  return e;
+}
+
+SqlExpr *p_expr_prec(Parser *p, int min) {
+  if (p->rc) return NULL;
+  SqlExpr *left = unary(p);
+  if (!left) return NULL;
+  for (;;) {
+    int prec = binop_prec(p);
+    if (!prec || prec < min) return left;
+    int t = p->tok.type;
+    int start = left->span.start;
+    SqlExpr *e;
+    int negate = 0;
+    if (t == TK_NOT) {
+      negate = 1;
+      p_advance(p);
+      t = p->tok.type;
+    }
+    switch (t) {
+      case TK_ISNULL: case TK_NOTNULL:
+        p_advance(p);
+        e = p_expr_new(p, t == TK_ISNULL ? SQL_E_ISNULL : SQL_E_NOTNULL, start);
+        if (!e) return NULL;
+        e->a = left;
+        break;
+      case TK_NULL: /* NOT NULL */
+        p_advance(p);
+        e = p_expr_new(p, SQL_E_NOTNULL, start);
+        if (!e) return NULL;
+        e->a = left;
+        break;
+      case TK_IS: {
+        p_advance(p);
+        int op = SQL_E_BINARY;
+        if (p_accept(p, TK_NOT)) op = SQL_E_ISNOT;
+        if (p->tok.type == TK_DISTINCT) {
+          p_advance(p);
+          if (!p_expect(p, TK_FROM)) return NULL;
+          op = (op == SQL_E_ISNOT) ? SQL_E_BINARY : SQL_E_ISNOT;
+        }
+        SqlExpr *r = p_expr_prec(p, prec + 1);
+        if (!r) return NULL;
+        e = binary(p, op, TK_IS, left, r);
+        if (!e) return NULL;
+        left = e;
+        continue;
+      }
+      case TK_IN:
+        p_advance(p);
+        e = p_expr_new(p, SQL_E_IN, start);
+        if (!e) return NULL;
+        e->a = left;
+        if (!in_rhs(p, e)) return NULL;
+        break;
+      case TK_LIKE: case TK_GLOB: case TK_MATCH: case TK_REGEXP:
+        p_advance(p);
+        e = p_expr_new(p, SQL_E_LIKE, start);
+        if (!e) return NULL;
+        e->sub = (uint16_t)t;
+        e->a = left;
+        e->b = p_expr_prec(p, prec + 1);
+        if (!e->b) return NULL;
+        if (p_accept(p, TK_ESCAPE)) {
+          e->c = p_expr_prec(p, PREC_CMP);
+          if (!e->c) return NULL;
+        }
+        break;
+      case TK_BETWEEN:
+        p_advance(p);
+        e = p_expr_new(p, SQL_E_BETWEEN, start);
+        if (!e) return NULL;
+        e->a = left;
+        e->b = p_expr_prec(p, PREC_NOT);
+        if (!e->b || !p_expect(p, TK_AND)) return NULL;
+        e->c = p_expr_prec(p, prec + 1);
+        if (!e->c) return NULL;
+        break;
+      case TK_COLLATE:
+        p_advance(p);
+        if (!tk_is_ids(p->tok.type)) return p_syntax_error(p), NULL;
+        e = p_expr_new(p, SQL_E_COLLATE, start);
+        if (!e) return NULL;
+        e->z = p_name(p, &p->tok);
+        e->a = left;
+        p_advance(p);
+        break;
+      default: {
+        int oplen = p->tok.len;
+        p_advance(p);
+        SqlExpr *r = p_expr_prec(p, prec + 1);
+        if (!r) return NULL;
+        e = binary(p, SQL_E_BINARY, t, left, r);
+        if (!e) return NULL;
+        if (t == TK_PTR) e->z = oplen == 3 ? "->>" : "->";
+        left = e;
+        continue;
+      }
+    }
+    if (negate) e->flags |= SQL_EF_NOT;
+    p_expr_end(p, e);
+    set_height(p, e);
+    if (p->rc) return NULL;
+    left = e;
+  }
+}
+
+SqlExpr *p_expr(Parser *p) { return p_expr_prec(p, PREC_OR); }

@@ -1,0 +1,427 @@
+/*
+ * parse_select.c -- SELECT: WITH clauses, compound chains, result columns,
+ * FROM (joins, subqueries, table-valued functions), GROUP BY, HAVING,
+ * WINDOW, ORDER BY, LIMIT, and VALUES.
+ *
+ * Invariants:
+ *  1. A compound is built as a chain through `prior`; ORDER BY or LIMIT on
+ *     any core but the last is reported as SQLite does ("ORDER BY clause
+ *     should come after UNION not before") once the chain is complete.
+ *  2. Join operators are combined with SQLite's rules (keyword bit sets,
+ *     "unknown join type: ..." for impossible combinations).
+ */
+#include <string.h>
+
+#include "parse_int.h"
+
+#define COMPOUND_MAX 500
+
+SqlWith *p_with(Parser *p) {
+  SqlWith *w = p_alloc(p, sizeof *w);
+  if (!w) return NULL;
+  p_advance(p); /* WITH */
+  if (p_accept(p, TK_RECURSIVE)) w->recursive = 1;
+  int cap = 0;
+  do {
+    if (w->n == cap) {
+      cap = cap ? cap * 2 : 4;
+      SqlCte *a = p_alloc(p, sizeof(SqlCte) * (size_t)cap);
+      if (!a) return NULL;
+      if (w->n) memcpy(a, w->a, sizeof(SqlCte) * (size_t)w->n);
+      w->a = a;
+    }
+    SqlCte *c = &w->a[w->n++];
+    c->span.start = p->tok.start;
+    c->name = p_nm(p);
+    if (!c->name) return NULL;
+    if (p->tok.type == TK_LP) {
+      c->columns = p_idlist_paren(p);
+      if (!c->columns) return NULL;
+    }
+    if (!p_expect(p, TK_AS)) return NULL;
+    if (p->tok.type == TK_MATERIALIZED) {
+      p_advance(p);
+      c->materialized = 1;
+    } else if (p->tok.type == TK_NOT) {
+      p_advance(p);
+      if (!p_expect(p, TK_MATERIALIZED)) return NULL;
+      c->materialized = 2;
+    }
+    if (!p_expect(p, TK_LP)) return NULL;
+    c->select = p_select(p);
+    if (!c->select || !p_expect(p, TK_RP)) return NULL;
+    c->span.len = p->prev_end - c->span.start;
+  } while (p_accept(p, TK_COMMA));
+  return w;
+}
+
+/* optional alias: AS nm | ids */
+static const char *alias_opt(Parser *p, int *ok) {
+  *ok = 1;
+  if (p_accept(p, TK_AS)) {
+    const char *a = p_nm(p);
+    if (!a) *ok = 0;
+    return a;
+  }
+  if (tk_is_ids(p->tok.type)) {
+    const char *a = p_name(p, &p->tok);
+    p_advance(p);
+    if (!a) *ok = 0;
+    return a;
+  }
+  return NULL;
+}
+
+SqlExprList *p_result_cols(Parser *p) {
+  SqlExprList *l = NULL;
+  do {
+    int start = p->tok.start;
+    SqlExpr *e;
+    if (p->tok.type == TK_STAR) {
+      e = p_expr_new(p, SQL_E_STAR, start);
+      p_advance(p);
+      p_expr_end(p, e);
+      l = p_list_add(p, l, e);
+      continue;
+    }
+    if (tk_is_nm(p->tok.type) && p_peek(p, 1)->type == TK_DOT && p_peek(p, 2)->type == TK_STAR) {
+      e = p_expr_new(p, SQL_E_STAR, start);
+      if (!e) return NULL;
+      e->table = p_name(p, &p->tok);
+      p_advance(p);
+      p_advance(p);
+      p_advance(p);
+      p_expr_end(p, e);
+      l = p_list_add(p, l, e);
+      continue;
+    }
+    e = p_expr(p);
+    if (!e) return NULL;
+    l = p_list_add(p, l, e);
+    if (!l) return NULL;
+    l->a[l->n - 1].span.start = start;
+    l->a[l->n - 1].span.len = p->prev_end - start;
+    int ok;
+    l->a[l->n - 1].name = alias_opt(p, &ok);
+    if (!ok) return NULL;
+  } while (l && p_accept(p, TK_COMMA));
+  return l;
+}
+
+/* ---- FROM ---- */
+
+static SqlSrcItem *src_add(Parser *p, SqlSrcList *l) {
+  if (l->n == l->cap) {
+    int cap = l->cap ? l->cap * 2 : 4;
+    SqlSrcItem *a = p_alloc(p, sizeof(SqlSrcItem) * (size_t)cap);
+    if (!a) return NULL;
+    if (l->n) memcpy(a, l->a, sizeof(SqlSrcItem) * (size_t)l->n);
+    l->a = a;
+    l->cap = cap;
+  }
+  SqlSrcItem *it = &l->a[l->n++];
+  memset(it, 0, sizeof *it);
+  return it;
+}
+
+/* keyword bits for a join word, 0 if not one */
+static int join_bits(Parser *p, const SqlTok *t) {
+  switch (t->type) {
+    case TK_NATURAL: return SQL_JOIN_NATURAL;
+    case TK_LEFT: return SQL_JOIN_LEFT | SQL_JOIN_OUTER;
+    case TK_OUTER: return SQL_JOIN_OUTER;
+    case TK_RIGHT: return SQL_JOIN_RIGHT | SQL_JOIN_OUTER;
+    case TK_FULL: return SQL_JOIN_LEFT | SQL_JOIN_RIGHT | SQL_JOIN_OUTER;
+    case TK_INNER: return SQL_JOIN_INNER;
+    case TK_CROSS: return SQL_JOIN_INNER | SQL_JOIN_CROSS;
+    default: return 0;
+  }
+}
+
+/* join operator at a join keyword: JOIN_KW [nm [nm]] JOIN */
+static int join_op(Parser *p) {
+  SqlTok w[3];
+  int nw = 0;
+  w[nw++] = p->tok;
+  p_advance(p);
+  while (p->tok.type != TK_JOIN && nw < 3) {
+    if (!tk_is_nm(p->tok.type)) return p_syntax_error(p), -1;
+    w[nw++] = p->tok;
+    p_advance(p);
+  }
+  if (!p_expect(p, TK_JOIN)) return -1;
+  int bits = 0, bad = 0;
+  for (int i = 0; i < nw; i++) {
+    int b = join_bits(p, &w[i]);
+    if (!b) bad = 1;
+    bits |= b;
+  }
+  if (bad || ((bits & SQL_JOIN_INNER) && (bits & SQL_JOIN_OUTER)) ||
+      ((bits & SQL_JOIN_OUTER) && !(bits & (SQL_JOIN_LEFT | SQL_JOIN_RIGHT)))) {
+    const char *z = p->sql;
+    if (nw == 1)
+      p_error(p, "unknown join type: %.*s", w[0].len, z + w[0].start);
+    else if (nw == 2)
+      p_error(p, "unknown join type: %.*s %.*s", w[0].len, z + w[0].start, w[1].len,
+              z + w[1].start);
+    else
+      p_error(p, "unknown join type: %.*s %.*s %.*s", w[0].len, z + w[0].start, w[1].len,
+              z + w[1].start, w[2].len, z + w[2].start);
+    return -1;
+  }
+  return bits;
+}
+
+static SqlSrcList *seltablist(Parser *p);
+
+/* one FROM item and its ON/USING; jointype already set by the caller */
+static int src_item(Parser *p, SqlSrcItem *it, int first) {
+  it->span.start = p->tok.start;
+  int ok;
+  if (p->tok.type == TK_LP) {
+    if (!p_nest(p, NEST_PAREN)) return 0;
+    p_advance(p);
+    if (p_starts_select(p)) {
+      it->select = p_select(p);
+      if (!it->select) return 0;
+    } else {
+      it->nested = seltablist(p);
+      if (!it->nested) return 0;
+    }
+    if (!p_expect(p, TK_RP)) return 0;
+    p->nest -= NEST_PAREN;
+    it->alias = alias_opt(p, &ok);
+    if (!ok) return 0;
+  } else {
+    it->name = p_nm(p);
+    if (!it->name) return 0;
+    if (p_accept(p, TK_DOT)) {
+      it->schema = it->name;
+      it->name = p_nm(p);
+      if (!it->name) return 0;
+    }
+    if (p->tok.type == TK_LP) {
+      p_advance(p);
+      it->has_args = 1;
+      it->args = p_exprlist(p, 1);
+      if (!it->args || !p_expect(p, TK_RP)) return 0;
+      it->alias = alias_opt(p, &ok);
+      if (!ok) return 0;
+    } else {
+      it->alias = alias_opt(p, &ok);
+      if (!ok) return 0;
+      if (p->tok.type == TK_INDEXED) {
+        p_advance(p);
+        if (!p_expect(p, TK_BY)) return 0;
+        it->indexed_by = p_nm(p);
+        if (!it->indexed_by) return 0;
+      } else if (p->tok.type == TK_NOT && p_peek(p, 1)->type == TK_INDEXED) {
+        p_advance(p);
+        p_advance(p);
+        it->not_indexed = 1;
+      }
+    }
+  }
+  it->span.len = p->prev_end - it->span.start;
+  if (p->tok.type == TK_ON) {
+    if (first) return p_error(p, "a JOIN clause is required before ON");
+    p_advance(p);
+    it->on = p_expr(p);
+    if (!it->on) return 0;
+  } else if (p->tok.type == TK_USING) {
+    if (first) return p_error(p, "a JOIN clause is required before USING");
+    p_advance(p);
+    it->using_cols = p_idlist_paren(p);
+    if (!it->using_cols) return 0;
+  }
+  return 1;
+}
+
+static SqlSrcList *seltablist(Parser *p) {
+  SqlSrcList *l = p_alloc(p, sizeof *l);
+  if (!l) return NULL;
+  int jt = 0;
+  for (;;) {
+    SqlSrcItem *it = src_add(p, l);
+    if (!it) return NULL;
+    it->jointype = (uint8_t)jt;
+    if (!src_item(p, it, l->n == 1)) return NULL;
+    int t = p->tok.type;
+    if (t == TK_COMMA) {
+      p_advance(p);
+      jt = SQL_JOIN_COMMA;
+    } else if (t == TK_JOIN) {
+      p_advance(p);
+      jt = SQL_JOIN_INNER;
+    } else if (tk_is_join(t)) {
+      jt = join_op(p);
+      if (jt < 0) return NULL;
+    } else {
+      return l;
+    }
+  }
+}
+
+SqlSrcList *p_from(Parser *p) { return seltablist(p); }
+
+/* ---- SELECT ---- */
+
+static SqlSelect *values_core(Parser *p) {
+  SqlSelect *s = p_alloc(p, sizeof *s);
+  if (!s) return NULL;
+  s->kind = SQL_SEL_VALUES;
+  s->span.start = p->tok.start;
+  p_advance(p); /* VALUES */
+  do {
+    int start = p->tok.start;
+    if (!p_expect(p, TK_LP)) return NULL;
+    SqlExpr *row = p_expr_new(p, SQL_E_ROW, start);
+    if (!row) return NULL;
+    row->list = p_exprlist(p, 0);
+    if (!row->list || !p_expect(p, TK_RP)) return NULL;
+    p_expr_end(p, row);
+    s->cols = p_list_add(p, s->cols, row);
+    if (!s->cols) return NULL;
+  } while (p_accept(p, TK_COMMA));
+  s->span.len = p->prev_end - s->span.start;
+  return s;
+}
+
+/* WINDOW name AS (spec), ... -- at WINDOW */
+static SqlWindow *window_clause(Parser *p) {
+  SqlWindow *head = NULL, **tail = &head;
+  p_advance(p);
+  do {
+    const char *name = p_nm(p);
+    if (!name || !p_expect(p, TK_AS)) return NULL;
+    SqlWindow *w = p_window_spec(p, name);
+    if (!w) return NULL;
+    *tail = w;
+    tail = &w->next;
+  } while (p_accept(p, TK_COMMA));
+  return head;
+}
+
+static int order_limit(Parser *p, SqlSelect *s) {
+  if (p->tok.type == TK_ORDER) {
+    p_advance(p);
+    if (!p_expect(p, TK_BY)) return 0;
+    s->order_by = p_sortlist(p);
+    if (!s->order_by) return 0;
+  }
+  if (p->tok.type == TK_LIMIT) {
+    p_advance(p);
+    s->limit = p_expr(p);
+    if (!s->limit) return 0;
+    if (p_accept(p, TK_OFFSET)) {
+      s->offset = p_expr(p);
+      if (!s->offset) return 0;
+    } else if (p_accept(p, TK_COMMA)) {
+      /* LIMIT a, b means OFFSET a LIMIT b */
+      s->offset = s->limit;
+      s->limit = p_expr(p);
+      if (!s->limit) return 0;
+    }
+  }
+  return 1;
+}
+
+static SqlSelect *select_core(Parser *p) {
+  if (p->tok.type == TK_VALUES) return values_core(p);
+  SqlSelect *s = p_alloc(p, sizeof *s);
+  if (!s) return NULL;
+  s->span.start = p->tok.start;
+  if (!p_expect(p, TK_SELECT)) return NULL;
+  if (p_accept(p, TK_DISTINCT)) s->distinct = 1;
+  else if (p_accept(p, TK_ALL)) s->distinct = 2;
+  s->cols = p_result_cols(p);
+  if (!s->cols) return NULL;
+  if (p_accept(p, TK_FROM)) {
+    s->from = p_from(p);
+    if (!s->from) return NULL;
+  }
+  if (p_accept(p, TK_WHERE)) {
+    s->where = p_expr(p);
+    if (!s->where) return NULL;
+  }
+  if (p->tok.type == TK_GROUP) {
+    p_advance(p);
+    if (!p_expect(p, TK_BY)) return NULL;
+    s->group_by = p_exprlist(p, 0);
+    if (!s->group_by) return NULL;
+  }
+  if (p_accept(p, TK_HAVING)) {
+    s->having = p_expr(p);
+    if (!s->having) return NULL;
+  }
+  if (p->tok.type == TK_WINDOW) {
+    const SqlTok *t1 = p_peek(p, 1);
+    if (tk_is_nm(t1->type) && p_peek(p, 2)->type == TK_AS) {
+      s->windows = window_clause(p);
+      if (!s->windows) return NULL;
+    }
+  }
+  if (!order_limit(p, s)) return NULL;
+  s->span.len = p->prev_end - s->span.start;
+  return s;
+}
+
+static const char *compound_name(int op) {
+  switch (op) {
+    case SQL_COMPOUND_UNION: return "UNION";
+    case SQL_COMPOUND_UNION_ALL: return "UNION ALL";
+    case SQL_COMPOUND_INTERSECT: return "INTERSECT";
+    default: return "EXCEPT";
+  }
+}
+
+SqlSelect *p_select_with(Parser *p, SqlWith *with) {
+  int start = with ? p->prev_end : p->tok.start;
+  (void)start;
+  if (!p_nest(p, NEST_SELECT)) return NULL;
+  SqlSelect *s = select_core(p);
+  if (!s) return NULL;
+  int cnt = 1;
+  for (;;) {
+    int op;
+    if (p->tok.type == TK_UNION) {
+      p_advance(p);
+      op = p_accept(p, TK_ALL) ? SQL_COMPOUND_UNION_ALL : SQL_COMPOUND_UNION;
+    } else if (p->tok.type == TK_INTERSECT) {
+      p_advance(p);
+      op = SQL_COMPOUND_INTERSECT;
+    } else if (p->tok.type == TK_EXCEPT) {
+      p_advance(p);
+      op = SQL_COMPOUND_EXCEPT;
+    } else {
+      break;
+    }
+    SqlSelect *r = select_core(p);
+    if (!r) return NULL;
+    r->compound = (uint8_t)op;
+    r->prior = s;
+    s = r;
+    cnt++;
+  }
+  /* ORDER BY / LIMIT must be on the last core only (checked from the end) */
+  for (SqlSelect *next = s, *q = s->prior; q; next = q, q = q->prior) {
+    if (q->order_by || q->limit) {
+      p_error(p, "%s clause should come after %s not before", q->order_by ? "ORDER BY" : "LIMIT",
+              compound_name(next->compound));
+      return NULL;
+    }
+  }
+  if (cnt > COMPOUND_MAX) return p_error(p, "too many terms in compound SELECT"), NULL;
+  s->with = with;
+  p->nest -= NEST_SELECT;
+  return s;
+}
+
+SqlSelect *p_select(Parser *p) {
+  SqlWith *with = NULL;
+  if (p->tok.type == TK_WITH) {
+    with = p_with(p);
+    if (!with) return NULL;
+  }
+  return p_select_with(p, with);
+}

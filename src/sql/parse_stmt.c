@@ -1,0 +1,1170 @@
+/*
+ * parse_stmt.c -- statements: DML (INSERT, UPDATE, DELETE with UPSERT and
+ * RETURNING), DDL (CREATE TABLE/INDEX/VIEW/TRIGGER/VIRTUAL TABLE, DROP,
+ * ALTER), transactions, PRAGMA, ATTACH/DETACH, VACUUM, ANALYZE, REINDEX,
+ * EXPLAIN, and the entry point sql_parse.
+ *
+ * Invariants:
+ *  1. sql_parse consumes exactly one statement and its ';' (if any); the
+ *     tail is the text after it.
+ *  2. On any error nothing but the arena holds memory: the caller frees the
+ *     arena, and *errmsg is the only shale_malloc'ed result.
+ */
+#include <assert.h>
+#include <string.h>
+
+#include "parse_int.h"
+
+static SqlStmt *stmt_new(Parser *p, int kind, int start) {
+  SqlStmt *s = p_alloc(p, sizeof *s);
+  if (!s) return NULL;
+  s->kind = (uint8_t)kind;
+  s->span.start = start;
+  return s;
+}
+
+/* IF NOT EXISTS -- returns 1 if present, 0 if absent, -1 on error */
+static int if_not_exists(Parser *p) {
+  if (p->tok.type != TK_IF) return 0;
+  p_advance(p);
+  if (!p_expect(p, TK_NOT) || !p_expect(p, TK_EXISTS)) return -1;
+  return 1;
+}
+
+static int if_exists(Parser *p) {
+  if (p->tok.type != TK_IF) return 0;
+  p_advance(p);
+  if (!p_expect(p, TK_EXISTS)) return -1;
+  return 1;
+}
+
+/* RETURNING result-columns (optional) */
+static int returning(Parser *p, SqlExprList **out) {
+  if (p->tok.type != TK_RETURNING) return 1;
+  p_advance(p);
+  *out = p_result_cols(p);
+  return *out != NULL;
+}
+
+/* xfullname: nm [. nm] [AS nm] [INDEXED BY nm | NOT INDEXED] */
+static SqlSrcItem *dml_target(Parser *p) {
+  SqlSrcItem *it = p_alloc(p, sizeof *it);
+  if (!it) return NULL;
+  it->span.start = p->tok.start;
+  it->name = p_nm(p);
+  if (!it->name) return NULL;
+  if (p_accept(p, TK_DOT)) {
+    if (p->in_trigger)
+      return p_error(p, "qualified table names are not allowed on INSERT, UPDATE, and DELETE "
+                        "statements within triggers"), NULL;
+    it->schema = it->name;
+    it->name = p_nm(p);
+    if (!it->name) return NULL;
+  }
+  if (p_accept(p, TK_AS)) {
+    it->alias = p_nm(p);
+    if (!it->alias) return NULL;
+  }
+  if (p->tok.type == TK_INDEXED) {
+    p_advance(p);
+    if (!p_expect(p, TK_BY)) return NULL;
+    it->indexed_by = p_nm(p);
+    if (!it->indexed_by) return NULL;
+  } else if (p->tok.type == TK_NOT) {
+    p_advance(p);
+    if (!p_expect(p, TK_INDEXED)) return NULL;
+    it->not_indexed = 1;
+  }
+  if (p->in_trigger && (it->indexed_by || it->not_indexed))
+    return p_error(p, "the INDEXED BY clause is not allowed on UPDATE or DELETE statements "
+                      "within triggers"), NULL;
+  it->span.len = p->prev_end - it->span.start;
+  return it;
+}
+
+static int order_limit_dml(Parser *p, SqlExprList **order, SqlExpr **limit, SqlExpr **offset) {
+  if (p->tok.type == TK_ORDER) {
+    p_advance(p);
+    if (!p_expect(p, TK_BY)) return 0;
+    *order = p_sortlist(p);
+    if (!*order) return 0;
+  }
+  if (p->tok.type == TK_LIMIT) {
+    p_advance(p);
+    *limit = p_expr(p);
+    if (!*limit) return 0;
+    if (p_accept(p, TK_OFFSET)) {
+      *offset = p_expr(p);
+      if (!*offset) return 0;
+    } else if (p_accept(p, TK_COMMA)) {
+      *offset = *limit;
+      *limit = p_expr(p);
+      if (!*limit) return 0;
+    }
+  }
+  return 1;
+}
+
+/* SET a = e, (b, c) = e, ... -- after SET */
+static SqlExprList *setlist(Parser *p) {
+  SqlExprList *l = NULL;
+  do {
+    const char **names = NULL;
+    int nnames = 0;
+    const char *name = NULL;
+    if (p->tok.type == TK_LP) {
+      SqlIdList *ids = p_idlist_paren(p);
+      if (!ids) return NULL;
+      names = ids->a;
+      nnames = ids->n;
+    } else {
+      name = p_nm(p);
+      if (!name) return NULL;
+    }
+    if (!p_expect(p, TK_EQ)) return NULL;
+    SqlExpr *e = p_expr(p);
+    if (!e) return NULL;
+    if (names && e->op != SQL_E_SUBQUERY) {
+      int n = e->op == SQL_E_ROW ? e->list->n : 1;
+      if (n != nnames) return p_error(p, "%d columns assigned %d values", nnames, n), NULL;
+    }
+    l = p_list_add(p, l, e);
+    if (!l) return NULL;
+    l->a[l->n - 1].name = name;
+    l->a[l->n - 1].names = names;
+    l->a[l->n - 1].nnames = nnames;
+  } while (p_accept(p, TK_COMMA));
+  return l;
+}
+
+static SqlStmt *insert_stmt(Parser *p, SqlWith *with, int start) {
+  SqlStmt *s = stmt_new(p, SQL_STMT_INSERT, start);
+  if (!s) return NULL;
+  SqlInsert *ins = &s->u.insert;
+  ins->with = with;
+  if (p_accept(p, TK_REPLACE)) {
+    ins->or_conflict = SQL_OE_REPLACE;
+  } else {
+    if (!p_expect(p, TK_INSERT)) return NULL;
+    if (p_accept(p, TK_OR)) {
+      ins->or_conflict = (uint8_t)p_conflict(p);
+      if (!ins->or_conflict) return NULL;
+    }
+  }
+  if (!p_expect(p, TK_INTO)) return NULL;
+  ins->table.span.start = p->tok.start;
+  ins->table.name = p_nm(p);
+  if (!ins->table.name) return NULL;
+  if (p_accept(p, TK_DOT)) {
+    if (p->in_trigger)
+      return p_error(p, "qualified table names are not allowed on INSERT, UPDATE, and DELETE "
+                        "statements within triggers"), NULL;
+    ins->table.schema = ins->table.name;
+    ins->table.name = p_nm(p);
+    if (!ins->table.name) return NULL;
+  }
+  ins->table.span.len = p->prev_end - ins->table.span.start;
+  if (p_accept(p, TK_AS)) {
+    ins->alias = p_nm(p);
+    if (!ins->alias) return NULL;
+  }
+  if (p->tok.type == TK_LP) {
+    ins->columns = p_idlist_paren(p);
+    if (!ins->columns) return NULL;
+  }
+  if (p->tok.type == TK_DEFAULT) {
+    p_advance(p);
+    if (!p_expect(p, TK_VALUES)) return NULL;
+  } else {
+    if (!p_starts_select(p)) return p_syntax_error(p), NULL;
+    ins->select = p_select(p);
+    if (!ins->select) return NULL;
+    /* UPSERT clauses */
+    SqlUpsert **tail = &ins->upsert;
+    while (p->tok.type == TK_ON) {
+      p_advance(p);
+      if (!p_expect(p, TK_CONFLICT)) return NULL;
+      SqlUpsert *u = p_alloc(p, sizeof *u);
+      if (!u) return NULL;
+      if (p->tok.type == TK_LP) {
+        p_advance(p);
+        u->target = p_sortlist(p);
+        if (!u->target || !p_expect(p, TK_RP)) return NULL;
+        if (p_accept(p, TK_WHERE)) {
+          u->target_where = p_expr(p);
+          if (!u->target_where) return NULL;
+        }
+      }
+      if (!p_expect(p, TK_DO)) return NULL;
+      if (p_accept(p, TK_NOTHING)) {
+        u->do_nothing = 1;
+      } else {
+        if (!p_expect(p, TK_UPDATE) || !p_expect(p, TK_SET)) return NULL;
+        u->set = setlist(p);
+        if (!u->set) return NULL;
+        if (p_accept(p, TK_WHERE)) {
+          u->where = p_expr(p);
+          if (!u->where) return NULL;
+        }
+      }
+      *tail = u;
+      tail = &u->next;
+      if (!u->target) break; /* the last clause may omit the target */
+    }
+  }
+  if (!returning(p, &ins->returning)) return NULL;
+  return s;
+}
+
+static SqlStmt *update_stmt(Parser *p, SqlWith *with, int start) {
+  SqlStmt *s = stmt_new(p, SQL_STMT_UPDATE, start);
+  if (!s) return NULL;
+  SqlUpdate *u = &s->u.update;
+  u->with = with;
+  p_advance(p); /* UPDATE */
+  if (p_accept(p, TK_OR)) {
+    u->or_conflict = (uint8_t)p_conflict(p);
+    if (!u->or_conflict) return NULL;
+  }
+  u->table = dml_target(p);
+  if (!u->table || !p_expect(p, TK_SET)) return NULL;
+  u->set = setlist(p);
+  if (!u->set) return NULL;
+  if (p_accept(p, TK_FROM)) {
+    u->from = p_from(p);
+    if (!u->from) return NULL;
+  }
+  if (p_accept(p, TK_WHERE)) {
+    u->where = p_expr(p);
+    if (!u->where) return NULL;
+  }
+  if (!returning(p, &u->returning)) return NULL;
+  if (!order_limit_dml(p, &u->order_by, &u->limit, &u->offset)) return NULL;
+  return s;
+}
+
+static SqlStmt *delete_stmt(Parser *p, SqlWith *with, int start) {
+  SqlStmt *s = stmt_new(p, SQL_STMT_DELETE, start);
+  if (!s) return NULL;
+  SqlDelete *d = &s->u.del;
+  d->with = with;
+  p_advance(p); /* DELETE */
+  if (!p_expect(p, TK_FROM)) return NULL;
+  d->table = dml_target(p);
+  if (!d->table) return NULL;
+  if (p_accept(p, TK_WHERE)) {
+    d->where = p_expr(p);
+    if (!d->where) return NULL;
+  }
+  if (!returning(p, &d->returning)) return NULL;
+  if (!order_limit_dml(p, &d->order_by, &d->limit, &d->offset)) return NULL;
+  return s;
+}
+
+/* ---- CREATE TABLE ---- */
+
+/* ON CONFLICT resolution after a constraint (optional) */
+static int onconf(Parser *p, uint8_t *out) {
+  if (p->tok.type != TK_ON) return 1;
+  p_advance(p);
+  if (!p_expect(p, TK_CONFLICT)) return 0;
+  int r = p_conflict(p);
+  *out = (uint8_t)r;
+  return r != 0;
+}
+
+/* ids in a type name: identifiers and strings, except words that start a
+ * column constraint */
+static int type_word(int t) { return tk_is_ids(t) && t != TK_GENERATED; }
+
+static int signed_number(Parser *p) {
+  if (p->tok.type == TK_PLUS || p->tok.type == TK_MINUS) p_advance(p);
+  if (p->tok.type != TK_INTEGER && p->tok.type != TK_FLOAT) return p_syntax_error(p);
+  p_advance(p);
+  return 1;
+}
+
+/* FK actions and MATCH after REFERENCES tbl(cols) */
+static int refargs(Parser *p, SqlForeignKey *fk) {
+  for (;;) {
+    if (p->tok.type == TK_MATCH) {
+      p_advance(p);
+      fk->match = p_nm(p);
+      if (!fk->match) return 0;
+    } else if (p->tok.type == TK_ON) {
+      int t1 = p_peek(p, 1)->type;
+      if (t1 != TK_DELETE && t1 != TK_UPDATE) return 1; /* ON CONFLICT of a later clause */
+      p_advance(p);
+      p_advance(p);
+      int act;
+      if (p_accept(p, TK_SET)) {
+        if (p_accept(p, TK_NULL)) act = SQL_FK_SET_NULL;
+        else if (p_accept(p, TK_DEFAULT)) act = SQL_FK_SET_DEFAULT;
+        else return p_syntax_error(p);
+      } else if (p_accept(p, TK_CASCADE)) {
+        act = SQL_FK_CASCADE;
+      } else if (p_accept(p, TK_RESTRICT)) {
+        act = SQL_FK_RESTRICT;
+      } else if (p_accept(p, TK_NO)) {
+        if (!p_expect(p, TK_ACTION)) return 0;
+        act = SQL_FK_NO_ACTION;
+      } else {
+        return p_syntax_error(p);
+      }
+      if (t1 == TK_DELETE) fk->on_delete = (uint8_t)act;
+      else fk->on_update = (uint8_t)act;
+    } else {
+      return 1;
+    }
+  }
+}
+
+/* [NOT] DEFERRABLE [INITIALLY DEFERRED|IMMEDIATE] -- at NOT or DEFERRABLE */
+static int defer_clause(Parser *p, SqlForeignKey *fk) {
+  int notd = p_accept(p, TK_NOT);
+  if (!p_expect(p, TK_DEFERRABLE)) return 0;
+  uint8_t init = 0;
+  if (p_accept(p, TK_INITIALLY)) {
+    if (p_accept(p, TK_DEFERRED)) init = 1;
+    else if (p_accept(p, TK_IMMEDIATE)) init = 2;
+    else return p_syntax_error(p);
+  }
+  if (fk) {
+    fk->initially = init;
+    fk->deferrable = notd ? 3 : (init == 1 ? 1 : 2);
+  }
+  return 1;
+}
+
+/* REFERENCES tbl [(cols)] refargs -- at REFERENCES */
+static SqlForeignKey *references(Parser *p) {
+  SqlForeignKey *fk = p_alloc(p, sizeof *fk);
+  if (!fk) return NULL;
+  p_advance(p);
+  fk->table = p_nm(p);
+  if (!fk->table) return NULL;
+  if (p->tok.type == TK_LP) {
+    fk->to_cols = p_idlist_paren(p);
+    if (!fk->to_cols) return NULL;
+  }
+  if (!refargs(p, fk)) return NULL;
+  return fk;
+}
+
+typedef struct ConsVec {
+  int n, cap;
+  SqlConstraint *a;
+} ConsVec;
+
+static SqlConstraint *cons_add(Parser *p, ConsVec *v) {
+  if (v->n == v->cap) {
+    int cap = v->cap ? v->cap * 2 : 4;
+    SqlConstraint *a = p_alloc(p, sizeof(SqlConstraint) * (size_t)cap);
+    if (!a) return NULL;
+    if (v->n) memcpy(a, v->a, sizeof(SqlConstraint) * (size_t)v->n);
+    v->a = a;
+    v->cap = cap;
+  }
+  SqlConstraint *c = &v->a[v->n++];
+  memset(c, 0, sizeof *c);
+  return c;
+}
+
+/* DEFAULT value -- after DEFAULT */
+static SqlExpr *default_value(Parser *p) {
+  int t = p->tok.type, start = p->tok.start;
+  if (t == TK_LP) {
+    p_advance(p);
+    SqlExpr *e = p_expr(p);
+    if (!e || !p_expect(p, TK_RP)) return NULL;
+    e->flags |= SQL_EF_PAREN;
+    return e;
+  }
+  if (t == TK_PLUS || t == TK_MINUS) {
+    p_advance(p);
+    int t2 = p->tok.type;
+    if (t2 != TK_INTEGER && t2 != TK_FLOAT) return p_syntax_error(p), NULL;
+    SqlExpr *a = p_expr_new(p, t2 == TK_INTEGER ? SQL_E_INTEGER : SQL_E_FLOAT, p->tok.start);
+    if (!a) return NULL;
+    a->z = p_text(p, p->tok.start, p->tok.len);
+    p_advance(p);
+    p_expr_end(p, a);
+    SqlExpr *e = p_expr_new(p, SQL_E_UNARY, start);
+    if (!e) return NULL;
+    e->sub = (uint16_t)t;
+    e->a = a;
+    e->height = 2;
+    p_expr_end(p, e);
+    return e;
+  }
+  if (t == TK_INTEGER || t == TK_FLOAT || t == TK_STRING || t == TK_BLOB || t == TK_NULL ||
+      t == TK_CURRENT_TIME || t == TK_CURRENT_DATE || t == TK_CURRENT_TIMESTAMP) {
+    SqlExpr *e = p_expr_new(p, SQL_E_NULL, start);
+    if (!e) return NULL;
+    switch (t) {
+      case TK_INTEGER: e->op = SQL_E_INTEGER; e->z = p_text(p, start, p->tok.len); break;
+      case TK_FLOAT: e->op = SQL_E_FLOAT; e->z = p_text(p, start, p->tok.len); break;
+      case TK_STRING: e->op = SQL_E_STRING; e->z = p_name(p, &p->tok); break;
+      case TK_BLOB: e->op = SQL_E_BLOB; e->z = p_text(p, start + 2, p->tok.len - 3); break;
+      case TK_NULL: break;
+      default: e->op = SQL_E_CTIME; e->sub = (uint16_t)t; break;
+    }
+    p_advance(p);
+    p_expr_end(p, e);
+    return e;
+  }
+  if (tk_is_id(t) || t == TK_INDEXED) {
+    /* DEFAULT id: a bare word, kept as a string-like identifier */
+    SqlExpr *e = p_expr_new(p, SQL_E_ID, start);
+    if (!e) return NULL;
+    e->z = p_name(p, &p->tok);
+    p_advance(p);
+    p_expr_end(p, e);
+    return e;
+  }
+  p_syntax_error(p);
+  return NULL;
+}
+
+/* column definition: nm [type] [constraints] */
+static int column_def(Parser *p, SqlColumnDef *col) {
+  col->span.start = p->tok.start;
+  col->name = p_nm(p);
+  if (!col->name) return 0;
+  if (type_word(p->tok.type)) {
+    int tstart = p->tok.start;
+    while (type_word(p->tok.type)) p_advance(p);
+    if (p_accept(p, TK_LP)) {
+      if (!signed_number(p)) return 0;
+      if (p_accept(p, TK_COMMA) && !signed_number(p)) return 0;
+      if (!p_expect(p, TK_RP)) return 0;
+    }
+    col->type = p_text(p, tstart, p->prev_end - tstart);
+    if (!col->type) return 0;
+  }
+  ConsVec v = {0, 0, NULL};
+  const char *cname = NULL;
+  SqlConstraint *last_fk = NULL;
+  for (;;) {
+    int t = p->tok.type, cstart = p->tok.start;
+    SqlConstraint *c;
+    if (t == TK_CONSTRAINT) {
+      p_advance(p);
+      cname = p_nm(p);
+      if (!cname) return 0;
+      continue;
+    }
+    if (t == TK_DEFERRABLE || (t == TK_NOT && p_peek(p, 1)->type == TK_DEFERRABLE)) {
+      if (!defer_clause(p, last_fk ? last_fk->fk : NULL)) return 0;
+      continue;
+    }
+    if (t != TK_DEFAULT && t != TK_NULL && t != TK_NOT && t != TK_PRIMARY && t != TK_UNIQUE &&
+        t != TK_CHECK && t != TK_REFERENCES && t != TK_COLLATE && t != TK_GENERATED &&
+        t != TK_AS)
+      break;
+    c = cons_add(p, &v);
+    if (!c) return 0;
+    c->name = cname;
+    cname = NULL;
+    p_advance(p);
+    switch (t) {
+      case TK_DEFAULT:
+        c->type = SQL_CONS_DEFAULT;
+        c->expr = default_value(p);
+        if (!c->expr) return 0;
+        break;
+      case TK_NULL:
+        c->type = SQL_CONS_NULL;
+        if (!onconf(p, &c->on_conflict)) return 0;
+        break;
+      case TK_NOT:
+        c->type = SQL_CONS_NOT_NULL;
+        if (!p_expect(p, TK_NULL) || !onconf(p, &c->on_conflict)) return 0;
+        break;
+      case TK_PRIMARY:
+        c->type = SQL_CONS_PRIMARY_KEY;
+        if (!p_expect(p, TK_KEY)) return 0;
+        if (p_accept(p, TK_ASC)) c->sort = SQL_SORT_ASC;
+        else if (p_accept(p, TK_DESC)) c->sort = SQL_SORT_DESC;
+        if (!onconf(p, &c->on_conflict)) return 0;
+        if (p_accept(p, TK_AUTOINCREMENT)) c->autoincrement = 1;
+        break;
+      case TK_UNIQUE:
+        c->type = SQL_CONS_UNIQUE;
+        if (!onconf(p, &c->on_conflict)) return 0;
+        break;
+      case TK_CHECK:
+        c->type = SQL_CONS_CHECK;
+        if (!p_expect(p, TK_LP)) return 0;
+        c->expr = p_expr(p);
+        if (!c->expr || !p_expect(p, TK_RP)) return 0;
+        break;
+      case TK_REFERENCES:
+        c->type = SQL_CONS_REFERENCES;
+        {
+          SqlForeignKey *fk = p_alloc(p, sizeof *fk);
+          if (!fk) return 0;
+          fk->table = p_nm(p);
+          if (!fk->table) return 0;
+          if (p->tok.type == TK_LP) {
+            fk->to_cols = p_idlist_paren(p);
+            if (!fk->to_cols) return 0;
+          }
+          if (!refargs(p, fk)) return 0;
+          c->fk = fk;
+        }
+        last_fk = c;
+        break;
+      case TK_COLLATE:
+        c->type = SQL_CONS_COLLATE;
+        if (!tk_is_ids(p->tok.type)) return p_syntax_error(p);
+        c->collate = p_name(p, &p->tok);
+        p_advance(p);
+        break;
+      case TK_GENERATED:
+      case TK_AS:
+        c->type = SQL_CONS_GENERATED;
+        if (t == TK_GENERATED && (!p_expect(p, TK_ALWAYS) || !p_expect(p, TK_AS))) return 0;
+        if (!p_expect(p, TK_LP)) return 0;
+        c->expr = p_expr(p);
+        if (!c->expr || !p_expect(p, TK_RP)) return 0;
+        if (tk_is_id(p->tok.type)) {
+          SqlTok k = p->tok;
+          p_advance(p);
+          if (k.len == 6 && !util_strnicmp(p->sql + k.start, "stored", 6)) {
+            c->stored = 1;
+          } else if (!(k.len == 7 && !util_strnicmp(p->sql + k.start, "virtual", 7))) {
+            return p_error(p, "error in generated column \"%s\"", col->name);
+          }
+        }
+        break;
+    }
+    c->span.start = cstart;
+    c->span.len = p->prev_end - cstart;
+  }
+  col->ncons = v.n;
+  col->cons = v.a;
+  col->span.len = p->prev_end - col->span.start;
+  return 1;
+}
+
+static int table_constraint(Parser *p, ConsVec *v, const char *name) {
+  SqlConstraint *c = cons_add(p, v);
+  if (!c) return 0;
+  c->name = name;
+  c->span.start = p->tok.start;
+  int t = p->tok.type;
+  p_advance(p);
+  switch (t) {
+    case TK_PRIMARY:
+    case TK_UNIQUE:
+      c->type = t == TK_PRIMARY ? SQL_CONS_PRIMARY_KEY : SQL_CONS_UNIQUE;
+      if (t == TK_PRIMARY && !p_expect(p, TK_KEY)) return 0;
+      if (!p_expect(p, TK_LP)) return 0;
+      c->columns = p_sortlist(p);
+      if (!c->columns) return 0;
+      if (t == TK_PRIMARY && p_accept(p, TK_AUTOINCREMENT)) c->autoincrement = 1;
+      if (!p_expect(p, TK_RP)) return 0;
+      if (!onconf(p, &c->on_conflict)) return 0;
+      break;
+    case TK_CHECK:
+      c->type = SQL_CONS_CHECK;
+      if (!p_expect(p, TK_LP)) return 0;
+      c->expr = p_expr(p);
+      if (!c->expr || !p_expect(p, TK_RP)) return 0;
+      if (!onconf(p, &c->on_conflict)) return 0;
+      break;
+    case TK_FOREIGN: {
+      c->type = SQL_CONS_FOREIGN_KEY;
+      if (!p_expect(p, TK_KEY)) return 0;
+      SqlIdList *from = p_idlist_paren(p);
+      if (!from) return 0;
+      if (p->tok.type != TK_REFERENCES) return p_syntax_error(p);
+      c->fk = references(p);
+      if (!c->fk) return 0;
+      c->fk->from_cols = from;
+      if (p->tok.type == TK_DEFERRABLE ||
+          (p->tok.type == TK_NOT && p_peek(p, 1)->type == TK_DEFERRABLE)) {
+        if (!defer_clause(p, c->fk)) return 0;
+      }
+      break;
+    }
+    default:
+      assert(0);
+  }
+  c->span.len = p->prev_end - c->span.start;
+  return 1;
+}
+
+static int table_options(Parser *p, SqlCreateTable *ct) {
+  for (;;) {
+    if (p->tok.type == TK_WITHOUT) {
+      p_advance(p);
+      if (!tk_is_nm(p->tok.type)) return p_syntax_error(p);
+      SqlTok k = p->tok;
+      p_advance(p);
+      if (k.len == 5 && !util_strnicmp(p->sql + k.start, "rowid", 5))
+        ct->options |= SQL_TABOPT_WITHOUT_ROWID;
+      else
+        return p_error(p, "unknown table option: %.*s", k.len, p->sql + k.start);
+    } else if (tk_is_nm(p->tok.type)) {
+      SqlTok k = p->tok;
+      p_advance(p);
+      if (k.len == 6 && !util_strnicmp(p->sql + k.start, "strict", 6))
+        ct->options |= SQL_TABOPT_STRICT;
+      else
+        return p_error(p, "unknown table option: %.*s", k.len, p->sql + k.start);
+    } else {
+      return 1;
+    }
+    if (!p_accept(p, TK_COMMA)) return 1;
+  }
+}
+
+static SqlStmt *create_table(Parser *p, int start, int temp) {
+  SqlStmt *s = stmt_new(p, SQL_STMT_CREATE_TABLE, start);
+  if (!s) return NULL;
+  SqlCreateTable *ct = &s->u.create_table;
+  ct->temp = (uint8_t)temp;
+  p_advance(p); /* TABLE */
+  int ine = if_not_exists(p);
+  if (ine < 0) return NULL;
+  ct->if_not_exists = (uint8_t)ine;
+  if (!p_qualname(p, &ct->name)) return NULL;
+  if (p_accept(p, TK_AS)) {
+    ct->as_select = p_select(p);
+    return ct->as_select ? s : NULL;
+  }
+  if (!p_expect(p, TK_LP)) return NULL;
+  int cap = 0;
+  ConsVec v = {0, 0, NULL};
+  for (;;) {
+    int t = p->tok.type;
+    if (t == TK_CONSTRAINT || t == TK_PRIMARY || t == TK_UNIQUE || t == TK_CHECK ||
+        t == TK_FOREIGN) {
+      if (ct->ncols == 0) return p_syntax_error(p), NULL;
+      break;
+    }
+    if (ct->ncols == cap) {
+      cap = cap ? cap * 2 : 8;
+      SqlColumnDef *a = p_alloc(p, sizeof(SqlColumnDef) * (size_t)cap);
+      if (!a) return NULL;
+      if (ct->ncols) memcpy(a, ct->cols, sizeof(SqlColumnDef) * (size_t)ct->ncols);
+      ct->cols = a;
+    }
+    if (!column_def(p, &ct->cols[ct->ncols++])) return NULL;
+    if (!p_accept(p, TK_COMMA)) goto close;
+  }
+  /* table constraints, separated by optional commas */
+  for (;;) {
+    const char *name = NULL;
+    if (p_accept(p, TK_CONSTRAINT)) {
+      name = p_nm(p);
+      if (!name) return NULL;
+    }
+    int t = p->tok.type;
+    if (t != TK_PRIMARY && t != TK_UNIQUE && t != TK_CHECK && t != TK_FOREIGN)
+      return p_syntax_error(p), NULL;
+    if (!table_constraint(p, &v, name)) return NULL;
+    p_accept(p, TK_COMMA);
+    t = p->tok.type;
+    if (t != TK_CONSTRAINT && t != TK_PRIMARY && t != TK_UNIQUE && t != TK_CHECK &&
+        t != TK_FOREIGN)
+      break;
+  }
+close:
+  ct->ncons = v.n;
+  ct->cons = v.a;
+  if (!p_expect(p, TK_RP)) return NULL;
+  if (!table_options(p, ct)) return NULL;
+  return s;
+}
+
+/* ---- other CREATEs ---- */
+
+static SqlStmt *create_index(Parser *p, int start, int unique) {
+  SqlStmt *s = stmt_new(p, SQL_STMT_CREATE_INDEX, start);
+  if (!s) return NULL;
+  SqlCreateIndex *ci = &s->u.create_index;
+  ci->unique = (uint8_t)unique;
+  p_advance(p); /* INDEX */
+  int ine = if_not_exists(p);
+  if (ine < 0) return NULL;
+  ci->if_not_exists = (uint8_t)ine;
+  if (!p_qualname(p, &ci->name) || !p_expect(p, TK_ON)) return NULL;
+  ci->table = p_nm(p);
+  if (!ci->table || !p_expect(p, TK_LP)) return NULL;
+  ci->columns = p_sortlist(p);
+  if (!ci->columns || !p_expect(p, TK_RP)) return NULL;
+  if (p_accept(p, TK_WHERE)) {
+    ci->where = p_expr(p);
+    if (!ci->where) return NULL;
+  }
+  return s;
+}
+
+static SqlStmt *create_view(Parser *p, int start, int temp) {
+  SqlStmt *s = stmt_new(p, SQL_STMT_CREATE_VIEW, start);
+  if (!s) return NULL;
+  SqlCreateView *cv = &s->u.create_view;
+  cv->temp = (uint8_t)temp;
+  p_advance(p); /* VIEW */
+  int ine = if_not_exists(p);
+  if (ine < 0) return NULL;
+  cv->if_not_exists = (uint8_t)ine;
+  if (!p_qualname(p, &cv->name)) return NULL;
+  if (p->tok.type == TK_LP) {
+    cv->columns = p_idlist_paren(p);
+    if (!cv->columns) return NULL;
+  }
+  if (!p_expect(p, TK_AS)) return NULL;
+  cv->select = p_select(p);
+  return cv->select ? s : NULL;
+}
+
+static SqlStmt *trigger_cmd(Parser *p);
+
+static SqlStmt *create_trigger(Parser *p, int start, int temp) {
+  SqlStmt *s = stmt_new(p, SQL_STMT_CREATE_TRIGGER, start);
+  if (!s) return NULL;
+  SqlCreateTrigger *tr = &s->u.create_trigger;
+  tr->temp = (uint8_t)temp;
+  p_advance(p); /* TRIGGER */
+  int ine = if_not_exists(p);
+  if (ine < 0) return NULL;
+  tr->if_not_exists = (uint8_t)ine;
+  if (!p_qualname(p, &tr->name)) return NULL;
+  if (p_accept(p, TK_BEFORE)) {
+    tr->time = SQL_TRIG_BEFORE;
+  } else if (p_accept(p, TK_AFTER)) {
+    tr->time = SQL_TRIG_AFTER;
+  } else if (p->tok.type == TK_INSTEAD) {
+    p_advance(p);
+    if (!p_expect(p, TK_OF)) return NULL;
+    tr->time = SQL_TRIG_INSTEAD_OF;
+  }
+  int ev = p->tok.type;
+  if (ev != TK_DELETE && ev != TK_INSERT && ev != TK_UPDATE) return p_syntax_error(p), NULL;
+  tr->event = (uint16_t)ev;
+  p_advance(p);
+  if (ev == TK_UPDATE && p_accept(p, TK_OF)) {
+    do {
+      const char *n = p_nm(p);
+      if (!n) return NULL;
+      tr->update_of = p_idlist_add(p, tr->update_of, n);
+    } while (p_accept(p, TK_COMMA));
+  }
+  if (!p_expect(p, TK_ON)) return NULL;
+  SqlQualName tbl;
+  memset(&tbl, 0, sizeof tbl);
+  if (!p_qualname(p, &tbl)) return NULL;
+  tr->table = tbl.name;
+  if (p->tok.type == TK_FOR) {
+    p_advance(p);
+    if (!p_expect(p, TK_EACH) || !p_expect(p, TK_ROW)) return NULL;
+    tr->for_each_row = 1;
+  }
+  if (p_accept(p, TK_WHEN)) {
+    tr->when = p_expr(p);
+    if (!tr->when) return NULL;
+  }
+  if (!p_expect(p, TK_BEGIN)) return NULL;
+  int cap = 0;
+  p->in_trigger = 1;
+  do {
+    SqlStmt *c = trigger_cmd(p);
+    if (!c || !p_expect(p, TK_SEMI)) return NULL;
+    if (tr->nstmts == cap) {
+      cap = cap ? cap * 2 : 4;
+      SqlStmt **a = p_alloc(p, sizeof(SqlStmt *) * (size_t)cap);
+      if (!a) return NULL;
+      if (tr->nstmts) memcpy(a, tr->stmts, sizeof(SqlStmt *) * (size_t)tr->nstmts);
+      tr->stmts = a;
+    }
+    tr->stmts[tr->nstmts++] = c;
+  } while (p->tok.type != TK_END);
+  p->in_trigger = 0;
+  p_advance(p); /* END */
+  return s;
+}
+
+static SqlStmt *trigger_cmd(Parser *p) {
+  int start = p->tok.start;
+  SqlStmt *s;
+  switch (p->tok.type) {
+    case TK_UPDATE: s = update_stmt(p, NULL, start); break;
+    case TK_INSERT: case TK_REPLACE: s = insert_stmt(p, NULL, start); break;
+    case TK_DELETE: s = delete_stmt(p, NULL, start); break;
+    case TK_SELECT: case TK_VALUES: case TK_WITH:
+      s = stmt_new(p, SQL_STMT_SELECT, start);
+      if (!s) return NULL;
+      s->u.select = p_select(p);
+      if (!s->u.select) return NULL;
+      break;
+    default: p_syntax_error(p); return NULL;
+  }
+  if (s) s->span.len = p->prev_end - start;
+  return s;
+}
+
+static SqlStmt *create_vtab(Parser *p, int start) {
+  SqlStmt *s = stmt_new(p, SQL_STMT_CREATE_VTAB, start);
+  if (!s) return NULL;
+  SqlCreateVtab *vt = &s->u.create_vtab;
+  p_advance(p); /* VIRTUAL */
+  if (!p_expect(p, TK_TABLE)) return NULL;
+  int ine = if_not_exists(p);
+  if (ine < 0) return NULL;
+  vt->if_not_exists = (uint8_t)ine;
+  if (!p_qualname(p, &vt->name) || !p_expect(p, TK_USING)) return NULL;
+  vt->module = p_nm(p);
+  if (!vt->module) return NULL;
+  if (p->tok.type != TK_LP) return s;
+  p_advance(p);
+  int cap = 0, depth = 0, astart = -1, aend = -1;
+  for (;;) {
+    int t = p->tok.type;
+    if (t == TK_EOF || t == TK_ILLEGAL || t == TK_SEMI) return p_syntax_error(p), NULL;
+    if (depth == 0 && (t == TK_COMMA || t == TK_RP)) {
+      if (astart >= 0) {
+        if (vt->nargs == cap) {
+          cap = cap ? cap * 2 : 4;
+          SqlSpan *a = p_alloc(p, sizeof(SqlSpan) * (size_t)cap);
+          if (!a) return NULL;
+          if (vt->nargs) memcpy(a, vt->args, sizeof(SqlSpan) * (size_t)vt->nargs);
+          vt->args = a;
+        }
+        vt->args[vt->nargs].start = astart;
+        vt->args[vt->nargs].len = aend - astart;
+        vt->nargs++;
+      }
+      astart = -1;
+      p_advance(p);
+      if (t == TK_RP) break;
+      continue;
+    }
+    if (t == TK_LP) depth++;
+    if (t == TK_RP) depth--;
+    if (astart < 0) astart = p->tok.start;
+    aend = p->tok.start + p->tok.len;
+    p_advance(p);
+  }
+  return s;
+}
+
+/* ---- the rest ---- */
+
+static SqlStmt *drop_stmt(Parser *p, int start) {
+  SqlStmt *s = stmt_new(p, SQL_STMT_DROP, start);
+  if (!s) return NULL;
+  p_advance(p); /* DROP */
+  int t = p->tok.type;
+  if (t != TK_TABLE && t != TK_INDEX && t != TK_VIEW && t != TK_TRIGGER)
+    return p_syntax_error(p), NULL;
+  s->u.drop.object = (uint16_t)t;
+  p_advance(p);
+  int ie = if_exists(p);
+  if (ie < 0) return NULL;
+  s->u.drop.if_exists = (uint8_t)ie;
+  if (!p_qualname(p, &s->u.drop.name)) return NULL;
+  return s;
+}
+
+static SqlStmt *alter_stmt(Parser *p, int start) {
+  SqlStmt *s = stmt_new(p, SQL_STMT_ALTER, start);
+  if (!s) return NULL;
+  SqlAlter *a = &s->u.alter;
+  p_advance(p); /* ALTER */
+  if (!p_expect(p, TK_TABLE) || !p_qualname(p, &a->table)) return NULL;
+  if (p_accept(p, TK_RENAME)) {
+    if (p_accept(p, TK_TO)) {
+      a->action = SQL_ALTER_RENAME_TABLE;
+      a->new_name = p_nm(p);
+      return a->new_name ? s : NULL;
+    }
+    a->action = SQL_ALTER_RENAME_COLUMN;
+    if (p->tok.type == TK_COLUMN && p_peek(p, 1)->type != TK_TO) p_advance(p);
+    a->old_name = p_nm(p);
+    if (!a->old_name || !p_expect(p, TK_TO)) return NULL;
+    a->new_name = p_nm(p);
+    return a->new_name ? s : NULL;
+  }
+  if (p_accept(p, TK_ADD)) {
+    a->action = SQL_ALTER_ADD_COLUMN;
+    if (p->tok.type == TK_COLUMN && tk_is_nm(p_peek(p, 1)->type)) p_advance(p);
+    a->column = p_alloc(p, sizeof *a->column);
+    if (!a->column || !column_def(p, a->column)) return NULL;
+    return s;
+  }
+  if (p_accept(p, TK_DROP)) {
+    a->action = SQL_ALTER_DROP_COLUMN;
+    if (p->tok.type == TK_COLUMN && tk_is_nm(p_peek(p, 1)->type)) p_advance(p);
+    a->old_name = p_nm(p);
+    return a->old_name ? s : NULL;
+  }
+  p_syntax_error(p);
+  return NULL;
+}
+
+/* [TRANSACTION [nm]] */
+static int trans_opt(Parser *p) {
+  if (p_accept(p, TK_TRANSACTION)) {
+    if (tk_is_nm(p->tok.type)) p_advance(p);
+  }
+  return 1;
+}
+
+/* PRAGMA value: nm | ON | DELETE | DEFAULT | [+|-] number | string */
+static SqlExpr *pragma_value(Parser *p) {
+  int t = p->tok.type, start = p->tok.start;
+  SqlExpr *e;
+  if (t == TK_PLUS || t == TK_MINUS) {
+    p_advance(p);
+    int t2 = p->tok.type;
+    if (t2 != TK_INTEGER && t2 != TK_FLOAT) return p_syntax_error(p), NULL;
+    e = p_expr_new(p, t2 == TK_INTEGER ? SQL_E_INTEGER : SQL_E_FLOAT, start);
+    if (!e) return NULL;
+    p_advance(p);
+    e->z = p_text(p, start, p->prev_end - start);
+  } else if (t == TK_INTEGER || t == TK_FLOAT) {
+    e = p_expr_new(p, t == TK_INTEGER ? SQL_E_INTEGER : SQL_E_FLOAT, start);
+    if (!e) return NULL;
+    e->z = p_text(p, start, p->tok.len);
+    p_advance(p);
+  } else if (tk_is_nm(t) || t == TK_ON || t == TK_DELETE || t == TK_DEFAULT) {
+    e = p_expr_new(p, t == TK_STRING ? SQL_E_STRING : SQL_E_ID, start);
+    if (!e) return NULL;
+    e->z = p_name(p, &p->tok);
+    p_advance(p);
+  } else {
+    p_syntax_error(p);
+    return NULL;
+  }
+  p_expr_end(p, e);
+  return e;
+}
+
+SqlStmt *p_stmt(Parser *p) {
+  int start = p->tok.start;
+  SqlStmt *s = NULL;
+  int t = p->tok.type;
+  switch (t) {
+    case TK_SELECT: case TK_VALUES:
+      s = stmt_new(p, SQL_STMT_SELECT, start);
+      if (!s) return NULL;
+      s->u.select = p_select(p);
+      if (!s->u.select) return NULL;
+      break;
+    case TK_WITH: {
+      SqlWith *w = p_with(p);
+      if (!w) return NULL;
+      t = p->tok.type;
+      if (t == TK_SELECT || t == TK_VALUES) {
+        s = stmt_new(p, SQL_STMT_SELECT, start);
+        if (!s) return NULL;
+        s->u.select = p_select_with(p, w);
+        if (!s->u.select) return NULL;
+      } else if (t == TK_INSERT || t == TK_REPLACE) {
+        s = insert_stmt(p, w, start);
+      } else if (t == TK_UPDATE) {
+        s = update_stmt(p, w, start);
+      } else if (t == TK_DELETE) {
+        s = delete_stmt(p, w, start);
+      } else {
+        p_syntax_error(p);
+      }
+      break;
+    }
+    case TK_INSERT: case TK_REPLACE: s = insert_stmt(p, NULL, start); break;
+    case TK_UPDATE: s = update_stmt(p, NULL, start); break;
+    case TK_DELETE: s = delete_stmt(p, NULL, start); break;
+    case TK_CREATE: {
+      p_advance(p);
+      int temp = 0;
+      if (p->tok.type == TK_TEMP || p->tok.type == TK_TEMPORARY) {
+        temp = 1;
+        p_advance(p);
+      }
+      t = p->tok.type;
+      if (t == TK_TABLE) s = create_table(p, start, temp);
+      else if (t == TK_VIEW) s = create_view(p, start, temp);
+      else if (t == TK_TRIGGER) s = create_trigger(p, start, temp);
+      else if (!temp && t == TK_INDEX) s = create_index(p, start, 0);
+      else if (!temp && t == TK_UNIQUE) {
+        p_advance(p);
+        if (p->tok.type != TK_INDEX) return p_syntax_error(p), NULL;
+        s = create_index(p, start, 1);
+      } else if (!temp && t == TK_VIRTUAL) s = create_vtab(p, start);
+      else p_syntax_error(p);
+      break;
+    }
+    case TK_DROP: s = drop_stmt(p, start); break;
+    case TK_ALTER: s = alter_stmt(p, start); break;
+    case TK_BEGIN:
+      s = stmt_new(p, SQL_STMT_BEGIN, start);
+      if (!s) return NULL;
+      p_advance(p);
+      t = p->tok.type;
+      if (t == TK_DEFERRED || t == TK_IMMEDIATE || t == TK_EXCLUSIVE) {
+        s->u.begin.mode = (uint16_t)t;
+        p_advance(p);
+      }
+      trans_opt(p);
+      break;
+    case TK_COMMIT: case TK_END:
+      s = stmt_new(p, SQL_STMT_COMMIT, start);
+      if (!s) return NULL;
+      p_advance(p);
+      trans_opt(p);
+      break;
+    case TK_ROLLBACK:
+      s = stmt_new(p, SQL_STMT_ROLLBACK, start);
+      if (!s) return NULL;
+      p_advance(p);
+      trans_opt(p);
+      if (p_accept(p, TK_TO)) {
+        p_accept(p, TK_SAVEPOINT);
+        s->u.rollback.savepoint = p_nm(p);
+        if (!s->u.rollback.savepoint) return NULL;
+      }
+      break;
+    case TK_SAVEPOINT:
+      s = stmt_new(p, SQL_STMT_SAVEPOINT, start);
+      if (!s) return NULL;
+      p_advance(p);
+      s->u.savepoint.name = p_nm(p);
+      if (!s->u.savepoint.name) return NULL;
+      break;
+    case TK_RELEASE:
+      s = stmt_new(p, SQL_STMT_RELEASE, start);
+      if (!s) return NULL;
+      p_advance(p);
+      p_accept(p, TK_SAVEPOINT);
+      s->u.savepoint.name = p_nm(p);
+      if (!s->u.savepoint.name) return NULL;
+      break;
+    case TK_PRAGMA:
+      s = stmt_new(p, SQL_STMT_PRAGMA, start);
+      if (!s) return NULL;
+      p_advance(p);
+      if (!p_qualname(p, &s->u.pragma.name)) return NULL;
+      if (p_accept(p, TK_EQ)) {
+        s->u.pragma.value = pragma_value(p);
+        if (!s->u.pragma.value) return NULL;
+      } else if (p_accept(p, TK_LP)) {
+        s->u.pragma.call = 1;
+        s->u.pragma.value = pragma_value(p);
+        if (!s->u.pragma.value || !p_expect(p, TK_RP)) return NULL;
+      }
+      break;
+    case TK_ATTACH:
+      s = stmt_new(p, SQL_STMT_ATTACH, start);
+      if (!s) return NULL;
+      p_advance(p);
+      if (p->tok.type == TK_DATABASE) p_advance(p);
+      s->u.attach.file = p_expr(p);
+      if (!s->u.attach.file || !p_expect(p, TK_AS)) return NULL;
+      s->u.attach.schema = p_expr(p);
+      if (!s->u.attach.schema) return NULL;
+      if (p->tok.type == TK_KEY) {
+        p_advance(p);
+        s->u.attach.key = p_expr(p);
+        if (!s->u.attach.key) return NULL;
+      }
+      break;
+    case TK_DETACH:
+      s = stmt_new(p, SQL_STMT_DETACH, start);
+      if (!s) return NULL;
+      p_advance(p);
+      if (p->tok.type == TK_DATABASE) p_advance(p);
+      s->u.detach.schema = p_expr(p);
+      if (!s->u.detach.schema) return NULL;
+      break;
+    case TK_VACUUM:
+      s = stmt_new(p, SQL_STMT_VACUUM, start);
+      if (!s) return NULL;
+      p_advance(p);
+      if (tk_is_nm(p->tok.type) && p->tok.type != TK_STRING) {
+        s->u.vacuum.schema = p_nm(p);
+      } else if (p->tok.type == TK_STRING) {
+        s->u.vacuum.schema = p_nm(p);
+      }
+      if (p_accept(p, TK_INTO)) {
+        s->u.vacuum.into = p_expr(p);
+        if (!s->u.vacuum.into) return NULL;
+      }
+      break;
+    case TK_ANALYZE: case TK_REINDEX:
+      s = stmt_new(p, t == TK_ANALYZE ? SQL_STMT_ANALYZE : SQL_STMT_REINDEX, start);
+      if (!s) return NULL;
+      p_advance(p);
+      if (tk_is_nm(p->tok.type)) {
+        s->u.analyze.has_name = 1;
+        if (!p_qualname(p, &s->u.analyze.name)) return NULL;
+      }
+      break;
+    default:
+      p_syntax_error(p);
+      return NULL;
+  }
+  if (p->rc || !s) return NULL;
+  s->span.len = p->prev_end - s->span.start;
+  return s;
+}
+
+int sql_parse(UtilArena *arena, const char *sql, int nbytes, SqlStmt **out, const char **tail,
+              char **errmsg) {
+  Parser ps;
+  Parser *p = &ps;
+  memset(p, 0, sizeof *p);
+  p->arena = arena;
+  p->sql = sql;
+  int n = 0;
+  if (nbytes < 0) {
+    n = (int)strlen(sql);
+  } else {
+    while (n < nbytes && sql[n]) n++;
+  }
+  p->end = n;
+  *out = NULL;
+  if (errmsg) *errmsg = NULL;
+  if (tail) *tail = sql;
+  p_advance(p);
+  while (p->tok.type == TK_SEMI) p_advance(p); /* empty statements */
+  SqlStmt *s = NULL;
+  int semi = 0;
+  if (p->tok.type != TK_EOF) {
+    int explain = 0;
+    int xstart = p->tok.start;
+    if (p->tok.type == TK_EXPLAIN) {
+      p_advance(p);
+      explain = 1;
+      if (p->tok.type == TK_QUERY) {
+        p_advance(p);
+        if (!p_expect(p, TK_PLAN)) goto done;
+        explain = 2;
+      }
+    }
+    (void)xstart;
+    s = p_stmt(p);
+    if (!s) goto done;
+    s->explain = (uint8_t)explain;
+    if (p->tok.type != TK_SEMI && p->tok.type != TK_EOF) {
+      p_syntax_error(p);
+      goto done;
+    }
+    if (p->tok.type == TK_SEMI) {
+      p_advance(p);
+      semi = 1;
+    }
+  }
+done:
+  if (p->rc) {
+    if (errmsg) *errmsg = p->errmsg;
+    else shale_free(p->errmsg);
+    return p->rc;
+  }
+  *out = s;
+  if (tail) *tail = sql + (semi ? p->prev_end : p->end);
+  return SHALE_OK;
+}
