@@ -40,14 +40,39 @@ static void raw_token(Parser *p, SqlTok *t) {
   }
 }
 
+/* A raw token that SQLite's window-keyword look-ahead counts as an
+ * identifier: names, strings, join keywords, WINDOW, OVER and every keyword
+ * that falls back to an identifier. */
+static int idlike_raw(int t) {
+  if (t == TK_ID || t == TK_STRING || t == TK_WINDOW || t == TK_OVER) return 1;
+  if (t <= TK_FIRST_KEYWORD || t == TK_INDEXED) return 0;
+  return sql_keyword_is_id(t);
+}
+
 void p_advance(Parser *p) {
-  if (p->tok.type != TK_EOF) p->prev_end = p->tok.start + p->tok.len;
+  if (p->tok.type != TK_EOF) {
+    p->prev_end = p->tok.start + p->tok.len;
+    p->prev_type = p->tok.type;
+  }
   if (p->nla > 0) {
     p->tok = p->la[0];
     p->la[0] = p->la[1];
     p->nla--;
   } else {
     raw_token(p, &p->tok);
+  }
+  /* SQLite's tokenizer rule for the window keywords: WINDOW is a keyword
+   * only before "identifier AS", OVER only after ')' and before '(' or an
+   * identifier, FILTER only after ')' and before '('. Elsewhere they are
+   * plain identifiers. */
+  int t = p->tok.type;
+  if (t == TK_WINDOW) {
+    if (!idlike_raw(p_peek(p, 1)->type) || p_peek(p, 2)->type != TK_AS) p->tok.type = TK_ID;
+  } else if (t == TK_OVER) {
+    int t1 = p_peek(p, 1)->type;
+    if (p->prev_type != TK_RP || (t1 != TK_LP && !idlike_raw(t1))) p->tok.type = TK_ID;
+  } else if (t == TK_FILTER) {
+    if (p->prev_type != TK_RP || p_peek(p, 1)->type != TK_LP) p->tok.type = TK_ID;
   }
 }
 
@@ -118,6 +143,8 @@ int tk_is_join(int t) {
 int tk_is_id(int t) {
   if (t == TK_ID) return 1;
   if (t <= TK_FIRST_KEYWORD || tk_is_join(t) || t == TK_INDEXED) return 0;
+  /* still typed WINDOW/OVER/FILTER here means keyword by context (p_advance) */
+  if (t == TK_WINDOW || t == TK_OVER || t == TK_FILTER) return 0;
   return sql_keyword_is_id(t);
 }
 
@@ -359,7 +386,7 @@ SqlExprList *p_sortlist(Parser *p) {
 /* CAST type: a sequence of ids, optionally (n) or (n, m); returns its text. */
 static const char *type_name(Parser *p) {
   int start = p->tok.start;
-  if (!tk_is_ids(p->tok.type)) return p_syntax_error(p), NULL;
+  if (!tk_is_ids(p->tok.type)) return p_text(p, start, 0); /* the type may be empty */
   while (tk_is_ids(p->tok.type)) p_advance(p);
   if (p_accept(p, TK_LP)) {
     for (int k = 0; k < 2; k++) {
@@ -386,17 +413,18 @@ static SqlWindow *over_clause(Parser *p) {
 }
 
 /* frame bound; is_start selects the grammar for the first bound */
-static int frame_bound(Parser *p, uint8_t *type, SqlExpr **e) {
+static int frame_bound(Parser *p, int is_start, uint8_t *type, SqlExpr **e) {
   if (p->tok.type == TK_UNBOUNDED) {
     p_advance(p);
-    if (p_accept(p, TK_PRECEDING)) *type = SQL_BOUND_UNBOUNDED_PRECEDING;
-    else if (p_accept(p, TK_FOLLOWING)) *type = SQL_BOUND_UNBOUNDED_FOLLOWING;
+    /* a frame starts UNBOUNDED PRECEDING and ends UNBOUNDED FOLLOWING */
+    if (is_start && p_accept(p, TK_PRECEDING)) *type = SQL_BOUND_UNBOUNDED_PRECEDING;
+    else if (!is_start && p_accept(p, TK_FOLLOWING)) *type = SQL_BOUND_UNBOUNDED_FOLLOWING;
     else return p_syntax_error(p);
     return 1;
   }
-  if (p->tok.type == TK_CURRENT && p_peek(p, 1)->type == TK_ROW) {
+  if (p->tok.type == TK_CURRENT) {
     p_advance(p);
-    p_advance(p);
+    if (!p_expect(p, TK_ROW)) return 0;
     *type = SQL_BOUND_CURRENT_ROW;
     return 1;
   }
@@ -417,7 +445,7 @@ SqlWindow *p_window_spec(Parser *p, const char *name) {
   if (!p_expect(p, TK_LP)) return NULL;
   int t = p->tok.type;
   if (tk_is_nm(t) && t != TK_PARTITION && t != TK_ORDER && t != TK_RANGE && t != TK_ROWS &&
-      t != TK_GROUPS && t != TK_STRING) {
+      t != TK_GROUPS) {
     w->base = p_nm(p);
     if (!w->base) return NULL;
   }
@@ -438,24 +466,11 @@ SqlWindow *p_window_spec(Parser *p, const char *name) {
     w->frame = t == TK_RANGE ? SQL_FRAME_RANGE : t == TK_ROWS ? SQL_FRAME_ROWS : SQL_FRAME_GROUPS;
     p_advance(p);
     if (p_accept(p, TK_BETWEEN)) {
-      if (!frame_bound(p, &w->start, &w->start_expr)) return NULL;
-      if (w->start == SQL_BOUND_UNBOUNDED_FOLLOWING) {
-        /* SQLite's grammar has no UNBOUNDED FOLLOWING start */
-        return p_error(p, "near \"FOLLOWING\": syntax error"), NULL;
-      }
+      if (!frame_bound(p, 1, &w->start, &w->start_expr)) return NULL;
       if (!p_expect(p, TK_AND)) return NULL;
-      if (!frame_bound(p, &w->end, &w->end_expr)) return NULL;
-      if (w->end == SQL_BOUND_UNBOUNDED_PRECEDING)
-        return p_error(p, "near \"PRECEDING\": syntax error"), NULL;
+      if (!frame_bound(p, 0, &w->end, &w->end_expr)) return NULL;
     } else {
-      int at = p->tok.start, atlen = p->tok.len;
-      if (!frame_bound(p, &w->start, &w->start_expr)) return NULL;
-      if (w->start == SQL_BOUND_FOLLOWING || w->start == SQL_BOUND_UNBOUNDED_FOLLOWING) {
-        (void)at;
-        (void)atlen;
-        return p_error(p, "near \"%.*s\": syntax error", p->tok.len, p->sql + p->tok.start),
-               NULL;
-      }
+      if (!frame_bound(p, 1, &w->start, &w->start_expr)) return NULL;
       w->end = SQL_BOUND_CURRENT_ROW;
     }
     if ((w->start == SQL_BOUND_CURRENT_ROW && w->end == SQL_BOUND_PRECEDING) ||
@@ -503,7 +518,7 @@ static SqlExpr *func_call(Parser *p) {
     } else if (p->tok.type == TK_ALL) {
       p_advance(p);
     }
-    e->list = p_exprlist(p, 0);
+    e->list = p_exprlist(p, 1);
     if (!e->list) return NULL;
     if (p->tok.type == TK_ORDER) {
       p_advance(p);
@@ -513,7 +528,7 @@ static SqlExpr *func_call(Parser *p) {
     }
   }
   if (!p_expect(p, TK_RP)) return NULL;
-  if (p->tok.type == TK_FILTER && p_peek(p, 1)->type == TK_LP) {
+  if (p->tok.type == TK_FILTER) {
     p_advance(p);
     p_advance(p);
     if (!p_expect(p, TK_WHERE)) return NULL;
@@ -521,11 +536,8 @@ static SqlExpr *func_call(Parser *p) {
     if (!e->filter || !p_expect(p, TK_RP)) return NULL;
   }
   if (p->tok.type == TK_OVER) {
-    int t1 = p_peek(p, 1)->type;
-    if (t1 == TK_LP || tk_is_nm(t1)) {
-      e->over = over_clause(p);
-      if (!e->over) return NULL;
-    }
+    e->over = over_clause(p);
+    if (!e->over) return NULL;
   }
   p_expr_end(p, e);
   set_height(p, e);
@@ -574,6 +586,14 @@ static SqlExpr *primary(Parser *p) {
                         : t == TK_VARIABLE ? SQL_E_VARIABLE : t == TK_BLOB ? SQL_E_BLOB
                         : SQL_E_STRING, start);
       if (!e) return NULL;
+      if (t == TK_VARIABLE && p->tok.len > 1 && p->sql[start] == '?') {
+        /* ?NNN: SQLite's limit is SQLITE_MAX_VARIABLE_NUMBER (250000 in Debian's build) */
+        long long v = 0;
+        for (int i = 1; i < p->tok.len && v <= SQL_MAX_VARIABLE; i++)
+          v = v * 10 + (p->sql[start + i] - '0');
+        if (v < 1 || v > SQL_MAX_VARIABLE)
+          return p_error(p, "variable number must be between ?1 and ?%d", SQL_MAX_VARIABLE), NULL;
+      }
       if (t == TK_BLOB) e->z = p_text(p, start + 2, p->tok.len - 3);
       else if (t == TK_STRING) e->z = p_name(p, &p->tok);
       else e->z = p_text(p, start, p->tok.len);
@@ -725,13 +745,8 @@ static int binop_prec(Parser *p) {
     case TK_EQ: case TK_NE: case TK_IS: case TK_IN: case TK_LIKE: case TK_GLOB: case TK_MATCH:
     case TK_REGEXP: case TK_BETWEEN: case TK_ISNULL: case TK_NOTNULL:
       return PREC_EQ;
-    case TK_NOT: {
-      int t1 = p_peek(p, 1)->type;
-      if (t1 == TK_IN || t1 == TK_LIKE || t1 == TK_GLOB || t1 == TK_MATCH || t1 == TK_REGEXP ||
-          t1 == TK_BETWEEN || t1 == TK_NULL)
-        return PREC_EQ;
-      return 0;
-    }
+    case TK_NOT: /* NOT IN, NOT LIKE, NOT BETWEEN, NOT NULL, ... */
+      return PREC_EQ;
     case TK_LT: case TK_LE: case TK_GT: case TK_GE: return PREC_CMP;
     case TK_BITAND: case TK_BITOR: case TK_LSHIFT: case TK_RSHIFT: return PREC_BIT;
     case TK_PLUS: case TK_MINUS: return PREC_ADD;
@@ -776,6 +791,19 @@ static SqlExpr *in_rhs(Parser *p, SqlExpr *e) {
   return e;
 }
 
+/* The middle operand of BETWEEN: as SQLite's grammar resolves it, a top-level
+ * AND ends it, but an OR inside it takes ANDs into its right operand. */
+static SqlExpr *between_mid(Parser *p) {
+  SqlExpr *left = p_expr_prec(p, PREC_NOT);
+  while (left && p->tok.type == TK_OR) {
+    p_advance(p);
+    SqlExpr *r = p_expr_prec(p, PREC_AND);
+    if (!r) return NULL;
+    left = binary(p, SQL_E_BINARY, TK_OR, left, r);
+  }
+  return left;
+}
+
 SqlExpr *p_expr_prec(Parser *p, int min) {
   if (p->rc) return NULL;
   SqlExpr *left = unary(p);
@@ -791,6 +819,9 @@ SqlExpr *p_expr_prec(Parser *p, int min) {
       negate = 1;
       p_advance(p);
       t = p->tok.type;
+      if (t != TK_IN && t != TK_LIKE && t != TK_GLOB && t != TK_MATCH && t != TK_REGEXP &&
+          t != TK_BETWEEN && t != TK_NULL)
+        return p_syntax_error(p), NULL;
     }
     switch (t) {
       case TK_ISNULL: case TK_NOTNULL:
@@ -846,7 +877,7 @@ SqlExpr *p_expr_prec(Parser *p, int min) {
         e = p_expr_new(p, SQL_E_BETWEEN, start);
         if (!e) return NULL;
         e->a = left;
-        e->b = p_expr_prec(p, PREC_NOT);
+        e->b = between_mid(p);
         if (!e->b || !p_expect(p, TK_AND)) return NULL;
         e->c = p_expr_prec(p, prec + 1);
         if (!e->c) return NULL;

@@ -30,6 +30,7 @@ typedef struct Parser {
   SqlTok la[2];   /* buffered lookahead */
   int nla;
   int prev_end;   /* end offset of the last consumed token */
+  int prev_type;  /* type of the last consumed token */
   int rc;
   char *errmsg;
   int nest;       /* weighted nesting (parser stack emulation) */
@@ -42,6 +43,7 @@ typedef struct Parser {
 #define NEST_UNARY 9
 #define NEST_SELECT 38
 #define EXPR_MAX_DEPTH 1000
+#define SQL_MAX_VARIABLE 250000
 
 /* tokens */
 void p_advance(Parser *p);

@@ -150,6 +150,9 @@ static int join_op(Parser *p) {
     p_advance(p);
   }
   if (!p_expect(p, TK_JOIN)) return -1;
+  /* SQLite checks the combination once the operator is reduced, i.e. when
+   * the next token is one that can follow it */
+  if (!tk_is_nm(p->tok.type) && p->tok.type != TK_LP) return p_syntax_error(p), -1;
   int bits = 0, bad = 0;
   for (int i = 0; i < nw; i++) {
     int b = join_bits(p, &w[i]);
@@ -172,10 +175,24 @@ static int join_op(Parser *p) {
   return bits;
 }
 
-static SqlSrcList *seltablist(Parser *p);
+static SqlSrcList *seltablist(Parser *p, int nested);
+
+/* Tokens that may follow a FROM item (where SQLite reduces it). */
+static int src_follow(int t, int nested) {
+  if (t == TK_COMMA || t == TK_JOIN || tk_is_join(t) || t == TK_RP) return 1;
+  if (nested) return 0;
+  switch (t) {
+    case TK_WHERE: case TK_GROUP: case TK_HAVING: case TK_WINDOW: case TK_ORDER: case TK_LIMIT:
+    case TK_SEMI: case TK_EOF: case TK_UNION: case TK_INTERSECT: case TK_EXCEPT:
+    case TK_RETURNING: case TK_ON:
+      return 1;
+    default:
+      return 0;
+  }
+}
 
 /* one FROM item and its ON/USING; jointype already set by the caller */
-static int src_item(Parser *p, SqlSrcItem *it, int first) {
+static int src_item(Parser *p, SqlSrcItem *it, int first, int nested) {
   it->span.start = p->tok.start;
   int ok;
   if (p->tok.type == TK_LP) {
@@ -185,7 +202,7 @@ static int src_item(Parser *p, SqlSrcItem *it, int first) {
       it->select = p_select(p);
       if (!it->select) return 0;
     } else {
-      it->nested = seltablist(p);
+      it->nested = seltablist(p, 1);
       if (!it->nested) return 0;
     }
     if (!p_expect(p, TK_RP)) return 0;
@@ -215,29 +232,36 @@ static int src_item(Parser *p, SqlSrcItem *it, int first) {
         if (!p_expect(p, TK_BY)) return 0;
         it->indexed_by = p_nm(p);
         if (!it->indexed_by) return 0;
-      } else if (p->tok.type == TK_NOT && p_peek(p, 1)->type == TK_INDEXED) {
+      } else if (p->tok.type == TK_NOT) {
         p_advance(p);
-        p_advance(p);
+        if (!p_expect(p, TK_INDEXED)) return 0;
         it->not_indexed = 1;
       }
     }
   }
   it->span.len = p->prev_end - it->span.start;
+  /* ON/USING on the first item: SQLite reports it once the clause is read */
   if (p->tok.type == TK_ON) {
-    if (first) return p_error(p, "a JOIN clause is required before ON");
     p_advance(p);
     it->on = p_expr(p);
     if (!it->on) return 0;
+    if (first) {
+      if (!src_follow(p->tok.type, nested)) return p_syntax_error(p);
+      return p_error(p, "a JOIN clause is required before ON");
+    }
   } else if (p->tok.type == TK_USING) {
-    if (first) return p_error(p, "a JOIN clause is required before USING");
     p_advance(p);
     it->using_cols = p_idlist_paren(p);
     if (!it->using_cols) return 0;
+    if (first) {
+      if (!src_follow(p->tok.type, nested)) return p_syntax_error(p);
+      return p_error(p, "a JOIN clause is required before USING");
+    }
   }
   return 1;
 }
 
-static SqlSrcList *seltablist(Parser *p) {
+static SqlSrcList *seltablist(Parser *p, int nested) {
   SqlSrcList *l = p_alloc(p, sizeof *l);
   if (!l) return NULL;
   int jt = 0;
@@ -245,7 +269,7 @@ static SqlSrcList *seltablist(Parser *p) {
     SqlSrcItem *it = src_add(p, l);
     if (!it) return NULL;
     it->jointype = (uint8_t)jt;
-    if (!src_item(p, it, l->n == 1)) return NULL;
+    if (!src_item(p, it, l->n == 1, nested)) return NULL;
     int t = p->tok.type;
     if (t == TK_COMMA) {
       p_advance(p);
@@ -262,7 +286,7 @@ static SqlSrcList *seltablist(Parser *p) {
   }
 }
 
-SqlSrcList *p_from(Parser *p) { return seltablist(p); }
+SqlSrcList *p_from(Parser *p) { return seltablist(p, 0); }
 
 /* ---- SELECT ---- */
 
@@ -355,11 +379,8 @@ static SqlSelect *select_core(Parser *p) {
     if (!s->having) return NULL;
   }
   if (p->tok.type == TK_WINDOW) {
-    const SqlTok *t1 = p_peek(p, 1);
-    if (tk_is_nm(t1->type) && p_peek(p, 2)->type == TK_AS) {
-      s->windows = window_clause(p);
-      if (!s->windows) return NULL;
-    }
+    s->windows = window_clause(p);
+    if (!s->windows) return NULL;
   }
   if (!order_limit(p, s)) return NULL;
   s->span.len = p->prev_end - s->span.start;

@@ -15,6 +15,20 @@
 
 #include "parse_int.h"
 
+/* In a trigger body, "schema.table" as the target of INSERT, UPDATE or
+ * DELETE is an error, reported (as SQLite does) once the name is complete
+ * and followed by a token that may follow it. */
+static int trigger_qualified(Parser *p) {
+  switch (p->tok.type) {
+    case TK_LP: case TK_SELECT: case TK_VALUES: case TK_WITH: case TK_DEFAULT: case TK_INDEXED:
+    case TK_NOT: case TK_SET: case TK_WHERE: case TK_SEMI:
+      return p_error(p, "qualified table names are not allowed on INSERT, UPDATE, and DELETE "
+                        "statements within triggers");
+    default:
+      return p_syntax_error(p);
+  }
+}
+
 static SqlStmt *stmt_new(Parser *p, int kind, int start) {
   SqlStmt *s = p_alloc(p, sizeof *s);
   if (!s) return NULL;
@@ -54,14 +68,12 @@ static SqlSrcItem *dml_target(Parser *p) {
   it->name = p_nm(p);
   if (!it->name) return NULL;
   if (p_accept(p, TK_DOT)) {
-    if (p->in_trigger)
-      return p_error(p, "qualified table names are not allowed on INSERT, UPDATE, and DELETE "
-                        "statements within triggers"), NULL;
     it->schema = it->name;
     it->name = p_nm(p);
     if (!it->name) return NULL;
+    if (p->in_trigger) return trigger_qualified(p), NULL;
   }
-  if (p_accept(p, TK_AS)) {
+  if (!p->in_trigger && p_accept(p, TK_AS)) {
     it->alias = p_nm(p);
     if (!it->alias) return NULL;
   }
@@ -76,8 +88,8 @@ static SqlSrcItem *dml_target(Parser *p) {
     it->not_indexed = 1;
   }
   if (p->in_trigger && (it->indexed_by || it->not_indexed))
-    return p_error(p, "the INDEXED BY clause is not allowed on UPDATE or DELETE statements "
-                      "within triggers"), NULL;
+    return p_error(p, "the %s clause is not allowed on UPDATE or DELETE statements within "
+                      "triggers", it->indexed_by ? "INDEXED BY" : "NOT INDEXED"), NULL;
   it->span.len = p->prev_end - it->span.start;
   return it;
 }
@@ -126,7 +138,14 @@ static SqlExprList *setlist(Parser *p) {
     if (!e) return NULL;
     if (names && e->op != SQL_E_SUBQUERY) {
       int n = e->op == SQL_E_ROW ? e->list->n : 1;
-      if (n != nnames) return p_error(p, "%d columns assigned %d values", nnames, n), NULL;
+      if (n != nnames) {
+        /* reported where SQLite reduces the item: at a token that may follow it */
+        int t = p->tok.type;
+        if (t != TK_COMMA && t != TK_FROM && t != TK_WHERE && t != TK_RETURNING &&
+            t != TK_ORDER && t != TK_LIMIT && t != TK_SEMI && t != TK_EOF && t != TK_ON)
+          return p_syntax_error(p), NULL;
+        return p_error(p, "%d columns assigned %d values", nnames, n), NULL;
+      }
     }
     l = p_list_add(p, l, e);
     if (!l) return NULL;
@@ -156,15 +175,13 @@ static SqlStmt *insert_stmt(Parser *p, SqlWith *with, int start) {
   ins->table.name = p_nm(p);
   if (!ins->table.name) return NULL;
   if (p_accept(p, TK_DOT)) {
-    if (p->in_trigger)
-      return p_error(p, "qualified table names are not allowed on INSERT, UPDATE, and DELETE "
-                        "statements within triggers"), NULL;
     ins->table.schema = ins->table.name;
     ins->table.name = p_nm(p);
     if (!ins->table.name) return NULL;
+    if (p->in_trigger) return trigger_qualified(p), NULL;
   }
   ins->table.span.len = p->prev_end - ins->table.span.start;
-  if (p_accept(p, TK_AS)) {
+  if (!p->in_trigger && p_accept(p, TK_AS)) {
     ins->alias = p_nm(p);
     if (!ins->alias) return NULL;
   }
@@ -273,9 +290,9 @@ static int onconf(Parser *p, uint8_t *out) {
   return r != 0;
 }
 
-/* ids in a type name: identifiers and strings, except words that start a
- * column constraint */
-static int type_word(int t) { return tk_is_ids(t) && t != TK_GENERATED; }
+/* ids in a type name: identifiers and strings (GENERATED ALWAYS included:
+ * SQLite's grammar reads it into the type and strips it, see column_def) */
+static int type_word(int t) { return tk_is_ids(t); }
 
 static int signed_number(Parser *p) {
   if (p->tok.type == TK_PLUS || p->tok.type == TK_MINUS) p_advance(p);
@@ -292,9 +309,9 @@ static int refargs(Parser *p, SqlForeignKey *fk) {
       fk->match = p_nm(p);
       if (!fk->match) return 0;
     } else if (p->tok.type == TK_ON) {
-      int t1 = p_peek(p, 1)->type;
-      if (t1 != TK_DELETE && t1 != TK_UPDATE) return 1; /* ON CONFLICT of a later clause */
       p_advance(p);
+      int t1 = p->tok.type;
+      if (t1 != TK_DELETE && t1 != TK_UPDATE) return p_syntax_error(p);
       p_advance(p);
       int act;
       if (p_accept(p, TK_SET)) {
@@ -381,14 +398,15 @@ static SqlExpr *default_value(Parser *p) {
     return e;
   }
   if (t == TK_PLUS || t == TK_MINUS) {
+    /* DEFAULT +term / -term: any literal may follow the sign */
     p_advance(p);
     int t2 = p->tok.type;
-    if (t2 != TK_INTEGER && t2 != TK_FLOAT) return p_syntax_error(p), NULL;
-    SqlExpr *a = p_expr_new(p, t2 == TK_INTEGER ? SQL_E_INTEGER : SQL_E_FLOAT, p->tok.start);
+    if (t2 != TK_INTEGER && t2 != TK_FLOAT && t2 != TK_STRING && t2 != TK_BLOB &&
+        t2 != TK_NULL && t2 != TK_CURRENT_TIME && t2 != TK_CURRENT_DATE &&
+        t2 != TK_CURRENT_TIMESTAMP)
+      return p_syntax_error(p), NULL;
+    SqlExpr *a = default_value(p);
     if (!a) return NULL;
-    a->z = p_text(p, p->tok.start, p->tok.len);
-    p_advance(p);
-    p_expr_end(p, a);
     SqlExpr *e = p_expr_new(p, SQL_E_UNARY, start);
     if (!e) return NULL;
     e->sub = (uint16_t)t;
@@ -426,6 +444,18 @@ static SqlExpr *default_value(Parser *p) {
   return NULL;
 }
 
+/* Tokens that may follow a column constraint. */
+static int cons_follow(int t) {
+  switch (t) {
+    case TK_COMMA: case TK_RP: case TK_CONSTRAINT: case TK_DEFAULT: case TK_NULL: case TK_NOT:
+    case TK_PRIMARY: case TK_UNIQUE: case TK_CHECK: case TK_REFERENCES: case TK_COLLATE:
+    case TK_GENERATED: case TK_AS: case TK_DEFERRABLE: case TK_SEMI: case TK_EOF:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 /* column definition: nm [type] [constraints] */
 static int column_def(Parser *p, SqlColumnDef *col) {
   col->span.start = p->tok.start;
@@ -439,8 +469,18 @@ static int column_def(Parser *p, SqlColumnDef *col) {
       if (p_accept(p, TK_COMMA) && !signed_number(p)) return 0;
       if (!p_expect(p, TK_RP)) return 0;
     }
-    col->type = p_text(p, tstart, p->prev_end - tstart);
-    if (!col->type) return 0;
+    int tlen = p->prev_end - tstart;
+    /* "x INT GENERATED ALWAYS AS (...)": the words GENERATED ALWAYS were read
+     * as part of the type; drop them from it, as SQLite does */
+    if (tlen >= 17 && !util_strnicmp(p->sql + tstart + tlen - 17, " generated always", 17)) {
+      tlen -= 17;
+    } else if (tlen == 16 && !util_strnicmp(p->sql + tstart, "generated always", 16)) {
+      tlen = 0;
+    }
+    if (tlen > 0) {
+      col->type = p_text(p, tstart, tlen);
+      if (!col->type) return 0;
+    }
   }
   ConsVec v = {0, 0, NULL};
   const char *cname = NULL;
@@ -455,6 +495,7 @@ static int column_def(Parser *p, SqlColumnDef *col) {
       continue;
     }
     if (t == TK_DEFERRABLE || (t == TK_NOT && p_peek(p, 1)->type == TK_DEFERRABLE)) {
+      /* NOT DEFERRABLE; NOT followed by anything else is NOT NULL below */
       if (!defer_clause(p, last_fk ? last_fk->fk : NULL)) return 0;
       continue;
     }
@@ -531,6 +572,7 @@ static int column_def(Parser *p, SqlColumnDef *col) {
         if (tk_is_id(p->tok.type)) {
           SqlTok k = p->tok;
           p_advance(p);
+          if (!cons_follow(p->tok.type)) return p_syntax_error(p);
           if (k.len == 6 && !util_strnicmp(p->sql + k.start, "stored", 6)) {
             c->stored = 1;
           } else if (!(k.len == 7 && !util_strnicmp(p->sql + k.start, "virtual", 7))) {
@@ -583,8 +625,7 @@ static int table_constraint(Parser *p, ConsVec *v, const char *name) {
       c->fk = references(p);
       if (!c->fk) return 0;
       c->fk->from_cols = from;
-      if (p->tok.type == TK_DEFERRABLE ||
-          (p->tok.type == TK_NOT && p_peek(p, 1)->type == TK_DEFERRABLE)) {
+      if (p->tok.type == TK_DEFERRABLE || p->tok.type == TK_NOT) {
         if (!defer_clause(p, c->fk)) return 0;
       }
       break;
@@ -596,27 +637,34 @@ static int table_constraint(Parser *p, ConsVec *v, const char *name) {
   return 1;
 }
 
+/* Table options after the column list: [WITHOUT ROWID | STRICT], comma
+ * separated (SQLite's grammar also accepts an empty first option). An
+ * unknown option is reported where SQLite reduces it: at ',' or the end. */
 static int table_options(Parser *p, SqlCreateTable *ct) {
-  for (;;) {
+  for (int first = 1;; first = 0) {
+    SqlTok k;
+    int without = 0;
     if (p->tok.type == TK_WITHOUT) {
       p_advance(p);
+      without = 1;
       if (!tk_is_nm(p->tok.type)) return p_syntax_error(p);
-      SqlTok k = p->tok;
-      p_advance(p);
-      if (k.len == 5 && !util_strnicmp(p->sql + k.start, "rowid", 5))
-        ct->options |= SQL_TABOPT_WITHOUT_ROWID;
-      else
-        return p_error(p, "unknown table option: %.*s", k.len, p->sql + k.start);
-    } else if (tk_is_nm(p->tok.type)) {
-      SqlTok k = p->tok;
-      p_advance(p);
-      if (k.len == 6 && !util_strnicmp(p->sql + k.start, "strict", 6))
-        ct->options |= SQL_TABOPT_STRICT;
-      else
-        return p_error(p, "unknown table option: %.*s", k.len, p->sql + k.start);
-    } else {
-      return 1;
+    } else if (!tk_is_nm(p->tok.type)) {
+      if (first && p->tok.type == TK_COMMA) {
+        p_advance(p);
+        continue;
+      }
+      return first ? 1 : p_syntax_error(p);
     }
+    k = p->tok;
+    p_advance(p);
+    int t = p->tok.type;
+    if (t != TK_COMMA && t != TK_SEMI && t != TK_EOF) return p_syntax_error(p);
+    if (without && k.len == 5 && !util_strnicmp(p->sql + k.start, "rowid", 5))
+      ct->options |= SQL_TABOPT_WITHOUT_ROWID;
+    else if (!without && k.len == 6 && !util_strnicmp(p->sql + k.start, "strict", 6))
+      ct->options |= SQL_TABOPT_STRICT;
+    else
+      return p_error(p, "unknown table option: %.*s", k.len, p->sql + k.start);
     if (!p_accept(p, TK_COMMA)) return 1;
   }
 }
@@ -663,10 +711,13 @@ static SqlStmt *create_table(Parser *p, int start, int temp) {
       if (!name) return NULL;
     }
     int t = p->tok.type;
-    if (t != TK_PRIMARY && t != TK_UNIQUE && t != TK_CHECK && t != TK_FOREIGN)
-      return p_syntax_error(p), NULL;
-    if (!table_constraint(p, &v, name)) return NULL;
-    p_accept(p, TK_COMMA);
+    if (t != TK_PRIMARY && t != TK_UNIQUE && t != TK_CHECK && t != TK_FOREIGN) {
+      if (!name) return p_syntax_error(p), NULL;
+      /* "CONSTRAINT name" alone is accepted (and names nothing) */
+    } else if (!table_constraint(p, &v, name)) {
+      return NULL;
+    }
+    if (p_accept(p, TK_COMMA)) continue; /* a constraint must follow a comma */
     t = p->tok.type;
     if (t != TK_CONSTRAINT && t != TK_PRIMARY && t != TK_UNIQUE && t != TK_CHECK &&
         t != TK_FOREIGN)
@@ -824,7 +875,7 @@ static SqlStmt *create_vtab(Parser *p, int start) {
   int cap = 0, depth = 0, astart = -1, aend = -1;
   for (;;) {
     int t = p->tok.type;
-    if (t == TK_EOF || t == TK_ILLEGAL || t == TK_SEMI) return p_syntax_error(p), NULL;
+    if (t == TK_EOF || t == TK_ILLEGAL) return p_syntax_error(p), NULL; /* even ; is an argument */
     if (depth == 0 && (t == TK_COMMA || t == TK_RP)) {
       if (astart >= 0) {
         if (vt->nargs == cap) {
@@ -883,7 +934,7 @@ static SqlStmt *alter_stmt(Parser *p, int start) {
       return a->new_name ? s : NULL;
     }
     a->action = SQL_ALTER_RENAME_COLUMN;
-    if (p->tok.type == TK_COLUMN && p_peek(p, 1)->type != TK_TO) p_advance(p);
+    p_accept(p, TK_COLUMN);
     a->old_name = p_nm(p);
     if (!a->old_name || !p_expect(p, TK_TO)) return NULL;
     a->new_name = p_nm(p);
@@ -891,14 +942,14 @@ static SqlStmt *alter_stmt(Parser *p, int start) {
   }
   if (p_accept(p, TK_ADD)) {
     a->action = SQL_ALTER_ADD_COLUMN;
-    if (p->tok.type == TK_COLUMN && tk_is_nm(p_peek(p, 1)->type)) p_advance(p);
+    p_accept(p, TK_COLUMN);
     a->column = p_alloc(p, sizeof *a->column);
     if (!a->column || !column_def(p, a->column)) return NULL;
     return s;
   }
   if (p_accept(p, TK_DROP)) {
     a->action = SQL_ALTER_DROP_COLUMN;
-    if (p->tok.type == TK_COLUMN && tk_is_nm(p_peek(p, 1)->type)) p_advance(p);
+    p_accept(p, TK_COLUMN);
     a->old_name = p_nm(p);
     return a->old_name ? s : NULL;
   }
