@@ -112,8 +112,16 @@ static void verify_model(BtCursor *c, Model *m) {
   CHECK_EQ(n, m->count);
 }
 
-static void model_run(const char *name, uint32_t page_size, int nops, int with_sqlite) {
+static void model_run_r(const char *name, uint32_t page_size, int reserve, int nops,
+                        int with_sqlite) {
   Btree *bt = bt_fresh(name, page_size);
+  if (reserve) {
+    /* set the reserve before page 1 exists: redo the begin */
+    CHECK_OK(btree_rollback(bt));
+    CHECK_OK(btree_set_page_size(bt, page_size, reserve));
+    CHECK_OK(btree_begin(bt, BTREE_TXN_WRITE));
+    CHECK_EQ(pager_usable_size(btree_pager(bt)), page_size - (uint32_t)reserve);
+  }
   uint32_t root;
   CHECK_OK(btree_create_table(bt, BTREE_INTKEY, &root));
   Model m;
@@ -187,7 +195,16 @@ static void model_run(const char *name, uint32_t page_size, int nops, int with_s
   free(m.len);
 }
 
+static void model_run(const char *name, uint32_t page_size, int nops, int with_sqlite) {
+  model_run_r(name, page_size, 0, nops, with_sqlite);
+}
+
 TEST(model_4096) { model_run("m4096.db", 4096, 100000, 1); }
 TEST(model_512) { model_run("m512.db", 512, 100000, 1); }
 TEST(model_1024) { model_run("m1024.db", 1024, 100000, 1); }
 TEST(model_65536) { model_run("m65536.db", 65536, 20000, 1); }
+
+/* Reserved bytes at the end of each page (U = page size - reserve). */
+TEST(model_reserve_512_32) { model_run_r("r512.db", 512, 32, 30000, 1); }
+TEST(model_reserve_4096_100) { model_run_r("r4096.db", 4096, 100, 30000, 1); }
+TEST(model_reserve_1024_17) { model_run_r("r1024.db", 1024, 17, 30000, 1); }

@@ -592,3 +592,87 @@ TEST(empty_file_reads_as_empty_schema) {
   CHECK_OK(btree_commit(bt));
   CHECK_OK(btree_close(bt));
 }
+
+/* Several cursors on one tree doing random operations: after any change by
+ * any cursor, each cursor's next()/prev() gives the neighbours of the key it
+ * was on, in the current content (btree.h invariant 5). */
+static uint32_t stress_id(BtCursor *c, int intkey) {
+  if (intkey) return (uint32_t)btree_rowid(c);
+  uint8_t b4[4];
+  if (btree_payload_read(c, 0, 4, b4)) return UINT32_MAX;
+  return util_get4(b4);
+}
+
+static void multi_cursor_stress(int intkey, uint32_t page_size) {
+  Btree *bt = bt_fresh("multi.db", page_size);
+  uint32_t root;
+  CHECK_OK(btree_create_table(bt, intkey ? BTREE_INTKEY : BTREE_BLOBKEY, &root));
+  enum { NC = 4, RANGE = 3000 };
+  BtCursor *c[NC];
+  int64_t pos[NC];
+  for (int i = 0; i < NC; i++) {
+    CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &c[i]));
+    pos[i] = -1;
+  }
+  uint8_t *present = calloc(RANGE, 1);
+  uint8_t buf[1200];
+  uint64_t s = test_seed() ^ (uint64_t)intkey;
+  int bad = 0;
+  for (int op = 0; op < 30000 && bad < 5; op++) {
+    int i = (int)(test_rand(&s) % NC);
+    uint32_t k = (uint32_t)(test_rand(&s) % RANGE);
+    int r = (int)(test_rand(&s) % 100);
+    uint32_t n = 4 + (uint32_t)(test_rand(&s) % (r < 5 ? 1100 : 60));
+    if (!intkey) n = 4 + (k % 41 == 0 ? k % 1100 : k % 60); /* a key per id */
+    fill_payload(buf, k, n);
+    util_put4(buf, k);
+    if (r < 40) {
+      CHECK_OK(btree_insert(c[i], k, buf, n, 0, 0));
+      present[k] = 1;
+      pos[i] = k;
+    } else if (r < 55) {
+      int res;
+      if (intkey) CHECK_OK(btree_seek_rowid(c[i], k, &res));
+      else CHECK_OK(btree_seek_key(c[i], buf, 4, &res)); /* 4-byte prefix sorts first */
+      pos[i] = btree_eof(c[i]) ? -1 : (int64_t)stress_id(c[i], intkey);
+      if (pos[i] >= 0 && !present[pos[i]] && bad++ < 5) test_fail(__FILE__, __LINE__, "seek");
+    } else if (r < 70) {
+      if (pos[i] < 0 || !present[pos[i]]) continue;
+      /* the cursor must be on (or saved at) pos[i]: reposition exactly */
+      if (stress_id(c[i], intkey) != (uint32_t)pos[i]) {
+        if (bad++ < 5) test_fail(__FILE__, __LINE__, "cursor %d lost its entry %lld", i, (long long)pos[i]);
+        continue;
+      }
+      CHECK_OK(btree_delete(c[i]));
+      present[pos[i]] = 0;
+    } else {
+      if (pos[i] < 0) continue;
+      int fwd = r < 85, eof;
+      int64_t want = -1;
+      if (fwd) {
+        for (int64_t x = pos[i] + 1; x < RANGE; x++) if (present[x]) { want = x; break; }
+        CHECK_OK(btree_next(c[i], &eof));
+      } else {
+        for (int64_t x = pos[i] - 1; x >= 0; x--) if (present[x]) { want = x; break; }
+        CHECK_OK(btree_prev(c[i], &eof));
+      }
+      int64_t got = eof ? -1 : (int64_t)stress_id(c[i], intkey);
+      if (got != want && bad++ < 5)
+        test_fail(__FILE__, __LINE__, "op %d cursor %d %s from %lld: got %lld want %lld", op, i,
+                  fwd ? "next" : "prev", (long long)pos[i], (long long)got, (long long)want);
+      pos[i] = got;
+    }
+  }
+  int64_t cnt, want = 0;
+  for (int x = 0; x < RANGE; x++) want += present[x];
+  CHECK_OK(btree_count(c[0], &cnt));
+  CHECK_EQ(cnt, want);
+  for (int i = 0; i < NC; i++) btree_cursor_close(c[i]);
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+  free(present);
+}
+
+TEST(multi_cursor_stress_table) { multi_cursor_stress(1, 512); }
+TEST(multi_cursor_stress_index) { multi_cursor_stress(0, 512); }
+TEST(multi_cursor_stress_index_4096) { multi_cursor_stress(0, 4096); }
