@@ -464,3 +464,46 @@ TEST(shell_check_index_order) {
     free(out);
   }
 }
+
+/* Every command on randomly damaged files: errors are fine, crashes are not. */
+TEST(shell_mutated_files_no_crash) {
+  check_built();
+  const char *path = make_db();
+  FILE *f = fopen(path, "rb");
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *orig = malloc((size_t)size);
+  CHECK(fread(orig, 1, (size_t)size, f) == (size_t)size);
+  fclose(f);
+  const char *bad = strcpy(bad_path, test_path("mut.db"));
+  uint64_t s = test_seed() ^ 0x5eed;
+  int iters = test_long() ? 500 : 40;
+  for (int it = 0; it < iters; it++) {
+    unsigned char *m = malloc((size_t)size);
+    memcpy(m, orig, (size_t)size);
+    int nm = 1 + (int)(test_rand(&s) % 6);
+    for (int k = 0; k < nm; k++) {
+      long pos = (test_rand(&s) % 3 == 0) ? (long)(test_rand(&s) % (uint64_t)size)
+                                          : 1024 * (long)(test_rand(&s) % 8) +
+                                                (long)(test_rand(&s) % 16);
+      if (pos >= 100 || test_rand(&s) % 4 == 0) m[pos] = (unsigned char)test_rand(&s);
+    }
+    long len = test_rand(&s) % 10 == 0 ? (long)(test_rand(&s) % (uint64_t)size) : size;
+    f = fopen(bad, "wb");
+    fwrite(m, 1, (size_t)len, f);
+    fclose(f);
+    free(m);
+    int st;
+    char *out = run_shell(bad, ".dbinfo\n.tables\n.schema\n.rows t\n.rows w\n.rows added\n"
+                               ".count big\n.rows \"odd name\"\n.check\n", &st);
+    if (st != 0) {
+      test_fail(__FILE__, __LINE__, "iteration %d: exit status %d", it, st);
+      fprintf(stderr, "%.3000s\n", out);
+      free(out);
+      break;
+    }
+    free(out);
+  }
+  free(orig);
+}
