@@ -322,3 +322,9 @@ corrupt:
   if (ki) ki->corrupt = 1;
   return -1;
 }
+
+int record_seek_cmp(void *seek, const void *rec, uint32_t n) {
+  const RecordSeek *sk = seek;
+  int c = record_compare_unpacked(sk->ki, rec, n, sk->key, sk->nkey);
+  return c ? c : sk->default_rc;
+}

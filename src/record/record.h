@@ -132,6 +132,19 @@ int record_compare(void *keyinfo, const void *a, uint32_t na, const void *b, uin
 int record_compare_unpacked(KeyInfo *ki, const void *rec, uint32_t n, const ShValue *key,
                             int nkey);
 
+/* A search key for btree_seek_cmp: record_seek_cmp compares a cell's
+ * record with key[0..nkey) like record_compare_unpacked but returns
+ * default_rc instead of 0 on a tie. default_rc = +1 makes entries equal to
+ * the prefix count as larger, so a seek lands just before the first of them;
+ * -1 lands on the last of them; 0 keeps ties (exact match). */
+typedef struct RecordSeek {
+  KeyInfo *ki;
+  const ShValue *key;
+  int nkey;
+  int default_rc;
+} RecordSeek;
+int record_seek_cmp(void *seek, const void *rec, uint32_t n);
+
 /* ---- serial types and the record format (§6) ---- */
 
 /* Serial type that stores v (format 4). TEXT/BLOB lengths must be < 2^31. */
