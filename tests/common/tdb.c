@@ -758,11 +758,34 @@ static TdbIndex *new_index(TdbTable *t, const TdbIndexDef *def, const char *name
   return ix;
 }
 
-static void autoindex_name(const TdbTableDef *d, char *buf, size_t n) {
-  snprintf(buf, n, "sqlite_autoindex_%s_1", d->name);
+/* The automatic indexes of a table (FORMAT-db.md §7), numbered from 1 in
+ * declaration order: the PRIMARY KEY (none for INTEGER PRIMARY KEY; for a
+ * WITHOUT ROWID table it takes its number but has no tree: the table is
+ * it), then each UNIQUE constraint. Returns how many trees there are. */
+typedef struct AutoIdx {
+  char name[200];
+  int ncols;
+  const int *cols;
+} AutoIdx;
+
+static int auto_indexes(const TdbTableDef *d, AutoIdx *out) {
+  int n = 0, num = 1;
+  if (d->npk > 0 && !d->ipk) {
+    if (!d->without_rowid) {
+      snprintf(out[n].name, sizeof out[n].name, "sqlite_autoindex_%s_%d", d->name, num);
+      out[n].ncols = d->npk;
+      out[n++].cols = d->pk;
+    }
+    num++;
+  }
+  for (int u = 0; u < d->nunique && u < TDB_MAXUNIQUE; u++, num++) {
+    snprintf(out[n].name, sizeof out[n].name, "sqlite_autoindex_%s_%d", d->name, num);
+    out[n].ncols = d->unique_ncols[u];
+    out[n++].cols = d->unique_cols[u];
+  }
+  return n;
 }
 
-static int needs_autoindex(const TdbTableDef *d) { return d->npk > 0 && !d->without_rowid && !d->ipk; }
 
 int tdb_create_table(Tdb *db, const TdbTableDef *d) {
   if (find_table(db, d->name)) return fail(db, SHALE_ERROR, "table %s already exists", d->name);
@@ -776,17 +799,17 @@ int tdb_create_table(Tdb *db, const TdbTableDef *d) {
   if (rc) fail(db, rc, "btree_create_table failed: %d", rc);
   t->root = root;
   if (rc == SHALE_OK) rc = schema_insert(db, "table", d->name, d->name, root, d->sql);
-  if (rc == SHALE_OK && needs_autoindex(d)) {
-    char name[200];
-    autoindex_name(d, name, sizeof name);
-    TdbIndex *ix = new_index(t, NULL, name, d->npk, d->pk);
+  AutoIdx ai[TDB_MAXUNIQUE + 1];
+  int nai = auto_indexes(d, ai);
+  for (int i = 0; i < nai && rc == SHALE_OK; i++) {
+    TdbIndex *ix = new_index(t, NULL, ai[i].name, ai[i].ncols, ai[i].cols);
     if (!ix) rc = fail(db, SHALE_NOMEM, "out of memory");
     if (rc == SHALE_OK) {
       ix->txn_new = 1;
       rc = btree_create_table(db->bt, BTREE_BLOBKEY, &ix->root);
       if (rc) fail(db, rc, "btree_create_table failed: %d", rc);
     }
-    if (rc == SHALE_OK) rc = schema_insert(db, "index", name, d->name, ix->root, NULL);
+    if (rc == SHALE_OK) rc = schema_insert(db, "index", ai[i].name, d->name, ix->root, NULL);
   }
   if (rc == SHALE_OK) rc = bump_cookie(db);
   return wr_end(db, own, rc);
@@ -833,19 +856,22 @@ int tdb_bind_table(Tdb *db, const TdbTableDef *d) {
   if (rc) return rc;
   rc = load_schema(db);
   SchemaEnt *e = rc ? NULL : find_ent(db, "table", d->name);
-  char name[200];
-  autoindex_name(d, name, sizeof name);
-  SchemaEnt *ae = rc || !needs_autoindex(d) ? NULL : find_ent(db, "index", name);
-  if (rc == SHALE_OK && (!e || (needs_autoindex(d) && !ae)))
-    rc = fail(db, SHALE_NOTFOUND, "no table %s (or its automatic index) in sqlite_schema", d->name);
+  AutoIdx ai[TDB_MAXUNIQUE + 1];
+  SchemaEnt *ae[TDB_MAXUNIQUE + 1];
+  int nai = auto_indexes(d, ai);
+  if (rc == SHALE_OK && !e) rc = fail(db, SHALE_NOTFOUND, "no table %s in sqlite_schema", d->name);
+  for (int i = 0; i < nai && rc == SHALE_OK; i++) {
+    ae[i] = find_ent(db, "index", ai[i].name);
+    if (!ae[i]) rc = fail(db, SHALE_NOTFOUND, "no index %s in sqlite_schema", ai[i].name);
+  }
   if (rc == SHALE_OK) {
     TdbTable *t = new_table(db, d);
     if (!t) rc = fail(db, SHALE_NOMEM, "cannot describe table %s", d->name);
     else t->root = e->root;
-    if (t && ae) {
-      TdbIndex *ix = new_index(t, NULL, name, d->npk, d->pk);
+    for (int i = 0; t && i < nai && rc == SHALE_OK; i++) {
+      TdbIndex *ix = new_index(t, NULL, ai[i].name, ai[i].ncols, ai[i].cols);
       if (!ix) rc = fail(db, SHALE_NOMEM, "out of memory");
-      else ix->root = ae->root;
+      else ix->root = ae[i]->root;
     }
   }
   return rd_end(db, own, rc);

@@ -8,13 +8,16 @@
  *    CREATE text is stored verbatim in sqlite_schema; it is never parsed;
  *  - indexes (TdbIndexDef) are plain column lists that take each column's
  *    collation from the table (BINARY or NOCASE; no DESC, no expressions);
- *  - a rowid table with a PRIMARY KEY that is not INTEGER PRIMARY KEY gets
- *    the automatic index sqlite_autoindex_<t>_1 (sql NULL); a WITHOUT ROWID
- *    table reserves number 1 and gets no extra tree (FORMAT-db.md §7).
- *    UNIQUE constraints are not modelled.
+ *  - automatic indexes sqlite_autoindex_<t>_<N> (sql NULL) as SQLite makes
+ *    them (FORMAT-db.md §7): N counts the PRIMARY KEY (unless INTEGER
+ *    PRIMARY KEY) and then the UNIQUE constraints, which the description
+ *    must list in declaration order with the PRIMARY KEY declared before
+ *    them; a WITHOUT ROWID table's PK takes number 1 but has no tree of its
+ *    own (the table is that tree).
  *  - values carry no affinity: tests declare columns without a type (BLOB
  *    affinity) so that what is written is exactly what SQLite reads back.
- * Uniqueness is enforced only for the rowid / WITHOUT ROWID PK.
+ * Uniqueness is enforced only for the rowid / WITHOUT ROWID PK; the tests
+ * keep UNIQUE columns unique themselves.
  *
  * Records are encoded and decoded by tdb_rec.c, a private codec written for
  * these tests (FORMAT-db.md §6-§7), independent of src/record. Index trees
@@ -44,6 +47,7 @@
 #define TDB_MAXCOL 16
 #define TDB_MAXTAB 16
 #define TDB_MAXIDX 8 /* per table */
+#define TDB_MAXUNIQUE 4
 
 /* Value types (SQLite's fundamental types). */
 #define TDB_NULL 0
@@ -119,6 +123,9 @@ typedef struct TdbTableDef {
   int pk[TDB_MAXCOL];            /* their column numbers, in PK order */
   int ipk;                       /* 1 + column of an INTEGER PRIMARY KEY (its
                                     value is the rowid, stored as NULL); 0 none */
+  int nunique;                   /* UNIQUE constraints, declared after the PK */
+  int unique_ncols[TDB_MAXUNIQUE];
+  int unique_cols[TDB_MAXUNIQUE][TDB_MAXCOL];
 } TdbTableDef;
 
 typedef struct TdbIndexDef {

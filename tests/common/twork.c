@@ -81,7 +81,12 @@ int tw_bind(Tdb *db) {
 
 void tw_model_reset(TwModel *m) { memset(m, 0, sizeof *m); }
 
-int tw_default_nops(uint32_t k) { return 1 + (int)(mix(k, 0xABCDEF) % 24); }
+/* Mostly small commits; one in 16 is large enough (150..400 operations,
+ * with overflow rows) to spill the cache of a small-cache connection. */
+int tw_default_nops(uint32_t k) {
+  uint64_t h = mix(k, 0xABCDEF);
+  return h % 16 == 0 ? 150 + (int)(h >> 8) % 250 : 1 + (int)(h % 24);
+}
 
 /* Operation i of commit k on state m: 0 = put (insert or update), 1 = delete. */
 static uint32_t op_key(uint32_t k, int i, const TwModel *m, int *del) {

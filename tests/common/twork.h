@@ -35,7 +35,7 @@ int tw_create(Tdb *db);
 int tw_bind(Tdb *db);
 
 void tw_model_reset(TwModel *m);
-/* Default number of operations of commit k (1..24). */
+/* Default number of operations of commit k (1..24; 1 in 16 150..400). */
 int tw_default_nops(uint32_t k);
 /* Apply commit k (nops operations) to the model; m->k = k. */
 void tw_model_apply(TwModel *m, uint32_t k, int nops);
