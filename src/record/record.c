@@ -164,15 +164,32 @@ static inline int read_type(const uint8_t **hp, const uint8_t *hend, uint32_t *s
   return *st != 10 && *st != 11;
 }
 
-int record_parse_header(const void *rec, uint32_t n, uint32_t *types, uint32_t *offsets,
-                        int maxcol, int *ncol) {
+int record_header_len(const void *rec, uint32_t navail, uint32_t total, uint32_t *hlen) {
+  const uint8_t *p = rec;
+  uint64_t x;
+  int k;
+  if (navail == 0 || navail > total) return SHALE_CORRUPT;
+  if (p[0] < 0x80) {
+    x = p[0];
+    k = 1;
+  } else {
+    k = util_get_varint_safe(p, p + navail, &x);
+    if (k == 0) return SHALE_CORRUPT;
+  }
+  if (x < (uint64_t)k || x > total) return SHALE_CORRUPT;
+  *hlen = (uint32_t)x;
+  return SHALE_OK;
+}
+
+int record_parse_header_ex(const void *rec, uint32_t navail, uint32_t total, uint32_t *types,
+                           uint32_t *offsets, int maxcol, int *ncol) {
   const uint8_t *p = rec;
   uint32_t h;
   *ncol = 0;
-  if (n == 0) return SHALE_OK; /* an empty payload has no columns */
-  int k = read_hdr_len(p, n, &h);
-  if (k == 0) return SHALE_CORRUPT;
-  const uint8_t *hp = p + k, *hend = p + h;
+  if (total == 0) return SHALE_OK; /* an empty payload has no columns */
+  if (record_header_len(rec, navail, total, &h) != SHALE_OK || h > navail) return SHALE_CORRUPT;
+  uint64_t hx; /* re-read for its length: it may be written longer than needed */
+  const uint8_t *hp = p + util_get_varint_safe(p, p + navail, &hx), *hend = p + h;
   uint64_t off = h;
   int c = 0;
   while (hp < hend && c < maxcol) {
@@ -181,12 +198,17 @@ int record_parse_header(const void *rec, uint32_t n, uint32_t *types, uint32_t *
     types[c] = st;
     offsets[c] = (uint32_t)off;
     off += record_serial_len(st);
-    if (off > n) return SHALE_CORRUPT;
+    if (off > total) return SHALE_CORRUPT;
     c++;
   }
-  if (hp == hend && off != n) return SHALE_CORRUPT;
+  if (hp == hend && off != total) return SHALE_CORRUPT;
   *ncol = c;
   return SHALE_OK;
+}
+
+int record_parse_header(const void *rec, uint32_t n, uint32_t *types, uint32_t *offsets,
+                        int maxcol, int *ncol) {
+  return record_parse_header_ex(rec, n, n, types, offsets, maxcol, ncol);
 }
 
 int record_column_count(const void *rec, uint32_t n, int *ncol) {

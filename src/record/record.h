@@ -169,6 +169,18 @@ size_t record_encode(const ShValue *v, int n, uint8_t *out);
 int record_parse_header(const void *rec, uint32_t n, uint32_t *types, uint32_t *offsets,
                         int maxcol, int *ncol);
 
+/* For a record whose payload spills to overflow pages: rec[0..navail) is
+ * the part at hand (e.g. btree_payload_fetch) of a total-byte record.
+ * record_header_len gives the header length H (so the caller can gather H
+ * bytes first if navail < H); SHALE_CORRUPT if H is impossible.
+ * record_parse_header_ex parses as record_parse_header but needs only the
+ * header in memory (H <= navail, else SHALE_CORRUPT) and checks offsets
+ * against total; a column whose offset + length <= navail can then be
+ * decoded in place, the others read with btree_payload_read. */
+int record_header_len(const void *rec, uint32_t navail, uint32_t total, uint32_t *hlen);
+int record_parse_header_ex(const void *rec, uint32_t navail, uint32_t total, uint32_t *types,
+                           uint32_t *offsets, int maxcol, int *ncol);
+
 /* Decode the body at p of serial type st into out (st must not be 10/11 and
  * p must hold record_serial_len(st) bytes: both checked by
  * record_parse_header). Text/blob are borrowed from p. */
