@@ -42,10 +42,11 @@ static void raw_token(Parser *p, SqlTok *t) {
 
 /* A raw token that SQLite's window-keyword look-ahead counts as an
  * identifier: names, strings, join keywords, WINDOW, OVER and every keyword
- * that falls back to an identifier. */
+ * that falls back to an identifier (FILTER does not: it is an identifier
+ * only by the tokenizer's own rule). */
 static int idlike_raw(int t) {
   if (t == TK_ID || t == TK_STRING || t == TK_WINDOW || t == TK_OVER) return 1;
-  if (t <= TK_FIRST_KEYWORD || t == TK_INDEXED) return 0;
+  if (t <= TK_FIRST_KEYWORD || t == TK_INDEXED || t == TK_FILTER) return 0;
   return sql_keyword_is_id(t);
 }
 
@@ -272,6 +273,34 @@ SqlIdList *p_idlist_paren(Parser *p) {
   do {
     const char *n = p_nm(p);
     if (!n) return NULL;
+    l = p_idlist_add(p, l, n);
+  } while (p_accept(p, TK_COMMA));
+  if (!p_expect(p, TK_RP)) return NULL;
+  return l;
+}
+
+/* ( nm [COLLATE x] [ASC|DESC], ... ) -- SQLite's "eidlist" (view and CTE
+ * column lists, foreign key columns): COLLATE and ASC/DESC parse but are an
+ * error ("syntax error after column name"). */
+SqlIdList *p_eidlist_paren(Parser *p) {
+  SqlIdList *l = NULL;
+  if (!p_expect(p, TK_LP)) return NULL;
+  do {
+    SqlTok nt = p->tok;
+    const char *n = p_nm(p);
+    if (!n) return NULL;
+    int extra = 0;
+    if (p_accept(p, TK_COLLATE)) {
+      if (!tk_is_ids(p->tok.type)) return p_syntax_error(p), NULL;
+      p_advance(p);
+      extra = 1;
+    }
+    if (p_accept(p, TK_ASC) || p_accept(p, TK_DESC)) extra = 1;
+    if (extra) {
+      if (p->tok.type != TK_COMMA && p->tok.type != TK_RP) return p_syntax_error(p), NULL;
+      return p_error(p, "syntax error after column name \"%.*s\"", nt.len, p->sql + nt.start),
+             NULL;
+    }
     l = p_idlist_add(p, l, n);
   } while (p_accept(p, TK_COMMA));
   if (!p_expect(p, TK_RP)) return NULL;
@@ -553,7 +582,7 @@ static SqlExpr *paren(Parser *p) {
   if (p_starts_select(p)) {
     e = p_expr_new(p, SQL_E_SUBQUERY, start);
     if (!e) return NULL;
-    e->select = p_select(p);
+    e->select = p_subselect(p);
     if (!e->select) return NULL;
   } else {
     SqlExprList *l = p_exprlist(p, 0);
@@ -658,7 +687,7 @@ static SqlExpr *primary(Parser *p) {
       p_advance(p);
       if (!p_expect(p, TK_LP)) return NULL;
       if (!p_nest(p, NEST_PAREN)) return NULL;
-      e->select = p_select(p);
+      e->select = p_subselect(p);
       if (!e->select || !p_expect(p, TK_RP)) return NULL;
       p->nest -= NEST_PAREN;
       p_expr_end(p, e);
@@ -763,7 +792,7 @@ static SqlExpr *in_rhs(Parser *p, SqlExpr *e) {
     if (!p_nest(p, NEST_PAREN)) return NULL;
     p_advance(p);
     if (p_starts_select(p)) {
-      e->select = p_select(p);
+      e->select = p_subselect(p);
       if (!e->select) return NULL;
     } else {
       e->list = p_exprlist(p, 1);

@@ -35,6 +35,8 @@ typedef struct Parser {
   char *errmsg;
   int nest;       /* weighted nesting (parser stack emulation) */
   int in_trigger; /* parsing a trigger body */
+  int subq;       /* depth of SELECTs inside parentheses */
+  int in_alter;   /* parsing the column of ALTER TABLE ADD */
 } Parser;
 
 /* weights for p->nest */
@@ -78,7 +80,9 @@ SqlExpr *p_expr_prec(Parser *p, int min);
 SqlExprList *p_exprlist(Parser *p, int allow_empty);
 SqlExprList *p_sortlist(Parser *p);             /* expr [ASC|DESC] [NULLS ..], ... */
 SqlIdList *p_idlist_paren(Parser *p);           /* ( nm, ... ) */
+SqlIdList *p_eidlist_paren(Parser *p);          /* ( nm [COLLATE x] [ASC|DESC], ... ) */
 SqlSelect *p_select(Parser *p);                 /* [WITH] select (compound) */
+SqlSelect *p_subselect(Parser *p);              /* the same, inside parentheses */
 SqlSelect *p_select_with(Parser *p, SqlWith *with);
 SqlWith *p_with(Parser *p);                     /* at WITH */
 SqlExprList *p_result_cols(Parser *p);

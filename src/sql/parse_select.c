@@ -35,7 +35,7 @@ SqlWith *p_with(Parser *p) {
     c->name = p_nm(p);
     if (!c->name) return NULL;
     if (p->tok.type == TK_LP) {
-      c->columns = p_idlist_paren(p);
+      c->columns = p_eidlist_paren(p);
       if (!c->columns) return NULL;
     }
     if (!p_expect(p, TK_AS)) return NULL;
@@ -48,7 +48,7 @@ SqlWith *p_with(Parser *p) {
       c->materialized = 2;
     }
     if (!p_expect(p, TK_LP)) return NULL;
-    c->select = p_select(p);
+    c->select = p_subselect(p);
     if (!c->select || !p_expect(p, TK_RP)) return NULL;
     c->span.len = p->prev_end - c->span.start;
   } while (p_accept(p, TK_COMMA));
@@ -84,7 +84,11 @@ SqlExprList *p_result_cols(Parser *p) {
       l = p_list_add(p, l, e);
       continue;
     }
-    if (tk_is_nm(p->tok.type) && p_peek(p, 1)->type == TK_DOT && p_peek(p, 2)->type == TK_STAR) {
+    int t = p->tok.type;
+    /* tbl.* -- but CAST, RAISE and CURRENT_* start expressions here */
+    if (tk_is_nm(t) && t != TK_CAST && t != TK_RAISE && t != TK_CURRENT_TIME &&
+        t != TK_CURRENT_DATE && t != TK_CURRENT_TIMESTAMP && p_peek(p, 1)->type == TK_DOT &&
+        p_peek(p, 2)->type == TK_STAR) {
       e = p_expr_new(p, SQL_E_STAR, start);
       if (!e) return NULL;
       e->table = p_name(p, &p->tok);
@@ -178,13 +182,14 @@ static int join_op(Parser *p) {
 static SqlSrcList *seltablist(Parser *p, int nested);
 
 /* Tokens that may follow a FROM item (where SQLite reduces it). */
-static int src_follow(int t, int nested) {
-  if (t == TK_COMMA || t == TK_JOIN || tk_is_join(t) || t == TK_RP) return 1;
+static int src_follow(Parser *p, int t, int nested) {
+  if (t == TK_COMMA || t == TK_JOIN || tk_is_join(t)) return 1;
+  if (t == TK_RP) return nested || p->subq > 0;
   if (nested) return 0;
   switch (t) {
     case TK_WHERE: case TK_GROUP: case TK_HAVING: case TK_WINDOW: case TK_ORDER: case TK_LIMIT:
     case TK_SEMI: case TK_EOF: case TK_UNION: case TK_INTERSECT: case TK_EXCEPT:
-    case TK_RETURNING: case TK_ON:
+    case TK_RETURNING:
       return 1;
     default:
       return 0;
@@ -199,7 +204,7 @@ static int src_item(Parser *p, SqlSrcItem *it, int first, int nested) {
     if (!p_nest(p, NEST_PAREN)) return 0;
     p_advance(p);
     if (p_starts_select(p)) {
-      it->select = p_select(p);
+      it->select = p_subselect(p);
       if (!it->select) return 0;
     } else {
       it->nested = seltablist(p, 1);
@@ -246,7 +251,7 @@ static int src_item(Parser *p, SqlSrcItem *it, int first, int nested) {
     it->on = p_expr(p);
     if (!it->on) return 0;
     if (first) {
-      if (!src_follow(p->tok.type, nested)) return p_syntax_error(p);
+      if (!src_follow(p, p->tok.type, nested)) return p_syntax_error(p);
       return p_error(p, "a JOIN clause is required before ON");
     }
   } else if (p->tok.type == TK_USING) {
@@ -254,7 +259,7 @@ static int src_item(Parser *p, SqlSrcItem *it, int first, int nested) {
     it->using_cols = p_idlist_paren(p);
     if (!it->using_cols) return 0;
     if (first) {
-      if (!src_follow(p->tok.type, nested)) return p_syntax_error(p);
+      if (!src_follow(p, p->tok.type, nested)) return p_syntax_error(p);
       return p_error(p, "a JOIN clause is required before USING");
     }
   }
@@ -435,6 +440,13 @@ SqlSelect *p_select_with(Parser *p, SqlWith *with) {
   if (cnt > COMPOUND_MAX) return p_error(p, "too many terms in compound SELECT"), NULL;
   s->with = with;
   p->nest -= NEST_SELECT;
+  return s;
+}
+
+SqlSelect *p_subselect(Parser *p) {
+  p->subq++;
+  SqlSelect *s = p_select(p);
+  p->subq--;
   return s;
 }
 

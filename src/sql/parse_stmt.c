@@ -52,12 +52,19 @@ static int if_exists(Parser *p) {
   return 1;
 }
 
-/* RETURNING result-columns (optional) */
-static int returning(Parser *p, SqlExprList **out) {
+/* RETURNING result-columns (optional). In a trigger body only INSERT
+ * accepts the clause, and then as an error once it is read. */
+static int returning(Parser *p, SqlExprList **out, int kind) {
   if (p->tok.type != TK_RETURNING) return 1;
+  if (p->in_trigger && kind != SQL_STMT_INSERT) return p_syntax_error(p);
   p_advance(p);
   *out = p_result_cols(p);
-  return *out != NULL;
+  if (!*out) return 0;
+  if (p->in_trigger) {
+    if (p->tok.type != TK_SEMI) return p_syntax_error(p);
+    return p_error(p, "cannot use RETURNING in a trigger");
+  }
+  return 1;
 }
 
 /* xfullname: nm [. nm] [AS nm] [INDEXED BY nm | NOT INDEXED] */
@@ -189,7 +196,7 @@ static SqlStmt *insert_stmt(Parser *p, SqlWith *with, int start) {
     ins->columns = p_idlist_paren(p);
     if (!ins->columns) return NULL;
   }
-  if (p->tok.type == TK_DEFAULT) {
+  if (p->tok.type == TK_DEFAULT && !p->in_trigger) {
     p_advance(p);
     if (!p_expect(p, TK_VALUES)) return NULL;
   } else {
@@ -229,7 +236,7 @@ static SqlStmt *insert_stmt(Parser *p, SqlWith *with, int start) {
       if (!u->target) break; /* the last clause may omit the target */
     }
   }
-  if (!returning(p, &ins->returning)) return NULL;
+  if (!returning(p, &ins->returning, SQL_STMT_INSERT)) return NULL;
   return s;
 }
 
@@ -255,8 +262,8 @@ static SqlStmt *update_stmt(Parser *p, SqlWith *with, int start) {
     u->where = p_expr(p);
     if (!u->where) return NULL;
   }
-  if (!returning(p, &u->returning)) return NULL;
-  if (!order_limit_dml(p, &u->order_by, &u->limit, &u->offset)) return NULL;
+  if (!returning(p, &u->returning, SQL_STMT_UPDATE)) return NULL;
+  if (!p->in_trigger && !order_limit_dml(p, &u->order_by, &u->limit, &u->offset)) return NULL;
   return s;
 }
 
@@ -273,8 +280,8 @@ static SqlStmt *delete_stmt(Parser *p, SqlWith *with, int start) {
     d->where = p_expr(p);
     if (!d->where) return NULL;
   }
-  if (!returning(p, &d->returning)) return NULL;
-  if (!order_limit_dml(p, &d->order_by, &d->limit, &d->offset)) return NULL;
+  if (!returning(p, &d->returning, SQL_STMT_DELETE)) return NULL;
+  if (!p->in_trigger && !order_limit_dml(p, &d->order_by, &d->limit, &d->offset)) return NULL;
   return s;
 }
 
@@ -361,7 +368,7 @@ static SqlForeignKey *references(Parser *p) {
   fk->table = p_nm(p);
   if (!fk->table) return NULL;
   if (p->tok.type == TK_LP) {
-    fk->to_cols = p_idlist_paren(p);
+    fk->to_cols = p_eidlist_paren(p);
     if (!fk->to_cols) return NULL;
   }
   if (!refargs(p, fk)) return NULL;
@@ -444,12 +451,13 @@ static SqlExpr *default_value(Parser *p) {
   return NULL;
 }
 
-/* Tokens that may follow a column constraint. */
-static int cons_follow(int t) {
+/* Tokens that may follow a column constraint (ALTER TABLE ADD: the end too). */
+static int cons_follow(Parser *p, int t) {
+  if (p->in_alter && (t == TK_SEMI || t == TK_EOF)) return 1;
   switch (t) {
     case TK_COMMA: case TK_RP: case TK_CONSTRAINT: case TK_DEFAULT: case TK_NULL: case TK_NOT:
     case TK_PRIMARY: case TK_UNIQUE: case TK_CHECK: case TK_REFERENCES: case TK_COLLATE:
-    case TK_GENERATED: case TK_AS: case TK_DEFERRABLE: case TK_SEMI: case TK_EOF:
+    case TK_GENERATED: case TK_AS: case TK_DEFERRABLE:
       return 1;
     default:
       return 0;
@@ -485,6 +493,7 @@ static int column_def(Parser *p, SqlColumnDef *col) {
   ConsVec v = {0, 0, NULL};
   const char *cname = NULL;
   SqlConstraint *last_fk = NULL;
+  int has_default = 0, has_generated = 0, has_pk = 0;
   for (;;) {
     int t = p->tok.type, cstart = p->tok.start;
     SqlConstraint *c;
@@ -548,7 +557,7 @@ static int column_def(Parser *p, SqlColumnDef *col) {
           fk->table = p_nm(p);
           if (!fk->table) return 0;
           if (p->tok.type == TK_LP) {
-            fk->to_cols = p_idlist_paren(p);
+            fk->to_cols = p_eidlist_paren(p);
             if (!fk->to_cols) return 0;
           }
           if (!refargs(p, fk)) return 0;
@@ -572,7 +581,7 @@ static int column_def(Parser *p, SqlColumnDef *col) {
         if (tk_is_id(p->tok.type)) {
           SqlTok k = p->tok;
           p_advance(p);
-          if (!cons_follow(p->tok.type)) return p_syntax_error(p);
+          if (!cons_follow(p, p->tok.type)) return p_syntax_error(p);
           if (k.len == 6 && !util_strnicmp(p->sql + k.start, "stored", 6)) {
             c->stored = 1;
           } else if (!(k.len == 7 && !util_strnicmp(p->sql + k.start, "virtual", 7))) {
@@ -583,6 +592,21 @@ static int column_def(Parser *p, SqlColumnDef *col) {
     }
     c->span.start = cstart;
     c->span.len = p->prev_end - cstart;
+    /* SQLite's checks on generated columns, made as each constraint is
+     * reduced (so a syntax error at the next token comes first) */
+    int bad = 0;
+    if (c->type == SQL_CONS_GENERATED) bad = (has_default || has_generated) ? 1 : has_pk ? 3 : 0;
+    else if (c->type == SQL_CONS_DEFAULT && has_generated) bad = 2;
+    else if (c->type == SQL_CONS_PRIMARY_KEY && has_generated) bad = 3;
+    if (bad) {
+      if (!cons_follow(p, p->tok.type)) return p_syntax_error(p);
+      if (bad == 1) return p_error(p, "error in generated column \"%s\"", col->name);
+      if (bad == 2) return p_error(p, "cannot use DEFAULT on a generated column");
+      return p_error(p, "generated columns cannot be part of the PRIMARY KEY");
+    }
+    if (c->type == SQL_CONS_GENERATED) has_generated = 1;
+    if (c->type == SQL_CONS_DEFAULT) has_default = 1;
+    if (c->type == SQL_CONS_PRIMARY_KEY) has_pk = 1;
   }
   col->ncons = v.n;
   col->cons = v.a;
@@ -619,7 +643,7 @@ static int table_constraint(Parser *p, ConsVec *v, const char *name) {
     case TK_FOREIGN: {
       c->type = SQL_CONS_FOREIGN_KEY;
       if (!p_expect(p, TK_KEY)) return 0;
-      SqlIdList *from = p_idlist_paren(p);
+      SqlIdList *from = p_eidlist_paren(p);
       if (!from) return 0;
       if (p->tok.type != TK_REFERENCES) return p_syntax_error(p);
       c->fk = references(p);
@@ -765,7 +789,7 @@ static SqlStmt *create_view(Parser *p, int start, int temp) {
   cv->if_not_exists = (uint8_t)ine;
   if (!p_qualname(p, &cv->name)) return NULL;
   if (p->tok.type == TK_LP) {
-    cv->columns = p_idlist_paren(p);
+    cv->columns = p_eidlist_paren(p);
     if (!cv->columns) return NULL;
   }
   if (!p_expect(p, TK_AS)) return NULL;
@@ -944,7 +968,9 @@ static SqlStmt *alter_stmt(Parser *p, int start) {
     a->action = SQL_ALTER_ADD_COLUMN;
     p_accept(p, TK_COLUMN);
     a->column = p_alloc(p, sizeof *a->column);
+    p->in_alter = 1;
     if (!a->column || !column_def(p, a->column)) return NULL;
+    p->in_alter = 0;
     return s;
   }
   if (p_accept(p, TK_DROP)) {
