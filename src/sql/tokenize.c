@@ -333,10 +333,11 @@ int sql_token(const char *zs, int n, int *type) {
 
 /* A small state machine over tokens, as sqlite3_complete: a statement is
  * complete when it ends with ';' outside of a CREATE TRIGGER body (whose
- * inner statements end with ';' too, so the trigger ends at "END ;"). */
+ * inner statements end with ';' too, so the trigger ends at "; END ;").
+ * States: 0 nothing yet, 1 after ';', 2 inside a statement, 3 after EXPLAIN,
+ * 4 after CREATE [TEMP], 5 inside a trigger, 6 trigger: after ';',
+ * 7 trigger: after "; END". */
 int sql_complete(const char *sql) {
-  /* states: 0 start, 1 normal, 2 saw ';' (complete), 3 CREATE, 4 CREATE TEMP,
-   * 5 inside trigger body, 6 trigger: saw ';', 7 trigger: saw ';' END */
   int state = 0;
   int n = (int)strlen(sql);
   const char *z = sql;
@@ -351,20 +352,25 @@ int sql_complete(const char *sql) {
     n -= len;
     if (tk == TK_SPACE) continue;
     switch (state) {
-      case 0: case 1: case 2:
-        if (tk == TK_SEMI) state = 2;
-        else if (tk == TK_CREATE) state = 3;
-        else if (tk == TK_EXPLAIN && state != 1) state = 0;
-        else state = 1;
+      case 0: case 1: /* start of a statement */
+        if (tk == TK_SEMI) state = 1;
+        else if (tk == TK_EXPLAIN) state = 3;
+        else if (tk == TK_CREATE) state = 4;
+        else state = 2;
         break;
-      case 3:
-        if (tk == TK_TEMP || tk == TK_TEMPORARY) state = 4;
+      case 2:
+        if (tk == TK_SEMI) state = 1;
+        break;
+      case 3: /* EXPLAIN */
+        if (tk == TK_SEMI) state = 1;
+        else if (tk == TK_CREATE) state = 4;
+        else state = 2;
+        break;
+      case 4: /* CREATE [TEMP] */
+        if (tk == TK_SEMI) state = 1;
+        else if (tk == TK_TEMP || tk == TK_TEMPORARY) state = 4;
         else if (tk == TK_TRIGGER) state = 5;
-        else state = (tk == TK_SEMI) ? 2 : 1;
-        break;
-      case 4:
-        if (tk == TK_TRIGGER) state = 5;
-        else state = (tk == TK_SEMI) ? 2 : 1;
+        else state = 2;
         break;
       case 5:
         if (tk == TK_SEMI) state = 6;
@@ -374,10 +380,9 @@ int sql_complete(const char *sql) {
         else if (tk != TK_SEMI) state = 5;
         break;
       case 7:
-        if (tk == TK_SEMI) state = 2;
-        else state = 5;
+        state = (tk == TK_SEMI) ? 1 : 5;
         break;
     }
   }
-  return state == 2;
+  return state == 1;
 }

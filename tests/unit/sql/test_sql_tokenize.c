@@ -179,3 +179,31 @@ TEST(arena_oom) {
     util_arena_free(&a);
   }
 }
+
+/* sql_complete agrees with sqlite3_complete on every prefix of a set of
+ * scripts (statements, triggers, comments, quotes). */
+TEST(complete_matches_reference) {
+  static const char *const scripts[] = {
+      "SELECT 1; SELECT 'a;b' -- x;\n; /* ; */ SELECT \"c;\" ;",
+      "CREATE TRIGGER r AFTER INSERT ON t BEGIN SELECT 1; UPDATE t SET a = 1; END; SELECT 2;",
+      "create temp trigger r before delete on t begin delete from u; end ;",
+      "EXPLAIN CREATE TEMPORARY TRIGGER r UPDATE ON t BEGIN SELECT CASE WHEN 1 THEN 2 END; END;",
+      "SELECT create, trigger FROM t; CREATE TABLE trigger(x); CREATE INDEX i ON t(x);",
+      "CREATE TRIGGER r AFTER INSERT ON t BEGIN SELECT 1;; END ; END;",
+      "select [a;b], `c;d`, x'00'; explain select 1; explain; ;;",
+      "CREATE VIEW v AS SELECT 1; CREATE \"TRIGGER\" x; SELECT 'it''s;';",
+  };
+  int n = 0;
+  for (size_t i = 0; i < sizeof scripts / sizeof scripts[0]; i++) {
+    size_t len = strlen(scripts[i]);
+    char buf[512];
+    for (size_t k = 0; k <= len; k++) {
+      memcpy(buf, scripts[i], k);
+      buf[k] = 0;
+      n++;
+      if (sql_complete(buf) != sqlite3_complete(buf))
+        test_fail(__FILE__, __LINE__, "sql_complete(\"%s\") = %d", buf, sql_complete(buf));
+    }
+  }
+  CHECK(n > 500);
+}
