@@ -50,7 +50,20 @@ static int idlike_raw(int t) {
   return sql_keyword_is_id(t);
 }
 
+/* Raise the error left pending by a variable term (see primary). */
+int p_fire_pending(Parser *p) {
+  int kind = p->pend_kind;
+  p->pend_kind = 0;
+  if (kind == 1)
+    return p_error(p, "variable number must be between ?1 and ?%d", SQL_MAX_VARIABLE);
+  return p_error(p, "near \"%.*s\": syntax error", p->pend_tok.len, p->sql + p->pend_tok.start);
+}
+
 void p_advance(Parser *p) {
+  if (p->pend_kind) {
+    if (p->pend_next < 0) p->pend_next = -2; /* consuming the variable itself */
+    else p_fire_pending(p);                  /* the token after it was accepted */
+  }
   if (p->tok.type != TK_EOF) {
     p->prev_end = p->tok.start + p->tok.len;
     p->prev_type = p->tok.type;
@@ -62,6 +75,7 @@ void p_advance(Parser *p) {
   } else {
     raw_token(p, &p->tok);
   }
+  if (p->pend_kind && p->pend_next == -2) p->pend_next = p->tok.start;
   /* SQLite's tokenizer rule for the window keywords: WINDOW is a keyword
    * only before "identifier AS", OVER only after ')' and before '(' or an
    * identifier, FILTER only after ')' and before '('. Elsewhere they are
@@ -615,13 +629,25 @@ static SqlExpr *primary(Parser *p) {
                         : t == TK_VARIABLE ? SQL_E_VARIABLE : t == TK_BLOB ? SQL_E_BLOB
                         : SQL_E_STRING, start);
       if (!e) return NULL;
-      if (t == TK_VARIABLE && p->tok.len > 1 && p->sql[start] == '?') {
-        /* ?NNN: SQLite's limit is SQLITE_MAX_VARIABLE_NUMBER (250000 in Debian's build) */
-        long long v = 0;
-        for (int i = 1; i < p->tok.len && v <= SQL_MAX_VARIABLE; i++)
-          v = v * 10 + (p->sql[start + i] - '0');
-        if (v < 1 || v > SQL_MAX_VARIABLE)
-          return p_error(p, "variable number must be between ?1 and ?%d", SQL_MAX_VARIABLE), NULL;
+      if (t == TK_VARIABLE) {
+        /* ?NNN out of range (SQLite's limit is SQLITE_MAX_VARIABLE_NUMBER,
+         * 250000 in Debian's build) and #N (a register reference, only for
+         * SQLite's nested parses) are errors that SQLite reports when the
+         * term is reduced, i.e. once the next token is accepted: they are
+         * left pending until then (p_advance, sql_parse). */
+        const char *z = p->sql + start;
+        if (z[0] == '?' && p->tok.len > 1) {
+          long long v = 0;
+          for (int i = 1; i < p->tok.len && v <= SQL_MAX_VARIABLE; i++) v = v * 10 + (z[i] - '0');
+          if (v < 1 || v > SQL_MAX_VARIABLE) p->pend_kind = 1;
+        } else if (z[0] == '#' && p->tok.len > 1 && z[1] >= '0' && z[1] <= '9') {
+          p->pend_kind = 2;
+        }
+        if (p->pend_kind) {
+          p->pend_tok.start = start;
+          p->pend_tok.len = p->tok.len;
+          p->pend_next = -1; /* set once the variable is consumed */
+        }
       }
       if (t == TK_BLOB) e->z = p_text(p, start + 2, p->tok.len - 3);
       else if (t == TK_STRING) e->z = p_name(p, &p->tok);

@@ -37,6 +37,9 @@ typedef struct Parser {
   int in_trigger; /* parsing a trigger body */
   int subq;       /* depth of SELECTs inside parentheses */
   int in_alter;   /* parsing the column of ALTER TABLE ADD */
+  int pend_kind;  /* error pending on a variable: 0 none, 1 ?NNN range, 2 #N */
+  SqlTok pend_tok;
+  int pend_next;  /* offset of the token after the variable */
 } Parser;
 
 /* weights for p->nest */
@@ -56,6 +59,7 @@ int p_syntax_error(Parser *p);          /* error at the current token; returns 0
 int p_error(Parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int p_nomem(Parser *p);
 int p_nest(Parser *p, int w);           /* add to nest; 0 on overflow */
+int p_fire_pending(Parser *p);          /* raise a pending variable error */
 
 /* token classes */
 int tk_is_join(int t);  /* CROSS FULL INNER LEFT NATURAL OUTER RIGHT */

@@ -1230,6 +1230,10 @@ int sql_parse(UtilArena *arena, const char *sql, int nbytes, SqlStmt **out, cons
       p_syntax_error(p);
       goto done;
     }
+    if (p->pend_kind) { /* the end of the statement accepts the pending term */
+      p_fire_pending(p);
+      goto done;
+    }
     if (p->tok.type == TK_SEMI) {
       p_advance(p);
       semi = 1;

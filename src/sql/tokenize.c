@@ -32,7 +32,7 @@ static unsigned char cclass(unsigned char c) {
   switch (c) {
     case ' ': case '\t': case '\n': case '\f': case '\r': return CC_SPACE;
     case '$': return CC_DOLLAR;
-    case ':': case '@': return CC_VARALPHA;
+    case ':': case '@': case '#': return CC_VARALPHA;
     case '?': return CC_VARNUM;
     case '\'': return CC_QUOTE;
     case '"': case '`': case '[': return CC_QUOTE2;
@@ -199,7 +199,7 @@ int sql_token(const char *zs, int n, int *type) {
     case CC_PLUS: *type = TK_PLUS; return 1;
     case CC_STAR: *type = TK_STAR; return 1;
     case CC_SLASH:
-      if (n < 2 || z[1] != '*') {
+      if (n < 3 || z[1] != '*') { /* slash-star at the very end is a slash, as in SQLite */
         *type = TK_SLASH;
         return 1;
       }

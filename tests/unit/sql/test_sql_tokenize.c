@@ -58,6 +58,9 @@ TEST(tokenize_basic) {
             "ILLEGAL:! ILLEGAL:#");
   CHECK_STR(toks("a -- comment\nb /* c */ c /* open"), "ID:a ID:b ID:c");
   CHECK_STR(toks("'abc"), "ILLEGAL:'abc");
+  CHECK_STR(toks("#a #1 #"), "VAR:#a VAR:#1 ILLEGAL:#");
+  CHECK_STR(toks("a /*"), "ID:a SLASH:/ STAR:*"); /* as SQLite: too short to be a comment */
+  CHECK_STR(toks("a /*x"), "ID:a");
   CHECK_STR(toks("[abc"), "ILLEGAL:[abc");
   CHECK_STR(toks("\xc3\xa9t\xc3\xa9 a$b _x"), "ID:\xc3\xa9t\xc3\xa9 ID:a$b ID:_x");
   CHECK_STR(toks("SeLeCt CURRENT_TIMESTAMP current_date"),
