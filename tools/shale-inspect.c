@@ -1,7 +1,7 @@
 /*
  * shale-inspect.c -- print the structure of an SQLite/Shale database file.
  *
- *   shale-inspect FILE [--header] [--pages] [--freelist] [--page N] [--schema]
+ *   shale-inspect FILE [--header] [--pages] [--freelist] [--ptrmap] [--page N]... [--schema]
  *
  * Reads the file directly with pread (no pager, no locks), so it works on
  * damaged files and while another process has it open. With no option it
@@ -55,6 +55,8 @@ typedef struct Db {
   uint32_t page_size, usable, npages;
   uint8_t *role;  /* per page (1-based), R_* */
   int *owner;     /* per page: index into tree names, or -1 */
+  uint8_t *ptype;    /* per page: the pointer-map type it should have (1-5), 0 unknown */
+  uint32_t *pparent; /* per page: the pointer-map parent it should have */
   char **names;   /* tree names (owner index) */
   int nnames;
   int ncorrupt;
@@ -279,7 +281,8 @@ static int add_name(Db *db, const char *name) {
 }
 
 /* Claim page pgno for role r of tree owner; 0 if it was already claimed. */
-static int claim(Db *db, uint32_t pgno, int r, int owner, const char *what) {
+static int claim(Db *db, uint32_t pgno, int r, int owner, const char *what, int ptype,
+                 uint32_t parent) {
   if (pgno < 1 || pgno > db->npages) {
     corrupt(db, "%s refers to page %u, outside the file (%u pages)", what, pgno, db->npages);
     return 0;
@@ -290,14 +293,20 @@ static int claim(Db *db, uint32_t pgno, int r, int owner, const char *what) {
   }
   db->role[pgno] = (uint8_t)r;
   db->owner[pgno] = owner;
+  db->ptype[pgno] = (uint8_t)ptype;
+  db->pparent[pgno] = parent;
   return 1;
 }
 
-static void claim_overflow(Db *db, const Cell *c, int owner, uint8_t *scratch) {
+static void claim_overflow(Db *db, const Cell *c, int owner, uint32_t cellpage,
+                           uint8_t *scratch) {
   uint64_t remain = c->payload - c->local;
-  uint32_t next = c->ovfl;
+  uint32_t next = c->ovfl, prev = 0;
   while (remain > 0 && next) {
-    if (!claim(db, next, R_OVERFLOW, owner, "overflow chain")) return;
+    if (!claim(db, next, R_OVERFLOW, owner, "overflow chain", prev ? 4 : 3,
+               prev ? prev : cellpage))
+      return;
+    prev = next;
     if (read_page(db, next, scratch)) return;
     uint32_t take = db->usable - 4;
     remain = remain > take ? remain - take : 0;
@@ -313,8 +322,8 @@ typedef void (*RowFn)(Db *, int64_t rowid, const uint8_t *rec, uint32_t n, uint6
 
 /* Walk the tree at pgno. claim != 0 records page roles. fn (optional) gets
  * each table row. seen guards against cycles when not claiming. */
-static void walk(Db *db, uint32_t pgno, int owner, int depth, int do_claim, uint8_t *seen,
-                 RowFn fn, void *ctx) {
+static void walk(Db *db, uint32_t pgno, uint32_t parent, int owner, int depth, int do_claim,
+                 uint8_t *seen, RowFn fn, void *ctx) {
   if (depth > MAX_DEPTH) {
     corrupt(db, "tree %s deeper than %d", db->names[owner], MAX_DEPTH);
     return;
@@ -340,7 +349,7 @@ static void walk(Db *db, uint32_t pgno, int owner, int depth, int do_claim, uint
   int ho = hdr_off(pgno), t = pg[ho];
   int r = t == 0x0d ? R_TABLE_LEAF : t == 0x05 ? R_TABLE_INTERIOR : t == 0x0a ? R_INDEX_LEAF
           : t == 0x02 ? R_INDEX_INTERIOR : R_BAD_BTREE;
-  if (do_claim && !claim(db, pgno, r, owner, "b-tree")) goto done;
+  if (do_claim && !claim(db, pgno, r, owner, "b-tree", parent ? 5 : 1, parent)) goto done;
   if (r == R_BAD_BTREE) {
     corrupt(db, "page %u (tree %s): bad page type 0x%02x", pgno, db->names[owner], t);
     goto done;
@@ -359,8 +368,8 @@ static void walk(Db *db, uint32_t pgno, int owner, int depth, int do_claim, uint
       corrupt(db, "page %u cell %u: %s", pgno, i, err);
       continue;
     }
-    if (interior) walk(db, c.child, owner, depth + 1, do_claim, seen, fn, ctx);
-    if (do_claim && c.ovfl) claim_overflow(db, &c, owner, scratch);
+    if (interior) walk(db, c.child, pgno, owner, depth + 1, do_claim, seen, fn, ctx);
+    if (do_claim && c.ovfl) claim_overflow(db, &c, owner, pgno, scratch);
     if (fn && t == 0x0d) {
       if (!rec) rec = malloc(MAX_GATHER);
       if (!rec) continue;
@@ -368,7 +377,7 @@ static void walk(Db *db, uint32_t pgno, int owner, int depth, int do_claim, uint
       fn(db, c.rowid, rec, n, c.payload, ctx);
     }
   }
-  if (interior) walk(db, util_get4(pg + ho + 8), owner, depth + 1, do_claim, seen, fn, ctx);
+  if (interior) walk(db, util_get4(pg + ho + 8), pgno, owner, depth + 1, do_claim, seen, fn, ctx);
 done:
   free(rec);
   free(pg);
@@ -431,7 +440,7 @@ static void schema_row(Db *db, int64_t rowid, const uint8_t *rec, uint32_t n, ui
 static void load_schema(Db *db, Schema *s) {
   uint8_t *seen = calloc((size_t)db->npages + 1, 1);
   if (!seen) return;
-  walk(db, 1, 0, 0, 0, seen, schema_row, s);
+  walk(db, 1, 0, 0, 0, 0, seen, schema_row, s);
   free(seen);
 }
 
@@ -444,7 +453,7 @@ static uint32_t lock_byte_page(Db *db) { return (uint32_t)(1073741824u / db->pag
 
 /* Work out every page's role. */
 static void find_roles(Db *db, Schema *s) {
-  walk(db, 1, 0, 0, 1, NULL, NULL, NULL);
+  walk(db, 1, 0, 0, 0, 1, NULL, NULL, NULL);
   for (int i = 0; i < s->n; i++) {
     if (s->rows[i].root <= 0) continue;
     if (s->rows[i].root > db->npages) {
@@ -453,14 +462,14 @@ static void find_roles(Db *db, Schema *s) {
       continue;
     }
     int owner = add_name(db, s->rows[i].name);
-    if (owner >= 0) walk(db, (uint32_t)s->rows[i].root, owner, 0, 1, NULL, NULL, NULL);
+    if (owner >= 0) walk(db, (uint32_t)s->rows[i].root, 0, owner, 0, 1, NULL, NULL, NULL);
   }
   /* freelist */
   int fl = add_name(db, "freelist");
   uint32_t trunk = util_get4(db->hdr + 32), count = 0, steps = 0;
   uint8_t *pg = malloc(db->page_size);
   while (pg && trunk && steps++ <= db->npages) {
-    if (!claim(db, trunk, R_FREE_TRUNK, fl, "freelist trunk")) break;
+    if (!claim(db, trunk, R_FREE_TRUNK, fl, "freelist trunk", 2, 0)) break;
     count++;
     if (read_page(db, trunk, pg)) break;
     uint32_t nleaf = util_get4(pg + 4);
@@ -469,7 +478,7 @@ static void find_roles(Db *db, Schema *s) {
       nleaf = db->usable / 4 - 2;
     }
     for (uint32_t i = 0; i < nleaf; i++)
-      if (claim(db, util_get4(pg + 8 + 4 * i), R_FREE_LEAF, fl, "freelist leaf")) count++;
+      if (claim(db, util_get4(pg + 8 + 4 * i), R_FREE_LEAF, fl, "freelist leaf", 2, 0)) count++;
     trunk = util_get4(pg);
   }
   free(pg);
@@ -489,6 +498,48 @@ static void find_roles(Db *db, Schema *s) {
       else db->role[pm] = R_PTRMAP;
     }
   }
+}
+
+/* The pointer-map page holding the entry of page p (FORMAT-db.md §8). */
+static uint32_t ptrmap_page_for(Db *db, uint32_t p) {
+  uint32_t j = db->usable / 5;
+  uint32_t pm = 2 + ((p - 2) / (j + 1)) * (j + 1);
+  return pm == lock_byte_page(db) ? pm + 1 : pm;
+}
+
+/* Every pointer-map entry against what the structure says it should be. */
+static void print_ptrmap(Db *db) {
+  if (!util_get4(db->hdr + 52)) {
+    printf("ptrmap: none (not an auto-vacuum database)\n");
+    return;
+  }
+  uint8_t *pg = malloc(db->page_size);
+  uint32_t cached = 0, checked = 0, bad = 0, lb = lock_byte_page(db);
+  for (uint32_t p = 3; pg && p <= db->npages; p++) {
+    uint32_t pm = ptrmap_page_for(db, p);
+    if (pm == p || p == lb || pm > db->npages) continue;
+    if (pm != cached) {
+      if (read_page(db, pm, pg)) break;
+      cached = pm;
+    }
+    uint32_t idx = p - pm - 1, off = 5 * idx;
+    if (off + 5 > db->usable) {
+      corrupt(db, "ptrmap entry for page %u beyond page %u", p, pm);
+      continue;
+    }
+    int t = pg[off];
+    uint32_t parent = util_get4(pg + off + 1);
+    printf("ptrmap page %u: type %d parent %u\n", p, t, parent);
+    checked++;
+    int et = db->ptype[p];
+    uint32_t ep = db->pparent[p];
+    if (et && (et != t || ep != parent)) {
+      corrupt(db, "ptrmap entry for page %u is (%d, %u), expected (%d, %u)", p, t, parent, et, ep);
+      bad++;
+    }
+  }
+  printf("ptrmap: %u entries, %u wrong\n", checked, bad);
+  free(pg);
 }
 
 static void print_pages(Db *db) {
@@ -615,12 +666,13 @@ static void print_schema(Schema *s) {
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: shale-inspect FILE [--header] [--pages] [--freelist] [--page N] [--schema]\n");
+          "usage: shale-inspect FILE [--header] [--pages] [--freelist] [--ptrmap] [--page N]... "
+          "[--schema]\n");
 }
 
 int main(int argc, char **argv) {
   const char *path = NULL;
-  int o_header = 0, o_pages = 0, o_free = 0, o_schema = 0;
+  int o_header = 0, o_pages = 0, o_free = 0, o_schema = 0, o_ptrmap = 0;
   long o_page[64];
   int npage = 0;
   for (int i = 1; i < argc; i++) {
@@ -628,6 +680,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--pages")) o_pages = 1;
     else if (!strcmp(argv[i], "--freelist")) o_free = 1;
     else if (!strcmp(argv[i], "--schema")) o_schema = 1;
+    else if (!strcmp(argv[i], "--ptrmap")) o_ptrmap = 1;
     else if (!strcmp(argv[i], "--page") && i + 1 < argc && npage < 64)
       o_page[npage++] = strtol(argv[++i], NULL, 10);
     else if (argv[i][0] == '-' || path) {
@@ -639,7 +692,7 @@ int main(int argc, char **argv) {
     usage();
     return 2;
   }
-  if (!o_pages && !o_free && !o_schema && npage == 0) o_header = 1;
+  if (!o_pages && !o_free && !o_schema && !o_ptrmap && npage == 0) o_header = 1;
 
   Db db;
   memset(&db, 0, sizeof db);
@@ -680,24 +733,28 @@ int main(int argc, char **argv) {
   }
   if (o_header) print_header(&db);
   if (!ok) {
-    if (o_pages || o_free || o_schema || npage > 0)
+    if (o_pages || o_free || o_schema || o_ptrmap || npage > 0)
       printf("corrupt: invalid page size / reserved bytes; cannot read pages\n");
     close(db.fd);
     return 1;
   }
   db.role = calloc((size_t)db.npages + 1, 1);
   db.owner = malloc(sizeof(int) * ((size_t)db.npages + 1));
-  if (!db.role || !db.owner) {
+  db.ptype = calloc((size_t)db.npages + 1, 1);
+  db.pparent = calloc((size_t)db.npages + 1, sizeof(uint32_t));
+  if (!db.role || !db.owner || !db.ptype || !db.pparent) {
     fprintf(stderr, "out of memory\n");
     return 1;
   }
   for (uint32_t p = 0; p <= db.npages; p++) db.owner[p] = -1;
   add_name(&db, "sqlite_schema");
   Schema schema = {NULL, 0};
-  if (db.npages >= 1 && (o_schema || o_pages || npage > 0)) load_schema(&db, &schema);
+  int need_roles = o_pages || o_ptrmap || npage > 0;
+  if (db.npages >= 1 && (o_schema || need_roles)) load_schema(&db, &schema);
   if (o_schema) print_schema(&schema);
-  if (o_pages || npage > 0) find_roles(&db, &schema);
+  if (need_roles) find_roles(&db, &schema);
   if (o_pages) print_pages(&db);
+  if (o_ptrmap) print_ptrmap(&db);
   if (o_free) print_freelist(&db);
   for (int i = 0; i < npage; i++) {
     if (o_page[i] < 1 || o_page[i] > (long)db.npages)
@@ -709,6 +766,8 @@ int main(int argc, char **argv) {
   free(db.names);
   free(db.role);
   free(db.owner);
+  free(db.ptype);
+  free(db.pparent);
   close(db.fd);
   return db.ncorrupt ? 3 : 0;
 }
