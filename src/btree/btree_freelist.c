@@ -19,6 +19,16 @@
 
 uint32_t btree_lockbyte_page(Btree *bt) { return (uint32_t)(1073741824u / bt->page_size) + 1; }
 
+/* A free page never has a live parse: pages we free lose it, so a parsed
+ * page on the freelist means the freelist points into a tree. */
+static int in_use(Btree *bt, uint32_t pgno) {
+  PgPage *pg = pager_lookup(bt->pager, pgno);
+  if (!pg) return 0;
+  int used = page_mem(pg)->init != 0;
+  pager_unref(pg);
+  return used;
+}
+
 static void forget_parse(Btree *bt, uint32_t pgno) {
   PgPage *pg = pager_lookup(bt->pager, pgno);
   if (pg) {
@@ -52,7 +62,7 @@ int btree_alloc_page(Btree *bt, uint32_t hint, PgPage **out, uint32_t *pgno_out)
     if ((rc = pager_write(trunk_pg)) != 0) goto done;
     if (nleaf == 0) {
       uint32_t next = util_get4(t);
-      if (next > dbsize) {
+      if (next > dbsize || in_use(bt, trunk)) {
         rc = BT_CORRUPT(bt, trunk, "freelist trunk pointer out of range");
         goto done;
       }
@@ -74,7 +84,8 @@ int btree_alloc_page(Btree *bt, uint32_t hint, PgPage **out, uint32_t *pgno_out)
         }
       }
       pgno = util_get4(t + 8 + 4 * best);
-      if (pgno < 2 || pgno > dbsize || pgno == btree_lockbyte_page(bt) || pgno == trunk) {
+      if (pgno < 2 || pgno > dbsize || pgno == btree_lockbyte_page(bt) || pgno == trunk ||
+          in_use(bt, pgno)) {
         rc = BT_CORRUPT(bt, trunk, "freelist leaf page number out of range");
         goto done;
       }

@@ -87,7 +87,9 @@ int cell_parse(Btree *bt, uint32_t pgno, const uint8_t *data, uint32_t off, int 
 
 int page_cell_parse(Btree *bt, PgPage *pg, int i, CellInfo *ci) {
   MemPage *m = page_mem(pg);
-  assert(m->init && i >= 0 && i < m->ncell);
+  if (!m->init || i < 0 || i >= m->ncell) {
+    return BT_CORRUPT(bt, pager_pgno(pg), "page reused while in use");
+  }
   return cell_parse(bt, pager_pgno(pg), pager_data(pg), page_cell_off(pg, i), m->leaf, m->intkey,
                     ci);
 }
@@ -108,7 +110,7 @@ uint16_t cell_size_bytes(Btree *bt, const uint8_t *cell, int leaf, int intkey) {
 
 uint32_t page_child(PgPage *pg, int i) {
   MemPage *m = page_mem(pg);
-  assert(!m->leaf);
+  if (m->leaf) return 0; /* only on a clobbered page; 0 reads as corrupt */
   if (i >= m->ncell) return page_right(pg);
   return util_get4(page_cell(pg, i));
 }
@@ -332,8 +334,11 @@ int page_insert_cell(Btree *bt, PgPage *pg, int i, const uint8_t *cell, uint32_t
   MemPage *m = page_mem(pg);
   uint8_t *d = pager_data(pg);
   uint32_t a = sz < 4 ? 4 : sz;
-  assert(m->init && pager_is_writable(pg));
-  assert(i >= 0 && i <= m->ncell);
+  /* A page can lose its parse only if a hostile freelist handed it out
+   * while in use. */
+  if (!m->init || !pager_is_writable(pg) || i > m->ncell) {
+    return BT_CORRUPT(bt, pager_pgno(pg), "page reused while in use");
+  }
   if (m->nfree < a + 2) return SHALE_INTERNAL;
   uint32_t off = 0;
   int rc = alloc_space(bt, pg, a, &off);
@@ -402,8 +407,9 @@ static int free_space(Btree *bt, PgPage *pg, uint32_t off, uint32_t size) {
 int page_drop_cell(Btree *bt, PgPage *pg, int i, uint32_t sz) {
   MemPage *m = page_mem(pg);
   uint8_t *d = pager_data(pg);
-  assert(m->init && pager_is_writable(pg));
-  assert(i >= 0 && i < m->ncell);
+  if (!m->init || !pager_is_writable(pg) || i >= m->ncell) {
+    return BT_CORRUPT(bt, pager_pgno(pg), "page reused while in use");
+  }
   uint32_t a = sz < 4 ? 4 : sz;
   uint32_t off = page_cell_off(pg, i);
   if (off + a > bt->usable) return BT_CORRUPT(bt, pager_pgno(pg), "cell overflows the page");

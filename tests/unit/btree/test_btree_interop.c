@@ -323,6 +323,12 @@ TEST(corrupt_files_never_crash) {
     int nflip = 1 + (int)(test_rand(&s) % 8);
     for (int k = 0; k < nflip; k++) {
       long off = 100 + (long)(test_rand(&s) % (uint64_t)(size - 100));
+      if (test_rand(&s) % 2) {
+        /* aim at page headers, cell pointers and the freelist fields */
+        long pg = (long)(test_rand(&s) % npages);
+        off = pg * 512 + (pg == 0 ? 100 : 0) + (long)(test_rand(&s) % 24);
+        if (test_rand(&s) % 8 == 0) off = 32 + (long)(test_rand(&s) % 8);
+      }
       switch (test_rand(&s) % 3) {
         case 0: m[off] ^= (uint8_t)(1u << (test_rand(&s) % 8)); break;
         case 1: m[off] = (uint8_t)test_rand(&s); break;
