@@ -3,7 +3,7 @@
  * many rows a run writes, and small file helpers.
  *
  * The full run writes 100,000 rows per page size. Under AddressSanitizer
- * (slower by several times) the default is 40,000 so that each binary stays
+ * (slower by several times) the default is 30,000 so that each binary stays
  * under a minute; SHALE_INTEROP_ROWS=N overrides either default.
  *
  * Invariants:
@@ -19,10 +19,10 @@
 #include <time.h>
 
 #if defined(__SANITIZE_ADDRESS__)
-#define INTEROP_DEFAULT_ROWS 40000
+#define INTEROP_DEFAULT_ROWS 30000
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define INTEROP_DEFAULT_ROWS 40000
+#define INTEROP_DEFAULT_ROWS 30000
 #endif
 #endif
 #ifndef INTEROP_DEFAULT_ROWS
