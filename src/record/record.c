@@ -304,9 +304,22 @@ static int raw_compare(const void *a, uint32_t na, const void *b, uint32_t nb) {
   return na < nb ? -1 : na > nb;
 }
 
+/* value_compare with the common cases (two integers, two BINARY texts)
+ * inlined: the comparators run on every step of every index seek. */
+static inline int quick_compare(const ShValue *a, const ShValue *b, const Collation *coll) {
+  if (a->type == SHALE_INTEGER && b->type == SHALE_INTEGER) return a->i < b->i ? -1 : a->i > b->i;
+  if (a->type == SHALE_TEXT && b->type == SHALE_TEXT && (!coll || coll == &record_coll_binary)) {
+    uint32_t m = a->n < b->n ? a->n : b->n;
+    int c = m ? memcmp(a->z, b->z, m) : 0;
+    if (c) return c < 0 ? -1 : 1;
+    return a->n < b->n ? -1 : a->n > b->n;
+  }
+  return value_compare(a, b, coll);
+}
+
 static inline int column_cmp(const KeyInfo *ki, int i, const ShValue *a, const ShValue *b) {
-  if (!ki || i >= ki->ncol) return value_compare(a, b, NULL);
-  int c = value_compare(a, b, ki->coll ? ki->coll[i] : NULL);
+  if (!ki || i >= ki->ncol) return quick_compare(a, b, NULL);
+  int c = quick_compare(a, b, ki->coll ? ki->coll[i] : NULL);
   return (ki->desc && ki->desc[i]) ? -c : c;
 }
 
