@@ -530,20 +530,31 @@ int pager_rollback(Pager *p) {
     return SHALE_OK;
   }
   if (p->dbmod && p->journal_mode != PAGER_JOURNAL_OFF) {
+    /* The file was written. If our journal is still open, play it back and
+     * cut the file to its original size. If a failed commit already closed
+     * it, the journal on disk decides: still valid -> played back like a hot
+     * one; gone, empty or zeroed -> the commit point was passed and the
+     * transaction stands. */
     int played = 0;
-    if (p->jfd) rc = pager_journal_playback(p, 0, &played);
-    if (rc == SHALE_OK) {
-      int64_t fsz = 0, want = (int64_t)p->orig_size * p->page_size;
-      rc = os_file_size(p->fd, &fsz);
-      if (rc == SHALE_OK && fsz > want) rc = os_truncate(p->fd, want);
+    if (p->jfd) {
+      played = 1;
+      rc = pager_journal_playback(p, 0, &played);
+      if (rc == SHALE_OK) {
+        int64_t fsz = 0, want = (int64_t)p->orig_size * p->page_size;
+        rc = os_file_size(p->fd, &fsz);
+        if (rc == SHALE_OK && fsz > want) rc = os_truncate(p->fd, want);
+      }
+    } else if (pager_journal_uses_file(p)) {
+      rc = pager_journal_playback_disk(p, &played);
     }
-    if (rc == SHALE_OK && p->sync_level != PAGER_SYNC_OFF && !p->memory) {
+    if (rc == SHALE_OK && played && p->sync_level != PAGER_SYNC_OFF && !p->memory) {
       rc = os_sync(p->fd, OS_SYNC_NORMAL);
       p->stats.syncs++;
     }
     if (rc != SHALE_OK) return pager_set_error(p, rc);
-    p->db_size = p->orig_size;
-    rc = pager_cache_invalidate(p, 0);
+    /* Size, header bytes and cache from what the file now holds. */
+    rc = read_header(p, 1);
+    if (rc == SHALE_NOTADB) rc = SHALE_CORRUPT;
   } else {
     /* The file is untouched (or, with journal_mode=OFF, can't be restored):
      * forget the changes made in the cache. */

@@ -185,6 +185,9 @@ int pager_journal_finalize(Pager *);
  * super-journal first. Truncates the db file to the journal's initial size.
  * *played is set to 1 if the database file may have changed. */
 int pager_journal_playback(Pager *, int is_hot, int *played);
+/* Error-state rollback after a failed commit closed the journal: open the
+ * journal on disk, if any, and play it back as a hot one (left open). */
+int pager_journal_playback_disk(Pager *, int *played);
 /* Hot journal detection and rollback, called at begin_read with SHARED
  * held. *rolled set to 1 if the database file changed. */
 int pager_hot_journal(Pager *, int *rolled);

@@ -355,6 +355,22 @@ out:
   return rc;
 }
 
+int pager_journal_playback_disk(Pager *p, int *played) {
+  int exists = 0;
+  *played = 0;
+  assert(!p->jfd);
+  int rc = p->vfs->access(p->vfs, p->jpath, OS_ACCESS_EXISTS, &exists);
+  if (rc != SHALE_OK || !exists) return rc;
+  rc = os_open_alloc(p->vfs, p->jpath, SHALE_OPEN_READWRITE | SHALE_OPEN_MAIN_JOURNAL, NULL,
+                     &p->jfd);
+  if (rc != SHALE_OK) {
+    p->jfd = NULL;
+    return rc;
+  }
+  /* Left open: the caller finalises it per journal_mode. */
+  return pager_journal_playback(p, 1, played);
+}
+
 /* Delete the journal file (closing our handle first). */
 static int delete_journal(Pager *p) {
   pager_journal_close(p);

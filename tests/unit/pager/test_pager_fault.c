@@ -222,3 +222,72 @@ TEST(fault_power_loss) {
   CHECK(olds > 0);
   os_fault_vfs_destroy(fv);
 }
+
+/* Failures anywhere in commit, in every journal mode, once or for good.
+ * A failure after the commit point (journal finalised) may leave the new
+ * state; whatever the file holds, a pager that rolled back successfully
+ * must see exactly that, and never anything but the old or new state. */
+static void mode_sweep1(int jmode, int kind, int persist, int cache) {
+  const char *base = test_path("msbase.db"), *db = test_path("ms.db");
+  make_base(base);
+  OsVfs *fv = os_fault_vfs_create("pagerfault4", os_vfs_find("unix"));
+  int done = 0, late = 0;
+  for (long n = 1; n < 400 && !done; n++) {
+    reset_db(base, db);
+    unlink(jpath_of(db));
+    Pager *p;
+    CHECK_OK(pager_open(fv, db, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, 0, &p));
+    pager_set_journal_mode(p, jmode);
+    long before = os_fault_count(fv, kind);
+    os_fault_arm(fv, kind, n, persist);
+    int rc = do_txn(p, cache);
+    int fired = os_fault_count(fv, kind) - before >= n;
+    int rb = SHALE_ERROR, seen = -1;
+    if (getenv("PAGER_TEST_TRACE")) fprintf(stderr, "  mode %d kind %d n %ld rc %d fired %d\n", jmode, kind, n, rc, fired);
+    if (rc != SHALE_OK) {
+      os_fault_arm(fv, kind, 0, 0);
+      rb = pager_rollback(p);
+      if (rb == SHALE_OK) {
+        uint32_t sz = pager_db_size(p);
+        if (sz == OLD_N && count_bad(p, OLD_N, 1) == 0) seen = 0;
+        else if (sz == NEW_N && count_bad(p, NEW_N, 2) == 0) seen = 1;
+        CHECK(seen == 0 || seen == 1);
+      }
+    } else if (!fired) {
+      done = 1;
+    }
+    pager_close(p);
+    os_fault_arm(fv, kind, 0, 0);
+    int st = db_state(db);
+    CHECK(st == 0 || st == 1);
+    if (rc == SHALE_OK) CHECK_EQ(st, 1);
+    if (rb == SHALE_OK) CHECK_EQ(st, seen);
+    if (rc != SHALE_OK && st == 1) late++;
+  }
+  if (getenv("PAGER_TEST_VERBOSE")) fprintf(stderr, "  late %d\n", late);
+  CHECK(done);
+  os_fault_vfs_destroy(fv);
+}
+
+static void mode_sweep(int jmode, int kind, int persist) {
+  mode_sweep1(jmode, kind, persist, 2000);
+  mode_sweep1(jmode, kind, persist, 8);
+}
+
+TEST(fault_modes_sync_persistent) {
+  mode_sweep(PAGER_JOURNAL_DELETE, OS_FAULT_SYNC, 1);
+  mode_sweep(PAGER_JOURNAL_TRUNCATE, OS_FAULT_SYNC, 1);
+  mode_sweep(PAGER_JOURNAL_PERSIST, OS_FAULT_SYNC, 1);
+  mode_sweep(PAGER_JOURNAL_MEMORY, OS_FAULT_SYNC, 1);
+}
+
+TEST(fault_modes_write) {
+  mode_sweep(PAGER_JOURNAL_TRUNCATE, OS_FAULT_WRITE, 0);
+  mode_sweep(PAGER_JOURNAL_PERSIST, OS_FAULT_WRITE, 1);
+  mode_sweep(PAGER_JOURNAL_MEMORY, OS_FAULT_WRITE, 0);
+}
+
+TEST(fault_modes_truncate) {
+  mode_sweep(PAGER_JOURNAL_TRUNCATE, OS_FAULT_TRUNCATE, 1);
+  mode_sweep(PAGER_JOURNAL_PERSIST, OS_FAULT_TRUNCATE, 0);
+}
