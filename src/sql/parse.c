@@ -547,7 +547,7 @@ SqlWindow *p_window_spec(Parser *p, const char *name) {
 /* name ( args ) [FILTER (WHERE e)] [OVER ...] -- at the name */
 static SqlExpr *func_call(Parser *p) {
   SqlExpr *e = p_expr_new(p, SQL_E_FUNC, p->tok.start);
-  if (!e) return NULL;
+  if (!e || !p_nest(p, NEST_FUNC)) return NULL;
   e->z = p_name(p, &p->tok);
   p_advance(p); /* name */
   p_advance(p); /* ( */
@@ -582,6 +582,7 @@ static SqlExpr *func_call(Parser *p) {
     e->over = over_clause(p);
     if (!e->over) return NULL;
   }
+  p->nest -= NEST_FUNC;
   p_expr_end(p, e);
   set_height(p, e);
   return e;
@@ -673,17 +674,18 @@ static SqlExpr *primary(Parser *p) {
       e = p_expr_new(p, SQL_E_CAST, start);
       if (!e) return NULL;
       p_advance(p);
-      if (!p_expect(p, TK_LP)) return NULL;
+      if (!p_expect(p, TK_LP) || !p_nest(p, NEST_CAST)) return NULL;
       e->a = p_expr(p);
       if (!e->a || !p_expect(p, TK_AS)) return NULL;
       e->z = type_name(p);
       if (!e->z || !p_expect(p, TK_RP)) return NULL;
+      p->nest -= NEST_CAST;
       p_expr_end(p, e);
       set_height(p, e);
       return e;
     case TK_CASE:
       e = p_expr_new(p, SQL_E_CASE, start);
-      if (!e) return NULL;
+      if (!e || !p_nest(p, NEST_CASE)) return NULL;
       p_advance(p);
       if (p->tok.type != TK_WHEN) {
         e->a = p_expr(p);
@@ -704,6 +706,7 @@ static SqlExpr *primary(Parser *p) {
         if (!e->b) return NULL;
       }
       if (!p_expect(p, TK_END)) return NULL;
+      p->nest -= NEST_CASE;
       p_expr_end(p, e);
       set_height(p, e);
       return e;
@@ -712,10 +715,10 @@ static SqlExpr *primary(Parser *p) {
       if (!e) return NULL;
       p_advance(p);
       if (!p_expect(p, TK_LP)) return NULL;
-      if (!p_nest(p, NEST_PAREN)) return NULL;
+      if (!p_nest(p, NEST_EXISTS)) return NULL;
       e->select = p_subselect(p);
       if (!e->select || !p_expect(p, TK_RP)) return NULL;
-      p->nest -= NEST_PAREN;
+      p->nest -= NEST_EXISTS;
       p_expr_end(p, e);
       return e;
     case TK_RAISE:
@@ -815,7 +818,7 @@ static int binop_prec(Parser *p) {
 /* right side of IN -- after IN */
 static SqlExpr *in_rhs(Parser *p, SqlExpr *e) {
   if (p->tok.type == TK_LP) {
-    if (!p_nest(p, NEST_PAREN)) return NULL;
+    if (!p_nest(p, NEST_IN)) return NULL;
     p_advance(p);
     if (p_starts_select(p)) {
       e->select = p_subselect(p);
@@ -825,7 +828,7 @@ static SqlExpr *in_rhs(Parser *p, SqlExpr *e) {
       if (!e->list) return NULL;
     }
     if (!p_expect(p, TK_RP)) return NULL;
-    p->nest -= NEST_PAREN;
+    p->nest -= NEST_IN;
     return e;
   }
   /* IN table | IN schema.table | IN tvf(args) */
@@ -859,8 +862,20 @@ static SqlExpr *between_mid(Parser *p) {
   return left;
 }
 
+static SqlExpr *expr_prec(Parser *p, int min);
+
 SqlExpr *p_expr_prec(Parser *p, int min) {
   if (p->rc) return NULL;
+  if (++p->depth > EXPR_MAX_RECURSION) {
+    p->depth--;
+    return p_error(p, "parser stack overflow"), NULL;
+  }
+  SqlExpr *e = expr_prec(p, min);
+  p->depth--;
+  return e;
+}
+
+static SqlExpr *expr_prec(Parser *p, int min) {
   SqlExpr *left = unary(p);
   if (!left) return NULL;
   for (;;) {
@@ -932,8 +947,10 @@ SqlExpr *p_expr_prec(Parser *p, int min) {
         e = p_expr_new(p, SQL_E_BETWEEN, start);
         if (!e) return NULL;
         e->a = left;
+        if (!p_nest(p, NEST_BETWEEN)) return NULL;
         e->b = between_mid(p);
         if (!e->b || !p_expect(p, TK_AND)) return NULL;
+        p->nest -= NEST_BETWEEN;
         e->c = p_expr_prec(p, prec + 1);
         if (!e->c) return NULL;
         break;

@@ -34,6 +34,7 @@ typedef struct Parser {
   int rc;
   char *errmsg;
   int nest;       /* weighted nesting (parser stack emulation) */
+  int depth;      /* p_expr_prec recursion depth (a backstop to nest) */
   int in_trigger; /* parsing a trigger body */
   int subq;       /* depth of SELECTs inside parentheses */
   int in_alter;   /* parsing the column of ALTER TABLE ADD */
@@ -42,11 +43,21 @@ typedef struct Parser {
   int pend_next;  /* offset of the token after the variable */
 } Parser;
 
-/* weights for p->nest */
-#define NEST_LIMIT 930
-#define NEST_PAREN 10
-#define NEST_UNARY 9
-#define NEST_SELECT 38
+/* Weights for p->nest, fitted to where SQLite 3.40's parser stack overflows
+ * ("parser stack overflow"): e.g. 93 nested parentheses pass and 94 fail,
+ * 31 nested function calls pass and 32 fail, 18 nested subqueries pass. */
+#define NEST_LIMIT 9850
+#define NEST_PAREN 101      /* ( expr ) */
+#define NEST_UNARY 100      /* - + ~ NOT */
+#define NEST_SELECT 399     /* any SELECT (the top-level one included) */
+#define NEST_FUNC 300       /* f( ... ) */
+#define NEST_CAST 206       /* CAST( ... ) */
+#define NEST_CASE 310       /* CASE ... END */
+#define NEST_IN 300         /* IN ( ... ) */
+#define NEST_EXISTS 201     /* EXISTS ( ... ) */
+#define NEST_FROM_PAREN 206 /* FROM ( ... ) */
+#define NEST_BETWEEN 200    /* the middle operand of BETWEEN */
+#define EXPR_MAX_RECURSION 2000 /* hard bound on p_expr_prec recursion */
 #define EXPR_MAX_DEPTH 1000
 #define SQL_MAX_VARIABLE 250000
 

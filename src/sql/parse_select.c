@@ -47,9 +47,10 @@ SqlWith *p_with(Parser *p) {
       if (!p_expect(p, TK_MATERIALIZED)) return NULL;
       c->materialized = 2;
     }
-    if (!p_expect(p, TK_LP)) return NULL;
+    if (!p_expect(p, TK_LP) || !p_nest(p, NEST_PAREN)) return NULL;
     c->select = p_subselect(p);
     if (!c->select || !p_expect(p, TK_RP)) return NULL;
+    p->nest -= NEST_PAREN;
     c->span.len = p->prev_end - c->span.start;
   } while (p_accept(p, TK_COMMA));
   return w;
@@ -201,7 +202,7 @@ static int src_item(Parser *p, SqlSrcItem *it, int first, int nested) {
   it->span.start = p->tok.start;
   int ok;
   if (p->tok.type == TK_LP) {
-    if (!p_nest(p, NEST_PAREN)) return 0;
+    if (!p_nest(p, NEST_FROM_PAREN)) return 0;
     p_advance(p);
     if (p_starts_select(p)) {
       it->select = p_subselect(p);
@@ -211,7 +212,7 @@ static int src_item(Parser *p, SqlSrcItem *it, int first, int nested) {
       if (!it->nested) return 0;
     }
     if (!p_expect(p, TK_RP)) return 0;
-    p->nest -= NEST_PAREN;
+    p->nest -= NEST_FROM_PAREN;
     it->alias = alias_opt(p, &ok);
     if (!ok) return 0;
   } else {

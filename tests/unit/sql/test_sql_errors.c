@@ -943,3 +943,79 @@ TEST(random_lexemes_match_reference) {
   CHECK_EQ(bad, 0);
   sqlite3_close(db);
 }
+
+/* Nesting: where SQLite's parser stack overflows, and no crash for absurd
+ * depths (the recursive-descent parser must refuse before the C stack ends). */
+static char *nest_sql(const char *pre, const char *mid, const char *post, const char *tail,
+                      int n) {
+  size_t cap = strlen(pre) + (strlen(mid) + strlen(post)) * (size_t)n + strlen(tail) + 16;
+  char *z = malloc(cap);
+  size_t o = (size_t)snprintf(z, cap, "%s", pre);
+  for (int i = 0; i < n; i++) o += (size_t)snprintf(z + o, cap - o, "%s", mid);
+  o += (size_t)snprintf(z + o, cap - o, "1");
+  for (int i = 0; i < n; i++) o += (size_t)snprintf(z + o, cap - o, "%s", post);
+  snprintf(z + o, cap - o, "%s", tail);
+  return z;
+}
+
+TEST(nesting_limits) {
+  static const char *const shapes[][4] = {
+      {"SELECT ", "(", ")", ""},
+      {"SELECT ", "NOT ", "", ""},
+      {"SELECT ", "- ", "", ""},
+      {"SELECT ", "abs(", ")", ""},
+      {"SELECT ", "CAST(", " AS INT)", ""},
+      {"SELECT ", "CASE WHEN ", " THEN 1 END", ""},
+      {"SELECT ", "1 IN (", ")", ""},
+      {"SELECT ", "(SELECT ", ")", ""},
+      {"SELECT ", "EXISTS (SELECT ", ")", ""},
+      {"SELECT * FROM ", "(SELECT * FROM ", ")", ""},
+  };
+  sqlite3 *db = ref_open();
+  int nparse = 0, nok = 0, bad = 0;
+  for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+    /* find the reference's threshold, then compare around it */
+    int lo = 1, hi = 400;
+    for (;;) {
+      char *z = nest_sql(shapes[k][0], shapes[k][1], shapes[k][2], shapes[k][3], hi);
+      char msg[256];
+      int r = ref_prepare(db, z, -1, msg, sizeof msg);
+      free(z);
+      if (r == 1) break;
+      hi *= 2;
+      if (hi > 5000) break;
+    }
+    while (hi - lo > 1) {
+      int mid = (lo + hi) / 2;
+      char *z = nest_sql(shapes[k][0], shapes[k][1], shapes[k][2], shapes[k][3], mid);
+      char msg[256];
+      int r = ref_prepare(db, z, -1, msg, sizeof msg);
+      free(z);
+      if (r == 1) hi = mid;
+      else lo = mid;
+    }
+    for (int n = lo - 2; n <= hi + 2; n++) {
+      if (n < 1) continue;
+      char *z = nest_sql(shapes[k][0], shapes[k][1], shapes[k][2], shapes[k][3], n);
+      bad += compare(db, z, -1, &nparse, &nok, 1);
+      free(z);
+    }
+  }
+  CHECK_EQ(bad, 0);
+  sqlite3_close(db);
+  /* absurd depths: an error, never a crash */
+  static const char *const deep[][3] = {
+      {"(", ")", ""}, {"NOT ", "", ""}, {"f(", ")", ""}, {"CAST(", " AS INT)", ""},
+      {"CASE WHEN ", " THEN 1 END", ""}, {"1 BETWEEN ", " AND 1", ""}, {"(SELECT ", ")", ""},
+      {"1 = NOT ", "", ""}, {"x IN (", ")", ""}, {"- ~ + ", "", ""}, {"a LIKE ", " ESCAPE 1", ""},
+  };
+  for (size_t k = 0; k < sizeof deep / sizeof deep[0]; k++) {
+    char *z = nest_sql("SELECT ", deep[k][0], deep[k][1], deep[k][2], 100000);
+    char msg[256];
+    int rc = our_parse(z, -1, msg, sizeof msg);
+    CHECK_RC(rc, SHALE_ERROR);
+    if (strcmp(msg, "parser stack overflow") && strncmp(msg, "Expression tree", 15))
+      test_fail(__FILE__, __LINE__, "deep %s: %s", deep[k][0], msg);
+    free(z);
+  }
+}
