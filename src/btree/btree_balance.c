@@ -444,8 +444,8 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
       /* new divider: largest rowid of the left page */
       const uint8_t *last = all.cell[en[j] - 1];
       uint64_t v;
-      last += util_get_varint(last, &v);
-      util_get_varint(last, &v);
+      last += bt_varint(last, &v);
+      bt_varint(last, &v);
       dv = aalloc(b, 16);
       if (!dv) {
         rc = SHALE_NOMEM;

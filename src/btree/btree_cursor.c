@@ -247,8 +247,8 @@ static int64_t cell_rowid(PgPage *pg, int i) {
   const uint8_t *p = page_cell(pg, i);
   uint64_t v;
   if (!m->leaf) p += 4;
-  else p += util_get_varint(p, &v);
-  util_get_varint(p, &v);
+  else p += bt_varint(p, &v);
+  bt_varint(p, &v);
   return (int64_t)v;
 }
 

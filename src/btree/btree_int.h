@@ -105,6 +105,23 @@ struct BtCursor {
   int ovfl_ok;
 };
 
+/* Varint decoding with the one-byte case inline (most sizes and many
+ * rowids); the rest goes to util. */
+static inline int bt_varint(const uint8_t *p, uint64_t *v) {
+  if (p[0] < 0x80) {
+    *v = p[0];
+    return 1;
+  }
+  return util_get_varint(p, v);
+}
+static inline int bt_varint_safe(const uint8_t *p, const uint8_t *end, uint64_t *v) {
+  if (p < end && p[0] < 0x80) {
+    *v = p[0];
+    return 1;
+  }
+  return util_get_varint_safe(p, end, v);
+}
+
 /* ---- btree.c ---- */
 int btree_corrupt_at(Btree *, uint32_t pgno, const char *what, const char *file, int line);
 #define BT_CORRUPT(bt, pgno, what) btree_corrupt_at((bt), (pgno), (what), __FILE__, __LINE__)

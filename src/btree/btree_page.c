@@ -48,7 +48,7 @@ int cell_parse(Btree *bt, uint32_t pgno, const uint8_t *data, uint32_t off, int 
     ci->child = util_get4(p);
     p += 4;
     if (intkey) {
-      n = util_get_varint_safe(p, end, &v);
+      n = bt_varint_safe(p, end, &v);
       if (n == 0) return BT_CORRUPT(bt, pgno, "cell overflows the page");
       ci->key = (int64_t)v;
       ci->size = (uint16_t)(4 + n);
@@ -56,13 +56,13 @@ int cell_parse(Btree *bt, uint32_t pgno, const uint8_t *data, uint32_t off, int 
       return SHALE_OK;
     }
   }
-  n = util_get_varint_safe(p, end, &v);
+  n = bt_varint_safe(p, end, &v);
   if (n == 0) return BT_CORRUPT(bt, pgno, "cell overflows the page");
   p += n;
   if (v > 0x7fffffffu) return BT_CORRUPT(bt, pgno, "payload size too large");
   ci->npayload = (uint32_t)v;
   if (intkey) {
-    n = util_get_varint_safe(p, end, &v);
+    n = bt_varint_safe(p, end, &v);
     if (n == 0) return BT_CORRUPT(bt, pgno, "cell overflows the page");
     p += n;
     ci->key = (int64_t)v;
@@ -98,10 +98,10 @@ uint16_t cell_size_bytes(Btree *bt, const uint8_t *cell, int leaf, int intkey) {
   const uint8_t *p = cell;
   uint64_t v;
   if (!leaf) p += 4;
-  if (!leaf && intkey) return (uint16_t)(4 + util_get_varint(p, &v));
-  p += util_get_varint(p, &v);
+  if (!leaf && intkey) return (uint16_t)(4 + bt_varint(p, &v));
+  p += bt_varint(p, &v);
   uint32_t np = (uint32_t)v;
-  if (intkey) p += util_get_varint(p, &v);
+  if (intkey) p += bt_varint(p, &v);
   uint32_t local = cell_local_size(bt, intkey && leaf, np);
   uint32_t sz = (uint32_t)(p - cell) + local;
   if (local < np) sz += 4;
