@@ -291,3 +291,100 @@ TEST(fault_modes_truncate) {
   mode_sweep(PAGER_JOURNAL_TRUNCATE, OS_FAULT_TRUNCATE, 1);
   mode_sweep(PAGER_JOURNAL_PERSIST, OS_FAULT_TRUNCATE, 0);
 }
+
+/* Make a crash image at db: OLD_N committed pages, and a spilled
+ * transaction writing NEW_N pages interrupted (files copied mid-way). */
+static void crash_image(const char *db) {
+  const char *src = test_path("cisrc.db");
+  unlink(src);
+  unlink(jpath_of(src));
+  Pager *p;
+  CHECK_OK(open_pager(src, &p));
+  CHECK_OK(write_all(p, OLD_N, 1));
+  pager_set_cache_size(p, 6);
+  CHECK_OK(pager_begin_write(p, 0));
+  for (uint32_t g = 1; g <= NEW_N; g++) {
+    PgPage *pg;
+    CHECK_OK(pager_get(p, g, 0, &pg));
+    CHECK_OK(pager_write(pg));
+    fill_page(pager_data(pg), 4096, g, 2);
+    pager_unref(pg);
+  }
+  CHECK_OK(copy_file(src, db));
+  CHECK_OK(copy_file(jpath_of(src), jpath_of(db)));
+  CHECK_OK(pager_rollback(p));
+  pager_end_read(p);
+  pager_close(p);
+}
+
+/* Out of memory and I/O errors while a hot journal is rolled back: the
+ * error is returned, nothing leaks, and a later clean open recovers. */
+TEST(fault_hot_rollback_oom) {
+  const char *img = test_path("hotimg.db"), *db = test_path("hot.db");
+  crash_image(img);
+  int done = 0, fails = 0;
+  for (long n = 1; n < 200 && !done; n++) {
+    CHECK_OK(copy_file(img, db));
+    CHECK_OK(copy_file(jpath_of(img), jpath_of(db)));
+    Pager *p;
+    util_fault_alloc(n, 0);
+    int rc = open_pager(db, &p);
+    if (rc == SHALE_OK) {
+      rc = pager_begin_read(p);
+      long hits = util_fault_alloc_hits();
+      util_fault_alloc(0, 0);
+      if (rc == SHALE_OK) {
+        CHECK_EQ(pager_db_size(p), OLD_N);
+        CHECK_EQ(count_bad(p, OLD_N, 1), 0);
+        pager_end_read(p);
+        if (hits == 0) done = 1;
+      } else {
+        CHECK_RC(rc, SHALE_NOMEM);
+        CHECK_EQ(pager_txn_state(p), PAGER_TXN_NONE);
+        fails++;
+      }
+      pager_close(p);
+    } else {
+      util_fault_alloc(0, 0);
+      CHECK_RC(rc, SHALE_NOMEM);
+    }
+    CHECK_EQ(db_state(db), 0);
+  }
+  CHECK(done);
+  CHECK(fails > 0);
+}
+
+TEST(fault_hot_rollback_io) {
+  const char *img = test_path("hotimg2.db"), *db = test_path("hot2.db");
+  crash_image(img);
+  OsVfs *fv = os_fault_vfs_create("pagerfault5", os_vfs_find("unix"));
+  int kinds[] = {OS_FAULT_READ, OS_FAULT_WRITE, OS_FAULT_SYNC, OS_FAULT_TRUNCATE};
+  for (int k = 0; k < 4; k++) {
+    int done = 0, fails = 0;
+    for (long n = 1; n < 200 && !done; n++) {
+      CHECK_OK(copy_file(img, db));
+      CHECK_OK(copy_file(jpath_of(img), jpath_of(db)));
+      Pager *p;
+      CHECK_OK(pager_open(fv, db, SHALE_OPEN_READWRITE, 0, &p));
+      long before = os_fault_count(fv, kinds[k]);
+      os_fault_arm(fv, kinds[k], n, 1);
+      int rc = pager_begin_read(p);
+      int fired = os_fault_count(fv, kinds[k]) - before >= n;
+      os_fault_arm(fv, kinds[k], 0, 0);
+      if (rc == SHALE_OK) {
+        CHECK_EQ(pager_db_size(p), OLD_N);
+        CHECK_EQ(count_bad(p, OLD_N, 1), 0);
+        pager_end_read(p);
+        if (!fired) done = 1;
+      } else {
+        CHECK_EQ(rc & 0xff, SHALE_IOERR);
+        fails++;
+      }
+      pager_close(p);
+      CHECK_EQ(db_state(db), 0);
+    }
+    CHECK(done);
+    CHECK(fails > 0 || kinds[k] == OS_FAULT_TRUNCATE);
+  }
+  os_fault_vfs_destroy(fv);
+}
