@@ -421,6 +421,20 @@ static int reseek(BtCursor *c, int64_t rowid, const void *key, uint32_t nkey) {
   return SHALE_OK;
 }
 
+/* Is the cursor on the last entry of its table tree, with a rowid below
+ * `rowid`? Then an insert of rowid goes right after it, no seek needed. */
+static int at_last_below(BtCursor *c, int64_t rowid) {
+  if (c->state != CUR_VALID || c->depth == 0) return 0;
+  for (int l = 0; l < c->depth - 1; l++) {
+    if (c->idx[l] != page_mem(c->pg[l])->ncell) return 0;
+  }
+  MemPage *m = page_mem(c->pg[c->depth - 1]);
+  if (!m->init || !m->leaf || c->idx[c->depth - 1] + 1 != m->ncell) return 0;
+  CellInfo *ci;
+  if (cursor_info(c, &ci)) return 0;
+  return ci->key < rowid;
+}
+
 int btree_insert(BtCursor *c, int64_t rowid, const void *data, uint32_t n, uint32_t nzero,
                  int flags) {
   Btree *bt = c->bt;
@@ -445,8 +459,12 @@ int btree_insert(BtCursor *c, int64_t rowid, const void *data, uint32_t n, uint3
     return SHALE_NOMEM;
   }
   int res = 0;
-  rc = c->intkey ? cursor_seek_rowid(c, rowid, &res) : cursor_seek_key(c, key, nkey, &res);
-  if (rc) goto done;
+  if (c->intkey && at_last_below(c, rowid)) {
+    res = -1; /* appending: the cursor already sits where the row goes */
+  } else {
+    rc = c->intkey ? cursor_seek_rowid(c, rowid, &res) : cursor_seek_key(c, key, nkey, &res);
+    if (rc) goto done;
+  }
   int level = c->depth - 1;
   PgPage *pg = c->pg[level];
   MemPage *m = page_mem(pg);
