@@ -335,6 +335,26 @@ static char *sqlite_check(const char *path) {
   return out;
 }
 
+/* Remove the lines containing needle from out (in place); "ok\n" if none
+ * are left. */
+static void drop_lines(char *out, const char *needle) {
+  char *w = out;
+  for (char *r = out; *r;) {
+    char *e = strchr(r, '\n');
+    size_t len = e ? (size_t)(e - r + 1) : strlen(r);
+    int drop = 0;
+    for (size_t i = 0; !drop && i + strlen(needle) <= len; i++)
+      drop = strncmp(r + i, needle, strlen(needle)) == 0;
+    if (!drop) {
+      memmove(w, r, len);
+      w += len;
+    }
+    r += len;
+  }
+  *w = 0;
+  if (w == out) strcpy(out, "ok\n");
+}
+
 TEST(shell_check_matches_sqlite) {
   check_built();
   const char *path = make_db();
@@ -371,6 +391,9 @@ TEST(shell_check_matches_sqlite) {
     }
     out = run_shell(bad, ".check\n", &st);
     CHECK_EQ(st, 0);
+    /* "Index key out of order" goes beyond 3.40.1 (which finds such damage
+     * only through its row/index cross-checks, filtered above): drop it. */
+    drop_lines(out, "Index key out of order");
     /* Both must agree on ok/not ok; the wording must agree in most cases
      * (the rest is btree_check's business, reported separately). */
     CHECK_EQ(strcmp(out, "ok\n") == 0, strcmp(want, "ok\n") == 0);
@@ -383,7 +406,7 @@ TEST(shell_check_matches_sqlite) {
     free(want);
   }
   CHECK(compared > 10);
-  CHECK(same * 10 >= compared * 8);
+  CHECK(same * 10 >= compared * 9);
   free(orig);
 }
 
