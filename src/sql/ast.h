@@ -244,7 +244,9 @@ enum { SQL_FK_NONE, SQL_FK_SET_NULL, SQL_FK_SET_DEFAULT, SQL_FK_CASCADE,
 
 typedef struct SqlQualName {
   const char *schema, *name;
-  SqlSpan span;
+  SqlSpan span;   /* "schema.name" as written */
+  int name_start; /* offset of the name itself: sqlite_schema stores
+                   * "CREATE TABLE " + the text from here to the end */
 } SqlQualName;
 
 typedef struct SqlUpsert {
@@ -372,6 +374,7 @@ typedef struct SqlCreateTrigger {
   uint8_t for_each_row;
   SqlQualName name;
   SqlIdList *update_of;
+  const char *table_schema; /* ON schema.table (NULL if not written) */
   const char *table;
   SqlExpr *when;
   int nstmts;

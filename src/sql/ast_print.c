@@ -720,7 +720,8 @@ static void stmt(Buf *b, const SqlStmt *s) {
         idlist(b, t->update_of);
         puts_(b, ")");
       }
-      putf(b, " (ON %s)", t->table);
+      if (t->table_schema) putf(b, " (ON %s.%s)", t->table_schema, t->table);
+      else putf(b, " (ON %s)", t->table);
       if (t->for_each_row) puts_(b, " FOR EACH ROW");
       if (t->when) {
         puts_(b, " (WHEN ");

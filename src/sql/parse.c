@@ -268,10 +268,12 @@ const char *p_nm(Parser *p) {
 
 int p_qualname(Parser *p, SqlQualName *q) {
   q->span.start = p->tok.start;
+  q->name_start = p->tok.start;
   const char *a = p_nm(p);
   if (!a) return 0;
   if (p_accept(p, TK_DOT)) {
     q->schema = a;
+    q->name_start = p->tok.start;
     q->name = p_nm(p);
     if (!q->name) return 0;
   } else {

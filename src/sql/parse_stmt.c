@@ -834,6 +834,7 @@ static SqlStmt *create_trigger(Parser *p, int start, int temp) {
   memset(&tbl, 0, sizeof tbl);
   if (!p_qualname(p, &tbl)) return NULL;
   tr->table = tbl.name;
+  tr->table_schema = tbl.schema;
   if (p->tok.type == TK_FOR) {
     p_advance(p);
     if (!p_expect(p, TK_EACH) || !p_expect(p, TK_ROW)) return NULL;

@@ -2,6 +2,7 @@
  * test_sql_parse.c -- the parser: operator precedence (printed trees),
  * statement shapes, source spans, tails, and out-of-memory behaviour.
  */
+#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -321,4 +322,43 @@ TEST(oom_sweep) {
       }
     }
   }
+}
+
+/* sqlite_schema.sql is "CREATE <KIND> " + the text from the object name to
+ * the end of the statement: the spans give exactly what the reference stores. */
+TEST(schema_text_from_spans) {
+  static const char *const stmts[] = {
+      "create table if not exists main . t2(y)  ",
+      "create unique index if not exists main.i on t2(y) where y>0",
+      "create view if not exists v ( a ) as select 1 ",
+      "create trigger if not exists tr after insert on t2 begin select 1; end",
+      "CREATE TABLE \"T 1\"  ( x int, [y z] text )",
+      "create index \"q\" on t2(y desc)",
+  };
+  static const char *const kinds[] = {"TABLE", "UNIQUE INDEX", "VIEW", "TRIGGER", "TABLE", "INDEX"};
+  sqlite3 *db;
+  CHECK_OK(sqlite3_open(":memory:", &db));
+  for (size_t i = 0; i < sizeof stmts / sizeof stmts[0]; i++) {
+    CHECK_OK(sqlite3_exec(db, stmts[i], NULL, NULL, NULL));
+    UtilArena a;
+    util_arena_init(&a, 0);
+    SqlStmt *s = NULL;
+    char *err = NULL;
+    CHECK_OK(sql_parse(&a, stmts[i], -1, &s, NULL, &err));
+    const SqlQualName *q = s->kind == SQL_STMT_CREATE_TABLE   ? &s->u.create_table.name
+                           : s->kind == SQL_STMT_CREATE_INDEX ? &s->u.create_index.name
+                           : s->kind == SQL_STMT_CREATE_VIEW  ? &s->u.create_view.name
+                                                              : &s->u.create_trigger.name;
+    char mine[512];
+    snprintf(mine, sizeof mine, "CREATE %s %.*s", kinds[i],
+             s->span.start + s->span.len - q->name_start, stmts[i] + q->name_start);
+    sqlite3_stmt *st;
+    CHECK_OK(sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_schema WHERE name = ?1", -1, &st, NULL));
+    sqlite3_bind_text(st, 1, q->name, -1, SQLITE_STATIC);
+    CHECK_RC(sqlite3_step(st), SQLITE_ROW);
+    CHECK_STR(mine, (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    util_arena_free(&a);
+  }
+  sqlite3_close(db);
 }
