@@ -253,3 +253,47 @@ TEST(random_expressions_group_like_sqlite) {
   CHECK_EQ(bad, 0);
   sqlite3_close(db);
 }
+
+/* A result column without alias is named by its source text: our item span
+ * must be exactly the text SQLite uses (sqlite3_column_name). */
+TEST(result_column_names_from_spans) {
+  sqlite3 *db;
+  CHECK_OK(sqlite3_open(":memory:", &db));
+  uint64_t rs = test_seed() * 3 + 1;
+  int compared = 0, bad = 0;
+  for (int i = 0; i < 3000; i++) {
+    Out e1 = {.n = 0}, e2 = {.n = 0};
+    e1.z[0] = e2.z[0] = 0;
+    gen(&e1, &rs, 0);
+    gen(&e2, &rs, 0);
+    char sql[40000];
+    snprintf(sql, sizeof sql, "SELECT  %s , (%s)  , 7 AS x, 'lit' FROM (SELECT 1)  ", e1.z, e2.z);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) continue;
+    UtilArena a;
+    util_arena_init(&a, 0);
+    SqlStmt *s = NULL;
+    char *err = NULL;
+    if (sql_parse(&a, sql, -1, &s, NULL, &err) == SHALE_OK) {
+      const SqlExprList *cols = s->u.select->cols;
+      CHECK_EQ(cols->n, sqlite3_column_count(st));
+      for (int c = 0; c < cols->n && c < sqlite3_column_count(st); c++) {
+        char mine[20000];
+        if (cols->a[c].name) snprintf(mine, sizeof mine, "%s", cols->a[c].name);
+        else snprintf(mine, sizeof mine, "%.*s", cols->a[c].span.len, sql + cols->a[c].span.start);
+        compared++;
+        if (strcmp(mine, sqlite3_column_name(st, c)) && bad++ < 10)
+          test_fail(__FILE__, __LINE__, "column %d of %s: ours \"%s\", reference \"%s\"", c, sql,
+                    mine, sqlite3_column_name(st, c));
+      }
+    } else {
+      test_fail(__FILE__, __LINE__, "%s: %s", sql, err);
+    }
+    shale_free(err);
+    util_arena_free(&a);
+    sqlite3_finalize(st);
+  }
+  CHECK(compared > 4000);
+  CHECK_EQ(bad, 0);
+  sqlite3_close(db);
+}
