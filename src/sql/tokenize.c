@@ -18,49 +18,39 @@
 
 /* Character classes for the switch in sql_token. */
 enum {
+  CC_ILLEGAL = 0, /* the zero default in cc_table */
   CC_SPACE, CC_ALPHA, CC_X, CC_DIGIT, CC_DOLLAR, CC_VARALPHA, CC_VARNUM, CC_QUOTE,
   CC_QUOTE2, CC_MINUS, CC_LP, CC_RP, CC_SEMI, CC_PLUS, CC_STAR, CC_SLASH, CC_PERCENT,
-  CC_EQ, CC_LT, CC_GT, CC_BANG, CC_PIPE, CC_COMMA, CC_AND, CC_TILDA, CC_DOT, CC_ILLEGAL,
-  CC_HIGH
+  CC_EQ, CC_LT, CC_GT, CC_BANG, CC_PIPE, CC_COMMA, CC_AND, CC_TILDA, CC_DOT, CC_HIGH
 };
 
-static unsigned char cclass(unsigned char c) {
-  if (c >= 0x80) return CC_HIGH;
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_')
-    return (c == 'x' || c == 'X') ? CC_X : CC_ALPHA;
-  if (c >= '0' && c <= '9') return CC_DIGIT;
-  switch (c) {
-    case ' ': case '\t': case '\n': case '\f': case '\r': return CC_SPACE;
-    case '$': return CC_DOLLAR;
-    case ':': case '@': case '#': return CC_VARALPHA;
-    case '?': return CC_VARNUM;
-    case '\'': return CC_QUOTE;
-    case '"': case '`': case '[': return CC_QUOTE2;
-    case '-': return CC_MINUS;
-    case '(': return CC_LP;
-    case ')': return CC_RP;
-    case ';': return CC_SEMI;
-    case '+': return CC_PLUS;
-    case '*': return CC_STAR;
-    case '/': return CC_SLASH;
-    case '%': return CC_PERCENT;
-    case '=': return CC_EQ;
-    case '<': return CC_LT;
-    case '>': return CC_GT;
-    case '!': return CC_BANG;
-    case '|': return CC_PIPE;
-    case ',': return CC_COMMA;
-    case '&': return CC_AND;
-    case '~': return CC_TILDA;
-    case '.': return CC_DOT;
-    default: return CC_ILLEGAL;
-  }
-}
+/* Character class of each byte (GNU range designators fill the ranges). */
+static const unsigned char cc_table[256] = {
+    [0x80 ... 0xff] = CC_HIGH,
+    ['a' ... 'w'] = CC_ALPHA, ['x'] = CC_X, ['y' ... 'z'] = CC_ALPHA,
+    ['A' ... 'W'] = CC_ALPHA, ['X'] = CC_X, ['Y' ... 'Z'] = CC_ALPHA,
+    ['_'] = CC_ALPHA,
+    ['0' ... '9'] = CC_DIGIT,
+    [' '] = CC_SPACE, ['\t'] = CC_SPACE, ['\n'] = CC_SPACE, ['\f'] = CC_SPACE, ['\r'] = CC_SPACE,
+    ['$'] = CC_DOLLAR,
+    [':'] = CC_VARALPHA, ['@'] = CC_VARALPHA, ['#'] = CC_VARALPHA,
+    ['?'] = CC_VARNUM,
+    ['\''] = CC_QUOTE,
+    ['"'] = CC_QUOTE2, ['`'] = CC_QUOTE2, ['['] = CC_QUOTE2,
+    ['-'] = CC_MINUS, ['('] = CC_LP, [')'] = CC_RP, [';'] = CC_SEMI, ['+'] = CC_PLUS,
+    ['*'] = CC_STAR, ['/'] = CC_SLASH, ['%'] = CC_PERCENT, ['='] = CC_EQ, ['<'] = CC_LT,
+    ['>'] = CC_GT, ['!'] = CC_BANG, ['|'] = CC_PIPE, [','] = CC_COMMA, ['&'] = CC_AND,
+    ['~'] = CC_TILDA, ['.'] = CC_DOT,
+};
 
-static int is_idchar(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '_' || c == '$' || c >= 0x80;
-}
+/* 1 for bytes that continue an identifier: letters, digits, '_', '$', >= 0x80 */
+static const unsigned char id_table[256] = {
+    [0x80 ... 0xff] = 1, ['a' ... 'z'] = 1, ['A' ... 'Z'] = 1, ['0' ... '9'] = 1,
+    ['_'] = 1, ['$'] = 1,
+};
+
+static inline unsigned char cclass(unsigned char c) { return cc_table[c]; }
+static inline int is_idchar(unsigned char c) { return id_table[c]; }
 static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 static int is_xdigit(unsigned char c) {
   return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
