@@ -492,7 +492,9 @@ int pager_commit(Pager *p) {
   if (p->txn != PAGER_TXN_WRITE) return SHALE_OK;
   uint8_t newhdr[16];
   memcpy(newhdr, p->hdr, 16);
-  if (p->ndirty > 0 || p->db_size != p->orig_size) {
+  /* dbmod: a spill may have written every change already (nothing dirty
+   * left), but page 1 and the syncs are still due. */
+  if (p->ndirty > 0 || p->db_size != p->orig_size || p->dbmod) {
     if (p->db_size > 0) {
       rc = update_page1(p, newhdr);
       if (rc != SHALE_OK) return rc;
