@@ -12,13 +12,14 @@
  *     an index key that should exist and does not is reported as
  *     SHALE_CORRUPT ("index ... lacks the key of row ...").
  */
+#include "tdb.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../src/record/record.h"
-#include "tdb.h"
 
 typedef struct TdbTable TdbTable;
 
@@ -277,7 +278,8 @@ static int table_record(Tdb *db, TdbTable *t, const TdbValue *vals, uint8_t **ou
 static int index_key(Tdb *db, TdbIndex *ix, const TdbValue *vals, int64_t rowid, uint8_t **out,
                      uint32_t *n) {
   TdbValue v[TDB_MAXCOL + 1];
-  for (int k = 0; k < ix->nkey; k++) v[k] = ix->keycol[k] < 0 ? tdb_int(rowid) : vals[ix->keycol[k]];
+  for (int k = 0; k < ix->nkey; k++)
+    v[k] = ix->keycol[k] < 0 ? tdb_int(rowid) : vals[ix->keycol[k]];
   return encode(db, v, ix->nkey, out, n);
 }
 
@@ -335,11 +337,20 @@ static int index_remove(Tdb *db, TdbIndex *ix, const TdbValue *vals, int64_t row
 
 static void to_shvalue(const TdbValue *v, ShValue *out) {
   switch (v->type) {
-  case TDB_NULL: value_set_null(out); break;
-  case TDB_INT: value_set_int(out, v->i); break;
-  case TDB_REAL: value_set_real(out, v->r); break;
-  case TDB_TEXT: value_set_text(out, (const char *)v->p, v->n); break;
-  default: value_set_blob(out, v->p, v->n);
+    case TDB_NULL:
+      value_set_null(out);
+      break;
+    case TDB_INT:
+      value_set_int(out, v->i);
+      break;
+    case TDB_REAL:
+      value_set_real(out, v->r);
+      break;
+    case TDB_TEXT:
+      value_set_text(out, (const char *)v->p, v->n);
+      break;
+    default:
+      value_set_blob(out, v->p, v->n);
   }
 }
 
@@ -423,7 +434,8 @@ static int do_delete(Tdb *db, TdbTable *t, int64_t rowid, const TdbValue *vals) 
   if (rc == SHALE_OK) rc = read_row(db, t, c, &old);
   btree_cursor_close(c);
   if (rc) return rc;
-  for (int i = 0; rc == SHALE_OK && i < t->nidx; i++) rc = index_remove(db, t->idx[i], old.v, rowid);
+  for (int i = 0; rc == SHALE_OK && i < t->nidx; i++)
+    rc = index_remove(db, t->idx[i], old.v, rowid);
   if (rc == SHALE_OK) rc = cursor(db, t->root, 1, table_ord(t), &c);
   if (rc == SHALE_OK) {
     rc = seek_row(db, t, c, rowid, old.v, &found);
@@ -786,7 +798,6 @@ static int auto_indexes(const TdbTableDef *d, AutoIdx *out) {
   return n;
 }
 
-
 int tdb_create_table(Tdb *db, const TdbTableDef *d) {
   if (find_table(db, d->name)) return fail(db, SHALE_ERROR, "table %s already exists", d->name);
   int own, rc = wr_begin(db, &own);
@@ -866,12 +877,16 @@ int tdb_bind_table(Tdb *db, const TdbTableDef *d) {
   }
   if (rc == SHALE_OK) {
     TdbTable *t = new_table(db, d);
-    if (!t) rc = fail(db, SHALE_NOMEM, "cannot describe table %s", d->name);
-    else t->root = e->root;
+    if (!t)
+      rc = fail(db, SHALE_NOMEM, "cannot describe table %s", d->name);
+    else
+      t->root = e->root;
     for (int i = 0; t && i < nai && rc == SHALE_OK; i++) {
       TdbIndex *ix = new_index(t, NULL, ai[i].name, ai[i].ncols, ai[i].cols);
-      if (!ix) rc = fail(db, SHALE_NOMEM, "out of memory");
-      else ix->root = ae[i]->root;
+      if (!ix)
+        rc = fail(db, SHALE_NOMEM, "out of memory");
+      else
+        ix->root = ae[i]->root;
     }
   }
   return rd_end(db, own, rc);
@@ -887,8 +902,10 @@ int tdb_bind_index(Tdb *db, const TdbIndexDef *d) {
   if (rc == SHALE_OK && !e) rc = fail(db, SHALE_NOTFOUND, "no index %s in sqlite_schema", d->name);
   if (rc == SHALE_OK) {
     TdbIndex *ix = new_index(t, d, d->name, d->ncols, d->cols);
-    if (!ix) rc = fail(db, SHALE_NOMEM, "cannot describe index %s", d->name);
-    else ix->root = e->root;
+    if (!ix)
+      rc = fail(db, SHALE_NOMEM, "cannot describe index %s", d->name);
+    else
+      ix->root = e->root;
   }
   return rd_end(db, own, rc);
 }
@@ -955,7 +972,9 @@ static int xcheck_row(void *ctx, const TdbRow *row) {
     x->rc = cursor(x->db, ix->root, 0, &ix->ord, &c);
     if (x->rc == SHALE_OK) {
       x->rc = btree_seek_key(c, key, n, &res);
-      if (x->rc) fail(x->db, x->rc, "index %s: seek for row %" PRId64 " failed: %d", ix->name, row->rowid, x->rc);
+      if (x->rc)
+        fail(x->db, x->rc, "index %s: seek for row %" PRId64 " failed: %d", ix->name, row->rowid,
+             x->rc);
       if (x->rc == SHALE_OK && (res != 0 || btree_eof(c)) && x->rep->n < 20)
         add_line(x->rep, "row %" PRId64 " missing from index %s", row->rowid, ix->name);
       btree_cursor_close(c);
@@ -990,7 +1009,8 @@ int tdb_check(Tdb *db, char **report) {
        * which ordered the tree. */
       if (t && t->def->without_rowid) r = (BtreeCheckRoot){e->root, 0, tdb_key_cmp, &t->ord.ki};
       if (ix) r = (BtreeCheckRoot){e->root, 0, tdb_key_cmp, &ix->ord.ki};
-      if (!t && !ix) add_line(&rep, "note: %s %s is not bound (checked without its order)", e->type, e->name);
+      if (!t && !ix)
+        add_line(&rep, "note: %s %s is not bound (checked without its order)", e->type, e->name);
       roots[nr++] = r;
     }
     char *brep = NULL;
@@ -1014,8 +1034,8 @@ int tdb_check(Tdb *db, char **report) {
       rc = tdb_count(db, t->idx[k]->name, &n);
       if (rc) break;
       if (n != x.rows)
-        add_line(&rep, "index %s has %" PRId64 " entries, table %s %" PRId64 " rows", t->idx[k]->name,
-                 n, t->def->name, x.rows);
+        add_line(&rep, "index %s has %" PRId64 " entries, table %s %" PRId64 " rows",
+                 t->idx[k]->name, n, t->def->name, x.rows);
     }
   }
   rc = rd_end(db, own, rc);

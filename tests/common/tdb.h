@@ -70,9 +70,18 @@ typedef struct TdbValue {
   uint32_t n;
 } TdbValue;
 
-static inline TdbValue tdb_null(void) { TdbValue v = {TDB_NULL, 0, 0, 0, 0}; return v; }
-static inline TdbValue tdb_int(int64_t i) { TdbValue v = {TDB_INT, i, 0, 0, 0}; return v; }
-static inline TdbValue tdb_real(double r) { TdbValue v = {TDB_REAL, 0, r, 0, 0}; return v; }
+static inline TdbValue tdb_null(void) {
+  TdbValue v = {TDB_NULL, 0, 0, 0, 0};
+  return v;
+}
+static inline TdbValue tdb_int(int64_t i) {
+  TdbValue v = {TDB_INT, i, 0, 0, 0};
+  return v;
+}
+static inline TdbValue tdb_real(double r) {
+  TdbValue v = {TDB_REAL, 0, r, 0, 0};
+  return v;
+}
 static inline TdbValue tdb_text(const void *p, uint32_t n) {
   TdbValue v = {TDB_TEXT, 0, 0, (const uint8_t *)p, n};
   return v;
@@ -115,15 +124,15 @@ int tdb_key_cmp(void *ctx, const void *a, uint32_t na, const void *b, uint32_t n
 
 typedef struct TdbTableDef {
   const char *name;
-  const char *sql;               /* CREATE TABLE text, stored verbatim */
+  const char *sql; /* CREATE TABLE text, stored verbatim */
   int ncols;
-  uint8_t coll[TDB_MAXCOL];      /* per column TDB_BINARY / TDB_NOCASE */
+  uint8_t coll[TDB_MAXCOL]; /* per column TDB_BINARY / TDB_NOCASE */
   int without_rowid;
-  int npk;                       /* PRIMARY KEY columns; 0 = none */
-  int pk[TDB_MAXCOL];            /* their column numbers, in PK order */
-  int ipk;                       /* 1 + column of an INTEGER PRIMARY KEY (its
-                                    value is the rowid, stored as NULL); 0 none */
-  int nunique;                   /* UNIQUE constraints, declared after the PK */
+  int npk;            /* PRIMARY KEY columns; 0 = none */
+  int pk[TDB_MAXCOL]; /* their column numbers, in PK order */
+  int ipk;            /* 1 + column of an INTEGER PRIMARY KEY (its
+                         value is the rowid, stored as NULL); 0 none */
+  int nunique;        /* UNIQUE constraints, declared after the PK */
   int unique_ncols[TDB_MAXUNIQUE];
   int unique_cols[TDB_MAXUNIQUE][TDB_MAXCOL];
 } TdbTableDef;
@@ -131,9 +140,9 @@ typedef struct TdbTableDef {
 typedef struct TdbIndexDef {
   const char *name;
   const char *table;
-  const char *sql;               /* CREATE INDEX text, stored verbatim */
+  const char *sql; /* CREATE INDEX text, stored verbatim */
   int ncols;
-  int cols[TDB_MAXCOL];          /* table column numbers */
+  int cols[TDB_MAXCOL]; /* table column numbers */
 } TdbIndexDef;
 
 /* ---- the database ---- */

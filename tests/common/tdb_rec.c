@@ -20,21 +20,25 @@
 
 static uint64_t serial_type(const TdbValue *v) {
   switch (v->type) {
-  case TDB_NULL: return 0;
-  case TDB_INT: {
-    int64_t i = v->i;
-    if (i == 0) return 8;
-    if (i == 1) return 9;
-    if (i >= -128 && i <= 127) return 1;
-    if (i >= -32768 && i <= 32767) return 2;
-    if (i >= -8388608 && i <= 8388607) return 3;
-    if (i >= -2147483648LL && i <= 2147483647LL) return 4;
-    if (i >= -140737488355328LL && i <= 140737488355327LL) return 5;
-    return 6;
-  }
-  case TDB_REAL: return 7;
-  case TDB_TEXT: return 13 + 2 * (uint64_t)v->n;
-  default: return 12 + 2 * (uint64_t)v->n;
+    case TDB_NULL:
+      return 0;
+    case TDB_INT: {
+      int64_t i = v->i;
+      if (i == 0) return 8;
+      if (i == 1) return 9;
+      if (i >= -128 && i <= 127) return 1;
+      if (i >= -32768 && i <= 32767) return 2;
+      if (i >= -8388608 && i <= 8388607) return 3;
+      if (i >= -2147483648LL && i <= 2147483647LL) return 4;
+      if (i >= -140737488355328LL && i <= 140737488355327LL) return 5;
+      return 6;
+    }
+    case TDB_REAL:
+      return 7;
+    case TDB_TEXT:
+      return 13 + 2 * (uint64_t)v->n;
+    default:
+      return 12 + 2 * (uint64_t)v->n;
   }
 }
 
@@ -53,7 +57,8 @@ static uint32_t header_len(const TdbValue *v, int n, uint32_t *body) {
   }
   /* The header length counts its own varint. */
   uint32_t total = h + 1;
-  while ((uint32_t)util_varint_len(total) + h != total) total = h + (uint32_t)util_varint_len(total);
+  while ((uint32_t)util_varint_len(total) + h != total)
+    total = h + (uint32_t)util_varint_len(total);
   *body = b;
   return total;
 }
@@ -148,11 +153,15 @@ static int int_real_cmp(int64_t i, double r) {
 
 static int type_class(int t) {
   switch (t) {
-  case TDB_NULL: return 0;
-  case TDB_INT:
-  case TDB_REAL: return 1;
-  case TDB_TEXT: return 2;
-  default: return 3;
+    case TDB_NULL:
+      return 0;
+    case TDB_INT:
+    case TDB_REAL:
+      return 1;
+    case TDB_TEXT:
+      return 2;
+    default:
+      return 3;
   }
 }
 
@@ -182,27 +191,37 @@ int tdb_value_cmp(const TdbValue *a, const TdbValue *b, int coll) {
 int tdb_value_same(const TdbValue *a, const TdbValue *b) {
   if (a->type != b->type) return 0;
   switch (a->type) {
-  case TDB_NULL: return 1;
-  case TDB_INT: return a->i == b->i;
-  case TDB_REAL: return memcmp(&a->r, &b->r, 8) == 0;
-  default: return a->n == b->n && (a->n == 0 || memcmp(a->p, b->p, a->n) == 0);
+    case TDB_NULL:
+      return 1;
+    case TDB_INT:
+      return a->i == b->i;
+    case TDB_REAL:
+      return memcmp(&a->r, &b->r, 8) == 0;
+    default:
+      return a->n == b->n && (a->n == 0 || memcmp(a->p, b->p, a->n) == 0);
   }
 }
 
 char *tdb_value_str(const TdbValue *v, char *buf, int nbuf) {
   switch (v->type) {
-  case TDB_NULL: snprintf(buf, nbuf, "NULL"); break;
-  case TDB_INT: snprintf(buf, nbuf, "%" PRId64, v->i); break;
-  case TDB_REAL: snprintf(buf, nbuf, "%.17g", v->r); break;
-  case TDB_TEXT:
-    snprintf(buf, nbuf, "'%.*s'%s(len %u)", (int)(v->n < 40 ? v->n : 40), (const char *)v->p,
-             v->n > 40 ? "..." : "", v->n);
-    break;
-  default: {
-    uint32_t h = 0;
-    for (uint32_t k = 0; k < v->n; k++) h = h * 31 + v->p[k];
-    snprintf(buf, nbuf, "blob(len %u, hash %08x)", v->n, h);
-  }
+    case TDB_NULL:
+      snprintf(buf, nbuf, "NULL");
+      break;
+    case TDB_INT:
+      snprintf(buf, nbuf, "%" PRId64, v->i);
+      break;
+    case TDB_REAL:
+      snprintf(buf, nbuf, "%.17g", v->r);
+      break;
+    case TDB_TEXT:
+      snprintf(buf, nbuf, "'%.*s'%s(len %u)", (int)(v->n < 40 ? v->n : 40), (const char *)v->p,
+               v->n > 40 ? "..." : "", v->n);
+      break;
+    default: {
+      uint32_t h = 0;
+      for (uint32_t k = 0; k < v->n; k++) h = h * 31 + v->p[k];
+      snprintf(buf, nbuf, "blob(len %u, hash %08x)", v->n, h);
+    }
   }
   return buf;
 }

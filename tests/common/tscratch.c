@@ -5,13 +5,14 @@
  * Invariants:
  *  1. dir[] is set once per process; owner is the pid that created it.
  */
+#include "tscratch.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../test.h"
-#include "tscratch.h"
 
 static char dir[256];
 static pid_t owner;

@@ -4,7 +4,8 @@
  * The crash tests and the hot-journal interop test sync thousands of times;
  * what they check is the order of writes and syncs as seen through the
  * fault VFS (or a killed process), not the disk, so their files may live on
- * tmpfs (/dev/shm) where fsync costs nothing. Falls back to test_path() when /dev/shm is not usable.
+ * tmpfs (/dev/shm) where fsync costs nothing. Falls back to test_path() when /dev/shm is not
+ * usable.
  *
  * Invariants:
  *  1. The directory is removed at exit by the process that made it (not by

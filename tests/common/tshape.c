@@ -8,13 +8,14 @@
  *     unique.
  *  2. Phases commit at least every TS_BATCH operations.
  */
+#include "tshape.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tsql.h"
-#include "tshape.h"
 
 #define TS_BATCH 2000
 
@@ -23,8 +24,12 @@ const TdbTableDef ts_tables[TS_NTAB] = {
      .sql = "CREATE TABLE t1(a, b COLLATE NOCASE, c, d)",
      .ncols = 4,
      .coll = {TDB_BINARY, TDB_NOCASE, TDB_BINARY, TDB_BINARY}},
-    {.name = "t2", .sql = "CREATE TABLE t2(k INTEGER PRIMARY KEY, v, w)", .ncols = 3, .npk = 1,
-     .pk = {0}, .ipk = 1},
+    {.name = "t2",
+     .sql = "CREATE TABLE t2(k INTEGER PRIMARY KEY, v, w)",
+     .ncols = 3,
+     .npk = 1,
+     .pk = {0},
+     .ipk = 1},
     {.name = "t3",
      .sql = "CREATE TABLE t3(x, y COLLATE NOCASE, z, PRIMARY KEY(y, x)) WITHOUT ROWID",
      .ncols = 3,
@@ -37,7 +42,10 @@ const TdbTableDef ts_tables[TS_NTAB] = {
 
 const TdbIndexDef ts_indexes[TS_NIDX] = {
     {.name = "t1_b", .table = "t1", .sql = "CREATE INDEX t1_b ON t1(b)", .ncols = 1, .cols = {1}},
-    {.name = "t1_ca", .table = "t1", .sql = "CREATE INDEX t1_ca ON t1(c, a)", .ncols = 2,
+    {.name = "t1_ca",
+     .table = "t1",
+     .sql = "CREATE INDEX t1_ca ON t1(c, a)",
+     .ncols = 2,
      .cols = {2, 0}},
     {.name = "t2_w", .table = "t2", .sql = "CREATE INDEX t2_w ON t2(w)", .ncols = 1, .cols = {2}},
     {.name = "t3_z", .table = "t3", .sql = "CREATE INDEX t3_z ON t3(z)", .ncols = 1, .cols = {2}},
@@ -118,108 +126,174 @@ void ts_row(int t, uint32_t key, uint32_t ver, TsRowBuf *b) {
   char pre[64];
   TdbValue *v = b->v;
   switch (t) {
-  case 0: { /* t1(a, b NOCASE, c, d) */
-    uint64_t x = h >> 8;
-    switch (h % 12) {
-    case 0: v[0] = tdb_null(); break;
-    case 1: v[0] = tdb_int(0); break;
-    case 2: v[0] = tdb_int(1); break;
-    case 3: v[0] = tdb_int((int64_t)(x % 256) - 128); break;
-    case 4: v[0] = tdb_int(sgn(h, (int64_t)(x % 32768))); break;
-    case 5: v[0] = tdb_int(sgn(h, (int64_t)(x % 8388608))); break;
-    case 6: v[0] = tdb_int(sgn(h, (int64_t)(x % 2147483648ULL))); break;
-    case 7: v[0] = tdb_int(sgn(h, (int64_t)(x % 140737488355328ULL))); break;
-    case 8: v[0] = tdb_int((int64_t)mix(h, 8)); break;
-    case 9: v[0] = tdb_real((double)sgn(h, (int64_t)(x % 1000003)) / 7.0); break;
-    case 10: v[0] = tdb_real((x & 1 ? 1e300 : 1e-300) / (double)(x % 97 + 1)); break;
-    default: v[0] = tdb_real((double)((int64_t)(x % 2000) - 1000)); break;
-    }
-    uint32_t r = (uint32_t)((h >> 16) % 100);
-    snprintf(pre, sizeof pre, "Name-%u-%u-", key, ver);
-    if (r < 3) v[1] = tdb_null();
-    else if (r < 6) v[1] = tdb_int((int64_t)(key % 1000));
-    else if (r < 8) v[1] = tdb_text(b->small[0], mk_text(b->small[0], 300 + (uint32_t)(h % 2700), pre, h, 0));
-    else if (r < 12) v[1] = tdb_text(b->small[0], mk_text(b->small[0], 20 + (uint32_t)(h % 20), pre, h, 1));
-    else v[1] = tdb_text(b->small[0], mk_text(b->small[0], (uint32_t)strlen(pre) + (uint32_t)(h % 30), pre, h, 0));
-    uint32_t cv = (uint32_t)((h >> 24) % 60);
-    switch ((h >> 30) % 10) {
-    case 0: v[2] = tdb_real(cv + 0.5); break;
-    case 1: v[2] = tdb_text(b->small[1], (uint32_t)snprintf((char *)b->small[1], 16, "c%u", cv)); break;
-    default: v[2] = tdb_int(cv);
-    }
-    uint32_t r2 = (uint32_t)((h >> 36) % 100), len;
-    if (key % 25000 == 17) {
-      mk_bytes(b->big, TS_MAXVAL, h);
-      v[3] = tdb_blob(b->big, TS_MAXVAL);
-    } else if (key % 25000 == 18) {
-      len = 300000 + (uint32_t)(h % 1000);
-      v[3] = tdb_text(b->big, mk_text(b->big, len, "big-", h, 1));
-    } else if (r2 < 10) {
-      v[3] = tdb_null();
-    } else if (r2 < 50) {
-      mk_bytes(b->big, len = (uint32_t)((h >> 44) % 200), h);
-      v[3] = tdb_blob(b->big, len);
-    } else if (r2 < 55) {
-      mk_bytes(b->big, len = 1000 + (uint32_t)((h >> 44) % 9000), h);
-      v[3] = tdb_blob(b->big, len);
-    } else if (r2 < 60) {
-      v[3] = tdb_text(b->big, mk_text(b->big, (uint32_t)((h >> 44) % 100), "", h, 1));
-    } else {
-      mk_bytes(b->big, len = (uint32_t)((h >> 44) % 41), h);
-      v[3] = tdb_blob(b->big, len);
-    }
-    break;
-  }
-  case 1: { /* t2(k INTEGER PRIMARY KEY, v, w) */
-    v[0] = tdb_int(key);
-    switch (h % 5) {
-    case 0: v[1] = tdb_real((double)(h >> 11) / 3.0); break;
-    case 1: v[1] = tdb_text(b->small[0], mk_text(b->small[0], (uint32_t)((h >> 8) % 60), "", h, 1)); break;
-    case 2:
-      mk_bytes(b->small[0], (uint32_t)((h >> 8) % 3000), h);
-      v[1] = tdb_blob(b->small[0], (uint32_t)((h >> 8) % 3000));
+    case 0: { /* t1(a, b NOCASE, c, d) */
+      uint64_t x = h >> 8;
+      switch (h % 12) {
+        case 0:
+          v[0] = tdb_null();
+          break;
+        case 1:
+          v[0] = tdb_int(0);
+          break;
+        case 2:
+          v[0] = tdb_int(1);
+          break;
+        case 3:
+          v[0] = tdb_int((int64_t)(x % 256) - 128);
+          break;
+        case 4:
+          v[0] = tdb_int(sgn(h, (int64_t)(x % 32768)));
+          break;
+        case 5:
+          v[0] = tdb_int(sgn(h, (int64_t)(x % 8388608)));
+          break;
+        case 6:
+          v[0] = tdb_int(sgn(h, (int64_t)(x % 2147483648ULL)));
+          break;
+        case 7:
+          v[0] = tdb_int(sgn(h, (int64_t)(x % 140737488355328ULL)));
+          break;
+        case 8:
+          v[0] = tdb_int((int64_t)mix(h, 8));
+          break;
+        case 9:
+          v[0] = tdb_real((double)sgn(h, (int64_t)(x % 1000003)) / 7.0);
+          break;
+        case 10:
+          v[0] = tdb_real((x & 1 ? 1e300 : 1e-300) / (double)(x % 97 + 1));
+          break;
+        default:
+          v[0] = tdb_real((double)((int64_t)(x % 2000) - 1000));
+          break;
+      }
+      uint32_t r = (uint32_t)((h >> 16) % 100);
+      snprintf(pre, sizeof pre, "Name-%u-%u-", key, ver);
+      if (r < 3)
+        v[1] = tdb_null();
+      else if (r < 6)
+        v[1] = tdb_int((int64_t)(key % 1000));
+      else if (r < 8)
+        v[1] = tdb_text(b->small[0], mk_text(b->small[0], 300 + (uint32_t)(h % 2700), pre, h, 0));
+      else if (r < 12)
+        v[1] = tdb_text(b->small[0], mk_text(b->small[0], 20 + (uint32_t)(h % 20), pre, h, 1));
+      else
+        v[1] =
+            tdb_text(b->small[0],
+                     mk_text(b->small[0], (uint32_t)strlen(pre) + (uint32_t)(h % 30), pre, h, 0));
+      uint32_t cv = (uint32_t)((h >> 24) % 60);
+      switch ((h >> 30) % 10) {
+        case 0:
+          v[2] = tdb_real(cv + 0.5);
+          break;
+        case 1:
+          v[2] = tdb_text(b->small[1], (uint32_t)snprintf((char *)b->small[1], 16, "c%u", cv));
+          break;
+        default:
+          v[2] = tdb_int(cv);
+      }
+      uint32_t r2 = (uint32_t)((h >> 36) % 100), len;
+      if (key % 25000 == 17) {
+        mk_bytes(b->big, TS_MAXVAL, h);
+        v[3] = tdb_blob(b->big, TS_MAXVAL);
+      } else if (key % 25000 == 18) {
+        len = 300000 + (uint32_t)(h % 1000);
+        v[3] = tdb_text(b->big, mk_text(b->big, len, "big-", h, 1));
+      } else if (r2 < 10) {
+        v[3] = tdb_null();
+      } else if (r2 < 50) {
+        mk_bytes(b->big, len = (uint32_t)((h >> 44) % 200), h);
+        v[3] = tdb_blob(b->big, len);
+      } else if (r2 < 55) {
+        mk_bytes(b->big, len = 1000 + (uint32_t)((h >> 44) % 9000), h);
+        v[3] = tdb_blob(b->big, len);
+      } else if (r2 < 60) {
+        v[3] = tdb_text(b->big, mk_text(b->big, (uint32_t)((h >> 44) % 100), "", h, 1));
+      } else {
+        mk_bytes(b->big, len = (uint32_t)((h >> 44) % 41), h);
+        v[3] = tdb_blob(b->big, len);
+      }
       break;
-    case 3: v[1] = tdb_int(sgn(h, (int64_t)(h >> 20))); break;
-    default: v[1] = tdb_null();
     }
-    uint32_t r = (uint32_t)((h >> 12) % 10);
-    if (r < 2) v[2] = tdb_null();
-    else if (r < 7) v[2] = tdb_int((int64_t)((h >> 16) % 500));
-    else if (r < 9) {
-      snprintf(pre, sizeof pre, "W%u", (unsigned)((h >> 20) % 300));
-      v[2] = tdb_text(b->small[1], mk_text(b->small[1], (uint32_t)strlen(pre) + (uint32_t)(h % 3), pre, h, 0));
-    } else v[2] = tdb_real((double)((h >> 16) % 500) + 0.25);
-    break;
-  }
-  case 2: { /* t3(x, y NOCASE, z, PRIMARY KEY(y, x)) WITHOUT ROWID */
-    v[0] = tdb_int(key);
-    snprintf(pre, sizeof pre, "Grp%u-", key % 97);
-    v[1] = tdb_text(b->small[0], mk_text(b->small[0], (uint32_t)strlen(pre) + (uint32_t)(h0 % 12), pre, h0, 0));
-    switch (h % 6) {
-    case 0: v[2] = tdb_int((int64_t)((h >> 8) % 1000)); break;
-    case 1: v[2] = tdb_real((double)((h >> 8) % 1000) / 4.0); break;
-    case 2: v[2] = tdb_text(b->small[1], mk_text(b->small[1], (uint32_t)((h >> 8) % 50), "z", h, 0)); break;
-    case 3: {
-      uint32_t len = (h >> 8) % 13 == 0 ? 2000 + (uint32_t)((h >> 16) % 3000) : (uint32_t)((h >> 16) % 30);
-      mk_bytes(b->big, len, h);
-      v[2] = tdb_blob(b->big, len);
+    case 1: { /* t2(k INTEGER PRIMARY KEY, v, w) */
+      v[0] = tdb_int(key);
+      switch (h % 5) {
+        case 0:
+          v[1] = tdb_real((double)(h >> 11) / 3.0);
+          break;
+        case 1:
+          v[1] = tdb_text(b->small[0], mk_text(b->small[0], (uint32_t)((h >> 8) % 60), "", h, 1));
+          break;
+        case 2:
+          mk_bytes(b->small[0], (uint32_t)((h >> 8) % 3000), h);
+          v[1] = tdb_blob(b->small[0], (uint32_t)((h >> 8) % 3000));
+          break;
+        case 3:
+          v[1] = tdb_int(sgn(h, (int64_t)(h >> 20)));
+          break;
+        default:
+          v[1] = tdb_null();
+      }
+      uint32_t r = (uint32_t)((h >> 12) % 10);
+      if (r < 2)
+        v[2] = tdb_null();
+      else if (r < 7)
+        v[2] = tdb_int((int64_t)((h >> 16) % 500));
+      else if (r < 9) {
+        snprintf(pre, sizeof pre, "W%u", (unsigned)((h >> 20) % 300));
+        v[2] = tdb_text(b->small[1],
+                        mk_text(b->small[1], (uint32_t)strlen(pre) + (uint32_t)(h % 3), pre, h, 0));
+      } else
+        v[2] = tdb_real((double)((h >> 16) % 500) + 0.25);
       break;
     }
-    case 4: v[2] = tdb_null(); break;
-    default: v[2] = tdb_int((int64_t)mix(h, 3));
+    case 2: { /* t3(x, y NOCASE, z, PRIMARY KEY(y, x)) WITHOUT ROWID */
+      v[0] = tdb_int(key);
+      snprintf(pre, sizeof pre, "Grp%u-", key % 97);
+      v[1] = tdb_text(b->small[0], mk_text(b->small[0], (uint32_t)strlen(pre) + (uint32_t)(h0 % 12),
+                                           pre, h0, 0));
+      switch (h % 6) {
+        case 0:
+          v[2] = tdb_int((int64_t)((h >> 8) % 1000));
+          break;
+        case 1:
+          v[2] = tdb_real((double)((h >> 8) % 1000) / 4.0);
+          break;
+        case 2:
+          v[2] = tdb_text(b->small[1], mk_text(b->small[1], (uint32_t)((h >> 8) % 50), "z", h, 0));
+          break;
+        case 3: {
+          uint32_t len =
+              (h >> 8) % 13 == 0 ? 2000 + (uint32_t)((h >> 16) % 3000) : (uint32_t)((h >> 16) % 30);
+          mk_bytes(b->big, len, h);
+          v[2] = tdb_blob(b->big, len);
+          break;
+        }
+        case 4:
+          v[2] = tdb_null();
+          break;
+        default:
+          v[2] = tdb_int((int64_t)mix(h, 3));
+      }
+      break;
     }
-    break;
-  }
-  default: { /* t4(id PRIMARY KEY, p) */
-    snprintf(pre, sizeof pre, "id-%u-%u-", key, ver);
-    v[0] = tdb_text(b->small[0], mk_text(b->small[0], (uint32_t)strlen(pre) + (uint32_t)(h % 10), pre, h, 0));
-    switch (h % 4) {
-    case 0: v[1] = tdb_int((int64_t)(h >> 3)); break;
-    case 1: v[1] = tdb_real(-(double)(h % 100000) / 9.0); break;
-    case 2: v[1] = tdb_text(b->small[1], mk_text(b->small[1], (uint32_t)((h >> 8) % 200), "", h, 1)); break;
-    default: v[1] = tdb_null();
+    default: { /* t4(id PRIMARY KEY, p) */
+      snprintf(pre, sizeof pre, "id-%u-%u-", key, ver);
+      v[0] = tdb_text(b->small[0],
+                      mk_text(b->small[0], (uint32_t)strlen(pre) + (uint32_t)(h % 10), pre, h, 0));
+      switch (h % 4) {
+        case 0:
+          v[1] = tdb_int((int64_t)(h >> 3));
+          break;
+        case 1:
+          v[1] = tdb_real(-(double)(h % 100000) / 9.0);
+          break;
+        case 2:
+          v[1] = tdb_text(b->small[1], mk_text(b->small[1], (uint32_t)((h >> 8) % 200), "", h, 1));
+          break;
+        default:
+          v[1] = tdb_null();
+      }
     }
-  }
   }
 }
 
@@ -304,7 +378,8 @@ int ts_update_insert(TsModel *m, const TsExec *x, int every, int64_t newrows, ui
     for (uint32_t key = 1; key <= m->n[t] && r.rc == 0; key++)
       if (m->ver[t][key] && mix(seed ^ 0x5555, ((uint64_t)t << 40) | key) % (uint64_t)every == 0)
         if (run_op(&r, 1, t, key, m->ver[t][key] + 1) == 0) m->ver[t][key]++;
-  for (int t = 0; t < TS_NTAB && r.rc == 0; t++) insert_new(&r, m, t, (uint32_t)(newrows * share[t] / 100));
+  for (int t = 0; t < TS_NTAB && r.rc == 0; t++)
+    insert_new(&r, m, t, (uint32_t)(newrows * share[t] / 100));
   return run_end(&r);
 }
 
@@ -474,7 +549,8 @@ static void check_row(Ver *v, int64_t key, const TdbValue *vals, int n) {
     problem(v, "%s: key %" PRId64 " should not exist", d->name, key);
     return;
   }
-  if (n != d->ncols) problem(v, "%s: key %" PRId64 ": %d columns, expected %d", d->name, key, n, d->ncols);
+  if (n != d->ncols)
+    problem(v, "%s: key %" PRId64 ": %d columns, expected %d", d->name, key, n, d->ncols);
   ts_row(v->t, (uint32_t)key, ver, &v->rb);
   for (int i = 0; i < n && i < d->ncols; i++)
     if (!tdb_value_same(&vals[i], &v->rb.v[i])) {
@@ -516,7 +592,8 @@ static void ver_end(Ver *v) {
       live++;
       if (!v->seen[k]) problem(v, "%s: key %u missing", ts_tables[v->t].name, k);
     }
-  if (live != v->rows) problem(v, "%s: %" PRId64 " rows, expected %" PRId64, ts_tables[v->t].name, v->rows, live);
+  if (live != v->rows)
+    problem(v, "%s: %" PRId64 " rows, expected %" PRId64, ts_tables[v->t].name, v->rows, live);
   free(v->seen);
   free(v->prevbuf);
   v->prevbuf = NULL;

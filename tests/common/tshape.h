@@ -34,10 +34,10 @@ extern const TdbTableDef ts_tables[TS_NTAB];
 extern const TdbIndexDef ts_indexes[TS_NIDX];
 
 typedef struct TsModel {
-  uint32_t n[TS_NTAB];   /* largest key used */
+  uint32_t n[TS_NTAB]; /* largest key used */
   uint32_t cap[TS_NTAB];
   uint32_t *ver[TS_NTAB];
-  int64_t live;          /* rows in all tables */
+  int64_t live; /* rows in all tables */
 } TsModel;
 
 void ts_model_init(TsModel *m, int64_t rows);
@@ -46,7 +46,7 @@ void ts_model_free(TsModel *m);
 /* The values of a row (table column order) into a buffer that stays valid
  * until the next call with the same buffer. */
 typedef struct TsRowBuf {
-  uint8_t *big;  /* TS_MAXVAL + 64 bytes */
+  uint8_t *big; /* TS_MAXVAL + 64 bytes */
   uint8_t small[3][4200];
   TdbValue v[TDB_MAXCOL];
 } TsRowBuf;

@@ -6,10 +6,10 @@
  *  1. Every sqlite3 handle opened here is closed before the function
  *     returns, except the one tsql_open() hands to its caller.
  */
+#include "tsql.h"
+
 #include <stdio.h>
 #include <string.h>
-
-#include "tsql.h"
 
 sqlite3 *tsql_open(const char *path) {
   sqlite3 *db = NULL;
@@ -41,15 +41,18 @@ int tsql_integrity(const char *path, char *msg, int nmsg) {
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     const char *line = (const char *)sqlite3_column_text(st, 0);
-    if (rows == 0 && line && !strcmp(line, "ok")) ok = 1;
-    else ok = 0;
+    if (rows == 0 && line && !strcmp(line, "ok"))
+      ok = 1;
+    else
+      ok = 0;
     if (used < nmsg - 1 && rows < 10)
       used += snprintf(msg + used, (size_t)(nmsg - used), "%s\n", line ? line : "(null)");
     rows++;
   }
   if (rc != SQLITE_DONE) {
     ok = 0;
-    if (used < nmsg - 1) snprintf(msg + used, (size_t)(nmsg - used), "step: %s", sqlite3_errmsg(db));
+    if (used < nmsg - 1)
+      snprintf(msg + used, (size_t)(nmsg - used), "step: %s", sqlite3_errmsg(db));
   }
   sqlite3_finalize(st);
   sqlite3_close(db);
@@ -78,26 +81,39 @@ int64_t tsql_int(sqlite3 *db, const char *sql) {
 
 void tsql_bind(sqlite3_stmt *st, int i, const TdbValue *v) {
   switch (v->type) {
-  case TDB_NULL: sqlite3_bind_null(st, i); break;
-  case TDB_INT: sqlite3_bind_int64(st, i, v->i); break;
-  case TDB_REAL: sqlite3_bind_double(st, i, v->r); break;
-  case TDB_TEXT: sqlite3_bind_text(st, i, (const char *)v->p, (int)v->n, SQLITE_STATIC); break;
-  default: sqlite3_bind_blob(st, i, v->p ? (const void *)v->p : (const void *)"", (int)v->n, SQLITE_STATIC);
+    case TDB_NULL:
+      sqlite3_bind_null(st, i);
+      break;
+    case TDB_INT:
+      sqlite3_bind_int64(st, i, v->i);
+      break;
+    case TDB_REAL:
+      sqlite3_bind_double(st, i, v->r);
+      break;
+    case TDB_TEXT:
+      sqlite3_bind_text(st, i, (const char *)v->p, (int)v->n, SQLITE_STATIC);
+      break;
+    default:
+      sqlite3_bind_blob(st, i, v->p ? (const void *)v->p : (const void *)"", (int)v->n,
+                        SQLITE_STATIC);
   }
 }
 
 TdbValue tsql_column(sqlite3_stmt *st, int i) {
   switch (sqlite3_column_type(st, i)) {
-  case SQLITE_NULL: return tdb_null();
-  case SQLITE_INTEGER: return tdb_int(sqlite3_column_int64(st, i));
-  case SQLITE_FLOAT: return tdb_real(sqlite3_column_double(st, i));
-  case SQLITE_TEXT: {
-    const unsigned char *p = sqlite3_column_text(st, i);
-    return tdb_text(p, (uint32_t)sqlite3_column_bytes(st, i));
-  }
-  default: {
-    const void *p = sqlite3_column_blob(st, i);
-    return tdb_blob(p, (uint32_t)sqlite3_column_bytes(st, i));
-  }
+    case SQLITE_NULL:
+      return tdb_null();
+    case SQLITE_INTEGER:
+      return tdb_int(sqlite3_column_int64(st, i));
+    case SQLITE_FLOAT:
+      return tdb_real(sqlite3_column_double(st, i));
+    case SQLITE_TEXT: {
+      const unsigned char *p = sqlite3_column_text(st, i);
+      return tdb_text(p, (uint32_t)sqlite3_column_bytes(st, i));
+    }
+    default: {
+      const void *p = sqlite3_column_blob(st, i);
+      return tdb_blob(p, (uint32_t)sqlite3_column_bytes(st, i));
+    }
   }
 }

@@ -7,12 +7,13 @@
  *  1. mix() is a fixed function: the same (k, i) always names the same key
  *     and operation, across processes and runs.
  */
+#include "twork.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "tsql.h"
-#include "twork.h"
 
 const TdbTableDef tw_table = {
     .name = "tw",
@@ -22,8 +23,11 @@ const TdbTableDef tw_table = {
 };
 const TdbIndexDef tw_index_b = {
     .name = "tw_b", .table = "tw", .sql = "CREATE INDEX tw_b ON tw(b)", .ncols = 1, .cols = {1}};
-const TdbIndexDef tw_index_cb = {
-    .name = "tw_cb", .table = "tw", .sql = "CREATE INDEX tw_cb ON tw(c, b)", .ncols = 2, .cols = {2, 1}};
+const TdbIndexDef tw_index_cb = {.name = "tw_cb",
+                                 .table = "tw",
+                                 .sql = "CREATE INDEX tw_cb ON tw(c, b)",
+                                 .ncols = 2,
+                                 .cols = {2, 1}};
 
 static uint64_t mix(uint64_t a, uint64_t b) {
   uint64_t x = a * 0x9E3779B97F4A7C15ULL ^ (b + 0x632BE59BD9B4E019ULL);
@@ -53,15 +57,23 @@ static void tw_row(uint32_t key, uint32_t ver, RowBuf *rb) {
     if ((mix(h, (uint64_t)i) & 3) == 0 && rb->b[i] >= 'a' && rb->b[i] <= 'z') rb->b[i] -= 32;
   rb->v[1] = tdb_text(rb->b, (uint32_t)(n + len));
   switch ((h >> 8) % 6) {
-  case 0: rb->v[2] = tdb_null(); break;
-  case 1: rb->v[2] = tdb_int((int64_t)(h >> 16) % 10); break;
-  case 2: rb->v[2] = tdb_real((double)(h % 1000) / 8.0); break;
-  case 3: rb->v[2] = tdb_int((int64_t)(h >> 1)); break;
-  default: {
-    uint32_t bl = (h >> 20) % 17 == 0 ? 6000 : (uint32_t)((h >> 24) % 64);
-    for (uint32_t i = 0; i < bl; i++) rb->c[i] = (uint8_t)mix(h, i);
-    rb->v[2] = tdb_blob(rb->c, bl);
-  }
+    case 0:
+      rb->v[2] = tdb_null();
+      break;
+    case 1:
+      rb->v[2] = tdb_int((int64_t)(h >> 16) % 10);
+      break;
+    case 2:
+      rb->v[2] = tdb_real((double)(h % 1000) / 8.0);
+      break;
+    case 3:
+      rb->v[2] = tdb_int((int64_t)(h >> 1));
+      break;
+    default: {
+      uint32_t bl = (h >> 20) % 17 == 0 ? 6000 : (uint32_t)((h >> 24) % 64);
+      for (uint32_t i = 0; i < bl; i++) rb->c[i] = (uint8_t)mix(h, i);
+      rb->v[2] = tdb_blob(rb->c, bl);
+    }
   }
 }
 
@@ -140,7 +152,8 @@ typedef struct VerifyCtx {
 } VerifyCtx;
 
 static void note(VerifyCtx *v, const char *what, uint32_t key) {
-  if (v->diffs++ == 0) snprintf(v->msg, (size_t)v->nmsg, "%s (key %u, commit %u)", what, key, v->m->k);
+  if (v->diffs++ == 0)
+    snprintf(v->msg, (size_t)v->nmsg, "%s (key %u, commit %u)", what, key, v->m->k);
 }
 
 /* Keys in (v->next, upto) that the model has but the database skipped. */
@@ -232,8 +245,8 @@ int tw_verify_sqlite(const char *path, const TwModel *m, char *msg, int nmsg) {
   if (rc != SQLITE_OK) snprintf(msg, (size_t)nmsg, "sqlite3: %s", sqlite3_errmsg(db));
   sqlite3_finalize(st);
   /* Index-driven look-ups must find each row (proves the index order). */
-  rc = rc == SQLITE_OK ? sqlite3_prepare_v2(db, "SELECT rowid FROM tw INDEXED BY tw_b WHERE b = ?1", -1,
-                                            &st, NULL)
+  rc = rc == SQLITE_OK ? sqlite3_prepare_v2(db, "SELECT rowid FROM tw INDEXED BY tw_b WHERE b = ?1",
+                                            -1, &st, NULL)
                        : rc;
   for (uint32_t key = 1; rc == SQLITE_OK && key <= TW_NKEYS; key += 7) {
     if (!m->ver[key]) continue;

@@ -20,11 +20,10 @@
  * Invariants:
  *  1. The base file and its model never change during a sweep.
  */
+#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-
-#include <sqlite3.h>
 
 #include "../common/tdb.h"
 #include "../common/tscratch.h"
@@ -108,8 +107,10 @@ static int sweep(const char *label, int kind, int persist, int jmode, int small_
     scratch = base_model;
     rc = tdb_begin(db);
     long before = kind == KIND_ALLOC ? 0 : os_fault_count(fv, kind);
-    if (kind == KIND_ALLOC) util_fault_alloc(n, persist);
-    else os_fault_arm(fv, kind, n, persist);
+    if (kind == KIND_ALLOC)
+      util_fault_alloc(n, persist);
+    else
+      os_fault_arm(fv, kind, n, persist);
     if (rc == SHALE_OK) rc = tw_apply(db, &scratch, BASE_COMMITS + 1, TXN_OPS);
     int in_commit = rc == SHALE_OK;
     if (rc == SHALE_OK) rc = tdb_commit(db);
@@ -175,7 +176,8 @@ TEST(crash_ioerr_write_sweep) {
 
 TEST(crash_ioerr_sync_sweep) {
   CHECK(sweep("sync, once, delete", OS_FAULT_SYNC, 0, PAGER_JOURNAL_DELETE, 0, 1024) >= 1);
-  CHECK(sweep("sync, persistent, truncate", OS_FAULT_SYNC, 1, PAGER_JOURNAL_TRUNCATE, 1, 1024) >= 1);
+  CHECK(sweep("sync, persistent, truncate", OS_FAULT_SYNC, 1, PAGER_JOURNAL_TRUNCATE, 1, 1024) >=
+        1);
 }
 
 TEST(crash_ioerr_truncate_sweep) {
@@ -190,7 +192,8 @@ TEST(crash_oom_sweep) {
   CHECK(sweep("alloc, once", KIND_ALLOC, 0, PAGER_JOURNAL_DELETE, 0, 1024) > 10);
   CHECK(sweep("alloc, persistent, spill", KIND_ALLOC, 1, PAGER_JOURNAL_DELETE, 1, 1024) > 10);
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  printf("  oom sweeps: %.1f s\n", (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+  printf("  oom sweeps: %.1f s\n",
+         (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 }
 
 /* ---- faults during hot-journal rollback ---- */
@@ -222,9 +225,10 @@ static void make_hot_sqlite(const char *base, uint32_t page_size) {
   sqlite3 *db = tsql_open(src);
   CHECK(db != NULL);
   if (!db) return;
-  CHECK_EQ(tsql_exec(db, "PRAGMA cache_size=5; BEGIN; UPDATE tw SET c = randomblob(300);"
-                         "DELETE FROM tw WHERE rowid % 3 = 0;"
-                         "INSERT INTO tw SELECT rowid + 1000, b || 'x', c FROM tw"),
+  CHECK_EQ(tsql_exec(db,
+                     "PRAGMA cache_size=5; BEGIN; UPDATE tw SET c = randomblob(300);"
+                     "DELETE FROM tw WHERE rowid % 3 = 0;"
+                     "INSERT INTO tw SELECT rowid + 1000, b || 'x', c FROM tw"),
            SQLITE_OK);
   CHECK_OK(copy_file(src, base));
   CHECK_OK(copy_file(j, bj));
@@ -254,8 +258,10 @@ static int sweep_hot(const char *label, int from_sqlite, int kind, int persist) 
   int hits = 0;
   snprintf(bj, sizeof bj, "%s-journal", base);
   snprintf(wj, sizeof wj, "%s-journal", work);
-  if (from_sqlite) make_hot_sqlite(base, 1024);
-  else make_hot_shale(base, 1024);
+  if (from_sqlite)
+    make_hot_sqlite(base, 1024);
+  else
+    make_hot_shale(base, 1024);
   CHECK(file_exists_nonempty(bj));
   /* The database really was overwritten: only the rollback restores it. */
   CHECK_OK(copy_file(base, work));
@@ -277,8 +283,10 @@ static int sweep_hot(const char *label, int from_sqlite, int kind, int persist) 
     long live = util_alloc_outstanding();
     OsVfs *fv = kind == KIND_ALLOC ? ux : os_fault_vfs_create("hfault", ux);
     long before = kind == KIND_ALLOC ? 0 : os_fault_count(fv, kind);
-    if (kind == KIND_ALLOC) util_fault_alloc(n, persist);
-    else os_fault_arm(fv, kind, n, persist);
+    if (kind == KIND_ALLOC)
+      util_fault_alloc(n, persist);
+    else
+      os_fault_arm(fv, kind, n, persist);
     int rc = tdb_open(fv, work, 0, &db);
     if (rc == SHALE_OK) rc = tw_bind(db);
     if (rc == SHALE_OK) rc = tw_verify(db, &base_model, msg, sizeof msg) ? SHALE_CORRUPT : SHALE_OK;
@@ -294,7 +302,8 @@ static int sweep_hot(const char *label, int from_sqlite, int kind, int persist) 
     tdb_close(db);
     if (kind != KIND_ALLOC) os_fault_vfs_destroy(fv);
     if (util_alloc_outstanding() != live)
-      test_fail(__FILE__, __LINE__, "%s N=%ld: %ld block(s) leaked", label, n, util_alloc_outstanding() - live);
+      test_fail(__FILE__, __LINE__, "%s N=%ld: %ld block(s) leaked", label, n,
+                util_alloc_outstanding() - live);
     if (!fired) break;
     hits++;
     rc = tdb_open(ux, work, 0, &db);

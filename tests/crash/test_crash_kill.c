@@ -105,7 +105,8 @@ TEST(crash_sigkill_rounds) {
     uint32_t reported = k, r;
     while (read(fd[0], &r, sizeof r) == sizeof r) reported = r;
     close(fd[0]);
-    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) killed++;
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+      killed++;
     else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       test_fail(__FILE__, __LINE__, "round %d (%s): child exit status %d", rounds, modes[mode].name,
                 status);

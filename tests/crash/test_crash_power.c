@@ -10,10 +10,9 @@
  * must hold exactly the state before the transaction or, if the commit got
  * through, after it (with synchronous=FULL and a successful commit, exactly
  * after; with NORMAL a successful commit may still be lost -- the journal's
- * finalization is not synced, as in SQLite -- but never half-applied). Shale's integrity check runs every case, SQLite's every 10th.
- * In one case in three the power fails again during the next open, while
- * it rolls the hot journal back. Three files with page sizes 512, 1024 and
- * 4096 take turns.
+ * finalization is not synced, as in SQLite -- but never half-applied). Shale's integrity check runs
+ * every case, SQLite's every 10th. In one case in three the power fails again during the next open,
+ * while it rolls the hot journal back. Three files with page sizes 512, 1024 and 4096 take turns.
  *
  * Invariants:
  *  1. A case starts from a file whose content the model describes exactly.
@@ -30,7 +29,8 @@
 #include "../test.h"
 
 typedef struct Stats {
-  int cases, committed, pre, post, lost_normal, sqlite_checks, faults_fired, recovery_crashes, hot_journals;
+  int cases, committed, pre, post, lost_normal, sqlite_checks, faults_fired, recovery_crashes,
+      hot_journals;
   int lost_by_mode[3];
 } Stats;
 
@@ -115,8 +115,10 @@ static void one_case(int c, const char *path, TwModel *m, uint64_t *seed, Stats 
   CHECK_OK(tw_bind(db));
   CHECK_OK(tdb_get_user_version(db, &uv));
   const TwModel *want = NULL;
-  if (uv == k + 1) want = &post;
-  else if (uv == k) want = m;
+  if (uv == k + 1)
+    want = &post;
+  else if (uv == k)
+    want = m;
   if (!want) {
     test_fail(__FILE__, __LINE__, "case %d: user_version %u, expected %u or %u", c, uv, k, k + 1);
   } else if (committed && want == m) {
@@ -129,8 +131,9 @@ static void one_case(int c, const char *path, TwModel *m, uint64_t *seed, Stats 
     }
   }
   if (want && tw_verify(db, want, msg, sizeof msg))
-    test_fail(__FILE__, __LINE__, "case %d (jmode %d sync %d nops %d fault %d@%ld keep %d tear %d): %s",
-              c, jmode, sync, nops, kind, n, keep, tear, msg);
+    test_fail(__FILE__, __LINE__,
+              "case %d (jmode %d sync %d nops %d fault %d@%ld keep %d tear %d): %s", c, jmode, sync,
+              nops, kind, n, keep, tear, msg);
   CHECK_OK(tdb_check(db, &rep));
   if (rep) {
     test_fail(__FILE__, __LINE__, "case %d: integrity: %s", c, rep);
@@ -178,12 +181,14 @@ TEST(crash_power_loss_cases) {
     one_case(c, tscratch_path(names[f]), &models[f], &seed, &st);
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  printf("  power loss: %d cases (%d faults fired, %d commits returned OK, %d ended pre, %d post, "
-         "%d committed-but-lost under synchronous=NORMAL: delete %d, truncate %d, persist %d), "
-         "%d crashes during the next open (%d of them with a hot journal), %d sqlite3 checks, %.1f s\n",
-         st.cases, st.faults_fired, st.committed, st.pre, st.post, st.lost_normal, st.lost_by_mode[0],
-         st.lost_by_mode[1], st.lost_by_mode[2], st.recovery_crashes, st.hot_journals, st.sqlite_checks,
-         (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+  printf(
+      "  power loss: %d cases (%d faults fired, %d commits returned OK, %d ended pre, %d post, "
+      "%d committed-but-lost under synchronous=NORMAL: delete %d, truncate %d, persist %d), "
+      "%d crashes during the next open (%d of them with a hot journal), %d sqlite3 checks, %.1f "
+      "s\n",
+      st.cases, st.faults_fired, st.committed, st.pre, st.post, st.lost_normal, st.lost_by_mode[0],
+      st.lost_by_mode[1], st.lost_by_mode[2], st.recovery_crashes, st.hot_journals,
+      st.sqlite_checks, (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
   CHECK(st.cases >= ncases);
   CHECK(st.pre > 0 && st.post > 0);
 }

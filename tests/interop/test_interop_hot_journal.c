@@ -74,8 +74,8 @@ static int nop(void *ctx) { return 0; }
 
 /* Run the modifying transaction on sdb and leave it open. */
 static int open_txn(sqlite3 *sdb, const TsModel *m, int jmode, int64_t rows) {
-  static const char *const pragmas[3] = {"PRAGMA journal_mode=DELETE", "PRAGMA journal_mode=TRUNCATE",
-                                         "PRAGMA journal_mode=PERSIST"};
+  static const char *const pragmas[3] = {
+      "PRAGMA journal_mode=DELETE", "PRAGMA journal_mode=TRUNCATE", "PRAGMA journal_mode=PERSIST"};
   TsModel scratch;
   TsSqlite ss;
   TsExec x;
@@ -98,7 +98,8 @@ static int open_txn(sqlite3 *sdb, const TsModel *m, int jmode, int64_t rows) {
 }
 
 /* Shale opens the file with the hot journal; then both engines must see m. */
-static void check_rolled_back(const char *path, const char *pre, const TsModel *m, const char *what) {
+static void check_rolled_back(const char *path, const char *pre, const TsModel *m,
+                              const char *what) {
   char jpath[600], msg[1024];
   Tdb *db;
   snprintf(jpath, sizeof jpath, "%s-journal", path);
@@ -108,12 +109,14 @@ static void check_rolled_back(const char *path, const char *pre, const TsModel *
   CHECK_OK(rc);
   if (rc) return;
   CHECK_OK(ts_bind_shale(db));
-  if (ts_verify_shale(db, m, msg, sizeof msg)) test_fail(__FILE__, __LINE__, "%s: Shale: %s", what, msg);
+  if (ts_verify_shale(db, m, msg, sizeof msg))
+    test_fail(__FILE__, __LINE__, "%s: Shale: %s", what, msg);
   CHECK_OK(tdb_close(db));
   if (file_size(jpath) > 0 && header_u32(jpath, 0) != 0)
     test_fail(__FILE__, __LINE__, "%s: journal still hot after Shale's rollback", what);
   CHECK(same_file(path, pre)); /* a rollback restores the file byte for byte */
-  if (ts_verify_sqlite(path, m, 100, msg, sizeof msg)) test_fail(__FILE__, __LINE__, "%s: SQLite: %s", what, msg);
+  if (ts_verify_sqlite(path, m, 100, msg, sizeof msg))
+    test_fail(__FILE__, __LINE__, "%s: SQLite: %s", what, msg);
 }
 
 static void copy_case(int psz, int jmode) {

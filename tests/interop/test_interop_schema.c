@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../common/tdb.h"
+#include "../common/tscratch.h"
 #include "../common/tsql.h"
 #include "../test.h"
 #include "interop_rows.h"
@@ -28,23 +29,47 @@
 static const TdbTableDef defs[NT] = {
     {.name = "u1",
      .sql = "CREATE TABLE u1(k PRIMARY KEY, u UNIQUE, v, UNIQUE(v, u))",
-     .ncols = 3, .npk = 1, .pk = {0}, .nunique = 2, .unique_ncols = {1, 2},
+     .ncols = 3,
+     .npk = 1,
+     .pk = {0},
+     .nunique = 2,
+     .unique_ncols = {1, 2},
      .unique_cols = {{1}, {2, 1}}},
     {.name = "u2",
      .sql = "CREATE TABLE u2(k INTEGER PRIMARY KEY, u COLLATE NOCASE UNIQUE, v)",
-     .ncols = 3, .coll = {TDB_BINARY, TDB_NOCASE, TDB_BINARY}, .npk = 1, .pk = {0}, .ipk = 1,
-     .nunique = 1, .unique_ncols = {1}, .unique_cols = {{1}}},
+     .ncols = 3,
+     .coll = {TDB_BINARY, TDB_NOCASE, TDB_BINARY},
+     .npk = 1,
+     .pk = {0},
+     .ipk = 1,
+     .nunique = 1,
+     .unique_ncols = {1},
+     .unique_cols = {{1}}},
     {.name = "u3",
      .sql = "CREATE TABLE u3(k PRIMARY KEY, u UNIQUE, v) WITHOUT ROWID",
-     .ncols = 3, .without_rowid = 1, .npk = 1, .pk = {0}, .nunique = 1, .unique_ncols = {1},
+     .ncols = 3,
+     .without_rowid = 1,
+     .npk = 1,
+     .pk = {0},
+     .nunique = 1,
+     .unique_ncols = {1},
      .unique_cols = {{1}}},
     {.name = "u4",
      .sql = "CREATE TABLE u4(a, b COLLATE NOCASE, c, PRIMARY KEY(c, a), UNIQUE(b)) WITHOUT ROWID",
-     .ncols = 3, .coll = {TDB_BINARY, TDB_NOCASE, TDB_BINARY}, .without_rowid = 1, .npk = 2,
-     .pk = {2, 0}, .nunique = 1, .unique_ncols = {1}, .unique_cols = {{1}}},
+     .ncols = 3,
+     .coll = {TDB_BINARY, TDB_NOCASE, TDB_BINARY},
+     .without_rowid = 1,
+     .npk = 2,
+     .pk = {2, 0},
+     .nunique = 1,
+     .unique_ncols = {1},
+     .unique_cols = {{1}}},
 };
-static const TdbIndexDef u4_ab = {
-    .name = "u4_ab", .table = "u4", .sql = "CREATE INDEX u4_ab ON u4(a, b)", .ncols = 2, .cols = {0, 1}};
+static const TdbIndexDef u4_ab = {.name = "u4_ab",
+                                  .table = "u4",
+                                  .sql = "CREATE INDEX u4_ab ON u4(a, b)",
+                                  .ncols = 2,
+                                  .cols = {0, 1}};
 
 /* Every automatic index with a probe on its columns. */
 static const struct {
@@ -55,7 +80,10 @@ static const struct {
 } probes[] = {
     {0, "SELECT count(*) FROM u1 INDEXED BY sqlite_autoindex_u1_1 WHERE k = ?1", 1, {0}},
     {0, "SELECT count(*) FROM u1 INDEXED BY sqlite_autoindex_u1_2 WHERE u = ?1", 1, {1}},
-    {0, "SELECT count(*) FROM u1 INDEXED BY sqlite_autoindex_u1_3 WHERE v = ?1 AND u = ?2", 2, {2, 1}},
+    {0,
+     "SELECT count(*) FROM u1 INDEXED BY sqlite_autoindex_u1_3 WHERE v = ?1 AND u = ?2",
+     2,
+     {2, 1}},
     {1, "SELECT count(*) FROM u2 INDEXED BY sqlite_autoindex_u2_1 WHERE u = ?1", 1, {1}},
     {2, "SELECT count(*) FROM u3 INDEXED BY sqlite_autoindex_u3_2 WHERE u = ?1", 1, {1}},
     {2, "SELECT count(*) FROM u3 WHERE k = ?1", 1, {0}},
@@ -72,41 +100,43 @@ typedef struct Row {
 /* Row `key` at version `ver` of table t (unique columns embed key). */
 static void gen(int t, int key, int ver, Row *r) {
   switch (t) {
-  case 0:
-    snprintf(r->s[0], 64, "k%05d", key);
-    r->v[0] = tdb_text(r->s[0], (uint32_t)strlen(r->s[0]));
-    r->v[1] = tdb_int((int64_t)key * 1000 + ver);
-    r->v[2] = ver & 1 ? tdb_real(key / 4.0) : tdb_text(r->s[2], (uint32_t)snprintf(r->s[2], 64, "v%d", key % 50));
-    break;
-  case 1:
-    r->v[0] = tdb_int(key);
-    snprintf(r->s[1], 64, "%sUser%d-%d", key & 1 ? "" : "x", key, ver);
-    for (char *p = r->s[1]; *p; p++)
-      if ((p - r->s[1] + key) % 3 == 0 && *p >= 'a' && *p <= 'z') *p -= 32;
-    r->v[1] = tdb_text(r->s[1], (uint32_t)strlen(r->s[1]));
-    r->v[2] = tdb_real(key * 1.5 + ver);
-    break;
-  case 2:
-    r->v[0] = tdb_int((int64_t)key * 7);
-    for (int i = 0; i < 40; i++) r->s[1][i] = (char)(key * 31 + i * ver);
-    memcpy(r->s[1], &key, sizeof key);
-    r->v[1] = tdb_blob(r->s[1], 40);
-    r->v[2] = tdb_text(r->s[2], (uint32_t)snprintf(r->s[2], 64, "value %d/%d", key, ver));
-    break;
-  default:
-    r->v[0] = tdb_int(key % 10);
-    snprintf(r->s[1], 64, "B%d-%d", key, ver);
-    r->v[1] = tdb_text(r->s[1], (uint32_t)strlen(r->s[1]));
-    r->v[2] = tdb_int(key / 10);
+    case 0:
+      snprintf(r->s[0], 64, "k%05d", key);
+      r->v[0] = tdb_text(r->s[0], (uint32_t)strlen(r->s[0]));
+      r->v[1] = tdb_int((int64_t)key * 1000 + ver);
+      r->v[2] = ver & 1 ? tdb_real(key / 4.0)
+                        : tdb_text(r->s[2], (uint32_t)snprintf(r->s[2], 64, "v%d", key % 50));
+      break;
+    case 1:
+      r->v[0] = tdb_int(key);
+      snprintf(r->s[1], 64, "%sUser%d-%d", key & 1 ? "" : "x", key, ver);
+      for (char *p = r->s[1]; *p; p++)
+        if ((p - r->s[1] + key) % 3 == 0 && *p >= 'a' && *p <= 'z') *p -= 32;
+      r->v[1] = tdb_text(r->s[1], (uint32_t)strlen(r->s[1]));
+      r->v[2] = tdb_real(key * 1.5 + ver);
+      break;
+    case 2:
+      r->v[0] = tdb_int((int64_t)key * 7);
+      for (int i = 0; i < 40; i++) r->s[1][i] = (char)(key * 31 + i * ver);
+      memcpy(r->s[1], &key, sizeof key);
+      r->v[1] = tdb_blob(r->s[1], 40);
+      r->v[2] = tdb_text(r->s[2], (uint32_t)snprintf(r->s[2], 64, "value %d/%d", key, ver));
+      break;
+    default:
+      r->v[0] = tdb_int(key % 10);
+      snprintf(r->s[1], 64, "B%d-%d", key, ver);
+      r->v[1] = tdb_text(r->s[1], (uint32_t)strlen(r->s[1]));
+      r->v[2] = tdb_int(key / 10);
   }
 }
 
 static const char *const sel[NT] = {
     "SELECT k, u, v FROM u1 ORDER BY rowid", "SELECT k, u, v FROM u2 ORDER BY k",
     "SELECT k, u, v FROM u3 ORDER BY k", "SELECT a, b, c FROM u4 ORDER BY c, a"};
-static const char *const ins[NT] = {
-    "INSERT INTO u1(rowid, k, u, v) VALUES(?4, ?1, ?2, ?3)", "INSERT INTO u2(k, u, v) VALUES(?1, ?2, ?3)",
-    "INSERT INTO u3(k, u, v) VALUES(?1, ?2, ?3)", "INSERT INTO u4(a, b, c) VALUES(?1, ?2, ?3)"};
+static const char *const ins[NT] = {"INSERT INTO u1(rowid, k, u, v) VALUES(?4, ?1, ?2, ?3)",
+                                    "INSERT INTO u2(k, u, v) VALUES(?1, ?2, ?3)",
+                                    "INSERT INTO u3(k, u, v) VALUES(?1, ?2, ?3)",
+                                    "INSERT INTO u4(a, b, c) VALUES(?1, ?2, ?3)"};
 
 #define NKEYS 1500
 static int ver[NT][NKEYS + 1];
@@ -123,7 +153,8 @@ static int tdb_put(Tdb *db, int t, int key, int v, int update) {
 static int tdb_del(Tdb *db, int t, int key) {
   Row r;
   gen(t, key, ver[t][key], &r);
-  int rc = defs[t].without_rowid ? tdb_delete_pk(db, defs[t].name, r.v) : tdb_delete(db, defs[t].name, key);
+  int rc = defs[t].without_rowid ? tdb_delete_pk(db, defs[t].name, r.v)
+                                 : tdb_delete(db, defs[t].name, key);
   if (rc == SHALE_OK) ver[t][key] = 0;
   return rc;
 }
@@ -141,7 +172,7 @@ static void verify(const char *path, const char *what) {
     CHECK_EQ(sqlite3_prepare_v2(db, sel[t], -1, &st, NULL), SQLITE_OK);
     while (sqlite3_step(st) == SQLITE_ROW) {
       /* Identify the key from the row, then compare it all. */
-      int key = t == 0 ? atoi((const char *)sqlite3_column_text(st, 0) + 1)
+      int key = t == 0   ? atoi((const char *)sqlite3_column_text(st, 0) + 1)
                 : t == 1 ? sqlite3_column_int(st, 0)
                 : t == 2 ? sqlite3_column_int(st, 0) / 7
                          : sqlite3_column_int(st, 2) * 10 + sqlite3_column_int(st, 0);
@@ -155,11 +186,14 @@ static void verify(const char *path, const char *what) {
       for (int i = 0; i < 3; i++) {
         TdbValue got = tsql_column(st, i);
         if (!tdb_value_same(&got, &r.v[i]))
-          test_fail(__FILE__, __LINE__, "%s: %s key %d column %d differs", what, defs[t].name, key, i);
+          test_fail(__FILE__, __LINE__, "%s: %s key %d column %d differs", what, defs[t].name, key,
+                    i);
       }
     }
     sqlite3_finalize(st);
-    if (seen != live) test_fail(__FILE__, __LINE__, "%s: %s has %d rows, expected %d", what, defs[t].name, seen, live);
+    if (seen != live)
+      test_fail(__FILE__, __LINE__, "%s: %s has %d rows, expected %d", what, defs[t].name, seen,
+                live);
   }
   for (size_t p = 0; p < sizeof probes / sizeof probes[0]; p++) {
     sqlite3_stmt *st;
@@ -172,7 +206,8 @@ static void verify(const char *path, const char *what) {
       sqlite3_reset(st);
       for (int i = 0; i < probes[p].n; i++) tsql_bind(st, i + 1, &r.v[probes[p].cols[i]]);
       if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int(st, 0) != 1)
-        test_fail(__FILE__, __LINE__, "%s: %s: key %d not found exactly once", what, probes[p].sql, k);
+        test_fail(__FILE__, __LINE__, "%s: %s: key %d not found exactly once", what, probes[p].sql,
+                  k);
     }
     sqlite3_finalize(st);
   }
@@ -185,11 +220,13 @@ static void schema_listing(const char *path, char *out, size_t n) {
   size_t used = 0;
   out[0] = 0;
   if (!db) return;
-  if (sqlite3_prepare_v2(db, "SELECT type, name, tbl_name, coalesce(sql, 'NULL') FROM sqlite_schema ORDER BY name",
-                         -1, &st, NULL) == SQLITE_OK) {
+  if (sqlite3_prepare_v2(
+          db, "SELECT type, name, tbl_name, coalesce(sql, 'NULL') FROM sqlite_schema ORDER BY name",
+          -1, &st, NULL) == SQLITE_OK) {
     while (sqlite3_step(st) == SQLITE_ROW && used < n - 200)
       used += (size_t)snprintf(out + used, n - used, "%s|%s|%s|%s\n", sqlite3_column_text(st, 0),
-                               sqlite3_column_text(st, 1), sqlite3_column_text(st, 2), sqlite3_column_text(st, 3));
+                               sqlite3_column_text(st, 1), sqlite3_column_text(st, 2),
+                               sqlite3_column_text(st, 3));
     sqlite3_finalize(st);
   }
   sqlite3_close(db);
@@ -209,8 +246,10 @@ static void shale_changes(Tdb *db) {
   for (int t = 0; t < NT; t++)
     for (int k = 1; k <= NKEYS; k++) {
       if (!ver[t][k]) continue;
-      if (k % 3 == 0) CHECK_OK(tdb_del(db, t, k));
-      else if (k % 4 == 0) CHECK_OK(tdb_put(db, t, k, ver[t][k] + 1, 1));
+      if (k % 3 == 0)
+        CHECK_OK(tdb_del(db, t, k));
+      else if (k % 4 == 0)
+        CHECK_OK(tdb_put(db, t, k, ver[t][k] + 1, 1));
     }
   CHECK_OK(tdb_commit(db));
   CHECK_OK(tdb_begin(db));
@@ -226,7 +265,7 @@ static void shale_changes(Tdb *db) {
 }
 
 TEST(interop_schema_shale_writes) {
-  const char *a = test_path("schema-shale.db"), *b = test_path("schema-sqlite.db");
+  const char *a = tscratch_path("schema-shale.db"), *b = tscratch_path("schema-sqlite.db");
   char la[4096], lb[4096];
   Tdb *db;
   memset(ver, 0, sizeof ver);
@@ -262,7 +301,7 @@ TEST(interop_schema_shale_writes) {
 }
 
 TEST(interop_schema_sqlite_writes) {
-  const char *b = test_path("schema-sqlite2.db");
+  const char *b = tscratch_path("schema-sqlite2.db");
   Tdb *db;
   memset(ver, 0, sizeof ver);
   sqlite3 *sdb = tsql_open(b);
@@ -303,7 +342,7 @@ TEST(interop_schema_sqlite_writes) {
 
 /* The checks can fail: remove one index entry behind tdb's back. */
 TEST(interop_schema_broken_index_is_noticed) {
-  const char *a = test_path("schema-broken.db");
+  const char *a = tscratch_path("schema-broken.db");
   char msg[512], *rep = NULL;
   Tdb *db;
   memset(ver, 0, sizeof ver);
@@ -319,7 +358,8 @@ TEST(interop_schema_broken_index_is_noticed) {
   CHECK(tsql_integrity(a, msg, sizeof msg));
   /* Delete the first entry of sqlite_autoindex_u1_2 directly. */
   sqlite3 *sdb = tsql_open(a);
-  int64_t root = tsql_int(sdb, "SELECT rootpage FROM sqlite_schema WHERE name='sqlite_autoindex_u1_2'");
+  int64_t root =
+      tsql_int(sdb, "SELECT rootpage FROM sqlite_schema WHERE name='sqlite_autoindex_u1_2'");
   sqlite3_close(sdb);
   Btree *bt;
   BtCursor *c;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../common/tdb.h"
+#include "../common/tscratch.h"
 #include "../common/tshape.h"
 #include "../common/tsql.h"
 #include "../test.h"
@@ -36,9 +37,10 @@ static void check_schema(const char *path) {
                               -1, &st, NULL),
            SQLITE_OK);
   while (st && sqlite3_step(st) == SQLITE_ROW && used < sizeof got - 100)
-    used += (size_t)snprintf(got + used, sizeof got - used, "%s %s %s %d %d;", sqlite3_column_text(st, 0),
-                             sqlite3_column_text(st, 1), sqlite3_column_text(st, 2),
-                             sqlite3_column_int(st, 3), sqlite3_column_int(st, 4));
+    used += (size_t)snprintf(got + used, sizeof got - used, "%s %s %s %d %d;",
+                             sqlite3_column_text(st, 0), sqlite3_column_text(st, 1),
+                             sqlite3_column_text(st, 2), sqlite3_column_int(st, 3),
+                             sqlite3_column_int(st, 4));
   sqlite3_finalize(st);
   CHECK_STR(got,
             "table t1 t1 1 0;table t2 t2 1 0;table t3 t3 1 0;table t4 t4 1 0;"
@@ -61,14 +63,15 @@ static void check_schema(const char *path) {
 static int64_t sqlite_reference_size(uint32_t psz, int64_t rows) {
   char name[32];
   snprintf(name, sizeof name, "ref%u.db", psz);
-  const char *path = test_path(name);
+  const char *path = tscratch_path(name);
   sqlite3 *sdb = tsql_open(path);
   TsModel m;
   TsSqlite ss;
   TsExec x;
   int64_t size = -1;
   ts_model_init(&m, rows);
-  if (sdb && ts_create_sqlite(sdb, (int)psz) == SQLITE_OK && ts_exec_sqlite(&x, &ss, sdb) == SQLITE_OK) {
+  if (sdb && ts_create_sqlite(sdb, (int)psz) == SQLITE_OK &&
+      ts_exec_sqlite(&x, &ss, sdb) == SQLITE_OK) {
     if (ts_fill(&m, &x, rows) == SQLITE_OK && ts_delete_some(&m, &x, 3, 11) == SQLITE_OK &&
         ts_update_insert(&m, &x, 5, rows / 3, 12) == SQLITE_OK)
       size = file_size(path);
@@ -84,7 +87,7 @@ static int64_t sqlite_reference_size(uint32_t psz, int64_t rows) {
 static void shale_writes(uint32_t psz) {
   char name[32], msg[1024];
   snprintf(name, sizeof name, "sw%u.db", psz);
-  const char *path = test_path(name);
+  const char *path = tscratch_path(name);
   int64_t rows = interop_rows();
   double t0 = now_s();
   TsModel m;
@@ -98,7 +101,8 @@ static void shale_writes(uint32_t psz) {
   s.db = db;
   ts_exec_shale(&x, &s);
   CHECK_OK(ts_fill(&m, &x, rows));
-  if (ts_verify_shale(db, &m, msg, sizeof msg)) test_fail(__FILE__, __LINE__, "Shale after fill: %s", msg);
+  if (ts_verify_shale(db, &m, msg, sizeof msg))
+    test_fail(__FILE__, __LINE__, "Shale after fill: %s", msg);
   CHECK_OK(tdb_close(db));
   int64_t size1 = file_size(path);
   CHECK_EQ(size1 % psz, 0);
@@ -126,14 +130,16 @@ static void shale_writes(uint32_t psz) {
   if (size3 > ref + ref / 10)
     test_fail(__FILE__, __LINE__, "page size %u: Shale's file %lld bytes, SQLite's %lld", psz,
               (long long)size3, (long long)ref);
-  if (ts_verify_shale(db, &m, msg, sizeof msg)) test_fail(__FILE__, __LINE__, "Shale at end: %s", msg);
+  if (ts_verify_shale(db, &m, msg, sizeof msg))
+    test_fail(__FILE__, __LINE__, "Shale at end: %s", msg);
   CHECK_OK(tdb_close(db));
   if (ts_verify_sqlite(path, &m, 300, msg, sizeof msg))
     test_fail(__FILE__, __LINE__, "SQLite at end (page size %u): %s", psz, msg);
-  printf("  page size %5u: %lld rows written, %lld live; %lld -> %lld bytes (freelist %u -> %u; "
-         "SQLite's file after the same: %lld); fill+check %.1f s, rest %.1f s\n",
-         psz, (long long)rows, (long long)m.live, (long long)size1, (long long)size3, free2, free3,
-         (long long)ref, t1 - t0, now_s() - t1);
+  printf(
+      "  page size %5u: %lld rows written, %lld live; %lld -> %lld bytes (freelist %u -> %u; "
+      "SQLite's file after the same: %lld); fill+check %.1f s, rest %.1f s\n",
+      psz, (long long)rows, (long long)m.live, (long long)size1, (long long)size3, free2, free3,
+      (long long)ref, t1 - t0, now_s() - t1);
   ts_model_free(&m);
 }
 

@@ -18,13 +18,14 @@
 #include <string.h>
 
 #include "../common/tdb.h"
+#include "../common/tscratch.h"
 #include "../common/tshape.h"
 #include "../common/tsql.h"
 #include "../test.h"
 #include "interop_rows.h"
 
-static void sqlite_phase(const char *path, int create_psz, TsModel *m, int64_t fill,
-                         int del_every, int upd_every, int64_t newrows, uint64_t seed) {
+static void sqlite_phase(const char *path, int create_psz, TsModel *m, int64_t fill, int del_every,
+                         int upd_every, int64_t newrows, uint64_t seed) {
   sqlite3 *sdb = tsql_open(path);
   TsSqlite ss;
   TsExec x;
@@ -42,7 +43,7 @@ static void sqlite_phase(const char *path, int create_psz, TsModel *m, int64_t f
 static void sqlite_writes(uint32_t psz) {
   char name[32], msg[1024];
   snprintf(name, sizeof name, "qw%u.db", psz);
-  const char *path = test_path(name);
+  const char *path = tscratch_path(name);
   int64_t rows = interop_rows();
   double t0 = now_s();
   TsModel m;
@@ -83,8 +84,9 @@ static void sqlite_writes(uint32_t psz) {
   if (ts_verify_shale(db, &m, msg, sizeof msg))
     test_fail(__FILE__, __LINE__, "Shale after SQLite's second round (page size %u): %s", psz, msg);
   CHECK_OK(tdb_close(db));
-  printf("  page size %5u: %lld rows by SQLite, %lld live at end; SQLite phase %.1f s, rest %.1f s\n",
-         psz, (long long)rows, (long long)m.live, t1 - t0, now_s() - t1);
+  printf(
+      "  page size %5u: %lld rows by SQLite, %lld live at end; SQLite phase %.1f s, rest %.1f s\n",
+      psz, (long long)rows, (long long)m.live, t1 - t0, now_s() - t1);
   ts_model_free(&m);
 }
 
