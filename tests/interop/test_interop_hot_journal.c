@@ -10,7 +10,8 @@
  * process doing the transaction is killed with SIGKILL. Shale opens the file,
  * must roll the journal back (and remove it), and then Shale and SQLite must
  * both see exactly the content from before the transaction. Journal modes
- * DELETE, TRUNCATE and PERSIST; page sizes 1024 and 4096.
+ * DELETE, TRUNCATE and PERSIST; page sizes 1024 and 4096 (and 512, 65536);
+ * synchronous FULL, NORMAL and OFF (whose journal has nRec = 0xFFFFFFFF).
  *
  * Invariants:
  *  1. Each case checks that the captured database file differs from the
@@ -73,6 +74,10 @@ static void make_db(const char *path, int psz, int64_t rows, TsModel *m) {
 static int nop(void *ctx) { return 0; }
 
 /* Run the modifying transaction on sdb and leave it open. */
+static const char *const syncs[3] = {"PRAGMA synchronous=FULL", "PRAGMA synchronous=NORMAL",
+                                     "PRAGMA synchronous=OFF"};
+static int sync_level; /* index into syncs[] for the next open_txn */
+
 static int open_txn(sqlite3 *sdb, const TsModel *m, int jmode, int64_t rows) {
   static const char *const pragmas[3] = {
       "PRAGMA journal_mode=DELETE", "PRAGMA journal_mode=TRUNCATE", "PRAGMA journal_mode=PERSIST"};
@@ -80,7 +85,8 @@ static int open_txn(sqlite3 *sdb, const TsModel *m, int jmode, int64_t rows) {
   TsSqlite ss;
   TsExec x;
   int rc = tsql_exec(sdb, pragmas[jmode]);
-  if (rc == SQLITE_OK) rc = tsql_exec(sdb, "PRAGMA cache_size=5; PRAGMA synchronous=FULL");
+  if (rc == SQLITE_OK) rc = tsql_exec(sdb, "PRAGMA cache_size=5");
+  if (rc == SQLITE_OK) rc = tsql_exec(sdb, syncs[sync_level]);
   if (rc == SQLITE_OK) rc = ts_exec_sqlite(&x, &ss, sdb);
   if (rc) return rc;
   x.begin = x.commit = nop;
@@ -123,13 +129,14 @@ static void copy_case(int psz, int jmode) {
   char what[64], name[64], jfrom[600], jto[600];
   TsModel m;
   int64_t rows = interop_rows() / 20;
-  snprintf(what, sizeof what, "copy, page size %d, %s", psz, jmode_name(jmode));
-  snprintf(name, sizeof name, "hj-src-%d-%d.db", psz, jmode);
+  snprintf(what, sizeof what, "copy, page size %d, %s, %s", psz, jmode_name(jmode),
+           syncs[sync_level]);
+  snprintf(name, sizeof name, "hj-src-%d-%d-%d.db", psz, jmode, sync_level);
   char src[512], pre[512], dst[512];
   snprintf(src, sizeof src, "%s", tscratch_path(name));
-  snprintf(name, sizeof name, "hj-pre-%d-%d.db", psz, jmode);
+  snprintf(name, sizeof name, "hj-pre-%d-%d-%d.db", psz, jmode, sync_level);
   snprintf(pre, sizeof pre, "%s", tscratch_path(name));
-  snprintf(name, sizeof name, "hj-copy-%d-%d.db", psz, jmode);
+  snprintf(name, sizeof name, "hj-copy-%d-%d-%d.db", psz, jmode, sync_level);
   snprintf(dst, sizeof dst, "%s", tscratch_path(name));
   make_db(src, psz, rows, &m);
   CHECK_OK(copy_file(src, pre));
@@ -142,6 +149,7 @@ static void copy_case(int psz, int jmode) {
   snprintf(jto, sizeof jto, "%s-journal", dst);
   CHECK_OK(copy_file(src, dst));
   CHECK_OK(copy_file(jfrom, jto));
+  if (sync_level == 2) CHECK_EQ(header_u32(jto, 8), 0xFFFFFFFFu); /* nRec: to end of file */
   tsql_exec(sdb, "ROLLBACK");
   sqlite3_close(sdb);
   check_rolled_back(dst, pre, &m, what);
@@ -153,7 +161,8 @@ static void kill_case(int psz, int jmode) {
   TsModel m;
   int64_t rows = interop_rows() / 20;
   int fd[2];
-  snprintf(what, sizeof what, "SIGKILL, page size %d, %s", psz, jmode_name(jmode));
+  snprintf(what, sizeof what, "SIGKILL, page size %d, %s, %s", psz, jmode_name(jmode),
+           syncs[sync_level]);
   snprintf(name, sizeof name, "hk-%d-%d.db", psz, jmode);
   snprintf(path, sizeof path, "%s", tscratch_path(name));
   snprintf(name, sizeof name, "hk-pre-%d-%d.db", psz, jmode);
@@ -185,13 +194,29 @@ static void kill_case(int psz, int jmode) {
 }
 
 TEST(interop_hot_journal_copy) {
+  sync_level = 0;
   for (int j = 0; j < 3; j++) {
     copy_case(1024, j);
     copy_case(4096, j);
   }
+  copy_case(512, 0);
+  copy_case(65536, 0);
+}
+
+/* synchronous=NORMAL (one journal sync) and OFF (nRec = 0xFFFFFFFF: the
+ * records run to the end of the file). */
+TEST(interop_hot_journal_copy_sync_levels) {
+  for (int j = 0; j < 3; j++) {
+    sync_level = 1;
+    copy_case(1024, j);
+    sync_level = 2;
+    copy_case(4096, j);
+  }
+  sync_level = 0;
 }
 
 TEST(interop_hot_journal_sigkill) {
+  sync_level = 0;
   for (int j = 0; j < 3; j++) {
     kill_case(1024, j);
     kill_case(4096, j);
