@@ -518,10 +518,6 @@ SqlWindow *p_window_spec(Parser *p, const char *name) {
       if (!frame_bound(p, 1, &w->start, &w->start_expr)) return NULL;
       w->end = SQL_BOUND_CURRENT_ROW;
     }
-    if ((w->start == SQL_BOUND_CURRENT_ROW && w->end == SQL_BOUND_PRECEDING) ||
-        (w->start == SQL_BOUND_FOLLOWING &&
-         (w->end == SQL_BOUND_PRECEDING || w->end == SQL_BOUND_CURRENT_ROW)))
-      return p_error(p, "unsupported frame specification"), NULL;
     if (p->tok.type == TK_EXCLUDE) {
       p_advance(p);
       if (p->tok.type == TK_NO) {
@@ -540,6 +536,12 @@ SqlWindow *p_window_spec(Parser *p, const char *name) {
         return p_syntax_error(p), NULL;
       }
     }
+    /* checked where SQLite reduces the frame: at the closing ')' */
+    if (p->tok.type != TK_RP) return p_syntax_error(p), NULL;
+    if ((w->start == SQL_BOUND_CURRENT_ROW && w->end == SQL_BOUND_PRECEDING) ||
+        (w->start == SQL_BOUND_FOLLOWING &&
+         (w->end == SQL_BOUND_PRECEDING || w->end == SQL_BOUND_CURRENT_ROW)))
+      return p_error(p, "unsupported frame specification"), NULL;
   }
   if (!p_expect(p, TK_RP)) return NULL;
   w->span.len = p->prev_end - w->span.start;

@@ -17,16 +17,18 @@
 
 /* In a trigger body, "schema.table" as the target of INSERT, UPDATE or
  * DELETE is an error, reported (as SQLite does) once the name is complete
- * and followed by a token that may follow it. */
-static int trigger_qualified(Parser *p) {
-  switch (p->tok.type) {
-    case TK_LP: case TK_SELECT: case TK_VALUES: case TK_WITH: case TK_DEFAULT: case TK_INDEXED:
-    case TK_NOT: case TK_SET: case TK_WHERE: case TK_SEMI:
-      return p_error(p, "qualified table names are not allowed on INSERT, UPDATE, and DELETE "
-                        "statements within triggers");
-    default:
-      return p_syntax_error(p);
-  }
+ * and followed by a token that may follow it in that statement. */
+static int trigger_qualified(Parser *p, int kind) {
+  int t = p->tok.type, ok;
+  if (kind == SQL_STMT_INSERT)
+    ok = t == TK_LP || t == TK_SELECT || t == TK_VALUES || t == TK_WITH;
+  else if (kind == SQL_STMT_UPDATE)
+    ok = t == TK_INDEXED || t == TK_NOT || t == TK_SET;
+  else /* DELETE: the end of input counts as the ';' SQLite supplies there */
+    ok = t == TK_INDEXED || t == TK_NOT || t == TK_WHERE || t == TK_SEMI || t == TK_EOF;
+  if (!ok) return p_syntax_error(p);
+  return p_error(p, "qualified table names are not allowed on INSERT, UPDATE, and DELETE "
+                    "statements within triggers");
 }
 
 static SqlStmt *stmt_new(Parser *p, int kind, int start) {
@@ -61,14 +63,15 @@ static int returning(Parser *p, SqlExprList **out, int kind) {
   *out = p_result_cols(p);
   if (!*out) return 0;
   if (p->in_trigger) {
-    if (p->tok.type != TK_SEMI) return p_syntax_error(p);
+    /* (the end of input stands for the ';' SQLite supplies there) */
+    if (p->tok.type != TK_SEMI && p->tok.type != TK_EOF) return p_syntax_error(p);
     return p_error(p, "cannot use RETURNING in a trigger");
   }
   return 1;
 }
 
 /* xfullname: nm [. nm] [AS nm] [INDEXED BY nm | NOT INDEXED] */
-static SqlSrcItem *dml_target(Parser *p) {
+static SqlSrcItem *dml_target(Parser *p, int kind) {
   SqlSrcItem *it = p_alloc(p, sizeof *it);
   if (!it) return NULL;
   it->span.start = p->tok.start;
@@ -78,7 +81,7 @@ static SqlSrcItem *dml_target(Parser *p) {
     it->schema = it->name;
     it->name = p_nm(p);
     if (!it->name) return NULL;
-    if (p->in_trigger) return trigger_qualified(p), NULL;
+    if (p->in_trigger) return trigger_qualified(p, kind), NULL;
   }
   if (!p->in_trigger && p_accept(p, TK_AS)) {
     it->alias = p_nm(p);
@@ -185,7 +188,7 @@ static SqlStmt *insert_stmt(Parser *p, SqlWith *with, int start) {
     ins->table.schema = ins->table.name;
     ins->table.name = p_nm(p);
     if (!ins->table.name) return NULL;
-    if (p->in_trigger) return trigger_qualified(p), NULL;
+    if (p->in_trigger) return trigger_qualified(p, SQL_STMT_INSERT), NULL;
   }
   ins->table.span.len = p->prev_end - ins->table.span.start;
   if (!p->in_trigger && p_accept(p, TK_AS)) {
@@ -250,7 +253,7 @@ static SqlStmt *update_stmt(Parser *p, SqlWith *with, int start) {
     u->or_conflict = (uint8_t)p_conflict(p);
     if (!u->or_conflict) return NULL;
   }
-  u->table = dml_target(p);
+  u->table = dml_target(p, SQL_STMT_UPDATE);
   if (!u->table || !p_expect(p, TK_SET)) return NULL;
   u->set = setlist(p);
   if (!u->set) return NULL;
@@ -274,7 +277,7 @@ static SqlStmt *delete_stmt(Parser *p, SqlWith *with, int start) {
   d->with = with;
   p_advance(p); /* DELETE */
   if (!p_expect(p, TK_FROM)) return NULL;
-  d->table = dml_target(p);
+  d->table = dml_target(p, SQL_STMT_DELETE);
   if (!d->table) return NULL;
   if (p_accept(p, TK_WHERE)) {
     d->where = p_expr(p);
@@ -317,8 +320,8 @@ static int refargs(Parser *p, SqlForeignKey *fk) {
       if (!fk->match) return 0;
     } else if (p->tok.type == TK_ON) {
       p_advance(p);
-      int t1 = p->tok.type;
-      if (t1 != TK_DELETE && t1 != TK_UPDATE) return p_syntax_error(p);
+      int t1 = p->tok.type; /* ON INSERT is accepted and ignored, as in SQLite */
+      if (t1 != TK_DELETE && t1 != TK_UPDATE && t1 != TK_INSERT) return p_syntax_error(p);
       p_advance(p);
       int act;
       if (p_accept(p, TK_SET)) {
@@ -336,7 +339,7 @@ static int refargs(Parser *p, SqlForeignKey *fk) {
         return p_syntax_error(p);
       }
       if (t1 == TK_DELETE) fk->on_delete = (uint8_t)act;
-      else fk->on_update = (uint8_t)act;
+      else if (t1 == TK_UPDATE) fk->on_update = (uint8_t)act;
     } else {
       return 1;
     }

@@ -1019,3 +1019,68 @@ TEST(nesting_limits) {
     free(z);
   }
 }
+
+/* A valid statement cut at a random token and continued with random tokens:
+ * probes, state by state, which tokens may come next. */
+TEST(prefix_continuations_match_reference) {
+  static const char *const punct[] = {"(", ")", ",", ".", ";", "*", "=", "-", "||", "1", "'s'",
+                                      "x'00'", "?", "a", "\"q\"", "t1", "NOT", "NULL"};
+  sqlite3 *db = ref_open();
+  uint64_t rs = test_seed() * 5 + 11;
+  int nparse = 0, nok = 0, bad = 0, total = test_long() ? 300000 : 40000;
+  Tok t[256];
+  int idx[260];
+  char buf[4096];
+  for (int m = 0; m < total; m++) {
+    const char *z = good_sql[test_rand(&rs) % N(good_sql)];
+    int nt = tokens_of(z, t, 256);
+    int cut = (int)(test_rand(&rs) % (uint64_t)(nt + 1));
+    for (int i = 0; i < cut; i++) idx[i] = i;
+    int o = build(buf, sizeof buf - 200, z, t, idx, cut, "");
+    if (o < 0) continue;
+    int extra = 1 + (int)(test_rand(&rs) % 3);
+    for (int e = 0; e < extra; e++) {
+      const char *w = (test_rand(&rs) % 2)
+                          ? sql_keyword_at((int)(test_rand(&rs) % (uint64_t)sql_keyword_count()))
+                          : punct[test_rand(&rs) % N(punct)];
+      o += snprintf(buf + o, sizeof buf - (size_t)o, "%s%s", o ? " " : "", w);
+    }
+    bad += compare(db, buf, -1, &nparse, &nok, bad < 25);
+  }
+  printf("  %d continuations: %d parse errors in the reference, %d accepted; %d differ\n", total,
+         nparse, nok, bad);
+  CHECK_EQ(bad, 0);
+  sqlite3_close(db);
+}
+
+/* Arbitrary bytes (NULs and high bytes included): never a crash or a leak. */
+TEST(random_bytes_never_crash) {
+  uint64_t rs = test_seed() * 13 + 5;
+  char buf[96];
+  for (int m = 0; m < 50000; m++) {
+    int len = (int)(test_rand(&rs) % 80);
+    for (int i = 0; i < len; i++) {
+      uint64_t r = test_rand(&rs);
+      /* mostly SQL-ish bytes, sometimes anything */
+      static const char sqlish[] = "select from where ( ) , ; ' \" [ ] ` x 1 . - * / = < > ! | ";
+      buf[i] = (r % 4) ? sqlish[(r >> 8) % (sizeof sqlish - 1)] : (char)(r >> 16);
+    }
+    buf[len] = 0;
+    UtilArena a;
+    util_arena_init(&a, 64);
+    SqlStmt *s = NULL;
+    const char *tail = NULL;
+    char *err = NULL;
+    int rc = sql_parse(&a, buf, len, &s, &tail, &err);
+    CHECK(rc == SHALE_OK || rc == SHALE_ERROR);
+    CHECK((rc == SHALE_ERROR) == (err != NULL));
+    if (rc == SHALE_OK) {
+      CHECK(tail >= buf && tail <= buf + len);
+      char *p = sql_ast_print(s);
+      CHECK(p != NULL);
+      shale_free(p);
+    }
+    shale_free(err);
+    util_arena_free(&a);
+  }
+}
