@@ -149,10 +149,20 @@ static void forget_new(Tdb *db, int keep) {
   }
 }
 
+/* Begin a write transaction; if that fails (e.g. SHALE_BUSY), end the read
+ * transaction btree_begin may have started on the way, so that no SHARED
+ * lock is left behind to block other connections. */
+static int begin_write(Tdb *db) {
+  int had_read = btree_txn_state(db->bt) != PAGER_TXN_NONE;
+  int rc = btree_begin(db->bt, BTREE_TXN_WRITE);
+  if (rc && !had_read && btree_txn_state(db->bt) != PAGER_TXN_NONE) btree_rollback(db->bt);
+  return rc;
+}
+
 static int wr_begin(Tdb *db, int *own) {
   *own = 0;
   if (db->in_txn) return SHALE_OK;
-  int rc = btree_begin(db->bt, BTREE_TXN_WRITE);
+  int rc = begin_write(db);
   if (rc) return fail(db, rc, "btree_begin(write) failed: %d", rc);
   *own = 1;
   return SHALE_OK;
@@ -176,7 +186,7 @@ static int wr_end(Tdb *db, int own, int rc) {
 
 int tdb_begin(Tdb *db) {
   if (db->in_txn) return fail(db, SHALE_MISUSE, "transaction already open");
-  int rc = btree_begin(db->bt, BTREE_TXN_WRITE);
+  int rc = begin_write(db);
   if (rc) return fail(db, rc, "btree_begin(write) failed: %d", rc);
   db->in_txn = 1;
   return SHALE_OK;
