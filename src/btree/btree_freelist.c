@@ -66,6 +66,10 @@ int btree_alloc_page(Btree *bt, uint32_t hint, PgPage **out, uint32_t *pgno_out)
         rc = BT_CORRUPT(bt, trunk, "freelist trunk pointer out of range");
         goto done;
       }
+      if (pager_refcount(trunk_pg) > 1) { /* a live page on the freelist */
+        rc = BT_CORRUPT(bt, trunk, "freelist trunk page is in use");
+        goto done;
+      }
       pgno = trunk;
       util_put4(h + 32, next);
       pg = trunk_pg;
@@ -89,11 +93,15 @@ int btree_alloc_page(Btree *bt, uint32_t hint, PgPage **out, uint32_t *pgno_out)
         rc = BT_CORRUPT(bt, trunk, "freelist leaf page number out of range");
         goto done;
       }
-      util_put4(t + 8 + 4 * best, util_get4(t + 8 + 4 * (nleaf - 1)));
-      util_put4(t + 4, nleaf - 1);
       rc = pager_get(bt->pager, pgno, 0, &pg);
       if (rc) goto done;
+      if (pager_refcount(pg) > 1) { /* e.g. a tree page the caller holds */
+        rc = BT_CORRUPT(bt, pgno, "freelist leaf page is in use");
+        goto done;
+      }
       if ((rc = pager_write(pg)) != 0) goto done;
+      util_put4(t + 8 + 4 * best, util_get4(t + 8 + 4 * (nleaf - 1)));
+      util_put4(t + 4, nleaf - 1);
     }
     util_put4(h + 36, count - 1);
   } else {

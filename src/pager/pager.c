@@ -719,6 +719,8 @@ PgPage *pager_lookup(Pager *p, uint32_t pgno) {
   return pg;
 }
 
+int pager_refcount(PgPage *pg) { return pg->nref; }
+
 void pager_ref(PgPage *pg) {
   Pager *p = pg->pager;
   if (pg->nref == 0) {

@@ -147,6 +147,9 @@ int pager_get(Pager *, uint32_t pgno, int flags, PgPage **out);
 PgPage *pager_lookup(Pager *, uint32_t pgno);
 void pager_ref(PgPage *);
 void pager_unref(PgPage *);
+/* References held on the page (the caller's included). A page taken from
+ * the freelist must have no other holder, else the file is corrupt. */
+int pager_refcount(PgPage *);
 /* Make the page writable in the current write transaction: journal its
  * original content if needed and mark it dirty. Writing a page past the
  * current size grows the database to include it. */
