@@ -8,7 +8,8 @@
  * Invariants:
  *  1. record_real_to_text output always contains '.', an exponent, or is
  *     "Inf"/"-Inf"/"NaN"; it fits in 32 bytes with its NUL.
- *  2. record_text_to_number reads exactly z[0..n) (no NUL needed) and accepts
+ *  2. record_text_to_number, value_int64/value_double and value_cast read
+ *     exactly z[0..n) (no NUL needed). record_text_to_number accepts
  *     only a whole well-formed decimal number with optional surrounding
  *     whitespace; its double result matches SQLite 3.40's text-to-real
  *     arithmetic (an integer significand of up to 19 digits scaled by a power
@@ -168,21 +169,25 @@ static double scale10(int64_t s, int e) {
   return neg ? (double)(s / scale) : (double)(s * scale);
 }
 
-/* Parse per SQLite's rules. Returns 1 if z[0..n) is a whole number; *r gets
- * its value and *intform = 1 when it had no '.' and no exponent. */
-static int parse_real(const char *z, int n, double *r, int *intform) {
+/* Text to real the way SQLite reads numeric text: the longest valid prefix
+ * is converted (*r gets its value, 0.0 if none) and the result says what the
+ * whole text was: 1 a whole integer literal; 2 or 3 a whole real literal
+ * ('.' and/or exponent); -1 not a number, but its prefix had a '.' or a
+ * complete exponent; 0 not a number. Whitespace may surround the number. */
+static int atof_prefix(const char *z, int n, double *r) {
   const int64_t lim = (INT64_MAX - 9) / 10;
-  int i = 0, neg = 0, ndigit = 0, d = 0, e = 0, eneg = 0;
+  int i = 0, neg = 0, ndigit = 0, d = 0, e = 0, eneg = 0, evalid = 1, etype = 1;
   int64_t s = 0;
-  *intform = 1;
+  *r = 0.0;
   while (i < n && is_space(z[i])) i++;
-  if (i < n && (z[i] == '-' || z[i] == '+')) neg = z[i++] == '-';
+  if (i >= n) return 0;
+  if (z[i] == '-' || z[i] == '+') neg = z[i++] == '-';
   for (; i < n && is_digit(z[i]); i++, ndigit++) {
     if (s < lim) s = s * 10 + (z[i] - '0');
     else d++; /* digits past the 19th only shift the exponent */
   }
   if (i < n && z[i] == '.') {
-    *intform = 0;
+    etype++;
     for (i++; i < n && is_digit(z[i]); i++, ndigit++) {
       if (s < lim) {
         s = s * 10 + (z[i] - '0');
@@ -190,64 +195,158 @@ static int parse_real(const char *z, int n, double *r, int *intform) {
       }
     }
   }
-  if (ndigit == 0) return 0;
   if (i < n && (z[i] == 'e' || z[i] == 'E')) {
-    int edig = 0;
-    *intform = 0;
+    etype++;
+    evalid = 0;
     i++;
     if (i < n && (z[i] == '-' || z[i] == '+')) eneg = z[i++] == '-';
-    for (; i < n && is_digit(z[i]); i++, edig++) e = e < 10000 ? e * 10 + (z[i] - '0') : 10000;
-    if (edig == 0) return 0;
+    for (; i < n && is_digit(z[i]); i++, evalid = 1) e = e < 10000 ? e * 10 + (z[i] - '0') : 10000;
   }
   while (i < n && is_space(z[i])) i++;
-  if (i != n) return 0;
 
+  if (!evalid) e = 0;
   e = (eneg ? -e : e) + d;
   if (s == 0) {
     *r = neg ? -0.0 : 0.0;
-    return 1;
+  } else {
+    /* Move powers of ten into the significand while that stays exact. */
+    while (e > 0 && s < INT64_MAX / 10) {
+      s *= 10;
+      e--;
+    }
+    while (e < 0 && s % 10 == 0) {
+      s /= 10;
+      e++;
+    }
+    if (neg) s = -s;
+    *r = e == 0 ? (double)s : scale10(s, e);
   }
-  /* Move powers of ten into the significand while that stays exact. */
-  while (e > 0 && s < INT64_MAX / 10) {
-    s *= 10;
-    e--;
-  }
-  while (e < 0 && s % 10 == 0) {
-    s /= 10;
-    e++;
-  }
-  if (neg) s = -s;
-  *r = e == 0 ? (double)s : scale10(s, e);
-  return 1;
+  if (i == n && ndigit > 0 && evalid) return etype;
+  if (etype >= 2 && (etype == 3 || evalid) && ndigit > 0) return -1;
+  return 0;
 }
 
-/* Exact int64 value of an integer literal (validated by parse_real). */
-static int parse_int64(const char *z, int n, int64_t *out) {
-  int i = 0, neg = 0, nd = 0;
+/* Text to integer the way SQLite does (sqlite3_value_int64, CAST AS
+ * INTEGER): the integer prefix, clamped to the int64 range (0 if none).
+ * Returns 0 for a whole in-range integer, 1 if text follows it, -1 if there
+ * are no digits, 2 if it overflows, 3 for exactly 9223372036854775808. */
+static int atoi_prefix(const char *z, int n, int64_t *out) {
+  int i = 0, neg = 0, nd = 0, rc;
   uint64_t u = 0;
   while (i < n && is_space(z[i])) i++;
   if (i < n && (z[i] == '-' || z[i] == '+')) neg = z[i++] == '-';
+  int start = i;
   while (i < n && z[i] == '0') i++;
-  for (; i < n && is_digit(z[i]); i++) {
-    if (++nd > 19) return 0;
-    u = u * 10 + (uint64_t)(z[i] - '0'); /* 19 digits < 2^64: no overflow */
-  }
-  if (neg) {
-    if (u > (uint64_t)1 << 63) return 0;
-    *out = (int64_t)((uint64_t)0 - u);
-  } else {
-    if (u > (uint64_t)INT64_MAX) return 0;
-    *out = (int64_t)u;
-  }
-  return 1;
+  for (; i < n && is_digit(z[i]); i++, nd++)
+    if (nd < 20) u = u * 10 + (uint64_t)(z[i] - '0'); /* 20 digits fit in 64 bits */
+  int big = nd > 19 || u > (uint64_t)INT64_MAX + (uint64_t)neg;
+  if (big) *out = neg ? INT64_MIN : INT64_MAX;
+  else *out = neg ? (int64_t)((uint64_t)0 - u) : (int64_t)u;
+  if (i == start) return -1; /* no digits at all */
+  rc = 0;
+  for (int j = i; j < n; j++)
+    if (!is_space(z[j])) rc = 1;
+  if (!big) return rc;
+  if (!neg && nd == 19 && u == (uint64_t)INT64_MAX + 1) return 3;
+  return 2;
 }
 
 int record_text_to_number(const char *z, int n, ShValue *out) {
   double r;
-  int intform;
-  if (n <= 0 || !parse_real(z, n, &r, &intform)) return 0;
   int64_t i;
-  if (intform && parse_int64(z, n, &i)) value_set_int(out, i);
+  if (n <= 0) return 0;
+  int rc = atof_prefix(z, n, &r);
+  if (rc <= 0) return 0;
+  if (rc == 1 && atoi_prefix(z, n, &i) == 0) value_set_int(out, i);
   else value_set_real(out, r);
   return 1;
+}
+
+/* SQLite's "real same as int": r is 0, or an integer within +-2^51 exactly. */
+static int real_same_as_int(double r, int64_t *i) {
+  if (r == 0.0) {
+    *i = 0;
+    return 1;
+  }
+  if (!(r > -2251799813685248.0 && r < 2251799813685248.0)) return 0;
+  int64_t t = (int64_t)r;
+  if ((double)t != r) return 0;
+  *i = t;
+  return 1;
+}
+
+static int64_t real_to_int64(double r) {
+  if (isnan(r)) return 0;
+  if (r <= -9223372036854775808.0) return INT64_MIN;
+  if (r >= 9223372036854775807.0) return INT64_MAX;
+  return (int64_t)r;
+}
+
+int64_t value_int64(const ShValue *v) {
+  int64_t i;
+  switch (v->type) {
+    case SHALE_INTEGER: return v->i;
+    case SHALE_FLOAT: return real_to_int64(v->r);
+    case SHALE_TEXT:
+    case SHALE_BLOB: atoi_prefix(v->z, (int)v->n, &i); return i;
+    default: return 0;
+  }
+}
+
+double value_double(const ShValue *v) {
+  double r;
+  switch (v->type) {
+    case SHALE_INTEGER: return (double)v->i;
+    case SHALE_FLOAT: return v->r;
+    case SHALE_TEXT:
+    case SHALE_BLOB: atof_prefix(v->z, (int)v->n, &r); return r;
+    default: return 0.0;
+  }
+}
+
+/* Text or blob bytes to a number as CAST(x AS NUMERIC) does. */
+static void numerify(const char *z, int n, ShValue *out) {
+  double r;
+  int64_t i;
+  int rcf = atof_prefix(z, n, &r);
+  if ((rcf == 0 || rcf == 1) && atoi_prefix(z, n, &i) <= 1) value_set_int(out, i);
+  else if (real_same_as_int(r, &i)) value_set_int(out, i);
+  else value_set_real(out, r);
+}
+
+int value_cast(ShValue *v, char affinity) {
+  if (v->type == SHALE_NULL) return SHALE_OK;
+  ShValue t;
+  switch (affinity) {
+    case AFF_INTEGER:
+      value_set_int(&t, value_int64(v));
+      break;
+    case AFF_REAL:
+      value_set_real(&t, value_double(v));
+      break;
+    case AFF_NUMERIC:
+      if (v->type != SHALE_TEXT && v->type != SHALE_BLOB) return SHALE_OK;
+      numerify(v->z, (int)v->n, &t);
+      break;
+    case AFF_TEXT:
+    case AFF_BLOB: {
+      int want = affinity == AFF_TEXT ? SHALE_TEXT : SHALE_BLOB;
+      if (v->type == SHALE_TEXT || v->type == SHALE_BLOB) {
+        v->type = (uint8_t)want; /* same bytes, new type */
+        return SHALE_OK;
+      }
+      char buf[32];
+      int n = v->type == SHALE_INTEGER ? record_int_to_text(v->i, buf)
+                                       : record_real_to_text(v->r, buf);
+      value_set_text(&t, buf, (uint32_t)n);
+      if (value_make_owned(&t) != SHALE_OK) return SHALE_NOMEM;
+      t.type = (uint8_t)want;
+      break;
+    }
+    default:
+      return SHALE_OK;
+  }
+  value_clear(v);
+  *v = t;
+  return SHALE_OK;
 }

@@ -233,6 +233,22 @@ int value_apply_affinity(ShValue *v, char affinity);
  * Case-insensitive; z need not be NUL-terminated. */
 char record_type_affinity(const char *z, int n);
 
+/* sqlite3_value_int64 semantics: reals truncate toward zero, clamped to the
+ * int64 range (NaN -> 0); text and blobs read their leading integer ("12abc"
+ * -> 12, "1e3" -> 1, overflow clamps, none -> 0); NULL -> 0. */
+int64_t value_int64(const ShValue *v);
+/* sqlite3_value_double semantics: text and blobs read their leading real
+ * ("12.5abc" -> 12.5, none -> 0.0); NULL -> 0.0. */
+double value_double(const ShValue *v);
+/* CAST(v AS <affinity's type>), in place; NULL stays NULL.
+ *  INTEGER: value_int64. REAL: value_double.
+ *  NUMERIC: numbers unchanged; text/blob -> integer when the text is an
+ *  integer (or its prefix, or no number at all -> 0) or a real equal to an
+ *  integer within +-2^51 ("1e3" -> 1000), else real ("12.5xyz" -> 12.5).
+ *  TEXT / BLOB: numbers rendered as text (owned memory); text and blob
+ *  bytes are relabelled. SHALE_OK or SHALE_NOMEM (v unchanged). */
+int value_cast(ShValue *v, char affinity);
+
 /* For storing into a REAL column: if r is integral and within -2^47..2^47-1
  * SQLite stores it as an integer serial type (the column still reads back as
  * REAL). Returns 1 and sets *i if so. */

@@ -1110,3 +1110,143 @@ TEST(parse_header_ex_partial_payload) {
   free(local);
   free(rec);
 }
+
+/* ---- CAST and value_int64/value_double against sqlite3 ---- */
+
+static const char *const cast_corpus[] = {
+    " 12 ", "1e3", "0x10", "1.0", "9223372036854775808", "-9223372036854775808",
+    "9223372036854775807", "-9223372036854775809", "18446744073709551617",
+    "-18446744073709551617", "123456789012345678901234", "1e400", "-1e400", "1e-400", "", ".5",
+    "5.", "+3", "-", "+", ".", "e5", "1e", "1e+", "1e-3", "1E3", " ", "abc", "12abc", "1 2",
+    "\t7\n", "-0", "-0.0", "0.0", "00012", "000000000000000000000000000001", "12.5xyz",
+    "1.e5x", "  -0x1", "2251799813685248.0", "2251799813685247.0", "1.5e300", "12.9", "-12.9",
+    "1e999x", "3.14abc", "  +5  ", "5  x", "1e5e5", "1.2.3", "--1", ".e5", "1e3.5", "0e0",
+    "9223372036854775807.5", "-9223372036854775808.5", "1.5e18", "4.5e18", "9.3e18", "-9.3e18",
+    "99999999999999999999", "0.000001", "Inf", "NaN", "\xc2\xa0" "1", "12\0003"};
+
+/* Does our CAST of v to aff match sqlite3's (column k of the row)? Reals
+ * may differ in the last bit (known text-to-real deviation): counted. */
+static int cast_near;
+static void check_cast_row(sqlite3_stmt *st, const ShValue *v, const char *what) {
+  static const char affs[] = {AFF_INTEGER, AFF_REAL, AFF_NUMERIC, AFF_TEXT, AFF_BLOB};
+  for (int k = 0; k < 5; k++) {
+    ShValue mine = *v, ref;
+    mine.flags = 0; /* a borrowed copy */
+    CHECK_OK(value_cast(&mine, affs[k]));
+    column_value(st, k, &ref);
+    int same = mine.type == ref.type && value_compare(&mine, &ref, NULL) == 0;
+    if (same && (mine.type == SHALE_TEXT || mine.type == SHALE_BLOB))
+      same = mine.n == ref.n && (mine.n == 0 || memcmp(mine.z, ref.z, mine.n) == 0);
+    if (same && mine.type == SHALE_FLOAT)
+      same = memcmp(&mine.r, &ref.r, 8) == 0 || (mine.r == 0 && ref.r == 0);
+    if (!same && mine.type == SHALE_FLOAT && ref.type == SHALE_FLOAT &&
+        nextafter(mine.r, ref.r) == ref.r) {
+      cast_near++;
+      same = 1;
+    }
+    if (!same) {
+      char a[40] = "", b[40] = "";
+      if (mine.type == SHALE_FLOAT) snprintf(a, sizeof a, "%.17g", mine.r);
+      if (mine.type == SHALE_INTEGER) snprintf(a, sizeof a, "%lld", (long long)mine.i);
+      if (ref.type == SHALE_FLOAT) snprintf(b, sizeof b, "%.17g", ref.r);
+      if (ref.type == SHALE_INTEGER) snprintf(b, sizeof b, "%lld", (long long)ref.i);
+      test_fail(__FILE__, __LINE__, "CAST(%s AS %c): mine type %d %s, sqlite3 type %d %s", what,
+                affs[k], mine.type, a, ref.type, b);
+    }
+    value_clear(&mine);
+    free_copy(&ref);
+  }
+}
+
+TEST(cast_vs_sqlite) {
+  sqlite3 *db = open_db(NULL);
+  sqlite3_stmt *st, *one;
+  sqlite3_prepare_v2(db,
+                     "select cast(?1 as integer), cast(?1 as real), cast(?1 as numeric), "
+                     "cast(?1 as text), cast(?1 as blob)",
+                     -1, &st, 0);
+  sqlite3_prepare_v2(db, "select ?1", -1, &one, 0);
+  uint64_t s = test_seed() ^ 0xca57;
+  int total = 0;
+  for (int pass = 0; pass < 3; pass++) {
+    int n = pass < 2 ? (int)(sizeof cast_corpus / sizeof cast_corpus[0]) : 20000;
+    for (int i = 0; i < n; i++) {
+      char z[64];
+      int len;
+      ShValue v;
+      if (pass < 2) {
+        len = i == n - 1 ? 4 : (int)strlen(cast_corpus[i]); /* the last has a NUL inside */
+        memcpy(z, cast_corpus[i], (size_t)len);
+      } else {
+        static const char alpha[] = "0123456789012345678901234567890123456789..eE+- x";
+        len = 1 + (int)(test_rand(&s) % 24);
+        for (int k = 0; k < len; k++) z[k] = alpha[test_rand(&s) % (sizeof alpha - 1)];
+      }
+      if (pass == 1) value_set_blob(&v, z, (uint32_t)len); /* the same bytes as a blob */
+      else value_set_text(&v, z, (uint32_t)len);
+      bind_value(st, 1, &v);
+      CHECK(sqlite3_step(st) == SQLITE_ROW);
+      char what[80];
+      snprintf(what, sizeof what, "%s'%.*s'", pass == 1 ? "X" : "", len, z);
+      check_cast_row(st, &v, what);
+      sqlite3_reset(st);
+      /* sqlite3_value_int64 / _double of the same value */
+      bind_value(one, 1, &v);
+      CHECK(sqlite3_step(one) == SQLITE_ROW);
+      int64_t wi = sqlite3_column_int64(one, 0);
+      double wd = sqlite3_column_double(one, 0);
+      if (value_int64(&v) != wi)
+        test_fail(__FILE__, __LINE__, "value_int64(%s) = %lld, sqlite3 %lld", what,
+                  (long long)value_int64(&v), (long long)wi);
+      double md = value_double(&v);
+      if (memcmp(&md, &wd, 8) != 0 && !(md == 0 && wd == 0)) {
+        if (nextafter(md, wd) == wd) cast_near++;
+        else test_fail(__FILE__, __LINE__, "value_double(%s) = %.17g, sqlite3 %.17g", what, md, wd);
+      }
+      sqlite3_reset(one);
+      total++;
+    }
+  }
+  /* numbers */
+  char buf[8];
+  for (int i = 0; i < 5000; i++) {
+    ShValue v = random_value(&s, buf, 8);
+    bind_value(st, 1, &v);
+    CHECK(sqlite3_step(st) == SQLITE_ROW);
+    check_cast_row(st, &v, "number");
+    sqlite3_reset(st);
+    CHECK(value_int64(&v) == (v.type == SHALE_FLOAT && isnan(v.r) ? 0 : value_int64(&v)));
+  }
+  ShValue r;
+  value_set_real(&r, 1e300);
+  CHECK(value_int64(&r) == INT64_MAX);
+  value_set_real(&r, -1e300);
+  CHECK(value_int64(&r) == INT64_MIN);
+  value_set_real(&r, -2.9);
+  CHECK(value_int64(&r) == -2);
+  value_set_null(&r);
+  CHECK(value_int64(&r) == 0 && value_double(&r) == 0.0);
+  CHECK_OK(value_cast(&r, AFF_INTEGER));
+  CHECK_EQ(r.type, SHALE_NULL);
+  if (getenv("SHALE_TEST_VERBOSE")) fprintf(stderr, "cast: %d last-bit differences\n", cast_near);
+  CHECK(cast_near * 100 < total);
+  sqlite3_finalize(st);
+  sqlite3_finalize(one);
+  sqlite3_close(db);
+}
+
+TEST(value_cast_oom) {
+  ShValue v;
+  value_set_real(&v, 2.5);
+  util_fault_alloc(1, 0);
+  CHECK_RC(value_cast(&v, AFF_TEXT), SHALE_NOMEM);
+  util_fault_alloc(0, 0);
+  CHECK(v.type == SHALE_FLOAT && v.r == 2.5);
+  CHECK_OK(value_cast(&v, AFF_BLOB));
+  CHECK(v.type == SHALE_BLOB && v.n == 3 && memcmp(v.z, "2.5", 3) == 0 && (v.flags & VAL_OWNED));
+  CHECK_OK(value_cast(&v, AFF_TEXT)); /* relabel, still owned */
+  CHECK(v.type == SHALE_TEXT && (v.flags & VAL_OWNED));
+  CHECK_OK(value_cast(&v, AFF_NUMERIC));
+  CHECK(v.type == SHALE_FLOAT && v.r == 2.5 && !(v.flags & VAL_OWNED));
+  value_clear(&v);
+}
