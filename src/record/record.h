@@ -16,8 +16,9 @@
  *     10/11, is SHALE_CORRUPT -- never an out-of-bounds read.
  *  3. Order: NULL < numbers < TEXT < BLOB; INTEGER and REAL by exact numeric
  *     value; TEXT by collation; BLOB by memcmp then length; DESC reverses.
- *     The comparators are total orders (antisymmetric, transitive), also on
- *     corrupt input (which additionally raises a flag).
+ *     On well-formed records the comparators are total orders (antisymmetric,
+ *     transitive); on corrupt input they stay deterministic and antisymmetric
+ *     and raise KeyInfo.corrupt, which the caller must turn into an error.
  *  4. A borrowed ShValue (flags without VAL_OWNED) never outlives the buffer
  *     it points into; an owned one holds shale_malloc memory released by
  *     value_clear.
@@ -122,7 +123,7 @@ typedef struct KeyInfo {
 /* Compare two whole records (a BtreeKeyCmp: pass a KeyInfo* as ctx). A
  * record that is a prefix of the other (fewer columns, all equal) sorts
  * first. On a malformed record sets ki->corrupt and falls back to a memcmp
- * of the raw bytes (still a total order). */
+ * of the raw bytes (deterministic and antisymmetric). */
 int record_compare(void *keyinfo, const void *a, uint32_t na, const void *b, uint32_t nb);
 
 /* Compare a record with an unpacked key of nkey values: the sign of
