@@ -13,10 +13,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <sqlite3.h>
+
 #include "../../../src/sql/ast.h"
 #include "../../test.h"
 
 static long n_stmts, n_files, n_fail;
+
+/* every 997th statement is kept as a seed for the mutation comparison */
+#define SEED_EVERY 997
+static char *seeds[1024];
+static int nseeds;
 
 /* Parse every statement of the record's text (a record may hold several). */
 static void check_sql(const char *file, int line, const char *sql) {
@@ -39,6 +46,8 @@ static void check_sql(const char *file, int line, const char *sql) {
       return;
     }
     nparsed++;
+    if (n_stmts % SEED_EVERY == 0 && nseeds < 1024 && s)
+      seeds[nseeds++] = strndup(z, (size_t)(tail - z));
     CHECK(tail > z || !s);
     shale_free(err);
     util_arena_free(&a);
@@ -156,4 +165,70 @@ TEST(slt_corpus_parses) {
   printf("  %ld statements from %ld files, %ld failed\n", n_stmts, n_files, n_fail);
   CHECK(n_files > 0);
   CHECK_EQ(n_fail, 0);
+}
+
+/* Token deletions and duplications in sampled corpus statements: where the
+ * reference fails while parsing, our message is the same. */
+static int parse_class(const char *m) {
+  return !strncmp(m, "near \"", 6) || !strcmp(m, "incomplete input") ||
+         !strncmp(m, "unrecognized token:", 19);
+}
+
+TEST(slt_mutations_match_reference) {
+  if (nseeds == 0) {
+    printf("  (no corpus seeds: skipped)\n");
+    return;
+  }
+  sqlite3 *db;
+  CHECK_OK(sqlite3_open(":memory:", &db));
+  int compared = 0, bad = 0;
+  for (int k = 0; k < nseeds; k++) {
+    const char *z = seeds[k];
+    int n = (int)strlen(z);
+    int starts[512], lens[512], nt = 0;
+    for (int off = 0; off < n && nt < 512;) {
+      int type;
+      int len = sql_token(z + off, n - off, &type);
+      if (type != TK_SPACE && type != TK_SEMI) {
+        starts[nt] = off;
+        lens[nt] = len;
+        nt++;
+      }
+      off += len;
+    }
+    for (int drop = 0; drop < nt; drop++) {
+      for (int dup = 0; dup < 2; dup++) {
+        char buf[8192];
+        int o = 0;
+        for (int i = 0; i < nt && o < 8000; i++) {
+          int times = i == drop ? dup * 2 : 1; /* drop it, or write it twice */
+          for (int r = 0; r < times && o + lens[i] + 2 < (int)sizeof buf; r++) {
+            memcpy(buf + o, z + starts[i], (size_t)lens[i]);
+            o += lens[i];
+            buf[o++] = ' ';
+          }
+        }
+        buf[o] = 0;
+        sqlite3_stmt *st = NULL;
+        int rc = sqlite3_prepare_v2(db, buf, -1, &st, NULL);
+        sqlite3_finalize(st);
+        if (rc == SQLITE_OK || !parse_class(sqlite3_errmsg(db))) continue;
+        UtilArena a;
+        util_arena_init(&a, 0);
+        SqlStmt *s = NULL;
+        char *err = NULL;
+        int orc = sql_parse(&a, buf, -1, &s, NULL, &err);
+        compared++;
+        if ((orc == SHALE_OK || strcmp(err, sqlite3_errmsg(db))) && bad++ < 10)
+          test_fail(__FILE__, __LINE__, "%s\n    reference: %s\n    ours: %s", buf,
+                    sqlite3_errmsg(db), orc ? err : "(parsed)");
+        shale_free(err);
+        util_arena_free(&a);
+      }
+    }
+  }
+  for (int k = 0; k < nseeds; k++) free(seeds[k]);
+  printf("  %d seeds, %d mutants compared\n", nseeds, compared);
+  CHECK_EQ(bad, 0);
+  sqlite3_close(db);
 }
