@@ -67,6 +67,7 @@ typedef struct SqlExprList SqlExprList;
 #define SQL_EF_STAR 0x04     /* f(*) */
 #define SQL_EF_QUOTED 0x08   /* SQL_E_ID written in double quotes (may be a string) */
 #define SQL_EF_PAREN 0x10    /* the expression was written in parentheses */
+#define SQL_EF_TVF 0x20      /* IN schema.func(args): a table-valued function call */
 
 struct SqlExpr {
   uint8_t op;    /* SqlExprOp */

@@ -848,7 +848,7 @@ static SqlExpr *in_rhs(Parser *p, SqlExpr *e) {
     p_advance(p);
     e->list = p_exprlist(p, 1);
     if (!e->list || !p_expect(p, TK_RP)) return NULL;
-    e->flags |= SQL_EF_STAR; /* marks "table-valued function with arguments" */
+    e->flags |= SQL_EF_TVF;
   }
   return e;
 }

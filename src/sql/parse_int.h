@@ -38,6 +38,7 @@ typedef struct Parser {
   int in_trigger; /* parsing a trigger body */
   int subq;       /* depth of SELECTs inside parentheses */
   int in_alter;   /* parsing the column of ALTER TABLE ADD */
+  int insert_select; /* parsing the SELECT of an INSERT (upsert may follow) */
   int pend_kind;  /* error pending on a variable: 0 none, 1 ?NNN range, 2 #N */
   SqlTok pend_tok;
   int pend_next;  /* offset of the token after the variable */

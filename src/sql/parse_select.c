@@ -188,6 +188,7 @@ static int src_follow(Parser *p, int t, int nested) {
   if (t == TK_RP) return nested || p->subq > 0;
   if (nested) return 0;
   if ((t == TK_SEMI || t == TK_EOF) && p->subq > 0) return 0;
+  if (t == TK_ON) return p->insert_select && p->subq == 0; /* an upsert may follow */
   switch (t) {
     case TK_WHERE: case TK_GROUP: case TK_HAVING: case TK_WINDOW: case TK_ORDER: case TK_LIMIT:
     case TK_SEMI: case TK_EOF: case TK_UNION: case TK_INTERSECT: case TK_EXCEPT:

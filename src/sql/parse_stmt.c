@@ -128,7 +128,7 @@ static int order_limit_dml(Parser *p, SqlExprList **order, SqlExpr **limit, SqlE
 }
 
 /* SET a = e, (b, c) = e, ... -- after SET */
-static SqlExprList *setlist(Parser *p) {
+static SqlExprList *setlist(Parser *p, int upsert) {
   SqlExprList *l = NULL;
   do {
     const char **names = NULL;
@@ -151,9 +151,11 @@ static SqlExprList *setlist(Parser *p) {
       if (n != nnames) {
         /* reported where SQLite reduces the item: at a token that may follow it */
         int t = p->tok.type;
-        if (t != TK_COMMA && t != TK_FROM && t != TK_WHERE && t != TK_RETURNING &&
-            t != TK_ORDER && t != TK_LIMIT && t != TK_SEMI && t != TK_EOF && t != TK_ON)
-          return p_syntax_error(p), NULL;
+        int ok = t == TK_COMMA || t == TK_WHERE || t == TK_RETURNING || t == TK_SEMI ||
+                 t == TK_EOF;
+        if (upsert) ok = ok || t == TK_ON;
+        else ok = ok || t == TK_FROM || t == TK_ORDER || t == TK_LIMIT;
+        if (!ok) return p_syntax_error(p), NULL;
         return p_error(p, "%d columns assigned %d values", nnames, n), NULL;
       }
     }
@@ -204,7 +206,9 @@ static SqlStmt *insert_stmt(Parser *p, SqlWith *with, int start) {
     if (!p_expect(p, TK_VALUES)) return NULL;
   } else {
     if (!p_starts_select(p)) return p_syntax_error(p), NULL;
+    p->insert_select = 1;
     ins->select = p_select(p);
+    p->insert_select = 0;
     if (!ins->select) return NULL;
     /* UPSERT clauses */
     SqlUpsert **tail = &ins->upsert;
@@ -227,7 +231,7 @@ static SqlStmt *insert_stmt(Parser *p, SqlWith *with, int start) {
         u->do_nothing = 1;
       } else {
         if (!p_expect(p, TK_UPDATE) || !p_expect(p, TK_SET)) return NULL;
-        u->set = setlist(p);
+        u->set = setlist(p, 1);
         if (!u->set) return NULL;
         if (p_accept(p, TK_WHERE)) {
           u->where = p_expr(p);
@@ -255,7 +259,7 @@ static SqlStmt *update_stmt(Parser *p, SqlWith *with, int start) {
   }
   u->table = dml_target(p, SQL_STMT_UPDATE);
   if (!u->table || !p_expect(p, TK_SET)) return NULL;
-  u->set = setlist(p);
+  u->set = setlist(p, 0);
   if (!u->set) return NULL;
   if (p_accept(p, TK_FROM)) {
     u->from = p_from(p);

@@ -703,6 +703,26 @@ static const char *const good_sql[] = {
     "SELECT ?1 + ?2, :name || @other, $tcl::var(idx)",
     "SELECT 0x7FFFFFFFFFFFFFFF, 1e308, .5, 5., 1E-7, X'', x'DEADBEEF'",
     "SELECT -9223372036854775808, - - 1, +'x', ~0, NOT NOT 1",
+    "SELECT a, count(*) FILTER (WHERE b > 0) OVER (PARTITION BY c ORDER BY a GROUPS BETWEEN 2 PRECEDING AND 1 FOLLOWING EXCLUDE GROUP) AS w FROM t1",
+    "SELECT sum(a) OVER (ORDER BY b RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING EXCLUDE CURRENT ROW), avg(b) OVER () FROM t1",
+    "SELECT * FROM t1 JOIN (t2 JOIN t3 ON t2.a = t3.x) USING (a) LEFT JOIN (SELECT 1 AS z) AS q ON q.z = t1.a",
+    "WITH RECURSIVE r(n) AS (VALUES (1) UNION ALL SELECT n + 1 FROM r WHERE n < 5), s AS (SELECT n FROM r) INSERT INTO t1 (a) SELECT n FROM s WHERE true ON CONFLICT (a) WHERE a > 0 DO UPDATE SET b = excluded.b, c = c + 1 WHERE b <> excluded.b ON CONFLICT DO NOTHING RETURNING *",
+    "UPDATE t1 INDEXED BY i SET (a, b) = (SELECT a, b FROM t2 LIMIT 1), c = NULL WHERE rowid = 1 RETURNING a AS x, b",
+    "DELETE FROM t1 NOT INDEXED WHERE a IN (SELECT a FROM t2 EXCEPT SELECT x FROM t3) RETURNING a",
+    "CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY ASC ON CONFLICT ROLLBACK AUTOINCREMENT, name TEXT NOT NULL COLLATE NOCASE UNIQUE ON CONFLICT FAIL, parent INTEGER REFERENCES t(id) ON DELETE SET DEFAULT ON UPDATE NO ACTION DEFERRABLE INITIALLY DEFERRED, ts DEFAULT CURRENT_DATE, CHECK (id > 0), UNIQUE (name, parent))",
+    "CREATE TABLE t(a INTEGER, b TEXT GENERATED ALWAYS AS (upper(a)) STORED, c INT AS (a + 1), CONSTRAINT f FOREIGN KEY (a, b) REFERENCES t2 (a, b) MATCH FULL ON DELETE RESTRICT)",
+    "CREATE TRIGGER IF NOT EXISTS tt BEFORE UPDATE OF a ON t1 FOR EACH ROW WHEN old.a <> new.a AND new.b IS NOT NULL BEGIN UPDATE OR IGNORE t2 SET b = new.b, (c, d) = (1, 2) WHERE a = old.a; INSERT OR ROLLBACK INTO t3 (x, y) VALUES (new.a, old.a); SELECT CASE WHEN new.a < 0 THEN RAISE(ROLLBACK, 'negative') END; END",
+    "CREATE VIEW IF NOT EXISTS main.vv (p, q) AS WITH w AS (SELECT a, b FROM t1) SELECT * FROM w WHERE a NOT IN (1, 2) ORDER BY 1 LIMIT 10",
+    "SELECT a FROM t1 WHERE a = ? AND b = ?5 AND c = :x AND a = @y AND b = $z ORDER BY a LIMIT ?, ?",
+    "SELECT CAST(a AS DOUBLE PRECISION) || 'x' COLLATE BINARY, b IS NOT DISTINCT FROM c, a ->> '$' -> '$.x' FROM t1 GROUP BY 1, 2 HAVING max(a) > 0 AND min(b) < 10",
+    "SELECT (SELECT count(*) FROM t2 WHERE t2.a = t1.a) AS n, EXISTS (VALUES (1)), (1, 2) IN (VALUES (1, 2)) FROM t1",
+    "REPLACE INTO main.t1 (a, b, c) VALUES (1, 2, 3), (4, 5, 6) RETURNING a",
+    "INSERT INTO t1 DEFAULT VALUES RETURNING a + b AS s, *",
+    "PRAGMA main.wal_checkpoint(TRUNCATE)",
+    "PRAGMA foreign_key_check(t1)",
+    "VACUUM main INTO 'file.db'",
+    "ALTER TABLE main.t1 ADD COLUMN e INTEGER REFERENCES t2 (a) DEFAULT NULL",
+    "SELECT DISTINCT t1.a, t2.* FROM t1 CROSS JOIN t2 NATURAL LEFT OUTER JOIN t3 WHERE t1.a BETWEEN t2.a - 1 AND t2.a + 1 ORDER BY t1.a DESC NULLS FIRST, 2 ASC NULLS LAST",
 };
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -751,6 +771,8 @@ static int compare(sqlite3 *db, const char *sql, int n, int *nparse, int *nok, i
   } else if (r == 1 && !strcmp(rmsg, "near \"ORDER\": syntax error") && memchr(sql, '(', (size_t)(n < 0 ? (int)strlen(sql) : n))) {
     /* ORDER BY inside a function call is accepted here on purpose (newer
      * than 3.40): not compared */
+  } else if (r == 1 && o == SHALE_OK && strstr(rmsg, " columns assigned ")) {
+    /* SQLite checks (a, b) = (SELECT ...) only after parsing: not compared */
   } else if (r == 1) {
     (*nparse)++;
     if (o == SHALE_OK || strcmp(rmsg, omsg)) {
