@@ -12,7 +12,8 @@
  * after; with NORMAL a successful commit may still be lost -- the journal's
  * finalization is not synced, as in SQLite -- but never half-applied). Shale's integrity check runs
  * every case, SQLite's every 10th. In one case in three the power fails again during the next open,
- * while it rolls the hot journal back. Three files with page sizes 512, 1024 and 4096 take turns.
+ * while it rolls the hot journal back. Four files with page sizes 512, 1024,
+ * 4096 and 65536 take turns.
  *
  * Invariants:
  *  1. A case starts from a file whose content the model describes exactly.
@@ -154,16 +155,16 @@ static void one_case(int c, const char *path, TwModel *m, uint64_t *seed, Stats 
 }
 
 TEST(crash_power_loss_cases) {
-  static TwModel models[3];
-  static const uint32_t psz[3] = {512, 1024, 4096};
-  char names[3][32];
+  static TwModel models[4];
+  static const uint32_t psz[4] = {512, 1024, 4096, 65536};
+  char names[4][32];
   Stats st;
   uint64_t seed = test_seed() ^ 0x504f574552ULL;
   int ncases = test_long() ? 10000 : 1000;
   struct timespec t0, t1;
   memset(&st, 0, sizeof st);
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  for (int f = 0; f < 3; f++) {
+  for (int f = 0; f < 4; f++) {
     Tdb *db;
     snprintf(names[f], sizeof names[f], "power%u.db", psz[f]);
     tw_model_reset(&models[f]);
@@ -177,7 +178,7 @@ TEST(crash_power_loss_cases) {
     CHECK_OK(tdb_close(db));
   }
   for (int c = 0; c < ncases; c++) {
-    int f = c % 3;
+    int f = c % 4;
     one_case(c, tscratch_path(names[f]), &models[f], &seed, &st);
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
