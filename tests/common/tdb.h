@@ -33,8 +33,11 @@
  *     in SQLite's order: NULL < numbers < TEXT < BLOB, numbers by value,
  *     TEXT by the column collation, BLOB by memcmp.
  *  3. A mutation outside tdb_begin() runs in its own transaction (committed
- *     on success, rolled back on error). Tables and indexes created in a
- *     transaction that is rolled back are forgotten.
+ *     on success, rolled back on error). Inside one, a failed mutation
+ *     leaves the transaction in an unspecified state: the caller rolls back
+ *     (there are no statement savepoints). Tables and indexes created in a
+ *     transaction that is rolled back are forgotten. A write begin that
+ *     fails (e.g. SHALE_BUSY) leaves no transaction, hence no lock, behind.
  *  4. Every schema change bumps the schema cookie by one, as SQLite does.
  */
 #ifndef SHALE_TESTS_TDB_H

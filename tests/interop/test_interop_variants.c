@@ -1,0 +1,132 @@
+/*
+ * test_interop_variants.c -- SQLite files with less common header settings.
+ *
+ *  - reserved bytes per page (offset 20; usable size U = page size - 32):
+ *    SQLite creates and fills the file, Shale reads every row, changes the
+ *    content (so its cells, overflow and freelist must respect U), and
+ *    SQLite's integrity_check must still be "ok" with exactly the content;
+ *  - auto_vacuum=FULL (pointer-map pages): Shale reads every row exactly and
+ *    its integrity check is clean, and writes are refused with
+ *    SHALE_READONLY (btree.h invariant 6) without touching the file;
+ *  - a database whose last transaction had already been checkpointed with
+ *    journal_mode=PERSIST (a journal file with a zeroed header beside it):
+ *    not hot, Shale must leave the content alone.
+ *
+ * Invariants:
+ *  1. The model (TsModel) is compared with what each engine reads.
+ */
+#include <string.h>
+
+#include "../common/tdb.h"
+#include "../common/tscratch.h"
+#include "../common/tshape.h"
+#include "../common/tsql.h"
+#include "../test.h"
+#include "interop_rows.h"
+
+static int64_t rows_small(void) { return interop_rows() / 20; }
+
+/* SQLite creates the shapes (after `pre` SQL) and fills them. */
+static sqlite3 *sqlite_fill(const char *path, int psz, const char *pre, TsModel *m, int reserve) {
+  sqlite3 *sdb = tsql_open(path);
+  TsSqlite ss;
+  TsExec x;
+  if (!sdb) return NULL;
+  if (reserve) {
+    int n = reserve;
+    CHECK_EQ(sqlite3_file_control(sdb, "main", SQLITE_FCNTL_RESERVE_BYTES, &n), SQLITE_OK);
+  }
+  if (pre) CHECK_EQ(tsql_exec(sdb, pre), SQLITE_OK);
+  CHECK_EQ(ts_create_sqlite(sdb, psz), SQLITE_OK);
+  CHECK_EQ(ts_exec_sqlite(&x, &ss, sdb), SQLITE_OK);
+  CHECK_EQ(ts_fill(m, &x, rows_small()), SQLITE_OK);
+  CHECK_EQ(ts_delete_some(m, &x, 4, 41), SQLITE_OK);
+  ts_exec_sqlite_done(&ss);
+  return sdb;
+}
+
+TEST(interop_reserved_bytes) {
+  static const int sizes[3] = {1024, 4096, 65536};
+  for (int i = 0; i < 3; i++) {
+    char name[32], msg[1024];
+    snprintf(name, sizeof name, "reserve%d.db", sizes[i]);
+    const char *path = tscratch_path(name);
+    TsModel m;
+    TsShale s;
+    TsExec x;
+    Tdb *db;
+    ts_model_init(&m, rows_small() * 2);
+    sqlite3 *sdb = sqlite_fill(path, sizes[i], NULL, &m, 32);
+    CHECK(sdb != NULL);
+    sqlite3_close(sdb);
+    CHECK_EQ((header_u32(path, 20) >> 24), 32);
+    CHECK_OK(tdb_open(NULL, path, 0, &db));
+    CHECK_OK(ts_bind_shale(db));
+    CHECK_EQ(pager_usable_size(btree_pager(tdb_btree(db))), (uint32_t)sizes[i] - 32);
+    if (ts_verify_shale(db, &m, msg, sizeof msg))
+      test_fail(__FILE__, __LINE__, "reserve, page size %d: Shale reads: %s", sizes[i], msg);
+    s.db = db;
+    ts_exec_shale(&x, &s);
+    CHECK_OK(ts_delete_some(&m, &x, 3, 42));
+    CHECK_OK(ts_update_insert(&m, &x, 3, rows_small() / 2, 43));
+    if (ts_verify_shale(db, &m, msg, sizeof msg))
+      test_fail(__FILE__, __LINE__, "reserve, page size %d: after Shale's changes: %s", sizes[i],
+                msg);
+    CHECK_OK(tdb_close(db));
+    CHECK_EQ((header_u32(path, 20) >> 24), 32);
+    if (ts_verify_sqlite(path, &m, 100, msg, sizeof msg))
+      test_fail(__FILE__, __LINE__, "reserve, page size %d: SQLite: %s", sizes[i], msg);
+    ts_model_free(&m);
+  }
+}
+
+TEST(interop_auto_vacuum_read_only) {
+  const char *path = tscratch_path("autovac.db");
+  char msg[1024];
+  TsModel m;
+  Tdb *db;
+  ts_model_init(&m, rows_small() * 2);
+  sqlite3 *sdb = sqlite_fill(path, 1024, "PRAGMA auto_vacuum=FULL", &m, 0);
+  CHECK(sdb != NULL);
+  sqlite3_close(sdb);
+  CHECK(header_u32(path, 52) != 0); /* largest root page: auto-vacuum on */
+  int64_t size = file_size(path);
+  uint32_t counter = header_u32(path, 24);
+  CHECK_OK(tdb_open(NULL, path, 0, &db));
+  CHECK_OK(ts_bind_shale(db));
+  if (ts_verify_shale(db, &m, msg, sizeof msg))
+    test_fail(__FILE__, __LINE__, "auto_vacuum file: Shale reads: %s", msg);
+  TsRowBuf rb;
+  ts_rowbuf_init(&rb);
+  ts_row(0, 999999, 1, &rb);
+  CHECK_RC(tdb_insert(db, "t1", 999999, rb.v), SHALE_READONLY);
+  ts_rowbuf_free(&rb);
+  CHECK_OK(tdb_close(db));
+  CHECK_EQ(file_size(path), size);
+  CHECK_EQ(header_u32(path, 24), counter);
+  if (ts_verify_sqlite(path, &m, 50, msg, sizeof msg))
+    test_fail(__FILE__, __LINE__, "auto_vacuum file: SQLite: %s", msg);
+  ts_model_free(&m);
+}
+
+TEST(interop_persist_journal_not_hot) {
+  const char *path = tscratch_path("persist.db");
+  char jpath[600], msg[1024];
+  TsModel m;
+  Tdb *db;
+  ts_model_init(&m, rows_small() * 2);
+  sqlite3 *sdb = sqlite_fill(path, 4096, "PRAGMA journal_mode=PERSIST", &m, 0);
+  CHECK(sdb != NULL);
+  sqlite3_close(sdb);
+  snprintf(jpath, sizeof jpath, "%s-journal", path);
+  CHECK(file_size(jpath) > 0);        /* the journal stays behind ... */
+  CHECK_EQ(header_u32(jpath, 0), 0u); /* ... with a zeroed header */
+  CHECK_OK(tdb_open(NULL, path, 0, &db));
+  CHECK_OK(ts_bind_shale(db));
+  if (ts_verify_shale(db, &m, msg, sizeof msg))
+    test_fail(__FILE__, __LINE__, "PERSIST journal: Shale reads: %s", msg);
+  CHECK_OK(tdb_close(db));
+  if (ts_verify_sqlite(path, &m, 50, msg, sizeof msg))
+    test_fail(__FILE__, __LINE__, "PERSIST journal: SQLite: %s", msg);
+  ts_model_free(&m);
+}
