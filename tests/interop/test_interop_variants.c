@@ -130,3 +130,46 @@ TEST(interop_persist_journal_not_hot) {
     test_fail(__FILE__, __LINE__, "PERSIST journal: SQLite: %s", msg);
   ts_model_free(&m);
 }
+
+/* Ping-pong: Shale keeps its connection open (idle, no locks) while SQLite,
+ * in between, changes the file; Shale must notice each change (the change
+ * counter) and never serve a stale cached page, and vice versa. */
+TEST(interop_ping_pong) {
+  const char *path = tscratch_path("pingpong.db");
+  char msg[1024];
+  TsModel m;
+  TsShale s;
+  TsExec xs, xq;
+  TsSqlite ss;
+  Tdb *db;
+  ts_model_init(&m, rows_small() * 4);
+  sqlite3 *sdb = sqlite_fill(path, 1024, NULL, &m, 0);
+  CHECK(sdb != NULL);
+  sqlite3_close(sdb);
+  CHECK_OK(tdb_open(NULL, path, 0, &db));
+  pager_set_cache_size(btree_pager(tdb_btree(db)), 100000); /* keep everything cached */
+  CHECK_OK(ts_bind_shale(db));
+  s.db = db;
+  ts_exec_shale(&xs, &s);
+  for (int round = 0; round < 12; round++) {
+    if (round % 2 == 0) {
+      sdb = tsql_open(path);
+      CHECK(sdb != NULL);
+      if (!sdb) break;
+      CHECK_EQ(ts_exec_sqlite(&xq, &ss, sdb), SQLITE_OK);
+      CHECK_EQ(ts_delete_some(&m, &xq, 40, 100 + round), SQLITE_OK);
+      CHECK_EQ(ts_update_insert(&m, &xq, 25, 50, 200 + round), SQLITE_OK);
+      ts_exec_sqlite_done(&ss);
+      sqlite3_close(sdb);
+      if (ts_verify_shale(db, &m, msg, sizeof msg))
+        test_fail(__FILE__, __LINE__, "round %d: Shale after SQLite's changes: %s", round, msg);
+    } else {
+      CHECK_OK(ts_delete_some(&m, &xs, 40, 300 + round));
+      CHECK_OK(ts_update_insert(&m, &xs, 25, 50, 400 + round));
+      if (ts_verify_sqlite(path, &m, 20, msg, sizeof msg))
+        test_fail(__FILE__, __LINE__, "round %d: SQLite after Shale's changes: %s", round, msg);
+    }
+  }
+  CHECK_OK(tdb_close(db));
+  ts_model_free(&m);
+}
