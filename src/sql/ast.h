@@ -331,7 +331,11 @@ typedef struct SqlConstraint {
 
 typedef struct SqlColumnDef {
   const char *name;
-  const char *type;      /* declared type text, normalized spacing; NULL if none */
+  const char *type;      /* declared type: source text (a trailing GENERATED ALWAYS
+                          * removed); NULL if none */
+  const char *decl_type; /* the type as SQLite records it (PRAGMA table_info,
+                          * affinity): dequoted, INT/INTEGER/REAL/TEXT/BLOB/ANY
+                          * upper-cased; NULL if none */
   SqlSpan span;
   int ncons;
   SqlConstraint *cons;

@@ -471,6 +471,34 @@ static int cons_follow(Parser *p, int t) {
   }
 }
 
+/* The declared type as SQLite keeps it: a type written as one quoted token
+ * is dequoted; a type equal (any case) to a standard name is that name in
+ * upper case; otherwise text that starts with a quote keeps only the quoted
+ * part, and anything else is kept as written. */
+static const char *decl_type(Parser *p, int start, int len) {
+  static const char *const std_names[] = {"INT", "INTEGER", "REAL", "TEXT", "BLOB", "ANY"};
+  const char *z = p->sql + start;
+  int qlen = 0; /* length of a leading quoted token */
+  if (z[0] == '\'' || z[0] == '"' || z[0] == '`' || z[0] == '[') {
+    int type;
+    qlen = sql_token(z, len, &type);
+  }
+  SqlTok t = {TK_ID, start, len};
+  const char *v;
+  if (qlen == len) {
+    v = p_name(p, &t); /* the whole type is one quoted token */
+  } else if (qlen > 0) {
+    t.len = qlen;
+    return p_name(p, &t);
+  } else {
+    v = p_text(p, start, len);
+  }
+  if (!v) return NULL;
+  for (int i = 0; i < 6; i++)
+    if (!util_stricmp(v, std_names[i])) return std_names[i];
+  return v;
+}
+
 /* column definition: nm [type] [constraints] */
 static int column_def(Parser *p, SqlColumnDef *col) {
   col->span.start = p->tok.start;
@@ -494,7 +522,8 @@ static int column_def(Parser *p, SqlColumnDef *col) {
     }
     if (tlen > 0) {
       col->type = p_text(p, tstart, tlen);
-      if (!col->type) return 0;
+      col->decl_type = decl_type(p, tstart, tlen);
+      if (!col->type || !col->decl_type) return 0;
     }
   }
   ConsVec v = {0, 0, NULL};

@@ -362,3 +362,32 @@ TEST(schema_text_from_spans) {
   }
   sqlite3_close(db);
 }
+
+/* Column types as SQLite records them (PRAGMA table_info). */
+TEST(declared_types_match_reference) {
+  static const char *const types[] = {
+      "int", "Integer", "text(5)", "'any'", "\"weird\"x", "blob", "real", "\"int\"(3)",
+      "varchar  ( 10 )", "\"double\"   precision", "[int]", "`Text`", "unsigned    big int",
+      "int generated always", "DOUBLE", "'it''s'", "INT KEY", "anything(1, -2)", "\"a\"\"b\""};
+  sqlite3 *db;
+  CHECK_OK(sqlite3_open(":memory:", &db));
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+    char sql[256];
+    snprintf(sql, sizeof sql, "CREATE TABLE t%zu(x %s)", i, types[i]);
+    CHECK_OK(sqlite3_exec(db, sql, NULL, NULL, NULL));
+    char q[64];
+    snprintf(q, sizeof q, "SELECT type FROM pragma_table_info('t%zu')", i);
+    sqlite3_stmt *st;
+    CHECK_OK(sqlite3_prepare_v2(db, q, -1, &st, NULL));
+    CHECK_RC(sqlite3_step(st), SQLITE_ROW);
+    UtilArena a;
+    util_arena_init(&a, 0);
+    SqlStmt *s = NULL;
+    char *err = NULL;
+    CHECK_OK(sql_parse(&a, sql, -1, &s, NULL, &err));
+    if (s) CHECK_STR(s->u.create_table.cols[0].decl_type, (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    util_arena_free(&a);
+  }
+  sqlite3_close(db);
+}
