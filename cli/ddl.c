@@ -12,10 +12,10 @@
  *     guesses a key order (a wrong order would make .check report false
  *     corruption).
  */
+#include "ddl.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-#include "ddl.h"
 
 /* ---- tokens ---- */
 
@@ -129,8 +129,10 @@ static void skip_group(const char *sql, int *pos, const char *end) {
   Tok t;
   int depth = 1;
   while (depth > 0 && next_tok(sql, pos, end, &t)) {
-    if (tok_ch(&t, '(')) depth++;
-    else if (tok_ch(&t, ')')) depth--;
+    if (tok_ch(&t, '('))
+      depth++;
+    else if (tok_ch(&t, ')'))
+      depth--;
   }
 }
 
@@ -149,7 +151,8 @@ static void parse_key_list(const char *sql, int *pos, const DdlTable *t, DdlKey 
     }
     if (want_name) {
       int c = find_col(t, &tok);
-      if (c < 0 || k->n >= DDL_MAX_KEY) k->bad = 1;
+      if (c < 0 || k->n >= DDL_MAX_KEY)
+        k->bad = 1;
       else {
         k->col[k->n] = c;
         k->desc[k->n] = 0;
@@ -167,8 +170,10 @@ static void parse_key_list(const char *sql, int *pos, const DdlTable *t, DdlKey 
     if (tok_is(&tok, "COLLATE")) {
       Tok name;
       const Collation *c = NULL;
-      if (!next_tok(sql, pos, NULL, &name) || collation(&name, &c) != 0) k->bad = 1;
-      else if (k->n) k->coll[k->n - 1] = c ? c : &record_coll_binary;
+      if (!next_tok(sql, pos, NULL, &name) || collation(&name, &c) != 0)
+        k->bad = 1;
+      else if (k->n)
+        k->coll[k->n - 1] = c ? c : &record_coll_binary;
       continue;
     }
     k->bad = 1; /* an expression */
@@ -180,8 +185,10 @@ static void parse_key_list(const char *sql, int *pos, const DdlTable *t, DdlKey 
 /* ---- DEFAULT literals ---- */
 
 static int hexval(char c) {
-  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+  return c >= '0' && c <= '9'   ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                : -1;
 }
 
 /* One literal into *v (owned); 0 if it is not a plain literal. */
@@ -243,8 +250,8 @@ static void parse_default(const char *sql, int *pos, const char *end, DdlTable *
   if (next_tok(sql, &p, end, &tok) && tok_ch(&tok, '(')) {
     int inner = p;
     Tok close;
-    int ok = literal(sql, &inner, end, &v) && next_tok(sql, &inner, end, &close) &&
-             tok_ch(&close, ')');
+    int ok =
+        literal(sql, &inner, end, &v) && next_tok(sql, &inner, end, &close) && tok_ch(&close, ')');
     if (!ok) value_clear(&v); /* an expression: not evaluated here */
     skip_group(sql, &p, end);
   } else {
@@ -264,9 +271,9 @@ static void parse_default(const char *sql, int *pos, const char *end, DdlTable *
 /* ---- CREATE TABLE ---- */
 
 static int is_col_constraint_kw(const Tok *t) {
-  static const char *const kw[] = {"CONSTRAINT", "PRIMARY",    "NOT",       "NULL", "UNIQUE",
-                                   "CHECK",      "DEFAULT",    "COLLATE",   "AS",   "REFERENCES",
-                                   "GENERATED"};
+  static const char *const kw[] = {"CONSTRAINT", "PRIMARY",    "NOT",      "NULL",
+                                   "UNIQUE",     "CHECK",      "DEFAULT",  "COLLATE",
+                                   "AS",         "REFERENCES", "GENERATED"};
   for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++)
     if (tok_is(t, kw[i])) return 1;
   return 0;
@@ -393,8 +400,10 @@ int ddl_parse_table(const char *sql, DdlTable *t) {
     int s = pos, depth = 0;
     const char *end = NULL;
     while (next_tok(sql, &pos, NULL, &tok)) {
-      if (tok_ch(&tok, '(')) depth++;
-      else if (tok_ch(&tok, ')') && depth > 0) depth--;
+      if (tok_ch(&tok, '('))
+        depth++;
+      else if (tok_ch(&tok, ')') && depth > 0)
+        depth--;
       else if (depth == 0 && (tok_ch(&tok, ',') || tok_ch(&tok, ')'))) {
         end = tok.z;
         break;
@@ -404,8 +413,10 @@ int ddl_parse_table(const char *sql, DdlTable *t) {
     Tok first;
     int p = s;
     if (next_tok(sql, &p, end, &first)) {
-      if (is_table_constraint(&first)) parse_table_constraint(sql, s, end, t);
-      else if (parse_column(sql, s, end, t, &pk_desc_on_col) != 0) goto fail;
+      if (is_table_constraint(&first))
+        parse_table_constraint(sql, s, end, t);
+      else if (parse_column(sql, s, end, t, &pk_desc_on_col) != 0)
+        goto fail;
     }
     if (tok_ch(&tok, ')')) break;
   }
@@ -422,9 +433,9 @@ int ddl_parse_table(const char *sql, DdlTable *t) {
     for (int i = 0; i < t->ncons && i < DDL_MAX_CONS; i++) {
       if (t->cons[i].n == 1 && t->cons[i].col[0] == t->ipk &&
           memcmp(&t->cons[i], &t->pk, sizeof t->pk) == 0) {
-        memmove(&t->cons[i], &t->cons[i + 1],
-                sizeof(DdlKey) * (size_t)((t->ncons < DDL_MAX_CONS ? t->ncons : DDL_MAX_CONS) -
-                                          i - 1));
+        memmove(
+            &t->cons[i], &t->cons[i + 1],
+            sizeof(DdlKey) * (size_t)((t->ncons < DDL_MAX_CONS ? t->ncons : DDL_MAX_CONS) - i - 1));
         t->ncons--;
         break;
       }
@@ -468,9 +479,12 @@ int ddl_key_order(const DdlTable *t, const DdlKey *k, int append_pk, const Colla
   if (k->bad || k->n == 0) return -1;
   for (int i = 0; i < k->n; i++) {
     int c = k->col[i];
-    if (k->coll[i]) coll[n] = k->coll[i] == &record_coll_binary ? NULL : k->coll[i];
-    else if (t->coll_unknown[c]) return -1;
-    else coll[n] = t->coll[c];
+    if (k->coll[i])
+      coll[n] = k->coll[i] == &record_coll_binary ? NULL : k->coll[i];
+    else if (t->coll_unknown[c])
+      return -1;
+    else
+      coll[n] = t->coll[c];
     desc[n++] = k->desc[i];
   }
   if (append_pk && t->without_rowid) {
@@ -478,9 +492,12 @@ int ddl_key_order(const DdlTable *t, const DdlKey *k, int append_pk, const Colla
       int c = t->pk.col[i], seen = 0;
       for (int j = 0; j < k->n; j++) seen |= k->col[j] == c;
       if (seen) continue;
-      if (t->pk.coll[i]) coll[n] = t->pk.coll[i] == &record_coll_binary ? NULL : t->pk.coll[i];
-      else if (t->coll_unknown[c]) return -1;
-      else coll[n] = t->coll[c];
+      if (t->pk.coll[i])
+        coll[n] = t->pk.coll[i] == &record_coll_binary ? NULL : t->pk.coll[i];
+      else if (t->coll_unknown[c])
+        return -1;
+      else
+        coll[n] = t->coll[c];
       desc[n++] = t->pk.desc[i];
     }
   }

@@ -31,15 +31,15 @@ typedef struct DdlKey {
 
 typedef struct DdlTable {
   int ncol;
-  char *name[DDL_MAX_COLS];         /* shale_malloc'ed */
-  char aff[DDL_MAX_COLS];           /* AFF_* from the declared type */
-  uint8_t is_integer[DDL_MAX_COLS]; /* declared type is exactly INTEGER */
-  uint8_t is_virtual[DDL_MAX_COLS]; /* VIRTUAL generated column (not stored) */
+  char *name[DDL_MAX_COLS];            /* shale_malloc'ed */
+  char aff[DDL_MAX_COLS];              /* AFF_* from the declared type */
+  uint8_t is_integer[DDL_MAX_COLS];    /* declared type is exactly INTEGER */
+  uint8_t is_virtual[DDL_MAX_COLS];    /* VIRTUAL generated column (not stored) */
   const Collation *coll[DDL_MAX_COLS]; /* declared COLLATE (NULL = BINARY) */
   uint8_t coll_unknown[DDL_MAX_COLS];  /* a COLLATE this shell does not know */
-  ShValue def[DDL_MAX_COLS]; /* DEFAULT (affinity applied, owned) or NULL */
-  int recpos[DDL_MAX_COLS];  /* slot in the stored record, -1 if not stored */
-  int ipk;                   /* column aliasing the rowid, or -1 */
+  ShValue def[DDL_MAX_COLS];           /* DEFAULT (affinity applied, owned) or NULL */
+  int recpos[DDL_MAX_COLS];            /* slot in the stored record, -1 if not stored */
+  int ipk;                             /* column aliasing the rowid, or -1 */
   int without_rowid;
   DdlKey pk; /* pk.n == 0: no PRIMARY KEY */
   /* PRIMARY KEY and UNIQUE constraints in order of appearance: the N-th is

@@ -206,15 +206,23 @@ static SchemaRow *find_table(Shell *sh, const char *name) {
 static void print_value(const ShValue *v) {
   char buf[32];
   switch (v->type) {
-    case SHALE_INTEGER: printf("%lld", (long long)v->i); break;
-    case SHALE_FLOAT: record_real_to_text(v->r, buf); fputs(buf, stdout); break;
-    case SHALE_TEXT: fwrite(v->z, 1, v->n, stdout); break;
+    case SHALE_INTEGER:
+      printf("%lld", (long long)v->i);
+      break;
+    case SHALE_FLOAT:
+      record_real_to_text(v->r, buf);
+      fputs(buf, stdout);
+      break;
+    case SHALE_TEXT:
+      fwrite(v->z, 1, v->n, stdout);
+      break;
     case SHALE_BLOB:
       fputs("X'", stdout);
       for (uint32_t i = 0; i < v->n; i++) printf("%02X", (unsigned char)v->z[i]);
       fputc('\'', stdout);
       break;
-    default: break; /* NULL prints as nothing */
+    default:
+      break; /* NULL prints as nothing */
   }
 }
 
@@ -235,10 +243,14 @@ static int print_row(void *ctx, int64_t rowid, const uint8_t *rec, uint32_t n) {
   for (int i = 0; i < nout; i++) {
     ShValue v;
     int k = t ? t->recpos[i] : i;
-    if (t && i == t->ipk) value_set_int(&v, rowid);
-    else if (k < 0) value_set_null(&v); /* VIRTUAL generated column: not computed here */
-    else if (k < ncol) record_decode_value(types[k], rec + offs[k], &v);
-    else v = t->def[i]; /* added column: its DEFAULT (NULL if none) */
+    if (t && i == t->ipk)
+      value_set_int(&v, rowid);
+    else if (k < 0)
+      value_set_null(&v); /* VIRTUAL generated column: not computed here */
+    else if (k < ncol)
+      record_decode_value(types[k], rec + offs[k], &v);
+    else
+      v = t->def[i]; /* added column: its DEFAULT (NULL if none) */
     if (t && t->aff[i] == AFF_REAL && v.type == SHALE_INTEGER)
       value_set_real(&v, (double)v.i); /* REAL columns store integral reals as integers */
     if (i) fputc('|', stdout);
@@ -251,17 +263,18 @@ static int print_row(void *ctx, int64_t rowid, const uint8_t *rec, uint32_t n) {
 /* ---- commands ---- */
 
 static void cmd_help(void) {
-  puts(".check              Run the B-tree integrity check over every tree\n"
-       ".count TABLE        Number of rows in TABLE\n"
-       ".dbinfo             Header fields, page count, freelist count\n"
-       ".exit               Exit this program\n"
-       ".help               Show this message\n"
-       ".open FILE          Close the current database and open FILE\n"
-       ".quit               Exit this program\n"
-       ".rows TABLE         Print every row of TABLE (list mode)\n"
-       ".schema [NAME]      Show the CREATE statements (of NAME and its indexes)\n"
-       ".tables             List the tables and views\n"
-       "SQL statements are not supported yet in this build.");
+  puts(
+      ".check              Run the B-tree integrity check over every tree\n"
+      ".count TABLE        Number of rows in TABLE\n"
+      ".dbinfo             Header fields, page count, freelist count\n"
+      ".exit               Exit this program\n"
+      ".help               Show this message\n"
+      ".open FILE          Close the current database and open FILE\n"
+      ".quit               Exit this program\n"
+      ".rows TABLE         Print every row of TABLE (list mode)\n"
+      ".schema [NAME]      Show the CREATE statements (of NAME and its indexes)\n"
+      ".tables             List the tables and views\n"
+      "SQL statements are not supported yet in this build.");
 }
 
 static void cmd_dbinfo(Shell *sh) {
@@ -295,7 +308,10 @@ static void cmd_dbinfo(Shell *sh) {
   printf("incremental vacuum:  %u\n", util_get4(h + 64));
   uint32_t enc = util_get4(h + 56);
   printf("text encoding:       %u%s\n", enc,
-         enc == 1 ? " (utf8)" : enc == 2 ? " (utf16le)" : enc == 3 ? " (utf16be)" : "");
+         enc == 1   ? " (utf8)"
+         : enc == 2 ? " (utf16le)"
+         : enc == 3 ? " (utf16be)"
+                    : "");
   printf("user version:        %d\n", (int32_t)util_get4(h + 60));
   printf("application id:      %d\n", (int32_t)util_get4(h + 68));
   printf("software version:    %u\n", util_get4(h + 96));
@@ -414,8 +430,10 @@ static void cmd_count(Shell *sh, const char *name) {
     int rc = btree_cursor_open(sh->bt, root, 0, NULL, NULL, &cur);
     if (rc == SHALE_OK) rc = btree_count(cur, &n);
     if (cur) btree_cursor_close(cur);
-    if (rc == SHALE_OK) printf("%lld\n", (long long)n);
-    else error_rc(sh, rc);
+    if (rc == SHALE_OK)
+      printf("%lld\n", (long long)n);
+    else
+      error_rc(sh, rc);
     free_table(t);
   }
   end_read(sh);
@@ -500,8 +518,10 @@ static void cmd_check(Shell *sh) {
   char *report = NULL;
   int nerr = 0;
   int rc = btree_integrity_check(sh->bt, roots, n, 100, &report, &nerr);
-  if (rc != SHALE_OK) error_rc(sh, rc);
-  else if (!report) puts("ok");
+  if (rc != SHALE_OK)
+    error_rc(sh, rc);
+  else if (!report)
+    puts("ok");
   else {
     fputs(report, stdout);
     if (report[0] && report[strlen(report) - 1] != '\n') fputc('\n', stdout);
@@ -544,17 +564,27 @@ static int run_line(Shell *sh, char *line) {
   char *arg = split_arg(line);
   const char *cmd = line + 1;
   if (!strcmp(cmd, "quit") || !strcmp(cmd, "exit")) return 1;
-  if (!strcmp(cmd, "help")) cmd_help();
+  if (!strcmp(cmd, "help"))
+    cmd_help();
   else if (!strcmp(cmd, "open")) {
-    if (!arg) error("usage: .open FILE");
-    else open_db(sh, arg);
-  } else if (!strcmp(cmd, "dbinfo")) cmd_dbinfo(sh);
-  else if (!strcmp(cmd, "tables")) cmd_tables(sh);
-  else if (!strcmp(cmd, "schema")) cmd_schema(sh, arg);
-  else if (!strcmp(cmd, "rows")) cmd_rows(sh, arg);
-  else if (!strcmp(cmd, "count")) cmd_count(sh, arg);
-  else if (!strcmp(cmd, "check")) cmd_check(sh);
-  else error("unknown command or invalid arguments:  \"%s\". Enter \".help\" for help", cmd);
+    if (!arg)
+      error("usage: .open FILE");
+    else
+      open_db(sh, arg);
+  } else if (!strcmp(cmd, "dbinfo"))
+    cmd_dbinfo(sh);
+  else if (!strcmp(cmd, "tables"))
+    cmd_tables(sh);
+  else if (!strcmp(cmd, "schema"))
+    cmd_schema(sh, arg);
+  else if (!strcmp(cmd, "rows"))
+    cmd_rows(sh, arg);
+  else if (!strcmp(cmd, "count"))
+    cmd_count(sh, arg);
+  else if (!strcmp(cmd, "check"))
+    cmd_check(sh);
+  else
+    error("unknown command or invalid arguments:  \"%s\". Enter \".help\" for help", cmd);
   fflush(stdout);
   return 0;
 }

@@ -43,21 +43,21 @@ enum {
   R_PTRMAP,
   R_HEADER_ONLY
 };
-static const char *const role_name[] = {
-    "unused",   "table-leaf",    "table-interior", "index-leaf",
-    "index-interior", "bad-btree-page", "overflow", "freelist-trunk",
-    "freelist-leaf",  "lock-byte",      "ptrmap",   "?"};
+static const char *const role_name[] = {"unused",     "table-leaf",     "table-interior",
+                                        "index-leaf", "index-interior", "bad-btree-page",
+                                        "overflow",   "freelist-trunk", "freelist-leaf",
+                                        "lock-byte",  "ptrmap",         "?"};
 
 typedef struct Db {
   int fd;
   uint64_t file_size;
   uint8_t hdr[100];
   uint32_t page_size, usable, npages;
-  uint8_t *role;  /* per page (1-based), R_* */
-  int *owner;     /* per page: index into tree names, or -1 */
+  uint8_t *role;     /* per page (1-based), R_* */
+  int *owner;        /* per page: index into tree names, or -1 */
   uint8_t *ptype;    /* per page: the pointer-map type it should have (1-5), 0 unknown */
   uint32_t *pparent; /* per page: the pointer-map parent it should have */
-  char **names;   /* tree names (owner index) */
+  char **names;      /* tree names (owner index) */
   int nnames;
   int ncorrupt;
 } Db;
@@ -83,9 +83,7 @@ static int read_page(Db *db, uint32_t pgno, uint8_t *buf) {
 
 /* ---- header ---- */
 
-static int valid_page_size(uint32_t ps) {
-  return ps >= 512 && ps <= 65536 && (ps & (ps - 1)) == 0;
-}
+static int valid_page_size(uint32_t ps) { return ps >= 512 && ps <= 65536 && (ps & (ps - 1)) == 0; }
 
 static void print_header(Db *db) {
   const uint8_t *h = db->hdr;
@@ -109,11 +107,13 @@ static void print_header(Db *db) {
   printf("schema_cookie: %u\n", util_get4(h + 40));
   printf("schema_format: %u\n", util_get4(h + 44));
   printf("default_cache_size: %d\n", (int32_t)util_get4(h + 48));
-  printf("largest_root_page: %u%s\n", util_get4(h + 52),
-         util_get4(h + 52) ? " (auto-vacuum)" : "");
+  printf("largest_root_page: %u%s\n", util_get4(h + 52), util_get4(h + 52) ? " (auto-vacuum)" : "");
   uint32_t enc = util_get4(h + 56);
   printf("text_encoding: %u%s\n", enc,
-         enc == 1 ? " (UTF-8)" : enc == 2 ? " (UTF-16le)" : enc == 3 ? " (UTF-16be)" : "");
+         enc == 1   ? " (UTF-8)"
+         : enc == 2 ? " (UTF-16le)"
+         : enc == 3 ? " (UTF-16be)"
+                    : "");
   printf("user_version: %d\n", (int32_t)util_get4(h + 60));
   printf("incremental_vacuum: %u\n", util_get4(h + 64));
   printf("application_id: %d\n", (int32_t)util_get4(h + 68));
@@ -132,13 +132,13 @@ static void print_header(Db *db) {
 /* ---- cells ---- */
 
 typedef struct Cell {
-  uint32_t child;       /* interior: left child */
-  int64_t rowid;        /* table cells */
-  uint64_t payload;     /* total payload bytes (P) */
-  uint32_t local;       /* bytes on the page */
-  uint32_t ovfl;        /* first overflow page or 0 */
-  const uint8_t *data;  /* local payload */
-  uint32_t size;        /* cell bytes on the page */
+  uint32_t child;      /* interior: left child */
+  int64_t rowid;       /* table cells */
+  uint64_t payload;    /* total payload bytes (P) */
+  uint32_t local;      /* bytes on the page */
+  uint32_t ovfl;       /* first overflow page or 0 */
+  const uint8_t *data; /* local payload */
+  uint32_t size;       /* cell bytes on the page */
 } Cell;
 
 static int is_btree_type(int t) { return t == 0x02 || t == 0x05 || t == 0x0a || t == 0x0d; }
@@ -220,16 +220,24 @@ static uint32_t gather(Db *db, const Cell *c, uint8_t *out, uint32_t cap, uint8_
 static void print_value(const ShValue *v) {
   char buf[32];
   switch (v->type) {
-    case SHALE_INTEGER: printf("%lld", (long long)v->i); break;
-    case SHALE_FLOAT: record_real_to_text(v->r, buf); printf("%s", buf); break;
+    case SHALE_INTEGER:
+      printf("%lld", (long long)v->i);
+      break;
+    case SHALE_FLOAT:
+      record_real_to_text(v->r, buf);
+      printf("%s", buf);
+      break;
     case SHALE_TEXT: {
       uint32_t n = v->n > 40 ? 40 : v->n;
       putchar('\'');
       for (uint32_t i = 0; i < n; i++) {
         unsigned char ch = (unsigned char)v->z[i];
-        if (ch == '\'') printf("''");
-        else if (ch < 0x20) printf("\\x%02x", ch);
-        else putchar(ch);
+        if (ch == '\'')
+          printf("''");
+        else if (ch < 0x20)
+          printf("\\x%02x", ch);
+        else
+          putchar(ch);
       }
       printf("'%s", v->n > 40 ? "..." : "");
       if (v->n > 40) printf("(%u bytes)", v->n);
@@ -243,7 +251,9 @@ static void print_value(const ShValue *v) {
       if (v->n > 20) printf("(%u bytes)", v->n);
       break;
     }
-    default: printf("NULL"); break;
+    default:
+      printf("NULL");
+      break;
   }
 }
 
@@ -298,13 +308,11 @@ static int claim(Db *db, uint32_t pgno, int r, int owner, const char *what, int 
   return 1;
 }
 
-static void claim_overflow(Db *db, const Cell *c, int owner, uint32_t cellpage,
-                           uint8_t *scratch) {
+static void claim_overflow(Db *db, const Cell *c, int owner, uint32_t cellpage, uint8_t *scratch) {
   uint64_t remain = c->payload - c->local;
   uint32_t next = c->ovfl, prev = 0;
   while (remain > 0 && next) {
-    if (!claim(db, next, R_OVERFLOW, owner, "overflow chain", prev ? 4 : 3,
-               prev ? prev : cellpage))
+    if (!claim(db, next, R_OVERFLOW, owner, "overflow chain", prev ? 4 : 3, prev ? prev : cellpage))
       return;
     prev = next;
     if (read_page(db, next, scratch)) return;
@@ -347,8 +355,11 @@ static void walk(Db *db, uint32_t pgno, uint32_t parent, int owner, int depth, i
     goto done;
   }
   int ho = hdr_off(pgno), t = pg[ho];
-  int r = t == 0x0d ? R_TABLE_LEAF : t == 0x05 ? R_TABLE_INTERIOR : t == 0x0a ? R_INDEX_LEAF
-          : t == 0x02 ? R_INDEX_INTERIOR : R_BAD_BTREE;
+  int r = t == 0x0d   ? R_TABLE_LEAF
+          : t == 0x05 ? R_TABLE_INTERIOR
+          : t == 0x0a ? R_INDEX_LEAF
+          : t == 0x02 ? R_INDEX_INTERIOR
+                      : R_BAD_BTREE;
   if (do_claim && !claim(db, pgno, r, owner, "b-tree", parent ? 5 : 1, parent)) goto done;
   if (r == R_BAD_BTREE) {
     corrupt(db, "page %u (tree %s): bad page type 0x%02x", pgno, db->names[owner], t);
@@ -486,16 +497,20 @@ static void find_roles(Db *db, Schema *s) {
     corrupt(db, "freelist has %u pages, header says %u", count, util_get4(db->hdr + 36));
   uint32_t lb = lock_byte_page(db);
   if (lb <= db->npages) {
-    if (db->role[lb] != R_UNUSED) corrupt(db, "lock-byte page %u is in use", lb);
-    else db->role[lb] = R_LOCK_BYTE;
+    if (db->role[lb] != R_UNUSED)
+      corrupt(db, "lock-byte page %u is in use", lb);
+    else
+      db->role[lb] = R_LOCK_BYTE;
   }
   if (util_get4(db->hdr + 52)) {
     uint32_t j = db->usable / 5;
     for (uint64_t p = 2; p <= db->npages; p += j + 1) {
       uint32_t pm = (uint32_t)p == lb ? lb + 1 : (uint32_t)p;
       if (pm > db->npages) break;
-      if (db->role[pm] != R_UNUSED) corrupt(db, "pointer-map page %u is in use", pm);
-      else db->role[pm] = R_PTRMAP;
+      if (db->role[pm] != R_UNUSED)
+        corrupt(db, "pointer-map page %u is in use", pm);
+      else
+        db->role[pm] = R_PTRMAP;
     }
   }
 }
@@ -676,17 +691,23 @@ int main(int argc, char **argv) {
   long o_page[64];
   int npage = 0;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--header")) o_header = 1;
-    else if (!strcmp(argv[i], "--pages")) o_pages = 1;
-    else if (!strcmp(argv[i], "--freelist")) o_free = 1;
-    else if (!strcmp(argv[i], "--schema")) o_schema = 1;
-    else if (!strcmp(argv[i], "--ptrmap")) o_ptrmap = 1;
+    if (!strcmp(argv[i], "--header"))
+      o_header = 1;
+    else if (!strcmp(argv[i], "--pages"))
+      o_pages = 1;
+    else if (!strcmp(argv[i], "--freelist"))
+      o_free = 1;
+    else if (!strcmp(argv[i], "--schema"))
+      o_schema = 1;
+    else if (!strcmp(argv[i], "--ptrmap"))
+      o_ptrmap = 1;
     else if (!strcmp(argv[i], "--page") && i + 1 < argc && npage < 64)
       o_page[npage++] = strtol(argv[++i], NULL, 10);
     else if (argv[i][0] == '-' || path) {
       usage();
       return 2;
-    } else path = argv[i];
+    } else
+      path = argv[i];
   }
   if (!path) {
     usage();
@@ -759,7 +780,8 @@ int main(int argc, char **argv) {
   for (int i = 0; i < npage; i++) {
     if (o_page[i] < 1 || o_page[i] > (long)db.npages)
       printf("page %ld: outside the file (%u pages)\n", o_page[i], db.npages);
-    else print_page(&db, (uint32_t)o_page[i]);
+    else
+      print_page(&db, (uint32_t)o_page[i]);
   }
   free_schema(&schema);
   for (int i = 0; i < db.nnames; i++) free(db.names[i]);

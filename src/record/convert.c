@@ -183,8 +183,10 @@ static int atof_prefix(const char *z, int n, double *r) {
   if (i >= n) return 0;
   if (z[i] == '-' || z[i] == '+') neg = z[i++] == '-';
   for (; i < n && is_digit(z[i]); i++, ndigit++) {
-    if (s < lim) s = s * 10 + (z[i] - '0');
-    else d++; /* digits past the 19th only shift the exponent */
+    if (s < lim)
+      s = s * 10 + (z[i] - '0');
+    else
+      d++; /* digits past the 19th only shift the exponent */
   }
   if (i < n && z[i] == '.') {
     etype++;
@@ -240,8 +242,10 @@ static int atoi_prefix(const char *z, int n, int64_t *out) {
   for (; i < n && is_digit(z[i]); i++, nd++)
     if (nd < 20) u = u * 10 + (uint64_t)(z[i] - '0'); /* 20 digits fit in 64 bits */
   int big = nd > 19 || u > (uint64_t)INT64_MAX + (uint64_t)neg;
-  if (big) *out = neg ? INT64_MIN : INT64_MAX;
-  else *out = neg ? (int64_t)((uint64_t)0 - u) : (int64_t)u;
+  if (big)
+    *out = neg ? INT64_MIN : INT64_MAX;
+  else
+    *out = neg ? (int64_t)((uint64_t)0 - u) : (int64_t)u;
   if (i == start) return -1; /* no digits at all */
   rc = 0;
   for (int j = i; j < n; j++)
@@ -257,8 +261,10 @@ int record_text_to_number(const char *z, int n, ShValue *out) {
   if (n <= 0) return 0;
   int rc = atof_prefix(z, n, &r);
   if (rc <= 0) return 0;
-  if (rc == 1 && atoi_prefix(z, n, &i) == 0) value_set_int(out, i);
-  else value_set_real(out, r);
+  if (rc == 1 && atoi_prefix(z, n, &i) == 0)
+    value_set_int(out, i);
+  else
+    value_set_real(out, r);
   return 1;
 }
 
@@ -285,22 +291,32 @@ static int64_t real_to_int64(double r) {
 int64_t value_int64(const ShValue *v) {
   int64_t i;
   switch (v->type) {
-    case SHALE_INTEGER: return v->i;
-    case SHALE_FLOAT: return real_to_int64(v->r);
+    case SHALE_INTEGER:
+      return v->i;
+    case SHALE_FLOAT:
+      return real_to_int64(v->r);
     case SHALE_TEXT:
-    case SHALE_BLOB: atoi_prefix(v->z, (int)v->n, &i); return i;
-    default: return 0;
+    case SHALE_BLOB:
+      atoi_prefix(v->z, (int)v->n, &i);
+      return i;
+    default:
+      return 0;
   }
 }
 
 double value_double(const ShValue *v) {
   double r;
   switch (v->type) {
-    case SHALE_INTEGER: return (double)v->i;
-    case SHALE_FLOAT: return v->r;
+    case SHALE_INTEGER:
+      return (double)v->i;
+    case SHALE_FLOAT:
+      return v->r;
     case SHALE_TEXT:
-    case SHALE_BLOB: atof_prefix(v->z, (int)v->n, &r); return r;
-    default: return 0.0;
+    case SHALE_BLOB:
+      atof_prefix(v->z, (int)v->n, &r);
+      return r;
+    default:
+      return 0.0;
   }
 }
 
@@ -309,9 +325,12 @@ static void numerify(const char *z, int n, ShValue *out) {
   double r;
   int64_t i;
   int rcf = atof_prefix(z, n, &r);
-  if ((rcf == 0 || rcf == 1) && atoi_prefix(z, n, &i) <= 1) value_set_int(out, i);
-  else if (real_same_as_int(r, &i)) value_set_int(out, i);
-  else value_set_real(out, r);
+  if ((rcf == 0 || rcf == 1) && atoi_prefix(z, n, &i) <= 1)
+    value_set_int(out, i);
+  else if (real_same_as_int(r, &i))
+    value_set_int(out, i);
+  else
+    value_set_real(out, r);
 }
 
 int value_cast(ShValue *v, char affinity) {
@@ -336,8 +355,8 @@ int value_cast(ShValue *v, char affinity) {
         return SHALE_OK;
       }
       char buf[32];
-      int n = v->type == SHALE_INTEGER ? record_int_to_text(v->i, buf)
-                                       : record_real_to_text(v->r, buf);
+      int n =
+          v->type == SHALE_INTEGER ? record_int_to_text(v->i, buf) : record_real_to_text(v->r, buf);
       value_set_text(&t, buf, (uint32_t)n);
       if (value_make_owned(&t) != SHALE_OK) return SHALE_NOMEM;
       t.type = (uint8_t)want;

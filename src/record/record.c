@@ -11,11 +11,11 @@
  *  2. Nothing here allocates; decoded text/blob values borrow the record.
  *  3. record_encode writes exactly record_encoded_size bytes.
  */
+#include "record.h"
+
 #include <assert.h>
 #include <math.h>
 #include <string.h>
-
-#include "record.h"
 
 /* ---- serial types ---- */
 
@@ -206,8 +206,8 @@ int record_parse_header_ex(const void *rec, uint32_t navail, uint32_t total, uin
   return SHALE_OK;
 }
 
-int record_parse_header(const void *rec, uint32_t n, uint32_t *types, uint32_t *offsets,
-                        int maxcol, int *ncol) {
+int record_parse_header(const void *rec, uint32_t n, uint32_t *types, uint32_t *offsets, int maxcol,
+                        int *ncol) {
   return record_parse_header_ex(rec, n, n, types, offsets, maxcol, ncol);
 }
 

@@ -130,8 +130,7 @@ int record_compare(void *keyinfo, const void *a, uint32_t na, const void *b, uin
  * (record - key) over the first nkey columns. 0 if those are equal (the rest
  * of the record is ignored); a record with fewer than nkey columns, all
  * equal, sorts first. A malformed record sets ki->corrupt and returns -1. */
-int record_compare_unpacked(KeyInfo *ki, const void *rec, uint32_t n, const ShValue *key,
-                            int nkey);
+int record_compare_unpacked(KeyInfo *ki, const void *rec, uint32_t n, const ShValue *key, int nkey);
 
 /* A search key for btree_seek_cmp: record_seek_cmp compares a cell's
  * record with key[0..nkey) like record_compare_unpacked but returns
@@ -167,8 +166,8 @@ size_t record_encode(const ShValue *v, int n, uint8_t *out);
  * offset (from rec). *ncol gets that count. Every parsed column is checked to
  * lie inside the record; when the whole header was parsed, the body must end
  * exactly at n. Returns SHALE_OK or SHALE_CORRUPT (outputs then undefined). */
-int record_parse_header(const void *rec, uint32_t n, uint32_t *types, uint32_t *offsets,
-                        int maxcol, int *ncol);
+int record_parse_header(const void *rec, uint32_t n, uint32_t *types, uint32_t *offsets, int maxcol,
+                        int *ncol);
 
 /* For a record whose payload spills to overflow pages: rec[0..navail) is
  * the part at hand (e.g. btree_payload_fetch) of a total-byte record.

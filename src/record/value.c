@@ -157,8 +157,8 @@ int value_apply_affinity(ShValue *v, char affinity) {
     case AFF_TEXT: {
       if (v->type != SHALE_INTEGER && v->type != SHALE_FLOAT) return SHALE_OK;
       char buf[32];
-      int n = v->type == SHALE_INTEGER ? record_int_to_text(v->i, buf)
-                                       : record_real_to_text(v->r, buf);
+      int n =
+          v->type == SHALE_INTEGER ? record_int_to_text(v->i, buf) : record_real_to_text(v->r, buf);
       ShValue t;
       value_set_text(&t, buf, (uint32_t)n);
       if (value_make_owned(&t)) return SHALE_NOMEM;

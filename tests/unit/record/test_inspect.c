@@ -86,16 +86,17 @@ static const char *make_db(void) {
   remove(path);
   sqlite3 *db;
   sqlite3_open(path, &db);
-  sql(db, "pragma page_size=1024; pragma user_version=-5; pragma application_id=77;"
-          "create table t(a integer primary key, b text, c);"
-          "create index tb on t(b);"
-          "insert into t values(1,'hello',2.5),(2,'x',x'0102'),(3,NULL,-7);"
-          "insert into t(b,c) with recursive s(i) as (select 1 union all select i+1 from s "
-          "  where i<30) select hex(randomblob(300)), randomblob(3000) from s;"
-          "delete from t where a between 10 and 20;"
-          "create table w(k primary key, v) without rowid;"
-          "insert into w values('a',1),('b',2);"
-          "create view v1 as select 1;");
+  sql(db,
+      "pragma page_size=1024; pragma user_version=-5; pragma application_id=77;"
+      "create table t(a integer primary key, b text, c);"
+      "create index tb on t(b);"
+      "insert into t values(1,'hello',2.5),(2,'x',x'0102'),(3,NULL,-7);"
+      "insert into t(b,c) with recursive s(i) as (select 1 union all select i+1 from s "
+      "  where i<30) select hex(randomblob(300)), randomblob(3000) from s;"
+      "delete from t where a between 10 and 20;"
+      "create table w(k primary key, v) without rowid;"
+      "insert into w values('a',1),('b',2);"
+      "create view v1 as select 1;");
   sqlite3_close(db);
   return path;
 }
@@ -140,8 +141,10 @@ TEST(inspect_schema_and_page) {
   sqlite3 *db;
   sqlite3_open(path, &db);
   sqlite3_stmt *s;
-  sqlite3_prepare_v2(db, "select pageno from dbstat where name='t' and pagetype='leaf' "
-                         "order by path limit 1", -1, &s, 0);
+  sqlite3_prepare_v2(db,
+                     "select pageno from dbstat where name='t' and pagetype='leaf' "
+                     "order by path limit 1",
+                     -1, &s, 0);
   CHECK(sqlite3_step(s) == SQLITE_ROW);
   int leaf = sqlite3_column_int(s, 0);
   sqlite3_finalize(s);
@@ -185,7 +188,7 @@ TEST(inspect_pages_match_dbstat) {
     int isidx = strcmp(name, "tb") == 0 || strcmp(name, "w") == 0;
     const char *role = strcmp(type, "overflow") == 0 ? "overflow"
                        : strcmp(type, "leaf") == 0   ? (isidx ? "index-leaf" : "table-leaf")
-                                                     : (isidx ? "index-interior" : "table-interior");
+                                                   : (isidx ? "index-interior" : "table-interior");
     char line[200];
     snprintf(line, sizeof line, "page %d: %s (%s)", pg, role, name);
     if (!has_line(out, line)) test_fail(__FILE__, __LINE__, "missing \"%s\"", line);
@@ -198,8 +201,7 @@ TEST(inspect_pages_match_dbstat) {
   sqlite3_finalize(s);
   sqlite3_close(db);
   CHECK(freecount > 0);
-  CHECK_EQ(count_prefix(out, ": freelist-trunk") + count_prefix(out, ": freelist-leaf"),
-           freecount);
+  CHECK_EQ(count_prefix(out, ": freelist-trunk") + count_prefix(out, ": freelist-leaf"), freecount);
   CHECK_EQ(count_prefix(out, "\npage ") + 1, n + freecount);
   free(out);
   snprintf(args, sizeof args, "%s --freelist", path);
@@ -217,10 +219,11 @@ TEST(inspect_autovacuum_ptrmap) {
   remove(path);
   sqlite3 *db;
   sqlite3_open(path, &db);
-  sql(db, "pragma page_size=512; pragma auto_vacuum=incremental; create table t(x);"
-          "insert into t with recursive s(i) as (select 1 union all select i+1 from s "
-          "  where i<300) select randomblob(400) from s;"
-          "delete from t where rowid % 3 = 0;");
+  sql(db,
+      "pragma page_size=512; pragma auto_vacuum=incremental; create table t(x);"
+      "insert into t with recursive s(i) as (select 1 union all select i+1 from s "
+      "  where i<300) select randomblob(400) from s;"
+      "delete from t where rowid % 3 = 0;");
   sqlite3_close(db);
   char args[600];
   int st;
@@ -246,10 +249,11 @@ TEST(inspect_corrupt_never_crashes) {
   remove(av);
   sqlite3 *db;
   sqlite3_open(av, &db);
-  sql(db, "pragma page_size=1024; pragma auto_vacuum=incremental; create table t(x);"
-          "create index ti on t(x); insert into t with recursive s(i) as (select 1 union all "
-          "select i+1 from s where i<120) select randomblob(500 + i * 7) from s;"
-          "delete from t where rowid % 4 = 0;");
+  sql(db,
+      "pragma page_size=1024; pragma auto_vacuum=incremental; create table t(x);"
+      "create index ti on t(x); insert into t with recursive s(i) as (select 1 union all "
+      "select i+1 from s where i<120) select randomblob(500 + i * 7) from s;"
+      "delete from t where rowid % 4 = 0;");
   sqlite3_close(db);
   mutate_run(av, test_seed() ^ 0xa5);
 }
@@ -273,9 +277,9 @@ static void mutate_run(const char *src, uint64_t seed) {
     int nm = 1 + (int)(test_rand(&s) % 8);
     for (int k = 0; k < nm; k++) {
       /* mostly page headers and cell areas of the first pages */
-      long pos = (test_rand(&s) % 2) ? (long)(test_rand(&s) % (uint64_t)size)
-                                     : (long)(test_rand(&s) % 1024) +
-                                           1024 * (long)(test_rand(&s) % 4);
+      long pos = (test_rand(&s) % 2)
+                     ? (long)(test_rand(&s) % (uint64_t)size)
+                     : (long)(test_rand(&s) % 1024) + 1024 * (long)(test_rand(&s) % 4);
       if (pos < size) m[pos] = (unsigned char)test_rand(&s);
     }
     if (test_rand(&s) % 8 == 0) len = (long)(test_rand(&s) % (uint64_t)size);
@@ -347,10 +351,10 @@ TEST(inspect_ptrmap_entries) {
     CHECK_EQ(st, 0);
     CHECK(strstr(out, " entries, 0 wrong\n"));
     CHECK(!strstr(out, "corrupt:"));
-    CHECK(strstr(out, ": type 1 parent 0\n")); /* roots */
-    CHECK(strstr(out, ": type 3 parent "));    /* first overflow pages */
-    CHECK(strstr(out, ": type 4 parent "));    /* later overflow pages */
-    CHECK(strstr(out, ": type 5 parent "));    /* non-root b-tree pages */
+    CHECK(strstr(out, ": type 1 parent 0\n"));             /* roots */
+    CHECK(strstr(out, ": type 3 parent "));                /* first overflow pages */
+    CHECK(strstr(out, ": type 4 parent "));                /* later overflow pages */
+    CHECK(strstr(out, ": type 5 parent "));                /* non-root b-tree pages */
     if (m == 1) CHECK(strstr(out, ": type 2 parent 0\n")); /* free pages */
     free(out);
     /* damage one entry: page 3's (first entry of pointer-map page 2) */

@@ -23,10 +23,18 @@ static ShValue rand_value(uint64_t *s, char *buf) {
   ShValue v;
   uint64_t r = test_rand(s);
   switch (r % 7) {
-    case 0: value_set_null(&v); break;
-    case 1: value_set_int(&v, (int64_t)(test_rand(s) % 11) - 5); break;
-    case 2: value_set_int(&v, (int64_t)test_rand(s)); break;
-    case 3: value_set_real(&v, (double)((int64_t)(test_rand(s) % 41) - 20) / 4.0); break;
+    case 0:
+      value_set_null(&v);
+      break;
+    case 1:
+      value_set_int(&v, (int64_t)(test_rand(s) % 11) - 5);
+      break;
+    case 2:
+      value_set_int(&v, (int64_t)test_rand(s));
+      break;
+    case 3:
+      value_set_real(&v, (double)((int64_t)(test_rand(s) % 41) - 20) / 4.0);
+      break;
     case 4: {
       static const double big[] = {9223372036854775808.0, -9223372036854775808.0, 1e300, -0.0,
                                    9007199254740993.0};
@@ -37,8 +45,10 @@ static ShValue rand_value(uint64_t *s, char *buf) {
       static const char alpha[] = "aAbBzZ _";
       int n = (int)(test_rand(s) % 5);
       for (int i = 0; i < n; i++) buf[i] = alpha[test_rand(s) % (sizeof alpha - 1)];
-      if (r % 7 == 5) value_set_text(&v, buf, (uint32_t)n);
-      else value_set_blob(&v, buf, (uint32_t)n);
+      if (r % 7 == 5)
+        value_set_text(&v, buf, (uint32_t)n);
+      else
+        value_set_blob(&v, buf, (uint32_t)n);
       break;
     }
   }
@@ -171,8 +181,10 @@ TEST(sqlite_accepts_our_index) {
   CHECK(sqlite3_step(st) == SQLITE_ROW);
   CHECK_EQ(sqlite3_column_int(st, 0), N);
   sqlite3_finalize(st);
-  CHECK(sqlite3_prepare_v2(db, "select rowid from t indexed by ti "
-                               "order by b collate nocase desc, a, rowid", -1, &st, 0) == SQLITE_OK);
+  CHECK(sqlite3_prepare_v2(db,
+                           "select rowid from t indexed by ti "
+                           "order by b collate nocase desc, a, rowid",
+                           -1, &st, 0) == SQLITE_OK);
   int i = 0, bad = 0;
   while (sqlite3_step(st) == SQLITE_ROW && i < N) {
     if (sqlite3_column_int64(st, 0) != ours[i] && bad++ < 5)

@@ -134,37 +134,38 @@ static const char *make_db(void) {
   remove(path);
   sqlite3 *db;
   sqlite3_open(path, &db);
-  exec(db, "pragma page_size=1024;"
-           "create table t(a integer primary key, b text, c real, d);"
-           "insert into t values(1,'hello',2,x'00ff'),(5,NULL,2.5,-3),(7,'x|y',1e20,0.1),"
-           "  (8, 'caf\xc3\xa9', -0.0, 9223372036854775807);"
-           "insert into t(b, c, d) with recursive s(i) as (select 1 union all select i+1 from s"
-           "  where i<500) select 'row' || i, i * 0.25, randomblob(i % 7) from s;"
-           "insert into t(b, d) values(hex(zeroblob(5000)), zeroblob(3000));"
-           "create index tb on t(b);"
-           "create table w(k text, v, z int, primary key(z desc, k)) without rowid;"
-           "insert into w values('a',1,10),('b',2,5),('c',NULL,7);"
-           "create view vv as select 1;"
-           "create table \"odd name\"(\"x y\" INT PRIMARY KEY, [q]);"
-           "insert into \"odd name\" values(3,4);"
-           "create table big(x);"
-           "insert into big with recursive s(i) as (select 1 union all select i+1 from s"
-           "  where i<3000) select i from s;"
-           "delete from big where x % 3 = 0;"
-           "create table added(a, b);"
-           "insert into added values(1, 2), (3, 4);"
-           "alter table added add column c default 42;"
-           "alter table added add column d text default 'it''s';"
-           "alter table added add column e real default -1;"
-           "alter table added add column f default x'0aFF';"
-           "alter table added add column g default (7);"
-           "alter table added add column h default (-2.5);"
-           "alter table added add column i default 1.5e3;"
-           "alter table added add column j integer default '12';"
-           "alter table added add column k default TRUE;"
-           "alter table added add column l numeric default '3.0';"
-           "alter table added add column m /* c */ varchar(10) default NULL;"
-           "insert into added(a, b) values(5, 6);");
+  exec(db,
+       "pragma page_size=1024;"
+       "create table t(a integer primary key, b text, c real, d);"
+       "insert into t values(1,'hello',2,x'00ff'),(5,NULL,2.5,-3),(7,'x|y',1e20,0.1),"
+       "  (8, 'caf\xc3\xa9', -0.0, 9223372036854775807);"
+       "insert into t(b, c, d) with recursive s(i) as (select 1 union all select i+1 from s"
+       "  where i<500) select 'row' || i, i * 0.25, randomblob(i % 7) from s;"
+       "insert into t(b, d) values(hex(zeroblob(5000)), zeroblob(3000));"
+       "create index tb on t(b);"
+       "create table w(k text, v, z int, primary key(z desc, k)) without rowid;"
+       "insert into w values('a',1,10),('b',2,5),('c',NULL,7);"
+       "create view vv as select 1;"
+       "create table \"odd name\"(\"x y\" INT PRIMARY KEY, [q]);"
+       "insert into \"odd name\" values(3,4);"
+       "create table big(x);"
+       "insert into big with recursive s(i) as (select 1 union all select i+1 from s"
+       "  where i<3000) select i from s;"
+       "delete from big where x % 3 = 0;"
+       "create table added(a, b);"
+       "insert into added values(1, 2), (3, 4);"
+       "alter table added add column c default 42;"
+       "alter table added add column d text default 'it''s';"
+       "alter table added add column e real default -1;"
+       "alter table added add column f default x'0aFF';"
+       "alter table added add column g default (7);"
+       "alter table added add column h default (-2.5);"
+       "alter table added add column i default 1.5e3;"
+       "alter table added add column j integer default '12';"
+       "alter table added add column k default TRUE;"
+       "alter table added add column l numeric default '3.0';"
+       "alter table added add column m /* c */ varchar(10) default NULL;"
+       "insert into added(a, b) values(5, 6);");
   sqlite3_close(db);
   return path;
 }
@@ -183,8 +184,9 @@ TEST(shell_tables_and_schema) {
   CHECK_STR(out, "added\nbig\nodd name\nt\nvv\nw\n");
   free(out);
   out = run_shell(path, ".schema t\n", &st);
-  CHECK_STR(out, "CREATE TABLE t(a integer primary key, b text, c real, d);\n"
-                 "CREATE INDEX tb on t(b);\n");
+  CHECK_STR(out,
+            "CREATE TABLE t(a integer primary key, b text, c real, d);\n"
+            "CREATE INDEX tb on t(b);\n");
   free(out);
   out = run_shell(path, ".schema\n", &st);
   CHECK(strstr(out, "CREATE VIEW vv as select 1;\n"));
@@ -236,8 +238,10 @@ TEST(shell_count_and_dbinfo) {
   sqlite3 *db;
   sqlite3_open(path, &db);
   sqlite3_stmt *s;
-  sqlite3_prepare_v2(db, "select (select page_count from pragma_page_count),"
-                         " (select freelist_count from pragma_freelist_count)", -1, &s, 0);
+  sqlite3_prepare_v2(db,
+                     "select (select page_count from pragma_page_count),"
+                     " (select freelist_count from pragma_freelist_count)",
+                     -1, &s, 0);
   CHECK(sqlite3_step(s) == SQLITE_ROW);
   char line[100];
   snprintf(line, sizeof line, "database page count: %d\n", sqlite3_column_int(s, 0));
@@ -317,8 +321,7 @@ static char *sqlite_check(const char *path) {
       size_t len = e ? (size_t)(e - line) : strlen(line);
       int vdbe = strncmp(line, "*** in database main ***", 24) == 0 ||
                  strncmp(line, "row ", 4) == 0 || strncmp(line, "wrong # of entries", 18) == 0 ||
-                 strstr(line, " value in ") != NULL ||
-                 strncmp(line, "non-unique entry", 16) == 0;
+                 strstr(line, " value in ") != NULL || strncmp(line, "non-unique entry", 16) == 0;
       if (!vdbe && strcmp(line, "ok") != 0) {
         while (n + len + 2 >= cap) out = realloc(out, cap *= 2);
         memcpy(out + n, line, len);
@@ -397,7 +400,8 @@ TEST(shell_check_matches_sqlite) {
     /* Both must agree on ok/not ok; the wording must agree in most cases
      * (the rest is btree_check's business, reported separately). */
     CHECK_EQ(strcmp(out, "ok\n") == 0, strcmp(want, "ok\n") == 0);
-    if (strcmp(out, want) == 0) same++;
+    if (strcmp(out, want) == 0)
+      same++;
     else if (getenv("SHALE_TEST_VERBOSE"))
       fprintf(stderr, "iteration %d (byte %ld): shale:\n%.400s\nsqlite3:\n%.400s", it, off, out,
               want);
@@ -419,27 +423,28 @@ TEST(shell_check_index_order) {
   remove(path);
   sqlite3 *db;
   sqlite3_open(path, &db);
-  exec(db, "pragma page_size=512;"
-           "create table t(a text collate nocase, b, c real, d text, unique(d collate rtrim, b));"
-           "create index i1 on t(a);"
-           "create index i2 on t(b desc, a collate binary);"
-           "create index i3 on t(c, d collate nocase desc);"
-           "create index i4 on t(b) where b > 10;"
-           "create index i5 on t(lower(a));" /* expression: structure-only check */
-           "create table w(x text collate nocase, y int, z, primary key(y desc, x),"
-           "  unique(z)) without rowid;"
-           "create index wi on w(z collate rtrim desc);"
-           "create table u(p integer primary key, q unique collate nocase, r);"
-           "create table v(k text primary key collate rtrim, m);"
-           "insert into t with recursive s(i) as (select 1 union all select i+1 from s where i<400)"
-           "  select char(65 + i % 26) || substr('aAbB  ', 1 + i % 6, 2), i % 37 - 5, i * 0.5,"
-           "  'd' || (i % 50) || substr('   ', 1, i % 3) from s;"
-           "insert into w with recursive s(i) as (select 1 union all select i+1 from s where i<250)"
-           "  select char(97 + i % 26) || 'X', i % 20, 'z' || i || substr('  ', 1, i % 2) from s;"
-           "insert into u(q, r) with recursive s(i) as (select 1 union all select i+1 from s"
-           "  where i<300) select 'Q' || i, i from s;"
-           "insert into v with recursive s(i) as (select 1 union all select i+1 from s"
-           "  where i<300) select 'k' || i, i from s;");
+  exec(db,
+       "pragma page_size=512;"
+       "create table t(a text collate nocase, b, c real, d text, unique(d collate rtrim, b));"
+       "create index i1 on t(a);"
+       "create index i2 on t(b desc, a collate binary);"
+       "create index i3 on t(c, d collate nocase desc);"
+       "create index i4 on t(b) where b > 10;"
+       "create index i5 on t(lower(a));" /* expression: structure-only check */
+       "create table w(x text collate nocase, y int, z, primary key(y desc, x),"
+       "  unique(z)) without rowid;"
+       "create index wi on w(z collate rtrim desc);"
+       "create table u(p integer primary key, q unique collate nocase, r);"
+       "create table v(k text primary key collate rtrim, m);"
+       "insert into t with recursive s(i) as (select 1 union all select i+1 from s where i<400)"
+       "  select char(65 + i % 26) || substr('aAbB  ', 1 + i % 6, 2), i % 37 - 5, i * 0.5,"
+       "  'd' || (i % 50) || substr('   ', 1, i % 3) from s;"
+       "insert into w with recursive s(i) as (select 1 union all select i+1 from s where i<250)"
+       "  select char(97 + i % 26) || 'X', i % 20, 'z' || i || substr('  ', 1, i % 2) from s;"
+       "insert into u(q, r) with recursive s(i) as (select 1 union all select i+1 from s"
+       "  where i<300) select 'Q' || i, i from s;"
+       "insert into v with recursive s(i) as (select 1 union all select i+1 from s"
+       "  where i<300) select 'k' || i, i from s;");
   sqlite3_close(db);
   int st;
   char *out = run_shell(path, ".check\n.rows w\n", &st);
@@ -450,15 +455,23 @@ TEST(shell_check_index_order) {
   free(want);
   free(out);
   /* swap the first two cell pointers of a leaf of each index in turn */
-  static const char *const idx[] = {"i1", "i2", "i3", "i4", "wi", "w",
-                                    "sqlite_autoindex_t_1", "sqlite_autoindex_u_1",
+  static const char *const idx[] = {"i1",
+                                    "i2",
+                                    "i3",
+                                    "i4",
+                                    "wi",
+                                    "w",
+                                    "sqlite_autoindex_t_1",
+                                    "sqlite_autoindex_u_1",
                                     "sqlite_autoindex_v_1"};
   for (size_t i = 0; i < sizeof idx / sizeof idx[0]; i++) {
     sqlite3_open(path, &db);
     sqlite3_stmt *s;
     char q[200];
-    snprintf(q, sizeof q, "select pageno from dbstat where name='%s' and pagetype='leaf' "
-                          "and ncell >= 3 order by pageno limit 1", idx[i]);
+    snprintf(q, sizeof q,
+             "select pageno from dbstat where name='%s' and pagetype='leaf' "
+             "and ncell >= 3 order by pageno limit 1",
+             idx[i]);
     sqlite3_prepare_v2(db, q, -1, &s, 0);
     int pg = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
     sqlite3_finalize(s);
@@ -507,9 +520,9 @@ TEST(shell_mutated_files_no_crash) {
     memcpy(m, orig, (size_t)size);
     int nm = 1 + (int)(test_rand(&s) % 6);
     for (int k = 0; k < nm; k++) {
-      long pos = (test_rand(&s) % 3 == 0) ? (long)(test_rand(&s) % (uint64_t)size)
-                                          : 1024 * (long)(test_rand(&s) % 8) +
-                                                (long)(test_rand(&s) % 16);
+      long pos = (test_rand(&s) % 3 == 0)
+                     ? (long)(test_rand(&s) % (uint64_t)size)
+                     : 1024 * (long)(test_rand(&s) % 8) + (long)(test_rand(&s) % 16);
       if (pos >= 100 || test_rand(&s) % 4 == 0) m[pos] = (unsigned char)test_rand(&s);
     }
     long len = test_rand(&s) % 10 == 0 ? (long)(test_rand(&s) % (uint64_t)size) : size;
@@ -518,8 +531,10 @@ TEST(shell_mutated_files_no_crash) {
     fclose(f);
     free(m);
     int st;
-    char *out = run_shell(bad, ".dbinfo\n.tables\n.schema\n.rows t\n.rows w\n.rows added\n"
-                               ".count big\n.rows \"odd name\"\n.check\n", &st);
+    char *out = run_shell(bad,
+                          ".dbinfo\n.tables\n.schema\n.rows t\n.rows w\n.rows added\n"
+                          ".count big\n.rows \"odd name\"\n.check\n",
+                          &st);
     if (st != 0) {
       test_fail(__FILE__, __LINE__, "iteration %d: exit status %d", it, st);
       fprintf(stderr, "%.3000s\n", out);
