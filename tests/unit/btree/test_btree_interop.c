@@ -295,16 +295,13 @@ static void scan_everything(Btree *bt, uint32_t npages) {
   }
 }
 
-TEST(corrupt_files_never_crash) {
+static void corrupt_run(const char *setup, uint32_t psz) {
   const char *path = test_path("fz.db");
   const char *work = test_path("fzw.db");
   remove(path);
   sqlite3 *db;
   sqlite3_open(path, &db);
-  exec_ok(db, "PRAGMA page_size=512; CREATE TABLE t(a, b); CREATE INDEX ti ON t(b);"
-              "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<400) "
-              "INSERT INTO t SELECT i, randomblob(CASE WHEN i%20=0 THEN 1500 ELSE i%90 END) FROM c;"
-              "DELETE FROM t WHERE a%5=0;");
+  exec_ok(db, setup);
   sqlite3_close(db);
   FILE *f = fopen(path, "rb");
   fseek(f, 0, SEEK_END);
@@ -313,7 +310,7 @@ TEST(corrupt_files_never_crash) {
   uint8_t *img = malloc((size_t)size);
   CHECK_EQ(fread(img, 1, (size_t)size, f), (size_t)size);
   fclose(f);
-  uint32_t npages = (uint32_t)(size / 512);
+  uint32_t npages = (uint32_t)(size / psz);
   uint64_t s = test_seed();
   int iters = test_long() ? 3000 : 300;
   int ncorrupt = 0;
@@ -326,7 +323,7 @@ TEST(corrupt_files_never_crash) {
       if (test_rand(&s) % 2) {
         /* aim at page headers, cell pointers and the freelist fields */
         long pg = (long)(test_rand(&s) % npages);
-        off = pg * 512 + (pg == 0 ? 100 : 0) + (long)(test_rand(&s) % 24);
+        off = pg * (long)psz + (pg == 0 ? 100 : 0) + (long)(test_rand(&s) % 24);
         if (test_rand(&s) % 8 == 0) off = 32 + (long)(test_rand(&s) % 8);
       }
       switch (test_rand(&s) % 3) {
@@ -372,6 +369,24 @@ TEST(corrupt_files_never_crash) {
   }
   CHECK(ncorrupt > 0); /* the corruption was noticed at least sometimes */
   free(img);
+}
+
+TEST(corrupt_files_never_crash) {
+  corrupt_run("PRAGMA page_size=512; CREATE TABLE t(a, b); CREATE INDEX ti ON t(b);"
+              "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<400) "
+              "INSERT INTO t SELECT i, randomblob(CASE WHEN i%20=0 THEN 1500 ELSE i%90 END) FROM c;"
+              "DELETE FROM t WHERE a%5=0;",
+              512);
+}
+
+TEST(corrupt_files_never_crash_index_freelist) {
+  corrupt_run("PRAGMA page_size=1024; CREATE TABLE w(k, v, PRIMARY KEY(k)) WITHOUT ROWID;"
+              "CREATE TABLE t(a); CREATE INDEX tv ON w(v);"
+              "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<1500) "
+              "INSERT INTO w SELECT randomblob(4 + i%300), i FROM c;"
+              "INSERT INTO t SELECT randomblob(3000) FROM w WHERE v < 40;"
+              "DELETE FROM w WHERE v%3=0; DELETE FROM t WHERE rowid%2=0;",
+              1024);
 }
 
 /* The lock-byte page (file offset 1 GiB) is never handed out: a sparse file
