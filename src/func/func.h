@@ -1,0 +1,213 @@
+/*
+ * func.h -- the SQL function library: the interface the VM calls, the
+ * registry of functions, and the LIKE/GLOB matchers.
+ *
+ * A function is a FuncDef (scalar, or aggregate with step/final and for
+ * window use value/inverse). The VM fills a FuncCtx for each call, passes the
+ * arguments as an array of ShValue, and reads the result (or error) back out
+ * of the ctx. The built-ins reproduce SQLite 3.40.1 exactly, including its
+ * conversions (record.h "casts") and error messages.
+ *
+ * Invariants:
+ *  1. A function never keeps pointers into its arguments past its return
+ *     (except through a result it copied); results are owned by the ctx
+ *     (ctx->result, freed with func_ctx_reset) unless they are static.
+ *  2. After any callback, ctx->rc is SHALE_OK or the error to raise;
+ *     ctx->errmsg is shale_malloc'ed (or NULL: use the code's text).
+ *  3. An aggregate context is allocated zeroed by the first
+ *     func_aggregate_context call that asks for bytes, lives until the final
+ *     callback returns, and is then released by func_agg_finish; the final
+ *     callback frees whatever the aggregate hung off it. The VM calls
+ *     func_agg_finish exactly once per aggregate, also when abandoning it.
+ *  4. Registry lookups are by ASCII-case-insensitive name and exact arity,
+ *     falling back to a variadic (nargs = -1) definition whose nargs_min
+ *     allows the count.
+ */
+#ifndef SHALE_FUNC_H
+#define SHALE_FUNC_H
+
+#include <stdint.h>
+
+#include "../record/record.h"
+
+/* ---- definitions ---- */
+
+typedef struct FuncCtx FuncCtx;
+typedef struct FuncDef FuncDef;
+
+typedef void (*FuncScalarFn)(FuncCtx *ctx, int argc, ShValue *argv);
+typedef void (*FuncFinalFn)(FuncCtx *ctx);
+
+/* FuncDef.flags */
+#define FUNC_DETERMINISTIC 0x0001 /* same args, same result (within a statement) */
+#define FUNC_NEEDCOLL 0x0002      /* compares text: the VM sets ctx->coll */
+#define FUNC_CONSTANT 0x0004      /* no args dependence at all (sqlite_version) */
+#define FUNC_LIKE 0x0008          /* like(): candidate for the LIKE optimization */
+#define FUNC_CASE 0x0010          /* with FUNC_LIKE: case-sensitive (GLOB) */
+#define FUNC_MINMAX 0x0020        /* min()/max() aggregate: index optimization */
+#define FUNC_COUNT 0x0040         /* count(*): table-count optimization */
+#define FUNC_INLINE 0x0080        /* coalesce/ifnull/iif/likelihood...: the code
+                                     generator may short-circuit the arguments */
+#define FUNC_DIRECTONLY 0x0100    /* not from triggers/views */
+#define FUNC_INNOCUOUS 0x0200
+#define FUNC_SLOWCHANGE 0x0400    /* changes()/last_insert_rowid(): per statement */
+#define FUNC_UNLIKELY 0x0800      /* likelihood/likely/unlikely: planner hint */
+#define FUNC_BUILTIN 0x8000       /* set on built-ins */
+
+struct FuncDef {
+  const char *name; /* as registered; lookups ignore ASCII case */
+  int nargs;        /* exact arity, or -1 for any */
+  int nargs_min;    /* with nargs = -1: fewest arguments accepted */
+  unsigned flags;
+  FuncScalarFn scalar;  /* scalar function, or NULL for an aggregate */
+  FuncScalarFn step;    /* aggregate step */
+  FuncFinalFn final;    /* aggregate final: sets the result */
+  FuncFinalFn value;    /* window: current value without finishing (or NULL) */
+  FuncScalarFn inverse; /* window: remove a row (or NULL) */
+  void *user_data;
+  void (*destroy)(void *user_data); /* user functions: called on replacement/free */
+};
+
+static inline int func_is_aggregate(const FuncDef *d) { return d->step != NULL; }
+
+/* ---- the call context ---- */
+
+/* Connection-level data a function may read; the VM/API provides it. */
+typedef struct FuncConnCallbacks {
+  int64_t (*last_insert_rowid)(void *conn);
+  int64_t (*changes)(void *conn);
+  int64_t (*total_changes)(void *conn);
+} FuncConnCallbacks;
+
+/* Per-statement cached data keyed by (call site, argument index). The VM
+ * owns the list head (one per statement) and frees it with
+ * func_auxdata_clear. */
+typedef struct FuncAux {
+  int site; /* the VM's id of the call site (e.g. the instruction index) */
+  int iarg;
+  void *p;
+  void (*destroy)(void *);
+  struct FuncAux *next;
+} FuncAux;
+
+/* How results may hand over text/blob memory. */
+#define FUNC_STATIC 0    /* lives longer than the result: borrowed */
+#define FUNC_TRANSIENT 1 /* copied now */
+#define FUNC_OWNED 2     /* shale_malloc memory: the result takes it (freed on error too) */
+
+#define FUNC_MAX_LENGTH_DEFAULT 1000000000 /* SQLITE_MAX_LENGTH */
+#define FUNC_LIKE_PATTERN_DEFAULT 50000    /* SQLITE_MAX_LIKE_PATTERN_LENGTH */
+
+struct FuncCtx {
+  /* Set by the VM before the call. */
+  const FuncDef *def;
+  const Collation *coll; /* FUNC_NEEDCOLL functions compare text with it (NULL = BINARY) */
+  void *conn;
+  const FuncConnCallbacks *cb; /* may be NULL: the functions then return 0 */
+  int64_t max_length;          /* SQLITE_LIMIT_LENGTH; 0 = default */
+  int max_like_pattern;        /* SQLITE_LIMIT_LIKE_PATTERN_LENGTH; 0 = default */
+  FuncAux **aux;               /* the statement's auxdata list (NULL: none kept) */
+  int aux_site;
+  void *agg;                   /* aggregate context (func_aggregate_context) */
+  /* Outputs. */
+  ShValue result;   /* NULL unless set; VAL_OWNED text/blob freed by func_ctx_reset */
+  uint8_t subtype;  /* result subtype (0 = none) */
+  int rc;           /* SHALE_OK or the error */
+  char *errmsg;     /* shale_malloc'ed message or NULL */
+  uint8_t skip_accum_load; /* min/max: this row did not become the new best */
+};
+
+/* Prepare ctx for calling def: zeroes it and sets def. */
+void func_ctx_init(FuncCtx *ctx, const FuncDef *def);
+/* Release the result and message (not the aggregate context); result NULL,
+ * rc OK. Call before reusing a ctx for the next call. */
+void func_ctx_reset(FuncCtx *ctx);
+/* Take the result out of ctx (ownership passes to *out); ctx->result NULL. */
+void func_ctx_take_result(FuncCtx *ctx, ShValue *out);
+
+/* Memory for an aggregate's state: zeroed on the first call with nbytes > 0
+ * and the same block on every later call. With nbytes = 0 before the first
+ * allocation it returns NULL (final on an empty group). NULL with
+ * rc = SHALE_NOMEM on allocation failure. */
+void *func_aggregate_context(FuncCtx *ctx, int nbytes);
+/* Call def->final (which frees what hangs off the state) and free the
+ * aggregate context. Leaves the result in ctx. */
+void func_agg_finish(FuncCtx *ctx);
+
+/* Auxdata: cached per call site and argument. get returns NULL if none. set
+ * replaces (destroying the old); when it cannot keep p (no list, OOM) it
+ * destroys p at once. */
+void *func_get_auxdata(FuncCtx *ctx, int iarg);
+void func_set_auxdata(FuncCtx *ctx, int iarg, void *p, void (*destroy)(void *));
+void func_auxdata_clear(FuncAux **list);
+
+/* ---- results ---- */
+void func_result_null(FuncCtx *ctx);
+void func_result_int(FuncCtx *ctx, int64_t i);
+/* NaN becomes NULL, as in SQLite. */
+void func_result_real(FuncCtx *ctx, double r);
+/* n < 0: z is NUL-terminated. mode FUNC_STATIC/TRANSIENT/OWNED. Longer than
+ * the length limit: SHALE_TOOBIG error. */
+void func_result_text(FuncCtx *ctx, const char *z, int64_t n, int mode);
+void func_result_blob(FuncCtx *ctx, const void *z, int64_t n, int mode);
+/* n zero bytes. */
+void func_result_zeroblob(FuncCtx *ctx, int64_t n);
+/* A copy of v (text/blob copied). */
+void func_result_value(FuncCtx *ctx, const ShValue *v);
+/* Error with message z (n < 0: NUL-terminated); rc SHALE_ERROR. */
+void func_result_error(FuncCtx *ctx, const char *z, int n);
+void func_result_error_code(FuncCtx *ctx, int rc);
+void func_result_error_nomem(FuncCtx *ctx);
+void func_result_error_toobig(FuncCtx *ctx); /* "string or blob too big" */
+static inline void func_result_subtype(FuncCtx *ctx, unsigned st) { ctx->subtype = (uint8_t)st; }
+static inline void *func_user_data(FuncCtx *ctx) { return ctx->def ? ctx->def->user_data : 0; }
+static inline int64_t func_max_length(const FuncCtx *ctx) {
+  return ctx->max_length > 0 ? ctx->max_length : FUNC_MAX_LENGTH_DEFAULT;
+}
+
+/* ---- the registry ---- */
+
+typedef struct FuncEntry FuncEntry;
+typedef struct FuncRegistry {
+  FuncEntry **slots;
+  int nslot;
+  int count;
+} FuncRegistry;
+
+/* An empty registry loaded with every built-in. SHALE_OK or SHALE_NOMEM
+ * (reg is then empty and may be freed). */
+int func_registry_init(FuncRegistry *reg);
+/* Free all entries (calling user destroy hooks). */
+void func_registry_free(FuncRegistry *reg);
+/* Add or replace (same name, case-insensitively, and nargs) a user function;
+ * def is copied (name too). A def with neither scalar nor step deletes the
+ * existing function. On error def->destroy is not called. SHALE_OK,
+ * SHALE_NOMEM, SHALE_MISUSE (bad name/nargs). */
+int func_register(FuncRegistry *reg, const FuncDef *def);
+/* The function to call for name(nargs args), or NULL. */
+const FuncDef *func_find(const FuncRegistry *reg, const char *name, int nargs);
+/* 1 if some function called name exists with any arity (so a failed
+ * func_find means "wrong number of arguments to function name()"). */
+int func_exists_name(const FuncRegistry *reg, const char *name);
+
+/* ---- LIKE and GLOB ---- */
+
+/* GLOB: '*', '?', '[...]' sets with ranges and '^'; case-sensitive. 1 if
+ * str matches pat. Each text ends at its length or at a NUL byte. */
+int func_glob_match(const char *pat, int npat, const char *str, int nstr);
+/* LIKE: '%', '_', optional escape character esc (0 = none), nocase = ASCII
+ * case folding (SQLite's default LIKE). */
+int func_like_match(const char *pat, int npat, const char *str, int nstr, uint32_t esc,
+                    int nocase);
+
+/* ---- printf ---- */
+
+/* SQLite's printf over SQL values: the engine behind format()/printf() and
+ * quote(). Appends to a growable buffer; args are consumed in order (missing
+ * ones read as NULL). Returns SHALE_OK, SHALE_NOMEM or SHALE_TOOBIG (output
+ * longer than max_len). *out is shale_malloc'ed, NUL-terminated (NULL on
+ * error), *nout its length. */
+int func_printf(const char *fmt, int nfmt, int argc, ShValue *argv, int64_t max_len,
+                char **out, int64_t *nout);
+
+#endif /* SHALE_FUNC_H */

@@ -1,0 +1,80 @@
+/*
+ * func_int.h -- private helpers shared by the files of src/func: the tables
+ * of built-ins each file contributes, UTF-8 stepping with SQLite's rules, and
+ * a growable string buffer.
+ *
+ * Invariants:
+ *  1. func_utf8_read never reads at or past end; malformed sequences decode
+ *     as SQLite's sqlite3Utf8Read does (overlong, surrogate and U+FFFE/FFFF
+ *     become U+FFFD; a stray continuation byte is its own character).
+ *  2. A StrBuf in an error state ignores further appends; sb_finish then
+ *     frees the text and returns NULL.
+ */
+#ifndef SHALE_FUNC_INT_H
+#define SHALE_FUNC_INT_H
+
+#include <string.h>
+
+#include "func.h"
+
+/* Built-in tables, one per source file (func_registry.c loads them all). */
+extern const FuncDef func_core_defs[];
+extern const int func_core_ndefs;
+extern const FuncDef func_text_defs[];
+extern const int func_text_ndefs;
+extern const FuncDef func_math_defs[];
+extern const int func_math_ndefs;
+extern const FuncDef func_agg_defs[];
+extern const int func_agg_ndefs;
+extern const FuncDef func_printf_defs[];
+extern const int func_printf_ndefs;
+
+/* Decode one character at *pz (< end), advancing past it and any trailing
+ * continuation bytes. */
+uint32_t func_utf8_read(const unsigned char **pz, const unsigned char *end);
+/* Advance past one character as SQLITE_SKIP_UTF8 does. */
+static inline const unsigned char *func_utf8_skip(const unsigned char *z,
+                                                  const unsigned char *end) {
+  if (*z++ >= 0xc0) {
+    while (z < end && (*z & 0xc0) == 0x80) z++;
+  }
+  return z;
+}
+/* Bytes up to the first NUL (or n): how far SQLite's C-string loops see. */
+static inline uint32_t func_cstr_len(const char *z, uint32_t n) {
+  const char *e = n ? memchr(z, 0, n) : NULL;
+  return e ? (uint32_t)(e - z) : n;
+}
+/* Encode code point c (< 0x200000) as 1..4 bytes; returns the length. */
+int func_utf8_write(unsigned char *out, uint32_t c);
+
+/* Argument as text (numbers rendered into buf); NULL -> 0 with *z NULL. */
+static inline int func_arg_text(const ShValue *v, char buf[32], const char **z, uint32_t *n) {
+  return value_text_view(v, buf, z, n);
+}
+
+typedef struct StrBuf {
+  char *z;
+  int64_t n, cap, max;
+  int err; /* SHALE_OK, SHALE_NOMEM or SHALE_TOOBIG */
+} StrBuf;
+
+static inline void sb_init(StrBuf *b, int64_t max) {
+  b->z = NULL;
+  b->n = b->cap = 0;
+  b->max = max;
+  b->err = SHALE_OK;
+}
+/* Make room for k more bytes (plus a NUL); 0 on success. */
+int sb_reserve(StrBuf *b, int64_t k);
+void sb_append(StrBuf *b, const char *z, int64_t n);
+void sb_appendchar(StrBuf *b, int64_t count, char c);
+/* The NUL-terminated text (shale_malloc'ed, possibly an empty string) or
+ * NULL on error; the buffer is emptied either way. */
+char *sb_finish(StrBuf *b);
+void sb_reset(StrBuf *b);
+
+/* Set the ctx's error from a StrBuf error code. */
+void func_result_sb_error(FuncCtx *ctx, int err);
+
+#endif /* SHALE_FUNC_INT_H */

@@ -1,0 +1,481 @@
+/*
+ * func_registry.c -- the plumbing of the function library: call contexts and
+ * result setters, aggregate contexts, auxdata, the name/arity registry, and
+ * the small shared helpers (UTF-8 stepping, the string buffer).
+ *
+ * Owns: FuncCtx results and errors, aggregate context blocks, the registry's
+ * entries (copies of user FuncDefs; built-ins are referenced, not copied).
+ *
+ * Invariants:
+ *  1. ctx->result is NULL, a number, static/borrowed text, or VAL_OWNED
+ *     memory; every setter first releases what was there.
+ *  2. The registry is a chained hash on the lowercased name; an entry is
+ *     unique per (name, nargs). nslot is a power of two.
+ *  3. Registry entries for user functions own a copy of the name and call
+ *     def.destroy(user_data) exactly once, when replaced, deleted or freed.
+ */
+#include <string.h>
+
+#include "func_int.h"
+
+/* ---- UTF-8 ---- */
+
+uint32_t func_utf8_read(const unsigned char **pz, const unsigned char *end) {
+  const unsigned char *z = *pz;
+  uint32_t c = *z++;
+  if (c >= 0xc0) {
+    /* The lead byte's payload bits: 5 for 110xxxxx, 4, 3, then 2, 1, 0 for
+     * the invalid 0xf8.. leads (SQLite keeps decoding those too). */
+    if (c < 0xe0) c &= 0x1f;
+    else if (c < 0xf0) c &= 0x0f;
+    else if (c < 0xf8) c &= 0x07;
+    else if (c < 0xfc) c &= 0x03;
+    else if (c < 0xfe) c &= 0x01;
+    else c = 0;
+    while (z < end && (*z & 0xc0) == 0x80) c = (c << 6) + (0x3f & *z++);
+    if (c < 0x80 || (c & 0xfffff800) == 0xd800 || (c & 0xfffffffe) == 0xfffe) c = 0xfffd;
+  }
+  *pz = z;
+  return c;
+}
+
+int func_utf8_write(unsigned char *out, uint32_t c) {
+  if (c < 0x80) {
+    out[0] = (unsigned char)c;
+    return 1;
+  }
+  if (c < 0x800) {
+    out[0] = (unsigned char)(0xc0 + (c >> 6));
+    out[1] = (unsigned char)(0x80 + (c & 0x3f));
+    return 2;
+  }
+  if (c < 0x10000) {
+    out[0] = (unsigned char)(0xe0 + (c >> 12));
+    out[1] = (unsigned char)(0x80 + ((c >> 6) & 0x3f));
+    out[2] = (unsigned char)(0x80 + (c & 0x3f));
+    return 3;
+  }
+  out[0] = (unsigned char)(0xf0 + ((c >> 18) & 0x07));
+  out[1] = (unsigned char)(0x80 + ((c >> 12) & 0x3f));
+  out[2] = (unsigned char)(0x80 + ((c >> 6) & 0x3f));
+  out[3] = (unsigned char)(0x80 + (c & 0x3f));
+  return 4;
+}
+
+/* ---- string buffer ---- */
+
+int sb_reserve(StrBuf *b, int64_t k) {
+  if (b->err) return 1;
+  if (k < 0 || b->n + k > b->max) {
+    b->err = SHALE_TOOBIG;
+    return 1;
+  }
+  if (b->n + k + 1 <= b->cap) return 0;
+  int64_t cap = b->cap ? b->cap : 64;
+  while (cap < b->n + k + 1) cap *= 2;
+  if (cap > b->max + 1) cap = b->max + 1;
+  char *z = shale_realloc(b->z, (size_t)cap);
+  if (!z) {
+    b->err = SHALE_NOMEM;
+    return 1;
+  }
+  b->z = z;
+  b->cap = cap;
+  return 0;
+}
+
+void sb_append(StrBuf *b, const char *z, int64_t n) {
+  if (n <= 0 || sb_reserve(b, n)) return;
+  memcpy(b->z + b->n, z, (size_t)n);
+  b->n += n;
+}
+
+void sb_appendchar(StrBuf *b, int64_t count, char c) {
+  if (count <= 0 || sb_reserve(b, count)) return;
+  memset(b->z + b->n, c, (size_t)count);
+  b->n += count;
+}
+
+void sb_reset(StrBuf *b) {
+  shale_free(b->z);
+  b->z = NULL;
+  b->n = b->cap = 0;
+}
+
+char *sb_finish(StrBuf *b) {
+  if (!b->err && !b->z) sb_reserve(b, 0);
+  if (b->err) {
+    sb_reset(b);
+    return NULL;
+  }
+  char *z = b->z;
+  z[b->n] = 0;
+  b->z = NULL;
+  b->cap = 0;
+  return z;
+}
+
+/* ---- contexts and results ---- */
+
+void func_ctx_init(FuncCtx *ctx, const FuncDef *def) {
+  memset(ctx, 0, sizeof(*ctx));
+  ctx->def = def;
+  value_set_null(&ctx->result);
+}
+
+void func_ctx_reset(FuncCtx *ctx) {
+  value_clear(&ctx->result);
+  shale_free(ctx->errmsg);
+  ctx->errmsg = NULL;
+  ctx->rc = SHALE_OK;
+  ctx->subtype = 0;
+  ctx->skip_accum_load = 0;
+}
+
+void func_ctx_take_result(FuncCtx *ctx, ShValue *out) {
+  *out = ctx->result;
+  value_set_null(&ctx->result);
+}
+
+void *func_aggregate_context(FuncCtx *ctx, int nbytes) {
+  if (!ctx->agg && nbytes > 0) {
+    ctx->agg = shale_malloc((size_t)nbytes);
+    if (!ctx->agg) {
+      func_result_error_nomem(ctx);
+      return NULL;
+    }
+    memset(ctx->agg, 0, (size_t)nbytes);
+  }
+  return ctx->agg;
+}
+
+void func_agg_finish(FuncCtx *ctx) {
+  if (ctx->def && ctx->def->final) ctx->def->final(ctx);
+  shale_free(ctx->agg);
+  ctx->agg = NULL;
+}
+
+void *func_get_auxdata(FuncCtx *ctx, int iarg) {
+  if (!ctx->aux) return NULL;
+  for (FuncAux *a = *ctx->aux; a; a = a->next) {
+    if (a->site == ctx->aux_site && a->iarg == iarg) return a->p;
+  }
+  return NULL;
+}
+
+void func_set_auxdata(FuncCtx *ctx, int iarg, void *p, void (*destroy)(void *)) {
+  if (!ctx->aux) {
+    if (destroy) destroy(p);
+    return;
+  }
+  FuncAux *a;
+  for (a = *ctx->aux; a; a = a->next) {
+    if (a->site == ctx->aux_site && a->iarg == iarg) break;
+  }
+  if (!a) {
+    a = shale_malloc(sizeof(*a));
+    if (!a) {
+      if (destroy) destroy(p);
+      return;
+    }
+    a->site = ctx->aux_site;
+    a->iarg = iarg;
+    a->next = *ctx->aux;
+    *ctx->aux = a;
+  } else if (a->destroy && a->p != p) {
+    a->destroy(a->p);
+  }
+  a->p = p;
+  a->destroy = destroy;
+}
+
+void func_auxdata_clear(FuncAux **list) {
+  FuncAux *a = *list;
+  while (a) {
+    FuncAux *next = a->next;
+    if (a->destroy) a->destroy(a->p);
+    shale_free(a);
+    a = next;
+  }
+  *list = NULL;
+}
+
+void func_result_null(FuncCtx *ctx) { value_clear(&ctx->result); }
+
+void func_result_int(FuncCtx *ctx, int64_t i) {
+  value_clear(&ctx->result);
+  value_set_int(&ctx->result, i);
+}
+
+void func_result_real(FuncCtx *ctx, double r) {
+  value_clear(&ctx->result);
+  if (r == r) value_set_real(&ctx->result, r);
+}
+
+static void result_bytes(FuncCtx *ctx, int type, const char *z, int64_t n, int mode) {
+  value_clear(&ctx->result);
+  if (n > func_max_length(ctx) || n > (int64_t)UINT32_MAX - 1) {
+    if (mode == FUNC_OWNED) shale_free((void *)z);
+    func_result_error_toobig(ctx);
+    return;
+  }
+  ShValue *r = &ctx->result;
+  r->type = (uint8_t)type;
+  r->n = (uint32_t)n;
+  r->z = z;
+  r->flags = 0;
+  if (mode == FUNC_OWNED) {
+    r->flags = VAL_OWNED;
+  } else if (mode == FUNC_TRANSIENT) {
+    if (value_make_owned(r)) {
+      value_set_null(r);
+      func_result_error_nomem(ctx);
+    }
+  }
+}
+
+void func_result_text(FuncCtx *ctx, const char *z, int64_t n, int mode) {
+  if (!z) {
+    func_result_null(ctx);
+    return;
+  }
+  if (n < 0) n = (int64_t)strlen(z);
+  result_bytes(ctx, SHALE_TEXT, z, n, mode);
+}
+
+void func_result_blob(FuncCtx *ctx, const void *z, int64_t n, int mode) {
+  if (!z && n == 0) z = "";
+  result_bytes(ctx, SHALE_BLOB, z, n, mode);
+}
+
+void func_result_zeroblob(FuncCtx *ctx, int64_t n) {
+  if (n < 0) n = 0;
+  if (n > func_max_length(ctx)) {
+    func_result_error_toobig(ctx);
+    return;
+  }
+  char *z = shale_malloc((size_t)n + 1);
+  if (!z) {
+    func_result_error_nomem(ctx);
+    return;
+  }
+  memset(z, 0, (size_t)n + 1);
+  func_result_blob(ctx, z, n, FUNC_OWNED);
+}
+
+void func_result_value(FuncCtx *ctx, const ShValue *v) {
+  switch (v->type) {
+    case SHALE_INTEGER:
+      func_result_int(ctx, v->i);
+      break;
+    case SHALE_FLOAT:
+      func_result_real(ctx, v->r);
+      break;
+    case SHALE_TEXT:
+      result_bytes(ctx, SHALE_TEXT, v->n ? v->z : "", v->n, FUNC_TRANSIENT);
+      break;
+    case SHALE_BLOB:
+      result_bytes(ctx, SHALE_BLOB, v->n ? v->z : "", v->n, FUNC_TRANSIENT);
+      break;
+    default:
+      func_result_null(ctx);
+  }
+}
+
+void func_result_error(FuncCtx *ctx, const char *z, int n) {
+  shale_free(ctx->errmsg);
+  ctx->errmsg = NULL;
+  ctx->rc = SHALE_ERROR;
+  if (n < 0) n = (int)strlen(z);
+  char *m = shale_malloc((size_t)n + 1);
+  if (!m) {
+    ctx->rc = SHALE_NOMEM;
+    return;
+  }
+  memcpy(m, z, (size_t)n);
+  m[n] = 0;
+  ctx->errmsg = m;
+}
+
+void func_result_error_code(FuncCtx *ctx, int rc) {
+  shale_free(ctx->errmsg);
+  ctx->errmsg = NULL;
+  ctx->rc = rc;
+}
+
+void func_result_error_nomem(FuncCtx *ctx) {
+  value_clear(&ctx->result);
+  func_result_error_code(ctx, SHALE_NOMEM);
+}
+
+void func_result_error_toobig(FuncCtx *ctx) {
+  value_clear(&ctx->result);
+  func_result_error(ctx, "string or blob too big", -1);
+  if (ctx->rc == SHALE_ERROR) ctx->rc = SHALE_TOOBIG;
+}
+
+void func_result_sb_error(FuncCtx *ctx, int err) {
+  if (err == SHALE_TOOBIG) func_result_error_toobig(ctx);
+  else func_result_error_nomem(ctx);
+}
+
+/* ---- the registry ---- */
+
+struct FuncEntry {
+  FuncDef def;
+  int owned; /* def.name is ours and def.destroy applies */
+  FuncEntry *next;
+};
+
+static unsigned name_hash(const char *z) {
+  unsigned h = 2166136261u;
+  for (; *z; z++) {
+    unsigned char c = (unsigned char)*z;
+    if (c >= 'A' && c <= 'Z') c += 32;
+    h = (h ^ c) * 16777619u;
+  }
+  return h;
+}
+
+static void entry_free(FuncEntry *e) {
+  if (e->owned) {
+    if (e->def.destroy) e->def.destroy(e->def.user_data);
+    shale_free((void *)e->def.name);
+  }
+  shale_free(e);
+}
+
+void func_registry_free(FuncRegistry *reg) {
+  for (int i = 0; i < reg->nslot; i++) {
+    FuncEntry *e = reg->slots[i];
+    while (e) {
+      FuncEntry *next = e->next;
+      entry_free(e);
+      e = next;
+    }
+  }
+  shale_free(reg->slots);
+  reg->slots = NULL;
+  reg->nslot = reg->count = 0;
+}
+
+static int grow(FuncRegistry *reg) {
+  int n = reg->nslot ? reg->nslot * 2 : 128;
+  FuncEntry **s = shale_malloc(sizeof(*s) * (size_t)n);
+  if (!s) return SHALE_NOMEM;
+  memset(s, 0, sizeof(*s) * (size_t)n);
+  for (int i = 0; i < reg->nslot; i++) {
+    FuncEntry *e = reg->slots[i];
+    while (e) {
+      FuncEntry *next = e->next;
+      unsigned h = name_hash(e->def.name) & (unsigned)(n - 1);
+      e->next = s[h];
+      s[h] = e;
+      e = next;
+    }
+  }
+  shale_free(reg->slots);
+  reg->slots = s;
+  reg->nslot = n;
+  return SHALE_OK;
+}
+
+/* Insert/replace/delete. A new entry takes def as is (owned decides whether
+ * the name is copied). */
+static int put(FuncRegistry *reg, const FuncDef *def, int owned) {
+  if (reg->count + 1 > reg->nslot && grow(reg)) return SHALE_NOMEM;
+  unsigned h = name_hash(def->name) & (unsigned)(reg->nslot - 1);
+  FuncEntry **pp = &reg->slots[h];
+  for (; *pp; pp = &(*pp)->next) {
+    if ((*pp)->def.nargs == def->nargs && !util_stricmp((*pp)->def.name, def->name)) break;
+  }
+  int del = !def->scalar && !def->step;
+  if (del) {
+    if (*pp) {
+      FuncEntry *e = *pp;
+      *pp = e->next;
+      entry_free(e);
+      reg->count--;
+    }
+    return SHALE_OK;
+  }
+  FuncEntry *e = shale_malloc(sizeof(*e));
+  if (!e) return SHALE_NOMEM;
+  e->def = *def;
+  e->owned = owned;
+  if (owned) {
+    e->def.name = util_strdup(def->name);
+    if (!e->def.name) {
+      shale_free(e);
+      return SHALE_NOMEM;
+    }
+  }
+  if (*pp) { /* replace in place */
+    FuncEntry *old = *pp;
+    e->next = old->next;
+    *pp = e;
+    entry_free(old);
+  } else {
+    e->next = reg->slots[h];
+    reg->slots[h] = e;
+    reg->count++;
+  }
+  return SHALE_OK;
+}
+
+int func_registry_init(FuncRegistry *reg) {
+  memset(reg, 0, sizeof(*reg));
+  static const struct {
+    const FuncDef *defs;
+    const int *n;
+  } tables[] = {{func_core_defs, &func_core_ndefs},
+                {func_text_defs, &func_text_ndefs},
+                {func_math_defs, &func_math_ndefs},
+                {func_agg_defs, &func_agg_ndefs},
+                {func_printf_defs, &func_printf_ndefs}};
+  for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+    for (int i = 0; i < *tables[t].n; i++) {
+      if (put(reg, &tables[t].defs[i], 0)) {
+        func_registry_free(reg);
+        return SHALE_NOMEM;
+      }
+    }
+  }
+  return SHALE_OK;
+}
+
+int func_register(FuncRegistry *reg, const FuncDef *def) {
+  if (!def || !def->name || !def->name[0] || def->nargs < -1 || def->nargs > 127 ||
+      strlen(def->name) > 255) {
+    return SHALE_MISUSE;
+  }
+  if (def->scalar && def->step) return SHALE_MISUSE;
+  if (def->step && !def->final) return SHALE_MISUSE;
+  return put(reg, def, 1);
+}
+
+static const FuncEntry *lookup(const FuncRegistry *reg, const char *name, int nargs) {
+  if (!reg->nslot) return NULL;
+  unsigned h = name_hash(name) & (unsigned)(reg->nslot - 1);
+  for (const FuncEntry *e = reg->slots[h]; e; e = e->next) {
+    if (e->def.nargs == nargs && !util_stricmp(e->def.name, name)) return e;
+  }
+  return NULL;
+}
+
+const FuncDef *func_find(const FuncRegistry *reg, const char *name, int nargs) {
+  const FuncEntry *e = lookup(reg, name, nargs);
+  if (e) return &e->def;
+  e = lookup(reg, name, -1);
+  if (e && nargs >= e->def.nargs_min) return &e->def;
+  return NULL;
+}
+
+int func_exists_name(const FuncRegistry *reg, const char *name) {
+  if (!reg->nslot) return 0;
+  unsigned h = name_hash(name) & (unsigned)(reg->nslot - 1);
+  for (const FuncEntry *e = reg->slots[h]; e; e = e->next) {
+    if (!util_stricmp(e->def.name, name)) return 1;
+  }
+  return 0;
+}
