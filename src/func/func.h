@@ -206,7 +206,9 @@ int func_like_match(const char *pat, int npat, const char *str, int nstr, uint32
  * quote(). Appends to a growable buffer; args are consumed in order (missing
  * ones read as NULL). Returns SHALE_OK, SHALE_NOMEM or SHALE_TOOBIG (output
  * longer than max_len). *out is shale_malloc'ed, NUL-terminated (NULL on
- * error), *nout its length. */
+ * error; also NULL with SHALE_OK when the format produced nothing at all:
+ * no text and no conversion, which printf() returns as NULL), *nout its
+ * length. */
 int func_printf(const char *fmt, int nfmt, int argc, ShValue *argv, int64_t max_len,
                 char **out, int64_t *nout);
 

@@ -160,7 +160,7 @@ static void fmt_real(StrBuf *b, Spec *sp, char conv, double arg) {
   }
   int64_t e2 = isexp ? 0 : exp;
   int64_t need = (e2 > 0 ? e2 : 0) + prec + (sp->width > 0 ? sp->width : 0) + 15;
-  if (need > b->max + 64) {
+  if (need > 70 && need > b->max) { /* SQLite's scratch buffer would be too big */
     b->err = SHALE_TOOBIG;
     return;
   }
@@ -237,6 +237,7 @@ static void fmt_int(StrBuf *b, Spec *sp, char conv, int64_t arg) {
     case 'p':
       base = 16;
       upper = 1;
+      pre = "0x";
       break;
     case 'o':
       base = 8;
@@ -265,7 +266,7 @@ static void fmt_int(StrBuf *b, Spec *sp, char conv, int64_t arg) {
   /* Digits in reverse into a buffer big enough for precision zeros. */
   int64_t cap = (prec > 0 ? prec : 0) + 32;
   if (comma) cap += cap / 3;
-  if (cap > b->max + 64) {
+  if (prec >= 37 && prec + 10 + (comma ? prec / 3 : 0) > b->max) { /* as SQLite's scratch */
     b->err = SHALE_TOOBIG;
     return;
   }
@@ -407,7 +408,7 @@ static void fmt_escape(StrBuf *b, Spec *sp, char conv, Args *a) {
   }
   int quote = !isnull && conv == 'Q';
   int64_t total = i + nq + 3;
-  if (total > b->max + 64) {
+  if (total > 70 && total > b->max) {
     b->err = SHALE_TOOBIG;
     return;
   }
@@ -525,7 +526,7 @@ int func_printf(const char *fmt, int nfmt, int argc, ShValue *argv, int64_t max_
   StrBuf b;
   sb_init(&b, max_len);
   Args a = {argc, argv, 0};
-  int i = 0;
+  int i = 0, touched = 0;
   nfmt = (int)func_cstr_len(fmt, (uint32_t)nfmt);
   while (i < nfmt && !b.err) {
     if (fmt[i] != '%') {
@@ -543,6 +544,8 @@ int func_printf(const char *fmt, int nfmt, int argc, ShValue *argv, int64_t max_
     Spec sp;
     char c = parse_spec(fmt, nfmt, &i, &sp, &a);
     i++; /* past the conversion character */
+    int was_touched = touched;
+    touched = 1;
     switch (c) {
       case 'd': case 'i': case 'u': case 'x': case 'X':
       case 'o': case 'p': case 'r':
@@ -567,8 +570,15 @@ int func_printf(const char *fmt, int nfmt, int argc, ShValue *argv, int64_t max_
         break;
       default: /* unknown conversion (incl. internal %T %S): stop */
         i = nfmt;
+        touched = was_touched;
         break;
     }
+  }
+  if (!touched && !b.err && b.n == 0) {
+    sb_reset(&b);
+    *out = NULL; /* nothing at all was produced */
+    *nout = 0;
+    return SHALE_OK;
   }
   int64_t n = b.n;
   int err = b.err;
@@ -593,9 +603,8 @@ static void printf_fn(FuncCtx *ctx, int argc, ShValue *argv) {
     func_result_error_nomem(ctx);
   } else if (rc != SHALE_OK) {
     func_result_null(ctx); /* too big: SQLite's printf() yields NULL */
-  } else if (n == 0) {
-    shale_free(out); /* SQLite's printf() of nothing is NULL */
-    func_result_null(ctx);
+  } else if (!out) {
+    func_result_null(ctx); /* no conversion and no text: NULL, as SQLite */
   } else {
     func_result_text(ctx, out, n, FUNC_OWNED);
   }

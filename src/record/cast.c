@@ -82,7 +82,7 @@ int value_text_to_real(const char *z, int n, double *r) {
   int j = i;
   while (j < n && is_space(z[j])) j++;
 
-  *r = 0.0;
+  *r = neg ? -0.0 : 0.0; /* SQLite keeps the sign even without digits */
   if (ndigit > 0) {
     /* Without exponent digits the exponent is ignored: parse the mantissa. */
     ShValue v;

@@ -135,6 +135,10 @@ static inline int result_same(const CallResult *a, const CallResult *b) {
 
 /* ---- Shale side ---- */
 
+/* SQLITE_LIMIT_LENGTH for shale_call (0 = default); tests that set it set
+ * the same limit on the reference connection. */
+static int64_t shale_call_max_length;
+
 /* Run a scalar function through the registry as the VM will. */
 static inline void shale_call(const FuncRegistry *reg, const char *name, int argc, ShValue *argv,
                               CallResult *out) {
@@ -149,6 +153,7 @@ static inline void shale_call(const FuncRegistry *reg, const char *name, int arg
   }
   FuncCtx ctx;
   func_ctx_init(&ctx, d);
+  ctx.max_length = shale_call_max_length;
   if (d->scalar) {
     d->scalar(&ctx, argc, argv);
   } else { /* an aggregate over one row, as "SELECT agg(?1)" */
