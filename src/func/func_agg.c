@@ -62,7 +62,7 @@ static void sum_step(FuncCtx *ctx, int argc, ShValue *argv) {
       if (__builtin_add_overflow(p->isum, v, &p->isum)) p->approx = p->overflow = 1;
     }
   } else {
-    p->rsum += value_to_double(&c);
+    p->rsum += value_double(&c);
     p->approx = 1;
   }
 }
@@ -78,7 +78,7 @@ static void sum_inverse(FuncCtx *ctx, int argc, ShValue *argv) {
     p->rsum -= (double)c.i;
     p->isum = (int64_t)((uint64_t)p->isum - (uint64_t)c.i);
   } else {
-    p->rsum -= value_to_double(&c);
+    p->rsum -= value_double(&c);
   }
 }
 

@@ -34,7 +34,7 @@ static void abs_fn(FuncCtx *ctx, int argc, ShValue *argv) {
       }
       return;
     default: {
-      double r = value_to_double(v);
+      double r = value_double(v);
       func_result_real(ctx, r < 0 ? -r : r);
     }
   }
@@ -94,7 +94,7 @@ static void random_fn(FuncCtx *ctx, int argc, ShValue *argv) {
 }
 
 static void randomblob_fn(FuncCtx *ctx, int argc, ShValue *argv) {
-  int64_t n = value_to_int64(&argv[0]);
+  int64_t n = value_int64(&argv[0]);
   if (n < 1) n = 1;
   if (n > func_max_length(ctx)) {
     func_result_error_toobig(ctx);
@@ -110,7 +110,7 @@ static void randomblob_fn(FuncCtx *ctx, int argc, ShValue *argv) {
 }
 
 static void zeroblob_fn(FuncCtx *ctx, int argc, ShValue *argv) {
-  int64_t n = value_to_int64(&argv[0]);
+  int64_t n = value_int64(&argv[0]);
   func_result_zeroblob(ctx, n < 0 ? 0 : n);
 }
 

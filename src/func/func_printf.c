@@ -31,10 +31,10 @@ typedef struct Args {
 } Args;
 
 static int64_t arg_int(Args *a) {
-  return a->next < a->argc ? value_to_int64(&a->argv[a->next++]) : 0;
+  return a->next < a->argc ? value_int64(&a->argv[a->next++]) : 0;
 }
 static double arg_double(Args *a) {
-  return a->next < a->argc ? value_to_double(&a->argv[a->next++]) : 0.0;
+  return a->next < a->argc ? value_double(&a->argv[a->next++]) : 0.0;
 }
 /* Text of the next argument as a C string would be (up to a NUL), NULL for
  * a NULL or missing argument. */

@@ -1,20 +1,22 @@
 /*
- * cast.c -- reading a value as another type: SQLite 3.40's CAST and the
- * implicit conversions of sqlite3_value_int64/_double/_text.
+ * cast.c -- more of SQLite 3.40's implicit conversions, for the function
+ * library and the VM: a value's text (sqlite3_value_text), its truth in a
+ * WHERE (sqlite3VdbeBooleanValue), its numeric type
+ * (sqlite3_value_numeric_type), and exported prefix parsers with SQLite's
+ * result categories (sqlite3AtoF / sqlite3Atoi64). CAST itself and
+ * value_int64/value_double are convert.c's.
  *
- * Owns the prefix parsers (the longest leading integer or real of a text)
- * and the CAST rules built on them. The exact arithmetic of text-to-real is
- * record_text_to_number's (convert.c): this file only decides how much of
- * the text is the number and hands that prefix over.
+ * The exact arithmetic of text-to-real is record_text_to_number's: the
+ * prefix parser only decides how much of the text is the number and hands
+ * that prefix over.
  *
  * Invariants:
  *  1. Every parser reads exactly z[0..n); no NUL terminator is needed and a
  *     NUL byte simply ends the number like any other non-digit.
  *  2. Integer results saturate at INT64_MIN/INT64_MAX; no signed overflow or
  *     out-of-range float-to-int conversion ever happens (UB-free).
- *  3. value_cast leaves v untouched when it returns SHALE_NOMEM.
+ *  3. value_to_text leaves v untouched when it returns SHALE_NOMEM.
  */
-#include <math.h>
 #include <string.h>
 
 #include "record.h"
@@ -96,45 +98,6 @@ int value_text_to_real(const char *z, int n, double *r) {
   return 0;
 }
 
-int64_t value_to_int64(const ShValue *v) {
-  switch (v->type) {
-    case SHALE_INTEGER:
-      return v->i;
-    case SHALE_FLOAT: {
-      double r = v->r;
-      if (r <= -9223372036854775808.0) return INT64_MIN;
-      if (r >= 9223372036854775807.0) return INT64_MAX;
-      if (r != r) return 0;
-      return (int64_t)r;
-    }
-    case SHALE_TEXT:
-    case SHALE_BLOB: {
-      int64_t i;
-      value_text_to_int64(v->z, (int)v->n, &i);
-      return i;
-    }
-    default:
-      return 0;
-  }
-}
-
-double value_to_double(const ShValue *v) {
-  switch (v->type) {
-    case SHALE_INTEGER:
-      return (double)v->i;
-    case SHALE_FLOAT:
-      return v->r;
-    case SHALE_TEXT:
-    case SHALE_BLOB: {
-      double r;
-      value_text_to_real(v->z, (int)v->n, &r);
-      return r;
-    }
-    default:
-      return 0.0;
-  }
-}
-
 int value_text_view(const ShValue *v, char buf[32], const char **z, uint32_t *n) {
   switch (v->type) {
     case SHALE_INTEGER:
@@ -172,20 +135,6 @@ int value_to_text(ShValue *v) {
   return SHALE_OK;
 }
 
-/* sqlite3RealSameAsInt: r is integral, exactly representable and within
- * +-2^51 (or zero). */
-static int real_same_as_int(double r, int64_t *i) {
-  if (r == 0.0) {
-    *i = 0;
-    return 1;
-  }
-  if (!(r > -2251799813685248.0 && r < 2251799813685248.0)) return 0;
-  int64_t t = (int64_t)r;
-  if ((double)t != r) return 0;
-  *i = t;
-  return 1;
-}
-
 int value_numeric_type(ShValue *v) {
   if (v->type == SHALE_TEXT) {
     ShValue num;
@@ -197,52 +146,6 @@ int value_numeric_type(ShValue *v) {
   return v->type;
 }
 
-int value_cast(ShValue *v, char type) {
-  if (v->type == SHALE_NULL) return SHALE_OK;
-  switch (type) {
-    case AFF_INTEGER: {
-      int64_t i = value_to_int64(v);
-      value_clear(v);
-      value_set_int(v, i);
-      return SHALE_OK;
-    }
-    case AFF_REAL: {
-      double r = value_to_double(v);
-      value_clear(v);
-      value_set_real(v, r);
-      return SHALE_OK;
-    }
-    case AFF_NUMERIC: {
-      if (v->type != SHALE_TEXT && v->type != SHALE_BLOB) return SHALE_OK;
-      double r;
-      int64_t i;
-      int rc = value_text_to_real(v->z, (int)v->n, &r);
-      int is_int = (rc == 0 || rc == 1) && value_text_to_int64(v->z, (int)v->n, &i) <= 1;
-      if (!is_int) is_int = real_same_as_int(r, &i);
-      value_clear(v);
-      if (is_int) value_set_int(v, i);
-      else value_set_real(v, r);
-      return SHALE_OK;
-    }
-    case AFF_TEXT: {
-      if (v->type == SHALE_BLOB) {
-        ShValue t = *v;
-        t.type = SHALE_TEXT;
-        if (!(t.flags & VAL_OWNED) && value_make_owned(&t)) return SHALE_NOMEM;
-        *v = t;
-        return SHALE_OK;
-      }
-      return value_to_text(v);
-    }
-    default: { /* BLOB */
-      if (v->type == SHALE_BLOB) return value_make_owned(v);
-      int rc = value_to_text(v);
-      if (rc == SHALE_OK) v->type = SHALE_BLOB;
-      return rc;
-    }
-  }
-}
-
 int value_is_true(const ShValue *v, int if_null) {
   switch (v->type) {
     case SHALE_NULL:
@@ -250,6 +153,6 @@ int value_is_true(const ShValue *v, int if_null) {
     case SHALE_INTEGER:
       return v->i != 0;
     default:
-      return value_to_double(v) != 0.0;
+      return value_double(v) != 0.0;
   }
 }

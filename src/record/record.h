@@ -257,17 +257,11 @@ int record_real_fits_int48(double r, int64_t *i);
 
 /* ---- casts (cast.c) ---- */
 
-/* The conversions SQLite applies when a function or operator reads a value
- * as a given type (sqlite3_value_int64 / _double / _text) and CAST. Text and
- * blobs are read as text; a numeric prefix counts ("12abc" -> 12); NULL is
- * 0 / 0.0. */
+/* More of the conversions SQLite applies when a function or operator reads
+ * a value as another type (value_int64 / value_double / value_cast above are
+ * convert.c's): its text, its truth, its numeric type, and the two prefix
+ * parsers with SQLite's result categories. */
 
-/* Integer value: reals truncate toward zero and saturate at the int64
- * bounds; text/blob use their longest integer prefix (no '.'/exponent),
- * saturating when too large ("99999999999999999999" -> INT64_MAX). */
-int64_t value_to_int64(const ShValue *v);
-/* Real value: text/blob use their longest real prefix ("1.5e3x" -> 1500.0). */
-double value_to_double(const ShValue *v);
 /* Text bytes of v (not NUL-terminated): numbers are rendered into buf
  * (record_int_to_text / record_real_to_text) and *z points at buf; text and
  * blob bytes are borrowed from v. NULL gives *z = NULL, *n = 0. Returns 1 if
@@ -277,12 +271,6 @@ int value_text_view(const ShValue *v, char buf[32], const char **z, uint32_t *n)
  * the NUL). NULL stays NULL. Text stays text but becomes owned. Blob bytes
  * become text. SHALE_OK or SHALE_NOMEM (v unchanged). */
 int value_to_text(ShValue *v);
-/* CAST(v AS type) in place, type one of AFF_BLOB (BLOB), AFF_TEXT,
- * AFF_NUMERIC, AFF_INTEGER, AFF_REAL, with SQLite 3.40's exact rules
- * (CAST('1e3' AS NUMERIC) = 1000, CAST(' 3.9e2x' AS INTEGER) = 3,
- * CAST(x'3132' AS INTEGER) = 12). NULL stays NULL. Text/blob results are
- * owned. SHALE_OK or SHALE_NOMEM (v unchanged). */
-int value_cast(ShValue *v, char type);
 /* Truth value in a WHERE/IF context: integer != 0, otherwise the real value
  * != 0.0 ("1abc" and "0.5" are true, "abc" false); NULL gives if_null. */
 int value_is_true(const ShValue *v, int if_null);

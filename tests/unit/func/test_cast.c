@@ -1,6 +1,8 @@
 /*
- * test_cast.c -- record/cast.c against the reference: CAST(x AS type) for
- * every type, sqlite3_value_int64/_double/_numeric_type (through helper
+ * test_cast.c -- the record layer's conversions against the reference
+ * (value_cast/value_int64/value_double from convert.c, the rest from
+ * cast.c): CAST(x AS type) for every type,
+ * sqlite3_value_int64/_double/_numeric_type (through helper
  * functions registered in the reference), text rendering and truth values,
  * over the corpus plus thousands of random number-like texts and blobs.
  */
@@ -73,10 +75,10 @@ TEST(cast_differential) {
       one(db, st[c], sql[c], &in, &mine, &bad);
       value_clear(&mine);
     }
-    value_set_int(&mine, value_to_int64(&in));
-    one(db, st[5], "value_to_int64", &in, &mine, &bad);
-    value_set_real(&mine, value_to_double(&in));
-    one(db, st[6], "value_to_double", &in, &mine, &bad);
+    value_set_int(&mine, value_int64(&in));
+    one(db, st[5], "value_int64", &in, &mine, &bad);
+    value_set_real(&mine, value_double(&in));
+    one(db, st[6], "value_double", &in, &mine, &bad);
     mine = in;
     mine.flags = 0;
     value_numeric_type(&mine);
@@ -98,10 +100,10 @@ TEST(cast_differential) {
 TEST(cast_examples) {
   ShValue v;
   value_set_text(&v, "12abc", 5);
-  CHECK_EQ(value_to_int64(&v), 12);
+  CHECK_EQ(value_int64(&v), 12);
   value_set_text(&v, " 3.9e2x", 7);
-  CHECK_EQ(value_to_int64(&v), 3); /* SQLite 3.40: integer prefix only */
-  CHECK(value_to_double(&v) == 390.0);
+  CHECK_EQ(value_int64(&v), 3); /* SQLite 3.40: integer prefix only */
+  CHECK(value_double(&v) == 390.0);
   value_set_text(&v, "1e3", 3);
   CHECK_OK(value_cast(&v, AFF_NUMERIC));
   CHECK(v.type == SHALE_INTEGER && v.i == 1000);
@@ -112,11 +114,11 @@ TEST(cast_examples) {
   CHECK_OK(value_cast(&v, AFF_INTEGER));
   CHECK_EQ(v.i, 12);
   value_set_real(&v, 1e300);
-  CHECK_EQ(value_to_int64(&v), INT64_MAX);
+  CHECK_EQ(value_int64(&v), INT64_MAX);
   value_set_real(&v, -1e300);
-  CHECK_EQ(value_to_int64(&v), INT64_MIN);
+  CHECK_EQ(value_int64(&v), INT64_MIN);
   value_set_real(&v, -2.9);
-  CHECK_EQ(value_to_int64(&v), -2);
+  CHECK_EQ(value_int64(&v), -2);
   value_set_real(&v, 1.5);
   CHECK_OK(value_cast(&v, AFF_TEXT));
   CHECK(v.type == SHALE_TEXT && v.n == 3 && !memcmp(v.z, "1.5", 3) && v.z[3] == 0);
