@@ -254,7 +254,6 @@ int value_cast(ShValue *v, char affinity);
  * REAL). Returns 1 and sets *i if so. */
 int record_real_fits_int48(double r, int64_t *i);
 
-
 /* ---- casts (cast.c) ---- */
 
 /* More of the conversions SQLite applies when a function or operator reads
