@@ -169,6 +169,12 @@ int btree_count(BtCursor *, int64_t *n);
  * incremental blob I/O. */
 int btree_payload_write(BtCursor *, uint32_t offset, uint32_t n, const void *buf);
 
+/* Check a cursor's internal consistency (its page stack: each level's
+ * child pointer leads to the next level's page, indexes in range, parses
+ * valid; a positioned cursor is on an entry). SHALE_OK or SHALE_INTERNAL.
+ * For tests. */
+int btree_cursor_check(BtCursor *);
+
 /* ---- integrity ---- */
 
 typedef struct BtreeCheckRoot {

@@ -678,3 +678,26 @@ int btree_count(BtCursor *c, int64_t *n) {
     }
   }
 }
+
+int btree_cursor_check(BtCursor *c) {
+  if (c->state == CUR_REQSEEK || c->state == CUR_FAULT) {
+    return c->depth == 0 ? SHALE_OK : SHALE_INTERNAL;
+  }
+  if (c->depth > BT_MAX_DEPTH) return SHALE_INTERNAL;
+  if (c->depth > 0 && pager_pgno(c->pg[0]) != c->root) return SHALE_INTERNAL;
+  for (int l = 0; l < c->depth; l++) {
+    MemPage *m = page_mem(c->pg[l]);
+    if (!m->init || m->intkey != c->intkey) return SHALE_INTERNAL;
+    if (l < c->depth - 1) {
+      if (m->leaf || c->idx[l] > m->ncell) return SHALE_INTERNAL;
+      if (page_child(c->pg[l], c->idx[l]) != pager_pgno(c->pg[l + 1])) return SHALE_INTERNAL;
+    }
+  }
+  if (c->state == CUR_VALID) {
+    if (c->depth == 0) return SHALE_INTERNAL;
+    MemPage *m = top(c);
+    if (c->idx[c->depth - 1] >= m->ncell) return SHALE_INTERNAL;
+    if (!m->leaf && c->intkey) return SHALE_INTERNAL;
+  }
+  return SHALE_OK;
+}

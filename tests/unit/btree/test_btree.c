@@ -146,6 +146,7 @@ static void model_run_r(const char *name, uint32_t page_size, int reserve, int n
         break;
       }
       if (btree_rowid(c) != k) test_fail(__FILE__, __LINE__, "cursor not on inserted row");
+      if (btree_cursor_check(c)) test_fail(__FILE__, __LINE__, "cursor_check after insert");
       if (m.len[k] < 0) m.count++;
       m.len[k] = (int32_t)n;
     } else {

@@ -656,6 +656,7 @@ static void multi_cursor_stress(int intkey, uint32_t page_size) {
         for (int64_t x = pos[i] - 1; x >= 0; x--) if (present[x]) { want = x; break; }
         CHECK_OK(btree_prev(c[i], &eof));
       }
+      CHECK_OK(btree_cursor_check(c[i]));
       int64_t got = eof ? -1 : (int64_t)stress_id(c[i], intkey);
       if (got != want && bad++ < 5)
         test_fail(__FILE__, __LINE__, "op %d cursor %d %s from %lld: got %lld want %lld", op, i,
