@@ -173,3 +173,44 @@ TEST(interop_ping_pong) {
   CHECK_OK(tdb_close(db));
   ts_model_free(&m);
 }
+
+/* CREATE INDEX over tables that already hold rows (tdb fills the index from
+ * a scan), and a CREATE TABLE rolled back without a trace. */
+TEST(interop_index_created_over_rows) {
+  const char *path = tscratch_path("lateindex.db");
+  char msg[1024];
+  TsModel m;
+  TsShale s;
+  TsExec x;
+  Tdb *db;
+  ts_model_init(&m, rows_small() * 2);
+  CHECK_OK(tdb_open(NULL, path, 4096, &db));
+  for (int t = 0; t < TS_NTAB; t++) CHECK_OK(tdb_create_table(db, &ts_tables[t]));
+  s.db = db;
+  ts_exec_shale(&x, &s);
+  CHECK_OK(ts_fill(&m, &x, rows_small()));
+  CHECK_OK(ts_delete_some(&m, &x, 5, 51));
+  for (int i = 0; i < TS_NIDX; i++) CHECK_OK(tdb_create_index(db, &ts_indexes[i]));
+  if (ts_verify_shale(db, &m, msg, sizeof msg)) test_fail(__FILE__, __LINE__, "Shale: %s", msg);
+
+  static const TdbTableDef gone = {.name = "gone", .sql = "CREATE TABLE gone(a, b)", .ncols = 2};
+  TdbValue v[2] = {tdb_int(1), tdb_int(2)};
+  uint32_t cookie = 0;
+  CHECK_OK(btree_begin(tdb_btree(db), BTREE_TXN_READ));
+  CHECK_OK(btree_get_meta(tdb_btree(db), BTREE_META_SCHEMA_COOKIE, &cookie));
+  CHECK_OK(btree_commit(tdb_btree(db)));
+  CHECK_EQ(cookie, TS_NTAB + TS_NIDX);
+  CHECK_OK(tdb_begin(db));
+  CHECK_OK(tdb_create_table(db, &gone));
+  CHECK_OK(tdb_insert(db, "gone", 1, v));
+  CHECK_OK(tdb_rollback(db));
+  CHECK_RC(tdb_insert(db, "gone", 1, v), SHALE_ERROR); /* forgotten */
+  CHECK_OK(tdb_close(db));
+  sqlite3 *sdb = tsql_open(path);
+  CHECK_EQ(tsql_int(sdb, "SELECT count(*) FROM sqlite_schema WHERE name = 'gone'"), 0);
+  CHECK_EQ(tsql_int(sdb, "PRAGMA schema_version"), TS_NTAB + TS_NIDX);
+  sqlite3_close(sdb);
+  if (ts_verify_sqlite(path, &m, 100, msg, sizeof msg))
+    test_fail(__FILE__, __LINE__, "SQLite: %s", msg);
+  ts_model_free(&m);
+}
