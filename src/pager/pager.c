@@ -397,6 +397,7 @@ int pager_begin_write(Pager *p, int exclusive) {
   p->orig_size = p->db_size;
   p->min_size = p->db_size;
   p->dbmod = 0;
+  p->wrote = 0;
   assert(!p->jfd && p->journaled.n == 0);
   return SHALE_OK;
 }
@@ -492,9 +493,11 @@ int pager_commit(Pager *p) {
   if (p->txn != PAGER_TXN_WRITE) return SHALE_OK;
   uint8_t newhdr[16];
   memcpy(newhdr, p->hdr, 16);
-  /* dbmod: a spill may have written every change already (nothing dirty
-   * left), but page 1 and the syncs are still due. */
-  if (p->ndirty > 0 || p->db_size != p->orig_size || p->dbmod) {
+  /* As SQLite: any page written in the transaction (even if a savepoint
+   * rollback undid it) makes a real commit. dbmod: a spill may have written
+   * every change already (nothing dirty left), but page 1 and the syncs are
+   * still due. */
+  if (p->ndirty > 0 || p->db_size != p->orig_size || p->dbmod || p->wrote) {
     if (p->db_size > 0) {
       rc = update_page1(p, newhdr);
       if (rc != SHALE_OK) return rc;
@@ -673,6 +676,7 @@ int pager_truncate(Pager *p, uint32_t n) {
     if (rc != SHALE_OK) return rc;
   }
   p->db_size = n;
+  p->wrote = 1;
   if (n < p->min_size) p->min_size = n;
   pager_cache_drop_above(p, n);
   return SHALE_OK;
@@ -749,6 +753,7 @@ int pager_write(PgPage *pg) {
   int rc = prepare_write(p, pg);
   if (rc != SHALE_OK) return rc;
   pager_cache_make_dirty(p, pg);
+  p->wrote = 1;
   if (pg->pgno > p->db_size) p->db_size = pg->pgno;
   return SHALE_OK;
 }

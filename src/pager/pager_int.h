@@ -91,6 +91,7 @@ struct Pager {
   uint8_t hdr[16];     /* bytes 24..39 of the file the cache reflects */
   int hdr_valid;
   int dbmod;           /* database file written in this write txn */
+  int wrote;           /* pager_write/pager_truncate called in this txn */
   uint32_t min_size;   /* smallest db_size in this write txn (truncation) */
 
   /* Journal writing state. */

@@ -88,7 +88,8 @@ static void run_model(uint64_t seed, int nops) {
   memset(&committed, 0, sizeof committed);
   cur = committed;
   nsp = 0;
-  uint32_t next_tag = 1;
+  uint32_t next_tag = 1, counter = 0;
+  int wrote = 0;
   CHECK_OK(pager_begin_read(p));
   for (int op = 0; op < nops; op++) {
     int r = (int)(test_rand(&seed) % 100);
@@ -127,6 +128,7 @@ static void run_model(uint64_t seed, int nops) {
       if (trace) fprintf(stderr, "  write %u tag %u\n", g, t);
       fill_page(pager_data(pg), 4096, g, t);
       cur.tag[g] = t;
+      wrote = 1;
       if (g > cur.size) cur.size = g;
       int slot = (int)(test_rand(&seed) % (MAXHELD * 3));
       if (slot < MAXHELD && !held[slot]) held[slot] = pg;
@@ -158,6 +160,7 @@ static void run_model(uint64_t seed, int nops) {
       if (trace) fprintf(stderr, "  truncate %u\n", n);
       CHECK_OK(pager_truncate(p, n));
       cur.size = n;
+      wrote = 1;
     } else if (r < 86 && pager_journal_mode(p) != PAGER_JOURNAL_MEMORY) {
       /* Crash image: a copy of db + journal taken now recovers to the last
        * committed state. */
@@ -175,8 +178,19 @@ static void run_model(uint64_t seed, int nops) {
       committed = cur;
       nsp = 0;
       verify_all(p, &committed, "commit", op);
+      if (wrote && committed.size > 0) counter++; /* an empty file has no page 1 */
+      wrote = 0;
+      if (committed.size > 0) {
+        PgPage *pg;
+        CHECK_OK(pager_get(p, 1, 0, &pg));
+        CHECK_EQ(util_get4(pager_data(pg) + 24), counter);
+        CHECK_EQ(util_get4(pager_data(pg) + 92), counter);
+        CHECK_EQ(util_get4(pager_data(pg) + 28), committed.size);
+        pager_unref(pg);
+      }
     } else {
       CHECK_OK(pager_rollback(p));
+      wrote = 0;
       cur = committed;
       nsp = 0;
       verify_all(p, &committed, "rollback", op);
