@@ -119,8 +119,9 @@ static int read_header(Btree *bt) {
     bt->ro_reason = "attempt to write a readonly database (file write version too new)";
   } else if (util_get4(h + 52) != 0) {
     bt->readonly = 1;
-    bt->ro_reason = "attempt to write a readonly database (auto_vacuum is not supported for "
-                    "writing yet)";
+    bt->ro_reason =
+        "attempt to write a readonly database (auto_vacuum is not supported for "
+        "writing yet)";
   }
   pager_unref(p1);
   return rc;

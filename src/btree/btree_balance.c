@@ -553,8 +553,8 @@ static int balance_level(Bal *b, int level, Content *ct) {
   return balance_nonroot(b, level, ct);
 }
 
-int btree_modify_level(BtCursor *c, int level, int i, int ndel, const uint8_t *cell,
-                       uint32_t sz, int *balanced) {
+int btree_modify_level(BtCursor *c, int level, int i, int ndel, const uint8_t *cell, uint32_t sz,
+                       int *balanced) {
   Btree *bt = c->bt;
   PgPage *pg = c->pg[level];
   MemPage *m = page_mem(pg);
@@ -579,8 +579,8 @@ int btree_modify_level(BtCursor *c, int level, int i, int ndel, const uint8_t *c
     return SHALE_OK;
   }
   if (!cell) {
-    int under = level > 0 ? (m->ncell == 0 || cap - m->nfree < cap / 3)
-                          : (!m->leaf && m->ncell == 0);
+    int under =
+        level > 0 ? (m->ncell == 0 || cap - m->nfree < cap / 3) : (!m->leaf && m->ncell == 0);
     if (!under) return SHALE_OK;
   }
   /* Rebalance with the new content. */

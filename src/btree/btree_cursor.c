@@ -246,8 +246,10 @@ static int64_t cell_rowid(PgPage *pg, int i) {
   MemPage *m = page_mem(pg);
   const uint8_t *p = page_cell(pg, i);
   uint64_t v;
-  if (!m->leaf) p += 4;
-  else p += bt_varint(p, &v);
+  if (!m->leaf)
+    p += 4;
+  else
+    p += bt_varint(p, &v);
   bt_varint(p, &v);
   return (int64_t)v;
 }
@@ -267,8 +269,10 @@ int cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
     while (lo < hi) {
       int mid = (lo + hi) / 2;
       int64_t k = cell_rowid(pg, mid);
-      if (k < rowid) lo = mid + 1;
-      else hi = mid;
+      if (k < rowid)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     if (m->leaf) {
       if (m->ncell == 0) {
@@ -320,8 +324,10 @@ static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), v
         lo = mid;
         break;
       }
-      if (r < 0) lo = mid + 1;
-      else hi = mid;
+      if (r < 0)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     if (r == 0 && lo < m->ncell && hi > lo) {
       c->idx[c->depth - 1] = (uint16_t)lo;
@@ -611,8 +617,7 @@ int btree_payload_read(BtCursor *c, uint32_t offset, uint32_t n, void *buf) {
   int rc = ready(c, &ci);
   if (rc) return rc == SHALE_ERROR ? c->fault_rc ? c->fault_rc : SHALE_ERROR : rc;
   PgPage *pg = c->pg[c->depth - 1];
-  return cell_payload(c->bt, pg, page_cell_off(pg, c->idx[c->depth - 1]), ci, offset, n, buf, c,
-                      0);
+  return cell_payload(c->bt, pg, page_cell_off(pg, c->idx[c->depth - 1]), ci, offset, n, buf, c, 0);
 }
 
 int btree_payload_write(BtCursor *c, uint32_t offset, uint32_t n, const void *buf) {

@@ -40,13 +40,13 @@
 
 /* Parsed page header, cached in pager_extra(). */
 typedef struct MemPage {
-  uint8_t init;    /* 1 = fields below are valid for the current content */
-  uint8_t leaf;    /* 1 for 0x0a/0x0d */
-  uint8_t intkey;  /* 1 for table pages */
-  uint8_t hdrlen;  /* 8 or 12 */
-  uint16_t hdr;    /* offset of the page header: 100 on page 1, else 0 */
+  uint8_t init;   /* 1 = fields below are valid for the current content */
+  uint8_t leaf;   /* 1 for 0x0a/0x0d */
+  uint8_t intkey; /* 1 for table pages */
+  uint8_t hdrlen; /* 8 or 12 */
+  uint16_t hdr;   /* offset of the page header: 100 on page 1, else 0 */
   uint16_t ncell;
-  uint32_t nfree;  /* free bytes: gap + freeblocks + fragments */
+  uint32_t nfree; /* free bytes: gap + freeblocks + fragments */
 } MemPage;
 
 /* One parsed cell. */
@@ -75,10 +75,10 @@ struct Btree {
 };
 
 /* Cursor states. */
-#define CUR_INVALID 0   /* on no entry */
-#define CUR_VALID 1     /* stack positioned on an entry */
-#define CUR_REQSEEK 2   /* saved: key in saved_*; restore by seeking */
-#define CUR_FAULT 3     /* error: fault_rc on every use */
+#define CUR_INVALID 0 /* on no entry */
+#define CUR_VALID 1   /* stack positioned on an entry */
+#define CUR_REQSEEK 2 /* saved: key in saved_*; restore by seeking */
+#define CUR_FAULT 3   /* error: fault_rc on every use */
 
 struct BtCursor {
   Btree *bt;
@@ -89,10 +89,10 @@ struct BtCursor {
   void *cmp_ctx;
   int state;
   int fault_rc;
-  int skip;           /* after restore: >0 next() stays, <0 prev() stays */
-  int intkey;         /* known after the root is loaded */
+  int skip;   /* after restore: >0 next() stays, <0 prev() stays */
+  int intkey; /* known after the root is loaded */
   int kind_known;
-  int depth;          /* levels in the stack (0 = none) */
+  int depth; /* levels in the stack (0 = none) */
   PgPage *pg[BT_MAX_DEPTH];
   uint16_t idx[BT_MAX_DEPTH];
   int info_ok;
@@ -100,7 +100,7 @@ struct BtCursor {
   int64_t saved_rowid;
   uint8_t *saved_key;
   uint32_t saved_nkey;
-  uint32_t *ovfl;     /* overflow page list of the current entry */
+  uint32_t *ovfl; /* overflow page list of the current entry */
   uint32_t novfl, ovfl_alloc;
   int ovfl_ok;
 };
@@ -214,7 +214,7 @@ int cursor_load_child(BtCursor *, uint32_t child);
  * as needed. Cell overflow chains are the caller's business. *balanced =
  * 1 if pages were rebalanced: the cursor is then unpositioned (re-seek);
  * else it is on position i of that level. */
-int btree_modify_level(BtCursor *, int level, int i, int ndel, const uint8_t *cell,
-                       uint32_t sz, int *balanced);
+int btree_modify_level(BtCursor *, int level, int i, int ndel, const uint8_t *cell, uint32_t sz,
+                       int *balanced);
 
 #endif /* SHALE_BTREE_INT_H */

@@ -131,11 +131,24 @@ int page_init(Btree *bt, PgPage *pg) {
   memset(&t, 0, sizeof t);
   t.hdr = (uint16_t)hdr;
   switch (d[hdr]) {
-    case PT_INDEX_INTERIOR: t.leaf = 0; t.intkey = 0; break;
-    case PT_TABLE_INTERIOR: t.leaf = 0; t.intkey = 1; break;
-    case PT_INDEX_LEAF: t.leaf = 1; t.intkey = 0; break;
-    case PT_TABLE_LEAF: t.leaf = 1; t.intkey = 1; break;
-    default: return BT_CORRUPT(bt, pgno, "invalid page type");
+    case PT_INDEX_INTERIOR:
+      t.leaf = 0;
+      t.intkey = 0;
+      break;
+    case PT_TABLE_INTERIOR:
+      t.leaf = 0;
+      t.intkey = 1;
+      break;
+    case PT_INDEX_LEAF:
+      t.leaf = 1;
+      t.intkey = 0;
+      break;
+    case PT_TABLE_LEAF:
+      t.leaf = 1;
+      t.intkey = 1;
+      break;
+    default:
+      return BT_CORRUPT(bt, pgno, "invalid page type");
   }
   t.hdrlen = t.leaf ? 8 : 12;
   uint32_t ncell = util_get2(d + hdr + 3);
@@ -239,9 +252,7 @@ void page_rebuild(Btree *bt, PgPage *pg, int type, uint8_t **cells, const uint16
   m->nfree = content - (ptr + 2 * (uint32_t)n);
 }
 
-void page_zero(Btree *bt, PgPage *pg, int type) {
-  page_rebuild(bt, pg, type, NULL, NULL, 0, 0);
-}
+void page_zero(Btree *bt, PgPage *pg, int type) { page_rebuild(bt, pg, type, NULL, NULL, 0, 0); }
 
 int page_defragment(Btree *bt, PgPage *pg) {
   MemPage *m = page_mem(pg);

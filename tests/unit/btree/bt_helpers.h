@@ -25,13 +25,34 @@ typedef struct RecVal {
 } RecVal;
 
 static uint32_t rec_int_type(int64_t v, int *len) {
-  if (v == 0) { *len = 0; return 8; }
-  if (v == 1) { *len = 0; return 9; }
-  if (v >= -128 && v <= 127) { *len = 1; return 1; }
-  if (v >= -32768 && v <= 32767) { *len = 2; return 2; }
-  if (v >= -8388608 && v <= 8388607) { *len = 3; return 3; }
-  if (v >= -2147483648LL && v <= 2147483647LL) { *len = 4; return 4; }
-  if (v >= -(1LL << 47) && v < (1LL << 47)) { *len = 6; return 5; }
+  if (v == 0) {
+    *len = 0;
+    return 8;
+  }
+  if (v == 1) {
+    *len = 0;
+    return 9;
+  }
+  if (v >= -128 && v <= 127) {
+    *len = 1;
+    return 1;
+  }
+  if (v >= -32768 && v <= 32767) {
+    *len = 2;
+    return 2;
+  }
+  if (v >= -8388608 && v <= 8388607) {
+    *len = 3;
+    return 3;
+  }
+  if (v >= -2147483648LL && v <= 2147483647LL) {
+    *len = 4;
+    return 4;
+  }
+  if (v >= -(1LL << 47) && v < (1LL << 47)) {
+    *len = 6;
+    return 5;
+  }
   *len = 8;
   return 6;
 }
@@ -45,10 +66,20 @@ static uint8_t *rec_encode(const RecVal *v, int nv, uint32_t *n) {
     uint64_t t;
     int len = 0;
     switch (v[i].type) {
-      case 'i': t = rec_int_type(v[i].i, &len); break;
-      case 't': t = 13 + 2 * (uint64_t)v[i].n; len = (int)v[i].n; break;
-      case 'b': t = 12 + 2 * (uint64_t)v[i].n; len = (int)v[i].n; break;
-      default: t = 0; break;
+      case 'i':
+        t = rec_int_type(v[i].i, &len);
+        break;
+      case 't':
+        t = 13 + 2 * (uint64_t)v[i].n;
+        len = (int)v[i].n;
+        break;
+      case 'b':
+        t = 12 + 2 * (uint64_t)v[i].n;
+        len = (int)v[i].n;
+        break;
+      default:
+        t = 0;
+        break;
     }
     hl += util_put_varint(hdr + hl, t);
     body += (size_t)len;
@@ -76,15 +107,16 @@ static uint8_t *rec_encode(const RecVal *v, int nv, uint32_t *n) {
 
 /* Decode column col of a record (ints and blobs/text only). Returns 0 on
  * success; *t gets 'i', 'b', 't' or 'n'. */
-__attribute__((unused)) static int rec_column(const uint8_t *r, uint32_t n, int col, char *t, int64_t *iv,
-                      const uint8_t **p, uint32_t *len) {
+__attribute__((unused)) static int rec_column(const uint8_t *r, uint32_t n, int col, char *t,
+                                              int64_t *iv, const uint8_t **p, uint32_t *len) {
   uint64_t hl, st;
   int k = util_get_varint(r, &hl);
   uint32_t body = (uint32_t)hl;
   for (int c = 0; k < (int)hl; c++) {
     k += util_get_varint(r + k, &st);
     uint32_t sz;
-    if (st >= 12) sz = (uint32_t)(st - 12) / 2;
+    if (st >= 12)
+      sz = (uint32_t)(st - 12) / 2;
     else {
       static const uint32_t s[] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0};
       sz = st < 10 ? s[st] : 0;
@@ -93,11 +125,14 @@ __attribute__((unused)) static int rec_column(const uint8_t *r, uint32_t n, int 
       if (body + sz > n) return 1;
       *p = r + body;
       *len = sz;
-      if (st == 0) *t = 'n';
-      else if (st >= 12) *t = (st & 1) ? 't' : 'b';
+      if (st == 0)
+        *t = 'n';
+      else if (st >= 12)
+        *t = (st & 1) ? 't' : 'b';
       else {
         *t = 'i';
-        if (st == 8 || st == 9) *iv = (int64_t)st - 8;
+        if (st == 8 || st == 9)
+          *iv = (int64_t)st - 8;
         else {
           int64_t v = (int8_t)r[body];
           for (uint32_t i = 1; i < sz; i++) v = (v << 8) | r[body + i];
@@ -112,8 +147,8 @@ __attribute__((unused)) static int rec_column(const uint8_t *r, uint32_t n, int 
 }
 
 /* Insert a sqlite_schema row describing a tree (write transaction). */
-static int bt_register(Btree *bt, int64_t rowid, const char *type, const char *name,
-                       uint32_t root, const char *sql) {
+static int bt_register(Btree *bt, int64_t rowid, const char *type, const char *name, uint32_t root,
+                       const char *sql) {
   RecVal v[5] = {{'t', 0, type, (uint32_t)strlen(type)},
                  {'t', 0, name, (uint32_t)strlen(name)},
                  {'t', 0, name, (uint32_t)strlen(name)},
@@ -168,11 +203,11 @@ static char *sqlite_check(const char *path) {
   return out;
 }
 
-#define CHECK_SQLITE_OK(path)                                                   \
-  do {                                                                          \
-    char *_r = sqlite_check(path);                                              \
+#define CHECK_SQLITE_OK(path)                                                              \
+  do {                                                                                     \
+    char *_r = sqlite_check(path);                                                         \
     if (!_r || strcmp(_r, "ok")) test_fail(__FILE__, __LINE__, "integrity_check: %s", _r); \
-    free(_r);                                                                   \
+    free(_r);                                                                              \
   } while (0)
 
 /* Deterministic payload of n bytes for key: a valid record (one blob

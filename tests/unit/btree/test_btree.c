@@ -83,8 +83,9 @@ static void verify_model(BtCursor *c, Model *m) {
       int64_t r = btree_rowid(c);
       while (k < m->range && m->len[k] < 0) k++;
       if (r != k || !payload_matches(c, r, (uint32_t)m->len[k])) {
-        if (bad++ < 3) test_fail(__FILE__, __LINE__, "scan: rowid %lld expected %lld", (long long)r,
-                                 (long long)k);
+        if (bad++ < 3)
+          test_fail(__FILE__, __LINE__, "scan: rowid %lld expected %lld", (long long)r,
+                    (long long)k);
       }
       k++;
       seen++;
@@ -100,7 +101,8 @@ static void verify_model(BtCursor *c, Model *m) {
     do {
       int64_t r = btree_rowid(c);
       while (k >= 0 && m->len[k] < 0) k--;
-      if (r != k && bad++ < 3) test_fail(__FILE__, __LINE__, "rscan: %lld vs %lld", (long long)r, (long long)k);
+      if (r != k && bad++ < 3)
+        test_fail(__FILE__, __LINE__, "rscan: %lld vs %lld", (long long)r, (long long)k);
       k--;
       seen++;
       CHECK_OK(btree_prev(c, &eof));

@@ -139,7 +139,8 @@ static void index_run(const char *name, uint32_t page_size, int nops) {
   }
   verify_index(c, present, range, page_size, count);
   btree_cursor_close(c);
-  CHECK_OK(bt_register(bt, 1, "table", "w", root, "CREATE TABLE w(k BLOB PRIMARY KEY) WITHOUT ROWID"));
+  CHECK_OK(
+      bt_register(bt, 1, "table", "w", root, "CREATE TABLE w(k BLOB PRIMARY KEY) WITHOUT ROWID"));
   CHECK_OK(btree_commit(bt));
   CHECK_OK(btree_close(bt));
   CHECK_SQLITE_OK(test_path(name));

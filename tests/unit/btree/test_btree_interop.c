@@ -74,12 +74,13 @@ TEST(interop_sqlite_writes_btree_reads) {
   remove(path);
   sqlite3 *db;
   CHECK_EQ(sqlite3_open(path, &db), SQLITE_OK);
-  exec_ok(db, "PRAGMA page_size=1024; CREATE TABLE t(a INTEGER, b BLOB);"
-              "CREATE INDEX ti ON t(b);"
-              "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<10000) "
-              "INSERT INTO t SELECT i*3, randomblob(CASE WHEN i%50=0 THEN 5000+i ELSE i%200 END) "
-              "FROM c;"
-              "DELETE FROM t WHERE a % 7 = 0;");
+  exec_ok(db,
+          "PRAGMA page_size=1024; CREATE TABLE t(a INTEGER, b BLOB);"
+          "CREATE INDEX ti ON t(b);"
+          "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<10000) "
+          "INSERT INTO t SELECT i*3, randomblob(CASE WHEN i%50=0 THEN 5000+i ELSE i%200 END) "
+          "FROM c;"
+          "DELETE FROM t WHERE a % 7 = 0;");
   /* expected rows from sqlite */
   int64_t *rowid = malloc(sizeof(int64_t) * 10000), *aval = malloc(sizeof(int64_t) * 10000);
   uint8_t **blob = malloc(sizeof(uint8_t *) * 10000);
@@ -100,7 +101,8 @@ TEST(interop_sqlite_writes_btree_reads) {
   sqlite3_prepare_v2(db, "SELECT name, rootpage FROM sqlite_schema", -1, &st, NULL);
   while (sqlite3_step(st) == SQLITE_ROW) {
     if (!strcmp((const char *)sqlite3_column_text(st, 0), "t")) troot = sqlite3_column_int64(st, 1);
-    if (!strcmp((const char *)sqlite3_column_text(st, 0), "ti")) iroot = sqlite3_column_int64(st, 1);
+    if (!strcmp((const char *)sqlite3_column_text(st, 0), "ti"))
+      iroot = sqlite3_column_int64(st, 1);
   }
   sqlite3_finalize(st);
   sqlite3_close(db);
@@ -122,8 +124,8 @@ TEST(interop_sqlite_writes_btree_reads) {
     const uint8_t *p;
     uint32_t len;
     int ok = i < nrow && btree_rowid(c) == rowid[i] && !rec_column(rec, n, 0, &t, &iv, &p, &len) &&
-             iv == aval[i] && !rec_column(rec, n, 1, &t, &iv, &p, &len) && len == (uint32_t)blen[i] &&
-             (len == 0 || memcmp(p, blob[i], len) == 0);
+             iv == aval[i] && !rec_column(rec, n, 1, &t, &iv, &p, &len) &&
+             len == (uint32_t)blen[i] && (len == 0 || memcmp(p, blob[i], len) == 0);
     if (!ok && bad++ < 3) test_fail(__FILE__, __LINE__, "row %d differs", i);
     free(rec);
     i++;
@@ -228,7 +230,8 @@ TEST(header_validation) {
     patch_file(copy, cases[i].off, cases[i].v, cases[i].n);
     Btree *bt = NULL;
     int rc = open_and_read(copy, cases[i].level, &bt);
-    if (rc != cases[i].rc) test_fail(__FILE__, __LINE__, "case %zu: rc %d expected %d", i, rc, cases[i].rc);
+    if (rc != cases[i].rc)
+      test_fail(__FILE__, __LINE__, "case %zu: rc %d expected %d", i, rc, cases[i].rc);
     if (cases[i].msg && bt) CHECK_STR(btree_errmsg(bt), cases[i].msg);
     if (cases[i].off == 56 && bt) CHECK(btree_errmsg(bt) && strstr(btree_errmsg(bt), "UTF-16"));
     if (bt) {
@@ -327,9 +330,15 @@ static void corrupt_run(const char *setup, uint32_t psz) {
         if (test_rand(&s) % 8 == 0) off = 32 + (long)(test_rand(&s) % 8);
       }
       switch (test_rand(&s) % 3) {
-        case 0: m[off] ^= (uint8_t)(1u << (test_rand(&s) % 8)); break;
-        case 1: m[off] = (uint8_t)test_rand(&s); break;
-        default: m[off] = (uint8_t)(test_rand(&s) % 2 ? 0 : 0xff); break;
+        case 0:
+          m[off] ^= (uint8_t)(1u << (test_rand(&s) % 8));
+          break;
+        case 1:
+          m[off] = (uint8_t)test_rand(&s);
+          break;
+        default:
+          m[off] = (uint8_t)(test_rand(&s) % 2 ? 0 : 0xff);
+          break;
       }
     }
     remove(work);
@@ -372,21 +381,23 @@ static void corrupt_run(const char *setup, uint32_t psz) {
 }
 
 TEST(corrupt_files_never_crash) {
-  corrupt_run("PRAGMA page_size=512; CREATE TABLE t(a, b); CREATE INDEX ti ON t(b);"
-              "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<400) "
-              "INSERT INTO t SELECT i, randomblob(CASE WHEN i%20=0 THEN 1500 ELSE i%90 END) FROM c;"
-              "DELETE FROM t WHERE a%5=0;",
-              512);
+  corrupt_run(
+      "PRAGMA page_size=512; CREATE TABLE t(a, b); CREATE INDEX ti ON t(b);"
+      "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<400) "
+      "INSERT INTO t SELECT i, randomblob(CASE WHEN i%20=0 THEN 1500 ELSE i%90 END) FROM c;"
+      "DELETE FROM t WHERE a%5=0;",
+      512);
 }
 
 TEST(corrupt_files_never_crash_index_freelist) {
-  corrupt_run("PRAGMA page_size=1024; CREATE TABLE w(k, v, PRIMARY KEY(k)) WITHOUT ROWID;"
-              "CREATE TABLE t(a); CREATE INDEX tv ON w(v);"
-              "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<1500) "
-              "INSERT INTO w SELECT randomblob(4 + i%300), i FROM c;"
-              "INSERT INTO t SELECT randomblob(3000) FROM w WHERE v < 40;"
-              "DELETE FROM w WHERE v%3=0; DELETE FROM t WHERE rowid%2=0;",
-              1024);
+  corrupt_run(
+      "PRAGMA page_size=1024; CREATE TABLE w(k, v, PRIMARY KEY(k)) WITHOUT ROWID;"
+      "CREATE TABLE t(a); CREATE INDEX tv ON w(v);"
+      "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<1500) "
+      "INSERT INTO w SELECT randomblob(4 + i%300), i FROM c;"
+      "INSERT INTO t SELECT randomblob(3000) FROM w WHERE v < 40;"
+      "DELETE FROM w WHERE v%3=0; DELETE FROM t WHERE rowid%2=0;",
+      1024);
 }
 
 /* The lock-byte page (file offset 1 GiB) is never handed out: a sparse file

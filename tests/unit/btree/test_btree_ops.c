@@ -18,8 +18,8 @@ TEST(big_payloads_1mb) {
   CHECK_OK(btree_create_table(bt, BTREE_INTKEY, &root));
   BtCursor *c;
   CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &c));
-  static const uint32_t sizes[] = {4061, 4062, 5000, 8184, 8185, 65536, 100000, 1048576, 1100000,
-                                   3000, 2, 300000};
+  static const uint32_t sizes[] = {4061,   4062,    5000,    8184, 8185, 65536,
+                                   100000, 1048576, 1100000, 3000, 2,    300000};
   int ns = (int)(sizeof sizes / sizeof sizes[0]);
   uint8_t *buf = malloc(1100000);
   for (int i = 0; i < ns; i++) {
@@ -340,7 +340,8 @@ static void delete_while_iterating(int intkey) {
         btree_cursor_close(c2);
         int64_t want = 10000 - (id + 1) + (id + 1 + 2) / 3;
         if (cnt != want) {
-          test_fail(__FILE__, __LINE__, "after deleting %u: count %lld want %lld", id, (long long)cnt, (long long)want);
+          test_fail(__FILE__, __LINE__, "after deleting %u: count %lld want %lld", id,
+                    (long long)cnt, (long long)want);
           break;
         }
       }
@@ -367,8 +368,10 @@ static void delete_while_iterating(int intkey) {
       id = util_get4(b4);
     }
     CHECK(id % 3 == 0);
-    if (id % 2) CHECK_OK(btree_delete(c));
-    else remaining++;
+    if (id % 2)
+      CHECK_OK(btree_delete(c));
+    else
+      remaining++;
     CHECK_OK(btree_prev(c, &eof));
     if (eof) break;
   }
@@ -632,15 +635,18 @@ static void multi_cursor_stress(int intkey, uint32_t page_size) {
       pos[i] = k;
     } else if (r < 55) {
       int res;
-      if (intkey) CHECK_OK(btree_seek_rowid(c[i], k, &res));
-      else CHECK_OK(btree_seek_key(c[i], buf, 4, &res)); /* 4-byte prefix sorts first */
+      if (intkey)
+        CHECK_OK(btree_seek_rowid(c[i], k, &res));
+      else
+        CHECK_OK(btree_seek_key(c[i], buf, 4, &res)); /* 4-byte prefix sorts first */
       pos[i] = btree_eof(c[i]) ? -1 : (int64_t)stress_id(c[i], intkey);
       if (pos[i] >= 0 && !present[pos[i]] && bad++ < 5) test_fail(__FILE__, __LINE__, "seek");
     } else if (r < 70) {
       if (pos[i] < 0 || !present[pos[i]]) continue;
       /* the cursor must be on (or saved at) pos[i]: reposition exactly */
       if (stress_id(c[i], intkey) != (uint32_t)pos[i]) {
-        if (bad++ < 5) test_fail(__FILE__, __LINE__, "cursor %d lost its entry %lld", i, (long long)pos[i]);
+        if (bad++ < 5)
+          test_fail(__FILE__, __LINE__, "cursor %d lost its entry %lld", i, (long long)pos[i]);
         continue;
       }
       CHECK_OK(btree_delete(c[i]));
@@ -650,10 +656,18 @@ static void multi_cursor_stress(int intkey, uint32_t page_size) {
       int fwd = r < 85, eof;
       int64_t want = -1;
       if (fwd) {
-        for (int64_t x = pos[i] + 1; x < RANGE; x++) if (present[x]) { want = x; break; }
+        for (int64_t x = pos[i] + 1; x < RANGE; x++)
+          if (present[x]) {
+            want = x;
+            break;
+          }
         CHECK_OK(btree_next(c[i], &eof));
       } else {
-        for (int64_t x = pos[i] - 1; x >= 0; x--) if (present[x]) { want = x; break; }
+        for (int64_t x = pos[i] - 1; x >= 0; x--)
+          if (present[x]) {
+            want = x;
+            break;
+          }
         CHECK_OK(btree_prev(c[i], &eof));
       }
       CHECK_OK(btree_cursor_check(c[i]));
