@@ -210,6 +210,16 @@ static char *sqlite_check(const char *path) {
     free(_r);                                                                              \
   } while (0)
 
+/* Our own integrity check over page 1 and the given roots (read txn). */
+#define CHECK_BT_INTEGRITY(bt, roots, n)                                        \
+  do {                                                                          \
+    char *_rep = NULL;                                                          \
+    int _nerr = 0;                                                              \
+    CHECK_OK(btree_integrity_check((bt), (roots), (n), 10, &_rep, &_nerr));     \
+    if (_rep) test_fail(__FILE__, __LINE__, "btree_integrity_check: %s", _rep); \
+    shale_free(_rep);                                                           \
+  } while (0)
+
 /* Deterministic payload of n bytes for key: a valid record (one blob
  * column) so that sqlite3 can check the files; bytes after the header are
  * a function of (key, position). */

@@ -191,6 +191,10 @@ static void model_run_r(const char *name, uint32_t page_size, int reserve, int n
   CHECK_OK(btree_cursor_open(bt, root, 0, NULL, NULL, &c));
   verify_model(c, &m);
   btree_cursor_close(c);
+  if (with_sqlite) {
+    BtreeCheckRoot roots[2] = {{1, 1, NULL, NULL}, {root, 1, NULL, NULL}};
+    CHECK_BT_INTEGRITY(bt, roots, 2);
+  }
   CHECK_OK(btree_commit(bt));
   CHECK_OK(btree_close(bt));
   if (with_sqlite) CHECK_SQLITE_OK(test_path(name));

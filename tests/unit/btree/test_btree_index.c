@@ -139,6 +139,10 @@ static void index_run(const char *name, uint32_t page_size, int nops) {
   }
   verify_index(c, present, range, page_size, count);
   btree_cursor_close(c);
+  {
+    BtreeCheckRoot roots[2] = {{1, 1, NULL, NULL}, {root, 0, blob_cmp, NULL}};
+    CHECK_BT_INTEGRITY(bt, roots, 2);
+  }
   CHECK_OK(
       bt_register(bt, 1, "table", "w", root, "CREATE TABLE w(k BLOB PRIMARY KEY) WITHOUT ROWID"));
   CHECK_OK(btree_commit(bt));
