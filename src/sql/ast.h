@@ -444,4 +444,25 @@ struct SqlStmt {
   } u;
 };
 
+/* ---- traversal (walk.c) ---- */
+#define SQL_WALK_CONTINUE 0
+#define SQL_WALK_ABORT 1
+#define SQL_WALK_PRUNE 2
+
+/* Callbacks return SQL_WALK_CONTINUE, SQL_WALK_PRUNE (skip this node's
+ * children) or SQL_WALK_ABORT (stop). With select == NULL subqueries are not
+ * entered. arg is for the caller. */
+typedef struct SqlWalker {
+  int (*expr)(struct SqlWalker *w, SqlExpr *e);
+  int (*select)(struct SqlWalker *w, SqlSelect *s);
+  void *arg;
+} SqlWalker;
+
+/* Pre-order walks; return SQL_WALK_ABORT if a callback aborted, else
+ * SQL_WALK_CONTINUE. A SELECT walk visits every core of a compound (WITH
+ * clauses first), and in each: result columns, FROM (subqueries, function
+ * arguments, ON), WHERE, GROUP BY, HAVING, WINDOW, ORDER BY, LIMIT, OFFSET. */
+int sql_walk_expr(SqlWalker *w, SqlExpr *e);
+int sql_walk_select(SqlWalker *w, SqlSelect *s);
+
 #endif /* SHALE_SQL_AST_H */

@@ -391,3 +391,56 @@ TEST(declared_types_match_reference) {
   }
   sqlite3_close(db);
 }
+
+/* ---- walker ---- */
+typedef struct Counts {
+  int exprs, columns, selects, stop_at;
+} Counts;
+
+static int count_expr(SqlWalker *w, SqlExpr *e) {
+  Counts *c = w->arg;
+  c->exprs++;
+  if (e->op == SQL_E_ID || e->op == SQL_E_COLUMN) c->columns++;
+  if (c->stop_at && c->exprs == c->stop_at) return SQL_WALK_ABORT;
+  if (e->op == SQL_E_CASE) return SQL_WALK_PRUNE;
+  return SQL_WALK_CONTINUE;
+}
+static int count_select(SqlWalker *w, SqlSelect *s) {
+  ((Counts *)w->arg)->selects++;
+  return SQL_WALK_CONTINUE;
+}
+
+TEST(walker) {
+  const char *sql =
+      "WITH c AS (SELECT x FROM u) SELECT a + 1, CASE WHEN b THEN c END, (SELECT max(y) FROM v "
+      "WHERE v.z = t.a) FROM t JOIN (SELECT q FROM w) ON t.a = q WHERE a IN (SELECT 1) "
+      "AND sum(d) OVER (PARTITION BY e ORDER BY f ROWS g PRECEDING) > 0 GROUP BY h "
+      "HAVING i UNION SELECT m ORDER BY j LIMIT k OFFSET l";
+  UtilArena a;
+  util_arena_init(&a, 0);
+  SqlStmt *s = NULL;
+  char *err = NULL;
+  CHECK_OK(sql_parse(&a, sql, -1, &s, NULL, &err));
+  if (!s) {
+    test_fail(__FILE__, __LINE__, "%s", err);
+    shale_free(err);
+    util_arena_free(&a);
+    return;
+  }
+  Counts c = {0, 0, 0, 0};
+  SqlWalker w = {count_expr, count_select, &c};
+  CHECK_EQ(sql_walk_select(&w, s->u.select), SQL_WALK_CONTINUE);
+  /* columns: x, a, (b c pruned), y, v.z, t.a, q, t.a, q, a, d, e, f, g, h, i, j, k, l, m */
+  CHECK_EQ(c.columns, 19);
+  CHECK_EQ(c.selects, 5); /* the compound, CTE, scalar subquery, FROM subquery, IN subquery */
+  Counts c2 = {0, 0, 0, 0};
+  SqlWalker w2 = {count_expr, NULL, &c2}; /* no subqueries */
+  CHECK_EQ(sql_walk_select(&w2, s->u.select), SQL_WALK_CONTINUE);
+  CHECK_EQ(c2.selects, 0);
+  CHECK_EQ(c2.columns, 14);
+  Counts c3 = {0, 0, 0, 3};
+  SqlWalker w3 = {count_expr, count_select, &c3};
+  CHECK_EQ(sql_walk_select(&w3, s->u.select), SQL_WALK_ABORT);
+  CHECK_EQ(c3.exprs, 3);
+  util_arena_free(&a);
+}
