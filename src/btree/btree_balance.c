@@ -408,6 +408,16 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
     rc = BT_CORRUPT(bt, pager_pgno(parent), "cells too large to balance");
     goto out;
   }
+  /* The groups cover the list exactly, separators between them, and each
+   * fits its page. */
+  assert(st[0] == 0 && en[k - 1] == all.n);
+  for (int j = 0; j < k; j++) {
+    uint32_t used = 0;
+    for (int i = st[j]; i < en[j]; i++) used += cell_alloc(all.size[i]);
+    assert(used <= cap);
+    assert(j == k - 1 || st[j + 1] == en[j] + (promote ? 1 : 0));
+    (void)used;
+  }
 
   /* Pages: reuse the window's, allocate more, free the rest. */
   for (int j = 0; j < k; j++) {
