@@ -31,32 +31,32 @@ typedef struct SqlSpan {
 /* ---- expressions ---- */
 
 typedef enum SqlExprOp {
-  SQL_E_NULL,      /* NULL */
-  SQL_E_INTEGER,   /* z = text ("123", "0x1F") */
-  SQL_E_FLOAT,     /* z = text */
-  SQL_E_STRING,    /* z = value */
-  SQL_E_BLOB,      /* z = hex digits */
-  SQL_E_VARIABLE,  /* z = text ("?", "?3", ":a") */
-  SQL_E_CTIME,     /* sub = TK_CURRENT_TIME / _DATE / _TIMESTAMP */
-  SQL_E_ID,        /* bare name z (column, or a "string" in double quotes) */
-  SQL_E_COLUMN,    /* qualified: schema (may be NULL) . table . z */
-  SQL_E_STAR,      /* * or table.* in a result list (table may be NULL) */
-  SQL_E_UNARY,     /* sub = TK_MINUS, TK_PLUS, TK_BITNOT, TK_NOT; a */
-  SQL_E_BINARY,    /* sub = operator token (TK_AND, TK_EQ, TK_IS, ...); a, b */
-  SQL_E_ISNOT,     /* a IS NOT b (also IS DISTINCT FROM) */
-  SQL_E_ISNULL,    /* a ISNULL / a IS NULL spelled postfix */
-  SQL_E_NOTNULL,   /* a NOTNULL / a NOT NULL */
-  SQL_E_LIKE,      /* sub = TK_LIKE/GLOB/MATCH/REGEXP; a LIKE b [ESCAPE c]; not */
-  SQL_E_BETWEEN,   /* a [NOT] BETWEEN b AND c */
-  SQL_E_IN,        /* a [NOT] IN (list) | (select) | table | tvf(list) */
-  SQL_E_EXISTS,    /* EXISTS (select) */
-  SQL_E_SUBQUERY,  /* (select) */
-  SQL_E_ROW,       /* (a, b, ...): list */
-  SQL_E_COLLATE,   /* a COLLATE z */
-  SQL_E_CAST,      /* CAST(a AS type): z = type name */
-  SQL_E_CASE,      /* CASE [a] WHEN list[2i] THEN list[2i+1] ... [ELSE b] END */
-  SQL_E_FUNC,      /* z(list) [FILTER (WHERE filter)] [OVER window] */
-  SQL_E_RAISE      /* RAISE(sub = TK_IGNORE/ROLLBACK/ABORT/FAIL [, z]) */
+  SQL_E_NULL,     /* NULL */
+  SQL_E_INTEGER,  /* z = text ("123", "0x1F") */
+  SQL_E_FLOAT,    /* z = text */
+  SQL_E_STRING,   /* z = value */
+  SQL_E_BLOB,     /* z = hex digits */
+  SQL_E_VARIABLE, /* z = text ("?", "?3", ":a") */
+  SQL_E_CTIME,    /* sub = TK_CURRENT_TIME / _DATE / _TIMESTAMP */
+  SQL_E_ID,       /* bare name z (column, or a "string" in double quotes) */
+  SQL_E_COLUMN,   /* qualified: schema (may be NULL) . table . z */
+  SQL_E_STAR,     /* * or table.* in a result list (table may be NULL) */
+  SQL_E_UNARY,    /* sub = TK_MINUS, TK_PLUS, TK_BITNOT, TK_NOT; a */
+  SQL_E_BINARY,   /* sub = operator token (TK_AND, TK_EQ, TK_IS, ...); a, b */
+  SQL_E_ISNOT,    /* a IS NOT b (also IS DISTINCT FROM) */
+  SQL_E_ISNULL,   /* a ISNULL / a IS NULL spelled postfix */
+  SQL_E_NOTNULL,  /* a NOTNULL / a NOT NULL */
+  SQL_E_LIKE,     /* sub = TK_LIKE/GLOB/MATCH/REGEXP; a LIKE b [ESCAPE c]; not */
+  SQL_E_BETWEEN,  /* a [NOT] BETWEEN b AND c */
+  SQL_E_IN,       /* a [NOT] IN (list) | (select) | table | tvf(list) */
+  SQL_E_EXISTS,   /* EXISTS (select) */
+  SQL_E_SUBQUERY, /* (select) */
+  SQL_E_ROW,      /* (a, b, ...): list */
+  SQL_E_COLLATE,  /* a COLLATE z */
+  SQL_E_CAST,     /* CAST(a AS type): z = type name */
+  SQL_E_CASE,     /* CASE [a] WHEN list[2i] THEN list[2i+1] ... [ELSE b] END */
+  SQL_E_FUNC,     /* z(list) [FILTER (WHERE filter)] [OVER window] */
+  SQL_E_RAISE     /* RAISE(sub = TK_IGNORE/ROLLBACK/ABORT/FAIL [, z]) */
 } SqlExprOp;
 
 typedef struct SqlExprList SqlExprList;
@@ -70,20 +70,20 @@ typedef struct SqlExprList SqlExprList;
 #define SQL_EF_TVF 0x20      /* IN schema.func(args): a table-valued function call */
 
 struct SqlExpr {
-  uint8_t op;    /* SqlExprOp */
-  uint8_t flags; /* SQL_EF_* */
-  uint16_t sub;  /* operator token, see SqlExprOp */
+  uint8_t op;      /* SqlExprOp */
+  uint8_t flags;   /* SQL_EF_* */
+  uint16_t sub;    /* operator token, see SqlExprOp */
   uint16_t height; /* depth of the tree below (1 for a leaf), SQLite-style */
   SqlSpan span;
-  const char *z;       /* text, name, type name, collation, function name */
-  const char *table;   /* SQL_E_COLUMN, SQL_E_STAR, SQL_E_IN on a table */
-  const char *schema;  /* SQL_E_COLUMN, SQL_E_IN on a table */
-  SqlExpr *a, *b, *c;  /* operands */
-  SqlExprList *list;   /* arguments, IN list, CASE arms, row items */
-  SqlSelect *select;   /* subquery */
-  SqlExpr *filter;     /* FILTER (WHERE ...) */
-  SqlExprList *order;  /* ORDER BY inside an aggregate call */
-  SqlWindow *over;     /* OVER ... */
+  const char *z;      /* text, name, type name, collation, function name */
+  const char *table;  /* SQL_E_COLUMN, SQL_E_STAR, SQL_E_IN on a table */
+  const char *schema; /* SQL_E_COLUMN, SQL_E_IN on a table */
+  SqlExpr *a, *b, *c; /* operands */
+  SqlExprList *list;  /* arguments, IN list, CASE arms, row items */
+  SqlSelect *select;  /* subquery */
+  SqlExpr *filter;    /* FILTER (WHERE ...) */
+  SqlExprList *order; /* ORDER BY inside an aggregate call */
+  SqlWindow *over;    /* OVER ... */
 };
 
 /* Sort order for ORDER BY / index columns */
@@ -96,10 +96,10 @@ struct SqlExpr {
 
 typedef struct SqlExprItem {
   SqlExpr *expr;
-  const char *name;  /* alias (result column), column name (SET), NULL */
-  SqlSpan span;      /* text of the item's expression (result column naming) */
-  uint8_t sort;      /* SQL_SORT_* */
-  uint8_t nulls;     /* SQL_NULLS_* */
+  const char *name;   /* alias (result column), column name (SET), NULL */
+  SqlSpan span;       /* text of the item's expression (result column naming) */
+  uint8_t sort;       /* SQL_SORT_* */
+  uint8_t nulls;      /* SQL_NULLS_* */
   const char **names; /* UPDATE SET (a, b) = ...: nnames column names */
   int nnames;
 } SqlExprItem;
@@ -134,15 +134,15 @@ enum {
 
 struct SqlWindow {
   SqlSpan span;
-  const char *name;   /* WINDOW name AS (...) or OVER name */
-  const char *base;   /* OVER (base ...) */
+  const char *name; /* WINDOW name AS (...) or OVER name */
+  const char *base; /* OVER (base ...) */
   SqlExprList *partition;
   SqlExprList *order;
   uint8_t frame;      /* SQL_FRAME_* */
   uint8_t start, end; /* SQL_BOUND_*; end NONE when no BETWEEN */
   uint8_t exclude;    /* SQL_EXCLUDE_* */
   SqlExpr *start_expr, *end_expr;
-  SqlWindow *next;    /* WINDOW clause list */
+  SqlWindow *next; /* WINDOW clause list */
 };
 
 /* ---- FROM ---- */
@@ -158,11 +158,11 @@ struct SqlWindow {
 typedef struct SqlSrcItem {
   SqlSpan span;
   const char *schema, *name, *alias;
-  SqlSelect *select;     /* subquery in FROM */
-  SqlExprList *args;     /* table-valued function arguments */
-  uint8_t has_args;      /* name(...) was written (args may be empty) */
-  uint8_t jointype;      /* how this item joins the previous one (SQL_JOIN_*) */
-  uint8_t not_indexed;   /* NOT INDEXED */
+  SqlSelect *select;   /* subquery in FROM */
+  SqlExprList *args;   /* table-valued function arguments */
+  uint8_t has_args;    /* name(...) was written (args may be empty) */
+  uint8_t jointype;    /* how this item joins the previous one (SQL_JOIN_*) */
+  uint8_t not_indexed; /* NOT INDEXED */
   const char *indexed_by;
   SqlExpr *on;
   SqlIdList *using_cols;
@@ -190,22 +190,27 @@ typedef struct SqlWith {
 } SqlWith;
 
 enum { SQL_SEL_SELECT, SQL_SEL_VALUES };
-enum { SQL_COMPOUND_NONE, SQL_COMPOUND_UNION, SQL_COMPOUND_UNION_ALL,
-       SQL_COMPOUND_INTERSECT, SQL_COMPOUND_EXCEPT };
+enum {
+  SQL_COMPOUND_NONE,
+  SQL_COMPOUND_UNION,
+  SQL_COMPOUND_UNION_ALL,
+  SQL_COMPOUND_INTERSECT,
+  SQL_COMPOUND_EXCEPT
+};
 
 struct SqlSelect {
   SqlSpan span;
-  uint8_t kind;      /* SQL_SEL_* */
-  uint8_t distinct;  /* 1 DISTINCT, 2 ALL, 0 neither */
-  uint8_t compound;  /* how this core combines with prior (SQL_COMPOUND_*) */
+  uint8_t kind;     /* SQL_SEL_* */
+  uint8_t distinct; /* 1 DISTINCT, 2 ALL, 0 neither */
+  uint8_t compound; /* how this core combines with prior (SQL_COMPOUND_*) */
   SqlSelect *prior;
   SqlWith *with;
-  SqlExprList *cols;     /* result columns, or VALUES rows (each SQL_E_ROW) */
+  SqlExprList *cols; /* result columns, or VALUES rows (each SQL_E_ROW) */
   SqlSrcList *from;
   SqlExpr *where;
   SqlExprList *group_by;
   SqlExpr *having;
-  SqlWindow *windows;    /* WINDOW clause */
+  SqlWindow *windows; /* WINDOW clause */
   SqlExprList *order_by;
   SqlExpr *limit, *offset;
 };
@@ -237,11 +242,16 @@ typedef enum SqlStmtKind {
 } SqlStmtKind;
 
 /* ON CONFLICT resolution (also INSERT OR x, UPDATE OR x) */
-enum { SQL_OE_NONE, SQL_OE_ROLLBACK, SQL_OE_ABORT, SQL_OE_FAIL, SQL_OE_IGNORE,
-       SQL_OE_REPLACE };
+enum { SQL_OE_NONE, SQL_OE_ROLLBACK, SQL_OE_ABORT, SQL_OE_FAIL, SQL_OE_IGNORE, SQL_OE_REPLACE };
 /* foreign key actions */
-enum { SQL_FK_NONE, SQL_FK_SET_NULL, SQL_FK_SET_DEFAULT, SQL_FK_CASCADE,
-       SQL_FK_RESTRICT, SQL_FK_NO_ACTION };
+enum {
+  SQL_FK_NONE,
+  SQL_FK_SET_NULL,
+  SQL_FK_SET_DEFAULT,
+  SQL_FK_CASCADE,
+  SQL_FK_RESTRICT,
+  SQL_FK_NO_ACTION
+};
 
 typedef struct SqlQualName {
   const char *schema, *name;
@@ -251,21 +261,21 @@ typedef struct SqlQualName {
 } SqlQualName;
 
 typedef struct SqlUpsert {
-  SqlExprList *target;   /* ON CONFLICT (cols...) or NULL */
+  SqlExprList *target; /* ON CONFLICT (cols...) or NULL */
   SqlExpr *target_where;
   uint8_t do_nothing;
-  SqlExprList *set;      /* DO UPDATE SET ... */
+  SqlExprList *set; /* DO UPDATE SET ... */
   SqlExpr *where;
   struct SqlUpsert *next;
 } SqlUpsert;
 
 typedef struct SqlInsert {
-  uint8_t or_conflict;  /* SQL_OE_*; REPLACE INTO is SQL_OE_REPLACE */
+  uint8_t or_conflict; /* SQL_OE_*; REPLACE INTO is SQL_OE_REPLACE */
   SqlWith *with;
   SqlQualName table;
   const char *alias;
   SqlIdList *columns;
-  SqlSelect *select;    /* VALUES ... or SELECT ...; NULL for DEFAULT VALUES */
+  SqlSelect *select; /* VALUES ... or SELECT ...; NULL for DEFAULT VALUES */
   SqlUpsert *upsert;
   SqlExprList *returning;
 } SqlInsert;
@@ -273,8 +283,8 @@ typedef struct SqlInsert {
 typedef struct SqlUpdate {
   uint8_t or_conflict;
   SqlWith *with;
-  SqlSrcItem *table;    /* name, alias, INDEXED BY */
-  SqlExprList *set;     /* item.name = column, or item.names for (a, b) = */
+  SqlSrcItem *table; /* name, alias, INDEXED BY */
+  SqlExprList *set;  /* item.name = column, or item.names for (a, b) = */
   SqlSrcList *from;
   SqlExpr *where;
   SqlExprList *returning;
@@ -295,7 +305,7 @@ typedef struct SqlDelete {
 enum {
   SQL_CONS_PRIMARY_KEY,
   SQL_CONS_NOT_NULL,
-  SQL_CONS_NULL,        /* a bare NULL constraint (accepted, no effect) */
+  SQL_CONS_NULL, /* a bare NULL constraint (accepted, no effect) */
   SQL_CONS_UNIQUE,
   SQL_CONS_CHECK,
   SQL_CONS_DEFAULT,
@@ -306,25 +316,26 @@ enum {
 };
 
 typedef struct SqlForeignKey {
-  SqlIdList *from_cols;  /* table constraint only */
+  SqlIdList *from_cols; /* table constraint only */
   const char *table;
   SqlIdList *to_cols;
-  uint8_t on_delete, on_update;  /* SQL_FK_* */
-  uint8_t deferrable;   /* 0 none; 1 DEFERRABLE INITIALLY DEFERRED; 2 other DEFERRABLE; 3 NOT DEFERRABLE */
-  uint8_t initially;    /* 0 none, 1 DEFERRED, 2 IMMEDIATE */
-  const char *match;    /* MATCH name */
+  uint8_t on_delete, on_update; /* SQL_FK_* */
+  uint8_t deferrable; /* 0 none; 1 DEFERRABLE INITIALLY DEFERRED; 2 other DEFERRABLE; 3 NOT
+                         DEFERRABLE */
+  uint8_t initially;  /* 0 none, 1 DEFERRED, 2 IMMEDIATE */
+  const char *match;  /* MATCH name */
 } SqlForeignKey;
 
 typedef struct SqlConstraint {
-  uint8_t type;          /* SQL_CONS_* */
-  uint8_t sort;          /* PRIMARY KEY ASC/DESC (column) */
-  uint8_t on_conflict;   /* SQL_OE_* */
+  uint8_t type;        /* SQL_CONS_* */
+  uint8_t sort;        /* PRIMARY KEY ASC/DESC (column) */
+  uint8_t on_conflict; /* SQL_OE_* */
   uint8_t autoincrement;
-  uint8_t stored;        /* GENERATED ... STORED (1) / VIRTUAL (0) */
-  const char *name;      /* CONSTRAINT name */
-  SqlExpr *expr;         /* CHECK, DEFAULT, GENERATED */
+  uint8_t stored;   /* GENERATED ... STORED (1) / VIRTUAL (0) */
+  const char *name; /* CONSTRAINT name */
+  SqlExpr *expr;    /* CHECK, DEFAULT, GENERATED */
   const char *collate;
-  SqlExprList *columns;  /* table PRIMARY KEY / UNIQUE (indexed columns) */
+  SqlExprList *columns; /* table PRIMARY KEY / UNIQUE (indexed columns) */
   SqlForeignKey *fk;
   SqlSpan span;
 } SqlConstraint;
@@ -346,12 +357,12 @@ typedef struct SqlColumnDef {
 
 typedef struct SqlCreateTable {
   uint8_t temp, if_not_exists;
-  uint8_t options;       /* SQL_TABOPT_* */
+  uint8_t options; /* SQL_TABOPT_* */
   SqlQualName name;
   int ncols;
   SqlColumnDef *cols;
   int ncons;
-  SqlConstraint *cons;   /* table constraints */
+  SqlConstraint *cons; /* table constraints */
   SqlSelect *as_select;
 } SqlCreateTable;
 
@@ -359,7 +370,7 @@ typedef struct SqlCreateIndex {
   uint8_t unique, if_not_exists;
   SqlQualName name;
   const char *table;
-  SqlExprList *columns;  /* expr (maybe COLLATE), sort */
+  SqlExprList *columns; /* expr (maybe COLLATE), sort */
   SqlExpr *where;
 } SqlCreateIndex;
 
@@ -374,8 +385,8 @@ enum { SQL_TRIG_BEFORE = 1, SQL_TRIG_AFTER, SQL_TRIG_INSTEAD_OF };
 
 typedef struct SqlCreateTrigger {
   uint8_t temp, if_not_exists;
-  uint8_t time;          /* SQL_TRIG_*; 0 when not written (BEFORE) */
-  uint16_t event;        /* TK_DELETE, TK_INSERT, TK_UPDATE */
+  uint8_t time;   /* SQL_TRIG_*; 0 when not written (BEFORE) */
+  uint16_t event; /* TK_DELETE, TK_INSERT, TK_UPDATE */
   uint8_t for_each_row;
   SqlQualName name;
   SqlIdList *update_of;
@@ -391,36 +402,40 @@ typedef struct SqlCreateVtab {
   SqlQualName name;
   const char *module;
   int nargs;
-  SqlSpan *args;          /* each argument's raw text */
+  SqlSpan *args; /* each argument's raw text */
 } SqlCreateVtab;
 
 typedef struct SqlDrop {
-  uint16_t object;       /* TK_TABLE, TK_INDEX, TK_VIEW, TK_TRIGGER */
+  uint16_t object; /* TK_TABLE, TK_INDEX, TK_VIEW, TK_TRIGGER */
   uint8_t if_exists;
   SqlQualName name;
 } SqlDrop;
 
-enum { SQL_ALTER_RENAME_TABLE, SQL_ALTER_RENAME_COLUMN, SQL_ALTER_ADD_COLUMN,
-       SQL_ALTER_DROP_COLUMN };
+enum {
+  SQL_ALTER_RENAME_TABLE,
+  SQL_ALTER_RENAME_COLUMN,
+  SQL_ALTER_ADD_COLUMN,
+  SQL_ALTER_DROP_COLUMN
+};
 
 typedef struct SqlAlter {
-  uint8_t action;        /* SQL_ALTER_* */
+  uint8_t action; /* SQL_ALTER_* */
   SqlQualName table;
-  const char *old_name;  /* RENAME COLUMN / DROP COLUMN */
-  const char *new_name;  /* RENAME TO / RENAME COLUMN ... TO */
-  SqlColumnDef *column;  /* ADD COLUMN */
+  const char *old_name; /* RENAME COLUMN / DROP COLUMN */
+  const char *new_name; /* RENAME TO / RENAME COLUMN ... TO */
+  SqlColumnDef *column; /* ADD COLUMN */
 } SqlAlter;
 
 typedef struct SqlPragma {
   SqlQualName name;
-  SqlExpr *value;        /* = value or (value); NULL if none */
-  uint8_t call;          /* written as name(value) */
+  SqlExpr *value; /* = value or (value); NULL if none */
+  uint8_t call;   /* written as name(value) */
 } SqlPragma;
 
 struct SqlStmt {
-  uint8_t kind;          /* SqlStmtKind */
-  uint8_t explain;       /* 0, 1 = EXPLAIN, 2 = EXPLAIN QUERY PLAN */
-  SqlSpan span;          /* statement text without EXPLAIN prefix and ';' */
+  uint8_t kind;    /* SqlStmtKind */
+  uint8_t explain; /* 0, 1 = EXPLAIN, 2 = EXPLAIN QUERY PLAN */
+  SqlSpan span;    /* statement text without EXPLAIN prefix and ';' */
   union {
     SqlSelect *select;
     SqlInsert insert;
@@ -433,14 +448,30 @@ struct SqlStmt {
     SqlCreateVtab create_vtab;
     SqlDrop drop;
     SqlAlter alter;
-    struct { uint16_t mode; } begin;           /* 0, TK_DEFERRED, TK_IMMEDIATE, TK_EXCLUSIVE */
-    struct { const char *savepoint; } rollback; /* ROLLBACK TO x; NULL otherwise */
-    struct { const char *name; } savepoint;     /* SAVEPOINT / RELEASE */
+    struct {
+      uint16_t mode;
+    } begin; /* 0, TK_DEFERRED, TK_IMMEDIATE, TK_EXCLUSIVE */
+    struct {
+      const char *savepoint;
+    } rollback; /* ROLLBACK TO x; NULL otherwise */
+    struct {
+      const char *name;
+    } savepoint; /* SAVEPOINT / RELEASE */
     SqlPragma pragma;
-    struct { SqlExpr *file, *schema, *key; } attach;
-    struct { SqlExpr *schema; } detach;
-    struct { const char *schema; SqlExpr *into; } vacuum;
-    struct { SqlQualName name; uint8_t has_name; } analyze; /* also REINDEX */
+    struct {
+      SqlExpr *file, *schema, *key;
+    } attach;
+    struct {
+      SqlExpr *schema;
+    } detach;
+    struct {
+      const char *schema;
+      SqlExpr *into;
+    } vacuum;
+    struct {
+      SqlQualName name;
+      uint8_t has_name;
+    } analyze; /* also REINDEX */
   } u;
 };
 

@@ -60,23 +60,40 @@ static void quoted(Buf *b, const char *s) {
 
 static const char *op_text(int tk) {
   switch (tk) {
-    case TK_EQ: return "=";
-    case TK_NE: return "<>";
-    case TK_LT: return "<";
-    case TK_LE: return "<=";
-    case TK_GT: return ">";
-    case TK_GE: return ">=";
-    case TK_PLUS: return "+";
-    case TK_MINUS: return "-";
-    case TK_STAR: return "*";
-    case TK_SLASH: return "/";
-    case TK_REM: return "%";
-    case TK_CONCAT: return "||";
-    case TK_BITAND: return "&";
-    case TK_BITOR: return "|";
-    case TK_BITNOT: return "~";
-    case TK_LSHIFT: return "<<";
-    case TK_RSHIFT: return ">>";
+    case TK_EQ:
+      return "=";
+    case TK_NE:
+      return "<>";
+    case TK_LT:
+      return "<";
+    case TK_LE:
+      return "<=";
+    case TK_GT:
+      return ">";
+    case TK_GE:
+      return ">=";
+    case TK_PLUS:
+      return "+";
+    case TK_MINUS:
+      return "-";
+    case TK_STAR:
+      return "*";
+    case TK_SLASH:
+      return "/";
+    case TK_REM:
+      return "%";
+    case TK_CONCAT:
+      return "||";
+    case TK_BITAND:
+      return "&";
+    case TK_BITOR:
+      return "|";
+    case TK_BITNOT:
+      return "~";
+    case TK_LSHIFT:
+      return "<<";
+    case TK_RSHIFT:
+      return ">>";
     default: {
       const char *k = sql_keyword_name(tk);
       return k ? k : "?";
@@ -116,12 +133,18 @@ static void idlist(Buf *b, const SqlIdList *l) {
 
 static const char *bound_text(int t) {
   switch (t) {
-    case SQL_BOUND_UNBOUNDED_PRECEDING: return "UNBOUNDED PRECEDING";
-    case SQL_BOUND_PRECEDING: return "PRECEDING";
-    case SQL_BOUND_CURRENT_ROW: return "CURRENT ROW";
-    case SQL_BOUND_FOLLOWING: return "FOLLOWING";
-    case SQL_BOUND_UNBOUNDED_FOLLOWING: return "UNBOUNDED FOLLOWING";
-    default: return "";
+    case SQL_BOUND_UNBOUNDED_PRECEDING:
+      return "UNBOUNDED PRECEDING";
+    case SQL_BOUND_PRECEDING:
+      return "PRECEDING";
+    case SQL_BOUND_CURRENT_ROW:
+      return "CURRENT ROW";
+    case SQL_BOUND_FOLLOWING:
+      return "FOLLOWING";
+    case SQL_BOUND_UNBOUNDED_FOLLOWING:
+      return "UNBOUNDED FOLLOWING";
+    default:
+      return "";
   }
 }
 
@@ -169,12 +192,26 @@ static void expr(Buf *b, const SqlExpr *e) {
   }
   const char *not_ = (e->flags & SQL_EF_NOT) ? "NOT " : "";
   switch (e->op) {
-    case SQL_E_NULL: puts_(b, "NULL"); break;
-    case SQL_E_INTEGER: case SQL_E_FLOAT: case SQL_E_VARIABLE: puts_(b, e->z); break;
-    case SQL_E_STRING: quoted(b, e->z); break;
-    case SQL_E_BLOB: putf(b, "x'%s'", e->z); break;
-    case SQL_E_CTIME: puts_(b, sql_keyword_name(e->sub)); break;
-    case SQL_E_ID: puts_(b, e->z); break;
+    case SQL_E_NULL:
+      puts_(b, "NULL");
+      break;
+    case SQL_E_INTEGER:
+    case SQL_E_FLOAT:
+    case SQL_E_VARIABLE:
+      puts_(b, e->z);
+      break;
+    case SQL_E_STRING:
+      quoted(b, e->z);
+      break;
+    case SQL_E_BLOB:
+      putf(b, "x'%s'", e->z);
+      break;
+    case SQL_E_CTIME:
+      puts_(b, sql_keyword_name(e->sub));
+      break;
+    case SQL_E_ID:
+      puts_(b, e->z);
+      break;
     case SQL_E_COLUMN:
       if (e->schema) putf(b, "%s.", e->schema);
       putf(b, "%s.%s", e->table, e->z);
@@ -188,15 +225,19 @@ static void expr(Buf *b, const SqlExpr *e) {
       expr(b, e->a);
       puts_(b, ")");
       break;
-    case SQL_E_BINARY: case SQL_E_ISNOT:
-      if (e->sub == TK_PTR) putf(b, "(%s ", e->z);
-      else putf(b, "(%s ", e->op == SQL_E_ISNOT ? "IS NOT" : op_text(e->sub));
+    case SQL_E_BINARY:
+    case SQL_E_ISNOT:
+      if (e->sub == TK_PTR)
+        putf(b, "(%s ", e->z);
+      else
+        putf(b, "(%s ", e->op == SQL_E_ISNOT ? "IS NOT" : op_text(e->sub));
       expr(b, e->a);
       puts_(b, " ");
       expr(b, e->b);
       puts_(b, ")");
       break;
-    case SQL_E_ISNULL: case SQL_E_NOTNULL:
+    case SQL_E_ISNULL:
+    case SQL_E_NOTNULL:
       putf(b, "(%s ", e->op == SQL_E_ISNULL ? "ISNULL" : "NOTNULL");
       expr(b, e->a);
       puts_(b, ")");
@@ -241,7 +282,8 @@ static void expr(Buf *b, const SqlExpr *e) {
       }
       puts_(b, ")");
       break;
-    case SQL_E_EXISTS: case SQL_E_SUBQUERY:
+    case SQL_E_EXISTS:
+    case SQL_E_SUBQUERY:
       puts_(b, e->op == SQL_E_EXISTS ? "(EXISTS " : "(SUBQUERY ");
       select_(b, e->select);
       puts_(b, ")");
@@ -311,7 +353,9 @@ static void expr(Buf *b, const SqlExpr *e) {
       }
       puts_(b, ")");
       break;
-    default: puts_(b, "?"); break;
+    default:
+      puts_(b, "?");
+      break;
   }
 }
 
@@ -319,11 +363,16 @@ static const char *join_text(int jt, char *buf) {
   if (jt == SQL_JOIN_COMMA) return ",";
   buf[0] = 0;
   if (jt & SQL_JOIN_NATURAL) strcat(buf, "NATURAL ");
-  if ((jt & SQL_JOIN_LEFT) && (jt & SQL_JOIN_RIGHT)) strcat(buf, "FULL ");
-  else if (jt & SQL_JOIN_LEFT) strcat(buf, "LEFT ");
-  else if (jt & SQL_JOIN_RIGHT) strcat(buf, "RIGHT ");
-  if (jt & SQL_JOIN_CROSS) strcat(buf, "CROSS ");
-  else if (jt & SQL_JOIN_INNER) strcat(buf, "INNER ");
+  if ((jt & SQL_JOIN_LEFT) && (jt & SQL_JOIN_RIGHT))
+    strcat(buf, "FULL ");
+  else if (jt & SQL_JOIN_LEFT)
+    strcat(buf, "LEFT ");
+  else if (jt & SQL_JOIN_RIGHT)
+    strcat(buf, "RIGHT ");
+  if (jt & SQL_JOIN_CROSS)
+    strcat(buf, "CROSS ");
+  else if (jt & SQL_JOIN_INNER)
+    strcat(buf, "INNER ");
   strcat(buf, "JOIN");
   return buf;
 }
@@ -478,9 +527,9 @@ static void qualname(Buf *b, const SqlQualName *q) {
 }
 
 static void constraint(Buf *b, const SqlConstraint *c) {
-  static const char *const names[] = {"PRIMARY KEY", "NOT NULL", "NULL", "UNIQUE", "CHECK",
-                                      "DEFAULT", "COLLATE", "REFERENCES", "FOREIGN KEY",
-                                      "GENERATED"};
+  static const char *const names[] = {"PRIMARY KEY", "NOT NULL", "NULL",    "UNIQUE",
+                                      "CHECK",       "DEFAULT",  "COLLATE", "REFERENCES",
+                                      "FOREIGN KEY", "GENERATED"};
   putf(b, " (%s", names[c->type]);
   if (c->name) putf(b, " (NAME %s)", c->name);
   if (c->sort) puts_(b, c->sort == SQL_SORT_ASC ? " ASC" : " DESC");
@@ -494,8 +543,8 @@ static void constraint(Buf *b, const SqlConstraint *c) {
   if (c->on_conflict) putf(b, " (ON CONFLICT %s)", oe_text(c->on_conflict));
   if (c->autoincrement) puts_(b, " AUTOINCREMENT");
   if (c->fk) {
-    static const char *const act[] = {"", "SET NULL", "SET DEFAULT", "CASCADE", "RESTRICT",
-                                      "NO ACTION"};
+    static const char *const act[] = {"",        "SET NULL", "SET DEFAULT",
+                                      "CASCADE", "RESTRICT", "NO ACTION"};
     if (c->fk->from_cols) {
       puts_(b, " ");
       idlist(b, c->fk->from_cols);
@@ -560,7 +609,9 @@ static void target(Buf *b, const SqlSrcItem *t) {
 static void stmt(Buf *b, const SqlStmt *s) {
   if (s->explain) puts_(b, s->explain == 1 ? "(EXPLAIN " : "(EXPLAIN QUERY PLAN ");
   switch (s->kind) {
-    case SQL_STMT_SELECT: select_(b, s->u.select); break;
+    case SQL_STMT_SELECT:
+      select_(b, s->u.select);
+      break;
     case SQL_STMT_INSERT: {
       const SqlInsert *in = &s->u.insert;
       puts_(b, "(INSERT");
@@ -720,8 +771,10 @@ static void stmt(Buf *b, const SqlStmt *s) {
         idlist(b, t->update_of);
         puts_(b, ")");
       }
-      if (t->table_schema) putf(b, " (ON %s.%s)", t->table_schema, t->table);
-      else putf(b, " (ON %s)", t->table);
+      if (t->table_schema)
+        putf(b, " (ON %s.%s)", t->table_schema, t->table);
+      else
+        putf(b, " (ON %s)", t->table);
       if (t->for_each_row) puts_(b, " FOR EACH ROW");
       if (t->when) {
         puts_(b, " (WHEN ");
@@ -759,7 +812,9 @@ static void stmt(Buf *b, const SqlStmt *s) {
       puts_(b, "(ALTER TABLE ");
       qualname(b, &a->table);
       switch (a->action) {
-        case SQL_ALTER_RENAME_TABLE: putf(b, " (RENAME TO %s)", a->new_name); break;
+        case SQL_ALTER_RENAME_TABLE:
+          putf(b, " (RENAME TO %s)", a->new_name);
+          break;
         case SQL_ALTER_RENAME_COLUMN:
           putf(b, " (RENAME COLUMN %s TO %s)", a->old_name, a->new_name);
           break;
@@ -768,7 +823,9 @@ static void stmt(Buf *b, const SqlStmt *s) {
           column(b, a->column);
           puts_(b, ")");
           break;
-        default: putf(b, " (DROP COLUMN %s)", a->old_name); break;
+        default:
+          putf(b, " (DROP COLUMN %s)", a->old_name);
+          break;
       }
       puts_(b, ")");
       break;
@@ -778,14 +835,20 @@ static void stmt(Buf *b, const SqlStmt *s) {
       if (s->u.begin.mode) putf(b, " %s", sql_keyword_name(s->u.begin.mode));
       puts_(b, ")");
       break;
-    case SQL_STMT_COMMIT: puts_(b, "(COMMIT)"); break;
+    case SQL_STMT_COMMIT:
+      puts_(b, "(COMMIT)");
+      break;
     case SQL_STMT_ROLLBACK:
       puts_(b, "(ROLLBACK");
       if (s->u.rollback.savepoint) putf(b, " TO %s", s->u.rollback.savepoint);
       puts_(b, ")");
       break;
-    case SQL_STMT_SAVEPOINT: putf(b, "(SAVEPOINT %s)", s->u.savepoint.name); break;
-    case SQL_STMT_RELEASE: putf(b, "(RELEASE %s)", s->u.savepoint.name); break;
+    case SQL_STMT_SAVEPOINT:
+      putf(b, "(SAVEPOINT %s)", s->u.savepoint.name);
+      break;
+    case SQL_STMT_RELEASE:
+      putf(b, "(RELEASE %s)", s->u.savepoint.name);
+      break;
     case SQL_STMT_PRAGMA:
       puts_(b, "(PRAGMA ");
       qualname(b, &s->u.pragma.name);
@@ -823,7 +886,8 @@ static void stmt(Buf *b, const SqlStmt *s) {
       }
       puts_(b, ")");
       break;
-    case SQL_STMT_ANALYZE: case SQL_STMT_REINDEX:
+    case SQL_STMT_ANALYZE:
+    case SQL_STMT_REINDEX:
       puts_(b, s->kind == SQL_STMT_ANALYZE ? "(ANALYZE" : "(REINDEX");
       if (s->u.analyze.has_name) {
         puts_(b, " ");
@@ -831,7 +895,9 @@ static void stmt(Buf *b, const SqlStmt *s) {
       }
       puts_(b, ")");
       break;
-    default: puts_(b, "(?)"); break;
+    default:
+      puts_(b, "(?)");
+      break;
   }
   if (s->explain) puts_(b, ")");
 }
@@ -851,8 +917,10 @@ static char *finish(Buf *b) {
 
 char *sql_ast_print(const SqlStmt *s) {
   Buf b = {NULL, 0, 0, 0};
-  if (s) stmt(&b, s);
-  else puts_(&b, "nil");
+  if (s)
+    stmt(&b, s);
+  else
+    puts_(&b, "nil");
   return finish(&b);
 }
 

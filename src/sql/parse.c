@@ -54,15 +54,16 @@ static int idlike_raw(int t) {
 int p_fire_pending(Parser *p) {
   int kind = p->pend_kind;
   p->pend_kind = 0;
-  if (kind == 1)
-    return p_error(p, "variable number must be between ?1 and ?%d", SQL_MAX_VARIABLE);
+  if (kind == 1) return p_error(p, "variable number must be between ?1 and ?%d", SQL_MAX_VARIABLE);
   return p_error(p, "near \"%.*s\": syntax error", p->pend_tok.len, p->sql + p->pend_tok.start);
 }
 
 void p_advance(Parser *p) {
   if (p->pend_kind) {
-    if (p->pend_next < 0) p->pend_next = -2; /* consuming the variable itself */
-    else p_fire_pending(p);                  /* the token after it was accepted */
+    if (p->pend_next < 0)
+      p->pend_next = -2; /* consuming the variable itself */
+    else
+      p_fire_pending(p); /* the token after it was accepted */
   }
   if (p->tok.type != TK_EOF) {
     p->prev_end = p->tok.start + p->tok.len;
@@ -314,8 +315,7 @@ SqlIdList *p_eidlist_paren(Parser *p) {
     if (p_accept(p, TK_ASC) || p_accept(p, TK_DESC)) extra = 1;
     if (extra) {
       if (p->tok.type != TK_COMMA && p->tok.type != TK_RP) return p_syntax_error(p), NULL;
-      return p_error(p, "syntax error after column name \"%.*s\"", nt.len, p->sql + nt.start),
-             NULL;
+      return p_error(p, "syntax error after column name \"%.*s\"", nt.len, p->sql + nt.start), NULL;
     }
     l = p_idlist_add(p, l, n);
   } while (p_accept(p, TK_COMMA));
@@ -331,12 +331,24 @@ int p_starts_select(Parser *p) {
 int p_conflict(Parser *p) {
   int r;
   switch (p->tok.type) {
-    case TK_ROLLBACK: r = SQL_OE_ROLLBACK; break;
-    case TK_ABORT: r = SQL_OE_ABORT; break;
-    case TK_FAIL: r = SQL_OE_FAIL; break;
-    case TK_IGNORE: r = SQL_OE_IGNORE; break;
-    case TK_REPLACE: r = SQL_OE_REPLACE; break;
-    default: p_syntax_error(p); return 0;
+    case TK_ROLLBACK:
+      r = SQL_OE_ROLLBACK;
+      break;
+    case TK_ABORT:
+      r = SQL_OE_ABORT;
+      break;
+    case TK_FAIL:
+      r = SQL_OE_FAIL;
+      break;
+    case TK_IGNORE:
+      r = SQL_OE_IGNORE;
+      break;
+    case TK_REPLACE:
+      r = SQL_OE_REPLACE;
+      break;
+    default:
+      p_syntax_error(p);
+      return 0;
   }
   p_advance(p);
   return r;
@@ -416,13 +428,18 @@ SqlExprList *p_sortlist(Parser *p) {
     l = p_list_add(p, l, e);
     if (!l) return NULL;
     SqlExprItem *it = &l->a[l->n - 1];
-    if (p_accept(p, TK_ASC)) it->sort = SQL_SORT_ASC;
-    else if (p_accept(p, TK_DESC)) it->sort = SQL_SORT_DESC;
+    if (p_accept(p, TK_ASC))
+      it->sort = SQL_SORT_ASC;
+    else if (p_accept(p, TK_DESC))
+      it->sort = SQL_SORT_DESC;
     if (p->tok.type == TK_NULLS) {
       p_advance(p);
-      if (p_accept(p, TK_FIRST)) it->nulls = SQL_NULLS_FIRST;
-      else if (p_accept(p, TK_LAST)) it->nulls = SQL_NULLS_LAST;
-      else return p_syntax_error(p), NULL;
+      if (p_accept(p, TK_FIRST))
+        it->nulls = SQL_NULLS_FIRST;
+      else if (p_accept(p, TK_LAST))
+        it->nulls = SQL_NULLS_LAST;
+      else
+        return p_syntax_error(p), NULL;
     }
   } while (p_accept(p, TK_COMMA));
   return l;
@@ -462,9 +479,12 @@ static int frame_bound(Parser *p, int is_start, uint8_t *type, SqlExpr **e) {
   if (p->tok.type == TK_UNBOUNDED) {
     p_advance(p);
     /* a frame starts UNBOUNDED PRECEDING and ends UNBOUNDED FOLLOWING */
-    if (is_start && p_accept(p, TK_PRECEDING)) *type = SQL_BOUND_UNBOUNDED_PRECEDING;
-    else if (!is_start && p_accept(p, TK_FOLLOWING)) *type = SQL_BOUND_UNBOUNDED_FOLLOWING;
-    else return p_syntax_error(p);
+    if (is_start && p_accept(p, TK_PRECEDING))
+      *type = SQL_BOUND_UNBOUNDED_PRECEDING;
+    else if (!is_start && p_accept(p, TK_FOLLOWING))
+      *type = SQL_BOUND_UNBOUNDED_FOLLOWING;
+    else
+      return p_syntax_error(p);
     return 1;
   }
   if (p->tok.type == TK_CURRENT) {
@@ -475,9 +495,12 @@ static int frame_bound(Parser *p, int is_start, uint8_t *type, SqlExpr **e) {
   }
   *e = p_expr(p);
   if (!*e) return 0;
-  if (p_accept(p, TK_PRECEDING)) *type = SQL_BOUND_PRECEDING;
-  else if (p_accept(p, TK_FOLLOWING)) *type = SQL_BOUND_FOLLOWING;
-  else return p_syntax_error(p);
+  if (p_accept(p, TK_PRECEDING))
+    *type = SQL_BOUND_PRECEDING;
+  else if (p_accept(p, TK_FOLLOWING))
+    *type = SQL_BOUND_FOLLOWING;
+  else
+    return p_syntax_error(p);
   return 1;
 }
 
@@ -628,11 +651,19 @@ static SqlExpr *primary(Parser *p) {
   SqlExpr *e;
   int t = p->tok.type, start = p->tok.start;
   switch (t) {
-    case TK_INTEGER: case TK_FLOAT: case TK_VARIABLE: case TK_BLOB: case TK_STRING:
+    case TK_INTEGER:
+    case TK_FLOAT:
+    case TK_VARIABLE:
+    case TK_BLOB:
+    case TK_STRING:
       if (t == TK_STRING && p_peek(p, 1)->type == TK_DOT) break; /* 'tbl'.col */
-      e = p_expr_new(p, t == TK_INTEGER ? SQL_E_INTEGER : t == TK_FLOAT ? SQL_E_FLOAT
-                        : t == TK_VARIABLE ? SQL_E_VARIABLE : t == TK_BLOB ? SQL_E_BLOB
-                        : SQL_E_STRING, start);
+      e = p_expr_new(p,
+                     t == TK_INTEGER    ? SQL_E_INTEGER
+                     : t == TK_FLOAT    ? SQL_E_FLOAT
+                     : t == TK_VARIABLE ? SQL_E_VARIABLE
+                     : t == TK_BLOB     ? SQL_E_BLOB
+                                        : SQL_E_STRING,
+                     start);
       if (!e) return NULL;
       if (t == TK_VARIABLE) {
         /* ?NNN out of range (SQLite's limit is SQLITE_MAX_VARIABLE_NUMBER,
@@ -654,9 +685,12 @@ static SqlExpr *primary(Parser *p) {
           p->pend_next = -1; /* set once the variable is consumed */
         }
       }
-      if (t == TK_BLOB) e->z = p_text(p, start + 2, p->tok.len - 3);
-      else if (t == TK_STRING) e->z = p_name(p, &p->tok);
-      else e->z = p_text(p, start, p->tok.len);
+      if (t == TK_BLOB)
+        e->z = p_text(p, start + 2, p->tok.len - 3);
+      else if (t == TK_STRING)
+        e->z = p_name(p, &p->tok);
+      else
+        e->z = p_text(p, start, p->tok.len);
       p_advance(p);
       p_expr_end(p, e);
       return e;
@@ -665,7 +699,9 @@ static SqlExpr *primary(Parser *p) {
       p_advance(p);
       p_expr_end(p, e);
       return e;
-    case TK_CURRENT_TIME: case TK_CURRENT_DATE: case TK_CURRENT_TIMESTAMP:
+    case TK_CURRENT_TIME:
+    case TK_CURRENT_DATE:
+    case TK_CURRENT_TIMESTAMP:
       e = p_expr_new(p, SQL_E_CTIME, start);
       if (!e) return NULL;
       e->sub = (uint16_t)t;
@@ -802,20 +838,48 @@ static SqlExpr *unary(Parser *p) {
 /* binary operator precedence of the current token, 0 if none */
 static int binop_prec(Parser *p) {
   switch (p->tok.type) {
-    case TK_OR: return PREC_OR;
-    case TK_AND: return PREC_AND;
-    case TK_EQ: case TK_NE: case TK_IS: case TK_IN: case TK_LIKE: case TK_GLOB: case TK_MATCH:
-    case TK_REGEXP: case TK_BETWEEN: case TK_ISNULL: case TK_NOTNULL:
+    case TK_OR:
+      return PREC_OR;
+    case TK_AND:
+      return PREC_AND;
+    case TK_EQ:
+    case TK_NE:
+    case TK_IS:
+    case TK_IN:
+    case TK_LIKE:
+    case TK_GLOB:
+    case TK_MATCH:
+    case TK_REGEXP:
+    case TK_BETWEEN:
+    case TK_ISNULL:
+    case TK_NOTNULL:
       return PREC_EQ;
     case TK_NOT: /* NOT IN, NOT LIKE, NOT BETWEEN, NOT NULL, ... */
       return PREC_EQ;
-    case TK_LT: case TK_LE: case TK_GT: case TK_GE: return PREC_CMP;
-    case TK_BITAND: case TK_BITOR: case TK_LSHIFT: case TK_RSHIFT: return PREC_BIT;
-    case TK_PLUS: case TK_MINUS: return PREC_ADD;
-    case TK_STAR: case TK_SLASH: case TK_REM: return PREC_MUL;
-    case TK_CONCAT: case TK_PTR: return PREC_CONCAT;
-    case TK_COLLATE: return PREC_COLLATE;
-    default: return 0;
+    case TK_LT:
+    case TK_LE:
+    case TK_GT:
+    case TK_GE:
+      return PREC_CMP;
+    case TK_BITAND:
+    case TK_BITOR:
+    case TK_LSHIFT:
+    case TK_RSHIFT:
+      return PREC_BIT;
+    case TK_PLUS:
+    case TK_MINUS:
+      return PREC_ADD;
+    case TK_STAR:
+    case TK_SLASH:
+    case TK_REM:
+      return PREC_MUL;
+    case TK_CONCAT:
+    case TK_PTR:
+      return PREC_CONCAT;
+    case TK_COLLATE:
+      return PREC_COLLATE;
+    default:
+      return 0;
   }
 }
 
@@ -898,7 +962,8 @@ static SqlExpr *expr_prec(Parser *p, int min) {
         return p_syntax_error(p), NULL;
     }
     switch (t) {
-      case TK_ISNULL: case TK_NOTNULL:
+      case TK_ISNULL:
+      case TK_NOTNULL:
         p_advance(p);
         e = p_expr_new(p, t == TK_ISNULL ? SQL_E_ISNULL : SQL_E_NOTNULL, start);
         if (!e) return NULL;
@@ -933,7 +998,10 @@ static SqlExpr *expr_prec(Parser *p, int min) {
         e->a = left;
         if (!in_rhs(p, e)) return NULL;
         break;
-      case TK_LIKE: case TK_GLOB: case TK_MATCH: case TK_REGEXP:
+      case TK_LIKE:
+      case TK_GLOB:
+      case TK_MATCH:
+      case TK_REGEXP:
         p_advance(p);
         e = p_expr_new(p, SQL_E_LIKE, start);
         if (!e) return NULL;

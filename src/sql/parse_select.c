@@ -132,14 +132,22 @@ static SqlSrcItem *src_add(Parser *p, SqlSrcList *l) {
 /* keyword bits for a join word, 0 if not one */
 static int join_bits(Parser *p, const SqlTok *t) {
   switch (t->type) {
-    case TK_NATURAL: return SQL_JOIN_NATURAL;
-    case TK_LEFT: return SQL_JOIN_LEFT | SQL_JOIN_OUTER;
-    case TK_OUTER: return SQL_JOIN_OUTER;
-    case TK_RIGHT: return SQL_JOIN_RIGHT | SQL_JOIN_OUTER;
-    case TK_FULL: return SQL_JOIN_LEFT | SQL_JOIN_RIGHT | SQL_JOIN_OUTER;
-    case TK_INNER: return SQL_JOIN_INNER;
-    case TK_CROSS: return SQL_JOIN_INNER | SQL_JOIN_CROSS;
-    default: return 0;
+    case TK_NATURAL:
+      return SQL_JOIN_NATURAL;
+    case TK_LEFT:
+      return SQL_JOIN_LEFT | SQL_JOIN_OUTER;
+    case TK_OUTER:
+      return SQL_JOIN_OUTER;
+    case TK_RIGHT:
+      return SQL_JOIN_RIGHT | SQL_JOIN_OUTER;
+    case TK_FULL:
+      return SQL_JOIN_LEFT | SQL_JOIN_RIGHT | SQL_JOIN_OUTER;
+    case TK_INNER:
+      return SQL_JOIN_INNER;
+    case TK_CROSS:
+      return SQL_JOIN_INNER | SQL_JOIN_CROSS;
+    default:
+      return 0;
   }
 }
 
@@ -190,8 +198,17 @@ static int src_follow(Parser *p, int t, int nested) {
   if ((t == TK_SEMI || t == TK_EOF) && p->subq > 0) return 0;
   if (t == TK_ON) return p->insert_select && p->subq == 0; /* an upsert may follow */
   switch (t) {
-    case TK_WHERE: case TK_GROUP: case TK_HAVING: case TK_WINDOW: case TK_ORDER: case TK_LIMIT:
-    case TK_SEMI: case TK_EOF: case TK_UNION: case TK_INTERSECT: case TK_EXCEPT:
+    case TK_WHERE:
+    case TK_GROUP:
+    case TK_HAVING:
+    case TK_WINDOW:
+    case TK_ORDER:
+    case TK_LIMIT:
+    case TK_SEMI:
+    case TK_EOF:
+    case TK_UNION:
+    case TK_INTERSECT:
+    case TK_EXCEPT:
     case TK_RETURNING:
       return 1;
     default:
@@ -364,8 +381,10 @@ static SqlSelect *select_core(Parser *p) {
   if (!s) return NULL;
   s->span.start = p->tok.start;
   if (!p_expect(p, TK_SELECT)) return NULL;
-  if (p_accept(p, TK_DISTINCT)) s->distinct = 1;
-  else if (p_accept(p, TK_ALL)) s->distinct = 2;
+  if (p_accept(p, TK_DISTINCT))
+    s->distinct = 1;
+  else if (p_accept(p, TK_ALL))
+    s->distinct = 2;
   s->cols = p_result_cols(p);
   if (!s->cols) return NULL;
   if (p_accept(p, TK_FROM)) {
@@ -397,10 +416,14 @@ static SqlSelect *select_core(Parser *p) {
 
 static const char *compound_name(int op) {
   switch (op) {
-    case SQL_COMPOUND_UNION: return "UNION";
-    case SQL_COMPOUND_UNION_ALL: return "UNION ALL";
-    case SQL_COMPOUND_INTERSECT: return "INTERSECT";
-    default: return "EXCEPT";
+    case SQL_COMPOUND_UNION:
+      return "UNION";
+    case SQL_COMPOUND_UNION_ALL:
+      return "UNION ALL";
+    case SQL_COMPOUND_INTERSECT:
+      return "INTERSECT";
+    default:
+      return "EXCEPT";
   }
 }
 

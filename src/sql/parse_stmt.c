@@ -27,8 +27,9 @@ static int trigger_qualified(Parser *p, int kind) {
   else /* DELETE: the end of input counts as the ';' SQLite supplies there */
     ok = t == TK_INDEXED || t == TK_NOT || t == TK_WHERE || t == TK_SEMI || t == TK_EOF;
   if (!ok) return p_syntax_error(p);
-  return p_error(p, "qualified table names are not allowed on INSERT, UPDATE, and DELETE "
-                    "statements within triggers");
+  return p_error(p,
+                 "qualified table names are not allowed on INSERT, UPDATE, and DELETE "
+                 "statements within triggers");
 }
 
 static SqlStmt *stmt_new(Parser *p, int kind, int start) {
@@ -98,8 +99,11 @@ static SqlSrcItem *dml_target(Parser *p, int kind) {
     it->not_indexed = 1;
   }
   if (p->in_trigger && (it->indexed_by || it->not_indexed))
-    return p_error(p, "the %s clause is not allowed on UPDATE or DELETE statements within "
-                      "triggers", it->indexed_by ? "INDEXED BY" : "NOT INDEXED"), NULL;
+    return p_error(p,
+                   "the %s clause is not allowed on UPDATE or DELETE statements within "
+                   "triggers",
+                   it->indexed_by ? "INDEXED BY" : "NOT INDEXED"),
+           NULL;
   it->span.len = p->prev_end - it->span.start;
   return it;
 }
@@ -151,10 +155,11 @@ static SqlExprList *setlist(Parser *p, int upsert) {
       if (n != nnames) {
         /* reported where SQLite reduces the item: at a token that may follow it */
         int t = p->tok.type;
-        int ok = t == TK_COMMA || t == TK_WHERE || t == TK_RETURNING || t == TK_SEMI ||
-                 t == TK_EOF;
-        if (upsert) ok = ok || t == TK_ON;
-        else ok = ok || t == TK_FROM || t == TK_ORDER || t == TK_LIMIT;
+        int ok = t == TK_COMMA || t == TK_WHERE || t == TK_RETURNING || t == TK_SEMI || t == TK_EOF;
+        if (upsert)
+          ok = ok || t == TK_ON;
+        else
+          ok = ok || t == TK_FROM || t == TK_ORDER || t == TK_LIMIT;
         if (!ok) return p_syntax_error(p), NULL;
         return p_error(p, "%d columns assigned %d values", nnames, n), NULL;
       }
@@ -329,9 +334,12 @@ static int refargs(Parser *p, SqlForeignKey *fk) {
       p_advance(p);
       int act;
       if (p_accept(p, TK_SET)) {
-        if (p_accept(p, TK_NULL)) act = SQL_FK_SET_NULL;
-        else if (p_accept(p, TK_DEFAULT)) act = SQL_FK_SET_DEFAULT;
-        else return p_syntax_error(p);
+        if (p_accept(p, TK_NULL))
+          act = SQL_FK_SET_NULL;
+        else if (p_accept(p, TK_DEFAULT))
+          act = SQL_FK_SET_DEFAULT;
+        else
+          return p_syntax_error(p);
       } else if (p_accept(p, TK_CASCADE)) {
         act = SQL_FK_CASCADE;
       } else if (p_accept(p, TK_RESTRICT)) {
@@ -342,8 +350,10 @@ static int refargs(Parser *p, SqlForeignKey *fk) {
       } else {
         return p_syntax_error(p);
       }
-      if (t1 == TK_DELETE) fk->on_delete = (uint8_t)act;
-      else if (t1 == TK_UPDATE) fk->on_update = (uint8_t)act;
+      if (t1 == TK_DELETE)
+        fk->on_delete = (uint8_t)act;
+      else if (t1 == TK_UPDATE)
+        fk->on_update = (uint8_t)act;
     } else {
       return 1;
     }
@@ -356,9 +366,12 @@ static int defer_clause(Parser *p, SqlForeignKey *fk) {
   if (!p_expect(p, TK_DEFERRABLE)) return 0;
   uint8_t init = 0;
   if (p_accept(p, TK_INITIALLY)) {
-    if (p_accept(p, TK_DEFERRED)) init = 1;
-    else if (p_accept(p, TK_IMMEDIATE)) init = 2;
-    else return p_syntax_error(p);
+    if (p_accept(p, TK_DEFERRED))
+      init = 1;
+    else if (p_accept(p, TK_IMMEDIATE))
+      init = 2;
+    else
+      return p_syntax_error(p);
   }
   if (fk) {
     fk->initially = init;
@@ -415,9 +428,8 @@ static SqlExpr *default_value(Parser *p) {
     /* DEFAULT +term / -term: any literal may follow the sign */
     p_advance(p);
     int t2 = p->tok.type;
-    if (t2 != TK_INTEGER && t2 != TK_FLOAT && t2 != TK_STRING && t2 != TK_BLOB &&
-        t2 != TK_NULL && t2 != TK_CURRENT_TIME && t2 != TK_CURRENT_DATE &&
-        t2 != TK_CURRENT_TIMESTAMP)
+    if (t2 != TK_INTEGER && t2 != TK_FLOAT && t2 != TK_STRING && t2 != TK_BLOB && t2 != TK_NULL &&
+        t2 != TK_CURRENT_TIME && t2 != TK_CURRENT_DATE && t2 != TK_CURRENT_TIMESTAMP)
       return p_syntax_error(p), NULL;
     SqlExpr *a = default_value(p);
     if (!a) return NULL;
@@ -434,12 +446,28 @@ static SqlExpr *default_value(Parser *p) {
     SqlExpr *e = p_expr_new(p, SQL_E_NULL, start);
     if (!e) return NULL;
     switch (t) {
-      case TK_INTEGER: e->op = SQL_E_INTEGER; e->z = p_text(p, start, p->tok.len); break;
-      case TK_FLOAT: e->op = SQL_E_FLOAT; e->z = p_text(p, start, p->tok.len); break;
-      case TK_STRING: e->op = SQL_E_STRING; e->z = p_name(p, &p->tok); break;
-      case TK_BLOB: e->op = SQL_E_BLOB; e->z = p_text(p, start + 2, p->tok.len - 3); break;
-      case TK_NULL: break;
-      default: e->op = SQL_E_CTIME; e->sub = (uint16_t)t; break;
+      case TK_INTEGER:
+        e->op = SQL_E_INTEGER;
+        e->z = p_text(p, start, p->tok.len);
+        break;
+      case TK_FLOAT:
+        e->op = SQL_E_FLOAT;
+        e->z = p_text(p, start, p->tok.len);
+        break;
+      case TK_STRING:
+        e->op = SQL_E_STRING;
+        e->z = p_name(p, &p->tok);
+        break;
+      case TK_BLOB:
+        e->op = SQL_E_BLOB;
+        e->z = p_text(p, start + 2, p->tok.len - 3);
+        break;
+      case TK_NULL:
+        break;
+      default:
+        e->op = SQL_E_CTIME;
+        e->sub = (uint16_t)t;
+        break;
     }
     p_advance(p);
     p_expr_end(p, e);
@@ -462,9 +490,20 @@ static SqlExpr *default_value(Parser *p) {
 static int cons_follow(Parser *p, int t) {
   if (p->in_alter && (t == TK_SEMI || t == TK_EOF)) return 1;
   switch (t) {
-    case TK_COMMA: case TK_RP: case TK_CONSTRAINT: case TK_DEFAULT: case TK_NULL: case TK_NOT:
-    case TK_PRIMARY: case TK_UNIQUE: case TK_CHECK: case TK_REFERENCES: case TK_COLLATE:
-    case TK_GENERATED: case TK_AS: case TK_DEFERRABLE:
+    case TK_COMMA:
+    case TK_RP:
+    case TK_CONSTRAINT:
+    case TK_DEFAULT:
+    case TK_NULL:
+    case TK_NOT:
+    case TK_PRIMARY:
+    case TK_UNIQUE:
+    case TK_CHECK:
+    case TK_REFERENCES:
+    case TK_COLLATE:
+    case TK_GENERATED:
+    case TK_AS:
+    case TK_DEFERRABLE:
       return 1;
     default:
       return 0;
@@ -545,8 +584,7 @@ static int column_def(Parser *p, SqlColumnDef *col) {
       continue;
     }
     if (t != TK_DEFAULT && t != TK_NULL && t != TK_NOT && t != TK_PRIMARY && t != TK_UNIQUE &&
-        t != TK_CHECK && t != TK_REFERENCES && t != TK_COLLATE && t != TK_GENERATED &&
-        t != TK_AS)
+        t != TK_CHECK && t != TK_REFERENCES && t != TK_COLLATE && t != TK_GENERATED && t != TK_AS)
       break;
     c = cons_add(p, &v);
     if (!c) return 0;
@@ -570,8 +608,10 @@ static int column_def(Parser *p, SqlColumnDef *col) {
       case TK_PRIMARY:
         c->type = SQL_CONS_PRIMARY_KEY;
         if (!p_expect(p, TK_KEY)) return 0;
-        if (p_accept(p, TK_ASC)) c->sort = SQL_SORT_ASC;
-        else if (p_accept(p, TK_DESC)) c->sort = SQL_SORT_DESC;
+        if (p_accept(p, TK_ASC))
+          c->sort = SQL_SORT_ASC;
+        else if (p_accept(p, TK_DESC))
+          c->sort = SQL_SORT_DESC;
         if (!onconf(p, &c->on_conflict)) return 0;
         if (p_accept(p, TK_AUTOINCREMENT)) c->autoincrement = 1;
         break;
@@ -631,9 +671,12 @@ static int column_def(Parser *p, SqlColumnDef *col) {
     /* SQLite's checks on generated columns, made as each constraint is
      * reduced (so a syntax error at the next token comes first) */
     int bad = 0;
-    if (c->type == SQL_CONS_GENERATED) bad = (has_default || has_generated) ? 1 : has_pk ? 3 : 0;
-    else if (c->type == SQL_CONS_DEFAULT && has_generated) bad = 2;
-    else if (c->type == SQL_CONS_PRIMARY_KEY && has_generated) bad = 3;
+    if (c->type == SQL_CONS_GENERATED)
+      bad = (has_default || has_generated) ? 1 : has_pk ? 3 : 0;
+    else if (c->type == SQL_CONS_DEFAULT && has_generated)
+      bad = 2;
+    else if (c->type == SQL_CONS_PRIMARY_KEY && has_generated)
+      bad = 3;
     if (bad) {
       if (!cons_follow(p, p->tok.type)) return p_syntax_error(p);
       if (bad == 1) return p_error(p, "error in generated column \"%s\"", col->name);
@@ -779,8 +822,7 @@ static SqlStmt *create_table(Parser *p, int start, int temp) {
     }
     if (p_accept(p, TK_COMMA)) continue; /* a constraint must follow a comma */
     t = p->tok.type;
-    if (t != TK_CONSTRAINT && t != TK_PRIMARY && t != TK_UNIQUE && t != TK_CHECK &&
-        t != TK_FOREIGN)
+    if (t != TK_CONSTRAINT && t != TK_PRIMARY && t != TK_UNIQUE && t != TK_CHECK && t != TK_FOREIGN)
       break;
   }
 close:
@@ -904,16 +946,27 @@ static SqlStmt *trigger_cmd(Parser *p) {
   int start = p->tok.start;
   SqlStmt *s;
   switch (p->tok.type) {
-    case TK_UPDATE: s = update_stmt(p, NULL, start); break;
-    case TK_INSERT: case TK_REPLACE: s = insert_stmt(p, NULL, start); break;
-    case TK_DELETE: s = delete_stmt(p, NULL, start); break;
-    case TK_SELECT: case TK_VALUES: case TK_WITH:
+    case TK_UPDATE:
+      s = update_stmt(p, NULL, start);
+      break;
+    case TK_INSERT:
+    case TK_REPLACE:
+      s = insert_stmt(p, NULL, start);
+      break;
+    case TK_DELETE:
+      s = delete_stmt(p, NULL, start);
+      break;
+    case TK_SELECT:
+    case TK_VALUES:
+    case TK_WITH:
       s = stmt_new(p, SQL_STMT_SELECT, start);
       if (!s) return NULL;
       s->u.select = p_select(p);
       if (!s->u.select) return NULL;
       break;
-    default: p_syntax_error(p); return NULL;
+    default:
+      p_syntax_error(p);
+      return NULL;
   }
   if (s) s->span.len = p->prev_end - start;
   return s;
@@ -1063,7 +1116,8 @@ SqlStmt *p_stmt(Parser *p) {
   SqlStmt *s = NULL;
   int t = p->tok.type;
   switch (t) {
-    case TK_SELECT: case TK_VALUES:
+    case TK_SELECT:
+    case TK_VALUES:
       s = stmt_new(p, SQL_STMT_SELECT, start);
       if (!s) return NULL;
       s->u.select = p_select(p);
@@ -1089,9 +1143,16 @@ SqlStmt *p_stmt(Parser *p) {
       }
       break;
     }
-    case TK_INSERT: case TK_REPLACE: s = insert_stmt(p, NULL, start); break;
-    case TK_UPDATE: s = update_stmt(p, NULL, start); break;
-    case TK_DELETE: s = delete_stmt(p, NULL, start); break;
+    case TK_INSERT:
+    case TK_REPLACE:
+      s = insert_stmt(p, NULL, start);
+      break;
+    case TK_UPDATE:
+      s = update_stmt(p, NULL, start);
+      break;
+    case TK_DELETE:
+      s = delete_stmt(p, NULL, start);
+      break;
     case TK_CREATE: {
       p_advance(p);
       int temp = 0;
@@ -1100,20 +1161,30 @@ SqlStmt *p_stmt(Parser *p) {
         p_advance(p);
       }
       t = p->tok.type;
-      if (t == TK_TABLE) s = create_table(p, start, temp);
-      else if (t == TK_VIEW) s = create_view(p, start, temp);
-      else if (t == TK_TRIGGER) s = create_trigger(p, start, temp);
-      else if (!temp && t == TK_INDEX) s = create_index(p, start, 0);
+      if (t == TK_TABLE)
+        s = create_table(p, start, temp);
+      else if (t == TK_VIEW)
+        s = create_view(p, start, temp);
+      else if (t == TK_TRIGGER)
+        s = create_trigger(p, start, temp);
+      else if (!temp && t == TK_INDEX)
+        s = create_index(p, start, 0);
       else if (!temp && t == TK_UNIQUE) {
         p_advance(p);
         if (p->tok.type != TK_INDEX) return p_syntax_error(p), NULL;
         s = create_index(p, start, 1);
-      } else if (!temp && t == TK_VIRTUAL) s = create_vtab(p, start);
-      else p_syntax_error(p);
+      } else if (!temp && t == TK_VIRTUAL)
+        s = create_vtab(p, start);
+      else
+        p_syntax_error(p);
       break;
     }
-    case TK_DROP: s = drop_stmt(p, start); break;
-    case TK_ALTER: s = alter_stmt(p, start); break;
+    case TK_DROP:
+      s = drop_stmt(p, start);
+      break;
+    case TK_ALTER:
+      s = alter_stmt(p, start);
+      break;
     case TK_BEGIN:
       s = stmt_new(p, SQL_STMT_BEGIN, start);
       if (!s) return NULL;
@@ -1125,7 +1196,8 @@ SqlStmt *p_stmt(Parser *p) {
       }
       trans_opt(p);
       break;
-    case TK_COMMIT: case TK_END:
+    case TK_COMMIT:
+    case TK_END:
       s = stmt_new(p, SQL_STMT_COMMIT, start);
       if (!s) return NULL;
       p_advance(p);
@@ -1208,7 +1280,8 @@ SqlStmt *p_stmt(Parser *p) {
         if (!s->u.vacuum.into) return NULL;
       }
       break;
-    case TK_ANALYZE: case TK_REINDEX:
+    case TK_ANALYZE:
+    case TK_REINDEX:
       s = stmt_new(p, t == TK_ANALYZE ? SQL_STMT_ANALYZE : SQL_STMT_REINDEX, start);
       if (!s) return NULL;
       p_advance(p);
@@ -1278,8 +1351,10 @@ int sql_parse(UtilArena *arena, const char *sql, int nbytes, SqlStmt **out, cons
   }
 done:
   if (p->rc) {
-    if (errmsg) *errmsg = p->errmsg;
-    else shale_free(p->errmsg);
+    if (errmsg)
+      *errmsg = p->errmsg;
+    else
+      shale_free(p->errmsg);
     return p->rc;
   }
   *out = s;

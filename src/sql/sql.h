@@ -20,38 +20,38 @@
 
 /* ---- tokens ---- */
 enum {
-  TK_EOF = 0,   /* end of input (zero length) */
-  TK_SPACE,     /* white space or a comment (skipped by the parser) */
-  TK_ILLEGAL,   /* unrecognized token */
-  TK_ID,        /* identifier: bare, "quoted", [bracketed] or `backticked` */
-  TK_STRING,    /* 'string' */
-  TK_INTEGER,   /* 123, 0x1F */
-  TK_FLOAT,     /* 1.5, .5, 1e10 */
-  TK_BLOB,      /* x'0A' */
-  TK_VARIABLE,  /* ?, ?NNN, :name, @name, $name */
-  TK_SEMI,      /* ; */
-  TK_LP,        /* ( */
-  TK_RP,        /* ) */
-  TK_COMMA,     /* , */
-  TK_DOT,       /* . */
-  TK_PLUS,      /* + */
-  TK_MINUS,     /* - */
-  TK_STAR,      /* * */
-  TK_SLASH,     /* / */
-  TK_REM,       /* % */
-  TK_CONCAT,    /* || */
-  TK_PTR,       /* -> or ->> */
-  TK_EQ,        /* = or == */
-  TK_NE,        /* != or <> */
-  TK_LT,        /* < */
-  TK_LE,        /* <= */
-  TK_GT,        /* > */
-  TK_GE,        /* >= */
-  TK_LSHIFT,    /* << */
-  TK_RSHIFT,    /* >> */
-  TK_BITAND,    /* & */
-  TK_BITOR,     /* | */
-  TK_BITNOT,    /* ~ */
+  TK_EOF = 0,  /* end of input (zero length) */
+  TK_SPACE,    /* white space or a comment (skipped by the parser) */
+  TK_ILLEGAL,  /* unrecognized token */
+  TK_ID,       /* identifier: bare, "quoted", [bracketed] or `backticked` */
+  TK_STRING,   /* 'string' */
+  TK_INTEGER,  /* 123, 0x1F */
+  TK_FLOAT,    /* 1.5, .5, 1e10 */
+  TK_BLOB,     /* x'0A' */
+  TK_VARIABLE, /* ?, ?NNN, :name, @name, $name */
+  TK_SEMI,     /* ; */
+  TK_LP,       /* ( */
+  TK_RP,       /* ) */
+  TK_COMMA,    /* , */
+  TK_DOT,      /* . */
+  TK_PLUS,     /* + */
+  TK_MINUS,    /* - */
+  TK_STAR,     /* * */
+  TK_SLASH,    /* / */
+  TK_REM,      /* % */
+  TK_CONCAT,   /* || */
+  TK_PTR,      /* -> or ->> */
+  TK_EQ,       /* = or == */
+  TK_NE,       /* != or <> */
+  TK_LT,       /* < */
+  TK_LE,       /* <= */
+  TK_GT,       /* > */
+  TK_GE,       /* >= */
+  TK_LSHIFT,   /* << */
+  TK_RSHIFT,   /* >> */
+  TK_BITAND,   /* & */
+  TK_BITOR,    /* | */
+  TK_BITNOT,   /* ~ */
   TK_FIRST_KEYWORD,
 #define KW(name, id) TK_##name,
 #include "keywords.def"

@@ -19,34 +19,83 @@
 /* Character classes for the switch in sql_token. */
 enum {
   CC_ILLEGAL = 0, /* the zero default in cc_table */
-  CC_SPACE, CC_ALPHA, CC_X, CC_DIGIT, CC_DOLLAR, CC_VARALPHA, CC_VARNUM, CC_QUOTE,
-  CC_QUOTE2, CC_MINUS, CC_LP, CC_RP, CC_SEMI, CC_PLUS, CC_STAR, CC_SLASH, CC_PERCENT,
-  CC_EQ, CC_LT, CC_GT, CC_BANG, CC_PIPE, CC_COMMA, CC_AND, CC_TILDA, CC_DOT, CC_HIGH
+  CC_SPACE,
+  CC_ALPHA,
+  CC_X,
+  CC_DIGIT,
+  CC_DOLLAR,
+  CC_VARALPHA,
+  CC_VARNUM,
+  CC_QUOTE,
+  CC_QUOTE2,
+  CC_MINUS,
+  CC_LP,
+  CC_RP,
+  CC_SEMI,
+  CC_PLUS,
+  CC_STAR,
+  CC_SLASH,
+  CC_PERCENT,
+  CC_EQ,
+  CC_LT,
+  CC_GT,
+  CC_BANG,
+  CC_PIPE,
+  CC_COMMA,
+  CC_AND,
+  CC_TILDA,
+  CC_DOT,
+  CC_HIGH
 };
 
 /* Character class of each byte (GNU range designators fill the ranges). */
 static const unsigned char cc_table[256] = {
     [0x80 ... 0xff] = CC_HIGH,
-    ['a' ... 'w'] = CC_ALPHA, ['x'] = CC_X, ['y' ... 'z'] = CC_ALPHA,
-    ['A' ... 'W'] = CC_ALPHA, ['X'] = CC_X, ['Y' ... 'Z'] = CC_ALPHA,
+    ['a' ... 'w'] = CC_ALPHA,
+    ['x'] = CC_X,
+    ['y' ... 'z'] = CC_ALPHA,
+    ['A' ... 'W'] = CC_ALPHA,
+    ['X'] = CC_X,
+    ['Y' ... 'Z'] = CC_ALPHA,
     ['_'] = CC_ALPHA,
     ['0' ... '9'] = CC_DIGIT,
-    [' '] = CC_SPACE, ['\t'] = CC_SPACE, ['\n'] = CC_SPACE, ['\f'] = CC_SPACE, ['\r'] = CC_SPACE,
+    [' '] = CC_SPACE,
+    ['\t'] = CC_SPACE,
+    ['\n'] = CC_SPACE,
+    ['\f'] = CC_SPACE,
+    ['\r'] = CC_SPACE,
     ['$'] = CC_DOLLAR,
-    [':'] = CC_VARALPHA, ['@'] = CC_VARALPHA, ['#'] = CC_VARALPHA,
+    [':'] = CC_VARALPHA,
+    ['@'] = CC_VARALPHA,
+    ['#'] = CC_VARALPHA,
     ['?'] = CC_VARNUM,
     ['\''] = CC_QUOTE,
-    ['"'] = CC_QUOTE2, ['`'] = CC_QUOTE2, ['['] = CC_QUOTE2,
-    ['-'] = CC_MINUS, ['('] = CC_LP, [')'] = CC_RP, [';'] = CC_SEMI, ['+'] = CC_PLUS,
-    ['*'] = CC_STAR, ['/'] = CC_SLASH, ['%'] = CC_PERCENT, ['='] = CC_EQ, ['<'] = CC_LT,
-    ['>'] = CC_GT, ['!'] = CC_BANG, ['|'] = CC_PIPE, [','] = CC_COMMA, ['&'] = CC_AND,
-    ['~'] = CC_TILDA, ['.'] = CC_DOT,
+    ['"'] = CC_QUOTE2,
+    ['`'] = CC_QUOTE2,
+    ['['] = CC_QUOTE2,
+    ['-'] = CC_MINUS,
+    ['('] = CC_LP,
+    [')'] = CC_RP,
+    [';'] = CC_SEMI,
+    ['+'] = CC_PLUS,
+    ['*'] = CC_STAR,
+    ['/'] = CC_SLASH,
+    ['%'] = CC_PERCENT,
+    ['='] = CC_EQ,
+    ['<'] = CC_LT,
+    ['>'] = CC_GT,
+    ['!'] = CC_BANG,
+    ['|'] = CC_PIPE,
+    [','] = CC_COMMA,
+    ['&'] = CC_AND,
+    ['~'] = CC_TILDA,
+    ['.'] = CC_DOT,
 };
 
 /* 1 for bytes that continue an identifier: letters, digits, '_', '$', >= 0x80 */
 static const unsigned char id_table[256] = {
-    [0x80 ... 0xff] = 1, ['a' ... 'z'] = 1, ['A' ... 'Z'] = 1, ['0' ... '9'] = 1,
-    ['_'] = 1, ['$'] = 1,
+    [0x80 ... 0xff] = 1, ['a' ... 'z'] = 1, ['A' ... 'Z'] = 1,
+    ['0' ... '9'] = 1,   ['_'] = 1,         ['$'] = 1,
 };
 
 static inline unsigned char cclass(unsigned char c) { return cc_table[c]; }
@@ -88,9 +137,8 @@ static int kw_eq(const char *z, const char *kw, int n) {
 int sql_keyword(const char *z, int n) {
   if (n < 2 || n > 17) return TK_ID;
   int c0 = z[0] & ~0x20;
-#define KW(name, id)                                                          \
-  if ((int)sizeof(#name) - 1 == n && c0 == #name[0] && kw_eq(z, #name, n))  \
-    return TK_##name;
+#define KW(name, id) \
+  if ((int)sizeof(#name) - 1 == n && c0 == #name[0] && kw_eq(z, #name, n)) return TK_##name;
   switch (n) {
     case 2:
 #include "keywords.def"
@@ -183,11 +231,21 @@ int sql_token(const char *zs, int n, int *type) {
       }
       *type = TK_MINUS;
       return 1;
-    case CC_LP: *type = TK_LP; return 1;
-    case CC_RP: *type = TK_RP; return 1;
-    case CC_SEMI: *type = TK_SEMI; return 1;
-    case CC_PLUS: *type = TK_PLUS; return 1;
-    case CC_STAR: *type = TK_STAR; return 1;
+    case CC_LP:
+      *type = TK_LP;
+      return 1;
+    case CC_RP:
+      *type = TK_RP;
+      return 1;
+    case CC_SEMI:
+      *type = TK_SEMI;
+      return 1;
+    case CC_PLUS:
+      *type = TK_PLUS;
+      return 1;
+    case CC_STAR:
+      *type = TK_STAR;
+      return 1;
     case CC_SLASH:
       if (n < 3 || z[1] != '*') { /* slash-star at the very end is a slash, as in SQLite */
         *type = TK_SLASH;
@@ -197,32 +255,61 @@ int sql_token(const char *zs, int n, int *type) {
       }
       *type = TK_SPACE;
       return i < n ? i + 1 : n;
-    case CC_PERCENT: *type = TK_REM; return 1;
+    case CC_PERCENT:
+      *type = TK_REM;
+      return 1;
     case CC_EQ:
       *type = TK_EQ;
       return (n > 1 && z[1] == '=') ? 2 : 1;
     case CC_LT:
-      if (n > 1 && z[1] == '=') { *type = TK_LE; return 2; }
-      if (n > 1 && z[1] == '>') { *type = TK_NE; return 2; }
-      if (n > 1 && z[1] == '<') { *type = TK_LSHIFT; return 2; }
+      if (n > 1 && z[1] == '=') {
+        *type = TK_LE;
+        return 2;
+      }
+      if (n > 1 && z[1] == '>') {
+        *type = TK_NE;
+        return 2;
+      }
+      if (n > 1 && z[1] == '<') {
+        *type = TK_LSHIFT;
+        return 2;
+      }
       *type = TK_LT;
       return 1;
     case CC_GT:
-      if (n > 1 && z[1] == '=') { *type = TK_GE; return 2; }
-      if (n > 1 && z[1] == '>') { *type = TK_RSHIFT; return 2; }
+      if (n > 1 && z[1] == '=') {
+        *type = TK_GE;
+        return 2;
+      }
+      if (n > 1 && z[1] == '>') {
+        *type = TK_RSHIFT;
+        return 2;
+      }
       *type = TK_GT;
       return 1;
     case CC_BANG:
-      if (n > 1 && z[1] == '=') { *type = TK_NE; return 2; }
+      if (n > 1 && z[1] == '=') {
+        *type = TK_NE;
+        return 2;
+      }
       *type = TK_ILLEGAL;
       return 1;
     case CC_PIPE:
-      if (n > 1 && z[1] == '|') { *type = TK_CONCAT; return 2; }
+      if (n > 1 && z[1] == '|') {
+        *type = TK_CONCAT;
+        return 2;
+      }
       *type = TK_BITOR;
       return 1;
-    case CC_COMMA: *type = TK_COMMA; return 1;
-    case CC_AND: *type = TK_BITAND; return 1;
-    case CC_TILDA: *type = TK_BITNOT; return 1;
+    case CC_COMMA:
+      *type = TK_COMMA;
+      return 1;
+    case CC_AND:
+      *type = TK_BITAND;
+      return 1;
+    case CC_TILDA:
+      *type = TK_BITNOT;
+      return 1;
     case CC_QUOTE:
       i = quoted(z, n, '\'', &ok);
       *type = ok ? TK_STRING : TK_ILLEGAL;
@@ -342,32 +429,46 @@ int sql_complete(const char *sql) {
     n -= len;
     if (tk == TK_SPACE) continue;
     switch (state) {
-      case 0: case 1: /* start of a statement */
-        if (tk == TK_SEMI) state = 1;
-        else if (tk == TK_EXPLAIN) state = 3;
-        else if (tk == TK_CREATE) state = 4;
-        else state = 2;
+      case 0:
+      case 1: /* start of a statement */
+        if (tk == TK_SEMI)
+          state = 1;
+        else if (tk == TK_EXPLAIN)
+          state = 3;
+        else if (tk == TK_CREATE)
+          state = 4;
+        else
+          state = 2;
         break;
       case 2:
         if (tk == TK_SEMI) state = 1;
         break;
       case 3: /* EXPLAIN */
-        if (tk == TK_SEMI) state = 1;
-        else if (tk == TK_CREATE) state = 4;
-        else state = 2;
+        if (tk == TK_SEMI)
+          state = 1;
+        else if (tk == TK_CREATE)
+          state = 4;
+        else
+          state = 2;
         break;
       case 4: /* CREATE [TEMP] */
-        if (tk == TK_SEMI) state = 1;
-        else if (tk == TK_TEMP || tk == TK_TEMPORARY) state = 4;
-        else if (tk == TK_TRIGGER) state = 5;
-        else state = 2;
+        if (tk == TK_SEMI)
+          state = 1;
+        else if (tk == TK_TEMP || tk == TK_TEMPORARY)
+          state = 4;
+        else if (tk == TK_TRIGGER)
+          state = 5;
+        else
+          state = 2;
         break;
       case 5:
         if (tk == TK_SEMI) state = 6;
         break;
       case 6:
-        if (tk == TK_END) state = 7;
-        else if (tk != TK_SEMI) state = 5;
+        if (tk == TK_END)
+          state = 7;
+        else if (tk != TK_SEMI)
+          state = 5;
         break;
       case 7:
         state = (tk == TK_SEMI) ? 1 : 5;

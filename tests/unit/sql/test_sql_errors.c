@@ -25,16 +25,28 @@ static const char *const schema =
 
 /* Messages SQLite produces while parsing (before name resolution). */
 static int parse_class(const char *m) {
-  static const char *const prefixes[] = {
-      "near \"", "incomplete input", "unrecognized token:", "ORDER BY clause should come after",
-      "LIMIT clause should come after", "unknown join type", "a JOIN clause is required before",
-      "unknown table option", "parser stack overflow", "Expression tree is too large",
-      "too many terms in compound SELECT", "unsupported frame specification",
-      "variable number must be between", "qualified table names are not allowed",
-      "the INDEXED BY clause is not allowed", "the NOT INDEXED clause is not allowed",
-      "error in generated column", "syntax error after column name",
-      "cannot use RETURNING in a trigger", "cannot use DEFAULT on a generated column",
-      "generated columns cannot be part of the PRIMARY KEY", NULL};
+  static const char *const prefixes[] = {"near \"",
+                                         "incomplete input",
+                                         "unrecognized token:",
+                                         "ORDER BY clause should come after",
+                                         "LIMIT clause should come after",
+                                         "unknown join type",
+                                         "a JOIN clause is required before",
+                                         "unknown table option",
+                                         "parser stack overflow",
+                                         "Expression tree is too large",
+                                         "too many terms in compound SELECT",
+                                         "unsupported frame specification",
+                                         "variable number must be between",
+                                         "qualified table names are not allowed",
+                                         "the INDEXED BY clause is not allowed",
+                                         "the NOT INDEXED clause is not allowed",
+                                         "error in generated column",
+                                         "syntax error after column name",
+                                         "cannot use RETURNING in a trigger",
+                                         "cannot use DEFAULT on a generated column",
+                                         "generated columns cannot be part of the PRIMARY KEY",
+                                         NULL};
   for (int i = 0; prefixes[i]; i++)
     if (!strncmp(m, prefixes[i], strlen(prefixes[i]))) return 1;
   return strstr(m, " columns assigned ") != NULL;
@@ -548,13 +560,18 @@ static const char *const bad_sql[] = {
 };
 
 static const char *const good_sql[] = {
-    "SELECT a, b AS x, t1.c FROM t1 WHERE a > 1 AND b < 2 OR c = 3 ORDER BY a DESC, b LIMIT 10 OFFSET 2",
-    "SELECT DISTINCT a FROM t1 JOIN t2 ON t1.a = t2.a LEFT JOIN t3 ON t3.x = t1.b WHERE t2.b IS NOT NULL",
+    "SELECT a, b AS x, t1.c FROM t1 WHERE a > 1 AND b < 2 OR c = 3 ORDER BY a DESC, b LIMIT 10 "
+    "OFFSET 2",
+    "SELECT DISTINCT a FROM t1 JOIN t2 ON t1.a = t2.a LEFT JOIN t3 ON t3.x = t1.b WHERE t2.b IS "
+    "NOT NULL",
     "SELECT count(*), sum(b) FILTER (WHERE b > 0), max(c) FROM t1 GROUP BY a HAVING count(*) > 1",
-    "SELECT a, row_number() OVER (PARTITION BY b ORDER BY c ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t1",
-    "SELECT a, sum(b) OVER w FROM t1 WINDOW w AS (ORDER BY a RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING EXCLUDE TIES)",
+    "SELECT a, row_number() OVER (PARTITION BY b ORDER BY c ROWS BETWEEN 1 PRECEDING AND CURRENT "
+    "ROW) FROM t1",
+    "SELECT a, sum(b) OVER w FROM t1 WINDOW w AS (ORDER BY a RANGE BETWEEN UNBOUNDED PRECEDING AND "
+    "UNBOUNDED FOLLOWING EXCLUDE TIES)",
     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 10) SELECT x FROM c",
-    "WITH q AS MATERIALIZED (SELECT a FROM t1), r AS NOT MATERIALIZED (SELECT b FROM t2) SELECT * FROM q, r",
+    "WITH q AS MATERIALIZED (SELECT a FROM t1), r AS NOT MATERIALIZED (SELECT b FROM t2) SELECT * "
+    "FROM q, r",
     "SELECT * FROM t1 WHERE a IN (1, 2, 3) AND b NOT IN (SELECT a FROM t2) AND c IN t3",
     "SELECT CASE WHEN a = 1 THEN 'one' WHEN a = 2 THEN 'two' ELSE 'many' END FROM t1",
     "SELECT CASE a WHEN 1 THEN b ELSE c END, CAST(a AS TEXT), b COLLATE NOCASE FROM t1",
@@ -562,7 +579,8 @@ static const char *const good_sql[] = {
     "SELECT a FROM t1 WHERE b LIKE 'x%' ESCAPE '\\' OR c GLOB '*y' OR a NOT LIKE 'z'",
     "SELECT a FROM t1 WHERE EXISTS (SELECT 1 FROM t2 WHERE t2.a = t1.a) AND NOT EXISTS (SELECT 2)",
     "SELECT (SELECT max(a) FROM t2), (a, b) = (1, 2) FROM t1",
-    "SELECT a FROM t1 UNION SELECT a FROM t2 INTERSECT SELECT x FROM t3 EXCEPT SELECT 1 ORDER BY 1 LIMIT 5",
+    "SELECT a FROM t1 UNION SELECT a FROM t2 INTERSECT SELECT x FROM t3 EXCEPT SELECT 1 ORDER BY 1 "
+    "LIMIT 5",
     "SELECT * FROM t1 NATURAL JOIN t2 CROSS JOIN t3",
     "SELECT * FROM t1 AS p INDEXED BY i, t2 NOT INDEXED WHERE p.a = t2.a",
     "SELECT * FROM (SELECT a FROM t1) AS s JOIN t2 USING (a)",
@@ -577,7 +595,8 @@ static const char *const good_sql[] = {
     "INSERT INTO t1 (a, b) SELECT a, b FROM t2 WHERE true",
     "INSERT OR REPLACE INTO t1 DEFAULT VALUES",
     "REPLACE INTO t1 (a) VALUES (1)",
-    "INSERT INTO t1 (a) VALUES (1) ON CONFLICT (a) WHERE a > 0 DO UPDATE SET b = excluded.b WHERE b < 5 ON CONFLICT DO NOTHING",
+    "INSERT INTO t1 (a) VALUES (1) ON CONFLICT (a) WHERE a > 0 DO UPDATE SET b = excluded.b WHERE "
+    "b < 5 ON CONFLICT DO NOTHING",
     "INSERT INTO t1 VALUES (1, 2, 3) RETURNING a, b AS bee, *",
     "WITH w AS (SELECT 1) INSERT INTO t1 (a) SELECT * FROM w",
     "UPDATE t1 SET a = 1, b = b + 1 WHERE c = 3",
@@ -585,14 +604,20 @@ static const char *const good_sql[] = {
     "UPDATE t1 SET a = 1 ORDER BY b LIMIT 1",
     "DELETE FROM t1 WHERE a = 1 RETURNING *",
     "DELETE FROM t1 ORDER BY a LIMIT 2 OFFSET 1",
-    "CREATE TABLE t(a INTEGER PRIMARY KEY AUTOINCREMENT, b VARCHAR(10) NOT NULL DEFAULT 'x', c REAL CHECK (c > 0), d TEXT UNIQUE COLLATE NOCASE)",
-    "CREATE TABLE IF NOT EXISTS main.t(a INT, b INT, PRIMARY KEY (a, b), UNIQUE (b) ON CONFLICT IGNORE, FOREIGN KEY (a) REFERENCES t1 (a) ON DELETE CASCADE ON UPDATE SET NULL DEFERRABLE INITIALLY DEFERRED) WITHOUT ROWID",
-    "CREATE TEMP TABLE t(a DOUBLE PRECISION, b UNSIGNED BIG INT DEFAULT -1, c AS (a * 2) STORED, d GENERATED ALWAYS AS (a + 1) VIRTUAL) STRICT",
+    "CREATE TABLE t(a INTEGER PRIMARY KEY AUTOINCREMENT, b VARCHAR(10) NOT NULL DEFAULT 'x', c "
+    "REAL CHECK (c > 0), d TEXT UNIQUE COLLATE NOCASE)",
+    "CREATE TABLE IF NOT EXISTS main.t(a INT, b INT, PRIMARY KEY (a, b), UNIQUE (b) ON CONFLICT "
+    "IGNORE, FOREIGN KEY (a) REFERENCES t1 (a) ON DELETE CASCADE ON UPDATE SET NULL DEFERRABLE "
+    "INITIALLY DEFERRED) WITHOUT ROWID",
+    "CREATE TEMP TABLE t(a DOUBLE PRECISION, b UNSIGNED BIG INT DEFAULT -1, c AS (a * 2) STORED, d "
+    "GENERATED ALWAYS AS (a + 1) VIRTUAL) STRICT",
     "CREATE TABLE t AS SELECT * FROM t1",
     "CREATE UNIQUE INDEX IF NOT EXISTS i2 ON t1 (a COLLATE NOCASE DESC, b + c) WHERE a > 0",
     "CREATE VIEW v(x, y) AS SELECT a, b FROM t1",
-    "CREATE TRIGGER tr AFTER UPDATE OF a, b ON t1 FOR EACH ROW WHEN new.a > 1 BEGIN INSERT INTO t2 VALUES (new.a, 1, 2, 3); DELETE FROM t3 WHERE x = old.a; END",
-    "CREATE TRIGGER tr BEFORE DELETE ON t1 BEGIN SELECT RAISE(ABORT, 'no'); UPDATE t2 SET a = 1; END",
+    "CREATE TRIGGER tr AFTER UPDATE OF a, b ON t1 FOR EACH ROW WHEN new.a > 1 BEGIN INSERT INTO t2 "
+    "VALUES (new.a, 1, 2, 3); DELETE FROM t3 WHERE x = old.a; END",
+    "CREATE TRIGGER tr BEFORE DELETE ON t1 BEGIN SELECT RAISE(ABORT, 'no'); UPDATE t2 SET a = 1; "
+    "END",
     "CREATE TRIGGER tr INSTEAD OF INSERT ON v1 BEGIN SELECT RAISE(IGNORE); END",
     "CREATE VIRTUAL TABLE vt USING fts5(a, b, tokenize = 'porter')",
     "DROP TABLE IF EXISTS t1",
@@ -617,15 +642,20 @@ static const char *const good_sql[] = {
     "REINDEX t1",
     "EXPLAIN QUERY PLAN SELECT * FROM t1 WHERE a = 1",
     "EXPLAIN SELECT 1",
-    "SELECT a FROM t1 WHERE a = (SELECT max(a) FROM t2 WHERE t2.b = t1.b) ORDER BY a COLLATE NOCASE ASC NULLS LAST",
-    "SELECT t1.*, t2.d FROM t1 LEFT OUTER JOIN t2 ON t1.a = t2.a AND t2.b > 0 RIGHT JOIN t3 ON t3.x = t2.c",
+    "SELECT a FROM t1 WHERE a = (SELECT max(a) FROM t2 WHERE t2.b = t1.b) ORDER BY a COLLATE "
+    "NOCASE ASC NULLS LAST",
+    "SELECT t1.*, t2.d FROM t1 LEFT OUTER JOIN t2 ON t1.a = t2.a AND t2.b > 0 RIGHT JOIN t3 ON "
+    "t3.x = t2.c",
     "SELECT * FROM t1 FULL JOIN t2 USING (a, b) WHERE coalesce(t1.c, t2.c) IS NULL",
     "SELECT * FROM (t1 JOIN t2 ON t1.a = t2.a) AS j, t3",
     "SELECT x, y FROM t3 WHERE x NOT IN (1) AND y IS NOT NULL LIMIT -1 OFFSET 0",
     "SELECT group_concat(DISTINCT a), total(b), avg(c) FILTER (WHERE c NOT NULL) FROM t1",
-    "SELECT a, lag(b, 1, 0) OVER (ORDER BY a GROUPS CURRENT ROW), first_value(c) OVER (w ROWS UNBOUNDED PRECEDING) FROM t1 WINDOW w AS (PARTITION BY b)",
-    "SELECT ntile(2) OVER win, rank() OVER (win RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING EXCLUDE CURRENT ROW) FROM t1 WINDOW win AS (ORDER BY a), w2 AS (win)",
-    "SELECT CASE WHEN a IS NULL THEN 0 WHEN a BETWEEN 1 AND 2 THEN 1 END AS k, count(*) FROM t1 GROUP BY k HAVING k > 0 ORDER BY 2 DESC",
+    "SELECT a, lag(b, 1, 0) OVER (ORDER BY a GROUPS CURRENT ROW), first_value(c) OVER (w ROWS "
+    "UNBOUNDED PRECEDING) FROM t1 WINDOW w AS (PARTITION BY b)",
+    "SELECT ntile(2) OVER win, rank() OVER (win RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING EXCLUDE "
+    "CURRENT ROW) FROM t1 WINDOW win AS (ORDER BY a), w2 AS (win)",
+    "SELECT CASE WHEN a IS NULL THEN 0 WHEN a BETWEEN 1 AND 2 THEN 1 END AS k, count(*) FROM t1 "
+    "GROUP BY k HAVING k > 0 ORDER BY 2 DESC",
     "SELECT a FROM t1 WHERE b IN (SELECT a FROM t2 UNION SELECT x FROM t3) AND c NOT IN ()",
     "SELECT 1 WHERE EXISTS (WITH w AS (SELECT 1) SELECT * FROM w)",
     "SELECT * FROM t1 WHERE (a, b) IN (SELECT a, b FROM t2) AND (a, b) > (1, 2)",
@@ -634,11 +664,14 @@ static const char *const good_sql[] = {
     "SELECT * FROM generate_series(1, 10) AS g, json_tree('{}')",
     "SELECT \"a\", [b], `c`, 'lit', \"no such\" FROM t1",
     "SELECT a AS \"x y\", b \"z\", c 'w' FROM t1",
-    "SELECT key, value, action, first, last, replace, temp, row, rows, range, filter, over, window FROM t1",
+    "SELECT key, value, action, first, last, replace, temp, row, rows, range, filter, over, window "
+    "FROM t1",
     "SELECT t1.a FROM t1, t2 WHERE t1.a = t2.a AND t2.b LIKE 'a_%' ESCAPE '_' AND t1.c <> t2.c",
-    "WITH a(x) AS (VALUES (1), (2)), b AS (SELECT x * 2 AS y FROM a) SELECT * FROM a JOIN b ON x = y / 2",
+    "WITH a(x) AS (VALUES (1), (2)), b AS (SELECT x * 2 AS y FROM a) SELECT * FROM a JOIN b ON x = "
+    "y / 2",
     "VALUES (1, 'a'), (2, 'b') UNION ALL SELECT 3, 'c'",
-    "SELECT CAST(a AS INTEGER), CAST(b AS REAL), CAST(c AS BLOB), CAST('1' AS NUMERIC), CAST(1 AS) FROM t1",
+    "SELECT CAST(a AS INTEGER), CAST(b AS REAL), CAST(c AS BLOB), CAST('1' AS NUMERIC), CAST(1 AS) "
+    "FROM t1",
     "SELECT a -> '$.b' ->> 'c', json_extract(b, '$[0]') FROM t1",
     "SELECT likely(a), unlikely(b), iif(a, b, c), nullif(a, b) FROM t1",
     "SELECT DISTINCT ON_x FROM (SELECT 1 AS ON_x)",
@@ -646,22 +679,30 @@ static const char *const good_sql[] = {
     "INSERT INTO t1 (a) VALUES (1) ON CONFLICT (a) DO UPDATE SET (b, c) = (excluded.b, excluded.c)",
     "INSERT OR ABORT INTO t1 VALUES (1, 2, 3)",
     "INSERT OR FAIL INTO main.t1 AS z (a, b, c) VALUES (1, 2, 3) RETURNING z.a + 1 AS q",
-    "UPDATE t1 SET a = CASE WHEN b > 0 THEN 1 ELSE 2 END, c = (SELECT max(x) FROM t3) WHERE a IN (1, 2)",
+    "UPDATE t1 SET a = CASE WHEN b > 0 THEN 1 ELSE 2 END, c = (SELECT max(x) FROM t3) WHERE a IN "
+    "(1, 2)",
     "UPDATE OR ROLLBACK main.t1 AS q NOT INDEXED SET a = q.b WHERE q.c = 1 RETURNING *",
     "WITH d AS (SELECT a FROM t2) DELETE FROM t1 WHERE a IN d",
     "DELETE FROM main.t1 AS x INDEXED BY i WHERE x.a > 0 RETURNING x.a",
-    "CREATE TABLE t(x INTEGER NOT NULL ON CONFLICT REPLACE UNIQUE ON CONFLICT ROLLBACK, y DEFAULT CURRENT_TIMESTAMP, z DEFAULT (1 + 2) REFERENCES t1 MATCH SIMPLE)",
-    "CREATE TABLE t(a TEXT CONSTRAINT c1 PRIMARY KEY CONSTRAINT c2 COLLATE BINARY, b BLOB DEFAULT x'00', c NUMERIC DEFAULT +1.5, d DEFAULT 'it''s', e DEFAULT NULL, f DEFAULT TRUE)",
-    "CREATE TABLE t(a, b, CONSTRAINT pk PRIMARY KEY (a DESC, b COLLATE NOCASE) ON CONFLICT ABORT CONSTRAINT ck CHECK (a <> b) FOREIGN KEY (b) REFERENCES t2 (a) NOT DEFERRABLE INITIALLY IMMEDIATE)",
+    "CREATE TABLE t(x INTEGER NOT NULL ON CONFLICT REPLACE UNIQUE ON CONFLICT ROLLBACK, y DEFAULT "
+    "CURRENT_TIMESTAMP, z DEFAULT (1 + 2) REFERENCES t1 MATCH SIMPLE)",
+    "CREATE TABLE t(a TEXT CONSTRAINT c1 PRIMARY KEY CONSTRAINT c2 COLLATE BINARY, b BLOB DEFAULT "
+    "x'00', c NUMERIC DEFAULT +1.5, d DEFAULT 'it''s', e DEFAULT NULL, f DEFAULT TRUE)",
+    "CREATE TABLE t(a, b, CONSTRAINT pk PRIMARY KEY (a DESC, b COLLATE NOCASE) ON CONFLICT ABORT "
+    "CONSTRAINT ck CHECK (a <> b) FOREIGN KEY (b) REFERENCES t2 (a) NOT DEFERRABLE INITIALLY "
+    "IMMEDIATE)",
     "CREATE TABLE t(\"a b\" [INT], 'c' VARCHAR(1, 2), d INT(+3), e DECIMAL(-1))",
     "CREATE TABLE t(a INT PRIMARY KEY, b) WITHOUT ROWID, STRICT",
     "CREATE TEMPORARY TABLE IF NOT EXISTS temp.t AS WITH w AS (SELECT 1 AS x) SELECT * FROM w",
     "CREATE INDEX i2 ON t1 (a) WHERE b IS NOT NULL AND c > 0",
     "CREATE INDEX IF NOT EXISTS main.i3 ON t1 (a ASC, b DESC, c COLLATE RTRIM)",
     "CREATE TEMP VIEW IF NOT EXISTS v2 AS SELECT a FROM t1 UNION SELECT x FROM t3",
-    "CREATE TRIGGER IF NOT EXISTS main.tr2 BEFORE INSERT ON t1 WHEN new.a IS NULL BEGIN SELECT RAISE(FAIL, 'null a'); END",
-    "CREATE TEMP TRIGGER tr3 AFTER DELETE ON t1 FOR EACH ROW BEGIN INSERT OR REPLACE INTO t2 (a) SELECT old.a; UPDATE t3 SET x = x + 1 WHERE y = old.b; DELETE FROM t2 WHERE a = old.a; END",
-    "CREATE TRIGGER tr4 UPDATE ON t1 BEGIN INSERT INTO t3 VALUES (1, 2) ON CONFLICT DO NOTHING; WITH w AS (SELECT 1) SELECT * FROM w; END",
+    "CREATE TRIGGER IF NOT EXISTS main.tr2 BEFORE INSERT ON t1 WHEN new.a IS NULL BEGIN SELECT "
+    "RAISE(FAIL, 'null a'); END",
+    "CREATE TEMP TRIGGER tr3 AFTER DELETE ON t1 FOR EACH ROW BEGIN INSERT OR REPLACE INTO t2 (a) "
+    "SELECT old.a; UPDATE t3 SET x = x + 1 WHERE y = old.b; DELETE FROM t2 WHERE a = old.a; END",
+    "CREATE TRIGGER tr4 UPDATE ON t1 BEGIN INSERT INTO t3 VALUES (1, 2) ON CONFLICT DO NOTHING; "
+    "WITH w AS (SELECT 1) SELECT * FROM w; END",
     "CREATE VIRTUAL TABLE IF NOT EXISTS main.vt USING rtree(id, minx, maxx)",
     "CREATE VIRTUAL TABLE vt2 USING mod",
     "DROP INDEX IF EXISTS main.i",
@@ -703,26 +744,44 @@ static const char *const good_sql[] = {
     "SELECT ?1 + ?2, :name || @other, $tcl::var(idx)",
     "SELECT 0x7FFFFFFFFFFFFFFF, 1e308, .5, 5., 1E-7, X'', x'DEADBEEF'",
     "SELECT -9223372036854775808, - - 1, +'x', ~0, NOT NOT 1",
-    "SELECT a, count(*) FILTER (WHERE b > 0) OVER (PARTITION BY c ORDER BY a GROUPS BETWEEN 2 PRECEDING AND 1 FOLLOWING EXCLUDE GROUP) AS w FROM t1",
-    "SELECT sum(a) OVER (ORDER BY b RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING EXCLUDE CURRENT ROW), avg(b) OVER () FROM t1",
-    "SELECT * FROM t1 JOIN (t2 JOIN t3 ON t2.a = t3.x) USING (a) LEFT JOIN (SELECT 1 AS z) AS q ON q.z = t1.a",
-    "WITH RECURSIVE r(n) AS (VALUES (1) UNION ALL SELECT n + 1 FROM r WHERE n < 5), s AS (SELECT n FROM r) INSERT INTO t1 (a) SELECT n FROM s WHERE true ON CONFLICT (a) WHERE a > 0 DO UPDATE SET b = excluded.b, c = c + 1 WHERE b <> excluded.b ON CONFLICT DO NOTHING RETURNING *",
-    "UPDATE t1 INDEXED BY i SET (a, b) = (SELECT a, b FROM t2 LIMIT 1), c = NULL WHERE rowid = 1 RETURNING a AS x, b",
+    "SELECT a, count(*) FILTER (WHERE b > 0) OVER (PARTITION BY c ORDER BY a GROUPS BETWEEN 2 "
+    "PRECEDING AND 1 FOLLOWING EXCLUDE GROUP) AS w FROM t1",
+    "SELECT sum(a) OVER (ORDER BY b RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING EXCLUDE "
+    "CURRENT ROW), avg(b) OVER () FROM t1",
+    "SELECT * FROM t1 JOIN (t2 JOIN t3 ON t2.a = t3.x) USING (a) LEFT JOIN (SELECT 1 AS z) AS q ON "
+    "q.z = t1.a",
+    "WITH RECURSIVE r(n) AS (VALUES (1) UNION ALL SELECT n + 1 FROM r WHERE n < 5), s AS (SELECT n "
+    "FROM r) INSERT INTO t1 (a) SELECT n FROM s WHERE true ON CONFLICT (a) WHERE a > 0 DO UPDATE "
+    "SET b = excluded.b, c = c + 1 WHERE b <> excluded.b ON CONFLICT DO NOTHING RETURNING *",
+    "UPDATE t1 INDEXED BY i SET (a, b) = (SELECT a, b FROM t2 LIMIT 1), c = NULL WHERE rowid = 1 "
+    "RETURNING a AS x, b",
     "DELETE FROM t1 NOT INDEXED WHERE a IN (SELECT a FROM t2 EXCEPT SELECT x FROM t3) RETURNING a",
-    "CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY ASC ON CONFLICT ROLLBACK AUTOINCREMENT, name TEXT NOT NULL COLLATE NOCASE UNIQUE ON CONFLICT FAIL, parent INTEGER REFERENCES t(id) ON DELETE SET DEFAULT ON UPDATE NO ACTION DEFERRABLE INITIALLY DEFERRED, ts DEFAULT CURRENT_DATE, CHECK (id > 0), UNIQUE (name, parent))",
-    "CREATE TABLE t(a INTEGER, b TEXT GENERATED ALWAYS AS (upper(a)) STORED, c INT AS (a + 1), CONSTRAINT f FOREIGN KEY (a, b) REFERENCES t2 (a, b) MATCH FULL ON DELETE RESTRICT)",
-    "CREATE TRIGGER IF NOT EXISTS tt BEFORE UPDATE OF a ON t1 FOR EACH ROW WHEN old.a <> new.a AND new.b IS NOT NULL BEGIN UPDATE OR IGNORE t2 SET b = new.b, (c, d) = (1, 2) WHERE a = old.a; INSERT OR ROLLBACK INTO t3 (x, y) VALUES (new.a, old.a); SELECT CASE WHEN new.a < 0 THEN RAISE(ROLLBACK, 'negative') END; END",
-    "CREATE VIEW IF NOT EXISTS main.vv (p, q) AS WITH w AS (SELECT a, b FROM t1) SELECT * FROM w WHERE a NOT IN (1, 2) ORDER BY 1 LIMIT 10",
-    "SELECT a FROM t1 WHERE a = ? AND b = ?5 AND c = :x AND a = @y AND b = $z ORDER BY a LIMIT ?, ?",
-    "SELECT CAST(a AS DOUBLE PRECISION) || 'x' COLLATE BINARY, b IS NOT DISTINCT FROM c, a ->> '$' -> '$.x' FROM t1 GROUP BY 1, 2 HAVING max(a) > 0 AND min(b) < 10",
-    "SELECT (SELECT count(*) FROM t2 WHERE t2.a = t1.a) AS n, EXISTS (VALUES (1)), (1, 2) IN (VALUES (1, 2)) FROM t1",
+    "CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY ASC ON CONFLICT ROLLBACK AUTOINCREMENT, "
+    "name TEXT NOT NULL COLLATE NOCASE UNIQUE ON CONFLICT FAIL, parent INTEGER REFERENCES t(id) ON "
+    "DELETE SET DEFAULT ON UPDATE NO ACTION DEFERRABLE INITIALLY DEFERRED, ts DEFAULT "
+    "CURRENT_DATE, CHECK (id > 0), UNIQUE (name, parent))",
+    "CREATE TABLE t(a INTEGER, b TEXT GENERATED ALWAYS AS (upper(a)) STORED, c INT AS (a + 1), "
+    "CONSTRAINT f FOREIGN KEY (a, b) REFERENCES t2 (a, b) MATCH FULL ON DELETE RESTRICT)",
+    "CREATE TRIGGER IF NOT EXISTS tt BEFORE UPDATE OF a ON t1 FOR EACH ROW WHEN old.a <> new.a AND "
+    "new.b IS NOT NULL BEGIN UPDATE OR IGNORE t2 SET b = new.b, (c, d) = (1, 2) WHERE a = old.a; "
+    "INSERT OR ROLLBACK INTO t3 (x, y) VALUES (new.a, old.a); SELECT CASE WHEN new.a < 0 THEN "
+    "RAISE(ROLLBACK, 'negative') END; END",
+    "CREATE VIEW IF NOT EXISTS main.vv (p, q) AS WITH w AS (SELECT a, b FROM t1) SELECT * FROM w "
+    "WHERE a NOT IN (1, 2) ORDER BY 1 LIMIT 10",
+    "SELECT a FROM t1 WHERE a = ? AND b = ?5 AND c = :x AND a = @y AND b = $z ORDER BY a LIMIT ?, "
+    "?",
+    "SELECT CAST(a AS DOUBLE PRECISION) || 'x' COLLATE BINARY, b IS NOT DISTINCT FROM c, a ->> '$' "
+    "-> '$.x' FROM t1 GROUP BY 1, 2 HAVING max(a) > 0 AND min(b) < 10",
+    "SELECT (SELECT count(*) FROM t2 WHERE t2.a = t1.a) AS n, EXISTS (VALUES (1)), (1, 2) IN "
+    "(VALUES (1, 2)) FROM t1",
     "REPLACE INTO main.t1 (a, b, c) VALUES (1, 2, 3), (4, 5, 6) RETURNING a",
     "INSERT INTO t1 DEFAULT VALUES RETURNING a + b AS s, *",
     "PRAGMA main.wal_checkpoint(TRUNCATE)",
     "PRAGMA foreign_key_check(t1)",
     "VACUUM main INTO 'file.db'",
     "ALTER TABLE main.t1 ADD COLUMN e INTEGER REFERENCES t2 (a) DEFAULT NULL",
-    "SELECT DISTINCT t1.a, t2.* FROM t1 CROSS JOIN t2 NATURAL LEFT OUTER JOIN t3 WHERE t1.a BETWEEN t2.a - 1 AND t2.a + 1 ORDER BY t1.a DESC NULLS FIRST, 2 ASC NULLS LAST",
+    "SELECT DISTINCT t1.a, t2.* FROM t1 CROSS JOIN t2 NATURAL LEFT OUTER JOIN t3 WHERE t1.a "
+    "BETWEEN t2.a - 1 AND t2.a + 1 ORDER BY t1.a DESC NULLS FIRST, 2 ASC NULLS LAST",
 };
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -765,10 +824,12 @@ static int compare(sqlite3 *db, const char *sql, int n, int *nparse, int *nok, i
   if (r == 0) {
     (*nok)++;
     if (o != SHALE_OK) {
-      if (report) test_fail(__FILE__, __LINE__, "reference accepts, we say \"%s\": %.*s", omsg, n, sql);
+      if (report)
+        test_fail(__FILE__, __LINE__, "reference accepts, we say \"%s\": %.*s", omsg, n, sql);
       return 1;
     }
-  } else if (r == 1 && !strcmp(rmsg, "near \"ORDER\": syntax error") && memchr(sql, '(', (size_t)(n < 0 ? (int)strlen(sql) : n))) {
+  } else if (r == 1 && !strcmp(rmsg, "near \"ORDER\": syntax error") &&
+             memchr(sql, '(', (size_t)(n < 0 ? (int)strlen(sql) : n))) {
     /* ORDER BY inside a function call is accepted here on purpose (newer
      * than 3.40): not compared */
   } else if (r == 1 && o == SHALE_OK && strstr(rmsg, " columns assigned ")) {
@@ -857,9 +918,9 @@ static int build(char *out, int cap, const char *z, const Tok *t, const int *idx
 }
 
 TEST(mutations_match_reference) {
-  static const char *const inserts[] = {")", "(", ",", "1", "a", "select", "from", "not", "and",
-                                        "'s'", "*", ";", "#", ".", "as", "null", "=", "on",
-                                        "join", "where", "by", "end", "values", "x'0'"};
+  static const char *const inserts[] = {
+      ")", "(", ",",  "1",    "a", "select", "from", "not",   "and", "'s'", "*",      ";",
+      "#", ".", "as", "null", "=", "on",     "join", "where", "by",  "end", "values", "x'0'"};
   sqlite3 *db = ref_open();
   int nparse = 0, nok = 0, bad = 0, total = 0;
   Tok t[256];
@@ -873,16 +934,16 @@ TEST(mutations_match_reference) {
         int k = 0;
         for (int i = 0; i < nt; i++) {
           if (i == pos) {
-            if (kind == 0) continue;                    /* delete */
-            if (kind == 1) idx[k++] = i;                /* duplicate */
-            if (kind == 2 && i + 1 < nt) {              /* swap */
+            if (kind == 0) continue;       /* delete */
+            if (kind == 1) idx[k++] = i;   /* duplicate */
+            if (kind == 2 && i + 1 < nt) { /* swap */
               idx[k++] = i + 1;
               idx[k++] = i;
               i++;
               continue;
             }
-            if (kind == 3) break;                       /* truncate */
-            if (kind >= 4) idx[k++] = -1;               /* insert */
+            if (kind == 3) break;         /* truncate */
+            if (kind >= 4) idx[k++] = -1; /* insert */
           }
           idx[k++] = i;
         }
@@ -905,9 +966,9 @@ TEST(mutations_match_reference) {
 /* Random double edits with any keyword or punctuation as the inserted or
  * replacing token. */
 TEST(random_mutations_match_reference) {
-  static const char *const punct[] = {"(", ")", ",", ".", ";", "*", "=", "-", "+", "||", "->",
-                                      "1", "1.5", "'s'", "x'00'", "?", ":v", "a", "\"q\"", "[b]",
-                                      "#", "!", "x'1'", "0x", "1e"};
+  static const char *const punct[] = {"(",     ")",   ",", ".",   ";",    "*",     "=", "-",  "+",
+                                      "||",    "->",  "1", "1.5", "'s'",  "x'00'", "?", ":v", "a",
+                                      "\"q\"", "[b]", "#", "!",   "x'1'", "0x",    "1e"};
   sqlite3 *db = ref_open();
   uint64_t rs = test_seed() | 1;
   int nparse = 0, nok = 0, bad = 0, total = test_long() ? 300000 : 40000;
@@ -918,11 +979,14 @@ TEST(random_mutations_match_reference) {
     const char *z = good_sql[test_rand(&rs) % N(good_sql)];
     int nt = tokens_of(z, t, 256);
     const char *ins;
-    if (test_rand(&rs) % 2) ins = sql_keyword_at((int)(test_rand(&rs) % (uint64_t)sql_keyword_count()));
-    else ins = punct[test_rand(&rs) % N(punct)];
+    if (test_rand(&rs) % 2)
+      ins = sql_keyword_at((int)(test_rand(&rs) % (uint64_t)sql_keyword_count()));
+    else
+      ins = punct[test_rand(&rs) % N(punct)];
     int p1 = (int)(test_rand(&rs) % (uint64_t)(nt + 1));
     int p2 = (int)(test_rand(&rs) % (uint64_t)(nt + 1));
-    int op1 = (int)(test_rand(&rs) % 3), op2 = (int)(test_rand(&rs) % 3); /* 0 del, 1 ins, 2 replace */
+    int op1 = (int)(test_rand(&rs) % 3),
+        op2 = (int)(test_rand(&rs) % 3); /* 0 del, 1 ins, 2 replace */
     int k = 0;
     for (int i = 0; i <= nt; i++) {
       int skip = 0;
@@ -968,8 +1032,7 @@ TEST(random_lexemes_match_reference) {
 
 /* Nesting: where SQLite's parser stack overflows, and no crash for absurd
  * depths (the recursive-descent parser must refuse before the C stack ends). */
-static char *nest_sql(const char *pre, const char *mid, const char *post, const char *tail,
-                      int n) {
+static char *nest_sql(const char *pre, const char *mid, const char *post, const char *tail, int n) {
   size_t cap = strlen(pre) + (strlen(mid) + strlen(post)) * (size_t)n + strlen(tail) + 16;
   char *z = malloc(cap);
   size_t o = (size_t)snprintf(z, cap, "%s", pre);
@@ -1013,8 +1076,10 @@ TEST(nesting_limits) {
       char msg[256];
       int r = ref_prepare(db, z, -1, msg, sizeof msg);
       free(z);
-      if (r == 1) hi = mid;
-      else lo = mid;
+      if (r == 1)
+        hi = mid;
+      else
+        lo = mid;
     }
     for (int n = lo - 2; n <= hi + 2; n++) {
       if (n < 1) continue;
@@ -1027,9 +1092,17 @@ TEST(nesting_limits) {
   sqlite3_close(db);
   /* absurd depths: an error, never a crash */
   static const char *const deep[][3] = {
-      {"(", ")", ""}, {"NOT ", "", ""}, {"f(", ")", ""}, {"CAST(", " AS INT)", ""},
-      {"CASE WHEN ", " THEN 1 END", ""}, {"1 BETWEEN ", " AND 1", ""}, {"(SELECT ", ")", ""},
-      {"1 = NOT ", "", ""}, {"x IN (", ")", ""}, {"- ~ + ", "", ""}, {"a LIKE ", " ESCAPE 1", ""},
+      {"(", ")", ""},
+      {"NOT ", "", ""},
+      {"f(", ")", ""},
+      {"CAST(", " AS INT)", ""},
+      {"CASE WHEN ", " THEN 1 END", ""},
+      {"1 BETWEEN ", " AND 1", ""},
+      {"(SELECT ", ")", ""},
+      {"1 = NOT ", "", ""},
+      {"x IN (", ")", ""},
+      {"- ~ + ", "", ""},
+      {"a LIKE ", " ESCAPE 1", ""},
   };
   for (size_t k = 0; k < sizeof deep / sizeof deep[0]; k++) {
     char *z = nest_sql("SELECT ", deep[k][0], deep[k][1], deep[k][2], 100000);
@@ -1045,8 +1118,8 @@ TEST(nesting_limits) {
 /* A valid statement cut at a random token and continued with random tokens:
  * probes, state by state, which tokens may come next. */
 TEST(prefix_continuations_match_reference) {
-  static const char *const punct[] = {"(", ")", ",", ".", ";", "*", "=", "-", "||", "1", "'s'",
-                                      "x'00'", "?", "a", "\"q\"", "t1", "NOT", "NULL"};
+  static const char *const punct[] = {"(", ")",   ",",     ".", ";", "*",     "=",  "-",   "||",
+                                      "1", "'s'", "x'00'", "?", "a", "\"q\"", "t1", "NOT", "NULL"};
   sqlite3 *db = ref_open();
   uint64_t rs = test_seed() * 5 + 11;
   int nparse = 0, nok = 0, bad = 0, total = test_long() ? 300000 : 40000;

@@ -109,13 +109,16 @@ TEST(precedence) {
       {"x'0aff' || ?1 || :v || @w || $x || ?", "(|| (|| (|| (|| (|| x'0aff' ?1) :v) @w) $x) ?)"},
       {"CURRENT_TIME", "CURRENT_TIME"},
       {"NULL IS NULL", "(IS NULL NULL)"},
-      {"key + action + first + replace + temp + row + value", "(+ (+ (+ (+ (+ (+ key action) first) replace) temp) row) value)"},
+      {"key + action + first + replace + temp + row + value",
+       "(+ (+ (+ (+ (+ (+ key action) first) replace) temp) row) value)"},
       {"left + right", "(+ left right)"},
       {"sum(a) FILTER (WHERE a > 0) OVER w", "(CALL sum a (FILTER (> a 0)) (OVER (WINDOW w)))"},
       {"rank() OVER (PARTITION BY a ORDER BY b DESC ROWS UNBOUNDED PRECEDING)",
-       "(CALL rank (OVER (WINDOW (PARTITION a) (ORDER (b DESC)) (ROWS UNBOUNDED PRECEDING CURRENT ROW))))"},
+       "(CALL rank (OVER (WINDOW (PARTITION a) (ORDER (b DESC)) (ROWS UNBOUNDED PRECEDING CURRENT "
+       "ROW))))"},
       {"max(a) OVER (w GROUPS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING EXCLUDE NO OTHERS)",
-       "(CALL max a (OVER (WINDOW (BASE w) (GROUPS 1 FOLLOWING UNBOUNDED FOLLOWING EXCLUDE NO OTHERS))))"},
+       "(CALL max a (OVER (WINDOW (BASE w) (GROUPS 1 FOLLOWING UNBOUNDED FOLLOWING EXCLUDE NO "
+       "OTHERS))))"},
       {"RAISE(IGNORE)", "(RAISE IGNORE)"},
       {"RAISE(FAIL, 'msg')", "(RAISE FAIL 'msg')"},
   };
@@ -138,17 +141,18 @@ TEST(statements_print) {
       {"VALUES (1) UNION SELECT 2 ORDER BY 1",
        "(QUERY (UNION (VALUES (ROW 1)) (SELECT (COLS 2))) (ORDER 1))"},
       {"WITH RECURSIVE c(x) AS NOT MATERIALIZED (SELECT 1) SELECT x FROM c",
-       "(QUERY (WITH RECURSIVE (c (x) NOT MATERIALIZED (SELECT (COLS 1)))) (SELECT (COLS x) (FROM (c))))"},
+       "(QUERY (WITH RECURSIVE (c (x) NOT MATERIALIZED (SELECT (COLS 1)))) (SELECT (COLS x) (FROM "
+       "(c))))"},
       {"SELECT * FROM a NATURAL FULL OUTER JOIN b CROSS JOIN f(1) x, (SELECT 1) s, t INDEXED BY i",
        "(SELECT (COLS *) (FROM (a) (NATURAL FULL JOIN) (b) (CROSS JOIN) (f (ARGS 1) AS x) (,) "
        "((SELECT (COLS 1)) AS s) (,) (t INDEXED BY i)))"},
       {"SELECT * FROM (a JOIN b ON 1) AS j",
        "(SELECT (COLS *) (FROM (NEST (a) (INNER JOIN) (b (ON 1)) AS j)))"},
-      {"SELECT 1 'str', 2 \"q\", 3 AS [b]",
-       "(SELECT (COLS (AS str 1) (AS q 2) (AS b 3)))"},
+      {"SELECT 1 'str', 2 \"q\", 3 AS [b]", "(SELECT (COLS (AS str 1) (AS q 2) (AS b 3)))"},
       {"INSERT OR IGNORE INTO main.t AS x (a, b) VALUES (1, 2) ON CONFLICT (a) DO NOTHING "
        "RETURNING a",
-       "(INSERT (OR IGNORE) main.t (AS x) (a b) (VALUES (ROW 1 2)) (ON CONFLICT (TARGET a) NOTHING) "
+       "(INSERT (OR IGNORE) main.t (AS x) (a b) (VALUES (ROW 1 2)) (ON CONFLICT (TARGET a) "
+       "NOTHING) "
        "(RETURNING a))"},
       {"REPLACE INTO t DEFAULT VALUES", "(INSERT (OR REPLACE) t DEFAULT VALUES)"},
       {"UPDATE OR FAIL t AS x INDEXED BY i SET a = 1, (b, c) = (2, 3) FROM u WHERE d "
@@ -177,7 +181,8 @@ TEST(statements_print) {
        "DELETE FROM t; SELECT RAISE(ABORT, 'x'); END",
        "(CREATE TRIGGER r INSTEAD OF UPDATE (OF (a)) (ON v) FOR EACH ROW (WHEN 1) (BEGIN "
        "(DELETE t) (SELECT (COLS (RAISE ABORT 'x')))))"},
-      {"CREATE VIRTUAL TABLE x USING m(a b, (c, d))", "(CREATE VIRTUAL TABLE x (USING m [31+3] [36+6]))"},
+      {"CREATE VIRTUAL TABLE x USING m(a b, (c, d))",
+       "(CREATE VIRTUAL TABLE x (USING m [31+3] [36+6]))"},
       {"DROP TRIGGER IF EXISTS s.r", "(DROP TRIGGER IF EXISTS s.r)"},
       {"ALTER TABLE t RENAME COLUMN a TO b", "(ALTER TABLE t (RENAME COLUMN a TO b))"},
       {"ALTER TABLE t ADD c INT NOT NULL DEFAULT 0",
@@ -353,7 +358,8 @@ TEST(schema_text_from_spans) {
     snprintf(mine, sizeof mine, "CREATE %s %.*s", kinds[i],
              s->span.start + s->span.len - q->name_start, stmts[i] + q->name_start);
     sqlite3_stmt *st;
-    CHECK_OK(sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_schema WHERE name = ?1", -1, &st, NULL));
+    CHECK_OK(
+        sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_schema WHERE name = ?1", -1, &st, NULL));
     sqlite3_bind_text(st, 1, q->name, -1, SQLITE_STATIC);
     CHECK_RC(sqlite3_step(st), SQLITE_ROW);
     CHECK_STR(mine, (const char *)sqlite3_column_text(st, 0));
@@ -365,10 +371,25 @@ TEST(schema_text_from_spans) {
 
 /* Column types as SQLite records them (PRAGMA table_info). */
 TEST(declared_types_match_reference) {
-  static const char *const types[] = {
-      "int", "Integer", "text(5)", "'any'", "\"weird\"x", "blob", "real", "\"int\"(3)",
-      "varchar  ( 10 )", "\"double\"   precision", "[int]", "`Text`", "unsigned    big int",
-      "int generated always", "DOUBLE", "'it''s'", "INT KEY", "anything(1, -2)", "\"a\"\"b\""};
+  static const char *const types[] = {"int",
+                                      "Integer",
+                                      "text(5)",
+                                      "'any'",
+                                      "\"weird\"x",
+                                      "blob",
+                                      "real",
+                                      "\"int\"(3)",
+                                      "varchar  ( 10 )",
+                                      "\"double\"   precision",
+                                      "[int]",
+                                      "`Text`",
+                                      "unsigned    big int",
+                                      "int generated always",
+                                      "DOUBLE",
+                                      "'it''s'",
+                                      "INT KEY",
+                                      "anything(1, -2)",
+                                      "\"a\"\"b\""};
   sqlite3 *db;
   CHECK_OK(sqlite3_open(":memory:", &db));
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {

@@ -31,24 +31,42 @@ static void put(Out *o, const char *s) {
 
 static const char *optext(int tk) {
   switch (tk) {
-    case TK_EQ: return "=";
-    case TK_NE: return "<>";
-    case TK_LT: return "<";
-    case TK_LE: return "<=";
-    case TK_GT: return ">";
-    case TK_GE: return ">=";
-    case TK_PLUS: return "+";
-    case TK_MINUS: return "-";
-    case TK_STAR: return "*";
-    case TK_SLASH: return "/";
-    case TK_REM: return "%";
-    case TK_CONCAT: return "||";
-    case TK_BITAND: return "&";
-    case TK_BITOR: return "|";
-    case TK_BITNOT: return "~";
-    case TK_LSHIFT: return "<<";
-    case TK_RSHIFT: return ">>";
-    default: return sql_keyword_name(tk);
+    case TK_EQ:
+      return "=";
+    case TK_NE:
+      return "<>";
+    case TK_LT:
+      return "<";
+    case TK_LE:
+      return "<=";
+    case TK_GT:
+      return ">";
+    case TK_GE:
+      return ">=";
+    case TK_PLUS:
+      return "+";
+    case TK_MINUS:
+      return "-";
+    case TK_STAR:
+      return "*";
+    case TK_SLASH:
+      return "/";
+    case TK_REM:
+      return "%";
+    case TK_CONCAT:
+      return "||";
+    case TK_BITAND:
+      return "&";
+    case TK_BITOR:
+      return "|";
+    case TK_BITNOT:
+      return "~";
+    case TK_LSHIFT:
+      return "<<";
+    case TK_RSHIFT:
+      return ">>";
+    default:
+      return sql_keyword_name(tk);
   }
 }
 
@@ -57,8 +75,13 @@ static int render(Out *o, const SqlExpr *e) {
   char buf[64];
   const char *not_ = (e->flags & SQL_EF_NOT) ? " NOT" : "";
   switch (e->op) {
-    case SQL_E_NULL: put(o, "NULL"); return 1;
-    case SQL_E_INTEGER: case SQL_E_FLOAT: put(o, e->z); return 1;
+    case SQL_E_NULL:
+      put(o, "NULL");
+      return 1;
+    case SQL_E_INTEGER:
+    case SQL_E_FLOAT:
+      put(o, e->z);
+      return 1;
     case SQL_E_STRING:
       put(o, "'");
       put(o, e->z); /* generated strings have no quotes */
@@ -70,7 +93,8 @@ static int render(Out *o, const SqlExpr *e) {
       if (!render(o, e->a)) return 0;
       put(o, ")");
       return 1;
-    case SQL_E_BINARY: case SQL_E_ISNOT:
+    case SQL_E_BINARY:
+    case SQL_E_ISNOT:
       put(o, "(");
       if (!render(o, e->a)) return 0;
       snprintf(buf, sizeof buf, " %s ", e->op == SQL_E_ISNOT ? "IS NOT" : optext(e->sub));
@@ -78,7 +102,8 @@ static int render(Out *o, const SqlExpr *e) {
       if (!render(o, e->b)) return 0;
       put(o, ")");
       return 1;
-    case SQL_E_ISNULL: case SQL_E_NOTNULL:
+    case SQL_E_ISNULL:
+    case SQL_E_NOTNULL:
       put(o, "(");
       if (!render(o, e->a)) return 0;
       put(o, e->op == SQL_E_ISNULL ? " ISNULL)" : " NOTNULL)");
@@ -130,10 +155,34 @@ static int render(Out *o, const SqlExpr *e) {
 }
 
 static const char *const atoms[] = {"0", "1", "2", "3", "NULL", "'a'", "'A'", "'b%'", "1.5"};
-static const char *const binops[] = {
-    "OR", "AND", "=", "==", "!=", "<>", "IS", "IS NOT", "IS DISTINCT FROM",
-    "IS NOT DISTINCT FROM", "<", "<=", ">", ">=", "&", "|", "<<", ">>", "+", "-", "*", "/",
-    "%", "||", "LIKE", "NOT LIKE", "GLOB", "NOT GLOB"};
+static const char *const binops[] = {"OR",
+                                     "AND",
+                                     "=",
+                                     "==",
+                                     "!=",
+                                     "<>",
+                                     "IS",
+                                     "IS NOT",
+                                     "IS DISTINCT FROM",
+                                     "IS NOT DISTINCT FROM",
+                                     "<",
+                                     "<=",
+                                     ">",
+                                     ">=",
+                                     "&",
+                                     "|",
+                                     "<<",
+                                     ">>",
+                                     "+",
+                                     "-",
+                                     "*",
+                                     "/",
+                                     "%",
+                                     "||",
+                                     "LIKE",
+                                     "NOT LIKE",
+                                     "GLOB",
+                                     "NOT GLOB"};
 static const char *const prefixes[] = {"NOT ", "- ", "+ ", "~ "};
 
 static void gen(Out *o, uint64_t *rs, int depth) {
@@ -193,8 +242,10 @@ static int ref_eval(sqlite3 *db, const char *expr, char *val, size_t cap) {
     return 1;
   }
   rc = sqlite3_step(st);
-  if (rc == SQLITE_ROW) snprintf(val, cap, "%s", (const char *)sqlite3_column_text(st, 0));
-  else snprintf(val, cap, "error %d", rc);
+  if (rc == SQLITE_ROW)
+    snprintf(val, cap, "%s", (const char *)sqlite3_column_text(st, 0));
+  else
+    snprintf(val, cap, "error %d", rc);
   sqlite3_finalize(st);
   return 0;
 }
@@ -279,8 +330,10 @@ TEST(result_column_names_from_spans) {
       CHECK_EQ(cols->n, sqlite3_column_count(st));
       for (int c = 0; c < cols->n && c < sqlite3_column_count(st); c++) {
         char mine[20000];
-        if (cols->a[c].name) snprintf(mine, sizeof mine, "%s", cols->a[c].name);
-        else snprintf(mine, sizeof mine, "%.*s", cols->a[c].span.len, sql + cols->a[c].span.start);
+        if (cols->a[c].name)
+          snprintf(mine, sizeof mine, "%s", cols->a[c].name);
+        else
+          snprintf(mine, sizeof mine, "%.*s", cols->a[c].span.len, sql + cols->a[c].span.start);
         compared++;
         if (strcmp(mine, sqlite3_column_name(st, c)) && bad++ < 10)
           test_fail(__FILE__, __LINE__, "column %d of %s: ours \"%s\", reference \"%s\"", c, sql,

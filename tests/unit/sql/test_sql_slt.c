@@ -8,12 +8,11 @@
  * skipped. Missing corpus: the case passes with a message.
  */
 #include <dirent.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-#include <sqlite3.h>
 
 #include "../../../src/sql/ast.h"
 #include "../../test.h"
@@ -64,8 +63,8 @@ static void run_file(const char *path) {
   size_t cap = 0;
   ssize_t len;
   int lineno = 0;
-  int skip = 0;      /* current record guarded away */
-  int mode = 0;      /* 0 between records, 1 collecting SQL, 2 in results */
+  int skip = 0; /* current record guarded away */
+  int mode = 0; /* 0 between records, 1 collecting SQL, 2 in results */
   int start_line = 0;
   char *sql = NULL;
   size_t sn = 0, scap = 0;
@@ -138,7 +137,8 @@ static void walk(const char *dir) {
     snprintf(path, sizeof path, "%s/%s", dir, names[i]);
     struct stat st;
     if (stat(path, &st) == 0) {
-      if (S_ISDIR(st.st_mode)) walk(path);
+      if (S_ISDIR(st.st_mode))
+        walk(path);
       else if (strlen(names[i]) > 5 && !strcmp(names[i] + strlen(names[i]) - 5, ".test"))
         run_file(path);
     }

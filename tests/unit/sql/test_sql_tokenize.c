@@ -12,11 +12,11 @@
 
 /* Tokenize z and render "TYPE:text TYPE:text ..." (spaces skipped). */
 static const char *tname(int t) {
-  static const char *const names[] = {"EOF", "SPACE", "ILLEGAL", "ID", "STRING", "INTEGER",
-                                      "FLOAT", "BLOB", "VAR", "SEMI", "LP", "RP", "COMMA",
-                                      "DOT", "PLUS", "MINUS", "STAR", "SLASH", "REM", "CONCAT",
-                                      "PTR", "EQ", "NE", "LT", "LE", "GT", "GE", "LSHIFT",
-                                      "RSHIFT", "BITAND", "BITOR", "BITNOT"};
+  static const char *const names[] = {
+      "EOF",  "SPACE", "ILLEGAL", "ID",     "STRING", "INTEGER", "FLOAT", "BLOB",
+      "VAR",  "SEMI",  "LP",      "RP",     "COMMA",  "DOT",     "PLUS",  "MINUS",
+      "STAR", "SLASH", "REM",     "CONCAT", "PTR",    "EQ",      "NE",    "LT",
+      "LE",   "GT",    "GE",      "LSHIFT", "RSHIFT", "BITAND",  "BITOR", "BITNOT"};
   if (t < TK_FIRST_KEYWORD) return names[t];
   return "KW";
 }
@@ -40,8 +40,7 @@ static const char *toks(const char *z) {
 
 TEST(tokenize_basic) {
   CHECK_STR(toks("select a from t;"), "KW:select ID:a KW:from ID:t SEMI:;");
-  CHECK_STR(toks("\"a b\" [c d] `e``f` 'g''h'"),
-            "ID:\"a b\" ID:[c d] ID:`e``f` STRING:'g''h'");
+  CHECK_STR(toks("\"a b\" [c d] `e``f` 'g''h'"), "ID:\"a b\" ID:[c d] ID:`e``f` STRING:'g''h'");
   CHECK_STR(toks("x'0aFF' X'' x'1' x'zz' xyz"),
             "BLOB:x'0aFF' BLOB:X'' ILLEGAL:x'1' ILLEGAL:x'zz' ID:xyz");
   CHECK_STR(toks("1 1.5 .5 1. 1e10 1.5E-3 0x1F 0x 1e 12abc 1_000 0x1g"),
@@ -114,7 +113,8 @@ TEST(keywords_fallback_matches_reference) {
     int ok = sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK;
     sqlite3_finalize(st);
     int tk = sql_keyword(k, (int)strlen(k));
-    if (ok != sql_keyword_is_id(tk)) test_fail(__FILE__, __LINE__, "keyword %s: reference %d", k, ok);
+    if (ok != sql_keyword_is_id(tk))
+      test_fail(__FILE__, __LINE__, "keyword %s: reference %d", k, ok);
   }
   sqlite3_close(db);
 }
@@ -129,9 +129,15 @@ TEST(complete) {
   CHECK_EQ(sql_complete("create trigger r after insert on t begin select 1; end;"), 1);
   CHECK_EQ(sql_complete("create table t(x);"), 1);
   /* agree with the reference on a few */
-  const char *cases[] = {"select 1;", "select 1", ";", "", "/* x */;", "select 1; /*",
+  const char *cases[] = {"select 1;",
+                         "select 1",
+                         ";",
+                         "",
+                         "/* x */;",
+                         "select 1; /*",
                          "create temp trigger x before delete on t begin delete from u; end ;",
-                         "select \"a;\";", "select [a;];"};
+                         "select \"a;\";",
+                         "select [a;];"};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     if (sql_complete(cases[i]) != sqlite3_complete(cases[i]))
       test_fail(__FILE__, __LINE__, "sql_complete(%s) differs", cases[i]);
@@ -174,8 +180,10 @@ TEST(arena_oom) {
     int failed = 0;
     for (int i = 0; i < 50; i++) {
       void *p = util_arena_alloc(&a, (size_t)(i % 7) * 10 + 1);
-      if (!p) failed = 1;
-      else memset(p, 0xab, (size_t)(i % 7) * 10 + 1); /* memory handed out is usable */
+      if (!p)
+        failed = 1;
+      else
+        memset(p, 0xab, (size_t)(i % 7) * 10 + 1); /* memory handed out is usable */
     }
     util_fault_alloc(0, 0);
     CHECK(failed);
