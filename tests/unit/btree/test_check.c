@@ -178,7 +178,7 @@ static char *ref_check(const char *path) {
   int rows = 0;
   char *all = calloc(1, cap);
   int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
-  if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(db, "PRAGMA integrity_check(1000)", -1, &st, NULL);
+  if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(db, "PRAGMA integrity_check(100)", -1, &st, NULL);
   if (rc == SQLITE_OK) {
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
       rows++;
@@ -310,6 +310,30 @@ static const char *seed_e(void) {
   return p;
 }
 
+/* 4096-byte pages: two tables, a WITHOUT ROWID table with an index, so
+ * several trees (in SQLite's order) can report. */
+static const char *seed_f(void) {
+  const char *p = test_path("f.db");
+  mkdb(p, "pragma page_size=4096; create table t(a integer primary key, b, c);"
+          "create index tb on t(b);"
+          "create table w(k, v, primary key(k)) without rowid; create index wv on w(v);"
+          "insert into t select value, printf('%.*c', value%300, 'b'), "
+          "  printf('%.*c', value*7%3000, 'c') from generate_series(1,400);"
+          "insert into w select printf('%.*c', value%200+1, 'k')||value, value from "
+          "  generate_series(1,300);"
+          "delete from t where a%5=0;");
+  return p;
+}
+
+/* 65536-byte pages (content start 0 means 65536), overflow chains. */
+static const char *seed_g(void) {
+  const char *p = test_path("g.db");
+  mkdb(p, "pragma page_size=65536; create table t(a,b); create index ti on t(a);"
+          "insert into t select value, zeroblob(value*3000) from generate_series(1,12);"
+          "delete from t where a=5;");
+  return p;
+}
+
 /* ---- clean files ---- */
 
 static void clean_file(uint32_t page_size, const char *extra) {
@@ -352,6 +376,8 @@ TEST(clean_seeds) {
   SAME(seed_c(), NULL);
   SAME(seed_d(), NULL);
   SAME(seed_e(), NULL);
+  SAME(seed_f(), NULL);
+  SAME(seed_g(), NULL);
 }
 
 TEST(clean_reserved_bytes) {
@@ -786,6 +812,8 @@ TEST(differential_random_mutations) {
   mutate_compare(seed_d(), n, 3);
   mutate_compare(seed_a(), n, 4);
   mutate_compare(seed_e(), n, 5);
+  mutate_compare(seed_f(), n, 6);
+  mutate_compare(seed_g(), n / 3, 7);
   use_cmp = 1;
 }
 
