@@ -517,6 +517,7 @@ done:
 static void run_mutant(const Seed *s, int si, int idx, const char *path, uint8_t *b) {
   uint64_t r = test_seed() ^ ((uint64_t)(si + 1) * 0x9E3779B97F4A7C15ULL) ^
                ((uint64_t)(idx + 1) * 0xD1B54A32D192ED03ULL);
+  if (!r) r = 1; /* xorshift never leaves 0 */
   test_rand(&r);
   memcpy(b, s->bytes, (size_t)s->size);
   long sz = mutate(s, b, s->size, &r);
@@ -574,9 +575,39 @@ static void run_mutant(const Seed *s, int si, int idx, const char *path, uint8_t
         if (RC(btree_seek_rowid(c, (int64_t)pick(&r, 200), &res)) == SHALE_OK && res == 0) {
           ok &= RC(btree_delete(c)) == SHALE_OK;
         }
+        if (RC(btree_first(c, &empty)) == SHALE_OK && !empty) {
+          uint32_t n2 = btree_payload_size(c);
+          RC(btree_payload_write(c, 0, n2 < 16 ? n2 : 16, data));
+          if (n2 > 16) RC(btree_payload_write(c, n2 - 8, 8, data));
+        }
         btree_cursor_close(c);
       }
-      if (pick(&r, 4) == 0) {
+      /* an index: insert a (blob, integer) key, delete the first entry */
+      for (int k = 0; k < nroot; k++) {
+        if (roots[k].intkey) continue;
+        if (RC(btree_cursor_open(bt, roots[k].root, 1, record_compare, &ki_binary, &c)) == SHALE_OK) {
+          static uint8_t blob[1500], rec[1600];
+          ShValue v[2];
+          uint32_t bn = pick(&r, sizeof blob);
+          memset(blob, (int)pick(&r, 256), bn);
+          value_set_blob(&v[0], blob, bn);
+          value_set_int(&v[1], (int64_t)pick(&r, 100000));
+          size_t rn = record_encode(v, 2, rec);
+          ok &= RC(btree_insert(c, 0, rec, (uint32_t)rn, 0, 0)) == SHALE_OK;
+          int empty = 1;
+          if (RC(btree_first(c, &empty)) == SHALE_OK && !empty) ok &= RC(btree_delete(c)) == SHALE_OK;
+          btree_cursor_close(c);
+        }
+        break;
+      }
+      if (pick(&r, 8) == 0) {
+        for (int k = 0; k < nroot; k++) {
+          if (!roots[k].intkey) {
+            RC(btree_drop_table(bt, roots[k].root));
+            break;
+          }
+        }
+      } else if (pick(&r, 4) == 0) {
         for (int k = 0; k < nroot; k++) {
           if (!roots[k].intkey) {
             int64_t nrows;
@@ -594,6 +625,16 @@ static void run_mutant(const Seed *s, int si, int idx, const char *path, uint8_t
     }
   }
   RC(btree_rollback(bt));
+  /* the checker on whatever the writes left */
+  if (RC(btree_begin(bt, BTREE_TXN_READ)) == SHALE_OK) {
+    BtreeCheckRoot roots[MAX_ROOTS];
+    int nroot = mutant_roots(bt, s, roots);
+    char *rep = NULL;
+    int nerr = 0;
+    RC(btree_integrity_check(bt, roots, nroot, 50, &rep, &nerr));
+    shale_free(rep);
+    RC(btree_commit(bt));
+  }
   RC(btree_close(bt));
 leak:
   if (util_alloc_outstanding() != base) {
@@ -609,6 +650,7 @@ static const char *save_mutant(int si, int idx) {
   uint8_t *b = malloc((size_t)seeds[si].size);
   uint64_t r = test_seed() ^ ((uint64_t)(si + 1) * 0x9E3779B97F4A7C15ULL) ^
                ((uint64_t)(idx + 1) * 0xD1B54A32D192ED03ULL);
+  if (!r) r = 1; /* xorshift never leaves 0 */
   test_rand(&r);
   memcpy(b, seeds[si].bytes, (size_t)seeds[si].size);
   long sz = mutate(&seeds[si], b, seeds[si].size, &r);
