@@ -138,9 +138,7 @@ TEST(aggregate_window_inverse) {
     int n = 1 + (int)(test_rand(&seed) % 25);
     for (int i = 0; i < n; i++) {
       random_row(&seed, &rows[i]);
-      if (rows[i].x.type == SHALE_INTEGER && rows[i].x.i > INT64_MAX - 5) {
-        value_set_int(&rows[i].x, 5); /* overflow inside a window is another story */
-      }
+
     }
     fill_table(db, rows, n);
     for (int a = 0; a < NAGG; a++) {
@@ -163,14 +161,20 @@ TEST(aggregate_window_inverse) {
         CallResult mine, ref;
         collect(&ctx, &mine, 0);
         memset(&ref, 0, sizeof(ref));
-        if (sqlite3_step(st) == SQLITE_ROW) ref_column(st, 0, &ref.v);
-        else ref.rc = -1;
+        if (sqlite3_step(st) == SQLITE_ROW) {
+          ref_column(st, 0, &ref.v);
+        } else {
+          ref.rc = sqlite3_errcode(db);
+          snprintf(ref.msg, sizeof(ref.msg), "%s", sqlite3_errmsg(db));
+        }
         if (!result_same(&mine, &ref) && bad++ < 10) {
           fprintf(stderr, "  round %d row %d:\n", round, i);
           report_diff(aggs[a].sql, 2, (ShValue[]){rows[i].x, rows[i].y}, &mine, &ref);
         }
+        int stop = mine.rc || ref.rc; /* the statement ends at an error */
         result_clear(&mine);
         result_clear(&ref);
+        if (stop) break;
       }
       func_agg_finish(&ctx);
       func_ctx_reset(&ctx);
