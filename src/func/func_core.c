@@ -120,7 +120,7 @@ static void hex_fn(FuncCtx *ctx, int argc, ShValue *argv) {
   const char *z;
   uint32_t n;
   func_arg_text(&argv[0], buf, &z, &n);
-  if ((int64_t)n * 2 > func_max_length(ctx)) {
+  if ((int64_t)n * 2 + 1 > func_max_length(ctx)) { /* SQLite sizes n*2+1 bytes */
     func_result_error_toobig(ctx);
     return;
   }

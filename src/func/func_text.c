@@ -297,6 +297,10 @@ static void case_fn(FuncCtx *ctx, int argc, ShValue *argv) {
     func_result_null(ctx);
     return;
   }
+  if ((int64_t)n + 1 > func_max_length(ctx)) { /* SQLite sizes n+1 bytes */
+    func_result_error_toobig(ctx);
+    return;
+  }
   char *out = shale_malloc((size_t)n + 1);
   if (!out) {
     func_result_error_nomem(ctx);
@@ -391,6 +395,10 @@ static void replace_fn(FuncCtx *ctx, int argc, ShValue *argv) {
   }
   if (!func_arg_text(&argv[2], b2, &zr, &nr)) {
     func_result_null(ctx);
+    return;
+  }
+  if ((int64_t)ns + 1 > func_max_length(ctx)) { /* SQLite sizes ns+1 bytes first */
+    func_result_error_toobig(ctx);
     return;
   }
   StrBuf sb;

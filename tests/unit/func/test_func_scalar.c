@@ -420,3 +420,87 @@ TEST(scalar_oom_sweep) {
   }
   func_registry_free(&reg);
 }
+
+TEST(registry_oom) {
+  for (int k = 1; k < 300; k++) {
+    FuncRegistry reg;
+    util_fault_alloc(k, 0);
+    int rc = func_registry_init(&reg);
+    long hits = util_fault_alloc_hits();
+    util_fault_alloc(0, 0);
+    if (rc == SHALE_OK) {
+      CHECK_EQ(hits, 0);
+      CHECK(func_find(&reg, "abs", 1) != NULL);
+      /* a user registration under OOM fails cleanly and changes nothing */
+      FuncDef d = {.name = "userfn", .nargs = 1, .scalar = user_fn};
+      util_fault_alloc(1, 1);
+      int r2 = func_register(&reg, &d);
+      util_fault_alloc(0, 0);
+      CHECK(r2 == SHALE_NOMEM || r2 == SHALE_OK);
+      if (r2 == SHALE_NOMEM) CHECK(func_find(&reg, "userfn", 1) == NULL);
+      func_registry_free(&reg);
+      break;
+    }
+    CHECK_EQ(rc, SHALE_NOMEM);
+    CHECK(reg.slots == NULL && reg.count == 0);
+  }
+  CHECK_EQ(util_alloc_outstanding(), 0);
+}
+
+/* Limits: the LIKE pattern length and the blob/text length limit. */
+TEST(scalar_limits) {
+  sqlite3 *db = ref_open();
+  FuncRegistry reg;
+  CHECK_OK(func_registry_init(&reg));
+  sqlite3_limit(db, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 10);
+  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 100);
+  static const struct {
+    const char *fn;
+    int argc;
+    const char *a[3];
+  } calls[] = {
+      {"like", 2, {"aaaaaaaaaa", "aaaaaaaaaa"}},   {"like", 2, {"aaaaaaaaaaa", "a"}},
+      {"glob", 2, {"*********a*", "a"}},           {"like", 3, {"aaaaaaaaaaa", "a", "x"}},
+      {"replace", 3, {"aaaaaaaaaa", "a", "0123456789"}}, {"replace", 3, {"aaaaaaaaaa", "a", "012345678"}},
+      {"hex", 1, {"0123456789012345678901234567890123456789012345678901"}},
+      {"hex", 1, {"01234567890123456789012345678901234567890123456789"}},
+      {"zeroblob", 1, {"101"}}, {"zeroblob", 1, {"100"}}, {"randomblob", 1, {"101"}},
+      {"upper", 1, {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}},
+      {"printf", 2, {"%.99c", "x"}}, {"printf", 2, {"%100d", "1"}}, {"printf", 2, {"%101d", "1"}},
+      {"upper", 1, {"0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"}},
+      {"replace", 3, {"0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789", "0123", "x"}},
+      {"quote", 1, {"''''''''''''''''''''''''''''''''''''''''''''''''''''"}},
+      {"char", 3, {"1", "2", "3"}},
+  };
+  for (size_t c = 0; c < sizeof(calls) / sizeof(calls[0]); c++) {
+    ShValue argv[3];
+    for (int i = 0; i < calls[c].argc; i++) {
+      const char *a = calls[c].a[i];
+      if (!strcmp(calls[c].fn, "zeroblob") || !strcmp(calls[c].fn, "randomblob"))
+        value_set_int(&argv[i], atoi(a));
+      else value_set_text(&argv[i], a, (uint32_t)strlen(a));
+    }
+    const FuncDef *d = func_find(&reg, calls[c].fn, calls[c].argc);
+    FuncCtx ctx;
+    func_ctx_init(&ctx, d);
+    ctx.max_length = 100;
+    ctx.max_like_pattern = 10;
+    d->scalar(&ctx, calls[c].argc, argv);
+    CallResult mine = {.rc = ctx.rc}, ref;
+    if (ctx.rc) snprintf(mine.msg, sizeof(mine.msg), "%s", ctx.errmsg ? ctx.errmsg : "");
+    else copy_owned(&ctx.result, &mine.v);
+    func_ctx_reset(&ctx);
+    sqlite3_stmt *st = ref_prepare_call(db, calls[c].fn, calls[c].argc);
+    ref_call(db, st, calls[c].argc, argv, &ref);
+    sqlite3_finalize(st);
+    if (!strcmp(calls[c].fn, "randomblob")) { /* compare only the outcome */
+      CHECK_EQ(mine.rc, ref.rc);
+    } else if (report_diff(calls[c].fn, calls[c].argc, argv, &mine, &ref)) {
+      test_fail(__FILE__, __LINE__, "limits case %zu differs", c);
+    }
+    result_clear(&mine);
+    result_clear(&ref);
+  }
+  func_registry_free(&reg);
+  sqlite3_close(db);
+}
