@@ -184,6 +184,10 @@ void func_registry_free(FuncRegistry *reg);
  * existing function. On error def->destroy is not called. SHALE_OK,
  * SHALE_NOMEM, SHALE_MISUSE (bad name/nargs). */
 int func_register(FuncRegistry *reg, const FuncDef *def);
+/* PRAGMA case_sensitive_like: make like() (2 and 3 args) case-sensitive
+ * (on) or ASCII case-insensitive again (off), replacing any user override.
+ * SHALE_OK or SHALE_NOMEM. */
+int func_set_case_sensitive_like(FuncRegistry *reg, int on);
 /* The function to call for name(nargs args), or NULL. */
 const FuncDef *func_find(const FuncRegistry *reg, const char *name, int nargs);
 /* 1 if some function called name exists with any arity (so a failed

@@ -29,6 +29,9 @@ extern const int func_agg_ndefs;
 extern const FuncDef func_printf_defs[];
 extern const int func_printf_ndefs;
 
+/* The static like() definition for case_sensitive_like on/off, 2 or 3 args. */
+const FuncDef *func_like_variant(int case_sensitive, int nargs);
+
 /* Decode one character at *pz (< end), advancing past it and any trailing
  * continuation bytes. */
 uint32_t func_utf8_read(const unsigned char **pz, const unsigned char *end);

@@ -479,3 +479,11 @@ int func_exists_name(const FuncRegistry *reg, const char *name) {
   }
   return 0;
 }
+
+int func_set_case_sensitive_like(FuncRegistry *reg, int on) {
+  for (int nargs = 2; nargs <= 3; nargs++) {
+    int rc = put(reg, func_like_variant(on, nargs), 0);
+    if (rc) return rc;
+  }
+  return SHALE_OK;
+}

@@ -524,3 +524,16 @@ const FuncDef func_text_defs[] = {
     S("soundex", 1, DET, soundex_fn, NULL),
 };
 const int func_text_ndefs = (int)(sizeof(func_text_defs) / sizeof(func_text_defs[0]));
+
+/* like() as PRAGMA case_sensitive_like switches it: [0..1] nocase (the
+ * default, also in func_text_defs), [2..3] case-sensitive. */
+static const FuncDef like_variants[] = {
+    S("like", 2, DET | FUNC_LIKE, like_fn, (void *)0),
+    S("like", 3, DET | FUNC_LIKE, like_fn, (void *)0),
+    S("like", 2, DET | FUNC_LIKE | FUNC_CASE, like_fn, (void *)1),
+    S("like", 3, DET | FUNC_LIKE | FUNC_CASE, like_fn, (void *)1),
+};
+
+const FuncDef *func_like_variant(int case_sensitive, int nargs) {
+  return &like_variants[(case_sensitive ? 2 : 0) + (nargs == 3)];
+}

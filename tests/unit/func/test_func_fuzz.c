@@ -106,3 +106,42 @@ TEST(fuzz_text_functions) {
   for (int i = 0; one[i]; i++) fuzz(one[i], 1, n, gen_text3);
   fuzz("replace", 3, n, gen_text3);
 }
+
+/* PRAGMA case_sensitive_like = ON against func_set_case_sensitive_like. */
+TEST(fuzz_case_sensitive_like) {
+  sqlite3 *db = ref_open();
+  sqlite3_exec(db, "PRAGMA case_sensitive_like = 1", 0, 0, 0);
+  FuncRegistry reg;
+  CHECK_OK(func_registry_init(&reg));
+  CHECK_OK(func_set_case_sensitive_like(&reg, 1));
+  CHECK(func_find(&reg, "like", 2)->flags & FUNC_CASE);
+  uint64_t seed = test_seed() + 3;
+  int bad = 0;
+  for (int nargs = 2; nargs <= 3; nargs++) {
+    sqlite3_stmt *st = ref_prepare_call(db, "like", nargs);
+    for (int t = 0; t < 5000; t++) {
+      ShValue argv[3];
+      char bufs[3][256];
+      gen_like(&seed, argv, bufs);
+      CallResult mine, ref;
+      shale_call(&reg, "like", nargs, argv, &mine);
+      ref_call(db, st, nargs, argv, &ref);
+      if (!result_same(&mine, &ref) && bad++ < 10) report_diff("like", nargs, argv, &mine, &ref);
+      result_clear(&mine);
+      result_clear(&ref);
+    }
+    sqlite3_finalize(st);
+  }
+  CHECK_EQ(bad, 0);
+  /* and back */
+  CHECK_OK(func_set_case_sensitive_like(&reg, 0));
+  CHECK(!(func_find(&reg, "like", 3)->flags & FUNC_CASE));
+  ShValue a[2];
+  value_set_text(&a[0], "ABC", 3);
+  value_set_text(&a[1], "abc", 3);
+  CallResult r;
+  shale_call(&reg, "like", 2, a, &r);
+  CHECK(r.v.type == SHALE_INTEGER && r.v.i == 1);
+  func_registry_free(&reg);
+  sqlite3_close(db);
+}
