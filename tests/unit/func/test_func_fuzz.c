@@ -26,7 +26,8 @@ static const char *const like_pieces[] = {"a", "b", "A", "%", "_", "\\", "\xc3\x
                                           "*", "?", "[", "]", "^", "-", "c", "\xe2\x82\xac",
                                           "\xff", "x"};
 static const char *const str_pieces[] = {"a", "b", "A", "B", "c", "\xc3\xa9", "%", "_", "]",
-                                         "-", "\xe2\x82\xac", "\\", "*", "\xff", "x", "?"};
+                                         "-", "\xe2\x82\xac", "\\", "*", "\xff", "x", "",
+                                         "\x80"};
 
 static void fuzz(const char *fn, int argc, int n,
                  void (*gen)(uint64_t *, ShValue *, char (*)[256])) {
@@ -56,7 +57,7 @@ static void fuzz(const char *fn, int argc, int n,
 
 static void gen_like(uint64_t *s, ShValue *a, char (*b)[256]) {
   int np = random_text(s, like_pieces, 18, 6, b[0]);
-  int ns = random_text(s, str_pieces, 16, 8, b[1]);
+  int ns = random_text(s, str_pieces, 17, 8, b[1]);
   value_set_text(&a[0], b[0], (uint32_t)np);
   value_set_text(&a[1], b[1], (uint32_t)ns);
   /* Escape: usually one character, sometimes two or none. */
@@ -67,7 +68,7 @@ static void gen_like(uint64_t *s, ShValue *a, char (*b)[256]) {
 }
 
 static void gen_text_int_int(uint64_t *s, ShValue *a, char (*b)[256]) {
-  int n = random_text(s, str_pieces, 16, 10, b[0]);
+  int n = random_text(s, str_pieces, 17, 10, b[0]);
   if (test_rand(s) % 5 == 0) value_set_blob(&a[0], b[0], (uint32_t)n);
   else value_set_text(&a[0], b[0], (uint32_t)n);
   value_set_int(&a[1], (int64_t)(test_rand(s) % 30) - 15);
@@ -78,7 +79,7 @@ static void gen_text_int_int(uint64_t *s, ShValue *a, char (*b)[256]) {
 
 static void gen_text3(uint64_t *s, ShValue *a, char (*b)[256]) {
   for (int i = 0; i < 3; i++) {
-    int n = random_text(s, str_pieces, 16, i == 0 ? 12 : 3, b[i]);
+    int n = random_text(s, str_pieces, 17, i == 0 ? 12 : 3, b[i]);
     if (test_rand(s) % 8 == 0) value_set_blob(&a[i], b[i], (uint32_t)n);
     else value_set_text(&a[i], b[i], (uint32_t)n);
   }
