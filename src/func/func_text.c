@@ -454,7 +454,8 @@ static void unicode_fn(FuncCtx *ctx, int argc, ShValue *argv) {
     return;
   }
   UPtr p = (UPtr)z;
-  func_result_int(ctx, func_utf8_read(&p, p + n));
+  /* sqlite3_result_int: a 32-bit int (long malformed sequences wrap). */
+  func_result_int(ctx, (int32_t)func_utf8_read(&p, p + n));
 }
 
 static void soundex_fn(FuncCtx *ctx, int argc, ShValue *argv) {
