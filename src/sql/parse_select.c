@@ -428,8 +428,6 @@ static const char *compound_name(int op) {
 }
 
 SqlSelect *p_select_with(Parser *p, SqlWith *with) {
-  int start = with ? p->prev_end : p->tok.start;
-  (void)start;
   if (!p_nest(p, NEST_SELECT)) return NULL;
   SqlSelect *s = select_core(p);
   if (!s) return NULL;

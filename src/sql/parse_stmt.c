@@ -1322,7 +1322,6 @@ int sql_parse(UtilArena *arena, const char *sql, int nbytes, SqlStmt **out, cons
   int semi = 0;
   if (p->tok.type != TK_EOF) {
     int explain = 0;
-    int xstart = p->tok.start;
     if (p->tok.type == TK_EXPLAIN) {
       p_advance(p);
       explain = 1;
@@ -1332,7 +1331,6 @@ int sql_parse(UtilArena *arena, const char *sql, int nbytes, SqlStmt **out, cons
         explain = 2;
       }
     }
-    (void)xstart;
     s = p_stmt(p);
     if (!s) goto done;
     s->explain = (uint8_t)explain;
