@@ -675,14 +675,23 @@ static int column_def(Parser *p, SqlColumnDef *col) {
       bad = (has_default || has_generated) ? 1 : has_pk ? 3 : 0;
     else if (c->type == SQL_CONS_DEFAULT && has_generated)
       bad = 2;
+    else if (c->type == SQL_CONS_PRIMARY_KEY && p->ct && p->ct_has_pk)
+      bad = 4;
+    else if (c->type == SQL_CONS_PRIMARY_KEY && c->autoincrement &&
+             !(col->decl_type && !strcmp(col->decl_type, "INTEGER") && c->sort != SQL_SORT_DESC))
+      bad = 5;
     else if (c->type == SQL_CONS_PRIMARY_KEY && has_generated)
       bad = 3;
     if (bad) {
       if (!cons_follow(p, p->tok.type)) return p_syntax_error(p);
       if (bad == 1) return p_error(p, "error in generated column \"%s\"", col->name);
       if (bad == 2) return p_error(p, "cannot use DEFAULT on a generated column");
+      if (bad == 4)
+        return p_error(p, "table \"%s\" has more than one primary key", p->ct->name.name);
+      if (bad == 5) return p_error(p, "AUTOINCREMENT is only allowed on an INTEGER PRIMARY KEY");
       return p_error(p, "generated columns cannot be part of the PRIMARY KEY");
     }
+    if (c->type == SQL_CONS_PRIMARY_KEY && p->ct) p->ct_has_pk = 1;
     if (c->type == SQL_CONS_GENERATED) has_generated = 1;
     if (c->type == SQL_CONS_DEFAULT) has_default = 1;
     if (c->type == SQL_CONS_PRIMARY_KEY) has_pk = 1;
@@ -690,6 +699,45 @@ static int column_def(Parser *p, SqlColumnDef *col) {
   col->ncons = v.n;
   col->cons = v.a;
   col->span.len = p->prev_end - col->span.start;
+  return 1;
+}
+
+/* Column of the table being created named by a PRIMARY KEY term, or NULL. */
+static SqlColumnDef *pk_column(Parser *p, const SqlExpr *e) {
+  while (e && e->op == SQL_E_COLLATE) e = e->a;
+  if (!e || e->op != SQL_E_ID || !p->ct) return NULL;
+  for (int i = 0; i < p->ct->ncols; i++)
+    if (!util_stricmp(p->ct->cols[i].name, e->z)) return &p->ct->cols[i];
+  return NULL;
+}
+
+static int is_generated(const SqlColumnDef *col) {
+  for (int i = 0; i < col->ncons; i++)
+    if (col->cons[i].type == SQL_CONS_GENERATED) return 1;
+  return 0;
+}
+
+/* SQLite's checks when a table PRIMARY KEY (...) is reduced (at the next
+ * token), in its order: only one primary key, AUTOINCREMENT only on a single
+ * INTEGER column, none of its columns generated. */
+static int table_pk_check(Parser *p, SqlConstraint *c) {
+  int t = p->tok.type;
+  if (t != TK_COMMA && t != TK_RP && t != TK_CONSTRAINT && t != TK_PRIMARY && t != TK_UNIQUE &&
+      t != TK_CHECK && t != TK_FOREIGN)
+    return p_syntax_error(p);
+  if (!p->ct) return 1;
+  if (p->ct_has_pk)
+    return p_error(p, "table \"%s\" has more than one primary key", p->ct->name.name);
+  p->ct_has_pk = 1;
+  SqlColumnDef *col = c->columns->n == 1 ? pk_column(p, c->columns->a[0].expr) : NULL;
+  int ipk = col && col->decl_type && !strcmp(col->decl_type, "INTEGER");
+  if (c->autoincrement && !ipk)
+    return p_error(p, "AUTOINCREMENT is only allowed on an INTEGER PRIMARY KEY");
+  for (int i = 0; i < c->columns->n; i++) {
+    col = pk_column(p, c->columns->a[i].expr);
+    if (col && is_generated(col))
+      return p_error(p, "generated columns cannot be part of the PRIMARY KEY");
+  }
   return 1;
 }
 
@@ -711,6 +759,7 @@ static int table_constraint(Parser *p, ConsVec *v, const char *name) {
       if (t == TK_PRIMARY && p_accept(p, TK_AUTOINCREMENT)) c->autoincrement = 1;
       if (!p_expect(p, TK_RP)) return 0;
       if (!onconf(p, &c->on_conflict)) return 0;
+      if (t == TK_PRIMARY && !table_pk_check(p, c)) return 0;
       break;
     case TK_CHECK:
       c->type = SQL_CONS_CHECK;
@@ -789,6 +838,8 @@ static SqlStmt *create_table(Parser *p, int start, int temp) {
   if (!p_expect(p, TK_LP)) return NULL;
   int cap = 0;
   ConsVec v = {0, 0, NULL};
+  p->ct = ct;
+  p->ct_has_pk = 0;
   for (;;) {
     int t = p->tok.type;
     if (t == TK_CONSTRAINT || t == TK_PRIMARY || t == TK_UNIQUE || t == TK_CHECK ||
@@ -826,6 +877,7 @@ static SqlStmt *create_table(Parser *p, int start, int temp) {
       break;
   }
 close:
+  p->ct = NULL;
   ct->ncons = v.n;
   ct->cons = v.a;
   if (!p_expect(p, TK_RP)) return NULL;
