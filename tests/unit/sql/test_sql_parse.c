@@ -161,10 +161,10 @@ TEST(statements_print) {
        "(WHERE d) (RETURNING *) (ORDER a) (LIMIT 5))"},
       {"DELETE FROM t NOT INDEXED WHERE a RETURNING a + 1 AS z",
        "(DELETE t (NOT INDEXED) (WHERE a) (RETURNING (AS z (+ a 1))))"},
-      {"CREATE TEMP TABLE IF NOT EXISTS t(a INTEGER PRIMARY KEY DESC ON CONFLICT FAIL "
+      {"CREATE TEMP TABLE IF NOT EXISTS t(a INTEGER PRIMARY KEY ASC ON CONFLICT FAIL "
        "AUTOINCREMENT, b TEXT CONSTRAINT nn NOT NULL DEFAULT -1 COLLATE nocase, c AS (a*2) "
        "STORED, CONSTRAINT u UNIQUE (b, c) CHECK (a > 0)) WITHOUT ROWID",
-       "(CREATE TABLE TEMP IF NOT EXISTS t (COLUMN a (TYPE INTEGER) (PRIMARY KEY DESC "
+       "(CREATE TABLE TEMP IF NOT EXISTS t (COLUMN a (TYPE INTEGER) (PRIMARY KEY ASC "
        "(ON CONFLICT FAIL) AUTOINCREMENT)) (COLUMN b (TYPE TEXT) (NOT NULL (NAME nn)) "
        "(DEFAULT (- 1)) (COLLATE nocase)) (COLUMN c (GENERATED (* a 2) STORED)) "
        "(UNIQUE (NAME u) b c) (CHECK (> a 0)) WITHOUT ROWID)"},
@@ -464,4 +464,16 @@ TEST(walker) {
   CHECK_EQ(sql_walk_select(&w3, s->u.select), SQL_WALK_ABORT);
   CHECK_EQ(c3.exprs, 3);
   util_arena_free(&a);
+}
+
+TEST(primary_key_checks) {
+  CHECK_STR(pr("CREATE TABLE t(a INTEGER PRIMARY KEY DESC AUTOINCREMENT)"),
+            "ERROR: AUTOINCREMENT is only allowed on an INTEGER PRIMARY KEY");
+  CHECK_STR(pr("CREATE TABLE t(a INT PRIMARY KEY AUTOINCREMENT)"),
+            "ERROR: AUTOINCREMENT is only allowed on an INTEGER PRIMARY KEY");
+  CHECK_STR(pr("CREATE TABLE \"x y\"(a PRIMARY KEY, b PRIMARY KEY)"),
+            "ERROR: table \"x y\" has more than one primary key");
+  CHECK_STR(pr("CREATE TABLE t(a AS (1), PRIMARY KEY (a))"),
+            "ERROR: generated columns cannot be part of the PRIMARY KEY");
+  CHECK(strncmp(pr("CREATE TABLE t(a integer, PRIMARY KEY (A DESC AUTOINCREMENT))"), "ERROR", 5));
 }
