@@ -736,3 +736,48 @@ TEST(fragments_and_freeblocks) {
   CHECK_OK(btree_close(bt));
   CHECK_SQLITE_OK(path);
 }
+
+/* UPDATE pattern: scan with one cursor and rewrite each row through the
+ * same cursor with a different size (splits and merges under the scan);
+ * next() continues with the following row. */
+TEST(update_while_scanning_same_cursor) {
+  Btree *bt = bt_fresh("upd.db", 1024);
+  uint32_t root;
+  CHECK_OK(btree_create_table(bt, BTREE_INTKEY, &root));
+  BtCursor *c;
+  CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &c));
+  uint8_t buf[3000];
+  for (int64_t i = 0; i < 3000; i++) {
+    fill_payload(buf, i, 20);
+    CHECK_OK(btree_insert(c, i, buf, 20, 0, 0));
+  }
+  for (int pass = 0; pass < 2; pass++) {
+    int empty, eof;
+    CHECK_OK(btree_first(c, &empty));
+    int64_t expect = 0;
+    for (;;) {
+      int64_t r = btree_rowid(c);
+      if (r != expect) {
+        test_fail(__FILE__, __LINE__, "pass %d: row %lld, expected %lld", pass, (long long)r,
+                  (long long)expect);
+        break;
+      }
+      uint32_t n = pass == 0 ? (uint32_t)(2 + (r * 37) % 1500) : 10;
+      fill_payload(buf, r + pass, n);
+      CHECK_OK(btree_insert(c, r, buf, n, 0, 0));
+      CHECK_EQ(btree_rowid(c), r);
+      expect++;
+      CHECK_OK(btree_next(c, &eof));
+      if (eof) break;
+    }
+    CHECK_EQ(expect, 3000);
+  }
+  int res;
+  CHECK_OK(btree_seek_rowid(c, 1234, &res));
+  CHECK(payload_matches(c, 1235, 10));
+  btree_cursor_close(c);
+  CHECK_OK(bt_register(bt, 1, "table", "t", root, "CREATE TABLE t(a)"));
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+  CHECK_SQLITE_OK(test_path("upd.db"));
+}
