@@ -190,8 +190,9 @@ int func_register(FuncRegistry *reg, const FuncDef *def);
 int func_set_case_sensitive_like(FuncRegistry *reg, int on);
 /* The function to call for name(nargs args), or NULL. */
 const FuncDef *func_find(const FuncRegistry *reg, const char *name, int nargs);
-/* 1 if some function called name exists with any arity (so a failed
- * func_find means "wrong number of arguments to function name()"). */
+/* 1 if some function called name exists with any arity. When func_find
+ * fails the resolver reports "wrong number of arguments to function
+ * name()" if this is 1, else "no such function: name" (SQLite's wording). */
 int func_exists_name(const FuncRegistry *reg, const char *name);
 
 /* ---- LIKE and GLOB ---- */

@@ -147,8 +147,12 @@ static inline void shale_call(const FuncRegistry *reg, const char *name, int arg
   const FuncDef *d = func_find(reg, name, argc);
   if (!d) {
     out->rc = SHALE_ERROR;
-    snprintf(out->msg, sizeof(out->msg), "%s function: %s",
-             func_exists_name(reg, name) ? "wrong number of arguments to" : "no such", name);
+    /* The resolver's wording (sqlite3's prepare errors). */
+    if (func_exists_name(reg, name)) {
+      snprintf(out->msg, sizeof(out->msg), "wrong number of arguments to function %s()", name);
+    } else {
+      snprintf(out->msg, sizeof(out->msg), "no such function: %s", name);
+    }
     return;
   }
   FuncCtx ctx;
