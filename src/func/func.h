@@ -46,13 +46,14 @@ typedef void (*FuncFinalFn)(FuncCtx *ctx);
 #define FUNC_CASE 0x0010          /* with FUNC_LIKE: case-sensitive (GLOB) */
 #define FUNC_MINMAX 0x0020        /* min()/max() aggregate: index optimization */
 #define FUNC_COUNT 0x0040         /* count(*): table-count optimization */
-#define FUNC_INLINE 0x0080        /* coalesce/ifnull/iif/likelihood...: the code
-                                     generator may short-circuit the arguments */
-#define FUNC_DIRECTONLY 0x0100    /* not from triggers/views */
+#define FUNC_INLINE                                                           \
+  0x0080                       /* coalesce/ifnull/iif/likelihood...: the code \
+                                  generator may short-circuit the arguments */
+#define FUNC_DIRECTONLY 0x0100 /* not from triggers/views */
 #define FUNC_INNOCUOUS 0x0200
-#define FUNC_SLOWCHANGE 0x0400    /* changes()/last_insert_rowid(): per statement */
-#define FUNC_UNLIKELY 0x0800      /* likelihood/likely/unlikely: planner hint */
-#define FUNC_BUILTIN 0x8000       /* set on built-ins */
+#define FUNC_SLOWCHANGE 0x0400 /* changes()/last_insert_rowid(): per statement */
+#define FUNC_UNLIKELY 0x0800   /* likelihood/likely/unlikely: planner hint */
+#define FUNC_BUILTIN 0x8000    /* set on built-ins */
 
 struct FuncDef {
   const char *name; /* as registered; lookups ignore ASCII case */
@@ -108,12 +109,12 @@ struct FuncCtx {
   int max_like_pattern;        /* SQLITE_LIMIT_LIKE_PATTERN_LENGTH; 0 = default */
   FuncAux **aux;               /* the statement's auxdata list (NULL: none kept) */
   int aux_site;
-  void *agg;                   /* aggregate context (func_aggregate_context) */
+  void *agg; /* aggregate context (func_aggregate_context) */
   /* Outputs. */
-  ShValue result;   /* NULL unless set; VAL_OWNED text/blob freed by func_ctx_reset */
-  uint8_t subtype;  /* result subtype (0 = none) */
-  int rc;           /* SHALE_OK or the error */
-  char *errmsg;     /* shale_malloc'ed message or NULL */
+  ShValue result;          /* NULL unless set; VAL_OWNED text/blob freed by func_ctx_reset */
+  uint8_t subtype;         /* result subtype (0 = none) */
+  int rc;                  /* SHALE_OK or the error */
+  char *errmsg;            /* shale_malloc'ed message or NULL */
   uint8_t skip_accum_load; /* min/max: this row did not become the new best */
 };
 
@@ -202,8 +203,7 @@ int func_exists_name(const FuncRegistry *reg, const char *name);
 int func_glob_match(const char *pat, int npat, const char *str, int nstr);
 /* LIKE: '%', '_', optional escape character esc (0 = none), nocase = ASCII
  * case folding (SQLite's default LIKE). */
-int func_like_match(const char *pat, int npat, const char *str, int nstr, uint32_t esc,
-                    int nocase);
+int func_like_match(const char *pat, int npat, const char *str, int nstr, uint32_t esc, int nocase);
 
 /* ---- printf ---- */
 
@@ -214,7 +214,7 @@ int func_like_match(const char *pat, int npat, const char *str, int nstr, uint32
  * error; also NULL with SHALE_OK when the format produced nothing at all:
  * no text and no conversion, which printf() returns as NULL), *nout its
  * length. */
-int func_printf(const char *fmt, int nfmt, int argc, ShValue *argv, int64_t max_len,
-                char **out, int64_t *nout);
+int func_printf(const char *fmt, int nfmt, int argc, ShValue *argv, int64_t max_len, char **out,
+                int64_t *nout);
 
 #endif /* SHALE_FUNC_H */

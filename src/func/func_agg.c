@@ -97,8 +97,10 @@ static void sum_final(FuncCtx *ctx) {
 
 static void avg_final(FuncCtx *ctx) {
   SumCtx *p = func_aggregate_context(ctx, 0);
-  if (p && p->cnt > 0) func_result_real(ctx, p->rsum / (double)p->cnt);
-  else func_result_null(ctx);
+  if (p && p->cnt > 0)
+    func_result_real(ctx, p->rsum / (double)p->cnt);
+  else
+    func_result_null(ctx);
 }
 
 static void total_final(FuncCtx *ctx) {
@@ -142,8 +144,10 @@ static void minmax_step(FuncCtx *ctx, int argc, ShValue *argv) {
 
 static void minmax_value(FuncCtx *ctx) {
   MinMaxCtx *p = func_aggregate_context(ctx, 0);
-  if (p && p->has) func_result_value(ctx, &p->best);
-  else func_result_null(ctx);
+  if (p && p->has)
+    func_result_value(ctx, &p->best);
+  else
+    func_result_null(ctx);
 }
 
 static void minmax_final(FuncCtx *ctx) {
@@ -179,8 +183,10 @@ static void concat_step(FuncCtx *ctx, int argc, ShValue *argv) {
   const char *z;
   uint32_t n;
   if (argc == 1) {
-    if (p->started) sb_append(&p->str, ",", 1);
-    else p->first_sep = 1;
+    if (p->started)
+      sb_append(&p->str, ",", 1);
+    else
+      p->first_sep = 1;
   } else if (p->started) {
     int nsep = 0;
     if (func_arg_text(&argv[1], sb, &z, &n)) {
@@ -270,13 +276,17 @@ static void concat_final(FuncCtx *ctx) {
   if (p->str.err) {
     int err = p->str.err;
     sb_reset(&p->str);
-    if (err == SHALE_TOOBIG) func_result_error_toobig(ctx);
-    else func_result_error_nomem(ctx);
+    if (err == SHALE_TOOBIG)
+      func_result_error_toobig(ctx);
+    else
+      func_result_error_nomem(ctx);
   } else if (p->str.z) {
     int64_t n = p->str.n;
     char *z = sb_finish(&p->str);
-    if (z) func_result_text(ctx, z, n, FUNC_OWNED);
-    else func_result_error_nomem(ctx);
+    if (z)
+      func_result_text(ctx, z, n, FUNC_OWNED);
+    else
+      func_result_error_nomem(ctx);
   } else {
     func_result_text(ctx, "", 0, FUNC_STATIC);
   }
@@ -285,9 +295,11 @@ static void concat_final(FuncCtx *ctx) {
 }
 
 #define DET (FUNC_DETERMINISTIC | FUNC_BUILTIN)
-#define AGG(nm, na, fl, st, fi, va, inv, ud)                                             \
-  {.name = nm, .nargs = na, .flags = fl, .step = st, .final = fi, .value = va, .inverse = inv, \
-   .user_data = ud}
+#define AGG(nm, na, fl, st, fi, va, inv, ud)                                                    \
+  {                                                                                             \
+    .name = nm, .nargs = na, .flags = fl, .step = st, .final = fi, .value = va, .inverse = inv, \
+    .user_data = ud                                                                             \
+  }
 
 const FuncDef func_agg_defs[] = {
     AGG("count", 0, DET | FUNC_COUNT, count_step, count_final, count_final, count_inverse, 0),
@@ -295,10 +307,10 @@ const FuncDef func_agg_defs[] = {
     AGG("sum", 1, DET, sum_step, sum_final, sum_final, sum_inverse, 0),
     AGG("total", 1, DET, sum_step, total_final, total_final, sum_inverse, 0),
     AGG("avg", 1, DET, sum_step, avg_final, avg_final, sum_inverse, 0),
-    AGG("min", 1, DET | FUNC_NEEDCOLL | FUNC_MINMAX, minmax_step, minmax_final, minmax_value,
-        NULL, NULL),
-    AGG("max", 1, DET | FUNC_NEEDCOLL | FUNC_MINMAX, minmax_step, minmax_final, minmax_value,
-        NULL, (void *)1),
+    AGG("min", 1, DET | FUNC_NEEDCOLL | FUNC_MINMAX, minmax_step, minmax_final, minmax_value, NULL,
+        NULL),
+    AGG("max", 1, DET | FUNC_NEEDCOLL | FUNC_MINMAX, minmax_step, minmax_final, minmax_value, NULL,
+        (void *)1),
     AGG("group_concat", 1, DET, concat_step, concat_final, concat_value, concat_inverse, 0),
     AGG("group_concat", 2, DET, concat_step, concat_final, concat_value, concat_inverse, 0),
 };

@@ -61,14 +61,14 @@ static void iif_fn(FuncCtx *ctx, int argc, ShValue *argv) {
 }
 
 static void nullif_fn(FuncCtx *ctx, int argc, ShValue *argv) {
-  if (value_compare(&argv[0], &argv[1], ctx->coll) != 0) func_result_value(ctx, &argv[0]);
-  else func_result_null(ctx);
+  if (value_compare(&argv[0], &argv[1], ctx->coll) != 0)
+    func_result_value(ctx, &argv[0]);
+  else
+    func_result_null(ctx);
 }
 
 /* First argument unchanged (likelihood/likely/unlikely are planner hints). */
-static void identity_fn(FuncCtx *ctx, int argc, ShValue *argv) {
-  func_result_value(ctx, &argv[0]);
-}
+static void identity_fn(FuncCtx *ctx, int argc, ShValue *argv) { func_result_value(ctx, &argv[0]); }
 
 static void minmax_fn(FuncCtx *ctx, int argc, ShValue *argv) {
   int want_max = func_user_data(ctx) != NULL;
@@ -160,12 +160,16 @@ static void version_fn(FuncCtx *ctx, int argc, ShValue *argv) {
 }
 
 #define DET (FUNC_DETERMINISTIC | FUNC_BUILTIN)
-#define S(nm, na, fl, fn) {.name = nm, .nargs = na, .flags = fl, .scalar = fn}
+#define S(nm, na, fl, fn) \
+  { .name = nm, .nargs = na, .flags = fl, .scalar = fn }
 
 const FuncDef func_core_defs[] = {
     S("abs", 1, DET, abs_fn),
     S("typeof", 1, DET, typeof_fn),
-    {.name = "coalesce", .nargs = -1, .nargs_min = 2, .flags = DET | FUNC_INLINE,
+    {.name = "coalesce",
+     .nargs = -1,
+     .nargs_min = 2,
+     .flags = DET | FUNC_INLINE,
      .scalar = coalesce_fn},
     S("ifnull", 2, DET | FUNC_INLINE, coalesce_fn),
     S("iif", 3, DET | FUNC_INLINE, iif_fn),
@@ -173,10 +177,18 @@ const FuncDef func_core_defs[] = {
     S("likelihood", 2, DET | FUNC_INLINE | FUNC_UNLIKELY, identity_fn),
     S("likely", 1, DET | FUNC_INLINE | FUNC_UNLIKELY, identity_fn),
     S("unlikely", 1, DET | FUNC_INLINE | FUNC_UNLIKELY, identity_fn),
-    {.name = "min", .nargs = -1, .nargs_min = 2, .flags = DET | FUNC_NEEDCOLL,
-     .scalar = minmax_fn, .user_data = NULL},
-    {.name = "max", .nargs = -1, .nargs_min = 2, .flags = DET | FUNC_NEEDCOLL,
-     .scalar = minmax_fn, .user_data = (void *)1},
+    {.name = "min",
+     .nargs = -1,
+     .nargs_min = 2,
+     .flags = DET | FUNC_NEEDCOLL,
+     .scalar = minmax_fn,
+     .user_data = NULL},
+    {.name = "max",
+     .nargs = -1,
+     .nargs_min = 2,
+     .flags = DET | FUNC_NEEDCOLL,
+     .scalar = minmax_fn,
+     .user_data = (void *)1},
     S("random", 0, FUNC_BUILTIN, random_fn),
     S("randomblob", 1, FUNC_BUILTIN, randomblob_fn),
     S("zeroblob", 1, DET, zeroblob_fn),

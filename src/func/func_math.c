@@ -163,10 +163,14 @@ static void round_fn(FuncCtx *ctx, int argc, ShValue *argv) {
 }
 
 #define DET (FUNC_DETERMINISTIC | FUNC_BUILTIN)
-#define M1(nm, f) {.name = nm, .nargs = 1, .flags = DET, .scalar = math1_fn, .user_data = (void *)f}
-#define M2(nm, f) {.name = nm, .nargs = 2, .flags = DET, .scalar = math2_fn, .user_data = (void *)f}
-#define C1(nm, f) {.name = nm, .nargs = 1, .flags = DET, .scalar = ceiling_fn, .user_data = (void *)f}
-#define L(nm, na, k) {.name = nm, .nargs = na, .flags = DET, .scalar = log_fn, .user_data = (void *)k}
+#define M1(nm, f) \
+  { .name = nm, .nargs = 1, .flags = DET, .scalar = math1_fn, .user_data = (void *)f }
+#define M2(nm, f) \
+  { .name = nm, .nargs = 2, .flags = DET, .scalar = math2_fn, .user_data = (void *)f }
+#define C1(nm, f) \
+  { .name = nm, .nargs = 1, .flags = DET, .scalar = ceiling_fn, .user_data = (void *)f }
+#define L(nm, na, k) \
+  { .name = nm, .nargs = na, .flags = DET, .scalar = log_fn, .user_data = (void *)k }
 
 const FuncDef func_math_defs[] = {
     {.name = "round", .nargs = 1, .flags = DET, .scalar = round_fn},

@@ -30,9 +30,7 @@ typedef struct Args {
   int next;
 } Args;
 
-static int64_t arg_int(Args *a) {
-  return a->next < a->argc ? value_int64(&a->argv[a->next++]) : 0;
-}
+static int64_t arg_int(Args *a) { return a->next < a->argc ? value_int64(&a->argv[a->next++]) : 0; }
 static double arg_double(Args *a) {
   return a->next < a->argc ? value_double(&a->argv[a->next++]) : 0.0;
 }
@@ -184,8 +182,10 @@ static void fmt_real(StrBuf *b, Spec *sp, char conv, double arg) {
   if (rtz && dp) {
     while (q[-1] == '0') q--;
     if (q[-1] == '.') {
-      if (sp->alt2) *q++ = '0';
-      else q--;
+      if (sp->alt2)
+        *q++ = '0';
+      else
+        q--;
     }
   }
   if (isexp) {
@@ -465,13 +465,22 @@ static char parse_spec(const char *f, int nf, int *pi, Spec *sp, Args *a) {
         if (c == 'l') c = (++i, AT(i));
         done = 1;
         break;
-      case '1': case '2': case '3': case '4': case '5':
-      case '6': case '7': case '8': case '9': {
+      case '1':
+      case '2':
+      case '3':
+      case '4':
+      case '5':
+      case '6':
+      case '7':
+      case '8':
+      case '9': {
         unsigned wx = (unsigned)(c - '0');
         while ((c = (++i, AT(i))) >= '0' && c <= '9') wx = wx * 10 + (unsigned)(c - '0');
         sp->width = wx & 0x7fffffff;
-        if (c != '.' && c != 'l') done = 1;
-        else i--;
+        if (c != '.' && c != 'l')
+          done = 1;
+        else
+          i--;
         break;
       }
       case '*': {
@@ -504,8 +513,10 @@ static char parse_spec(const char *f, int nf, int *pi, Spec *sp, Args *a) {
           }
           sp->precision = px & 0x7fffffff;
         }
-        if (c == 'l') i--;
-        else done = 1;
+        if (c == 'l')
+          i--;
+        else
+          done = 1;
         break;
       }
       default:
@@ -521,8 +532,8 @@ static char parse_spec(const char *f, int nf, int *pi, Spec *sp, Args *a) {
   return c;
 }
 
-int func_printf(const char *fmt, int nfmt, int argc, ShValue *argv, int64_t max_len,
-                char **out, int64_t *nout) {
+int func_printf(const char *fmt, int nfmt, int argc, ShValue *argv, int64_t max_len, char **out,
+                int64_t *nout) {
   StrBuf b;
   sb_init(&b, max_len);
   Args a = {argc, argv, 0};
@@ -547,20 +558,33 @@ int func_printf(const char *fmt, int nfmt, int argc, ShValue *argv, int64_t max_
     int was_touched = touched;
     touched = 1;
     switch (c) {
-      case 'd': case 'i': case 'u': case 'x': case 'X':
-      case 'o': case 'p': case 'r':
+      case 'd':
+      case 'i':
+      case 'u':
+      case 'x':
+      case 'X':
+      case 'o':
+      case 'p':
+      case 'r':
         fmt_int(&b, &sp, c, arg_int(&a));
         break;
-      case 'f': case 'e': case 'E': case 'g': case 'G':
+      case 'f':
+      case 'e':
+      case 'E':
+      case 'g':
+      case 'G':
         fmt_real(&b, &sp, c, arg_double(&a));
         break;
       case 'c':
         fmt_char(&b, &sp, &a);
         break;
-      case 's': case 'z':
+      case 's':
+      case 'z':
         fmt_string(&b, &sp, &a);
         break;
-      case 'q': case 'Q': case 'w':
+      case 'q':
+      case 'Q':
+      case 'w':
         fmt_escape(&b, &sp, c, &a);
         break;
       case '%':
@@ -636,8 +660,10 @@ static void quote_fn(FuncCtx *ctx, int argc, ShValue *argv) {
           rc = func_printf("%!.20e", 6, 1, &arg, func_max_length(ctx), &out, &n);
         }
       }
-      if (rc) func_result_sb_error(ctx, rc);
-      else func_result_text(ctx, out, n, FUNC_OWNED);
+      if (rc)
+        func_result_sb_error(ctx, rc);
+      else
+        func_result_text(ctx, out, n, FUNC_OWNED);
       return;
     }
     case SHALE_TEXT: {
@@ -645,8 +671,10 @@ static void quote_fn(FuncCtx *ctx, int argc, ShValue *argv) {
       int64_t n;
       ShValue arg = *v;
       int rc = func_printf("%Q", 2, 1, &arg, func_max_length(ctx), &out, &n);
-      if (rc) func_result_sb_error(ctx, rc);
-      else func_result_text(ctx, out, n, FUNC_OWNED);
+      if (rc)
+        func_result_sb_error(ctx, rc);
+      else
+        func_result_text(ctx, out, n, FUNC_OWNED);
       return;
     }
     default: { /* BLOB */

@@ -26,12 +26,18 @@ uint32_t func_utf8_read(const unsigned char **pz, const unsigned char *end) {
   if (c >= 0xc0) {
     /* The lead byte's payload bits: 5 for 110xxxxx, 4, 3, then 2, 1, 0 for
      * the invalid 0xf8.. leads (SQLite keeps decoding those too). */
-    if (c < 0xe0) c &= 0x1f;
-    else if (c < 0xf0) c &= 0x0f;
-    else if (c < 0xf8) c &= 0x07;
-    else if (c < 0xfc) c &= 0x03;
-    else if (c < 0xfe) c &= 0x01;
-    else c = 0;
+    if (c < 0xe0)
+      c &= 0x1f;
+    else if (c < 0xf0)
+      c &= 0x0f;
+    else if (c < 0xf8)
+      c &= 0x07;
+    else if (c < 0xfc)
+      c &= 0x03;
+    else if (c < 0xfe)
+      c &= 0x01;
+    else
+      c = 0;
     while (z < end && (*z & 0xc0) == 0x80) c = (c << 6) + (0x3f & *z++);
     if (c < 0x80 || (c & 0xfffff800) == 0xd800 || (c & 0xfffffffe) == 0xfffe) c = 0xfffd;
   }
@@ -315,8 +321,10 @@ void func_result_error_toobig(FuncCtx *ctx) {
 }
 
 void func_result_sb_error(FuncCtx *ctx, int err) {
-  if (err == SHALE_TOOBIG) func_result_error_toobig(ctx);
-  else func_result_error_nomem(ctx);
+  if (err == SHALE_TOOBIG)
+    func_result_error_toobig(ctx);
+  else
+    func_result_error_nomem(ctx);
 }
 
 /* ---- the registry ---- */

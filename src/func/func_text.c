@@ -308,8 +308,10 @@ static void case_fn(FuncCtx *ctx, int argc, ShValue *argv) {
   }
   for (uint32_t i = 0; i < n; i++) {
     char c = z[i];
-    if (upper && c >= 'a' && c <= 'z') c = (char)(c - 32);
-    else if (!upper && c >= 'A' && c <= 'Z') c = (char)(c + 32);
+    if (upper && c >= 'a' && c <= 'z')
+      c = (char)(c - 32);
+    else if (!upper && c >= 'A' && c <= 'Z')
+      c = (char)(c + 32);
     out[i] = c;
   }
   out[n] = 0;
@@ -389,8 +391,10 @@ static void replace_fn(FuncCtx *ctx, int argc, ShValue *argv) {
   if (np == 0 || zp[0] == 0) {
     /* The subject unchanged; a blob comes back as text (SQLite read it as
      * text first). */
-    if (argv[0].type == SHALE_BLOB) func_result_text(ctx, zs, ns, FUNC_TRANSIENT);
-    else func_result_value(ctx, &argv[0]);
+    if (argv[0].type == SHALE_BLOB)
+      func_result_text(ctx, zs, ns, FUNC_TRANSIENT);
+    else
+      func_result_value(ctx, &argv[0]);
     return;
   }
   if (!func_arg_text(&argv[2], b2, &zr, &nr)) {
@@ -470,7 +474,7 @@ static void soundex_fn(FuncCtx *ctx, int argc, ShValue *argv) {
   n = z ? func_cstr_len(z, n) : 0;
   uint32_t i = 0;
 #define ALPHA(c) (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z'))
-#define CODE(c) (ALPHA((c) & 0x7f) ? codes[(((c) & 0x7f) | 0x20) - 'a'] : 0)
+#define CODE(c) (ALPHA((c)&0x7f) ? codes[(((c)&0x7f) | 0x20) - 'a'] : 0)
   while (i < n && !ALPHA(z[i])) i++;
   if (i >= n) {
     func_result_text(ctx, "?000", 4, FUNC_STATIC);
@@ -499,7 +503,8 @@ static void soundex_fn(FuncCtx *ctx, int argc, ShValue *argv) {
 }
 
 #define DET (FUNC_DETERMINISTIC | FUNC_BUILTIN)
-#define S(nm, na, fl, fn, ud) {.name = nm, .nargs = na, .flags = fl, .scalar = fn, .user_data = ud}
+#define S(nm, na, fl, fn, ud) \
+  { .name = nm, .nargs = na, .flags = fl, .scalar = fn, .user_data = ud }
 
 const FuncDef func_text_defs[] = {
     S("like", 2, DET | FUNC_LIKE, like_fn, (void *)0),

@@ -89,8 +89,10 @@ int value_text_to_real(const char *z, int n, double *r) {
     /* Without exponent digits the exponent is ignored: parse the mantissa. */
     ShValue v;
     if (record_text_to_number(z + begin, num_end - begin, &v)) {
-      if (v.type == SHALE_INTEGER) *r = (v.i == 0 && neg) ? -0.0 : (double)v.i;
-      else *r = v.r;
+      if (v.type == SHALE_INTEGER)
+        *r = (v.i == 0 && neg) ? -0.0 : (double)v.i;
+      else
+        *r = v.r;
     }
   }
   if (j == n && ndigit > 0 && evalid) return etype;

@@ -26,17 +26,64 @@
 /* ---- the value corpus ---- */
 
 static const char *const corpus_texts[] = {
-    "", "abc", "ABC", "h\xc3\xa9llo", "12", " 12 ", "12abc", "1e3", "-0", "0x10", "a%b_c",
-    "\xe4\xb8\xad\xe6\x96\x87\xe5\xad\x97", "it's", "   ", "xyz  ", "NULL", "3.5", "-7",
-    "9223372036854775807", "9223372036854775808", " -12.5e-1x", "Robert", "\xf0\x9f\x98\x80z",
-    "a\\b", "_", "%", "[a-c]*", "x\"y", "1.0", "  A b  ", "\xc3", "\x80x",
+    "",
+    "abc",
+    "ABC",
+    "h\xc3\xa9llo",
+    "12",
+    " 12 ",
+    "12abc",
+    "1e3",
+    "-0",
+    "0x10",
+    "a%b_c",
+    "\xe4\xb8\xad\xe6\x96\x87\xe5\xad\x97",
+    "it's",
+    "   ",
+    "xyz  ",
+    "NULL",
+    "3.5",
+    "-7",
+    "9223372036854775807",
+    "9223372036854775808",
+    " -12.5e-1x",
+    "Robert",
+    "\xf0\x9f\x98\x80z",
+    "a\\b",
+    "_",
+    "%",
+    "[a-c]*",
+    "x\"y",
+    "1.0",
+    "  A b  ",
+    "\xc3",
+    "\x80x",
 };
-static const int64_t corpus_ints[] = {0, 1, -1, 42, INT64_MIN, INT64_MAX, 2147483648LL,
-                                      -2147483649LL, 255, 1000000, -65, 4294967297LL, 3};
-static const double corpus_reals[] = {0.0, -0.0, 1.5, -2.5, 2.5, 0.1, 1e308, -1e308, 4.9e-324,
-                                      1e-300, 3.141592653589793, 1e15, 123456789.123,
-                                      9.223372036854775807e18, 0.5, -0.4, 1e100, 100.0, -7.75,
-                                      0.05, 1.005, 2e-7};
+static const int64_t corpus_ints[] = {
+    0,   1,       -1,  42,           INT64_MIN, INT64_MAX, 2147483648LL, -2147483649LL,
+    255, 1000000, -65, 4294967297LL, 3};
+static const double corpus_reals[] = {0.0,
+                                      -0.0,
+                                      1.5,
+                                      -2.5,
+                                      2.5,
+                                      0.1,
+                                      1e308,
+                                      -1e308,
+                                      4.9e-324,
+                                      1e-300,
+                                      3.141592653589793,
+                                      1e15,
+                                      123456789.123,
+                                      9.223372036854775807e18,
+                                      0.5,
+                                      -0.4,
+                                      1e100,
+                                      100.0,
+                                      -7.75,
+                                      0.05,
+                                      1.005,
+                                      2e-7};
 static const struct {
   const char *z;
   int n;
@@ -91,8 +138,10 @@ static inline void value_describe(const ShValue *v, char *out, size_t cap) {
       k += (size_t)snprintf(out, cap, v->type == SHALE_TEXT ? "'" : "x'");
       for (uint32_t i = 0; i < v->n && k + 8 < cap; i++) {
         unsigned char c = (unsigned char)v->z[i];
-        if (v->type == SHALE_TEXT && c >= 0x20 && c < 0x7f) out[k++] = (char)c;
-        else k += (size_t)snprintf(out + k, cap - k, "\\x%02x", c);
+        if (v->type == SHALE_TEXT && c >= 0x20 && c < 0x7f)
+          out[k++] = (char)c;
+        else
+          k += (size_t)snprintf(out + k, cap - k, "\\x%02x", c);
       }
       snprintf(out + k, cap - k, "'");
     }
@@ -162,7 +211,8 @@ static inline void shale_call(const FuncRegistry *reg, const char *name, int arg
     d->scalar(&ctx, argc, argv);
   } else { /* an aggregate over one row, as "SELECT agg(?1)" */
     d->step(&ctx, argc, argv);
-    if (ctx.rc == 0) func_agg_finish(&ctx);
+    if (ctx.rc == 0)
+      func_agg_finish(&ctx);
     else {
       int rc = ctx.rc;
       char *m = ctx.errmsg;
@@ -261,7 +311,8 @@ static inline void ref_run(sqlite3 *db, sqlite3_stmt *st, CallResult *out) {
 static inline sqlite3_stmt *ref_prepare_call(sqlite3 *db, const char *name, int argc) {
   char sql[512];
   int k = snprintf(sql, sizeof(sql), "SELECT %s(", name);
-  for (int i = 0; i < argc; i++) k += snprintf(sql + k, sizeof(sql) - (size_t)k, "%s?%d", i ? "," : "", i + 1);
+  for (int i = 0; i < argc; i++)
+    k += snprintf(sql + k, sizeof(sql) - (size_t)k, "%s?%d", i ? "," : "", i + 1);
   snprintf(sql + k, sizeof(sql) - (size_t)k, ")");
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return NULL;
@@ -287,8 +338,8 @@ static inline int report_diff(const char *what, int argc, const ShValue *argv,
   }
   value_describe(&mine->v, d1, sizeof(d1));
   value_describe(&ref->v, d2, sizeof(d2));
-  fprintf(stderr, "  %s(%s): shale rc=%d %s [%s]  sqlite rc=%d %s [%s]\n", what, args, mine->rc,
-          d1, mine->msg, ref->rc, d2, ref->msg);
+  fprintf(stderr, "  %s(%s): shale rc=%d %s [%s]  sqlite rc=%d %s [%s]\n", what, args, mine->rc, d1,
+          mine->msg, ref->rc, d2, ref->msg);
   return 1;
 }
 

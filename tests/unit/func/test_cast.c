@@ -34,8 +34,10 @@ static void make_value(int k, uint64_t *seed, ShValue *v, char *buf) {
                          : alpha[test_rand(seed) % (sizeof(alpha) - 1)];
   }
   buf[len] = 0;
-  if (test_rand(seed) % 4 == 0) value_set_blob(v, buf, (uint32_t)len);
-  else value_set_text(v, buf, (uint32_t)len);
+  if (test_rand(seed) % 4 == 0)
+    value_set_blob(v, buf, (uint32_t)len);
+  else
+    value_set_text(v, buf, (uint32_t)len);
 }
 
 static void one(sqlite3 *db, sqlite3_stmt *st, const char *what, ShValue *in, ShValue *mine,
@@ -53,11 +55,16 @@ TEST(cast_differential) {
   CHECK_OK(sqlite3_create_function(db, "ref_int64", 1, SQLITE_UTF8, 0, ref_int64, 0, 0));
   CHECK_OK(sqlite3_create_function(db, "ref_double", 1, SQLITE_UTF8, 0, ref_double, 0, 0));
   CHECK_OK(sqlite3_create_function(db, "ref_numeric", 1, SQLITE_UTF8, 0, ref_numeric, 0, 0));
-  static const char *const sql[] = {
-      "SELECT CAST(?1 AS INTEGER)", "SELECT CAST(?1 AS REAL)", "SELECT CAST(?1 AS NUMERIC)",
-      "SELECT CAST(?1 AS TEXT)",    "SELECT CAST(?1 AS BLOB)", "SELECT ref_int64(?1)",
-      "SELECT ref_double(?1)",      "SELECT ref_numeric(?1)",
-      "SELECT CASE WHEN ?1 THEN 1 ELSE 0 END", "SELECT CASE WHEN ?1 THEN 1 WHEN NOT ?1 THEN 0 END"};
+  static const char *const sql[] = {"SELECT CAST(?1 AS INTEGER)",
+                                    "SELECT CAST(?1 AS REAL)",
+                                    "SELECT CAST(?1 AS NUMERIC)",
+                                    "SELECT CAST(?1 AS TEXT)",
+                                    "SELECT CAST(?1 AS BLOB)",
+                                    "SELECT ref_int64(?1)",
+                                    "SELECT ref_double(?1)",
+                                    "SELECT ref_numeric(?1)",
+                                    "SELECT CASE WHEN ?1 THEN 1 ELSE 0 END",
+                                    "SELECT CASE WHEN ?1 THEN 1 WHEN NOT ?1 THEN 0 END"};
   static const char aff[] = {AFF_INTEGER, AFF_REAL, AFF_NUMERIC, AFF_TEXT, AFF_BLOB};
   enum { NSQL = sizeof(sql) / sizeof(sql[0]) };
   sqlite3_stmt *st[NSQL];
@@ -88,8 +95,10 @@ TEST(cast_differential) {
     value_clear(&m2);
     value_set_int(&mine, value_is_true(&in, 0));
     one(db, st[8], "value_is_true", &in, &mine, &bad);
-    if (in.type == SHALE_NULL) value_set_null(&mine);
-    else value_set_int(&mine, value_is_true(&in, 0));
+    if (in.type == SHALE_NULL)
+      value_set_null(&mine);
+    else
+      value_set_int(&mine, value_is_true(&in, 0));
     one(db, st[9], "value_is_true(3-valued)", &in, &mine, &bad);
   }
   CHECK_EQ(bad, 0);

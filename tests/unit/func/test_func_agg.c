@@ -12,14 +12,21 @@ typedef struct Row {
 
 static void random_row(uint64_t *s, Row *r) {
   int k = (int)(test_rand(s) % 10);
-  if (k < 6) corpus_value((int)(test_rand(s) % NCORPUS), &r->x);
-  else if (k < 8) value_set_int(&r->x, (int64_t)(test_rand(s) % 200) - 100);
-  else if (k < 9) value_set_int(&r->x, INT64_MAX - (int64_t)(test_rand(s) % 3));
-  else value_set_real(&r->x, (double)(test_rand(s) % 1000) / 8.0);
+  if (k < 6)
+    corpus_value((int)(test_rand(s) % NCORPUS), &r->x);
+  else if (k < 8)
+    value_set_int(&r->x, (int64_t)(test_rand(s) % 200) - 100);
+  else if (k < 9)
+    value_set_int(&r->x, INT64_MAX - (int64_t)(test_rand(s) % 3));
+  else
+    value_set_real(&r->x, (double)(test_rand(s) % 1000) / 8.0);
   static const char *const seps[] = {",", "; ", "", "--", "\xc3\xa9"};
-  if (test_rand(s) % 6 == 0) value_set_null(&r->y);
-  else if (test_rand(s) % 6 == 0) value_set_int(&r->y, 7);
-  else value_set_text(&r->y, seps[test_rand(s) % 5], (uint32_t)strlen(seps[test_rand(s) % 1]));
+  if (test_rand(s) % 6 == 0)
+    value_set_null(&r->y);
+  else if (test_rand(s) % 6 == 0)
+    value_set_int(&r->y, 7);
+  else
+    value_set_text(&r->y, seps[test_rand(s) % 5], (uint32_t)strlen(seps[test_rand(s) % 1]));
   if (r->y.type == SHALE_TEXT) {
     const char *z = seps[test_rand(s) % 5];
     value_set_text(&r->y, z, (uint32_t)strlen(z));
@@ -27,8 +34,10 @@ static void random_row(uint64_t *s, Row *r) {
 }
 
 static void fill_table(sqlite3 *db, Row *rows, int n) {
-  sqlite3_exec(db, "DROP TABLE IF EXISTS t; CREATE TABLE t(id INTEGER PRIMARY KEY, x, y, "
-                   "z TEXT COLLATE NOCASE)", 0, 0, 0);
+  sqlite3_exec(db,
+               "DROP TABLE IF EXISTS t; CREATE TABLE t(id INTEGER PRIMARY KEY, x, y, "
+               "z TEXT COLLATE NOCASE)",
+               0, 0, 0);
   sqlite3_stmt *ins;
   sqlite3_prepare_v2(db, "INSERT INTO t(id, x, y, z) VALUES(?1, ?2, ?3, ?2)", -1, &ins, 0);
   for (int i = 0; i < n; i++) {
@@ -59,8 +68,10 @@ static void collect(FuncCtx *ctx, CallResult *out, int finish) {
     }
   }
   out->rc = ctx->rc;
-  if (ctx->rc) snprintf(out->msg, sizeof(out->msg), "%s", ctx->errmsg ? ctx->errmsg : "");
-  else copy_owned(&ctx->result, &out->v);
+  if (ctx->rc)
+    snprintf(out->msg, sizeof(out->msg), "%s", ctx->errmsg ? ctx->errmsg : "");
+  else
+    copy_owned(&ctx->result, &out->v);
   func_ctx_reset(ctx);
 }
 
@@ -70,11 +81,16 @@ static const struct {
   int col_z;  /* aggregate over the NOCASE column */
   int window; /* has inverse */
 } aggs[] = {
-    {"count", "count(x)", 1, 0, 1},      {"count", "count(*)", 0, 0, 1},
-    {"sum", "sum(x)", 1, 0, 1},          {"total", "total(x)", 1, 0, 1},
-    {"avg", "avg(x)", 1, 0, 1},          {"min", "min(x)", 1, 0, 0},
-    {"max", "max(x)", 1, 0, 0},          {"min", "min(z)", 1, 1, 0},
-    {"max", "max(z)", 1, 1, 0},          {"group_concat", "group_concat(x)", 1, 0, 1},
+    {"count", "count(x)", 1, 0, 1},
+    {"count", "count(*)", 0, 0, 1},
+    {"sum", "sum(x)", 1, 0, 1},
+    {"total", "total(x)", 1, 0, 1},
+    {"avg", "avg(x)", 1, 0, 1},
+    {"min", "min(x)", 1, 0, 0},
+    {"max", "max(x)", 1, 0, 0},
+    {"min", "min(z)", 1, 1, 0},
+    {"max", "max(z)", 1, 1, 0},
+    {"group_concat", "group_concat(x)", 1, 0, 1},
     {"group_concat", "group_concat(x, y)", 2, 0, 1},
 };
 #define NAGG ((int)(sizeof(aggs) / sizeof(aggs[0])))
@@ -138,7 +154,6 @@ TEST(aggregate_window_inverse) {
     int n = 1 + (int)(test_rand(&seed) % 25);
     for (int i = 0; i < n; i++) {
       random_row(&seed, &rows[i]);
-
     }
     fill_table(db, rows, n);
     for (int a = 0; a < NAGG; a++) {
@@ -266,8 +281,10 @@ TEST(aggregate_oom_sweep) {
       func_agg_finish(&ctx);
       long hits = util_fault_alloc_hits();
       util_fault_alloc(0, 0);
-      if (hits) CHECK(step_rc == SHALE_NOMEM || ctx.rc == SHALE_NOMEM);
-      else CHECK_EQ(ctx.rc, 0);
+      if (hits)
+        CHECK(step_rc == SHALE_NOMEM || ctx.rc == SHALE_NOMEM);
+      else
+        CHECK_EQ(ctx.rc, 0);
       func_ctx_reset(&ctx);
       CHECK_EQ(util_alloc_outstanding(), before);
     }

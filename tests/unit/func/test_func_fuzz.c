@@ -8,8 +8,7 @@
 #include "func_test.h"
 
 /* Random text over a small alphabet of pieces, some multibyte or invalid. */
-static int random_text(uint64_t *s, const char *const *pieces, int npieces, int maxlen,
-                       char *out) {
+static int random_text(uint64_t *s, const char *const *pieces, int npieces, int maxlen, char *out) {
   int k = 0, len = (int)(test_rand(s) % (uint64_t)(maxlen + 1));
   for (int i = 0; i < len; i++) {
     const char *p = pieces[test_rand(s) % (uint64_t)npieces];
@@ -22,12 +21,12 @@ static int random_text(uint64_t *s, const char *const *pieces, int npieces, int 
   return k;
 }
 
-static const char *const like_pieces[] = {"a", "b", "A", "%", "_", "\\", "\xc3\xa9", "\xc3\x89",
-                                          "*", "?", "[", "]", "^", "-", "c", "\xe2\x82\xac",
-                                          "\xff", "x"};
-static const char *const str_pieces[] = {"a", "b", "A", "B", "c", "\xc3\xa9", "%", "_", "]",
-                                         "-", "\xe2\x82\xac", "\\", "*", "\xff", "x", "",
-                                         "\x80"};
+static const char *const like_pieces[] = {
+    "a", "b", "A", "%", "_", "\\", "\xc3\xa9",     "\xc3\x89", "*",
+    "?", "[", "]", "^", "-", "c",  "\xe2\x82\xac", "\xff",     "x"};
+static const char *const str_pieces[] = {
+    "a",  "b", "A",    "B", "c", "\xc3\xa9", "%", "_", "]", "-", "\xe2\x82\xac",
+    "\\", "*", "\xff", "x", "",  "\x80"};
 
 static void fuzz(const char *fn, int argc, int n,
                  void (*gen)(uint64_t *, ShValue *, char (*)[256])) {
@@ -69,8 +68,10 @@ static void gen_like(uint64_t *s, ShValue *a, char (*b)[256]) {
 
 static void gen_text_int_int(uint64_t *s, ShValue *a, char (*b)[256]) {
   int n = random_text(s, str_pieces, 17, 10, b[0]);
-  if (test_rand(s) % 5 == 0) value_set_blob(&a[0], b[0], (uint32_t)n);
-  else value_set_text(&a[0], b[0], (uint32_t)n);
+  if (test_rand(s) % 5 == 0)
+    value_set_blob(&a[0], b[0], (uint32_t)n);
+  else
+    value_set_text(&a[0], b[0], (uint32_t)n);
   value_set_int(&a[1], (int64_t)(test_rand(s) % 30) - 15);
   value_set_int(&a[2], (int64_t)(test_rand(s) % 30) - 15);
   if (test_rand(s) % 20 == 0) value_set_int(&a[1], (int64_t)test_rand(s));
@@ -80,8 +81,10 @@ static void gen_text_int_int(uint64_t *s, ShValue *a, char (*b)[256]) {
 static void gen_text3(uint64_t *s, ShValue *a, char (*b)[256]) {
   for (int i = 0; i < 3; i++) {
     int n = random_text(s, str_pieces, 17, i == 0 ? 12 : 3, b[i]);
-    if (test_rand(s) % 8 == 0) value_set_blob(&a[i], b[i], (uint32_t)n);
-    else value_set_text(&a[i], b[i], (uint32_t)n);
+    if (test_rand(s) % 8 == 0)
+      value_set_blob(&a[i], b[i], (uint32_t)n);
+    else
+      value_set_text(&a[i], b[i], (uint32_t)n);
   }
 }
 
@@ -101,8 +104,8 @@ TEST(fuzz_substr) {
 TEST(fuzz_text_functions) {
   int n = test_long() ? 50000 : 4000;
   static const char *const two[] = {"instr", "trim", "ltrim", "rtrim", "like", "glob", NULL};
-  static const char *const one[] = {"length", "unicode", "soundex", "upper", "lower", "hex",
-                                    "quote", "trim", "typeof", NULL};
+  static const char *const one[] = {"length", "unicode", "soundex", "upper",  "lower",
+                                    "hex",    "quote",   "trim",    "typeof", NULL};
   for (int i = 0; two[i]; i++) fuzz(two[i], 2, n, gen_text3);
   for (int i = 0; one[i]; i++) fuzz(one[i], 1, n, gen_text3);
   fuzz("replace", 3, n, gen_text3);

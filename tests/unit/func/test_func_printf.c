@@ -73,8 +73,10 @@ static int random_format(uint64_t *s, char *out, int cap) {
       out[k++] = 'l';
       out[k++] = 'l';
     }
-    if (test_rand(s) % 40 == 0) out[k++] = "yhjk"[test_rand(s) % 4]; /* unknown */
-    else out[k++] = convs[test_rand(s) % (sizeof(convs) - 1)];
+    if (test_rand(s) % 40 == 0)
+      out[k++] = "yhjk"[test_rand(s) % 4]; /* unknown */
+    else
+      out[k++] = convs[test_rand(s) % (sizeof(convs) - 1)];
   }
   if (test_rand(s) % 30 == 0) out[k++] = '%';
   out[k] = 0;
@@ -122,11 +124,11 @@ TEST(printf_reals) {
   FuncRegistry reg;
   CHECK_OK(func_registry_init(&reg));
   sqlite3_stmt *st = ref_prepare_call(db, "printf", 2);
-  static const char *const fmts[] = {"%f",    "%.0f",  "%.1f",   "%.2f",  "%.3f",  "%.10f",
-                                     "%.17f", "%!.20f", "%e",    "%.0e",  "%.3e",  "%!.20e",
-                                     "%g",    "%.0g",  "%.1g",   "%.3g",  "%.15g", "%!.15g",
-                                     "%#g",   "%#.3g", "%!g",    "%G",    "%E",    "%010.3f",
-                                     "%-12.4e|", "%+g", "% .2f", "%#.0f", "%#.0e", "%.30f"};
+  static const char *const fmts[] = {"%f",       "%.0f",   "%.1f",  "%.2f",  "%.3f",  "%.10f",
+                                     "%.17f",    "%!.20f", "%e",    "%.0e",  "%.3e",  "%!.20e",
+                                     "%g",       "%.0g",   "%.1g",  "%.3g",  "%.15g", "%!.15g",
+                                     "%#g",      "%#.3g",  "%!g",   "%G",    "%E",    "%010.3f",
+                                     "%-12.4e|", "%+g",    "% .2f", "%#.0f", "%#.0e", "%.30f"};
   uint64_t seed = test_seed() + 99;
   int bad = 0;
   for (int t = 0; t < 4000; t++) {
@@ -186,9 +188,9 @@ TEST(printf_too_big) {
   sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 1000);
   FuncRegistry reg;
   CHECK_OK(func_registry_init(&reg));
-  static const char *const fmts[] = {"%2000d", "%.2000f", "%.1500c", "%-1200s", "%999d",
+  static const char *const fmts[] = {"%2000d", "%.2000f",  "%.1500c",  "%-1200s",  "%999d",
                                      "%.998c", "%0999.2f", "%0984.2f", "%0983.2f", "%.989d",
-                                     "%.990d", "%.749,d", "%.750,d", "%998q", "%.1000s",
+                                     "%.990d", "%.749,d",  "%.750,d",  "%998q",    "%.1000s",
                                      "%1001%", "%,.970d"};
   sqlite3_stmt *st = ref_prepare_call(db, "printf", 2);
   for (size_t f = 0; f < sizeof(fmts) / sizeof(fmts[0]); f++) {

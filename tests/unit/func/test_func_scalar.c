@@ -38,7 +38,8 @@ static int diff_function(sqlite3 *db, const FuncRegistry *reg, const char *name,
     long k = t;
     for (int i = 0; i < argc; i++) {
       int idx;
-      if (n < total) idx = (int)(test_rand(&seed) % NCORPUS);
+      if (n < total)
+        idx = (int)(test_rand(&seed) % NCORPUS);
       else {
         idx = (int)(k % NCORPUS);
         k /= NCORPUS;
@@ -72,24 +73,25 @@ static void run_set(const char *const *names, int argc, int sample) {
 
 TEST(scalar_one_arg) {
   static const char *const names[] = {
-      "abs", "typeof", "hex", "length", "lower", "upper", "ltrim", "rtrim", "trim", "quote",
-      "unicode", "soundex", "likely", "unlikely", "round", "sign", "char", "printf", "format",
-      "coalesce", "ifnull", "min", "max", "zeroblob", "substr", "sqlite_version", NULL};
+      "abs",   "typeof", "hex",      "length",  "lower",          "upper",    "ltrim",
+      "rtrim", "trim",   "quote",    "unicode", "soundex",        "likely",   "unlikely",
+      "round", "sign",   "char",     "printf",  "format",         "coalesce", "ifnull",
+      "min",   "max",    "zeroblob", "substr",  "sqlite_version", NULL};
   run_set(names, 1, 0);
 }
 
 TEST(scalar_math_one_arg) {
   static const char *const names[] = {
-      "ceil", "ceiling", "floor", "trunc", "ln", "log", "log10", "log2", "exp", "acos", "asin",
-      "atan", "cos", "sin", "tan", "cosh", "sinh", "tanh", "acosh", "asinh", "atanh", "sqrt",
-      "radians", "degrees", "pi", "pow", NULL};
+      "ceil",  "ceiling", "floor", "trunc", "ln",      "log",     "log10", "log2", "exp",
+      "acos",  "asin",    "atan",  "cos",   "sin",     "tan",     "cosh",  "sinh", "tanh",
+      "acosh", "asinh",   "atanh", "sqrt",  "radians", "degrees", "pi",    "pow",  NULL};
   run_set(names, 1, 0);
 }
 
 TEST(scalar_two_args) {
-  static const char *const names[] = {
-      "ifnull", "nullif", "instr", "like", "glob", "ltrim", "rtrim", "trim", "substr",
-      "substring", "round", "min", "max", "coalesce", "char", "printf", "iif", NULL};
+  static const char *const names[] = {"ifnull", "nullif",   "instr",  "like",      "glob",  "ltrim",
+                                      "rtrim",  "trim",     "substr", "substring", "round", "min",
+                                      "max",    "coalesce", "char",   "printf",    "iif",   NULL};
   run_set(names, 2, 0);
 }
 
@@ -99,14 +101,15 @@ TEST(scalar_math_two_args) {
 }
 
 TEST(scalar_three_args) {
-  static const char *const names[] = {"iif", "substr", "substring", "replace", "like", "min",
-                                      "max", "coalesce", "char", "printf", NULL};
+  static const char *const names[] = {"iif", "substr",   "substring", "replace", "like", "min",
+                                      "max", "coalesce", "char",      "printf",  NULL};
   run_set(names, 3, test_long() ? 100000 : 6000);
 }
 
 TEST(scalar_zero_args) {
-  static const char *const names[] = {"pi", "sqlite_version", "char", "printf", "format",
-                                      "coalesce", "min", "abs", "octet_length", NULL};
+  static const char *const names[] = {
+      "pi",  "sqlite_version", "char", "printf", "format", "coalesce", "min",
+      "abs", "octet_length",   NULL};
   run_set(names, 0, 0);
 }
 
@@ -159,7 +162,11 @@ TEST(scalar_edge_cases) {
       {"replace(?1,?2,?3)", "replace", 3, {"abcabc", "bc", ""}},
       {"soundex(?1)", "soundex", 1, {"Tymczak"}},
       {"soundex(?1)", "soundex", 1, {"Pfister"}},
-      {"soundex(?1)", "soundex", 1, {"\xc3\xa9" "Ashcraft"}},
+      {"soundex(?1)",
+       "soundex",
+       1,
+       {"\xc3\xa9"
+        "Ashcraft"}},
       {"unicode(?1)", "unicode", 1, {"b:eda080"}},
       {"unicode(?1)", "unicode", 1, {"b:c0af"}},
       {"length(?1)", "length", 1, {"b:c3a9"}},
@@ -175,9 +182,12 @@ TEST(scalar_edge_cases) {
     unsigned char blobs[3][64];
     for (int i = 0; i < cases[c].argc; i++) {
       const char *a = cases[c].args[i];
-      if (!strncmp(a, "i:", 2)) value_set_int(&argv[i], strtoll(a + 2, NULL, 10));
-      else if (!strncmp(a, "r:", 2)) value_set_real(&argv[i], strtod(a + 2, NULL));
-      else if (!strcmp(a, "n")) value_set_null(&argv[i]);
+      if (!strncmp(a, "i:", 2))
+        value_set_int(&argv[i], strtoll(a + 2, NULL, 10));
+      else if (!strncmp(a, "r:", 2))
+        value_set_real(&argv[i], strtod(a + 2, NULL));
+      else if (!strcmp(a, "n"))
+        value_set_null(&argv[i]);
       else if (!strncmp(a, "b:", 2)) {
         int n = (int)strlen(a + 2) / 2;
         for (int k = 0; k < n; k++) {
@@ -186,7 +196,8 @@ TEST(scalar_edge_cases) {
           blobs[i][k] = (unsigned char)x;
         }
         value_set_blob(&argv[i], blobs[i], (uint32_t)n);
-      } else value_set_text(&argv[i], a, (uint32_t)strlen(a));
+      } else
+        value_set_text(&argv[i], a, (uint32_t)strlen(a));
     }
     char sql[128];
     snprintf(sql, sizeof(sql), "SELECT %s", cases[c].sql);
@@ -224,7 +235,8 @@ TEST(registry_lookup) {
   const FuncDef *cnt = func_find(&reg, "count", 0);
   CHECK(cnt && (cnt->flags & FUNC_COUNT));
   CHECK(func_find(&reg, "char", 0) != NULL);
-  CHECK(func_find(&reg, "random", 0) && !(func_find(&reg, "random", 0)->flags & FUNC_DETERMINISTIC));
+  CHECK(func_find(&reg, "random", 0) &&
+        !(func_find(&reg, "random", 0)->flags & FUNC_DETERMINISTIC));
   CHECK(func_find(&reg, "like", 2)->flags & FUNC_LIKE);
   func_registry_free(&reg);
 }
@@ -241,8 +253,8 @@ TEST(registry_user_functions) {
   destroyed = 0;
   char name[16];
   strcpy(name, "MyFn");
-  FuncDef d = {.name = name, .nargs = 2, .scalar = user_fn, .user_data = (void *)1,
-               .destroy = user_destroy};
+  FuncDef d = {
+      .name = name, .nargs = 2, .scalar = user_fn, .user_data = (void *)1, .destroy = user_destroy};
   CHECK_OK(func_register(&reg, &d));
   strcpy(name, "zzzz"); /* the registry copied the name */
   const FuncDef *f = func_find(&reg, "myfn", 2);
@@ -391,10 +403,14 @@ TEST(scalar_oom_sweep) {
     int argc;
     const char *a[3];
   } calls[] = {
-      {"replace", 3, {"abcabcabc", "b", "XYZ"}}, {"printf", 3, {"%s-%.3f-%q", "hi", "it's"}},
-      {"quote", 1, {"it's"}},                     {"upper", 1, {"hello"}},
-      {"trim", 2, {"xxhixx", "x"}},               {"hex", 1, {"abc"}},
-      {"substr", 2, {"hello", "2"}},              {"char", 3, {"65", "66", "67"}},
+      {"replace", 3, {"abcabcabc", "b", "XYZ"}},
+      {"printf", 3, {"%s-%.3f-%q", "hi", "it's"}},
+      {"quote", 1, {"it's"}},
+      {"upper", 1, {"hello"}},
+      {"trim", 2, {"xxhixx", "x"}},
+      {"hex", 1, {"abc"}},
+      {"substr", 2, {"hello", "2"}},
+      {"char", 3, {"65", "66", "67"}},
       {"round", 2, {"2.5", "1"}},
   };
   for (size_t c = 0; c < sizeof(calls) / sizeof(calls[0]); c++) {
@@ -468,16 +484,32 @@ TEST(scalar_limits) {
     int argc;
     const char *a[3];
   } calls[] = {
-      {"like", 2, {"aaaaaaaaaa", "aaaaaaaaaa"}},   {"like", 2, {"aaaaaaaaaaa", "a"}},
-      {"glob", 2, {"*********a*", "a"}},           {"like", 3, {"aaaaaaaaaaa", "a", "x"}},
-      {"replace", 3, {"aaaaaaaaaa", "a", "0123456789"}}, {"replace", 3, {"aaaaaaaaaa", "a", "012345678"}},
+      {"like", 2, {"aaaaaaaaaa", "aaaaaaaaaa"}},
+      {"like", 2, {"aaaaaaaaaaa", "a"}},
+      {"glob", 2, {"*********a*", "a"}},
+      {"like", 3, {"aaaaaaaaaaa", "a", "x"}},
+      {"replace", 3, {"aaaaaaaaaa", "a", "0123456789"}},
+      {"replace", 3, {"aaaaaaaaaa", "a", "012345678"}},
       {"hex", 1, {"0123456789012345678901234567890123456789012345678901"}},
       {"hex", 1, {"01234567890123456789012345678901234567890123456789"}},
-      {"zeroblob", 1, {"101"}}, {"zeroblob", 1, {"100"}}, {"randomblob", 1, {"101"}},
-      {"upper", 1, {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}},
-      {"printf", 2, {"%.99c", "x"}}, {"printf", 2, {"%100d", "1"}}, {"printf", 2, {"%101d", "1"}},
-      {"upper", 1, {"0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"}},
-      {"replace", 3, {"0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789", "0123", "x"}},
+      {"zeroblob", 1, {"101"}},
+      {"zeroblob", 1, {"100"}},
+      {"randomblob", 1, {"101"}},
+      {"upper",
+       1,
+       {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}},
+      {"printf", 2, {"%.99c", "x"}},
+      {"printf", 2, {"%100d", "1"}},
+      {"printf", 2, {"%101d", "1"}},
+      {"upper",
+       1,
+       {"012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
+        "0123456789"}},
+      {"replace",
+       3,
+       {"012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
+        "0123456789",
+        "0123", "x"}},
       {"quote", 1, {"''''''''''''''''''''''''''''''''''''''''''''''''''''"}},
       {"char", 3, {"1", "2", "3"}},
   };
@@ -487,7 +519,8 @@ TEST(scalar_limits) {
       const char *a = calls[c].a[i];
       if (!strcmp(calls[c].fn, "zeroblob") || !strcmp(calls[c].fn, "randomblob"))
         value_set_int(&argv[i], atoi(a));
-      else value_set_text(&argv[i], a, (uint32_t)strlen(a));
+      else
+        value_set_text(&argv[i], a, (uint32_t)strlen(a));
     }
     const FuncDef *d = func_find(&reg, calls[c].fn, calls[c].argc);
     FuncCtx ctx;
@@ -496,8 +529,10 @@ TEST(scalar_limits) {
     ctx.max_like_pattern = 10;
     d->scalar(&ctx, calls[c].argc, argv);
     CallResult mine = {.rc = ctx.rc}, ref;
-    if (ctx.rc) snprintf(mine.msg, sizeof(mine.msg), "%s", ctx.errmsg ? ctx.errmsg : "");
-    else copy_owned(&ctx.result, &mine.v);
+    if (ctx.rc)
+      snprintf(mine.msg, sizeof(mine.msg), "%s", ctx.errmsg ? ctx.errmsg : "");
+    else
+      copy_owned(&ctx.result, &mine.v);
     func_ctx_reset(&ctx);
     sqlite3_stmt *st = ref_prepare_call(db, calls[c].fn, calls[c].argc);
     ref_call(db, st, calls[c].argc, argv, &ref);
