@@ -2,7 +2,7 @@
  * test_func_agg.c -- aggregates against the reference: random groups of
  * corpus values fed to step/final here and to "SELECT agg(x) FROM t" there;
  * sliding windows (step, inverse, value) against "agg(x) OVER (ROWS BETWEEN
- * 2 PRECEDING AND CURRENT ROW)"; collations for min/max; OOM.
+ * k PRECEDING AND CURRENT ROW)" for k = 0..3; collations for min/max; OOM.
  */
 #include "func_test.h"
 
@@ -150,27 +150,30 @@ TEST(aggregate_window_inverse) {
   uint64_t seed = test_seed() + 77;
   int bad = 0;
   Row rows[30];
-  for (int round = 0; round < 200; round++) {
+  for (int round = 0; round < 400; round++) {
     int n = 1 + (int)(test_rand(&seed) % 25);
     for (int i = 0; i < n; i++) {
       random_row(&seed, &rows[i]);
     }
     fill_table(db, rows, n);
+    int k = round % 4; /* frame: k PRECEDING AND CURRENT ROW */
     for (int a = 0; a < NAGG; a++) {
       if (!aggs[a].window) continue;
       const FuncDef *d = func_find(&reg, aggs[a].name, aggs[a].argc);
       CHECK(d && d->inverse && d->value);
       char sql[200];
       snprintf(sql, sizeof(sql),
-               "SELECT %s OVER (ORDER BY id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) FROM t "
+               "SELECT %s OVER (ORDER BY id ROWS BETWEEN %d PRECEDING AND CURRENT ROW) FROM t "
                "ORDER BY id",
-               aggs[a].sql);
+               aggs[a].sql, k);
       sqlite3_stmt *st;
       CHECK_OK(sqlite3_prepare_v2(db, sql, -1, &st, 0));
       FuncCtx ctx;
       func_ctx_init(&ctx, d);
       for (int i = 0; i < n; i++) {
-        if (i >= 3) d->inverse(&ctx, aggs[a].argc, (ShValue[]){rows[i - 3].x, rows[i - 3].y});
+        if (i > k) {
+          d->inverse(&ctx, aggs[a].argc, (ShValue[]){rows[i - k - 1].x, rows[i - k - 1].y});
+        }
         d->step(&ctx, aggs[a].argc, (ShValue[]){rows[i].x, rows[i].y});
         d->value(&ctx);
         CallResult mine, ref;
