@@ -104,6 +104,7 @@ struct Pager {
   int junsynced;       /* records written since the last sync */
   uint32_t jsector;    /* header area size (512) */
   PgSet journaled;     /* pages whose original is in the journal */
+  uint8_t *jbuf;       /* page_size + 8 bytes: one record being written */
 
   /* Savepoints and the in-memory sub-journal. */
   Savepoint *sp;

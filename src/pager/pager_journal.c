@@ -61,6 +61,8 @@ static int64_t align_up(int64_t off, uint32_t sector) {
 void pager_journal_close(Pager *p) {
   if (p->jfd) os_close_free(p->jfd);
   p->jfd = NULL;
+  shale_free(p->jbuf);
+  p->jbuf = NULL;
 }
 
 /* Open the journal for the write transaction. */
@@ -139,15 +141,16 @@ int pager_journal_page(Pager *p, PgPage *pg) {
   if (rc != SHALE_OK) return rc;
   rc = journal_ready(p);
   if (rc != SHALE_OK) return rc;
-  uint8_t b[4];
-  int64_t at = p->jofs;
-  util_put4(b, pg->pgno);
-  rc = os_write(p->jfd, b, 4, at);
-  if (rc == SHALE_OK) rc = os_write(p->jfd, pg->data, (int)p->page_size, at + 4);
-  if (rc == SHALE_OK) {
-    util_put4(b, pager_journal_cksum(p->jnonce, pg->data, p->page_size));
-    rc = os_write(p->jfd, b, 4, at + 4 + p->page_size);
+  if (!p->jbuf) {
+    p->jbuf = shale_malloc(p->page_size + 8);
+    if (!p->jbuf) return SHALE_NOMEM;
   }
+  /* One write per record: pgno, image, checksum. */
+  int64_t at = p->jofs;
+  util_put4(p->jbuf, pg->pgno);
+  memcpy(p->jbuf + 4, pg->data, p->page_size);
+  util_put4(p->jbuf + 4 + p->page_size, pager_journal_cksum(p->jnonce, pg->data, p->page_size));
+  rc = os_write(p->jfd, p->jbuf, (int)p->page_size + 8, at);
   if (rc != SHALE_OK) return rc;
   p->jofs = at + 8 + p->page_size;
   p->jnrec++;
