@@ -142,6 +142,36 @@ int tw_apply(Tdb *db, TwModel *m, uint32_t k, int nops) {
   return rc;
 }
 
+int tw_apply_sqlite(sqlite3 *db, TwModel *m, uint32_t k, int nops) {
+  static RowBuf rb;
+  sqlite3_stmt *del = NULL, *put = NULL;
+  char uv[64];
+  int rc = sqlite3_prepare_v2(db, "DELETE FROM tw WHERE rowid = ?1", -1, &del, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO tw(rowid, a, b, c) VALUES(?1, ?2, ?3, ?4)",
+                            -1, &put, NULL);
+  for (int i = 0; i < nops && rc == SQLITE_OK; i++) {
+    int isdel;
+    uint32_t key = op_key(k, i, m, &isdel);
+    sqlite3_stmt *st = isdel ? del : put;
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, key);
+    if (!isdel) {
+      tw_row(key, k, &rb);
+      for (int c = 0; c < 3; c++) tsql_bind(st, c + 2, &rb.v[c]);
+    }
+    rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+    sqlite3_reset(st);
+    if (rc == SQLITE_OK) m->ver[key] = isdel ? 0 : k;
+  }
+  sqlite3_finalize(del);
+  sqlite3_finalize(put);
+  snprintf(uv, sizeof uv, "PRAGMA user_version = %u", k);
+  if (rc == SQLITE_OK) rc = sqlite3_exec(db, uv, NULL, NULL, NULL);
+  if (rc == SQLITE_OK) m->k = k;
+  return rc;
+}
+
 typedef struct VerifyCtx {
   const TwModel *m;
   uint32_t next; /* keys below next already matched */

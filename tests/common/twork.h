@@ -18,6 +18,8 @@
 #ifndef SHALE_TESTS_TWORK_H
 #define SHALE_TESTS_TWORK_H
 
+#include <sqlite3.h>
+
 #include "tdb.h"
 
 #define TW_NKEYS 400
@@ -45,6 +47,10 @@ void tw_model_at(TwModel *m, uint32_t k);
  * transaction) and set user_version = k; m is updated as it goes (it must
  * hold the state before). */
 int tw_apply(Tdb *db, TwModel *m, uint32_t k, int nops);
+
+/* The same through the reference SQLite (inside the caller's transaction):
+ * SQLite writes commit k exactly as tw_apply would. SQLITE_OK or its error. */
+int tw_apply_sqlite(sqlite3 *db, TwModel *m, uint32_t k, int nops);
 
 /* Compare the database with the model (rows and user_version). Returns 0
  * if equal, else the number of differences (first described in msg). */
