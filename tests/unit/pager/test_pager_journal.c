@@ -495,3 +495,88 @@ TEST(journal_commit_readable_by_sqlite) {
   sqlite3_finalize(st);
   sqlite3_close(s);
 }
+
+/* A live SQLite writer in another process: while it holds RESERVED with its
+ * journal on disk, the pager reads the old content and leaves the journal
+ * alone, and can't start writing; once SQLite commits, the pager's cache is
+ * invalidated and it sees the new content. Then the roles swap: a pager
+ * reader makes SQLite's commit busy. */
+#include <signal.h>
+#include <sys/wait.h>
+
+static void wait_byte(int fd) {
+  char c;
+  if (read(fd, &c, 1) != 1) _exit(3);
+}
+
+TEST(journal_live_sqlite_writer) {
+  const char *dbp = test_path("live.db");
+  sqlite3 *s;
+  CHECK_EQ(sqlite3_open(dbp, &s), SQLITE_OK);
+  CHECK_EQ(exec(s, "CREATE TABLE t(a INTEGER PRIMARY KEY, b);"
+                   "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<500)"
+                   " INSERT INTO t SELECT x, randomblob(50) FROM c;"),
+           SQLITE_OK);
+  sqlite3_close(s);
+  long on;
+  uint8_t *orig = slurp(dbp, &on);
+  int to_child[2], to_parent[2];
+  CHECK_EQ(pipe(to_child), 0);
+  CHECK_EQ(pipe(to_parent), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    sqlite3 *c;
+    if (sqlite3_open(dbp, &c) != SQLITE_OK) _exit(1);
+    if (exec(c, "BEGIN IMMEDIATE; UPDATE t SET b=zeroblob(60) WHERE a%2=0;") != SQLITE_OK) _exit(1);
+    if (write(to_parent[1], "r", 1) != 1) _exit(1);
+    wait_byte(to_child[0]); /* parent checked: commit */
+    if (exec(c, "COMMIT") != SQLITE_OK) _exit(1);
+    if (write(to_parent[1], "c", 1) != 1) _exit(1);
+    wait_byte(to_child[0]); /* parent is reading now: our commit must be busy */
+    sqlite3_busy_timeout(c, 0);
+    int rc = sqlite3_exec(c, "BEGIN IMMEDIATE; UPDATE t SET b=1; COMMIT;", NULL, NULL, NULL);
+    if (write(to_parent[1], rc == SQLITE_BUSY ? "b" : "x", 1) != 1) _exit(1);
+    exec(c, "ROLLBACK");
+    sqlite3_close(c);
+    _exit(0);
+  }
+  wait_byte(to_parent[0]);
+  CHECK(file_exists(jpath_of(dbp)));
+  Pager *p;
+  CHECK_OK(open_pager(dbp, &p));
+  CHECK_OK(pager_begin_read(p));
+  for (uint32_t g = 1; g <= pager_db_size(p); g++) {
+    PgPage *pg;
+    CHECK_OK(pager_get(p, g, 0, &pg));
+    CHECK(memcmp(pager_data(pg), orig + (long)(g - 1) * 4096, 4096) == 0);
+    pager_unref(pg);
+  }
+  CHECK_RC(pager_begin_write(p, 0), SHALE_BUSY);
+  pager_end_read(p);
+  CHECK(file_exists(jpath_of(dbp))); /* not treated as hot */
+  CHECK_EQ(write(to_child[1], "g", 1), 1);
+  wait_byte(to_parent[0]);
+  long nn;
+  uint8_t *now = slurp(dbp, &nn);
+  CHECK_OK(pager_begin_read(p));
+  CHECK_EQ((long)pager_db_size(p) * 4096, nn);
+  for (uint32_t g = 1; g <= pager_db_size(p); g++) {
+    PgPage *pg;
+    CHECK_OK(pager_get(p, g, 0, &pg));
+    CHECK(memcmp(pager_data(pg), now + (long)(g - 1) * 4096, 4096) == 0);
+    pager_unref(pg);
+  }
+  /* Still reading: SQLite's commit is busy. */
+  CHECK_EQ(write(to_child[1], "g", 1), 1);
+  char r = 0;
+  CHECK_EQ(read(to_parent[0], &r, 1), 1);
+  CHECK_EQ(r, 'b');
+  pager_end_read(p);
+  CHECK_OK(pager_close(p));
+  int status;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  free(orig);
+  free(now);
+}
