@@ -118,10 +118,17 @@ void pager_end_read(Pager *);
 int pager_begin_write(Pager *, int exclusive);
 /* Make the write transaction durable and end it, leaving the read
  * transaction open. Bumps the change counter, version-valid-for and version
- * stamp, and the in-header size, on page 1. */
+ * stamp, and the in-header size, on page 1. A transaction that never called
+ * pager_write/pager_truncate commits without touching the file. SHALE_BUSY
+ * (readers still present) leaves the write transaction open: retry or roll
+ * back. Other errors leave the pager in the error state. */
 int pager_commit(Pager *);
 /* Undo the write transaction (if any) and end it, leaving the read
- * transaction open. Also the way out of the error state. */
+ * transaction open. Also the way out of the error state: the journal on disk
+ * then decides (played back if still valid; if a failed commit had already
+ * passed its commit point, the transaction stands). With journal_mode=OFF
+ * only the cache is discarded: pages a spill already wrote stay in the file
+ * (as SQLite, where rollback is undefined in that mode). */
 int pager_rollback(Pager *);
 
 /* Savepoints within a write transaction: n = how many must exist (opening
@@ -141,7 +148,10 @@ uint32_t pager_db_size(Pager *);
 int pager_truncate(Pager *, uint32_t n);
 
 /* Get page pgno (1-based; 0 or beyond 2^31 is SHALE_CORRUPT) with a new
- * reference. A page past the end of the file reads as zeros. */
+ * reference. A page past the end of the file reads as zeros. The database
+ * size comes from the header (offset 28) when valid, even if larger than the
+ * file: deciding whether that is corruption is the b-tree layer's job. With
+ * PAGER_GET_NOCONTENT an uncached page comes back zero-filled. */
 int pager_get(Pager *, uint32_t pgno, int flags, PgPage **out);
 /* The page if it is in the cache (new reference), else NULL. No I/O. */
 PgPage *pager_lookup(Pager *, uint32_t pgno);
