@@ -74,6 +74,7 @@ struct SqlExpr {
   uint8_t flags;   /* SQL_EF_* */
   uint16_t sub;    /* operator token, see SqlExprOp */
   uint16_t height; /* depth of the tree below (1 for a leaf), SQLite-style */
+  int ivar;        /* SQL_E_VARIABLE: its parameter number (1-based), as SQLite assigns */
   SqlSpan span;
   const char *z;      /* text, name, type name, collation, function name */
   const char *table;  /* SQL_E_COLUMN, SQL_E_STAR, SQL_E_IN on a table */
@@ -436,6 +437,12 @@ struct SqlStmt {
   uint8_t kind;    /* SqlStmtKind */
   uint8_t explain; /* 0, 1 = EXPLAIN, 2 = EXPLAIN QUERY PLAN */
   SqlSpan span;    /* statement text without EXPLAIN prefix and ';' */
+  int nvar;        /* number of parameters (the largest number assigned) */
+  int nvar_names;  /* named parameters: var_names[i] for i < nvar_names */
+  struct SqlVarName {
+    int num;          /* parameter number */
+    const char *name; /* ":a", "@b", "$c", "?3" as written */
+  } * var_names;
   union {
     SqlSelect *select;
     SqlInsert insert;

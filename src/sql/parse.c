@@ -647,6 +647,66 @@ static SqlExpr *paren(Parser *p) {
   return e;
 }
 
+/* The parameter number carrying a name, or 0 (a linear scan, as SQLite's). */
+static int var_by_name(Parser *p, const char *z, int len) {
+  for (int i = 0; i < p->nvnames; i++)
+    if ((int)strlen(p->vnames[i].name) == len && !memcmp(p->vnames[i].name, z, (size_t)len))
+      return p->vnames[i].num;
+  return 0;
+}
+
+static int var_has_name(Parser *p, int x) {
+  for (int i = 0; i < p->nvnames; i++)
+    if (p->vnames[i].num == x) return 1;
+  return 0;
+}
+
+static int var_add_name(Parser *p, int x, int start, int len) {
+  if (p->nvnames == p->vcap) {
+    int cap = p->vcap ? p->vcap * 2 : 8;
+    struct SqlVarName *a = p_alloc(p, sizeof *a * (size_t)cap);
+    if (!a) return 0;
+    if (p->nvnames) memcpy(a, p->vnames, sizeof *a * (size_t)p->nvnames);
+    p->vnames = a;
+    p->vcap = cap;
+  }
+  p->vnames[p->nvnames].num = x;
+  p->vnames[p->nvnames].name = p_text(p, start, len);
+  if (!p->vnames[p->nvnames].name) return 0;
+  p->nvnames++;
+  return 1;
+}
+
+/* Number a parameter as SQLite does: "?" takes the next number; "?NNN" is
+ * NNN (and gives NNN the name "?NNN" unless it has a name already); a named
+ * one (:a @a $a #a) reuses the number of an earlier use of the same name,
+ * else takes the next number. */
+static int number_var(Parser *p, SqlExpr *e, int start, int len) {
+  const char *z = p->sql + start;
+  int x = 0, add = 0;
+  if (len == 1) {
+    x = ++p->nvar;
+  } else if (z[0] == '?') {
+    for (int i = 1; i < len; i++) x = x * 10 + (z[i] - '0'); /* range checked by the caller */
+    if (x > p->nvar) {
+      p->nvar = x;
+      add = 1;
+    } else {
+      add = !var_has_name(p, x);
+    }
+  } else {
+    x = var_by_name(p, z, len);
+    if (!x) {
+      x = ++p->nvar;
+      add = 1;
+    }
+  }
+  if (x > SQL_MAX_VARIABLE) return p_error(p, "too many SQL variables");
+  if (add && !var_add_name(p, x, start, len)) return 0;
+  e->ivar = x;
+  return 1;
+}
+
 static SqlExpr *primary(Parser *p) {
   SqlExpr *e;
   int t = p->tok.type, start = p->tok.start;
@@ -683,6 +743,8 @@ static SqlExpr *primary(Parser *p) {
           p->pend_tok.start = start;
           p->pend_tok.len = p->tok.len;
           p->pend_next = -1; /* set once the variable is consumed */
+        } else if (!number_var(p, e, start, p->tok.len)) {
+          return NULL;
         }
       }
       if (t == TK_BLOB)

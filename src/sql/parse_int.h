@@ -33,12 +33,15 @@ typedef struct Parser {
   int prev_type; /* type of the last consumed token */
   int rc;
   char *errmsg;
-  int nest;           /* weighted nesting (parser stack emulation) */
-  int depth;          /* p_expr_prec recursion depth (a backstop to nest) */
-  int in_trigger;     /* parsing a trigger body */
-  int subq;           /* depth of SELECTs inside parentheses */
-  int in_alter;       /* parsing the column of ALTER TABLE ADD */
-  int insert_select;  /* parsing the SELECT of an INSERT (upsert may follow) */
+  int nest;          /* weighted nesting (parser stack emulation) */
+  int depth;         /* p_expr_prec recursion depth (a backstop to nest) */
+  int in_trigger;    /* parsing a trigger body */
+  int subq;          /* depth of SELECTs inside parentheses */
+  int in_alter;      /* parsing the column of ALTER TABLE ADD */
+  int insert_select; /* parsing the SELECT of an INSERT (upsert may follow) */
+  int nvar;          /* parameters numbered so far */
+  int nvnames, vcap; /* names given to parameter numbers (sparse) */
+  struct SqlVarName *vnames;
   SqlCreateTable *ct; /* the CREATE TABLE being parsed (NULL otherwise) */
   int ct_has_pk;      /* ... already has a PRIMARY KEY */
   int pend_kind;      /* error pending on a variable: 0 none, 1 ?NNN range, 2 #N */

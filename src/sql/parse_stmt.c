@@ -1394,6 +1394,15 @@ int sql_parse(UtilArena *arena, const char *sql, int nbytes, SqlStmt **out, cons
       p_fire_pending(p);
       goto done;
     }
+    /* checks SQLite makes when the whole statement is reduced */
+    if (p->nvar > 0 && s->kind == SQL_STMT_CREATE_TRIGGER) {
+      p_error(p, "trigger cannot use variables");
+      goto done;
+    }
+    if (p->nvar > 0 && s->kind == SQL_STMT_CREATE_VIEW) {
+      p_error(p, "parameters are not allowed in views");
+      goto done;
+    }
     if (p->tok.type == TK_SEMI) {
       p_advance(p);
       semi = 1;
@@ -1406,6 +1415,11 @@ done:
     else
       shale_free(p->errmsg);
     return p->rc;
+  }
+  if (s) {
+    s->nvar = p->nvar;
+    s->nvar_names = p->nvnames;
+    s->var_names = p->vnames;
   }
   *out = s;
   if (tail) *tail = sql + (semi ? p->prev_end : p->end);

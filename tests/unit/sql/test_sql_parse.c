@@ -477,3 +477,54 @@ TEST(primary_key_checks) {
             "ERROR: generated columns cannot be part of the PRIMARY KEY");
   CHECK(strncmp(pr("CREATE TABLE t(a integer, PRIMARY KEY (A DESC AUTOINCREMENT))"), "ERROR", 5));
 }
+
+/* Parameters are numbered as SQLite numbers them (sqlite3_bind_parameter_*). */
+TEST(parameter_numbers) {
+  static const char *const stmts[] = {
+      "SELECT ?, ?, ?",
+      "SELECT ?2, :a, ?, @b, :a, $c, ?3, ?1",
+      "SELECT :a, ?1, :a, ?5, ?",
+      "SELECT $x::y(z), $x::y(z), @x, :x, #x",
+      "SELECT ?10, ?",
+      "SELECT 1",
+  };
+  sqlite3 *db;
+  CHECK_OK(sqlite3_open(":memory:", &db));
+  CHECK_OK(sqlite3_exec(db, "CREATE TABLE t(a)", NULL, NULL, NULL));
+  for (size_t i = 0; i < sizeof stmts / sizeof stmts[0]; i++) {
+    sqlite3_stmt *st;
+    CHECK_OK(sqlite3_prepare_v2(db, stmts[i], -1, &st, NULL));
+    UtilArena a;
+    util_arena_init(&a, 0);
+    SqlStmt *s = NULL;
+    char *err = NULL;
+    CHECK_OK(sql_parse(&a, stmts[i], -1, &s, NULL, &err));
+    if (s) {
+      CHECK_EQ(s->nvar, sqlite3_bind_parameter_count(st));
+      for (int k = 1; k <= s->nvar; k++) {
+        const char *on = NULL, *rn = sqlite3_bind_parameter_name(st, k);
+        for (int j = 0; j < s->nvar_names; j++)
+          if (s->var_names[j].num == k) on = s->var_names[j].name;
+        if ((on == NULL) != (rn == NULL) || (on && strcmp(on, rn)))
+          test_fail(__FILE__, __LINE__, "%s: parameter %d: %s vs %s", stmts[i], k, on ? on : "-",
+                    rn ? rn : "-");
+      }
+    }
+    sqlite3_finalize(st);
+    util_arena_free(&a);
+  }
+  sqlite3_close(db);
+  /* the expression carries its number */
+  UtilArena a;
+  util_arena_init(&a, 0);
+  SqlStmt *s = NULL;
+  char *err = NULL;
+  CHECK_OK(sql_parse(&a, "SELECT :x, ?, :x", -1, &s, NULL, &err));
+  CHECK_EQ(s->u.select->cols->a[0].expr->ivar, 1);
+  CHECK_EQ(s->u.select->cols->a[1].expr->ivar, 2);
+  CHECK_EQ(s->u.select->cols->a[2].expr->ivar, 1);
+  util_arena_free(&a);
+  CHECK_STR(pr("CREATE TRIGGER r AFTER INSERT ON t BEGIN SELECT ?; END"),
+            "ERROR: trigger cannot use variables");
+  CHECK_STR(pr("CREATE VIEW v AS SELECT :a"), "ERROR: parameters are not allowed in views");
+}
