@@ -398,6 +398,7 @@ int pager_begin_write(Pager *p, int exclusive) {
   p->min_size = p->db_size;
   p->dbmod = 0;
   p->wrote = 0;
+  p->spill_busy = 0;
   assert(!p->jfd && p->journaled.n == 0);
   return SHALE_OK;
 }

@@ -309,7 +309,18 @@ static int spill(Pager *p) {
   list = sort_list(list);
   p->in_spill = 1;
   int rc = SHALE_OK;
-  if (p->lock < OS_LOCK_EXCLUSIVE) rc = pager_lock_wait(p, OS_LOCK_EXCLUSIVE);
+  if (p->lock < OS_LOCK_EXCLUSIVE) {
+    /* After one spill found the lock busy (busy handler exhausted), later
+     * ones in the same transaction just try once: a cache that must grow
+     * shouldn't wait a busy timeout per page. */
+    if (p->spill_busy) {
+      rc = os_lock(p->fd, OS_LOCK_EXCLUSIVE);
+      if (rc == SHALE_OK) p->lock = OS_LOCK_EXCLUSIVE;
+    } else {
+      rc = pager_lock_wait(p, OS_LOCK_EXCLUSIVE);
+    }
+    if (rc == SHALE_BUSY) p->spill_busy = 1;
+  }
   if (rc == SHALE_OK) {
     rc = pager_journal_sync(p); /* creates it if only new pages were written */
     if (rc == SHALE_OK) {

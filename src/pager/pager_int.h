@@ -124,6 +124,7 @@ struct Pager {
   PgPage *lru_head, *lru_tail;
   PgPage *dirty_head, *dirty_tail;
   int in_spill;        /* re-entrancy guard */
+  int spill_busy;      /* a spill in this write txn found EXCLUSIVE busy */
 
   PagerStats stats;
 };

@@ -295,6 +295,8 @@ TEST(locks_spill_blocked_by_reader) {
   pager_end_read(b);
   CHECK_OK(pager_begin_read(a));
   pager_set_cache_size(b, 10);
+  BusyCtx ctx = {0, -1, NULL}; /* never releases: gives up after 6 calls */
+  pager_set_busy_handler(b, busy_cb, &ctx);
   CHECK_OK(pager_begin_write(b, 0));
   for (uint32_t g = 1; g <= 60; g++) {
     PgPage *pg;
@@ -307,6 +309,7 @@ TEST(locks_spill_blocked_by_reader) {
   pager_stats(b, &st);
   CHECK_EQ(st.spills, 0);
   CHECK(st.cached >= 60);
+  CHECK_EQ(ctx.calls, 6); /* one busy wait, not one per page */
   CHECK_OK(pager_check(b));
   CHECK_EQ(count_bad(a, 20, 1), 0); /* the reader still sees the old pages */
   pager_end_read(a);
