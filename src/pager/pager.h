@@ -96,6 +96,10 @@ int pager_synchronous(Pager *);
 /* Called with the number of prior calls when a lock is busy; return nonzero
  * to retry (after sleeping as it likes), zero to give up with SHALE_BUSY. */
 void pager_set_busy_handler(Pager *, int (*handler)(void *arg, int count), void *arg);
+/* A ready-made handler for a busy timeout: arg points to an int holding the
+ * timeout in milliseconds (read at each call). It sleeps 1, 2, 5, ... up to
+ * 100 ms between retries and gives up once the timeout is spent. */
+int pager_busy_wait(void *timeout_ms, int count);
 
 int pager_readonly(Pager *);
 int pager_is_memory(Pager *);
