@@ -781,3 +781,61 @@ TEST(update_while_scanning_same_cursor) {
   CHECK_OK(btree_close(bt));
   CHECK_SQLITE_OK(test_path("upd.db"));
 }
+
+/* Savepoint rollback across structural changes (new tables, splits,
+ * merges, freelist churn), then more work in the same transaction. */
+TEST(savepoint_rollback_structural) {
+  Btree *bt = bt_fresh("sp.db", 512);
+  uint32_t root;
+  CHECK_OK(btree_create_table(bt, BTREE_INTKEY, &root));
+  BtCursor *c;
+  CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &c));
+  uint8_t buf[2000];
+  for (int64_t i = 0; i < 2000; i++) {
+    fill_payload(buf, i, (uint32_t)(2 + i * 7 % 700));
+    CHECK_OK(btree_insert(c, i, buf, (uint32_t)(2 + i * 7 % 700), 0, 0));
+  }
+  uint32_t pages = btree_page_count(bt);
+  for (int round = 0; round < 3; round++) {
+    CHECK_OK(btree_savepoint_open(bt, 1));
+    uint32_t r2;
+    CHECK_OK(btree_create_table(bt, BTREE_BLOBKEY, &r2));
+    BtCursor *x;
+    CHECK_OK(btree_cursor_open(bt, r2, 1, NULL, NULL, &x));
+    for (uint32_t i = 0; i < 500; i++) {
+      util_put4(buf, i * 2654435761u);
+      CHECK_OK(btree_insert(x, 0, buf, 4 + i % 150, 0, 0));
+    }
+    btree_cursor_close(x);
+    int res;
+    for (int64_t i = 0; i < 2000; i += 2) {
+      CHECK_OK(btree_seek_rowid(c, i, &res));
+      CHECK_OK(btree_delete(c));
+    }
+    for (int64_t i = 5000; i < 5300; i++) {
+      fill_payload(buf, i, 1500);
+      CHECK_OK(btree_insert(c, i, buf, 1500, 0, 0));
+    }
+    CHECK_OK(btree_seek_rowid(c, 1001, &res));
+    CHECK_OK(btree_savepoint_rollback(bt, 0));
+    CHECK_OK(btree_savepoint_release(bt, 0));
+    CHECK_EQ(btree_page_count(bt), pages);
+    CHECK_EQ(btree_rowid(c), 1001);
+    int64_t n;
+    CHECK_OK(btree_count(c, &n));
+    CHECK_EQ(n, 2000);
+    CHECK_OK(btree_seek_rowid(c, 1000, &res));
+    CHECK_EQ(res, 0);
+    CHECK(payload_matches(c, 1000, 2 + 1000 * 7 % 700));
+  }
+  /* keep working after the rollbacks */
+  for (int64_t i = 2000; i < 2500; i++) {
+    fill_payload(buf, i, 300);
+    CHECK_OK(btree_insert(c, i, buf, 300, 0, 0));
+  }
+  btree_cursor_close(c);
+  CHECK_OK(bt_register(bt, 1, "table", "t", root, "CREATE TABLE t(a)"));
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+  CHECK_SQLITE_OK(test_path("sp.db"));
+}
