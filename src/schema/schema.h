@@ -1,0 +1,245 @@
+/*
+ * schema.h -- the in-memory schema: tables, columns, indexes, views and
+ * triggers of one database, as described by its sqlite_schema table.
+ *
+ * This layer only holds and looks up the objects; it does not parse SQL.
+ * src/sql/schema_load.c fills a Schema by parsing each CREATE text (the AST
+ * lives in the schema's arena, so the expression pointers kept here -- CHECK,
+ * DEFAULT, generated columns, index expressions, partial WHERE, view SELECT,
+ * trigger bodies -- stay valid until schema_free). AST types are only named
+ * (struct SqlExpr etc.), never dereferenced here.
+ *
+ * Owns: every object and string reachable from a Schema (one arena) and the
+ * hash tables (shale_malloc), all released by schema_free.
+ *
+ * Invariants:
+ *  1. Names are looked up ASCII-case-insensitively (SQLite's folding); a name
+ *     is in at most one map of each kind.
+ *  2. Table.rowid_alias is the column whose declared type is exactly INTEGER
+ *     (any case) and that is the sole PRIMARY KEY column, not declared
+ *     "PRIMARY KEY DESC" as a column constraint, in a rowid table; else -1.
+ *  3. Column.storage is the column's slot in the stored record: table order
+ *     for rowid tables, PRIMARY KEY columns first for WITHOUT ROWID tables;
+ *     VIRTUAL generated columns have no slot (-1). The rowid alias has a slot
+ *     (it is stored as NULL).
+ *  4. Index.cols[0..nkey) are the declared key columns; cols[nkey..ncol) the
+ *     columns appended to make the key unique: the rowid (col = -1) for rowid
+ *     tables, the PRIMARY KEY columns not already in the key for WITHOUT ROWID
+ *     tables (FORMAT-db.md §7). The WITHOUT ROWID primary key is itself an
+ *     Index (origin 'pk') whose root is the table's root and whose trailing
+ *     columns are the remaining stored columns.
+ */
+#ifndef SHALE_SCHEMA_H
+#define SHALE_SCHEMA_H
+
+#include <stdint.h>
+
+#include "../record/record.h"
+
+struct SqlExpr;
+struct SqlSelect;
+struct SqlStmt;
+struct SqlExprList;
+
+typedef struct Schema Schema;
+typedef struct Table Table;
+typedef struct Index Index;
+
+/* Column.hidden, as PRAGMA table_xinfo reports it */
+#define COL_NORMAL 0
+#define COL_HIDDEN 1 /* virtual-table hidden column */
+#define COL_VIRTUAL 2
+#define COL_STORED 3
+
+/* Conflict resolution (same numbers as SQL_OE_* in ast.h). */
+#define SCHEMA_OE_NONE 0
+#define SCHEMA_OE_ROLLBACK 1
+#define SCHEMA_OE_ABORT 2
+#define SCHEMA_OE_FAIL 3
+#define SCHEMA_OE_IGNORE 4
+#define SCHEMA_OE_REPLACE 5
+
+typedef struct Column {
+  const char *name;
+  const char *type; /* declared type as SQLite records it, NULL if none */
+  char affinity;    /* AFF_* (record.h) */
+  const char *coll; /* declared collation, NULL = BINARY */
+  uint8_t notnull;
+  uint8_t notnull_conflict; /* SCHEMA_OE_* */
+  uint8_t pk;               /* 1-based position in the PRIMARY KEY, 0 if none */
+  uint8_t hidden;           /* COL_* */
+  uint8_t unique;           /* a column UNIQUE constraint was written */
+  struct SqlExpr *dflt;     /* DEFAULT expression or NULL */
+  const char *dflt_sql;     /* its text as written (PRAGMA table_info dflt_value) */
+  struct SqlExpr *gen;      /* generated column expression (hidden 2/3) */
+  const char *gen_sql;
+  int storage; /* invariant 3 */
+} Column;
+
+typedef struct Check {
+  const char *name; /* CONSTRAINT name or NULL */
+  struct SqlExpr *expr;
+  const char *sql; /* the expression's text */
+} Check;
+
+/* FOREIGN KEY actions (same numbers as SQL_FK_* in ast.h) */
+#define SCHEMA_FK_NONE 0
+#define SCHEMA_FK_SET_NULL 1
+#define SCHEMA_FK_SET_DEFAULT 2
+#define SCHEMA_FK_CASCADE 3
+#define SCHEMA_FK_RESTRICT 4
+#define SCHEMA_FK_NO_ACTION 5
+
+typedef struct ForeignKey {
+  int ncol;
+  int *cols;                  /* child column indexes */
+  const char *parent;         /* parent table name */
+  const char **parent_cols;   /* ncol names, or NULL: the parent's PRIMARY KEY */
+  uint8_t on_delete, on_update; /* SCHEMA_FK_* */
+  uint8_t deferred;           /* DEFERRABLE INITIALLY DEFERRED */
+  const char *match;          /* MATCH name or NULL */
+} ForeignKey;
+
+struct Table {
+  const char *name;
+  uint32_t root; /* 0 until known (views have none) */
+  int ncol;
+  Column *cols;
+  int rowid_alias; /* invariant 2 */
+  uint8_t without_rowid, strict, autoincrement, has_generated;
+  uint8_t pk_conflict; /* PRIMARY KEY ON CONFLICT (SCHEMA_OE_*) */
+  int npk;             /* PRIMARY KEY columns (0: none) */
+  int *pk_cols;        /* column indexes in key order */
+  uint8_t *pk_desc;
+  int nstored;     /* columns with a storage slot */
+  Index *indexes;  /* every index on the table (linked by next), creation order */
+  Index *pk_index; /* WITHOUT ROWID: the PRIMARY KEY index (also in indexes) */
+  int ncheck;
+  Check *checks;
+  int nfk;
+  ForeignKey *fks;
+  const char *sql; /* CREATE TABLE text (NULL for sqlite_schema) */
+  int is_schema;   /* the built-in sqlite_schema table */
+};
+
+/* Index.origin */
+#define INDEX_ORIGIN_CREATE 'c' /* CREATE INDEX */
+#define INDEX_ORIGIN_UNIQUE 'u' /* UNIQUE constraint */
+#define INDEX_ORIGIN_PK 'p'     /* PRIMARY KEY constraint ("pk") */
+
+#define INDEX_COL_ROWID (-1)
+#define INDEX_COL_EXPR (-2)
+
+typedef struct IndexColumn {
+  int col;               /* table column, INDEX_COL_ROWID or INDEX_COL_EXPR */
+  struct SqlExpr *expr;  /* INDEX_COL_EXPR */
+  const char *coll;      /* collation name (never NULL: "BINARY" by default) */
+  uint8_t desc;
+} IndexColumn;
+
+struct Index {
+  const char *name;
+  Table *table;
+  uint32_t root;
+  int nkey;  /* declared key columns */
+  int ncol;  /* all columns of a stored key (invariant 4) */
+  IndexColumn *cols;
+  uint8_t unique;
+  uint8_t on_conflict; /* SCHEMA_OE_* */
+  char origin;         /* INDEX_ORIGIN_* */
+  uint8_t is_autoindex;
+  struct SqlExpr *where; /* partial index WHERE, or NULL */
+  const char *sql;       /* CREATE INDEX text; NULL for automatic indexes */
+  Index *next;           /* next index of the same table */
+};
+
+typedef struct View {
+  const char *name;
+  int ncol; /* column names given, or 0 */
+  const char **cols;
+  struct SqlSelect *select;
+  const char *sql;
+} View;
+
+/* Trigger.timing / event */
+#define TRIGGER_BEFORE 1
+#define TRIGGER_AFTER 2
+#define TRIGGER_INSTEAD_OF 3
+#define TRIGGER_DELETE 1
+#define TRIGGER_INSERT 2
+#define TRIGGER_UPDATE 3
+
+typedef struct Trigger {
+  const char *name;
+  const char *table;
+  uint8_t timing, event;
+  int nupdate_of;
+  const char **update_of;
+  struct SqlExpr *when;
+  int nstmts;
+  struct SqlStmt **stmts;
+  const char *sql;
+} Trigger;
+
+/* Case-insensitive map name -> object (open addressing). */
+typedef struct SchemaMap {
+  int n, cap;
+  struct SchemaMapSlot {
+    const char *key;
+    void *val;
+  } *slots;
+} SchemaMap;
+
+struct Schema {
+  UtilArena arena;
+  SchemaMap tables, indexes, views, triggers;
+  uint32_t cookie;     /* schema cookie it was loaded at */
+  uint32_t file_format; /* schema format number */
+  Table *schema_table; /* sqlite_schema */
+};
+
+/* A new empty Schema holding only the sqlite_schema table (also found as
+ * sqlite_master). NULL on out-of-memory. */
+Schema *schema_new(void);
+void schema_free(Schema *);
+/* The arena objects and AST of this schema live in (dies with it). */
+static inline UtilArena *schema_arena(Schema *s) { return &s->arena; }
+
+Table *schema_find_table(const Schema *, const char *name);
+Index *schema_find_index(const Schema *, const char *name);
+View *schema_find_view(const Schema *, const char *name);
+Trigger *schema_find_trigger(const Schema *, const char *name);
+
+/* Add an object (allocated in the schema's arena). A name already present
+ * in that map is replaced. SHALE_OK or SHALE_NOMEM. schema_add_index also
+ * links the index into its table's list. */
+int schema_add_table(Schema *, Table *);
+int schema_add_index(Schema *, Index *);
+int schema_add_view(Schema *, View *);
+int schema_add_trigger(Schema *, Trigger *);
+/* Remove by name (no memory is released until schema_free). */
+void schema_remove_table(Schema *, const char *name);
+void schema_remove_index(Schema *, const char *name);
+void schema_remove_view(Schema *, const char *name);
+void schema_remove_trigger(Schema *, const char *name);
+
+/* Iterate a map: start with *pos = 0; returns the next value or NULL. */
+void *schema_map_next(const SchemaMap *, int *pos);
+
+/* Column index by name (case-insensitive), or -1. */
+int table_column_index(const Table *, const char *name);
+/* Affinity of a declared type (record_type_affinity on a NUL-terminated
+ * string, NULL = no type). */
+char schema_type_affinity(const char *type);
+
+/* KeyInfo for the stored keys of index idx (all ncol columns): collations
+ * resolved with record_collation_find (unknown ones: *unknown gets 1, the
+ * column compares BINARY). The arrays live in *ki_out's owner: the returned
+ * KeyInfo and its arrays are one shale_malloc block, freed with shale_free.
+ * NULL on out-of-memory. */
+KeyInfo *schema_index_keyinfo(const Index *idx, int *unknown);
+
+/* Origin as PRAGMA index_list shows it: "c", "u" or "pk". */
+const char *schema_index_origin_name(const Index *idx);
+
+#endif /* SHALE_SCHEMA_H */

@@ -1,0 +1,960 @@
+/*
+ * schema_load.c -- building schema objects (src/schema/) from CREATE
+ * statements: the checks SQLite makes at CREATE TABLE / CREATE INDEX time
+ * (with its messages), and loading a whole Schema from sqlite_schema.
+ *
+ * Owns: nothing beyond the call; every object is allocated in the target
+ * Schema's arena. Names, types and collation names are copied there; AST
+ * pointers kept in the objects (CHECK, DEFAULT, generated, index
+ * expressions, partial WHERE, view SELECT, trigger bodies) point into the
+ * arena the statement was parsed in -- schema_load parses into the schema's
+ * own arena so they live exactly as long as the schema; a DDL compiler that
+ * parses elsewhere must reparse into schema_arena() before keeping them.
+ *
+ * Invariants:
+ *  1. Automatic indexes are numbered as SQLite does: the N of
+ *     sqlite_autoindex_<table>_<N> is one more than the number of indexes
+ *     the table has when the PRIMARY KEY / UNIQUE constraint is met; a
+ *     constraint with the same columns and collations as an earlier one makes
+ *     no new index (FORMAT-db.md §7).
+ *  2. A WITHOUT ROWID table's PRIMARY KEY index is created when the table
+ *     ends (as SQLite converts the table), so an INTEGER PRIMARY KEY there
+ *     takes the next number after the UNIQUE constraints.
+ *  3. schema_load never crashes on a bad sqlite_schema: a row it cannot use
+ *     is SHALE_CORRUPT with "malformed database schema (NAME)[ - reason]".
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../btree/btree.h"
+#include "../schema/schema.h"
+#include "ast.h"
+#include "schema_load.h"
+
+#define MAX_COLUMNS 2000
+
+typedef struct Build {
+  Schema *s;
+  const char *sql; /* statement text (spans refer to it) */
+  char **errmsg;
+  int loading; /* reading sqlite_schema: skip checks SQLite skips then */
+  int rc;
+} Build;
+
+static int fail(Build *b, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(Build *b, int rc, const char *fmt, ...) {
+  if (b->rc == SHALE_OK) {
+    b->rc = rc;
+    if (fmt && b->errmsg && !*b->errmsg) {
+      va_list ap;
+      va_start(ap, fmt);
+      *b->errmsg = util_vmprintf(fmt, ap);
+      va_end(ap);
+    }
+  }
+  return b->rc;
+}
+static int nomem(Build *b) { return fail(b, SHALE_NOMEM, NULL); }
+
+static const char *sdup(Build *b, const char *z) {
+  if (!z) return NULL;
+  char *c = util_arena_strndup(&b->s->arena, z, strlen(z));
+  if (!c) nomem(b);
+  return c;
+}
+
+/* Text of a span, trimmed of white space, in the arena. */
+static const char *span_text(Build *b, SqlSpan sp) {
+  int st = sp.start, n = sp.len;
+  if (!b->sql || st < 0 || n < 0) return NULL;
+  while (n > 0 && (b->sql[st] == ' ' || b->sql[st] == '\t' || b->sql[st] == '\n' ||
+                   b->sql[st] == '\r' || b->sql[st] == '\f'))
+    st++, n--;
+  while (n > 0 && (b->sql[st + n - 1] == ' ' || b->sql[st + n - 1] == '\t' ||
+                   b->sql[st + n - 1] == '\n' || b->sql[st + n - 1] == '\r' ||
+                   b->sql[st + n - 1] == '\f'))
+    n--;
+  char *c = util_arena_strndup(&b->s->arena, b->sql + st, (size_t)n);
+  if (!c) nomem(b);
+  return c;
+}
+
+static void *zalloc(Build *b, size_t n) {
+  void *p = util_arena_zalloc(&b->s->arena, n ? n : 1);
+  if (!p) nomem(b);
+  return p;
+}
+
+/* ---- expression checks ---- */
+
+typedef struct ExprCheck {
+  SqlWalker w;
+  const Table *t;     /* columns that may be referenced (NULL: none) */
+  int subquery, variable, column, func;
+  const char *bad_column; /* first unknown column name */
+  const char *bad_table;  /* its qualifier, if any */
+} ExprCheck;
+
+static int check_cb(SqlWalker *w, SqlExpr *e) {
+  ExprCheck *c = (ExprCheck *)w;
+  switch (e->op) {
+    case SQL_E_SUBQUERY:
+    case SQL_E_EXISTS:
+      c->subquery = 1;
+      break;
+    case SQL_E_IN:
+      if (e->select || e->table) c->subquery = 1;
+      break;
+    case SQL_E_VARIABLE:
+      c->variable = 1;
+      break;
+    case SQL_E_FUNC:
+      c->func = 1;
+      break;
+    case SQL_E_ID:
+      if (!c->t || table_column_index(c->t, e->z) < 0) {
+        if (c->t && (e->flags & SQL_EF_QUOTED)) break; /* a "string" */
+        if (!util_stricmp(e->z, "true") || !util_stricmp(e->z, "false")) break;
+        if (!c->bad_column) c->bad_column = e->z;
+      }
+      c->column = 1;
+      break;
+    case SQL_E_COLUMN:
+      c->column = 1;
+      if (!c->t || table_column_index(c->t, e->z) < 0 || e->schema ||
+          (e->table && util_stricmp(e->table, c->t->name) != 0)) {
+        if (!c->bad_column) c->bad_column = e->z, c->bad_table = e->table;
+      }
+      break;
+    default:
+      break;
+  }
+  return SQL_WALK_CONTINUE;
+}
+
+static void expr_check(ExprCheck *c, const Table *t, SqlExpr *e) {
+  memset(c, 0, sizeof *c);
+  c->w.expr = check_cb;
+  c->t = t;
+  if (e) sql_walk_expr(&c->w, e);
+}
+
+static int bad_column(Build *b, const ExprCheck *ec) {
+  if (ec->bad_table)
+    return fail(b, SHALE_ERROR, "no such column: %s.%s", ec->bad_table, ec->bad_column);
+  return fail(b, SHALE_ERROR, "no such column: %s", ec->bad_column);
+}
+
+/* Names of functions SQLite marks non-deterministic (no index expressions). */
+static int nondeterministic(SqlExpr *e) {
+  static const char *const names[] = {"random", "randomblob", "changes", "total_changes",
+                                      "last_insert_rowid", "sqlite_offset", NULL};
+  if (e->op != SQL_E_FUNC || !e->z) return 0;
+  for (int i = 0; names[i]; i++)
+    if (!util_stricmp(e->z, names[i])) return 1;
+  return 0;
+}
+static int nondet_cb(SqlWalker *w, SqlExpr *e) {
+  if (nondeterministic(e)) {
+    *(int *)w->arg = 1;
+    return SQL_WALK_ABORT;
+  }
+  return SQL_WALK_CONTINUE;
+}
+static int has_nondeterministic(SqlExpr *e) {
+  int found = 0;
+  SqlWalker w = {nondet_cb, NULL, &found};
+  sql_walk_expr(&w, e);
+  return found;
+}
+
+/* ---- tables ---- */
+
+/* The column a PRIMARY KEY / UNIQUE term names, with its COLLATE: -1 if the
+ * term is an expression (*expr = 1) or names no column (*name gets it). */
+static int term_column(const Table *t, SqlExpr *e, const char **coll, int *expr,
+                       const char **name) {
+  *coll = NULL;
+  *expr = 0;
+  *name = NULL;
+  while (e && e->op == SQL_E_COLLATE) {
+    if (!*coll) *coll = e->z;
+    e = e->a;
+  }
+  if (!e || (e->op != SQL_E_ID && e->op != SQL_E_STRING)) {
+    *expr = 1;
+    return -1;
+  }
+  *name = e->z;
+  return table_column_index(t, e->z);
+}
+
+static const char *col_coll(const Table *t, int col) {
+  return col >= 0 && t->cols[col].coll ? t->cols[col].coll : "BINARY";
+}
+
+static int same_key(const Index *a, const Index *b) {
+  if (a->nkey != b->nkey) return 0;
+  for (int i = 0; i < a->nkey; i++)
+    if (a->cols[i].col != b->cols[i].col || util_stricmp(a->cols[i].coll, b->cols[i].coll))
+      return 0;
+  return 1;
+}
+
+static int count_indexes(const Table *t) {
+  int n = 0;
+  for (const Index *i = t->indexes; i; i = i->next) n++;
+  return n;
+}
+
+static void link_index(Table *t, Index *idx) {
+  Index **pp = &t->indexes;
+  while (*pp) pp = &(*pp)->next;
+  idx->next = NULL;
+  *pp = idx;
+}
+
+/* Append the trailing columns of invariant 4 (schema.h) to idx, whose key
+ * columns are already in cols[0..nkey) with room for t->ncol + 1 more. */
+static void append_trailing(Table *t, Index *idx) {
+  idx->ncol = idx->nkey;
+  if (!t->without_rowid) {
+    idx->cols[idx->ncol++] = (IndexColumn){INDEX_COL_ROWID, NULL, "BINARY", 0};
+    return;
+  }
+  Index *pk = t->pk_index;
+  if (idx == pk) {
+    for (int c = 0; c < t->ncol; c++) {
+      if (t->cols[c].hidden == COL_VIRTUAL) continue;
+      int have = 0;
+      for (int k = 0; k < idx->nkey; k++) have |= idx->cols[k].col == c;
+      if (!have) idx->cols[idx->ncol++] = (IndexColumn){c, NULL, col_coll(t, c), 0};
+    }
+    return;
+  }
+  for (int j = 0; pk && j < pk->nkey; j++) {
+    int have = 0;
+    for (int k = 0; k < idx->nkey; k++)
+      have |= idx->cols[k].col == pk->cols[j].col &&
+              !util_stricmp(idx->cols[k].coll, pk->cols[j].coll);
+    if (!have) idx->cols[idx->ncol++] = pk->cols[j];
+  }
+}
+
+/* A PRIMARY KEY or UNIQUE constraint over terms (NULL: the one column col).
+ * Makes the automatic index unless an equal one exists. */
+static int constraint_index(Build *b, Table *t, SqlExprList *terms, int col, uint8_t sort,
+                            int on_conflict, char origin, Index **made) {
+  *made = NULL;
+  int n = terms ? terms->n : 1;
+  Index *idx = zalloc(b, sizeof *idx);
+  IndexColumn *ic = zalloc(b, sizeof *ic * (size_t)(n + t->ncol + 1));
+  if (!idx || !ic) return b->rc;
+  idx->cols = ic;
+  idx->table = t;
+  idx->nkey = n;
+  idx->unique = 1;
+  idx->on_conflict = (uint8_t)on_conflict;
+  idx->origin = origin;
+  idx->is_autoindex = 1;
+  for (int i = 0; i < n; i++) {
+    const char *coll = NULL;
+    int c = col;
+    uint8_t s = sort;
+    if (terms) {
+      int is_expr;
+      const char *name;
+      c = term_column(t, terms->a[i].expr, &coll, &is_expr, &name);
+      if (is_expr)
+        return fail(b, SHALE_ERROR, "expressions prohibited in PRIMARY KEY and UNIQUE constraints");
+      if (c < 0) return fail(b, SHALE_ERROR, "no such column: %s", name);
+      s = terms->a[i].sort;
+    }
+    ic[i].col = c;
+    ic[i].coll = coll ? sdup(b, coll) : col_coll(t, c);
+    ic[i].desc = s == SQL_SORT_DESC;
+  }
+  for (Index *o = t->indexes; o; o = o->next) {
+    if (!same_key(o, idx)) continue;
+    if (o->on_conflict != idx->on_conflict && o->on_conflict != SCHEMA_OE_NONE &&
+        idx->on_conflict != SCHEMA_OE_NONE)
+      return fail(b, SHALE_ERROR, "conflicting ON CONFLICT clauses specified");
+    if (o->on_conflict == SCHEMA_OE_NONE) o->on_conflict = idx->on_conflict;
+    if (origin == INDEX_ORIGIN_PK) o->origin = INDEX_ORIGIN_PK;
+    *made = o;
+    return b->rc;
+  }
+  char *name = util_mprintf("sqlite_autoindex_%s_%d", t->name, count_indexes(t) + 1);
+  if (!name) return nomem(b);
+  idx->name = sdup(b, name);
+  shale_free(name);
+  link_index(t, idx);
+  *made = idx;
+  return b->rc;
+}
+
+/* PRIMARY KEY over terms (table constraint) or the one column col. */
+static int add_primary_key(Build *b, Table *t, SqlExprList *terms, int col, uint8_t sort,
+                           int on_conflict, int autoinc, int *has_pk) {
+  if (*has_pk) return fail(b, SHALE_ERROR, "table \"%s\" has more than one primary key", t->name);
+  *has_pk = 1;
+  int n = terms ? terms->n : 1;
+  int single = -1;
+  for (int i = 0; i < n; i++) {
+    int c = col;
+    if (terms) {
+      const char *coll, *name;
+      int is_expr;
+      c = term_column(t, terms->a[i].expr, &coll, &is_expr, &name);
+    }
+    if (c < 0) continue;
+    if (t->cols[c].hidden == COL_VIRTUAL || t->cols[c].hidden == COL_STORED)
+      return fail(b, SHALE_ERROR, "generated columns cannot be part of the PRIMARY KEY");
+    t->cols[c].pk = 1;
+    if (n == 1) single = c;
+  }
+  t->pk_conflict = (uint8_t)on_conflict;
+  if (single >= 0 && t->cols[single].type && !util_stricmp(t->cols[single].type, "INTEGER") &&
+      sort != SQL_SORT_DESC) {
+    t->rowid_alias = single;
+    t->autoincrement = (uint8_t)autoinc;
+    return b->rc;
+  }
+  if (autoinc) return fail(b, SHALE_ERROR, "AUTOINCREMENT is only allowed on an INTEGER PRIMARY KEY");
+  Index *idx;
+  constraint_index(b, t, terms, col, sort, on_conflict, INDEX_ORIGIN_PK, &idx);
+  if (t->without_rowid) t->pk_index = idx;
+  return b->rc;
+}
+
+static int add_fk(Build *b, Table *t, SqlForeignKey *f, int col, SqlIdList *from) {
+  int n;
+  if (!from) {
+    if (f->to_cols && f->to_cols->n != 1)
+      return fail(b, SHALE_ERROR, "foreign key on %s should reference only one column of table %s",
+                  t->cols[col].name, f->table);
+    n = 1;
+  } else if (f->to_cols && f->to_cols->n != from->n) {
+    return fail(b, SHALE_ERROR,
+                "number of columns in foreign key does not match the number of columns in the "
+                "referenced table");
+  } else {
+    n = from->n;
+  }
+  ForeignKey *fks = zalloc(b, sizeof *fks * (size_t)(t->nfk + 1));
+  if (!fks) return b->rc;
+  if (t->nfk) memcpy(fks, t->fks, sizeof *fks * (size_t)t->nfk);
+  ForeignKey *fk = &fks[t->nfk];
+  fk->ncol = n;
+  fk->cols = zalloc(b, sizeof(int) * (size_t)n);
+  fk->parent = sdup(b, f->table);
+  if (f->to_cols) fk->parent_cols = zalloc(b, sizeof(char *) * (size_t)n);
+  if (b->rc) return b->rc;
+  for (int i = 0; i < n; i++) {
+    int c = col;
+    if (from) {
+      c = table_column_index(t, from->a[i]);
+      if (c < 0)
+        return fail(b, SHALE_ERROR, "unknown column \"%s\" in foreign key definition", from->a[i]);
+    }
+    fk->cols[i] = c;
+    if (f->to_cols) fk->parent_cols[i] = sdup(b, f->to_cols->a[i]);
+  }
+  fk->on_delete = f->on_delete;
+  fk->on_update = f->on_update;
+  fk->deferred = f->deferrable == 1 || (f->deferrable == 2 && f->initially == 1);
+  fk->match = sdup(b, f->match);
+  t->fks = fks;
+  t->nfk++;
+  return b->rc;
+}
+
+static int add_check(Build *b, Table *t, SqlConstraint *c) {
+  Check *cks = zalloc(b, sizeof *cks * (size_t)(t->ncheck + 1));
+  if (!cks) return b->rc;
+  if (t->ncheck) memcpy(cks, t->checks, sizeof *cks * (size_t)t->ncheck);
+  cks[t->ncheck].name = sdup(b, c->name);
+  cks[t->ncheck].expr = c->expr;
+  cks[t->ncheck].sql = span_text(b, c->expr->span);
+  t->checks = cks;
+  t->ncheck++;
+  return b->rc;
+}
+
+static int strict_type_ok(const char *ty) {
+  static const char *const ok[] = {"INT", "INTEGER", "REAL", "TEXT", "BLOB", "ANY", NULL};
+  for (int i = 0; ok[i]; i++)
+    if (!util_stricmp(ty, ok[i])) return 1;
+  return 0;
+}
+
+static int build_table(Build *b, const SqlStmt *st, Table **out) {
+  const SqlCreateTable *ct = &st->u.create_table;
+  *out = NULL;
+  if (st->kind != SQL_STMT_CREATE_TABLE) return fail(b, SHALE_ERROR, "not a CREATE TABLE");
+  Table *t = zalloc(b, sizeof *t);
+  if (!t) return b->rc;
+  t->name = sdup(b, ct->name.name);
+  t->sql = b->sql ? sdup(b, b->sql) : NULL;
+  t->rowid_alias = -1;
+  t->without_rowid = (ct->options & SQL_TABOPT_WITHOUT_ROWID) != 0;
+  t->strict = (ct->options & SQL_TABOPT_STRICT) != 0;
+  if (b->rc) return b->rc;
+  if (ct->as_select)
+    return fail(b, SHALE_ERROR, "CREATE TABLE ... AS SELECT needs the query engine");
+  if (!b->loading && !util_strnicmp(t->name, "sqlite_", 7))
+    return fail(b, SHALE_ERROR, "object name reserved for internal use: %s", t->name);
+  if (ct->ncols > MAX_COLUMNS) return fail(b, SHALE_ERROR, "too many columns on %s", t->name);
+  t->cols = zalloc(b, sizeof(Column) * (size_t)(ct->ncols ? ct->ncols : 1));
+  if (!t->cols) return b->rc;
+
+  /* columns, in order, with their constraints (as SQLite's parser acts) */
+  int has_pk = 0, nongen = 0;
+  for (int i = 0; i < ct->ncols; i++) {
+    const SqlColumnDef *cd = &ct->cols[i];
+    for (int j = 0; j < t->ncol; j++)
+      if (!util_stricmp(t->cols[j].name, cd->name))
+        return fail(b, SHALE_ERROR, "duplicate column name: %s", cd->name);
+    Column *c = &t->cols[t->ncol++];
+    c->name = sdup(b, cd->name);
+    c->type = sdup(b, cd->decl_type);
+    c->affinity = schema_type_affinity(cd->decl_type);
+    if (t->strict && cd->decl_type && !util_stricmp(cd->decl_type, "ANY")) c->affinity = AFF_BLOB;
+    for (int k = 0; k < cd->ncons; k++) {
+      SqlConstraint *cs = &cd->cons[k];
+      if (cs->type == SQL_CONS_GENERATED) {
+        c->hidden = cs->stored ? COL_STORED : COL_VIRTUAL;
+        c->gen = cs->expr;
+        c->gen_sql = span_text(b, cs->expr->span);
+        t->has_generated = 1;
+      }
+    }
+    if (c->hidden == COL_NORMAL) nongen++;
+    for (int k = 0; k < cd->ncons && !b->rc; k++) {
+      SqlConstraint *cs = &cd->cons[k];
+      switch (cs->type) {
+        case SQL_CONS_PRIMARY_KEY:
+          add_primary_key(b, t, NULL, t->ncol - 1, cs->sort, cs->on_conflict, cs->autoincrement,
+                          &has_pk);
+          break;
+        case SQL_CONS_NOT_NULL:
+          c->notnull = 1;
+          c->notnull_conflict = cs->on_conflict;
+          break;
+        case SQL_CONS_UNIQUE: {
+          Index *idx;
+          c->unique = 1;
+          constraint_index(b, t, NULL, t->ncol - 1, 0, cs->on_conflict, INDEX_ORIGIN_UNIQUE, &idx);
+          break;
+        }
+        case SQL_CONS_CHECK:
+          add_check(b, t, cs);
+          break;
+        case SQL_CONS_DEFAULT: {
+          ExprCheck ec;
+          expr_check(&ec, NULL, cs->expr);
+          if (ec.column || ec.variable || ec.subquery)
+            return fail(b, SHALE_ERROR, "default value of column [%s] is not constant", c->name);
+          c->dflt = cs->expr;
+          c->dflt_sql = span_text(b, cs->expr->span);
+          break;
+        }
+        case SQL_CONS_COLLATE:
+          if (!b->loading && !record_collation_find(cs->collate))
+            return fail(b, SHALE_ERROR, "no such collation sequence: %s", cs->collate);
+          c->coll = sdup(b, cs->collate);
+          /* "a UNIQUE COLLATE x": the index made before takes the collation */
+          for (Index *ix = t->indexes; ix; ix = ix->next)
+            if (ix->nkey == 1 && ix->cols[0].col == t->ncol - 1) ix->cols[0].coll = c->coll;
+          break;
+        case SQL_CONS_REFERENCES:
+          add_fk(b, t, cs->fk, t->ncol - 1, NULL);
+          break;
+        default:
+          break;
+      }
+    }
+    if (b->rc) return b->rc;
+  }
+  /* table constraints */
+  for (int k = 0; k < ct->ncons && !b->rc; k++) {
+    SqlConstraint *cs = &ct->cons[k];
+    switch (cs->type) {
+      case SQL_CONS_PRIMARY_KEY:
+        add_primary_key(b, t, cs->columns, -1, 0, cs->on_conflict, cs->autoincrement, &has_pk);
+        if (!b->rc && cs->columns->n == 1 && t->rowid_alias < 0 && !t->without_rowid) {
+          /* nothing more: the index was made */
+        }
+        break;
+      case SQL_CONS_UNIQUE: {
+        Index *idx;
+        constraint_index(b, t, cs->columns, -1, 0, cs->on_conflict, INDEX_ORIGIN_UNIQUE, &idx);
+        break;
+      }
+      case SQL_CONS_CHECK:
+        add_check(b, t, cs);
+        break;
+      case SQL_CONS_FOREIGN_KEY:
+        add_fk(b, t, cs->fk, -1, cs->fk->from_cols);
+        break;
+      default:
+        break;
+    }
+  }
+  if (b->rc) return b->rc;
+
+  /* the checks SQLite makes when the table ends */
+  if (t->strict)
+    for (int i = 0; i < t->ncol; i++) {
+      if (!t->cols[i].type)
+        return fail(b, SHALE_ERROR, "missing datatype for %s.%s", t->name, t->cols[i].name);
+      if (!strict_type_ok(t->cols[i].type))
+        return fail(b, SHALE_ERROR, "unknown datatype for %s.%s: \"%s\"", t->name,
+                    t->cols[i].name, t->cols[i].type);
+    }
+  if (t->without_rowid) {
+    if (t->autoincrement)
+      return fail(b, SHALE_ERROR, "AUTOINCREMENT not allowed on WITHOUT ROWID tables");
+    if (!has_pk) return fail(b, SHALE_ERROR, "PRIMARY KEY missing on table %s", t->name);
+    if (t->rowid_alias >= 0) { /* an INTEGER PRIMARY KEY gets its index now (invariant 2) */
+      int c = t->rowid_alias;
+      t->rowid_alias = -1;
+      t->autoincrement = 0;
+      Index *idx;
+      if (constraint_index(b, t, NULL, c, 0, t->pk_conflict, INDEX_ORIGIN_PK, &idx)) return b->rc;
+      t->pk_index = idx;
+    }
+    Index *pk = t->pk_index;
+    int j = 0; /* PRIMARY KEY(a, a): the repeat is dropped */
+    for (int i = 0; i < pk->nkey; i++) {
+      int dup = 0;
+      for (int k = 0; k < j; k++) dup |= pk->cols[k].col == pk->cols[i].col;
+      if (!dup) pk->cols[j++] = pk->cols[i];
+    }
+    pk->nkey = j;
+    for (int i = 0; i < pk->nkey; i++) t->cols[pk->cols[i].col].notnull = 1;
+  }
+  if (t->has_generated && nongen == 0)
+    return fail(b, SHALE_ERROR, "must have at least one non-generated column");
+  for (int i = 0; i < t->ncheck; i++) {
+    ExprCheck ec;
+    expr_check(&ec, t, t->checks[i].expr);
+    if (ec.subquery) return fail(b, SHALE_ERROR, "subqueries prohibited in CHECK constraints");
+    if (ec.bad_column) return bad_column(b, &ec);
+  }
+  for (int i = 0; i < t->ncol; i++) {
+    if (!t->cols[i].gen) continue;
+    ExprCheck ec;
+    expr_check(&ec, t, t->cols[i].gen);
+    if (ec.subquery) return fail(b, SHALE_ERROR, "subqueries prohibited in generated columns");
+    if (ec.bad_column) return bad_column(b, &ec);
+  }
+
+  /* primary key list, storage slots, trailing index columns */
+  if (t->without_rowid) {
+    Index *pk = t->pk_index;
+    t->npk = pk->nkey;
+  } else if (t->rowid_alias >= 0) {
+    t->npk = 1;
+  } else {
+    for (Index *i = t->indexes; i; i = i->next)
+      if (i->origin == INDEX_ORIGIN_PK) t->npk = i->nkey;
+  }
+  t->pk_cols = zalloc(b, sizeof(int) * (size_t)(t->npk + 1));
+  t->pk_desc = zalloc(b, (size_t)(t->npk + 1));
+  if (b->rc) return b->rc;
+  if (t->rowid_alias >= 0) {
+    t->pk_cols[0] = t->rowid_alias;
+  } else {
+    for (Index *i = t->indexes; i; i = i->next)
+      if (i->origin == INDEX_ORIGIN_PK && (!t->without_rowid || i == t->pk_index))
+        for (int k = 0; k < t->npk; k++) {
+          t->pk_cols[k] = i->cols[k].col;
+          t->pk_desc[k] = i->cols[k].desc;
+        }
+  }
+  for (int k = 0; k < t->npk; k++) t->cols[t->pk_cols[k]].pk = (uint8_t)(k + 1);
+  int slot = 0;
+  if (t->without_rowid)
+    for (int k = 0; k < t->npk; k++) t->cols[t->pk_cols[k]].storage = slot++;
+  for (int i = 0; i < t->ncol; i++) {
+    Column *c = &t->cols[i];
+    if (t->without_rowid && c->pk) continue;
+    c->storage = c->hidden == COL_VIRTUAL ? -1 : slot++;
+  }
+  t->nstored = slot;
+  if (t->without_rowid) append_trailing(t, t->pk_index);
+  for (Index *i = t->indexes; i; i = i->next)
+    if (i != t->pk_index) append_trailing(t, i);
+  *out = t;
+  return b->rc;
+}
+
+int schema_table_from_create(Schema *s, const SqlStmt *create, const char *sql, Table **out,
+                             char **errmsg) {
+  Build b = {s, sql, errmsg, 0, SHALE_OK};
+  if (errmsg) *errmsg = NULL;
+  build_table(&b, create, out);
+  if (b.rc != SHALE_OK) *out = NULL;
+  return b.rc;
+}
+
+/* ---- indexes ---- */
+
+static int build_index(Build *b, const SqlStmt *st, Index **out) {
+  const SqlCreateIndex *ci = &st->u.create_index;
+  *out = NULL;
+  if (st->kind != SQL_STMT_CREATE_INDEX) return fail(b, SHALE_ERROR, "not a CREATE INDEX");
+  Table *t = schema_find_table(b->s, ci->table);
+  if (!t) {
+    if (schema_find_view(b->s, ci->table)) return fail(b, SHALE_ERROR, "views may not be indexed");
+    return fail(b, SHALE_ERROR, "no such table: main.%s", ci->table);
+  }
+  if (t->is_schema)
+    return fail(b, SHALE_ERROR, "table %s may not be indexed", ci->table);
+  if (!b->loading && !util_strnicmp(ci->name.name, "sqlite_", 7))
+    return fail(b, SHALE_ERROR, "object name reserved for internal use: %s", ci->name.name);
+  int n = ci->columns->n;
+  Index *idx = zalloc(b, sizeof *idx);
+  IndexColumn *ic = zalloc(b, sizeof *ic * (size_t)(n + t->ncol + 1));
+  if (!idx || !ic) return b->rc;
+  idx->name = sdup(b, ci->name.name);
+  idx->sql = b->sql ? sdup(b, b->sql) : NULL;
+  idx->table = t;
+  idx->cols = ic;
+  idx->nkey = n;
+  idx->unique = ci->unique;
+  idx->on_conflict = ci->unique ? SCHEMA_OE_ABORT : SCHEMA_OE_NONE;
+  idx->origin = INDEX_ORIGIN_CREATE;
+  idx->where = ci->where;
+  for (int i = 0; i < n; i++) {
+    SqlExpr *e = ci->columns->a[i].expr;
+    const char *coll = NULL;
+    while (e && e->op == SQL_E_COLLATE) {
+      if (!coll) coll = e->z;
+      e = e->a;
+    }
+    int c = INDEX_COL_EXPR;
+    if (e && e->op == SQL_E_ID) {
+      c = table_column_index(t, e->z);
+      if (c < 0 && !(e->flags & SQL_EF_QUOTED))
+        return fail(b, SHALE_ERROR, "no such column: %s", e->z);
+      if (c < 0) c = INDEX_COL_EXPR; /* a "string": a constant expression */
+    }
+    if (c == INDEX_COL_EXPR) {
+      ExprCheck ec;
+      expr_check(&ec, t, ci->columns->a[i].expr);
+      if (ec.subquery) return fail(b, SHALE_ERROR, "subqueries prohibited in index expressions");
+      if (ec.variable) return fail(b, SHALE_ERROR, "parameters prohibited in index expressions");
+      if (ec.bad_column) return bad_column(b, &ec);
+      if (has_nondeterministic(ci->columns->a[i].expr))
+        return fail(b, SHALE_ERROR, "non-deterministic functions prohibited in index expressions");
+      ic[i].expr = e;
+    }
+    if (coll && !b->loading && !record_collation_find(coll))
+      return fail(b, SHALE_ERROR, "no such collation sequence: %s", coll);
+    ic[i].col = c;
+    ic[i].coll = coll ? sdup(b, coll) : col_coll(t, c);
+    ic[i].desc = ci->columns->a[i].sort == SQL_SORT_DESC;
+  }
+  if (ci->where) {
+    ExprCheck ec;
+    expr_check(&ec, t, ci->where);
+    if (ec.subquery)
+      return fail(b, SHALE_ERROR, "subqueries prohibited in partial index WHERE clauses");
+    if (ec.variable)
+      return fail(b, SHALE_ERROR, "parameters prohibited in partial index WHERE clauses");
+    if (ec.bad_column) return bad_column(b, &ec);
+    if (has_nondeterministic(ci->where))
+      return fail(b, SHALE_ERROR,
+                  "non-deterministic functions prohibited in partial index WHERE clauses");
+  }
+  append_trailing(t, idx);
+  *out = idx;
+  return b->rc;
+}
+
+int schema_index_from_create(Schema *s, const SqlStmt *create, const char *sql, Index **out,
+                             char **errmsg) {
+  Build b = {s, sql, errmsg, 0, SHALE_OK};
+  if (errmsg) *errmsg = NULL;
+  build_index(&b, create, out);
+  if (b.rc != SHALE_OK) *out = NULL;
+  return b.rc;
+}
+
+/* ---- views and triggers ---- */
+
+static int build_view(Build *b, const SqlStmt *st, View **out) {
+  const SqlCreateView *cv = &st->u.create_view;
+  View *v = zalloc(b, sizeof *v);
+  if (!v) return b->rc;
+  v->name = sdup(b, cv->name.name);
+  v->sql = sdup(b, b->sql);
+  v->select = cv->select;
+  if (cv->columns) {
+    v->ncol = cv->columns->n;
+    v->cols = zalloc(b, sizeof(char *) * (size_t)(v->ncol + 1));
+    for (int i = 0; v->cols && i < v->ncol; i++) v->cols[i] = sdup(b, cv->columns->a[i]);
+  }
+  *out = v;
+  return b->rc;
+}
+
+static int build_trigger(Build *b, const SqlStmt *st, Trigger **out) {
+  const SqlCreateTrigger *tr = &st->u.create_trigger;
+  Trigger *g = zalloc(b, sizeof *g);
+  if (!g) return b->rc;
+  g->name = sdup(b, tr->name.name);
+  g->table = sdup(b, tr->table);
+  g->sql = sdup(b, b->sql);
+  g->timing = tr->time == SQL_TRIG_AFTER        ? TRIGGER_AFTER
+              : tr->time == SQL_TRIG_INSTEAD_OF ? TRIGGER_INSTEAD_OF
+                                                : TRIGGER_BEFORE;
+  g->event = tr->event == TK_DELETE   ? TRIGGER_DELETE
+             : tr->event == TK_INSERT ? TRIGGER_INSERT
+                                      : TRIGGER_UPDATE;
+  if (tr->update_of) {
+    g->nupdate_of = tr->update_of->n;
+    g->update_of = zalloc(b, sizeof(char *) * (size_t)(g->nupdate_of + 1));
+    for (int i = 0; g->update_of && i < g->nupdate_of; i++)
+      g->update_of[i] = sdup(b, tr->update_of->a[i]);
+  }
+  g->when = tr->when;
+  g->nstmts = tr->nstmts;
+  g->stmts = tr->stmts;
+  *out = g;
+  return b->rc;
+}
+
+/* ---- loading sqlite_schema ---- */
+
+typedef struct Row {
+  const char *type, *name, *tbl, *sql;
+  int64_t root;
+  int root_is_int;
+} Row;
+
+static const char *rec_text(Build *b, const uint8_t *rec, uint32_t n, int col) {
+  ShValue v;
+  if (record_column(rec, n, col, &v) != SHALE_OK) {
+    fail(b, SHALE_CORRUPT, NULL);
+    return NULL;
+  }
+  if (v.type != SHALE_TEXT) return NULL;
+  char *z = util_arena_strndup(&b->s->arena, v.z ? v.z : "", v.n);
+  if (!z) nomem(b);
+  return z;
+}
+
+static int read_rows(Build *b, Btree *bt, Row **rows_out, int *nrows) {
+  BtCursor *cur = NULL;
+  Row *rows = NULL;
+  int n = 0, cap = 0;
+  int rc = btree_cursor_open(bt, 1, 0, NULL, NULL, &cur);
+  if (rc != SHALE_OK) return fail(b, rc, "%s", rc == SHALE_CORRUPT && btree_errmsg(bt) ? btree_errmsg(bt) : shale_errstr(rc));
+  int done = 0;
+  rc = btree_first(cur, &done);
+  uint8_t *buf = NULL;
+  while (rc == SHALE_OK && !done) {
+    uint32_t size = btree_payload_size(cur), avail;
+    const uint8_t *p = btree_payload_fetch(cur, &avail);
+    if (avail < size) {
+      shale_free(buf);
+      buf = shale_malloc(size);
+      if (!buf) {
+        rc = SHALE_NOMEM;
+        break;
+      }
+      rc = btree_payload_read(cur, 0, size, buf);
+      if (rc != SHALE_OK) break;
+      p = buf;
+    }
+    if (n == cap) {
+      cap = cap ? cap * 2 : 16;
+      Row *nr = util_arena_alloc(&b->s->arena, sizeof *nr * (size_t)cap);
+      if (!nr) {
+        rc = SHALE_NOMEM;
+        break;
+      }
+      if (n) memcpy(nr, rows, sizeof *nr * (size_t)n);
+      rows = nr;
+    }
+    Row *r = &rows[n++];
+    memset(r, 0, sizeof *r);
+    r->type = rec_text(b, p, size, 0);
+    r->name = rec_text(b, p, size, 1);
+    r->tbl = rec_text(b, p, size, 2);
+    r->sql = rec_text(b, p, size, 4);
+    ShValue v;
+    if (record_column(p, size, 3, &v) == SHALE_OK && v.type == SHALE_INTEGER) {
+      r->root = v.i;
+      r->root_is_int = 1;
+    }
+    if (b->rc) break;
+    rc = btree_next(cur, &done);
+  }
+  shale_free(buf);
+  btree_cursor_close(cur);
+  if (b->rc) return b->rc;
+  if (rc == SHALE_NOMEM) return nomem(b);
+  if (rc != SHALE_OK) {
+    const char *m = btree_errmsg(bt);
+    return fail(b, rc, "%s", m && rc == SHALE_CORRUPT ? m : shale_errstr(rc));
+  }
+  *rows_out = rows;
+  *nrows = n;
+  return SHALE_OK;
+}
+
+/* "malformed database schema (name)[ - reason]" as SHALE_CORRUPT. */
+static int corrupt_row(Build *b, const Row *r, const char *reason) {
+  if (b->errmsg && *b->errmsg) {
+    shale_free(*b->errmsg);
+    *b->errmsg = NULL;
+  }
+  const char *nm = r->name ? r->name : "?";
+  b->rc = SHALE_OK;
+  if (reason)
+    return fail(b, SHALE_CORRUPT, "malformed database schema (%s) - %s", nm, reason);
+  return fail(b, SHALE_CORRUPT, "malformed database schema (%s)", nm);
+}
+
+static int starts_cr(const char *z) {
+  return z && (z[0] == 'c' || z[0] == 'C') && (z[1] == 'r' || z[1] == 'R');
+}
+
+/* Parse and build the object of one row (sql starting with "CR"). */
+static int load_row(Build *b, const Row *r, uint32_t npages) {
+  SqlStmt *st = NULL;
+  char *perr = NULL;
+  int rc = sql_parse(&b->s->arena, r->sql, -1, &st, NULL, &perr);
+  if (rc == SHALE_NOMEM) {
+    shale_free(perr);
+    return nomem(b);
+  }
+  if (rc != SHALE_OK || !st) {
+    int r2 = corrupt_row(b, r, perr ? perr : NULL);
+    shale_free(perr);
+    return r2;
+  }
+  b->sql = r->sql;
+  int root_bad = !r->root_is_int || r->root < 0 || r->root > 0xffffffffLL ||
+                 (npages > 0 && r->root > npages);
+  switch (st->kind) {
+    case SQL_STMT_CREATE_TABLE: {
+      Table *t = NULL;
+      if (schema_find_table(b->s, st->u.create_table.name.name)) return corrupt_row(b, r, NULL);
+      if (build_table(b, st, &t) != SHALE_OK) break;
+      if (root_bad || r->root < 1) return corrupt_row(b, r, "invalid rootpage");
+      t->root = (uint32_t)r->root;
+      if (t->pk_index) t->pk_index->root = t->root;
+      if (schema_add_table(b->s, t) != SHALE_OK) return nomem(b);
+      if (t->pk_index && schema_add_index(b->s, t->pk_index) != SHALE_OK) return nomem(b);
+      break;
+    }
+    case SQL_STMT_CREATE_INDEX: {
+      Index *idx = NULL;
+      if (schema_find_index(b->s, st->u.create_index.name.name)) return corrupt_row(b, r, NULL);
+      if (build_index(b, st, &idx) != SHALE_OK) break;
+      if (root_bad || r->root < 2) return corrupt_row(b, r, "invalid rootpage");
+      idx->root = (uint32_t)r->root;
+      if (schema_add_index(b->s, idx) != SHALE_OK) return nomem(b);
+      break;
+    }
+    case SQL_STMT_CREATE_VIEW: {
+      View *v = NULL;
+      if (schema_find_view(b->s, st->u.create_view.name.name) ||
+          schema_find_table(b->s, st->u.create_view.name.name))
+        return corrupt_row(b, r, NULL);
+      if (build_view(b, st, &v) != SHALE_OK) break;
+      if (schema_add_view(b->s, v) != SHALE_OK) return nomem(b);
+      break;
+    }
+    case SQL_STMT_CREATE_TRIGGER: {
+      Trigger *g = NULL;
+      if (schema_find_trigger(b->s, st->u.create_trigger.name.name)) return corrupt_row(b, r, NULL);
+      if (build_trigger(b, st, &g) != SHALE_OK) break;
+      if (schema_add_trigger(b->s, g) != SHALE_OK) return nomem(b);
+      break;
+    }
+    case SQL_STMT_CREATE_VTAB:
+      return corrupt_row(b, r, "virtual tables are not supported");
+    default:
+      return corrupt_row(b, r, NULL);
+  }
+  if (b->rc == SHALE_ERROR) {
+    char *m = b->errmsg ? *b->errmsg : NULL;
+    if (b->errmsg) *b->errmsg = NULL;
+    b->rc = SHALE_OK;
+    corrupt_row(b, r, m);
+    shale_free(m);
+  }
+  return b->rc;
+}
+
+/* An automatic index row (sql NULL): give its table's index the root. */
+static int load_autoindex(Build *b, const Row *r, uint32_t npages) {
+  if (r->name && schema_find_index(b->s, r->name)) return corrupt_row(b, r, NULL);
+  Index *idx = NULL;
+  Table *t = r->tbl ? schema_find_table(b->s, r->tbl) : NULL;
+  for (Index *i = t ? t->indexes : NULL; i && r->name; i = i->next)
+    if (i->is_autoindex && !i->root && i != t->pk_index && !util_stricmp(i->name, r->name))
+      idx = i;
+  if (!idx) return corrupt_row(b, r, "orphan index");
+  if (!r->root_is_int || r->root < 2 || r->root > 0xffffffffLL || (npages && r->root > npages))
+    return corrupt_row(b, r, "invalid rootpage");
+  idx->root = (uint32_t)r->root;
+  if (schema_add_index(b->s, idx) != SHALE_OK) return nomem(b);
+  return b->rc;
+}
+
+int schema_load(Btree *bt, Schema **out, char **errmsg) {
+  *out = NULL;
+  if (errmsg) *errmsg = NULL;
+  Schema *s = schema_new();
+  if (!s) return SHALE_NOMEM;
+  Build b = {s, NULL, errmsg, 1, SHALE_OK};
+  int own_txn = btree_txn_state(bt) == PAGER_TXN_NONE;
+  int rc = own_txn ? btree_begin(bt, BTREE_TXN_READ) : SHALE_OK;
+  if (rc != SHALE_OK) {
+    schema_free(s);
+    return rc;
+  }
+  uint32_t npages = btree_page_count(bt);
+  Row *rows = NULL;
+  int nrows = 0;
+  if (npages > 0) {
+    if (btree_get_meta(bt, BTREE_META_SCHEMA_COOKIE, &s->cookie) != SHALE_OK ||
+        btree_get_meta(bt, BTREE_META_SCHEMA_FORMAT, &s->file_format) != SHALE_OK)
+      fail(&b, SHALE_CORRUPT, "database disk image is malformed");
+    else
+      read_rows(&b, bt, &rows, &nrows);
+  }
+  /* tables first (indexes and triggers name them), then the rest in order */
+  for (int pass = 0; pass < 2 && !b.rc; pass++)
+    for (int i = 0; i < nrows && !b.rc; i++) {
+      const Row *r = &rows[i];
+      int is_table = r->type && !strcmp(r->type, "table");
+      if (is_table != (pass == 0)) continue;
+      if (!r->root_is_int && r->sql == NULL) {
+        corrupt_row(&b, r, NULL);
+      } else if (starts_cr(r->sql)) {
+        load_row(&b, r, npages);
+      } else if (!r->name || (r->sql && r->sql[0])) {
+        corrupt_row(&b, r, NULL);
+      } else if (pass == 1) {
+        load_autoindex(&b, r, npages);
+      } else {
+        corrupt_row(&b, r, "orphan index");
+      }
+    }
+  if (own_txn) btree_commit(bt);
+  if (b.rc != SHALE_OK) {
+    schema_free(s);
+    return b.rc;
+  }
+  *out = s;
+  return SHALE_OK;
+}

@@ -1,0 +1,41 @@
+/*
+ * schema_load.h -- building schema objects (src/schema/schema.h) from
+ * parsed CREATE statements, and loading a Schema from sqlite_schema.
+ *
+ * Invariants:
+ *  1. On error nothing is added to the Schema and *out is NULL; *errmsg (if
+ *     errmsg) gets a shale_malloc'ed message in SQLite's words, which the
+ *     caller frees (NULL for SHALE_NOMEM).
+ *  2. Objects built here live in the Schema's arena; their AST pointers
+ *     point into the arena the statement was parsed in (see schema_load.c).
+ */
+#ifndef SHALE_SQL_SCHEMA_LOAD_H
+#define SHALE_SQL_SCHEMA_LOAD_H
+
+#include "../btree/btree.h"
+#include "../schema/schema.h"
+#include "ast.h"
+
+/* Read every row of sqlite_schema and build a Schema (begins and ends a
+ * read transaction of its own when none is open). A row that cannot be used
+ * gives SHALE_CORRUPT with "malformed database schema (NAME)[ - reason]";
+ * other results: SHALE_NOMEM, I/O and corruption codes of the B-tree. */
+int schema_load(Btree *bt, Schema **out, char **errmsg);
+
+/* The Table of a CREATE TABLE statement (sql: the text it was parsed from,
+ * kept as Table.sql), with SQLite's CREATE-time checks and messages:
+ * "duplicate column name: X", "table \"t\" has more than one primary key",
+ * "AUTOINCREMENT is only allowed on an INTEGER PRIMARY KEY", "PRIMARY KEY
+ * missing on table t", "unknown datatype for t.x: \"foo\"", ... (SHALE_ERROR).
+ * The table's automatic indexes are in (*out)->indexes (root 0). Neither is
+ * added to the schema: call schema_add_table / schema_add_index. */
+int schema_table_from_create(Schema *s, const SqlStmt *create_table, const char *sql, Table **out,
+                             char **errmsg);
+
+/* The Index of a CREATE INDEX statement on a table of s ("no such table:
+ * main.t", "no such column: x", "subqueries prohibited in index
+ * expressions", ...). root is 0; not added to the schema. */
+int schema_index_from_create(Schema *s, const SqlStmt *create_index, const char *sql, Index **out,
+                             char **errmsg);
+
+#endif /* SHALE_SQL_SCHEMA_LOAD_H */
