@@ -159,6 +159,7 @@ static int init_page1(Btree *bt) {
 
 int btree_begin(Btree *bt, int level) {
   int rc;
+  int started = 0; /* this call opened the read transaction */
   if (pager_txn_state(bt->pager) == PAGER_TXN_NONE) {
     rc = pager_begin_read(bt->pager);
     if (rc) return rc;
@@ -167,18 +168,25 @@ int btree_begin(Btree *bt, int level) {
       pager_end_read(bt->pager);
       return rc;
     }
+    started = 1;
   }
   if (level >= BTREE_TXN_WRITE && pager_txn_state(bt->pager) != PAGER_TXN_WRITE) {
     if (bt->readonly) {
       btree_set_error(bt, bt->ro_reason);
-      return SHALE_READONLY;
+      rc = SHALE_READONLY;
+    } else {
+      rc = pager_begin_write(bt->pager, level == BTREE_TXN_EXCLUSIVE);
+      if (rc == SHALE_OK && pager_db_size(bt->pager) == 0) {
+        set_sizes(bt);
+        rc = init_page1(bt);
+        if (rc) pager_rollback(bt->pager);
+      }
     }
-    rc = pager_begin_write(bt->pager, level == BTREE_TXN_EXCLUSIVE);
-    if (rc) return rc;
-    if (pager_db_size(bt->pager) == 0) {
-      set_sizes(bt);
-      rc = init_page1(bt);
-      if (rc) return rc;
+    /* As SQLite: a write transaction that could not start leaves no lock
+     * behind when this call took the read lock itself. */
+    if (rc) {
+      if (started) pager_end_read(bt->pager);
+      return rc;
     }
   }
   return SHALE_OK;

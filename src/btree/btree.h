@@ -81,7 +81,8 @@ uint32_t btree_page_count(Btree *); /* within a transaction */
  * transaction on an empty file writes page 1: the header (page size,
  * 64/32/32 fractions, schema format 4, UTF-8) and an empty sqlite_schema
  * leaf. Validates the header on first read: SHALE_NOTADB or SHALE_CORRUPT.
- * SHALE_BUSY if locked out. */
+ * SHALE_BUSY if locked out; a write level that fails leaves no transaction
+ * (and no lock) behind when the call had to start the read transaction. */
 int btree_begin(Btree *, int level);
 /* Commit the write transaction (if any) and end the transaction. Every
  * cursor must have been closed first, else SHALE_BUSY. */
