@@ -185,6 +185,9 @@ void func_registry_free(FuncRegistry *reg);
  * existing function. On error def->destroy is not called. SHALE_OK,
  * SHALE_NOMEM, SHALE_MISUSE (bad name/nargs). */
 int func_register(FuncRegistry *reg, const FuncDef *def);
+/* Validate the registry's structure (slots, counts, one entry per name and
+ * arity, every entry scalar xor aggregate). SHALE_OK or SHALE_INTERNAL. */
+int func_registry_check(const FuncRegistry *reg);
 /* PRAGMA case_sensitive_like: make like() (2 and 3 args) case-sensitive
  * (on) or ASCII case-insensitive again (off), replacing any user override.
  * SHALE_OK or SHALE_NOMEM. */

@@ -495,3 +495,23 @@ int func_set_case_sensitive_like(FuncRegistry *reg, int on) {
   }
   return SHALE_OK;
 }
+
+int func_registry_check(const FuncRegistry *reg) {
+  if (reg->nslot == 0) return reg->slots == NULL && reg->count == 0 ? SHALE_OK : SHALE_INTERNAL;
+  if (reg->nslot & (reg->nslot - 1)) return SHALE_INTERNAL;
+  int n = 0;
+  for (int i = 0; i < reg->nslot; i++) {
+    for (const FuncEntry *e = reg->slots[i]; e; e = e->next) {
+      n++;
+      if ((int)(name_hash(e->def.name) & (unsigned)(reg->nslot - 1)) != i) return SHALE_INTERNAL;
+      if (!e->def.scalar == !e->def.step) return SHALE_INTERNAL; /* exactly one kind */
+      if (e->def.step && !e->def.final) return SHALE_INTERNAL;
+      for (const FuncEntry *f = e->next; f; f = f->next) {
+        if (f->def.nargs == e->def.nargs && !util_stricmp(f->def.name, e->def.name)) {
+          return SHALE_INTERNAL; /* duplicate (name, nargs) */
+        }
+      }
+    }
+  }
+  return n == reg->count ? SHALE_OK : SHALE_INTERNAL;
+}

@@ -238,7 +238,12 @@ TEST(registry_lookup) {
   CHECK(func_find(&reg, "random", 0) &&
         !(func_find(&reg, "random", 0)->flags & FUNC_DETERMINISTIC));
   CHECK(func_find(&reg, "like", 2)->flags & FUNC_LIKE);
+  CHECK_OK(func_registry_check(&reg));
+  reg.count++; /* the validator notices a wrong count */
+  CHECK_RC(func_registry_check(&reg), SHALE_INTERNAL);
+  reg.count--;
   func_registry_free(&reg);
+  CHECK_OK(func_registry_check(&reg));
 }
 
 static int destroyed;
@@ -301,6 +306,9 @@ TEST(registry_user_functions) {
   }
   CHECK(func_find(&reg, "F499", 3) != NULL);
   CHECK(func_find(&reg, "abs", 1) != NULL);
+  CHECK_OK(func_registry_check(&reg));
+  CHECK_OK(func_set_case_sensitive_like(&reg, 1));
+  CHECK_OK(func_registry_check(&reg));
   func_registry_free(&reg);
 }
 
