@@ -39,7 +39,7 @@ TOOL_BIN  := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
 CLI_SRC   := $(sort $(wildcard cli/*.c))
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all lib test run install clean deps check-deps
+.PHONY: all lib test run install install-check clean deps
 all: lib $(BUILD)/shale $(TOOL_BIN)
 lib: $(BUILD)/libshale.a $(BUILD)/libshale.so
 
@@ -85,8 +85,20 @@ install: all
 	install -m 755 $(BUILD)/libshale.so $(DESTDIR)$(PREFIX)/lib/libshale.so.0
 	ln -sf libshale.so.0 $(DESTDIR)$(PREFIX)/lib/libshale.so
 	install -m 755 $(BUILD)/shale $(DESTDIR)$(PREFIX)/bin/
-	install -m 755 $(BUILD)/shale-inspect $(DESTDIR)$(PREFIX)/bin/ 2>/dev/null || true
+	install -m 755 $(BUILD)/shale-inspect $(DESTDIR)$(PREFIX)/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|' src/shale.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/shale.pc
+
+# Install into a scratch prefix and build a program against it with pkg-config,
+# linked both ways (shared and static), then run both.
+install-check:
+	@rm -rf $(BUILD)/install-check
+	@$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/$(BUILD)/install-check >/dev/null
+	@PKG_CONFIG_PATH=$(BUILD)/install-check/lib/pkgconfig; export PKG_CONFIG_PATH; \
+	  $(CC) -o $(BUILD)/install-check/hello tests/install/hello.c $$(pkg-config --cflags --libs shale) && \
+	  $(CC) -o $(BUILD)/install-check/hello-static tests/install/hello.c $$(pkg-config --cflags shale) \
+	    $(BUILD)/install-check/lib/libshale.a $$(pkg-config --libs-only-other --static shale) -lm -pthread && \
+	  LD_LIBRARY_PATH=$(BUILD)/install-check/lib $(BUILD)/install-check/hello && \
+	  $(BUILD)/install-check/hello-static
 
 clean:
 	rm -rf build build-asan
