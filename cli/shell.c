@@ -5,8 +5,8 @@
  *
  * Reads dot-commands from stdin (prompt "shale> " on a terminal): .help,
  * .open, .dbinfo, .tables, .schema, .rows, .count, .check, .quit/.exit. It
- * uses only the B-tree and record layers; tables are read straight from
- * their trees, columns mapped with a small CREATE TABLE reader.
+ * reads tables straight from their trees; columns and index key orders come
+ * from the schema layer (schema_load: src/schema, src/sql/schema_load.c).
  *
  * Invariants:
  *  1. Every command runs in its own read transaction, ended before the next
@@ -14,8 +14,13 @@
  *  2. Errors print "Error: ..." on stderr and the shell carries on; only
  *     .quit/.exit or end of input end it.
  *  3. .check passes every root in sqlite_schema to btree_integrity_check,
- *     with the key order of each index tree when cli/ddl.c can read it
- *     (else the structure alone is checked), and prints "ok" or the report.
+ *     with the key order of each index tree (schema_index_keyinfo) when the
+ *     schema loaded and the index has no expression column or unknown
+ *     collation (else the structure alone is checked); prints "ok" or the
+ *     report.
+ *  5. A schema that does not load (malformed sqlite_schema) still leaves the
+ *     raw sqlite_schema rows for .tables/.schema/.dbinfo; .rows then prints
+ *     the raw record columns.
  *  4. Row output is sqlite3's list mode: values joined by '|', NULL empty,
  *     reals as SQLite renders them, blobs as X'..' hex.
  */
@@ -27,8 +32,12 @@
 
 #include "../src/btree/btree.h"
 #include "../src/record/record.h"
-#include "ddl.h"
+#include "../src/schema/schema.h"
+#include "../src/sql/ast.h"
+#include "../src/sql/schema_load.h"
 #include "shale.h"
+
+#define SHELL_MAX_COLS 2048 /* > the 2000 columns a table may have */
 
 typedef struct SchemaRow {
   char *type, *name, *tbl, *sql;
@@ -40,6 +49,7 @@ typedef struct Shell {
   char *path; /* NULL: in-memory */
   SchemaRow *rows;
   int nrows;
+  Schema *schema; /* NULL when sqlite_schema did not load */
 } Shell;
 
 static void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -151,6 +161,8 @@ static void free_schema(Shell *sh) {
   shale_free(sh->rows);
   sh->rows = NULL;
   sh->nrows = 0;
+  schema_free(sh->schema);
+  sh->schema = NULL;
 }
 
 static int schema_row(void *ctx, int64_t rowid, const uint8_t *rec, uint32_t n) {
@@ -187,8 +199,12 @@ static int begin_read(Shell *sh) {
   if (rc != SHALE_OK) {
     error_rc(sh, rc);
     btree_commit(sh->bt);
+    return rc;
   }
-  return rc;
+  char *msg = NULL;
+  if (schema_load(sh->bt, &sh->schema, &msg) != SHALE_OK) sh->schema = NULL;
+  shale_free(msg); /* the raw rows still serve (invariant 5) */
+  return SHALE_OK;
 }
 
 static void end_read(Shell *sh) { btree_commit(sh->bt); }
@@ -227,37 +243,112 @@ static void print_value(const ShValue *v) {
 }
 
 typedef struct RowsCtx {
-  DdlTable *t; /* NULL: print raw record columns */
+  const Table *t; /* NULL: print raw record columns */
+  ShValue *def;   /* t->ncol DEFAULT values (for columns added later) */
 } RowsCtx;
 
 static int print_row(void *ctx, int64_t rowid, const uint8_t *rec, uint32_t n) {
   RowsCtx *rc = ctx;
-  static uint32_t types[DDL_MAX_COLS], offs[DDL_MAX_COLS];
+  static uint32_t types[SHELL_MAX_COLS], offs[SHELL_MAX_COLS];
   int ncol;
-  if (record_parse_header(rec, n, types, offs, DDL_MAX_COLS, &ncol) != SHALE_OK) {
+  if (record_parse_header(rec, n, types, offs, SHELL_MAX_COLS, &ncol) != SHALE_OK) {
     error("malformed record (rowid %lld)", (long long)rowid);
     return 0;
   }
-  const DdlTable *t = rc->t;
+  const Table *t = rc->t;
   int nout = t ? t->ncol : ncol;
   for (int i = 0; i < nout; i++) {
     ShValue v;
-    int k = t ? t->recpos[i] : i;
-    if (t && i == t->ipk)
+    int k = t ? t->cols[i].storage : i;
+    if (t && i == t->rowid_alias)
       value_set_int(&v, rowid);
     else if (k < 0)
       value_set_null(&v); /* VIRTUAL generated column: not computed here */
     else if (k < ncol)
       record_decode_value(types[k], rec + offs[k], &v);
     else
-      v = t->def[i]; /* added column: its DEFAULT (NULL if none) */
-    if (t && t->aff[i] == AFF_REAL && v.type == SHALE_INTEGER)
+      v = rc->def[i]; /* added column: its DEFAULT (NULL if none) */
+    if (t && t->cols[i].affinity == AFF_REAL && v.type == SHALE_INTEGER)
       value_set_real(&v, (double)v.i); /* REAL columns store integral reals as integers */
     if (i) fputc('|', stdout);
     print_value(&v);
   }
   fputc('\n', stdout);
   return 0;
+}
+
+static int hexval(char c) {
+  return c >= '0' && c <= '9' ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                : -1;
+}
+
+/* Value of a constant DEFAULT expression (literals, signs, parentheses,
+ * TRUE/FALSE); anything else is left NULL (not evaluated by this shell).
+ * Owned memory for text/blob. */
+static void eval_default(const SqlExpr *e, ShValue *v) {
+  value_set_null(v);
+  if (!e) return;
+  switch (e->op) {
+    case SQL_E_INTEGER:
+    case SQL_E_FLOAT:
+      if (!strncmp(e->z, "0x", 2) || !strncmp(e->z, "0X", 2)) {
+        value_set_int(v, (int64_t)strtoull(e->z + 2, NULL, 16));
+      } else if (!record_text_to_number(e->z, (int)strlen(e->z), v)) {
+        value_set_null(v);
+      }
+      break;
+    case SQL_E_STRING:
+      value_set_text(v, e->z, (uint32_t)strlen(e->z));
+      if (value_make_owned(v) != SHALE_OK) value_set_null(v);
+      break;
+    case SQL_E_BLOB: {
+      size_t nhex = strlen(e->z);
+      char *b = shale_malloc(nhex / 2 + 1);
+      if (!b) break;
+      for (size_t i = 0; i + 1 < nhex; i += 2) b[i / 2] = (char)(hexval(e->z[i]) * 16 + hexval(e->z[i + 1]));
+      value_set_blob(v, b, (uint32_t)(nhex / 2));
+      v->flags |= VAL_OWNED;
+      break;
+    }
+    case SQL_E_ID:
+      if (!util_stricmp(e->z, "true")) value_set_int(v, 1);
+      if (!util_stricmp(e->z, "false")) value_set_int(v, 0);
+      break;
+    case SQL_E_UNARY:
+      eval_default(e->a, v);
+      if (e->sub == TK_MINUS && v->type == SHALE_INTEGER && v->i != INT64_MIN)
+        v->i = -v->i;
+      else if (e->sub == TK_MINUS && v->type == SHALE_FLOAT)
+        v->r = -v->r;
+      else if (e->sub != TK_PLUS)
+        value_clear(v); /* not evaluated here */
+      break;
+    default:
+      break;
+  }
+}
+
+/* DEFAULT values of t's columns with the column affinity applied (SQLite
+ * evaluates a numeric default under NUMERIC affinity when the column has
+ * none). shale_malloc'ed array, freed with free_defaults. */
+static ShValue *make_defaults(const Table *t) {
+  ShValue *d = shale_malloc(sizeof *d * (size_t)(t->ncol + 1));
+  if (!d) return NULL;
+  for (int i = 0; i < t->ncol; i++) {
+    eval_default(t->cols[i].dflt, &d[i]);
+    char aff = t->cols[i].affinity;
+    if (aff == AFF_BLOB && (d[i].type == SHALE_INTEGER || d[i].type == SHALE_FLOAT))
+      aff = AFF_NUMERIC;
+    if (value_apply_affinity(&d[i], aff) != SHALE_OK) value_clear(&d[i]);
+  }
+  return d;
+}
+
+static void free_defaults(const Table *t, ShValue *d) {
+  for (int i = 0; d && i < t->ncol; i++) value_clear(&d[i]);
+  shale_free(d);
 }
 
 /* ---- commands ---- */
@@ -363,40 +454,35 @@ static void cmd_schema(Shell *sh, const char *name) {
   end_read(sh);
 }
 
-/* Resolve TABLE to its root and, if its CREATE text can be read, its layout
- * (*t gets a shale_malloc'ed DdlTable, or NULL). 0 on success. */
-static int resolve_table(Shell *sh, const char *name, uint32_t *root, DdlTable **t) {
-  static const char schema_sql[] =
-      "CREATE TABLE x(type text, name text, tbl_name text, rootpage int, sql text)";
-  const char *sql = schema_sql;
+/* Resolve TABLE to its root and, if the schema loaded, its Table (*t, or
+ * NULL). 0 on success. */
+static int resolve_table(Shell *sh, const char *name, uint32_t *root, const Table **t) {
   *t = NULL;
-  if (util_stricmp(name, "sqlite_schema") == 0 || util_stricmp(name, "sqlite_master") == 0) {
-    *root = 1;
-  } else {
-    SchemaRow *r = find_table(sh, name);
-    if (!r) {
+  if (sh->schema) {
+    Table *tab = schema_find_table(sh->schema, name);
+    if (!tab) {
       error("no such table: %s", name);
       return -1;
     }
-    if (r->root <= 0 || r->root > 0xffffffffLL) {
-      error("table %s has no b-tree (rootpage %lld)", name, (long long)r->root);
-      return -1;
-    }
-    *root = (uint32_t)r->root;
-    sql = r->sql;
+    *root = tab->root;
+    *t = tab;
+    return 0;
   }
-  DdlTable *dt = sql ? shale_malloc(sizeof *dt) : NULL;
-  if (dt && ddl_parse_table(sql, dt) != 0) {
-    shale_free(dt);
-    dt = NULL; /* unknown layout: raw records are printed */
+  if (util_stricmp(name, "sqlite_schema") == 0 || util_stricmp(name, "sqlite_master") == 0) {
+    *root = 1;
+    return 0;
   }
-  *t = dt;
+  SchemaRow *r = find_table(sh, name);
+  if (!r) {
+    error("no such table: %s", name);
+    return -1;
+  }
+  if (r->root <= 0 || r->root > 0xffffffffLL) {
+    error("table %s has no b-tree (rootpage %lld)", name, (long long)r->root);
+    return -1;
+  }
+  *root = (uint32_t)r->root;
   return 0;
-}
-
-static void free_table(DdlTable *t) {
-  if (t) ddl_table_free(t);
-  shale_free(t);
 }
 
 static void cmd_rows(Shell *sh, const char *name) {
@@ -406,12 +492,16 @@ static void cmd_rows(Shell *sh, const char *name) {
   }
   if (begin_read(sh)) return;
   uint32_t root;
-  DdlTable *t;
+  const Table *t;
   if (resolve_table(sh, name, &root, &t) == 0) {
-    RowsCtx ctx = {t};
-    int rc = scan_tree(sh, root, print_row, &ctx);
-    if (rc != SHALE_OK) error_rc(sh, rc);
-    free_table(t);
+    RowsCtx ctx = {t, t ? make_defaults(t) : NULL};
+    if (t && !ctx.def) {
+      error("out of memory");
+    } else {
+      int rc = scan_tree(sh, root, print_row, &ctx);
+      if (rc != SHALE_OK) error_rc(sh, rc);
+    }
+    if (t) free_defaults(t, ctx.def);
   }
   end_read(sh);
 }
@@ -423,7 +513,7 @@ static void cmd_count(Shell *sh, const char *name) {
   }
   if (begin_read(sh)) return;
   uint32_t root;
-  DdlTable *t;
+  const Table *t;
   if (resolve_table(sh, name, &root, &t) == 0) {
     BtCursor *cur = NULL;
     int64_t n = 0;
@@ -434,85 +524,58 @@ static void cmd_count(Shell *sh, const char *name) {
       printf("%lld\n", (long long)n);
     else
       error_rc(sh, rc);
-    free_table(t);
   }
   end_read(sh);
 }
 
-/* The key order of one index tree, owned by the .check run. */
-typedef struct CheckKey {
-  KeyInfo ki;
-  const Collation *coll[DDL_MAX_KEY * 2];
-  uint8_t desc[DDL_MAX_KEY * 2];
-} CheckKey;
-
-static SchemaRow *find_row(Shell *sh, const char *type, const char *name) {
-  for (int i = 0; i < sh->nrows; i++)
-    if (sh->rows[i].type && !strcmp(sh->rows[i].type, type) && sh->rows[i].name &&
-        util_stricmp(sh->rows[i].name, name) == 0)
-      return &sh->rows[i];
-  return NULL;
-}
-
-/* Work out how the tree of schema row r is keyed: *intkey, and for index
- * trees a KeyInfo in *ck when the key order is known (else *use_cmp = 0,
- * and only the structure is checked). t is scratch space. */
-static void tree_kind(Shell *sh, SchemaRow *r, DdlTable *t, int *intkey, CheckKey *ck,
-                      int *use_cmp) {
-  *intkey = 0;
-  *use_cmp = 0;
-  int is_table = !strcmp(r->type, "table");
-  const char *tname = is_table ? r->name : r->tbl;
-  SchemaRow *tr = tname ? find_row(sh, "table", tname) : NULL;
-  int have = tr && tr->sql && ddl_parse_table(tr->sql, t) == 0;
-  int n;
-  if (is_table) {
-    *intkey = !(have && t->without_rowid);
-    if (have && t->without_rowid && ddl_key_order(t, &t->pk, 0, ck->coll, ck->desc, &n) == 0) {
-      ck->ki = (KeyInfo){n, ck->coll, ck->desc, 0};
-      *use_cmp = 1;
-    }
-  } else if (have) {
-    DdlKey *k = shale_malloc(sizeof *k);
-    int ok = 0;
-    if (k && r->sql) {
-      ok = ddl_parse_index(r->sql, t, k) == 0;
-    } else if (k && r->name) {
-      /* sqlite_autoindex_<table>_<N>: the N-th PRIMARY KEY/UNIQUE constraint */
-      const char *u = strrchr(r->name, '_');
-      int nth = u ? atoi(u + 1) : 0;
-      if (nth >= 1 && nth <= t->ncons && nth <= DDL_MAX_CONS) {
-        *k = t->cons[nth - 1];
-        ok = 1;
-      }
-    }
-    if (ok && ddl_key_order(t, k, 1, ck->coll, ck->desc, &n) == 0) {
-      ck->ki = (KeyInfo){n, ck->coll, ck->desc, 0};
-      *use_cmp = 1;
-    }
-    shale_free(k);
+/* How the tree of schema row r is keyed: *intkey, and for index trees
+ * the KeyInfo (shale_malloc'ed, *ki; NULL = structure-only check) when the
+ * key order is known: the schema loaded, no expression column, every
+ * collation known. */
+static void tree_kind(Shell *sh, SchemaRow *r, int *intkey, KeyInfo **ki) {
+  *intkey = strcmp(r->type, "table") == 0;
+  *ki = NULL;
+  if (!sh->schema || !r->name) return;
+  const Index *idx = NULL;
+  if (*intkey) {
+    const Table *t = schema_find_table(sh->schema, r->name);
+    if (!t || !t->without_rowid) return;
+    *intkey = 0;
+    idx = t->pk_index;
+  } else {
+    idx = schema_find_index(sh->schema, r->name);
   }
-  if (have) ddl_table_free(t);
+  if (!idx) return;
+  for (int i = 0; i < idx->ncol; i++)
+    if (idx->cols[i].col == INDEX_COL_EXPR) return;
+  int unknown = 0;
+  *ki = schema_index_keyinfo(idx, &unknown);
+  if (*ki && unknown) {
+    shale_free(*ki);
+    *ki = NULL;
+  }
 }
 
 static void cmd_check(Shell *sh) {
   if (begin_read(sh)) return;
   BtreeCheckRoot *roots = shale_malloc(sizeof *roots * (size_t)(sh->nrows + 1));
-  CheckKey *keys = shale_malloc(sizeof *keys * (size_t)(sh->nrows + 1));
-  DdlTable *t = shale_malloc(sizeof *t);
+  KeyInfo **keys = shale_malloc(sizeof *keys * (size_t)(sh->nrows + 1));
   int n = 0;
-  if (!roots || !keys || !t) {
+  if (!roots || !keys) {
     error("out of memory");
     goto done;
   }
-  if (btree_page_count(sh->bt) > 0) roots[n++] = (BtreeCheckRoot){1, 1, NULL, NULL};
+  if (btree_page_count(sh->bt) > 0) {
+    keys[n] = NULL;
+    roots[n++] = (BtreeCheckRoot){1, 1, NULL, NULL};
+  }
   for (int i = 0; i < sh->nrows; i++) {
     SchemaRow *r = &sh->rows[i];
     if (r->root <= 0 || r->root > 0xffffffffLL || !r->type) continue;
-    int intkey, use_cmp;
-    tree_kind(sh, r, t, &intkey, &keys[n], &use_cmp);
-    roots[n] = (BtreeCheckRoot){(uint32_t)r->root, intkey, use_cmp ? record_compare : NULL,
-                                use_cmp ? &keys[n].ki : NULL};
+    int intkey;
+    tree_kind(sh, r, &intkey, &keys[n]);
+    roots[n] = (BtreeCheckRoot){(uint32_t)r->root, intkey, keys[n] ? record_compare : NULL,
+                                keys[n]};
     n++;
   }
   char *report = NULL;
@@ -528,7 +591,7 @@ static void cmd_check(Shell *sh) {
   }
   shale_free(report);
 done:
-  shale_free(t);
+  for (int i = 0; keys && i < n; i++) shale_free(keys[i]);
   shale_free(keys);
   shale_free(roots);
   end_read(sh);
