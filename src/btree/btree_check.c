@@ -41,6 +41,8 @@
  *     loop stops.
  *  4. Every pager reference taken is released before the function that took
  *     it returns; every allocation is freed on every path.
+ *  5. Memory is bounded by the pages actually visited, not by the page count
+ *     the header claims: the reference bitmap is allocated in chunks.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,6 +55,7 @@
 #define CK_PAD 32        /* zero bytes after each page copy */
 #define CK_MAX_DEPTH 64  /* deepest tree examined */
 #define CK_LOCK_BYTE 1073741824u
+#define CK_CHUNK_SHIFT 16 /* pages per bitmap chunk: 65536 (8 KiB of bits) */
 
 /* Message prefixes (SQLite's zPfx values). */
 enum { PFX_NONE, PFX_PAGE, PFX_TREE, PFX_RIGHT, PFX_FREELIST };
@@ -71,7 +74,9 @@ typedef struct CkKey {
 typedef struct Ck {
   Pager *pager;
   uint32_t npage, usable, pagesize, lockpage;
-  uint8_t *ref; /* bitmap of referenced pages, bit i = page i */
+  uint8_t **ref; /* bitmap of referenced pages in chunks of CK_CHUNK pages,
+                  * allocated on first use (a header may claim 2^31 pages) */
+  uint32_t nchunk;
   int autovac;
   int mxerr, nerr;
   int rc; /* SHALE_NOMEM (or an I/O error): abandon the check */
@@ -157,8 +162,24 @@ static int alive(Ck *ck) { return ck->mxerr > 0 && ck->rc == SHALE_OK; }
 
 /* ---- page references ---- */
 
-static int is_ref(Ck *ck, uint32_t pgno) { return (ck->ref[pgno >> 3] >> (pgno & 7)) & 1; }
-static void set_ref(Ck *ck, uint32_t pgno) { ck->ref[pgno >> 3] |= (uint8_t)(1u << (pgno & 7)); }
+static int is_ref(Ck *ck, uint32_t pgno) {
+  const uint8_t *c = ck->ref[pgno >> CK_CHUNK_SHIFT];
+  uint32_t i = pgno & ((1u << CK_CHUNK_SHIFT) - 1);
+  return c ? (c[i >> 3] >> (i & 7)) & 1 : 0;
+}
+static void set_ref(Ck *ck, uint32_t pgno) {
+  uint8_t **c = &ck->ref[pgno >> CK_CHUNK_SHIFT];
+  uint32_t i = pgno & ((1u << CK_CHUNK_SHIFT) - 1);
+  if (!*c) {
+    *c = shale_malloc((1u << CK_CHUNK_SHIFT) / 8);
+    if (!*c) {
+      ck->rc = SHALE_NOMEM;
+      return;
+    }
+    memset(*c, 0, (1u << CK_CHUNK_SHIFT) / 8);
+  }
+  (*c)[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
 
 /* Mark pgno used; nonzero (after a message) if it is out of range or was
  * already used. */
@@ -685,9 +706,10 @@ int btree_check_pager(Pager *pager, const BtreeCheckRoot *roots, int nroot, int 
     pager_unref(pg);
   }
   ck.autovac = largest_root != 0;
-  ck.ref = shale_malloc(ck.npage / 8 + 1);
+  ck.nchunk = (ck.npage >> CK_CHUNK_SHIFT) + 1;
+  ck.ref = shale_malloc(sizeof *ck.ref * ck.nchunk);
   if (!ck.ref) return SHALE_NOMEM;
-  memset(ck.ref, 0, ck.npage / 8 + 1);
+  memset(ck.ref, 0, sizeof *ck.ref * ck.nchunk);
   if (ck.lockpage <= ck.npage) set_ref(&ck, ck.lockpage);
 
   ck.pfx = PFX_FREELIST;
@@ -724,6 +746,7 @@ int btree_check_pager(Pager *pager, const BtreeCheckRoot *roots, int nroot, int 
   }
 
   for (int i = 0; i <= CK_MAX_DEPTH; i++) shale_free(ck.bufs[i]);
+  for (uint32_t i = 0; i < ck.nchunk; i++) shale_free(ck.ref[i]);
   shale_free(ck.ref);
   if (ck.rc) {
     shale_free(ck.out);

@@ -76,8 +76,12 @@ int cell_parse(Btree *bt, uint32_t pgno, const uint8_t *data, uint32_t off, int 
     if (off + sz + 4 > u) return BT_CORRUPT(bt, pgno, "cell overflows the page");
     ci->ovfl = util_get4(data + off + sz);
     sz += 4;
-    if (ci->ovfl < 2 || ci->ovfl > pager_db_size(bt->pager))
+    uint32_t dbsize = pager_db_size(bt->pager);
+    if (ci->ovfl < 2 || ci->ovfl > dbsize)
       return BT_CORRUPT(bt, pgno, "overflow page number out of range");
+    /* a chain longer than the file: refuse before anyone allocates P bytes */
+    if ((ci->npayload - ci->nlocal) / (u - 4) >= dbsize)
+      return BT_CORRUPT(bt, pgno, "payload larger than the database");
   } else if (off + sz > u) {
     return BT_CORRUPT(bt, pgno, "cell overflows the page");
   }

@@ -46,7 +46,7 @@
 #define MAX_ROOTS 32
 #define MAX_PAGES 4096
 #define WALK_CAP 20000    /* entries visited per tree */
-#define READ_CAP (1 << 20) /* payload bytes read per entry */
+#define READ_CAP (1 << 16) /* payload bytes read per entry (seeds hold at most ~6000) */
 #define ALARM_S 20
 
 /* ---- seeds ---- */
@@ -405,42 +405,38 @@ static void decode_record(const uint8_t *p, uint32_t n) {
 }
 
 /* Read the entry under the cursor fully (capped) and decode it. */
-static void read_entry(BtCursor *c, int intkey, uint8_t **buf, uint32_t *nbuf) {
+static uint8_t readbuf[READ_CAP];
+static void read_entry(BtCursor *c, int intkey) {
   uint32_t n = btree_payload_size(c);
   uint32_t navail = 0;
   const uint8_t *loc = btree_payload_fetch(c, &navail);
   if (loc && navail) sink += loc[0] + loc[navail - 1];
   if (intkey) sink += (uint64_t)btree_rowid(c);
   uint32_t want = n > READ_CAP ? READ_CAP : n;
-  if (want > *nbuf) {
-    free(*buf);
-    *buf = malloc(want);
-    *nbuf = *buf ? want : 0;
-    if (!*buf) return;
-  }
-  if (want && RC(btree_payload_read(c, 0, want, *buf)) == SHALE_OK) decode_record(*buf, want);
-  if (n > 8) RC(btree_payload_read(c, n - 8, 8, *buf)); /* the tail, through the chain */
+  if (want && RC(btree_payload_read(c, 0, want, readbuf)) == SHALE_OK) decode_record(readbuf, want);
+  if (n > 8) RC(btree_payload_read(c, n - 8, 8, readbuf)); /* the tail, through the chain */
   /* past the end: an error (not counted), never a read */
-  if (btree_payload_read(c, n, 1, *buf) == SHALE_OK) fail_child(cur_idx, "read past payload end");
+  if (btree_payload_read(c, n, 1, readbuf) == SHALE_OK) fail_child(cur_idx, "read past payload end");
 }
 
 static void walk_tree(Btree *bt, const BtreeCheckRoot *root, uint64_t *r) {
   BtCursor *c = NULL;
   if (RC(btree_cursor_open(bt, root->root, 0, root->cmp, root->cmp_ctx, &c)) != SHALE_OK) return;
-  uint8_t *buf = NULL, *key = NULL;
-  uint32_t nbuf = 0, nkey = 0;
+  static uint8_t key[4096];
+  uint32_t nkey = 0;
+  int have_key = 0;
   int64_t rowids[3] = {0, 0, 0};
   int empty = 1, eof = 0, rc;
   long steps = 0;
   if (RC(btree_first(c, &empty)) == SHALE_OK && !empty) {
     do {
-      read_entry(c, root->intkey, &buf, &nbuf);
+      read_entry(c, root->intkey);
       if (root->intkey && !btree_eof(c)) rowids[steps % 3] = btree_rowid(c);
-      if (!root->intkey && !key && !btree_eof(c)) {
+      if (!root->intkey && !have_key && !btree_eof(c)) {
         uint32_t n = btree_payload_size(c);
-        if (n <= 4096) {
-          key = malloc(n ? n : 1);
-          if (key && RC(btree_payload_read(c, 0, n, key)) == SHALE_OK) nkey = n;
+        if (n <= sizeof key && RC(btree_payload_read(c, 0, n, key)) == SHALE_OK) {
+          nkey = n;
+          have_key = 1;
         }
       }
       steps++;
@@ -451,7 +447,7 @@ static void walk_tree(Btree *bt, const BtreeCheckRoot *root, uint64_t *r) {
   /* backwards a little */
   if (RC(btree_last(c, &empty)) == SHALE_OK && !empty) {
     for (int k = 0; k < 20; k++) {
-      read_entry(c, root->intkey, &buf, &nbuf);
+      read_entry(c, root->intkey);
       if (RC(btree_prev(c, &eof)) != SHALE_OK || eof) break;
     }
   }
@@ -459,21 +455,17 @@ static void walk_tree(Btree *bt, const BtreeCheckRoot *root, uint64_t *r) {
   if (root->intkey) {
     for (int k = 0; k < 3; k++) {
       if (RC(btree_seek_rowid(c, rowids[k], &res)) == SHALE_OK && !btree_eof(c)) {
-        read_entry(c, 1, &buf, &nbuf);
+        read_entry(c, 1);
       }
     }
     RC(btree_seek_rowid(c, (int64_t)test_rand(r), &res));
     RC(btree_seek_rowid(c, -1, &res));
-  } else if (key) {
-    if (nkey && RC(btree_seek_key(c, key, nkey, &res)) == SHALE_OK && !btree_eof(c)) {
-      read_entry(c, 0, &buf, &nbuf);
-    }
+  } else if (have_key) {
+    if (RC(btree_seek_key(c, key, nkey, &res)) == SHALE_OK && !btree_eof(c)) read_entry(c, 0);
   }
   int64_t cnt;
   RC(btree_count(c, &cnt));
   btree_cursor_close(c);
-  free(buf);
-  free(key);
 }
 
 /* Schema roots as Shale reads them from page 1, merged with the seed's. */
