@@ -146,26 +146,32 @@ static inline int is_space(char c) {
 }
 static inline int is_digit(char c) { return c >= '0' && c <= '9'; }
 
-/* s * 10^e (e may be negative) with SQLite's arithmetic; s != 0. */
+/* 10^e for 0 <= e <= 308 in extended precision, by square-and-multiply:
+ * the rounding this gives is the one the reference SQLite's text-to-real
+ * conversion shows (checked against it on random decimal strings). */
+static long double pow10l_exact(int e) {
+  long double result = 1.0L, base = 10.0L;
+  while (e) {
+    if (e & 1) result *= base;
+    base *= base;
+    e >>= 1;
+  }
+  return result;
+}
+
+/* s * 10^e (e may be negative) with SQLite's arithmetic; s != 0. Exponents
+ * past 307 go through 1e308 in two steps so that the scale itself stays
+ * finite. */
 static double scale10(int64_t s, int e) {
   int neg = e < 0;
   if (neg) e = -e;
-  long double scale = 1.0L;
-  double result;
   if (e > 307) {
     if (e >= 342) return neg ? 0.0 * (double)s : 1e308 * 1e308 * (double)s;
-    for (; e > 308; e--) scale *= 10.0L;
-    if (neg) {
-      result = (double)(s / scale);
-      result /= 1.0e308;
-    } else {
-      result = (double)(s * scale);
-      result *= 1.0e308;
-    }
-    return result;
+    long double scale = pow10l_exact(e - 308);
+    double result = neg ? (double)(s / scale) : (double)(s * scale);
+    return neg ? result / 1.0e308 : result * 1.0e308;
   }
-  for (; e % 22; e--) scale *= 10.0L;
-  for (; e > 0; e -= 22) scale *= 1.0e22L;
+  long double scale = pow10l_exact(e);
   return neg ? (double)(s / scale) : (double)(s * scale);
 }
 

@@ -951,10 +951,8 @@ static void check_affinity_text(sqlite3 *db, sqlite3_stmt *ins, sqlite3_stmt *se
     if (same && mine.type == SHALE_FLOAT)
       same = memcmp(&mine.r, &ref.r, 8) == 0 || (mine.r == 0 && ref.r == 0);
     if (!same && mine.type == SHALE_FLOAT && ref.type == SHALE_FLOAT &&
-        nextafter(mine.r, ref.r) == ref.r) {
-      affinity_near++; /* known last-bit deviation, see affinity_vs_sqlite */
-      same = 1;
-    }
+        nextafter(mine.r, ref.r) == ref.r)
+      affinity_near++; /* a last-bit difference: counted, and a failure */
     if (!same) {
       char a[32] = "", b[32] = "";
       if (mine.type == SHALE_FLOAT) snprintf(a, sizeof a, "%.17g", mine.r);
@@ -1071,12 +1069,8 @@ TEST(affinity_vs_sqlite) {
     }
     check_affinity_text(db, ins, sel, z, n);
   }
-  /* Known deviation: SQLite 3.40's text-to-real sometimes differs from ours
-   * in the last bit (rare: long mantissas, large exponents); allow 1 ulp in
-   * under 0.5% of the cases. */
-  if (getenv("SHALE_TEST_VERBOSE"))
-    fprintf(stderr, "affinity: %d last-bit differences\n", affinity_near);
-  CHECK(affinity_near < 20000 * 3 / 200);
+  /* Text-to-real matches the reference bit for bit. */
+  CHECK_EQ(affinity_near, 0);
   sqlite3_stmt *cast;
   sqlite3_prepare_v2(db, "select cast(?1 as real)", -1, &cast, 0);
   int exact = 0, total = 2000;
@@ -1091,12 +1085,9 @@ TEST(affinity_vs_sqlite) {
     sqlite3_reset(cast);
     ShValue v;
     CHECK(record_text_to_number(z, n, &v) && v.type == SHALE_FLOAT);
-    if (v.r == want)
-      exact++;
-    else
-      CHECK(nextafter(v.r, want) == want);
+    if (memcmp(&v.r, &want, sizeof want) == 0) exact++;
   }
-  CHECK(exact > total * 99 / 100);
+  CHECK_EQ(exact, total);
   sqlite3_finalize(cast);
   sqlite3_finalize(ins);
   sqlite3_finalize(sel);
