@@ -6,7 +6,8 @@
  * overflow rows and keys, freelist, page sizes 512/1024/4096, one
  * auto-vacuum file). Each mutant is a seed with 1-3 targeted mutations
  * (header fields, page type bytes, cell pointers, cell varints, freeblocks,
- * child and overflow page numbers, freelist trunks, byte flips, truncation),
+ * child and overflow page numbers, freelist trunks, byte flips, truncation,
+ * whole tree pages copied over others, child pointers making cycles),
  * chosen by a PRNG seeded from (SHALE_TEST_SEED, seed, mutant index), so a
  * failure is reproducible from its index alone. For each mutant, through
  * Shale: btree_open, a read transaction, a walk of every tree (first/next
@@ -251,7 +252,21 @@ static long mutate(const Seed *s, uint8_t *b, long sz, uint64_t *r) {
     uint32_t ci = pick(r, nc ? nc : 1);
     long cp = base + h + hl + 2 * ci;                        /* cell pointer */
     long cell = base + util_get2(s->bytes + cp);             /* cell (in the seed) */
-    switch (pick(r, 12)) {
+    switch (pick(r, 14)) {
+      case 12: { /* copy one tree page over another: duplicate references */
+        uint32_t src = s->btree[pick(r, s->nbtree)];
+        if (src != 1 && pg != 1 && (long)pg * s->ps <= sz) {
+          memcpy(b + base, s->bytes + (long)(src - 1) * s->ps, s->ps);
+        }
+        break;
+      }
+      case 13: /* a child pointer to the root or another tree page: cycles */
+        if (!(t & 8)) {
+          uint32_t to = pick(r, 2) ? s->btree[0] : s->btree[pick(r, s->nbtree)];
+          if (pick(r, 2)) put(b, sz, base + h + 8, 4, to);
+          else put(b, sz, cell, 4, to);
+        }
+        break;
       case 0: { /* header field */
         static const int off[] = {16, 18, 19, 20, 21, 22, 23, 24, 28, 32, 36, 40, 44, 52, 56, 64};
         static const int wid[] = {2, 1, 1, 1, 1, 1, 1, 4, 4, 4, 4, 4, 4, 4, 4, 4};
