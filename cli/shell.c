@@ -15,9 +15,8 @@
  *     .quit/.exit or end of input end it.
  *  3. .check passes every root in sqlite_schema to btree_integrity_check,
  *     with the key order of each index tree (schema_index_keyinfo) when the
- *     schema loaded and the index has no expression column or unknown
- *     collation (else the structure alone is checked); prints "ok" or the
- *     report.
+ *     schema loaded and no collation is unknown (else the structure alone
+ *     is checked); prints "ok" or the report.
  *  5. A schema that does not load (malformed sqlite_schema) still leaves the
  *     raw sqlite_schema rows for .tables/.schema/.dbinfo; .rows then prints
  *     the raw record columns.
@@ -278,7 +277,7 @@ static int print_row(void *ctx, int64_t rowid, const uint8_t *rec, uint32_t n) {
 }
 
 static int hexval(char c) {
-  return c >= '0' && c <= '9' ? c - '0'
+  return c >= '0' && c <= '9'   ? c - '0'
          : c >= 'a' && c <= 'f' ? c - 'a' + 10
          : c >= 'A' && c <= 'F' ? c - 'A' + 10
                                 : -1;
@@ -307,7 +306,8 @@ static void eval_default(const SqlExpr *e, ShValue *v) {
       size_t nhex = strlen(e->z);
       char *b = shale_malloc(nhex / 2 + 1);
       if (!b) break;
-      for (size_t i = 0; i + 1 < nhex; i += 2) b[i / 2] = (char)(hexval(e->z[i]) * 16 + hexval(e->z[i + 1]));
+      for (size_t i = 0; i + 1 < nhex; i += 2)
+        b[i / 2] = (char)(hexval(e->z[i]) * 16 + hexval(e->z[i + 1]));
       value_set_blob(v, b, (uint32_t)(nhex / 2));
       v->flags |= VAL_OWNED;
       break;
@@ -530,8 +530,8 @@ static void cmd_count(Shell *sh, const char *name) {
 
 /* How the tree of schema row r is keyed: *intkey, and for index trees
  * the KeyInfo (shale_malloc'ed, *ki; NULL = structure-only check) when the
- * key order is known: the schema loaded, no expression column, every
- * collation known. */
+ * key order is known: the schema loaded and every collation is known
+ * (expression columns collate BINARY unless a top-level COLLATE says). */
 static void tree_kind(Shell *sh, SchemaRow *r, int *intkey, KeyInfo **ki) {
   *intkey = strcmp(r->type, "table") == 0;
   *ki = NULL;
@@ -546,8 +546,6 @@ static void tree_kind(Shell *sh, SchemaRow *r, int *intkey, KeyInfo **ki) {
     idx = schema_find_index(sh->schema, r->name);
   }
   if (!idx) return;
-  for (int i = 0; i < idx->ncol; i++)
-    if (idx->cols[i].col == INDEX_COL_EXPR) return;
   int unknown = 0;
   *ki = schema_index_keyinfo(idx, &unknown);
   if (*ki && unknown) {
@@ -574,8 +572,8 @@ static void cmd_check(Shell *sh) {
     if (r->root <= 0 || r->root > 0xffffffffLL || !r->type) continue;
     int intkey;
     tree_kind(sh, r, &intkey, &keys[n]);
-    roots[n] = (BtreeCheckRoot){(uint32_t)r->root, intkey, keys[n] ? record_compare : NULL,
-                                keys[n]};
+    roots[n] =
+        (BtreeCheckRoot){(uint32_t)r->root, intkey, keys[n] ? record_compare : NULL, keys[n]};
     n++;
   }
   char *report = NULL;

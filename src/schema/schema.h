@@ -66,7 +66,7 @@ typedef struct Column {
   const char *coll; /* declared collation, NULL = BINARY */
   uint8_t notnull;
   uint8_t notnull_conflict; /* SCHEMA_OE_* */
-  uint8_t pk;               /* 1-based position in the PRIMARY KEY, 0 if none */
+  uint16_t pk;              /* 1-based position in the PRIMARY KEY, 0 if none */
   uint8_t hidden;           /* COL_* */
   uint8_t unique;           /* a column UNIQUE constraint was written */
   struct SqlExpr *dflt;     /* DEFAULT expression or NULL */
@@ -92,12 +92,12 @@ typedef struct Check {
 
 typedef struct ForeignKey {
   int ncol;
-  int *cols;                  /* child column indexes */
-  const char *parent;         /* parent table name */
-  const char **parent_cols;   /* ncol names, or NULL: the parent's PRIMARY KEY */
+  int *cols;                    /* child column indexes */
+  const char *parent;           /* parent table name */
+  const char **parent_cols;     /* ncol names, or NULL: the parent's PRIMARY KEY */
   uint8_t on_delete, on_update; /* SCHEMA_FK_* */
-  uint8_t deferred;           /* DEFERRABLE INITIALLY DEFERRED */
-  const char *match;          /* MATCH name or NULL */
+  uint8_t deferred;             /* DEFERRABLE INITIALLY DEFERRED */
+  const char *match;            /* MATCH name or NULL */
 } ForeignKey;
 
 struct Table {
@@ -131,9 +131,9 @@ struct Table {
 #define INDEX_COL_EXPR (-2)
 
 typedef struct IndexColumn {
-  int col;               /* table column, INDEX_COL_ROWID or INDEX_COL_EXPR */
-  struct SqlExpr *expr;  /* INDEX_COL_EXPR */
-  const char *coll;      /* collation name (never NULL: "BINARY" by default) */
+  int col;              /* table column, INDEX_COL_ROWID or INDEX_COL_EXPR */
+  struct SqlExpr *expr; /* INDEX_COL_EXPR */
+  const char *coll;     /* collation name (never NULL: "BINARY" by default) */
   uint8_t desc;
 } IndexColumn;
 
@@ -141,8 +141,8 @@ struct Index {
   const char *name;
   Table *table;
   uint32_t root;
-  int nkey;  /* declared key columns */
-  int ncol;  /* all columns of a stored key (invariant 4) */
+  int nkey; /* declared key columns */
+  int ncol; /* all columns of a stored key (invariant 4) */
   IndexColumn *cols;
   uint8_t unique;
   uint8_t on_conflict; /* SCHEMA_OE_* */
@@ -187,15 +187,15 @@ typedef struct SchemaMap {
   struct SchemaMapSlot {
     const char *key;
     void *val;
-  } *slots;
+  } * slots;
 } SchemaMap;
 
 struct Schema {
   UtilArena arena;
   SchemaMap tables, indexes, views, triggers;
-  uint32_t cookie;     /* schema cookie it was loaded at */
+  uint32_t cookie;      /* schema cookie it was loaded at */
   uint32_t file_format; /* schema format number */
-  Table *schema_table; /* sqlite_schema */
+  Table *schema_table;  /* sqlite_schema */
 };
 
 /* A new empty Schema holding only the sqlite_schema table (also found as

@@ -17,12 +17,18 @@
  *     the table has when the PRIMARY KEY / UNIQUE constraint is met; a
  *     constraint with the same columns and collations as an earlier one makes
  *     no new index (FORMAT-db.md §7).
+ *  4. As SQLite stores them: the PRIMARY KEY columns appended to an automatic
+ *     (UNIQUE) index of a WITHOUT ROWID table sort ascending even when the
+ *     PRIMARY KEY says DESC (CREATE INDEX keeps the PK's order), and the
+ *     non-key columns of the PK index report BINARY.
  *  2. A WITHOUT ROWID table's PRIMARY KEY index is created when the table
  *     ends (as SQLite converts the table), so an INTEGER PRIMARY KEY there
  *     takes the next number after the UNIQUE constraints.
  *  3. schema_load never crashes on a bad sqlite_schema: a row it cannot use
  *     is SHALE_CORRUPT with "malformed database schema (NAME)[ - reason]".
  */
+#include "schema_load.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,7 +36,6 @@
 #include "../btree/btree.h"
 #include "../schema/schema.h"
 #include "ast.h"
-#include "schema_load.h"
 
 #define MAX_COLUMNS 2000
 
@@ -71,9 +76,9 @@ static const char *span_text(Build *b, SqlSpan sp) {
   while (n > 0 && (b->sql[st] == ' ' || b->sql[st] == '\t' || b->sql[st] == '\n' ||
                    b->sql[st] == '\r' || b->sql[st] == '\f'))
     st++, n--;
-  while (n > 0 && (b->sql[st + n - 1] == ' ' || b->sql[st + n - 1] == '\t' ||
-                   b->sql[st + n - 1] == '\n' || b->sql[st + n - 1] == '\r' ||
-                   b->sql[st + n - 1] == '\f'))
+  while (n > 0 &&
+         (b->sql[st + n - 1] == ' ' || b->sql[st + n - 1] == '\t' || b->sql[st + n - 1] == '\n' ||
+          b->sql[st + n - 1] == '\r' || b->sql[st + n - 1] == '\f'))
     n--;
   char *c = util_arena_strndup(&b->s->arena, b->sql + st, (size_t)n);
   if (!c) nomem(b);
@@ -90,8 +95,8 @@ static void *zalloc(Build *b, size_t n) {
 
 typedef struct ExprCheck {
   SqlWalker w;
-  const Table *t;     /* columns that may be referenced (NULL: none) */
-  int subquery, variable, column, func;
+  const Table *t; /* columns that may be referenced (NULL: none) */
+  int subquery, variable, column, func, qualified;
   const char *bad_column; /* first unknown column name */
   const char *bad_table;  /* its qualifier, if any */
 } ExprCheck;
@@ -122,6 +127,7 @@ static int check_cb(SqlWalker *w, SqlExpr *e) {
       break;
     case SQL_E_COLUMN:
       c->column = 1;
+      c->qualified = 1;
       if (!c->t || table_column_index(c->t, e->z) < 0 || e->schema ||
           (e->table && util_stricmp(e->table, c->t->name) != 0)) {
         if (!c->bad_column) c->bad_column = e->z, c->bad_table = e->table;
@@ -148,8 +154,9 @@ static int bad_column(Build *b, const ExprCheck *ec) {
 
 /* Names of functions SQLite marks non-deterministic (no index expressions). */
 static int nondeterministic(SqlExpr *e) {
-  static const char *const names[] = {"random", "randomblob", "changes", "total_changes",
-                                      "last_insert_rowid", "sqlite_offset", NULL};
+  static const char *const names[] = {
+      "random",        "randomblob", "changes", "total_changes", "last_insert_rowid",
+      "sqlite_offset", NULL};
   if (e->op != SQL_E_FUNC || !e->z) return 0;
   for (int i = 0; names[i]; i++)
     if (!util_stricmp(e->z, names[i])) return 1;
@@ -229,16 +236,20 @@ static void append_trailing(Table *t, Index *idx) {
       if (t->cols[c].hidden == COL_VIRTUAL) continue;
       int have = 0;
       for (int k = 0; k < idx->nkey; k++) have |= idx->cols[k].col == c;
-      if (!have) idx->cols[idx->ncol++] = (IndexColumn){c, NULL, col_coll(t, c), 0};
+      if (!have) idx->cols[idx->ncol++] = (IndexColumn){c, NULL, "BINARY", 0};
     }
     return;
   }
   for (int j = 0; pk && j < pk->nkey; j++) {
     int have = 0;
     for (int k = 0; k < idx->nkey; k++)
-      have |= idx->cols[k].col == pk->cols[j].col &&
-              !util_stricmp(idx->cols[k].coll, pk->cols[j].coll);
-    if (!have) idx->cols[idx->ncol++] = pk->cols[j];
+      have |=
+          idx->cols[k].col == pk->cols[j].col && !util_stricmp(idx->cols[k].coll, pk->cols[j].coll);
+    if (!have) { /* an automatic index appends them ascending (SQLite's "bAscKeyBug") */
+      idx->cols[idx->ncol] = pk->cols[j];
+      if (idx->is_autoindex) idx->cols[idx->ncol].desc = 0;
+      idx->ncol++;
+    }
   }
 }
 
@@ -321,7 +332,8 @@ static int add_primary_key(Build *b, Table *t, SqlExprList *terms, int col, uint
     t->autoincrement = (uint8_t)autoinc;
     return b->rc;
   }
-  if (autoinc) return fail(b, SHALE_ERROR, "AUTOINCREMENT is only allowed on an INTEGER PRIMARY KEY");
+  if (autoinc)
+    return fail(b, SHALE_ERROR, "AUTOINCREMENT is only allowed on an INTEGER PRIMARY KEY");
   Index *idx;
   constraint_index(b, t, terms, col, sort, on_conflict, INDEX_ORIGIN_PK, &idx);
   if (t->without_rowid) t->pk_index = idx;
@@ -510,8 +522,8 @@ static int build_table(Build *b, const SqlStmt *st, Table **out) {
       if (!t->cols[i].type)
         return fail(b, SHALE_ERROR, "missing datatype for %s.%s", t->name, t->cols[i].name);
       if (!strict_type_ok(t->cols[i].type))
-        return fail(b, SHALE_ERROR, "unknown datatype for %s.%s: \"%s\"", t->name,
-                    t->cols[i].name, t->cols[i].type);
+        return fail(b, SHALE_ERROR, "unknown datatype for %s.%s: \"%s\"", t->name, t->cols[i].name,
+                    t->cols[i].type);
     }
   if (t->without_rowid) {
     if (t->autoincrement)
@@ -574,7 +586,8 @@ static int build_table(Build *b, const SqlStmt *st, Table **out) {
           t->pk_desc[k] = i->cols[k].desc;
         }
   }
-  for (int k = 0; k < t->npk; k++) t->cols[t->pk_cols[k]].pk = (uint8_t)(k + 1);
+  for (int i = 0; i < t->ncol; i++) t->cols[i].pk = 0;
+  for (int k = t->npk - 1; k >= 0; k--) t->cols[t->pk_cols[k]].pk = (uint8_t)(k + 1);
   int slot = 0;
   if (t->without_rowid)
     for (int k = 0; k < t->npk; k++) t->cols[t->pk_cols[k]].storage = slot++;
@@ -611,8 +624,7 @@ static int build_index(Build *b, const SqlStmt *st, Index **out) {
     if (schema_find_view(b->s, ci->table)) return fail(b, SHALE_ERROR, "views may not be indexed");
     return fail(b, SHALE_ERROR, "no such table: main.%s", ci->table);
   }
-  if (t->is_schema)
-    return fail(b, SHALE_ERROR, "table %s may not be indexed", ci->table);
+  if (t->is_schema) return fail(b, SHALE_ERROR, "table %s may not be indexed", ci->table);
   if (!b->loading && !util_strnicmp(ci->name.name, "sqlite_", 7))
     return fail(b, SHALE_ERROR, "object name reserved for internal use: %s", ci->name.name);
   int n = ci->columns->n;
@@ -636,7 +648,9 @@ static int build_index(Build *b, const SqlStmt *st, Index **out) {
       e = e->a;
     }
     int c = INDEX_COL_EXPR;
-    if (e && e->op == SQL_E_ID) {
+    if (e && e->op == SQL_E_STRING && table_column_index(t, e->z) >= 0) {
+      c = table_column_index(t, e->z); /* ('a'): a string naming a column is the column */
+    } else if (e && e->op == SQL_E_ID) {
       c = table_column_index(t, e->z);
       if (c < 0 && !(e->flags & SQL_EF_QUOTED))
         return fail(b, SHALE_ERROR, "no such column: %s", e->z);
@@ -647,15 +661,19 @@ static int build_index(Build *b, const SqlStmt *st, Index **out) {
       expr_check(&ec, t, ci->columns->a[i].expr);
       if (ec.subquery) return fail(b, SHALE_ERROR, "subqueries prohibited in index expressions");
       if (ec.variable) return fail(b, SHALE_ERROR, "parameters prohibited in index expressions");
+      if (ec.qualified)
+        return fail(b, SHALE_ERROR, "the \".\" operator prohibited in index expressions");
       if (ec.bad_column) return bad_column(b, &ec);
       if (has_nondeterministic(ci->columns->a[i].expr))
         return fail(b, SHALE_ERROR, "non-deterministic functions prohibited in index expressions");
       ic[i].expr = e;
+      /* an expression collates as its top-level COLLATE says, else BINARY
+       * (not its operands' collations: SQLite stores it so) */
     }
     if (coll && !b->loading && !record_collation_find(coll))
       return fail(b, SHALE_ERROR, "no such collation sequence: %s", coll);
     ic[i].col = c;
-    ic[i].coll = coll ? sdup(b, coll) : col_coll(t, c);
+    ic[i].coll = coll ? sdup(b, coll) : c >= 0 ? col_coll(t, c) : "BINARY";
     ic[i].desc = ci->columns->a[i].sort == SQL_SORT_DESC;
   }
   if (ci->where) {
@@ -753,7 +771,9 @@ static int read_rows(Build *b, Btree *bt, Row **rows_out, int *nrows) {
   Row *rows = NULL;
   int n = 0, cap = 0;
   int rc = btree_cursor_open(bt, 1, 0, NULL, NULL, &cur);
-  if (rc != SHALE_OK) return fail(b, rc, "%s", rc == SHALE_CORRUPT && btree_errmsg(bt) ? btree_errmsg(bt) : shale_errstr(rc));
+  if (rc != SHALE_OK)
+    return fail(b, rc, "%s",
+                rc == SHALE_CORRUPT && btree_errmsg(bt) ? btree_errmsg(bt) : shale_errstr(rc));
   int done = 0;
   rc = btree_first(cur, &done);
   uint8_t *buf = NULL;
@@ -816,8 +836,7 @@ static int corrupt_row(Build *b, const Row *r, const char *reason) {
   }
   const char *nm = r->name ? r->name : "?";
   b->rc = SHALE_OK;
-  if (reason)
-    return fail(b, SHALE_CORRUPT, "malformed database schema (%s) - %s", nm, reason);
+  if (reason) return fail(b, SHALE_CORRUPT, "malformed database schema (%s) - %s", nm, reason);
   return fail(b, SHALE_CORRUPT, "malformed database schema (%s)", nm);
 }
 
@@ -840,8 +859,8 @@ static int load_row(Build *b, const Row *r, uint32_t npages) {
     return r2;
   }
   b->sql = r->sql;
-  int root_bad = !r->root_is_int || r->root < 0 || r->root > 0xffffffffLL ||
-                 (npages > 0 && r->root > npages);
+  int root_bad =
+      !r->root_is_int || r->root < 0 || r->root > 0xffffffffLL || (npages > 0 && r->root > npages);
   switch (st->kind) {
     case SQL_STMT_CREATE_TABLE: {
       Table *t = NULL;
@@ -900,8 +919,7 @@ static int load_autoindex(Build *b, const Row *r, uint32_t npages) {
   Index *idx = NULL;
   Table *t = r->tbl ? schema_find_table(b->s, r->tbl) : NULL;
   for (Index *i = t ? t->indexes : NULL; i && r->name; i = i->next)
-    if (i->is_autoindex && !i->root && i != t->pk_index && !util_stricmp(i->name, r->name))
-      idx = i;
+    if (i->is_autoindex && !i->root && i != t->pk_index && !util_stricmp(i->name, r->name)) idx = i;
   if (!idx) return corrupt_row(b, r, "orphan index");
   if (!r->root_is_int || r->root < 2 || r->root > 0xffffffffLL || (npages && r->root > npages))
     return corrupt_row(b, r, "invalid rootpage");

@@ -430,7 +430,8 @@ TEST(shell_check_index_order) {
        "create index i2 on t(b desc, a collate binary);"
        "create index i3 on t(c, d collate nocase desc);"
        "create index i4 on t(b) where b > 10;"
-       "create index i5 on t(lower(a));" /* expression: structure-only check */
+       "create index i5 on t(lower(a));"
+       "create index i6 on t(b || a, a collate rtrim || 'x' collate nocase desc);"
        "create table w(x text collate nocase, y int, z, primary key(y desc, x),"
        "  unique(z)) without rowid;"
        "create index wi on w(z collate rtrim desc);"
@@ -459,6 +460,8 @@ TEST(shell_check_index_order) {
                                     "i2",
                                     "i3",
                                     "i4",
+                                    "i5",
+                                    "i6",
                                     "wi",
                                     "w",
                                     "sqlite_autoindex_t_1",

@@ -68,6 +68,11 @@ static const char *const corpus[] = {
     "CREATE TABLE k8(a, b, c, CONSTRAINT pk PRIMARY KEY(c), CONSTRAINT u1 UNIQUE(a))",
     "CREATE TABLE k9(a INTEGER UNIQUE PRIMARY KEY, b)",
     "CREATE TABLE k10(a, b, c, PRIMARY KEY('a', \"b\"))",
+    "CREATE TABLE k11(a, b, PRIMARY KEY(a, a), UNIQUE(b, b))",
+    "CREATE TABLE k12(a INTEGER PRIMARY KEY, b, UNIQUE(a))",
+    "CREATE TABLE k13(a PRIMARY KEY COLLATE NOCASE, b UNIQUE COLLATE RTRIM, c UNIQUE)",
+    "CREATE TABLE k14(a, b AS (a) STORED NOT NULL UNIQUE, c AS (a * 2) UNIQUE)",
+    "CREATE TABLE k15(a DEFAULT (1) COLLATE NOCASE, b TEXT, c AS (b COLLATE NOCASE))",
     /* WITHOUT ROWID */
     "CREATE TABLE w1(a, b, c, PRIMARY KEY(c, a)) WITHOUT ROWID",
     "CREATE INDEX w1i ON w1(b, a)",
@@ -99,6 +104,10 @@ static const char *const corpus[] = {
     "CREATE INDEX e1i5 ON e1(abs(a), \"b\", c || 'x')",
     "CREATE INDEX IF NOT EXISTS e1i6 ON e1(c DESC) WHERE b IN ('a', 'b')",
     "CREATE INDEX e1i7 ON e1(c, a, c)",
+    "CREATE INDEX e1i8 ON e1('a', \"zz\", 'b' DESC)",
+    "CREATE INDEX e1i9 ON e1(a) WHERE e1.a > 0",
+    "CREATE INDEX e1i10 ON e1(+b, (b), b || 'x', (a COLLATE RTRIM) || b, CAST(b AS TEXT))",
+    "CREATE INDEX e1i11 ON e1(a || (b COLLATE RTRIM), -b, b = 'x', (b))",
     /* foreign keys */
     "CREATE TABLE p1(id INTEGER PRIMARY KEY, u UNIQUE, v, w, UNIQUE(v, w))",
     "CREATE TABLE f1(a REFERENCES p1, b REFERENCES p1(u) ON DELETE CASCADE ON UPDATE SET NULL,"
@@ -119,6 +128,22 @@ static const char *const corpus[] = {
     "CREATE INDEX tl_i ON temp_like(key, rowid)",
     "CREATE TABLE d1(a DEFAULT 'it''s', b DEFAULT -0x10, c DEFAULT 1e3, d DEFAULT (-2.5),"
     " e DEFAULT CURRENT_DATE, f DEFAULT (random()))",
+    "CREATE TABLE r1(rowid, oid TEXT, _rowid_ INTEGER PRIMARY KEY)",
+    "CREATE TABLE r2(a INTEGER PRIMARY KEY ON CONFLICT IGNORE, b INTEGER NOT NULL ON CONFLICT FAIL"
+    " DEFAULT 0 CHECK (b >= 0) REFERENCES r1 ON DELETE CASCADE, c TEXT UNIQUE ON CONFLICT"
+    " ROLLBACK COLLATE NOCASE)",
+    "CREATE INDEX r2i ON r2(c COLLATE RTRIM, b DESC) WHERE c LIKE 'a%' AND b BETWEEN 1 AND 9",
+    "CREATE TABLE x1(a BLOB PRIMARY KEY DESC, b VARCHAR(5) COLLATE NOCASE, c DOUBLE,"
+    " UNIQUE(c DESC, b)) WITHOUT ROWID",
+    "CREATE INDEX x1i ON x1(c, a)",
+    "CREATE INDEX x1j ON x1(b || c, a DESC)",
+    "CREATE TABLE x2(a INT NOT NULL, b REAL, c TEXT, d BLOB, e ANY, PRIMARY KEY(e, a))"
+    " STRICT, WITHOUT ROWID",
+    "CREATE TABLE x3(a, b GENERATED ALWAYS AS (a + 1) VIRTUAL, c, PRIMARY KEY(c, a))"
+    " WITHOUT ROWID",
+    "CREATE INDEX x3i ON x3(b)",
+    "CREATE TABLE x4(a, b, c, PRIMARY KEY(a DESC, b), UNIQUE(c), UNIQUE(c, a)) WITHOUT ROWID",
+    "CREATE INDEX x4i ON x4(c)",
     /* views and triggers */
     "CREATE VIEW v1 AS SELECT a, b FROM e1 WHERE c > 0",
     "CREATE VIEW v2(x, y) AS SELECT 1, 2",
@@ -129,6 +154,10 @@ static const char *const corpus[] = {
     " RAISE(ABORT, 'no'); DELETE FROM t1; END",
     "CREATE TRIGGER tr3 INSTEAD OF DELETE ON v1 BEGIN INSERT INTO e1(a) VALUES (old.a); END",
     "CREATE TRIGGER tr4 DELETE ON e1 BEGIN SELECT 1; END",
+    "CREATE TRIGGER IF NOT EXISTS tr5 AFTER UPDATE ON r2 WHEN old.b <> new.b BEGIN INSERT INTO"
+    " r1(rowid) VALUES (new.b); UPDATE r1 SET oid = 'x' WHERE rowid = old.b; END",
+    "CREATE VIEW v4 AS SELECT r2.a, r1.oid FROM r2 LEFT JOIN r1 ON r1._rowid_ = r2.a"
+    " ORDER BY 1 LIMIT 5",
 };
 
 static int ncorpus(void) { return (int)(sizeof corpus / sizeof corpus[0]); }
@@ -178,9 +207,10 @@ static void compare_table(sqlite3 *db, const Schema *s, const char *name, int64_
   if ((int64_t)t->root != root)
     test_fail(__FILE__, __LINE__, "%s: root %u, sqlite3 %lld", name, t->root, (long long)root);
   sqlite3_stmt *st;
-  char *q = sqlite3_mprintf("SELECT cid, name, type, \"notnull\", dflt_value, pk, hidden FROM"
-                            " pragma_table_xinfo(%Q)",
-                            name);
+  char *q = sqlite3_mprintf(
+      "SELECT cid, name, type, \"notnull\", dflt_value, pk, hidden FROM"
+      " pragma_table_xinfo(%Q)",
+      name);
   CHECK_OK(sqlite3_prepare_v2(db, q, -1, &st, NULL));
   sqlite3_free(q);
   int n = 0;
@@ -214,13 +244,14 @@ static void compare_table(sqlite3 *db, const Schema *s, const char *name, int64_
   for (int i = 0; i < t->ncol; i++) {
     if (t->cols[i].hidden) continue;
     sqlite3_exec(db, "SAVEPOINT aff", NULL, NULL, NULL);
-    char *ins = sqlite3_mprintf("DELETE FROM \"%w\"; INSERT INTO \"%w\"(\"%w\") VALUES('12')",
-                                name, name, t->cols[i].name);
+    char *ins = sqlite3_mprintf("DELETE FROM \"%w\"; INSERT INTO \"%w\"(\"%w\") VALUES('12')", name,
+                                name, t->cols[i].name);
     int ok = sqlite3_exec(db, ins, NULL, NULL, NULL) == SQLITE_OK;
     sqlite3_free(ins);
     if (ok) {
       char *sel = sqlite3_mprintf("SELECT typeof(\"%w\") FROM \"%w\"", t->cols[i].name, name);
-      if (sqlite3_prepare_v2(db, sel, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+      if (sqlite3_prepare_v2(db, sel, -1, &st, NULL) == SQLITE_OK &&
+          sqlite3_step(st) == SQLITE_ROW) {
         const char *ty = str_or(sqlite3_column_text(st, 0));
         if (strcmp(ty, aff_typeof(t->cols[i].affinity)))
           test_fail(__FILE__, __LINE__, "%s.%s: affinity %c, sqlite3 stored '12' as %s", name,
@@ -257,9 +288,10 @@ static void compare_table(sqlite3 *db, const Schema *s, const char *name, int64_
                 sqlite3_column_int(st, 1), str_or(sqlite3_column_text(st, 2)),
                 sqlite3_column_int(st, 3));
     sqlite3_stmt *xi;
-    char *q2 = sqlite3_mprintf("SELECT seqno, cid, name, desc, coll, key FROM"
-                               " pragma_index_xinfo(%Q)",
-                               iname);
+    char *q2 = sqlite3_mprintf(
+        "SELECT seqno, cid, name, desc, coll, key FROM"
+        " pragma_index_xinfo(%Q)",
+        iname);
     CHECK_OK(sqlite3_prepare_v2(db, q2, -1, &xi, NULL));
     sqlite3_free(q2);
     int k = 0;
@@ -294,8 +326,7 @@ static void compare_table(sqlite3 *db, const Schema *s, const char *name, int64_
   sqlite3_finalize(st);
   int mine = 0;
   for (const Index *i = t->indexes; i; i = i->next) mine++;
-  if (mine != nidx)
-    test_fail(__FILE__, __LINE__, "%s: %d indexes, sqlite3 %d", name, mine, nidx);
+  if (mine != nidx) test_fail(__FILE__, __LINE__, "%s: %d indexes, sqlite3 %d", name, mine, nidx);
 }
 
 static void compare_all(const char *path) {
@@ -323,8 +354,8 @@ static void compare_all(const char *path) {
     } else if (!strcmp(type, "index")) {
       Index *idx = schema_find_index(s, name);
       if (!idx || (int64_t)idx->root != root || util_stricmp(idx->table->name, tbl))
-        test_fail(__FILE__, __LINE__, "index %s: root %u, sqlite3 %lld", name,
-                  idx ? idx->root : 0, (long long)root);
+        test_fail(__FILE__, __LINE__, "index %s: root %u, sqlite3 %lld", name, idx ? idx->root : 0,
+                  (long long)root);
     } else if (!strcmp(type, "view")) {
       nview++;
       View *v = schema_find_view(s, name);
@@ -393,21 +424,21 @@ TEST(schema_specific_fields) {
   CHECK(schema_find_table(s, "sqlite_sequence"));
   CHECK((t = schema_find_table(s, "sqlite_master")) && t->root == 1 && t->ncol == 5 &&
         t == schema_find_table(s, "SQLITE_SCHEMA") && table_column_index(t, "RootPage") == 3);
-  CHECK((t = schema_find_table(s, "w1")) && t->without_rowid && t->npk == 2 &&
-        t->pk_cols[0] == 2 && t->pk_cols[1] == 0 && t->cols[2].storage == 0 &&
-        t->cols[0].storage == 1 && t->cols[1].storage == 2 && t->pk_index &&
-        t->pk_index->root == t->root);
+  CHECK((t = schema_find_table(s, "w1")) && t->without_rowid && t->npk == 2 && t->pk_cols[0] == 2 &&
+        t->pk_cols[1] == 0 && t->cols[2].storage == 0 && t->cols[0].storage == 1 &&
+        t->cols[1].storage == 2 && t->pk_index && t->pk_index->root == t->root);
   CHECK((t = schema_find_table(s, "w4")) && t->npk == 2 && t->pk_desc[0] == 1 &&
         t->pk_desc[1] == 0);
   CHECK((t = schema_find_table(s, "s1")) && t->strict && t->cols[5].affinity == AFF_BLOB &&
         t->cols[0].affinity == AFF_INTEGER);
   CHECK((t = schema_find_table(s, "g1")) && t->has_generated && t->cols[1].storage == -1 &&
         t->cols[2].storage == 1 && t->cols[4].storage == 2 && t->nstored == 3 && t->cols[1].gen);
-  CHECK((t = schema_find_table(s, "ck")) && t->ncheck == 4 && !strcmp(t->checks[2].sql, "a + b > 0"));
+  CHECK((t = schema_find_table(s, "ck")) && t->ncheck == 4 &&
+        !strcmp(t->checks[2].sql, "a + b > 0"));
   CHECK((t = schema_find_table(s, "t4")) && t->ncheck == 2 && t->checks[1].name &&
         !strcmp(t->checks[1].name, "ck") && t->cols[0].notnull_conflict == SCHEMA_OE_IGNORE);
-  CHECK((t = schema_find_table(s, "c1")) && t->cols[0].coll && !util_stricmp(t->cols[0].coll,
-                                                                               "nocase"));
+  CHECK((t = schema_find_table(s, "c1")) && t->cols[0].coll &&
+        !util_stricmp(t->cols[0].coll, "nocase"));
   CHECK((t = schema_find_table(s, "f1")) && t->nfk == 4);
   if (t && t->nfk == 4) {
     CHECK(t->fks[0].ncol == 1 && t->fks[0].cols[0] == 0 && !t->fks[0].parent_cols &&
@@ -546,6 +577,16 @@ static const char *const error_corpus[] = {
     "CREATE INDEX i ON base(a COLLATE foo)",
     "CREATE INDEX i ON base((SELECT 1))",
     "CREATE INDEX i ON vw(a)",
+    "CREATE INDEX i ON sqlite_master(name)",
+    "CREATE INDEX i ON base(a) WHERE random() > 0",
+    "CREATE INDEX i ON base(base.a)",
+    "CREATE INDEX i ON base(a) WHERE base.a > 0",
+    "CREATE INDEX i ON base('a', \"zz\")",
+    "CREATE TABLE t(a, b AS (c + 1))",
+    "CREATE TABLE t(a AS (1) DEFAULT 2)",
+    "CREATE TABLE t(a GENERATED ALWAYS AS (1) STORED)",
+    "CREATE TABLE t(a INTEGER PRIMARY KEY, b, UNIQUE(a))",
+    "CREATE TABLE t(a, b, UNIQUE(a, a), PRIMARY KEY(b, b))",
     "CREATE INDEX sqlite_i ON base(a)",
     "CREATE INDEX i ON base(a, b DESC, c COLLATE NOCASE)",
     "CREATE INDEX i ON base(a + b, \"c\")",
@@ -615,8 +656,8 @@ static int damaged(const char *path, const char *setup, const char *edit) {
   remove(path);
   sqlite3 *db;
   sqlite3_open(path, &db);
-  char *sql = sqlite3_mprintf("PRAGMA synchronous=OFF; %s; PRAGMA writable_schema=ON; %s", setup,
-                              edit);
+  char *sql =
+      sqlite3_mprintf("PRAGMA synchronous=OFF; %s; PRAGMA writable_schema=ON; %s", setup, edit);
   int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
   sqlite3_free(sql);
   sqlite3_close(db);
@@ -697,7 +738,8 @@ TEST(schema_mutated_sql_no_crash) {
                        NULL);
     int nrow = 0;
     int64_t rowids[200];
-    while (sqlite3_step(st) == SQLITE_ROW && nrow < 200) rowids[nrow++] = sqlite3_column_int64(st, 0);
+    while (sqlite3_step(st) == SQLITE_ROW && nrow < 200)
+      rowids[nrow++] = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     int64_t victim = rowids[test_rand(&seed) % (uint64_t)nrow];
     sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_schema WHERE rowid=?", -1, &st, NULL);
@@ -784,7 +826,104 @@ TEST(schema_load_oom_sweep) {
     btree_close(bt);
     if (util_alloc_outstanding() != before)
       test_fail(__FILE__, __LINE__, "fault %ld: %ld blocks leaked", n,
-                util_alloc_outstanding() - before), done = 1;
+                util_alloc_outstanding() - before),
+          done = 1;
   }
   CHECK(done);
+}
+
+/* ---- KeyInfo against the order of keys sqlite3 stored ---- */
+
+/* Fill every corpus table with rows full of ties (small domains, case and
+ * trailing-space variants, numbers of both kinds), then walk every index
+ * tree (and WITHOUT ROWID table) and check that consecutive keys are in
+ * strictly increasing order under schema_index_keyinfo. */
+TEST(schema_keyinfo_orders_sqlite_indexes) {
+  const char *path = test_path("keys.db");
+  if (make_db(path, corpus, ncorpus()) != 0) return;
+  sqlite3 *db;
+  sqlite3_open(path, &db);
+  sqlite3_exec(db, "PRAGMA synchronous=OFF; BEGIN", NULL, NULL, NULL);
+  static const char *const vals[] = {"1",    "2",   "2.0",   "-3.5",  "'a'",     "'A'",
+                                     "'a '", "'b'", "'B  '", "x'00'", "x'0001'", "NULL",
+                                     "'10'", "1e3", "'abc'", "'ABC'"};
+  int nv = (int)(sizeof vals / sizeof vals[0]);
+  uint64_t seed = test_seed() ^ 0x4e75;
+  sqlite3_stmt *st;
+  sqlite3_prepare_v2(db,
+                     "SELECT name FROM sqlite_schema WHERE type='table' AND name NOT LIKE"
+                     " 'sqlite%'",
+                     -1, &st, NULL);
+  char names[200][64];
+  int ntab = 0;
+  while (sqlite3_step(st) == SQLITE_ROW && ntab < 200)
+    snprintf(names[ntab++], 64, "%s", str_or(sqlite3_column_text(st, 0)));
+  sqlite3_finalize(st);
+  for (int t = 0; t < ntab; t++) {
+    char *q = sqlite3_mprintf("SELECT name FROM pragma_table_xinfo(%Q) WHERE hidden = 0", names[t]);
+    char cols[64][64];
+    int ncol = 0;
+    sqlite3_prepare_v2(db, q, -1, &st, NULL);
+    while (sqlite3_step(st) == SQLITE_ROW && ncol < 64)
+      snprintf(cols[ncol++], 64, "%s", str_or(sqlite3_column_text(st, 0)));
+    sqlite3_finalize(st);
+    sqlite3_free(q);
+    for (int r = 0; r < 300; r++) {
+      sqlite3_str *q2 = sqlite3_str_new(NULL);
+      sqlite3_str_appendf(q2, "INSERT OR IGNORE INTO \"%w\"(", names[t]);
+      for (int c = 0; c < ncol; c++) sqlite3_str_appendf(q2, "%s\"%w\"", c ? "," : "", cols[c]);
+      sqlite3_str_appendf(q2, ") VALUES(");
+      for (int c = 0; c < ncol; c++)
+        sqlite3_str_appendf(q2, "%s%s", c ? "," : "", vals[test_rand(&seed) % (uint64_t)nv]);
+      sqlite3_str_appendf(q2, ")");
+      char *ins = sqlite3_str_finish(q2);
+      sqlite3_exec(db, ins, NULL, NULL, NULL);
+      sqlite3_free(ins);
+    }
+  }
+  sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+  sqlite3_close(db);
+
+  Btree *bt;
+  Schema *s;
+  char *err;
+  CHECK_OK(load(path, &bt, &s, &err));
+  if (!s) return;
+  CHECK_OK(btree_begin(bt, BTREE_TXN_READ));
+  int pos = 0, checked = 0, entries = 0;
+  Index *idx;
+  while ((idx = schema_map_next(&s->indexes, &pos)) != NULL) {
+    if (!idx->root) continue;
+    int unknown;
+    KeyInfo *ki = schema_index_keyinfo(idx, &unknown);
+    CHECK(ki && !unknown);
+    BtCursor *cur;
+    CHECK_OK(btree_cursor_open(bt, idx->root, 0, record_compare, ki, &cur));
+    int done;
+    uint8_t *prev = NULL;
+    uint32_t nprev = 0;
+    int bad = 0;
+    for (int rc = btree_first(cur, &done); rc == SHALE_OK && !done; rc = btree_next(cur, &done)) {
+      uint32_t n = btree_payload_size(cur);
+      uint8_t *key = malloc(n ? n : 1);
+      CHECK_OK(btree_payload_read(cur, 0, n, key));
+      if (prev && record_compare(ki, prev, nprev, key, n) >= 0 && !bad) {
+        bad = 1;
+        test_fail(__FILE__, __LINE__, "index %s: keys out of order under its KeyInfo", idx->name);
+      }
+      free(prev);
+      prev = key;
+      nprev = n;
+      entries++;
+    }
+    free(prev);
+    CHECK(!ki->corrupt);
+    btree_cursor_close(cur);
+    shale_free(ki);
+    checked++;
+  }
+  btree_commit(bt);
+  CHECK(checked > 30 && entries > 3000);
+  schema_free(s);
+  btree_close(bt);
 }
