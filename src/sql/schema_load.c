@@ -706,6 +706,10 @@ int schema_index_from_create(Schema *s, const SqlStmt *create, const char *sql, 
 
 static int build_view(Build *b, const SqlStmt *st, View **out) {
   const SqlCreateView *cv = &st->u.create_view;
+  *out = NULL;
+  if (st->kind != SQL_STMT_CREATE_VIEW) return fail(b, SHALE_ERROR, "not a CREATE VIEW");
+  if (!b->loading && !util_strnicmp(cv->name.name, "sqlite_", 7))
+    return fail(b, SHALE_ERROR, "object name reserved for internal use: %s", cv->name.name);
   View *v = zalloc(b, sizeof *v);
   if (!v) return b->rc;
   v->name = sdup(b, cv->name.name);
@@ -722,6 +726,20 @@ static int build_view(Build *b, const SqlStmt *st, View **out) {
 
 static int build_trigger(Build *b, const SqlStmt *st, Trigger **out) {
   const SqlCreateTrigger *tr = &st->u.create_trigger;
+  *out = NULL;
+  if (st->kind != SQL_STMT_CREATE_TRIGGER) return fail(b, SHALE_ERROR, "not a CREATE TRIGGER");
+  if (!b->loading && !util_strnicmp(tr->name.name, "sqlite_", 7))
+    return fail(b, SHALE_ERROR, "object name reserved for internal use: %s", tr->name.name);
+  Table *on = schema_find_table(b->s, tr->table);
+  View *onv = on ? NULL : schema_find_view(b->s, tr->table);
+  if (!on && !onv) return fail(b, SHALE_ERROR, "no such table: main.%s", tr->table);
+  if (on && !b->loading && !util_strnicmp(on->name, "sqlite_", 7))
+    return fail(b, SHALE_ERROR, "cannot create trigger on system table");
+  if (onv && tr->time != SQL_TRIG_INSTEAD_OF)
+    return fail(b, SHALE_ERROR, "cannot create %s trigger on view: %s",
+                tr->time == SQL_TRIG_AFTER ? "AFTER" : "BEFORE", tr->table);
+  if (on && tr->time == SQL_TRIG_INSTEAD_OF)
+    return fail(b, SHALE_ERROR, "cannot create INSTEAD OF trigger on table: %s", tr->table);
   Trigger *g = zalloc(b, sizeof *g);
   if (!g) return b->rc;
   g->name = sdup(b, tr->name.name);
@@ -744,6 +762,24 @@ static int build_trigger(Build *b, const SqlStmt *st, Trigger **out) {
   g->stmts = tr->stmts;
   *out = g;
   return b->rc;
+}
+
+int schema_view_from_create(Schema *s, const SqlStmt *create, const char *sql, View **out,
+                            char **errmsg) {
+  Build b = {s, sql, errmsg, 0, SHALE_OK};
+  if (errmsg) *errmsg = NULL;
+  build_view(&b, create, out);
+  if (b.rc != SHALE_OK) *out = NULL;
+  return b.rc;
+}
+
+int schema_trigger_from_create(Schema *s, const SqlStmt *create, const char *sql, Trigger **out,
+                               char **errmsg) {
+  Build b = {s, sql, errmsg, 0, SHALE_OK};
+  if (errmsg) *errmsg = NULL;
+  build_trigger(&b, create, out);
+  if (b.rc != SHALE_OK) *out = NULL;
+  return b.rc;
 }
 
 /* ---- loading sqlite_schema ---- */

@@ -38,4 +38,13 @@ int schema_table_from_create(Schema *s, const SqlStmt *create_table, const char 
 int schema_index_from_create(Schema *s, const SqlStmt *create_index, const char *sql, Index **out,
                              char **errmsg);
 
+/* A View / Trigger from its CREATE statement ("object name reserved for
+ * internal use: sqlite_x", "no such table: main.t", "cannot create BEFORE
+ * trigger on view: v", "cannot create INSTEAD OF trigger on table: t",
+ * "cannot create trigger on system table"). Not added to the schema. */
+int schema_view_from_create(Schema *s, const SqlStmt *create_view, const char *sql, View **out,
+                            char **errmsg);
+int schema_trigger_from_create(Schema *s, const SqlStmt *create_trigger, const char *sql,
+                               Trigger **out, char **errmsg);
+
 #endif /* SHALE_SQL_SCHEMA_LOAD_H */
