@@ -464,6 +464,10 @@ static int resolve_table(Shell *sh, const char *name, uint32_t *root, const Tabl
       error("no such table: %s", name);
       return -1;
     }
+    if (tab->root == 0) {
+      error("table %s has no b-tree (rootpage 0)", name);
+      return -1;
+    }
     *root = tab->root;
     *t = tab;
     return 0;

@@ -784,10 +784,14 @@ int schema_trigger_from_create(Schema *s, const SqlStmt *create, const char *sql
 
 /* ---- loading sqlite_schema ---- */
 
+#define ROOT_NULL 0
+#define ROOT_OK 1
+#define ROOT_INVALID 2
+
 typedef struct Row {
   const char *type, *name, *tbl, *sql;
   int64_t root;
-  int root_is_int;
+  int root_kind; /* ROOT_*: as SQLite reads the rootpage column as a u32 */
 } Row;
 
 static const char *rec_text(Build *b, const uint8_t *rec, uint32_t n, int col) {
@@ -844,9 +848,26 @@ static int read_rows(Build *b, Btree *bt, Row **rows_out, int *nrows) {
     r->tbl = rec_text(b, p, size, 2);
     r->sql = rec_text(b, p, size, 4);
     ShValue v;
-    if (record_column(p, size, 3, &v) == SHALE_OK && v.type == SHALE_INTEGER) {
+    r->root_kind = ROOT_INVALID;
+    if (record_column(p, size, 3, &v) != SHALE_OK) {
+      fail(b, SHALE_CORRUPT, "database disk image is malformed");
+    } else if (v.type == SHALE_NULL) {
+      r->root_kind = ROOT_NULL;
+    } else if (v.type == SHALE_INTEGER && v.i >= 0 && v.i <= 0xffffffffLL) {
       r->root = v.i;
-      r->root_is_int = 1;
+      r->root_kind = ROOT_OK;
+    } else if (v.type == SHALE_FLOAT && v.r >= 0 && v.r <= 4294967295.0 &&
+               v.r == (double)(int64_t)v.r) {
+      r->root = (int64_t)v.r;
+      r->root_kind = ROOT_OK;
+    } else if (v.type == SHALE_TEXT && v.n > 0 && v.n <= 10) {
+      int64_t x = 0;
+      uint32_t k = 0;
+      while (k < v.n && v.z[k] >= '0' && v.z[k] <= '9') x = x * 10 + (v.z[k++] - '0');
+      if (k == v.n && x <= 0xffffffffLL) {
+        r->root = x;
+        r->root_kind = ROOT_OK;
+      }
     }
     if (b->rc) break;
     rc = btree_next(cur, &done);
@@ -895,14 +916,34 @@ static int load_row(Build *b, const Row *r, uint32_t npages) {
     return r2;
   }
   b->sql = r->sql;
-  int root_bad =
-      !r->root_is_int || r->root < 0 || r->root > 0xffffffffLL || (npages > 0 && r->root > npages);
+  /* the row must describe the object its text creates */
+  const char *want_type = NULL, *obj = NULL, *on = NULL;
+  switch (st->kind) {
+    case SQL_STMT_CREATE_TABLE:
+      want_type = "table", obj = on = st->u.create_table.name.name;
+      if (st->u.create_table.as_select || r->root == 1) return corrupt_row(b, r, NULL);
+      break;
+    case SQL_STMT_CREATE_INDEX:
+      want_type = "index", obj = st->u.create_index.name.name, on = st->u.create_index.table;
+      break;
+    case SQL_STMT_CREATE_VIEW:
+      want_type = "view", obj = on = st->u.create_view.name.name;
+      break;
+    case SQL_STMT_CREATE_TRIGGER:
+      want_type = "trigger", obj = st->u.create_trigger.name.name, on = st->u.create_trigger.table;
+      break;
+    default:
+      return corrupt_row(b, r, NULL); /* virtual tables, other statements */
+  }
+  /* checked once the statement has run (its own errors come first) */
+  int mismatch = !r->type || strcmp(r->type, want_type) || !r->name || util_stricmp(r->name, obj) ||
+                 !r->tbl || util_stricmp(r->tbl, on);
   switch (st->kind) {
     case SQL_STMT_CREATE_TABLE: {
       Table *t = NULL;
       if (schema_find_table(b->s, st->u.create_table.name.name)) return corrupt_row(b, r, NULL);
       if (build_table(b, st, &t) != SHALE_OK) break;
-      if (root_bad || r->root < 1) return corrupt_row(b, r, "invalid rootpage");
+      if (mismatch) return corrupt_row(b, r, NULL);
       t->root = (uint32_t)r->root;
       if (t->pk_index) t->pk_index->root = t->root;
       if (schema_add_table(b->s, t) != SHALE_OK) return nomem(b);
@@ -913,7 +954,7 @@ static int load_row(Build *b, const Row *r, uint32_t npages) {
       Index *idx = NULL;
       if (schema_find_index(b->s, st->u.create_index.name.name)) return corrupt_row(b, r, NULL);
       if (build_index(b, st, &idx) != SHALE_OK) break;
-      if (root_bad || r->root < 2) return corrupt_row(b, r, "invalid rootpage");
+      if (mismatch) return corrupt_row(b, r, NULL);
       idx->root = (uint32_t)r->root;
       if (schema_add_index(b->s, idx) != SHALE_OK) return nomem(b);
       break;
@@ -924,6 +965,7 @@ static int load_row(Build *b, const Row *r, uint32_t npages) {
           schema_find_table(b->s, st->u.create_view.name.name))
         return corrupt_row(b, r, NULL);
       if (build_view(b, st, &v) != SHALE_OK) break;
+      if (mismatch) return corrupt_row(b, r, NULL);
       if (schema_add_view(b->s, v) != SHALE_OK) return nomem(b);
       break;
     }
@@ -931,13 +973,12 @@ static int load_row(Build *b, const Row *r, uint32_t npages) {
       Trigger *g = NULL;
       if (schema_find_trigger(b->s, st->u.create_trigger.name.name)) return corrupt_row(b, r, NULL);
       if (build_trigger(b, st, &g) != SHALE_OK) break;
+      if (mismatch) return corrupt_row(b, r, NULL);
       if (schema_add_trigger(b->s, g) != SHALE_OK) return nomem(b);
       break;
     }
-    case SQL_STMT_CREATE_VTAB:
-      return corrupt_row(b, r, "virtual tables are not supported");
     default:
-      return corrupt_row(b, r, NULL);
+      break;
   }
   if (b->rc == SHALE_ERROR) {
     char *m = b->errmsg ? *b->errmsg : NULL;
@@ -957,7 +998,7 @@ static int load_autoindex(Build *b, const Row *r, uint32_t npages) {
   for (Index *i = t ? t->indexes : NULL; i && r->name; i = i->next)
     if (i->is_autoindex && !i->root && i != t->pk_index && !util_stricmp(i->name, r->name)) idx = i;
   if (!idx) return corrupt_row(b, r, "orphan index");
-  if (!r->root_is_int || r->root < 2 || r->root > 0xffffffffLL || (npages && r->root > npages))
+  if (r->root_kind != ROOT_OK || r->root < 2 || (npages && r->root > npages))
     return corrupt_row(b, r, "invalid rootpage");
   idx->root = (uint32_t)r->root;
   if (schema_add_index(b->s, idx) != SHALE_OK) return nomem(b);
@@ -992,10 +1033,13 @@ int schema_load(Btree *bt, Schema **out, char **errmsg) {
       const Row *r = &rows[i];
       int is_table = r->type && !strcmp(r->type, "table");
       if (is_table != (pass == 0)) continue;
-      if (!r->root_is_int && r->sql == NULL) {
+      if (r->root_kind == ROOT_NULL) {
         corrupt_row(&b, r, NULL);
       } else if (starts_cr(r->sql)) {
-        load_row(&b, r, npages);
+        if (r->root_kind != ROOT_OK || (npages && r->root > npages))
+          corrupt_row(&b, r, "invalid rootpage");
+        else
+          load_row(&b, r, npages);
       } else if (!r->name || (r->sql && r->sql[0])) {
         corrupt_row(&b, r, NULL);
       } else if (pass == 1) {
