@@ -17,15 +17,19 @@
  *     the table has when the PRIMARY KEY / UNIQUE constraint is met; a
  *     constraint with the same columns and collations as an earlier one makes
  *     no new index (FORMAT-db.md §7).
+ *  2. A WITHOUT ROWID table's PRIMARY KEY index is made where the PRIMARY
+ *     KEY is met, except for an INTEGER PRIMARY KEY: that one is made when
+ *     the table ends (as SQLite converts the table), so it takes the next
+ *     number after the UNIQUE constraints.
+ *  3. schema_load never crashes on a bad sqlite_schema: a row it cannot use
+ *     is SHALE_CORRUPT with "malformed database schema (NAME)[ - reason]".
  *  4. As SQLite stores them: the PRIMARY KEY columns appended to an automatic
  *     (UNIQUE) index of a WITHOUT ROWID table sort ascending even when the
  *     PRIMARY KEY says DESC (CREATE INDEX keeps the PK's order), and the
  *     non-key columns of the PK index report BINARY.
- *  2. A WITHOUT ROWID table's PRIMARY KEY index is created when the table
- *     ends (as SQLite converts the table), so an INTEGER PRIMARY KEY there
- *     takes the next number after the UNIQUE constraints.
- *  3. schema_load never crashes on a bad sqlite_schema: a row it cannot use
- *     is SHALE_CORRUPT with "malformed database schema (NAME)[ - reason]".
+ *  5. Index on_conflict SCHEMA_OE_NONE on a UNIQUE/PK index means the
+ *     default (ABORT); an expression key column collates BINARY unless the
+ *     expression's top-level COLLATE says otherwise (as SQLite stores it).
  */
 #include "schema_load.h"
 
@@ -495,9 +499,6 @@ static int build_table(Build *b, const SqlStmt *st, Table **out) {
     switch (cs->type) {
       case SQL_CONS_PRIMARY_KEY:
         add_primary_key(b, t, cs->columns, -1, 0, cs->on_conflict, cs->autoincrement, &has_pk);
-        if (!b->rc && cs->columns->n == 1 && t->rowid_alias < 0 && !t->without_rowid) {
-          /* nothing more: the index was made */
-        }
         break;
       case SQL_CONS_UNIQUE: {
         Index *idx;

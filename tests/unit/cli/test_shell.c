@@ -548,3 +548,27 @@ TEST(shell_mutated_files_no_crash) {
   }
   free(orig);
 }
+
+/* A sqlite_schema the schema layer refuses (a malformed CREATE text): the
+ * shell still lists and prints the schema rows and prints raw records. */
+TEST(shell_malformed_schema_falls_back) {
+  check_built();
+  const char *path = strcpy(db_path, test_path("malformed.db"));
+  remove(path);
+  sqlite3 *db;
+  sqlite3_open(path, &db);
+  exec(db,
+       "create table t(a, b); insert into t values(1, 'x'), (2, 'y');"
+       "create table u(c); insert into u values(3);"
+       "pragma writable_schema=on;"
+       "update sqlite_schema set sql='CREATE TABLE u(c, c)' where name='u';");
+  sqlite3_close(db);
+  int st;
+  char *out = run_shell(path, ".tables\n.rows t\n.count u\n.schema u\n", &st);
+  CHECK_EQ(st, 0);
+  CHECK(strstr(out, "t\nu\n"));
+  CHECK(strstr(out, "1|x\n2|y\n"));
+  CHECK(strstr(out, "\n1\n"));
+  CHECK(strstr(out, "CREATE TABLE u(c, c);\n"));
+  free(out);
+}
