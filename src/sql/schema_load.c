@@ -89,6 +89,28 @@ static const char *span_text(Build *b, SqlSpan sp) {
   return c;
 }
 
+/* The text of a DEFAULT as PRAGMA table_info shows it: the expression as
+ * written, without the parentheses of "DEFAULT (expr)" (inner ones kept). */
+static const char *default_text(Build *b, const SqlExpr *e) {
+  SqlSpan sp = e->span;
+  if ((e->flags & SQL_EF_PAREN) && b->sql) {
+    int lo = sp.start, hi = sp.start + sp.len, levels = 0;
+    int n = (int)strlen(b->sql);
+    SqlSpan keep = sp;
+    for (;;) {
+      int l = lo - 1, h = hi;
+      while (l >= 0 && strchr(" \t\n\r\f", b->sql[l])) l--;
+      while (h < n && strchr(" \t\n\r\f", b->sql[h])) h++;
+      if (l < 0 || h >= n || b->sql[l] != '(' || b->sql[h] != ')') break;
+      if (levels++ > 0) keep = (SqlSpan){lo, hi - lo}; /* one level inside the outermost */
+      lo = l;
+      hi = h + 1;
+    }
+    sp = keep;
+  }
+  return span_text(b, sp);
+}
+
 static void *zalloc(Build *b, size_t n) {
   void *p = util_arena_zalloc(&b->s->arena, n ? n : 1);
   if (!p) nomem(b);
@@ -473,7 +495,7 @@ static int build_table(Build *b, const SqlStmt *st, Table **out) {
           if (ec.column || ec.variable || ec.subquery)
             return fail(b, SHALE_ERROR, "default value of column [%s] is not constant", c->name);
           c->dflt = cs->expr;
-          c->dflt_sql = span_text(b, cs->expr->span);
+          c->dflt_sql = default_text(b, cs->expr);
           break;
         }
         case SQL_CONS_COLLATE:
