@@ -1071,3 +1071,58 @@ TEST(schema_too_many_columns) {
     free(sql);
   }
 }
+
+/* The name maps: many objects, lookups in any ASCII case, removal with
+ * tombstones, re-adding, iteration sees each live object once. */
+TEST(schema_maps_many_names) {
+  Schema *s = schema_new();
+  CHECK(s != NULL);
+  if (!s) return;
+  UtilArena *a = schema_arena(s);
+  enum { N = 3000 };
+  for (int i = 0; i < N; i++) {
+    Table *t = util_arena_zalloc(a, sizeof *t);
+    char name[32];
+    snprintf(name, sizeof name, "Tab_%d", i);
+    t->name = util_arena_strndup(a, name, strlen(name));
+    t->rowid_alias = -1;
+    CHECK_OK(schema_add_table(s, t));
+  }
+  for (int i = 0; i < N; i++) {
+    char name[32];
+    snprintf(name, sizeof name, i % 2 ? "TAB_%d" : "tab_%d", i);
+    Table *t = schema_find_table(s, name);
+    if (!t || util_stricmp(t->name, name)) test_fail(__FILE__, __LINE__, "lookup %s", name);
+  }
+  for (int i = 0; i < N; i += 3) {
+    char name[32];
+    snprintf(name, sizeof name, "tAB_%d", i);
+    schema_remove_table(s, name);
+  }
+  int live = 0, pos = 0;
+  Table *t;
+  while ((t = schema_map_next(&s->tables, &pos)) != NULL) live++;
+  CHECK_EQ(live, N - (N + 2) / 3 + 2); /* + sqlite_schema under two names */
+  for (int i = 0; i < N; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "tab_%d", i);
+    CHECK((schema_find_table(s, name) != NULL) == (i % 3 != 0));
+  }
+  /* re-add a removed name; replace a live one */
+  Table *r = util_arena_zalloc(a, sizeof *r);
+  r->name = "TAB_0";
+  CHECK_OK(schema_add_table(s, r));
+  CHECK(schema_find_table(s, "tab_0") == r);
+  Table *r2 = util_arena_zalloc(a, sizeof *r2);
+  r2->name = "tab_1";
+  CHECK_OK(schema_add_table(s, r2));
+  CHECK(schema_find_table(s, "TAB_1") == r2);
+  CHECK(!schema_find_table(s, "tab_") && !schema_find_table(s, "") && !schema_find_index(s, "x"));
+  /* non-ASCII bytes are compared exactly (no folding beyond ASCII) */
+  Table *u = util_arena_zalloc(a, sizeof *u);
+  u->name = "\xc3\xa9t\xc3\xa9";
+  CHECK_OK(schema_add_table(s, u));
+  CHECK(schema_find_table(s, "\xc3\xa9T\xc3\xa9") == u &&
+        !schema_find_table(s, "\xc3\x89t\xc3\xa9"));
+  schema_free(s);
+}
