@@ -225,3 +225,71 @@ KeyInfo *schema_index_keyinfo(const Index *idx, int *unknown) {
   ki->corrupt = 0;
   return ki;
 }
+
+/* ---- validation ---- */
+
+static int check_table(const Schema *s, const Table *t) {
+  if (!t->name || t->ncol < 0 || (t->ncol > 0 && !t->cols)) return 0;
+  if (t->rowid_alias >= t->ncol || t->rowid_alias < -1) return 0;
+  if (t->rowid_alias >= 0) {
+    const Column *c = &t->cols[t->rowid_alias];
+    if (t->without_rowid || !c->type || util_stricmp(c->type, "INTEGER") || t->npk != 1) return 0;
+  }
+  if (t->autoincrement && t->rowid_alias < 0) return 0;
+  int nstored = 0;
+  for (int i = 0; i < t->ncol; i++) {
+    const Column *c = &t->cols[i];
+    if (!c->name) return 0;
+    if ((c->storage < 0) != (c->hidden == COL_VIRTUAL)) return 0;
+    if (c->storage >= 0) {
+      if (c->storage >= t->ncol) return 0;
+      for (int j = 0; j < i; j++)
+        if (t->cols[j].storage == c->storage) return 0;
+      nstored++;
+    }
+    if ((c->hidden == COL_VIRTUAL || c->hidden == COL_STORED) != (c->gen != NULL) && !t->is_schema)
+      return 0;
+  }
+  if (nstored != t->nstored) return 0;
+  for (int k = 0; k < t->npk; k++) {
+    if (t->pk_cols[k] < 0 || t->pk_cols[k] >= t->ncol || !t->cols[t->pk_cols[k]].pk) return 0;
+    if (t->without_rowid && t->cols[t->pk_cols[k]].storage != k) return 0;
+  }
+  if (t->without_rowid && (!t->pk_index || t->pk_index->root != t->root)) return 0;
+  for (const Index *x = t->indexes; x; x = x->next) {
+    if (x->table != t || x->nkey < 1 || x->ncol < x->nkey || !x->name) return 0;
+    if (x->root && schema_find_index(s, x->name) != x) return 0;
+    for (int k = 0; k < x->ncol; k++) {
+      const IndexColumn *ic = &x->cols[k];
+      if (ic->col >= t->ncol || ic->col < INDEX_COL_EXPR || !ic->coll) return 0;
+      if ((ic->col == INDEX_COL_EXPR) != (ic->expr != NULL)) return 0;
+    }
+    if (!t->without_rowid && (x->ncol != x->nkey + 1 || x->cols[x->nkey].col != INDEX_COL_ROWID))
+      return 0;
+    if (t->without_rowid && x != t->pk_index)
+      for (int j = 0; j < t->npk; j++) { /* every PK column is in the stored key */
+        int have = 0;
+        for (int k = 0; k < x->ncol; k++) have |= x->cols[k].col == t->pk_cols[j];
+        if (!have) return 0;
+      }
+  }
+  return 1;
+}
+
+int schema_check(const Schema *s) {
+  int pos = 0;
+  const Table *t;
+  while ((t = schema_map_next(&s->tables, &pos)) != NULL) {
+    if (schema_find_table(s, t->name) != t) return SHALE_INTERNAL;
+    if (!check_table(s, t)) return SHALE_INTERNAL;
+  }
+  pos = 0;
+  const Index *x;
+  while ((x = schema_map_next(&s->indexes, &pos)) != NULL) {
+    if (!x->table || schema_find_table(s, x->table->name) != x->table) return SHALE_INTERNAL;
+    const Index *y = x->table->indexes;
+    while (y && y != x) y = y->next;
+    if (!y) return SHALE_INTERNAL; /* in the map but not in its table's list */
+  }
+  return SHALE_OK;
+}

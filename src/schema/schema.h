@@ -240,6 +240,11 @@ char schema_type_affinity(const char *type);
  * NULL on out-of-memory. */
 KeyInfo *schema_index_keyinfo(const Index *idx, int *unknown);
 
+/* Check the invariants of every object (schema.h invariants 1-4, maps and
+ * table index lists agree, storage slots distinct, key columns in range).
+ * SHALE_OK or SHALE_INTERNAL; for tests. */
+int schema_check(const Schema *);
+
 /* Origin as PRAGMA index_list shows it: "c", "u" or "pk". */
 const char *schema_index_origin_name(const Index *idx);
 

@@ -342,6 +342,7 @@ static void compare_all(const char *path) {
   int rc = load(path, &bt, &s, &err);
   if (rc != SHALE_OK) test_fail(__FILE__, __LINE__, "schema_load: %d %s", rc, err ? err : "");
   shale_free(err);
+  if (s) CHECK_OK(schema_check(s));
   sqlite3 *db;
   CHECK_OK(sqlite3_open(path, &db));
   sqlite3_exec(db, "PRAGMA synchronous=OFF", NULL, NULL, NULL);
@@ -487,6 +488,25 @@ TEST(schema_specific_fields) {
           ki->coll[3] == record_collation_find("NOCASE"));
     shale_free(ki);
   }
+  /* schema_check notices broken invariants */
+  CHECK_OK(schema_check(s));
+  t = schema_find_table(s, "t1");
+  if (t) {
+    int old = t->cols[1].storage;
+    t->cols[1].storage = t->cols[0].storage;
+    CHECK_RC(schema_check(s), SHALE_INTERNAL);
+    t->cols[1].storage = old;
+    t->rowid_alias = 0; /* t1.a is INT, not INTEGER */
+    CHECK_RC(schema_check(s), SHALE_INTERNAL);
+    t->rowid_alias = -1;
+  }
+  i = schema_find_index(s, "c1i1");
+  if (i) {
+    i->ncol = i->nkey; /* the trailing rowid lost */
+    CHECK_RC(schema_check(s), SHALE_INTERNAL);
+    i->ncol = i->nkey + 1;
+  }
+  CHECK_OK(schema_check(s));
   /* removal keeps the maps and the table's list consistent */
   t = schema_find_table(s, "e1");
   int before = 0, after = 0;
@@ -846,6 +866,7 @@ TEST(schema_mutated_sql_no_crash) {
     CHECK(rc == SHALE_OK || rc == SHALE_CORRUPT);
     CHECK((rc == SHALE_OK) == (s != NULL));
     if (rc == SHALE_CORRUPT) CHECK(err && !strncmp(err, "malformed database schema (", 27));
+    if (s) CHECK_OK(schema_check(s));
     nok += rc == SHALE_OK;
     nbad += rc != SHALE_OK;
     shale_free(err);
@@ -879,6 +900,7 @@ TEST(schema_load_oom_sweep) {
     util_fault_alloc(0, 0);
     if (rc == SHALE_OK) {
       CHECK(s != NULL);
+      if (s) CHECK_OK(schema_check(s));
       done = !hit;
     } else {
       if (rc != SHALE_NOMEM) {
