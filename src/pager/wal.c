@@ -1,0 +1,900 @@
+/*
+ * wal.c -- the write-ahead log: -wal file frames and checksums, the -shm
+ * wal-index (header copies, index blocks, read marks), recovery, readers,
+ * the writer and checkpoints, following shared/FORMAT-wal-locks.md (§n).
+ *
+ * Owns: the Wal struct, its -wal file handle and its view of the -shm
+ * regions (mapped through the database file's shm_map).
+ *
+ * Invariants:
+ *  1. w->hdr is this connection's snapshot of the 48-byte index header; while
+ *     writing, its mxFrame/aFrameCksum run ahead of the shared copy by the
+ *     uncommitted frames, which wal_undo drops by re-reading the shared copy.
+ *  2. The shared header is written only while holding WRITE (or during
+ *     recovery, which holds WRITE+CKPT+RECOVER): copy 2 first, barrier,
+ *     copy 1. Readers read copy 1, barrier, copy 2 and accept only equal,
+ *     initialised, checksummed copies.
+ *  3. aReadMark[i] changes only under READ(i) exclusive; nBackfill rises only
+ *     under CKPT and is reset only by a restart under WRITE.
+ *  4. Index block k holds frames Z(k)+1 ... Z(k)+n (n = 4062 for k = 0, else
+ *     4096); a hash slot holds F - Z(k); entries above the published mxFrame
+ *     are junk that readers ignore and the next writer clears.
+ *
+ * Not done yet (see report): the in-transaction frame overwrite (a page
+ * written twice in a transaction gets two frames, which is valid), sector
+ * padding, journal_size_limit, read-only -shm modes, heap-memory index for
+ * locking_mode=EXCLUSIVE, and the 10 s PROTOCOL schedule is approximate.
+ */
+#include "wal.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../include/shale.h"
+
+#define WAL_MAGIC 0x377f0682u
+#define WAL_VERSION 3007000u
+#define WAL_HDRSIZE 32
+#define FRAME_HDRSIZE 24
+#define REGION_SIZE 32768
+#define HASH_SLOTS 8192
+#define HASH_BYTES (HASH_SLOTS * 2)
+#define PGNO_PER_BLOCK 4096
+#define SHM_HDR_BYTES 136
+#define BLOCK0_FRAMES (PGNO_PER_BLOCK - SHM_HDR_BYTES / 4) /* 4062 */
+#define READMARK_NOT_USED 0xffffffffu
+#define NREADER 5
+
+/* lock slots (§3.4) */
+#define SLOT_WRITE 0
+#define SLOT_CKPT 1
+#define SLOT_RECOVER 2
+#define SLOT_READ(i) (3 + (i))
+
+/* The 48-byte index header, host-endian except salt (§2.2). */
+typedef struct IdxHdr {
+  uint32_t version;
+  uint32_t unused;
+  uint32_t change;
+  uint8_t is_init;
+  uint8_t big_end;
+  uint16_t sz_page;
+  uint32_t mx_frame;
+  uint32_t n_page;
+  uint32_t frame_cksum[2];
+  uint8_t salt[8];
+  uint32_t cksum[2];
+} IdxHdr;
+_Static_assert(sizeof(IdxHdr) == 48, "index header is 48 bytes");
+
+/* Word offsets (u32) of the checkpoint info in region 0. */
+#define W_BACKFILL 24           /* byte 96 */
+#define W_READMARK(i) (25 + (i)) /* bytes 100.. */
+#define W_ATTEMPTED 32          /* byte 128 */
+
+struct Wal {
+  OsVfs *vfs;
+  OsFile *db;
+  OsFile *wf;
+  char *path;
+  uint32_t page_size;
+  int sync_level;
+  int nregion;
+  volatile uint32_t **regions;
+  IdxHdr hdr;         /* snapshot (invariant 1) */
+  int read_lock;      /* -1 none, else slot i of READ(i) */
+  int write_lock;
+  uint32_t min_frame; /* nBackfill + 1 at read start */
+  uint32_t ckpt_seq;  /* private checkpoint sequence (§1.6) */
+  int ever_read;
+  uint8_t *buf;       /* FRAME_HDRSIZE + page_size scratch */
+};
+
+/* ------------------------------------------------------------ helpers */
+
+static int host_le(void) {
+  uint16_t x = 1;
+  uint8_t b;
+  memcpy(&b, &x, 1);
+  return b == 1;
+}
+
+static uint32_t get_le4(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* §1.3: n % 8 == 0; be selects big-endian input words. */
+static void cksum(const uint8_t *p, size_t n, int be, uint32_t s[2]) {
+  assert(n % 8 == 0);
+  uint32_t s0 = s[0], s1 = s[1];
+  for (size_t i = 0; i < n; i += 8) {
+    uint32_t a = be ? util_get4(p + i) : get_le4(p + i);
+    uint32_t b = be ? util_get4(p + i + 4) : get_le4(p + i + 4);
+    s0 += a + s1;
+    s1 += b + s0;
+  }
+  s[0] = s0;
+  s[1] = s1;
+}
+
+static int lock_shm(Wal *w, int slot, int n, int flags) {
+  return w->db->methods->shm_lock(w->db, slot, n, OS_SHM_LOCK | flags);
+}
+static void unlock_shm(Wal *w, int slot, int n, int flags) {
+  w->db->methods->shm_lock(w->db, slot, n, OS_SHM_UNLOCK | flags);
+}
+static void barrier(Wal *w) { w->db->methods->shm_barrier(w->db); }
+
+/* Exclusive lock, retrying through the busy handler while it says so. */
+static int lock_busy(Wal *w, int slot, int n, WalBusy busy, void *arg) {
+  int rc, count = 0;
+  while ((rc = lock_shm(w, slot, n, OS_SHM_EXCLUSIVE)) == SHALE_BUSY && busy && busy(arg, count++)) {
+  }
+  return rc;
+}
+
+/* Region k, mapping it (and creating it if extend) on first use. *out is
+ * NULL if it does not exist and !extend. */
+static int region(Wal *w, int k, int extend, volatile uint32_t **out) {
+  if (k >= w->nregion) {
+    volatile uint32_t **nr = shale_realloc((void *)w->regions, sizeof(*nr) * (size_t)(k + 1));
+    if (!nr) return SHALE_NOMEM;
+    for (int i = w->nregion; i <= k; i++) nr[i] = NULL;
+    w->regions = nr;
+    w->nregion = k + 1;
+  }
+  if (!w->regions[k]) {
+    volatile void *p = NULL;
+    int rc = w->db->methods->shm_map(w->db, k, REGION_SIZE, extend, &p);
+    if (rc != SHALE_OK) return rc;
+    w->regions[k] = (volatile uint32_t *)p;
+  }
+  *out = w->regions[k];
+  return SHALE_OK;
+}
+
+static volatile uint32_t *info(Wal *w) {
+  assert(w->nregion > 0 && w->regions[0]);
+  return w->regions[0];
+}
+
+static void hdr_load(volatile const uint32_t *src, IdxHdr *h) {
+  uint32_t tmp[12];
+  for (int i = 0; i < 12; i++) tmp[i] = src[i];
+  memcpy(h, tmp, sizeof *h);
+}
+
+static void hdr_store(volatile uint32_t *dst, const IdxHdr *h) {
+  uint32_t tmp[12];
+  memcpy(tmp, h, sizeof tmp);
+  for (int i = 0; i < 12; i++) dst[i] = tmp[i];
+}
+
+static void hdr_cksum(const IdxHdr *h, uint32_t out[2]) {
+  uint8_t b[48];
+  memcpy(b, h, sizeof b);
+  out[0] = out[1] = 0;
+  cksum(b, 40, !host_le(), out);
+}
+
+static uint32_t page_size_of(uint16_t v) { return (uint32_t)(v & 0xfe00) + ((uint32_t)(v & 1) << 16); }
+
+/* Publish w->hdr as the shared header (holding WRITE), invariant 2. */
+static void hdr_publish(Wal *w) {
+  volatile uint32_t *r0 = info(w);
+  w->hdr.is_init = 1;
+  w->hdr.version = WAL_VERSION;
+  w->hdr.unused = 0;
+  w->hdr.sz_page = (uint16_t)((w->page_size & 0xff00) | (w->page_size >> 16));
+  hdr_cksum(&w->hdr, w->hdr.cksum);
+  hdr_store(r0 + 12, &w->hdr);
+  barrier(w);
+  hdr_store(r0, &w->hdr);
+}
+
+/* Read the shared header into *h. Returns 1 if usable, 0 if not; an
+ * unmapped region 0 counts as unusable. SHALE_CANTOPEN (negative-free: via
+ * *rc) for a valid header of another version. */
+static int hdr_try(Wal *w, IdxHdr *h, int *rc) {
+  volatile uint32_t *r0;
+  IdxHdr h2;
+  *rc = region(w, 0, 0, &r0);
+  if (*rc != SHALE_OK || !r0) return 0;
+  hdr_load(r0, h);
+  barrier(w);
+  hdr_load(r0 + 12, &h2);
+  if (memcmp(h, &h2, sizeof h2) != 0 || !h->is_init) return 0;
+  uint32_t c[2];
+  hdr_cksum(h, c);
+  if (c[0] != h->cksum[0] || c[1] != h->cksum[1]) return 0;
+  if (h->version != WAL_VERSION) {
+    *rc = SHALE_CANTOPEN;
+    return 0;
+  }
+  if (page_size_of(h->sz_page) != w->page_size) {
+    *rc = SHALE_CORRUPT;
+    return 0;
+  }
+  return 1;
+}
+
+static int hdr_same_as_live(Wal *w) {
+  IdxHdr live;
+  hdr_load(info(w), &live);
+  return memcmp(&live, &w->hdr, sizeof live) == 0;
+}
+
+/* ------------------------------------------------------- index blocks */
+
+static int block_of(uint32_t frame) { return (int)((frame + 33) / PGNO_PER_BLOCK); }
+static uint32_t block_base(int k) { return k == 0 ? 0 : BLOCK0_FRAMES + PGNO_PER_BLOCK * (uint32_t)(k - 1); }
+static uint32_t hash_of(uint32_t pgno) { return (pgno * 383u) & (HASH_SLOTS - 1); }
+
+typedef struct Block {
+  volatile uint32_t *pgno; /* aPgno[idx-1] */
+  volatile uint16_t *hash;
+  uint32_t base;
+} Block;
+
+static int block_get(Wal *w, int k, int extend, Block *b) {
+  volatile uint32_t *r;
+  int rc = region(w, k, extend, &r);
+  if (rc != SHALE_OK) return rc;
+  if (!r) return SHALE_CORRUPT; /* a frame the header says exists has no block */
+  b->pgno = r + (k == 0 ? SHM_HDR_BYTES / 4 : 0);
+  b->hash = (volatile uint16_t *)((volatile uint8_t *)r + REGION_SIZE - HASH_BYTES);
+  b->base = block_base(k);
+  return SHALE_OK;
+}
+
+/* Remove index entries above mx in mx's block (§2.4, rollback). */
+static void index_truncate(Wal *w, uint32_t mx) {
+  if (mx == 0) return;
+  Block b;
+  if (block_get(w, block_of(mx), 0, &b) != SHALE_OK) return;
+  uint32_t limit = mx - b.base;
+  for (int i = 0; i < HASH_SLOTS; i++)
+    if (b.hash[i] > limit) b.hash[i] = 0;
+  uint32_t n = (b.base == 0 ? BLOCK0_FRAMES : PGNO_PER_BLOCK);
+  for (uint32_t i = limit; i < n; i++) b.pgno[i] = 0;
+}
+
+/* Clear block k (if mapped). */
+static void block_zero(Wal *w, int k) {
+  Block b;
+  if (block_get(w, k, 0, &b) != SHALE_OK) return;
+  uint32_t n = (k == 0 ? BLOCK0_FRAMES : PGNO_PER_BLOCK);
+  for (uint32_t i = 0; i < n; i++) b.pgno[i] = 0;
+  for (int i = 0; i < HASH_SLOTS; i++) b.hash[i] = 0;
+}
+
+/* Add frame -> pgno (holding WRITE or recovering). */
+static int index_append(Wal *w, uint32_t frame, uint32_t pgno) {
+  Block b;
+  int k = block_of(frame);
+  int rc = block_get(w, k, 1, &b);
+  if (rc != SHALE_OK) return rc;
+  uint32_t idx = frame - b.base;
+  if (idx == 1) block_zero(w, k);
+  if (b.pgno[idx - 1] != 0) index_truncate(w, frame - 1);
+  uint32_t h = hash_of(pgno);
+  int probes = 0;
+  while (b.hash[h]) {
+    if (++probes > HASH_SLOTS) return SHALE_CORRUPT;
+    h = (h + 1) & (HASH_SLOTS - 1);
+  }
+  b.pgno[idx - 1] = pgno;
+  b.hash[h] = (uint16_t)idx;
+  return SHALE_OK;
+}
+
+/* Newest frame in [min_frame, mx] holding pgno, 0 if none. */
+static int index_find(Wal *w, uint32_t pgno, uint32_t min_frame, uint32_t mx, uint32_t *out) {
+  *out = 0;
+  if (mx == 0 || min_frame > mx) return SHALE_OK;
+  for (int k = block_of(mx); k >= block_of(min_frame); k--) {
+    Block b;
+    int rc = block_get(w, k, 0, &b);
+    if (rc != SHALE_OK) return rc;
+    uint32_t best = 0;
+    uint32_t h = hash_of(pgno);
+    int probes = 0;
+    uint16_t v;
+    while ((v = b.hash[h]) != 0) {
+      uint32_t f = b.base + v;
+      if (f >= min_frame && f <= mx && v <= PGNO_PER_BLOCK && b.pgno[v - 1] == pgno && f > best)
+        best = f;
+      if (++probes > HASH_SLOTS) return SHALE_CORRUPT;
+      h = (h + 1) & (HASH_SLOTS - 1);
+    }
+    if (best) {
+      *out = best;
+      return SHALE_OK;
+    }
+  }
+  return SHALE_OK;
+}
+
+/* --------------------------------------------------------------- open */
+
+int wal_open(OsVfs *vfs, OsFile *db, const char *wal_path, uint32_t page_size, Wal **out) {
+  *out = NULL;
+  if (page_size < 512 || page_size > 65536 || (page_size & (page_size - 1))) return SHALE_MISUSE;
+  if (!db->methods->shm_map) return SHALE_CANTOPEN;
+  Wal *w = shale_malloc(sizeof *w);
+  if (!w) return SHALE_NOMEM;
+  memset(w, 0, sizeof *w);
+  w->vfs = vfs;
+  w->db = db;
+  w->page_size = page_size;
+  w->sync_level = WAL_SYNC_FULL;
+  w->read_lock = -1;
+  w->path = util_strdup(wal_path);
+  w->buf = shale_malloc(FRAME_HDRSIZE + page_size);
+  int rc = (w->path && w->buf) ? SHALE_OK : SHALE_NOMEM;
+  if (rc == SHALE_OK)
+    rc = os_open_alloc(vfs, wal_path,
+                       SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_WAL, NULL, &w->wf);
+  if (rc != SHALE_OK) {
+    shale_free(w->path);
+    shale_free(w->buf);
+    shale_free(w);
+    return rc;
+  }
+  *out = w;
+  return SHALE_OK;
+}
+
+void wal_set_sync(Wal *w, int level) { w->sync_level = level; }
+
+static int sync_wal(Wal *w, int level) {
+  if (level == WAL_SYNC_OFF) return SHALE_OK;
+  return os_sync(w->wf, OS_SYNC_NORMAL);
+}
+
+/* ----------------------------------------------------------- recovery */
+
+/* Rebuild the index from the log (§1.7). Caller holds WRITE. */
+static int recover(Wal *w) {
+  int rc = lock_shm(w, SLOT_CKPT, 2, OS_SHM_EXCLUSIVE);
+  if (rc != SHALE_OK) return rc;
+  volatile uint32_t *r0;
+  rc = region(w, 0, 1, &r0);
+  if (rc != SHALE_OK) goto out;
+
+  IdxHdr h;
+  memset(&h, 0, sizeof h);
+  int64_t size = 0;
+  rc = os_file_size(w->wf, &size);
+  if (rc != SHALE_OK) goto out;
+  /* Block 0 must be zeroed even when the log is empty, as junk may remain. */
+  w->hdr.mx_frame = 0;
+  if (size > WAL_HDRSIZE) {
+    uint8_t wh[WAL_HDRSIZE];
+    rc = os_read(w->wf, wh, WAL_HDRSIZE, 0);
+    if (rc != SHALE_OK) goto out;
+    uint32_t magic = util_get4(wh), ps = util_get4(wh + 8);
+    uint32_t c[2] = {0, 0};
+    int be = (int)(magic & 1);
+    if ((magic & ~1u) == WAL_MAGIC && ps >= 512 && ps <= 65536 && !(ps & (ps - 1))) {
+      cksum(wh, 24, be, c);
+      if (c[0] == util_get4(wh + 24) && c[1] == util_get4(wh + 28)) {
+        if (util_get4(wh + 4) != WAL_VERSION) {
+          rc = SHALE_CANTOPEN;
+          goto out;
+        }
+        if (ps != w->page_size) {
+          rc = SHALE_CORRUPT; /* caller opened with the wrong page size */
+          goto out;
+        }
+        memcpy(h.salt, wh + 16, 8);
+        h.big_end = (uint8_t)be;
+        w->ckpt_seq = util_get4(wh + 12);
+        uint32_t nframe = (uint32_t)((size - WAL_HDRSIZE) / (FRAME_HDRSIZE + ps));
+        uint8_t *fb = w->buf;
+        for (uint32_t f = 1; f <= nframe; f++) {
+          rc = os_read(w->wf, fb, (int)(FRAME_HDRSIZE + ps),
+                       WAL_HDRSIZE + (int64_t)(f - 1) * (FRAME_HDRSIZE + ps));
+          if (rc != SHALE_OK) goto out;
+          uint32_t pg = util_get4(fb), commit = util_get4(fb + 4);
+          if (pg == 0 || memcmp(fb + 8, h.salt, 8) != 0) break;
+          cksum(fb, 8, be, c);
+          cksum(fb + FRAME_HDRSIZE, ps, be, c);
+          if (c[0] != util_get4(fb + 16) || c[1] != util_get4(fb + 20)) break;
+          rc = index_append(w, f, pg);
+          if (rc != SHALE_OK) goto out;
+          if (commit) {
+            h.mx_frame = f;
+            h.n_page = commit;
+            h.frame_cksum[0] = c[0];
+            h.frame_cksum[1] = c[1];
+          }
+        }
+      }
+    }
+  }
+  if (h.mx_frame == 0) {
+    block_zero(w, 0);
+  } else {
+    index_truncate(w, h.mx_frame);
+  }
+  h.change = 0;
+  w->hdr = h;
+  hdr_publish(w);
+  r0[W_BACKFILL] = 0;
+  r0[W_ATTEMPTED] = h.mx_frame;
+  r0[W_READMARK(0)] = 0;
+  for (int i = 1; i < NREADER; i++) {
+    if (lock_shm(w, SLOT_READ(i), 1, OS_SHM_EXCLUSIVE) == SHALE_OK) {
+      r0[W_READMARK(i)] = (i == 1 && h.mx_frame) ? h.mx_frame : READMARK_NOT_USED;
+      unlock_shm(w, SLOT_READ(i), 1, OS_SHM_EXCLUSIVE);
+    }
+  }
+  rc = SHALE_OK;
+out:
+  unlock_shm(w, SLOT_CKPT, 2, OS_SHM_EXCLUSIVE);
+  return rc;
+}
+
+/* Get a usable header into w->hdr, recovering if needed (§4.1 step 1).
+ * Returns SHALE_OK, SHALE_BUSY (retry), SHALE_BUSY_RECOVERY or an error. */
+static int read_hdr(Wal *w) {
+  int rc;
+  IdxHdr h;
+  if (hdr_try(w, &h, &rc)) {
+    w->hdr = h;
+    return SHALE_OK;
+  }
+  if (rc != SHALE_OK) return rc;
+  if (w->write_lock) {
+    rc = recover(w);
+    return rc;
+  }
+  rc = lock_shm(w, SLOT_WRITE, 1, OS_SHM_EXCLUSIVE);
+  if (rc == SHALE_OK) {
+    if (hdr_try(w, &h, &rc)) {
+      w->hdr = h;
+    } else if (rc == SHALE_OK) {
+      rc = recover(w);
+    }
+    unlock_shm(w, SLOT_WRITE, 1, OS_SHM_EXCLUSIVE);
+    return rc;
+  }
+  if (rc != SHALE_BUSY) return rc;
+  rc = lock_shm(w, SLOT_RECOVER, 1, OS_SHM_SHARED);
+  if (rc == SHALE_OK) {
+    unlock_shm(w, SLOT_RECOVER, 1, OS_SHM_SHARED);
+    return SHALE_BUSY;
+  }
+  return rc == SHALE_BUSY ? SHALE_BUSY_RECOVERY : rc;
+}
+
+/* ------------------------------------------------------------ readers */
+
+/* One attempt at §4.1 steps 2-4. force_wal: never use READ(0). */
+static int try_begin_read(Wal *w, int force_wal) {
+  volatile uint32_t *r0 = info(w);
+  uint32_t mx = w->hdr.mx_frame;
+  int rc;
+  if (!force_wal && r0[W_BACKFILL] == mx) {
+    rc = lock_shm(w, SLOT_READ(0), 1, OS_SHM_SHARED);
+    if (rc == SHALE_OK) {
+      barrier(w);
+      if (hdr_same_as_live(w)) {
+        w->read_lock = 0;
+        return SHALE_OK;
+      }
+      unlock_shm(w, SLOT_READ(0), 1, OS_SHM_SHARED);
+      return SHALE_BUSY;
+    }
+    if (rc != SHALE_BUSY) return rc;
+  }
+  uint32_t best = 0;
+  int bi = 0;
+  for (int i = 1; i < NREADER; i++) {
+    uint32_t m = r0[W_READMARK(i)];
+    if (m <= mx && m >= best && m != READMARK_NOT_USED) {
+      best = m;
+      bi = i;
+    }
+  }
+  if (bi == 0 || best < mx) {
+    for (int i = 1; i < NREADER; i++) {
+      rc = lock_shm(w, SLOT_READ(i), 1, OS_SHM_EXCLUSIVE);
+      if (rc == SHALE_OK) {
+        r0[W_READMARK(i)] = mx;
+        unlock_shm(w, SLOT_READ(i), 1, OS_SHM_EXCLUSIVE);
+        best = mx;
+        bi = i;
+        break;
+      }
+      if (rc != SHALE_BUSY) return rc;
+    }
+  }
+  if (bi == 0) return SHALE_BUSY;
+  rc = lock_shm(w, SLOT_READ(bi), 1, OS_SHM_SHARED);
+  if (rc != SHALE_OK) return rc;
+  w->min_frame = r0[W_BACKFILL] + 1;
+  barrier(w);
+  if (r0[W_READMARK(bi)] != best || !hdr_same_as_live(w)) {
+    unlock_shm(w, SLOT_READ(bi), 1, OS_SHM_SHARED);
+    return SHALE_BUSY;
+  }
+  w->read_lock = bi;
+  return SHALE_OK;
+}
+
+static void backoff(Wal *w, int cnt) {
+  if (cnt > 5) {
+    int us = (cnt - 5) * (cnt - 5) * 39;
+    if (us > 300000) us = 300000;
+    w->vfs->sleep(w->vfs, us);
+  }
+}
+
+static int begin_read(Wal *w, int force_wal, int *changed) {
+  IdxHdr old = w->hdr;
+  int rc = SHALE_PROTOCOL;
+  assert(w->read_lock < 0);
+  for (int cnt = 0; cnt < 100; cnt++) {
+    backoff(w, cnt);
+    rc = read_hdr(w);
+    if (rc == SHALE_BUSY) continue;
+    if (rc != SHALE_OK) return rc;
+    rc = try_begin_read(w, force_wal);
+    if (rc == SHALE_BUSY) continue;
+    if (rc != SHALE_OK) return rc;
+    if (changed) *changed = !w->ever_read || memcmp(&old, &w->hdr, sizeof old) != 0;
+    w->ever_read = 1;
+    return SHALE_OK;
+  }
+  return SHALE_PROTOCOL;
+}
+
+int wal_begin_read(Wal *w, int *changed) { return begin_read(w, 0, changed); }
+
+void wal_end_read(Wal *w) {
+  if (w->read_lock < 0) return;
+  wal_end_write(w);
+  unlock_shm(w, SLOT_READ(w->read_lock), 1, OS_SHM_SHARED);
+  w->read_lock = -1;
+}
+
+int wal_find_frame(Wal *w, uint32_t pgno, uint32_t *frame) {
+  assert(w->read_lock >= 0);
+  *frame = 0;
+  if (w->read_lock == 0) return SHALE_OK; /* db-only reader (§2.5) */
+  return index_find(w, pgno, w->min_frame, w->hdr.mx_frame, frame);
+}
+
+int wal_read_frame(Wal *w, uint32_t frame, uint8_t *buf) {
+  assert(frame >= 1);
+  int64_t off = WAL_HDRSIZE + (int64_t)(frame - 1) * (FRAME_HDRSIZE + w->page_size) + FRAME_HDRSIZE;
+  int rc = os_read(w->wf, buf, (int)w->page_size, off);
+  if (rc == SHALE_IOERR_SHORT_READ) rc = SHALE_CORRUPT;
+  return rc;
+}
+
+uint32_t wal_db_size(Wal *w) { return w->read_lock >= 0 && w->hdr.mx_frame ? w->hdr.n_page : 0; }
+uint32_t wal_max_frame(Wal *w) { return w->hdr.mx_frame; }
+
+/* ------------------------------------------------------------- writer */
+
+int wal_begin_write(Wal *w) {
+  assert(w->read_lock >= 0 && !w->write_lock);
+  int rc = lock_shm(w, SLOT_WRITE, 1, OS_SHM_EXCLUSIVE);
+  if (rc != SHALE_OK) return rc;
+  if (!hdr_same_as_live(w)) {
+    unlock_shm(w, SLOT_WRITE, 1, OS_SHM_EXCLUSIVE);
+    return SHALE_BUSY_SNAPSHOT;
+  }
+  w->write_lock = 1;
+  return SHALE_OK;
+}
+
+/* New log from frame 1 (§1.6), holding WRITE. */
+static void restart_hdr(Wal *w) {
+  volatile uint32_t *r0 = info(w);
+  w->ckpt_seq++;
+  util_put4(w->hdr.salt, util_get4(w->hdr.salt) + 1);
+  util_random(w->hdr.salt + 4, 4);
+  w->hdr.mx_frame = 0;
+  w->hdr.change++;
+  hdr_publish(w);
+  r0[W_BACKFILL] = 0;
+  r0[W_ATTEMPTED] = 0;
+  r0[W_READMARK(1)] = 0;
+  for (int i = 2; i < NREADER; i++) r0[W_READMARK(i)] = READMARK_NOT_USED;
+}
+
+/* §4.2 step 3, before the first frame. */
+static int maybe_restart(Wal *w) {
+  if (w->read_lock != 0) return SHALE_OK;
+  int rc;
+  volatile uint32_t *r0 = info(w);
+  if (r0[W_BACKFILL] > 0) {
+    rc = lock_shm(w, SLOT_READ(1), NREADER - 1, OS_SHM_EXCLUSIVE);
+    if (rc == SHALE_OK) {
+      restart_hdr(w);
+      unlock_shm(w, SLOT_READ(1), NREADER - 1, OS_SHM_EXCLUSIVE);
+    } else if (rc != SHALE_BUSY) {
+      return rc;
+    }
+  }
+  unlock_shm(w, SLOT_READ(0), 1, OS_SHM_SHARED);
+  w->read_lock = -1;
+  /* we hold WRITE so the header cannot move under us */
+  IdxHdr keep = w->hdr;
+  for (int cnt = 0; cnt < 100; cnt++) {
+    backoff(w, cnt);
+    rc = try_begin_read(w, 1);
+    if (rc != SHALE_BUSY) break;
+  }
+  assert(rc != SHALE_OK || memcmp(&keep, &w->hdr, sizeof keep) == 0);
+  (void)keep;
+  return rc == SHALE_BUSY ? SHALE_PROTOCOL : rc;
+}
+
+static int write_wal_header(Wal *w, int sync_level) {
+  uint8_t wh[WAL_HDRSIZE];
+  uint32_t c[2] = {0, 0};
+  /* salts always differ from the previous log's (§1.6) */
+  util_put4(w->hdr.salt, util_get4(w->hdr.salt) + 1);
+  util_random(w->hdr.salt + 4, 4);
+  util_put4(wh, WAL_MAGIC | (host_le() ? 0 : 1));
+  util_put4(wh + 4, WAL_VERSION);
+  util_put4(wh + 8, w->page_size);
+  util_put4(wh + 12, w->ckpt_seq);
+  memcpy(wh + 16, w->hdr.salt, 8);
+  w->hdr.big_end = (uint8_t)(!host_le());
+  cksum(wh, 24, w->hdr.big_end, c);
+  util_put4(wh + 24, c[0]);
+  util_put4(wh + 28, c[1]);
+  int rc = os_write(w->wf, wh, WAL_HDRSIZE, 0);
+  if (rc == SHALE_OK) rc = sync_wal(w, sync_level);
+  w->hdr.frame_cksum[0] = c[0];
+  w->hdr.frame_cksum[1] = c[1];
+  return rc;
+}
+
+int wal_append(Wal *w, const WalPage *pages, int n, uint32_t commit_db_size, int sync_level) {
+  assert(w->write_lock && n >= 1);
+  int rc = maybe_restart(w);
+  if (rc != SHALE_OK) return rc;
+  if (w->hdr.mx_frame == 0) {
+    rc = write_wal_header(w, sync_level);
+    if (rc != SHALE_OK) return rc;
+  }
+  uint32_t ps = w->page_size;
+  uint32_t c[2] = {w->hdr.frame_cksum[0], w->hdr.frame_cksum[1]};
+  uint32_t f = w->hdr.mx_frame;
+  uint8_t *fb = w->buf;
+  for (int i = 0; i < n; i++) {
+    f++;
+    util_put4(fb, pages[i].pgno);
+    util_put4(fb + 4, (i == n - 1) ? commit_db_size : 0);
+    memcpy(fb + 8, w->hdr.salt, 8);
+    memcpy(fb + FRAME_HDRSIZE, pages[i].data, ps);
+    cksum(fb, 8, w->hdr.big_end, c);
+    cksum(fb + FRAME_HDRSIZE, ps, w->hdr.big_end, c);
+    util_put4(fb + 16, c[0]);
+    util_put4(fb + 20, c[1]);
+    rc = os_write(w->wf, fb, (int)(FRAME_HDRSIZE + ps), WAL_HDRSIZE + (int64_t)(f - 1) * (FRAME_HDRSIZE + ps));
+    if (rc != SHALE_OK) return rc;
+  }
+  if (commit_db_size && sync_level >= WAL_SYNC_FULL) {
+    rc = sync_wal(w, sync_level);
+    if (rc != SHALE_OK) return rc;
+  }
+  uint32_t first = w->hdr.mx_frame + 1;
+  for (int i = 0; i < n; i++) {
+    rc = index_append(w, first + (uint32_t)i, pages[i].pgno);
+    if (rc != SHALE_OK) return rc;
+  }
+  w->hdr.mx_frame = f;
+  w->hdr.frame_cksum[0] = c[0];
+  w->hdr.frame_cksum[1] = c[1];
+  if (commit_db_size) {
+    w->hdr.n_page = commit_db_size;
+    w->hdr.change++;
+    hdr_publish(w);
+  }
+  return SHALE_OK;
+}
+
+int wal_undo(Wal *w) {
+  assert(w->write_lock);
+  IdxHdr live;
+  hdr_load(info(w), &live);
+  if (live.mx_frame != w->hdr.mx_frame) index_truncate(w, live.mx_frame);
+  if (live.mx_frame == 0) block_zero(w, 0); /* nothing committed: all junk */
+  w->hdr = live;
+  return SHALE_OK;
+}
+
+void wal_end_write(Wal *w) {
+  if (!w->write_lock) return;
+  if (!hdr_same_as_live(w)) wal_undo(w);
+  unlock_shm(w, SLOT_WRITE, 1, OS_SHM_EXCLUSIVE);
+  w->write_lock = 0;
+}
+
+/* --------------------------------------------------------- checkpoint */
+
+typedef struct PgFrame {
+  uint32_t pgno, frame;
+} PgFrame;
+
+static int cmp_pgframe(const void *a, const void *b) {
+  const PgFrame *x = a, *y = b;
+  if (x->pgno != y->pgno) return x->pgno < y->pgno ? -1 : 1;
+  return x->frame < y->frame ? -1 : (x->frame > y->frame);
+}
+
+/* Copy frames nbackfill+1..mx_safe into the db (§4.3 step 3). */
+static int backfill(Wal *w, uint32_t nbackfill, uint32_t mx_safe) {
+  volatile uint32_t *r0 = info(w);
+  uint32_t n = mx_safe - nbackfill;
+  PgFrame *list = shale_malloc(sizeof(PgFrame) * n);
+  if (!list) return SHALE_NOMEM;
+  uint32_t cnt = 0;
+  int rc = SHALE_OK;
+  for (uint32_t f = nbackfill + 1; f <= mx_safe; f++) {
+    Block b;
+    rc = block_get(w, block_of(f), 0, &b);
+    if (rc != SHALE_OK) goto out;
+    uint32_t pg = b.pgno[f - b.base - 1];
+    if (pg == 0) {
+      rc = SHALE_CORRUPT;
+      goto out;
+    }
+    if (pg <= w->hdr.n_page) list[cnt++] = (PgFrame){pg, f};
+  }
+  qsort(list, cnt, sizeof *list, cmp_pgframe);
+  r0[W_ATTEMPTED] = mx_safe;
+  rc = sync_wal(w, w->sync_level);
+  if (rc != SHALE_OK) goto out;
+  for (uint32_t i = 0; i < cnt; i++) {
+    if (i + 1 < cnt && list[i + 1].pgno == list[i].pgno) continue; /* keep the newest */
+    rc = wal_read_frame(w, list[i].frame, w->buf);
+    if (rc == SHALE_OK)
+      rc = os_write(w->db, w->buf, (int)w->page_size, (int64_t)(list[i].pgno - 1) * w->page_size);
+    if (rc != SHALE_OK) goto out;
+  }
+  if (mx_safe == w->hdr.mx_frame) {
+    rc = os_truncate(w->db, (int64_t)w->hdr.n_page * w->page_size);
+    if (rc == SHALE_OK && w->sync_level != WAL_SYNC_OFF) rc = os_sync(w->db, OS_SYNC_NORMAL);
+    if (rc != SHALE_OK) goto out;
+  }
+  r0[W_BACKFILL] = mx_safe;
+out:
+  shale_free(list);
+  return rc;
+}
+
+int wal_checkpoint(Wal *w, int mode, WalBusy busy, void *busy_arg, int *nlog, int *nckpt) {
+  assert(w->read_lock < 0 && !w->write_lock);
+  if (nlog) *nlog = -1;
+  if (nckpt) *nckpt = -1;
+  /* a usable header first (may recover) */
+  int rc = SHALE_PROTOCOL;
+  for (int cnt = 0; cnt < 100; cnt++) {
+    backoff(w, cnt);
+    rc = read_hdr(w);
+    if (rc != SHALE_BUSY) break;
+  }
+  if (rc != SHALE_OK) return rc;
+  rc = lock_shm(w, SLOT_CKPT, 1, OS_SHM_EXCLUSIVE);
+  if (rc != SHALE_OK) return rc;
+  int is_busy = 0, have_write = 0;
+  if (mode >= WAL_CKPT_FULL) {
+    rc = lock_busy(w, SLOT_WRITE, 1, busy, busy_arg);
+    if (rc == SHALE_OK) {
+      have_write = 1;
+      w->write_lock = 1; /* so read_hdr below never takes WRITE again */
+    } else if (rc == SHALE_BUSY) {
+      is_busy = 1;
+      mode = WAL_CKPT_PASSIVE;
+    } else {
+      goto out;
+    }
+  }
+  IdxHdr h;
+  if (!hdr_try(w, &h, &rc)) {
+    rc = rc != SHALE_OK ? rc : SHALE_BUSY;
+    goto out;
+  }
+  w->hdr = h;
+  volatile uint32_t *r0 = info(w);
+  uint32_t mx_safe = h.mx_frame;
+  uint32_t nb = r0[W_BACKFILL];
+  for (int i = 1; i < NREADER; i++) {
+    uint32_t m = r0[W_READMARK(i)];
+    if (mx_safe > m) {
+      rc = lock_busy(w, SLOT_READ(i), 1, mode >= WAL_CKPT_FULL ? busy : NULL, busy_arg);
+      if (rc == SHALE_OK) {
+        r0[W_READMARK(i)] = i == 1 ? mx_safe : READMARK_NOT_USED;
+        unlock_shm(w, SLOT_READ(i), 1, OS_SHM_EXCLUSIVE);
+      } else if (rc == SHALE_BUSY) {
+        mx_safe = m;
+      } else {
+        goto out;
+      }
+    }
+  }
+  rc = SHALE_OK;
+  if (nb < mx_safe) {
+    rc = lock_busy(w, SLOT_READ(0), 1, mode >= WAL_CKPT_FULL ? busy : NULL, busy_arg);
+    if (rc == SHALE_OK) {
+      IdxHdr live;
+      hdr_load(r0, &live);
+      if (memcmp(live.salt, h.salt, 8) == 0) rc = backfill(w, nb, mx_safe);
+      unlock_shm(w, SLOT_READ(0), 1, OS_SHM_EXCLUSIVE);
+    }
+    if (rc == SHALE_BUSY) {
+      is_busy = 1;
+      rc = SHALE_OK;
+    }
+    if (rc != SHALE_OK) goto out;
+  }
+  nb = r0[W_BACKFILL];
+  if (mode >= WAL_CKPT_FULL && nb < h.mx_frame) is_busy = 1;
+  if (!is_busy && mode >= WAL_CKPT_RESTART) {
+    rc = lock_busy(w, SLOT_READ(1), NREADER - 1, busy, busy_arg);
+    if (rc == SHALE_OK) {
+      if (mode == WAL_CKPT_TRUNCATE) {
+        restart_hdr(w);
+        rc = os_truncate(w->wf, 0);
+        nb = 0;
+      }
+      unlock_shm(w, SLOT_READ(1), NREADER - 1, OS_SHM_EXCLUSIVE);
+    } else if (rc == SHALE_BUSY) {
+      is_busy = 1;
+      rc = SHALE_OK;
+    }
+    if (rc != SHALE_OK) goto out;
+  }
+  if (nlog) *nlog = (int)w->hdr.mx_frame;
+  if (nckpt) *nckpt = (int)nb;
+  rc = is_busy ? SHALE_BUSY : SHALE_OK;
+out:
+  if (have_write) {
+    unlock_shm(w, SLOT_WRITE, 1, OS_SHM_EXCLUSIVE);
+    w->write_lock = 0;
+  }
+  unlock_shm(w, SLOT_CKPT, 1, OS_SHM_EXCLUSIVE);
+  return rc;
+}
+
+/* -------------------------------------------------------------- close */
+
+int wal_close(Wal *w, int flags) {
+  if (!w) return SHALE_OK;
+  int rc = SHALE_OK, del = 0;
+  wal_end_read(w);
+  if (!(flags & WAL_CLOSE_KEEP)) {
+    int r = os_lock(w->db, OS_LOCK_EXCLUSIVE);
+    if (r == SHALE_OK) {
+      int nlog = 0, nckpt = 0;
+      rc = wal_checkpoint(w, WAL_CKPT_PASSIVE, NULL, NULL, &nlog, &nckpt);
+      if (rc == SHALE_OK && nlog == nckpt) del = 1;
+    }
+    os_unlock(w->db, OS_LOCK_SHARED);
+  }
+  if (w->nregion > 0) {
+    int r = w->db->methods->shm_unmap(w->db, del);
+    if (rc == SHALE_OK) rc = r;
+  }
+  int r = os_close_free(w->wf);
+  if (rc == SHALE_OK) rc = r;
+  if (del) {
+    r = w->vfs->delete(w->vfs, w->path, 0);
+    if (rc == SHALE_OK) rc = r;
+  }
+  shale_free((void *)w->regions);
+  shale_free(w->path);
+  shale_free(w->buf);
+  shale_free(w);
+  return rc;
+}

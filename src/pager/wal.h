@@ -1,0 +1,129 @@
+/*
+ * wal.h -- the write-ahead log (WAL) module of the pager layer: the "-wal"
+ * file and the "-shm" wal-index, in SQLite's formats and lock protocol
+ * (shared/FORMAT-wal-locks.md, cited as §n below).
+ *
+ * Self-contained: it owns the -wal file it opens and the -shm mapping
+ * reached through the database file's shm_* methods. The pager (not yet
+ * wired) keeps SHARED on the database file for as long as a Wal is open
+ * (§3.3), serves pages found by wal_find_frame from the log and others
+ * from the database file, and hands committed pages to wal_append.
+ *
+ * Usage, reading:  wal_begin_read -> wal_db_size / wal_find_frame /
+ *                  wal_read_frame ... -> wal_end_read
+ *        writing:  wal_begin_read -> wal_begin_write -> wal_append ...
+ *                  (last call with commit_db_size != 0) -> wal_end_write
+ *                  -> wal_end_read
+ *        checkpoint: outside any transaction of this Wal.
+ *
+ * Invariants:
+ *  1. A Wal holds at most one read slot (READ(i), §2.5) and only between
+ *     wal_begin_read and wal_end_read; WRITE (§3.4) only between
+ *     wal_begin_write and wal_end_write.
+ *  2. Frames above the last commit frame are never visible to another
+ *     connection: the shared header (§2.3) is published only at a commit.
+ *  3. Result codes are SQLite's: SHALE_BUSY, SHALE_BUSY_RECOVERY,
+ *     SHALE_BUSY_SNAPSHOT, SHALE_PROTOCOL, SHALE_CANTOPEN, SHALE_CORRUPT.
+ */
+#ifndef SHALE_WAL_H
+#define SHALE_WAL_H
+
+#include <stdint.h>
+
+#include "../os/os.h"
+
+typedef struct Wal Wal;
+
+/* One page handed to wal_append. */
+typedef struct WalPage {
+  uint32_t pgno;
+  const uint8_t *data; /* page_size bytes */
+} WalPage;
+
+/* Checkpoint modes (SQLite's numbers). */
+#define WAL_CKPT_PASSIVE 0
+#define WAL_CKPT_FULL 1
+#define WAL_CKPT_RESTART 2
+#define WAL_CKPT_TRUNCATE 3
+
+/* Sync levels (PRAGMA synchronous in WAL mode, §4.5). */
+#define WAL_SYNC_OFF 0
+#define WAL_SYNC_NORMAL 1
+#define WAL_SYNC_FULL 2
+
+/* wal_close flags. */
+#define WAL_CLOSE_KEEP 1 /* never checkpoint or delete the files */
+
+typedef int (*WalBusy)(void *arg, int count); /* nonzero = try again */
+
+/* Open (creating if needed) wal_path as the log of `db`, whose page size is
+ * page_size. `db` must be open on a VFS with shm_* methods; the caller keeps
+ * SHARED on it until wal_close. Nothing is read yet: the wal-index is
+ * mapped, and recovered if needed, by the first wal_begin_read. */
+int wal_open(OsVfs *vfs, OsFile *db, const char *wal_path, uint32_t page_size, Wal **out);
+
+/* Close. Unless flags has WAL_CLOSE_KEEP, tries EXCLUSIVE on the database
+ * file (§3.3); when granted (no other user), checkpoints, unlinks -shm and
+ * -wal; either way the db lock goes back to SHARED. Frees w; NULL is a no-op.
+ * Ends any open transaction first. Returns the first error seen. */
+int wal_close(Wal *w, int flags);
+
+/* Set the sync level used by wal_checkpoint and at new log headers
+ * (default WAL_SYNC_FULL). */
+void wal_set_sync(Wal *w, int level);
+
+/* Start a read transaction (§4.1): take a consistent snapshot of the
+ * wal-index header, running recovery (§1.7) if the index is unusable, and
+ * a read mark. *changed (may be NULL) is set to 1 if the snapshot differs
+ * from this Wal's previous one (the pager must then drop its cache). */
+int wal_begin_read(Wal *w, int *changed);
+
+/* End the read transaction (releases the read mark). No-op if none. */
+void wal_end_read(Wal *w);
+
+/* Newest frame holding pgno within the snapshot; *frame = 0 when the page
+ * must be read from the database file. Needs a read transaction. */
+int wal_find_frame(Wal *w, uint32_t pgno, uint32_t *frame);
+
+/* Read the page image of frame `frame` (1-based) into buf (page_size). */
+int wal_read_frame(Wal *w, uint32_t frame, uint8_t *buf);
+
+/* Database size in pages according to the snapshot; 0 means the log has
+ * no commit and the database file's own size applies. */
+uint32_t wal_db_size(Wal *w);
+
+/* Last committed frame of the snapshot (0 = empty log). */
+uint32_t wal_max_frame(Wal *w);
+
+/* Start a write transaction (§4.2); needs a read transaction. SHALE_BUSY if
+ * another connection writes; SHALE_BUSY_SNAPSHOT if someone committed since
+ * our snapshot (end the read transaction and start again). */
+int wal_begin_write(Wal *w);
+
+/* Append n pages as frames. commit_db_size != 0 makes the last one a
+ * commit frame (database size in pages after the commit) and publishes the
+ * new header; 0 writes non-commit frames (cache spill) that only this Wal
+ * sees until a later commit, or that wal_undo forgets. sync_level is one of
+ * WAL_SYNC_*; the log is synced after a commit frame at FULL, and after a
+ * new log header unless OFF. Restarts the log at frame 1 with new salts
+ * when everything was checkpointed and nobody reads the log (§1.6). */
+int wal_append(Wal *w, const WalPage *pages, int n, uint32_t commit_db_size, int sync_level);
+
+/* Forget frames appended since the last commit (they stay in the file but
+ * are overwritten by the next append). Needs the write transaction. */
+int wal_undo(Wal *w);
+
+/* End the write transaction (undoing uncommitted frames, releasing WRITE).
+ * The read transaction stays open. No-op if none. */
+void wal_end_write(Wal *w);
+
+/* Checkpoint (§4.3): copy frames into the database file, never beyond what
+ * a reader holding a mark still needs. busy (may be NULL) is used for the
+ * waits that SQLite makes with its busy handler (FULL and above). *nlog and
+ * *nckpt (may be NULL) get the log size and the frames checkpointed, as
+ * PRAGMA wal_checkpoint reports them (-1 when CKPT was busy). Returns
+ * SHALE_BUSY if the mode could not be completed. Must be called outside
+ * transactions of w. */
+int wal_checkpoint(Wal *w, int mode, WalBusy busy, void *busy_arg, int *nlog, int *nckpt);
+
+#endif /* SHALE_WAL_H */
