@@ -3,8 +3,8 @@
  * integrity check and the record decoder.
  *
  * Seeds are made by the reference SQLite (tables, indexes, WITHOUT ROWID,
- * overflow rows and keys, freelist, page sizes 512/1024/4096, one
- * auto-vacuum file). Each mutant is a seed with 1-3 targeted mutations
+ * overflow rows and keys, freelist, page sizes 512/1024/4096/65536, one
+ * auto-vacuum file, one with 40 reserved bytes per page). Each mutant is a seed with 1-3 targeted mutations
  * (header fields, page type bytes, cell pointers, cell varints, freeblocks,
  * child and overflow page numbers, freelist trunks, byte flips, truncation,
  * whole tree pages copied over others, child pointers making cycles),
@@ -95,14 +95,24 @@ static const char *const seed_sql[][2] = {
      "create index ti on t(a);"
      "insert into t select printf('%.*c', 110, 'a')||value from generate_series(1,40);"
      "insert into t values(zeroblob(1500)); delete from t where rowid between 5 and 12;"},
+    {"s65536",
+     "pragma page_size=65536; create table t(a, b); create index tb on t(b);"
+     "insert into t select value, printf('%.*c', value*97%20000, 'q') from generate_series(1,12);"
+     "insert into t values(0, zeroblob(70000)); delete from t where a=3;"},
+    /* the "r" suffix: 40 reserved bytes per page (file control before creating) */
+    {"s1024r",
+     "pragma page_size=1024; create table t(a integer primary key, b); create index tb on t(b);"
+     "insert into t select value, printf('%.*c', value%900, 'r') from generate_series(1,150);"
+     "delete from t where a%6=0;"},
 };
 #define NSEED ((int)(sizeof seed_sql / sizeof seed_sql[0]))
 static Seed seeds[NSEED];
 
-static int mkdb(const char *path, const char *sql) {
+static int mkdb(const char *path, const char *sql, int reserve) {
   unlink(path);
   sqlite3 *db;
   if (sqlite3_open(path, &db)) return 1;
+  if (reserve) sqlite3_file_control(db, "main", SQLITE_FCNTL_RESERVE_BYTES, &reserve);
   int rc = sqlite3_exec(db,
                         "create temp table gs(value integer primary key);"
                         "with recursive c(v) as (select 1 union all select v+1 from c where v<5000)"
@@ -188,7 +198,8 @@ static void build_seeds(void) {
     s->name = seed_sql[i][0];
     s->sql = seed_sql[i][1];
     const char *p = test_path("seed.db");
-    CHECK_OK(mkdb(p, s->sql));
+    size_t nl = strlen(s->name);
+    CHECK_OK(mkdb(p, s->sql, s->name[nl - 1] == 'r' ? 40 : 0));
     FILE *f = fopen(p, "rb");
     CHECK(f != NULL);
     if (!f) continue;
@@ -208,7 +219,7 @@ static void build_seeds(void) {
       s->trunk[s->ntrunk++] = tr;
       tr = util_get4(s->bytes + (size_t)(tr - 1) * s->ps);
     }
-    CHECK(s->nbtree > 3);
+    CHECK(s->nbtree >= 3);
   }
 }
 
