@@ -52,8 +52,8 @@
 #include "../util/util.h"
 #include "btree.h"
 
-#define CK_PAD 32        /* zero bytes after each page copy */
-#define CK_MAX_DEPTH 64  /* deepest tree examined */
+#define CK_PAD 32       /* zero bytes after each page copy */
+#define CK_MAX_DEPTH 64 /* deepest tree examined */
 #define CK_LOCK_BYTE 1073741824u
 #define CK_CHUNK_SHIFT 16 /* pages per bitmap chunk: 65536 (8 KiB of bits) */
 
@@ -86,7 +86,7 @@ typedef struct Ck {
   uint32_t v1;
   int v2;
   uint8_t *bufs[CK_MAX_DEPTH + 1]; /* page copies, one per recursion level */
-  BtreeKeyCmp cmp;                  /* key order of the current index tree */
+  BtreeKeyCmp cmp;                 /* key order of the current index tree */
   void *cmp_ctx;
   uint32_t max_leaf, max_index, min_local; /* payload spill limits */
 } Ck;
@@ -146,11 +146,20 @@ static void msg(Ck *ck, const char *fmt, ...) {
   ck->nerr++;
   if (ck->nout) out_append(ck, "\n", 1);
   switch (ck->pfx) {
-    case PFX_PAGE: out_fmt(ck, "Page %u: ", ck->v1); break;
-    case PFX_TREE: out_fmt(ck, "On tree page %u cell %d: ", ck->v1, ck->v2); break;
-    case PFX_RIGHT: out_fmt(ck, "On page %u at right child: ", ck->v1); break;
-    case PFX_FREELIST: out_append(ck, "Main freelist: ", 15); break;
-    default: break;
+    case PFX_PAGE:
+      out_fmt(ck, "Page %u: ", ck->v1);
+      break;
+    case PFX_TREE:
+      out_fmt(ck, "On tree page %u cell %d: ", ck->v1, ck->v2);
+      break;
+    case PFX_RIGHT:
+      out_fmt(ck, "On page %u at right child: ", ck->v1);
+      break;
+    case PFX_FREELIST:
+      out_append(ck, "Main freelist: ", 15);
+      break;
+    default:
+      break;
   }
   va_list ap;
   va_start(ap, fmt);
@@ -458,8 +467,8 @@ static int span_cmp(const void *a, const void *b) {
 }
 
 /* Byte coverage of a page: cells, freeblocks and fragments must add up. */
-static void check_coverage(Ck *ck, uint32_t pgno, const uint8_t *d, uint32_t hdr, Span *sp,
-                           int nsp, uint32_t content) {
+static void check_coverage(Ck *ck, uint32_t pgno, const uint8_t *d, uint32_t hdr, Span *sp, int nsp,
+                           uint32_t content) {
   uint32_t fb = util_get2(d + hdr + 1);
   while (fb > 0) { /* validated ascending and in range by free_space_bad */
     uint32_t size = util_get2(d + fb + 2);
@@ -721,7 +730,8 @@ int btree_check_pager(Pager *pager, const BtreeCheckRoot *roots, int nroot, int 
     for (int i = 0; i < nroot; i++) {
       if (roots[i].root > mx) mx = roots[i].root;
     }
-    if (mx != largest_root) msg(&ck, "max rootpage (%d) disagrees with header (%d)", (int)mx, (int)largest_root);
+    if (mx != largest_root)
+      msg(&ck, "max rootpage (%d) disagrees with header (%d)", (int)mx, (int)largest_root);
   } else if (incr != 0) {
     msg(&ck, "incremental_vacuum enabled with a max rootpage of zero");
   }

@@ -4,16 +4,14 @@
  *
  * Seeds are made by the reference SQLite (tables, indexes, WITHOUT ROWID,
  * overflow rows and keys, freelist, page sizes 512/1024/4096/65536, one
- * auto-vacuum file, one with 40 reserved bytes per page). Each mutant is a seed with 1-3 targeted mutations
- * (header fields, page type bytes, cell pointers, cell varints, freeblocks,
- * child and overflow page numbers, freelist trunks, byte flips, truncation,
- * whole tree pages copied over others, child pointers making cycles),
- * chosen by a PRNG seeded from (SHALE_TEST_SEED, seed, mutant index), so a
- * failure is reproducible from its index alone. For each mutant, through
- * Shale: btree_open, a read transaction, a walk of every tree (first/next
- * with full payload reads and a decode of every record column, last/prev,
- * seeks, count), btree_integrity_check, then a write transaction (insert,
- * delete, sometimes clear) committed or rolled back.
+ * auto-vacuum file, one with 40 reserved bytes per page). Each mutant is a seed with 1-3 targeted
+ * mutations (header fields, page type bytes, cell pointers, cell varints, freeblocks, child and
+ * overflow page numbers, freelist trunks, byte flips, truncation, whole tree pages copied over
+ * others, child pointers making cycles), chosen by a PRNG seeded from (SHALE_TEST_SEED, seed,
+ * mutant index), so a failure is reproducible from its index alone. For each mutant, through Shale:
+ * btree_open, a read transaction, a walk of every tree (first/next with full payload reads and a
+ * decode of every record column, last/prev, seeks, count), btree_integrity_check, then a write
+ * transaction (insert, delete, sometimes clear) committed or rolled back.
  *
  * Mutants run in a forked child (batches), each under alarm(), so a crash or
  * a hang is caught, attributed to its mutant, and saved as a file for
@@ -46,7 +44,7 @@
 #define FUZZ_DEFAULT 10000
 #define MAX_ROOTS 32
 #define MAX_PAGES 4096
-#define WALK_CAP 20000    /* entries visited per tree */
+#define WALK_CAP 20000     /* entries visited per tree */
 #define READ_CAP (1 << 16) /* payload bytes read per entry (seeds hold at most ~6000) */
 #define ALARM_S 20
 
@@ -72,7 +70,8 @@ static const char *const seed_sql[][2] = {
     {"s512",
      "pragma page_size=512; create table t(a integer primary key, b, c); create index tb on t(b);"
      "insert into t select value, printf('%.*c', value%50+5, 'k')||value,"
-     "  case when value%9=0 then zeroblob(700+value) else cast(substr(printf('%.60c','z')||value, 1, value%60) as blob) end"
+     "  case when value%9=0 then zeroblob(700+value) else cast(substr(printf('%.60c','z')||value, "
+     "1, value%60) as blob) end"
      "  from generate_series(1,150);"
      "delete from t where a%4=0;"
      "create table u(x); insert into u select zeroblob(300) from generate_series(1,30);"
@@ -82,7 +81,8 @@ static const char *const seed_sql[][2] = {
      "create index wv on w(v);"
      "insert into w select printf('%.*c', (value*37)%400+1, 'w')||value, value%13"
      "  from generate_series(1,120);"
-     "create table t2(x, y); insert into t2 select value, zeroblob(value*30) from generate_series(1,60);"
+     "create table t2(x, y); insert into t2 select value, zeroblob(value*30) from "
+     "generate_series(1,60);"
      "delete from t2 where x%3=0;"},
     {"s4096",
      "pragma page_size=4096; create table t(a, b, c); create index ta on t(a);"
@@ -229,13 +229,20 @@ static uint32_t pick(uint64_t *r, uint32_t n) { return n ? (uint32_t)(test_rand(
 
 /* An "interesting" value of the given width. */
 static uint32_t nasty(uint64_t *r, int width, uint32_t npage) {
-  static const uint32_t v[] = {0, 1, 2, 3, 4, 0x7f, 0x80, 0xff, 0x100, 0x1ff, 0x200, 0xffff,
+  static const uint32_t v[] = {0,       1,          2,           3,          4,     0x7f,
+                               0x80,    0xff,       0x100,       0x1ff,      0x200, 0xffff,
                                0x10000, 0x7fffffff, 0x80000000u, 0xffffffffu};
   uint32_t x;
   switch (pick(r, 4)) {
-    case 0: x = v[pick(r, sizeof v / sizeof v[0])]; break;
-    case 1: x = pick(r, npage + 3); break; /* a page number, maybe just past the end */
-    default: x = (uint32_t)test_rand(r); break;
+    case 0:
+      x = v[pick(r, sizeof v / sizeof v[0])];
+      break;
+    case 1:
+      x = pick(r, npage + 3);
+      break; /* a page number, maybe just past the end */
+    default:
+      x = (uint32_t)test_rand(r);
+      break;
   }
   if (width == 1) return x & 0xff;
   if (width == 2) return x & 0xffff;
@@ -261,8 +268,8 @@ static long mutate(const Seed *s, uint8_t *b, long sz, uint64_t *r) {
     uint32_t hl = (t & 8) ? 8 : 12;
     uint32_t nc = util_get2(s->bytes + base + h + 3);
     uint32_t ci = pick(r, nc ? nc : 1);
-    long cp = base + h + hl + 2 * ci;                        /* cell pointer */
-    long cell = base + util_get2(s->bytes + cp);             /* cell (in the seed) */
+    long cp = base + h + hl + 2 * ci;            /* cell pointer */
+    long cell = base + util_get2(s->bytes + cp); /* cell (in the seed) */
     switch (pick(r, 14)) {
       case 12: { /* copy one tree page over another: duplicate references */
         uint32_t src = s->btree[pick(r, s->nbtree)];
@@ -274,8 +281,10 @@ static long mutate(const Seed *s, uint8_t *b, long sz, uint64_t *r) {
       case 13: /* a child pointer to the root or another tree page: cycles */
         if (!(t & 8)) {
           uint32_t to = pick(r, 2) ? s->btree[0] : s->btree[pick(r, s->nbtree)];
-          if (pick(r, 2)) put(b, sz, base + h + 8, 4, to);
-          else put(b, sz, cell, 4, to);
+          if (pick(r, 2))
+            put(b, sz, base + h + 8, 4, to);
+          else
+            put(b, sz, cell, 4, to);
         }
         break;
       case 0: { /* header field */
@@ -292,8 +301,12 @@ static long mutate(const Seed *s, uint8_t *b, long sz, uint64_t *r) {
       }
       case 2: /* cell pointer: random, nudged, or another cell's */
         switch (pick(r, 3)) {
-          case 0: put(b, sz, cp, 2, nasty(r, 2, npage)); break;
-          case 1: put(b, sz, cp, 2, util_get2(s->bytes + cp) + pick(r, 9) - 4); break;
+          case 0:
+            put(b, sz, cp, 2, nasty(r, 2, npage));
+            break;
+          case 1:
+            put(b, sz, cp, 2, util_get2(s->bytes + cp) + pick(r, 9) - 4);
+            break;
           default:
             put(b, sz, cp, 2, util_get2(s->bytes + base + h + hl + 2 * pick(r, nc ? nc : 1)));
         }
@@ -308,14 +321,17 @@ static long mutate(const Seed *s, uint8_t *b, long sz, uint64_t *r) {
         static const int off[] = {1, 3, 5, 7};
         static const int wid[] = {2, 2, 2, 1};
         int k = (int)pick(r, 4);
-        put(b, sz, base + h + off[k], wid[k], pick(r, 2) ? nasty(r, wid[k], npage)
-                                                         : util_get2(s->bytes + base + h + off[k]) + pick(r, 5) - 2);
+        put(b, sz, base + h + off[k], wid[k],
+            pick(r, 2) ? nasty(r, wid[k], npage)
+                       : util_get2(s->bytes + base + h + off[k]) + pick(r, 5) - 2);
         break;
       }
       case 5: /* child page numbers */
         if (!(t & 8)) {
-          if (pick(r, 2)) put(b, sz, base + h + 8, 4, nasty(r, 4, npage));
-          else put(b, sz, cell, 4, nasty(r, 4, npage));
+          if (pick(r, 2))
+            put(b, sz, base + h + 8, 4, nasty(r, 4, npage));
+          else
+            put(b, sz, cell, 4, nasty(r, 4, npage));
         } else {
           put(b, sz, cell + (long)pick(r, 8), 1, nasty(r, 1, npage));
         }
@@ -442,7 +458,8 @@ static void read_entry(BtCursor *c, int intkey) {
   if (want && RC(btree_payload_read(c, 0, want, readbuf)) == SHALE_OK) decode_record(readbuf, want);
   if (n > 8) RC(btree_payload_read(c, n - 8, 8, readbuf)); /* the tail, through the chain */
   /* past the end: an error (not counted), never a read */
-  if (btree_payload_read(c, n, 1, readbuf) == SHALE_OK) fail_child(cur_idx, "read past payload end");
+  if (btree_payload_read(c, n, 1, readbuf) == SHALE_OK)
+    fail_child(cur_idx, "read past payload end");
 }
 
 static void walk_tree(Btree *bt, const BtreeCheckRoot *root, uint64_t *r) {
@@ -517,8 +534,8 @@ static int mutant_roots(Btree *bt, const Seed *s, BtreeCheckRoot *out) {
             int idx = record_column(p, sz, 0, &ty) == SHALE_OK && ty.type == SHALE_TEXT &&
                       ty.n == 5 && !memcmp(ty.z, "index", 5);
             if (!dup) {
-              out[n++] = (BtreeCheckRoot){(uint32_t)v.i, !idx, idx ? record_compare : NULL,
-                                          &ki_binary};
+              out[n++] =
+                  (BtreeCheckRoot){(uint32_t)v.i, !idx, idx ? record_compare : NULL, &ki_binary};
             }
           }
         }
@@ -566,7 +583,8 @@ static void run_mutant(const Seed *s, int si, int idx, const char *path, uint8_t
     int nerr = 0;
     if (RC(btree_integrity_check(bt, roots, nroot, 100, &rep, &nerr)) == SHALE_OK) {
       sh->check_msgs += nerr;
-      if ((nerr == 0) != (rep == NULL)) fail_child(idx, "integrity_check: nerr %d rep %p", nerr, (void *)rep);
+      if ((nerr == 0) != (rep == NULL))
+        fail_child(idx, "integrity_check: nerr %d rep %p", nerr, (void *)rep);
     }
     shale_free(rep);
     RC(btree_commit(bt));
@@ -603,7 +621,8 @@ static void run_mutant(const Seed *s, int si, int idx, const char *path, uint8_t
       /* an index: insert a (blob, integer) key, delete the first entry */
       for (int k = 0; k < nroot; k++) {
         if (roots[k].intkey) continue;
-        if (RC(btree_cursor_open(bt, roots[k].root, 1, record_compare, &ki_binary, &c)) == SHALE_OK) {
+        if (RC(btree_cursor_open(bt, roots[k].root, 1, record_compare, &ki_binary, &c)) ==
+            SHALE_OK) {
           static uint8_t blob[1500], rec[1600];
           ShValue v[2];
           uint32_t bn = pick(&r, sizeof blob);
@@ -613,7 +632,8 @@ static void run_mutant(const Seed *s, int si, int idx, const char *path, uint8_t
           size_t rn = record_encode(v, 2, rec);
           ok &= RC(btree_insert(c, 0, rec, (uint32_t)rn, 0, 0)) == SHALE_OK;
           int empty = 1;
-          if (RC(btree_first(c, &empty)) == SHALE_OK && !empty) ok &= RC(btree_delete(c)) == SHALE_OK;
+          if (RC(btree_first(c, &empty)) == SHALE_OK && !empty)
+            ok &= RC(btree_delete(c)) == SHALE_OK;
           btree_cursor_close(c);
         }
         break;
@@ -635,8 +655,10 @@ static void run_mutant(const Seed *s, int si, int idx, const char *path, uint8_t
         }
       }
       if (ok && pick(&r, 2)) {
-        if (RC(btree_commit(bt)) == SHALE_OK) sh->writes_ok++;
-        else RC(btree_rollback(bt));
+        if (RC(btree_commit(bt)) == SHALE_OK)
+          sh->writes_ok++;
+        else
+          RC(btree_rollback(bt));
       } else {
         RC(btree_rollback(bt));
       }
@@ -765,9 +787,10 @@ TEST(fuzz_corrupt_files) {
     test_fail(__FILE__, __LINE__, "seed %s mutant %d: %s (saved as %s)", seeds[f->seed].name,
               f->idx, f->what, save_mutant(f->seed, f->idx));
   }
-  printf("fuzz: %ld mutants, %ld opened, %ld entries read, %ld SHALE_CORRUPT results, "
-         "%ld check messages, %ld writes committed\n",
-         sh->mutants, sh->opened, sh->entries, sh->corrupt_rc, sh->check_msgs, sh->writes_ok);
+  printf(
+      "fuzz: %ld mutants, %ld opened, %ld entries read, %ld SHALE_CORRUPT results, "
+      "%ld check messages, %ld writes committed\n",
+      sh->mutants, sh->opened, sh->entries, sh->corrupt_rc, sh->check_msgs, sh->writes_ok);
   CHECK(sh->mutants >= (long)total - 10);
   munmap(sh, sizeof *sh);
   for (int i = 0; i < NSEED; i++) {

@@ -59,16 +59,17 @@ static uint32_t peek4(const char *path, uint32_t ps, uint32_t pgno, uint32_t off
  * splits. Expected now: SHALE_CORRUPT from the insert. */
 TEST(freelist_leaf_is_tree_root) {
   const char *p = test_path("r1.db");
-  mkdb(p, "pragma page_size=1024; create table t(a, b);"
-          "with recursive c(v) as (select 1 union all select v+1 from c where v<200)"
-          " insert into t select v, zeroblob(40) from c;"
-          "create table u(x); insert into u values(zeroblob(5000)); drop table u;");
+  mkdb(p,
+       "pragma page_size=1024; create table t(a, b);"
+       "with recursive c(v) as (select 1 union all select v+1 from c where v<200)"
+       " insert into t select v, zeroblob(40) from c;"
+       "create table u(x); insert into u values(zeroblob(5000)); drop table u;");
   uint32_t trunk = peek4(p, 1024, 1, 32);
   CHECK(trunk != 0);
   CHECK(peek4(p, 1024, trunk, 4) > 0);
-  poke4(p, 1024, trunk, 4, 1);     /* one leaf ... */
-  poke4(p, 1024, trunk, 8, 2);     /* ... which is t's root (interior) */
-  poke4(p, 1024, 1, 36, 2);        /* trunk + 1 leaf */
+  poke4(p, 1024, trunk, 4, 1); /* one leaf ... */
+  poke4(p, 1024, trunk, 8, 2); /* ... which is t's root (interior) */
+  poke4(p, 1024, 1, 36, 2);    /* trunk + 1 leaf */
   Btree *bt = NULL;
   CHECK_OK(btree_open(os_vfs_find(NULL), p, SHALE_OPEN_READWRITE, &bt));
   if (!bt) return;

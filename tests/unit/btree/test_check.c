@@ -123,7 +123,9 @@ static uint32_t cellptr_at(const char *path, uint32_t pgno, int i) {
 static uint32_t cell(const char *path, uint32_t pgno, int i) {
   return peek(path, pgno, cellptr_at(path, pgno, i), 2);
 }
-static uint32_t ncell(const char *path, uint32_t pgno) { return peek(path, pgno, hdr_of(pgno) + 3, 2); }
+static uint32_t ncell(const char *path, uint32_t pgno) {
+  return peek(path, pgno, hdr_of(pgno) + 3, 2);
+}
 
 /* ---- roots in SQLite's order ---- */
 
@@ -268,48 +270,53 @@ static void same_at(int line, const char *path, const char *want) {
  * row 41 has a 4-page overflow chain (pages 9..12). */
 static const char *seed_b(void) {
   const char *p = test_path("b.db");
-  mkdb(p, "pragma page_size=512; create table t(a);"
-          "insert into t select zeroblob(60) from generate_series(1,40);"
-          "insert into t values(zeroblob(2000));");
+  mkdb(p,
+       "pragma page_size=512; create table t(a);"
+       "insert into t select zeroblob(60) from generate_series(1,40);"
+       "insert into t values(zeroblob(2000));");
   return p;
 }
 
 /* 512-byte pages, 3 levels: root 2 -> (71, 72) -> leaves. */
 static const char *seed_c(void) {
   const char *p = test_path("c.db");
-  mkdb(p, "pragma page_size=512; create table t(a);"
-          "insert into t select zeroblob(100) from generate_series(1,400);");
+  mkdb(p,
+       "pragma page_size=512; create table t(a);"
+       "insert into t select zeroblob(100) from generate_series(1,400);");
   return p;
 }
 
 /* 512-byte pages, one leaf (page 2) with two freeblocks (320 and 416). */
 static const char *seed_d(void) {
   const char *p = test_path("d.db");
-  mkdb(p, "pragma page_size=512; pragma secure_delete=0; create table t(a);"
-          "insert into t select zeroblob(20) from generate_series(1,12);"
-          "delete from t where rowid in (3,4,8);");
+  mkdb(p,
+       "pragma page_size=512; pragma secure_delete=0; create table t(a);"
+       "insert into t select zeroblob(20) from generate_series(1,12);"
+       "delete from t where rowid in (3,4,8);");
   return p;
 }
 
 /* 1024-byte pages, table + index + freelist (trunk and leaves). */
 static const char *seed_a(void) {
   const char *p = test_path("a.db");
-  mkdb(p, "pragma page_size=1024; create table t(a,b); create index ti on t(b);"
-          "insert into t select value, printf('%.*c', value%50+10, 'x') ||value "
-          "  from generate_series(1,300);"
-          "insert into t values(1000, zeroblob(5000));"
-          "create table u(x); insert into u select zeroblob(100) from generate_series(1,50);"
-          "drop table u;");
+  mkdb(p,
+       "pragma page_size=1024; create table t(a,b); create index ti on t(b);"
+       "insert into t select value, printf('%.*c', value%50+10, 'x') ||value "
+       "  from generate_series(1,300);"
+       "insert into t values(1000, zeroblob(5000));"
+       "create table u(x); insert into u select zeroblob(100) from generate_series(1,50);"
+       "drop table u;");
   return p;
 }
 
 /* 512-byte pages, auto_vacuum=incremental, index with overflowing keys. */
 static const char *seed_e(void) {
   const char *p = test_path("e.db");
-  mkdb(p, "pragma page_size=512; pragma auto_vacuum=incremental; create table t(a);"
-          "create index ti on t(a);"
-          "insert into t select printf('%.*c', 100, 'a') || value from generate_series(1,40);"
-          "insert into t values(zeroblob(1500)); delete from t where rowid between 5 and 12;");
+  mkdb(p,
+       "pragma page_size=512; pragma auto_vacuum=incremental; create table t(a);"
+       "create index ti on t(a);"
+       "insert into t select printf('%.*c', 100, 'a') || value from generate_series(1,40);"
+       "insert into t values(zeroblob(1500)); delete from t where rowid between 5 and 12;");
   return p;
 }
 
@@ -317,23 +324,25 @@ static const char *seed_e(void) {
  * several trees (in SQLite's order) can report. */
 static const char *seed_f(void) {
   const char *p = test_path("f.db");
-  mkdb(p, "pragma page_size=4096; create table t(a integer primary key, b, c);"
-          "create index tb on t(b);"
-          "create table w(k, v, primary key(k)) without rowid; create index wv on w(v);"
-          "insert into t select value, printf('%.*c', value%300, 'b'), "
-          "  printf('%.*c', value*7%3000, 'c') from generate_series(1,400);"
-          "insert into w select printf('%.*c', value%200+1, 'k')||value, value from "
-          "  generate_series(1,300);"
-          "delete from t where a%5=0;");
+  mkdb(p,
+       "pragma page_size=4096; create table t(a integer primary key, b, c);"
+       "create index tb on t(b);"
+       "create table w(k, v, primary key(k)) without rowid; create index wv on w(v);"
+       "insert into t select value, printf('%.*c', value%300, 'b'), "
+       "  printf('%.*c', value*7%3000, 'c') from generate_series(1,400);"
+       "insert into w select printf('%.*c', value%200+1, 'k')||value, value from "
+       "  generate_series(1,300);"
+       "delete from t where a%5=0;");
   return p;
 }
 
 /* 65536-byte pages (content start 0 means 65536), overflow chains. */
 static const char *seed_g(void) {
   const char *p = test_path("g.db");
-  mkdb(p, "pragma page_size=65536; create table t(a,b); create index ti on t(a);"
-          "insert into t select value, zeroblob(value*3000) from generate_series(1,12);"
-          "delete from t where a=5;");
+  mkdb(p,
+       "pragma page_size=65536; create table t(a,b); create index ti on t(a);"
+       "insert into t select value, zeroblob(value*3000) from generate_series(1,12);"
+       "delete from t where a=5;");
   return p;
 }
 
@@ -390,9 +399,10 @@ TEST(clean_reserved_bytes) {
   CHECK_OK(sqlite3_open(p, &db));
   int n = 32;
   sqlite3_file_control(db, "main", SQLITE_FCNTL_RESERVE_BYTES, &n);
-  CHECK_OK(sqlite3_exec(db, "pragma page_size=1024; create table t(a); create index ti on t(a);"
-                            "with recursive c(v) as (select 1 union all select v+1 from c where v<200)"
-                            " insert into t select randomblob(v*7) from c;",
+  CHECK_OK(sqlite3_exec(db,
+                        "pragma page_size=1024; create table t(a); create index ti on t(a);"
+                        "with recursive c(v) as (select 1 union all select v+1 from c where v<200)"
+                        " insert into t select randomblob(v*7) from c;",
                         NULL, NULL, NULL));
   sqlite3_close(db);
   CHECK_EQ(peek(p, 1, 20, 1), 32);
@@ -799,8 +809,8 @@ static void mutate_compare(const char *seed, int iters, uint64_t salt) {
       char keep[64];
       snprintf(keep, sizeof keep, "mismatch_%d.db", it);
       rename(mp, test_path(keep)); /* kept: the case fails, so the directory stays */
-      test_fail(__FILE__, __LINE__, "iteration %d of %s differs:\nsqlite:\n%s\nshale:\n%s", it, seed,
-                ref, got);
+      test_fail(__FILE__, __LINE__, "iteration %d of %s differs:\nsqlite:\n%s\nshale:\n%s", it,
+                seed, ref, got);
     }
     free(ref);
     free(got);
@@ -910,9 +920,8 @@ TEST(shale_written_file) {
   btree_cursor_close(ic);
   CHECK_OK(btree_commit(bt));
   CHECK_OK(btree_begin(bt, BTREE_TXN_READ));
-  BtreeCheckRoot roots[3] = {{troot, 1, NULL, NULL},
-                             {iroot, 0, record_compare, &ki_binary},
-                             {1, 1, NULL, NULL}};
+  BtreeCheckRoot roots[3] = {
+      {troot, 1, NULL, NULL}, {iroot, 0, record_compare, &ki_binary}, {1, 1, NULL, NULL}};
   char *rep = NULL;
   int nerr = -1;
   CHECK_OK(btree_integrity_check(bt, roots, 3, 100, &rep, &nerr));
