@@ -942,3 +942,60 @@ TEST(huge_claimed_page_count) {
   CHECK(nerr > 0 && nerr <= 5);
   free(s);
 }
+
+/* Index order is checked with the caller's comparator: a DESC / NOCASE index
+ * is clean with the right KeyInfo and out of order with plain BINARY. */
+TEST(index_order_uses_keyinfo) {
+  const char *p = test_path("desc.db");
+  mkdb(p,
+       "pragma page_size=512; create table t(a, b);"
+       "create index td on t(a desc); create index tn on t(b collate nocase);"
+       "insert into t select value, char(65 + value%26 + (value%2)*32) || value "
+       "  from generate_series(1,300);");
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  uint32_t rt = 0, rd = 0, rn = 0;
+  CHECK_OK(sqlite3_open(p, &db));
+  CHECK_OK(sqlite3_prepare_v2(db, "select name, rootpage from sqlite_schema", -1, &st, NULL));
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    const char *n = (const char *)sqlite3_column_text(st, 0);
+    uint32_t r = (uint32_t)sqlite3_column_int(st, 1);
+    if (!strcmp(n, "t")) rt = r;
+    if (!strcmp(n, "td")) rd = r;
+    if (!strcmp(n, "tn")) rn = r;
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  static const uint8_t desc1[] = {1};
+  static const Collation *nocase1[1];
+  nocase1[0] = &record_coll_nocase;
+  KeyInfo kd = {1, NULL, desc1, 0}, kn = {1, nocase1, NULL, 0};
+  BtreeCheckRoot good[4] = {{rt, 1, NULL, NULL},
+                            {rd, 0, record_compare, &kd},
+                            {rn, 0, record_compare, &kn},
+                            {1, 1, NULL, NULL}};
+  BtreeCheckRoot bad[4] = {{rt, 1, NULL, NULL},
+                           {rd, 0, record_compare, &ki_binary},
+                           {rn, 0, record_compare, &ki_binary},
+                           {1, 1, NULL, NULL}};
+  Pager *pg = NULL;
+  CHECK_OK(pager_open(os_vfs_find(NULL), p, SHALE_OPEN_READONLY, 0, &pg));
+  if (!pg) return;
+  CHECK_OK(pager_begin_read(pg));
+  char *rep = NULL;
+  int nerr = -1;
+  CHECK_OK(btree_check_pager(pg, good, 4, 100, &rep, &nerr));
+  CHECK_EQ(nerr, 0);
+  if (rep) test_fail(__FILE__, __LINE__, "%s", rep);
+  shale_free(rep);
+  for (int k = 1; k <= 2; k++) { /* each index alone is out of order under BINARY */
+    BtreeCheckRoot one[2] = {bad[k], {0, 1, NULL, NULL}};
+    CHECK_OK(btree_check_pager(pg, one, 1, 100, &rep, &nerr));
+    CHECK(rep && strstr(rep, "Index key out of order"));
+    shale_free(rep);
+  }
+  CHECK_EQ(kd.corrupt, 0);
+  CHECK_EQ(kn.corrupt, 0);
+  pager_end_read(pg);
+  pager_close(pg);
+}
