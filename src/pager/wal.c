@@ -416,6 +416,9 @@ static int recover(Wal *w) {
   }
   if (h.mx_frame == 0) {
     block_zero(w, 0);
+    /* the next log must not share salts with whatever the file holds */
+    util_put4(h.salt, util_get4(h.salt) + 1);
+    util_random(h.salt + 4, 4);
   } else {
     index_truncate(w, h.mx_frame);
   }
@@ -639,9 +642,8 @@ static int maybe_restart(Wal *w) {
 static int write_wal_header(Wal *w, int sync_level) {
   uint8_t wh[WAL_HDRSIZE];
   uint32_t c[2] = {0, 0};
-  /* salts always differ from the previous log's (§1.6) */
-  util_put4(w->hdr.salt, util_get4(w->hdr.salt) + 1);
-  util_random(w->hdr.salt + 4, 4);
+  /* salts come from the shared header: a restart or recovery made them
+   * differ from the previous log's (§1.6) */
   util_put4(wh, WAL_MAGIC | (host_le() ? 0 : 1));
   util_put4(wh + 4, WAL_VERSION);
   util_put4(wh + 8, w->page_size);

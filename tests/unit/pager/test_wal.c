@@ -339,3 +339,307 @@ TEST(wal_sqlite_reads_our_log) {
   if (prev != v0) free(prev);
   free(v0);
 }
+
+/* ------------------------------------------ protocol, on raw pages */
+
+#define PS 512
+
+static void fill(uint8_t *d, uint32_t pgno, uint32_t ver) {
+  for (uint32_t i = 0; i < PS; i++) d[i] = (uint8_t)(pgno * 31u + ver * 17u + i * 7u + (i >> 5));
+}
+
+/* One commit of pages pg[0..n) at version ver, db size nsize. */
+static int commit_pages(Conn *c, const uint32_t *pg, int n, uint32_t ver, uint32_t nsize) {
+  uint8_t *data = malloc((size_t)n * PS);
+  WalPage *wp = malloc(sizeof(WalPage) * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    fill(data + (size_t)i * PS, pg[i], ver);
+    wp[i].pgno = pg[i];
+    wp[i].data = data + (size_t)i * PS;
+  }
+  int rc = wal_begin_read(c->w, NULL);
+  if (rc == SHALE_OK) {
+    rc = wal_begin_write(c->w);
+    if (rc == SHALE_OK) rc = wal_append(c->w, wp, n, nsize, WAL_SYNC_OFF);
+    wal_end_write(c->w);
+    wal_end_read(c->w);
+  }
+  free(data);
+  free(wp);
+  return rc;
+}
+
+/* Check that page pgno reads as version ver (0 = zeroes / absent). */
+static void expect_page(Conn *c, uint32_t pgno, uint32_t ver, int line) {
+  uint8_t buf[PS], want[PS];
+  uint32_t f;
+  memset(buf, 0, PS);
+  int rc = conn_page(c, pgno, buf, PS, &f);
+  if (ver) fill(want, pgno, ver);
+  else memset(want, 0, PS);
+  if (rc != SHALE_OK || memcmp(buf, want, PS) != 0)
+    test_fail(__FILE__, line, "page %u: rc %d, not version %u (frame %u)", pgno, rc, ver, f);
+}
+#define EXPECT_PAGE(c, p, v) expect_page(c, p, v, __LINE__)
+
+static long fsize(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* Recover `path` (its -shm removed) and return the snapshot's mxFrame. */
+static uint32_t recover_mx(const char *path, uint32_t *npage, int *rc_out) {
+  unlink(suffix(path, "-shm"));
+  Conn c;
+  CHECK_OK(conn_open(&c, path, PS));
+  *rc_out = wal_begin_read(c.w, NULL);
+  uint32_t mx = 0;
+  if (*rc_out == SHALE_OK) {
+    mx = wal_max_frame(c.w);
+    *npage = wal_db_size(c.w);
+    if (mx >= 3) {
+      EXPECT_PAGE(&c, 3, 1);
+      EXPECT_PAGE(&c, 1, mx >= 6 ? 3 : 1);
+    }
+    if (mx >= 5) EXPECT_PAGE(&c, 4, 2);
+    wal_end_read(c.w);
+  }
+  conn_close(&c, WAL_CLOSE_KEEP);
+  return mx;
+}
+
+TEST(wal_recovery_rules) {
+  char p[256];
+  snprintf(p, sizeof p, "%s", test_path("r.db"));
+  rm3(p);
+  spit(p, NULL, 0);
+  Conn c;
+  CHECK_OK(conn_open(&c, p, PS));
+  uint32_t t1[] = {1, 2, 3}, t2[] = {2, 4}, t3[] = {1};
+  CHECK_OK(commit_pages(&c, t1, 3, 1, 3));
+  CHECK_OK(commit_pages(&c, t2, 2, 2, 4));
+  CHECK_OK(commit_pages(&c, t3, 1, 3, 4));
+  CHECK_OK(conn_close(&c, WAL_CLOSE_KEEP));
+  const char *wp = suffix(p, "-wal");
+  char wpath[256];
+  snprintf(wpath, sizeof wpath, "%s", wp);
+  long n;
+  uint8_t *orig = slurp(wpath, &n);
+  CHECK_EQ(n, 32 + 6 * (PS + 24));
+  uint32_t npage = 0;
+  int rc;
+  /* intact */
+  CHECK_EQ(recover_mx(p, &npage, &rc), 6);
+  CHECK_EQ(npage, 4);
+  /* torn last frame: the last commit is gone */
+  spit(wpath, orig, n - PS / 2);
+  CHECK_EQ(recover_mx(p, &npage, &rc), 5);
+  CHECK_EQ(npage, 4);
+  /* a bit flip in frame 5 ends the log at the commit before */
+  uint8_t *m = malloc((size_t)n);
+  memcpy(m, orig, (size_t)n);
+  m[32 + 4 * (PS + 24) + 24 + 100] ^= 1;
+  spit(wpath, m, n);
+  CHECK_EQ(recover_mx(p, &npage, &rc), 3);
+  CHECK_EQ(npage, 3);
+  /* a wrong salt in frame 4 */
+  memcpy(m, orig, (size_t)n);
+  m[32 + 3 * (PS + 24) + 9] ^= 0x40;
+  spit(wpath, m, n);
+  CHECK_EQ(recover_mx(p, &npage, &rc), 3);
+  /* page number 0 in frame 6 */
+  memcpy(m, orig, (size_t)n);
+  memset(m + 32 + 5 * (PS + 24), 0, 4);
+  spit(wpath, m, n);
+  CHECK_EQ(recover_mx(p, &npage, &rc), 5);
+  /* broken header checksum: empty log */
+  memcpy(m, orig, (size_t)n);
+  m[27] ^= 1;
+  spit(wpath, m, n);
+  CHECK_EQ(recover_mx(p, &npage, &rc), 0);
+  CHECK_OK(rc);
+  /* another version with a valid checksum: CANTOPEN */
+  memcpy(m, orig, (size_t)n);
+  util_put4(m + 4, 3007001);
+  {
+    uint32_t s[2] = {0, 0};
+    for (int i = 0; i < 24; i += 8) {
+      s[0] += util_get4(m + i) + s[1];
+      s[1] += util_get4(m + i + 4) + s[0];
+    }
+    /* magic ...82: little-endian words on x86 */
+    s[0] = s[1] = 0;
+    for (int i = 0; i < 24; i += 8) {
+      uint32_t a = (uint32_t)m[i] | (uint32_t)m[i + 1] << 8 | (uint32_t)m[i + 2] << 16 | (uint32_t)m[i + 3] << 24;
+      uint32_t b = (uint32_t)m[i + 4] | (uint32_t)m[i + 5] << 8 | (uint32_t)m[i + 6] << 16 |
+                   (uint32_t)m[i + 7] << 24;
+      s[0] += a + s[1];
+      s[1] += b + s[0];
+    }
+    util_put4(m + 24, s[0]);
+    util_put4(m + 28, s[1]);
+  }
+  spit(wpath, m, n);
+  recover_mx(p, &npage, &rc);
+  CHECK_EQ(rc, SHALE_CANTOPEN);
+  /* tiny log: empty */
+  spit(wpath, orig, 20);
+  CHECK_EQ(recover_mx(p, &npage, &rc), 0);
+  CHECK_OK(rc);
+  free(m);
+  free(orig);
+}
+
+TEST(wal_checkpoint_restart_truncate) {
+  char p[256], wpath[256];
+  snprintf(p, sizeof p, "%s", test_path("k.db"));
+  rm3(p);
+  spit(p, NULL, 0);
+  snprintf(wpath, sizeof wpath, "%s", suffix(p, "-wal"));
+  Conn c;
+  CHECK_OK(conn_open(&c, p, PS));
+  uint32_t t1[] = {1, 2, 3, 4, 5}, t2[] = {2, 5}, t3[] = {3};
+  CHECK_OK(commit_pages(&c, t1, 5, 1, 5));
+  CHECK_OK(commit_pages(&c, t2, 2, 2, 5));
+  int nlog = -2, nckpt = -2;
+  CHECK_OK(wal_checkpoint(c.w, WAL_CKPT_PASSIVE, NULL, NULL, &nlog, &nckpt));
+  CHECK_EQ(nlog, 7);
+  CHECK_EQ(nckpt, 7);
+  /* the db file now holds the newest versions */
+  long dn;
+  uint8_t *d = slurp(p, &dn);
+  CHECK_EQ(dn, 5 * PS);
+  uint8_t want[PS];
+  for (uint32_t pg = 1; pg <= 5 && dn == 5 * PS; pg++) {
+    fill(want, pg, (pg == 2 || pg == 5) ? 2 : 1);
+    if (memcmp(d + (pg - 1) * PS, want, PS)) test_fail(__FILE__, __LINE__, "db page %u", pg);
+  }
+  free(d);
+  long n0;
+  uint8_t *h0 = slurp(wpath, &n0);
+  /* a reader now uses the db file only */
+  CHECK_OK(wal_begin_read(c.w, NULL));
+  uint32_t f = 9;
+  CHECK_OK(wal_find_frame(c.w, 2, &f));
+  CHECK_EQ(f, 0);
+  EXPECT_PAGE(&c, 2, 2);
+  wal_end_read(c.w);
+  /* the next writer restarts the log: frame 1 again, new salts, no truncation */
+  CHECK_OK(commit_pages(&c, t3, 1, 3, 5));
+  CHECK_OK(wal_begin_read(c.w, NULL));
+  CHECK_EQ(wal_max_frame(c.w), 1);
+  EXPECT_PAGE(&c, 3, 3);
+  EXPECT_PAGE(&c, 2, 2);
+  wal_end_read(c.w);
+  long n1;
+  uint8_t *h1 = slurp(wpath, &n1);
+  CHECK_EQ(n1, n0);
+  CHECK(h0 && h1 && memcmp(h0 + 16, h1 + 16, 8) != 0);
+  CHECK_EQ(util_get4(h1 + 16), util_get4(h0 + 16) + 1);
+  free(h0);
+  free(h1);
+  /* recovery of the restarted log ignores the stale frames 2..7 */
+  CHECK_OK(conn_close(&c, WAL_CLOSE_KEEP));
+  unlink(suffix(p, "-shm"));
+  CHECK_OK(conn_open(&c, p, PS));
+  CHECK_OK(wal_begin_read(c.w, NULL));
+  CHECK_EQ(wal_max_frame(c.w), 1);
+  EXPECT_PAGE(&c, 3, 3);
+  EXPECT_PAGE(&c, 5, 2);
+  wal_end_read(c.w);
+  /* TRUNCATE empties the file; writing again starts a new log */
+  CHECK_OK(wal_checkpoint(c.w, WAL_CKPT_TRUNCATE, NULL, NULL, &nlog, &nckpt));
+  CHECK_EQ(nlog, 0);
+  CHECK_EQ(nckpt, 0);
+  CHECK_EQ(fsize(wpath), 0);
+  uint32_t t4[] = {6};
+  CHECK_OK(commit_pages(&c, t4, 1, 4, 6));
+  CHECK_OK(wal_begin_read(c.w, NULL));
+  CHECK_EQ(wal_max_frame(c.w), 1);
+  CHECK_EQ(wal_db_size(c.w), 6);
+  EXPECT_PAGE(&c, 6, 4);
+  EXPECT_PAGE(&c, 3, 3);
+  wal_end_read(c.w);
+  CHECK_EQ(fsize(wpath), 32 + PS + 24);
+  /* close alone: checkpoint and delete both files */
+  CHECK_OK(conn_close(&c, 0));
+  CHECK_EQ(fsize(wpath), -1);
+  CHECK_EQ(fsize(suffix(p, "-shm")), -1);
+  CHECK_EQ(fsize(p), 6 * PS);
+}
+
+TEST(wal_readers_writers_marks) {
+  char p[256];
+  snprintf(p, sizeof p, "%s", test_path("m.db"));
+  rm3(p);
+  spit(p, NULL, 0);
+  Conn a, b;
+  CHECK_OK(conn_open(&a, p, PS));
+  CHECK_OK(conn_open(&b, p, PS));
+  uint32_t t[] = {1, 2, 3, 4};
+  CHECK_OK(commit_pages(&b, t, 4, 1, 4));
+  int changed = 0;
+  CHECK_OK(wal_begin_read(a.w, &changed));
+  CHECK_EQ(changed, 1);
+  CHECK_EQ(wal_max_frame(a.w), 4);
+  CHECK_OK(commit_pages(&b, t, 4, 2, 4));
+  /* A's snapshot is unchanged by B's commit */
+  EXPECT_PAGE(&a, 2, 1);
+  /* B's PASSIVE checkpoint stops at A's mark; FULL reports BUSY */
+  int nlog, nckpt;
+  CHECK_OK(wal_checkpoint(b.w, WAL_CKPT_PASSIVE, NULL, NULL, &nlog, &nckpt));
+  CHECK_EQ(nlog, 8);
+  CHECK_EQ(nckpt, 4);
+  CHECK_RC(wal_checkpoint(b.w, WAL_CKPT_FULL, NULL, NULL, &nlog, &nckpt), SHALE_BUSY);
+  CHECK_EQ(nckpt, 4);
+  CHECK_RC(wal_checkpoint(b.w, WAL_CKPT_RESTART, NULL, NULL, &nlog, &nckpt), SHALE_BUSY);
+  for (uint32_t pg = 1; pg <= 4; pg++) EXPECT_PAGE(&a, pg, 1);
+  /* A cannot write on a stale snapshot */
+  CHECK_RC(wal_begin_write(a.w), SHALE_BUSY_SNAPSHOT);
+  wal_end_read(a.w);
+  CHECK_OK(wal_checkpoint(b.w, WAL_CKPT_PASSIVE, NULL, NULL, &nlog, &nckpt));
+  CHECK_EQ(nckpt, 8);
+  CHECK_OK(wal_begin_read(a.w, &changed));
+  CHECK_EQ(changed, 1);
+  for (uint32_t pg = 1; pg <= 4; pg++) EXPECT_PAGE(&a, pg, 2);
+  wal_end_read(a.w);
+  /* one writer at a time */
+  CHECK_OK(wal_begin_read(b.w, NULL));
+  CHECK_OK(wal_begin_write(b.w));
+  CHECK_OK(wal_begin_read(a.w, NULL));
+  CHECK_RC(wal_begin_write(a.w), SHALE_BUSY);
+  /* B spills uncommitted frames: visible to B only, then undone */
+  uint8_t d[PS];
+  fill(d, 1, 9);
+  WalPage wp = {1, d};
+  CHECK_OK(wal_append(b.w, &wp, 1, 0, WAL_SYNC_OFF));
+  uint32_t f = 0;
+  CHECK_OK(wal_find_frame(b.w, 1, &f));
+  CHECK(f != 0);
+  EXPECT_PAGE(&b, 1, 9);
+  EXPECT_PAGE(&a, 1, 2);
+  CHECK_OK(wal_undo(b.w));
+  EXPECT_PAGE(&b, 1, 2);
+  wal_end_write(b.w);
+  wal_end_read(b.w);
+  wal_end_read(a.w);
+  /* B's first append restarted the log (nobody read the WAL): new header */
+  CHECK_OK(wal_begin_read(a.w, &changed));
+  CHECK_EQ(changed, 1);
+  CHECK_EQ(wal_max_frame(a.w), 0);
+  EXPECT_PAGE(&a, 1, 2);
+  wal_end_read(a.w);
+  /* a commit after the undo reuses the frames */
+  uint32_t t1[] = {1};
+  CHECK_OK(commit_pages(&a, t1, 1, 5, 4));
+  CHECK_OK(wal_begin_read(b.w, &changed));
+  CHECK_EQ(changed, 1);
+  EXPECT_PAGE(&b, 1, 5);
+  EXPECT_PAGE(&b, 2, 2);
+  wal_end_read(b.w);
+  /* close with another user: no checkpoint-and-delete */
+  CHECK_OK(conn_close(&a, 0));
+  CHECK(fsize(suffix(p, "-wal")) > 0);
+  CHECK_OK(conn_close(&b, 0));
+  CHECK_EQ(fsize(suffix(p, "-wal")), -1);
+}
