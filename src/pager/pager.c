@@ -372,15 +372,17 @@ int pager_begin_write(Pager *p, int exclusive) {
     return SHALE_OK;
   }
   int was_none = p->txn == PAGER_TXN_NONE;
-  int rc = pager_begin_read(p);
-  if (rc != SHALE_OK) return rc;
+  int rc;
   for (int n = 0;;) {
+    rc = pager_begin_read(p);
+    if (rc != SHALE_OK) return rc;
     rc = os_lock(p->fd, OS_LOCK_RESERVED);
     if (rc == SHALE_OK) break;
-    /* Waiting while holding a read transaction could deadlock with the
-     * RESERVED holder waiting for our SHARED to go: only retry from NONE. */
-    if (rc == SHALE_BUSY && was_none && p->busy && p->busy(p->busy_arg, n++)) continue;
+    /* Waiting while holding SHARED would deadlock with the RESERVED holder
+     * waiting for our SHARED to go: retry only if we can drop the read
+     * transaction (we started it), and wait without it (as SQLite). */
     if (was_none) pager_end_read(p);
+    if (rc == SHALE_BUSY && was_none && p->busy && p->busy(p->busy_arg, n++)) continue;
     return rc;
   }
   p->lock = OS_LOCK_RESERVED;

@@ -330,3 +330,100 @@ TEST(locks_spill_blocked_by_reader) {
   pager_close(a);
   pager_close(b);
 }
+
+static int sleepy_busy(void *arg, int count) {
+  (void)arg;
+  usleep(200 + (count % 8) * 100);
+  return count < 20000;
+}
+
+/* Several processes increment counters in shared pages, each in its own
+ * transactions (with readers in between). Lost updates would show up as a
+ * short total; stale caches as a wrong copy. */
+TEST(locks_multiprocess_counters) {
+  const char *db = test_path("mp.db");
+  enum { NPROC = 3, NTXN = 150 };
+  Pager *p;
+  CHECK_OK(open_pager(db, &p));
+  CHECK_OK(write_all(p, 4, 1));
+  CHECK_OK(pager_begin_write(p, 0));
+  PgPage *pg;
+  for (uint32_t g = 2; g <= 4; g++) {
+    CHECK_OK(pager_get(p, g, 0, &pg));
+    CHECK_OK(pager_write(pg));
+    memset(pager_data(pg), 0, 4096);
+    pager_unref(pg);
+  }
+  CHECK_OK(pager_commit(p));
+  pager_end_read(p);
+  CHECK_OK(pager_close(p));
+  fflush(NULL);
+  pid_t kids[NPROC];
+  for (int k = 0; k < NPROC; k++) {
+    kids[k] = fork();
+    if (kids[k] == 0) {
+      Pager *c;
+      if (open_pager(db, &c)) _exit(1);
+      pager_set_busy_handler(c, sleepy_busy, NULL);
+      pager_set_cache_size(c, 2 + k);
+      for (int t = 0; t < NTXN;) {
+        int rc = pager_begin_write(c, 0);
+        if (rc == SHALE_BUSY) {
+          usleep(500);
+          continue;
+        }
+        if (rc) _exit(2);
+        PgPage *a, *b;
+        if (pager_get(c, 2, 0, &a) || pager_get(c, 3 + (t & 1), 0, &b)) _exit(3);
+        if (pager_write(a) || pager_write(b)) _exit(4);
+        uint32_t v = util_get4(pager_data(a));
+        util_put4(pager_data(a), v + 1);                        /* total */
+        util_put4(pager_data(a) + 4 + 4 * k, util_get4(pager_data(a) + 4 + 4 * k) + 1);
+        util_put4(pager_data(b), util_get4(pager_data(b)) + 1); /* per parity */
+        pager_unref(a);
+        pager_unref(b);
+        rc = pager_commit(c);
+        if (rc == SHALE_BUSY) {
+          if (pager_rollback(c)) _exit(5);
+          pager_end_read(c);
+          continue;
+        }
+        if (rc) _exit(6);
+        pager_end_read(c);
+        t++;
+        if (t % 7 == 0) { /* a read transaction in between */
+          if (pager_begin_read(c) == SHALE_OK) {
+            if (pager_get(c, 2, 0, &a) == SHALE_OK) pager_unref(a);
+            pager_end_read(c);
+          }
+        }
+      }
+      pager_close(c);
+      _exit(0);
+    }
+  }
+  for (int k = 0; k < NPROC; k++) {
+    int status;
+    waitpid(kids[k], &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  CHECK_OK(open_pager(db, &p));
+  CHECK_OK(pager_begin_read(p));
+  CHECK_OK(pager_get(p, 2, 0, &pg));
+  CHECK_EQ(util_get4(pager_data(pg)), NPROC * NTXN);
+  for (int k = 0; k < NPROC; k++) CHECK_EQ(util_get4(pager_data(pg) + 4 + 4 * k), NTXN);
+  pager_unref(pg);
+  uint32_t odd = 0, even = 0;
+  CHECK_OK(pager_get(p, 3, 0, &pg));
+  even = util_get4(pager_data(pg));
+  pager_unref(pg);
+  CHECK_OK(pager_get(p, 4, 0, &pg));
+  odd = util_get4(pager_data(pg));
+  pager_unref(pg);
+  CHECK_EQ(even + odd, NPROC * NTXN);
+  CHECK_OK(pager_get(p, 1, 0, &pg));
+  CHECK_EQ(util_get4(pager_data(pg) + 24), 2 + NPROC * NTXN);
+  pager_unref(pg);
+  pager_end_read(p);
+  CHECK_OK(pager_close(p));
+}
