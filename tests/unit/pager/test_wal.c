@@ -643,3 +643,253 @@ TEST(wal_readers_writers_marks) {
   CHECK_OK(conn_close(&b, 0));
   CHECK_EQ(fsize(suffix(p, "-wal")), -1);
 }
+
+/* ------------------------- live interop: SQLite in another process */
+
+#include <sys/wait.h>
+
+static char g_path[256], g_out[256], g_img[256];
+#define CONTENT_Q                                                                         \
+  "SELECT count(*) || ',' || total(length(b)) || ',' || total(a) || ',' || "              \
+  "(SELECT group_concat(name) FROM sqlite_schema) FROM t"
+
+/* Run fn in a child process (which must not touch our connections). */
+static int run_child(int (*fn)(void)) {
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0) _exit(fn());
+  int st = 0;
+  if (pid < 0 || waitpid(pid, &st, 0) != pid) return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+static uint32_t shm_ichange(const char *db) {
+  char p[300];
+  snprintf(p, sizeof p, "%s-shm", db);
+  FILE *f = fopen(p, "rb");
+  uint8_t h[16] = {0};
+  if (f) {
+    if (fread(h, 1, 16, f) != 16) memset(h, 0, sizeof h);
+    fclose(f);
+  }
+  uint32_t v;
+  memcpy(&v, h + 8, 4);
+  return h[12] ? v : 0xffffffffu; /* isInit == 0: no header */
+}
+
+static void out_write(const char *s) {
+  FILE *f = fopen(g_out, "w");
+  if (f) {
+    fputs(s, f);
+    fclose(f);
+  }
+}
+
+static char *out_read(void) {
+  long n;
+  uint8_t *b = slurp(g_out, &n);
+  if (!b || n < 0) {
+    free(b);
+    return strdup("(none)");
+  }
+  b[n] = 0;
+  return (char *)b;
+}
+
+/* SQLite reads through our live index: content, integrity; no recovery. */
+static int child_read(void) {
+  uint32_t c0 = shm_ichange(g_path);
+  if (c0 == 0 || c0 == 0xffffffffu) return 2;
+  sqlite3 *s;
+  if (sqlite3_open(g_path, &s) != SQLITE_OK) return 3;
+  char *ic = sql_text(s, "PRAGMA integrity_check");
+  char *ct = sql_text(s, CONTENT_Q);
+  int bad = strcmp(ic, "ok") != 0;
+  out_write(ct);
+  free(ic);
+  free(ct);
+  sqlite3_close(s);
+  if (bad) return 4;
+  if (shm_ichange(g_path) != c0) return 5; /* SQLite rebuilt the index */
+  return 0;
+}
+
+/* SQLite commits on top of our frames. */
+static int child_write(void) {
+  sqlite3 *s;
+  if (sqlite3_open(g_path, &s) != SQLITE_OK) return 3;
+  int rc = sqlite3_exec(s,
+                        "BEGIN; DELETE FROM t WHERE a % 4 = 0;"
+                        "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM c WHERE i<60) "
+                        "INSERT INTO t(b) SELECT zeroblob(i * 7) FROM c; COMMIT;",
+                        NULL, NULL, NULL);
+  char *ct = sql_text(s, CONTENT_Q);
+  out_write(ct);
+  free(ct);
+  sqlite3_close(s);
+  return rc == SQLITE_OK ? 0 : 4;
+}
+
+/* SQLite commits, then runs a PASSIVE checkpoint; writes "content|ckpt row". */
+static int child_write_ckpt(void) {
+  sqlite3 *s;
+  if (sqlite3_open(g_path, &s) != SQLITE_OK) return 3;
+  int rc = sqlite3_exec(s, "UPDATE t SET b = zeroblob(5) WHERE a % 3 = 1", NULL, NULL, NULL);
+  char *ct = sql_text(s, CONTENT_Q);
+  sqlite3_stmt *st = NULL;
+  char row[64] = "?";
+  if (sqlite3_prepare_v2(s, "PRAGMA wal_checkpoint(PASSIVE)", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    snprintf(row, sizeof row, "%d|%d|%d", sqlite3_column_int(st, 0), sqlite3_column_int(st, 1),
+             sqlite3_column_int(st, 2));
+  sqlite3_finalize(st);
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s\n%s", ct, row);
+  out_write(buf);
+  free(ct);
+  sqlite3_close(s);
+  return rc == SQLITE_OK ? 0 : 4;
+}
+
+/* SQLite checks a flat image of our snapshot. */
+static int child_check_img(void) {
+  sqlite3 *s;
+  if (sqlite3_open(g_img, &s) != SQLITE_OK) return 3;
+  char *ic = sql_text(s, "PRAGMA integrity_check");
+  char *ct = sql_text(s, CONTENT_Q);
+  int bad = strcmp(ic, "ok") != 0;
+  out_write(ct);
+  free(ic);
+  free(ct);
+  sqlite3_close(s);
+  return bad ? 4 : 0;
+}
+
+/* All pages of the open read snapshot, as a rollback-mode db image. */
+static uint8_t *snapshot_image(Conn *c, uint32_t ps, uint32_t *npage) {
+  *npage = wal_db_size(c->w);
+  uint8_t *img = calloc(*npage ? *npage : 1, ps);
+  for (uint32_t p = 1; p <= *npage; p++) {
+    uint32_t f;
+    CHECK_OK(conn_page(c, p, img + (size_t)(p - 1) * ps, ps, &f));
+  }
+  return img;
+}
+
+static void write_img(const uint8_t *img, uint32_t npage, uint32_t ps) {
+  uint8_t *copy = malloc((size_t)npage * ps);
+  memcpy(copy, img, (size_t)npage * ps);
+  copy[18] = copy[19] = 1;
+  unlink(g_img);
+  spit(g_img, copy, (long)npage * ps);
+  free(copy);
+}
+
+TEST(wal_live_with_sqlite_process) {
+  uint32_t ps = 1024;
+  snprintf(g_path, sizeof g_path, "%s", test_path("live.db"));
+  snprintf(g_out, sizeof g_out, "%s", test_path("live.out"));
+  snprintf(g_img, sizeof g_img, "%s", test_path("live.img"));
+  char py[256];
+  snprintf(py, sizeof py, "%s", test_path("live_src.db"));
+  rm3(g_path);
+  rm3(py);
+  sqlite3 *s;
+  CHECK_EQ(sqlite3_open(py, &s), SQLITE_OK);
+  sql(s, "PRAGMA page_size=1024; CREATE TABLE t(a INTEGER PRIMARY KEY, b); CREATE INDEX tb ON t(b);"
+         "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM c WHERE i<40) "
+         "INSERT INTO t(b) SELECT randomblob(120) FROM c;");
+  sqlite3_close(s);
+  uint32_t n0, n1;
+  uint8_t *v0 = db_pages(py, ps, &n0);
+  spit(g_path, v0, (long)n0 * ps);
+  CHECK_EQ(sqlite3_open(py, &s), SQLITE_OK);
+  sql(s, "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM c WHERE i<90) "
+         "INSERT INTO t(b) SELECT randomblob(200) FROM c; UPDATE t SET b = NULL WHERE a % 7 = 0");
+  char *want1 = sql_text(s, CONTENT_Q);
+  sqlite3_close(s);
+  uint8_t *v1 = db_pages(py, ps, &n1);
+
+  Conn c;
+  CHECK_OK(conn_open(&c, g_path, ps));
+  commit_diff(&c, v0, n0, v1, n1, ps);
+
+  /* 1. SQLite reads our commit through our index */
+  CHECK_EQ(run_child(child_read), 0);
+  char *got = out_read();
+  CHECK_STR(got, want1);
+  free(got);
+
+  /* 2. SQLite commits; we see it, and our snapshot image is a valid db */
+  CHECK_EQ(run_child(child_write), 0);
+  char *want2 = out_read();
+  int changed = 0;
+  CHECK_OK(wal_begin_read(c.w, &changed));
+  CHECK_EQ(changed, 1);
+  uint32_t mx2 = wal_max_frame(c.w), np2;
+  uint8_t *img2 = snapshot_image(&c, ps, &np2);
+  write_img(img2, np2, ps);
+  CHECK_EQ(run_child(child_check_img), 0);
+  got = out_read();
+  CHECK_STR(got, want2);
+  free(got);
+
+  /* 3. while we hold that snapshot, SQLite commits and checkpoints: it
+   * must stop at our read mark, and our snapshot must stay intact */
+  CHECK_EQ(run_child(child_write_ckpt), 0);
+  char *res3 = out_read();
+  char *nl = strchr(res3, '\n');
+  CHECK(nl != NULL);
+  if (nl) {
+    *nl = 0;
+    int busy = -1, nlog = -1, nck = -1;
+    CHECK_EQ(sscanf(nl + 1, "%d|%d|%d", &busy, &nlog, &nck), 3);
+    CHECK_EQ(busy, 0);
+    CHECK(nlog > (int)mx2);
+    CHECK_EQ(nck, mx2);
+  }
+  uint32_t np2b;
+  uint8_t *img2b = snapshot_image(&c, ps, &np2b);
+  CHECK_EQ(np2b, np2);
+  CHECK(memcmp(img2, img2b, (size_t)np2 * ps) == 0);
+  free(img2b);
+  wal_end_read(c.w);
+
+  /* 4. our new snapshot = SQLite's last commit */
+  CHECK_OK(wal_begin_read(c.w, &changed));
+  CHECK_EQ(changed, 1);
+  uint32_t np3;
+  uint8_t *img3 = snapshot_image(&c, ps, &np3);
+  wal_end_read(c.w);
+  write_img(img3, np3, ps);
+  CHECK_EQ(run_child(child_check_img), 0);
+  got = out_read();
+  CHECK_STR(got, res3);
+  free(got);
+
+  /* 5. we are the last user: close checkpoints and deletes; SQLite agrees */
+  CHECK_OK(conn_close(&c, 0));
+  CHECK_EQ(fsize(suffix(g_path, "-wal")), -1);
+  long nfin;
+  uint8_t *fin = slurp(g_path, &nfin);
+  CHECK_EQ(nfin, (long)np3 * ps);
+  CHECK(fin && nfin == (long)np3 * ps && memcmp(fin + 100, img3 + 100, (size_t)nfin - 100) == 0);
+  free(fin);
+  CHECK_EQ(sqlite3_open(g_path, &s), SQLITE_OK);
+  char *ic = sql_text(s, "PRAGMA integrity_check");
+  CHECK_STR(ic, "ok");
+  free(ic);
+  got = sql_text(s, CONTENT_Q);
+  CHECK_STR(got, res3);
+  free(got);
+  sqlite3_close(s);
+
+  free(res3);
+  free(img3);
+  free(img2);
+  free(want2);
+  free(want1);
+  free(v1);
+  free(v0);
+}
