@@ -1,0 +1,479 @@
+/*
+ * vm.c -- programs and their builder, the Vm's lifecycle (new, reset,
+ * free), parameter bindings, result access and EXPLAIN text.
+ *
+ * Owns: VmProgram memory (ops array, arena), the Vm's arrays (registers,
+ * register buffers, aggregate slots, cursors, parameters, once flags).
+ *
+ * Invariants:
+ *  1. Every array a Vm needs is allocated once by vm_new, sized from the
+ *     program; reset clears in place and never allocates.
+ *  2. Builder errors are sticky (b->rc); finish frees everything on error.
+ *  3. A label appears as a negative operand only until finish; after finish
+ *     every jump operand is an address in 0..nop.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "vm_int.h"
+
+static const char *const op_names[] = {
+#define OP(name, jumps, doc) #name,
+#include "opcodes.def"
+#undef OP
+};
+static const uint8_t op_jumps[] = {
+#define OP(name, jumps, doc) jumps,
+#include "opcodes.def"
+#undef OP
+};
+
+const char *vm_opcode_name(int op) { return op >= 0 && op < OP__COUNT ? op_names[op] : NULL; }
+int vm_opcode_jumps(int op) { return op >= 0 && op < OP__COUNT ? op_jumps[op] : 0; }
+
+void vm_program_free(VmProgram *p) {
+  if (!p) return;
+  shale_free(p->ops);
+  util_arena_free(&p->arena);
+  shale_free(p);
+}
+
+/* ---- builder ---- */
+
+int vm_builder_init(VmBuilder *b, const char *sql) {
+  memset(b, 0, sizeof *b);
+  b->prog = shale_malloc(sizeof *b->prog);
+  if (!b->prog) return b->rc = SHALE_NOMEM;
+  memset(b->prog, 0, sizeof *b->prog);
+  util_arena_init(&b->prog->arena, 0);
+  if (sql) {
+    b->prog->sql = util_arena_strndup(&b->prog->arena, sql, strlen(sql));
+    if (!b->prog->sql) b->rc = SHALE_NOMEM;
+  }
+  return b->rc;
+}
+
+int vm_builder_add(VmBuilder *b, int op, int p1, int p2, int p3) {
+  if (b->rc) return -1;
+  VmProgram *p = b->prog;
+  if (p->nop == b->cap) {
+    int ncap = b->cap ? b->cap * 2 : 32;
+    VmOp *n = shale_realloc(p->ops, (size_t)ncap * sizeof *n);
+    if (!n) {
+      b->rc = SHALE_NOMEM;
+      return -1;
+    }
+    p->ops = n;
+    b->cap = ncap;
+  }
+  assert(op >= 0 && op < OP__COUNT);
+  VmOp *o = &p->ops[p->nop];
+  memset(o, 0, sizeof *o);
+  o->op = (uint8_t)op;
+  o->p1 = p1;
+  o->p2 = p2;
+  o->p3 = p3;
+  if (op == OP_Variable && p1 > p->nvar) p->nvar = p1;
+  if (op == OP_ResultRow && p2 > p->ncolumn) p->ncolumn = p2;
+  return p->nop++;
+}
+
+int vm_builder_add_int64(VmBuilder *b, int op, int p1, int p2, int p3, int64_t v) {
+  int a = vm_builder_add(b, op, p1, p2, p3);
+  if (a < 0) return a;
+  int64_t *x = util_arena_alloc(&b->prog->arena, sizeof *x);
+  if (!x) return b->rc = SHALE_NOMEM, -1;
+  *x = v;
+  b->prog->ops[a].p4type = P4_INT64;
+  b->prog->ops[a].p4.pi = x;
+  return a;
+}
+
+int vm_builder_add_real(VmBuilder *b, int op, int p1, int p2, int p3, double v) {
+  int a = vm_builder_add(b, op, p1, p2, p3);
+  if (a < 0) return a;
+  double *x = util_arena_alloc(&b->prog->arena, sizeof *x);
+  if (!x) return b->rc = SHALE_NOMEM, -1;
+  *x = v;
+  b->prog->ops[a].p4type = P4_REAL;
+  b->prog->ops[a].p4.pr = x;
+  return a;
+}
+
+int vm_builder_add_text(VmBuilder *b, int op, int p1, int p2, int p3, const char *z, int n) {
+  if (n < 0) n = z ? (int)strlen(z) : 0;
+  if (op == OP_String || op == OP_Blob) p1 = n;
+  int a = vm_builder_add(b, op, p1, p2, p3);
+  if (a < 0) return a;
+  char *x = util_arena_strndup(&b->prog->arena, z ? z : "", (size_t)n);
+  if (!x) return b->rc = SHALE_NOMEM, -1;
+  b->prog->ops[a].p4type = P4_TEXT;
+  b->prog->ops[a].p4.z = x;
+  return a;
+}
+
+int vm_builder_add_value(VmBuilder *b, int op, int p1, int p2, int p3, const ShValue *v) {
+  int a = vm_builder_add(b, op, p1, p2, p3);
+  if (a < 0) return a;
+  ShValue *x = util_arena_alloc(&b->prog->arena, sizeof *x);
+  if (!x) return b->rc = SHALE_NOMEM, -1;
+  *x = *v;
+  x->flags = 0;
+  if (v->type == SHALE_TEXT || v->type == SHALE_BLOB) {
+    char *z = util_arena_strndup(&b->prog->arena, v->z ? v->z : "", v->n);
+    if (!z) return b->rc = SHALE_NOMEM, -1;
+    x->z = z;
+  }
+  b->prog->ops[a].p4type = P4_VALUE;
+  b->prog->ops[a].p4.v = x;
+  return a;
+}
+
+int vm_builder_add_p4(VmBuilder *b, int op, int p1, int p2, int p3, int p4type, const void *p) {
+  int a = vm_builder_add(b, op, p1, p2, p3);
+  if (a < 0) return a;
+  assert(p4type == P4_KEYINFO || p4type == P4_FUNC || p4type == P4_COLL);
+  b->prog->ops[a].p4type = (uint8_t)p4type;
+  b->prog->ops[a].p4.p = p;
+  return a;
+}
+
+int vm_builder_add_i4(VmBuilder *b, int op, int p1, int p2, int p3, int32_t i) {
+  int a = vm_builder_add(b, op, p1, p2, p3);
+  if (a < 0) return a;
+  b->prog->ops[a].p4type = P4_INT32;
+  b->prog->ops[a].p4.i = i;
+  return a;
+}
+
+void vm_builder_set_p5(VmBuilder *b, int addr, int p5) {
+  if (b->rc || addr < 0 || addr >= b->prog->nop) return;
+  b->prog->ops[addr].p5 = (uint8_t)p5;
+}
+
+void vm_builder_set_p2(VmBuilder *b, int addr, int p2) {
+  if (b->rc || addr < 0 || addr >= b->prog->nop) return;
+  b->prog->ops[addr].p2 = p2;
+}
+
+int vm_builder_addr(VmBuilder *b) { return b->prog ? b->prog->nop : 0; }
+
+int vm_builder_label(VmBuilder *b) {
+  if (b->rc) return -1;
+  if (b->nlabel == b->caplabel) {
+    int ncap = b->caplabel ? b->caplabel * 2 : 16;
+    int *n = shale_realloc(b->labels, (size_t)ncap * sizeof *n);
+    if (!n) {
+      b->rc = SHALE_NOMEM;
+      return -1;
+    }
+    b->labels = n;
+    b->caplabel = ncap;
+  }
+  b->labels[b->nlabel] = -1;
+  return -1 - b->nlabel++;
+}
+
+void vm_builder_resolve(VmBuilder *b, int label) {
+  if (b->rc) return;
+  int i = -1 - label;
+  assert(i >= 0 && i < b->nlabel);
+  if (i >= 0 && i < b->nlabel) b->labels[i] = b->prog->nop;
+}
+
+int vm_builder_regs(VmBuilder *b, int n) {
+  if (!b->prog) return 0;
+  int first = b->prog->nreg + 1;
+  b->prog->nreg += n;
+  return first;
+}
+
+int vm_builder_cursor(VmBuilder *b) { return b->prog ? b->prog->ncursor++ : 0; }
+
+static int fix_label(VmBuilder *b, int32_t *x) {
+  if (*x >= 0) return SHALE_OK;
+  int i = -1 - *x;
+  if (i >= b->nlabel || b->labels[i] < 0) return SHALE_INTERNAL;
+  *x = b->labels[i];
+  return SHALE_OK;
+}
+
+void vm_builder_abort(VmBuilder *b) {
+  vm_program_free(b->prog);
+  shale_free(b->labels);
+  memset(b, 0, sizeof *b);
+}
+
+int vm_builder_finish(VmBuilder *b, VmProgram **out) {
+  *out = NULL;
+  int rc = b->rc;
+  VmProgram *p = b->prog;
+  for (int a = 0; rc == SHALE_OK && a < p->nop; a++) {
+    VmOp *o = &p->ops[a];
+    if (op_jumps[o->op]) rc = fix_label(b, &o->p2);
+    if (rc == SHALE_OK && o->op == OP_Jump) {
+      rc = fix_label(b, &o->p1);
+      if (rc == SHALE_OK) rc = fix_label(b, &o->p2);
+      if (rc == SHALE_OK) rc = fix_label(b, &o->p3);
+    }
+    if (rc == SHALE_OK && o->op == OP_InitCoroutine) rc = fix_label(b, &o->p3);
+  }
+  if (rc) {
+    vm_builder_abort(b);
+    return rc;
+  }
+  *out = p;
+  shale_free(b->labels);
+  memset(b, 0, sizeof *b);
+  return SHALE_OK;
+}
+
+/* ---- Vm lifecycle ---- */
+
+int vm_new(const VmProgram *prog, Btree *bt, int flags, Vm **out) {
+  *out = NULL;
+  Vm *v = shale_malloc(sizeof *v);
+  if (!v) return SHALE_NOMEM;
+  memset(v, 0, sizeof *v);
+  v->prog = prog;
+  v->bt = bt;
+  v->flags = flags;
+  size_t nr = (size_t)prog->nreg + 1, nv = (size_t)prog->nvar + 1;
+  v->reg = shale_malloc(nr * sizeof *v->reg);
+  v->rbuf = shale_malloc(nr * sizeof *v->rbuf);
+  v->agg = shale_malloc(nr * sizeof *v->agg);
+  v->cur = shale_malloc(((size_t)prog->ncursor + 1) * sizeof *v->cur);
+  v->var = shale_malloc(nv * sizeof *v->var);
+  v->vbuf = shale_malloc(nv * sizeof *v->vbuf);
+  v->once = shale_malloc((size_t)prog->nop + 1);
+  if (!v->reg || !v->rbuf || !v->agg || !v->cur || !v->var || !v->vbuf || !v->once) {
+    vm_free(v);
+    return SHALE_NOMEM;
+  }
+  for (size_t i = 0; i < nr; i++) value_set_null(&v->reg[i]);
+  memset(v->rbuf, 0, nr * sizeof *v->rbuf);
+  memset(v->agg, 0, nr * sizeof *v->agg);
+  memset(v->cur, 0, ((size_t)prog->ncursor + 1) * sizeof *v->cur);
+  for (size_t i = 0; i < nv; i++) value_set_null(&v->var[i]);
+  memset(v->vbuf, 0, nv * sizeof *v->vbuf);
+  memset(v->once, 0, (size_t)prog->nop + 1);
+  *out = v;
+  return SHALE_OK;
+}
+
+void vm_set_conn(Vm *v, void *conn, const FuncConnCallbacks *cb) {
+  v->conn = conn;
+  v->cb = cb;
+}
+
+static void clear_regs(Vm *v) {
+  if (!v->reg) return;
+  for (int i = 0; i <= v->prog->nreg; i++) {
+    value_clear(&v->reg[i]);
+    if (v->agg && v->agg[i].def) {
+      FuncCtx ctx;
+      func_ctx_init(&ctx, v->agg[i].def);
+      ctx.agg = v->agg[i].agg;
+      func_agg_finish(&ctx);
+      func_ctx_reset(&ctx);
+      v->agg[i].agg = NULL;
+      v->agg[i].def = NULL;
+    }
+  }
+}
+
+int vm_reset(Vm *v) {
+  vm_close_all(v);
+  if (v->own_txn) {
+    if (btree_txn_state(v->bt) != PAGER_TXN_NONE) btree_rollback(v->bt);
+    v->own_txn = 0;
+  }
+  clear_regs(v);
+  memset(v->once, 0, (size_t)v->prog->nop + 1);
+  shale_free(v->errmsg);
+  v->errmsg = NULL;
+  func_auxdata_clear(&v->aux);
+  v->pc = 0;
+  v->rc = SHALE_OK;
+  v->halted = 0;
+  v->res_n = 0;
+  v->nchange = 0;
+  v->coll = NULL;
+  return SHALE_OK;
+}
+
+void vm_free(Vm *v) {
+  if (!v) return;
+  if (v->reg && v->once && v->cur) vm_reset(v);
+  if (v->cur) {
+    for (int i = 0; i < v->prog->ncursor; i++) {
+      shale_free(v->cur[i].types);
+      shale_free(v->cur[i].offsets);
+      shale_free(v->cur[i].buf);
+    }
+  }
+  if (v->rbuf)
+    for (int i = 0; i <= v->prog->nreg; i++) shale_free(v->rbuf[i].z);
+  if (v->var) {
+    for (int i = 0; i <= v->prog->nvar; i++) value_clear(&v->var[i]);
+  }
+  if (v->vbuf)
+    for (int i = 0; i <= v->prog->nvar; i++) shale_free(v->vbuf[i].z);
+  shale_free(v->reg);
+  shale_free(v->rbuf);
+  shale_free(v->scratch.z);
+  shale_free(v->agg);
+  shale_free(v->cur);
+  shale_free(v->var);
+  shale_free(v->vbuf);
+  shale_free(v->once);
+  shale_free(v->errmsg);
+  shale_free(v);
+}
+
+const char *vm_errmsg(Vm *v) { return v->errmsg; }
+int vm_column_count(Vm *v) { return v->res_n; }
+const ShValue *vm_column(Vm *v, int i) {
+  static const ShValue null_value = {SHALE_NULL, 0, 0, {0}};
+  if (i < 0 || i >= v->res_n) return &null_value;
+  return &v->reg[v->res_base + i];
+}
+int64_t vm_changes(Vm *v) { return v->nchange; }
+int64_t vm_last_rowid(Vm *v) { return v->last_rowid; }
+
+char *vm_buf_need(VmBuf *b, uint32_t n) {
+  if (n == 0) n = 1;
+  if (b->cap < n) {
+    uint32_t ncap = b->cap ? b->cap : 32;
+    while (ncap < n) ncap = ncap * 2 > ncap ? ncap * 2 : n;
+    char *z = shale_realloc(b->z, ncap);
+    if (!z) return NULL;
+    b->z = z;
+    b->cap = ncap;
+  }
+  return b->z;
+}
+
+/* ---- bindings ---- */
+
+int vm_bind_value(Vm *v, int i, const ShValue *x) {
+  if (i < 1 || i > v->prog->nvar) return SHALE_RANGE;
+  ShValue *d = &v->var[i];
+  value_clear(d);
+  if (x->type == SHALE_TEXT || x->type == SHALE_BLOB) {
+    char *z = vm_buf_need(&v->vbuf[i], x->n + 1);
+    if (!z) return SHALE_NOMEM;
+    if (x->n) memcpy(z, x->z, x->n);
+    z[x->n] = 0;
+    *d = *x;
+    d->flags = 0;
+    d->z = z;
+  } else {
+    *d = *x;
+    d->flags = 0;
+  }
+  return SHALE_OK;
+}
+
+int vm_bind_null(Vm *v, int i) {
+  ShValue x;
+  value_set_null(&x);
+  return vm_bind_value(v, i, &x);
+}
+int vm_bind_int(Vm *v, int i, int64_t n) {
+  ShValue x;
+  value_set_int(&x, n);
+  return vm_bind_value(v, i, &x);
+}
+int vm_bind_real(Vm *v, int i, double r) {
+  ShValue x;
+  if (isnan(r))
+    value_set_null(&x);
+  else
+    value_set_real(&x, r);
+  return vm_bind_value(v, i, &x);
+}
+int vm_bind_text(Vm *v, int i, const char *z, int n) {
+  ShValue x;
+  value_set_text(&x, z, (uint32_t)(n < 0 ? (int)strlen(z) : n));
+  return vm_bind_value(v, i, &x);
+}
+int vm_bind_blob(Vm *v, int i, const void *z, int n) {
+  ShValue x;
+  value_set_blob(&x, z, (uint32_t)n);
+  return vm_bind_value(v, i, &x);
+}
+void vm_clear_bindings(Vm *v) {
+  for (int i = 0; i <= v->prog->nvar; i++) value_clear(&v->var[i]);
+}
+
+/* ---- EXPLAIN ---- */
+
+void vm_explain_p4(const VmOp *o, char *buf, int nbuf) {
+  buf[0] = 0;
+  switch (o->p4type) {
+  case P4_INT32: snprintf(buf, (size_t)nbuf, "%d", (int)o->p4.i); break;
+  case P4_INT64: snprintf(buf, (size_t)nbuf, "%lld", (long long)*o->p4.pi); break;
+  case P4_REAL: {
+    char t[32];
+    record_real_to_text(*o->p4.pr, t);
+    snprintf(buf, (size_t)nbuf, "%s", t);
+    break;
+  }
+  case P4_TEXT: snprintf(buf, (size_t)nbuf, "%s", o->p4.z); break;
+  case P4_VALUE: {
+    char t[32];
+    const char *z;
+    uint32_t n;
+    if (!value_text_view(o->p4.v, t, &z, &n))
+      snprintf(buf, (size_t)nbuf, "NULL");
+    else
+      snprintf(buf, (size_t)nbuf, "%.*s", (int)n, z);
+    break;
+  }
+  case P4_KEYINFO: {
+    const KeyInfo *ki = o->p4.ki;
+    int w = snprintf(buf, (size_t)nbuf, "k(%d", ki->ncol);
+    for (int i = 0; i < ki->ncol && w > 0 && w < nbuf; i++) {
+      const Collation *c = ki->coll ? ki->coll[i] : NULL;
+      w += snprintf(buf + w, (size_t)(nbuf - w), ",%s%s", ki->desc && ki->desc[i] ? "-" : "",
+                    c ? c->name : "");
+    }
+    if (w > 0 && w < nbuf) snprintf(buf + w, (size_t)(nbuf - w), ")");
+    break;
+  }
+  case P4_FUNC: snprintf(buf, (size_t)nbuf, "%s(%d)", o->p4.func->name, o->p4.func->nargs); break;
+  case P4_COLL: snprintf(buf, (size_t)nbuf, "%s", o->p4.coll ? o->p4.coll->name : "BINARY"); break;
+  default: break;
+  }
+}
+
+char *vm_explain(const VmProgram *p) {
+  size_t cap = 256, len = 0;
+  char *out = shale_malloc(cap);
+  if (!out) return NULL;
+  out[0] = 0;
+  for (int a = 0; a < p->nop; a++) {
+    const VmOp *o = &p->ops[a];
+    char p4[200], line[320];
+    vm_explain_p4(o, p4, sizeof p4);
+    int n = snprintf(line, sizeof line, "%d\t%s\t%d\t%d\t%d\t%s\t%d\n", a, op_names[o->op],
+                     (int)o->p1, (int)o->p2, (int)o->p3, p4, (int)o->p5);
+    if (n < 0) n = 0;
+    if (n >= (int)sizeof line) n = (int)sizeof line - 1;
+    if (len + (size_t)n + 1 > cap) {
+      while (len + (size_t)n + 1 > cap) cap *= 2;
+      char *x = shale_realloc(out, cap);
+      if (!x) {
+        shale_free(out);
+        return NULL;
+      }
+      out = x;
+    }
+    memcpy(out + len, line, (size_t)n + 1);
+    len += (size_t)n;
+  }
+  return out;
+}

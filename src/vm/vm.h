@@ -1,0 +1,208 @@
+/*
+ * vm.h -- the bytecode machine: programs, the builder that assembles them,
+ * and the interpreter state (Vm) that runs them over one Btree.
+ *
+ * The code generator (src/sql/compile_*.c) builds a VmProgram with the
+ * vm_builder_* calls; the API layer wraps each prepared statement around a
+ * Vm made by vm_new and drives it with vm_step. Opcodes and their operands
+ * are listed (and documented) in opcodes.def; this header only adds the
+ * representation.
+ *
+ * Invariants:
+ *  1. A VmProgram is immutable once vm_builder_finish returned it; several
+ *     Vms may run the same program. Constants it owns (P4_INT64, P4_REAL,
+ *     P4_TEXT, P4_VALUE and the SQL text) live in its arena. Pointers of
+ *     kind P4_KEYINFO, P4_FUNC and P4_COLL are borrowed: the caller keeps
+ *     them alive (schema, function registry) at least as long as the
+ *     program.
+ *  2. Labels are negative numbers (-1 - label index). A jump operand (p2 of
+ *     an op whose jumps flag is 1; p1..p3 of Jump) holding a label is
+ *     replaced by the label's address at finish; a label never resolved
+ *     makes finish fail with SHALE_INTERNAL.
+ *  3. Registers are numbered 1..nreg (0 is never used); cursors 0..ncursor-1.
+ *  4. vm_reset and a rerun of the same program allocate nothing themselves
+ *     (registers cleared in place, per-register and per-cursor buffers kept);
+ *     only the B-tree (opening cursors) and functions may allocate.
+ *  5. vm_step returns SHALE_ROW (row in vm_column), SHALE_DONE, or an error
+ *     code with vm_errmsg set; after DONE or an error every cursor is closed.
+ */
+#ifndef SHALE_VM_H
+#define SHALE_VM_H
+
+#include <stdint.h>
+
+#include "../btree/btree.h"
+#include "../func/func.h"
+#include "../record/record.h"
+
+/* ---- opcodes ---- */
+
+enum VmOpcode {
+#define OP(name, jumps, doc) OP_##name,
+#include "opcodes.def"
+#undef OP
+  OP__COUNT
+};
+
+/* Name ("Add") and jumps flag of an opcode; NULL/0 when out of range. */
+const char *vm_opcode_name(int op);
+int vm_opcode_jumps(int op);
+
+/* Comparison p5 flags (opcodes.def convention 2). */
+#define VM_JUMPIFNULL 0x10
+#define VM_STOREP2 0x20
+#define VM_NULLEQ 0x80
+/* Affinity in comparison p5: p5 & VM_AFF_MASK is 0 (none) or 1..5 for
+ * AFF_BLOB..AFF_REAL; storing the letter itself ('C' = 0x43) also works, as
+ * in SQLite (bit 0x40 is ignored). */
+#define VM_AFF_MASK 0x0f
+#define VM_CMP_AFF(letter) ((uint8_t)((letter) - 'A' + 1))
+
+/* Insert/Delete p5 flags (SQLite's values). */
+#define VM_OPFLAG_NCHANGE 0x01   /* count the change */
+#define VM_OPFLAG_APPEND 0x08    /* rowid/key larger than any present */
+#define VM_OPFLAG_LASTROWID 0x20 /* set the last insert rowid */
+/* OpenWrite p5: root page is in r[p2]. */
+#define VM_OPFLAG_P2ISREG 0x10
+/* Transaction p5: 1 = check the schema cookie in p3. */
+#define VM_TXN_CHECK_COOKIE 0x01
+
+/* ---- programs ---- */
+
+/* What p4 holds. */
+enum VmP4Type {
+  P4_NONE = 0,
+  P4_INT32,   /* i: a small integer (counts, flags) */
+  P4_INT64,   /* pi: arena */
+  P4_REAL,    /* pr: arena */
+  P4_TEXT,    /* z: NUL-terminated, arena (String/Blob: length in p1) */
+  P4_VALUE,   /* v: a constant ShValue in the arena (Column defaults) */
+  P4_KEYINFO, /* ki: borrowed */
+  P4_FUNC,    /* func: borrowed */
+  P4_COLL     /* coll: borrowed */
+};
+
+typedef union VmP4 {
+  int32_t i;
+  int64_t *pi;
+  double *pr;
+  const char *z;
+  const ShValue *v;
+  KeyInfo *ki;
+  const FuncDef *func;
+  const Collation *coll;
+  const void *p;
+} VmP4;
+
+typedef struct VmOp {
+  uint8_t op;
+  uint8_t p5;
+  uint8_t p4type;
+  int32_t p1, p2, p3;
+  VmP4 p4;
+} VmOp;
+
+typedef struct VmProgram {
+  VmOp *ops;
+  int nop;
+  int nreg;     /* registers 1..nreg */
+  int ncursor;  /* cursors 0..ncursor-1 */
+  int nvar;     /* largest parameter number used by Variable */
+  int ncolumn;  /* result columns (widest ResultRow) */
+  const char *sql; /* the statement text (arena), or NULL */
+  UtilArena arena;
+} VmProgram;
+
+void vm_program_free(VmProgram *);
+
+/* ---- the builder ---- */
+
+/* Errors are sticky: once an add fails (out of memory) every later call is a
+ * no-op and vm_builder_finish returns the error. */
+typedef struct VmBuilder {
+  VmProgram *prog;
+  int cap;
+  int *labels; /* label index -> address, -1 while unresolved */
+  int nlabel, caplabel;
+  int rc;
+} VmBuilder;
+
+/* Start a program; sql (may be NULL) is copied. */
+int vm_builder_init(VmBuilder *, const char *sql);
+/* Append an op; returns its address (or -1 after an error). */
+int vm_builder_add(VmBuilder *, int op, int p1, int p2, int p3);
+int vm_builder_add_int64(VmBuilder *, int op, int p1, int p2, int p3, int64_t v);
+int vm_builder_add_real(VmBuilder *, int op, int p1, int p2, int p3, double v);
+/* p4 = copy of z[0..n) (n < 0: NUL-terminated). For String/Blob p1 is set
+ * to the length. */
+int vm_builder_add_text(VmBuilder *, int op, int p1, int p2, int p3, const char *z, int n);
+/* p4 = copy of v (text/blob bytes copied). */
+int vm_builder_add_value(VmBuilder *, int op, int p1, int p2, int p3, const ShValue *v);
+/* p4 = a borrowed pointer of kind P4_KEYINFO / P4_FUNC / P4_COLL, or P4_INT32
+ * with the integer in i. */
+int vm_builder_add_p4(VmBuilder *, int op, int p1, int p2, int p3, int p4type, const void *p);
+int vm_builder_add_i4(VmBuilder *, int op, int p1, int p2, int p3, int32_t i);
+void vm_builder_set_p5(VmBuilder *, int addr, int p5);
+void vm_builder_set_p2(VmBuilder *, int addr, int p2);
+/* Address the next op will get. */
+int vm_builder_addr(VmBuilder *);
+/* A new unresolved label (negative). */
+int vm_builder_label(VmBuilder *);
+/* Bind label to the address of the next op added. */
+void vm_builder_resolve(VmBuilder *, int label);
+/* n fresh registers; returns the first. */
+int vm_builder_regs(VmBuilder *, int n);
+/* A fresh cursor number. */
+int vm_builder_cursor(VmBuilder *);
+/* Resolve labels and hand over the program (*out). The builder is empty
+ * afterwards. On error frees everything and *out = NULL. */
+int vm_builder_finish(VmBuilder *, VmProgram **out);
+/* Abandon a program under construction. */
+void vm_builder_abort(VmBuilder *);
+
+/* ---- execution ---- */
+
+typedef struct Vm Vm;
+
+/* vm_new flags */
+#define VM_AUTOCOMMIT 0x01 /* a transaction begun by this Vm ends at halt:
+                              committed on success, rolled back on error */
+
+/* A Vm running prog (borrowed; must outlive the Vm) over bt. funcs may be
+ * NULL. SHALE_OK or SHALE_NOMEM. */
+int vm_new(const VmProgram *prog, Btree *bt, int flags, Vm **out);
+void vm_free(Vm *);
+/* Connection data for functions (last_insert_rowid(), changes(), ...). */
+void vm_set_conn(Vm *, void *conn, const FuncConnCallbacks *cb);
+
+int vm_step(Vm *);
+/* Back to the start: registers cleared, cursors closed, an open transaction
+ * begun by this Vm rolled back; bindings kept. No allocation. */
+int vm_reset(Vm *);
+const char *vm_errmsg(Vm *);
+
+/* Result row (valid until the next vm_step/vm_reset). */
+int vm_column_count(Vm *);
+const ShValue *vm_column(Vm *, int i);
+
+/* Parameters are 1-based; values are copied (kept buffers are reused). */
+int vm_bind_null(Vm *, int i);
+int vm_bind_int(Vm *, int i, int64_t v);
+int vm_bind_real(Vm *, int i, double v);
+int vm_bind_text(Vm *, int i, const char *z, int n);
+int vm_bind_blob(Vm *, int i, const void *z, int n);
+int vm_bind_value(Vm *, int i, const ShValue *v);
+void vm_clear_bindings(Vm *);
+
+/* Rows changed by Insert/Delete with VM_OPFLAG_NCHANGE since the last
+ * reset, and the last rowid inserted with VM_OPFLAG_LASTROWID. */
+int64_t vm_changes(Vm *);
+int64_t vm_last_rowid(Vm *);
+
+/* EXPLAIN: one line per op, "addr opcode p1 p2 p3 p4 p5" (tab separated, as
+ * SQLite's EXPLAIN columns, comment omitted). shale_malloc'ed, NULL on OOM. */
+char *vm_explain(const VmProgram *);
+/* The p4 column of one op as text into buf (NUL-terminated). */
+void vm_explain_p4(const VmOp *, char *buf, int nbuf);
+
+#endif /* SHALE_VM_H */

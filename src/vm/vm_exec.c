@@ -1,0 +1,1242 @@
+/*
+ * vm_exec.c -- the interpreter: vm_step runs a program's ops until a result
+ * row, the end, or an error, with SQLite's semantics for each opcode.
+ *
+ * Owns: opcode dispatch (computed goto generated from opcodes.def, or a
+ * switch when VM_NO_COMPUTED_GOTO is defined or the compiler lacks labels as
+ * values), value semantics of the arithmetic/comparison ops, cursor access
+ * (the lazy Column with its per-row header cache), transaction ends at halt.
+ *
+ * Invariants:
+ *  1. Before an op overwrites a register it releases what the register
+ *     owned; a value computed from the output register itself is computed
+ *     before the register is cleared (and detached from its buffer first
+ *     when the output is built in that same buffer).
+ *  2. Every op that can fail ends in the abort path: the error code and
+ *     message are stored, cursors closed, a transaction this Vm began rolled
+ *     back (VM_AUTOCOMMIT), and vm_step returns the code.
+ *  3. Arithmetic follows SQLite 3.40: integer ops that overflow are redone
+ *     in floating point; NULL operands give NULL; text and blobs take the
+ *     numeric type of their text; a NaN result is NULL; division and
+ *     remainder by zero are NULL.
+ *  4. Opcodes not implemented yet halt with SHALE_INTERNAL naming the op.
+ */
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+#include "vm_int.h"
+
+#if defined(__GNUC__) && !defined(VM_NO_COMPUTED_GOTO)
+#define VM_USE_GOTO 1
+#endif
+
+/* ---- helpers: registers ---- */
+
+/* Outputs built from inputs that may live in the output register's own
+ * buffer are written to the Vm's scratch buffer first; this hands that
+ * buffer to register r and keeps r's old one as the next scratch. */
+static void swap_scratch(Vm *v, int r) {
+  VmBuf t = v->rbuf[r];
+  v->rbuf[r] = v->scratch;
+  v->scratch = t;
+}
+
+/* ---- cursors ---- */
+
+static void invalidate_all(Vm *v) {
+  for (int i = 0; i < v->prog->ncursor; i++) v->cur[i].cache_ok = 0;
+}
+
+void vm_cursor_close(Vm *v, VmCursor *c) {
+  (void)v;
+  if (c->bc) btree_cursor_close(c->bc);
+  c->bc = NULL;
+  c->kind = VMC_NONE;
+  c->ki = NULL;
+  c->nullrow = 0;
+  c->cache_ok = 0;
+  c->seq = 0;
+}
+
+void vm_close_all(Vm *v) {
+  if (!v->cur) return;
+  for (int i = 0; i < v->prog->ncursor; i++) vm_cursor_close(v, &v->cur[i]);
+}
+
+/* Fill c's row cache (record pointer and parsed header). */
+static int cursor_cache(Vm *v, VmCursor *c) {
+  if (c->cache_ok) return SHALE_OK;
+  const uint8_t *rec;
+  uint32_t n;
+  if (c->kind == VMC_PSEUDO) {
+    ShValue *x = &v->reg[c->pseudo_reg];
+    if (x->type != SHALE_BLOB && x->type != SHALE_TEXT) {
+      c->rec = NULL;
+      c->nrec = 0;
+      c->hdr_ncol = 0;
+      return SHALE_OK;
+    }
+    rec = (const uint8_t *)x->z;
+    n = x->n;
+  } else {
+    if (!c->bc || btree_eof(c->bc)) {
+      c->rec = NULL;
+      c->nrec = 0;
+      c->hdr_ncol = 0;
+      c->cache_ok = 1;
+      return SHALE_OK;
+    }
+    uint32_t navail;
+    n = btree_payload_size(c->bc);
+    rec = btree_payload_fetch(c->bc, &navail);
+    if (navail < n) {
+      VmBuf b = {(char *)c->buf, c->bufcap};
+      if (!vm_buf_need(&b, n)) return SHALE_NOMEM;
+      c->buf = (uint8_t *)b.z;
+      c->bufcap = b.cap;
+      int rc = btree_payload_read(c->bc, 0, n, c->buf);
+      if (rc) return rc;
+      rec = c->buf;
+    }
+  }
+  uint32_t hlen;
+  int rc = record_header_len(rec, n, n, &hlen);
+  if (rc) return rc;
+  if ((uint32_t)c->capcol < hlen) {
+    int ncap = c->capcol ? c->capcol : 16;
+    while ((uint32_t)ncap < hlen) ncap *= 2;
+    uint32_t *t = shale_realloc(c->types, (size_t)ncap * sizeof *t);
+    if (!t) return SHALE_NOMEM;
+    c->types = t;
+    uint32_t *o = shale_realloc(c->offsets, (size_t)ncap * sizeof *o);
+    if (!o) return SHALE_NOMEM;
+    c->offsets = o;
+    c->capcol = ncap;
+  }
+  rc = record_parse_header(rec, n, c->types, c->offsets, c->capcol, &c->hdr_ncol);
+  if (rc) return rc;
+  c->rec = rec;
+  c->nrec = n;
+  c->cache_ok = c->kind != VMC_PSEUDO;
+  return SHALE_OK;
+}
+
+/* ---- numeric helpers (SQLite 3.40's numericType) ---- */
+
+/* 0 NULL, 1 integer (*i), 2 real (*r). */
+static int num_type(const ShValue *x, int64_t *i, double *r) {
+  switch (x->type) {
+  case SHALE_INTEGER: *i = x->i; return 1;
+  case SHALE_FLOAT: *r = x->r; return 2;
+  case SHALE_NULL: return 0;
+  default: {
+    double rv = 0;
+    int64_t iv = 0;
+    int rc = value_text_to_real(x->z, (int)x->n, &rv);
+    int ri = value_text_to_int64(x->z, (int)x->n, &iv);
+    if ((rc == 0 || rc == 1) && ri <= 1) {
+      *i = iv;
+      return 1;
+    }
+    *r = rv;
+    return 2;
+  }
+  }
+}
+
+static double real_of(const ShValue *x) {
+  return x->type == SHALE_INTEGER ? (double)x->i : x->type == SHALE_FLOAT ? x->r : value_double(x);
+}
+
+/* r[out] = b OP a with SQLite's rules (a = r[p1], b = r[p2]). */
+static void arith(int op, const ShValue *a, const ShValue *b, ShValue *res) {
+  int64_t ia = 0, ib = 0, ir;
+  double ra = 0, rb = 0;
+  int ta, tb;
+  if (a->type == SHALE_INTEGER && b->type == SHALE_INTEGER) {
+    ia = a->i;
+    ib = b->i;
+    goto int_math;
+  }
+  if (a->type == SHALE_NULL || b->type == SHALE_NULL) goto null;
+  ta = num_type(a, &ia, &ra);
+  tb = num_type(b, &ib, &rb);
+  if (ta == 1 && tb == 1) goto int_math;
+  goto fp_math;
+int_math:
+  switch (op) {
+  case OP_Add:
+    if (__builtin_add_overflow(ib, ia, &ir)) goto fp_math;
+    break;
+  case OP_Subtract:
+    if (__builtin_sub_overflow(ib, ia, &ir)) goto fp_math;
+    break;
+  case OP_Multiply:
+    if (__builtin_mul_overflow(ib, ia, &ir)) goto fp_math;
+    break;
+  case OP_Divide:
+    if (ia == 0) goto null;
+    if (ia == -1 && ib == INT64_MIN) goto fp_math;
+    ir = ib / ia;
+    break;
+  default: /* Remainder */
+    if (ia == 0) goto null;
+    if (ia == -1) ia = 1;
+    ir = ib % ia;
+    break;
+  }
+  value_set_int(res, ir);
+  return;
+fp_math: {
+  double x = real_of(a), y = real_of(b);
+  switch (op) {
+  case OP_Add: y += x; break;
+  case OP_Subtract: y -= x; break;
+  case OP_Multiply: y *= x; break;
+  case OP_Divide:
+    if (x == 0.0) goto null;
+    y /= x;
+    break;
+  default: {
+    int64_t xa = value_int64(a), xb = value_int64(b);
+    if (xa == 0) goto null;
+    if (xa == -1) xa = 1;
+    y = (double)(xb % xa);
+    break;
+  }
+  }
+  if (isnan(y)) goto null;
+  value_set_real(res, y);
+  return;
+}
+null:
+  value_set_null(res);
+}
+
+/* Apply comparison affinity to a local copy. */
+static void cmp_affinity(ShValue *x, int aff, char buf[32]) {
+  if (aff >= 3) { /* NUMERIC, INTEGER, REAL */
+    if (x->type == SHALE_TEXT) value_numeric_type(x);
+  } else if (aff == 2) { /* TEXT */
+    if (x->type == SHALE_INTEGER || x->type == SHALE_FLOAT) {
+      const char *z;
+      uint32_t n;
+      value_text_view(x, buf, &z, &n);
+      value_set_text(x, z, n);
+    }
+  }
+}
+
+static int set_err(Vm *v, int rc, const char *msg) {
+  shale_free(v->errmsg);
+  v->errmsg = msg ? util_strdup(msg) : NULL;
+  return rc;
+}
+
+/* Convert a rowid key for a table seek; returns 0 when no row can match
+ * (non-numeric key): the caller jumps. */
+static int seek_int_key(const ShValue *x, int *op, int64_t *key) {
+  int64_t i = 0;
+  double r = 0;
+  ShValue t = *x;
+  if (t.type == SHALE_TEXT) value_numeric_type(&t);
+  if (t.type == SHALE_INTEGER) {
+    *key = t.i;
+    return 1;
+  }
+  if (t.type != SHALE_FLOAT) return 0;
+  r = t.r;
+  if (isnan(r)) return 0;
+  if (r >= 9223372036854775807.0) {
+    i = INT64_MAX;
+    if (*op == OP_SeekGE || *op == OP_SeekGT) return 0;
+    *op = OP_SeekLE;
+  } else if (r < -9223372036854775808.0) {
+    i = INT64_MIN;
+    if (*op == OP_SeekLE || *op == OP_SeekLT) return 0;
+    *op = OP_SeekGE;
+  } else {
+    i = (int64_t)r;
+    if ((double)i < r) {
+      if (*op == OP_SeekGE) *op = OP_SeekGT;
+      else if (*op == OP_SeekLT) *op = OP_SeekLE;
+    } else if ((double)i > r) {
+      if (*op == OP_SeekGT) *op = OP_SeekGE;
+      else if (*op == OP_SeekLE) *op = OP_SeekLT;
+    }
+  }
+  *key = i;
+  return 1;
+}
+
+/* End of the program (rc == OK) or an error: close cursors, end a
+ * transaction this Vm began. Returns SHALE_DONE or the error. */
+static int halt(Vm *v, int rc) {
+  vm_close_all(v);
+  if (v->own_txn) {
+    v->own_txn = 0;
+    if (rc == SHALE_OK) {
+      int r2 = btree_commit(v->bt);
+      if (r2) {
+        btree_rollback(v->bt);
+        rc = r2;
+        if (!v->errmsg) set_err(v, rc, "commit failed");
+      }
+    } else if (btree_txn_state(v->bt) != PAGER_TXN_NONE) {
+      btree_rollback(v->bt);
+    }
+  }
+  v->halted = 1;
+  v->rc = rc;
+  return rc == SHALE_OK ? SHALE_DONE : rc;
+}
+
+static int call_error(Vm *v, FuncCtx *ctx) {
+  int rc = ctx->rc;
+  shale_free(v->errmsg);
+  v->errmsg = ctx->errmsg;
+  ctx->errmsg = NULL;
+  func_ctx_reset(ctx);
+  return rc;
+}
+
+/* ---- the interpreter ---- */
+
+int vm_step(Vm *v) {
+  if (v->halted) vm_reset(v);
+  const VmOp *ops = v->prog->ops;
+  const VmOp *op;
+  ShValue *reg = v->reg;
+  int pc = v->pc;
+  int rc = SHALE_OK;
+  char tbuf[32], tbuf2[32];
+
+#ifdef VM_USE_GOTO
+  static void *const labels[] = {
+#define OP(name, jumps, doc) &&L_##name,
+#include "opcodes.def"
+#undef OP
+  };
+#define CASE(name) L_##name:
+#define NEXT()                                                                                     \
+  do {                                                                                             \
+    pc++;                                                                                          \
+    goto dispatch;                                                                                 \
+  } while (0)
+#define JUMP(to)                                                                                   \
+  do {                                                                                             \
+    pc = (to);                                                                                     \
+    goto dispatch;                                                                                 \
+  } while (0)
+#else
+#define CASE(name) case OP_##name:
+#define NEXT()                                                                                     \
+  do {                                                                                             \
+    pc++;                                                                                          \
+    goto dispatch;                                                                                 \
+  } while (0)
+#define JUMP(to)                                                                                   \
+  do {                                                                                             \
+    pc = (to);                                                                                     \
+    goto dispatch;                                                                                 \
+  } while (0)
+#endif
+#define FAIL(code)                                                                                 \
+  do {                                                                                             \
+    rc = (code);                                                                                   \
+    goto abort;                                                                                    \
+  } while (0)
+#define CHK(expr)                                                                                  \
+  do {                                                                                             \
+    rc = (expr);                                                                                   \
+    if (rc) goto abort;                                                                            \
+  } while (0)
+
+dispatch:
+  if (pc < 0 || pc >= v->prog->nop) {
+    v->pc = pc;
+    return halt(v, SHALE_OK);
+  }
+  op = &ops[pc];
+#ifdef VM_USE_GOTO
+  goto *labels[op->op];
+#else
+  switch (op->op) {
+#endif
+
+  /* ---- control flow ---- */
+  CASE(Init) {
+    JUMP(op->p2 > 0 ? op->p2 : pc + 1);
+  }
+  CASE(Goto) { JUMP(op->p2); }
+  CASE(Gosub) {
+    value_clear(&reg[op->p1]);
+    value_set_int(&reg[op->p1], pc);
+    JUMP(op->p2);
+  }
+  CASE(Return) { JUMP((int)reg[op->p1].i + 1); }
+  CASE(InitCoroutine) {
+    value_clear(&reg[op->p1]);
+    value_set_int(&reg[op->p1], op->p3 - 1);
+    if (op->p2) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(EndCoroutine) {
+    const VmOp *caller = &ops[reg[op->p1].i];
+    assert(caller->op == OP_Yield);
+    value_set_null(&reg[op->p1]);
+    JUMP(caller->p2);
+  }
+  CASE(Yield) {
+    int dest = (int)reg[op->p1].i;
+    value_set_int(&reg[op->p1], pc);
+    JUMP(dest + 1);
+  }
+  CASE(Halt) {
+    if (op->p1 != SHALE_OK) {
+      set_err(v, op->p1, op->p4type == P4_TEXT ? op->p4.z : NULL);
+      FAIL(op->p1);
+    }
+    v->pc = pc;
+    return halt(v, SHALE_OK);
+  }
+  CASE(HaltIfNull) {
+    if (reg[op->p3].type == SHALE_NULL) {
+      int code = op->p1 ? op->p1 : SHALE_CONSTRAINT_NOTNULL;
+      set_err(v, code, op->p4type == P4_TEXT ? op->p4.z : "NOT NULL constraint failed");
+      FAIL(code);
+    }
+    NEXT();
+  }
+  CASE(If) {
+    if (value_is_true(&reg[op->p1], op->p3)) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(IfNot) {
+    if (!value_is_true(&reg[op->p1], !op->p3)) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(IsNull) {
+    if (reg[op->p1].type == SHALE_NULL) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(NotNull) {
+    if (reg[op->p1].type != SHALE_NULL) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(Once) {
+    if (v->once[pc]) JUMP(op->p2);
+    v->once[pc] = 1;
+    NEXT();
+  }
+  CASE(IfPos) {
+    ShValue *x = &reg[op->p1];
+    if (x->type == SHALE_INTEGER && x->i > 0) {
+      x->i -= op->p3;
+      JUMP(op->p2);
+    }
+    NEXT();
+  }
+  CASE(IfNotZero) {
+    ShValue *x = &reg[op->p1];
+    if (x->type == SHALE_INTEGER && x->i != 0) {
+      if (x->i > 0) x->i--;
+      JUMP(op->p2);
+    }
+    NEXT();
+  }
+  CASE(DecrJumpZero) {
+    ShValue *x = &reg[op->p1];
+    if (x->type == SHALE_INTEGER) {
+      if (x->i > INT64_MIN) x->i--;
+      if (x->i == 0) JUMP(op->p2);
+    }
+    NEXT();
+  }
+  CASE(MustBeInt) {
+    ShValue *x = &reg[op->p1];
+    if (x->type != SHALE_INTEGER) {
+      if (x->type == SHALE_TEXT || x->type == SHALE_FLOAT) CHK(value_apply_affinity(x, AFF_NUMERIC));
+      if (x->type != SHALE_INTEGER) {
+        if (op->p2 == 0) {
+          set_err(v, SHALE_MISMATCH, "datatype mismatch");
+          FAIL(SHALE_MISMATCH);
+        }
+        JUMP(op->p2);
+      }
+    }
+    NEXT();
+  }
+  CASE(Jump) {
+    JUMP(v->cmp_result < 0 ? op->p1 : v->cmp_result == 0 ? op->p2 : op->p3);
+  }
+  CASE(Noop) { NEXT(); }
+
+  /* ---- constants and moves ---- */
+  CASE(Integer) {
+    value_clear(&reg[op->p2]);
+    value_set_int(&reg[op->p2], op->p1);
+    NEXT();
+  }
+  CASE(Int64) {
+    value_clear(&reg[op->p2]);
+    value_set_int(&reg[op->p2], *op->p4.pi);
+    NEXT();
+  }
+  CASE(Real) {
+    value_clear(&reg[op->p2]);
+    value_set_real(&reg[op->p2], *op->p4.pr);
+    NEXT();
+  }
+  CASE(String) {
+    value_clear(&reg[op->p2]);
+    value_set_text(&reg[op->p2], op->p4.z, (uint32_t)op->p1);
+    NEXT();
+  }
+  CASE(Blob) {
+    value_clear(&reg[op->p2]);
+    value_set_blob(&reg[op->p2], op->p4.z, (uint32_t)op->p1);
+    NEXT();
+  }
+  CASE(Null) {
+    int last = op->p3 > op->p2 ? op->p3 : op->p2;
+    for (int r = op->p2; r <= last; r++) value_clear(&reg[r]);
+    NEXT();
+  }
+  CASE(Variable) {
+    value_clear(&reg[op->p2]);
+    reg[op->p2] = v->var[op->p1];
+    reg[op->p2].flags &= (uint8_t)~VAL_OWNED;
+    NEXT();
+  }
+  CASE(Move) {
+    for (int i = 0; i < op->p3; i++) {
+      int s = op->p1 + i, d = op->p2 + i;
+      value_clear(&reg[d]);
+      reg[d] = reg[s];
+      VmBuf t = v->rbuf[d];
+      v->rbuf[d] = v->rbuf[s];
+      v->rbuf[s] = t;
+      value_set_null(&reg[s]);
+    }
+    NEXT();
+  }
+  CASE(Copy) {
+    for (int i = 0; i <= op->p3; i++) {
+      int s = op->p1 + i, d = op->p2 + i;
+      ShValue x = reg[s];
+      if (x.type == SHALE_TEXT || x.type == SHALE_BLOB) {
+        char *z = vm_buf_need(&v->rbuf[d], x.n + 1);
+        if (!z) FAIL(SHALE_NOMEM);
+        if (x.n) memmove(z, x.z, x.n);
+        z[x.n] = 0;
+        x.z = z;
+      }
+      x.flags = 0;
+      value_clear(&reg[d]);
+      reg[d] = x;
+    }
+    NEXT();
+  }
+  CASE(SCopy) {
+    ShValue x = reg[op->p1];
+    x.flags &= (uint8_t)~VAL_OWNED;
+    value_clear(&reg[op->p2]);
+    reg[op->p2] = x;
+    NEXT();
+  }
+  CASE(IntCopy) {
+    int64_t i = reg[op->p1].i;
+    value_clear(&reg[op->p2]);
+    value_set_int(&reg[op->p2], i);
+    NEXT();
+  }
+  CASE(ResultRow) {
+    v->res_base = op->p1;
+    v->res_n = op->p2;
+    v->pc = pc + 1;
+    return SHALE_ROW;
+  }
+
+  /* ---- arithmetic, text, logic ---- */
+  CASE(Add)
+  CASE(Subtract)
+  CASE(Multiply)
+  CASE(Divide)
+  CASE(Remainder) {
+    ShValue res;
+    arith(op->op, &reg[op->p1], &reg[op->p2], &res);
+    value_clear(&reg[op->p3]);
+    reg[op->p3] = res;
+    NEXT();
+  }
+  CASE(Negative) {
+    ShValue zero, res;
+    value_set_int(&zero, 0);
+    arith(OP_Subtract, &reg[op->p1], &zero, &res);
+    value_clear(&reg[op->p2]);
+    reg[op->p2] = res;
+    NEXT();
+  }
+  CASE(Concat) {
+    ShValue *a = &reg[op->p1], *b = &reg[op->p2];
+    if (a->type == SHALE_NULL || b->type == SHALE_NULL) {
+      value_clear(&reg[op->p3]);
+      NEXT();
+    }
+    const char *za, *zb;
+    uint32_t na, nb;
+    value_text_view(a, tbuf, &za, &na);
+    value_text_view(b, tbuf2, &zb, &nb);
+    uint64_t n = (uint64_t)na + nb;
+    if (n > FUNC_MAX_LENGTH_DEFAULT) {
+      set_err(v, SHALE_TOOBIG, "string or blob too big");
+      FAIL(SHALE_TOOBIG);
+    }
+    char *z = vm_buf_need(&v->scratch, (uint32_t)n + 1);
+    if (!z) FAIL(SHALE_NOMEM);
+    if (nb) memcpy(z, zb, nb);
+    if (na) memcpy(z + nb, za, na);
+    z[n] = 0;
+    value_clear(&reg[op->p3]);
+    swap_scratch(v, op->p3);
+    value_set_text(&reg[op->p3], z, (uint32_t)n);
+    NEXT();
+  }
+  CASE(BitAnd)
+  CASE(BitOr)
+  CASE(ShiftLeft)
+  CASE(ShiftRight) {
+    ShValue *in1 = &reg[op->p1], *in2 = &reg[op->p2];
+    if (in1->type == SHALE_NULL || in2->type == SHALE_NULL) {
+      value_clear(&reg[op->p3]);
+      NEXT();
+    }
+    int64_t a = value_int64(in2), b = value_int64(in1);
+    int o = op->op;
+    if (o == OP_BitAnd) {
+      a &= b;
+    } else if (o == OP_BitOr) {
+      a |= b;
+    } else if (b != 0) {
+      if (b < 0) {
+        o = o == OP_ShiftLeft ? OP_ShiftRight : OP_ShiftLeft;
+        b = b > -64 ? -b : 64;
+      }
+      if (b >= 64) {
+        a = (a >= 0 || o == OP_ShiftLeft) ? 0 : -1;
+      } else {
+        uint64_t u;
+        memcpy(&u, &a, sizeof u);
+        if (o == OP_ShiftLeft) {
+          u <<= b;
+        } else {
+          u >>= b;
+          if (a < 0) u |= ~(uint64_t)0 << (64 - b);
+        }
+        memcpy(&a, &u, sizeof a);
+      }
+    }
+    value_clear(&reg[op->p3]);
+    value_set_int(&reg[op->p3], a);
+    NEXT();
+  }
+  CASE(BitNot) {
+    ShValue *x = &reg[op->p1];
+    int64_t r = x->type == SHALE_NULL ? 0 : ~value_int64(x);
+    int isnull = x->type == SHALE_NULL;
+    value_clear(&reg[op->p2]);
+    if (!isnull) value_set_int(&reg[op->p2], r);
+    NEXT();
+  }
+  CASE(AddImm) {
+    int64_t i = value_int64(&reg[op->p1]);
+    value_clear(&reg[op->p1]);
+    value_set_int(&reg[op->p1], (int64_t)((uint64_t)i + (uint64_t)(int64_t)op->p2));
+    NEXT();
+  }
+  CASE(Not) {
+    ShValue *x = &reg[op->p1];
+    int isnull = x->type == SHALE_NULL, t = isnull ? 0 : value_is_true(x, 0);
+    value_clear(&reg[op->p2]);
+    if (!isnull) value_set_int(&reg[op->p2], !t);
+    NEXT();
+  }
+  CASE(And)
+  CASE(Or) {
+    ShValue *a = &reg[op->p1], *b = &reg[op->p2];
+    int va = a->type == SHALE_NULL ? 2 : value_is_true(a, 0);
+    int vb = b->type == SHALE_NULL ? 2 : value_is_true(b, 0);
+    int r;
+    if (op->op == OP_And) {
+      static const uint8_t and_tab[9] = {0, 0, 0, 0, 1, 2, 0, 2, 2};
+      r = and_tab[va * 3 + vb];
+    } else {
+      static const uint8_t or_tab[9] = {0, 1, 2, 1, 1, 1, 2, 1, 2};
+      r = or_tab[va * 3 + vb];
+    }
+    value_clear(&reg[op->p3]);
+    if (r != 2) value_set_int(&reg[op->p3], r);
+    NEXT();
+  }
+  CASE(IsTrue) {
+    int t = value_is_true(&reg[op->p1], op->p3);
+    t ^= op->p4type == P4_INT32 ? op->p4.i : 0;
+    value_clear(&reg[op->p2]);
+    value_set_int(&reg[op->p2], t);
+    NEXT();
+  }
+  CASE(Cast) {
+    CHK(value_cast(&reg[op->p1], (char)op->p2));
+    NEXT();
+  }
+  CASE(Affinity) {
+    const char *aff = op->p4.z;
+    for (int i = 0; i < op->p2 && aff[i]; i++) CHK(value_apply_affinity(&reg[op->p1 + i], aff[i]));
+    NEXT();
+  }
+  CASE(RealAffinity) {
+    ShValue *x = &reg[op->p1];
+    if (x->type == SHALE_INTEGER) value_set_real(x, (double)x->i);
+    NEXT();
+  }
+  CASE(Eq)
+  CASE(Ne)
+  CASE(Lt)
+  CASE(Le)
+  CASE(Gt)
+  CASE(Ge) {
+    ShValue a = reg[op->p3], b = reg[op->p1];
+    int res, jump;
+    if (a.type == SHALE_NULL || b.type == SHALE_NULL) {
+      if (op->p5 & VM_NULLEQ) {
+        res = (a.type == SHALE_NULL && b.type == SHALE_NULL) ? 0 : 1;
+      } else {
+        if (op->p5 & VM_STOREP2) {
+          value_clear(&reg[op->p2]);
+        } else if (op->p5 & VM_JUMPIFNULL) {
+          JUMP(op->p2);
+        }
+        NEXT();
+      }
+    } else {
+      int aff = op->p5 & VM_AFF_MASK;
+      if (aff) {
+        cmp_affinity(&a, aff, tbuf);
+        cmp_affinity(&b, aff, tbuf2);
+      }
+      res = value_compare(&a, &b, op->p4type == P4_COLL ? op->p4.coll : NULL);
+    }
+    switch (op->op) {
+    case OP_Eq: jump = res == 0; break;
+    case OP_Ne: jump = res != 0; break;
+    case OP_Lt: jump = res < 0; break;
+    case OP_Le: jump = res <= 0; break;
+    case OP_Gt: jump = res > 0; break;
+    default: jump = res >= 0; break;
+    }
+    if (op->p5 & VM_STOREP2) {
+      value_clear(&reg[op->p2]);
+      value_set_int(&reg[op->p2], jump);
+      NEXT();
+    }
+    if (jump) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(Compare) {
+    const KeyInfo *ki = op->p4.ki;
+    int res = 0;
+    for (int i = 0; i < ki->ncol && res == 0; i++) {
+      res = value_compare(&reg[op->p1 + i], &reg[op->p2 + i], ki->coll ? ki->coll[i] : NULL);
+      if (ki->desc && ki->desc[i]) res = -res;
+    }
+    v->cmp_result = res;
+    NEXT();
+  }
+  CASE(CollSeq) {
+    v->coll = op->p4.coll;
+    NEXT();
+  }
+  CASE(Function) {
+    FuncCtx ctx;
+    func_ctx_init(&ctx, op->p4.func);
+    ctx.coll = v->coll;
+    ctx.conn = v->conn;
+    ctx.cb = v->cb;
+    ctx.aux = &v->aux;
+    ctx.aux_site = pc;
+    op->p4.func->scalar(&ctx, op->p5, &reg[op->p2]);
+    if (ctx.rc) FAIL(call_error(v, &ctx));
+    ShValue res;
+    func_ctx_take_result(&ctx, &res);
+    func_ctx_reset(&ctx);
+    value_clear(&reg[op->p3]);
+    reg[op->p3] = res;
+    NEXT();
+  }
+  CASE(AggStep)
+  CASE(AggInverse) {
+    VmAgg *slot = &v->agg[op->p3];
+    FuncCtx ctx;
+    func_ctx_init(&ctx, op->p4.func);
+    ctx.coll = v->coll;
+    ctx.conn = v->conn;
+    ctx.cb = v->cb;
+    ctx.agg = slot->agg;
+    slot->def = op->p4.func;
+    if (op->op == OP_AggStep)
+      op->p4.func->step(&ctx, op->p5, &reg[op->p2]);
+    else
+      op->p4.func->inverse(&ctx, op->p5, &reg[op->p2]);
+    slot->agg = ctx.agg;
+    if (ctx.rc) FAIL(call_error(v, &ctx));
+    func_ctx_reset(&ctx);
+    NEXT();
+  }
+  CASE(AggValue) {
+    VmAgg *slot = &v->agg[op->p1];
+    FuncCtx ctx;
+    func_ctx_init(&ctx, op->p4.func);
+    ctx.agg = slot->agg;
+    op->p4.func->value(&ctx);
+    slot->agg = ctx.agg;
+    if (ctx.rc) FAIL(call_error(v, &ctx));
+    ShValue res;
+    func_ctx_take_result(&ctx, &res);
+    func_ctx_reset(&ctx);
+    value_clear(&reg[op->p3]);
+    reg[op->p3] = res;
+    NEXT();
+  }
+  CASE(AggFinal) {
+    VmAgg *slot = &v->agg[op->p1];
+    FuncCtx ctx;
+    func_ctx_init(&ctx, op->p4.func);
+    ctx.coll = v->coll;
+    ctx.agg = slot->agg;
+    func_agg_finish(&ctx);
+    slot->agg = NULL;
+    slot->def = NULL;
+    if (ctx.rc) FAIL(call_error(v, &ctx));
+    ShValue res;
+    func_ctx_take_result(&ctx, &res);
+    func_ctx_reset(&ctx);
+    value_clear(&reg[op->p1]);
+    reg[op->p1] = res;
+    NEXT();
+  }
+
+  /* ---- transactions and schema ---- */
+  CASE(Transaction) {
+    int st = btree_txn_state(v->bt);
+    int want = op->p2 >= 1 ? PAGER_TXN_WRITE : PAGER_TXN_READ;
+    if (st < want) {
+      if (st == PAGER_TXN_NONE && (v->flags & VM_AUTOCOMMIT)) v->own_txn = 1;
+      rc = btree_begin(v->bt, op->p2 >= 2 ? BTREE_TXN_EXCLUSIVE : op->p2 ? BTREE_TXN_WRITE
+                                                                          : BTREE_TXN_READ);
+      if (rc) {
+        if (btree_txn_state(v->bt) == PAGER_TXN_NONE) v->own_txn = 0;
+        goto abort;
+      }
+    }
+    if (op->p5 & VM_TXN_CHECK_COOKIE) {
+      uint32_t cookie;
+      CHK(btree_get_meta(v->bt, BTREE_META_SCHEMA_COOKIE, &cookie));
+      if (cookie != (uint32_t)op->p3) {
+        set_err(v, SHALE_SCHEMA, "database schema has changed");
+        FAIL(SHALE_SCHEMA);
+      }
+    }
+    NEXT();
+  }
+  CASE(ReadCookie) {
+    uint32_t x;
+    CHK(btree_get_meta(v->bt, op->p3, &x));
+    value_clear(&reg[op->p2]);
+    value_set_int(&reg[op->p2], (int32_t)x);
+    NEXT();
+  }
+  CASE(SetCookie) {
+    CHK(btree_update_meta(v->bt, op->p2, (uint32_t)op->p3));
+    NEXT();
+  }
+  CASE(CreateBtree) {
+    uint32_t root;
+    CHK(btree_create_table(v->bt, op->p3, &root));
+    value_clear(&reg[op->p2]);
+    value_set_int(&reg[op->p2], root);
+    NEXT();
+  }
+  CASE(Destroy) {
+    CHK(btree_drop_table(v->bt, (uint32_t)op->p1));
+    NEXT();
+  }
+  CASE(Clear) {
+    int64_t n = 0;
+    CHK(btree_clear_table(v->bt, (uint32_t)op->p1, &n));
+    if (op->p3) v->nchange += n;
+    invalidate_all(v);
+    NEXT();
+  }
+
+  /* ---- cursors ---- */
+  CASE(OpenRead)
+  CASE(OpenWrite) {
+    VmCursor *c = &v->cur[op->p1];
+    vm_cursor_close(v, c);
+    uint32_t root = (uint32_t)op->p2;
+    if ((op->p5 & VM_OPFLAG_P2ISREG) && op->op == OP_OpenWrite) root = (uint32_t)reg[op->p2].i;
+    KeyInfo *ki = op->p4type == P4_KEYINFO ? op->p4.ki : NULL;
+    CHK(btree_cursor_open(v->bt, root, op->op == OP_OpenWrite, ki ? record_compare : NULL, ki,
+                          &c->bc));
+    c->kind = ki ? VMC_INDEX : VMC_TABLE;
+    c->ki = ki;
+    c->nfield = op->p4type == P4_INT32 ? op->p4.i : ki ? ki->ncol : 0;
+    NEXT();
+  }
+  CASE(OpenPseudo) {
+    VmCursor *c = &v->cur[op->p1];
+    vm_cursor_close(v, c);
+    c->kind = VMC_PSEUDO;
+    c->pseudo_reg = op->p2;
+    c->nfield = op->p3;
+    NEXT();
+  }
+  CASE(Close) {
+    vm_cursor_close(v, &v->cur[op->p1]);
+    NEXT();
+  }
+  CASE(NullRow) {
+    VmCursor *c = &v->cur[op->p1];
+    c->nullrow = 1;
+    c->cache_ok = 0;
+    NEXT();
+  }
+  CASE(Rewind)
+  CASE(Last) {
+    VmCursor *c = &v->cur[op->p1];
+    int empty;
+    c->cache_ok = 0;
+    c->nullrow = 0;
+    CHK(op->op == OP_Rewind ? btree_first(c->bc, &empty) : btree_last(c->bc, &empty));
+    if (empty) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(Next)
+  CASE(Prev) {
+    VmCursor *c = &v->cur[op->p1];
+    int eof;
+    c->cache_ok = 0;
+    c->nullrow = 0;
+    if (btree_eof(c->bc)) NEXT();
+    CHK(op->op == OP_Next ? btree_next(c->bc, &eof) : btree_prev(c->bc, &eof));
+    if (!eof) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(SeekRowid)
+  CASE(NotExists) {
+    VmCursor *c = &v->cur[op->p1];
+    ShValue x = reg[op->p3];
+    int res;
+    c->cache_ok = 0;
+    c->nullrow = 0;
+    if (x.type != SHALE_INTEGER) {
+      if (x.type == SHALE_TEXT || x.type == SHALE_FLOAT) CHK(value_apply_affinity(&x, AFF_NUMERIC));
+      if (x.type != SHALE_INTEGER) {
+        value_clear(&x);
+        JUMP(op->p2);
+      }
+    }
+    CHK(btree_seek_rowid(c->bc, x.i, &res));
+    if (res != 0) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(SeekGE)
+  CASE(SeekGT)
+  CASE(SeekLE)
+  CASE(SeekLT) {
+    VmCursor *c = &v->cur[op->p1];
+    int sop = op->op, res, eof = 0;
+    c->cache_ok = 0;
+    c->nullrow = 0;
+    if (c->kind == VMC_TABLE) {
+      int64_t key;
+      if (!seek_int_key(&reg[op->p3], &sop, &key)) JUMP(op->p2);
+      CHK(btree_seek_rowid(c->bc, key, &res));
+    } else {
+      RecordSeek rs;
+      rs.ki = c->ki;
+      rs.key = &reg[op->p3];
+      rs.nkey = op->p4.i;
+      rs.default_rc = (sop == OP_SeekGE || sop == OP_SeekLT) ? 1 : -1;
+      c->ki->corrupt = 0;
+      CHK(btree_seek_cmp(c->bc, record_seek_cmp, &rs, &res));
+      if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
+    }
+    if (btree_eof(c->bc)) JUMP(op->p2);
+    switch (sop) {
+    case OP_SeekGE:
+      if (res < 0) CHK(btree_next(c->bc, &eof));
+      break;
+    case OP_SeekGT:
+      if (res <= 0) CHK(btree_next(c->bc, &eof));
+      break;
+    case OP_SeekLE:
+      if (res > 0) CHK(btree_prev(c->bc, &eof));
+      break;
+    default:
+      if (res >= 0) CHK(btree_prev(c->bc, &eof));
+      break;
+    }
+    if (eof) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(IdxGE)
+  CASE(IdxGT)
+  CASE(IdxLE)
+  CASE(IdxLT) {
+    VmCursor *c = &v->cur[op->p1];
+    CHK(cursor_cache(v, c));
+    if (!c->rec) FAIL(SHALE_CORRUPT);
+    c->ki->corrupt = 0;
+    int res = record_compare_unpacked(c->ki, c->rec, c->nrec, &reg[op->p3], op->p4.i);
+    if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
+    int jump = op->op == OP_IdxGE ? res >= 0
+             : op->op == OP_IdxGT ? res > 0
+             : op->op == OP_IdxLE ? res <= 0
+                                  : res < 0;
+    if (jump) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(Found)
+  CASE(NotFound)
+  CASE(NoConflict) {
+    VmCursor *c = &v->cur[op->p1];
+    ShValue tmp[64];
+    const ShValue *key = &reg[op->p3];
+    int nkey = op->p4type == P4_INT32 ? op->p4.i : 0, res;
+    c->cache_ok = 0;
+    c->nullrow = 0;
+    if (nkey == 0) { /* r[p3] is a record: unpack it */
+      const ShValue *r = &reg[op->p3];
+      uint32_t types[64], offs[64];
+      CHK(record_parse_header(r->z, r->n, types, offs, 64, &nkey));
+      for (int i = 0; i < nkey; i++)
+        record_decode_value(types[i], (const uint8_t *)r->z + offs[i], &tmp[i]);
+      key = tmp;
+    }
+    if (op->op == OP_NoConflict) {
+      for (int i = 0; i < nkey; i++)
+        if (key[i].type == SHALE_NULL) JUMP(op->p2);
+    }
+    RecordSeek rs = {c->ki, key, nkey, 0};
+    c->ki->corrupt = 0;
+    CHK(btree_seek_cmp(c->bc, record_seek_cmp, &rs, &res));
+    if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
+    int found = res == 0 && !btree_eof(c->bc);
+    if (op->op == OP_Found ? found : !found) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(Column) {
+    VmCursor *c = &v->cur[op->p1];
+    ShValue *out = &reg[op->p3];
+    if (c->nullrow) {
+      value_clear(out);
+      NEXT();
+    }
+    CHK(cursor_cache(v, c));
+    value_clear(out);
+    if (op->p2 < c->hdr_ncol) {
+      record_decode_value(c->types[op->p2], c->rec + c->offsets[op->p2], out);
+    } else if (op->p4type == P4_VALUE) {
+      *out = *op->p4.v;
+      out->flags = 0;
+    }
+    NEXT();
+  }
+  CASE(Rowid) {
+    VmCursor *c = &v->cur[op->p1];
+    value_clear(&reg[op->p2]);
+    if (!c->nullrow && c->bc && !btree_eof(c->bc)) value_set_int(&reg[op->p2], btree_rowid(c->bc));
+    NEXT();
+  }
+  CASE(IdxRowid) {
+    VmCursor *c = &v->cur[op->p1];
+    value_clear(&reg[op->p2]);
+    if (c->nullrow) NEXT();
+    CHK(cursor_cache(v, c));
+    if (c->hdr_ncol > 0) {
+      ShValue x;
+      record_decode_value(c->types[c->hdr_ncol - 1], c->rec + c->offsets[c->hdr_ncol - 1], &x);
+      if (x.type != SHALE_INTEGER) FAIL(SHALE_CORRUPT);
+      reg[op->p2] = x;
+    }
+    NEXT();
+  }
+  CASE(RowData) {
+    VmCursor *c = &v->cur[op->p1];
+    CHK(cursor_cache(v, c));
+    value_clear(&reg[op->p2]);
+    if (c->rec) value_set_blob(&reg[op->p2], c->rec, c->nrec);
+    NEXT();
+  }
+  CASE(Count) {
+    int64_t n;
+    CHK(btree_count(v->cur[op->p1].bc, &n));
+    value_clear(&reg[op->p2]);
+    value_set_int(&reg[op->p2], n);
+    NEXT();
+  }
+  CASE(Sequence) {
+    value_clear(&reg[op->p2]);
+    value_set_int(&reg[op->p2], v->cur[op->p1].seq++);
+    NEXT();
+  }
+  CASE(NewRowid) {
+    VmCursor *c = &v->cur[op->p1];
+    int empty;
+    int64_t id = 1;
+    c->cache_ok = 0;
+    CHK(btree_last(c->bc, &empty));
+    if (!empty) {
+      int64_t mx = btree_rowid(c->bc);
+      if (mx == INT64_MAX) {
+        int ok = 0;
+        for (int t = 0; t < 100 && !ok; t++) {
+          uint64_t r;
+          int res;
+          util_random(&r, sizeof r);
+          id = (int64_t)(r & 0x7fffffffffffffffULL);
+          if (id == 0) continue;
+          CHK(btree_seek_rowid(c->bc, id, &res));
+          ok = res != 0;
+        }
+        if (!ok) {
+          set_err(v, SHALE_FULL, "database or disk is full");
+          FAIL(SHALE_FULL);
+        }
+      } else {
+        id = mx + 1;
+      }
+    }
+    if (op->p3) {
+      ShValue *m = &reg[op->p3];
+      if (m->type == SHALE_INTEGER) {
+        if (m->i == INT64_MAX) {
+          set_err(v, SHALE_FULL, "database or disk is full");
+          FAIL(SHALE_FULL);
+        }
+        if (id <= m->i) id = m->i + 1;
+      }
+      value_clear(m);
+      value_set_int(m, id);
+    }
+    value_clear(&reg[op->p2]);
+    value_set_int(&reg[op->p2], id);
+    NEXT();
+  }
+  CASE(MakeRecord) {
+    ShValue *in = &reg[op->p1];
+    if (op->p4type == P4_TEXT) {
+      const char *aff = op->p4.z;
+      for (int i = 0; i < op->p2 && aff[i]; i++) CHK(value_apply_affinity(&in[i], aff[i]));
+    }
+    size_t n = record_encoded_size(in, op->p2);
+    if (n > FUNC_MAX_LENGTH_DEFAULT) {
+      set_err(v, SHALE_TOOBIG, "string or blob too big");
+      FAIL(SHALE_TOOBIG);
+    }
+    char *z = vm_buf_need(&v->scratch, (uint32_t)n);
+    if (!z) FAIL(SHALE_NOMEM);
+    record_encode(in, op->p2, (uint8_t *)z);
+    value_clear(&reg[op->p3]);
+    swap_scratch(v, op->p3);
+    value_set_blob(&reg[op->p3], z, (uint32_t)n);
+    NEXT();
+  }
+  CASE(Insert) {
+    VmCursor *c = &v->cur[op->p1];
+    const ShValue *d = &reg[op->p2];
+    int64_t rowid = reg[op->p3].i;
+    invalidate_all(v);
+    CHK(btree_insert(c->bc, rowid, d->type == SHALE_NULL ? "" : d->z,
+                     d->type == SHALE_NULL ? 0 : d->n, 0,
+                     (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0));
+    if (op->p5 & VM_OPFLAG_NCHANGE) v->nchange++;
+    if (op->p5 & VM_OPFLAG_LASTROWID) v->last_rowid = rowid;
+    NEXT();
+  }
+  CASE(Delete) {
+    VmCursor *c = &v->cur[op->p1];
+    invalidate_all(v);
+    CHK(btree_delete(c->bc));
+    if (op->p5 & VM_OPFLAG_NCHANGE) v->nchange++;
+    NEXT();
+  }
+  CASE(IdxInsert) {
+    VmCursor *c = &v->cur[op->p1];
+    const ShValue *d = &reg[op->p2];
+    invalidate_all(v);
+    c->ki->corrupt = 0;
+    CHK(btree_insert(c->bc, 0, d->z, d->n, 0, (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0));
+    if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
+    NEXT();
+  }
+  CASE(IdxDelete) {
+    VmCursor *c = &v->cur[op->p1];
+    int res;
+    RecordSeek rs = {c->ki, &reg[op->p2], op->p3, 0};
+    invalidate_all(v);
+    c->ki->corrupt = 0;
+    CHK(btree_seek_cmp(c->bc, record_seek_cmp, &rs, &res));
+    if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
+    if (res == 0 && !btree_eof(c->bc)) CHK(btree_delete(c->bc));
+    NEXT();
+  }
+
+  /* ---- not implemented yet ---- */
+#ifdef VM_USE_GOTO
+#define UNIMPL(name) L_##name:
+#else
+#define UNIMPL(name) case OP_##name:
+#endif
+  UNIMPL(AutoCommit)
+  UNIMPL(Savepoint)
+  UNIMPL(ParseSchema)
+  UNIMPL(DropObject)
+  UNIMPL(IntegrityCk)
+  UNIMPL(OpenEphemeral)
+  UNIMPL(OpenDup)
+  UNIMPL(SorterOpen)
+  UNIMPL(SorterSort)
+  UNIMPL(SorterNext)
+  UNIMPL(SorterInsert)
+  UNIMPL(SorterData)
+  UNIMPL(Program)
+  UNIMPL(Param)
+  UNIMPL(FkCounter)
+  UNIMPL(FkIfZero)
+  UNIMPL(RowSetAdd)
+  UNIMPL(RowSetRead)
+  UNIMPL(RowSetTest)
+#ifndef VM_USE_GOTO
+  default:
+#endif
+  {
+    shale_free(v->errmsg);
+    v->errmsg = util_mprintf("opcode %s not implemented", vm_opcode_name(op->op));
+    FAIL(SHALE_INTERNAL);
+  }
+#ifndef VM_USE_GOTO
+  }
+#endif
+
+abort:
+  v->pc = pc;
+  if (!v->errmsg && (rc & 0xff) == SHALE_CORRUPT) {
+    const char *m = btree_errmsg(v->bt);
+    set_err(v, rc, m ? m : "database disk image is malformed");
+  }
+  return halt(v, rc);
+}

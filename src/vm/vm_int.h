@@ -1,0 +1,85 @@
+/*
+ * vm_int.h -- private to src/vm: the execution state behind Vm and its
+ * cursors, shared by vm.c (lifecycle, builder, bindings) and vm_exec.c (the
+ * interpreter).
+ *
+ * Invariants:
+ *  1. reg[r] with VAL_OWNED holds shale_malloc memory; a register whose
+ *     value points into rbuf[r] is borrowed (flags 0) from its own buffer,
+ *     which is kept across rows and resets (no allocation on rerun).
+ *  2. A VmCursor's header cache (types/offsets) is valid only while
+ *     cache_ok; every move of the cursor and every modification of any tree
+ *     through this Vm clears it.
+ *  3. rec/nrec point either into the B-tree page (whole payload local) or
+ *     into the cursor's buf (payload gathered from overflow pages).
+ */
+#ifndef SHALE_VM_INT_H
+#define SHALE_VM_INT_H
+
+#include "vm.h"
+
+enum { VMC_NONE = 0, VMC_TABLE, VMC_INDEX, VMC_PSEUDO };
+
+typedef struct VmCursor {
+  int kind;
+  BtCursor *bc;
+  KeyInfo *ki;  /* index cursors */
+  int nfield;   /* declared column count (informational) */
+  int nullrow;  /* NullRow: every column reads NULL */
+  int pseudo_reg;
+  int64_t seq;  /* Sequence counter */
+  /* current-row cache */
+  int cache_ok;
+  const uint8_t *rec;
+  uint32_t nrec;
+  int hdr_ncol;
+  uint32_t *types, *offsets;
+  int capcol;
+  uint8_t *buf;
+  uint32_t bufcap;
+} VmCursor;
+
+typedef struct VmBuf {
+  char *z;
+  uint32_t cap;
+} VmBuf;
+
+typedef struct VmAgg {
+  void *agg;
+  const FuncDef *def;
+} VmAgg;
+
+struct Vm {
+  const VmProgram *prog;
+  Btree *bt;
+  int flags;
+  int pc;
+  int rc;
+  int halted;
+  char *errmsg;
+  ShValue *reg;   /* nreg + 1 */
+  VmBuf *rbuf;    /* nreg + 1 */
+  VmBuf scratch;  /* spare buffer swapped with rbuf[r] (Concat, MakeRecord) */
+  VmAgg *agg;     /* nreg + 1 */
+  VmCursor *cur;  /* ncursor */
+  ShValue *var;   /* nvar + 1 */
+  VmBuf *vbuf;
+  uint8_t *once;  /* nop */
+  int res_base, res_n;
+  int cmp_result; /* Compare -> Jump */
+  const Collation *coll; /* CollSeq */
+  int own_txn;    /* this Vm began the transaction */
+  int64_t nchange;
+  int64_t last_rowid;
+  void *conn;
+  const FuncConnCallbacks *cb;
+  FuncAux *aux;
+};
+
+/* vm_exec.c */
+void vm_cursor_close(Vm *, VmCursor *);
+void vm_close_all(Vm *);
+/* Make *buf hold at least n bytes (kept, grown); NULL on OOM. */
+char *vm_buf_need(VmBuf *buf, uint32_t n);
+
+#endif /* SHALE_VM_INT_H */
