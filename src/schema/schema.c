@@ -242,7 +242,7 @@ static int check_table(const Schema *s, const Table *t) {
     if (!c->name) return 0;
     if ((c->storage < 0) != (c->hidden == COL_VIRTUAL)) return 0;
     if (c->storage >= 0) {
-      if (c->storage >= t->ncol) return 0;
+      if (c->storage >= t->nstored) return 0;
       for (int j = 0; j < i; j++)
         if (t->cols[j].storage == c->storage) return 0;
       nstored++;
@@ -250,10 +250,10 @@ static int check_table(const Schema *s, const Table *t) {
     if ((c->hidden == COL_VIRTUAL || c->hidden == COL_STORED) != (c->gen != NULL) && !t->is_schema)
       return 0;
   }
-  if (nstored != t->nstored) return 0;
+  if (t->without_rowid ? nstored > t->nstored : nstored != t->nstored) return 0;
   for (int k = 0; k < t->npk; k++) {
     if (t->pk_cols[k] < 0 || t->pk_cols[k] >= t->ncol || !t->cols[t->pk_cols[k]].pk) return 0;
-    if (t->without_rowid && t->cols[t->pk_cols[k]].storage != k) return 0;
+    if (t->without_rowid && t->cols[t->pk_cols[k]].storage > k) return 0;
   }
   if (t->without_rowid && (!t->pk_index || t->pk_index->root != t->root)) return 0;
   for (const Index *x = t->indexes; x; x = x->next) {

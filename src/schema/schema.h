@@ -21,7 +21,10 @@
  *  3. Column.storage is the column's slot in the stored record: table order
  *     for rowid tables, PRIMARY KEY columns first for WITHOUT ROWID tables;
  *     VIRTUAL generated columns have no slot (-1). The rowid alias has a slot
- *     (it is stored as NULL).
+ *     (it is stored as NULL). A WITHOUT ROWID record is its PK index's key
+ *     (Index.cols order); a column the PRIMARY KEY repeats with another
+ *     collation fills two slots (storage is the first), so nstored may
+ *     exceed the number of stored columns.
  *  4. Index.cols[0..nkey) are the declared key columns; cols[nkey..ncol) the
  *     columns appended to make the key unique: the rowid (col = -1) for rowid
  *     tables, the PRIMARY KEY columns not already in the key for WITHOUT ROWID

@@ -49,6 +49,8 @@ typedef struct Build {
   char **errmsg;
   int loading; /* reading sqlite_schema: skip checks SQLite skips then */
   int rc;
+  int ncols_total;  /* columns of the CREATE TABLE being built (room for keys) */
+  uint8_t ipk_desc; /* PRIMARY KEY(x DESC) that made x the rowid alias */
 } Build;
 
 static int fail(Build *b, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -172,6 +174,53 @@ static void expr_check(ExprCheck *c, const Table *t, SqlExpr *e) {
   if (e) sql_walk_expr(&c->w, e);
 }
 
+/* Generated-column loop detection, as SQLite meets it when an index
+ * expression or partial WHERE expands a generated column: the name of the
+ * first column re-entered while expanding, or NULL. busy: t->ncol bytes. */
+typedef struct LoopWalk {
+  SqlWalker w;
+  const Table *t;
+  uint8_t *busy;
+  const char *found;
+} LoopWalk;
+
+static const char *gen_loop(const Table *t, int col, uint8_t *busy);
+
+static int loop_cb(SqlWalker *w, SqlExpr *e) {
+  LoopWalk *lw = (LoopWalk *)w;
+  if (e->op != SQL_E_ID && e->op != SQL_E_COLUMN) return SQL_WALK_CONTINUE;
+  int c = table_column_index(lw->t, e->z);
+  if (c < 0) return SQL_WALK_CONTINUE;
+  lw->found = gen_loop(lw->t, c, lw->busy);
+  return lw->found ? SQL_WALK_ABORT : SQL_WALK_CONTINUE;
+}
+
+static const char *gen_loop(const Table *t, int col, uint8_t *busy) {
+  if (busy[col]) return t->cols[col].name;
+  if (t->cols[col].hidden != COL_VIRTUAL) return NULL; /* STORED ones are read, not expanded */
+  busy[col] = 1;
+  LoopWalk lw = {{loop_cb, NULL, NULL}, t, busy, NULL};
+  sql_walk_expr(&lw.w, t->cols[col].gen);
+  busy[col] = 0;
+  return lw.found;
+}
+
+/* Fail with "generated column loop on ..." if e (or, with e NULL, the
+ * VIRTUAL column col) expands into a loop. Not when loading: a database
+ * SQLite wrote is never refused for it. */
+static int check_gen_loop(Build *b, const Table *t, SqlExpr *e, int col) {
+  if (!t->has_generated || b->loading || (!e && col < 0)) return b->rc;
+  uint8_t *busy = zalloc(b, (size_t)t->ncol);
+  if (!busy) return b->rc;
+  LoopWalk lw = {{loop_cb, NULL, NULL}, t, busy, NULL};
+  if (e)
+    sql_walk_expr(&lw.w, e);
+  else
+    lw.found = gen_loop(t, col, busy);
+  if (lw.found) return fail(b, SHALE_ERROR, "generated column loop on \"%s\"", lw.found);
+  return b->rc;
+}
+
 static int bad_column(Build *b, const ExprCheck *ec) {
   if (ec->bad_table)
     return fail(b, SHALE_ERROR, "no such column: %s.%s", ec->bad_table, ec->bad_column);
@@ -286,7 +335,9 @@ static int constraint_index(Build *b, Table *t, SqlExprList *terms, int col, uin
   *made = NULL;
   int n = terms ? terms->n : 1;
   Index *idx = zalloc(b, sizeof *idx);
-  IndexColumn *ic = zalloc(b, sizeof *ic * (size_t)(n + t->ncol + 1));
+  /* room for the trailing columns of the whole table (columns after this
+   * constraint are not parsed yet) */
+  IndexColumn *ic = zalloc(b, sizeof *ic * (size_t)(n + b->ncols_total + 1));
   if (!idx || !ic) return b->rc;
   idx->cols = ic;
   idx->table = t;
@@ -356,6 +407,7 @@ static int add_primary_key(Build *b, Table *t, SqlExprList *terms, int col, uint
       sort != SQL_SORT_DESC) {
     t->rowid_alias = single;
     t->autoincrement = (uint8_t)autoinc;
+    b->ipk_desc = terms && terms->a[0].sort == SQL_SORT_DESC;
     return b->rc;
   }
   if (autoinc)
@@ -444,6 +496,7 @@ static int build_table(Build *b, const SqlStmt *st, Table **out) {
   if (!b->loading && !util_strnicmp(t->name, "sqlite_", 7))
     return fail(b, SHALE_ERROR, "object name reserved for internal use: %s", t->name);
   if (ct->ncols > MAX_COLUMNS) return fail(b, SHALE_ERROR, "too many columns on %s", t->name);
+  b->ncols_total = ct->ncols;
   t->cols = zalloc(b, sizeof(Column) * (size_t)(ct->ncols ? ct->ncols : 1));
   if (!t->cols) return b->rc;
 
@@ -557,19 +610,27 @@ static int build_table(Build *b, const SqlStmt *st, Table **out) {
       t->rowid_alias = -1;
       t->autoincrement = 0;
       Index *idx;
-      if (constraint_index(b, t, NULL, c, 0, t->pk_conflict, INDEX_ORIGIN_PK, &idx)) return b->rc;
+      uint8_t sort = b->ipk_desc ? SQL_SORT_DESC : 0; /* PRIMARY KEY(x DESC) keeps DESC here */
+      if (constraint_index(b, t, NULL, c, sort, t->pk_conflict, INDEX_ORIGIN_PK, &idx))
+        return b->rc;
       t->pk_index = idx;
     }
     Index *pk = t->pk_index;
-    int j = 0; /* PRIMARY KEY(a, a): the repeat is dropped */
-    for (int i = 0; i < pk->nkey; i++) {
+    int j = 0;                           /* PRIMARY KEY(a, a): the repeat is dropped */
+    for (int i = 0; i < pk->nkey; i++) { /* the same column and collation */
       int dup = 0;
-      for (int k = 0; k < j; k++) dup |= pk->cols[k].col == pk->cols[i].col;
+      for (int k = 0; k < j; k++)
+        dup |=
+            pk->cols[k].col == pk->cols[i].col && !util_stricmp(pk->cols[k].coll, pk->cols[i].coll);
       if (!dup) pk->cols[j++] = pk->cols[i];
     }
     pk->nkey = j;
     for (int i = 0; i < pk->nkey; i++) t->cols[pk->cols[i].col].notnull = 1;
   }
+  if (t->strict) /* STRICT tables: PRIMARY KEY columns are NOT NULL */
+    for (const Index *x = t->indexes; x; x = x->next)
+      if (x->origin == INDEX_ORIGIN_PK)
+        for (int i = 0; i < x->nkey; i++) t->cols[x->cols[i].col].notnull = 1;
   if (t->has_generated && nongen == 0)
     return fail(b, SHALE_ERROR, "must have at least one non-generated column");
   for (int i = 0; i < t->ncheck; i++) {
@@ -612,15 +673,18 @@ static int build_table(Build *b, const SqlStmt *st, Table **out) {
   for (int i = 0; i < t->ncol; i++) t->cols[i].pk = 0;
   for (int k = t->npk - 1; k >= 0; k--) t->cols[t->pk_cols[k]].pk = (uint8_t)(k + 1);
   int slot = 0;
-  if (t->without_rowid)
-    for (int k = 0; k < t->npk; k++) t->cols[t->pk_cols[k]].storage = slot++;
-  for (int i = 0; i < t->ncol; i++) {
-    Column *c = &t->cols[i];
-    if (t->without_rowid && c->pk) continue;
-    c->storage = c->hidden == COL_VIRTUAL ? -1 : slot++;
+  if (t->without_rowid) { /* the record is the PK index's key: PK columns, then the rest */
+    Index *pk = t->pk_index;
+    append_trailing(t, pk);
+    for (int i = 0; i < t->ncol; i++) t->cols[i].storage = -1;
+    for (int k = 0; k < pk->ncol; k++)
+      if (t->cols[pk->cols[k].col].storage < 0) t->cols[pk->cols[k].col].storage = k;
+    slot = pk->ncol; /* a column repeated in the PK (other collation) is stored twice */
+  } else {
+    for (int i = 0; i < t->ncol; i++)
+      t->cols[i].storage = t->cols[i].hidden == COL_VIRTUAL ? -1 : slot++;
   }
   t->nstored = slot;
-  if (t->without_rowid) append_trailing(t, t->pk_index);
   for (Index *i = t->indexes; i; i = i->next)
     if (i != t->pk_index) append_trailing(t, i);
   *out = t;
@@ -629,7 +693,7 @@ static int build_table(Build *b, const SqlStmt *st, Table **out) {
 
 int schema_table_from_create(Schema *s, const SqlStmt *create, const char *sql, Table **out,
                              char **errmsg) {
-  Build b = {s, sql, errmsg, 0, SHALE_OK};
+  Build b = {.s = s, .sql = sql, .errmsg = errmsg, .loading = 0, .rc = SHALE_OK};
   if (errmsg) *errmsg = NULL;
   build_table(&b, create, out);
   if (b.rc != SHALE_OK) *out = NULL;
@@ -663,6 +727,26 @@ static int build_index(Build *b, const SqlStmt *st, Index **out) {
   idx->on_conflict = ci->unique ? SCHEMA_OE_ABORT : SCHEMA_OE_NONE;
   idx->origin = INDEX_ORIGIN_CREATE;
   idx->where = ci->where;
+  /* SQLite resolves the WHERE clause before the key columns, except that a
+   * first key column written as a bare name (or 'string') is looked up
+   * before it */
+  SqlExpr *lone = n >= 1 ? ci->columns->a[0].expr : NULL;
+  if (lone &&
+      (lone->op == SQL_E_STRING || (lone->op == SQL_E_ID && !(lone->flags & SQL_EF_QUOTED))) &&
+      table_column_index(t, lone->z) < 0)
+    return fail(b, SHALE_ERROR, "no such column: %s", lone->z);
+  if (ci->where) {
+    ExprCheck ec;
+    expr_check(&ec, t, ci->where);
+    if (ec.subquery)
+      return fail(b, SHALE_ERROR, "subqueries prohibited in partial index WHERE clauses");
+    if (ec.variable)
+      return fail(b, SHALE_ERROR, "parameters prohibited in partial index WHERE clauses");
+    if (ec.bad_column) return bad_column(b, &ec);
+    if (has_nondeterministic(ci->where))
+      return fail(b, SHALE_ERROR,
+                  "non-deterministic functions prohibited in partial index WHERE clauses");
+  }
   for (int i = 0; i < n; i++) {
     SqlExpr *e = ci->columns->a[i].expr;
     const char *coll = NULL;
@@ -671,11 +755,9 @@ static int build_index(Build *b, const SqlStmt *st, Index **out) {
       e = e->a;
     }
     int c = INDEX_COL_EXPR;
-    if (e && e->op == SQL_E_STRING && table_column_index(t, e->z) >= 0) {
-      c = table_column_index(t, e->z); /* ('a'): a string naming a column is the column */
-    } else if (e && e->op == SQL_E_ID) {
+    if (e && (e->op == SQL_E_ID || e->op == SQL_E_STRING)) { /* ('a') names a column too */
       c = table_column_index(t, e->z);
-      if (c < 0 && !(e->flags & SQL_EF_QUOTED))
+      if (c < 0 && (e->op == SQL_E_STRING || !(e->flags & SQL_EF_QUOTED)))
         return fail(b, SHALE_ERROR, "no such column: %s", e->z);
       if (c < 0) c = INDEX_COL_EXPR; /* a "string": a constant expression */
     }
@@ -699,18 +781,11 @@ static int build_index(Build *b, const SqlStmt *st, Index **out) {
     ic[i].coll = coll ? sdup(b, coll) : c >= 0 ? col_coll(t, c) : "BINARY";
     ic[i].desc = ci->columns->a[i].sort == SQL_SORT_DESC;
   }
-  if (ci->where) {
-    ExprCheck ec;
-    expr_check(&ec, t, ci->where);
-    if (ec.subquery)
-      return fail(b, SHALE_ERROR, "subqueries prohibited in partial index WHERE clauses");
-    if (ec.variable)
-      return fail(b, SHALE_ERROR, "parameters prohibited in partial index WHERE clauses");
-    if (ec.bad_column) return bad_column(b, &ec);
-    if (has_nondeterministic(ci->where))
-      return fail(b, SHALE_ERROR,
-                  "non-deterministic functions prohibited in partial index WHERE clauses");
-  }
+  /* generated-column loops show once every name is resolved (when the
+   * index is coded: the WHERE, then the key columns) */
+  if (check_gen_loop(b, t, ci->where, -1)) return b->rc;
+  for (int i = 0; i < n; i++)
+    if (check_gen_loop(b, t, ic[i].expr, ic[i].expr ? -1 : ic[i].col)) return b->rc;
   append_trailing(t, idx);
   *out = idx;
   return b->rc;
@@ -718,7 +793,7 @@ static int build_index(Build *b, const SqlStmt *st, Index **out) {
 
 int schema_index_from_create(Schema *s, const SqlStmt *create, const char *sql, Index **out,
                              char **errmsg) {
-  Build b = {s, sql, errmsg, 0, SHALE_OK};
+  Build b = {.s = s, .sql = sql, .errmsg = errmsg, .loading = 0, .rc = SHALE_OK};
   if (errmsg) *errmsg = NULL;
   build_index(&b, create, out);
   if (b.rc != SHALE_OK) *out = NULL;
@@ -789,7 +864,7 @@ static int build_trigger(Build *b, const SqlStmt *st, Trigger **out) {
 
 int schema_view_from_create(Schema *s, const SqlStmt *create, const char *sql, View **out,
                             char **errmsg) {
-  Build b = {s, sql, errmsg, 0, SHALE_OK};
+  Build b = {.s = s, .sql = sql, .errmsg = errmsg, .loading = 0, .rc = SHALE_OK};
   if (errmsg) *errmsg = NULL;
   build_view(&b, create, out);
   if (b.rc != SHALE_OK) *out = NULL;
@@ -798,7 +873,7 @@ int schema_view_from_create(Schema *s, const SqlStmt *create, const char *sql, V
 
 int schema_trigger_from_create(Schema *s, const SqlStmt *create, const char *sql, Trigger **out,
                                char **errmsg) {
-  Build b = {s, sql, errmsg, 0, SHALE_OK};
+  Build b = {.s = s, .sql = sql, .errmsg = errmsg, .loading = 0, .rc = SHALE_OK};
   if (errmsg) *errmsg = NULL;
   build_trigger(&b, create, out);
   if (b.rc != SHALE_OK) *out = NULL;
@@ -1033,7 +1108,7 @@ int schema_load(Btree *bt, Schema **out, char **errmsg) {
   if (errmsg) *errmsg = NULL;
   Schema *s = schema_new();
   if (!s) return SHALE_NOMEM;
-  Build b = {s, NULL, errmsg, 1, SHALE_OK};
+  Build b = {.s = s, .sql = NULL, .errmsg = errmsg, .loading = 1, .rc = SHALE_OK};
   int own_txn = btree_txn_state(bt) == PAGER_TXN_NONE;
   int rc = own_txn ? btree_begin(bt, BTREE_TXN_READ) : SHALE_OK;
   if (rc != SHALE_OK) {
