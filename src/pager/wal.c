@@ -83,6 +83,7 @@ struct Wal {
   int nregion;
   volatile uint32_t **regions;
   IdxHdr hdr;         /* snapshot (invariant 1) */
+  IdxHdr seen;        /* header of the last read transaction begun */
   int read_lock;      /* -1 none, else slot i of READ(i) */
   int write_lock;
   uint32_t min_frame; /* nBackfill + 1 at read start */
@@ -537,7 +538,6 @@ static void backoff(Wal *w, int cnt) {
 }
 
 static int begin_read(Wal *w, int force_wal, int *changed) {
-  IdxHdr old = w->hdr;
   int rc = SHALE_PROTOCOL;
   assert(w->read_lock < 0);
   for (int cnt = 0; cnt < 100; cnt++) {
@@ -548,7 +548,8 @@ static int begin_read(Wal *w, int force_wal, int *changed) {
     rc = try_begin_read(w, force_wal);
     if (rc == SHALE_BUSY) continue;
     if (rc != SHALE_OK) return rc;
-    if (changed) *changed = !w->ever_read || memcmp(&old, &w->hdr, sizeof old) != 0;
+    if (changed) *changed = !w->ever_read || memcmp(&w->seen, &w->hdr, sizeof w->seen) != 0;
+    w->seen = w->hdr;
     w->ever_read = 1;
     return SHALE_OK;
   }
