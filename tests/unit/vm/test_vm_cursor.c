@@ -1,0 +1,487 @@
+/*
+ * test_vm_cursor.c -- cursor programs over real files, judged by sqlite3:
+ * a full scan of a table sqlite3 wrote (short records with a default,
+ * overflow payloads, every type) returns exactly sqlite3's rows; an insert
+ * program (NewRowid, MakeRecord, Insert, IdxInsert) and a delete program
+ * (Delete, IdxDelete) leave files that pass PRAGMA integrity_check with the
+ * rows sqlite3 expects; index range scans (SeekGE/IdxGT/Next and
+ * SeekLE/IdxLT/Prev), Found/NotFound and SeekRowid agree with sqlite3.
+ *
+ * Invariants:
+ *  1. Programs are hand-assembled with vm_builder_*; the file is touched by
+ *     one side at a time (sqlite3 closed while the Vm writes).
+ */
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../../src/vm/vm.h"
+#include "../../common/tsql.h"
+#include "../../test.h"
+
+static int same_col(const ShValue *v, sqlite3_stmt *st, int i) {
+  int t = sqlite3_column_type(st, i);
+  if (t != v->type) return 0;
+  switch (t) {
+  case SQLITE_INTEGER: return sqlite3_column_int64(st, i) == v->i;
+  case SQLITE_FLOAT: return sqlite3_column_double(st, i) == v->r;
+  case SQLITE_TEXT:
+  case SQLITE_BLOB: {
+    const void *z = t == SQLITE_TEXT ? (const void *)sqlite3_column_text(st, i)
+                                     : sqlite3_column_blob(st, i);
+    int n = sqlite3_column_bytes(st, i);
+    return (uint32_t)n == v->n && (n == 0 || memcmp(z, v->z, (size_t)n) == 0);
+  }
+  default: return 1;
+  }
+}
+
+/* Step vm and st in lockstep; every row must match; returns rows seen. */
+static int compare_rows(Vm *vm, sqlite3_stmt *st, int ncol) {
+  int n = 0, bad = 0;
+  for (;;) {
+    int a = vm_step(vm), b = sqlite3_step(st);
+    if (a != SHALE_ROW || b != SQLITE_ROW) {
+      CHECK_RC(a, SHALE_DONE);
+      CHECK(b == SQLITE_DONE);
+      if (a != SHALE_DONE && vm_errmsg(vm)) fprintf(stderr, "  vm: %s\n", vm_errmsg(vm));
+      break;
+    }
+    CHECK_EQ(vm_column_count(vm), ncol);
+    for (int i = 0; i < ncol; i++) {
+      if (!same_col(vm_column(vm, i), st, i)) {
+        if (bad++ < 5) test_fail(__FILE__, __LINE__, "row %d column %d differs", n, i);
+      }
+    }
+    n++;
+  }
+  return n;
+}
+
+static uint32_t root_of(sqlite3 *db, const char *name) {
+  char sql[200];
+  snprintf(sql, sizeof sql, "SELECT rootpage FROM sqlite_schema WHERE name='%s'", name);
+  return (uint32_t)tsql_int(db, sql);
+}
+
+static void make_scan_db(const char *path) {
+  sqlite3 *db = tsql_open(path);
+  CHECK(db != NULL);
+  CHECK(tsql_exec(db, "CREATE TABLE t(a, b, c);"
+                      "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<300)"
+                      " INSERT INTO t SELECT CASE i%5 WHEN 0 THEN NULL WHEN 1 THEN i WHEN 2 THEN"
+                      " i*1.5 WHEN 3 THEN 'text'||i ELSE randomblob(i%7) END,"
+                      " CASE WHEN i%17=0 THEN zeroblob(3000+i) ELSE -i END,"
+                      " CASE WHEN i%23=0 THEN printf('%.*c', 6000, 'x') ELSE i*9223372036854 END"
+                      " FROM s;"
+                      "ALTER TABLE t ADD COLUMN d DEFAULT 5;"
+                      "INSERT INTO t VALUES(1,2,3,4),(NULL,NULL,NULL,NULL);"
+                      "DELETE FROM t WHERE rowid % 11 = 0;") == SQLITE_OK);
+  sqlite3_close(db);
+}
+
+TEST(vm_full_scan_matches_sqlite) {
+  const char *path = test_path("scan.db");
+  make_scan_db(path);
+  sqlite3 *db = tsql_open(path);
+  uint32_t root = root_of(db, "t");
+  VmBuilder b;
+  VmProgram *p;
+  CHECK_OK(vm_builder_init(&b, "SELECT a, b, c, d, rowid FROM t"));
+  int r = vm_builder_regs(&b, 5), c = vm_builder_cursor(&b);
+  int l_start = vm_builder_label(&b), l_end = vm_builder_label(&b), l_loop;
+  vm_builder_add(&b, OP_Init, 0, l_start, 0);
+  l_loop = vm_builder_addr(&b) + 0;
+  vm_builder_resolve(&b, l_start);
+  vm_builder_add(&b, OP_Transaction, 0, 0, 0);
+  vm_builder_add_i4(&b, OP_OpenRead, c, (int)root, 0, 4);
+  vm_builder_add(&b, OP_Rewind, c, l_end, 0);
+  l_loop = vm_builder_addr(&b);
+  for (int i = 0; i < 3; i++) vm_builder_add(&b, OP_Column, c, i, r + i);
+  ShValue five;
+  value_set_int(&five, 5);
+  vm_builder_add_value(&b, OP_Column, c, 3, r + 3, &five);
+  vm_builder_add(&b, OP_Rowid, c, r + 4, 0);
+  vm_builder_add(&b, OP_ResultRow, r, 5, 0);
+  vm_builder_add(&b, OP_Next, c, l_loop, 0);
+  vm_builder_resolve(&b, l_end);
+  vm_builder_add(&b, OP_Halt, 0, 0, 0);
+  CHECK_OK(vm_builder_finish(&b, &p));
+
+  Btree *bt;
+  CHECK_OK(btree_open(NULL, path, SHALE_OPEN_READWRITE, &bt));
+  Vm *vm;
+  CHECK_OK(vm_new(p, bt, VM_AUTOCOMMIT, &vm));
+  sqlite3_stmt *st;
+  CHECK(sqlite3_prepare_v2(db, "SELECT a, b, c, d, rowid FROM t", -1, &st, NULL) == SQLITE_OK);
+  int n = compare_rows(vm, st, 5);
+  CHECK_EQ(n, tsql_int(db, "SELECT count(*) FROM t"));
+  CHECK(n > 250);
+  CHECK_EQ(btree_txn_state(bt), PAGER_TXN_NONE); /* committed at halt */
+  /* second run after an abandoned one */
+  sqlite3_reset(st);
+  CHECK_RC(vm_step(vm), SHALE_ROW);
+  vm_reset(vm);
+  CHECK_EQ(btree_txn_state(bt), PAGER_TXN_NONE);
+  CHECK_EQ(compare_rows(vm, st, 5), n);
+  sqlite3_finalize(st);
+  vm_free(vm);
+  vm_program_free(p);
+  btree_close(bt);
+  sqlite3_close(db);
+}
+
+/* ---- insert / delete / index programs ---- */
+
+static const Collation *bin_coll[1] = {NULL};
+static KeyInfo ki1 = {1, bin_coll, NULL, 0};
+
+/* INSERT INTO t2(a, b) VALUES(?1, ?2), maintaining index i2(a). */
+static VmProgram *build_insert(uint32_t troot, uint32_t iroot) {
+  VmBuilder b;
+  VmProgram *p;
+  vm_builder_init(&b, "INSERT INTO t2 VALUES(?1, ?2)");
+  int r = vm_builder_regs(&b, 8), ct = vm_builder_cursor(&b), ci = vm_builder_cursor(&b);
+  vm_builder_add(&b, OP_Init, 0, 1, 0);
+  vm_builder_add(&b, OP_Transaction, 0, 1, 0);
+  vm_builder_add_i4(&b, OP_OpenWrite, ct, (int)troot, 0, 2);
+  vm_builder_add_p4(&b, OP_OpenWrite, ci, (int)iroot, 0, P4_KEYINFO, &ki1);
+  vm_builder_add(&b, OP_Variable, 1, r, 0);
+  vm_builder_add(&b, OP_Variable, 2, r + 1, 0);
+  vm_builder_add(&b, OP_NewRowid, ct, r + 2, 0);
+  vm_builder_add(&b, OP_MakeRecord, r, 2, r + 3);
+  int a = vm_builder_add(&b, OP_Insert, ct, r + 3, r + 2);
+  vm_builder_set_p5(&b, a, VM_OPFLAG_NCHANGE | VM_OPFLAG_LASTROWID);
+  vm_builder_add(&b, OP_SCopy, r, r + 4, 0);
+  vm_builder_add(&b, OP_SCopy, r + 2, r + 5, 0);
+  vm_builder_add(&b, OP_MakeRecord, r + 4, 2, r + 6);
+  vm_builder_add(&b, OP_IdxInsert, ci, r + 6, 0);
+  vm_builder_add(&b, OP_Halt, 0, 0, 0);
+  CHECK_OK(vm_builder_finish(&b, &p));
+  return p;
+}
+
+/* DELETE FROM t2 WHERE rowid % ?1 = 0, maintaining i2. */
+static VmProgram *build_delete(uint32_t troot, uint32_t iroot) {
+  VmBuilder b;
+  VmProgram *p;
+  vm_builder_init(&b, "DELETE FROM t2 WHERE rowid % ?1 = 0");
+  int r = vm_builder_regs(&b, 6), ct = vm_builder_cursor(&b), ci = vm_builder_cursor(&b);
+  int l_end = vm_builder_label(&b), l_next = vm_builder_label(&b);
+  vm_builder_add(&b, OP_Init, 0, 1, 0);
+  vm_builder_add(&b, OP_Transaction, 0, 1, 0);
+  vm_builder_add_i4(&b, OP_OpenWrite, ct, (int)troot, 0, 2);
+  vm_builder_add_p4(&b, OP_OpenWrite, ci, (int)iroot, 0, P4_KEYINFO, &ki1);
+  vm_builder_add(&b, OP_Variable, 1, r + 5, 0);
+  vm_builder_add(&b, OP_Rewind, ct, l_end, 0);
+  int loop = vm_builder_addr(&b);
+  vm_builder_add(&b, OP_Column, ct, 0, r);
+  vm_builder_add(&b, OP_Rowid, ct, r + 1, 0);
+  vm_builder_add(&b, OP_Remainder, r + 5, r + 1, r + 2);
+  vm_builder_add(&b, OP_If, r + 2, l_next, 0);
+  vm_builder_add(&b, OP_IdxDelete, ci, r, 2);
+  int a = vm_builder_add(&b, OP_Delete, ct, 0, 0);
+  vm_builder_set_p5(&b, a, VM_OPFLAG_NCHANGE);
+  vm_builder_resolve(&b, l_next);
+  vm_builder_add(&b, OP_Next, ct, loop, 0);
+  vm_builder_resolve(&b, l_end);
+  vm_builder_add(&b, OP_Halt, 0, 0, 0);
+  CHECK_OK(vm_builder_finish(&b, &p));
+  return p;
+}
+
+TEST(vm_insert_delete_pass_integrity_check) {
+  const char *path = test_path("ins.db");
+  sqlite3 *db = tsql_open(path);
+  CHECK(tsql_exec(db, "CREATE TABLE t2(a, b); CREATE INDEX i2 ON t2(a);") == SQLITE_OK);
+  uint32_t troot = root_of(db, "t2"), iroot = root_of(db, "i2");
+  sqlite3_close(db);
+
+  Btree *bt;
+  CHECK_OK(btree_open(NULL, path, SHALE_OPEN_READWRITE, &bt));
+  VmProgram *p = build_insert(troot, iroot);
+  Vm *vm;
+  CHECK_OK(vm_new(p, bt, VM_AUTOCOMMIT, &vm));
+  uint64_t s = test_seed();
+  static char big[5000];
+  memset(big, 'q', sizeof big);
+  int n = 600;
+  for (int i = 1; i <= n; i++) {
+    uint64_t x = test_rand(&s);
+    switch (x % 6) {
+    case 0: vm_bind_null(vm, 1); break;
+    case 1:
+    case 2: vm_bind_int(vm, 1, (int64_t)(x >> 8) % 100); break;
+    case 3: vm_bind_real(vm, 1, (double)((x >> 8) % 100) / 4); break;
+    case 4: vm_bind_text(vm, 1, big, (int)((x >> 8) % 40)); break;
+    default: vm_bind_blob(vm, 1, big, (int)((x >> 8) % 3000)); break;
+    }
+    if (i % 7 == 0)
+      vm_bind_blob(vm, 2, big, (int)sizeof big);
+    else
+      vm_bind_int(vm, 2, i);
+    CHECK_RC(vm_step(vm), SHALE_DONE);
+    CHECK_EQ(vm_changes(vm), 1);
+    CHECK_EQ(vm_last_rowid(vm), i);
+    vm_reset(vm);
+  }
+  vm_free(vm);
+  vm_program_free(p);
+
+  char msg[300];
+  CHECK(tsql_integrity(path, msg, sizeof msg));
+  db = tsql_open(path);
+  CHECK_EQ(tsql_int(db, "SELECT count(*) FROM t2"), n);
+  CHECK_EQ(tsql_int(db, "SELECT max(rowid) FROM t2"), n);
+  CHECK_EQ(tsql_int(db, "SELECT count(*) FROM t2 WHERE length(b) = 5000"), n / 7);
+  sqlite3_close(db);
+
+  p = build_delete(troot, iroot);
+  CHECK_OK(vm_new(p, bt, VM_AUTOCOMMIT, &vm));
+  vm_bind_int(vm, 1, 3);
+  CHECK_RC(vm_step(vm), SHALE_DONE);
+  CHECK_EQ(vm_changes(vm), n / 3);
+  vm_free(vm);
+  vm_program_free(p);
+  CHECK(tsql_integrity(path, msg, sizeof msg));
+  db = tsql_open(path);
+  CHECK_EQ(tsql_int(db, "SELECT count(*) FROM t2"), n - n / 3);
+  CHECK_EQ(tsql_int(db, "SELECT count(*) FROM t2 WHERE rowid % 3 = 0"), 0);
+  sqlite3_close(db);
+  btree_close(bt);
+}
+
+/* SELECT rowid, a FROM t3 WHERE a BETWEEN ?1 AND ?2 via index i3, forward
+ * (SeekGE, IdxGT, Next) or backward (SeekLE, IdxLT, Prev). */
+static VmProgram *build_range(uint32_t iroot, int backward) {
+  VmBuilder b;
+  VmProgram *p;
+  vm_builder_init(&b, NULL);
+  int r = vm_builder_regs(&b, 4), c = vm_builder_cursor(&b);
+  int l_end = vm_builder_label(&b);
+  vm_builder_add(&b, OP_Init, 0, 1, 0);
+  vm_builder_add(&b, OP_Transaction, 0, 0, 0);
+  vm_builder_add_p4(&b, OP_OpenRead, c, (int)iroot, 0, P4_KEYINFO, &ki1);
+  vm_builder_add(&b, OP_Variable, 1, r, 0);
+  vm_builder_add(&b, OP_Variable, 2, r + 1, 0);
+  if (!backward) {
+    vm_builder_add_i4(&b, OP_SeekGE, c, l_end, r, 1);
+  } else {
+    vm_builder_add_i4(&b, OP_SeekLE, c, l_end, r + 1, 1);
+  }
+  int loop = vm_builder_addr(&b);
+  if (!backward)
+    vm_builder_add_i4(&b, OP_IdxGT, c, l_end, r + 1, 1);
+  else
+    vm_builder_add_i4(&b, OP_IdxLT, c, l_end, r, 1);
+  vm_builder_add(&b, OP_IdxRowid, c, r + 2, 0);
+  vm_builder_add(&b, OP_Column, c, 0, r + 3);
+  vm_builder_add(&b, OP_ResultRow, r + 2, 2, 0);
+  vm_builder_add(&b, backward ? OP_Prev : OP_Next, c, loop, 0);
+  vm_builder_resolve(&b, l_end);
+  vm_builder_add(&b, OP_Halt, 0, 0, 0);
+  CHECK_OK(vm_builder_finish(&b, &p));
+  return p;
+}
+
+TEST(vm_index_range_scans_match_sqlite) {
+  const char *path = test_path("idx.db");
+  sqlite3 *db = tsql_open(path);
+  CHECK(tsql_exec(db, "CREATE TABLE t3(a, b); CREATE INDEX i3 ON t3(a);"
+                      "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<2000)"
+                      " INSERT INTO t3 SELECT CASE WHEN i%13=0 THEN NULL WHEN i%7=0 THEN"
+                      " 'k'||(i%50) WHEN i%5=0 THEN (i%60)+0.5 ELSE i%60 END, i FROM s;") ==
+        SQLITE_OK);
+  uint32_t iroot = root_of(db, "i3"), troot = root_of(db, "t3");
+  Btree *bt;
+  CHECK_OK(btree_open(NULL, path, SHALE_OPEN_READWRITE, &bt));
+  static const struct {
+    int64_t lo, hi;
+  } ranges[] = {{10, 20}, {0, 0}, {-5, 3}, {55, 1000}, {30, 29}, {59, 59}};
+  for (int back = 0; back < 2; back++) {
+    VmProgram *p = build_range(iroot, back);
+    Vm *vm;
+    CHECK_OK(vm_new(p, bt, VM_AUTOCOMMIT, &vm));
+    sqlite3_stmt *st;
+    CHECK(sqlite3_prepare_v2(db,
+                             back ? "SELECT rowid, a FROM t3 WHERE a BETWEEN ?1 AND ?2 "
+                                    "ORDER BY a DESC, rowid DESC"
+                                  : "SELECT rowid, a FROM t3 WHERE a BETWEEN ?1 AND ?2 "
+                                    "ORDER BY a, rowid",
+                             -1, &st, NULL) == SQLITE_OK);
+    for (size_t k = 0; k < sizeof ranges / sizeof ranges[0]; k++) {
+      vm_reset(vm);
+      sqlite3_reset(st);
+      vm_bind_int(vm, 1, ranges[k].lo);
+      vm_bind_int(vm, 2, ranges[k].hi);
+      sqlite3_bind_int64(st, 1, ranges[k].lo);
+      sqlite3_bind_int64(st, 2, ranges[k].hi);
+      int n = compare_rows(vm, st, 2);
+      if (k == 0) CHECK(n > 100);
+    }
+    /* text range */
+    vm_reset(vm);
+    sqlite3_reset(st);
+    vm_bind_text(vm, 1, "k1", 2);
+    vm_bind_text(vm, 2, "k3", 2);
+    sqlite3_bind_text(st, 1, "k1", 2, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, "k3", 2, SQLITE_STATIC);
+    CHECK(compare_rows(vm, st, 2) > 10);
+    sqlite3_finalize(st);
+    vm_free(vm);
+    vm_program_free(p);
+  }
+
+  /* Found / NotFound / SeekRowid / Count */
+  VmBuilder b;
+  VmProgram *p;
+  vm_builder_init(&b, NULL);
+  int r = vm_builder_regs(&b, 6), ci = vm_builder_cursor(&b), ct = vm_builder_cursor(&b);
+  int l_nf = vm_builder_label(&b), l_f2 = vm_builder_label(&b), l_nr = vm_builder_label(&b);
+  int l_out = vm_builder_label(&b);
+  vm_builder_add(&b, OP_Transaction, 0, 0, 0);
+  vm_builder_add_p4(&b, OP_OpenRead, ci, (int)iroot, 0, P4_KEYINFO, &ki1);
+  vm_builder_add_i4(&b, OP_OpenRead, ct, (int)troot, 0, 2);
+  vm_builder_add(&b, OP_Integer, 0, r + 1, 0);
+  vm_builder_add(&b, OP_Variable, 1, r, 0);
+  vm_builder_add_i4(&b, OP_NotFound, ci, l_nf, r, 1);
+  vm_builder_add(&b, OP_AddImm, r + 1, 1, 0); /* found */
+  vm_builder_resolve(&b, l_nf);
+  vm_builder_add_i4(&b, OP_Found, ci, l_f2, r, 1);
+  vm_builder_add(&b, OP_AddImm, r + 1, 10, 0); /* not found */
+  vm_builder_resolve(&b, l_f2);
+  vm_builder_add(&b, OP_Variable, 2, r + 2, 0);
+  vm_builder_add(&b, OP_SeekRowid, ct, l_nr, r + 2);
+  vm_builder_add(&b, OP_Column, ct, 1, r + 3);
+  vm_builder_add(&b, OP_Goto, 0, l_out, 0);
+  vm_builder_resolve(&b, l_nr);
+  vm_builder_add(&b, OP_Null, 0, r + 3, 0);
+  vm_builder_resolve(&b, l_out);
+  vm_builder_add(&b, OP_Count, ci, r + 4, 0);
+  vm_builder_add(&b, OP_ResultRow, r + 1, 4, 0);
+  vm_builder_add(&b, OP_Halt, 0, 0, 0);
+  CHECK_OK(vm_builder_finish(&b, &p));
+  Vm *vm;
+  CHECK_OK(vm_new(p, bt, VM_AUTOCOMMIT, &vm));
+  vm_bind_int(vm, 1, 17);
+  vm_bind_text(vm, 2, "1234", 4); /* text rowid is converted */
+  CHECK_RC(vm_step(vm), SHALE_ROW);
+  CHECK_EQ(vm_column(vm, 0)->i, 1);
+  CHECK_EQ(vm_column(vm, 2)->i, 1234);
+  CHECK_EQ(vm_column(vm, 3)->i, 2000);
+  CHECK_RC(vm_step(vm), SHALE_DONE);
+  vm_bind_int(vm, 1, 1000);
+  vm_bind_int(vm, 2, 5000);
+  CHECK_RC(vm_step(vm), SHALE_ROW);
+  CHECK_EQ(vm_column(vm, 0)->i, 10);
+  CHECK_EQ(vm_column(vm, 2)->type, SHALE_NULL);
+  CHECK_RC(vm_step(vm), SHALE_DONE);
+  vm_free(vm);
+  vm_program_free(p);
+  btree_close(bt);
+  sqlite3_close(db);
+}
+
+/* A table seek by rowid range: SeekGT with a real key, SeekLT. */
+TEST(vm_table_rowid_seeks) {
+  const char *path = test_path("rowid.db");
+  sqlite3 *db = tsql_open(path);
+  CHECK(tsql_exec(db, "CREATE TABLE t4(x);"
+                      "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<500)"
+                      " INSERT INTO t4(rowid, x) SELECT i*2, i FROM s;") == SQLITE_OK);
+  uint32_t root = root_of(db, "t4");
+  sqlite3_close(db);
+  Btree *bt;
+  CHECK_OK(btree_open(NULL, path, SHALE_OPEN_READWRITE, &bt));
+  static const struct {
+    int op;
+    double key;
+    int64_t want; /* rowid landed on, 0 = jumped (none) */
+  } cases[] = {{OP_SeekGE, 10, 10},   {OP_SeekGE, 11, 12},  {OP_SeekGT, 10, 12},
+               {OP_SeekGT, 10.5, 12}, {OP_SeekGE, 10.5, 12}, {OP_SeekLE, 10.5, 10},
+               {OP_SeekLT, 10, 8},    {OP_SeekLT, 2, 0},     {OP_SeekGT, 1000, 0},
+               {OP_SeekLE, 1e30, 1000}, {OP_SeekGE, -1e30, 2}, {OP_SeekLT, 9.5, 8}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    VmBuilder b;
+    VmProgram *p;
+    vm_builder_init(&b, NULL);
+    int r = vm_builder_regs(&b, 2), c = vm_builder_cursor(&b);
+    int l_none = vm_builder_label(&b);
+    vm_builder_add(&b, OP_Transaction, 0, 0, 0);
+    vm_builder_add_i4(&b, OP_OpenRead, c, (int)root, 0, 1);
+    vm_builder_add_real(&b, OP_Real, 0, r, 0, cases[k].key);
+    vm_builder_add(&b, cases[k].op, c, l_none, r);
+    vm_builder_add(&b, OP_Rowid, c, r + 1, 0);
+    vm_builder_add(&b, OP_ResultRow, r + 1, 1, 0);
+    vm_builder_resolve(&b, l_none);
+    vm_builder_add(&b, OP_Halt, 0, 0, 0);
+    CHECK_OK(vm_builder_finish(&b, &p));
+    Vm *vm;
+    CHECK_OK(vm_new(p, bt, VM_AUTOCOMMIT, &vm));
+    int rc = vm_step(vm);
+    if (cases[k].want == 0) {
+      if (rc != SHALE_DONE) test_fail(__FILE__, __LINE__, "case %d: expected no row", (int)k);
+    } else {
+      CHECK_RC(rc, SHALE_ROW);
+      if (rc == SHALE_ROW && vm_column(vm, 0)->i != cases[k].want)
+        test_fail(__FILE__, __LINE__, "case %d: rowid %lld, expected %lld", (int)k,
+                  (long long)vm_column(vm, 0)->i, (long long)cases[k].want);
+      CHECK_RC(vm_step(vm), SHALE_DONE);
+    }
+    vm_free(vm);
+    vm_program_free(p);
+  }
+  btree_close(bt);
+}
+
+/* CreateBtree + Insert into the new tree + ReadCookie, in one write
+ * transaction; the tree is registered by hand so sqlite3 can check it. */
+TEST(vm_create_btree) {
+  const char *path = test_path("create.db");
+  sqlite3 *db = tsql_open(path);
+  CHECK(tsql_exec(db, "CREATE TABLE seed(x);") == SQLITE_OK);
+  sqlite3_close(db);
+  Btree *bt;
+  CHECK_OK(btree_open(NULL, path, SHALE_OPEN_READWRITE, &bt));
+  VmBuilder b;
+  VmProgram *p;
+  vm_builder_init(&b, NULL);
+  int r = vm_builder_regs(&b, 6), c = vm_builder_cursor(&b);
+  vm_builder_add(&b, OP_Transaction, 0, 1, 0);
+  vm_builder_add(&b, OP_CreateBtree, 0, r, BTREE_INTKEY);
+  int a = vm_builder_add(&b, OP_OpenWrite, c, r, 0);
+  vm_builder_set_p5(&b, a, VM_OPFLAG_P2ISREG);
+  vm_builder_add(&b, OP_Integer, 7, r + 1, 0);
+  vm_builder_add(&b, OP_MakeRecord, r + 1, 1, r + 2);
+  vm_builder_add(&b, OP_Integer, 1, r + 3, 0);
+  vm_builder_add(&b, OP_Insert, c, r + 2, r + 3);
+  vm_builder_add(&b, OP_ReadCookie, 0, r + 4, BTREE_META_SCHEMA_COOKIE);
+  vm_builder_add(&b, OP_ResultRow, r, 1, 0);
+  vm_builder_add(&b, OP_ResultRow, r + 4, 1, 0);
+  vm_builder_add(&b, OP_Halt, 0, 0, 0);
+  CHECK_OK(vm_builder_finish(&b, &p));
+  Vm *vm;
+  CHECK_OK(vm_new(p, bt, VM_AUTOCOMMIT, &vm));
+  CHECK_RC(vm_step(vm), SHALE_ROW);
+  int64_t root = vm_column(vm, 0)->i;
+  CHECK(root > 2);
+  CHECK_RC(vm_step(vm), SHALE_ROW);
+  CHECK_EQ(vm_column(vm, 0)->i, 1);
+  CHECK_RC(vm_step(vm), SHALE_DONE);
+  vm_free(vm);
+  vm_program_free(p);
+  btree_close(bt);
+  db = tsql_open(path);
+  char sql[200];
+  snprintf(sql, sizeof sql,
+           "PRAGMA writable_schema=ON; INSERT INTO sqlite_schema VALUES('table','n','n',%lld,"
+           "'CREATE TABLE n(x)'); PRAGMA writable_schema=OFF;",
+           (long long)root);
+  CHECK(tsql_exec(db, sql) == SQLITE_OK);
+  sqlite3_close(db);
+  db = tsql_open(path);
+  CHECK_EQ(tsql_int(db, "SELECT x FROM n WHERE rowid = 1"), 7);
+  sqlite3_close(db);
+  char msg[300];
+  CHECK(tsql_integrity(path, msg, sizeof msg));
+}
