@@ -1118,3 +1118,95 @@ TEST(wal_power_loss) {
   CHECK(ckpts > 0);
   os_fault_vfs_destroy(fv);
 }
+
+/* ------------------------------------------------ busy result codes */
+
+static int g_busy_calls;
+
+/* Busy handler that ends the blocking reader's transaction. */
+static int end_reader_busy(void *arg, int count) {
+  g_busy_calls++;
+  wal_end_read(((Conn *)arg)->w);
+  return count < 3;
+}
+
+static int shm_raw_lock(Conn *c, int slot, int n, int flags) {
+  return c->db->methods->shm_lock(c->db, slot, n, flags);
+}
+
+TEST(wal_busy_codes) {
+  char p[256];
+  snprintf(p, sizeof p, "%s", test_path("busy.db"));
+  rm3(p);
+  spit(p, NULL, 0);
+  Conn a, b;
+  CHECK_OK(conn_open(&a, p, PS));
+  CHECK_OK(conn_open(&b, p, PS));
+  uint32_t t[] = {1, 2, 3};
+  CHECK_OK(commit_pages(&a, t, 3, 1, 3));
+  CHECK_OK(wal_begin_read(b.w, NULL));
+  CHECK_OK(commit_pages(&a, t, 3, 2, 3));
+  int nlog = 0, nckpt = 0;
+
+  /* CKPT held by someone: BUSY at once, -1/-1 */
+  CHECK_OK(shm_raw_lock(&b, 1, 1, OS_SHM_LOCK | OS_SHM_EXCLUSIVE));
+  CHECK_RC(wal_checkpoint(a.w, WAL_CKPT_PASSIVE, NULL, NULL, &nlog, &nckpt), SHALE_BUSY);
+  CHECK_EQ(nlog, -1);
+  CHECK_EQ(nckpt, -1);
+  shm_raw_lock(&b, 1, 1, OS_SHM_UNLOCK | OS_SHM_EXCLUSIVE);
+
+  /* FULL waits through the busy handler for the reader to go */
+  g_busy_calls = 0;
+  CHECK_OK(wal_checkpoint(a.w, WAL_CKPT_FULL, end_reader_busy, &b, &nlog, &nckpt));
+  CHECK(g_busy_calls > 0);
+  CHECK_EQ(nlog, 6);
+  CHECK_EQ(nckpt, 6);
+
+  /* RESTART waits for WAL readers; the next writer then starts at frame 1 */
+  CHECK_OK(wal_begin_read(b.w, NULL)); /* db-only reader: READ(0) */
+  CHECK_OK(wal_checkpoint(a.w, WAL_CKPT_RESTART, NULL, NULL, &nlog, &nckpt));
+  wal_end_read(b.w);
+  CHECK_OK(commit_pages(&a, t, 1, 3, 3));
+  CHECK_OK(wal_begin_read(b.w, NULL));
+  CHECK_EQ(wal_max_frame(b.w), 1);
+  EXPECT_PAGE(&b, 1, 3);
+  EXPECT_PAGE(&b, 2, 2);
+  /* b reads the WAL: TRUNCATE cannot finish without the handler */
+  CHECK_RC(wal_checkpoint(a.w, WAL_CKPT_TRUNCATE, NULL, NULL, &nlog, &nckpt), SHALE_BUSY);
+  CHECK(fsize(suffix(p, "-wal")) > 0);
+  g_busy_calls = 0;
+  CHECK_OK(wal_checkpoint(a.w, WAL_CKPT_TRUNCATE, end_reader_busy, &b, &nlog, &nckpt));
+  CHECK(g_busy_calls > 0);
+  CHECK_EQ(nlog, 0);
+  CHECK_EQ(fsize(suffix(p, "-wal")), 0);
+
+  /* WRITE held by another writer: FULL degrades to PASSIVE and reports BUSY */
+  CHECK_OK(commit_pages(&a, t, 2, 4, 3));
+  CHECK_OK(wal_begin_read(b.w, NULL));
+  CHECK_OK(wal_begin_write(b.w));
+  CHECK_RC(wal_checkpoint(a.w, WAL_CKPT_FULL, NULL, NULL, &nlog, &nckpt), SHALE_BUSY);
+  CHECK_EQ(nlog, 2);
+  CHECK_EQ(nckpt, 2); /* the passive part still copied everything */
+  wal_end_write(b.w);
+  wal_end_read(b.w);
+
+  /* damaged index header while someone holds WRITE and RECOVER */
+  volatile void *r0 = NULL;
+  CHECK_OK(b.db->methods->shm_map(b.db, 0, 32768, 0, &r0));
+  CHECK(r0 != NULL);
+  CHECK_OK(shm_raw_lock(&b, 0, 1, OS_SHM_LOCK | OS_SHM_EXCLUSIVE));
+  CHECK_OK(shm_raw_lock(&b, 2, 1, OS_SHM_LOCK | OS_SHM_EXCLUSIVE));
+  if (r0) ((volatile uint8_t *)r0)[8] ^= 0x55; /* iChange of copy 1 */
+  CHECK_RC(wal_begin_read(a.w, NULL), SHALE_BUSY_RECOVERY);
+  shm_raw_lock(&b, 2, 1, OS_SHM_UNLOCK | OS_SHM_EXCLUSIVE);
+  shm_raw_lock(&b, 0, 1, OS_SHM_UNLOCK | OS_SHM_EXCLUSIVE);
+  /* released: A recovers and sees the last commit */
+  int changed = 0;
+  CHECK_OK(wal_begin_read(a.w, &changed));
+  EXPECT_PAGE(&a, 1, 4);
+  EXPECT_PAGE(&a, 2, 4);
+  EXPECT_PAGE(&a, 3, 2);
+  wal_end_read(a.w);
+  CHECK_OK(conn_close(&b, 0));
+  CHECK_OK(conn_close(&a, 0));
+}
