@@ -1210,3 +1210,145 @@ TEST(wal_busy_codes) {
   CHECK_OK(conn_close(&b, 0));
   CHECK_OK(conn_close(&a, 0));
 }
+
+/* ------------------------------- threads: writers, readers, checkpoints */
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#define ST_PAGES 8
+static char g_st_path[256];
+static atomic_int g_st_stop, g_st_errors, g_st_commits, g_st_reads, g_st_ckpts;
+
+static void st_fill(uint8_t *d, uint32_t pg, uint32_t v) {
+  fill(d, pg, v);
+  util_put4(d, v);
+}
+
+/* Read the whole snapshot; returns its version or -1 if inconsistent. */
+static long st_read_all(Conn *c) {
+  if (wal_db_size(c->w) == 0) { /* no commit in the log: the file's size */
+    int64_t sz = 0;
+    if (os_file_size(c->db, &sz) != SHALE_OK) return -1;
+    if (sz == 0) return 0;
+  }
+  uint8_t buf[PS], want[PS];
+  long v = -2;
+  for (uint32_t pg = 1; pg <= ST_PAGES; pg++) {
+    uint32_t f;
+    if (conn_page(c, pg, buf, PS, &f) != SHALE_OK) return -1;
+    uint32_t pv = util_get4(buf);
+    if (v == -2) v = pv;
+    st_fill(want, pg, pv);
+    if ((long)pv != v || memcmp(buf, want, PS) != 0) return -1;
+  }
+  return v;
+}
+
+static void *st_writer(void *arg) {
+  (void)arg;
+  Conn c;
+  if (conn_open(&c, g_st_path, PS) != SHALE_OK) {
+    g_st_errors++;
+    return NULL;
+  }
+  uint8_t data[ST_PAGES][PS];
+  WalPage wp[ST_PAGES];
+  while (!g_st_stop) {
+    int rc = wal_begin_read(c.w, NULL);
+    if (rc != SHALE_OK) {
+      if ((rc & 0xff) != SHALE_BUSY) g_st_errors++;
+      continue;
+    }
+    long v = st_read_all(&c);
+    if (v < 0) g_st_errors++;
+    rc = wal_begin_write(c.w);
+    if (rc == SHALE_OK) {
+      for (uint32_t pg = 1; pg <= ST_PAGES; pg++) {
+        st_fill(data[pg - 1], pg, (uint32_t)v + 1);
+        wp[pg - 1].pgno = pg;
+        wp[pg - 1].data = data[pg - 1];
+      }
+      /* sometimes spill half first */
+      rc = wal_append(c.w, wp, 3, 0, WAL_SYNC_OFF);
+      if (rc == SHALE_OK) rc = wal_append(c.w, wp + 3, ST_PAGES - 3, ST_PAGES, WAL_SYNC_OFF);
+      if (rc == SHALE_OK) g_st_commits++;
+      else g_st_errors++;
+      wal_end_write(c.w);
+    } else if ((rc & 0xff) != SHALE_BUSY) {
+      g_st_errors++;
+    }
+    wal_end_read(c.w);
+  }
+  conn_close(&c, WAL_CLOSE_KEEP);
+  return NULL;
+}
+
+static void *st_reader(void *arg) {
+  (void)arg;
+  Conn c;
+  if (conn_open(&c, g_st_path, PS) != SHALE_OK) {
+    g_st_errors++;
+    return NULL;
+  }
+  long last = 0;
+  while (!g_st_stop) {
+    int rc = wal_begin_read(c.w, NULL);
+    if (rc != SHALE_OK) {
+      if ((rc & 0xff) != SHALE_BUSY) g_st_errors++;
+      continue;
+    }
+    long v = st_read_all(&c);
+    long v2 = st_read_all(&c); /* stable while the snapshot is held */
+    if (v < 0 || v != v2 || v < last) g_st_errors++;
+    last = v;
+    g_st_reads++;
+    wal_end_read(c.w);
+  }
+  conn_close(&c, WAL_CLOSE_KEEP);
+  return NULL;
+}
+
+static void *st_ckpt(void *arg) {
+  (void)arg;
+  Conn c;
+  if (conn_open(&c, g_st_path, PS) != SHALE_OK) {
+    g_st_errors++;
+    return NULL;
+  }
+  uint64_t seed = test_seed();
+  while (!g_st_stop) {
+    int nl, nc;
+    int rc = wal_checkpoint(c.w, (int)(test_rand(&seed) % 4), NULL, NULL, &nl, &nc);
+    if (rc == SHALE_OK) g_st_ckpts++;
+    else if ((rc & 0xff) != SHALE_BUSY) g_st_errors++;
+  }
+  conn_close(&c, WAL_CLOSE_KEEP);
+  return NULL;
+}
+
+TEST(wal_threads_stress) {
+  snprintf(g_st_path, sizeof g_st_path, "%s", test_path("st.db"));
+  rm3(g_st_path);
+  spit(g_st_path, NULL, 0);
+  g_st_stop = g_st_errors = g_st_commits = g_st_reads = g_st_ckpts = 0;
+  pthread_t th[6];
+  void *(*fn[6])(void *) = {st_writer, st_writer, st_reader, st_reader, st_reader, st_ckpt};
+  for (int i = 0; i < 6; i++) pthread_create(&th[i], NULL, fn[i], NULL);
+  usleep(test_long() ? 5000000 : 700000);
+  g_st_stop = 1;
+  for (int i = 0; i < 6; i++) pthread_join(th[i], NULL);
+  CHECK_EQ(g_st_errors, 0);
+  CHECK(g_st_commits > 0);
+  CHECK(g_st_reads > 0);
+  CHECK(g_st_ckpts > 0);
+  /* no lost update: the final version counts every commit */
+  Conn c;
+  CHECK_OK(conn_open(&c, g_st_path, PS));
+  CHECK_OK(wal_begin_read(c.w, NULL));
+  CHECK_EQ(st_read_all(&c), g_st_commits);
+  wal_end_read(c.w);
+  CHECK_OK(conn_close(&c, 0));
+  if (getenv("WAL_TEST_VERBOSE"))
+    fprintf(stderr, "  commits %d reads %d ckpts %d\n", g_st_commits, g_st_reads, g_st_ckpts);
+}
