@@ -312,6 +312,9 @@ void vm_free(Vm *v) {
       shale_free(v->cur[i].types);
       shale_free(v->cur[i].offsets);
       shale_free(v->cur[i].buf);
+      shale_free(v->cur[i].sbuf);
+      shale_free(v->cur[i].sent);
+      shale_free(v->cur[i].stmp);
     }
   }
   if (v->rbuf)

@@ -57,11 +57,86 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
   c->nullrow = 0;
   c->cache_ok = 0;
   c->seq = 0;
+  c->slen = 0;
+  c->nsent = 0;
+  c->spos = 0;
+  c->eph_root = 0;
 }
 
 void vm_close_all(Vm *v) {
   if (!v->cur) return;
   for (int i = 0; i < v->prog->ncursor; i++) vm_cursor_close(v, &v->cur[i]);
+  if (v->eph) {
+    btree_close(v->eph);
+    v->eph = NULL;
+  }
+}
+
+/* ---- sorter: records kept in one buffer, stable merge sort by KeyInfo ---- */
+
+static int sorter_add(VmCursor *c, const void *rec, uint32_t n) {
+  if (c->slen + n > c->scap) {
+    uint64_t ncap = c->scap ? c->scap : 4096;
+    while (ncap < c->slen + n) ncap *= 2;
+    uint8_t *b = shale_realloc(c->sbuf, (size_t)ncap);
+    if (!b) return SHALE_NOMEM;
+    c->sbuf = b;
+    c->scap = ncap;
+  }
+  if (c->nsent == c->capsent) {
+    int ncap = c->capsent ? c->capsent * 2 : 64;
+    VmSortEnt *e = shale_realloc(c->sent, (size_t)ncap * sizeof *e);
+    if (!e) return SHALE_NOMEM;
+    c->sent = e;
+    VmSortEnt *t = shale_realloc(c->stmp, (size_t)ncap * sizeof *t);
+    if (!t) return SHALE_NOMEM;
+    c->stmp = t;
+    c->capsent = ncap;
+  }
+  if (n) memcpy(c->sbuf + c->slen, rec, n);
+  c->sent[c->nsent].off = c->slen;
+  c->sent[c->nsent].n = n;
+  c->nsent++;
+  c->slen += n;
+  return SHALE_OK;
+}
+
+static int sort_cmp(VmCursor *c, const VmSortEnt *a, const VmSortEnt *b) {
+  return record_compare(c->ki, c->sbuf + a->off, a->n, c->sbuf + b->off, b->n);
+}
+
+/* Bottom-up stable merge sort of c->sent using c->stmp. */
+static void sorter_sort(VmCursor *c) {
+  int n = c->nsent;
+  VmSortEnt *src = c->sent, *dst = c->stmp;
+  for (int w = 1; w < n; w *= 2) {
+    for (int lo = 0; lo < n; lo += 2 * w) {
+      int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      int i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) dst[k++] = sort_cmp(c, &src[j], &src[i]) < 0 ? src[j++] : src[i++];
+      while (i < mid) dst[k++] = src[i++];
+      while (j < hi) dst[k++] = src[j++];
+    }
+    VmSortEnt *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != c->sent) {
+    c->stmp = c->sent;
+    c->sent = src;
+  }
+}
+
+/* The in-memory database holding ephemeral tables. */
+static int eph_open(Vm *v) {
+  if (v->eph) return SHALE_OK;
+  int rc = btree_open(NULL, NULL, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, &v->eph);
+  if (rc == SHALE_OK) rc = btree_begin(v->eph, BTREE_TXN_WRITE);
+  if (rc && v->eph) {
+    btree_close(v->eph);
+    v->eph = NULL;
+  }
+  return rc;
 }
 
 /* Fill c's row cache (record pointer and parsed header). */
@@ -69,7 +144,16 @@ static int cursor_cache(Vm *v, VmCursor *c) {
   if (c->cache_ok) return SHALE_OK;
   const uint8_t *rec;
   uint32_t n;
-  if (c->kind == VMC_PSEUDO) {
+  if (c->kind == VMC_SORTER) {
+    if (c->spos >= c->nsent) {
+      c->rec = NULL;
+      c->nrec = 0;
+      c->hdr_ncol = 0;
+      return SHALE_OK;
+    }
+    rec = c->sbuf + c->sent[c->spos].off;
+    n = c->sent[c->spos].n;
+  } else if (c->kind == VMC_PSEUDO) {
     ShValue *x = &v->reg[c->pseudo_reg];
     if (x->type != SHALE_BLOB && x->type != SHALE_TEXT) {
       c->rec = NULL;
@@ -1195,6 +1279,70 @@ dispatch:
     NEXT();
   }
 
+  /* ---- ephemeral tables and the sorter ---- */
+  CASE(OpenEphemeral) {
+    VmCursor *c = &v->cur[op->p1];
+    vm_cursor_close(v, c);
+    KeyInfo *ki = op->p4type == P4_KEYINFO ? op->p4.ki : NULL;
+    CHK(eph_open(v));
+    CHK(btree_create_table(v->eph, ki ? BTREE_BLOBKEY : BTREE_INTKEY, &c->eph_root));
+    CHK(btree_cursor_open(v->eph, c->eph_root, 1, ki ? record_compare : NULL, ki, &c->bc));
+    c->kind = ki ? VMC_INDEX : VMC_TABLE;
+    c->ki = ki;
+    c->nfield = op->p2;
+    NEXT();
+  }
+  CASE(OpenDup) {
+    VmCursor *c = &v->cur[op->p1], *o = &v->cur[op->p2];
+    vm_cursor_close(v, c);
+    if (!v->eph || !o->eph_root) FAIL(SHALE_INTERNAL);
+    CHK(btree_cursor_open(v->eph, o->eph_root, 1, o->ki ? record_compare : NULL, o->ki, &c->bc));
+    c->kind = o->kind;
+    c->ki = o->ki;
+    c->nfield = o->nfield;
+    c->eph_root = o->eph_root;
+    NEXT();
+  }
+  CASE(SorterOpen) {
+    VmCursor *c = &v->cur[op->p1];
+    vm_cursor_close(v, c);
+    c->kind = VMC_SORTER;
+    c->ki = op->p4.ki;
+    c->nfield = op->p2;
+    NEXT();
+  }
+  CASE(SorterInsert) {
+    VmCursor *c = &v->cur[op->p1];
+    const ShValue *d = &reg[op->p2];
+    CHK(sorter_add(c, d->z, d->type == SHALE_BLOB ? d->n : 0));
+    NEXT();
+  }
+  CASE(SorterSort) {
+    VmCursor *c = &v->cur[op->p1];
+    c->ki->corrupt = 0;
+    sorter_sort(c);
+    if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
+    c->spos = 0;
+    c->cache_ok = 0;
+    if (c->nsent == 0) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(SorterNext) {
+    VmCursor *c = &v->cur[op->p1];
+    c->cache_ok = 0;
+    if (c->spos < c->nsent) c->spos++;
+    if (c->spos < c->nsent) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(SorterData) {
+    VmCursor *c = &v->cur[op->p1];
+    value_clear(&reg[op->p2]);
+    if (c->spos < c->nsent)
+      value_set_blob(&reg[op->p2], c->sbuf + c->sent[c->spos].off, c->sent[c->spos].n);
+    if (op->p3 >= 0 && op->p3 < v->prog->ncursor) v->cur[op->p3].cache_ok = 0;
+    NEXT();
+  }
+
   /* ---- not implemented yet ---- */
 #ifdef VM_USE_GOTO
 #define UNIMPL(name) L_##name:
@@ -1206,13 +1354,6 @@ dispatch:
   UNIMPL(ParseSchema)
   UNIMPL(DropObject)
   UNIMPL(IntegrityCk)
-  UNIMPL(OpenEphemeral)
-  UNIMPL(OpenDup)
-  UNIMPL(SorterOpen)
-  UNIMPL(SorterSort)
-  UNIMPL(SorterNext)
-  UNIMPL(SorterInsert)
-  UNIMPL(SorterData)
   UNIMPL(Program)
   UNIMPL(Param)
   UNIMPL(FkCounter)

@@ -18,7 +18,12 @@
 
 #include "vm.h"
 
-enum { VMC_NONE = 0, VMC_TABLE, VMC_INDEX, VMC_PSEUDO };
+enum { VMC_NONE = 0, VMC_TABLE, VMC_INDEX, VMC_PSEUDO, VMC_SORTER };
+
+typedef struct VmSortEnt {
+  uint64_t off; /* into VmCursor.sbuf */
+  uint32_t n;
+} VmSortEnt;
 
 typedef struct VmCursor {
   int kind;
@@ -37,6 +42,14 @@ typedef struct VmCursor {
   int capcol;
   uint8_t *buf;
   uint32_t bufcap;
+  /* sorter (kept across resets: emptied, not freed) */
+  uint8_t *sbuf;
+  uint64_t slen, scap;
+  VmSortEnt *sent, *stmp;
+  int nsent, capsent;
+  int spos;
+  /* ephemeral tables: the tree's root in Vm.eph */
+  uint32_t eph_root;
 } VmCursor;
 
 typedef struct VmBuf {
@@ -74,6 +87,7 @@ struct Vm {
   void *conn;
   const FuncConnCallbacks *cb;
   FuncAux *aux;
+  Btree *eph; /* in-memory database for ephemeral tables (lazily opened) */
 };
 
 /* vm_exec.c */

@@ -485,3 +485,127 @@ TEST(vm_create_btree) {
   char msg[300];
   CHECK(tsql_integrity(path, msg, sizeof msg));
 }
+
+/* ORDER BY through the sorter (SorterOpen/Insert/Sort/Data/Next with a
+ * pseudo cursor) and DISTINCT through an ephemeral index, against sqlite3;
+ * an ephemeral rowid table with NewRowid/Insert/Count/OpenDup. */
+TEST(vm_sorter_and_ephemeral_match_sqlite) {
+  const char *path = test_path("sort.db");
+  sqlite3 *db = tsql_open(path);
+  CHECK(tsql_exec(db, "CREATE TABLE t5(a, b);"
+                      "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<3000)"
+                      " INSERT INTO t5 SELECT CASE WHEN i%13=0 THEN NULL WHEN i%7=0 THEN"
+                      " 'k'||(i%50) WHEN i%5=0 THEN (i%60)+0.5 WHEN i%11=0 THEN"
+                      " randomblob(i%5) ELSE i%60 END, i FROM s;") == SQLITE_OK);
+  uint32_t root = root_of(db, "t5");
+  Btree *bt;
+  CHECK_OK(btree_open(NULL, path, SHALE_OPEN_READWRITE, &bt));
+  static const uint8_t desc[2] = {1, 0};
+  static const Collation *colls[2] = {NULL, NULL};
+  KeyInfo ki2 = {2, colls, desc, 0};
+
+  VmBuilder b;
+  VmProgram *p;
+  vm_builder_init(&b, "SELECT a, rowid FROM t5 ORDER BY a DESC, rowid");
+  int r = vm_builder_regs(&b, 6), ct = vm_builder_cursor(&b), cs = vm_builder_cursor(&b);
+  int cp = vm_builder_cursor(&b);
+  int l_scan_end = vm_builder_label(&b), l_end = vm_builder_label(&b);
+  vm_builder_add(&b, OP_Transaction, 0, 0, 0);
+  vm_builder_add_p4(&b, OP_SorterOpen, cs, 2, 0, P4_KEYINFO, &ki2);
+  vm_builder_add_i4(&b, OP_OpenRead, ct, (int)root, 0, 2);
+  vm_builder_add(&b, OP_Rewind, ct, l_scan_end, 0);
+  int loop = vm_builder_addr(&b);
+  vm_builder_add(&b, OP_Column, ct, 0, r);
+  vm_builder_add(&b, OP_Rowid, ct, r + 1, 0);
+  vm_builder_add(&b, OP_MakeRecord, r, 2, r + 2);
+  vm_builder_add(&b, OP_SorterInsert, cs, r + 2, 0);
+  vm_builder_add(&b, OP_Next, ct, loop, 0);
+  vm_builder_resolve(&b, l_scan_end);
+  vm_builder_add(&b, OP_OpenPseudo, cp, r + 3, 2);
+  vm_builder_add(&b, OP_SorterSort, cs, l_end, 0);
+  int out = vm_builder_addr(&b);
+  vm_builder_add(&b, OP_SorterData, cs, r + 3, cp);
+  vm_builder_add(&b, OP_Column, cp, 0, r + 4);
+  vm_builder_add(&b, OP_Column, cp, 1, r + 5);
+  vm_builder_add(&b, OP_ResultRow, r + 4, 2, 0);
+  vm_builder_add(&b, OP_SorterNext, cs, out, 0);
+  vm_builder_resolve(&b, l_end);
+  vm_builder_add(&b, OP_Halt, 0, 0, 0);
+  CHECK_OK(vm_builder_finish(&b, &p));
+  Vm *vm;
+  CHECK_OK(vm_new(p, bt, VM_AUTOCOMMIT, &vm));
+  sqlite3_stmt *st;
+  CHECK(sqlite3_prepare_v2(db, "SELECT a, rowid FROM t5 ORDER BY a DESC, rowid", -1, &st, NULL) ==
+        SQLITE_OK);
+  CHECK_EQ(compare_rows(vm, st, 2), 3000);
+  sqlite3_reset(st);
+  CHECK_EQ(compare_rows(vm, st, 2), 3000); /* rerun reuses the sorter's buffers */
+  sqlite3_finalize(st);
+  vm_free(vm);
+  vm_program_free(p);
+
+  /* DISTINCT a via an ephemeral index */
+  vm_builder_init(&b, "SELECT DISTINCT a FROM t5 ORDER BY a");
+  r = vm_builder_regs(&b, 3);
+  ct = vm_builder_cursor(&b);
+  int ce = vm_builder_cursor(&b);
+  l_scan_end = vm_builder_label(&b);
+  l_end = vm_builder_label(&b);
+  vm_builder_add(&b, OP_Transaction, 0, 0, 0);
+  vm_builder_add_p4(&b, OP_OpenEphemeral, ce, 1, 0, P4_KEYINFO, &ki1);
+  vm_builder_add_i4(&b, OP_OpenRead, ct, (int)root, 0, 2);
+  vm_builder_add(&b, OP_Rewind, ct, l_scan_end, 0);
+  loop = vm_builder_addr(&b);
+  vm_builder_add(&b, OP_Column, ct, 0, r);
+  vm_builder_add(&b, OP_MakeRecord, r, 1, r + 1);
+  vm_builder_add(&b, OP_IdxInsert, ce, r + 1, 0);
+  vm_builder_add(&b, OP_Next, ct, loop, 0);
+  vm_builder_resolve(&b, l_scan_end);
+  vm_builder_add(&b, OP_Rewind, ce, l_end, 0);
+  out = vm_builder_addr(&b);
+  vm_builder_add(&b, OP_Column, ce, 0, r + 2);
+  vm_builder_add(&b, OP_ResultRow, r + 2, 1, 0);
+  vm_builder_add(&b, OP_Next, ce, out, 0);
+  vm_builder_resolve(&b, l_end);
+  vm_builder_add(&b, OP_Halt, 0, 0, 0);
+  CHECK_OK(vm_builder_finish(&b, &p));
+  CHECK_OK(vm_new(p, bt, VM_AUTOCOMMIT, &vm));
+  CHECK(sqlite3_prepare_v2(db, "SELECT DISTINCT a FROM t5 ORDER BY a", -1, &st, NULL) ==
+        SQLITE_OK);
+  int nd = compare_rows(vm, st, 1);
+  CHECK(nd > 100);
+  sqlite3_reset(st);
+  CHECK_EQ(compare_rows(vm, st, 1), nd);
+  sqlite3_finalize(st);
+  vm_free(vm);
+  vm_program_free(p);
+
+  /* ephemeral rowid table: insert 10 rows, count them through a dup cursor */
+  vm_builder_init(&b, NULL);
+  r = vm_builder_regs(&b, 4);
+  ce = vm_builder_cursor(&b);
+  int cd = vm_builder_cursor(&b);
+  vm_builder_add_p4(&b, OP_OpenEphemeral, ce, 1, 0, P4_KEYINFO, NULL);
+  vm_builder_add(&b, OP_Integer, 10, r, 0);
+  loop = vm_builder_addr(&b);
+  vm_builder_add(&b, OP_NewRowid, ce, r + 1, 0);
+  vm_builder_add(&b, OP_MakeRecord, r, 1, r + 2);
+  vm_builder_add(&b, OP_Insert, ce, r + 2, r + 1);
+  vm_builder_add(&b, OP_IfPos, r, loop, 1);
+  vm_builder_add(&b, OP_OpenDup, cd, ce, 0);
+  vm_builder_add(&b, OP_Count, cd, r + 3, 0);
+  vm_builder_add(&b, OP_ResultRow, r + 1, 3, 0);
+  vm_builder_add(&b, OP_Halt, 0, 0, 0);
+  CHECK_OK(vm_builder_finish(&b, &p));
+  CHECK_OK(vm_new(p, bt, 0, &vm));
+  for (int pass = 0; pass < 2; pass++) {
+    CHECK_RC(vm_step(vm), SHALE_ROW);
+    CHECK_EQ(vm_column(vm, 0)->i, 11);
+    CHECK_EQ(vm_column(vm, 2)->i, 11);
+    CHECK_RC(vm_step(vm), SHALE_DONE);
+  }
+  vm_free(vm);
+  vm_program_free(p);
+  btree_close(bt);
+  sqlite3_close(db);
+}
