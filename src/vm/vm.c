@@ -232,6 +232,12 @@ int vm_builder_finish(VmBuilder *b, VmProgram **out) {
 
 /* ---- Vm lifecycle ---- */
 
+static void *zalloc(size_t n) {
+  void *p = shale_malloc(n);
+  if (p) memset(p, 0, n);
+  return p;
+}
+
 int vm_new(const VmProgram *prog, Btree *bt, int flags, Vm **out) {
   *out = NULL;
   Vm *v = shale_malloc(sizeof *v);
@@ -241,24 +247,19 @@ int vm_new(const VmProgram *prog, Btree *bt, int flags, Vm **out) {
   v->bt = bt;
   v->flags = flags;
   size_t nr = (size_t)prog->nreg + 1, nv = (size_t)prog->nvar + 1;
-  v->reg = shale_malloc(nr * sizeof *v->reg);
-  v->rbuf = shale_malloc(nr * sizeof *v->rbuf);
-  v->agg = shale_malloc(nr * sizeof *v->agg);
-  v->cur = shale_malloc(((size_t)prog->ncursor + 1) * sizeof *v->cur);
-  v->var = shale_malloc(nv * sizeof *v->var);
-  v->vbuf = shale_malloc(nv * sizeof *v->vbuf);
-  v->once = shale_malloc((size_t)prog->nop + 1);
+  v->reg = zalloc(nr * sizeof *v->reg); /* all-zero ShValue is NULL */
+  v->rbuf = zalloc(nr * sizeof *v->rbuf);
+  v->agg = zalloc(nr * sizeof *v->agg);
+  v->cur = zalloc(((size_t)prog->ncursor + 1) * sizeof *v->cur);
+  v->var = zalloc(nv * sizeof *v->var);
+  v->vbuf = zalloc(nv * sizeof *v->vbuf);
+  v->once = zalloc((size_t)prog->nop + 1);
   if (!v->reg || !v->rbuf || !v->agg || !v->cur || !v->var || !v->vbuf || !v->once) {
     vm_free(v);
     return SHALE_NOMEM;
   }
   for (size_t i = 0; i < nr; i++) value_set_null(&v->reg[i]);
-  memset(v->rbuf, 0, nr * sizeof *v->rbuf);
-  memset(v->agg, 0, nr * sizeof *v->agg);
-  memset(v->cur, 0, ((size_t)prog->ncursor + 1) * sizeof *v->cur);
   for (size_t i = 0; i < nv; i++) value_set_null(&v->var[i]);
-  memset(v->vbuf, 0, nv * sizeof *v->vbuf);
-  memset(v->once, 0, (size_t)prog->nop + 1);
   *out = v;
   return SHALE_OK;
 }
@@ -300,7 +301,14 @@ int vm_reset(Vm *v) {
   v->halted = 0;
   v->res_n = 0;
   v->nchange = 0;
+  v->nfk = 0;
   v->coll = NULL;
+  if (v->rowset)
+    for (int i = 0; i <= v->prog->nreg; i++) {
+      v->rowset[i].n = 0;
+      v->rowset[i].pos = 0;
+      v->rowset[i].sorted = 0;
+    }
   return SHALE_OK;
 }
 
@@ -328,6 +336,9 @@ void vm_free(Vm *v) {
   shale_free(v->rbuf);
   shale_free(v->scratch.z);
   shale_free(v->agg);
+  if (v->rowset)
+    for (int i = 0; i <= v->prog->nreg; i++) shale_free(v->rowset[i].a);
+  shale_free(v->rowset);
   shale_free(v->cur);
   shale_free(v->var);
   shale_free(v->vbuf);
@@ -337,6 +348,8 @@ void vm_free(Vm *v) {
 }
 
 const char *vm_errmsg(Vm *v) { return v->errmsg; }
+void vm_set_hooks(Vm *v, const VmConnHooks *hooks) { v->hooks = hooks; }
+int64_t vm_fk_count(Vm *v) { return v->nfk; }
 int vm_column_count(Vm *v) { return v->res_n; }
 const ShValue *vm_column(Vm *v, int i) {
   static const ShValue null_value = {SHALE_NULL, 0, 0, {0}};

@@ -175,6 +175,22 @@ void vm_free(Vm *);
 /* Connection data for functions (last_insert_rowid(), changes(), ...). */
 void vm_set_conn(Vm *, void *conn, const FuncConnCallbacks *cb);
 
+/* Connection-level ops the Vm cannot do alone (they touch the connection's
+ * transaction state or its in-memory schema): the API layer supplies them.
+ * Each returns a result code; *errmsg (shale_malloc'ed) may be set. A NULL
+ * hook makes the op fail with SHALE_INTERNAL. */
+typedef struct VmConnHooks {
+  void *ctx;
+  int (*autocommit)(void *ctx, int on, int rollback, char **errmsg);  /* AutoCommit */
+  int (*savepoint)(void *ctx, int op, const char *name, char **errmsg); /* Savepoint */
+  int (*parse_schema)(void *ctx, int db, const char *where, char **errmsg); /* ParseSchema */
+  int (*drop_object)(void *ctx, int kind, const char *name, char **errmsg); /* DropObject */
+  int64_t *deferred_fk; /* FkCounter p1 = 1 counts here (NULL: into the statement counter) */
+} VmConnHooks;
+void vm_set_hooks(Vm *, const VmConnHooks *hooks);
+/* Statement foreign-key violation counter (FkCounter p1 = 0). */
+int64_t vm_fk_count(Vm *);
+
 int vm_step(Vm *);
 /* Back to the start: registers cleared, cursors closed, an open transaction
  * begun by this Vm rolled back; bindings kept. No allocation. */

@@ -23,6 +23,7 @@
  */
 #include <assert.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vm_int.h"
@@ -125,6 +126,36 @@ static void sorter_sort(VmCursor *c) {
     c->stmp = c->sent;
     c->sent = src;
   }
+}
+
+/* ---- rowsets ---- */
+
+static int rowset_get(Vm *v, int r, VmRowSet **out) {
+  if (!v->rowset) {
+    size_t n = (size_t)v->prog->nreg + 1;
+    v->rowset = shale_malloc(n * sizeof *v->rowset);
+    if (!v->rowset) return SHALE_NOMEM;
+    memset(v->rowset, 0, n * sizeof *v->rowset);
+  }
+  *out = &v->rowset[r];
+  return SHALE_OK;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Sort and deduplicate the unread part a[pos..n). */
+static void rowset_sort(VmRowSet *rs) {
+  if (rs->sorted) return;
+  int64_t *a = rs->a + rs->pos;
+  int n = rs->n - rs->pos, k = 0;
+  if (n > 1) qsort(a, (size_t)n, sizeof *a, cmp_i64);
+  for (int i = 0; i < n; i++)
+    if (k == 0 || a[i] != a[k - 1]) a[k++] = a[i];
+  rs->n = rs->pos + k;
+  rs->sorted = 1;
 }
 
 /* The in-memory database holding ephemeral tables. */
@@ -1343,28 +1374,113 @@ dispatch:
     NEXT();
   }
 
+  /* ---- connection hooks ---- */
+  CASE(AutoCommit)
+  CASE(Savepoint)
+  CASE(ParseSchema)
+  CASE(DropObject) {
+    const VmConnHooks *h = v->hooks;
+    char *msg = NULL;
+    const char *z = op->p4type == P4_TEXT ? op->p4.z : NULL;
+    if (op->op == OP_AutoCommit && h && h->autocommit)
+      rc = h->autocommit(h->ctx, op->p1, op->p2, &msg);
+    else if (op->op == OP_Savepoint && h && h->savepoint)
+      rc = h->savepoint(h->ctx, op->p1, z, &msg);
+    else if (op->op == OP_ParseSchema && h && h->parse_schema)
+      rc = h->parse_schema(h->ctx, op->p1, z, &msg);
+    else if (op->op == OP_DropObject && h && h->drop_object)
+      rc = h->drop_object(h->ctx, op->p1, z, &msg);
+    else
+      goto unimpl;
+    if (rc) {
+      shale_free(v->errmsg);
+      v->errmsg = msg;
+      goto abort;
+    }
+    shale_free(msg);
+    NEXT();
+  }
+  CASE(FkCounter) {
+    if (op->p1 && v->hooks && v->hooks->deferred_fk)
+      *v->hooks->deferred_fk += op->p2;
+    else
+      v->nfk += op->p2;
+    NEXT();
+  }
+  CASE(FkIfZero) {
+    int64_t n = op->p1 && v->hooks && v->hooks->deferred_fk ? *v->hooks->deferred_fk : v->nfk;
+    if (n == 0) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(RowSetAdd) {
+    VmRowSet *rs;
+    CHK(rowset_get(v, op->p1, &rs));
+    if (rs->n == rs->cap) {
+      int ncap = rs->cap ? rs->cap * 2 : 64;
+      int64_t *a = shale_realloc(rs->a, (size_t)ncap * sizeof *a);
+      if (!a) FAIL(SHALE_NOMEM);
+      rs->a = a;
+      rs->cap = ncap;
+    }
+    rs->a[rs->n++] = value_int64(&reg[op->p2]);
+    rs->sorted = 0;
+    NEXT();
+  }
+  CASE(RowSetRead) {
+    VmRowSet *rs;
+    CHK(rowset_get(v, op->p1, &rs));
+    rowset_sort(rs);
+    if (rs->pos >= rs->n) {
+      rs->n = rs->pos = 0; /* exhausted: the set is empty again */
+      JUMP(op->p2);
+    }
+    value_clear(&reg[op->p3]);
+    value_set_int(&reg[op->p3], rs->a[rs->pos++]);
+    NEXT();
+  }
+  CASE(RowSetTest) {
+    VmRowSet *rs;
+    CHK(rowset_get(v, op->p1, &rs));
+    int64_t x = value_int64(&reg[op->p3]);
+    rowset_sort(rs);
+    int lo = rs->pos, hi = rs->n;
+    while (lo < hi) {
+      int mid = lo + (hi - lo) / 2;
+      if (rs->a[mid] < x) lo = mid + 1;
+      else hi = mid;
+    }
+    int iset = op->p4type == P4_INT32 ? op->p4.i : 1;
+    if (lo < rs->n && rs->a[lo] == x) {
+      if (iset != 0) JUMP(op->p2); /* p4 = 0: insert only, no test */
+      NEXT();
+    }
+    if (iset < 0) NEXT(); /* p4 < 0: the last set, test only */
+    if (rs->n == rs->cap) {
+      int ncap = rs->cap ? rs->cap * 2 : 64;
+      int64_t *a = shale_realloc(rs->a, (size_t)ncap * sizeof *a);
+      if (!a) FAIL(SHALE_NOMEM);
+      rs->a = a;
+      rs->cap = ncap;
+    }
+    memmove(rs->a + lo + 1, rs->a + lo, (size_t)(rs->n - lo) * sizeof *rs->a);
+    rs->a[lo] = x;
+    rs->n++;
+    NEXT();
+  }
+
   /* ---- not implemented yet ---- */
 #ifdef VM_USE_GOTO
 #define UNIMPL(name) L_##name:
 #else
 #define UNIMPL(name) case OP_##name:
 #endif
-  UNIMPL(AutoCommit)
-  UNIMPL(Savepoint)
-  UNIMPL(ParseSchema)
-  UNIMPL(DropObject)
   UNIMPL(IntegrityCk)
   UNIMPL(Program)
   UNIMPL(Param)
-  UNIMPL(FkCounter)
-  UNIMPL(FkIfZero)
-  UNIMPL(RowSetAdd)
-  UNIMPL(RowSetRead)
-  UNIMPL(RowSetTest)
 #ifndef VM_USE_GOTO
   default:
 #endif
-  {
+  unimpl: {
     shale_free(v->errmsg);
     v->errmsg = util_mprintf("opcode %s not implemented", vm_opcode_name(op->op));
     FAIL(SHALE_INTERNAL);

@@ -57,6 +57,15 @@ typedef struct VmBuf {
   uint32_t cap;
 } VmBuf;
 
+/* A RowSet held by a register (RowSetAdd/Read/Test): a growable array of
+ * rowids, sorted and deduplicated on first read/test. */
+typedef struct VmRowSet {
+  int64_t *a;
+  int n, cap;
+  int sorted; /* a[0..n) sorted, unique */
+  int pos;    /* next to read */
+} VmRowSet;
+
 typedef struct VmAgg {
   void *agg;
   const FuncDef *def;
@@ -88,6 +97,9 @@ struct Vm {
   const FuncConnCallbacks *cb;
   FuncAux *aux;
   Btree *eph; /* in-memory database for ephemeral tables (lazily opened) */
+  const VmConnHooks *hooks;
+  int64_t nfk; /* statement FK violation counter */
+  VmRowSet *rowset; /* nreg + 1, lazily allocated */
 };
 
 /* vm_exec.c */

@@ -499,3 +499,95 @@ TEST(vm_rerun_allocates_nothing) {
   vm_free(vm);
   vm_program_free(p);
 }
+
+/* RowSetAdd/Read returns the distinct rowids in order; RowSetTest tests
+ * and inserts. */
+TEST(vm_rowset) {
+  VmBuilder b;
+  VmProgram *p;
+  CHECK_OK(vm_builder_init(&b, NULL));
+  int r = vm_builder_regs(&b, 5);
+  int l_done = vm_builder_label(&b), l_in = vm_builder_label(&b), l_t2 = vm_builder_label(&b);
+  static const int vals[] = {5, 3, 9, 3, -2, 5, 7};
+  for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+    vm_builder_add(&b, OP_Integer, vals[i], r + 1, 0);
+    vm_builder_add(&b, OP_RowSetAdd, r, r + 1, 0);
+  }
+  int loop = vm_builder_addr(&b);
+  vm_builder_add(&b, OP_RowSetRead, r, l_done, r + 2);
+  vm_builder_add(&b, OP_ResultRow, r + 2, 1, 0);
+  vm_builder_add(&b, OP_Goto, 0, loop, 0);
+  vm_builder_resolve(&b, l_done);
+  /* RowSetTest on set r+3: 4 not in (inserted), then 4 in -> jump */
+  vm_builder_add(&b, OP_Integer, 4, r + 4, 0);
+  vm_builder_add_i4(&b, OP_RowSetTest, r + 3, l_in, r + 4, 1);
+  vm_builder_add_i4(&b, OP_RowSetTest, r + 3, l_t2, r + 4, 1);
+  vm_builder_add(&b, OP_Halt, 0, 0, 0);
+  vm_builder_resolve(&b, l_t2);
+  vm_builder_add(&b, OP_ResultRow, r + 4, 1, 0); /* 4: second test found it */
+  vm_builder_add(&b, OP_Halt, 0, 0, 0);
+  vm_builder_resolve(&b, l_in);
+  vm_builder_add(&b, OP_Halt, SHALE_ERROR, 0, 0);
+  CHECK_OK(vm_builder_finish(&b, &p));
+  Vm *vm;
+  CHECK_OK(vm_new(p, NULL, 0, &vm));
+  static const int64_t want[] = {-2, 3, 5, 7, 9, 4};
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+      CHECK_RC(vm_step(vm), SHALE_ROW);
+      CHECK_EQ(vm_column(vm, 0)->i, want[i]);
+    }
+    CHECK_RC(vm_step(vm), SHALE_DONE);
+  }
+  vm_free(vm);
+  vm_program_free(p);
+}
+
+static int hook_calls;
+static int hook_autocommit(void *ctx, int on, int rollback, char **errmsg) {
+  hook_calls += 1 + on * 10 + rollback * 100;
+  return SHALE_OK;
+}
+static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
+  if (strcmp(name, "bad") == 0) {
+    *errmsg = util_strdup("no such savepoint: bad");
+    return SHALE_ERROR;
+  }
+  hook_calls += 1000;
+  return SHALE_OK;
+}
+
+/* Connection hooks, the FK counters, unhooked ops failing cleanly. */
+TEST(vm_hooks_and_fk_counters) {
+  VmBuilder b;
+  VmProgram *p;
+  CHECK_OK(vm_builder_init(&b, NULL));
+  int l_zero = vm_builder_label(&b), l_z2 = vm_builder_label(&b);
+  vm_builder_add(&b, OP_AutoCommit, 1, 1, 0);
+  vm_builder_add_text(&b, OP_Savepoint, 0, 0, 0, "sp1", -1);
+  vm_builder_add(&b, OP_FkCounter, 0, 2, 0);
+  vm_builder_add(&b, OP_FkCounter, 1, 3, 0);
+  vm_builder_add(&b, OP_FkIfZero, 0, l_zero, 0);
+  vm_builder_add(&b, OP_FkCounter, 0, -2, 0);
+  vm_builder_add(&b, OP_FkIfZero, 0, l_z2, 0);
+  vm_builder_resolve(&b, l_zero);
+  vm_builder_add(&b, OP_Halt, SHALE_ERROR, 0, 0);
+  vm_builder_resolve(&b, l_z2);
+  vm_builder_add_text(&b, OP_Savepoint, 2, 0, 0, "bad", -1);
+  CHECK_OK(vm_builder_finish(&b, &p));
+  Vm *vm;
+  CHECK_OK(vm_new(p, NULL, 0, &vm));
+  CHECK_RC(vm_step(vm), SHALE_INTERNAL); /* no hooks */
+  CHECK(vm_errmsg(vm) && strstr(vm_errmsg(vm), "AutoCommit") != NULL);
+  int64_t deferred = 0;
+  VmConnHooks h = {NULL, hook_autocommit, hook_savepoint, NULL, NULL, &deferred};
+  vm_set_hooks(vm, &h);
+  hook_calls = 0;
+  CHECK_RC(vm_step(vm), SHALE_ERROR);
+  CHECK_STR(vm_errmsg(vm), "no such savepoint: bad");
+  CHECK_EQ(hook_calls, 1111);
+  CHECK_EQ(deferred, 3);
+  CHECK_EQ(vm_fk_count(vm), 0);
+  vm_free(vm);
+  vm_program_free(p);
+}
