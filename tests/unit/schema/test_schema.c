@@ -1294,3 +1294,26 @@ TEST(schema_random_creates_match_sqlite) {
   CHECK(nordered < rounds / 10);
   compare_all(path);
 }
+
+/* schema_load inside the caller's transaction leaves it open; without one
+ * it opens and ends its own. */
+TEST(schema_load_transactions) {
+  const char *path = test_path("txn.db");
+  const char *one[] = {"CREATE TABLE t(a PRIMARY KEY, b)"};
+  if (make_db(path, one, 1) != 0) return;
+  Btree *bt;
+  CHECK_OK(btree_open(NULL, path, SHALE_OPEN_READWRITE, &bt));
+  Schema *s = NULL;
+  char *err = NULL;
+  CHECK_OK(schema_load(bt, &s, &err));
+  CHECK_EQ(btree_txn_state(bt), PAGER_TXN_NONE);
+  schema_free(s);
+  CHECK_OK(btree_begin(bt, BTREE_TXN_READ));
+  CHECK_OK(schema_load(bt, &s, &err));
+  CHECK_EQ(btree_txn_state(bt), PAGER_TXN_READ);
+  CHECK(s && schema_find_index(s, "sqlite_autoindex_t_1") &&
+        schema_find_index(s, "sqlite_autoindex_t_1")->root > 1);
+  CHECK_OK(btree_commit(bt));
+  schema_free(s);
+  btree_close(bt);
+}
