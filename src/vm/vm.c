@@ -245,6 +245,7 @@ int vm_new(const VmProgram *prog, Btree *bt, int flags, Vm **out) {
   memset(v, 0, sizeof *v);
   v->prog = prog;
   v->bt = bt;
+  v->stmt_sp = -1;
   v->flags = flags;
   size_t nr = (size_t)prog->nreg + 1, nv = (size_t)prog->nvar + 1;
   v->reg = zalloc(nr * sizeof *v->reg); /* all-zero ShValue is NULL */
@@ -290,7 +291,14 @@ int vm_reset(Vm *v) {
   if (v->own_txn) {
     if (btree_txn_state(v->bt) != PAGER_TXN_NONE) btree_rollback(v->bt);
     v->own_txn = 0;
+  } else if (v->stmt_sp >= 0) { /* abandoned mid-statement: undo it */
+    if (btree_txn_state(v->bt) == PAGER_TXN_WRITE) {
+      btree_savepoint_rollback(v->bt, v->stmt_sp);
+      btree_savepoint_release(v->bt, v->stmt_sp);
+    }
   }
+  v->stmt_sp = -1;
+  v->oe = 0;
   clear_regs(v);
   memset(v->once, 0, (size_t)v->prog->nop + 1);
   shale_free(v->errmsg);
@@ -299,6 +307,7 @@ int vm_reset(Vm *v) {
   v->pc = 0;
   v->rc = SHALE_OK;
   v->halted = 0;
+  v->txn_rolled_back = 0;
   v->res_n = 0;
   v->nchange = 0;
   v->nfk = 0;
@@ -350,6 +359,7 @@ void vm_free(Vm *v) {
 const char *vm_errmsg(Vm *v) { return v->errmsg; }
 void vm_set_hooks(Vm *v, const VmConnHooks *hooks) { v->hooks = hooks; }
 int64_t vm_fk_count(Vm *v) { return v->nfk; }
+int vm_txn_rolled_back(Vm *v) { return v->txn_rolled_back; }
 int vm_column_count(Vm *v) { return v->res_n; }
 const ShValue *vm_column(Vm *v, int i) {
   static const ShValue null_value = {SHALE_NULL, 0, 0, {0}};

@@ -167,6 +167,20 @@ typedef struct Vm Vm;
 /* vm_new flags */
 #define VM_AUTOCOMMIT 0x01 /* a transaction begun by this Vm ends at halt:
                               committed on success, rolled back on error */
+#define VM_STMT_JOURNAL 0x02 /* a write Transaction op inside a transaction the
+                                Vm did not begin opens a statement savepoint:
+                                released at halt, rolled back on error (per
+                                the conflict resolution below) */
+
+/* Conflict resolution in Halt p2 (SQLite's OE_* numbers): what an error
+ * halt undoes. ROLLBACK: the whole transaction; ABORT (and 0, and errors not
+ * raised by Halt): this statement's changes; FAIL: nothing (changes made so
+ * far stay). */
+#define VM_OE_ROLLBACK 1
+#define VM_OE_ABORT 2
+#define VM_OE_FAIL 3
+#define VM_OE_IGNORE 4
+#define VM_OE_REPLACE 5
 
 /* A Vm running prog (borrowed; must outlive the Vm) over bt. funcs may be
  * NULL. SHALE_OK or SHALE_NOMEM. */
@@ -188,6 +202,9 @@ typedef struct VmConnHooks {
   int64_t *deferred_fk; /* FkCounter p1 = 1 counts here (NULL: into the statement counter) */
 } VmConnHooks;
 void vm_set_hooks(Vm *, const VmConnHooks *hooks);
+/* 1 if the last run ended the whole transaction by rolling it back
+ * (Halt with VM_OE_ROLLBACK): the API layer returns to autocommit. */
+int vm_txn_rolled_back(Vm *);
 /* Statement foreign-key violation counter (FkCounter p1 = 0). */
 int64_t vm_fk_count(Vm *);
 

@@ -391,6 +391,7 @@ static int halt(Vm *v, int rc) {
   vm_close_all(v);
   if (v->own_txn) {
     v->own_txn = 0;
+    v->stmt_sp = -1;
     if (rc == SHALE_OK) {
       int r2 = btree_commit(v->bt);
       if (r2) {
@@ -401,6 +402,17 @@ static int halt(Vm *v, int rc) {
     } else if (btree_txn_state(v->bt) != PAGER_TXN_NONE) {
       btree_rollback(v->bt);
     }
+  } else if (rc != SHALE_OK && v->oe == VM_OE_ROLLBACK &&
+             btree_txn_state(v->bt) == PAGER_TXN_WRITE) {
+    btree_rollback(v->bt);
+    v->txn_rolled_back = 1;
+    v->stmt_sp = -1;
+  } else if (v->stmt_sp >= 0) {
+    int r2 = SHALE_OK;
+    if (rc != SHALE_OK && v->oe != VM_OE_FAIL) r2 = btree_savepoint_rollback(v->bt, v->stmt_sp);
+    int r3 = btree_savepoint_release(v->bt, v->stmt_sp);
+    if (rc == SHALE_OK) rc = r2 ? r2 : r3;
+    v->stmt_sp = -1;
   }
   v->halted = 1;
   v->rc = rc;
@@ -511,6 +523,7 @@ dispatch:
   CASE(Halt) {
     if (op->p1 != SHALE_OK) {
       set_err(v, op->p1, op->p4type == P4_TEXT ? op->p4.z : NULL);
+      v->oe = op->p2;
       FAIL(op->p1);
     }
     v->pc = pc;
@@ -520,6 +533,7 @@ dispatch:
     if (reg[op->p3].type == SHALE_NULL) {
       int code = op->p1 ? op->p1 : SHALE_CONSTRAINT_NOTNULL;
       set_err(v, code, op->p4type == P4_TEXT ? op->p4.z : "NOT NULL constraint failed");
+      v->oe = op->p2;
       FAIL(code);
     }
     NEXT();
@@ -954,6 +968,11 @@ dispatch:
         if (btree_txn_state(v->bt) == PAGER_TXN_NONE) v->own_txn = 0;
         goto abort;
       }
+    }
+    if (op->p2 >= 1 && !v->own_txn && v->stmt_sp < 0 && (v->flags & VM_STMT_JOURNAL)) {
+      int n = pager_savepoint_count(btree_pager(v->bt));
+      CHK(btree_savepoint_open(v->bt, n + 1));
+      v->stmt_sp = n;
     }
     if (op->p5 & VM_TXN_CHECK_COOKIE) {
       uint32_t cookie;

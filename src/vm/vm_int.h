@@ -91,6 +91,9 @@ struct Vm {
   int cmp_result; /* Compare -> Jump */
   const Collation *coll; /* CollSeq */
   int own_txn;    /* this Vm began the transaction */
+  int stmt_sp;    /* index of the statement savepoint, -1 if none */
+  int oe;         /* conflict resolution of the failing Halt (0 = ABORT) */
+  int txn_rolled_back;
   int64_t nchange;
   int64_t last_rowid;
   void *conn;

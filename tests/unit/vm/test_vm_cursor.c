@@ -651,3 +651,85 @@ TEST(vm_oom_every_allocation) {
   char msg[300];
   CHECK(tsql_integrity(path, msg, sizeof msg));
 }
+
+/* INSERT two rows (?1, ?1+1) into t2 then halt with an error whose conflict
+ * resolution is ?-chosen (p2 of the final Halt is patched per run). */
+static VmProgram *build_insert2_fail(uint32_t troot, int oe) {
+  VmBuilder b;
+  VmProgram *p = NULL;
+  vm_builder_init(&b, NULL);
+  int r = vm_builder_regs(&b, 6), ct = vm_builder_cursor(&b);
+  vm_builder_add(&b, OP_Transaction, 0, 1, 0);
+  vm_builder_add_i4(&b, OP_OpenWrite, ct, (int)troot, 0, 2);
+  for (int k = 0; k < 2; k++) {
+    vm_builder_add(&b, OP_Variable, 1, r, 0);
+    vm_builder_add(&b, OP_AddImm, r, k, 0);
+    vm_builder_add(&b, OP_Null, 0, r + 1, 0);
+    vm_builder_add(&b, OP_NewRowid, ct, r + 2, 0);
+    vm_builder_add(&b, OP_MakeRecord, r, 2, r + 3);
+    vm_builder_add(&b, OP_Insert, ct, r + 3, r + 2);
+  }
+  vm_builder_add(&b, OP_Variable, 2, r + 4, 0);
+  vm_builder_add(&b, OP_HaltIfNull, SHALE_CONSTRAINT_NOTNULL, oe, r + 4);
+  vm_builder_add(&b, OP_Halt, 0, 0, 0);
+  vm_builder_finish(&b, &p);
+  return p;
+}
+
+TEST(vm_statement_journal_conflict_resolution) {
+  const char *path = test_path("stmt.db");
+  sqlite3 *db = tsql_open(path);
+  CHECK(tsql_exec(db, "CREATE TABLE t2(a, b);") == SQLITE_OK);
+  uint32_t troot = root_of(db, "t2");
+  sqlite3_close(db);
+  Btree *bt;
+  CHECK_OK(btree_open(NULL, path, SHALE_OPEN_READWRITE, &bt));
+  CHECK_OK(btree_begin(bt, BTREE_TXN_WRITE)); /* the "user" transaction */
+  static const int oes[] = {VM_OE_ABORT, VM_OE_FAIL, 0};
+  for (int k = 0; k < 3; k++) {
+    VmProgram *p = build_insert2_fail(troot, oes[k]);
+    Vm *vm;
+    CHECK(p != NULL);
+    CHECK_OK(vm_new(p, bt, VM_AUTOCOMMIT | VM_STMT_JOURNAL, &vm));
+    vm_bind_int(vm, 1, 10 * (k + 1));
+    vm_bind_int(vm, 2, 1);
+    CHECK_RC(vm_step(vm), SHALE_DONE); /* succeeds: rows 10*(k+1), +1 */
+    vm_bind_int(vm, 1, 100 * (k + 1));
+    vm_bind_null(vm, 2);
+    CHECK_RC(vm_step(vm), SHALE_CONSTRAINT_NOTNULL); /* FAIL keeps its rows */
+    CHECK_EQ(btree_txn_state(bt), PAGER_TXN_WRITE);
+    CHECK_EQ(vm_txn_rolled_back(vm), 0);
+    vm_free(vm);
+    vm_program_free(p);
+  }
+  /* ROLLBACK ends the whole transaction */
+  VmProgram *p = build_insert2_fail(troot, VM_OE_ROLLBACK);
+  Vm *vm;
+  CHECK_OK(vm_new(p, bt, VM_STMT_JOURNAL, &vm));
+  vm_bind_int(vm, 1, 7);
+  vm_bind_int(vm, 2, 1);
+  CHECK_RC(vm_step(vm), SHALE_DONE);
+  CHECK_EQ(btree_txn_state(bt), PAGER_TXN_WRITE);
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_begin(bt, BTREE_TXN_WRITE));
+  vm_bind_int(vm, 1, 8);
+  vm_bind_null(vm, 2);
+  CHECK_RC(vm_step(vm), SHALE_CONSTRAINT_NOTNULL);
+  CHECK_EQ(vm_txn_rolled_back(vm), 1);
+  CHECK(btree_txn_state(bt) != PAGER_TXN_WRITE);
+  vm_free(vm);
+  vm_program_free(p);
+  if (btree_txn_state(bt) != PAGER_TXN_NONE) btree_rollback(bt);
+  btree_close(bt);
+  char msg[300];
+  CHECK(tsql_integrity(path, msg, sizeof msg));
+  db = tsql_open(path);
+  CHECK_EQ(tsql_int(db, "SELECT count(*) FROM t2"), 2 * 3 + 2 + 2);
+  sqlite3_stmt *st;
+  CHECK(sqlite3_prepare_v2(db, "SELECT group_concat(a) FROM (SELECT a FROM t2 ORDER BY rowid)",
+                           -1, &st, NULL) == SQLITE_OK);
+  CHECK(sqlite3_step(st) == SQLITE_ROW);
+  CHECK_STR((const char *)sqlite3_column_text(st, 0), "10,11,20,21,200,201,30,31,7,8");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
