@@ -318,10 +318,15 @@ static int read_header(Pager *p, int force_invalidate) {
     }
     p->reserve = h[20];
     uint32_t hs = util_get4(h + 28);
-    if (hs != 0 && memcmp(h + 24, h + 92, 4) == 0)
-      p->db_size = hs; /* may exceed the file: the b-tree layer judges */
-    else
-      p->db_size = (uint32_t)((fsz + ps - 1) / ps);
+    uint32_t file_pages = (uint32_t)((fsz + ps - 1) / ps);
+    if (hs != 0 && memcmp(h + 24, h + 92, 4) == 0) {
+      /* A valid in-header size larger than the file means pages are
+       * missing: SQLite calls that malformed at once, and so do we. */
+      if (hs > file_pages) return SHALE_CORRUPT;
+      p->db_size = hs; /* extra pages past it are ignored, as SQLite */
+    } else {
+      p->db_size = file_pages;
+    }
   }
   if (force_invalidate || !p->hdr_valid || memcmp(p->hdr, h + 24, 16) != 0) {
     rc = pager_cache_invalidate(p, 0);

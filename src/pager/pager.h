@@ -153,8 +153,9 @@ int pager_truncate(Pager *, uint32_t n);
 
 /* Get page pgno (1-based; 0 or beyond 2^31 is SHALE_CORRUPT) with a new
  * reference. A page past the end of the file reads as zeros. The database
- * size comes from the header (offset 28) when valid, even if larger than the
- * file: deciding whether that is corruption is the b-tree layer's job. With
+ * size comes from the header (offset 28) when valid; a valid size larger
+ * than the file makes pager_begin_read fail with SHALE_CORRUPT, as SQLite
+ * (pages would be missing); extra pages past it are ignored. With
  * PAGER_GET_NOCONTENT an uncached page comes back zero-filled. */
 int pager_get(Pager *, uint32_t pgno, int flags, PgPage **out);
 /* The page if it is in the cache (new reference), else NULL. No I/O. */

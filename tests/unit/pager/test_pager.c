@@ -275,15 +275,22 @@ TEST(pager_header_validation) {
   CHECK_EQ(pager_db_size(p), 2); /* 28 is zero: file size */
   pager_end_read(p);
   pager_close(p);
-  /* In-header size valid (24 == 92): trusted, even past the file. */
+  /* In-header size valid (24 == 92) but past the end of the file: pages
+   * are missing, which SQLite calls malformed. */
   b[20] = 0;
   util_put4(b + 24, 5);
   util_put4(b + 92, 5);
   util_put4(b + 28, 7);
   write_raw(db, b, 1024);
   CHECK_OK(open_pager(db, &p));
+  CHECK_RC(pager_begin_read(p), SHALE_CORRUPT);
+  pager_close(p);
+  /* Valid and within the file: trusted (later pages are ignored). */
+  util_put4(b + 28, 1);
+  write_raw(db, b, 1024);
+  CHECK_OK(open_pager(db, &p));
   CHECK_OK(pager_begin_read(p));
-  CHECK_EQ(pager_db_size(p), 7);
+  CHECK_EQ(pager_db_size(p), 1);
   pager_end_read(p);
   pager_close(p);
   util_put4(b + 92, 4); /* invalid: file size rules */
