@@ -434,14 +434,15 @@ int cursor_restore(BtCursor *c) {
 
 int btree_cursor_is_intkey(BtCursor *c) { return c->intkey; }
 
-int btree_first(BtCursor *c, int *empty) {
+/* Position on the first (right = 0) or last (right = 1) entry. */
+static int move_to_end(BtCursor *c, int *empty, int right) {
   int rc = cursor_move_to_root(c);
   if (rc) return fault(c, rc);
   if (c->depth == 0) {
     *empty = 1;
     return SHALE_OK;
   }
-  rc = descend_left(c);
+  rc = right ? descend_right(c) : descend_left(c);
   if (rc) return fault(c, rc);
   if (top(c)->ncell == 0) {
     c->state = CUR_INVALID;
@@ -453,24 +454,9 @@ int btree_first(BtCursor *c, int *empty) {
   return SHALE_OK;
 }
 
-int btree_last(BtCursor *c, int *empty) {
-  int rc = cursor_move_to_root(c);
-  if (rc) return fault(c, rc);
-  if (c->depth == 0) {
-    *empty = 1;
-    return SHALE_OK;
-  }
-  rc = descend_right(c);
-  if (rc) return fault(c, rc);
-  if (top(c)->ncell == 0) {
-    c->state = CUR_INVALID;
-    *empty = 1;
-    return SHALE_OK;
-  }
-  c->state = CUR_VALID;
-  *empty = 0;
-  return SHALE_OK;
-}
+int btree_first(BtCursor *c, int *empty) { return move_to_end(c, empty, 0); }
+
+int btree_last(BtCursor *c, int *empty) { return move_to_end(c, empty, 1); }
 
 int btree_next(BtCursor *c, int *eof) {
   int rc = cursor_restore(c);
