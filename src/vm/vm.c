@@ -148,6 +148,19 @@ int vm_builder_add_i4(VmBuilder *b, int op, int p1, int p2, int p3, int32_t i) {
   return a;
 }
 
+int vm_builder_add_roots(VmBuilder *b, int op, int p1, int p2, int p3, const BtreeCheckRoot *roots,
+                         int n) {
+  int a = vm_builder_add(b, op, p1, p2, p3);
+  if (a < 0) return a;
+  VmRoots *x = util_arena_alloc(&b->prog->arena, sizeof *x + (size_t)n * sizeof x->r[0]);
+  if (!x) return b->rc = SHALE_NOMEM, -1;
+  x->n = n;
+  if (n) memcpy(x->r, roots, (size_t)n * sizeof x->r[0]);
+  b->prog->ops[a].p4type = P4_ROOTS;
+  b->prog->ops[a].p4.roots = x;
+  return a;
+}
+
 void vm_builder_set_p5(VmBuilder *b, int addr, int p5) {
   if (b->rc || addr < 0 || addr >= b->prog->nop) return;
   b->prog->ops[addr].p5 = (uint8_t)p5;
@@ -472,6 +485,13 @@ void vm_explain_p4(const VmOp *o, char *buf, int nbuf) {
   }
   case P4_FUNC: snprintf(buf, (size_t)nbuf, "%s(%d)", o->p4.func->name, o->p4.func->nargs); break;
   case P4_COLL: snprintf(buf, (size_t)nbuf, "%s", o->p4.coll ? o->p4.coll->name : "BINARY"); break;
+  case P4_ROOTS: {
+    int w = snprintf(buf, (size_t)nbuf, "roots(");
+    for (int i = 0; i < o->p4.roots->n && w > 0 && w < nbuf; i++)
+      w += snprintf(buf + w, (size_t)(nbuf - w), "%s%u", i ? "," : "", o->p4.roots->r[i].root);
+    if (w > 0 && w < nbuf) snprintf(buf + w, (size_t)(nbuf - w), ")");
+    break;
+  }
   default: break;
   }
 }

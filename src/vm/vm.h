@@ -79,8 +79,15 @@ enum VmP4Type {
   P4_VALUE,   /* v: a constant ShValue in the arena (Column defaults) */
   P4_KEYINFO, /* ki: borrowed */
   P4_FUNC,    /* func: borrowed */
-  P4_COLL     /* coll: borrowed */
+  P4_COLL,    /* coll: borrowed */
+  P4_ROOTS    /* roots: arena copy (IntegrityCk); comparators' ctx borrowed */
 };
+
+/* The trees IntegrityCk checks. */
+typedef struct VmRoots {
+  int n;
+  BtreeCheckRoot r[];
+} VmRoots;
 
 typedef union VmP4 {
   int32_t i;
@@ -91,6 +98,7 @@ typedef union VmP4 {
   KeyInfo *ki;
   const FuncDef *func;
   const Collation *coll;
+  const VmRoots *roots;
   const void *p;
 } VmP4;
 
@@ -142,6 +150,9 @@ int vm_builder_add_value(VmBuilder *, int op, int p1, int p2, int p3, const ShVa
  * with the integer in i. */
 int vm_builder_add_p4(VmBuilder *, int op, int p1, int p2, int p3, int p4type, const void *p);
 int vm_builder_add_i4(VmBuilder *, int op, int p1, int p2, int p3, int32_t i);
+/* p4 = copy of roots[0..n) (IntegrityCk). */
+int vm_builder_add_roots(VmBuilder *, int op, int p1, int p2, int p3, const BtreeCheckRoot *roots,
+                         int n);
 void vm_builder_set_p5(VmBuilder *, int addr, int p5);
 void vm_builder_set_p2(VmBuilder *, int addr, int p2);
 /* Address the next op will get. */

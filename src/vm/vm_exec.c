@@ -891,6 +891,7 @@ dispatch:
     FuncCtx ctx;
     func_ctx_init(&ctx, op->p4.func);
     ctx.coll = v->coll;
+    v->coll = NULL; /* CollSeq applies to the next call only */
     ctx.conn = v->conn;
     ctx.cb = v->cb;
     ctx.aux = &v->aux;
@@ -910,6 +911,7 @@ dispatch:
     FuncCtx ctx;
     func_ctx_init(&ctx, op->p4.func);
     ctx.coll = v->coll;
+    v->coll = NULL;
     ctx.conn = v->conn;
     ctx.cb = v->cb;
     ctx.agg = slot->agg;
@@ -1393,6 +1395,19 @@ dispatch:
     NEXT();
   }
 
+  CASE(IntegrityCk) {
+    char *report = NULL;
+    int nerr = 0;
+    const VmRoots *rt = op->p4.roots;
+    CHK(btree_integrity_check(v->bt, rt->r, rt->n, op->p3 > 0 ? op->p3 : 100, &report, &nerr));
+    value_clear(&reg[op->p1]);
+    if (report) {
+      value_set_text(&reg[op->p1], report, (uint32_t)strlen(report));
+      reg[op->p1].flags = VAL_OWNED;
+    }
+    NEXT();
+  }
+
   /* ---- connection hooks ---- */
   CASE(AutoCommit)
   CASE(Savepoint)
@@ -1493,7 +1508,6 @@ dispatch:
 #else
 #define UNIMPL(name) case OP_##name:
 #endif
-  UNIMPL(IntegrityCk)
   UNIMPL(Program)
   UNIMPL(Param)
 #ifndef VM_USE_GOTO

@@ -448,6 +448,35 @@ TEST(vm_function_and_aggregate) {
   func_registry_free(&reg);
 }
 
+/* CollSeq hands its collation to the next function call only. */
+TEST(vm_collseq_for_functions) {
+  FuncRegistry reg;
+  CHECK_OK(func_registry_init(&reg));
+  const FuncDef *mn = func_find(&reg, "min", 2);
+  CHECK(mn != NULL && (mn->flags & FUNC_NEEDCOLL));
+  VmBuilder b;
+  VmProgram *p;
+  CHECK_OK(vm_builder_init(&b, NULL));
+  int r = vm_builder_regs(&b, 4);
+  vm_builder_add_text(&b, OP_String, 0, r, 0, "a", 1);
+  vm_builder_add_text(&b, OP_String, 0, r + 1, 0, "B", 1);
+  vm_builder_add_p4(&b, OP_CollSeq, 0, 0, 0, P4_COLL, &record_coll_nocase);
+  int a = vm_builder_add_p4(&b, OP_Function, 0, r, r + 2, P4_FUNC, mn);
+  vm_builder_set_p5(&b, a, 2);
+  a = vm_builder_add_p4(&b, OP_Function, 0, r, r + 3, P4_FUNC, mn);
+  vm_builder_set_p5(&b, a, 2);
+  vm_builder_add(&b, OP_ResultRow, r + 2, 2, 0);
+  CHECK_OK(vm_builder_finish(&b, &p));
+  Vm *vm;
+  CHECK_OK(vm_new(p, NULL, 0, &vm));
+  CHECK_RC(vm_step(vm), SHALE_ROW);
+  CHECK(vm_column(vm, 0)->n == 1 && vm_column(vm, 0)->z[0] == 'a'); /* NOCASE */
+  CHECK(vm_column(vm, 1)->n == 1 && vm_column(vm, 1)->z[0] == 'B'); /* BINARY again */
+  vm_free(vm);
+  vm_program_free(p);
+  func_registry_free(&reg);
+}
+
 /* Rerun with new bindings allocates nothing: every allocation is made to
  * fail during the second run, which must still succeed. */
 TEST(vm_rerun_allocates_nothing) {
