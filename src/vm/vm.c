@@ -35,6 +35,8 @@ int vm_opcode_jumps(int op) { return op >= 0 && op < OP__COUNT ? op_jumps[op] : 
 
 void vm_program_free(VmProgram *p) {
   if (!p) return;
+  for (int i = 0; i < p->nsub; i++) vm_program_free(p->subs[i]);
+  shale_free(p->subs);
   shale_free(p->ops);
   util_arena_free(&p->arena);
   shale_free(p);
@@ -145,6 +147,24 @@ int vm_builder_add_i4(VmBuilder *b, int op, int p1, int p2, int p3, int32_t i) {
   if (a < 0) return a;
   b->prog->ops[a].p4type = P4_INT32;
   b->prog->ops[a].p4.i = i;
+  return a;
+}
+
+int vm_builder_add_program(VmBuilder *b, int op, int p1, int p2, int p3, VmProgram *sub) {
+  int a = vm_builder_add(b, op, p1, p2, p3);
+  if (a < 0) {
+    vm_program_free(sub);
+    return a;
+  }
+  VmProgram **n = shale_realloc(b->prog->subs, (size_t)(b->prog->nsub + 1) * sizeof *n);
+  if (!n) {
+    vm_program_free(sub);
+    return b->rc = SHALE_NOMEM, -1;
+  }
+  b->prog->subs = n;
+  n[b->prog->nsub++] = sub;
+  b->prog->ops[a].p4type = P4_PROGRAM;
+  b->prog->ops[a].p4.sub = sub;
   return a;
 }
 
@@ -358,6 +378,10 @@ void vm_free(Vm *v) {
   shale_free(v->rbuf);
   shale_free(v->scratch.z);
   shale_free(v->agg);
+  if (v->subvm) {
+    for (int i = 0; i < v->prog->nop; i++) vm_free(v->subvm[i]);
+    shale_free(v->subvm);
+  }
   if (v->rowset)
     for (int i = 0; i <= v->prog->nreg; i++) shale_free(v->rowset[i].a);
   shale_free(v->rowset);

@@ -80,7 +80,8 @@ enum VmP4Type {
   P4_KEYINFO, /* ki: borrowed */
   P4_FUNC,    /* func: borrowed */
   P4_COLL,    /* coll: borrowed */
-  P4_ROOTS    /* roots: arena copy (IntegrityCk); comparators' ctx borrowed */
+  P4_ROOTS,   /* roots: arena copy (IntegrityCk); comparators' ctx borrowed */
+  P4_PROGRAM  /* sub: a trigger sub-program owned by the program (Program) */
 };
 
 /* The trees IntegrityCk checks. */
@@ -99,6 +100,7 @@ typedef union VmP4 {
   const FuncDef *func;
   const Collation *coll;
   const VmRoots *roots;
+  const struct VmProgram *sub;
   const void *p;
 } VmP4;
 
@@ -119,6 +121,8 @@ typedef struct VmProgram {
   int ncolumn;  /* result columns (widest ResultRow) */
   const char *sql; /* the statement text (arena), or NULL */
   UtilArena arena;
+  struct VmProgram **subs; /* sub-programs owned (freed with this one) */
+  int nsub;
 } VmProgram;
 
 void vm_program_free(VmProgram *);
@@ -150,6 +154,13 @@ int vm_builder_add_value(VmBuilder *, int op, int p1, int p2, int p3, const ShVa
  * with the integer in i. */
 int vm_builder_add_p4(VmBuilder *, int op, int p1, int p2, int p3, int p4type, const void *p);
 int vm_builder_add_i4(VmBuilder *, int op, int p1, int p2, int p3, int32_t i);
+/* p4 = sub-program (Program op): ownership passes to the program being
+ * built, also on failure (sub is then freed at once). Inside sub, Param p1
+ * reads the caller's register (Program's p1) + p1; a Halt with p1 = OK and
+ * p2 = VM_OE_IGNORE ends the sub-program as RAISE(IGNORE): the caller jumps
+ * to the Program op's p2. An error in the sub-program fails the caller with
+ * the same code, message and conflict resolution. */
+int vm_builder_add_program(VmBuilder *, int op, int p1, int p2, int p3, VmProgram *sub);
 /* p4 = copy of roots[0..n) (IntegrityCk). */
 int vm_builder_add_roots(VmBuilder *, int op, int p1, int p2, int p3, const BtreeCheckRoot *roots,
                          int n);

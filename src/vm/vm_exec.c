@@ -526,6 +526,7 @@ dispatch:
       v->oe = op->p2;
       FAIL(op->p1);
     }
+    v->oe = op->p2; /* VM_OE_IGNORE here is RAISE(IGNORE) in a sub-program */
     v->pc = pc;
     return halt(v, SHALE_OK);
   }
@@ -1395,6 +1396,58 @@ dispatch:
     NEXT();
   }
 
+  CASE(Program) {
+    const VmProgram *sub = op->p4.sub;
+    Vm *child = NULL, *tmp = NULL;
+    if (!v->subvm) {
+      v->subvm = shale_malloc((size_t)v->prog->nop * sizeof *v->subvm);
+      if (!v->subvm) FAIL(SHALE_NOMEM);
+      memset(v->subvm, 0, (size_t)v->prog->nop * sizeof *v->subvm);
+    }
+    child = v->subvm[pc];
+    if (child && child->busy) child = NULL; /* recursion: a fresh one */
+    if (!child) {
+      CHK(vm_new(sub, v->bt, 0, &tmp));
+      child = tmp;
+      if (!v->subvm[pc]) {
+        v->subvm[pc] = tmp;
+        tmp = NULL;
+      }
+    }
+    child->parent = v;
+    child->param_base = op->p1;
+    child->conn = v->conn;
+    child->cb = v->cb;
+    child->hooks = v->hooks;
+    child->busy = 1;
+    int crc;
+    do {
+      crc = vm_step(child);
+    } while (crc == SHALE_ROW);
+    child->busy = 0;
+    int ignore = crc == SHALE_DONE && child->oe == VM_OE_IGNORE;
+    if (crc != SHALE_DONE) {
+      shale_free(v->errmsg);
+      v->errmsg = child->errmsg;
+      child->errmsg = NULL;
+      v->oe = child->oe;
+    }
+    v->nfk += child->nfk;
+    vm_reset(child);
+    vm_free(tmp);
+    if (crc != SHALE_DONE) FAIL(crc);
+    if (ignore) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(Param) {
+    ShValue x;
+    if (!v->parent) FAIL(SHALE_INTERNAL);
+    x = v->parent->reg[v->param_base + op->p1];
+    x.flags &= (uint8_t)~VAL_OWNED;
+    value_clear(&reg[op->p2]);
+    reg[op->p2] = x;
+    NEXT();
+  }
   CASE(IntegrityCk) {
     char *report = NULL;
     int nerr = 0;
@@ -1508,8 +1561,6 @@ dispatch:
 #else
 #define UNIMPL(name) case OP_##name:
 #endif
-  UNIMPL(Program)
-  UNIMPL(Param)
 #ifndef VM_USE_GOTO
   default:
 #endif

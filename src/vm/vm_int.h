@@ -103,6 +103,11 @@ struct Vm {
   const VmConnHooks *hooks;
   int64_t nfk; /* statement FK violation counter */
   VmRowSet *rowset; /* nreg + 1, lazily allocated */
+  /* sub-programs (triggers) */
+  Vm *parent;       /* the caller, while this Vm runs as a sub-program */
+  int param_base;   /* caller's register that Param p1 = 0 reads */
+  Vm **subvm;       /* nop, lazily allocated: a reusable child per Program op */
+  int busy;         /* running as a child (recursion gets a fresh Vm) */
 };
 
 /* vm_exec.c */

@@ -762,3 +762,86 @@ TEST(vm_statement_journal_conflict_resolution) {
   sqlite3_finalize(st);
   sqlite3_close(db);
 }
+
+/* Trigger sub-programs: Program/Param, RAISE(IGNORE) and an error raised in
+ * the trigger failing (and rolling back) the calling statement. */
+static VmProgram *build_trigger(uint32_t logroot) {
+  VmBuilder b;
+  VmProgram *p = NULL;
+  vm_builder_init(&b, "trigger");
+  int r = vm_builder_regs(&b, 6), c = vm_builder_cursor(&b);
+  int l_cont = vm_builder_label(&b), l_ins = vm_builder_label(&b);
+  vm_builder_add_i4(&b, OP_OpenWrite, c, (int)logroot, 0, 1);
+  vm_builder_add(&b, OP_Param, 0, r, 0);
+  vm_builder_add(&b, OP_Integer, 3, r + 1, 0);
+  vm_builder_add(&b, OP_Ne, r + 1, l_cont, r);
+  vm_builder_add(&b, OP_Halt, 0, VM_OE_IGNORE, 0);
+  vm_builder_resolve(&b, l_cont);
+  vm_builder_add(&b, OP_Integer, 99, r + 1, 0);
+  vm_builder_add(&b, OP_Ne, r + 1, l_ins, r);
+  vm_builder_add_text(&b, OP_Halt, SHALE_CONSTRAINT_TRIGGER, VM_OE_ABORT, 0, "boom", -1);
+  vm_builder_resolve(&b, l_ins);
+  vm_builder_add(&b, OP_Integer, 10, r + 1, 0);
+  vm_builder_add(&b, OP_Multiply, r + 1, r, r + 2);
+  vm_builder_add(&b, OP_NewRowid, c, r + 3, 0);
+  vm_builder_add(&b, OP_MakeRecord, r + 2, 1, r + 4);
+  vm_builder_add(&b, OP_Insert, c, r + 4, r + 3);
+  vm_builder_add(&b, OP_Halt, 0, 0, 0);
+  vm_builder_finish(&b, &p);
+  return p;
+}
+
+TEST(vm_trigger_subprograms) {
+  const char *path = test_path("trig.db");
+  sqlite3 *db = tsql_open(path);
+  CHECK(tsql_exec(db, "CREATE TABLE t(a); CREATE TABLE log(x);") == SQLITE_OK);
+  uint32_t troot = root_of(db, "t"), lroot = root_of(db, "log");
+  sqlite3_close(db);
+  VmBuilder b;
+  VmProgram *p = NULL;
+  vm_builder_init(&b, "INSERT INTO t SELECT value FROM generate_series(?1, ?2)");
+  int r = vm_builder_regs(&b, 5), c = vm_builder_cursor(&b);
+  int l_skip = vm_builder_label(&b);
+  vm_builder_add(&b, OP_Transaction, 0, 1, 0);
+  vm_builder_add_i4(&b, OP_OpenWrite, c, (int)troot, 0, 1);
+  vm_builder_add(&b, OP_Variable, 1, r, 0);
+  vm_builder_add(&b, OP_Variable, 2, r + 1, 0);
+  int loop = vm_builder_addr(&b);
+  vm_builder_add_program(&b, OP_Program, r, l_skip, 0, build_trigger(lroot));
+  vm_builder_add(&b, OP_NewRowid, c, r + 2, 0);
+  vm_builder_add(&b, OP_MakeRecord, r, 1, r + 3);
+  vm_builder_add(&b, OP_Insert, c, r + 3, r + 2);
+  vm_builder_resolve(&b, l_skip);
+  vm_builder_add(&b, OP_AddImm, r, 1, 0);
+  vm_builder_add(&b, OP_Le, r + 1, loop, r);
+  vm_builder_add(&b, OP_Halt, 0, 0, 0);
+  CHECK_OK(vm_builder_finish(&b, &p));
+  Btree *bt;
+  CHECK_OK(btree_open(NULL, path, SHALE_OPEN_READWRITE, &bt));
+  Vm *vm;
+  CHECK_OK(vm_new(p, bt, VM_AUTOCOMMIT | VM_STMT_JOURNAL, &vm));
+  vm_bind_int(vm, 1, 1);
+  vm_bind_int(vm, 2, 5);
+  CHECK_RC(vm_step(vm), SHALE_DONE);
+  vm_bind_int(vm, 1, 97);
+  vm_bind_int(vm, 2, 100);
+  CHECK_RC(vm_step(vm), SHALE_CONSTRAINT_TRIGGER);
+  CHECK_STR(vm_errmsg(vm), "boom");
+  CHECK_EQ(btree_txn_state(bt), PAGER_TXN_NONE);
+  vm_free(vm);
+  vm_program_free(p);
+  btree_close(bt);
+  char msg[300];
+  CHECK(tsql_integrity(path, msg, sizeof msg));
+  db = tsql_open(path);
+  sqlite3_stmt *st;
+  CHECK(sqlite3_prepare_v2(db,
+                           "SELECT (SELECT group_concat(a) FROM t), (SELECT group_concat(x) "
+                           "FROM log)",
+                           -1, &st, NULL) == SQLITE_OK);
+  CHECK(sqlite3_step(st) == SQLITE_ROW);
+  CHECK_STR((const char *)sqlite3_column_text(st, 0), "1,2,4,5");
+  CHECK_STR((const char *)sqlite3_column_text(st, 1), "10,20,40,50");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
