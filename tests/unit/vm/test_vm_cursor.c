@@ -845,3 +845,109 @@ TEST(vm_trigger_subprograms) {
   sqlite3_finalize(st);
   sqlite3_close(db);
 }
+
+/* Column affinities: rows written through MakeRecord with the affinity
+ * string "DEBCA" (INTEGER REAL TEXT NUMERIC BLOB) read back in sqlite3
+ * exactly as the rows sqlite3 itself stored from the same values; reading
+ * them with Column + RealAffinity gives sqlite3's values too. */
+TEST(vm_affinity_records_match_sqlite) {
+  const char *path = test_path("aff.db");
+  sqlite3 *db = tsql_open(path);
+  CHECK(tsql_exec(db, "CREATE TABLE ty(i INTEGER, r REAL, t TEXT, n NUMERIC, b BLOB);"
+                      "CREATE TABLE ref(i INTEGER, r REAL, t TEXT, n NUMERIC, b BLOB);") ==
+        SQLITE_OK);
+  uint32_t root = root_of(db, "ty");
+  static const char *const texts[] = {"12", "12.5", "abc", " 7 ", "1e3", "9223372036854775808",
+                                      "-0", "2.0", "0x10", "1.5e400", ""};
+  static const double reals[] = {2.0, 2.5, 1e20, -0.0, 140737488355328.0, 9.5e18};
+  static const int64_t ints[] = {0, -1, 42, INT64_MAX, INT64_MIN, 140737488355328LL};
+  int nval = 1 + 11 + 6 + 6 + 1;
+  sqlite3_stmt *ins;
+  CHECK(sqlite3_prepare_v2(db, "INSERT INTO ref VALUES(?1, ?1, ?1, ?1, ?1)", -1, &ins, NULL) ==
+        SQLITE_OK);
+  VmBuilder b;
+  VmProgram *p = NULL;
+  vm_builder_init(&b, NULL);
+  int r = vm_builder_regs(&b, 8), c = vm_builder_cursor(&b);
+  vm_builder_add(&b, OP_Transaction, 0, 1, 0);
+  vm_builder_add_i4(&b, OP_OpenWrite, c, (int)root, 0, 5);
+  for (int k = 0; k < 5; k++) vm_builder_add(&b, OP_Variable, 1, r + k, 0);
+  vm_builder_add_text(&b, OP_MakeRecord, r, 5, r + 5, "DEBCA", 5);
+  vm_builder_add(&b, OP_NewRowid, c, r + 6, 0);
+  vm_builder_add(&b, OP_Insert, c, r + 5, r + 6);
+  vm_builder_add(&b, OP_Halt, 0, 0, 0);
+  CHECK_OK(vm_builder_finish(&b, &p));
+  Btree *bt;
+  CHECK_OK(btree_open(NULL, path, SHALE_OPEN_READWRITE, &bt));
+  Vm *vm;
+  CHECK_OK(vm_new(p, bt, VM_AUTOCOMMIT, &vm));
+  for (int k = 0; k < nval; k++) {
+    sqlite3_reset(ins);
+    if (k == 0) {
+      vm_bind_null(vm, 1);
+      sqlite3_bind_null(ins, 1);
+    } else if (k <= 11) {
+      vm_bind_text(vm, 1, texts[k - 1], -1);
+      sqlite3_bind_text(ins, 1, texts[k - 1], -1, SQLITE_STATIC);
+    } else if (k <= 17) {
+      vm_bind_real(vm, 1, reals[k - 12]);
+      sqlite3_bind_double(ins, 1, reals[k - 12]);
+    } else if (k <= 23) {
+      vm_bind_int(vm, 1, ints[k - 18]);
+      sqlite3_bind_int64(ins, 1, ints[k - 18]);
+    } else {
+      vm_bind_blob(vm, 1, "7", 1);
+      sqlite3_bind_blob(ins, 1, "7", 1, SQLITE_STATIC);
+    }
+    CHECK(sqlite3_step(ins) == SQLITE_DONE);
+    CHECK_RC(vm_step(vm), SHALE_DONE);
+  }
+  sqlite3_finalize(ins);
+  vm_free(vm);
+  vm_program_free(p);
+  char msg[300];
+  CHECK(tsql_integrity(path, msg, sizeof msg));
+  CHECK_EQ(tsql_int(db, "SELECT count(*) FROM ty"), nval);
+  int ndiff = (int)tsql_int(db, "SELECT count(*) FROM ty JOIN ref ON ty.rowid = ref.rowid WHERE "
+                               "quote(ty.i) IS NOT quote(ref.i) OR quote(ty.r) IS NOT quote(ref.r)"
+                               " OR quote(ty.t) IS NOT quote(ref.t) OR quote(ty.n) IS NOT "
+                               "quote(ref.n) OR quote(ty.b) IS NOT quote(ref.b)");
+  CHECK_EQ(ndiff, 0);
+  if (ndiff) {
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "SELECT rowid, quote(i),quote(r),quote(t),quote(n) FROM ty", -1, &st,
+                       NULL);
+    while (sqlite3_step(st) == SQLITE_ROW)
+      fprintf(stderr, "  ty %s %s %s %s %s\n", sqlite3_column_text(st, 0),
+              sqlite3_column_text(st, 1), sqlite3_column_text(st, 2), sqlite3_column_text(st, 3),
+              sqlite3_column_text(st, 4));
+    sqlite3_finalize(st);
+  }
+
+  /* read ref (written by sqlite3) back with Column (+ RealAffinity on r) */
+  uint32_t rroot = root_of(db, "ref");
+  vm_builder_init(&b, NULL);
+  r = vm_builder_regs(&b, 5);
+  c = vm_builder_cursor(&b);
+  int l_end = vm_builder_label(&b);
+  vm_builder_add(&b, OP_Transaction, 0, 0, 0);
+  vm_builder_add_i4(&b, OP_OpenRead, c, (int)rroot, 0, 5);
+  vm_builder_add(&b, OP_Rewind, c, l_end, 0);
+  int loop = vm_builder_addr(&b);
+  for (int k = 0; k < 5; k++) vm_builder_add(&b, OP_Column, c, k, r + k);
+  vm_builder_add(&b, OP_RealAffinity, r + 1, 0, 0);
+  vm_builder_add(&b, OP_ResultRow, r, 5, 0);
+  vm_builder_add(&b, OP_Next, c, loop, 0);
+  vm_builder_resolve(&b, l_end);
+  vm_builder_add(&b, OP_Halt, 0, 0, 0);
+  CHECK_OK(vm_builder_finish(&b, &p));
+  CHECK_OK(vm_new(p, bt, VM_AUTOCOMMIT, &vm));
+  sqlite3_stmt *st;
+  CHECK(sqlite3_prepare_v2(db, "SELECT i, r, t, n, b FROM ref", -1, &st, NULL) == SQLITE_OK);
+  CHECK_EQ(compare_rows(vm, st, 5), nval);
+  sqlite3_finalize(st);
+  vm_free(vm);
+  vm_program_free(p);
+  btree_close(bt);
+  sqlite3_close(db);
+}
