@@ -19,6 +19,9 @@
 #include "../../common/tsql.h"
 #include "../../test.h"
 
+static int nfailures;
+static int test_failures_guard(void) { return nfailures; }
+
 static int same_col(const ShValue *v, sqlite3_stmt *st, int i) {
   int t = sqlite3_column_type(st, i);
   if (t != v->type) return 0;
@@ -50,6 +53,7 @@ static int compare_rows(Vm *vm, sqlite3_stmt *st, int ncol) {
     CHECK_EQ(vm_column_count(vm), ncol);
     for (int i = 0; i < ncol; i++) {
       if (!same_col(vm_column(vm, i), st, i)) {
+        nfailures++;
         if (bad++ < 5) test_fail(__FILE__, __LINE__, "row %d column %d differs", n, i);
       }
     }
@@ -948,6 +952,68 @@ TEST(vm_affinity_records_match_sqlite) {
   sqlite3_finalize(st);
   vm_free(vm);
   vm_program_free(p);
+
+  /* Comparisons of each typed column with a parameter: the column's
+   * affinity goes in p5 (none for BLOB), as SQLite's rule gives. */
+  static const char *const opsql[6] = {"=", "<>", "<", "<=", ">", ">="};
+  static const int opcode[6] = {OP_Eq, OP_Ne, OP_Lt, OP_Le, OP_Gt, OP_Ge};
+  static const char cols[5] = {'i', 'r', 't', 'n', 'b'};
+  static const char affs[5] = {AFF_INTEGER, AFF_REAL, AFF_TEXT, AFF_NUMERIC, 0};
+  int ncmp = 0;
+  for (int k = 0; k < 5; k++) {
+    for (int o = 0; o < 6; o++) {
+      vm_builder_init(&b, NULL);
+      r = vm_builder_regs(&b, 4);
+      c = vm_builder_cursor(&b);
+      l_end = vm_builder_label(&b);
+      vm_builder_add(&b, OP_Transaction, 0, 0, 0);
+      vm_builder_add_i4(&b, OP_OpenRead, c, (int)rroot, 0, 5);
+      vm_builder_add(&b, OP_Variable, 1, r + 1, 0);
+      vm_builder_add(&b, OP_Rewind, c, l_end, 0);
+      loop = vm_builder_addr(&b);
+      vm_builder_add(&b, OP_Column, c, k, r);
+      if (k == 1) vm_builder_add(&b, OP_RealAffinity, r, 0, 0);
+      int a = vm_builder_add(&b, opcode[o], r + 1, r + 2, r);
+      vm_builder_set_p5(&b, a, VM_STOREP2 | (affs[k] ? VM_CMP_AFF(affs[k]) : 0));
+      vm_builder_add(&b, OP_ResultRow, r + 2, 1, 0);
+      vm_builder_add(&b, OP_Next, c, loop, 0);
+      vm_builder_resolve(&b, l_end);
+      vm_builder_add(&b, OP_Halt, 0, 0, 0);
+      CHECK_OK(vm_builder_finish(&b, &p));
+      CHECK_OK(vm_new(p, bt, VM_AUTOCOMMIT, &vm));
+      char sql[100];
+      snprintf(sql, sizeof sql, "SELECT %c %s ?1 FROM ref", cols[k], opsql[o]);
+      CHECK(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK);
+      for (int x = 0; x < nval; x++) {
+        sqlite3_reset(st);
+        if (x == 0) {
+          vm_bind_null(vm, 1);
+          sqlite3_bind_null(st, 1);
+        } else if (x <= 11) {
+          vm_bind_text(vm, 1, texts[x - 1], -1);
+          sqlite3_bind_text(st, 1, texts[x - 1], -1, SQLITE_STATIC);
+        } else if (x <= 17) {
+          vm_bind_real(vm, 1, reals[x - 12]);
+          sqlite3_bind_double(st, 1, reals[x - 12]);
+        } else if (x <= 23) {
+          vm_bind_int(vm, 1, ints[x - 18]);
+          sqlite3_bind_int64(st, 1, ints[x - 18]);
+        } else {
+          vm_bind_blob(vm, 1, "7", 1);
+          sqlite3_bind_blob(st, 1, "7", 1, SQLITE_STATIC);
+        }
+        int before = test_failures_guard();
+        CHECK_EQ(compare_rows(vm, st, 1), nval);
+        if (test_failures_guard() != before)
+          fprintf(stderr, "  in: %s with value #%d\n", sql, x);
+        ncmp += nval;
+      }
+      sqlite3_finalize(st);
+      vm_free(vm);
+      vm_program_free(p);
+    }
+  }
+  CHECK_EQ(ncmp, 5 * 6 * nval * nval);
   btree_close(bt);
   sqlite3_close(db);
 }
