@@ -1017,3 +1017,70 @@ TEST(vm_affinity_records_match_sqlite) {
   btree_close(bt);
   sqlite3_close(db);
 }
+
+/* NullRow, Last/Prev, Sequence, RowData into a pseudo cursor, SetCookie and
+ * ReadCookie, Clear and Destroy (sqlite3 checks the file afterwards). */
+TEST(vm_cursor_misc_ops) {
+  const char *path = test_path("misc.db");
+  sqlite3 *db = tsql_open(path);
+  CHECK(tsql_exec(db, "CREATE TABLE m(a, b); INSERT INTO m VALUES(1,'x'),(2,'y'),(3,'z');"
+                      "CREATE TABLE gone(x); INSERT INTO gone VALUES(1);") == SQLITE_OK);
+  uint32_t root = root_of(db, "m"), groot = root_of(db, "gone");
+  sqlite3_close(db);
+  Btree *bt;
+  CHECK_OK(btree_open(NULL, path, SHALE_OPEN_READWRITE, &bt));
+  VmBuilder b;
+  VmProgram *p;
+  vm_builder_init(&b, NULL);
+  int r = vm_builder_regs(&b, 8), c = vm_builder_cursor(&b), cp = vm_builder_cursor(&b);
+  int l_end = vm_builder_label(&b);
+  vm_builder_add(&b, OP_Transaction, 0, 1, 0);
+  vm_builder_add_i4(&b, OP_OpenWrite, c, (int)root, 0, 2);
+  vm_builder_add(&b, OP_OpenPseudo, cp, r + 5, 2);
+  vm_builder_add(&b, OP_Last, c, l_end, 0);
+  int loop = vm_builder_addr(&b);
+  vm_builder_add(&b, OP_RowData, c, r + 5, 0);
+  vm_builder_add(&b, OP_Column, cp, 1, r);
+  vm_builder_add(&b, OP_Sequence, c, r + 1, 0);
+  vm_builder_add(&b, OP_ResultRow, r, 2, 0); /* z 0, y 1, x 2 */
+  vm_builder_add(&b, OP_Prev, c, loop, 0);
+  vm_builder_resolve(&b, l_end);
+  vm_builder_add(&b, OP_NullRow, c, 0, 0);
+  vm_builder_add(&b, OP_Column, c, 0, r);
+  vm_builder_add(&b, OP_Rowid, c, r + 1, 0);
+  vm_builder_add(&b, OP_ResultRow, r, 2, 0); /* NULL NULL */
+  vm_builder_add(&b, OP_Close, c, 0, 0);
+  vm_builder_add(&b, OP_SetCookie, 0, BTREE_META_USER_VERSION, 77);
+  vm_builder_add(&b, OP_ReadCookie, 0, r + 2, BTREE_META_USER_VERSION);
+  vm_builder_add(&b, OP_Clear, (int)root, 0, 1);
+  vm_builder_add(&b, OP_ResultRow, r + 2, 1, 0); /* 77 */
+  vm_builder_add(&b, OP_Destroy, (int)groot, 0, 0);
+  vm_builder_add(&b, OP_Halt, 0, 0, 0);
+  CHECK_OK(vm_builder_finish(&b, &p));
+  Vm *vm;
+  CHECK_OK(vm_new(p, bt, VM_AUTOCOMMIT, &vm));
+  static const char want[] = "zyx";
+  for (int i = 0; i < 3; i++) {
+    CHECK_RC(vm_step(vm), SHALE_ROW);
+    CHECK(vm_column(vm, 0)->n == 1 && vm_column(vm, 0)->z[0] == want[i]);
+    CHECK_EQ(vm_column(vm, 1)->i, i);
+  }
+  CHECK_RC(vm_step(vm), SHALE_ROW);
+  CHECK_EQ(vm_column(vm, 0)->type, SHALE_NULL);
+  CHECK_EQ(vm_column(vm, 1)->type, SHALE_NULL);
+  CHECK_RC(vm_step(vm), SHALE_ROW);
+  CHECK_EQ(vm_column(vm, 0)->i, 77);
+  CHECK_RC(vm_step(vm), SHALE_DONE);
+  CHECK_EQ(vm_changes(vm), 3);
+  vm_free(vm);
+  vm_program_free(p);
+  btree_close(bt);
+  db = tsql_open(path);
+  CHECK_EQ(tsql_int(db, "PRAGMA user_version"), 77);
+  CHECK_EQ(tsql_int(db, "SELECT count(*) FROM m"), 0);
+  CHECK(tsql_exec(db, "PRAGMA writable_schema=ON; DELETE FROM sqlite_schema WHERE name='gone';"
+                      "PRAGMA writable_schema=OFF;") == SQLITE_OK);
+  sqlite3_close(db);
+  char msg[300];
+  CHECK(tsql_integrity(path, msg, sizeof msg));
+}

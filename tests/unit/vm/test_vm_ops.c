@@ -620,3 +620,85 @@ TEST(vm_hooks_and_fk_counters) {
   vm_free(vm);
   vm_program_free(p);
 }
+
+/* The smaller register ops: Int64, Blob, Move, IntCopy, IsTrue, Affinity,
+ * IfNotZero, Compare+Jump with a DESC column, AggValue. */
+TEST(vm_register_ops) {
+  static const uint8_t desc[2] = {0, 1};
+  KeyInfo ki = {2, NULL, desc, 0};
+  VmBuilder b;
+  VmProgram *p;
+  CHECK_OK(vm_builder_init(&b, NULL));
+  int r = vm_builder_regs(&b, 12);
+  int l_lt = vm_builder_label(&b), l_eq = vm_builder_label(&b), l_gt = vm_builder_label(&b);
+  int l_after = vm_builder_label(&b);
+  vm_builder_add_int64(&b, OP_Int64, 0, r, 0, INT64_MIN + 5);
+  vm_builder_add_text(&b, OP_Blob, 0, r + 1, 0, "\x01\x02", 2);
+  vm_builder_add(&b, OP_ResultRow, r, 2, 0); /* row 1 */
+  vm_builder_add(&b, OP_Move, r, r + 2, 2);
+  vm_builder_add(&b, OP_ResultRow, r, 4, 0); /* row 2: NULL NULL int blob */
+  vm_builder_add(&b, OP_IntCopy, r + 2, r + 4, 0);
+  vm_builder_add_text(&b, OP_String, 0, r + 5, 0, "0.5", 3);
+  vm_builder_add_i4(&b, OP_IsTrue, r + 5, r + 6, 0, 0);  /* '0.5' IS TRUE -> 1 */
+  vm_builder_add_i4(&b, OP_IsTrue, r + 5, r + 7, 0, 1);  /* IS NOT TRUE -> 0 */
+  vm_builder_add_i4(&b, OP_IsTrue, r + 11, r + 8, 1, 0); /* NULL IS ... with p3 = 1 -> 1 */
+  vm_builder_add(&b, OP_ResultRow, r + 4, 5, 0);         /* row 3 */
+  /* Affinity "DB" on ('0.5', 7) -> (0.5 real, '7') */
+  vm_builder_add(&b, OP_Integer, 7, r + 6, 0);
+  vm_builder_add_text(&b, OP_Affinity, r + 5, 2, 0, "DB", 2);
+  vm_builder_add(&b, OP_ResultRow, r + 5, 2, 0); /* row 4 */
+  /* IfNotZero: r+9 = 2 -> jumps twice */
+  vm_builder_add(&b, OP_Integer, 2, r + 9, 0);
+  int inz = vm_builder_addr(&b);
+  vm_builder_add(&b, OP_IfNotZero, r + 9, inz + 2, 0);
+  vm_builder_add(&b, OP_Goto, 0, inz + 4, 0);
+  vm_builder_add(&b, OP_ResultRow, r + 9, 1, 0); /* rows 5, 6: 1, 0 */
+  vm_builder_add(&b, OP_Goto, 0, inz, 0);
+  /* Compare (1, 5) with (1, 3) where column 2 is DESC: greater? 5 > 3 so DESC -> less */
+  vm_builder_add(&b, OP_Integer, 1, r, 0);
+  vm_builder_add(&b, OP_Integer, 5, r + 1, 0);
+  vm_builder_add(&b, OP_Integer, 1, r + 2, 0);
+  vm_builder_add(&b, OP_Integer, 3, r + 3, 0);
+  vm_builder_add_p4(&b, OP_Compare, r, r + 2, 0, P4_KEYINFO, &ki);
+  vm_builder_add(&b, OP_Jump, l_lt, l_eq, l_gt);
+  vm_builder_resolve(&b, l_lt);
+  vm_builder_add(&b, OP_Integer, -1, r + 10, 0);
+  vm_builder_add(&b, OP_Goto, 0, l_after, 0);
+  vm_builder_resolve(&b, l_eq);
+  vm_builder_add(&b, OP_Integer, 0, r + 10, 0);
+  vm_builder_add(&b, OP_Goto, 0, l_after, 0);
+  vm_builder_resolve(&b, l_gt);
+  vm_builder_add(&b, OP_Integer, 1, r + 10, 0);
+  vm_builder_resolve(&b, l_after);
+  vm_builder_add(&b, OP_ResultRow, r + 10, 1, 0); /* row 7: -1 */
+  vm_builder_add(&b, OP_Halt, 0, 0, 0);
+  CHECK_OK(vm_builder_finish(&b, &p));
+  Vm *vm;
+  CHECK_OK(vm_new(p, NULL, 0, &vm));
+  CHECK_RC(vm_step(vm), SHALE_ROW);
+  CHECK_EQ(vm_column(vm, 0)->i, INT64_MIN + 5);
+  CHECK(vm_column(vm, 1)->type == SHALE_BLOB && vm_column(vm, 1)->n == 2);
+  CHECK_RC(vm_step(vm), SHALE_ROW);
+  CHECK_EQ(vm_column(vm, 0)->type, SHALE_NULL);
+  CHECK_EQ(vm_column(vm, 1)->type, SHALE_NULL);
+  CHECK_EQ(vm_column(vm, 2)->i, INT64_MIN + 5);
+  CHECK(vm_column(vm, 3)->type == SHALE_BLOB && memcmp(vm_column(vm, 3)->z, "\x01\x02", 2) == 0);
+  CHECK_RC(vm_step(vm), SHALE_ROW);
+  CHECK_EQ(vm_column(vm, 0)->i, INT64_MIN + 5);
+  CHECK_EQ(vm_column(vm, 2)->i, 1);
+  CHECK_EQ(vm_column(vm, 3)->i, 0);
+  CHECK_EQ(vm_column(vm, 4)->i, 1);
+  CHECK_RC(vm_step(vm), SHALE_ROW);
+  CHECK_EQ(vm_column(vm, 0)->type, SHALE_FLOAT);
+  CHECK(vm_column(vm, 1)->type == SHALE_TEXT && vm_column(vm, 1)->n == 1 &&
+        vm_column(vm, 1)->z[0] == '7');
+  CHECK_RC(vm_step(vm), SHALE_ROW);
+  CHECK_EQ(vm_column(vm, 0)->i, 1);
+  CHECK_RC(vm_step(vm), SHALE_ROW);
+  CHECK_EQ(vm_column(vm, 0)->i, 0);
+  CHECK_RC(vm_step(vm), SHALE_ROW);
+  CHECK_EQ(vm_column(vm, 0)->i, -1);
+  CHECK_RC(vm_step(vm), SHALE_DONE);
+  vm_free(vm);
+  vm_program_free(p);
+}
