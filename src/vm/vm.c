@@ -279,6 +279,7 @@ int vm_new(const VmProgram *prog, Btree *bt, int flags, Vm **out) {
   v->prog = prog;
   v->bt = bt;
   v->stmt_sp = -1;
+  v->sorter_budget = VM_SORTER_BUDGET_DEFAULT;
   v->flags = flags;
   size_t nr = (size_t)prog->nreg + 1, nv = (size_t)prog->nvar + 1;
   v->reg = zalloc(nr * sizeof *v->reg); /* all-zero ShValue is NULL */
@@ -394,6 +395,7 @@ void vm_free(Vm *v) {
 }
 
 const char *vm_errmsg(Vm *v) { return v->errmsg; }
+void vm_set_sorter_budget(Vm *v, uint64_t bytes) { v->sorter_budget = bytes ? bytes : 1; }
 void vm_set_hooks(Vm *v, const VmConnHooks *hooks) { v->hooks = hooks; }
 int64_t vm_fk_count(Vm *v) { return v->nfk; }
 int vm_txn_rolled_back(Vm *v) { return v->txn_rolled_back; }

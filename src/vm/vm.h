@@ -230,6 +230,11 @@ int vm_txn_rolled_back(Vm *);
 /* Statement foreign-key violation counter (FkCounter p1 = 0). */
 int64_t vm_fk_count(Vm *);
 
+/* Bytes of records a sorter holds in memory before it spills a sorted run
+ * to a temp file (default VM_SORTER_BUDGET_DEFAULT). */
+#define VM_SORTER_BUDGET_DEFAULT (16u << 20)
+void vm_set_sorter_budget(Vm *, uint64_t bytes);
+
 int vm_step(Vm *);
 /* Back to the start: registers cleared, cursors closed, an open transaction
  * begun by this Vm rolled back; bindings kept. No allocation. */

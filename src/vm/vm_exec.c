@@ -62,6 +62,17 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
   c->nsent = 0;
   c->spos = 0;
   c->eph_root = 0;
+  if (c->spill) {
+    VmSpill *sp = c->spill;
+    if (sp->file) {
+      if (sp->file->methods) sp->file->methods->close(sp->file);
+      shale_free(sp->file);
+    }
+    for (int i = 0; i < sp->nrun; i++) shale_free(sp->runs[i].rec);
+    shale_free(sp->runs);
+    shale_free(sp);
+    c->spill = NULL;
+  }
 }
 
 void vm_close_all(Vm *v) {
@@ -128,6 +139,106 @@ static void sorter_sort(VmCursor *c) {
   }
 }
 
+/* ---- sorter spill: sorted runs in a temp file, merged on read ---- */
+
+static int spill_file(VmSpill *sp) {
+  if (sp->file) return SHALE_OK;
+  OsVfs *vfs = os_vfs_find(NULL);
+  if (!vfs) return SHALE_CANTOPEN;
+  sp->file = shale_malloc((size_t)vfs->file_size);
+  if (!sp->file) return SHALE_NOMEM;
+  memset(sp->file, 0, (size_t)vfs->file_size);
+  int rc = vfs->open(vfs, NULL, sp->file,
+                     SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_DELETEONCLOSE |
+                         SHALE_OPEN_TEMP_JOURNAL,
+                     NULL);
+  if (rc) {
+    shale_free(sp->file);
+    sp->file = NULL;
+  }
+  return rc;
+}
+
+/* Sort the records in memory and append them to the temp file as a run. */
+static int spill_run(VmCursor *c) {
+  int rc;
+  if (!c->spill) {
+    c->spill = shale_malloc(sizeof *c->spill);
+    if (!c->spill) return SHALE_NOMEM;
+    memset(c->spill, 0, sizeof *c->spill);
+  }
+  VmSpill *sp = c->spill;
+  if ((rc = spill_file(sp)) != SHALE_OK) return rc;
+  if (sp->nrun == sp->caprun) {
+    int ncap = sp->caprun ? sp->caprun * 2 : 8;
+    VmRun *r = shale_realloc(sp->runs, (size_t)ncap * sizeof *r);
+    if (!r) return SHALE_NOMEM;
+    sp->runs = r;
+    sp->caprun = ncap;
+  }
+  c->ki->corrupt = 0;
+  sorter_sort(c);
+  if (c->ki->corrupt) return SHALE_CORRUPT;
+  VmRun *run = &sp->runs[sp->nrun];
+  memset(run, 0, sizeof *run);
+  run->start = run->pos = sp->fsize;
+  for (int i = 0; i < c->nsent; i++) {
+    uint8_t hdr[9];
+    int h = util_put_varint(hdr, c->sent[i].n);
+    if ((rc = os_write(sp->file, hdr, h, sp->fsize)) != SHALE_OK) return rc;
+    sp->fsize += h;
+    if (c->sent[i].n) {
+      rc = os_write(sp->file, c->sbuf + c->sent[i].off, (int)c->sent[i].n, sp->fsize);
+      if (rc) return rc;
+      sp->fsize += c->sent[i].n;
+    }
+  }
+  run->end = sp->fsize;
+  sp->nrun++;
+  c->slen = 0;
+  c->nsent = 0;
+  return SHALE_OK;
+}
+
+/* Load the next record of run r (live = 0 at its end). */
+static int run_next(VmSpill *sp, VmRun *r) {
+  if (r->pos >= r->end) {
+    r->live = 0;
+    return SHALE_OK;
+  }
+  uint8_t hdr[9] = {0};
+  int64_t avail = r->end - r->pos;
+  int rc = os_read(sp->file, hdr, avail < 9 ? (int)avail : 9, r->pos);
+  if (rc) return rc;
+  uint64_t n;
+  int h = util_get_varint_safe(hdr, hdr + (avail < 9 ? avail : 9), &n);
+  if (h == 0 || (int64_t)n > avail - h) return SHALE_CORRUPT;
+  if (r->cap < n + 1) {
+    char *z = shale_realloc(r->rec, (size_t)n + 1);
+    if (!z) return SHALE_NOMEM;
+    r->rec = z;
+    r->cap = (uint32_t)n + 1;
+  }
+  if (n && (rc = os_read(sp->file, r->rec, (int)n, r->pos + h)) != SHALE_OK) return rc;
+  r->n = (uint32_t)n;
+  r->pos += h + (int64_t)n;
+  r->live = 1;
+  return SHALE_OK;
+}
+
+/* Point sp->cur at the live run with the smallest record (earliest run on
+ * ties: runs were written in insertion order, so the merge is stable). */
+static void run_pick(VmCursor *c) {
+  VmSpill *sp = c->spill;
+  sp->cur = -1;
+  for (int i = 0; i < sp->nrun; i++) {
+    if (!sp->runs[i].live) continue;
+    if (sp->cur < 0 || record_compare(c->ki, sp->runs[i].rec, sp->runs[i].n,
+                                      sp->runs[sp->cur].rec, sp->runs[sp->cur].n) < 0)
+      sp->cur = i;
+  }
+}
+
 /* ---- rowsets ---- */
 
 static int rowset_get(Vm *v, int r, VmRowSet **out) {
@@ -175,7 +286,16 @@ static int cursor_cache(Vm *v, VmCursor *c) {
   if (c->cache_ok) return SHALE_OK;
   const uint8_t *rec;
   uint32_t n;
-  if (c->kind == VMC_SORTER) {
+  if (c->kind == VMC_SORTER && c->spill && c->spill->merging) {
+    if (c->spill->cur < 0) {
+      c->rec = NULL;
+      c->nrec = 0;
+      c->hdr_ncol = 0;
+      return SHALE_OK;
+    }
+    rec = (const uint8_t *)c->spill->runs[c->spill->cur].rec;
+    n = c->spill->runs[c->spill->cur].n;
+  } else if (c->kind == VMC_SORTER) {
     if (c->spos >= c->nsent) {
       c->rec = NULL;
       c->nrec = 0;
@@ -1367,22 +1487,45 @@ dispatch:
   CASE(SorterInsert) {
     VmCursor *c = &v->cur[op->p1];
     const ShValue *d = &reg[op->p2];
-    CHK(sorter_add(c, d->z, d->type == SHALE_BLOB ? d->n : 0));
+    uint32_t n = d->type == SHALE_BLOB ? d->n : 0;
+    if (c->nsent > 0 && c->slen + n > v->sorter_budget) CHK(spill_run(c));
+    CHK(sorter_add(c, d->z, n));
     NEXT();
   }
   CASE(SorterSort) {
     VmCursor *c = &v->cur[op->p1];
+    c->cache_ok = 0;
+    if (c->spill) {
+      VmSpill *sp = c->spill;
+      if (c->nsent > 0) CHK(spill_run(c));
+      c->ki->corrupt = 0;
+      for (int i = 0; i < sp->nrun; i++) CHK(run_next(sp, &sp->runs[i]));
+      sp->merging = 1;
+      run_pick(c);
+      if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
+      if (sp->cur < 0) JUMP(op->p2);
+      NEXT();
+    }
     c->ki->corrupt = 0;
     sorter_sort(c);
     if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
     c->spos = 0;
-    c->cache_ok = 0;
     if (c->nsent == 0) JUMP(op->p2);
     NEXT();
   }
   CASE(SorterNext) {
     VmCursor *c = &v->cur[op->p1];
     c->cache_ok = 0;
+    if (c->spill && c->spill->merging) {
+      VmSpill *sp = c->spill;
+      if (sp->cur < 0) NEXT();
+      CHK(run_next(sp, &sp->runs[sp->cur]));
+      c->ki->corrupt = 0;
+      run_pick(c);
+      if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
+      if (sp->cur >= 0) JUMP(op->p2);
+      NEXT();
+    }
     if (c->spos < c->nsent) c->spos++;
     if (c->spos < c->nsent) JUMP(op->p2);
     NEXT();
@@ -1390,8 +1533,13 @@ dispatch:
   CASE(SorterData) {
     VmCursor *c = &v->cur[op->p1];
     value_clear(&reg[op->p2]);
-    if (c->spos < c->nsent)
+    if (c->spill && c->spill->merging) {
+      if (c->spill->cur >= 0)
+        value_set_blob(&reg[op->p2], c->spill->runs[c->spill->cur].rec,
+                       c->spill->runs[c->spill->cur].n);
+    } else if (c->spos < c->nsent) {
       value_set_blob(&reg[op->p2], c->sbuf + c->sent[c->spos].off, c->sent[c->spos].n);
+    }
     if (op->p3 >= 0 && op->p3 < v->prog->ncursor) v->cur[op->p3].cache_ok = 0;
     NEXT();
   }

@@ -25,6 +25,24 @@ typedef struct VmSortEnt {
   uint32_t n;
 } VmSortEnt;
 
+/* A sorted run written to the sorter's temp file, and its merge reader:
+ * records are stored as varint(length) + bytes from start to end. */
+typedef struct VmRun {
+  int64_t start, end, pos;
+  char *rec;
+  uint32_t cap, n;
+  int live; /* rec holds this run's current record */
+} VmRun;
+
+typedef struct VmSpill {
+  OsFile *file;
+  int64_t fsize;
+  VmRun *runs;
+  int nrun, caprun;
+  int cur; /* run holding the current record while merging, -1 at end */
+  int merging;
+} VmSpill;
+
 typedef struct VmCursor {
   int kind;
   BtCursor *bc;
@@ -48,6 +66,7 @@ typedef struct VmCursor {
   VmSortEnt *sent, *stmp;
   int nsent, capsent;
   int spos;
+  VmSpill *spill; /* runs spilled to a temp file past the budget, or NULL */
   /* ephemeral tables: the tree's root in Vm.eph */
   uint32_t eph_root;
 } VmCursor;
@@ -108,6 +127,7 @@ struct Vm {
   int param_base;   /* caller's register that Param p1 = 0 reads */
   Vm **subvm;       /* nop, lazily allocated: a reusable child per Program op */
   int busy;         /* running as a child (recursion gets a fresh Vm) */
+  uint64_t sorter_budget; /* bytes of records a sorter keeps in memory */
 };
 
 /* vm_exec.c */

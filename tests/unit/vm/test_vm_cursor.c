@@ -574,6 +574,16 @@ TEST(vm_sorter_and_ephemeral_match_sqlite) {
   CHECK_EQ(compare_rows(vm, st, 2), 3000);
   sqlite3_reset(st);
   CHECK_EQ(compare_rows(vm, st, 2), 3000); /* rerun reuses the sorter's buffers */
+  /* a small budget: sorted runs spill to a temp file and are merged */
+  static const uint64_t budgets[] = {4096, 100, 1};
+  for (int k = 0; k < 3; k++) {
+    vm_set_sorter_budget(vm, budgets[k]);
+    sqlite3_reset(st);
+    CHECK_EQ(compare_rows(vm, st, 2), 3000);
+  }
+  /* abandoned in the middle of a merge */
+  CHECK_RC(vm_step(vm), SHALE_ROW);
+  vm_reset(vm);
   sqlite3_finalize(st);
   vm_free(vm);
   vm_program_free(p);
