@@ -1094,3 +1094,72 @@ TEST(vm_cursor_misc_ops) {
   char msg[300];
   CHECK(tsql_integrity(path, msg, sizeof msg));
 }
+
+/* Out of memory at every allocation of a program that sorts with spills
+ * and fills an ephemeral index: each run fails with SHALE_NOMEM or returns
+ * every row in order; nothing leaks. */
+TEST(vm_oom_sorter_and_ephemeral) {
+  static const Collation *colls[1] = {NULL};
+  KeyInfo ki = {1, colls, NULL, 0};
+  VmBuilder b;
+  VmProgram *p = NULL;
+  vm_builder_init(&b, NULL);
+  int r = vm_builder_regs(&b, 8), cs = vm_builder_cursor(&b), ce = vm_builder_cursor(&b);
+  int cp = vm_builder_cursor(&b), l_end = vm_builder_label(&b);
+  vm_builder_add_p4(&b, OP_SorterOpen, cs, 1, 0, P4_KEYINFO, &ki);
+  vm_builder_add_p4(&b, OP_OpenEphemeral, ce, 1, 0, P4_KEYINFO, &ki);
+  vm_builder_add(&b, OP_Integer, 200, r, 0);
+  vm_builder_add(&b, OP_Integer, 37, r + 1, 0);
+  vm_builder_add(&b, OP_Integer, 1009, r + 2, 0);
+  int loop = vm_builder_addr(&b);
+  vm_builder_add(&b, OP_Multiply, r + 1, r, r + 3);
+  vm_builder_add(&b, OP_Remainder, r + 2, r + 3, r + 3);
+  vm_builder_add(&b, OP_MakeRecord, r + 3, 1, r + 4);
+  vm_builder_add(&b, OP_SorterInsert, cs, r + 4, 0);
+  vm_builder_add(&b, OP_IdxInsert, ce, r + 4, 0);
+  vm_builder_add(&b, OP_DecrJumpZero, r, l_end, 0);
+  vm_builder_add(&b, OP_Goto, 0, loop, 0);
+  vm_builder_resolve(&b, l_end);
+  int l_done = vm_builder_label(&b);
+  vm_builder_add(&b, OP_OpenPseudo, cp, r + 5, 1);
+  vm_builder_add(&b, OP_SorterSort, cs, l_done, 0);
+  int out = vm_builder_addr(&b);
+  vm_builder_add(&b, OP_SorterData, cs, r + 5, cp);
+  vm_builder_add(&b, OP_Column, cp, 0, r + 6);
+  vm_builder_add(&b, OP_ResultRow, r + 6, 1, 0);
+  vm_builder_add(&b, OP_SorterNext, cs, out, 0);
+  vm_builder_resolve(&b, l_done);
+  vm_builder_add(&b, OP_Halt, 0, 0, 0);
+  CHECK_OK(vm_builder_finish(&b, &p));
+  int complete = 0;
+  long n;
+  for (n = 1; n < 2000; n++) {
+    Vm *vm = NULL;
+    util_fault_alloc(n, 0);
+    int rc = vm_new(p, NULL, 0, &vm), rows = 0, sorted = 1;
+    int64_t last = -1;
+    if (rc == SHALE_OK) {
+      vm_set_sorter_budget(vm, 64);
+      while ((rc = vm_step(vm)) == SHALE_ROW) {
+        if (vm_column(vm, 0)->i < last) sorted = 0;
+        last = vm_column(vm, 0)->i;
+        rows++;
+      }
+    }
+    long hits = util_fault_alloc_hits();
+    util_fault_alloc(0, 0);
+    if (rc == SHALE_DONE) {
+      CHECK_EQ(rows, 200);
+      CHECK(sorted);
+      complete++;
+    } else if (rc != SHALE_NOMEM) {
+      test_fail(__FILE__, __LINE__, "n=%ld: rc %d", n, rc);
+    }
+    vm_free(vm);
+    if (hits == 0) break;
+  }
+  util_fault_alloc(0, 0);
+  CHECK(complete >= 1);
+  CHECK(n > 20); /* the spill, the temp file and the ephemeral tree all allocate */
+  vm_program_free(p);
+}
