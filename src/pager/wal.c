@@ -213,7 +213,9 @@ static int hdr_try(Wal *w, IdxHdr *h, int *rc) {
     *rc = SHALE_CANTOPEN;
     return 0;
   }
-  if (page_size_of(h->sz_page) != w->page_size) {
+  /* szPage is meaningful only with frames: SQLite recovering an empty log
+   * stores its pager's default page size, not the database's */
+  if (h->mx_frame && page_size_of(h->sz_page) != w->page_size) {
     *rc = SHALE_CORRUPT;
     return 0;
   }
@@ -385,26 +387,33 @@ static int recover(Wal *w) {
           rc = SHALE_CANTOPEN;
           goto out;
         }
-        if (ps != w->page_size) {
-          rc = SHALE_CORRUPT; /* caller opened with the wrong page size */
-          goto out;
-        }
         memcpy(h.salt, wh + 16, 8);
         h.big_end = (uint8_t)be;
         w->ckpt_seq = util_get4(wh + 12);
         uint32_t nframe = (uint32_t)((size - WAL_HDRSIZE) / (FRAME_HDRSIZE + ps));
         uint8_t *fb = w->buf;
+        if (ps != w->page_size) { /* only acceptable if no frame is valid */
+          fb = shale_malloc(FRAME_HDRSIZE + ps);
+          if (!fb) {
+            rc = SHALE_NOMEM;
+            goto out;
+          }
+        }
         for (uint32_t f = 1; f <= nframe; f++) {
           rc = os_read(w->wf, fb, (int)(FRAME_HDRSIZE + ps),
                        WAL_HDRSIZE + (int64_t)(f - 1) * (FRAME_HDRSIZE + ps));
-          if (rc != SHALE_OK) goto out;
+          if (rc != SHALE_OK) break;
           uint32_t pg = util_get4(fb), commit = util_get4(fb + 4);
           if (pg == 0 || memcmp(fb + 8, h.salt, 8) != 0) break;
           cksum(fb, 8, be, c);
           cksum(fb + FRAME_HDRSIZE, ps, be, c);
           if (c[0] != util_get4(fb + 16) || c[1] != util_get4(fb + 20)) break;
+          if (ps != w->page_size) {
+            rc = SHALE_CORRUPT; /* valid frames of another page size */
+            break;
+          }
           rc = index_append(w, f, pg);
-          if (rc != SHALE_OK) goto out;
+          if (rc != SHALE_OK) break;
           if (commit) {
             h.mx_frame = f;
             h.n_page = commit;
@@ -412,6 +421,8 @@ static int recover(Wal *w) {
             h.frame_cksum[1] = c[1];
           }
         }
+        if (fb != w->buf) shale_free(fb);
+        if (rc != SHALE_OK) goto out;
       }
     }
   }

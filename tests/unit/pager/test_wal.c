@@ -246,14 +246,20 @@ static void commit_diff(Conn *c, const uint8_t *prev, uint32_t nprev, const uint
     n++;
   }
   CHECK(n > 0);
-  CHECK_OK(wal_begin_read(c->w, NULL));
-  CHECK_OK(wal_begin_write(c->w));
-  /* spill half as non-commit frames first, then commit the rest */
-  int half = n / 2;
-  if (half > 0) CHECK_OK(wal_append(c->w, pg, half, 0, WAL_SYNC_NORMAL));
-  CHECK_OK(wal_append(c->w, pg + half, n - half, nnext, WAL_SYNC_FULL));
-  wal_end_write(c->w);
-  wal_end_read(c->w);
+  int rc = wal_begin_read(c->w, NULL);
+  CHECK_OK(rc);
+  if (rc == SHALE_OK) {
+    rc = wal_begin_write(c->w);
+    CHECK_OK(rc);
+    if (rc == SHALE_OK) {
+      /* spill half as non-commit frames first, then commit the rest */
+      int half = n / 2;
+      if (half > 0) CHECK_OK(wal_append(c->w, pg, half, 0, WAL_SYNC_NORMAL));
+      CHECK_OK(wal_append(c->w, pg + half, n - half, nnext, WAL_SYNC_FULL));
+      wal_end_write(c->w);
+    }
+    wal_end_read(c->w);
+  }
   free(pg);
 }
 
@@ -1351,4 +1357,199 @@ TEST(wal_threads_stress) {
   CHECK_OK(conn_close(&c, 0));
   if (getenv("WAL_TEST_VERBOSE"))
     fprintf(stderr, "  commits %d reads %d ckpts %d\n", g_st_commits, g_st_reads, g_st_ckpts);
+}
+
+/* ---------------- concurrent: SQLite process reads/checkpoints, we write */
+
+#define CC_VERSIONS 30
+static char g_done[256];
+static int g_cc_counts[CC_VERSIONS + 1];
+
+static int child_concurrent_reader(void) {
+  sqlite3 *s;
+  if (sqlite3_open(g_path, &s) != SQLITE_OK) return 3;
+  sqlite3_busy_timeout(s, 2000);
+  int last_idx = 0, iters = 0, rc = 0;
+  char msg[256] = "";
+  int64_t t0 = os_now_ms();
+  while ((access(g_done, F_OK) != 0 || iters < 3) && os_now_ms() - t0 < 30000) {
+    iters++;
+    sqlite3_exec(s, "BEGIN", NULL, NULL, NULL);
+    char *ic = sql_text(s, "PRAGMA integrity_check");
+    char *cnt = sql_text(s, "SELECT count(*) FROM t");
+    sqlite3_exec(s, "COMMIT", NULL, NULL, NULL);
+    int n = atoi(cnt), idx = -1;
+    for (int i = last_idx; i <= CC_VERSIONS && idx < 0; i++)
+      if (g_cc_counts[i] == n) idx = i;
+    if (strcmp(ic, "ok") != 0 || idx < 0) {
+      snprintf(msg, sizeof msg, "iter %d: integrity %.60s count %s (last version %d)", iters, ic, cnt,
+               last_idx);
+      rc = 4;
+    } else {
+      last_idx = idx;
+    }
+    free(ic);
+    free(cnt);
+    if (rc) break;
+    if (iters % 4 == 0) sqlite3_exec(s, "PRAGMA wal_checkpoint(PASSIVE)", NULL, NULL, NULL);
+  }
+  sqlite3_close(s);
+  if (!rc) snprintf(msg, sizeof msg, "ok %d", iters);
+  out_write(msg);
+  return rc;
+}
+
+TEST(wal_concurrent_sqlite_reader) {
+  uint32_t ps = 1024;
+  snprintf(g_path, sizeof g_path, "%s", test_path("cc.db"));
+  snprintf(g_out, sizeof g_out, "%s", test_path("cc.out"));
+  snprintf(g_done, sizeof g_done, "%s", test_path("cc.done"));
+  char py[256];
+  snprintf(py, sizeof py, "%s", test_path("cc_src.db"));
+  rm3(g_path);
+  rm3(py);
+  unlink(g_done);
+  /* versions 0..N of a database, made by SQLite in rollback mode */
+  uint8_t *ver[CC_VERSIONS + 1];
+  uint32_t nver[CC_VERSIONS + 1];
+  sqlite3 *s;
+  CHECK_EQ(sqlite3_open(py, &s), SQLITE_OK);
+  sql(s, "PRAGMA page_size=1024; CREATE TABLE t(a INTEGER PRIMARY KEY, b); CREATE INDEX tb ON t(b);");
+  uint64_t seed = test_seed();
+  for (int i = 0; i <= CC_VERSIONS; i++) {
+    if (i > 0) {
+      char q[300];
+      snprintf(q, sizeof q,
+               "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM c WHERE i<%d) "
+               "INSERT INTO t(b) SELECT randomblob(%d) FROM c; DELETE FROM t WHERE a %% %d = 0",
+               (int)(test_rand(&seed) % 30) + 3, (int)(test_rand(&seed) % 400) + 1,
+               (int)(test_rand(&seed) % 9) + 5);
+      sql(s, q);
+    }
+    char *cnt = sql_text(s, "SELECT count(*) FROM t");
+    g_cc_counts[i] = atoi(cnt);
+    free(cnt);
+    sqlite3_close(s);
+    ver[i] = db_pages(py, ps, &nver[i]);
+    CHECK_EQ(sqlite3_open(py, &s), SQLITE_OK);
+  }
+  sqlite3_close(s);
+  spit(g_path, ver[0], (long)nver[0] * ps);
+
+  Conn c;
+  CHECK_OK(conn_open(&c, g_path, ps));
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0) _exit(child_concurrent_reader());
+  int busy = 0;
+  for (int i = 1; i <= CC_VERSIONS; i++) {
+    commit_diff(&c, ver[i - 1], nver[i - 1], ver[i], nver[i], ps);
+    if (i % 3 == 0) {
+      int nl, nc;
+      int rc = wal_checkpoint(c.w, i % 6 == 0 ? WAL_CKPT_RESTART : WAL_CKPT_PASSIVE, NULL, NULL, &nl, &nc);
+      if (rc == SHALE_BUSY) busy++;
+      else CHECK_OK(rc);
+    }
+    usleep(2000);
+  }
+  spit(g_done, (const uint8_t *)"x", 1);
+  int st = 0;
+  CHECK_EQ(waitpid(pid, &st, 0), pid);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  char *msg = out_read();
+  if (strncmp(msg, "ok", 2) != 0) test_fail(__FILE__, __LINE__, "child: %s", msg);
+  if (getenv("WAL_TEST_VERBOSE")) fprintf(stderr, "  child %s, our busy checkpoints %d\n", msg, busy);
+  free(msg);
+  CHECK_OK(conn_close(&c, 0));
+  CHECK_EQ(fsize(suffix(g_path, "-wal")), -1);
+  CHECK_EQ(sqlite3_open(g_path, &s), SQLITE_OK);
+  char *ic = sql_text(s, "PRAGMA integrity_check");
+  CHECK_STR(ic, "ok");
+  free(ic);
+  char *cnt = sql_text(s, "SELECT count(*) FROM t");
+  CHECK_EQ(atoi(cnt), g_cc_counts[CC_VERSIONS]);
+  free(cnt);
+  sqlite3_close(s);
+  for (int i = 0; i <= CC_VERSIONS; i++) free(ver[i]);
+}
+
+/* SQLite recovers the empty log first (its shm header then says page size
+ * 4096, its pager's default) and stays open while we read and write. */
+static int child_hold_open(void) {
+  sqlite3 *s;
+  if (sqlite3_open(g_path, &s) != SQLITE_OK) return 3;
+  char *cnt = sql_text(s, "SELECT count(*) FROM t");
+  out_write("ready");
+  int64_t t0 = os_now_ms();
+  while (access(g_done, F_OK) != 0 && os_now_ms() - t0 < 30000) usleep(1000);
+  char *cnt2 = sql_text(s, "SELECT count(*) FROM t");
+  char *ic = sql_text(s, "PRAGMA integrity_check");
+  char msg[200];
+  snprintf(msg, sizeof msg, "%s %s %s", cnt, cnt2, ic);
+  out_write(msg);
+  free(cnt);
+  free(cnt2);
+  free(ic);
+  sqlite3_close(s);
+  return 0;
+}
+
+TEST(wal_sqlite_recovered_first) {
+  uint32_t ps = 1024;
+  snprintf(g_path, sizeof g_path, "%s", test_path("rf.db"));
+  snprintf(g_out, sizeof g_out, "%s", test_path("rf.out"));
+  snprintf(g_done, sizeof g_done, "%s", test_path("rf.done"));
+  char py[256];
+  snprintf(py, sizeof py, "%s", test_path("rf_src.db"));
+  rm3(g_path);
+  rm3(py);
+  unlink(g_done);
+  unlink(g_out);
+  sqlite3 *s;
+  CHECK_EQ(sqlite3_open(py, &s), SQLITE_OK);
+  sql(s, "PRAGMA page_size=1024; CREATE TABLE t(a INTEGER PRIMARY KEY, b);"
+         "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM c WHERE i<30) "
+         "INSERT INTO t(b) SELECT randomblob(100) FROM c;");
+  sqlite3_close(s);
+  uint32_t n0, n1;
+  uint8_t *v0 = db_pages(py, ps, &n0);
+  spit(g_path, v0, (long)n0 * ps);
+  CHECK_EQ(sqlite3_open(py, &s), SQLITE_OK);
+  sql(s, "DELETE FROM t WHERE a < 10");
+  sqlite3_close(s);
+  uint8_t *v1 = db_pages(py, ps, &n1);
+
+  Conn c;
+  CHECK_OK(conn_open(&c, g_path, ps));
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0) _exit(child_hold_open());
+  int64_t t0 = os_now_ms();
+  char *m = NULL;
+  for (;;) {
+    free(m);
+    m = out_read();
+    if (strcmp(m, "ready") == 0 || os_now_ms() - t0 > 20000) break;
+    usleep(1000);
+  }
+  CHECK_STR(m, "ready");
+  free(m);
+  /* the shm header is SQLite's: empty log, szPage 4096 */
+  int changed = 0;
+  CHECK_OK(wal_begin_read(c.w, &changed));
+  CHECK_EQ(wal_max_frame(c.w), 0);
+  wal_end_read(c.w);
+  commit_diff(&c, v0, n0, v1, n1, ps);
+  spit(g_done, (const uint8_t *)"x", 1);
+  int st = 0;
+  CHECK_EQ(waitpid(pid, &st, 0), pid);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  m = out_read();
+  CHECK_STR(m, "30 21 ok");
+  free(m);
+  CHECK_OK(conn_close(&c, 0));
+  free(v0);
+  free(v1);
 }
