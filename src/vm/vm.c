@@ -424,6 +424,7 @@ char *vm_buf_need(VmBuf *b, uint32_t n) {
 /* ---- bindings ---- */
 
 int vm_bind_value(Vm *v, int i, const ShValue *x) {
+  if (v->pc != 0 && !v->halted) return SHALE_MISUSE; /* a run is in progress */
   if (i < 1 || i > v->prog->nvar) return SHALE_RANGE;
   ShValue *d = &v->var[i];
   value_clear(d);

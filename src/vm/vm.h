@@ -245,7 +245,10 @@ const char *vm_errmsg(Vm *);
 int vm_column_count(Vm *);
 const ShValue *vm_column(Vm *, int i);
 
-/* Parameters are 1-based; values are copied (kept buffers are reused). */
+/* Parameters are 1-based; values are copied (kept buffers are reused).
+ * SHALE_RANGE for an unused number; SHALE_MISUSE while a run is in progress
+ * (after a ROW: reset first; after DONE or an error binding is allowed and
+ * the next vm_step starts over). */
 int vm_bind_null(Vm *, int i);
 int vm_bind_int(Vm *, int i, int64_t v);
 int vm_bind_real(Vm *, int i, double v);

@@ -499,7 +499,9 @@ TEST(vm_rerun_allocates_nothing) {
   CHECK_OK(vm_new(p, NULL, 0, &vm));
   CHECK_OK(vm_bind_text(vm, 1, "123456789012345678901234567890", -1));
   CHECK_OK(vm_bind_int(vm, 2, 1));
+  CHECK_RC(vm_bind_int(vm, 3, 1), SHALE_RANGE);
   CHECK_RC(vm_step(vm), SHALE_ROW);
+  CHECK_RC(vm_bind_int(vm, 2, 5), SHALE_MISUSE); /* mid-run */
   CHECK_RC(vm_step(vm), SHALE_DONE);
   vm_reset(vm);
   CHECK_OK(vm_bind_text(vm, 1, "12", -1));
