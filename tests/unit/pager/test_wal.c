@@ -1231,28 +1231,43 @@ static void st_fill(uint8_t *d, uint32_t pg, uint32_t v) {
   util_put4(d, v);
 }
 
-/* Read the whole snapshot; returns its version or -1 if inconsistent. */
-static long st_read_all(Conn *c) {
+/* Page 1 of version v: v, then the version of every page (manifest). */
+static void st_page1(uint8_t *d, uint32_t v, const uint32_t *man) {
+  st_fill(d, 1, v);
+  for (uint32_t p = 2; p <= ST_PAGES; p++) util_put4(d + 4 * p, man[p]);
+}
+
+/* Read the whole snapshot; returns its version (page 1) or -1 if any page
+ * is not the version page 1's manifest names. man (may be NULL) gets it. */
+static long st_read_all_m(Conn *c, uint32_t *man) {
+  uint32_t m[ST_PAGES + 1] = {0};
   if (wal_db_size(c->w) == 0) { /* no commit in the log: the file's size */
     int64_t sz = 0;
     if (os_file_size(c->db, &sz) != SHALE_OK) return -1;
-    if (sz == 0) return 0;
+    if (sz == 0) {
+      if (man) memcpy(man, m, sizeof m);
+      return 0;
+    }
   }
   uint8_t buf[PS], want[PS];
-  long v = -2;
-  for (uint32_t pg = 1; pg <= ST_PAGES; pg++) {
-    uint32_t f;
+  uint32_t f;
+  if (conn_page(c, 1, buf, PS, &f) != SHALE_OK) return -1;
+  uint32_t v = util_get4(buf);
+  for (uint32_t p = 2; p <= ST_PAGES; p++) m[p] = util_get4(buf + 4 * p);
+  st_page1(want, v, m);
+  if (memcmp(buf, want, PS) != 0) return -1;
+  for (uint32_t pg = 2; pg <= ST_PAGES; pg++) {
     if (conn_page(c, pg, buf, PS, &f) != SHALE_OK) return -1;
-    uint32_t pv = util_get4(buf);
-    if (v == -2) v = pv;
-    st_fill(want, pg, pv);
-    if ((long)pv != v || memcmp(buf, want, PS) != 0) return -1;
+    st_fill(want, pg, m[pg]);
+    if (m[pg] > v || memcmp(buf, want, PS) != 0) return -1;
   }
+  if (man) memcpy(man, m, sizeof m);
   return v;
 }
+static long st_read_all(Conn *c) { return st_read_all_m(c, NULL); }
 
 static void *st_writer(void *arg) {
-  (void)arg;
+  uint64_t seed = test_seed() + (uint64_t)(uintptr_t)arg;
   Conn c;
   if (conn_open(&c, g_st_path, PS) != SHALE_OK) {
     g_st_errors++;
@@ -1260,24 +1275,36 @@ static void *st_writer(void *arg) {
   }
   uint8_t data[ST_PAGES][PS];
   WalPage wp[ST_PAGES];
+  uint32_t man[ST_PAGES + 1];
   while (!g_st_stop) {
     int rc = wal_begin_read(c.w, NULL);
     if (rc != SHALE_OK) {
       if ((rc & 0xff) != SHALE_BUSY) g_st_errors++;
       continue;
     }
-    long v = st_read_all(&c);
+    long v = st_read_all_m(&c, man);
     if (v < 0) g_st_errors++;
-    rc = wal_begin_write(c.w);
+    rc = v < 0 ? SHALE_ERROR : wal_begin_write(c.w);
     if (rc == SHALE_OK) {
-      for (uint32_t pg = 1; pg <= ST_PAGES; pg++) {
-        st_fill(data[pg - 1], pg, (uint32_t)v + 1);
-        wp[pg - 1].pgno = pg;
-        wp[pg - 1].data = data[pg - 1];
+      uint32_t nv = (uint32_t)v + 1;
+      int n = 0;
+      uint64_t bits = test_rand(&seed);
+      for (uint32_t pg = 2; pg <= ST_PAGES; pg++) {
+        if (v > 0 && !((bits >> pg) & 1)) continue; /* first commit writes all */
+        man[pg] = nv;
+        st_fill(data[n], pg, nv);
+        wp[n].pgno = pg;
+        wp[n].data = data[n];
+        n++;
       }
-      /* sometimes spill half first */
-      rc = wal_append(c.w, wp, 3, 0, WAL_SYNC_OFF);
-      if (rc == SHALE_OK) rc = wal_append(c.w, wp + 3, ST_PAGES - 3, ST_PAGES, WAL_SYNC_OFF);
+      st_page1(data[n], nv, man);
+      wp[n].pgno = 1;
+      wp[n].data = data[n];
+      n++;
+      /* spill some frames first */
+      int spill = n > 1 ? (int)(bits % (uint64_t)n) : 0;
+      rc = spill ? wal_append(c.w, wp, spill, 0, WAL_SYNC_OFF) : SHALE_OK;
+      if (rc == SHALE_OK) rc = wal_append(c.w, wp + spill, n - spill, ST_PAGES, WAL_SYNC_OFF);
       if (rc == SHALE_OK) g_st_commits++;
       else g_st_errors++;
       wal_end_write(c.w);
@@ -1340,7 +1367,7 @@ TEST(wal_threads_stress) {
   g_st_stop = g_st_errors = g_st_commits = g_st_reads = g_st_ckpts = 0;
   pthread_t th[6];
   void *(*fn[6])(void *) = {st_writer, st_writer, st_reader, st_reader, st_reader, st_ckpt};
-  for (int i = 0; i < 6; i++) pthread_create(&th[i], NULL, fn[i], NULL);
+  for (int i = 0; i < 6; i++) pthread_create(&th[i], NULL, fn[i], (void *)(uintptr_t)i);
   usleep(test_long() ? 5000000 : 700000);
   g_st_stop = 1;
   for (int i = 0; i < 6; i++) pthread_join(th[i], NULL);
