@@ -291,6 +291,7 @@ static int cursor_cache(Vm *v, VmCursor *c) {
       c->rec = NULL;
       c->nrec = 0;
       c->hdr_ncol = 0;
+      c->hdr_done = 1;
       return SHALE_OK;
     }
     rec = (const uint8_t *)c->spill->runs[c->spill->cur].rec;
@@ -300,6 +301,7 @@ static int cursor_cache(Vm *v, VmCursor *c) {
       c->rec = NULL;
       c->nrec = 0;
       c->hdr_ncol = 0;
+      c->hdr_done = 1;
       return SHALE_OK;
     }
     rec = c->sbuf + c->sent[c->spos].off;
@@ -310,6 +312,7 @@ static int cursor_cache(Vm *v, VmCursor *c) {
       c->rec = NULL;
       c->nrec = 0;
       c->hdr_ncol = 0;
+      c->hdr_done = 1;
       return SHALE_OK;
     }
     rec = (const uint8_t *)x->z;
@@ -319,6 +322,7 @@ static int cursor_cache(Vm *v, VmCursor *c) {
       c->rec = NULL;
       c->nrec = 0;
       c->hdr_ncol = 0;
+      c->hdr_done = 1;
       c->cache_ok = 1;
       return SHALE_OK;
     }
@@ -336,24 +340,51 @@ static int cursor_cache(Vm *v, VmCursor *c) {
     }
   }
   uint32_t hlen;
+  uint64_t x;
   int rc = record_header_len(rec, n, n, &hlen);
-  if (rc) return rc;
-  if ((uint32_t)c->capcol < hlen) {
-    int ncap = c->capcol ? c->capcol : 16;
-    while ((uint32_t)ncap < hlen) ncap *= 2;
-    uint32_t *t = shale_realloc(c->types, (size_t)ncap * sizeof *t);
-    if (!t) return SHALE_NOMEM;
-    c->types = t;
-    uint32_t *o = shale_realloc(c->offsets, (size_t)ncap * sizeof *o);
-    if (!o) return SHALE_NOMEM;
-    c->offsets = o;
-    c->capcol = ncap;
-  }
-  rc = record_parse_header(rec, n, c->types, c->offsets, c->capcol, &c->hdr_ncol);
   if (rc) return rc;
   c->rec = rec;
   c->nrec = n;
+  c->hdr_pos = (uint32_t)util_get_varint_safe(rec, rec + hlen, &x);
+  c->hdr_end = hlen;
+  c->body = hlen;
+  c->hdr_ncol = 0;
+  c->hdr_done = c->hdr_pos >= hlen;
+  if (c->hdr_pos == 0 || (c->hdr_done && hlen != n)) return SHALE_CORRUPT;
   c->cache_ok = c->kind != VMC_PSEUDO;
+  return SHALE_OK;
+}
+
+/* Parse more of the cached record's header, until `want` columns are known
+ * or the header ends. Every column parsed must lie inside the record, and
+ * the body must end exactly at the record's end (as record_parse_header). */
+static int header_parse(VmCursor *c, int want) {
+  while (c->hdr_ncol < want && !c->hdr_done) {
+    if (c->hdr_ncol == c->capcol) {
+      int ncap = c->capcol ? c->capcol * 2 : 16;
+      uint32_t *t = shale_realloc(c->types, (size_t)ncap * sizeof *t);
+      if (!t) return SHALE_NOMEM;
+      c->types = t;
+      uint32_t *o = shale_realloc(c->offsets, (size_t)ncap * sizeof *o);
+      if (!o) return SHALE_NOMEM;
+      c->offsets = o;
+      c->capcol = ncap;
+    }
+    uint64_t st;
+    int k = util_get_varint_safe(c->rec + c->hdr_pos, c->rec + c->hdr_end, &st);
+    if (k == 0 || st == 10 || st == 11 || st > 0xffffffffu) return SHALE_CORRUPT;
+    uint32_t len = record_serial_len((uint32_t)st);
+    if ((uint64_t)c->body + len > c->nrec) return SHALE_CORRUPT;
+    c->types[c->hdr_ncol] = (uint32_t)st;
+    c->offsets[c->hdr_ncol] = c->body;
+    c->body += len;
+    c->hdr_pos += (uint32_t)k;
+    c->hdr_ncol++;
+    if (c->hdr_pos >= c->hdr_end) {
+      c->hdr_done = 1;
+      if (c->body != c->nrec) return SHALE_CORRUPT;
+    }
+  }
   return SHALE_OK;
 }
 
@@ -1303,6 +1334,7 @@ dispatch:
       NEXT();
     }
     CHK(cursor_cache(v, c));
+    if (op->p2 >= c->hdr_ncol && !c->hdr_done) CHK(header_parse(c, op->p2 + 1));
     value_clear(out);
     if (op->p2 < c->hdr_ncol) {
       record_decode_value(c->types[op->p2], c->rec + c->offsets[op->p2], out);
@@ -1323,6 +1355,7 @@ dispatch:
     value_clear(&reg[op->p2]);
     if (c->nullrow) NEXT();
     CHK(cursor_cache(v, c));
+    CHK(header_parse(c, INT32_MAX));
     if (c->hdr_ncol > 0) {
       ShValue x;
       record_decode_value(c->types[c->hdr_ncol - 1], c->rec + c->offsets[c->hdr_ncol - 1], &x);
@@ -1724,7 +1757,7 @@ dispatch:
 abort:
   v->pc = pc;
   if (!v->errmsg && (rc & 0xff) == SHALE_CORRUPT) {
-    const char *m = btree_errmsg(v->bt);
+    const char *m = v->bt ? btree_errmsg(v->bt) : NULL;
     set_err(v, rc, m ? m : "database disk image is malformed");
   }
   return halt(v, rc);

@@ -7,7 +7,8 @@
  *  1. reg[r] with VAL_OWNED holds shale_malloc memory; a register whose
  *     value points into rbuf[r] is borrowed (flags 0) from its own buffer,
  *     which is kept across rows and resets (no allocation on rerun).
- *  2. A VmCursor's header cache (types/offsets) is valid only while
+ *  2. A VmCursor's header cache (types/offsets of the first hdr_ncol
+ *     columns, parsed lazily up to the column asked for) is valid only while
  *     cache_ok; every move of the cursor and every modification of any tree
  *     through this Vm clears it.
  *  3. rec/nrec point either into the B-tree page (whole payload local) or
@@ -55,7 +56,11 @@ typedef struct VmCursor {
   int cache_ok;
   const uint8_t *rec;
   uint32_t nrec;
-  int hdr_ncol;
+  int hdr_ncol;      /* columns of the header parsed so far */
+  int hdr_done;      /* the whole header is parsed */
+  uint32_t hdr_pos;  /* next serial type's offset in the header */
+  uint32_t hdr_end;  /* header length */
+  uint32_t body;     /* body offset of the next column */
   uint32_t *types, *offsets;
   int capcol;
   uint8_t *buf;

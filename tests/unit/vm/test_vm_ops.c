@@ -704,3 +704,47 @@ TEST(vm_register_ops) {
   vm_free(vm);
   vm_program_free(p);
 }
+
+/* Column over a pseudo cursor whose record is malformed: SHALE_CORRUPT,
+ * never a read outside the record; a short record reads the p4 default. */
+static int column_of(const char *rec, int n, int col, ShValue *out) {
+  VmBuilder b;
+  VmProgram *p;
+  vm_builder_init(&b, NULL);
+  int r = vm_builder_regs(&b, 2), c = vm_builder_cursor(&b);
+  vm_builder_add_text(&b, OP_Blob, 0, r, 0, rec, n);
+  vm_builder_add(&b, OP_OpenPseudo, c, r, 3);
+  ShValue def;
+  value_set_int(&def, -7);
+  vm_builder_add_value(&b, OP_Column, c, col, r + 1, &def);
+  vm_builder_add(&b, OP_ResultRow, r + 1, 1, 0);
+  CHECK_OK(vm_builder_finish(&b, &p));
+  Vm *vm;
+  CHECK_OK(vm_new(p, NULL, 0, &vm));
+  int rc = vm_step(vm);
+  if (rc == SHALE_ROW) *out = *vm_column(vm, 0);
+  vm_free(vm);
+  vm_program_free(p);
+  return rc;
+}
+
+TEST(vm_column_corrupt_records) {
+  ShValue x;
+  /* good: header 3 bytes (len, int8, text len 1), body 0x05 'a' */
+  CHECK_RC(column_of("\x03\x01\x0f\x05" "a", 5, 0, &x), SHALE_ROW);
+  CHECK_EQ(x.i, 5);
+  CHECK_RC(column_of("\x03\x01\x0f\x05" "a", 5, 2, &x), SHALE_ROW); /* past the end: default */
+  CHECK_EQ(x.i, -7);
+  /* body longer than the record */
+  CHECK_RC(column_of("\x03\x01\x13\x05" "a", 5, 1, &x), SHALE_CORRUPT);
+  /* body shorter than the record (trailing garbage) */
+  CHECK_RC(column_of("\x03\x01\x0f\x05" "ab", 6, 1, &x), SHALE_CORRUPT);
+  /* serial type 10 */
+  CHECK_RC(column_of("\x02\x0a", 2, 0, &x), SHALE_CORRUPT);
+  /* header length past the record */
+  CHECK_RC(column_of("\x09\x01", 2, 0, &x), SHALE_CORRUPT);
+  /* a varint running past the header */
+  CHECK_RC(column_of("\x02\x81\x01", 3, 0, &x), SHALE_CORRUPT);
+  /* empty blob as a record */
+  CHECK_RC(column_of("", 0, 0, &x), SHALE_CORRUPT);
+}
