@@ -20,10 +20,22 @@
  *     4096); a hash slot holds F - Z(k); entries above the published mxFrame
  *     are junk that readers ignore and the next writer clears.
  *
- * Not done yet (see report): the in-transaction frame overwrite (a page
- * written twice in a transaction gets two frames, which is valid), sector
- * padding, journal_size_limit, read-only -shm modes, heap-memory index for
- * locking_mode=EXCLUSIVE, and the 10 s PROTOCOL schedule is approximate.
+ * Not done yet (differences from SQLite 3.40, FORMAT-wal-locks.md):
+ *  - a page written twice in one transaction gets two frames (valid, and
+ *    lookups take the newest) instead of being overwritten in place;
+ *  - no sector padding (POWERSAFE_OVERWRITE assumed), no journal_size_limit
+ *    truncation, no directory sync at the first sync of the -wal;
+ *  - no read-only -shm modes, no heap wal-index for locking_mode=EXCLUSIVE;
+ *  - no auto-checkpoint (the pager's job: call wal_checkpoint after a
+ *    commit when wal_max_frame() >= 1000);
+ *  - a new log always takes salt-1 + 1 and a random salt-2 (SQLite draws
+ *    both at random on a connection's first restart; only "different from
+ *    the previous log" matters);
+ *  - wal_close's checkpoint under EXCLUSIVE still takes the -shm locks;
+ *  - a log with valid frames of another page size than wal_open's is
+ *    SHALE_CORRUPT (the pager must pass the database's page size);
+ *  - reader retries sleep (n-5)^2 * 39 us up to 0.3 s, ~11 s in all before
+ *    SHALE_PROTOCOL, approximating SQLite's schedule.
  */
 #include "wal.h"
 
@@ -194,9 +206,10 @@ static void hdr_publish(Wal *w) {
   hdr_store(r0, &w->hdr);
 }
 
-/* Read the shared header into *h. Returns 1 if usable, 0 if not; an
- * unmapped region 0 counts as unusable. SHALE_CANTOPEN (negative-free: via
- * *rc) for a valid header of another version. */
+/* Read the shared header into *h. Returns 1 if usable, 0 if not (an
+ * unmapped region 0 counts as unusable). *rc is SHALE_OK unless mapping
+ * failed, or the header is valid but of another version (SHALE_CANTOPEN)
+ * or has frames of another page size (SHALE_CORRUPT). */
 static int hdr_try(Wal *w, IdxHdr *h, int *rc) {
   volatile uint32_t *r0;
   IdxHdr h2;

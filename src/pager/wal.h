@@ -78,7 +78,8 @@ void wal_set_sync(Wal *w, int level);
  * from this Wal's previous one (the pager must then drop its cache). */
 int wal_begin_read(Wal *w, int *changed);
 
-/* End the read transaction (releases the read mark). No-op if none. */
+/* End the read transaction (releases the read mark; ends a write
+ * transaction first, undoing uncommitted frames). No-op if none. */
 void wal_end_read(Wal *w);
 
 /* Newest frame holding pgno within the snapshot; *frame = 0 when the page
@@ -89,7 +90,8 @@ int wal_find_frame(Wal *w, uint32_t pgno, uint32_t *frame);
 int wal_read_frame(Wal *w, uint32_t frame, uint8_t *buf);
 
 /* Database size in pages according to the snapshot; 0 means the log has
- * no commit and the database file's own size applies. */
+ * no commit (empty, or restarted after a complete checkpoint) and the
+ * database file's own size applies. */
 uint32_t wal_db_size(Wal *w);
 
 /* Last committed frame of the snapshot (0 = empty log). */

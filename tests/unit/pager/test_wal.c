@@ -1,7 +1,12 @@
 /*
  * test_wal.c -- the WAL module (src/pager/wal.c) against the reference
  * SQLite: logs written by SQLite are recovered and read page for page, and
- * logs we write are recovered and read by SQLite (integrity_check, content).
+ * logs we write are recovered and read by SQLite (integrity_check, content);
+ * SQLite in a child process shares our live -shm (reads our index, commits
+ * and checkpoints through it, or recovers first); recovery rules (torn,
+ * corrupt, bad-salt frames, bad header, version), big-endian checksums,
+ * checkpoints/restart/TRUNCATE, read marks, BUSY codes, undo, I/O errors,
+ * power loss, and a multithreaded stress of writers/readers/checkpointer.
  *
  * Invariants:
  *  1. SQLite and our code never have the same file open at once in this
