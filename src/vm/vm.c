@@ -378,6 +378,7 @@ void vm_free(Vm *v) {
   shale_free(v->reg);
   shale_free(v->rbuf);
   shale_free(v->scratch.z);
+  shale_free(v->keybuf.z);
   shale_free(v->agg);
   if (v->subvm) {
     for (int i = 0; i < v->prog->nop; i++) vm_free(v->subvm[i]);

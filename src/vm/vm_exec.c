@@ -1061,6 +1061,18 @@ dispatch:
   CASE(AggInverse) {
     VmAgg *slot = &v->agg[op->p3];
     FuncCtx ctx;
+    if (op->op == OP_AggStep && op->p1 >= 0) { /* DISTINCT: skip arguments seen before */
+      VmCursor *dc = &v->cur[op->p1];
+      size_t n = record_encoded_size(&reg[op->p2], op->p5);
+      char *z = vm_buf_need(&v->keybuf, (uint32_t)n);
+      int res;
+      if (!z) FAIL(SHALE_NOMEM);
+      record_encode(&reg[op->p2], op->p5, (uint8_t *)z);
+      dc->cache_ok = 0;
+      CHK(btree_seek_key(dc->bc, z, (uint32_t)n, &res));
+      if (res == 0 && !btree_eof(dc->bc)) NEXT();
+      CHK(btree_insert(dc->bc, 0, z, (uint32_t)n, 0, 0));
+    }
     func_ctx_init(&ctx, op->p4.func);
     ctx.coll = v->coll;
     v->coll = NULL;

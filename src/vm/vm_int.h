@@ -105,6 +105,7 @@ struct Vm {
   char *errmsg;
   ShValue *reg;   /* nreg + 1 */
   VmBuf *rbuf;    /* nreg + 1 */
+  VmBuf keybuf;   /* DISTINCT aggregate keys */
   VmBuf scratch;  /* spare buffer swapped with rbuf[r] (Concat, MakeRecord) */
   VmAgg *agg;     /* nreg + 1 */
   VmCursor *cur;  /* ncursor */

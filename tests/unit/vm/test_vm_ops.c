@@ -421,9 +421,9 @@ TEST(vm_function_and_aggregate) {
   vm_builder_add(&b, OP_ResultRow, r + 1, 1, 0);
   vm_builder_add(&b, OP_Integer, 4, r + 2, 0);
   int loop = vm_builder_addr(&b);
-  a = vm_builder_add_p4(&b, OP_AggStep, 0, r + 2, r + 3, P4_FUNC, sum);
+  a = vm_builder_add_p4(&b, OP_AggStep, -1, r + 2, r + 3, P4_FUNC, sum);
   vm_builder_set_p5(&b, a, 1);
-  a = vm_builder_add_p4(&b, OP_AggStep, 0, r + 2, r + 4, P4_FUNC, gc);
+  a = vm_builder_add_p4(&b, OP_AggStep, -1, r + 2, r + 4, P4_FUNC, gc);
   vm_builder_set_p5(&b, a, 1);
   vm_builder_add(&b, OP_IfPos, r + 2, loop, 1);
   vm_builder_add_p4(&b, OP_AggFinal, r + 3, 1, 0, P4_FUNC, sum);
@@ -747,4 +747,46 @@ TEST(vm_column_corrupt_records) {
   CHECK_RC(column_of("\x02\x81\x01", 3, 0, &x), SHALE_CORRUPT);
   /* empty blob as a record */
   CHECK_RC(column_of("", 0, 0, &x), SHALE_CORRUPT);
+}
+
+/* AggStep with a DISTINCT ephemeral cursor: count(DISTINCT x) and
+ * group_concat(DISTINCT x) over 3, 1, 3, 2, 1, '1' (text '1' is distinct). */
+TEST(vm_distinct_aggregate) {
+  FuncRegistry reg;
+  CHECK_OK(func_registry_init(&reg));
+  const FuncDef *cnt = func_find(&reg, "count", 1), *gc = func_find(&reg, "group_concat", 1);
+  static const Collation *colls[1] = {NULL};
+  KeyInfo ki = {1, colls, NULL, 0};
+  VmBuilder b;
+  VmProgram *p;
+  CHECK_OK(vm_builder_init(&b, NULL));
+  int r = vm_builder_regs(&b, 4), d1 = vm_builder_cursor(&b), d2 = vm_builder_cursor(&b);
+  vm_builder_add_p4(&b, OP_OpenEphemeral, d1, 1, 0, P4_KEYINFO, &ki);
+  vm_builder_add_p4(&b, OP_OpenEphemeral, d2, 1, 0, P4_KEYINFO, &ki);
+  static const int vals[] = {3, 1, 3, 2, 1, -1};
+  for (int i = 0; i < 6; i++) {
+    if (vals[i] < 0)
+      vm_builder_add_text(&b, OP_String, 0, r, 0, "1", 1);
+    else
+      vm_builder_add(&b, OP_Integer, vals[i], r, 0);
+    int a = vm_builder_add_p4(&b, OP_AggStep, d1, r, r + 1, P4_FUNC, cnt);
+    vm_builder_set_p5(&b, a, 1);
+    a = vm_builder_add_p4(&b, OP_AggStep, d2, r, r + 2, P4_FUNC, gc);
+    vm_builder_set_p5(&b, a, 1);
+  }
+  vm_builder_add_p4(&b, OP_AggFinal, r + 1, 1, 0, P4_FUNC, cnt);
+  vm_builder_add_p4(&b, OP_AggFinal, r + 2, 1, 0, P4_FUNC, gc);
+  vm_builder_add(&b, OP_ResultRow, r + 1, 2, 0);
+  CHECK_OK(vm_builder_finish(&b, &p));
+  Vm *vm;
+  CHECK_OK(vm_new(p, NULL, 0, &vm));
+  for (int pass = 0; pass < 2; pass++) {
+    CHECK_RC(vm_step(vm), SHALE_ROW);
+    CHECK_EQ(vm_column(vm, 0)->i, 4);
+    CHECK(vm_column(vm, 1)->n == 7 && memcmp(vm_column(vm, 1)->z, "3,1,2,1", 7) == 0);
+    CHECK_RC(vm_step(vm), SHALE_DONE);
+  }
+  vm_free(vm);
+  vm_program_free(p);
+  func_registry_free(&reg);
 }
