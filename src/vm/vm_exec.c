@@ -19,7 +19,8 @@
  *     in floating point; NULL operands give NULL; text and blobs take the
  *     numeric type of their text; a NaN result is NULL; division and
  *     remainder by zero are NULL.
- *  4. Opcodes not implemented yet halt with SHALE_INTERNAL naming the op.
+ *  4. An opcode number outside opcodes.def, or a connection-level op with
+ *     no hook installed (vm_set_hooks), halts with SHALE_INTERNAL naming it.
  */
 #include <assert.h>
 #include <math.h>
@@ -1748,18 +1749,14 @@ dispatch:
     NEXT();
   }
 
-  /* ---- not implemented yet ---- */
-#ifdef VM_USE_GOTO
-#define UNIMPL(name) L_##name:
-#else
-#define UNIMPL(name) case OP_##name:
-#endif
+  /* ---- an invalid opcode, or a connection op without its hook ---- */
 #ifndef VM_USE_GOTO
   default:
 #endif
   unimpl: {
     shale_free(v->errmsg);
-    v->errmsg = util_mprintf("opcode %s not implemented", vm_opcode_name(op->op));
+    v->errmsg = util_mprintf("opcode %s cannot run here (no connection hook)",
+                             vm_opcode_name(op->op));
     FAIL(SHALE_INTERNAL);
   }
 #ifndef VM_USE_GOTO
