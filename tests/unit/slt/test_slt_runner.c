@@ -9,7 +9,8 @@
  * Invariants:
  *  1. The corpus folder is $SHALE_SLT_DIR, else ../shared/slt (from the repo
  *     root, the working directory of make test), else /work/shared/slt; when
- *     none exists the corpus case says so and passes.
+ *     none exists the corpus case says so and passes. SHALE_SLT_DIR may also
+ *     name a single .test file (handy while debugging one script).
  *  2. By default every .test file runs (about 15 s); SHALE_SLT_QUICK=1 runs
  *     a fixed subset (one file of each kind, about 4 s).
  */
@@ -428,7 +429,7 @@ static const char *corpus_dir(void) {
   static char buf[4096];
   const char *env = getenv("SHALE_SLT_DIR");
   struct stat sb;
-  if (env && *env) return stat(env, &sb) == 0 && S_ISDIR(sb.st_mode) ? env : NULL;
+  if (env && *env) return stat(env, &sb) == 0 ? env : NULL; /* a folder or one file */
   if (stat("../shared/slt", &sb) == 0 && S_ISDIR(sb.st_mode)) {
     if (realpath("../shared/slt", buf)) return buf;
     return "../shared/slt";
@@ -508,17 +509,30 @@ TEST(corpus_passes_on_sqlite) {
     return;
   }
   Files fs = {0};
-  collect(dir, &fs);
+  struct stat sb;
+  if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) { /* SHALE_SLT_DIR names one script */
+    fs.v = malloc(sizeof *fs.v);
+    if (!fs.v) return;
+    fs.v[0] = strdup(dir);
+    fs.n = fs.v[0] ? 1 : 0;
+    const char *slash = strrchr(dir, '/');
+    static char parent[4096];
+    snprintf(parent, sizeof parent, "%.*s", slash ? (int)(slash - dir) : 1, slash ? dir : ".");
+    dir = parent;
+  } else {
+    collect(dir, &fs);
+  }
   qsort(fs.v, fs.n, sizeof *fs.v, cmp_path);
   /* The whole corpus takes about 15 s on SQLite: run it all by default;
    * SHALE_SLT_QUICK=1 runs the fixed subset (about 4 s) instead. */
-  int all = test_long() || !getenv("SHALE_SLT_QUICK");
+  int all = test_long() || !getenv("SHALE_SLT_QUICK") || fs.n == 1;
   long passed = 0, failed = 0, skipped = 0, nfiles = 0;
   double secs = 0;
   printf("slt corpus %s: %zu files, running %s\n", dir, fs.n,
          all ? "all of them" : "the quick subset (SHALE_SLT_QUICK is set)");
   for (size_t i = 0; i < fs.n; i++) {
-    const char *rel = fs.v[i] + strlen(dir) + 1;
+    size_t dl = strlen(dir);
+    const char *rel = !strncmp(fs.v[i], dir, dl) && fs.v[i][dl] == '/' ? fs.v[i] + dl + 1 : fs.v[i];
     if (all || in_subset(rel)) {
       SltStats st;
       slt_run_file(&slt_engine_sqlite, fs.v[i], &st);
