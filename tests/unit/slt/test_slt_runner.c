@@ -580,8 +580,9 @@ static int bent_query(void *h, const char *sql, int *ncol, SltRowFn row, void *c
 
 TEST(corpus_detects_a_wrong_engine) {
   const char *dir = corpus_dir();
-  if (!dir) {
-    printf("slt corpus: not found; case skipped\n");
+  struct stat sb;
+  if (!dir || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+    printf("slt corpus folder: not found; case skipped\n");
     return;
   }
   char path[4200];
