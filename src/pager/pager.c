@@ -61,10 +61,36 @@ int pager_lock_wait(Pager *p, int level) {
 }
 
 static void unlock_to(Pager *p, int level) {
+  if (p->wal && level < OS_LOCK_SHARED) level = OS_LOCK_SHARED; /* kept while the Wal is open */
   if (p->lock > level) {
     os_unlock(p->fd, level);
     p->lock = level;
   }
+}
+
+/* ---- WAL helpers ---- */
+
+static int wal_sync_level(Pager *p) {
+  if (p->sync_level == PAGER_SYNC_OFF) return WAL_SYNC_OFF;
+  if (p->sync_level == PAGER_SYNC_NORMAL) return WAL_SYNC_NORMAL;
+  return WAL_SYNC_FULL;
+}
+
+/* Open the Wal of a file-backed database (SHARED must be held; it is kept
+ * until the Wal is closed). */
+static int open_wal(Pager *p) {
+  assert(!p->wal && !p->memory && p->lock >= OS_LOCK_SHARED);
+  char *wpath = util_mprintf("%s-wal", p->path);
+  if (!wpath) return SHALE_NOMEM;
+  int rc = wal_open(p->vfs, p->fd, wpath, p->page_size, &p->wal);
+  shale_free(wpath);
+  if (rc != SHALE_OK) {
+    p->wal = NULL;
+    return rc;
+  }
+  wal_set_sync(p->wal, wal_sync_level(p));
+  p->journal_mode = PAGER_JOURNAL_WAL;
+  return SHALE_OK;
 }
 
 /* ---- open / close / configuration ---- */
@@ -203,7 +229,15 @@ static int sub_read(Pager *p, const SubRec *r, uint8_t *dst) {
 
 int pager_close(Pager *p) {
   if (!p) return SHALE_OK;
+  int rc = SHALE_OK;
   if (p->txn == PAGER_TXN_WRITE) pager_rollback(p);
+  if (p->wal) {
+    /* Ends the read transaction; checkpoints and deletes -wal/-shm when
+     * EXCLUSIVE is granted (we are the last user); back to SHARED. */
+    rc = wal_close(p->wal, 0);
+    p->wal = NULL;
+    if (p->lock > OS_LOCK_SHARED) p->lock = OS_LOCK_SHARED;
+  }
   savepoints_free(p);
   os_close_free(p->sjfd);
   shale_free(p->sp);
@@ -217,7 +251,7 @@ int pager_close(Pager *p) {
   shale_free(p->path);
   shale_free(p->jpath);
   shale_free(p);
-  return SHALE_OK;
+  return rc;
 }
 
 int pager_set_page_size(Pager *p, uint32_t page_size, int reserve) {
@@ -248,11 +282,82 @@ void pager_set_cache_size(Pager *p, int n) {
 }
 int pager_cache_size(Pager *p) { return p->cache_cfg; }
 
+/* Set bytes 18/19 of page 1 to v in a write transaction and commit it
+ * (rollback journal). A read transaction must be open. */
+static int set_file_format(Pager *p, uint8_t v) {
+  int rc = pager_begin_write(p, 0);
+  if (rc != SHALE_OK) return rc;
+  PgPage *pg;
+  rc = pager_get(p, 1, 0, &pg);
+  if (rc == SHALE_OK) {
+    rc = pager_write(pg);
+    if (rc == SHALE_OK) pg->data[18] = pg->data[19] = v;
+    pager_unref(pg);
+  }
+  if (rc == SHALE_OK) rc = pager_commit(p);
+  if (rc != SHALE_OK) pager_rollback(p);
+  return rc;
+}
+
+/* Into WAL mode (file-backed, no transaction open). */
+static int enter_wal(Pager *p) {
+  int rc = pager_begin_read(p); /* opens the Wal if the header says 2/2 */
+  if (rc != SHALE_OK) return rc;
+  if (!p->wal) {
+    if (p->readonly || p->db_size == 0) {
+      rc = SHALE_READONLY; /* nothing to mark (an empty db), or can't */
+    } else {
+      rc = set_file_format(p, 2);
+      if (rc == SHALE_OK) rc = open_wal(p);
+    }
+  }
+  pager_end_read(p);
+  return rc;
+}
+
+/* Out of WAL mode: EXCLUSIVE (one try: others connected means busy, as
+ * SQLite), checkpoint TRUNCATE, close the Wal (deletes -wal/-shm), then
+ * bytes 18/19 = 1 in a rollback-journal transaction. */
+static int leave_wal(Pager *p, int mode) {
+  int rc = os_lock(p->fd, OS_LOCK_EXCLUSIVE);
+  if (rc == SHALE_OK) {
+    p->lock = OS_LOCK_EXCLUSIVE;
+    rc = wal_checkpoint(p->wal, WAL_CKPT_TRUNCATE, p->busy, p->busy_arg, NULL, NULL);
+  }
+  if (rc != SHALE_OK) {
+    os_unlock(p->fd, OS_LOCK_SHARED);
+    p->lock = OS_LOCK_SHARED;
+    return rc;
+  }
+  rc = wal_close(p->wal, 0); /* drops the lock to SHARED */
+  p->wal = NULL;
+  p->lock = OS_LOCK_SHARED;
+  p->journal_mode = mode;
+  p->hdr_valid = 0; /* the file now holds what the log held */
+  if (rc != SHALE_OK) return rc;
+  p->no_wal = 1;
+  rc = pager_begin_read(p);
+  if (rc == SHALE_OK) {
+    if (p->db_size > 0) rc = set_file_format(p, 1);
+    pager_end_read(p);
+  } else {
+    unlock_to(p, OS_LOCK_NONE);
+  }
+  p->no_wal = 0;
+  return rc;
+}
+
 int pager_set_journal_mode(Pager *p, int mode) {
-  if (mode < PAGER_JOURNAL_DELETE || mode > PAGER_JOURNAL_MEMORY) return p->journal_mode;
+  if (mode < PAGER_JOURNAL_DELETE || mode > PAGER_JOURNAL_WAL) return p->journal_mode;
   if (p->memory && mode != PAGER_JOURNAL_MEMORY && mode != PAGER_JOURNAL_OFF)
     return p->journal_mode;
   if (p->txn == PAGER_TXN_WRITE) return p->journal_mode;
+  if (mode == PAGER_JOURNAL_WAL || p->wal) {
+    if (mode == p->journal_mode || p->txn != PAGER_TXN_NONE) return p->journal_mode;
+    if (mode == PAGER_JOURNAL_WAL) enter_wal(p);
+    else leave_wal(p, mode);
+    return p->journal_mode;
+  }
   int old = p->journal_mode;
   p->journal_mode = mode;
   if (!p->memory && p->txn == PAGER_TXN_NONE && !p->readonly && mode == PAGER_JOURNAL_DELETE &&
@@ -276,6 +381,7 @@ void pager_set_synchronous(Pager *p, int level) {
   if (level < PAGER_SYNC_OFF) level = PAGER_SYNC_OFF;
   if (level > PAGER_SYNC_EXTRA) level = PAGER_SYNC_EXTRA;
   p->sync_level = level;
+  if (p->wal) wal_set_sync(p->wal, wal_sync_level(p));
 }
 int pager_synchronous(Pager *p) { return p->sync_level; }
 void pager_set_busy_handler(Pager *p, int (*handler)(void *, int), void *arg) {
@@ -298,6 +404,7 @@ static int read_header(Pager *p, int force_invalidate) {
   uint8_t h[100];
   int rc = os_file_size(p->fd, &fsz);
   if (rc != SHALE_OK) return rc;
+  p->hdr_wal = 0;
   if (fsz == 0) {
     memset(h, 0, sizeof h);
     p->db_size = 0;
@@ -317,6 +424,7 @@ static int read_header(Pager *p, int force_invalidate) {
       pager_cache_set_budget(p);
     }
     p->reserve = h[20];
+    p->hdr_wal = h[18] == 2 && h[19] == 2;
     uint32_t hs = util_get4(h + 28);
     uint32_t file_pages = (uint32_t)((fsz + ps - 1) / ps);
     if (hs != 0 && memcmp(h + 24, h + 92, 4) == 0) {
@@ -337,10 +445,37 @@ static int read_header(Pager *p, int force_invalidate) {
   return SHALE_OK;
 }
 
+/* Snapshot of the log (a WAL read transaction): database size from the log
+ * or, when it has no commit, from the file; cache dropped if the log
+ * changed since our last snapshot. */
+static int wal_snapshot(Pager *p) {
+  int rc, changed = 0;
+  for (int n = 0;;) {
+    rc = wal_begin_read(p->wal, &changed);
+    if (rc != SHALE_BUSY || !p->busy || !p->busy(p->busy_arg, n++)) break;
+  }
+  if (rc != SHALE_OK) return rc;
+  uint32_t n = wal_db_size(p->wal);
+  if (n == 0) {
+    rc = read_header(p, changed);
+  } else {
+    p->db_size = n;
+    if (changed || !p->hdr_valid) rc = pager_cache_invalidate(p, 0);
+  }
+  if (rc != SHALE_OK) wal_end_read(p->wal);
+  return rc;
+}
+
 int pager_begin_read(Pager *p) {
   if (p->err) return p->err;
   if (p->txn != PAGER_TXN_NONE) return SHALE_OK;
   int rc, n = 0, rolled = 0;
+  if (p->wal) {
+    rc = wal_snapshot(p);
+    if (rc != SHALE_OK) return rc;
+    p->txn = PAGER_TXN_READ;
+    return SHALE_OK;
+  }
   for (;;) {
     rc = pager_lock_wait(p, OS_LOCK_SHARED);
     if (rc != SHALE_OK) return rc;
@@ -350,6 +485,11 @@ int pager_begin_read(Pager *p) {
     if (rc != SHALE_BUSY || !p->busy || !p->busy(p->busy_arg, n++)) return rc;
   }
   rc = read_header(p, rolled);
+  if (rc == SHALE_OK && p->hdr_wal && !p->memory && !p->no_wal) {
+    /* A WAL database (bytes 18/19 = 2): open the log, keeping SHARED. */
+    rc = open_wal(p);
+    if (rc == SHALE_OK) rc = wal_snapshot(p);
+  }
   if (rc != SHALE_OK) {
     unlock_to(p, OS_LOCK_NONE);
     return rc;
@@ -363,8 +503,27 @@ void pager_end_read(Pager *p) {
   if (p->txn == PAGER_TXN_WRITE) pager_rollback(p);
   if (p->txn == PAGER_TXN_WRITE) return; /* rollback failed: still in the error state */
   savepoints_free(p);
+  if (p->wal) wal_end_read(p->wal);
   unlock_to(p, OS_LOCK_NONE);
   p->txn = PAGER_TXN_NONE;
+  if (p->ckpt_due && p->wal) {
+    /* Auto-checkpoint (wal_autocheckpoint = 1000), once the transaction is
+     * over; a busy checkpointer elsewhere is not an error. */
+    p->ckpt_due = 0;
+    wal_checkpoint(p->wal, WAL_CKPT_PASSIVE, NULL, NULL, NULL, NULL);
+  }
+}
+
+int pager_wal_checkpoint(Pager *p, int mode, int *nlog, int *nckpt) {
+  if (nlog) *nlog = -1;
+  if (nckpt) *nckpt = -1;
+  if (p->err) return p->err;
+  if (mode < PAGER_CKPT_PASSIVE || mode > PAGER_CKPT_TRUNCATE) return SHALE_MISUSE;
+  if (p->txn != PAGER_TXN_NONE) return SHALE_LOCKED;
+  if (!p->wal && !p->memory && !p->hdr_valid && pager_begin_read(p) == SHALE_OK)
+    pager_end_read(p); /* a WAL database not yet looked at opens its log */
+  if (!p->wal) return SHALE_OK;
+  return wal_checkpoint(p->wal, mode, p->busy, p->busy_arg, nlog, nckpt);
 }
 
 /* ---- write transactions ---- */
@@ -373,7 +532,8 @@ int pager_begin_write(Pager *p, int exclusive) {
   if (p->err) return p->err;
   if (p->readonly) return SHALE_READONLY;
   if (p->txn == PAGER_TXN_WRITE) {
-    if (exclusive && p->lock < OS_LOCK_EXCLUSIVE) return pager_lock_wait(p, OS_LOCK_EXCLUSIVE);
+    if (exclusive && !p->wal && p->lock < OS_LOCK_EXCLUSIVE)
+      return pager_lock_wait(p, OS_LOCK_EXCLUSIVE);
     return SHALE_OK;
   }
   int was_none = p->txn == PAGER_TXN_NONE;
@@ -381,6 +541,16 @@ int pager_begin_write(Pager *p, int exclusive) {
   for (int n = 0;;) {
     rc = pager_begin_read(p);
     if (rc != SHALE_OK) return rc;
+    if (p->wal) {
+      /* WAL: the log's WRITE lock; no lock on the database file. */
+      rc = wal_begin_write(p->wal);
+      if (rc == SHALE_OK) break;
+      if (!was_none) return rc;
+      pager_end_read(p);
+      if (rc == SHALE_BUSY_SNAPSHOT && n++ < 100) continue; /* a fresh snapshot */
+      if (rc == SHALE_BUSY && p->busy && p->busy(p->busy_arg, n++)) continue;
+      return rc;
+    }
     rc = os_lock(p->fd, OS_LOCK_RESERVED);
     if (rc == SHALE_OK) break;
     /* Waiting while holding SHARED would deadlock with the RESERVED holder
@@ -390,8 +560,8 @@ int pager_begin_write(Pager *p, int exclusive) {
     if (rc == SHALE_BUSY && was_none && p->busy && p->busy(p->busy_arg, n++)) continue;
     return rc;
   }
-  p->lock = OS_LOCK_RESERVED;
-  if (exclusive) {
+  if (!p->wal) p->lock = OS_LOCK_RESERVED;
+  if (exclusive && !p->wal) {
     rc = pager_lock_wait(p, OS_LOCK_EXCLUSIVE);
     if (rc != SHALE_OK) {
       unlock_to(p, OS_LOCK_SHARED);
@@ -412,6 +582,7 @@ int pager_begin_write(Pager *p, int exclusive) {
 
 /* End the write transaction after commit or rollback. */
 static void end_write(Pager *p) {
+  if (p->wal) wal_end_write(p->wal);
   pgset_clear(&p->journaled);
   savepoints_free(p);
   os_close_free(p->sjfd);
@@ -445,7 +616,7 @@ static int prepare_write(Pager *p, PgPage *pg) {
   int rc;
   uint32_t pgno = pg->pgno;
   if (pgno == pager_lock_page(p)) return SHALE_OK;
-  if (p->journal_mode != PAGER_JOURNAL_OFF && pgno <= p->orig_size &&
+  if (!p->wal && p->journal_mode != PAGER_JOURNAL_OFF && pgno <= p->orig_size &&
       !pgset_has(&p->journaled, pgno)) {
     rc = pager_journal_page(p, pg);
     if (rc != SHALE_OK) return rc;
@@ -495,10 +666,66 @@ static int update_page1(Pager *p, uint8_t *newhdr) {
   return rc;
 }
 
+/* WAL commit: every dirty page becomes a frame, the last a commit frame
+ * with the database size. Page 1 goes in (with the pager's header fields,
+ * change counter + 1, bytes 18/19 = 2) only when it was written or the size
+ * changed, or when nothing else is left to make the commit frame. */
+static int wal_commit(Pager *p) {
+  if (p->ndirty == 0 && p->db_size == p->orig_size && !p->wrote) return SHALE_OK;
+  if (p->db_size == 0) return SHALE_OK; /* nothing a frame could hold */
+  PgPage *pg1 = pager_cache_find(p, 1);
+  if ((pg1 && (pg1->flags & PG_DIRTY)) || p->db_size != p->orig_size || p->ndirty == 0) {
+    int rc = pager_get(p, 1, 0, &pg1);
+    if (rc != SHALE_OK) return rc;
+    rc = pager_write(pg1);
+    if (rc == SHALE_OK) {
+      uint8_t *d = pg1->data;
+      uint32_t counter = util_get4(d + 24) + 1;
+      util_put2(d + 16, p->page_size == 65536 ? 1 : p->page_size);
+      d[18] = d[19] = 2;
+      d[20] = (uint8_t)p->reserve;
+      util_put4(d + 24, counter);
+      util_put4(d + 28, p->db_size);
+      util_put4(d + 92, counter);
+      util_put4(d + 96, PAGER_VERSION_STAMP);
+    }
+    pager_unref(pg1);
+    if (rc != SHALE_OK) return rc;
+  }
+  WalPage *wp = shale_malloc((size_t)p->ndirty * sizeof(WalPage));
+  if (!wp) return SHALE_NOMEM;
+  PgPage *list = pager_cache_sorted_dirty(p);
+  uint32_t lockpg = pager_lock_page(p);
+  int n = 0;
+  for (PgPage *pg = list; pg; pg = pg->sort) {
+    if (pg->pgno > p->db_size || pg->pgno == lockpg) continue;
+    wp[n].pgno = pg->pgno;
+    wp[n].data = pg->data;
+    n++;
+  }
+  int rc = n > 0 ? wal_append(p->wal, wp, n, p->db_size, wal_sync_level(p)) : SHALE_OK;
+  shale_free(wp);
+  if (rc != SHALE_OK) return pager_set_error(p, rc);
+  p->stats.writes += n;
+  if (wal_sync_level(p) == WAL_SYNC_FULL) p->stats.syncs++;
+  for (PgPage *pg = list, *next; pg; pg = next) {
+    next = pg->sort;
+    pager_cache_make_clean(p, pg);
+  }
+  if (wal_max_frame(p->wal) >= PAGER_WAL_AUTOCHECKPOINT) p->ckpt_due = 1;
+  return SHALE_OK;
+}
+
 int pager_commit(Pager *p) {
   int rc;
   if (p->err) return p->err;
   if (p->txn != PAGER_TXN_WRITE) return SHALE_OK;
+  if (p->wal) {
+    rc = wal_commit(p);
+    if (rc != SHALE_OK) return rc;
+    end_write(p);
+    return SHALE_OK;
+  }
   uint8_t newhdr[16];
   memcpy(newhdr, p->hdr, 16);
   /* As SQLite: any page written in the transaction (even if a savepoint
@@ -542,7 +769,12 @@ int pager_rollback(Pager *p) {
     p->err = SHALE_OK;
     return SHALE_OK;
   }
-  if (p->dbmod && p->journal_mode != PAGER_JOURNAL_OFF) {
+  if (p->wal) {
+    /* Frames appended since the last commit (a failed commit) are
+     * forgotten before pages are re-read below. */
+    rc = wal_undo(p->wal);
+  }
+  if (p->dbmod && !p->wal && p->journal_mode != PAGER_JOURNAL_OFF) {
     /* The file was written. If our journal is still open, play it back and
      * cut the file to its original size. If a failed commit already closed
      * it, the journal on disk decides: still valid -> played back like a hot
@@ -591,7 +823,7 @@ int pager_rollback(Pager *p) {
     }
   }
   if (rc != SHALE_OK) return pager_set_error(p, rc);
-  rc = pager_journal_finalize(p);
+  if (!p->wal) rc = pager_journal_finalize(p);
   if (rc != SHALE_OK) return pager_set_error(p, rc);
   p->err = SHALE_OK;
   end_write(p);
@@ -671,7 +903,7 @@ int pager_truncate(Pager *p, uint32_t n) {
   /* Pages about to vanish must be journalled / saved first, since commit
    * truncates the file and a savepoint may bring them back. */
   for (uint32_t pgno = n + 1; pgno <= p->db_size; pgno++) {
-    int need = p->journal_mode != PAGER_JOURNAL_OFF && pgno <= p->orig_size &&
+    int need = !p->wal && p->journal_mode != PAGER_JOURNAL_OFF && pgno <= p->orig_size &&
                !pgset_has(&p->journaled, pgno);
     for (int i = 0; i < p->nsp && !need; i++)
       if (pgno <= p->sp[i].db_size && !pgset_has(&p->sp[i].saved, pgno)) need = 1;
@@ -793,7 +1025,7 @@ int pager_check(Pager *p) {
       if (pg->flags & PG_DIRTY) {
         ndirty++;
         if (p->txn != PAGER_TXN_WRITE) return SHALE_INTERNAL;
-        if (p->journal_mode != PAGER_JOURNAL_OFF && pg->pgno <= p->orig_size &&
+        if (!p->wal && p->journal_mode != PAGER_JOURNAL_OFF && pg->pgno <= p->orig_size &&
             pg->pgno != lockpg && !pgset_has(&p->journaled, pg->pgno))
           return SHALE_INTERNAL;
       }
@@ -821,7 +1053,9 @@ int pager_check(Pager *p) {
       if (pg->nref == 0 && !(pg->flags & PG_DIRTY)) clean_unref++;
   if (clean_unref != nlru) return SHALE_INTERNAL;
   if (p->ncached > p->budget && p->lru_head) return SHALE_INTERNAL;
-  if (p->txn == PAGER_TXN_WRITE && p->lock < OS_LOCK_RESERVED) return SHALE_INTERNAL;
+  if (p->txn == PAGER_TXN_WRITE && !p->wal && p->lock < OS_LOCK_RESERVED) return SHALE_INTERNAL;
+  if (p->wal && (p->lock < OS_LOCK_SHARED || p->journal_mode != PAGER_JOURNAL_WAL))
+    return SHALE_INTERNAL;
   if (p->txn != PAGER_TXN_NONE && p->lock < OS_LOCK_SHARED) return SHALE_INTERNAL;
   return SHALE_OK;
 }

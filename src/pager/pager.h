@@ -88,7 +88,8 @@ uint32_t pager_usable_size(Pager *); /* page size minus reserved bytes */
 void pager_set_cache_size(Pager *, int n);
 int pager_cache_size(Pager *);
 /* Returns the mode in force afterwards (a change may be refused, e.g. to
- * WAL before WAL exists, or out of MEMORY for an in-memory db). */
+ * WAL for an in-memory or empty db or inside a transaction, out of WAL while
+ * others are connected, or out of MEMORY for an in-memory db). */
 int pager_set_journal_mode(Pager *, int mode);
 int pager_journal_mode(Pager *);
 void pager_set_synchronous(Pager *, int level);
@@ -190,5 +191,24 @@ void pager_stats(Pager *, PagerStats *);
 /* Check internal consistency (refcounts, dirty list, cache bound); returns
  * SHALE_OK or SHALE_INTERNAL. For tests. */
 int pager_check(Pager *);
+
+/* ---- WAL mode (pager_set_journal_mode(p, PAGER_JOURNAL_WAL)) ----
+ * Switching to WAL (file-backed, non-empty, no transaction open) commits
+ * bytes 18/19 = 2 with the rollback journal, then opens the -wal log; a
+ * database whose header says 2/2 opens its log at the first read. SHARED
+ * is kept on the file while the log is open. Commits append frames (no
+ * rollback journal, no cache spill: the cache grows until commit); after a
+ * commit that leaves >= 1000 frames a PASSIVE checkpoint runs when the read
+ * transaction ends. Leaving WAL needs EXCLUSIVE (fails while others are
+ * connected), checkpoints TRUNCATE, deletes -wal/-shm, sets 18/19 = 1.
+ * pager_close checkpoints and deletes the files when it is the last user. */
+#define PAGER_CKPT_PASSIVE 0
+#define PAGER_CKPT_FULL 1
+#define PAGER_CKPT_RESTART 2
+#define PAGER_CKPT_TRUNCATE 3
+/* Checkpoint (outside transactions: SHALE_LOCKED otherwise). *nlog and
+ * *nckpt as PRAGMA wal_checkpoint (-1/-1 when not in WAL mode). SHALE_BUSY
+ * if the mode could not be completed. */
+int pager_wal_checkpoint(Pager *, int mode, int *nlog, int *nckpt);
 
 #endif /* SHALE_PAGER_H */

@@ -240,6 +240,12 @@ int pager_read_page(Pager *p, PgPage *pg) {
     memset(pg->data, 0, p->page_size);
     return SHALE_OK;
   }
+  if (p->wal) {
+    uint32_t frame = 0;
+    int rc = wal_find_frame(p->wal, pg->pgno, &frame);
+    if (rc != SHALE_OK) return rc;
+    if (frame) return wal_read_frame(p->wal, frame, pg->data);
+  }
   int rc = os_read(p->fd, pg->data, (int)p->page_size, (int64_t)(pg->pgno - 1) * p->page_size);
   if (rc == SHALE_IOERR_SHORT_READ) rc = SHALE_OK;
   return rc;
@@ -338,7 +344,8 @@ int pager_cache_alloc(Pager *p, uint32_t pgno, PgPage **out) {
   PgPage *pg = NULL;
   *out = NULL;
   if (p->ncached >= p->budget) {
-    if (!p->lru_head && p->txn == PAGER_TXN_WRITE && !p->in_spill && p->ndirty > 0) {
+    /* WAL mode never spills: the cache grows until commit. */
+    if (!p->lru_head && p->txn == PAGER_TXN_WRITE && !p->in_spill && p->ndirty > 0 && !p->wal) {
       int rc = spill(p);
       if (rc != SHALE_OK && rc != SHALE_BUSY) return rc;
     }

@@ -26,9 +26,13 @@
 #include <stdint.h>
 
 #include "pager.h"
+#include "wal.h"
 
 /* Page flags. */
 #define PG_DIRTY 0x01
+
+/* Auto-checkpoint threshold in frames (SQLite's wal_autocheckpoint). */
+#define PAGER_WAL_AUTOCHECKPOINT 1000
 
 struct PgPage {
   Pager *pager;
@@ -125,6 +129,12 @@ struct Pager {
   PgPage *dirty_head, *dirty_tail;
   int in_spill;        /* re-entrancy guard */
   int spill_busy;      /* a spill in this write txn found EXCLUSIVE busy */
+
+  /* WAL mode (journal_mode == PAGER_JOURNAL_WAL with a Wal open). */
+  Wal *wal;            /* open log, or NULL; SHARED is kept while it is open */
+  int hdr_wal;         /* the file header read last says 2/2 (bytes 18/19) */
+  int ckpt_due;        /* a commit grew the log past the auto-checkpoint mark */
+  int no_wal;          /* leaving WAL mode: don't reopen the log at begin_read */
 
   PagerStats stats;
 };
