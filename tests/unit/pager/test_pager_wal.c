@@ -4,7 +4,8 @@
  * database into WAL and back, commits seen by SQLite (journal_mode, content,
  * integrity_check), SQLite's WAL commits read by us, snapshots of two pagers,
  * recovery of a log copied while open (a crash), checkpoint modes, the
- * auto-checkpoint, rollback and savepoints, the change counter rule.
+ * auto-checkpoint, rollback and savepoints, the change counter rule, and
+ * SQLite in a child process sharing our live -wal/-shm both ways.
  *
  * Invariants:
  *  1. SQLite and a pager never have the same file open at once in this
@@ -12,6 +13,7 @@
  *     while the pager is open, or after it was closed.
  */
 #include <sqlite3.h>
+#include <sys/wait.h>
 
 #include "pager_test.h"
 
@@ -514,4 +516,58 @@ TEST(wal_refused) {
   pager_end_read(p);
   CHECK_EQ(pager_set_journal_mode(p, PAGER_JOURNAL_WAL), PAGER_JOURNAL_WAL);
   CHECK_OK(pager_close(p));
+}
+
+/* Child process: SQLite on the live files (its own locks, our -shm). */
+static int child_sqlite(const char *db, const char *expect_uv, const char *sqls) {
+  sqlite3 *s;
+  if (sqlite3_open(db, &s) != SQLITE_OK) return 1;
+  sqlite3_busy_timeout(s, 2000);
+  if (strcmp(sql_text(s, "PRAGMA journal_mode"), "wal") != 0) return 2;
+  if (strcmp(sql_text(s, "PRAGMA user_version"), expect_uv) != 0) return 3;
+  if (strcmp(sql_text(s, "PRAGMA integrity_check"), "ok") != 0) return 4;
+  if (sqlite3_exec(s, sqls, NULL, NULL, NULL) != SQLITE_OK) return 5;
+  sqlite3_close(s);
+  return 0;
+}
+
+static int run_child(const char *db, const char *expect_uv, const char *sqls) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) _exit(child_sqlite(db, expect_uv, sqls));
+  int st = 0;
+  if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) return -1;
+  return WEXITSTATUS(st);
+}
+
+TEST(wal_live_sqlite_child) {
+  const char *db = test_path("live.db"), *cp = test_path("live-copy.db");
+  make_db(db, 100);
+  Pager *p;
+  CHECK_OK(open_pager(db, &p));
+  CHECK_EQ(pager_set_journal_mode(p, PAGER_JOURNAL_WAL), PAGER_JOURNAL_WAL);
+  CHECK_OK(set_user_version(p, 21));
+  pager_end_read(p);
+  /* SQLite (another process) reads our commit through the live -shm and
+   * commits on top of it. */
+  CHECK_EQ(run_child(db, "21", "PRAGMA user_version=22; INSERT INTO t VALUES(5000, 'x')"), 0);
+  CHECK(file_exists(side_path(db, "-wal"))); /* we still hold SHARED: kept */
+  CHECK_EQ(read_u4(p, 1, 60), 22);
+  CHECK_OK(set_user_version(p, 23));
+  pager_end_read(p);
+  CHECK_EQ(run_child(db, "23", "DELETE FROM t WHERE a <= 10"), 0);
+  CHECK_EQ(read_u4(p, 1, 60), 23);
+  /* A checkpoint of ours copies SQLite's frames too. */
+  int nlog = 0, nckpt = 0;
+  CHECK_OK(pager_wal_checkpoint(p, PAGER_CKPT_TRUNCATE, &nlog, &nckpt));
+  CHECK_EQ(nlog, 0);
+  CHECK_EQ(crash_copy(db, cp), 0);
+  sqlite3 *s;
+  CHECK_EQ(sqlite3_open(cp, &s), SQLITE_OK);
+  CHECK_STR(sql_text(s, "PRAGMA integrity_check"), "ok");
+  CHECK_STR(sql_text(s, "SELECT count(*) FROM t"), "91");
+  CHECK_STR(sql_text(s, "PRAGMA user_version"), "23");
+  sqlite3_close(s);
+  CHECK_OK(pager_close(p));
+  CHECK(!file_exists(side_path(db, "-wal")));
 }
