@@ -433,6 +433,37 @@ typedef void (*sqlite3_destructor_type)(void *);
 #define SQLITE_MUTEX_STATIC_VFS3 13
 #define SQLITE_MUTEX_STATIC_MASTER 2
 
+/* ===== Virtual tables: constraint operators, plan flags, vtab_config ===== */
+#define SQLITE_INDEX_SCAN_UNIQUE 1
+#define SQLITE_INDEX_CONSTRAINT_EQ 2
+#define SQLITE_INDEX_CONSTRAINT_GT 4
+#define SQLITE_INDEX_CONSTRAINT_LE 8
+#define SQLITE_INDEX_CONSTRAINT_LT 16
+#define SQLITE_INDEX_CONSTRAINT_GE 32
+#define SQLITE_INDEX_CONSTRAINT_MATCH 64
+#define SQLITE_INDEX_CONSTRAINT_LIKE 65
+#define SQLITE_INDEX_CONSTRAINT_GLOB 66
+#define SQLITE_INDEX_CONSTRAINT_REGEXP 67
+#define SQLITE_INDEX_CONSTRAINT_NE 68
+#define SQLITE_INDEX_CONSTRAINT_ISNOT 69
+#define SQLITE_INDEX_CONSTRAINT_ISNOTNULL 70
+#define SQLITE_INDEX_CONSTRAINT_ISNULL 71
+#define SQLITE_INDEX_CONSTRAINT_IS 72
+#define SQLITE_INDEX_CONSTRAINT_LIMIT 73
+#define SQLITE_INDEX_CONSTRAINT_OFFSET 74
+#define SQLITE_INDEX_CONSTRAINT_FUNCTION 150
+#define SQLITE_VTAB_CONSTRAINT_SUPPORT 1
+#define SQLITE_VTAB_INNOCUOUS 2
+#define SQLITE_VTAB_DIRECTONLY 3
+
+/* ===== sqlite3_stmt_scanstatus() items ===== */
+#define SQLITE_SCANSTAT_NLOOP 0
+#define SQLITE_SCANSTAT_NVISIT 1
+#define SQLITE_SCANSTAT_EST 2
+#define SQLITE_SCANSTAT_NAME 3
+#define SQLITE_SCANSTAT_EXPLAIN 4
+#define SQLITE_SCANSTAT_SELECTID 5
+
 /* ===== VFS: file lock levels, sync flags, device capabilities ===== */
 #define SQLITE_LOCK_NONE 0
 #define SQLITE_LOCK_SHARED 1
@@ -513,6 +544,7 @@ typedef void (*sqlite3_destructor_type)(void *);
 #define SQLITE_FCNTL_CKPT_START 39
 #define SQLITE_FCNTL_EXTERNAL_READER 40
 #define SQLITE_FCNTL_CKSM_FILE 41
+#define SQLITE_FCNTL_RESET_CACHE 42
 /* Older spellings kept by the reference for source compatibility. */
 #define SQLITE_GET_LOCKPROXYFILE SQLITE_FCNTL_GET_LOCKPROXYFILE
 #define SQLITE_SET_LOCKPROXYFILE SQLITE_FCNTL_SET_LOCKPROXYFILE
@@ -594,10 +626,111 @@ struct sqlite3_mem_methods {
   void *pAppData;
 };
 
+/* Pluggable mutexes for SQLITE_CONFIG_MUTEX / GETMUTEX. */
+typedef struct sqlite3_mutex_methods sqlite3_mutex_methods;
+struct sqlite3_mutex_methods {
+  int (*xMutexInit)(void);
+  int (*xMutexEnd)(void);
+  sqlite3_mutex *(*xMutexAlloc)(int);
+  void (*xMutexFree)(sqlite3_mutex *);
+  void (*xMutexEnter)(sqlite3_mutex *);
+  int (*xMutexTry)(sqlite3_mutex *);
+  void (*xMutexLeave)(sqlite3_mutex *);
+  int (*xMutexHeld)(sqlite3_mutex *);
+  int (*xMutexNotheld)(sqlite3_mutex *);
+};
+
+/* ===== Virtual-table objects (layout identical to the reference) ===== */
+typedef struct sqlite3_vtab sqlite3_vtab;
+typedef struct sqlite3_index_info sqlite3_index_info;
+typedef struct sqlite3_vtab_cursor sqlite3_vtab_cursor;
+typedef struct sqlite3_module sqlite3_module;
+
+struct sqlite3_module {
+  int iVersion;
+  int (*xCreate)(sqlite3 *, void *pAux, int argc, const char *const *argv,
+                 sqlite3_vtab **ppVTab, char **);
+  int (*xConnect)(sqlite3 *, void *pAux, int argc, const char *const *argv,
+                  sqlite3_vtab **ppVTab, char **);
+  int (*xBestIndex)(sqlite3_vtab *pVTab, sqlite3_index_info *);
+  int (*xDisconnect)(sqlite3_vtab *pVTab);
+  int (*xDestroy)(sqlite3_vtab *pVTab);
+  int (*xOpen)(sqlite3_vtab *pVTab, sqlite3_vtab_cursor **ppCursor);
+  int (*xClose)(sqlite3_vtab_cursor *);
+  int (*xFilter)(sqlite3_vtab_cursor *, int idxNum, const char *idxStr, int argc,
+                 sqlite3_value **argv);
+  int (*xNext)(sqlite3_vtab_cursor *);
+  int (*xEof)(sqlite3_vtab_cursor *);
+  int (*xColumn)(sqlite3_vtab_cursor *, sqlite3_context *, int);
+  int (*xRowid)(sqlite3_vtab_cursor *, sqlite3_int64 *pRowid);
+  int (*xUpdate)(sqlite3_vtab *, int, sqlite3_value **, sqlite3_int64 *);
+  int (*xBegin)(sqlite3_vtab *pVTab);
+  int (*xSync)(sqlite3_vtab *pVTab);
+  int (*xCommit)(sqlite3_vtab *pVTab);
+  int (*xRollback)(sqlite3_vtab *pVTab);
+  int (*xFindFunction)(sqlite3_vtab *pVtab, int nArg, const char *zName,
+                       void (**pxFunc)(sqlite3_context *, int, sqlite3_value **), void **ppArg);
+  int (*xRename)(sqlite3_vtab *pVtab, const char *zNew);
+  /* version 2: savepoints */
+  int (*xSavepoint)(sqlite3_vtab *pVTab, int);
+  int (*xRelease)(sqlite3_vtab *pVTab, int);
+  int (*xRollbackTo)(sqlite3_vtab *pVTab, int);
+  /* version 3 */
+  int (*xShadowName)(const char *);
+};
+
+struct sqlite3_index_info {
+  /* filled in by the engine */
+  int nConstraint;
+  struct sqlite3_index_constraint {
+    int iColumn;
+    unsigned char op;
+    unsigned char usable;
+    int iTermOffset;
+  } *aConstraint;
+  int nOrderBy;
+  struct sqlite3_index_orderby {
+    int iColumn;
+    unsigned char desc;
+  } *aOrderBy;
+  /* filled in by xBestIndex */
+  struct sqlite3_index_constraint_usage {
+    int argvIndex;
+    unsigned char omit;
+  } *aConstraintUsage;
+  int idxNum;
+  char *idxStr;
+  int needToFreeIdxStr;
+  int orderByConsumed;
+  double estimatedCost;
+  sqlite3_int64 estimatedRows;
+  int idxFlags;
+  sqlite3_uint64 colUsed;
+};
+
+struct sqlite3_vtab {
+  const sqlite3_module *pModule;
+  int nRef;
+  char *zErrMsg;
+};
+
+struct sqlite3_vtab_cursor {
+  sqlite3_vtab *pVtab;
+};
+
+/* An opaque, copyable WAL snapshot identifier. */
+typedef struct sqlite3_snapshot {
+  unsigned char hidden[48];
+} sqlite3_snapshot;
+
 /* ===== Global variables ===== */
 SQLITE_API SQLITE_EXTERN const char sqlite3_version[];
 SQLITE_API SQLITE_EXTERN char *sqlite3_temp_directory;
 SQLITE_API SQLITE_EXTERN char *sqlite3_data_directory;
+
+/* Directory kinds for sqlite3_win32_set_directory() (Windows builds only). */
+#define SQLITE_WIN32_DATA_DIRECTORY_TYPE 1
+#define SQLITE_WIN32_TEMP_DIRECTORY_TYPE 2
 
 /* ===== Library ===== */
 SQLITE_API const char *sqlite3_libversion(void);
@@ -946,6 +1079,49 @@ SQLITE_API void sqlite3_str_reset(sqlite3_str *);
 SQLITE_API int sqlite3_str_errcode(sqlite3_str *);
 SQLITE_API int sqlite3_str_length(sqlite3_str *);
 SQLITE_API char *sqlite3_str_value(sqlite3_str *);
+
+/* ===== Virtual tables ===== */
+SQLITE_API int sqlite3_create_module(sqlite3 *db, const char *zName, const sqlite3_module *p,
+                                     void *pClientData);
+SQLITE_API int sqlite3_create_module_v2(sqlite3 *db, const char *zName, const sqlite3_module *p,
+                                        void *pClientData, void (*xDestroy)(void *));
+SQLITE_API int sqlite3_drop_modules(sqlite3 *db, const char **azKeep);
+SQLITE_API int sqlite3_declare_vtab(sqlite3 *, const char *zSQL);
+SQLITE_API int sqlite3_vtab_config(sqlite3 *, int op, ...);
+SQLITE_API int sqlite3_vtab_on_conflict(sqlite3 *);
+SQLITE_API int sqlite3_vtab_nochange(sqlite3_context *);
+SQLITE_API const char *sqlite3_vtab_collation(sqlite3_index_info *, int);
+SQLITE_API int sqlite3_vtab_distinct(sqlite3_index_info *);
+SQLITE_API int sqlite3_vtab_in(sqlite3_index_info *, int iCons, int bHandle);
+SQLITE_API int sqlite3_vtab_in_first(sqlite3_value *pVal, sqlite3_value **ppOut);
+SQLITE_API int sqlite3_vtab_in_next(sqlite3_value *pVal, sqlite3_value **ppOut);
+SQLITE_API int sqlite3_vtab_rhs_value(sqlite3_index_info *, int, sqlite3_value **ppVal);
+
+/* ===== Snapshots, scan status, unlock notification, test hooks ===== */
+SQLITE_API int sqlite3_snapshot_get(sqlite3 *db, const char *zSchema,
+                                    sqlite3_snapshot **ppSnapshot);
+SQLITE_API int sqlite3_snapshot_open(sqlite3 *db, const char *zSchema,
+                                     sqlite3_snapshot *pSnapshot);
+SQLITE_API void sqlite3_snapshot_free(sqlite3_snapshot *);
+SQLITE_API int sqlite3_snapshot_cmp(sqlite3_snapshot *p1, sqlite3_snapshot *p2);
+SQLITE_API int sqlite3_snapshot_recover(sqlite3 *db, const char *zDb);
+SQLITE_API int sqlite3_stmt_scanstatus(sqlite3_stmt *pStmt, int idx, int iScanStatusOp,
+                                       void *pOut);
+SQLITE_API void sqlite3_stmt_scanstatus_reset(sqlite3_stmt *);
+SQLITE_API int sqlite3_unlock_notify(sqlite3 *pBlocked, void (*xNotify)(void **apArg, int nArg),
+                                     void *pNotifyArg);
+SQLITE_API int sqlite3_test_control(int op, ...);
+SQLITE_API sqlite3_file *sqlite3_database_file_object(const char *);
+
+/* ===== Deprecated, still exported for old programs ===== */
+SQLITE_API int sqlite3_aggregate_count(sqlite3_context *);
+SQLITE_API int sqlite3_expired(sqlite3_stmt *);
+SQLITE_API int sqlite3_transfer_bindings(sqlite3_stmt *, sqlite3_stmt *);
+SQLITE_API int sqlite3_global_recover(void);
+SQLITE_API void sqlite3_thread_cleanup(void);
+SQLITE_API int sqlite3_memory_alarm(void (*)(void *, sqlite3_int64, int), void *,
+                                    sqlite3_int64);
+SQLITE_API void sqlite3_soft_heap_limit(int N);
 
 #ifdef __cplusplus
 }
