@@ -459,7 +459,8 @@ TEST(header_compiles_as_cxx) {
   FILE *f = fopen(src, "w");
   CHECK(f != NULL);
   if (!f) return;
-  fprintf(f, "#include \"%s\"\nint main() { const char *(*f)(void) = sqlite3_libversion; return f() == 0; }\n", g_hdr);
+  fprintf(f, "#include \"%s\"\nint main() {\n"
+             "  const char *(*f)(void) = sqlite3_libversion;\n  return f() == 0;\n}\n", g_hdr);
   fclose(f);
   char cmd[8192];
   snprintf(cmd, sizeof cmd, "c++ -Werror -Wall -Wextra -pedantic -fsyntax-only '%s' 2>'%s'", src,
