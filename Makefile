@@ -11,7 +11,9 @@ PREFIX  ?= /usr/local
 CSTD    := -std=c11 -D_GNU_SOURCE
 WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 OPT     ?= -O2
-CFLAGS_BASE := $(CSTD) $(OPT) -g $(WARN) -fPIC -Iinclude -pthread
+# include/ is searched for "quoted" includes only: <sqlite3.h> in the tests must
+# be the reference SQLite's header, not Shale's include/sqlite3.h.
+CFLAGS_BASE := $(CSTD) $(OPT) -g $(WARN) -fPIC -iquote include -pthread
 ifeq ($(WERROR),1)
 CFLAGS_BASE += -Werror
 endif
