@@ -58,7 +58,7 @@ static void quoted(Buf *b, const char *s) {
   puts_(b, "'");
 }
 
-static const char *op_text(int tk) {
+const char *sql_op_text(int tk) {
   switch (tk) {
     case TK_EQ:
       return "=";
@@ -221,7 +221,7 @@ static void expr(Buf *b, const SqlExpr *e) {
       puts_(b, "*");
       break;
     case SQL_E_UNARY:
-      putf(b, "(%s ", op_text(e->sub));
+      putf(b, "(%s ", sql_op_text(e->sub));
       expr(b, e->a);
       puts_(b, ")");
       break;
@@ -230,7 +230,7 @@ static void expr(Buf *b, const SqlExpr *e) {
       if (e->sub == TK_PTR)
         putf(b, "(%s ", e->z);
       else
-        putf(b, "(%s ", e->op == SQL_E_ISNOT ? "IS NOT" : op_text(e->sub));
+        putf(b, "(%s ", e->op == SQL_E_ISNOT ? "IS NOT" : sql_op_text(e->sub));
       expr(b, e->a);
       puts_(b, " ");
       expr(b, e->b);
@@ -243,7 +243,7 @@ static void expr(Buf *b, const SqlExpr *e) {
       puts_(b, ")");
       break;
     case SQL_E_LIKE:
-      putf(b, "(%s%s ", not_, op_text(e->sub));
+      putf(b, "(%s%s ", not_, sql_op_text(e->sub));
       expr(b, e->a);
       puts_(b, " ");
       expr(b, e->b);

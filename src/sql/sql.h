@@ -68,6 +68,9 @@ int sql_keyword(const char *z, int n);
 int sql_keyword_is_id(int tk);
 /* Upper-case text of a keyword token, or NULL. */
 const char *sql_keyword_name(int tk);
+/* The SQL spelling of an operator token ("=", "<>", "||", "AND", ...); "?" for
+ * a token that is not an operator or keyword. Static memory. */
+const char *sql_op_text(int tk);
 /* Number of keywords and the i-th one (0-based), for tests and tools. */
 int sql_keyword_count(void);
 const char *sql_keyword_at(int i);

@@ -29,47 +29,6 @@ static void put(Out *o, const char *s) {
   o->n += l;
 }
 
-static const char *optext(int tk) {
-  switch (tk) {
-    case TK_EQ:
-      return "=";
-    case TK_NE:
-      return "<>";
-    case TK_LT:
-      return "<";
-    case TK_LE:
-      return "<=";
-    case TK_GT:
-      return ">";
-    case TK_GE:
-      return ">=";
-    case TK_PLUS:
-      return "+";
-    case TK_MINUS:
-      return "-";
-    case TK_STAR:
-      return "*";
-    case TK_SLASH:
-      return "/";
-    case TK_REM:
-      return "%";
-    case TK_CONCAT:
-      return "||";
-    case TK_BITAND:
-      return "&";
-    case TK_BITOR:
-      return "|";
-    case TK_BITNOT:
-      return "~";
-    case TK_LSHIFT:
-      return "<<";
-    case TK_RSHIFT:
-      return ">>";
-    default:
-      return sql_keyword_name(tk);
-  }
-}
-
 /* Render e as SQL with every operation in parentheses; 0 if unsupported. */
 static int render(Out *o, const SqlExpr *e) {
   char buf[64];
@@ -88,7 +47,7 @@ static int render(Out *o, const SqlExpr *e) {
       put(o, "'");
       return 1;
     case SQL_E_UNARY:
-      snprintf(buf, sizeof buf, "(%s ", optext(e->sub));
+      snprintf(buf, sizeof buf, "(%s ", sql_op_text(e->sub));
       put(o, buf);
       if (!render(o, e->a)) return 0;
       put(o, ")");
@@ -97,7 +56,7 @@ static int render(Out *o, const SqlExpr *e) {
     case SQL_E_ISNOT:
       put(o, "(");
       if (!render(o, e->a)) return 0;
-      snprintf(buf, sizeof buf, " %s ", e->op == SQL_E_ISNOT ? "IS NOT" : optext(e->sub));
+      snprintf(buf, sizeof buf, " %s ", e->op == SQL_E_ISNOT ? "IS NOT" : sql_op_text(e->sub));
       put(o, buf);
       if (!render(o, e->b)) return 0;
       put(o, ")");
@@ -111,7 +70,7 @@ static int render(Out *o, const SqlExpr *e) {
     case SQL_E_LIKE:
       put(o, "(");
       if (!render(o, e->a)) return 0;
-      snprintf(buf, sizeof buf, "%s %s ", not_, optext(e->sub));
+      snprintf(buf, sizeof buf, "%s %s ", not_, sql_op_text(e->sub));
       put(o, buf);
       if (!render(o, e->b)) return 0;
       if (e->c) {
