@@ -598,18 +598,10 @@ int vm_step(Vm *v) {
 #undef OP
   };
 #define CASE(name) L_##name:
-#define NEXT()                                                                                     \
-  do {                                                                                             \
-    pc++;                                                                                          \
-    goto dispatch;                                                                                 \
-  } while (0)
-#define JUMP(to)                                                                                   \
-  do {                                                                                             \
-    pc = (to);                                                                                     \
-    goto dispatch;                                                                                 \
-  } while (0)
 #else
 #define CASE(name) case OP_##name:
+#endif
+/* Both dispatch styles re-enter at `dispatch`, which picks the op at pc. */
 #define NEXT()                                                                                     \
   do {                                                                                             \
     pc++;                                                                                          \
@@ -620,7 +612,6 @@ int vm_step(Vm *v) {
     pc = (to);                                                                                     \
     goto dispatch;                                                                                 \
   } while (0)
-#endif
 #define FAIL(code)                                                                                 \
   do {                                                                                             \
     rc = (code);                                                                                   \
