@@ -56,7 +56,13 @@ typedef enum SqlExprOp {
   SQL_E_CAST,     /* CAST(a AS type): z = type name */
   SQL_E_CASE,     /* CASE [a] WHEN list[2i] THEN list[2i+1] ... [ELSE b] END */
   SQL_E_FUNC,     /* z(list) [FILTER (WHERE filter)] [OVER window] */
-  SQL_E_RAISE     /* RAISE(sub = TK_IGNORE/ROLLBACK/ABORT/FAIL [, z]) */
+  SQL_E_RAISE,    /* RAISE(sub = TK_IGNORE/ROLLBACK/ABORT/FAIL [, z]) */
+  /* Made by name resolution (src/sql/resolve.c), never by the parser: */
+  SQL_E_COLREF,  /* a column of a FROM item: cursor, column (-1 = rowid), tab, aff */
+  SQL_E_TRIGREF, /* NEW.x / OLD.x in a trigger body: cursor 1 = NEW, 0 = OLD; column
+                  * (-1 = rowid), tab */
+  SQL_E_REG      /* the value already sits in register reg (aggregate results,
+                  * GROUP BY terms, values computed once) */
 } SqlExprOp;
 
 typedef struct SqlExprList SqlExprList;
@@ -85,6 +91,20 @@ struct SqlExpr {
   SqlExpr *filter;    /* FILTER (WHERE ...) */
   SqlExprList *order; /* ORDER BY inside an aggregate call */
   SqlWindow *over;    /* OVER ... */
+  /* ---- filled by name resolution and the code generator; 0 from the parser ---- */
+  int cursor;                /* SQL_E_COLREF: VM cursor of the FROM item */
+  int column;                /* SQL_E_COLREF/TRIGREF: column index, -1 = rowid */
+  int reg;                   /* SQL_E_REG: the register; elsewhere: see compile.h */
+  int agg_slot;              /* SQL_E_FUNC aggregate: slot in its query's AggInfo;
+                                SQL_E_COLREF in an aggregate query: column slot */
+  char aff;                  /* SQL_E_COLREF/TRIGREF: the column's affinity */
+  uint8_t agg;               /* SQL_E_FUNC: 1 = aggregate call, 2 = window call */
+  uint8_t depth;             /* SQL_E_COLREF: how many queries out the FROM item is
+                                (0 = this query, 1 = the enclosing one, ...) */
+  const struct Table *tab;   /* SQL_E_COLREF/TRIGREF: the table (or a subquery's) */
+  const struct FuncDef *func; /* SQL_E_FUNC: the function resolved */
+  const struct SqlExpr *orig; /* SQL_E_REG: the expression it replaced (affinity,
+                                 collation, naming) */
 };
 
 /* Sort order for ORDER BY / index columns */

@@ -1,0 +1,477 @@
+/*
+ * compile.h -- the code generator's internal interface: the compile context
+ * (Parse), resolved FROM lists, name contexts, select destinations, and the
+ * entry points of each compile_*.c file. Only src/sql/ and src/api/ include
+ * it; the API layer uses just the public part at the top (sql_compile and
+ * CompiledStmt).
+ *
+ * Files and owners of the functions declared here:
+ *   compile.c         sql_compile, Parse helpers, prologue/epilogue,
+ *                     BEGIN/COMMIT/ROLLBACK/SAVEPOINT/RELEASE, EXPLAIN
+ *   resolve.c         name resolution (resolve_*)
+ *   compile_expr.c    expressions (expr_*), column reads (code_column)
+ *   compile_select.c  SELECT (select_*), FROM lists (src_*), views,
+ *                     subqueries, result column names
+ *   compile_where.c   WHERE loops over a FROM list (where_*), on src/plan/
+ *   compile_dml.c     INSERT, UPDATE, DELETE, constraints (dml_*)
+ *   compile_trigger.c trigger programs (trigger_*)
+ *   compile_ddl.c     CREATE/DROP TABLE/INDEX/VIEW/TRIGGER, REINDEX (ddl_*)
+ *
+ * Invariants:
+ *  1. One Parse compiles one statement. Every compile-time allocation is in
+ *     Parse.arena (freed by sql_compile when it returns) except the program,
+ *     which the builder owns until vm_builder_finish hands it to the
+ *     CompiledStmt. The AST lives in Parse.arena too, so AST nodes may be
+ *     annotated in place (resolution writes the fields under "filled by name
+ *     resolution" in ast.h).
+ *  2. Errors are sticky: the first parse_error wins (message, code); later
+ *     calls are ignored; code generators check parse_failed() and return
+ *     early. Nothing ever aborts halfway with a half-built program escaping:
+ *     sql_compile discards the builder on error.
+ *  3. Schema objects (Table, Index, Column, FuncDef, Collation) are borrowed
+ *     from the environment; the program stays valid only while the schema it
+ *     was compiled against is loaded. The Transaction op checks the schema
+ *     cookie (VM_TXN_CHECK_COOKIE) so a stale program fails with SHALE_SCHEMA
+ *     and the API layer recompiles it.
+ *  4. Program shape: Init -> body -> Halt -> [epilogue: Transaction ops,
+ *     once-only constants] -> Goto body. parse_need_read/parse_need_write
+ *     decide what the epilogue opens.
+ *  5. Cursor numbers are unique in a program; register numbers too. A
+ *     SrcItem's cursor is its table (or materialized subquery) cursor; an
+ *     index read instead (covering scan) is recorded with
+ *     parse_set_cover so code_column reads from the index cursor.
+ */
+#ifndef SHALE_SQL_COMPILE_H
+#define SHALE_SQL_COMPILE_H
+
+#include "../func/func.h"
+#include "../schema/schema.h"
+#include "../vm/vm.h"
+#include "ast.h"
+#include "sql.h"
+
+/* ======================= public part (API layer) ======================= */
+
+/* What a statement is compiled against: the connection's state. */
+typedef struct CompileEnv {
+  Btree *bt;                 /* main database */
+  Schema *schema;            /* main schema (loaded, current) */
+  const FuncRegistry *funcs; /* built-in and user functions */
+  int max_vars;              /* SQLITE_LIMIT_VARIABLE_NUMBER (32766 default) */
+  int max_sql_length;        /* SQLITE_LIMIT_SQL_LENGTH (1000000000 default) */
+  int max_expr_depth;        /* SQLITE_LIMIT_EXPR_DEPTH (1000 default) */
+  int max_compound;          /* SQLITE_LIMIT_COMPOUND_SELECT (500 default) */
+  int max_columns;           /* SQLITE_LIMIT_COLUMN (2000 default) */
+  uint8_t recursive_triggers;
+  uint8_t foreign_keys;      /* PRAGMA foreign_keys */
+  uint8_t in_txn;            /* an explicit transaction is open (BEGIN ran) */
+  uint8_t reverse_unordered; /* PRAGMA reverse_unordered_selects */
+} CompileEnv;
+
+/* One result column of a statement. Strings live in the CompiledStmt. */
+typedef struct ResultCol {
+  const char *name;     /* column name as SQLite gives it (alias, span, or column) */
+  const char *decltype; /* declared type of the source column, or NULL */
+  const char *table;    /* origin table name, or NULL (expression) */
+  const char *origin;   /* origin column name, or NULL */
+  const char *db;       /* "main" when table is set, else NULL */
+} ResultCol;
+
+/* One row of EXPLAIN QUERY PLAN: id, parent, 0, detail. */
+typedef struct EqpRow {
+  int id, parent;
+  const char *detail;
+} EqpRow;
+
+/* The PRAGMA statements the API layer runs itself. */
+typedef struct PragmaReq {
+  const char *schema; /* "main" or as written; NULL when not written */
+  const char *name;   /* pragma name as written */
+  const char *value;  /* the value's text (dequoted string, number as written,
+                         "-5" for a negative number, an identifier), or NULL */
+  uint8_t call;       /* written as name(value) */
+} PragmaReq;
+
+/* CompiledStmt.kind beyond SqlStmtKind: what the API does with it. */
+typedef struct CompiledStmt {
+  VmProgram *prog;     /* the program (NULL for an empty statement or PRAGMA) */
+  int kind;            /* SqlStmtKind of the statement; -1 for an empty one */
+  int explain;         /* 0, 1 EXPLAIN (the API lists prog), 2 EXPLAIN QUERY PLAN */
+  int ncol;            /* result columns (0 for statements without rows) */
+  ResultCol *cols;     /* ncol entries */
+  int nvar;            /* parameters (largest number) */
+  const char **var_names; /* nvar entries, NULL for unnamed ones ("?"), else ":a" */
+  uint8_t readonly;    /* writes nothing (shale_stmt_readonly) */
+  uint8_t is_txn_ctl;  /* BEGIN/COMMIT/ROLLBACK/SAVEPOINT/RELEASE */
+  PragmaReq pragma;    /* kind == SQL_STMT_PRAGMA */
+  int neqp;            /* EXPLAIN QUERY PLAN rows (explain == 2) */
+  EqpRow *eqp;
+  UtilArena arena;     /* owns cols, var_names, pragma strings, eqp */
+} CompiledStmt;
+
+/* Compile the first statement of sql (nbytes < 0: to the NUL). On SHALE_OK
+ * *out is filled (kind -1 and prog NULL for an empty statement) and *tail
+ * (if tail) points past the statement. On error returns the code with
+ * *errmsg set (shale_malloc'ed; NULL only for SHALE_NOMEM) and *out is
+ * empty (compiled_stmt_free on it is a no-op). */
+int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt *out,
+                const char **tail, char **errmsg);
+void compiled_stmt_free(CompiledStmt *);
+
+/* ===================== internal part (src/sql/ only) ===================== */
+
+typedef struct Parse Parse;
+typedef struct SrcList SrcList;
+typedef struct NameCtx NameCtx;
+typedef struct AggInfo AggInfo;
+
+/* ---- FROM lists ---- */
+
+/* SrcItem.kind */
+#define SRC_TABLE 0    /* a base table read through cursor */
+#define SRC_SUBQUERY 1 /* subquery or view: rows materialized into ephemeral
+                          table `cursor` (columns 0..ncol-1, rowid order), or
+                          produced by a coroutine (co_reg != 0) */
+
+typedef struct SrcItem {
+  const SqlSrcItem *ast; /* NULL for items made up by the code generator */
+  const char *name;      /* the name qualified references use: alias or table */
+  const char *db;        /* "main" (qualifier), or NULL when not written */
+  Table *tab;            /* base table; for a subquery a Table built for it
+                            (names, affinities, collations of its result
+                            columns; root 0, ncol = result width) */
+  int kind;              /* SRC_* */
+  int cursor;            /* table cursor / ephemeral table cursor */
+  SqlSelect *sub;        /* SRC_SUBQUERY: the SELECT (view body for views) */
+  int co_reg;            /* SRC_SUBQUERY as coroutine: its register (0 = materialized) */
+  int co_out;            /* coroutine: first output register (ncol regs) */
+  uint8_t jointype;      /* SQL_JOIN_* joining this item to the previous ones */
+  uint8_t is_view;       /* sub came from a view */
+  uint8_t not_indexed;
+  const char *indexed_by;
+  SqlExpr *on;           /* ON expression (USING/NATURAL turned into ON terms by
+                            src_resolve_joins) */
+  uint64_t colused;      /* bit i: column i is read (bit 63: a column >= 63);
+                            rowid reads are not counted */
+  int null_reg;          /* LEFT JOIN: register holding 1 while the row is a
+                            NULL-padded one (set by where_begin), else 0 */
+} SrcItem;
+
+struct SrcList {
+  int n;
+  SrcItem *a;
+};
+
+/* Build the FROM list of a SELECT (compile_select.c): looks up tables and
+ * views ("no such table: t"), makes SrcItems for subqueries and views
+ * (their Tables with column names/affinities), assigns cursors, checks
+ * alias clashes. Views and subqueries are resolved recursively here. Returns
+ * NULL after parse_error. */
+SrcList *src_from_ast(Parse *, const SqlSrcList *from, NameCtx *outer);
+/* A one-table list for UPDATE/DELETE/INSERT/triggers (compile_select.c). */
+SrcList *src_single(Parse *, Table *tab, const char *alias);
+/* Turn NATURAL and USING into ON terms, after resolution set up names
+ * (compile_select.c). */
+int src_resolve_joins(Parse *, SrcList *);
+/* The item whose cursor is cur, or NULL. */
+SrcItem *src_find_cursor(SrcList *, int cur);
+/* Emit code that fills the ephemeral table of a SRC_SUBQUERY item (once, with
+ * a Once guard when correlated=0) -- called by where_begin before looping. */
+void src_code_subquery(Parse *, SrcItem *);
+
+/* ---- name resolution (resolve.c) ---- */
+
+/* NameCtx.flags */
+#define NC_ALLOW_AGG 0x0001   /* aggregate functions allowed here */
+#define NC_HAS_AGG 0x0002     /* out: an aggregate of this query was seen */
+#define NC_IN_AGG 0x0004      /* inside an aggregate's arguments */
+#define NC_NO_SUBQUERY 0x0008 /* CHECK, index expressions, DEFAULT: no subqueries */
+#define NC_NO_COLUMN 0x0010   /* DEFAULT: no column references */
+#define NC_ALLOW_WIN 0x0020   /* window functions allowed */
+#define NC_IS_CHECK 0x0040    /* "...prohibited in CHECK constraints" */
+#define NC_IS_INDEX 0x0080    /* "...prohibited in index expressions" */
+#define NC_IS_PARTIAL 0x0100  /* partial index WHERE */
+#define NC_IS_GENCOL 0x0200   /* generated column */
+#define NC_ORDER_BY 0x0400    /* resolving ORDER BY/GROUP BY: aliases first */
+#define NC_HAS_CORREL 0x0800  /* out: referred to an outer query */
+#define NC_IN_ON 0x1000       /* resolving an ON clause */
+
+/* One level of name lookup. Lookups try src, then (for unqualified names in
+ * ORDER BY/GROUP BY/HAVING/WHERE) the result aliases, then outer. */
+struct NameCtx {
+  SrcList *src;              /* FROM items visible at this level (may be NULL) */
+  SqlExprList *result;       /* result columns, for alias references */
+  NameCtx *outer;            /* enclosing query */
+  int flags;                 /* NC_* */
+  AggInfo *agg;              /* the query's aggregate info, or NULL */
+  /* Trigger bodies: NEW/OLD refer to trig_tab; trig_mask bit 0 OLD, bit 1 NEW
+   * available. Resolution turns NEW.x / OLD.x into SQL_E_TRIGREF. In an
+   * INSTEAD OF / UPDATE / INSERT trigger body or WHEN clause only. */
+  const Table *trig_tab;
+  int trig_mask;
+  /* UPSERT/CHECK/generated columns: bare column names resolve against
+   * self_tab as SQL_E_COLREF with cursor self_cursor (CHECK and generated
+   * columns are evaluated with the row in registers: see code_column). */
+  const char *err_ctx;       /* "CHECK constraints", "index expressions", ... */
+};
+
+/* Resolve e in place within nc: column names -> SQL_E_COLREF (with
+ * colused bits set), functions -> func (errors "no such function: f",
+ * "wrong number of arguments to function f()", "misuse of aggregate: f()"),
+ * subqueries resolved recursively (select_resolve), variables checked.
+ * Returns 0, or nonzero after parse_error. */
+int resolve_expr(Parse *, NameCtx *, SqlExpr *e);
+int resolve_list(Parse *, NameCtx *, SqlExprList *);
+/* ORDER BY / GROUP BY terms: an integer constant k is result column k
+ * ("1st ORDER BY term out of range - should be between 1 and N"), a bare
+ * name matching an alias is that result expression; else resolve_expr.
+ * what = "ORDER" or "GROUP". */
+int resolve_order_by(Parse *, NameCtx *, SqlExprList *terms, SqlExprList *result,
+                     const char *what);
+
+/* ---- aggregates (compile_select.c) ---- */
+
+typedef struct AggFunc {
+  SqlExpr *expr;       /* the SQL_E_FUNC call */
+  const FuncDef *func;
+  int acc_reg;         /* accumulator register */
+  int distinct_cursor; /* ephemeral index for f(DISTINCT x), or -1 */
+} AggFunc;
+
+typedef struct AggCol {
+  SqlExpr *expr;       /* a SQL_E_COLREF read inside an aggregate query */
+  int reg;             /* register holding its value for the current group */
+} AggCol;
+
+struct AggInfo {
+  int nfunc, capfunc;
+  AggFunc *funcs;
+  int ncol, capcol;
+  AggCol *cols;
+  SqlExprList *group_by;
+  int first_reg;       /* first of the registers above (contiguous) */
+};
+
+/* ---- SELECT (compile_select.c) ---- */
+
+/* SelectDest.kind */
+#define SD_OUTPUT 1    /* ResultRow each row */
+#define SD_SET 2       /* IN (SELECT ...): MakeRecord with aff, IdxInsert into
+                          ephemeral index `cursor` (opened by the caller) */
+#define SD_MEM 3       /* scalar subquery: first row into reg..reg+nreg-1
+                          (NULL when no row); LIMIT 1 implied */
+#define SD_EXISTS 4    /* EXISTS: reg = 1 on the first row */
+#define SD_TABLE 5     /* rows into ephemeral table `cursor` with NewRowid
+                          (FROM subqueries, views, INSERT ... SELECT staging) */
+#define SD_COROUTINE 6 /* Yield reg each row, values in out..out+nreg-1 */
+#define SD_DISCARD 7   /* evaluate and drop */
+#define SD_UNION 8     /* record into ephemeral index `cursor` (UNION/DISTINCT) */
+#define SD_EXCEPT 9    /* delete the record from ephemeral index `cursor` */
+#define SD_REGS 10     /* each row into out..out+nreg-1, then Gosub reg (INSERT
+                          ... SELECT row by row) */
+
+typedef struct SelectDest {
+  int kind;        /* SD_* */
+  int cursor;      /* SD_SET, SD_TABLE, SD_UNION, SD_EXCEPT */
+  int reg;         /* SD_MEM/SD_EXISTS result, SD_COROUTINE/SD_REGS routine */
+  int out;         /* SD_COROUTINE/SD_REGS: first output register */
+  int nreg;        /* columns */
+  const char *aff; /* SD_SET: affinity string for the key, or NULL */
+} SelectDest;
+
+/* Resolve a whole SELECT (all cores of a compound, nested subqueries): FROM
+ * lists, '*' expansion, names, aggregates. Idempotent: a second call on the
+ * same node does nothing. outer is the enclosing name context (correlated
+ * subqueries) or NULL. */
+int select_resolve(Parse *, SqlSelect *, NameCtx *outer);
+/* Generate code for a resolved SELECT into dest. */
+int select_code(Parse *, SqlSelect *, SelectDest *dest);
+/* Number of result columns of a resolved SELECT (after '*' expansion). */
+int select_ncol(const SqlSelect *);
+/* The result column list (after '*' expansion) of a resolved SELECT core. */
+SqlExprList *select_result(const SqlSelect *);
+/* Fill Parse.cols (names, decltypes, origins) for the top-level SELECT, by
+ * SQLite's naming rules. */
+int select_result_names(Parse *, SqlSelect *);
+/* A Table describing a resolved SELECT's result (names with SQLite's
+ * ":1" dedup rule, affinities, collations): for views and FROM subqueries.
+ * Allocated in Parse.arena. */
+Table *select_result_table(Parse *, SqlSelect *, const char *name, const SqlIdList *colnames);
+
+/* ---- WHERE loops (compile_where.c, on src/plan/) ---- */
+
+typedef struct WhereInfo WhereInfo;
+
+/* where_begin flags */
+#define WHERE_ORDERBY_MIN 0x0001 /* min() optimization: first row only */
+#define WHERE_ORDERBY_MAX 0x0002
+#define WHERE_ONEPASS 0x0004     /* DML: the caller changes rows as it goes */
+#define WHERE_DISTINCT 0x0008    /* the caller wants distinct rows (hint) */
+#define WHERE_GROUPBY 0x0010     /* order_by is a GROUP BY list */
+#define WHERE_NO_REORDER 0x0020  /* keep the FROM order (CROSS JOIN rules hold anyway) */
+
+/* Open nested loops over src (in the order the planner chooses) that visit
+ * every combination satisfying where (may be NULL) and the ON clauses,
+ * LEFT JOINs padded with NULL rows. The code emitted after where_begin
+ * runs once per combination; where_end closes the loops. order_by (may be
+ * NULL) is what the caller will sort by: if the chosen loops deliver rows in
+ * that order, where_order_satisfied returns 1 and the caller skips its
+ * sorter. Adds EXPLAIN QUERY PLAN rows (SCAN/SEARCH ... USING ...). Returns
+ * NULL after parse_error. */
+WhereInfo *where_begin(Parse *, SrcList *src, SqlExpr *where, SqlExprList *order_by, int flags);
+int where_order_satisfied(const WhereInfo *);
+/* Label that moves to the next combination (a "continue"). */
+int where_continue_label(const WhereInfo *);
+/* Label just after the loops (a "break"). */
+int where_break_label(const WhereInfo *);
+void where_end(WhereInfo *);
+
+/* ---- expressions (compile_expr.c) ---- */
+
+/* Evaluate e into r[target]. */
+void expr_code(Parse *, SqlExpr *e, int target);
+/* Evaluate e; returns the register holding the value: target, or another
+ * register already holding it (a column cache, SQL_E_REG) -- do not write
+ * to the returned register unless it is target. */
+int expr_code_reg(Parse *, SqlExpr *e, int target);
+/* Evaluate list->a[i].expr into r[target + i] for every i. */
+void expr_code_list(Parse *, SqlExprList *list, int target);
+/* Jump to label if e is true (false); NULL jumps iff jumpifnull. */
+void expr_if_true(Parse *, SqlExpr *e, int label, int jumpifnull);
+void expr_if_false(Parse *, SqlExpr *e, int label, int jumpifnull);
+/* SQLite's affinity of an expression (AFF_* or 0 for none). */
+char expr_affinity(const SqlExpr *e);
+/* The collation of an expression (explicit COLLATE, else a column's), or
+ * NULL for BINARY; the comparison collation of a binary operator
+ * (left first, as SQLite). Unknown name: parse_error "no such collation
+ * sequence: X". */
+const Collation *expr_collation(Parse *, const SqlExpr *e);
+const Collation *expr_cmp_collation(Parse *, const SqlExpr *l, const SqlExpr *r);
+/* Affinity to apply when comparing l with r (SQLite's rules), AFF_* or 0. */
+char expr_cmp_affinity(const SqlExpr *l, const SqlExpr *r);
+/* 1 if e reads no column, parameter-free or not (no side effects, no
+ * subquery, no non-deterministic function): it can be computed once. */
+int expr_is_constant(const SqlExpr *e);
+/* Integer value of a constant integer literal (optionally negated); 1 if
+ * it is one. */
+int expr_is_int(const SqlExpr *e, int64_t *v);
+/* Read column col (-1 = rowid) of table tab positioned in cursor cur into
+ * r[target]: honours the rowid alias, WITHOUT ROWID storage slots, a
+ * covering index (parse_set_cover), defaults of short records (Column p4),
+ * REAL affinity (RealAffinity) and virtual generated columns. */
+void code_column(Parse *, const Table *tab, int cur, int col, int target);
+/* Emit a constant expression once (hoisted to the epilogue) and return its
+ * register (regs reused per statement). Non-constant e: plain expr_code
+ * into a fresh register. */
+int expr_code_once(Parse *, SqlExpr *e);
+/* Affinity string for n values from a table's columns in storage order
+ * (MakeRecord p4), arena memory. */
+const char *table_affinity_str(Parse *, const Table *tab);
+
+/* ---- DML (compile_dml.c) and triggers (compile_trigger.c) ---- */
+int dml_insert(Parse *, const SqlStmt *);
+int dml_update(Parse *, const SqlStmt *);
+int dml_delete(Parse *, const SqlStmt *);
+/* Run the triggers of tab for op (TRIGGER_INSERT/UPDATE/DELETE) and timing
+ * (TRIGGER_BEFORE/AFTER/INSTEAD_OF): old_reg/new_reg hold rowid then every
+ * column (ncol+1 registers each) or 0 when absent; changed (UPDATE) is the
+ * per-column set, for UPDATE OF. on_ignore = label a RAISE(IGNORE) jumps to. */
+void trigger_code(Parse *, const Table *tab, int op, int timing, const uint8_t *changed,
+                  int old_reg, int new_reg, int on_conflict, int on_ignore);
+/* 1 if tab has any trigger for op/timing. */
+int trigger_exists(Parse *, const Table *tab, int op, int timing);
+
+/* ---- DDL (compile_ddl.c) ---- */
+int ddl_create_table(Parse *, const SqlStmt *);
+int ddl_create_index(Parse *, const SqlStmt *);
+int ddl_create_view(Parse *, const SqlStmt *);
+int ddl_create_trigger(Parse *, const SqlStmt *);
+int ddl_drop(Parse *, const SqlStmt *);
+int ddl_reindex(Parse *, const SqlStmt *);
+int ddl_alter(Parse *, const SqlStmt *);
+
+/* ---- the compile context (compile.c) ---- */
+
+struct Parse {
+  const CompileEnv *env;
+  Schema *schema;
+  const char *sql;      /* the whole text given to sql_compile */
+  UtilArena arena;      /* invariant 1 */
+  VmBuilder b;          /* the program being built */
+  SqlStmt *stmt;        /* the top statement */
+  int rc;               /* invariant 2 */
+  char *errmsg;         /* shale_malloc'ed */
+  /* transaction needs (invariant 4) */
+  uint8_t need_read, need_write;
+  uint8_t schema_changed; /* DDL: the API reloads the schema after running */
+  uint8_t is_explain;     /* 1 EXPLAIN, 2 EXPLAIN QUERY PLAN */
+  int nested;             /* > 0 while compiling a trigger sub-program */
+  int init_addr;          /* address of Init */
+  int once_label;         /* epilogue label (constant hoisting) */
+  /* hoisted constants: code emitted in the epilogue (copied there at finish) */
+  VmOp *const_ops;
+  int nconst_ops, capconst_ops;
+  /* covering-index redirections: reads of table cursor tab_cur come from
+   * index cursor idx_cur (parse_set_cover) */
+  struct ParseCover {
+    int tab_cur, idx_cur;
+    const Index *idx;
+  } *covers;
+  int ncover, capcover;
+  /* result columns of the top statement (select_result_names) */
+  int ncol;
+  ResultCol *cols;
+  /* EXPLAIN QUERY PLAN rows */
+  EqpRow *eqp;
+  int neqp, capeqp;
+  int eqp_parent;         /* id new rows hang under (where/select set it) */
+  int eqp_next_id;
+  /* trigger compilation: program-wide data */
+  const Table *trig_tab;  /* table of the trigger being compiled */
+  int trig_depth;
+};
+
+/* Record the first error (printf-style message) with code rc (SHALE_ERROR
+ * unless said otherwise). */
+void parse_error(Parse *, const char *fmt, ...);
+void parse_error_code(Parse *, int rc, const char *fmt, ...);
+void parse_nomem(Parse *);
+static inline int parse_failed(const Parse *p) { return p->rc != 0; }
+/* Arena helpers (NULL after recording SHALE_NOMEM). */
+void *parse_alloc(Parse *, size_t n); /* zeroed */
+char *parse_strdup(Parse *, const char *z);
+/* Emitting: thin wrappers of vm_builder_* on p->b. */
+static inline int emit(Parse *p, int op, int p1, int p2, int p3) {
+  return vm_builder_add(&p->b, op, p1, p2, p3);
+}
+static inline int emit_label(Parse *p) { return vm_builder_label(&p->b); }
+static inline void emit_resolve(Parse *p, int label) { vm_builder_resolve(&p->b, label); }
+static inline int emit_regs(Parse *p, int n) { return vm_builder_regs(&p->b, n); }
+static inline int emit_cursor(Parse *p) { return vm_builder_cursor(&p->b); }
+static inline int emit_addr(Parse *p) { return vm_builder_addr(&p->b); }
+/* The statement reads / writes the main database (epilogue Transaction). */
+void parse_need_read(Parse *);
+void parse_need_write(Parse *);
+/* Reads of table cursor tab_cur are served by index idx on cursor idx_cur
+ * (covering index) until cleared with idx = NULL. */
+void parse_set_cover(Parse *, int tab_cur, const Index *idx, int idx_cur);
+const struct ParseCover *parse_find_cover(const Parse *, int tab_cur);
+/* Add an EXPLAIN QUERY PLAN row under p->eqp_parent; returns its id. */
+int parse_eqp(Parse *, const char *fmt, ...);
+/* Open cursor cur for reading (write = 0) or writing on table tab's tree
+ * (the PRIMARY KEY index for WITHOUT ROWID) / on index idx: emits
+ * OpenRead/OpenWrite with the KeyInfo or column count. */
+void parse_open_table(Parse *, int cur, const Table *tab, int write);
+void parse_open_index(Parse *, int cur, const Index *idx, int write);
+/* KeyInfo for an index (cached per Parse, owned by the program arena so it
+ * outlives the Parse: P4_KEYINFO pointers must stay valid while the program
+ * lives). */
+KeyInfo *parse_index_keyinfo(Parse *, const Index *idx);
+/* A KeyInfo for n columns with the given collations (may be NULL = all
+ * BINARY) and sort orders (NULL = ascending), owned by the program. */
+KeyInfo *parse_keyinfo(Parse *, int n, const Collation **coll, const uint8_t *desc);
+/* Compile one statement (any kind) into the current program: dispatch used
+ * by sql_compile and by trigger bodies. */
+int compile_stmt(Parse *, const SqlStmt *);
+
+#endif /* SHALE_SQL_COMPILE_H */
