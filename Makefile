@@ -106,3 +106,18 @@ clean:
 	rm -rf build build-asan
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# Benchmarks (bench/): Shale against the reference SQLite, side by side.
+#   make bench            the quick set, report in docs/benchmarks.{md,json,png}
+#   make bench FULL=1     every row; BENCH_ARGS="--rows a,b --reps 5 --cpu 1" for more
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/obj/%.o)
+$(BUILD)/obj/bench/bench.o: CFLAGS_ALL += -DBENCH_CFLAGS='"$(OPT)"'
+$(BUILD)/shale-bench: $(BENCH_OBJ) $(BUILD)/libshale.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $(BENCH_OBJ) $(BUILD)/libshale.a -lsqlite3 $(LDLIBS_CORE)
+
+.PHONY: bench
+bench: deps
+	@bash bench/deps.sh
+	@$(MAKE) --no-print-directory $(BUILD)/shale-bench
+	$(BUILD)/shale-bench $(if $(FULL),--full) $(BENCH_ARGS)

@@ -1,0 +1,341 @@
+/*
+ * bench.c -- the benchmark driver: runs every selected row on Shale and on
+ * the reference SQLite, each row x engine in its own child process, and
+ * writes the report (docs/benchmarks.md), the raw figures (JSON) and a
+ * chart of the ratios (PNG, when gnuplot is installed).
+ *
+ * Usage: shale-bench [--rows a,b,...|all] [--full] [--reps N] [--cpu N]
+ *                    [--out PREFIX] [--engines shale,sqlite]
+ *   --rows   rows to run (default: the quick set; --full: every row)
+ *   --reps   timed repetitions after one warm-up (default 3)
+ *   --cpu    pin the children to one CPU
+ *   --out    report prefix (default docs/benchmarks: writes .md, .json, .png)
+ *
+ * Invariants:
+ *  1. The parent runs no workload itself; each child opens its own scratch
+ *     directory, so no state is shared between engines or rows.
+ *  2. A row "agrees" only when both engines finished without error and
+ *     produced the same checksum in every repetition.
+ *  3. The report is written by this program only, from the figures it
+ *     measured in this run.
+ */
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "bench.h"
+#include "shale.h"
+
+#define MAX_REPS 50
+
+typedef struct Result {
+  int ok;
+  char err[512];
+  long ops;
+  uint64_t checksum;
+  int agree_reps; /* every repetition gave the same checksum */
+  double ms[MAX_REPS];
+  int nrep;
+  double median, min, max;
+  double peak_mb;
+} Result;
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void rm_rf(const char *dir) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) fprintf(stderr, "bench: could not remove %s\n", dir);
+}
+
+/* Child: run one row on one engine, print the outcome on fd. */
+static void child(const BenchRow *row, void (*finish)(void), int reps, int fd) {
+  char dir[] = "/tmp/shale-bench-XXXXXX";
+  FILE *out = fdopen(fd, "w");
+  if (!mkdtemp(dir)) {
+    fprintf(out, "err mkdtemp\n");
+    fclose(out);
+    _exit(1);
+  }
+  BenchCtx c;
+  memset(&c, 0, sizeof c);
+  c.dir = dir;
+  c.scale = 1;
+  snprintf(c.path, sizeof c.path, "%s/bench.db", dir);
+  int rc = row->setup ? row->setup(&c) : 0;
+  uint64_t first = 0;
+  int same = 1;
+  double ms[MAX_REPS];
+  for (int r = -1; rc == 0 && r < reps; r++) {
+    c.checksum = 0;
+    if (row->prep && (rc = row->prep(&c)) != 0) break;
+    c.checksum = 0;
+    double t0 = now_ms();
+    rc = row->run(&c);
+    double t1 = now_ms();
+    if (rc) break;
+    if (r < 0) {
+      first = c.checksum;
+      continue; /* warm-up */
+    }
+    if (c.checksum != first) same = 0;
+    ms[r] = t1 - t0;
+  }
+  finish();
+  rm_rf(dir);
+  if (rc) {
+    for (char *p = c.err; *p; p++)
+      if (*p == '\n') *p = ' ';
+    fprintf(out, "err %s\n", c.err[0] ? c.err : "failed");
+  } else {
+    fprintf(out, "ok %ld %llu %d", c.ops, (unsigned long long)first, same);
+    for (int r = 0; r < reps; r++) fprintf(out, " %.4f", ms[r]);
+    fprintf(out, "\n");
+  }
+  fclose(out);
+  _exit(rc ? 1 : 0);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void run_one(const BenchRow *row, void (*finish)(void), int reps, int cpu, Result *res) {
+  memset(res, 0, sizeof *res);
+  int fds[2];
+  if (pipe(fds)) {
+    snprintf(res->err, sizeof res->err, "pipe: %s", strerror(errno));
+    return;
+  }
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    if (cpu >= 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpu, &set);
+      sched_setaffinity(0, sizeof set, &set);
+    }
+    child(row, finish, reps, fds[1]);
+  }
+  close(fds[1]);
+  char buf[4096] = {0};
+  size_t n = 0;
+  ssize_t k;
+  while (n + 1 < sizeof buf && (k = read(fds[0], buf + n, sizeof buf - 1 - n)) > 0) n += (size_t)k;
+  close(fds[0]);
+  int status = 0;
+  struct rusage ru;
+  memset(&ru, 0, sizeof ru);
+  wait4(pid, &status, 0, &ru);
+  res->peak_mb = ru.ru_maxrss / 1024.0;
+  if (strncmp(buf, "ok ", 3) == 0) {
+    char *p = buf + 3;
+    unsigned long long ck;
+    int same;
+    res->ops = strtol(p, &p, 10);
+    ck = strtoull(p, &p, 10);
+    same = (int)strtol(p, &p, 10);
+    res->checksum = ck;
+    res->agree_reps = same;
+    for (int r = 0; r < reps; r++) res->ms[r] = strtod(p, &p);
+    res->nrep = reps;
+    double s[MAX_REPS];
+    memcpy(s, res->ms, sizeof(double) * (size_t)reps);
+    qsort(s, (size_t)reps, sizeof(double), cmp_double);
+    res->min = s[0];
+    res->max = s[reps - 1];
+    res->median = reps % 2 ? s[reps / 2] : (s[reps / 2 - 1] + s[reps / 2]) / 2;
+    res->ok = 1;
+  } else if (strncmp(buf, "err ", 4) == 0) {
+    buf[strcspn(buf, "\n")] = 0;
+    snprintf(res->err, sizeof res->err, "%.500s", buf + 4);
+  } else {
+    snprintf(res->err, sizeof res->err, "child died (status %d)", status);
+  }
+}
+
+static int selected(const char *list, const BenchRow *row, int full) {
+  if (!list) return full || row->quick;
+  if (strcmp(list, "all") == 0) return 1;
+  size_t n = strlen(row->name);
+  for (const char *p = list; *p;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len == n && strncmp(p, row->name, n) == 0) return 1;
+    p += len + (e ? 1 : 0);
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *rows = NULL, *prefix = "docs/benchmarks";
+  int reps = 3, cpu = -1, full = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--rows") && i + 1 < argc) rows = argv[++i];
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--cpu") && i + 1 < argc) cpu = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--out") && i + 1 < argc) prefix = argv[++i];
+    else if (!strcmp(argv[i], "--full")) full = 1;
+    else {
+      fprintf(stderr,
+              "usage: %s [--rows a,b|all] [--full] [--reps N] [--cpu N] [--out PREFIX]\n",
+              argv[0]);
+      return 2;
+    }
+  }
+  if (reps < 1) reps = 1;
+  if (reps > MAX_REPS) reps = MAX_REPS;
+
+  Result *rs = calloc((size_t)bench_nrows * 2, sizeof(Result));
+  int *sel = calloc((size_t)bench_nrows, sizeof(int));
+  if (!rs || !sel) return 1;
+  int nfail = 0, nrun = 0;
+  double logsum = 0;
+  int nlog = 0;
+  printf("%-20s %12s %12s %8s %s\n", "row", "shale ms", "sqlite ms", "ratio", "results");
+  for (int i = 0; i < bench_nrows; i++) {
+    const BenchRow *row = &bench_rows_sqlite[i];
+    if (!(sel[i] = selected(rows, row, full))) continue;
+    nrun++;
+    Result *sh = &rs[2 * i], *sq = &rs[2 * i + 1];
+    run_one(&bench_rows_shale[i], bench_finish_shale, reps, cpu, sh);
+    run_one(&bench_rows_sqlite[i], bench_finish_sqlite, reps, cpu, sq);
+    int agree = sh->ok && sq->ok && sh->checksum == sq->checksum && sh->agree_reps &&
+                sq->agree_reps;
+    if (!agree) nfail++;
+    if (sh->ok && sq->ok) {
+      double ratio = sh->median / sq->median;
+      printf("%-20s %12.2f %12.2f %7.2fx %s\n", row->name, sh->median, sq->median, ratio,
+             agree ? "agree" : "DIFFER");
+      if (agree && strcmp(row->name, "open_time") != 0) {
+        logsum += log(ratio);
+        nlog++;
+      }
+    } else {
+      printf("%-20s FAILED: %s%s%s\n", row->name, sh->ok ? "" : "shale: ", sh->ok ? "" : sh->err,
+             sq->ok ? "" : sq->err);
+    }
+    fflush(stdout);
+  }
+  double geo = nlog ? exp(logsum / nlog) : 0;
+  printf("geometric mean of %d ratios (open_time excluded): %.2fx; %d of %d rows failed\n", nlog,
+         geo, nfail, nrun);
+
+  /* ---- report ---- */
+  char path[600];
+  snprintf(path, sizeof path, "%s.md", prefix);
+  FILE *md = fopen(path, "w");
+  snprintf(path, sizeof path, "%s.json", prefix);
+  FILE *js = fopen(path, "w");
+  snprintf(path, sizeof path, "%s.dat", prefix);
+  FILE *dat = fopen(path, "w");
+  if (!md || !js || !dat) {
+    fprintf(stderr, "bench: cannot write the report at %s.*\n", prefix);
+    return 1;
+  }
+  struct utsname un;
+  uname(&un);
+  char cpuname[256] = "unknown";
+  FILE *ci = fopen("/proc/cpuinfo", "r");
+  if (ci) {
+    char line[512];
+    while (fgets(line, sizeof line, ci))
+      if (!strncmp(line, "model name", 10)) {
+        char *c = strchr(line, ':');
+        if (c) snprintf(cpuname, sizeof cpuname, "%s", c + 2);
+        cpuname[strcspn(cpuname, "\n")] = 0;
+        break;
+      }
+    fclose(ci);
+  }
+  time_t t = time(NULL);
+  char when[64];
+  strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&t));
+  fprintf(md, "# Benchmarks: Shale against SQLite\n\n");
+  fprintf(md, "Written by `build/shale-bench` (bench/bench.c) on %s; do not edit by hand. "
+              "Reproduce with `make bench` (quick set) or `make bench FULL=1`.\n\n", when);
+  fprintf(md, "- Machine: %s, %ld CPUs, %s %s\n", cpuname, sysconf(_SC_NPROCESSORS_ONLN),
+          un.sysname, un.release);
+  fprintf(md, "- Compiler: %s, flags `%s`\n", __VERSION__, BENCH_CFLAGS);
+  fprintf(md, "- Versions: Shale %s, SQLite %s (Debian libsqlite3)\n", shale_libversion(),
+          sqlite3_libversion());
+  fprintf(md, "- Settings (both engines): page_size 4096, cache_size -2000, WAL with synchronous "
+              "NORMAL unless the row says otherwise; same SQL, same data and seed.\n");
+  fprintf(md, "- Method: each row x engine in its own child process; one warm-up, then %d timed "
+              "repetitions; median (min-max) in ms; peak RSS of the child.\n\n", reps);
+  fprintf(md, "| Row | Ops | Shale ms | SQLite ms | Ratio | Peak MB (Shale / SQLite) | Results |\n");
+  fprintf(md, "|---|---:|---:|---:|---:|---:|---|\n");
+  fprintf(js, "{\n  \"when\": \"%s\",\n  \"cpu\": \"%s\",\n  \"sqlite\": \"%s\",\n  \"reps\": %d,\n"
+              "  \"rows\": [\n", when, cpuname, sqlite3_libversion(), reps);
+  int first = 1, ndat = 0;
+  for (int i = 0; i < bench_nrows; i++) {
+    if (!sel[i]) continue;
+    const BenchRow *row = &bench_rows_sqlite[i];
+    Result *sh = &rs[2 * i], *sq = &rs[2 * i + 1];
+    int agree = sh->ok && sq->ok && sh->checksum == sq->checksum && sh->agree_reps &&
+                sq->agree_reps;
+    if (sh->ok && sq->ok) {
+      fprintf(md, "| %s%s | %ld | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %.2fx | %.0f / %.0f | %s |\n",
+              row->name, strcmp(row->name, "open_time") ? "" : " (report only)", sq->ops,
+              sh->median, sh->min, sh->max, sq->median, sq->min, sq->max, sh->median / sq->median,
+              sh->peak_mb, sq->peak_mb, agree ? "agree" : "**differ**");
+      fprintf(dat, "%d \"%s\" %.4f\n", ndat++, row->name, sh->median / sq->median);
+    } else {
+      fprintf(md, "| %s | - | %s | %s | - | - | **failed** |\n", row->name,
+              sh->ok ? "ok" : sh->err, sq->ok ? "ok" : sq->err);
+    }
+    fprintf(js, "%s    {\"row\": \"%s\", \"group\": \"%s\", \"ops\": %ld, \"agree\": %s,\n"
+                "     \"shale\": {\"ok\": %s, \"median_ms\": %.4f, \"min_ms\": %.4f, "
+                "\"max_ms\": %.4f, \"peak_mb\": %.1f},\n"
+                "     \"sqlite\": {\"ok\": %s, \"median_ms\": %.4f, \"min_ms\": %.4f, "
+                "\"max_ms\": %.4f, \"peak_mb\": %.1f}}",
+            first ? "" : ",\n", row->name, row->group, sq->ops, agree ? "true" : "false",
+            sh->ok ? "true" : "false", sh->median, sh->min, sh->max, sh->peak_mb,
+            sq->ok ? "true" : "false", sq->median, sq->min, sq->max, sq->peak_mb);
+    first = 0;
+  }
+  fprintf(js, "\n  ],\n  \"geomean_ratio\": %.4f\n}\n", geo);
+  fprintf(md, "\n**Geometric mean of the ratios (%d rows, open_time excluded): %.2fx** "
+              "(ratio = Shale time / SQLite time; below 1 is faster than SQLite).\n\n", nlog, geo);
+  fprintf(md, "Targets (the team's, not tests): every OneLite row at most 1.0x SQLite's time and "
+              "their geometric mean at most 0.4x.\n\n");
+  fprintf(md, "![ratio per row](%s.png)\n", strrchr(prefix, '/') ? strrchr(prefix, '/') + 1
+                                                                    : prefix);
+  fclose(md);
+  fclose(js);
+  fclose(dat);
+  /* chart */
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd,
+           "command -v gnuplot >/dev/null 2>&1 && gnuplot -e \"set terminal png size 900,500 noenhanced; "
+           "set output '%s.png'; set style fill solid; set boxwidth 0.6; set xtics rotate by -45;"
+           " set ylabel 'Shale / SQLite time (lower is better)'; set yrange [0:*]; "
+           "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2; "
+           "plot '%s.dat' using 1:3:xtic(2) with boxes notitle\"",
+           prefix, prefix);
+  if (system(cmd) != 0) fprintf(stderr, "bench: gnuplot not available; no chart written\n");
+  snprintf(path, sizeof path, "%s.dat", prefix);
+  remove(path);
+  free(rs);
+  free(sel);
+  return nfail ? 1 : 0;
+}
