@@ -1,0 +1,81 @@
+/*
+ * plan.h -- the query planner: WHERE/ON terms of a resolved AST in, one
+ * access path per FROM item and a loop order out. src/sql/compile_where.c
+ * turns the plan into VM loops.
+ *
+ * Layering: includes src/sql/ast.h for its TYPES only (no function of
+ * src/sql/ is called) and the schema below it. Whatever needs the code
+ * generator's knowledge (comparison affinity and collation of a term) is
+ * filled in by the caller before plan_choose.
+ *
+ * Invariants:
+ *  1. A plan never changes results: an access path only skips rows that its
+ *     terms reject; every term it relies on satisfies the affinity and
+ *     collation rules (plan_index_col_ok), and the caller re-tests terms it
+ *     is not sure the path enforces.
+ *  2. A LEFT JOIN or CROSS JOIN item is ordered after every item to its left;
+ *     a LEFT JOIN item is only restricted by its own ON terms.
+ *  3. Everything lives in the caller's arena (UtilArena); plan_* never frees.
+ */
+#ifndef SHALE_PLAN_H
+#define SHALE_PLAN_H
+
+#include <stdint.h>
+
+#include "../schema/schema.h"
+#include "../sql/ast.h"
+
+#define PLAN_MAX_EQ 64 /* index columns a path may constrain */
+
+/* PlanTerm.op */
+#define PLAN_OP_EQ 0x001     /* col = value */
+#define PLAN_OP_IS 0x002     /* col IS value (NULL matches NULL) */
+#define PLAN_OP_LT 0x004
+#define PLAN_OP_LE 0x008
+#define PLAN_OP_GT 0x010
+#define PLAN_OP_GE 0x020
+#define PLAN_OP_IN 0x040     /* col IN (list) / IN (subquery): value = the IN expression */
+#define PLAN_OP_ISNULL 0x080 /* col IS NULL: value = NULL */
+#define PLAN_OP_RANGE (PLAN_OP_LT | PLAN_OP_LE | PLAN_OP_GT | PLAN_OP_GE)
+
+/* One AND-term of WHERE or of an ON clause. */
+typedef struct PlanTerm {
+  SqlExpr *expr;    /* the term as written (for a BETWEEN half: the BETWEEN) */
+  uint64_t mask;    /* FROM items the whole term reads (bit i = item i) */
+  int on_item;      /* LEFT JOIN item whose ON clause holds the term, or -1 */
+  int parent;       /* index of the term this one was derived from, or -1 */
+  uint8_t varies;   /* reads no item yet is not constant (caller sets it) */
+  /* column-op-value form (op == 0: none) */
+  int op;           /* PLAN_OP_* */
+  int item, column; /* the column side: FROM item, column (-1 = rowid) */
+  SqlExpr *col_expr;/* the column reference */
+  SqlExpr *value;   /* the other side (IN: the IN expression; ISNULL: NULL) */
+  SqlExpr *left, *right; /* the comparison's operands as written (affinity/collation) */
+  uint64_t prereq;  /* FROM items value reads */
+  char aff;         /* comparison affinity applied to the value (0 = none); caller fills */
+  const char *coll; /* comparison collation name (NULL = BINARY); caller fills */
+  uint8_t usable;   /* caller: 0 if the term may not drive an index (e.g. bad collation) */
+} PlanTerm;
+
+/* PlanLevel.kind */
+#define PLAN_SCAN 0      /* full scan of the table (or of idx when set: ORDER BY / covering) */
+#define PLAN_ROWID_EQ 1  /* SeekRowid on eq[0] (=, IN) */
+#define PLAN_ROWID_RANGE 2 /* rowid between lo/hi */
+#define PLAN_INDEX 3     /* index idx: neq equality columns, optional range on column neq */
+
+/* The access path of one FROM item. */
+typedef struct PlanLevel {
+  int item;            /* FROM item */
+  int kind;            /* PLAN_* */
+  const Index *idx;    /* PLAN_INDEX, or PLAN_SCAN through an index; NULL otherwise */
+  int neq;             /* equality columns used */
+  int eq[PLAN_MAX_EQ]; /* term per equality column (index in the term array) */
+  int lo, hi;          /* range terms on column neq (or rowid), -1 when absent */
+  uint8_t covering;    /* the index holds every column read */
+  uint8_t reverse;     /* scan backwards (ORDER BY ... DESC) */
+  uint8_t is_pk;       /* idx is a WITHOUT ROWID table's PRIMARY KEY (read in place) */
+  double rows;         /* estimated rows out per outer row */
+  double cost;         /* estimated cost per outer row */
+} PlanLevel;
+
+#endif /* SHALE_PLAN_H */
