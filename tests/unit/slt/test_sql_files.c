@@ -1,0 +1,166 @@
+/*
+ * test_sql_files.c -- the project's own sqllogictest scripts, tests/sql/NAME.test
+ * (one file per SQL topic of issue 3), run through the runner of tests/slt/.
+ *
+ * Owns: the table of engines the scripts run on. The reference SQLite must pass
+ * every record (this proves the expected results are the reference's; they are
+ * written by tests/sql/fill.py). Further engines are one line in `engines`.
+ *
+ * Invariants:
+ *  1. The scripts folder is $SHALE_SQL_TESTS, else tests/sql (the repo root is the
+ *     working directory of make test); it may also name one .test file.
+ *  2. An engine marked fatal must pass every record of every file; a non-fatal
+ *     engine (Shale, until the lead makes it fatal) reports failures per file
+ *     but never fails the case.
+ *  3. The scripts hold at least 1,000 statement/query records in total, and none
+ *     is skipped (they carry no skipif/onlyif).
+ */
+#include "../../slt/md5.c"
+#include "../../slt/slt.c"
+#include "../../slt/engine_sqlite.c"
+
+/* Flip to 1 when include/shale.h declares shale_prepare_v2 and
+ * tests/slt/engine_shale.c defines slt_engine_shale. */
+#define SQL_FILES_WITH_SHALE 0
+#if SQL_FILES_WITH_SHALE
+#include "../../slt/engine_shale.c"
+#endif
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include "../../test.h"
+
+typedef struct EngineRow {
+  const char *label;
+  const SltEngine *engine;
+  int fatal; /* 1: every record must pass; 0: failures are only reported */
+} EngineRow;
+
+static const EngineRow engines[] = {
+    {"sqlite", &slt_engine_sqlite, 1},
+#if SQL_FILES_WITH_SHALE
+    {"shale", &slt_engine_shale, 0},
+#endif
+};
+
+typedef struct Files {
+  char **v;
+  size_t n;
+} Files;
+
+static int cmp_path(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The sorted list of scripts; NULL-free, caller frees. */
+static Files list_scripts(void) {
+  Files fs = {0};
+  const char *dir = getenv("SHALE_SQL_TESTS");
+  if (!dir || !*dir) dir = "tests/sql";
+  struct stat sb;
+  if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+    fs.v = malloc(sizeof *fs.v);
+    if (fs.v && (fs.v[0] = strdup(dir))) fs.n = 1;
+    return fs;
+  }
+  DIR *d = opendir(dir);
+  if (!d) return fs;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    size_t l = strlen(e->d_name);
+    if (l < 6 || strcmp(e->d_name + l - 5, ".test")) continue;
+    char **nv = realloc(fs.v, (fs.n + 1) * sizeof *nv);
+    if (!nv) break;
+    fs.v = nv;
+    size_t need = strlen(dir) + l + 2;
+    if (!(fs.v[fs.n] = malloc(need))) break;
+    snprintf(fs.v[fs.n++], need, "%s/%s", dir, e->d_name);
+  }
+  closedir(d);
+  if (fs.n) qsort(fs.v, fs.n, sizeof *fs.v, cmp_path);
+  return fs;
+}
+
+static void free_scripts(Files *fs) {
+  for (size_t i = 0; i < fs->n; i++) free(fs->v[i]);
+  free(fs->v);
+}
+
+/* Run every script on one engine; returns the records run, sets *failed. */
+static long run_all(const EngineRow *er, const Files *fs, long *failed) {
+  long total = 0, bad = 0, badfiles = 0;
+  double secs = 0;
+  printf("tests/sql on %s (%s):\n", er->label, er->fatal ? "must pass" : "report only");
+  for (size_t i = 0; i < fs->n; i++) {
+    SltStats st;
+    slt_run_file(er->engine, fs->v[i], &st);
+    const char *base = strrchr(fs->v[i], '/');
+    base = base ? base + 1 : fs->v[i];
+    printf("  %-22s records %5ld passed %5ld failed %4ld%s\n", base, st.passed + st.failed,
+           st.passed, st.failed, st.status == SLT_DONE ? "" : "  (script stopped early)");
+    if (er->fatal) {
+      CHECK_EQ(st.failed, 0);
+      CHECK_EQ(st.skipped, 0);
+      CHECK(st.status == SLT_DONE);
+    }
+    total += st.passed + st.failed;
+    bad += st.failed;
+    badfiles += st.failed > 0 || st.status != SLT_DONE;
+    secs += st.seconds;
+  }
+  printf("tests/sql on %s: %zu files, %ld records, %ld passed, %ld failed (%ld files with "
+         "failures), %.2f s\n",
+         er->label, fs->n, total, total - bad, bad, badfiles, secs);
+  *failed = bad;
+  return total;
+}
+
+TEST(sql_scripts_pass_on_every_engine) {
+  Files fs = list_scripts();
+  CHECK(fs.n > 0);
+  for (size_t e = 0; e < sizeof engines / sizeof engines[0]; e++) {
+    long failed = 0;
+    long total = run_all(&engines[e], &fs, &failed);
+    if (engines[e].fatal) CHECK_EQ(failed, 0);
+    if (fs.n > 1) CHECK(total >= 1000);
+  }
+  free_scripts(&fs);
+}
+
+/* The check can fail: an engine that turns every integer 2 into 3 must fail
+ * records of the scripts (so a wrong expected file could not pass either). */
+static SltRowFn bent_next;
+static int bent_row(void *ctx, int ncol, const SltValue *row) {
+  SltValue v[64];
+  if (ncol > 64) return bent_next(ctx, ncol, row);
+  for (int i = 0; i < ncol; i++) {
+    v[i] = row[i];
+    if (v[i].type == SLT_INT && v[i].i == 2) v[i].i = 3;
+  }
+  return bent_next(ctx, ncol, v);
+}
+static int bent_query(void *h, const char *sql, int *ncol, SltRowFn row, void *ctx) {
+  bent_next = row;
+  return slt_engine_sqlite.query(h, sql, ncol, bent_row, ctx);
+}
+
+TEST(sql_scripts_detect_a_wrong_engine) {
+  Files fs = list_scripts();
+  SltEngine bent = slt_engine_sqlite;
+  bent.query = bent_query;
+  int saved = slt_max_details;
+  slt_max_details = 0;
+  long failed = 0, total = 0;
+  for (size_t i = 0; i < fs.n; i++) {
+    SltStats st;
+    slt_run_file(&bent, fs.v[i], &st);
+    failed += st.failed;
+    total += st.passed + st.failed;
+  }
+  slt_max_details = saved;
+  printf("tests/sql on a bent engine (2 -> 3): %ld of %ld records fail\n", failed, total);
+  CHECK(failed > 20);
+  CHECK(failed < total);
+  free_scripts(&fs);
+}
