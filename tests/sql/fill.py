@@ -19,6 +19,9 @@ and fills in what SQLite answers:
     hashed when there are more values than the hash threshold.
 A query whose prepare fails is reported and the run fails. The tool is only a
 generator: tests/unit/slt/test_sql_files.c proves the files pass on SQLite.
+
+A FILE ending in .txt is an error-case list (tests/sql/errors.txt, format at its top):
+each case's "=> CODE message" line is (re)written from SQLite on ":memory:".
 """
 import ctypes, hashlib, os, re, sys, tempfile
 
@@ -46,6 +49,7 @@ def load(path):
       "sqlite3_column_blob": (vp, [vp, ci]), "sqlite3_column_text": (vp, [vp, ci]),
       "sqlite3_column_bytes": (ci, [vp, ci]), "sqlite3_errmsg": (cp, [vp]),
       "sqlite3_exec": (ci, [vp, cp, vp, vp, vp]), "sqlite3_libversion": (cp, []),
+      "sqlite3_extended_errcode": (ci, [vp]),
   }
   for name, (res, args) in sig.items():
     f = getattr(lib, name)
@@ -201,6 +205,47 @@ def fill(path):
   return ok, nrec
 
 
+def fill_errors(path):
+  """errors.txt: one case per block; setup lines, then the statement; writes its
+  "=> CODE message" line (extended code and message of the first error)."""
+  lines = open(path, encoding="utf-8").read().split("\n")
+  if lines and lines[-1] == "": lines.pop()
+  out, i, ok, n = [], 0, True, 0
+  while i < len(lines):
+    if not lines[i].strip() or lines[i].startswith("#"):
+      out.append(lines[i]); i += 1; continue
+    j = i
+    while j < len(lines) and lines[j].strip() and not lines[j].startswith("#"): j += 1
+    block = [l for l in lines[i:j] if not l.startswith("=> ")]
+    where = "%s:%d" % (path, i + 1)
+    i = j
+    n += 1
+    db = ctypes.c_void_p()
+    assert lib.sqlite3_open_v2(b":memory:", ctypes.byref(db), 6, None) == 0
+    for l in block[:-1]:
+      if lib.sqlite3_exec(db, l.encode(), None, None, None) != 0:
+        print("%s: setup fails: %s\n  %s" % (where, lib.sqlite3_errmsg(db).decode(), l))
+        ok = False
+    st = ctypes.c_void_p()
+    rc = lib.sqlite3_prepare_v2(db, block[-1].encode(), -1, ctypes.byref(st), None)
+    if rc == 0 and st.value:
+      while True:
+        rc = lib.sqlite3_step(st)
+        if rc != 100: break
+      if rc == 101: rc = 0
+    if rc == 0:
+      print("%s: no error on SQLite\n  %s" % (where, block[-1])); ok = False
+      res = "=> 0 not an error"
+    else:
+      res = "=> %d %s" % (lib.sqlite3_extended_errcode(db), lib.sqlite3_errmsg(db).decode())
+    lib.sqlite3_finalize(st)
+    lib.sqlite3_close(db)
+    out.extend(block + [res])
+  open(path, "w", encoding="utf-8").write("\n".join(out) + "\n")
+  print("%s: %d cases" % (path, n))
+  return ok, n
+
+
 def main(argv):
   global RETYPE
   libpath = "libsqlite3.so.0"
@@ -214,7 +259,7 @@ def main(argv):
     print("reference SQLite must be 3.40.1, %s is %s" % (libpath, v)); return 2
   allok, total = True, 0
   for p in argv:
-    ok, n = fill(p)
+    ok, n = fill_errors(p) if p.endswith(".txt") else fill(p)
     allok &= ok
     total += n
   print("total: %d records" % total)
