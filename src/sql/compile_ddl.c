@@ -1,13 +1,459 @@
 /*
- * compile_ddl.c -- placeholder until the ddl part lands (see compile.h for the
- * contract). Every function here records "not supported yet" and returns.
+ * compile_ddl.c -- code generation for CREATE TABLE (also ... AS SELECT),
+ * CREATE VIEW, CREATE TRIGGER and ALTER TABLE, and the helpers every DDL
+ * generator shares (compile_ddl_int.h): the sqlite_schema rows, the schema
+ * cookie, the stored CREATE text.
+ *
+ * Owns: nothing beyond a call; scratch schemas are freed before returning.
+ *
+ * Invariants:
+ *  1. Validation first, code second: every error SQLite reports at prepare
+ *     time is reported here, in SQLite's order and words, before any op is
+ *     emitted (the checks on columns and constraints are those of
+ *     schema_table_from_create, run on a scratch schema).
+ *  2. Root pages are allocated in SQLite's order (the table, then each
+ *     automatic index in constraint order, then sqlite_sequence), and rows
+ *     are appended to sqlite_schema in the same order, so a file Shale
+ *     writes has the rootpage values SQLite would give.
+ *  3. The sql column is exactly SQLite's: "CREATE TABLE " / "CREATE VIEW " /
+ *     "CREATE TRIGGER " + the text from the object name to the statement's
+ *     last token; a CREATE TABLE ... AS SELECT stores the generated
+ *     "CREATE TABLE name(col TYPE, ...)" text with SQLite's quoting and
+ *     layout rules; automatic indexes store NULL.
  */
-#include "compile.h"
+#include <string.h>
 
-int ddl_create_table(Parse *p, const SqlStmt *s) { parse_error(p, "not supported yet"); return 1; }
-int ddl_create_index(Parse *p, const SqlStmt *s) { parse_error(p, "not supported yet"); return 1; }
-int ddl_create_view(Parse *p, const SqlStmt *s) { parse_error(p, "not supported yet"); return 1; }
-int ddl_create_trigger(Parse *p, const SqlStmt *s) { parse_error(p, "not supported yet"); return 1; }
-int ddl_drop(Parse *p, const SqlStmt *s) { parse_error(p, "not supported yet"); return 1; }
-int ddl_reindex(Parse *p, const SqlStmt *s) { parse_error(p, "not supported yet"); return 1; }
-int ddl_alter(Parse *p, const SqlStmt *s) { parse_error(p, "not supported yet"); return 1; }
+#include "compile_ddl_int.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+const char *ddl_name_token(Parse *p, const SqlQualName *q) {
+  int end = q->span.start + q->span.len;
+  int n = end - q->name_start;
+  if (!p->sql || n <= 0) return q->name;
+  char *z = util_arena_strndup(&p->arena, p->sql + q->name_start, (size_t)n);
+  if (!z) parse_nomem(p);
+  return z ? z : q->name;
+}
+
+const char *ddl_stored_sql(Parse *p, const SqlStmt *s, const SqlQualName *q, const char *what) {
+  int end = s->span.start + s->span.len;
+  int n = end - q->name_start;
+  if (n < 0) n = 0;
+  size_t lw = strlen(what);
+  char *z = util_arena_alloc(&p->arena, 7 + lw + 1 + (size_t)n + 1);
+  if (!z) {
+    parse_nomem(p);
+    return NULL;
+  }
+  memcpy(z, "CREATE ", 7);
+  memcpy(z + 7, what, lw);
+  z[7 + lw] = ' ';
+  memcpy(z + 8 + lw, p->sql + q->name_start, (size_t)n);
+  z[8 + lw + (size_t)n] = 0;
+  return z;
+}
+
+int ddl_check_db(Parse *p, const SqlQualName *q) {
+  if (!q->schema || !util_stricmp(q->schema, "main") || !util_stricmp(q->schema, "temp"))
+    return 0;
+  parse_error(p, "unknown database %s", q->schema);
+  return 1;
+}
+
+void ddl_emit_text(Parse *p, int reg, const char *z) {
+  if (z)
+    vm_builder_add_text(&p->b, OP_String, 0, reg, 0, z, -1);
+  else
+    emit(p, OP_Null, 0, reg, 0);
+}
+
+int ddl_open_schema(Parse *p) {
+  int cur = emit_cursor(p);
+  vm_builder_add_i4(&p->b, OP_OpenWrite, cur, 1, 0, 5);
+  return cur;
+}
+
+void ddl_schema_insert(Parse *p, int cur, const char *type, const char *name, const char *tbl,
+                       int root_reg, const char *sql) {
+  int r = emit_regs(p, 7);
+  ddl_emit_text(p, r, type);
+  ddl_emit_text(p, r + 1, name);
+  ddl_emit_text(p, r + 2, tbl);
+  if (root_reg)
+    emit(p, OP_SCopy, root_reg, r + 3, 0);
+  else
+    emit(p, OP_Integer, 0, r + 3, 0);
+  ddl_emit_text(p, r + 4, sql);
+  emit(p, OP_MakeRecord, r, 5, r + 5);
+  emit(p, OP_NewRowid, cur, r + 6, 0);
+  emit(p, OP_Insert, cur, r + 5, r + 6);
+}
+
+void ddl_schema_delete(Parse *p, const DdlObj *objs, int n) {
+  if (n <= 0) return;
+  int cur = ddl_open_schema(p);
+  int r = emit_regs(p, 4);
+  int done = emit_label(p), next = emit_label(p);
+  emit(p, OP_Rewind, cur, done, 0);
+  int top = emit_addr(p);
+  emit(p, OP_Column, cur, 0, r);
+  emit(p, OP_Column, cur, 1, r + 1);
+  for (int i = 0; i < n; i++) {
+    int skip = emit_label(p);
+    ddl_emit_text(p, r + 2, objs[i].name);
+    int a = emit(p, OP_Ne, r + 2, skip, r + 1);
+    vm_builder_set_p5(&p->b, a, VM_JUMPIFNULL);
+    ddl_emit_text(p, r + 3, objs[i].type);
+    a = emit(p, OP_Ne, r + 3, skip, r);
+    vm_builder_set_p5(&p->b, a, VM_JUMPIFNULL);
+    emit(p, OP_Delete, cur, 0, 0);
+    emit(p, OP_Goto, 0, next, 0);
+    emit_resolve(p, skip);
+  }
+  emit_resolve(p, next);
+  emit(p, OP_Next, cur, top, 0);
+  emit_resolve(p, done);
+  emit(p, OP_Close, cur, 0, 0);
+}
+
+void ddl_delete_rows_eq(Parse *p, const Table *tab, int col, const char *z) {
+  if (!tab || !tab->root) return;
+  int cur = emit_cursor(p);
+  vm_builder_add_i4(&p->b, OP_OpenWrite, cur, (int)tab->root, 0, tab->ncol);
+  int r = emit_regs(p, 2);
+  int done = emit_label(p), next = emit_label(p);
+  ddl_emit_text(p, r + 1, z);
+  emit(p, OP_Rewind, cur, done, 0);
+  int top = emit_addr(p);
+  emit(p, OP_Column, cur, col, r);
+  int a = emit(p, OP_Ne, r + 1, next, r);
+  vm_builder_set_p5(&p->b, a, VM_JUMPIFNULL);
+  emit(p, OP_Delete, cur, 0, 0);
+  emit_resolve(p, next);
+  emit(p, OP_Next, cur, top, 0);
+  emit_resolve(p, done);
+  emit(p, OP_Close, cur, 0, 0);
+}
+
+void ddl_finish(Parse *p) {
+  emit(p, OP_SetCookie, 0, BTREE_META_SCHEMA_COOKIE, (int)(p->schema->cookie + 1));
+  emit(p, OP_ParseSchema, 0, 0, 0);
+  p->schema_changed = 1;
+}
+
+SqlStmt *ddl_reparse(Parse *p, const char *sql) {
+  SqlStmt *st = NULL;
+  char *err = NULL;
+  int rc = sql_parse(&p->arena, sql, -1, &st, NULL, &err);
+  if (rc != SHALE_OK || !st) {
+    if (rc == SHALE_NOMEM)
+      parse_nomem(p);
+    else
+      parse_error_code(p, SHALE_CORRUPT, "malformed database schema - %s", err ? err : "?");
+    shale_free(err);
+    return NULL;
+  }
+  return st;
+}
+
+Schema *ddl_scratch_with(Parse *p, Table *tab) {
+  Schema *s = schema_new();
+  if (!s || (tab && schema_add_table(s, tab) != SHALE_OK)) {
+    schema_free(s);
+    parse_nomem(p);
+    return NULL;
+  }
+  return s;
+}
+
+/* Record the error of a schema_*_from_create call. */
+void ddl_build_error(Parse *p, int rc, char *msg) {
+  if (rc == SHALE_NOMEM)
+    parse_nomem(p);
+  else
+    parse_error_code(p, rc, "%s", msg ? msg : "error");
+  shale_free(msg);
+}
+
+/* The file format and text encoding SQLite writes on the first CREATE of a
+ * database whose header has none yet (schema format 0). */
+static void code_file_format(Parse *p) {
+  int r = emit_regs(p, 1);
+  int skip = emit_label(p);
+  emit(p, OP_ReadCookie, 0, r, BTREE_META_SCHEMA_FORMAT);
+  emit(p, OP_If, r, skip, 0);
+  emit(p, OP_SetCookie, 0, BTREE_META_SCHEMA_FORMAT, 4);
+  emit(p, OP_SetCookie, 0, BTREE_META_TEXT_ENCODING, 1);
+  emit_resolve(p, skip);
+}
+
+/* The checks SQLite's StartTable makes for a new table or view name.
+ * Returns 1 when done (error, or IF NOT EXISTS met an existing object). */
+static int check_new_table_name(Parse *p, const SqlQualName *q, int temp, int if_not_exists) {
+  if (temp && q->schema) {
+    parse_error(p, "temporary %s name must be unqualified", "table");
+    return 1;
+  }
+  if (ddl_check_db(p, q)) return 1;
+  const char *name = q->name;
+  if (!util_strnicmp(name, "sqlite_", 7)) {
+    parse_error(p, "object name reserved for internal use: %s", name);
+    return 1;
+  }
+  Table *t = schema_find_table(p->schema, name);
+  View *v = t ? NULL : schema_find_view(p->schema, name);
+  if (t || v) {
+    if (if_not_exists) {
+      parse_need_read(p);
+      return 1;
+    }
+    parse_error(p, "%s %s already exists", v ? "view" : "table", ddl_name_token(p, q));
+    return 1;
+  }
+  if (schema_find_index(p->schema, name)) {
+    parse_error(p, "there is already an index named %s", name);
+    return 1;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------- CREATE TABLE ... */
+
+static const char SEQ_SQL[] = "CREATE TABLE sqlite_sequence(name,seq)";
+
+/* Bytes SQLite counts for an identifier in the CTAS text: the name, its
+ * doubled quotes and 2. */
+static int ident_len(const char *z) {
+  int n = 2;
+  for (; *z; z++) n += 1 + (*z == '"');
+  return n;
+}
+
+/* Bytes needed (upper bound) to write z by ident_put. */
+static size_t ident_room(const char *z) { return 2 * strlen(z) + 3; }
+
+/* Write identifier z at out (room from ident_room), double-quoted when it is
+ * not a plain [A-Za-z0-9_]+ word not starting with a digit, or is a
+ * keyword; returns the bytes written. */
+static size_t ident_put(char *out, const char *z) {
+  int j = 0;
+  while (z[j] && ((z[j] >= 'a' && z[j] <= 'z') || (z[j] >= 'A' && z[j] <= 'Z') ||
+                  (z[j] >= '0' && z[j] <= '9') || z[j] == '_'))
+    j++;
+  int quote = j == 0 || z[j] != 0 || (z[0] >= '0' && z[0] <= '9') || sql_keyword(z, j) != TK_ID;
+  size_t k = 0;
+  if (!quote) {
+    memcpy(out, z, (size_t)j);
+    return (size_t)j;
+  }
+  out[k++] = '"';
+  for (; *z; z++) {
+    if (*z == '"') out[k++] = '"';
+    out[k++] = *z;
+  }
+  out[k++] = '"';
+  return k;
+}
+
+/* The text SQLite stores for CREATE TABLE name AS SELECT: columns with the
+ * type of their affinity, on one line when short, else one per line. */
+static const char *ctas_sql(Parse *p, const char *name, const Table *t) {
+  size_t room = 32 + ident_room(name);
+  int n = ident_len(name);
+  for (int i = 0; i < t->ncol; i++) {
+    room += ident_room(t->cols[i].name) + 16;
+    n += ident_len(t->cols[i].name) + 5;
+  }
+  char *z = util_arena_alloc(&p->arena, room);
+  if (!z) {
+    parse_nomem(p);
+    return NULL;
+  }
+  const char *sep1 = n < 50 ? "" : "\n  ", *sep = n < 50 ? "," : ",\n  ",
+             *end = n < 50 ? ")" : "\n)";
+  size_t k = 0;
+  memcpy(z, "CREATE TABLE ", 13);
+  k = 13;
+  k += ident_put(z + k, name);
+  z[k++] = '(';
+  for (int i = 0; i < t->ncol; i++) {
+    const char *s = i ? sep : sep1;
+    memcpy(z + k, s, strlen(s));
+    k += strlen(s);
+    k += ident_put(z + k, t->cols[i].name);
+    const char *ty = "";
+    switch (t->cols[i].affinity) {
+      case AFF_TEXT: ty = " TEXT"; break;
+      case AFF_NUMERIC: ty = " NUM"; break;
+      case AFF_INTEGER: ty = " INT"; break;
+      case AFF_REAL: ty = " REAL"; break;
+      default: break;
+    }
+    memcpy(z + k, ty, strlen(ty));
+    k += strlen(ty);
+  }
+  memcpy(z + k, end, strlen(end) + 1);
+  return z;
+}
+
+/* CREATE TABLE name AS SELECT: the table's columns come from the query's
+ * result (names and affinities); the rows are inserted as the query runs. */
+static int create_table_as(Parse *p, const SqlStmt *s) {
+  const SqlCreateTable *ct = &s->u.create_table;
+  SqlSelect *sel = ct->as_select;
+  if (select_resolve(p, sel, NULL) || parse_failed(p)) return 1;
+  Table *rt = select_result_table(p, sel, ct->name.name, NULL);
+  if (!rt || parse_failed(p)) return 1;
+  const char *sql = ctas_sql(p, ct->name.name, rt);
+  if (!sql) return 1;
+  parse_need_write(p);
+  code_file_format(p);
+  int root = emit_regs(p, 1);
+  emit(p, OP_CreateBtree, 0, root, BTREE_INTKEY);
+  int cur = emit_cursor(p);
+  int a = vm_builder_add_i4(&p->b, OP_OpenWrite, cur, root, 0, rt->ncol);
+  vm_builder_set_p5(&p->b, a, VM_OPFLAG_P2ISREG);
+  SelectDest dest = {.kind = SD_TABLE, .cursor = cur, .nreg = rt->ncol};
+  select_code(p, sel, &dest);
+  emit(p, OP_Close, cur, 0, 0);
+  int sc = ddl_open_schema(p);
+  ddl_schema_insert(p, sc, "table", ct->name.name, ct->name.name, root, sql);
+  emit(p, OP_Close, sc, 0, 0);
+  ddl_finish(p);
+  return parse_failed(p);
+}
+
+int ddl_create_table(Parse *p, const SqlStmt *s) {
+  const SqlCreateTable *ct = &s->u.create_table;
+  if (check_new_table_name(p, &ct->name, ct->temp, ct->if_not_exists)) return parse_failed(p);
+  if (ct->as_select) return create_table_as(p, s);
+  const char *sql = ddl_stored_sql(p, s, &ct->name, "TABLE");
+  if (!sql) return 1;
+  Schema *scratch = ddl_scratch_with(p, NULL);
+  if (!scratch) return 1;
+  Table *t = NULL;
+  char *msg = NULL;
+  int rc = schema_table_from_create(scratch, s, sql, &t, &msg);
+  if (rc != SHALE_OK) {
+    ddl_build_error(p, rc, msg);
+    schema_free(scratch);
+    return 1;
+  }
+  parse_need_write(p);
+  code_file_format(p);
+  int root = emit_regs(p, 1);
+  emit(p, OP_CreateBtree, 0, root, t->without_rowid ? BTREE_BLOBKEY : BTREE_INTKEY);
+  int cur = ddl_open_schema(p);
+  ddl_schema_insert(p, cur, "table", t->name, t->name, root, sql);
+  for (const Index *idx = t->indexes; idx; idx = idx->next) {
+    if (idx == t->pk_index) continue;
+    int r = emit_regs(p, 1);
+    emit(p, OP_CreateBtree, 0, r, BTREE_BLOBKEY);
+    ddl_schema_insert(p, cur, "index", idx->name, t->name, r, NULL);
+  }
+  if (t->autoincrement && !schema_find_table(p->schema, "sqlite_sequence")) {
+    int r = emit_regs(p, 1);
+    emit(p, OP_CreateBtree, 0, r, BTREE_INTKEY);
+    ddl_schema_insert(p, cur, "table", "sqlite_sequence", "sqlite_sequence", r, SEQ_SQL);
+  }
+  emit(p, OP_Close, cur, 0, 0);
+  ddl_finish(p);
+  schema_free(scratch);
+  return parse_failed(p);
+}
+
+/* ------------------------------------------------------------ CREATE VIEW */
+
+int ddl_create_view(Parse *p, const SqlStmt *s) {
+  const SqlCreateView *cv = &s->u.create_view;
+  if (s->nvar > 0) {
+    parse_error(p, "parameters are not allowed in views");
+    return 1;
+  }
+  if (check_new_table_name(p, &cv->name, cv->temp, cv->if_not_exists)) return parse_failed(p);
+  const char *sql = ddl_stored_sql(p, s, &cv->name, "VIEW");
+  if (!sql) return 1;
+  parse_need_write(p);
+  code_file_format(p);
+  int cur = ddl_open_schema(p);
+  ddl_schema_insert(p, cur, "view", cv->name.name, cv->name.name, 0, sql);
+  emit(p, OP_Close, cur, 0, 0);
+  ddl_finish(p);
+  return parse_failed(p);
+}
+
+/* --------------------------------------------------------- CREATE TRIGGER */
+
+int ddl_create_trigger(Parse *p, const SqlStmt *s) {
+  const SqlCreateTrigger *tr = &s->u.create_trigger;
+  if (tr->temp && tr->name.schema) {
+    parse_error(p, "temporary trigger may not have qualified name");
+    return 1;
+  }
+  if (ddl_check_db(p, &tr->name)) return 1;
+  if (tr->table_schema && util_stricmp(tr->table_schema, "main")) {
+    if (!util_stricmp(tr->table_schema, "temp"))
+      parse_error(p, "trigger %s cannot reference objects in database %s", tr->name.name,
+                  tr->table_schema);
+    else
+      parse_error(p, "unknown database %s", tr->table_schema);
+    return 1;
+  }
+  Table *on = schema_find_table(p->schema, tr->table);
+  View *onv = on ? NULL : schema_find_view(p->schema, tr->table);
+  if (!on && !onv) {
+    parse_error(p, "no such table: main.%s", tr->table);
+    return 1;
+  }
+  if (!util_strnicmp(tr->name.name, "sqlite_", 7)) {
+    parse_error(p, "object name reserved for internal use: %s", tr->name.name);
+    return 1;
+  }
+  if (schema_find_trigger(p->schema, tr->name.name)) {
+    if (tr->if_not_exists) {
+      parse_need_read(p);
+      return 0;
+    }
+    parse_error(p, "trigger %s already exists", ddl_name_token(p, &tr->name));
+    return 1;
+  }
+  const char *sql = ddl_stored_sql(p, s, &tr->name, "TRIGGER");
+  if (!sql) return 1;
+  Schema *scratch = ddl_scratch_with(p, on);
+  if (!scratch) return 1;
+  if (onv && schema_add_view(scratch, onv) != SHALE_OK) {
+    schema_free(scratch);
+    parse_nomem(p);
+    return 1;
+  }
+  Trigger *g = NULL;
+  char *msg = NULL;
+  int rc = schema_trigger_from_create(scratch, s, sql, &g, &msg);
+  if (rc == SHALE_OK && s->nvar > 0) {
+    schema_free(scratch);
+    parse_error(p, "trigger cannot use variables");
+    return 1;
+  }
+  if (rc != SHALE_OK) {
+    ddl_build_error(p, rc, msg);
+    schema_free(scratch);
+    return 1;
+  }
+  parse_need_write(p);
+  code_file_format(p);
+  int cur = ddl_open_schema(p);
+  ddl_schema_insert(p, cur, "trigger", tr->name.name, tr->table, 0, sql);
+  emit(p, OP_Close, cur, 0, 0);
+  ddl_finish(p);
+  schema_free(scratch);
+  return parse_failed(p);
+}
+
+/* ------------------------------------------------------------ ALTER TABLE */
+
+int ddl_alter(Parse *p, const SqlStmt *s) {
+  (void)s;
+  parse_error(p, "ALTER TABLE is not supported yet");
+  return 1;
+}

@@ -1,0 +1,200 @@
+/*
+ * compile_ddl_drop.c -- DROP TABLE / INDEX / VIEW / TRIGGER [IF EXISTS].
+ *
+ * Owns: nothing beyond a call.
+ *
+ * Invariants:
+ *  1. A dropped object takes with it everything that depends on it, as in
+ *     SQLite: a table its indexes (automatic ones too), its triggers, its
+ *     sqlite_sequence row and its sqlite_stat1/stat4 rows; a view its
+ *     INSTEAD OF triggers; an index its statistics rows.
+ *  2. Trees are destroyed highest root first (SQLite's order, which matters
+ *     to auto-vacuum files and keeps the freelist as SQLite leaves it).
+ *  3. The in-memory schema is told with DropObject (kind 0 table, 1 index,
+ *     2 trigger, 3 view) and reloaded after the statement (ddl_finish).
+ */
+#include <string.h>
+
+#include "compile_ddl_int.h"
+
+#define DROP_TABLE 0
+#define DROP_INDEX 1
+#define DROP_TRIGGER 2
+#define DROP_VIEW 3
+
+/* "name" or "schema.name" as SQLite prints a missing object. */
+static const char *missing_name(Parse *p, const SqlQualName *q) {
+  if (!q->schema) return q->name;
+  size_t a = strlen(q->schema), b = strlen(q->name);
+  char *z = parse_alloc(p, a + b + 2);
+  if (!z) return q->name;
+  memcpy(z, q->schema, a);
+  z[a] = '.';
+  memcpy(z + a + 1, q->name, b + 1);
+  return z;
+}
+
+static void drop_object(Parse *p, int kind, const char *name) {
+  vm_builder_add_text(&p->b, OP_DropObject, kind, 0, 0, name, -1);
+}
+
+/* Triggers whose table (or view) is name. Collects at most cap. */
+static int triggers_on(Parse *p, const char *name, Trigger **out, int cap) {
+  int n = 0, pos = 0;
+  Trigger *g;
+  while ((g = schema_map_next(&p->schema->triggers, &pos)) != NULL)
+    if (!util_stricmp(g->table, name)) {
+      if (n < cap) out[n] = g;
+      n++;
+    }
+  return n;
+}
+
+/* Statistics rows of a table (col 0 = tbl) or an index (col 1 = idx). */
+static void clear_stats(Parse *p, int col, const char *name) {
+  static const char *const stat[] = {"sqlite_stat1", "sqlite_stat4", NULL};
+  for (int i = 0; stat[i]; i++) {
+    Table *t = schema_find_table(p->schema, stat[i]);
+    if (t && t->ncol > col) ddl_delete_rows_eq(p, t, col, name);
+  }
+}
+
+static int drop_table(Parse *p, const SqlDrop *d, Table *t) {
+  if (t->is_schema || ddl_is_system_table(t)) {
+    parse_error(p, "table %s may not be dropped", ddl_table_name(t));
+    return 1;
+  }
+  int ntrig = triggers_on(p, t->name, NULL, 0);
+  int nidx = 0;
+  for (Index *i = t->indexes; i; i = i->next) nidx++;
+  DdlObj *objs = parse_alloc(p, sizeof *objs * (size_t)(ntrig + nidx + 1));
+  Trigger **trig = parse_alloc(p, sizeof *trig * (size_t)(ntrig + 1));
+  uint32_t *roots = parse_alloc(p, sizeof *roots * (size_t)(nidx + 1));
+  if (!objs || !trig || !roots) return 1;
+  (void)d;
+  triggers_on(p, t->name, trig, ntrig);
+  parse_need_write(p);
+  int n = 0, nroot = 0;
+  for (int i = 0; i < ntrig; i++) objs[n++] = (DdlObj){"trigger", trig[i]->name};
+  if (t->autoincrement) {
+    Table *seq = schema_find_table(p->schema, "sqlite_sequence");
+    if (seq) ddl_delete_rows_eq(p, seq, 0, t->name);
+  }
+  objs[n++] = (DdlObj){"table", t->name};
+  if (t->root) roots[nroot++] = t->root;
+  for (Index *i = t->indexes; i; i = i->next) {
+    if (i != t->pk_index) objs[n++] = (DdlObj){"index", i->name};
+    if (i->root && i->root != t->root) roots[nroot++] = i->root;
+  }
+  ddl_schema_delete(p, objs, n);
+  clear_stats(p, 0, t->name);
+  /* highest root first (invariant 2) */
+  for (int i = 0; i < nroot; i++) {
+    int hi = i;
+    for (int j = i + 1; j < nroot; j++)
+      if (roots[j] > roots[hi]) hi = j;
+    uint32_t x = roots[i];
+    roots[i] = roots[hi];
+    roots[hi] = x;
+    emit(p, OP_Destroy, (int)roots[i], 0, 0);
+  }
+  for (int i = 0; i < ntrig; i++) drop_object(p, DROP_TRIGGER, trig[i]->name);
+  drop_object(p, DROP_TABLE, t->name);
+  ddl_finish(p);
+  return parse_failed(p);
+}
+
+static int drop_view(Parse *p, View *v) {
+  int ntrig = triggers_on(p, v->name, NULL, 0);
+  DdlObj *objs = parse_alloc(p, sizeof *objs * (size_t)(ntrig + 1));
+  Trigger **trig = parse_alloc(p, sizeof *trig * (size_t)(ntrig + 1));
+  if (!objs || !trig) return 1;
+  triggers_on(p, v->name, trig, ntrig);
+  parse_need_write(p);
+  int n = 0;
+  for (int i = 0; i < ntrig; i++) objs[n++] = (DdlObj){"trigger", trig[i]->name};
+  objs[n++] = (DdlObj){"view", v->name};
+  ddl_schema_delete(p, objs, n);
+  for (int i = 0; i < ntrig; i++) drop_object(p, DROP_TRIGGER, trig[i]->name);
+  drop_object(p, DROP_VIEW, v->name);
+  ddl_finish(p);
+  return parse_failed(p);
+}
+
+static int drop_index(Parse *p, Index *idx) {
+  if (idx->is_autoindex || idx->origin != INDEX_ORIGIN_CREATE) {
+    parse_error(p, "index associated with UNIQUE or PRIMARY KEY constraint cannot be dropped");
+    return 1;
+  }
+  parse_need_write(p);
+  DdlObj o = {"index", idx->name};
+  ddl_schema_delete(p, &o, 1);
+  clear_stats(p, 1, idx->name);
+  if (idx->root) emit(p, OP_Destroy, (int)idx->root, 0, 0);
+  drop_object(p, DROP_INDEX, idx->name);
+  ddl_finish(p);
+  return parse_failed(p);
+}
+
+static int drop_trigger(Parse *p, Trigger *g) {
+  parse_need_write(p);
+  DdlObj o = {"trigger", g->name};
+  ddl_schema_delete(p, &o, 1);
+  drop_object(p, DROP_TRIGGER, g->name);
+  ddl_finish(p);
+  return parse_failed(p);
+}
+
+int ddl_drop(Parse *p, const SqlStmt *s) {
+  const SqlDrop *d = &s->u.drop;
+  const SqlQualName *q = &d->name;
+  if (q->schema && util_stricmp(q->schema, "main") && util_stricmp(q->schema, "temp")) {
+    if (d->if_exists) {
+      parse_need_read(p);
+      return 0;
+    }
+    parse_error(p, "unknown database %s", q->schema);
+    return 1;
+  }
+  const char *what = NULL;
+  switch (d->object) {
+    case TK_TABLE:
+    case TK_VIEW: {
+      Table *t = schema_find_table(p->schema, q->name);
+      View *v = t ? NULL : schema_find_view(p->schema, q->name);
+      if (t && d->object == TK_VIEW) {
+        parse_error(p, "use DROP TABLE to delete table %s", ddl_table_name(t));
+        return 1;
+      }
+      if (v && d->object == TK_TABLE) {
+        parse_error(p, "use DROP VIEW to delete view %s", v->name);
+        return 1;
+      }
+      if (t) return drop_table(p, d, t);
+      if (v) return drop_view(p, v);
+      what = d->object == TK_TABLE ? "table" : "view";
+      break;
+    }
+    case TK_INDEX: {
+      Index *idx = schema_find_index(p->schema, q->name);
+      if (idx) return drop_index(p, idx);
+      what = "index";
+      break;
+    }
+    case TK_TRIGGER: {
+      Trigger *g = schema_find_trigger(p->schema, q->name);
+      if (g) return drop_trigger(p, g);
+      what = "trigger";
+      break;
+    }
+    default:
+      parse_error(p, "unsupported DROP");
+      return 1;
+  }
+  if (d->if_exists) {
+    parse_need_read(p);
+    return 0;
+  }
+  parse_error(p, "no such %s: %s", what, missing_name(p, q));
+  return 1;
+}

@@ -1,0 +1,67 @@
+/*
+ * compile_ddl_int.h -- helpers shared by the DDL code generators
+ * (compile_ddl.c, compile_ddl_index.c, compile_ddl_drop.c). Only those files
+ * include it.
+ *
+ * Invariants:
+ *  1. Every sqlite_schema row is written and deleted by VM code (OpenWrite on
+ *     root 1, NewRowid + MakeRecord + Insert / Delete), never directly on the
+ *     B-tree: the statement's transaction and savepoint undo it on error.
+ *  2. A DDL statement that changes the schema ends with ddl_finish: schema
+ *     cookie + 1 (the value the statement was compiled against, which the
+ *     Transaction op checks) and ParseSchema; Parse.schema_changed = 1.
+ *  3. Schema objects made here only to validate a statement (Table, Index,
+ *     ...) live in a scratch Schema freed before the ddl_* function returns;
+ *     the in-memory schema is changed only by the API's reload after the
+ *     program ran.
+ */
+#ifndef SHALE_SQL_COMPILE_DDL_INT_H
+#define SHALE_SQL_COMPILE_DDL_INT_H
+
+#include "compile.h"
+#include "schema_load.h"
+
+/* The name token as written (quotes kept), for "table \"T\" already
+ * exists". Arena memory. */
+const char *ddl_name_token(Parse *, const SqlQualName *);
+/* "CREATE <what> " + the statement text from the object name to its end:
+ * the sql column SQLite stores. Arena memory. */
+const char *ddl_stored_sql(Parse *, const SqlStmt *, const SqlQualName *, const char *what);
+/* Checks the schema qualifier (NULL, main or temp are the main database);
+ * else "unknown database X". Returns nonzero after an error. */
+int ddl_check_db(Parse *, const SqlQualName *);
+/* r[reg] = text z, or NULL when z is NULL. */
+void ddl_emit_text(Parse *, int reg, const char *z);
+/* A write cursor on sqlite_schema (root 1). */
+int ddl_open_schema(Parse *);
+/* Append a row to sqlite_schema through cursor cur: root_reg 0 stores 0. */
+void ddl_schema_insert(Parse *, int cur, const char *type, const char *name, const char *tbl,
+                       int root_reg, const char *sql);
+/* Delete every sqlite_schema row whose (type, name) is one of the n pairs. */
+typedef struct DdlObj {
+  const char *type, *name;
+} DdlObj;
+void ddl_schema_delete(Parse *, const DdlObj *objs, int n);
+/* Delete the rows of table tab (a rowid table) whose column col equals the
+ * text z (sqlite_sequence, sqlite_stat1 clean-up). */
+void ddl_delete_rows_eq(Parse *, const Table *tab, int col, const char *z);
+/* Schema cookie + 1, ParseSchema, schema_changed (invariant 2). */
+void ddl_finish(Parse *);
+/* Parse the CREATE text of a schema object again into the Parse arena (a
+ * fresh AST the code generator may annotate). NULL after parse_error. */
+SqlStmt *ddl_reparse(Parse *, const char *sql);
+/* Populate index idx (built by schema_index_from_create from an AST in the
+ * Parse arena) whose tree root is in register root_reg: scan its table,
+ * build each key (columns, expressions, partial WHERE), insert; UNIQUE
+ * duplicates halt with "UNIQUE constraint failed: ...". */
+void ddl_fill_index(Parse *, const Index *idx, int root_reg);
+/* Record the error of a schema_*_from_create call (frees msg). */
+void ddl_build_error(Parse *, int rc, char *msg);
+/* sqlite_* tables other than the statistics ones: not indexable/droppable. */
+int ddl_is_system_table(const Table *);
+/* The table's name as SQLite prints it (sqlite_master for the schema). */
+const char *ddl_table_name(const Table *);
+/* The scratch schema of invariant 3 holding tab (by name only). */
+Schema *ddl_scratch_with(Parse *, Table *tab);
+
+#endif /* SHALE_SQL_COMPILE_DDL_INT_H */
