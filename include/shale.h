@@ -11,8 +11,8 @@
  *  2. Memory returned by shale_malloc is freed with shale_free; nothing else.
  *  3. Every constant here has the value of its SQLITE_ twin.
  *
- * The SQL-level API (connections, statements) is declared as it is built;
- * this revision carries the result codes, flags and the allocator.
+ * The SQL-level API (connections, statements: src/api/) follows the result
+ * codes, flags and the allocator.
  */
 #ifndef SHALE_H
 #define SHALE_H
@@ -179,6 +179,101 @@ void shale_free(void *p);
 
 /* English text for a result code, as SQLite's sqlite3_errstr. Static memory. */
 const char *shale_errstr(int rc);
+
+/* ==================== connections and statements ==================== */
+/* Same prototypes and semantics as SQLite's sqlite3_* twins (sqlite3.h). */
+
+typedef struct shale shale;           /* a database connection */
+typedef struct shale_stmt shale_stmt; /* a prepared statement */
+typedef struct shale_value shale_value; /* a result column's value */
+typedef int64_t shale_int64;
+typedef uint64_t shale_uint64;
+
+typedef void (*shale_destructor_type)(void *);
+#define SHALE_STATIC ((shale_destructor_type)0)
+#define SHALE_TRANSIENT ((shale_destructor_type)-1)
+
+/* shale_prepare_v3 flags */
+#define SHALE_PREPARE_PERSISTENT 0x01
+#define SHALE_PREPARE_NORMALIZE 0x02
+#define SHALE_PREPARE_NO_VTAB 0x04
+
+int shale_open(const char *filename, shale **db);
+int shale_open_v2(const char *filename, shale **db, int flags, const char *vfs);
+int shale_close(shale *db);
+int shale_close_v2(shale *db);
+
+int shale_prepare(shale *db, const char *sql, int nbyte, shale_stmt **stmt, const char **tail);
+int shale_prepare_v2(shale *db, const char *sql, int nbyte, shale_stmt **stmt,
+                     const char **tail);
+int shale_prepare_v3(shale *db, const char *sql, int nbyte, unsigned flags, shale_stmt **stmt,
+                     const char **tail);
+int shale_step(shale_stmt *stmt);
+int shale_reset(shale_stmt *stmt);
+int shale_finalize(shale_stmt *stmt);
+
+int shale_column_count(shale_stmt *stmt);
+int shale_data_count(shale_stmt *stmt);
+int shale_column_type(shale_stmt *stmt, int i);
+int shale_column_int(shale_stmt *stmt, int i);
+shale_int64 shale_column_int64(shale_stmt *stmt, int i);
+double shale_column_double(shale_stmt *stmt, int i);
+const unsigned char *shale_column_text(shale_stmt *stmt, int i);
+const void *shale_column_blob(shale_stmt *stmt, int i);
+int shale_column_bytes(shale_stmt *stmt, int i);
+shale_value *shale_column_value(shale_stmt *stmt, int i);
+const char *shale_column_name(shale_stmt *stmt, int i);
+const char *shale_column_decltype(shale_stmt *stmt, int i);
+const char *shale_column_table_name(shale_stmt *stmt, int i);
+const char *shale_column_origin_name(shale_stmt *stmt, int i);
+const char *shale_column_database_name(shale_stmt *stmt, int i);
+
+int shale_value_type(shale_value *v);
+int shale_value_int(shale_value *v);
+shale_int64 shale_value_int64(shale_value *v);
+double shale_value_double(shale_value *v);
+const unsigned char *shale_value_text(shale_value *v);
+const void *shale_value_blob(shale_value *v);
+int shale_value_bytes(shale_value *v);
+
+int shale_bind_null(shale_stmt *stmt, int i);
+int shale_bind_int(shale_stmt *stmt, int i, int v);
+int shale_bind_int64(shale_stmt *stmt, int i, shale_int64 v);
+int shale_bind_double(shale_stmt *stmt, int i, double v);
+int shale_bind_text(shale_stmt *stmt, int i, const char *z, int n, void (*destroy)(void *));
+int shale_bind_blob(shale_stmt *stmt, int i, const void *z, int n, void (*destroy)(void *));
+int shale_bind_zeroblob(shale_stmt *stmt, int i, int n);
+int shale_bind_value(shale_stmt *stmt, int i, const shale_value *v);
+int shale_bind_parameter_count(shale_stmt *stmt);
+int shale_bind_parameter_index(shale_stmt *stmt, const char *name);
+const char *shale_bind_parameter_name(shale_stmt *stmt, int i);
+int shale_clear_bindings(shale_stmt *stmt);
+
+typedef int (*shale_callback)(void *arg, int ncol, char **values, char **names);
+/* *errmsg (if errmsg) gets a shale_malloc'ed message on error: free with
+ * shale_free. */
+int shale_exec(shale *db, const char *sql, shale_callback cb, void *arg, char **errmsg);
+
+const char *shale_errmsg(shale *db);
+int shale_errcode(shale *db);
+int shale_extended_errcode(shale *db);
+int shale_extended_result_codes(shale *db, int onoff);
+
+int shale_changes(shale *db);
+shale_int64 shale_changes64(shale *db);
+int shale_total_changes(shale *db);
+shale_int64 shale_total_changes64(shale *db);
+shale_int64 shale_last_insert_rowid(shale *db);
+int shale_get_autocommit(shale *db);
+int shale_busy_timeout(shale *db, int ms);
+void shale_interrupt(shale *db);
+int shale_stmt_readonly(shale_stmt *stmt);
+int shale_stmt_busy(shale_stmt *stmt);
+const char *shale_sql(shale_stmt *stmt);
+shale *shale_db_handle(shale_stmt *stmt);
+shale_stmt *shale_next_stmt(shale *db, shale_stmt *stmt);
+/* 1 if sql ends in a complete statement (a ';' outside quotes/comments). */
+int shale_complete(const char *sql);
 
 /* Shale's own version string and number. */
 const char *shale_libversion(void);

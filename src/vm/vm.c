@@ -406,6 +406,12 @@ const ShValue *vm_column(Vm *v, int i) {
   if (i < 0 || i >= v->res_n) return &null_value;
   return &v->reg[v->res_base + i];
 }
+int vm_release_txn(Vm *v) {
+  int owned = v->own_txn;
+  v->own_txn = 0;
+  return owned;
+}
+
 int64_t vm_changes(Vm *v) { return v->nchange; }
 int64_t vm_last_rowid(Vm *v) { return v->last_rowid; }
 

@@ -227,6 +227,10 @@ void vm_set_hooks(Vm *, const VmConnHooks *hooks);
 /* 1 if the last run ended the whole transaction by rolling it back
  * (Halt with VM_OE_ROLLBACK): the API layer returns to autocommit. */
 int vm_txn_rolled_back(Vm *);
+/* Hand the transaction this Vm began (VM_AUTOCOMMIT) over to the caller:
+ * halt and reset no longer end it. Returns 1 if the Vm owned one. (The API
+ * layer uses it when a second statement becomes active in autocommit mode.) */
+int vm_release_txn(Vm *);
 /* Statement foreign-key violation counter (FkCounter p1 = 0). */
 int64_t vm_fk_count(Vm *);
 

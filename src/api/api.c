@@ -1,0 +1,1360 @@
+/*
+ * api.c -- the native C API (include/shale.h): connections, prepared
+ * statements, binding, result columns, errors, transactions as the VM's
+ * connection hooks, schema reloads and the statement cache.
+ *
+ * Owns: struct shale and struct shale_stmt (api_int.h); every statement of a
+ * connection is on db->stmts until finalized.
+ *
+ * Invariants (see also api_int.h):
+ *  1. Every entry point that takes a connection leaves db->errcode/errmsg
+ *     describing its outcome, as SQLite: prepare and step set them; reset and
+ *     finalize restore the statement's last error (or OK after a success).
+ *  2. shale_step returns primary codes unless extended result codes are on
+ *     (SHALE_OPEN_EXRESCODE / shale_extended_result_codes).
+ *  3. A Vm borrows its statement's program: the Vm is freed before the
+ *     program whenever a statement is recompiled or finalized.
+ *  4. SHALE_SCHEMA from the VM (the file's schema cookie moved) reloads the
+ *     schema, recompiles the statement from its text and runs it again, up to
+ *     API_MAX_SCHEMA_RETRY times, before any row was returned.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../sql/schema_load.h"
+#include "api_int.h"
+
+/* ---------------------------------------------------------------- errors */
+
+static void set_error_msg(shale *db, int rc, char *msg) {
+  shale_free(db->errmsg);
+  db->errmsg = msg;
+  db->errcode = rc;
+}
+
+void api_error(shale *db, int rc, const char *fmt, ...) {
+  char *msg = NULL;
+  if (fmt) {
+    va_list ap;
+    va_start(ap, fmt);
+    msg = util_vmprintf(fmt, ap);
+    va_end(ap);
+  }
+  set_error_msg(db, rc, msg);
+}
+
+static void clear_error(shale *db) { set_error_msg(db, SHALE_OK, NULL); }
+
+static int api_rc(shale *db, int rc) { return rc & db->errmask; }
+
+/* -------------------------------------------------------------- rowsets */
+
+int api_rows_add(ApiRows *r, const ShValue *vals) {
+  if (r->nrow == r->cap) {
+    int cap = r->cap ? r->cap * 2 : 16;
+    ShValue *v = shale_realloc(r->v, sizeof *v * (size_t)cap * (size_t)(r->ncol ? r->ncol : 1));
+    if (!v) return SHALE_NOMEM;
+    r->v = v;
+    r->cap = cap;
+  }
+  ShValue *dst = &r->v[(size_t)r->nrow * (size_t)r->ncol];
+  for (int i = 0; i < r->ncol; i++) {
+    dst[i] = vals[i];
+    if ((dst[i].type == SHALE_TEXT || dst[i].type == SHALE_BLOB) && !(dst[i].flags & VAL_OWNED)) {
+      if (value_make_owned(&dst[i]) != SHALE_OK) {
+        for (int j = 0; j < i; j++) value_clear(&dst[j]);
+        return SHALE_NOMEM;
+      }
+    }
+  }
+  r->nrow++;
+  return SHALE_OK;
+}
+
+static void rows_clear(ApiRows *r) {
+  for (size_t i = 0; i < (size_t)r->nrow * (size_t)r->ncol; i++) value_clear(&r->v[i]);
+  shale_free(r->v);
+  r->v = NULL;
+  r->nrow = r->cap = 0;
+}
+
+/* -------------------------------------------------------------- schemas */
+
+static void schema_unref(ApiSchema *s) {
+  if (s && --s->refs == 0) {
+    schema_free(s->s);
+    shale_free(s);
+  }
+}
+
+static void cache_entry_free(ApiCached *c) {
+  compiled_stmt_free(&c->cs);
+  schema_unref(c->schema);
+  shale_free(c->key);
+  shale_free(c);
+}
+
+static void cache_clear(shale *db) {
+  while (db->cache) {
+    ApiCached *c = db->cache;
+    db->cache = c->next;
+    cache_entry_free(c);
+  }
+  db->ncache = 0;
+}
+
+/* Load the schema from the file (within the open transaction, if any). */
+static int schema_reload(shale *db) {
+  Schema *s = NULL;
+  char *msg = NULL;
+  int rc = schema_load(db->bt, &s, &msg);
+  if (rc != SHALE_OK) {
+    if (!msg && rc != SHALE_NOMEM) {
+      const char *m = btree_errmsg(db->bt);
+      msg = util_strdup(m && rc == SHALE_CORRUPT ? m : shale_errstr(rc));
+    }
+    set_error_msg(db, rc, msg);
+    return rc;
+  }
+  shale_free(msg);
+  ApiSchema *as = shale_malloc(sizeof *as);
+  if (!as) {
+    schema_free(s);
+    api_error(db, SHALE_NOMEM, NULL);
+    return SHALE_NOMEM;
+  }
+  as->s = s;
+  as->refs = 1;
+  schema_unref(db->schema);
+  db->schema = as;
+  db->schema_loads++;
+  cache_clear(db);
+  return SHALE_OK;
+}
+
+static int schema_ensure(shale *db) {
+  if (db->schema) return SHALE_OK;
+  return schema_reload(db);
+}
+
+int api_txn_begin(shale *db, int level, int *began) {
+  *began = 0;
+  int st = btree_txn_state(db->bt);
+  int want = level >= BTREE_TXN_WRITE ? PAGER_TXN_WRITE : PAGER_TXN_READ;
+  if (st >= want) return SHALE_OK;
+  int rc = btree_begin(db->bt, level);
+  if (rc != SHALE_OK) {
+    const char *m = btree_errmsg(db->bt);
+    api_error(db, rc, "%s", m && rc == SHALE_CORRUPT ? m : shale_errstr(rc));
+    return rc;
+  }
+  *began = st == PAGER_TXN_NONE && db->autocommit && db->nactive == 0;
+  return SHALE_OK;
+}
+
+int api_txn_end(shale *db, int began, int rc) {
+  if (!began) return rc;
+  if (rc == SHALE_OK) {
+    int r2 = btree_commit(db->bt);
+    if (r2 != SHALE_OK) {
+      btree_rollback(db->bt);
+      api_error(db, r2, "%s", shale_errstr(r2));
+      return r2;
+    }
+    return SHALE_OK;
+  }
+  btree_rollback(db->bt);
+  return rc;
+}
+
+int api_schema_current(shale *db) {
+  int began, rc = api_txn_begin(db, BTREE_TXN_READ, &began);
+  if (rc) return rc;
+  uint32_t cookie = 0;
+  rc = btree_get_meta(db->bt, BTREE_META_SCHEMA_COOKIE, &cookie);
+  if (rc == SHALE_OK && (!db->schema || db->schema->s->cookie != cookie)) rc = schema_reload(db);
+  if (rc && rc != db->errcode) api_error(db, rc, "%s", shale_errstr(rc));
+  if (began) {
+    int r2 = btree_commit(db->bt);
+    if (rc == SHALE_OK) rc = r2;
+  }
+  return rc;
+}
+
+long api_cache_hits(shale *db) { return db->cache_hits; }
+long api_schema_loads(shale *db) { return db->schema_loads; }
+
+/* ------------------------------------------------------- connection hooks */
+
+static int64_t cb_last_rowid(void *conn) { return ((shale *)conn)->last_rowid; }
+static int64_t cb_changes(void *conn) { return ((shale *)conn)->changes; }
+static int64_t cb_total_changes(void *conn) { return ((shale *)conn)->total_changes; }
+
+/* The active statements give up a transaction their Vm began: it now belongs
+ * to an explicit transaction or to the API (invariant 2 of api_int.h). */
+static int release_vm_txns(shale *db) {
+  int any = 0;
+  for (shale_stmt *s = db->stmts; s; s = s->next)
+    if (s->active && s->vm && vm_release_txn(s->vm)) any = 1;
+  return any;
+}
+
+static void savepoints_clear(shale *db) {
+  for (int i = 0; i < db->nsp; i++) shale_free(db->sp[i].name);
+  db->nsp = 0;
+  db->sp_txn = 0;
+}
+
+static void txn_ended(shale *db) {
+  db->autocommit = 1;
+  db->api_txn = 0;
+  savepoints_clear(db);
+}
+
+static int hook_autocommit(void *ctx, int on, int rollback, char **errmsg) {
+  shale *db = ctx;
+  if (!on) {
+    if (!db->autocommit) {
+      *errmsg = util_strdup("cannot start a transaction within a transaction");
+      return SHALE_ERROR;
+    }
+    release_vm_txns(db);
+    db->autocommit = 0;
+    db->api_txn = 0;
+    db->sp_txn = 0;
+    db->txn_ddl = 0;
+    return SHALE_OK;
+  }
+  if (db->autocommit) {
+    *errmsg = util_strdup(rollback ? "cannot rollback - no transaction is active"
+                                   : "cannot commit - no transaction is active");
+    return SHALE_ERROR;
+  }
+  if (rollback) {
+    if (btree_txn_state(db->bt) != PAGER_TXN_NONE) btree_rollback(db->bt);
+    if (db->txn_ddl) db->schema_dirty = 1;
+  } else if (btree_txn_state(db->bt) != PAGER_TXN_NONE) {
+    int rc = btree_commit(db->bt);
+    if (rc != SHALE_OK) {
+      *errmsg = util_strdup(shale_errstr(rc));
+      return rc;
+    }
+  }
+  db->txn_ddl = 0;
+  txn_ended(db);
+  return SHALE_OK;
+}
+
+static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
+  shale *db = ctx;
+  if (!name) name = "";
+  if (op == 0) {
+    if (db->nsp == db->capsp) {
+      int cap = db->capsp ? db->capsp * 2 : 8;
+      ApiSavepoint *sp = shale_realloc(db->sp, sizeof *sp * (size_t)cap);
+      if (!sp) return SHALE_NOMEM;
+      db->sp = sp;
+      db->capsp = cap;
+    }
+    char *z = util_strdup(name);
+    if (!z) return SHALE_NOMEM;
+    if (btree_txn_state(db->bt) == PAGER_TXN_WRITE) {
+      int rc = btree_savepoint_open(db->bt, db->nsp + 1);
+      if (rc != SHALE_OK) {
+        shale_free(z);
+        return rc;
+      }
+    }
+    if (db->autocommit) {
+      release_vm_txns(db);
+      db->autocommit = 0;
+      db->api_txn = 0;
+      db->sp_txn = 1;
+      db->txn_ddl = 0;
+    }
+    db->sp[db->nsp++].name = z;
+    return SHALE_OK;
+  }
+  int i = db->nsp - 1;
+  while (i >= 0 && util_stricmp(db->sp[i].name, name) != 0) i--;
+  if (i < 0) {
+    *errmsg = util_mprintf("no such savepoint: %s", name);
+    return SHALE_ERROR;
+  }
+  int wr = btree_txn_state(db->bt) == PAGER_TXN_WRITE;
+  if (op == 1) { /* RELEASE */
+    if (i == 0 && db->sp_txn) {
+      if (btree_txn_state(db->bt) != PAGER_TXN_NONE) {
+        int rc = btree_commit(db->bt);
+        if (rc != SHALE_OK) {
+          *errmsg = util_strdup(shale_errstr(rc));
+          return rc;
+        }
+      }
+      db->txn_ddl = 0;
+      txn_ended(db);
+      return SHALE_OK;
+    }
+    if (wr) {
+      int rc = btree_savepoint_release(db->bt, i);
+      if (rc != SHALE_OK) return rc;
+    }
+    for (int k = i; k < db->nsp; k++) shale_free(db->sp[k].name);
+    db->nsp = i;
+    return SHALE_OK;
+  }
+  /* ROLLBACK TO: undo to savepoint i, keep it, drop later ones */
+  if (wr) {
+    int rc = btree_savepoint_rollback(db->bt, i);
+    if (rc == SHALE_OK && pager_savepoint_count(btree_pager(db->bt)) > i + 1)
+      rc = btree_savepoint_release(db->bt, i + 1);
+    if (rc != SHALE_OK) return rc;
+  }
+  for (int k = i + 1; k < db->nsp; k++) shale_free(db->sp[k].name);
+  db->nsp = i + 1;
+  if (db->txn_ddl) db->schema_dirty = 1;
+  return SHALE_OK;
+}
+
+static int hook_parse_schema(void *ctx, int idb, const char *where, char **errmsg) {
+  shale *db = ctx;
+  db->schema_dirty = 1;
+  return SHALE_OK;
+}
+
+static int hook_drop_object(void *ctx, int kind, const char *name, char **errmsg) {
+  shale *db = ctx;
+  db->schema_dirty = 1;
+  if (!db->schema || !name) return SHALE_OK;
+  Schema *s = db->schema->s;
+  switch (kind) {
+    case 0: schema_remove_table(s, name); break;
+    case 1: schema_remove_index(s, name); break;
+    case 2: schema_remove_trigger(s, name); break;
+    default: schema_remove_view(s, name); break;
+  }
+  return SHALE_OK;
+}
+
+/* --------------------------------------------------------- open / close */
+
+static int busy_handler(void *arg, int count) { return pager_busy_wait(arg, count); }
+
+int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_name) {
+  if (!out) return SHALE_MISUSE;
+  *out = NULL;
+  shale *db = shale_malloc(sizeof *db);
+  if (!db) return SHALE_NOMEM;
+  memset(db, 0, sizeof *db);
+  db->autocommit = 1;
+  db->errmask = (flags & SHALE_OPEN_EXRESCODE) ? ~0 : 0xff;
+  db->open_flags = flags;
+  db->conn_cb.last_insert_rowid = cb_last_rowid;
+  db->conn_cb.changes = cb_changes;
+  db->conn_cb.total_changes = cb_total_changes;
+  db->hooks.ctx = db;
+  db->hooks.autocommit = hook_autocommit;
+  db->hooks.savepoint = hook_savepoint;
+  db->hooks.parse_schema = hook_parse_schema;
+  db->hooks.drop_object = hook_drop_object;
+  db->hooks.deferred_fk = &db->deferred_fk;
+  *out = db;
+  if (!filename) filename = "";
+  db->filename = util_strdup(filename);
+  if (!db->filename) {
+    api_error(db, SHALE_NOMEM, NULL);
+    return SHALE_NOMEM;
+  }
+  if (func_registry_init(&db->funcs) != SHALE_OK) {
+    api_error(db, SHALE_NOMEM, NULL);
+    return SHALE_NOMEM;
+  }
+  db->funcs_ok = 1;
+  int rw = flags & (SHALE_OPEN_READONLY | SHALE_OPEN_READWRITE);
+  if (rw != SHALE_OPEN_READONLY && rw != SHALE_OPEN_READWRITE) {
+    api_error(db, SHALE_MISUSE, "bad parameter or other API misuse");
+    return SHALE_MISUSE;
+  }
+  OsVfs *vfs = NULL;
+  if (vfs_name) {
+    vfs = os_vfs_find(vfs_name);
+    if (!vfs) {
+      api_error(db, SHALE_ERROR, "no such vfs: %s", vfs_name);
+      return SHALE_ERROR;
+    }
+  }
+  int mem = !filename[0] || !strcmp(filename, ":memory:") || (flags & SHALE_OPEN_MEMORY);
+  int oflags = flags & (SHALE_OPEN_READONLY | SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE);
+  int rc = btree_open(vfs, mem ? NULL : filename, oflags, &db->bt);
+  if (rc != SHALE_OK) {
+    db->bt = NULL;
+    api_error(db, rc, "%s", rc == SHALE_NOMEM ? "out of memory" : "unable to open database file");
+    return api_rc(db, rc);
+  }
+  pager_set_busy_handler(btree_pager(db->bt), NULL, NULL);
+  return SHALE_OK;
+}
+
+int shale_open(const char *filename, shale **db) {
+  return shale_open_v2(filename, db, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, NULL);
+}
+
+static void db_free(shale *db) {
+  cache_clear(db);
+  if (db->bt) btree_close(db->bt);
+  schema_unref(db->schema);
+  if (db->funcs_ok) func_registry_free(&db->funcs);
+  savepoints_clear(db);
+  shale_free(db->sp);
+  shale_free(db->errmsg);
+  shale_free(db->filename);
+  shale_free(db);
+}
+
+int shale_close(shale *db) {
+  if (!db) return SHALE_OK;
+  if (db->stmts) {
+    api_error(db, SHALE_BUSY, "unable to close due to unfinalized statements or unfinished backups");
+    return SHALE_BUSY;
+  }
+  db_free(db);
+  return SHALE_OK;
+}
+
+/* Statements still open keep the connection alive (a "zombie") until the
+ * last one is finalized. */
+int shale_close_v2(shale *db) {
+  if (!db) return SHALE_OK;
+  if (!db->stmts) {
+    db_free(db);
+    return SHALE_OK;
+  }
+  for (shale_stmt *s = db->stmts; s; s = s->next) shale_reset(s);
+  db->zombie = 1;
+  return SHALE_OK;
+}
+
+/* ---------------------------------------------------------------- prepare */
+
+static void compile_env(shale *db, CompileEnv *env) {
+  memset(env, 0, sizeof *env);
+  env->bt = db->bt;
+  env->schema = db->schema ? db->schema->s : NULL;
+  env->funcs = &db->funcs;
+  env->max_vars = 32766;
+  env->max_sql_length = 1000000000;
+  env->max_expr_depth = 1000;
+  env->max_compound = 500;
+  env->max_columns = 2000;
+  env->recursive_triggers = db->recursive_triggers;
+  env->foreign_keys = db->foreign_keys;
+  env->in_txn = !db->autocommit;
+  env->reverse_unordered = db->reverse_unordered;
+}
+
+static const char *const explain_names[8] = {"addr", "opcode", "p1", "p2",
+                                             "p3",   "p4",     "p5", "comment"};
+static const char *const eqp_names[4] = {"id", "parent", "notused", "detail"};
+
+/* Column count and names of a compiled statement's result. */
+static void stmt_setup_columns(shale_stmt *st) {
+  rows_clear(&st->rows);
+  st->rows.ncol = 0;
+  st->rows.names = NULL;
+  if (st->cs.explain == 1) {
+    st->rows.ncol = 8;
+    st->rows.names = (const char **)explain_names;
+  } else if (st->cs.explain == 2) {
+    st->rows.ncol = 4;
+    st->rows.names = (const char **)eqp_names;
+  } else if (st->cs.kind == SQL_STMT_PRAGMA) {
+    const char *const *names = NULL;
+    api_pragma_columns(&st->cs.pragma, &st->rows.ncol, &names);
+    st->rows.names = (const char **)names;
+  }
+}
+
+static int stmt_is_rows(const shale_stmt *st) {
+  return st->cs.explain || st->cs.kind == SQL_STMT_PRAGMA;
+}
+
+static int stmt_ncol(const shale_stmt *st) {
+  return stmt_is_rows(st) ? st->rows.ncol : st->cs.ncol;
+}
+
+/* Compile st->sql against the current schema into st->cs. */
+static int stmt_compile(shale_stmt *st) {
+  shale *db = st->db;
+  int rc = schema_ensure(db);
+  if (rc) return rc;
+  if (st->vm) {
+    vm_free(st->vm);
+    st->vm = NULL;
+  }
+  compiled_stmt_free(&st->cs);
+  memset(&st->cs, 0, sizeof st->cs);
+  schema_unref(st->schema);
+  st->schema = NULL;
+  CompileEnv env;
+  compile_env(db, &env);
+  char *msg = NULL;
+  const char *tail = NULL;
+  rc = sql_compile(&env, st->sql, -1, &st->cs, &tail, &msg);
+  if (rc != SHALE_OK) {
+    memset(&st->cs, 0, sizeof st->cs);
+    set_error_msg(db, rc, msg);
+    return rc;
+  }
+  shale_free(msg);
+  st->schema = db->schema;
+  st->schema->refs++;
+  st->in_txn = env.in_txn;
+  stmt_setup_columns(st);
+  return SHALE_OK;
+}
+
+static int stmt_vars_init(shale_stmt *st) {
+  int n = st->cs.nvar;
+  if (n <= st->nvar) return SHALE_OK;
+  ShValue *v = shale_realloc(st->vars, sizeof *v * (size_t)(n + 1));
+  if (!v) return SHALE_NOMEM;
+  for (int i = st->nvar + 1; i <= n; i++) value_set_null(&v[i]);
+  if (st->nvar == 0) value_set_null(&v[0]);
+  st->vars = v;
+  st->nvar = n;
+  return SHALE_OK;
+}
+
+/* Look for a cached compilation of the statement at the start of sql[0..n). */
+static ApiCached *cache_take(shale *db, const char *sql, int n) {
+  ApiCached **pp = &db->cache;
+  for (; *pp; pp = &(*pp)->next) {
+    ApiCached *c = *pp;
+    if (c->schema != db->schema || c->in_txn != !db->autocommit) continue;
+    if (c->nkey > n || memcmp(c->key, sql, (size_t)c->nkey) != 0) continue;
+    if (c->nkey < n && (c->nkey == 0 || c->key[c->nkey - 1] != ';')) continue;
+    *pp = c->next;
+    db->ncache--;
+    return c;
+  }
+  return NULL;
+}
+
+static void cache_put(shale *db, shale_stmt *st) {
+  if (!st->schema || st->schema != db->schema || !st->sql) return;
+  int n = (int)strlen(st->sql);
+  if (n > 4000 || st->cs.kind < 0) return;
+  ApiCached *c = shale_malloc(sizeof *c);
+  if (!c) return;
+  memset(c, 0, sizeof *c);
+  c->key = st->sql;
+  st->sql = NULL;
+  c->nkey = n;
+  c->cs = st->cs;
+  memset(&st->cs, 0, sizeof st->cs);
+  c->schema = st->schema;
+  st->schema = NULL;
+  c->in_txn = st->in_txn;
+  c->next = db->cache;
+  db->cache = c;
+  if (++db->ncache > API_CACHE_MAX) {
+    ApiCached **pp = &db->cache;
+    while ((*pp)->next) pp = &(*pp)->next;
+    cache_entry_free(*pp);
+    *pp = NULL;
+    db->ncache--;
+  }
+}
+
+static void stmt_free(shale_stmt *st) {
+  if (st->vm) vm_free(st->vm);
+  compiled_stmt_free(&st->cs);
+  schema_unref(st->schema);
+  rows_clear(&st->rows);
+  for (int i = 0; i <= st->nvar && st->vars; i++) value_clear(&st->vars[i]);
+  shale_free(st->vars);
+  for (int i = 0; i < st->ncells; i++) shale_free(st->cells[i].buf);
+  shale_free(st->cells);
+  shale_free(st->sql);
+  shale_free(st->errmsg_copy);
+  shale_free(st);
+}
+
+int shale_prepare_v3(shale *db, const char *sql, int nbyte, unsigned flags, shale_stmt **out,
+                     const char **tail) {
+  if (out) *out = NULL;
+  if (tail) *tail = sql;
+  if (!db || !out || !sql) {
+    if (db) api_error(db, SHALE_MISUSE, "bad parameter or other API misuse");
+    return SHALE_MISUSE;
+  }
+  if (!db->bt) {
+    api_error(db, SHALE_CANTOPEN, "unable to open database file");
+    return api_rc(db, SHALE_CANTOPEN);
+  }
+  int n = nbyte < 0 ? (int)strlen(sql) : (int)strnlen(sql, (size_t)nbyte);
+  int rc = schema_ensure(db);
+  if (rc) return api_rc(db, rc);
+  shale_stmt *st = shale_malloc(sizeof *st);
+  if (!st) {
+    api_error(db, SHALE_NOMEM, "out of memory");
+    return api_rc(db, SHALE_NOMEM);
+  }
+  memset(st, 0, sizeof *st);
+  st->db = db;
+  ApiCached *c = cache_take(db, sql, n);
+  if (c) {
+    st->cs = c->cs;
+    st->schema = c->schema;
+    st->in_txn = c->in_txn;
+    st->sql = c->key;
+    if (tail) *tail = sql + c->nkey;
+    shale_free(c);
+    db->cache_hits++;
+    stmt_setup_columns(st);
+  } else {
+    CompileEnv env;
+    compile_env(db, &env);
+    char *msg = NULL;
+    const char *end = NULL;
+    rc = sql_compile(&env, sql, n, &st->cs, &end, &msg);
+    if (rc != SHALE_OK) {
+      set_error_msg(db, rc, msg);
+      memset(&st->cs, 0, sizeof st->cs);
+      stmt_free(st);
+      return api_rc(db, rc);
+    }
+    shale_free(msg);
+    if (!end) end = sql + n;
+    if (tail) *tail = end;
+    if (st->cs.kind < 0) { /* only white space / comments */
+      stmt_free(st);
+      clear_error(db);
+      return SHALE_OK;
+    }
+    st->sql = shale_malloc((size_t)(end - sql) + 1);
+    if (!st->sql) {
+      stmt_free(st);
+      api_error(db, SHALE_NOMEM, "out of memory");
+      return api_rc(db, SHALE_NOMEM);
+    }
+    memcpy(st->sql, sql, (size_t)(end - sql));
+    st->sql[end - sql] = 0;
+    st->schema = db->schema;
+    st->schema->refs++;
+    st->in_txn = env.in_txn;
+    stmt_setup_columns(st);
+  }
+  if (stmt_vars_init(st) != SHALE_OK) {
+    stmt_free(st);
+    api_error(db, SHALE_NOMEM, "out of memory");
+    return api_rc(db, SHALE_NOMEM);
+  }
+  st->next = db->stmts;
+  db->stmts = st;
+  *out = st;
+  clear_error(db);
+  return SHALE_OK;
+}
+
+int shale_prepare_v2(shale *db, const char *sql, int nbyte, shale_stmt **stmt, const char **tail) {
+  return shale_prepare_v3(db, sql, nbyte, 0, stmt, tail);
+}
+
+int shale_prepare(shale *db, const char *sql, int nbyte, shale_stmt **stmt, const char **tail) {
+  return shale_prepare_v3(db, sql, nbyte, 0, stmt, tail);
+}
+
+/* ------------------------------------------------------------------- step */
+
+static int build_explain(shale_stmt *st) {
+  const VmProgram *p = st->cs.prog;
+  if (!p) return SHALE_OK;
+  char buf[256];
+  for (int i = 0; i < p->nop; i++) {
+    const VmOp *op = &p->ops[i];
+    ShValue v[8];
+    value_set_int(&v[0], i);
+    const char *name = vm_opcode_name(op->op);
+    value_set_text(&v[1], name ? name : "?", (uint32_t)strlen(name ? name : "?"));
+    value_set_int(&v[2], op->p1);
+    value_set_int(&v[3], op->p2);
+    value_set_int(&v[4], op->p3);
+    buf[0] = 0;
+    vm_explain_p4(op, buf, sizeof buf);
+    if (buf[0])
+      value_set_text(&v[5], buf, (uint32_t)strlen(buf));
+    else
+      value_set_null(&v[5]);
+    value_set_int(&v[6], op->p5);
+    value_set_null(&v[7]);
+    if (api_rows_add(&st->rows, v) != SHALE_OK) return SHALE_NOMEM;
+  }
+  return SHALE_OK;
+}
+
+static int build_eqp(shale_stmt *st) {
+  for (int i = 0; i < st->cs.neqp; i++) {
+    const EqpRow *r = &st->cs.eqp[i];
+    ShValue v[4];
+    value_set_int(&v[0], r->id);
+    value_set_int(&v[1], r->parent);
+    value_set_int(&v[2], 0);
+    const char *d = r->detail ? r->detail : "";
+    value_set_text(&v[3], d, (uint32_t)strlen(d));
+    if (api_rows_add(&st->rows, v) != SHALE_OK) return SHALE_NOMEM;
+  }
+  return SHALE_OK;
+}
+
+/* Writing statements inside a transaction with savepoints: the write
+ * transaction and the savepoints exist before the statement's own
+ * statement savepoint (invariant 3 of api_int.h). */
+static int open_savepoints(shale *db) {
+  if (db->autocommit || db->nsp == 0) return SHALE_OK;
+  int rc = SHALE_OK;
+  if (btree_txn_state(db->bt) != PAGER_TXN_WRITE) rc = btree_begin(db->bt, BTREE_TXN_WRITE);
+  if (rc == SHALE_OK && pager_savepoint_count(btree_pager(db->bt)) < db->nsp)
+    rc = btree_savepoint_open(db->bt, db->nsp);
+  if (rc) api_error(db, rc, "%s", shale_errstr(rc));
+  return rc;
+}
+
+static void stmt_deactivate(shale_stmt *st) {
+  shale *db = st->db;
+  if (!st->active) return;
+  st->active = 0;
+  st->has_row = 0;
+  if (--db->nactive == 0) {
+    db->interrupted = 0;
+    if (db->api_txn && db->autocommit) {
+      db->api_txn = 0;
+      if (btree_txn_state(db->bt) != PAGER_TXN_NONE) {
+        int rc = btree_commit(db->bt);
+        if (rc != SHALE_OK) {
+          btree_rollback(db->bt);
+          if (st->last_rc == SHALE_OK || st->last_rc == SHALE_DONE) {
+            st->last_rc = rc;
+            api_error(db, rc, "%s", shale_errstr(rc));
+          }
+        }
+      }
+    }
+  }
+}
+
+static void stmt_keep_error(shale_stmt *st, int rc) {
+  shale *db = st->db;
+  st->last_rc = rc;
+  shale_free(st->errmsg_copy);
+  st->errmsg_copy = db->errmsg ? util_strdup(db->errmsg) : NULL;
+}
+
+/* The statement stopped (DONE or an error): counters, transaction state,
+ * schema reload. Returns the code for shale_step. */
+static int stmt_finish(shale_stmt *st, int rc) {
+  shale *db = st->db;
+  if (st->vm && !stmt_is_rows(st)) {
+    int64_t n = vm_changes(st->vm);
+    int k = st->cs.kind;
+    if (k == SQL_STMT_INSERT || k == SQL_STMT_UPDATE || k == SQL_STMT_DELETE) {
+      if (rc == SHALE_DONE || n) db->changes = n;
+      if (k == SQL_STMT_INSERT && n) db->last_rowid = vm_last_rowid(st->vm);
+    }
+    db->total_changes += n;
+    if (rc != SHALE_DONE) {
+      const char *m = vm_errmsg(st->vm);
+      api_error(db, rc, "%s", m ? m : shale_errstr(rc));
+    }
+    if (vm_txn_rolled_back(st->vm)) {
+      if (db->txn_ddl) db->schema_dirty = 1;
+      db->txn_ddl = 0;
+      txn_ended(db);
+    }
+    if (rc != SHALE_DONE && st->cs.kind >= SQL_STMT_CREATE_TABLE &&
+        st->cs.kind <= SQL_STMT_ALTER)
+      db->schema_dirty = 1;
+  }
+  st->halted = 1;
+  st->last_rc = rc;
+  stmt_deactivate(st);
+  if (db->schema_dirty) {
+    db->schema_dirty = 0;
+    if (!db->autocommit) db->txn_ddl = 1;
+    int r2 = schema_reload(db);
+    if (r2 != SHALE_OK && rc == SHALE_DONE) rc = r2;
+  }
+  if (rc == SHALE_DONE)
+    clear_error(db);
+  else
+    stmt_keep_error(st, rc);
+  st->last_rc = rc;
+  return rc;
+}
+
+/* First step: (re)compile if stale, make rows or the Vm, push bindings. */
+static int stmt_start(shale_stmt *st) {
+  shale *db = st->db;
+  int rc;
+  if (db->nactive == 0) db->interrupted = 0;
+  if (!db->schema || st->schema != db->schema ||
+      (st->cs.is_txn_ctl && st->in_txn != !db->autocommit)) {
+    rc = stmt_compile(st);
+    if (rc) return rc;
+    if ((rc = stmt_vars_init(st)) != SHALE_OK) return rc;
+  }
+  rows_clear(&st->rows);
+  st->rowpos = 0;
+  if (st->cs.explain == 1) {
+    rc = build_explain(st);
+  } else if (st->cs.explain == 2) {
+    rc = build_eqp(st);
+  } else if (st->cs.kind == SQL_STMT_PRAGMA) {
+    rc = api_pragma_run(db, &st->cs.pragma, &st->rows);
+    if (rc) return rc;
+  } else {
+    int flags;
+    if (st->cs.is_txn_ctl) {
+      flags = 0;
+    } else if (db->autocommit) {
+      flags = VM_AUTOCOMMIT | VM_STMT_JOURNAL;
+      if (db->nactive > 0) {
+        if (release_vm_txns(db)) db->api_txn = 1;
+        if (btree_txn_state(db->bt) != PAGER_TXN_NONE) db->api_txn = 1;
+        flags = VM_STMT_JOURNAL;
+      }
+    } else {
+      flags = VM_STMT_JOURNAL;
+      if (!st->cs.readonly && (rc = open_savepoints(db)) != SHALE_OK) return rc;
+    }
+    if (st->vm && st->vm_flags != flags) {
+      vm_free(st->vm);
+      st->vm = NULL;
+    }
+    if (!st->vm) {
+      if (!st->cs.prog) {
+        api_error(db, SHALE_INTERNAL, "statement has no program");
+        return SHALE_INTERNAL;
+      }
+      rc = vm_new(st->cs.prog, db->bt, flags, &st->vm);
+      if (rc) return rc;
+      st->vm_flags = flags;
+      vm_set_conn(st->vm, db, &db->conn_cb);
+      vm_set_hooks(st->vm, &db->hooks);
+    }
+    for (int i = 1; i <= st->nvar && i <= st->cs.prog->nvar; i++) {
+      rc = vm_bind_value(st->vm, i, &st->vars[i]);
+      if (rc) return rc;
+    }
+  }
+  if (rc) return rc;
+  st->active = 1;
+  st->halted = 0;
+  db->nactive++;
+  return SHALE_OK;
+}
+
+static void stmt_halt_reset(shale_stmt *st) {
+  if (st->vm) vm_reset(st->vm);
+  st->halted = 0;
+  st->has_row = 0;
+  st->rowpos = 0;
+}
+
+int shale_step(shale_stmt *st) {
+  if (!st) return SHALE_MISUSE;
+  shale *db = st->db;
+  if (st->halted) stmt_halt_reset(st);
+  for (int retry = 0;; retry++) {
+    if (!st->active) {
+      int rc = stmt_start(st);
+      if (rc) {
+        if (!db->errmsg || db->errcode != rc) api_error(db, rc, "%s", shale_errstr(rc));
+        st->halted = 1;
+        stmt_keep_error(st, rc);
+        return api_rc(db, rc);
+      }
+    }
+    if (db->interrupted) {
+      if (st->vm) vm_reset(st->vm);
+      api_error(db, SHALE_INTERRUPT, "interrupted");
+      st->halted = 1;
+      stmt_deactivate(st);
+      stmt_keep_error(st, SHALE_INTERRUPT);
+      return SHALE_INTERRUPT;
+    }
+    st->gen++;
+    if (stmt_is_rows(st)) {
+      if (st->rowpos < st->rows.nrow) {
+        st->row = &st->rows.v[(size_t)st->rowpos * (size_t)st->rows.ncol];
+        st->row_n = st->rows.ncol;
+        st->rowpos++;
+        st->has_row = 1;
+        return SHALE_ROW;
+      }
+      st->has_row = 0;
+      return stmt_finish(st, SHALE_DONE);
+    }
+    int rc = vm_step(st->vm);
+    if (rc == SHALE_ROW) {
+      st->has_row = 1;
+      st->row = NULL;
+      st->row_n = vm_column_count(st->vm);
+      return SHALE_ROW;
+    }
+    st->has_row = 0;
+    if (rc == SHALE_SCHEMA && retry < API_MAX_SCHEMA_RETRY) {
+      vm_reset(st->vm);
+      stmt_deactivate(st);
+      int began, r2 = api_txn_begin(db, BTREE_TXN_READ, &began);
+      if (r2 == SHALE_OK) r2 = schema_reload(db);
+      r2 = api_txn_end(db, began, r2);
+      if (r2 == SHALE_OK) r2 = stmt_compile(st);
+      if (r2 == SHALE_OK) r2 = stmt_vars_init(st);
+      if (r2 != SHALE_OK) {
+        st->halted = 1;
+        stmt_keep_error(st, r2);
+        return api_rc(db, r2);
+      }
+      continue;
+    }
+    rc = stmt_finish(st, rc);
+    return rc == SHALE_DONE ? rc : api_rc(db, rc);
+  }
+}
+
+static int stmt_restore_error(shale_stmt *st) {
+  shale *db = st->db;
+  int rc = st->last_rc;
+  if (rc == SHALE_DONE || rc == SHALE_ROW) rc = SHALE_OK;
+  if (rc == SHALE_OK)
+    clear_error(db);
+  else
+    api_error(db, rc, "%s", st->errmsg_copy ? st->errmsg_copy : shale_errstr(rc));
+  return api_rc(db, rc);
+}
+
+int shale_reset(shale_stmt *st) {
+  if (!st) return SHALE_OK;
+  int ran = st->active || st->halted;
+  if (st->vm) vm_reset(st->vm);
+  if (st->active) st->last_rc = SHALE_OK;
+  stmt_deactivate(st);
+  st->halted = 0;
+  st->has_row = 0;
+  st->rowpos = 0;
+  int rc = ran ? stmt_restore_error(st) : SHALE_OK;
+  st->last_rc = SHALE_OK;
+  shale_free(st->errmsg_copy);
+  st->errmsg_copy = NULL;
+  return rc;
+}
+
+int shale_finalize(shale_stmt *st) {
+  if (!st) return SHALE_OK;
+  shale *db = st->db;
+  int rc = shale_reset(st);
+  shale_stmt **pp = &db->stmts;
+  while (*pp && *pp != st) pp = &(*pp)->next;
+  if (*pp) *pp = st->next;
+  if (st->vm) {
+    vm_free(st->vm);
+    st->vm = NULL;
+  }
+  if (!db->zombie) cache_put(db, st);
+  stmt_free(st);
+  if (db->zombie && !db->stmts) db_free(db); /* shale_close_v2 was called */
+  return rc;
+}
+
+/* ---------------------------------------------------------------- columns */
+
+static shale_value null_cell;
+
+static const ShValue *row_value(shale_stmt *st, int i) {
+  if (st->row) return &st->row[i];
+  return vm_column(st->vm, i);
+}
+
+static shale_value *cell(shale_stmt *st, int i) {
+  if (!st || !st->has_row || i < 0 || i >= st->row_n) {
+    value_set_null(&null_cell.v);
+    return &null_cell;
+  }
+  if (st->ncells < st->row_n) {
+    shale_value *c = shale_realloc(st->cells, sizeof *c * (size_t)st->row_n);
+    if (!c) {
+      value_set_null(&null_cell.v);
+      return &null_cell;
+    }
+    memset(c + st->ncells, 0, sizeof *c * (size_t)(st->row_n - st->ncells));
+    st->cells = c;
+    st->ncells = st->row_n;
+  }
+  shale_value *c = &st->cells[i];
+  if (c->gen != st->gen) {
+    const ShValue *v = row_value(st, i);
+    if (v)
+      c->v = *v;
+    else
+      value_set_null(&c->v);
+    c->v.flags &= (uint8_t)~VAL_OWNED; /* borrowed */
+    c->gen = st->gen;
+  }
+  return c;
+}
+
+/* NUL-terminated text form of a value (in c->buf), NULL for NULL. */
+static const char *cell_text(shale_value *c, uint32_t *nout) {
+  const ShValue *v = &c->v;
+  char tmp[32];
+  const char *z = NULL;
+  uint32_t n = 0;
+  switch (v->type) {
+    case SHALE_INTEGER:
+      n = (uint32_t)record_int_to_text(v->i, tmp);
+      z = tmp;
+      break;
+    case SHALE_FLOAT:
+      n = (uint32_t)record_real_to_text(v->r, tmp);
+      z = tmp;
+      break;
+    case SHALE_TEXT:
+    case SHALE_BLOB:
+      z = v->z;
+      n = v->n;
+      break;
+    default:
+      if (nout) *nout = 0;
+      return NULL;
+  }
+  if (c->cap < (size_t)n + 1) {
+    size_t cap = (size_t)n + 1 < 64 ? 64 : (size_t)n + 1;
+    char *b = shale_realloc(c->buf, cap);
+    if (!b) return NULL;
+    c->buf = b;
+    c->cap = cap;
+  }
+  if (n) memcpy(c->buf, z, n);
+  c->buf[n] = 0;
+  if (nout) *nout = n;
+  return c->buf;
+}
+
+int shale_column_count(shale_stmt *st) { return st ? stmt_ncol(st) : 0; }
+int shale_data_count(shale_stmt *st) { return st && st->has_row ? st->row_n : 0; }
+
+int shale_value_type(shale_value *v) { return v ? v->v.type : SHALE_NULL; }
+int shale_value_int(shale_value *v) { return v ? (int)value_int64(&v->v) : 0; }
+shale_int64 shale_value_int64(shale_value *v) { return v ? value_int64(&v->v) : 0; }
+double shale_value_double(shale_value *v) { return v ? value_double(&v->v) : 0.0; }
+const unsigned char *shale_value_text(shale_value *v) {
+  return v ? (const unsigned char *)cell_text(v, NULL) : NULL;
+}
+const void *shale_value_blob(shale_value *v) {
+  if (!v) return NULL;
+  if (v->v.type == SHALE_BLOB || v->v.type == SHALE_TEXT) return v->v.n ? v->v.z : NULL;
+  return cell_text(v, NULL);
+}
+int shale_value_bytes(shale_value *v) {
+  if (!v) return 0;
+  if (v->v.type == SHALE_BLOB || v->v.type == SHALE_TEXT) return (int)v->v.n;
+  uint32_t n = 0;
+  cell_text(v, &n);
+  return (int)n;
+}
+
+int shale_column_type(shale_stmt *st, int i) { return shale_value_type(cell(st, i)); }
+int shale_column_int(shale_stmt *st, int i) { return shale_value_int(cell(st, i)); }
+shale_int64 shale_column_int64(shale_stmt *st, int i) { return shale_value_int64(cell(st, i)); }
+double shale_column_double(shale_stmt *st, int i) { return shale_value_double(cell(st, i)); }
+const unsigned char *shale_column_text(shale_stmt *st, int i) {
+  return shale_value_text(cell(st, i));
+}
+const void *shale_column_blob(shale_stmt *st, int i) { return shale_value_blob(cell(st, i)); }
+int shale_column_bytes(shale_stmt *st, int i) { return shale_value_bytes(cell(st, i)); }
+shale_value *shale_column_value(shale_stmt *st, int i) { return cell(st, i); }
+
+static const ResultCol *result_col(shale_stmt *st, int i) {
+  if (!st || stmt_is_rows(st) || i < 0 || i >= st->cs.ncol || !st->cs.cols) return NULL;
+  return &st->cs.cols[i];
+}
+
+const char *shale_column_name(shale_stmt *st, int i) {
+  if (!st || i < 0 || i >= stmt_ncol(st)) return NULL;
+  if (stmt_is_rows(st)) return st->rows.names ? st->rows.names[i] : NULL;
+  const ResultCol *c = result_col(st, i);
+  return c ? c->name : NULL;
+}
+const char *shale_column_decltype(shale_stmt *st, int i) {
+  const ResultCol *c = result_col(st, i);
+  return c ? c->decltype : NULL;
+}
+const char *shale_column_table_name(shale_stmt *st, int i) {
+  const ResultCol *c = result_col(st, i);
+  return c ? c->table : NULL;
+}
+const char *shale_column_origin_name(shale_stmt *st, int i) {
+  const ResultCol *c = result_col(st, i);
+  return c ? c->origin : NULL;
+}
+const char *shale_column_database_name(shale_stmt *st, int i) {
+  const ResultCol *c = result_col(st, i);
+  return c ? c->db : NULL;
+}
+
+/* ---------------------------------------------------------------- binding */
+
+static int bind_check(shale_stmt *st, int i) {
+  if (!st) return SHALE_MISUSE;
+  if (st->active || st->halted) {
+    api_error(st->db, SHALE_MISUSE, "bad parameter or other API misuse");
+    return SHALE_MISUSE;
+  }
+  if (i < 1 || i > st->nvar) {
+    api_error(st->db, SHALE_RANGE, "column index out of range");
+    return SHALE_RANGE;
+  }
+  value_clear(&st->vars[i]);
+  value_set_null(&st->vars[i]);
+  return SHALE_OK;
+}
+
+int shale_bind_null(shale_stmt *st, int i) { return bind_check(st, i); }
+
+int shale_bind_int64(shale_stmt *st, int i, shale_int64 v) {
+  int rc = bind_check(st, i);
+  if (rc == SHALE_OK) value_set_int(&st->vars[i], v);
+  return rc;
+}
+int shale_bind_int(shale_stmt *st, int i, int v) { return shale_bind_int64(st, i, v); }
+
+int shale_bind_double(shale_stmt *st, int i, double v) {
+  int rc = bind_check(st, i);
+  if (rc == SHALE_OK) {
+    if (v != v)
+      value_set_null(&st->vars[i]); /* NaN binds as NULL, as SQLite */
+    else
+      value_set_real(&st->vars[i], v);
+  }
+  return rc;
+}
+
+static int bind_bytes(shale_stmt *st, int i, const void *z, int n, void (*destroy)(void *),
+                      int type) {
+  int rc = bind_check(st, i);
+  if (rc == SHALE_OK && z) {
+    size_t len = n < 0 ? strlen(z) : (size_t)n;
+    if (type == SHALE_TEXT && n >= 0) {
+      const char *nul = memchr(z, 0, len);
+      if (nul) len = (size_t)(nul - (const char *)z);
+    }
+    if (type == SHALE_TEXT)
+      value_set_text(&st->vars[i], z, (uint32_t)len);
+    else
+      value_set_blob(&st->vars[i], z, (uint32_t)len);
+    if (value_make_owned(&st->vars[i]) != SHALE_OK) {
+      value_set_null(&st->vars[i]);
+      rc = SHALE_NOMEM;
+      api_error(st->db, rc, "out of memory");
+    }
+  }
+  if (destroy != SHALE_STATIC && destroy != SHALE_TRANSIENT && z) destroy((void *)z);
+  return rc;
+}
+
+int shale_bind_text(shale_stmt *st, int i, const char *z, int n, void (*destroy)(void *)) {
+  return bind_bytes(st, i, z, n, destroy, SHALE_TEXT);
+}
+int shale_bind_blob(shale_stmt *st, int i, const void *z, int n, void (*destroy)(void *)) {
+  return bind_bytes(st, i, z, n, destroy, SHALE_BLOB);
+}
+
+int shale_bind_zeroblob(shale_stmt *st, int i, int n) {
+  int rc = bind_check(st, i);
+  if (rc != SHALE_OK) return rc;
+  if (n < 0) n = 0;
+  char *z = shale_malloc((size_t)n + 1);
+  if (!z) {
+    api_error(st->db, SHALE_NOMEM, "out of memory");
+    return SHALE_NOMEM;
+  }
+  memset(z, 0, (size_t)n + 1);
+  value_set_blob(&st->vars[i], z, (uint32_t)n);
+  st->vars[i].flags |= VAL_OWNED;
+  return SHALE_OK;
+}
+
+int shale_bind_value(shale_stmt *st, int i, const shale_value *v) {
+  if (!v) return shale_bind_null(st, i);
+  switch (v->v.type) {
+    case SHALE_INTEGER: return shale_bind_int64(st, i, v->v.i);
+    case SHALE_FLOAT: return shale_bind_double(st, i, v->v.r);
+    case SHALE_TEXT: return shale_bind_text(st, i, v->v.z, (int)v->v.n, SHALE_TRANSIENT);
+    case SHALE_BLOB: return shale_bind_blob(st, i, v->v.z, (int)v->v.n, SHALE_TRANSIENT);
+    default: return shale_bind_null(st, i);
+  }
+}
+
+int shale_bind_parameter_count(shale_stmt *st) { return st ? st->cs.nvar : 0; }
+
+const char *shale_bind_parameter_name(shale_stmt *st, int i) {
+  if (!st || i < 1 || i > st->cs.nvar || !st->cs.var_names) return NULL;
+  return st->cs.var_names[i - 1];
+}
+
+int shale_bind_parameter_index(shale_stmt *st, const char *name) {
+  if (!st || !name || !st->cs.var_names) return 0;
+  for (int i = 0; i < st->cs.nvar; i++)
+    if (st->cs.var_names[i] && strcmp(st->cs.var_names[i], name) == 0) return i + 1;
+  return 0;
+}
+
+int shale_clear_bindings(shale_stmt *st) {
+  if (!st) return SHALE_OK;
+  for (int i = 1; i <= st->nvar; i++) {
+    value_clear(&st->vars[i]);
+    value_set_null(&st->vars[i]);
+  }
+  return SHALE_OK;
+}
+
+/* ------------------------------------------------------------------- exec */
+
+int shale_exec(shale *db, const char *sql, shale_callback cb, void *arg, char **errmsg) {
+  if (errmsg) *errmsg = NULL;
+  if (!db) return SHALE_MISUSE;
+  int rc = SHALE_OK;
+  const char *z = sql ? sql : "";
+  char **cols = NULL;
+  while (*z) {
+    shale_stmt *st = NULL;
+    const char *tail = NULL;
+    rc = shale_prepare_v2(db, z, -1, &st, &tail);
+    if (rc != SHALE_OK) break;
+    if (!st) {
+      z = tail && tail > z ? tail : z + strlen(z);
+      continue;
+    }
+    int ncol = shale_column_count(st);
+    for (;;) {
+      rc = shale_step(st);
+      if (rc != SHALE_ROW) break;
+      if (!cb) continue;
+      if (!cols) {
+        cols = shale_malloc(sizeof *cols * (size_t)(2 * ncol + 1));
+        if (!cols) {
+          rc = SHALE_NOMEM;
+          break;
+        }
+        for (int i = 0; i < ncol; i++) cols[i] = (char *)shale_column_name(st, i);
+      }
+      for (int i = 0; i < ncol; i++) cols[ncol + i] = (char *)shale_column_text(st, i);
+      if (cb(arg, ncol, cols + ncol, cols)) {
+        rc = SHALE_ABORT;
+        break;
+      }
+    }
+    shale_free(cols);
+    cols = NULL;
+    if (rc == SHALE_ABORT) {
+      shale_finalize(st);
+      api_error(db, SHALE_ABORT, "query aborted");
+      break;
+    }
+    if (rc == SHALE_NOMEM) {
+      shale_finalize(st);
+      api_error(db, SHALE_NOMEM, "out of memory");
+      break;
+    }
+    int r2 = shale_finalize(st);
+    if (rc == SHALE_DONE) rc = r2;
+    if (rc != SHALE_OK) break;
+    z = tail && tail > z ? tail : z + strlen(z);
+  }
+  if (rc != SHALE_OK && errmsg) *errmsg = util_strdup(shale_errmsg(db));
+  return api_rc(db, rc);
+}
+
+/* ------------------------------------------------------------------ misc */
+
+const char *shale_errmsg(shale *db) {
+  if (!db) return "out of memory";
+  if (db->errcode == SHALE_OK) return "not an error";
+  return db->errmsg ? db->errmsg : shale_errstr(db->errcode);
+}
+int shale_errcode(shale *db) { return db ? db->errcode & 0xff : SHALE_NOMEM; }
+int shale_extended_errcode(shale *db) { return db ? db->errcode : SHALE_NOMEM; }
+int shale_extended_result_codes(shale *db, int onoff) {
+  if (!db) return SHALE_MISUSE;
+  db->errmask = onoff ? ~0 : 0xff;
+  return SHALE_OK;
+}
+
+int shale_changes(shale *db) { return db ? (int)db->changes : 0; }
+shale_int64 shale_changes64(shale *db) { return db ? db->changes : 0; }
+int shale_total_changes(shale *db) { return db ? (int)db->total_changes : 0; }
+shale_int64 shale_total_changes64(shale *db) { return db ? db->total_changes : 0; }
+shale_int64 shale_last_insert_rowid(shale *db) { return db ? db->last_rowid : 0; }
+int shale_get_autocommit(shale *db) { return db ? db->autocommit : 0; }
+
+int shale_busy_timeout(shale *db, int ms) {
+  if (!db) return SHALE_MISUSE;
+  db->busy_ms = ms > 0 ? ms : 0;
+  if (db->bt)
+    pager_set_busy_handler(btree_pager(db->bt), ms > 0 ? busy_handler : NULL,
+                           ms > 0 ? &db->busy_ms : NULL);
+  return SHALE_OK;
+}
+
+void shale_interrupt(shale *db) {
+  if (db && db->nactive > 0) db->interrupted = 1;
+}
+
+int shale_stmt_readonly(shale_stmt *st) {
+  if (!st) return 1;
+  if (st->cs.kind == SQL_STMT_PRAGMA) return st->cs.pragma.value == NULL;
+  return st->cs.readonly;
+}
+int shale_stmt_busy(shale_stmt *st) { return st && st->active; }
+const char *shale_sql(shale_stmt *st) { return st ? st->sql : NULL; }
+shale *shale_db_handle(shale_stmt *st) { return st ? st->db : NULL; }
+shale_stmt *shale_next_stmt(shale *db, shale_stmt *st) {
+  if (!db) return NULL;
+  return st ? st->next : db->stmts;
+}
+
+/* A small scanner: 1 if the text ends with ';' outside strings, quoted
+ * identifiers and comments (trailing white space and comments allowed). */
+int shale_complete(const char *z) {
+  int done = 0;
+  if (!z) return 0;
+  while (*z) {
+    char c = *z;
+    if (c == ';') {
+      done = 1;
+      z++;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
+      z++;
+    } else if (c == '-' && z[1] == '-') {
+      while (*z && *z != '\n') z++;
+    } else if (c == '/' && z[1] == '*') {
+      z += 2;
+      while (*z && !(z[0] == '*' && z[1] == '/')) z++;
+      if (!*z) return 0;
+      z += 2;
+    } else if (c == '\'' || c == '"' || c == '`' || c == '[') {
+      char end = c == '[' ? ']' : c;
+      z++;
+      while (*z && *z != end) z++;
+      if (!*z) return 0;
+      z++;
+      done = 0;
+    } else {
+      done = 0;
+      z++;
+    }
+  }
+  return done;
+}

@@ -1,0 +1,164 @@
+/*
+ * api_int.h -- internals of the native API (src/api/): the connection
+ * (struct shale), prepared statements (struct shale_stmt), materialized
+ * result sets for PRAGMA/EXPLAIN, and the statement cache.
+ *
+ * Owns: everything a connection allocated: its Btree, its loaded schemas
+ * (reference counted: a statement keeps the schema it was compiled against
+ * alive), its function registry, its statements and cached programs.
+ *
+ * Invariants:
+ *  1. db->schema is the current in-memory schema (NULL until first needed).
+ *     A statement compiled against an older ApiSchema is recompiled before
+ *     its next run; an ApiSchema is freed when its last reference goes.
+ *  2. db->autocommit == 1 unless BEGIN or SAVEPOINT opened a transaction.
+ *     In autocommit mode the first active statement runs with VM_AUTOCOMMIT
+ *     (its Vm ends the transaction); when another statement becomes active
+ *     meanwhile the API takes the transaction over (vm_release_txn) and ends
+ *     it when the last active statement stops (db->api_txn).
+ *  3. SQL savepoints are db->sp[0..nsp); while the B-tree is in a write
+ *     transaction the pager has exactly nsp savepoints open outside a
+ *     running statement (missing ones are opened before a writing statement
+ *     runs: pager savepoints opened later equal earlier ones when nothing was
+ *     written in between).
+ *  4. A statement is "active" (counted in db->nactive) from its first step
+ *     until it returns DONE/an error or is reset/finalized.
+ */
+#ifndef SHALE_API_INT_H
+#define SHALE_API_INT_H
+
+#include "shale.h"
+
+#include "../btree/btree.h"
+#include "../func/func.h"
+#include "../schema/schema.h"
+#include "../sql/compile.h"
+#include "../vm/vm.h"
+
+typedef struct ApiSchema {
+  Schema *s;
+  int refs;
+} ApiSchema;
+
+/* A materialized result (PRAGMA, EXPLAIN, EXPLAIN QUERY PLAN). */
+typedef struct ApiRows {
+  int ncol, nrow, cap;
+  const char **names; /* ncol names (static or arena) */
+  ShValue *v;         /* nrow * ncol values, text/blob owned */
+} ApiRows;
+
+struct shale_value {
+  ShValue v;
+  char *buf; /* NUL-terminated text form (shale_malloc'ed, reused) */
+  size_t cap;
+  uint64_t gen; /* row generation the value belongs to */
+};
+
+/* A cached compiled statement (finalized statements' programs). */
+typedef struct ApiCached {
+  char *key; /* the text given to prepare (exactly nkey bytes) */
+  int nkey;
+  int tail;  /* offset of the tail in key */
+  CompiledStmt cs;
+  ApiSchema *schema;
+  uint8_t in_txn;
+  struct ApiCached *next; /* most recently used first */
+} ApiCached;
+
+#define API_CACHE_MAX 16
+#define API_MAX_SCHEMA_RETRY 50
+
+typedef struct ApiSavepoint {
+  char *name;
+} ApiSavepoint;
+
+struct shale {
+  Btree *bt;
+  char *filename; /* as given ("" for memory) */
+  int open_flags;
+  ApiSchema *schema;
+  FuncRegistry funcs;
+  uint8_t funcs_ok;
+  FuncConnCallbacks conn_cb;
+  VmConnHooks hooks;
+  /* transaction state */
+  uint8_t autocommit;
+  uint8_t sp_txn;       /* the transaction was opened by SAVEPOINT */
+  uint8_t api_txn;      /* the API ends the autocommit transaction (invariant 2) */
+  uint8_t schema_dirty; /* reload the schema after the current statement */
+  uint8_t txn_ddl;      /* the open transaction changed the schema */
+  int nsp, capsp;
+  ApiSavepoint *sp;
+  int nactive;
+  /* counters */
+  int64_t changes, total_changes, last_rowid;
+  /* errors */
+  int errcode; /* extended */
+  char *errmsg;
+  int errmask; /* 0xff, or ~0 with extended result codes */
+  /* settings */
+  int busy_ms;
+  uint8_t foreign_keys, recursive_triggers, case_sensitive_like, reverse_unordered;
+  volatile int interrupted;
+  uint8_t zombie; /* shale_close_v2 with statements open */
+  /* statements */
+  shale_stmt *stmts;
+  ApiCached *cache;
+  int ncache;
+  long cache_hits;
+  long schema_loads;
+  int64_t deferred_fk;
+};
+
+struct shale_stmt {
+  shale *db;
+  char *sql;  /* this statement's text (NUL-terminated) */
+  char *key;  /* the whole text given to prepare (cache key) */
+  int nkey, tail;
+  CompiledStmt cs;
+  ApiSchema *schema; /* compiled against */
+  uint8_t in_txn;    /* CompileEnv.in_txn it was compiled with */
+  Vm *vm;
+  int vm_flags;
+  /* bindings (kept here so a recompiled statement keeps them) */
+  int nvar;
+  ShValue *vars;
+  /* state */
+  uint8_t active;   /* invariant 4 */
+  uint8_t halted;   /* returned DONE or an error: next step resets first */
+  uint8_t has_row;
+  int last_rc;       /* code of the last run (for reset/finalize) */
+  char *errmsg_copy; /* its message */
+  ApiRows rows; /* materialized result (PRAGMA/EXPLAIN) */
+  int rowpos;   /* next row of rows */
+  const ShValue *row; /* current row (ncol values) */
+  int row_n;
+  uint64_t gen;
+  shale_value *cells; /* ncol cells for column_* conversions */
+  int ncells;
+  shale_stmt *next;
+};
+
+/* pragma.c */
+/* Column names of a PRAGMA's result (set at prepare time); *ncol = 0 for a
+ * pragma that returns nothing. */
+void api_pragma_columns(const PragmaReq *req, int *ncol, const char *const **names);
+/* Run a PRAGMA, filling out (columns already set by api_pragma_columns). */
+int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out);
+
+/* api.c helpers used by pragma.c */
+void api_error(shale *db, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int api_rows_add(ApiRows *r, const ShValue *vals);
+/* Make sure db->schema is loaded and matches the file's schema cookie
+ * (inside a read transaction when one is open). */
+int api_schema_current(shale *db);
+/* Begin a transaction of level BTREE_TXN_* for a pragma; *began = 1 when it
+ * was started here (end it with api_txn_end). */
+int api_txn_begin(shale *db, int level, int *began);
+int api_txn_end(shale *db, int began, int rc);
+
+/* For tests: statement cache hits and schema loads since open. */
+long api_cache_hits(shale *db);
+long api_schema_loads(shale *db);
+
+#endif /* SHALE_API_INT_H */

@@ -1,0 +1,523 @@
+/*
+ * pragma.c -- the PRAGMA statements, run natively by the API layer
+ * (CompiledStmt.pragma): SQLite's result rows and column names.
+ *
+ * Owns: nothing beyond the rows it adds to the caller's ApiRows.
+ *
+ * Invariants:
+ *  1. The column names of a pragma's result are decided at prepare time from
+ *     the request alone (api_pragma_columns); api_pragma_run only adds rows.
+ *  2. A pragma that reads or writes the file runs in the connection's open
+ *     transaction, or in one of its own (committed before returning).
+ *  3. Unknown pragmas, and known ones given an unusable argument, return no
+ *     rows and no error, as SQLite does.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_int.h"
+
+enum {
+  PR_UNKNOWN,
+  PR_TABLE_INFO,
+  PR_TABLE_XINFO,
+  PR_INDEX_LIST,
+  PR_INDEX_INFO,
+  PR_INDEX_XINFO,
+  PR_JOURNAL_MODE,
+  PR_SYNCHRONOUS,
+  PR_CACHE_SIZE,
+  PR_PAGE_SIZE,
+  PR_PAGE_COUNT,
+  PR_FREELIST_COUNT,
+  PR_USER_VERSION,
+  PR_SCHEMA_VERSION,
+  PR_APPLICATION_ID,
+  PR_INTEGRITY_CHECK,
+  PR_QUICK_CHECK,
+  PR_BUSY_TIMEOUT,
+  PR_FOREIGN_KEYS,
+  PR_RECURSIVE_TRIGGERS,
+  PR_CASE_SENSITIVE_LIKE,
+  PR_DATABASE_LIST,
+  PR_TABLE_LIST,
+  PR_REVERSE_UNORDERED,
+  PR_FOREIGN_KEY_LIST,
+  PR_ENCODING,
+};
+
+static const char *const n_table_info[] = {"cid", "name", "type", "notnull", "dflt_value", "pk",
+                                           "hidden"};
+static const char *const n_index_list[] = {"seq", "name", "unique", "origin", "partial"};
+static const char *const n_index_xinfo[] = {"seqno", "cid", "name", "desc", "coll", "key"};
+static const char *const n_database_list[] = {"seq", "name", "file"};
+static const char *const n_table_list[] = {"schema", "name", "type", "ncol", "wr", "strict"};
+static const char *const n_fk_list[] = {"id",    "seq",       "table",     "from",
+                                        "to",    "on_update", "on_delete", "match"};
+static const char *const n_timeout[] = {"timeout"};
+
+typedef struct PragmaDef {
+  const char *name;
+  int id;
+  int ncol;                  /* columns when read (or when it returns rows) */
+  const char *const *names;  /* NULL: one column named after the pragma */
+  uint8_t rows_when_set;     /* setting it still returns its value */
+  uint8_t needs_arg;         /* without an argument it does nothing */
+} PragmaDef;
+
+static const PragmaDef defs[] = {
+    {"application_id", PR_APPLICATION_ID, 1, NULL, 0, 0},
+    {"busy_timeout", PR_BUSY_TIMEOUT, 1, n_timeout, 1, 0},
+    {"cache_size", PR_CACHE_SIZE, 1, NULL, 0, 0},
+    {"case_sensitive_like", PR_CASE_SENSITIVE_LIKE, 0, NULL, 0, 1},
+    {"database_list", PR_DATABASE_LIST, 3, n_database_list, 0, 0},
+    {"encoding", PR_ENCODING, 1, NULL, 0, 0},
+    {"foreign_key_list", PR_FOREIGN_KEY_LIST, 8, n_fk_list, 0, 1},
+    {"foreign_keys", PR_FOREIGN_KEYS, 1, NULL, 0, 0},
+    {"freelist_count", PR_FREELIST_COUNT, 1, NULL, 1, 0},
+    {"index_info", PR_INDEX_INFO, 3, n_index_xinfo, 0, 1},
+    {"index_list", PR_INDEX_LIST, 5, n_index_list, 0, 1},
+    {"index_xinfo", PR_INDEX_XINFO, 6, n_index_xinfo, 0, 1},
+    {"integrity_check", PR_INTEGRITY_CHECK, 1, NULL, 1, 0},
+    {"journal_mode", PR_JOURNAL_MODE, 1, NULL, 1, 0},
+    {"page_count", PR_PAGE_COUNT, 1, NULL, 1, 0},
+    {"page_size", PR_PAGE_SIZE, 1, NULL, 0, 0},
+    {"quick_check", PR_QUICK_CHECK, 1, NULL, 1, 0},
+    {"recursive_triggers", PR_RECURSIVE_TRIGGERS, 1, NULL, 0, 0},
+    {"reverse_unordered_selects", PR_REVERSE_UNORDERED, 1, NULL, 0, 0},
+    {"schema_version", PR_SCHEMA_VERSION, 1, NULL, 0, 0},
+    {"synchronous", PR_SYNCHRONOUS, 1, NULL, 0, 0},
+    {"table_info", PR_TABLE_INFO, 6, n_table_info, 0, 1},
+    {"table_list", PR_TABLE_LIST, 6, n_table_list, 1, 0},
+    {"table_xinfo", PR_TABLE_XINFO, 7, n_table_info, 0, 1},
+    {"user_version", PR_USER_VERSION, 1, NULL, 0, 0},
+};
+
+static const PragmaDef *find_def(const char *name) {
+  if (!name) return NULL;
+  for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
+    if (util_stricmp(defs[i].name, name) == 0) return &defs[i];
+  return NULL;
+}
+
+void api_pragma_columns(const PragmaReq *req, int *ncol, const char *const **names) {
+  *ncol = 0;
+  *names = NULL;
+  const PragmaDef *d = find_def(req->name);
+  if (!d) return;
+  if (d->needs_arg && !req->value) return;
+  if (req->value && !d->rows_when_set && !d->needs_arg) return;
+  if (d->id == PR_TABLE_LIST) {
+    *ncol = d->ncol;
+    *names = d->names;
+    return;
+  }
+  *ncol = d->ncol;
+  *names = d->names ? d->names : &d->name;
+}
+
+/* ---- helpers ---- */
+
+static int add_int(ApiRows *r, int64_t i) {
+  ShValue v;
+  value_set_int(&v, i);
+  return api_rows_add(r, &v);
+}
+
+static int add_text(ApiRows *r, const char *z) {
+  ShValue v;
+  if (z)
+    value_set_text(&v, z, (uint32_t)strlen(z));
+  else
+    value_set_null(&v);
+  return api_rows_add(r, &v);
+}
+
+static void set_text(ShValue *v, const char *z) {
+  if (z)
+    value_set_text(v, z, (uint32_t)strlen(z));
+  else
+    value_set_null(v);
+}
+
+/* SQLite's boolean pragma values: on/yes/true/1, off/no/false/0; else the
+ * integer value. */
+static int parse_bool(const char *z) {
+  if (!util_stricmp(z, "on") || !util_stricmp(z, "yes") || !util_stricmp(z, "true")) return 1;
+  if (!util_stricmp(z, "off") || !util_stricmp(z, "no") || !util_stricmp(z, "false") ||
+      !util_stricmp(z, "none"))
+    return 0;
+  return atoi(z) != 0;
+}
+
+static int64_t parse_int(const char *z) { return strtoll(z, NULL, 10); }
+
+static const char *const journal_names[] = {"delete", "persist", "off",
+                                            "truncate", "memory", "wal"};
+
+static int meta_pragma(shale *db, const PragmaReq *req, int idx, ApiRows *out) {
+  int began, rc;
+  if (req->value) {
+    rc = api_txn_begin(db, BTREE_TXN_WRITE, &began);
+    if (rc) return rc;
+    rc = btree_update_meta(db->bt, idx, (uint32_t)(int32_t)parse_int(req->value));
+    if (rc) api_error(db, rc, "%s", shale_errstr(rc));
+    return api_txn_end(db, began, rc);
+  }
+  rc = api_txn_begin(db, BTREE_TXN_READ, &began);
+  if (rc) return rc;
+  uint32_t x = 0;
+  rc = btree_get_meta(db->bt, idx, &x);
+  if (rc == SHALE_OK) rc = add_int(out, idx == BTREE_META_FREE_COUNT ? (int64_t)x : (int32_t)x);
+  if (rc) api_error(db, rc, "%s", shale_errstr(rc));
+  return api_txn_end(db, began, rc);
+}
+
+static int table_info(shale *db, const char *name, int extended, ApiRows *out) {
+  Table *t = schema_find_table(db->schema->s, name);
+  if (!t) {
+    View *vw = schema_find_view(db->schema->s, name);
+    if (!vw) return SHALE_OK;
+    /* views: their column names only (types need the compiler) */
+    return SHALE_OK;
+  }
+  int cid = 0;
+  for (int i = 0; i < t->ncol; i++) {
+    const Column *c = &t->cols[i];
+    if (!extended && c->hidden == COL_VIRTUAL) continue;
+    if (!extended && c->hidden == COL_STORED) continue;
+    if (!extended && c->hidden == COL_HIDDEN) continue;
+    ShValue v[7];
+    value_set_int(&v[0], extended ? i : cid);
+    set_text(&v[1], c->name);
+    set_text(&v[2], c->type ? c->type : "");
+    value_set_int(&v[3], c->notnull);
+    set_text(&v[4], c->dflt_sql);
+    value_set_int(&v[5], c->pk);
+    value_set_int(&v[6], c->hidden);
+    int rc = api_rows_add(out, v);
+    if (rc) return rc;
+    cid++;
+  }
+  return SHALE_OK;
+}
+
+static int index_list(shale *db, const char *name, ApiRows *out) {
+  Table *t = schema_find_table(db->schema->s, name);
+  if (!t) return SHALE_OK;
+  int n = 0;
+  for (Index *ix = t->indexes; ix; ix = ix->next) n++;
+  /* SQLite lists the most recently created index first */
+  int seq = 0;
+  for (int k = n - 1; k >= 0; k--) {
+    Index *ix = t->indexes;
+    for (int j = 0; j < k; j++) ix = ix->next;
+    if (t->without_rowid && ix == t->pk_index && 0) continue;
+    ShValue v[5];
+    value_set_int(&v[0], seq++);
+    set_text(&v[1], ix->name);
+    value_set_int(&v[2], ix->unique);
+    set_text(&v[3], schema_index_origin_name(ix));
+    value_set_int(&v[4], ix->where != NULL);
+    int rc = api_rows_add(out, v);
+    if (rc) return rc;
+  }
+  return SHALE_OK;
+}
+
+static int index_info(shale *db, const char *name, int extended, ApiRows *out) {
+  Index *ix = schema_find_index(db->schema->s, name);
+  if (!ix) {
+    /* a WITHOUT ROWID table's name gives its PRIMARY KEY index */
+    Table *t = schema_find_table(db->schema->s, name);
+    if (!t || !t->pk_index) return SHALE_OK;
+    ix = t->pk_index;
+  }
+  const Table *t = ix->table;
+  int n = extended ? ix->ncol : ix->nkey;
+  for (int i = 0; i < n; i++) {
+    const IndexColumn *ic = &ix->cols[i];
+    ShValue v[6];
+    value_set_int(&v[0], i);
+    value_set_int(&v[1], ic->col);
+    if (ic->col >= 0 && t && ic->col < t->ncol)
+      set_text(&v[2], t->cols[ic->col].name);
+    else
+      value_set_null(&v[2]);
+    value_set_int(&v[3], ic->desc);
+    set_text(&v[4], ic->coll ? ic->coll : "BINARY");
+    value_set_int(&v[5], i < ix->nkey);
+    int rc = api_rows_add(out, v);
+    if (rc) return rc;
+  }
+  return SHALE_OK;
+}
+
+static int integrity(shale *db, const PragmaReq *req, ApiRows *out) {
+  int maxerr = req->value ? (int)parse_int(req->value) : 100;
+  if (maxerr <= 0) maxerr = 100;
+  int began, rc = api_txn_begin(db, BTREE_TXN_READ, &began);
+  if (rc) return rc;
+  Schema *s = db->schema->s;
+  int cap = 1;
+  int pos = 0;
+  Table *t;
+  while ((t = schema_map_next(&s->tables, &pos)) != NULL) {
+    cap++;
+    for (Index *ix = t->indexes; ix; ix = ix->next) cap++;
+  }
+  BtreeCheckRoot *roots = shale_malloc(sizeof *roots * (size_t)cap);
+  KeyInfo **keys = shale_malloc(sizeof *keys * (size_t)cap);
+  int n = 0;
+  char *report = NULL;
+  int nerr = 0;
+  if (!roots || !keys) {
+    rc = SHALE_NOMEM;
+    goto done;
+  }
+  if (btree_page_count(db->bt) > 0) {
+    keys[n] = NULL;
+    roots[n++] = (BtreeCheckRoot){1, 1, NULL, NULL};
+  }
+  pos = 0;
+  while ((t = schema_map_next(&s->tables, &pos)) != NULL) {
+    if (t->is_schema || t->root == 0) continue;
+    if (!t->without_rowid) {
+      keys[n] = NULL;
+      roots[n++] = (BtreeCheckRoot){t->root, 1, NULL, NULL};
+    }
+    for (Index *ix = t->indexes; ix; ix = ix->next) {
+      if (ix->root == 0) continue;
+      int unknown = 0;
+      KeyInfo *ki = schema_index_keyinfo(ix, &unknown);
+      if (ki && unknown) {
+        shale_free(ki);
+        ki = NULL;
+      }
+      keys[n] = ki;
+      roots[n++] = (BtreeCheckRoot){ix->root, 0, ki ? record_compare : NULL, ki};
+    }
+  }
+  rc = btree_integrity_check(db->bt, roots, n, maxerr, &report, &nerr);
+  if (rc == SHALE_OK) {
+    if (!report) {
+      rc = add_text(out, "ok");
+    } else {
+      size_t len = strlen(report);
+      while (len && report[len - 1] == '\n') report[--len] = 0;
+      char *row = util_mprintf("*** in database main ***\n%s", report);
+      rc = row ? add_text(out, row) : SHALE_NOMEM;
+      shale_free(row);
+    }
+  }
+done:
+  for (int i = 0; keys && i < n; i++) shale_free(keys[i]);
+  shale_free(keys);
+  shale_free(roots);
+  shale_free(report);
+  if (rc) {
+    const char *m = btree_errmsg(db->bt);
+    api_error(db, rc, "%s", m && rc == SHALE_CORRUPT ? m : shale_errstr(rc));
+  }
+  return api_txn_end(db, began, rc);
+}
+
+static int journal_mode(shale *db, const PragmaReq *req, ApiRows *out) {
+  Pager *pg = btree_pager(db->bt);
+  int mode = pager_journal_mode(pg);
+  if (req->value) {
+    int want = -1;
+    for (int i = 0; i < 6; i++)
+      if (!util_stricmp(req->value, journal_names[i])) want = i;
+    if (want >= 0) {
+      if (want == PAGER_JOURNAL_WAL || mode == PAGER_JOURNAL_WAL) {
+        /* the switch needs the file's header: read it first */
+        int began, rc = api_txn_begin(db, BTREE_TXN_READ, &began);
+        if (rc) return rc;
+        rc = api_txn_end(db, began, SHALE_OK);
+        if (rc) return rc;
+      }
+      mode = pager_set_journal_mode(pg, want);
+    }
+  }
+  if (mode < 0 || mode > 5) mode = 0;
+  return add_text(out, journal_names[mode]);
+}
+
+static int table_list(shale *db, ApiRows *out) {
+  Schema *s = db->schema->s;
+  int pos = 0;
+  Table *t;
+  int rc = SHALE_OK;
+  while (rc == SHALE_OK && (t = schema_map_next(&s->tables, &pos)) != NULL) {
+    ShValue v[6];
+    set_text(&v[0], "main");
+    set_text(&v[1], t->is_schema ? "sqlite_schema" : t->name);
+    set_text(&v[2], "table");
+    value_set_int(&v[3], t->ncol);
+    value_set_int(&v[4], t->without_rowid);
+    value_set_int(&v[5], t->strict);
+    rc = api_rows_add(out, v);
+  }
+  pos = 0;
+  View *vw;
+  while (rc == SHALE_OK && (vw = schema_map_next(&s->views, &pos)) != NULL) {
+    ShValue v[6];
+    set_text(&v[0], "main");
+    set_text(&v[1], vw->name);
+    set_text(&v[2], "view");
+    value_set_int(&v[3], vw->ncol);
+    value_set_int(&v[4], 0);
+    value_set_int(&v[5], 0);
+    rc = api_rows_add(out, v);
+  }
+  return rc;
+}
+
+static int fk_list(shale *db, const char *name, ApiRows *out) {
+  Table *t = schema_find_table(db->schema->s, name);
+  if (!t) return SHALE_OK;
+  static const char *const act[] = {"NO ACTION", "SET NULL", "SET DEFAULT", "CASCADE",
+                                    "RESTRICT",  "NO ACTION"};
+  for (int k = t->nfk - 1, id = 0; k >= 0; k--, id++) {
+    const ForeignKey *fk = &t->fks[k];
+    for (int j = 0; j < fk->ncol; j++) {
+      ShValue v[8];
+      value_set_int(&v[0], id);
+      value_set_int(&v[1], j);
+      set_text(&v[2], fk->parent);
+      set_text(&v[3], fk->cols[j] >= 0 && fk->cols[j] < t->ncol ? t->cols[fk->cols[j]].name
+                                                                : NULL);
+      set_text(&v[4], fk->parent_cols ? fk->parent_cols[j] : NULL);
+      set_text(&v[5], act[fk->on_update <= 5 ? fk->on_update : 0]);
+      set_text(&v[6], act[fk->on_delete <= 5 ? fk->on_delete : 0]);
+      set_text(&v[7], "NONE");
+      int rc = api_rows_add(out, v);
+      if (rc) return rc;
+    }
+  }
+  return SHALE_OK;
+}
+
+int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
+  const PragmaDef *d = find_def(req->name);
+  if (!d) return SHALE_OK; /* invariant 3 */
+  if (req->schema && util_stricmp(req->schema, "main") != 0) {
+    if (util_stricmp(req->schema, "temp") == 0) return SHALE_OK;
+    api_error(db, SHALE_ERROR, "unknown database %s", req->schema);
+    return SHALE_ERROR;
+  }
+  if (d->needs_arg && !req->value) return SHALE_OK;
+  int rc = SHALE_OK;
+  Pager *pg = btree_pager(db->bt);
+  const char *val = req->value;
+  switch (d->id) {
+    case PR_TABLE_INFO:
+    case PR_TABLE_XINFO:
+    case PR_INDEX_LIST:
+    case PR_INDEX_INFO:
+    case PR_INDEX_XINFO:
+    case PR_TABLE_LIST:
+    case PR_FOREIGN_KEY_LIST:
+      rc = api_schema_current(db);
+      if (rc) return rc;
+      if (d->id == PR_TABLE_INFO) return table_info(db, val, 0, out);
+      if (d->id == PR_TABLE_XINFO) return table_info(db, val, 1, out);
+      if (d->id == PR_INDEX_LIST) return index_list(db, val, out);
+      if (d->id == PR_INDEX_INFO) return index_info(db, val, 0, out);
+      if (d->id == PR_INDEX_XINFO) return index_info(db, val, 1, out);
+      if (d->id == PR_FOREIGN_KEY_LIST) return fk_list(db, val, out);
+      return table_list(db, out);
+    case PR_JOURNAL_MODE: return journal_mode(db, req, out);
+    case PR_SYNCHRONOUS:
+      if (val) {
+        int lvl;
+        if (!util_stricmp(val, "off"))
+          lvl = 0;
+        else if (!util_stricmp(val, "normal"))
+          lvl = 1;
+        else if (!util_stricmp(val, "full"))
+          lvl = 2;
+        else if (!util_stricmp(val, "extra"))
+          lvl = 3;
+        else
+          lvl = (int)(parse_int(val) & 3);
+        pager_set_synchronous(pg, lvl);
+        return SHALE_OK;
+      }
+      return add_int(out, pager_synchronous(pg));
+    case PR_CACHE_SIZE:
+      if (val) {
+        pager_set_cache_size(pg, (int)parse_int(val));
+        return SHALE_OK;
+      }
+      return add_int(out, pager_cache_size(pg));
+    case PR_PAGE_SIZE:
+      if (val) {
+        int64_t n = parse_int(val);
+        if (n >= 512 && n <= 65536 && (n & (n - 1)) == 0)
+          btree_set_page_size(db->bt, (uint32_t)n, (int)(pager_page_size(pg) - pager_usable_size(pg)));
+        return SHALE_OK;
+      }
+      return add_int(out, btree_page_size(db->bt));
+    case PR_PAGE_COUNT:
+    case PR_FREELIST_COUNT: {
+      int began;
+      rc = api_txn_begin(db, BTREE_TXN_READ, &began);
+      if (rc) return rc;
+      if (d->id == PR_PAGE_COUNT) {
+        rc = add_int(out, btree_page_count(db->bt));
+      } else {
+        uint32_t x = 0;
+        rc = btree_page_count(db->bt) ? btree_get_meta(db->bt, BTREE_META_FREE_COUNT, &x) : 0;
+        if (rc == SHALE_OK) rc = add_int(out, x);
+      }
+      return api_txn_end(db, began, rc);
+    }
+    case PR_USER_VERSION: return meta_pragma(db, req, BTREE_META_USER_VERSION, out);
+    case PR_APPLICATION_ID: return meta_pragma(db, req, BTREE_META_APPLICATION_ID, out);
+    case PR_SCHEMA_VERSION: return meta_pragma(db, req, BTREE_META_SCHEMA_COOKIE, out);
+    case PR_INTEGRITY_CHECK:
+    case PR_QUICK_CHECK:
+      rc = api_schema_current(db);
+      if (rc) return rc;
+      return integrity(db, req, out);
+    case PR_BUSY_TIMEOUT:
+      if (val) shale_busy_timeout(db, (int)parse_int(val));
+      return add_int(out, db->busy_ms);
+    case PR_FOREIGN_KEYS:
+      if (val) {
+        if (db->autocommit) db->foreign_keys = (uint8_t)parse_bool(val);
+        return SHALE_OK;
+      }
+      return add_int(out, db->foreign_keys);
+    case PR_RECURSIVE_TRIGGERS:
+      if (val) {
+        db->recursive_triggers = (uint8_t)parse_bool(val);
+        return SHALE_OK;
+      }
+      return add_int(out, db->recursive_triggers);
+    case PR_REVERSE_UNORDERED:
+      if (val) {
+        db->reverse_unordered = (uint8_t)parse_bool(val);
+        return SHALE_OK;
+      }
+      return add_int(out, db->reverse_unordered);
+    case PR_CASE_SENSITIVE_LIKE:
+      db->case_sensitive_like = (uint8_t)parse_bool(val);
+      rc = func_set_case_sensitive_like(&db->funcs, db->case_sensitive_like);
+      if (rc) api_error(db, rc, "%s", shale_errstr(rc));
+      return rc;
+    case PR_DATABASE_LIST: {
+      ShValue v[3];
+      value_set_int(&v[0], 0);
+      set_text(&v[1], "main");
+      const char *f = pager_is_memory(pg) ? "" : pager_filename(pg);
+      set_text(&v[2], f ? f : "");
+      return api_rows_add(out, v);
+    }
+    case PR_ENCODING: return add_text(out, "UTF-8");
+    default: return SHALE_OK;
+  }
+}
