@@ -1,9 +1,1095 @@
 /*
- * compile_dml.c -- placeholder until the dml part lands (see compile.h for the
- * contract). Every function here records "not supported yet" and returns.
+ * compile_dml.c -- INSERT, UPDATE and DELETE: row values, constraint checks
+ * (NOT NULL, CHECK, rowid and UNIQUE/PRIMARY KEY conflicts with every
+ * conflict resolution), index maintenance, and the trigger calls around
+ * each row (compile_trigger.c builds the trigger programs).
+ *
+ * Owns: dml_insert, dml_update, dml_delete, dml_expr_dup, dml_list_dup.
+ *
+ * Row layout: a row is ncol+1 consecutive registers, the rowid first, then
+ * every column in table order (the trigger_code layout). The rowid alias
+ * column's register holds the rowid; the stored record holds NULL there.
+ *
+ * Invariants:
+ *  1. Every value an old row keeps across a cursor move is a deep copy (Copy
+ *     from a scratch block): Column reads are borrowed from the page.
+ *  2. Column affinity is applied to the new row (Affinity) before BEFORE
+ *     triggers and constraint checks, so index keys, CHECK expressions and
+ *     the record see the converted values (as SQLite does).
+ *  3. Expressions from the schema (DEFAULT, CHECK, index expressions, partial
+ *     WHERE) are copied into the Parse arena before resolution: the schema's
+ *     AST is shared by every statement and never annotated.
+ *  4. Unique checks run, like SQLite's, in the table's index order with the
+ *     REPLACE indexes last; every check happens before any write of the row,
+ *     so an ABORT/FAIL/IGNORE leaves the row untouched.
+ *  5. UPDATE and DELETE collect the rows to change first (RowSet of rowids,
+ *     or an ephemeral table of PRIMARY KEYs for WITHOUT ROWID tables), then
+ *     change them, so the scan never sees its own changes.
  */
-#include "compile.h"
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
 
-int dml_insert(Parse *p, const SqlStmt *s) { parse_error(p, "INSERT is not supported yet"); return 1; }
-int dml_update(Parse *p, const SqlStmt *s) { parse_error(p, "UPDATE is not supported yet"); return 1; }
-int dml_delete(Parse *p, const SqlStmt *s) { parse_error(p, "DELETE is not supported yet"); return 1; }
+#include "compile.h"
+#include "dml_int.h"
+
+/* ---------------------------------------------------------------- copies */
+
+SqlExprList *dml_list_dup(Parse *p, const SqlExprList *l) {
+  if (!l) return NULL;
+  SqlExprList *n = parse_alloc(p, sizeof *n);
+  if (!n) return NULL;
+  n->n = n->cap = l->n;
+  if (l->n > 0) {
+    n->a = parse_alloc(p, (size_t)l->n * sizeof *n->a);
+    if (!n->a) return NULL;
+    for (int i = 0; i < l->n; i++) {
+      n->a[i] = l->a[i];
+      n->a[i].expr = dml_expr_dup(p, l->a[i].expr);
+    }
+  }
+  return n;
+}
+
+SqlExpr *dml_expr_dup(Parse *p, const SqlExpr *e) {
+  if (!e) return NULL;
+  SqlExpr *n = parse_alloc(p, sizeof *n);
+  if (!n) return NULL;
+  *n = *e;
+  n->a = dml_expr_dup(p, e->a);
+  n->b = dml_expr_dup(p, e->b);
+  n->c = dml_expr_dup(p, e->c);
+  n->filter = dml_expr_dup(p, e->filter);
+  n->list = dml_list_dup(p, e->list);
+  n->order = dml_list_dup(p, e->order);
+  return n;
+}
+
+/* ------------------------------------------------------ rows in registers */
+
+typedef struct RowBind {
+  Parse *p;
+  int cursor, rowid, cols;
+} RowBind;
+
+static int bind_expr_cb(SqlWalker *w, SqlExpr *e) {
+  RowBind *rb = w->arg;
+  if (e->op == SQL_E_COLREF && e->cursor == rb->cursor) {
+    SqlExpr *o = parse_alloc(rb->p, sizeof *o);
+    if (!o) return SQL_WALK_ABORT;
+    *o = *e;
+    e->op = SQL_E_REG;
+    e->reg = e->column < 0 ? rb->rowid : rb->cols + e->column;
+    e->orig = o;
+    return SQL_WALK_PRUNE;
+  }
+  return SQL_WALK_CONTINUE;
+}
+static int bind_select_cb(SqlWalker *w, SqlSelect *s) {
+  (void)w;
+  (void)s;
+  return SQL_WALK_CONTINUE;
+}
+
+/* Turn the column references of cursor into reads of the row in registers. */
+static void bind_row(Parse *p, SqlExpr *e, int cursor, int rowid, int cols) {
+  RowBind rb = {p, cursor, rowid, cols};
+  SqlWalker w = {bind_expr_cb, bind_select_cb, &rb};
+  if (e) sql_walk_expr(&w, e);
+}
+
+static void trig_nc(Parse *p, NameCtx *nc) {
+  TrigFrame *f = dml_frame(p);
+  if (f && f->trig) {
+    nc->trig_tab = p->trig_tab;
+    nc->trig_mask = f->trig->event == TRIGGER_INSERT   ? 2
+                    : f->trig->event == TRIGGER_DELETE ? 1
+                                                       : 3;
+  }
+}
+
+/* A copy of the schema expression e, resolved against tab and bound to the
+ * row in registers (rowid, cols). NULL after an error. */
+static SqlExpr *row_expr(Parse *p, Table *tab, const SqlExpr *e, int rowid, int cols, int flags,
+                         const char *ctx) {
+  SqlExpr *c = dml_expr_dup(p, e);
+  if (!c) return NULL;
+  SrcList *src = src_single(p, tab, NULL);
+  if (!src) return NULL;
+  NameCtx nc;
+  memset(&nc, 0, sizeof nc);
+  nc.src = src;
+  nc.flags = flags;
+  nc.err_ctx = ctx;
+  if (resolve_expr(p, &nc, c) || parse_failed(p)) return NULL;
+  bind_row(p, c, src->a[0].cursor, rowid, cols);
+  return c;
+}
+
+/* A DEFAULT expression (no column references) into target. */
+static void code_default(Parse *p, Column *col, int target) {
+  if (!col->dflt) {
+    emit(p, OP_Null, 0, target, 0);
+    return;
+  }
+  SqlExpr *c = dml_expr_dup(p, col->dflt);
+  if (!c) return;
+  NameCtx nc;
+  memset(&nc, 0, sizeof nc);
+  nc.flags = NC_NO_COLUMN | NC_NO_SUBQUERY;
+  if (resolve_expr(p, &nc, c) || parse_failed(p)) return;
+  expr_code(p, c, target);
+}
+
+static int is_rowid_name(const char *z) {
+  return !strcasecmp(z, "rowid") || !strcasecmp(z, "oid") || !strcasecmp(z, "_rowid_");
+}
+
+/* Affinity string of every column in table order (arena). */
+static const char *col_aff_str(Parse *p, const Table *tab) {
+  char *z = parse_alloc(p, (size_t)tab->ncol + 1);
+  if (!z) return NULL;
+  for (int i = 0; i < tab->ncol; i++) z[i] = tab->cols[i].affinity ? tab->cols[i].affinity : AFF_BLOB;
+  return z;
+}
+
+static int pick_oe(int stmt_oe, int cons_oe) {
+  if (stmt_oe) return stmt_oe;
+  if (cons_oe) return cons_oe;
+  return SQL_OE_ABORT;
+}
+
+/* The statement's own OR clause, overridden in a trigger body by the outer
+ * statement's (dml_int.h invariant 2). */
+static int stmt_oe_of(Parse *p, int own) {
+  TrigFrame *f = dml_frame(p);
+  if (f && f->oe) return f->oe;
+  return own;
+}
+
+static void halt_msg(Parse *p, int code, int oe, const char *msg) {
+  vm_builder_add_text(&p->b, OP_Halt, code, oe, 0, msg, -1);
+}
+
+/* ---------------------------------------------------------------- writer */
+
+typedef struct Writer {
+  Parse *p;
+  Table *tab;
+  int tabcur;
+  int nidx;
+  Index **idx; /* check order (invariant 4) */
+  int *cur;    /* cursor per index (tabcur for a WITHOUT ROWID PK) */
+  int *key;    /* new key registers per index (ncol each) */
+  int *rec;    /* new key record per index (NULL: partial WHERE false) */
+  int *okey;   /* old key registers per index */
+  int stmt_oe;
+  int zero;    /* holds 0: the rowid operand of a WITHOUT ROWID Insert */
+  int vrow;    /* scratch row for REPLACE victims (ncol+1) */
+  int vtmp;    /* scratch (ncol+1) */
+  int pkreg;   /* WITHOUT ROWID: PRIMARY KEY values (npk) */
+  const char *caff;
+} Writer;
+
+static int writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe) {
+  memset(w, 0, sizeof *w);
+  w->p = p;
+  w->tab = tab;
+  w->stmt_oe = stmt_oe;
+  int n = 0;
+  for (Index *x = tab->indexes; x; x = x->next) n++;
+  w->nidx = n;
+  if (n) {
+    w->idx = parse_alloc(p, (size_t)n * sizeof *w->idx);
+    w->cur = parse_alloc(p, (size_t)n * sizeof *w->cur);
+    w->key = parse_alloc(p, (size_t)n * sizeof *w->key);
+    w->rec = parse_alloc(p, (size_t)n * sizeof *w->rec);
+    w->okey = parse_alloc(p, (size_t)n * sizeof *w->okey);
+    if (!w->idx || !w->cur || !w->key || !w->rec || !w->okey) return 1;
+    /* SQLite's list: newest first, REPLACE indexes appended in creation
+     * order. */
+    Index **all = parse_alloc(p, (size_t)n * sizeof *all);
+    if (!all) return 1;
+    int k = 0, m = 0;
+    for (Index *x = tab->indexes; x; x = x->next) all[k++] = x;
+    for (int i = n - 1; i >= 0; i--)
+      if (all[i]->on_conflict != SQL_OE_REPLACE) w->idx[m++] = all[i];
+    for (int i = 0; i < n; i++)
+      if (all[i]->on_conflict == SQL_OE_REPLACE) w->idx[m++] = all[i];
+  }
+  w->caff = col_aff_str(p, tab);
+  parse_need_write(p);
+  w->tabcur = emit_cursor(p);
+  parse_open_table(p, w->tabcur, tab, 1);
+  for (int i = 0; i < n; i++) {
+    Index *x = w->idx[i];
+    if (x == tab->pk_index) {
+      w->cur[i] = w->tabcur;
+    } else {
+      w->cur[i] = emit_cursor(p);
+      parse_open_index(p, w->cur[i], x, 1);
+    }
+    w->key[i] = emit_regs(p, x->ncol);
+    w->okey[i] = emit_regs(p, x->ncol);
+    w->rec[i] = emit_regs(p, 1);
+  }
+  w->zero = emit_regs(p, 1);
+  emit(p, OP_Integer, 0, w->zero, 0);
+  w->vrow = emit_regs(p, tab->ncol + 1);
+  w->vtmp = emit_regs(p, tab->ncol + 1);
+  if (tab->without_rowid && tab->npk) w->pkreg = emit_regs(p, tab->npk);
+  return parse_failed(p);
+}
+
+/* Affinity string of index x's stored key (arena). */
+static const char *index_aff(Parse *p, const Index *x, SqlExpr **exprs) {
+  char *z = parse_alloc(p, (size_t)x->ncol + 1);
+  if (!z) return NULL;
+  for (int j = 0; j < x->ncol; j++) {
+    int c = x->cols[j].col;
+    if (c == INDEX_COL_ROWID)
+      z[j] = AFF_INTEGER;
+    else if (c == INDEX_COL_EXPR) {
+      char a = exprs && exprs[j] ? expr_affinity(exprs[j]) : 0;
+      z[j] = a ? a : AFF_BLOB;
+    } else
+      z[j] = x->table->cols[c].affinity ? x->table->cols[c].affinity : AFF_BLOB;
+  }
+  return z;
+}
+
+/* Key values of index i for the row (rowid, cols) into regs. */
+static void build_key_regs(Writer *w, int i, int rowid, int cols, int regs, SqlExpr ***exprs_out) {
+  Parse *p = w->p;
+  Index *x = w->idx[i];
+  SqlExpr **ex = NULL;
+  for (int j = 0; j < x->ncol; j++) {
+    int c = x->cols[j].col;
+    if (c == INDEX_COL_ROWID) {
+      emit(p, OP_SCopy, rowid, regs + j, 0);
+    } else if (c == INDEX_COL_EXPR) {
+      if (!ex) ex = parse_alloc(p, (size_t)x->ncol * sizeof *ex);
+      if (!ex) return;
+      ex[j] = row_expr(p, w->tab, x->cols[j].expr, rowid, cols, NC_IS_INDEX | NC_NO_SUBQUERY,
+                       "index expressions");
+      if (!ex[j]) return;
+      expr_code(p, ex[j], regs + j);
+    } else {
+      emit(p, OP_SCopy, cols + c, regs + j, 0);
+    }
+  }
+  if (exprs_out) *exprs_out = ex;
+}
+
+/* New key and record of every index for the row (rowid, cols); a partial
+ * index whose WHERE fails gets a NULL record. */
+static void build_new_keys(Writer *w, int rowid, int cols) {
+  Parse *p = w->p;
+  for (int i = 0; i < w->nidx && !parse_failed(p); i++) {
+    Index *x = w->idx[i];
+    int skip = 0, done = 0;
+    if (x->where) {
+      SqlExpr *e = row_expr(p, w->tab, x->where, rowid, cols, NC_IS_PARTIAL | NC_NO_SUBQUERY,
+                            "index expressions");
+      if (!e) return;
+      skip = emit_label(p);
+      done = emit_label(p);
+      expr_if_false(p, e, skip, 1);
+    }
+    SqlExpr **ex = NULL;
+    build_key_regs(w, i, rowid, cols, w->key[i], &ex);
+    const char *aff = index_aff(p, x, ex);
+    if (!aff) return;
+    vm_builder_add_text(&p->b, OP_MakeRecord, w->key[i], x->ncol, w->rec[i], aff, -1);
+    if (skip) {
+      emit(p, OP_Goto, 0, done, 0);
+      emit_resolve(p, skip);
+      emit(p, OP_Null, 0, w->rec[i], 0);
+      emit_resolve(p, done);
+    }
+  }
+}
+
+/* Delete the index entries of the row (rowid, cols); WITHOUT ROWID: also
+ * the row itself when with_pk (its PK index entry is the row). */
+static void delete_keys(Writer *w, int rowid, int cols, int with_pk) {
+  Parse *p = w->p;
+  for (int i = 0; i < w->nidx && !parse_failed(p); i++) {
+    Index *x = w->idx[i];
+    if (x == w->tab->pk_index && !with_pk) continue;
+    build_key_regs(w, i, rowid, cols, w->okey[i], NULL);
+    emit(p, OP_IdxDelete, w->cur[i], w->okey[i], x->ncol);
+  }
+}
+
+/* Read the row tabcur is on into dst (ncol+1 registers, deep copies). */
+static void read_row(Writer *w, int dst) {
+  Parse *p = w->p;
+  Table *tab = w->tab;
+  int t = w->vtmp;
+  if (tab->without_rowid)
+    emit(p, OP_Null, 0, t, 0);
+  else
+    emit(p, OP_Rowid, w->tabcur, t, 0);
+  for (int j = 0; j < tab->ncol; j++) code_column(p, tab, w->tabcur, j, t + 1 + j);
+  emit(p, OP_Copy, t, dst, tab->ncol);
+}
+
+/* Delete the row tabcur is on (REPLACE victims, DELETE): index entries,
+ * then the row. count: counts as a change. */
+static void delete_current(Writer *w, int count) {
+  Parse *p = w->p;
+  read_row(w, w->vrow);
+  if (w->tab->without_rowid) {
+    /* the PK entry is the row: reposition on it by its full key, delete */
+    delete_keys(w, w->vrow, w->vrow + 1, 0);
+    int i = 0;
+    while (i < w->nidx && w->idx[i] != w->tab->pk_index) i++;
+    if (i == w->nidx) return;
+    int skip = emit_label(p);
+    build_key_regs(w, i, w->vrow, w->vrow + 1, w->okey[i], NULL);
+    vm_builder_add_i4(&p->b, OP_NotFound, w->tabcur, skip, w->okey[i], w->idx[i]->ncol);
+    int a = emit(p, OP_Delete, w->tabcur, 0, 0);
+    if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
+    emit_resolve(p, skip);
+  } else {
+    delete_keys(w, w->vrow, w->vrow + 1, 0);
+    int skip = emit_label(p);
+    emit(p, OP_NotExists, w->tabcur, skip, w->vrow);
+    int a = emit(p, OP_Delete, w->tabcur, 0, 0);
+    if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
+    emit_resolve(p, skip);
+  }
+}
+
+static const char *unique_msg(Parse *p, const Index *x) {
+  char buf[1024];
+  size_t n = 0;
+  buf[0] = 0;
+  for (int j = 0; j < x->nkey; j++) {
+    if (x->cols[j].col == INDEX_COL_EXPR) {
+      snprintf(buf, sizeof buf, "UNIQUE constraint failed: index '%s'", x->name);
+      return parse_strdup(p, buf);
+    }
+  }
+  n = (size_t)snprintf(buf, sizeof buf, "UNIQUE constraint failed: ");
+  for (int j = 0; j < x->nkey && n < sizeof buf; j++) {
+    int c = x->cols[j].col;
+    const char *cn = c >= 0 ? x->table->cols[c].name : "rowid";
+    n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s.%s", j ? ", " : "", x->table->name, cn);
+  }
+  return parse_strdup(p, buf);
+}
+
+/* Checks for the new row (rowid, cols) before any write.
+ *   old:        UPDATE: the old row (ncol+1 registers), else 0
+ *   rowid_chk:  the rowid is given (INSERT with an INTEGER PRIMARY KEY value,
+ *               UPDATE of the rowid): check it is free
+ *   ignore:     where OR IGNORE goes (skip the row) */
+static void check_constraints(Writer *w, int rowid, int cols, int old, int rowid_chk, int ignore) {
+  Parse *p = w->p;
+  Table *tab = w->tab;
+  char buf[512];
+  /* NOT NULL */
+  for (int j = 0; j < tab->ncol; j++) {
+    Column *c = &tab->cols[j];
+    if (!c->notnull || j == tab->rowid_alias) continue;
+    int oe = pick_oe(w->stmt_oe, c->notnull_conflict);
+    if (oe == SQL_OE_REPLACE && !c->dflt) oe = SQL_OE_ABORT;
+    snprintf(buf, sizeof buf, "NOT NULL constraint failed: %s.%s", tab->name, c->name);
+    if (oe == SQL_OE_IGNORE) {
+      emit(p, OP_IsNull, cols + j, ignore, 0);
+    } else if (oe == SQL_OE_REPLACE) {
+      int ok = emit_label(p);
+      emit(p, OP_NotNull, cols + j, ok, 0);
+      code_default(p, c, cols + j);
+      vm_builder_add_text(&p->b, OP_Affinity, cols + j, 1, 0, w->caff + j, 1);
+      emit_resolve(p, ok);
+    } else {
+      vm_builder_add_text(&p->b, OP_HaltIfNull, SHALE_CONSTRAINT_NOTNULL, oe, cols + j, buf, -1);
+    }
+  }
+  /* CHECK */
+  for (int k = 0; k < tab->ncheck && !parse_failed(p); k++) {
+    Check *ck = &tab->checks[k];
+    SqlExpr *e = row_expr(p, tab, ck->expr, rowid, cols, NC_IS_CHECK | NC_NO_SUBQUERY,
+                          "CHECK constraints");
+    if (!e) return;
+    int oe = pick_oe(w->stmt_oe, 0);
+    if (oe == SQL_OE_REPLACE) oe = SQL_OE_ABORT;
+    int ok = emit_label(p);
+    expr_if_true(p, e, ok, 1);
+    if (oe == SQL_OE_IGNORE) {
+      emit(p, OP_Goto, 0, ignore, 0);
+    } else {
+      snprintf(buf, sizeof buf, "CHECK constraint failed: %s",
+               ck->name ? ck->name : ck->sql ? ck->sql : "");
+      halt_msg(p, SHALE_CONSTRAINT_CHECK, oe, buf);
+    }
+    emit_resolve(p, ok);
+  }
+  if (parse_failed(p)) return;
+  /* rowid conflict (deferred after the indexes when the table's own
+   * REPLACE rule applies and other constraints may say otherwise) */
+  int ipk_oe = pick_oe(w->stmt_oe, tab->pk_conflict);
+  int defer = rowid_chk && ipk_oe == SQL_OE_REPLACE && w->stmt_oe != SQL_OE_REPLACE && w->nidx;
+  int do_rowid = rowid_chk && !tab->without_rowid;
+  for (int pass = 0; pass < 2; pass++) {
+    if (do_rowid && (pass == 0) == !defer) {
+      int ok = emit_label(p);
+      if (old) emit(p, OP_Eq, old, ok, rowid);
+      emit(p, OP_NotExists, w->tabcur, ok, rowid);
+      if (ipk_oe == SQL_OE_REPLACE) {
+        delete_current(w, 0);
+      } else if (ipk_oe == SQL_OE_IGNORE) {
+        emit(p, OP_Goto, 0, ignore, 0);
+      } else {
+        const char *cn = tab->rowid_alias >= 0 ? tab->cols[tab->rowid_alias].name : "rowid";
+        snprintf(buf, sizeof buf, "UNIQUE constraint failed: %s.%s", tab->name, cn);
+        halt_msg(p, SHALE_CONSTRAINT_PRIMARYKEY, ipk_oe, buf);
+      }
+      emit_resolve(p, ok);
+    }
+    if (pass == 1) break;
+    /* UNIQUE indexes */
+    for (int i = 0; i < w->nidx && !parse_failed(p); i++) {
+      Index *x = w->idx[i];
+      if (!x->unique) continue;
+      int oe = pick_oe(w->stmt_oe, x->on_conflict);
+      int ok = emit_label(p);
+      emit(p, OP_IsNull, w->rec[i], ok, 0);
+      vm_builder_add_i4(&p->b, OP_NoConflict, w->cur[i], ok, w->key[i], x->nkey);
+      if (old) {
+        /* the row's own entry is no conflict */
+        if (!tab->without_rowid) {
+          int t = emit_regs(p, 1);
+          emit(p, OP_IdxRowid, w->cur[i], t, 0);
+          emit(p, OP_Eq, old, ok, t);
+        } else {
+          Index *pk = tab->pk_index;
+          int diff = emit_label(p), t = emit_regs(p, 1);
+          for (int j = 0; j < pk->nkey; j++) {
+            int pc = pk->cols[j].col, pos = -1;
+            for (int k = 0; k < x->ncol; k++)
+              if (x->cols[k].col == pc) {
+                pos = k;
+                break;
+              }
+            if (pos < 0) continue;
+            emit(p, OP_Column, w->cur[i], pos, t);
+            emit(p, OP_Ne, old + 1 + pc, diff, t);
+          }
+          emit(p, OP_Goto, 0, ok, 0);
+          emit_resolve(p, diff);
+        }
+      }
+      if (oe == SQL_OE_REPLACE) {
+        if (tab->without_rowid) {
+          if (x != tab->pk_index) {
+            Index *pk = tab->pk_index;
+            int skip = emit_label(p);
+            for (int j = 0; j < pk->nkey; j++) {
+              int pc = pk->cols[j].col, pos = 0;
+              for (int k = 0; k < x->ncol; k++)
+                if (x->cols[k].col == pc) {
+                  pos = k;
+                  break;
+                }
+              emit(p, OP_Column, w->cur[i], pos, w->pkreg + j);
+            }
+            vm_builder_add_i4(&p->b, OP_NotFound, w->tabcur, skip, w->pkreg, pk->nkey);
+            delete_current(w, 0);
+            emit_resolve(p, skip);
+          } else {
+            delete_current(w, 0);
+          }
+        } else {
+          int skip = emit_label(p), t = emit_regs(p, 1);
+          emit(p, OP_IdxRowid, w->cur[i], t, 0);
+          emit(p, OP_NotExists, w->tabcur, skip, t);
+          delete_current(w, 0);
+          emit_resolve(p, skip);
+        }
+      } else if (oe == SQL_OE_IGNORE) {
+        emit(p, OP_Goto, 0, ignore, 0);
+      } else {
+        const char *msg = unique_msg(p, x);
+        if (!msg) return;
+        halt_msg(p, x->origin == INDEX_ORIGIN_PK ? SHALE_CONSTRAINT_PRIMARYKEY
+                                                 : SHALE_CONSTRAINT_UNIQUE,
+                 oe, msg);
+      }
+      emit_resolve(p, ok);
+    }
+  }
+}
+
+/* Write the new row: index entries, then the record. lastrowid: INSERT. */
+static void write_row(Writer *w, int rowid, int cols, int lastrowid) {
+  Parse *p = w->p;
+  Table *tab = w->tab;
+  int pkrec = 0;
+  for (int i = 0; i < w->nidx; i++) {
+    if (w->idx[i] == tab->pk_index) {
+      pkrec = w->rec[i];
+      continue;
+    }
+    int skip = emit_label(p);
+    emit(p, OP_IsNull, w->rec[i], skip, 0);
+    emit(p, OP_IdxInsert, w->cur[i], w->rec[i], 0);
+    emit_resolve(p, skip);
+  }
+  if (tab->without_rowid) {
+    int a = emit(p, OP_Insert, w->tabcur, pkrec, w->zero);
+    vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
+    return;
+  }
+  int n = tab->nstored, base = emit_regs(p, n > 0 ? n : 1);
+  char *aff = parse_alloc(p, (size_t)n + 1);
+  if (!aff) return;
+  for (int j = 0; j < tab->ncol; j++) {
+    int s = tab->cols[j].storage;
+    if (s < 0 || s >= n) continue;
+    aff[s] = w->caff[j];
+    if (j == tab->rowid_alias)
+      emit(p, OP_Null, 0, base + s, 0);
+    else
+      emit(p, OP_SCopy, cols + j, base + s, 0);
+  }
+  for (int s = 0; s < n; s++)
+    if (!aff[s]) aff[s] = AFF_BLOB;
+  int rec = emit_regs(p, 1);
+  vm_builder_add_text(&p->b, OP_MakeRecord, base, n, rec, aff, -1);
+  int a = vm_builder_add_text(&p->b, OP_Insert, w->tabcur, rec, rowid, tab->name, -1);
+  vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE | (lastrowid ? VM_OPFLAG_LASTROWID : 0));
+}
+
+/* Generated columns of the row (after the others are known). */
+static void code_generated(Parse *p, Table *tab, int rowid, int cols) {
+  if (!tab->has_generated) return;
+  for (int j = 0; j < tab->ncol && !parse_failed(p); j++) {
+    Column *c = &tab->cols[j];
+    if (!c->gen) continue;
+    SqlExpr *e = row_expr(p, tab, c->gen, rowid, cols, NC_IS_GENCOL | NC_NO_SUBQUERY,
+                          "generated columns");
+    if (!e) return;
+    expr_code(p, e, cols + j);
+    char a = c->affinity ? c->affinity : AFF_BLOB;
+    vm_builder_add_text(&p->b, OP_Affinity, cols + j, 1, 0, &a, 1);
+  }
+}
+
+/* ---------------------------------------------------------------- lookup */
+
+static Table *dml_table(Parse *p, const char *schema, const char *name, View **view) {
+  *view = NULL;
+  if (schema && strcasecmp(schema, "main") != 0) {
+    parse_error(p, "unknown database %s", schema);
+    return NULL;
+  }
+  Table *t = schema_find_table(p->schema, name);
+  if (t) {
+    if (t->is_schema) {
+      parse_error(p, "table %s may not be modified", "sqlite_master");
+      return NULL;
+    }
+    return t;
+  }
+  View *v = schema_find_view(p->schema, name);
+  if (v) {
+    *view = v;
+    return NULL;
+  }
+  if (schema)
+    parse_error(p, "no such table: %s.%s", schema, name);
+  else
+    parse_error(p, "no such table: %s", name);
+  return NULL;
+}
+
+/* A view's Table (for INSTEAD OF triggers) and its SELECT, or NULL when it
+ * has no INSTEAD OF trigger for op ("cannot modify v because it is a
+ * view"). */
+static Table *view_table(Parse *p, View *v, int op) {
+  SqlSelect *sel = NULL;
+  (void)sel;
+  Table fake;
+  memset(&fake, 0, sizeof fake);
+  fake.name = v->name;
+  if (!trigger_exists(p, &fake, op, TRIGGER_INSTEAD_OF)) {
+    parse_error(p, "cannot modify %s because it is a view", v->name);
+    return NULL;
+  }
+  SqlSrcList *sl = parse_alloc(p, sizeof *sl);
+  SqlSrcItem *it = parse_alloc(p, sizeof *it);
+  if (!sl || !it) return NULL;
+  it->name = v->name;
+  sl->n = sl->cap = 1;
+  sl->a = it;
+  SrcList *src = src_from_ast(p, sl, NULL);
+  if (!src || src->n != 1) return NULL;
+  return src->a[0].tab;
+}
+
+/* ---------------------------------------------------------------- INSERT */
+
+typedef struct InsertCtx {
+  Table *tab;
+  int is_view;
+  int *colmap; /* column -> value index, or -1 */
+  int ipk;     /* value index of the rowid, or -1 */
+  int vals;
+  Writer w;
+} InsertCtx;
+
+static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
+  Table *tab = ic->tab;
+  int newrow = emit_regs(p, tab->ncol + 1), cols = newrow + 1;
+  for (int j = 0; j < tab->ncol && !parse_failed(p); j++) {
+    if (ic->colmap[j] >= 0)
+      emit(p, OP_SCopy, ic->vals + ic->colmap[j], cols + j, 0);
+    else if (tab->cols[j].gen)
+      emit(p, OP_Null, 0, cols + j, 0);
+    else
+      code_default(p, &tab->cols[j], cols + j);
+  }
+  if (parse_failed(p)) return;
+  if (ic->is_view) {
+    emit(p, OP_Null, 0, newrow, 0);
+    trigger_code(p, tab, TRIGGER_INSERT, TRIGGER_INSTEAD_OF, NULL, 0, newrow, ic->w.stmt_oe,
+                 ignore);
+    return;
+  }
+  int before = trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE);
+  int after = trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_AFTER);
+  vm_builder_add_text(&p->b, OP_Affinity, cols, tab->ncol, 0, ic->w.caff, tab->ncol);
+  if (before) {
+    if (ic->ipk >= 0) {
+      int l = emit_label(p);
+      emit(p, OP_SCopy, ic->vals + ic->ipk, newrow, 0);
+      emit(p, OP_NotNull, newrow, l, 0);
+      emit(p, OP_Integer, -1, newrow, 0);
+      emit_resolve(p, l);
+      emit(p, OP_MustBeInt, newrow, 0, 0);
+    } else {
+      emit(p, OP_Integer, -1, newrow, 0);
+    }
+    if (tab->rowid_alias >= 0) emit(p, OP_SCopy, newrow, cols + tab->rowid_alias, 0);
+    code_generated(p, tab, newrow, cols);
+    trigger_code(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE, NULL, 0, newrow, ic->w.stmt_oe, ignore);
+  }
+  if (tab->without_rowid) {
+    emit(p, OP_Null, 0, newrow, 0);
+  } else if (ic->ipk >= 0) {
+    int have = emit_label(p), got = emit_label(p);
+    emit(p, OP_SCopy, ic->vals + ic->ipk, newrow, 0);
+    emit(p, OP_NotNull, newrow, have, 0);
+    emit(p, OP_NewRowid, ic->w.tabcur, newrow, 0);
+    emit(p, OP_Goto, 0, got, 0);
+    emit_resolve(p, have);
+    emit(p, OP_MustBeInt, newrow, 0, 0);
+    emit_resolve(p, got);
+  } else {
+    emit(p, OP_NewRowid, ic->w.tabcur, newrow, 0);
+  }
+  if (tab->rowid_alias >= 0) emit(p, OP_SCopy, newrow, cols + tab->rowid_alias, 0);
+  code_generated(p, tab, newrow, cols);
+  build_new_keys(&ic->w, newrow, cols);
+  check_constraints(&ic->w, newrow, cols, 0, ic->ipk >= 0, ignore);
+  write_row(&ic->w, newrow, cols, 1);
+  if (after)
+    trigger_code(p, tab, TRIGGER_INSERT, TRIGGER_AFTER, NULL, 0, newrow, ic->w.stmt_oe, ignore);
+}
+
+int dml_insert(Parse *p, const SqlStmt *s) {
+  const SqlInsert *ins = &s->u.insert;
+  if (ins->upsert) {
+    parse_error(p, "UPSERT is not supported yet");
+    return 1;
+  }
+  if (ins->returning) {
+    parse_error(p, "RETURNING is not supported yet");
+    return 1;
+  }
+  if (ins->with) {
+    parse_error(p, "WITH is not supported on INSERT yet");
+    return 1;
+  }
+  View *view = NULL;
+  InsertCtx ic;
+  memset(&ic, 0, sizeof ic);
+  Table *tab = dml_table(p, ins->table.schema, ins->table.name, &view);
+  if (!tab && view) tab = view_table(p, view, TRIGGER_INSERT);
+  if (!tab || parse_failed(p)) return 1;
+  ic.tab = tab;
+  ic.is_view = view != NULL;
+  int stmt_oe = stmt_oe_of(p, ins->or_conflict);
+
+  /* the values' shape */
+  SqlSelect *sel = ins->select;
+  int direct = sel && sel->kind == SQL_SEL_VALUES && !sel->prior && !sel->with && !sel->order_by &&
+               !sel->limit;
+  int nvals = 0;
+  if (direct) {
+    nvals = sel->cols->a[0].expr->list ? sel->cols->a[0].expr->list->n : 0;
+  } else if (sel) {
+    NameCtx nc;
+    memset(&nc, 0, sizeof nc);
+    trig_nc(p, &nc);
+    if (select_resolve(p, sel, p->nested ? &nc : NULL) || parse_failed(p)) return 1;
+    nvals = select_ncol(sel);
+  }
+  int ninsertable = 0;
+  for (int j = 0; j < tab->ncol; j++)
+    if (!tab->cols[j].gen) ninsertable++;
+  ic.colmap = parse_alloc(p, (size_t)(tab->ncol ? tab->ncol : 1) * sizeof(int));
+  if (!ic.colmap) return 1;
+  for (int j = 0; j < tab->ncol; j++) ic.colmap[j] = -1;
+  ic.ipk = -1;
+  if (ins->columns) {
+    for (int i = 0; i < ins->columns->n; i++) {
+      const char *nm = ins->columns->a[i];
+      int j = table_column_index(tab, nm);
+      if (j < 0) {
+        if (is_rowid_name(nm) && !tab->without_rowid && !ic.is_view) {
+          ic.ipk = i;
+          continue;
+        }
+        parse_error(p, "table %s has no column named %s", tab->name, nm);
+        return 1;
+      }
+      if (tab->cols[j].gen) {
+        parse_error(p, "cannot INSERT into generated column \"%s\"", tab->cols[j].name);
+        return 1;
+      }
+      ic.colmap[j] = i;
+      if (j == tab->rowid_alias) ic.ipk = i;
+    }
+    if (sel && nvals != ins->columns->n) {
+      parse_error(p, "%d values for %d columns", nvals, ins->columns->n);
+      return 1;
+    }
+  } else if (sel) {
+    if (nvals != ninsertable) {
+      parse_error(p, "table %s has %d columns but %d values were supplied", tab->name,
+                  ninsertable, nvals);
+      return 1;
+    }
+    for (int j = 0, k = 0; j < tab->ncol; j++)
+      if (!tab->cols[j].gen) ic.colmap[j] = k++;
+    if (tab->rowid_alias >= 0) ic.ipk = ic.colmap[tab->rowid_alias];
+  }
+  if (ic.is_view) ic.ipk = -1;
+
+  if (ic.is_view) {
+    memset(&ic.w, 0, sizeof ic.w);
+    ic.w.p = p;
+    ic.w.tab = tab;
+    ic.w.stmt_oe = stmt_oe;
+  } else if (writer_open(p, &ic.w, tab, stmt_oe)) {
+    return 1;
+  }
+  ic.vals = emit_regs(p, nvals > 0 ? nvals : 1);
+  int ret = emit_regs(p, 1), lrow = emit_label(p), ldone = emit_label(p);
+
+  if (!sel) {
+    emit(p, OP_Gosub, ret, lrow, 0);
+  } else if (direct) {
+    for (int r = 0; r < sel->cols->n && !parse_failed(p); r++) {
+      SqlExpr *row = sel->cols->a[r].expr;
+      int n = row->list ? row->list->n : 0;
+      if (n != nvals) {
+        parse_error(p, "all VALUES must have the same number of terms");
+        return 1;
+      }
+      SqlExprList *l = dml_list_dup(p, row->list);
+      if (!l && n) return 1;
+      NameCtx nc;
+      memset(&nc, 0, sizeof nc);
+      trig_nc(p, &nc);
+      if (l && (resolve_list(p, &nc, l) || parse_failed(p))) return 1;
+      if (l) expr_code_list(p, l, ic.vals);
+      emit(p, OP_Gosub, ret, lrow, 0);
+    }
+  } else {
+    int eph = emit_cursor(p);
+    emit(p, OP_OpenEphemeral, eph, nvals, 0);
+    SelectDest d;
+    memset(&d, 0, sizeof d);
+    d.kind = SD_TABLE;
+    d.cursor = eph;
+    d.nreg = nvals;
+    if (select_code(p, sel, &d) || parse_failed(p)) return 1;
+    int top = emit_label(p);
+    emit(p, OP_Rewind, eph, ldone, 0);
+    emit_resolve(p, top);
+    for (int i = 0; i < nvals; i++) emit(p, OP_Column, eph, i, ic.vals + i);
+    emit(p, OP_Gosub, ret, lrow, 0);
+    emit(p, OP_Next, eph, top, 0);
+  }
+  emit(p, OP_Goto, 0, ldone, 0);
+  emit_resolve(p, lrow);
+  int lnext = emit_label(p);
+  insert_row(p, &ic, lnext);
+  emit_resolve(p, lnext);
+  emit(p, OP_Return, ret, 0, 0);
+  emit_resolve(p, ldone);
+  return parse_failed(p);
+}
+
+/* ------------------------------------------------------- UPDATE / DELETE */
+
+/* Collect the rows of src item 0 matching where: rowids into a RowSet
+ * (returns its register) or PRIMARY KEYs into ephemeral table *eph. */
+static int collect_rows(Parse *p, SrcList *src, SqlExpr *where, Table *tab, int *eph) {
+  int scur = src->a[0].cursor;
+  int set = 0;
+  if (tab->without_rowid) {
+    *eph = emit_cursor(p);
+    emit(p, OP_OpenEphemeral, *eph, tab->npk, 0);
+  } else {
+    set = emit_regs(p, 1);
+    emit(p, OP_Null, 0, set, 0);
+  }
+  WhereInfo *wi = where_begin(p, src, where, NULL, 0);
+  if (!wi) return 0;
+  if (tab->without_rowid) {
+    int k = emit_regs(p, tab->npk), rec = emit_regs(p, 1), rid = emit_regs(p, 1);
+    for (int j = 0; j < tab->npk; j++) code_column(p, tab, scur, tab->pk_cols[j], k + j);
+    emit(p, OP_MakeRecord, k, tab->npk, rec);
+    emit(p, OP_NewRowid, *eph, rid, 0);
+    emit(p, OP_Insert, *eph, rec, rid);
+  } else {
+    int r = emit_regs(p, 1);
+    emit(p, OP_Rowid, scur, r, 0);
+    emit(p, OP_RowSetAdd, set, r, 0);
+  }
+  where_end(wi);
+  return set;
+}
+
+/* Loop head over collected rows: positions the writer's table cursor on
+ * each one; jumps to done when there are no more. Returns the label that
+ * goes to the next row. */
+static int rows_loop_begin(Parse *p, Writer *w, int set, int eph, int done, int *top_out) {
+  Table *tab = w->tab;
+  int top = emit_label(p), next = emit_label(p);
+  if (tab->without_rowid) {
+    emit(p, OP_Rewind, eph, done, 0);
+    emit_resolve(p, top);
+    for (int j = 0; j < tab->npk; j++) emit(p, OP_Column, eph, j, w->pkreg + j);
+    vm_builder_add_i4(&p->b, OP_NotFound, w->tabcur, next, w->pkreg, tab->npk);
+  } else {
+    int r = emit_regs(p, 1);
+    emit_resolve(p, top);
+    emit(p, OP_RowSetRead, set, done, r);
+    emit(p, OP_NotExists, w->tabcur, next, r);
+  }
+  *top_out = top;
+  return next;
+}
+
+static void rows_loop_end(Parse *p, Writer *w, int eph, int top, int next) {
+  emit_resolve(p, next);
+  if (w->tab->without_rowid)
+    emit(p, OP_Next, eph, top, 0);
+  else
+    emit(p, OP_Goto, 0, top, 0);
+}
+
+/* Reposition the table cursor on the old row after triggers ran; -> next
+ * if it is gone. */
+static void reseek(Parse *p, Writer *w, int old, int next) {
+  Table *tab = w->tab;
+  if (tab->without_rowid) {
+    for (int j = 0; j < tab->npk; j++)
+      emit(p, OP_SCopy, old + 1 + tab->pk_cols[j], w->pkreg + j, 0);
+    vm_builder_add_i4(&p->b, OP_NotFound, w->tabcur, next, w->pkreg, tab->npk);
+  } else {
+    emit(p, OP_NotExists, w->tabcur, next, old);
+  }
+}
+
+int dml_update(Parse *p, const SqlStmt *s) {
+  const SqlUpdate *u = &s->u.update;
+  if (u->from || u->returning || u->with || u->order_by || u->limit) {
+    parse_error(p, "this form of UPDATE is not supported yet");
+    return 1;
+  }
+  View *view = NULL;
+  Table *tab = dml_table(p, u->table->schema, u->table->name, &view);
+  if (!tab && view) {
+    parse_error(p, "cannot modify %s because it is a view", view->name);
+    return 1;
+  }
+  if (!tab || parse_failed(p)) return 1;
+  int stmt_oe = stmt_oe_of(p, u->or_conflict);
+  SrcList *src = src_single(p, tab, u->table->alias);
+  if (!src) return 1;
+  NameCtx nc;
+  memset(&nc, 0, sizeof nc);
+  nc.src = src;
+  trig_nc(p, &nc);
+
+  /* SET targets */
+  int ncol = tab->ncol;
+  SqlExpr **set = parse_alloc(p, (size_t)(ncol ? ncol : 1) * sizeof *set);
+  uint8_t *changed = parse_alloc(p, (size_t)(ncol ? ncol : 1));
+  if (!set || !changed) return 1;
+  SqlExpr *rowid_expr = NULL;
+  for (int i = 0; i < u->set->n; i++) {
+    SqlExprItem *it = &u->set->a[i];
+    int nn = it->nnames > 0 ? it->nnames : 1;
+    for (int k = 0; k < nn; k++) {
+      const char *nm = it->nnames > 0 ? it->names[k] : it->name;
+      SqlExpr *e;
+      if (it->nnames > 0) {
+        if (it->expr->op != SQL_E_ROW || !it->expr->list || it->expr->list->n != it->nnames) {
+          parse_error(p, "%d columns assigned %d values", it->nnames,
+                      it->expr->op == SQL_E_ROW && it->expr->list ? it->expr->list->n : 1);
+          return 1;
+        }
+        e = it->expr->list->a[k].expr;
+      } else {
+        e = it->expr;
+      }
+      e = dml_expr_dup(p, e);
+      if (!e) return 1;
+      int j = table_column_index(tab, nm);
+      if (j < 0) {
+        if (is_rowid_name(nm) && !tab->without_rowid) {
+          rowid_expr = e;
+          continue;
+        }
+        parse_error(p, "no such column: %s", nm);
+        return 1;
+      }
+      if (tab->cols[j].gen) {
+        parse_error(p, "cannot UPDATE generated column \"%s\"", tab->cols[j].name);
+        return 1;
+      }
+      set[j] = e;
+      changed[j] = 1;
+      if (j == tab->rowid_alias) rowid_expr = e;
+    }
+  }
+  for (int j = 0; j < ncol; j++)
+    if (set[j] && (resolve_expr(p, &nc, set[j]) || parse_failed(p))) return 1;
+  if (rowid_expr && tab->rowid_alias < 0 &&
+      (resolve_expr(p, &nc, rowid_expr) || parse_failed(p)))
+    return 1;
+  SqlExpr *where = dml_expr_dup(p, u->where);
+  if (where && (resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
+
+  parse_need_write(p);
+  int eph = -1;
+  int rset = collect_rows(p, src, where, tab, &eph);
+  if (parse_failed(p)) return 1;
+  Writer w;
+  if (writer_open(p, &w, tab, stmt_oe)) return 1;
+  int old = emit_regs(p, ncol + 1), newrow = emit_regs(p, ncol + 1), cols = newrow + 1;
+  int done = emit_label(p), top;
+  int next = rows_loop_begin(p, &w, rset, eph, done, &top);
+  read_row(&w, old);
+  int scur = src->a[0].cursor;
+  for (int j = 0; j < ncol; j++) {
+    if (set[j]) {
+      bind_row(p, set[j], scur, old, old + 1);
+      expr_code(p, set[j], cols + j);
+    } else {
+      emit(p, OP_SCopy, old + 1 + j, cols + j, 0);
+    }
+  }
+  if (tab->without_rowid) {
+    emit(p, OP_Null, 0, newrow, 0);
+  } else if (rowid_expr) {
+    bind_row(p, rowid_expr, scur, old, old + 1);
+    if (tab->rowid_alias < 0 || !set[tab->rowid_alias])
+      expr_code(p, rowid_expr, newrow);
+    else
+      emit(p, OP_SCopy, cols + tab->rowid_alias, newrow, 0);
+    emit(p, OP_MustBeInt, newrow, 0, 0);
+  } else {
+    emit(p, OP_SCopy, old, newrow, 0);
+  }
+  if (tab->rowid_alias >= 0) emit(p, OP_SCopy, newrow, cols + tab->rowid_alias, 0);
+  vm_builder_add_text(&p->b, OP_Affinity, cols, ncol, 0, w.caff, ncol);
+  code_generated(p, tab, newrow, cols);
+  if (trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE)) {
+    trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE, changed, old, newrow, stmt_oe, next);
+    reseek(p, &w, old, next);
+  }
+  build_new_keys(&w, newrow, cols);
+  check_constraints(&w, newrow, cols, old, rowid_expr != NULL, next);
+  delete_keys(&w, old, old + 1, 1);
+  if (rowid_expr && !tab->without_rowid) {
+    int same = emit_label(p);
+    emit(p, OP_Eq, old, same, newrow);
+    emit(p, OP_NotExists, w.tabcur, same, old);
+    emit(p, OP_Delete, w.tabcur, 0, 0);
+    emit_resolve(p, same);
+  }
+  write_row(&w, newrow, cols, 0);
+  if (trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER))
+    trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER, changed, old, newrow, stmt_oe, next);
+  rows_loop_end(p, &w, eph, top, next);
+  emit_resolve(p, done);
+  return parse_failed(p);
+}
+
+int dml_delete(Parse *p, const SqlStmt *s) {
+  const SqlDelete *d = &s->u.del;
+  if (d->returning || d->with || d->order_by || d->limit) {
+    parse_error(p, "this form of DELETE is not supported yet");
+    return 1;
+  }
+  View *view = NULL;
+  Table *tab = dml_table(p, d->table->schema, d->table->name, &view);
+  if (!tab && view) {
+    parse_error(p, "cannot modify %s because it is a view", view->name);
+    return 1;
+  }
+  if (!tab || parse_failed(p)) return 1;
+  int before = trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE);
+  int after = trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_AFTER);
+  parse_need_write(p);
+  if (!d->where && !before && !after) {
+    for (Index *x = tab->indexes; x; x = x->next)
+      if (x != tab->pk_index) emit(p, OP_Clear, (int)x->root, 0, 0);
+    emit(p, OP_Clear, (int)tab->root, 0, 1);
+    return parse_failed(p);
+  }
+  SrcList *src = src_single(p, tab, d->table->alias);
+  if (!src) return 1;
+  NameCtx nc;
+  memset(&nc, 0, sizeof nc);
+  nc.src = src;
+  trig_nc(p, &nc);
+  SqlExpr *where = dml_expr_dup(p, d->where);
+  if (where && (resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
+  int eph = -1;
+  int rset = collect_rows(p, src, where, tab, &eph);
+  if (parse_failed(p)) return 1;
+  Writer w;
+  if (writer_open(p, &w, tab, 0)) return 1;
+  int old = emit_regs(p, tab->ncol + 1);
+  int done = emit_label(p), top;
+  int next = rows_loop_begin(p, &w, rset, eph, done, &top);
+  read_row(&w, old);
+  if (before) {
+    trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE, NULL, old, 0, 0, next);
+    reseek(p, &w, old, next);
+  }
+  delete_keys(&w, old, old + 1, 0);
+  if (tab->without_rowid) {
+    int a = emit(p, OP_Delete, w.tabcur, 0, 0);
+    vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
+  } else {
+    int a = emit(p, OP_Delete, w.tabcur, 0, 0);
+    vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
+  }
+  if (after) trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_AFTER, NULL, old, 0, 0, next);
+  rows_loop_end(p, &w, eph, top, next);
+  emit_resolve(p, done);
+  return parse_failed(p);
+}
