@@ -429,6 +429,8 @@ struct Parse {
   /* trigger compilation: program-wide data */
   const Table *trig_tab;  /* table of the trigger being compiled */
   int trig_depth;
+  /* select part (compile_select.c, resolve.c): per-SELECT resolution data */
+  struct SelectState *select_state;
 };
 
 /* Record the first error (printf-style message) with code rc (SHALE_ERROR

@@ -1,26 +1,1437 @@
 /*
- * compile_select.c -- placeholder until the select part lands (see compile.h for the
- * contract). Every function here records "not supported yet" and returns.
+ * compile_select.c -- SELECT: FROM lists (tables, views, subqueries, joins),
+ * '*' expansion, resolution of a whole SELECT, result column names, and the
+ * code for cores, aggregates, DISTINCT, ORDER BY, LIMIT/OFFSET, VALUES and
+ * compounds, into any SelectDest.
+ *
+ * Owns: SrcLists it builds and the SelInfo of every SELECT (select_int.h),
+ * all in the Parse arena.
+ *
+ * Invariants:
+ *  1. Rows leave a core through emit_output only: DISTINCT check, then either
+ *     the ORDER BY sorter (key columns, a sequence number, then the result
+ *     columns) or emit_dest (OFFSET skip, the destination, LIMIT count).
+ *  2. LIMIT/OFFSET registers are evaluated once per run of the SELECT
+ *     (MustBeInt: "datatype mismatch"); LIMIT 0 jumps to the end at once,
+ *     a negative LIMIT never reaches zero (no limit), a negative OFFSET is 0.
+ *  3. Aggregate queries: the loop computes every aggregate argument and every
+ *     bare column (a column of this query read outside aggregate arguments);
+ *     only then are the aggregate calls and bare columns of the result,
+ *     HAVING and ORDER BY replaced in place by SQL_E_REG nodes (accumulator
+ *     / last-row registers) and the output code generated from them.
+ *  4. A view body is parsed again from its CREATE VIEW text into the Parse
+ *     arena, so the schema's AST is never annotated.
+ *  5. Compound SELECTs: UNION ALL streams both sides to the same output;
+ *     UNION/EXCEPT go through one ephemeral index, INTERSECT through two;
+ *     ORDER BY of a compound sorts the combined rows by result columns.
  */
-#include "compile.h"
+#include <stdio.h>
+#include <string.h>
+
+#include "select_int.h"
+
+/* ---- small helpers ---- */
+
+static SqlExpr *new_expr(Parse *p, int op) {
+  SqlExpr *e = parse_alloc(p, sizeof *e);
+  if (e) {
+    e->op = (uint8_t)op;
+    e->height = 1;
+  }
+  return e;
+}
+
+static SqlExprList *list_add(Parse *p, SqlExprList *l, SqlExpr *e) {
+  if (!l) {
+    l = parse_alloc(p, sizeof *l);
+    if (!l) return NULL;
+  }
+  if (l->n == l->cap) {
+    int cap = l->cap ? l->cap * 2 : 8;
+    SqlExprItem *a = parse_alloc(p, sizeof(SqlExprItem) * (size_t)cap);
+    if (!a) return NULL;
+    if (l->n) memcpy(a, l->a, sizeof(SqlExprItem) * (size_t)l->n);
+    l->a = a;
+    l->cap = cap;
+  }
+  memset(&l->a[l->n], 0, sizeof l->a[0]);
+  l->a[l->n++].expr = e;
+  return l;
+}
+
+static SqlSelect *leftmost(SqlSelect *s) {
+  while (s->prior) s = s->prior;
+  return s;
+}
+
+static void colref(SqlExpr *e, SrcItem *it, int col) {
+  e->op = SQL_E_COLREF;
+  e->cursor = it->cursor;
+  e->column = col;
+  e->tab = it->tab;
+  e->aff = col < 0 ? AFF_INTEGER : it->tab->cols[col].affinity;
+  if (!e->aff) e->aff = AFF_BLOB;
+  if (col >= 0) it->colused |= col >= 63 ? (uint64_t)1 << 63 : (uint64_t)1 << col;
+}
+
+/* ---- FROM lists ---- */
+
+SrcItem *src_find_cursor(SrcList *s, int cur) {
+  for (int i = 0; s && i < s->n; i++)
+    if (s->a[i].cursor == cur) return &s->a[i];
+  return NULL;
+}
+
+SrcList *src_single(Parse *p, Table *tab, const char *alias) {
+  SrcList *s = parse_alloc(p, sizeof *s);
+  if (!s) return NULL;
+  s->a = parse_alloc(p, sizeof(SrcItem));
+  if (!s->a) return NULL;
+  s->n = 1;
+  SrcItem *it = &s->a[0];
+  it->tab = tab;
+  it->name = alias ? alias : tab->name;
+  it->kind = SRC_TABLE;
+  it->cursor = emit_cursor(p);
+  parse_need_read(p);
+  return s;
+}
+
+static int count_items(const SqlSrcList *from) {
+  int n = 0;
+  for (int i = 0; from && i < from->n; i++)
+    n += from->a[i].nested && !from->a[i].select ? count_items(from->a[i].nested) : 1;
+  return n;
+}
+
+static SqlExpr *and_expr(Parse *p, SqlExpr *a, SqlExpr *b) {
+  if (!a) return b;
+  if (!b) return a;
+  SqlExpr *e = new_expr(p, SQL_E_BINARY);
+  if (!e) return NULL;
+  e->sub = TK_AND;
+  e->a = a;
+  e->b = b;
+  return e;
+}
+
+/* A view's body, parsed again into the Parse arena. */
+static SqlSelect *view_select(Parse *p, const View *v, const char **text) {
+  SqlStmt *st = NULL;
+  char *err = NULL;
+  int rc = sql_parse(&p->arena, v->sql, -1, &st, NULL, &err);
+  if (rc || !st || st->kind != SQL_STMT_CREATE_VIEW) {
+    if (err) {
+      parse_error(p, "%s", err);
+      shale_free(err);
+    } else {
+      parse_error(p, "malformed view: %s", v->name);
+    }
+    return NULL;
+  }
+  *text = v->sql;
+  return st->u.create_view.select;
+}
+
+static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, int jointype,
+                    int depth);
+
+static int add_items(Parse *p, SrcList *s, const SqlSrcList *from, NameCtx *outer, int depth) {
+  for (int i = 0; i < from->n; i++) {
+    const SqlSrcItem *a = &from->a[i];
+    if (a->nested && !a->select) {
+      int first = s->n;
+      if (add_items(p, s, a->nested, outer, depth)) return 1;
+      if (s->n > first) {
+        s->a[first].jointype = a->jointype;
+        if (a->on) s->a[s->n - 1].on = and_expr(p, s->a[s->n - 1].on, a->on);
+      }
+      continue;
+    }
+    if (add_item(p, s, a, outer, a->jointype, depth)) return 1;
+  }
+  return 0;
+}
+
+static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, int jointype,
+                    int depth) {
+  SrcItem *it = &s->a[s->n];
+  memset(it, 0, sizeof *it);
+  it->ast = a;
+  it->jointype = (uint8_t)jointype;
+  it->not_indexed = a->not_indexed;
+  it->indexed_by = a->indexed_by;
+  it->on = a->on;
+  it->db = a->schema;
+  if (a->select) {
+    it->kind = SRC_SUBQUERY;
+    it->sub = a->select;
+    if (select_resolve(p, a->select, outer)) return 1;
+    it->name = a->alias;
+    it->tab = select_result_table(p, a->select, a->alias ? a->alias : "subquery", NULL);
+    if (!it->tab) return 1;
+  } else {
+    if (a->schema && util_stricmp(a->schema, "main") != 0) {
+      parse_error(p, "no such table: %s.%s", a->schema, a->name);
+      return 1;
+    }
+    if (a->has_args) {
+      parse_error(p, "no such table-valued function: %s", a->name);
+      return 1;
+    }
+    it->name = a->alias ? a->alias : a->name;
+    Table *t = p->schema ? schema_find_table(p->schema, a->name) : NULL;
+    if (t) {
+      it->kind = SRC_TABLE;
+      it->tab = t;
+      parse_need_read(p);
+    } else {
+      View *v = p->schema ? schema_find_view(p->schema, a->name) : NULL;
+      if (!v) {
+        if (a->schema) parse_error(p, "no such table: %s.%s", a->schema, a->name);
+        else parse_error(p, "no such table: %s", a->name);
+        return 1;
+      }
+      if (depth > 64) {
+        parse_error(p, "view %s is circularly defined", a->name);
+        return 1;
+      }
+      const char *text = NULL;
+      SqlSelect *sel = view_select(p, v, &text);
+      if (!sel) return 1;
+      SelectState *st = select_state(p);
+      if (!st) return 1;
+      const char *save = st->text;
+      st->text = text;
+      int rc = select_resolve(p, sel, NULL);
+      st->text = save;
+      if (rc) return 1;
+      SqlIdList ids = {0, 0, NULL};
+      if (v->ncol) {
+        ids.n = ids.cap = v->ncol;
+        ids.a = v->cols;
+      }
+      it->kind = SRC_SUBQUERY;
+      it->is_view = 1;
+      it->sub = sel;
+      it->tab = select_result_table(p, sel, v->name, v->ncol ? &ids : NULL);
+      if (!it->tab) return 1;
+      parse_need_read(p);
+    }
+  }
+  it->cursor = emit_cursor(p);
+  s->n++;
+  return 0;
+}
 
 SrcList *src_from_ast(Parse *p, const SqlSrcList *from, NameCtx *outer) {
-  parse_error(p, "FROM is not supported yet");
-  return NULL;
+  SrcList *s = parse_alloc(p, sizeof *s);
+  if (!s) return NULL;
+  int n = count_items(from);
+  if (n > 64) {
+    parse_error(p, "at most 64 tables in a join");
+    return NULL;
+  }
+  s->a = parse_alloc(p, sizeof(SrcItem) * (size_t)(n ? n : 1));
+  if (!s->a) return NULL;
+  if (from && add_items(p, s, from, outer, 0)) return NULL;
+  if (!src_extras(p, s, 1)) return NULL;
+  return parse_failed(p) ? NULL : s;
 }
-SrcList *src_single(Parse *p, Table *tab, const char *alias) {
-  parse_error(p, "not supported yet");
-  return NULL;
+
+/* First item left of i having column name; its column in *col. */
+static int left_item_with(SrcList *s, int i, const char *name, int *col) {
+  for (int k = 0; k < i; k++) {
+    if (!s->a[k].tab) continue;
+    int j = table_column_index(s->a[k].tab, name);
+    if (j >= 0) {
+      *col = j;
+      return k;
+    }
+  }
+  return -1;
 }
-int src_resolve_joins(Parse *p, SrcList *s) { return 0; }
-SrcItem *src_find_cursor(SrcList *s, int cur) { return NULL; }
-void src_code_subquery(Parse *p, SrcItem *it) {}
-int select_resolve(Parse *p, SqlSelect *s, NameCtx *outer) { parse_error(p, "SELECT is not supported yet"); return 1; }
-int select_code(Parse *p, SqlSelect *s, SelectDest *dest) { parse_error(p, "SELECT is not supported yet"); return 1; }
-int select_ncol(const SqlSelect *s) { return 0; }
-SqlExprList *select_result(const SqlSelect *s) { return NULL; }
-int select_result_names(Parse *p, SqlSelect *s) { return 0; }
+
+static int join_term(Parse *p, SrcList *s, int i, const char *name) {
+  int lcol, rcol = table_column_index(s->a[i].tab, name);
+  int k = left_item_with(s, i, name, &lcol);
+  if (k < 0 || rcol < 0) {
+    parse_error(p, "cannot join using column %s - column not present in both tables", name);
+    return 1;
+  }
+  SqlExpr *l = new_expr(p, SQL_E_COLREF), *r = new_expr(p, SQL_E_COLREF);
+  SqlExpr *eq = new_expr(p, SQL_E_BINARY);
+  if (!l || !r || !eq) return 1;
+  colref(l, &s->a[k], lcol);
+  colref(r, &s->a[i], rcol);
+  eq->sub = TK_EQ;
+  eq->a = l;
+  eq->b = r;
+  s->a[i].on = and_expr(p, s->a[i].on, eq);
+  struct SrcX *x = src_extras(p, s, 1);
+  if (!x) return 1;
+  x->merged[i] |= (uint64_t)1 << (rcol >= 63 ? 63 : rcol);
+  return 0;
+}
+
+int src_resolve_joins(Parse *p, SrcList *s) {
+  for (int i = 1; s && i < s->n; i++) {
+    SrcItem *it = &s->a[i];
+    const SqlSrcItem *a = it->ast;
+    if (!a) continue;
+    if (it->jointype & SQL_JOIN_NATURAL) {
+      if (a->on || a->using_cols) {
+        parse_error(p, "a NATURAL join may not have an ON or USING clause");
+        return 1;
+      }
+      for (int j = 0; j < it->tab->ncol; j++) {
+        if (it->tab->cols[j].hidden == COL_HIDDEN) continue;
+        int lc;
+        if (left_item_with(s, i, it->tab->cols[j].name, &lc) < 0) continue;
+        if (join_term(p, s, i, it->tab->cols[j].name)) return 1;
+      }
+    } else if (a->using_cols) {
+      for (int j = 0; j < a->using_cols->n; j++)
+        if (join_term(p, s, i, a->using_cols->a[j])) return 1;
+    }
+  }
+  return parse_failed(p);
+}
+
+/* ---- resolution ---- */
+
+static int expand_star(Parse *p, SelInfo *info, SqlExprList *cols) {
+  SrcList *src = info->src;
+  int has_star = 0;
+  for (int i = 0; i < cols->n; i++)
+    if (cols->a[i].expr && cols->a[i].expr->op == SQL_E_STAR) has_star = 1;
+  if (!has_star) {
+    info->result = cols;
+    return 0;
+  }
+  SqlExprList *r = parse_alloc(p, sizeof *r);
+  if (!r) return 1;
+  struct SrcX *x = src_extras(p, src, 0);
+  for (int i = 0; i < cols->n; i++) {
+    SqlExpr *e = cols->a[i].expr;
+    if (!e || e->op != SQL_E_STAR) {
+      if (!list_add(p, r, e)) return 1;
+      r->a[r->n - 1] = cols->a[i];
+      continue;
+    }
+    if (!src || src->n == 0) {
+      parse_error(p, "no tables specified");
+      return 1;
+    }
+    int found = 0;
+    for (int k = 0; k < src->n; k++) {
+      SrcItem *it = &src->a[k];
+      if (e->table && (!it->name || util_stricmp(it->name, e->table) != 0)) continue;
+      found = 1;
+      for (int j = 0; j < it->tab->ncol; j++) {
+        if (it->tab->cols[j].hidden == COL_HIDDEN) continue;
+        if (!e->table && x && (x->merged[k] & ((uint64_t)1 << (j >= 63 ? 63 : j)))) continue;
+        SqlExpr *c = new_expr(p, SQL_E_COLREF);
+        if (!c || !list_add(p, r, c)) return 1;
+        colref(c, it, j);
+        c->span = e->span;
+      }
+    }
+    if (!found) {
+      parse_error(p, "no such table: %s", e->table);
+      return 1;
+    }
+  }
+  info->result = r;
+  return 0;
+}
+
+static int has_correl(const SqlSelect *s) {
+  for (; s; s = s->prior)
+    if (s->info && (s->info->nc.flags & NC_HAS_CORREL)) return 1;
+  return 0;
+}
+
+static int resolve_values(Parse *p, SqlSelect *s, SelInfo *info) {
+  SqlExprList *rows = s->cols;
+  int n = rows && rows->n ? (rows->a[0].expr->list ? rows->a[0].expr->list->n : 0) : 0;
+  for (int i = 0; rows && i < rows->n; i++) {
+    SqlExpr *row = rows->a[i].expr;
+    int m = row->list ? row->list->n : 0;
+    if (m != n) {
+      parse_error(p, "all VALUES must have the same number of terms");
+      return 1;
+    }
+    if (resolve_list(p, &info->nc, row->list)) return 1;
+  }
+  SqlExprList *r = parse_alloc(p, sizeof *r);
+  if (!r) return 1;
+  for (int j = 0; j < n; j++) {
+    if (!list_add(p, r, rows->a[0].expr->list->a[j].expr)) return 1;
+    char buf[32];
+    snprintf(buf, sizeof buf, "column%d", j + 1);
+    r->a[j].name = parse_strdup(p, buf);
+    r->a[j].span = rows->a[0].expr->list->a[j].span;
+  }
+  info->result = r;
+  return 0;
+}
+
+static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
+  SelInfo *info = sel_info(p, s, 1);
+  if (!info) return 1;
+  if (info->state) return parse_failed(p);
+  info->state = 1;
+  info->nc.outer = outer;
+  info->from_nc.outer = outer;
+  if (s->kind == SQL_SEL_VALUES) {
+    if (resolve_values(p, s, info)) return 1;
+    info->state = 2;
+    return 0;
+  }
+  info->src = src_from_ast(p, s->from, &info->from_nc);
+  if (!info->src) return 1;
+  if (info->from_nc.flags & NC_HAS_CORREL) info->nc.flags |= NC_HAS_CORREL;
+  NameCtx *nc = &info->nc;
+  nc->src = info->src;
+  if (src_resolve_joins(p, info->src)) return 1;
+  if (expand_star(p, info, s->cols)) return 1;
+  if (p->env && p->env->max_columns > 0 && info->result->n > p->env->max_columns) {
+    parse_error(p, "too many columns in result set");
+    return 1;
+  }
+  nc->flags |= NC_ALLOW_AGG;
+  if (resolve_list(p, nc, info->result)) return 1;
+  nc->flags &= ~NC_ALLOW_AGG;
+  for (int i = 0; i < info->src->n; i++) {
+    SrcItem *it = &info->src->a[i];
+    if (!it->on) continue;
+    nc->flags |= NC_IN_ON;
+    int rc = resolve_expr(p, nc, it->on);
+    nc->flags &= ~NC_IN_ON;
+    if (rc) return 1;
+  }
+  if (s->where) {
+    nc->result = info->result;
+    int rc = resolve_expr(p, nc, s->where);
+    nc->result = NULL;
+    if (rc) return 1;
+  }
+  if (s->group_by) {
+    info->group_col = parse_alloc(p, sizeof(int) * (size_t)s->group_by->n);
+    if (!info->group_col) return 1;
+    if (resolve_order_by_ex(p, nc, s->group_by, info->result, "GROUP", info->group_col))
+      return 1;
+  }
+  if (s->having) {
+    nc->result = info->result;
+    nc->flags |= NC_ALLOW_AGG;
+    int rc = resolve_expr(p, nc, s->having);
+    nc->flags &= ~NC_ALLOW_AGG;
+    nc->result = NULL;
+    if (rc) return 1;
+    if (!s->group_by && !(nc->flags & NC_HAS_AGG)) {
+      parse_error(p, "HAVING clause on a non-aggregate query");
+      return 1;
+    }
+  }
+  if (s->order_by && !s->prior) {
+    info->order_col = parse_alloc(p, sizeof(int) * (size_t)s->order_by->n);
+    if (!info->order_col) return 1;
+    nc->flags |= NC_ALLOW_AGG;
+    int rc = resolve_order_by_ex(p, nc, s->order_by, info->result, "ORDER", info->order_col);
+    nc->flags &= ~NC_ALLOW_AGG;
+    if (rc) return 1;
+  }
+  info->is_agg = (nc->flags & NC_HAS_AGG) || s->group_by;
+  info->state = 2;
+  return 0;
+}
+
+/* Quiet attempt: resolve a copy of term against a core; the result column
+ * it equals, or -1. */
+static int compound_term_match(Parse *p, SqlSelect *core, const SqlExpr *term) {
+  SelInfo *ci = core->info;
+  if (!ci || !ci->result) return -1;
+  SqlExpr *d = expr_dup(p, term);
+  if (!d) return -1;
+  int rc0 = p->rc;
+  char *msg0 = p->errmsg;
+  p->rc = 0;
+  p->errmsg = NULL;
+  int bad = resolve_expr(p, &ci->nc, d);
+  if (p->rc == SHALE_NOMEM) bad = 2;
+  if (p->errmsg) shale_free(p->errmsg);
+  p->rc = rc0;
+  p->errmsg = msg0;
+  if (bad == 2) {
+    parse_nomem(p);
+    return -1;
+  }
+  if (bad) return -1;
+  for (int k = 0; k < ci->result->n; k++)
+    if (expr_same(d, ci->result->a[k].expr)) return k;
+  return -1;
+}
+
+static int resolve_compound_order(Parse *p, SqlSelect *head) {
+  SelInfo *hi = head->info;
+  SqlExprList *ob = head->order_by;
+  int ncol = hi->result->n;
+  hi->order_col = parse_alloc(p, sizeof(int) * (size_t)ob->n);
+  if (!hi->order_col) return 1;
+  for (int i = 0; i < ob->n; i++) {
+    SqlExpr *e = ob->a[i].expr;
+    while (e && e->op == SQL_E_COLLATE) e = e->a;
+    int col = -1;
+    if (e && e->op == SQL_E_INTEGER) {
+      int64_t v = 0;
+      const char *z = e->z;
+      int ok = 1;
+      for (; *z; z++) {
+        if (*z < '0' || *z > '9' || v > 100000000) {
+          ok = 0;
+          break;
+        }
+        v = v * 10 + (*z - '0');
+      }
+      if (ok) {
+        if (v < 1 || v > ncol) {
+          parse_error(p, "%d%s ORDER BY term out of range - should be between 1 and %d", i + 1,
+                      ordinal_suffix(i + 1), ncol);
+          return 1;
+        }
+        col = (int)v - 1;
+      }
+    }
+    for (SqlSelect *c = leftmost(head); col < 0 && c;) {
+      /* aliases, then expressions, core by core from the left */
+      if (e && e->op == SQL_E_ID && c->info && c->info->result) {
+        for (int k = 0; k < c->info->result->n; k++)
+          if (c->info->result->a[k].name && util_stricmp(c->info->result->a[k].name, e->z) == 0) {
+            col = k;
+            break;
+          }
+      }
+      if (col < 0 && e) col = compound_term_match(p, c, e);
+      /* next core to the right */
+      SqlSelect *nx = NULL;
+      for (SqlSelect *q = head; q && q != c; q = q->prior) nx = q;
+      c = nx;
+    }
+    if (col < 0) {
+      parse_error(p, "%d%s ORDER BY term does not match any column in the result set", i + 1,
+                  ordinal_suffix(i + 1));
+      return 1;
+    }
+    hi->order_col[i] = col;
+  }
+  return 0;
+}
+
+static const char *compound_name(int op) {
+  switch (op) {
+  case SQL_COMPOUND_UNION_ALL: return "UNION ALL";
+  case SQL_COMPOUND_INTERSECT: return "INTERSECT";
+  case SQL_COMPOUND_EXCEPT: return "EXCEPT";
+  default: return "UNION";
+  }
+}
+
+int select_resolve(Parse *p, SqlSelect *s, NameCtx *outer) {
+  if (!s || parse_failed(p)) return parse_failed(p);
+  if (s->info && s->info->state == 2) return 0;
+  if (!s->prior) return resolve_core(p, s, outer);
+  int n = 0;
+  for (SqlSelect *c = s; c; c = c->prior) {
+    if (resolve_core(p, c, outer)) return 1;
+    n++;
+  }
+  if (p->env && p->env->max_compound > 0 && n > p->env->max_compound) {
+    parse_error(p, "too many terms in compound SELECT");
+    return 1;
+  }
+  for (SqlSelect *c = s; c->prior; c = c->prior) {
+    if (c->info->result->n != c->prior->info->result->n) {
+      parse_error(p, "SELECTs to the left and right of %s do not have the same number of result columns",
+                  compound_name(c->compound));
+      return 1;
+    }
+  }
+  if (s->order_by && resolve_compound_order(p, s)) return 1;
+  return parse_failed(p);
+}
+
+int select_ncol(const SqlSelect *s) {
+  return s && s->info && s->info->result ? s->info->result->n : 0;
+}
+
+SqlExprList *select_result(const SqlSelect *s) { return s && s->info ? s->info->result : NULL; }
+
+/* ---- result names and tables ---- */
+
+static const SqlExpr *skip_reg(const SqlExpr *e) {
+  while (e && e->op == SQL_E_REG && e->orig) e = e->orig;
+  return e;
+}
+
+/* The base-table column a result expression reads, through subqueries. */
+static int origin_of(const SqlExpr *e, const Table **tab, int *col) {
+  e = skip_reg(e);
+  if (!e || e->op != SQL_E_COLREF || !e->tab) return 0;
+  const Table *t = e->tab;
+  if (t->root == 0 && !t->is_schema && t->sql == NULL) {
+    /* a subquery/view Table: follow the SELECT it stands for */
+    return 0;
+  }
+  *tab = t;
+  *col = e->column;
+  return 1;
+}
+
+static const SqlExpr *follow_subquery(const SqlSelect *core, const SqlExpr *e) {
+  /* COLREF of a SRC_SUBQUERY item of core: the sub's result expression */
+  e = skip_reg(e);
+  if (!e || e->op != SQL_E_COLREF || !core || !core->info || !core->info->src) return NULL;
+  SrcItem *it = src_find_cursor(core->info->src, e->cursor);
+  if (!it || it->kind != SRC_SUBQUERY || !it->sub || e->column < 0) return NULL;
+  SqlSelect *l = leftmost(it->sub);
+  if (!l->info || !l->info->result || e->column >= l->info->result->n) return NULL;
+  return l->info->result->a[e->column].expr;
+}
+
+static const SqlSelect *sub_core(const SqlSelect *core, const SqlExpr *e) {
+  e = skip_reg(e);
+  SrcItem *it = src_find_cursor(core->info->src, e->cursor);
+  return leftmost(it->sub);
+}
+
+/* Origin (table, column index) of result expression e of core, following
+ * FROM subqueries and views. */
+static int trace_origin(const SqlSelect *core, const SqlExpr *e, const Table **tab, int *col) {
+  for (int guard = 0; guard < 100; guard++) {
+    const SqlExpr *x = skip_reg(e);
+    if (!x || x->op != SQL_E_COLREF) return 0;
+    const SqlExpr *f = follow_subquery(core, x);
+    if (!f) return origin_of(x, tab, col);
+    core = sub_core(core, x);
+    e = f;
+  }
+  return 0;
+}
+
+static const char *result_name(Parse *p, const SqlSelect *core, int i) {
+  SqlExprItem *it = &core->info->result->a[i];
+  if (it->name) return it->name;
+  const SqlExpr *e = skip_reg(it->expr);
+  if (e && e->op == SQL_E_COLREF) {
+    if (e->column < 0) return "rowid";
+    if (e->tab && e->column < e->tab->ncol) return e->tab->cols[e->column].name;
+  }
+  if (e && e->op == SQL_E_TRIGREF && e->tab && e->column >= 0) return e->tab->cols[e->column].name;
+  return span_text(p, core->info->text, it->span);
+}
+
+int select_result_names(Parse *p, SqlSelect *s) {
+  if (parse_failed(p)) return 1;
+  const SqlSelect *core = leftmost(s);
+  if (!core->info || !core->info->result) return 0;
+  int n = core->info->result->n;
+  p->ncol = n;
+  p->cols = parse_alloc(p, sizeof(ResultCol) * (size_t)(n ? n : 1));
+  if (!p->cols) return 1;
+  for (int i = 0; i < n; i++) {
+    ResultCol *rc = &p->cols[i];
+    rc->name = result_name(p, core, i);
+    const Table *t = NULL;
+    int col = 0;
+    if (trace_origin(core, core->info->result->a[i].expr, &t, &col)) {
+      rc->table = t->name;
+      rc->db = "main";
+      if (col < 0) {
+        rc->origin = t->rowid_alias >= 0 ? t->cols[t->rowid_alias].name : "rowid";
+        rc->decltype = "INTEGER";
+      } else {
+        rc->origin = t->cols[col].name;
+        rc->decltype = t->cols[col].type;
+      }
+    }
+  }
+  return parse_failed(p);
+}
+
 Table *select_result_table(Parse *p, SqlSelect *s, const char *name, const SqlIdList *colnames) {
-  parse_error(p, "not supported yet");
-  return NULL;
+  if (parse_failed(p)) return NULL;
+  SqlSelect *core = leftmost(s);
+  if (!core->info || !core->info->result) {
+    parse_error(p, "internal: unresolved SELECT");
+    return NULL;
+  }
+  int n = core->info->result->n;
+  if (colnames && colnames->n != n) {
+    parse_error(p, "expected %d columns for '%s' but got %d", colnames->n, name, n);
+    return NULL;
+  }
+  Table *t = parse_alloc(p, sizeof *t);
+  if (!t) return NULL;
+  t->name = parse_strdup(p, name ? name : "subquery");
+  t->ncol = n;
+  t->nstored = n;
+  t->rowid_alias = -1;
+  t->cols = parse_alloc(p, sizeof(Column) * (size_t)(n ? n : 1));
+  if (!t->cols) return NULL;
+  for (int i = 0; i < n; i++) {
+    Column *c = &t->cols[i];
+    const char *nm = colnames ? colnames->a[i] : result_name(p, core, i);
+    if (!nm) return NULL;
+    /* SQLite's dedup: name:1, name:2, ... */
+    int dup = 0;
+    for (int k = 0; k < i; k++)
+      if (util_stricmp(t->cols[k].name, nm) == 0) dup = 1;
+    if (dup) {
+      for (int cnt = 1;; cnt++) {
+        char *z = util_mprintf("%s:%d", nm, cnt);
+        if (!z) {
+          parse_nomem(p);
+          return NULL;
+        }
+        int clash = 0;
+        for (int k = 0; k < i; k++)
+          if (util_stricmp(t->cols[k].name, z) == 0) clash = 1;
+        if (!clash) {
+          nm = parse_strdup(p, z);
+          shale_free(z);
+          break;
+        }
+        shale_free(z);
+      }
+    }
+    c->name = nm;
+    SqlExpr *e = core->info->result->a[i].expr;
+    char aff = expr_affinity(e);
+    /* a compound's column: the leftmost core decides (as SQLite) */
+    c->affinity = aff ? aff : AFF_BLOB;
+    const Collation *coll = expr_collation(p, e);
+    c->coll = coll ? coll->name : NULL;
+    const Table *ot = NULL;
+    int oc = 0;
+    if (trace_origin(core, e, &ot, &oc)) c->type = oc < 0 ? "INTEGER" : ot->cols[oc].type;
+    c->storage = i;
+  }
+  return parse_failed(p) ? NULL : t;
+}
+
+/* ---- code: output of rows ---- */
+
+typedef struct OutCtx {
+  SelectDest *dest;
+  int ncol;
+  int reg_limit, reg_offset; /* 0 when absent */
+  int end_label;             /* LIMIT reached / first row of SD_MEM, SD_EXISTS */
+  int distinct_cur;          /* -1: none */
+  /* ORDER BY sorter (sorter_cur -1: none) */
+  int sorter_cur;
+  SqlExprList *order_by;
+  int *order_col;
+  int nkey; /* key columns in the sorter record, before the sequence */
+  const SqlSelect *order_owner; /* the core whose loop may deliver ORDER BY order */
+} OutCtx;
+
+static void emit_dest(Parse *p, OutCtx *oc, int regs) {
+  SelectDest *d = oc->dest;
+  int n = oc->ncol;
+  int skip = emit_label(p);
+  if (oc->reg_offset) emit(p, OP_IfPos, oc->reg_offset, skip, 1);
+  switch (d->kind) {
+  case SD_OUTPUT:
+    emit(p, OP_ResultRow, regs, n, 0);
+    break;
+  case SD_MEM:
+    emit(p, OP_Copy, regs, d->reg, (d->nreg ? d->nreg : n) - 1);
+    break;
+  case SD_EXISTS:
+    emit(p, OP_Integer, 1, d->reg, 0);
+    break;
+  case SD_SET: {
+    int r = emit_regs(p, 1);
+    if (d->aff)
+      vm_builder_add_text(&p->b, OP_MakeRecord, regs, n, r, d->aff, -1);
+    else
+      emit(p, OP_MakeRecord, regs, n, r);
+    emit(p, OP_IdxInsert, d->cursor, r, 0);
+    break;
+  }
+  case SD_UNION: {
+    int r = emit_regs(p, 1);
+    emit(p, OP_MakeRecord, regs, n, r);
+    emit(p, OP_IdxInsert, d->cursor, r, 0);
+    break;
+  }
+  case SD_EXCEPT:
+    emit(p, OP_IdxDelete, d->cursor, regs, n);
+    break;
+  case SD_TABLE: {
+    int r = emit_regs(p, 2);
+    emit(p, OP_MakeRecord, regs, n, r);
+    emit(p, OP_NewRowid, d->cursor, r + 1, 0);
+    emit(p, OP_Insert, d->cursor, r, r + 1);
+    break;
+  }
+  case SD_COROUTINE:
+    if (d->out != regs) emit(p, OP_Copy, regs, d->out, n - 1);
+    emit(p, OP_Yield, d->reg, 0, 0);
+    break;
+  case SD_REGS:
+    if (d->out != regs) emit(p, OP_Copy, regs, d->out, n - 1);
+    emit(p, OP_Gosub, d->reg, d->cursor, 0);
+    break;
+  case SD_DISCARD:
+  default:
+    break;
+  }
+  if (d->kind == SD_MEM || d->kind == SD_EXISTS) {
+    emit(p, OP_Goto, 0, oc->end_label, 0);
+  } else if (oc->reg_limit) {
+    emit(p, OP_DecrJumpZero, oc->reg_limit, oc->end_label, 0);
+  }
+  emit_resolve(p, skip);
+}
+
+static const Collation *coll_of(Parse *p, const SqlExpr *e) { return expr_collation(p, e); }
+
+static void emit_output(Parse *p, OutCtx *oc, int regs) {
+  int skip = emit_label(p);
+  int n = oc->ncol;
+  if (oc->distinct_cur >= 0) {
+    int r = emit_regs(p, 1);
+    vm_builder_add_i4(&p->b, OP_Found, oc->distinct_cur, skip, regs, n);
+    emit(p, OP_MakeRecord, regs, n, r);
+    emit(p, OP_IdxInsert, oc->distinct_cur, r, 0);
+  }
+  if (oc->sorter_cur >= 0) {
+    int nk = oc->nkey;
+    int base = emit_regs(p, nk + 1 + n);
+    int k = base;
+    for (int i = 0; i < oc->order_by->n; i++) {
+      SqlExprItem *t = &oc->order_by->a[i];
+      int col = oc->order_col ? oc->order_col[i] : -1;
+      int nulls_key = (t->nulls == SQL_NULLS_LAST && t->sort != SQL_SORT_DESC) ||
+                      (t->nulls == SQL_NULLS_FIRST && t->sort == SQL_SORT_DESC);
+      int vreg = nulls_key ? k + 1 : k;
+      if (col >= 0) emit(p, OP_SCopy, regs + col, vreg, 0);
+      else expr_code(p, t->expr, vreg);
+      if (nulls_key) {
+        int l = emit_label(p);
+        emit(p, OP_Integer, 0, k, 0);
+        emit(p, OP_NotNull, vreg, l, 0);
+        emit(p, OP_Integer, 1, k, 0);
+        emit_resolve(p, l);
+        k++;
+      }
+      k++;
+    }
+    emit(p, OP_Sequence, oc->sorter_cur, base + nk, 0);
+    for (int i = 0; i < n; i++) emit(p, OP_SCopy, regs + i, base + nk + 1 + i, 0);
+    int r = emit_regs(p, 1);
+    emit(p, OP_MakeRecord, base, nk + 1 + n, r);
+    emit(p, OP_SorterInsert, oc->sorter_cur, r, 0);
+  } else {
+    emit_dest(p, oc, regs);
+  }
+  emit_resolve(p, skip);
+}
+
+static KeyInfo *result_keyinfo(Parse *p, SqlSelect *s, int n) {
+  const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)(n ? n : 1));
+  if (!coll) return NULL;
+  for (SqlSelect *c = s; c; c = c->prior) {
+    if (!c->info || !c->info->result) continue;
+    for (int i = 0; i < n && i < c->info->result->n; i++) {
+      const Collation *x = coll_of(p, c->info->result->a[i].expr);
+      if (x) coll[i] = x; /* leftmost core last: it wins */
+    }
+  }
+  return parse_keyinfo(p, n, coll, NULL);
+}
+
+/* Sorter for ORDER BY: opened before the rows are produced. */
+static void sorter_setup(Parse *p, OutCtx *oc, SqlExprList *ob, int *order_col) {
+  int nk = 0;
+  for (int i = 0; i < ob->n; i++) {
+    SqlExprItem *t = &ob->a[i];
+    int nulls_key = (t->nulls == SQL_NULLS_LAST && t->sort != SQL_SORT_DESC) ||
+                    (t->nulls == SQL_NULLS_FIRST && t->sort == SQL_SORT_DESC);
+    nk += 1 + nulls_key;
+  }
+  const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1));
+  uint8_t *desc = parse_alloc(p, (size_t)(nk + 1));
+  if (!coll || !desc) return;
+  int k = 0;
+  for (int i = 0; i < ob->n; i++) {
+    SqlExprItem *t = &ob->a[i];
+    int nulls_key = (t->nulls == SQL_NULLS_LAST && t->sort != SQL_SORT_DESC) ||
+                    (t->nulls == SQL_NULLS_FIRST && t->sort == SQL_SORT_DESC);
+    uint8_t d = t->sort == SQL_SORT_DESC;
+    if (nulls_key) desc[k++] = d;
+    coll[k] = coll_of(p, t->expr);
+    desc[k++] = d;
+  }
+  KeyInfo *ki = parse_keyinfo(p, nk + 1, coll, desc);
+  if (!ki) return;
+  oc->sorter_cur = emit_cursor(p);
+  oc->order_by = ob;
+  oc->order_col = order_col;
+  oc->nkey = nk;
+  vm_builder_add_p4(&p->b, OP_SorterOpen, oc->sorter_cur, nk + 1, 0, P4_KEYINFO, ki);
+}
+
+/* Read the sorted rows back out to the destination. */
+static void sorter_output(Parse *p, OutCtx *oc) {
+  int n = oc->ncol;
+  int regs = emit_regs(p, n);
+  int rec = emit_regs(p, 1);
+  int pseudo = emit_cursor(p);
+  int done = emit_label(p), top = emit_label(p);
+  emit(p, OP_OpenPseudo, pseudo, rec, oc->nkey + 1 + n);
+  emit(p, OP_SorterSort, oc->sorter_cur, done, 0);
+  emit_resolve(p, top);
+  emit(p, OP_SorterData, oc->sorter_cur, rec, pseudo);
+  for (int i = 0; i < n; i++) emit(p, OP_Column, pseudo, oc->nkey + 1 + i, regs + i);
+  emit_dest(p, oc, regs);
+  emit(p, OP_SorterNext, oc->sorter_cur, top, 0);
+  emit_resolve(p, done);
+}
+
+/* ---- code: row loops ---- */
+
+typedef struct Loop {
+  WhereInfo *w;
+  int skip;
+} Loop;
+
+static int loop_begin(Parse *p, SelInfo *info, SqlSelect *s, SqlExprList *ob, int flags,
+                      Loop *l) {
+  l->w = NULL;
+  l->skip = 0;
+  if (info->src && info->src->n > 0) {
+    l->w = where_begin(p, info->src, s->where, ob, flags);
+    return l->w ? 0 : 1;
+  }
+  l->skip = emit_label(p);
+  if (s->where) expr_if_false(p, s->where, l->skip, 1);
+  return parse_failed(p);
+}
+
+static void loop_end(Parse *p, Loop *l) {
+  if (l->w) where_end(l->w);
+  else emit_resolve(p, l->skip);
+}
+
+static void values_code(Parse *p, SqlSelect *s, OutCtx *oc) {
+  int n = oc->ncol;
+  int regs = emit_regs(p, n);
+  for (int i = 0; s->cols && i < s->cols->n; i++) {
+    expr_code_list(p, s->cols->a[i].expr->list, regs);
+    emit_output(p, oc, regs);
+  }
+}
+
+/* ---- aggregates ---- */
+
+typedef struct AggWork {
+  AggInfo *ai;
+  SrcList *src;
+  int *arg_reg;    /* per func: first argument input register */
+  int *filter_reg; /* per func: FILTER input register or 0 */
+  int *col_in;     /* per col: input register */
+  int minmax;      /* the min/max rule applies (one min() or max() call) */
+  int best_reg;
+  int in_base, nin;
+} AggWork;
+
+static int agg_add_func(Parse *p, AggInfo *ai, SqlExpr *e) {
+  if (ai->nfunc == ai->capfunc) {
+    int cap = ai->capfunc ? ai->capfunc * 2 : 8;
+    AggFunc *a = parse_alloc(p, sizeof(AggFunc) * (size_t)cap);
+    if (!a) return 1;
+    if (ai->nfunc) memcpy(a, ai->funcs, sizeof(AggFunc) * (size_t)ai->nfunc);
+    ai->funcs = a;
+    ai->capfunc = cap;
+  }
+  AggFunc *f = &ai->funcs[ai->nfunc++];
+  f->expr = e;
+  f->func = e->func;
+  f->distinct_cursor = -1;
+  e->agg_slot = ai->nfunc - 1;
+  return 0;
+}
+
+static int agg_add_col(Parse *p, AggInfo *ai, SqlExpr *e) {
+  if (ai->ncol == ai->capcol) {
+    int cap = ai->capcol ? ai->capcol * 2 : 8;
+    AggCol *a = parse_alloc(p, sizeof(AggCol) * (size_t)cap);
+    if (!a) return 1;
+    if (ai->ncol) memcpy(a, ai->cols, sizeof(AggCol) * (size_t)ai->ncol);
+    ai->cols = a;
+    ai->capcol = cap;
+  }
+  AggCol *c = &ai->cols[ai->ncol++];
+  c->expr = e;
+  e->agg_slot = ai->ncol - 1;
+  return 0;
+}
+
+/* Aggregate calls of this query (not inside subqueries or other calls). */
+static int collect_funcs(Parse *p, AggInfo *ai, SqlExpr *e) {
+  if (!e) return 0;
+  if (e->op == SQL_E_FUNC && e->agg == 1) return agg_add_func(p, ai, e);
+  if (e->op == SQL_E_REG) return 0;
+  if (collect_funcs(p, ai, e->a) || collect_funcs(p, ai, e->b) || collect_funcs(p, ai, e->c))
+    return 1;
+  for (int i = 0; e->list && i < e->list->n; i++)
+    if (collect_funcs(p, ai, e->list->a[i].expr)) return 1;
+  return 0;
+}
+
+typedef struct ColWalk {
+  Parse *p;
+  AggInfo *ai;
+  SrcList *src;
+  int rc;
+} ColWalk;
+
+static int is_agg_func_of(AggInfo *ai, const SqlExpr *e) {
+  for (int i = 0; i < ai->nfunc; i++)
+    if (ai->funcs[i].expr == e) return 1;
+  return 0;
+}
+
+static int colwalk_expr(SqlWalker *w, SqlExpr *e) {
+  ColWalk *cw = w->arg;
+  if (is_agg_func_of(cw->ai, e)) return SQL_WALK_PRUNE;
+  if (e->op == SQL_E_COLREF && src_find_cursor(cw->src, e->cursor)) {
+    if (agg_add_col(cw->p, cw->ai, e)) {
+      cw->rc = 1;
+      return SQL_WALK_ABORT;
+    }
+  }
+  return SQL_WALK_CONTINUE;
+}
+
+static int colwalk_select(SqlWalker *w, SqlSelect *s) {
+  (void)w;
+  (void)s;
+  return SQL_WALK_CONTINUE;
+}
+
+static int collect_cols(Parse *p, AggInfo *ai, SrcList *src, SqlExpr *e) {
+  if (!e) return 0;
+  ColWalk cw = {p, ai, src, 0};
+  SqlWalker w = {colwalk_expr, colwalk_select, &cw};
+  sql_walk_expr(&w, e);
+  return cw.rc;
+}
+
+/* Replace node e by a SQL_E_REG for register reg (the original kept in orig). */
+static void to_reg(Parse *p, SqlExpr *e, int reg) {
+  SqlExpr *o = parse_alloc(p, sizeof *o);
+  if (!o) return;
+  *o = *e;
+  SqlSpan sp = e->span;
+  uint8_t fl = e->flags & SQL_EF_PAREN;
+  memset(e, 0, sizeof *e);
+  e->op = SQL_E_REG;
+  e->reg = reg;
+  e->orig = o;
+  e->span = sp;
+  e->flags = fl;
+  e->height = 1;
+  e->aff = o->aff;
+}
+
+/* Replace calls and bare columns by their registers (invariant 3); the
+ * AggInfo then points at the original nodes. */
+static void agg_replace(Parse *p, AggWork *aw) {
+  AggInfo *ai = aw->ai;
+  for (int i = 0; i < ai->nfunc; i++) {
+    SqlExpr *e = ai->funcs[i].expr;
+    to_reg(p, e, ai->funcs[i].acc_reg);
+    if (e->op == SQL_E_REG && e->orig) ai->funcs[i].expr = (SqlExpr *)e->orig;
+  }
+  for (int i = 0; i < ai->ncol; i++) {
+    SqlExpr *e = ai->cols[i].expr;
+    to_reg(p, e, ai->cols[i].reg);
+    if (e->op == SQL_E_REG && e->orig) ai->cols[i].expr = (SqlExpr *)e->orig;
+  }
+}
+
+/* Per row: compute every input into aw->in_base... */
+static void agg_inputs(Parse *p, AggWork *aw) {
+  AggInfo *ai = aw->ai;
+  for (int i = 0; i < ai->nfunc; i++) {
+    SqlExpr *e = ai->funcs[i].expr;
+    if (e->list) expr_code_list(p, e->list, aw->arg_reg[i]);
+    if (e->filter) expr_code(p, e->filter, aw->filter_reg[i]);
+  }
+  for (int i = 0; i < ai->ncol; i++) expr_code(p, ai->cols[i].expr, aw->col_in[i]);
+}
+
+static void agg_bare_load(Parse *p, AggWork *aw) {
+  AggInfo *ai = aw->ai;
+  for (int i = 0; i < ai->ncol; i++) emit(p, OP_Copy, aw->col_in[i], ai->cols[i].reg, 0);
+}
+
+/* Per row: step every accumulator from the inputs; load bare columns. */
+static void agg_step(Parse *p, AggWork *aw) {
+  AggInfo *ai = aw->ai;
+  for (int i = 0; i < ai->nfunc; i++) {
+    AggFunc *f = &ai->funcs[i];
+    SqlExpr *e = f->expr;
+    int nargs = e->list ? e->list->n : 0;
+    int skip = emit_label(p);
+    if (e->filter) emit(p, OP_IfNot, aw->filter_reg[i], skip, 1);
+    if (aw->minmax) {
+      int arg = aw->arg_reg[i];
+      int load = emit_label(p), noload = emit_label(p), nullarg = emit_label(p);
+      int ismax = util_stricmp(f->func->name, "max") == 0;
+      emit(p, OP_IsNull, arg, nullarg, 0);
+      emit(p, OP_IsNull, aw->best_reg, load, 0);
+      const Collation *c = coll_of(p, e->list->a[0].expr);
+      vm_builder_add_p4(&p->b, ismax ? OP_Gt : OP_Lt, aw->best_reg, load, arg, P4_COLL, c);
+      emit(p, OP_Goto, 0, noload, 0);
+      emit_resolve(p, nullarg);
+      emit(p, OP_NotNull, aw->best_reg, noload, 0);
+      emit_resolve(p, load);
+      emit(p, OP_Copy, arg, aw->best_reg, 0);
+      agg_bare_load(p, aw);
+      emit_resolve(p, noload);
+    }
+    if ((f->func->flags & FUNC_NEEDCOLL) && nargs > 0) {
+      const Collation *c = coll_of(p, e->list->a[0].expr);
+      vm_builder_add_p4(&p->b, OP_CollSeq, 0, 0, 0, P4_COLL, c);
+    }
+    int a = vm_builder_add_p4(&p->b, OP_AggStep, f->distinct_cursor, aw->arg_reg[i], f->acc_reg,
+                              P4_FUNC, f->func);
+    vm_builder_set_p5(&p->b, a, nargs);
+    emit_resolve(p, skip);
+  }
+  if (!aw->minmax) agg_bare_load(p, aw);
+}
+
+/* Fresh accumulators (start of the query or of a new group). */
+static void agg_reset(Parse *p, AggWork *aw) {
+  AggInfo *ai = aw->ai;
+  for (int i = 0; i < ai->nfunc; i++) {
+    AggFunc *f = &ai->funcs[i];
+    emit(p, OP_Null, 0, f->acc_reg, 0);
+    if (f->distinct_cursor >= 0) {
+      const Collation *c = coll_of(p, f->expr->list->a[0].expr);
+      KeyInfo *ki = parse_keyinfo(p, 1, &c, NULL);
+      vm_builder_add_p4(&p->b, OP_OpenEphemeral, f->distinct_cursor, 1, 0, P4_KEYINFO, ki);
+    }
+  }
+  if (aw->minmax) emit(p, OP_Null, 0, aw->best_reg, 0);
+}
+
+static void agg_final(Parse *p, AggWork *aw) {
+  AggInfo *ai = aw->ai;
+  for (int i = 0; i < ai->nfunc; i++) {
+    AggFunc *f = &ai->funcs[i];
+    int nargs = f->expr->list ? f->expr->list->n : 0;
+    if ((f->func->flags & FUNC_NEEDCOLL) && nargs > 0) {
+      const Collation *c = coll_of(p, f->expr->list->a[0].expr);
+      vm_builder_add_p4(&p->b, OP_CollSeq, 0, 0, 0, P4_COLL, c);
+    }
+    vm_builder_add_p4(&p->b, OP_AggFinal, f->acc_reg, nargs, 0, P4_FUNC, f->func);
+  }
+}
+
+/* The result row of a finished group: HAVING, result columns, output. */
+static void agg_output(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc) {
+  int skip = emit_label(p);
+  if (s->having) expr_if_false(p, s->having, skip, 1);
+  int regs = emit_regs(p, oc->ncol);
+  expr_code_list(p, info->result, regs);
+  emit_output(p, oc, regs);
+  emit_resolve(p, skip);
+}
+
+static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc) {
+  AggInfo *ai = parse_alloc(p, sizeof *ai);
+  if (!ai) return;
+  ai->group_by = s->group_by;
+  SqlExprList *res = info->result;
+  for (int i = 0; i < res->n; i++)
+    if (collect_funcs(p, ai, res->a[i].expr)) return;
+  if (collect_funcs(p, ai, s->having)) return;
+  for (int i = 0; s->order_by && i < s->order_by->n; i++)
+    if (collect_funcs(p, ai, s->order_by->a[i].expr)) return;
+  for (int i = 0; i < res->n; i++)
+    if (collect_cols(p, ai, info->src, res->a[i].expr)) return;
+  if (collect_cols(p, ai, info->src, s->having)) return;
+  for (int i = 0; s->order_by && i < s->order_by->n; i++)
+    if (collect_cols(p, ai, info->src, s->order_by->a[i].expr)) return;
+  info->nc.agg = ai;
+
+  AggWork aw;
+  memset(&aw, 0, sizeof aw);
+  aw.ai = ai;
+  aw.src = info->src;
+  aw.arg_reg = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
+  aw.filter_reg = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
+  aw.col_in = parse_alloc(p, sizeof(int) * (size_t)(ai->ncol + 1));
+  if (!aw.arg_reg || !aw.filter_reg || !aw.col_in) return;
+  int nk = s->group_by ? s->group_by->n : 0;
+  int nin = 0;
+  for (int i = 0; i < ai->nfunc; i++) {
+    SqlExpr *e = ai->funcs[i].expr;
+    nin += (e->list ? e->list->n : 0) + (e->filter ? 1 : 0);
+  }
+  nin += ai->ncol;
+  /* keys then inputs, contiguous (the sorter record) */
+  int kbase = emit_regs(p, nk + nin + 1);
+  int r = kbase + nk;
+  for (int i = 0; i < ai->nfunc; i++) {
+    SqlExpr *e = ai->funcs[i].expr;
+    aw.arg_reg[i] = r;
+    r += e->list ? e->list->n : 0;
+    if (e->filter) aw.filter_reg[i] = r++;
+  }
+  for (int i = 0; i < ai->ncol; i++) aw.col_in[i] = r++;
+  aw.in_base = kbase + nk;
+  aw.nin = nin;
+  ai->first_reg = emit_regs(p, ai->nfunc + ai->ncol + 1);
+  for (int i = 0; i < ai->nfunc; i++) {
+    AggFunc *f = &ai->funcs[i];
+    f->acc_reg = ai->first_reg + i;
+    if (f->expr->flags & SQL_EF_DISTINCT) f->distinct_cursor = emit_cursor(p);
+  }
+  for (int i = 0; i < ai->ncol; i++) ai->cols[i].reg = ai->first_reg + ai->nfunc + i;
+  if (ai->nfunc == 1 && (ai->funcs[0].func->flags & FUNC_MINMAX) && ai->funcs[0].expr->list &&
+      ai->funcs[0].expr->list->n == 1 && !(ai->funcs[0].expr->flags & SQL_EF_DISTINCT) &&
+      !ai->funcs[0].expr->filter) {
+    aw.minmax = 1;
+    aw.best_reg = emit_regs(p, 1);
+  }
+  if (ai->ncol) emit(p, OP_Null, 0, ai->cols[0].reg, ai->cols[ai->ncol - 1].reg);
+  agg_reset(p, &aw);
+
+  Loop loop;
+  if (nk == 0) {
+    if (loop_begin(p, info, s, NULL, 0, &loop)) return;
+    agg_inputs(p, &aw);
+    agg_step(p, &aw);
+    loop_end(p, &loop);
+    /* replace calls and bare columns by their registers, then output */
+    agg_replace(p, &aw);
+    agg_final(p, &aw);
+    agg_output(p, s, info, oc);
+    return;
+  }
+  /* GROUP BY: rows into a sorter by the keys, then groups in order */
+  const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)nk);
+  if (!coll) return;
+  for (int i = 0; i < nk; i++) coll[i] = coll_of(p, s->group_by->a[i].expr);
+  KeyInfo *ki = parse_keyinfo(p, nk, coll, NULL);
+  int scur = emit_cursor(p);
+  vm_builder_add_p4(&p->b, OP_SorterOpen, scur, nk, 0, P4_KEYINFO, ki);
+  if (loop_begin(p, info, s, NULL, 0, &loop)) return;
+  expr_code_list(p, s->group_by, kbase);
+  agg_inputs(p, &aw);
+  int rec = emit_regs(p, 1);
+  emit(p, OP_MakeRecord, kbase, nk + nin, rec);
+  emit(p, OP_SorterInsert, scur, rec, 0);
+  loop_end(p, &loop);
+
+  agg_replace(p, &aw);
+
+  int prev = emit_regs(p, nk);
+  int has_group = emit_regs(p, 1);
+  int ret = emit_regs(p, 1);
+  int rec2 = emit_regs(p, 1);
+  int pseudo = emit_cursor(p);
+  int l_end = emit_label(p), l_top = emit_label(p), l_new = emit_label(p),
+      l_same = emit_label(p), l_first = emit_label(p), l_out = emit_label(p),
+      l_fin = emit_label(p);
+  emit(p, OP_OpenPseudo, pseudo, rec2, nk + nin);
+  emit(p, OP_Null, 0, prev, prev + nk - 1);
+  emit(p, OP_Integer, 0, has_group, 0);
+  emit(p, OP_SorterSort, scur, l_fin, 0);
+  emit_resolve(p, l_top);
+  emit(p, OP_SorterData, scur, rec2, pseudo);
+  for (int i = 0; i < nk + nin; i++) emit(p, OP_Column, pseudo, i, kbase + i);
+  emit(p, OP_IfNot, has_group, l_first, 1);
+  vm_builder_add_p4(&p->b, OP_Compare, kbase, prev, nk, P4_KEYINFO, ki);
+  emit(p, OP_Jump, l_new, l_same, l_new);
+  emit_resolve(p, l_new);
+  emit(p, OP_Gosub, ret, l_out, 0);
+  agg_reset(p, &aw);
+  emit_resolve(p, l_first);
+  emit(p, OP_Copy, kbase, prev, nk - 1);
+  emit(p, OP_Integer, 1, has_group, 0);
+  emit_resolve(p, l_same);
+  agg_step(p, &aw);
+  emit(p, OP_SorterNext, scur, l_top, 0);
+  emit_resolve(p, l_fin);
+  emit(p, OP_IfNot, has_group, l_end, 1);
+  emit(p, OP_Gosub, ret, l_out, 0);
+  emit(p, OP_Goto, 0, l_end, 0);
+  /* subroutine: one finished group */
+  emit_resolve(p, l_out);
+  agg_final(p, &aw);
+  agg_output(p, s, info, oc);
+  emit(p, OP_Return, ret, 0, 0);
+  emit_resolve(p, l_end);
+}
+
+/* ---- code: cores and compounds ---- */
+
+static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
+  SelInfo *info = s->info;
+  OutCtx oc = *oc0;
+  if (s->distinct == 1) {
+    KeyInfo *ki = result_keyinfo(p, s, oc.ncol);
+    oc.distinct_cur = emit_cursor(p);
+    vm_builder_add_p4(&p->b, OP_OpenEphemeral, oc.distinct_cur, oc.ncol, 0, P4_KEYINFO, ki);
+  }
+  if (s->kind == SQL_SEL_VALUES) {
+    values_code(p, s, &oc);
+    return;
+  }
+  if (info->is_agg) {
+    agg_code(p, s, info, &oc);
+    return;
+  }
+  Loop loop;
+  SqlExprList *ob = oc.sorter_cur >= 0 && oc0->order_owner == s ? s->order_by : NULL;
+  if (loop_begin(p, info, s, ob, s->distinct == 1 ? WHERE_DISTINCT : 0, &loop)) return;
+  if (ob && loop.w && where_order_satisfied(loop.w)) {
+    oc.sorter_cur = -1; /* rows already come in order */
+    oc0->sorter_cur = -1;
+  }
+  int regs = emit_regs(p, oc.ncol);
+  expr_code_list(p, info->result, regs);
+  emit_output(p, &oc, regs);
+  loop_end(p, &loop);
+}
+
+static void scan_eph(Parse *p, int cur, OutCtx *oc, int filter_cur) {
+  int n = oc->ncol;
+  int regs = emit_regs(p, n);
+  int done = emit_label(p), top = emit_label(p), next = emit_label(p);
+  emit(p, OP_Rewind, cur, done, 0);
+  emit_resolve(p, top);
+  for (int i = 0; i < n; i++) emit(p, OP_Column, cur, i, regs + i);
+  if (filter_cur >= 0) vm_builder_add_i4(&p->b, OP_NotFound, filter_cur, next, regs, n);
+  emit_output(p, oc, regs);
+  emit_resolve(p, next);
+  emit(p, OP_Next, cur, top, 0);
+  emit_resolve(p, done);
+}
+
+static void set_code(Parse *p, SqlSelect *s, OutCtx *oc) {
+  if (parse_failed(p)) return;
+  if (!s->prior) {
+    core_code(p, s, oc);
+    return;
+  }
+  int n = oc->ncol;
+  if (s->compound == SQL_COMPOUND_UNION_ALL) {
+    set_code(p, s->prior, oc);
+    core_code(p, s, oc);
+    return;
+  }
+  KeyInfo *ki = result_keyinfo(p, s, n);
+  SelectDest du = {SD_UNION, 0, 0, 0, n, NULL};
+  OutCtx uo = *oc;
+  uo.dest = &du;
+  uo.reg_limit = uo.reg_offset = 0;
+  uo.distinct_cur = -1;
+  uo.sorter_cur = -1;
+  if (s->compound == SQL_COMPOUND_INTERSECT) {
+    int a = emit_cursor(p), b = emit_cursor(p);
+    vm_builder_add_p4(&p->b, OP_OpenEphemeral, a, n, 0, P4_KEYINFO, ki);
+    vm_builder_add_p4(&p->b, OP_OpenEphemeral, b, n, 0, P4_KEYINFO, ki);
+    du.cursor = a;
+    set_code(p, s->prior, &uo);
+    SelectDest db = du;
+    db.cursor = b;
+    uo.dest = &db;
+    core_code(p, s, &uo);
+    scan_eph(p, a, oc, b);
+    return;
+  }
+  int u = emit_cursor(p);
+  vm_builder_add_p4(&p->b, OP_OpenEphemeral, u, n, 0, P4_KEYINFO, ki);
+  du.cursor = u;
+  set_code(p, s->prior, &uo);
+  SelectDest d2 = du;
+  if (s->compound == SQL_COMPOUND_EXCEPT) d2.kind = SD_EXCEPT;
+  uo.dest = &d2;
+  core_code(p, s, &uo);
+  scan_eph(p, u, oc, -1);
+}
+
+int select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
+  if (parse_failed(p)) return 1;
+  if (!s->info || s->info->state != 2) {
+    if (select_resolve(p, s, NULL)) return 1;
+  }
+  SelInfo *info = s->info;
+  int n = select_ncol(s);
+  OutCtx oc;
+  memset(&oc, 0, sizeof oc);
+  oc.dest = dest;
+  oc.ncol = n;
+  oc.distinct_cur = -1;
+  oc.sorter_cur = -1;
+  oc.end_label = emit_label(p);
+  if (dest->kind == SD_MEM) {
+    int nr = dest->nreg ? dest->nreg : n;
+    emit(p, OP_Null, 0, dest->reg, dest->reg + nr - 1);
+  } else if (dest->kind == SD_EXISTS) {
+    emit(p, OP_Integer, 0, dest->reg, 0);
+  }
+  if (s->limit) {
+    oc.reg_limit = emit_regs(p, 1);
+    expr_code(p, s->limit, oc.reg_limit);
+    emit(p, OP_MustBeInt, oc.reg_limit, 0, 0);
+    emit(p, OP_IfNot, oc.reg_limit, oc.end_label, 1);
+    if (s->offset) {
+      oc.reg_offset = emit_regs(p, 1);
+      int l = emit_label(p);
+      expr_code(p, s->offset, oc.reg_offset);
+      emit(p, OP_MustBeInt, oc.reg_offset, 0, 0);
+      emit(p, OP_IfPos, oc.reg_offset, l, 0);
+      emit(p, OP_Integer, 0, oc.reg_offset, 0);
+      emit_resolve(p, l);
+    }
+  }
+  if (s->order_by && info->order_col) sorter_setup(p, &oc, s->order_by, info->order_col);
+  if (!s->prior) {
+    oc.order_owner = s;
+    core_code(p, s, &oc);
+  } else if (oc.sorter_cur >= 0) {
+    /* every row of the compound into the sorter, then sorted out */
+    OutCtx so = oc;
+    so.reg_limit = so.reg_offset = 0;
+    set_code(p, s, &so);
+  } else {
+    set_code(p, s, &oc);
+  }
+  if (oc.sorter_cur >= 0) sorter_output(p, &oc);
+  emit_resolve(p, oc.end_label);
+  return parse_failed(p);
+}
+
+void src_code_subquery(Parse *p, SrcItem *it) {
+  if (parse_failed(p) || !it || it->kind != SRC_SUBQUERY || !it->sub) return;
+  int correlated = has_correl(it->sub);
+  int skip = emit_label(p);
+  if (!correlated) emit(p, OP_Once, 0, skip, 0);
+  int n = select_ncol(it->sub);
+  emit(p, OP_OpenEphemeral, it->cursor, n, 0);
+  SelectDest d = {SD_TABLE, it->cursor, 0, 0, n, NULL};
+  select_code(p, it->sub, &d);
+  emit_resolve(p, skip);
 }

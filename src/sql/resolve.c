@@ -1,10 +1,535 @@
 /*
- * resolve.c -- placeholder until the select part lands (see compile.h for the
- * contract). Every function here records "not supported yet" and returns.
+ * resolve.c -- name resolution: binds column names to FROM items
+ * (SQL_E_COLREF), NEW/OLD to trigger rows (SQL_E_TRIGREF), function names to
+ * FuncDefs, ORDER BY / GROUP BY terms to result columns; plus the small AST
+ * helpers of the select part (copy, compare) and its per-Parse state.
+ *
+ * Owns: the resolution fields of the AST nodes it rewrites (compile.h
+ * invariant 1: the AST lives in the Parse arena), SelectState.
+ *
+ * Invariants:
+ *  1. Lookups go level by level from the innermost NameCtx outwards: at each
+ *     level the FROM items (a USING/NATURAL column merged into a left item
+ *     is found once), then the rowid names, then (where allowed) the result
+ *     aliases. The first level with a match wins; two matches at one level
+ *     are "ambiguous column name: x".
+ *  2. A reference to an outer level (depth > 0) sets NC_HAS_CORREL on every
+ *     level it crosses (not on the level it lands in).
+ *  3. Aggregate calls are marked agg = 1 only where NC_ALLOW_AGG is set and
+ *     never inside another aggregate's arguments; the enclosing NameCtx gets
+ *     NC_HAS_AGG.
+ *  4. Already resolved nodes (COLREF, TRIGREF, REG) are left alone, so
+ *     resolving twice is harmless.
  */
-#include "compile.h"
+#include <stdlib.h>
+#include <string.h>
 
-int resolve_expr(Parse *p, NameCtx *nc, SqlExpr *e) { return 0; }
-int resolve_list(Parse *p, NameCtx *nc, SqlExprList *l) { return 0; }
+#include "select_int.h"
+
+#define NC_IN_GROUPBY 0x10000 /* private: resolving GROUP BY */
+
+/* ---- per-Parse state ---- */
+
+SelectState *select_state(Parse *p) {
+  if (!p->select_state) {
+    SelectState *s = parse_alloc(p, sizeof *s);
+    if (!s) return NULL;
+    s->text = p->sql;
+    p->select_state = s;
+  }
+  return p->select_state;
+}
+
+SelInfo *sel_info(Parse *p, const SqlSelect *sel, int create) {
+  if (sel->info || !create) return sel->info;
+  SelectState *st = select_state(p);
+  if (!st) return NULL;
+  SelInfo *i = parse_alloc(p, sizeof *i);
+  if (!i) return NULL;
+  i->sel = sel;
+  i->text = st->text;
+  ((SqlSelect *)sel)->info = i;
+  return i;
+}
+
+struct SrcX *src_extras(Parse *p, const SrcList *src, int create) {
+  SelectState *st = select_state(p);
+  if (!st || !src) return NULL;
+  for (struct SrcX *x = st->srcx; x; x = x->next)
+    if (x->src == src) return x;
+  if (!create) return NULL;
+  struct SrcX *x = parse_alloc(p, sizeof *x);
+  if (!x) return NULL;
+  x->src = src;
+  x->merged = parse_alloc(p, sizeof(uint64_t) * (size_t)(src->n > 0 ? src->n : 1));
+  if (!x->merged) return NULL;
+  x->next = st->srcx;
+  st->srcx = x;
+  return x;
+}
+
+/* ---- AST helpers ---- */
+
+SqlExprList *expr_list_dup(Parse *p, const SqlExprList *l) {
+  if (!l) return NULL;
+  SqlExprList *n = parse_alloc(p, sizeof *n);
+  if (!n) return NULL;
+  n->n = n->cap = l->n;
+  if (l->n) {
+    n->a = parse_alloc(p, sizeof(SqlExprItem) * (size_t)l->n);
+    if (!n->a) return NULL;
+  }
+  for (int i = 0; i < l->n; i++) {
+    n->a[i] = l->a[i];
+    n->a[i].expr = expr_dup(p, l->a[i].expr);
+  }
+  return n;
+}
+
+SqlExpr *expr_dup(Parse *p, const SqlExpr *e) {
+  if (!e) return NULL;
+  SqlExpr *n = parse_alloc(p, sizeof *n);
+  if (!n) return NULL;
+  *n = *e;
+  n->a = expr_dup(p, e->a);
+  n->b = expr_dup(p, e->b);
+  n->c = expr_dup(p, e->c);
+  n->list = expr_list_dup(p, e->list);
+  n->filter = expr_dup(p, e->filter);
+  n->order = expr_list_dup(p, e->order);
+  return n;
+}
+
+static int str_same(const char *a, const char *b) {
+  if (!a || !b) return a == b;
+  return strcmp(a, b) == 0;
+}
+
+int expr_same(const SqlExpr *a, const SqlExpr *b) {
+  if (a == b) return 1;
+  if (!a || !b) return 0;
+  if (a->op == SQL_E_REG && a->orig) return expr_same(a->orig, b);
+  if (b->op == SQL_E_REG && b->orig) return expr_same(a, b->orig);
+  if (a->op != b->op || a->sub != b->sub) return 0;
+  if ((a->flags & ~SQL_EF_PAREN) != (b->flags & ~SQL_EF_PAREN)) return 0;
+  switch (a->op) {
+  case SQL_E_COLREF:
+    return a->cursor == b->cursor && a->column == b->column;
+  case SQL_E_TRIGREF:
+    return a->cursor == b->cursor && a->column == b->column;
+  case SQL_E_REG:
+    return a->reg == b->reg;
+  case SQL_E_FUNC:
+    if (!a->z || !b->z || util_stricmp(a->z, b->z) != 0) return 0;
+    if (a->over || b->over) return 0;
+    break;
+  case SQL_E_COLLATE:
+    if (!a->z || !b->z || util_stricmp(a->z, b->z) != 0) return 0;
+    break;
+  case SQL_E_SUBQUERY:
+  case SQL_E_EXISTS:
+    return 0;
+  default:
+    if (!str_same(a->z, b->z)) return 0;
+    if (!str_same(a->table, b->table)) return 0;
+  }
+  if (a->select != b->select) return 0;
+  if (!expr_same(a->a, b->a) || !expr_same(a->b, b->b) || !expr_same(a->c, b->c)) return 0;
+  if (!expr_same(a->filter, b->filter)) return 0;
+  if ((a->list == NULL) != (b->list == NULL)) return 0;
+  if (a->list) {
+    if (a->list->n != b->list->n) return 0;
+    for (int i = 0; i < a->list->n; i++)
+      if (!expr_same(a->list->a[i].expr, b->list->a[i].expr)) return 0;
+  }
+  return 1;
+}
+
+const char *ordinal_suffix(int n) {
+  int m = n % 100;
+  if (m >= 11 && m <= 13) return "th";
+  switch (n % 10) {
+  case 1: return "st";
+  case 2: return "nd";
+  case 3: return "rd";
+  default: return "th";
+  }
+}
+
+char *span_text(Parse *p, const char *text, SqlSpan sp) {
+  if (!text) text = p->sql;
+  if (!text || sp.len <= 0) return parse_strdup(p, "");
+  char *z = util_arena_strndup(&p->arena, text + sp.start, (size_t)sp.len);
+  if (!z) parse_nomem(p);
+  return z;
+}
+
+/* ---- column lookup ---- */
+
+static int is_rowid_name(const char *z) {
+  return util_stricmp(z, "rowid") == 0 || util_stricmp(z, "oid") == 0 ||
+         util_stricmp(z, "_rowid_") == 0;
+}
+
+static void mark_used(SrcItem *it, int col) {
+  if (col < 0) return;
+  it->colused |= col >= 63 ? (uint64_t)1 << 63 : (uint64_t)1 << col;
+}
+
+static void set_colref(SqlExpr *e, SrcItem *it, int col, int depth) {
+  e->op = SQL_E_COLREF;
+  e->cursor = it->cursor;
+  e->column = col;
+  e->tab = it->tab;
+  e->aff = col < 0 ? AFF_INTEGER : it->tab->cols[col].affinity;
+  if (!e->aff) e->aff = AFF_BLOB;
+  e->depth = (uint8_t)depth;
+  mark_used(it, col);
+}
+
+static int contains_agg(const SqlExpr *e) {
+  if (!e) return 0;
+  if (e->op == SQL_E_FUNC && e->agg == 1) return 1;
+  if (contains_agg(e->a) || contains_agg(e->b) || contains_agg(e->c)) return 1;
+  if (e->list)
+    for (int i = 0; i < e->list->n; i++)
+      if (contains_agg(e->list->a[i].expr)) return 1;
+  return 0;
+}
+
+static const SqlExpr *first_agg(const SqlExpr *e) {
+  if (!e) return NULL;
+  if (e->op == SQL_E_FUNC && e->agg == 1) return e;
+  const SqlExpr *r;
+  if ((r = first_agg(e->a)) || (r = first_agg(e->b)) || (r = first_agg(e->c))) return r;
+  if (e->list)
+    for (int i = 0; i < e->list->n; i++)
+      if ((r = first_agg(e->list->a[i].expr))) return r;
+  return NULL;
+}
+
+static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
+  const char *db = e->op == SQL_E_COLUMN ? e->schema : NULL;
+  const char *tname = e->op == SQL_E_COLUMN ? e->table : NULL;
+  const char *col = e->z;
+  int depth = 0;
+  if (nc && (nc->flags & NC_NO_COLUMN)) {
+    /* DEFAULT expressions: a bare name may still be a "string" */
+    if (!tname && (e->flags & SQL_EF_QUOTED)) {
+      e->op = SQL_E_STRING;
+      return 0;
+    }
+    parse_error(p, "default value of column [%s] is not constant", col);
+    return 1;
+  }
+  for (NameCtx *n = nc; n; n = n->outer, depth++) {
+    /* NEW.x / OLD.x */
+    if (tname && !db && n->trig_tab && n->trig_mask) {
+      int isnew = util_stricmp(tname, "new") == 0, isold = util_stricmp(tname, "old") == 0;
+      if ((isnew && (n->trig_mask & 2)) || (isold && (n->trig_mask & 1))) {
+        const Table *t = n->trig_tab;
+        int j = table_column_index(t, col);
+        if (j < 0 && is_rowid_name(col) && !t->without_rowid) j = -1;
+        else if (j < 0) {
+          parse_error(p, "no such column: %s.%s", tname, col);
+          return 1;
+        }
+        e->op = SQL_E_TRIGREF;
+        e->cursor = isnew ? 1 : 0;
+        e->column = j;
+        e->tab = t;
+        e->aff = j < 0 ? AFF_INTEGER : t->cols[j].affinity;
+        e->depth = (uint8_t)depth;
+        return 0;
+      }
+    }
+    int cnt = 0, rcnt = 0, mcol = 0;
+    SrcItem *match = NULL, *rmatch = NULL;
+    SrcList *src = n->src;
+    struct SrcX *x = src ? src_extras(p, src, 0) : NULL;
+    for (int i = 0; src && i < src->n; i++) {
+      SrcItem *it = &src->a[i];
+      if (!it->tab) continue;
+      if (tname) {
+        if (!it->name || util_stricmp(it->name, tname) != 0) continue;
+        if (db && (util_stricmp(db, "main") != 0 || it->kind != SRC_TABLE)) continue;
+      }
+      int j = table_column_index(it->tab, col);
+      if (j >= 0) {
+        if (!tname && x && cnt > 0 && (x->merged[i] & ((uint64_t)1 << (j >= 63 ? 63 : j))))
+          continue;
+        cnt++;
+        match = it;
+        mcol = j;
+      } else if (it->kind == SRC_TABLE && !it->tab->without_rowid && is_rowid_name(col)) {
+        rcnt++;
+        rmatch = it;
+      }
+    }
+    if (cnt == 0 && rcnt > 0) {
+      cnt = rcnt;
+      match = rmatch;
+      mcol = -1;
+    }
+    if (cnt > 1) {
+      if (tname && db) parse_error(p, "ambiguous column name: %s.%s.%s", db, tname, col);
+      else if (tname) parse_error(p, "ambiguous column name: %s.%s", tname, col);
+      else parse_error(p, "ambiguous column name: %s", col);
+      return 1;
+    }
+    if (cnt == 1) {
+      set_colref(e, match, mcol, depth);
+      for (NameCtx *m = nc; m != n; m = m->outer) m->flags |= NC_HAS_CORREL;
+      return 0;
+    }
+    /* result aliases (WHERE, GROUP BY, HAVING, ORDER BY), this level only */
+    if (!tname && depth == 0 && n->result) {
+      for (int i = 0; i < n->result->n; i++) {
+        const char *a = n->result->a[i].name;
+        if (a && util_stricmp(a, col) == 0) {
+          SqlExpr *r = n->result->a[i].expr;
+          if (contains_agg(r) && !(n->flags & NC_ALLOW_AGG)) {
+            const SqlExpr *f = first_agg(r);
+            parse_error(p, "misuse of aggregate: %s()", f && f->z ? f->z : "");
+            return 1;
+          }
+          if (contains_agg(r) && (n->flags & NC_IN_GROUPBY)) {
+            parse_error(p, "aggregate functions are not allowed in the GROUP BY clause");
+            return 1;
+          }
+          SqlExpr *d = expr_dup(p, r);
+          if (!d) return 1;
+          uint8_t paren = e->flags & SQL_EF_PAREN;
+          SqlSpan sp = e->span;
+          *e = *d;
+          e->flags |= paren;
+          e->span = sp;
+          if (contains_agg(e)) n->flags |= NC_HAS_AGG;
+          return 0;
+        }
+      }
+    }
+  }
+  if (!tname && (e->flags & SQL_EF_QUOTED)) {
+    e->op = SQL_E_STRING;
+    return 0;
+  }
+  if (db) parse_error(p, "no such column: %s.%s.%s", db, tname, col);
+  else if (tname) parse_error(p, "no such column: %s.%s", tname, col);
+  else parse_error(p, "no such column: %s", col);
+  return 1;
+}
+
+/* ---- expressions ---- */
+
+static int resolve_func(Parse *p, NameCtx *nc, SqlExpr *e) {
+  int nargs = e->list ? e->list->n : 0;
+  const FuncDef *f = p->env && p->env->funcs ? func_find(p->env->funcs, e->z, nargs) : NULL;
+  if (!f) {
+    if (p->env && p->env->funcs && func_exists_name(p->env->funcs, e->z))
+      parse_error(p, "wrong number of arguments to function %s()", e->z);
+    else
+      parse_error(p, "no such function: %s", e->z);
+    return 1;
+  }
+  e->func = f;
+  int is_agg = func_is_aggregate(f);
+  if (e->over) {
+    if (!is_agg && !f->value) {
+      parse_error(p, "%s() may not be used as a window function", e->z);
+      return 1;
+    }
+    if (!(nc->flags & NC_ALLOW_WIN)) {
+      parse_error(p, "misuse of window function %s()", e->z);
+      return 1;
+    }
+    e->agg = 2;
+    if (resolve_list(p, nc, e->list)) return 1;
+    if (e->filter && resolve_expr(p, nc, e->filter)) return 1;
+    if (e->over->partition && resolve_list(p, nc, e->over->partition)) return 1;
+    if (e->over->order && resolve_list(p, nc, e->over->order)) return 1;
+    return 0;
+  }
+  if (is_agg) {
+    if (nc->flags & NC_IN_GROUPBY) {
+      parse_error(p, "aggregate functions are not allowed in the GROUP BY clause");
+      return 1;
+    }
+    if ((nc->flags & NC_IN_AGG) || !(nc->flags & NC_ALLOW_AGG)) {
+      parse_error(p, "misuse of aggregate function %s()", e->z);
+      return 1;
+    }
+    if ((e->flags & SQL_EF_DISTINCT) && nargs != 1) {
+      parse_error(p, "DISTINCT aggregates must have exactly one argument");
+      return 1;
+    }
+    e->agg = 1;
+    nc->flags |= NC_HAS_AGG;
+    int save = nc->flags;
+    nc->flags = (nc->flags | NC_IN_AGG) & ~NC_ALLOW_AGG;
+    int rc = resolve_list(p, nc, e->list);
+    if (!rc && e->filter) rc = resolve_expr(p, nc, e->filter);
+    if (!rc && e->order) rc = resolve_list(p, nc, e->order);
+    nc->flags = (save & ~(NC_HAS_AGG | NC_HAS_CORREL)) | (nc->flags & NC_HAS_CORREL) | NC_HAS_AGG;
+    return rc;
+  }
+  if (e->filter) {
+    parse_error(p, "FILTER may not be used with non-aggregate %s()", e->z);
+    return 1;
+  }
+  return resolve_list(p, nc, e->list);
+}
+
+static int check_subquery_allowed(Parse *p, NameCtx *nc) {
+  if (nc->flags & NC_NO_SUBQUERY) {
+    parse_error(p, "subqueries prohibited in %s", nc->err_ctx ? nc->err_ctx : "this context");
+    return 1;
+  }
+  return 0;
+}
+
+int resolve_expr(Parse *p, NameCtx *nc, SqlExpr *e) {
+  if (!e || parse_failed(p)) return parse_failed(p);
+  switch (e->op) {
+  case SQL_E_COLREF:
+  case SQL_E_TRIGREF:
+  case SQL_E_REG:
+    return 0;
+  case SQL_E_ID:
+  case SQL_E_COLUMN:
+    return lookup_name(p, nc, e);
+  case SQL_E_FUNC:
+    return resolve_func(p, nc, e);
+  case SQL_E_STAR:
+    parse_error(p, "near \"*\": syntax error");
+    return 1;
+  case SQL_E_SUBQUERY:
+  case SQL_E_EXISTS:
+    if (check_subquery_allowed(p, nc)) return 1;
+    return select_resolve(p, e->select, nc);
+  case SQL_E_IN:
+    if (resolve_expr(p, nc, e->a)) return 1;
+    if (e->select) {
+      if (check_subquery_allowed(p, nc)) return 1;
+      if (select_resolve(p, e->select, nc)) return 1;
+      int want = e->a && e->a->op == SQL_E_ROW && e->a->list ? e->a->list->n : 1;
+      int got = select_ncol(e->select);
+      if (got != want) {
+        parse_error(p, "sub-select returns %d columns - expected %d", got, want);
+        return 1;
+      }
+      return 0;
+    }
+    return resolve_list(p, nc, e->list);
+  default:
+    break;
+  }
+  if (e->a && resolve_expr(p, nc, e->a)) return 1;
+  if (e->b && resolve_expr(p, nc, e->b)) return 1;
+  if (e->c && resolve_expr(p, nc, e->c)) return 1;
+  if (e->list && resolve_list(p, nc, e->list)) return 1;
+  if (e->select) {
+    if (check_subquery_allowed(p, nc)) return 1;
+    if (select_resolve(p, e->select, nc)) return 1;
+  }
+  return parse_failed(p);
+}
+
+int resolve_list(Parse *p, NameCtx *nc, SqlExprList *l) {
+  for (int i = 0; l && i < l->n; i++)
+    if (resolve_expr(p, nc, l->a[i].expr)) return 1;
+  return parse_failed(p);
+}
+
+static int int_value(const SqlExpr *e, int64_t *v) {
+  while (e && (e->op == SQL_E_UNARY && e->sub == TK_PLUS)) e = e->a;
+  if (!e) return 0;
+  if (e->op == SQL_E_UNARY && e->sub == TK_MINUS) {
+    if (!int_value(e->a, v)) return 0;
+    *v = -*v;
+    return 1;
+  }
+  if (e->op != SQL_E_INTEGER || !e->z) return 0;
+  const char *z = e->z;
+  int64_t r = 0;
+  if (z[0] == '0' && (z[1] == 'x' || z[1] == 'X')) {
+    for (z += 2; *z; z++) {
+      int d = (*z >= '0' && *z <= '9') ? *z - '0' : ((*z | 0x20) - 'a' + 10);
+      r = (int64_t)(((uint64_t)r << 4) | (uint64_t)d);
+    }
+    *v = r;
+    return 1;
+  }
+  for (; *z; z++) {
+    if (*z < '0' || *z > '9') return 0;
+    if (r > (INT64_MAX - (*z - '0')) / 10) return 0;
+    r = r * 10 + (*z - '0');
+  }
+  *v = r;
+  return 1;
+}
+
+int resolve_order_by_ex(Parse *p, NameCtx *nc, SqlExprList *terms, SqlExprList *result,
+                        const char *what, int *colmap) {
+  if (!terms) return 0;
+  int is_group = what && what[0] == 'G';
+  for (int i = 0; i < terms->n; i++) {
+    SqlExpr **slot = &terms->a[i].expr;
+    while (*slot && (*slot)->op == SQL_E_COLLATE) slot = &(*slot)->a;
+    SqlExpr *e = *slot;
+    int col = -1;
+    int64_t v;
+    if (colmap) colmap[i] = -1;
+    if (!e) continue;
+    if (!is_group && e->op == SQL_E_ID && result) {
+      for (int k = 0; k < result->n; k++)
+        if (result->a[k].name && util_stricmp(result->a[k].name, e->z) == 0) {
+          col = k;
+          break;
+        }
+    }
+    if (col < 0 && int_value(e, &v)) {
+      int n = result ? result->n : 0;
+      if (v < 1 || v > n) {
+        parse_error(p, "%d%s %s BY term out of range - should be between 1 and %d", i + 1,
+                    ordinal_suffix(i + 1), what, n);
+        return 1;
+      }
+      col = (int)v - 1;
+    }
+    if (col < 0) {
+      int save = nc->flags;
+      SqlExprList *save_res = nc->result;
+      nc->result = result;
+      if (is_group) nc->flags = (nc->flags | NC_IN_GROUPBY) & ~NC_ALLOW_AGG;
+      int rc = resolve_expr(p, nc, e);
+      nc->flags = (nc->flags & ~(NC_IN_GROUPBY | NC_ALLOW_AGG)) | (save & (NC_ALLOW_AGG | NC_IN_GROUPBY));
+      nc->result = save_res;
+      if (rc) return 1;
+      e = *slot;
+      for (int k = 0; result && k < result->n; k++)
+        if (expr_same(e, result->a[k].expr)) {
+          col = k;
+          break;
+        }
+      if (colmap) colmap[i] = col;
+      continue;
+    }
+    SqlExpr *r = result->a[col].expr;
+    if (is_group && contains_agg(r)) {
+      parse_error(p, "aggregate functions are not allowed in the GROUP BY clause");
+      return 1;
+    }
+    SqlExpr *d = expr_dup(p, r);
+    if (!d) return 1;
+    *slot = d;
+    if (colmap) colmap[i] = col;
+    if (contains_agg(d)) nc->flags |= NC_HAS_AGG;
+  }
+  return parse_failed(p);
+}
+
 int resolve_order_by(Parse *p, NameCtx *nc, SqlExprList *terms, SqlExprList *result,
-                     const char *what) { return 0; }
+                     const char *what) {
+  return resolve_order_by_ex(p, nc, terms, result, what, NULL);
+}

@@ -1,0 +1,65 @@
+/*
+ * select_int.h -- data shared by resolve.c and compile_select.c (the select
+ * part) and nothing else: the per-SELECT resolution state kept beside the
+ * AST, the FROM-list extras, and small AST helpers.
+ *
+ * Owns: SelInfo records (Parse arena), hung on SqlSelect.info; the
+ * SelectState (Parse.select_state).
+ *
+ * Invariants:
+ *  1. A SqlSelect core has at most one SelInfo per Parse; select_resolve
+ *     fills it once (state 2) and every later call returns at once.
+ *  2. SelInfo.result is the result list after '*' expansion; the AST's own
+ *     cols list is not changed (VALUES: the first row's items).
+ *  3. SrcX extras (USING columns merged into a left item) are keyed by the
+ *     SrcList pointer and live as long as the Parse.
+ */
+#ifndef SHALE_SQL_SELECT_INT_H
+#define SHALE_SQL_SELECT_INT_H
+
+#include "compile.h"
+
+typedef struct SelInfo {
+  const SqlSelect *sel;
+  int state;            /* 0 new, 1 resolving, 2 resolved */
+  SrcList *src;
+  NameCtx nc;           /* this core's name context */
+  NameCtx from_nc;      /* for FROM subqueries: no visible items, outer = nc.outer */
+  SqlExprList *result;  /* after '*' expansion */
+  const char *text;     /* the text spans refer to */
+  int is_agg;           /* aggregate query (aggregates, GROUP BY or HAVING) */
+  int *order_col;       /* head of a select: per ORDER BY term, result column or -1 */
+  int *group_col;       /* per GROUP BY term: result column or -1 */
+  int correlated;       /* refers to an outer query */
+} SelInfo;
+
+/* Per-Parse state of the select part (Parse.select_state). */
+typedef struct SelectState {
+  struct SrcX {
+    const SrcList *src;
+    uint64_t *merged; /* per item: bit i = column i is a USING/NATURAL column
+                         merged into an item to its left (bit 63: any >= 63) */
+    struct SrcX *next;
+  } * srcx;
+  const char *text; /* spans of the select being resolved refer to this text */
+} SelectState;
+
+SelectState *select_state(Parse *);
+SelInfo *sel_info(Parse *, const SqlSelect *, int create);
+struct SrcX *src_extras(Parse *, const SrcList *, int create);
+
+/* Deep copy of an expression (subqueries shared), arena. */
+SqlExpr *expr_dup(Parse *, const SqlExpr *);
+SqlExprList *expr_list_dup(Parse *, const SqlExprList *);
+/* 1 if a and b are the same expression (after resolution). */
+int expr_same(const SqlExpr *a, const SqlExpr *b);
+/* Resolve ORDER BY/GROUP BY; colmap (may be NULL) gets the result column
+ * each term refers to (alias/ordinal/identical expression), or -1. */
+int resolve_order_by_ex(Parse *, NameCtx *, SqlExprList *terms, SqlExprList *result,
+                        const char *what, int *colmap);
+/* "1st", "2nd", ... */
+const char *ordinal_suffix(int n);
+/* The source text of a span in the text being compiled. */
+char *span_text(Parse *, const char *text, SqlSpan sp);
+
+#endif /* SHALE_SQL_SELECT_INT_H */
