@@ -54,6 +54,7 @@ typedef struct PlanTerm {
   uint64_t prereq;  /* FROM items value reads */
   char aff;         /* comparison affinity applied to the value (0 = none); caller fills */
   const char *coll; /* comparison collation name (NULL = BINARY); caller fills */
+  const Collation *collseq; /* the same collation (NULL = BINARY); caller fills */
   uint8_t usable;   /* caller: 0 if the term may not drive an index (e.g. bad collation) */
 } PlanTerm;
 
@@ -77,5 +78,64 @@ typedef struct PlanLevel {
   double rows;         /* estimated rows out per outer row */
   double cost;         /* estimated cost per outer row */
 } PlanLevel;
+
+/* One FROM item as the planner sees it. */
+typedef struct PlanItem {
+  const Table *tab;        /* base table, or NULL (subquery: scanned only) */
+  int cursor;              /* its VM cursor (column references name it) */
+  uint8_t jointype;        /* SQL_JOIN_* joining it to the items on its left */
+  uint8_t not_indexed;     /* NOT INDEXED */
+  uint8_t no_cover;        /* the caller needs the table row itself (DML) */
+  const char *indexed_by;  /* INDEXED BY name, or NULL */
+  uint64_t colused;        /* columns read (bit 63: a column >= 63) */
+} PlanItem;
+
+/* What the planner asks of the code generator. */
+typedef struct PlanHooks {
+  void *ctx;
+  /* FROM items e reads (bit i = item i), subqueries included */
+  uint64_t (*mask)(void *ctx, SqlExpr *e);
+  /* 1 if e can be computed once (no column, subquery, random()) */
+  int (*is_constant)(void *ctx, SqlExpr *e);
+  /* fill t->aff, t->coll and t->usable for a column-op-value term */
+  void (*term_info)(void *ctx, PlanTerm *t);
+  /* collation name of an ORDER BY / GROUP BY term (NULL = BINARY) */
+  const char *(*coll_name)(void *ctx, SqlExpr *e);
+} PlanHooks;
+
+/* plan_choose flags */
+#define PLAN_NO_REORDER 0x01 /* keep the FROM order */
+#define PLAN_GROUPBY 0x02    /* order_by is a GROUP BY list: any direction */
+
+typedef struct Planner {
+  UtilArena *arena;
+  PlanHooks hooks;
+  int nitem;
+  const PlanItem *items;
+  int nterm, capterm;
+  PlanTerm *terms;
+  int rc; /* SHALE_NOMEM after an allocation failed */
+} Planner;
+
+/* The chosen loops, outermost first. */
+typedef struct Plan {
+  int nlevel;
+  PlanLevel *levels;
+  uint8_t order_ok; /* the loops deliver order_by (levels[0] may scan backwards) */
+  double cost;
+} Plan;
+
+void plan_init(Planner *, UtilArena *arena, const PlanHooks *hooks, int nitem,
+               const PlanItem *items);
+/* Split e into AND-terms and analyse each (on_item: the LEFT JOIN item whose
+ * ON clause e is, or -1). A term usable from two sides (t.a = u.b) or as two
+ * ranges (BETWEEN) gets derived terms (parent = its index). */
+void plan_add_clause(Planner *, SqlExpr *e, int on_item);
+/* Choose the access path of every item and the loop order. order_by may be
+ * NULL. Returns SHALE_OK or SHALE_NOMEM. */
+int plan_choose(Planner *, SqlExprList *order_by, int flags, Plan *out);
+/* 1 if term t may serve column j of index idx (column, collation and
+ * affinity rules); j may be the trailing rowid of a rowid table's index. */
+int plan_index_col_ok(const PlanTerm *t, const Table *tab, const Index *idx, int j);
 
 #endif /* SHALE_PLAN_H */

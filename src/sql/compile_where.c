@@ -3,14 +3,18 @@
  * on the plan chosen by src/plan/.
  *
  * Owns: the WhereInfo of one loop nest (Parse arena). The terms of WHERE and
- * of every ON clause are split into AND-terms; each term is coded once, at
- * the innermost loop it needs (a LEFT JOIN item's ON terms at that item's
- * loop, before its match flag is set).
+ * of every ON clause are split into AND-terms (plan_add_clause); the planner
+ * picks an access path per item and the loop order; this file emits the
+ * loops and codes each term once, at the innermost loop it needs (a LEFT
+ * JOIN item's ON terms at that item's loop, before its match flag is set).
  *
- * Code shape for one level (item X, LEFT JOIN when match != 0):
+ * Code shape for one level (item X; LEFT JOIN when match != 0):
  *     [match = 0; null = 0]
- *     open loop (Rewind / seek / Yield)         -> brk when empty
+ *     [IN loops: fill ephemeral set; Rewind -> brk; in_top: key = Column]
+ *     open (Rewind / Seek* / SeekRowid)          -> seek_brk when nothing
  *   top:
+ *     [end test (IdxGT..., rowid compare)        -> seek_brk]
+ *     [table row from the index entry]
  *     ON terms of X (LEFT JOIN)                  false -> cont
  *     [match = 1]
  *   body:
@@ -18,47 +22,53 @@
  *     ... inner levels / caller's code ...
  *   cont:
  *     [if null -> done]                          (a padded row does not advance)
- *     advance (Next/Prev/Goto)                   -> top
+ *     advance (Next/Prev/Goto top)
+ *   seek_brk / in_next: Next in_cursor -> in_top  (innermost IN first)
  *   brk:
  *     [if match -> done; NullRow X; null = 1; match = 1; -> body]
  *   done:
  *
  * Invariants:
- *  1. Every AND-term is coded exactly once, or used by an access path that
- *     makes it true for every row the path visits (it may still be coded:
- *     re-testing is always allowed).
+ *  1. Every AND-term is coded (re-tested) at its level, whether or not the
+ *     access path already enforces it: correctness does not rest on the
+ *     planner's affinity reasoning alone.
  *  2. A WHERE term never restricts the loop of a LEFT JOIN's right-hand item
  *     (only that item's ON terms may), and a LEFT JOIN item's ON terms are
  *     coded at its own level so that failing them pads instead of dropping.
  *  3. A LEFT JOIN or CROSS JOIN item comes after every item to its left in
- *     loop order.
+ *     loop order (plan.h invariant 2).
+ *  4. A covering index redirection (parse_set_cover) lasts from where_begin
+ *     to where_end.
  */
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../plan/plan.h"
 #include "compile.h"
 
-typedef struct WTerm {
-  SqlExpr *expr;
-  uint64_t mask;  /* FROM items the term reads (bit = index in src) */
-  int on_item;    /* index of the LEFT JOIN item whose ON this is, or -1 */
-  uint8_t coded;  /* already coded (or fully served by an access path) */
-  uint8_t varies; /* reads no item but is not constant (random(), subquery) */
-} WTerm;
+#define MAX_IN 8 /* IN loops per level */
+
+typedef struct WInLoop {
+  int cursor; /* ephemeral set */
+  int top;    /* label: read the next value */
+  int next;   /* label: Next on the set */
+} WInLoop;
 
 typedef struct WLevel {
-  int item;          /* index in src */
-  int cont, brk;     /* labels */
-  int top;           /* label of the loop's first op after the open */
-  int body;          /* label after the match flag is set */
-  int done;          /* label after padding */
-  int adv_op;        /* OP_Next, OP_Prev, OP_Goto (coroutine), or 0 (one row) */
-  int adv_cur;       /* cursor for adv_op */
-  int match_reg;     /* LEFT JOIN match flag, else 0 */
-  int null_reg;      /* LEFT JOIN: 1 while the row is padded */
-  int in_nloop;      /* IN loops wrapped around the access (planner) */
-  PlanLevel *plan;   /* access path (NULL: full scan) */
-  int idx_cur;       /* index cursor or -1 */
+  int item;        /* index in src */
+  PlanLevel *pl;   /* access path */
+  int cont, brk;   /* labels */
+  int top;         /* label of the loop body start (after positioning) */
+  int body;        /* label after the match flag is set */
+  int done;        /* label after padding */
+  int adv_op;      /* OP_Next, OP_Prev, OP_Goto (coroutine), or 0 (one row) */
+  int adv_cur;     /* cursor for adv_op */
+  int match_reg;   /* LEFT JOIN match flag, else 0 */
+  int null_reg;    /* LEFT JOIN: 1 while the row is padded */
+  int idx_cur;     /* index cursor or -1 */
+  int nin;
+  WInLoop in[MAX_IN];
 } WLevel;
 
 struct WhereInfo {
@@ -66,14 +76,14 @@ struct WhereInfo {
   SrcList *src;
   int nlevel;
   WLevel *lv;
-  int nterm, capterm;
-  WTerm *terms;
-  int brk;        /* after every loop */
-  int order_ok;   /* the loops deliver order_by */
-  int saved_eqp_parent;
+  Planner pl;
+  Plan plan;
+  PlanItem *items;
+  int brk;      /* after every loop */
+  int order_ok; /* the loops deliver order_by */
 };
 
-/* ---- term collection ---- */
+/* ---- planner hooks ---- */
 
 typedef struct MaskCtx {
   SrcList *src;
@@ -94,55 +104,73 @@ static int mask_sel_cb(SqlWalker *w, SqlSelect *s) {
   return SQL_WALK_CONTINUE;
 }
 
-static uint64_t expr_mask(SrcList *src, SqlExpr *e) {
-  MaskCtx m = {src, 0};
+typedef struct HookCtx {
+  Parse *p;
+  SrcList *src;
+} HookCtx;
+
+static uint64_t hook_mask(void *ctx, SqlExpr *e) {
+  HookCtx *h = ctx;
+  MaskCtx m = {h->src, 0};
   SqlWalker w = {mask_cb, mask_sel_cb, &m};
   sql_walk_expr(&w, e);
   return m.mask;
 }
 
-static void add_term(WhereInfo *w, SqlExpr *e, int on_item) {
-  if (!e) return;
-  if (e->op == SQL_E_BINARY && e->sub == TK_AND) {
-    add_term(w, e->a, on_item);
-    add_term(w, e->b, on_item);
+static int hook_is_constant(void *ctx, SqlExpr *e) {
+  (void)ctx;
+  return expr_is_constant(e);
+}
+
+static void hook_term_info(void *ctx, PlanTerm *t) {
+  HookCtx *h = ctx;
+  Parse *p = h->p;
+  if (parse_failed(p)) {
+    t->usable = 0;
     return;
   }
-  if (w->nterm == w->capterm) {
-    int cap = w->capterm ? w->capterm * 2 : 16;
-    WTerm *t = parse_alloc(w->p, sizeof(WTerm) * (size_t)cap);
-    if (!t) return;
-    if (w->nterm) memcpy(t, w->terms, sizeof(WTerm) * (size_t)w->nterm);
-    w->terms = t;
-    w->capterm = cap;
+  const Collation *coll = NULL;
+  char aff = 0;
+  if (t->op == PLAN_OP_ISNULL) {
+    aff = 0;
+  } else if (t->op == PLAN_OP_IN) {
+    SqlExpr *in = t->value;
+    if (in->select) {
+      SqlExprList *res = select_ncol(in->select) == 1 ? select_result(in->select) : NULL;
+      if (!res || res->n != 1) {
+        t->usable = 0;
+        return;
+      }
+      aff = expr_cmp_affinity(t->left, res->a[0].expr);
+      coll = expr_cmp_collation(p, t->left, res->a[0].expr);
+    } else {
+      aff = expr_affinity(t->left);
+      coll = expr_collation(p, t->left);
+    }
+  } else {
+    aff = expr_cmp_affinity(t->left, t->right);
+    coll = expr_cmp_collation(p, t->left, t->right);
   }
-  WTerm *t = &w->terms[w->nterm++];
-  memset(t, 0, sizeof *t);
-  t->expr = e;
-  t->on_item = on_item;
-  t->mask = expr_mask(w->src, e);
-  if (t->mask == 0 && !expr_is_constant(e)) t->varies = 1;
-}
-
-/* ---- emitting ---- */
-
-static void code_term(WhereInfo *w, WTerm *t, int label) {
-  t->coded = 1;
-  expr_if_false(w->p, t->expr, label, 1);
-}
-
-/* Terms that can be coded once the items in `have` are positioned, at the
- * level whose item is `item` (-1: before any loop). */
-static void code_ready_terms(WhereInfo *w, uint64_t have, int item, int label, int last) {
-  for (int i = 0; i < w->nterm; i++) {
-    WTerm *t = &w->terms[i];
-    if (t->coded || t->on_item >= 0) continue;
-    if ((t->mask & ~have) != 0) continue;
-    if (t->varies && !last) continue;
-    (void)item;
-    code_term(w, t, label);
+  if (parse_failed(p)) {
+    t->usable = 0;
+    return;
   }
+  t->aff = aff;
+  t->collseq = coll;
+  t->coll = coll ? coll->name : NULL;
 }
+
+static const char *hook_coll_name(void *ctx, SqlExpr *e) {
+  HookCtx *h = ctx;
+  const Collation *c = expr_collation(h->p, e);
+  return c ? c->name : NULL;
+}
+
+/* ---- helpers ---- */
+
+static uint64_t bit(int i) { return (uint64_t)1 << (i < 63 ? i : 63); }
+
+static int src_is_left(const SrcItem *it) { return (it->jointype & SQL_JOIN_LEFT) != 0; }
 
 static const char *item_name(const SrcItem *it) {
   if (it->name) return it->name;
@@ -150,21 +178,360 @@ static const char *item_name(const SrcItem *it) {
   return "(subquery)";
 }
 
-static int src_is_left(const SrcItem *it) { return (it->jointype & SQL_JOIN_LEFT) != 0; }
+static void code_term(WhereInfo *w, PlanTerm *t, int label) {
+  (void)w;
+  expr_if_false(w->p, t->expr, label, 1);
+}
+
+/* Terms (not derived ones) that can be coded once `have` items are
+ * positioned; `coded` marks them. */
+static void code_ready_terms(WhereInfo *w, uint8_t *coded, uint64_t have, int label, int last) {
+  for (int i = 0; i < w->pl.nterm; i++) {
+    PlanTerm *t = &w->pl.terms[i];
+    if (coded[i] || t->parent >= 0 || t->on_item >= 0) continue;
+    if ((t->mask & ~have) != 0) continue;
+    if (t->varies && !last) continue;
+    coded[i] = 1;
+    code_term(w, t, label);
+  }
+}
+
+static char aff_letter(char a) { return a ? a : AFF_BLOB; }
+
+/* Build the ephemeral set of an IN term and open its loop; the value is
+ * read into reg at each iteration. exit = where to go when the set is done. */
+static void open_in_loop(WhereInfo *w, WLevel *L, PlanTerm *t, int reg, int exit) {
+  Parse *p = w->p;
+  if (L->nin >= MAX_IN) {
+    parse_error(p, "too many IN terms");
+    return;
+  }
+  WInLoop *in = &L->in[L->nin++];
+  in->cursor = emit_cursor(p);
+  in->top = emit_label(p);
+  in->next = emit_label(p);
+  const Collation *coll = t->collseq;
+  KeyInfo *ki = parse_keyinfo(p, 1, &coll, NULL);
+  if (!ki) return;
+  vm_builder_add_p4(&p->b, OP_OpenEphemeral, in->cursor, 1, 0, P4_KEYINFO, ki);
+  char affs[2] = {aff_letter(t->aff), 0};
+  SqlExpr *e = t->value;
+  if (e->select) {
+    SelectDest d;
+    memset(&d, 0, sizeof d);
+    d.kind = SD_SET;
+    d.cursor = in->cursor;
+    d.nreg = 1;
+    d.aff = parse_strdup(p, affs);
+    select_code(p, e->select, &d);
+  } else {
+    int r = emit_regs(p, 2);
+    for (int i = 0; e->list && i < e->list->n; i++) {
+      expr_code(p, e->list->a[i].expr, r);
+      vm_builder_add_text(&p->b, OP_MakeRecord, r, 1, r + 1, affs, 1);
+      emit(p, OP_IdxInsert, in->cursor, r + 1, 0);
+    }
+  }
+  emit(p, OP_Rewind, in->cursor, exit, 0);
+  emit_resolve(p, in->top);
+  emit(p, OP_Column, in->cursor, 0, reg);
+}
+
+/* EXPLAIN QUERY PLAN text of one level. */
+static void level_eqp(WhereInfo *w, WLevel *L) {
+  Parse *p = w->p;
+  SrcItem *it = &w->src->a[L->item];
+  PlanLevel *pl = L->pl;
+  const char *lj = src_is_left(it) ? " LEFT-JOIN" : "";
+  const char *name = item_name(it);
+  const Table *tab = it->tab;
+  if (it->kind != SRC_TABLE || pl->kind == PLAN_SCAN) {
+    if (it->kind == SRC_TABLE && pl->idx && !pl->is_pk)
+      parse_eqp(p, "SCAN %s USING %sINDEX %s%s", name, pl->covering ? "COVERING " : "",
+                pl->idx->name, lj);
+    else
+      parse_eqp(p, "SCAN %s%s", name, lj);
+    return;
+  }
+  if (pl->kind == PLAN_ROWID_EQ) {
+    parse_eqp(p, "SEARCH %s USING INTEGER PRIMARY KEY (rowid=?)%s", name, lj);
+    return;
+  }
+  char buf[1024];
+  int n = 0;
+  buf[0] = 0;
+#define ADD(...)                                                                                   \
+  do {                                                                                             \
+    if (n < (int)sizeof buf) n += snprintf(buf + n, sizeof buf - (size_t)n, __VA_ARGS__);          \
+  } while (0)
+  if (pl->kind == PLAN_ROWID_RANGE) {
+    if (pl->lo >= 0) ADD("rowid>?");
+    if (pl->hi >= 0) ADD("%srowid<?", pl->lo >= 0 ? " AND " : "");
+    parse_eqp(p, "SEARCH %s USING INTEGER PRIMARY KEY (%s)%s", name, buf, lj);
+    return;
+  }
+  const Index *idx = pl->idx;
+  for (int j = 0; j < pl->neq; j++) {
+    int c = idx->cols[j].col;
+    ADD("%s%s=?", j ? " AND " : "", c >= 0 ? tab->cols[c].name : "rowid");
+  }
+  if (pl->lo >= 0 || pl->hi >= 0) {
+    int c = idx->cols[pl->neq].col;
+    const char *cn = c >= 0 ? tab->cols[c].name : "rowid";
+    if (pl->lo >= 0) ADD("%s%s>?", n ? " AND " : "", cn);
+    if (pl->hi >= 0) ADD("%s%s<?", n ? " AND " : "", cn);
+  }
+#undef ADD
+  if (pl->is_pk)
+    parse_eqp(p, "SEARCH %s USING PRIMARY KEY (%s)%s", name, buf, lj);
+  else
+    parse_eqp(p, "SEARCH %s USING %sINDEX %s (%s)%s", name, pl->covering ? "COVERING " : "",
+              idx->name, buf, lj);
+}
+
+/* Move the table cursor to the row of the index entry (not covering). */
+static void code_row_lookup(WhereInfo *w, WLevel *L, int miss) {
+  Parse *p = w->p;
+  SrcItem *it = &w->src->a[L->item];
+  const Table *tab = it->tab;
+  const Index *idx = L->pl->idx;
+  if (!tab->without_rowid) {
+    int r = emit_regs(p, 1);
+    emit(p, OP_IdxRowid, L->idx_cur, r, 0);
+    emit(p, OP_SeekRowid, it->cursor, miss, r);
+    return;
+  }
+  int npk = tab->npk;
+  int r = emit_regs(p, npk > 0 ? npk : 1);
+  for (int k = 0; k < npk; k++) {
+    int pos = -1;
+    for (int j = 0; j < idx->ncol && pos < 0; j++)
+      if (idx->cols[j].col == tab->pk_cols[k]) pos = j;
+    if (pos < 0) {
+      parse_error(p, "index %s lacks a PRIMARY KEY column", idx->name);
+      return;
+    }
+    emit(p, OP_Column, L->idx_cur, pos, r + k);
+  }
+  vm_builder_add_i4(&p->b, OP_NotFound, it->cursor, miss, r, npk);
+}
+
+/* Code the value of term t into reg (IS NULL: NULL). */
+static void code_value(Parse *p, PlanTerm *t, int reg) {
+  if (t->op == PLAN_OP_ISNULL) emit(p, OP_Null, 0, reg, 0);
+  else expr_code(p, t->value, reg);
+}
+
+/* Open the loop of a base-table level with its access path. */
+static void open_table_level(WhereInfo *w, WLevel *L) {
+  Parse *p = w->p;
+  SrcItem *it = &w->src->a[L->item];
+  PlanLevel *pl = L->pl;
+  PlanTerm *terms = w->pl.terms;
+  int rev = pl->reverse;
+  L->idx_cur = -1;
+
+  if (pl->kind == PLAN_SCAN) {
+    int cur = it->cursor;
+    if (pl->idx && !pl->is_pk) {
+      L->idx_cur = emit_cursor(p);
+      parse_open_index(p, L->idx_cur, pl->idx, 0);
+      cur = L->idx_cur;
+    }
+    emit(p, rev ? OP_Last : OP_Rewind, cur, L->brk, 0);
+    emit_resolve(p, L->top);
+    if (L->idx_cur >= 0 && !pl->covering) code_row_lookup(w, L, L->cont);
+    L->adv_op = rev ? OP_Prev : OP_Next;
+    L->adv_cur = cur;
+    return;
+  }
+
+  if (pl->kind == PLAN_ROWID_EQ) {
+    PlanTerm *t = &terms[pl->eq[0]];
+    int r = emit_regs(p, 1);
+    int exit = L->brk;
+    if (t->op == PLAN_OP_IN) {
+      open_in_loop(w, L, t, r, L->brk);
+      exit = L->in[L->nin - 1].next;
+    } else {
+      code_value(p, t, r);
+    }
+    emit(p, OP_SeekRowid, it->cursor, exit, r);
+    emit_resolve(p, L->top);
+    L->adv_op = 0;
+    return;
+  }
+
+  if (pl->kind == PLAN_ROWID_RANGE) {
+    int exit = L->brk;
+    PlanTerm *lo = pl->lo >= 0 ? &terms[pl->lo] : NULL;
+    PlanTerm *hi = pl->hi >= 0 ? &terms[pl->hi] : NULL;
+    PlanTerm *first = rev ? hi : lo, *last = rev ? lo : hi;
+    int rlast = 0;
+    if (last) {
+      rlast = emit_regs(p, 1);
+      code_value(p, last, rlast);
+      emit(p, OP_IsNull, rlast, exit, 0);
+    }
+    if (first) {
+      int r = emit_regs(p, 1);
+      code_value(p, first, r);
+      emit(p, OP_IsNull, r, exit, 0);
+      int strict = (first->op & (PLAN_OP_GT | PLAN_OP_LT)) != 0;
+      if (!rev) {
+        emit(p, strict ? OP_SeekGT : OP_SeekGE, it->cursor, exit, r);
+      } else {
+        /* text or blob upper bound: every rowid is below it */
+        int at_last = emit_label(p), go = emit_label(p);
+        int inf = emit_regs(p, 1);
+        vm_builder_add_text(&p->b, OP_Affinity, r, 1, 0, "C", 1);
+        vm_builder_add_real(&p->b, OP_Real, 0, inf, 0, HUGE_VAL);
+        emit(p, OP_Gt, inf, at_last, r);
+        emit(p, strict ? OP_SeekLT : OP_SeekLE, it->cursor, exit, r);
+        emit(p, OP_Goto, 0, go, 0);
+        emit_resolve(p, at_last);
+        emit(p, OP_Last, it->cursor, exit, 0);
+        emit_resolve(p, go);
+      }
+    } else {
+      emit(p, rev ? OP_Last : OP_Rewind, it->cursor, exit, 0);
+    }
+    emit_resolve(p, L->top);
+    if (last) {
+      int rr = emit_regs(p, 1);
+      emit(p, OP_Rowid, it->cursor, rr, 0);
+      int strict = (last->op & (PLAN_OP_GT | PLAN_OP_LT)) != 0;
+      int op;
+      if (!rev) op = strict ? OP_Ge : OP_Gt; /* stop when rowid >= / > hi */
+      else op = strict ? OP_Le : OP_Lt;      /* stop when rowid <= / < lo */
+      int a = emit(p, op, rlast, exit, rr);
+      vm_builder_set_p5(&p->b, a, VM_CMP_AFF(AFF_NUMERIC) | VM_JUMPIFNULL);
+    }
+    L->adv_op = rev ? OP_Prev : OP_Next;
+    L->adv_cur = it->cursor;
+    return;
+  }
+
+  /* PLAN_INDEX */
+  const Index *idx = pl->idx;
+  int cur;
+  if (pl->is_pk) {
+    cur = it->cursor;
+  } else {
+    L->idx_cur = emit_cursor(p);
+    parse_open_index(p, L->idx_cur, idx, 0);
+    cur = L->idx_cur;
+  }
+  int neq = pl->neq;
+  int has_range = pl->lo >= 0 || pl->hi >= 0;
+  int key = emit_regs(p, neq + 1);
+  int exit = L->brk;
+  char *affs = parse_alloc(p, (size_t)neq + 2);
+  if (!affs) return;
+  /* IN loops first (outermost), each reading its value into its key slot */
+  for (int j = 0; j < neq; j++) {
+    PlanTerm *t = &terms[pl->eq[j]];
+    affs[j] = aff_letter(t->aff);
+    if (t->op == PLAN_OP_IN) {
+      open_in_loop(w, L, t, key + j, exit);
+      exit = L->in[L->nin - 1].next;
+    }
+  }
+  for (int j = 0; j < neq; j++) {
+    PlanTerm *t = &terms[pl->eq[j]];
+    if (t->op != PLAN_OP_IN) code_value(p, t, key + j);
+  }
+  if (neq > 0) {
+    affs[neq] = 0;
+    vm_builder_add_text(&p->b, OP_Affinity, key, neq, 0, affs, neq);
+    for (int j = 0; j < neq; j++) {
+      PlanTerm *t = &terms[pl->eq[j]];
+      if (t->op == PLAN_OP_EQ || t->op == PLAN_OP_IN) emit(p, OP_IsNull, key + j, exit, 0);
+    }
+  }
+  /* range bounds in value order; a missing lower bound skips NULLs */
+  PlanTerm *lo = pl->lo >= 0 ? &terms[pl->lo] : NULL;
+  PlanTerm *hi = pl->hi >= 0 ? &terms[pl->hi] : NULL;
+  int d = rev ^ (has_range ? idx->cols[neq].desc : 0);
+  /* first bound: the one the scan starts from; implicit NULL = "not NULL" */
+  PlanTerm *first = d ? hi : lo, *last = d ? lo : hi;
+  int first_null = has_range && !lo && !d;  /* start after the NULLs */
+  int last_null = has_range && !lo && d;    /* stop at the NULLs */
+  int nstart = neq, nend = neq;
+  int start_strict = 0, end_strict = 0;
+  if (first || first_null) {
+    if (first) {
+      code_value(p, first, key + neq);
+      char a[2] = {aff_letter(first->aff), 0};
+      vm_builder_add_text(&p->b, OP_Affinity, key + neq, 1, 0, a, 1);
+      emit(p, OP_IsNull, key + neq, exit, 0);
+      start_strict = (first->op & (PLAN_OP_GT | PLAN_OP_LT)) != 0;
+    } else {
+      emit(p, OP_Null, 0, key + neq, 0);
+      start_strict = 1;
+    }
+    nstart = neq + 1;
+  }
+  int ekey = 0;
+  if (last || last_null || neq > 0) {
+    ekey = emit_regs(p, neq + 1);
+    if (neq > 0) emit(p, OP_Copy, key, ekey, neq - 1);
+    if (last) {
+      code_value(p, last, ekey + neq);
+      char a[2] = {aff_letter(last->aff), 0};
+      vm_builder_add_text(&p->b, OP_Affinity, ekey + neq, 1, 0, a, 1);
+      emit(p, OP_IsNull, ekey + neq, exit, 0);
+      end_strict = (last->op & (PLAN_OP_GT | PLAN_OP_LT)) != 0;
+      nend = neq + 1;
+    } else if (last_null) {
+      emit(p, OP_Null, 0, ekey + neq, 0);
+      end_strict = 1;
+      nend = neq + 1;
+    }
+  }
+  /* position */
+  if (nstart == 0) {
+    emit(p, rev ? OP_Last : OP_Rewind, cur, exit, 0);
+  } else {
+    int op;
+    if (!rev) op = (nstart > neq && start_strict) ? OP_SeekGT : OP_SeekGE;
+    else op = (nstart > neq && start_strict) ? OP_SeekLT : OP_SeekLE;
+    vm_builder_add_i4(&p->b, op, cur, exit, key, nstart);
+  }
+  emit_resolve(p, L->top);
+  if (ekey && nend > 0) {
+    int op;
+    int strict_end = nend > neq && end_strict;
+    if (!rev) op = strict_end ? OP_IdxGE : OP_IdxGT;
+    else op = strict_end ? OP_IdxLE : OP_IdxLT;
+    vm_builder_add_i4(&p->b, op, cur, exit, ekey, nend);
+  }
+  if (!pl->is_pk && !pl->covering) code_row_lookup(w, L, L->cont);
+  L->adv_op = rev ? OP_Prev : OP_Next;
+  L->adv_cur = cur;
+}
+
+/* ---- where_begin / where_end ---- */
 
 WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order_by, int flags) {
-  (void)flags;
-  (void)order_by;
   if (parse_failed(p)) return NULL;
   WhereInfo *w = parse_alloc(p, sizeof *w);
   if (!w) return NULL;
   w->p = p;
   w->src = src;
   int n = src ? src->n : 0;
+  if (n > 64) {
+    parse_error(p, "at most 64 tables in a join");
+    return NULL;
+  }
   w->nlevel = n;
   w->lv = n ? parse_alloc(p, sizeof(WLevel) * (size_t)n) : NULL;
-  if (n && !w->lv) return NULL;
+  w->items = n ? parse_alloc(p, sizeof(PlanItem) * (size_t)n) : NULL;
+  HookCtx *hc = parse_alloc(p, sizeof *hc);
+  if ((n && (!w->lv || !w->items)) || !hc) return NULL;
   w->brk = emit_label(p);
+  hc->p = p;
+  hc->src = src;
 
   for (int i = 0; i < n; i++) {
     SrcItem *it = &src->a[i];
@@ -172,13 +539,48 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
       parse_error(p, "RIGHT and FULL OUTER JOINs are not supported");
       return NULL;
     }
-    add_term(w, it->on, src_is_left(it) ? i : -1);
+    PlanItem *pi = &w->items[i];
+    pi->tab = it->kind == SRC_TABLE ? it->tab : NULL;
+    pi->cursor = it->cursor;
+    pi->jointype = it->jointype;
+    pi->not_indexed = it->not_indexed;
+    pi->indexed_by = it->indexed_by;
+    pi->colused = it->colused;
+    pi->no_cover = (flags & WHERE_ONEPASS) || !it->ast;
+    if (it->indexed_by && it->kind == SRC_TABLE) {
+      const Index *x = it->tab->indexes;
+      while (x && util_stricmp(x->name, it->indexed_by) != 0) x = x->next;
+      if (!x) {
+        parse_error(p, "no such index: %s", it->indexed_by);
+        return NULL;
+      }
+    }
   }
-  add_term(w, where, -1);
+  PlanHooks hooks = {hc, hook_mask, hook_is_constant, hook_term_info, hook_coll_name};
+  plan_init(&w->pl, &p->arena, &hooks, n, w->items);
+  for (int i = 0; i < n; i++) {
+    SrcItem *it = &src->a[i];
+    plan_add_clause(&w->pl, it->on, src_is_left(it) ? i : -1);
+  }
+  plan_add_clause(&w->pl, where, -1);
   if (parse_failed(p)) return NULL;
+  int pflags = 0;
+  if (flags & WHERE_NO_REORDER) pflags |= PLAN_NO_REORDER;
+  if (flags & WHERE_GROUPBY) pflags |= PLAN_GROUPBY;
+  int rc = plan_choose(&w->pl, order_by, pflags, &w->plan);
+  if (rc) {
+    if (rc == SHALE_NOMEM) parse_nomem(p);
+    else parse_error_code(p, rc, "query planner failed");
+    return NULL;
+  }
+  w->order_ok = order_by && order_by->n > 0 && w->plan.order_ok;
+  uint8_t *coded = w->pl.nterm ? parse_alloc(p, (size_t)w->pl.nterm) : NULL;
+  if (w->pl.nterm && !coded) return NULL;
 
-  /* Loop order: FROM order for now. */
-  for (int k = 0; k < n; k++) w->lv[k].item = k;
+  for (int k = 0; k < n; k++) {
+    w->lv[k].pl = &w->plan.levels[k];
+    w->lv[k].item = w->plan.levels[k].item;
+  }
 
   /* Open the tables' cursors once, before the loops. */
   for (int k = 0; k < n; k++) {
@@ -190,7 +592,7 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
   }
 
   /* Constant terms: before every loop. */
-  code_ready_terms(w, 0, -1, w->brk, n == 0);
+  code_ready_terms(w, coded, 0, w->brk, n == 0);
 
   uint64_t have = 0;
   for (int k = 0; k < n; k++) {
@@ -215,30 +617,29 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
         emit_resolve(p, L->top);
         emit(p, OP_Yield, it->co_reg, L->brk, 0);
         L->adv_op = OP_Goto;
-        L->adv_cur = 0;
       } else {
         emit(p, OP_Rewind, it->cursor, L->brk, 0);
         emit_resolve(p, L->top);
         L->adv_op = OP_Next;
         L->adv_cur = it->cursor;
       }
-      parse_eqp(p, "SCAN %s%s", item_name(it), src_is_left(it) ? " LEFT-JOIN" : "");
     } else {
-      emit(p, OP_Rewind, it->cursor, L->brk, 0);
-      emit_resolve(p, L->top);
-      L->adv_op = OP_Next;
-      L->adv_cur = it->cursor;
-      parse_eqp(p, "SCAN %s%s", item_name(it), src_is_left(it) ? " LEFT-JOIN" : "");
+      open_table_level(w, L);
+      if (L->idx_cur >= 0 && L->pl->covering) parse_set_cover(p, it->cursor, L->pl->idx, L->idx_cur);
     }
-    have |= (uint64_t)1 << (L->item < 63 ? L->item : 63);
+    level_eqp(w, L);
+    have |= bit(L->item);
     /* ON terms of a LEFT JOIN item: here, before the match flag. */
-    for (int i = 0; i < w->nterm; i++) {
-      WTerm *t = &w->terms[i];
-      if (t->on_item == L->item && !t->coded) code_term(w, t, L->cont);
+    for (int i = 0; i < w->pl.nterm; i++) {
+      PlanTerm *t = &w->pl.terms[i];
+      if (t->on_item == L->item && t->parent < 0 && !coded[i]) {
+        coded[i] = 1;
+        code_term(w, t, L->cont);
+      }
     }
     if (L->match_reg) emit(p, OP_Integer, 1, L->match_reg, 0);
     emit_resolve(p, L->body);
-    code_ready_terms(w, have, L->item, L->cont, k == n - 1);
+    code_ready_terms(w, coded, have, L->cont, k == n - 1);
   }
   if (parse_failed(p)) return NULL;
   return w;
@@ -263,6 +664,10 @@ void where_end(WhereInfo *w) {
     if (L->null_reg) emit(p, OP_If, L->null_reg, L->done, 0);
     if (L->adv_op == OP_Goto) emit(p, OP_Goto, 0, L->top, 0);
     else if (L->adv_op) emit(p, L->adv_op, L->adv_cur, L->top, 0);
+    for (int j = L->nin - 1; j >= 0; j--) {
+      emit_resolve(p, L->in[j].next);
+      emit(p, OP_Next, L->in[j].cursor, L->in[j].top, 0);
+    }
     emit_resolve(p, L->brk);
     if (L->match_reg) {
       emit(p, OP_If, L->match_reg, L->done, 0);
@@ -278,6 +683,7 @@ void where_end(WhereInfo *w) {
       emit(p, OP_Goto, 0, L->body, 0);
     }
     emit_resolve(p, L->done);
+    if (L->idx_cur >= 0 && L->pl && L->pl->covering) parse_set_cover(p, it->cursor, NULL, 0);
   }
   emit_resolve(p, w->brk);
 }

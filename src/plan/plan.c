@@ -1,0 +1,730 @@
+/*
+ * plan.c -- term analysis, access paths, costs and the join order.
+ *
+ * Owns nothing beyond the caller's arena (terms, levels). The costs are
+ * SQLite-like rules of thumb without statistics: a table holds about a
+ * million rows, an equality on an index column leaves ten, each extra
+ * column halves that, a unique index fully matched leaves one, a range
+ * bound keeps a quarter.
+ *
+ * Invariants:
+ *  1. A term drives a path only if it is usable for that item: its value
+ *     reads only items already looped (prereq), and for a LEFT JOIN item
+ *     only that item's ON terms qualify (plan.h invariant 2).
+ *  2. plan_index_col_ok holds for every term a PlanLevel names.
+ *  3. Levels are a permutation of the items that keeps every LEFT/CROSS
+ *     JOIN item after all items to its left.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "plan.h"
+
+#define TAB_ROWS 1048576.0 /* rows assumed in a table */
+#define LOOKUP 5.0         /* cost of one seek / rowid lookup */
+#define ROW_TABLE 3.0      /* cost of reading one table row in a scan */
+#define ROW_INDEX 2.0      /* cost of reading one index entry */
+
+static uint64_t bit(int i) { return (uint64_t)1 << (i < 63 ? i : 63); }
+
+void plan_init(Planner *pl, UtilArena *arena, const PlanHooks *hooks, int nitem,
+               const PlanItem *items) {
+  memset(pl, 0, sizeof *pl);
+  pl->arena = arena;
+  pl->hooks = *hooks;
+  pl->nitem = nitem;
+  pl->items = items;
+}
+
+/* ---- term analysis ---- */
+
+static PlanTerm *new_term(Planner *pl) {
+  if (pl->rc) return NULL;
+  if (pl->nterm == pl->capterm) {
+    int cap = pl->capterm ? pl->capterm * 2 : 16;
+    PlanTerm *t = util_arena_alloc(pl->arena, sizeof(PlanTerm) * (size_t)cap);
+    if (!t) {
+      pl->rc = SHALE_NOMEM;
+      return NULL;
+    }
+    if (pl->nterm) memcpy(t, pl->terms, sizeof(PlanTerm) * (size_t)pl->nterm);
+    pl->terms = t;
+    pl->capterm = cap;
+  }
+  PlanTerm *t = &pl->terms[pl->nterm++];
+  memset(t, 0, sizeof *t);
+  t->parent = -1;
+  t->on_item = -1;
+  t->item = -1;
+  return t;
+}
+
+static SqlExpr *skip_collate(SqlExpr *e) {
+  while (e && e->op == SQL_E_COLLATE) e = e->a;
+  return e;
+}
+
+/* The item whose column e is (depth 0, a base table), or -1. */
+static int col_item(const Planner *pl, SqlExpr *e, int *column) {
+  e = skip_collate(e);
+  if (!e || e->op != SQL_E_COLREF || e->depth != 0) return -1;
+  for (int i = 0; i < pl->nitem; i++) {
+    if (pl->items[i].cursor != e->cursor) continue;
+    const Table *tab = pl->items[i].tab;
+    if (!tab) return -1;
+    int c = e->column;
+    if (c >= 0 && c == tab->rowid_alias && !tab->without_rowid) c = -1;
+    if (c < 0 && tab->without_rowid) return -1;
+    if (c >= tab->ncol) return -1;
+    *column = c;
+    return i;
+  }
+  return -1;
+}
+
+static int commute(int op) {
+  switch (op) {
+  case PLAN_OP_LT: return PLAN_OP_GT;
+  case PLAN_OP_LE: return PLAN_OP_GE;
+  case PLAN_OP_GT: return PLAN_OP_LT;
+  case PLAN_OP_GE: return PLAN_OP_LE;
+  default: return op;
+  }
+}
+
+/* Fill the column-op-value form of t (or of a new derived term when t
+ * already has one). */
+static void add_form(Planner *pl, int ti, int op, SqlExpr *col, SqlExpr *value, SqlExpr *left,
+                     SqlExpr *right) {
+  int column;
+  int item = col_item(pl, col, &column);
+  if (item < 0) return;
+  uint64_t prereq = value ? pl->hooks.mask(pl->hooks.ctx, value) : 0;
+  if (op == PLAN_OP_IN) {
+    /* the IN expression minus its left operand */
+    SqlExpr tmp = *value;
+    tmp.a = NULL;
+    prereq = pl->hooks.mask(pl->hooks.ctx, &tmp);
+  }
+  if (prereq & bit(item)) return;
+  PlanTerm *t = &pl->terms[ti];
+  if (t->op) {
+    PlanTerm *d = new_term(pl);
+    if (!d) return;
+    t = &pl->terms[ti];
+    d->expr = t->expr;
+    d->mask = t->mask;
+    d->on_item = t->on_item;
+    d->varies = t->varies;
+    d->parent = ti;
+    t = d;
+  }
+  t->op = op;
+  t->item = item;
+  t->column = column;
+  t->col_expr = skip_collate(col);
+  t->value = value;
+  t->left = left;
+  t->right = right;
+  t->prereq = prereq;
+  t->usable = 1;
+  if (pl->hooks.term_info) pl->hooks.term_info(pl->hooks.ctx, t);
+}
+
+/* a = c1 OR a = c2 OR ...: an IN list on a (constants only). */
+static int or_collect(Planner *pl, SqlExpr *e, SqlExpr **col, SqlExprList *list) {
+  if (e->op == SQL_E_BINARY && e->sub == TK_OR)
+    return or_collect(pl, e->a, col, list) && or_collect(pl, e->b, col, list);
+  if (e->op != SQL_E_BINARY || e->sub != TK_EQ) return 0;
+  SqlExpr *c = e->a, *v = e->b;
+  int column;
+  if (!c || !v) return 0;
+  if (c->op != SQL_E_COLREF) {
+    SqlExpr *x = c;
+    c = v;
+    v = x;
+  }
+  if (c->op != SQL_E_COLREF || col_item(pl, c, &column) < 0) return 0;
+  if (v->op != SQL_E_INTEGER && v->op != SQL_E_FLOAT && v->op != SQL_E_STRING &&
+      v->op != SQL_E_VARIABLE && v->op != SQL_E_NULL)
+    return 0;
+  if (*col && ((*col)->cursor != c->cursor || (*col)->column != c->column)) return 0;
+  *col = c;
+  if (list->n == list->cap) {
+    int cap = list->cap ? list->cap * 2 : 4;
+    SqlExprItem *a = util_arena_zalloc(pl->arena, sizeof(SqlExprItem) * (size_t)cap);
+    if (!a) {
+      pl->rc = SHALE_NOMEM;
+      return 0;
+    }
+    if (list->n) memcpy(a, list->a, sizeof(SqlExprItem) * (size_t)list->n);
+    list->a = a;
+    list->cap = cap;
+  }
+  list->a[list->n++].expr = v;
+  return 1;
+}
+
+static void analyse(Planner *pl, int ti) {
+  SqlExpr *e = pl->terms[ti].expr;
+  switch (e->op) {
+  case SQL_E_BINARY: {
+    int op = 0;
+    switch (e->sub) {
+    case TK_EQ: op = PLAN_OP_EQ; break;
+    case TK_IS: op = PLAN_OP_IS; break;
+    case TK_LT: op = PLAN_OP_LT; break;
+    case TK_LE: op = PLAN_OP_LE; break;
+    case TK_GT: op = PLAN_OP_GT; break;
+    case TK_GE: op = PLAN_OP_GE; break;
+    case TK_OR: {
+      SqlExpr *col = NULL;
+      SqlExprList *list = util_arena_zalloc(pl->arena, sizeof *list);
+      SqlExpr *in = util_arena_zalloc(pl->arena, sizeof *in);
+      if (!list || !in) {
+        pl->rc = SHALE_NOMEM;
+        return;
+      }
+      if (!or_collect(pl, e, &col, list) || !col || list->n < 2) return;
+      in->op = SQL_E_IN;
+      in->a = col;
+      in->list = list;
+      in->span = e->span;
+      in->height = e->height;
+      add_form(pl, ti, PLAN_OP_IN, col, in, col, NULL);
+      return;
+    }
+    default: return;
+    }
+    if (!e->a || !e->b) return;
+    add_form(pl, ti, op, e->a, e->b, e->a, e->b);
+    add_form(pl, ti, commute(op), e->b, e->a, e->a, e->b);
+    return;
+  }
+  case SQL_E_ISNULL:
+    add_form(pl, ti, PLAN_OP_ISNULL, e->a, NULL, e->a, NULL);
+    return;
+  case SQL_E_BETWEEN:
+    if (e->flags & SQL_EF_NOT) return;
+    if (!e->a || !e->b || !e->c) return;
+    {
+      /* two derived ranges; the BETWEEN itself has no form */
+      int column;
+      if (col_item(pl, e->a, &column) < 0) return;
+      PlanTerm *lo = new_term(pl);
+      if (!lo) return;
+      *lo = pl->terms[ti];
+      lo->parent = ti;
+      int li = pl->nterm - 1;
+      PlanTerm *hi = new_term(pl);
+      if (!hi) return;
+      *hi = pl->terms[ti];
+      hi->parent = ti;
+      int hj = pl->nterm - 1;
+      add_form(pl, li, PLAN_OP_GE, e->a, e->b, e->a, e->b);
+      add_form(pl, hj, PLAN_OP_LE, e->a, e->c, e->a, e->c);
+    }
+    return;
+  case SQL_E_IN:
+    if (e->flags & (SQL_EF_NOT | SQL_EF_TVF)) return;
+    if (e->table || !e->a || e->a->op == SQL_E_ROW) return;
+    if (!e->list && !e->select) return;
+    add_form(pl, ti, PLAN_OP_IN, e->a, e, e->a, NULL);
+    return;
+  default: return;
+  }
+}
+
+void plan_add_clause(Planner *pl, SqlExpr *e, int on_item) {
+  if (!e || pl->rc) return;
+  if (e->op == SQL_E_BINARY && e->sub == TK_AND) {
+    plan_add_clause(pl, e->a, on_item);
+    plan_add_clause(pl, e->b, on_item);
+    return;
+  }
+  PlanTerm *t = new_term(pl);
+  if (!t) return;
+  t->expr = e;
+  t->on_item = on_item;
+  t->mask = pl->hooks.mask(pl->hooks.ctx, e);
+  if (t->mask == 0 && !pl->hooks.is_constant(pl->hooks.ctx, e)) t->varies = 1;
+  analyse(pl, pl->nterm - 1);
+}
+
+/* ---- index column rules ---- */
+
+static int is_numeric_aff(char a) { return a == AFF_NUMERIC || a == AFF_INTEGER || a == AFF_REAL; }
+
+int plan_index_col_ok(const PlanTerm *t, const Table *tab, const Index *idx, int j) {
+  int col = idx ? idx->cols[j].col : -1;
+  if (col == INDEX_COL_EXPR) return 0;
+  if (t->column != col) return 0;
+  if (col >= 0) {
+    const char *ic = idx->cols[j].coll ? idx->cols[j].coll : "BINARY";
+    const char *tc = t->coll ? t->coll : "BINARY";
+    if (util_stricmp(ic, tc) != 0) return 0;
+  }
+  char caff = col >= 0 ? tab->cols[col].affinity : AFF_INTEGER;
+  char a = t->aff;
+  if (a == 0 || a == AFF_BLOB) return 1;
+  if (a == AFF_TEXT) return caff == AFF_TEXT;
+  return is_numeric_aff(caff);
+}
+
+/* ---- partial indexes ---- */
+
+static int lit_op(int op) {
+  return op == SQL_E_INTEGER || op == SQL_E_FLOAT || op == SQL_E_STRING || op == SQL_E_BLOB ||
+         op == SQL_E_NULL;
+}
+
+/* Does the schema expression ie (unresolved, on tab) equal the resolved qe? */
+static int expr_same(const Table *tab, int cursor, const SqlExpr *ie, const SqlExpr *qe) {
+  if (!ie || !qe) return ie == qe;
+  if (ie->op == SQL_E_ID || ie->op == SQL_E_COLUMN) {
+    if (qe->op != SQL_E_COLREF || qe->cursor != cursor || qe->depth != 0) return 0;
+    int c = table_column_index(tab, ie->z);
+    if (c < 0) {
+      if (util_stricmp(ie->z, "rowid") == 0 || util_stricmp(ie->z, "oid") == 0 ||
+          util_stricmp(ie->z, "_rowid_") == 0)
+        c = -1;
+      else
+        return 0;
+    }
+    int qc = qe->column;
+    if (c >= 0 && c == tab->rowid_alias) c = -1;
+    if (qc >= 0 && qc == tab->rowid_alias) qc = -1;
+    return c == qc;
+  }
+  if (ie->op != qe->op || ie->sub != qe->sub) return 0;
+  if (lit_op(ie->op)) {
+    if (ie->op == SQL_E_NULL) return 1;
+    return ie->z && qe->z && strcmp(ie->z, qe->z) == 0;
+  }
+  switch (ie->op) {
+  case SQL_E_UNARY:
+  case SQL_E_BINARY:
+  case SQL_E_ISNOT:
+  case SQL_E_ISNULL:
+  case SQL_E_NOTNULL:
+    if ((ie->flags & SQL_EF_NOT) != (qe->flags & SQL_EF_NOT)) return 0;
+    return expr_same(tab, cursor, ie->a, qe->a) && expr_same(tab, cursor, ie->b, qe->b);
+  default: return 0;
+  }
+}
+
+/* Is "col IS NOT NULL" (ie) implied by a query term comparing that column? */
+static int implies_notnull(const Planner *pl, int item, const SqlExpr *ie, uint64_t ok_on) {
+  const SqlExpr *c = NULL;
+  if (ie->op == SQL_E_NOTNULL) c = ie->a;
+  else if (ie->op == SQL_E_ISNOT && ie->b && ie->b->op == SQL_E_NULL) c = ie->a;
+  if (!c || (c->op != SQL_E_ID && c->op != SQL_E_COLUMN)) return 0;
+  const Table *tab = pl->items[item].tab;
+  int col = table_column_index(tab, c->z);
+  if (col < 0) return 0;
+  if (col == tab->rowid_alias && !tab->without_rowid) col = -1;
+  for (int i = 0; i < pl->nterm; i++) {
+    const PlanTerm *t = &pl->terms[i];
+    if (t->item != item || t->column != col) continue;
+    if (!((ok_on >> (t->on_item + 1)) & 1)) continue;
+    if (t->op & (PLAN_OP_EQ | PLAN_OP_RANGE | PLAN_OP_IN)) return 1;
+  }
+  return 0;
+}
+
+static int partial_ok_expr(const Planner *pl, int item, SqlExpr *w, uint64_t ok_on) {
+  if (w->op == SQL_E_BINARY && w->sub == TK_AND)
+    return partial_ok_expr(pl, item, w->a, ok_on) && partial_ok_expr(pl, item, w->b, ok_on);
+  if (implies_notnull(pl, item, w, ok_on)) return 1;
+  for (int i = 0; i < pl->nterm; i++) {
+    const PlanTerm *t = &pl->terms[i];
+    if (t->parent >= 0) continue;
+    if (!((ok_on >> (t->on_item + 1)) & 1)) continue;
+    if (expr_same(pl->items[item].tab, pl->items[item].cursor, w, t->expr)) return 1;
+  }
+  return 0;
+}
+
+/* ---- access paths ---- */
+
+static int is_left(const PlanItem *it) { return (it->jointype & SQL_JOIN_LEFT) != 0; }
+
+/* May term t restrict item i's loop when the items in avail are looped? */
+static int term_usable(const Planner *pl, const PlanTerm *t, int i, uint64_t avail) {
+  if (!t->op || !t->usable || t->item != i) return 0;
+  if (t->prereq & ~avail) return 0;
+  if (is_left(&pl->items[i])) return t->on_item == i;
+  return t->on_item < 0;
+}
+
+static int covers(const PlanItem *it, const Index *idx) {
+  const Table *tab = it->tab;
+  if (it->no_cover || tab->has_generated) return 0;
+  if (it->colused & bit(63)) return 0;
+  for (int c = 0; c < tab->ncol && c < 63; c++) {
+    if (!(it->colused & bit(c))) continue;
+    if (c == tab->rowid_alias && !tab->without_rowid) continue;
+    int found = 0;
+    for (int j = 0; j < idx->ncol && !found; j++) found = idx->cols[j].col == c;
+    if (!found) return 0;
+  }
+  return 1;
+}
+
+static double log2n(double n) { return n > 1 ? log2(n) : 0; }
+
+/* Cost of the sorter for n rows. */
+static double sort_cost(double n) { return n * log2n(n) * 1.2 + n; }
+
+/* Does level L deliver order_by? Sets *rev. */
+static int order_ok(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int groupby, int *rev) {
+  const PlanItem *it = &pl->items[L->item];
+  const Table *tab = it->tab;
+  if (!tab || !ob || ob->n == 0) return 0;
+  /* the ordering columns: table column numbers (-1 rowid) with collation and desc */
+  const Index *idx = L->idx;
+  int ncols = 0, start = 0;
+  if (L->kind == PLAN_ROWID_EQ) return 0;
+  if (idx) {
+    for (int j = 0; j < L->neq; j++)
+      if (pl->terms[L->eq[j]].op == PLAN_OP_IN) return 0;
+    start = L->neq;
+    ncols = idx->nkey;
+    if (!tab->without_rowid) ncols = idx->nkey + 1; /* then the rowid */
+  } else if (tab->without_rowid) {
+    return 0;
+  } else {
+    ncols = 1; /* rowid */
+  }
+  int pos = start, dir = -1;
+  for (int k = 0; k < ob->n; k++) {
+    int column;
+    SqlExpr *e = ob->a[k].expr;
+    int item = col_item(pl, e, &column);
+    if (item != L->item) return 0;
+    /* pinned by an equality: any order */
+    int pinned = 0;
+    for (int j = 0; j < L->neq && !pinned; j++) {
+      const PlanTerm *t = &pl->terms[L->eq[j]];
+      if (t->column == column && t->op != PLAN_OP_IN) pinned = 1;
+    }
+    if (pinned) continue;
+    if (pos >= ncols) return 0;
+    int icol, idesc = 0;
+    const char *icoll = "BINARY";
+    if (idx && pos < idx->nkey) {
+      icol = idx->cols[pos].col;
+      idesc = idx->cols[pos].desc;
+      icoll = idx->cols[pos].coll ? idx->cols[pos].coll : "BINARY";
+    } else {
+      icol = -1;
+    }
+    if (icol != column) return 0;
+    if (icol >= 0) {
+      const char *oc = pl->hooks.coll_name ? pl->hooks.coll_name(pl->hooks.ctx, e) : NULL;
+      if (util_stricmp(oc ? oc : "BINARY", icoll) != 0) return 0;
+    }
+    if (!groupby) {
+      int desc = ob->a[k].sort == SQL_SORT_DESC;
+      if (ob->a[k].nulls == SQL_NULLS_LAST && !desc) return 0;
+      if (ob->a[k].nulls == SQL_NULLS_FIRST && desc) return 0;
+      int r = desc ^ idesc;
+      if (dir >= 0 && dir != r) return 0;
+      dir = r;
+    }
+    pos++;
+  }
+  *rev = dir > 0;
+  return 1;
+}
+
+/* Rows left after the terms on item i the path does not use. */
+static double residual(const Planner *pl, const PlanLevel *L, uint64_t avail, double rows) {
+  uint64_t have = avail | bit(L->item);
+  for (int i = 0; i < pl->nterm; i++) {
+    const PlanTerm *t = &pl->terms[i];
+    if (t->parent >= 0 || !(t->mask & bit(L->item)) || (t->mask & ~have)) continue;
+    int used = 0;
+    for (int j = 0; j < L->neq && !used; j++)
+      used = L->eq[j] == i || pl->terms[L->eq[j]].parent == i;
+    if (L->lo >= 0 && (L->lo == i || pl->terms[L->lo].parent == i)) used = 1;
+    if (L->hi >= 0 && (L->hi == i || pl->terms[L->hi].parent == i)) used = 1;
+    if (!used) rows *= 0.5;
+  }
+  return rows < 1 ? 1 : rows;
+}
+
+static double in_count(const PlanTerm *t) {
+  if (t->op != PLAN_OP_IN) return 1;
+  if (t->value->list) return t->value->list->n > 0 ? t->value->list->n : 1;
+  return 25;
+}
+
+/* Find the range terms on column j of idx (idx NULL: rowid). */
+static void find_range(const Planner *pl, int i, uint64_t avail, const Index *idx, int j, int *lo,
+                       int *hi) {
+  *lo = *hi = -1;
+  const Table *tab = pl->items[i].tab;
+  for (int k = 0; k < pl->nterm; k++) {
+    const PlanTerm *t = &pl->terms[k];
+    if (!(t->op & PLAN_OP_RANGE) || !term_usable(pl, t, i, avail)) continue;
+    if (idx ? !plan_index_col_ok(t, tab, idx, j) : !plan_index_col_ok(t, tab, NULL, 0)) continue;
+    if (t->op & (PLAN_OP_GT | PLAN_OP_GE)) {
+      if (*lo < 0) *lo = k;
+    } else if (*hi < 0) {
+      *hi = k;
+    }
+  }
+}
+
+/* Consider a candidate; keep it in *best when cheaper. */
+static void consider(const Planner *pl, PlanLevel *cand, uint64_t avail, SqlExprList *ob,
+                     int groupby, int outer, PlanLevel *best, int *best_order) {
+  cand->rows = residual(pl, cand, avail, cand->rows);
+  int rev = 0, ord = 0;
+  double cost = cand->cost;
+  if (outer && ob) {
+    ord = order_ok(pl, cand, ob, groupby, &rev);
+    if (!ord) cost += sort_cost(cand->rows);
+  }
+  double bcost = best->cost;
+  if (outer && ob && !*best_order && best->kind >= 0) bcost += sort_cost(best->rows);
+  if (best->kind < 0 || cost < bcost) {
+    *best = *cand;
+    best->reverse = (uint8_t)(ord && rev);
+    *best_order = ord;
+  }
+}
+
+/* The best access path for item i given the items in avail are looped
+ * outside it. outer: i is the outermost loop (ORDER BY can be delivered). */
+static void best_path(const Planner *pl, int i, uint64_t avail, SqlExprList *ob, int groupby,
+                      int outer, PlanLevel *best, int *best_order) {
+  const PlanItem *it = &pl->items[i];
+  const Table *tab = it->tab;
+  double N = TAB_ROWS;
+  PlanLevel c;
+  memset(best, 0, sizeof *best);
+  best->kind = -1;
+  *best_order = 0;
+  memset(&c, 0, sizeof c);
+  c.item = i;
+  c.lo = c.hi = -1;
+  /* full scan */
+  c.kind = PLAN_SCAN;
+  c.rows = N;
+  c.cost = N * ROW_TABLE;
+  if (tab && tab->without_rowid) {
+    c.idx = tab->pk_index;
+    c.is_pk = 1;
+  }
+  consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+  if (!tab) return;
+  /* rowid paths */
+  if (!tab->without_rowid && !it->indexed_by) {
+    for (int k = 0; k < pl->nterm; k++) {
+      const PlanTerm *t = &pl->terms[k];
+      if (t->column != -1 || !(t->op & (PLAN_OP_EQ | PLAN_OP_IN))) continue;
+      if (!term_usable(pl, t, i, avail) || !plan_index_col_ok(t, tab, NULL, 0)) continue;
+      memset(&c, 0, sizeof c);
+      c.item = i;
+      c.lo = c.hi = -1;
+      c.kind = PLAN_ROWID_EQ;
+      c.neq = 1;
+      c.eq[0] = k;
+      c.rows = in_count(t);
+      c.cost = in_count(t) * LOOKUP;
+      consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+      break;
+    }
+    int lo, hi;
+    find_range(pl, i, avail, NULL, 0, &lo, &hi);
+    if (lo >= 0 || hi >= 0) {
+      memset(&c, 0, sizeof c);
+      c.item = i;
+      c.kind = PLAN_ROWID_RANGE;
+      c.lo = lo;
+      c.hi = hi;
+      c.rows = N / ((lo >= 0 && hi >= 0) ? 16 : 4);
+      c.cost = LOOKUP + c.rows * ROW_TABLE;
+      consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+    }
+  }
+  /* indexes */
+  for (const Index *idx = tab->indexes; idx; idx = idx->next) {
+    if (it->not_indexed && idx != tab->pk_index) continue;
+    if (it->indexed_by && util_stricmp(it->indexed_by, idx->name) != 0) continue;
+    if (idx->where) {
+      uint64_t ok_on = is_left(it) ? bit(i + 1) : 1; /* on_item + 1 bits */
+      if (!partial_ok_expr(pl, i, idx->where, ok_on)) continue;
+    }
+    int is_pk = idx == tab->pk_index;
+    int cov = is_pk || covers(it, idx);
+    memset(&c, 0, sizeof c);
+    c.item = i;
+    c.kind = PLAN_INDEX;
+    c.idx = idx;
+    c.is_pk = (uint8_t)is_pk;
+    c.covering = (uint8_t)(cov && !is_pk);
+    c.lo = c.hi = -1;
+    double nseek = 1;
+    int all_eq = 1;
+    int j = 0;
+    for (; j < idx->nkey && j < PLAN_MAX_EQ; j++) {
+      int found = -1;
+      /* prefer =, then IS / IS NULL, then IN */
+      for (int pass = 0; pass < 3 && found < 0; pass++) {
+        for (int k = 0; k < pl->nterm && found < 0; k++) {
+          const PlanTerm *t = &pl->terms[k];
+          int want = pass == 0 ? PLAN_OP_EQ : pass == 1 ? (PLAN_OP_IS | PLAN_OP_ISNULL) : PLAN_OP_IN;
+          if (!(t->op & want) || !term_usable(pl, t, i, avail)) continue;
+          if (!plan_index_col_ok(t, tab, idx, j)) continue;
+          found = k;
+        }
+      }
+      if (found < 0) break;
+      c.eq[j] = found;
+      if (pl->terms[found].op != PLAN_OP_EQ && pl->terms[found].op != PLAN_OP_IN) all_eq = 0;
+      nseek *= in_count(&pl->terms[found]);
+    }
+    c.neq = j;
+    int lo = -1, hi = -1;
+    int rj = j;
+    if (j < idx->nkey || (j == idx->nkey && !tab->without_rowid && j < idx->ncol))
+      find_range(pl, i, avail, idx, rj, &lo, &hi);
+    c.lo = lo;
+    c.hi = hi;
+    if (c.neq == 0 && lo < 0 && hi < 0) {
+      /* a full index scan: for order or because it covers */
+      c.kind = PLAN_SCAN;
+      c.rows = N;
+      c.cost = N * (cov ? ROW_INDEX : ROW_INDEX + LOOKUP);
+      if (is_pk) continue; /* the plain scan above */
+      if (!cov && !(outer && ob)) continue;
+      if (cov) c.cost -= N * 0.001 * idx->ncol; /* narrower first */
+      consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+      continue;
+    }
+    double rows;
+    if (c.neq == idx->nkey && idx->unique && all_eq) rows = 1;
+    else if (c.neq > 0) {
+      rows = 10;
+      for (int q = 1; q < c.neq; q++) rows /= 2;
+      if (rows < 1) rows = 1;
+    } else {
+      rows = N;
+    }
+    if (lo >= 0 && hi >= 0) rows /= 16;
+    else if (lo >= 0 || hi >= 0) rows /= 4;
+    if (rows < 1) rows = 1;
+    rows *= nseek;
+    c.rows = rows;
+    c.cost = nseek * LOOKUP + rows * (cov ? ROW_INDEX : ROW_INDEX + LOOKUP);
+    consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+  }
+}
+
+/* ---- join order ---- */
+
+typedef struct Search {
+  const Planner *pl;
+  SqlExprList *ob;
+  int groupby;
+  int n;
+  PlanLevel *cur, *best;
+  int cur_order, best_order;
+  double best_cost;
+  int found;
+} Search;
+
+static int may_place(const Planner *pl, int i, uint64_t placed) {
+  const PlanItem *it = &pl->items[i];
+  if (it->jointype & (SQL_JOIN_LEFT | SQL_JOIN_CROSS)) {
+    uint64_t need = i >= 63 ? ~(uint64_t)0 >> 1 : bit(i) - 1;
+    if ((placed & need) != need) return 0;
+  }
+  /* an item right of a LEFT/CROSS item that must stay after it: none */
+  return 1;
+}
+
+static void search(Search *s, int depth, uint64_t placed, double outer_rows, double cost) {
+  const Planner *pl = s->pl;
+  if (s->found && cost >= s->best_cost) return;
+  if (depth == s->n) {
+    double total = cost;
+    if (s->ob && !s->cur_order) total += sort_cost(outer_rows);
+    if (!s->found || total < s->best_cost) {
+      s->found = 1;
+      s->best_cost = total;
+      memcpy(s->best, s->cur, sizeof(PlanLevel) * (size_t)s->n);
+      s->best_order = s->cur_order;
+    }
+    return;
+  }
+  for (int i = 0; i < s->n; i++) {
+    if (placed & bit(i)) continue;
+    if (!may_place(pl, i, placed)) continue;
+    int ord = 0;
+    best_path(pl, i, placed, depth == 0 ? s->ob : NULL, s->groupby, depth == 0, &s->cur[depth],
+              &ord);
+    if (depth == 0) s->cur_order = ord;
+    PlanLevel *L = &s->cur[depth];
+    search(s, depth + 1, placed | bit(i), outer_rows * L->rows, cost + outer_rows * L->cost);
+  }
+}
+
+int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
+  memset(out, 0, sizeof *out);
+  if (pl->rc) return pl->rc;
+  int n = pl->nitem;
+  out->nlevel = n;
+  if (n == 0) return SHALE_OK;
+  out->levels = util_arena_zalloc(pl->arena, sizeof(PlanLevel) * (size_t)n);
+  PlanLevel *cur = util_arena_zalloc(pl->arena, sizeof(PlanLevel) * (size_t)n);
+  if (!out->levels || !cur) return pl->rc = SHALE_NOMEM;
+  int groupby = (flags & PLAN_GROUPBY) != 0;
+  if (order_by && order_by->n == 0) order_by = NULL;
+  if ((flags & PLAN_NO_REORDER) || n > 5) {
+    /* FROM order (n > 5: greedy) */
+    uint64_t placed = 0;
+    double outer = 1, cost = 0;
+    for (int d = 0; d < n; d++) {
+      int pick = -1, pick_ord = 0;
+      PlanLevel L;
+      for (int i = 0; i < n; i++) {
+        if (placed & bit(i)) continue;
+        if (!may_place(pl, i, placed)) continue;
+        int ord = 0;
+        best_path(pl, i, placed, d == 0 ? order_by : NULL, groupby, d == 0, &L, &ord);
+        if (pick < 0 || L.cost * outer < out->levels[d].cost * outer - 1e-9) {
+          pick = i;
+          pick_ord = ord;
+          out->levels[d] = L;
+        }
+        if (flags & PLAN_NO_REORDER) break;
+      }
+      if (pick < 0) return pl->rc = SHALE_INTERNAL;
+      if (d == 0) out->order_ok = (uint8_t)pick_ord;
+      placed |= bit(pick);
+      cost += outer * out->levels[d].cost;
+      outer *= out->levels[d].rows;
+    }
+    out->cost = cost;
+    if (!out->order_ok) out->levels[0].reverse = 0;
+    return SHALE_OK;
+  }
+  Search s;
+  memset(&s, 0, sizeof s);
+  s.pl = pl;
+  s.ob = order_by;
+  s.groupby = groupby;
+  s.n = n;
+  s.cur = cur;
+  s.best = out->levels;
+  search(&s, 0, 0, 1, 0);
+  if (!s.found) return pl->rc = SHALE_INTERNAL;
+  out->order_ok = (uint8_t)s.best_order;
+  out->cost = s.best_cost;
+  if (!out->order_ok) out->levels[0].reverse = 0;
+  return SHALE_OK;
+}
