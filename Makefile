@@ -34,7 +34,11 @@ LIB_SRC   := $(sort $(wildcard src/*/*.c src/*/*/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_COMMON_SRC := tests/test_main.c $(sort $(wildcard tests/common/*.c))
 TEST_COMMON_OBJ := $(TEST_COMMON_SRC:%.c=$(BUILD)/obj/%.o)
-TEST_SRC  := $(sort $(wildcard tests/unit/*/test_*.c tests/interop/test_*.c tests/crash/test_*.c tests/fuzz/test_*.c))
+TEST_SRC  := $(sort $(wildcard tests/unit/*/test_*.c tests/interop/test_*.c tests/crash/test_*.c tests/fuzz/test_*.c tests/diff/test_*.c))
+# The differential tester (tests/diff/): its library part is linked into its
+# test binaries and into build/shale-diff (long runs).
+DIFF_SRC  := $(filter-out tests/diff/test_%.c tests/diff/shale_diff.c,$(sort $(wildcard tests/diff/*.c)))
+DIFF_OBJ  := $(DIFF_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN  := $(foreach s,$(TEST_SRC),$(BUILD)/tests/$(basename $(notdir $(s))))
 TOOL_SRC  := $(sort $(wildcard tools/*.c))
 TOOL_BIN  := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
@@ -69,12 +73,16 @@ $(BUILD)/tests/$(basename $(notdir $(1))): $(BUILD)/obj/$(1:.c=.o) $(TEST_COMMON
 	$(CC) $(LDFLAGS_ALL) -o $$@ $$^ -lsqlite3 $(LDLIBS_CORE)
 endef
 $(foreach s,$(TEST_SRC),$(eval $(call test_rule,$(s))))
+$(foreach s,$(wildcard tests/diff/test_*.c),$(eval $(BUILD)/tests/$(basename $(notdir $(s))): $(DIFF_OBJ)))
+
+$(BUILD)/shale-diff: $(BUILD)/obj/tests/diff/shale_diff.o $(DIFF_OBJ) $(BUILD)/libshale.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lsqlite3 $(LDLIBS_CORE)
 
 deps:
 	@bash tests/deps.sh
 
 test: deps
-	@$(MAKE) --no-print-directory all $(TEST_BIN)
+	@$(MAKE) --no-print-directory all $(TEST_BIN) $(BUILD)/shale-diff
 	@bash tests/run.sh $(BUILD)
 
 run: all

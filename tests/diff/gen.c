@@ -1,0 +1,1400 @@
+/*
+ * gen.c -- the differential tester's seeded SQL generator (see gen.h).
+ *
+ * Owns: the schema model of the current round (GTab/GCol), the scopes of the
+ * statement being written (Scope/Src/SCol) and the value "props" that keep
+ * every result deterministic (invariant 2 of gen.h).
+ *
+ * Invariants:
+ *  1. Every random choice goes through rnd() on the generator's own state.
+ *  2. Props.k is the value class of an expression: K_NONE (only NULL),
+ *     K_TEXT (text/blob only), K_INT (never an integral real), K_REAL (never
+ *     an integer), K_MIX (may hold both 2 and 2.0). Props.coll is set when a
+ *     non-BINARY collation may be attached. An expression is "safe" (its
+ *     equal values are identical) when k != K_MIX and !coll; only safe
+ *     expressions are de-duplicated (DISTINCT, GROUP BY output, UNION, ...)
+ *     in strict comparisons, in subqueries, or fed to min()/max().
+ *  3. Columns marked wide hold extreme integers and inexact reals; they
+ *     never reach sum()/avg()/total() or abs(), so no aggregate or function
+ *     result depends on the order rows are visited.
+ *  4. Unique, primary-key and INTEGER PRIMARY KEY columns are only ever
+ *     updated to constants, and INSERT ... SELECT targets only tables
+ *     without an INTEGER PRIMARY KEY, so writes do not depend on visit order.
+ */
+#include "gen.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff.h"
+
+#define MAXTAB 4
+#define MAXCOL 6
+#define MAXSRC 4
+#define MAXSCOL 16
+
+enum { AFF_NONE, AFF_TEXT, AFF_NUM, AFF_INT, AFF_REAL };
+enum { K_NONE, K_TEXT, K_INT, K_REAL, K_MIX };
+
+typedef struct Buf {
+  char *z;
+  size_t n, cap;
+} Buf;
+
+typedef struct GCol {
+  char name[16];
+  int aff, coll; /* coll: 0 BINARY, 1 NOCASE, 2 RTRIM */
+  int ipk, pk, unique, notnull, wide;
+} GCol;
+
+typedef struct GTab {
+  char name[16];
+  int ncol, norowid, has_ipk;
+  GCol col[MAXCOL];
+} GTab;
+
+typedef struct Props {
+  int k, coll;
+} Props;
+
+typedef struct SCol {
+  char name[16];
+  Props p;
+  int wide;
+} SCol;
+
+typedef struct Src {
+  char alias[16];
+  int ncol;
+  SCol col[MAXSCOL];
+} Src;
+
+typedef struct Scope {
+  Src src[MAXSRC];
+  int nsrc;
+  const struct Scope *outer;
+} Scope;
+
+struct DiffGen {
+  uint64_t s;
+  Buf out;
+  int ntab;
+  GTab tab[MAXTAB];
+  int in_round;   /* statements left in this round */
+  int phase;      /* 0 create tables, 1 early indexes, 2 data, 3 late indexes, 4 mixed */
+  int phase_left; /* statements left in the phase */
+  int next_tab;   /* for phase 0 / 2 */
+  int nidx;       /* indexes created this round (names i1..) */
+  int txn;        /* 0 none, 1 BEGIN, 2 savepoint too */
+  int nsub;       /* subquery alias counter within a statement */
+  uint32_t tags;
+};
+
+static const char *const tag_names[GT_NTAGS] = {
+    "join",    "left-join", "subquery", "correlated", "aggregate", "group-by", "compound",
+    "distinct", "order-by", "limit",    "cast",       "collate",   "like/glob", "in",
+    "case",    "derived",   "exists",   "function",   "using",     "error",     "conflict"};
+
+const char *gen_tag_name(int i) { return i >= 0 && i < GT_NTAGS ? tag_names[i] : "?"; }
+
+/* ---- buffers and randomness ---- */
+
+static void bgrow(Buf *b, size_t need) {
+  if (b->n + need + 1 <= b->cap) return;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap < b->n + need + 1) cap *= 2;
+  char *z = realloc(b->z, cap);
+  if (!z) {
+    fprintf(stderr, "gen: out of memory\n");
+    exit(2);
+  }
+  b->z = z;
+  b->cap = cap;
+}
+
+__attribute__((format(printf, 2, 3))) static void bp(Buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  bgrow(b, (size_t)n);
+  va_start(ap, fmt);
+  vsnprintf(b->z + b->n, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->n += (size_t)n;
+}
+
+static void bs(Buf *b, const char *s) { bp(b, "%s", s); }
+
+static uint64_t rnd64(DiffGen *g) {
+  g->s ^= g->s >> 12;
+  g->s ^= g->s << 25;
+  g->s ^= g->s >> 27;
+  return g->s * 2685821657736338717ULL;
+}
+
+/* Uniform in [0, n). */
+static int rnd(DiffGen *g, int n) { return n <= 1 ? 0 : (int)((rnd64(g) >> 33) % (uint64_t)n); }
+/* 1 with probability pct percent. */
+static int ch(DiffGen *g, int pct) { return rnd(g, 100) < pct; }
+static const char *pick(DiffGen *g, const char *const *a, int n) { return a[rnd(g, n)]; }
+#define PICK(g, a) pick(g, a, (int)(sizeof(a) / sizeof((a)[0])))
+
+static int kjoin(int a, int b) {
+  if (a == K_NONE) return b;
+  if (b == K_NONE) return a;
+  if (a == b) return a;
+  if (a == K_TEXT) return b;
+  if (b == K_TEXT) return a;
+  return K_MIX;
+}
+
+static Props pjoin(Props a, Props b) {
+  Props r = {kjoin(a.k, b.k), a.coll || b.coll};
+  return r;
+}
+
+static int psafe(Props p) { return p.k != K_MIX && !p.coll; }
+
+static const Props P_INT = {K_INT, 0}, P_TEXT = {K_TEXT, 0}, P_REAL = {K_REAL, 0},
+                   P_MIX = {K_MIX, 0}, P_NULL = {K_NONE, 0};
+
+/* ---- literals ---- */
+
+static const char *const texts[] = {
+    "'abc'", "'ABC'", "'Abc'", "'abc '", "'a'", "'A'", "'b'", "'B'", "''", "'  '", "'12'",
+    "'12.0'", "'1e3'", "'0x1A'", "'-0'", "'+5'", "'12abc'", "'3.25'", "'-7'", "' 4'", "'b%c'",
+    "'a_c'", "'xyz'", "'x''y'", "'\xc3\xa9'", "'\xc3\x89'", "'b '", "'10'", "'2'"};
+static const char *const wide_texts[] = {"'9223372036854775808'", "'1e400'", "'-9223372036854775809'",
+                                         "'0.1'", "'1.0e-5'"};
+static const char *const blobs[] = {"x''", "x'00'", "x'616263'", "x'3132'", "x'ff'", "x'41'"};
+static const char *const extremes[] = {"9223372036854775807", "-9223372036854775808",
+                                       "4294967296", "-4294967297", "9007199254740993",
+                                       "-9223372036854775807", "2147483648"};
+static const char *const wide_reals[] = {"0.1", "1e300", "-2.5e-5", "1.7976931348623157e308",
+                                         "3.141592653589793", "1e18", "9.2233720368547758e18",
+                                         "-0.0", "1e-300", "123456789.123"};
+
+/* A literal; narrow: no extremes or inexact reals. */
+static Props lit(DiffGen *g, Buf *b, int narrow) {
+  int r = rnd(g, 100);
+  if (r < 8) {
+    bs(b, "NULL");
+    return P_NULL;
+  }
+  if (r < 45) {
+    bp(b, "%d", rnd(g, 36) - 5);
+    return P_INT;
+  }
+  if (r < 52 && !narrow) {
+    bs(b, PICK(g, extremes));
+    return P_INT;
+  }
+  if (r < 62) {
+    int q = rnd(g, 160) - 40;
+    bp(b, "%.2f", q / 4.0);
+    return P_REAL;
+  }
+  if (r < 66 && !narrow) {
+    bs(b, PICK(g, wide_reals));
+    return P_REAL;
+  }
+  if (r < 92) {
+    bs(b, PICK(g, texts));
+    return P_TEXT;
+  }
+  bs(b, PICK(g, blobs));
+  return P_TEXT;
+}
+
+/* A value to store in column c. */
+static void colval(DiffGen *g, Buf *b, const GCol *c) {
+  if (c->ipk) {
+    if (ch(g, 15)) bs(b, "NULL");
+    else bp(b, "%d", rnd(g, 45) - 3);
+    return;
+  }
+  if (ch(g, c->pk ? 2 : 14)) {
+    bs(b, "NULL");
+    return;
+  }
+  int r = rnd(g, 100);
+  /* Bias toward the declared affinity, but store every type anywhere. */
+  int bias = c->aff == AFF_TEXT ? 0 : c->aff == AFF_REAL ? 1 : c->aff == AFF_NONE ? 2 : 3;
+  if (r < 40) r = bias == 0 ? 70 : bias == 1 ? 45 : bias == 2 ? rnd(g, 100) : 10;
+  if (r < 30) {
+    bp(b, "%d", c->unique || c->pk ? rnd(g, 30) - 5 : rnd(g, 12) - 2);
+  } else if (r < 38 && c->wide) {
+    bs(b, PICK(g, extremes));
+  } else if (r < 52) {
+    bp(b, "%.2f", (rnd(g, 48) - 8) / 4.0);
+  } else if (r < 58 && c->wide) {
+    bs(b, PICK(g, wide_reals));
+  } else if (r < 62 && c->wide) {
+    bs(b, PICK(g, wide_texts));
+  } else if (r < 92) {
+    bs(b, PICK(g, texts));
+  } else {
+    bs(b, PICK(g, blobs));
+  }
+}
+
+/* ---- schema ---- */
+
+static const char *const colnames[] = {"a", "b", "c", "d", "e", "f"};
+
+static void decltype_of(DiffGen *g, int aff, Buf *b) {
+  static const char *const ti[] = {"INTEGER", "INT", "BIGINT", "TINYINT"};
+  static const char *const tt[] = {"TEXT", "VARCHAR(10)", "CLOB", "CHARACTER(3)"};
+  static const char *const tn[] = {"", "BLOB", "ANY"};
+  static const char *const tr[] = {"REAL", "DOUBLE", "FLOAT"};
+  static const char *const tm[] = {"NUMERIC", "DECIMAL(10,2)", "BOOLEAN", "DATE"};
+  switch (aff) {
+    case AFF_INT: bs(b, PICK(g, ti)); break;
+    case AFF_TEXT: bs(b, PICK(g, tt)); break;
+    case AFF_NONE: bs(b, PICK(g, tn)); break;
+    case AFF_REAL: bs(b, PICK(g, tr)); break;
+    default: bs(b, PICK(g, tm)); break;
+  }
+}
+
+static void gen_create_table(DiffGen *g, int ti, Buf *b) {
+  GTab *t = &g->tab[ti];
+  memset(t, 0, sizeof *t);
+  snprintf(t->name, sizeof t->name, "t%d", ti + 1);
+  t->ncol = 2 + rnd(g, 4);
+  int used = 0;
+  for (int i = 0; i < t->ncol; i++) {
+    GCol *c = &t->col[i];
+    int k;
+    do k = rnd(g, 6);
+    while (used & (1 << k));
+    used |= 1 << k;
+    snprintf(c->name, sizeof c->name, "%s", colnames[k]);
+    c->aff = rnd(g, 5);
+    c->wide = ch(g, 30);
+  }
+  t->norowid = ch(g, 20);
+  int pkcols = 0;
+  if (t->norowid) {
+    pkcols = 1 + (t->ncol > 2 && ch(g, 30));
+    for (int i = 0; i < pkcols; i++) t->col[i].pk = 1;
+  } else if (ch(g, 35)) {
+    t->col[0].ipk = 1;
+    t->col[0].aff = AFF_INT;
+    t->col[0].wide = 0;
+    t->has_ipk = 1;
+  } else if (ch(g, 15)) {
+    t->col[0].pk = 1;
+    pkcols = 1;
+  }
+  bp(b, "CREATE TABLE %s(", t->name);
+  for (int i = 0; i < t->ncol; i++) {
+    GCol *c = &t->col[i];
+    if (i) bs(b, ", ");
+    bp(b, "%s", c->name);
+    if (c->ipk) {
+      bs(b, " INTEGER PRIMARY KEY");
+      continue;
+    }
+    Buf d = {0};
+    decltype_of(g, c->aff, &d);
+    if (d.n) bp(b, " %s", d.z);
+    free(d.z);
+    if (c->aff != AFF_NONE || ch(g, 30)) {
+      int r = rnd(g, 100);
+      c->coll = r < 15 ? 1 : r < 22 ? 2 : 0;
+      if (c->coll) bs(b, c->coll == 1 ? " COLLATE NOCASE" : " COLLATE RTRIM");
+      else if (r < 26) bs(b, " COLLATE BINARY");
+    }
+    if (!c->pk && ch(g, 12)) {
+      c->unique = 1;
+      bs(b, " UNIQUE");
+    }
+    if (!c->pk && ch(g, 6)) {
+      c->notnull = 1;
+      bs(b, " NOT NULL");
+    }
+    if (ch(g, 8)) bp(b, " DEFAULT %d", rnd(g, 5));
+  }
+  if (pkcols) {
+    bs(b, ", PRIMARY KEY(");
+    for (int i = 0; i < pkcols; i++) bp(b, "%s%s", i ? ", " : "", t->col[i].name);
+    bs(b, ")");
+  }
+  bs(b, ")");
+  if (t->norowid) bs(b, " WITHOUT ROWID");
+}
+
+static Props col_props(const GCol *c) {
+  Props p;
+  p.k = c->aff == AFF_TEXT   ? K_TEXT
+        : c->aff == AFF_REAL ? K_REAL
+        : c->aff == AFF_NONE ? K_MIX
+                             : K_INT;
+  p.coll = c->coll != 0;
+  return p;
+}
+
+static void src_from_table(Src *s, const GTab *t, const char *alias) {
+  snprintf(s->alias, sizeof s->alias, "%s", alias);
+  s->ncol = t->ncol;
+  for (int i = 0; i < t->ncol; i++) {
+    memcpy(s->col[i].name, t->col[i].name, sizeof s->col[i].name);
+    s->col[i].p = col_props(&t->col[i]);
+    s->col[i].wide = t->col[i].wide;
+  }
+}
+
+static void gen_index(DiffGen *g, Buf *b) {
+  GTab *t = &g->tab[rnd(g, g->ntab)];
+  int uniq = ch(g, 15);
+  bp(b, "CREATE %sINDEX i%d ON %s(", uniq ? "UNIQUE " : "", ++g->nidx, t->name);
+  int n = 1 + (t->ncol > 1 && ch(g, 40)) + (t->ncol > 2 && ch(g, 15));
+  int used = 0;
+  for (int i = 0; i < n; i++) {
+    int k;
+    do k = rnd(g, t->ncol);
+    while (used & (1 << k));
+    used |= 1 << k;
+    /* Whether or not the index gets built, its columns are now treated as
+     * unique: updates set them to constants only (invariant 4). */
+    if (uniq) t->col[k].unique = 1;
+    if (i) bs(b, ", ");
+    bs(b, t->col[k].name);
+    if (ch(g, 12)) bs(b, ch(g, 50) ? " COLLATE NOCASE" : " COLLATE BINARY");
+    if (ch(g, 20)) bs(b, " DESC");
+  }
+  bs(b, ")");
+  if (ch(g, 15)) {
+    const GCol *c = &t->col[rnd(g, t->ncol)];
+    if (ch(g, 50)) bp(b, " WHERE %s IS NOT NULL", c->name);
+    else bp(b, " WHERE %s > %d", c->name, rnd(g, 6));
+  }
+}
+
+/* ---- expressions ---- */
+
+#define M_AGG 1    /* aggregates allowed (select list / HAVING of an aggregate query) */
+#define M_NARROW 2 /* inside an aggregate argument: narrow columns, exact arithmetic */
+
+static Props expr(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode);
+static Props bool_expr(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode);
+static void subselect_one(DiffGen *g, Buf *b, const Scope *outer, int safe_needed, Props *out);
+
+/* A column reference from the scope (or, sometimes, an outer scope). */
+static Props colref(DiffGen *g, Buf *b, const Scope *sc, int narrow, int *wide) {
+  const Scope *use = sc;
+  if (sc->outer && ch(g, 25)) {
+    use = sc->outer;
+    g->tags |= GT_CORR;
+  }
+  for (int tries = 0; tries < 8; tries++) {
+    const Src *s = &use->src[rnd(g, use->nsrc)];
+    const SCol *c = &s->col[rnd(g, s->ncol)];
+    if (narrow && (c->wide || c->p.k == K_MIX)) continue;
+    bp(b, "%s.%s", s->alias, c->name);
+    if (wide) *wide = c->wide;
+    return c->p;
+  }
+  if (wide) *wide = 0;
+  return lit(g, b, 1);
+}
+
+static void like_pattern(DiffGen *g, Buf *b, int glob) {
+  static const char *const lp[] = {"'a%'", "'%b%'", "'A_'", "'1%'", "'%'", "'_'", "'%c'",
+                                   "'ab%'", "'%1'", "'x''%'", "'b\\%%'", "''"};
+  static const char *const gp[] = {"'a*'", "'*b*'", "'A?'", "'[a-c]*'", "'*'", "'?'", "'[^a]*'",
+                                   "'1*'", "'*[0-9]'", "'ab*'"};
+  bs(b, glob ? PICK(g, gp) : PICK(g, lp));
+}
+
+/* A safe-column reference (for min/max and DISTINCT in subqueries), or a
+ * literal when the scope has none. */
+static Props safe_colref(DiffGen *g, Buf *b, const Scope *sc) {
+  for (int tries = 0; tries < 10; tries++) {
+    const Src *s = &sc->src[rnd(g, sc->nsrc)];
+    const SCol *c = &s->col[rnd(g, s->ncol)];
+    if (!psafe(c->p)) continue;
+    bp(b, "%s.%s", s->alias, c->name);
+    return c->p;
+  }
+  bp(b, "%d", rnd(g, 5));
+  return P_INT;
+}
+
+/* An aggregate call (over sc's sources). Its arguments never reference an
+ * outer query: that would make it an aggregate of the outer query. */
+static Props agg_call(DiffGen *g, Buf *b, const Scope *outer_sc) {
+  g->tags |= GT_AGG;
+  Scope local = *outer_sc;
+  local.outer = NULL;
+  const Scope *sc = &local;
+  int r = rnd(g, 100);
+  if (r < 18) {
+    bs(b, "count(*)");
+    return P_INT;
+  }
+  if (r < 28) {
+    bs(b, ch(g, 30) ? "count(DISTINCT " : "count(");
+    expr(g, b, sc, 1, 0);
+    bs(b, ")");
+    return P_INT;
+  }
+  if (r < 58) {
+    static const char *const fn[] = {"sum", "total", "avg"};
+    const char *f = PICK(g, fn);
+    bp(b, "%s(", f);
+    expr(g, b, sc, rnd(g, 2), M_NARROW);
+    bs(b, ")");
+    return f[0] == 's' ? P_MIX : P_REAL;
+  }
+  if (r < 82) {
+    bs(b, ch(g, 50) ? "min(" : "max(");
+    Props p = safe_colref(g, b, sc);
+    bs(b, ")");
+    return p;
+  }
+  /* length() of text stops at a NUL (x'00' values): measure bytes. */
+  bs(b, "length(CAST(group_concat(");
+  if (ch(g, 25)) {
+    bs(b, "DISTINCT ");
+    safe_colref(g, b, sc);
+  } else {
+    expr(g, b, sc, 1, 0);
+    if (ch(g, 30)) bs(b, ", '-'");
+  }
+  bs(b, ") AS BLOB))");
+  return P_INT;
+}
+
+static const char *const cmpops[] = {"=", "==", "!=", "<>", "<", "<=", ">", ">=", "IS", "IS NOT"};
+
+static Props bool_expr(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode) {
+  int r = rnd(g, 100);
+  if (depth <= 0) r = rnd(g, 40);
+  if (r < 28) {
+    expr(g, b, sc, depth - 1, mode);
+    bp(b, " %s ", PICK(g, cmpops));
+    expr(g, b, sc, depth - 1, mode);
+  } else if (r < 34) {
+    expr(g, b, sc, depth - 1, mode);
+    bs(b, ch(g, 50) ? " IS NULL" : ch(g, 50) ? " IS NOT NULL" : " NOTNULL");
+  } else if (r < 40) {
+    g->tags |= GT_IN;
+    expr(g, b, sc, depth - 1, mode);
+    bs(b, ch(g, 20) ? " NOT IN (" : " IN (");
+    int n = 1 + rnd(g, 4);
+    for (int i = 0; i < n; i++) {
+      if (i) bs(b, ", ");
+      if (ch(g, 80)) lit(g, b, 0);
+      else expr(g, b, sc, 0, mode);
+    }
+    bs(b, ")");
+  } else if (r < 48) {
+    expr(g, b, sc, depth - 1, mode);
+    bs(b, ch(g, 15) ? " NOT BETWEEN " : " BETWEEN ");
+    expr(g, b, sc, 0, mode);
+    bs(b, " AND ");
+    expr(g, b, sc, 0, mode);
+  } else if (r < 54) {
+    g->tags |= GT_LIKE;
+    int glob = ch(g, 35);
+    expr(g, b, sc, depth - 1, mode);
+    bs(b, ch(g, 15) ? " NOT" : "");
+    bs(b, glob ? " GLOB " : " LIKE ");
+    like_pattern(g, b, glob);
+  } else if (r < 64) {
+    bs(b, "(");
+    bool_expr(g, b, sc, depth - 1, mode);
+    bs(b, ch(g, 50) ? " AND " : " OR ");
+    bool_expr(g, b, sc, depth - 1, mode);
+    bs(b, ")");
+  } else if (r < 68) {
+    bs(b, "NOT (");
+    bool_expr(g, b, sc, depth - 1, mode);
+    bs(b, ")");
+  } else if (r < 76 && !(mode & M_NARROW)) {
+    g->tags |= GT_IN | GT_SUBQ;
+    expr(g, b, sc, 0, mode);
+    bs(b, ch(g, 20) ? " NOT IN (" : " IN (");
+    subselect_one(g, b, sc, 0, NULL);
+    bs(b, ")");
+  } else if (r < 83 && !(mode & M_NARROW)) {
+    g->tags |= GT_EXISTS | GT_SUBQ;
+    bs(b, ch(g, 20) ? "NOT EXISTS (" : "EXISTS (");
+    subselect_one(g, b, sc, 0, NULL);
+    bs(b, ")");
+  } else {
+    expr(g, b, sc, depth - 1, mode);
+    bp(b, " %s ", PICK(g, cmpops));
+    lit(g, b, 0);
+  }
+  return P_INT;
+}
+
+/* A scalar subquery that returns exactly one row: an aggregate. */
+static Props scalar_subquery(DiffGen *g, Buf *b, const Scope *outer) {
+  g->tags |= GT_SUBQ;
+  Scope sc = {.nsrc = 1, .outer = outer};
+  char alias[16];
+  snprintf(alias, sizeof alias, "s%d", ++g->nsub);
+  const GTab *t = &g->tab[rnd(g, g->ntab)];
+  src_from_table(&sc.src[0], t, alias);
+  bs(b, "(SELECT ");
+  Props p = agg_call(g, b, &sc);
+  bp(b, " FROM %s AS %s", t->name, alias);
+  if (ch(g, 75)) {
+    bs(b, " WHERE ");
+    bool_expr(g, b, &sc, 1, 0);
+  }
+  bs(b, ")");
+  p.coll = 1; /* a subquery's collation: be conservative */
+  return p;
+}
+
+static Props func_call(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode) {
+  g->tags |= GT_FUNC;
+  Props p, q;
+  int narrow = mode & M_NARROW;
+  const char *one = NULL; /* a one-argument function, */
+  Props ret = P_TEXT;     /* and its result class */
+  switch (rnd(g, 18)) {
+    case 0:
+      bs(b, "abs(");
+      colref(g, b, sc, 1, NULL);
+      bs(b, ")");
+      return P_MIX;
+    case 1:
+      bs(b, ch(g, 50) ? "coalesce(" : "ifnull(");
+      p = expr(g, b, sc, depth - 1, mode);
+      bs(b, ", ");
+      q = expr(g, b, sc, depth - 1, mode);
+      bs(b, ")");
+      p = pjoin(p, q);
+      p.coll = 1;
+      return p;
+    case 2:
+      bs(b, "nullif(");
+      p = expr(g, b, sc, depth - 1, mode);
+      bs(b, ", ");
+      expr(g, b, sc, depth - 1, mode);
+      bs(b, ")");
+      p.coll = 1;
+      return p;
+    case 3: one = "length", ret = P_INT; break;
+    case 4: one = ch(g, 50) ? "lower" : "upper"; break;
+    case 5: one = "typeof"; break;
+    case 6:
+      if (narrow) {
+        one = "length", ret = P_INT;
+        break;
+      }
+      bs(b, "substr(");
+      expr(g, b, sc, depth - 1, mode);
+      bp(b, ", %d", rnd(g, 5) - 1);
+      if (ch(g, 60)) bp(b, ", %d", rnd(g, 4) - 1);
+      bs(b, ")");
+      return P_TEXT;
+    case 7:
+      bs(b, "instr(");
+      expr(g, b, sc, depth - 1, mode);
+      bs(b, ", ");
+      expr(g, b, sc, depth - 1, mode);
+      bs(b, ")");
+      return P_INT;
+    case 8:
+      if (narrow) {
+        one = "lower";
+        break;
+      }
+      bs(b, "replace(");
+      expr(g, b, sc, depth - 1, mode);
+      bs(b, ", 'a', 'xy')");
+      return P_TEXT;
+    case 9: one = ch(g, 50) ? "trim" : ch(g, 50) ? "ltrim" : "rtrim"; break;
+    case 10: one = "hex"; break;
+    case 11: one = "quote"; break;
+    case 12:
+      bs(b, "round(");
+      expr(g, b, sc, depth - 1, mode);
+      if (!narrow && ch(g, 40)) bp(b, ", %d", rnd(g, 3)); /* inexact */
+      bs(b, ")");
+      return P_REAL;
+    case 13:
+      bs(b, "iif(");
+      bool_expr(g, b, sc, depth - 1, mode);
+      bs(b, ", ");
+      p = expr(g, b, sc, depth - 1, mode);
+      bs(b, ", ");
+      q = expr(g, b, sc, depth - 1, mode);
+      bs(b, ")");
+      p = pjoin(p, q);
+      p.coll = 1;
+      return p;
+    case 14:
+      bs(b, ch(g, 50) ? "min(" : "max(");
+      p = expr(g, b, sc, depth - 1, mode);
+      bs(b, ", ");
+      q = expr(g, b, sc, depth - 1, mode);
+      bs(b, ")");
+      p = pjoin(p, q);
+      p.coll = 1;
+      return p;
+    case 15:
+      if (narrow) {
+        one = "length", ret = P_INT;
+        break;
+      }
+      return scalar_subquery(g, b, sc);
+    case 16:
+      bs(b, "likely(");
+      p = expr(g, b, sc, depth - 1, mode);
+      bs(b, ")");
+      return p;
+    default: one = "unicode", ret = P_INT; break;
+  }
+  bp(b, "%s(", one);
+  expr(g, b, sc, depth - 1, mode);
+  bs(b, ")");
+  return ret;
+}
+
+static Props expr(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode) {
+  int narrow = mode & M_NARROW;
+  if (depth <= 0 || ch(g, 25)) {
+    if (ch(g, 72)) return colref(g, b, sc, narrow, NULL);
+    return lit(g, b, narrow);
+  }
+  int r = rnd(g, 100);
+  Props p, q;
+  if (r < 22) {
+    static const char *const ar[] = {"+", "-", "*", "/", "%"};
+    static const char *const exact[] = {"+", "-", "*", "%"}; /* no inexact quotients */
+    static const char *const bit[] = {"&", "|", "<<", ">>"};
+    bs(b, "(");
+    expr(g, b, sc, depth - 1, mode);
+    if (narrow) bp(b, " %s ", PICK(g, exact));
+    else if (ch(g, 15)) bp(b, " %s ", PICK(g, bit));
+    else bp(b, " %s ", PICK(g, ar));
+    expr(g, b, sc, depth - 1, mode);
+    bs(b, ")");
+    return P_MIX;
+  }
+  if (r < 28 && !narrow) {
+    bs(b, "(");
+    expr(g, b, sc, depth - 1, mode);
+    bs(b, " || ");
+    expr(g, b, sc, depth - 1, mode);
+    bs(b, ")");
+    return P_TEXT;
+  }
+  if (r < 36) {
+    g->tags |= GT_CAST;
+    static const char *const ty[] = {"INTEGER", "REAL", "TEXT", "NUMERIC", "BLOB", "INT"};
+    const char *t = PICK(g, ty);
+    bs(b, "CAST(");
+    p = expr(g, b, sc, depth - 1, mode);
+    bp(b, " AS %s)", t);
+    p.k = t[0] == 'I' || t[0] == 'N' ? K_INT : t[0] == 'R' ? K_REAL : K_TEXT;
+    return p;
+  }
+  if (r < 44) {
+    g->tags |= GT_CASE;
+    bs(b, "CASE");
+    int simple = ch(g, 40);
+    if (simple) {
+      bs(b, " ");
+      expr(g, b, sc, depth - 1, mode);
+    }
+    int n = 1 + rnd(g, 2);
+    p = P_NULL;
+    for (int i = 0; i < n; i++) {
+      bs(b, " WHEN ");
+      if (simple) lit(g, b, 0);
+      else bool_expr(g, b, sc, depth - 1, mode);
+      bs(b, " THEN ");
+      p = pjoin(p, expr(g, b, sc, depth - 1, mode));
+    }
+    if (ch(g, 70)) {
+      bs(b, " ELSE ");
+      p = pjoin(p, expr(g, b, sc, depth - 1, mode));
+    }
+    bs(b, " END");
+    p.coll = 1;
+    return p;
+  }
+  if (r < 50) {
+    g->tags |= GT_COLLATE;
+    static const char *const co[] = {"NOCASE", "RTRIM", "BINARY"};
+    const char *c = PICK(g, co);
+    bs(b, "(");
+    p = expr(g, b, sc, depth - 1, mode);
+    bp(b, " COLLATE %s)", c);
+    p.coll = c[0] != 'B';
+    return p;
+  }
+  if (r < 56) {
+    bs(b, ch(g, 60) ? "-" : ch(g, 50) ? "+" : "~");
+    char op = b->z[b->n - 1];
+    bs(b, "(");
+    p = expr(g, b, sc, depth - 1, mode);
+    bs(b, ")");
+    if (op == '~') return P_INT;
+    if (op == '+') return p;
+    return P_MIX;
+  }
+  if (r < 78) return func_call(g, b, sc, depth, mode);
+  bs(b, "(");
+  p = bool_expr(g, b, sc, depth - 1, mode);
+  bs(b, ")");
+  (void)q;
+  return p;
+}
+
+/* ---- subqueries and FROM clauses ---- */
+
+/* SELECT <one column> FROM t AS sN [WHERE ...] for IN / EXISTS. When the
+ * result is de-duplicated (DISTINCT, UNION) its column is safe. */
+static void subselect_one(DiffGen *g, Buf *b, const Scope *outer, int safe_needed, Props *out) {
+  Scope sc = {.nsrc = 1, .outer = outer};
+  char alias[16];
+  snprintf(alias, sizeof alias, "s%d", ++g->nsub);
+  const GTab *t = &g->tab[rnd(g, g->ntab)];
+  src_from_table(&sc.src[0], t, alias);
+  int distinct = ch(g, 15);
+  bp(b, "SELECT %s", distinct ? "DISTINCT " : "");
+  Props p;
+  if (distinct || safe_needed || ch(g, 10)) p = safe_colref(g, b, &sc);
+  else p = expr(g, b, &sc, rnd(g, 2), 0);
+  bp(b, " FROM %s AS %s", t->name, alias);
+  if (ch(g, 70)) {
+    bs(b, " WHERE ");
+    bool_expr(g, b, &sc, 1 + rnd(g, 2), 0);
+  }
+  if (ch(g, 12)) {
+    /* A compound of safe columns of one class. */
+    Scope s2 = {.nsrc = 1, .outer = outer};
+    char a2[16];
+    snprintf(a2, sizeof a2, "s%d", ++g->nsub);
+    const GTab *t2 = &g->tab[rnd(g, g->ntab)];
+    src_from_table(&s2.src[0], t2, a2);
+    g->tags |= GT_COMPOUND;
+    size_t at = b->n;
+    static const char *const ops[] = {"UNION", "UNION ALL", "INTERSECT", "EXCEPT"};
+    bp(b, " %s SELECT ", PICK(g, ops));
+    Props q = safe_colref(g, b, &s2);
+    if (kjoin(p.k, q.k) == K_MIX || p.coll || q.coll) {
+      b->n = at; /* classes would mix: drop the compound */
+      b->z[b->n] = 0;
+    } else {
+      bp(b, " FROM %s AS %s", t2->name, a2);
+    }
+  } else if (ch(g, 8) && psafe(p)) {
+    g->tags |= GT_ORDER | GT_LIMIT;
+    bp(b, " ORDER BY 1%s LIMIT %d", ch(g, 50) ? " DESC" : "", 1 + rnd(g, 3));
+  }
+  if (out) *out = p;
+}
+
+/* A derived table (SELECT ... ) AS dN, added to sc as a source. */
+static void derived(DiffGen *g, Buf *b, Scope *sc) {
+  g->tags |= GT_DERIVED | GT_SUBQ;
+  Scope in = {.nsrc = 1, .outer = NULL};
+  char alias[16];
+  snprintf(alias, sizeof alias, "s%d", ++g->nsub);
+  const GTab *t = &g->tab[rnd(g, g->ntab)];
+  src_from_table(&in.src[0], t, alias);
+  Src *d = &sc->src[sc->nsrc++];
+  snprintf(d->alias, sizeof d->alias, "d%d", sc->nsrc);
+  int grouped = ch(g, 30);
+  int n = 1 + rnd(g, 3);
+  bs(b, "(SELECT ");
+  if (grouped) {
+    g->tags |= GT_GROUP | GT_AGG;
+    Buf key = {0};
+    Props kp = safe_colref(g, &key, &in);
+    bp(b, "%s AS x1, ", key.z);
+    Props ap = agg_call(g, b, &in);
+    bs(b, " AS x2");
+    bp(b, " FROM %s AS %s", t->name, alias);
+    if (ch(g, 40)) {
+      bs(b, " WHERE ");
+      bool_expr(g, b, &in, 1, 0);
+    }
+    bp(b, " GROUP BY %s", key.z);
+    free(key.z);
+    d->ncol = 2;
+    snprintf(d->col[0].name, sizeof d->col[0].name, "x1");
+    d->col[0].p = kp;
+    d->col[0].wide = 1;
+    snprintf(d->col[1].name, sizeof d->col[1].name, "x2");
+    d->col[1].p = ap;
+    d->col[1].wide = 1;
+  } else {
+    int distinct = ch(g, 15);
+    if (distinct) bs(b, "DISTINCT ");
+    for (int i = 0; i < n; i++) {
+      if (i) bs(b, ", ");
+      Props p;
+      int wide = 1;
+      if (distinct) p = safe_colref(g, b, &in);
+      else if (ch(g, 60)) p = colref(g, b, &in, 0, &wide);
+      else p = expr(g, b, &in, 1, 0);
+      bp(b, " AS x%d", i + 1);
+      snprintf(d->col[i].name, sizeof d->col[i].name, "x%d", i + 1);
+      d->col[i].p = p;
+      d->col[i].wide = wide;
+    }
+    d->ncol = n;
+    bp(b, " FROM %s AS %s", t->name, alias);
+    if (ch(g, 60)) {
+      bs(b, " WHERE ");
+      bool_expr(g, b, &in, 1 + rnd(g, 2), 0);
+    }
+  }
+  bp(b, ") AS %s", d->alias);
+}
+
+/* Names common to the two sources (for USING). */
+static int common_cols(const Src *a, const Src *b, const char **names) {
+  int n = 0;
+  for (int i = 0; i < a->ncol; i++)
+    for (int j = 0; j < b->ncol; j++)
+      if (!strcmp(a->col[i].name, b->col[j].name)) names[n++] = a->col[i].name;
+  return n;
+}
+
+/* Count of result columns of "*" (USING columns once). */
+typedef struct FromInfo {
+  int star_cols;
+  Props star_props;
+} FromInfo;
+
+static void add_table_src(DiffGen *g, Buf *b, Scope *sc) {
+  const GTab *t = &g->tab[rnd(g, g->ntab)];
+  char alias[16];
+  snprintf(alias, sizeof alias, "j%d", sc->nsrc + 1);
+  src_from_table(&sc->src[sc->nsrc++], t, alias);
+  bp(b, "%s AS %s", t->name, alias);
+}
+
+static void from_clause(DiffGen *g, Buf *b, Scope *sc, FromInfo *fi) {
+  sc->nsrc = 0;
+  if (ch(g, 12)) derived(g, b, sc);
+  else add_table_src(g, b, sc);
+  fi->star_cols = sc->src[0].ncol;
+  fi->star_props = P_NULL;
+  for (int i = 0; i < sc->src[0].ncol; i++) fi->star_props = pjoin(fi->star_props, sc->src[0].col[i].p);
+  int joins = ch(g, 45) ? 1 + ch(g, 15) : 0;
+  for (int j = 0; j < joins; j++) {
+    g->tags |= GT_JOIN;
+    int r = rnd(g, 100);
+    const char *kw = r < 45 ? " JOIN " : r < 55 ? " INNER JOIN " : r < 80 ? " LEFT JOIN " : r < 90 ? " CROSS JOIN " : ", ";
+    if (r >= 55 && r < 80) g->tags |= GT_LEFT;
+    bs(b, kw);
+    if (ch(g, 8)) derived(g, b, sc);
+    else add_table_src(g, b, sc);
+    const Src *rs = &sc->src[sc->nsrc - 1];
+    int star = rs->ncol;
+    if (kw[1] != 'C' && kw[0] != ',') {
+      const char *names[MAXSCOL];
+      int nc = common_cols(&sc->src[sc->nsrc - 2], rs, names);
+      if (nc && ch(g, 25)) {
+        g->tags |= GT_USING;
+        const char *u = names[rnd(g, nc)];
+        bp(b, " USING (%s)", u);
+        star--;
+      } else {
+        /* ON: mostly an equality between the new source and an earlier one. */
+        const Src *ls = &sc->src[rnd(g, sc->nsrc - 1)];
+        bp(b, " ON %s.%s %s %s.%s", ls->alias, ls->col[rnd(g, ls->ncol)].name,
+           ch(g, 80) ? "=" : PICK(g, cmpops), rs->alias, rs->col[rnd(g, rs->ncol)].name);
+        if (ch(g, 25)) {
+          bs(b, " AND ");
+          bool_expr(g, b, sc, 1, 0);
+        }
+      }
+    }
+    fi->star_cols += star;
+    for (int i = 0; i < rs->ncol; i++) fi->star_props = pjoin(fi->star_props, rs->col[i].p);
+  }
+}
+
+/* ---- queries ---- */
+
+/* ORDER BY over every output column (so the order is determined up to
+ * ties), optionally LIMIT/OFFSET (only when strict). */
+static void order_all(DiffGen *g, Buf *b, int ncol, int allow_limit, GenStmt *st) {
+  g->tags |= GT_ORDER;
+  bs(b, " ORDER BY ");
+  int perm[32];
+  for (int i = 0; i < ncol; i++) perm[i] = i + 1;
+  for (int i = ncol - 1; i > 0; i--) {
+    int j = rnd(g, i + 1), t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  for (int i = 0; i < ncol; i++) {
+    if (i) bs(b, ", ");
+    bp(b, "%d", perm[i]);
+    if (ch(g, 10)) bs(b, ch(g, 50) ? " COLLATE NOCASE" : " COLLATE BINARY");
+    if (ch(g, 35)) bs(b, " DESC");
+    if (ch(g, 8)) bs(b, ch(g, 50) ? " NULLS FIRST" : " NULLS LAST");
+  }
+  st->cmp = DIFF_CMP_ORDERED;
+  if (allow_limit && ch(g, 45)) {
+    g->tags |= GT_LIMIT;
+    st->truncated = 1;
+    bp(b, " LIMIT %d", rnd(g, 8));
+    if (ch(g, 30)) bp(b, " OFFSET %d", rnd(g, 4));
+  }
+}
+
+static void simple_query(DiffGen *g, Buf *b, GenStmt *st) {
+  Scope sc = {0};
+  Buf from = {0};
+  FromInfo fi;
+  from_clause(g, &from, &sc, &fi);
+  int distinct = ch(g, 12);
+  if (distinct) g->tags |= GT_DISTINCT;
+  bp(b, "SELECT %s", distinct ? "DISTINCT " : "");
+  int ncol;
+  int loose = 0;
+  if (ch(g, 8) && fi.star_cols <= 12) {
+    bs(b, "*");
+    ncol = fi.star_cols;
+    if (distinct && !psafe(fi.star_props)) loose = 1;
+  } else {
+    ncol = 1 + rnd(g, 4);
+    for (int i = 0; i < ncol; i++) {
+      if (i) bs(b, ", ");
+      Props p = expr(g, b, &sc, rnd(g, 3), 0);
+      if (distinct && !psafe(p)) loose = 1;
+      if (ch(g, 10)) bp(b, " AS r%d", i + 1);
+    }
+  }
+  bp(b, " FROM %s", from.z);
+  free(from.z);
+  if (ch(g, 75)) {
+    bs(b, " WHERE ");
+    bool_expr(g, b, &sc, 1 + rnd(g, 3), 0);
+  }
+  st->cmp = loose ? DIFF_CMP_LOOSE : DIFF_CMP_BAG;
+  if (ch(g, 40)) {
+    order_all(g, b, ncol, !loose, st);
+    if (loose) st->cmp = DIFF_CMP_LOOSE;
+  }
+}
+
+static void agg_query(DiffGen *g, Buf *b, GenStmt *st) {
+  Scope sc = {0};
+  Buf from = {0};
+  FromInfo fi;
+  from_clause(g, &from, &sc, &fi);
+  g->tags |= GT_AGG;
+  int nkey = ch(g, 25) ? 0 : 1 + ch(g, 30);
+  Buf keys[2] = {{0}, {0}};
+  int loose = 0;
+  for (int i = 0; i < nkey; i++) {
+    Props p;
+    if (ch(g, 70)) p = colref(g, &keys[i], &sc, 0, NULL);
+    else p = expr(g, &keys[i], &sc, 1, 0);
+    if (!psafe(p)) loose = 1;
+  }
+  int show_keys = nkey && ch(g, 85);
+  int distinct = ch(g, 6);
+  if (distinct) g->tags |= GT_DISTINCT;
+  bp(b, "SELECT %s", distinct ? "DISTINCT " : "");
+  int ncol = 0;
+  if (show_keys)
+    for (int i = 0; i < nkey; i++) bp(b, "%s%s", ncol++ ? ", " : "", keys[i].z);
+  else loose = 0;
+  int nagg = 1 + rnd(g, 3);
+  for (int i = 0; i < nagg; i++) {
+    if (ncol++) bs(b, ", ");
+    Props p;
+    int r = rnd(g, 100);
+    if (r < 75) p = agg_call(g, b, &sc);
+    else if (r < 88) {
+      bs(b, "(");
+      agg_call(g, b, &sc);
+      bp(b, " %s %d)", ch(g, 50) ? "+" : "*", rnd(g, 4));
+      p = P_MIX;
+    } else {
+      bs(b, "coalesce(");
+      p = agg_call(g, b, &sc);
+      bs(b, ", 0)");
+      p.k = kjoin(p.k, K_INT);
+    }
+    if (distinct && !psafe(p)) loose = 1;
+  }
+  bp(b, " FROM %s", from.z);
+  free(from.z);
+  if (ch(g, 60)) {
+    bs(b, " WHERE ");
+    bool_expr(g, b, &sc, 1 + rnd(g, 2), 0);
+  }
+  if (nkey) {
+    g->tags |= GT_GROUP;
+    bs(b, " GROUP BY ");
+    for (int i = 0; i < nkey; i++) bp(b, "%s%s", i ? ", " : "", keys[i].z);
+    if (ch(g, 30)) {
+      bs(b, " HAVING ");
+      if (ch(g, 70)) {
+        agg_call(g, b, &sc);
+        bp(b, " %s ", PICK(g, cmpops));
+        lit(g, b, 1);
+      } else {
+        /* Only group keys outside aggregates: a bare column is arbitrary. */
+        bp(b, "%s %s ", keys[rnd(g, nkey)].z, PICK(g, cmpops));
+        lit(g, b, 0);
+      }
+    }
+  }
+  for (int i = 0; i < nkey; i++) free(keys[i].z);
+  st->cmp = loose ? DIFF_CMP_LOOSE : DIFF_CMP_BAG;
+  if (ch(g, 45)) {
+    order_all(g, b, ncol, !loose, st);
+    if (loose) st->cmp = DIFF_CMP_LOOSE;
+  }
+}
+
+static void compound_query(DiffGen *g, Buf *b, GenStmt *st) {
+  g->tags |= GT_COMPOUND;
+  int ncol = 1 + rnd(g, 3);
+  int arms = 2 + ch(g, 25);
+  Props pos[4] = {P_NULL, P_NULL, P_NULL, P_NULL};
+  int dedup = 0;
+  for (int a = 0; a < arms; a++) {
+    if (a) {
+      static const char *const ops[] = {"UNION", "UNION ALL", "INTERSECT", "EXCEPT"};
+      const char *op = PICK(g, ops);
+      if (strcmp(op, "UNION ALL")) dedup = 1;
+      bp(b, " %s ", op);
+    }
+    Scope sc = {0};
+    Buf from = {0};
+    FromInfo fi;
+    from_clause(g, &from, &sc, &fi);
+    int distinct = ch(g, 8);
+    if (distinct) dedup = 1;
+    bp(b, "SELECT %s", distinct ? "DISTINCT " : "");
+    for (int i = 0; i < ncol; i++) {
+      if (i) bs(b, ", ");
+      Props p = ch(g, 70) ? colref(g, b, &sc, 0, NULL) : expr(g, b, &sc, 1, 0);
+      pos[i] = pjoin(pos[i], p);
+    }
+    bp(b, " FROM %s", from.z);
+    free(from.z);
+    if (ch(g, 60)) {
+      bs(b, " WHERE ");
+      bool_expr(g, b, &sc, 1 + rnd(g, 2), 0);
+    }
+  }
+  int loose = 0;
+  for (int i = 0; i < ncol; i++)
+    if (dedup && !psafe(pos[i])) loose = 1;
+  st->cmp = loose ? DIFF_CMP_LOOSE : DIFF_CMP_BAG;
+  if (ch(g, 45)) {
+    order_all(g, b, ncol, !loose, st);
+    if (loose) st->cmp = DIFF_CMP_LOOSE;
+  }
+}
+
+/* A statement written to fail (name, arity, misuse or syntax errors). */
+static void error_stmt(DiffGen *g, Buf *b, GenStmt *st) {
+  g->tags |= GT_ERROR;
+  const GTab *t = &g->tab[rnd(g, g->ntab)];
+  const GTab *u = &g->tab[rnd(g, g->ntab)];
+  st->kind = GEN_QUERY;
+  switch (rnd(g, 12)) {
+    case 0: bp(b, "SELECT zz FROM %s", t->name); break;
+    case 1: bp(b, "SELECT %s FROM nosuch", t->col[0].name); break;
+    case 2: bp(b, "SELECT nofunc(%s) FROM %s", t->col[0].name, t->name); break;
+    case 3: bp(b, "SELECT abs(1, 2) FROM %s", t->name); break;
+    case 4: bp(b, "SELECT * FROM %s WHERE count(*) > 0", t->name); break;
+    case 5: bp(b, "SELECT %s FROM %s, %s", t->col[0].name, t->name, u->name); break;
+    case 6:
+      bp(b, "SELECT %s, %s FROM %s UNION SELECT %s FROM %s", t->col[0].name, t->col[1].name,
+         t->name, u->col[0].name, u->name);
+      break;
+    case 7: bp(b, "SELECT %s FROM %s ORDER BY 9", t->col[0].name, t->name); break;
+    case 8:
+      st->kind = GEN_WRITE;
+      bp(b, "INSERT INTO %s VALUES (1)", t->ncol > 1 ? t->name : "nosuch");
+      break;
+    case 9: bp(b, "SELEC %s FROM %s", t->col[0].name, t->name); break;
+    case 10: bp(b, "SELECT %s.%s FROM %s AS q", t->name, t->col[0].name, t->name); break;
+    default: bp(b, "SELECT substr() FROM %s", t->name); break;
+  }
+}
+
+/* ---- writes ---- */
+
+static void insert_values(DiffGen *g, Buf *b, const GTab *t) {
+  int conflict = rnd(g, 100);
+  const char *how = conflict < 12 ? " OR IGNORE" : conflict < 24 ? " OR REPLACE" : "";
+  if (*how) g->tags |= GT_CONFLICT;
+  bp(b, "INSERT%s INTO %s", how, t->name);
+  int cols[MAXCOL], n = t->ncol;
+  for (int i = 0; i < n; i++) cols[i] = i;
+  int list = ch(g, 40);
+  if (list) {
+    /* A subset of the columns, in a random order. */
+    for (int i = n - 1; i > 0; i--) {
+      int j = rnd(g, i + 1), x = cols[i];
+      cols[i] = cols[j];
+      cols[j] = x;
+    }
+    if (n > 1 && ch(g, 40)) n--;
+    bs(b, "(");
+    for (int i = 0; i < n; i++) bp(b, "%s%s", i ? ", " : "", t->col[cols[i]].name);
+    bs(b, ")");
+  }
+  bs(b, " VALUES ");
+  int rows = 1 + rnd(g, 3);
+  for (int r = 0; r < rows; r++) {
+    bs(b, r ? ", (" : "(");
+    for (int i = 0; i < n; i++) {
+      if (i) bs(b, ", ");
+      colval(g, b, &t->col[cols[i]]);
+    }
+    bs(b, ")");
+  }
+}
+
+static void insert_select(DiffGen *g, Buf *b, const GTab *t) {
+  const GTab *s = &g->tab[rnd(g, g->ntab)];
+  bp(b, "INSERT INTO %s SELECT ", t->name);
+  Scope sc = {.nsrc = 1};
+  src_from_table(&sc.src[0], s, "s1");
+  g->nsub = 1;
+  for (int i = 0; i < t->ncol; i++) {
+    int narrow = !t->col[i].wide; /* keep narrow columns narrow (invariant 3) */
+    if (i) bs(b, ", ");
+    if (ch(g, 75) || narrow) colref(g, b, &sc, narrow, NULL);
+    else expr(g, b, &sc, 1, 0);
+  }
+  bp(b, " FROM %s AS s1", s->name);
+  if (ch(g, 80)) {
+    bs(b, " WHERE ");
+    bool_expr(g, b, &sc, 1 + rnd(g, 2), 0);
+  }
+  /* Insert in a determined order, so the first constraint to fail is too. */
+  bs(b, " ORDER BY ");
+  for (int i = 0; i < t->ncol; i++) bp(b, "%s%d", i ? ", " : "", i + 1);
+}
+
+/* Does the SQL text sql read table t in a subquery? */
+static int reads_table(const char *sql, const GTab *t) {
+  char pat[32];
+  snprintf(pat, sizeof pat, "FROM %s AS", t->name);
+  return strstr(sql, pat) != NULL;
+}
+
+static void update_stmt(DiffGen *g, Buf *b, const GTab *t) {
+  bp(b, "UPDATE %s SET ", t->name);
+  Scope sc = {.nsrc = 1};
+  src_from_table(&sc.src[0], t, t->name);
+  int n = 1 + ch(g, 30), used = 0;
+  for (int i = 0; i < n; i++) {
+    int k = rnd(g, t->ncol);
+    if (used & (1 << k)) continue;
+    used |= 1 << k;
+    const GCol *c = &t->col[k];
+    if (i) bs(b, ", ");
+    bp(b, "%s = ", c->name);
+    if (c->ipk || c->pk || c->unique) {
+      colval(g, b, c);
+    } else if (ch(g, 50)) {
+      colval(g, b, c);
+    } else if (!c->wide) {
+      /* Narrow columns stay small: no products of products over time. */
+      switch (rnd(g, 4)) {
+        case 0: bp(b, "%s + 1", c->name); break;
+        case 1: bp(b, "-%s", c->name); break;
+        case 2: bp(b, "abs(%s) - 2", c->name); break;
+        default:
+          bs(b, "CASE WHEN ");
+          bool_expr(g, b, &sc, 1, M_NARROW);
+          bp(b, " THEN %s ELSE ", c->name);
+          colval(g, b, c);
+          bs(b, " END");
+          break;
+      }
+    } else {
+      /* Row-local expressions only: no subquery may read the table being
+       * changed (its visit order would show). */
+      Scope local = sc;
+      local.outer = NULL;
+      Buf e = {0};
+      uint32_t saved = g->tags;
+      expr(g, &e, &local, 1 + rnd(g, 2), 0);
+      if (reads_table(e.z, t)) {
+        free(e.z);
+        e = (Buf){0};
+        colref(g, &e, &local, 0, NULL);
+        bs(&e, " || 'u'");
+        g->tags = saved;
+      }
+      bs(b, e.z);
+      free(e.z);
+    }
+  }
+  if (ch(g, 85)) {
+    Buf w = {0};
+    bool_expr(g, &w, &sc, 1 + rnd(g, 2), 0);
+    bs(b, " WHERE ");
+    if (reads_table(w.z, t)) {
+      free(w.z);
+      w = (Buf){0};
+      colref(g, &w, &sc, 0, NULL);
+      bp(&w, " > %d", rnd(g, 8));
+    }
+    bs(b, w.z);
+    free(w.z);
+  }
+}
+
+static void delete_stmt(DiffGen *g, Buf *b, const GTab *t) {
+  bp(b, "DELETE FROM %s", t->name);
+  Scope sc = {.nsrc = 1};
+  src_from_table(&sc.src[0], t, t->name);
+  if (ch(g, 92)) {
+    Buf w = {0};
+    bool_expr(g, &w, &sc, 1 + rnd(g, 2), 0);
+    if (reads_table(w.z, t)) {
+      free(w.z);
+      w = (Buf){0};
+      colref(g, &w, &sc, 0, NULL);
+      bs(&w, " IS NULL");
+    }
+    bp(b, " WHERE %s", w.z);
+    free(w.z);
+  }
+}
+
+static void write_stmt(DiffGen *g, Buf *b) {
+  const GTab *t = &g->tab[rnd(g, g->ntab)];
+  int r = rnd(g, 100);
+  if (r < 45) insert_values(g, b, t);
+  else if (r < 55 && !t->has_ipk) insert_select(g, b, t);
+  else if (r < 80) update_stmt(g, b, t);
+  else delete_stmt(g, b, t);
+}
+
+/* ---- the stream ---- */
+
+DiffGen *gen_new(uint64_t seed) {
+  DiffGen *g = calloc(1, sizeof *g);
+  if (!g) return NULL;
+  g->s = seed * 0x9E3779B97F4A7C15ULL + 0x5851F42D4C957F2DULL;
+  if (!g->s) g->s = 1;
+  for (int i = 0; i < 4; i++) rnd64(g);
+  return g;
+}
+
+void gen_free(DiffGen *g) {
+  if (!g) return;
+  free(g->out.z);
+  free(g);
+}
+
+void gen_next(DiffGen *g, GenStmt *st) {
+  Buf *b = &g->out;
+  b->n = 0;
+  bgrow(b, 1);
+  b->z[0] = 0;
+  memset(st, 0, sizeof *st);
+  g->tags = 0;
+  g->nsub = 0;
+  st->cmp = DIFF_CMP_BAG;
+  if (g->in_round <= 0) {
+    g->in_round = 150 + rnd(g, 150);
+    g->ntab = 2 + rnd(g, 3);
+    g->phase = 0;
+    g->next_tab = 0;
+    g->nidx = 0;
+    g->txn = 0;
+    st->new_round = 1;
+  }
+  g->in_round--;
+  if (g->phase == 0) {
+    st->kind = GEN_DDL;
+    gen_create_table(g, g->next_tab++, b);
+    if (g->next_tab == g->ntab) {
+      g->phase = 1;
+      g->phase_left = ch(g, 40) ? rnd(g, 3) : 0;
+    }
+    goto done;
+  }
+  if (g->phase == 1) {
+    if (g->phase_left-- > 0) {
+      st->kind = GEN_DDL;
+      gen_index(g, b);
+      goto done;
+    }
+    g->phase = 2;
+    g->phase_left = g->ntab * (2 + rnd(g, 3));
+  }
+  if (g->phase == 2) {
+    if (g->phase_left-- > 0) {
+      st->kind = GEN_WRITE;
+      const GTab *t = &g->tab[g->phase_left % g->ntab];
+      insert_values(g, b, t);
+      goto done;
+    }
+    g->phase = 3;
+    g->phase_left = ch(g, 50) ? 1 + rnd(g, 3) : 0;
+  }
+  if (g->phase == 3) {
+    if (g->phase_left-- > 0) {
+      st->kind = GEN_DDL;
+      gen_index(g, b);
+      goto done;
+    }
+    g->phase = 4;
+  }
+  int r = rnd(g, 1000);
+  if (r < 30) {
+    error_stmt(g, b, st);
+  } else if (r < 200) {
+    st->kind = GEN_WRITE;
+    write_stmt(g, b);
+  } else if (r < 215) {
+    st->kind = GEN_DDL;
+    if (g->nidx && ch(g, 40)) bp(b, "DROP INDEX IF EXISTS i%d", 1 + rnd(g, g->nidx));
+    else gen_index(g, b);
+  } else if (r < 235) {
+    st->kind = GEN_TXN;
+    if (g->txn == 0) {
+      bs(b, "BEGIN");
+      g->txn = 1;
+    } else if (g->txn == 1) {
+      int x = rnd(g, 3);
+      if (x == 0) {
+        bs(b, "SAVEPOINT sp");
+        g->txn = 2;
+      } else {
+        bs(b, x == 1 ? "COMMIT" : "ROLLBACK");
+        g->txn = 0;
+      }
+    } else {
+      int x = rnd(g, 3);
+      bs(b, x == 0 ? "ROLLBACK TO sp" : x == 1 ? "RELEASE sp" : "COMMIT");
+      g->txn = x == 0 ? 2 : x == 1 ? 1 : 0;
+    }
+  } else {
+    st->kind = GEN_QUERY;
+    int q = rnd(g, 100);
+    if (q < 58) simple_query(g, b, st);
+    else if (q < 85) agg_query(g, b, st);
+    else compound_query(g, b, st);
+  }
+done:
+  st->sql = b->z;
+  st->tags = g->tags;
+}
