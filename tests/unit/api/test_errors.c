@@ -35,8 +35,8 @@ typedef struct ErrCase {
   int line;        /* line of the block in errors.txt */
   char *setup[16]; /* setup lines */
   int nsetup;
-  char *sql;       /* the statement under test */
-  int want_code;   /* from the "=>" line; -1 when absent */
+  char *sql;     /* the statement under test */
+  int want_code; /* from the "=>" line; -1 when absent */
   char *want_msg;
 } ErrCase;
 
@@ -47,7 +47,7 @@ typedef struct ErrCases {
 
 /* The answer of one engine for one case. */
 typedef struct Answer {
-  int code;        /* extended result code; 0 = no error */
+  int code; /* extended result code; 0 = no error */
   char msg[512];
   int setup_failed;
 } Answer;
@@ -285,10 +285,11 @@ TEST(error_case_mismatch_is_detected) {
   FILE *f = fopen(path, "w");
   CHECK(f != NULL);
   if (!f) return;
-  fputs("# a wrong answer on purpose\nCREATE TABLE t(a UNIQUE);\nINSERT INTO t VALUES(1);\n"
-        "INSERT INTO t VALUES(1)\n=> 2067 UNIQUE constraint failed: t.b\n\nSELECT 1 +\n"
-        "=> 1 incomplete input\n",
-        f);
+  fputs(
+      "# a wrong answer on purpose\nCREATE TABLE t(a UNIQUE);\nINSERT INTO t VALUES(1);\n"
+      "INSERT INTO t VALUES(1)\n=> 2067 UNIQUE constraint failed: t.b\n\nSELECT 1 +\n"
+      "=> 1 incomplete input\n",
+      f);
   fclose(f);
   ErrCases cs = {0};
   CHECK_EQ(read_cases(path, &cs), 0);

@@ -15,9 +15,9 @@
  *  3. The scripts hold at least 1,000 statement/query records in total, and none
  *     is skipped (they carry no skipif/onlyif).
  */
+#include "../../slt/engine_sqlite.c"
 #include "../../slt/md5.c"
 #include "../../slt/slt.c"
-#include "../../slt/engine_sqlite.c"
 
 /* Flip to 1 when include/shale.h declares shale_prepare_v2 and
  * tests/slt/engine_shale.c defines slt_engine_shale. */
@@ -109,9 +109,10 @@ static long run_all(const EngineRow *er, const Files *fs, long *failed) {
     badfiles += st.failed > 0 || st.status != SLT_DONE;
     secs += st.seconds;
   }
-  printf("tests/sql on %s: %zu files, %ld records, %ld passed, %ld failed (%ld files with "
-         "failures), %.2f s\n",
-         er->label, fs->n, total, total - bad, bad, badfiles, secs);
+  printf(
+      "tests/sql on %s: %zu files, %ld records, %ld passed, %ld failed (%ld files with "
+      "failures), %.2f s\n",
+      er->label, fs->n, total, total - bad, bad, badfiles, secs);
   *failed = bad;
   return total;
 }
