@@ -232,7 +232,7 @@ static void schema_listing(const char *path, char *out, size_t n) {
   sqlite3_close(db);
 }
 
-static int shale_schema(Tdb *db, int create) {
+static int tdb_make_schema(Tdb *db, int create) {
   int rc = SHALE_OK;
   for (int t = 0; t < NT && rc == SHALE_OK; t++)
     rc = create ? tdb_create_table(db, &defs[t]) : tdb_bind_table(db, &defs[t]);
@@ -241,7 +241,7 @@ static int shale_schema(Tdb *db, int create) {
 }
 
 /* Shale: deletes every 3rd live row, updates every 4th, reinserts. */
-static void shale_changes(Tdb *db) {
+static void tdb_apply_changes(Tdb *db) {
   CHECK_OK(tdb_begin(db));
   for (int t = 0; t < NT; t++)
     for (int k = 1; k <= NKEYS; k++) {
@@ -270,7 +270,7 @@ TEST(interop_schema_shale_writes) {
   Tdb *db;
   memset(ver, 0, sizeof ver);
   CHECK_OK(tdb_open(NULL, a, 4096, &db));
-  CHECK_OK(shale_schema(db, 1));
+  CHECK_OK(tdb_make_schema(db, 1));
   CHECK_OK(tdb_begin(db));
   for (int t = 0; t < NT; t++)
     for (int k = 1; k <= NKEYS; k++)
@@ -294,8 +294,8 @@ TEST(interop_schema_shale_writes) {
   sqlite3_close(sdb);
   verify(a, "Shale's file");
   CHECK_OK(tdb_open(NULL, a, 0, &db));
-  CHECK_OK(shale_schema(db, 0));
-  shale_changes(db);
+  CHECK_OK(tdb_make_schema(db, 0));
+  tdb_apply_changes(db);
   CHECK_OK(tdb_close(db));
   verify(a, "Shale's file after changes");
 }
@@ -328,14 +328,14 @@ TEST(interop_schema_sqlite_writes) {
   sqlite3_close(sdb);
   verify(b, "SQLite's file");
   CHECK_OK(tdb_open(NULL, b, 0, &db));
-  CHECK_OK(shale_schema(db, 0));
+  CHECK_OK(tdb_make_schema(db, 0));
   char *rep = NULL;
   CHECK_OK(tdb_check(db, &rep)); /* Shale reads SQLite's autoindexes in its own order */
   if (rep) {
     test_fail(__FILE__, __LINE__, "Shale integrity on SQLite's file: %.300s", rep);
     shale_free(rep);
   }
-  shale_changes(db);
+  tdb_apply_changes(db);
   CHECK_OK(tdb_close(db));
   verify(b, "SQLite's file after Shale's changes");
 }
@@ -347,7 +347,7 @@ TEST(interop_schema_broken_index_is_noticed) {
   Tdb *db;
   memset(ver, 0, sizeof ver);
   CHECK_OK(tdb_open(NULL, a, 1024, &db));
-  CHECK_OK(shale_schema(db, 1));
+  CHECK_OK(tdb_make_schema(db, 1));
   CHECK_OK(tdb_begin(db));
   for (int k = 1; k <= 300; k++) CHECK_OK(tdb_put(db, 0, k, 1, 0));
   CHECK_OK(tdb_commit(db));
@@ -376,7 +376,7 @@ TEST(interop_schema_broken_index_is_noticed) {
   CHECK(!tsql_integrity(a, msg, sizeof msg));
   CHECK(strstr(msg, "sqlite_autoindex_u1_2") != NULL);
   CHECK_OK(tdb_open(NULL, a, 0, &db));
-  CHECK_OK(shale_schema(db, 0));
+  CHECK_OK(tdb_make_schema(db, 0));
   CHECK_OK(tdb_check(db, &rep));
   CHECK(rep && strstr(rep, "missing from index sqlite_autoindex_u1_2"));
   shale_free(rep);
