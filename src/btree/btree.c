@@ -316,7 +316,9 @@ int btree_create_table(Btree *bt, int kind, uint32_t *root) {
   if (kind != BTREE_INTKEY && kind != BTREE_BLOBKEY) return SHALE_MISUSE;
   PgPage *pg;
   uint32_t pgno;
-  rc = btree_alloc_page(bt, pager_db_size(bt->pager), &pg, &pgno);
+  /* hint page 1: from the freelist SQLite takes the page nearest the
+   * start of the file for a new root, so Shale's roots equal SQLite's */
+  rc = btree_alloc_page(bt, 1, &pg, &pgno);
   if (rc) return rc;
   page_zero(bt, pg, kind == BTREE_INTKEY ? PT_TABLE_LEAF : PT_INDEX_LEAF);
   pager_unref(pg);

@@ -36,8 +36,33 @@ const char *ddl_name_token(Parse *p, const SqlQualName *q) {
   return z ? z : q->name;
 }
 
-const char *ddl_stored_sql(Parse *p, const SqlStmt *s, const SqlQualName *q, const char *what) {
+/* Offset of what follows the statement: its ';' or the end of the input
+ * (comments and white space before it skipped), SQLite's last token. */
+static int stmt_lookahead(Parse *p, const SqlStmt *s) {
+  const char *z = p->b.prog && p->b.prog->sql ? p->b.prog->sql : p->sql;
+  int len = (int)strlen(z);
+  int i = s->span.start + s->span.len;
+  while (i < len) {
+    int type = 0, n = sql_token(z + i, len - i, &type);
+    if (n <= 0 || type != TK_SPACE) break;
+    i += n;
+  }
+  return i;
+}
+
+int ddl_stored_end(Parse *p, const SqlStmt *s, int rule) {
   int end = s->span.start + s->span.len;
+  if (rule == DDL_END_LAST_TOKEN) return end;
+  int la = stmt_lookahead(p, s);
+  if (rule == DDL_END_TRIM) {
+    while (la > end && strchr(" \t\n\r\f\v", p->sql[la - 1])) la--;
+  }
+  return la;
+}
+
+const char *ddl_stored_sql(Parse *p, const SqlStmt *s, const SqlQualName *q, const char *what,
+                           int rule) {
+  int end = ddl_stored_end(p, s, rule);
   int n = end - q->name_start;
   if (n < 0) n = 0;
   size_t lw = strlen(what);
@@ -171,6 +196,8 @@ Schema *ddl_scratch_with(Parse *p, Table *tab) {
 void ddl_build_error(Parse *p, int rc, char *msg) {
   if (rc == SHALE_NOMEM)
     parse_nomem(p);
+  else if (rc == SHALE_ERROR && msg && !strncmp(msg, "no such collation sequence", 26))
+    parse_error_code(p, SHALE_ERROR_MISSING_COLLSEQ, "%s", msg);
   else
     parse_error_code(p, rc, "%s", msg ? msg : "error");
   shale_free(msg);
@@ -328,7 +355,8 @@ int ddl_create_table(Parse *p, const SqlStmt *s) {
   const SqlCreateTable *ct = &s->u.create_table;
   if (check_new_table_name(p, &ct->name, ct->temp, ct->if_not_exists)) return parse_failed(p);
   if (ct->as_select) return create_table_as(p, s);
-  const char *sql = ddl_stored_sql(p, s, &ct->name, "TABLE");
+  const char *sql =
+      ddl_stored_sql(p, s, &ct->name, "TABLE", ct->options ? DDL_END_LOOKAHEAD : DDL_END_LAST_TOKEN);
   if (!sql) return 1;
   Schema *scratch = ddl_scratch_with(p, NULL);
   if (!scratch) return 1;
@@ -372,7 +400,7 @@ int ddl_create_view(Parse *p, const SqlStmt *s) {
     return 1;
   }
   if (check_new_table_name(p, &cv->name, cv->temp, cv->if_not_exists)) return parse_failed(p);
-  const char *sql = ddl_stored_sql(p, s, &cv->name, "VIEW");
+  const char *sql = ddl_stored_sql(p, s, &cv->name, "VIEW", DDL_END_TRIM);
   if (!sql) return 1;
   parse_need_write(p);
   code_file_format(p);
@@ -418,7 +446,7 @@ int ddl_create_trigger(Parse *p, const SqlStmt *s) {
     parse_error(p, "trigger %s already exists", ddl_name_token(p, &tr->name));
     return 1;
   }
-  const char *sql = ddl_stored_sql(p, s, &tr->name, "TRIGGER");
+  const char *sql = ddl_stored_sql(p, s, &tr->name, "TRIGGER", DDL_END_LAST_TOKEN);
   if (!sql) return 1;
   Schema *scratch = ddl_scratch_with(p, on);
   if (!scratch) return 1;

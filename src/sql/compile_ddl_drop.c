@@ -148,20 +148,14 @@ static int drop_trigger(Parse *p, Trigger *g) {
 int ddl_drop(Parse *p, const SqlStmt *s) {
   const SqlDrop *d = &s->u.drop;
   const SqlQualName *q = &d->name;
-  if (q->schema && util_stricmp(q->schema, "main") && util_stricmp(q->schema, "temp")) {
-    if (d->if_exists) {
-      parse_need_read(p);
-      return 0;
-    }
-    parse_error(p, "unknown database %s", q->schema);
-    return 1;
-  }
+  /* another schema name finds nothing: "no such table: other.t" */
+  int other = q->schema && util_stricmp(q->schema, "main") && util_stricmp(q->schema, "temp");
   const char *what = NULL;
   switch (d->object) {
     case TK_TABLE:
     case TK_VIEW: {
-      Table *t = schema_find_table(p->schema, q->name);
-      View *v = t ? NULL : schema_find_view(p->schema, q->name);
+      Table *t = other ? NULL : schema_find_table(p->schema, q->name);
+      View *v = t || other ? NULL : schema_find_view(p->schema, q->name);
       if (t && d->object == TK_VIEW) {
         parse_error(p, "use DROP TABLE to delete table %s", ddl_table_name(t));
         return 1;
@@ -176,13 +170,13 @@ int ddl_drop(Parse *p, const SqlStmt *s) {
       break;
     }
     case TK_INDEX: {
-      Index *idx = schema_find_index(p->schema, q->name);
+      Index *idx = other ? NULL : schema_find_index(p->schema, q->name);
       if (idx) return drop_index(p, idx);
       what = "index";
       break;
     }
     case TK_TRIGGER: {
-      Trigger *g = schema_find_trigger(p->schema, q->name);
+      Trigger *g = other ? NULL : schema_find_trigger(p->schema, q->name);
       if (g) return drop_trigger(p, g);
       what = "trigger";
       break;

@@ -180,7 +180,8 @@ int ddl_create_index(Parse *p, const SqlStmt *s) {
     parse_error(p, "index %s already exists", name);
     return 1;
   }
-  const char *sql = ddl_stored_sql(p, s, &ci->name, ci->unique ? "UNIQUE INDEX" : "INDEX");
+  const char *sql = ddl_stored_sql(p, s, &ci->name, ci->unique ? "UNIQUE INDEX" : "INDEX",
+                                   DDL_END_LOOKAHEAD);
   if (!sql) return 1;
   Schema *scratch = ddl_scratch_with(p, tab);
   if (!scratch) return 1;

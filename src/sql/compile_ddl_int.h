@@ -24,9 +24,19 @@
 /* The name token as written (quotes kept), for "table \"T\" already
  * exists". Arena memory. */
 const char *ddl_name_token(Parse *, const SqlQualName *);
-/* "CREATE <what> " + the statement text from the object name to its end:
- * the sql column SQLite stores. Arena memory. */
-const char *ddl_stored_sql(Parse *, const SqlStmt *, const SqlQualName *, const char *what);
+/* Where the stored text of a CREATE ends, as SQLite cuts it: at the
+ * statement's last token (CREATE TABLE without options, CREATE TRIGGER), at
+ * its ';' or the end of the input (CREATE INDEX, CREATE TABLE with WITHOUT
+ * ROWID/STRICT: comments and spaces before it kept), or there with trailing
+ * white space trimmed (CREATE VIEW). */
+#define DDL_END_LAST_TOKEN 0
+#define DDL_END_LOOKAHEAD 1
+#define DDL_END_TRIM 2
+int ddl_stored_end(Parse *, const SqlStmt *, int rule);
+/* "CREATE <what> " + the statement text from the object name to the end
+ * given by rule: the sql column SQLite stores. Arena memory. */
+const char *ddl_stored_sql(Parse *, const SqlStmt *, const SqlQualName *, const char *what,
+                           int rule);
 /* Checks the schema qualifier (NULL, main or temp are the main database);
  * else "unknown database X". Returns nonzero after an error. */
 int ddl_check_db(Parse *, const SqlQualName *);
