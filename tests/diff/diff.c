@@ -581,6 +581,7 @@ int diff_run(const DiffOptions *o, DiffStats *st) {
     o->test->query(ht, gs.sql, &rt);
     if (gs.kind != GEN_WRITE) rr.changes = rt.changes = 0; /* stale for non-DML */
     st->rows_total += (long)rr.nrow;
+    if (gs.kind == GEN_QUERY && !rr.rc && !rr.nrow) st->empty++;
     if (gs.cmp == DIFF_CMP_ORDERED) st->ordered++;
     if (gs.cmp == DIFF_CMP_LOOSE) st->loose++;
     char why[160];
@@ -639,8 +640,9 @@ int diff_run(const DiffOptions *o, DiffStats *st) {
 void diff_stats_print(FILE *f, const DiffStats *s) {
   fprintf(f,
           "%ld statements in %ld rounds (%ld queries, %ld writes, %ld ddl/txn; %ld ordered, %ld "
-          "canonical), %ld rows, %ld both-error (%ld message differences), %ld differences, "
-          "%.1f s\n",
-          s->stmts, s->rounds, s->queries, s->writes, s->ddl, s->ordered, s->loose, s->rows_total,
+          "canonical, %ld empty), %ld rows, %ld both-error (%ld message differences), %ld "
+          "differences, %.1f s\n",
+          s->stmts, s->rounds, s->queries, s->writes, s->ddl, s->ordered, s->loose, s->empty,
+          s->rows_total,
           s->both_error, s->msg_diffs, s->diffs, s->seconds);
 }

@@ -128,6 +128,7 @@ typedef struct DiffStats {
   long stmts, queries, writes, ddl, rounds;
   long both_error;   /* statements on which both engines failed */
   long rows_total;   /* rows compared (reference side) */
+  long empty;        /* queries that succeeded with no rows (reference side) */
   long diffs;        /* differences in rows, errors or changes */
   long msg_diffs;    /* both failed, with different message text */
   long ordered, loose;

@@ -509,7 +509,7 @@ static Props bool_expr(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode)
   } else if (r < 64) {
     bs(b, "(");
     bool_expr(g, b, sc, depth - 1, mode);
-    bs(b, ch(g, 50) ? " AND " : " OR ");
+    bs(b, ch(g, 40) ? " AND " : " OR ");
     bool_expr(g, b, sc, depth - 1, mode);
     bs(b, ")");
   } else if (r < 68) {
@@ -910,8 +910,11 @@ static void from_clause(DiffGen *g, Buf *b, Scope *sc, FromInfo *fi) {
       } else {
         /* ON: mostly an equality between the new source and an earlier one. */
         const Src *ls = &sc->src[rnd(g, sc->nsrc - 1)];
-        bp(b, " ON %s.%s %s %s.%s", ls->alias, ls->col[rnd(g, ls->ncol)].name,
-           ch(g, 80) ? "=" : PICK(g, cmpops), rs->alias, rs->col[rnd(g, rs->ncol)].name);
+        const SCol *lc = &ls->col[rnd(g, ls->ncol)];
+        const SCol *rc = &rs->col[rnd(g, rs->ncol)];
+        for (int k = 0; k < 4 && rc->p.k != lc->p.k; k++) rc = &rs->col[rnd(g, rs->ncol)];
+        bp(b, " ON %s.%s %s %s.%s", ls->alias, lc->name, ch(g, 80) ? "=" : PICK(g, cmpops),
+           rs->alias, rc->name);
         if (ch(g, 25)) {
           bs(b, " AND ");
           bool_expr(g, b, sc, 1, 0);
@@ -980,7 +983,7 @@ static void simple_query(DiffGen *g, Buf *b, GenStmt *st) {
   free(from.z);
   if (ch(g, 75)) {
     bs(b, " WHERE ");
-    bool_expr(g, b, &sc, 1 + rnd(g, 3), 0);
+    bool_expr(g, b, &sc, 1 + rnd(g, 2), 0);
   }
   st->cmp = loose ? DIFF_CMP_LOOSE : DIFF_CMP_BAG;
   if (ch(g, 40)) {
@@ -1002,6 +1005,12 @@ static void agg_query(DiffGen *g, Buf *b, GenStmt *st) {
     Props p;
     if (ch(g, 70)) p = colref(g, &keys[i], &sc, 0, NULL);
     else p = expr(g, &keys[i], &sc, 1, 0);
+    char c0 = keys[i].z[0];
+    if ((c0 >= '0' && c0 <= '9') || c0 == '-') {
+      /* GROUP BY <integer> names an output column: use a column instead */
+      keys[i].n = 0;
+      p = colref(g, &keys[i], &sc, 0, NULL);
+    }
     if (!psafe(p)) loose = 1;
   }
   int show_keys = nkey && ch(g, 85);
@@ -1134,7 +1143,7 @@ static void error_stmt(DiffGen *g, Buf *b, GenStmt *st) {
 
 /* ---- writes ---- */
 
-static void insert_values(DiffGen *g, Buf *b, const GTab *t) {
+static void insert_values(DiffGen *g, Buf *b, const GTab *t, int rows) {
   int conflict = rnd(g, 100);
   const char *how = conflict < 12 ? " OR IGNORE" : conflict < 24 ? " OR REPLACE" : "";
   if (*how) g->tags |= GT_CONFLICT;
@@ -1155,7 +1164,6 @@ static void insert_values(DiffGen *g, Buf *b, const GTab *t) {
     bs(b, ")");
   }
   bs(b, " VALUES ");
-  int rows = 1 + rnd(g, 3);
   for (int r = 0; r < rows; r++) {
     bs(b, r ? ", (" : "(");
     for (int i = 0; i < n; i++) {
@@ -1280,9 +1288,9 @@ static void delete_stmt(DiffGen *g, Buf *b, const GTab *t) {
 static void write_stmt(DiffGen *g, Buf *b) {
   const GTab *t = &g->tab[rnd(g, g->ntab)];
   int r = rnd(g, 100);
-  if (r < 45) insert_values(g, b, t);
+  if (r < 45) insert_values(g, b, t, 1 + rnd(g, 3));
   else if (r < 55 && !t->has_ipk) insert_select(g, b, t);
-  else if (r < 80) update_stmt(g, b, t);
+  else if (r < 85) update_stmt(g, b, t);
   else delete_stmt(g, b, t);
 }
 
@@ -1338,13 +1346,13 @@ void gen_next(DiffGen *g, GenStmt *st) {
       goto done;
     }
     g->phase = 2;
-    g->phase_left = g->ntab * (2 + rnd(g, 3));
+    g->phase_left = g->ntab * (3 + rnd(g, 3));
   }
   if (g->phase == 2) {
     if (g->phase_left-- > 0) {
       st->kind = GEN_WRITE;
       const GTab *t = &g->tab[g->phase_left % g->ntab];
-      insert_values(g, b, t);
+      insert_values(g, b, t, 2 + rnd(g, 5));
       goto done;
     }
     g->phase = 3;
