@@ -223,7 +223,10 @@ static void open_in_loop(WhereInfo *w, WLevel *L, PlanTerm *t, int reg, int exit
     d.cursor = in->cursor;
     d.nreg = 1;
     d.aff = parse_strdup(p, affs);
+    /* its plan rows come from the term's own test (LIST SUBQUERY) */
+    int neqp = p->neqp;
     select_code(p, e->select, &d);
+    p->neqp = neqp;
   } else {
     int r = emit_regs(p, 2);
     for (int i = 0; e->list && i < e->list->n; i++) {
@@ -623,11 +626,12 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
         L->adv_op = OP_Next;
         L->adv_cur = it->cursor;
       }
+      level_eqp(w, L);
     } else {
+      level_eqp(w, L);
       open_table_level(w, L);
       if (L->idx_cur >= 0 && L->pl->covering) parse_set_cover(p, it->cursor, L->pl->idx, L->idx_cur);
     }
-    level_eqp(w, L);
     have |= bit(L->item);
     /* ON terms of a LEFT JOIN item: here, before the match flag. */
     for (int i = 0; i < w->pl.nterm; i++) {
