@@ -483,6 +483,7 @@ null:
 
 /* Apply comparison affinity to a local copy. */
 static void cmp_affinity(ShValue *x, int aff, char buf[32]) {
+  x->flags &= (uint8_t)~VAL_OWNED; /* the copy never owns: the register keeps its memory */
   if (aff >= 3) { /* NUMERIC, INTEGER, REAL */
     if (x->type == SHALE_TEXT) value_numeric_type(x);
   } else if (aff == 2) { /* TEXT */
