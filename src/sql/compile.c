@@ -1,42 +1,516 @@
 /*
- * compile.c -- placeholder until the core part lands (see compile.h): the
- * error and arena helpers only.
+ * compile.c -- sql_compile (parse, dispatch, program shape), the Parse
+ * helpers every code generator uses (errors, arena, transaction needs,
+ * covering-index redirections, EXPLAIN QUERY PLAN rows, cursor opening,
+ * KeyInfos), and the transaction-control statements (BEGIN, COMMIT,
+ * ROLLBACK, SAVEPOINT, RELEASE).
+ *
+ * Owns: the Parse of one sql_compile call (its arena, the builder until the
+ * program is handed over) and everything in CompiledStmt.arena.
+ *
+ * Invariants:
+ *  1. sql_compile leaves nothing behind on error: the builder is aborted, the
+ *     Parse arena freed, *out emptied (compiled_stmt_free on it is a no-op).
+ *  2. Program shape (compile.h invariant 4): Init (-> epilogue); body; Halt;
+ *     epilogue = [Transaction p1=0 p2=need_write p3=cookie p5=CHECK_COOKIE]
+ *     [hoisted constant ops]; Goto 1 (the first op of the body).
+ *  3. KeyInfos handed to the program (P4_KEYINFO) live in the program's arena
+ *     (p->b.prog->arena), never in the Parse arena: the program outlives it.
+ *  4. Hoisted constant code (Parse.const_ops) contains no jumps and binds no
+ *     label, so it can be moved to the epilogue as raw ops.
  */
+#include "compile.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "compile.h"
+/* ---- errors and memory ---- */
 
 static void verror(Parse *p, int rc, const char *fmt, va_list ap) {
   if (p->rc) return;
   p->rc = rc;
-  char buf[512];
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  p->errmsg = util_strdup(buf);
+  p->errmsg = util_vmprintf(fmt, ap);
+  if (!p->errmsg) p->rc = SHALE_NOMEM;
 }
+
 void parse_error(Parse *p, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   verror(p, SHALE_ERROR, fmt, ap);
   va_end(ap);
 }
+
 void parse_error_code(Parse *p, int rc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   verror(p, rc, fmt, ap);
   va_end(ap);
 }
+
 void parse_nomem(Parse *p) {
   if (!p->rc) p->rc = SHALE_NOMEM;
 }
+
 void *parse_alloc(Parse *p, size_t n) {
-  void *r = util_arena_zalloc(&p->arena, n);
+  void *r = util_arena_zalloc(&p->arena, n ? n : 1);
   if (!r) parse_nomem(p);
   return r;
 }
+
 char *parse_strdup(Parse *p, const char *z) {
+  if (!z) return NULL;
   char *r = util_arena_strndup(&p->arena, z, strlen(z));
   if (!r) parse_nomem(p);
   return r;
+}
+
+/* ---- transaction needs, covers, EQP ---- */
+
+void parse_need_read(Parse *p) { p->need_read = 1; }
+void parse_need_write(Parse *p) {
+  p->need_read = 1;
+  p->need_write = 1;
+}
+
+void parse_set_cover(Parse *p, int tab_cur, const Index *idx, int idx_cur) {
+  for (int i = 0; i < p->ncover; i++) {
+    if (p->covers[i].tab_cur == tab_cur) {
+      p->covers[i].idx = idx;
+      p->covers[i].idx_cur = idx_cur;
+      return;
+    }
+  }
+  if (!idx) return;
+  if (p->ncover == p->capcover) {
+    int cap = p->capcover ? p->capcover * 2 : 8;
+    struct ParseCover *a = parse_alloc(p, sizeof *a * (size_t)cap);
+    if (!a) return;
+    if (p->ncover) memcpy(a, p->covers, sizeof *a * (size_t)p->ncover);
+    p->covers = a;
+    p->capcover = cap;
+  }
+  p->covers[p->ncover].tab_cur = tab_cur;
+  p->covers[p->ncover].idx_cur = idx_cur;
+  p->covers[p->ncover].idx = idx;
+  p->ncover++;
+}
+
+const struct ParseCover *parse_find_cover(const Parse *p, int tab_cur) {
+  for (int i = 0; i < p->ncover; i++)
+    if (p->covers[i].tab_cur == tab_cur && p->covers[i].idx) return &p->covers[i];
+  return NULL;
+}
+
+int parse_eqp(Parse *p, const char *fmt, ...) {
+  if (p->neqp == p->capeqp) {
+    int cap = p->capeqp ? p->capeqp * 2 : 8;
+    EqpRow *a = parse_alloc(p, sizeof *a * (size_t)cap);
+    if (!a) return 0;
+    if (p->neqp) memcpy(a, p->eqp, sizeof *a * (size_t)p->neqp);
+    p->eqp = a;
+    p->capeqp = cap;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  char *z = util_vmprintf(fmt, ap);
+  va_end(ap);
+  if (!z) {
+    parse_nomem(p);
+    return 0;
+  }
+  char *d = parse_strdup(p, z);
+  shale_free(z);
+  if (!d) return 0;
+  EqpRow *r = &p->eqp[p->neqp++];
+  r->id = ++p->eqp_next_id;
+  r->parent = p->eqp_parent;
+  r->detail = d;
+  return r->id;
+}
+
+/* ---- KeyInfos and cursors ---- */
+
+KeyInfo *parse_keyinfo(Parse *p, int n, const Collation **coll, const uint8_t *desc) {
+  if (!p->b.prog) {
+    parse_nomem(p);
+    return NULL;
+  }
+  UtilArena *a = &p->b.prog->arena;
+  KeyInfo *ki = util_arena_zalloc(a, sizeof *ki);
+  const Collation **c = util_arena_zalloc(a, sizeof *c * (size_t)(n > 0 ? n : 1));
+  uint8_t *d = util_arena_zalloc(a, (size_t)(n > 0 ? n : 1));
+  if (!ki || !c || !d) {
+    parse_nomem(p);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    c[i] = coll ? coll[i] : NULL;
+    d[i] = desc ? desc[i] : 0;
+  }
+  ki->ncol = n;
+  ki->coll = c;
+  ki->desc = d;
+  return ki;
+}
+
+KeyInfo *parse_index_keyinfo(Parse *p, const Index *idx) {
+  int n = idx->ncol;
+  const Collation **coll = parse_alloc(p, sizeof *coll * (size_t)(n > 0 ? n : 1));
+  uint8_t *desc = parse_alloc(p, (size_t)(n > 0 ? n : 1));
+  if (!coll || !desc) return NULL;
+  for (int i = 0; i < n; i++) {
+    const char *name = idx->cols[i].coll;
+    const Collation *c = NULL;
+    if (name && util_stricmp(name, "BINARY") != 0) {
+      c = record_collation_find(name);
+      if (!c) {
+        parse_error(p, "no such collation sequence: %s", name);
+        return NULL;
+      }
+    }
+    coll[i] = c;
+    desc[i] = idx->cols[i].desc;
+  }
+  return parse_keyinfo(p, n, coll, desc);
+}
+
+void parse_open_index(Parse *p, int cur, const Index *idx, int write) {
+  KeyInfo *ki = parse_index_keyinfo(p, idx);
+  if (!ki) return;
+  if (write)
+    parse_need_write(p);
+  else
+    parse_need_read(p);
+  vm_builder_add_p4(&p->b, write ? OP_OpenWrite : OP_OpenRead, cur, (int)idx->root, 0, P4_KEYINFO,
+                    ki);
+}
+
+void parse_open_table(Parse *p, int cur, const Table *tab, int write) {
+  if (tab->without_rowid && tab->pk_index) {
+    parse_open_index(p, cur, tab->pk_index, write);
+    return;
+  }
+  if (write)
+    parse_need_write(p);
+  else
+    parse_need_read(p);
+  int ncol = tab->nstored > 0 ? tab->nstored : tab->ncol;
+  vm_builder_add_i4(&p->b, write ? OP_OpenWrite : OP_OpenRead, cur, (int)tab->root, 0, ncol);
+}
+
+/* ---- transaction control ---- */
+
+static int compile_txn(Parse *p, const SqlStmt *s) {
+  switch (s->kind) {
+    case SQL_STMT_BEGIN:
+      if (s->u.begin.mode == TK_IMMEDIATE || s->u.begin.mode == TK_EXCLUSIVE)
+        emit(p, OP_Transaction, 0, s->u.begin.mode == TK_EXCLUSIVE ? 2 : 1, 0);
+      emit(p, OP_AutoCommit, 0, 0, 0);
+      break;
+    case SQL_STMT_COMMIT:
+      emit(p, OP_AutoCommit, 1, 0, 0);
+      break;
+    case SQL_STMT_ROLLBACK:
+      if (s->u.rollback.savepoint)
+        vm_builder_add_text(&p->b, OP_Savepoint, 2, 0, 0, s->u.rollback.savepoint, -1);
+      else
+        emit(p, OP_AutoCommit, 1, 1, 0);
+      break;
+    case SQL_STMT_SAVEPOINT:
+      vm_builder_add_text(&p->b, OP_Savepoint, 0, 0, 0, s->u.savepoint.name, -1);
+      break;
+    case SQL_STMT_RELEASE:
+      vm_builder_add_text(&p->b, OP_Savepoint, 1, 0, 0, s->u.savepoint.name, -1);
+      break;
+  }
+  return p->rc;
+}
+
+static int compile_select_stmt(Parse *p, const SqlStmt *s) {
+  SqlSelect *sel = s->u.select;
+  if (select_resolve(p, sel, NULL)) return p->rc ? p->rc : SHALE_ERROR;
+  if (p->nested == 0 && !p->trig_tab && s == p->stmt) {
+    if (select_result_names(p, sel)) return p->rc ? p->rc : SHALE_ERROR;
+  }
+  SelectDest d;
+  memset(&d, 0, sizeof d);
+  d.kind = SD_OUTPUT;
+  select_code(p, sel, &d);
+  return p->rc;
+}
+
+int compile_stmt(Parse *p, const SqlStmt *s) {
+  if (parse_failed(p)) return p->rc;
+  switch (s->kind) {
+    case SQL_STMT_SELECT:
+      return compile_select_stmt(p, s);
+    case SQL_STMT_INSERT:
+      return dml_insert(p, s);
+    case SQL_STMT_UPDATE:
+      return dml_update(p, s);
+    case SQL_STMT_DELETE:
+      return dml_delete(p, s);
+    case SQL_STMT_CREATE_TABLE:
+      return ddl_create_table(p, s);
+    case SQL_STMT_CREATE_INDEX:
+      return ddl_create_index(p, s);
+    case SQL_STMT_CREATE_VIEW:
+      return ddl_create_view(p, s);
+    case SQL_STMT_CREATE_TRIGGER:
+      return ddl_create_trigger(p, s);
+    case SQL_STMT_DROP:
+      return ddl_drop(p, s);
+    case SQL_STMT_ALTER:
+      return ddl_alter(p, s);
+    case SQL_STMT_REINDEX:
+      return ddl_reindex(p, s);
+    case SQL_STMT_BEGIN:
+    case SQL_STMT_COMMIT:
+    case SQL_STMT_ROLLBACK:
+    case SQL_STMT_SAVEPOINT:
+    case SQL_STMT_RELEASE:
+      return compile_txn(p, s);
+    case SQL_STMT_CREATE_VTAB:
+      parse_error(p, "no such module: %s", s->u.create_vtab.module);
+      return p->rc;
+    case SQL_STMT_ANALYZE:
+    case SQL_STMT_VACUUM:
+      /* No statistics tables and nothing to compact in place: both are no-ops
+       * that still need the database readable. */
+      parse_need_read(p);
+      return p->rc;
+    case SQL_STMT_ATTACH:
+      parse_error(p, "ATTACH is not supported");
+      return p->rc;
+    case SQL_STMT_DETACH:
+      parse_error(p, "DETACH is not supported");
+      return p->rc;
+    default:
+      parse_error(p, "statement not supported");
+      return p->rc;
+  }
+}
+
+/* ---- program shape ---- */
+
+/* Append the epilogue (invariant 2) and hand the program over. */
+static int finish_program(Parse *p, int body_start, VmProgram **out) {
+  emit(p, OP_Halt, 0, 0, 0);
+  emit_resolve(p, p->once_label);
+  if (p->need_read || p->need_write) {
+    uint32_t cookie = p->schema ? p->schema->cookie : 0;
+    int a = emit(p, OP_Transaction, 0, p->need_write ? 1 : 0, (int)cookie);
+    vm_builder_set_p5(&p->b, a, VM_TXN_CHECK_COOKIE);
+  }
+  for (int i = 0; i < p->nconst_ops; i++) {
+    int a = emit(p, OP_Noop, 0, 0, 0);
+    if (a >= 0) p->b.prog->ops[a] = p->const_ops[i];
+  }
+  emit(p, OP_Goto, 0, body_start, 0);
+  if (p->b.rc) {
+    vm_builder_abort(&p->b);
+    return p->b.rc;
+  }
+  return vm_builder_finish(&p->b, out);
+}
+
+static char *out_strdup(CompiledStmt *out, const char *z) {
+  if (!z) return NULL;
+  return util_arena_strndup(&out->arena, z, strlen(z));
+}
+
+static int fill_pragma(CompiledStmt *out, const SqlStmt *s) {
+  const SqlPragma *pr = &s->u.pragma;
+  PragmaReq *q = &out->pragma;
+  q->call = pr->call;
+  if (pr->name.schema && !(q->schema = out_strdup(out, pr->name.schema))) return SHALE_NOMEM;
+  if (!(q->name = out_strdup(out, pr->name.name))) return SHALE_NOMEM;
+  const SqlExpr *v = pr->value;
+  if (v) {
+    const char *z = NULL;
+    char *neg = NULL;
+    int minus = 0;
+    while (v->op == SQL_E_UNARY && (v->sub == TK_MINUS || v->sub == TK_PLUS)) {
+      if (v->sub == TK_MINUS) minus = !minus;
+      v = v->a;
+    }
+    if (v->op == SQL_E_STRING || v->op == SQL_E_ID || v->op == SQL_E_INTEGER ||
+        v->op == SQL_E_FLOAT || v->op == SQL_E_BLOB) {
+      z = v->z;
+    } else if (v->op == SQL_E_NULL) {
+      z = "null";
+    } else if (v->z) {
+      z = v->z;
+    }
+    if (z && minus) {
+      size_t n = strlen(z);
+      neg = util_arena_alloc(&out->arena, n + 2);
+      if (!neg) return SHALE_NOMEM;
+      neg[0] = '-';
+      memcpy(neg + 1, z, n + 1);
+      q->value = neg;
+    } else if (z) {
+      if (!(q->value = out_strdup(out, z))) return SHALE_NOMEM;
+    }
+  }
+  return SHALE_OK;
+}
+
+static int fill_out(Parse *p, CompiledStmt *out, const SqlStmt *s) {
+  out->nvar = s->nvar;
+  if (s->nvar > 0) {
+    out->var_names = util_arena_zalloc(&out->arena, sizeof(char *) * (size_t)s->nvar);
+    if (!out->var_names) return SHALE_NOMEM;
+    for (int i = 0; i < s->nvar_names; i++) {
+      int k = s->var_names[i].num;
+      if (k < 1 || k > s->nvar) continue;
+      if (!(out->var_names[k - 1] = out_strdup(out, s->var_names[i].name))) return SHALE_NOMEM;
+    }
+  }
+  if (p->ncol > 0) {
+    out->cols = util_arena_zalloc(&out->arena, sizeof(ResultCol) * (size_t)p->ncol);
+    if (!out->cols) return SHALE_NOMEM;
+    for (int i = 0; i < p->ncol; i++) {
+      const ResultCol *c = &p->cols[i];
+      ResultCol *d = &out->cols[i];
+      if ((c->name && !(d->name = out_strdup(out, c->name))) ||
+          (c->decltype && !(d->decltype = out_strdup(out, c->decltype))) ||
+          (c->table && !(d->table = out_strdup(out, c->table))) ||
+          (c->origin && !(d->origin = out_strdup(out, c->origin))) ||
+          (c->db && !(d->db = out_strdup(out, c->db))))
+        return SHALE_NOMEM;
+    }
+    out->ncol = p->ncol;
+  }
+  if (p->neqp > 0) {
+    out->eqp = util_arena_zalloc(&out->arena, sizeof(EqpRow) * (size_t)p->neqp);
+    if (!out->eqp) return SHALE_NOMEM;
+    for (int i = 0; i < p->neqp; i++) {
+      out->eqp[i].id = p->eqp[i].id;
+      out->eqp[i].parent = p->eqp[i].parent;
+      if (!(out->eqp[i].detail = out_strdup(out, p->eqp[i].detail))) return SHALE_NOMEM;
+    }
+    out->neqp = p->neqp;
+  }
+  return SHALE_OK;
+}
+
+/* Parameter limits below the parser's fixed maximum. */
+static int check_vars(Parse *p, const SqlStmt *s) {
+  int max = p->env->max_vars > 0 ? p->env->max_vars : 32766;
+  for (int i = 0; i < s->nvar_names; i++) {
+    const char *n = s->var_names[i].name;
+    if (n && n[0] == '?' && s->var_names[i].num > max) {
+      parse_error(p, "variable number must be between ?1 and ?%d", max);
+      return p->rc;
+    }
+  }
+  if (s->nvar > max) parse_error(p, "too many SQL variables");
+  return p->rc;
+}
+
+int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt *out,
+                const char **tail, char **errmsg) {
+  memset(out, 0, sizeof *out);
+  out->kind = -1;
+  util_arena_init(&out->arena, 0);
+  if (errmsg) *errmsg = NULL;
+  if (nbytes < 0) nbytes = (int)strlen(sql);
+  Parse p;
+  memset(&p, 0, sizeof p);
+  p.env = env;
+  p.schema = env->schema;
+  p.sql = sql;
+  util_arena_init(&p.arena, 0);
+  SqlStmt *s = NULL;
+  const char *end = NULL;
+  char *perr = NULL;
+  int rc = sql_parse(&p.arena, sql, nbytes, &s, &end, &perr);
+  if (tail) *tail = end ? end : sql + nbytes;
+  if (rc) {
+    if (errmsg)
+      *errmsg = perr;
+    else
+      shale_free(perr);
+    util_arena_free(&p.arena);
+    if (tail) *tail = sql + nbytes;
+    return rc;
+  }
+  if (!s) {
+    util_arena_free(&p.arena);
+    return SHALE_OK;
+  }
+  p.stmt = s;
+  p.is_explain = s->explain;
+  out->kind = s->kind;
+  out->explain = s->explain;
+  if (check_vars(&p, s)) goto fail;
+  if (s->kind == SQL_STMT_PRAGMA) {
+    rc = fill_pragma(out, s);
+    if (!rc) rc = fill_out(&p, out, s);
+    if (rc) {
+      parse_nomem(&p);
+      goto fail;
+    }
+    util_arena_free(&p.arena);
+    return SHALE_OK;
+  }
+  out->is_txn_ctl = s->kind == SQL_STMT_BEGIN || s->kind == SQL_STMT_COMMIT ||
+                    s->kind == SQL_STMT_ROLLBACK || s->kind == SQL_STMT_SAVEPOINT ||
+                    s->kind == SQL_STMT_RELEASE;
+  {
+    /* The program's SQL text: the statement as given, up to the tail. */
+    size_t n = (size_t)((end ? end : sql + nbytes) - sql);
+    char *text = util_arena_strndup(&p.arena, sql, n);
+    if (!text || vm_builder_init(&p.b, text)) {
+      parse_nomem(&p);
+      goto fail;
+    }
+  }
+  p.once_label = emit_label(&p);
+  p.init_addr = emit(&p, OP_Init, 0, p.once_label, 0);
+  int body_start = emit_addr(&p);
+  compile_stmt(&p, s);
+  if (parse_failed(&p)) goto fail;
+  if (p.b.rc) {
+    parse_nomem(&p);
+    goto fail;
+  }
+  rc = finish_program(&p, body_start, &out->prog);
+  if (rc) {
+    p.rc = rc;
+    if (rc != SHALE_NOMEM && !p.errmsg) p.errmsg = util_strdup("internal error");
+    goto fail_noabort;
+  }
+  if (out->prog->nvar < s->nvar) out->prog->nvar = s->nvar;
+  out->readonly = !p.need_write && !p.schema_changed;
+  if (fill_out(&p, out, s)) {
+    parse_nomem(&p);
+    goto fail_noabort;
+  }
+  util_arena_free(&p.arena);
+  return SHALE_OK;
+
+fail:
+  if (p.b.prog) vm_builder_abort(&p.b);
+fail_noabort:
+  rc = p.rc ? p.rc : SHALE_ERROR;
+  if (errmsg)
+    *errmsg = p.errmsg;
+  else
+    shale_free(p.errmsg);
+  util_arena_free(&p.arena);
+  compiled_stmt_free(out);
+  if (tail) *tail = sql + nbytes;
+  return rc;
+}
+
+void compiled_stmt_free(CompiledStmt *c) {
+  if (!c) return;
+  if (c->prog) vm_program_free(c->prog);
+  util_arena_free(&c->arena);
+  memset(c, 0, sizeof *c);
+  c->kind = -1;
+  util_arena_init(&c->arena, 0);
 }
