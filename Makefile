@@ -72,8 +72,16 @@ $(BUILD)/tests/$(basename $(notdir $(1))): $(BUILD)/obj/$(1:.c=.o) $(TEST_COMMON
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(LDFLAGS_ALL) -o $$@ $$^ -lsqlite3 $(LDLIBS_CORE)
 endef
-$(foreach s,$(TEST_SRC),$(eval $(call test_rule,$(s))))
-$(foreach s,$(wildcard tests/diff/test_*.c),$(eval $(BUILD)/tests/$(basename $(notdir $(s))): $(DIFF_OBJ)))
+$(foreach s,$(filter-out tests/diff/%,$(TEST_SRC)),$(eval $(call test_rule,$(s))))
+
+# The differential tester's binaries also link its library part (before
+# libshale.a, whose shale_* API its Shale backend calls).
+define diff_test_rule
+$(BUILD)/tests/$(basename $(notdir $(1))): $(BUILD)/obj/$(1:.c=.o) $(TEST_COMMON_OBJ) $(DIFF_OBJ) $(BUILD)/libshale.a
+	@mkdir -p $(BUILD)/tests
+	$(CC) $(LDFLAGS_ALL) -o $$@ $$^ -lsqlite3 $(LDLIBS_CORE)
+endef
+$(foreach s,$(filter tests/diff/%,$(TEST_SRC)),$(eval $(call diff_test_rule,$(s))))
 
 $(BUILD)/shale-diff: $(BUILD)/obj/tests/diff/shale_diff.o $(DIFF_OBJ) $(BUILD)/libshale.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lsqlite3 $(LDLIBS_CORE)
