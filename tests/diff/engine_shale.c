@@ -9,19 +9,11 @@
  *     exactly like the SQLite backend, so both sides are read alike.
  *  3. query prepares only the first statement of its text and always
  *     finalizes it; changes() is recorded only for a successful write.
- *  4. Built only when SHALE_DIFF_HAS_SHALE is 1 (the library links the code
- *     generator); otherwise diff_engine_shale is NULL and the tests compare
- *     SQLite with itself.
  */
 #include "shale.h"
 
 #include "diff.h"
 
-#ifndef SHALE_DIFF_HAS_SHALE
-#define SHALE_DIFF_HAS_SHALE 0
-#endif
-
-#if SHALE_DIFF_HAS_SHALE
 
 static void *sh_open(void) {
   shale *db = NULL;
@@ -94,6 +86,3 @@ static void sh_close(void *h) { shale_close(h); }
 
 static const DiffEngine engine = {"shale", sh_open, sh_exec, sh_query, sh_errmsg, sh_close};
 const DiffEngine *const diff_engine_shale = &engine;
-#else
-const DiffEngine *const diff_engine_shale = NULL;
-#endif
