@@ -273,6 +273,14 @@ int plan_index_col_ok(const PlanTerm *t, const Table *tab, const Index *idx, int
 
 /* ---- partial indexes ---- */
 
+/* Is a term from clause on_item acceptable under the mask ok_on (bit 0 =
+ * WHERE/inner ON, bit i+1 = ON of item i)? on_item -2 (WHERE after a
+ * RIGHT JOIN) never is. */
+static int on_ok(uint64_t ok_on, int on_item) {
+  if (on_item < -1) return 0;
+  return (int)((ok_on >> (on_item + 1 < 63 ? on_item + 1 : 63)) & 1);
+}
+
 static int lit_op(int op) {
   return op == SQL_E_INTEGER || op == SQL_E_FLOAT || op == SQL_E_STRING || op == SQL_E_BLOB ||
          op == SQL_E_NULL;
@@ -326,7 +334,7 @@ static int implies_notnull(const Planner *pl, int item, const SqlExpr *ie, uint6
   for (int i = 0; i < pl->nterm; i++) {
     const PlanTerm *t = &pl->terms[i];
     if (t->item != item || t->column != col) continue;
-    if (!((ok_on >> (t->on_item + 1)) & 1)) continue;
+    if (!on_ok(ok_on, t->on_item)) continue;
     if (t->op & (PLAN_OP_EQ | PLAN_OP_RANGE | PLAN_OP_IN)) return 1;
   }
   return 0;
@@ -339,7 +347,7 @@ static int partial_ok_expr(const Planner *pl, int item, SqlExpr *w, uint64_t ok_
   for (int i = 0; i < pl->nterm; i++) {
     const PlanTerm *t = &pl->terms[i];
     if (t->parent >= 0) continue;
-    if (!((ok_on >> (t->on_item + 1)) & 1)) continue;
+    if (!on_ok(ok_on, t->on_item)) continue;
     if (expr_same(pl->items[item].tab, pl->items[item].cursor, w, t->expr)) return 1;
   }
   return 0;
@@ -354,7 +362,7 @@ static int term_usable(const Planner *pl, const PlanTerm *t, int i, uint64_t ava
   if (!t->op || !t->usable || t->item != i) return 0;
   if (t->prereq & ~avail) return 0;
   if (is_left(&pl->items[i])) return t->on_item == i;
-  return t->on_item < 0;
+  return t->on_item == -1;
 }
 
 static int covers(const PlanItem *it, const Index *idx) {

@@ -42,7 +42,9 @@
 typedef struct PlanTerm {
   SqlExpr *expr;    /* the term as written (for a BETWEEN half: the BETWEEN) */
   uint64_t mask;    /* FROM items the whole term reads (bit i = item i) */
-  int on_item;      /* LEFT JOIN item whose ON clause holds the term, or -1 */
+  int on_item;      /* LEFT/RIGHT JOIN item whose ON clause holds the term; -1
+                       WHERE or an inner ON; -2 WHERE of a query with a RIGHT
+                       JOIN (restricts no loop) */
   int parent;       /* index of the term this one was derived from, or -1 */
   uint8_t varies;   /* reads no item yet is not constant (caller sets it) */
   /* column-op-value form (op == 0: none) */

@@ -73,6 +73,10 @@ typedef struct WLevel {
 
 struct WhereInfo {
   Parse *p;
+  int right;      /* index of the RIGHT/FULL JOIN item (last), or -1 */
+  int rj_mode;    /* register: 1 during the unmatched-rows pass */
+  int rj_set;     /* cursor: keys of the right item's rows that matched */
+  int rj_next;    /* label: next row of the unmatched-rows pass */
   SrcList *src;
   int nlevel;
   WLevel *lv;
@@ -189,6 +193,7 @@ static void code_ready_terms(WhereInfo *w, uint8_t *coded, uint64_t have, int la
   for (int i = 0; i < w->pl.nterm; i++) {
     PlanTerm *t = &w->pl.terms[i];
     if (coded[i] || t->parent >= 0 || t->on_item >= 0) continue;
+    if (t->on_item == -2 && !last) continue;
     if ((t->mask & ~have) != 0) continue;
     if (t->varies && !last) continue;
     coded[i] = 1;
@@ -514,6 +519,59 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
   L->adv_cur = cur;
 }
 
+/* ---- RIGHT JOIN: the key identifying a row of the right item ---- */
+
+static int rj_key_count(const SrcItem *it) {
+  if (it->kind == SRC_TABLE && it->tab->without_rowid) return it->tab->npk;
+  return 1;
+}
+
+/* The key of the right item's current row into r[k..]. */
+static void rj_key(Parse *p, const SrcItem *it, int k) {
+  if (it->kind == SRC_TABLE && it->tab->without_rowid) {
+    for (int j = 0; j < it->tab->npk; j++) emit(p, OP_Column, it->cursor, j, k + j);
+  } else {
+    emit(p, OP_Rowid, it->cursor, k, 0);
+  }
+}
+
+/* After the loops: every row of the right item that matched no row on its
+ * left runs the body once with the left items NULL. */
+static void rj_pass(WhereInfo *w) {
+  Parse *p = w->p;
+  SrcItem *r = &w->src->a[w->right];
+  WLevel *L = NULL;
+  for (int k = 0; k < w->nlevel; k++)
+    if (w->lv[k].item == w->right) L = &w->lv[k];
+  if (!L) return;
+  int done = emit_label(p), top = emit_label(p);
+  int nk = rj_key_count(r);
+  int kr = emit_regs(p, nk);
+  emit(p, OP_Integer, 1, w->rj_mode, 0);
+  if (L->null_reg) emit(p, OP_Integer, 0, L->null_reg, 0);
+  emit(p, OP_Rewind, r->cursor, done, 0);
+  emit_resolve(p, top);
+  rj_key(p, r, kr);
+  vm_builder_add_i4(&p->b, OP_Found, w->rj_set, w->rj_next, kr, nk);
+  for (int k = 0; k < w->nlevel; k++) {
+    WLevel *M = &w->lv[k];
+    if (M->item == w->right) continue;
+    SrcItem *it = &w->src->a[M->item];
+    if (it->kind == SRC_SUBQUERY && it->co_reg) {
+      if (it->tab && it->tab->ncol > 0)
+        emit(p, OP_Null, 0, it->co_out, it->co_out + it->tab->ncol - 1);
+    } else {
+      emit(p, OP_NullRow, it->cursor, 0, 0);
+    }
+    if (M->idx_cur >= 0) emit(p, OP_NullRow, M->idx_cur, 0, 0);
+    if (it->null_reg) emit(p, OP_Integer, 1, it->null_reg, 0);
+  }
+  emit(p, OP_Goto, 0, L->body, 0);
+  emit_resolve(p, w->rj_next);
+  emit(p, OP_Next, r->cursor, top, 0);
+  emit_resolve(p, done);
+}
+
 /* ---- where_begin / where_end ---- */
 
 WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order_by, int flags) {
@@ -536,11 +594,15 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
   hc->p = p;
   hc->src = src;
 
+  w->right = -1;
   for (int i = 0; i < n; i++) {
     SrcItem *it = &src->a[i];
     if (it->jointype & SQL_JOIN_RIGHT) {
-      parse_error(p, "RIGHT and FULL OUTER JOINs are not supported");
-      return NULL;
+      if (i != n - 1 || w->right >= 0 || (it->kind == SRC_SUBQUERY && it->co_reg)) {
+        parse_error(p, "RIGHT and FULL OUTER JOINs are only supported as the last join");
+        return NULL;
+      }
+      w->right = i;
     }
     PlanItem *pi = &w->items[i];
     pi->tab = it->kind == SRC_TABLE ? it->tab : NULL;
@@ -549,7 +611,10 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
     pi->not_indexed = it->not_indexed;
     pi->indexed_by = it->indexed_by;
     pi->colused = it->colused;
-    pi->no_cover = (flags & WHERE_ONEPASS) || !it->ast;
+    pi->no_cover = (flags & WHERE_ONEPASS) || !it->ast || (it->jointype & SQL_JOIN_RIGHT);
+    /* the planner treats a RIGHT JOIN item like a LEFT one: only its ON
+     * terms restrict it, and it stays after the items on its left */
+    if (it->jointype & SQL_JOIN_RIGHT) pi->jointype |= SQL_JOIN_LEFT;
     if (it->indexed_by && it->kind == SRC_TABLE) {
       const Index *x = it->tab->indexes;
       while (x && util_stricmp(x->name, it->indexed_by) != 0) x = x->next;
@@ -563,9 +628,11 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
   plan_init(&w->pl, &p->arena, &hooks, n, w->items);
   for (int i = 0; i < n; i++) {
     SrcItem *it = &src->a[i];
-    plan_add_clause(&w->pl, it->on, src_is_left(it) ? i : -1);
+    plan_add_clause(&w->pl, it->on, (it->jointype & (SQL_JOIN_LEFT | SQL_JOIN_RIGHT)) ? i : -1);
   }
-  plan_add_clause(&w->pl, where, -1);
+  /* With a RIGHT JOIN the WHERE applies after the unmatched rows are added:
+   * it filters nothing before the last loop */
+  plan_add_clause(&w->pl, where, w->right >= 0 ? -2 : -1);
   if (parse_failed(p)) return NULL;
   int pflags = 0;
   if (flags & WHERE_NO_REORDER) pflags |= PLAN_NO_REORDER;
@@ -594,6 +661,24 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
     }
   }
 
+  if (w->right >= 0) {
+    SrcItem *r = &src->a[w->right];
+    int nk = rj_key_count(r);
+    w->rj_mode = emit_regs(p, 1);
+    w->rj_set = emit_cursor(p);
+    w->rj_next = emit_label(p);
+    emit(p, OP_Integer, 0, w->rj_mode, 0);
+    KeyInfo *ki = parse_keyinfo(p, nk, NULL, NULL);
+    if (!ki) return NULL;
+    vm_builder_add_p4(&p->b, OP_OpenEphemeral, w->rj_set, nk, 0, P4_KEYINFO, ki);
+    /* every item left of it may be padded */
+    for (int i = 0; i < w->right; i++) {
+      SrcItem *it = &src->a[i];
+      if (!it->null_reg) it->null_reg = emit_regs(p, 1);
+      emit(p, OP_Integer, 0, it->null_reg, 0);
+    }
+  }
+
   /* Constant terms: before every loop. */
   code_ready_terms(w, coded, 0, w->brk, n == 0);
 
@@ -609,7 +694,7 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
     L->idx_cur = -1;
     if (src_is_left(it)) {
       L->match_reg = emit_regs(p, 1);
-      L->null_reg = emit_regs(p, 1);
+      L->null_reg = it->null_reg ? it->null_reg : emit_regs(p, 1);
       it->null_reg = L->null_reg;
       emit(p, OP_Integer, 0, L->match_reg, 0);
       emit(p, OP_Integer, 0, L->null_reg, 0);
@@ -641,9 +726,24 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
         code_term(w, t, L->cont);
       }
     }
+    if (L->item == w->right) {
+      /* remember the right item's row as matched */
+      int nk = rj_key_count(it);
+      int kr = emit_regs(p, nk + 1);
+      rj_key(p, it, kr);
+      emit(p, OP_MakeRecord, kr, nk, kr + nk);
+      emit(p, OP_IdxInsert, w->rj_set, kr + nk, 0);
+    }
     if (L->match_reg) emit(p, OP_Integer, 1, L->match_reg, 0);
     emit_resolve(p, L->body);
     code_ready_terms(w, coded, have, L->cont, k == n - 1);
+  }
+  if (w->right >= 0) {
+    SrcItem *r = &src->a[w->right];
+    int save = p->eqp_parent;
+    p->eqp_parent = parse_eqp(p, "RIGHT-JOIN %s", item_name(r));
+    parse_eqp(p, "SCAN %s", item_name(r));
+    p->eqp_parent = save;
   }
   if (parse_failed(p)) return NULL;
   return w;
@@ -665,6 +765,7 @@ void where_end(WhereInfo *w) {
     WLevel *L = &w->lv[k];
     SrcItem *it = &w->src->a[L->item];
     emit_resolve(p, L->cont);
+    if (L->item == w->right) emit(p, OP_If, w->rj_mode, w->rj_next, 0);
     if (L->null_reg) emit(p, OP_If, L->null_reg, L->done, 0);
     if (L->adv_op == OP_Goto) emit(p, OP_Goto, 0, L->top, 0);
     else if (L->adv_op) emit(p, L->adv_op, L->adv_cur, L->top, 0);
@@ -689,5 +790,6 @@ void where_end(WhereInfo *w) {
     emit_resolve(p, L->done);
     if (L->idx_cur >= 0 && L->pl && L->pl->covering) parse_set_cover(p, it->cursor, NULL, 0);
   }
+  if (w->right >= 0) rj_pass(w);
   emit_resolve(p, w->brk);
 }
