@@ -25,10 +25,13 @@
  *     statement of its round so far, in order, then the statement itself;
  *     minimization only ever removes statements and keeps a removal only if
  *     the difference still shows on fresh databases.
+ *  4. A crash (signal) inside an engine prints the statement, the engine and
+ *     its round's script before the process dies with that signal.
  */
 #include "diff.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -508,6 +511,29 @@ static void report(Run *run, long at, long round_at, const GenStmt *gs, const Di
   fflush(f);
 }
 
+/* What runs now, for the crash handler: a crash in an engine prints the
+ * statement and the script of its round before the process dies. */
+static struct {
+  const char *sql;
+  const Script *script;
+  uint64_t seed;
+  long at;
+  const char *engine;
+} crash;
+
+static void on_crash(int sig) {
+  signal(sig, SIG_DFL);
+  fprintf(stderr, "\n*** signal %d while %s ran seed %llu statement %ld:\n%s;\n", sig,
+          crash.engine ? crash.engine : "?", (unsigned long long)crash.seed, crash.at,
+          crash.sql ? crash.sql : "(none)");
+  if (crash.script) {
+    fprintf(stderr, "*** script of its round (%zu statements) to reproduce:\n", crash.script->n);
+    print_script(stderr, crash.script->s, NULL, crash.script->n, crash.sql ? crash.sql : "");
+  }
+  fflush(stderr);
+  raise(sig);
+}
+
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -547,6 +573,11 @@ int diff_run(const DiffOptions *o, DiffStats *st) {
   long round_at = 0;
   long msg_printed = 0;
   double t0 = now_s();
+  static const int sigs[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL};
+  void (*old_handler[5])(int);
+  crash.script = &script;
+  crash.seed = o->seed;
+  for (int k = 0; k < 5; k++) old_handler[k] = signal(sigs[k], on_crash);
   for (long i = 0; i < o->n; i++) {
     GenStmt gs;
     gen_next(g, &gs);
@@ -577,8 +608,13 @@ int diff_run(const DiffOptions *o, DiffStats *st) {
     if (o->verbose) fprintf(run.out, "[%ld] %s\n", i, gs.sql);
     diff_result_reset(&rr);
     diff_result_reset(&rt);
+    crash.sql = gs.sql;
+    crash.at = i;
+    crash.engine = o->ref->name;
     o->ref->query(hr, gs.sql, &rr);
+    crash.engine = o->test->name;
     o->test->query(ht, gs.sql, &rt);
+    crash.engine = NULL;
     if (gs.kind != GEN_WRITE) rr.changes = rt.changes = 0; /* stale for non-DML */
     st->rows_total += (long)rr.nrow;
     if (gs.kind == GEN_QUERY && !rr.rc && !rr.nrow) st->empty++;
@@ -614,6 +650,9 @@ int diff_run(const DiffOptions *o, DiffStats *st) {
     if (gs.kind != GEN_QUERY) script_add(&script, gs.sql);
   }
   st->seconds = now_s() - t0;
+  for (int k = 0; k < 5; k++) signal(sigs[k], old_handler[k]);
+  crash.script = NULL;
+  crash.sql = NULL;
   if (hr) o->ref->close(hr);
   if (ht) o->test->close(ht);
   diff_result_free(&rr);
