@@ -45,34 +45,40 @@ static int replay(const DiffOptions *o, const char *path) {
   diff_result_init(&a);
   diff_result_init(&b);
   int differ = 0;
-  /* A statement ends at ";" followed by a newline (generated SQL never has
-   * one inside a literal). */
-  for (char *p = text; *p;) {
-    char *end = strstr(p, ";\n");
-    if (!end) end = p + strlen(p);
+  /* Statements end at a ';' outside quotes; "--" comments run to the end
+   * of their line. */
+  char *p = text;
+  while (*p) {
+    while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r') p++;
+    if (p[0] == '-' && p[1] == '-') {
+      while (*p && *p != '\n') p++;
+      continue;
+    }
+    if (!*p) break;
+    char *end = p, q = 0;
+    for (; *end && (q || *end != ';'); end++)
+      if (*end == '\'' || *end == '"') q = q == *end ? 0 : q ? q : *end;
     char save = *end;
     *end = 0;
-    while (*p == '\n' || *p == ' ') p++;
-    if (*p && strncmp(p, "--", 2)) {
-      diff_result_reset(&a);
-      diff_result_reset(&b);
-      o->ref->query(hr, p, &a);
-      o->test->query(ht, p, &b);
-      if (strncmp(p, "INSERT", 6) && strncmp(p, "UPDATE", 6) && strncmp(p, "DELETE", 6))
-        a.changes = b.changes = 0; /* stale after anything but a write */
-      char why[160];
-      int d = diff_compare(&a, &b, DIFF_CMP_BAG, 0, why, sizeof why);
-      differ |= d;
-      printf("%s %s\n", d ? "DIFFERS:" : "same:", p);
-      if (d || o->verbose) {
-        printf("  %s:\n", o->ref->name);
-        diff_result_print(stdout, &a, 50);
-        printf("  %s:\n", o->test->name);
-        diff_result_print(stdout, &b, 50);
-      }
+    for (char *t = end; t > p && (t[-1] == ' ' || t[-1] == '\n' || t[-1] == '\r');) *--t = 0;
+    diff_result_reset(&a);
+    diff_result_reset(&b);
+    o->ref->query(hr, p, &a);
+    o->test->query(ht, p, &b);
+    if (strncmp(p, "INSERT", 6) && strncmp(p, "UPDATE", 6) && strncmp(p, "DELETE", 6))
+      a.changes = b.changes = 0; /* stale after anything but a write */
+    char why[160];
+    int d = diff_compare(&a, &b, DIFF_CMP_BAG, 0, why, sizeof why);
+    differ |= d;
+    printf("%s %s\n", d ? "DIFFERS:" : "same:", p);
+    if (d || o->verbose) {
+      printf("  %s:\n", o->ref->name);
+      diff_result_print(stdout, &a, 50);
+      printf("  %s:\n", o->test->name);
+      diff_result_print(stdout, &b, 50);
     }
     if (!save) break;
-    p = end + 2;
+    p = end + 1;
   }
   diff_result_free(&a);
   diff_result_free(&b);
