@@ -335,7 +335,13 @@ static int journal_mode(shale *db, const PragmaReq *req, ApiRows *out) {
         /* the switch needs the file's header: read it first */
         int began, rc = api_txn_begin(db, BTREE_TXN_READ, &began);
         if (rc) return rc;
-        rc = api_txn_end(db, began, SHALE_OK);
+        if (want == PAGER_JOURNAL_WAL && pager_db_size(pg) == 0 && began) {
+          /* An empty file has no header to mark: as SQLite, write page 1
+           * first (a write transaction on an empty file creates it). */
+          rc = btree_begin(db->bt, BTREE_TXN_WRITE);
+          if (rc == SHALE_OK) rc = btree_commit(db->bt);
+        }
+        rc = api_txn_end(db, began, rc);
         if (rc) return rc;
       }
       mode = pager_set_journal_mode(pg, want);
