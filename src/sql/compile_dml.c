@@ -839,62 +839,92 @@ int dml_insert(Parse *p, const SqlStmt *s) {
 
 /* ------------------------------------------------------- UPDATE / DELETE */
 
-/* Collect the rows of src item 0 matching where: rowids into a RowSet
- * (returns its register) or PRIMARY KEYs into ephemeral table *eph. */
-static int collect_rows(Parse *p, SrcList *src, SqlExpr *where, Table *tab, int *eph) {
+/* The rows to change, collected before any change (invariant 5). */
+typedef struct RowList {
+  int set;  /* RowSet register (rowid tables in rowid order), or 0 */
+  int eph;  /* ephemeral table (scan order) / index (PK order), or -1 */
+  int nkey; /* values per entry in eph: 1 (rowid) or npk */
+} RowList;
+
+/* Collect the rows of src item 0 matching where. scan_order: keep the
+ * order the loop visits them (SQLite's one-pass UPDATE/DELETE); else rowid
+ * order (RowSet) or PRIMARY KEY order (ephemeral index). */
+static void collect_rows(Parse *p, SrcList *src, SqlExpr *where, Table *tab, int scan_order,
+                         RowList *rl) {
   int scur = src->a[0].cursor;
-  int set = 0;
-  if (tab->without_rowid) {
-    *eph = emit_cursor(p);
-    emit(p, OP_OpenEphemeral, *eph, tab->npk, 0);
+  memset(rl, 0, sizeof *rl);
+  rl->eph = -1;
+  rl->nkey = tab->without_rowid ? tab->npk : 1;
+  if (!tab->without_rowid && !scan_order) {
+    rl->set = emit_regs(p, 1);
+    emit(p, OP_Null, 0, rl->set, 0);
   } else {
-    set = emit_regs(p, 1);
-    emit(p, OP_Null, 0, set, 0);
+    rl->eph = emit_cursor(p);
+    if (scan_order) {
+      emit(p, OP_OpenEphemeral, rl->eph, rl->nkey, 0);
+    } else {
+      KeyInfo *ki = parse_keyinfo(p, rl->nkey, NULL, NULL);
+      if (!ki) return;
+      vm_builder_add_p4(&p->b, OP_OpenEphemeral, rl->eph, rl->nkey, 0, P4_KEYINFO, ki);
+    }
   }
   WhereInfo *wi = where_begin(p, src, where, NULL, 0);
-  if (!wi) return 0;
+  if (!wi) return;
+  int k = emit_regs(p, rl->nkey);
   if (tab->without_rowid) {
-    int k = emit_regs(p, tab->npk), rec = emit_regs(p, 1), rid = emit_regs(p, 1);
     for (int j = 0; j < tab->npk; j++) code_column(p, tab, scur, tab->pk_cols[j], k + j);
-    emit(p, OP_MakeRecord, k, tab->npk, rec);
-    emit(p, OP_NewRowid, *eph, rid, 0);
-    emit(p, OP_Insert, *eph, rec, rid);
   } else {
-    int r = emit_regs(p, 1);
-    emit(p, OP_Rowid, scur, r, 0);
-    emit(p, OP_RowSetAdd, set, r, 0);
+    emit(p, OP_Rowid, scur, k, 0);
+  }
+  if (rl->set) {
+    emit(p, OP_RowSetAdd, rl->set, k, 0);
+  } else {
+    int rec = emit_regs(p, 1);
+    emit(p, OP_MakeRecord, k, rl->nkey, rec);
+    if (scan_order) {
+      int rid = emit_regs(p, 1);
+      emit(p, OP_NewRowid, rl->eph, rid, 0);
+      emit(p, OP_Insert, rl->eph, rec, rid);
+    } else {
+      emit(p, OP_IdxInsert, rl->eph, rec, 0);
+    }
   }
   where_end(wi);
-  return set;
 }
 
 /* Loop head over collected rows: positions the writer's table cursor on
  * each one; jumps to done when there are no more. Returns the label that
  * goes to the next row. */
-static int rows_loop_begin(Parse *p, Writer *w, int set, int eph, int done, int *top_out) {
+static int rows_loop_begin(Parse *p, Writer *w, RowList *rl, int done, int *top_out) {
   Table *tab = w->tab;
   int top = emit_label(p), next = emit_label(p);
-  if (tab->without_rowid) {
-    emit(p, OP_Rewind, eph, done, 0);
-    emit_resolve(p, top);
-    for (int j = 0; j < tab->npk; j++) emit(p, OP_Column, eph, j, w->pkreg + j);
-    vm_builder_add_i4(&p->b, OP_NotFound, w->tabcur, next, w->pkreg, tab->npk);
-  } else {
+  if (rl->set) {
     int r = emit_regs(p, 1);
     emit_resolve(p, top);
-    emit(p, OP_RowSetRead, set, done, r);
+    emit(p, OP_RowSetRead, rl->set, done, r);
     emit(p, OP_NotExists, w->tabcur, next, r);
+  } else {
+    emit(p, OP_Rewind, rl->eph, done, 0);
+    emit_resolve(p, top);
+    if (tab->without_rowid) {
+      for (int j = 0; j < tab->npk; j++) emit(p, OP_Column, rl->eph, j, w->pkreg + j);
+      vm_builder_add_i4(&p->b, OP_NotFound, w->tabcur, next, w->pkreg, tab->npk);
+    } else {
+      int r = emit_regs(p, 1);
+      emit(p, OP_Column, rl->eph, 0, r);
+      emit(p, OP_NotExists, w->tabcur, next, r);
+    }
   }
   *top_out = top;
   return next;
 }
 
-static void rows_loop_end(Parse *p, Writer *w, int eph, int top, int next) {
+static void rows_loop_end(Parse *p, RowList *rl, int top, int next) {
   emit_resolve(p, next);
-  if (w->tab->without_rowid)
-    emit(p, OP_Next, eph, top, 0);
-  else
+  if (rl->set)
     emit(p, OP_Goto, 0, top, 0);
+  else
+    emit(p, OP_Next, rl->eph, top, 0);
 }
 
 /* Reposition the table cursor on the old row after triggers ran; -> next
@@ -982,14 +1012,29 @@ int dml_update(Parse *p, const SqlStmt *s) {
   if (where && (resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
 
   parse_need_write(p);
-  int eph = -1;
-  int rset = collect_rows(p, src, where, tab, &eph);
+  /* SQLite changes rows in scan order (one pass) unless the key changes, a
+   * REPLACE may delete rows, or triggers run; then in key order */
+  int replace = stmt_oe == SQL_OE_REPLACE;
+  if (!stmt_oe) {
+    replace = tab->pk_conflict == SQL_OE_REPLACE;
+    for (Index *x = tab->indexes; x; x = x->next)
+      if (x->on_conflict == SQL_OE_REPLACE) replace = 1;
+    for (int j = 0; j < ncol; j++)
+      if (tab->cols[j].notnull_conflict == SQL_OE_REPLACE) replace = 1;
+  }
+  int key_change = rowid_expr != NULL;
+  for (int j = 0; j < ncol; j++)
+    if (set[j] && tab->cols[j].pk) key_change = 1;
+  int trig = trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE) ||
+             trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER);
+  RowList rl;
+  collect_rows(p, src, where, tab, !replace && !key_change && !trig && !p->nested, &rl);
   if (parse_failed(p)) return 1;
   Writer w;
   if (writer_open(p, &w, tab, stmt_oe)) return 1;
   int old = emit_regs(p, ncol + 1), newrow = emit_regs(p, ncol + 1), cols = newrow + 1;
   int done = emit_label(p), top;
-  int next = rows_loop_begin(p, &w, rset, eph, done, &top);
+  int next = rows_loop_begin(p, &w, &rl, done, &top);
   read_row(&w, old);
   int scur = src->a[0].cursor;
   for (int j = 0; j < ncol; j++) {
@@ -1032,7 +1077,7 @@ int dml_update(Parse *p, const SqlStmt *s) {
   write_row(&w, newrow, cols, 0);
   if (trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER))
     trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER, changed, old, newrow, stmt_oe, next);
-  rows_loop_end(p, &w, eph, top, next);
+  rows_loop_end(p, &rl, top, next);
   emit_resolve(p, done);
   return parse_failed(p);
 }
@@ -1067,14 +1112,14 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   trig_nc(p, &nc);
   SqlExpr *where = dml_expr_dup(p, d->where);
   if (where && (resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
-  int eph = -1;
-  int rset = collect_rows(p, src, where, tab, &eph);
+  RowList rl;
+  collect_rows(p, src, where, tab, !before && !after && !p->nested, &rl);
   if (parse_failed(p)) return 1;
   Writer w;
   if (writer_open(p, &w, tab, 0)) return 1;
   int old = emit_regs(p, tab->ncol + 1);
   int done = emit_label(p), top;
-  int next = rows_loop_begin(p, &w, rset, eph, done, &top);
+  int next = rows_loop_begin(p, &w, &rl, done, &top);
   read_row(&w, old);
   if (before) {
     trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE, NULL, old, 0, 0, next);
@@ -1089,7 +1134,7 @@ int dml_delete(Parse *p, const SqlStmt *s) {
     vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
   }
   if (after) trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_AFTER, NULL, old, 0, 0, next);
-  rows_loop_end(p, &w, eph, top, next);
+  rows_loop_end(p, &rl, top, next);
   emit_resolve(p, done);
   return parse_failed(p);
 }
