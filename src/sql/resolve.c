@@ -409,6 +409,31 @@ int resolve_expr(Parse *p, NameCtx *nc, SqlExpr *e) {
     return select_resolve(p, e->select, nc);
   case SQL_E_IN:
     if (resolve_expr(p, nc, e->a)) return 1;
+    if (!e->select && e->table && !(e->flags & SQL_EF_TVF)) {
+      /* x IN t  ==  x IN (SELECT * FROM t) */
+      SqlSelect *s = parse_alloc(p, sizeof *s);
+      SqlSrcList *from = parse_alloc(p, sizeof *from);
+      SqlExprList *cols = parse_alloc(p, sizeof *cols);
+      SqlExpr *star = parse_alloc(p, sizeof *star);
+      if (!s || !from || !cols || !star) return 1;
+      from->a = parse_alloc(p, sizeof(SqlSrcItem));
+      cols->a = parse_alloc(p, sizeof(SqlExprItem));
+      if (!from->a || !cols->a) return 1;
+      from->n = from->cap = 1;
+      from->a[0].name = e->table;
+      from->a[0].schema = e->schema;
+      from->a[0].span = e->span;
+      star->op = SQL_E_STAR;
+      star->height = 1;
+      cols->n = cols->cap = 1;
+      cols->a[0].expr = star;
+      s->cols = cols;
+      s->from = from;
+      s->span = e->span;
+      e->select = s;
+      e->table = NULL;
+      e->schema = NULL;
+    }
     if (e->select) {
       if (check_subquery_allowed(p, nc)) return 1;
       if (select_resolve(p, e->select, nc)) return 1;
