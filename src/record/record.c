@@ -340,6 +340,25 @@ corrupt:
   return raw_compare(a, na, b, nb);
 }
 
+int record_compare_prefix(void *keyinfo, const void *a, uint32_t na, const void *b, uint32_t nb) {
+  KeyInfo *ki = keyinfo;
+  if (!ki) return record_compare(keyinfo, a, na, b, nb);
+  Reader ra, rb;
+  if (!reader_init(&ra, a, na) || !reader_init(&rb, b, nb)) goto corrupt;
+  for (int i = 0; i < ki->ncol; i++) {
+    ShValue va, vb;
+    int ea = reader_next(&ra, &va), eb = reader_next(&rb, &vb);
+    if (ea < 0 || eb < 0) goto corrupt;
+    if (!ea || !eb) return ea - eb;
+    int c = column_cmp(ki, i, &va, &vb);
+    if (c) return c;
+  }
+  return 0;
+corrupt:
+  ki->corrupt = 1;
+  return raw_compare(a, na, b, nb);
+}
+
 int record_compare_unpacked(KeyInfo *ki, const void *rec, uint32_t n, const ShValue *key,
                             int nkey) {
   Reader r;

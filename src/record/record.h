@@ -126,6 +126,12 @@ typedef struct KeyInfo {
  * of the raw bytes (deterministic and antisymmetric). */
 int record_compare(void *keyinfo, const void *a, uint32_t na, const void *b, uint32_t nb);
 
+/* As record_compare over the first ki->ncol columns only (all columns when
+ * keyinfo is NULL): records equal there compare 0 whatever follows. The
+ * sorter's order, as SQLite's: rows with equal sort keys stay in the order
+ * they were inserted. */
+int record_compare_prefix(void *keyinfo, const void *a, uint32_t na, const void *b, uint32_t nb);
+
 /* Compare a record with an unpacked key of nkey values: the sign of
  * (record - key) over the first nkey columns. 0 if those are equal (the rest
  * of the record is ignored); a record with fewer than nkey columns, all

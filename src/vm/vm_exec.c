@@ -115,7 +115,7 @@ static int sorter_add(VmCursor *c, const void *rec, uint32_t n) {
 }
 
 static int sort_cmp(VmCursor *c, const VmSortEnt *a, const VmSortEnt *b) {
-  return record_compare(c->ki, c->sbuf + a->off, a->n, c->sbuf + b->off, b->n);
+  return record_compare_prefix(c->ki, c->sbuf + a->off, a->n, c->sbuf + b->off, b->n);
 }
 
 /* Bottom-up stable merge sort of c->sent using c->stmp. */
@@ -234,8 +234,8 @@ static void run_pick(VmCursor *c) {
   sp->cur = -1;
   for (int i = 0; i < sp->nrun; i++) {
     if (!sp->runs[i].live) continue;
-    if (sp->cur < 0 || record_compare(c->ki, sp->runs[i].rec, sp->runs[i].n,
-                                      sp->runs[sp->cur].rec, sp->runs[sp->cur].n) < 0)
+    if (sp->cur < 0 || record_compare_prefix(c->ki, sp->runs[i].rec, sp->runs[i].n,
+                                             sp->runs[sp->cur].rec, sp->runs[sp->cur].n) < 0)
       sp->cur = i;
   }
 }
