@@ -1073,6 +1073,12 @@ static void run_shale(shale *db, long idx, const char *z, int n, Stats *st) {
   }
   if (rc != SHALE_OK) {
     st->shale_err++;
+    int prim = rc & 0xff;
+    if (prim == SHALE_INTERNAL || prim == SHALE_MISUSE || prim == SHALE_CORRUPT) {
+      show("Shale: internal/misuse/corrupt result code", idx, z, (size_t)n, shale_errmsg(db), NULL);
+      printf("    rc = %d\n", rc);
+      CHECK(prim != SHALE_INTERNAL && prim != SHALE_MISUSE && prim != SHALE_CORRUPT);
+    }
     const char *m = shale_errmsg(db);
     if (!m || !m[0]) {
       show("Shale: empty error message", idx, z, (size_t)n, m ? "\"\"" : "NULL", NULL);
@@ -1138,6 +1144,75 @@ TEST(sql_fuzz_parser) {
       st.cmp, st.sq_ok_we_fail, st.we_ok_sq_syntax, st.msg_differs, st.semantic_first);
   CHECK(st.inputs == total);
 }
+
+#if SHALE_HAS_SQL_API
+/* First statement of z on SQLite: prepare and step (at most 200 rows); 0 = no error. */
+static int run_sqlite_stmt(sqlite3 *db, const char *z, int n, char *msg, size_t cap) {
+  sqlite3_stmt *stmt = NULL;
+  int rc = sqlite3_prepare_v2(db, z, n, &stmt, NULL);
+  if (rc == SQLITE_OK && stmt) {
+    int rows = 0;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW && rows++ < 200) {
+    }
+    if (rc == SQLITE_ROW || rc == SQLITE_DONE) rc = SQLITE_OK;
+  }
+  snprintf(msg, cap, "%s", rc ? sqlite3_errmsg(db) : "");
+  sqlite3_finalize(stmt);
+  return rc;
+}
+
+/* Grammar output only (no hostile literals) on Shale and SQLite side by side, each on
+ * its own copy of the schema (renewed every 500 statements). Crashes, leaks and bad
+ * result codes fail (run_shale); disagreements on success/failure are only reported. */
+TEST(sql_fuzz_shale_grammar) {
+  long total = fuzz_count() / 20;
+  Stats st = {0};
+  Buf b = {0};
+  shale *sdb = NULL;
+  sqlite3 *ref = NULL;
+  long both_ok = 0, only_sqlite = 0, only_shale = 0, both_err = 0, same_msg = 0;
+  char msg[4096];
+  for (long i = 0; i < total; i++) {
+    if (i % 500 == 0) {
+      shale_close(sdb);
+      sqlite3_close(ref);
+      sdb = shale_db_fresh();
+      CHECK(sdb != NULL);
+      CHECK_OK(sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL));
+      CHECK_OK(sqlite3_exec(ref, schema_sql, NULL, NULL, NULL));
+      if (!sdb) break;
+    }
+    rs = test_seed() ^ (0xD1B54A32D192ED03ULL * (uint64_t)(i + 1));
+    hostile = 0;
+    b_clear(&b);
+    gen_stmt(&b, 1 + (int)rnd(4));
+    int n = (int)b.n;
+    long before = st.shale_err;
+    run_shale(sdb, i, b.z, n, &st);
+    int shale_failed = st.shale_err > before;
+    int sq = run_sqlite_stmt(ref, b.z, n, msg, sizeof msg);
+    if (!sq && !shale_failed)
+      both_ok++;
+    else if (sq && shale_failed) {
+      both_err++;
+      same_msg += !strcmp(msg, shale_errmsg(sdb));
+    } else if (!sq) {
+      if (only_sqlite++ < 6)
+        show("SQLite runs it, Shale fails", i, b.z, b.n, shale_errmsg(sdb), "ok");
+    } else if (only_shale++ < 6) {
+      show("Shale runs it, SQLite fails", i, b.z, b.n, "ok", msg);
+    }
+  }
+  shale_close(sdb);
+  sqlite3_close(ref);
+  free(b.z);
+  printf(
+      "grammar statements on Shale and SQLite: %ld both run, %ld both fail (%ld with the same "
+      "message), %ld only SQLite runs, %ld only Shale runs (report only)\n",
+      both_ok, both_err, same_msg, only_sqlite, only_shale);
+  CHECK(both_ok + both_err + only_sqlite + only_shale == total);
+}
+#endif
 
 /* Every keyword in a few fixed places: alone, as a name, in expressions. */
 TEST(sql_fuzz_every_keyword) {
