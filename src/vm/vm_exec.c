@@ -1231,6 +1231,7 @@ dispatch:
   CASE(NotExists) {
     VmCursor *c = &v->cur[op->p1];
     ShValue x = reg[op->p3];
+    x.flags &= (uint8_t)~VAL_OWNED; /* a view: the register keeps its text */
     int res;
     c->cache_ok = 0;
     c->nullrow = 0;

@@ -91,3 +91,27 @@ TEST(sorter_ties_keep_insertion_order) {
   shale_close(sh);
   sqlite3_close(sq);
 }
+
+/* A rowid lookup with a text key that is not a number: the register keeps
+ * its (owned) text; the seek must not free it (it was freed twice). */
+TEST(seek_rowid_text_key_keeps_register) {
+  shale *sh = NULL;
+  CHECK_OK(shale_open_v2(":memory:", &sh, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, NULL));
+  CHECK_OK(shale_exec(sh, "CREATE TABLE t1(a INTEGER PRIMARY KEY, b INT);"
+                          "INSERT INTO t1 VALUES(1, 2);", NULL, NULL, NULL));
+  static const char *qs[] = {"SELECT 1 FROM t1 WHERE a = lower('X')",
+                             "SELECT b FROM t1 WHERE a = lower(' 1')",
+                             "SELECT b FROM t1 WHERE a = upper('1.0')"};
+  for (int i = 0; i < 3; i++) {
+    shale_stmt *st = NULL;
+    CHECK_OK(shale_prepare_v2(sh, qs[i], -1, &st, NULL));
+    for (int rep = 0; rep < 2; rep++) {
+      int rc;
+      while ((rc = shale_step(st)) == SHALE_ROW) {}
+      CHECK_EQ(rc, SHALE_DONE);
+      shale_reset(st);
+    }
+    shale_finalize(st);
+  }
+  shale_close(sh);
+}
