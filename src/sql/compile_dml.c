@@ -640,7 +640,68 @@ typedef struct InsertCtx {
   int ipk;     /* value index of the rowid, or -1 */
   int vals;
   Writer w;
+  /* AUTOINCREMENT: the table's sqlite_sequence value and row */
+  Table *seqtab;
+  int seqcur, seqval, seqrow;
 } InsertCtx;
+
+/* AUTOINCREMENT: load the table's largest rowid ever from sqlite_sequence
+ * into ic->seqval (NULL when it has no row yet; its rowid in ic->seqrow). */
+static void autoinc_begin(Parse *p, InsertCtx *ic) {
+  Table *tab = ic->tab;
+  if (!tab->autoincrement || tab->without_rowid) return;
+  ic->seqtab = schema_find_table(p->schema, "sqlite_sequence");
+  if (!ic->seqtab) return;
+  ic->seqcur = emit_cursor(p);
+  ic->seqval = emit_regs(p, 1);
+  ic->seqrow = emit_regs(p, 1);
+  int name = emit_regs(p, 1), t = emit_regs(p, 1);
+  int done = emit_label(p), top = emit_label(p), next = emit_label(p);
+  parse_open_table(p, ic->seqcur, ic->seqtab, 1);
+  emit(p, OP_Null, 0, ic->seqval, 0);
+  emit(p, OP_Null, 0, ic->seqrow, 0);
+  vm_builder_add_text(&p->b, OP_String, 0, name, 0, tab->name, -1);
+  emit(p, OP_Rewind, ic->seqcur, done, 0);
+  emit_resolve(p, top);
+  emit(p, OP_Column, ic->seqcur, 0, t);
+  emit(p, OP_Ne, name, next, t);
+  emit(p, OP_Rowid, ic->seqcur, ic->seqrow, 0);
+  emit(p, OP_Column, ic->seqcur, 1, t);
+  emit(p, OP_Copy, t, ic->seqval, 0);
+  emit(p, OP_Goto, 0, done, 0);
+  emit_resolve(p, next);
+  emit(p, OP_Next, ic->seqcur, top, 0);
+  emit_resolve(p, done);
+}
+
+/* After a row: keep the largest rowid in ic->seqval. */
+static void autoinc_note(Parse *p, InsertCtx *ic, int rowid) {
+  if (!ic->seqtab) return;
+  int skip = emit_label(p), set = emit_label(p);
+  emit(p, OP_IsNull, ic->seqval, set, 0);
+  emit(p, OP_Ge, rowid, skip, ic->seqval);
+  emit_resolve(p, set);
+  emit(p, OP_Copy, rowid, ic->seqval, 0);
+  emit_resolve(p, skip);
+}
+
+/* End of the statement: write ic->seqval back to sqlite_sequence. */
+static void autoinc_end(Parse *p, InsertCtx *ic) {
+  if (!ic->seqtab) return;
+  int skip = emit_label(p), have = emit_label(p), write = emit_label(p);
+  int r = emit_regs(p, 2), rec = emit_regs(p, 1);
+  emit(p, OP_IsNull, ic->seqval, skip, 0);
+  emit(p, OP_NotNull, ic->seqrow, have, 0);
+  emit(p, OP_NewRowid, ic->seqcur, ic->seqrow, 0);
+  emit(p, OP_Goto, 0, write, 0);
+  emit_resolve(p, have);
+  emit_resolve(p, write);
+  vm_builder_add_text(&p->b, OP_String, 0, r, 0, ic->tab->name, -1);
+  emit(p, OP_SCopy, ic->seqval, r + 1, 0);
+  emit(p, OP_MakeRecord, r, 2, rec);
+  emit(p, OP_Insert, ic->seqcur, rec, ic->seqrow);
+  emit_resolve(p, skip);
+}
 
 static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
   Table *tab = ic->tab;
@@ -684,19 +745,20 @@ static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
     int have = emit_label(p), got = emit_label(p);
     emit(p, OP_SCopy, ic->vals + ic->ipk, newrow, 0);
     emit(p, OP_NotNull, newrow, have, 0);
-    emit(p, OP_NewRowid, ic->w.tabcur, newrow, 0);
+    emit(p, OP_NewRowid, ic->w.tabcur, newrow, ic->seqtab ? ic->seqval : 0);
     emit(p, OP_Goto, 0, got, 0);
     emit_resolve(p, have);
     emit(p, OP_MustBeInt, newrow, 0, 0);
     emit_resolve(p, got);
   } else {
-    emit(p, OP_NewRowid, ic->w.tabcur, newrow, 0);
+    emit(p, OP_NewRowid, ic->w.tabcur, newrow, ic->seqtab ? ic->seqval : 0);
   }
   if (tab->rowid_alias >= 0) emit(p, OP_SCopy, newrow, cols + tab->rowid_alias, 0);
   code_generated(p, tab, newrow, cols);
   build_new_keys(&ic->w, newrow, cols);
   check_constraints(&ic->w, newrow, cols, 0, ic->ipk >= 0, ignore);
   write_row(&ic->w, newrow, cols, 1);
+  autoinc_note(p, ic, newrow);
   if (after)
     trigger_code(p, tab, TRIGGER_INSERT, TRIGGER_AFTER, NULL, 0, newrow, ic->w.stmt_oe, ignore);
 }
@@ -788,6 +850,8 @@ int dml_insert(Parse *p, const SqlStmt *s) {
     ic.w.stmt_oe = stmt_oe;
   } else if (writer_open(p, &ic.w, tab, stmt_oe)) {
     return 1;
+  } else {
+    autoinc_begin(p, &ic);
   }
   ic.vals = emit_regs(p, nvals > 0 ? nvals : 1);
   int ret = emit_regs(p, 1), lrow = emit_label(p), ldone = emit_label(p);
@@ -834,6 +898,7 @@ int dml_insert(Parse *p, const SqlStmt *s) {
   emit_resolve(p, lnext);
   emit(p, OP_Return, ret, 0, 0);
   emit_resolve(p, ldone);
+  autoinc_end(p, &ic);
   return parse_failed(p);
 }
 

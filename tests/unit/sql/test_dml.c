@@ -277,3 +277,18 @@ TEST(dml_random) {
   dh_same_files(&p);
   dh_close(&p);
 }
+
+TEST(dml_autoincrement) {
+  DhPair p;
+  if (!dh_open(&p, "dml13.db")) return;
+  SCRIPT(&p, "CREATE TABLE t(id INTEGER PRIMARY KEY AUTOINCREMENT, b)",
+         "CREATE TABLE u(id INTEGER PRIMARY KEY AUTOINCREMENT, b UNIQUE)",
+         "INSERT INTO t(b) VALUES(1), (2)", "INSERT INTO t VALUES(10, 3)", "DELETE FROM t",
+         "INSERT INTO t(b) VALUES(4)", "INSERT INTO t VALUES(5, 5)", "INSERT INTO t(b) VALUES(6)",
+         "INSERT INTO u(b) VALUES(1)", "INSERT OR IGNORE INTO u(b) VALUES(1)",
+         "INSERT INTO u(b) VALUES(2)", "INSERT INTO u(b) VALUES(1)", "INSERT INTO u(b) VALUES(3)",
+         "UPDATE t SET id = 100 WHERE b = 6", "INSERT INTO t(b) VALUES(7)",
+         "INSERT INTO t(b) SELECT b + 10 FROM t", "SELECT * FROM sqlite_sequence ORDER BY name");
+  dh_same_files(&p);
+  dh_close(&p);
+}
