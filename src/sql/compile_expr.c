@@ -152,14 +152,16 @@ char expr_affinity(const SqlExpr *e) {
 }
 
 char expr_cmp_affinity(const SqlExpr *l, const SqlExpr *r) {
+  /* A BLOB-affinity column counts as having an affinity (SQLite's
+   * SQLITE_AFF_BLOB > SQLITE_AFF_NONE): BLOB against TEXT converts nothing,
+   * while no affinity against TEXT converts to text. */
   char a1 = expr_affinity(l), a2 = r ? expr_affinity(r) : 0;
-  int has1 = a1 > AFF_BLOB, has2 = a2 > AFF_BLOB;
-  if (has1 && has2) {
+  if (a1 && a2) {
     if (a1 >= AFF_NUMERIC || a2 >= AFF_NUMERIC) return AFF_NUMERIC;
     return AFF_BLOB;
   }
-  if (!has1 && !has2) return AFF_BLOB;
-  return has1 ? a1 : a2;
+  if (!a1 && !a2) return AFF_BLOB;
+  return a1 ? a1 : a2;
 }
 
 /* p5 affinity bits for a comparison with affinity aff. */
