@@ -377,6 +377,27 @@ static int resolve_values(Parse *p, SqlSelect *s, SelInfo *info) {
   return 0;
 }
 
+static const SqlExpr *find_agg(const SqlExpr *e) {
+  if (!e) return NULL;
+  if (e->op == SQL_E_FUNC && e->agg == 1) return e;
+  const SqlExpr *r;
+  if ((r = find_agg(e->a)) || (r = find_agg(e->b)) || (r = find_agg(e->c))) return r;
+  for (int i = 0; e->list && i < e->list->n; i++)
+    if ((r = find_agg(e->list->a[i].expr))) return r;
+  return NULL;
+}
+
+/* LIMIT and OFFSET see no columns of their own query. */
+static int resolve_limits(Parse *p, SqlSelect *s, NameCtx *outer) {
+  if (!s->limit && !s->offset) return 0;
+  NameCtx lnc;
+  memset(&lnc, 0, sizeof lnc);
+  lnc.outer = outer;
+  if (s->limit && resolve_expr(p, &lnc, s->limit)) return 1;
+  if (s->offset && resolve_expr(p, &lnc, s->offset)) return 1;
+  return 0;
+}
+
 static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
   SelInfo *info = sel_info(p, s, 1);
   if (!info) return 1;
@@ -403,6 +424,8 @@ static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
   nc->flags |= NC_ALLOW_AGG;
   if (resolve_list(p, nc, info->result)) return 1;
   nc->flags &= ~NC_ALLOW_AGG;
+  for (int i = 0; i < info->result->n; i++)
+    if (resolve_check_scalar(p, info->result->a[i].expr)) return 1;
   for (int i = 0; i < info->src->n; i++) {
     SrcItem *it = &info->src->a[i];
     if (!it->on) continue;
@@ -435,6 +458,7 @@ static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
       return 1;
     }
   }
+  int agg = (nc->flags & NC_HAS_AGG) || s->group_by;
   if (s->order_by && !s->prior) {
     info->order_col = parse_alloc(p, sizeof(int) * (size_t)s->order_by->n);
     if (!info->order_col) return 1;
@@ -442,8 +466,18 @@ static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
     int rc = resolve_order_by_ex(p, nc, s->order_by, info->result, "ORDER", info->order_col);
     nc->flags &= ~NC_ALLOW_AGG;
     if (rc) return 1;
+    if (!agg) {
+      for (int i = 0; i < s->order_by->n; i++) {
+        const SqlExpr *f = find_agg(s->order_by->a[i].expr);
+        if (f) {
+          parse_error(p, "misuse of aggregate: %s()", f->z);
+          return 1;
+        }
+      }
+    }
   }
-  info->is_agg = (nc->flags & NC_HAS_AGG) || s->group_by;
+  if (resolve_limits(p, s, outer)) return 1;
+  info->is_agg = agg;
   info->state = 2;
   return 0;
 }
@@ -841,21 +875,39 @@ static void emit_output(Parse *p, OutCtx *oc, int regs) {
   emit_resolve(p, skip);
 }
 
+/* 1 if e carries a collation of its own (SQLite's sqlite3ExprCollSeq is
+ * not NULL): a column reference (BINARY by default) or COLLATE. */
+static int has_coll(Parse *p, const SqlExpr *e) {
+  while (e) {
+    if (e->op == SQL_E_REG && e->orig) e = e->orig;
+    else if (e->op == SQL_E_COLREF || e->op == SQL_E_TRIGREF || e->op == SQL_E_COLLATE) return 1;
+    else if (e->op == SQL_E_CAST || (e->op == SQL_E_UNARY && e->sub == TK_PLUS)) e = e->a;
+    else return expr_collation(p, e) != NULL;
+  }
+  return 0;
+}
+
+/* Collation of result column i of a (compound) SELECT: the leftmost core
+ * whose column has one decides (SQLite's multiSelectCollSeq). */
+static const Collation *compound_coll(Parse *p, SqlSelect *s, int i) {
+  const Collation *r = NULL;
+  for (SqlSelect *c = s; c; c = c->prior) {
+    if (!c->info || !c->info->result || i >= c->info->result->n) continue;
+    const SqlExpr *e = c->info->result->a[i].expr;
+    if (has_coll(p, e)) r = coll_of(p, e);
+  }
+  return r;
+}
+
 static KeyInfo *result_keyinfo(Parse *p, SqlSelect *s, int n) {
   const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)(n ? n : 1));
   if (!coll) return NULL;
-  for (SqlSelect *c = s; c; c = c->prior) {
-    if (!c->info || !c->info->result) continue;
-    for (int i = 0; i < n && i < c->info->result->n; i++) {
-      const Collation *x = coll_of(p, c->info->result->a[i].expr);
-      if (x) coll[i] = x; /* leftmost core last: it wins */
-    }
-  }
+  for (int i = 0; i < n; i++) coll[i] = compound_coll(p, s, i);
   return parse_keyinfo(p, n, coll, NULL);
 }
 
 /* Sorter for ORDER BY: opened before the rows are produced. */
-static void sorter_setup(Parse *p, OutCtx *oc, SqlExprList *ob, int *order_col) {
+static void sorter_setup(Parse *p, OutCtx *oc, SqlSelect *s, SqlExprList *ob, int *order_col) {
   int nk = 0;
   for (int i = 0; i < ob->n; i++) {
     SqlExprItem *t = &ob->a[i];
@@ -873,7 +925,10 @@ static void sorter_setup(Parse *p, OutCtx *oc, SqlExprList *ob, int *order_col) 
                     (t->nulls == SQL_NULLS_FIRST && t->sort == SQL_SORT_DESC);
     uint8_t d = t->sort == SQL_SORT_DESC;
     if (nulls_key) desc[k++] = d;
-    coll[k] = coll_of(p, t->expr);
+    if (s->prior && t->expr->op != SQL_E_COLLATE && order_col[i] >= 0)
+      coll[k] = compound_coll(p, s, order_col[i]);
+    else
+      coll[k] = coll_of(p, t->expr);
     desc[k++] = d;
   }
   KeyInfo *ki = parse_keyinfo(p, nk + 1, coll, desc);
@@ -946,6 +1001,7 @@ typedef struct AggWork {
   int *col_in;     /* per col: input register */
   int minmax;      /* the min/max rule applies (one min() or max() call) */
   int best_reg;
+  int loaded_reg; /* 1 once the bare columns hold the group's first row */
   int in_base, nin;
 } AggWork;
 
@@ -1047,6 +1103,12 @@ static void to_reg(Parse *p, SqlExpr *e, int reg) {
   e->flags = fl;
   e->height = 1;
   e->aff = o->aff;
+  if (o->op == SQL_E_COLREF && o->depth > 0) {
+    /* keep the outer reference visible to correlation checks (a walker
+     * sees it below the REG node; the value comes from reg) */
+    e->a = o;
+    e->depth = o->depth;
+  }
 }
 
 /* Replace calls and bare columns by their registers (invariant 3); the
@@ -1079,6 +1141,17 @@ static void agg_inputs(Parse *p, AggWork *aw) {
 static void agg_bare_load(Parse *p, AggWork *aw) {
   AggInfo *ai = aw->ai;
   for (int i = 0; i < ai->ncol; i++) emit(p, OP_Copy, aw->col_in[i], ai->cols[i].reg, 0);
+}
+
+/* Bare columns take the group's first row (as SQLite 3.40 does) unless the
+ * min/max rule applies. */
+static void agg_bare_first(Parse *p, AggWork *aw) {
+  if (!aw->ai->ncol) return;
+  int skip = emit_label(p);
+  emit(p, OP_If, aw->loaded_reg, skip, 0);
+  agg_bare_load(p, aw);
+  emit(p, OP_Integer, 1, aw->loaded_reg, 0);
+  emit_resolve(p, skip);
 }
 
 /* Per row: step every accumulator from the inputs; load bare columns. */
@@ -1115,7 +1188,7 @@ static void agg_step(Parse *p, AggWork *aw) {
     vm_builder_set_p5(&p->b, a, nargs);
     emit_resolve(p, skip);
   }
-  if (!aw->minmax) agg_bare_load(p, aw);
+  if (!aw->minmax) agg_bare_first(p, aw);
 }
 
 /* Fresh accumulators (start of the query or of a new group). */
@@ -1131,6 +1204,7 @@ static void agg_reset(Parse *p, AggWork *aw) {
     }
   }
   if (aw->minmax) emit(p, OP_Null, 0, aw->best_reg, 0);
+  if (aw->loaded_reg) emit(p, OP_Integer, 0, aw->loaded_reg, 0);
 }
 
 static void agg_final(Parse *p, AggWork *aw) {
@@ -1213,6 +1287,7 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc) {
     aw.minmax = 1;
     aw.best_reg = emit_regs(p, 1);
   }
+  aw.loaded_reg = emit_regs(p, 1);
   if (ai->ncol) emit(p, OP_Null, 0, ai->cols[0].reg, ai->cols[ai->ncol - 1].reg);
   agg_reset(p, &aw);
 
@@ -1233,13 +1308,23 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc) {
   if (!coll) return;
   for (int i = 0; i < nk; i++) coll[i] = coll_of(p, s->group_by->a[i].expr);
   KeyInfo *ki = parse_keyinfo(p, nk, coll, NULL);
+  /* the sorter also compares the sequence number: groups keep the rows in
+   * the order they came (first row, min/max ties, group_concat order) */
+  const Collation **coll2 = parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1));
+  if (!coll2) return;
+  memcpy(coll2, coll, sizeof(Collation *) * (size_t)nk);
+  KeyInfo *ski = parse_keyinfo(p, nk + 1, coll2, NULL);
   int scur = emit_cursor(p);
-  vm_builder_add_p4(&p->b, OP_SorterOpen, scur, nk, 0, P4_KEYINFO, ki);
+  vm_builder_add_p4(&p->b, OP_SorterOpen, scur, nk + 1, 0, P4_KEYINFO, ski);
   if (loop_begin(p, info, s, NULL, 0, &loop)) return;
+  int srec = emit_regs(p, nk + 1 + nin + 1);
   expr_code_list(p, s->group_by, kbase);
   agg_inputs(p, &aw);
-  int rec = emit_regs(p, 1);
-  emit(p, OP_MakeRecord, kbase, nk + nin, rec);
+  emit(p, OP_Copy, kbase, srec, nk - 1);
+  emit(p, OP_Sequence, scur, srec + nk, 0);
+  if (nin) emit(p, OP_Copy, kbase + nk, srec + nk + 1, nin - 1);
+  int rec = srec + nk + 1 + nin;
+  emit(p, OP_MakeRecord, srec, nk + 1 + nin, rec);
   emit(p, OP_SorterInsert, scur, rec, 0);
   loop_end(p, &loop);
 
@@ -1253,13 +1338,13 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc) {
   int l_end = emit_label(p), l_top = emit_label(p), l_new = emit_label(p),
       l_same = emit_label(p), l_first = emit_label(p), l_out = emit_label(p),
       l_fin = emit_label(p);
-  emit(p, OP_OpenPseudo, pseudo, rec2, nk + nin);
+  emit(p, OP_OpenPseudo, pseudo, rec2, nk + 1 + nin);
   emit(p, OP_Null, 0, prev, prev + nk - 1);
   emit(p, OP_Integer, 0, has_group, 0);
   emit(p, OP_SorterSort, scur, l_fin, 0);
   emit_resolve(p, l_top);
   emit(p, OP_SorterData, scur, rec2, pseudo);
-  for (int i = 0; i < nk + nin; i++) emit(p, OP_Column, pseudo, i, kbase + i);
+  for (int i = 0; i < nk + nin; i++) emit(p, OP_Column, pseudo, i < nk ? i : i + 1, kbase + i);
   emit(p, OP_IfNot, has_group, l_first, 1);
   vm_builder_add_p4(&p->b, OP_Compare, kbase, prev, nk, P4_KEYINFO, ki);
   emit(p, OP_Jump, l_new, l_same, l_new);
@@ -1407,7 +1492,7 @@ int select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
       emit_resolve(p, l);
     }
   }
-  if (s->order_by && info->order_col) sorter_setup(p, &oc, s->order_by, info->order_col);
+  if (s->order_by && info->order_col) sorter_setup(p, &oc, s, s->order_by, info->order_col);
   if (!s->prior) {
     oc.order_owner = s;
     core_code(p, s, &oc);

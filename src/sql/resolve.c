@@ -269,7 +269,7 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
     if (cnt == 0 && rcnt > 0) {
       cnt = rcnt;
       match = rmatch;
-      mcol = -1;
+      mcol = rmatch->tab->rowid_alias >= 0 ? rmatch->tab->rowid_alias : -1;
     }
     if (cnt > 1) {
       if (tname && db) parse_error(p, "ambiguous column name: %s.%s.%s", db, tname, col);
@@ -388,6 +388,37 @@ static int check_subquery_allowed(Parse *p, NameCtx *nc) {
   return 0;
 }
 
+/* Operators whose operands may be row values (vectors). */
+static int vector_ok(const SqlExpr *e) {
+  switch (e->op) {
+  case SQL_E_ROW:
+  case SQL_E_ISNOT:
+  case SQL_E_BETWEEN:
+  case SQL_E_IN:
+    return 1;
+  case SQL_E_BINARY:
+    switch (e->sub) {
+    case TK_EQ: case TK_NE: case TK_LT: case TK_LE: case TK_GT: case TK_GE: case TK_IS:
+      return 1;
+    default:
+      return 0;
+    }
+  default:
+    return 0;
+  }
+}
+
+int resolve_check_scalar(Parse *p, const SqlExpr *e) {
+  if (e && e->op == SQL_E_SUBQUERY && e->select) {
+    int n = select_ncol(e->select);
+    if (n != 1) {
+      parse_error(p, "sub-select returns %d columns - expected 1", n);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 int resolve_expr(Parse *p, NameCtx *nc, SqlExpr *e) {
   if (!e || parse_failed(p)) return parse_failed(p);
   switch (e->op) {
@@ -456,6 +487,20 @@ int resolve_expr(Parse *p, NameCtx *nc, SqlExpr *e) {
   if (e->select) {
     if (check_subquery_allowed(p, nc)) return 1;
     if (select_resolve(p, e->select, nc)) return 1;
+  }
+  if ((e->op == SQL_E_BINARY || e->op == SQL_E_ISNOT) && vector_ok(e) && e->a && e->b) {
+    /* a sub-select of several columns against a single value */
+    int va = e->a->op == SQL_E_ROW || e->a->op == SQL_E_SUBQUERY;
+    int vb = e->b->op == SQL_E_ROW || e->b->op == SQL_E_SUBQUERY;
+    if (!va && resolve_check_scalar(p, e->b)) return 1;
+    if (!vb && resolve_check_scalar(p, e->a)) return 1;
+  }
+  if (!vector_ok(e)) {
+    if (resolve_check_scalar(p, e->a) || resolve_check_scalar(p, e->b) ||
+        resolve_check_scalar(p, e->c))
+      return 1;
+    for (int i = 0; e->list && i < e->list->n; i++)
+      if (resolve_check_scalar(p, e->list->a[i].expr)) return 1;
   }
   return parse_failed(p);
 }

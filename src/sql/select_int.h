@@ -57,6 +57,9 @@ int expr_same(const SqlExpr *a, const SqlExpr *b);
  * each term refers to (alias/ordinal/identical expression), or -1. */
 int resolve_order_by_ex(Parse *, NameCtx *, SqlExprList *terms, SqlExprList *result,
                         const char *what, int *colmap);
+/* "sub-select returns N columns - expected 1" when e is a scalar subquery
+ * of another width; 0 if fine. */
+int resolve_check_scalar(Parse *, const SqlExpr *e);
 /* "1st", "2nd", ... */
 const char *ordinal_suffix(int n);
 /* The source text of a span in the text being compiled. */

@@ -1,0 +1,326 @@
+/*
+ * test_select.c -- SELECT end to end (shale_* API) against the reference
+ * SQLite: projections, WHERE, ORDER BY, LIMIT/OFFSET, DISTINCT, aggregates,
+ * GROUP BY/HAVING, compounds, VALUES, subqueries, views, joins; same rows
+ * (as multisets unless the SQL starts with '='), same column names, same
+ * errors. See select_harness.h.
+ */
+#include "select_harness.h"
+
+static const char *setup_sql =
+    "CREATE TABLE t1(a INTEGER PRIMARY KEY, b TEXT, c REAL, d);"
+    "INSERT INTO t1 VALUES(1,'one',1.5,10),(2,'two',NULL,'x'),(3,'Three',3.0,NULL),"
+    "(4,NULL,-2,X'0102'),(5,'five',5.25,5),(6,'six',6,'6'),(7,'One',7,7.5),(8,'two',8,8);"
+    "CREATE TABLE t2(x, y TEXT COLLATE NOCASE, z INT);"
+    "INSERT INTO t2 VALUES(1,'a',10),(1,'B',20),(2,'b',NULL),(2,'A',40),(3,'c',50),"
+    "(NULL,'c',60),(3,NULL,70),(4,'d',80),(4,'D',80);"
+    "CREATE TABLE t3(a, b);"
+    "INSERT INTO t3 VALUES(1,1),(1,1),(2,2),(NULL,NULL),(NULL,3),(3,NULL),(2,2),('2',2);"
+    "CREATE TABLE e(a, b);"
+    "CREATE VIEW v1 AS SELECT a, b AS name, c*2 AS c2 FROM t1 WHERE a > 2;"
+    "CREATE VIEW v2(p, q) AS SELECT x, count(*) FROM t2 GROUP BY x;";
+
+static const char *const q_basic[] = {
+    "SELECT 1",
+    "SELECT 1, 'a', 2.5, NULL, x'ff', 1+2*3",
+    "SELECT a, b FROM t1",
+    "SELECT * FROM t1",
+    "SELECT t1.* FROM t1",
+    "SELECT *, a FROM t1",
+    "SELECT rowid, oid, _rowid_, a FROM t1",
+    "SELECT rowid, * FROM t2",
+    "SELECT a AS x, b y, c+1, (d), t1.a FROM t1",
+    "SELECT a FROM t1 WHERE b = 'two'",
+    "SELECT a FROM t1 WHERE b IS NULL",
+    "SELECT a FROM t1 WHERE c > 2 AND d IS NOT NULL",
+    "SELECT x, y FROM t2 WHERE y = 'b'",
+    "SELECT x, y FROM t2 WHERE y = 'b' COLLATE BINARY",
+    "SELECT a FROM t1 WHERE 0",
+    "SELECT 1 WHERE 0",
+    "SELECT 1 WHERE NULL",
+    "SELECT 2 WHERE 1",
+    "SELECT \"a\", \"zz\" FROM t1",
+    "SELECT a, \"b\" FROM t1 WHERE \"b\" = 'one'",
+    "SELECT x FROM t2 AS q WHERE q.z > 30",
+    "SELECT main.t1.a FROM t1",
+    "SELECT a AS k FROM t1 WHERE k > 5",
+    "SELECT a+1 AS k FROM t1 WHERE k > 5",
+    "SELECT b FROM t1 WHERE a IN (1, 3, 5)",
+    "SELECT b FROM t1 WHERE a NOT IN (1, 3, 5)",
+    "SELECT 1 IN t3, 7 IN t3",
+    "SELECT a FROM t1 WHERE a BETWEEN 2 AND 4",
+    "SELECT b || '!' FROM t1",
+    "SELECT typeof(a), typeof(b), typeof(c), typeof(d) FROM t1",
+    NULL};
+
+static const char *const q_order[] = {
+    "=SELECT a, b FROM t1 ORDER BY b",
+    "=SELECT a, b FROM t1 ORDER BY b DESC",
+    "=SELECT a, b FROM t1 ORDER BY b COLLATE NOCASE, a",
+    "=SELECT a, b FROM t1 ORDER BY b NULLS LAST, a",
+    "=SELECT a, b FROM t1 ORDER BY b DESC NULLS FIRST, a DESC",
+    "=SELECT a, c FROM t1 ORDER BY c DESC NULLS LAST",
+    "=SELECT a, b FROM t1 ORDER BY 2, 1",
+    "=SELECT a AS k, b FROM t1 ORDER BY k DESC",
+    "=SELECT a FROM t1 ORDER BY c",
+    "=SELECT a FROM t1 ORDER BY -a",
+    "=SELECT a, d FROM t1 ORDER BY d, a",
+    "=SELECT x, y, z FROM t2 ORDER BY y, z DESC",
+    "=SELECT x, y, z FROM t2 ORDER BY y COLLATE BINARY, z",
+    "=SELECT x, z FROM t2 ORDER BY x DESC, z",
+    "=SELECT a FROM t1 ORDER BY a LIMIT 3",
+    "=SELECT a FROM t1 ORDER BY a LIMIT 3 OFFSET 2",
+    "=SELECT a FROM t1 ORDER BY a LIMIT 2, 3",
+    "=SELECT a FROM t1 ORDER BY a LIMIT -1 OFFSET 5",
+    "=SELECT a FROM t1 ORDER BY a LIMIT 3 OFFSET -2",
+    "=SELECT a FROM t1 ORDER BY a DESC LIMIT 1+1",
+    "SELECT a FROM t1 LIMIT 0",
+    "=SELECT a FROM t1 ORDER BY a LIMIT '2'",
+    "SELECT a FROM t1 LIMIT 'x'",
+    "SELECT a FROM t1 LIMIT 1.5",
+    "SELECT a FROM t1 LIMIT 2 OFFSET 'y'",
+    "=SELECT a FROM t1 ORDER BY a LIMIT (SELECT 2)",
+    "=SELECT b, a FROM t1 ORDER BY 1 COLLATE NOCASE DESC, 2",
+    NULL};
+
+static const char *const q_distinct[] = {
+    "SELECT DISTINCT x FROM t2",
+    "SELECT DISTINCT y FROM t2",
+    "SELECT DISTINCT a, b FROM t3",
+    "SELECT ALL a FROM t3",
+    "=SELECT DISTINCT x FROM t2 ORDER BY x DESC",
+    "=SELECT DISTINCT a FROM t3 ORDER BY 1 LIMIT 2",
+    "SELECT DISTINCT b FROM t1",
+    NULL};
+
+static const char *const q_agg[] = {
+    "SELECT count(*) FROM t1",
+    "SELECT count(*) FROM e",
+    "SELECT count(*), sum(a), max(a), min(a), avg(a) FROM e",
+    "SELECT count(b), count(c), count(d), sum(c), total(c), avg(c) FROM t1",
+    "SELECT max(b), min(b), max(d), min(d) FROM t1",
+    "SELECT count(*) WHERE 0",
+    "SELECT count(*), 5",
+    "SELECT sum(x), count(DISTINCT x), count(DISTINCT y), sum(DISTINCT z) FROM t2",
+    "SELECT group_concat(b) FROM (SELECT b FROM t1 ORDER BY a)",
+    "SELECT x, count(*) FROM t2 GROUP BY x",
+    "SELECT y, count(*), sum(z) FROM t2 GROUP BY y",
+    "SELECT x, y, count(*) FROM t2 GROUP BY x, y",
+    "SELECT x, count(*) FROM t2 GROUP BY 1",
+    "SELECT x AS k, count(*) FROM t2 GROUP BY k",
+    "SELECT x, count(*) FROM t2 GROUP BY x HAVING count(*) > 1",
+    "SELECT x, count(*) FROM t2 GROUP BY x HAVING x > 1",
+    "SELECT x, count(*) AS n FROM t2 GROUP BY x HAVING n = 2",
+    "=SELECT x, sum(z) FROM t2 GROUP BY x ORDER BY sum(z) DESC",
+    "=SELECT x, sum(z) AS s FROM t2 GROUP BY x ORDER BY s",
+    "=SELECT x, count(*) FROM t2 GROUP BY x ORDER BY 2, 1 LIMIT 3",
+    "SELECT x, z FROM t2 GROUP BY x",
+    "SELECT x, max(z), y FROM t2 GROUP BY x",
+    "SELECT x, min(z), y FROM t2 GROUP BY x",
+    "SELECT max(z), x, y FROM t2",
+    "SELECT min(y), x, z FROM t2",
+    "SELECT max(c), b FROM t1",
+    "SELECT count(*), b FROM t1 WHERE a > 100",
+    "SELECT x + 1, count(*) FROM t2 GROUP BY x + 1",
+    "SELECT a % 3, sum(c), group_concat(a) FROM (SELECT * FROM t1 ORDER BY a) GROUP BY a % 3",
+    "SELECT count(*) FROM t2 GROUP BY x HAVING sum(z) > 50",
+    "SELECT x FROM t2 GROUP BY x HAVING max(y) = 'd'",
+    "SELECT sum(z) FILTER (WHERE x > 1), count(*) FILTER (WHERE y = 'a') FROM t2",
+    "SELECT x, count(z) FILTER (WHERE z > 30) FROM t2 GROUP BY x",
+    "SELECT DISTINCT count(*) FROM t2 GROUP BY x",
+    "SELECT (SELECT count(*) FROM t1 WHERE t1.a <= t2.x) FROM t2",
+    "SELECT x, (SELECT max(a) FROM t1 WHERE a < x) FROM t2 GROUP BY x",
+    "SELECT a FROM t1 ORDER BY count(*)",
+    "SELECT max(a) + min(a), count(*) * 2 FROM t1",
+    "SELECT avg(z), x FROM t2 GROUP BY x HAVING avg(z) > 40",
+    "SELECT count(*) FROM t1 HAVING count(*) > 3",
+    "SELECT count(*) FROM t1 HAVING count(*) > 30",
+    "SELECT y, count(*) FROM t2 GROUP BY y COLLATE BINARY",
+    "SELECT max(x), min(x) FROM t2 GROUP BY y",
+    NULL};
+
+static const char *const q_compound[] = {
+    "SELECT a FROM t3 UNION SELECT x FROM t2",
+    "SELECT a FROM t3 UNION ALL SELECT x FROM t2",
+    "SELECT a FROM t3 INTERSECT SELECT x FROM t2",
+    "SELECT a FROM t3 EXCEPT SELECT x FROM t2",
+    "SELECT x FROM t2 EXCEPT SELECT a FROM t3",
+    "=SELECT a FROM t3 UNION SELECT x FROM t2 ORDER BY 1 DESC",
+    "=SELECT a AS k FROM t3 UNION SELECT x FROM t2 ORDER BY k",
+    "=SELECT a FROM t3 UNION SELECT x FROM t2 ORDER BY a LIMIT 3",
+    "=SELECT a, b FROM t3 UNION ALL SELECT x, y FROM t2 ORDER BY 2, 1",
+    "SELECT a FROM t3 UNION ALL SELECT x FROM t2 LIMIT 5",
+    "SELECT a FROM t3 UNION ALL SELECT x FROM t2 LIMIT 5 OFFSET 6",
+    "SELECT 1 UNION SELECT 2 UNION SELECT 1",
+    "SELECT 1 UNION ALL SELECT 2 UNION SELECT 1",
+    "SELECT 1 UNION SELECT 2 UNION ALL SELECT 1",
+    "SELECT 1 UNION SELECT 2 EXCEPT SELECT 1",
+    "SELECT 1 UNION SELECT 2 INTERSECT SELECT 2",
+    "SELECT y FROM t2 UNION SELECT b FROM t1",
+    "SELECT b FROM t1 UNION SELECT y FROM t2",
+    "SELECT a, b FROM t1 UNION SELECT x FROM t2",
+    "SELECT a FROM t1 UNION SELECT x FROM t2 ORDER BY 2",
+    "SELECT a FROM t1 UNION SELECT x FROM t2 ORDER BY b",
+    "=SELECT a FROM t1 UNION SELECT x FROM t2 ORDER BY x",
+    "=SELECT a, b FROM t1 INTERSECT SELECT a, b FROM t1 WHERE a > 4 ORDER BY b",
+    "SELECT DISTINCT a FROM t3 UNION ALL SELECT DISTINCT x FROM t2",
+    "=SELECT a FROM t1 EXCEPT SELECT x FROM t2 ORDER BY 1 LIMIT 2 OFFSET 1",
+    "SELECT count(*) FROM (SELECT a FROM t3 UNION SELECT x FROM t2)",
+    NULL};
+
+static const char *const q_values[] = {
+    "VALUES(1, 2)",
+    "VALUES(1, 'a'), (2, 'b'), (NULL, 3.5)",
+    "SELECT * FROM (VALUES(1, 2), (3, 4))",
+    "SELECT column2 FROM (VALUES(1, 2), (3, 4)) WHERE column1 > 1",
+    "VALUES(1) UNION SELECT 2",
+    "SELECT 2 UNION VALUES(1), (2), (3)",
+    "VALUES(1, 2), (3)",
+    "=VALUES(3), (1), (2) ORDER BY 1",
+    NULL};
+
+static const char *const q_sub[] = {
+    "SELECT * FROM (SELECT a, b FROM t1 WHERE a < 4)",
+    "SELECT q.a FROM (SELECT a, b FROM t1) AS q WHERE q.b = 'two'",
+    "SELECT * FROM (SELECT a, a, b+1 FROM t1)",
+    "SELECT * FROM (SELECT x, count(*) FROM t2 GROUP BY x) WHERE x > 1",
+    "SELECT * FROM (SELECT 1 AS one) , (SELECT 2 AS two)",
+    "SELECT * FROM v1",
+    "SELECT name, c2 FROM v1 WHERE c2 > 10",
+    "SELECT * FROM v2",
+    "SELECT v1.a, v2.q FROM v1, v2 WHERE v1.a = v2.p",
+    "SELECT (SELECT max(a) FROM t1)",
+    "SELECT (SELECT b FROM t1 WHERE a = 99)",
+    "SELECT (SELECT a, b FROM t1 ORDER BY a LIMIT 1 OFFSET 2) IS NULL",
+    "SELECT a, (SELECT count(*) FROM t2 WHERE x = t1.a) FROM t1",
+    "SELECT a FROM t1 WHERE EXISTS (SELECT 1 FROM t2 WHERE x = a)",
+    "SELECT a FROM t1 WHERE NOT EXISTS (SELECT 1 FROM t2 WHERE x = a)",
+    "SELECT a FROM t1 WHERE a IN (SELECT x FROM t2)",
+    "SELECT a FROM t1 WHERE a NOT IN (SELECT z FROM t2 WHERE z IS NOT NULL)",
+    "SELECT a FROM t1 WHERE a IN (SELECT x FROM t2 WHERE z > t1.a * 10)",
+    "SELECT x, (SELECT group_concat(a) FROM (SELECT a FROM t1 WHERE a < t2.x ORDER BY a)) FROM t2",
+    "SELECT (SELECT (SELECT t1.a)) FROM t1",
+    "SELECT a FROM t1 WHERE a = (SELECT min(x) FROM t2)",
+    "SELECT a, (SELECT y FROM t2 WHERE x = t1.a ORDER BY z LIMIT 1) FROM t1",
+    "SELECT * FROM (SELECT * FROM (SELECT a, b FROM t1) WHERE a > 2) WHERE a < 6",
+    "SELECT a FROM (SELECT a FROM t1 ORDER BY a DESC LIMIT 3)",
+    "SELECT count(*) FROM (SELECT DISTINCT x FROM t2)",
+    NULL};
+
+static const char *const q_join[] = {
+    "SELECT a, x FROM t1, t2 WHERE a = x",
+    "SELECT a, x FROM t1 JOIN t2 ON a = x",
+    "SELECT a, x FROM t1 INNER JOIN t2 ON a = x AND z > 20",
+    "SELECT a, x FROM t1 CROSS JOIN t2 WHERE a = x + 1",
+    "SELECT count(*) FROM t1, t2",
+    "SELECT count(*) FROM t1, t2, t3",
+    "SELECT a, x, z FROM t1 LEFT JOIN t2 ON a = x",
+    "SELECT a, x, z FROM t1 LEFT OUTER JOIN t2 ON a = x AND z > 30",
+    "SELECT a, x, z FROM t1 LEFT JOIN t2 ON a = x WHERE z IS NULL",
+    "SELECT t3.a, t1.b FROM t3 LEFT JOIN t1 ON t3.a = t1.a",
+    "SELECT * FROM t3 NATURAL JOIN t1",
+    "SELECT * FROM t1 JOIN t3 USING (a)",
+    "SELECT a, t1.a, t3.a FROM t1 JOIN t3 USING (a)",
+    "SELECT * FROM t1 JOIN t3 USING (a, b)",
+    "SELECT * FROM t3 LEFT JOIN t1 USING (a)",
+    "SELECT * FROM t3 NATURAL LEFT JOIN t1",
+    "SELECT t1.a, q.n FROM t1 LEFT JOIN (SELECT x, count(*) AS n FROM t2 GROUP BY x) AS q "
+    "ON q.x = t1.a",
+    "SELECT a, x FROM t1 JOIN t2 ON a = x JOIN t3 ON t3.a = t2.x",
+    "SELECT t1.a, t2.x, t3.b FROM t1 LEFT JOIN t2 ON t1.a = t2.x LEFT JOIN t3 ON t3.a = t2.x",
+    "SELECT x, sum(c) FROM t1 JOIN t2 ON a = x GROUP BY x",
+    "SELECT a, b FROM t1 AS p WHERE EXISTS (SELECT 1 FROM t1 AS q WHERE q.b = p.b AND q.a <> p.a)",
+    "SELECT p.a, q.a FROM t3 AS p, t3 AS q WHERE p.a = q.b",
+    NULL};
+
+static const char *const q_errors[] = {
+    "SELECT zz FROM t1",
+    "SELECT t1.zz FROM t1",
+    "SELECT q.a FROM t1",
+    "SELECT a FROM t1, t3",
+    "SELECT a FROM nosuch",
+    "SELECT * FROM main.nosuch",
+    "SELECT * FROM other.t1",
+    "SELECT nosuch.* FROM t1",
+    "SELECT *",
+    "SELECT foo(1)",
+    "SELECT abs(1, 2)",
+    "SELECT count(max(a)) FROM t1",
+    "SELECT a FROM t1 WHERE count(*) > 1",
+    "SELECT count(*) AS n FROM t1 WHERE n > 1",
+    "SELECT a FROM t1 GROUP BY count(*)",
+    "SELECT count(*) FROM t1 GROUP BY 1",
+    "SELECT a FROM t1 HAVING a > 1",
+    "SELECT a FROM t1 ORDER BY 2",
+    "SELECT a FROM t1 ORDER BY 0",
+    "SELECT a, b FROM t1 GROUP BY 3",
+    "SELECT a FROM t1 ORDER BY 1, 2, 5",
+    "SELECT a FROM t1 UNION SELECT a, b FROM t1",
+    "SELECT a FROM t1 INTERSECT SELECT a, b FROM t1",
+    "SELECT a FROM t1 EXCEPT SELECT a, b FROM t1",
+    "SELECT a FROM t1 UNION ALL SELECT a, b FROM t1",
+    "SELECT a FROM t1 UNION SELECT x FROM t2 ORDER BY zz",
+    "SELECT * FROM t1 JOIN t3 USING (zz)",
+    "SELECT * FROM t1 NATURAL JOIN t3 USING (a)",
+    "SELECT a FROM t1 WHERE a IN (SELECT x, y FROM t2)",
+    "SELECT count(DISTINCT a, b) FROM t1",
+    "SELECT 1 FROM t1 t, t1 t WHERE t.a = 1",
+    NULL};
+
+TEST(select_basic) {
+  ShPair p;
+  if (!sh_open(&p)) return;
+  sh_exec(&p, setup_sql);
+  sh_cmp_all(&p, q_basic);
+  sh_close(&p);
+}
+
+TEST(select_order_limit) {
+  ShPair p;
+  if (!sh_open(&p)) return;
+  sh_exec(&p, setup_sql);
+  sh_cmp_all(&p, q_order);
+  sh_cmp_all(&p, q_distinct);
+  sh_close(&p);
+}
+
+TEST(select_aggregates) {
+  ShPair p;
+  if (!sh_open(&p)) return;
+  sh_exec(&p, setup_sql);
+  sh_cmp_all(&p, q_agg);
+  sh_close(&p);
+}
+
+TEST(select_compound_values) {
+  ShPair p;
+  if (!sh_open(&p)) return;
+  sh_exec(&p, setup_sql);
+  sh_cmp_all(&p, q_compound);
+  sh_cmp_all(&p, q_values);
+  sh_close(&p);
+}
+
+TEST(select_subqueries_views) {
+  ShPair p;
+  if (!sh_open(&p)) return;
+  sh_exec(&p, setup_sql);
+  sh_cmp_all(&p, q_sub);
+  sh_close(&p);
+}
+
+TEST(select_joins) {
+  ShPair p;
+  if (!sh_open(&p)) return;
+  sh_exec(&p, setup_sql);
+  sh_cmp_all(&p, q_join);
+  sh_close(&p);
+}
+
+TEST(select_errors) {
+  ShPair p;
+  if (!sh_open(&p)) return;
+  sh_exec(&p, setup_sql);
+  sh_cmp_all(&p, q_errors);
+  sh_close(&p);
+}
