@@ -446,6 +446,20 @@ static int order_ok(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int 
   return 1;
 }
 
+static double in_count(const PlanTerm *t);
+
+/* Fraction of rows a term not used by the access path lets through. */
+static double selectivity(const PlanTerm *t) {
+  if (t->op & (PLAN_OP_EQ | PLAN_OP_IS | PLAN_OP_ISNULL)) return 0.1;
+  if (t->op & PLAN_OP_IN) {
+    double f = 0.05 * in_count(t);
+    return f < 0.5 ? f : 0.5;
+  }
+  if (t->op & PLAN_OP_RANGE) return 0.3;
+  if (t->expr->op == SQL_E_BETWEEN && !(t->expr->flags & SQL_EF_NOT)) return 0.1;
+  return 0.9;
+}
+
 /* Rows left after the terms on item i the path does not use. */
 static double residual(const Planner *pl, const PlanLevel *L, uint64_t avail, double rows) {
   uint64_t have = avail | bit(L->item);
@@ -457,7 +471,7 @@ static double residual(const Planner *pl, const PlanLevel *L, uint64_t avail, do
       used = L->eq[j] == i || pl->terms[L->eq[j]].parent == i;
     if (L->lo >= 0 && (L->lo == i || pl->terms[L->lo].parent == i)) used = 1;
     if (L->hi >= 0 && (L->hi == i || pl->terms[L->hi].parent == i)) used = 1;
-    if (!used) rows *= 0.5;
+    if (!used) rows *= selectivity(t);
   }
   return rows < 1 ? 1 : rows;
 }
@@ -681,6 +695,81 @@ static void search(Search *s, int depth, uint64_t placed, double outer_rows, dou
   }
 }
 
+/* More than 5 items: keep the BEAM cheapest partial orders at each depth
+ * (one per set of placed items), then replay the best one. */
+#define BEAM 8
+typedef struct BeamPath {
+  uint64_t placed;
+  double rows, cost;
+  int order;
+  int seq[64];
+} BeamPath;
+
+static int beam_cmp(const BeamPath *a, const BeamPath *b) {
+  return a->cost < b->cost ? -1 : a->cost > b->cost ? 1 : 0;
+}
+
+static int beam_choose(Planner *pl, SqlExprList *ob, int groupby, Plan *out) {
+  int n = pl->nitem;
+  BeamPath *cur = util_arena_alloc(pl->arena, sizeof(BeamPath) * BEAM);
+  BeamPath *cand = util_arena_alloc(pl->arena, sizeof(BeamPath) * (size_t)BEAM * (size_t)n);
+  if (!cur || !cand) return pl->rc = SHALE_NOMEM;
+  int ncur = 1;
+  memset(&cur[0], 0, sizeof cur[0]);
+  cur[0].rows = 1;
+  for (int d = 0; d < n; d++) {
+    int ncand = 0;
+    for (int k = 0; k < ncur; k++) {
+      for (int i = 0; i < n; i++) {
+        if ((cur[k].placed & bit(i)) || !may_place(pl, i, cur[k].placed)) continue;
+        PlanLevel L;
+        int ord = 0;
+        best_path(pl, i, cur[k].placed, d == 0 ? ob : NULL, groupby, d == 0, &L, &ord);
+        BeamPath np = cur[k];
+        np.placed |= bit(i);
+        np.seq[d] = i;
+        np.cost += np.rows * L.cost;
+        np.rows *= L.rows;
+        if (d == 0) np.order = ord;
+        if (d == n - 1 && ob && !np.order) np.cost += sort_cost(np.rows);
+        /* one path per placed set: keep the cheaper */
+        int j = 0;
+        while (j < ncand && cand[j].placed != np.placed) j++;
+        if (j < ncand) {
+          if (beam_cmp(&np, &cand[j]) < 0) cand[j] = np;
+        } else if (ncand < BEAM * n) {
+          cand[ncand++] = np;
+        }
+      }
+    }
+    if (ncand == 0) return pl->rc = SHALE_INTERNAL;
+    /* the BEAM cheapest (selection; ties keep the earlier, FROM-order ones) */
+    ncur = 0;
+    for (int k = 0; k < BEAM && k < ncand; k++) {
+      int best = -1;
+      for (int j = 0; j < ncand; j++) {
+        if (cand[j].placed == 0) continue;
+        if (best < 0 || beam_cmp(&cand[j], &cand[best]) < 0) best = j;
+      }
+      if (best < 0) break;
+      cur[ncur++] = cand[best];
+      cand[best].placed = 0;
+    }
+  }
+  /* replay */
+  uint64_t placed = 0;
+  for (int d = 0; d < n; d++) {
+    int ord = 0;
+    best_path(pl, cur[0].seq[d], placed, d == 0 ? ob : NULL, groupby, d == 0, &out->levels[d],
+              &ord);
+    if (d == 0) out->order_ok = (uint8_t)ord;
+    placed |= bit(cur[0].seq[d]);
+  }
+  out->cost = cur[0].cost;
+  if (!out->order_ok) out->levels[0].reverse = 0;
+  return SHALE_OK;
+}
+
 int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
   memset(out, 0, sizeof *out);
   if (pl->rc) return pl->rc;
@@ -692,8 +781,9 @@ int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
   if (!out->levels || !cur) return pl->rc = SHALE_NOMEM;
   int groupby = (flags & PLAN_GROUPBY) != 0;
   if (order_by && order_by->n == 0) order_by = NULL;
-  if ((flags & PLAN_NO_REORDER) || n > 5) {
-    /* FROM order (n > 5: greedy) */
+  if (!(flags & PLAN_NO_REORDER) && n > 5) return beam_choose(pl, order_by, groupby, out);
+  if (flags & PLAN_NO_REORDER) {
+    /* FROM order */
     uint64_t placed = 0;
     double outer = 1, cost = 0;
     for (int d = 0; d < n; d++) {
