@@ -1,0 +1,369 @@
+/*
+ * test_api.c -- the native API's basics against the reference SQLite:
+ * open/close, the prepare/step/finalize lifecycle, tails and empty
+ * statements, binding (every kind, names, ranges, misuse), column types and
+ * conversions, errors and their codes, exec with a callback, counters.
+ *
+ * Invariants:
+ *  1. Each case opens its own connections and closes them; a case fails if
+ *     it leaks shale_malloc memory.
+ */
+#include "../../test.h"
+#include "test_api_util.h"
+
+static shale *open_mem(void) {
+  shale *db = NULL;
+  int rc = shale_open_v2(":memory:", &db, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, NULL);
+  if (rc != SHALE_OK) test_fail(__FILE__, __LINE__, "open :memory: failed: %d", rc);
+  return db;
+}
+
+TEST(open_close_memory_and_file) {
+  shale *db = NULL;
+  CHECK_OK(shale_open(":memory:", &db));
+  CHECK(db != NULL);
+  CHECK_EQ(shale_get_autocommit(db), 1);
+  CHECK_STR(shale_errmsg(db), "not an error");
+  CHECK_OK(shale_close(db));
+  CHECK_OK(shale_open("", &db));
+  CHECK_OK(shale_close(db));
+  CHECK_OK(shale_close(NULL));
+  const char *f = test_path("a.db");
+  CHECK_OK(shale_open_v2(f, &db, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, NULL));
+  SH_EXEC(db, "CREATE TABLE t(a, b); INSERT INTO t VALUES(1, 'x');");
+  CHECK_OK(shale_close(db));
+  /* the reference SQLite reads what Shale wrote */
+  sqlite3 *sq = NULL;
+  CHECK_EQ(sqlite3_open(f, &sq), SQLITE_OK);
+  char *got = sq_run(sq, "SELECT a, b FROM t");
+  CHECK_STR(got, "names: a|b\n1|x\n");
+  free(got);
+  sqlite3_exec(sq, "INSERT INTO t VALUES(2, 'y')", NULL, NULL, NULL);
+  sqlite3_close(sq);
+  CHECK_OK(shale_open_v2(f, &db, SHALE_OPEN_READONLY, NULL));
+  CHECK_EQ(sh_int(db, "SELECT count(*) FROM t"), 2);
+  CHECK_OK(shale_close(db));
+}
+
+TEST(open_errors) {
+  shale *db = NULL;
+  /* no such directory: SQLITE_CANTOPEN, and a handle to ask */
+  int rc = shale_open_v2("/nonexistent-dir/x.db", &db, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE,
+                         NULL);
+  CHECK_EQ(rc, SHALE_CANTOPEN);
+  CHECK(db != NULL);
+  CHECK_STR(shale_errmsg(db), "unable to open database file");
+  CHECK_OK(shale_close(db));
+  db = NULL;
+  CHECK_EQ(shale_open_v2(test_path("none.db"), &db, SHALE_OPEN_READONLY, NULL), SHALE_CANTOPEN);
+  shale_close(db);
+  db = NULL;
+  CHECK_EQ(shale_open_v2(":memory:", &db, SHALE_OPEN_READWRITE, "no-such-vfs"), SHALE_ERROR);
+  CHECK_STR(shale_errmsg(db), "no such vfs: no-such-vfs");
+  shale_close(db);
+  /* a file that is not a database fails at first use */
+  const char *f = test_path("junk.db");
+  FILE *fp = fopen(f, "wb");
+  for (int i = 0; i < 2048; i++) fputc('j', fp);
+  fclose(fp);
+  CHECK_OK(shale_open(f, &db));
+  shale_stmt *st = NULL;
+  CHECK_EQ(shale_prepare_v2(db, "SELECT 1", -1, &st, NULL), SHALE_NOTADB);
+  CHECK(st == NULL);
+  CHECK_STR(shale_errmsg(db), "file is not a database");
+  CHECK_OK(shale_close(db));
+}
+
+TEST(close_busy_with_open_statements) {
+  shale *db = open_mem();
+  shale_stmt *st = NULL;
+  CHECK_OK(shale_prepare_v2(db, "SELECT 1", -1, &st, NULL));
+  CHECK_EQ(shale_close(db), SHALE_BUSY);
+  CHECK_STR(shale_errmsg(db), "unable to close due to unfinalized statements or unfinished backups");
+  CHECK(shale_next_stmt(db, NULL) == st);
+  CHECK(shale_next_stmt(db, st) == NULL);
+  CHECK(shale_db_handle(st) == db);
+  CHECK_OK(shale_finalize(st));
+  CHECK_OK(shale_close(db));
+  /* close_v2 defers until the last statement goes */
+  db = open_mem();
+  CHECK_OK(shale_prepare_v2(db, "SELECT 1", -1, &st, NULL));
+  CHECK_OK(shale_close_v2(db));
+  CHECK_EQ(shale_step(st), SHALE_ROW);
+  CHECK_OK(shale_finalize(st));
+}
+
+TEST(prepare_step_finalize_lifecycle) {
+  shale *db = open_mem();
+  shale_stmt *st = NULL;
+  const char *tail = NULL;
+  const char *sql = "SELECT 1; SELECT 2";
+  CHECK_OK(shale_prepare_v2(db, sql, -1, &st, &tail));
+  CHECK(st != NULL);
+  CHECK_STR(tail, " SELECT 2");
+  CHECK_STR(shale_sql(st), "SELECT 1;");
+  CHECK_EQ(shale_column_count(st), 1);
+  CHECK_EQ(shale_data_count(st), 0);
+  CHECK_EQ(shale_stmt_readonly(st), 1);
+  CHECK_EQ(shale_stmt_busy(st), 0);
+  CHECK_EQ(shale_step(st), SHALE_ROW);
+  CHECK_EQ(shale_stmt_busy(st), 1);
+  CHECK_EQ(shale_data_count(st), 1);
+  CHECK_EQ(shale_column_int(st, 0), 1);
+  CHECK_EQ(shale_step(st), SHALE_DONE);
+  CHECK_EQ(shale_data_count(st), 0);
+  CHECK_EQ(shale_stmt_busy(st), 0);
+  /* after DONE the next step starts over (automatic reset) */
+  CHECK_EQ(shale_step(st), SHALE_ROW);
+  CHECK_EQ(shale_column_int(st, 0), 1);
+  CHECK_OK(shale_reset(st));
+  CHECK_EQ(shale_step(st), SHALE_ROW);
+  CHECK_OK(shale_finalize(st));
+  /* empty statements: NULL statement, OK */
+  st = (shale_stmt *)1;
+  CHECK_OK(shale_prepare_v2(db, "   -- nothing\n", -1, &st, &tail));
+  CHECK(st == NULL);
+  st = (shale_stmt *)1;
+  CHECK_OK(shale_prepare_v2(db, "", -1, &st, &tail));
+  CHECK(st == NULL);
+  /* nbyte limits the text */
+  CHECK_OK(shale_prepare_v2(db, "SELECT 7; garbage", 8, &st, &tail));
+  CHECK_EQ(shale_step(st), SHALE_ROW);
+  CHECK_EQ(shale_column_int(st, 0), 7);
+  CHECK_OK(shale_finalize(st));
+  CHECK_OK(shale_finalize(NULL));
+  CHECK_OK(shale_reset(NULL));
+  CHECK_EQ(shale_step(NULL), SHALE_MISUSE);
+  /* prepare_v3 and prepare */
+  CHECK_OK(shale_prepare_v3(db, "SELECT 3", -1, SHALE_PREPARE_PERSISTENT, &st, NULL));
+  CHECK_EQ(shale_step(st), SHALE_ROW);
+  CHECK_EQ(shale_column_int(st, 0), 3);
+  CHECK_OK(shale_finalize(st));
+  CHECK_OK(shale_close(db));
+}
+
+TEST(tables_rows_and_counters) {
+  shale *db = open_mem();
+  sqlite3 *sq = NULL;
+  sqlite3_open(":memory:", &sq);
+  const char *setup = "CREATE TABLE t(a INTEGER, b TEXT, c REAL, d BLOB, e);";
+  SH_EXEC(db, setup);
+  sqlite3_exec(sq, setup, NULL, NULL, NULL);
+  const char *ins = "INSERT INTO t VALUES(1, 'one', 1.5, x'0102', NULL);"
+                    "INSERT INTO t VALUES(2, 'two', 2, x'', 'z');";
+  SH_EXEC(db, ins);
+  sqlite3_exec(sq, ins, NULL, NULL, NULL);
+  CHECK_EQ(shale_changes(db), 1);
+  CHECK_EQ(shale_total_changes(db), 2);
+  CHECK_EQ(shale_last_insert_rowid(db), 2);
+  CHECK_EQ(shale_changes64(db), 1);
+  CHECK_SAME(db, sq, "SELECT a, b, c, d, e FROM t");
+  CHECK_SAME(db, sq, "SELECT changes(), total_changes(), last_insert_rowid()");
+  /* column types in their own storage class */
+  shale_stmt *st = NULL;
+  CHECK_OK(shale_prepare_v2(db, "SELECT a, b, c, d, e FROM t", -1, &st, NULL));
+  CHECK_EQ(shale_step(st), SHALE_ROW);
+  CHECK_EQ(shale_column_type(st, 0), SHALE_INTEGER);
+  CHECK_EQ(shale_column_type(st, 1), SHALE_TEXT);
+  CHECK_EQ(shale_column_type(st, 2), SHALE_FLOAT);
+  CHECK_EQ(shale_column_type(st, 3), SHALE_BLOB);
+  CHECK_EQ(shale_column_type(st, 4), SHALE_NULL);
+  CHECK_STR((const char *)shale_column_text(st, 0), "1");
+  CHECK_STR((const char *)shale_column_text(st, 2), "1.5");
+  CHECK_EQ(shale_column_bytes(st, 1), 3);
+  CHECK_EQ(shale_column_bytes(st, 3), 2);
+  CHECK(memcmp(shale_column_blob(st, 3), "\x01\x02", 2) == 0);
+  CHECK(shale_column_text(st, 4) == NULL);
+  CHECK_EQ(shale_column_bytes(st, 4), 0);
+  CHECK(shale_column_double(st, 2) == 1.5);
+  CHECK_EQ(shale_column_int64(st, 2), 1);
+  CHECK_STR(shale_column_decltype(st, 0), "INTEGER");
+  CHECK_STR(shale_column_decltype(st, 2), "REAL");
+  CHECK(shale_column_decltype(st, 4) == NULL);
+  CHECK_STR(shale_column_name(st, 1), "b");
+  CHECK(shale_column_name(st, 5) == NULL);
+  /* out-of-range columns read as NULL */
+  CHECK_EQ(shale_column_type(st, 9), SHALE_NULL);
+  shale_value *v = shale_column_value(st, 1);
+  CHECK_EQ(shale_value_type(v), SHALE_TEXT);
+  CHECK_STR((const char *)shale_value_text(v), "one");
+  CHECK_EQ(shale_step(st), SHALE_ROW);
+  CHECK_EQ(shale_column_bytes(st, 3), 0);
+  CHECK(shale_column_blob(st, 3) == NULL);
+  CHECK_EQ(shale_step(st), SHALE_DONE);
+  CHECK_OK(shale_finalize(st));
+  sqlite3_close(sq);
+  CHECK_OK(shale_close(db));
+}
+
+TEST(binding) {
+  shale *db = open_mem();
+  SH_EXEC(db, "CREATE TABLE t(a, b)");
+  shale_stmt *st = NULL, *sel = NULL;
+  CHECK_OK(shale_prepare_v2(db, "INSERT INTO t VALUES(?, ?)", -1, &st, NULL));
+  CHECK_EQ(shale_bind_parameter_count(st), 2);
+  CHECK(shale_bind_parameter_name(st, 1) == NULL);
+  CHECK_EQ(shale_bind_int(st, 0, 1), SHALE_RANGE);
+  CHECK_EQ(shale_bind_int(st, 3, 1), SHALE_RANGE);
+  CHECK_STR(shale_errmsg(db), "column index out of range");
+  CHECK_OK(shale_bind_int(st, 1, 1));
+  CHECK_OK(shale_bind_text(st, 2, "hello world", 5, SHALE_STATIC));
+  CHECK_EQ(shale_step(st), SHALE_DONE);
+  /* after a step, binding needs a reset first */
+  CHECK_EQ(shale_bind_int(st, 1, 5), SHALE_MISUSE);
+  CHECK_OK(shale_reset(st));
+  CHECK_OK(shale_bind_int64(st, 1, INT64_MAX));
+  char *heap = malloc(4);
+  memcpy(heap, "abc", 4);
+  CHECK_OK(shale_bind_text(st, 2, heap, -1, free)); /* destructor called by the API */
+  CHECK_EQ(shale_step(st), SHALE_DONE);
+  CHECK_OK(shale_reset(st));
+  CHECK_OK(shale_bind_double(st, 1, 2.25));
+  CHECK_OK(shale_bind_blob(st, 2, "\0\1\2", 3, SHALE_TRANSIENT));
+  CHECK_EQ(shale_step(st), SHALE_DONE);
+  CHECK_OK(shale_reset(st));
+  CHECK_OK(shale_bind_zeroblob(st, 1, 4));
+  CHECK_OK(shale_bind_null(st, 2));
+  CHECK_EQ(shale_step(st), SHALE_DONE);
+  /* bindings persist across reset; clear_bindings makes them NULL */
+  CHECK_OK(shale_reset(st));
+  CHECK_OK(shale_clear_bindings(st));
+  CHECK_EQ(shale_step(st), SHALE_DONE);
+  CHECK_OK(shale_finalize(st));
+  char *got = sh_run(db, "SELECT a, b FROM t");
+  CHECK_STR(got, "names: a|b\n1|hello\n9223372036854775807|abc\n2.25r|x'000102'\n"
+                 "x'00000000'|NULL\nNULL|NULL\n");
+  free(got);
+  /* named parameters */
+  CHECK_OK(shale_prepare_v2(db, "SELECT :x, @y, $z, ?5, :x", -1, &sel, NULL));
+  CHECK_EQ(shale_bind_parameter_count(sel), 5);
+  CHECK_EQ(shale_bind_parameter_index(sel, ":x"), 1);
+  CHECK_EQ(shale_bind_parameter_index(sel, "@y"), 2);
+  CHECK_EQ(shale_bind_parameter_index(sel, "$z"), 3);
+  CHECK_EQ(shale_bind_parameter_index(sel, ":nope"), 0);
+  CHECK_STR(shale_bind_parameter_name(sel, 1), ":x");
+  CHECK(shale_bind_parameter_name(sel, 4) == NULL);
+  CHECK_OK(shale_bind_int(sel, 1, 10));
+  CHECK_OK(shale_bind_text(sel, 2, "y", -1, SHALE_STATIC));
+  CHECK_OK(shale_bind_double(sel, 5, 0.5));
+  CHECK_EQ(shale_step(sel), SHALE_ROW);
+  CHECK_EQ(shale_column_int(sel, 0), 10);
+  CHECK_STR((const char *)shale_column_text(sel, 1), "y");
+  CHECK_EQ(shale_column_type(sel, 2), SHALE_NULL);
+  CHECK(shale_column_double(sel, 3) == 0.5);
+  CHECK_EQ(shale_column_int(sel, 4), 10);
+  /* bind_value from a result column */
+  shale_stmt *cp = NULL;
+  CHECK_OK(shale_prepare_v2(db, "SELECT ?1", -1, &cp, NULL));
+  CHECK_OK(shale_bind_value(cp, 1, shale_column_value(sel, 1)));
+  CHECK_EQ(shale_step(cp), SHALE_ROW);
+  CHECK_STR((const char *)shale_column_text(cp, 0), "y");
+  CHECK_OK(shale_finalize(cp));
+  CHECK_OK(shale_finalize(sel));
+  CHECK_OK(shale_close(db));
+}
+
+TEST(errors_match_sqlite) {
+  shale *db = open_mem();
+  sqlite3 *sq = NULL;
+  sqlite3_open(":memory:", &sq);
+  const char *setup = "CREATE TABLE t(a INTEGER PRIMARY KEY, b NOT NULL, c UNIQUE);"
+                      "INSERT INTO t VALUES(1, 1, 1);";
+  SH_EXEC(db, setup);
+  sqlite3_exec(sq, setup, NULL, NULL, NULL);
+  CHECK_SAME(db, sq, "SELECT * FROM nosuch");
+  CHECK_SAME(db, sq, "SELEC 1");
+  CHECK_SAME(db, sq, "SELECT nosuch FROM t");
+  CHECK_SAME(db, sq, "INSERT INTO t VALUES(1, 2, 2)");
+  CHECK_SAME(db, sq, "INSERT INTO t VALUES(2, NULL, 2)");
+  CHECK_SAME(db, sq, "INSERT INTO t VALUES(3, 3, 1)");
+  CHECK_SAME(db, sq, "CREATE TABLE t(x)");
+  CHECK_SAME(db, sq, "COMMIT");
+  CHECK_SAME(db, sq, "ROLLBACK");
+  CHECK_SAME(db, sq, "RELEASE nosuch");
+  /* primary vs extended codes */
+  shale_stmt *st = NULL;
+  CHECK_OK(shale_prepare_v2(db, "INSERT INTO t VALUES(1, 2, 2)", -1, &st, NULL));
+  CHECK_EQ(shale_step(st), SHALE_CONSTRAINT);
+  CHECK_EQ(shale_errcode(db), SHALE_CONSTRAINT);
+  CHECK_EQ(shale_extended_errcode(db), SHALE_CONSTRAINT_PRIMARYKEY);
+  CHECK_STR(shale_errmsg(db), "UNIQUE constraint failed: t.a");
+  /* reset and finalize report the error again */
+  CHECK_EQ(shale_reset(st), SHALE_CONSTRAINT);
+  CHECK_STR(shale_errmsg(db), "UNIQUE constraint failed: t.a");
+  CHECK_OK(shale_reset(st));
+  CHECK_OK(shale_extended_result_codes(db, 1));
+  CHECK_EQ(shale_step(st), SHALE_CONSTRAINT_PRIMARYKEY);
+  CHECK_EQ(shale_finalize(st), SHALE_CONSTRAINT_PRIMARYKEY);
+  CHECK_OK(shale_extended_result_codes(db, 0));
+  /* a successful statement clears the error */
+  CHECK_EQ(sh_int(db, "SELECT 5"), 5);
+  CHECK_EQ(shale_errcode(db), SHALE_OK);
+  CHECK_STR(shale_errmsg(db), "not an error");
+  CHECK_STR(shale_errstr(SHALE_BUSY), "database is locked");
+  sqlite3_close(sq);
+  CHECK_OK(shale_close(db));
+}
+
+static int collect_cb(void *arg, int n, char **vals, char **names) {
+  TBuf *b = arg;
+  for (int i = 0; i < n; i++)
+    tb_add(b, "%s%s=%s", i ? "," : "", names[i], vals[i] ? vals[i] : "NULL");
+  tb_add(b, ";");
+  return 0;
+}
+
+static int stop_cb(void *arg, int n, char **vals, char **names) { return 1; }
+
+TEST(exec_callback_and_errors) {
+  shale *db = open_mem();
+  TBuf b = {0};
+  tb_add(&b, "%s", "");
+  char *err = NULL;
+  CHECK_OK(shale_exec(db,
+                      "CREATE TABLE t(a, b); INSERT INTO t VALUES(1, NULL);"
+                      "INSERT INTO t VALUES(2.5, 'x'); SELECT a, b FROM t;",
+                      collect_cb, &b, &err));
+  CHECK(err == NULL);
+  CHECK_STR(b.z, "a=1,b=NULL;a=2.5,b=x;");
+  free(b.z);
+  CHECK_EQ(shale_exec(db, "SELECT a FROM t", stop_cb, NULL, &err), SHALE_ABORT);
+  CHECK_STR(err, "query aborted");
+  shale_free(err);
+  err = NULL;
+  CHECK_EQ(shale_exec(db, "INSERT INTO t VALUES(3, 3); SELECT * FROM nosuch; INSERT INTO t "
+                          "VALUES(4, 4)",
+                      NULL, NULL, &err),
+           SHALE_ERROR);
+  CHECK_STR(err, "no such table: nosuch");
+  shale_free(err);
+  CHECK_EQ(sh_int(db, "SELECT count(*) FROM t"), 3); /* stopped at the error */
+  CHECK_OK(shale_exec(db, "", NULL, NULL, NULL));
+  CHECK_OK(shale_exec(db, "  ;  ; ", NULL, NULL, NULL));
+  CHECK_OK(shale_close(db));
+}
+
+TEST(complete) {
+  CHECK_EQ(shale_complete("SELECT 1;"), 1);
+  CHECK_EQ(shale_complete("SELECT 1"), 0);
+  CHECK_EQ(shale_complete("SELECT ';'"), 0);
+  CHECK_EQ(shale_complete("SELECT 1; -- c"), 1);
+  CHECK_EQ(shale_complete("SELECT 1 /* ; */"), 0);
+  CHECK_EQ(sqlite3_complete("SELECT 1; -- c"), 1);
+}
+
+TEST(interrupt_running_statement) {
+  shale *db = open_mem();
+  SH_EXEC(db, "CREATE TABLE t(a); INSERT INTO t VALUES(1); INSERT INTO t VALUES(2);");
+  shale_interrupt(db); /* nothing running: no effect */
+  CHECK_EQ(sh_int(db, "SELECT count(*) FROM t"), 2);
+  shale_stmt *st = NULL;
+  CHECK_OK(shale_prepare_v2(db, "SELECT a FROM t", -1, &st, NULL));
+  CHECK_EQ(shale_step(st), SHALE_ROW);
+  shale_interrupt(db);
+  CHECK_EQ(shale_step(st), SHALE_INTERRUPT);
+  CHECK_STR(shale_errmsg(db), "interrupted");
+  CHECK_EQ(shale_finalize(st), SHALE_INTERRUPT);
+  CHECK_EQ(sh_int(db, "SELECT count(*) FROM t"), 2);
+  CHECK_OK(shale_close(db));
+}

@@ -1,0 +1,181 @@
+/*
+ * test_api_pragma.c -- PRAGMAs, EXPLAIN and EXPLAIN QUERY PLAN through the
+ * native API, compared with the reference SQLite running the same statements
+ * on its own database (same column names, same rows).
+ *
+ * Invariants:
+ *  1. Each case builds the same schema on both engines first.
+ */
+#include "../../test.h"
+#include "test_api_util.h"
+
+typedef struct Pair {
+  shale *db;
+  sqlite3 *sq;
+} Pair;
+
+static Pair pair_open(const char *shale_path, const char *sqlite_path, const char *setup) {
+  Pair p = {NULL, NULL};
+  if (shale_open(shale_path, &p.db) != SHALE_OK) test_fail(__FILE__, __LINE__, "shale_open");
+  if (sqlite3_open(sqlite_path, &p.sq) != SQLITE_OK) test_fail(__FILE__, __LINE__, "sqlite3_open");
+  if (setup) {
+    SH_EXEC(p.db, setup);
+    sqlite3_exec(p.sq, setup, NULL, NULL, NULL);
+  }
+  return p;
+}
+
+static void pair_close(Pair *p) {
+  CHECK_OK(shale_close(p->db));
+  sqlite3_close(p->sq);
+}
+
+static const char *schema_sql =
+    "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT NOT NULL DEFAULT 'x', c REAL UNIQUE, d);"
+    "CREATE INDEX tb ON t(b DESC, d COLLATE NOCASE);"
+    "CREATE UNIQUE INDEX tc ON t(c, d) WHERE d > 0;"
+    "CREATE TABLE w(k TEXT PRIMARY KEY, v INT) WITHOUT ROWID;"
+    "CREATE TABLE p(id INTEGER PRIMARY KEY);"
+    "CREATE TABLE c(x REFERENCES p(id) ON DELETE CASCADE, y);";
+
+TEST(pragma_schema_info) {
+  Pair p = pair_open(":memory:", ":memory:", schema_sql);
+  static const char *const q[] = {
+      "PRAGMA table_info(t)",      "PRAGMA table_info('w')",   "PRAGMA table_xinfo(t)",
+      "PRAGMA table_info(nosuch)", "PRAGMA index_list(t)",     "PRAGMA index_list(w)",
+      "PRAGMA index_info(tb)",     "PRAGMA index_xinfo(tb)",   "PRAGMA index_info(tc)",
+      "PRAGMA index_xinfo(sqlite_autoindex_t_1)",              "PRAGMA index_list(nosuch)",
+      "PRAGMA main.table_info(t)", "PRAGMA foreign_key_list(c)",
+  };
+  for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) CHECK_SAME(p.db, p.sq, q[i]);
+  pair_close(&p);
+}
+
+TEST(pragma_settings) {
+  Pair p = pair_open(":memory:", ":memory:", "CREATE TABLE t(a)");
+  static const char *const q[] = {
+      "PRAGMA user_version",        "PRAGMA user_version = 42",    "PRAGMA user_version",
+      "PRAGMA user_version = -3",   "PRAGMA user_version",         "PRAGMA application_id",
+      "PRAGMA application_id=7",    "PRAGMA application_id",       "PRAGMA cache_size",
+      "PRAGMA cache_size = 100",    "PRAGMA cache_size",           "PRAGMA cache_size=-500",
+      "PRAGMA cache_size",          "PRAGMA page_size",            "PRAGMA page_count",
+      "PRAGMA freelist_count",      "PRAGMA foreign_keys",         "PRAGMA foreign_keys=ON",
+      "PRAGMA foreign_keys",        "PRAGMA recursive_triggers",   "PRAGMA recursive_triggers=1",
+      "PRAGMA recursive_triggers",  "PRAGMA busy_timeout",         "PRAGMA busy_timeout = 250",
+      "PRAGMA busy_timeout",        "PRAGMA journal_mode",         "PRAGMA synchronous",
+      "PRAGMA synchronous = OFF",   "PRAGMA synchronous",          "PRAGMA synchronous = full",
+      "PRAGMA synchronous",         "PRAGMA no_such_pragma",       "PRAGMA no_such_pragma = 3",
+      "PRAGMA case_sensitive_like = 1", "PRAGMA integrity_check",  "PRAGMA quick_check",
+      "PRAGMA integrity_check(5)",  "PRAGMA encoding",
+  };
+  for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) CHECK_SAME(p.db, p.sq, q[i]);
+  pair_close(&p);
+}
+
+TEST(pragma_file_settings) {
+  const char *f1 = test_path("p_shale.db"), *f2 = test_path("p_sqlite.db");
+  Pair p = pair_open(f1, f2, NULL);
+  static const char *const q[] = {
+      "PRAGMA page_size = 1024",
+      "PRAGMA page_size",
+      "CREATE TABLE t(a, b)",
+      "PRAGMA page_size",
+      "PRAGMA page_count",
+      "PRAGMA schema_version",
+      "PRAGMA journal_mode",
+      "PRAGMA journal_mode = truncate",
+      "PRAGMA journal_mode",
+      "PRAGMA journal_mode = persist",
+      "PRAGMA journal_mode = delete",
+      "PRAGMA journal_mode = wal",
+      "INSERT INTO t VALUES(1, 2)",
+      "PRAGMA journal_mode = delete",
+      "PRAGMA journal_mode = bogus",
+      "PRAGMA freelist_count",
+      "PRAGMA integrity_check",
+  };
+  for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) CHECK_SAME(p.db, p.sq, q[i]);
+  /* database_list names the file */
+  shale_stmt *st = NULL;
+  CHECK_OK(shale_prepare_v2(p.db, "PRAGMA database_list", -1, &st, NULL));
+  CHECK_EQ(shale_column_count(st), 3);
+  CHECK_STR(shale_column_name(st, 2), "file");
+  CHECK_EQ(shale_step(st), SHALE_ROW);
+  CHECK_STR((const char *)shale_column_text(st, 1), "main");
+  CHECK(strstr((const char *)shale_column_text(st, 2), "p_shale.db") != NULL);
+  CHECK_OK(shale_finalize(st));
+  pair_close(&p);
+}
+
+TEST(pragma_user_version_persists) {
+  const char *f = test_path("uv.db");
+  shale *db = NULL;
+  CHECK_OK(shale_open(f, &db));
+  SH_EXEC(db, "PRAGMA user_version = 1234");
+  CHECK_OK(shale_close(db));
+  sqlite3 *sq = NULL;
+  sqlite3_open(f, &sq);
+  char *got = sq_run(sq, "PRAGMA user_version");
+  CHECK_STR(got, "names: user_version\n1234\n");
+  free(got);
+  sqlite3_close(sq);
+}
+
+TEST(integrity_check_reports_damage) {
+  const char *f = test_path("bad.db");
+  sqlite3 *sq = NULL;
+  sqlite3_open(f, &sq);
+  sqlite3_exec(sq,
+               "PRAGMA page_size=1024; CREATE TABLE t(a, b);"
+               "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<400)"
+               " INSERT INTO t SELECT i, randomblob(50) FROM c;",
+               NULL, NULL, NULL);
+  sqlite3_close(sq);
+  /* orphan a page: clear the freelist count... simplest damage: zero a leaf's
+   * child pointer is format-specific; instead bump the freelist count */
+  FILE *fp = fopen(f, "r+b");
+  unsigned char four[4] = {0, 0, 0, 9};
+  fseek(fp, 36, SEEK_SET);
+  fwrite(four, 1, 4, fp);
+  fclose(fp);
+  shale *db = NULL;
+  CHECK_OK(shale_open(f, &db));
+  sqlite3_open(f, &sq);
+  CHECK_SAME(db, sq, "PRAGMA integrity_check");
+  sqlite3_close(sq);
+  CHECK_OK(shale_close(db));
+}
+
+TEST(explain_and_query_plan) {
+  shale *db = NULL;
+  CHECK_OK(shale_open(":memory:", &db));
+  SH_EXEC(db, "CREATE TABLE t(a, b)");
+  shale_stmt *st = NULL;
+  CHECK_OK(shale_prepare_v2(db, "EXPLAIN SELECT a FROM t", -1, &st, NULL));
+  CHECK_EQ(shale_column_count(st), 8);
+  static const char *const names[] = {"addr", "opcode", "p1", "p2", "p3", "p4", "p5", "comment"};
+  for (int i = 0; i < 8; i++) CHECK_STR(shale_column_name(st, i), names[i]);
+  int rows = 0, saw_init = 0, saw_halt = 0;
+  while (shale_step(st) == SHALE_ROW) {
+    CHECK_EQ(shale_column_int(st, 0), rows);
+    const char *op = (const char *)shale_column_text(st, 1);
+    if (rows == 0 && op && !strcmp(op, "Init")) saw_init = 1;
+    if (op && !strcmp(op, "Halt")) saw_halt = 1;
+    CHECK_EQ(shale_column_type(st, 7), SHALE_NULL);
+    rows++;
+  }
+  CHECK(rows > 2);
+  CHECK(saw_init);
+  CHECK(saw_halt);
+  CHECK_OK(shale_finalize(st));
+  CHECK_OK(shale_prepare_v2(db, "EXPLAIN QUERY PLAN SELECT a FROM t", -1, &st, NULL));
+  CHECK_EQ(shale_column_count(st), 4);
+  CHECK_STR(shale_column_name(st, 0), "id");
+  CHECK_STR(shale_column_name(st, 1), "parent");
+  CHECK_STR(shale_column_name(st, 2), "notused");
+  CHECK_STR(shale_column_name(st, 3), "detail");
+  CHECK_EQ(shale_step(st), SHALE_ROW);
+  CHECK_STR((const char *)shale_column_text(st, 3), "SCAN t");
+  CHECK_OK(shale_finalize(st));
+  CHECK_OK(shale_close(db));
+}

@@ -1,0 +1,296 @@
+/*
+ * test_api_txn.c -- transactions through SQL (BEGIN/COMMIT/ROLLBACK,
+ * SAVEPOINT/RELEASE/ROLLBACK TO) compared with the reference SQLite, schema
+ * reloads when another connection changes the schema, the statement cache,
+ * and locking between two connections on one file (busy, busy_timeout).
+ *
+ * Invariants:
+ *  1. Every case closes what it opens (leak-checked).
+ */
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../../src/api/api_int.h"
+#include "../../test.h"
+#include "test_api_util.h"
+
+static shale *open_file(const char *path) {
+  shale *db = NULL;
+  int rc = shale_open_v2(path, &db, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, NULL);
+  if (rc != SHALE_OK) test_fail(__FILE__, __LINE__, "open %s failed: %d", path, rc);
+  return db;
+}
+
+/* The same script on both engines, statement by statement. */
+static void same_script(shale *db, sqlite3 *sq, const char *const *sql, int n) {
+  for (int i = 0; i < n; i++) {
+    CHECK_SAME(db, sq, sql[i]);
+    if (shale_get_autocommit(db) != sqlite3_get_autocommit(sq))
+      test_fail(__FILE__, __LINE__, "autocommit differs after: %s", sql[i]);
+  }
+}
+
+TEST(begin_commit_rollback) {
+  shale *db = NULL;
+  CHECK_OK(shale_open(":memory:", &db));
+  sqlite3 *sq = NULL;
+  sqlite3_open(":memory:", &sq);
+  static const char *const script[] = {
+      "CREATE TABLE t(a)",
+      "BEGIN",
+      "INSERT INTO t VALUES(1)",
+      "BEGIN",
+      "SELECT a FROM t",
+      "COMMIT",
+      "SELECT a FROM t",
+      "COMMIT",
+      "ROLLBACK",
+      "BEGIN DEFERRED",
+      "INSERT INTO t VALUES(2)",
+      "ROLLBACK",
+      "SELECT a FROM t",
+      "BEGIN IMMEDIATE",
+      "INSERT INTO t VALUES(3)",
+      "END",
+      "BEGIN EXCLUSIVE TRANSACTION",
+      "INSERT INTO t VALUES(4)",
+      "ROLLBACK TRANSACTION",
+      "SELECT a FROM t",
+      "BEGIN",
+      "CREATE TABLE u(x)",
+      "INSERT INTO u VALUES(1)",
+      "ROLLBACK",
+      "SELECT * FROM u",
+      "BEGIN",
+      "CREATE TABLE u(y)",
+      "COMMIT",
+      "SELECT * FROM u",
+  };
+  same_script(db, sq, script, (int)(sizeof script / sizeof script[0]));
+  sqlite3_close(sq);
+  CHECK_OK(shale_close(db));
+}
+
+TEST(savepoints) {
+  shale *db = NULL;
+  CHECK_OK(shale_open(":memory:", &db));
+  sqlite3 *sq = NULL;
+  sqlite3_open(":memory:", &sq);
+  static const char *const script[] = {
+      "CREATE TABLE t(a)",
+      "SAVEPOINT one",
+      "INSERT INTO t VALUES(1)",
+      "SAVEPOINT two",
+      "INSERT INTO t VALUES(2)",
+      "ROLLBACK TO two",
+      "SELECT a FROM t",
+      "INSERT INTO t VALUES(3)",
+      "RELEASE two",
+      "SELECT a FROM t",
+      "RELEASE nosuch",
+      "BEGIN",
+      "RELEASE one",
+      "SELECT a FROM t",
+      "SAVEPOINT a",
+      "INSERT INTO t VALUES(4)",
+      "ROLLBACK TO a",
+      "ROLLBACK TO a",
+      "RELEASE a",
+      "SELECT a FROM t",
+      "BEGIN",
+      "SAVEPOINT x",
+      "INSERT INTO t VALUES(5)",
+      "SAVEPOINT y",
+      "INSERT INTO t VALUES(6)",
+      "RELEASE x",
+      "SELECT a FROM t",
+      "ROLLBACK",
+      "SELECT a FROM t",
+      "SAVEPOINT s1",
+      "SAVEPOINT s2",
+      "INSERT INTO t VALUES(7)",
+      "ROLLBACK TO s1",
+      "INSERT INTO t VALUES(8)",
+      "COMMIT",
+      "SELECT a FROM t",
+      "SAVEPOINT q",
+      "CREATE TABLE v(z)",
+      "ROLLBACK TO q",
+      "SELECT * FROM v",
+      "RELEASE q",
+  };
+  same_script(db, sq, script, (int)(sizeof script / sizeof script[0]));
+  sqlite3_close(sq);
+  CHECK_OK(shale_close(db));
+}
+
+TEST(constraint_error_inside_transaction_keeps_earlier_work) {
+  shale *db = NULL;
+  CHECK_OK(shale_open(":memory:", &db));
+  sqlite3 *sq = NULL;
+  sqlite3_open(":memory:", &sq);
+  static const char *const script[] = {
+      "CREATE TABLE t(a UNIQUE)",
+      "BEGIN",
+      "INSERT INTO t VALUES(1)",
+      "INSERT INTO t VALUES(1)",
+      "INSERT INTO t VALUES(2)",
+      "COMMIT",
+      "SELECT a FROM t",
+      "INSERT INTO t VALUES(1)",
+      "SELECT a FROM t",
+  };
+  same_script(db, sq, script, (int)(sizeof script / sizeof script[0]));
+  sqlite3_close(sq);
+  CHECK_OK(shale_close(db));
+}
+
+TEST(schema_change_by_another_connection) {
+  const char *f = test_path("schema.db");
+  shale *a = open_file(f), *b = open_file(f);
+  SH_EXEC(a, "CREATE TABLE t(x); INSERT INTO t VALUES(1);");
+  CHECK_EQ(sh_int(b, "SELECT count(*) FROM t"), 1);
+  shale_stmt *st = NULL;
+  CHECK_OK(shale_prepare_v2(b, "SELECT * FROM t", -1, &st, NULL));
+  CHECK_EQ(shale_column_count(st), 1);
+  /* a changes the schema: b's prepared statement is recompiled at its step */
+  SH_EXEC(a, "ALTER TABLE t ADD COLUMN y DEFAULT 7");
+  long loads = api_schema_loads(b);
+  CHECK_EQ(shale_step(st), SHALE_ROW);
+  CHECK(api_schema_loads(b) > loads);
+  CHECK_EQ(shale_column_count(st), 2);
+  CHECK_EQ(shale_column_int(st, 1), 7);
+  CHECK_OK(shale_finalize(st));
+  /* a new table made by a is visible to b's next prepare after the reload */
+  SH_EXEC(a, "CREATE TABLE u(z); INSERT INTO u VALUES(9);");
+  CHECK_EQ(sh_int(b, "SELECT count(*) FROM t"), 1); /* reloads on SHALE_SCHEMA */
+  CHECK_EQ(sh_int(b, "SELECT z FROM u"), 9);
+  /* and the reference SQLite changes it too */
+  sqlite3 *sq = NULL;
+  sqlite3_open(f, &sq);
+  sqlite3_exec(sq, "DROP TABLE u; CREATE TABLE w(k); INSERT INTO w VALUES(3);", NULL, NULL, NULL);
+  sqlite3_close(sq);
+  CHECK_EQ(sh_int(b, "SELECT count(*) FROM t"), 1);
+  CHECK_EQ(sh_int(b, "SELECT k FROM w"), 3);
+  char *got = sh_run(b, "SELECT z FROM u");
+  CHECK_STR(got, "error 1: no such table: u\n");
+  free(got);
+  CHECK_OK(shale_close(a));
+  CHECK_OK(shale_close(b));
+}
+
+TEST(statement_cache_reuse) {
+  shale *db = NULL;
+  CHECK_OK(shale_open(":memory:", &db));
+  SH_EXEC(db, "CREATE TABLE t(a)");
+  long h0 = api_cache_hits(db);
+  for (int i = 0; i < 10; i++) {
+    shale_stmt *st = NULL;
+    CHECK_OK(shale_prepare_v2(db, "INSERT INTO t VALUES(?1)", -1, &st, NULL));
+    CHECK_OK(shale_bind_int(st, 1, i));
+    CHECK_EQ(shale_step(st), SHALE_DONE);
+    CHECK_OK(shale_finalize(st));
+  }
+  CHECK_EQ(api_cache_hits(db) - h0, 9);
+  CHECK_EQ(sh_int(db, "SELECT sum(a) FROM t"), 45);
+  /* the same text followed by more statements reuses the first one */
+  long h1 = api_cache_hits(db);
+  SH_EXEC(db, "INSERT INTO t VALUES(?1); SELECT 1");
+  SH_EXEC(db, "INSERT INTO t VALUES(?1); SELECT 2");
+  CHECK(api_cache_hits(db) - h1 >= 1);
+  /* a different text that starts the same is not confused with it */
+  CHECK_EQ(sh_int(db, "SELECT 1"), 1);
+  CHECK_EQ(sh_int(db, "SELECT 12"), 12);
+  /* a schema change invalidates the cache */
+  SH_EXEC(db, "CREATE TABLE u(b)");
+  long h2 = api_cache_hits(db);
+  CHECK_EQ(sh_int(db, "SELECT 12"), 12);
+  CHECK_EQ(api_cache_hits(db), h2);
+  CHECK_EQ(sh_int(db, "SELECT 12"), 12);
+  CHECK_EQ(api_cache_hits(db), h2 + 1);
+  CHECK_OK(shale_close(db));
+}
+
+TEST(two_connections_lock_and_busy) {
+  const char *f = test_path("busy.db");
+  shale *a = open_file(f), *b = open_file(f);
+  SH_EXEC(a, "CREATE TABLE t(x); INSERT INTO t VALUES(1);");
+  SH_EXEC(a, "BEGIN IMMEDIATE");
+  CHECK_EQ(shale_get_autocommit(a), 0);
+  /* readers still read; a second writer is locked out */
+  CHECK_EQ(sh_int(b, "SELECT count(*) FROM t"), 1);
+  char *err = NULL;
+  CHECK_EQ(shale_exec(b, "INSERT INTO t VALUES(2)", NULL, NULL, &err), SHALE_BUSY);
+  CHECK_STR(err, "database is locked");
+  shale_free(err);
+  CHECK_EQ(shale_exec(b, "BEGIN IMMEDIATE", NULL, NULL, NULL), SHALE_BUSY);
+  CHECK_EQ(shale_get_autocommit(b), 1);
+  /* with a busy timeout the writer waits, then gives up */
+  CHECK_OK(shale_busy_timeout(b, 150));
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  CHECK_EQ(shale_exec(b, "INSERT INTO t VALUES(2)", NULL, NULL, NULL), SHALE_BUSY);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+  CHECK(ms >= 100);
+  SH_EXEC(a, "COMMIT");
+  SH_EXEC(b, "INSERT INTO t VALUES(2)");
+  CHECK_EQ(sh_int(a, "SELECT count(*) FROM t"), 2);
+  CHECK_OK(shale_close(a));
+  CHECK_OK(shale_close(b));
+}
+
+typedef struct Releaser {
+  shale *db;
+  int delay_ms;
+} Releaser;
+
+static void *release_later(void *arg) {
+  Releaser *r = arg;
+  usleep((useconds_t)r->delay_ms * 1000);
+  char *m = NULL;
+  shale_exec(r->db, "COMMIT", NULL, NULL, &m);
+  shale_free(m);
+  return NULL;
+}
+
+TEST(busy_timeout_waits_for_the_lock) {
+  const char *f = test_path("wait.db");
+  shale *a = open_file(f), *b = open_file(f);
+  SH_EXEC(a, "CREATE TABLE t(x)");
+  SH_EXEC(a, "BEGIN IMMEDIATE; INSERT INTO t VALUES(1);");
+  CHECK_OK(shale_busy_timeout(b, 5000));
+  Releaser r = {a, 100};
+  pthread_t th;
+  pthread_create(&th, NULL, release_later, &r);
+  SH_EXEC(b, "INSERT INTO t VALUES(2)"); /* waits until a commits */
+  pthread_join(th, NULL);
+  CHECK_EQ(sh_int(b, "SELECT count(*) FROM t"), 2);
+  CHECK_EQ(sh_int(b, "PRAGMA busy_timeout"), 5000);
+  CHECK_OK(shale_close(a));
+  CHECK_OK(shale_close(b));
+}
+
+TEST(reader_active_while_writing) {
+  shale *db = NULL;
+  CHECK_OK(shale_open(test_path("rw.db"), &db));
+  SH_EXEC(db, "CREATE TABLE t(a); INSERT INTO t VALUES(1); INSERT INTO t VALUES(2);"
+              "CREATE TABLE u(b);");
+  shale_stmt *rd = NULL;
+  CHECK_OK(shale_prepare_v2(db, "SELECT a FROM t", -1, &rd, NULL));
+  CHECK_EQ(shale_step(rd), SHALE_ROW);
+  /* a write while the reader is active joins its transaction */
+  SH_EXEC(db, "INSERT INTO u VALUES(10)");
+  CHECK_EQ(shale_step(rd), SHALE_ROW);
+  CHECK_EQ(shale_step(rd), SHALE_DONE);
+  CHECK_OK(shale_finalize(rd));
+  /* the write was committed when the last statement stopped */
+  sqlite3 *sq = NULL;
+  sqlite3_open(test_path("rw.db"), &sq);
+  char *got = sq_run(sq, "SELECT b FROM u");
+  CHECK_STR(got, "names: b\n10\n");
+  free(got);
+  sqlite3_close(sq);
+  CHECK_OK(shale_close(db));
+}
