@@ -348,6 +348,7 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   if (!db) return SHALE_NOMEM;
   memset(db, 0, sizeof *db);
   db->autocommit = 1;
+  db->sync_level = 2;
   db->errmask = (flags & SHALE_OPEN_EXRESCODE) ? ~0 : 0xff;
   db->open_flags = flags;
   db->conn_cb.last_insert_rowid = cb_last_rowid;
@@ -851,6 +852,7 @@ static int stmt_start(shale_stmt *st) {
   if (rc) return rc;
   st->active = 1;
   st->halted = 0;
+  st->produced = 0;
   db->nactive++;
   return SHALE_OK;
 }
@@ -899,11 +901,23 @@ int shale_step(shale_stmt *st) {
     int rc = vm_step(st->vm);
     if (rc == SHALE_ROW) {
       st->has_row = 1;
+      st->produced = 1;
+      st->nbusy = 0;
       st->row = NULL;
       st->row_n = vm_column_count(st->vm);
       return SHALE_ROW;
     }
     st->has_row = 0;
+    /* Locked out before anything happened: the busy handler decides
+     * whether to try again (SQLite's B-tree loops so on BEGIN). */
+    if ((rc & 0xff) == SHALE_BUSY && !st->produced && db->busy_ms > 0 &&
+        btree_txn_state(db->bt) == PAGER_TXN_NONE && busy_handler(&db->busy_ms, st->nbusy++)) {
+      vm_reset(st->vm);
+      stmt_deactivate(st);
+      retry--;
+      continue;
+    }
+    st->nbusy = 0;
     if (rc == SHALE_SCHEMA && retry < API_MAX_SCHEMA_RETRY) {
       vm_reset(st->vm);
       stmt_deactivate(st);

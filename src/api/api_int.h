@@ -98,6 +98,7 @@ struct shale {
   int errmask; /* 0xff, or ~0 with extended result codes */
   /* settings */
   int busy_ms;
+  int sync_level; /* PRAGMA synchronous as set (reported for memory dbs too) */
   uint8_t foreign_keys, recursive_triggers, case_sensitive_like, reverse_unordered;
   volatile int interrupted;
   uint8_t zombie; /* shale_close_v2 with statements open */
@@ -127,6 +128,8 @@ struct shale_stmt {
   uint8_t active;   /* invariant 4 */
   uint8_t halted;   /* returned DONE or an error: next step resets first */
   uint8_t has_row;
+  uint8_t produced;  /* this run returned a row */
+  int nbusy;         /* busy handler calls in this run */
   int last_rc;       /* code of the last run (for reset/finalize) */
   char *errmsg_copy; /* its message */
   ApiRows rows; /* materialized result (PRAGMA/EXPLAIN) */

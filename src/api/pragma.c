@@ -450,9 +450,10 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
         else
           lvl = (int)(parse_int(val) & 3);
         pager_set_synchronous(pg, lvl);
+        db->sync_level = lvl;
         return SHALE_OK;
       }
-      return add_int(out, pager_synchronous(pg));
+      return add_int(out, db->sync_level);
     case PR_CACHE_SIZE:
       if (val) {
         pager_set_cache_size(pg, (int)parse_int(val));

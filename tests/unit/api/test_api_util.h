@@ -45,7 +45,7 @@ static void tb_add(TBuf *b, const char *fmt, ...) {
   }
 }
 
-static void tb_value(TBuf *b, int type, long long i, double r, const unsigned char *z, int n) {
+static inline void tb_value(TBuf *b, int type, long long i, double r, const unsigned char *z, int n) {
   switch (type) {
     case 1: tb_add(b, "%lld", i); break;
     case 2: tb_add(b, "%.15gr", r); break;
@@ -60,7 +60,7 @@ static void tb_value(TBuf *b, int type, long long i, double r, const unsigned ch
 }
 
 /* Every statement of sql on Shale. */
-static char *sh_run(shale *db, const char *sql) {
+static inline char *sh_run(shale *db, const char *sql) {
   TBuf b = {0};
   tb_add(&b, "%s", "");
   const char *z = sql;
@@ -98,7 +98,7 @@ static char *sh_run(shale *db, const char *sql) {
 }
 
 /* Every statement of sql on the reference SQLite. */
-static char *sq_run(sqlite3 *db, const char *sql) {
+static inline char *sq_run(sqlite3 *db, const char *sql) {
   TBuf b = {0};
   tb_add(&b, "%s", "");
   const char *z = sql;
@@ -156,7 +156,7 @@ static char *sq_run(sqlite3 *db, const char *sql) {
     shale_free(m_);                                                               \
   } while (0)
 
-static int64_t sh_int(shale *db, const char *sql) {
+static inline int64_t sh_int(shale *db, const char *sql) {
   shale_stmt *st = NULL;
   int64_t v = -999;
   if (shale_prepare_v2(db, sql, -1, &st, NULL) == SHALE_OK && st &&
