@@ -1,16 +1,23 @@
 /*
- * shell.c -- build/shale, the storage-level shell (until the SQL engine lands).
+ * shell.c -- build/shale, the SQL shell.
  *
  *   shale [FILE]      no FILE: an in-memory database
  *
- * Reads dot-commands from stdin (prompt "shale> " on a terminal): .help,
- * .open, .dbinfo, .tables, .schema, .rows, .count, .check, .quit/.exit. It
- * reads tables straight from their trees; columns and index key orders come
- * from the schema layer (schema_load: src/schema, src/sql/schema_load.c).
+ * Reads SQL and dot-commands from stdin (prompt "shale> " on a terminal).
+ * SQL runs through the native API (shale_prepare_v2/shale_step); rows print
+ * in sqlite3's default list mode ('|' between values, NULL as nothing);
+ * errors as sqlite3 prints them ("Parse error near line N: ...", "Runtime
+ * error near line N: ... (code)"). A statement may span lines: input is
+ * gathered until shale_complete says it ends with ';'. Dot-commands: .help,
+ * .open, .dbinfo, .tables, .schema, .rows, .count, .check, .quit/.exit; they
+ * read tables straight from their trees (the connection's Btree); columns
+ * and index key orders come from the schema layer (schema_load).
  *
  * Invariants:
- *  1. Every command runs in its own read transaction, ended before the next
- *     prompt; cursors are closed before the transaction ends.
+ *  1. Every dot-command runs in a read transaction, ended before the next
+ *     prompt unless the connection already had one open (BEGIN ... typed):
+ *     then it reads inside it and leaves it open; cursors are closed before
+ *     the transaction ends.
  *  2. Errors print "Error: ..." on stderr and the shell carries on; only
  *     .quit/.exit or end of input end it.
  *  3. .check passes every root in sqlite_schema to btree_integrity_check,
@@ -29,6 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../src/api/api_int.h"
 #include "../src/btree/btree.h"
 #include "../src/record/record.h"
 #include "../src/schema/schema.h"
@@ -44,7 +52,9 @@ typedef struct SchemaRow {
 } SchemaRow;
 
 typedef struct Shell {
-  Btree *bt;
+  shale *db;
+  Btree *bt; /* the connection's */
+  int began; /* the current dot-command began the read transaction */
   char *path; /* NULL: in-memory */
   SchemaRow *rows;
   int nrows;
@@ -69,22 +79,30 @@ static void error_rc(Shell *sh, int rc) {
 /* ---- opening ---- */
 
 static void close_db(Shell *sh) {
-  if (sh->bt) btree_close(sh->bt);
+  if (sh->db) shale_close_v2(sh->db);
+  sh->db = NULL;
   sh->bt = NULL;
   shale_free(sh->path);
   sh->path = NULL;
 }
 
 static int open_db(Shell *sh, const char *path) {
-  Btree *bt = NULL;
-  int rc = btree_open(NULL, path, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, &bt);
-  if (rc != SHALE_OK) rc = btree_open(NULL, path, SHALE_OPEN_READONLY, &bt);
+  shale *db = NULL;
+  const char *name = path ? path : ":memory:";
+  int rc = shale_open_v2(name, &db, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, NULL);
   if (rc != SHALE_OK) {
-    error("unable to open database \"%s\": %s", path ? path : ":memory:", shale_errstr(rc));
+    shale_close(db);
+    db = NULL;
+    rc = shale_open_v2(name, &db, SHALE_OPEN_READONLY, NULL);
+  }
+  if (rc != SHALE_OK) {
+    error("unable to open database \"%s\": %s", name, shale_errstr(rc));
+    shale_close(db);
     return rc;
   }
   close_db(sh);
-  sh->bt = bt;
+  sh->db = db;
+  sh->bt = db->bt;
   sh->path = path ? util_strdup(path) : NULL;
   return SHALE_OK;
 }
@@ -187,6 +205,7 @@ static int begin_read(Shell *sh) {
     error("no database open");
     return SHALE_ERROR;
   }
+  sh->began = btree_txn_state(sh->bt) == PAGER_TXN_NONE;
   int rc = btree_begin(sh->bt, BTREE_TXN_READ);
   if (rc != SHALE_OK) {
     error_rc(sh, rc);
@@ -197,7 +216,7 @@ static int begin_read(Shell *sh) {
   rc = scan_tree(sh, 1, schema_row, sh);
   if (rc != SHALE_OK) {
     error_rc(sh, rc);
-    btree_commit(sh->bt);
+    if (sh->began) btree_commit(sh->bt);
     return rc;
   }
   char *msg = NULL;
@@ -206,7 +225,10 @@ static int begin_read(Shell *sh) {
   return SHALE_OK;
 }
 
-static void end_read(Shell *sh) { btree_commit(sh->bt); }
+static void end_read(Shell *sh) {
+  if (sh->began) btree_commit(sh->bt);
+  sh->began = 0;
+}
 
 static SchemaRow *find_table(Shell *sh, const char *name) {
   for (int i = 0; i < sh->nrows; i++)
@@ -365,7 +387,7 @@ static void cmd_help(void) {
       ".rows TABLE         Print every row of TABLE (list mode)\n"
       ".schema [NAME]      Show the CREATE statements (of NAME and its indexes)\n"
       ".tables             List the tables and views\n"
-      "SQL statements are not supported yet in this build.");
+      "Other input is SQL: statements end with ';' and may span lines.");
 }
 
 static void cmd_dbinfo(Shell *sh) {
@@ -616,14 +638,98 @@ static char *split_arg(char *line) {
   return p;
 }
 
+/* ---- SQL ---- */
+
+/* Run every statement of sql, printing rows in list mode. line = where the
+ * text started (for error messages). */
+static void run_sql(Shell *sh, const char *sql, int line) {
+  if (!sh->db) {
+    error("no database open");
+    return;
+  }
+  const char *z = sql;
+  while (*z) {
+    shale_stmt *st = NULL;
+    const char *tail = NULL;
+    int rc = shale_prepare_v2(sh->db, z, -1, &st, &tail);
+    if (rc != SHALE_OK) {
+      fflush(stdout);
+      fprintf(stderr, "Parse error near line %d: %s\n", line, shale_errmsg(sh->db));
+      return;
+    }
+    if (!st) break;
+    int n = shale_column_count(st);
+    while ((rc = shale_step(st)) == SHALE_ROW) {
+      for (int i = 0; i < n; i++) {
+        if (i) fputc('|', stdout);
+        int len = shale_column_bytes(st, i);
+        const unsigned char *t = shale_column_text(st, i);
+        if (t) fwrite(t, 1, (size_t)len, stdout);
+      }
+      fputc('\n', stdout);
+    }
+    if (rc != SHALE_DONE) {
+      fflush(stdout);
+      fprintf(stderr, "Runtime error near line %d: %s (%d)\n", line, shale_errmsg(sh->db),
+              shale_errcode(sh->db));
+      shale_finalize(st);
+      return;
+    }
+    shale_finalize(st);
+    z = tail && tail > z ? tail : z + strlen(z);
+  }
+}
+
+/* Pending SQL text (a statement spanning lines). */
+typedef struct SqlBuf {
+  char *z;
+  size_t n, cap;
+  int line; /* input line the text started on */
+} SqlBuf;
+
+static int sqlbuf_add(SqlBuf *b, const char *line) {
+  size_t k = strlen(line);
+  if (b->n + k + 2 > b->cap) {
+    size_t cap = (b->n + k + 2) * 2;
+    char *z = shale_realloc(b->z, cap);
+    if (!z) return SHALE_NOMEM;
+    b->z = z;
+    b->cap = cap;
+  }
+  memcpy(b->z + b->n, line, k);
+  b->n += k;
+  b->z[b->n++] = '\n';
+  b->z[b->n] = 0;
+  return SHALE_OK;
+}
+
+static int blank(const char *z) {
+  while (*z == ' ' || *z == '\t' || *z == '\n' || *z == '\r' || *z == ';') z++;
+  return *z == 0;
+}
+
+static void sqlbuf_flush(Shell *sh, SqlBuf *b) {
+  if (b->n && !blank(b->z)) run_sql(sh, b->z, b->line);
+  b->n = 0;
+  if (b->z) b->z[0] = 0;
+}
+
 /* Run one line; returns 1 to quit. */
-static int run_line(Shell *sh, char *line) {
+static int run_line(Shell *sh, char *line, SqlBuf *sql, int lineno) {
   size_t n = strlen(line);
   while (n && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' ')) line[--n] = 0;
-  while (*line == ' ' || *line == '\t') line++;
-  if (!*line) return 0;
-  if (line[0] != '.') {
-    error("SQL is not supported yet in this build; use dot-commands (.help)");
+  if (sql->n == 0) {
+    while (*line == ' ' || *line == '\t') line++;
+    if (!*line) return 0;
+  }
+  if (sql->n > 0 || line[0] != '.') {
+    if (sql->n == 0) sql->line = lineno;
+    if (sqlbuf_add(sql, line) != SHALE_OK) {
+      error("out of memory");
+      return 0;
+    }
+    if (shale_complete(sql->z)) sqlbuf_flush(sh, sql);
+    fflush(stdout);
     return 0;
   }
   char *arg = split_arg(line);
@@ -663,16 +769,24 @@ int main(int argc, char **argv) {
   }
   if (open_db(&sh, argc == 2 ? argv[1] : NULL) != SHALE_OK) return 1;
   int tty = isatty(0);
-  if (tty) printf("Shale %s storage shell. Enter \".help\" for usage hints.\n", shale_libversion());
-  char line[4096];
+  if (tty) printf("Shale %s. Enter \".help\" for usage hints.\n", shale_libversion());
+  char *line = NULL;
+  size_t cap = 0;
+  SqlBuf sql = {NULL, 0, 0, 0};
+  int lineno = 0;
   for (;;) {
     if (tty) {
-      fputs("shale> ", stdout);
+      fputs(sql.n ? "   ...> " : "shale> ", stdout);
       fflush(stdout);
     }
-    if (!fgets(line, sizeof line, stdin)) break;
-    if (run_line(&sh, line)) break;
+    if (getline(&line, &cap, stdin) < 0) break;
+    lineno++;
+    if (run_line(&sh, line, &sql, lineno)) break;
   }
+  sqlbuf_flush(&sh, &sql); /* text without a final ';' still runs, as sqlite3 */
+  fflush(stdout);
+  free(line);
+  shale_free(sql.z);
   free_schema(&sh);
   close_db(&sh);
   return 0;

@@ -257,9 +257,9 @@ TEST(shell_errors_and_misc) {
   check_built();
   const char *path = make_db();
   int st;
-  char *out = run_shell(path, "select * from t;\n.rows nosuch\n.count\n.bogus\n.count w\n", &st);
+  char *out = run_shell(path, "select * from nosuch;\n.rows nosuch\n.count\n.bogus\n.count w\n", &st);
   CHECK_EQ(st, 0);
-  CHECK(strstr(out, "Error: SQL is not supported yet in this build; use dot-commands (.help)\n"));
+  CHECK(strstr(out, "Parse error near line 1: no such table: nosuch\n"));
   CHECK(strstr(out, "Error: no such table: nosuch\n"));
   CHECK(strstr(out, "Error: usage: .count TABLE\n"));
   CHECK(strstr(out, "Error: unknown command"));
