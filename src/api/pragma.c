@@ -174,26 +174,72 @@ static int meta_pragma(shale *db, const PragmaReq *req, int idx, ApiRows *out) {
   return api_txn_end(db, began, rc);
 }
 
+/* A view's columns: compile "SELECT * FROM view" and read the result
+ * columns' names and declared types. */
+static int view_info(shale *db, const View *vw, int extended, ApiRows *out) {
+  char *sql = util_mprintf("SELECT * FROM \"%s\"", vw->name);
+  if (!sql) return SHALE_NOMEM;
+  CompileEnv env;
+  memset(&env, 0, sizeof env);
+  env.bt = db->bt;
+  env.schema = db->schema->s;
+  env.funcs = &db->funcs;
+  env.max_vars = 32766;
+  env.max_sql_length = 1000000000;
+  env.max_expr_depth = 1000;
+  env.max_compound = 500;
+  env.max_columns = 2000;
+  CompiledStmt cs;
+  memset(&cs, 0, sizeof cs);
+  char *msg = NULL;
+  int rc = sql_compile(&env, sql, -1, &cs, NULL, &msg);
+  shale_free(sql);
+  if (rc != SHALE_OK) {
+    api_error(db, rc, "%s", msg ? msg : shale_errstr(rc));
+    shale_free(msg);
+    return rc;
+  }
+  shale_free(msg);
+  for (int i = 0; i < cs.ncol && rc == SHALE_OK; i++) {
+    ShValue v[7];
+    value_set_int(&v[0], i);
+    set_text(&v[1], cs.cols[i].name);
+    set_text(&v[2], cs.cols[i].decltype ? cs.cols[i].decltype : "");
+    value_set_int(&v[3], 0);
+    value_set_null(&v[4]);
+    value_set_int(&v[5], 0);
+    value_set_int(&v[6], 0);
+    rc = api_rows_add(out, v);
+  }
+  (void)extended;
+  compiled_stmt_free(&cs);
+  return rc;
+}
+
 static int table_info(shale *db, const char *name, int extended, ApiRows *out) {
   Table *t = schema_find_table(db->schema->s, name);
   if (!t) {
     View *vw = schema_find_view(db->schema->s, name);
-    if (!vw) return SHALE_OK;
-    /* views: their column names only (types need the compiler) */
-    return SHALE_OK;
+    return vw ? view_info(db, vw, extended, out) : SHALE_OK;
   }
   int cid = 0;
   for (int i = 0; i < t->ncol; i++) {
     const Column *c = &t->cols[i];
-    if (!extended && c->hidden == COL_VIRTUAL) continue;
-    if (!extended && c->hidden == COL_STORED) continue;
-    if (!extended && c->hidden == COL_HIDDEN) continue;
+    if (!extended && c->hidden != COL_NORMAL) continue; /* SQLite skips them */
     ShValue v[7];
     value_set_int(&v[0], extended ? i : cid);
     set_text(&v[1], c->name);
-    set_text(&v[2], c->type ? c->type : "");
-    value_set_int(&v[3], c->notnull);
-    set_text(&v[4], c->dflt_sql);
+    char up[16];
+    const char *type = c->type ? c->type : "";
+    if (t->is_schema && strlen(type) < sizeof up) { /* SQLite declares them in capitals */
+      size_t k = 0;
+      for (; type[k]; k++) up[k] = (char)(type[k] >= 'a' && type[k] <= 'z' ? type[k] - 32 : type[k]);
+      up[k] = 0;
+      type = up;
+    }
+    set_text(&v[2], type);
+    value_set_int(&v[3], c->notnull != 0);
+    set_text(&v[4], c->hidden >= COL_VIRTUAL ? NULL : c->dflt_sql);
     value_set_int(&v[5], c->pk);
     value_set_int(&v[6], c->hidden);
     int rc = api_rows_add(out, v);

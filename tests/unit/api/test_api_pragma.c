@@ -36,7 +36,9 @@ static const char *schema_sql =
     "CREATE UNIQUE INDEX tc ON t(c, d) WHERE d > 0;"
     "CREATE TABLE w(k TEXT PRIMARY KEY, v INT) WITHOUT ROWID;"
     "CREATE TABLE p(id INTEGER PRIMARY KEY);"
-    "CREATE TABLE c(x REFERENCES p(id) ON DELETE CASCADE, y);";
+    "CREATE TABLE c(x REFERENCES p(id) ON DELETE CASCADE, y);"
+    "CREATE VIEW v AS SELECT a, b AS bee, c + 1 FROM t;"
+    "CREATE TABLE g(a INT, b AS (a * 2), c TEXT GENERATED ALWAYS AS (a || 'x') STORED, d);";
 
 TEST(pragma_schema_info) {
   Pair p = pair_open(":memory:", ":memory:", schema_sql);
@@ -45,7 +47,8 @@ TEST(pragma_schema_info) {
       "PRAGMA table_info(nosuch)", "PRAGMA index_list(t)",     "PRAGMA index_list(w)",
       "PRAGMA index_info(tb)",     "PRAGMA index_xinfo(tb)",   "PRAGMA index_info(tc)",
       "PRAGMA index_xinfo(sqlite_autoindex_t_1)",              "PRAGMA index_list(nosuch)",
-      "PRAGMA main.table_info(t)", "PRAGMA foreign_key_list(c)",
+      "PRAGMA main.table_info(t)", "PRAGMA foreign_key_list(c)", "PRAGMA table_info(v)",
+      "PRAGMA table_info(g)",      "PRAGMA table_xinfo(g)",    "PRAGMA table_info(sqlite_schema)",
   };
   for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) CHECK_SAME(p.db, p.sq, q[i]);
   pair_close(&p);
