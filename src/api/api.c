@@ -757,13 +757,14 @@ static void stmt_keep_error(shale_stmt *st, int rc) {
 static int stmt_finish(shale_stmt *st, int rc) {
   shale *db = st->db;
   if (st->vm && !stmt_is_rows(st)) {
-    int64_t n = vm_changes(st->vm);
+    /* as SQLite: a statement that failed (its changes undone) counts 0 */
+    int64_t n = rc == SHALE_DONE ? vm_changes(st->vm) : 0;
     int k = st->cs.kind;
     if (k == SQL_STMT_INSERT || k == SQL_STMT_UPDATE || k == SQL_STMT_DELETE) {
-      if (rc == SHALE_DONE || n) db->changes = n;
-      if (k == SQL_STMT_INSERT && n) db->last_rowid = vm_last_rowid(st->vm);
+      db->changes = n;
+      if (k == SQL_STMT_INSERT && vm_last_rowid_set(st->vm)) db->last_rowid = vm_last_rowid(st->vm);
     }
-    db->total_changes += n;
+    if (rc == SHALE_DONE) db->total_changes += vm_total_changes(st->vm);
     if (rc != SHALE_DONE) {
       const char *m = vm_errmsg(st->vm);
       api_error(db, rc, "%s", m ? m : shale_errstr(rc));

@@ -403,6 +403,7 @@ static int table_list(shale *db, ApiRows *out) {
   Table *t;
   int rc = SHALE_OK;
   while (rc == SHALE_OK && (t = schema_map_next(&s->tables, &pos)) != NULL) {
+    if (t->is_schema) continue; /* listed once below (the map has both names) */
     ShValue v[6];
     set_text(&v[0], "main");
     set_text(&v[1], t->is_schema ? "sqlite_schema" : t->name);
@@ -420,6 +421,17 @@ static int table_list(shale *db, ApiRows *out) {
     set_text(&v[1], vw->name);
     set_text(&v[2], "view");
     value_set_int(&v[3], vw->ncol);
+    value_set_int(&v[4], 0);
+    value_set_int(&v[5], 0);
+    rc = api_rows_add(out, v);
+  }
+  static const char *const sys[2][2] = {{"main", "sqlite_schema"}, {"temp", "sqlite_temp_schema"}};
+  for (int k = 0; k < 2 && rc == SHALE_OK; k++) {
+    ShValue v[6];
+    set_text(&v[0], sys[k][0]);
+    set_text(&v[1], sys[k][1]);
+    set_text(&v[2], "table");
+    value_set_int(&v[3], 5);
     value_set_int(&v[4], 0);
     value_set_int(&v[5], 0);
     rc = api_rows_add(out, v);

@@ -344,6 +344,8 @@ int vm_reset(Vm *v) {
   v->txn_rolled_back = 0;
   v->res_n = 0;
   v->nchange = 0;
+  v->nchange_sub = 0;
+  v->last_rowid_set = 0;
   v->nfk = 0;
   v->coll = NULL;
   if (v->rowset)
@@ -413,6 +415,8 @@ int vm_release_txn(Vm *v) {
 }
 
 int64_t vm_changes(Vm *v) { return v->nchange; }
+int64_t vm_total_changes(Vm *v) { return v->nchange + v->nchange_sub; }
+int vm_last_rowid_set(Vm *v) { return v->last_rowid_set; }
 int64_t vm_last_rowid(Vm *v) { return v->last_rowid; }
 
 char *vm_buf_need(VmBuf *b, uint32_t n) {

@@ -265,6 +265,10 @@ void vm_clear_bindings(Vm *);
  * reset, and the last rowid inserted with VM_OPFLAG_LASTROWID. */
 int64_t vm_changes(Vm *);
 int64_t vm_last_rowid(Vm *);
+/* Changes including those made by trigger sub-programs (total_changes), and
+ * 1 if an Insert with VM_OPFLAG_LASTROWID ran since the last reset. */
+int64_t vm_total_changes(Vm *);
+int vm_last_rowid_set(Vm *);
 
 /* EXPLAIN: one line per op, "addr opcode p1 p2 p3 p4 p5" (tab separated, as
  * SQLite's EXPLAIN columns, comment omitted). shale_malloc'ed, NULL on OOM. */

@@ -1460,7 +1460,10 @@ dispatch:
                      d->type == SHALE_NULL ? 0 : d->n, 0,
                      (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0));
     if (op->p5 & VM_OPFLAG_NCHANGE) v->nchange++;
-    if (op->p5 & VM_OPFLAG_LASTROWID) v->last_rowid = rowid;
+    if (op->p5 & VM_OPFLAG_LASTROWID) {
+      v->last_rowid = rowid;
+      v->last_rowid_set = 1;
+    }
     NEXT();
   }
   CASE(Delete) {
@@ -1620,6 +1623,7 @@ dispatch:
       v->oe = child->oe;
     }
     v->nfk += child->nfk;
+    v->nchange_sub += child->nchange + child->nchange_sub;
     vm_reset(child);
     vm_free(tmp);
     if (crc != SHALE_DONE) FAIL(crc);

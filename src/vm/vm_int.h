@@ -120,7 +120,9 @@ struct Vm {
   int oe;         /* conflict resolution of the failing Halt (0 = ABORT) */
   int txn_rolled_back;
   int64_t nchange;
+  int64_t nchange_sub; /* changes made by trigger sub-programs (total_changes) */
   int64_t last_rowid;
+  uint8_t last_rowid_set; /* an Insert with VM_OPFLAG_LASTROWID ran */
   void *conn;
   const FuncConnCallbacks *cb;
   FuncAux *aux;

@@ -367,3 +367,42 @@ TEST(interrupt_running_statement) {
   CHECK_EQ(sh_int(db, "SELECT count(*) FROM t"), 2);
   CHECK_OK(shale_close(db));
 }
+
+TEST(counters_match_sqlite) {
+  shale *db = open_mem();
+  sqlite3 *sq = NULL;
+  sqlite3_open(":memory:", &sq);
+  static const char *const script[] = {
+      "CREATE TABLE t(a INTEGER PRIMARY KEY, b)",
+      "CREATE TABLE log(x)",
+      "CREATE TRIGGER tr AFTER INSERT ON t BEGIN INSERT INTO log VALUES(new.a);"
+      " INSERT INTO log VALUES(new.a + 100); END",
+      "INSERT INTO t VALUES(5, 'x')",
+      "SELECT changes(), total_changes(), last_insert_rowid()",
+      "INSERT INTO t(b) VALUES('y'), ('z')",
+      "SELECT changes(), total_changes(), last_insert_rowid()",
+      "UPDATE t SET b = 'q'",
+      "SELECT changes(), total_changes(), last_insert_rowid()",
+      "DELETE FROM log",
+      "SELECT changes(), total_changes(), last_insert_rowid()",
+      "INSERT OR IGNORE INTO t VALUES(5, 'dup')",
+      "SELECT changes(), total_changes(), last_insert_rowid()",
+      "CREATE TABLE w(k PRIMARY KEY, v) WITHOUT ROWID",
+      "INSERT INTO w VALUES(1, 2)",
+      "SELECT changes(), total_changes(), last_insert_rowid()",
+      "CREATE TABLE u(a UNIQUE)",
+      "INSERT INTO u VALUES(1), (2)",
+      "INSERT INTO u VALUES(3), (1)",
+      "SELECT changes(), total_changes(), last_insert_rowid()",
+      "INSERT OR REPLACE INTO u VALUES(2)",
+      "SELECT changes(), total_changes(), last_insert_rowid()",
+  };
+  for (size_t i = 0; i < sizeof script / sizeof script[0]; i++) {
+    CHECK_SAME(db, sq, script[i]);
+    CHECK_EQ(shale_changes(db), sqlite3_changes(sq));
+    CHECK_EQ(shale_total_changes(db), sqlite3_total_changes(sq));
+    CHECK_EQ(shale_last_insert_rowid(db), sqlite3_last_insert_rowid(sq));
+  }
+  sqlite3_close(sq);
+  CHECK_OK(shale_close(db));
+}
