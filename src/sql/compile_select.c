@@ -136,6 +136,141 @@ static SqlSelect *view_select(Parse *p, const View *v, const char **text) {
 static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, int jointype,
                     int depth);
 
+static const char *compound_name(int op);
+
+/* 1 if a core of s names `name` in its FROM list (a recursive CTE). */
+static int from_names(const SqlSrcList *from, const char *name) {
+  for (int i = 0; from && i < from->n; i++) {
+    const SqlSrcItem *a = &from->a[i];
+    if (a->nested && from_names(a->nested, name)) return 1;
+    if (!a->select && !a->schema && a->name && util_stricmp(a->name, name) == 0) return 1;
+  }
+  return 0;
+}
+
+static int select_names(const SqlSelect *s, const char *name) {
+  for (; s; s = s->prior)
+    if (from_names(s->from, name)) return 1;
+  return 0;
+}
+
+/* A FROM item naming CTE i of scope sc: a fresh copy of its body (parsed
+ * again, like a view) resolved with the CTEs before it in view. */
+static int cte_width_ok(Parse *p, const SqlCte *cte, SqlSelect *s) {
+  if (cte->columns && cte->columns->n != select_ncol(s)) {
+    parse_error(p, "table %s has %d values for %d columns", cte->name, select_ncol(s),
+                cte->columns->n);
+    return 0;
+  }
+  return 1;
+}
+
+static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope *sc, int i) {
+  SelectState *st = select_state(p);
+  const SqlCte *cte = &sc->with->a[i];
+  const char *base = sc->text ? sc->text : p->sql;
+  size_t n = (size_t)cte->span.len;
+  char *txt = util_arena_alloc(&p->arena, n + 32);
+  if (!txt) {
+    parse_nomem(p);
+    return 1;
+  }
+  memcpy(txt, "WITH ", 5);
+  memcpy(txt + 5, base + cte->span.start, n);
+  memcpy(txt + 5 + n, " SELECT 0", 10);
+  SqlStmt *stmt = NULL;
+  char *err = NULL;
+  int rc = sql_parse(&p->arena, txt, -1, &stmt, NULL, &err);
+  if (rc || !stmt || stmt->kind != SQL_STMT_SELECT || !stmt->u.select->with) {
+    if (err) parse_error(p, "%s", err);
+    else parse_nomem(p);
+    shale_free(err);
+    return 1;
+  }
+  SqlSelect *copy = stmt->u.select->with->a[0].select;
+  struct CteScope tmp = {sc->with, i, sc->text, sc->up};
+  struct CteScope *save_ctes = st->ctes;
+  const char *save_text = st->text;
+  st->ctes = &tmp;
+  st->text = txt;
+  it->kind = SRC_SUBQUERY;
+  it->name = a->alias ? a->alias : a->name;
+  int bad = 0;
+  if (sc->with->recursive && select_names(copy, cte->name)) {
+    SqlSelect *rec = copy;
+    if (!rec->prior || (rec->compound != SQL_COMPOUND_UNION &&
+                        rec->compound != SQL_COMPOUND_UNION_ALL) ||
+        select_names(rec->prior, cte->name)) {
+      parse_error(p, "circular reference: %s", cte->name);
+      bad = 1;
+    } else {
+      SqlSelect *setup = rec->prior;
+      int op = rec->compound;
+      rec->prior = NULL;
+      rec->compound = 0;
+      SqlExpr *lim = rec->limit, *off = rec->offset;
+      rec->limit = rec->offset = NULL;
+      rec->order_by = NULL;
+      bad = select_resolve(p, setup, NULL);
+      if (!bad && !cte_width_ok(p, cte, setup)) bad = 1;
+      Table *t = bad ? NULL : select_result_table(p, setup, cte->name, cte->columns);
+      if (!t) bad = 1;
+      NameCtx lnc;
+      memset(&lnc, 0, sizeof lnc);
+      if (!bad && lim && resolve_expr(p, &lnc, lim)) bad = 1;
+      if (!bad && off && resolve_expr(p, &lnc, off)) bad = 1;
+      if (!bad) {
+        const char *sn = st->rec_name;
+        Table *stab = st->rec_tab;
+        int scur = st->rec_cursor, srefs = st->rec_refs;
+        st->rec_name = cte->name;
+        st->rec_tab = t;
+        st->rec_cursor = emit_cursor(p);
+        st->rec_refs = 0;
+        int ccur = st->rec_cursor;
+        bad = select_resolve(p, rec, NULL);
+        st->rec_name = sn;
+        st->rec_tab = stab;
+        st->rec_cursor = scur;
+        st->rec_refs = srefs;
+        if (!bad && select_ncol(rec) != select_ncol(setup)) {
+          parse_error(p, "SELECTs to the left and right of %s do not have the same number of "
+                         "result columns", compound_name(op));
+          bad = 1;
+        }
+        struct RecCte *r = bad ? NULL : parse_alloc(p, sizeof *r);
+        if (r) {
+          r->cursor = it->cursor;
+          r->cur_cursor = ccur;
+          r->setup = setup;
+          r->rec = rec;
+          r->op = op;
+          r->limit = lim;
+          r->offset = off;
+          r->ncol = select_ncol(setup);
+          r->next = st->recs;
+          st->recs = r;
+          it->sub = setup;
+          it->tab = t;
+        } else {
+          bad = 1;
+        }
+      }
+    }
+  } else {
+    bad = select_resolve(p, copy, NULL);
+    if (!bad && !cte_width_ok(p, cte, copy)) bad = 1;
+    if (!bad) {
+      it->sub = copy;
+      it->tab = select_result_table(p, copy, cte->name, cte->columns);
+      if (!it->tab) bad = 1;
+    }
+  }
+  st->ctes = save_ctes;
+  st->text = save_text;
+  return bad || parse_failed(p);
+}
+
 static int add_items(Parse *p, SrcList *s, const SqlSrcList *from, NameCtx *outer, int depth) {
   for (int i = 0; i < from->n; i++) {
     const SqlSrcItem *a = &from->a[i];
@@ -163,6 +298,31 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
   it->indexed_by = a->indexed_by;
   it->on = a->on;
   it->db = a->schema;
+  SelectState *st0 = select_state(p);
+  if (!st0) return 1;
+  if (!a->select && !a->schema && st0->rec_name && util_stricmp(st0->rec_name, a->name) == 0) {
+    /* the recursive part's reference to its own CTE: the current row */
+    if (st0->rec_refs++) {
+      parse_error(p, "multiple references to recursive table: %s", a->name);
+      return 1;
+    }
+    it->kind = SRC_SUBQUERY;
+    it->tab = st0->rec_tab;
+    it->name = a->alias ? a->alias : a->name;
+    it->cursor = st0->rec_cursor;
+    s->n++;
+    return 0;
+  }
+  it->cursor = emit_cursor(p);
+  if (!a->select && !a->schema) {
+    for (struct CteScope *sc = st0->ctes; sc; sc = sc->up)
+      for (int i = 0; i < sc->nvisible; i++)
+        if (util_stricmp(sc->with->a[i].name, a->name) == 0) {
+          if (cte_item(p, it, a, sc, i)) return 1;
+          s->n++;
+          return 0;
+        }
+  }
   if (a->select) {
     it->kind = SRC_SUBQUERY;
     it->sub = a->select;
@@ -219,7 +379,6 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
       parse_need_read(p);
     }
   }
-  it->cursor = emit_cursor(p);
   s->n++;
   return 0;
 }
@@ -572,9 +731,28 @@ static const char *compound_name(int op) {
   }
 }
 
+static int select_resolve_inner(Parse *p, SqlSelect *s, NameCtx *outer);
+
 int select_resolve(Parse *p, SqlSelect *s, NameCtx *outer) {
   if (!s || parse_failed(p)) return parse_failed(p);
   if (s->info && s->info->state == 2) return 0;
+  if (!s->with) return select_resolve_inner(p, s, outer);
+  SelectState *st = select_state(p);
+  if (!st) return 1;
+  for (int i = 0; i < s->with->n; i++)
+    for (int k = 0; k < i; k++)
+      if (util_stricmp(s->with->a[i].name, s->with->a[k].name) == 0) {
+        parse_error(p, "duplicate WITH table name: %s", s->with->a[i].name);
+        return 1;
+      }
+  struct CteScope sc = {s->with, s->with->n, st->text, st->ctes};
+  st->ctes = &sc;
+  int rc = select_resolve_inner(p, s, outer);
+  st->ctes = sc.up;
+  return rc;
+}
+
+static int select_resolve_inner(Parse *p, SqlSelect *s, NameCtx *outer) {
   if (!s->prior) return resolve_core(p, s, outer);
   int n = 0;
   for (SqlSelect *c = s; c; c = c->prior) {
@@ -757,6 +935,10 @@ Table *select_result_table(Parse *p, SqlSelect *s, const char *name, const SqlId
 
 /* ---- code: output of rows ---- */
 
+/* Internal destination: a recursive CTE's queue (cursor), deduplicated
+ * through the ephemeral index out - 1 when out > 0 (UNION). */
+#define SD_CTEQ 100
+
 typedef struct OutCtx {
   SelectDest *dest;
   int ncol;
@@ -819,6 +1001,17 @@ static void emit_dest(Parse *p, OutCtx *oc, int regs) {
     if (d->out != regs) emit(p, OP_Copy, regs, d->out, n - 1);
     emit(p, OP_Gosub, d->reg, d->cursor, 0);
     break;
+  case SD_CTEQ: {
+    int r = emit_regs(p, 2);
+    emit(p, OP_MakeRecord, regs, n, r);
+    if (d->out > 0) {
+      emit(p, OP_Found, d->out - 1, skip, r);
+      emit(p, OP_IdxInsert, d->out - 1, r, 0);
+    }
+    emit(p, OP_NewRowid, d->cursor, r + 1, 0);
+    emit(p, OP_Insert, d->cursor, r, r + 1);
+    break;
+  }
   case SD_DISCARD:
   default:
     break;
@@ -1509,8 +1702,70 @@ int select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
   return parse_failed(p);
 }
 
+/* A recursive CTE: setup rows into a queue; then, until the queue is
+ * empty, move its first row into the current-row table and the result, and
+ * run the recursive part (which reads the current row) into the queue. */
+static void rec_cte_code(Parse *p, struct RecCte *r) {
+  int n = r->ncol;
+  int after = emit_label(p), done = emit_label(p), top = emit_label(p);
+  emit(p, OP_Once, 0, after, 0);
+  emit(p, OP_OpenEphemeral, r->cursor, n, 0);
+  int q = emit_cursor(p);
+  emit(p, OP_OpenEphemeral, q, n, 0);
+  int dcur = -1;
+  if (r->op == SQL_COMPOUND_UNION) {
+    dcur = emit_cursor(p);
+    KeyInfo *ki = result_keyinfo(p, r->setup, n);
+    vm_builder_add_p4(&p->b, OP_OpenEphemeral, dcur, n, 0, P4_KEYINFO, ki);
+  }
+  int rl = 0, ro = 0;
+  if (r->limit) {
+    rl = emit_regs(p, 1);
+    expr_code(p, r->limit, rl);
+    emit(p, OP_MustBeInt, rl, 0, 0);
+    emit(p, OP_IfNot, rl, done, 1);
+    if (r->offset) {
+      ro = emit_regs(p, 1);
+      int l = emit_label(p);
+      expr_code(p, r->offset, ro);
+      emit(p, OP_MustBeInt, ro, 0, 0);
+      emit(p, OP_IfPos, ro, l, 0);
+      emit(p, OP_Integer, 0, ro, 0);
+      emit_resolve(p, l);
+    }
+  }
+  SelectDest dq = {SD_CTEQ, q, 0, dcur + 1, n, NULL};
+  select_code(p, r->setup, &dq);
+  int regs = emit_regs(p, n);
+  int rec = emit_regs(p, 3);
+  emit_resolve(p, top);
+  emit(p, OP_Rewind, q, done, 0);
+  for (int i = 0; i < n; i++) emit(p, OP_Column, q, i, regs + i);
+  emit(p, OP_MakeRecord, regs, n, rec);
+  emit(p, OP_Delete, q, 0, 0);
+  emit(p, OP_OpenEphemeral, r->cur_cursor, n, 0);
+  emit(p, OP_NewRowid, r->cur_cursor, rec + 1, 0);
+  emit(p, OP_Insert, r->cur_cursor, rec, rec + 1);
+  int skipo = emit_label(p);
+  if (ro) emit(p, OP_IfPos, ro, skipo, 1);
+  emit(p, OP_NewRowid, r->cursor, rec + 2, 0);
+  emit(p, OP_Insert, r->cursor, rec, rec + 2);
+  if (rl) emit(p, OP_DecrJumpZero, rl, done, 0);
+  emit_resolve(p, skipo);
+  select_code(p, r->rec, &dq);
+  emit(p, OP_Goto, 0, top, 0);
+  emit_resolve(p, done);
+  emit_resolve(p, after);
+}
+
 void src_code_subquery(Parse *p, SrcItem *it) {
   if (parse_failed(p) || !it || it->kind != SRC_SUBQUERY || !it->sub) return;
+  SelectState *st = select_state(p);
+  for (struct RecCte *r = st ? st->recs : NULL; r; r = r->next)
+    if (r->cursor == it->cursor) {
+      rec_cte_code(p, r);
+      return;
+    }
   int correlated = has_correl(it->sub);
   int skip = emit_label(p);
   if (!correlated) emit(p, OP_Once, 0, skip, 0);

@@ -42,6 +42,28 @@ typedef struct SelectState {
     struct SrcX *next;
   } * srcx;
   const char *text; /* spans of the select being resolved refer to this text */
+  /* WITH clauses in scope, innermost first: CTEs 0..nvisible-1 of each */
+  struct CteScope {
+    const SqlWith *with;
+    int nvisible;
+    const char *text; /* text the CTE spans refer to */
+    struct CteScope *up;
+  } * ctes;
+  /* recursive CTE references and their materialization (src_code_subquery) */
+  struct RecCte {
+    int cursor;           /* the item's cursor: every row of the CTE */
+    int cur_cursor;       /* the current-row table the recursive part reads */
+    SqlSelect *setup;     /* initial (non-recursive) part */
+    SqlSelect *rec;       /* recursive part (one core) */
+    int op;               /* SQL_COMPOUND_UNION or _UNION_ALL */
+    SqlExpr *limit, *offset;
+    int ncol;
+    struct RecCte *next;
+  } * recs;
+  /* while resolving a recursive part: its reference to the CTE itself */
+  const char *rec_name;
+  Table *rec_tab;
+  int rec_cursor, rec_refs;
 } SelectState;
 
 SelectState *select_state(Parse *);

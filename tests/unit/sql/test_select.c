@@ -233,6 +233,41 @@ static const char *const q_join[] = {
     "SELECT p.a, q.a FROM t3 AS p, t3 AS q WHERE p.a = q.b",
     NULL};
 
+static const char *const q_cte[] = {
+    "WITH x AS (SELECT a, b FROM t1 WHERE a < 4) SELECT * FROM x",
+    "WITH x(p, q) AS (SELECT a, b FROM t1) SELECT q FROM x WHERE p = 2",
+    "WITH x AS (SELECT a FROM t1), y AS (SELECT a * 10 AS b FROM x) SELECT * FROM x, y "
+    "WHERE b = a * 10",
+    "WITH x AS (SELECT 1 AS v) SELECT * FROM x AS p, x AS q",
+    "SELECT (WITH x AS (SELECT max(a) AS m FROM t1) SELECT m FROM x)",
+    "WITH x AS (SELECT x, count(*) AS n FROM t2 GROUP BY x) SELECT * FROM x WHERE n > 1",
+    "WITH t1 AS (SELECT 5 AS a) SELECT a FROM t1",
+    "=WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 10) "
+    "SELECT n FROM c",
+    "WITH RECURSIVE c(n) AS (SELECT 1 UNION SELECT n % 4 + 1 FROM c) SELECT n FROM c",
+    "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c LIMIT 7) SELECT sum(n) FROM c",
+    "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c LIMIT 3 OFFSET 2) "
+    "SELECT n FROM c",
+    "=WITH RECURSIVE f(a, b) AS (VALUES(0, 1) UNION ALL SELECT b, a + b FROM f WHERE b < 100) "
+    "SELECT a FROM f",
+    "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 3) "
+    "SELECT t1.a, c.n FROM t1, c WHERE t1.a = c.n * 2",
+    "WITH RECURSIVE anc(k) AS (SELECT 8 UNION SELECT k / 2 FROM anc WHERE k > 1) "
+    "SELECT k FROM anc",
+    "WITH x(a, b) AS (SELECT 1) SELECT * FROM x",
+    "WITH x AS (SELECT 1), x AS (SELECT 2) SELECT 1",
+    "WITH RECURSIVE c(n) AS (SELECT n FROM c) SELECT 1 FROM c",
+    "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT 1, 2 FROM c) SELECT 1 FROM c",
+    NULL};
+
+static const char *const q_outer[] = {
+    "SELECT a, x FROM t1 RIGHT JOIN t2 ON a = x",
+    "SELECT a, x, z FROM t3 RIGHT JOIN t2 ON t3.a = t2.x AND z > 30",
+    "SELECT t1.a, t3.b FROM t1 FULL JOIN t3 ON t1.a = t3.b",
+    "SELECT * FROM t1 FULL OUTER JOIN t2 ON a = z / 10",
+    "SELECT count(*), count(a), count(x) FROM t1 FULL JOIN t2 ON a = x",
+    NULL};
+
 static const char *const q_errors[] = {
     "SELECT zz FROM t1",
     "SELECT t1.zz FROM t1",
@@ -322,5 +357,21 @@ TEST(select_errors) {
   if (!sh_open(&p)) return;
   sh_exec(&p, setup_sql);
   sh_cmp_all(&p, q_errors);
+  sh_close(&p);
+}
+
+TEST(select_cte) {
+  ShPair p;
+  if (!sh_open(&p)) return;
+  sh_exec(&p, setup_sql);
+  sh_cmp_all(&p, q_cte);
+  sh_close(&p);
+}
+
+TEST(select_outer_joins) {
+  ShPair p;
+  if (!sh_open(&p)) return;
+  sh_exec(&p, setup_sql);
+  sh_cmp_all(&p, q_outer);
   sh_close(&p);
 }
