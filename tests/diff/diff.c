@@ -25,8 +25,9 @@
  *     statement of its round so far, in order, then the statement itself;
  *     minimization only ever removes statements and keeps a removal only if
  *     the difference still shows on fresh databases.
- *  4. A crash (signal) inside an engine prints the statement, the engine and
- *     its round's script before the process dies with that signal.
+ *  4. A crash (signal) inside an engine, or a statement running longer than
+ *     DIFF_STMT_TIMEOUT seconds (SIGALRM), prints the statement, the engine
+ *     and its round's script before the process dies with that signal.
  */
 #include "diff.h"
 
@@ -35,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gen.h"
 
@@ -513,6 +515,9 @@ static void report(Run *run, long at, long round_at, const GenStmt *gs, const Di
 
 /* What runs now, for the crash handler: a crash in an engine prints the
  * statement and the script of its round before the process dies. */
+/* Seconds one statement may run on one engine before it counts as hung. */
+#define DIFF_STMT_TIMEOUT 60
+
 static struct {
   const char *sql;
   const Script *script;
@@ -573,11 +578,11 @@ int diff_run(const DiffOptions *o, DiffStats *st) {
   long round_at = 0;
   long msg_printed = 0;
   double t0 = now_s();
-  static const int sigs[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL};
-  void (*old_handler[5])(int);
+  static const int sigs[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGALRM};
+  void (*old_handler[6])(int);
   crash.script = &script;
   crash.seed = o->seed;
-  for (int k = 0; k < 5; k++) old_handler[k] = signal(sigs[k], on_crash);
+  for (int k = 0; k < 6; k++) old_handler[k] = signal(sigs[k], on_crash);
   for (long i = 0; i < o->n; i++) {
     GenStmt gs;
     gen_next(g, &gs);
@@ -610,11 +615,13 @@ int diff_run(const DiffOptions *o, DiffStats *st) {
     diff_result_reset(&rt);
     crash.sql = gs.sql;
     crash.at = i;
+    alarm(DIFF_STMT_TIMEOUT); /* a hang is reported like a crash */
     crash.engine = o->ref->name;
     o->ref->query(hr, gs.sql, &rr);
     crash.engine = o->test->name;
     o->test->query(ht, gs.sql, &rt);
     crash.engine = NULL;
+    alarm(0);
     if (gs.kind != GEN_WRITE) rr.changes = rt.changes = 0; /* stale for non-DML */
     st->rows_total += (long)rr.nrow;
     if (gs.kind == GEN_QUERY && !rr.rc && !rr.nrow) st->empty++;
@@ -650,7 +657,7 @@ int diff_run(const DiffOptions *o, DiffStats *st) {
     if (gs.kind != GEN_QUERY) script_add(&script, gs.sql);
   }
   st->seconds = now_s() - t0;
-  for (int k = 0; k < 5; k++) signal(sigs[k], old_handler[k]);
+  for (int k = 0; k < 6; k++) signal(sigs[k], old_handler[k]);
   crash.script = NULL;
   crash.sql = NULL;
   if (hr) o->ref->close(hr);

@@ -88,6 +88,8 @@ struct DiffGen {
   int next_tab;   /* for phase 0 / 2 */
   int nidx;       /* indexes created this round (names i1..) */
   int txn;        /* 0 none, 1 BEGIN, 2 savepoint too */
+  int has_view;   /* v1 exists this round (its columns in view) */
+  Src view;
   int nsub;       /* subquery alias counter within a statement */
   uint32_t tags;
 };
@@ -127,6 +129,15 @@ __attribute__((format(printf, 2, 3))) static void bp(Buf *b, const char *fmt, ..
 }
 
 static void bs(Buf *b, const char *s) { bp(b, "%s", s); }
+
+/* Insert s at byte offset at of b. */
+static void binsert(Buf *b, size_t at, const char *s) {
+  size_t n = strlen(s);
+  bgrow(b, n);
+  memmove(b->z + at + n, b->z + at, b->n - at + 1);
+  memcpy(b->z + at, s, n);
+  b->n += n;
+}
 
 static uint64_t rnd64(DiffGen *g) {
   g->s ^= g->s >> 12;
@@ -874,11 +885,47 @@ typedef struct FromInfo {
 } FromInfo;
 
 static void add_table_src(DiffGen *g, Buf *b, Scope *sc) {
-  const GTab *t = &g->tab[rnd(g, g->ntab)];
   char alias[16];
   snprintf(alias, sizeof alias, "j%d", sc->nsrc + 1);
+  if (g->has_view && ch(g, 12)) {
+    Src *v = &sc->src[sc->nsrc++];
+    *v = g->view;
+    snprintf(v->alias, sizeof v->alias, "%s", alias);
+    bp(b, "v1 AS %s", alias);
+    return;
+  }
+  const GTab *t = &g->tab[rnd(g, g->ntab)];
   src_from_table(&sc->src[sc->nsrc++], t, alias);
   bp(b, "%s AS %s", t->name, alias);
+}
+
+/* CREATE VIEW v1 AS SELECT ... FROM one table: its columns are modelled
+ * like a derived table's. */
+static void gen_view(DiffGen *g, Buf *b) {
+  Scope in = {.nsrc = 1};
+  const GTab *t = &g->tab[rnd(g, g->ntab)];
+  src_from_table(&in.src[0], t, "s1");
+  g->nsub = 1;
+  Src *v = &g->view;
+  memset(v, 0, sizeof *v);
+  int n = 1 + rnd(g, 3);
+  bs(b, "CREATE VIEW v1 AS SELECT ");
+  for (int i = 0; i < n; i++) {
+    if (i) bs(b, ", ");
+    int wide = 1;
+    Props p = ch(g, 65) ? colref(g, b, &in, 0, &wide) : expr(g, b, &in, 1, 0);
+    bp(b, " AS x%d", i + 1);
+    snprintf(v->col[i].name, sizeof v->col[i].name, "x%d", i + 1);
+    v->col[i].p = p;
+    v->col[i].wide = wide;
+  }
+  v->ncol = n;
+  bp(b, " FROM %s AS s1", t->name);
+  if (ch(g, 50)) {
+    bs(b, " WHERE ");
+    bool_expr(g, b, &in, 1, 0);
+  }
+  g->has_view = 1;
 }
 
 static void from_clause(DiffGen *g, Buf *b, Scope *sc, FromInfo *fi) {
@@ -894,6 +941,7 @@ static void from_clause(DiffGen *g, Buf *b, Scope *sc, FromInfo *fi) {
     int r = rnd(g, 100);
     const char *kw = r < 45 ? " JOIN " : r < 55 ? " INNER JOIN " : r < 80 ? " LEFT JOIN " : r < 90 ? " CROSS JOIN " : ", ";
     if (r >= 55 && r < 80) g->tags |= GT_LEFT;
+    size_t kwpos = b->n;
     bs(b, kw);
     if (ch(g, 8)) derived(g, b, sc);
     else add_table_src(g, b, sc);
@@ -902,7 +950,20 @@ static void from_clause(DiffGen *g, Buf *b, Scope *sc, FromInfo *fi) {
     if (kw[1] != 'C' && kw[0] != ',') {
       const char *names[MAXSCOL];
       int nc = common_cols(&sc->src[sc->nsrc - 2], rs, names);
-      if (nc && ch(g, 25)) {
+      if (nc && ch(g, 12)) {
+        /* NATURAL: every right column whose name is on the left. */
+        g->tags |= GT_USING;
+        int common = 0;
+        for (int i = 0; i < rs->ncol; i++) {
+          int found = 0;
+          for (int k = 0; k < sc->nsrc - 1 && !found; k++)
+            for (int c = 0; c < sc->src[k].ncol; c++)
+              if (!strcmp(sc->src[k].col[c].name, rs->col[i].name)) found = 1;
+          common += found;
+        }
+        star -= common;
+        binsert(b, kwpos + 1, "NATURAL ");
+      } else if (nc && ch(g, 25)) {
         g->tags |= GT_USING;
         const char *u = names[rnd(g, nc)];
         bp(b, " USING (%s)", u);
@@ -1327,13 +1388,20 @@ void gen_next(DiffGen *g, GenStmt *st) {
     g->next_tab = 0;
     g->nidx = 0;
     g->txn = 0;
+    g->has_view = 0;
     st->new_round = 1;
   }
   g->in_round--;
   if (g->phase == 0) {
     st->kind = GEN_DDL;
-    gen_create_table(g, g->next_tab++, b);
     if (g->next_tab == g->ntab) {
+      gen_view(g, b); /* after the tables, when this round has a view */
+      g->phase = 1;
+      g->phase_left = ch(g, 40) ? rnd(g, 3) : 0;
+      goto done;
+    }
+    gen_create_table(g, g->next_tab++, b);
+    if (g->next_tab == g->ntab && !ch(g, 35)) {
       g->phase = 1;
       g->phase_left = ch(g, 40) ? rnd(g, 3) : 0;
     }

@@ -3,10 +3,12 @@
  *
  * Owns: DiffGen, a deterministic stream of SQL statements in "rounds". Each
  * round starts on a fresh empty database: 2-4 tables (every affinity,
- * INTEGER PRIMARY KEY, WITHOUT ROWID, COLLATE NOCASE/RTRIM, UNIQUE), indexes
+ * INTEGER PRIMARY KEY, WITHOUT ROWID, COLLATE NOCASE/RTRIM, UNIQUE), sometimes
+ * a view, indexes
  * created before or after the data, rows with NULLs, extreme integers,
  * reals, numeric-looking text, blobs and duplicates; then queries (joins,
- * subqueries, aggregates, compounds, ...) interleaved with writes, index
+ * NATURAL/USING/ON joins, subqueries, aggregates, compounds, ...) interleaved
+ * with writes, index
  * changes and transactions, and a few statements that must fail.
  *
  * Invariants:
