@@ -3,13 +3,12 @@
  *
  * Owns: DiffGen, a deterministic stream of SQL statements in "rounds". Each
  * round starts on a fresh empty database: 2-4 tables (every affinity,
- * INTEGER PRIMARY KEY, WITHOUT ROWID, COLLATE NOCASE/RTRIM, UNIQUE), sometimes
- * a view, indexes
- * created before or after the data, rows with NULLs, extreme integers,
- * reals, numeric-looking text, blobs and duplicates; then queries (joins,
- * NATURAL/USING/ON joins, subqueries, aggregates, compounds, ...) interleaved
- * with writes, index
- * changes and transactions, and a few statements that must fail.
+ * INTEGER PRIMARY KEY, WITHOUT ROWID, COLLATE NOCASE/RTRIM, UNIQUE),
+ * sometimes a view, indexes created before or after the data, rows with
+ * NULLs, extreme integers, reals, numeric-looking text, blobs and
+ * duplicates; then queries (ON/USING/NATURAL joins, subqueries, aggregates,
+ * compounds, ...) interleaved with writes, index changes and transactions,
+ * and a few statements that must fail.
  *
  * Invariants:
  *  1. The stream depends only on the seed: the generator never sees a
