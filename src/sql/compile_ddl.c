@@ -341,7 +341,21 @@ static int create_table_as(Parse *p, const SqlStmt *s) {
   int cur = emit_cursor(p);
   int a = vm_builder_add_i4(&p->b, OP_OpenWrite, cur, root, 0, rt->ncol);
   vm_builder_set_p5(&p->b, a, VM_OPFLAG_P2ISREG);
-  SelectDest dest = {.kind = SD_TABLE, .cursor = cur, .nreg = rt->ncol};
+  /* each row goes through a subroutine that applies the columns'
+   * affinities (a compound's later arms may not have them) and appends it */
+  char *aff = parse_alloc(p, (size_t)rt->ncol + 1);
+  if (!aff) return 1;
+  for (int i = 0; i < rt->ncol; i++) aff[i] = rt->cols[i].affinity ? rt->cols[i].affinity : AFF_BLOB;
+  int ret = emit_regs(p, 1), out = emit_regs(p, rt->ncol + 2);
+  int body = emit_label(p), after = emit_label(p);
+  emit(p, OP_Goto, 0, after, 0);
+  emit_resolve(p, body);
+  vm_builder_add_text(&p->b, OP_MakeRecord, out, rt->ncol, out + rt->ncol, aff, -1);
+  emit(p, OP_NewRowid, cur, out + rt->ncol + 1, 0);
+  emit(p, OP_Insert, cur, out + rt->ncol, out + rt->ncol + 1);
+  emit(p, OP_Return, ret, 0, 0);
+  emit_resolve(p, after);
+  SelectDest dest = {.kind = SD_REGS, .reg = ret, .cursor = body, .out = out, .nreg = rt->ncol};
   select_code(p, sel, &dest);
   emit(p, OP_Close, cur, 0, 0);
   int sc = ddl_open_schema(p);
