@@ -1,6 +1,6 @@
 /*
  * compile_ddl.c -- code generation for CREATE TABLE (also ... AS SELECT),
- * CREATE VIEW, CREATE TRIGGER and ALTER TABLE, and the helpers every DDL
+ * CREATE VIEW and CREATE TRIGGER, and the helpers every DDL
  * generator shares (compile_ddl_int.h): the sqlite_schema rows, the schema
  * cookie, the stored CREATE text.
  *
@@ -490,12 +490,4 @@ int ddl_create_trigger(Parse *p, const SqlStmt *s) {
   ddl_finish(p);
   schema_free(scratch);
   return parse_failed(p);
-}
-
-/* ------------------------------------------------------------ ALTER TABLE */
-
-int ddl_alter(Parse *p, const SqlStmt *s) {
-  (void)s;
-  parse_error(p, "ALTER TABLE is not supported yet");
-  return 1;
 }

@@ -1,0 +1,653 @@
+/*
+ * compile_ddl_alter.c -- ALTER TABLE: ADD COLUMN and RENAME TO, by
+ * rewriting the CREATE texts in sqlite_schema as SQLite does (the schema is
+ * then reloaded from the new texts). RENAME COLUMN and DROP COLUMN are
+ * refused with a clear message.
+ *
+ * Owns: nothing beyond a call.
+ *
+ * Invariants:
+ *  1. ADD COLUMN inserts ", <column definition as written>" where SQLite
+ *     does: before the ',' that starts the table constraints, else before
+ *     the ')' ending the column list. Existing rows are not touched: their
+ *     short records read the new column's DEFAULT.
+ *  2. RENAME TO writes the new name double-quoted ("%w" style) at every
+ *     place a CREATE text names the table (its own CREATE TABLE, CREATE
+ *     INDEX ... ON, REFERENCES of any table, FROM items, qualified column
+ *     references, trigger targets), renames its automatic indexes and its
+ *     sqlite_sequence row, and moves tbl_name of its indexes and triggers.
+ *  3. The texts are rewritten at compile time (the schema the statement is
+ *     compiled against is the one the Transaction cookie check guarantees).
+ */
+#include <string.h>
+
+#include "compile_ddl_int.h"
+
+/* One sqlite_schema row to change: match (type, name); set the fields that
+ * are not NULL. */
+typedef struct SchemaUpd {
+  const char *type, *name;
+  const char *new_name, *new_tbl, *new_sql;
+} SchemaUpd;
+
+static void schema_update(Parse *p, const SchemaUpd *u, int n) {
+  if (n <= 0) return;
+  int cur = ddl_open_schema(p);
+  int r = emit_regs(p, 9);
+  int done = emit_label(p), next = emit_label(p);
+  emit(p, OP_Rewind, cur, done, 0);
+  int top = emit_addr(p);
+  for (int i = 0; i < 5; i++) emit(p, OP_Column, cur, i, r + i);
+  for (int i = 0; i < n; i++) {
+    int skip = emit_label(p);
+    ddl_emit_text(p, r + 5, u[i].name);
+    int a = emit(p, OP_Ne, r + 5, skip, r + 1);
+    vm_builder_set_p5(&p->b, a, VM_JUMPIFNULL);
+    ddl_emit_text(p, r + 5, u[i].type);
+    a = emit(p, OP_Ne, r + 5, skip, r);
+    vm_builder_set_p5(&p->b, a, VM_JUMPIFNULL);
+    if (u[i].new_name) ddl_emit_text(p, r + 1, u[i].new_name);
+    if (u[i].new_tbl) ddl_emit_text(p, r + 2, u[i].new_tbl);
+    if (u[i].new_sql) ddl_emit_text(p, r + 4, u[i].new_sql);
+    emit(p, OP_MakeRecord, r, 5, r + 6);
+    emit(p, OP_Rowid, cur, r + 7, 0);
+    emit(p, OP_Insert, cur, r + 6, r + 7);
+    emit(p, OP_Goto, 0, next, 0);
+    emit_resolve(p, skip);
+  }
+  emit_resolve(p, next);
+  emit(p, OP_Next, cur, top, 0);
+  emit_resolve(p, done);
+  emit(p, OP_Close, cur, 0, 0);
+}
+
+/* Offset of the first token at or after i in z that is not white space or
+ * a comment. */
+static int skip_space(const char *z, int i) {
+  int len = (int)strlen(z);
+  while (i < len) {
+    int type = 0, n = sql_token(z + i, len - i, &type);
+    if (n <= 0 || type != TK_SPACE) break;
+    i += n;
+  }
+  return i;
+}
+
+/* SQLite's "table X may not be altered" rule and the lookups shared by the
+ * actions. NULL after an error. */
+static Table *alter_target(Parse *p, const SqlAlter *a, int is_add) {
+  const SqlQualName *q = &a->table;
+  int other = q->schema && util_stricmp(q->schema, "main") && util_stricmp(q->schema, "temp");
+  Table *t = other ? NULL : schema_find_table(p->schema, q->name);
+  if (!t) {
+    if (!other && schema_find_view(p->schema, q->name)) {
+      if (is_add)
+        parse_error(p, "Cannot add a column to a view");
+      else
+        parse_error(p, "view %s may not be altered", schema_find_view(p->schema, q->name)->name);
+      return NULL;
+    }
+    if (q->schema)
+      parse_error(p, "no such table: %s.%s", q->schema, q->name);
+    else
+      parse_error(p, "no such table: %s", q->name);
+    return NULL;
+  }
+  if (t->is_schema || !util_strnicmp(t->name, "sqlite_", 7)) {
+    parse_error(p, "table %s may not be altered", ddl_table_name(t));
+    return NULL;
+  }
+  return t;
+}
+
+/* Halt with msg when table t has a row (SQLite's ErrorIfNotEmpty). */
+static void error_if_not_empty(Parse *p, const Table *t, const char *msg) {
+  int cur = emit_cursor(p);
+  int empty = emit_label(p);
+  parse_open_table(p, cur, t, 0);
+  emit(p, OP_Rewind, cur, empty, 0);
+  vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, msg, -1);
+  emit_resolve(p, empty);
+  emit(p, OP_Close, cur, 0, 0);
+}
+
+/* A DEFAULT SQLite can turn into a value without running code. */
+static int constant_default(const SqlExpr *e) {
+  switch (e->op) {
+    case SQL_E_NULL:
+    case SQL_E_INTEGER:
+    case SQL_E_FLOAT:
+    case SQL_E_STRING:
+    case SQL_E_BLOB:
+      return 1;
+    case SQL_E_ID:
+      return !util_stricmp(e->z, "true") || !util_stricmp(e->z, "false");
+    case SQL_E_UNARY:
+      return (e->sub == TK_MINUS || e->sub == TK_PLUS) && constant_default(e->a);
+    case SQL_E_COLLATE:
+    case SQL_E_CAST:
+      return constant_default(e->a);
+    default:
+      return 0;
+  }
+}
+
+static int add_column(Parse *p, const SqlStmt *s) {
+  const SqlAlter *a = &s->u.alter;
+  Table *t = alter_target(p, a, 1);
+  if (!t) return 1;
+  const SqlColumnDef *cd = a->column;
+  if (table_column_index(t, cd->name) >= 0) {
+    parse_error(p, "duplicate column name: %s", cd->name);
+    return 1;
+  }
+  const SqlConstraint *dflt = NULL;
+  int notnull = 0, generated = 0, stored = 0, refs = 0;
+  for (int i = 0; i < cd->ncons; i++) {
+    const SqlConstraint *c = &cd->cons[i];
+    switch (c->type) {
+      case SQL_CONS_PRIMARY_KEY:
+        parse_error(p, "Cannot add a PRIMARY KEY column");
+        return 1;
+      case SQL_CONS_UNIQUE:
+        parse_error(p, "Cannot add a UNIQUE column");
+        return 1;
+      case SQL_CONS_NOT_NULL:
+        notnull = 1;
+        break;
+      case SQL_CONS_DEFAULT:
+        dflt = c;
+        break;
+      case SQL_CONS_GENERATED:
+        generated = 1;
+        stored = c->stored;
+        break;
+      case SQL_CONS_REFERENCES:
+        refs = 1;
+        break;
+      default:
+        break;
+    }
+  }
+  const SqlExpr *dv = dflt ? dflt->expr : NULL;
+  if (dv && dv->op == SQL_E_NULL) dv = NULL;
+  if (!generated && refs && dv && p->env->foreign_keys) {
+    parse_error(p, "Cannot add a REFERENCES column with non-NULL default value");
+    return 1;
+  }
+  /* the new CREATE TABLE text (invariant 1) */
+  SqlStmt *old = ddl_reparse(p, t->sql);
+  if (!old || old->kind != SQL_STMT_CREATE_TABLE || old->u.create_table.ncols < 1) {
+    if (!parse_failed(p)) parse_error_code(p, SHALE_CORRUPT, "malformed database schema (%s)", t->name);
+    return 1;
+  }
+  const SqlCreateTable *oct = &old->u.create_table;
+  const SqlColumnDef *last = &oct->cols[oct->ncols - 1];
+  int at = skip_space(t->sql, last->span.start + last->span.len);
+  int cstart = cd->span.start, cend = ddl_stored_end(p, s, DDL_END_TRIM);
+  size_t lold = strlen(t->sql), lcol = (size_t)(cend > cstart ? cend - cstart : 0);
+  char *sql = parse_alloc(p, lold + lcol + 3);
+  if (!sql) return 1;
+  memcpy(sql, t->sql, (size_t)at);
+  memcpy(sql + at, ", ", 2);
+  memcpy(sql + at + 2, p->sql + cstart, lcol);
+  memcpy(sql + at + 2 + lcol, t->sql + at, lold - (size_t)at + 1);
+  /* the new definition must build (collations, CHECK columns, ...) */
+  SqlStmt *nst = ddl_reparse(p, sql);
+  if (!nst) return 1;
+  Schema *scratch = ddl_scratch_with(p, NULL);
+  if (!scratch) return 1;
+  Table *nt = NULL;
+  char *msg = NULL;
+  int rc = schema_table_from_create(scratch, nst, sql, &nt, &msg);
+  schema_free(scratch);
+  if (rc != SHALE_OK) {
+    ddl_build_error(p, rc, msg);
+    return 1;
+  }
+  parse_need_write(p);
+  if (!generated) {
+    if (notnull && !dv)
+      error_if_not_empty(p, t, "Cannot add a NOT NULL column with default value NULL");
+    if (dv && !constant_default(dv))
+      error_if_not_empty(p, t, "Cannot add a column with non-constant default");
+  } else if (stored) {
+    error_if_not_empty(p, t, "cannot add a STORED column");
+  }
+  /* schema format at least 3 (ADD COLUMN's records may be short) */
+  int r = emit_regs(p, 1), skip = emit_label(p);
+  emit(p, OP_ReadCookie, 0, r, BTREE_META_SCHEMA_FORMAT);
+  emit(p, OP_AddImm, r, -2, 0);
+  emit(p, OP_IfPos, r, skip, 0);
+  emit(p, OP_SetCookie, 0, BTREE_META_SCHEMA_FORMAT, 3);
+  emit_resolve(p, skip);
+  SchemaUpd u = {"table", t->name, NULL, NULL, sql};
+  schema_update(p, &u, 1);
+  ddl_finish(p);
+  return parse_failed(p);
+}
+
+/* ------------------------------------------------------------- RENAME TO */
+
+/* Text edits: replace [start, end) by the new quoted name. */
+typedef struct Edit {
+  int start, end;
+} Edit;
+
+typedef struct Renamer {
+  SqlWalker w;
+  Parse *p;
+  const char *text; /* the CREATE text being rewritten */
+  const char *old;  /* old table name */
+  Edit *e;
+  int n, cap;
+} Renamer;
+
+static void add_edit(Renamer *rn, int start, int end) {
+  for (int i = 0; i < rn->n; i++)
+    if (rn->e[i].start == start) return;
+  if (rn->n == rn->cap) {
+    int cap = rn->cap ? 2 * rn->cap : 8;
+    Edit *ne = parse_alloc(rn->p, sizeof *ne * (size_t)cap);
+    if (!ne) return;
+    if (rn->n) memcpy(ne, rn->e, sizeof *ne * (size_t)rn->n);
+    rn->e = ne;
+    rn->cap = cap;
+  }
+  rn->e[rn->n++] = (Edit){start, end};
+}
+
+/* The identifier token at offset i of the text: its length and dequoted
+ * value compared with the old name. Returns the token length if it names
+ * the table, else 0. */
+static int token_names(Renamer *rn, int i) {
+  int len = (int)strlen(rn->text);
+  if (i < 0 || i >= len) return 0;
+  int type = 0, n = sql_token(rn->text + i, len - i, &type);
+  if (n <= 0) return 0;
+  if (type != TK_ID && type != TK_STRING && !(type > TK_FIRST_KEYWORD && sql_keyword_is_id(type)))
+    return 0;
+  char buf[512];
+  const char *z = rn->text + i;
+  int k = 0;
+  if (n >= 2 && (z[0] == '"' || z[0] == '\'' || z[0] == '`' || z[0] == '[')) {
+    char close = z[0] == '[' ? ']' : z[0];
+    for (int j = 1; j < n - 1 && k < (int)sizeof buf - 1; j++) {
+      buf[k++] = z[j];
+      if (z[j] == close && close != ']' && j + 1 < n - 1 && z[j + 1] == close) j++;
+    }
+  } else {
+    for (int j = 0; j < n && k < (int)sizeof buf - 1; j++) buf[k++] = z[j];
+  }
+  buf[k] = 0;
+  return util_stricmp(buf, rn->old) ? 0 : n;
+}
+
+/* Next significant token at/after i: its offset; *type and *n set. */
+static int next_token(const char *z, int i, int *type, int *n) {
+  int len = (int)strlen(z);
+  i = skip_space(z, i);
+  *type = TK_EOF;
+  *n = 0;
+  if (i < len) *n = sql_token(z + i, len - i, type);
+  return i;
+}
+
+/* A name that may be "schema . name": edit the name part if it is the
+ * table. Starts at offset i. */
+static void rename_qualified_at(Renamer *rn, int i) {
+  int type, n;
+  i = next_token(rn->text, i, &type, &n);
+  int j = i + n, t2, n2;
+  int d = next_token(rn->text, j, &t2, &n2);
+  if (t2 == TK_DOT) { /* schema . name */
+    int t3, n3;
+    int k = next_token(rn->text, d + n2, &t3, &n3);
+    int m = token_names(rn, k);
+    if (m) add_edit(rn, k, k + m);
+    return;
+  }
+  int m = token_names(rn, i);
+  if (m) add_edit(rn, i, i + m);
+}
+
+static int rename_expr_cb(SqlWalker *w, SqlExpr *e) {
+  Renamer *rn = (Renamer *)w;
+  if (e->op == SQL_E_COLUMN && e->table && !util_stricmp(e->table, rn->old)) {
+    /* [schema .] table . column: the table token is the one before the last dot */
+    int type, n, i = e->span.start;
+    i = next_token(rn->text, i, &type, &n);
+    if (e->schema) {
+      int t2, n2;
+      int d = next_token(rn->text, i + n, &t2, &n2);
+      i = next_token(rn->text, d + n2, &type, &n);
+    }
+    int m = token_names(rn, i);
+    if (m) add_edit(rn, i, i + m);
+  }
+  if (e->op == SQL_E_IN && e->table && !util_stricmp(e->table, rn->old) && !e->list) {
+    /* x IN t: the name is the last token of the span */
+    int end = e->span.start + e->span.len, i = e->span.start, last = -1;
+    while (i < end) {
+      int type, n;
+      i = next_token(rn->text, i, &type, &n);
+      if (n <= 0 || i >= end) break;
+      last = i;
+      i += n;
+    }
+    int m = token_names(rn, last);
+    if (m) add_edit(rn, last, last + m);
+  }
+  return SQL_WALK_CONTINUE;
+}
+
+static void rename_src(Renamer *rn, SqlSrcList *from) {
+  for (int i = 0; from && i < from->n; i++) {
+    SqlSrcItem *it = &from->a[i];
+    if (it->nested) rename_src(rn, it->nested);
+    if (it->name && !it->select && !util_stricmp(it->name, rn->old))
+      rename_qualified_at(rn, it->span.start);
+  }
+}
+
+static int rename_select_cb(SqlWalker *w, SqlSelect *s) {
+  for (SqlSelect *c = s; c; c = c->prior) rename_src((Renamer *)w, c->from);
+  return SQL_WALK_CONTINUE;
+}
+
+static void walk_list(Renamer *rn, SqlExprList *l) {
+  for (int i = 0; l && i < l->n; i++)
+    if (l->a[i].expr) sql_walk_expr(&rn->w, l->a[i].expr);
+}
+
+static void walk_expr(Renamer *rn, SqlExpr *e) {
+  if (e) sql_walk_expr(&rn->w, e);
+}
+
+static void walk_select(Renamer *rn, SqlSelect *s) {
+  if (s) sql_walk_select(&rn->w, s);
+}
+
+/* Offset of the first token (at/after i, before end) of the given type. */
+static int find_token(const char *z, int i, int end, int want) {
+  while (i < end) {
+    int type, n;
+    i = next_token(z, i, &type, &n);
+    if (n <= 0 || i >= end) return -1;
+    if (type == want) return i;
+    i += n;
+  }
+  return -1;
+}
+
+static void rename_stmt(Renamer *rn, SqlStmt *st);
+
+static void rename_fk_in(Renamer *rn, SqlSpan sp, const SqlForeignKey *fk) {
+  if (!fk || !fk->table || util_stricmp(fk->table, rn->old)) return;
+  int r = find_token(rn->text, sp.start, sp.start + sp.len, TK_REFERENCES);
+  if (r >= 0) rename_qualified_at(rn, r + 10);
+}
+
+static void rename_stmt(Renamer *rn, SqlStmt *st) {
+  switch (st->kind) {
+    case SQL_STMT_CREATE_TABLE: {
+      SqlCreateTable *ct = &st->u.create_table;
+      if (!util_stricmp(ct->name.name, rn->old))
+        add_edit(rn, ct->name.name_start, ct->name.span.start + ct->name.span.len);
+      for (int i = 0; i < ct->ncols; i++)
+        for (int k = 0; k < ct->cols[i].ncons; k++) {
+          SqlConstraint *c = &ct->cols[i].cons[k];
+          if (c->type == SQL_CONS_REFERENCES) rename_fk_in(rn, c->span, c->fk);
+          walk_expr(rn, c->expr);
+        }
+      for (int k = 0; k < ct->ncons; k++) {
+        SqlConstraint *c = &ct->cons[k];
+        if (c->type == SQL_CONS_FOREIGN_KEY) rename_fk_in(rn, c->span, c->fk);
+        walk_expr(rn, c->expr);
+      }
+      break;
+    }
+    case SQL_STMT_CREATE_INDEX: {
+      SqlCreateIndex *ci = &st->u.create_index;
+      if (!util_stricmp(ci->table, rn->old)) {
+        int on = find_token(rn->text, ci->name.span.start + ci->name.span.len,
+                            (int)strlen(rn->text), TK_ON);
+        if (on >= 0) rename_qualified_at(rn, on + 2);
+      }
+      walk_list(rn, ci->columns);
+      walk_expr(rn, ci->where);
+      break;
+    }
+    case SQL_STMT_CREATE_VIEW:
+      walk_select(rn, st->u.create_view.select);
+      break;
+    case SQL_STMT_CREATE_TRIGGER: {
+      SqlCreateTrigger *tr = &st->u.create_trigger;
+      if (!util_stricmp(tr->table, rn->old)) {
+        int on = find_token(rn->text, tr->name.span.start + tr->name.span.len,
+                            (int)strlen(rn->text), TK_ON);
+        if (on >= 0) rename_qualified_at(rn, on + 2);
+      }
+      walk_expr(rn, tr->when);
+      for (int i = 0; i < tr->nstmts; i++) rename_stmt(rn, tr->stmts[i]);
+      break;
+    }
+    case SQL_STMT_SELECT:
+      walk_select(rn, st->u.select);
+      break;
+    case SQL_STMT_INSERT: {
+      SqlInsert *in = &st->u.insert;
+      if (!util_stricmp(in->table.name, rn->old))
+        add_edit(rn, in->table.name_start, in->table.span.start + in->table.span.len);
+      walk_select(rn, in->select);
+      for (SqlUpsert *u = in->upsert; u; u = u->next) {
+        walk_list(rn, u->target);
+        walk_expr(rn, u->target_where);
+        walk_list(rn, u->set);
+        walk_expr(rn, u->where);
+      }
+      break;
+    }
+    case SQL_STMT_UPDATE: {
+      SqlUpdate *up = &st->u.update;
+      if (up->table && up->table->name && !util_stricmp(up->table->name, rn->old))
+        rename_qualified_at(rn, up->table->span.start);
+      walk_list(rn, up->set);
+      rename_src(rn, up->from);
+      walk_expr(rn, up->where);
+      break;
+    }
+    case SQL_STMT_DELETE: {
+      SqlDelete *de = &st->u.del;
+      if (de->table && de->table->name && !util_stricmp(de->table->name, rn->old))
+        rename_qualified_at(rn, de->table->span.start);
+      walk_expr(rn, de->where);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+/* The text with every edit replaced by the quoted new name, or NULL when
+ * nothing changes. */
+static const char *apply_edits(Renamer *rn, const char *quoted) {
+  if (rn->n == 0) return NULL;
+  for (int i = 1; i < rn->n; i++) /* sort by start */
+    for (int j = i; j > 0 && rn->e[j - 1].start > rn->e[j].start; j--) {
+      Edit x = rn->e[j];
+      rn->e[j] = rn->e[j - 1];
+      rn->e[j - 1] = x;
+    }
+  size_t len = strlen(rn->text), lq = strlen(quoted);
+  char *out = parse_alloc(rn->p, len + (size_t)rn->n * lq + 1);
+  if (!out) return NULL;
+  size_t k = 0;
+  int pos = 0;
+  for (int i = 0; i < rn->n; i++) {
+    memcpy(out + k, rn->text + pos, (size_t)(rn->e[i].start - pos));
+    k += (size_t)(rn->e[i].start - pos);
+    memcpy(out + k, quoted, lq);
+    k += lq;
+    pos = rn->e[i].end;
+  }
+  memcpy(out + k, rn->text + pos, len - (size_t)pos + 1);
+  return out;
+}
+
+/* A schema object's CREATE text rewritten for the rename, or NULL if it
+ * does not mention the table. */
+static const char *renamed_sql(Parse *p, const char *sql, const char *old, const char *quoted) {
+  if (!sql) return NULL;
+  SqlStmt *st = ddl_reparse(p, sql);
+  if (!st) return NULL;
+  Renamer rn;
+  memset(&rn, 0, sizeof rn);
+  rn.w.expr = rename_expr_cb;
+  rn.w.select = rename_select_cb;
+  rn.p = p;
+  rn.text = sql;
+  rn.old = old;
+  rename_stmt(&rn, st);
+  return apply_edits(&rn, quoted);
+}
+
+static int rename_table(Parse *p, const SqlStmt *s) {
+  const SqlAlter *a = &s->u.alter;
+  Table *t = alter_target(p, a, 0);
+  if (!t) return 1;
+  const char *nn = a->new_name;
+  if (schema_find_table(p->schema, nn) || schema_find_index(p->schema, nn) ||
+      schema_find_view(p->schema, nn)) {
+    parse_error(p, "there is already another table or index with this name: %s", nn);
+    return 1;
+  }
+  if (!util_strnicmp(nn, "sqlite_", 7)) {
+    parse_error(p, "object name reserved for internal use: %s", nn);
+    return 1;
+  }
+  /* "new" with its double quotes doubled, in double quotes */
+  size_t ln = strlen(nn);
+  char *quoted = parse_alloc(p, 2 * ln + 3);
+  if (!quoted) return 1;
+  size_t k = 0;
+  quoted[k++] = '"';
+  for (size_t i = 0; i < ln; i++) {
+    if (nn[i] == '"') quoted[k++] = '"';
+    quoted[k++] = nn[i];
+  }
+  quoted[k++] = '"';
+  quoted[k] = 0;
+
+  int cap = 16, n = 0;
+  SchemaUpd *u = parse_alloc(p, sizeof *u * (size_t)cap);
+  if (!u) return 1;
+#define ADD_UPD(...)                                                       \
+  do {                                                                     \
+    if (n == cap) {                                                        \
+      SchemaUpd *nu = parse_alloc(p, sizeof *nu * (size_t)(cap * 2));      \
+      if (!nu) return 1;                                                   \
+      memcpy(nu, u, sizeof *nu * (size_t)n);                               \
+      u = nu;                                                              \
+      cap *= 2;                                                            \
+    }                                                                      \
+    u[n++] = (SchemaUpd){__VA_ARGS__};                                     \
+  } while (0)
+  /* the table itself */
+  const char *tsql = renamed_sql(p, t->sql, t->name, quoted);
+  if (parse_failed(p)) return 1;
+  ADD_UPD("table", t->name, nn, nn, tsql);
+  /* its indexes: automatic ones are renamed too */
+  for (Index *i = t->indexes; i; i = i->next) {
+    if (i == t->pk_index) continue;
+    if (i->is_autoindex) {
+      size_t lt = strlen(t->name);
+      const char *suffix = i->name + 17 + lt; /* "sqlite_autoindex_" + old + "_N" */
+      char *nm = util_mprintf("sqlite_autoindex_%s%s", nn, strlen(i->name) > 17 + lt ? suffix : "");
+      if (!nm) {
+        parse_nomem(p);
+        return 1;
+      }
+      char *nm2 = parse_strdup(p, nm);
+      shale_free(nm);
+      if (!nm2) return 1;
+      ADD_UPD("index", i->name, nm2, nn, NULL);
+    } else {
+      const char *isql = renamed_sql(p, i->sql, t->name, quoted);
+      if (parse_failed(p)) return 1;
+      ADD_UPD("index", i->name, NULL, nn, isql);
+    }
+  }
+  /* other tables (REFERENCES), views, triggers and indexes of other tables
+   * (expressions naming the table) */
+  int pos = 0;
+  Table *o;
+  while ((o = schema_map_next(&p->schema->tables, &pos)) != NULL) {
+    if (o == t || o->is_schema || !o->sql) continue;
+    const char *x = renamed_sql(p, o->sql, t->name, quoted);
+    if (parse_failed(p)) return 1;
+    if (x) ADD_UPD("table", o->name, NULL, NULL, x);
+  }
+  pos = 0;
+  View *v;
+  while ((v = schema_map_next(&p->schema->views, &pos)) != NULL) {
+    const char *x = renamed_sql(p, v->sql, t->name, quoted);
+    if (parse_failed(p)) return 1;
+    if (x) ADD_UPD("view", v->name, NULL, NULL, x);
+  }
+  pos = 0;
+  Trigger *g;
+  while ((g = schema_map_next(&p->schema->triggers, &pos)) != NULL) {
+    const char *x = renamed_sql(p, g->sql, t->name, quoted);
+    if (parse_failed(p)) return 1;
+    int on = !util_stricmp(g->table, t->name);
+    if (x || on) ADD_UPD("trigger", g->name, NULL, on ? nn : NULL, x);
+  }
+#undef ADD_UPD
+  parse_need_write(p);
+  schema_update(p, u, n);
+  if (t->autoincrement) { /* its sqlite_sequence row */
+    Table *seq = schema_find_table(p->schema, "sqlite_sequence");
+    if (seq && seq->root) {
+      int cur = emit_cursor(p);
+      vm_builder_add_i4(&p->b, OP_OpenWrite, cur, (int)seq->root, 0, seq->ncol);
+      int r = emit_regs(p, 5);
+      int done = emit_label(p), next = emit_label(p);
+      ddl_emit_text(p, r + 2, t->name);
+      emit(p, OP_Rewind, cur, done, 0);
+      int top = emit_addr(p);
+      emit(p, OP_Column, cur, 0, r);
+      int ad = emit(p, OP_Ne, r + 2, next, r);
+      vm_builder_set_p5(&p->b, ad, VM_JUMPIFNULL);
+      ddl_emit_text(p, r, nn);
+      emit(p, OP_Column, cur, 1, r + 1);
+      emit(p, OP_MakeRecord, r, 2, r + 3);
+      emit(p, OP_Rowid, cur, r + 4, 0);
+      emit(p, OP_Insert, cur, r + 3, r + 4);
+      emit_resolve(p, next);
+      emit(p, OP_Next, cur, top, 0);
+      emit_resolve(p, done);
+      emit(p, OP_Close, cur, 0, 0);
+    }
+  }
+  ddl_finish(p);
+  return parse_failed(p);
+}
+
+int ddl_alter(Parse *p, const SqlStmt *s) {
+  const SqlAlter *a = &s->u.alter;
+  switch (a->action) {
+    case SQL_ALTER_ADD_COLUMN:
+      return add_column(p, s);
+    case SQL_ALTER_RENAME_TABLE:
+      return rename_table(p, s);
+    case SQL_ALTER_RENAME_COLUMN:
+      if (!alter_target(p, a, 0)) return 1;
+      parse_error(p, "ALTER TABLE ... RENAME COLUMN is not supported yet");
+      return 1;
+    default:
+      if (!alter_target(p, a, 0)) return 1;
+      parse_error(p, "ALTER TABLE ... DROP COLUMN is not supported yet");
+      return 1;
+  }
+}
