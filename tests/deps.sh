@@ -7,6 +7,7 @@ need=()
 command -v sqlite3 >/dev/null 2>&1 || need+=(sqlite3)
 command -v cc >/dev/null 2>&1 || need+=(gcc)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+command -v strace >/dev/null 2>&1 || need+=(strace)
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing: ${need[*]}"
 sudo=""

@@ -457,7 +457,11 @@ static int wal_snapshot(Pager *p) {
   if (rc != SHALE_OK) return rc;
   uint32_t n = wal_db_size(p->wal);
   if (n == 0) {
-    rc = read_header(p, changed);
+    /* The log holds no commit: the size is the file's. While the wal-index
+     * header is the one of our last snapshot, nothing can have changed the
+     * file (writers go through the log, and the SHARED lock we keep bars
+     * rollback-mode writers), so the header read and fstat are skipped. */
+    if (changed || !p->hdr_valid) rc = read_header(p, changed);
   } else {
     p->db_size = n;
     if (changed || !p->hdr_valid) rc = pager_cache_invalidate(p, 0);
@@ -471,6 +475,12 @@ int pager_begin_read(Pager *p) {
   if (p->txn != PAGER_TXN_NONE) return SHALE_OK;
   int rc, n = 0, rolled = 0;
   if (p->wal) {
+    /* WAL mode keeps the SHARED lock between transactions (as SQLite): a
+     * read transaction then costs no lock call on the database file. */
+    if (p->lock < OS_LOCK_SHARED) {
+      rc = pager_lock_wait(p, OS_LOCK_SHARED);
+      if (rc != SHALE_OK) return rc;
+    }
     rc = wal_snapshot(p);
     if (rc != SHALE_OK) return rc;
     p->txn = PAGER_TXN_READ;
@@ -503,8 +513,12 @@ void pager_end_read(Pager *p) {
   if (p->txn == PAGER_TXN_WRITE) pager_rollback(p);
   if (p->txn == PAGER_TXN_WRITE) return; /* rollback failed: still in the error state */
   savepoints_free(p);
-  if (p->wal) wal_end_read(p->wal);
-  unlock_to(p, OS_LOCK_NONE);
+  if (p->wal) {
+    wal_end_read(p->wal);
+    unlock_to(p, OS_LOCK_SHARED); /* kept while in WAL mode (see begin_read) */
+  } else {
+    unlock_to(p, OS_LOCK_NONE);
+  }
   p->txn = PAGER_TXN_NONE;
   if (p->ckpt_due && p->wal) {
     /* Auto-checkpoint (wal_autocheckpoint = 1000), once the transaction is

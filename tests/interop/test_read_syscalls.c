@@ -1,0 +1,148 @@
+/*
+ * test_read_syscalls.c -- counts, with strace, the system calls a read
+ * transaction makes in WAL mode when nothing changed (issue 6: reads
+ * without system calls), for Shale and for the reference SQLite side by
+ * side.
+ *
+ * The binary re-runs itself under `strace -f` with SHALE_SYSCALL_CHILD set:
+ * the child case opens the database, warms up, then brackets 1,000
+ * autocommit point reads between two getppid() markers; the parent counts
+ * every traced call between the markers.
+ *
+ * Invariants:
+ *  1. Between the markers Shale makes no read(), pread(), fstat() or
+ *     open() call: a read transaction over an unchanged WAL trusts its
+ *     cached pages and header.
+ *  2. Shale makes no more lock calls (fcntl) per read than SQLite does.
+ *  3. Without strace on the machine the case says so and passes.
+ */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "shale.h"
+#include "../test.h"
+
+#define NREADS 1000
+
+static void marker(void) { syscall(SYS_getppid); }
+
+/* The traced part: run in the child process only. */
+TEST(child_reads) {
+  const char *path = getenv("SHALE_SYSCALL_CHILD");
+  const char *engine = getenv("SHALE_SYSCALL_ENGINE");
+  if (!path || !engine) return; /* only meaningful under strace */
+  long sum = 0;
+  if (!strcmp(engine, "shale")) {
+    shale *db = NULL;
+    shale_stmt *st = NULL;
+    CHECK_OK(shale_open_v2(path, &db, SHALE_OPEN_READWRITE, NULL));
+    CHECK_OK(shale_prepare_v2(db, "SELECT b FROM t WHERE a = ?1", -1, &st, NULL));
+    for (int pass = 0; pass < 2; pass++) {
+      if (pass == 1) marker();
+      for (int i = 0; i < NREADS; i++) {
+        shale_bind_int64(st, 1, i % 100 + 1);
+        while (shale_step(st) == SHALE_ROW) sum += shale_column_int64(st, 0);
+        shale_reset(st);
+      }
+      if (pass == 1) marker();
+    }
+    shale_finalize(st);
+    shale_close(db);
+  } else {
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    CHECK_EQ(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    CHECK_EQ(sqlite3_prepare_v2(db, "SELECT b FROM t WHERE a = ?1", -1, &st, NULL), SQLITE_OK);
+    for (int pass = 0; pass < 2; pass++) {
+      if (pass == 1) marker();
+      for (int i = 0; i < NREADS; i++) {
+        sqlite3_bind_int64(st, 1, i % 100 + 1);
+        while (sqlite3_step(st) == SQLITE_ROW) sum += sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+      }
+      if (pass == 1) marker();
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+  }
+  CHECK_EQ(sum, 2L * 10100 * (NREADS / 100));
+}
+
+typedef struct Counts {
+  long total, fcntl, reads, stats, opens;
+} Counts;
+
+/* Run the child case under strace and count the calls between markers.
+ * Returns 0 when strace is missing. */
+static int traced(const char *self, const char *path, const char *engine, Counts *c) {
+  memset(c, 0, sizeof *c);
+  if (system("command -v strace >/dev/null 2>&1") != 0) return 0;
+  const char *log = test_path("strace.log");
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd,
+           "SHALE_SYSCALL_CHILD='%s' SHALE_SYSCALL_ENGINE=%s strace -f -qq -o '%s' '%s' child_reads"
+           " >/dev/null 2>&1",
+           path, engine, log, self);
+  if (system(cmd) != 0) return -1;
+  FILE *f = fopen(log, "r");
+  if (!f) return -1;
+  char line[1024];
+  int inside = 0, seen = 0;
+  while (fgets(line, sizeof line, f)) {
+    char *p = line;
+    while (*p && *p != ' ') p++; /* pid */
+    while (*p == ' ') p++;
+    if (!strncmp(p, "getppid(", 8)) {
+      inside = !inside;
+      seen++;
+      continue;
+    }
+    if (!inside) continue;
+    c->total++;
+    if (!strncmp(p, "fcntl", 5)) c->fcntl++;
+    else if (!strncmp(p, "read(", 5) || !strncmp(p, "pread", 5)) c->reads++;
+    else if (strstr(p, "stat")) c->stats++;
+    else if (!strncmp(p, "open", 4)) c->opens++;
+  }
+  fclose(f);
+  return seen == 2 ? 1 : -1;
+}
+
+TEST(wal_reads_make_no_io_syscalls) {
+  if (getenv("SHALE_SYSCALL_CHILD")) return;
+  const char *path = test_path("reads.db");
+  sqlite3 *db = NULL;
+  CHECK_EQ(sqlite3_open(path, &db), SQLITE_OK);
+  CHECK_EQ(sqlite3_exec(db,
+                        "PRAGMA journal_mode=wal; CREATE TABLE t(a INTEGER PRIMARY KEY, b);"
+                        "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<100)"
+                        " INSERT INTO t SELECT i, i*2 FROM c;",
+                        NULL, NULL, NULL),
+           SQLITE_OK);
+  sqlite3_close(db);
+  char self[1024];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  CHECK(n > 0);
+  if (n <= 0) return;
+  self[n] = 0;
+  Counts sh, sq;
+  int r1 = traced(self, path, "shale", &sh), r2 = traced(self, path, "sqlite", &sq);
+  if (r1 == 0 || r2 == 0) {
+    printf("  strace is not installed: system calls not counted\n");
+    return;
+  }
+  CHECK_EQ(r1, 1);
+  CHECK_EQ(r2, 1);
+  printf("  %d WAL read transactions: shale %ld calls (%ld fcntl, %ld read, %ld stat, %ld open);"
+         " sqlite %ld calls (%ld fcntl, %ld read, %ld stat, %ld open)\n",
+         NREADS, sh.total, sh.fcntl, sh.reads, sh.stats, sh.opens, sq.total, sq.fcntl, sq.reads,
+         sq.stats, sq.opens);
+  CHECK_EQ(sh.reads, 0);
+  CHECK_EQ(sh.stats, 0);
+  CHECK_EQ(sh.opens, 0);
+  CHECK(sh.fcntl <= sq.fcntl);
+}
