@@ -808,6 +808,16 @@ static int stmt_start(shale_stmt *st) {
   }
   rows_clear(&st->rows);
   st->rowpos = 0;
+  if (st->cs.kind == SQL_STMT_VACUUM && !st->cs.explain) { /* SQLite's run-time checks */
+    if (!db->autocommit) {
+      api_error(db, SHALE_ERROR, "cannot VACUUM from within a transaction");
+      return SHALE_ERROR;
+    }
+    if (db->nactive > 0) {
+      api_error(db, SHALE_ERROR, "cannot VACUUM - SQL statements in progress");
+      return SHALE_ERROR;
+    }
+  }
   if (st->cs.explain == 1) {
     rc = build_explain(st);
   } else if (st->cs.explain == 2) {

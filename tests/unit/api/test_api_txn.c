@@ -66,6 +66,10 @@ TEST(begin_commit_rollback) {
       "CREATE TABLE u(y)",
       "COMMIT",
       "SELECT * FROM u",
+      "BEGIN",
+      "VACUUM",
+      "COMMIT",
+      "VACUUM",
   };
   same_script(db, sq, script, (int)(sizeof script / sizeof script[0]));
   sqlite3_close(sq);
