@@ -823,6 +823,13 @@ static const SqlSelect *sub_core(const SqlSelect *core, const SqlExpr *e) {
 static int trace_origin(const SqlSelect *core, const SqlExpr *e, const Table **tab, int *col) {
   for (int guard = 0; guard < 100; guard++) {
     const SqlExpr *x = skip_reg(e);
+    if (x && x->op == SQL_E_SUBQUERY && x->select) {
+      /* a scalar subquery: its first column (as SQLite) */
+      core = leftmost(x->select);
+      if (!core->info || !core->info->result || core->info->result->n < 1) return 0;
+      e = core->info->result->a[0].expr;
+      continue;
+    }
     if (!x || x->op != SQL_E_COLREF) return 0;
     const SqlExpr *f = follow_subquery(core, x);
     if (!f) return origin_of(x, tab, col);

@@ -375,3 +375,60 @@ TEST(select_outer_joins) {
   sh_cmp_all(&p, q_outer);
   sh_close(&p);
 }
+
+/* Column names, declared types and origins (shale_column_decltype/_table_name/
+ * _origin_name against sqlite3's, which this libsqlite3 is built with). */
+static void meta_cmp(ShPair *p, const char *sql) {
+  shale_stmt *a = NULL;
+  sqlite3_stmt *b = NULL;
+  int ra = shale_prepare_v2(p->s, sql, -1, &a, NULL);
+  int rb = sqlite3_prepare_v2(p->q, sql, -1, &b, NULL);
+  CHECK_EQ(ra != 0, rb != 0);
+  if (ra == 0 && rb == 0) {
+    int n = shale_column_count(a);
+    CHECK_EQ(n, sqlite3_column_count(b));
+    for (int i = 0; i < n && i < sqlite3_column_count(b); i++) {
+      const char *x[5] = {shale_column_name(a, i), shale_column_decltype(a, i),
+                          shale_column_table_name(a, i), shale_column_origin_name(a, i),
+                          shale_column_database_name(a, i)};
+      const char *y[5] = {sqlite3_column_name(b, i), sqlite3_column_decltype(b, i),
+                          sqlite3_column_table_name(b, i), sqlite3_column_origin_name(b, i),
+                          sqlite3_column_database_name(b, i)};
+      for (int k = 0; k < 5; k++) {
+        if ((x[k] == NULL) != (y[k] == NULL) || (x[k] && strcmp(x[k], y[k]) != 0))
+          test_fail(__FILE__, __LINE__, "%s: column %d item %d: shale %s, sqlite %s", sql, i, k,
+                    x[k] ? x[k] : "NULL", y[k] ? y[k] : "NULL");
+      }
+    }
+  }
+  shale_finalize(a);
+  sqlite3_finalize(b);
+}
+
+TEST(select_column_metadata) {
+  ShPair p;
+  if (!sh_open(&p)) return;
+  sh_exec(&p, setup_sql);
+  static const char *const q[] = {
+      "SELECT * FROM t1",
+      "SELECT a AS x, b, c + 1, (d), t1.a, rowid, _rowid_ FROM t1",
+      "SELECT rowid, oid FROM t2",
+      "SELECT * FROM v1",
+      "SELECT * FROM v2",
+      "SELECT * FROM (SELECT a, b AS bb, a + 1 FROM t1)",
+      "SELECT q.* FROM (SELECT x, y FROM t2) AS q",
+      "SELECT a FROM t1 UNION SELECT x FROM t2",
+      "SELECT count(*), max(b), b FROM t1",
+      "SELECT 1, 'x', NULL",
+      "SELECT   a   +   1   FROM t1",
+      "SELECT t1.a, t2.* FROM t1 JOIN t2 ON a = x",
+      "SELECT * FROM t1 NATURAL JOIN t3",
+      "WITH x AS (SELECT a, b FROM t1) SELECT * FROM x",
+      "VALUES(1, 2)",
+      "SELECT * FROM (VALUES(1, 2))",
+      "SELECT (SELECT a FROM t1), \"b\" FROM t1",
+      "SELECT * FROM (SELECT a, a FROM t1)",
+      NULL};
+  for (int i = 0; q[i]; i++) meta_cmp(&p, q[i]);
+  sh_close(&p);
+}
