@@ -1206,6 +1206,8 @@ typedef struct AggWork {
 } AggWork;
 
 static int agg_add_func(Parse *p, AggInfo *ai, SqlExpr *e) {
+  for (int i = 0; i < ai->nfunc; i++)
+    if (ai->funcs[i].expr == e) return 0;
   if (ai->nfunc == ai->capfunc) {
     int cap = ai->capfunc ? ai->capfunc * 2 : 8;
     AggFunc *a = parse_alloc(p, sizeof(AggFunc) * (size_t)cap);
@@ -1223,6 +1225,8 @@ static int agg_add_func(Parse *p, AggInfo *ai, SqlExpr *e) {
 }
 
 static int agg_add_col(Parse *p, AggInfo *ai, SqlExpr *e) {
+  for (int i = 0; i < ai->ncol; i++)
+    if (ai->cols[i].expr == e) return 0; /* reached twice (a shared subquery) */
   if (ai->ncol == ai->capcol) {
     int cap = ai->capcol ? ai->capcol * 2 : 8;
     AggCol *a = parse_alloc(p, sizeof(AggCol) * (size_t)cap);

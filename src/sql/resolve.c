@@ -520,6 +520,8 @@ static int int_value(const SqlExpr *e, int64_t *v) {
     return 1;
   }
   if (e->op != SQL_E_INTEGER || !e->z) return 0;
+  /* only a 32-bit integer is a column number (SQLite's sqlite3ExprIsInteger) */
+  if (strlen(e->z) > 10) return 0;
   const char *z = e->z;
   int64_t r = 0;
   if (z[0] == '0' && (z[1] == 'x' || z[1] == 'X')) {
@@ -527,14 +529,15 @@ static int int_value(const SqlExpr *e, int64_t *v) {
       int d = (*z >= '0' && *z <= '9') ? *z - '0' : ((*z | 0x20) - 'a' + 10);
       r = (int64_t)(((uint64_t)r << 4) | (uint64_t)d);
     }
+    if (r < 0 || r > 2147483647) return 0;
     *v = r;
     return 1;
   }
   for (; *z; z++) {
     if (*z < '0' || *z > '9') return 0;
-    if (r > (INT64_MAX - (*z - '0')) / 10) return 0;
     r = r * 10 + (*z - '0');
   }
+  if (r > 2147483647) return 0;
   *v = r;
   return 1;
 }

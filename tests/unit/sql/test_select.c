@@ -137,6 +137,11 @@ static const char *const q_agg[] = {
     "SELECT count(*) FROM t1 HAVING count(*) > 30",
     "SELECT y, count(*) FROM t2 GROUP BY y COLLATE BINARY",
     "SELECT max(x), min(x) FROM t2 GROUP BY y",
+    "=SELECT (SELECT count(*) FROM t3 WHERE t3.a = t2.x) AS k, count(*) FROM t2 "
+    "GROUP BY (SELECT count(*) FROM t3 WHERE t3.a = t2.x) ORDER BY 1",
+    "SELECT count(*) FROM t2 GROUP BY +(-9223372036854775807)",
+    "SELECT count(*) FROM t2 GROUP BY 9223372036854775807",
+    "=SELECT x FROM t2 ORDER BY 4294967297",
     NULL};
 
 static const char *const q_compound[] = {
