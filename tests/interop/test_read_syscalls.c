@@ -84,8 +84,8 @@ static int traced(const char *self, const char *path, const char *engine, Counts
   const char *log = test_path("strace.log");
   char cmd[2048];
   snprintf(cmd, sizeof cmd,
-           "ASAN_OPTIONS=detect_leaks=0 SHALE_SYSCALL_CHILD='%s' SHALE_SYSCALL_ENGINE=%s strace -f -qq -o '%s' '%s' child_reads"
-           " >/dev/null 2>&1",
+           "ASAN_OPTIONS=detect_leaks=0 SHALE_SYSCALL_CHILD='%s' SHALE_SYSCALL_ENGINE=%s"
+           " strace -f -qq -o '%s' '%s' child_reads >/dev/null 2>&1",
            path, engine, log, self);
   if (system(cmd) != 0) return -1;
   FILE *f = fopen(log, "r");
