@@ -246,3 +246,33 @@ TEST(schema_sqlite_writes_shale_reads) {
   CHECK_STR(d, "301\n");
   free(d);
 }
+
+/* Statistics SQLite's ANALYZE wrote go with the objects Shale drops. */
+TEST(schema_drop_clears_stats) {
+  const char *sp = test_path("st.db");
+  char rp[600];
+  snprintf(rp, sizeof rp, "%s-ref", sp);
+  remove(sp);
+  remove(rp);
+  const char *setup =
+      "CREATE TABLE a(x, y UNIQUE); CREATE INDEX ax ON a(x); CREATE TABLE b(z PRIMARY KEY, w);"
+      "CREATE INDEX bw ON b(w);"
+      "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 50)"
+      " INSERT INTO a SELECT i % 7, i FROM c;"
+      "INSERT INTO b SELECT x * 100 + y, y FROM a; ANALYZE;";
+  sqlite3 *q = tsql_open(sp);
+  REF(q, setup);
+  sqlite3_close(q);
+  q = tsql_open(rp);
+  REF(q, setup);
+  shale *s = NULL;
+  CHECK_OK(shale_open(sp, &s));
+  const char *drops = "DROP INDEX ax; DROP TABLE b; CREATE INDEX ay ON a(y, x)";
+  SH(s, drops);
+  REF(q, drops);
+  CHECK_OK(shale_close(s));
+  sqlite3_close(q);
+  SAME_DUMP(sp, rp, "SELECT tbl, idx, stat FROM sqlite_stat1 ORDER BY tbl, idx");
+  SAME_DUMP(sp, rp, SCHEMA_Q);
+  INTACT(sp);
+}

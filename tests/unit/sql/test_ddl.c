@@ -396,6 +396,14 @@ TEST(ddl_create_index_data) {
   SAME(&p, "CREATE INDEX i3 ON t(a * 10 + b) WHERE a IS NOT NULL");
   SAME(&p, "CREATE INDEX i4 ON w(z)");
   SAME(&p, "CREATE UNIQUE INDEX u9 ON w(z, y)");
+  BOTH(&p, "CREATE TABLE wd(a, b TEXT COLLATE NOCASE, c, PRIMARY KEY(a DESC, b)) WITHOUT ROWID;"
+           "INSERT INTO wd VALUES(1, 'x', 5), (1, 'Y', 6), (2, 'x', 7), (3, 'z', NULL)");
+  SAME(&p, "CREATE INDEX wd1 ON wd(c)");
+  SAME(&p, "CREATE INDEX wd2 ON wd(b, c DESC)");
+  SAME(&p, "CREATE INDEX wd3 ON wd(c * 2) WHERE c > 5");
+  SAME(&p, "CREATE UNIQUE INDEX wd4 ON wd(b)");
+  SAME(&p, "CREATE UNIQUE INDEX wd5 ON wd(b COLLATE BINARY, a)");
+  SAME(&p, "REINDEX wd");
   SAME_SCHEMA(&p);
   INTACT(&p);
   /* the indexes serve queries SQLite runs on the Shale file */
@@ -554,6 +562,36 @@ TEST(ddl_alter_rename) {
   SAME_SCHEMA(&p);
   SAME_DUMP(&p, "SELECT * FROM sqlite_sequence");
   SAME_DUMP(&p, "SELECT * FROM v");
+  INTACT(&p);
+  pair_close(&p);
+}
+
+/* A statement prepared before a schema change runs against the new schema
+ * (the cookie check makes the API prepare it again): the index created in
+ * between is maintained. */
+TEST(ddl_prepared_across_change) {
+  Pair p;
+  pair_open(&p, "pc.db");
+  BOTH(&p, "CREATE TABLE t(a, b)");
+  shale_stmt *ins = NULL;
+  CHECK_OK(shale_prepare_v2(p.s, "INSERT INTO t VALUES(?, ?)", -1, &ins, NULL));
+  for (int i = 0; i < 50; i++) {
+    if (i == 20) BOTH(&p, "CREATE INDEX tb ON t(b); CREATE UNIQUE INDEX ta ON t(a)");
+    if (i == 35) BOTH(&p, "DROP INDEX tb");
+    CHECK_OK(shale_bind_int(ins, 1, i));
+    CHECK_OK(shale_bind_int(ins, 2, i % 5));
+    CHECK_RC(shale_step(ins), SHALE_DONE);
+    CHECK_OK(shale_reset(ins));
+    char sql[64];
+    snprintf(sql, sizeof sql, "INSERT INTO t VALUES(%d, %d)", i, i % 5);
+    char *e = NULL;
+    CHECK_RC(sqlite3_exec(p.q, sql, NULL, NULL, &e), SQLITE_OK);
+    sqlite3_free(e);
+  }
+  shale_finalize(ins);
+  SAME(&p, "INSERT INTO t VALUES(3, 3)");
+  SAME_SCHEMA(&p);
+  SAME_DUMP(&p, "SELECT a, b FROM t INDEXED BY ta WHERE a > 10 ORDER BY a");
   INTACT(&p);
   pair_close(&p);
 }
