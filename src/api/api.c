@@ -454,6 +454,13 @@ static void compile_env(shale *db, CompileEnv *env) {
   env->reverse_unordered = db->reverse_unordered;
 }
 
+/* The connection settings a compiled program depends on: a statement
+ * compiled under other settings is recompiled (as SQLite expires them). */
+static int api_settings(const shale *db) {
+  return db->foreign_keys | db->recursive_triggers << 1 | db->reverse_unordered << 2 |
+         db->case_sensitive_like << 3;
+}
+
 static const char *const explain_names[8] = {"addr", "opcode", "p1", "p2",
                                              "p3",   "p4",     "p5", "comment"};
 static const char *const eqp_names[4] = {"id", "parent", "notused", "detail"};
@@ -511,6 +518,7 @@ static int stmt_compile(shale_stmt *st) {
   st->schema = db->schema;
   st->schema->refs++;
   st->in_txn = env.in_txn;
+  st->settings = api_settings(db);
   stmt_setup_columns(st);
   return SHALE_OK;
 }
@@ -532,7 +540,9 @@ static ApiCached *cache_take(shale *db, const char *sql, int n) {
   ApiCached **pp = &db->cache;
   for (; *pp; pp = &(*pp)->next) {
     ApiCached *c = *pp;
-    if (c->schema != db->schema || c->in_txn != !db->autocommit) continue;
+    if (c->schema != db->schema || c->in_txn != !db->autocommit ||
+        c->settings != api_settings(db))
+      continue;
     if (c->nkey > n || memcmp(c->key, sql, (size_t)c->nkey) != 0) continue;
     if (c->nkey < n && (c->nkey == 0 || c->key[c->nkey - 1] != ';')) continue;
     *pp = c->next;
@@ -557,6 +567,7 @@ static void cache_put(shale *db, shale_stmt *st) {
   c->schema = st->schema;
   st->schema = NULL;
   c->in_txn = st->in_txn;
+  c->settings = st->settings;
   c->next = db->cache;
   db->cache = c;
   if (++db->ncache > API_CACHE_MAX) {
@@ -609,6 +620,7 @@ int shale_prepare_v3(shale *db, const char *sql, int nbyte, unsigned flags, shal
     st->cs = c->cs;
     st->schema = c->schema;
     st->in_txn = c->in_txn;
+    st->settings = c->settings;
     st->sql = c->key;
     if (tail) *tail = sql + c->nkey;
     shale_free(c);
@@ -645,6 +657,7 @@ int shale_prepare_v3(shale *db, const char *sql, int nbyte, unsigned flags, shal
     st->schema = db->schema;
     st->schema->refs++;
     st->in_txn = env.in_txn;
+    st->settings = api_settings(db);
     stmt_setup_columns(st);
   }
   if (stmt_vars_init(st) != SHALE_OK) {
@@ -800,7 +813,7 @@ static int stmt_start(shale_stmt *st) {
   shale *db = st->db;
   int rc;
   if (db->nactive == 0) db->interrupted = 0;
-  if (!db->schema || st->schema != db->schema ||
+  if (!db->schema || st->schema != db->schema || st->settings != api_settings(db) ||
       (st->cs.is_txn_ctl && st->in_txn != !db->autocommit)) {
     rc = stmt_compile(st);
     if (rc) return rc;

@@ -62,6 +62,7 @@ typedef struct ApiCached {
   CompiledStmt cs;
   ApiSchema *schema;
   uint8_t in_txn;
+  int settings; /* api_settings() it was compiled with */
   struct ApiCached *next; /* most recently used first */
 } ApiCached;
 
@@ -119,6 +120,7 @@ struct shale_stmt {
   CompiledStmt cs;
   ApiSchema *schema; /* compiled against */
   uint8_t in_txn;    /* CompileEnv.in_txn it was compiled with */
+  int settings;      /* api_settings() it was compiled with */
   Vm *vm;
   int vm_flags;
   /* bindings (kept here so a recompiled statement keeps them) */
