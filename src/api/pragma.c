@@ -300,7 +300,183 @@ static int index_info(shale *db, const char *name, int extended, ApiRows *out) {
   return SHALE_OK;
 }
 
-static int integrity(shale *db, const PragmaReq *req, ApiRows *out) {
+/* ---- integrity_check's table/index content checks (after the B-tree
+ * checks, as SQLite: NOT NULL columns, rows missing from indexes, index
+ * entry counts). Partial indexes are not row-checked or counted; expression
+ * indexes are counted only; WITHOUT ROWID tables get the count check. ---- */
+
+typedef struct CkState {
+  shale *db;
+  ApiRows *out;
+  int budget; /* rows of errors still allowed */
+  uint8_t *buf;
+  uint32_t cap;
+} CkState;
+
+static int ck_msg(CkState *c, char *msg) {
+  if (!msg) return SHALE_NOMEM;
+  int rc = c->budget > 0 ? add_text(c->out, msg) : SHALE_OK;
+  c->budget--;
+  shale_free(msg);
+  return rc;
+}
+
+/* The whole payload under cur (borrowed, or gathered into c->buf). */
+static int ck_payload(CkState *c, BtCursor *cur, const uint8_t **rec, uint32_t *n) {
+  uint32_t avail, size = btree_payload_size(cur);
+  const void *p = btree_payload_fetch(cur, &avail);
+  *n = size;
+  if (avail >= size) {
+    *rec = p;
+    return SHALE_OK;
+  }
+  if (c->cap < size) {
+    uint8_t *b = shale_realloc(c->buf, size);
+    if (!b) return SHALE_NOMEM;
+    c->buf = b;
+    c->cap = size;
+  }
+  *rec = c->buf;
+  return btree_payload_read(cur, 0, size, c->buf);
+}
+
+static int ck_index_usable(const Index *ix) {
+  if (ix->where || ix->root == 0) return 0;
+  for (int k = 0; k < ix->ncol; k++)
+    if (ix->cols[k].col == INDEX_COL_EXPR) return 0;
+  return 1;
+}
+
+static int ck_table(CkState *c, Table *t, int quick) {
+  Btree *bt = c->db->bt;
+  int nix = 0;
+  for (Index *ix = t->indexes; ix; ix = ix->next) nix++;
+  BtCursor *tc = NULL;
+  BtCursor **icur = shale_malloc(sizeof *icur * (size_t)(nix + 1));
+  KeyInfo **iki = shale_malloc(sizeof *iki * (size_t)(nix + 1));
+  Index **ixs = shale_malloc(sizeof *ixs * (size_t)(nix + 1));
+  ShValue *vals = shale_malloc(sizeof *vals * (size_t)(t->ncol + 2));
+  uint32_t *types = shale_malloc(sizeof *types * (size_t)(t->nstored + 1) * 2);
+  uint8_t *key = NULL;
+  size_t keycap = 0;
+  int rc = SHALE_OK;
+  if (!icur || !iki || !ixs || !vals || !types) {
+    rc = SHALE_NOMEM;
+    goto done;
+  }
+  uint32_t *offs = types + t->nstored + 1;
+  int k = 0;
+  for (Index *ix = t->indexes; ix; ix = ix->next, k++) {
+    ixs[k] = ix;
+    icur[k] = NULL;
+    iki[k] = NULL;
+  }
+  KeyInfo *tki = NULL; /* WITHOUT ROWID: the table tree's order */
+  if (t->without_rowid && t->pk_index) {
+    int unknown = 0;
+    tki = schema_index_keyinfo(t->pk_index, &unknown);
+  }
+  rc = btree_cursor_open(bt, t->root, 0, tki ? record_compare : NULL, tki, &tc);
+  int64_t nrows = 0;
+  int done_flag = 0;
+  if (rc == SHALE_OK) rc = btree_first(tc, &done_flag);
+  for (k = 0; rc == SHALE_OK && k < nix; k++) {
+    if (ixs[k] == t->pk_index) continue;
+    int unknown = 0;
+    iki[k] = schema_index_keyinfo(ixs[k], &unknown);
+    if (!iki[k]) {
+      rc = SHALE_NOMEM;
+      break;
+    }
+    rc = btree_cursor_open(bt, ixs[k]->root, 0, record_compare, iki[k], &icur[k]);
+  }
+  while (rc == SHALE_OK && !done_flag) {
+    nrows++;
+    const uint8_t *rec;
+    uint32_t n;
+    rc = ck_payload(c, tc, &rec, &n);
+    if (rc) break;
+    int nf = 0;
+    rc = record_parse_header(rec, n, types, offs, t->nstored, &nf);
+    if (rc) break;
+    int64_t rowid = t->without_rowid ? 0 : btree_rowid(tc);
+    for (int i = 0; i < t->ncol; i++) {
+      const Column *col = &t->cols[i];
+      if (i == t->rowid_alias)
+        value_set_int(&vals[i], rowid);
+      else if (col->storage >= 0 && col->storage < nf)
+        record_decode_value(types[col->storage], rec + offs[col->storage], &vals[i]);
+      else
+        value_set_null(&vals[i]);
+      int short_rec = col->storage >= nf && col->storage >= 0;
+      if (col->notnull && vals[i].type == SHALE_NULL && !short_rec && col->hidden == COL_NORMAL &&
+          i != t->rowid_alias) {
+        rc = ck_msg(c, util_mprintf("NULL value in %s.%s", t->name, col->name));
+        if (rc) break;
+      }
+    }
+    if (rc || quick || t->without_rowid) goto next;
+    for (k = 0; k < nix && rc == SHALE_OK; k++) {
+      Index *ix = ixs[k];
+      if (!icur[k] || !ck_index_usable(ix)) continue;
+      ShValue kv[64];
+      if (ix->ncol > 64) continue;
+      int skip = 0;
+      for (int j = 0; j < ix->ncol; j++) {
+        int cj = ix->cols[j].col;
+        if (cj == INDEX_COL_ROWID) {
+          value_set_int(&kv[j], rowid);
+        } else if (cj >= 0 && cj < t->ncol) {
+          if (t->cols[cj].storage >= nf && cj != t->rowid_alias) skip = 1; /* added column */
+          kv[j] = vals[cj];
+        } else {
+          skip = 1;
+        }
+      }
+      if (skip) continue;
+      size_t need = record_encoded_size(kv, ix->ncol);
+      if (need > keycap) {
+        uint8_t *b = shale_realloc(key, need);
+        if (!b) {
+          rc = SHALE_NOMEM;
+          break;
+        }
+        key = b;
+        keycap = need;
+      }
+      size_t kn = record_encode(kv, ix->ncol, key);
+      int res = 1;
+      rc = btree_seek_key(icur[k], key, (uint32_t)kn, &res);
+      if (rc == SHALE_OK && (res != 0 || btree_eof(icur[k])))
+        rc = ck_msg(c, util_mprintf("row %lld missing from index %s", (long long)nrows, ix->name));
+    }
+  next:
+    if (rc == SHALE_OK) rc = btree_next(tc, &done_flag);
+  }
+  for (k = 0; rc == SHALE_OK && !quick && k < nix; k++) {
+    if (!icur[k] || ixs[k]->where) continue;
+    int64_t cnt = 0;
+    rc = btree_count(icur[k], &cnt);
+    if (rc == SHALE_OK && cnt != nrows)
+      rc = ck_msg(c, util_mprintf("wrong # of entries in index %s", ixs[k]->name));
+  }
+  if (tc) btree_cursor_close(tc);
+  shale_free(tki);
+  for (k = 0; k < nix; k++) {
+    if (icur && icur[k]) btree_cursor_close(icur[k]);
+    if (iki) shale_free(iki[k]);
+  }
+done:
+  shale_free(key);
+  shale_free(icur);
+  shale_free(iki);
+  shale_free(ixs);
+  shale_free(vals);
+  shale_free(types);
+  return rc;
+}
+
+static int integrity(shale *db, const PragmaReq *req, int quick, ApiRows *out) {
   int maxerr = req->value ? (int)parse_int(req->value) : 100;
   if (maxerr <= 0) maxerr = 100;
   int began, rc = api_txn_begin(db, BTREE_TXN_READ, &began);
@@ -346,17 +522,24 @@ static int integrity(shale *db, const PragmaReq *req, ApiRows *out) {
     }
   }
   rc = btree_integrity_check(db->bt, roots, n, maxerr, &report, &nerr);
-  if (rc == SHALE_OK) {
-    if (!report) {
-      rc = add_text(out, "ok");
-    } else {
-      size_t len = strlen(report);
-      while (len && report[len - 1] == '\n') report[--len] = 0;
-      char *row = util_mprintf("*** in database main ***\n%s", report);
-      rc = row ? add_text(out, row) : SHALE_NOMEM;
-      shale_free(row);
-    }
+  int nbefore = out->nrow;
+  if (rc == SHALE_OK && report) {
+    size_t len = strlen(report);
+    while (len && report[len - 1] == '\n') report[--len] = 0;
+    char *row = util_mprintf("*** in database main ***\n%s", report);
+    rc = row ? add_text(out, row) : SHALE_NOMEM;
+    shale_free(row);
   }
+  if (rc == SHALE_OK && maxerr - nerr > 0) {
+    CkState ck = {db, out, maxerr - nerr, NULL, 0};
+    pos = 0;
+    while (rc == SHALE_OK && ck.budget > 0 && (t = schema_map_next(&s->tables, &pos)) != NULL) {
+      if (t->is_schema || t->root == 0) continue;
+      rc = ck_table(&ck, t, quick);
+    }
+    shale_free(ck.buf);
+  }
+  if (rc == SHALE_OK && out->nrow == nbefore) rc = add_text(out, "ok");
 done:
   for (int i = 0; keys && i < n; i++) shale_free(keys[i]);
   shale_free(keys);
@@ -547,7 +730,7 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
     case PR_QUICK_CHECK:
       rc = api_schema_current(db);
       if (rc) return rc;
-      return integrity(db, req, out);
+      return integrity(db, req, d->id == PR_QUICK_CHECK, out);
     case PR_BUSY_TIMEOUT:
       if (val) shale_busy_timeout(db, (int)parse_int(val));
       return add_int(out, db->busy_ms);

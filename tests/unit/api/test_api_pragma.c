@@ -182,3 +182,41 @@ TEST(explain_and_query_plan) {
   CHECK_OK(shale_finalize(st));
   CHECK_OK(shale_close(db));
 }
+
+/* Index contents and NOT NULL columns, damaged through SQLite's
+ * writable_schema: the same rows as SQLite's integrity_check. */
+TEST(integrity_check_index_contents) {
+  const char *f = test_path("dmg.db");
+  sqlite3 *sq = NULL;
+  sqlite3_open(f, &sq);
+  sqlite3_exec(sq,
+               "CREATE TABLE t(a, b, c); CREATE INDEX i ON t(a); CREATE INDEX j ON t(b, c);"
+               "INSERT INTO t VALUES(1,'x',NULL),(2,'y',3),(NULL,'z',4),(4,NULL,5);"
+               "CREATE TABLE u(a); CREATE TABLE v(a); CREATE INDEX vi ON v(a);"
+               "INSERT INTO u VALUES(1); INSERT INTO v VALUES(1),(2);"
+               "PRAGMA writable_schema=ON;"
+               "UPDATE sqlite_schema SET sql='CREATE INDEX i ON t(c)' WHERE name='i';"
+               "UPDATE sqlite_schema SET sql='CREATE TABLE t(a NOT NULL, b, c)' WHERE name='t';",
+               NULL, NULL, NULL);
+  sqlite3_close(sq);
+  shale *db = NULL;
+  CHECK_OK(shale_open(f, &db));
+  sqlite3_open(f, &sq);
+  CHECK_SAME(db, sq, "PRAGMA integrity_check");
+  CHECK_SAME(db, sq, "PRAGMA quick_check");
+  CHECK_SAME(db, sq, "PRAGMA integrity_check(3)");
+  sqlite3_exec(sq,
+               "PRAGMA writable_schema=ON; DELETE FROM sqlite_schema WHERE name IN ('i','j','t');"
+               "UPDATE sqlite_schema SET sql='CREATE INDEX vi ON u(a)', tbl_name='u' "
+               "WHERE name='vi';",
+               NULL, NULL, NULL);
+  sqlite3_close(sq);
+  CHECK_OK(shale_close(db));
+  CHECK_OK(shale_open(f, &db));
+  sqlite3_open(f, &sq);
+  char *got = sh_run(db, "PRAGMA integrity_check");
+  CHECK(strstr(got, "wrong # of entries in index vi\n") != NULL);
+  free(got);
+  sqlite3_close(sq);
+  CHECK_OK(shale_close(db));
+}
