@@ -189,6 +189,11 @@ typedef struct Writer {
   int vtmp;    /* scratch (ncol+1) */
   int pkreg;   /* WITHOUT ROWID: PRIMARY KEY values (npk) */
   const char *caff;
+  /* UPSERT: conflicts on the target (up_idx, or the rowid when up_ipk; every
+   * uniqueness constraint when up_any) go to up_label with the table
+   * cursor on the existing row, or to the ignore label for DO NOTHING. */
+  Index *up_idx;
+  int up_ipk, up_any, up_nothing, up_label;
 } Writer;
 
 static int writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe) {
@@ -432,14 +437,17 @@ static void check_constraints(Writer *w, int rowid, int cols, int old, int rowid
   /* rowid conflict (deferred after the indexes when the table's own
    * REPLACE rule applies and other constraints may say otherwise) */
   int ipk_oe = pick_oe(w->stmt_oe, tab->pk_conflict);
-  int defer = rowid_chk && ipk_oe == SQL_OE_REPLACE && w->stmt_oe != SQL_OE_REPLACE && w->nidx;
+  int defer = rowid_chk && ipk_oe == SQL_OE_REPLACE && w->stmt_oe != SQL_OE_REPLACE && w->nidx &&
+              !w->up_ipk;
   int do_rowid = rowid_chk && !tab->without_rowid;
   for (int pass = 0; pass < 2; pass++) {
     if (do_rowid && (pass == 0) == !defer) {
       int ok = emit_label(p);
       if (old) emit(p, OP_Eq, old, ok, rowid);
       emit(p, OP_NotExists, w->tabcur, ok, rowid);
-      if (ipk_oe == SQL_OE_REPLACE) {
+      if (w->up_ipk || w->up_any) {
+        emit(p, OP_Goto, 0, w->up_nothing ? ignore : w->up_label, 0);
+      } else if (ipk_oe == SQL_OE_REPLACE) {
         delete_current(w, 0);
       } else if (ipk_oe == SQL_OE_IGNORE) {
         emit(p, OP_Goto, 0, ignore, 0);
@@ -483,7 +491,31 @@ static void check_constraints(Writer *w, int rowid, int cols, int old, int rowid
           emit_resolve(p, diff);
         }
       }
-      if (oe == SQL_OE_REPLACE) {
+      if ((x == w->up_idx || w->up_any) && w->up_nothing) {
+        emit(p, OP_Goto, 0, ignore, 0);
+      } else if (x == w->up_idx || w->up_any) {
+        /* put the table cursor on the existing row, then DO UPDATE */
+        if (tab->without_rowid) {
+          if (x != tab->pk_index) {
+            Index *pk = tab->pk_index;
+            for (int j = 0; j < pk->nkey; j++) {
+              int pc = pk->cols[j].col, pos = 0;
+              for (int k = 0; k < x->ncol; k++)
+                if (x->cols[k].col == pc) {
+                  pos = k;
+                  break;
+                }
+              emit(p, OP_Column, w->cur[i], pos, w->pkreg + j);
+            }
+            vm_builder_add_i4(&p->b, OP_NotFound, w->tabcur, ignore, w->pkreg, pk->nkey);
+          }
+        } else {
+          int t = emit_regs(p, 1);
+          emit(p, OP_IdxRowid, w->cur[i], t, 0);
+          emit(p, OP_NotExists, w->tabcur, ignore, t);
+        }
+        emit(p, OP_Goto, 0, w->up_label, 0);
+      } else if (oe == SQL_OE_REPLACE) {
         if (tab->without_rowid) {
           if (x != tab->pk_index) {
             Index *pk = tab->pk_index;
@@ -579,6 +611,8 @@ static void code_generated(Parse *p, Table *tab, int rowid, int cols) {
   }
 }
 
+static void reseek_row(Parse *p, Writer *w, int old, int next);
+
 /* ---------------------------------------------------------------- lookup */
 
 static Table *dml_table(Parse *p, const char *schema, const char *name, View **view) {
@@ -643,6 +677,13 @@ typedef struct InsertCtx {
   /* AUTOINCREMENT: the table's sqlite_sequence value and row */
   Table *seqtab;
   int seqcur, seqval, seqrow;
+  /* UPSERT DO UPDATE: SET per column (NULL = unchanged), WHERE, and the
+   * cursors of the target table / "excluded" items they were resolved with */
+  const SqlUpsert *up;
+  SqlExpr **up_set;
+  uint8_t *up_changed;
+  SqlExpr *up_where;
+  int up_cur, up_excl;
 } InsertCtx;
 
 /* AUTOINCREMENT: load the table's largest rowid ever from sqlite_sequence
@@ -703,6 +744,65 @@ static void autoinc_end(Parse *p, InsertCtx *ic) {
   emit_resolve(p, skip);
 }
 
+/* DO UPDATE of the row the table cursor is on; newrow is the row that was
+ * being inserted (the "excluded" values). */
+static void upsert_update(Parse *p, InsertCtx *ic, int newrow, int ignore) {
+  Table *tab = ic->tab;
+  Writer *w = &ic->w;
+  int ncol = tab->ncol;
+  int old = emit_regs(p, ncol + 1), nrow = emit_regs(p, ncol + 1), cols = nrow + 1;
+  read_row(w, old);
+  for (int j = 0; j < ncol; j++) {
+    if (ic->up_set[j]) {
+      bind_row(p, ic->up_set[j], ic->up_cur, old, old + 1);
+      bind_row(p, ic->up_set[j], ic->up_excl, newrow, newrow + 1);
+      expr_code(p, ic->up_set[j], cols + j);
+    } else {
+      emit(p, OP_SCopy, old + 1 + j, cols + j, 0);
+    }
+  }
+  int key_change = tab->rowid_alias >= 0 && ic->up_set[tab->rowid_alias];
+  if (tab->without_rowid) {
+    emit(p, OP_Null, 0, nrow, 0);
+  } else if (key_change) {
+    emit(p, OP_SCopy, cols + tab->rowid_alias, nrow, 0);
+    emit(p, OP_MustBeInt, nrow, 0, 0);
+  } else {
+    emit(p, OP_SCopy, old, nrow, 0);
+  }
+  if (tab->rowid_alias >= 0) emit(p, OP_SCopy, nrow, cols + tab->rowid_alias, 0);
+  if (ic->up_where) {
+    bind_row(p, ic->up_where, ic->up_cur, old, old + 1);
+    bind_row(p, ic->up_where, ic->up_excl, newrow, newrow + 1);
+    expr_if_false(p, ic->up_where, ignore, 1);
+  }
+  vm_builder_add_text(&p->b, OP_Affinity, cols, ncol, 0, w->caff, ncol);
+  code_generated(p, tab, nrow, cols);
+  if (trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE)) {
+    trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE, ic->up_changed, old, nrow, 0, ignore);
+    reseek_row(p, w, old, ignore);
+  }
+  /* the update's own conflicts: ABORT, no UPSERT */
+  Writer saved = *w;
+  w->up_idx = NULL;
+  w->up_ipk = w->up_any = 0;
+  w->stmt_oe = SQL_OE_ABORT;
+  build_new_keys(w, nrow, cols);
+  check_constraints(w, nrow, cols, old, key_change, ignore);
+  delete_keys(w, old, old + 1, 1);
+  if (key_change) {
+    int same = emit_label(p);
+    emit(p, OP_Eq, old, same, nrow);
+    emit(p, OP_NotExists, w->tabcur, same, old);
+    emit(p, OP_Delete, w->tabcur, 0, 0);
+    emit_resolve(p, same);
+  }
+  write_row(w, nrow, cols, 0);
+  *w = saved;
+  if (trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER))
+    trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER, ic->up_changed, old, nrow, 0, ignore);
+}
+
 static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
   Table *tab = ic->tab;
   int newrow = emit_regs(p, tab->ncol + 1), cols = newrow + 1;
@@ -761,12 +861,128 @@ static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
   autoinc_note(p, ic, newrow);
   if (after)
     trigger_code(p, tab, TRIGGER_INSERT, TRIGGER_AFTER, NULL, 0, newrow, ic->w.stmt_oe, ignore);
+  if (ic->w.up_label && !ic->w.up_nothing) {
+    emit(p, OP_Goto, 0, ignore, 0);
+    emit_resolve(p, ic->w.up_label);
+    upsert_update(p, ic, newrow, ignore);
+  }
+}
+
+/* Match the UPSERT target, resolve DO UPDATE's SET and WHERE. */
+static int upsert_setup(Parse *p, InsertCtx *ic, const SqlInsert *ins) {
+  const SqlUpsert *u = ins->upsert;
+  Table *tab = ic->tab;
+  Writer *w = &ic->w;
+  ic->up = u;
+  w->up_label = u->do_nothing ? 0 : emit_label(p);
+  w->up_nothing = u->do_nothing;
+  if (!u->target) {
+    w->up_any = 1;
+  } else {
+    int n = u->target->n;
+    int *cols = parse_alloc(p, (size_t)n * sizeof(int));
+    if (!cols) return 1;
+    for (int i = 0; i < n; i++) {
+      const SqlExpr *e = u->target->a[i].expr;
+      while (e && e->op == SQL_E_COLLATE) e = e->a;
+      cols[i] = e && e->op == SQL_E_ID ? table_column_index(tab, e->z) : -3;
+      if (cols[i] < 0 && e && e->op == SQL_E_ID && is_rowid_name(e->z) && !tab->without_rowid)
+        cols[i] = -1;
+    }
+    if (n == 1 && !tab->without_rowid &&
+        (cols[0] == -1 || (tab->rowid_alias >= 0 && cols[0] == tab->rowid_alias))) {
+      w->up_ipk = 1;
+    } else {
+      for (int i = 0; i < w->nidx && !w->up_idx; i++) {
+        Index *x = w->idx[i];
+        if (!x->unique || x->nkey != n || x->where) continue;
+        int all = 1;
+        for (int k = 0; k < n && all; k++) {
+          int hit = 0;
+          for (int j = 0; j < n; j++)
+            if (x->cols[j].col == cols[k]) hit = 1;
+          all = hit;
+        }
+        if (all) {
+          w->up_idx = x;
+          /* the target is checked first */
+          Index *xi = w->idx[i];
+          int ci = w->cur[i], ki = w->key[i], ri = w->rec[i], oi = w->okey[i];
+          for (int j = i; j > 0; j--) {
+            w->idx[j] = w->idx[j - 1];
+            w->cur[j] = w->cur[j - 1];
+            w->key[j] = w->key[j - 1];
+            w->rec[j] = w->rec[j - 1];
+            w->okey[j] = w->okey[j - 1];
+          }
+          w->idx[0] = xi;
+          w->cur[0] = ci;
+          w->key[0] = ki;
+          w->rec[0] = ri;
+          w->okey[0] = oi;
+        }
+      }
+      if (!w->up_idx) {
+        parse_error(p, "ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE constraint");
+        return 1;
+      }
+    }
+  }
+  if (u->do_nothing) return 0;
+  /* bare names are the existing row; "excluded" only qualified: it sits one
+   * level out so it never makes a bare name ambiguous */
+  SrcList *s1 = src_single(p, tab, ins->alias);
+  SrcList *s2 = src_single(p, tab, "excluded");
+  if (!s1 || !s2) return 1;
+  ic->up_cur = s1->a[0].cursor;
+  ic->up_excl = s2->a[0].cursor;
+  NameCtx ncx, nc;
+  memset(&ncx, 0, sizeof ncx);
+  memset(&nc, 0, sizeof nc);
+  ncx.src = s2;
+  trig_nc(p, &ncx);
+  nc.src = s1;
+  nc.outer = &ncx;
+  int ncol = tab->ncol;
+  ic->up_set = parse_alloc(p, (size_t)(ncol ? ncol : 1) * sizeof *ic->up_set);
+  ic->up_changed = parse_alloc(p, (size_t)(ncol ? ncol : 1));
+  if (!ic->up_set || !ic->up_changed) return 1;
+  for (int i = 0; u->set && i < u->set->n; i++) {
+    SqlExprItem *it = &u->set->a[i];
+    int nn = it->nnames > 0 ? it->nnames : 1;
+    for (int k = 0; k < nn; k++) {
+      const char *nm = it->nnames > 0 ? it->names[k] : it->name;
+      SqlExpr *e = it->expr;
+      if (it->nnames > 0) {
+        if (e->op != SQL_E_ROW || !e->list || e->list->n != it->nnames) {
+          parse_error(p, "%d columns assigned %d values", it->nnames,
+                      e->op == SQL_E_ROW && e->list ? e->list->n : 1);
+          return 1;
+        }
+        e = e->list->a[k].expr;
+      }
+      int j = table_column_index(tab, nm);
+      if (j < 0) {
+        parse_error(p, "no such column: %s", nm);
+        return 1;
+      }
+      e = dml_expr_dup(p, e);
+      if (!e || resolve_expr(p, &nc, e) || parse_failed(p)) return 1;
+      ic->up_set[j] = e;
+      ic->up_changed[j] = 1;
+    }
+  }
+  if (u->where) {
+    ic->up_where = dml_expr_dup(p, u->where);
+    if (!ic->up_where || resolve_expr(p, &nc, ic->up_where) || parse_failed(p)) return 1;
+  }
+  return 0;
 }
 
 int dml_insert(Parse *p, const SqlStmt *s) {
   const SqlInsert *ins = &s->u.insert;
-  if (ins->upsert) {
-    parse_error(p, "UPSERT is not supported yet");
+  if (ins->upsert && ins->upsert->next) {
+    parse_error(p, "more than one ON CONFLICT clause is not supported yet");
     return 1;
   }
   if (ins->returning) {
@@ -852,6 +1068,7 @@ int dml_insert(Parse *p, const SqlStmt *s) {
     return 1;
   } else {
     autoinc_begin(p, &ic);
+    if (ins->upsert && upsert_setup(p, &ic, ins)) return 1;
   }
   ic.vals = emit_regs(p, nvals > 0 ? nvals : 1);
   int ret = emit_regs(p, 1), lrow = emit_label(p), ldone = emit_label(p);
@@ -994,7 +1211,7 @@ static void rows_loop_end(Parse *p, RowList *rl, int top, int next) {
 
 /* Reposition the table cursor on the old row after triggers ran; -> next
  * if it is gone. */
-static void reseek(Parse *p, Writer *w, int old, int next) {
+static void reseek_row(Parse *p, Writer *w, int old, int next) {
   Table *tab = w->tab;
   if (tab->without_rowid) {
     for (int j = 0; j < tab->npk; j++)
@@ -1127,7 +1344,7 @@ int dml_update(Parse *p, const SqlStmt *s) {
   code_generated(p, tab, newrow, cols);
   if (trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE)) {
     trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE, changed, old, newrow, stmt_oe, next);
-    reseek(p, &w, old, next);
+    reseek_row(p, &w, old, next);
   }
   build_new_keys(&w, newrow, cols);
   check_constraints(&w, newrow, cols, old, rowid_expr != NULL, next);
@@ -1188,7 +1405,7 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   read_row(&w, old);
   if (before) {
     trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE, NULL, old, 0, 0, next);
-    reseek(p, &w, old, next);
+    reseek_row(p, &w, old, next);
   }
   delete_keys(&w, old, old + 1, 0);
   if (tab->without_rowid) {
