@@ -1202,6 +1202,8 @@ typedef struct AggWork {
   int minmax;      /* the min/max rule applies (one min() or max() call) */
   int best_reg;
   int loaded_reg; /* 1 once the bare columns hold the group's first row */
+  SqlExpr **nodes; /* nodes replaced by agg_replace, for agg_restore */
+  int nnodes;
   int in_base, nin;
 } AggWork;
 
@@ -1241,16 +1243,38 @@ static int agg_add_col(Parse *p, AggInfo *ai, SqlExpr *e) {
   return 0;
 }
 
-/* Aggregate calls of this query (not inside subqueries or other calls). */
-static int collect_funcs(Parse *p, AggInfo *ai, SqlExpr *e) {
-  if (!e) return 0;
-  if (e->op == SQL_E_FUNC && e->agg == 1) return agg_add_func(p, ai, e);
-  if (e->op == SQL_E_REG) return 0;
-  if (collect_funcs(p, ai, e->a) || collect_funcs(p, ai, e->b) || collect_funcs(p, ai, e->c))
-    return 1;
-  for (int i = 0; e->list && i < e->list->n; i++)
-    if (collect_funcs(p, ai, e->list->a[i].expr)) return 1;
+static int collect_funcs_at(Parse *p, AggInfo *ai, SqlExpr *e, int level);
+
+static int collect_funcs_list(Parse *p, AggInfo *ai, SqlExprList *l, int level) {
+  for (int i = 0; l && i < l->n; i++)
+    if (collect_funcs_at(p, ai, l->a[i].expr, level)) return 1;
   return 0;
+}
+
+/* Aggregate calls of this query: at level 0 its own, and inside expression
+ * subqueries (level n) those whose arguments read only this query's columns
+ * (resolve.c stored the owner's distance in depth). */
+static int collect_funcs_at(Parse *p, AggInfo *ai, SqlExpr *e, int level) {
+  if (!e) return 0;
+  if (e->op == SQL_E_FUNC && e->agg == 1)
+    return e->depth == level ? agg_add_func(p, ai, e) : 0;
+  if (e->op == SQL_E_REG) return 0;
+  if (collect_funcs_at(p, ai, e->a, level) || collect_funcs_at(p, ai, e->b, level) ||
+      collect_funcs_at(p, ai, e->c, level) || collect_funcs_list(p, ai, e->list, level))
+    return 1;
+  for (SqlSelect *c = e->select; c; c = c->prior) {
+    if (!c->info) continue;
+    if (collect_funcs_list(p, ai, c->info->result, level + 1) ||
+        collect_funcs_at(p, ai, c->where, level + 1) ||
+        collect_funcs_at(p, ai, c->having, level + 1) ||
+        collect_funcs_list(p, ai, c->order_by, level + 1))
+      return 1;
+  }
+  return 0;
+}
+
+static int collect_funcs(Parse *p, AggInfo *ai, SqlExpr *e) {
+  return collect_funcs_at(p, ai, e, 0);
 }
 
 typedef struct ColWalk {
@@ -1307,7 +1331,7 @@ static void to_reg(Parse *p, SqlExpr *e, int reg) {
   e->flags = fl;
   e->height = 1;
   e->aff = o->aff;
-  if (o->op == SQL_E_COLREF && o->depth > 0) {
+  if ((o->op == SQL_E_COLREF || o->op == SQL_E_FUNC) && o->depth > 0) {
     /* keep the outer reference visible to correlation checks (a walker
      * sees it below the REG node; the value comes from reg) */
     e->a = o;
@@ -1319,16 +1343,34 @@ static void to_reg(Parse *p, SqlExpr *e, int reg) {
  * AggInfo then points at the original nodes. */
 static void agg_replace(Parse *p, AggWork *aw) {
   AggInfo *ai = aw->ai;
+  aw->nodes = parse_alloc(p, sizeof(SqlExpr *) * (size_t)(ai->nfunc + ai->ncol + 1));
+  if (!aw->nodes) return;
   for (int i = 0; i < ai->nfunc; i++) {
     SqlExpr *e = ai->funcs[i].expr;
     to_reg(p, e, ai->funcs[i].acc_reg);
-    if (e->op == SQL_E_REG && e->orig) ai->funcs[i].expr = (SqlExpr *)e->orig;
+    if (e->op == SQL_E_REG && e->orig) {
+      ai->funcs[i].expr = (SqlExpr *)e->orig;
+      aw->nodes[aw->nnodes++] = e;
+    }
   }
   for (int i = 0; i < ai->ncol; i++) {
     SqlExpr *e = ai->cols[i].expr;
     to_reg(p, e, ai->cols[i].reg);
-    if (e->op == SQL_E_REG && e->orig) ai->cols[i].expr = (SqlExpr *)e->orig;
+    if (e->op == SQL_E_REG && e->orig) {
+      ai->cols[i].expr = (SqlExpr *)e->orig;
+      aw->nodes[aw->nnodes++] = e;
+    }
   }
+}
+
+/* Put the replaced nodes back (the same SELECT may be coded again, e.g.
+ * an IN subquery the planner codes twice). */
+static void agg_restore(AggWork *aw) {
+  for (int i = aw->nnodes - 1; i >= 0; i--) {
+    SqlExpr *e = aw->nodes[i];
+    if (e->op == SQL_E_REG && e->orig) *e = *e->orig;
+  }
+  aw->nnodes = 0;
 }
 
 /* Per row: compute every input into aw->in_base... */
@@ -1505,6 +1547,7 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc) {
     agg_replace(p, &aw);
     agg_final(p, &aw);
     agg_output(p, s, info, oc);
+    agg_restore(&aw);
     return;
   }
   /* GROUP BY: rows into a sorter by the keys, then groups in order */
@@ -1571,6 +1614,7 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc) {
   agg_output(p, s, info, oc);
   emit(p, OP_Return, ret, 0, 0);
   emit_resolve(p, l_end);
+  agg_restore(&aw);
 }
 
 /* ---- code: cores and compounds ---- */

@@ -322,6 +322,20 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
 
 /* ---- expressions ---- */
 
+/* Smallest depth of a column reference in e (subqueries not entered). */
+static void min_depth(const SqlExpr *e, int *d) {
+  if (!e) return;
+  if (e->op == SQL_E_COLREF && e->depth < *d) *d = e->depth;
+  min_depth(e->a, d);
+  min_depth(e->b, d);
+  min_depth(e->c, d);
+  for (int i = 0; e->list && i < e->list->n; i++) min_depth(e->list->a[i].expr, d);
+}
+
+static void min_depth_list(const SqlExprList *l, int *d) {
+  for (int i = 0; l && i < l->n; i++) min_depth(l->a[i].expr, d);
+}
+
 static int resolve_func(Parse *p, NameCtx *nc, SqlExpr *e) {
   int nargs = e->list ? e->list->n : 0;
   const FuncDef *f = p->env && p->env->funcs ? func_find(p->env->funcs, e->z, nargs) : NULL;
@@ -355,7 +369,7 @@ static int resolve_func(Parse *p, NameCtx *nc, SqlExpr *e) {
       parse_error(p, "aggregate functions are not allowed in the GROUP BY clause");
       return 1;
     }
-    if ((nc->flags & NC_IN_AGG) || !(nc->flags & NC_ALLOW_AGG)) {
+    if (nc->flags & NC_IN_AGG) {
       parse_error(p, "misuse of aggregate function %s()", e->z);
       return 1;
     }
@@ -364,14 +378,34 @@ static int resolve_func(Parse *p, NameCtx *nc, SqlExpr *e) {
       return 1;
     }
     e->agg = 1;
-    nc->flags |= NC_HAS_AGG;
     int save = nc->flags;
     nc->flags = (nc->flags | NC_IN_AGG) & ~NC_ALLOW_AGG;
     int rc = resolve_list(p, nc, e->list);
     if (!rc && e->filter) rc = resolve_expr(p, nc, e->filter);
     if (!rc && e->order) rc = resolve_list(p, nc, e->order);
-    nc->flags = (save & ~(NC_HAS_AGG | NC_HAS_CORREL)) | (nc->flags & NC_HAS_CORREL) | NC_HAS_AGG;
-    return rc;
+    nc->flags = (save & ~NC_HAS_CORREL) | (nc->flags & NC_HAS_CORREL);
+    if (rc) return rc;
+    /* the aggregate belongs to the innermost query whose columns its
+     * arguments read (SQLite's rule): an outer one when they read only
+     * outer columns */
+    int d = 255;
+    min_depth_list(e->list, &d);
+    if (e->filter) min_depth(e->filter, &d);
+    NameCtx *owner = nc;
+    if (d != 255 && d > 0) {
+      for (int k = 0; k < d && owner; k++) owner = owner->outer;
+      if (!owner) owner = nc, d = 0;
+    } else {
+      d = 0;
+    }
+    if (!(owner->flags & NC_ALLOW_AGG) || (owner->flags & NC_IN_AGG)) {
+      if (owner != nc) parse_error(p, "misuse of aggregate: %s()", e->z);
+      else parse_error(p, "misuse of aggregate function %s()", e->z);
+      return 1;
+    }
+    e->depth = (uint8_t)d;
+    owner->flags |= NC_HAS_AGG;
+    return 0;
   }
   if (e->filter) {
     parse_error(p, "FILTER may not be used with non-aggregate %s()", e->z);

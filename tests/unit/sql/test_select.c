@@ -142,6 +142,13 @@ static const char *const q_agg[] = {
     "SELECT count(*) FROM t2 GROUP BY +(-9223372036854775807)",
     "SELECT count(*) FROM t2 GROUP BY 9223372036854775807",
     "=SELECT x FROM t2 ORDER BY 4294967297",
+    "SELECT (SELECT max(t1.a) FROM t2) FROM t1",
+    "SELECT b, (SELECT sum(t1.a)) FROM t1 GROUP BY b",
+    "SELECT (SELECT count(t1.a) + count(x) FROM t2) FROM t1",
+    "SELECT (SELECT max(x) + t1.a FROM t2) FROM t1",
+    "SELECT a FROM t1 WHERE (SELECT max(t1.a) FROM t2) > 1",
+    "SELECT count(*) FROM t1 WHERE a IN (SELECT x FROM t2 GROUP BY x)",
+    "SELECT a FROM t1 WHERE a IN (SELECT max(z) / 10 FROM t2 GROUP BY x)",
     NULL};
 
 static const char *const q_compound[] = {
