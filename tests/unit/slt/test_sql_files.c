@@ -21,7 +21,7 @@
 
 /* Flip to 1 when include/shale.h declares shale_prepare_v2 and
  * tests/slt/engine_shale.c defines slt_engine_shale. */
-#define SQL_FILES_WITH_SHALE 0
+#define SQL_FILES_WITH_SHALE 1
 #if SQL_FILES_WITH_SHALE
 #include "../../slt/engine_shale.c"
 #endif
