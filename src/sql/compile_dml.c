@@ -644,9 +644,7 @@ static Table *dml_table(Parse *p, const char *schema, const char *name, View **v
 /* A view's Table (for INSTEAD OF triggers) and its SELECT, or NULL when it
  * has no INSTEAD OF trigger for op ("cannot modify v because it is a
  * view"). */
-static Table *view_table(Parse *p, View *v, int op) {
-  SqlSelect *sel = NULL;
-  (void)sel;
+static SrcList *view_src(Parse *p, View *v, int op, const char *alias) {
   Table fake;
   memset(&fake, 0, sizeof fake);
   fake.name = v->name;
@@ -658,11 +656,103 @@ static Table *view_table(Parse *p, View *v, int op) {
   SqlSrcItem *it = parse_alloc(p, sizeof *it);
   if (!sl || !it) return NULL;
   it->name = v->name;
+  it->alias = alias;
   sl->n = sl->cap = 1;
   sl->a = it;
-  SrcList *src = src_from_ast(p, sl, NULL);
-  if (!src || src->n != 1) return NULL;
-  return src->a[0].tab;
+  NameCtx nc;
+  memset(&nc, 0, sizeof nc);
+  trig_nc(p, &nc);
+  SrcList *src = src_from_ast(p, sl, p->nested ? &nc : NULL);
+  if (!src || src->n != 1 || parse_failed(p)) return NULL;
+  return src;
+}
+
+static Table *view_table(Parse *p, View *v, int op) {
+  SrcList *src = view_src(p, v, op, NULL);
+  return src ? src->a[0].tab : NULL;
+}
+
+/* UPDATE (set != NULL) or DELETE of a view: its INSTEAD OF triggers run for
+ * every row the WHERE selects. The rows (old values, then new ones) are
+ * collected into an ephemeral table first: the triggers may change the
+ * tables the view reads. */
+static int view_dml(Parse *p, View *v, int op, const char *alias, const SqlExprList *setl,
+                    const SqlExpr *where_ast, int stmt_oe) {
+  SrcList *src = view_src(p, v, op, alias);
+  if (!src) return 1;
+  Table *vt = src->a[0].tab;
+  int ncol = vt->ncol;
+  NameCtx nc;
+  memset(&nc, 0, sizeof nc);
+  nc.src = src;
+  trig_nc(p, &nc);
+  SqlExpr **set = NULL;
+  uint8_t *changed = NULL;
+  if (setl) {
+    set = parse_alloc(p, (size_t)(ncol ? ncol : 1) * sizeof *set);
+    changed = parse_alloc(p, (size_t)(ncol ? ncol : 1));
+    if (!set || !changed) return 1;
+    for (int i = 0; i < setl->n; i++) {
+      SqlExprItem *it = &setl->a[i];
+      int nn = it->nnames > 0 ? it->nnames : 1;
+      for (int k = 0; k < nn; k++) {
+        const char *nm = it->nnames > 0 ? it->names[k] : it->name;
+        SqlExpr *e = it->expr;
+        if (it->nnames > 0) {
+          if (e->op != SQL_E_ROW || !e->list || e->list->n != it->nnames) {
+            parse_error(p, "%d columns assigned %d values", it->nnames,
+                        e->op == SQL_E_ROW && e->list ? e->list->n : 1);
+            return 1;
+          }
+          e = e->list->a[k].expr;
+        }
+        int j = table_column_index(vt, nm);
+        if (j < 0) {
+          parse_error(p, "no such column: %s", nm);
+          return 1;
+        }
+        e = dml_expr_dup(p, e);
+        if (!e || resolve_expr(p, &nc, e) || parse_failed(p)) return 1;
+        set[j] = e;
+        changed[j] = 1;
+      }
+    }
+  }
+  SqlExpr *where = dml_expr_dup(p, where_ast);
+  if (where && (resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
+  int nrec = setl ? 2 * ncol : ncol;
+  int eph = emit_cursor(p), vals = emit_regs(p, nrec > 0 ? nrec : 1), rec = emit_regs(p, 1),
+      rid = emit_regs(p, 1);
+  emit(p, OP_OpenEphemeral, eph, nrec, 0);
+  WhereInfo *wi = where_begin(p, src, where, NULL, 0);
+  if (!wi) return 1;
+  int cur = src->a[0].cursor;
+  for (int j = 0; j < ncol; j++) code_column(p, vt, cur, j, vals + j);
+  for (int j = 0; setl && j < ncol; j++) {
+    if (set[j])
+      expr_code(p, set[j], vals + ncol + j);
+    else
+      emit(p, OP_SCopy, vals + j, vals + ncol + j, 0);
+  }
+  emit(p, OP_MakeRecord, vals, nrec, rec);
+  emit(p, OP_NewRowid, eph, rid, 0);
+  emit(p, OP_Insert, eph, rec, rid);
+  where_end(wi);
+  int old = emit_regs(p, ncol + 1), nw = setl ? emit_regs(p, ncol + 1) : 0;
+  int done = emit_label(p), top = emit_label(p), next = emit_label(p);
+  emit(p, OP_Rewind, eph, done, 0);
+  emit_resolve(p, top);
+  emit(p, OP_Null, 0, old, 0);
+  for (int j = 0; j < ncol; j++) emit(p, OP_Column, eph, j, old + 1 + j);
+  if (setl) {
+    emit(p, OP_Null, 0, nw, 0);
+    for (int j = 0; j < ncol; j++) emit(p, OP_Column, eph, ncol + j, nw + 1 + j);
+  }
+  trigger_code(p, vt, op, TRIGGER_INSTEAD_OF, changed, old, nw, stmt_oe, next);
+  emit_resolve(p, next);
+  emit(p, OP_Next, eph, top, 0);
+  emit_resolve(p, done);
+  return parse_failed(p);
 }
 
 /* ---------------------------------------------------------------- INSERT */
@@ -1230,10 +1320,9 @@ int dml_update(Parse *p, const SqlStmt *s) {
   }
   View *view = NULL;
   Table *tab = dml_table(p, u->table->schema, u->table->name, &view);
-  if (!tab && view) {
-    parse_error(p, "cannot modify %s because it is a view", view->name);
-    return 1;
-  }
+  if (!tab && view)
+    return view_dml(p, view, TRIGGER_UPDATE, u->table->alias, u->set, u->where,
+                    stmt_oe_of(p, u->or_conflict));
   if (!tab || parse_failed(p)) return 1;
   int stmt_oe = stmt_oe_of(p, u->or_conflict);
   SrcList *src = src_single(p, tab, u->table->alias);
@@ -1372,10 +1461,8 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   }
   View *view = NULL;
   Table *tab = dml_table(p, d->table->schema, d->table->name, &view);
-  if (!tab && view) {
-    parse_error(p, "cannot modify %s because it is a view", view->name);
-    return 1;
-  }
+  if (!tab && view)
+    return view_dml(p, view, TRIGGER_DELETE, d->table->alias, NULL, d->where, stmt_oe_of(p, 0));
   if (!tab || parse_failed(p)) return 1;
   int before = trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE);
   int after = trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_AFTER);

@@ -76,7 +76,20 @@ TEST(trigger_view_instead_of) {
          "INSERT INTO v VALUES(1, 2)", "UPDATE v SET a = 1", "DELETE FROM v",
          "CREATE TRIGGER vi INSTEAD OF INSERT ON v BEGIN INSERT INTO t VALUES(new.a * 10, "
          "new.b); END",
-         "INSERT INTO v VALUES(1, 2)", "INSERT INTO v(b) VALUES(5), (6)", "SELECT * FROM t");
+         "INSERT INTO v VALUES(1, 2)", "INSERT INTO v(b) VALUES(5), (6)", "SELECT * FROM t",
+         "UPDATE v SET a = 1", "DELETE FROM v",
+         "CREATE TABLE log(k, x, y, z, w)",
+         "CREATE TRIGGER vu INSTEAD OF UPDATE ON v BEGIN INSERT INTO log VALUES('u', old.a, "
+         "old.b, new.a, new.b); UPDATE t SET b = new.b WHERE a = old.a; END",
+         "CREATE TRIGGER vd INSTEAD OF DELETE ON v WHEN old.b > 5 BEGIN INSERT INTO log "
+         "VALUES('d', old.a, old.b, NULL, NULL); DELETE FROM t WHERE a IS old.a; END",
+         "UPDATE v SET b = b * 2 WHERE a = 10", "UPDATE v SET b = 100", "UPDATE v SET nosuch = 1",
+         "DELETE FROM v WHERE b < 12", "DELETE FROM v", "SELECT * FROM log",
+         "CREATE VIEW v2 AS SELECT a AS x, b + 1 AS y FROM t",
+         "CREATE TRIGGER v2i INSTEAD OF INSERT ON v2 BEGIN INSERT INTO t VALUES(new.x, new.y); "
+         "END",
+         "INSERT INTO v2 VALUES(1, 2)", "INSERT INTO v2 SELECT a, b FROM t",
+         "SELECT * FROM v2 ORDER BY x, y");
   dh_same_files(&p);
   dh_close(&p);
 }
