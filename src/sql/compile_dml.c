@@ -755,6 +755,110 @@ static int view_dml(Parse *p, View *v, int op, const char *alias, const SqlExprL
   return parse_failed(p);
 }
 
+/* ------------------------------------------------------------- RETURNING */
+
+/* RETURNING: the list resolved against the table (cursor), rows buffered in
+ * ephemeral table eph during the statement and returned after it, as
+ * SQLite does. */
+typedef struct Returning {
+  SqlExprList *list;
+  int cursor, eph, vals, n;
+} Returning;
+
+static int returning_setup(Parse *p, Table *tab, const char *alias, const SqlExprList *ast,
+                           Returning *r) {
+  memset(r, 0, sizeof *r);
+  if (!ast) return 0;
+  int n = 0;
+  for (int i = 0; i < ast->n; i++)
+    n += ast->a[i].expr->op == SQL_E_STAR ? tab->ncol : 1;
+  SqlExprList *l = parse_alloc(p, sizeof *l);
+  if (!l) return 1;
+  l->a = parse_alloc(p, (size_t)(n ? n : 1) * sizeof *l->a);
+  if (!l->a) return 1;
+  l->cap = n;
+  for (int i = 0; i < ast->n; i++) {
+    const SqlExprItem *it = &ast->a[i];
+    if (it->expr->op == SQL_E_STAR) {
+      if (it->expr->table && strcasecmp(it->expr->table, alias ? alias : tab->name) != 0) {
+        parse_error(p, "no such table: %s", it->expr->table);
+        return 1;
+      }
+      for (int j = 0; j < tab->ncol; j++) {
+        SqlExpr *e = parse_alloc(p, sizeof *e);
+        if (!e) return 1;
+        e->op = SQL_E_ID;
+        e->z = tab->cols[j].name;
+        e->height = 1;
+        l->a[l->n].expr = e;
+        l->a[l->n].name = tab->cols[j].name;
+        l->n++;
+      }
+    } else {
+      l->a[l->n] = *it;
+      l->a[l->n].expr = dml_expr_dup(p, it->expr);
+      if (!l->a[l->n].expr) return 1;
+      if (!it->name) {
+        const SqlExpr *e = it->expr;
+        if (e->op == SQL_E_ID || e->op == SQL_E_COLUMN) {
+          int j = table_column_index(tab, e->z);
+          l->a[l->n].name = j >= 0 ? tab->cols[j].name : e->z;
+        } else {
+          char *z = parse_alloc(p, (size_t)it->span.len + 1);
+          if (!z) return 1;
+          memcpy(z, p->sql + it->span.start, (size_t)it->span.len);
+          l->a[l->n].name = z;
+        }
+      }
+      l->n++;
+    }
+  }
+  SrcList *src = src_single(p, tab, alias);
+  if (!src) return 1;
+  NameCtx nc;
+  memset(&nc, 0, sizeof nc);
+  nc.src = src;
+  if (resolve_list(p, &nc, l) || parse_failed(p)) return 1;
+  r->list = l;
+  r->n = l->n;
+  r->cursor = src->a[0].cursor;
+  r->eph = emit_cursor(p);
+  r->vals = emit_regs(p, r->n);
+  emit(p, OP_OpenEphemeral, r->eph, r->n, 0);
+  if (!p->nested) {
+    p->cols = parse_alloc(p, (size_t)r->n * sizeof *p->cols);
+    if (!p->cols) return 1;
+    for (int i = 0; i < r->n; i++) p->cols[i].name = l->a[i].name;
+    p->ncol = r->n;
+  }
+  return 0;
+}
+
+/* Buffer one RETURNING row computed from the row in registers. */
+static void returning_row(Parse *p, Returning *r, int rowid, int cols) {
+  if (!r->list) return;
+  SqlExprList *l = dml_list_dup(p, r->list);
+  if (!l) return;
+  for (int i = 0; i < l->n; i++) bind_row(p, l->a[i].expr, r->cursor, rowid, cols);
+  expr_code_list(p, l, r->vals);
+  int rec = emit_regs(p, 1), rid = emit_regs(p, 1);
+  emit(p, OP_MakeRecord, r->vals, r->n, rec);
+  emit(p, OP_NewRowid, r->eph, rid, 0);
+  emit(p, OP_Insert, r->eph, rec, rid);
+}
+
+/* After the statement: hand the buffered rows out. */
+static void returning_end(Parse *p, Returning *r) {
+  if (!r->list) return;
+  int done = emit_label(p), top = emit_label(p);
+  emit(p, OP_Rewind, r->eph, done, 0);
+  emit_resolve(p, top);
+  for (int i = 0; i < r->n; i++) emit(p, OP_Column, r->eph, i, r->vals + i);
+  emit(p, OP_ResultRow, r->vals, r->n, 0);
+  emit(p, OP_Next, r->eph, top, 0);
+  emit_resolve(p, done);
+}
+
 /* ---------------------------------------------------------------- INSERT */
 
 typedef struct InsertCtx {
@@ -774,6 +878,7 @@ typedef struct InsertCtx {
   uint8_t *up_changed;
   SqlExpr *up_where;
   int up_cur, up_excl;
+  Returning ret;
 } InsertCtx;
 
 /* AUTOINCREMENT: load the table's largest rowid ever from sqlite_sequence
@@ -889,6 +994,7 @@ static void upsert_update(Parse *p, InsertCtx *ic, int newrow, int ignore) {
   }
   write_row(w, nrow, cols, 0);
   *w = saved;
+  returning_row(p, &ic->ret, nrow, cols);
   if (trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER))
     trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER, ic->up_changed, old, nrow, 0, ignore);
 }
@@ -949,6 +1055,7 @@ static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
   check_constraints(&ic->w, newrow, cols, 0, ic->ipk >= 0, ignore);
   write_row(&ic->w, newrow, cols, 1);
   autoinc_note(p, ic, newrow);
+  returning_row(p, &ic->ret, newrow, cols);
   if (after)
     trigger_code(p, tab, TRIGGER_INSERT, TRIGGER_AFTER, NULL, 0, newrow, ic->w.stmt_oe, ignore);
   if (ic->w.up_label && !ic->w.up_nothing) {
@@ -1075,10 +1182,6 @@ int dml_insert(Parse *p, const SqlStmt *s) {
     parse_error(p, "more than one ON CONFLICT clause is not supported yet");
     return 1;
   }
-  if (ins->returning) {
-    parse_error(p, "RETURNING is not supported yet");
-    return 1;
-  }
   if (ins->with) {
     parse_error(p, "WITH is not supported on INSERT yet");
     return 1;
@@ -1159,6 +1262,11 @@ int dml_insert(Parse *p, const SqlStmt *s) {
   } else {
     autoinc_begin(p, &ic);
     if (ins->upsert && upsert_setup(p, &ic, ins)) return 1;
+    if (returning_setup(p, tab, ins->alias, ins->returning, &ic.ret)) return 1;
+  }
+  if (ic.is_view && ins->returning) {
+    parse_error(p, "cannot use RETURNING on a view");
+    return 1;
   }
   ic.vals = emit_regs(p, nvals > 0 ? nvals : 1);
   int ret = emit_regs(p, 1), lrow = emit_label(p), ldone = emit_label(p);
@@ -1206,6 +1314,7 @@ int dml_insert(Parse *p, const SqlStmt *s) {
   emit(p, OP_Return, ret, 0, 0);
   emit_resolve(p, ldone);
   autoinc_end(p, &ic);
+  returning_end(p, &ic.ret);
   return parse_failed(p);
 }
 
@@ -1314,7 +1423,7 @@ static void reseek_row(Parse *p, Writer *w, int old, int next) {
 
 int dml_update(Parse *p, const SqlStmt *s) {
   const SqlUpdate *u = &s->u.update;
-  if (u->from || u->returning || u->with || u->order_by || u->limit) {
+  if (u->from || u->with || u->order_by || u->limit) {
     parse_error(p, "this form of UPDATE is not supported yet");
     return 1;
   }
@@ -1403,6 +1512,8 @@ int dml_update(Parse *p, const SqlStmt *s) {
   if (parse_failed(p)) return 1;
   Writer w;
   if (writer_open(p, &w, tab, stmt_oe)) return 1;
+  Returning ret;
+  if (returning_setup(p, tab, u->table->alias, u->returning, &ret)) return 1;
   int old = emit_regs(p, ncol + 1), newrow = emit_regs(p, ncol + 1), cols = newrow + 1;
   int done = emit_label(p), top;
   int next = rows_loop_begin(p, &w, &rl, done, &top);
@@ -1446,16 +1557,18 @@ int dml_update(Parse *p, const SqlStmt *s) {
     emit_resolve(p, same);
   }
   write_row(&w, newrow, cols, 0);
+  returning_row(p, &ret, newrow, cols);
   if (trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER))
     trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER, changed, old, newrow, stmt_oe, next);
   rows_loop_end(p, &rl, top, next);
   emit_resolve(p, done);
+  returning_end(p, &ret);
   return parse_failed(p);
 }
 
 int dml_delete(Parse *p, const SqlStmt *s) {
   const SqlDelete *d = &s->u.del;
-  if (d->returning || d->with || d->order_by || d->limit) {
+  if (d->with || d->order_by || d->limit) {
     parse_error(p, "this form of DELETE is not supported yet");
     return 1;
   }
@@ -1467,7 +1580,7 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   int before = trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE);
   int after = trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_AFTER);
   parse_need_write(p);
-  if (!d->where && !before && !after) {
+  if (!d->where && !before && !after && !d->returning) {
     for (Index *x = tab->indexes; x; x = x->next)
       if (x != tab->pk_index) emit(p, OP_Clear, (int)x->root, 0, 0);
     emit(p, OP_Clear, (int)tab->root, 0, 1);
@@ -1486,6 +1599,8 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   if (parse_failed(p)) return 1;
   Writer w;
   if (writer_open(p, &w, tab, 0)) return 1;
+  Returning ret;
+  if (returning_setup(p, tab, d->table->alias, d->returning, &ret)) return 1;
   int old = emit_regs(p, tab->ncol + 1);
   int done = emit_label(p), top;
   int next = rows_loop_begin(p, &w, &rl, done, &top);
@@ -1494,6 +1609,7 @@ int dml_delete(Parse *p, const SqlStmt *s) {
     trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE, NULL, old, 0, 0, next);
     reseek_row(p, &w, old, next);
   }
+  returning_row(p, &ret, old, old + 1);
   delete_keys(&w, old, old + 1, 0);
   if (tab->without_rowid) {
     int a = emit(p, OP_Delete, w.tabcur, 0, 0);
@@ -1505,5 +1621,6 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   if (after) trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_AFTER, NULL, old, 0, 0, next);
   rows_loop_end(p, &rl, top, next);
   emit_resolve(p, done);
+  returning_end(p, &ret);
   return parse_failed(p);
 }

@@ -134,6 +134,11 @@ static void dh_run_shale(shale *db, const char *sql, DhOut *o) {
     }
     z = tail;
     if (!st) continue;
+    for (int i = 0; i < shale_column_count(st); i++) {
+      dh_puts(&o->rows, i ? "," : "cols:");
+      dh_puts(&o->rows, shale_column_name(st, i) ? shale_column_name(st, i) : "(null)");
+      if (i == shale_column_count(st) - 1) dh_puts(&o->rows, "\n");
+    }
     while ((rc = shale_step(st)) == SHALE_ROW) {
       for (int i = 0; i < shale_column_count(st); i++) {
         int t = shale_column_type(st, i);
@@ -172,6 +177,11 @@ static void dh_run_sqlite(sqlite3 *db, const char *sql, DhOut *o) {
     }
     z = tail;
     if (!st) continue;
+    for (int i = 0; i < sqlite3_column_count(st); i++) {
+      dh_puts(&o->rows, i ? "," : "cols:");
+      dh_puts(&o->rows, sqlite3_column_name(st, i) ? sqlite3_column_name(st, i) : "(null)");
+      if (i == sqlite3_column_count(st) - 1) dh_puts(&o->rows, "\n");
+    }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
       for (int i = 0; i < sqlite3_column_count(st); i++) {
         int t = sqlite3_column_type(st, i);
@@ -285,7 +295,7 @@ static void dh_same_files(DhPair *p) {
   if (sqlite3_open_v2(p->spath, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
     DhOut o;
     dh_run_sqlite(db, "PRAGMA integrity_check", &o);
-    if (o.rc || !o.rows.z || strcmp(o.rows.z, "t'ok'|\n") != 0)
+    if (o.rc || !o.rows.z || strcmp(o.rows.z, "cols:integrity_check\nt'ok'|\n") != 0)
       dh_fail(p, "integrity_check: %s %s", o.msg, o.rows.z ? o.rows.z : "");
     free(o.rows.z);
   }

@@ -321,3 +321,17 @@ TEST(dml_upsert) {
   dh_same_files(&p);
   dh_close(&p);
 }
+
+TEST(dml_returning) {
+  DhPair p;
+  if (!dh_open(&p, "dml15.db")) return;
+  SCRIPT(&p, "CREATE TABLE t(id INTEGER PRIMARY KEY, a, b DEFAULT 7)",
+         "INSERT INTO t(a) VALUES(1), (2) RETURNING *, a + 1, id AS x, \"a\"",
+         "UPDATE t SET a = a * 10 RETURNING a, (SELECT 5)",
+         "DELETE FROM t WHERE id = 1 RETURNING t.b", "INSERT INTO t(a) VALUES(5) RETURNING nosuch",
+         "INSERT INTO t(a) VALUES('x') ON CONFLICT DO NOTHING RETURNING id, a",
+         "INSERT INTO t VALUES(2, 'y', 0) ON CONFLICT(id) DO UPDATE SET a = excluded.a RETURNING *",
+         "INSERT OR IGNORE INTO t VALUES(2, 'z', 0) RETURNING *", "DELETE FROM t RETURNING id, a");
+  dh_same_files(&p);
+  dh_close(&p);
+}
