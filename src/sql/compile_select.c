@@ -331,7 +331,7 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
     it->tab = select_result_table(p, a->select, a->alias ? a->alias : "subquery", NULL);
     if (!it->tab) return 1;
   } else {
-    if (a->schema && util_stricmp(a->schema, "main") != 0) {
+    if (a->schema && util_stricmp(a->schema, "main") != 0 && util_stricmp(a->schema, "temp") != 0) {
       parse_error(p, "no such table: %s.%s", a->schema, a->name);
       return 1;
     }
@@ -430,6 +430,52 @@ static int join_term(Parse *p, SrcList *s, int i, const char *name) {
   struct SrcX *x = src_extras(p, s, 1);
   if (!x) return 1;
   x->merged[i] |= (uint64_t)1 << (rcol >= 63 ? 63 : rcol);
+  if (s->a[i].jointype & SQL_JOIN_RIGHT) {
+    if (x->npairs == x->cappairs) {
+      int cap = x->cappairs ? x->cappairs * 2 : 4;
+      struct SrcPair *a = parse_alloc(p, sizeof *a * (size_t)cap);
+      if (!a) return 1;
+      if (x->npairs) memcpy(a, x->pairs, sizeof *a * (size_t)x->npairs);
+      x->pairs = a;
+      x->cappairs = cap;
+    }
+    x->pairs[x->npairs++] = (struct SrcPair){k, lcol, i, rcol};
+  }
+  return 0;
+}
+
+int src_coalesce_ref(Parse *p, SrcList *s, int item, int col, SqlExpr *e) {
+  struct SrcX *x = src_extras(p, s, 0);
+  for (int k = 0; x && k < x->npairs; k++) {
+    struct SrcPair *pr = &x->pairs[k];
+    if (pr->litem != item || pr->lcol != col) continue;
+    if (!(s->a[pr->ritem].jointype & SQL_JOIN_LEFT)) {
+      /* RIGHT JOIN: the right item's column (never NULL-padded) */
+      uint8_t d = e->depth;
+      colref(e, &s->a[pr->ritem], pr->rcol);
+      e->depth = d;
+      return 1;
+    }
+    const FuncDef *f = p->env && p->env->funcs ? func_find(p->env->funcs, "coalesce", 2) : NULL;
+    SqlExpr *l = new_expr(p, SQL_E_COLREF), *r = new_expr(p, SQL_E_COLREF);
+    SqlExprList *args = NULL;
+    if (!f || !l || !r) return 0;
+    colref(l, &s->a[pr->litem], pr->lcol);
+    colref(r, &s->a[pr->ritem], pr->rcol);
+    l->depth = r->depth = e->depth;
+    if (!(args = list_add(p, NULL, l)) || !list_add(p, args, r)) return 0;
+    SqlSpan sp = e->span;
+    uint8_t fl = e->flags & SQL_EF_PAREN;
+    memset(e, 0, sizeof *e);
+    e->op = SQL_E_FUNC;
+    e->z = "coalesce";
+    e->func = f;
+    e->list = args;
+    e->span = sp;
+    e->flags = fl;
+    e->height = 2;
+    return 1;
+  }
   return 0;
 }
 
@@ -489,11 +535,22 @@ static int expand_star(Parse *p, SelInfo *info, SqlExprList *cols) {
       found = 1;
       for (int j = 0; j < it->tab->ncol; j++) {
         if (it->tab->cols[j].hidden == COL_HIDDEN) continue;
+        for (int k2 = 0; k2 < src->n; k2++) {
+          /* two items of the same name with this column: SQLite's qualified
+           * reference to it is ambiguous */
+          if (k2 == k || !it->name || !src->a[k2].name) continue;
+          if (util_stricmp(src->a[k2].name, it->name) != 0) continue;
+          if (table_column_index(src->a[k2].tab, it->tab->cols[j].name) < 0) continue;
+          parse_error(p, "ambiguous column name: %s%s.%s", it->kind == SRC_TABLE ? "main." : "",
+                      it->name, it->tab->cols[j].name);
+          return 1;
+        }
         if (!e->table && x && (x->merged[k] & ((uint64_t)1 << (j >= 63 ? 63 : j)))) continue;
         SqlExpr *c = new_expr(p, SQL_E_COLREF);
         if (!c || !list_add(p, r, c)) return 1;
         colref(c, it, j);
         c->span = e->span;
+        if (!e->table && src_coalesce_ref(p, src, k, j, c)) r->a[r->n - 1].name = it->tab->cols[j].name;
       }
     }
     if (!found) {
@@ -1131,6 +1188,11 @@ static void sorter_setup(Parse *p, OutCtx *oc, SqlSelect *s, SqlExprList *ob, in
       coll[k] = coll_of(p, t->expr);
     desc[k++] = d;
   }
+  /* SQLite's aggregate queries deliver rows tying on a single DESC term in
+   * reverse order: the sequence number sorts descending then */
+  if (s && s->info && s->info->is_agg && s->group_by && ob->n == 1 &&
+      ob->a[0].sort == SQL_SORT_DESC)
+    desc[nk] = 1;
   KeyInfo *ki = parse_keyinfo(p, nk + 1, coll, desc);
   if (!ki) return;
   oc->sorter_cur = emit_cursor(p);

@@ -279,6 +279,10 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
     }
     if (cnt == 1) {
       set_colref(e, match, mcol, depth);
+      if (!tname && src_coalesce_ref(p, src, (int)(match - src->a), mcol, e)) {
+        for (NameCtx *m = nc; m != n; m = m->outer) m->flags |= NC_HAS_CORREL;
+        return 0;
+      }
       for (NameCtx *m = nc; m != n; m = m->outer) m->flags |= NC_HAS_CORREL;
       return 0;
     }
@@ -337,6 +341,10 @@ static void min_depth_list(const SqlExprList *l, int *d) {
 }
 
 static int resolve_func(Parse *p, NameCtx *nc, SqlExpr *e) {
+  if (e->order) {
+    parse_error(p, "near \"ORDER\": syntax error");
+    return 1;
+  }
   int nargs = e->list ? e->list->n : 0;
   const FuncDef *f = p->env && p->env->funcs ? func_find(p->env->funcs, e->z, nargs) : NULL;
   if (!f) {

@@ -40,6 +40,12 @@ typedef struct SelectState {
     uint64_t *merged; /* per item: bit i = column i is a USING/NATURAL column
                          merged into an item to its left (bit 63: any >= 63) */
     struct SrcX *next;
+    /* USING/NATURAL columns of RIGHT/FULL joins: an unqualified reference
+     * to the left item's column is coalesce(left, right) */
+    struct SrcPair {
+      int litem, lcol, ritem, rcol;
+    } * pairs;
+    int npairs, cappairs;
   } * srcx;
   const char *text; /* spans of the select being resolved refer to this text */
   /* WITH clauses in scope, innermost first: CTEs 0..nvisible-1 of each */
@@ -69,6 +75,11 @@ typedef struct SelectState {
 SelectState *select_state(Parse *);
 SelInfo *sel_info(Parse *, const SqlSelect *, int create);
 struct SrcX *src_extras(Parse *, const SrcList *, int create);
+
+/* If (item, col) of src is the left side of a RIGHT/FULL JOIN's USING
+ * column, turn e (the reference) into coalesce(left, right); returns 1 if
+ * it did. */
+int src_coalesce_ref(Parse *, SrcList *, int item, int col, SqlExpr *e);
 
 /* Deep copy of an expression (subqueries shared), arena. */
 SqlExpr *expr_dup(Parse *, const SqlExpr *);

@@ -137,6 +137,10 @@ static const char *const q_agg[] = {
     "SELECT count(*) FROM t1 HAVING count(*) > 30",
     "SELECT y, count(*) FROM t2 GROUP BY y COLLATE BINARY",
     "SELECT max(x), min(x) FROM t2 GROUP BY y",
+    "=SELECT y, count(*) FROM t2 GROUP BY y ORDER BY count(*) DESC",
+    "=SELECT y, count(*) FROM t2 GROUP BY y ORDER BY count(*)",
+    "=SELECT y, count(*) FROM t2 GROUP BY y ORDER BY count(*) DESC, 1 DESC",
+    "=SELECT x, max(z) FROM t2 GROUP BY y ORDER BY 1 DESC",
     "=SELECT (SELECT count(*) FROM t3 WHERE t3.a = t2.x) AS k, count(*) FROM t2 "
     "GROUP BY (SELECT count(*) FROM t3 WHERE t3.a = t2.x) ORDER BY 1",
     "SELECT count(*) FROM t2 GROUP BY +(-9223372036854775807)",
@@ -278,6 +282,9 @@ static const char *const q_outer[] = {
     "SELECT t1.a, t3.b FROM t1 FULL JOIN t3 ON t1.a = t3.b",
     "SELECT * FROM t1 FULL OUTER JOIN t2 ON a = z / 10",
     "SELECT count(*), count(a), count(x) FROM t1 FULL JOIN t2 ON a = x",
+    "SELECT * FROM t1 FULL JOIN t3 USING (a)",
+    "SELECT a, t1.a, t3.a FROM t1 RIGHT JOIN t3 USING (a)",
+    "SELECT * FROM t3 RIGHT JOIN t1 USING (a, b)",
     NULL};
 
 static const char *const q_errors[] = {
@@ -312,6 +319,9 @@ static const char *const q_errors[] = {
     "SELECT a FROM t1 WHERE a IN (SELECT x, y FROM t2)",
     "SELECT count(DISTINCT a, b) FROM t1",
     "SELECT 1 FROM t1 t, t1 t WHERE t.a = 1",
+    "SELECT * FROM t1 JOIN t1",
+    "SELECT * FROM t1 AS q JOIN t2 AS q",
+    "SELECT group_concat(b ORDER BY b) FROM t1",
     NULL};
 
 TEST(select_basic) {
