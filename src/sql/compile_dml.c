@@ -1182,9 +1182,14 @@ int dml_insert(Parse *p, const SqlStmt *s) {
     parse_error(p, "more than one ON CONFLICT clause is not supported yet");
     return 1;
   }
+  SqlSelect *sel = ins->select;
   if (ins->with) {
-    parse_error(p, "WITH is not supported on INSERT yet");
-    return 1;
+    /* WITH ... INSERT ... SELECT: the CTEs belong to the SELECT */
+    if (!sel || sel->with) {
+      parse_error(p, "WITH is not supported on this INSERT yet");
+      return 1;
+    }
+    sel->with = ins->with;
   }
   View *view = NULL;
   InsertCtx ic;
@@ -1197,7 +1202,6 @@ int dml_insert(Parse *p, const SqlStmt *s) {
   int stmt_oe = stmt_oe_of(p, ins->or_conflict);
 
   /* the values' shape */
-  SqlSelect *sel = ins->select;
   int direct = sel && sel->kind == SQL_SEL_VALUES && !sel->prior && !sel->with && !sel->order_by &&
                !sel->limit;
   int nvals = 0;
@@ -1373,6 +1377,58 @@ static void collect_rows(Parse *p, SrcList *src, SqlExpr *where, Table *tab, int
   where_end(wi);
 }
 
+/* UPDATE/DELETE ... [ORDER BY ...] LIMIT ...: the rows are those of
+ * "SELECT rowid (or the PRIMARY KEY) FROM item WHERE ... ORDER BY ... LIMIT
+ * ... OFFSET ...", in that order. */
+static void collect_rows_limited(Parse *p, const SqlSrcItem *item, const SqlExpr *where,
+                                 const SqlExprList *order_by, const SqlExpr *limit,
+                                 const SqlExpr *offset, Table *tab, RowList *rl) {
+  memset(rl, 0, sizeof *rl);
+  rl->eph = -1;
+  rl->nkey = tab->without_rowid ? tab->npk : 1;
+  SqlSelect *sel = parse_alloc(p, sizeof *sel);
+  SqlExprList *cols = parse_alloc(p, sizeof *cols);
+  SqlSrcList *from = parse_alloc(p, sizeof *from);
+  SqlSrcItem *it = parse_alloc(p, sizeof *it);
+  if (!sel || !cols || !from || !it) return;
+  cols->a = parse_alloc(p, (size_t)rl->nkey * sizeof *cols->a);
+  if (!cols->a) return;
+  for (int j = 0; j < rl->nkey; j++) {
+    SqlExpr *e = parse_alloc(p, sizeof *e);
+    if (!e) return;
+    e->op = SQL_E_ID;
+    e->height = 1;
+    e->z = tab->without_rowid ? tab->cols[tab->pk_cols[j]].name : "rowid";
+    cols->a[j].expr = e;
+  }
+  cols->n = cols->cap = rl->nkey;
+  *it = *item;
+  it->on = NULL;
+  it->using_cols = NULL;
+  from->n = from->cap = 1;
+  from->a = it;
+  sel->kind = SQL_SEL_SELECT;
+  sel->cols = cols;
+  sel->from = from;
+  sel->where = dml_expr_dup(p, where);
+  sel->order_by = dml_list_dup(p, order_by);
+  sel->limit = dml_expr_dup(p, limit);
+  sel->offset = dml_expr_dup(p, offset);
+  if (parse_failed(p)) return;
+  NameCtx nc;
+  memset(&nc, 0, sizeof nc);
+  trig_nc(p, &nc);
+  if (select_resolve(p, sel, p->nested ? &nc : NULL) || parse_failed(p)) return;
+  rl->eph = emit_cursor(p);
+  emit(p, OP_OpenEphemeral, rl->eph, rl->nkey, 0);
+  SelectDest d;
+  memset(&d, 0, sizeof d);
+  d.kind = SD_TABLE;
+  d.cursor = rl->eph;
+  d.nreg = rl->nkey;
+  select_code(p, sel, &d);
+}
+
 /* Loop head over collected rows: positions the writer's table cursor on
  * each one; jumps to done when there are no more. Returns the label that
  * goes to the next row. */
@@ -1423,7 +1479,11 @@ static void reseek_row(Parse *p, Writer *w, int old, int next) {
 
 int dml_update(Parse *p, const SqlStmt *s) {
   const SqlUpdate *u = &s->u.update;
-  if (u->from || u->with || u->order_by || u->limit) {
+  if (u->order_by && !u->limit) {
+    parse_error(p, "ORDER BY without LIMIT on UPDATE");
+    return 1;
+  }
+  if (u->from || u->with) {
     parse_error(p, "this form of UPDATE is not supported yet");
     return 1;
   }
@@ -1508,7 +1568,10 @@ int dml_update(Parse *p, const SqlStmt *s) {
   int trig = trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE) ||
              trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER);
   RowList rl;
-  collect_rows(p, src, where, tab, !replace && !key_change && !trig && !p->nested, &rl);
+  if (u->limit)
+    collect_rows_limited(p, u->table, u->where, u->order_by, u->limit, u->offset, tab, &rl);
+  else
+    collect_rows(p, src, where, tab, !replace && !key_change && !trig && !p->nested, &rl);
   if (parse_failed(p)) return 1;
   Writer w;
   if (writer_open(p, &w, tab, stmt_oe)) return 1;
@@ -1568,7 +1631,11 @@ int dml_update(Parse *p, const SqlStmt *s) {
 
 int dml_delete(Parse *p, const SqlStmt *s) {
   const SqlDelete *d = &s->u.del;
-  if (d->with || d->order_by || d->limit) {
+  if (d->order_by && !d->limit) {
+    parse_error(p, "ORDER BY without LIMIT on DELETE");
+    return 1;
+  }
+  if (d->with) {
     parse_error(p, "this form of DELETE is not supported yet");
     return 1;
   }
@@ -1580,7 +1647,7 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   int before = trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE);
   int after = trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_AFTER);
   parse_need_write(p);
-  if (!d->where && !before && !after && !d->returning) {
+  if (!d->where && !before && !after && !d->returning && !d->limit) {
     for (Index *x = tab->indexes; x; x = x->next)
       if (x != tab->pk_index) emit(p, OP_Clear, (int)x->root, 0, 0);
     emit(p, OP_Clear, (int)tab->root, 0, 1);
@@ -1595,7 +1662,10 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   SqlExpr *where = dml_expr_dup(p, d->where);
   if (where && (resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
   RowList rl;
-  collect_rows(p, src, where, tab, !before && !after && !p->nested, &rl);
+  if (d->limit)
+    collect_rows_limited(p, d->table, d->where, d->order_by, d->limit, d->offset, tab, &rl);
+  else
+    collect_rows(p, src, where, tab, !before && !after && !p->nested, &rl);
   if (parse_failed(p)) return 1;
   Writer w;
   if (writer_open(p, &w, tab, 0)) return 1;

@@ -335,3 +335,46 @@ TEST(dml_returning) {
   dh_same_files(&p);
   dh_close(&p);
 }
+
+TEST(dml_generated_columns) {
+  DhPair p;
+  if (!dh_open(&p, "dml16.db")) return;
+  SCRIPT(&p,
+         "CREATE TABLE t(a INTEGER, b TEXT, c AS (a * 2) STORED, d AS (b || '!') VIRTUAL, "
+         "e INTEGER AS (a + 1) CHECK (e < 100))",
+         "CREATE INDEX td ON t(d)", "CREATE UNIQUE INDEX te ON t(e)",
+         "INSERT INTO t(a, b) VALUES(1, 'x'), (2, 'y')", "INSERT INTO t VALUES(3, 'z')",
+         "INSERT INTO t(a, b, c) VALUES(3, 'z', 1)", "INSERT INTO t(a, b) VALUES(1, 'dup')",
+         "INSERT INTO t(a, b) VALUES(99, 'big')", "UPDATE t SET a = a + 10 WHERE b = 'x'",
+         "UPDATE t SET c = 5", "UPDATE t SET b = upper(b)", "SELECT a, b, c, d, e FROM t ORDER BY a",
+         "DELETE FROM t WHERE d = 'Y!'");
+  dh_same_files(&p);
+  dh_close(&p);
+}
+
+TEST(dml_order_by_limit) {
+  DhPair p;
+  if (!dh_open(&p, "dml17.db")) return;
+  SCRIPT(&p, "CREATE TABLE t(a, b)", "INSERT INTO t VALUES(1, 1), (2, 2), (3, 3), (4, 4)",
+         "UPDATE t SET b = 0 ORDER BY a", "DELETE FROM t ORDER BY a",
+         "UPDATE t SET b = 0 ORDER BY a DESC LIMIT 2 OFFSET 1",
+         "DELETE FROM t WHERE a > 1 ORDER BY b LIMIT 1", "UPDATE t SET b = b + 1 LIMIT 1",
+         "DELETE FROM t LIMIT -1", "INSERT INTO t VALUES(5, 5), (6, 6)",
+         "CREATE TABLE w(k PRIMARY KEY, v) WITHOUT ROWID",
+         "INSERT INTO w VALUES('a', 1), ('b', 2), ('c', 3)",
+         "UPDATE w SET v = v * 10 ORDER BY k DESC LIMIT 2", "DELETE FROM w ORDER BY v LIMIT 1");
+  dh_same_files(&p);
+  dh_close(&p);
+}
+
+TEST(dml_insert_with) {
+  DhPair p;
+  if (!dh_open(&p, "dml18.db")) return;
+  SCRIPT(&p, "CREATE TABLE t(a, b)",
+         "WITH x(v) AS (SELECT 5 UNION ALL SELECT 6) INSERT INTO t SELECT v, v * 2 FROM x",
+         "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 10) "
+         "INSERT INTO t(a) SELECT n FROM c",
+         "WITH x AS (SELECT 1 AS q) INSERT INTO t VALUES((SELECT q FROM x), 0)");
+  dh_same_files(&p);
+  dh_close(&p);
+}
