@@ -25,6 +25,9 @@
  *     statement of its round so far, in order, then the statement itself;
  *     minimization only ever removes statements and keeps a removal only if
  *     the difference still shows on fresh databases.
+ *     Each minimized difference is re-run with a few rewrites (probes) of the
+ *     script that each remove one suspect feature; those that make it go
+ *     away are printed as hints and counted in the summary.
  *  4. A crash (signal) inside an engine, or a statement running longer than
  *     DIFF_STMT_TIMEOUT seconds (SIGALRM), prints the statement, the engine
  *     and its round's script before the process dies with that signal.
@@ -398,6 +401,7 @@ typedef struct Run {
   long tag_count[GT_NTAGS];
   long skipped;
   int minimized;
+  long hint_count[16];
 } Run;
 
 static void cause_add(Run *run, const char *key, long at) {
@@ -467,6 +471,82 @@ static void print_script(FILE *f, char **s, const unsigned char *keep, size_t n,
   fprintf(f, "%s;\n", last);
 }
 
+/* Cause probes: a rewrite of the minimized script that removes one suspect
+ * feature. If the difference goes away, the feature is named as a hint. */
+typedef struct Probe {
+  const char *from, *to;
+  int create_only; /* rewrite only CREATE TABLE statements */
+  const char *hint;
+} Probe;
+
+static const Probe probes[] = {
+    {"-0.0", "0.0", 0, "-0.0 written as 0.0"},
+    {"likely(", "(", 0, "likely(x) written as (x)"},
+    {" COLLATE NOCASE", "", 0, "no COLLATE NOCASE anywhere"},
+    {" COLLATE RTRIM", "", 0, "no COLLATE RTRIM anywhere"},
+    {" WITHOUT ROWID", "", 1, "tables with rowids"},
+    {"INSERT OR REPLACE", "INSERT OR IGNORE", 0, "OR IGNORE instead of OR REPLACE"},
+    {" BLOB", " TEXT", 1, "BLOB columns declared TEXT"},
+    {" ANY", " TEXT", 1, "ANY columns declared TEXT"},
+    {" UNIQUE", "", 1, "no UNIQUE columns"},
+    {"DISTINCT ", "", 0, "no DISTINCT"},
+    {" LEFT JOIN ", " JOIN ", 0, "inner joins instead of LEFT JOIN"},
+};
+
+/* s with every from replaced by to (malloc'd). */
+static char *replace_all(const char *s, const char *from, const char *to) {
+  size_t nf = strlen(from), nt = strlen(to), n = 0;
+  for (const char *p = strstr(s, from); p; p = strstr(p + nf, from)) n++;
+  char *out = malloc(strlen(s) + n * (nt > nf ? nt - nf : 0) + 1);
+  if (!out) return NULL;
+  char *o = out;
+  for (const char *p = s;;) {
+    const char *q = strstr(p, from);
+    if (!q) {
+      strcpy(o, p);
+      break;
+    }
+    memcpy(o, p, (size_t)(q - p));
+    o += q - p;
+    memcpy(o, to, nt);
+    o += nt;
+    p = q + nf;
+  }
+  return out;
+}
+
+#define NPROBES (sizeof probes / sizeof probes[0])
+_Static_assert(NPROBES <= 16, "Run.hint_count holds 16 probes");
+
+static void print_hints(FILE *f, const DiffOptions *o, char **script, const unsigned char *keep,
+                        size_t n, const GenStmt *gs, long *hint_count) {
+  int any = 0;
+  for (size_t k = 0; k < NPROBES; k++) {
+    const Probe *pr = &probes[k];
+    char **mut = calloc(n + 1, sizeof *mut);
+    if (!mut) return;
+    int changed = 0, ok = 1;
+    for (size_t i = 0; i < n && ok; i++) {
+      if (!keep[i]) continue;
+      if (pr->create_only && strncmp(script[i], "CREATE TABLE", 12)) mut[i] = strdup(script[i]);
+      else mut[i] = replace_all(script[i], pr->from, pr->to);
+      ok = mut[i] != NULL;
+      if (ok && strcmp(mut[i], script[i])) changed = 1;
+    }
+    char *last = ok ? (pr->create_only ? strdup(gs->sql) : replace_all(gs->sql, pr->from, pr->to))
+                    : NULL;
+    if (last && strcmp(last, gs->sql)) changed = 1;
+    if (last && changed && !reproduces(o, mut, keep, n, last, gs)) {
+      fprintf(f, "%s%s", any++ ? "; " : "  hint: the difference goes away with ", pr->hint);
+      hint_count[k]++;
+    }
+    free(last);
+    for (size_t i = 0; i < n; i++) free(mut[i]);
+    free(mut);
+  }
+  if (any) fputc('\n', f);
+}
+
 static void report(Run *run, long at, long round_at, const GenStmt *gs, const DiffResult *rr,
                    const DiffResult *rt, const char *why, Script *script) {
   const DiffOptions *o = run->o;
@@ -488,8 +568,8 @@ static void report(Run *run, long at, long round_at, const GenStmt *gs, const Di
   diff_result_print(f, rr, 30);
   fprintf(f, "  %s:\n", o->test->name);
   diff_result_print(f, rt, 30);
-  unsigned char *keep = script->n ? malloc(script->n) : NULL;
-  if (keep) memset(keep, 1, script->n);
+  unsigned char *keep = malloc(script->n + 1);
+  if (keep) memset(keep, 1, script->n + 1);
   size_t kept = script->n;
   if (keep && run->minimized < o->minimize) {
     run->minimized++;
@@ -499,6 +579,7 @@ static void report(Run *run, long at, long round_at, const GenStmt *gs, const Di
         if (reproduces(o, script->s, keep, script->n, gs->sql, gs)) kept--;
         else keep[i] = 1;
       }
+      print_hints(f, o, script->s, keep, script->n, gs, run->hint_count);
       fprintf(f, "  -- minimized script (%zu of %zu statements; paste into both shells):\n", kept,
               script->n);
     } else {
@@ -676,6 +757,12 @@ int diff_run(const DiffOptions *o, DiffStats *st) {
     for (int i = 0; i < run.ncause; i++)
       fprintf(f, "  %6ld  %s  (first: statement %ld)\n", run.cause[i].count, run.cause[i].key,
               run.cause[i].first);
+    if (run.minimized) {
+      fprintf(f, "hints (of the %d minimized differences, the rewrite that makes them go away):\n",
+              run.minimized);
+      for (size_t k = 0; k < NPROBES; k++)
+        if (run.hint_count[k]) fprintf(f, "  %6ld  %s\n", run.hint_count[k], probes[k].hint);
+    }
     fprintf(f, "differences by feature tag of the statement:\n");
     for (int t = 0; t < GT_NTAGS; t++)
       if (run.tag_count[t]) fprintf(f, "  %6ld  %s\n", run.tag_count[t], gen_tag_name(t));
