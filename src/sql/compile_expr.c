@@ -68,6 +68,9 @@ static const char *coll_name_of_column(const Table *t, int col) {
 
 /* Bare TRUE / FALSE (an unresolved identifier): 1, 0; -1 otherwise. */
 static int true_false_id(const SqlExpr *e) {
+  /* x IN () / x NOT IN () are SQLite's boolean constants false / true */
+  if (e && e->op == SQL_E_IN && !e->select && !e->table && (!e->list || e->list->n == 0))
+    return (e->flags & SQL_EF_NOT) ? 1 : 0;
   if (!e || e->op != SQL_E_ID || (e->flags & SQL_EF_QUOTED) || !e->z) return -1;
   if (util_stricmp(e->z, "true") == 0) return 1;
   if (util_stricmp(e->z, "false") == 0) return 0;
@@ -138,12 +141,7 @@ char expr_affinity(const SqlExpr *e) {
         continue;
       }
       case SQL_E_FUNC:
-        /* likely(), unlikely(), likelihood() are transparent (SQLite's EP_Skip). */
-        if (e->func && (e->func->flags & FUNC_UNLIKELY) && e->list && e->list->n > 0) {
-          e = e->list->a[0].expr;
-          continue;
-        }
-        return 0;
+        return 0; /* likely() too: SQLite gives calls no affinity */
       default:
         return 0;
     }
@@ -174,11 +172,49 @@ static int has_collate(const SqlExpr *e) {
   if (e->op == SQL_E_COLLATE) return 1;
   if (e->op == SQL_E_REG) return e->orig ? has_collate(e->orig) : 0;
   if (e->op == SQL_E_SUBQUERY || e->op == SQL_E_EXISTS) return 0;
+  /* SQLite's parser propagates the flag only from BETWEEN's left operand
+   * and from a row value's first element */
+  if (e->op == SQL_E_BETWEEN) return has_collate(e->a);
+  if (e->op == SQL_E_ROW) return e->list && e->list->n > 0 && has_collate(e->list->a[0].expr);
   if (has_collate(e->a) || has_collate(e->b) || has_collate(e->c)) return 1;
   if (e->list)
     for (int i = 0; i < e->list->n; i++)
       if (has_collate(e->list->a[i].expr)) return 1;
   return 0;
+}
+
+/* The operand SQLite's sqlite3ExprCollSeq descends into: its left operand,
+ * else the first argument-list item, else its right operand -- in SQLite's
+ * node layout (LIKE is like(pattern, string, escape); CASE's ELSE is the
+ * list's last item; BETWEEN's bounds are its list). */
+static const SqlExpr *first_collate_child(const SqlExpr *e) {
+  const SqlExpr *order[4] = {0};
+  int n = 0;
+  switch (e->op) {
+    case SQL_E_LIKE:
+      order[n++] = e->b;
+      order[n++] = e->a;
+      order[n++] = e->c;
+      break;
+    case SQL_E_BETWEEN:
+      order[n++] = e->a;
+      order[n++] = e->b;
+      order[n++] = e->c;
+      break;
+    default:
+      order[n++] = e->a;
+      break;
+  }
+  for (int i = 0; i < n; i++)
+    if (order[i] && has_collate(order[i])) return order[i];
+  if (e->op != SQL_E_LIKE && e->op != SQL_E_BETWEEN && e->list)
+    for (int i = 0; i < e->list->n; i++)
+      if (has_collate(e->list->a[i].expr)) return e->list->a[i].expr;
+  if (e->op != SQL_E_LIKE && e->op != SQL_E_BETWEEN) {
+    if (e->b && has_collate(e->b)) return e->b;
+    if (e->c && has_collate(e->c)) return e->c;
+  }
+  return NULL;
 }
 
 static const Collation *find_coll(Parse *p, const char *name) {
@@ -217,21 +253,7 @@ static const Collation *coll_of(Parse *p, const SqlExpr *e, int *found) {
       default:
       generic:
         if (!has_collate(e)) return NULL;
-        if (e->a && has_collate(e->a)) {
-          e = e->a;
-          continue;
-        }
-        {
-          const SqlExpr *next = NULL;
-          if (e->b && has_collate(e->b))
-            next = e->b;
-          else if (e->c && has_collate(e->c))
-            next = e->c;
-          else if (e->list)
-            for (int i = 0; i < e->list->n && !next; i++)
-              if (has_collate(e->list->a[i].expr)) next = e->list->a[i].expr;
-          e = next;
-        }
+        e = first_collate_child(e);
         continue;
     }
   }
@@ -540,62 +562,55 @@ static void vector_cmp_jumps(Parse *p, SqlExpr *e, int lt, int lf, int ln) {
   }
   int ba = e->a->op == SQL_E_SUBQUERY ? code_subquery_mem(p, e->a) : 0;
   int bb = e->b->op == SQL_E_SUBQUERY ? code_subquery_mem(p, e->b) : 0;
-  int *ra = parse_alloc(p, sizeof(int) * (size_t)n * 2);
-  SqlExpr **ea = parse_alloc(p, sizeof(SqlExpr *) * (size_t)n * 2);
-  if (!ra || !ea) return;
-  int *rb = ra + n;
-  SqlExpr **eb = ea + n;
-  for (int i = 0; i < n; i++) {
-    ea[i] = vector_elem(p, e->a, i, ba);
-    eb[i] = vector_elem(p, e->b, i, bb);
-    if (!ea[i] || !eb[i]) return;
-    if (is_vector(ea[i]) || is_vector(eb[i])) {
+  /* Element pairs are evaluated one at a time, and only while the answer is
+   * still open (SQLite's order: (1, f()) = (2, 3) never calls f). */
+  int op = tk == TK_IS || tk == TK_ISNOT_ ? 0 : cmp_opcode(tk);
+  int rnull = 0;
+  if (tk == TK_EQ || tk == TK_NE) {
+    rnull = tmp_reg(p);
+    emit(p, OP_Integer, 0, rnull, 0);
+  }
+  int yes = (tk == TK_NE || tk == TK_ISNOT_) ? lf : lt;
+  int no = (tk == TK_NE || tk == TK_ISNOT_) ? lt : lf;
+  for (int i = 0; i < n && !parse_failed(p); i++) {
+    SqlExpr *ea = vector_elem(p, e->a, i, ba), *eb = vector_elem(p, e->b, i, bb);
+    if (!ea || !eb) return;
+    if (is_vector(ea) || is_vector(eb)) {
       parse_error(p, "row value misused");
       return;
     }
-    ra[i] = expr_code_reg(p, ea[i], tmp_reg(p));
-    rb[i] = expr_code_reg(p, eb[i], tmp_reg(p));
-  }
-  if (parse_failed(p)) return;
-  switch (tk) {
-    case TK_IS:
-    case TK_ISNOT_: {
-      int yes = tk == TK_IS ? lt : lf, no = tk == TK_IS ? lf : lt;
-      for (int i = 0; i < n; i++) emit_cmp(p, OP_Ne, ea[i], eb[i], ra[i], rb[i], no, VM_NULLEQ);
-      emit(p, OP_Goto, 0, yes, 0);
-      return;
-    }
-    case TK_EQ:
-    case TK_NE: {
-      int yes = tk == TK_EQ ? lt : lf, no = tk == TK_EQ ? lf : lt;
-      for (int i = 0; i < n; i++) emit_cmp(p, OP_Ne, ea[i], eb[i], ra[i], rb[i], no, 0);
-      for (int i = 0; i < n; i++) {
-        emit(p, OP_IsNull, ra[i], ln, 0);
-        emit(p, OP_IsNull, rb[i], ln, 0);
-      }
-      emit(p, OP_Goto, 0, yes, 0);
-      return;
-    }
-    default: {
-      int op = cmp_opcode(tk);
+    int ra = expr_code_reg(p, ea, tmp_reg(p));
+    int rb = expr_code_reg(p, eb, tmp_reg(p));
+    if (tk == TK_IS || tk == TK_ISNOT_) {
+      emit_cmp(p, OP_Ne, ea, eb, ra, rb, no, VM_NULLEQ);
+    } else if (rnull) {
+      int next = emit_label(p), setnull = emit_label(p);
+      emit_cmp(p, OP_Eq, ea, eb, ra, rb, next, 0);
+      emit(p, OP_IsNull, ra, setnull, 0);
+      emit(p, OP_IsNull, rb, setnull, 0);
+      emit(p, OP_Goto, 0, no, 0);
+      emit_resolve(p, setnull);
+      emit(p, OP_Integer, 1, rnull, 0);
+      emit_resolve(p, next);
+    } else {
       int strict = (op == OP_Lt || op == OP_Le) ? OP_Lt : OP_Gt;
-      for (int i = 0; i < n; i++) {
-        emit(p, OP_IsNull, ra[i], ln, 0);
-        emit(p, OP_IsNull, rb[i], ln, 0);
-        if (i < n - 1) {
-          int next = emit_label(p);
-          emit_cmp(p, OP_Eq, ea[i], eb[i], ra[i], rb[i], next, 0);
-          emit_cmp(p, strict, ea[i], eb[i], ra[i], rb[i], lt, 0);
-          emit(p, OP_Goto, 0, lf, 0);
-          emit_resolve(p, next);
-        } else {
-          emit_cmp(p, op, ea[i], eb[i], ra[i], rb[i], lt, 0);
-          emit(p, OP_Goto, 0, lf, 0);
-        }
+      emit(p, OP_IsNull, ra, ln, 0);
+      emit(p, OP_IsNull, rb, ln, 0);
+      if (i < n - 1) {
+        int next = emit_label(p);
+        emit_cmp(p, OP_Eq, ea, eb, ra, rb, next, 0);
+        emit_cmp(p, strict, ea, eb, ra, rb, lt, 0);
+        emit(p, OP_Goto, 0, lf, 0);
+        emit_resolve(p, next);
+      } else {
+        emit_cmp(p, op, ea, eb, ra, rb, lt, 0);
+        emit(p, OP_Goto, 0, lf, 0);
       }
-      return;
     }
   }
+  if (op && !rnull) return; /* the ordering comparisons ended with jumps */
+  if (rnull) emit(p, OP_If, rnull, ln, 0);
+  emit(p, OP_Goto, 0, yes, 0);
 }
 
 /* (a, b) IN ((x, y), ...): true if some element equals, else NULL if some
@@ -620,10 +635,38 @@ static void in_list_vector(Parse *p, SqlExpr *lhs, SqlExprList *l, int lt, int l
       items[i].expr = reg_expr(p, expr_code_reg(p, x, tmp_reg(p)), x);
     }
   }
+  /* SQLite turns the list into a VALUES subquery: every value is computed
+   * before any comparison */
+  SqlExpr **vals = parse_alloc(p, sizeof *vals * (size_t)l->n);
+  if (!vals) return;
+  for (int i = 0; i < l->n; i++) {
+    SqlExpr *el = l->a[i].expr;
+    if (el->op != SQL_E_ROW) {
+      vals[i] = el;
+      continue;
+    }
+    int k = el->list->n;
+    SqlExpr *rv = new_expr(p, SQL_E_ROW);
+    SqlExprList *vl = parse_alloc(p, sizeof *vl);
+    SqlExprItem *it = parse_alloc(p, sizeof *it * (size_t)(k ? k : 1));
+    if (!rv || !vl || !it) return;
+    vl->n = vl->cap = k;
+    vl->a = it;
+    rv->list = vl;
+    for (int j = 0; j < k; j++) {
+      SqlExpr *x = el->list->a[j].expr;
+      if (is_vector(x)) {
+        parse_error(p, "row value misused");
+        return;
+      }
+      it[j].expr = reg_expr(p, expr_code_reg(p, x, tmp_reg(p)), x);
+    }
+    vals[i] = rv;
+  }
   int rnull = tmp_reg(p);
   emit(p, OP_Integer, 0, rnull, 0);
   for (int i = 0; i < l->n; i++) {
-    SqlExpr *eq = binary_expr(p, TK_EQ, row, l->a[i].expr);
+    SqlExpr *eq = binary_expr(p, TK_EQ, row, vals[i]);
     if (!eq) return;
     int next = emit_label(p), isnull = emit_label(p);
     cond_jumps(p, eq, lt, next, isnull);
@@ -632,6 +675,50 @@ static void in_list_vector(Parse *p, SqlExpr *lhs, SqlExprList *l, int lt, int l
     emit_resolve(p, next);
   }
   emit(p, OP_If, rnull, ln, 0);
+  emit(p, OP_Goto, 0, lf, 0);
+}
+
+/* Constant IN lists longer than this are looked up in an ephemeral index
+ * built once, as SQLite does: every value is computed (errors included)
+ * before the lookup, where a chain of comparisons stops at the first match. */
+#define IN_INDEX_MIN 2
+
+/* x IN (c1, c2, ...) with constant ci: the values go into an ephemeral
+ * index under a Once guard (with the left side's affinity, REAL as NUMERIC,
+ * and its collation), NULLs only remembered; x (with its affinity) is then
+ * looked up. */
+static void in_list_index(Parse *p, SqlExpr *lhs, SqlExprList *l, char aff, const Collation *coll,
+                          int lt, int lf, int ln) {
+  char kaff[2] = {aff ? (aff == AFF_REAL ? AFF_NUMERIC : aff) : AFF_BLOB, 0};
+  int cur = emit_cursor(p);
+  int rhasnull = tmp_reg(p), rv = tmp_reg(p), rrec = tmp_reg(p);
+  KeyInfo *ki = parse_keyinfo(p, 1, &coll, NULL);
+  if (!ki) return;
+  int built = emit_label(p);
+  emit(p, OP_Once, 0, built, 0);
+  vm_builder_add_p4(&p->b, OP_OpenEphemeral, cur, 1, 0, P4_KEYINFO, ki);
+  emit(p, OP_Integer, 0, rhasnull, 0);
+  for (int i = 0; i < l->n; i++) {
+    int isnull = emit_label(p), next = emit_label(p);
+    expr_code(p, l->a[i].expr, rv);
+    emit(p, OP_IsNull, rv, isnull, 0);
+    vm_builder_add_text(&p->b, OP_MakeRecord, rv, 1, rrec, kaff, 1);
+    emit(p, OP_IdxInsert, cur, rrec, 0);
+    emit(p, OP_Goto, 0, next, 0);
+    emit_resolve(p, isnull);
+    emit(p, OP_Integer, 1, rhasnull, 0);
+    emit_resolve(p, next);
+  }
+  emit_resolve(p, built);
+  int rl = tmp_reg(p);
+  expr_code(p, lhs, rl);
+  emit(p, OP_IsNull, rl, ln, 0);
+  if (aff && aff != AFF_BLOB) {
+    char a1[2] = {aff, 0};
+    vm_builder_add_text(&p->b, OP_Affinity, rl, 1, 0, a1, 1);
+  }
+  vm_builder_add_i4(&p->b, OP_Found, cur, lt, rl, 1);
+  emit(p, OP_If, rhasnull, ln, 0);
   emit(p, OP_Goto, 0, lf, 0);
 }
 
@@ -666,12 +753,22 @@ static void in_jumps(Parse *p, SqlExpr *e, int lt, int lf, int ln) {
     }
     if (l->n == 1 && parse_time_constant(l->a[0].expr)) {
       /* SQLite rewrites x IN (c) as x = c when parsing. */
-      SqlExpr *eq = binary_expr(p, TK_EQ, lhs, l->a[0].expr);
+      SqlExpr *plus = new_expr(p, SQL_E_UNARY);
+      if (!plus) return;
+      plus->sub = TK_PLUS;
+      plus->a = l->a[0].expr;
+      SqlExpr *eq = binary_expr(p, TK_EQ, lhs, plus); /* the + drops its affinity */
       if (eq) cond_jumps(p, eq, lt, lf, ln);
       return;
     }
     char aff = expr_affinity(lhs);
     const Collation *coll = expr_collation(p, lhs);
+    int all_const = l->n > IN_INDEX_MIN;
+    for (int i = 0; all_const && i < l->n; i++) all_const = expr_is_constant(l->a[i].expr);
+    if (all_const && !parse_failed(p)) {
+      in_list_index(p, lhs, l, aff, coll, lt, lf, ln);
+      return;
+    }
     int rl = expr_code_reg(p, lhs, tmp_reg(p));
     int rck = tmp_reg(p);
     emit(p, OP_Integer, 0, rck, 0);
@@ -822,7 +919,10 @@ static int truth_test(const SqlExpr *e, int *is_not, int *val) {
     *is_not = 1;
   else
     return 0;
-  int v = true_false_id(e->b);
+  const SqlExpr *b = e->b;
+  /* SQLite looks through COLLATE (likely() is not known yet when it looks) */
+  while (b && b->op == SQL_E_COLLATE) b = b->a;
+  int v = true_false_id(b);
   if (v < 0) return 0;
   *val = v;
   return 1;
@@ -901,6 +1001,17 @@ static void cond_jumps(Parse *p, SqlExpr *e, int lt, int lf, int ln) {
   emit(p, OP_IsNull, r, ln, 0);
   emit(p, OP_If, r, lt, 0);
   emit(p, OP_Goto, 0, lf, 0);
+}
+
+/* A bare integer literal 0: SQLite's parser folds "x AND 0" and "0 AND x"
+ * to the constant 0 without keeping x (ExprAlwaysFalse). */
+static int always_false(const SqlExpr *e) {
+  int64_t v;
+  return e && e->op == SQL_E_INTEGER && expr_is_int(e, &v) && v == 0;
+}
+
+static int and_always_false(const SqlExpr *e) {
+  return e->op == SQL_E_BINARY && e->sub == TK_AND && (always_false(e->a) || always_false(e->b));
 }
 
 /* ---- functions ---- */
@@ -1236,6 +1347,10 @@ int expr_code_reg(Parse *p, SqlExpr *e, int target) {
       }
     case SQL_E_BINARY: {
       int tk = e->sub;
+      if (tk == TK_AND && and_always_false(e)) {
+        emit(p, OP_Integer, 0, target, 0);
+        return target;
+      }
       if (tk == TK_AND || tk == TK_OR) {
         if (is_vector(e->a) || is_vector(e->b)) {
           parse_error(p, "row value misused");
@@ -1424,6 +1539,7 @@ void expr_if_true(Parse *p, SqlExpr *e, int label, int jumpifnull) {
       }
       break;
     case SQL_E_BINARY:
+      if (and_always_false(e)) return; /* never true */
       if (e->sub == TK_AND) {
         int skip = emit_label(p);
         expr_if_false(p, e->a, skip, !jumpifnull);
@@ -1490,6 +1606,10 @@ void expr_if_false(Parse *p, SqlExpr *e, int label, int jumpifnull) {
       }
       break;
     case SQL_E_BINARY:
+      if (and_always_false(e)) {
+        emit(p, OP_Goto, 0, label, 0);
+        return;
+      }
       if (e->sub == TK_AND) {
         expr_if_false(p, e->a, label, jumpifnull);
         expr_if_false(p, e->b, label, jumpifnull);

@@ -56,6 +56,15 @@ static const char *const queries[] = {
     "FROM t ORDER BY a",
     "SELECT a, i IN (), i NOT IN (), (i, x) IN ((10, '10'), (7, 'abc')), "
     "(i, x) IN ((10, 10), (NULL, 'abc')) FROM t ORDER BY a",
+    /* long constant lists (looked up in an ephemeral index) */
+    "SELECT a, i IN (1, 2, 3, 4, 5, 6, 7, '10'), x IN (1, 2, 3, 4, 5, 6, 7, 10), "
+    "r IN ('1', 2, 3, 4, 5, 6, 7, 8), r IN (1, 2, 3, 4, 5, 6, 7, 2.5), n IN (1, 2, 3, 4, 5, 6, "
+    "7, 12), z IN (1, 2, 3, 4, 5, 6, 7, '12', NULL), z NOT IN (1, 2, 3, 4, 5, 6, 7, NULL), "
+    "c IN ('x', 'y', 'z', 'w', 'v', 'u', 't', 'abc'), c IN ('x', 'y', 'z', 'w', 'v', 'u', 't', "
+    "'ABD' COLLATE BINARY), b IN (1, 2, 3, 4, 5, 6, 7, 12), rt IN ('a', 'b', 'c', 'd', 'e', "
+    "'f', 'g', 'h') FROM t ORDER BY a",
+    "SELECT a FROM t WHERE i NOT IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)",
+    "SELECT a FROM t WHERE x IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, '', ' 12 ')",
     /* IN (SELECT) */
     "SELECT a, i IN (SELECT w FROM u), x IN (SELECT w FROM u), z IN (SELECT v FROM u), "
     "i NOT IN (SELECT w FROM u), x IN (SELECT v FROM u), i IN (SELECT q FROM e), "
@@ -173,7 +182,7 @@ static void gen(G *g, int depth) {
     case 4:
       gen(g, depth - 1);
       put(g, rnd(g, 2) ? " IN (" : " NOT IN (");
-      for (int k = 0, m = 1 + (int)rnd(g, 3); k < m; k++) {
+      for (int k = 0, m = rnd(g, 3) ? 1 + (int)rnd(g, 3) : 7 + (int)rnd(g, 4); k < m; k++) {
         if (k) put(g, ", ");
         gen(g, depth - 1);
       }
