@@ -255,6 +255,13 @@ void plan_add_clause(Planner *pl, SqlExpr *e, int on_item) {
 
 static int is_numeric_aff(char a) { return a == AFF_NUMERIC || a == AFF_INTEGER || a == AFF_REAL; }
 
+int plan_aff_ok(const PlanTerm *t, char caff) {
+  char a = t->aff;
+  if (a == 0 || a == AFF_BLOB) return 1;
+  if (a == AFF_TEXT) return caff == AFF_TEXT;
+  return is_numeric_aff(caff);
+}
+
 int plan_index_col_ok(const PlanTerm *t, const Table *tab, const Index *idx, int j) {
   int col = idx ? idx->cols[j].col : -1;
   if (col == INDEX_COL_EXPR) return 0;
@@ -264,11 +271,7 @@ int plan_index_col_ok(const PlanTerm *t, const Table *tab, const Index *idx, int
     const char *tc = t->coll ? t->coll : "BINARY";
     if (util_stricmp(ic, tc) != 0) return 0;
   }
-  char caff = col >= 0 ? tab->cols[col].affinity : AFF_INTEGER;
-  char a = t->aff;
-  if (a == 0 || a == AFF_BLOB) return 1;
-  if (a == AFF_TEXT) return caff == AFF_TEXT;
-  return is_numeric_aff(caff);
+  return plan_aff_ok(t, col >= 0 ? tab->cols[col].affinity : AFF_INTEGER);
 }
 
 /* ---- partial indexes ---- */
@@ -392,7 +395,7 @@ static int order_ok(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int 
   /* the ordering columns: table column numbers (-1 rowid) with collation and desc */
   const Index *idx = L->idx;
   int ncols = 0, start = 0;
-  if (L->kind == PLAN_ROWID_EQ) return 0;
+  if (L->kind == PLAN_ROWID_EQ || L->kind == PLAN_AUTO) return 0;
   if (idx) {
     for (int j = 0; j < L->neq; j++)
       if (pl->terms[L->eq[j]].op == PLAN_OP_IN) return 0;
@@ -520,8 +523,8 @@ static void consider(const Planner *pl, PlanLevel *cand, uint64_t avail, SqlExpr
 
 /* The best access path for item i given the items in avail are looped
  * outside it. outer: i is the outermost loop (ORDER BY can be delivered). */
-static void best_path(const Planner *pl, int i, uint64_t avail, SqlExprList *ob, int groupby,
-                      int outer, PlanLevel *best, int *best_order) {
+static void best_path(const Planner *pl, int i, uint64_t avail, double outer_rows, SqlExprList *ob,
+                      int groupby, int outer, PlanLevel *best, int *best_order) {
   const PlanItem *it = &pl->items[i];
   const Table *tab = it->tab;
   double N = TAB_ROWS;
@@ -644,6 +647,31 @@ static void best_path(const Planner *pl, int i, uint64_t avail, SqlExprList *ob,
     c.cost = nseek * LOOKUP + rows * (cov ? ROW_INDEX : ROW_INDEX + LOOKUP);
     consider(pl, &c, avail, ob, groupby, outer, best, best_order);
   }
+  /* an automatic index on the join columns, built once per run of the loops */
+  if (avail && best->kind == PLAN_SCAN && !it->not_indexed && !it->indexed_by && !it->no_cover &&
+      !tab->has_generated) {
+    memset(&c, 0, sizeof c);
+    c.item = i;
+    c.kind = PLAN_AUTO;
+    c.lo = c.hi = -1;
+    for (int k = 0; k < pl->nterm && c.neq < 8; k++) {
+      const PlanTerm *t = &pl->terms[k];
+      if (!(t->op & (PLAN_OP_EQ | PLAN_OP_IS)) || !t->prereq || t->column < 0) continue;
+      if (!term_usable(pl, t, i, avail) || !plan_aff_ok(t, tab->cols[t->column].affinity)) continue;
+      int dup = 0;
+      for (int j = 0; j < c.neq; j++) dup |= pl->terms[c.eq[j]].column == t->column;
+      if (!dup) c.eq[c.neq++] = k;
+    }
+    if (c.neq > 0) {
+      double rows = 10;
+      for (int q = 1; q < c.neq; q++) rows /= 2;
+      if (rows < 1) rows = 1;
+      c.rows = rows;
+      c.covering = 1;
+      c.cost = LOOKUP + rows * ROW_INDEX + N * (ROW_TABLE + LOOKUP) / (outer_rows > 1 ? outer_rows : 1);
+      consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+    }
+  }
 }
 
 /* ---- join order ---- */
@@ -687,7 +715,7 @@ static void search(Search *s, int depth, uint64_t placed, double outer_rows, dou
     if (placed & bit(i)) continue;
     if (!may_place(pl, i, placed)) continue;
     int ord = 0;
-    best_path(pl, i, placed, depth == 0 ? s->ob : NULL, s->groupby, depth == 0, &s->cur[depth],
+    best_path(pl, i, placed, outer_rows, depth == 0 ? s->ob : NULL, s->groupby, depth == 0, &s->cur[depth],
               &ord);
     if (depth == 0) s->cur_order = ord;
     PlanLevel *L = &s->cur[depth];
@@ -724,7 +752,7 @@ static int beam_choose(Planner *pl, SqlExprList *ob, int groupby, Plan *out) {
         if ((cur[k].placed & bit(i)) || !may_place(pl, i, cur[k].placed)) continue;
         PlanLevel L;
         int ord = 0;
-        best_path(pl, i, cur[k].placed, d == 0 ? ob : NULL, groupby, d == 0, &L, &ord);
+        best_path(pl, i, cur[k].placed, cur[k].rows, d == 0 ? ob : NULL, groupby, d == 0, &L, &ord);
         BeamPath np = cur[k];
         np.placed |= bit(i);
         np.seq[d] = i;
@@ -758,12 +786,14 @@ static int beam_choose(Planner *pl, SqlExprList *ob, int groupby, Plan *out) {
   }
   /* replay */
   uint64_t placed = 0;
+  double rows = 1;
   for (int d = 0; d < n; d++) {
     int ord = 0;
-    best_path(pl, cur[0].seq[d], placed, d == 0 ? ob : NULL, groupby, d == 0, &out->levels[d],
+    best_path(pl, cur[0].seq[d], placed, rows, d == 0 ? ob : NULL, groupby, d == 0, &out->levels[d],
               &ord);
     if (d == 0) out->order_ok = (uint8_t)ord;
     placed |= bit(cur[0].seq[d]);
+    rows *= out->levels[d].rows;
   }
   out->cost = cur[0].cost;
   if (!out->order_ok) out->levels[0].reverse = 0;
@@ -793,7 +823,7 @@ int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
         if (placed & bit(i)) continue;
         if (!may_place(pl, i, placed)) continue;
         int ord = 0;
-        best_path(pl, i, placed, d == 0 ? order_by : NULL, groupby, d == 0, &L, &ord);
+        best_path(pl, i, placed, outer, d == 0 ? order_by : NULL, groupby, d == 0, &L, &ord);
         if (pick < 0 || L.cost * outer < out->levels[d].cost * outer - 1e-9) {
           pick = i;
           pick_ord = ord;

@@ -65,6 +65,8 @@ typedef struct PlanTerm {
 #define PLAN_ROWID_EQ 1  /* SeekRowid on eq[0] (=, IN) */
 #define PLAN_ROWID_RANGE 2 /* rowid between lo/hi */
 #define PLAN_INDEX 3     /* index idx: neq equality columns, optional range on column neq */
+#define PLAN_AUTO 4      /* automatic covering index on the columns of eq[0..neq) (join
+                            terms), built by the caller before the loops */
 
 /* The access path of one FROM item. */
 typedef struct PlanLevel {
@@ -139,5 +141,9 @@ int plan_choose(Planner *, SqlExprList *order_by, int flags, Plan *out);
 /* 1 if term t may serve column j of index idx (column, collation and
  * affinity rules); j may be the trailing rowid of a rowid table's index. */
 int plan_index_col_ok(const PlanTerm *t, const Table *tab, const Index *idx, int j);
+/* 1 if term t's comparison affinity keeps the order of a column of
+ * affinity caff (SQLite's rule: none/BLOB always; TEXT only on TEXT;
+ * numeric only on numeric columns). */
+int plan_aff_ok(const PlanTerm *t, char caff);
 
 #endif /* SHALE_PLAN_H */

@@ -67,6 +67,7 @@ typedef struct WLevel {
   int match_reg;   /* LEFT JOIN match flag, else 0 */
   int null_reg;    /* LEFT JOIN: 1 while the row is padded */
   int idx_cur;     /* index cursor or -1 */
+  int auto_cur;    /* PLAN_AUTO: the automatic index's ephemeral cursor */
   int nin;
   WInLoop in[MAX_IN];
 } WLevel;
@@ -265,6 +266,7 @@ static void level_eqp(WhereInfo *w, WLevel *L) {
     parse_eqp(p, "SEARCH %s USING INTEGER PRIMARY KEY (rowid=?)%s", name, lj);
     return;
   }
+  int is_auto = pl->kind == PLAN_AUTO;
   char buf[1024];
   int n = 0;
   buf[0] = 0;
@@ -290,7 +292,9 @@ static void level_eqp(WhereInfo *w, WLevel *L) {
     if (pl->hi >= 0) ADD("%s%s<?", n ? " AND " : "", cn);
   }
 #undef ADD
-  if (pl->is_pk)
+  if (is_auto)
+    parse_eqp(p, "SEARCH %s USING AUTOMATIC COVERING INDEX (%s)%s", name, buf, lj);
+  else if (pl->is_pk)
     parse_eqp(p, "SEARCH %s USING PRIMARY KEY (%s)%s", name, buf, lj);
   else
     parse_eqp(p, "SEARCH %s USING %sINDEX %s (%s)%s", name, pl->covering ? "COVERING " : "",
@@ -420,11 +424,14 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
     return;
   }
 
-  /* PLAN_INDEX */
+  /* PLAN_INDEX, PLAN_AUTO (index built by build_auto_index) */
   const Index *idx = pl->idx;
   int cur;
   if (pl->is_pk) {
     cur = it->cursor;
+  } else if (pl->kind == PLAN_AUTO) {
+    L->idx_cur = L->auto_cur;
+    cur = L->idx_cur;
   } else {
     L->idx_cur = emit_cursor(p);
     parse_open_index(p, L->idx_cur, idx, 0);
@@ -517,6 +524,65 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
   if (!pl->is_pk && !pl->covering) code_row_lookup(w, L, L->cont);
   L->adv_op = rev ? OP_Prev : OP_Next;
   L->adv_cur = cur;
+}
+
+/* ---- automatic indexes ---- */
+
+/* Fill an ephemeral covering index on the join columns of level L's table:
+ * key columns first (with the terms' collations), then every other column
+ * read (the PRIMARY KEY of a WITHOUT ROWID table), then the rowid. Sets
+ * L->pl->idx to a description of it (code_column reads through it). */
+static void build_auto_index(WhereInfo *w, WLevel *L) {
+  Parse *p = w->p;
+  SrcItem *it = &w->src->a[L->item];
+  const Table *tab = it->tab;
+  PlanLevel *pl = L->pl;
+  int cap = pl->neq + tab->ncol + 1;
+  IndexColumn *cols = parse_alloc(p, sizeof(IndexColumn) * (size_t)cap);
+  const Collation **colls = parse_alloc(p, sizeof(Collation *) * (size_t)cap);
+  Index *ix = parse_alloc(p, sizeof(Index));
+  if (!cols || !colls || !ix) return;
+  int nc = 0;
+  for (int j = 0; j < pl->neq; j++) {
+    PlanTerm *t = &w->pl.terms[pl->eq[j]];
+    cols[nc].col = t->column;
+    cols[nc].coll = t->coll ? t->coll : "BINARY";
+    colls[nc++] = t->collseq;
+  }
+  int all = (it->colused >> 63) & 1;
+  for (int c = 0; c < tab->ncol; c++) {
+    if (c == tab->rowid_alias && !tab->without_rowid) continue;
+    int used = all || (c < 63 && ((it->colused >> c) & 1)) || (tab->without_rowid && tab->cols[c].pk);
+    for (int j = 0; j < nc && used; j++) used = cols[j].col != c;
+    if (!used) continue;
+    cols[nc].col = c;
+    cols[nc].coll = "BINARY";
+    colls[nc++] = NULL;
+  }
+  if (!tab->without_rowid) {
+    cols[nc].col = INDEX_COL_ROWID;
+    cols[nc].coll = "BINARY";
+    colls[nc++] = NULL;
+  }
+  ix->name = "auto";
+  ix->table = (Table *)tab;
+  ix->nkey = pl->neq;
+  ix->ncol = nc;
+  ix->cols = cols;
+  KeyInfo *ki = parse_keyinfo(p, nc, colls, NULL);
+  if (!ki) return;
+  L->auto_cur = emit_cursor(p);
+  vm_builder_add_p4(&p->b, OP_OpenEphemeral, L->auto_cur, nc, 0, P4_KEYINFO, ki);
+  int regs = emit_regs(p, nc + 1);
+  int done = emit_label(p), top = emit_label(p);
+  emit(p, OP_Rewind, it->cursor, done, 0);
+  emit_resolve(p, top);
+  for (int j = 0; j < nc; j++) code_column(p, tab, it->cursor, cols[j].col, regs + j);
+  emit(p, OP_MakeRecord, regs, nc, regs + nc);
+  emit(p, OP_IdxInsert, L->auto_cur, regs + nc, 0);
+  emit(p, OP_Next, it->cursor, top, 0);
+  emit_resolve(p, done);
+  pl->idx = ix;
 }
 
 /* ---- RIGHT JOIN: the key identifying a row of the right item ---- */
@@ -678,6 +744,10 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
       emit(p, OP_Integer, 0, it->null_reg, 0);
     }
   }
+
+  /* Automatic indexes: filled before the loops. */
+  for (int k = 0; k < n; k++)
+    if (w->lv[k].pl->kind == PLAN_AUTO) build_auto_index(w, &w->lv[k]);
 
   /* Constant terms: before every loop. */
   code_ready_terms(w, coded, 0, w->brk, n == 0);

@@ -195,6 +195,7 @@ static const char *desc(Fix *f, int k, char *buf, size_t n) {
              L->idx && !L->is_pk ? L->idx->name : "", L->reverse ? " rev" : "");
     break;
   case PLAN_ROWID_EQ: snprintf(buf, n, "%s ROWID=", tn); break;
+  case PLAN_AUTO: snprintf(buf, n, "%s AUTO %d", tn, L->neq); break;
   case PLAN_ROWID_RANGE:
     snprintf(buf, n, "%s ROWID%s%s%s", tn, L->lo >= 0 ? " lo" : "", L->hi >= 0 ? " hi" : "",
              L->reverse ? " rev" : "");
@@ -294,8 +295,12 @@ TEST(plan_join_order) {
   expect("SELECT * FROM u, t WHERE t.a = u.y", PLAN_NO_REORDER, "u SCAN", "t ta 1", -1);
   /* a LEFT JOIN item stays right of its left side, and WHERE terms do not drive it */
   expect("SELECT * FROM t LEFT JOIN u ON t.a = u.x", 0, "t SCAN", "u ROWID=", -1);
-  expect("SELECT * FROM t LEFT JOIN u ON t.b = u.z WHERE u.x = 1", 0, "t SCAN", "u SCAN", -1);
+  expect("SELECT * FROM t LEFT JOIN u ON t.b = u.z WHERE u.x = 1", 0, "t SCAN", "u AUTO 1", -1);
   expect("SELECT * FROM u LEFT JOIN t ON t.a = 1", 0, "u SCAN", "t ta 1", -1);
+  /* no index on the join column: an automatic one */
+  expect("SELECT * FROM t AS x, t AS y WHERE x.c = y.c", 0, "t SCAN", "t AUTO 1", -1);
+  expect("SELECT * FROM t AS x, t AS y WHERE x.c = y.c AND x.b = y.b", 0, "t SCAN", "t tbc 2", -1);
+  expect("SELECT * FROM t AS x LEFT JOIN p ON x.c = p.b", 0, "t SCAN", "p AUTO 1", -1);
 }
 
 TEST(plan_index_col_rules) {

@@ -701,7 +701,8 @@ TEST(where_eqp_standard) {
                 "CREATE INDEX nsb ON n(s COLLATE BINARY);"
                 "CREATE TABLE pt(a, b);"
                 "CREATE INDEX pa ON pt(a) WHERE a IS NOT NULL;"
-                "CREATE TABLE e(a, b);");
+                "CREATE TABLE e(a, b);"
+                "CREATE TABLE e2(a, c);");
   static const char *const q[] = {
       "SELECT * FROM e",
       "SELECT * FROM e WHERE a = 1",
@@ -760,6 +761,12 @@ TEST(where_eqp_standard) {
       "SELECT * FROM t WHERE a = 1 AND a = 2",
       "SELECT * FROM t NOT INDEXED WHERE a = 1",
       "SELECT * FROM t INDEXED BY tbc WHERE b = 1 AND a = 1",
+      "SELECT * FROM e, e2 WHERE e.a = e2.a",
+      "SELECT * FROM e, e2 WHERE e.a = e2.a AND e.b = 5",
+      "SELECT * FROM e LEFT JOIN e2 ON e.a = e2.a",
+      "SELECT * FROM e, e2 WHERE e.a = e2.c + 1",
+      "SELECT * FROM e, u WHERE e.a = u.z",
+      "SELECT * FROM e, e2 WHERE e.a > e2.a",
   };
   for (int i = 0; i < (int)(sizeof q / sizeof q[0]); i++) same_eqp(&p, q[i]);
   pair_close(&p);
