@@ -489,7 +489,7 @@ static const Probe probes[] = {
     {" BLOB", " TEXT", 1, "BLOB columns declared TEXT"},
     {" ANY", " TEXT", 1, "ANY columns declared TEXT"},
     {" UNIQUE", "", 1, "no UNIQUE columns"},
-    {"DISTINCT ", "", 0, "no DISTINCT"},
+    {"SELECT DISTINCT ", "SELECT ", 0, "no SELECT DISTINCT"},
     {" LEFT JOIN ", " JOIN ", 0, "inner joins instead of LEFT JOIN"},
 };
 

@@ -481,7 +481,9 @@ static Props agg_call(DiffGen *g, Buf *b, const Scope *outer_sc) {
   return P_INT;
 }
 
-static const char *const cmpops[] = {"=", "==", "!=", "<>", "<", "<=", ">", ">=", "IS", "IS NOT"};
+static const char *const cmpops[] = {"=",  "==", "!=",     "<>",    "<",
+                                     "<=", ">",  ">=",     "IS",    "IS NOT",
+                                     "=",  "<",  "IS NOT DISTINCT FROM", "IS DISTINCT FROM"};
 
 static Props bool_expr(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode) {
   int r = rnd(g, 100);
@@ -497,7 +499,7 @@ static Props bool_expr(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode)
     g->tags |= GT_IN;
     expr(g, b, sc, depth - 1, mode);
     bs(b, ch(g, 20) ? " NOT IN (" : " IN (");
-    int n = 1 + rnd(g, 4);
+    int n = ch(g, 4) ? 0 : 1 + rnd(g, 4); /* "IN ()" is SQLite's too */
     for (int i = 0; i < n; i++) {
       if (i) bs(b, ", ");
       if (ch(g, 80)) lit(g, b, 0);
@@ -820,6 +822,28 @@ static void derived(DiffGen *g, Buf *b, Scope *sc) {
   src_from_table(&in.src[0], t, alias);
   Src *d = &sc->src[sc->nsrc++];
   snprintf(d->alias, sizeof d->alias, "d%d", sc->nsrc);
+  if (ch(g, 8)) {
+    /* (VALUES ...): columns column1, column2, ... */
+    int nc = 1 + rnd(g, 2), rows = 1 + rnd(g, 3);
+    Props p[2] = {P_NULL, P_NULL};
+    bs(b, "(VALUES ");
+    for (int r = 0; r < rows; r++) {
+      bs(b, r ? ", (" : "(");
+      for (int i = 0; i < nc; i++) {
+        if (i) bs(b, ", ");
+        p[i] = pjoin(p[i], lit(g, b, 0));
+      }
+      bs(b, ")");
+    }
+    d->ncol = nc;
+    for (int i = 0; i < nc; i++) {
+      snprintf(d->col[i].name, sizeof d->col[i].name, "column%d", i + 1);
+      d->col[i].p = p[i];
+      d->col[i].wide = 1;
+    }
+    bp(b, ") AS %s", d->alias);
+    return;
+  }
   int grouped = ch(g, 30);
   int n = 1 + rnd(g, 3);
   bs(b, "(SELECT ");
@@ -1233,6 +1257,49 @@ static void insert_values(DiffGen *g, Buf *b, const GTab *t, int rows) {
     }
     bs(b, ")");
   }
+  if (!*how && ch(g, 12)) {
+    /* UPSERT: rows are taken in order, so the outcome is determined. */
+    g->tags |= GT_CONFLICT;
+    int u = -1, v = -1, npk = 0;
+    for (int i = 0; i < t->ncol; i++) npk += t->col[i].pk;
+    for (int i = 0; i < t->ncol; i++) {
+      const GCol *c = &t->col[i];
+      if (c->ipk || (c->pk && npk == 1) || c->unique) u = u < 0 || ch(g, 50) ? i : u;
+      else if (!c->pk) v = i;
+    }
+    if (u < 0 || v < 0 || ch(g, 25)) {
+      bs(b, " ON CONFLICT DO NOTHING");
+    } else {
+      bp(b, " ON CONFLICT(%s) DO UPDATE SET %s = excluded.%s", t->col[u].name, t->col[v].name,
+         t->col[v].name);
+      if (ch(g, 40)) bp(b, " WHERE %s IS NOT NULL", t->col[v].name);
+    }
+  }
+}
+
+/* ALTER TABLE ADD COLUMN (outside transactions, so the model stays true). */
+static void alter_add(DiffGen *g, Buf *b, GTab *t) {
+  int used = 0;
+  for (int i = 0; i < t->ncol; i++)
+    for (int k = 0; k < 6; k++)
+      if (!strcmp(t->col[i].name, colnames[k])) used |= 1 << k;
+  int k = 0;
+  while (k < 6 && (used & (1 << k))) k++;
+  GCol *c = &t->col[t->ncol++];
+  memset(c, 0, sizeof *c);
+  snprintf(c->name, sizeof c->name, "%s", colnames[k]);
+  c->aff = rnd(g, 5);
+  c->wide = ch(g, 30);
+  bp(b, "ALTER TABLE %s ADD COLUMN %s", t->name, c->name);
+  Buf d = {0};
+  decltype_of(g, c->aff, &d);
+  if (d.n) bp(b, " %s", d.z);
+  free(d.z);
+  if (ch(g, 20)) {
+    c->coll = 1;
+    bs(b, " COLLATE NOCASE");
+  }
+  if (ch(g, 50)) bp(b, " DEFAULT %d", rnd(g, 8) - 2);
 }
 
 static void insert_select(DiffGen *g, Buf *b, const GTab *t) {
@@ -1442,7 +1509,9 @@ void gen_next(DiffGen *g, GenStmt *st) {
     write_stmt(g, b);
   } else if (r < 215) {
     st->kind = GEN_DDL;
-    if (g->nidx && ch(g, 40)) bp(b, "DROP INDEX IF EXISTS i%d", 1 + rnd(g, g->nidx));
+    GTab *t = &g->tab[rnd(g, g->ntab)];
+    if (!g->txn && t->ncol < MAXCOL && ch(g, 20)) alter_add(g, b, t);
+    else if (g->nidx && ch(g, 40)) bp(b, "DROP INDEX IF EXISTS i%d", 1 + rnd(g, g->nidx));
     else gen_index(g, b);
   } else if (r < 235) {
     st->kind = GEN_TXN;

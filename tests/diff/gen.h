@@ -6,9 +6,10 @@
  * INTEGER PRIMARY KEY, WITHOUT ROWID, COLLATE NOCASE/RTRIM, UNIQUE),
  * sometimes a view, indexes created before or after the data, rows with
  * NULLs, extreme integers, reals, numeric-looking text, blobs and
- * duplicates; then queries (ON/USING/NATURAL joins, subqueries, aggregates,
- * compounds, ...) interleaved with writes, index changes and transactions,
- * and a few statements that must fail.
+ * duplicates; then queries (ON/USING/NATURAL joins, subqueries, VALUES,
+ * aggregates, compounds, IS [NOT] DISTINCT FROM, ...) interleaved with
+ * writes (OR IGNORE/REPLACE, UPSERT), index changes, ALTER TABLE ADD COLUMN
+ * and transactions, and a few statements that must fail.
  *
  * Invariants:
  *  1. The stream depends only on the seed: the generator never sees a
