@@ -136,6 +136,119 @@ static SqlSelect *view_select(Parse *p, const View *v, const char **text) {
 static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, int jointype,
                     int depth);
 
+static SqlSelect *view_select(Parse *p, const View *v, const char **text);
+
+static SqlExpr *lit(Parse *p, int op, const char *z) {
+  SqlExpr *e = new_expr(p, op);
+  if (e && z) e->z = parse_strdup(p, z);
+  return e;
+}
+
+static SqlExpr *lit_int(Parse *p, long v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%ld", v);
+  return lit(p, SQL_E_INTEGER, buf);
+}
+
+/* pragma_table_info(T) / pragma_table_xinfo(T) in FROM: the rows are known
+ * at compile time (the schema), so the item is a VALUES subquery. Returns
+ * -1 for other functions (the caller reports them), 0, or 1 after an
+ * error. */
+static int pragma_tvf(Parse *p, SrcItem *it, const SqlSrcItem *a) {
+  int xinfo;
+  if (util_stricmp(a->name, "pragma_table_info") == 0) xinfo = 0;
+  else if (util_stricmp(a->name, "pragma_table_xinfo") == 0) xinfo = 1;
+  else if (util_stricmp(a->name, "pragma_index_list") == 0) xinfo = 2;
+  else return -1;
+  const SqlExpr *arg = a->args && a->args->n >= 1 ? a->args->a[0].expr : NULL;
+  if (!arg || (arg->op != SQL_E_STRING && arg->op != SQL_E_ID) || !arg->z) return -1;
+  const char *tname = arg->z;
+  const Table *t = p->schema ? schema_find_table(p->schema, tname) : NULL;
+  if (!t && p->schema) {
+    View *v = schema_find_view(p->schema, tname);
+    if (v) {
+      const char *text = NULL;
+      SqlSelect *sel = view_select(p, v, &text);
+      if (!sel) return 1;
+      SelectState *st = select_state(p);
+      if (!st) return 1;
+      const char *save = st->text;
+      st->text = text;
+      int rc = select_resolve(p, sel, NULL);
+      st->text = save;
+      if (rc) return 1;
+      SqlIdList ids = {v->ncol, v->ncol, v->cols};
+      t = select_result_table(p, sel, v->name, v->ncol ? &ids : NULL);
+      if (!t) return 1;
+    }
+  }
+  static const char *names[] = {"cid", "name", "type", "notnull", "dflt_value", "pk", "hidden"};
+  static const char *inames[] = {"seq", "name", "unique", "origin", "partial"};
+  int nvis = xinfo == 2 ? 5 : xinfo ? 7 : 6, ncol = nvis + 2;
+  SqlSelect *sel = parse_alloc(p, sizeof *sel);
+  if (!sel) return 1;
+  if (xinfo == 2) {
+    /* newest index first, as SQLite lists them */
+    int nidx = 0;
+    for (const Index *x = t && t->root ? t->indexes : NULL; x; x = x->next) nidx++;
+    const Index **arr = parse_alloc(p, sizeof(Index *) * (size_t)(nidx + 1));
+    if (!arr) return 1;
+    int k = 0;
+    for (const Index *x = t && t->root ? t->indexes : NULL; x; x = x->next) arr[k++] = x;
+    for (int j = 0; j < nidx; j++) {
+      const Index *x = arr[nidx - 1 - j];
+      SqlExpr *row = new_expr(p, SQL_E_ROW);
+      if (!row) return 1;
+      SqlExpr *v[7] = {lit_int(p, j), lit(p, SQL_E_STRING, x->name), lit_int(p, x->unique),
+                       lit(p, SQL_E_STRING, schema_index_origin_name(x)),
+                       lit_int(p, x->where != NULL), lit(p, SQL_E_STRING, tname),
+                       lit(p, SQL_E_STRING, "main")};
+      for (int c = 0; c < 7; c++)
+        if (!v[c] || !(row->list = list_add(p, row->list, v[c]))) return 1;
+      if (!(sel->cols = list_add(p, sel->cols, row))) return 1;
+    }
+  }
+  for (int j = 0; xinfo != 2 && t && j < t->ncol; j++) {
+    const Column *c = &t->cols[j];
+    if (!xinfo && c->hidden != COL_NORMAL) continue;
+    SqlExpr *row = new_expr(p, SQL_E_ROW);
+    if (!row) return 1;
+    SqlExpr *v[9] = {lit_int(p, j), lit(p, SQL_E_STRING, c->name),
+                     lit(p, SQL_E_STRING, c->type ? c->type : ""), lit_int(p, c->notnull),
+                     c->dflt_sql ? lit(p, SQL_E_STRING, c->dflt_sql) : lit(p, SQL_E_NULL, NULL),
+                     lit_int(p, c->pk), lit_int(p, c->hidden), NULL, NULL};
+    v[nvis] = lit(p, SQL_E_STRING, tname);
+    v[nvis + 1] = lit(p, SQL_E_STRING, "main");
+    for (int k = 0; k < ncol; k++)
+      if (!v[k] || !(row->list = list_add(p, row->list, v[k]))) return 1;
+    if (!(sel->cols = list_add(p, sel->cols, row))) return 1;
+  }
+  if (sel->cols) {
+    sel->kind = SQL_SEL_VALUES;
+  } else {
+    for (int k = 0; k < ncol; k++)
+      if (!(sel->cols = list_add(p, sel->cols, lit(p, SQL_E_NULL, NULL)))) return 1;
+    sel->where = lit_int(p, 0);
+  }
+  if (select_resolve(p, sel, NULL)) return 1;
+  SqlIdList ids;
+  const char *all[9];
+  for (int k = 0; k < nvis; k++) all[k] = xinfo == 2 ? inames[k] : names[k];
+  all[nvis] = "arg";
+  all[nvis + 1] = "schema";
+  ids.n = ids.cap = ncol;
+  ids.a = all;
+  Table *tab = select_result_table(p, sel, a->name, &ids);
+  if (!tab) return 1;
+  for (int k = 0; k < ncol; k++) tab->cols[k].name = parse_strdup(p, all[k]);
+  tab->cols[nvis].hidden = tab->cols[nvis + 1].hidden = COL_HIDDEN;
+  it->kind = SRC_SUBQUERY;
+  it->sub = sel;
+  it->tab = tab;
+  it->name = a->alias ? a->alias : a->name;
+  return parse_failed(p);
+}
+
 static const char *compound_name(int op);
 
 /* 1 if a core of s names `name` in its FROM list (a recursive CTE). */
@@ -336,8 +449,11 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
       return 1;
     }
     if (a->has_args) {
-      parse_error(p, "no such table-valued function: %s", a->name);
-      return 1;
+      int rc = pragma_tvf(p, it, a);
+      if (rc < 0) parse_error(p, "no such table: %s", a->name);
+      if (rc) return 1;
+      s->n++;
+      return 0;
     }
     it->name = a->alias ? a->alias : a->name;
     Table *t = p->schema ? schema_find_table(p->schema, a->name) : NULL;

@@ -287,6 +287,23 @@ static const char *const q_outer[] = {
     "SELECT * FROM t3 RIGHT JOIN t1 USING (a, b)",
     NULL};
 
+static const char *const q_tvf[] = {
+    "SELECT * FROM pragma_table_info('t1')",
+    "SELECT * FROM pragma_table_info('T2')",
+    "SELECT * FROM pragma_table_info('v1')",
+    "SELECT * FROM pragma_table_info('v2')",
+    "SELECT * FROM pragma_table_xinfo('t1')",
+    "SELECT *, arg, schema FROM pragma_table_info('nosuch')",
+    "=SELECT name FROM pragma_table_info('t1') ORDER BY cid DESC",
+    "SELECT count(*) FROM pragma_table_info('t3')",
+    "SELECT p.name, t.name FROM pragma_table_info('t1') AS p, pragma_table_info('t3') AS t "
+    "WHERE p.name = t.name",
+    "SELECT * FROM pragma_nosuch('t1')",
+    "SELECT * FROM pragma_index_list('ti')",
+    "SELECT * FROM pragma_index_list('t1')",
+    "SELECT name FROM pragma_index_list('ti') WHERE \"unique\"",
+    NULL};
+
 static const char *const q_errors[] = {
     "SELECT zz FROM t1",
     "SELECT t1.zz FROM t1",
@@ -387,6 +404,16 @@ TEST(select_cte) {
   if (!sh_open(&p)) return;
   sh_exec(&p, setup_sql);
   sh_cmp_all(&p, q_cte);
+  sh_close(&p);
+}
+
+TEST(select_pragma_functions) {
+  ShPair p;
+  if (!sh_open(&p)) return;
+  sh_exec(&p, setup_sql);
+  sh_exec(&p, "CREATE TABLE ti(a PRIMARY KEY, b UNIQUE, c); CREATE INDEX ti1 ON ti(c);"
+             "CREATE UNIQUE INDEX ti2 ON ti(c, b) WHERE c > 0; CREATE INDEX ti0 ON ti(b);");
+  sh_cmp_all(&p, q_tvf);
   sh_close(&p);
 }
 
