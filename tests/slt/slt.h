@@ -15,6 +15,9 @@
  *  3. passed + failed counts the statement/query records that ran (plus
  *     label mismatches of skipped records, as the reference runner does);
  *     skipped counts records dropped by skipif/onlyif.
+ *  4. Backends open the database with synchronous=OFF: the scripts check
+ *     answers, not durability, and syncing every autocommit statement made
+ *     the corpus wait on the disk most of its time.
  */
 #ifndef SHALE_SLT_H
 #define SHALE_SLT_H
