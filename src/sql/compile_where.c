@@ -390,13 +390,15 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
       code_value(p, first, r);
       emit(p, OP_IsNull, r, exit, 0);
       int strict = (first->op & (PLAN_OP_GT | PLAN_OP_LT)) != 0;
+      /* numeric text becomes a number here, in a register we own (the seek
+       * then only reads it) */
+      vm_builder_add_text(&p->b, OP_Affinity, r, 1, 0, "C", 1);
       if (!rev) {
         emit(p, strict ? OP_SeekGT : OP_SeekGE, it->cursor, exit, r);
       } else {
         /* text or blob upper bound: every rowid is below it */
         int at_last = emit_label(p), go = emit_label(p);
         int inf = emit_regs(p, 1);
-        vm_builder_add_text(&p->b, OP_Affinity, r, 1, 0, "C", 1);
         vm_builder_add_real(&p->b, OP_Real, 0, inf, 0, HUGE_VAL);
         emit(p, OP_Gt, inf, at_last, r);
         emit(p, strict ? OP_SeekLT : OP_SeekLE, it->cursor, exit, r);

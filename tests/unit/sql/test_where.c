@@ -569,6 +569,13 @@ TEST(where_order_by) {
   same(&p, "SELECT k FROM t3 WHERE k <= x'00' ORDER BY k DESC", 1);
   same(&p, "SELECT k FROM t3 WHERE k > 'abc' ORDER BY k", 1);
   same(&p, "SELECT k FROM t3 WHERE k > -5.5 AND k < 7.5 ORDER BY k DESC", 1);
+  /* computed (owned) text keys for rowid seeks */
+  same(&p, "SELECT k FROM t3 WHERE k > hex('A') ORDER BY k", 1);
+  same(&p, "SELECT k FROM t3 WHERE k >= lower('10') ORDER BY k", 1);
+  same(&p, "SELECT k FROM t3 WHERE k < upper('x') ORDER BY k DESC", 1);
+  same(&p, "SELECT k FROM t3 WHERE k <= trim(' 4 ') ORDER BY k DESC", 1);
+  same(&p, "SELECT k FROM t3 WHERE k = lower('X')", 0);
+  same(&p, "SELECT k FROM t3 WHERE k IN (hex('A'), '4', lower('Y'))", 0);
   pair_close(&p);
 }
 
