@@ -70,10 +70,15 @@ SqlExpr *dml_expr_dup(Parse *p, const SqlExpr *e) {
 typedef struct RowBind {
   Parse *p;
   int cursor, rowid, cols;
+  int to; /* >= 0: re-point the references at cursor `to` instead */
 } RowBind;
 
 static int bind_expr_cb(SqlWalker *w, SqlExpr *e) {
   RowBind *rb = w->arg;
+  if (e->op == SQL_E_COLREF && e->cursor == rb->cursor && rb->to >= 0) {
+    e->cursor = rb->to;
+    return SQL_WALK_CONTINUE;
+  }
   if (e->op == SQL_E_COLREF && e->cursor == rb->cursor) {
     SqlExpr *o = parse_alloc(rb->p, sizeof *o);
     if (!o) return SQL_WALK_ABORT;
@@ -93,9 +98,23 @@ static int bind_select_cb(SqlWalker *w, SqlSelect *s) {
 
 /* Turn the column references of cursor into reads of the row in registers. */
 static void bind_row(Parse *p, SqlExpr *e, int cursor, int rowid, int cols) {
-  RowBind rb = {p, cursor, rowid, cols};
+  RowBind rb = {p, cursor, rowid, cols, -1};
   SqlWalker w = {bind_expr_cb, bind_select_cb, &rb};
   if (e) sql_walk_expr(&w, e);
+}
+
+/* Re-point the column references of cursor `from` at cursor `to` (a table
+ * cursor positioned on the row): unlike bind_row this keeps them column
+ * reads, so a subquery using them stays correlated (evaluated per row). */
+static void remap_cursor(Parse *p, SqlExpr *e, int from, int to) {
+  RowBind rb = {p, from, 0, 0, to};
+  SqlWalker w = {bind_expr_cb, bind_select_cb, &rb};
+  if (e) sql_walk_expr(&w, e);
+}
+static void remap_cursor_select(Parse *p, SqlSelect *s, int from, int to) {
+  RowBind rb = {p, from, 0, 0, to};
+  SqlWalker w = {bind_expr_cb, bind_select_cb, &rb};
+  if (s) sql_walk_select(&w, s);
 }
 
 static void trig_nc(Parse *p, NameCtx *nc) {
@@ -949,7 +968,7 @@ static void upsert_update(Parse *p, InsertCtx *ic, int newrow, int ignore) {
   read_row(w, old);
   for (int j = 0; j < ncol; j++) {
     if (ic->up_set[j]) {
-      bind_row(p, ic->up_set[j], ic->up_cur, old, old + 1);
+      remap_cursor(p, ic->up_set[j], ic->up_cur, w->tabcur);
       bind_row(p, ic->up_set[j], ic->up_excl, newrow, newrow + 1);
       expr_code(p, ic->up_set[j], cols + j);
     } else {
@@ -967,7 +986,7 @@ static void upsert_update(Parse *p, InsertCtx *ic, int newrow, int ignore) {
   }
   if (tab->rowid_alias >= 0) emit(p, OP_SCopy, nrow, cols + tab->rowid_alias, 0);
   if (ic->up_where) {
-    bind_row(p, ic->up_where, ic->up_cur, old, old + 1);
+    remap_cursor(p, ic->up_where, ic->up_cur, w->tabcur);
     bind_row(p, ic->up_where, ic->up_excl, newrow, newrow + 1);
     expr_if_false(p, ic->up_where, ignore, 1);
   }
@@ -1507,13 +1526,37 @@ int dml_update(Parse *p, const SqlStmt *s) {
   uint8_t *changed = parse_alloc(p, (size_t)(ncol ? ncol : 1));
   if (!set || !changed) return 1;
   SqlExpr *rowid_expr = NULL;
+  /* SET (a, b) = (SELECT ...): the subquery fills n registers per row */
+  SqlSelect **rsub = parse_alloc(p, (size_t)u->set->n * sizeof *rsub);
+  int *rbase = parse_alloc(p, (size_t)u->set->n * sizeof(int));
+  if (!rsub || !rbase) return 1;
   for (int i = 0; i < u->set->n; i++) {
     SqlExprItem *it = &u->set->a[i];
     int nn = it->nnames > 0 ? it->nnames : 1;
+    if (it->nnames > 0 && it->expr->op == SQL_E_SUBQUERY) {
+      if (select_resolve(p, it->expr->select, &nc) || parse_failed(p)) return 1;
+      int w = select_ncol(it->expr->select);
+      if (w != it->nnames) {
+        parse_error(p, "%d columns assigned %d values", it->nnames, w);
+        return 1;
+      }
+      rsub[i] = it->expr->select;
+      rbase[i] = emit_regs(p, nn);
+    }
     for (int k = 0; k < nn; k++) {
       const char *nm = it->nnames > 0 ? it->names[k] : it->name;
       SqlExpr *e;
-      if (it->nnames > 0) {
+      if (rsub[i]) {
+        SqlExpr *nul = parse_alloc(p, sizeof *nul);
+        e = parse_alloc(p, sizeof *e);
+        if (!e || !nul) return 1;
+        nul->op = SQL_E_NULL;
+        nul->height = 1;
+        e->op = SQL_E_REG;
+        e->height = 1;
+        e->reg = rbase[i] + k;
+        e->orig = nul;
+      } else if (it->nnames > 0) {
         if (it->expr->op != SQL_E_ROW || !it->expr->list || it->expr->list->n != it->nnames) {
           parse_error(p, "%d columns assigned %d values", it->nnames,
                       it->expr->op == SQL_E_ROW && it->expr->list ? it->expr->list->n : 1);
@@ -1523,7 +1566,7 @@ int dml_update(Parse *p, const SqlStmt *s) {
       } else {
         e = it->expr;
       }
-      e = dml_expr_dup(p, e);
+      if (!rsub[i]) e = dml_expr_dup(p, e);
       if (!e) return 1;
       int j = table_column_index(tab, nm);
       if (j < 0) {
@@ -1544,7 +1587,8 @@ int dml_update(Parse *p, const SqlStmt *s) {
     }
   }
   for (int j = 0; j < ncol; j++)
-    if (set[j] && (resolve_expr(p, &nc, set[j]) || parse_failed(p))) return 1;
+    if (set[j] && set[j]->op != SQL_E_REG && (resolve_expr(p, &nc, set[j]) || parse_failed(p)))
+      return 1;
   if (rowid_expr && tab->rowid_alias < 0 &&
       (resolve_expr(p, &nc, rowid_expr) || parse_failed(p)))
     return 1;
@@ -1582,9 +1626,19 @@ int dml_update(Parse *p, const SqlStmt *s) {
   int next = rows_loop_begin(p, &w, &rl, done, &top);
   read_row(&w, old);
   int scur = src->a[0].cursor;
+  for (int i = 0; i < u->set->n; i++) {
+    if (!rsub[i]) continue;
+    remap_cursor_select(p, rsub[i], scur, w.tabcur);
+    SelectDest d;
+    memset(&d, 0, sizeof d);
+    d.kind = SD_MEM;
+    d.reg = rbase[i];
+    d.nreg = u->set->a[i].nnames;
+    select_code(p, rsub[i], &d);
+  }
   for (int j = 0; j < ncol; j++) {
     if (set[j]) {
-      bind_row(p, set[j], scur, old, old + 1);
+      remap_cursor(p, set[j], scur, w.tabcur);
       expr_code(p, set[j], cols + j);
     } else {
       emit(p, OP_SCopy, old + 1 + j, cols + j, 0);
@@ -1593,7 +1647,7 @@ int dml_update(Parse *p, const SqlStmt *s) {
   if (tab->without_rowid) {
     emit(p, OP_Null, 0, newrow, 0);
   } else if (rowid_expr) {
-    bind_row(p, rowid_expr, scur, old, old + 1);
+    remap_cursor(p, rowid_expr, scur, w.tabcur);
     if (tab->rowid_alias < 0 || !set[tab->rowid_alias])
       expr_code(p, rowid_expr, newrow);
     else

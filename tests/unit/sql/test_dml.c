@@ -378,3 +378,23 @@ TEST(dml_insert_with) {
   dh_same_files(&p);
   dh_close(&p);
 }
+
+TEST(dml_update_subqueries) {
+  DhPair p;
+  if (!dh_open(&p, "dml19.db")) return;
+  SCRIPT(&p, "CREATE TABLE t(id INTEGER PRIMARY KEY, a, b)",
+         "INSERT INTO t VALUES(1, 0, 'x'), (2, 0, 'y'), (3, 0, 'z'), (4, 0, 'w')",
+         "CREATE TABLE prices(id INTEGER, p INTEGER)",
+         "INSERT INTO prices VALUES(1, 111), (2, 222), (3, 333)",
+         "UPDATE t SET a = (SELECT p FROM prices WHERE prices.id = t.id)",
+         "UPDATE t SET b = 'cheap' WHERE a < (SELECT avg(p) FROM prices)",
+         "UPDATE t SET (a, b) = (SELECT 7, 'sub') WHERE id = 4",
+         "UPDATE t SET (a, b) = (SELECT p, p * 2 FROM prices WHERE prices.id = t.id) WHERE id < 3",
+         "UPDATE t SET (a, b) = (SELECT 1)", "UPDATE t SET (a, b) = (1, 2, 3)",
+         "UPDATE t SET b = (SELECT count(*) FROM t AS u WHERE u.a < t.a)",
+         "INSERT INTO t VALUES(5, 1, 1) ON CONFLICT(id) DO NOTHING",
+         "INSERT INTO t VALUES(4, 1, 1) ON CONFLICT(id) DO UPDATE SET a = (SELECT max(p) FROM "
+         "prices WHERE prices.id < t.id)");
+  dh_same_files(&p);
+  dh_close(&p);
+}
