@@ -30,6 +30,9 @@
 
 #include "../record/record.h"
 
+/* What sqlite_source_id() returns (also shale_sourceid()). */
+#define FUNC_SOURCE_ID "2026-11-30 00:00:00 shale-0.1.0 (SQLite 3.40.1 compatible)"
+
 /* ---- definitions ---- */
 
 typedef struct FuncCtx FuncCtx;

@@ -159,6 +159,12 @@ static void version_fn(FuncCtx *ctx, int argc, ShValue *argv) {
   func_result_text(ctx, "3.40.1", -1, FUNC_STATIC);
 }
 
+/* sqlite_source_id(): SQLite's shape ("date time check-in"), naming Shale's
+ * build instead of a SQLite check-in. */
+static void source_id_fn(FuncCtx *ctx, int argc, ShValue *argv) {
+  func_result_text(ctx, FUNC_SOURCE_ID, -1, FUNC_STATIC);
+}
+
 #define DET (FUNC_DETERMINISTIC | FUNC_BUILTIN)
 #define S(nm, na, fl, fn) \
   { .name = nm, .nargs = na, .flags = fl, .scalar = fn }
@@ -197,5 +203,6 @@ const FuncDef func_core_defs[] = {
     S("changes", 0, FUNC_BUILTIN | FUNC_SLOWCHANGE, changes_fn),
     S("total_changes", 0, FUNC_BUILTIN | FUNC_SLOWCHANGE, total_changes_fn),
     S("sqlite_version", 0, DET | FUNC_CONSTANT, version_fn),
+    S("sqlite_source_id", 0, DET | FUNC_CONSTANT, source_id_fn),
 };
 const int func_core_ndefs = (int)(sizeof(func_core_defs) / sizeof(func_core_defs[0]));
