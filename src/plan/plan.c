@@ -626,7 +626,7 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
       c.cost = N * (cov ? ROW_INDEX : ROW_INDEX + LOOKUP);
       if (is_pk) continue; /* the plain scan above */
       if (!cov && !(outer && ob)) continue;
-      if (cov) c.cost -= N * 0.001 * idx->ncol; /* narrower first */
+      if (cov) c.cost += N * 0.001 * idx->ncol; /* the narrowest covering index */
       consider(pl, &c, avail, ob, groupby, outer, best, best_order);
       continue;
     }
@@ -654,7 +654,8 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
     c.item = i;
     c.kind = PLAN_AUTO;
     c.lo = c.hi = -1;
-    for (int k = 0; k < pl->nterm && c.neq < 8; k++) {
+    /* key columns in the order SQLite's EXPLAIN shows them: last term first */
+    for (int k = pl->nterm - 1; k >= 0 && c.neq < 8; k--) {
       const PlanTerm *t = &pl->terms[k];
       if (!(t->op & (PLAN_OP_EQ | PLAN_OP_IS)) || !t->prereq || t->column < 0) continue;
       if (!term_usable(pl, t, i, avail) || !plan_aff_ok(t, tab->cols[t->column].affinity)) continue;
@@ -668,7 +669,9 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
       if (rows < 1) rows = 1;
       c.rows = rows;
       c.covering = 1;
-      c.cost = LOOKUP + rows * ROW_INDEX + N * (ROW_TABLE + LOOKUP) / (outer_rows > 1 ? outer_rows : 1);
+      /* dearer than a real index (SQLite prefers one), far cheaper than a scan */
+      c.cost = LOOKUP + rows * (ROW_INDEX + LOOKUP) +
+               N * (ROW_TABLE + 2 * LOOKUP) / (outer_rows > 1 ? outer_rows : 1);
       consider(pl, &c, avail, ob, groupby, outer, best, best_order);
     }
   }

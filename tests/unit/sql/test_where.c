@@ -774,6 +774,9 @@ TEST(where_eqp_standard) {
       "SELECT * FROM e, e2 WHERE e.a = e2.c + 1",
       "SELECT * FROM e, u WHERE e.a = u.z",
       "SELECT * FROM e, e2 WHERE e.a > e2.a",
+      "SELECT * FROM e, e2 WHERE e.a = e2.a AND e.b = e2.c",
+      "SELECT count(*) FROM t",
+      "SELECT * FROM t, u WHERE t.a = u.x AND t.b = 5",
   };
   for (int i = 0; i < (int)(sizeof q / sizeof q[0]); i++) same_eqp(&p, q[i]);
   pair_close(&p);
