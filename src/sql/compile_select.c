@@ -64,13 +64,24 @@ static SqlSelect *leftmost(SqlSelect *s) {
   return s;
 }
 
+char src_item_col_aff(const SrcItem *it, int col) {
+  if (col < 0) return AFF_INTEGER;
+  if (it->kind == SRC_SUBQUERY && it->sub) {
+    const SqlSelect *l = it->sub;
+    while (l->prior) l = l->prior;
+    if (l->info && l->info->result && col < l->info->result->n)
+      return expr_affinity(l->info->result->a[col].expr);
+  }
+  char a = it->tab->cols[col].affinity;
+  return a ? a : AFF_BLOB;
+}
+
 static void colref(SqlExpr *e, SrcItem *it, int col) {
   e->op = SQL_E_COLREF;
   e->cursor = it->cursor;
   e->column = col;
   e->tab = it->tab;
-  e->aff = col < 0 ? AFF_INTEGER : it->tab->cols[col].affinity;
-  if (!e->aff) e->aff = AFF_BLOB;
+  e->aff = src_item_col_aff(it, col);
   if (col >= 0) it->colused |= col >= 63 ? (uint64_t)1 << 63 : (uint64_t)1 << col;
 }
 
@@ -1100,9 +1111,9 @@ Table *select_result_table(Parse *p, SqlSelect *s, const char *name, const SqlId
     }
     c->name = nm;
     SqlExpr *e = core->info->result->a[i].expr;
-    char aff = expr_affinity(e);
-    /* a compound's column: the leftmost core decides (as SQLite) */
-    c->affinity = aff ? aff : AFF_BLOB;
+    /* a compound's column: the leftmost core decides (as SQLite); no
+     * affinity stays 0 (SQLite's NONE: the other operand's applies) */
+    c->affinity = expr_affinity(e);
     const Collation *coll = expr_collation(p, e);
     c->coll = coll ? coll->name : NULL;
     const Table *ot = NULL;

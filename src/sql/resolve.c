@@ -181,8 +181,7 @@ static void set_colref(SqlExpr *e, SrcItem *it, int col, int depth) {
   e->cursor = it->cursor;
   e->column = col;
   e->tab = it->tab;
-  e->aff = col < 0 ? AFF_INTEGER : it->tab->cols[col].affinity;
-  if (!e->aff) e->aff = AFF_BLOB;
+  e->aff = src_item_col_aff(it, col);
   e->depth = (uint8_t)depth;
   mark_used(it, col);
 }
@@ -632,7 +631,13 @@ int resolve_order_by_ex(Parse *p, NameCtx *nc, SqlExprList *terms, SqlExprList *
     }
     SqlExpr *r = result->a[col].expr;
     if (is_group && contains_agg(r)) {
-      parse_error(p, "aggregate functions are not allowed in the GROUP BY clause");
+      if (slot != &terms->a[i].expr) {
+        /* under COLLATE SQLite reports the aggregate itself */
+        const SqlExpr *f = first_agg(r);
+        parse_error(p, "misuse of aggregate: %s()", f && f->z ? f->z : "");
+      } else {
+        parse_error(p, "aggregate functions are not allowed in the GROUP BY clause");
+      }
       return 1;
     }
     SqlExpr *d = expr_dup(p, r);

@@ -81,6 +81,11 @@ struct SrcX *src_extras(Parse *, const SrcList *, int create);
  * it did. */
 int src_coalesce_ref(Parse *, SrcList *, int item, int col, SqlExpr *e);
 
+/* Affinity of column col of FROM item it as a comparison operand: a table
+ * column's, or for a subquery/view the affinity of its (leftmost) result
+ * expression -- 0 (none) when that has none, as SQLite's subquery columns. */
+char src_item_col_aff(const SrcItem *it, int col);
+
 /* Deep copy of an expression (subqueries shared), arena. */
 SqlExpr *expr_dup(Parse *, const SqlExpr *);
 SqlExprList *expr_list_dup(Parse *, const SqlExprList *);

@@ -221,6 +221,11 @@ static const char *const q_sub[] = {
     "SELECT * FROM (SELECT * FROM (SELECT a, b FROM t1) WHERE a > 2) WHERE a < 6",
     "SELECT a FROM (SELECT a FROM t1 ORDER BY a DESC LIMIT 3)",
     "SELECT count(*) FROM (SELECT DISTINCT x FROM t2)",
+    "SELECT b < k, b > k FROM t1, (SELECT -4 AS k)",
+    "SELECT q.k, t1.b FROM t1, (SELECT 'two' AS k UNION SELECT 5) AS q WHERE t1.b = q.k",
+    "SELECT d1.x FROM (SELECT d AS x, avg(a) AS y FROM t1 GROUP BY d) AS d1 WHERE d1.x IS DISTINCT "
+    "FROM d1.y",
+    "SELECT v.c2 FROM v1 AS v WHERE v.c2 > '7'",
     NULL};
 
 static const char *const q_join[] = {
@@ -321,6 +326,7 @@ static const char *const q_errors[] = {
     "SELECT count(*) AS n FROM t1 WHERE n > 1",
     "SELECT a FROM t1 GROUP BY count(*)",
     "SELECT count(*) FROM t1 GROUP BY 1",
+    "SELECT 2, max(a) FROM t1 GROUP BY (2 COLLATE BINARY)",
     "SELECT a FROM t1 HAVING a > 1",
     "SELECT a FROM t1 ORDER BY 2",
     "SELECT a FROM t1 ORDER BY 0",
