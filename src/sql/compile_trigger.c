@@ -14,8 +14,12 @@
  * Invariants:
  *  1. The body is compiled from a fresh parse of Trigger.sql in the nested
  *     Parse's arena, so resolution never annotates the schema's AST.
- *  2. Recursive triggers are off: a trigger whose program is being compiled
- *     further out (TrigFrame chain) does not fire again.
+ *  2. Recursive triggers off (the default): a trigger whose program is being
+ *     compiled further out (TrigFrame chain) does not fire again. On (PRAGMA
+ *     recursive_triggers): programs are nested at compile time up to
+ *     TRIG_MAX_DEPTH levels (and TRIG_MAX_PROGS programs per outermost
+ *     trigger); a deeper firing stops the statement at run time with "too
+ *     many levels of trigger recursion" (SQLite's limit is 1000 levels).
  *  3. Triggers fire most recently created first (SQLite's list order); the
  *     schema keeps no creation order, so the order is approximated by the
  *     trigger objects' allocation order in the schema arena.
@@ -36,10 +40,21 @@ static int trig_matches(const Trigger *t, const Table *tab, int op, int timing) 
   return tm == timing;
 }
 
+#define TRIG_MAX_DEPTH 24
+#define TRIG_MAX_PROGS 400
+
 static int on_stack(Parse *p, const Trigger *t) {
+  if (p->env && p->env->recursive_triggers) return 0;
   for (TrigFrame *f = dml_frame(p); f; f = dml_frame(f->outer))
     if (f->trig == t) return 1;
   return 0;
+}
+
+/* The outermost frame of p's chain (NULL at the top level). */
+static TrigFrame *root_frame(Parse *p) {
+  TrigFrame *r = NULL;
+  for (TrigFrame *f = dml_frame(p); f; f = dml_frame(f->outer)) r = f;
+  return r;
 }
 
 int trigger_exists(Parse *p, const Table *tab, int op, int timing) {
@@ -152,6 +167,11 @@ static VmProgram *trigger_program(Parse *p, const Trigger *t, const Table *tab, 
   return sub;
 }
 
+static void halt_too_deep(Parse *p) {
+  vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0,
+                      "too many levels of trigger recursion", -1);
+}
+
 void trigger_code(Parse *p, const Table *tab, int op, int timing, const uint8_t *changed,
                   int old_reg, int new_reg, int on_conflict, int on_ignore) {
   if (!p->schema || parse_failed(p)) return;
@@ -178,6 +198,12 @@ void trigger_code(Parse *p, const Table *tab, int op, int timing, const uint8_t 
       emit(p, OP_Null, 0, base + ncol + 1 + k, 0);
   }
   for (int i = 0; i < n && !parse_failed(p); i++) {
+    TrigFrame *root = root_frame(p);
+    if (p->trig_depth >= TRIG_MAX_DEPTH || (root && root->nprog >= TRIG_MAX_PROGS)) {
+      halt_too_deep(p);
+      continue;
+    }
+    if (root) root->nprog++;
     VmProgram *sub = trigger_program(p, list[i], tab, on_conflict);
     if (!sub) return;
     vm_builder_add_program(&p->b, OP_Program, base, on_ignore, 0, sub);

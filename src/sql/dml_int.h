@@ -23,6 +23,7 @@ typedef struct TrigFrame {
   Parse *outer;
   const Trigger *trig;
   int oe;
+  int nprog; /* root frame: trigger programs compiled below it */
 } TrigFrame;
 
 static inline TrigFrame *dml_frame(Parse *p) { return p->nested > 0 ? (TrigFrame *)p : NULL; }

@@ -120,3 +120,21 @@ TEST(trigger_conflict_inherit) {
   dh_same_files(&p);
   dh_close(&p);
 }
+
+TEST(trigger_recursive_pragma) {
+  DhPair p;
+  if (!dh_open(&p, "trg7.db")) return;
+  SCRIPT(&p, "CREATE TABLE rec(n INTEGER)",
+         "CREATE TRIGGER rec_ai AFTER INSERT ON rec WHEN NEW.n < 5 BEGIN INSERT INTO rec "
+         "VALUES(NEW.n + 1); END",
+         "INSERT INTO rec VALUES(1)", "SELECT n FROM rec ORDER BY n",
+         "PRAGMA recursive_triggers = ON", "INSERT INTO rec VALUES(2)",
+         "SELECT n FROM rec ORDER BY n", "CREATE TABLE deep(n INTEGER)",
+         "CREATE TRIGGER deep_ai AFTER INSERT ON deep WHEN NEW.n < 10 BEGIN INSERT INTO deep "
+         "VALUES(NEW.n + 1); END",
+         "INSERT INTO deep VALUES(0)", "SELECT count(*), max(n) FROM deep",
+         "PRAGMA recursive_triggers = OFF", "INSERT INTO deep VALUES(-5)",
+         "SELECT count(*) FROM deep");
+  dh_same_files(&p);
+  dh_close(&p);
+}
