@@ -92,22 +92,92 @@ static int is_vector(const SqlExpr *e) {
   return 0;
 }
 
-/* Does any column reference inside point outside the subquery? Conservative:
- * any reference with depth > 0 (or a trigger NEW/OLD) counts. */
+/* Does any column reference inside the subquery point outside it? A
+ * reference's depth counts queries outwards from where it appears, so the
+ * walk tracks how deep it is below the subquery. Trigger NEW/OLD values
+ * change per row: they count too. */
+typedef struct CorrelWalk {
+  int level;           /* queries below the subquery being tested */
+  SqlSelect *entering; /* the SELECT whose body this walk covers */
+  int found;
+} CorrelWalk;
+
 static int correl_expr_cb(SqlWalker *w, SqlExpr *e) {
-  if ((e->op == SQL_E_COLREF && e->depth > 0) || e->op == SQL_E_TRIGREF) {
-    *(int *)w->arg = 1;
+  CorrelWalk *c = w->arg;
+  if ((e->op == SQL_E_COLREF && e->depth > c->level) || e->op == SQL_E_TRIGREF) {
+    c->found = 1;
     return SQL_WALK_ABORT;
   }
   return SQL_WALK_CONTINUE;
 }
-static int correl_select_cb(SqlWalker *w, SqlSelect *s) { return SQL_WALK_CONTINUE; }
+
+static int correl_select_cb(SqlWalker *w, SqlSelect *s) {
+  CorrelWalk *c = w->arg;
+  if (s == c->entering) return SQL_WALK_CONTINUE;
+  CorrelWalk inner = {c->level + 1, s, 0};
+  SqlWalker w2 = {correl_expr_cb, correl_select_cb, &inner};
+  sql_walk_select(&w2, s);
+  if (inner.found) {
+    c->found = 1;
+    return SQL_WALK_ABORT;
+  }
+  return SQL_WALK_PRUNE;
+}
 
 static int select_is_correlated(SqlSelect *s) {
-  int found = 0;
-  SqlWalker w = {correl_expr_cb, correl_select_cb, &found};
+  CorrelWalk c = {0, s, 0};
+  SqlWalker w = {correl_expr_cb, correl_select_cb, &c};
   sql_walk_select(&w, s);
-  return found;
+  return c.found;
+}
+
+/* SQLite's number for a SELECT (EXPLAIN QUERY PLAN "SCALAR SUBQUERY n"): the
+ * parser numbers each core when it finishes reading it, so n is one more
+ * than the number of cores of the statement that end before it. */
+typedef struct SelNum {
+  int end, count;
+} SelNum;
+
+static int selnum_select_cb(SqlWalker *w, SqlSelect *s) {
+  SelNum *n = w->arg;
+  for (SqlSelect *c = s; c; c = c->prior)
+    if (c->span.start + c->span.len < n->end) n->count++;
+  return SQL_WALK_CONTINUE;
+}
+
+static int select_number(Parse *p, const SqlSelect *target) {
+  SelNum n = {target->span.start + target->span.len, 0};
+  SqlWalker w = {NULL, selnum_select_cb, &n};
+  const SqlStmt *st = p->stmt;
+  if (!st || p->nested > 0 || p->trig_tab) return 1;
+  switch (st->kind) {
+    case SQL_STMT_SELECT:
+      sql_walk_select(&w, st->u.select);
+      break;
+    case SQL_STMT_INSERT:
+      sql_walk_select(&w, st->u.insert.select);
+      break;
+    case SQL_STMT_UPDATE:
+      for (int i = 0; st->u.update.set && i < st->u.update.set->n; i++)
+        sql_walk_expr(&w, st->u.update.set->a[i].expr);
+      sql_walk_expr(&w, st->u.update.where);
+      break;
+    case SQL_STMT_DELETE:
+      sql_walk_expr(&w, st->u.del.where);
+      break;
+    default:
+      break;
+  }
+  return n.count + 1;
+}
+
+/* Add the EXPLAIN QUERY PLAN row of an expression subquery and make it the
+ * parent of the subquery's rows; returns the previous parent. */
+static int eqp_subquery(Parse *p, SqlSelect *s, const char *kind, int correl) {
+  int save = p->eqp_parent;
+  p->eqp_parent =
+      parse_eqp(p, "%s%s SUBQUERY %d", correl ? "CORRELATED " : "", kind, select_number(p, s));
+  return save;
 }
 
 /* ---- affinity and collation ---- */
@@ -460,7 +530,9 @@ static int code_subquery_mem(Parse *p, SqlExpr *e) {
   d.kind = SD_MEM;
   d.reg = base;
   d.nreg = n;
+  int parent = eqp_subquery(p, s, "SCALAR", correl);
   select_code(p, s, &d);
+  p->eqp_parent = parent;
   if (skip) emit_resolve(p, skip);
   return base;
 }
@@ -468,7 +540,8 @@ static int code_subquery_mem(Parse *p, SqlExpr *e) {
 static int code_exists(Parse *p, SqlExpr *e) {
   int r = tmp_reg(p);
   int skip = 0;
-  if (!select_is_correlated(e->select)) {
+  int correl = select_is_correlated(e->select);
+  if (!correl) {
     skip = emit_label(p);
     emit(p, OP_Once, 0, skip, 0);
   }
@@ -478,7 +551,9 @@ static int code_exists(Parse *p, SqlExpr *e) {
   d.kind = SD_EXISTS;
   d.reg = r;
   d.nreg = 1;
+  int parent = eqp_subquery(p, e->select, "SCALAR", correl);
   select_code(p, e->select, &d);
+  p->eqp_parent = parent;
   if (skip) emit_resolve(p, skip);
   return r;
 }
@@ -811,7 +886,8 @@ static void in_jumps(Parse *p, SqlExpr *e, int lt, int lf, int ln) {
   if (parse_failed(p)) return;
   int cur = emit_cursor(p);
   int skip = 0;
-  if (!select_is_correlated(s)) {
+  int correl = select_is_correlated(s);
+  if (!correl) {
     skip = emit_label(p);
     emit(p, OP_Once, 0, skip, 0);
   }
@@ -824,7 +900,9 @@ static void in_jumps(Parse *p, SqlExpr *e, int lt, int lf, int ln) {
   d.cursor = cur;
   d.nreg = n;
   d.aff = aff;
+  int parent = eqp_subquery(p, s, "LIST", correl);
   select_code(p, s, &d);
+  p->eqp_parent = parent;
   if (skip) emit_resolve(p, skip);
   /* the left side, with the key affinity applied */
   int base = emit_regs(p, n);

@@ -141,3 +141,74 @@ TEST(core_explain_shape) {
   }
   shale_close(db);
 }
+
+/* EXPLAIN QUERY PLAN rows rendered as an indented tree (ids differ between
+ * engines; the shape and the text must not). */
+static void eqp_tree_shale(shale *db, const char *sql, DualBuf *out) {
+  shale_stmt *st = NULL;
+  int ids[64], depth[64], n = 0;
+  out->n = 0;
+  dual_puts(out, "");
+  if (shale_prepare_v2(db, sql, -1, &st, NULL) != SHALE_OK) {
+    dual_puts(out, shale_errmsg(db));
+    return;
+  }
+  while (st && shale_step(st) == SHALE_ROW && n < 64) {
+    int id = shale_column_int(st, 0), parent = shale_column_int(st, 1), d = 0;
+    for (int i = 0; i < n; i++)
+      if (ids[i] == parent) d = depth[i] + 1;
+    ids[n] = id;
+    depth[n++] = d;
+    for (int k = 0; k < d; k++) dual_puts(out, "  ");
+    dual_puts(out, (const char *)shale_column_text(st, 3));
+    dual_puts(out, "\n");
+  }
+  shale_finalize(st);
+}
+
+static void eqp_tree_sqlite(sqlite3 *db, const char *sql, DualBuf *out) {
+  sqlite3_stmt *st = NULL;
+  int ids[64], depth[64], n = 0;
+  out->n = 0;
+  dual_puts(out, "");
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+    dual_puts(out, sqlite3_errmsg(db));
+    return;
+  }
+  while (sqlite3_step(st) == SQLITE_ROW && n < 64) {
+    int id = sqlite3_column_int(st, 0), parent = sqlite3_column_int(st, 1), d = 0;
+    for (int i = 0; i < n; i++)
+      if (ids[i] == parent) d = depth[i] + 1;
+    ids[n] = id;
+    depth[n++] = d;
+    for (int k = 0; k < d; k++) dual_puts(out, "  ");
+    dual_puts(out, (const char *)sqlite3_column_text(st, 3));
+    dual_puts(out, "\n");
+  }
+  sqlite3_finalize(st);
+}
+
+TEST(core_eqp_subqueries) {
+  static const char *const setup[] = {"CREATE TABLE t(a INTEGER PRIMARY KEY, b, c)",
+                                      "CREATE TABLE u(x, y)"};
+  static const char *const q[] = {
+      "EXPLAIN QUERY PLAN SELECT b IN (SELECT x FROM u), EXISTS (SELECT 1 FROM u WHERE u.x = "
+      "t.b), (SELECT y FROM u WHERE x = t.a) FROM t",
+      "EXPLAIN QUERY PLAN SELECT a FROM t WHERE b IN (SELECT x FROM u) AND c IN (1, 2, 3)",
+      "EXPLAIN QUERY PLAN SELECT (SELECT (SELECT y FROM u WHERE x = t.b) FROM u), (SELECT x FROM "
+      "u) FROM t",
+      "EXPLAIN QUERY PLAN SELECT a FROM t WHERE NOT EXISTS (SELECT 1 FROM u WHERE y = t.c)",
+      "EXPLAIN QUERY PLAN SELECT (SELECT x FROM u WHERE y IN (SELECT b FROM t WHERE a = u.x)) "
+      "FROM t",
+  };
+  Dual d;
+  CHECK_OK(dual_open(&d));
+  for (size_t i = 0; i < sizeof setup / sizeof *setup; i++) dual_setup(&d, setup[i]);
+  for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
+    eqp_tree_shale(d.sh, q[i], &d.a);
+    eqp_tree_sqlite(d.lite, q[i], &d.b);
+    if (strcmp(d.a.z, d.b.z))
+      test_fail(__FILE__, __LINE__, "%s\n--- shale:\n%s--- sqlite:\n%s", q[i], d.a.z, d.b.z);
+  }
+  dual_close(&d);
+}
