@@ -309,8 +309,9 @@ static int finish_program(Parse *p, int body_start, VmProgram **out) {
   }
   emit(p, OP_Goto, 0, body_start, 0);
   if (p->b.rc) {
+    int rc = p->b.rc; /* vm_builder_abort clears the builder, rc included */
     vm_builder_abort(&p->b);
-    return p->b.rc;
+    return rc;
   }
   return vm_builder_finish(&p->b, out);
 }
