@@ -452,7 +452,9 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
     it->sub = a->select;
     if (select_resolve(p, a->select, outer)) return 1;
     it->name = a->alias;
-    it->tab = select_result_table(p, a->select, a->alias ? a->alias : "subquery", NULL);
+    char sqname[40];
+    snprintf(sqname, sizeof sqname, "(subquery-%d)", ++st0->nsubquery);
+    it->tab = select_result_table(p, a->select, a->alias ? a->alias : sqname, NULL);
     if (!it->tab) return 1;
   } else {
     if (a->schema && util_stricmp(a->schema, "main") != 0 && util_stricmp(a->schema, "temp") != 0) {
@@ -1362,6 +1364,7 @@ static int loop_begin(Parse *p, SelInfo *info, SqlSelect *s, SqlExprList *ob, in
     return l->w ? 0 : 1;
   }
   l->skip = emit_label(p);
+  parse_eqp(p, "SCAN CONSTANT ROW");
   if (s->where) expr_if_false(p, s->where, l->skip, 1);
   return parse_failed(p);
 }
@@ -1763,6 +1766,7 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc) {
   emit(p, OP_MakeRecord, srec, nk + 1 + nin, rec);
   emit(p, OP_SorterInsert, scur, rec, 0);
   loop_end(p, &loop);
+  parse_eqp(p, "USE TEMP B-TREE FOR GROUP BY");
 
   agg_replace(p, &aw);
 
@@ -1817,11 +1821,14 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
     vm_builder_add_p4(&p->b, OP_OpenEphemeral, oc.distinct_cur, oc.ncol, 0, P4_KEYINFO, ki);
   }
   if (s->kind == SQL_SEL_VALUES) {
+    if (s->cols && s->cols->n == 1) parse_eqp(p, "SCAN CONSTANT ROW");
+    else parse_eqp(p, "SCAN %d CONSTANT ROWS", s->cols ? s->cols->n : 0);
     values_code(p, s, &oc);
     return;
   }
   if (info->is_agg) {
     agg_code(p, s, info, &oc);
+    if (oc.distinct_cur >= 0) parse_eqp(p, "USE TEMP B-TREE FOR DISTINCT");
     return;
   }
   Loop loop;
@@ -1835,6 +1842,7 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
   expr_code_list(p, info->result, regs);
   emit_output(p, &oc, regs);
   loop_end(p, &loop);
+  if (oc.distinct_cur >= 0) parse_eqp(p, "USE TEMP B-TREE FOR DISTINCT");
 }
 
 static void scan_eph(Parse *p, int cur, OutCtx *oc, int filter_cur) {
@@ -1851,16 +1859,33 @@ static void scan_eph(Parse *p, int cur, OutCtx *oc, int filter_cur) {
   emit_resolve(p, done);
 }
 
+/* One arm of a compound, under its EXPLAIN QUERY PLAN row. */
+static void arm_code(Parse *p, SqlSelect *s, OutCtx *oc, const char *label) {
+  int save = p->eqp_parent;
+  p->eqp_parent = parse_eqp(p, "%s", label);
+  core_code(p, s, oc);
+  p->eqp_parent = save;
+}
+
+static const char *arm_label(int op) {
+  switch (op) {
+  case SQL_COMPOUND_UNION_ALL: return "UNION ALL";
+  case SQL_COMPOUND_INTERSECT: return "INTERSECT USING TEMP B-TREE";
+  case SQL_COMPOUND_EXCEPT: return "EXCEPT USING TEMP B-TREE";
+  default: return "UNION USING TEMP B-TREE";
+  }
+}
+
 static void set_code(Parse *p, SqlSelect *s, OutCtx *oc) {
   if (parse_failed(p)) return;
   if (!s->prior) {
-    core_code(p, s, oc);
+    arm_code(p, s, oc, "LEFT-MOST SUBQUERY");
     return;
   }
   int n = oc->ncol;
   if (s->compound == SQL_COMPOUND_UNION_ALL) {
     set_code(p, s->prior, oc);
-    core_code(p, s, oc);
+    arm_code(p, s, oc, arm_label(s->compound));
     return;
   }
   KeyInfo *ki = result_keyinfo(p, s, n);
@@ -1879,7 +1904,7 @@ static void set_code(Parse *p, SqlSelect *s, OutCtx *oc) {
     SelectDest db = du;
     db.cursor = b;
     uo.dest = &db;
-    core_code(p, s, &uo);
+    arm_code(p, s, &uo, arm_label(s->compound));
     scan_eph(p, a, oc, b);
     return;
   }
@@ -1890,7 +1915,7 @@ static void set_code(Parse *p, SqlSelect *s, OutCtx *oc) {
   SelectDest d2 = du;
   if (s->compound == SQL_COMPOUND_EXCEPT) d2.kind = SD_EXCEPT;
   uo.dest = &d2;
-  core_code(p, s, &uo);
+  arm_code(p, s, &uo, arm_label(s->compound));
   scan_eph(p, u, oc, -1);
 }
 
@@ -1933,15 +1958,23 @@ int select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
   if (!s->prior) {
     oc.order_owner = s;
     core_code(p, s, &oc);
-  } else if (oc.sorter_cur >= 0) {
-    /* every row of the compound into the sorter, then sorted out */
-    OutCtx so = oc;
-    so.reg_limit = so.reg_offset = 0;
-    set_code(p, s, &so);
   } else {
-    set_code(p, s, &oc);
+    int save = p->eqp_parent;
+    p->eqp_parent = parse_eqp(p, "COMPOUND QUERY");
+    if (oc.sorter_cur >= 0) {
+      /* every row of the compound into the sorter, then sorted out */
+      OutCtx so = oc;
+      so.reg_limit = so.reg_offset = 0;
+      set_code(p, s, &so);
+    } else {
+      set_code(p, s, &oc);
+    }
+    p->eqp_parent = save;
   }
-  if (oc.sorter_cur >= 0) sorter_output(p, &oc);
+  if (oc.sorter_cur >= 0) {
+    parse_eqp(p, "USE TEMP B-TREE FOR ORDER BY");
+    sorter_output(p, &oc);
+  }
   emit_resolve(p, oc.end_label);
   return parse_failed(p);
 }
@@ -2016,6 +2049,9 @@ void src_code_subquery(Parse *p, SrcItem *it) {
   int n = select_ncol(it->sub);
   emit(p, OP_OpenEphemeral, it->cursor, n, 0);
   SelectDest d = {SD_TABLE, it->cursor, 0, 0, n, NULL};
+  int save = p->eqp_parent;
+  p->eqp_parent = parse_eqp(p, "MATERIALIZE %s", it->name ? it->name : it->tab->name);
   select_code(p, it->sub, &d);
+  p->eqp_parent = save;
   emit_resolve(p, skip);
 }

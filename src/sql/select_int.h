@@ -70,6 +70,7 @@ typedef struct SelectState {
   const char *rec_name;
   Table *rec_tab;
   int rec_cursor, rec_refs;
+  int nsubquery; /* FROM subqueries named so far: "(subquery-N)" */
 } SelectState;
 
 SelectState *select_state(Parse *);

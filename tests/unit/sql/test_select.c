@@ -487,3 +487,76 @@ TEST(select_column_metadata) {
   for (int i = 0; q[i]; i++) meta_cmp(&p, q[i]);
   sh_close(&p);
 }
+
+/* EXPLAIN QUERY PLAN rows of the select part (temp b-trees, compounds,
+ * materialized subqueries, constant rows) as (depth, detail) lists. */
+static void eqp_render(ShBuf *b, int n, const int *id, const int *parent, char **detail) {
+  for (int i = 0; i < n; i++) {
+    int depth = 0;
+    for (int par = parent[i]; par != 0 && depth < 20; depth++) {
+      int k = 0;
+      while (k < n && id[k] != par) k++;
+      par = k < n ? parent[k] : 0;
+    }
+    char pre[64];
+    snprintf(pre, sizeof pre, "%d:", depth);
+    sh_puts(b, pre);
+    sh_puts(b, detail[i]);
+    sh_puts(b, "\n");
+  }
+}
+
+static void eqp_cmp(ShPair *p, const char *sql) {
+  int id[64] = {0}, par[64] = {0}, n = 0;
+  char *det[64] = {0};
+  ShBuf a = {0}, b = {0};
+  shale_stmt *st = NULL;
+  if (shale_prepare_v2(p->s, sql, -1, &st, NULL) == SHALE_OK && st) {
+    while (shale_step(st) == SHALE_ROW && n < 64) {
+      id[n] = shale_column_int(st, 0);
+      par[n] = shale_column_int(st, 1);
+      det[n] = strdup((const char *)shale_column_text(st, 3));
+      n++;
+    }
+  }
+  shale_finalize(st);
+  eqp_render(&a, n, id, par, det);
+  for (int i = 0; i < n; i++) free(det[i]);
+  n = 0;
+  sqlite3_stmt *q = NULL;
+  if (sqlite3_prepare_v2(p->q, sql, -1, &q, NULL) == SQLITE_OK && q) {
+    while (sqlite3_step(q) == SQLITE_ROW && n < 64) {
+      id[n] = sqlite3_column_int(q, 0);
+      par[n] = sqlite3_column_int(q, 1);
+      det[n] = strdup((const char *)sqlite3_column_text(q, 3));
+      n++;
+    }
+  }
+  sqlite3_finalize(q);
+  eqp_render(&b, n, id, par, det);
+  for (int i = 0; i < n; i++) free(det[i]);
+  if (strcmp(a.z ? a.z : "", b.z ? b.z : "") != 0)
+    test_fail(__FILE__, __LINE__, "%s\n  shale:\n%s  sqlite:\n%s", sql, a.z ? a.z : "",
+              b.z ? b.z : "");
+  free(a.z);
+  free(b.z);
+}
+
+TEST(select_query_plan) {
+  ShPair p;
+  if (!sh_open(&p)) return;
+  sh_exec(&p, "CREATE TABLE t(a, b); CREATE INDEX ta ON t(a); CREATE TABLE u(x, y);");
+  static const char *const q[] = {
+      "EXPLAIN QUERY PLAN SELECT * FROM t WHERE a = 1 ORDER BY b",
+      "EXPLAIN QUERY PLAN SELECT a, count(*) FROM t GROUP BY b",
+      "EXPLAIN QUERY PLAN SELECT a FROM t UNION SELECT x FROM u",
+      "EXPLAIN QUERY PLAN SELECT a FROM t UNION ALL SELECT x FROM u EXCEPT SELECT 1",
+      "EXPLAIN QUERY PLAN SELECT a FROM t INTERSECT SELECT x FROM u",
+      "EXPLAIN QUERY PLAN SELECT DISTINCT a, b FROM t ORDER BY b",
+      "EXPLAIN QUERY PLAN SELECT 1",
+      "EXPLAIN QUERY PLAN VALUES(1), (2)",
+      "EXPLAIN QUERY PLAN VALUES(1)",
+      NULL};
+  for (int i = 0; q[i]; i++) eqp_cmp(&p, q[i]);
+  sh_close(&p);
+}
