@@ -406,3 +406,62 @@ TEST(counters_match_sqlite) {
   sqlite3_close(sq);
   CHECK_OK(shale_close(db));
 }
+
+TEST(stmt_readonly_matches_sqlite) {
+  shale *db = open_mem();
+  sqlite3 *sq = NULL;
+  sqlite3_open(":memory:", &sq);
+  const char *setup = "CREATE TABLE t(a); CREATE VIEW v AS SELECT a FROM t;";
+  SH_EXEC(db, setup);
+  sqlite3_exec(sq, setup, NULL, NULL, NULL);
+  static const char *const q[] = {
+      "SELECT 1",          "SELECT a FROM t",         "INSERT INTO t VALUES(1)",
+      "UPDATE t SET a = 2", "DELETE FROM t",          "CREATE TABLE u(b)",
+      "DROP TABLE t",      "CREATE INDEX i ON t(a)",  "BEGIN",
+      "COMMIT",            "ROLLBACK",                "SAVEPOINT s",
+      "RELEASE s",         "PRAGMA user_version",     "PRAGMA user_version = 1",
+      "EXPLAIN SELECT 1",  "EXPLAIN INSERT INTO t VALUES(1)", "SELECT * FROM v",
+      "EXPLAIN QUERY PLAN SELECT a FROM t",
+  };
+  for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+    shale_stmt *st = NULL;
+    sqlite3_stmt *ss = NULL;
+    CHECK_OK(shale_prepare_v2(db, q[i], -1, &st, NULL));
+    CHECK_EQ(sqlite3_prepare_v2(sq, q[i], -1, &ss, NULL), SQLITE_OK);
+    if (shale_stmt_readonly(st) != sqlite3_stmt_readonly(ss))
+      test_fail(__FILE__, __LINE__, "readonly(%s): shale %d, sqlite %d", q[i],
+                shale_stmt_readonly(st), sqlite3_stmt_readonly(ss));
+    if (shale_column_count(st) != sqlite3_column_count(ss))
+      test_fail(__FILE__, __LINE__, "column_count(%s): shale %d, sqlite %d", q[i],
+                shale_column_count(st), sqlite3_column_count(ss));
+    if (shale_bind_parameter_count(st) != sqlite3_bind_parameter_count(ss))
+      test_fail(__FILE__, __LINE__, "bind_parameter_count(%s)", q[i]);
+    shale_finalize(st);
+    sqlite3_finalize(ss);
+  }
+  sqlite3_close(sq);
+  CHECK_OK(shale_close(db));
+}
+
+TEST(sql_text_and_tails_match_sqlite) {
+  shale *db = open_mem();
+  sqlite3 *sq = NULL;
+  sqlite3_open(":memory:", &sq);
+  static const char *const q[] = {
+      "SELECT 1",        "  SELECT 1 ; SELECT 2", "SELECT 1;\n-- c\nSELECT 2",
+      "SELECT 'a;b'; x", "/* c */ SELECT 3;",     "SELECT 4 -- trailing",
+  };
+  for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+    shale_stmt *st = NULL;
+    sqlite3_stmt *ss = NULL;
+    const char *t1 = NULL, *t2 = NULL;
+    CHECK_OK(shale_prepare_v2(db, q[i], -1, &st, &t1));
+    CHECK_EQ(sqlite3_prepare_v2(sq, q[i], -1, &ss, &t2), SQLITE_OK);
+    CHECK_EQ((int)(t1 - q[i]), (int)(t2 - q[i]));
+    CHECK_STR(shale_sql(st), sqlite3_sql(ss));
+    shale_finalize(st);
+    sqlite3_finalize(ss);
+  }
+  sqlite3_close(sq);
+  CHECK_OK(shale_close(db));
+}
