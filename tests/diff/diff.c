@@ -109,16 +109,25 @@ void diff_result_set_error(DiffResult *r, int rc, int xrc, const char *msg) {
 
 static void value_print(FILE *f, const DiffValue *v) {
   switch (v->type) {
-    case DIFF_NULL: fputs("NULL", f); break;
-    case DIFF_INTEGER: fprintf(f, "%lld", (long long)v->i); break;
-    case DIFF_FLOAT: fprintf(f, "%.17g(real)", v->r); break;
+    case DIFF_NULL:
+      fputs("NULL", f);
+      break;
+    case DIFF_INTEGER:
+      fprintf(f, "%lld", (long long)v->i);
+      break;
+    case DIFF_FLOAT:
+      fprintf(f, "%.17g(real)", v->r);
+      break;
     case DIFF_TEXT:
       fputc('\'', f);
       for (size_t i = 0; i < v->n; i++) {
         unsigned char c = (unsigned char)v->z[i];
-        if (c == '\'') fputs("''", f);
-        else if (c < 0x20) fprintf(f, "\\x%02x", c);
-        else fputc(c, f);
+        if (c == '\'')
+          fputs("''", f);
+        else if (c < 0x20)
+          fprintf(f, "\\x%02x", c);
+        else
+          fputc(c, f);
       }
       fputc('\'', f);
       break;
@@ -160,11 +169,15 @@ static int real_eq(double a, double b) {
 
 static int vclass(const DiffValue *v) {
   switch (v->type) {
-    case DIFF_NULL: return 0;
+    case DIFF_NULL:
+      return 0;
     case DIFF_INTEGER:
-    case DIFF_FLOAT: return 1;
-    case DIFF_TEXT: return 2;
-    default: return 3;
+    case DIFF_FLOAT:
+      return 1;
+    case DIFF_TEXT:
+      return 2;
+    default:
+      return 3;
   }
 }
 
@@ -211,10 +224,10 @@ static int value_cmp(const DiffValue *a, const DiffValue *b, int loose) {
   int ca = vclass(a), cb = vclass(b);
   if (ca != cb) return ca < cb ? -1 : 1;
   switch (ca) {
-    case 0: return 0;
+    case 0:
+      return 0;
     case 1: {
-      if (a->type == DIFF_INTEGER && b->type == DIFF_INTEGER)
-        return a->i < b->i ? -1 : a->i > b->i;
+      if (a->type == DIFF_INTEGER && b->type == DIFF_INTEGER) return a->i < b->i ? -1 : a->i > b->i;
       long double x = vnum(a), y = vnum(b);
       if (x < y) return -1;
       if (x > y) return 1;
@@ -223,8 +236,10 @@ static int value_cmp(const DiffValue *a, const DiffValue *b, int loose) {
       if (a->type == DIFF_FLOAT && signbit(a->r) != signbit(b->r)) return signbit(a->r) ? -1 : 1;
       return 0;
     }
-    case 2: return loose ? folded_cmp(a, b) : bytes_cmp(a->z, a->n, b->z, b->n);
-    default: return bytes_cmp(a->z, a->n, b->z, b->n);
+    case 2:
+      return loose ? folded_cmp(a, b) : bytes_cmp(a->z, a->n, b->z, b->n);
+    default:
+      return bytes_cmp(a->z, a->n, b->z, b->n);
   }
 }
 
@@ -256,8 +271,8 @@ static const DiffResult *g_sort_res;
 
 static int row_cmp_raw(const DiffResult *r, size_t x, const DiffResult *s, size_t y, int loose) {
   for (int c = 0; c < r->ncol; c++) {
-    int d = value_cmp(&r->v[x * (size_t)r->ncol + (size_t)c], &s->v[y * (size_t)s->ncol + (size_t)c],
-                      loose);
+    int d = value_cmp(&r->v[x * (size_t)r->ncol + (size_t)c],
+                      &s->v[y * (size_t)s->ncol + (size_t)c], loose);
     if (d) return d;
   }
   return 0;
@@ -297,12 +312,13 @@ static int bag_equal(const DiffResult *ref, size_t *ri, const DiffResult *got, s
   return 1;
 }
 
-int diff_compare(const DiffResult *ref, const DiffResult *got, int mode, int truncated,
-                 char *why, size_t nwhy) {
+int diff_compare(const DiffResult *ref, const DiffResult *got, int mode, int truncated, char *why,
+                 size_t nwhy) {
   why[0] = 0;
   if (ref->rc || got->rc) {
     if (ref->rc && got->rc) return 0;
-    snprintf(why, nwhy, "%s", ref->rc ? "only the reference failed" : "only the tested engine failed");
+    snprintf(why, nwhy, "%s",
+             ref->rc ? "only the reference failed" : "only the tested engine failed");
     return 1;
   }
   if (ref->ncol != got->ncol) {
@@ -331,8 +347,9 @@ int diff_compare(const DiffResult *ref, const DiffResult *got, int mode, int tru
   size_t bad = 0;
   if (mode == DIFF_CMP_BAG || mode == DIFF_CMP_LOOSE) {
     same = bag_equal(ref, ri, got, gi, 0, n, mode == DIFF_CMP_LOOSE, &bad);
-    if (!same) snprintf(why, nwhy, "rows differ as %s multisets (sorted row %zu)",
-                        mode == DIFF_CMP_LOOSE ? "canonical" : "exact", bad);
+    if (!same)
+      snprintf(why, nwhy, "rows differ as %s multisets (sorted row %zu)",
+               mode == DIFF_CMP_LOOSE ? "canonical" : "exact", bad);
   } else {
     /* Ordered: runs of canonically equal rows in the reference are tie
      * groups (the ORDER BY covers every column, so only such rows can tie);
@@ -528,13 +545,15 @@ static void print_hints(FILE *f, const DiffOptions *o, char **script, const unsi
     int changed = 0, ok = 1;
     for (size_t i = 0; i < n && ok; i++) {
       if (!keep[i]) continue;
-      if (pr->create_only && strncmp(script[i], "CREATE TABLE", 12)) mut[i] = strdup(script[i]);
-      else mut[i] = replace_all(script[i], pr->from, pr->to);
+      if (pr->create_only && strncmp(script[i], "CREATE TABLE", 12))
+        mut[i] = strdup(script[i]);
+      else
+        mut[i] = replace_all(script[i], pr->from, pr->to);
       ok = mut[i] != NULL;
       if (ok && strcmp(mut[i], script[i])) changed = 1;
     }
-    char *last = ok ? (pr->create_only ? strdup(gs->sql) : replace_all(gs->sql, pr->from, pr->to))
-                    : NULL;
+    char *last =
+        ok ? (pr->create_only ? strdup(gs->sql) : replace_all(gs->sql, pr->from, pr->to)) : NULL;
     if (last && strcmp(last, gs->sql)) changed = 1;
     if (last && changed && !reproduces(o, mut, keep, n, last, gs)) {
       fprintf(f, "%s%s", any++ ? "; " : "  hint: the difference goes away with ", pr->hint);
@@ -557,8 +576,9 @@ static void report(Run *run, long at, long round_at, const GenStmt *gs, const Di
             (unsigned long long)o->seed, at, why, gs->sql);
     return;
   }
-  fprintf(f, "\n=== difference %ld: seed %llu, statement %ld (statement %ld of its round), %s, "
-             "compared as %s%s\n",
+  fprintf(f,
+          "\n=== difference %ld: seed %llu, statement %ld (statement %ld of its round), %s, "
+          "compared as %s%s\n",
           nth, (unsigned long long)o->seed, at, round_at, kind_name(gs->kind), cmp_name(gs->cmp),
           gs->truncated ? " (LIMIT/OFFSET)" : "");
   fprintf(f, "  why: %s\n  tags:", why);
@@ -576,8 +596,10 @@ static void report(Run *run, long at, long round_at, const GenStmt *gs, const Di
     if (reproduces(o, script->s, keep, script->n, gs->sql, gs)) {
       for (size_t i = script->n; i-- > 0;) {
         keep[i] = 0;
-        if (reproduces(o, script->s, keep, script->n, gs->sql, gs)) kept--;
-        else keep[i] = 1;
+        if (reproduces(o, script->s, keep, script->n, gs->sql, gs))
+          kept--;
+        else
+          keep[i] = 1;
       }
       print_hints(f, o, script->s, keep, script->n, gs, run->hint_count);
       fprintf(f, "  -- minimized script (%zu of %zu statements; paste into both shells):\n", kept,
@@ -684,9 +706,12 @@ int diff_run(const DiffOptions *o, DiffStats *st) {
     }
     round_at++;
     st->stmts++;
-    if (gs.kind == GEN_QUERY) st->queries++;
-    else if (gs.kind == GEN_WRITE) st->writes++;
-    else st->ddl++;
+    if (gs.kind == GEN_QUERY)
+      st->queries++;
+    else if (gs.kind == GEN_WRITE)
+      st->writes++;
+    else
+      st->ddl++;
     if (diverged) {
       run.skipped++;
       continue;
@@ -712,10 +737,12 @@ int diff_run(const DiffOptions *o, DiffStats *st) {
     if (diff_compare(&rr, &rt, gs.cmp, gs.truncated, why, sizeof why)) {
       st->diffs++;
       char key[128];
-      if (rt.rc && !rr.rc) snprintf(key, sizeof key, "%s error only: %.90s", o->test->name, rt.err);
+      if (rt.rc && !rr.rc)
+        snprintf(key, sizeof key, "%s error only: %.90s", o->test->name, rt.err);
       else if (rr.rc && !rt.rc)
         snprintf(key, sizeof key, "%s error only: %.90s", o->ref->name, rr.err);
-      else snprintf(key, sizeof key, "%s: %s", kind_name(gs.kind), why_category(why));
+      else
+        snprintf(key, sizeof key, "%s: %s", kind_name(gs.kind), why_category(why));
       cause_add(&run, key, i);
       for (int t = 0; t < GT_NTAGS; t++)
         if (gs.tags & (1u << t)) run.tag_count[t]++;
@@ -727,12 +754,14 @@ int diff_run(const DiffOptions *o, DiffStats *st) {
       if (o->max_diffs && st->diffs >= o->max_diffs) break;
     } else if (rr.rc && rt.rc) {
       st->both_error++;
-      if (strcmp(rr.err ? rr.err : "", rt.err ? rt.err : "")) {
+      if (rr.xrc != rt.xrc || strcmp(rr.err ? rr.err : "", rt.err ? rt.err : "")) {
         st->msg_diffs++;
         if (msg_printed++ < 10)
-          fprintf(run.out, "message differs (seed %llu statement %ld): %s\n  %s: %s\n  %s: %s\n",
-                  (unsigned long long)o->seed, i, gs.sql, o->ref->name, rr.err, o->test->name,
-                  rt.err);
+          fprintf(run.out,
+                  "message or code differs (seed %llu statement %ld): %s\n  %s: (%d) %s\n"
+                  "  %s: (%d) %s\n",
+                  (unsigned long long)o->seed, i, gs.sql, o->ref->name, rr.xrc, rr.err,
+                  o->test->name, rt.xrc, rt.err);
       }
     }
     if (gs.kind != GEN_QUERY) script_add(&script, gs.sql);
@@ -751,8 +780,9 @@ int diff_run(const DiffOptions *o, DiffStats *st) {
   if (st->diffs) {
     FILE *f = run.out;
     qsort(run.cause, (size_t)run.ncause, sizeof run.cause[0], cause_order);
-    fprintf(f, "\ndifferences by cause (%ld in all; %ld statements skipped after a write "
-               "differed):\n",
+    fprintf(f,
+            "\ndifferences by cause (%ld in all; %ld statements skipped after a write "
+            "differed):\n",
             st->diffs, run.skipped);
     for (int i = 0; i < run.ncause; i++)
       fprintf(f, "  %6ld  %s  (first: statement %ld)\n", run.cause[i].count, run.cause[i].key,
@@ -773,9 +803,8 @@ int diff_run(const DiffOptions *o, DiffStats *st) {
 void diff_stats_print(FILE *f, const DiffStats *s) {
   fprintf(f,
           "%ld statements in %ld rounds (%ld queries, %ld writes, %ld ddl/txn; %ld ordered, %ld "
-          "canonical, %ld empty), %ld rows, %ld both-error (%ld message differences), %ld "
+          "canonical, %ld empty), %ld rows, %ld both-error (%ld message/code differences), %ld "
           "differences, %.1f s\n",
           s->stmts, s->rounds, s->queries, s->writes, s->ddl, s->ordered, s->loose, s->empty,
-          s->rows_total,
-          s->both_error, s->msg_diffs, s->diffs, s->seconds);
+          s->rows_total, s->both_error, s->msg_diffs, s->diffs, s->seconds);
 }

@@ -20,8 +20,9 @@
  *     are (SQLite's own output precision, see diff.c), never otherwise; an
  *     integer never equals a real in the strict modes.
  *  4. When both engines fail, the rows are not compared (rows delivered
- *     before a step error depend on the plan); the message texts are
- *     compared and counted separately (DiffStats.msg_diffs).
+ *     before a step error depend on the plan); the message texts and
+ *     extended codes are compared and counted separately
+ *     (DiffStats.msg_diffs).
  *  5. The driver runs statements only through DiffEngine, so any two engines
  *     can be compared; SQLite against SQLite must give zero differences.
  */
@@ -40,11 +41,11 @@
 #define DIFF_NULL 5
 
 typedef struct DiffValue {
-  int type;     /* DIFF_INTEGER .. DIFF_NULL */
-  int64_t i;    /* DIFF_INTEGER */
-  double r;     /* DIFF_FLOAT */
-  char *z;      /* DIFF_TEXT / DIFF_BLOB: owned, NUL-terminated copy */
-  size_t n;     /* bytes in z, without the terminator */
+  int type;  /* DIFF_INTEGER .. DIFF_NULL */
+  int64_t i; /* DIFF_INTEGER */
+  double r;  /* DIFF_FLOAT */
+  char *z;   /* DIFF_TEXT / DIFF_BLOB: owned, NUL-terminated copy */
+  size_t n;  /* bytes in z, without the terminator */
 } DiffValue;
 
 typedef struct DiffResult {
@@ -108,29 +109,29 @@ void diff_result_print(FILE *f, const DiffResult *r, size_t max_rows);
  * LIMIT/OFFSET, so tie groups at either end may hold other members.
  * Returns 0 when they agree; else 1 and a reason in why. Error results
  * agree when both are errors (message text not compared here). */
-int diff_compare(const DiffResult *ref, const DiffResult *got, int mode, int truncated,
-                 char *why, size_t nwhy);
+int diff_compare(const DiffResult *ref, const DiffResult *got, int mode, int truncated, char *why,
+                 size_t nwhy);
 
 /* ---- Driver ---- */
 typedef struct DiffOptions {
   uint64_t seed;
-  long n;                  /* statements to run */
-  const DiffEngine *ref;   /* the oracle */
-  const DiffEngine *test;  /* the engine under test */
-  int max_details;         /* differences printed in full (default 20) */
-  int minimize;            /* minimize the scripts of this many differences */
-  int max_diffs;           /* stop after this many differences (0 = never) */
-  int verbose;             /* print every statement */
-  FILE *out;               /* where reports go (default stderr) */
+  long n;                 /* statements to run */
+  const DiffEngine *ref;  /* the oracle */
+  const DiffEngine *test; /* the engine under test */
+  int max_details;        /* differences printed in full (default 20) */
+  int minimize;           /* minimize the scripts of this many differences */
+  int max_diffs;          /* stop after this many differences (0 = never) */
+  int verbose;            /* print every statement */
+  FILE *out;              /* where reports go (default stderr) */
 } DiffOptions;
 
 typedef struct DiffStats {
   long stmts, queries, writes, ddl, rounds;
-  long both_error;   /* statements on which both engines failed */
-  long rows_total;   /* rows compared (reference side) */
-  long empty;        /* queries that succeeded with no rows (reference side) */
-  long diffs;        /* differences in rows, errors or changes */
-  long msg_diffs;    /* both failed, with different message text */
+  long both_error; /* statements on which both engines failed */
+  long rows_total; /* rows compared (reference side) */
+  long empty;      /* queries that succeeded with no rows (reference side) */
+  long diffs;      /* differences in rows, errors or changes */
+  long msg_diffs;  /* both failed, with another message text or code */
   long ordered, loose;
   double seconds;
 } DiffStats;

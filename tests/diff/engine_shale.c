@@ -10,15 +10,12 @@
  *  3. query prepares only the first statement of its text and always
  *     finalizes it; changes() is recorded only for a successful write.
  */
-#include "shale.h"
-
 #include "diff.h"
-
+#include "shale.h"
 
 static void *sh_open(void) {
   shale *db = NULL;
-  if (shale_open_v2(":memory:", &db, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, NULL) !=
-      SHALE_OK) {
+  if (shale_open_v2(":memory:", &db, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, NULL) != SHALE_OK) {
     shale_close(db);
     return NULL;
   }
@@ -66,7 +63,9 @@ static void sh_query(void *h, const char *sql, DiffResult *out) {
           diff_value_set_bytes(&v[i], DIFF_BLOB, z, (size_t)shale_column_bytes(st, i));
           break;
         }
-        default: v[i].type = DIFF_NULL; break;
+        default:
+          v[i].type = DIFF_NULL;
+          break;
       }
     }
   }

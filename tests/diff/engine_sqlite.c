@@ -39,7 +39,8 @@ static void *sq_open_other_plans(void) {
   sqlite3 *db = sq_open();
   if (!db) return NULL;
   sqlite3_exec(db, "PRAGMA reverse_unordered_selects=1", NULL, NULL, NULL);
-  if (getenv("SHALE_DIFF_NO_OPT")) sqlite3_test_control(SQLITE_TESTCTRL_OPTIMIZATIONS, db, 0xffffffff);
+  if (getenv("SHALE_DIFF_NO_OPT"))
+    sqlite3_test_control(SQLITE_TESTCTRL_OPTIMIZATIONS, db, 0xffffffff);
   return db;
 }
 
@@ -83,7 +84,9 @@ static void sq_query(void *h, const char *sql, DiffResult *out) {
           diff_value_set_bytes(&v[i], DIFF_BLOB, z, (size_t)sqlite3_column_bytes(st, i));
           break;
         }
-        default: v[i].type = DIFF_NULL; break;
+        default:
+          v[i].type = DIFF_NULL;
+          break;
       }
     }
   }
@@ -103,5 +106,5 @@ static const char *sq_errmsg(void *h) { return sqlite3_errmsg(h); }
 static void sq_close(void *h) { sqlite3_close(h); }
 
 const DiffEngine diff_engine_sqlite = {"sqlite", sq_open, sq_exec, sq_query, sq_errmsg, sq_close};
-const DiffEngine diff_engine_sqlite_other_plans = {"sqlite-other-plans", sq_open_other_plans,
-                                                   sq_exec, sq_query, sq_errmsg, sq_close};
+const DiffEngine diff_engine_sqlite_other_plans = {
+    "sqlite-other-plans", sq_open_other_plans, sq_exec, sq_query, sq_errmsg, sq_close};

@@ -90,14 +90,14 @@ struct DiffGen {
   int txn;        /* 0 none, 1 BEGIN, 2 savepoint too */
   int has_view;   /* v1 exists this round (its columns in view) */
   Src view;
-  int nsub;       /* subquery alias counter within a statement */
+  int nsub; /* subquery alias counter within a statement */
   uint32_t tags;
 };
 
 static const char *const tag_names[GT_NTAGS] = {
-    "join",    "left-join", "subquery", "correlated", "aggregate", "group-by", "compound",
-    "distinct", "order-by", "limit",    "cast",       "collate",   "like/glob", "in",
-    "case",    "derived",   "exists",   "function",   "using",     "error",     "conflict"};
+    "join",     "left-join", "subquery", "correlated", "aggregate", "group-by",  "compound",
+    "distinct", "order-by",  "limit",    "cast",       "collate",   "like/glob", "in",
+    "case",     "derived",   "exists",   "function",   "using",     "error",     "conflict"};
 
 const char *gen_tag_name(int i) { return i >= 0 && i < GT_NTAGS ? tag_names[i] : "?"; }
 
@@ -175,18 +175,26 @@ static const Props P_INT = {K_INT, 0}, P_TEXT = {K_TEXT, 0}, P_REAL = {K_REAL, 0
 /* ---- literals ---- */
 
 static const char *const texts[] = {
-    "'abc'", "'ABC'", "'Abc'", "'abc '", "'a'", "'A'", "'b'", "'B'", "''", "'  '", "'12'",
-    "'12.0'", "'1e3'", "'0x1A'", "'-0'", "'+5'", "'12abc'", "'3.25'", "'-7'", "' 4'", "'b%c'",
-    "'a_c'", "'xyz'", "'x''y'", "'\xc3\xa9'", "'\xc3\x89'", "'b '", "'10'", "'2'"};
-static const char *const wide_texts[] = {"'9223372036854775808'", "'1e400'", "'-9223372036854775809'",
-                                         "'0.1'", "'1.0e-5'"};
+    "'abc'",      "'ABC'",      "'Abc'", "'abc '", "'a'",   "'A'",    "'b'",   "'B'",
+    "''",         "'  '",       "'12'",  "'12.0'", "'1e3'", "'0x1A'", "'-0'",  "'+5'",
+    "'12abc'",    "'3.25'",     "'-7'",  "' 4'",   "'b%c'", "'a_c'",  "'xyz'", "'x''y'",
+    "'\xc3\xa9'", "'\xc3\x89'", "'b '",  "'10'",   "'2'"};
+static const char *const wide_texts[] = {"'9223372036854775808'", "'1e400'",
+                                         "'-9223372036854775809'", "'0.1'", "'1.0e-5'"};
 static const char *const blobs[] = {"x''", "x'00'", "x'616263'", "x'3132'", "x'ff'", "x'41'"};
-static const char *const extremes[] = {"9223372036854775807", "-9223372036854775808",
-                                       "4294967296", "-4294967297", "9007199254740993",
-                                       "-9223372036854775807", "2147483648"};
-static const char *const wide_reals[] = {"0.1", "1e300", "-2.5e-5", "1.7976931348623157e308",
-                                         "3.141592653589793", "1e18", "9.2233720368547758e18",
-                                         "-0.0", "1e-300", "123456789.123"};
+static const char *const extremes[] = {
+    "9223372036854775807", "-9223372036854775808", "4294967296", "-4294967297",
+    "9007199254740993",    "-9223372036854775807", "2147483648"};
+static const char *const wide_reals[] = {"0.1",
+                                         "1e300",
+                                         "-2.5e-5",
+                                         "1.7976931348623157e308",
+                                         "3.141592653589793",
+                                         "1e18",
+                                         "9.2233720368547758e18",
+                                         "-0.0",
+                                         "1e-300",
+                                         "123456789.123"};
 
 /* A literal; narrow: no extremes or inexact reals. */
 static Props lit(DiffGen *g, Buf *b, int narrow) {
@@ -223,8 +231,10 @@ static Props lit(DiffGen *g, Buf *b, int narrow) {
 /* A value to store in column c. */
 static void colval(DiffGen *g, Buf *b, const GCol *c) {
   if (c->ipk) {
-    if (ch(g, 15)) bs(b, "NULL");
-    else bp(b, "%d", rnd(g, 45) - 3);
+    if (ch(g, 15))
+      bs(b, "NULL");
+    else
+      bp(b, "%d", rnd(g, 45) - 3);
     return;
   }
   if (ch(g, c->pk ? 2 : 14)) {
@@ -263,11 +273,21 @@ static void decltype_of(DiffGen *g, int aff, Buf *b) {
   static const char *const tr[] = {"REAL", "DOUBLE", "FLOAT"};
   static const char *const tm[] = {"NUMERIC", "DECIMAL(10,2)", "BOOLEAN", "DATE"};
   switch (aff) {
-    case AFF_INT: bs(b, PICK(g, ti)); break;
-    case AFF_TEXT: bs(b, PICK(g, tt)); break;
-    case AFF_NONE: bs(b, PICK(g, tn)); break;
-    case AFF_REAL: bs(b, PICK(g, tr)); break;
-    default: bs(b, PICK(g, tm)); break;
+    case AFF_INT:
+      bs(b, PICK(g, ti));
+      break;
+    case AFF_TEXT:
+      bs(b, PICK(g, tt));
+      break;
+    case AFF_NONE:
+      bs(b, PICK(g, tn));
+      break;
+    case AFF_REAL:
+      bs(b, PICK(g, tr));
+      break;
+    default:
+      bs(b, PICK(g, tm));
+      break;
   }
 }
 
@@ -317,8 +337,10 @@ static void gen_create_table(DiffGen *g, int ti, Buf *b) {
     if (c->aff != AFF_NONE || ch(g, 30)) {
       int r = rnd(g, 100);
       c->coll = r < 15 ? 1 : r < 22 ? 2 : 0;
-      if (c->coll) bs(b, c->coll == 1 ? " COLLATE NOCASE" : " COLLATE RTRIM");
-      else if (r < 26) bs(b, " COLLATE BINARY");
+      if (c->coll)
+        bs(b, c->coll == 1 ? " COLLATE NOCASE" : " COLLATE RTRIM");
+      else if (r < 26)
+        bs(b, " COLLATE BINARY");
     }
     if (!c->pk && ch(g, 12)) {
       c->unique = 1;
@@ -381,8 +403,10 @@ static void gen_index(DiffGen *g, Buf *b) {
   bs(b, ")");
   if (ch(g, 15)) {
     const GCol *c = &t->col[rnd(g, t->ncol)];
-    if (ch(g, 50)) bp(b, " WHERE %s IS NOT NULL", c->name);
-    else bp(b, " WHERE %s > %d", c->name, rnd(g, 6));
+    if (ch(g, 50))
+      bp(b, " WHERE %s IS NOT NULL", c->name);
+    else
+      bp(b, " WHERE %s > %d", c->name, rnd(g, 6));
   }
 }
 
@@ -415,10 +439,10 @@ static Props colref(DiffGen *g, Buf *b, const Scope *sc, int narrow, int *wide) 
 }
 
 static void like_pattern(DiffGen *g, Buf *b, int glob) {
-  static const char *const lp[] = {"'a%'", "'%b%'", "'A_'", "'1%'", "'%'", "'_'", "'%c'",
-                                   "'ab%'", "'%1'", "'x''%'", "'b\\%%'", "''"};
-  static const char *const gp[] = {"'a*'", "'*b*'", "'A?'", "'[a-c]*'", "'*'", "'?'", "'[^a]*'",
-                                   "'1*'", "'*[0-9]'", "'ab*'"};
+  static const char *const lp[] = {"'a%'", "'%b%'", "'A_'", "'1%'",   "'%'",     "'_'",
+                                   "'%c'", "'ab%'", "'%1'", "'x''%'", "'b\\%%'", "''"};
+  static const char *const gp[] = {"'a*'", "'*b*'",   "'A?'", "'[a-c]*'", "'*'",
+                                   "'?'",  "'[^a]*'", "'1*'", "'*[0-9]'", "'ab*'"};
   bs(b, glob ? PICK(g, gp) : PICK(g, lp));
 }
 
@@ -481,9 +505,20 @@ static Props agg_call(DiffGen *g, Buf *b, const Scope *outer_sc) {
   return P_INT;
 }
 
-static const char *const cmpops[] = {"=",  "==", "!=",     "<>",    "<",
-                                     "<=", ">",  ">=",     "IS",    "IS NOT",
-                                     "=",  "<",  "IS NOT DISTINCT FROM", "IS DISTINCT FROM"};
+static const char *const cmpops[] = {"=",
+                                     "==",
+                                     "!=",
+                                     "<>",
+                                     "<",
+                                     "<=",
+                                     ">",
+                                     ">=",
+                                     "IS",
+                                     "IS NOT",
+                                     "=",
+                                     "<",
+                                     "IS NOT DISTINCT FROM",
+                                     "IS DISTINCT FROM"};
 
 static Props bool_expr(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode) {
   int r = rnd(g, 100);
@@ -502,8 +537,10 @@ static Props bool_expr(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode)
     int n = ch(g, 4) ? 0 : 1 + rnd(g, 4); /* "IN ()" is SQLite's too */
     for (int i = 0; i < n; i++) {
       if (i) bs(b, ", ");
-      if (ch(g, 80)) lit(g, b, 0);
-      else expr(g, b, sc, 0, mode);
+      if (ch(g, 80))
+        lit(g, b, 0);
+      else
+        expr(g, b, sc, 0, mode);
     }
     bs(b, ")");
   } else if (r < 48) {
@@ -597,9 +634,15 @@ static Props func_call(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode)
       bs(b, ")");
       p.coll = 1;
       return p;
-    case 3: one = "length", ret = P_INT; break;
-    case 4: one = ch(g, 50) ? "lower" : "upper"; break;
-    case 5: one = "typeof"; break;
+    case 3:
+      one = "length", ret = P_INT;
+      break;
+    case 4:
+      one = ch(g, 50) ? "lower" : "upper";
+      break;
+    case 5:
+      one = "typeof";
+      break;
     case 6:
       if (narrow) {
         one = "length", ret = P_INT;
@@ -627,9 +670,15 @@ static Props func_call(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode)
       expr(g, b, sc, depth - 1, mode);
       bs(b, ", 'a', 'xy')");
       return P_TEXT;
-    case 9: one = ch(g, 50) ? "trim" : ch(g, 50) ? "ltrim" : "rtrim"; break;
-    case 10: one = "hex"; break;
-    case 11: one = "quote"; break;
+    case 9:
+      one = ch(g, 50) ? "trim" : ch(g, 50) ? "ltrim" : "rtrim";
+      break;
+    case 10:
+      one = "hex";
+      break;
+    case 11:
+      one = "quote";
+      break;
     case 12:
       bs(b, "round(");
       expr(g, b, sc, depth - 1, mode);
@@ -667,7 +716,9 @@ static Props func_call(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode)
       p = expr(g, b, sc, depth - 1, mode);
       bs(b, ")");
       return p;
-    default: one = "unicode", ret = P_INT; break;
+    default:
+      one = "unicode", ret = P_INT;
+      break;
   }
   bp(b, "%s(", one);
   expr(g, b, sc, depth - 1, mode);
@@ -689,9 +740,12 @@ static Props expr(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode) {
     static const char *const bit[] = {"&", "|", "<<", ">>"};
     bs(b, "(");
     expr(g, b, sc, depth - 1, mode);
-    if (narrow) bp(b, " %s ", PICK(g, exact));
-    else if (ch(g, 15)) bp(b, " %s ", PICK(g, bit));
-    else bp(b, " %s ", PICK(g, ar));
+    if (narrow)
+      bp(b, " %s ", PICK(g, exact));
+    else if (ch(g, 15))
+      bp(b, " %s ", PICK(g, bit));
+    else
+      bp(b, " %s ", PICK(g, ar));
     expr(g, b, sc, depth - 1, mode);
     bs(b, ")");
     return P_MIX;
@@ -726,8 +780,10 @@ static Props expr(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode) {
     p = P_NULL;
     for (int i = 0; i < n; i++) {
       bs(b, " WHEN ");
-      if (simple) lit(g, b, 0);
-      else bool_expr(g, b, sc, depth - 1, mode);
+      if (simple)
+        lit(g, b, 0);
+      else
+        bool_expr(g, b, sc, depth - 1, mode);
       bs(b, " THEN ");
       p = pjoin(p, expr(g, b, sc, depth - 1, mode));
     }
@@ -780,8 +836,10 @@ static void subselect_one(DiffGen *g, Buf *b, const Scope *outer, int safe_neede
   int distinct = ch(g, 15);
   bp(b, "SELECT %s", distinct ? "DISTINCT " : "");
   Props p;
-  if (distinct || safe_needed || ch(g, 10)) p = safe_colref(g, b, &sc);
-  else p = expr(g, b, &sc, rnd(g, 2), 0);
+  if (distinct || safe_needed || ch(g, 10))
+    p = safe_colref(g, b, &sc);
+  else
+    p = expr(g, b, &sc, rnd(g, 2), 0);
   bp(b, " FROM %s AS %s", t->name, alias);
   if (ch(g, 70)) {
     bs(b, " WHERE ");
@@ -875,9 +933,12 @@ static void derived(DiffGen *g, Buf *b, Scope *sc) {
       if (i) bs(b, ", ");
       Props p;
       int wide = 1;
-      if (distinct) p = safe_colref(g, b, &in);
-      else if (ch(g, 60)) p = colref(g, b, &in, 0, &wide);
-      else p = expr(g, b, &in, 1, 0);
+      if (distinct)
+        p = safe_colref(g, b, &in);
+      else if (ch(g, 60))
+        p = colref(g, b, &in, 0, &wide);
+      else
+        p = expr(g, b, &in, 1, 0);
       bp(b, " AS x%d", i + 1);
       snprintf(d->col[i].name, sizeof d->col[i].name, "x%d", i + 1);
       d->col[i].p = p;
@@ -954,21 +1015,30 @@ static void gen_view(DiffGen *g, Buf *b) {
 
 static void from_clause(DiffGen *g, Buf *b, Scope *sc, FromInfo *fi) {
   sc->nsrc = 0;
-  if (ch(g, 12)) derived(g, b, sc);
-  else add_table_src(g, b, sc);
+  if (ch(g, 12))
+    derived(g, b, sc);
+  else
+    add_table_src(g, b, sc);
   fi->star_cols = sc->src[0].ncol;
   fi->star_props = P_NULL;
-  for (int i = 0; i < sc->src[0].ncol; i++) fi->star_props = pjoin(fi->star_props, sc->src[0].col[i].p);
+  for (int i = 0; i < sc->src[0].ncol; i++)
+    fi->star_props = pjoin(fi->star_props, sc->src[0].col[i].p);
   int joins = ch(g, 45) ? 1 + ch(g, 15) : 0;
   for (int j = 0; j < joins; j++) {
     g->tags |= GT_JOIN;
     int r = rnd(g, 100);
-    const char *kw = r < 45 ? " JOIN " : r < 55 ? " INNER JOIN " : r < 80 ? " LEFT JOIN " : r < 90 ? " CROSS JOIN " : ", ";
+    const char *kw = r < 45   ? " JOIN "
+                     : r < 55 ? " INNER JOIN "
+                     : r < 80 ? " LEFT JOIN "
+                     : r < 90 ? " CROSS JOIN "
+                              : ", ";
     if (r >= 55 && r < 80) g->tags |= GT_LEFT;
     size_t kwpos = b->n;
     bs(b, kw);
-    if (ch(g, 8)) derived(g, b, sc);
-    else add_table_src(g, b, sc);
+    if (ch(g, 8))
+      derived(g, b, sc);
+    else
+      add_table_src(g, b, sc);
     const Src *rs = &sc->src[sc->nsrc - 1];
     int star = rs->ncol;
     if (kw[1] != 'C' && kw[0] != ',') {
@@ -1088,8 +1158,10 @@ static void agg_query(DiffGen *g, Buf *b, GenStmt *st) {
   int loose = 0;
   for (int i = 0; i < nkey; i++) {
     Props p;
-    if (ch(g, 70)) p = colref(g, &keys[i], &sc, 0, NULL);
-    else p = expr(g, &keys[i], &sc, 1, 0);
+    if (ch(g, 70))
+      p = colref(g, &keys[i], &sc, 0, NULL);
+    else
+      p = expr(g, &keys[i], &sc, 1, 0);
     char c0 = keys[i].z[0];
     if ((c0 >= '0' && c0 <= '9') || c0 == '-') {
       /* GROUP BY <integer> names an output column: use a column instead */
@@ -1105,13 +1177,15 @@ static void agg_query(DiffGen *g, Buf *b, GenStmt *st) {
   int ncol = 0;
   if (show_keys)
     for (int i = 0; i < nkey; i++) bp(b, "%s%s", ncol++ ? ", " : "", keys[i].z);
-  else loose = 0;
+  else
+    loose = 0;
   int nagg = 1 + rnd(g, 3);
   for (int i = 0; i < nagg; i++) {
     if (ncol++) bs(b, ", ");
     Props p;
     int r = rnd(g, 100);
-    if (r < 75) p = agg_call(g, b, &sc);
+    if (r < 75)
+      p = agg_call(g, b, &sc);
     else if (r < 88) {
       bs(b, "(");
       agg_call(g, b, &sc);
@@ -1205,24 +1279,44 @@ static void error_stmt(DiffGen *g, Buf *b, GenStmt *st) {
   const GTab *u = &g->tab[rnd(g, g->ntab)];
   st->kind = GEN_QUERY;
   switch (rnd(g, 12)) {
-    case 0: bp(b, "SELECT zz FROM %s", t->name); break;
-    case 1: bp(b, "SELECT %s FROM nosuch", t->col[0].name); break;
-    case 2: bp(b, "SELECT nofunc(%s) FROM %s", t->col[0].name, t->name); break;
-    case 3: bp(b, "SELECT abs(1, 2) FROM %s", t->name); break;
-    case 4: bp(b, "SELECT * FROM %s WHERE count(*) > 0", t->name); break;
-    case 5: bp(b, "SELECT %s FROM %s, %s", t->col[0].name, t->name, u->name); break;
+    case 0:
+      bp(b, "SELECT zz FROM %s", t->name);
+      break;
+    case 1:
+      bp(b, "SELECT %s FROM nosuch", t->col[0].name);
+      break;
+    case 2:
+      bp(b, "SELECT nofunc(%s) FROM %s", t->col[0].name, t->name);
+      break;
+    case 3:
+      bp(b, "SELECT abs(1, 2) FROM %s", t->name);
+      break;
+    case 4:
+      bp(b, "SELECT * FROM %s WHERE count(*) > 0", t->name);
+      break;
+    case 5:
+      bp(b, "SELECT %s FROM %s, %s", t->col[0].name, t->name, u->name);
+      break;
     case 6:
       bp(b, "SELECT %s, %s FROM %s UNION SELECT %s FROM %s", t->col[0].name, t->col[1].name,
          t->name, u->col[0].name, u->name);
       break;
-    case 7: bp(b, "SELECT %s FROM %s ORDER BY 9", t->col[0].name, t->name); break;
+    case 7:
+      bp(b, "SELECT %s FROM %s ORDER BY 9", t->col[0].name, t->name);
+      break;
     case 8:
       st->kind = GEN_WRITE;
       bp(b, "INSERT INTO %s VALUES (1)", t->ncol > 1 ? t->name : "nosuch");
       break;
-    case 9: bp(b, "SELEC %s FROM %s", t->col[0].name, t->name); break;
-    case 10: bp(b, "SELECT %s.%s FROM %s AS q", t->name, t->col[0].name, t->name); break;
-    default: bp(b, "SELECT substr() FROM %s", t->name); break;
+    case 9:
+      bp(b, "SELEC %s FROM %s", t->col[0].name, t->name);
+      break;
+    case 10:
+      bp(b, "SELECT %s.%s FROM %s AS q", t->name, t->col[0].name, t->name);
+      break;
+    default:
+      bp(b, "SELECT substr() FROM %s", t->name);
+      break;
   }
 }
 
@@ -1264,8 +1358,10 @@ static void insert_values(DiffGen *g, Buf *b, const GTab *t, int rows) {
     for (int i = 0; i < t->ncol; i++) npk += t->col[i].pk;
     for (int i = 0; i < t->ncol; i++) {
       const GCol *c = &t->col[i];
-      if (c->ipk || (c->pk && npk == 1) || c->unique) u = u < 0 || ch(g, 50) ? i : u;
-      else if (!c->pk) v = i;
+      if (c->ipk || (c->pk && npk == 1) || c->unique)
+        u = u < 0 || ch(g, 50) ? i : u;
+      else if (!c->pk)
+        v = i;
     }
     if (u < 0 || v < 0 || ch(g, 25)) {
       bs(b, " ON CONFLICT DO NOTHING");
@@ -1311,8 +1407,10 @@ static void insert_select(DiffGen *g, Buf *b, const GTab *t) {
   for (int i = 0; i < t->ncol; i++) {
     int narrow = !t->col[i].wide; /* keep narrow columns narrow (invariant 3) */
     if (i) bs(b, ", ");
-    if (ch(g, 75) || narrow) colref(g, b, &sc, narrow, NULL);
-    else expr(g, b, &sc, 1, 0);
+    if (ch(g, 75) || narrow)
+      colref(g, b, &sc, narrow, NULL);
+    else
+      expr(g, b, &sc, 1, 0);
   }
   bp(b, " FROM %s AS s1", s->name);
   if (ch(g, 80)) {
@@ -1350,9 +1448,15 @@ static void update_stmt(DiffGen *g, Buf *b, const GTab *t) {
     } else if (!c->wide) {
       /* Narrow columns stay small: no products of products over time. */
       switch (rnd(g, 4)) {
-        case 0: bp(b, "%s + 1", c->name); break;
-        case 1: bp(b, "-%s", c->name); break;
-        case 2: bp(b, "abs(%s) - 2", c->name); break;
+        case 0:
+          bp(b, "%s + 1", c->name);
+          break;
+        case 1:
+          bp(b, "-%s", c->name);
+          break;
+        case 2:
+          bp(b, "abs(%s) - 2", c->name);
+          break;
         default:
           bs(b, "CASE WHEN ");
           bool_expr(g, b, &sc, 1, M_NARROW);
@@ -1416,10 +1520,14 @@ static void delete_stmt(DiffGen *g, Buf *b, const GTab *t) {
 static void write_stmt(DiffGen *g, Buf *b) {
   const GTab *t = &g->tab[rnd(g, g->ntab)];
   int r = rnd(g, 100);
-  if (r < 45) insert_values(g, b, t, 1 + rnd(g, 3));
-  else if (r < 55 && !t->has_ipk) insert_select(g, b, t);
-  else if (r < 85) update_stmt(g, b, t);
-  else delete_stmt(g, b, t);
+  if (r < 45)
+    insert_values(g, b, t, 1 + rnd(g, 3));
+  else if (r < 55 && !t->has_ipk)
+    insert_select(g, b, t);
+  else if (r < 85)
+    update_stmt(g, b, t);
+  else
+    delete_stmt(g, b, t);
 }
 
 /* ---- the stream ---- */
@@ -1510,9 +1618,12 @@ void gen_next(DiffGen *g, GenStmt *st) {
   } else if (r < 215) {
     st->kind = GEN_DDL;
     GTab *t = &g->tab[rnd(g, g->ntab)];
-    if (!g->txn && t->ncol < MAXCOL && ch(g, 20)) alter_add(g, b, t);
-    else if (g->nidx && ch(g, 40)) bp(b, "DROP INDEX IF EXISTS i%d", 1 + rnd(g, g->nidx));
-    else gen_index(g, b);
+    if (!g->txn && t->ncol < MAXCOL && ch(g, 20))
+      alter_add(g, b, t);
+    else if (g->nidx && ch(g, 40))
+      bp(b, "DROP INDEX IF EXISTS i%d", 1 + rnd(g, g->nidx));
+    else
+      gen_index(g, b);
   } else if (r < 235) {
     st->kind = GEN_TXN;
     if (g->txn == 0) {
@@ -1535,9 +1646,12 @@ void gen_next(DiffGen *g, GenStmt *st) {
   } else {
     st->kind = GEN_QUERY;
     int q = rnd(g, 100);
-    if (q < 58) simple_query(g, b, st);
-    else if (q < 85) agg_query(g, b, st);
-    else compound_query(g, b, st);
+    if (q < 58)
+      simple_query(g, b, st);
+    else if (q < 85)
+      agg_query(g, b, st);
+    else
+      compound_query(g, b, st);
   }
 done:
   st->sql = b->z;

@@ -61,11 +61,11 @@
 
 typedef struct GenStmt {
   const char *sql;
-  int kind;       /* GEN_QUERY .. GEN_TXN */
-  int cmp;        /* DIFF_CMP_* (diff.h) */
-  int truncated;  /* has LIMIT/OFFSET */
-  int new_round;  /* run on fresh databases: reopen both engines first */
-  uint32_t tags;  /* GT_* */
+  int kind;      /* GEN_QUERY .. GEN_TXN */
+  int cmp;       /* DIFF_CMP_* (diff.h) */
+  int truncated; /* has LIMIT/OFFSET */
+  int new_round; /* run on fresh databases: reopen both engines first */
+  uint32_t tags; /* GT_* */
 } GenStmt;
 
 typedef struct DiffGen DiffGen;

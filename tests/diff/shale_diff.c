@@ -90,31 +90,47 @@ static int replay(const DiffOptions *o, const char *path) {
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: shale-diff [--seed S] [--n N] [--engine shale|sqlite|sqlite-other-plans] [--details K]\n"
+          "usage: shale-diff [--seed S] [--n N] [--engine shale|sqlite|sqlite-other-plans] "
+          "[--details K]\n"
           "                  [--minimize K] [--stop-after K] [--verbose] [--print]\n"
           "       shale-diff [--engine E] [--verbose] --replay FILE\n");
   exit(2);
 }
 
 int main(int argc, char **argv) {
-  DiffOptions o = {.seed = 1, .n = 100000, .ref = &diff_engine_sqlite, .max_details = 20,
-                   .minimize = 5, .out = stdout};
+  DiffOptions o = {.seed = 1,
+                   .n = 100000,
+                   .ref = &diff_engine_sqlite,
+                   .max_details = 20,
+                   .minimize = 5,
+                   .out = stdout};
   const char *engine = diff_engine_shale ? "shale" : "sqlite";
   int print_only = 0;
   const char *replay_file = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--verbose")) o.verbose = 1;
-    else if (!strcmp(a, "--print")) print_only = 1;
-    else if (!v) usage();
-    else if (!strcmp(a, "--seed")) o.seed = strtoull(v, NULL, 0), i++;
-    else if (!strcmp(a, "--n")) o.n = strtol(v, NULL, 0), i++;
-    else if (!strcmp(a, "--engine")) engine = v, i++;
-    else if (!strcmp(a, "--replay")) replay_file = v, i++;
-    else if (!strcmp(a, "--details")) o.max_details = atoi(v), i++;
-    else if (!strcmp(a, "--minimize")) o.minimize = atoi(v), i++;
-    else if (!strcmp(a, "--stop-after")) o.max_diffs = atoi(v), i++;
-    else usage();
+    if (!strcmp(a, "--verbose"))
+      o.verbose = 1;
+    else if (!strcmp(a, "--print"))
+      print_only = 1;
+    else if (!v)
+      usage();
+    else if (!strcmp(a, "--seed"))
+      o.seed = strtoull(v, NULL, 0), i++;
+    else if (!strcmp(a, "--n"))
+      o.n = strtol(v, NULL, 0), i++;
+    else if (!strcmp(a, "--engine"))
+      engine = v, i++;
+    else if (!strcmp(a, "--replay"))
+      replay_file = v, i++;
+    else if (!strcmp(a, "--details"))
+      o.max_details = atoi(v), i++;
+    else if (!strcmp(a, "--minimize"))
+      o.minimize = atoi(v), i++;
+    else if (!strcmp(a, "--stop-after"))
+      o.max_diffs = atoi(v), i++;
+    else
+      usage();
   }
   if (print_only) {
     DiffGen *g = gen_new(o.seed);
@@ -128,9 +144,12 @@ int main(int argc, char **argv) {
     gen_free(g);
     return 0;
   }
-  if (!strcmp(engine, "sqlite")) o.test = &diff_engine_sqlite;
-  else if (!strcmp(engine, "sqlite-other-plans")) o.test = &diff_engine_sqlite_other_plans;
-  else if (!strcmp(engine, "shale") && diff_engine_shale) o.test = diff_engine_shale;
+  if (!strcmp(engine, "sqlite"))
+    o.test = &diff_engine_sqlite;
+  else if (!strcmp(engine, "sqlite-other-plans"))
+    o.test = &diff_engine_sqlite_other_plans;
+  else if (!strcmp(engine, "shale") && diff_engine_shale)
+    o.test = diff_engine_shale;
   else {
     fprintf(stderr, "shale-diff: engine %s is not available\n", engine);
     return 2;

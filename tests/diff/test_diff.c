@@ -172,8 +172,13 @@ TEST(diff_catches_a_faulty_engine) {
   faulty.name = "faulty-sqlite";
   faulty.query = faulty_query;
   faulty_calls = 0;
-  DiffOptions o = {.seed = 3, .n = 3000, .ref = &diff_engine_sqlite, .test = &faulty,
-                   .max_details = 1, .minimize = 1, .out = stderr};
+  DiffOptions o = {.seed = 3,
+                   .n = 3000,
+                   .ref = &diff_engine_sqlite,
+                   .test = &faulty,
+                   .max_details = 1,
+                   .minimize = 1,
+                   .out = stderr};
   DiffStats st;
   fprintf(stderr, "--- expected differences from a fault-injecting engine:\n");
   CHECK_OK(diff_run(&o, &st));
@@ -182,8 +187,13 @@ TEST(diff_catches_a_faulty_engine) {
 }
 
 static void run_batch(const DiffEngine *test, long n, int strict, const char *label) {
-  DiffOptions o = {.seed = diff_seed(), .n = n, .ref = &diff_engine_sqlite, .test = test,
-                   .max_details = 20, .minimize = 3, .out = stderr};
+  DiffOptions o = {.seed = diff_seed(),
+                   .n = n,
+                   .ref = &diff_engine_sqlite,
+                   .test = test,
+                   .max_details = 20,
+                   .minimize = 3,
+                   .out = stderr};
   DiffStats st;
   CHECK_OK(diff_run(&o, &st));
   fprintf(stderr, "%s: ", label);
@@ -192,7 +202,8 @@ static void run_batch(const DiffEngine *test, long n, int strict, const char *la
   CHECK(st.rows_total > n); /* the queries return rows */
   CHECK(st.ordered > n / 20 && st.loose > 0 && st.both_error > n / 200);
   if (st.diffs) {
-    if (strict) test_fail(__FILE__, __LINE__, "%ld differences", st.diffs);
+    if (strict)
+      test_fail(__FILE__, __LINE__, "%ld differences", st.diffs);
     else
       fprintf(stderr, "%ld differences (not yet fatal: SHALE_DIFF_STRICT=0)\n", st.diffs);
   }
