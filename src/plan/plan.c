@@ -34,6 +34,7 @@ void plan_init(Planner *pl, UtilArena *arena, const PlanHooks *hooks, int nitem,
   pl->hooks = *hooks;
   pl->nitem = nitem;
   pl->items = items;
+  pl->cur_group = -1;
 }
 
 /* ---- term analysis ---- */
@@ -56,6 +57,7 @@ static PlanTerm *new_term(Planner *pl) {
   t->parent = -1;
   t->on_item = -1;
   t->item = -1;
+  t->group = -1;
   return t;
 }
 
@@ -116,6 +118,7 @@ static void add_form(Planner *pl, int ti, int op, SqlExpr *col, SqlExpr *value, 
     d->mask = t->mask;
     d->on_item = t->on_item;
     d->varies = t->varies;
+    d->group = t->group;
     d->parent = ti;
     t = d;
   }
@@ -165,6 +168,56 @@ static int or_collect(Planner *pl, SqlExpr *e, SqlExpr **col, SqlExprList *list)
   return 1;
 }
 
+static void analyse(Planner *pl, int ti);
+
+/* Conjuncts of one OR disjunct d become terms of a new group. */
+static void add_group_terms(Planner *pl, int ti, int g, SqlExpr *d) {
+  if (d->op == SQL_E_BINARY && d->sub == TK_AND) {
+    add_group_terms(pl, ti, g, d->a);
+    add_group_terms(pl, ti, g, d->b);
+    return;
+  }
+  PlanTerm *t = new_term(pl);
+  if (!t) return;
+  const PlanTerm *or = &pl->terms[ti];
+  t->expr = d;
+  t->mask = pl->hooks.mask(pl->hooks.ctx, d);
+  t->on_item = or->on_item;
+  t->parent = ti;
+  t->group = g;
+  if (d->op == SQL_E_BINARY && d->sub == TK_OR) return; /* nested OR: no path */
+  analyse(pl, pl->nterm - 1);
+}
+
+static void add_or_disjuncts(Planner *pl, int ti, SqlExpr *e) {
+  if (e->op == SQL_E_BINARY && e->sub == TK_OR) {
+    add_or_disjuncts(pl, ti, e->a);
+    add_or_disjuncts(pl, ti, e->b);
+    return;
+  }
+  if (pl->rc) return;
+  if (pl->ngroup == pl->capgroup) {
+    int cap = pl->capgroup ? pl->capgroup * 2 : 8;
+    int *a = util_arena_alloc(pl->arena, sizeof(int) * (size_t)cap);
+    if (!a) {
+      pl->rc = SHALE_NOMEM;
+      return;
+    }
+    if (pl->ngroup) memcpy(a, pl->group_or, sizeof(int) * (size_t)pl->ngroup);
+    pl->group_or = a;
+    pl->capgroup = cap;
+  }
+  int g = pl->ngroup++;
+  pl->group_or[g] = ti;
+  add_group_terms(pl, ti, g, e);
+}
+
+/* An OR term whose every disjunct might have an index path of its own. */
+static void add_or_groups(Planner *pl, int ti, SqlExpr *e) {
+  if (e->height > 100) return;
+  add_or_disjuncts(pl, ti, e);
+}
+
 static void analyse(Planner *pl, int ti) {
   SqlExpr *e = pl->terms[ti].expr;
   switch (e->op) {
@@ -185,7 +238,10 @@ static void analyse(Planner *pl, int ti) {
         pl->rc = SHALE_NOMEM;
         return;
       }
-      if (!or_collect(pl, e, &col, list) || !col || list->n < 2) return;
+      if (!or_collect(pl, e, &col, list) || !col || list->n < 2) {
+        if (pl->terms[ti].group < 0) add_or_groups(pl, ti, e);
+        return;
+      }
       in->op = SQL_E_IN;
       in->a = col;
       in->list = list;
@@ -336,7 +392,7 @@ static int implies_notnull(const Planner *pl, int item, const SqlExpr *ie, uint6
   if (col == tab->rowid_alias && !tab->without_rowid) col = -1;
   for (int i = 0; i < pl->nterm; i++) {
     const PlanTerm *t = &pl->terms[i];
-    if (t->item != item || t->column != col) continue;
+    if (t->item != item || t->column != col || t->group >= 0) continue;
     if (!on_ok(ok_on, t->on_item)) continue;
     if (t->op & (PLAN_OP_EQ | PLAN_OP_RANGE | PLAN_OP_IN)) return 1;
   }
@@ -363,6 +419,7 @@ static int is_left(const PlanItem *it) { return (it->jointype & SQL_JOIN_LEFT) !
 /* May term t restrict item i's loop when the items in avail are looped? */
 static int term_usable(const Planner *pl, const PlanTerm *t, int i, uint64_t avail) {
   if (!t->op || !t->usable || t->item != i) return 0;
+  if (t->group != pl->cur_group) return 0;
   if (t->prereq & ~avail) return 0;
   if (is_left(&pl->items[i])) return t->on_item == i;
   return t->on_item == -1;
@@ -395,7 +452,7 @@ static int order_ok(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int 
   /* the ordering columns: table column numbers (-1 rowid) with collation and desc */
   const Index *idx = L->idx;
   int ncols = 0, start = 0;
-  if (L->kind == PLAN_ROWID_EQ || L->kind == PLAN_AUTO) return 0;
+  if (L->kind == PLAN_ROWID_EQ || L->kind == PLAN_AUTO || L->kind == PLAN_OR) return 0;
   if (idx) {
     for (int j = 0; j < L->neq; j++)
       if (pl->terms[L->eq[j]].op == PLAN_OP_IN) return 0;
@@ -474,6 +531,7 @@ static double residual(const Planner *pl, const PlanLevel *L, uint64_t avail, do
       used = L->eq[j] == i || pl->terms[L->eq[j]].parent == i;
     if (L->lo >= 0 && (L->lo == i || pl->terms[L->lo].parent == i)) used = 1;
     if (L->hi >= 0 && (L->hi == i || pl->terms[L->hi].parent == i)) used = 1;
+    if (L->kind == PLAN_OR && L->or_term == i) used = 1;
     if (!used) rows *= selectivity(t);
   }
   return rows < 1 ? 1 : rows;
@@ -521,6 +579,56 @@ static void consider(const Planner *pl, PlanLevel *cand, uint64_t avail, SqlExpr
   }
 }
 
+static void best_path(const Planner *pl, int i, uint64_t avail, double outer_rows, SqlExprList *ob,
+                      int groupby, int outer, PlanLevel *best, int *best_order);
+
+/* MULTI-INDEX OR: for each OR term on item i whose every disjunct has an
+ * index (or rowid) path, a path through all of them. */
+static void or_path(const Planner *pl, int i, uint64_t avail, SqlExprList *ob, int groupby,
+                    int outer, PlanLevel *best, int *best_order) {
+  Planner *mpl = (Planner *)pl; /* cur_group is scratch state of the search */
+  for (int ti = 0; ti < pl->nterm; ti++) {
+    const PlanTerm *t = &pl->terms[ti];
+    if (t->parent >= 0 || t->group >= 0 || t->expr->op != SQL_E_BINARY || t->expr->sub != TK_OR)
+      continue;
+    if (!(t->mask & bit(i)) || (t->mask & ~(avail | bit(i)))) continue;
+    if (is_left(&pl->items[i]) ? t->on_item != i : t->on_item != -1) continue;
+    int nsub = 0;
+    for (int g = 0; g < pl->ngroup; g++) nsub += pl->group_or[g] == ti;
+    if (nsub < 2) continue;
+    PlanLevel *subs = util_arena_zalloc(pl->arena, sizeof(PlanLevel) * (size_t)nsub);
+    if (!subs) {
+      mpl->rc = SHALE_NOMEM;
+      return;
+    }
+    int k = 0, ok = 1;
+    double rows = 0, cost = 0;
+    for (int g = 0; g < pl->ngroup && ok; g++) {
+      if (pl->group_or[g] != ti) continue;
+      int ord;
+      mpl->cur_group = g;
+      best_path(pl, i, avail, 1, NULL, 0, 0, &subs[k], &ord);
+      mpl->cur_group = -1;
+      if (subs[k].kind < 0 || subs[k].kind == PLAN_SCAN) ok = 0;
+      rows += subs[k].rows;
+      cost += subs[k].cost;
+      k++;
+    }
+    if (!ok) continue;
+    PlanLevel c;
+    memset(&c, 0, sizeof c);
+    c.item = i;
+    c.kind = PLAN_OR;
+    c.lo = c.hi = -1;
+    c.nsub = nsub;
+    c.sub = subs;
+    c.or_term = ti;
+    c.rows = rows;
+    c.cost = cost + rows; /* sub-path costs include the row lookups */
+    consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+  }
+}
+
 /* The best access path for item i given the items in avail are looped
  * outside it. outer: i is the outermost loop (ORDER BY can be delivered). */
 static void best_path(const Planner *pl, int i, uint64_t avail, double outer_rows, SqlExprList *ob,
@@ -535,6 +643,7 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
   memset(&c, 0, sizeof c);
   c.item = i;
   c.lo = c.hi = -1;
+  int sub = pl->cur_group >= 0; /* an OR disjunct's path: no scans */
   /* full scan */
   c.kind = PLAN_SCAN;
   c.rows = N;
@@ -543,7 +652,7 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
     c.idx = tab->pk_index;
     c.is_pk = 1;
   }
-  consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+  if (!sub) consider(pl, &c, avail, ob, groupby, outer, best, best_order);
   if (!tab) return;
   /* rowid paths */
   if (!tab->without_rowid && !it->indexed_by) {
@@ -579,6 +688,7 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
   for (const Index *idx = tab->indexes; idx; idx = idx->next) {
     if (it->not_indexed && idx != tab->pk_index) continue;
     if (it->indexed_by && util_stricmp(it->indexed_by, idx->name) != 0) continue;
+    if (idx->where && sub) continue;
     if (idx->where) {
       uint64_t ok_on = is_left(it) ? bit(i + 1) : 1; /* on_item + 1 bits */
       if (!partial_ok_expr(pl, i, idx->where, ok_on)) continue;
@@ -624,7 +734,7 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
       c.kind = PLAN_SCAN;
       c.rows = N;
       c.cost = N * (cov ? ROW_INDEX : ROW_INDEX + LOOKUP);
-      if (is_pk) continue; /* the plain scan above */
+      if (is_pk || sub) continue; /* the plain scan above */
       if (!cov && !(outer && ob)) continue;
       if (cov) c.cost += N * 0.001 * idx->ncol; /* the narrowest covering index */
       consider(pl, &c, avail, ob, groupby, outer, best, best_order);
@@ -647,8 +757,10 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
     c.cost = nseek * LOOKUP + rows * (cov ? ROW_INDEX : ROW_INDEX + LOOKUP);
     consider(pl, &c, avail, ob, groupby, outer, best, best_order);
   }
+  if (!sub && !tab->without_rowid && !it->not_indexed && !it->indexed_by)
+    or_path(pl, i, avail, ob, groupby, outer, best, best_order);
   /* an automatic index on the join columns, built once per run of the loops */
-  if (avail && best->kind == PLAN_SCAN && !it->not_indexed && !it->indexed_by && !it->no_cover &&
+  if (!sub && avail && best->kind == PLAN_SCAN && !it->not_indexed && !it->indexed_by && !it->no_cover &&
       !tab->has_generated) {
     memset(&c, 0, sizeof c);
     c.item = i;

@@ -47,6 +47,8 @@ typedef struct PlanTerm {
                        JOIN (restricts no loop) */
   int parent;       /* index of the term this one was derived from, or -1 */
   uint8_t varies;   /* reads no item yet is not constant (caller sets it) */
+  int group;        /* -1; else the OR disjunct (see Planner.group_or) the term is a
+                       conjunct of: it only drives that disjunct's sub-path */
   /* column-op-value form (op == 0: none) */
   int op;           /* PLAN_OP_* */
   int item, column; /* the column side: FROM item, column (-1 = rowid) */
@@ -67,6 +69,8 @@ typedef struct PlanTerm {
 #define PLAN_INDEX 3     /* index idx: neq equality columns, optional range on column neq */
 #define PLAN_AUTO 4      /* automatic covering index on the columns of eq[0..neq) (join
                             terms), built by the caller before the loops */
+#define PLAN_OR 5        /* MULTI-INDEX OR: the rowids of each disjunct's path (sub[0..nsub))
+                            into a RowSet, then each row by rowid (rowid tables) */
 
 /* The access path of one FROM item. */
 typedef struct PlanLevel {
@@ -79,6 +83,9 @@ typedef struct PlanLevel {
   uint8_t covering;    /* the index holds every column read */
   uint8_t reverse;     /* scan backwards (ORDER BY ... DESC) */
   uint8_t is_pk;       /* idx is a WITHOUT ROWID table's PRIMARY KEY (read in place) */
+  int nsub;            /* PLAN_OR: one path per disjunct */
+  struct PlanLevel *sub;
+  int or_term;         /* PLAN_OR: the OR term */
   double rows;         /* estimated rows out per outer row */
   double cost;         /* estimated cost per outer row */
 } PlanLevel;
@@ -118,6 +125,9 @@ typedef struct Planner {
   const PlanItem *items;
   int nterm, capterm;
   PlanTerm *terms;
+  int ngroup, capgroup;
+  int *group_or;  /* OR term of each disjunct group */
+  int cur_group;  /* internal: the group whose terms may drive paths (-1: none) */
   int rc; /* SHALE_NOMEM after an allocation failed */
 } Planner;
 

@@ -68,6 +68,7 @@ typedef struct WLevel {
   int null_reg;    /* LEFT JOIN: 1 while the row is padded */
   int idx_cur;     /* index cursor or -1 */
   int auto_cur;    /* PLAN_AUTO: the automatic index's ephemeral cursor */
+  uint8_t rowid_only; /* a MULTI-INDEX OR sub-path: only the rowid is needed */
   int nin;
   WInLoop in[MAX_IN];
 } WLevel;
@@ -246,14 +247,35 @@ static void open_in_loop(WhereInfo *w, WLevel *L, PlanTerm *t, int reg, int exit
   emit(p, OP_Column, in->cursor, 0, reg);
 }
 
+static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj);
+
 /* EXPLAIN QUERY PLAN text of one level. */
 static void level_eqp(WhereInfo *w, WLevel *L) {
+  SrcItem *it = &w->src->a[L->item];
+  level_eqp_one(w, L, src_is_left(it) ? " LEFT-JOIN" : "");
+}
+
+static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj) {
   Parse *p = w->p;
   SrcItem *it = &w->src->a[L->item];
   PlanLevel *pl = L->pl;
-  const char *lj = src_is_left(it) ? " LEFT-JOIN" : "";
   const char *name = item_name(it);
   const Table *tab = it->tab;
+  if (it->kind == SRC_TABLE && pl->kind == PLAN_OR) {
+    int save = p->eqp_parent;
+    int top = parse_eqp(p, "MULTI-INDEX OR");
+    for (int k = 0; k < pl->nsub; k++) {
+      p->eqp_parent = top;
+      p->eqp_parent = parse_eqp(p, "INDEX %d", k + 1);
+      WLevel S;
+      memset(&S, 0, sizeof S);
+      S.item = L->item;
+      S.pl = &pl->sub[k];
+      level_eqp_one(w, &S, "");
+    }
+    p->eqp_parent = save;
+    return;
+  }
   if (it->kind != SRC_TABLE || pl->kind == PLAN_SCAN) {
     if (it->kind == SRC_TABLE && pl->idx && !pl->is_pk)
       parse_eqp(p, "SCAN %s USING %sINDEX %s%s", name, pl->covering ? "COVERING " : "",
@@ -523,9 +545,50 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
     else op = strict_end ? OP_IdxLE : OP_IdxLT;
     vm_builder_add_i4(&p->b, op, cur, exit, ekey, nend);
   }
-  if (!pl->is_pk && !pl->covering) code_row_lookup(w, L, L->cont);
+  if (!pl->is_pk && !pl->covering && !L->rowid_only) code_row_lookup(w, L, L->cont);
   L->adv_op = rev ? OP_Prev : OP_Next;
   L->adv_cur = cur;
+}
+
+/* MULTI-INDEX OR: every disjunct's path adds rowids to a RowSet; the level
+ * then visits each rowid once, in rowid order. */
+static void open_or_level(WhereInfo *w, WLevel *L) {
+  Parse *p = w->p;
+  SrcItem *it = &w->src->a[L->item];
+  PlanLevel *pl = L->pl;
+  int set = emit_regs(p, 1), r = emit_regs(p, 1);
+  /* empty the set first (an earlier run may have stopped early) */
+  int drain = emit_label(p), fill = emit_label(p);
+  emit_resolve(p, drain);
+  emit(p, OP_RowSetRead, set, fill, r);
+  emit(p, OP_Goto, 0, drain, 0);
+  emit_resolve(p, fill);
+  for (int k = 0; k < pl->nsub; k++) {
+    WLevel S;
+    memset(&S, 0, sizeof S);
+    S.item = L->item;
+    S.pl = &pl->sub[k];
+    S.cont = emit_label(p);
+    S.brk = emit_label(p);
+    S.top = emit_label(p);
+    S.idx_cur = -1;
+    S.rowid_only = 1;
+    open_table_level(w, &S);
+    if (S.idx_cur >= 0) emit(p, OP_IdxRowid, S.idx_cur, r, 0);
+    else emit(p, OP_Rowid, it->cursor, r, 0);
+    emit(p, OP_RowSetAdd, set, r, 0);
+    emit_resolve(p, S.cont);
+    if (S.adv_op) emit(p, S.adv_op, S.adv_cur, S.top, 0);
+    for (int j = S.nin - 1; j >= 0; j--) {
+      emit_resolve(p, S.in[j].next);
+      emit(p, OP_Next, S.in[j].cursor, S.in[j].top, 0);
+    }
+    emit_resolve(p, S.brk);
+  }
+  emit_resolve(p, L->top);
+  emit(p, OP_RowSetRead, set, L->brk, r);
+  emit(p, OP_SeekRowid, it->cursor, L->cont, r);
+  L->adv_op = OP_Goto;
 }
 
 /* ---- automatic indexes ---- */
@@ -786,7 +849,8 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
       level_eqp(w, L);
     } else {
       level_eqp(w, L);
-      open_table_level(w, L);
+      if (L->pl->kind == PLAN_OR) open_or_level(w, L);
+      else open_table_level(w, L);
       if (L->idx_cur >= 0 && L->pl->covering) parse_set_cover(p, it->cursor, L->pl->idx, L->idx_cur);
     }
     have |= bit(L->item);

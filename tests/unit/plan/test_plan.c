@@ -196,6 +196,7 @@ static const char *desc(Fix *f, int k, char *buf, size_t n) {
     break;
   case PLAN_ROWID_EQ: snprintf(buf, n, "%s ROWID=", tn); break;
   case PLAN_AUTO: snprintf(buf, n, "%s AUTO %d", tn, L->neq); break;
+  case PLAN_OR: snprintf(buf, n, "%s OR %d", tn, L->nsub); break;
   case PLAN_ROWID_RANGE:
     snprintf(buf, n, "%s ROWID%s%s%s", tn, L->lo >= 0 ? " lo" : "", L->hi >= 0 ? " hi" : "",
              L->reverse ? " rev" : "");
@@ -230,7 +231,10 @@ TEST(plan_single_table_paths) {
   expect("SELECT * FROM t WHERE a BETWEEN 1 AND 2", 0, "t ta 0 lo hi", NULL, -1);
   expect("SELECT * FROM t WHERE a IN (1, 2)", 0, "t ta 1", NULL, -1);
   expect("SELECT * FROM t WHERE a = 1 OR a = 2", 0, "t ta 1", NULL, -1);
-  expect("SELECT * FROM t WHERE a = 1 OR b = 2", 0, "t SCAN", NULL, -1);
+  expect("SELECT * FROM t WHERE a = 1 OR b = 2", 0, "t OR 2", NULL, -1);
+  expect("SELECT * FROM t WHERE a = 1 OR c = 2", 0, "t SCAN", NULL, -1);
+  expect("SELECT * FROM t WHERE a = 1 OR (b = 2 AND c > 3) OR a > 7", 0, "t OR 3", NULL, -1);
+  expect("SELECT * FROM u WHERE x = 1 OR y = 2", 0, "u OR 2", NULL, -1);
   expect("SELECT * FROM t WHERE b = 1 AND c > 2", 0, "t tbc 1 lo", NULL, -1);
   expect("SELECT b, c FROM t WHERE b = 1 AND c = 2", 0, "t tbc 2 cov", NULL, -1);
   expect("SELECT * FROM t WHERE a > 1 AND b = 2", 0, "t tbc 1", NULL, -1);

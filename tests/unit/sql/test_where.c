@@ -522,7 +522,34 @@ TEST(where_multi_column) {
     same(&p, sql, 0);
     snprintf(sql, sizeof sql, "SELECT * FROM t3 WHERE rowid %s %s AND v = %s", o, v1, v2);
     same(&p, sql, 0);
+    /* OR across columns (MULTI-INDEX OR) */
+    snprintf(sql, sizeof sql, "SELECT * FROM t1 WHERE a = %s OR b = %s", v1, v2);
+    same(&p, sql, 0);
+    snprintf(sql, sizeof sql, "SELECT * FROM t1 WHERE a %s %s OR (b = %s AND c %s %s)", o, v1, v2,
+             o, v3);
+    same(&p, sql, 0);
+    snprintf(sql, sizeof sql, "SELECT * FROM t2 WHERE a = %s OR b IN (%s, %s) OR c > %s", v1, v2,
+             v3, v1);
+    same(&p, sql, 0);
+    snprintf(sql, sizeof sql, "SELECT * FROM t3 WHERE k = %s OR v = %s OR w %s %s", v1, v2, o, v3);
+    same(&p, sql, 0);
+    snprintf(sql, sizeof sql, "SELECT * FROM t1 WHERE (a = %s OR b = %s) AND c %s %s", v1, v2, o,
+             v3);
+    same(&p, sql, 0);
+    snprintf(sql, sizeof sql, "SELECT * FROM t1 WHERE a = %s OR c = %s", v1, v2);
+    same(&p, sql, 0);
   }
+  static const char *const orq[] = {
+      "SELECT * FROM t1, t3 WHERE t3.k = t1.a OR t3.v = t1.b",
+      "SELECT * FROM t1 LEFT JOIN t3 ON t3.k = t1.a OR t3.v = t1.b",
+      "SELECT * FROM t1 LEFT JOIN t3 ON t3.k = t1.a OR t3.v = t1.b WHERE t3.w IS NULL",
+      "SELECT * FROM t1 WHERE EXISTS (SELECT 1 FROM t3 WHERE t3.k = t1.a OR t3.v = t1.c)",
+      "SELECT * FROM t1 WHERE a = 1 OR b = 2 ORDER BY rowid",
+      "SELECT * FROM t1 WHERE a = 1 OR b = 2 ORDER BY a, rowid",
+      "SELECT count(*) FROM t1 WHERE a = 1 OR a = 1 OR b = 1",
+      "SELECT * FROM t1 WHERE (a = 1 OR b = 1) AND (a = 2 OR c = 3)",
+  };
+  for (int i = 0; i < (int)(sizeof orq / sizeof orq[0]); i++) same(&p, orq[i], 0);
   pair_close(&p);
 }
 
@@ -777,6 +804,10 @@ TEST(where_eqp_standard) {
       "SELECT * FROM e, e2 WHERE e.a = e2.a AND e.b = e2.c",
       "SELECT count(*) FROM t",
       "SELECT * FROM t, u WHERE t.a = u.x AND t.b = 5",
+      "SELECT * FROM t WHERE a = 1 OR b = 2",
+      "SELECT * FROM t WHERE a = 1 OR c = 2",
+      "SELECT * FROM u WHERE x = 1 OR y = 2",
+      "SELECT * FROM t WHERE a > 1 OR (b = 2 AND c < 3)",
   };
   for (int i = 0; i < (int)(sizeof q / sizeof q[0]); i++) same_eqp(&p, q[i]);
   pair_close(&p);
