@@ -1109,7 +1109,14 @@ static const FuncDef *resolve_func(Parse *p, SqlExpr *e) {
   return f;
 }
 
-static void code_function(Parse *p, SqlExpr *e, int target) {
+static void code_function_call(Parse *p, SqlExpr *e, int target, int cache);
+
+/* A call whose value cannot change during the statement (deterministic
+ * function, constant arguments) is computed the first time it is reached and
+ * reused after that, as SQLite does (a Once guard around the call). */
+static void code_function(Parse *p, SqlExpr *e, int target) { code_function_call(p, e, target, 1); }
+
+static void code_function_call(Parse *p, SqlExpr *e, int target, int cache) {
   if (e->agg && e->reg > 0) { /* aggregate / window result computed by the query */
     emit(p, OP_Copy, e->reg, target, 0);
     return;
@@ -1118,6 +1125,14 @@ static void code_function(Parse *p, SqlExpr *e, int target) {
   if (!f) return;
   if (func_is_aggregate(f)) {
     parse_error(p, "misuse of aggregate function %s()", e->z);
+    return;
+  }
+  if (cache && !(f->flags & FUNC_INLINE) && p->nested == 0 && !p->trig_tab && expr_is_constant(e)) {
+    int r = tmp_reg(p), skip = emit_label(p);
+    emit(p, OP_Once, 0, skip, 0);
+    code_function_call(p, e, r, 0);
+    emit_resolve(p, skip);
+    emit(p, OP_SCopy, r, target, 0);
     return;
   }
   int n = e->list ? e->list->n : 0;
@@ -1937,9 +1952,14 @@ int expr_code_once(Parse *p, SqlExpr *e) {
     expr_code(p, e, r);
     return r;
   }
-  int start = emit_addr(p);
+    int start = emit_addr(p);
   int nlabel = p->b.nlabel;
+  /* the epilogue runs once anyway: no Once-cached calls inside (they are
+   * off while nested > 0; a constant expression reaches nothing else that
+   * looks at nested) */
+  p->nested++;
   expr_code(p, e, r);
+  p->nested--;
   if (parse_failed(p) || p->b.rc) return r;
   int end = emit_addr(p);
   if (p->b.nlabel != nlabel) return r; /* has jumps: keep it in place */
