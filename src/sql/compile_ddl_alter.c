@@ -512,6 +512,95 @@ static const char *renamed_sql(Parse *p, const char *sql, const char *old, const
   return apply_edits(&rn, quoted);
 }
 
+/* SQLite refuses to rename while a view of the schema does not resolve:
+ * "error in view v: no such table: main.x". Each view is resolved in a
+ * Parse of its own (errors there stay there). */
+/* The views of the schema in sqlite_schema (rowid) order, the order SQLite
+ * checks them in; read from the file (within a read transaction of its own
+ * when none is open, as schema_load does). NULL-terminated, arena memory. */
+static View **views_in_order(Parse *p) {
+  int nview = 0, pos = 0;
+  while (schema_map_next(&p->schema->views, &pos)) nview++;
+  View **out = parse_alloc(p, sizeof *out * (size_t)(nview + 1));
+  if (!out || !nview) return out;
+  Btree *bt = p->env->bt;
+  int own = btree_txn_state(bt) == PAGER_TXN_NONE, n = 0;
+  if (own && btree_begin(bt, BTREE_TXN_READ) != SHALE_OK) own = -1;
+  BtCursor *cur = NULL;
+  if (own >= 0 && btree_cursor_open(bt, 1, 0, NULL, NULL, &cur) == SHALE_OK) {
+    int done = 0;
+    int rc = btree_first(cur, &done);
+    uint8_t *buf = NULL;
+    while (rc == SHALE_OK && !done && n < nview) {
+      uint32_t size = btree_payload_size(cur);
+      uint8_t *nb = shale_realloc(buf, size ? size : 1);
+      if (!nb) break;
+      buf = nb;
+      if (btree_payload_read(cur, 0, size, buf) != SHALE_OK) break;
+      ShValue ty, nm;
+      if (record_column(buf, size, 0, &ty) == SHALE_OK && record_column(buf, size, 1, &nm) == SHALE_OK &&
+          ty.type == SHALE_TEXT && ty.n == 4 && !memcmp(ty.z, "view", 4) && nm.type == SHALE_TEXT) {
+        char name[256];
+        uint32_t k = nm.n < sizeof name - 1 ? nm.n : (uint32_t)sizeof name - 1;
+        memcpy(name, nm.z, k);
+        name[k] = 0;
+        View *v = schema_find_view(p->schema, name);
+        int dup = 0;
+        for (int i = 0; i < n; i++) dup |= out[i] == v;
+        if (v && !dup) out[n++] = v;
+      }
+      rc = btree_next(cur, &done);
+    }
+    shale_free(buf);
+    btree_cursor_close(cur);
+  }
+  if (own == 1) btree_commit(bt);
+  /* any view the file did not list (should not happen) goes last */
+  pos = 0;
+  View *v;
+  while ((v = schema_map_next(&p->schema->views, &pos)) != NULL && n < nview) {
+    int have = 0;
+    for (int i = 0; i < n; i++) have |= out[i] == v;
+    if (!have) out[n++] = v;
+  }
+  out[n] = NULL;
+  return out;
+}
+
+static int check_views(Parse *p) {
+  View **order = views_in_order(p);
+  if (!order) return 1;
+  for (View **vp = order; *vp; vp++) {
+    View *v = *vp;
+    Parse tp;
+    memset(&tp, 0, sizeof tp);
+    tp.env = p->env;
+    tp.schema = p->schema;
+    tp.sql = v->sql;
+    util_arena_init(&tp.arena, 0);
+    SqlStmt *st = NULL;
+    char *perr = NULL;
+    int rc = sql_parse(&tp.arena, v->sql, -1, &st, NULL, &perr);
+    shale_free(perr);
+    if (rc == SHALE_OK && st && st->kind == SQL_STMT_CREATE_VIEW &&
+        vm_builder_init(&tp.b, NULL) == SHALE_OK) {
+      tp.stmt = st;
+      select_resolve(&tp, st->u.create_view.select, NULL);
+      vm_builder_abort(&tp.b);
+    }
+    if (tp.rc == SHALE_NOMEM) parse_nomem(p);
+    else if (tp.rc && tp.errmsg && !strncmp(tp.errmsg, "no such table: ", 15) &&
+             !strchr(tp.errmsg + 15, '.')) /* names are schema-qualified in this check */
+      parse_error(p, "error in view %s: no such table: main.%s", v->name, tp.errmsg + 15);
+    else if (tp.rc)
+      parse_error(p, "error in view %s: %s", v->name, tp.errmsg ? tp.errmsg : "?");
+    shale_free(tp.errmsg);
+    util_arena_free(&tp.arena);
+    if (parse_failed(p)) return 1;
+  }
+  return 0;
+}
+
 static int rename_table(Parse *p, const SqlStmt *s) {
   const SqlAlter *a = &s->u.alter;
   Table *t = alter_target(p, a, 0);
@@ -526,6 +615,7 @@ static int rename_table(Parse *p, const SqlStmt *s) {
     parse_error(p, "object name reserved for internal use: %s", nn);
     return 1;
   }
+  if (check_views(p)) return 1;
   /* "new" with its double quotes doubled, in double quotes */
   size_t ln = strlen(nn);
   char *quoted = parse_alloc(p, 2 * ln + 3);
