@@ -454,9 +454,9 @@ static int order_ok(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int 
   int ncols = 0, start = 0;
   if (L->kind == PLAN_ROWID_EQ || L->kind == PLAN_AUTO || L->kind == PLAN_OR) return 0;
   if (idx) {
-    for (int j = 0; j < L->neq; j++)
-      if (pl->terms[L->eq[j]].op == PLAN_OP_IN) return 0;
-    start = L->neq;
+    /* equality columns are constant; an IN column orders like the index
+     * (its set is read in the index column's collation order) */
+    start = 0;
     ncols = idx->nkey;
     if (!tab->without_rowid) ncols = idx->nkey + 1; /* then the rowid */
   } else if (tab->without_rowid) {
@@ -477,12 +477,13 @@ static int order_ok(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int 
       if (t->column == column && t->op != PLAN_OP_IN) pinned = 1;
     }
     if (pinned) continue;
+    while (pos < L->neq && pl->terms[L->eq[pos]].op != PLAN_OP_IN) pos++;
     if (pos >= ncols) return 0;
     int icol, idesc = 0;
     const char *icoll = "BINARY";
     if (idx && pos < idx->nkey) {
       icol = idx->cols[pos].col;
-      idesc = idx->cols[pos].desc;
+      idesc = pos < L->neq ? 0 : idx->cols[pos].desc; /* an IN set is ascending */
       icoll = idx->cols[pos].coll ? idx->cols[pos].coll : "BINARY";
     } else {
       icol = -1;

@@ -50,6 +50,7 @@
 #define MAX_IN 8 /* IN loops per level */
 
 typedef struct WInLoop {
+  int next_op; /* OP_Next, or OP_Prev for a descending ORDER BY */
   int cursor; /* ephemeral set */
   int top;    /* label: read the next value */
   int next;   /* label: Next on the set */
@@ -242,7 +243,9 @@ static void open_in_loop(WhereInfo *w, WLevel *L, PlanTerm *t, int reg, int exit
       emit(p, OP_IdxInsert, in->cursor, r + 1, 0);
     }
   }
-  emit(p, OP_Rewind, in->cursor, exit, 0);
+  int rev = L->pl && L->pl->reverse;
+  in->next_op = rev ? OP_Prev : OP_Next;
+  emit(p, rev ? OP_Last : OP_Rewind, in->cursor, exit, 0);
   emit_resolve(p, in->top);
   emit(p, OP_Column, in->cursor, 0, reg);
 }
@@ -581,7 +584,7 @@ static void open_or_level(WhereInfo *w, WLevel *L) {
     if (S.adv_op) emit(p, S.adv_op, S.adv_cur, S.top, 0);
     for (int j = S.nin - 1; j >= 0; j--) {
       emit_resolve(p, S.in[j].next);
-      emit(p, OP_Next, S.in[j].cursor, S.in[j].top, 0);
+      emit(p, S.in[j].next_op, S.in[j].cursor, S.in[j].top, 0);
     }
     emit_resolve(p, S.brk);
   }
@@ -907,7 +910,7 @@ void where_end(WhereInfo *w) {
     else if (L->adv_op) emit(p, L->adv_op, L->adv_cur, L->top, 0);
     for (int j = L->nin - 1; j >= 0; j--) {
       emit_resolve(p, L->in[j].next);
-      emit(p, OP_Next, L->in[j].cursor, L->in[j].top, 0);
+      emit(p, L->in[j].next_op, L->in[j].cursor, L->in[j].top, 0);
     }
     emit_resolve(p, L->brk);
     if (L->match_reg) {

@@ -577,6 +577,18 @@ TEST(where_order_by) {
     }
   }
   same(&p, "SELECT * FROM t1 WHERE b = 1 ORDER BY c, rowid", 1);
+  same(&p, "SELECT * FROM t1 WHERE a IN (1, 'abc', NULL, 2.0, x'01') ORDER BY a, rowid", 1);
+  same(&p, "SELECT * FROM t1 WHERE a IN (1, 'abc', NULL, 2.0, x'01') ORDER BY a DESC, rowid DESC", 1);
+  same(&p, "SELECT * FROM t1 WHERE b IN (1, 2, 'b') ORDER BY b, c, rowid", 1);
+  same(&p, "SELECT * FROM t1 WHERE b IN (1, 2, 'b') ORDER BY b DESC, c DESC, rowid DESC", 1);
+  same(&p, "SELECT * FROM t1 WHERE b IN (1, 2, 'b') AND c > 0 ORDER BY b, c, rowid", 1);
+  same(&p, "SELECT * FROM t1 WHERE b IN (1, 2, 'b') ORDER BY c, rowid", 1);
+  same(&p, "SELECT * FROM t1 WHERE b = 1 AND c IN (3, 2, 1) ORDER BY c DESC, rowid DESC", 1);
+  same(&p, "SELECT * FROM t2 WHERE d IN (3, 2, 1, 'a') ORDER BY d, rowid", 1);
+  same(&p, "SELECT * FROM t2 WHERE d IN (3, 2, 1, 'a') ORDER BY d DESC, rowid DESC", 1);
+  same(&p, "SELECT * FROM t2 WHERE a IN (SELECT a FROM t1) ORDER BY a DESC, rowid DESC", 1);
+  same(&p, "SELECT * FROM t5 WHERE x IN ('a', 'B', 'b') ORDER BY x, rowid", 1);
+  same(&p, "SELECT b, count(*) FROM t1 WHERE b IN (1, 2, 'b', 'B') GROUP BY b", 1);
   same(&p, "SELECT * FROM t1 WHERE b = 1 ORDER BY c DESC, rowid DESC", 1);
   same(&p, "SELECT * FROM t2 WHERE b = 2 ORDER BY c DESC, rowid DESC", 1);
   same(&p, "SELECT * FROM t2 ORDER BY b DESC, c, rowid", 1);
@@ -808,6 +820,10 @@ TEST(where_eqp_standard) {
       "SELECT * FROM t WHERE a = 1 OR c = 2",
       "SELECT * FROM u WHERE x = 1 OR y = 2",
       "SELECT * FROM t WHERE a > 1 OR (b = 2 AND c < 3)",
+      "SELECT * FROM t WHERE a IN (1, 2) ORDER BY a",
+      "SELECT * FROM t WHERE a IN (1, 2) ORDER BY a DESC",
+      "SELECT * FROM t WHERE b IN (1, 2) ORDER BY b, c",
+      "SELECT * FROM t WHERE b IN (1, 2) ORDER BY c",
   };
   for (int i = 0; i < (int)(sizeof q / sizeof q[0]); i++) same_eqp(&p, q[i]);
   pair_close(&p);
