@@ -286,6 +286,12 @@ typedef struct SelectDest {
 int select_resolve(Parse *, SqlSelect *, NameCtx *outer);
 /* Generate code for a resolved SELECT into dest. */
 int select_code(Parse *, SqlSelect *, SelectDest *dest);
+/* A WITH clause written before INSERT/UPDATE/DELETE: its CTEs are visible
+ * to every SELECT and FROM list resolved until the matching pop
+ * (compile_select.c). Push returns nonzero after parse_error (duplicate
+ * names). */
+int select_push_with(Parse *, const SqlWith *with);
+void select_pop_with(Parse *);
 /* Number of result columns of a resolved SELECT (after '*' expansion). */
 int select_ncol(const SqlSelect *);
 /* The result column list (after '*' expansion) of a resolved SELECT core. */

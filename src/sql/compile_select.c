@@ -919,18 +919,42 @@ static const char *compound_name(int op) {
 
 static int select_resolve_inner(Parse *p, SqlSelect *s, NameCtx *outer);
 
+static int with_dup_check(Parse *p, const SqlWith *w) {
+  for (int i = 0; i < w->n; i++)
+    for (int k = 0; k < i; k++)
+      if (util_stricmp(w->a[i].name, w->a[k].name) == 0) {
+        parse_error(p, "duplicate WITH table name: %s", w->a[i].name);
+        return 1;
+      }
+  return 0;
+}
+
+int select_push_with(Parse *p, const SqlWith *with) {
+  SelectState *st = select_state(p);
+  if (!st || !with) return parse_failed(p);
+  if (with_dup_check(p, with)) return 1;
+  struct CteScope *sc = parse_alloc(p, sizeof *sc);
+  if (!sc) return 1;
+  sc->with = with;
+  sc->nvisible = with->n;
+  sc->text = st->text;
+  sc->up = st->ctes;
+  st->ctes = sc;
+  return 0;
+}
+
+void select_pop_with(Parse *p) {
+  SelectState *st = p->select_state;
+  if (st && st->ctes) st->ctes = st->ctes->up;
+}
+
 int select_resolve(Parse *p, SqlSelect *s, NameCtx *outer) {
   if (!s || parse_failed(p)) return parse_failed(p);
   if (s->info && s->info->state == 2) return 0;
   if (!s->with) return select_resolve_inner(p, s, outer);
   SelectState *st = select_state(p);
   if (!st) return 1;
-  for (int i = 0; i < s->with->n; i++)
-    for (int k = 0; k < i; k++)
-      if (util_stricmp(s->with->a[i].name, s->with->a[k].name) == 0) {
-        parse_error(p, "duplicate WITH table name: %s", s->with->a[i].name);
-        return 1;
-      }
+  if (with_dup_check(p, s->with)) return 1;
   struct CteScope sc = {s->with, s->with->n, st->text, st->ctes};
   st->ctes = &sc;
   int rc = select_resolve_inner(p, s, outer);
