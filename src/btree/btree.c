@@ -66,9 +66,12 @@ int btree_open(OsVfs *vfs, const char *path, int open_flags, Btree **out) {
   return SHALE_OK;
 }
 
+static void free_spares(Btree *bt);
+
 int btree_close(Btree *bt) {
   if (!bt) return SHALE_OK;
   while (bt->cursors) btree_cursor_close(bt->cursors);
+  free_spares(bt);
   if (pager_txn_state(bt->pager) == PAGER_TXN_WRITE) pager_rollback(bt->pager);
   if (pager_txn_state(bt->pager) != PAGER_TXN_NONE) pager_end_read(bt->pager);
   int rc = pager_close(bt->pager);
@@ -278,9 +281,22 @@ int btree_cursor_open(Btree *bt, uint32_t root, int wrflag, BtreeKeyCmp cmp, voi
     if (rc) return rc;
   }
   if (root == 0) return SHALE_CORRUPT;
-  BtCursor *c = shale_malloc(sizeof *c);
-  if (!c) return SHALE_NOMEM;
+  /* A statement re-run opens the same cursors again: reuse a closed one
+   * (its overflow-list buffer too) instead of allocating. */
+  BtCursor *c = bt->spare;
+  uint32_t *ovfl = NULL, ovfl_alloc = 0;
+  if (c) {
+    bt->spare = c->next;
+    bt->nspare--;
+    ovfl = c->ovfl;
+    ovfl_alloc = c->ovfl_alloc;
+  } else {
+    c = shale_malloc(sizeof *c);
+    if (!c) return SHALE_NOMEM;
+  }
   memset(c, 0, sizeof *c);
+  c->ovfl = ovfl;
+  c->ovfl_alloc = ovfl_alloc;
   c->bt = bt;
   c->root = root;
   c->wrflag = wrflag;
@@ -304,8 +320,26 @@ void btree_cursor_close(BtCursor *c) {
     }
   }
   shale_free(c->saved_key);
+  c->saved_key = NULL;
+  if (bt->nspare < BTREE_SPARE_CURSORS) {
+    c->next = bt->spare;
+    bt->spare = c;
+    bt->nspare++;
+    return;
+  }
   shale_free(c->ovfl);
   shale_free(c);
+}
+
+/* Free the kept cursors (btree_close). */
+static void free_spares(Btree *bt) {
+  while (bt->spare) {
+    BtCursor *c = bt->spare;
+    bt->spare = c->next;
+    shale_free(c->ovfl);
+    shale_free(c);
+  }
+  bt->nspare = 0;
 }
 
 /* ---- tree creation and removal ---- */

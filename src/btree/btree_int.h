@@ -60,9 +60,15 @@ typedef struct CellInfo {
   uint32_t ovfl;     /* first overflow page or 0 */
 } CellInfo;
 
+/* Closed cursors a Btree keeps for reuse (a re-run statement opens the same
+ * ones again without allocating). */
+#define BTREE_SPARE_CURSORS 16
+
 struct Btree {
   Pager *pager;
   BtCursor *cursors;
+  BtCursor *spare; /* closed cursors kept for reuse (linked by next) */
+  int nspare;
   uint32_t page_size, usable;
   uint32_t max_leaf;  /* X for table leaves */
   uint32_t max_local; /* X for index cells */

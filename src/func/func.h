@@ -113,6 +113,9 @@ struct FuncCtx {
   FuncAux **aux;               /* the statement's auxdata list (NULL: none kept) */
   int aux_site;
   void *agg; /* aggregate context (func_aggregate_context) */
+  int agg_size;       /* its size in bytes */
+  void *agg_spare;    /* a finished context's block offered for reuse (or NULL) */
+  int agg_spare_size; /* its size */
   /* Outputs. */
   ShValue result;          /* NULL unless set; VAL_OWNED text/blob freed by func_ctx_reset */
   uint8_t subtype;         /* result subtype (0 = none) */
@@ -137,6 +140,11 @@ void *func_aggregate_context(FuncCtx *ctx, int nbytes);
 /* Call def->final (which frees what hangs off the state) and free the
  * aggregate context. Leaves the result in ctx. */
 void func_agg_finish(FuncCtx *ctx);
+/* As func_agg_finish, but the context's block is kept in ctx->agg_spare
+ * (when no spare is held yet; else freed) for the next group to reuse: a
+ * re-run statement then allocates no aggregate state. The caller frees
+ * ctx->agg_spare in the end. */
+void func_agg_finish_keep(FuncCtx *ctx);
 
 /* Auxdata: cached per call site and argument. get returns NULL if none. set
  * replaces (destroying the old); when it cannot keep p (no list, OOM) it

@@ -145,10 +145,18 @@ void func_ctx_take_result(FuncCtx *ctx, ShValue *out) {
 
 void *func_aggregate_context(FuncCtx *ctx, int nbytes) {
   if (!ctx->agg && nbytes > 0) {
-    ctx->agg = shale_malloc((size_t)nbytes);
-    if (!ctx->agg) {
-      func_result_error_nomem(ctx);
-      return NULL;
+    if (ctx->agg_spare && ctx->agg_spare_size >= nbytes) {
+      ctx->agg = ctx->agg_spare;
+      ctx->agg_size = ctx->agg_spare_size;
+      ctx->agg_spare = NULL;
+      ctx->agg_spare_size = 0;
+    } else {
+      ctx->agg = shale_malloc((size_t)nbytes);
+      if (!ctx->agg) {
+        func_result_error_nomem(ctx);
+        return NULL;
+      }
+      ctx->agg_size = nbytes;
     }
     memset(ctx->agg, 0, (size_t)nbytes);
   }
@@ -159,6 +167,19 @@ void func_agg_finish(FuncCtx *ctx) {
   if (ctx->def && ctx->def->final) ctx->def->final(ctx);
   shale_free(ctx->agg);
   ctx->agg = NULL;
+  ctx->agg_size = 0;
+}
+
+void func_agg_finish_keep(FuncCtx *ctx) {
+  if (ctx->def && ctx->def->final) ctx->def->final(ctx);
+  if (ctx->agg && !ctx->agg_spare) {
+    ctx->agg_spare = ctx->agg;
+    ctx->agg_spare_size = ctx->agg_size;
+  } else {
+    shale_free(ctx->agg);
+  }
+  ctx->agg = NULL;
+  ctx->agg_size = 0;
 }
 
 void *func_get_auxdata(FuncCtx *ctx, int iarg) {

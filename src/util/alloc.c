@@ -19,6 +19,7 @@
 #define HDR 16 /* keeps payload 16-byte aligned */
 
 static atomic_long outstanding;
+static atomic_long allocs; /* successful shale_malloc calls, and growing reallocs */
 static atomic_llong bytes;
 static atomic_long fault_countdown; /* 0 = disarmed */
 static atomic_int fault_persist;
@@ -34,6 +35,7 @@ void util_fault_alloc(long n, int persist) {
 
 long util_fault_alloc_hits(void) { return atomic_load(&fault_hits); }
 long util_alloc_outstanding(void) { return atomic_load(&outstanding); }
+long util_alloc_count(void) { return atomic_load(&allocs); }
 int64_t util_alloc_bytes(void) { return atomic_load(&bytes); }
 
 /* Returns 1 if this allocation must fail. */
@@ -62,6 +64,7 @@ void *shale_malloc(size_t n) {
   if (!p) return NULL;
   memcpy(p, &n, sizeof n);
   atomic_fetch_add(&outstanding, 1);
+  atomic_fetch_add(&allocs, 1);
   atomic_fetch_add(&bytes, (long long)n);
   return p + HDR;
 }
@@ -76,6 +79,7 @@ void *shale_realloc(void *old, size_t n) {
   uint8_t *p = realloc(base, n + HDR);
   if (!p) return NULL;
   memcpy(p, &n, sizeof n);
+  if (n > oldn) atomic_fetch_add(&allocs, 1);
   atomic_fetch_add(&bytes, (long long)n - (long long)oldn);
   return p + HDR;
 }

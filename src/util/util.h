@@ -34,6 +34,10 @@ long util_fault_alloc_hits(void);
 long util_alloc_outstanding(void);
 /* Bytes currently allocated (payload bytes, not counting headers). */
 int64_t util_alloc_bytes(void);
+/* Allocations made so far (shale_malloc, and shale_realloc that grew a
+ * block), process-wide: tests and benchmarks count allocations per
+ * operation with it. */
+long util_alloc_count(void);
 
 /* ---- byte order ---- */
 static inline uint32_t util_get4(const uint8_t *p) {

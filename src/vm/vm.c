@@ -309,13 +309,20 @@ static void clear_regs(Vm *v) {
   for (int i = 0; i <= v->prog->nreg; i++) {
     value_clear(&v->reg[i]);
     if (v->agg && v->agg[i].def) {
+      /* an abandoned group: finish it, keeping its block as the spare */
+      VmAgg *slot = &v->agg[i];
       FuncCtx ctx;
-      func_ctx_init(&ctx, v->agg[i].def);
-      ctx.agg = v->agg[i].agg;
-      func_agg_finish(&ctx);
+      func_ctx_init(&ctx, slot->def);
+      ctx.agg = slot->agg;
+      ctx.agg_size = slot->agg_size;
+      ctx.agg_spare = slot->spare;
+      ctx.agg_spare_size = slot->spare_size;
+      func_agg_finish_keep(&ctx);
       func_ctx_reset(&ctx);
-      v->agg[i].agg = NULL;
-      v->agg[i].def = NULL;
+      slot->agg = NULL;
+      slot->spare = ctx.agg_spare;
+      slot->spare_size = ctx.agg_spare_size;
+      slot->def = NULL;
     }
   }
 }
@@ -381,6 +388,8 @@ void vm_free(Vm *v) {
   shale_free(v->rbuf);
   shale_free(v->scratch.z);
   shale_free(v->keybuf.z);
+  if (v->agg)
+    for (int i = 0; i <= v->prog->nreg; i++) shale_free(v->agg[i].spare);
   shale_free(v->agg);
   if (v->subvm) {
     for (int i = 0; i < v->prog->nop; i++) vm_free(v->subvm[i]);

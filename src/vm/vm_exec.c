@@ -85,6 +85,21 @@ void vm_close_all(Vm *v) {
   }
 }
 
+/* ---- aggregate slots: the context block and a spare kept for reuse ---- */
+
+static void agg_slot_to_ctx(const VmAgg *slot, FuncCtx *ctx) {
+  ctx->agg = slot->agg;
+  ctx->agg_size = slot->agg_size;
+  ctx->agg_spare = slot->spare;
+  ctx->agg_spare_size = slot->spare_size;
+}
+static void agg_ctx_to_slot(const FuncCtx *ctx, VmAgg *slot) {
+  slot->agg = ctx->agg;
+  slot->agg_size = ctx->agg_size;
+  slot->spare = ctx->agg_spare;
+  slot->spare_size = ctx->agg_spare_size;
+}
+
 /* ---- sorter: records kept in one buffer, stable merge sort by KeyInfo ---- */
 
 static int sorter_add(VmCursor *c, const void *rec, uint32_t n) {
@@ -1071,13 +1086,13 @@ dispatch:
     v->coll = NULL;
     ctx.conn = v->conn;
     ctx.cb = v->cb;
-    ctx.agg = slot->agg;
+    agg_slot_to_ctx(slot, &ctx);
     slot->def = op->p4.func;
     if (op->op == OP_AggStep)
       op->p4.func->step(&ctx, op->p5, &reg[op->p2]);
     else
       op->p4.func->inverse(&ctx, op->p5, &reg[op->p2]);
-    slot->agg = ctx.agg;
+    agg_ctx_to_slot(&ctx, slot);
     if (ctx.rc) FAIL(call_error(v, &ctx));
     func_ctx_reset(&ctx);
     NEXT();
@@ -1086,9 +1101,9 @@ dispatch:
     VmAgg *slot = &v->agg[op->p1];
     FuncCtx ctx;
     func_ctx_init(&ctx, op->p4.func);
-    ctx.agg = slot->agg;
+    agg_slot_to_ctx(slot, &ctx);
     op->p4.func->value(&ctx);
-    slot->agg = ctx.agg;
+    agg_ctx_to_slot(&ctx, slot);
     if (ctx.rc) FAIL(call_error(v, &ctx));
     ShValue res;
     func_ctx_take_result(&ctx, &res);
@@ -1102,9 +1117,9 @@ dispatch:
     FuncCtx ctx;
     func_ctx_init(&ctx, op->p4.func);
     ctx.coll = v->coll;
-    ctx.agg = slot->agg;
-    func_agg_finish(&ctx);
-    slot->agg = NULL;
+    agg_slot_to_ctx(slot, &ctx);
+    func_agg_finish_keep(&ctx);
+    agg_ctx_to_slot(&ctx, slot);
     slot->def = NULL;
     if (ctx.rc) FAIL(call_error(v, &ctx));
     ShValue res;

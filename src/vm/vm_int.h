@@ -92,6 +92,9 @@ typedef struct VmRowSet {
 
 typedef struct VmAgg {
   void *agg;
+  int agg_size;
+  void *spare; /* a finished group's context block, reused by the next */
+  int spare_size;
   const FuncDef *def;
 } VmAgg;
 
