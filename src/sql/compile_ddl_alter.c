@@ -132,6 +132,45 @@ static int constant_default(const SqlExpr *e) {
   }
 }
 
+/* Every existing row must satisfy the new definition nt (a scratch Table
+ * over t's tree): a NOT NULL generated column (the one added, last) and
+ * every CHECK, as SQLite's quick_check pass after ADD COLUMN. */
+static void check_rows(Parse *p, const Table *t, Table *nt, int gen_notnull) {
+  nt->root = t->root;
+  if (nt->pk_index) nt->pk_index->root = t->root;
+  SrcList *src = src_single(p, nt, NULL);
+  if (!src || parse_failed(p)) return;
+  NameCtx nc;
+  memset(&nc, 0, sizeof nc);
+  nc.src = src;
+  nc.flags = NC_IS_CHECK | NC_NO_SUBQUERY;
+  nc.err_ctx = "CHECK constraints";
+  for (int i = 0; i < nt->ncheck; i++)
+    if (resolve_expr(p, &nc, nt->checks[i].expr)) return;
+  int cur = src->a[0].cursor;
+  int r = emit_regs(p, 1);
+  int done = emit_label(p), next = emit_label(p), bad_check = emit_label(p);
+  parse_open_table(p, cur, nt, 0);
+  emit(p, OP_Rewind, cur, done, 0);
+  int top = emit_addr(p);
+  if (gen_notnull) {
+    int ok = emit_label(p);
+    code_column(p, nt, cur, nt->ncol - 1, r);
+    emit(p, OP_NotNull, r, ok, 0);
+    vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, "NOT NULL constraint failed",
+                        -1);
+    emit_resolve(p, ok);
+  }
+  for (int i = 0; i < nt->ncheck; i++) expr_if_false(p, nt->checks[i].expr, bad_check, 0);
+  emit_resolve(p, next);
+  emit(p, OP_Next, cur, top, 0);
+  emit(p, OP_Goto, 0, done, 0);
+  emit_resolve(p, bad_check);
+  vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, "CHECK constraint failed", -1);
+  emit_resolve(p, done);
+  emit(p, OP_Close, cur, 0, 0);
+}
+
 static int add_column(Parse *p, const SqlStmt *s) {
   const SqlAlter *a = &s->u.alter;
   Table *t = alter_target(p, a, 1);
@@ -200,8 +239,8 @@ static int add_column(Parse *p, const SqlStmt *s) {
   Table *nt = NULL;
   char *msg = NULL;
   int rc = schema_table_from_create(scratch, nst, sql, &nt, &msg);
-  schema_free(scratch);
   if (rc != SHALE_OK) {
+    schema_free(scratch);
     ddl_build_error(p, rc, msg);
     return 1;
   }
@@ -221,9 +260,12 @@ static int add_column(Parse *p, const SqlStmt *s) {
   emit(p, OP_IfPos, r, skip, 0);
   emit(p, OP_SetCookie, 0, BTREE_META_SCHEMA_FORMAT, 3);
   emit_resolve(p, skip);
+  int gen_notnull = generated && notnull;
+  if (nt->ncheck > 0 || gen_notnull) check_rows(p, t, nt, gen_notnull);
   SchemaUpd u = {"table", t->name, NULL, NULL, sql};
   schema_update(p, &u, 1);
   ddl_finish(p);
+  schema_free(scratch);
   return parse_failed(p);
 }
 

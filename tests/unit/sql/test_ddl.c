@@ -523,6 +523,13 @@ TEST(ddl_alter_add_column) {
       /* "alter table t add column p default true": schema_load refuses DEFAULT true */
       "alter table t add column \"x y\" text /* c */ ;",
       "alter table w add q default 'q'",
+      "alter table e add column r default 0 check(r > 0)",
+      "alter table t add column s default 0 check(a > 1)",
+      "alter table t add column u default 5 check(u > 0)",
+      "alter table t add column v as (a) not null",
+      "alter table t add column x as (a + 10) not null",
+      "alter table t add column y check(y is null)",
+      "alter table w add column z default -1 check(z > k)",
       NULL};
   for (int i = 0; cases[i]; i++) SAME(&p, cases[i]);
   SAME_SCHEMA(&p);
