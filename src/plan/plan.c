@@ -448,7 +448,7 @@ static double sort_cost(double n) { return n * log2n(n) * 1.2 + n; }
 static int order_ok(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int groupby, int *rev) {
   const PlanItem *it = &pl->items[L->item];
   const Table *tab = it->tab;
-  if (!tab || !ob || ob->n == 0) return 0;
+  if (!tab || it->is_sub || !ob || ob->n == 0) return 0;
   /* the ordering columns: table column numbers (-1 rowid) with collation and desc */
   const Index *idx = L->idx;
   int ncols = 0, start = 0;
@@ -630,6 +630,43 @@ static void or_path(const Planner *pl, int i, uint64_t avail, SqlExprList *ob, i
   }
 }
 
+/* An automatic index on the join columns of item i (an inner loop that
+ * would otherwise scan), built once per run of the loops. */
+static void auto_path(const Planner *pl, int i, uint64_t avail, double outer_rows, SqlExprList *ob,
+                      int groupby, int outer, PlanLevel *best, int *best_order) {
+  const PlanItem *it = &pl->items[i];
+  const Table *tab = it->tab;
+  double N = TAB_ROWS;
+  PlanLevel c;
+  if (avail && best->kind == PLAN_SCAN && !it->not_indexed && !it->indexed_by && !it->no_cover &&
+      !tab->has_generated) {
+    memset(&c, 0, sizeof c);
+    c.item = i;
+    c.kind = PLAN_AUTO;
+    c.lo = c.hi = -1;
+    /* key columns in the order SQLite's EXPLAIN shows them: last term first */
+    for (int k = pl->nterm - 1; k >= 0 && c.neq < 8; k--) {
+      const PlanTerm *t = &pl->terms[k];
+      if (!(t->op & (PLAN_OP_EQ | PLAN_OP_IS)) || !t->prereq || t->column < 0) continue;
+      if (!term_usable(pl, t, i, avail) || !plan_aff_ok(t, tab->cols[t->column].affinity)) continue;
+      int dup = 0;
+      for (int j = 0; j < c.neq; j++) dup |= pl->terms[c.eq[j]].column == t->column;
+      if (!dup) c.eq[c.neq++] = k;
+    }
+    if (c.neq > 0) {
+      double rows = 10;
+      for (int q = 1; q < c.neq; q++) rows /= 2;
+      if (rows < 1) rows = 1;
+      c.rows = rows;
+      c.covering = 1;
+      /* dearer than a real index (SQLite prefers one), far cheaper than a scan */
+      c.cost = LOOKUP + rows * (ROW_INDEX + LOOKUP) +
+               N * (ROW_TABLE + 2 * LOOKUP) / (outer_rows > 1 ? outer_rows : 1);
+      consider(pl, &c, avail, ob, groupby, outer, best, best_order);
+    }
+  }
+}
+
 /* The best access path for item i given the items in avail are looped
  * outside it. outer: i is the outermost loop (ORDER BY can be delivered). */
 static void best_path(const Planner *pl, int i, uint64_t avail, double outer_rows, SqlExprList *ob,
@@ -655,6 +692,10 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
   }
   if (!sub) consider(pl, &c, avail, ob, groupby, outer, best, best_order);
   if (!tab) return;
+  if (it->is_sub) {
+    if (it->auto_ok) auto_path(pl, i, avail, outer_rows, ob, groupby, outer, best, best_order);
+    return;
+  }
   /* rowid paths */
   if (!tab->without_rowid && !it->indexed_by) {
     for (int k = 0; k < pl->nterm; k++) {
@@ -760,34 +801,7 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
   }
   if (!sub && !tab->without_rowid && !it->not_indexed && !it->indexed_by)
     or_path(pl, i, avail, ob, groupby, outer, best, best_order);
-  /* an automatic index on the join columns, built once per run of the loops */
-  if (!sub && avail && best->kind == PLAN_SCAN && !it->not_indexed && !it->indexed_by && !it->no_cover &&
-      !tab->has_generated) {
-    memset(&c, 0, sizeof c);
-    c.item = i;
-    c.kind = PLAN_AUTO;
-    c.lo = c.hi = -1;
-    /* key columns in the order SQLite's EXPLAIN shows them: last term first */
-    for (int k = pl->nterm - 1; k >= 0 && c.neq < 8; k--) {
-      const PlanTerm *t = &pl->terms[k];
-      if (!(t->op & (PLAN_OP_EQ | PLAN_OP_IS)) || !t->prereq || t->column < 0) continue;
-      if (!term_usable(pl, t, i, avail) || !plan_aff_ok(t, tab->cols[t->column].affinity)) continue;
-      int dup = 0;
-      for (int j = 0; j < c.neq; j++) dup |= pl->terms[c.eq[j]].column == t->column;
-      if (!dup) c.eq[c.neq++] = k;
-    }
-    if (c.neq > 0) {
-      double rows = 10;
-      for (int q = 1; q < c.neq; q++) rows /= 2;
-      if (rows < 1) rows = 1;
-      c.rows = rows;
-      c.covering = 1;
-      /* dearer than a real index (SQLite prefers one), far cheaper than a scan */
-      c.cost = LOOKUP + rows * (ROW_INDEX + LOOKUP) +
-               N * (ROW_TABLE + 2 * LOOKUP) / (outer_rows > 1 ? outer_rows : 1);
-      consider(pl, &c, avail, ob, groupby, outer, best, best_order);
-    }
-  }
+  if (!sub) auto_path(pl, i, avail, outer_rows, ob, groupby, outer, best, best_order);
 }
 
 /* ---- join order ---- */

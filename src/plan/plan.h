@@ -92,7 +92,10 @@ typedef struct PlanLevel {
 
 /* One FROM item as the planner sees it. */
 typedef struct PlanItem {
-  const Table *tab;        /* base table, or NULL (subquery: scanned only) */
+  const Table *tab;        /* base table or a subquery's Table (is_sub), or NULL */
+  uint8_t is_sub;          /* a materialized subquery: scanned, or through an automatic
+                              index when auto_ok */
+  uint8_t auto_ok;         /* is_sub: its rows do not change while the loops run */
   int cursor;              /* its VM cursor (column references name it) */
   uint8_t jointype;        /* SQL_JOIN_* joining it to the items on its left */
   uint8_t not_indexed;     /* NOT INDEXED */

@@ -279,7 +279,7 @@ static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj) {
     p->eqp_parent = save;
     return;
   }
-  if (it->kind != SRC_TABLE || pl->kind == PLAN_SCAN) {
+  if ((it->kind != SRC_TABLE && pl->kind != PLAN_AUTO) || pl->kind == PLAN_SCAN) {
     if (it->kind == SRC_TABLE && pl->idx && !pl->is_pk)
       parse_eqp(p, "SCAN %s USING %sINDEX %s%s", name, pl->covering ? "COVERING " : "",
                 pl->idx->name, lj);
@@ -596,6 +596,24 @@ static void open_or_level(WhereInfo *w, WLevel *L) {
 
 /* ---- automatic indexes ---- */
 
+static int correl_cb(SqlWalker *w, SqlExpr *e) {
+  if ((e->op == SQL_E_COLREF && e->depth > 0) || e->op == SQL_E_TRIGREF) {
+    *(int *)w->arg = 1;
+    return SQL_WALK_ABORT;
+  }
+  return SQL_WALK_CONTINUE;
+}
+
+/* 1 if the subquery may read anything of an enclosing query (then its rows
+ * may change while the loops run). Conservative: a reference from a nested
+ * subquery to its own parent counts too. */
+static int sub_is_correlated(SqlSelect *s) {
+  int found = 0;
+  SqlWalker w = {correl_cb, mask_sel_cb, &found};
+  sql_walk_select(&w, s);
+  return found;
+}
+
 /* Fill an ephemeral covering index on the join columns of level L's table:
  * key columns first (with the terms' collations), then every other column
  * read (the PRIMARY KEY of a WITHOUT ROWID table), then the rowid. Sets
@@ -617,7 +635,7 @@ static void build_auto_index(WhereInfo *w, WLevel *L) {
     cols[nc].coll = t->coll ? t->coll : "BINARY";
     colls[nc++] = t->collseq;
   }
-  int all = (it->colused >> 63) & 1;
+  int all = (int)((it->colused >> 63) & 1) || it->kind == SRC_SUBQUERY;
   for (int c = 0; c < tab->ncol; c++) {
     if (c == tab->rowid_alias && !tab->without_rowid) continue;
     int used = all || (c < 63 && ((it->colused >> c) & 1)) || (tab->without_rowid && tab->cols[c].pk);
@@ -739,7 +757,11 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
       w->right = i;
     }
     PlanItem *pi = &w->items[i];
-    pi->tab = it->kind == SRC_TABLE ? it->tab : NULL;
+    pi->tab = it->tab;
+    if (it->kind == SRC_SUBQUERY) {
+      pi->is_sub = 1;
+      pi->auto_ok = !it->co_reg && it->sub && !sub_is_correlated(it->sub);
+    }
     pi->cursor = it->cursor;
     pi->jointype = it->jointype;
     pi->not_indexed = it->not_indexed;
@@ -813,9 +835,25 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
     }
   }
 
+  /* Materialized subqueries (no FROM item can read a sibling, so their rows
+   * do not depend on the loops): filled before the loops, as SQLite does. */
+  for (int k = 0; k < n; k++) {
+    WLevel *L = &w->lv[k];
+    SrcItem *it = &src->a[L->item];
+    if (it->kind != SRC_SUBQUERY || it->co_reg) continue;
+    src_code_subquery(p, it);
+    if (L->pl->kind == PLAN_AUTO) {
+      int built = emit_label(p);
+      emit(p, OP_Once, 0, built, 0);
+      build_auto_index(w, L);
+      emit_resolve(p, built);
+    }
+  }
+
   /* Automatic indexes: filled before the loops. */
   for (int k = 0; k < n; k++)
-    if (w->lv[k].pl->kind == PLAN_AUTO) build_auto_index(w, &w->lv[k]);
+    if (w->lv[k].pl->kind == PLAN_AUTO && src->a[w->lv[k].item].kind == SRC_TABLE)
+      build_auto_index(w, &w->lv[k]);
 
   /* Constant terms: before every loop. */
   code_ready_terms(w, coded, 0, w->brk, n == 0);
@@ -837,8 +875,13 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
       emit(p, OP_Integer, 0, L->match_reg, 0);
       emit(p, OP_Integer, 0, L->null_reg, 0);
     }
-    if (it->kind == SRC_SUBQUERY) {
-      src_code_subquery(p, it);
+    if (it->kind == SRC_SUBQUERY && L->pl->kind == PLAN_AUTO) {
+      /* materialized and indexed before the loops: search like a table */
+      level_eqp(w, L);
+      open_table_level(w, L);
+      if (L->idx_cur >= 0) parse_set_cover(p, it->cursor, L->pl->idx, L->idx_cur);
+    } else if (it->kind == SRC_SUBQUERY) {
+      if (it->co_reg) src_code_subquery(p, it); /* restarts the coroutine */
       if (it->co_reg) {
         emit_resolve(p, L->top);
         emit(p, OP_Yield, it->co_reg, L->brk, 0);

@@ -651,6 +651,15 @@ TEST(where_joins) {
       "SELECT * FROM (SELECT a FROM t1 LIMIT 10) AS s, t3 WHERE t3.k = s.a",
       "SELECT * FROM t1, t2, t3, t4, t5 WHERE t1.a = t2.a AND t2.b = t3.k AND t3.v = t4.v "
       "AND t4.k = t5.x",
+      "SELECT * FROM t1, (SELECT a, count(*) AS n FROM t2 GROUP BY a) AS g WHERE g.a = t1.a",
+      "SELECT * FROM t1 LEFT JOIN (SELECT a, count(*) AS n FROM t2 GROUP BY a) AS g ON g.a = t1.b",
+      "SELECT * FROM t1, (SELECT v, w FROM t3 UNION SELECT k, j FROM t4) AS u WHERE u.v = t1.a",
+      "SELECT * FROM t1, (SELECT v, w FROM t3) AS u WHERE u.v = t1.a AND u.w = t1.b",
+      "WITH c(x, y) AS (SELECT a, b FROM t2) SELECT * FROM t1, c WHERE c.x = t1.a",
+      "WITH c(x) AS (SELECT a FROM t2) SELECT * FROM t1 WHERE (SELECT count(*) FROM c, t3 "
+      "WHERE c.x = t3.w AND t3.v = t1.b) > 0",
+      "SELECT * FROM t1 WHERE EXISTS (SELECT 1 FROM (SELECT a FROM t2 WHERE t2.b = t1.b) AS s, t3 "
+      "WHERE s.a = t3.w)",
       "SELECT * FROM t1 INDEXED BY t1bc WHERE b = 1",
       "SELECT * FROM t1 NOT INDEXED WHERE a = 1",
       "SELECT * FROM t3 NOT INDEXED WHERE k = 2",
