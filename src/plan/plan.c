@@ -14,6 +14,10 @@
  *  2. plan_index_col_ok holds for every term a PlanLevel names.
  *  3. Levels are a permutation of the items that keeps every LEFT/CROSS
  *     JOIN item after all items to its left.
+ *  4. Terms of an OR disjunct (group >= 0) drive only that disjunct's
+ *     sub-path of a MULTI-INDEX OR level (cur_group selects them while the
+ *     sub-paths are searched); they are never coded themselves (the OR term
+ *     is).
  */
 #include <math.h>
 #include <string.h>

@@ -28,6 +28,13 @@
  *     [if match -> done; NullRow X; null = 1; match = 1; -> body]
  *   done:
  *
+ * Before the loops: table cursors opened, materialized FROM subqueries
+ * filled, automatic indexes built, constant terms tested. A MULTI-INDEX OR
+ * level runs each disjunct's path into a RowSet and then visits the rows by
+ * rowid. A RIGHT/FULL JOIN item (the last one) records the keys of its rows
+ * that matched; after the loops a pass over its unmatched rows runs the body
+ * with every item on its left NULL (rj_pass).
+ *
  * Invariants:
  *  1. Every AND-term is coded (re-tested) at its level, whether or not the
  *     access path already enforces it: correctness does not rest on the
@@ -38,7 +45,10 @@
  *  3. A LEFT JOIN or CROSS JOIN item comes after every item to its left in
  *     loop order (plan.h invariant 2).
  *  4. A covering index redirection (parse_set_cover) lasts from where_begin
- *     to where_end.
+ *     to where_end; automatic indexes are always covering.
+ *  5. Every key register of a seek is a register this file owns (values are
+ *     coded into it, then affinity is applied in place), never a column
+ *     cache register of the expression code.
  */
 #include <math.h>
 #include <stdio.h>
