@@ -79,6 +79,9 @@ typedef struct WLevel {
   int null_reg;    /* LEFT JOIN: 1 while the row is padded */
   int idx_cur;     /* index cursor or -1 */
   int auto_cur;    /* PLAN_AUTO: the automatic index's ephemeral cursor */
+  int rj_mode;     /* RIGHT/FULL JOIN item: register, 1 during its unmatched-rows pass */
+  int rj_set;      /* ... cursor: keys of its rows that matched */
+  int rj_next;     /* ... label: next row of the unmatched-rows pass */
   uint8_t rowid_only; /* a MULTI-INDEX OR sub-path: only the rowid is needed */
   int nin;
   WInLoop in[MAX_IN];
@@ -86,10 +89,7 @@ typedef struct WLevel {
 
 struct WhereInfo {
   Parse *p;
-  int right;      /* index of the RIGHT/FULL JOIN item (last), or -1 */
-  int rj_mode;    /* register: 1 during the unmatched-rows pass */
-  int rj_set;     /* cursor: keys of the right item's rows that matched */
-  int rj_next;    /* label: next row of the unmatched-rows pass */
+  int right;      /* index of the first RIGHT/FULL JOIN item, or -1 */
   SrcList *src;
   int nlevel;
   WLevel *lv;
@@ -699,25 +699,22 @@ static void rj_key(Parse *p, const SrcItem *it, int k) {
 
 /* After the loops: every row of the right item that matched no row on its
  * left runs the body once with the left items NULL. */
-static void rj_pass(WhereInfo *w) {
+static void rj_pass(WhereInfo *w, WLevel *L) {
   Parse *p = w->p;
-  SrcItem *r = &w->src->a[w->right];
-  WLevel *L = NULL;
-  for (int k = 0; k < w->nlevel; k++)
-    if (w->lv[k].item == w->right) L = &w->lv[k];
-  if (!L) return;
+  SrcItem *r = &w->src->a[L->item];
   int done = emit_label(p), top = emit_label(p);
   int nk = rj_key_count(r);
   int kr = emit_regs(p, nk);
-  emit(p, OP_Integer, 1, w->rj_mode, 0);
+  emit(p, OP_Integer, 1, L->rj_mode, 0);
   if (L->null_reg) emit(p, OP_Integer, 0, L->null_reg, 0);
   emit(p, OP_Rewind, r->cursor, done, 0);
   emit_resolve(p, top);
   rj_key(p, r, kr);
-  vm_builder_add_i4(&p->b, OP_Found, w->rj_set, w->rj_next, kr, nk);
+  vm_builder_add_i4(&p->b, OP_Found, L->rj_set, L->rj_next, kr, nk);
+  /* every item on its left is NULL (loops keep the FROM order here) */
   for (int k = 0; k < w->nlevel; k++) {
     WLevel *M = &w->lv[k];
-    if (M->item == w->right) continue;
+    if (M->item >= L->item) continue;
     SrcItem *it = &w->src->a[M->item];
     if (it->kind == SRC_SUBQUERY && it->co_reg) {
       if (it->tab && it->tab->ncol > 0)
@@ -729,7 +726,7 @@ static void rj_pass(WhereInfo *w) {
     if (it->null_reg) emit(p, OP_Integer, 1, it->null_reg, 0);
   }
   emit(p, OP_Goto, 0, L->body, 0);
-  emit_resolve(p, w->rj_next);
+  emit_resolve(p, L->rj_next);
   emit(p, OP_Next, r->cursor, top, 0);
   emit_resolve(p, done);
 }
@@ -760,11 +757,11 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
   for (int i = 0; i < n; i++) {
     SrcItem *it = &src->a[i];
     if (it->jointype & SQL_JOIN_RIGHT) {
-      if (i != n - 1 || w->right >= 0 || (it->kind == SRC_SUBQUERY && it->co_reg)) {
-        parse_error(p, "RIGHT and FULL OUTER JOINs are only supported as the last join");
+      if (it->kind == SRC_SUBQUERY && it->co_reg) {
+        parse_error(p, "RIGHT and FULL OUTER JOINs of a coroutine are not supported");
         return NULL;
       }
-      w->right = i;
+      if (w->right < 0) w->right = i;
     }
     PlanItem *pi = &w->items[i];
     pi->tab = it->tab;
@@ -792,16 +789,19 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
   }
   PlanHooks hooks = {hc, hook_mask, hook_is_constant, hook_term_info, hook_coll_name};
   plan_init(&w->pl, &p->arena, &hooks, n, w->items);
+  /* With a RIGHT JOIN the WHERE (and the ON of an inner join right of it)
+   * applies after the unmatched rows are added: it filters nothing before
+   * the last loop (on_item -2) */
   for (int i = 0; i < n; i++) {
     SrcItem *it = &src->a[i];
-    plan_add_clause(&w->pl, it->on, (it->jointype & (SQL_JOIN_LEFT | SQL_JOIN_RIGHT)) ? i : -1);
+    int on = (it->jointype & (SQL_JOIN_LEFT | SQL_JOIN_RIGHT)) ? i : -1;
+    if (on < 0 && w->right >= 0 && i > w->right) on = -2;
+    plan_add_clause(&w->pl, it->on, on);
   }
-  /* With a RIGHT JOIN the WHERE applies after the unmatched rows are added:
-   * it filters nothing before the last loop */
   plan_add_clause(&w->pl, where, w->right >= 0 ? -2 : -1);
   if (parse_failed(p)) return NULL;
   int pflags = 0;
-  if (flags & WHERE_NO_REORDER) pflags |= PLAN_NO_REORDER;
+  if ((flags & WHERE_NO_REORDER) || w->right >= 0) pflags |= PLAN_NO_REORDER;
   if (flags & WHERE_GROUPBY) pflags |= PLAN_GROUPBY;
   int rc = plan_choose(&w->pl, order_by, pflags, &w->plan);
   if (rc) {
@@ -827,18 +827,20 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
     }
   }
 
-  if (w->right >= 0) {
-    SrcItem *r = &src->a[w->right];
+  for (int k = 0; k < n && w->right >= 0; k++) {
+    WLevel *L = &w->lv[k];
+    SrcItem *r = &src->a[L->item];
+    if (!(r->jointype & SQL_JOIN_RIGHT)) continue;
     int nk = rj_key_count(r);
-    w->rj_mode = emit_regs(p, 1);
-    w->rj_set = emit_cursor(p);
-    w->rj_next = emit_label(p);
-    emit(p, OP_Integer, 0, w->rj_mode, 0);
+    L->rj_mode = emit_regs(p, 1);
+    L->rj_set = emit_cursor(p);
+    L->rj_next = emit_label(p);
+    emit(p, OP_Integer, 0, L->rj_mode, 0);
     KeyInfo *ki = parse_keyinfo(p, nk, NULL, NULL);
     if (!ki) return NULL;
-    vm_builder_add_p4(&p->b, OP_OpenEphemeral, w->rj_set, nk, 0, P4_KEYINFO, ki);
+    vm_builder_add_p4(&p->b, OP_OpenEphemeral, L->rj_set, nk, 0, P4_KEYINFO, ki);
     /* every item left of it may be padded */
-    for (int i = 0; i < w->right; i++) {
+    for (int i = 0; i < L->item; i++) {
       SrcItem *it = &src->a[i];
       if (!it->null_reg) it->null_reg = emit_regs(p, 1);
       emit(p, OP_Integer, 0, it->null_reg, 0);
@@ -918,20 +920,21 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
         code_term(w, t, L->cont);
       }
     }
-    if (L->item == w->right) {
+    if (it->jointype & SQL_JOIN_RIGHT) {
       /* remember the right item's row as matched */
       int nk = rj_key_count(it);
       int kr = emit_regs(p, nk + 1);
       rj_key(p, it, kr);
       emit(p, OP_MakeRecord, kr, nk, kr + nk);
-      emit(p, OP_IdxInsert, w->rj_set, kr + nk, 0);
+      emit(p, OP_IdxInsert, L->rj_set, kr + nk, 0);
     }
     if (L->match_reg) emit(p, OP_Integer, 1, L->match_reg, 0);
     emit_resolve(p, L->body);
     code_ready_terms(w, coded, have, L->cont, k == n - 1);
   }
-  if (w->right >= 0) {
-    SrcItem *r = &src->a[w->right];
+  for (int k = 0; k < n; k++) {
+    SrcItem *r = &src->a[w->lv[k].item];
+    if (!(r->jointype & SQL_JOIN_RIGHT)) continue;
     int save = p->eqp_parent;
     p->eqp_parent = parse_eqp(p, "RIGHT-JOIN %s", item_name(r));
     parse_eqp(p, "SCAN %s", item_name(r));
@@ -957,7 +960,7 @@ void where_end(WhereInfo *w) {
     WLevel *L = &w->lv[k];
     SrcItem *it = &w->src->a[L->item];
     emit_resolve(p, L->cont);
-    if (L->item == w->right) emit(p, OP_If, w->rj_mode, w->rj_next, 0);
+    if (L->rj_mode) emit(p, OP_If, L->rj_mode, L->rj_next, 0);
     if (L->null_reg) emit(p, OP_If, L->null_reg, L->done, 0);
     if (L->adv_op == OP_Goto) emit(p, OP_Goto, 0, L->top, 0);
     else if (L->adv_op) emit(p, L->adv_op, L->adv_cur, L->top, 0);
@@ -982,6 +985,9 @@ void where_end(WhereInfo *w) {
     emit_resolve(p, L->done);
     if (L->idx_cur >= 0 && L->pl && L->pl->covering) parse_set_cover(p, it->cursor, NULL, 0);
   }
-  if (w->right >= 0) rj_pass(w);
+  /* unmatched rows of each RIGHT/FULL item, left to right (a later pass
+   * sees the rows an earlier one added) */
+  for (int k = 0; k < w->nlevel; k++)
+    if (w->lv[k].rj_mode) rj_pass(w, &w->lv[k]);
   emit_resolve(p, w->brk);
 }

@@ -395,6 +395,13 @@ TEST(where_left_join) {
       "SELECT * FROM a, b FULL JOIN c ON c.z = b.z AND a.x = 1",
       "SELECT count(*), sum(c.z) FROM a CROSS JOIN b RIGHT JOIN c ON c.z = b.z",
       "SELECT * FROM a RIGHT JOIN (SELECT * FROM b WHERE z > 10) AS s ON a.x = s.x",
+      "SELECT * FROM a FULL JOIN b ON a.x = b.x FULL JOIN c ON c.z = coalesce(b.z, a.y)",
+      "SELECT * FROM a RIGHT JOIN b ON a.x = b.x JOIN c ON c.z = b.z",
+      "SELECT * FROM a RIGHT JOIN b ON a.x = b.x LEFT JOIN c ON c.z = b.z",
+      "SELECT * FROM a RIGHT JOIN b ON a.x = b.x JOIN c ON a.y = 1",
+      "SELECT * FROM a RIGHT JOIN b ON a.x = b.x RIGHT JOIN c ON c.z = b.z",
+      "SELECT * FROM a RIGHT JOIN b ON a.x = b.x RIGHT JOIN c ON c.z = b.z WHERE a.y IS NULL",
+      "SELECT * FROM a FULL JOIN b ON a.x = b.x FULL JOIN c ON c.z = b.z WHERE c.w <> 'q'",
   };
   for (int i = 0; i < (int)(sizeof q / sizeof q[0]); i++) same(&p, q[i], 0);
   /* the same with indexes on the right-hand tables */
