@@ -1290,7 +1290,11 @@ static void emit_output(Parse *p, OutCtx *oc, int regs) {
 static int has_coll(Parse *p, const SqlExpr *e) {
   while (e) {
     if (e->op == SQL_E_REG && e->orig) e = e->orig;
-    else if (e->op == SQL_E_COLREF || e->op == SQL_E_TRIGREF || e->op == SQL_E_COLLATE) return 1;
+    else if (e->op == SQL_E_COLREF || e->op == SQL_E_TRIGREF)
+      /* SQLite reads the rowid (and an INTEGER PRIMARY KEY) as column -1,
+       * which has no collation */
+      return e->column >= 0 && !(e->tab && e->column == e->tab->rowid_alias);
+    else if (e->op == SQL_E_COLLATE) return 1;
     else if (e->op == SQL_E_CAST || (e->op == SQL_E_UNARY && e->sub == TK_PLUS)) e = e->a;
     else return expr_collation(p, e) != NULL;
   }
@@ -1840,7 +1844,12 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
   SelInfo *info = s->info;
   OutCtx oc = *oc0;
   if (s->distinct == 1) {
-    KeyInfo *ki = result_keyinfo(p, s, oc.ncol);
+    /* this core's own collations (not the compound's) */
+    const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)(oc.ncol + 1));
+    if (!coll) return;
+    for (int i = 0; i < oc.ncol && i < info->result->n; i++)
+      coll[i] = coll_of(p, info->result->a[i].expr);
+    KeyInfo *ki = parse_keyinfo(p, oc.ncol, coll, NULL);
     oc.distinct_cur = emit_cursor(p);
     vm_builder_add_p4(&p->b, OP_OpenEphemeral, oc.distinct_cur, oc.ncol, 0, P4_KEYINFO, ki);
   }

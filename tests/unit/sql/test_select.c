@@ -182,6 +182,10 @@ static const char *const q_compound[] = {
     "SELECT DISTINCT a FROM t3 UNION ALL SELECT DISTINCT x FROM t2",
     "=SELECT a FROM t1 EXCEPT SELECT x FROM t2 ORDER BY 1 LIMIT 2 OFFSET 1",
     "SELECT count(*) FROM (SELECT a FROM t3 UNION SELECT x FROM t2)",
+    "=SELECT a FROM t1 UNION ALL SELECT y FROM t2 ORDER BY 1",
+    "SELECT rowid FROM t1 UNION SELECT y FROM t2",
+    "SELECT y FROM t2 UNION ALL SELECT DISTINCT b FROM t1",
+    "SELECT b FROM t1 UNION ALL SELECT DISTINCT y FROM t2",
     NULL};
 
 static const char *const q_values[] = {
