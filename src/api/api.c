@@ -149,7 +149,12 @@ int api_txn_begin(shale *db, int level, int *began) {
     api_error(db, rc, "%s", m && rc == SHALE_CORRUPT ? m : shale_errstr(rc));
     return rc;
   }
-  *began = st == PAGER_TXN_NONE && db->autocommit && db->nactive == 0;
+  if (st == PAGER_TXN_NONE && db->autocommit) {
+    if (db->nactive == 0)
+      *began = 1;
+    else
+      db->api_txn = 1; /* ended when the last active statement stops */
+  }
   return SHALE_OK;
 }
 
@@ -843,10 +848,11 @@ static int stmt_start(shale_stmt *st) {
     if (st->cs.is_txn_ctl) {
       flags = 0;
     } else if (db->autocommit) {
-      flags = VM_AUTOCOMMIT | VM_STMT_JOURNAL;
-      if (db->nactive > 0) {
-        if (release_vm_txns(db)) db->api_txn = 1;
-        if (btree_txn_state(db->bt) != PAGER_TXN_NONE) db->api_txn = 1;
+      if (btree_txn_state(db->bt) == PAGER_TXN_NONE) {
+        flags = VM_AUTOCOMMIT | VM_STMT_JOURNAL; /* this Vm begins and ends it */
+      } else { /* active statements hold it: the API ends it after the last */
+        release_vm_txns(db);
+        db->api_txn = 1;
         flags = VM_STMT_JOURNAL;
       }
     } else {

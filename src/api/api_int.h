@@ -12,10 +12,11 @@
  *     A statement compiled against an older ApiSchema is recompiled before
  *     its next run; an ApiSchema is freed when its last reference goes.
  *  2. db->autocommit == 1 unless BEGIN or SAVEPOINT opened a transaction.
- *     In autocommit mode the first active statement runs with VM_AUTOCOMMIT
- *     (its Vm ends the transaction); when another statement becomes active
- *     meanwhile the API takes the transaction over (vm_release_txn) and ends
- *     it when the last active statement stops (db->api_txn).
+ *     In autocommit mode a statement that starts while no transaction is
+ *     open runs with VM_AUTOCOMMIT (its Vm ends the transaction); one that
+ *     starts while active statements hold a transaction makes the API take it
+ *     over (vm_release_txn): db->api_txn, ended when the last active
+ *     statement stops.
  *  3. SQL savepoints are db->sp[0..nsp); while the B-tree is in a write
  *     transaction the pager has exactly nsp savepoints open outside a
  *     running statement (missing ones are opened before a writing statement

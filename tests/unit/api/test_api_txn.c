@@ -298,3 +298,26 @@ TEST(reader_active_while_writing) {
   sqlite3_close(sq);
   CHECK_OK(shale_close(db));
 }
+
+/* A statement without a transaction of its own (SELECT 1) is active while
+ * another one writes and a pragma reads: no transaction may stay open. */
+TEST(active_statement_without_transaction) {
+  const char *f = test_path("notxn.db");
+  shale *db = open_file(f);
+  SH_EXEC(db, "CREATE TABLE t(a)");
+  shale_stmt *one = NULL;
+  CHECK_OK(shale_prepare_v2(db, "SELECT 1 UNION ALL SELECT 2", -1, &one, NULL));
+  CHECK_EQ(shale_step(one), SHALE_ROW);
+  SH_EXEC(db, "INSERT INTO t VALUES(1)");
+  CHECK_EQ(sh_int(db, "PRAGMA user_version"), 0);
+  sqlite3 *sq = NULL;
+  sqlite3_open(f, &sq);
+  CHECK_EQ(sqlite3_exec(sq, "INSERT INTO t VALUES(2)", NULL, NULL, NULL), SQLITE_OK);
+  CHECK_EQ(shale_step(one), SHALE_ROW);
+  CHECK_EQ(shale_step(one), SHALE_DONE);
+  CHECK_OK(shale_finalize(one));
+  CHECK_EQ(sqlite3_exec(sq, "INSERT INTO t VALUES(3)", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(sq);
+  CHECK_EQ(sh_int(db, "SELECT count(*) FROM t"), 3);
+  CHECK_OK(shale_close(db));
+}
