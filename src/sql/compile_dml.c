@@ -405,12 +405,14 @@ static const char *unique_msg(Parse *p, const Index *x) {
   return parse_strdup(p, buf);
 }
 
-/* Checks for the new row (rowid, cols) before any write.
+/* Checks for the new row (rowid, cols) before any write: check_row (NOT
+ * NULL, CHECK; may put a default in place: before the keys are built), then
+ * check_unique (after build_new_keys).
  *   old:        UPDATE: the old row (ncol+1 registers), else 0
  *   rowid_chk:  the rowid is given (INSERT with an INTEGER PRIMARY KEY value,
  *               UPDATE of the rowid): check it is free
  *   ignore:     where OR IGNORE goes (skip the row) */
-static void check_constraints(Writer *w, int rowid, int cols, int old, int rowid_chk, int ignore) {
+static void check_row(Writer *w, int rowid, int cols, int ignore) {
   Parse *p = w->p;
   Table *tab = w->tab;
   char buf[512];
@@ -452,6 +454,14 @@ static void check_constraints(Writer *w, int rowid, int cols, int old, int rowid
     }
     emit_resolve(p, ok);
   }
+}
+
+/* Uniqueness checks for the new row (keys built by build_new_keys). */
+static void check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, int ignore) {
+  Parse *p = w->p;
+  Table *tab = w->tab;
+  char buf[512];
+  (void)cols;
   if (parse_failed(p)) return;
   /* rowid conflict (deferred after the indexes when the table's own
    * REPLACE rule applies and other constraints may say otherwise) */
@@ -1001,8 +1011,9 @@ static void upsert_update(Parse *p, InsertCtx *ic, int newrow, int ignore) {
   w->up_idx = NULL;
   w->up_ipk = w->up_any = 0;
   w->stmt_oe = SQL_OE_ABORT;
+  check_row(w, nrow, cols, ignore);
   build_new_keys(w, nrow, cols);
-  check_constraints(w, nrow, cols, old, key_change, ignore);
+  check_unique(w, nrow, cols, old, key_change, ignore);
   delete_keys(w, old, old + 1, 1);
   if (key_change) {
     int same = emit_label(p);
@@ -1070,8 +1081,9 @@ static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
   }
   if (tab->rowid_alias >= 0) emit(p, OP_SCopy, newrow, cols + tab->rowid_alias, 0);
   code_generated(p, tab, newrow, cols);
+  check_row(&ic->w, newrow, cols, ignore);
   build_new_keys(&ic->w, newrow, cols);
-  check_constraints(&ic->w, newrow, cols, 0, ic->ipk >= 0, ignore);
+  check_unique(&ic->w, newrow, cols, 0, ic->ipk >= 0, ignore);
   write_row(&ic->w, newrow, cols, 1);
   autoinc_note(p, ic, newrow);
   returning_row(p, &ic->ret, newrow, cols);
@@ -1082,6 +1094,30 @@ static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
     emit_resolve(p, ic->w.up_label);
     upsert_update(p, ic, newrow, ignore);
   }
+}
+
+/* 1 if two unresolved expressions are written alike (names any case). */
+static int ast_same(const SqlExpr *a, const SqlExpr *b) {
+  if (!a || !b) return a == b;
+  if (a->op == SQL_E_COLLATE && b->op != SQL_E_COLLATE) return 0;
+  if (a->op != b->op || a->sub != b->sub || (a->flags & SQL_EF_NOT) != (b->flags & SQL_EF_NOT))
+    return 0;
+  if ((a->z == NULL) != (b->z == NULL)) return 0;
+  if (a->z) {
+    int ci = a->op == SQL_E_ID || a->op == SQL_E_COLUMN || a->op == SQL_E_FUNC ||
+             a->op == SQL_E_COLLATE || a->op == SQL_E_CAST;
+    if (ci ? strcasecmp(a->z, b->z) != 0 : strcmp(a->z, b->z) != 0) return 0;
+  }
+  if ((a->table == NULL) != (b->table == NULL)) return 0;
+  if (a->table && strcasecmp(a->table, b->table) != 0) return 0;
+  if (!ast_same(a->a, b->a) || !ast_same(a->b, b->b) || !ast_same(a->c, b->c)) return 0;
+  if ((a->list == NULL) != (b->list == NULL)) return 0;
+  if (a->list) {
+    if (a->list->n != b->list->n) return 0;
+    for (int i = 0; i < a->list->n; i++)
+      if (!ast_same(a->list->a[i].expr, b->list->a[i].expr)) return 0;
+  }
+  return a->select == NULL && b->select == NULL;
 }
 
 /* Match the UPSERT target, resolve DO UPDATE's SET and WHERE. */
@@ -1101,7 +1137,7 @@ static int upsert_setup(Parse *p, InsertCtx *ic, const SqlInsert *ins) {
     for (int i = 0; i < n; i++) {
       const SqlExpr *e = u->target->a[i].expr;
       while (e && e->op == SQL_E_COLLATE) e = e->a;
-      cols[i] = e && e->op == SQL_E_ID ? table_column_index(tab, e->z) : -3;
+      cols[i] = e && e->op == SQL_E_ID ? table_column_index(tab, e->z) : INDEX_COL_EXPR;
       if (cols[i] < 0 && e && e->op == SQL_E_ID && is_rowid_name(e->z) && !tab->without_rowid)
         cols[i] = -1;
     }
@@ -1115,8 +1151,15 @@ static int upsert_setup(Parse *p, InsertCtx *ic, const SqlInsert *ins) {
         int all = 1;
         for (int k = 0; k < n && all; k++) {
           int hit = 0;
-          for (int j = 0; j < n; j++)
-            if (x->cols[j].col == cols[k]) hit = 1;
+          const SqlExpr *te = u->target->a[k].expr;
+          while (te && te->op == SQL_E_COLLATE) te = te->a;
+          for (int j = 0; j < n; j++) {
+            if (cols[k] == INDEX_COL_EXPR) {
+              if (x->cols[j].col == INDEX_COL_EXPR && ast_same(te, x->cols[j].expr)) hit = 1;
+            } else if (x->cols[j].col == cols[k]) {
+              hit = 1;
+            }
+          }
           all = hit;
         }
         if (all) {
@@ -1663,8 +1706,9 @@ int dml_update(Parse *p, const SqlStmt *s) {
     trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE, changed, old, newrow, stmt_oe, next);
     reseek_row(p, &w, old, next);
   }
+  check_row(&w, newrow, cols, next);
   build_new_keys(&w, newrow, cols);
-  check_constraints(&w, newrow, cols, old, rowid_expr != NULL, next);
+  check_unique(&w, newrow, cols, old, rowid_expr != NULL, next);
   delete_keys(&w, old, old + 1, 1);
   if (rowid_expr && !tab->without_rowid) {
     int same = emit_label(p);

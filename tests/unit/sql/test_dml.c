@@ -398,3 +398,87 @@ TEST(dml_update_subqueries) {
   dh_same_files(&p);
   dh_close(&p);
 }
+
+/* Random statements on tables with partial and expression UNIQUE indexes,
+ * CHECK and NOT NULL constraints, a WITHOUT ROWID table with a secondary
+ * UNIQUE index, and triggers logging every change. */
+TEST(dml_random_mixed) {
+  DhPair p;
+  if (!dh_open(&p, "dml20.db")) return;
+  p.skip_rowid = 1; /* see dml_random */
+  uint64_t seed = test_seed() ^ 0x9e3779b97f4a7c15ULL;
+  SCRIPT(&p,
+         "CREATE TABLE t(id INTEGER PRIMARY KEY, a, b NOT NULL ON CONFLICT REPLACE DEFAULT 0, "
+         "c CHECK(c IS NULL OR c >= 0), d)",
+         "CREATE UNIQUE INDEX tp ON t(a) WHERE d > 0", "CREATE UNIQUE INDEX te ON t(b + c)",
+         "CREATE INDEX td ON t(d, a)",
+         "CREATE TABLE w(k1, k2, v UNIQUE ON CONFLICT REPLACE, x, PRIMARY KEY(k2, k1)) WITHOUT "
+         "ROWID",
+         "CREATE TABLE log(op, a, b)",
+         "CREATE TRIGGER t_ai AFTER INSERT ON t BEGIN INSERT INTO log VALUES('i', new.id, new.a); "
+         "END",
+         "CREATE TRIGGER t_au AFTER UPDATE OF a, d ON t WHEN new.d <> old.d BEGIN INSERT INTO log "
+         "VALUES('u', old.d, new.d); END",
+         "CREATE TRIGGER t_bd BEFORE DELETE ON t BEGIN INSERT INTO log VALUES('d', old.id, "
+         "old.b); END",
+         "CREATE TRIGGER w_bi BEFORE INSERT ON w WHEN new.x = 3 BEGIN SELECT RAISE(IGNORE); END");
+  static const char *const oe[] = {"", " OR REPLACE", " OR IGNORE", " OR ABORT", " OR ROLLBACK"};
+  int n = test_long() ? 3000 : 400;
+  char sql[512];
+  int in_txn = 0;
+  for (int i = 0; i < n; i++) {
+    int k = (int)(test_rand(&seed) % 12);
+    int o = (int)(test_rand(&seed) % 5);
+    int v1 = (int)(test_rand(&seed) % 10), v2 = (int)(test_rand(&seed) % 4),
+        v3 = (int)(test_rand(&seed) % 4) - 1;
+    switch (k) {
+    case 0:
+    case 1:
+      snprintf(sql, sizeof sql, "INSERT%s INTO t(a, b, c, d) VALUES(%d, %s, %d, %d)", oe[o], v1,
+               v2 == 0 ? "NULL" : "2", v3, v2 - 1);
+      break;
+    case 2:
+      snprintf(sql, sizeof sql, "INSERT%s INTO t VALUES(%d, %d, %d, %d, %d)", oe[o], v1 + 1, v2,
+               v1 % 3, v2, v3);
+      break;
+    case 3:
+      snprintf(sql, sizeof sql, "UPDATE%s t SET a = a + %d, d = %d WHERE id %% 3 = %d", oe[o],
+               v2, v3, v1 % 3);
+      break;
+    case 4:
+      snprintf(sql, sizeof sql, "UPDATE%s t SET b = %s, c = %d WHERE id > %d", oe[o],
+               v2 == 0 ? "NULL" : "b + 1", v3, v1);
+      break;
+    case 5: snprintf(sql, sizeof sql, "DELETE FROM t WHERE id %% 4 = %d", v2); break;
+    case 6:
+      snprintf(sql, sizeof sql, "INSERT%s INTO w VALUES(%d, %d, %d, %d)", oe[o], v1 % 4, v2, v1,
+               v2);
+      break;
+    case 7:
+      snprintf(sql, sizeof sql, "UPDATE%s w SET v = v + %d, k1 = k1 + %d WHERE x = %d", oe[o],
+               v2, v3 + 1, v2);
+      break;
+    case 8: snprintf(sql, sizeof sql, "DELETE FROM w WHERE k1 = %d", v2); break;
+    case 9:
+      snprintf(sql, sizeof sql, "INSERT%s INTO t(a, b, c, d) SELECT v, k1, k2, x FROM w", oe[o]);
+      break;
+    case 10:
+      snprintf(sql, sizeof sql, "%s", in_txn ? "COMMIT" : "BEGIN");
+      in_txn = !in_txn;
+      break;
+    default:
+      snprintf(sql, sizeof sql,
+               "INSERT INTO t(a, b, c, d) VALUES(%d, 1, %d, 1) ON CONFLICT(b + c) DO UPDATE SET "
+               "d = d + 1",
+               v1, v2);
+      break;
+    }
+    if (getenv("DML_TRACE")) fprintf(stderr, "%s;\n", sql);
+    dh_run(&p, sql);
+    if (sqlite3_get_autocommit(p.q)) in_txn = 0;
+    if (p.mismatches) break;
+  }
+  if (in_txn) dh_run(&p, "COMMIT");
+  dh_same_files(&p);
+  dh_close(&p);
+}
