@@ -1,8 +1,9 @@
 /*
- * compile_select.c -- SELECT: FROM lists (tables, views, subqueries, joins),
- * '*' expansion, resolution of a whole SELECT, result column names, and the
- * code for cores, aggregates, DISTINCT, ORDER BY, LIMIT/OFFSET, VALUES and
- * compounds, into any SelectDest.
+ * compile_select.c -- SELECT: FROM lists (tables, views, CTEs, subqueries,
+ * pragma_table_info & co., joins), '*' expansion, resolution of a whole
+ * SELECT, result column names, and the code for cores, aggregates, DISTINCT,
+ * ORDER BY, LIMIT/OFFSET, VALUES, compounds and WITH RECURSIVE, into any
+ * SelectDest; EXPLAIN QUERY PLAN rows for all of these.
  *
  * Owns: SrcLists it builds and the SelInfo of every SELECT (select_int.h),
  * all in the Parse arena.
@@ -18,9 +19,10 @@
  *     bare column (a column of this query read outside aggregate arguments);
  *     only then are the aggregate calls and bare columns of the result,
  *     HAVING and ORDER BY replaced in place by SQL_E_REG nodes (accumulator
- *     / last-row registers) and the output code generated from them.
- *  4. A view body is parsed again from its CREATE VIEW text into the Parse
- *     arena, so the schema's AST is never annotated.
+ *     / first-row registers) and the output code generated from them; the
+ *     nodes are put back afterwards (a SELECT may be coded twice).
+ *  4. A view body (and a CTE body, at each use) is parsed again from its
+ *     text into the Parse arena, so no shared AST is ever annotated.
  *  5. Compound SELECTs: UNION ALL streams both sides to the same output;
  *     UNION/EXCEPT go through one ephemeral index, INTERSECT through two;
  *     ORDER BY of a compound sorts the combined rows by result columns.
