@@ -1421,8 +1421,9 @@ typedef struct AggWork {
   int *arg_reg;    /* per func: first argument input register */
   int *filter_reg; /* per func: FILTER input register or 0 */
   int *col_in;     /* per col: input register */
-  int minmax;      /* the min/max rule applies (one min() or max() call) */
-  int best_reg;
+  int minmax;      /* the min/max rule applies (some min()/max() call) */
+  int *best_reg;   /* per func: best value so far (min/max calls), else 0 */
+  int hit_reg;     /* 1: the last min/max call run did not take this row */
   int loaded_reg; /* 1 once the bare columns hold the group's first row */
   SqlExpr **nodes; /* nodes replaced by agg_replace, for agg_restore */
   int nnodes;
@@ -1630,22 +1631,35 @@ static void agg_step(Parse *p, AggWork *aw) {
     SqlExpr *e = f->expr;
     int nargs = e->list ? e->list->n : 0;
     int skip = emit_label(p);
+    /* a min()/max() with a FILTER: rows it skips load the bare columns only
+     * on the group's first row (SQLite's "magnet" register) */
+    if (e->filter && aw->minmax && aw->best_reg[i])
+      emit(p, OP_Copy, aw->loaded_reg, aw->hit_reg, 0);
     if (e->filter) emit(p, OP_IfNot, aw->filter_reg[i], skip, 1);
-    if (aw->minmax) {
-      int arg = aw->arg_reg[i];
-      int load = emit_label(p), noload = emit_label(p), nullarg = emit_label(p);
+    if (aw->minmax && aw->best_reg[i]) {
+      /* SQLite's rule: each min()/max() call says whether this row became
+       * its new best (ties and NULLs after a best do not); the last call
+       * run decides whether the bare columns are loaded from the row */
+      int arg = aw->arg_reg[i], best = aw->best_reg[i];
+      int load = emit_label(p), noload = emit_label(p), nullarg = emit_label(p),
+          done = emit_label(p);
       int ismax = util_stricmp(f->func->name, "max") == 0;
+      /* a DISTINCT call skips a value seen before without saying anything */
+      if (f->distinct_cursor >= 0) vm_builder_add_i4(&p->b, OP_Found, f->distinct_cursor, done, arg, 1);
       emit(p, OP_IsNull, arg, nullarg, 0);
-      emit(p, OP_IsNull, aw->best_reg, load, 0);
+      emit(p, OP_IsNull, best, load, 0);
       const Collation *c = coll_of(p, e->list->a[0].expr);
-      vm_builder_add_p4(&p->b, ismax ? OP_Gt : OP_Lt, aw->best_reg, load, arg, P4_COLL, c);
+      vm_builder_add_p4(&p->b, ismax ? OP_Gt : OP_Lt, best, load, arg, P4_COLL, c);
       emit(p, OP_Goto, 0, noload, 0);
       emit_resolve(p, nullarg);
-      emit(p, OP_NotNull, aw->best_reg, noload, 0);
+      emit(p, OP_NotNull, best, noload, 0);
       emit_resolve(p, load);
-      emit(p, OP_Copy, arg, aw->best_reg, 0);
-      agg_bare_load(p, aw);
+      emit(p, OP_Copy, arg, best, 0);
+      emit(p, OP_Integer, 0, aw->hit_reg, 0);
+      emit(p, OP_Goto, 0, done, 0);
       emit_resolve(p, noload);
+      emit(p, OP_Integer, 1, aw->hit_reg, 0);
+      emit_resolve(p, done);
     }
     if ((f->func->flags & FUNC_NEEDCOLL) && nargs > 0) {
       const Collation *c = coll_of(p, e->list->a[0].expr);
@@ -1656,7 +1670,17 @@ static void agg_step(Parse *p, AggWork *aw) {
     vm_builder_set_p5(&p->b, a, nargs);
     emit_resolve(p, skip);
   }
-  if (!aw->minmax) agg_bare_first(p, aw);
+  if (aw->minmax) {
+    if (ai->ncol) {
+      int skip = emit_label(p);
+      emit(p, OP_If, aw->hit_reg, skip, 0);
+      agg_bare_load(p, aw);
+      emit_resolve(p, skip);
+    }
+    emit(p, OP_Integer, 1, aw->loaded_reg, 0);
+  } else {
+    agg_bare_first(p, aw);
+  }
 }
 
 /* Fresh accumulators (start of the query or of a new group). */
@@ -1671,7 +1695,9 @@ static void agg_reset(Parse *p, AggWork *aw) {
       vm_builder_add_p4(&p->b, OP_OpenEphemeral, f->distinct_cursor, 1, 0, P4_KEYINFO, ki);
     }
   }
-  if (aw->minmax) emit(p, OP_Null, 0, aw->best_reg, 0);
+  for (int i = 0; aw->minmax && i < ai->nfunc; i++)
+    if (aw->best_reg[i]) emit(p, OP_Null, 0, aw->best_reg[i], 0);
+  if (aw->minmax) emit(p, OP_Integer, 0, aw->hit_reg, 0);
   if (aw->loaded_reg) emit(p, OP_Integer, 0, aw->loaded_reg, 0);
 }
 
@@ -1749,12 +1775,16 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc) {
     if (f->expr->flags & SQL_EF_DISTINCT) f->distinct_cursor = emit_cursor(p);
   }
   for (int i = 0; i < ai->ncol; i++) ai->cols[i].reg = ai->first_reg + ai->nfunc + i;
-  if (ai->nfunc == 1 && (ai->funcs[0].func->flags & FUNC_MINMAX) && ai->funcs[0].expr->list &&
-      ai->funcs[0].expr->list->n == 1 && !(ai->funcs[0].expr->flags & SQL_EF_DISTINCT) &&
-      !ai->funcs[0].expr->filter) {
-    aw.minmax = 1;
-    aw.best_reg = emit_regs(p, 1);
+  aw.best_reg = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
+  if (!aw.best_reg) return;
+  for (int i = 0; i < ai->nfunc; i++) {
+    const SqlExpr *fe = ai->funcs[i].expr;
+    if ((ai->funcs[i].func->flags & FUNC_MINMAX) && fe->list && fe->list->n == 1) {
+      aw.minmax = 1;
+      aw.best_reg[i] = emit_regs(p, 1);
+    }
   }
+  if (aw.minmax) aw.hit_reg = emit_regs(p, 1);
   aw.loaded_reg = emit_regs(p, 1);
   if (ai->ncol) emit(p, OP_Null, 0, ai->cols[0].reg, ai->cols[ai->ncol - 1].reg);
   agg_reset(p, &aw);
