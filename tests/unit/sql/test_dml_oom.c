@@ -1,0 +1,109 @@
+/*
+ * test_dml_oom.c -- out-of-memory at every allocation of a DML workload
+ * (INSERT with constraints and every conflict resolution, UPSERT, RETURNING,
+ * AUTOINCREMENT, INSERT ... SELECT, UPDATE and DELETE over indexes and a
+ * WITHOUT ROWID table, triggers and INSTEAD OF triggers on a view) through
+ * the shale_* API: every call returns a code, nothing crashes and nothing
+ * leaks. Each faulted run is a forked child.
+ *
+ * Invariants:
+ *  1. util_fault_alloc(n, persist) makes the n-th allocation fail; the loop
+ *     runs n = 1, 2, ... (every 3rd n with persist, to stay fast) until a run
+ *     completes with no fault hit.
+ *  2. Any failed call is accepted as long as memory balances and the child
+ *     exits normally.
+ */
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../../src/util/util.h"
+#include "../../test.h"
+#include "shale.h"
+
+static int workload(void) {
+  shale *db = NULL;
+  int fails = 0;
+  if (shale_open(":memory:", &db) != SHALE_OK) {
+    shale_close(db);
+    return 1;
+  }
+  static const char *const sql[] = {
+      "CREATE TABLE t(a INTEGER PRIMARY KEY AUTOINCREMENT, b TEXT UNIQUE, c NOT NULL ON CONFLICT "
+      "REPLACE DEFAULT 0, d CHECK(d IS NULL OR d > 0))",
+      "CREATE INDEX tc ON t(c, lower(b)) WHERE c > 0",
+      "CREATE TABLE w(k, v, PRIMARY KEY(v, k), UNIQUE(k)) WITHOUT ROWID",
+      "CREATE TABLE log(x, y)",
+      "CREATE TRIGGER g AFTER INSERT ON t BEGIN INSERT INTO log VALUES(new.a, new.b); END",
+      "CREATE TRIGGER gu BEFORE UPDATE ON t WHEN new.c = 99 BEGIN SELECT RAISE(IGNORE); END",
+      "CREATE VIEW v AS SELECT a, b FROM t",
+      "CREATE TRIGGER vi INSTEAD OF INSERT ON v BEGIN INSERT INTO t(b) VALUES(new.b); END",
+      "INSERT INTO t(b, c, d) VALUES('x', 1, 1), ('y', NULL, 2), ('z', 3, NULL)",
+      "INSERT OR REPLACE INTO t(b, c) VALUES('x', 5)", "INSERT OR IGNORE INTO t(b) VALUES('y')",
+      "INSERT INTO t(b, d) VALUES('q', -1)",
+      "INSERT INTO t(b, c) VALUES('y', 7) ON CONFLICT(b) DO UPDATE SET c = excluded.c + c",
+      "INSERT INTO t(b) VALUES('r') RETURNING a, b, c",
+      "INSERT INTO w SELECT a, b FROM t", "INSERT INTO v(b) VALUES('via view')",
+      "UPDATE t SET c = c + 1 WHERE a > 1", "UPDATE OR REPLACE t SET b = 'x' WHERE b = 'z'",
+      "UPDATE t SET (c, d) = (SELECT 4, 4) WHERE b = 'q'", "UPDATE w SET k = k + 10",
+      "DELETE FROM t WHERE c > 3 RETURNING b", "DELETE FROM w WHERE k > 11", "DELETE FROM t",
+  };
+  for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
+    char *m = NULL;
+    if (shale_exec(db, sql[i], NULL, NULL, &m) != SHALE_OK) fails++;
+    shale_free(m);
+  }
+  if (shale_close(db) != SHALE_OK) fails++;
+  return fails;
+}
+
+/* One faulted run in a child: 0 fine, 1 leaked, 2 crashed. */
+static int faulted_run(long n, int persist, long *hits) {
+  int fd[2];
+  if (pipe(fd) != 0) return 2;
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    long base = util_alloc_outstanding();
+    util_fault_alloc(n, persist);
+    workload();
+    long h[2] = {util_fault_alloc_hits(), 0};
+    util_fault_alloc(0, 0);
+    h[1] = util_alloc_outstanding() - base;
+    ssize_t w = write(fd[1], h, sizeof h);
+    (void)w;
+    _exit(0);
+  }
+  close(fd[1]);
+  long h[2] = {0, 0};
+  ssize_t got = read(fd[0], h, sizeof h);
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (got != (ssize_t)sizeof h) return 2;
+  *hits = h[0];
+  return h[1] != 0;
+}
+
+TEST(dml_oom_everywhere) {
+  long base = util_alloc_outstanding();
+  CHECK_EQ(workload(), 1); /* only the CHECK failure */
+  CHECK_EQ(util_alloc_outstanding(), base);
+  long leaks = 0, crashes = 0, runs = 0, first_crash = 0, first_leak = 0;
+  for (int persist = 0; persist <= 1; persist++) {
+    for (long n = 1; n < 200000; n += persist ? 3 : 1) {
+      long hits = 1;
+      int r = faulted_run(n, persist, &hits);
+      runs++;
+      if (r == 1 && !leaks++) first_leak = n * 2 + persist;
+      if (r == 2 && !crashes++) first_crash = n * 2 + persist;
+      if (hits == 0) break;
+    }
+  }
+  printf("OOM runs %ld: %ld leaked, %ld crashed (first leak at %ld%s, first crash at %ld%s)\n",
+           runs, leaks, crashes, first_leak / 2, first_leak % 2 ? " persistent" : "",
+             first_crash / 2, first_crash % 2 ? " persistent" : "");
+  CHECK_EQ(leaks, 0);
+  CHECK_EQ(crashes, 0);
+}
