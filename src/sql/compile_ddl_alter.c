@@ -557,14 +557,14 @@ static const char *renamed_sql(Parse *p, const char *sql, const char *old, const
 /* SQLite refuses to rename while a view of the schema does not resolve:
  * "error in view v: no such table: main.x". Each view is resolved in a
  * Parse of its own (errors there stay there). */
-/* The views of the schema in sqlite_schema (rowid) order, the order SQLite
- * checks them in; read from the file (within a read transaction of its own
- * when none is open, as schema_load does). NULL-terminated, arena memory. */
-static View **views_in_order(Parse *p) {
-  int nview = 0, pos = 0;
-  while (schema_map_next(&p->schema->views, &pos)) nview++;
-  View **out = parse_alloc(p, sizeof *out * (size_t)(nview + 1));
-  if (!out || !nview) return out;
+/* The names of the sqlite_schema rows of the given type, in rowid order
+ * (the order SQLite checks objects in), read from the file within a read
+ * transaction of its own when none is open (as schema_load does). At most
+ * cap names; NULL-terminated, arena memory; NULL after an error. */
+static const char **names_in_order(Parse *p, const char *type, int cap) {
+  const char **out = parse_alloc(p, sizeof *out * (size_t)(cap + 1));
+  if (!out || !cap) return out;
+  size_t lt = strlen(type);
   Btree *bt = p->env->bt;
   int own = btree_txn_state(bt) == PAGER_TXN_NONE, n = 0;
   if (own && btree_begin(bt, BTREE_TXN_READ) != SHALE_OK) own = -1;
@@ -573,23 +573,18 @@ static View **views_in_order(Parse *p) {
     int done = 0;
     int rc = btree_first(cur, &done);
     uint8_t *buf = NULL;
-    while (rc == SHALE_OK && !done && n < nview) {
+    while (rc == SHALE_OK && !done && n < cap) {
       uint32_t size = btree_payload_size(cur);
       uint8_t *nb = shale_realloc(buf, size ? size : 1);
       if (!nb) break;
       buf = nb;
       if (btree_payload_read(cur, 0, size, buf) != SHALE_OK) break;
       ShValue ty, nm;
-      if (record_column(buf, size, 0, &ty) == SHALE_OK && record_column(buf, size, 1, &nm) == SHALE_OK &&
-          ty.type == SHALE_TEXT && ty.n == 4 && !memcmp(ty.z, "view", 4) && nm.type == SHALE_TEXT) {
-        char name[256];
-        uint32_t k = nm.n < sizeof name - 1 ? nm.n : (uint32_t)sizeof name - 1;
-        memcpy(name, nm.z, k);
-        name[k] = 0;
-        View *v = schema_find_view(p->schema, name);
-        int dup = 0;
-        for (int i = 0; i < n; i++) dup |= out[i] == v;
-        if (v && !dup) out[n++] = v;
+      if (record_column(buf, size, 0, &ty) == SHALE_OK &&
+          record_column(buf, size, 1, &nm) == SHALE_OK && ty.type == SHALE_TEXT && ty.n == lt &&
+          !memcmp(ty.z, type, lt) && nm.type == SHALE_TEXT) {
+        char *z = util_arena_strndup(&p->arena, nm.z ? nm.z : "", nm.n);
+        if (z) out[n++] = z;
       }
       rc = btree_next(cur, &done);
     }
@@ -597,22 +592,46 @@ static View **views_in_order(Parse *p) {
     btree_cursor_close(cur);
   }
   if (own == 1) btree_commit(bt);
-  /* any view the file did not list (should not happen) goes last */
+  out[n] = NULL;
+  return out;
+}
+
+/* The views (or triggers) in sqlite_schema order; any the file did not list
+ * (should not happen) go last. NULL-terminated. */
+static void **objects_in_order(Parse *p, const SchemaMap *map, const char *type,
+                               void *(*find)(const Schema *, const char *)) {
+  int nobj = 0, pos = 0;
+  while (schema_map_next(map, &pos)) nobj++;
+  void **out = parse_alloc(p, sizeof *out * (size_t)(nobj + 1));
+  const char **names = names_in_order(p, type, nobj);
+  if (!out || !names) return NULL;
+  int n = 0;
+  for (int i = 0; names[i] && n < nobj; i++) {
+    void *o = find(p->schema, names[i]);
+    int dup = 0;
+    for (int k = 0; k < n; k++) dup |= out[k] == o;
+    if (o && !dup) out[n++] = o;
+  }
   pos = 0;
-  View *v;
-  while ((v = schema_map_next(&p->schema->views, &pos)) != NULL && n < nview) {
+  void *o;
+  while ((o = schema_map_next(map, &pos)) != NULL && n < nobj) {
     int have = 0;
-    for (int i = 0; i < n; i++) have |= out[i] == v;
-    if (!have) out[n++] = v;
+    for (int k = 0; k < n; k++) have |= out[k] == o;
+    if (!have) out[n++] = o;
   }
   out[n] = NULL;
   return out;
 }
 
+static void *find_view(const Schema *s, const char *name) { return schema_find_view(s, name); }
+static void *find_trigger(const Schema *s, const char *name) {
+  return schema_find_trigger(s, name);
+}
+
 static int check_views(Parse *p) {
-  View **order = views_in_order(p);
+  void **order = objects_in_order(p, &p->schema->views, "view", find_view);
   if (!order) return 1;
-  for (View **vp = order; *vp; vp++) {
+  for (void **vp = order; *vp; vp++) {
     View *v = *vp;
     Parse tp;
     memset(&tp, 0, sizeof tp);
@@ -643,6 +662,64 @@ static int check_views(Parse *p) {
   return 0;
 }
 
+/* "error in trigger g: no such table: main.x" when a trigger on a table
+ * names a missing table (the one error SQLite's rename check reports).
+ * Each trigger is compiled alone (a scratch schema holding the tables and
+ * views and that trigger only) in a Parse of its own; triggers on views are
+ * not checked. Triggers are visited in sqlite_schema order. */
+static int check_triggers(Parse *p) {
+  void **order = objects_in_order(p, &p->schema->triggers, "trigger", find_trigger);
+  if (!order) return 1;
+  for (void **gp = order; *gp; gp++) {
+    Trigger *g = *gp;
+    Table *tab = schema_find_table(p->schema, g->table);
+    if (!tab) continue;
+    Schema *scratch = schema_new();
+    int ok = scratch != NULL, k = 0;
+    Table *t;
+    View *v;
+    while (ok && (t = schema_map_next(&p->schema->tables, &k)) != NULL)
+      ok = schema_add_table(scratch, t) == SHALE_OK;
+    k = 0;
+    while (ok && (v = schema_map_next(&p->schema->views, &k)) != NULL)
+      ok = schema_add_view(scratch, v) == SHALE_OK;
+    if (ok) ok = schema_add_trigger(scratch, g) == SHALE_OK;
+    uint8_t *changed = ok ? parse_alloc(p, (size_t)tab->ncol + 1) : NULL;
+    if (!ok || !changed) {
+      schema_free(scratch);
+      parse_nomem(p);
+      return 1;
+    }
+    memset(changed, 1, (size_t)tab->ncol + 1);
+    Parse tp;
+    memset(&tp, 0, sizeof tp);
+    tp.env = p->env;
+    tp.schema = scratch;
+    tp.sql = g->sql;
+    util_arena_init(&tp.arena, 0);
+    if (vm_builder_init(&tp.b, NULL) == SHALE_OK) {
+      int ign = emit_label(&tp);
+      trigger_code(&tp, tab, g->event, g->timing, changed, 0, 0, VM_OE_ABORT, ign);
+      vm_builder_abort(&tp.b);
+    } else {
+      parse_nomem(&tp);
+    }
+    if (tp.rc == SHALE_NOMEM)
+      parse_nomem(p);
+    else if (tp.rc && tp.errmsg && !strncmp(tp.errmsg, "no such table: ", 15) &&
+             !strchr(tp.errmsg + 15, '.'))
+      parse_error(p, "error in trigger %s: no such table: main.%s", g->name, tp.errmsg + 15);
+    else if (tp.rc && tp.errmsg && !strncmp(tp.errmsg, "no such table: ", 15))
+      parse_error(p, "error in trigger %s: %s", g->name, tp.errmsg);
+    /* other errors (columns, NEW/OLD) SQLite's rename check does not see */
+    shale_free(tp.errmsg);
+    util_arena_free(&tp.arena);
+    schema_free(scratch);
+    if (parse_failed(p)) return 1;
+  }
+  return 0;
+}
+
 static int rename_table(Parse *p, const SqlStmt *s) {
   const SqlAlter *a = &s->u.alter;
   Table *t = alter_target(p, a, 0);
@@ -657,7 +734,7 @@ static int rename_table(Parse *p, const SqlStmt *s) {
     parse_error(p, "object name reserved for internal use: %s", nn);
     return 1;
   }
-  if (check_views(p)) return 1;
+  if (check_views(p) || check_triggers(p)) return 1;
   /* "new" with its double quotes doubled, in double quotes */
   size_t ln = strlen(nn);
   char *quoted = parse_alloc(p, 2 * ln + 3);

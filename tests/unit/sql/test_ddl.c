@@ -566,6 +566,14 @@ TEST(ddl_alter_rename) {
   SAME(&p, "alter table v rename to x");
   SAME(&p, "alter table sqlite_master rename to x");
   SAME(&p, "alter table other rename to o2");
+  BOTH(&p, "create table q(b); create trigger gq after insert on q begin insert into nosuch values(1); end");
+  SAME(&p, "alter table o2 rename to o3");
+  BOTH(&p, "drop trigger gq; create trigger gq after update on q begin update q set zz = 1; end");
+  SAME(&p, "alter table o2 rename to o3");
+  BOTH(&p, "drop trigger gq; create trigger gq before delete on q begin select new.b; end");
+  SAME(&p, "alter table o2 rename to o3");
+  BOTH(&p, "drop trigger gq; create trigger gq before delete on q begin select old.b from o2; end");
+  SAME(&p, "alter table o2 rename to o3");
   SAME_SCHEMA(&p);
   SAME_DUMP(&p, "SELECT * FROM sqlite_sequence");
   SAME_DUMP(&p, "SELECT * FROM v");
