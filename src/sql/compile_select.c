@@ -151,6 +151,45 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
 
 static SqlSelect *view_select(Parse *p, const View *v, const char **text);
 
+/* pragma_user_version, pragma_schema_version, pragma_application_id,
+ * pragma_freelist_count in FROM: one row, one column read from the file
+ * header when the item is materialized. -1 if the name is none of them. */
+static int cookie_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
+  static const struct {
+    const char *name;
+    int meta;
+  } tab[] = {{"user_version", 6}, {"schema_version", 1}, {"application_id", 8},
+             {"freelist_count", 0}};
+  if (util_strnicmp(a->name, "pragma_", 7) != 0) return -1;
+  int k = -1;
+  for (int i = 0; i < 4; i++)
+    if (util_stricmp(a->name + 7, tab[i].name) == 0) k = i;
+  if (k < 0) return -1;
+  SelectState *st = select_state(p);
+  SqlSelect *sel = parse_alloc(p, sizeof *sel);
+  struct CookieItem *ci = parse_alloc(p, sizeof *ci);
+  if (!st || !sel || !ci) return 1;
+  SqlExpr *one = new_expr(p, SQL_E_INTEGER);
+  if (!one) return 1;
+  one->z = "0";
+  if (!(sel->cols = list_add(p, NULL, one))) return 1;
+  if (select_resolve(p, sel, NULL)) return 1;
+  const char *nm = tab[k].name;
+  SqlIdList ids = {1, 1, &nm};
+  Table *t = select_result_table(p, sel, a->name, &ids);
+  if (!t) return 1;
+  it->kind = SRC_SUBQUERY;
+  it->sub = sel;
+  it->tab = t;
+  it->name = a->alias ? a->alias : a->name;
+  ci->cursor = it->cursor;
+  ci->meta = tab[k].meta;
+  ci->next = st->cookies;
+  st->cookies = ci;
+  parse_need_read(p);
+  return 0;
+}
+
 static SqlExpr *lit(Parse *p, int op, const char *z) {
   SqlExpr *e = new_expr(p, op);
   if (e && z) e->z = parse_strdup(p, z);
@@ -478,6 +517,14 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
       parse_need_read(p);
     } else {
       View *v = p->schema ? schema_find_view(p->schema, a->name) : NULL;
+      if (!v && !a->schema) {
+        int rc = cookie_item(p, it, a);
+        if (rc >= 0) {
+          if (rc) return 1;
+          s->n++;
+          return 0;
+        }
+      }
       if (!v) {
         if (a->schema) parse_error(p, "no such table: %s.%s", a->schema, a->name);
         else parse_error(p, "no such table: %s", a->name);
@@ -2106,6 +2153,16 @@ void src_code_subquery(Parse *p, SrcItem *it) {
   for (struct RecCte *r = st ? st->recs : NULL; r; r = r->next)
     if (r->cursor == it->cursor) {
       rec_cte_code(p, r);
+      return;
+    }
+  for (struct CookieItem *c = st ? st->cookies : NULL; c; c = c->next)
+    if (c->cursor == it->cursor) {
+      int r = emit_regs(p, 3);
+      emit(p, OP_OpenEphemeral, it->cursor, 1, 0);
+      emit(p, OP_ReadCookie, 0, r, c->meta);
+      emit(p, OP_MakeRecord, r, 1, r + 1);
+      emit(p, OP_NewRowid, it->cursor, r + 2, 0);
+      emit(p, OP_Insert, it->cursor, r + 1, r + 2);
       return;
     }
   int correlated = has_correl(it->sub);

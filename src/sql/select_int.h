@@ -71,6 +71,11 @@ typedef struct SelectState {
   Table *rec_tab;
   int rec_cursor, rec_refs;
   int nsubquery; /* FROM subqueries named so far: "(subquery-N)" */
+  /* pragma_user_version & co. in FROM: one row read from the header */
+  struct CookieItem {
+    int cursor, meta;
+    struct CookieItem *next;
+  } * cookies;
 } SelectState;
 
 SelectState *select_state(Parse *);

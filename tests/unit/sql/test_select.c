@@ -317,6 +317,12 @@ static const char *const q_tvf[] = {
     "SELECT * FROM pragma_index_list('ti')",
     "SELECT * FROM pragma_index_list('t1')",
     "SELECT name FROM pragma_index_list('ti') WHERE \"unique\"",
+    "SELECT * FROM pragma_user_version",
+    "SELECT user_version + 1 FROM pragma_user_version",
+    "SELECT schema_version > 0 FROM pragma_schema_version",
+    "SELECT * FROM pragma_application_id",
+    "SELECT freelist_count FROM pragma_freelist_count",
+    "SELECT (SELECT user_version FROM pragma_user_version) * 2",
     NULL};
 
 static const char *const q_errors[] = {
@@ -428,7 +434,8 @@ TEST(select_pragma_functions) {
   if (!sh_open(&p)) return;
   sh_exec(&p, setup_sql);
   sh_exec(&p, "CREATE TABLE ti(a PRIMARY KEY, b UNIQUE, c); CREATE INDEX ti1 ON ti(c);"
-             "CREATE UNIQUE INDEX ti2 ON ti(c, b) WHERE c > 0; CREATE INDEX ti0 ON ti(b);");
+             "CREATE UNIQUE INDEX ti2 ON ti(c, b) WHERE c > 0; CREATE INDEX ti0 ON ti(b);"
+             "PRAGMA user_version = -7;");
   sh_cmp_all(&p, q_tvf);
   sh_close(&p);
 }
