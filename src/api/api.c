@@ -217,6 +217,38 @@ static void txn_ended(shale *db) {
   savepoints_clear(db);
 }
 
+/* COMMIT (or RELEASE of the outermost savepoint): as SQLite, other active
+ * statements that write make it fail; readers still running defer the
+ * B-tree commit to when the last of them stops (the connection is back in
+ * autocommit mode at once). */
+static int commit_txn(shale *db, char **errmsg) {
+  int others = 0;
+  for (shale_stmt *s = db->stmts; s; s = s->next) {
+    if (!s->active || s->cs.is_txn_ctl) continue;
+    if (!s->cs.readonly) {
+      *errmsg = util_strdup("cannot commit transaction - SQL statements in progress");
+      return SHALE_BUSY;
+    }
+    others++;
+  }
+  if (others) {
+    db->txn_ddl = 0;
+    txn_ended(db);
+    db->api_txn = 1;
+    return SHALE_OK;
+  }
+  if (btree_txn_state(db->bt) != PAGER_TXN_NONE) {
+    int rc = btree_commit(db->bt);
+    if (rc != SHALE_OK) {
+      *errmsg = util_strdup(shale_errstr(rc));
+      return rc;
+    }
+  }
+  db->txn_ddl = 0;
+  txn_ended(db);
+  return SHALE_OK;
+}
+
 static int hook_autocommit(void *ctx, int on, int rollback, char **errmsg) {
   shale *db = ctx;
   if (!on) {
@@ -236,16 +268,9 @@ static int hook_autocommit(void *ctx, int on, int rollback, char **errmsg) {
                                    : "cannot commit - no transaction is active");
     return SHALE_ERROR;
   }
-  if (rollback) {
-    if (btree_txn_state(db->bt) != PAGER_TXN_NONE) btree_rollback(db->bt);
-    if (db->txn_ddl) db->schema_dirty = 1;
-  } else if (btree_txn_state(db->bt) != PAGER_TXN_NONE) {
-    int rc = btree_commit(db->bt);
-    if (rc != SHALE_OK) {
-      *errmsg = util_strdup(shale_errstr(rc));
-      return rc;
-    }
-  }
+  if (!rollback) return commit_txn(db, errmsg);
+  if (btree_txn_state(db->bt) != PAGER_TXN_NONE) btree_rollback(db->bt);
+  if (db->txn_ddl) db->schema_dirty = 1;
   db->txn_ddl = 0;
   txn_ended(db);
   return SHALE_OK;
@@ -289,18 +314,7 @@ static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
   }
   int wr = btree_txn_state(db->bt) == PAGER_TXN_WRITE;
   if (op == 1) { /* RELEASE */
-    if (i == 0 && db->sp_txn) {
-      if (btree_txn_state(db->bt) != PAGER_TXN_NONE) {
-        int rc = btree_commit(db->bt);
-        if (rc != SHALE_OK) {
-          *errmsg = util_strdup(shale_errstr(rc));
-          return rc;
-        }
-      }
-      db->txn_ddl = 0;
-      txn_ended(db);
-      return SHALE_OK;
-    }
+    if (i == 0 && db->sp_txn) return commit_txn(db, errmsg);
     if (wr) {
       int rc = btree_savepoint_release(db->bt, i);
       if (rc != SHALE_OK) return rc;

@@ -321,3 +321,40 @@ TEST(active_statement_without_transaction) {
   CHECK_EQ(sh_int(db, "SELECT count(*) FROM t"), 3);
   CHECK_OK(shale_close(db));
 }
+
+/* COMMIT while a reader of the same connection is still stepping succeeds
+ * (as SQLite); the data reaches the file when the reader stops. */
+TEST(commit_with_reader_active) {
+  const char *f = test_path("commitrd.db");
+  shale *db = open_file(f);
+  SH_EXEC(db, "CREATE TABLE t(a); INSERT INTO t VALUES(1), (2);");
+  SH_EXEC(db, "BEGIN; INSERT INTO t VALUES(3);");
+  shale_stmt *rd = NULL;
+  CHECK_OK(shale_prepare_v2(db, "SELECT a FROM t", -1, &rd, NULL));
+  CHECK_EQ(shale_step(rd), SHALE_ROW);
+  SH_EXEC(db, "COMMIT");
+  CHECK_EQ(shale_get_autocommit(db), 1);
+  CHECK_EQ(shale_step(rd), SHALE_ROW);
+  CHECK_EQ(shale_step(rd), SHALE_ROW);
+  CHECK_EQ(shale_step(rd), SHALE_DONE);
+  CHECK_OK(shale_finalize(rd));
+  sqlite3 *sq = NULL;
+  sqlite3_open(f, &sq);
+  char *got = sq_run(sq, "SELECT count(*) FROM t");
+  CHECK_STR(got, "names: count(*)\n3\n");
+  free(got);
+  CHECK_EQ(sqlite3_exec(sq, "INSERT INTO t VALUES(4)", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(sq);
+  /* the same through RELEASE of a savepoint that began the transaction */
+  SH_EXEC(db, "SAVEPOINT s; INSERT INTO t VALUES(5);");
+  CHECK_OK(shale_prepare_v2(db, "SELECT a FROM t", -1, &rd, NULL));
+  CHECK_EQ(shale_step(rd), SHALE_ROW);
+  SH_EXEC(db, "RELEASE s");
+  CHECK_EQ(shale_get_autocommit(db), 1);
+  CHECK_OK(shale_finalize(rd));
+  CHECK_EQ(sh_int(db, "SELECT count(*) FROM t"), 5);
+  sqlite3_open(f, &sq);
+  CHECK_EQ(sqlite3_exec(sq, "INSERT INTO t VALUES(6)", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(sq);
+  CHECK_OK(shale_close(db));
+}
