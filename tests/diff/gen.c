@@ -765,7 +765,8 @@ static Props expr(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode) {
     bs(b, "CAST(");
     p = expr(g, b, sc, depth - 1, mode);
     bp(b, " AS %s)", t);
-    p.k = t[0] == 'I' || t[0] == 'N' ? K_INT : t[0] == 'R' ? K_REAL : K_TEXT;
+    /* NUMERIC keeps -0.0 a real but makes 0.0 an integer: both can come out */
+    p.k = t[0] == 'I' ? K_INT : t[0] == 'N' ? K_MIX : t[0] == 'R' ? K_REAL : K_TEXT;
     return p;
   }
   if (r < 44) {
