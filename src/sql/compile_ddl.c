@@ -231,8 +231,9 @@ static int check_new_table_name(Parse *p, const SqlQualName *q, int temp, int if
   Table *t = schema_find_table(p->schema, name);
   View *v = t ? NULL : schema_find_view(p->schema, name);
   if (t || v) {
-    if (if_not_exists) {
+    if (if_not_exists) { /* a no-op, yet not read-only (SQLite's ForceNotReadOnly) */
       parse_need_read(p);
+      p->schema_changed = 1;
       return 1;
     }
     parse_error(p, "%s %s already exists", v ? "view" : "table", ddl_name_token(p, q));

@@ -185,8 +185,9 @@ int ddl_drop(Parse *p, const SqlStmt *s) {
       parse_error(p, "unsupported DROP");
       return 1;
   }
-  if (d->if_exists) {
+  if (d->if_exists) { /* no-op; not read-only except for triggers (as SQLite) */
     parse_need_read(p);
+    if (d->object != TK_TRIGGER) p->schema_changed = 1;
     return 0;
   }
   parse_error(p, "no such %s: %s", what, missing_name(p, q));

@@ -173,8 +173,9 @@ int ddl_create_index(Parse *p, const SqlStmt *s) {
     return 1;
   }
   if (schema_find_index(p->schema, name)) {
-    if (ci->if_not_exists) {
+    if (ci->if_not_exists) { /* no-op, not read-only (as SQLite) */
       parse_need_read(p);
+      p->schema_changed = 1;
       return 0;
     }
     parse_error(p, "index %s already exists", name);

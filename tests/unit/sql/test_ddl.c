@@ -694,3 +694,30 @@ TEST(ddl_random_sequences) {
   INTACT(&p);
   pair_close(&p);
 }
+
+/* shale_stmt_readonly of DDL statements, no-ops included, is SQLite's. */
+TEST(ddl_readonly_flag) {
+  Pair p;
+  pair_open(&p, "ro.db");
+  BOTH(&p, "create table t(a); create index i on t(a); create view v as select 1;"
+           "create trigger g after insert on t begin select 1; end");
+  static const char *const q[] = {
+      "create table if not exists t(b)", "create index if not exists i on t(a)",
+      "create view if not exists v as select 2",
+      "create trigger if not exists g after insert on t begin select 1; end",
+      "drop table if exists nosuch", "drop index if exists nosuch", "drop view if exists nosuch",
+      "drop trigger if exists nosuch", "reindex", "create table x(a)", "drop table t",
+      "alter table t add column b", NULL};
+  for (int i = 0; q[i]; i++) {
+    shale_stmt *a = NULL;
+    sqlite3_stmt *b = NULL;
+    CHECK_OK(shale_prepare_v2(p.s, q[i], -1, &a, NULL));
+    CHECK_RC(sqlite3_prepare_v2(p.q, q[i], -1, &b, NULL), SQLITE_OK);
+    if (a && b && shale_stmt_readonly(a) != sqlite3_stmt_readonly(b))
+      test_fail(__FILE__, __LINE__, "%s: readonly %d, SQLite %d", q[i], shale_stmt_readonly(a),
+                sqlite3_stmt_readonly(b));
+    shale_finalize(a);
+    sqlite3_finalize(b);
+  }
+  pair_close(&p);
+}
