@@ -850,6 +850,14 @@ static int stmt_start(shale_stmt *st) {
       return SHALE_ERROR;
     }
   }
+  if (db->nactive > 0 && st->cs.prog && !st->cs.explain) {
+    /* as SQLite's Destroy: no tree is dropped while other statements run */
+    for (int i = 0; i < st->cs.prog->nop; i++)
+      if (st->cs.prog->ops[i].op == OP_Destroy) {
+        api_error(db, SHALE_LOCKED, "database table is locked");
+        return SHALE_LOCKED;
+      }
+  }
   if (st->cs.explain == 1) {
     rc = build_explain(st);
   } else if (st->cs.explain == 2) {

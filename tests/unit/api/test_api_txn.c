@@ -358,3 +358,52 @@ TEST(commit_with_reader_active) {
   sqlite3_close(sq);
   CHECK_OK(shale_close(db));
 }
+
+static shale *g_db;
+static sqlite3 *g_sq;
+static char g_out[2][512];
+
+static int inner_shale(void *arg, int n, char **v, char **c) {
+  char *m = NULL;
+  int rc = shale_exec(g_db, arg, NULL, NULL, &m);
+  size_t k = strlen(g_out[0]);
+  snprintf(g_out[0] + k, sizeof g_out[0] - k, "%s: %d %s\n", (char *)arg, rc, m ? m : "");
+  shale_free(m);
+  return 1;
+}
+
+static int inner_sqlite(void *arg, int n, char **v, char **c) {
+  char *m = NULL;
+  int rc = sqlite3_exec(g_sq, arg, NULL, NULL, &m);
+  size_t k = strlen(g_out[1]);
+  snprintf(g_out[1] + k, sizeof g_out[1] - k, "%s: %d %s\n", (char *)arg, rc, m ? m : "");
+  sqlite3_free(m);
+  return 1;
+}
+
+/* Statements run from inside a query's callback (the query still active),
+ * as SQLite answers them. */
+TEST(statements_inside_a_running_query) {
+  CHECK_OK(shale_open(":memory:", &g_db));
+  sqlite3_open(":memory:", &g_sq);
+  const char *setup = "CREATE TABLE t(a); CREATE TABLE u(b); CREATE TABLE w(c);"
+                      "CREATE VIEW v AS SELECT a FROM t; INSERT INTO t VALUES(1), (2);";
+  SH_EXEC(g_db, setup);
+  sqlite3_exec(g_sq, setup, NULL, NULL, NULL);
+  static const char *const q[] = {
+      "INSERT INTO u VALUES(1)", "DROP TABLE t",    "DROP TABLE w",  "DROP VIEW v",
+      "CREATE TABLE x(y)",       "BEGIN",           "COMMIT",        "CREATE INDEX ti ON t(a)",
+      "DELETE FROM u",           "SAVEPOINT s",     "RELEASE s",     "SELECT count(*) FROM u",
+  };
+  for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+    g_out[0][0] = g_out[1][0] = 0;
+    shale_exec(g_db, "SELECT a FROM t", inner_shale, (void *)q[i], NULL);
+    sqlite3_exec(g_sq, "SELECT a FROM t", inner_sqlite, (void *)q[i], NULL);
+    CHECK_STR(g_out[0], g_out[1]);
+    CHECK_EQ(shale_get_autocommit(g_db), sqlite3_get_autocommit(g_sq));
+  }
+  CHECK_SAME(g_db, g_sq, "SELECT * FROM u");
+  CHECK_SAME(g_db, g_sq, "SELECT name FROM sqlite_schema ORDER BY name");
+  sqlite3_close(g_sq);
+  CHECK_OK(shale_close(g_db));
+}
