@@ -820,6 +820,7 @@ static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
   nc->flags &= ~NC_ALLOW_AGG;
   for (int i = 0; i < info->result->n; i++)
     if (resolve_check_scalar(p, info->result->a[i].expr)) return 1;
+  int result_agg = (nc->flags & NC_HAS_AGG) != 0;
   for (int i = 0; i < info->src->n; i++) {
     SrcItem *it = &info->src->a[i];
     if (!it->on) continue;
@@ -841,16 +842,18 @@ static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
       return 1;
   }
   if (s->having) {
+    /* SQLite: an aggregate query is one with GROUP BY or aggregates in its
+     * result list; HAVING alone does not make one */
+    if (!s->group_by && !result_agg) {
+      parse_error(p, "HAVING clause on a non-aggregate query");
+      return 1;
+    }
     nc->result = info->result;
     nc->flags |= NC_ALLOW_AGG;
     int rc = resolve_expr(p, nc, s->having);
     nc->flags &= ~NC_ALLOW_AGG;
     nc->result = NULL;
     if (rc) return 1;
-    if (!s->group_by && !(nc->flags & NC_HAS_AGG)) {
-      parse_error(p, "HAVING clause on a non-aggregate query");
-      return 1;
-    }
   }
   int agg = (nc->flags & NC_HAS_AGG) || s->group_by;
   if (s->order_by && !s->prior) {

@@ -344,6 +344,8 @@ static const char *const q_errors[] = {
     "SELECT count(*) FROM t1 GROUP BY 1",
     "SELECT 2, max(a) FROM t1 GROUP BY (2 COLLATE BINARY)",
     "SELECT a FROM t1 HAVING a > 1",
+    "SELECT 1 FROM t1 HAVING count(*) > 3",
+    "SELECT 1 WHERE EXISTS (SELECT 1 FROM t1 HAVING count(*) > 3)",
     "SELECT a FROM t1 ORDER BY 2",
     "SELECT a FROM t1 ORDER BY 0",
     "SELECT a, b FROM t1 GROUP BY 3",
