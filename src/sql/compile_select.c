@@ -1105,6 +1105,10 @@ static const char *result_name(Parse *p, const SqlSelect *core, int i) {
   SqlExprItem *it = &core->info->result->a[i];
   if (it->name) return it->name;
   const SqlExpr *e = skip_reg(it->expr);
+  if (e && e->op == SQL_E_NULL && e->z &&
+      (util_stricmp(e->z, "rowid") == 0 || util_stricmp(e->z, "oid") == 0 ||
+       util_stricmp(e->z, "_rowid_") == 0))
+    return "rowid"; /* a subquery's rowid (resolve.c made it NULL) */
   if (e && e->op == SQL_E_COLREF) {
     if (e->column < 0) return "rowid";
     if (e->tab && e->column < e->tab->ncol) return e->tab->cols[e->column].name;

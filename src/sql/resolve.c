@@ -260,12 +260,12 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
         cnt++;
         match = it;
         mcol = j;
-      } else if (it->kind == SRC_TABLE && !it->tab->without_rowid && is_rowid_name(col)) {
+      } else if ((it->kind == SRC_SUBQUERY || !it->tab->without_rowid) && is_rowid_name(col)) {
         rcnt++;
         rmatch = it;
       }
     }
-    if (cnt == 0 && rcnt > 0) {
+    if (cnt == 0 && rcnt == 1) { /* two candidates: SQLite finds none */
       cnt = rcnt;
       match = rmatch;
       mcol = rmatch->tab->rowid_alias >= 0 ? rmatch->tab->rowid_alias : -1;
@@ -275,6 +275,11 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
       else if (tname) parse_error(p, "ambiguous column name: %s.%s", tname, col);
       else parse_error(p, "ambiguous column name: %s", col);
       return 1;
+    }
+    if (cnt == 1 && mcol < 0 && match->kind == SRC_SUBQUERY) {
+      /* the rowid of a subquery or view reads as NULL (SQLite 3.40) */
+      e->op = SQL_E_NULL;
+      return 0;
     }
     if (cnt == 1) {
       set_colref(e, match, mcol, depth);

@@ -231,6 +231,9 @@ static const char *const q_sub[] = {
     "SELECT * FROM (SELECT * FROM (SELECT a, b FROM t1) WHERE a > 2) WHERE a < 6",
     "SELECT a FROM (SELECT a FROM t1 ORDER BY a DESC LIMIT 3)",
     "SELECT count(*) FROM (SELECT DISTINCT x FROM t2)",
+    "SELECT _rowid_, x FROM (SELECT * FROM t2)",
+    "SELECT rowid, a FROM v1",
+    "SELECT t1.rowid, t2.rowid FROM t1, t2 WHERE a = x",
     "SELECT b < k, b > k FROM t1, (SELECT -4 AS k)",
     "SELECT q.k, t1.b FROM t1, (SELECT 'two' AS k UNION SELECT 5) AS q WHERE t1.b = q.k",
     "SELECT d1.x FROM (SELECT d AS x, avg(a) AS y FROM t1 GROUP BY d) AS d1 WHERE d1.x IS DISTINCT "
@@ -345,6 +348,8 @@ static const char *const q_errors[] = {
     "SELECT 2, max(a) FROM t1 GROUP BY (2 COLLATE BINARY)",
     "SELECT a FROM t1 HAVING a > 1",
     "SELECT 1 FROM t1 HAVING count(*) > 3",
+    "SELECT rowid FROM t1, t2",
+    "SELECT rowid FROM t1, (SELECT 1)",
     "SELECT 1 WHERE EXISTS (SELECT 1 FROM t1 HAVING count(*) > 3)",
     "SELECT a FROM t1 ORDER BY 2",
     "SELECT a FROM t1 ORDER BY 0",
