@@ -127,10 +127,12 @@ clean:
 #   make bench            the quick set, report in docs/benchmarks.{md,json,png}
 #   make bench FULL=1     every row; BENCH_ARGS="--rows a,b --reps 5 --cpu 1" for more
 BENCH_SRC := $(sort $(wildcard bench/*.c))
+$(BENCH_SRC:%.c=$(BUILD)/obj/%.o): $(wildcard bench/*.inc) bench/bench.h
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/obj/%.o)
 $(BUILD)/obj/bench/bench.o: CFLAGS_ALL += -DBENCH_CFLAGS='"$(OPT)"'
 $(BUILD)/shale-bench: $(BENCH_OBJ) $(BUILD)/libshale.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $(BENCH_OBJ) $(BUILD)/libshale.a -lsqlite3 $(LDLIBS_CORE)
+	$(CC) $(LDFLAGS_ALL) -Wl,--wrap=shale_malloc -Wl,--wrap=shale_realloc -o $@ $(BENCH_OBJ) \
+	  $(BUILD)/libshale.a -lsqlite3 $(LDLIBS_CORE)
 
 .PHONY: bench
 bench: deps

@@ -28,6 +28,7 @@ typedef struct BenchCtx {
   uint64_t checksum; /* accumulated by the workload (FNV-1a over results) */
   long ops;          /* operations per repetition (set by the workload) */
   int scale;         /* 1 quick, 10 full (rows with sizes scale with it) */
+  long arg;          /* the row's parameter (BenchRow.arg) */
   char err[512];     /* first error, empty when fine */
 } BenchCtx;
 
@@ -41,6 +42,7 @@ typedef struct BenchRow {
   int (*prep)(BenchCtx *);  /* before each repetition, untimed (may be NULL) */
   int (*run)(BenchCtx *);   /* timed */
   int quick; /* part of the quick set (make bench) */
+  long arg;  /* parameter handed to the workload in BenchCtx.arg (0 if unused) */
 } BenchRow;
 
 extern const BenchRow bench_rows_sqlite[];
@@ -48,6 +50,10 @@ extern const BenchRow bench_rows_shale[];
 extern const int bench_nrows;
 void bench_finish_sqlite(void);
 void bench_finish_shale(void);
+/* Calls of shale_malloc/shale_realloc so far in this process (counted by
+ * wrappers in bench.c: the link uses -Wl,--wrap; calls made inside
+ * src/util/alloc.c itself are not seen). */
+long bench_alloc_calls(void);
 
 static inline void bench_mix(BenchCtx *c, const void *p, uint64_t n) {
   const unsigned char *s = p;

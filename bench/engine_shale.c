@@ -16,6 +16,7 @@
 #define E_BLOB SHALE_BLOB
 #define E_NULL SHALE_NULL
 #define E_TRANSIENT SHALE_TRANSIENT
+#define E_STATIC SHALE_STATIC
 #define E_OPEN_RW (SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE)
 #define ROWS_NAME bench_rows_shale
 #define FINISH_NAME bench_finish_shale

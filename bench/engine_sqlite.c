@@ -16,6 +16,7 @@
 #define E_BLOB SQLITE_BLOB
 #define E_NULL SQLITE_NULL
 #define E_TRANSIENT SQLITE_TRANSIENT
+#define E_STATIC SQLITE_STATIC
 #define E_OPEN_RW (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
 #define ROWS_NAME bench_rows_sqlite
 #define FINISH_NAME bench_finish_sqlite
