@@ -7,7 +7,10 @@
  * Usage: shale-bench [--rows a,b,...|all] [--full] [--reps N] [--cpu N]
  *                    [--out PREFIX] [--engines shale,sqlite]
  *   --rows   rows to run (default: the quick set; --full: every row)
- *   --reps   timed repetitions after one warm-up (default 3)
+ *   --reps   timed repetitions after one warm-up (default 3; in the quick
+ *            set, rows marked heavy run once without warm-up unless --reps
+ *            is given)
+ *   --engines run only these engines (for profiling: no report is written)
  *   --cpu    pin the children to one CPU
  *   --out    report prefix (default docs/benchmarks: writes .md, .json, .png)
  *
@@ -83,7 +86,7 @@ static void rm_rf(const char *dir) {
 }
 
 /* Child: run one row on one engine, print the outcome on fd. */
-static void child(const BenchRow *row, void (*finish)(void), int reps, int fd) {
+static void child(const BenchRow *row, void (*finish)(void), int reps, int warm, int fd) {
   char dir[] = "/tmp/shale-bench-XXXXXX";
   FILE *out = fdopen(fd, "w");
   if (!mkdtemp(dir)) {
@@ -102,7 +105,8 @@ static void child(const BenchRow *row, void (*finish)(void), int reps, int fd) {
   int same = 1;
   double ms[MAX_REPS];
   long allocs = 0;
-  for (int r = -1; rc == 0 && r < reps; r++) {
+  int started = 0;
+  for (int r = warm ? -1 : 0; rc == 0 && r < reps; r++) {
     c.checksum = 0;
     if (row->prep && (rc = row->prep(&c)) != 0) break;
     c.checksum = 0;
@@ -114,7 +118,12 @@ static void child(const BenchRow *row, void (*finish)(void), int reps, int fd) {
     if (rc) break;
     if (r < 0) {
       first = c.checksum;
+      started = 1;
       continue; /* warm-up */
+    }
+    if (!started) {
+      first = c.checksum;
+      started = 1;
     }
     if (c.checksum != first) same = 0;
     ms[r] = t1 - t0;
@@ -139,7 +148,8 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static void run_one(const BenchRow *row, void (*finish)(void), int reps, int cpu, Result *res) {
+static void run_one(const BenchRow *row, void (*finish)(void), int reps, int warm, int cpu,
+                    Result *res) {
   memset(res, 0, sizeof *res);
   int fds[2];
   if (pipe(fds)) {
@@ -156,7 +166,7 @@ static void run_one(const BenchRow *row, void (*finish)(void), int reps, int cpu
       CPU_SET(cpu, &set);
       sched_setaffinity(0, sizeof set, &set);
     }
-    child(row, finish, reps, fds[1]);
+    child(row, finish, reps, warm, fds[1]);
   }
   close(fds[1]);
   char buf[4096] = {0};
@@ -210,17 +220,19 @@ static int selected(const char *list, const BenchRow *row, int full) {
 }
 
 int main(int argc, char **argv) {
-  const char *rows = NULL, *prefix = "docs/benchmarks";
-  int reps = 3, cpu = -1, full = 0;
+  const char *rows = NULL, *prefix = "docs/benchmarks", *engines = "shale,sqlite";
+  int reps = 3, cpu = -1, full = 0, reps_given = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--rows") && i + 1 < argc) rows = argv[++i];
-    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]), reps_given = 1;
+    else if (!strcmp(argv[i], "--engines") && i + 1 < argc) engines = argv[++i];
     else if (!strcmp(argv[i], "--cpu") && i + 1 < argc) cpu = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--out") && i + 1 < argc) prefix = argv[++i];
     else if (!strcmp(argv[i], "--full")) full = 1;
     else {
       fprintf(stderr,
-              "usage: %s [--rows a,b|all] [--full] [--reps N] [--cpu N] [--out PREFIX]\n",
+              "usage: %s [--rows a,b|all] [--full] [--reps N] [--cpu N] [--out PREFIX]"
+              " [--engines shale,sqlite]\n",
               argv[0]);
       return 2;
     }
@@ -241,8 +253,18 @@ int main(int argc, char **argv) {
     if (!(sel[i] = selected(rows, row, full))) continue;
     nrun++;
     Result *sh = &rs[2 * i], *sq = &rs[2 * i + 1];
-    run_one(&bench_rows_shale[i], bench_finish_shale, reps, cpu, sh);
-    run_one(&bench_rows_sqlite[i], bench_finish_sqlite, reps, cpu, sq);
+    int light = !full && !reps_given && row->quick == 2;
+    int rr = light ? 1 : reps, warm = !light;
+    if (strstr(engines, "shale")) run_one(&bench_rows_shale[i], bench_finish_shale, rr, warm, cpu, sh);
+    if (strstr(engines, "sqlite"))
+      run_one(&bench_rows_sqlite[i], bench_finish_sqlite, rr, warm, cpu, sq);
+    if (!strstr(engines, "shale") || !strstr(engines, "sqlite")) {
+      Result *r1 = strstr(engines, "shale") ? sh : sq;
+      if (r1->ok) printf("%-26s %s %.2f ms (min %.2f) allocs/op %.1f\n", row->name, engines,
+                         r1->median, r1->min, (double)r1->allocs / (double)(r1->ops ? r1->ops : 1));
+      else printf("%-26s %s FAILED: %s\n", row->name, engines, r1->err);
+      continue;
+    }
     int agree = sh->ok && sq->ok && sh->checksum == sq->checksum && sh->agree_reps &&
                 sq->agree_reps;
     if (!agree) nfail++;
@@ -260,6 +282,7 @@ int main(int argc, char **argv) {
     }
     fflush(stdout);
   }
+  if (!strstr(engines, "shale") || !strstr(engines, "sqlite")) return 0; /* profiling only */
   double geo = nlog ? exp(logsum / nlog) : 0;
   printf("geometric mean of %d ratios (open_time excluded): %.2fx; %d of %d rows failed\n", nlog,
          geo, nfail, nrun);
@@ -305,7 +328,9 @@ int main(int argc, char **argv) {
   fprintf(md, "- Settings (both engines): page_size 4096, cache_size -2000, WAL with synchronous "
               "NORMAL unless the row says otherwise; same SQL, same data and seed.\n");
   fprintf(md, "- Method: each row x engine in its own child process; one warm-up, then %d timed "
-              "repetitions; median (min-max) in ms; peak RSS of the child.\n\n", reps);
+              "repetitions; median (min-max) in ms; peak RSS of the child.%s\n\n", reps,
+          full || reps_given ? "" : " In this quick run the rows marked heavy (the 100,000-row "
+          "CRUD rows) ran one repetition without warm-up.");
   fprintf(md, "Ops/s = operations per second from the median time (an operation is what the row "
               "says: one statement, one query, one transaction). Allocs/op = Shale's "
               "shale_malloc/shale_realloc calls per operation in the last timed repetition.\n\n");
