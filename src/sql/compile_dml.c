@@ -1502,6 +1502,12 @@ static int rows_loop_begin(Parse *p, Writer *w, RowList *rl, int done, int *top_
     emit_resolve(p, top);
     emit(p, OP_RowSetRead, rl->set, done, r);
     emit(p, OP_NotExists, w->tabcur, next, r);
+  } else if (rl->nkey < 0) {
+    int r = emit_regs(p, 1);
+    emit(p, OP_Rewind, rl->eph, done, 0);
+    emit_resolve(p, top);
+    emit(p, OP_Rowid, rl->eph, r, 0);
+    emit(p, OP_NotExists, w->tabcur, next, r);
   } else {
     emit(p, OP_Rewind, rl->eph, done, 0);
     emit_resolve(p, top);
@@ -1545,8 +1551,8 @@ int dml_update(Parse *p, const SqlStmt *s) {
     parse_error(p, "ORDER BY without LIMIT on UPDATE");
     return 1;
   }
-  if (u->from || u->with) {
-    parse_error(p, "this form of UPDATE is not supported yet");
+  if (u->with) {
+    parse_error(p, "WITH is not supported on UPDATE yet");
     return 1;
   }
   View *view = NULL;
@@ -1556,12 +1562,49 @@ int dml_update(Parse *p, const SqlStmt *s) {
                     stmt_oe_of(p, u->or_conflict));
   if (!tab || parse_failed(p)) return 1;
   int stmt_oe = stmt_oe_of(p, u->or_conflict);
-  SrcList *src = src_single(p, tab, u->table->alias);
+  SrcList *src;
+  if (u->from) {
+    /* UPDATE ... FROM: the target joined with the FROM list */
+    if (tab->without_rowid || u->limit) {
+      parse_error(p, "this form of UPDATE ... FROM is not supported yet");
+      return 1;
+    }
+    SqlSrcList *all = parse_alloc(p, sizeof *all);
+    if (!all) return 1;
+    all->n = all->cap = u->from->n + 1;
+    all->a = parse_alloc(p, (size_t)all->n * sizeof *all->a);
+    if (!all->a) return 1;
+    all->a[0] = *u->table;
+    for (int i = 0; i < u->from->n; i++) all->a[i + 1] = u->from->a[i];
+    if (!(all->a[1].jointype & ~SQL_JOIN_COMMA)) all->a[1].jointype = SQL_JOIN_INNER | SQL_JOIN_COMMA;
+    NameCtx onc;
+    memset(&onc, 0, sizeof onc);
+    trig_nc(p, &onc);
+    src = src_from_ast(p, all, p->nested ? &onc : NULL);
+    if (!src || parse_failed(p)) return 1;
+    if (src->a[0].tab != tab || src->a[0].kind != SRC_TABLE) {
+      parse_error(p, "this form of UPDATE ... FROM is not supported yet");
+      return 1;
+    }
+  } else {
+    src = src_single(p, tab, u->table->alias);
+  }
   if (!src) return 1;
   NameCtx nc;
   memset(&nc, 0, sizeof nc);
   nc.src = src;
   trig_nc(p, &nc);
+
+  if (u->from) {
+    if (src_resolve_joins(p, src) || parse_failed(p)) return 1;
+    for (int i = 1; i < src->n; i++) {
+      if (!src->a[i].on) continue;
+      nc.flags |= NC_IN_ON;
+      int bad = resolve_expr(p, &nc, src->a[i].on) || parse_failed(p);
+      nc.flags &= ~NC_IN_ON;
+      if (bad) return 1;
+    }
+  }
 
   /* SET targets */
   int ncol = tab->ncol;
@@ -1576,6 +1619,10 @@ int dml_update(Parse *p, const SqlStmt *s) {
   for (int i = 0; i < u->set->n; i++) {
     SqlExprItem *it = &u->set->a[i];
     int nn = it->nnames > 0 ? it->nnames : 1;
+    if (it->nnames > 0 && it->expr->op == SQL_E_SUBQUERY && u->from) {
+      parse_error(p, "this form of UPDATE ... FROM is not supported yet");
+      return 1;
+    }
     if (it->nnames > 0 && it->expr->op == SQL_E_SUBQUERY) {
       if (select_resolve(p, it->expr->select, &nc) || parse_failed(p)) return 1;
       int w = select_ncol(it->expr->select);
@@ -1637,6 +1684,10 @@ int dml_update(Parse *p, const SqlStmt *s) {
     return 1;
   SqlExpr *where = dml_expr_dup(p, u->where);
   if (where && (resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
+  if (u->from && rowid_expr) {
+    parse_error(p, "this form of UPDATE ... FROM is not supported yet");
+    return 1;
+  }
 
   parse_need_write(p);
   /* SQLite changes rows in scan order (one pass) unless the key changes, a
@@ -1655,10 +1706,28 @@ int dml_update(Parse *p, const SqlStmt *s) {
   int trig = trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE) ||
              trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER);
   RowList rl;
-  if (u->limit)
+  int nset = 0;
+  for (int j = 0; j < ncol; j++) nset += set[j] != NULL;
+  if (u->from) {
+    /* first pass: per target rowid, the new values (the join's last match) */
+    memset(&rl, 0, sizeof rl);
+    rl.eph = emit_cursor(p);
+    rl.nkey = -1; /* keyed by the target rowid, values in columns */
+    emit(p, OP_OpenEphemeral, rl.eph, nset, 0);
+    WhereInfo *wi = where_begin(p, src, where, NULL, 0);
+    if (!wi) return 1;
+    int vals = emit_regs(p, nset > 0 ? nset : 1), r = emit_regs(p, 1), rec = emit_regs(p, 1);
+    for (int j = 0, k = 0; j < ncol; j++)
+      if (set[j]) expr_code(p, set[j], vals + k++);
+    emit(p, OP_Rowid, src->a[0].cursor, r, 0);
+    emit(p, OP_MakeRecord, vals, nset, rec);
+    emit(p, OP_Insert, rl.eph, rec, r);
+    where_end(wi);
+  } else if (u->limit) {
     collect_rows_limited(p, u->table, u->where, u->order_by, u->limit, u->offset, tab, &rl);
-  else
+  } else {
     collect_rows(p, src, where, tab, !replace && !key_change && !trig && !p->nested, &rl);
+  }
   if (parse_failed(p)) return 1;
   Writer w;
   if (writer_open(p, &w, tab, stmt_oe)) return 1;
@@ -1679,8 +1748,10 @@ int dml_update(Parse *p, const SqlStmt *s) {
     d.nreg = u->set->a[i].nnames;
     select_code(p, rsub[i], &d);
   }
-  for (int j = 0; j < ncol; j++) {
-    if (set[j]) {
+  for (int j = 0, k = 0; j < ncol; j++) {
+    if (set[j] && u->from) {
+      emit(p, OP_Column, rl.eph, k++, cols + j);
+    } else if (set[j]) {
       remap_cursor(p, set[j], scur, w.tabcur);
       expr_code(p, set[j], cols + j);
     } else {

@@ -482,3 +482,22 @@ TEST(dml_random_mixed) {
   dh_same_files(&p);
   dh_close(&p);
 }
+
+TEST(dml_update_from) {
+  DhPair p;
+  if (!dh_open(&p, "dml21.db")) return;
+  SCRIPT(&p, "CREATE TABLE t(id INTEGER PRIMARY KEY, a, b UNIQUE)",
+         "INSERT INTO t VALUES(1, 0, 'x'), (2, 0, 'y'), (3, 0, 'z')",
+         "CREATE TABLE s(id, v)", "INSERT INTO s VALUES(1, 10), (3, 30), (4, 40)",
+         "UPDATE t SET a = s.v FROM s WHERE s.id = t.id",
+         "UPDATE t SET a = a + q.total FROM (SELECT id, sum(v) AS total FROM s GROUP BY id) AS q "
+         "WHERE q.id = t.id",
+         "UPDATE t SET b = 'x' FROM s WHERE s.id = t.id AND t.id = 3",
+         "UPDATE OR IGNORE t SET b = 'x' FROM s WHERE s.id = t.id AND t.id = 3",
+         "UPDATE t AS tt SET a = s.v * 2 FROM s JOIN s AS s2 ON s2.id = s.id WHERE s.id = tt.id",
+         "UPDATE t SET a = nosuch.v FROM s WHERE s.id = t.id",
+         "UPDATE t SET a = v FROM s JOIN s AS s3 USING (id) WHERE s.id = t.id",
+         "UPDATE t SET a = -1 FROM s WHERE s.v > 100");
+  dh_same_files(&p);
+  dh_close(&p);
+}
