@@ -368,6 +368,7 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   memset(db, 0, sizeof *db);
   db->autocommit = 1;
   db->sync_level = 2;
+  db->wal_autocheckpoint = 1000;
   db->errmask = (flags & SHALE_OPEN_EXRESCODE) ? ~0 : 0xff;
   db->open_flags = flags;
   db->conn_cb.last_insert_rowid = cb_last_rowid;

@@ -45,6 +45,11 @@ enum {
   PR_REVERSE_UNORDERED,
   PR_FOREIGN_KEY_LIST,
   PR_ENCODING,
+  PR_WAL_CHECKPOINT,
+  PR_WAL_AUTOCHECKPOINT,
+  PR_AUTO_VACUUM,
+  PR_LOCKING_MODE,
+  PR_TEMP_STORE,
 };
 
 static const char *const n_table_info[] = {"cid", "name", "type", "notnull", "dflt_value", "pk",
@@ -56,6 +61,7 @@ static const char *const n_table_list[] = {"schema", "name", "type", "ncol", "wr
 static const char *const n_fk_list[] = {"id",    "seq",       "table",     "from",
                                         "to",    "on_update", "on_delete", "match"};
 static const char *const n_timeout[] = {"timeout"};
+static const char *const n_checkpoint[] = {"busy", "log", "checkpointed"};
 
 typedef struct PragmaDef {
   const char *name;
@@ -68,6 +74,11 @@ typedef struct PragmaDef {
 
 static const PragmaDef defs[] = {
     {"application_id", PR_APPLICATION_ID, 1, NULL, 0, 0},
+    {"auto_vacuum", PR_AUTO_VACUUM, 1, NULL, 0, 0},
+    {"locking_mode", PR_LOCKING_MODE, 1, NULL, 1, 0},
+    {"temp_store", PR_TEMP_STORE, 1, NULL, 0, 0},
+    {"wal_autocheckpoint", PR_WAL_AUTOCHECKPOINT, 1, NULL, 1, 0},
+    {"wal_checkpoint", PR_WAL_CHECKPOINT, 3, n_checkpoint, 1, 0},
     {"busy_timeout", PR_BUSY_TIMEOUT, 1, n_timeout, 1, 0},
     {"cache_size", PR_CACHE_SIZE, 1, NULL, 0, 0},
     {"case_sensitive_like", PR_CASE_SENSITIVE_LIKE, 0, NULL, 0, 1},
@@ -766,6 +777,55 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
       return api_rows_add(out, v);
     }
     case PR_ENCODING: return add_text(out, "UTF-8");
+    case PR_WAL_CHECKPOINT: {
+      int mode = PAGER_CKPT_PASSIVE;
+      if (val) {
+        if (!util_stricmp(val, "full")) mode = PAGER_CKPT_FULL;
+        if (!util_stricmp(val, "restart")) mode = PAGER_CKPT_RESTART;
+        if (!util_stricmp(val, "truncate")) mode = PAGER_CKPT_TRUNCATE;
+      }
+      int nlog = -1, nckpt = -1;
+      rc = pager_is_memory(pg) ? SHALE_OK : pager_wal_checkpoint(pg, mode, &nlog, &nckpt);
+      ShValue v[3];
+      value_set_int(&v[0], rc == SHALE_BUSY || rc == SHALE_LOCKED);
+      value_set_int(&v[1], nlog);
+      value_set_int(&v[2], nckpt);
+      if (rc != SHALE_OK && rc != SHALE_BUSY && rc != SHALE_LOCKED) {
+        api_error(db, rc, "%s", shale_errstr(rc));
+        return rc;
+      }
+      return api_rows_add(out, v);
+    }
+    case PR_WAL_AUTOCHECKPOINT:
+      if (val) db->wal_autocheckpoint = (int)parse_int(val);
+      return add_int(out, db->wal_autocheckpoint);
+    case PR_AUTO_VACUUM: {
+      if (val) return SHALE_OK; /* changing it needs VACUUM: not supported */
+      int began;
+      uint32_t top = 0, incr = 0;
+      rc = api_txn_begin(db, BTREE_TXN_READ, &began);
+      if (rc) return rc;
+      if (btree_page_count(db->bt) > 0) {
+        rc = btree_get_meta(db->bt, BTREE_META_LARGEST_ROOT, &top);
+        if (rc == SHALE_OK) rc = btree_get_meta(db->bt, BTREE_META_INCR_VACUUM, &incr);
+      }
+      if (rc == SHALE_OK) rc = add_int(out, top ? (incr ? 2 : 1) : 0);
+      return api_txn_end(db, began, rc);
+    }
+    case PR_LOCKING_MODE: return add_text(out, "normal");
+    case PR_TEMP_STORE:
+      if (val) {
+        if (!util_stricmp(val, "default"))
+          db->temp_store = 0;
+        else if (!util_stricmp(val, "file"))
+          db->temp_store = 1;
+        else if (!util_stricmp(val, "memory"))
+          db->temp_store = 2;
+        else
+          db->temp_store = (uint8_t)(parse_int(val) & 3);
+        return SHALE_OK;
+      }
+      return add_int(out, db->temp_store);
     default: return SHALE_OK;
   }
 }

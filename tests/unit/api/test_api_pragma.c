@@ -96,6 +96,21 @@ TEST(pragma_file_settings) {
       "PRAGMA journal_mode = bogus",
       "PRAGMA freelist_count",
       "PRAGMA integrity_check",
+      "PRAGMA wal_checkpoint",
+      "PRAGMA journal_mode = wal",
+      "INSERT INTO t VALUES(3, 4)",
+      "PRAGMA wal_checkpoint",
+      "INSERT INTO t VALUES(5, 6)",
+      "PRAGMA wal_checkpoint(TRUNCATE)",
+      "PRAGMA journal_mode = delete",
+      "PRAGMA auto_vacuum",
+      "PRAGMA locking_mode",
+      "PRAGMA temp_store",
+      "PRAGMA temp_store = memory",
+      "PRAGMA temp_store",
+      "PRAGMA wal_autocheckpoint",
+      "PRAGMA wal_autocheckpoint = 50",
+      "PRAGMA wal_autocheckpoint",
   };
   for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) CHECK_SAME(p.db, p.sq, q[i]);
   /* database_list names the file */
