@@ -764,6 +764,10 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
       }
       return add_int(out, db->reverse_unordered);
     case PR_CASE_SENSITIVE_LIKE:
+      /* like() is replaced in the registry: running programs borrow it, so
+       * nothing changes while other statements run (as SQLite refuses to
+       * redefine functions then) */
+      if (db->nactive > 0) return SHALE_OK;
       db->case_sensitive_like = (uint8_t)parse_bool(val);
       rc = func_set_case_sensitive_like(&db->funcs, db->case_sensitive_like);
       if (rc) api_error(db, rc, "%s", shale_errstr(rc));
