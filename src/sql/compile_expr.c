@@ -904,12 +904,13 @@ static void in_jumps(Parse *p, SqlExpr *e, int lt, int lf, int ln) {
   select_code(p, s, &d);
   p->eqp_parent = parent;
   if (skip) emit_resolve(p, skip);
-  /* the left side, with the key affinity applied */
+  /* the left side; a NULL in it skips the lookup (and, as in SQLite, the
+   * key affinity, which is applied only for the lookup) */
   int base = emit_regs(p, n);
   for (int i = 0; i < n; i++) expr_code(p, le[i], base + i);
-  vm_builder_add_text(&p->b, OP_Affinity, base, n, 0, aff, n);
   int lnull = emit_label(p);
   for (int i = 0; i < n; i++) emit(p, OP_IsNull, base + i, lnull, 0);
+  vm_builder_add_text(&p->b, OP_Affinity, base, n, 0, aff, n);
   vm_builder_add_i4(&p->b, OP_Found, cur, lt, base, n);
   if (n == 1) {
     /* not found: NULL if the set holds a NULL (it sorts first) */
@@ -931,9 +932,10 @@ static void in_jumps(Parse *p, SqlExpr *e, int lt, int lf, int ln) {
   emit(p, OP_Rewind, cur, lf, 0);
   emit_resolve(p, loop);
   for (int i = 0; i < n; i++) {
+    const Collation *c = expr_collation(p, le[i]); /* the left side's, as SQLite */
     emit(p, OP_Column, cur, i, rt);
-    if (colls[i])
-      vm_builder_add_p4(&p->b, OP_Ne, rt, next, base + i, P4_COLL, colls[i]);
+    if (c)
+      vm_builder_add_p4(&p->b, OP_Ne, rt, next, base + i, P4_COLL, c);
     else
       emit(p, OP_Ne, rt, next, base + i);
   }
@@ -1952,7 +1954,7 @@ int expr_code_once(Parse *p, SqlExpr *e) {
     expr_code(p, e, r);
     return r;
   }
-    int start = emit_addr(p);
+  int start = emit_addr(p);
   int nlabel = p->b.nlabel;
   /* the epilogue runs once anyway: no Once-cached calls inside (they are
    * off while nested > 0; a constant expression reaches nothing else that

@@ -168,7 +168,7 @@ static void gen(G *g, int depth) {
   static const char *const ops[] = {"=", "<>", "<",   "<=", ">", ">=", "IS", "IS NOT",
                                     "+", "||", "AND", "OR", "-", "*",  "=="};
   put(g, "(");
-  switch (rnd(g, 12)) {
+  switch (rnd(g, 15)) {
     case 0:
     case 1:
     case 2:
@@ -240,6 +240,32 @@ static void gen(G *g, int depth) {
       put(g, ")");
       break;
     }
+    case 12:
+      put(g,
+          rnd(g, 2) ? "EXISTS (SELECT 1 FROM u WHERE w " : "NOT EXISTS (SELECT 1 FROM u WHERE v ");
+      put(g, rnd(g, 2) ? "= " : "< ");
+      gen(g, depth - 1);
+      put(g, ")");
+      break;
+    case 13: {
+      static const char *const rv[] = {"(SELECT k, v FROM u WHERE k = t.a)", "(SELECT w, v FROM u)",
+                                       "(SELECT 1, '10')", "(i, x)", "(z, c)"};
+      static const char *const cmp[] = {" = ", " < ", " >= ", " IS ", " <> ", " IN "};
+      int k = (int)rnd(g, 6);
+      put(g, "(");
+      gen(g, depth - 1);
+      put(g, ", ");
+      gen(g, depth - 1);
+      put(g, ")");
+      put(g, cmp[k]);
+      put(g, k == 5 ? "(SELECT w, v FROM u)" : rv[rnd(g, 5)]);
+      break;
+    }
+    case 14:
+      put(g, "(SELECT ");
+      gen(g, depth - 1);
+      put(g, rnd(g, 2) ? " FROM u WHERE k = t.a)" : " FROM u ORDER BY k LIMIT 1)");
+      break;
     default:
       gen(g, depth - 1);
       put(g, rnd(g, 2) ? " LIKE " : " GLOB ");
