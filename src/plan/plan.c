@@ -222,6 +222,66 @@ static void add_or_groups(Planner *pl, int ti, SqlExpr *e) {
   add_or_disjuncts(pl, ti, e);
 }
 
+/* A string literal node in the arena. */
+static SqlExpr *str_expr(Planner *pl, const char *z, size_t n, const SqlExpr *like) {
+  SqlExpr *x = util_arena_zalloc(pl->arena, sizeof *x);
+  char *c = util_arena_strndup(pl->arena, z, n);
+  if (!x || !c) {
+    pl->rc = SHALE_NOMEM;
+    return NULL;
+  }
+  x->op = SQL_E_STRING;
+  x->z = c;
+  x->height = 1;
+  x->span = like->b->span;
+  return x;
+}
+
+/* col LIKE 'abc%' (NOCASE column) / col GLOB 'abc*' (BINARY column), TEXT
+ * affinity, no ESCAPE: two derived ranges col >= 'abc' AND col < 'abd' (the
+ * LIKE itself is still tested on every row). */
+static void like_ranges(Planner *pl, int ti, SqlExpr *e) {
+  if ((e->flags & SQL_EF_NOT) || e->c || !e->a || !e->b || e->b->op != SQL_E_STRING) return;
+  int glob = e->sub == TK_GLOB;
+  if (e->sub != TK_LIKE && !glob) return;
+  int column;
+  int item = col_item(pl, e->a, &column);
+  if (item < 0 || column < 0 || pl->items[item].is_sub) return;
+  if (pl->items[item].tab->cols[column].affinity != AFF_TEXT) return;
+  const char *z = e->b->z;
+  size_t n = 0;
+  while (z[n] && !(glob ? (z[n] == '*' || z[n] == '?' || z[n] == '[') : (z[n] == '%' || z[n] == '_')))
+    n++;
+  if (n == 0) return;
+  unsigned char last = (unsigned char)z[n - 1];
+  /* the upper bound increments the last byte; skip the cases where that
+   * leaves the letters (case folding would reorder it) or overflows */
+  if (last == 0xff || last == 0xbf || last == 0x7f) return;
+  if (!glob && (last == 'Z' || last == 'z' || last == '@' || last == '`')) return;
+  SqlExpr *lov = str_expr(pl, z, n, e), *hiv = str_expr(pl, z, n, e);
+  if (!lov || !hiv) return;
+  ((char *)hiv->z)[n - 1] = (char)(last + 1);
+  int li = pl->nterm;
+  PlanTerm *lo = new_term(pl);
+  if (!lo) return;
+  *lo = pl->terms[ti];
+  lo->parent = ti;
+  int hj = pl->nterm;
+  PlanTerm *hi = new_term(pl);
+  if (!hi) return;
+  *hi = pl->terms[ti];
+  hi->parent = ti;
+  add_form(pl, li, PLAN_OP_GE, e->a, lov, e->a, lov);
+  add_form(pl, hj, PLAN_OP_LT, e->a, hiv, e->a, hiv);
+  /* LIKE folds ASCII case: the ranges hold in NOCASE order (a NOCASE index
+   * serves them, whatever the column's collation); GLOB: in BINARY order */
+  for (int k = li; k <= hj && k < pl->nterm; k++) {
+    PlanTerm *t = &pl->terms[k];
+    t->coll = glob ? NULL : "NOCASE";
+    t->collseq = glob ? NULL : &record_coll_nocase;
+  }
+}
+
 static void analyse(Planner *pl, int ti) {
   SqlExpr *e = pl->terms[ti].expr;
   switch (e->op) {
@@ -284,6 +344,9 @@ static void analyse(Planner *pl, int ti) {
       add_form(pl, li, PLAN_OP_GE, e->a, e->b, e->a, e->b);
       add_form(pl, hj, PLAN_OP_LE, e->a, e->c, e->a, e->c);
     }
+    return;
+  case SQL_E_LIKE:
+    like_ranges(pl, ti, e);
     return;
   case SQL_E_IN:
     if (e->flags & (SQL_EF_NOT | SQL_EF_TVF)) return;

@@ -546,6 +546,21 @@ TEST(where_multi_column) {
     snprintf(sql, sizeof sql, "SELECT * FROM t1 WHERE a = %s OR c = %s", v1, v2);
     same(&p, sql, 0);
   }
+  static const char *const likeq[] = {
+      "SELECT * FROM t5 WHERE x LIKE 'a%'",   "SELECT * FROM t5 WHERE x LIKE 'A%'",
+      "SELECT * FROM t5 WHERE x LIKE 'ab%'",  "SELECT * FROM t5 WHERE x LIKE 'abc'",
+      "SELECT * FROM t5 WHERE x LIKE 'a_'",   "SELECT * FROM t5 WHERE x LIKE 'z%'",
+      "SELECT * FROM t5 WHERE x LIKE '1%'",   "SELECT * FROM t5 WHERE x LIKE ' %'",
+      "SELECT * FROM t5 WHERE x GLOB 'a*'",   "SELECT * FROM t5 WHERE x GLOB 'A*'",
+      "SELECT * FROM t5 WHERE x NOT LIKE 'a%'", "SELECT * FROM t5 WHERE x LIKE 'a%' ESCAPE 'x'",
+      "SELECT * FROM t2 WHERE a LIKE 'a%'",   "SELECT * FROM t2 WHERE a GLOB 'a*'",
+      "SELECT * FROM t2 WHERE a GLOB 'AB*'",  "SELECT * FROM t2 WHERE a GLOB '1*'",
+      "SELECT * FROM t2 WHERE a LIKE '1.%'",  "SELECT * FROM t2 WHERE a GLOB '[a]*'",
+      "SELECT * FROM t2 WHERE a LIKE 'a%' ORDER BY a, rowid",
+      "SELECT * FROM t1 WHERE b LIKE 'a%'",   "SELECT * FROM t3 WHERE w LIKE 'a%'",
+      "SELECT * FROM t3 WHERE w GLOB 'a*'",   "SELECT * FROM t4 WHERE k GLOB 'A*'",
+  };
+  for (int i = 0; i < (int)(sizeof likeq / sizeof likeq[0]); i++) same(&p, likeq[i], 0);
   static const char *const orq[] = {
       "SELECT * FROM t1, t3 WHERE t3.k = t1.a OR t3.v = t1.b",
       "SELECT * FROM t1 LEFT JOIN t3 ON t3.k = t1.a OR t3.v = t1.b",
@@ -840,6 +855,12 @@ TEST(where_eqp_standard) {
       "SELECT * FROM t WHERE a IN (1, 2) ORDER BY a DESC",
       "SELECT * FROM t WHERE b IN (1, 2) ORDER BY b, c",
       "SELECT * FROM t WHERE b IN (1, 2) ORDER BY c",
+      "SELECT * FROM n WHERE s LIKE 'ab%'",
+      "SELECT * FROM n WHERE s LIKE 'a_b%'",
+      "SELECT * FROM n WHERE s LIKE '%ab'",
+      "SELECT * FROM n WHERE s GLOB 'ab*'",
+      "SELECT * FROM w WHERE k GLOB 'ab*'",
+      "SELECT * FROM w WHERE k LIKE 'ab%'",
   };
   for (int i = 0; i < (int)(sizeof q / sizeof q[0]); i++) same_eqp(&p, q[i]);
   pair_close(&p);
