@@ -485,7 +485,11 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
     goto fail_noabort;
   }
   if (out->prog->nvar < s->nvar) out->prog->nvar = s->nvar;
-  out->readonly = !p.need_write && !p.schema_changed;
+  /* SQLite: BEGIN IMMEDIATE/EXCLUSIVE, ANALYZE and VACUUM are not read-only */
+  out->readonly = !p.need_write && !p.schema_changed && s->kind != SQL_STMT_ANALYZE &&
+                  s->kind != SQL_STMT_VACUUM &&
+                  !(s->kind == SQL_STMT_BEGIN &&
+                    (s->u.begin.mode == TK_IMMEDIATE || s->u.begin.mode == TK_EXCLUSIVE));
   if (fill_out(&p, out, s)) {
     parse_nomem(&p);
     goto fail_noabort;

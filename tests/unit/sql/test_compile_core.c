@@ -114,6 +114,7 @@ TEST(compile_txn_control) {
     compiled_stmt_free(&cs);
   }
   CHECK_OK(sql_compile(&env, "BEGIN IMMEDIATE", -1, &cs, NULL, &err));
+  CHECK(!cs.readonly); /* as sqlite3_stmt_readonly */
   int t = find_op(cs.prog, OP_Transaction), ac = find_op(cs.prog, OP_AutoCommit);
   CHECK(t > 0 && ac > t);
   CHECK_EQ(cs.prog->ops[t].p2, 1);
@@ -221,6 +222,12 @@ TEST(compile_explain_flag_and_vtab) {
   CHECK_OK(sql_compile(&env, "EXPLAIN QUERY PLAN COMMIT", -1, &cs, NULL, &err));
   CHECK_EQ(cs.explain, 2);
   CHECK_EQ(cs.neqp, 0);
+  compiled_stmt_free(&cs);
+  CHECK_OK(sql_compile(&env, "ANALYZE", -1, &cs, NULL, &err));
+  CHECK(!cs.readonly);
+  compiled_stmt_free(&cs);
+  CHECK_OK(sql_compile(&env, "VACUUM", -1, &cs, NULL, &err));
+  CHECK(!cs.readonly);
   compiled_stmt_free(&cs);
   CHECK_RC(sql_compile(&env, "CREATE VIRTUAL TABLE v USING fts9(a)", -1, &cs, NULL, &err),
            SHALE_ERROR);
