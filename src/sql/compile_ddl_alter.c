@@ -557,14 +557,13 @@ static const char *renamed_sql(Parse *p, const char *sql, const char *old, const
 /* SQLite refuses to rename while a view of the schema does not resolve:
  * "error in view v: no such table: main.x". Each view is resolved in a
  * Parse of its own (errors there stay there). */
-/* The names of the sqlite_schema rows of the given type, in rowid order
- * (the order SQLite checks objects in), read from the file within a read
- * transaction of its own when none is open (as schema_load does). At most
- * cap names; NULL-terminated, arena memory; NULL after an error. */
-static const char **names_in_order(Parse *p, const char *type, int cap) {
+/* The view and trigger rows of sqlite_schema in rowid order (the order
+ * SQLite checks objects in) as "v" / "t" + name, read from the file within a
+ * read transaction of its own when none is open (as schema_load does). At
+ * most cap; NULL-terminated, arena memory; NULL after an error. */
+static const char **names_in_order(Parse *p, int cap) {
   const char **out = parse_alloc(p, sizeof *out * (size_t)(cap + 1));
   if (!out || !cap) return out;
-  size_t lt = strlen(type);
   Btree *bt = p->env->bt;
   int own = btree_txn_state(bt) == PAGER_TXN_NONE, n = 0;
   if (own && btree_begin(bt, BTREE_TXN_READ) != SHALE_OK) own = -1;
@@ -581,10 +580,16 @@ static const char **names_in_order(Parse *p, const char *type, int cap) {
       if (btree_payload_read(cur, 0, size, buf) != SHALE_OK) break;
       ShValue ty, nm;
       if (record_column(buf, size, 0, &ty) == SHALE_OK &&
-          record_column(buf, size, 1, &nm) == SHALE_OK && ty.type == SHALE_TEXT && ty.n == lt &&
-          !memcmp(ty.z, type, lt) && nm.type == SHALE_TEXT) {
-        char *z = util_arena_strndup(&p->arena, nm.z ? nm.z : "", nm.n);
-        if (z) out[n++] = z;
+          record_column(buf, size, 1, &nm) == SHALE_OK && ty.type == SHALE_TEXT &&
+          nm.type == SHALE_TEXT &&
+          ((ty.n == 4 && !memcmp(ty.z, "view", 4)) || (ty.n == 7 && !memcmp(ty.z, "trigger", 7)))) {
+        char *z = util_arena_alloc(&p->arena, (size_t)nm.n + 2);
+        if (z) {
+          z[0] = ty.z[0] == 'v' ? 'v' : 't';
+          if (nm.n) memcpy(z + 1, nm.z, nm.n);
+          z[nm.n + 1] = 0;
+          out[n++] = z;
+        }
       }
       rc = btree_next(cur, &done);
     }
@@ -596,126 +601,105 @@ static const char **names_in_order(Parse *p, const char *type, int cap) {
   return out;
 }
 
-/* The views (or triggers) in sqlite_schema order; any the file did not list
- * (should not happen) go last. NULL-terminated. */
-static void **objects_in_order(Parse *p, const SchemaMap *map, const char *type,
-                               void *(*find)(const Schema *, const char *)) {
-  int nobj = 0, pos = 0;
-  while (schema_map_next(map, &pos)) nobj++;
-  void **out = parse_alloc(p, sizeof *out * (size_t)(nobj + 1));
-  const char **names = names_in_order(p, type, nobj);
-  if (!out || !names) return NULL;
-  int n = 0;
-  for (int i = 0; names[i] && n < nobj; i++) {
-    void *o = find(p->schema, names[i]);
-    int dup = 0;
-    for (int k = 0; k < n; k++) dup |= out[k] == o;
-    if (o && !dup) out[n++] = o;
+/* "error in view v: ..." when view v does not resolve (in a Parse of its
+ * own: errors there stay there). */
+static int check_view(Parse *p, View *v) {
+  Parse tp;
+  memset(&tp, 0, sizeof tp);
+  tp.env = p->env;
+  tp.schema = p->schema;
+  tp.sql = v->sql;
+  util_arena_init(&tp.arena, 0);
+  SqlStmt *st = NULL;
+  char *perr = NULL;
+  int rc = sql_parse(&tp.arena, v->sql, -1, &st, NULL, &perr);
+  shale_free(perr);
+  if (rc == SHALE_OK && st && st->kind == SQL_STMT_CREATE_VIEW &&
+      vm_builder_init(&tp.b, NULL) == SHALE_OK) {
+    tp.stmt = st;
+    select_resolve(&tp, st->u.create_view.select, NULL);
+    vm_builder_abort(&tp.b);
   }
-  pos = 0;
-  void *o;
-  while ((o = schema_map_next(map, &pos)) != NULL && n < nobj) {
-    int have = 0;
-    for (int k = 0; k < n; k++) have |= out[k] == o;
-    if (!have) out[n++] = o;
-  }
-  out[n] = NULL;
-  return out;
-}
-
-static void *find_view(const Schema *s, const char *name) { return schema_find_view(s, name); }
-static void *find_trigger(const Schema *s, const char *name) {
-  return schema_find_trigger(s, name);
-}
-
-static int check_views(Parse *p) {
-  void **order = objects_in_order(p, &p->schema->views, "view", find_view);
-  if (!order) return 1;
-  for (void **vp = order; *vp; vp++) {
-    View *v = *vp;
-    Parse tp;
-    memset(&tp, 0, sizeof tp);
-    tp.env = p->env;
-    tp.schema = p->schema;
-    tp.sql = v->sql;
-    util_arena_init(&tp.arena, 0);
-    SqlStmt *st = NULL;
-    char *perr = NULL;
-    int rc = sql_parse(&tp.arena, v->sql, -1, &st, NULL, &perr);
-    shale_free(perr);
-    if (rc == SHALE_OK && st && st->kind == SQL_STMT_CREATE_VIEW &&
-        vm_builder_init(&tp.b, NULL) == SHALE_OK) {
-      tp.stmt = st;
-      select_resolve(&tp, st->u.create_view.select, NULL);
-      vm_builder_abort(&tp.b);
-    }
-    if (tp.rc == SHALE_NOMEM) parse_nomem(p);
-    else if (tp.rc && tp.errmsg && !strncmp(tp.errmsg, "no such table: ", 15) &&
-             !strchr(tp.errmsg + 15, '.')) /* names are schema-qualified in this check */
-      parse_error(p, "error in view %s: no such table: main.%s", v->name, tp.errmsg + 15);
-    else if (tp.rc)
-      parse_error(p, "error in view %s: %s", v->name, tp.errmsg ? tp.errmsg : "?");
-    shale_free(tp.errmsg);
-    util_arena_free(&tp.arena);
-    if (parse_failed(p)) return 1;
-  }
-  return 0;
+  if (tp.rc == SHALE_NOMEM) parse_nomem(p);
+  else if (tp.rc && tp.errmsg && !strncmp(tp.errmsg, "no such table: ", 15) &&
+           !strchr(tp.errmsg + 15, '.')) /* names are schema-qualified in this check */
+    parse_error(p, "error in view %s: no such table: main.%s", v->name, tp.errmsg + 15);
+  else if (tp.rc)
+    parse_error(p, "error in view %s: %s", v->name, tp.errmsg ? tp.errmsg : "?");
+  shale_free(tp.errmsg);
+  util_arena_free(&tp.arena);
+  return parse_failed(p);
 }
 
 /* "error in trigger g: no such table: main.x" when a trigger on a table
  * names a missing table (the one error SQLite's rename check reports).
  * Each trigger is compiled alone (a scratch schema holding the tables and
  * views and that trigger only) in a Parse of its own; triggers on views are
- * not checked. Triggers are visited in sqlite_schema order. */
-static int check_triggers(Parse *p) {
-  void **order = objects_in_order(p, &p->schema->triggers, "trigger", find_trigger);
-  if (!order) return 1;
-  for (void **gp = order; *gp; gp++) {
-    Trigger *g = *gp;
-    Table *tab = schema_find_table(p->schema, g->table);
-    if (!tab) continue;
-    Schema *scratch = schema_new();
-    int ok = scratch != NULL, k = 0;
-    Table *t;
-    View *v;
-    while (ok && (t = schema_map_next(&p->schema->tables, &k)) != NULL)
-      ok = schema_add_table(scratch, t) == SHALE_OK;
-    k = 0;
-    while (ok && (v = schema_map_next(&p->schema->views, &k)) != NULL)
-      ok = schema_add_view(scratch, v) == SHALE_OK;
-    if (ok) ok = schema_add_trigger(scratch, g) == SHALE_OK;
-    uint8_t *changed = ok ? parse_alloc(p, (size_t)tab->ncol + 1) : NULL;
-    if (!ok || !changed) {
-      schema_free(scratch);
-      parse_nomem(p);
-      return 1;
-    }
-    memset(changed, 1, (size_t)tab->ncol + 1);
-    Parse tp;
-    memset(&tp, 0, sizeof tp);
-    tp.env = p->env;
-    tp.schema = scratch;
-    tp.sql = g->sql;
-    util_arena_init(&tp.arena, 0);
-    if (vm_builder_init(&tp.b, NULL) == SHALE_OK) {
-      int ign = emit_label(&tp);
-      trigger_code(&tp, tab, g->event, g->timing, changed, 0, 0, VM_OE_ABORT, ign);
-      vm_builder_abort(&tp.b);
-    } else {
-      parse_nomem(&tp);
-    }
-    if (tp.rc == SHALE_NOMEM)
-      parse_nomem(p);
-    else if (tp.rc && tp.errmsg && !strncmp(tp.errmsg, "no such table: ", 15) &&
-             !strchr(tp.errmsg + 15, '.'))
-      parse_error(p, "error in trigger %s: no such table: main.%s", g->name, tp.errmsg + 15);
-    else if (tp.rc && tp.errmsg && !strncmp(tp.errmsg, "no such table: ", 15))
-      parse_error(p, "error in trigger %s: %s", g->name, tp.errmsg);
-    /* other errors (columns, NEW/OLD) SQLite's rename check does not see */
-    shale_free(tp.errmsg);
-    util_arena_free(&tp.arena);
+ * not checked. */
+static int check_trigger(Parse *p, Trigger *g) {
+  Table *tab = schema_find_table(p->schema, g->table);
+  if (!tab) return 0;
+  Schema *scratch = schema_new();
+  int ok = scratch != NULL, k = 0;
+  Table *t;
+  View *v;
+  while (ok && (t = schema_map_next(&p->schema->tables, &k)) != NULL)
+    ok = schema_add_table(scratch, t) == SHALE_OK;
+  k = 0;
+  while (ok && (v = schema_map_next(&p->schema->views, &k)) != NULL)
+    ok = schema_add_view(scratch, v) == SHALE_OK;
+  if (ok) ok = schema_add_trigger(scratch, g) == SHALE_OK;
+  uint8_t *changed = ok ? parse_alloc(p, (size_t)tab->ncol + 1) : NULL;
+  if (!ok || !changed) {
     schema_free(scratch);
-    if (parse_failed(p)) return 1;
+    parse_nomem(p);
+    return 1;
+  }
+  memset(changed, 1, (size_t)tab->ncol + 1);
+  Parse tp;
+  memset(&tp, 0, sizeof tp);
+  tp.env = p->env;
+  tp.schema = scratch;
+  tp.sql = g->sql;
+  util_arena_init(&tp.arena, 0);
+  if (vm_builder_init(&tp.b, NULL) == SHALE_OK) {
+    int ign = emit_label(&tp);
+    trigger_code(&tp, tab, g->event, g->timing, changed, 0, 0, VM_OE_ABORT, ign);
+    vm_builder_abort(&tp.b);
+  } else {
+    parse_nomem(&tp);
+  }
+  if (tp.rc == SHALE_NOMEM)
+    parse_nomem(p);
+  else if (tp.rc && tp.errmsg && !strncmp(tp.errmsg, "no such table: ", 15) &&
+           !strchr(tp.errmsg + 15, '.'))
+    parse_error(p, "error in trigger %s: no such table: main.%s", g->name, tp.errmsg + 15);
+  else if (tp.rc && tp.errmsg && !strncmp(tp.errmsg, "no such table: ", 15))
+    parse_error(p, "error in trigger %s: %s", g->name, tp.errmsg);
+  /* other errors (columns, NEW/OLD) SQLite's rename check does not see */
+  shale_free(tp.errmsg);
+  util_arena_free(&tp.arena);
+  schema_free(scratch);
+  return parse_failed(p);
+}
+
+/* SQLite's check before a rename: every view and trigger, in sqlite_schema
+ * order (any the file did not list -- should not happen -- are skipped). */
+static int check_schema(Parse *p) {
+  int cap = 0, pos = 0;
+  while (schema_map_next(&p->schema->views, &pos)) cap++;
+  pos = 0;
+  while (schema_map_next(&p->schema->triggers, &pos)) cap++;
+  const char **order = names_in_order(p, cap);
+  if (!order) return 1;
+  for (int i = 0; order[i]; i++) {
+    if (order[i][0] == 'v') {
+      View *v = schema_find_view(p->schema, order[i] + 1);
+      if (v && check_view(p, v)) return 1;
+    } else {
+      Trigger *g = schema_find_trigger(p->schema, order[i] + 1);
+      if (g && check_trigger(p, g)) return 1;
+    }
   }
   return 0;
 }
@@ -734,7 +718,7 @@ static int rename_table(Parse *p, const SqlStmt *s) {
     parse_error(p, "object name reserved for internal use: %s", nn);
     return 1;
   }
-  if (check_views(p) || check_triggers(p)) return 1;
+  if (check_schema(p)) return 1;
   /* "new" with its double quotes doubled, in double quotes */
   size_t ln = strlen(nn);
   char *quoted = parse_alloc(p, 2 * ln + 3);
