@@ -143,6 +143,16 @@ static void child(const BenchRow *row, void (*finish)(void), int reps, int warm,
   _exit(rc ? 1 : 0);
 }
 
+/* The 1, 5 and 15-minute load averages, as /proc/loadavg prints them. */
+static void loadavg(char *out, size_t n) {
+  snprintf(out, n, "unknown");
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (!f) return;
+  double a, b, c;
+  if (fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3) snprintf(out, n, "%.2f %.2f %.2f", a, b, c);
+  fclose(f);
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -244,6 +254,8 @@ int main(int argc, char **argv) {
   int *sel = calloc((size_t)bench_nrows, sizeof(int));
   if (!rs || !sel) return 1;
   int nfail = 0, nrun = 0;
+  char load0[64], load1[64];
+  loadavg(load0, sizeof load0);
   double logsum = 0;
   int nlog = 0;
   printf("%-26s %12s %12s %8s %9s %s\n", "row", "shale ms", "sqlite ms", "ratio", "allocs/op",
@@ -284,6 +296,7 @@ int main(int argc, char **argv) {
   }
   if (!strstr(engines, "shale") || !strstr(engines, "sqlite")) return 0; /* profiling only */
   double geo = nlog ? exp(logsum / nlog) : 0;
+  loadavg(load1, sizeof load1);
   printf("geometric mean of %d ratios (open_time excluded): %.2fx; %d of %d rows failed\n", nlog,
          geo, nfail, nrun);
 
@@ -323,6 +336,10 @@ int main(int argc, char **argv) {
   fprintf(md, "- Machine: %s, %ld CPUs, %s %s\n", cpuname, sysconf(_SC_NPROCESSORS_ONLN),
           un.sysname, un.release);
   fprintf(md, "- Compiler: %s, flags `%s`\n", __VERSION__, BENCH_CFLAGS);
+  fprintf(md, "- Load average (1, 5, 15 minutes) before: %s, after: %s, on %ld CPUs. Above the CPU "
+              "count, other work shared the machine with this run: the times are then inflated "
+              "and the ratios of short rows (a few ms) are noisy.\n",
+          load0, load1, sysconf(_SC_NPROCESSORS_ONLN));
   fprintf(md, "- Versions: Shale %s, SQLite %s (Debian libsqlite3)\n", shale_libversion(),
           sqlite3_libversion());
   fprintf(md, "- Settings (both engines): page_size 4096, cache_size -2000, WAL with synchronous "
@@ -337,8 +354,9 @@ int main(int argc, char **argv) {
   fprintf(md, "| Row | Ops | Shale ms | SQLite ms | Ratio | Shale ops/s | SQLite ops/s | "
               "Shale allocs/op | Peak MB (Shale / SQLite) | Results |\n");
   fprintf(md, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
-  fprintf(js, "{\n  \"when\": \"%s\",\n  \"cpu\": \"%s\",\n  \"sqlite\": \"%s\",\n  \"reps\": %d,\n"
-              "  \"rows\": [\n", when, cpuname, sqlite3_libversion(), reps);
+  fprintf(js, "{\n  \"when\": \"%s\",\n  \"load_before\": \"%s\",\n  \"load_after\": \"%s\",\n"
+              "  \"cpu\": \"%s\",\n  \"sqlite\": \"%s\",\n  \"reps\": %d,\n"
+              "  \"rows\": [\n", when, load0, load1, cpuname, sqlite3_libversion(), reps);
   int first = 1, ndat = 0;
   for (int i = 0; i < bench_nrows; i++) {
     if (!sel[i]) continue;
