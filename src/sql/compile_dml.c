@@ -208,12 +208,21 @@ typedef struct Writer {
   int vtmp;    /* scratch (ncol+1) */
   int pkreg;   /* WITHOUT ROWID: PRIMARY KEY values (npk) */
   const char *caff;
-  /* UPSERT: conflicts on the target (up_idx, or the rowid when up_ipk; every
-   * uniqueness constraint when up_any) go to up_label with the table
-   * cursor on the existing row, or to the ignore label for DO NOTHING. */
-  Index *up_idx;
-  int up_ipk, up_any, up_nothing, up_label;
+  /* UPSERT: a conflict on a clause's target (index up_of[i], the rowid
+   * up_ipk; any other uniqueness constraint: up_any) goes to that clause's
+   * label with the table cursor on the existing row, or to the ignore label
+   * for DO NOTHING. -1 = no clause. */
+  int nup;
+  int *up_of, up_ipk, up_any;
+  int *up_nothing, *up_label;
 } Writer;
+
+/* The UPSERT clause for index i (i < 0: the rowid), or -1. */
+static int up_clause(const Writer *w, int i) {
+  if (!w->nup) return -1;
+  int c = i < 0 ? w->up_ipk : w->up_of[i];
+  return c >= 0 ? c : w->up_any;
+}
 
 static int writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe) {
   memset(w, 0, sizeof *w);
@@ -467,15 +476,16 @@ static void check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk,
    * REPLACE rule applies and other constraints may say otherwise) */
   int ipk_oe = pick_oe(w->stmt_oe, tab->pk_conflict);
   int defer = rowid_chk && ipk_oe == SQL_OE_REPLACE && w->stmt_oe != SQL_OE_REPLACE && w->nidx &&
-              !w->up_ipk;
+              up_clause(w, -1) < 0;
   int do_rowid = rowid_chk && !tab->without_rowid;
   for (int pass = 0; pass < 2; pass++) {
     if (do_rowid && (pass == 0) == !defer) {
       int ok = emit_label(p);
       if (old) emit(p, OP_Eq, old, ok, rowid);
       emit(p, OP_NotExists, w->tabcur, ok, rowid);
-      if (w->up_ipk || w->up_any) {
-        emit(p, OP_Goto, 0, w->up_nothing ? ignore : w->up_label, 0);
+      int uc = up_clause(w, -1);
+      if (uc >= 0) {
+        emit(p, OP_Goto, 0, w->up_nothing[uc] ? ignore : w->up_label[uc], 0);
       } else if (ipk_oe == SQL_OE_REPLACE) {
         delete_current(w, 0);
       } else if (ipk_oe == SQL_OE_IGNORE) {
@@ -520,9 +530,10 @@ static void check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk,
           emit_resolve(p, diff);
         }
       }
-      if ((x == w->up_idx || w->up_any) && w->up_nothing) {
+      int uc = up_clause(w, i);
+      if (uc >= 0 && w->up_nothing[uc]) {
         emit(p, OP_Goto, 0, ignore, 0);
-      } else if (x == w->up_idx || w->up_any) {
+      } else if (uc >= 0) {
         /* put the table cursor on the existing row, then DO UPDATE */
         if (tab->without_rowid) {
           if (x != tab->pk_index) {
@@ -543,7 +554,7 @@ static void check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk,
           emit(p, OP_IdxRowid, w->cur[i], t, 0);
           emit(p, OP_NotExists, w->tabcur, ignore, t);
         }
-        emit(p, OP_Goto, 0, w->up_label, 0);
+        emit(p, OP_Goto, 0, w->up_label[uc], 0);
       } else if (oe == SQL_OE_REPLACE) {
         if (tab->without_rowid) {
           if (x != tab->pk_index) {
@@ -902,11 +913,12 @@ typedef struct InsertCtx {
   int seqcur, seqval, seqrow;
   /* UPSERT DO UPDATE: SET per column (NULL = unchanged), WHERE, and the
    * cursors of the target table / "excluded" items they were resolved with */
-  const SqlUpsert *up;
-  SqlExpr **up_set;
-  uint8_t *up_changed;
-  SqlExpr *up_where;
-  int up_cur, up_excl;
+  struct UpsertDo {
+    SqlExpr **set;
+    uint8_t *changed;
+    SqlExpr *where;
+    int cur, excl;
+  } * ups;
   Returning ret;
 } InsertCtx;
 
@@ -970,22 +982,23 @@ static void autoinc_end(Parse *p, InsertCtx *ic) {
 
 /* DO UPDATE of the row the table cursor is on; newrow is the row that was
  * being inserted (the "excluded" values). */
-static void upsert_update(Parse *p, InsertCtx *ic, int newrow, int ignore) {
+static void upsert_update(Parse *p, InsertCtx *ic, int c, int newrow, int ignore) {
   Table *tab = ic->tab;
   Writer *w = &ic->w;
+  struct UpsertDo *u = &ic->ups[c];
   int ncol = tab->ncol;
   int old = emit_regs(p, ncol + 1), nrow = emit_regs(p, ncol + 1), cols = nrow + 1;
   read_row(w, old);
   for (int j = 0; j < ncol; j++) {
-    if (ic->up_set[j]) {
-      remap_cursor(p, ic->up_set[j], ic->up_cur, w->tabcur);
-      bind_row(p, ic->up_set[j], ic->up_excl, newrow, newrow + 1);
-      expr_code(p, ic->up_set[j], cols + j);
+    if (u->set[j]) {
+      remap_cursor(p, u->set[j], u->cur, w->tabcur);
+      bind_row(p, u->set[j], u->excl, newrow, newrow + 1);
+      expr_code(p, u->set[j], cols + j);
     } else {
       emit(p, OP_SCopy, old + 1 + j, cols + j, 0);
     }
   }
-  int key_change = tab->rowid_alias >= 0 && ic->up_set[tab->rowid_alias];
+  int key_change = tab->rowid_alias >= 0 && u->set[tab->rowid_alias];
   if (tab->without_rowid) {
     emit(p, OP_Null, 0, nrow, 0);
   } else if (key_change) {
@@ -995,21 +1008,20 @@ static void upsert_update(Parse *p, InsertCtx *ic, int newrow, int ignore) {
     emit(p, OP_SCopy, old, nrow, 0);
   }
   if (tab->rowid_alias >= 0) emit(p, OP_SCopy, nrow, cols + tab->rowid_alias, 0);
-  if (ic->up_where) {
-    remap_cursor(p, ic->up_where, ic->up_cur, w->tabcur);
-    bind_row(p, ic->up_where, ic->up_excl, newrow, newrow + 1);
-    expr_if_false(p, ic->up_where, ignore, 1);
+  if (u->where) {
+    remap_cursor(p, u->where, u->cur, w->tabcur);
+    bind_row(p, u->where, u->excl, newrow, newrow + 1);
+    expr_if_false(p, u->where, ignore, 1);
   }
   vm_builder_add_text(&p->b, OP_Affinity, cols, ncol, 0, w->caff, ncol);
   code_generated(p, tab, nrow, cols);
   if (trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE)) {
-    trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE, ic->up_changed, old, nrow, 0, ignore);
+    trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE, u->changed, old, nrow, 0, ignore);
     reseek_row(p, w, old, ignore);
   }
   /* the update's own conflicts: ABORT, no UPSERT */
   Writer saved = *w;
-  w->up_idx = NULL;
-  w->up_ipk = w->up_any = 0;
+  w->nup = 0;
   w->stmt_oe = SQL_OE_ABORT;
   check_row(w, nrow, cols, ignore);
   build_new_keys(w, nrow, cols);
@@ -1026,7 +1038,7 @@ static void upsert_update(Parse *p, InsertCtx *ic, int newrow, int ignore) {
   *w = saved;
   returning_row(p, &ic->ret, nrow, cols);
   if (trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER))
-    trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER, ic->up_changed, old, nrow, 0, ignore);
+    trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER, u->changed, old, nrow, 0, ignore);
 }
 
 static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
@@ -1089,10 +1101,14 @@ static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
   returning_row(p, &ic->ret, newrow, cols);
   if (after)
     trigger_code(p, tab, TRIGGER_INSERT, TRIGGER_AFTER, NULL, 0, newrow, ic->w.stmt_oe, ignore);
-  if (ic->w.up_label && !ic->w.up_nothing) {
+  if (ic->w.nup) {
     emit(p, OP_Goto, 0, ignore, 0);
-    emit_resolve(p, ic->w.up_label);
-    upsert_update(p, ic, newrow, ignore);
+    for (int c = 0; c < ic->w.nup; c++) {
+      if (ic->w.up_nothing[c]) continue;
+      emit_resolve(p, ic->w.up_label[c]);
+      upsert_update(p, ic, c, newrow, ignore);
+      emit(p, OP_Goto, 0, ignore, 0);
+    }
   }
 }
 
@@ -1121,129 +1137,152 @@ static int ast_same(const SqlExpr *a, const SqlExpr *b) {
 }
 
 /* Match the UPSERT target, resolve DO UPDATE's SET and WHERE. */
-static int upsert_setup(Parse *p, InsertCtx *ic, const SqlInsert *ins) {
-  const SqlUpsert *u = ins->upsert;
+/* Move index i to position pos of the check order (targets first). */
+static void writer_move_index(Writer *w, int i, int pos) {
+  Index *xi = w->idx[i];
+  int ci = w->cur[i], ki = w->key[i], ri = w->rec[i], oi = w->okey[i], ui = w->up_of[i];
+  for (int j = i; j > pos; j--) {
+    w->idx[j] = w->idx[j - 1];
+    w->cur[j] = w->cur[j - 1];
+    w->key[j] = w->key[j - 1];
+    w->rec[j] = w->rec[j - 1];
+    w->okey[j] = w->okey[j - 1];
+    w->up_of[j] = w->up_of[j - 1];
+  }
+  w->idx[pos] = xi;
+  w->cur[pos] = ci;
+  w->key[pos] = ki;
+  w->rec[pos] = ri;
+  w->okey[pos] = oi;
+  w->up_of[pos] = ui;
+}
+
+/* Match clause c's target; -1 after an error. Returns 0. */
+static int upsert_target(Parse *p, InsertCtx *ic, const SqlUpsert *u, int c, int *front) {
   Table *tab = ic->tab;
   Writer *w = &ic->w;
-  ic->up = u;
-  w->up_label = u->do_nothing ? 0 : emit_label(p);
-  w->up_nothing = u->do_nothing;
   if (!u->target) {
-    w->up_any = 1;
-  } else {
-    int n = u->target->n;
-    int *cols = parse_alloc(p, (size_t)n * sizeof(int));
-    if (!cols) return 1;
-    for (int i = 0; i < n; i++) {
-      const SqlExpr *e = u->target->a[i].expr;
-      while (e && e->op == SQL_E_COLLATE) e = e->a;
-      cols[i] = e && e->op == SQL_E_ID ? table_column_index(tab, e->z) : INDEX_COL_EXPR;
-      if (cols[i] < 0 && e && e->op == SQL_E_ID && is_rowid_name(e->z) && !tab->without_rowid)
-        cols[i] = -1;
+    if (w->up_any < 0) w->up_any = c;
+    return 0;
+  }
+  int n = u->target->n;
+  int *cols = parse_alloc(p, (size_t)n * sizeof(int));
+  if (!cols) return -1;
+  for (int i = 0; i < n; i++) {
+    const SqlExpr *e = u->target->a[i].expr;
+    while (e && e->op == SQL_E_COLLATE) e = e->a;
+    cols[i] = e && e->op == SQL_E_ID ? table_column_index(tab, e->z) : INDEX_COL_EXPR;
+    if (cols[i] < 0 && e && e->op == SQL_E_ID && is_rowid_name(e->z) && !tab->without_rowid)
+      cols[i] = -1;
+  }
+  if (n == 1 && !tab->without_rowid &&
+      (cols[0] == -1 || (tab->rowid_alias >= 0 && cols[0] == tab->rowid_alias))) {
+    if (w->up_ipk < 0) w->up_ipk = c;
+    return 0;
+  }
+  for (int i = 0; i < w->nidx; i++) {
+    Index *x = w->idx[i];
+    if (!x->unique || x->nkey != n || x->where) continue;
+    int all = 1;
+    for (int k = 0; k < n && all; k++) {
+      int hit = 0;
+      const SqlExpr *te = u->target->a[k].expr;
+      while (te && te->op == SQL_E_COLLATE) te = te->a;
+      for (int j = 0; j < n; j++) {
+        if (cols[k] == INDEX_COL_EXPR) {
+          if (x->cols[j].col == INDEX_COL_EXPR && ast_same(te, x->cols[j].expr)) hit = 1;
+        } else if (x->cols[j].col == cols[k]) {
+          hit = 1;
+        }
+      }
+      all = hit;
     }
-    if (n == 1 && !tab->without_rowid &&
-        (cols[0] == -1 || (tab->rowid_alias >= 0 && cols[0] == tab->rowid_alias))) {
-      w->up_ipk = 1;
-    } else {
-      for (int i = 0; i < w->nidx && !w->up_idx; i++) {
-        Index *x = w->idx[i];
-        if (!x->unique || x->nkey != n || x->where) continue;
-        int all = 1;
-        for (int k = 0; k < n && all; k++) {
-          int hit = 0;
-          const SqlExpr *te = u->target->a[k].expr;
-          while (te && te->op == SQL_E_COLLATE) te = te->a;
-          for (int j = 0; j < n; j++) {
-            if (cols[k] == INDEX_COL_EXPR) {
-              if (x->cols[j].col == INDEX_COL_EXPR && ast_same(te, x->cols[j].expr)) hit = 1;
-            } else if (x->cols[j].col == cols[k]) {
-              hit = 1;
-            }
-          }
-          all = hit;
-        }
-        if (all) {
-          w->up_idx = x;
-          /* the target is checked first */
-          Index *xi = w->idx[i];
-          int ci = w->cur[i], ki = w->key[i], ri = w->rec[i], oi = w->okey[i];
-          for (int j = i; j > 0; j--) {
-            w->idx[j] = w->idx[j - 1];
-            w->cur[j] = w->cur[j - 1];
-            w->key[j] = w->key[j - 1];
-            w->rec[j] = w->rec[j - 1];
-            w->okey[j] = w->okey[j - 1];
-          }
-          w->idx[0] = xi;
-          w->cur[0] = ci;
-          w->key[0] = ki;
-          w->rec[0] = ri;
-          w->okey[0] = oi;
-        }
+    if (all) {
+      if (w->up_of[i] < 0) {
+        w->up_of[i] = c;
+        if (i >= *front) writer_move_index(w, i, (*front)++); /* targets are checked first */
       }
-      if (!w->up_idx) {
-        parse_error(p, "ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE constraint");
-        return 1;
-      }
+      return 0;
     }
   }
-  if (u->do_nothing) return 0;
-  /* bare names are the existing row; "excluded" only qualified: it sits one
-   * level out so it never makes a bare name ambiguous */
-  SrcList *s1 = src_single(p, tab, ins->alias);
-  SrcList *s2 = src_single(p, tab, "excluded");
-  if (!s1 || !s2) return 1;
-  ic->up_cur = s1->a[0].cursor;
-  ic->up_excl = s2->a[0].cursor;
-  NameCtx ncx, nc;
-  memset(&ncx, 0, sizeof ncx);
-  memset(&nc, 0, sizeof nc);
-  ncx.src = s2;
-  trig_nc(p, &ncx);
-  nc.src = s1;
-  nc.outer = &ncx;
-  int ncol = tab->ncol;
-  ic->up_set = parse_alloc(p, (size_t)(ncol ? ncol : 1) * sizeof *ic->up_set);
-  ic->up_changed = parse_alloc(p, (size_t)(ncol ? ncol : 1));
-  if (!ic->up_set || !ic->up_changed) return 1;
-  for (int i = 0; u->set && i < u->set->n; i++) {
-    SqlExprItem *it = &u->set->a[i];
-    int nn = it->nnames > 0 ? it->nnames : 1;
-    for (int k = 0; k < nn; k++) {
-      const char *nm = it->nnames > 0 ? it->names[k] : it->name;
-      SqlExpr *e = it->expr;
-      if (it->nnames > 0) {
-        if (e->op != SQL_E_ROW || !e->list || e->list->n != it->nnames) {
-          parse_error(p, "%d columns assigned %d values", it->nnames,
-                      e->op == SQL_E_ROW && e->list ? e->list->n : 1);
+  parse_error(p, "ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE constraint");
+  return -1;
+}
+
+/* Match the UPSERT targets, resolve each DO UPDATE's SET and WHERE. */
+static int upsert_setup(Parse *p, InsertCtx *ic, const SqlInsert *ins) {
+  Table *tab = ic->tab;
+  Writer *w = &ic->w;
+  int nup = 0, front = 0;
+  for (const SqlUpsert *u = ins->upsert; u; u = u->next) nup++;
+  w->up_of = parse_alloc(p, (size_t)(w->nidx ? w->nidx : 1) * sizeof(int));
+  w->up_nothing = parse_alloc(p, (size_t)nup * sizeof(int));
+  w->up_label = parse_alloc(p, (size_t)nup * sizeof(int));
+  ic->ups = parse_alloc(p, (size_t)nup * sizeof *ic->ups);
+  if (!w->up_of || !w->up_nothing || !w->up_label || !ic->ups) return 1;
+  for (int i = 0; i < w->nidx; i++) w->up_of[i] = -1;
+  w->up_ipk = w->up_any = -1;
+  w->nup = nup;
+  int c = 0;
+  for (const SqlUpsert *u = ins->upsert; u; u = u->next, c++) {
+    w->up_nothing[c] = u->do_nothing;
+    w->up_label[c] = u->do_nothing ? 0 : emit_label(p);
+    if (upsert_target(p, ic, u, c, &front)) return 1;
+    if (u->do_nothing) continue;
+    struct UpsertDo *ud = &ic->ups[c];
+    /* bare names are the existing row; "excluded" only qualified: it sits
+     * one level out so it never makes a bare name ambiguous */
+    SrcList *s1 = src_single(p, tab, ins->alias);
+    SrcList *s2 = src_single(p, tab, "excluded");
+    if (!s1 || !s2) return 1;
+    ud->cur = s1->a[0].cursor;
+    ud->excl = s2->a[0].cursor;
+    NameCtx ncx, nc;
+    memset(&ncx, 0, sizeof ncx);
+    memset(&nc, 0, sizeof nc);
+    ncx.src = s2;
+    trig_nc(p, &ncx);
+    nc.src = s1;
+    nc.outer = &ncx;
+    int ncol = tab->ncol;
+    ud->set = parse_alloc(p, (size_t)(ncol ? ncol : 1) * sizeof *ud->set);
+    ud->changed = parse_alloc(p, (size_t)(ncol ? ncol : 1));
+    if (!ud->set || !ud->changed) return 1;
+    for (int i = 0; u->set && i < u->set->n; i++) {
+      SqlExprItem *it = &u->set->a[i];
+      int nn = it->nnames > 0 ? it->nnames : 1;
+      for (int k = 0; k < nn; k++) {
+        const char *nm = it->nnames > 0 ? it->names[k] : it->name;
+        SqlExpr *e = it->expr;
+        if (it->nnames > 0) {
+          if (e->op != SQL_E_ROW || !e->list || e->list->n != it->nnames) {
+            parse_error(p, "%d columns assigned %d values", it->nnames,
+                        e->op == SQL_E_ROW && e->list ? e->list->n : 1);
+            return 1;
+          }
+          e = e->list->a[k].expr;
+        }
+        int j = table_column_index(tab, nm);
+        if (j < 0) {
+          parse_error(p, "no such column: %s", nm);
           return 1;
         }
-        e = e->list->a[k].expr;
+        e = dml_expr_dup(p, e);
+        if (!e || resolve_expr(p, &nc, e) || parse_failed(p)) return 1;
+        ud->set[j] = e;
+        ud->changed[j] = 1;
       }
-      int j = table_column_index(tab, nm);
-      if (j < 0) {
-        parse_error(p, "no such column: %s", nm);
-        return 1;
-      }
-      e = dml_expr_dup(p, e);
-      if (!e || resolve_expr(p, &nc, e) || parse_failed(p)) return 1;
-      ic->up_set[j] = e;
-      ic->up_changed[j] = 1;
     }
-  }
-  if (u->where) {
-    ic->up_where = dml_expr_dup(p, u->where);
-    if (!ic->up_where || resolve_expr(p, &nc, ic->up_where) || parse_failed(p)) return 1;
+    if (u->where) {
+      ud->where = dml_expr_dup(p, u->where);
+      if (!ud->where || resolve_expr(p, &nc, ud->where) || parse_failed(p)) return 1;
+    }
   }
   return 0;
 }
 
 int dml_insert(Parse *p, const SqlStmt *s) {
   const SqlInsert *ins = &s->u.insert;
-  if (ins->upsert && ins->upsert->next) {
-    parse_error(p, "more than one ON CONFLICT clause is not supported yet");
-    return 1;
-  }
   SqlSelect *sel = ins->select;
   if (ins->with) {
     /* WITH ... INSERT ... SELECT: the CTEs belong to the SELECT */

@@ -317,7 +317,18 @@ TEST(dml_upsert) {
          "CREATE TABLE w(a, b, c, PRIMARY KEY(a, b)) WITHOUT ROWID",
          "INSERT INTO w VALUES(1, 1, 1)",
          "INSERT INTO w VALUES(1, 1, 5) ON CONFLICT(b, a) DO UPDATE SET c = c + excluded.c",
-         "INSERT INTO w VALUES(1, 1, 5) ON CONFLICT(a) DO NOTHING");
+         "INSERT INTO w VALUES(1, 1, 5) ON CONFLICT(a) DO NOTHING",
+         "CREATE TABLE m(id INTEGER PRIMARY KEY, u UNIQUE, v UNIQUE, n)",
+         "INSERT INTO m VALUES(1, 'a', 'x', 0), (2, 'b', 'y', 0)",
+         "INSERT INTO m VALUES(3, 'a', 'z', 1) ON CONFLICT(u) DO UPDATE SET n = n + 10 "
+         "ON CONFLICT(v) DO UPDATE SET n = n + 100 ON CONFLICT DO NOTHING",
+         "INSERT INTO m VALUES(4, 'c', 'y', 1) ON CONFLICT(u) DO UPDATE SET n = n + 10 "
+         "ON CONFLICT(v) DO UPDATE SET n = n + 100",
+         "INSERT INTO m VALUES(1, 'q', 'r', 1) ON CONFLICT(u) DO UPDATE SET n = n + 10 "
+         "ON CONFLICT DO UPDATE SET n = -1",
+         "INSERT INTO m VALUES(1, 'q', 'r', 1) ON CONFLICT(u) DO NOTHING",
+         "INSERT INTO m VALUES(9, 'a', 'x', 1) ON CONFLICT(v) DO NOTHING ON CONFLICT(id) DO "
+         "NOTHING");
   dh_same_files(&p);
   dh_close(&p);
 }
