@@ -18,8 +18,13 @@
  *  3. NULL logic: a condition jumps to "true", "false" or "null"; value
  *     contexts turn the three outcomes into 1, 0 and NULL; jump contexts send
  *     "null" where jumpifnull says.
- *  4. A subquery that refers to no outer column runs once per statement
+  *  4. A subquery that refers to no outer column runs once per statement
  *     (Once guard); a correlated one runs every time it is evaluated.
+ *  5. Evaluation order follows SQLite where it shows (errors, short
+ *     circuits): parse-time folds (x AND 0 -> 0, x IN (c) -> x = +c,
+ *     x IN () -> false), lazy row-value comparisons, IN lists of 3+
+ *     constants fully built before the lookup, constant function calls
+ *     computed the first time they are reached (Once) and reused.
  */
 #include <stdio.h>
 #include <string.h>
