@@ -792,6 +792,19 @@ static int resolve_limits(Parse *p, SqlSelect *s, NameCtx *outer) {
   return 0;
 }
 
+/* 1 if e reads a column of this query's FROM item after item i. */
+static int refs_right(const SqlExpr *e, SrcList *src, int i) {
+  if (!e) return 0;
+  if (e->op == SQL_E_COLREF && e->depth == 0) {
+    for (int k = i + 1; k < src->n; k++)
+      if (src->a[k].cursor == e->cursor) return 1;
+  }
+  if (refs_right(e->a, src, i) || refs_right(e->b, src, i) || refs_right(e->c, src, i)) return 1;
+  for (int k = 0; e->list && k < e->list->n; k++)
+    if (refs_right(e->list->a[k].expr, src, i)) return 1;
+  return 0;
+}
+
 static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
   SelInfo *info = sel_info(p, s, 1);
   if (!info) return 1;
@@ -828,6 +841,10 @@ static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
     int rc = resolve_expr(p, nc, it->on);
     nc->flags &= ~NC_IN_ON;
     if (rc) return 1;
+    if ((it->jointype & (SQL_JOIN_LEFT | SQL_JOIN_RIGHT)) && refs_right(it->on, info->src, i)) {
+      parse_error(p, "ON clause references tables to its right");
+      return 1;
+    }
   }
   if (s->where) {
     nc->result = info->result;
