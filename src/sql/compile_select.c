@@ -718,7 +718,10 @@ static int expand_star(Parse *p, SelInfo *info, SqlExprList *cols) {
            * reference to it is ambiguous */
           if (k2 == k || !it->name || !src->a[k2].name) continue;
           if (util_stricmp(src->a[k2].name, it->name) != 0) continue;
-          if (table_column_index(src->a[k2].tab, it->tab->cols[j].name) < 0) continue;
+          int j2 = table_column_index(src->a[k2].tab, it->tab->cols[j].name);
+          if (j2 < 0) continue;
+          if (x && ((x->merged[k2] | x->merged[k]) & ((uint64_t)1 << (j2 >= 63 ? 63 : j2))))
+            continue; /* a USING column is not ambiguous */
           parse_error(p, "ambiguous column name: %s%s.%s", it->kind == SRC_TABLE ? "main." : "",
                       it->name, it->tab->cols[j].name);
           return 1;

@@ -534,12 +534,10 @@ int resolve_expr(Parse *p, NameCtx *nc, SqlExpr *e) {
     if (check_subquery_allowed(p, nc)) return 1;
     if (select_resolve(p, e->select, nc)) return 1;
   }
-  if ((e->op == SQL_E_BINARY || e->op == SQL_E_ISNOT) && vector_ok(e) && e->a && e->b) {
-    /* a sub-select of several columns against a single value */
-    int va = e->a->op == SQL_E_ROW || e->a->op == SQL_E_SUBQUERY;
-    int vb = e->b->op == SQL_E_ROW || e->b->op == SQL_E_SUBQUERY;
-    if (!va && resolve_check_scalar(p, e->b)) return 1;
-    if (!vb && resolve_check_scalar(p, e->a)) return 1;
+  if ((e->op == SQL_E_ISNOT || (e->op == SQL_E_BINARY && e->sub == TK_IS)) && e->a && e->b &&
+      e->b->op == SQL_E_NULL) {
+    /* (SELECT a, b ...) IS [NOT] NULL: a sub-select where one value goes */
+    if (resolve_check_scalar(p, e->a)) return 1;
   }
   if (!vector_ok(e)) {
     if (resolve_check_scalar(p, e->a) || resolve_check_scalar(p, e->b) ||

@@ -349,6 +349,8 @@ static const char *const q_errors[] = {
     "SELECT a FROM t1 HAVING a > 1",
     "SELECT 1 FROM t1 HAVING count(*) > 3",
     "SELECT rowid FROM t1, t2",
+    "SELECT (SELECT x, y FROM t2) IS NOT NULL",
+    "SELECT * FROM t1 JOIN t1 USING (a)",
     "SELECT * FROM t1 JOIN t2 ON t1.a = t3.a JOIN t3",
     "SELECT * FROM t1 LEFT JOIN t2 ON t1.a = z JOIN t3",
     "SELECT rowid FROM t1, (SELECT 1)",
