@@ -48,7 +48,25 @@ int os_lock_down(OsLockShared *s, int *mine, int want, OsRawLock raw, void *ctx)
 typedef struct OsShmLocks {
   uint16_t nshared[OS_SHM_NLOCK]; /* connections holding each slot shared */
   uint8_t excl;                   /* slots held exclusive by some connection */
+  /* Lingering (unix VFS only, linger_ok = 1): when the process's last
+   * shared holder of a slot lets go, the OS read lock is kept (bit set in
+   * linger, time in linger_at, CLOCK_MONOTONIC ns) so that the next shared
+   * request within OS_SHM_LINGER_NS costs no system call; the VFS's keeper
+   * thread drops it after that (os_shm_linger_expire). */
+  uint8_t linger_ok;
+  uint8_t linger;
+  int64_t linger_at[OS_SHM_NLOCK];
 } OsShmLocks;
+
+/* How long an unused shared -shm lock is kept (about a millisecond, as the
+ * Go driver write-up describes). */
+#define OS_SHM_LINGER_NS 1000000
+
+/* Drop the lingering locks of s older than now - OS_SHM_LINGER_NS (all of
+ * them with now < 0). Returns the number still lingering. */
+int os_shm_linger_expire(OsShmLocks *s, int64_t now, OsRawLock raw, void *ctx);
+/* CLOCK_MONOTONIC in nanoseconds (vDSO: no system call). */
+int64_t os_mono_ns(void);
 
 /* Apply an OS_SHM_* request for slots [ofst, ofst+n) on behalf of the
  * connection whose masks are *my_sh / *my_ex. raw offsets are slot numbers

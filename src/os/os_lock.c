@@ -22,6 +22,8 @@
  */
 #include <assert.h>
 
+#include <time.h>
+
 #include "os_int.h"
 
 static int raw_call(OsRawLock raw, void *ctx, int type, int64_t off, int64_t len) {
@@ -134,8 +136,14 @@ int os_shm_lock_apply(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, i
       if (!(*my_sh & (1u << i))) continue;
       assert(s->nshared[i] > 0);
       if (s->nshared[i] == 1) {
-        rc = raw_call(raw, ctx, OSLK_UN, i, 1);
-        if (rc != SHALE_OK) return SHALE_IOERR_SHMLOCK;
+        if (s->linger_ok) {
+          /* keep the OS lock a moment: the next reader takes it for free */
+          s->linger |= (uint8_t)(1u << i);
+          s->linger_at[i] = os_mono_ns();
+        } else {
+          rc = raw_call(raw, ctx, OSLK_UN, i, 1);
+          if (rc != SHALE_OK) return SHALE_IOERR_SHMLOCK;
+        }
       }
       s->nshared[i]--;
       *my_sh &= (uint8_t) ~(1u << i);
@@ -149,8 +157,12 @@ int os_shm_lock_apply(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, i
       if (*my_sh & b) continue;
       if (s->excl & b) return SHALE_BUSY;
       if (s->nshared[i] == 0) {
-        rc = raw_call(raw, ctx, OSLK_RD, i, 1);
-        if (rc != SHALE_OK) return rc == SHALE_BUSY ? rc : SHALE_IOERR_SHMLOCK;
+        if (s->linger & b) {
+          s->linger &= (uint8_t)~b; /* still held by the process */
+        } else {
+          rc = raw_call(raw, ctx, OSLK_RD, i, 1);
+          if (rc != SHALE_OK) return rc == SHALE_BUSY ? rc : SHALE_IOERR_SHMLOCK;
+        }
       }
       s->nshared[i]++;
       *my_sh |= b;
@@ -165,9 +177,33 @@ int os_shm_lock_apply(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, i
     if (s->nshared[i] > ((*my_sh & b) ? 1 : 0)) return SHALE_BUSY;
   }
   if ((*my_ex & mask) == mask) return SHALE_OK;
+  /* A lingering read lock of ours upgrades in place (POSIX locks of one
+   * process never conflict); once written over it is no longer lingering. */
   rc = raw_call(raw, ctx, OSLK_WR, ofst, n);
   if (rc != SHALE_OK) return rc == SHALE_BUSY ? rc : SHALE_IOERR_SHMLOCK;
+  s->linger &= (uint8_t)~mask;
   s->excl |= mask;
   *my_ex |= mask;
   return SHALE_OK;
+}
+
+int os_shm_linger_expire(OsShmLocks *s, int64_t now, OsRawLock raw, void *ctx) {
+  int left = 0;
+  for (int i = 0; i < OS_SHM_NLOCK && s->linger; i++) {
+    uint8_t b = (uint8_t)(1u << i);
+    if (!(s->linger & b)) continue;
+    if (now >= 0 && now - s->linger_at[i] < OS_SHM_LINGER_NS) {
+      left++;
+      continue;
+    }
+    s->linger &= (uint8_t)~b;
+    if (s->nshared[i] == 0 && !(s->excl & b)) raw_call(raw, ctx, OSLK_UN, i, 1);
+  }
+  return left;
+}
+
+int64_t os_mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }

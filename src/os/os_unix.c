@@ -92,6 +92,10 @@ struct UnixFile {
 };
 
 static pthread_mutex_t unix_mu = PTHREAD_MUTEX_INITIALIZER;
+/* The -shm lock keeper (see keeper_main): its wake-up and its state, under
+ * unix_mu: 0 never started, 1 polling, 2 asleep, -1 failed to start. */
+static pthread_cond_t keeper_cv = PTHREAD_COND_INITIALIZER;
+static int keeper_state;
 static UnixInode *inodes;
 
 /* ---------------------------------------------------------------- helpers */
@@ -216,6 +220,7 @@ static int shm_open_node(UnixFile *f, UnixShm **out) {
     shm_free(shm);
     return rc;
   }
+  shm->locks.linger_ok = keeper_state >= 0 && getenv("SHALE_NO_LOCK_LINGER") == NULL;
   *out = shm;
   return SHALE_OK;
 }
@@ -285,6 +290,91 @@ out:
   return rc;
 }
 
+/* ---- the keeper: drops -shm read locks left lingering (os_int.h) ----
+ *
+ * One detached thread per process, started with the first lingering lock.
+ * While locks linger (and for KEEPER_IDLE_NS after) it wakes every
+ * KEEPER_TICK_NS and releases those older than OS_SHM_LINGER_NS; then it
+ * sleeps on keeper_cv until a lock lingers again. Readers never wait for it
+ * and make no system call to hand it work unless it is asleep. */
+#define KEEPER_TICK_NS 250000
+#define KEEPER_IDLE_NS 50000000
+
+static void *keeper_main(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&unix_mu);
+  int64_t busy_at = os_mono_ns();
+  for (;;) {
+    int64_t now = os_mono_ns();
+    int left = 0;
+    for (UnixInode *in = inodes; in; in = in->next)
+      if (in->shm && in->shm->locks.linger)
+        left += os_shm_linger_expire(&in->shm->locks, now, raw_shm, in->shm);
+    if (left) busy_at = now;
+    if (now - busy_at < KEEPER_IDLE_NS) {
+      keeper_state = 1;
+      pthread_mutex_unlock(&unix_mu);
+      struct timespec ts = {0, KEEPER_TICK_NS};
+      nanosleep(&ts, NULL);
+      pthread_mutex_lock(&unix_mu);
+      continue;
+    }
+    keeper_state = 2;
+    pthread_cond_wait(&keeper_cv, &unix_mu);
+    keeper_state = 1;
+    busy_at = os_mono_ns();
+  }
+  return NULL;
+}
+
+/* fork(): the child gets no keeper thread and none of the parent's fcntl
+ * locks, and unix_mu must not be copied while the keeper holds it. So the
+ * fork waits for unix_mu, and the child forgets lingering locks (they are
+ * the parent's) and starts its own keeper when it needs one. */
+static void atfork_prepare(void) { pthread_mutex_lock(&unix_mu); }
+static void atfork_parent(void) { pthread_mutex_unlock(&unix_mu); }
+static void atfork_child(void) {
+  if (keeper_state > 0) keeper_state = 0;
+  for (UnixInode *in = inodes; in; in = in->next)
+    if (in->shm) in->shm->locks.linger = 0;
+  pthread_mutex_unlock(&unix_mu);
+}
+
+/* A lock of shm now lingers: make sure the keeper will see it. Caller holds
+ * unix_mu. Without a keeper (thread creation failed) nothing lingers. */
+static void keeper_notify(UnixShm *shm) {
+  if (keeper_state == 1) return;
+  if (keeper_state == 2) {
+    pthread_cond_signal(&keeper_cv);
+    return;
+  }
+  if (keeper_state == 0) {
+    static int atfork_done;
+    pthread_t t;
+    pthread_attr_t at;
+    if (!atfork_done)
+      atfork_done = pthread_atfork(atfork_prepare, atfork_parent, atfork_child) == 0;
+    int ok = atfork_done && pthread_attr_init(&at) == 0;
+    if (ok) {
+      pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+      ok = pthread_create(&t, &at, keeper_main, NULL) == 0;
+      pthread_attr_destroy(&at);
+    }
+    if (ok) {
+      keeper_state = 1;
+      return;
+    }
+    keeper_state = -1;
+  }
+  /* no keeper: stop lingering everywhere, release at once */
+  for (UnixInode *in = inodes; in; in = in->next) {
+    if (!in->shm) continue;
+    in->shm->locks.linger_ok = 0;
+    os_shm_linger_expire(&in->shm->locks, -1, raw_shm, in->shm);
+  }
+  (void)shm;
+}
+
 static int unix_shm_lock(OsFile *pf, int ofst, int n, int flags) {
   UnixFile *f = (UnixFile *)pf;
   pthread_mutex_lock(&unix_mu);
@@ -292,6 +382,7 @@ static int unix_shm_lock(OsFile *pf, int ofst, int n, int flags) {
   int rc =
       shm ? os_shm_lock_apply(&shm->locks, &f->shm_sh, &f->shm_ex, ofst, n, flags, raw_shm, shm)
           : SHALE_IOERR_SHMLOCK;
+  if (shm && shm->locks.linger) keeper_notify(shm);
   pthread_mutex_unlock(&unix_mu);
   return rc;
 }

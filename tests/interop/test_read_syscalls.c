@@ -10,10 +10,18 @@
  * every traced call between the markers.
  *
  * Invariants:
- *  1. Between the markers Shale makes no read(), pread(), fstat() or
- *     open() call: a read transaction over an unchanged WAL trusts its
- *     cached pages and header.
- *  2. Shale makes no more lock calls (fcntl) per read than SQLite does.
+ *  1. Between the markers the reading thread of Shale makes no system call:
+ *     a read transaction over an unchanged WAL trusts its cached pages and
+ *     header, keeps the database SHARED lock, and finds the -shm read lock
+ *     still held by the process (os_int.h: lingering locks; the keeper
+ *     thread drops them about 1 ms after the last reader). Only when the
+ *     reader was descheduled for longer than that between two reads does
+ *     it take the lock again (at most 1 read in 50 here, even on a loaded
+ *     machine).
+ *  2. SQLite, for comparison, makes two fcntl calls and an fstat per read.
+ *  3. futex calls (a mutex the reader found held by the keeper thread, rare
+ *     and only under load) are reported but not counted: they are not I/O
+ *     and do not touch the file.
  *  3. Without strace on the machine the case says so and passes.
  */
 #include <sqlite3.h>
@@ -73,7 +81,7 @@ TEST(child_reads) {
 }
 
 typedef struct Counts {
-  long total, fcntl, reads, stats, opens;
+  long total, fcntl, reads, stats, opens, futex;
 } Counts;
 
 /* Run the child case under strace and count the calls between markers.
@@ -92,16 +100,26 @@ static int traced(const char *self, const char *path, const char *engine, Counts
   if (!f) return -1;
   char line[1024];
   int inside = 0, seen = 0;
+  long reader = -1; /* the thread that ran the reads (other threads, like the
+                       lock keeper, work beside it and are not counted) */
   while (fgets(line, sizeof line, f)) {
     char *p = line;
-    while (*p && *p != ' ') p++; /* pid */
+    long pid = strtol(p, &p, 10);
     while (*p == ' ') p++;
     if (!strncmp(p, "getppid(", 8)) {
       inside = !inside;
       seen++;
+      reader = pid;
       continue;
     }
-    if (!inside) continue;
+    if (!inside || pid != reader) continue;
+    if (!strncmp(p, "<... ", 5)) continue; /* the end of a call strace split in two */
+    if (getenv("SHALE_SYSCALL_SHOW") && !strcmp(engine, "shale"))
+      fprintf(stderr, "    traced: %s", p);
+    if (!strncmp(p, "futex(", 6)) {
+      c->futex++; /* a mutex contended with the keeper thread: not I/O */
+      continue;
+    }
     c->total++;
     if (!strncmp(p, "fcntl", 5)) c->fcntl++;
     else if (!strncmp(p, "read(", 5) || !strncmp(p, "pread", 5)) c->reads++;
@@ -137,12 +155,81 @@ TEST(wal_reads_make_no_io_syscalls) {
   }
   CHECK_EQ(r1, 1);
   CHECK_EQ(r2, 1);
-  printf("  %d WAL read transactions: shale %ld calls (%ld fcntl, %ld read, %ld stat, %ld open);"
-         " sqlite %ld calls (%ld fcntl, %ld read, %ld stat, %ld open)\n",
-         NREADS, sh.total, sh.fcntl, sh.reads, sh.stats, sh.opens, sq.total, sq.fcntl, sq.reads,
-         sq.stats, sq.opens);
+  printf("  %d WAL read transactions: shale %ld calls (%ld fcntl, %ld read, %ld stat, %ld open;"
+         " %ld futex); sqlite %ld calls (%ld fcntl, %ld read, %ld stat, %ld open)\n",
+         NREADS, sh.total, sh.fcntl, sh.reads, sh.stats, sh.opens, sh.futex, sq.total, sq.fcntl,
+         sq.reads, sq.stats, sq.opens);
   CHECK_EQ(sh.reads, 0);
   CHECK_EQ(sh.stats, 0);
   CHECK_EQ(sh.opens, 0);
-  CHECK(sh.fcntl <= sq.fcntl);
+  CHECK_EQ(sh.total, sh.fcntl);
+  /* a lock call only when the thread was off the CPU longer than the
+   * linger time between two reads (a loaded machine): rare */
+  CHECK(sh.fcntl <= NREADS / 50);
+  CHECK(sq.fcntl >= NREADS); /* the count works: SQLite locks on every read */
+}
+
+/* The lock a finished read leaves lingering is gone a moment later: a
+ * SQLite process can then checkpoint and truncate the WAL (which needs every
+ * read lock) while the Shale connection stays open and idle. While a Shale
+ * read transaction is really open, the same checkpoint is refused. */
+#include <sys/wait.h>
+
+static int child_reader(const char *path, int hold_open_txn, int fd_ready) {
+  shale *db = NULL;
+  shale_stmt *st = NULL;
+  if (shale_open_v2(path, &db, SHALE_OPEN_READWRITE, NULL) != SHALE_OK) return 1;
+  if (shale_prepare_v2(db, "SELECT a FROM t", -1, &st, NULL) != SHALE_OK) return 2;
+  if (shale_step(st) != SHALE_ROW) return 3;
+  if (!hold_open_txn) shale_reset(st); /* the read ends; its lock lingers */
+  if (write(fd_ready, "r", 1) != 1) return 4;
+  usleep(400000); /* idle, connection open */
+  shale_finalize(st);
+  shale_close(db);
+  return 0;
+}
+
+static int checkpoint_truncate_while_child_reads(const char *path, int hold) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    _exit(child_reader(path, hold, fds[1]));
+  }
+  close(fds[1]);
+  char c;
+  if (read(fds[0], &c, 1) != 1) return -1;
+  close(fds[0]);
+  usleep(50000); /* far longer than the linger time */
+  sqlite3 *db = NULL;
+  int rc = sqlite3_open(path, &db);
+  int busy = 0, log = -1, ckpt = -1;
+  if (rc == SQLITE_OK) {
+    sqlite3_exec(db, "INSERT INTO t(b) VALUES(1)", NULL, NULL, NULL); /* frames to move */
+    rc = sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log, &ckpt);
+    busy = rc == SQLITE_BUSY;
+    if (getenv("SHALE_SYSCALL_SHOW"))
+      fprintf(stderr, "    ckpt rc %d log %d ckpt %d\n", rc, log, ckpt);
+  }
+  sqlite3_close(db);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+  return busy;
+}
+
+TEST(lingering_read_lock_does_not_block_checkpoints) {
+  if (getenv("SHALE_SYSCALL_CHILD")) return;
+  const char *path = test_path("linger.db");
+  sqlite3 *db = NULL;
+  CHECK_EQ(sqlite3_open(path, &db), SQLITE_OK);
+  CHECK_EQ(sqlite3_exec(db,
+                        "PRAGMA journal_mode=wal; CREATE TABLE t(a INTEGER PRIMARY KEY, b);"
+                        "INSERT INTO t VALUES(1, 2); INSERT INTO t VALUES(2, 3);",
+                        NULL, NULL, NULL),
+           SQLITE_OK);
+  sqlite3_close(db);
+  CHECK_EQ(checkpoint_truncate_while_child_reads(path, 0), 0); /* idle: not blocked */
+  CHECK_EQ(checkpoint_truncate_while_child_reads(path, 1), 1); /* open read: blocked */
 }
