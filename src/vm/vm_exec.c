@@ -523,6 +523,7 @@ static int seek_int_key(const ShValue *x, int *op, int64_t *key) {
   int64_t i = 0;
   double r = 0;
   ShValue t = *x;
+  t.flags &= (uint8_t)~VAL_OWNED; /* a view: the register keeps its text */
   if (t.type == SHALE_TEXT) value_numeric_type(&t);
   if (t.type == SHALE_INTEGER) {
     *key = t.i;

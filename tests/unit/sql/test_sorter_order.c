@@ -101,8 +101,10 @@ TEST(seek_rowid_text_key_keeps_register) {
                           "INSERT INTO t1 VALUES(1, 2);", NULL, NULL, NULL));
   static const char *qs[] = {"SELECT 1 FROM t1 WHERE a = lower('X')",
                              "SELECT b FROM t1 WHERE a = lower(' 1')",
-                             "SELECT b FROM t1 WHERE a = upper('1.0')"};
-  for (int i = 0; i < 3; i++) {
+                             "SELECT b FROM t1 WHERE a = upper('1.0')",
+                             "SELECT b FROM t1 WHERE a >= lower('0') AND a < upper('x')",
+                             "SELECT b FROM t1 WHERE a > lower('0.5') ORDER BY a DESC"};
+  for (int i = 0; i < 5; i++) {
     shale_stmt *st = NULL;
     CHECK_OK(shale_prepare_v2(sh, qs[i], -1, &st, NULL));
     for (int rep = 0; rep < 2; rep++) {
