@@ -653,6 +653,25 @@ static void code_generated(Parse *p, Table *tab, int rowid, int cols) {
 
 static void reseek_row(Parse *p, Writer *w, int old, int next);
 
+/* WITH on UPDATE/DELETE: the CTEs are given to every outermost subquery of
+ * the statement's expressions (their scope), before resolution. */
+static int with_select_cb(SqlWalker *w, SqlSelect *sel) {
+  if (!sel->with) sel->with = (SqlWith *)w->arg;
+  return SQL_WALK_PRUNE;
+}
+static int with_expr_cb(SqlWalker *w, SqlExpr *e) {
+  (void)w;
+  (void)e;
+  return SQL_WALK_CONTINUE;
+}
+static void attach_with(SqlWith *with, SqlExpr *e) {
+  SqlWalker w = {with_expr_cb, with_select_cb, with};
+  if (with && e) sql_walk_expr(&w, e);
+}
+static void attach_with_list(SqlWith *with, SqlExprList *l) {
+  for (int i = 0; with && l && i < l->n; i++) attach_with(with, l->a[i].expr);
+}
+
 /* ---------------------------------------------------------------- lookup */
 
 static Table *dml_table(Parse *p, const char *schema, const char *name, View **view) {
@@ -1483,7 +1502,7 @@ static void collect_rows(Parse *p, SrcList *src, SqlExpr *where, Table *tab, int
  * ... OFFSET ...", in that order. */
 static void collect_rows_limited(Parse *p, const SqlSrcItem *item, const SqlExpr *where,
                                  const SqlExprList *order_by, const SqlExpr *limit,
-                                 const SqlExpr *offset, Table *tab, RowList *rl) {
+                                 const SqlExpr *offset, Table *tab, SqlWith *with, RowList *rl) {
   memset(rl, 0, sizeof *rl);
   rl->eph = -1;
   rl->nkey = tab->without_rowid ? tab->npk : 1;
@@ -1515,6 +1534,7 @@ static void collect_rows_limited(Parse *p, const SqlSrcItem *item, const SqlExpr
   sel->order_by = dml_list_dup(p, order_by);
   sel->limit = dml_expr_dup(p, limit);
   sel->offset = dml_expr_dup(p, offset);
+  sel->with = with;
   if (parse_failed(p)) return;
   NameCtx nc;
   memset(&nc, 0, sizeof nc);
@@ -1591,8 +1611,10 @@ int dml_update(Parse *p, const SqlStmt *s) {
     return 1;
   }
   if (u->with) {
-    parse_error(p, "WITH is not supported on UPDATE yet");
-    return 1;
+    attach_with(u->with, u->where);
+    attach_with_list(u->with, u->set);
+    attach_with_list(u->with, u->returning);
+    attach_with_list(u->with, u->order_by);
   }
   View *view = NULL;
   Table *tab = dml_table(p, u->table->schema, u->table->name, &view);
@@ -1763,7 +1785,8 @@ int dml_update(Parse *p, const SqlStmt *s) {
     emit(p, OP_Insert, rl.eph, rec, r);
     where_end(wi);
   } else if (u->limit) {
-    collect_rows_limited(p, u->table, u->where, u->order_by, u->limit, u->offset, tab, &rl);
+    collect_rows_limited(p, u->table, u->where, u->order_by, u->limit, u->offset, tab, u->with,
+                         &rl);
   } else {
     collect_rows(p, src, where, tab, !replace && !key_change && !trig && !p->nested, &rl);
   }
@@ -1844,8 +1867,9 @@ int dml_delete(Parse *p, const SqlStmt *s) {
     return 1;
   }
   if (d->with) {
-    parse_error(p, "this form of DELETE is not supported yet");
-    return 1;
+    attach_with(d->with, d->where);
+    attach_with_list(d->with, d->returning);
+    attach_with_list(d->with, d->order_by);
   }
   View *view = NULL;
   Table *tab = dml_table(p, d->table->schema, d->table->name, &view);
@@ -1871,7 +1895,8 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   if (where && (resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
   RowList rl;
   if (d->limit)
-    collect_rows_limited(p, d->table, d->where, d->order_by, d->limit, d->offset, tab, &rl);
+    collect_rows_limited(p, d->table, d->where, d->order_by, d->limit, d->offset, tab, d->with,
+                         &rl);
   else
     collect_rows(p, src, where, tab, !before && !after && !p->nested, &rl);
   if (parse_failed(p)) return 1;

@@ -558,3 +558,18 @@ TEST(dml_random_types) {
   dh_same_files(&p);
   dh_close(&p);
 }
+
+TEST(dml_with_update_delete) {
+  DhPair p;
+  if (!dh_open(&p, "dml23.db")) return;
+  SCRIPT(&p, "CREATE TABLE t(id INTEGER PRIMARY KEY, a)",
+         "INSERT INTO t VALUES(1, 1), (2, 2), (3, 3), (4, 4)",
+         "WITH big(v) AS (SELECT 2) UPDATE t SET a = a * 10 WHERE a > (SELECT v FROM big)",
+         "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 2) "
+         "DELETE FROM t WHERE id IN (SELECT n FROM c)",
+         "WITH x(q) AS (SELECT 7) UPDATE t SET a = (SELECT q FROM x) WHERE id = 3",
+         "WITH x(q) AS (SELECT 4) DELETE FROM t WHERE id = (SELECT q FROM x) RETURNING a",
+         "WITH x(q) AS (SELECT 1) UPDATE t SET a = -a ORDER BY id LIMIT (SELECT q FROM x)");
+  dh_same_files(&p);
+  dh_close(&p);
+}
