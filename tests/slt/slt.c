@@ -664,3 +664,30 @@ out:
   st->seconds = now() - t0;
   return st->failed != 0;
 }
+
+/* Default subset: every small file plus one of each generated kind. */
+int slt_in_quick_subset(const char *rel) {
+  static const char *pick[] = {
+      "evidence/",
+      "select1.test",
+      "select2.test",
+      "select3.test",
+      "select5.test",
+      "index/between/10/slt_good_1.test",
+      "index/commute/10/slt_good_0.test",
+      "index/delete/10/slt_good_0.test",
+      "index/in/10/slt_good_3.test",
+      "index/orderby/10/slt_good_0.test",
+      "index/orderby_nosort/10/slt_good_0.test",
+      "index/random/10/slt_good_0.test",
+      "index/random/1000/slt_good_2.test",
+      "index/view/10/slt_good_1.test",
+      "random/aggregates/slt_good_0.test",
+      "random/expr/slt_good_0.test",
+      "random/groupby/slt_good_0.test",
+      "random/select/slt_good_0.test",
+  };
+  for (size_t i = 0; i < sizeof pick / sizeof pick[0]; i++)
+    if (!strncmp(rel, pick[i], strlen(pick[i]))) return 1;
+  return 0;
+}

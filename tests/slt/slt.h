@@ -84,6 +84,11 @@ int slt_run_file(const SltEngine *e, const char *path, SltStats *out);
 /* Failures printed per file (default 10); the rest are only counted. */
 extern int slt_max_details;
 
+/* The quick subset of the corpus (every small file plus one of each
+ * generated kind), by path relative to the corpus folder: what
+ * SHALE_SLT_QUICK=1 and the sanitizer build run. */
+int slt_in_quick_subset(const char *rel);
+
 /* A growable byte buffer (malloc'd; free z when done). */
 typedef struct SltBuf {
   char *z;

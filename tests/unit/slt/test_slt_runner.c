@@ -474,33 +474,6 @@ static int cmp_path(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Default subset: every small file plus one of each generated kind. */
-static int in_subset(const char *rel) {
-  static const char *pick[] = {
-      "evidence/",
-      "select1.test",
-      "select2.test",
-      "select3.test",
-      "select5.test",
-      "index/between/10/slt_good_1.test",
-      "index/commute/10/slt_good_0.test",
-      "index/delete/10/slt_good_0.test",
-      "index/in/10/slt_good_3.test",
-      "index/orderby/10/slt_good_0.test",
-      "index/orderby_nosort/10/slt_good_0.test",
-      "index/random/10/slt_good_0.test",
-      "index/random/1000/slt_good_2.test",
-      "index/view/10/slt_good_1.test",
-      "random/aggregates/slt_good_0.test",
-      "random/expr/slt_good_0.test",
-      "random/groupby/slt_good_0.test",
-      "random/select/slt_good_0.test",
-  };
-  for (size_t i = 0; i < sizeof pick / sizeof pick[0]; i++)
-    if (!strncmp(rel, pick[i], strlen(pick[i]))) return 1;
-  return 0;
-}
-
 TEST(corpus_passes_on_sqlite) {
   const char *dir = corpus_dir();
   if (!dir) {
@@ -533,7 +506,7 @@ TEST(corpus_passes_on_sqlite) {
   for (size_t i = 0; i < fs.n; i++) {
     size_t dl = strlen(dir);
     const char *rel = !strncmp(fs.v[i], dir, dl) && fs.v[i][dl] == '/' ? fs.v[i] + dl + 1 : fs.v[i];
-    if (all || in_subset(rel)) {
+    if (all || slt_in_quick_subset(rel)) {
       SltStats st;
       slt_run_file(&slt_engine_sqlite, fs.v[i], &st);
       printf("  %-45s passed %6ld failed %3ld skipped %5ld  %6.2f s\n", rel, st.passed, st.failed,

@@ -3,8 +3,10 @@
  * (slt_engine_shale, tests/slt/engine_shale.c), reporting passed/failed
  * records per file and the total "SLT on Shale: N/M records".
  *
- * NON-FATAL for now: the case passes whatever the pass rate (the lead makes
- * it fatal later); it fails only if nothing ran at all while the corpus exists.
+ * Every record that runs must pass (the issue-3 requirement: 100% of the
+ * corpus, as part of make test). The normal build runs every file; the
+ * sanitizer build (and SHALE_SLT_QUICK=1) runs the quick subset
+ * (slt_in_quick_subset), since ASan makes the whole corpus take minutes.
  *
  * Invariants:
  *  1. Each file runs in a forked child (a crash or a hang in the engine costs
@@ -28,10 +30,18 @@
 
 #include "../../test.h"
 
-#define SLT_BUDGET 85.0 /* seconds for the whole corpus */
-#define SLT_FILE_SOFT 15.0 /* at most this per file */
-#define SLT_FILE_MIN 0.7   /* kept in reserve for each file not yet run */
-#define SLT_FILE_HARD 20
+/* Time caps guard against a hang, not against slowness: on two loaded cores
+ * the whole corpus takes 20-90 s (tests/run.sh kills a binary at 600 s). */
+#define SLT_BUDGET 480.0   /* seconds for the whole corpus */
+#define SLT_FILE_SOFT 150.0 /* at most this per file */
+#define SLT_FILE_MIN 2.0   /* kept in reserve for each file not yet run */
+#define SLT_FILE_HARD 200
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SLT_QUICK_DEFAULT 1
+#else
+#define SLT_QUICK_DEFAULT 0
+#endif
 
 static double mono(void) {
   struct timespec ts;
@@ -169,8 +179,14 @@ TEST(slt_corpus_on_shale) {
   double t0 = mono();
   long passed = 0, failed = 0, skipped = 0, nrun = 0, lost = 0, capped_records = 0;
   size_t dl = strlen(dir);
+  int quick = fs.n > 1 && !test_long() && (SLT_QUICK_DEFAULT || getenv("SHALE_SLT_QUICK"));
+  if (quick) printf("slt corpus: the quick subset (sanitizer build or SHALE_SLT_QUICK)\n");
   for (size_t i = 0; i < fs.n; i++) {
     const char *rel = !strncmp(fs.v[i], dir, dl) && fs.v[i][dl] == '/' ? fs.v[i] + dl + 1 : fs.v[i];
+    if (quick && !slt_in_quick_subset(rel)) {
+      free(fs.v[i]);
+      continue;
+    }
     double left = SLT_BUDGET - (mono() - t0);
     if (left < 1.0) {
       printf("  %-45s not run (time budget spent)\n", rel);
@@ -209,5 +225,8 @@ TEST(slt_corpus_on_shale) {
     printf("  (%ld of the failures are records refused at a file's time cap: %ld/%ld of the "
            "records that ran pass)\n",
            capped_records, passed, total - capped_records);
-  CHECK(nrun + lost > 0);
+  CHECK(nrun > 0);
+  CHECK_EQ(lost, 0);
+  CHECK_EQ(capped_records, 0);
+  CHECK_EQ(failed, 0);
 }
