@@ -1303,9 +1303,10 @@ static int upsert_setup(Parse *p, InsertCtx *ic, const SqlInsert *ins) {
 int dml_insert(Parse *p, const SqlStmt *s) {
   const SqlInsert *ins = &s->u.insert;
   SqlSelect *sel = ins->select;
-  if (ins->with) {
-    /* WITH ... INSERT ... SELECT: the CTEs belong to the SELECT */
-    if (!sel || sel->with) {
+  if (ins->with && sel) {
+    /* WITH ... INSERT ... SELECT: the CTEs belong to the SELECT (DEFAULT
+     * VALUES reads nothing: the WITH is unused) */
+    if (sel->with) {
       parse_error(p, "WITH is not supported on this INSERT yet");
       return 1;
     }

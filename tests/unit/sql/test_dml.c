@@ -385,7 +385,8 @@ TEST(dml_insert_with) {
          "WITH x(v) AS (SELECT 5 UNION ALL SELECT 6) INSERT INTO t SELECT v, v * 2 FROM x",
          "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 10) "
          "INSERT INTO t(a) SELECT n FROM c",
-         "WITH x AS (SELECT 1 AS q) INSERT INTO t VALUES((SELECT q FROM x), 0)");
+         "WITH x AS (SELECT 1 AS q) INSERT INTO t VALUES((SELECT q FROM x), 0)",
+         "WITH x AS (SELECT 1 AS q) INSERT INTO t DEFAULT VALUES");
   dh_same_files(&p);
   dh_close(&p);
 }
