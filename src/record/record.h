@@ -232,6 +232,9 @@ int record_text_to_number(const char *z, int n, ShValue *out);
  *  REAL: numeric text and integers become reals.
  * SHALE_OK or SHALE_NOMEM (v unchanged). */
 int value_apply_affinity(ShValue *v, char affinity);
+/* 1 if r is an integer value SQLite would store as an integer in a REAL
+ * column (exact, strictly inside the int64 range; -0.0 counts, as 0). */
+int record_real_is_int(double r);
 
 /* The affinity of a declared column type, by SQLite's rules (first match
  * wins): contains "INT" -> INTEGER; "CHAR"/"CLOB"/"TEXT" -> TEXT; "BLOB" or

@@ -145,11 +145,14 @@ int record_real_fits_int48(double r, int64_t *i) {
 
 /* SQLite's "integer affinity" on a real: an exact int64 strictly inside
  * (-2^63, 2^63-1) becomes an integer. */
-static void real_to_int_if_exact(ShValue *v) {
-  double r = v->r;
-  if (!(r > -9223372036854775808.0 && r < 9223372036854775808.0)) return;
+int record_real_is_int(double r) {
+  if (!(r > -9223372036854775808.0 && r < 9223372036854775808.0)) return 0;
   int64_t t = (int64_t)r;
-  if ((double)t == r && t > INT64_MIN && t < INT64_MAX) value_set_int(v, t);
+  return (double)t == r && t > INT64_MIN && t < INT64_MAX;
+}
+
+static void real_to_int_if_exact(ShValue *v) {
+  if (record_real_is_int(v->r)) value_set_int(v, (int64_t)v->r);
 }
 
 int value_apply_affinity(ShValue *v, char affinity) {

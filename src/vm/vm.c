@@ -388,6 +388,7 @@ void vm_free(Vm *v) {
   shale_free(v->rbuf);
   shale_free(v->scratch.z);
   shale_free(v->keybuf.z);
+  shale_free(v->recvals.z);
   if (v->agg)
     for (int i = 0; i <= v->prog->nreg; i++) shale_free(v->agg[i].spare);
   shale_free(v->agg);

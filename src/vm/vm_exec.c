@@ -1452,7 +1452,27 @@ dispatch:
     ShValue *in = &reg[op->p1];
     if (op->p4type == P4_TEXT) {
       const char *aff = op->p4.z;
-      for (int i = 0; i < op->p2 && aff[i]; i++) CHK(value_apply_affinity(&in[i], aff[i]));
+      int naff = 0, intreal = 0;
+      for (; naff < op->p2 && aff[naff]; naff++) {
+        CHK(value_apply_affinity(&in[naff], aff[naff]));
+        if (aff[naff] == AFF_REAL && in[naff].type == SHALE_FLOAT && record_real_is_int(in[naff].r))
+          intreal = 1;
+      }
+      if (intreal) {
+        /* As SQLite, a REAL column stores an integral value as an integer
+         * (read back as REAL by RealAffinity; -0.0 becomes 0). The registers
+         * keep their REAL values: the record is built from copies. */
+        ShValue *tmp = (ShValue *)vm_buf_need(&v->recvals, (uint32_t)op->p2 * sizeof(ShValue));
+        if (!tmp) FAIL(SHALE_NOMEM);
+        for (int i = 0; i < op->p2; i++) {
+          tmp[i] = in[i];
+          tmp[i].flags = 0; /* a view */
+          if (i < naff && aff[i] == AFF_REAL && tmp[i].type == SHALE_FLOAT &&
+              record_real_is_int(tmp[i].r))
+            value_set_int(&tmp[i], (int64_t)tmp[i].r);
+        }
+        in = tmp;
+      }
     }
     size_t n = record_encoded_size(in, op->p2);
     if (n > FUNC_MAX_LENGTH_DEFAULT) {

@@ -108,7 +108,8 @@ struct Vm {
   char *errmsg;
   ShValue *reg;   /* nreg + 1 */
   VmBuf *rbuf;    /* nreg + 1 */
-  VmBuf keybuf;   /* DISTINCT aggregate keys */
+  VmBuf keybuf;
+  VmBuf recvals; /* MakeRecord: the row's values as stored (REAL stored as integer) */   /* DISTINCT aggregate keys */
   VmBuf scratch;  /* spare buffer swapped with rbuf[r] (Concat, MakeRecord) */
   VmAgg *agg;     /* nreg + 1 */
   VmCursor *cur;  /* ncursor */

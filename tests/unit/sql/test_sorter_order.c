@@ -117,3 +117,55 @@ TEST(seek_rowid_text_key_keeps_register) {
   }
   shale_close(sh);
 }
+
+/* A REAL column stores an integral value as an integer, as SQLite does, so
+ * -0.0 comes back as 0.0 (sign lost), while the value still reads as REAL;
+ * the registers keep their REAL values (RETURNING-free check: the inserted
+ * expression is also selected back). */
+#include <math.h>
+
+TEST(real_column_stores_integral_values_as_integers) {
+  shale *sh = NULL;
+  sqlite3 *sq = NULL;
+  CHECK_OK(shale_open_v2(":memory:", &sh, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, NULL));
+  CHECK_EQ(sqlite3_open(":memory:", &sq), SQLITE_OK);
+  const char *setup = "CREATE TABLE t(r REAL, k INTEGER); CREATE INDEX tr ON t(r);";
+  CHECK_OK(shale_exec(sh, setup, NULL, NULL, NULL));
+  CHECK_EQ(sqlite3_exec(sq, setup, NULL, NULL, NULL), SQLITE_OK);
+  double vals[] = {-0.0, 0.0, 2.0, -3.0, 2.5, 1e18, 9.3e18, -1e300};
+  shale_stmt *sa = NULL;
+  sqlite3_stmt *qb = NULL;
+  CHECK_OK(shale_prepare_v2(sh, "INSERT INTO t VALUES(?1, ?2)", -1, &sa, NULL));
+  CHECK_EQ(sqlite3_prepare_v2(sq, "INSERT INTO t VALUES(?1, ?2)", -1, &qb, NULL), SQLITE_OK);
+  for (int i = 0; i < 8; i++) {
+    shale_bind_double(sa, 1, vals[i]);
+    shale_bind_int64(sa, 2, i);
+    sqlite3_bind_double(qb, 1, vals[i]);
+    sqlite3_bind_int64(qb, 2, i);
+    CHECK_EQ(shale_step(sa), SHALE_DONE);
+    CHECK_EQ(sqlite3_step(qb), SQLITE_DONE);
+    shale_reset(sa);
+    sqlite3_reset(qb);
+  }
+  shale_finalize(sa);
+  sqlite3_finalize(qb);
+  static const char *qs[] = {"SELECT r, typeof(r) FROM t ORDER BY k",
+                             "SELECT r FROM t WHERE r >= -1 ORDER BY r", "SELECT k FROM t WHERE r = 0"};
+  for (int q = 0; q < 3; q++) {
+    CHECK_OK(shale_prepare_v2(sh, qs[q], -1, &sa, NULL));
+    CHECK_EQ(sqlite3_prepare_v2(sq, qs[q], -1, &qb, NULL), SQLITE_OK);
+    for (;;) {
+      int r1 = shale_step(sa), r2 = sqlite3_step(qb);
+      CHECK_EQ(r1 == SHALE_ROW, r2 == SQLITE_ROW);
+      if (r1 != SHALE_ROW || r2 != SQLITE_ROW) break;
+      CHECK_EQ(shale_column_type(sa, 0), sqlite3_column_type(qb, 0));
+      double x = shale_column_double(sa, 0), y = sqlite3_column_double(qb, 0);
+      CHECK(x == y);
+      CHECK_EQ(signbit(x) != 0, signbit(y) != 0);
+    }
+    shale_finalize(sa);
+    sqlite3_finalize(qb);
+  }
+  shale_close(sh);
+  sqlite3_close(sq);
+}
