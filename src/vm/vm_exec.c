@@ -561,19 +561,25 @@ static int halt(Vm *v, int rc) {
   if (v->own_txn) {
     v->own_txn = 0;
     v->stmt_sp = -1;
-    if (rc == SHALE_OK) {
+    /* OR FAIL / RAISE(FAIL): the statement fails but what it changed before
+     * stays -- in autocommit mode that is committed, as SQLite does. Other
+     * errors undo the transaction this Vm began. */
+    int keep = rc != SHALE_OK && v->oe == VM_OE_FAIL && (rc & 0xff) == SHALE_CONSTRAINT;
+    if (rc == SHALE_OK || keep) {
       int r2 = btree_commit(v->bt);
       if (r2) {
         btree_rollback(v->bt);
-        rc = r2;
-        if (!v->errmsg) set_err(v, rc, "commit failed");
+        if (rc == SHALE_OK) {
+          rc = r2;
+          if (!v->errmsg) set_err(v, rc, "commit failed");
+        }
       }
     } else if (btree_txn_state(v->bt) != PAGER_TXN_NONE) {
       btree_rollback(v->bt);
     }
   } else if (rc != SHALE_OK && v->oe == VM_OE_ROLLBACK &&
-             btree_txn_state(v->bt) == PAGER_TXN_WRITE) {
-    btree_rollback(v->bt);
+             (btree_txn_state(v->bt) == PAGER_TXN_WRITE || v->txn_rolled_back)) {
+    if (btree_txn_state(v->bt) != PAGER_TXN_NONE) btree_rollback(v->bt);
     v->txn_rolled_back = 1;
     v->stmt_sp = -1;
   } else if (v->stmt_sp >= 0) {
@@ -1657,6 +1663,9 @@ dispatch:
       v->errmsg = child->errmsg;
       child->errmsg = NULL;
       v->oe = child->oe;
+      /* RAISE(ROLLBACK) (or OR ROLLBACK) in the trigger already ended the
+       * whole transaction: the statement reports that, as its own would */
+      if (child->txn_rolled_back) v->txn_rolled_back = 1;
     }
     v->nfk += child->nfk;
     v->nchange_sub += child->nchange + child->nchange_sub;
