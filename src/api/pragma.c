@@ -570,6 +570,12 @@ static int journal_mode(shale *db, const PragmaReq *req, ApiRows *out) {
     int want = -1;
     for (int i = 0; i < 6; i++)
       if (!util_stricmp(req->value, journal_names[i])) want = i;
+    if (want >= 0 && want != mode && (want == PAGER_JOURNAL_WAL || mode == PAGER_JOURNAL_WAL) &&
+        !pager_is_memory(pg) && !db->autocommit) {
+      api_error(db, SHALE_ERROR, "cannot change %s wal mode from within a transaction",
+                want == PAGER_JOURNAL_WAL ? "into" : "out of");
+      return SHALE_ERROR;
+    }
     if (want >= 0) {
       if (want == PAGER_JOURNAL_WAL || mode == PAGER_JOURNAL_WAL) {
         /* the switch needs the file's header: read it first */
