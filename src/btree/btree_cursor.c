@@ -254,7 +254,66 @@ static int64_t cell_rowid(PgPage *pg, int i) {
   return (int64_t)v;
 }
 
+/* Binary search of a table page: first cell with rowid >= key (ncell if none). */
+static int leaf_search(PgPage *pg, int lo, int hi, int64_t rowid) {
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (cell_rowid(pg, mid) < rowid)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Fast path of a rowid seek (as SQLite's): a VALID cursor whose leaf must
+ * hold the rowid's position is re-positioned on that leaf alone. The leaf
+ * holds it if rowid lies within its first..last rowids (rowids are unique
+ * and ordered across leaves), or beyond its last (first) rowid when the
+ * stack is the rightmost (leftmost) path. Every page on the stack must be
+ * parsed (init): a page reloaded under the cursor (cache invalidation,
+ * rollback) has init == 0 and takes the full seek. Returns 1 if done. */
+static int seek_rowid_here(BtCursor *c, int64_t rowid, int *res) {
+  if (c->state != CUR_VALID || c->depth == 0 || !c->intkey) return 0;
+  int t = c->depth - 1;
+  PgPage *pg = c->pg[t];
+  MemPage *m = page_mem(pg);
+  if (!m->init || !m->leaf || !m->intkey || m->ncell == 0 || c->idx[t] >= m->ncell) return 0;
+  int n = m->ncell, cur = c->idx[t], at;
+  int64_t k = cell_rowid(pg, cur);
+  if (k == rowid) {
+    at = cur;
+  } else if (k < rowid && cur + 1 < n && cell_rowid(pg, cur + 1) >= rowid) {
+    at = cur + 1; /* the next entry (sequential access) */
+  } else {
+    int64_t first = cell_rowid(pg, 0), last = cell_rowid(pg, n - 1);
+    if (rowid > last || rowid < first) {
+      /* Only the rightmost (leftmost) leaf also holds the positions past
+       * its last (before its first) entry. */
+      for (int l = 0; l < t; l++) {
+        MemPage *pm = page_mem(c->pg[l]);
+        if (!pm->init || pm->leaf) return 0;
+        if (c->idx[l] != (rowid > last ? pm->ncell : 0)) return 0;
+      }
+      at = rowid > last ? n : 0;
+    } else {
+      at = k < rowid ? leaf_search(pg, cur + 1, n, rowid) : leaf_search(pg, 0, cur, rowid);
+    }
+  }
+  if (at != cur) moved(c);
+  c->skip = 0;
+  if (at < n) {
+    c->idx[t] = (uint16_t)at;
+    *res = cell_rowid(pg, at) == rowid ? 0 : 1;
+  } else {
+    c->idx[t] = (uint16_t)(n - 1);
+    *res = -1;
+  }
+  return 1;
+}
+
 int cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
+  if (seek_rowid_here(c, rowid, res)) return SHALE_OK;
   int rc = cursor_move_to_root(c);
   if (rc) return rc;
   if (c->depth == 0) {

@@ -839,3 +839,64 @@ TEST(savepoint_rollback_structural) {
   CHECK_OK(btree_close(bt));
   CHECK_SQLITE_OK(test_path("sp.db"));
 }
+
+/* A rowid seek from a positioned cursor (the "already on the right leaf"
+ * and "next entry" fast paths) lands exactly where a seek from a fresh
+ * cursor lands: same res, same entry, same next/prev neighbours; also
+ * after inserts and deletes through the same and through another cursor. */
+static void same_seek(BtCursor *warm, BtCursor *cold, int64_t rowid) {
+  int r1 = 9, r2 = 9;
+  CHECK_OK(btree_seek_rowid(warm, rowid, &r1));
+  CHECK_OK(btree_seek_rowid(cold, rowid, &r2));
+  CHECK_EQ(r1, r2);
+  CHECK_EQ(btree_eof(warm), btree_eof(cold));
+  if (btree_eof(warm)) return;
+  CHECK_EQ(btree_rowid(warm), btree_rowid(cold));
+  CHECK_OK(btree_cursor_check(warm));
+}
+
+TEST(seek_rowid_from_position) {
+  Btree *bt = bt_fresh("seekpos.db", 1024);
+  uint32_t root;
+  CHECK_OK(btree_create_table(bt, BTREE_INTKEY, &root));
+  BtCursor *c, *o;
+  CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &c));
+  CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &o));
+  uint8_t buf[200];
+  for (int64_t i = 0; i < 3000; i++) { /* even rowids 0..5998, 3 levels */
+    fill_payload(buf, i, 60);
+    CHECK_OK(btree_insert(c, i * 2, buf, 60, 0, 0));
+  }
+  uint64_t s = test_seed();
+  for (int round = 0; round < 4000; round++) {
+    int64_t r;
+    int k = (int)(test_rand(&s) % 6);
+    int64_t cur = btree_eof(c) ? 0 : btree_rowid(c);
+    if (k == 0) r = cur + 1;
+    else if (k == 1) r = cur + 2;
+    else if (k == 2) r = cur - 1 - (int64_t)(test_rand(&s) % 40);
+    else if (k == 3) r = cur + (int64_t)(test_rand(&s) % 40);
+    else if (k == 4) r = (int64_t)(test_rand(&s) % 6200) - 100;
+    else r = (test_rand(&s) & 1) ? -5 - (int64_t)(test_rand(&s) % 3) : 7000 + round;
+    BtCursor *cold;
+    CHECK_OK(btree_cursor_open(bt, root, 0, NULL, NULL, &cold));
+    same_seek(c, cold, r);
+    btree_cursor_close(cold);
+    if (round % 7 == 0) { /* change the tree through c (insert odd, delete) */
+      int64_t v = (int64_t)(test_rand(&s) % 6000) | 1;
+      uint32_t len = 1 + (uint32_t)(test_rand(&s) % 190);
+      fill_payload(buf, v, len);
+      CHECK_OK(btree_insert(c, v, buf, len, 0, 0));
+    } else if (round % 11 == 0) {
+      int res;
+      CHECK_OK(btree_seek_rowid(o, (int64_t)(test_rand(&s) % 6000), &res));
+      if (res == 0) CHECK_OK(btree_delete(o)); /* c is saved, then restored */
+    } else if (round % 13 == 0 && !btree_eof(c)) {
+      CHECK_OK(btree_delete(c));
+    }
+  }
+  btree_cursor_close(c);
+  btree_cursor_close(o);
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+}
