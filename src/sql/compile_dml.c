@@ -351,7 +351,10 @@ static void delete_keys(Writer *w, int rowid, int cols, int with_pk) {
     Index *x = w->idx[i];
     if (x == w->tab->pk_index && !with_pk) continue;
     build_key_regs(w, i, rowid, cols, w->okey[i], NULL);
-    emit(p, OP_IdxDelete, w->cur[i], w->okey[i], x->ncol);
+    /* the PK entry of a WITHOUT ROWID table is found by its PK alone: a row
+     * written before ALTER TABLE ADD COLUMN has fewer fields than ncol */
+    int nk = (x == w->tab->pk_index && w->tab->without_rowid) ? w->tab->npk : x->ncol;
+    emit(p, OP_IdxDelete, w->cur[i], w->okey[i], nk);
   }
 }
 
@@ -381,7 +384,7 @@ static void delete_current(Writer *w, int count) {
     if (i == w->nidx) return;
     int skip = emit_label(p);
     build_key_regs(w, i, w->vrow, w->vrow + 1, w->okey[i], NULL);
-    vm_builder_add_i4(&p->b, OP_NotFound, w->tabcur, skip, w->okey[i], w->idx[i]->ncol);
+    vm_builder_add_i4(&p->b, OP_NotFound, w->tabcur, skip, w->okey[i], w->tab->npk);
     int a = emit(p, OP_Delete, w->tabcur, 0, 0);
     if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
     emit_resolve(p, skip);
