@@ -63,6 +63,7 @@ typedef struct SCol {
   char name[16];
   Props p;
   int wide;
+  int ipk; /* the INTEGER PRIMARY KEY of a table source (see like_ipk) */
 } SCol;
 
 typedef struct Src {
@@ -378,6 +379,7 @@ static void src_from_table(Src *s, const GTab *t, const char *alias) {
     memcpy(s->col[i].name, t->col[i].name, sizeof s->col[i].name);
     s->col[i].p = col_props(&t->col[i]);
     s->col[i].wide = t->col[i].wide;
+    s->col[i].ipk = t->col[i].ipk;
   }
 }
 
@@ -520,6 +522,24 @@ static const char *const cmpops[] = {"=",
                                      "IS NOT DISTINCT FROM",
                                      "IS DISTINCT FROM"};
 
+/* 1 if b[from..] is exactly "alias.col" naming an INTEGER PRIMARY KEY in
+ * scope. SQLite 3.40.1 applies its LIKE optimization to such a column as a
+ * rowid range, and in a LEFT JOIN's ON clause that drops the left rows that
+ * find no match (`t1 AS a LEFT JOIN t1 AS b ON b.ipk LIKE 'a%'` returns no
+ * row; the same with GLOB, or `+b.ipk`, is right): the LIKE operand then
+ * gets a unary + (FINDINGS.md, "Not Shale's"). */
+static int like_ipk(const Buf *b, size_t from, const Scope *sc) {
+  const char *z = b->z + from;
+  for (const Scope *s = sc; s; s = s->outer)
+    for (int i = 0; i < s->nsrc; i++) {
+      size_t na = strlen(s->src[i].alias);
+      if (strncmp(z, s->src[i].alias, na) || z[na] != '.') continue;
+      for (int c = 0; c < s->src[i].ncol; c++)
+        if (s->src[i].col[c].ipk && !strcmp(z + na + 1, s->src[i].col[c].name)) return 1;
+    }
+  return 0;
+}
+
 static Props bool_expr(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode) {
   int r = rnd(g, 100);
   if (depth <= 0) r = rnd(g, 40);
@@ -552,7 +572,9 @@ static Props bool_expr(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode)
   } else if (r < 54) {
     g->tags |= GT_LIKE;
     int glob = ch(g, 35);
+    size_t at = b->n;
     expr(g, b, sc, depth - 1, mode);
+    if (!glob && like_ipk(b, at, sc)) binsert(b, at, "+");
     bs(b, ch(g, 15) ? " NOT" : "");
     bs(b, glob ? " GLOB " : " LIKE ");
     like_pattern(g, b, glob);
