@@ -139,3 +139,44 @@ bench: deps
 	@bash bench/deps.sh
 	@$(MAKE) --no-print-directory $(BUILD)/shale-bench
 	$(BUILD)/shale-bench $(if $(FULL),--full) $(BENCH_ARGS)
+
+# ---- sqlite3 compatibility library (compat/, issue 4) ----
+#   build/compat/libsqlite3.so.0 (+ libsqlite3.so link) and libsqlite3.a: SQLite's
+#   C API over Shale. tests/compat/test_*.c run the programs in tests/compat/progs/
+#   (linked against the reference -lsqlite3) with LD_LIBRARY_PATH=build/compat.
+COMPAT_SRC  := $(sort $(wildcard compat/*.c))
+COMPAT_OBJ  := $(COMPAT_SRC:%.c=$(BUILD)/obj/%.o)
+COMPAT_SO   := $(BUILD)/compat/libsqlite3.so.0
+COMPAT_A    := $(BUILD)/compat/libsqlite3.a
+COMPAT_PROG_SRC := $(sort $(wildcard tests/compat/progs/*.c))
+COMPAT_PROGS := $(COMPAT_PROG_SRC:tests/compat/progs/%.c=$(BUILD)/compat/progs/%)
+COMPAT_TEST_SRC := $(sort $(wildcard tests/compat/test_*.c))
+COMPAT_TEST_BIN := $(foreach s,$(COMPAT_TEST_SRC),$(BUILD)/tests/$(basename $(notdir $(s))))
+TEST_BIN += $(COMPAT_TEST_BIN)
+
+.PHONY: compat
+compat: $(COMPAT_SO) $(BUILD)/compat/libsqlite3.so $(COMPAT_A)
+all: compat
+
+$(COMPAT_SO): $(COMPAT_OBJ) $(LIB_OBJ) compat/libsqlite3.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,libsqlite3.so.0 -Wl,--version-script=compat/libsqlite3.map \
+	  $(LDFLAGS_ALL) -o $@ $(COMPAT_OBJ) $(LIB_OBJ) $(LDLIBS_CORE)
+
+$(BUILD)/compat/libsqlite3.so: $(COMPAT_SO)
+	ln -sf libsqlite3.so.0 $@
+
+$(COMPAT_A): $(COMPAT_OBJ) $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	ar rcs $@ $^
+
+# The programs are built exactly as a SQLite user would build them: the system
+# <sqlite3.h> and -lsqlite3 (the reference). The tests swap in ours at run time.
+$(BUILD)/compat/progs/%: tests/compat/progs/%.c tests/compat/progs/prog.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(OPT) -g $(WARN) $(if $(filter 1,$(WERROR)),-Werror) $(SANFLAGS) \
+	  -o $@ $< -lsqlite3 -lm -pthread
+
+$(foreach s,$(COMPAT_TEST_SRC),$(eval $(call test_rule,$(s))))
+$(COMPAT_TEST_BIN): | compat $(COMPAT_PROGS)

@@ -279,6 +279,23 @@ int shale_complete(const char *sql);
 const char *shale_libversion(void);
 int shale_libversion_number(void);
 
+/* ---- Extras for the sqlite3 compatibility layer (src/api/api_ext.c) ---- */
+
+/* Set the connection's error code and message (NULL msg: shale_errstr(rc)). */
+void shale_set_error(shale *db, int rc, const char *msg);
+/* The file name the "main" database was opened with ("" for memory); NULL
+ * for another schema name. */
+const char *shale_db_filename(shale *db, const char *zdb);
+/* 1 read-only, 0 read-write, -1 no such database. */
+int shale_db_readonly(shale *db, const char *zdb);
+/* A standalone copy of v (free with shale_value_free); NULL on OOM. */
+shale_value *shale_value_dup(const shale_value *v);
+void shale_value_free(shale_value *v);
+/* sqlite3_value_numeric_type: the type v would have as a number. */
+int shale_value_numeric_type(shale_value *v);
+/* The statement text with bound parameters as literals (shale_malloc'ed). */
+char *shale_expanded_sql(shale_stmt *stmt);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,195 @@
+/*
+ * api_ext.c -- small native entry points the sqlite3 compatibility layer
+ * (compat/) needs beyond SQLite's shape of the API: setting a connection's
+ * error, the database file name and read-only state, standalone copies of
+ * values (sqlite3_value_dup), a value's numeric type, and the statement text
+ * with its bound parameters expanded.
+ *
+ * Owns: nothing beyond what it returns (documented per function in shale.h).
+ *
+ * Invariants:
+ *  1. Additive only: nothing here changes the state api.c keeps except
+ *     db->errcode/errmsg through api_error.
+ *  2. A value from shale_value_dup owns its bytes (one shale_malloc block
+ *     for the struct, one for the bytes) and is independent of any statement.
+ *  3. shale_expanded_sql renders each bound value as an SQL literal the way
+ *     SQLite's sqlite3_expanded_sql does: NULL, integers, reals as %!.15g,
+ *     'text' with quotes doubled, x'hex' blobs; unbound parameters are NULL.
+ */
+#include <string.h>
+
+#include "api_int.h"
+
+void shale_set_error(shale *db, int rc, const char *msg) {
+  if (!db) return;
+  api_error(db, rc, "%s", msg ? msg : shale_errstr(rc));
+}
+
+static int is_main(const char *zdb) { return !zdb || !strcmp(zdb, "main"); }
+
+const char *shale_db_filename(shale *db, const char *zdb) {
+  if (!db || !is_main(zdb)) return NULL;
+  return db->filename;
+}
+
+int shale_db_readonly(shale *db, const char *zdb) {
+  if (!db || !is_main(zdb)) return -1;
+  return (db->open_flags & SHALE_OPEN_READONLY) ? 1 : 0;
+}
+
+shale_value *shale_value_dup(const shale_value *v) {
+  if (!v) return NULL;
+  shale_value *d = shale_malloc(sizeof *d);
+  if (!d) return NULL;
+  memset(d, 0, sizeof *d);
+  d->v = v->v;
+  if (v->v.type == SHALE_TEXT || v->v.type == SHALE_BLOB) {
+    char *z = shale_malloc((size_t)v->v.n + 1);
+    if (!z) {
+      shale_free(d);
+      return NULL;
+    }
+    if (v->v.n) memcpy(z, v->v.z, v->v.n);
+    z[v->v.n] = 0;
+    d->v.z = z;
+    d->v.flags = 0;
+  }
+  return d;
+}
+
+void shale_value_free(shale_value *v) {
+  if (!v) return;
+  if (v->v.type == SHALE_TEXT || v->v.type == SHALE_BLOB) shale_free((void *)v->v.z);
+  shale_free(v->buf);
+  shale_free(v);
+}
+
+int shale_value_numeric_type(shale_value *v) {
+  if (!v) return SHALE_NULL;
+  if (v->v.type != SHALE_TEXT) return v->v.type;
+  ShValue t = v->v;
+  return value_numeric_type(&t);
+}
+
+/* ---- expanded SQL ---- */
+
+typedef struct XBuf {
+  char *z;
+  size_t n, cap;
+  int oom;
+} XBuf;
+
+static void xput(XBuf *b, const char *z, size_t n) {
+  if (b->oom) return;
+  if (b->n + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap * 2 : 128;
+    while (cap < b->n + n + 1) cap *= 2;
+    char *p = shale_realloc(b->z, cap);
+    if (!p) {
+      b->oom = 1;
+      return;
+    }
+    b->z = p;
+    b->cap = cap;
+  }
+  memcpy(b->z + b->n, z, n);
+  b->n += n;
+  b->z[b->n] = 0;
+}
+
+static void xput_value(XBuf *b, const ShValue *v) {
+  char tmp[32];
+  static const char hex[] = "0123456789abcdef";
+  switch (v ? v->type : SHALE_NULL) {
+    case SHALE_INTEGER: xput(b, tmp, (size_t)record_int_to_text(v->i, tmp)); break;
+    case SHALE_FLOAT: xput(b, tmp, (size_t)record_real_to_text(v->r, tmp)); break;
+    case SHALE_TEXT: {
+      xput(b, "'", 1);
+      uint32_t s = 0;
+      for (uint32_t i = 0; i < v->n; i++) {
+        if (v->z[i] == '\'') {
+          xput(b, v->z + s, i + 1 - s);
+          xput(b, "'", 1);
+          s = i + 1;
+        }
+      }
+      xput(b, v->z + s, v->n - s);
+      xput(b, "'", 1);
+      break;
+    }
+    case SHALE_BLOB:
+      xput(b, "x'", 2);
+      for (uint32_t i = 0; i < v->n; i++) {
+        char h[2] = {hex[(uint8_t)v->z[i] >> 4], hex[(uint8_t)v->z[i] & 15]};
+        xput(b, h, 2);
+      }
+      xput(b, "'", 1);
+      break;
+    default: xput(b, "NULL", 4); break;
+  }
+}
+
+static int ident_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         (c & 0x80);
+}
+
+char *shale_expanded_sql(shale_stmt *st) {
+  if (!st || !st->sql) return NULL;
+  const char *z = st->sql;
+  size_t n = strlen(z), i = 0, s = 0;
+  int maxidx = 0;
+  XBuf b = {0};
+  while (i < n) {
+    char c = z[i];
+    if (c == '\'' || c == '"' || c == '`' || c == '[') {
+      char end = c == '[' ? ']' : c;
+      i++;
+      while (i < n && z[i] != end) i++;
+      i++;
+    } else if (c == '-' && i + 1 < n && z[i + 1] == '-') {
+      while (i < n && z[i] != '\n') i++;
+    } else if (c == '/' && i + 1 < n && z[i + 1] == '*') {
+      i += 2;
+      while (i + 1 < n && !(z[i] == '*' && z[i + 1] == '/')) i++;
+      i += 2;
+    } else if (c == '?' || c == ':' || c == '@' || c == '$') {
+      size_t j = i + 1;
+      int idx = 0;
+      if (c == '?') {
+        while (j < n && z[j] >= '0' && z[j] <= '9') {
+          if (idx < 1000000) idx = idx * 10 + (z[j] - '0');
+          j++;
+        }
+        if (j == i + 1) idx = maxidx + 1;
+      } else {
+        while (j < n && ident_char(z[j])) j++;
+        if (j == i + 1) {
+          i++;
+          continue;
+        }
+        char name[256];
+        size_t len = j - i < sizeof name ? j - i : sizeof name - 1;
+        memcpy(name, z + i, len);
+        name[len] = 0;
+        idx = shale_bind_parameter_index(st, name);
+      }
+      if (idx > maxidx) maxidx = idx;
+      xput(&b, z + s, i - s);
+      xput_value(&b, idx >= 1 && idx <= st->nvar && st->vars ? &st->vars[idx] : NULL);
+      i = s = j;
+    } else if (ident_char(c)) {
+      while (i < n && ident_char(z[i])) i++;
+    } else {
+      i++;
+    }
+  }
+  if (i > n) i = n;
+  xput(&b, z + s, n - s);
+  if (!b.z && !b.oom) xput(&b, "", 0);
+  if (b.oom) {
+    shale_free(b.z);
+    return NULL;
+  }
+  return b.z;
+}
