@@ -232,7 +232,6 @@ int sqlite3_strnicmp(const char *a, const char *b, int n) {
 }
 int sqlite3_stricmp(const char *a, const char *b) { return sqlite3_strnicmp(a, b, INT_MAX); }
 
-int sqlite3_complete(const char *sql) { return sql ? shale_complete(sql) : 0; }
 const char *sqlite3_errstr(int rc) { return shale_errstr(rc); }
 
 /* ---------------------------------------------------------------- connections */

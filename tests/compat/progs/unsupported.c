@@ -1,0 +1,109 @@
+/* unsupported.c -- the features Shale's library does not have yet fail
+ * cleanly: an error code, and on a connection the message "<feature> is not
+ * supported by Shale yet"; clearing calls (NULL callbacks, onoff=0) succeed.
+ * Shale only (SQLite supports all of these). */
+#include "prog.h"
+
+static int cmp(void *a, int n1, const void *p1, int n2, const void *p2) { return 0; }
+static int auth(void *a, int op, const char *x, const char *y, const char *z, const char *w) {
+  return SQLITE_OK;
+}
+static int trace(unsigned t, void *c, void *p, void *x) { return 0; }
+static int commit(void *a) { return 0; }
+static int progress(void *a) { return 0; }
+static int busy(void *a, int n) { return 0; }
+static void fn(sqlite3_context *c, int n, sqlite3_value **v) {}
+static int freed;
+static void destroy(void *p) { freed++; }
+
+#define EXPECT_UNSUP(db, expr, what)                                        \
+  do {                                                                      \
+    EXPECT_INT((expr), SQLITE_ERROR);                                       \
+    EXPECT_STR(sqlite3_errmsg(db), what " is not supported by Shale yet");  \
+  } while (0)
+
+int main(void) {
+  sqlite3 *db = NULL;
+  EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
+  EXPECT(strstr(sqlite3_sourceid(), "shale") != NULL);
+
+  EXPECT_UNSUP(db, sqlite3_create_function(db, "f", 1, SQLITE_UTF8, NULL, fn, NULL, NULL),
+               "sqlite3_create_function");
+  EXPECT_UNSUP(db, sqlite3_create_function_v2(db, "f", 1, SQLITE_UTF8, &freed, fn, NULL, NULL,
+                                              destroy),
+               "sqlite3_create_function_v2");
+  EXPECT_INT(freed, 1);
+  EXPECT_UNSUP(db, sqlite3_create_window_function(db, "w", 1, SQLITE_UTF8, NULL, fn, NULL, NULL,
+                                                  fn, NULL),
+               "sqlite3_create_window_function");
+  EXPECT_UNSUP(db, sqlite3_create_collation(db, "c", SQLITE_UTF8, NULL, cmp),
+               "sqlite3_create_collation");
+  EXPECT_UNSUP(db, sqlite3_create_collation_v2(db, "c", SQLITE_UTF8, NULL, cmp, NULL),
+               "sqlite3_create_collation_v2");
+  EXPECT_UNSUP(db, sqlite3_set_authorizer(db, auth, NULL), "sqlite3_set_authorizer");
+  EXPECT_INT(sqlite3_set_authorizer(db, NULL, NULL), SQLITE_OK);
+  EXPECT_UNSUP(db, sqlite3_trace_v2(db, SQLITE_TRACE_STMT, trace, NULL), "sqlite3_trace_v2");
+  EXPECT_INT(sqlite3_trace_v2(db, 0, NULL, NULL), SQLITE_OK);
+  EXPECT_UNSUP(db, sqlite3_busy_handler(db, busy, NULL), "sqlite3_busy_handler");
+  EXPECT_INT(sqlite3_busy_handler(db, NULL, NULL), SQLITE_OK);
+  EXPECT(sqlite3_commit_hook(db, commit, NULL) == NULL);
+  EXPECT_STR(sqlite3_errmsg(db), "sqlite3_commit_hook is not supported by Shale yet");
+  EXPECT(sqlite3_rollback_hook(db, NULL, NULL) == NULL);
+  sqlite3_progress_handler(db, 10, progress, NULL);
+  EXPECT_STR(sqlite3_errmsg(db), "sqlite3_progress_handler is not supported by Shale yet");
+  sqlite3_progress_handler(db, 0, NULL, NULL);
+
+  EXPECT(sqlite3_backup_init(db, "main", db, "main") == NULL);
+  EXPECT_STR(sqlite3_errmsg(db), "sqlite3_backup_init is not supported by Shale yet");
+  EXPECT_INT(sqlite3_backup_finish(NULL), SQLITE_OK);
+
+  sqlite3_blob *blob = (sqlite3_blob *)1;
+  EXPECT_UNSUP(db, sqlite3_blob_open(db, "main", "t", "c", 1, 0, &blob), "sqlite3_blob_open");
+  EXPECT(blob == NULL);
+  EXPECT_INT(sqlite3_blob_close(NULL), SQLITE_OK);
+  EXPECT_INT(sqlite3_blob_read(NULL, NULL, 0, 0), SQLITE_MISUSE);
+
+  sqlite3_int64 sz = 0;
+  EXPECT(sqlite3_serialize(db, "main", &sz, 0) == NULL);
+  EXPECT_STR(sqlite3_errmsg(db), "sqlite3_serialize is not supported by Shale yet");
+  unsigned char *img = sqlite3_malloc(512);
+  EXPECT_UNSUP(db, sqlite3_deserialize(db, "main", img, 512, 512, SQLITE_DESERIALIZE_FREEONCLOSE),
+               "sqlite3_deserialize");
+
+  char *err = NULL;
+  EXPECT_UNSUP(db, sqlite3_load_extension(db, "x.so", NULL, &err), "loading extensions");
+  EXPECT_STR(err, "loading extensions is not supported by Shale yet");
+  sqlite3_free(err);
+  EXPECT_UNSUP(db, sqlite3_enable_load_extension(db, 1), "loading extensions");
+  EXPECT_INT(sqlite3_enable_load_extension(db, 0), SQLITE_OK);
+  EXPECT_INT(sqlite3_enable_shared_cache(1), SQLITE_ERROR);
+  EXPECT_INT(sqlite3_enable_shared_cache(0), SQLITE_OK);
+  EXPECT(sqlite3_vfs_find(NULL) == NULL);
+  EXPECT_UNSUP(db, sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FKEY, 1, (int *)NULL),
+               "sqlite3_db_config");
+  int cur = 0, hi = 0;
+  EXPECT_UNSUP(db, sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_USED, &cur, &hi, 0),
+               "sqlite3_db_status");
+  EXPECT_UNSUP(db, sqlite3_table_column_metadata(db, NULL, "t", "c", NULL, NULL, NULL, NULL, NULL),
+               "sqlite3_table_column_metadata");
+  EXPECT_INT(sqlite3_file_control(db, NULL, SQLITE_FCNTL_PERSIST_WAL, &cur), SQLITE_NOTFOUND);
+  EXPECT_INT(sqlite3_status(SQLITE_STATUS_MEMORY_USED, &cur, &hi, 0), SQLITE_OK);
+  EXPECT(cur > 0);
+  EXPECT_INT(sqlite3_status(SQLITE_STATUS_PAGECACHE_USED, &cur, &hi, 0), SQLITE_ERROR);
+
+  /* limits: reading works, changing is refused with a message */
+  EXPECT_INT(sqlite3_limit(db, SQLITE_LIMIT_VARIABLE_NUMBER, -1), 32766);
+  EXPECT_INT(sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 1000), 1000000000);
+  EXPECT_STR(sqlite3_errmsg(db), "sqlite3_limit: changing a limit is not supported by Shale yet");
+  EXPECT_INT(sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1), 1000000000);
+
+  /* config: tuning hints accepted, subsystem replacements refused */
+  EXPECT_INT(sqlite3_config(SQLITE_CONFIG_MULTITHREAD), SQLITE_OK);
+  EXPECT_INT(sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0), SQLITE_OK);
+  EXPECT_INT(sqlite3_config(SQLITE_CONFIG_PCACHE2, NULL), SQLITE_ERROR);
+
+  /* the connection still works after all that */
+  EXEC_OK(db, "CREATE TABLE t(c); INSERT INTO t VALUES (1)");
+  EXPECT_INT(sqlite3_close(db), SQLITE_OK);
+  return prog_done();
+}

@@ -1,0 +1,164 @@
+/*
+ * test_compat.c -- build/compat/libsqlite3.so.0 in use: ordinary SQLite
+ * programs (tests/compat/progs/, built against the system <sqlite3.h> and
+ * -lsqlite3) run with LD_LIBRARY_PATH=BUILD/compat so the dynamic linker
+ * loads Shale's library instead of SQLite's; each must exit 0.
+ *
+ * Also: the swap really happens (sqlite3_sourceid() and ldd name Shale's
+ * library), the portable programs pass on the reference library too (the
+ * oracle for what they expect), the library exports only sqlite3_* names
+ * and every function issue 4 lists, a program links statically against
+ * libsqlite3.a, and Python's sqlite3 module runs on Shale
+ * (tests/compat/python_check.py; skipped under ASan, which cannot be
+ * loaded into an uninstrumented python3).
+ *
+ * Invariants:
+ *  1. BUILD is found from this binary's path (BUILD/tests/test_compat), so
+ *     the same source serves build/ and build-asan/.
+ *  2. A child that cannot start, crashes or exits non-zero fails the case
+ *     and its output is printed.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../test.h"
+
+static char g_build[1024]; /* absolute BUILD directory */
+static char g_root[1024];   /* repository root */
+
+static void find_dirs(void) {
+  if (g_build[0]) return;
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return;
+  exe[n] = 0;
+  for (int k = 0; k < 2; k++) { /* strip /test_compat, then /tests */
+    char *s = strrchr(exe, '/');
+    if (s) *s = 0;
+  }
+  snprintf(g_build, sizeof g_build, "%.1000s", exe);
+  char *s = strrchr(exe, '/');
+  if (s) *s = 0;
+  snprintf(g_root, sizeof g_root, "%.1000s", exe);
+}
+
+/* Run a shell command (with LD_LIBRARY_PATH=BUILD/compat when shale), output
+ * into out (truncated). Returns the exit status, or -1 if it did not exit. */
+static int run(const char *cmd, int shale, char *out, size_t cap) {
+  find_dirs();
+  char full[8192];
+  if (shale)
+    snprintf(full, sizeof full, "cd '%s' && LD_LIBRARY_PATH='%s/compat' %s 2>&1", g_root, g_build,
+             cmd);
+  else
+    snprintf(full, sizeof full, "cd '%s' && env -u LD_LIBRARY_PATH %s 2>&1", g_root, cmd);
+  FILE *p = popen(full, "r");
+  if (!p) return -1;
+  size_t len = 0;
+  out[0] = 0;
+  char buf[4096];
+  size_t k;
+  while ((k = fread(buf, 1, sizeof buf, p)) > 0) {
+    if (len + 1 < cap) {
+      size_t m = k < cap - 1 - len ? k : cap - 1 - len;
+      memcpy(out + len, buf, m);
+      len += m;
+      out[len] = 0;
+    }
+  }
+  int st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void run_prog(const char *name, int shale) {
+  char cmd[PATH_MAX + 64], out[65536];
+  snprintf(cmd, sizeof cmd, "'%s/compat/progs/%s'", g_build, name);
+  find_dirs();
+  snprintf(cmd, sizeof cmd, "'%s/compat/progs/%s'", g_build, name);
+  int rc = run(cmd, shale, out, sizeof out);
+  if (rc != 0) {
+    fprintf(stderr, "--- %s on %s (exit %d):\n%s\n", name, shale ? "Shale" : "SQLite", rc, out);
+    test_fail(__FILE__, __LINE__, "%s failed on %s", name, shale ? "Shale" : "SQLite");
+  }
+}
+
+TEST(compat_swap_loads_shale) {
+  char out[4096];
+  find_dirs();
+  char cmd[PATH_MAX + 64];
+  snprintf(cmd, sizeof cmd, "'%s/compat/progs/which'", g_build);
+  CHECK_EQ(run(cmd, 1, out, sizeof out), 0);
+  CHECK(strstr(out, "shale") != NULL);
+  CHECK(strstr(out, "3040001") != NULL);
+  CHECK_EQ(run(cmd, 0, out, sizeof out), 0);
+  CHECK(strstr(out, "shale") == NULL); /* the reference answers without the path */
+  snprintf(cmd, sizeof cmd, "ldd '%s/compat/progs/which'", g_build);
+  CHECK_EQ(run(cmd, 1, out, sizeof out), 0);
+  char want[PATH_MAX + 32];
+  snprintf(want, sizeof want, "%s/compat/libsqlite3.so.0", g_build);
+  CHECK(strstr(out, want) != NULL);
+}
+
+TEST(compat_exports_only_sqlite3_names) {
+  char cmd[PATH_MAX + 64];
+  static char out[1 << 16];
+  find_dirs();
+  snprintf(cmd, sizeof cmd, "nm -D --defined-only '%s/compat/libsqlite3.so.0'", g_build);
+  CHECK_EQ(run(cmd, 0, out, sizeof out), 0);
+  int n = 0;
+  for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+    char *name = strrchr(line, ' ');
+    name = name ? name + 1 : line;
+    if (strncmp(name, "sqlite3_", 8) && strncmp(name, "SQLITE", 6)) {
+      test_fail(__FILE__, __LINE__, "unexpected export %s", name);
+      break;
+    }
+    n++;
+  }
+  CHECK(n > 150);
+}
+
+/* Every function issue 4 names is exported (Shale-only program: dlsym). */
+TEST(compat_issue4_functions_exported) { run_prog("exports", 1); }
+
+TEST(compat_basic_shale) { run_prog("basic", 1); }
+TEST(compat_basic_sqlite) { run_prog("basic", 0); }
+TEST(compat_errors_shale) { run_prog("errors", 1); }
+TEST(compat_errors_sqlite) { run_prog("errors", 0); }
+TEST(compat_txn_shale) { run_prog("txn", 1); }
+TEST(compat_txn_sqlite) { run_prog("txn", 0); }
+TEST(compat_exec_tail_shale) { run_prog("exec_tail", 1); }
+TEST(compat_exec_tail_sqlite) { run_prog("exec_tail", 0); }
+TEST(compat_util_shale) { run_prog("util", 1); }
+TEST(compat_util_sqlite) { run_prog("util", 0); }
+TEST(compat_misuse_shale) { run_prog("misuse", 1); }
+TEST(compat_unsupported_shale) { run_prog("unsupported", 1); }
+
+#if !defined(__SANITIZE_ADDRESS__)
+TEST(compat_static_library) {
+  char cmd[3 * PATH_MAX], out[65536];
+  find_dirs();
+  snprintf(cmd, sizeof cmd,
+           "cc -std=c11 -o '%s/compat/progs/basic-static' tests/compat/progs/basic.c "
+           "'%s/compat/libsqlite3.a' -lm -pthread && '%s/compat/progs/basic-static'",
+           g_build, g_build, g_build);
+  int rc = run(cmd, 0, out, sizeof out);
+  if (rc) fprintf(stderr, "%s\n", out);
+  CHECK_EQ(rc, 0);
+  snprintf(cmd, sizeof cmd, "nm '%s/compat/progs/basic-static'", g_build);
+  static char syms[1 << 20];
+  CHECK_EQ(run(cmd, 0, syms, sizeof syms), 0);
+  CHECK(strstr(syms, "shale_step") != NULL); /* Shale's code, linked in */
+}
+
+TEST(compat_python_sqlite3_module) {
+  char out[65536];
+  int rc = run("python3 tests/compat/python_check.py", 1, out, sizeof out);
+  if (rc) fprintf(stderr, "%s\n", out);
+  CHECK_EQ(rc, 0);
+  CHECK(strstr(out, "python on shale: ok") != NULL);
+}
+#endif
