@@ -1058,12 +1058,12 @@ static shale *shale_db_fresh(void) {
 }
 
 /* Prepare and step (at most 200 rows) the first statement on Shale. */
-static void run_shale(shale *db, long idx, const char *z, int n, Stats *st) {
+static void run_shale_ex(shale *db, long idx, const char *z, int n, Stats *st, int step) {
   shale_stmt *stmt = NULL;
   const char *tail = NULL;
   int rc = shale_prepare_v2(db, z, n, &stmt, &tail);
   st->shale_run++;
-  if (rc == SHALE_OK && stmt) {
+  if (rc == SHALE_OK && stmt && step) {
     int rows = 0;
     while ((rc = shale_step(stmt)) == SHALE_ROW && rows++ < 200) {
       int nc = shale_column_count(stmt);
@@ -1086,6 +1086,9 @@ static void run_shale(shale *db, long idx, const char *z, int n, Stats *st) {
     }
   }
   shale_finalize(stmt);
+}
+static void run_shale(shale *db, long idx, const char *z, int n, Stats *st) {
+  run_shale_ex(db, idx, z, n, st, 1);
 }
 #endif
 
@@ -1117,8 +1120,9 @@ TEST(sql_fuzz_parser) {
     (void)sql_complete(b.z ? b.z : "");
     if (i % 3 == 0) compare_sqlite(ref, i, b.z ? b.z : "", n, failed, our_err, &st);
 #if SHALE_HAS_SQL_API
-    if (sdb && i % 5 == 0) {
-      run_shale(sdb, i, b.z ? b.z : "", n, &st);
+    if (sdb) {
+      /* every input goes through Shale's compiler; one in five is also run */
+      run_shale_ex(sdb, i, b.z ? b.z : "", n, &st, i % 5 == 0);
       if (i % 2000 == 0) { /* DDL and DML drift the schema: start again now and then */
         shale_close(sdb);
         sdb = shale_db_fresh();
@@ -1129,8 +1133,10 @@ TEST(sql_fuzz_parser) {
   free(b.z);
 #if SHALE_HAS_SQL_API
   shale_close(sdb);
-  printf("Shale: %ld statements prepared and stepped, %ld errors (messages all non-empty)\n",
+  printf("Shale: %ld inputs prepared (compiled), one in five also stepped; %ld errors (messages"
+         " all non-empty)\n",
          st.shale_run, st.shale_err);
+  CHECK(st.shale_run >= total); /* the issue asks for >= 100,000 through the compiler */
 #endif
   sqlite3_close(ref);
   printf(
