@@ -165,7 +165,7 @@ KeyInfo *parse_index_keyinfo(Parse *p, const Index *idx) {
     if (name && util_stricmp(name, "BINARY") != 0) {
       c = record_collation_find(name);
       if (!c) {
-        parse_error(p, "no such collation sequence: %s", name);
+        parse_error_code(p, SHALE_ERROR_MISSING_COLLSEQ, "no such collation sequence: %s", name);
         return NULL;
       }
     }
@@ -429,6 +429,14 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
   char *perr = NULL;
   int rc = sql_parse(&p.arena, sql, nbytes, &s, &end, &perr);
   if (tail) *tail = end ? end : sql + nbytes;
+  SqlStmt *hdr = NULL;
+  if (rc == SHALE_ERROR && sql_parse_trigger_header(&p.arena, sql, nbytes, &hdr) &&
+      ddl_trigger_header_error(&p, hdr)) {
+    /* SQLite stops at the header's error before it reads the body */
+    shale_free(perr);
+    perr = p.errmsg;
+    rc = p.rc;
+  }
   if (rc) {
     if (errmsg)
       *errmsg = perr;

@@ -392,6 +392,9 @@ int ddl_create_table(Parse *, const SqlStmt *);
 int ddl_create_index(Parse *, const SqlStmt *);
 int ddl_create_view(Parse *, const SqlStmt *);
 int ddl_create_trigger(Parse *, const SqlStmt *);
+/* The error SQLite reports for a CREATE TRIGGER header (s may have no body)
+ * before it reads the body: 1 after parse_error, else 0 (emits no code). */
+int ddl_trigger_header_error(Parse *, const SqlStmt *);
 int ddl_drop(Parse *, const SqlStmt *);
 int ddl_reindex(Parse *, const SqlStmt *);
 int ddl_alter(Parse *, const SqlStmt *);

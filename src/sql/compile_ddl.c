@@ -428,7 +428,10 @@ int ddl_create_view(Parse *p, const SqlStmt *s) {
 
 /* --------------------------------------------------------- CREATE TRIGGER */
 
-int ddl_create_trigger(Parse *p, const SqlStmt *s) {
+/* The checks SQLite makes when it reduces the trigger header (before the
+ * body): 1 after parse_error, 2 if the trigger exists and IF NOT EXISTS was
+ * given, else 0 with *on / *onv the table or view. */
+static int trigger_header(Parse *p, const SqlStmt *s, Table **on_out, View **onv_out) {
   const SqlCreateTrigger *tr = &s->u.create_trigger;
   if (tr->temp && tr->name.schema) {
     parse_error(p, "temporary trigger may not have qualified name");
@@ -445,6 +448,8 @@ int ddl_create_trigger(Parse *p, const SqlStmt *s) {
   }
   Table *on = schema_find_table(p->schema, tr->table);
   View *onv = on ? NULL : schema_find_view(p->schema, tr->table);
+  *on_out = on;
+  *onv_out = onv;
   if (!on && !onv) {
     parse_error(p, "no such table: main.%s", tr->table);
     return 1;
@@ -454,13 +459,29 @@ int ddl_create_trigger(Parse *p, const SqlStmt *s) {
     return 1;
   }
   if (schema_find_trigger(p->schema, tr->name.name)) {
-    if (tr->if_not_exists) {
-      parse_need_read(p);
-      return 0;
-    }
+    if (tr->if_not_exists) return 2;
     parse_error(p, "trigger %s already exists", ddl_name_token(p, &tr->name));
     return 1;
   }
+  return 0;
+}
+
+int ddl_trigger_header_error(Parse *p, const SqlStmt *s) {
+  Table *on = NULL;
+  View *onv = NULL;
+  return trigger_header(p, s, &on, &onv) == 1;
+}
+
+int ddl_create_trigger(Parse *p, const SqlStmt *s) {
+  const SqlCreateTrigger *tr = &s->u.create_trigger;
+  Table *on = NULL;
+  View *onv = NULL;
+  int h = trigger_header(p, s, &on, &onv);
+  if (h == 2) {
+    parse_need_read(p);
+    return 0;
+  }
+  if (h) return 1;
   const char *sql = ddl_stored_sql(p, s, &tr->name, "TRIGGER", DDL_END_LAST_TOKEN);
   if (!sql) return 1;
   Schema *scratch = ddl_scratch_with(p, on);

@@ -295,7 +295,7 @@ static const SqlExpr *first_collate_child(const SqlExpr *e) {
 static const Collation *find_coll(Parse *p, const char *name) {
   if (!name || util_stricmp(name, "BINARY") == 0) return NULL;
   const Collation *c = record_collation_find(name);
-  if (!c) parse_error(p, "no such collation sequence: %s", name);
+  if (!c) parse_error_code(p, SHALE_ERROR_MISSING_COLLSEQ, "no such collation sequence: %s", name);
   return c;
 }
 

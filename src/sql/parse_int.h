@@ -47,6 +47,7 @@ typedef struct Parser {
   int pend_kind;      /* error pending on a variable: 0 none, 1 ?NNN range, 2 #N */
   SqlTok pend_tok;
   int pend_next; /* offset of the token after the variable */
+  struct SqlStmt *trig_hdr; /* CREATE TRIGGER whose BEGIN was read (header complete) */
 } Parser;
 
 /* Weights for p->nest, fitted to where SQLite 3.40's parser stack overflows

@@ -975,6 +975,7 @@ static SqlStmt *create_trigger(Parser *p, int start, int temp) {
     if (!tr->when) return NULL;
   }
   if (!p_expect(p, TK_BEGIN)) return NULL;
+  p->trig_hdr = s;
   int cap = 0;
   p->in_trigger = 1;
   do {
@@ -1351,8 +1352,8 @@ SqlStmt *p_stmt(Parser *p) {
   return s;
 }
 
-int sql_parse(UtilArena *arena, const char *sql, int nbytes, SqlStmt **out, const char **tail,
-              char **errmsg) {
+static int parse_main(UtilArena *arena, const char *sql, int nbytes, SqlStmt **out,
+                      const char **tail, char **errmsg, SqlStmt **trig_hdr) {
   Parser ps;
   Parser *p = &ps;
   memset(p, 0, sizeof *p);
@@ -1409,6 +1410,16 @@ int sql_parse(UtilArena *arena, const char *sql, int nbytes, SqlStmt **out, cons
     }
   }
 done:
+  if (p->rc && trig_hdr && p->trig_hdr && p->rc != SHALE_NOMEM) {
+    SqlStmt *h = p_alloc(p, sizeof *h);
+    if (h) {
+      *h = *p->trig_hdr;
+      h->u.create_trigger.when = NULL;
+      h->u.create_trigger.stmts = NULL;
+      h->u.create_trigger.nstmts = 0;
+      *trig_hdr = h;
+    }
+  }
   if (p->rc) {
     if (errmsg)
       *errmsg = p->errmsg;
@@ -1424,4 +1435,19 @@ done:
   *out = s;
   if (tail) *tail = sql + (semi ? p->prev_end : p->end);
   return SHALE_OK;
+}
+
+int sql_parse(UtilArena *arena, const char *sql, int nbytes, SqlStmt **out, const char **tail,
+              char **errmsg) {
+  return parse_main(arena, sql, nbytes, out, tail, errmsg, NULL);
+}
+
+int sql_parse_trigger_header(UtilArena *arena, const char *sql, int nbytes, SqlStmt **out) {
+  SqlStmt *s = NULL;
+  char *err = NULL;
+  *out = NULL;
+  int rc = parse_main(arena, sql, nbytes, &s, NULL, &err, out);
+  shale_free(err);
+  if (rc == SHALE_OK) *out = NULL;
+  return *out != NULL;
 }

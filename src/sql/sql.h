@@ -89,6 +89,12 @@ struct SqlStmt;
  * arena copies, and spans refer to sql. */
 int sql_parse(UtilArena *arena, const char *sql, int nbytes, struct SqlStmt **out,
               const char **tail, char **errmsg);
+/* After sql_parse failed on the same text: if the error came after the BEGIN
+ * of a CREATE TRIGGER (SQLite checks the header there, before the body),
+ * returns 1 with *out that statement without WHEN and body (in the arena);
+ * else 0 with *out NULL. */
+int sql_parse_trigger_header(UtilArena *arena, const char *sql, int nbytes,
+                             struct SqlStmt **out);
 
 /* ---- AST printer (ast_print.c) ---- */
 /* The statement as S-expression text in shale_malloc memory (NULL on OOM). */

@@ -13,8 +13,8 @@
  *     by tests/sql/fill.py): SQLite must reproduce every one (fatal), and every case
  *     must be an error.
  *  3. Shale's half is compiled only when SHALE_HAS_SQL_API is 1. It prints every
- *     difference and "N of M error cases match"; it is non-fatal until all match
- *     (then a mismatch fails the case, so a regression cannot slip in).
+ *     difference and "N of M error cases match"; it is FATAL: every case (and the
+ *     too-many-variables case) must give SQLite's extended code and message.
  *  4. The file is $SHALE_SQL_ERRORS, else tests/sql/errors.txt (repo root = cwd).
  */
 #include <sqlite3.h>
@@ -250,6 +250,8 @@ TEST(too_many_sql_variables) {
   run_shale(&c, &b);
   if (b.code != a.code || strcmp(a.msg, b.msg))
     printf("too many SQL variables: Shale says %d %s\n", b.code, b.msg);
+  CHECK_EQ(b.code, a.code);
+  CHECK_STR(b.msg, a.msg);
 #endif
   free(c.sql);
 }
@@ -273,8 +275,7 @@ TEST(error_cases_match_on_shale) {
            b.code, b.msg);
   }
   printf("%d of %d error cases match\n", same, cs.n);
-  /* non-fatal until every case matches; from then on it guards against regressions */
-  if (same == cs.n) CHECK_EQ(same, cs.n);
+  CHECK_EQ(same, cs.n); /* every case: SQLite's extended code and message */
   free_cases(&cs);
 }
 #endif
