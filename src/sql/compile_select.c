@@ -152,17 +152,18 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
 static SqlSelect *view_select(Parse *p, const View *v, const char **text);
 
 /* pragma_user_version, pragma_schema_version, pragma_application_id,
- * pragma_freelist_count in FROM: one row, one column read from the file
- * header when the item is materialized. -1 if the name is none of them. */
+ * pragma_freelist_count, pragma_page_count in FROM: one row, one column read
+ * from the file header (the page count from the btree) when the item is
+ * materialized. -1 if the name is none of them. */
 static int cookie_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   static const struct {
     const char *name;
     int meta;
   } tab[] = {{"user_version", 6}, {"schema_version", 1}, {"application_id", 8},
-             {"freelist_count", 0}};
+             {"freelist_count", 0}, {"page_count", -1}};
   if (util_strnicmp(a->name, "pragma_", 7) != 0) return -1;
   int k = -1;
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 5; i++)
     if (util_stricmp(a->name + 7, tab[i].name) == 0) k = i;
   if (k < 0) return -1;
   SelectState *st = select_state(p);
@@ -298,6 +299,97 @@ static int pragma_tvf(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   it->sub = sel;
   it->tab = tab;
   it->name = a->alias ? a->alias : a->name;
+  return parse_failed(p);
+}
+
+/* One index's rows of pragma_index_info / pragma_index_xinfo (xinfo: every
+ * stored column with desc, coll, key) appended to sel->cols. */
+static int index_info_rows(Parse *p, SqlSelect *sel, const Index *x, int xinfo) {
+  int n = xinfo ? x->ncol : x->nkey;
+  for (int i = 0; i < n; i++) {
+    const IndexColumn *ic = &x->cols[i];
+    const char *cname = ic->col >= 0 && x->table ? x->table->cols[ic->col].name : NULL;
+    SqlExpr *row = new_expr(p, SQL_E_ROW);
+    if (!row) return 1;
+    SqlExpr *v[8] = {lit_int(p, i), lit_int(p, ic->col),
+                     cname ? lit(p, SQL_E_STRING, cname) : lit(p, SQL_E_NULL, NULL)};
+    int k = 3;
+    if (xinfo) {
+      v[k++] = lit_int(p, ic->desc);
+      v[k++] = lit(p, SQL_E_STRING, ic->coll ? ic->coll : "BINARY");
+      v[k++] = lit_int(p, i < x->nkey);
+    }
+    v[k++] = lit(p, SQL_E_STRING, x->name);
+    v[k++] = lit(p, SQL_E_NULL, NULL); /* schema: NULL unless given, as SQLite */
+    for (int c = 0; c < k; c++)
+      if (!v[c] || !(row->list = list_add(p, row->list, v[c]))) return 1;
+    if (!(sel->cols = list_add(p, sel->cols, row))) return 1;
+  }
+  return 0;
+}
+
+/* pragma_index_info(I) / pragma_index_xinfo(I) in FROM. With a literal
+ * argument the rows of index I are a VALUES subquery; with any other
+ * argument (e.g. a column of an earlier FROM item) the item holds the rows
+ * of every index and the argument becomes the ON term "arg = I", as SQLite
+ * treats a table-valued function's arguments. -1 for other names. */
+static int index_info_tvf(Parse *p, SrcItem *it, const SqlSrcItem *a) {
+  int xinfo;
+  if (util_stricmp(a->name, "pragma_index_info") == 0) xinfo = 0;
+  else if (util_stricmp(a->name, "pragma_index_xinfo") == 0) xinfo = 1;
+  else return -1;
+  SqlExpr *arg = a->args && a->args->n >= 1 ? a->args->a[0].expr : NULL;
+  if (!arg) return -1;
+  int literal = (arg->op == SQL_E_STRING || (arg->op == SQL_E_ID && (arg->flags & SQL_EF_QUOTED))) &&
+                arg->z;
+  SqlSelect *sel = parse_alloc(p, sizeof *sel);
+  if (!sel) return 1;
+  it->name = a->alias ? a->alias : a->name;
+  if (literal) {
+    const Index *x = p->schema ? schema_find_index(p->schema, arg->z) : NULL;
+    if (x && index_info_rows(p, sel, x, xinfo)) return 1;
+  } else {
+    int pos = 0;
+    const Index *x;
+    while (p->schema && (x = schema_map_next(&p->schema->indexes, &pos)) != NULL)
+      if (index_info_rows(p, sel, x, xinfo)) return 1;
+    SqlExpr *col = new_expr(p, SQL_E_COLUMN);
+    SqlExpr *eq = new_expr(p, SQL_E_BINARY);
+    if (!col || !eq) return 1;
+    col->table = it->name;
+    col->z = "arg";
+    eq->sub = TK_EQ;
+    eq->a = col;
+    eq->b = arg;
+    it->on = and_expr(p, it->on, eq);
+  }
+  int nvis = xinfo ? 6 : 3, ncol = nvis + 2;
+  if (sel->cols) {
+    sel->kind = SQL_SEL_VALUES;
+  } else {
+    for (int k = 0; k < ncol; k++)
+      if (!(sel->cols = list_add(p, sel->cols, lit(p, SQL_E_NULL, NULL)))) return 1;
+    sel->where = lit_int(p, 0);
+  }
+  if (select_resolve(p, sel, NULL)) return 1;
+  const char *all[8] = {"seqno", "cid", "name"};
+  int k = 3;
+  if (xinfo) {
+    all[k++] = "desc";
+    all[k++] = "coll";
+    all[k++] = "key";
+  }
+  all[k++] = "arg";
+  all[k++] = "schema";
+  SqlIdList ids = {ncol, ncol, all};
+  Table *tab = select_result_table(p, sel, a->name, &ids);
+  if (!tab) return 1;
+  for (int c = 0; c < ncol; c++) tab->cols[c].name = parse_strdup(p, all[c]);
+  tab->cols[nvis].hidden = tab->cols[nvis + 1].hidden = COL_HIDDEN;
+  it->kind = SRC_SUBQUERY;
+  it->sub = sel;
+  it->tab = tab;
+  parse_need_read(p);
   return parse_failed(p);
 }
 
@@ -503,7 +595,9 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
       return 1;
     }
     if (a->has_args) {
-      int rc = pragma_tvf(p, it, a);
+      int rc = index_info_tvf(p, it, a);
+      if (rc < 0) rc = pragma_tvf(p, it, a);
+      if (rc < 0 && (!a->args || a->args->n == 0)) rc = cookie_item(p, it, a);
       if (rc < 0) parse_error(p, "no such table: %s", a->name);
       if (rc) return 1;
       s->n++;
@@ -2186,7 +2280,10 @@ void src_code_subquery(Parse *p, SrcItem *it) {
     if (c->cursor == it->cursor) {
       int r = emit_regs(p, 3);
       emit(p, OP_OpenEphemeral, it->cursor, 1, 0);
-      emit(p, OP_ReadCookie, 0, r, c->meta);
+      if (c->meta < 0)
+        emit(p, OP_Pagecount, 0, r, 0);
+      else
+        emit(p, OP_ReadCookie, 0, r, c->meta);
       emit(p, OP_MakeRecord, r, 1, r + 1);
       emit(p, OP_NewRowid, it->cursor, r + 2, 0);
       emit(p, OP_Insert, it->cursor, r + 1, r + 2);

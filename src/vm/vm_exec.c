@@ -1172,6 +1172,11 @@ dispatch:
     value_set_int(&reg[op->p2], (int32_t)x);
     NEXT();
   }
+  CASE(Pagecount) {
+    value_clear(&reg[op->p2]);
+    value_set_int(&reg[op->p2], (int64_t)btree_page_count(v->bt));
+    NEXT();
+  }
   CASE(SetCookie) {
     CHK(btree_update_meta(v->bt, op->p2, (uint32_t)op->p3));
     NEXT();
