@@ -9,7 +9,8 @@
  * (16, 20, 24, 28, 92, 96).
  *
  * Commit sequence (rollback journal):
- *   1. page 1: change counter + 1, 92 = counter, 96 = version, 28 = size;
+ *   1. page 1: change counter + 1, 92 = counter, 96 = version, 28 = size
+ *      (in-memory database: 28 only, when it changed; invariant 4);
  *   2. journal synced (FULL/EXTRA: records synced, header nRec written,
  *      synced again; NORMAL: header written, one sync; OFF: nothing);
  *   3. EXCLUSIVE taken (PENDING first; busy handler);
@@ -33,6 +34,11 @@
  *     inside rollback itself); only pager_rollback clears it.
  *  4. The change counter written at commit is the one read when the read
  *     transaction began plus one, so a retried commit never bumps it twice.
+ *     An in-memory database (memory) keeps its counter (as SQLite): only
+ *     the in-header size is rewritten, and only when it changed.
+ *  5. An in-memory database is read by this pager alone: once its header
+ *     was read (hdr_valid), db_size and the cache stay right between
+ *     transactions, and begin_read does not re-read the header.
  */
 #include <assert.h>
 #include <string.h>
@@ -494,7 +500,9 @@ int pager_begin_read(Pager *p) {
     unlock_to(p, OS_LOCK_NONE);
     if (rc != SHALE_BUSY || !p->busy || !p->busy(p->busy_arg, n++)) return rc;
   }
-  rc = read_header(p, rolled);
+  /* An in-memory database is private to this pager: nothing else can have
+   * changed it since our last transaction, so size and cache stand. */
+  if (!(p->memory && p->hdr_valid && !rolled)) rc = read_header(p, rolled);
   if (rc == SHALE_OK && p->hdr_wal && !p->memory && !p->no_wal) {
     /* A WAL database (bytes 18/19 = 2): open the log, keeping SHARED. */
     rc = open_wal(p);
@@ -680,6 +688,23 @@ static int update_page1(Pager *p, uint8_t *newhdr) {
   return rc;
 }
 
+/* In-memory database (as SQLite's :memory:): the change counter and the
+ * version fields are left alone (nothing else can read them), only the
+ * in-header size (28) is kept exact, so page 1 is written at commit only
+ * when the size changed. newhdr receives bytes 24..39. */
+static int update_page1_memory(Pager *p, uint8_t *newhdr) {
+  PgPage *pg;
+  int rc = pager_get(p, 1, 0, &pg);
+  if (rc != SHALE_OK) return rc;
+  if (util_get4(pg->data + 28) != p->db_size) {
+    rc = pager_write(pg);
+    if (rc == SHALE_OK) util_put4(pg->data + 28, p->db_size);
+  }
+  memcpy(newhdr, pg->data + 24, 16);
+  pager_unref(pg);
+  return rc;
+}
+
 /* WAL commit: every dirty page becomes a frame, the last a commit frame
  * with the database size. Page 1 goes in (with the pager's header fields,
  * change counter + 1, bytes 18/19 = 2) only when it was written or the size
@@ -748,7 +773,7 @@ int pager_commit(Pager *p) {
    * still due. */
   if (p->ndirty > 0 || p->db_size != p->orig_size || p->dbmod || p->wrote) {
     if (p->db_size > 0) {
-      rc = update_page1(p, newhdr);
+      rc = p->memory ? update_page1_memory(p, newhdr) : update_page1(p, newhdr);
       if (rc != SHALE_OK) return rc;
     }
     rc = pager_journal_sync(p);

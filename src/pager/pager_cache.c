@@ -16,6 +16,10 @@
  *     still be being modified by the layer above, so it is left dirty.
  *  4. Over budget with nothing clean and unreferenced (and no spill
  *     possible), the cache grows rather than fail.
+ *  5. ncached is the number of pages in the hash table, so a walk over the
+ *     buckets stops once it has seen that many (the walks below neither add
+ *     pages nor visit one twice): a small cache in a large table, or pages
+ *     numbered 1..n in buckets 1..n, costs O(pages), not O(buckets).
  */
 #include <assert.h>
 #include <string.h>
@@ -208,11 +212,13 @@ void pager_cache_remove(Pager *p, PgPage *pg) {
 
 void pager_cache_free_all(Pager *p) {
   if (!p->hash) return;
-  for (uint32_t i = 0; i < p->nhash; i++) {
+  int left = p->ncached; /* invariant 5: stop once every page was seen */
+  for (uint32_t i = 0; i < p->nhash && left > 0; i++) {
     PgPage *pg = p->hash[i], *next;
     for (; pg; pg = next) {
       next = pg->hnext;
       shale_free(pg);
+      left--;
     }
     p->hash[i] = NULL;
   }
@@ -373,10 +379,12 @@ int pager_cache_alloc(Pager *p, uint32_t pgno, PgPage **out) {
 
 int pager_cache_invalidate(Pager *p, int clean_only) {
   int rc = SHALE_OK;
-  for (uint32_t i = 0; i < p->nhash; i++) {
+  int left = p->ncached; /* invariant 5 */
+  for (uint32_t i = 0; i < p->nhash && left > 0; i++) {
     PgPage *pg = p->hash[i], *next;
     for (; pg; pg = next) {
       next = pg->hnext;
+      left--;
       if (clean_only && (pg->flags & PG_DIRTY)) continue;
       if (pg->nref == 0) {
         pager_cache_remove(p, pg);
@@ -395,10 +403,12 @@ int pager_cache_invalidate(Pager *p, int clean_only) {
 
 int pager_cache_reload_range(Pager *p, uint32_t lo, uint32_t hi) {
   int rc = SHALE_OK;
-  for (uint32_t i = 0; i < p->nhash; i++) {
+  int left = p->ncached; /* invariant 5 */
+  for (uint32_t i = 0; i < p->nhash && left > 0; i++) {
     PgPage *pg = p->hash[i], *next;
     for (; pg; pg = next) {
       next = pg->hnext;
+      left--;
       if (pg->pgno < lo || pg->pgno > hi) continue;
       if (pg->nref == 0) {
         pager_cache_remove(p, pg);
@@ -413,10 +423,12 @@ int pager_cache_reload_range(Pager *p, uint32_t lo, uint32_t hi) {
 }
 
 void pager_cache_drop_above(Pager *p, uint32_t n) {
-  for (uint32_t i = 0; i < p->nhash; i++) {
+  int left = p->ncached; /* invariant 5 */
+  for (uint32_t i = 0; i < p->nhash && left > 0; i++) {
     PgPage *pg = p->hash[i], *next;
     for (; pg; pg = next) {
       next = pg->hnext;
+      left--;
       if (pg->pgno <= n) continue;
       if (pg->nref == 0) {
         pager_cache_remove(p, pg);

@@ -92,3 +92,91 @@ TEST(invalid_header_size_uses_file_size) {
   CHECK_OK(read_size(path, &n));
   CHECK_EQ(n, 2);
 }
+
+/* An in-memory database keeps its change counter (SQLite's :memory: header
+ * reads counter 0, 92 = 0, 28 = page count): a commit that does not change
+ * the size leaves page 1 alone; one that does rewrites only offset 28. The
+ * size survives between transactions without a header re-read, and a
+ * rollback after a cache spill comes back to the committed size and data. */
+static void mem_page(Pager *p, uint32_t pgno, uint8_t fill) {
+  PgPage *pg;
+  CHECK_OK(pager_get(p, pgno, 0, &pg));
+  CHECK_OK(pager_write(pg));
+  if (pgno == 1) {
+    memcpy(pager_data(pg), "SQLite format 3", 16);
+    pager_data(pg)[16] = 0x04; /* 1024 */
+    pager_data(pg)[17] = 0x00;
+    memset(pager_data(pg) + 100, fill, 1024 - 100);
+  } else {
+    memset(pager_data(pg), fill, 1024);
+  }
+  pager_unref(pg);
+}
+
+static uint32_t mem_hdr4(Pager *p, int off) {
+  PgPage *pg;
+  CHECK_OK(pager_get(p, 1, 0, &pg));
+  uint8_t *d = pager_data(pg);
+  uint32_t v = (uint32_t)d[off] << 24 | (uint32_t)d[off + 1] << 16 | (uint32_t)d[off + 2] << 8 |
+               d[off + 3];
+  pager_unref(pg);
+  return v;
+}
+
+TEST(memory_counter_and_size) {
+  Pager *p = NULL;
+  CHECK_OK(pager_open(NULL, ":memory:", SHALE_OPEN_READWRITE | SHALE_OPEN_MAIN_DB, 0, &p));
+  CHECK_OK(pager_set_page_size(p, 1024, 0));
+  CHECK_OK(pager_begin_write(p, 0));
+  for (uint32_t i = 1; i <= 3; i++) mem_page(p, i, (uint8_t)i);
+  CHECK_OK(pager_commit(p));
+  pager_end_read(p);
+  CHECK_OK(pager_begin_read(p));
+  CHECK_EQ(pager_db_size(p), 3);
+  CHECK_EQ(mem_hdr4(p, 24), 0);
+  CHECK_EQ(mem_hdr4(p, 28), 3);
+  CHECK_EQ(mem_hdr4(p, 92), 0);
+  pager_end_read(p);
+  /* same size: page 1 is not written */
+  PagerStats s0, s1;
+  CHECK_OK(pager_begin_write(p, 0));
+  mem_page(p, 2, 0x22);
+  pager_stats(p, &s0);
+  CHECK_OK(pager_commit(p));
+  pager_stats(p, &s1);
+  CHECK_EQ(s1.writes - s0.writes, 1);
+  pager_end_read(p);
+  /* growth under a tiny cache (spills), then a rollback */
+  pager_set_cache_size(p, 2);
+  CHECK_OK(pager_begin_write(p, 0));
+  for (uint32_t i = 2; i <= 40; i++) mem_page(p, i, 0x77);
+  CHECK_EQ(pager_db_size(p), 40);
+  PagerStats s2;
+  pager_stats(p, &s2);
+  CHECK(s2.spills > s1.spills);
+  CHECK_OK(pager_rollback(p));
+  CHECK_EQ(pager_db_size(p), 3);
+  pager_end_read(p);
+  CHECK_OK(pager_begin_read(p));
+  CHECK_EQ(pager_db_size(p), 3);
+  PgPage *pg;
+  CHECK_OK(pager_get(p, 2, 0, &pg));
+  CHECK_EQ(pager_data(pg)[5], 0x22);
+  pager_unref(pg);
+  CHECK_OK(pager_get(p, 3, 0, &pg));
+  CHECK_EQ(pager_data(pg)[5], 3);
+  pager_unref(pg);
+  pager_end_read(p);
+  /* growth committed: 28 follows, the counter does not */
+  CHECK_OK(pager_begin_write(p, 0));
+  for (uint32_t i = 4; i <= 30; i++) mem_page(p, i, (uint8_t)i);
+  CHECK_OK(pager_commit(p));
+  pager_end_read(p);
+  CHECK_OK(pager_begin_read(p));
+  CHECK_EQ(pager_db_size(p), 30);
+  CHECK_EQ(mem_hdr4(p, 28), 30);
+  CHECK_EQ(mem_hdr4(p, 24), 0);
+  CHECK_OK(pager_check(p));
+  pager_end_read(p);
+  CHECK_OK(pager_close(p));
+}
