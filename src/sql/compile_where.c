@@ -648,8 +648,12 @@ static void build_auto_index(WhereInfo *w, WLevel *L) {
   int all = (int)((it->colused >> 63) & 1) || it->kind == SRC_SUBQUERY;
   for (int c = 0; c < tab->ncol; c++) {
     if (c == tab->rowid_alias && !tab->without_rowid) continue;
-    int used = all || (c < 63 && ((it->colused >> c) & 1)) || (tab->without_rowid && tab->cols[c].pk);
-    for (int j = 0; j < nc && used; j++) used = cols[j].col != c;
+    int pk = tab->without_rowid && tab->cols[c].pk;
+    int used = all || (c < 63 && ((it->colused >> c) & 1)) || pk;
+    /* a WITHOUT ROWID key column is kept even when it is an equality column:
+     * compared in the term's collation (NOCASE, ...) two rows could share a
+     * key, and the later would replace the earlier */
+    for (int j = 0; j < nc && used && !pk; j++) used = cols[j].col != c;
     if (!used) continue;
     cols[nc].col = c;
     cols[nc].coll = "BINARY";

@@ -59,3 +59,20 @@ TEST(difffix_without_rowid_replace_after_add_column) {
   };
   RUN(s);
 }
+
+/* An automatic index over a WITHOUT ROWID table keyed by a NOCASE equality
+ * keeps the primary key in its key: 'Abc' and 'abc' are two rows (seed 8). */
+TEST(difffix_auto_index_without_rowid_nocase) {
+  static const char *const s[] = {
+      "CREATE TABLE t2(e NUMERIC, b ANY, c INTEGER COLLATE NOCASE)",
+      "CREATE TABLE t4(c INT, d NUMERIC COLLATE NOCASE, PRIMARY KEY(c)) WITHOUT ROWID",
+      "INSERT INTO t2(c, b) VALUES ('Abc', 8), (1e-300, NULL), (0.25, x'41')",
+      "INSERT INTO t4 VALUES (x'00', '0x1A'), (x'41', 5), ('', 8), (1, NULL), ('Abc', 'abc'), "
+      "(19, 7), ('abc', x'616263'), (3.75, 9), ('2', 'a'), (' 4', '1e3')",
+      "SELECT j1.c, j2.c FROM t2 AS j1 JOIN t4 AS j2 USING (c)",
+      "SELECT j1.c, j2.c, j2.d FROM t2 AS j1 JOIN t4 AS j2 ON j1.c = j2.c",
+      "SELECT j1.e, j2.d, 4 FROM t2 AS j1 NATURAL INNER JOIN t4 AS j2",
+      "SELECT count(*) FROM t2 AS j1 JOIN t4 AS j2 ON j2.c = j1.c COLLATE NOCASE",
+  };
+  RUN(s);
+}
