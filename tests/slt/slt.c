@@ -29,6 +29,7 @@
 #include "md5.h"
 
 int slt_max_details = 10;
+void (*slt_fail_hook)(const char *path, int line);
 
 /* ---------------------------------------------------------------- buffers */
 
@@ -369,6 +370,7 @@ static void fail(Run *run, int line, const char *sql, const char *fmt, ...)
 #include <stdarg.h>
 static void fail(Run *run, int line, const char *sql, const char *fmt, ...) {
   run->st->failed++;
+  if (slt_fail_hook) slt_fail_hook(run->path, line);
   if (run->shown >= slt_max_details) return;
   run->shown++;
   va_list ap;

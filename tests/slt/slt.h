@@ -84,6 +84,10 @@ int slt_run_file(const SltEngine *e, const char *path, SltStats *out);
 /* Failures printed per file (default 10); the rest are only counted. */
 extern int slt_max_details;
 
+/* Called (when not NULL) for every failing record, printed or not: the
+ * script's path and the record's line. */
+extern void (*slt_fail_hook)(const char *path, int line);
+
 /* The quick subset of the corpus (every small file plus one of each
  * generated kind), by path relative to the corpus folder: what
  * SHALE_SLT_QUICK=1 and the sanitizer build run. */

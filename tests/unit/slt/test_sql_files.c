@@ -9,9 +9,11 @@
  * Invariants:
  *  1. The scripts folder is $SHALE_SQL_TESTS, else tests/sql (the repo root is the
  *     working directory of make test); it may also name one .test file.
- *  2. An engine marked fatal must pass every record of every file; a non-fatal
- *     engine (Shale, until the lead makes it fatal) runs in a forked child and
- *     reports failures per file (and a crash), but never fails the case.
+ *  2. An engine marked fatal must pass every record of every file. Shale is
+ *     fatal except for the records listed in tests/sql/KNOWN_GAPS (file:line +
+ *     reason): it runs in a forked child (a crash fails the case), and the case
+ *     fails on any failing record not in the list AND on any listed record of a
+ *     script that ran which passes, so the list stays exact.
  *  3. The scripts hold at least 1,000 statement/query records in total, and none
  *     is skipped (they carry no skipif/onlyif).
  */
@@ -36,7 +38,7 @@
 typedef struct EngineRow {
   const char *label;
   const SltEngine *engine;
-  int fatal; /* 1: every record must pass; 0: failures are only reported */
+  int fatal; /* 1: every record must pass; 0: every record but the known gaps */
 } EngineRow;
 
 static const EngineRow engines[] = {
@@ -50,6 +52,84 @@ typedef struct Files {
   char **v;
   size_t n;
 } Files;
+
+/* ------------------------------------------------------------ known gaps */
+
+typedef struct Gap {
+  char file[64]; /* script base name */
+  int line;      /* the record's first line */
+  int hit;       /* it failed in this run */
+} Gap;
+
+static Gap gaps[64];
+static int ngaps;
+static long gap_unexpected; /* failing records not in the list */
+
+static const char *base_name(const char *path) {
+  const char *b = strrchr(path, '/');
+  return b ? b + 1 : path;
+}
+
+/* Read tests/sql/KNOWN_GAPS (next to the scripts): "FILE.test:LINE reason"
+ * lines, '#' comments. Returns the number of entries, -1 on a bad line. */
+static int read_gaps(const char *path) {
+  ngaps = 0;
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char buf[512];
+  int bad = 0;
+  while (fgets(buf, sizeof buf, f)) {
+    if (buf[0] == '#' || buf[0] == '\n') continue;
+    char name[64];
+    int line = 0;
+    if (sscanf(buf, "%63[^:]:%d", name, &line) != 2 || line <= 0 || ngaps == 64) {
+      printf("KNOWN_GAPS: bad line: %s", buf);
+      bad = 1;
+      continue;
+    }
+    snprintf(gaps[ngaps].file, sizeof gaps[ngaps].file, "%s", name);
+    gaps[ngaps].line = line;
+    gaps[ngaps].hit = 0;
+    ngaps++;
+  }
+  fclose(f);
+  return bad ? -1 : ngaps;
+}
+
+static void gap_hook(const char *path, int line) {
+  const char *b = base_name(path);
+  for (int i = 0; i < ngaps; i++)
+    if (gaps[i].line == line && !strcmp(gaps[i].file, b)) {
+      gaps[i].hit = 1;
+      return;
+    }
+  printf("%s:%d: FAILS on Shale and is not in tests/sql/KNOWN_GAPS\n", path, line);
+  gap_unexpected++;
+}
+
+/* The path of KNOWN_GAPS: in the scripts folder (or the folder of the one
+ * script named by $SHALE_SQL_TESTS). */
+static void gaps_path(const Files *fs, char *out, size_t n) {
+  const char *first = fs->n ? fs->v[0] : "tests/sql/x.test";
+  const char *b = base_name(first);
+  snprintf(out, n, "%.*sKNOWN_GAPS", (int)(b - first), first);
+}
+
+/* Listed gaps of scripts that ran but passed (stale entries). */
+static long gaps_stale(const Files *fs) {
+  long stale = 0;
+  for (int i = 0; i < ngaps; i++) {
+    int ran = 0;
+    for (size_t k = 0; k < fs->n; k++) ran |= !strcmp(base_name(fs->v[k]), gaps[i].file);
+    if (ran && !gaps[i].hit) {
+      printf("KNOWN_GAPS: %s:%d now passes on Shale -- remove it from the list\n", gaps[i].file,
+             gaps[i].line);
+      stale++;
+    }
+  }
+  return stale;
+}
+
 
 static int cmp_path(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
@@ -93,7 +173,8 @@ static void free_scripts(Files *fs) {
 static long run_all(const EngineRow *er, const Files *fs, long *failed) {
   long total = 0, bad = 0, badfiles = 0;
   double secs = 0;
-  printf("tests/sql on %s (%s):\n", er->label, er->fatal ? "must pass" : "report only");
+  printf("tests/sql on %s (%s):\n", er->label,
+         er->fatal ? "must pass" : "must pass but for tests/sql/KNOWN_GAPS");
   for (size_t i = 0; i < fs->n; i++) {
     SltStats st;
     slt_run_file(er->engine, fs->v[i], &st);
@@ -122,28 +203,41 @@ static long run_all(const EngineRow *er, const Files *fs, long *failed) {
 /* A report-only engine runs in a child process: a crash (or a leak) in an engine that
  * is still being built is reported, and cannot fail this case. Returns the records run,
  * or -1 when the child died (its signal is printed). */
-static long run_isolated(const EngineRow *er, const Files *fs, long *failed) {
+static long run_isolated(const EngineRow *er, const Files *fs, long *failed, long *unexpected,
+                         long *stale) {
   int fd[2];
-  if (pipe(fd)) return run_all(er, fs, failed);
+  *unexpected = *stale = -1;
+  if (pipe(fd)) return -1;
   fflush(stdout);
   fflush(stderr);
   pid_t pid = fork();
   if (pid < 0) {
     close(fd[0]);
     close(fd[1]);
-    return run_all(er, fs, failed);
+    return -1;
   }
   if (pid == 0) {
     close(fd[0]);
     setvbuf(stdout, NULL, _IOLBF, 0); /* lines up to a crash reach the log */
-    long r[2] = {0, 0};
+    long r[4] = {0, 0, 0, 0};
+    char gp[1024];
+    gaps_path(fs, gp, sizeof gp);
+    int ng = read_gaps(gp);
+    gap_unexpected = 0;
+    slt_fail_hook = gap_hook;
     r[0] = run_all(er, fs, &r[1]);
+    slt_fail_hook = NULL;
+    r[2] = gap_unexpected + (ng < 0);
+    r[3] = gaps_stale(fs);
+    printf("tests/sql on %s: %d known gaps listed, %ld unexpected failures, %ld listed records "
+           "that pass\n",
+           er->label, ngaps, r[2], r[3]);
     fflush(stdout);
     if (write(fd[1], r, sizeof r) != (ssize_t)sizeof r) _exit(3);
     _exit(0);
   }
   close(fd[1]);
-  long r[2] = {-1, 0};
+  long r[4] = {-1, 0, 0, 0};
   ssize_t got = read(fd[0], r, sizeof r);
   close(fd[0]);
   int status = 0;
@@ -155,6 +249,8 @@ static long run_isolated(const EngineRow *er, const Files *fs, long *failed) {
     return -1;
   }
   *failed = r[1];
+  *unexpected = r[2];
+  *stale = r[3];
   return r[0];
 }
 
@@ -162,10 +258,14 @@ TEST(sql_scripts_pass_on_every_engine) {
   Files fs = list_scripts();
   CHECK(fs.n > 0);
   for (size_t e = 0; e < sizeof engines / sizeof engines[0]; e++) {
-    long failed = 0;
-    long total = engines[e].fatal ? run_all(&engines[e], &fs, &failed)
-                                  : run_isolated(&engines[e], &fs, &failed);
+    long failed = 0, unexpected = 0, stale = 0;
+    long total = engines[e].fatal
+                     ? run_all(&engines[e], &fs, &failed)
+                     : run_isolated(&engines[e], &fs, &failed, &unexpected, &stale);
     if (engines[e].fatal) CHECK_EQ(failed, 0);
+    CHECK(total >= 0); /* the engine did not crash */
+    CHECK_EQ(unexpected, 0); /* every failing record is a known gap */
+    CHECK_EQ(stale, 0);      /* every known gap still fails */
     if (fs.n > 1 && total >= 0) CHECK(total >= 1000);
   }
   free_scripts(&fs);
