@@ -216,6 +216,9 @@ static int pragma_tvf(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   const SqlExpr *arg = a->args && a->args->n >= 1 ? a->args->a[0].expr : NULL;
   if (!arg || (arg->op != SQL_E_STRING && arg->op != SQL_E_ID) || !arg->z) return -1;
   const char *tname = arg->z;
+  /* the hidden schema column: the second argument when given, else NULL */
+  const SqlExpr *sarg = a->args->n >= 2 ? a->args->a[1].expr : NULL;
+  const char *sname = sarg && sarg->op == SQL_E_STRING ? sarg->z : NULL;
   const Table *t = p->schema ? schema_find_table(p->schema, tname) : NULL;
   if (!t && p->schema) {
     View *v = schema_find_view(p->schema, tname);
@@ -255,7 +258,7 @@ static int pragma_tvf(Parse *p, SrcItem *it, const SqlSrcItem *a) {
       SqlExpr *v[7] = {lit_int(p, j), lit(p, SQL_E_STRING, x->name), lit_int(p, x->unique),
                        lit(p, SQL_E_STRING, schema_index_origin_name(x)),
                        lit_int(p, x->where != NULL), lit(p, SQL_E_STRING, tname),
-                       lit(p, SQL_E_STRING, "main")};
+                       sname ? lit(p, SQL_E_STRING, sname) : lit(p, SQL_E_NULL, NULL)};
       for (int c = 0; c < 7; c++)
         if (!v[c] || !(row->list = list_add(p, row->list, v[c]))) return 1;
       if (!(sel->cols = list_add(p, sel->cols, row))) return 1;
@@ -271,7 +274,7 @@ static int pragma_tvf(Parse *p, SrcItem *it, const SqlSrcItem *a) {
                      c->dflt_sql ? lit(p, SQL_E_STRING, c->dflt_sql) : lit(p, SQL_E_NULL, NULL),
                      lit_int(p, c->pk), lit_int(p, c->hidden), NULL, NULL};
     v[nvis] = lit(p, SQL_E_STRING, tname);
-    v[nvis + 1] = lit(p, SQL_E_STRING, "main");
+    v[nvis + 1] = sname ? lit(p, SQL_E_STRING, sname) : lit(p, SQL_E_NULL, NULL);
     for (int k = 0; k < ncol; k++)
       if (!v[k] || !(row->list = list_add(p, row->list, v[k]))) return 1;
     if (!(sel->cols = list_add(p, sel->cols, row))) return 1;
