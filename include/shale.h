@@ -295,6 +295,8 @@ void shale_value_free(shale_value *v);
 int shale_value_numeric_type(shale_value *v);
 /* The statement text with bound parameters as literals (shale_malloc'ed). */
 char *shale_expanded_sql(shale_stmt *stmt);
+/* sqlite3_set_last_insert_rowid. */
+void shale_set_last_insert_rowid(shale *db, shale_int64 rowid);
 
 #ifdef __cplusplus
 }

@@ -193,3 +193,7 @@ char *shale_expanded_sql(shale_stmt *st) {
   }
   return b.z;
 }
+
+void shale_set_last_insert_rowid(shale *db, shale_int64 rowid) {
+  if (db) db->last_rowid = rowid;
+}

@@ -134,6 +134,8 @@ TEST(compat_exec_tail_shale) { run_prog("exec_tail", 1); }
 TEST(compat_exec_tail_sqlite) { run_prog("exec_tail", 0); }
 TEST(compat_util_shale) { run_prog("util", 1); }
 TEST(compat_util_sqlite) { run_prog("util", 0); }
+TEST(compat_extras_shale) { run_prog("extras", 1); }
+TEST(compat_extras_sqlite) { run_prog("extras", 0); }
 TEST(compat_misuse_shale) { run_prog("misuse", 1); }
 TEST(compat_unsupported_shale) { run_prog("unsupported", 1); }
 

@@ -102,6 +102,17 @@ int main(void) {
   EXPECT_INT(sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0), SQLITE_OK);
   EXPECT_INT(sqlite3_config(SQLITE_CONFIG_PCACHE2, NULL), SQLITE_ERROR);
 
+  /* declared rarities: UTF-16, virtual tables, txn_state (snapshots: not in the
+   * reference library this program links against) */
+  sqlite3_stmt *st = (sqlite3_stmt *)1;
+  EXPECT_UNSUP(db, sqlite3_prepare16_v2(db, u"SELECT 1", -1, &st, NULL), "UTF-16 text");
+  EXPECT(st == NULL);
+  EXPECT_UNSUP(db, sqlite3_create_module(db, "m", NULL, NULL), "virtual tables");
+  EXPECT_UNSUP(db, sqlite3_declare_vtab(db, "CREATE TABLE x(a)"), "virtual tables");
+  EXPECT_INT(sqlite3_txn_state(db, NULL), -1);
+  EXPECT_STR(sqlite3_errmsg(db), "sqlite3_txn_state is not supported by Shale yet");
+  EXPECT_INT(sqlite3_auto_extension(NULL), SQLITE_ERROR);
+
   /* the connection still works after all that */
   EXEC_OK(db, "CREATE TABLE t(c); INSERT INTO t VALUES (1)");
   EXPECT_INT(sqlite3_close(db), SQLITE_OK);

@@ -1,0 +1,499 @@
+/*
+ * extras.c -- the rest of the functions include/sqlite3.h declares, so that
+ * any program built against SQLite finds every symbol it may import:
+ * sqlite3_get_table, the sqlite3_str builder, strglob/strlike, keywords,
+ * mutexes, stmt_isexplain, set_last_insert_rowid, bind_pointer; and clean
+ * refusals for UTF-16 entry points, virtual tables, snapshots, extensions
+ * and the remaining rarely used calls.
+ *
+ * Owns: the static mutexes (SQLITE_MUTEX_STATIC_*).
+ *
+ * Invariants:
+ *  1. Same failure rule as unsupported.c: an error code and, on a live
+ *     connection, "<feature> is not supported by Shale yet"; never a crash
+ *     or a false success.
+ *  2. sqlite3_get_table's array has SQLite's layout: entry -1 (hidden) holds
+ *     the number of entries, then column names, then values row by row; all
+ *     of it freed by sqlite3_free_table.
+ *  3. sqlite3_str_new never returns NULL: on out-of-memory it returns a
+ *     shared object whose error code is SQLITE_NOMEM, as SQLite does.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../src/func/func.h"
+#include "../src/sql/sql.h"
+#include "compat_int.h"
+
+static int refuse(sqlite3 *db, const char *what) {
+  if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
+  char *m = sqlite3_mprintf("%s is not supported by Shale yet", what);
+  shale_set_error((shale *)db, SQLITE_ERROR, m);
+  sqlite3_free(m);
+  return SQLITE_ERROR;
+}
+
+/* ---------------------------------------------------------------- get_table */
+
+typedef struct Table {
+  char **a; /* a[0] = count (as intptr), a[1..] entries */
+  size_t n, cap;
+  int ncol, nrow, rc;
+  char *err;
+} Table;
+
+static int tbl_push(Table *t, const char *z) {
+  if (t->n + 1 >= t->cap) {
+    size_t cap = t->cap * 2;
+    char **a = sqlite3_realloc64(t->a, cap * sizeof *a);
+    if (!a) return 0;
+    t->a = a;
+    t->cap = cap;
+  }
+  char *c = NULL;
+  if (z) {
+    c = sqlite3_mprintf("%s", z);
+    if (!c) return 0;
+  }
+  t->a[++t->n] = c;
+  return 1;
+}
+
+static int tbl_cb(void *arg, int n, char **vals, char **names) {
+  Table *t = arg;
+  if (t->nrow == 0 && t->ncol == 0) {
+    t->ncol = n;
+    for (int i = 0; i < n; i++)
+      if (!tbl_push(t, names[i])) goto oom;
+  } else if (t->ncol != n) {
+    t->err = sqlite3_mprintf("sqlite3_get_table() called with two or more incompatible queries");
+    t->rc = SQLITE_ERROR;
+    return 1;
+  }
+  for (int i = 0; i < n; i++)
+    if (!tbl_push(t, vals[i])) goto oom;
+  t->nrow++;
+  return 0;
+oom:
+  t->rc = SQLITE_NOMEM;
+  return 1;
+}
+
+void sqlite3_free_table(char **result) {
+  if (!result) return;
+  char **a = result - 1;
+  size_t n = (size_t)(intptr_t)a[0];
+  for (size_t i = 1; i <= n; i++) sqlite3_free(a[i]);
+  sqlite3_free(a);
+}
+
+int sqlite3_get_table(sqlite3 *db, const char *sql, char ***presult, int *pnrow, int *pncol,
+                      char **perr) {
+  if (presult) *presult = NULL;
+  if (pnrow) *pnrow = 0;
+  if (pncol) *pncol = 0;
+  if (perr) *perr = NULL;
+  if (!compat_reg_has(db, COMPAT_DB) || !presult) return SQLITE_MISUSE;
+  Table t = {0};
+  t.cap = 20;
+  t.a = sqlite3_malloc64(t.cap * sizeof *t.a);
+  if (!t.a) return SQLITE_NOMEM;
+  char *err = NULL;
+  int rc = sqlite3_exec(db, sql, tbl_cb, &t, &err);
+  t.a[0] = (char *)(intptr_t)t.n;
+  if (rc == SQLITE_ABORT && t.rc) {
+    rc = t.rc;
+    sqlite3_free(err);
+    err = t.err;
+    t.err = NULL;
+    if (rc == SQLITE_NOMEM) err = NULL;
+    shale_set_error((shale *)db, rc, err);
+  }
+  sqlite3_free(t.err);
+  if (rc != SQLITE_OK) {
+    sqlite3_free_table(t.a + 1);
+    if (perr) *perr = err;
+    else sqlite3_free(err);
+    return rc;
+  }
+  sqlite3_free(err);
+  *presult = t.a + 1;
+  if (pnrow) *pnrow = t.nrow;
+  if (pncol) *pncol = t.ncol;
+  return SQLITE_OK;
+}
+
+/* ---------------------------------------------------------------- sqlite3_str */
+
+struct sqlite3_str {
+  char *z;
+  size_t n, cap;
+  int err;
+};
+static struct sqlite3_str oom_str = {NULL, 0, 0, SQLITE_NOMEM};
+
+sqlite3_str *sqlite3_str_new(sqlite3 *db) {
+  sqlite3_str *s = sqlite3_malloc64(sizeof *s);
+  if (!s) return &oom_str;
+  memset(s, 0, sizeof *s);
+  return s;
+}
+
+void sqlite3_str_append(sqlite3_str *s, const char *z, int n) {
+  if (!s || s->err || n <= 0 || !z) return;
+  if (s->n + (size_t)n + 1 > s->cap) {
+    size_t cap = s->cap ? s->cap : 64;
+    while (cap < s->n + (size_t)n + 1) cap *= 2;
+    if (cap > 1000000000) {
+      s->err = SQLITE_TOOBIG;
+      return;
+    }
+    char *p = sqlite3_realloc64(s->z, cap);
+    if (!p) {
+      s->err = SQLITE_NOMEM;
+      return;
+    }
+    s->z = p;
+    s->cap = cap;
+  }
+  memcpy(s->z + s->n, z, (size_t)n);
+  s->n += (size_t)n;
+  s->z[s->n] = 0;
+}
+void sqlite3_str_appendall(sqlite3_str *s, const char *z) {
+  if (z) sqlite3_str_append(s, z, (int)strlen(z));
+}
+void sqlite3_str_appendchar(sqlite3_str *s, int n, char c) {
+  char buf[64];
+  memset(buf, c, sizeof buf);
+  while (n > 0) {
+    int k = n < (int)sizeof buf ? n : (int)sizeof buf;
+    sqlite3_str_append(s, buf, k);
+    n -= k;
+  }
+}
+void sqlite3_str_vappendf(sqlite3_str *s, const char *fmt, va_list ap) {
+  if (!s || s->err) return;
+  char *z = sqlite3_vmprintf(fmt, ap);
+  if (!z) {
+    s->err = SQLITE_NOMEM;
+    return;
+  }
+  sqlite3_str_appendall(s, z);
+  sqlite3_free(z);
+}
+void sqlite3_str_appendf(sqlite3_str *s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  sqlite3_str_vappendf(s, fmt, ap);
+  va_end(ap);
+}
+void sqlite3_str_reset(sqlite3_str *s) {
+  if (!s || s == &oom_str) return;
+  sqlite3_free(s->z);
+  s->z = NULL;
+  s->n = s->cap = 0;
+  s->err = 0;
+}
+int sqlite3_str_errcode(sqlite3_str *s) { return s ? s->err : SQLITE_NOMEM; }
+int sqlite3_str_length(sqlite3_str *s) { return s && !s->err ? (int)s->n : 0; }
+char *sqlite3_str_value(sqlite3_str *s) { return s && !s->err && s->n ? s->z : NULL; }
+char *sqlite3_str_finish(sqlite3_str *s) {
+  if (!s || s == &oom_str) return NULL;
+  char *z = s->err || !s->n ? NULL : s->z;
+  if (!z) sqlite3_free(s->z);
+  sqlite3_free(s);
+  return z;
+}
+
+/* ---------------------------------------------------------------- text helpers */
+
+int sqlite3_strglob(const char *glob, const char *str) {
+  if (!glob) return str ? -1 : 0;
+  if (!str) return 1;
+  return func_glob_match(glob, (int)strlen(glob), str, (int)strlen(str)) ? 0 : 1;
+}
+int sqlite3_strlike(const char *pat, const char *str, unsigned int esc) {
+  if (!pat) return str ? -1 : 0;
+  if (!str) return 1;
+  return func_like_match(pat, (int)strlen(pat), str, (int)strlen(str), esc, 1) ? 0 : 1;
+}
+
+int sqlite3_keyword_count(void) { return TK_COUNT - TK_FIRST_KEYWORD - 1; }
+int sqlite3_keyword_name(int i, const char **pz, int *pn) {
+  if (i < 0 || i >= sqlite3_keyword_count()) return SQLITE_ERROR;
+  const char *z = sql_keyword_name(TK_FIRST_KEYWORD + 1 + i);
+  if (!z) return SQLITE_ERROR;
+  if (pz) *pz = z;
+  if (pn) *pn = (int)strlen(z);
+  return SQLITE_OK;
+}
+int sqlite3_keyword_check(const char *z, int n) {
+  return z && n > 0 && sql_keyword(z, n) != TK_ID;
+}
+
+/* ---------------------------------------------------------------- mutexes */
+
+struct sqlite3_mutex {
+  pthread_mutex_t m;
+  int is_static;
+};
+static sqlite3_mutex static_mutex[SQLITE_MUTEX_STATIC_VFS3 + 1];
+static pthread_once_t static_once = PTHREAD_ONCE_INIT;
+
+static void init_recursive(pthread_mutex_t *m) {
+  pthread_mutexattr_t a;
+  pthread_mutexattr_init(&a);
+  pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(m, &a);
+  pthread_mutexattr_destroy(&a);
+}
+static void init_static(void) {
+  for (int i = SQLITE_MUTEX_STATIC_MAIN; i <= SQLITE_MUTEX_STATIC_VFS3; i++) {
+    init_recursive(&static_mutex[i].m);
+    static_mutex[i].is_static = 1;
+  }
+}
+
+sqlite3_mutex *sqlite3_mutex_alloc(int kind) {
+  if (kind == SQLITE_MUTEX_FAST || kind == SQLITE_MUTEX_RECURSIVE) {
+    sqlite3_mutex *m = sqlite3_malloc64(sizeof *m);
+    if (!m) return NULL;
+    if (kind == SQLITE_MUTEX_RECURSIVE) init_recursive(&m->m);
+    else pthread_mutex_init(&m->m, NULL);
+    m->is_static = 0;
+    return m;
+  }
+  if (kind < SQLITE_MUTEX_STATIC_MAIN || kind > SQLITE_MUTEX_STATIC_VFS3) return NULL;
+  pthread_once(&static_once, init_static);
+  return &static_mutex[kind];
+}
+void sqlite3_mutex_free(sqlite3_mutex *m) {
+  if (!m || m->is_static) return;
+  pthread_mutex_destroy(&m->m);
+  sqlite3_free(m);
+}
+void sqlite3_mutex_enter(sqlite3_mutex *m) {
+  if (m) pthread_mutex_lock(&m->m);
+}
+int sqlite3_mutex_try(sqlite3_mutex *m) {
+  if (!m) return SQLITE_OK;
+  return pthread_mutex_trylock(&m->m) ? SQLITE_BUSY : SQLITE_OK;
+}
+void sqlite3_mutex_leave(sqlite3_mutex *m) {
+  if (m) pthread_mutex_unlock(&m->m);
+}
+/* Connections are not serialized (sqlite3_threadsafe() == 2): no mutex. */
+sqlite3_mutex *sqlite3_db_mutex(sqlite3 *db) { return NULL; }
+
+/* ---------------------------------------------------------------- statements */
+
+static const char *skip_space(const char *p) {
+  for (;;) {
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f') p++;
+    if (p[0] == '-' && p[1] == '-') {
+      while (*p && *p != '\n') p++;
+    } else if (p[0] == '/' && p[1] == '*') {
+      const char *e = strstr(p + 2, "*/");
+      p = e ? e + 2 : p + strlen(p);
+    } else {
+      return p;
+    }
+  }
+}
+static int word_at(const char **pp, const char *w) {
+  size_t n = strlen(w);
+  const char *p = skip_space(*pp);
+  if (strncasecmp(p, w, n)) return 0;
+  char c = p[n];
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')
+    return 0;
+  *pp = p + n;
+  return 1;
+}
+int sqlite3_stmt_isexplain(sqlite3_stmt *st) {
+  if (!compat_reg_has(st, COMPAT_STMT)) return 0;
+  const char *p = shale_sql((shale_stmt *)st);
+  if (!p || !word_at(&p, "EXPLAIN")) return 0;
+  return word_at(&p, "QUERY") && word_at(&p, "PLAN") ? 2 : 1;
+}
+int sqlite3_bind_pointer(sqlite3_stmt *st, int i, void *p, const char *type,
+                         void (*destroy)(void *)) {
+  /* SQL sees a pointer binding as NULL; only sqlite3_value_pointer in an
+   * application function could read it, and those do not exist yet. */
+  int rc = compat_reg_has(st, COMPAT_STMT) ? shale_bind_null((shale_stmt *)st, i) : SQLITE_MISUSE;
+  if (destroy) destroy(p);
+  return rc;
+}
+void *sqlite3_value_pointer(sqlite3_value *v, const char *type) { return NULL; }
+int sqlite3_expired(sqlite3_stmt *st) { return st ? 0 : 1; }
+int sqlite3_transfer_bindings(sqlite3_stmt *from, sqlite3_stmt *to) {
+  if (!compat_reg_has(from, COMPAT_STMT) || !compat_reg_has(to, COMPAT_STMT)) return SQLITE_MISUSE;
+  return refuse((sqlite3 *)shale_db_handle((shale_stmt *)to), "sqlite3_transfer_bindings");
+}
+int sqlite3_stmt_scanstatus(sqlite3_stmt *st, int idx, int op, void *out) { return 1; }
+void sqlite3_stmt_scanstatus_reset(sqlite3_stmt *st) {}
+int sqlite3_aggregate_count(sqlite3_context *c) { return 0; }
+
+/* ---------------------------------------------------------------- connections */
+
+void sqlite3_set_last_insert_rowid(sqlite3 *db, sqlite3_int64 rowid) {
+  if (compat_reg_has(db, COMPAT_DB)) shale_set_last_insert_rowid((shale *)db, rowid);
+}
+int sqlite3_txn_state(sqlite3 *db, const char *schema) {
+  if (!compat_reg_has(db, COMPAT_DB)) return -1;
+  refuse(db, "sqlite3_txn_state");
+  return -1;
+}
+int sqlite3_db_release_memory(sqlite3 *db) {
+  return compat_reg_has(db, COMPAT_DB) ? SQLITE_OK : SQLITE_MISUSE; /* a hint: nothing to drop */
+}
+int sqlite3_db_cacheflush(sqlite3 *db) { return refuse(db, "sqlite3_db_cacheflush"); }
+int sqlite3_autovacuum_pages(sqlite3 *db, unsigned (*cb)(void *, const char *, unsigned, unsigned,
+                                                         unsigned),
+                             void *arg, void (*destroy)(void *)) {
+  if (!cb) return compat_reg_has(db, COMPAT_DB) ? SQLITE_OK : SQLITE_MISUSE;
+  int rc = refuse(db, "sqlite3_autovacuum_pages");
+  if (destroy) destroy(arg);
+  return rc;
+}
+int sqlite3_unlock_notify(sqlite3 *db, void (*cb)(void **, int), void *arg) {
+  return refuse(db, "sqlite3_unlock_notify");
+}
+int sqlite3_overload_function(sqlite3 *db, const char *name, int n) {
+  return refuse(db, "sqlite3_overload_function");
+}
+
+/* ---------------------------------------------------------------- UTF-16 */
+
+int sqlite3_open16(const void *filename, sqlite3 **ppdb) {
+  if (ppdb) *ppdb = NULL;
+  return ppdb ? SQLITE_ERROR : SQLITE_MISUSE; /* UTF-16 is not supported by Shale yet */
+}
+const void *sqlite3_errmsg16(sqlite3 *db) { return NULL; }
+int sqlite3_complete16(const void *sql) { return SQLITE_ERROR; }
+static int prep16(sqlite3 *db, sqlite3_stmt **pst, const void **tail, const void *sql) {
+  if (pst) *pst = NULL;
+  if (tail) *tail = sql;
+  return refuse(db, "UTF-16 text");
+}
+int sqlite3_prepare16(sqlite3 *db, const void *sql, int n, sqlite3_stmt **pst, const void **tail) {
+  return prep16(db, pst, tail, sql);
+}
+int sqlite3_prepare16_v2(sqlite3 *db, const void *sql, int n, sqlite3_stmt **pst,
+                         const void **tail) {
+  return prep16(db, pst, tail, sql);
+}
+int sqlite3_prepare16_v3(sqlite3 *db, const void *sql, int n, unsigned f, sqlite3_stmt **pst,
+                         const void **tail) {
+  return prep16(db, pst, tail, sql);
+}
+int sqlite3_bind_text16(sqlite3_stmt *st, int i, const void *z, int n, void (*destroy)(void *)) {
+  if (destroy && destroy != SQLITE_STATIC && destroy != SQLITE_TRANSIENT) destroy((void *)z);
+  if (!compat_reg_has(st, COMPAT_STMT)) return SQLITE_MISUSE;
+  return refuse((sqlite3 *)shale_db_handle((shale_stmt *)st), "UTF-16 text");
+}
+const void *sqlite3_column_text16(sqlite3_stmt *st, int i) { return NULL; }
+int sqlite3_column_bytes16(sqlite3_stmt *st, int i) { return 0; }
+const void *sqlite3_column_name16(sqlite3_stmt *st, int i) { return NULL; }
+const void *sqlite3_column_database_name16(sqlite3_stmt *st, int i) { return NULL; }
+const void *sqlite3_column_table_name16(sqlite3_stmt *st, int i) { return NULL; }
+const void *sqlite3_column_origin_name16(sqlite3_stmt *st, int i) { return NULL; }
+const void *sqlite3_column_decltype16(sqlite3_stmt *st, int i) { return NULL; }
+const void *sqlite3_value_text16(sqlite3_value *v) { return NULL; }
+const void *sqlite3_value_text16le(sqlite3_value *v) { return NULL; }
+const void *sqlite3_value_text16be(sqlite3_value *v) { return NULL; }
+int sqlite3_value_bytes16(sqlite3_value *v) { return 0; }
+int sqlite3_create_function16(sqlite3 *db, const void *name, int n, int enc, void *app,
+                              void (*f)(sqlite3_context *, int, sqlite3_value **),
+                              void (*s)(sqlite3_context *, int, sqlite3_value **),
+                              void (*fin)(sqlite3_context *)) {
+  return refuse(db, "sqlite3_create_function16");
+}
+int sqlite3_create_collation16(sqlite3 *db, const void *name, int enc, void *arg,
+                               int (*cmp)(void *, int, const void *, int, const void *)) {
+  return refuse(db, "sqlite3_create_collation16");
+}
+void sqlite3_result_error16(sqlite3_context *c, const void *z, int n) {}
+void sqlite3_result_text16(sqlite3_context *c, const void *z, int n, void (*d)(void *)) {}
+void sqlite3_result_text16le(sqlite3_context *c, const void *z, int n, void (*d)(void *)) {}
+void sqlite3_result_text16be(sqlite3_context *c, const void *z, int n, void (*d)(void *)) {}
+void sqlite3_result_pointer(sqlite3_context *c, void *p, const char *t, void (*d)(void *)) {
+  if (d) d(p);
+}
+
+/* ---------------------------------------------------------------- extensions, vtabs */
+
+int sqlite3_auto_extension(void (*entry)(void)) { return SQLITE_ERROR; }
+int sqlite3_cancel_auto_extension(void (*entry)(void)) { return 0; }
+void sqlite3_reset_auto_extension(void) {}
+int sqlite3_create_module(sqlite3 *db, const char *name, const sqlite3_module *m, void *arg) {
+  return refuse(db, "virtual tables");
+}
+int sqlite3_create_module_v2(sqlite3 *db, const char *name, const sqlite3_module *m, void *arg,
+                             void (*destroy)(void *)) {
+  int rc = refuse(db, "virtual tables");
+  if (destroy) destroy(arg);
+  return rc;
+}
+int sqlite3_drop_modules(sqlite3 *db, const char **keep) {
+  return compat_reg_has(db, COMPAT_DB) ? SQLITE_OK : SQLITE_MISUSE; /* none registered */
+}
+int sqlite3_declare_vtab(sqlite3 *db, const char *sql) { return refuse(db, "virtual tables"); }
+int sqlite3_vtab_config(sqlite3 *db, int op, ...) { return SQLITE_MISUSE; }
+int sqlite3_vtab_on_conflict(sqlite3 *db) { return SQLITE_ABORT; }
+int sqlite3_vtab_nochange(sqlite3_context *c) { return 0; }
+const char *sqlite3_vtab_collation(sqlite3_index_info *info, int i) { return NULL; }
+int sqlite3_vtab_distinct(sqlite3_index_info *info) { return 0; }
+int sqlite3_vtab_in(sqlite3_index_info *info, int i, int handle) { return 0; }
+int sqlite3_vtab_in_first(sqlite3_value *v, sqlite3_value **out) {
+  if (out) *out = NULL;
+  return SQLITE_MISUSE;
+}
+int sqlite3_vtab_in_next(sqlite3_value *v, sqlite3_value **out) {
+  if (out) *out = NULL;
+  return SQLITE_MISUSE;
+}
+int sqlite3_vtab_rhs_value(sqlite3_index_info *info, int i, sqlite3_value **out) {
+  if (out) *out = NULL;
+  return SQLITE_MISUSE;
+}
+
+/* ---------------------------------------------------------------- snapshots */
+
+int sqlite3_snapshot_get(sqlite3 *db, const char *schema, sqlite3_snapshot **out) {
+  if (out) *out = NULL;
+  return refuse(db, "snapshots");
+}
+int sqlite3_snapshot_open(sqlite3 *db, const char *schema, sqlite3_snapshot *snap) {
+  return refuse(db, "snapshots");
+}
+void sqlite3_snapshot_free(sqlite3_snapshot *snap) {}
+int sqlite3_snapshot_cmp(sqlite3_snapshot *a, sqlite3_snapshot *b) { return 0; }
+int sqlite3_snapshot_recover(sqlite3 *db, const char *schema) { return refuse(db, "snapshots"); }
+
+/* ---------------------------------------------------------------- VFS-side helpers */
+
+/* These read the extra text SQLite's VFS passes to xOpen after a file name;
+ * Shale has no pluggable VFS, so no such name exists. */
+const char *sqlite3_uri_parameter(const char *z, const char *param) { return NULL; }
+int sqlite3_uri_boolean(const char *z, const char *param, int dflt) { return dflt != 0; }
+sqlite3_int64 sqlite3_uri_int64(const char *z, const char *param, sqlite3_int64 dflt) {
+  return dflt;
+}
+const char *sqlite3_uri_key(const char *z, int n) { return NULL; }
+const char *sqlite3_filename_database(const char *z) { return NULL; }
+const char *sqlite3_filename_journal(const char *z) { return NULL; }
+const char *sqlite3_filename_wal(const char *z) { return NULL; }
+sqlite3_file *sqlite3_database_file_object(const char *z) { return NULL; }
+
+/* ---------------------------------------------------------------- deprecated / testing */
+
+int sqlite3_test_control(int op, ...) { return 0; }
+int sqlite3_global_recover(void) { return SQLITE_OK; }
+void sqlite3_thread_cleanup(void) {}
+int sqlite3_memory_alarm(void (*cb)(void *, sqlite3_int64, int), void *arg, sqlite3_int64 n) {
+  return SQLITE_OK; /* a no-op in SQLite too since 3.7 */
+}
