@@ -430,18 +430,20 @@ int sqlite3_auto_extension(void (*entry)(void)) { return SQLITE_ERROR; }
 int sqlite3_cancel_auto_extension(void (*entry)(void)) { return 0; }
 void sqlite3_reset_auto_extension(void) {}
 int sqlite3_create_module(sqlite3 *db, const char *name, const sqlite3_module *m, void *arg) {
-  return refuse(db, "virtual tables");
+  return refuse(db, "sqlite3_create_module");
 }
 int sqlite3_create_module_v2(sqlite3 *db, const char *name, const sqlite3_module *m, void *arg,
                              void (*destroy)(void *)) {
-  int rc = refuse(db, "virtual tables");
+  int rc = refuse(db, "sqlite3_create_module_v2");
   if (destroy) destroy(arg);
   return rc;
 }
 int sqlite3_drop_modules(sqlite3 *db, const char **keep) {
   return compat_reg_has(db, COMPAT_DB) ? SQLITE_OK : SQLITE_MISUSE; /* none registered */
 }
-int sqlite3_declare_vtab(sqlite3 *db, const char *sql) { return refuse(db, "virtual tables"); }
+int sqlite3_declare_vtab(sqlite3 *db, const char *sql) {
+  return refuse(db, "sqlite3_declare_vtab");
+}
 int sqlite3_vtab_config(sqlite3 *db, int op, ...) { return SQLITE_MISUSE; }
 int sqlite3_vtab_on_conflict(sqlite3 *db) { return SQLITE_ABORT; }
 int sqlite3_vtab_nochange(sqlite3_context *c) { return 0; }
@@ -465,14 +467,16 @@ int sqlite3_vtab_rhs_value(sqlite3_index_info *info, int i, sqlite3_value **out)
 
 int sqlite3_snapshot_get(sqlite3 *db, const char *schema, sqlite3_snapshot **out) {
   if (out) *out = NULL;
-  return refuse(db, "snapshots");
+  return refuse(db, "sqlite3_snapshot_get");
 }
 int sqlite3_snapshot_open(sqlite3 *db, const char *schema, sqlite3_snapshot *snap) {
-  return refuse(db, "snapshots");
+  return refuse(db, "sqlite3_snapshot_open");
 }
 void sqlite3_snapshot_free(sqlite3_snapshot *snap) {}
 int sqlite3_snapshot_cmp(sqlite3_snapshot *a, sqlite3_snapshot *b) { return 0; }
-int sqlite3_snapshot_recover(sqlite3 *db, const char *schema) { return refuse(db, "snapshots"); }
+int sqlite3_snapshot_recover(sqlite3 *db, const char *schema) {
+  return refuse(db, "sqlite3_snapshot_recover");
+}
 
 /* ---------------------------------------------------------------- VFS-side helpers */
 

@@ -23,6 +23,9 @@
  *  3. Result codes and error messages are Shale's, which are SQLite's.
  *  4. Memory handed to the caller (exec's *errmsg, mprintf, expanded_sql,
  *     sqlite3_malloc) is shale_malloc memory, released by sqlite3_free.
+ *  5. The registry itself (table and file names) uses the C allocator: it
+ *     lives as long as the process, outside shale_malloc's per-test leak
+ *     accounting, and is never handed to the caller.
  */
 #include <errno.h>
 #include <limits.h>

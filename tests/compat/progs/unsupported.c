@@ -107,8 +107,8 @@ int main(void) {
   sqlite3_stmt *st = (sqlite3_stmt *)1;
   EXPECT_UNSUP(db, sqlite3_prepare16_v2(db, u"SELECT 1", -1, &st, NULL), "UTF-16 text");
   EXPECT(st == NULL);
-  EXPECT_UNSUP(db, sqlite3_create_module(db, "m", NULL, NULL), "virtual tables");
-  EXPECT_UNSUP(db, sqlite3_declare_vtab(db, "CREATE TABLE x(a)"), "virtual tables");
+  EXPECT_UNSUP(db, sqlite3_create_module(db, "m", NULL, NULL), "sqlite3_create_module");
+  EXPECT_UNSUP(db, sqlite3_declare_vtab(db, "CREATE TABLE x(a)"), "sqlite3_declare_vtab");
   EXPECT_INT(sqlite3_txn_state(db, NULL), -1);
   EXPECT_STR(sqlite3_errmsg(db), "sqlite3_txn_state is not supported by Shale yet");
   EXPECT_INT(sqlite3_auto_extension(NULL), SQLITE_ERROR);
