@@ -28,6 +28,7 @@
  *     accounting, and is never handed to the caller.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -422,6 +423,39 @@ int sqlite3_wal_autocheckpoint(sqlite3 *db, int n) {
   sqlite3_snprintf(sizeof sql, sql, "PRAGMA wal_autocheckpoint=%d", n);
   int r[3];
   return pragma_row(db, sql, r);
+}
+
+/* sqlite3_db_config: the on/off options, each at the state Shale has fixed
+ * (triggers, views, double-quoted strings, trusted schema on; the rest off,
+ * foreign key enforcement included: the engine does not enforce them yet).
+ * Reading or re-setting that state succeeds; a change away from it is
+ * refused with a message. */
+int sqlite3_db_config(sqlite3 *db, int op, ...) {
+  CHECK_DB(db, SQLITE_MISUSE);
+  if (op == SQLITE_DBCONFIG_LOOKASIDE) return SQLITE_OK; /* a memory hint */
+  if (op < SQLITE_DBCONFIG_ENABLE_FKEY || op > SQLITE_DBCONFIG_MAX) {
+    char *m = sqlite3_mprintf("sqlite3_db_config option %d is not supported by Shale yet", op);
+    shale_set_error(DB(db), SQLITE_ERROR, m);
+    sqlite3_free(m);
+    return SQLITE_ERROR;
+  }
+  va_list ap;
+  va_start(ap, op);
+  int onoff = va_arg(ap, int);
+  int *pres = va_arg(ap, int *);
+  va_end(ap);
+  int fixed_on = op == SQLITE_DBCONFIG_ENABLE_TRIGGER || op == SQLITE_DBCONFIG_ENABLE_VIEW ||
+                 op == SQLITE_DBCONFIG_DQS_DML || op == SQLITE_DBCONFIG_DQS_DDL ||
+                 op == SQLITE_DBCONFIG_TRUSTED_SCHEMA;
+  if (onoff >= 0 && (onoff != 0) != fixed_on) {
+    char *m = sqlite3_mprintf("sqlite3_db_config option %d set to %d is not supported by Shale yet",
+                              op, onoff != 0);
+    shale_set_error(DB(db), SQLITE_ERROR, m);
+    sqlite3_free(m);
+    return SQLITE_ERROR;
+  }
+  if (pres) *pres = fixed_on;
+  return SQLITE_OK;
 }
 
 /* ---------------------------------------------------------------- statements */

@@ -206,9 +206,6 @@ int sqlite3_vfs_unregister(sqlite3_vfs *v) { return SQLITE_ERROR; }
 
 /* ---- status and configuration ---- */
 
-int sqlite3_db_config(sqlite3 *db, int op, ...) {
-  return unsupported(db, "sqlite3_db_config");
-}
 int sqlite3_status64(int op, sqlite3_int64 *cur, sqlite3_int64 *hi, int reset) {
   if (!cur || !hi) return SQLITE_MISUSE;
   if (op == SQLITE_STATUS_MEMORY_USED) {

@@ -136,6 +136,8 @@ TEST(compat_util_shale) { run_prog("util", 1); }
 TEST(compat_util_sqlite) { run_prog("util", 0); }
 TEST(compat_extras_shale) { run_prog("extras", 1); }
 TEST(compat_extras_sqlite) { run_prog("extras", 0); }
+TEST(compat_dbconfig_shale) { run_prog("dbconfig", 1); }
+TEST(compat_dbconfig_sqlite) { run_prog("dbconfig", 0); }
 TEST(compat_misuse_shale) { run_prog("misuse", 1); }
 TEST(compat_unsupported_shale) { run_prog("unsupported", 1); }
 
