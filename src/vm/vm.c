@@ -367,6 +367,7 @@ int vm_reset(Vm *v) {
 void vm_free(Vm *v) {
   if (!v) return;
   if (v->reg && v->once && v->cur) vm_reset(v);
+  if (v->eph) btree_close(v->eph); /* kept open across executions (vm_close_all) */
   if (v->cur) {
     for (int i = 0; i < v->prog->ncursor; i++) {
       shale_free(v->cur[i].types);

@@ -80,8 +80,13 @@ void vm_close_all(Vm *v) {
   if (!v->cur) return;
   for (int i = 0; i < v->prog->ncursor; i++) vm_cursor_close(v, &v->cur[i]);
   if (v->eph) {
-    btree_close(v->eph);
-    v->eph = NULL;
+    /* The ephemeral database stays open for the next execution, emptied:
+     * its write transaction (never committed) is rolled back, which drops
+     * every page. If that fails it is closed instead. */
+    if (btree_rollback(v->eph) != SHALE_OK || btree_txn_state(v->eph) != PAGER_TXN_NONE) {
+      btree_close(v->eph);
+      v->eph = NULL;
+    }
   }
 }
 
@@ -287,8 +292,9 @@ static void rowset_sort(VmRowSet *rs) {
 
 /* The in-memory database holding ephemeral tables. */
 static int eph_open(Vm *v) {
-  if (v->eph) return SHALE_OK;
-  int rc = btree_open(NULL, NULL, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, &v->eph);
+  if (v->eph && btree_txn_state(v->eph) == PAGER_TXN_WRITE) return SHALE_OK;
+  int rc = SHALE_OK;
+  if (!v->eph) rc = btree_open(NULL, NULL, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, &v->eph);
   if (rc == SHALE_OK) rc = btree_begin(v->eph, BTREE_TXN_WRITE);
   if (rc && v->eph) {
     btree_close(v->eph);

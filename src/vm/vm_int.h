@@ -130,7 +130,8 @@ struct Vm {
   void *conn;
   const FuncConnCallbacks *cb;
   FuncAux *aux;
-  Btree *eph; /* in-memory database for ephemeral tables (lazily opened) */
+  Btree *eph; /* in-memory database for ephemeral tables (lazily opened; kept
+               * open, emptied, across executions; closed by vm_free) */
   const VmConnHooks *hooks;
   int64_t nfk; /* statement FK violation counter */
   VmRowSet *rowset; /* nreg + 1, lazily allocated */
