@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../../../src/util/util.h"
+#include "../../common/toom.h"
 #include "../../test.h"
 #include "shale.h"
 
@@ -57,35 +58,6 @@ static int workload(void) {
   return fails;
 }
 
-/* One faulted run in a child: 0 fine, 1 leaked, 2 crashed. */
-static int faulted_run(long n, int persist, long *hits) {
-  int fd[2];
-  if (pipe(fd) != 0) return 2;
-  fflush(stdout);
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(fd[0]);
-    long base = util_alloc_outstanding();
-    util_fault_alloc(n, persist);
-    workload();
-    long h[2] = {util_fault_alloc_hits(), 0};
-    util_fault_alloc(0, 0);
-    h[1] = util_alloc_outstanding() - base;
-    ssize_t w = write(fd[1], h, sizeof h);
-    (void)w;
-    _exit(0);
-  }
-  close(fd[1]);
-  long h[2] = {0, 0};
-  ssize_t got = read(fd[0], h, sizeof h);
-  close(fd[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (got != (ssize_t)sizeof h) return 2;
-  *hits = h[0];
-  return h[1] != 0;
-}
-
 TEST(dml_oom_everywhere) {
   long base = util_alloc_outstanding();
   CHECK_EQ(workload(), 1); /* only the CHECK failure */
@@ -94,7 +66,7 @@ TEST(dml_oom_everywhere) {
   for (int persist = 0; persist <= 1; persist++) {
     for (long n = 1; n < 200000; n += persist ? 3 : 1) {
       long hits = 1;
-      int r = faulted_run(n, persist, &hits);
+      int r = toom_faulted_run(workload, n, persist, &hits);
       runs++;
       if (r == 1 && !leaks++) first_leak = n * 2 + persist;
       if (r == 2 && !crashes++) first_crash = n * 2 + persist;

@@ -1,0 +1,18 @@
+/*
+ * toom.h -- out-of-memory runs for tests: a workload run in a child process
+ * with the n-th allocation failing (once, or from then on), reporting
+ * whether it leaked or crashed.
+ *
+ * Invariants:
+ *  1. The workload runs in a forked child, so a crash costs that run only;
+ *     the parent's allocator state is untouched.
+ */
+#ifndef SHALE_TESTS_TOOM_H
+#define SHALE_TESTS_TOOM_H
+
+/* Run workload() in a child with util_fault_alloc(n, persist) armed.
+ * Returns 0 (fine), 1 (blocks leaked) or 2 (the child crashed or died);
+ * *hits gets the number of allocations the hook failed. */
+int toom_faulted_run(int (*workload)(void), long n, int persist, long *hits);
+
+#endif
