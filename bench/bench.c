@@ -7,9 +7,7 @@
  * Usage: shale-bench [--rows a,b,...|all] [--full] [--reps N] [--cpu N]
  *                    [--out PREFIX] [--engines shale,sqlite]
  *   --rows   rows to run (default: the quick set; --full: every row)
- *   --reps   timed repetitions after one warm-up (default 3; in the quick
- *            set, rows marked heavy run once without warm-up unless --reps
- *            is given)
+ *   --reps   timed repetitions after one warm-up (default 3)
  *   --engines run only these engines (for profiling: no report is written)
  *   --cpu    pin the children to one CPU
  *   --out    report prefix (default docs/benchmarks: writes .md, .json, .png)
@@ -231,10 +229,10 @@ static int selected(const char *list, const BenchRow *row, int full) {
 
 int main(int argc, char **argv) {
   const char *rows = NULL, *prefix = "docs/benchmarks", *engines = "shale,sqlite";
-  int reps = 3, cpu = -1, full = 0, reps_given = 0;
+  int reps = 3, cpu = -1, full = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--rows") && i + 1 < argc) rows = argv[++i];
-    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]), reps_given = 1;
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--engines") && i + 1 < argc) engines = argv[++i];
     else if (!strcmp(argv[i], "--cpu") && i + 1 < argc) cpu = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--out") && i + 1 < argc) prefix = argv[++i];
@@ -265,11 +263,9 @@ int main(int argc, char **argv) {
     if (!(sel[i] = selected(rows, row, full))) continue;
     nrun++;
     Result *sh = &rs[2 * i], *sq = &rs[2 * i + 1];
-    int light = !full && !reps_given && row->quick == 2;
-    int rr = light ? 1 : reps, warm = !light;
-    if (strstr(engines, "shale")) run_one(&bench_rows_shale[i], bench_finish_shale, rr, warm, cpu, sh);
+    if (strstr(engines, "shale")) run_one(&bench_rows_shale[i], bench_finish_shale, reps, 1, cpu, sh);
     if (strstr(engines, "sqlite"))
-      run_one(&bench_rows_sqlite[i], bench_finish_sqlite, rr, warm, cpu, sq);
+      run_one(&bench_rows_sqlite[i], bench_finish_sqlite, reps, 1, cpu, sq);
     if (!strstr(engines, "shale") || !strstr(engines, "sqlite")) {
       Result *r1 = strstr(engines, "shale") ? sh : sq;
       if (r1->ok) printf("%-26s %s %.2f ms (min %.2f) allocs/op %.1f\n", row->name, engines,
@@ -345,9 +341,7 @@ int main(int argc, char **argv) {
   fprintf(md, "- Settings (both engines): page_size 4096, cache_size -2000, WAL with synchronous "
               "NORMAL unless the row says otherwise; same SQL, same data and seed.\n");
   fprintf(md, "- Method: each row x engine in its own child process; one warm-up, then %d timed "
-              "repetitions; median (min-max) in ms; peak RSS of the child.%s\n\n", reps,
-          full || reps_given ? "" : " In this quick run the rows marked heavy (the 100,000-row "
-          "CRUD rows) ran one repetition without warm-up.");
+              "repetitions; median (min-max) in ms; peak RSS of the child.\n\n", reps);
   fprintf(md, "Ops/s = operations per second from the median time (an operation is what the row "
               "says: one statement, one query, one transaction). Allocs/op = Shale's "
               "shale_malloc/shale_realloc calls per operation in the last timed repetition.\n\n");

@@ -41,8 +41,7 @@ typedef struct BenchRow {
   int (*setup)(BenchCtx *); /* once, untimed (may be NULL) */
   int (*prep)(BenchCtx *);  /* before each repetition, untimed (may be NULL) */
   int (*run)(BenchCtx *);   /* timed */
-  int quick; /* 1: in the quick set (make bench); 2: in it as a heavy row (one repetition,
-              * no warm-up, unless --full or --reps); 0: --full only */
+  int quick; /* nonzero: in the quick set (make bench) */
   long arg;  /* parameter handed to the workload in BenchCtx.arg (0 if unused) */
 } BenchRow;
 
