@@ -9,6 +9,7 @@
 #include "tsql.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 sqlite3 *tsql_open(const char *path) {
@@ -116,4 +117,44 @@ TdbValue tsql_column(sqlite3_stmt *st, int i) {
       return tdb_blob(p, (uint32_t)sqlite3_column_bytes(st, i));
     }
   }
+}
+
+char *tsql_dump(const char *path, const char *query) {
+  sqlite3 *db = NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *out = malloc(cap);
+  out[0] = 0;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    snprintf(out, cap, "open failed");
+    sqlite3_close(db);
+    return out;
+  }
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(db, query, -1, &st, NULL) != SQLITE_OK) {
+    snprintf(out, cap, "prepare failed: %s", sqlite3_errmsg(db));
+    sqlite3_close(db);
+    return out;
+  }
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    for (int i = 0; i < sqlite3_column_count(st); i++) {
+      const char *z = (const char *)sqlite3_column_text(st, i);
+      size_t need = (z ? strlen(z) : 4) + 4;
+      if (n + need + 2 > cap) {
+        cap = 2 * (n + need + 2);
+        out = realloc(out, cap);
+      }
+      n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? "|" : "", z ? z : "NULL");
+    }
+    if (n + 2 > cap) out = realloc(out, cap *= 2);
+    out[n++] = '\n';
+    out[n] = 0;
+  }
+  if (rc != SQLITE_DONE) {
+    if (n + 64 > cap) out = realloc(out, cap += 64);
+    snprintf(out + n, cap - n, "step failed: %d\n", rc);
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
 }

@@ -26,6 +26,10 @@ int tsql_exec(sqlite3 *db, const char *sql);
 int64_t tsql_int(sqlite3 *db, const char *sql);
 void tsql_bind(sqlite3_stmt *st, int i, const TdbValue *v);
 TdbValue tsql_column(sqlite3_stmt *st, int i);
+/* A query's rows read by SQLite from path (its own read-only connection), as
+ * text: columns joined by '|', NULL as "NULL", one line per row; errors as
+ * a line of text. malloc'ed: the caller frees. */
+char *tsql_dump(const char *path, const char *query);
 /* Open path read-write with SQLite (creating it); NULL on failure. */
 sqlite3 *tsql_open(const char *path);
 

@@ -39,49 +39,9 @@ static int exec_ref(sqlite3 *db, const char *sql, int line) {
 }
 #define REF(db, sql) exec_ref(db, sql, __LINE__)
 
-/* A query's rows as text, read by SQLite from path. */
-static char *dump(const char *path, const char *query) {
-  sqlite3 *db = NULL;
-  size_t cap = 1 << 16, n = 0;
-  char *out = malloc(cap);
-  out[0] = 0;
-  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-    snprintf(out, cap, "open failed");
-    sqlite3_close(db);
-    return out;
-  }
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(db, query, -1, &st, NULL) != SQLITE_OK) {
-    snprintf(out, cap, "prepare failed: %s", sqlite3_errmsg(db));
-    sqlite3_close(db);
-    return out;
-  }
-  int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    for (int i = 0; i < sqlite3_column_count(st); i++) {
-      const char *z = (const char *)sqlite3_column_text(st, i);
-      size_t need = (z ? strlen(z) : 4) + 4;
-      if (n + need + 2 > cap) {
-        cap = 2 * (n + need + 2);
-        out = realloc(out, cap);
-      }
-      n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? "|" : "", z ? z : "NULL");
-    }
-    if (n + 2 > cap) out = realloc(out, cap *= 2);
-    out[n++] = '\n';
-    out[n] = 0;
-  }
-  if (rc != SQLITE_DONE) {
-    if (n + 64 > cap) out = realloc(out, cap += 64);
-    snprintf(out + n, cap - n, "step failed: %d\n", rc);
-  }
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return out;
-}
 
 static void same_dump_at(const char *a_path, const char *b_path, const char *q, int line) {
-  char *a = dump(a_path, q), *b = dump(b_path, q);
+  char *a = tsql_dump(a_path, q), *b = tsql_dump(b_path, q);
   if (strcmp(a, b))
     test_fail(__FILE__, line, "%s differs:\n--- shale file\n%.3000s--- sqlite file\n%.3000s", q, a,
               b);
@@ -238,11 +198,11 @@ TEST(schema_sqlite_writes_shale_reads) {
   SH(s, "CREATE VIEW again AS SELECT k FROM kv");
   CHECK_OK(shale_close(s));
   INTACT(rp);
-  char *d = dump(rp, "SELECT name FROM sqlite_schema ORDER BY rowid");
+  char *d = tsql_dump(rp, "SELECT name FROM sqlite_schema ORDER BY rowid");
   CHECK(strstr(d, "cust_email2") && strstr(d, "again") && !strstr(d, "pair_ac") &&
         !strstr(d, "ord_ins") && !strstr(d, "totals"));
   free(d);
-  d = dump(rp, "SELECT count(*) FROM cust INDEXED BY cust_email2 WHERE email > ''");
+  d = tsql_dump(rp, "SELECT count(*) FROM cust INDEXED BY cust_email2 WHERE email > ''");
   CHECK_STR(d, "301\n");
   free(d);
 }

@@ -100,52 +100,12 @@ static void both_at(Pair *p, const char *sql, int line) {
 }
 #define BOTH(p, sql) both_at(p, sql, __LINE__)
 
-/* sqlite_schema (and a query's rows) of a file as text, read by SQLite. */
-static char *dump(const char *path, const char *query) {
-  sqlite3 *db = NULL;
-  size_t cap = 1 << 16, n = 0;
-  char *out = malloc(cap);
-  out[0] = 0;
-  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-    snprintf(out, cap, "open failed");
-    sqlite3_close(db);
-    return out;
-  }
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(db, query, -1, &st, NULL) != SQLITE_OK) {
-    snprintf(out, cap, "prepare failed: %s", sqlite3_errmsg(db));
-    sqlite3_close(db);
-    return out;
-  }
-  int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    for (int i = 0; i < sqlite3_column_count(st); i++) {
-      const char *z = (const char *)sqlite3_column_text(st, i);
-      size_t need = (z ? strlen(z) : 4) + 4;
-      if (n + need + 1 > cap) {
-        cap = 2 * (n + need + 1);
-        out = realloc(out, cap);
-      }
-      n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? "|" : "", z ? z : "NULL");
-    }
-    if (n + 2 > cap) out = realloc(out, cap *= 2);
-    out[n++] = '\n';
-    out[n] = 0;
-  }
-  if (rc != SQLITE_DONE) {
-    if (n + 64 > cap) out = realloc(out, cap += 64);
-    snprintf(out + n, cap - n, "step failed: %d\n", rc);
-  }
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return out;
-}
 
 #define SCHEMA_Q "SELECT type, name, tbl_name, rootpage, sql FROM sqlite_schema ORDER BY rowid"
 
 /* Same query result on both files (read by SQLite). */
 static void same_dump_at(Pair *p, const char *query, int line) {
-  char *a = dump(p->spath, query), *b = dump(p->qpath, query);
+  char *a = tsql_dump(p->spath, query), *b = tsql_dump(p->qpath, query);
   if (strcmp(a, b)) test_fail(__FILE__, line, "%s differs:\n--- shale\n%s--- sqlite\n%s", query, a, b);
   free(a);
   free(b);
