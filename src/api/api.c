@@ -232,6 +232,13 @@ static int commit_txn(shale *db, char **errmsg) {
     others++;
   }
   if (others) {
+    /* As SQLite: the changes are committed now; the read transaction stays
+     * until the last reader stops. */
+    int rc = btree_commit_write(db->bt);
+    if (rc != SHALE_OK) {
+      *errmsg = util_strdup(shale_errstr(rc));
+      return rc;
+    }
     db->txn_ddl = 0;
     txn_ended(db);
     db->api_txn = 1;
@@ -778,6 +785,20 @@ static void stmt_deactivate(shale_stmt *st) {
   }
 }
 
+/* A writing statement stopped in autocommit mode while other statements of
+ * the connection still read (the API holds the transaction, api_txn): as
+ * SQLite, its changes are committed at once and only the read transaction
+ * waits for the last reader. When the commit cannot happen now (another
+ * connection's lock), it stays deferred to that point. */
+static void commit_early(shale_stmt *st) {
+  shale *db = st->db;
+  if (!db->autocommit || !db->api_txn || db->nactive == 0 || st->cs.readonly) return;
+  if (btree_txn_state(db->bt) != PAGER_TXN_WRITE) return;
+  for (shale_stmt *s = db->stmts; s; s = s->next)
+    if (s->active && !s->cs.readonly) return;
+  btree_commit_write(db->bt);
+}
+
 static void stmt_keep_error(shale_stmt *st, int rc) {
   shale *db = st->db;
   st->last_rc = rc;
@@ -814,6 +835,7 @@ static int stmt_finish(shale_stmt *st, int rc) {
   st->halted = 1;
   st->last_rc = rc;
   stmt_deactivate(st);
+  commit_early(st);
   if (db->schema_dirty) {
     db->schema_dirty = 0;
     if (!db->autocommit) db->txn_ddl = 1;

@@ -206,6 +206,11 @@ int btree_commit(Btree *bt) {
   return SHALE_OK;
 }
 
+int btree_commit_write(Btree *bt) {
+  if (pager_txn_state(bt->pager) != PAGER_TXN_WRITE) return SHALE_OK;
+  return pager_commit(bt->pager);
+}
+
 static void abort_cursors(Btree *bt, int rc) {
   for (BtCursor *c = bt->cursors; c; c = c->next) {
     cursor_release(c);

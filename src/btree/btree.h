@@ -87,6 +87,11 @@ int btree_begin(Btree *, int level);
 /* Commit the write transaction (if any) and end the transaction. Every
  * cursor must have been closed first, else SHALE_BUSY. */
 int btree_commit(Btree *);
+/* Commit the write transaction (if any) but keep the read transaction:
+ * cursors stay open and valid (they now read the committed data), as when
+ * SQLite commits while other statements of the connection still read. On
+ * error the write transaction is still open. */
+int btree_commit_write(Btree *);
 /* Roll back and end the transaction; cursors are invalidated (they return
  * SHALE_ABORT_ROLLBACK on next use) but must still be closed. */
 int btree_rollback(Btree *);
