@@ -34,7 +34,7 @@ LIB_SRC   := $(sort $(wildcard src/*/*.c src/*/*/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_COMMON_SRC := tests/test_main.c $(sort $(wildcard tests/common/*.c))
 TEST_COMMON_OBJ := $(TEST_COMMON_SRC:%.c=$(BUILD)/obj/%.o)
-TEST_SRC  := $(sort $(wildcard tests/unit/*/test_*.c tests/interop/test_*.c tests/crash/test_*.c tests/fuzz/test_*.c tests/diff/test_*.c))
+TEST_SRC  := $(sort $(wildcard tests/unit/*/test_*.c tests/interop/test_*.c tests/crash/test_*.c tests/fuzz/test_*.c tests/diff/test_*.c tests/wal/test_*.c))
 # The differential tester (tests/diff/): its library part is linked into its
 # test binaries and into build/shale-diff (long runs).
 DIFF_SRC  := $(filter-out tests/diff/test_%.c tests/diff/shale_diff.c,$(sort $(wildcard tests/diff/*.c)))
