@@ -598,6 +598,7 @@ int pager_begin_write(Pager *p, int exclusive) {
   p->dbmod = 0;
   p->wrote = 0;
   p->spill_busy = 0;
+  p->wal_spilled = 0;
   assert(!p->jfd && p->journaled.n == 0);
   return SHALE_OK;
 }
@@ -861,6 +862,7 @@ int pager_rollback(Pager *p) {
       if (rc == SHALE_OK) rc = rc2;
     }
   }
+  if (rc == SHALE_OK && p->wal) rc = pager_wal_after_rollback(p); /* spilled frames gone */
   if (rc != SHALE_OK) return pager_set_error(p, rc);
   if (!p->wal) rc = pager_journal_finalize(p);
   if (rc != SHALE_OK) return pager_set_error(p, rc);

@@ -197,7 +197,8 @@ int pager_check(Pager *);
  * bytes 18/19 = 2 with the rollback journal, then opens the -wal log; a
  * database whose header says 2/2 opens its log at the first read. SHARED
  * is kept on the file while the log is open. Commits append frames (no
- * rollback journal, no cache spill: the cache grows until commit); after a
+ * rollback journal; a full cache spills pages into the log as uncommitted
+ * frames, forgotten by a rollback, seen by no other connection); after a
  * commit that leaves >= 1000 frames a PASSIVE checkpoint runs when the read
  * transaction ends. Leaving WAL needs EXCLUSIVE (fails while others are
  * connected), checkpoints TRUNCATE, deletes -wal/-shm, sets 18/19 = 1.

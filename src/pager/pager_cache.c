@@ -13,7 +13,9 @@
  *     referenced page is never evicted and its data pointer stays valid.
  *  3. A spill writes only unreferenced dirty pages, and only after the
  *     journal was synced and EXCLUSIVE is held; a referenced dirty page may
- *     still be being modified by the layer above, so it is left dirty.
+ *     still be being modified by the layer above, so it is left dirty. In
+ *     WAL mode the spill goes to the log as uncommitted frames instead
+ *     (pager_wal.c), which needs no lock beyond the log's WRITE.
  *  4. Over budget with nothing clean and unreferenced (and no spill
  *     possible), the cache grows rather than fail.
  *  5. ncached is the number of pages in the hash table, so a walk over the
@@ -350,9 +352,9 @@ int pager_cache_alloc(Pager *p, uint32_t pgno, PgPage **out) {
   PgPage *pg = NULL;
   *out = NULL;
   if (p->ncached >= p->budget) {
-    /* WAL mode never spills: the cache grows until commit. */
-    if (!p->lru_head && p->txn == PAGER_TXN_WRITE && !p->in_spill && p->ndirty > 0 && !p->wal) {
-      int rc = spill(p);
+    /* WAL mode spills into the log as uncommitted frames (pager_wal.c). */
+    if (!p->lru_head && p->txn == PAGER_TXN_WRITE && !p->in_spill && p->ndirty > 0) {
+      int rc = p->wal ? pager_wal_spill(p) : spill(p);
       if (rc != SHALE_OK && rc != SHALE_BUSY) return rc;
     }
     while (p->ncached > p->budget && p->lru_head) pager_cache_remove(p, p->lru_head);

@@ -135,6 +135,9 @@ struct Pager {
   int hdr_wal;         /* the file header read last says 2/2 (bytes 18/19) */
   int ckpt_due;        /* a commit grew the log past the auto-checkpoint mark */
   int no_wal;          /* leaving WAL mode: don't reopen the log at begin_read */
+  int wal_spilled;     /* this WAL write txn appended uncommitted frames (pager_wal.c) */
+  int excl_mode;       /* locking_mode=EXCLUSIVE (pager_wal.c) */
+  int wal_heap;        /* the Wal's index is in heap memory (exclusive mode) */
 
   PagerStats stats;
 };
@@ -185,6 +188,14 @@ int pager_write_pages(Pager *, PgPage *list);
 /* Enter the error state with rc (if rc is an I/O-type error). */
 int pager_set_error(Pager *, int rc);
 uint32_t pager_lock_page(Pager *);
+
+/* ---- WAL extras (pager_wal.c) ---- */
+/* Append every unreferenced dirty page to the log as uncommitted frames and
+ * mark them clean (WAL write transaction, cache full). Errors put the pager
+ * in the error state. */
+int pager_wal_spill(Pager *);
+/* After a WAL rollback: drop the cache if pages were spilled. */
+int pager_wal_after_rollback(Pager *);
 
 /* ---- journal (pager_journal.c) ---- */
 int pager_journal_uses_file(Pager *); /* DELETE/TRUNCATE/PERSIST */
