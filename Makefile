@@ -35,6 +35,7 @@ LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_COMMON_SRC := tests/test_main.c $(sort $(wildcard tests/common/*.c))
 TEST_COMMON_OBJ := $(TEST_COMMON_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC  := $(sort $(wildcard tests/unit/*/test_*.c tests/interop/test_*.c tests/crash/test_*.c tests/fuzz/test_*.c tests/diff/test_*.c tests/wal/test_*.c))
+TEST_SRC  += $(sort $(wildcard tests/shell/test_*.c))
 # The differential tester (tests/diff/): its library part is linked into its
 # test binaries and into build/shale-diff (long runs).
 DIFF_SRC  := $(filter-out tests/diff/test_%.c tests/diff/shale_diff.c,$(sort $(wildcard tests/diff/*.c)))
@@ -60,8 +61,20 @@ $(BUILD)/libshale.a: $(LIB_OBJ)
 $(BUILD)/libshale.so: $(LIB_OBJ) src/shale.map
 	$(CC) -shared -Wl,-soname,libshale.so.0 -Wl,--version-script=src/shale.map $(LDFLAGS_ALL) -o $@ $(LIB_OBJ) $(LDLIBS_CORE)
 
+# The shell links libedit for line editing when its header is there (cli/deps.sh
+# installs libedit-dev once); the library never depends on it.
+CLI_EDIT = $(shell test -f /usr/include/editline/readline.h && echo 1)
+$(BUILD)/cli-deps.stamp: cli/deps.sh
+	@mkdir -p $(BUILD)
+	@bash cli/deps.sh
+	@touch $@
+
+$(BUILD)/obj/cli/%.o: cli/%.c | $(BUILD)/cli-deps.stamp
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(if $(CLI_EDIT),-DSHELL_EDITLINE) -MMD -MP -c $< -o $@
+
 $(BUILD)/shale: $(CLI_OBJ) $(BUILD)/libshale.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libshale.a $(LDLIBS_CORE)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libshale.a $(LDLIBS_CORE) $(if $(CLI_EDIT),-ledit)
 
 $(BUILD)/%: $(BUILD)/obj/tools/%.o $(BUILD)/libshale.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libshale.a $(LDLIBS_CORE)
@@ -72,7 +85,7 @@ $(BUILD)/tests/$(basename $(notdir $(1))): $(BUILD)/obj/$(1:.c=.o) $(TEST_COMMON
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(LDFLAGS_ALL) -o $$@ $$^ -lsqlite3 $(LDLIBS_CORE)
 endef
-$(foreach s,$(filter-out tests/diff/%,$(TEST_SRC)),$(eval $(call test_rule,$(s))))
+$(foreach s,$(filter-out tests/diff/% tests/shell/%,$(TEST_SRC)),$(eval $(call test_rule,$(s))))
 
 # The differential tester's binaries also link its library part (before
 # libshale.a, whose shale_* API its Shale backend calls).
@@ -82,6 +95,17 @@ $(BUILD)/tests/$(basename $(notdir $(1))): $(BUILD)/obj/$(1:.c=.o) $(TEST_COMMON
 	$(CC) $(LDFLAGS_ALL) -o $$@ $$^ -lsqlite3 $(LDLIBS_CORE)
 endef
 $(foreach s,$(filter tests/diff/%,$(TEST_SRC)),$(eval $(call diff_test_rule,$(s))))
+
+# The shell tests (tests/shell/) also link their runner (tests/shell/*.c) and
+# run build/shale, so it is built first.
+SHELLT_SRC := $(filter-out tests/shell/test_%.c,$(sort $(wildcard tests/shell/*.c)))
+SHELLT_OBJ := $(SHELLT_SRC:%.c=$(BUILD)/obj/%.o)
+define shell_test_rule
+$(BUILD)/tests/$(basename $(notdir $(1))): $(BUILD)/obj/$(1:.c=.o) $(TEST_COMMON_OBJ) $(SHELLT_OBJ) $(BUILD)/libshale.a | $(BUILD)/shale
+	@mkdir -p $(BUILD)/tests
+	$(CC) $(LDFLAGS_ALL) -o $$@ $$(filter-out $(BUILD)/shale,$$^) -lsqlite3 $(LDLIBS_CORE)
+endef
+$(foreach s,$(filter tests/shell/%,$(TEST_SRC)),$(eval $(call shell_test_rule,$(s))))
 
 $(BUILD)/shale-diff: $(BUILD)/obj/tests/diff/shale_diff.o $(DIFF_OBJ) $(BUILD)/libshale.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lsqlite3 $(LDLIBS_CORE)

@@ -1,793 +1,645 @@
 /*
- * shell.c -- build/shale, the SQL shell.
+ * shell.c -- build/shale, the SQL shell: a drop-in for the sqlite3 shell.
  *
- *   shale [FILE]      no FILE: an in-memory database
+ *   shale [OPTIONS] [FILE [SQL|.CMD]...]     no FILE: an in-memory database
  *
- * Reads SQL and dot-commands from stdin (prompt "shale> " on a terminal).
- * SQL runs through the native API (shale_prepare_v2/shale_step); rows print
- * in sqlite3's default list mode ('|' between values, NULL as nothing);
- * errors as sqlite3 prints them ("Parse error near line N: ...", "Runtime
- * error near line N: ... (code)"). A statement may span lines: input is
- * gathered until shale_complete says it ends with ';'. Dot-commands: .help,
- * .open, .dbinfo, .tables, .schema, .rows, .count, .check, .quit/.exit; they
- * read tables straight from their trees (the connection's Btree); columns
- * and index key orders come from the schema layer (schema_load).
+ * Owns main (the two passes over the options, as sqlite3 makes them), the
+ * input loop (lines gathered until shale_complete says a statement ends,
+ * dot-commands at the start of a line), running SQL (every statement of a
+ * chunk, rows printed by shell_mode.c) and the error lines sqlite3 prints:
+ *   Parse error near line N: MSG            (prepare failed; + context)
+ *   Runtime error near line N: MSG (CODE)   (step failed; code > 1)
+ * ("Parse error: MSG" on a terminal; "Error: in prepare, MSG" for SQL given
+ * as an argument.) The rest of the failing input chunk is skipped.
  *
  * Invariants:
- *  1. Every dot-command runs in a read transaction, ended before the next
- *     prompt unless the connection already had one open (BEGIN ... typed):
- *     then it reads inside it and leaves it open; cursors are closed before
- *     the transaction ends.
- *  2. Errors print "Error: ..." on stderr and the shell carries on; only
- *     .quit/.exit or end of input end it.
- *  3. .check passes every root in sqlite_schema to btree_integrity_check,
- *     with the key order of each index tree (schema_index_keyinfo) when the
- *     schema loaded and no collation is unknown (else the structure alone
- *     is checked); prints "ok" or the report.
- *  5. A schema that does not load (malformed sqlite_schema) still leaves the
- *     raw sqlite_schema rows for .tables/.schema/.dbinfo; .rows then prints
- *     the raw record columns.
- *  4. Row output is sqlite3's list mode: values joined by '|', NULL empty,
- *     reals as SQLite renders them, blobs as X'..' hex.
+ *  1. Exit codes are sqlite3's: 0; 1 when input read from a file or pipe
+ *     had an error (or -bail stopped it); an SQL argument that fails exits
+ *     with its result code; .exit N exits with N.
+ *  2. A statement's error context (the "^--- error here" lines) is only
+ *     printed where the offending token can be located (syntax errors,
+ *     unrecognized tokens, unknown columns/functions, objects that exist).
+ *  3. The database is opened before any SQL or dot-command runs; a failed
+ *     open at start-up exits with 1 as sqlite3 does.
  */
+#include <signal.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 #include <unistd.h>
 
-#include "../src/api/api_int.h"
-#include "../src/btree/btree.h"
-#include "../src/record/record.h"
-#include "../src/schema/schema.h"
-#include "../src/sql/ast.h"
-#include "../src/sql/schema_load.h"
-#include "shale.h"
+#include "../src/sql/sql.h"
+#include "shell.h"
 
-#define SHELL_MAX_COLS 2048 /* > the 2000 columns a table may have */
+static Shell *g_shell; /* for the SIGINT handler */
 
-typedef struct SchemaRow {
-  char *type, *name, *tbl, *sql;
-  int64_t root;
-} SchemaRow;
-
-typedef struct Shell {
-  shale *db;
-  Btree *bt; /* the connection's */
-  int began; /* the current dot-command began the read transaction */
-  char *path; /* NULL: in-memory */
-  SchemaRow *rows;
-  int nrows;
-  Schema *schema; /* NULL when sqlite_schema did not load */
-} Shell;
-
-static void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void error(const char *fmt, ...) {
+void shell_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("Error: ", stderr);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
 }
 
-static void error_rc(Shell *sh, int rc) {
-  const char *m = sh->bt ? btree_errmsg(sh->bt) : NULL;
-  error("%s", m && rc == SHALE_CORRUPT ? m : m && *m ? m : shale_errstr(rc));
+char *shell_strdup(const char *z) {
+  if (!z) return NULL;
+  size_t n = strlen(z);
+  char *r = shale_malloc(n + 1);
+  if (r) memcpy(r, z, n + 1);
+  return r;
 }
 
 /* ---- opening ---- */
 
-static void close_db(Shell *sh) {
-  if (sh->db) shale_close_v2(sh->db);
-  sh->db = NULL;
-  sh->bt = NULL;
-  shale_free(sh->path);
-  sh->path = NULL;
-}
-
-static int open_db(Shell *sh, const char *path) {
+int shell_open(Shell *sh, const char *name, int readonly, int fresh) {
+  const char *path = name && *name ? name : ":memory:";
+  if (fresh && strcmp(path, ":memory:") != 0) remove(path);
   shale *db = NULL;
-  const char *name = path ? path : ":memory:";
-  int rc = shale_open_v2(name, &db, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, NULL);
-  if (rc != SHALE_OK) {
+  int flags = readonly ? SHALE_OPEN_READONLY : SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE;
+  int rc = shale_open_v2(path, &db, flags, NULL);
+  if (rc != SHALE_OK && !readonly) {
+    /* a file we may only read: open it read-only, as SQLite's VFS does */
     shale_close(db);
     db = NULL;
-    rc = shale_open_v2(name, &db, SHALE_OPEN_READONLY, NULL);
+    if (access(path, F_OK) == 0) rc = shale_open_v2(path, &db, SHALE_OPEN_READONLY, NULL);
   }
   if (rc != SHALE_OK) {
-    error("unable to open database \"%s\": %s", name, shale_errstr(rc));
+    shell_error("Error: unable to open database \"%s\": %s", path,
+                db ? shale_errmsg(db) : shale_errstr(rc));
     shale_close(db);
-    return rc;
+    return 1;
   }
-  close_db(sh);
+  if (sh->db) shale_close_v2(sh->db);
+  store_close();
   sh->db = db;
-  sh->bt = db->bt;
-  sh->path = path ? util_strdup(path) : NULL;
-  return SHALE_OK;
-}
-
-/* ---- reading trees ---- */
-
-/* The whole payload under the cursor: borrowed from the page when it is all
- * local (*owned = NULL), else gathered into *owned (shale_malloc). */
-static int fetch_payload(BtCursor *cur, const uint8_t **data, uint32_t *n, uint8_t **owned) {
-  uint32_t avail, size = btree_payload_size(cur);
-  const void *p = btree_payload_fetch(cur, &avail);
-  *owned = NULL;
-  *n = size;
-  if (avail >= size) {
-    *data = p;
-    return SHALE_OK;
-  }
-  uint8_t *buf = shale_malloc(size ? size : 1);
-  if (!buf) return SHALE_NOMEM;
-  int rc = btree_payload_read(cur, 0, size, buf);
-  if (rc != SHALE_OK) {
-    shale_free(buf);
-    return rc;
-  }
-  *owned = buf;
-  *data = buf;
-  return SHALE_OK;
-}
-
-typedef int (*RowFn)(void *ctx, int64_t rowid, const uint8_t *rec, uint32_t n);
-
-/* Call fn for every entry of the tree at root, in key order, inside the
- * caller's read transaction. fn returning non-zero stops the scan. */
-static int scan_tree(Shell *sh, uint32_t root, RowFn fn, void *ctx) {
-  BtCursor *cur = NULL;
-  int rc = btree_cursor_open(sh->bt, root, 0, NULL, NULL, &cur);
-  if (rc != SHALE_OK) return rc;
-  int done;
-  rc = btree_first(cur, &done);
-  while (rc == SHALE_OK && !done) {
-    const uint8_t *data;
-    uint32_t n;
-    uint8_t *owned;
-    rc = fetch_payload(cur, &data, &n, &owned);
-    if (rc != SHALE_OK) break;
-    int64_t rowid = btree_cursor_is_intkey(cur) ? btree_rowid(cur) : 0;
-    int stop = fn(ctx, rowid, data, n);
-    shale_free(owned);
-    if (stop) break;
-    rc = btree_next(cur, &done);
-  }
-  btree_cursor_close(cur);
-  return rc;
-}
-
-static char *text_col(const uint8_t *rec, uint32_t n, int col) {
-  ShValue v;
-  if (record_column(rec, n, col, &v) != SHALE_OK || v.type != SHALE_TEXT) return NULL;
-  char *z = shale_malloc(v.n + 1);
-  if (!z) return NULL;
-  memcpy(z, v.z, v.n);
-  z[v.n] = 0;
-  return z;
-}
-
-static void free_schema(Shell *sh) {
-  for (int i = 0; i < sh->nrows; i++) {
-    shale_free(sh->rows[i].type);
-    shale_free(sh->rows[i].name);
-    shale_free(sh->rows[i].tbl);
-    shale_free(sh->rows[i].sql);
-  }
-  shale_free(sh->rows);
-  sh->rows = NULL;
-  sh->nrows = 0;
-  schema_free(sh->schema);
-  sh->schema = NULL;
-}
-
-static int schema_row(void *ctx, int64_t rowid, const uint8_t *rec, uint32_t n) {
-  Shell *sh = ctx;
-  (void)rowid;
-  SchemaRow *rows = shale_realloc(sh->rows, sizeof *rows * (size_t)(sh->nrows + 1));
-  if (!rows) return 1;
-  sh->rows = rows;
-  SchemaRow *r = &rows[sh->nrows++];
-  memset(r, 0, sizeof *r);
-  r->type = text_col(rec, n, 0);
-  r->name = text_col(rec, n, 1);
-  r->tbl = text_col(rec, n, 2);
-  r->sql = text_col(rec, n, 4);
-  ShValue v;
-  if (record_column(rec, n, 3, &v) == SHALE_OK && v.type == SHALE_INTEGER) r->root = v.i;
+  shale_free(sh->dbname);
+  sh->dbname = shell_strdup(name ? name : "");
   return 0;
 }
 
-/* Begin a read transaction and load sqlite_schema. */
-static int begin_read(Shell *sh) {
-  if (!sh->bt) {
-    error("no database open");
-    return SHALE_ERROR;
+/* ---- error context ---- */
+
+static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+/* Identifier text of the token at z (n bytes), dequoted, into buf. */
+static void token_text(const char *z, int n, char *buf, size_t cap) {
+  if (n >= 2 && (z[0] == '"' || z[0] == '`' || z[0] == '[' || z[0] == '\'')) {
+    z++;
+    n -= 2;
   }
-  sh->began = btree_txn_state(sh->bt) == PAGER_TXN_NONE;
-  int rc = btree_begin(sh->bt, BTREE_TXN_READ);
-  if (rc != SHALE_OK) {
-    error_rc(sh, rc);
-    return rc;
-  }
-  free_schema(sh);
-  if (btree_page_count(sh->bt) == 0) return SHALE_OK; /* empty database: no schema yet */
-  rc = scan_tree(sh, 1, schema_row, sh);
-  if (rc != SHALE_OK) {
-    error_rc(sh, rc);
-    if (sh->began) btree_commit(sh->bt);
-    return rc;
-  }
-  char *msg = NULL;
-  if (schema_load(sh->bt, &sh->schema, &msg) != SHALE_OK) sh->schema = NULL;
-  shale_free(msg); /* the raw rows still serve (invariant 5) */
-  return SHALE_OK;
+  if ((size_t)n >= cap) n = (int)cap - 1;
+  memcpy(buf, z, (size_t)n);
+  buf[n] = 0;
 }
 
-static void end_read(Shell *sh) {
-  if (sh->began) btree_commit(sh->bt);
-  sh->began = 0;
-}
-
-static SchemaRow *find_table(Shell *sh, const char *name) {
-  for (int i = 0; i < sh->nrows; i++)
-    if (sh->rows[i].type && strcmp(sh->rows[i].type, "table") == 0 && sh->rows[i].name &&
-        util_stricmp(sh->rows[i].name, name) == 0)
-      return &sh->rows[i];
-  return NULL;
-}
-
-/* ---- output ---- */
-
-static void print_value(const ShValue *v) {
-  char buf[32];
-  switch (v->type) {
-    case SHALE_INTEGER:
-      printf("%lld", (long long)v->i);
-      break;
-    case SHALE_FLOAT:
-      record_real_to_text(v->r, buf);
-      fputs(buf, stdout);
-      break;
-    case SHALE_TEXT:
-      fwrite(v->z, 1, v->n, stdout);
-      break;
-    case SHALE_BLOB:
-      fputs("X'", stdout);
-      for (uint32_t i = 0; i < v->n; i++) printf("%02X", (unsigned char)v->z[i]);
-      fputc('\'', stdout);
-      break;
-    default:
-      break; /* NULL prints as nothing */
+/* Byte offset into sql of the first identifier token named name. */
+static int find_ident(const char *sql, const char *name) {
+  int len = (int)strlen(sql), off = 0;
+  while (off < len) {
+    int type;
+    int n = sql_token(sql + off, len - off, &type);
+    if (n <= 0) break;
+    if (type == TK_ID || type == TK_STRING || type >= TK_FIRST_KEYWORD) {
+      char buf[256];
+      token_text(sql + off, n, buf, sizeof buf);
+      if (util_stricmp(buf, name) == 0) return off;
+    }
+    off += n;
   }
+  return -1;
 }
 
-typedef struct RowsCtx {
-  const Table *t; /* NULL: print raw record columns */
-  ShValue *def;   /* t->ncol DEFAULT values (for columns added later) */
-} RowsCtx;
-
-static int print_row(void *ctx, int64_t rowid, const uint8_t *rec, uint32_t n) {
-  RowsCtx *rc = ctx;
-  static uint32_t types[SHELL_MAX_COLS], offs[SHELL_MAX_COLS];
-  int ncol;
-  if (record_parse_header(rec, n, types, offs, SHELL_MAX_COLS, &ncol) != SHALE_OK) {
-    error("malformed record (rowid %lld)", (long long)rowid);
-    return 0;
+/* Where SQLite's error offset for msg would point into sql, or -1. */
+static int error_offset(const char *sql, const char *msg) {
+  char name[256];
+  const char *p;
+  int len = (int)strlen(sql);
+  if (strncmp(msg, "unrecognized token:", 19) == 0) {
+    int off = 0;
+    while (off < len) {
+      int type;
+      int n = sql_token(sql + off, len - off, &type);
+      if (n <= 0) break;
+      if (type == TK_ILLEGAL) return off;
+      off += n;
+    }
+    return -1;
   }
-  const Table *t = rc->t;
-  int nout = t ? t->ncol : ncol;
-  for (int i = 0; i < nout; i++) {
-    ShValue v;
-    int k = t ? t->cols[i].storage : i;
-    if (t && i == t->rowid_alias)
-      value_set_int(&v, rowid);
-    else if (k < 0)
-      value_set_null(&v); /* VIRTUAL generated column: not computed here */
-    else if (k < ncol)
-      record_decode_value(types[k], rec + offs[k], &v);
-    else
-      v = rc->def[i]; /* added column: its DEFAULT (NULL if none) */
-    if (t && t->cols[i].affinity == AFF_REAL && v.type == SHALE_INTEGER)
-      value_set_real(&v, (double)v.i); /* REAL columns store integral reals as integers */
-    if (i) fputc('|', stdout);
-    print_value(&v);
-  }
-  fputc('\n', stdout);
-  return 0;
-}
-
-static int hexval(char c) {
-  return c >= '0' && c <= '9'   ? c - '0'
-         : c >= 'a' && c <= 'f' ? c - 'a' + 10
-         : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                : -1;
-}
-
-/* Value of a constant DEFAULT expression (literals, signs, parentheses,
- * TRUE/FALSE); anything else is left NULL (not evaluated by this shell).
- * Owned memory for text/blob. */
-static void eval_default(const SqlExpr *e, ShValue *v) {
-  value_set_null(v);
-  if (!e) return;
-  switch (e->op) {
-    case SQL_E_INTEGER:
-    case SQL_E_FLOAT:
-      if (!strncmp(e->z, "0x", 2) || !strncmp(e->z, "0X", 2)) {
-        value_set_int(v, (int64_t)strtoull(e->z + 2, NULL, 16));
-      } else if (!record_text_to_number(e->z, (int)strlen(e->z), v)) {
-        value_set_null(v);
+  if (strncmp(msg, "near \"", 6) == 0 && strstr(msg, "\": syntax error")) {
+    /* the first token whose prefix gives the same error */
+    int off = 0;
+    for (int k = 0; off < len && k < 400; k++) {
+      int type;
+      int n = sql_token(sql + off, len - off, &type);
+      if (n <= 0) break;
+      if (type != TK_SPACE) {
+        UtilArena arena;
+        util_arena_init(&arena, 0);
+        struct SqlStmt *st = NULL;
+        char *err = NULL;
+        sql_parse(&arena, sql, off + n, &st, NULL, &err);
+        int same = err && strcmp(err, msg) == 0;
+        shale_free(err);
+        util_arena_free(&arena);
+        if (same) return off;
       }
-      break;
-    case SQL_E_STRING:
-      value_set_text(v, e->z, (uint32_t)strlen(e->z));
-      if (value_make_owned(v) != SHALE_OK) value_set_null(v);
-      break;
-    case SQL_E_BLOB: {
-      size_t nhex = strlen(e->z);
-      char *b = shale_malloc(nhex / 2 + 1);
-      if (!b) break;
-      for (size_t i = 0; i + 1 < nhex; i += 2)
-        b[i / 2] = (char)(hexval(e->z[i]) * 16 + hexval(e->z[i + 1]));
-      value_set_blob(v, b, (uint32_t)(nhex / 2));
-      v->flags |= VAL_OWNED;
-      break;
+      off += n;
     }
-    case SQL_E_ID:
-      if (!util_stricmp(e->z, "true")) value_set_int(v, 1);
-      if (!util_stricmp(e->z, "false")) value_set_int(v, 0);
-      break;
-    case SQL_E_UNARY:
-      eval_default(e->a, v);
-      if (e->sub == TK_MINUS && v->type == SHALE_INTEGER && v->i != INT64_MIN)
-        v->i = -v->i;
-      else if (e->sub == TK_MINUS && v->type == SHALE_FLOAT)
-        v->r = -v->r;
-      else if (e->sub != TK_PLUS)
-        value_clear(v); /* not evaluated here */
-      break;
-    default:
-      break;
-  }
-}
-
-/* DEFAULT values of t's columns with the column affinity applied (SQLite
- * evaluates a numeric default under NUMERIC affinity when the column has
- * none). shale_malloc'ed array, freed with free_defaults. */
-static ShValue *make_defaults(const Table *t) {
-  ShValue *d = shale_malloc(sizeof *d * (size_t)(t->ncol + 1));
-  if (!d) return NULL;
-  for (int i = 0; i < t->ncol; i++) {
-    eval_default(t->cols[i].dflt, &d[i]);
-    char aff = t->cols[i].affinity;
-    if (aff == AFF_BLOB && (d[i].type == SHALE_INTEGER || d[i].type == SHALE_FLOAT))
-      aff = AFF_NUMERIC;
-    if (value_apply_affinity(&d[i], aff) != SHALE_OK) value_clear(&d[i]);
-  }
-  return d;
-}
-
-static void free_defaults(const Table *t, ShValue *d) {
-  for (int i = 0; d && i < t->ncol; i++) value_clear(&d[i]);
-  shale_free(d);
-}
-
-/* ---- commands ---- */
-
-static void cmd_help(void) {
-  puts(
-      ".check              Run the B-tree integrity check over every tree\n"
-      ".count TABLE        Number of rows in TABLE\n"
-      ".dbinfo             Header fields, page count, freelist count\n"
-      ".exit               Exit this program\n"
-      ".help               Show this message\n"
-      ".open FILE          Close the current database and open FILE\n"
-      ".quit               Exit this program\n"
-      ".rows TABLE         Print every row of TABLE (list mode)\n"
-      ".schema [NAME]      Show the CREATE statements (of NAME and its indexes)\n"
-      ".tables             List the tables and views\n"
-      "Other input is SQL: statements end with ';' and may span lines.");
-}
-
-static void cmd_dbinfo(Shell *sh) {
-  if (begin_read(sh)) return;
-  if (btree_page_count(sh->bt) == 0) {
-    printf("database page size:  %u\n", btree_page_size(sh->bt));
-    printf("database page count: 0 (empty database)\n");
-    end_read(sh);
-    return;
-  }
-  PgPage *pg = NULL;
-  int rc = pager_get(btree_pager(sh->bt), 1, 0, &pg);
-  if (rc != SHALE_OK) {
-    error_rc(sh, rc);
-    end_read(sh);
-    return;
-  }
-  const uint8_t *h = pager_data(pg);
-  uint32_t raw = util_get2(h + 16);
-  printf("database page size:  %u\n", raw == 1 ? 65536 : raw);
-  printf("write format:        %u\n", h[18]);
-  printf("read format:         %u\n", h[19]);
-  printf("reserved bytes:      %u\n", h[20]);
-  printf("file change counter: %u\n", util_get4(h + 24));
-  printf("database page count: %u\n", btree_page_count(sh->bt));
-  printf("freelist page count: %u\n", util_get4(h + 36));
-  printf("schema cookie:       %u\n", util_get4(h + 40));
-  printf("schema format:       %u\n", util_get4(h + 44));
-  printf("default cache size:  %d\n", (int32_t)util_get4(h + 48));
-  printf("autovacuum top root: %u\n", util_get4(h + 52));
-  printf("incremental vacuum:  %u\n", util_get4(h + 64));
-  uint32_t enc = util_get4(h + 56);
-  printf("text encoding:       %u%s\n", enc,
-         enc == 1   ? " (utf8)"
-         : enc == 2 ? " (utf16le)"
-         : enc == 3 ? " (utf16be)"
-                    : "");
-  printf("user version:        %d\n", (int32_t)util_get4(h + 60));
-  printf("application id:      %d\n", (int32_t)util_get4(h + 68));
-  printf("software version:    %u\n", util_get4(h + 96));
-  int ntable = 0, nindex = 0, nview = 0, ntrigger = 0;
-  for (int i = 0; i < sh->nrows; i++) {
-    const char *t = sh->rows[i].type ? sh->rows[i].type : "";
-    ntable += !strcmp(t, "table");
-    nindex += !strcmp(t, "index");
-    nview += !strcmp(t, "view");
-    ntrigger += !strcmp(t, "trigger");
-  }
-  printf("number of tables:    %d\n", ntable);
-  printf("number of indexes:   %d\n", nindex);
-  printf("number of triggers:  %d\n", ntrigger);
-  printf("number of views:     %d\n", nview);
-  pager_unref(pg);
-  end_read(sh);
-}
-
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void cmd_tables(Shell *sh) {
-  if (begin_read(sh)) return;
-  const char **names = shale_malloc(sizeof(char *) * (size_t)(sh->nrows + 1));
-  int n = 0;
-  for (int i = 0; names && i < sh->nrows; i++) {
-    SchemaRow *r = &sh->rows[i];
-    if (!r->type || !r->name || strncmp(r->name, "sqlite_", 7) == 0) continue;
-    if (strcmp(r->type, "table") == 0 || strcmp(r->type, "view") == 0) names[n++] = r->name;
-  }
-  if (names) qsort(names, (size_t)n, sizeof *names, cmp_str);
-  for (int i = 0; i < n; i++) puts(names[i]);
-  shale_free(names);
-  end_read(sh);
-}
-
-static void cmd_schema(Shell *sh, const char *name) {
-  if (begin_read(sh)) return;
-  for (int i = 0; i < sh->nrows; i++) {
-    SchemaRow *r = &sh->rows[i];
-    if (!r->sql) continue;
-    if (name && !(r->name && util_stricmp(r->name, name) == 0) &&
-        !(r->tbl && util_stricmp(r->tbl, name) == 0))
-      continue;
-    printf("%s;\n", r->sql);
-  }
-  end_read(sh);
-}
-
-/* Resolve TABLE to its root and, if the schema loaded, its Table (*t, or
- * NULL). 0 on success. */
-static int resolve_table(Shell *sh, const char *name, uint32_t *root, const Table **t) {
-  *t = NULL;
-  if (sh->schema) {
-    Table *tab = schema_find_table(sh->schema, name);
-    if (!tab) {
-      error("no such table: %s", name);
-      return -1;
-    }
-    if (tab->root == 0) {
-      error("table %s has no b-tree (rootpage 0)", name);
-      return -1;
-    }
-    *root = tab->root;
-    *t = tab;
-    return 0;
-  }
-  if (util_stricmp(name, "sqlite_schema") == 0 || util_stricmp(name, "sqlite_master") == 0) {
-    *root = 1;
-    return 0;
-  }
-  SchemaRow *r = find_table(sh, name);
-  if (!r) {
-    error("no such table: %s", name);
     return -1;
   }
-  if (r->root <= 0 || r->root > 0xffffffffLL) {
-    error("table %s has no b-tree (rootpage %lld)", name, (long long)r->root);
-    return -1;
+  if ((p = strstr(msg, "no such column: ")) == msg || (p = strstr(msg, "no such function: ")) == msg) {
+    p = strchr(msg, ':') + 2;
+    snprintf(name, sizeof name, "%s", p);
+    char *dot = strchr(name, '.');
+    if (dot) *dot = 0;
+    return find_ident(sql, name);
   }
-  *root = (uint32_t)r->root;
-  return 0;
-}
-
-static void cmd_rows(Shell *sh, const char *name) {
-  if (!name) {
-    error("usage: .rows TABLE");
-    return;
-  }
-  if (begin_read(sh)) return;
-  uint32_t root;
-  const Table *t;
-  if (resolve_table(sh, name, &root, &t) == 0) {
-    RowsCtx ctx = {t, t ? make_defaults(t) : NULL};
-    if (t && !ctx.def) {
-      error("out of memory");
-    } else {
-      int rc = scan_tree(sh, root, print_row, &ctx);
-      if (rc != SHALE_OK) error_rc(sh, rc);
+  static const char *const kinds[] = {"table ", "index ", "view ", "trigger "};
+  for (int i = 0; i < 4; i++) {
+    size_t k = strlen(kinds[i]);
+    if (strncmp(msg, kinds[i], k) == 0 && (p = strstr(msg, " already exists")) && p[15] == 0) {
+      size_t n = (size_t)(p - msg) - k;
+      if (n >= sizeof name) return -1;
+      memcpy(name, msg + k, n);
+      name[n] = 0;
+      char *dot = strrchr(name, '.');
+      return find_ident(sql, dot ? dot + 1 : name);
     }
-    if (t) free_defaults(t, ctx.def);
   }
-  end_read(sh);
+  return -1;
 }
 
-static void cmd_count(Shell *sh, const char *name) {
-  if (!name) {
-    error("usage: .count TABLE");
-    return;
+/* "\n  CODE\n  ^--- error here" for the statement at sql (as sqlite3). */
+static void print_context(const char *sql, const char *msg) {
+  int off = error_offset(sql, msg);
+  if (off < 0) return;
+  while (off > 50) {
+    off--;
+    sql++;
+    while ((*sql & 0xc0) == 0x80) {
+      sql++;
+      off--;
+    }
   }
-  if (begin_read(sh)) return;
-  uint32_t root;
-  const Table *t;
-  if (resolve_table(sh, name, &root, &t) == 0) {
-    BtCursor *cur = NULL;
-    int64_t n = 0;
-    int rc = btree_cursor_open(sh->bt, root, 0, NULL, NULL, &cur);
-    if (rc == SHALE_OK) rc = btree_count(cur, &n);
-    if (cur) btree_cursor_close(cur);
-    if (rc == SHALE_OK)
-      printf("%lld\n", (long long)n);
-    else
-      error_rc(sh, rc);
+  size_t len = strlen(sql);
+  if (len > 78) {
+    len = 78;
+    while ((sql[len] & 0xc0) == 0x80) len--;
   }
-  end_read(sh);
+  fputs("\n  ", stderr);
+  for (size_t i = 0; i < len; i++) fputc(is_space(sql[i]) ? ' ' : sql[i], stderr);
+  if (off < 25)
+    fprintf(stderr, "\n  %*s^--- error here", off, "");
+  else
+    fprintf(stderr, "\n  %*serror here ---^", off - 14, "");
 }
 
-/* How the tree of schema row r is keyed: *intkey, and for index trees
- * the KeyInfo (shale_malloc'ed, *ki; NULL = structure-only check) when the
- * key order is known: the schema loaded and every collation is known
- * (expression columns collate BINARY unless a top-level COLLATE says). */
-static void tree_kind(Shell *sh, SchemaRow *r, int *intkey, KeyInfo **ki) {
-  *intkey = strcmp(r->type, "table") == 0;
-  *ki = NULL;
-  if (!sh->schema || !r->name) return;
-  const Index *idx = NULL;
-  if (*intkey) {
-    const Table *t = schema_find_table(sh->schema, r->name);
-    if (!t || !t->without_rowid) return;
-    *intkey = 0;
-    idx = t->pk_index;
-  } else {
-    idx = schema_find_index(sh->schema, r->name);
-  }
-  if (!idx) return;
-  int unknown = 0;
-  *ki = schema_index_keyinfo(idx, &unknown);
-  if (*ki && unknown) {
-    shale_free(*ki);
-    *ki = NULL;
-  }
+/* ---- running SQL ---- */
+
+/* How an error is reported: in_file 1: "X error near line N: ", 0: "X error: ",
+ * -1 (an argument): "Error: in prepare, " / "Error: stepping, ". */
+static void report(Shell *sh, int prepare, const char *stmt, int rc, int line, int in_file) {
+  const char *msg = shale_errmsg(sh->db);
+  fflush(sh->out);
+  if (in_file < 0)
+    fprintf(stderr, "Error: %s, %s", prepare ? "in prepare" : "stepping", msg);
+  else if (in_file)
+    fprintf(stderr, "%s near line %d: %s", prepare ? "Parse error" : "Runtime error", line, msg);
+  else
+    fprintf(stderr, "%s: %s", prepare ? "Parse error" : "Runtime error", msg);
+  if (rc > 1) fprintf(stderr, " (%d)", rc);
+  if (prepare && stmt) print_context(stmt, msg);
+  fputc('\n', stderr);
 }
 
-static void cmd_check(Shell *sh) {
-  if (begin_read(sh)) return;
-  BtreeCheckRoot *roots = shale_malloc(sizeof *roots * (size_t)(sh->nrows + 1));
-  KeyInfo **keys = shale_malloc(sizeof *keys * (size_t)(sh->nrows + 1));
-  int n = 0;
-  if (!roots || !keys) {
-    error("out of memory");
-    goto done;
-  }
-  if (btree_page_count(sh->bt) > 0) {
-    keys[n] = NULL;
-    roots[n++] = (BtreeCheckRoot){1, 1, NULL, NULL};
-  }
-  for (int i = 0; i < sh->nrows; i++) {
-    SchemaRow *r = &sh->rows[i];
-    if (r->root <= 0 || r->root > 0xffffffffLL || !r->type) continue;
-    int intkey;
-    tree_kind(sh, r, &intkey, &keys[n]);
-    roots[n] =
-        (BtreeCheckRoot){(uint32_t)r->root, intkey, keys[n] ? record_compare : NULL, keys[n]};
-    n++;
-  }
-  char *report = NULL;
-  int nerr = 0;
-  int rc = btree_integrity_check(sh->bt, roots, n, 100, &report, &nerr);
-  if (rc != SHALE_OK)
-    error_rc(sh, rc);
-  else if (!report)
-    puts("ok");
-  else {
-    fputs(report, stdout);
-    if (report[0] && report[strlen(report) - 1] != '\n') fputc('\n', stdout);
-  }
-  shale_free(report);
-done:
-  for (int i = 0; keys && i < n; i++) shale_free(keys[i]);
-  shale_free(keys);
-  shale_free(roots);
-  end_read(sh);
+static double now_real(void) {
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
 }
 
-/* Split "cmd arg" in place; returns the argument or NULL. Strips quotes. */
-static char *split_arg(char *line) {
-  char *p = line;
-  while (*p && *p != ' ' && *p != '\t') p++;
-  if (!*p) return NULL;
-  *p++ = 0;
-  while (*p == ' ' || *p == '\t') p++;
-  if (!*p) return NULL;
-  char *end = p + strlen(p);
-  while (end > p && (end[-1] == ' ' || end[-1] == '\t')) *--end = 0;
-  if ((p[0] == '"' || p[0] == '\'') && end - p >= 2 && end[-1] == p[0]) {
-    end[-1] = 0;
-    p++;
-  }
-  return p;
+static void cpu_times(double *user, double *sys) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  *user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6;
+  *sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 }
 
-/* ---- SQL ---- */
-
-/* Run every statement of sql, printing rows in list mode. line = where the
- * text started (for error messages). */
-static void run_sql(Shell *sh, const char *sql, int line) {
-  if (!sh->db) {
-    error("no database open");
-    return;
-  }
+/* Every statement of sql; returns 0, or the result code of the first error
+ * (reported). */
+static int exec_sql(Shell *sh, const char *sql, int line, int in_file) {
   const char *z = sql;
+  while (is_space(*z)) z++;
   while (*z) {
     shale_stmt *st = NULL;
     const char *tail = NULL;
     int rc = shale_prepare_v2(sh->db, z, -1, &st, &tail);
     if (rc != SHALE_OK) {
-      fflush(stdout);
-      fprintf(stderr, "Parse error near line %d: %s\n", line, shale_errmsg(sh->db));
-      return;
+      report(sh, 1, z, shale_errcode(sh->db), line, in_file);
+      return rc;
     }
-    if (!st) break;
-    int n = shale_column_count(st);
-    while ((rc = shale_step(st)) == SHALE_ROW) {
-      for (int i = 0; i < n; i++) {
-        if (i) fputc('|', stdout);
-        int len = shale_column_bytes(st, i);
-        const unsigned char *t = shale_column_text(st, i);
-        if (t) fwrite(t, 1, (size_t)len, stdout);
+    if (!tail || tail <= z) tail = z + strlen(z);
+    if (st) {
+      sh->rowcnt = 0;
+      rc = mode_exec(sh, st);
+      int frc = shale_finalize(st);
+      if (rc == SHALE_OK) rc = frc;
+      if (rc != SHALE_OK) {
+        report(sh, 0, NULL, shale_errcode(sh->db), line, in_file);
+        return rc;
       }
-      fputc('\n', stdout);
     }
-    if (rc != SHALE_DONE) {
-      fflush(stdout);
-      fprintf(stderr, "Runtime error near line %d: %s (%d)\n", line, shale_errmsg(sh->db),
-              shale_errcode(sh->db));
-      shale_finalize(st);
-      return;
+    z = tail;
+    while (is_space(*z)) z++;
+  }
+  return 0;
+}
+
+int shell_run_sql(Shell *sh, const char *sql, int line, int in_file) {
+  double r0 = 0, u0 = 0, s0 = 0;
+  if (sh->echo) fprintf(sh->out, "%s\n", sql);
+  if (sh->timer) {
+    r0 = now_real();
+    cpu_times(&u0, &s0);
+  }
+  int rc = exec_sql(sh, sql, line, in_file);
+  if (sh->timer) {
+    double u1, s1;
+    cpu_times(&u1, &s1);
+    fprintf(sh->out, "Run Time: real %.3f user %f sys %f\n", now_real() - r0, u1 - u0, s1 - s0);
+  }
+  if (rc) return 1;
+  if (sh->changes)
+    fprintf(sh->out, "changes: %lld   total_changes: %lld\n", (long long)shale_changes64(sh->db),
+            (long long)shale_total_changes64(sh->db));
+  return 0;
+}
+
+/* ---- the input loop ---- */
+
+static int all_space(const char *z) {
+  for (; *z; z++) {
+    if (is_space(*z)) continue;
+    if (z[0] == '/' && z[1] == '*') {
+      z += 2;
+      while (*z && !(z[0] == '*' && z[1] == '/')) z++;
+      if (!*z) return 0;
+      z++;
+      continue;
     }
-    shale_finalize(st);
-    z = tail && tail > z ? tail : z + strlen(z);
-  }
-}
-
-/* Pending SQL text (a statement spanning lines). */
-typedef struct SqlBuf {
-  char *z;
-  size_t n, cap;
-  int line; /* input line the text started on */
-} SqlBuf;
-
-static int sqlbuf_add(SqlBuf *b, const char *line) {
-  size_t k = strlen(line);
-  if (b->n + k + 2 > b->cap) {
-    size_t cap = (b->n + k + 2) * 2;
-    char *z = shale_realloc(b->z, cap);
-    if (!z) return SHALE_NOMEM;
-    b->z = z;
-    b->cap = cap;
-  }
-  memcpy(b->z + b->n, line, k);
-  b->n += k;
-  b->z[b->n++] = '\n';
-  b->z[b->n] = 0;
-  return SHALE_OK;
-}
-
-static int blank(const char *z) {
-  while (*z == ' ' || *z == '\t' || *z == '\n' || *z == '\r' || *z == ';') z++;
-  return *z == 0;
-}
-
-static void sqlbuf_flush(Shell *sh, SqlBuf *b) {
-  if (b->n && !blank(b->z)) run_sql(sh, b->z, b->line);
-  b->n = 0;
-  if (b->z) b->z[0] = 0;
-}
-
-/* Run one line; returns 1 to quit. */
-static int run_line(Shell *sh, char *line, SqlBuf *sql, int lineno) {
-  size_t n = strlen(line);
-  while (n && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' ')) line[--n] = 0;
-  if (sql->n == 0) {
-    while (*line == ' ' || *line == '\t') line++;
-    if (!*line) return 0;
-  }
-  if (sql->n > 0 || line[0] != '.') {
-    if (sql->n == 0) sql->line = lineno;
-    if (sqlbuf_add(sql, line) != SHALE_OK) {
-      error("out of memory");
-      return 0;
+    if (z[0] == '-' && z[1] == '-') {
+      while (*z && *z != '\n') z++;
+      if (!*z) return 1;
+      continue;
     }
-    if (shale_complete(sql->z)) sqlbuf_flush(sh, sql);
-    fflush(stdout);
     return 0;
   }
-  char *arg = split_arg(line);
-  const char *cmd = line + 1;
-  if (!strcmp(cmd, "quit") || !strcmp(cmd, "exit")) return 1;
-  if (!strcmp(cmd, "help"))
-    cmd_help();
-  else if (!strcmp(cmd, "open")) {
-    if (!arg)
-      error("usage: .open FILE");
-    else
-      open_db(sh, arg);
-  } else if (!strcmp(cmd, "dbinfo"))
-    cmd_dbinfo(sh);
-  else if (!strcmp(cmd, "tables"))
-    cmd_tables(sh);
-  else if (!strcmp(cmd, "schema"))
-    cmd_schema(sh, arg);
-  else if (!strcmp(cmd, "rows"))
-    cmd_rows(sh, arg);
-  else if (!strcmp(cmd, "count"))
-    cmd_count(sh, arg);
-  else if (!strcmp(cmd, "check"))
-    cmd_check(sh);
-  else
-    error("unknown command or invalid arguments:  \"%s\". Enter \".help\" for help", cmd);
-  fflush(stdout);
+  return 1;
+}
+
+/* A line that ends the pending statement: ";" alone, "GO" or "/" (sqlite3
+ * accepts these as terminators). */
+static int is_terminator(const char *z) {
+  while (is_space(*z)) z++;
+  if (*z == '/' && all_space(z + 1)) return 1;
+  if ((z[0] == 'g' || z[0] == 'G') && (z[1] == 'o' || z[1] == 'O') && all_space(z + 2)) return 1;
   return 0;
+}
+
+typedef struct Buf {
+  char *z;
+  size_t n, cap;
+} Buf;
+
+static int buf_add(Buf *b, const char *z, size_t k) {
+  if (b->n + k + 2 > b->cap) {
+    size_t cap = (b->n + k + 2) * 2;
+    char *nz = shale_realloc(b->z, cap);
+    if (!nz) return 1;
+    b->z = nz;
+    b->cap = cap;
+  }
+  memcpy(b->z + b->n, z, k);
+  b->n += k;
+  b->z[b->n] = 0;
+  return 0;
+}
+
+int shell_process(Shell *sh, FILE *in, int interactive) {
+  Buf sql = {NULL, 0, 0};
+  int lineno = 0, start = 0, errs = 0;
+  while (!sh->quit && (errs == 0 || !sh->bail || interactive)) {
+    char *line = edit_readline(in, sql.n ? "   ...> " : "shale> ", interactive);
+    if (!line) break;
+    lineno++;
+    if (sql.n == 0 && all_space(line)) {
+      if (sh->echo) fprintf(sh->out, "%s\n", line);
+      shale_free(line);
+      continue;
+    }
+    if (sql.n == 0 && (line[0] == '.' || line[0] == '#')) {
+      if (sh->echo) fprintf(sh->out, "%s\n", line);
+      if (line[0] == '.') {
+        int rc = dot_command(sh, line);
+        if (rc == 2) {
+          shale_free(line);
+          break;
+        }
+        if (rc) errs++;
+      }
+      shale_free(line);
+      fflush(sh->out);
+      continue;
+    }
+    const char *text = line;
+    if (sql.n && is_terminator(line)) {
+      /* "GO" or "/" ends the statement when ';' would */
+      Buf t = {NULL, 0, 0};
+      int ok = !buf_add(&t, sql.z, sql.n) && !buf_add(&t, ";", 1) && shale_complete(t.z);
+      shale_free(t.z);
+      if (ok) text = ";";
+    }
+    if (sql.n == 0) {
+      while (is_space(*text)) text++;
+      start = lineno;
+    } else {
+      buf_add(&sql, "\n", 1);
+    }
+    if (buf_add(&sql, text, strlen(text))) {
+      shell_error("Error: out of memory");
+      shale_free(line);
+      break;
+    }
+    shale_free(line);
+    if (shale_complete(sql.z)) {
+      errs += shell_run_sql(sh, sql.z, start, in != stdin || !interactive);
+      sql.n = 0;
+      if (sh->once) dot_output_reset(sh);
+      fflush(sh->out);
+    } else if (all_space(sql.z)) {
+      if (sh->echo) fprintf(sh->out, "%s\n", sql.z);
+      sql.n = 0;
+    }
+  }
+  if (sql.n && !all_space(sql.z) && !sh->quit && (errs == 0 || !sh->bail)) {
+    /* a statement without its ';' at the end of input still runs */
+    errs += shell_run_sql(sh, sql.z, start, in != stdin || !interactive);
+    if (sh->once) dot_output_reset(sh);
+  }
+  fflush(sh->out);
+  shale_free(sql.z);
+  sh->nerr += errs;
+  return errs > 0;
+}
+
+/* ---- main ---- */
+
+static void on_sigint(int sig) {
+  (void)sig;
+  if (g_shell && g_shell->db) shale_interrupt(g_shell->db);
+}
+
+static void usage_error(const char *argv0, const char *opt) {
+  fprintf(stderr, "%s: Error: unknown option: %s\nUse -help for a list of options.\n", argv0, opt);
+}
+
+static void print_help(const char *argv0) {
+  fprintf(stderr,
+          "Usage: %s [OPTIONS] FILENAME [SQL]\n"
+          "FILENAME is the name of an SQLite database. A new database is created\n"
+          "if the file does not previously exist.\n"
+          "OPTIONS include:\n"
+          "   -ascii               set output mode to 'ascii'\n"
+          "   -bail                stop after hitting an error\n"
+          "   -batch               force batch I/O\n"
+          "   -box                 set output mode to 'box'\n"
+          "   -column              set output mode to 'column'\n"
+          "   -cmd COMMAND         run \"COMMAND\" before reading stdin\n"
+          "   -csv                 set output mode to 'csv'\n"
+          "   -echo                print inputs before execution\n"
+          "   -init FILENAME       read/process named file\n"
+          "   -[no]header          turn headers on or off\n"
+          "   -help                show this message\n"
+          "   -html                set output mode to HTML\n"
+          "   -interactive         force interactive I/O\n"
+          "   -json                set output mode to 'json'\n"
+          "   -line                set output mode to 'line'\n"
+          "   -list                set output mode to 'list'\n"
+          "   -markdown            set output mode to 'markdown'\n"
+          "   -newline SEP         set output row separator. Default: '\\n'\n"
+          "   -nullvalue TEXT      set text string for NULL values. Default ''\n"
+          "   -quote               set output mode to 'quote'\n"
+          "   -readonly            open the database read-only\n"
+          "   -separator SEP       set output column separator. Default: '|'\n"
+          "   -table               set output mode to 'table'\n"
+          "   -tabs                set output mode to 'tabs'\n"
+          "   -version             show SQLite version\n",
+          argv0);
+}
+
+/* Options that take a value (skipped in the first pass). */
+static int takes_value(const char *z) {
+  static const char *const v[] = {"separator", "nullvalue", "newline", "cmd", "init", "vfs",
+                                  "heap", "pagecache", "lookaside", "mmap", "maxsize", NULL};
+  for (int i = 0; v[i]; i++)
+    if (strcmp(z, v[i]) == 0) return 1;
+  return 0;
+}
+
+static void copy_sep(char *dst, const char *src) { snprintf(dst, SEP_MAX, "%s", src); }
+
+/* Run the init file (-init, else ~/.shalerc when it exists). */
+static void run_init(Shell *sh, const char *file) {
+  char path[4096];
+  if (!file) {
+    const char *home = getenv("HOME");
+    if (!home) return;
+    snprintf(path, sizeof path, "%s/.shalerc", home);
+    if (access(path, R_OK) != 0) return;
+    file = path;
+  }
+  FILE *f = fopen(file, "r");
+  if (!f) {
+    shell_error("cannot open: \"%s\"", file);
+    return;
+  }
+  if (isatty(0) && sh->interactive) fprintf(stderr, "-- Loading resources from %s\n", file);
+  shell_process(sh, f, 0);
+  fclose(f);
+}
+
+static void shell_free(Shell *sh) {
+  dot_output_reset(sh);
+  store_close();
+  if (sh->db) shale_close_v2(sh->db);
+  shale_free(sh->dbname);
+  shale_free(sh->table);
+  shale_free(sh->widths);
+  shale_free(sh->outname);
 }
 
 int main(int argc, char **argv) {
-  Shell sh;
-  memset(&sh, 0, sizeof sh);
-  if (argc > 2) {
-    fprintf(stderr, "usage: %s [FILE]\n", argv[0]);
-    return 2;
-  }
-  if (open_db(&sh, argc == 2 ? argv[1] : NULL) != SHALE_OK) return 1;
-  int tty = isatty(0);
-  if (tty) printf("Shale %s. Enter \".help\" for usage hints.\n", shale_libversion());
-  char *line = NULL;
-  size_t cap = 0;
-  SqlBuf sql = {NULL, 0, 0, 0};
-  int lineno = 0;
-  for (;;) {
-    if (tty) {
-      fputs(sql.n ? "   ...> " : "shale> ", stdout);
-      fflush(stdout);
+  Shell shell, *sh = &shell;
+  memset(sh, 0, sizeof *sh);
+  g_shell = sh;
+  sh->out = stdout;
+  sh->outname = shell_strdup("stdout");
+  copy_sep(sh->colsep, "|");
+  copy_sep(sh->rowsep, "\n");
+  sh->interactive = isatty(0);
+  setvbuf(stderr, NULL, _IONBF, 0);
+
+  /* pass 1: the database name, the SQL arguments, -batch/-interactive */
+  const char *dbname = NULL, *init = NULL;
+  char **cmds = shale_malloc(sizeof(char *) * (size_t)(argc + 1));
+  int ncmd = 0;
+  if (!cmds) return 1;
+  for (int i = 1; i < argc; i++) {
+    const char *z = argv[i];
+    if (z[0] != '-' || z[1] == 0) {
+      if (!dbname)
+        dbname = z;
+      else
+        cmds[ncmd++] = argv[i];
+      continue;
     }
-    if (getline(&line, &cap, stdin) < 0) break;
-    lineno++;
-    if (run_line(&sh, line, &sql, lineno)) break;
+    if (z[1] == '-') z++;
+    z++;
+    if (takes_value(z)) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "%s: Error: missing argument to %s\n", argv[0], argv[i]);
+        shale_free(cmds);
+        return 1;
+      }
+      if (strcmp(z, "init") == 0) init = argv[i + 1];
+      i++;
+    } else if (strcmp(z, "batch") == 0) {
+      sh->interactive = 0;
+    } else if (strcmp(z, "interactive") == 0) {
+      sh->interactive = 1;
+    } else if (strcmp(z, "readonly") == 0) {
+      sh->readonly = 1;
+    }
   }
-  sqlbuf_flush(&sh, &sql); /* text without a final ';' still runs, as sqlite3 */
-  fflush(stdout);
-  free(line);
-  shale_free(sql.z);
-  free_schema(&sh);
-  close_db(&sh);
-  return 0;
+  if (ncmd) sh->interactive = 0;
+  if (shell_open(sh, dbname, sh->readonly, 0)) {
+    shale_free(cmds);
+    shell_free(sh);
+    return 1;
+  }
+  run_init(sh, init);
+
+  /* pass 2: every option in order */
+  for (int i = 1; i < argc; i++) {
+    const char *z = argv[i];
+    if (z[0] != '-' || z[1] == 0) continue;
+    if (z[1] == '-') z++;
+    z++;
+    if (strcmp(z, "init") == 0 || strcmp(z, "vfs") == 0 || strcmp(z, "heap") == 0 ||
+        strcmp(z, "pagecache") == 0 || strcmp(z, "lookaside") == 0 || strcmp(z, "mmap") == 0 ||
+        strcmp(z, "maxsize") == 0) {
+      i++;
+    } else if (strcmp(z, "html") == 0 || strcmp(z, "list") == 0 || strcmp(z, "quote") == 0 ||
+               strcmp(z, "line") == 0 || strcmp(z, "column") == 0 || strcmp(z, "json") == 0 ||
+               strcmp(z, "markdown") == 0 || strcmp(z, "table") == 0 || strcmp(z, "box") == 0 ||
+               strcmp(z, "csv") == 0 || strcmp(z, "ascii") == 0 || strcmp(z, "tabs") == 0) {
+      mode_option(sh, z);
+    } else if (strcmp(z, "separator") == 0) {
+      copy_sep(sh->colsep, argv[++i]);
+    } else if (strcmp(z, "newline") == 0) {
+      copy_sep(sh->rowsep, argv[++i]);
+    } else if (strcmp(z, "nullvalue") == 0) {
+      copy_sep(sh->nullvalue, argv[++i]);
+    } else if (strcmp(z, "header") == 0) {
+      sh->headers = 1;
+      sh->headers_set = 1;
+    } else if (strcmp(z, "noheader") == 0) {
+      sh->headers = 0;
+      sh->headers_set = 1;
+    } else if (strcmp(z, "echo") == 0) {
+      sh->echo = 1;
+    } else if (strcmp(z, "bail") == 0) {
+      sh->bail = 1;
+    } else if (strcmp(z, "batch") == 0 || strcmp(z, "interactive") == 0 ||
+               strcmp(z, "readonly") == 0) {
+      /* pass 1 */
+    } else if (strcmp(z, "version") == 0) {
+      printf("%s (Shale)\n", shale_libversion());
+      shale_free(cmds);
+      shell_free(sh);
+      return 0;
+    } else if (strcmp(z, "help") == 0) {
+      print_help(argv[0]);
+      shale_free(cmds);
+      shell_free(sh);
+      return 0;
+    } else if (strcmp(z, "cmd") == 0) {
+      char *c = argv[++i];
+      int rc;
+      if (c[0] == '.') {
+        char *copy = shell_strdup(c);
+        rc = copy ? dot_command(sh, copy) : 1;
+        shale_free(copy);
+        if (rc && sh->bail) {
+          shale_free(cmds);
+          shell_free(sh);
+          return rc == 2 ? 0 : rc;
+        }
+      } else {
+        rc = exec_sql(sh, c, 0, -1);
+        if (rc && sh->bail) {
+          shale_free(cmds);
+          shell_free(sh);
+          return rc;
+        }
+      }
+    } else {
+      usage_error(argv[0], argv[i]);
+      shale_free(cmds);
+      shell_free(sh);
+      return 1;
+    }
+  }
+
+  int rc = 0;
+  if (ncmd) {
+    for (int i = 0; i < ncmd; i++) {
+      if (cmds[i][0] == '.') {
+        char *copy = shell_strdup(cmds[i]);
+        rc = copy ? dot_command(sh, copy) : 1;
+        shale_free(copy);
+        if (rc) {
+          rc = rc == 2 ? 0 : rc;
+          break;
+        }
+      } else {
+        if (sh->echo) fprintf(sh->out, "%s\n", cmds[i]);
+        rc = exec_sql(sh, cmds[i], 0, -1);
+        if (rc) break;
+      }
+      if (sh->once) dot_output_reset(sh);
+    }
+    if (sh->quit && sh->exitcode) rc = sh->exitcode;
+  } else if (sh->interactive) {
+    printf("Shale version %s\n"
+           "Enter \".help\" for usage hints.\n",
+           shale_libversion());
+    if (!dbname)
+      printf("Connected to a transient in-memory database.\n"
+             "Use \".open FILENAME\" to reopen on a persistent database.\n");
+    signal(SIGINT, on_sigint);
+    edit_init(1);
+    rc = shell_process(sh, stdin, 1);
+    edit_done();
+    if (sh->quit) rc = sh->exitcode;
+  } else {
+    rc = shell_process(sh, stdin, 0);
+    if (sh->quit && sh->exitcode) rc = sh->exitcode;
+  }
+  fflush(sh->out);
+  shale_free(cmds);
+  shell_free(sh);
+  return rc;
 }

@@ -1,0 +1,4 @@
+-- args: -bail
+select 1;
+select * from nosuch;
+select 2;

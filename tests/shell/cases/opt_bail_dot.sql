@@ -1,0 +1,4 @@
+-- args: -bail
+select 1;
+.bogus
+select 2;

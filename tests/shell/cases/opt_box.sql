@@ -1,0 +1,4 @@
+-- args: -box
+.read setup.sql
+select i, s, b from t;
+.show

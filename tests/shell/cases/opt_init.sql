@@ -1,0 +1,2 @@
+-- args: -init script.sql
+select 'after init';

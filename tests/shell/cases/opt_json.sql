@@ -1,0 +1,3 @@
+-- args: -json -noheader
+.read setup.sql
+select * from t;

@@ -1,0 +1,2 @@
+-- args: /nonexistent/dir/x.db
+select 1;

@@ -1,0 +1,2 @@
+-- args: -separator
+select 1;

@@ -1,0 +1,2 @@
+-- args: -header test.db 'select * from t1' '.quit' 'select 2'
+-- setup: create table t1(a, b); insert into t1 values(1, 'x');

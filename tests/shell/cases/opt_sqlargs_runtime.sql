@@ -1,0 +1,2 @@
+-- args: test.db 'insert into u values(1)'
+-- setup: create table u(a primary key); insert into u values(1);

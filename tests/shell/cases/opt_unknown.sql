@@ -1,0 +1,2 @@
+-- args: -bogus
+select 1;

@@ -1,0 +1,8 @@
+-- .read: statements and errors in a file (line numbers of that file), nesting, missing files
+select 'start';
+.read script.sql
+select 'after read';
+.read nosuch.sql
+.read
+.read a b
+select 'end';

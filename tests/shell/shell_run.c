@@ -1,0 +1,158 @@
+/*
+ * shell_run.c -- child-process runner for the shell tests (shell_run.h).
+ *
+ * Invariants:
+ *  1. The child's stdout/stderr go to files in its directory (.stdout,
+ *     .stderr), read back after it exits: no pipe can fill and block.
+ *  2. A child that runs longer than 20 s is killed (SIGKILL via alarm in
+ *     the child's own process group is not needed: the child execs with an
+ *     alarm pending, which ends it).
+ */
+#include "shell_run.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../test.h"
+
+static char repo[PATH_MAX], shell[PATH_MAX];
+
+const char *shell_repo(void) {
+  if (!repo[0]) {
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+      snprintf(repo, sizeof repo, ".");
+      return repo;
+    }
+    exe[n] = 0;
+    for (int i = 0; i < 3; i++) { /* <repo>/<build>/tests/test_x */
+      char *s = strrchr(exe, '/');
+      if (s) *s = 0;
+    }
+    snprintf(repo, sizeof repo, "%s", exe);
+  }
+  return repo;
+}
+
+const char *shell_binary(void) {
+  if (!shell[0]) {
+    char exe[PATH_MAX - 16];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return "build/shale";
+    exe[n] = 0;
+    for (int i = 0; i < 2; i++) {
+      char *s = strrchr(exe, '/');
+      if (s) *s = 0;
+    }
+    snprintf(shell, sizeof shell, "%s/shale", exe);
+  }
+  return shell;
+}
+
+char *shell_read_file(const char *path, size_t *np) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 4096, n = 0, k;
+  char *z = malloc(cap);
+  while ((k = fread(z + n, 1, cap - n - 1, f)) > 0) {
+    n += k;
+    if (cap - n < 1024) z = realloc(z, cap *= 2);
+  }
+  z[n] = 0;
+  fclose(f);
+  if (np) *np = n;
+  return z;
+}
+
+static void copy_file(const char *from, const char *to) {
+  size_t n;
+  char *z = shell_read_file(from, &n);
+  if (!z) return;
+  FILE *f = fopen(to, "wb");
+  if (f) {
+    fwrite(z, 1, n, f);
+    fclose(f);
+  }
+  free(z);
+}
+
+void shell_run(ShellRun *r, const char *prog, const char *tag, char **args, int nargs,
+               const char *input, const char *setup_sql) {
+  memset(r, 0, sizeof *r);
+  snprintf(r->dir, sizeof r->dir, "%s", test_path(tag));
+  char cmd[PATH_MAX + 20];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", r->dir);
+  if (system(cmd) != 0) test_fail(__FILE__, __LINE__, "cannot clear %s", r->dir);
+  mkdir(r->dir, 0755);
+  char data[PATH_MAX];
+  snprintf(data, sizeof data, "%s/tests/shell/data", shell_repo());
+  DIR *d = opendir(data);
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+      if (e->d_name[0] == '.') continue;
+      char from[PATH_MAX + 300], to[PATH_MAX + 300];
+      snprintf(from, sizeof from, "%s/%s", data, e->d_name);
+      snprintf(to, sizeof to, "%s/%s", r->dir, e->d_name);
+      copy_file(from, to);
+    }
+    closedir(d);
+  }
+  if (setup_sql) {
+    char db[PATH_MAX + 20];
+    snprintf(db, sizeof db, "%s/test.db", r->dir);
+    sqlite3 *h;
+    char *err = NULL;
+    sqlite3_open(db, &h);
+    if (sqlite3_exec(h, setup_sql, NULL, NULL, &err) != SQLITE_OK)
+      test_fail(__FILE__, __LINE__, "setup: %s", err ? err : "?");
+    sqlite3_free(err);
+    sqlite3_close(h);
+  }
+  char outp[PATH_MAX + 20], errp[PATH_MAX + 20];
+  snprintf(outp, sizeof outp, "%s/.stdout", r->dir);
+  snprintf(errp, sizeof errp, "%s/.stderr", r->dir);
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (chdir(r->dir) != 0) _exit(126);
+    setenv("HOME", r->dir, 1);
+    int in = open(input ? input : "/dev/null", O_RDONLY);
+    int out = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int er = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || out < 0 || er < 0) _exit(126);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(er, 2);
+    char *argv[80];
+    int n = 0;
+    argv[n++] = (char *)"sqlite3";
+    for (int i = 0; i < nargs && n < 78; i++) argv[n++] = args[i];
+    argv[n] = NULL;
+    alarm(20);
+    execv(prog, argv);
+    _exit(127);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  r->code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  r->out = shell_read_file(outp, NULL);
+  r->err = shell_read_file(errp, NULL);
+  if (!r->out) r->out = calloc(1, 1);
+  if (!r->err) r->err = calloc(1, 1);
+}
+
+void shell_run_free(ShellRun *r) {
+  free(r->out);
+  free(r->err);
+  r->out = r->err = NULL;
+}

@@ -1,0 +1,38 @@
+/*
+ * shell_run.h -- running build/shale and the reference sqlite3 shell as
+ * child processes for the shell tests (tests/shell/).
+ *
+ * Invariants:
+ *  1. Each run happens in its own scratch directory (the cwd of the child,
+ *     also its $HOME, so neither ~/.sqliterc nor ~/.shale_history leak in),
+ *     with tests/shell/data/ copied into it.
+ *  2. stdout and stderr are captured separately (their interleaving depends
+ *     on buffering, which is not part of the contract), plus the exit code.
+ */
+#ifndef SHELL_RUN_H
+#define SHELL_RUN_H
+
+#include <limits.h>
+#include <stddef.h>
+
+typedef struct ShellRun {
+  char *out, *err; /* malloc'ed, NUL-terminated */
+  int code;        /* exit code, or 128+signal */
+  char dir[PATH_MAX];
+} ShellRun;
+
+/* <repo> (the parent of the build directory this test binary runs from). */
+const char *shell_repo(void);
+/* <build>/shale */
+const char *shell_binary(void);
+/* Run prog (argv[0] is given as "sqlite3" for both programs, so messages that
+ * name the program agree) with args in a fresh directory named tag, stdin
+ * from the file input (NULL: /dev/null). setup_sql (may be NULL) is run
+ * into test.db in that directory first, through the reference SQLite. */
+void shell_run(ShellRun *r, const char *prog, const char *tag, char **args, int nargs,
+               const char *input, const char *setup_sql);
+void shell_run_free(ShellRun *r);
+/* Whole file into malloc'ed memory (NULL if it cannot be read). */
+char *shell_read_file(const char *path, size_t *n);
+
+#endif

@@ -1,0 +1,162 @@
+/*
+ * test_shell_compat.c -- build/shale against the reference sqlite3 shell
+ * (/usr/bin/sqlite3 3.40.1), script by script.
+ *
+ * Every tests/shell/cases/NAME.sql is fed on stdin to both shells, each in
+ * a scratch directory holding a copy of tests/shell/data/ (setup.sql makes a
+ * table of tricky values: NULL, reals, blobs, unicode, quotes, commas,
+ * newlines, tabs). stdout, stderr and the exit code must be identical,
+ * except the numbers of "Run Time:" lines (.timer). Directives in the
+ * script's leading comment lines:
+ *   -- args: ARG...      command-line arguments ('quoted' ones may hold spaces)
+ *   -- files: F...       files the script writes: compared too
+ *   -- setup: SQL        run into test.db (reference SQLite) before the shells
+ * Each case is one TEST below; shell_cases_all_listed checks that no script
+ * in cases/ is left out.
+ *
+ * Invariants:
+ *  1. Both programs get the same argv (argv[0] "sqlite3"), environment,
+ *     stdin and starting files.
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../test.h"
+#include "shell_run.h"
+
+#define REF_SHELL "/usr/bin/sqlite3"
+
+/* "Run Time: real 0.001 user 0.000100 sys 0.000000" -> numbers dropped. */
+static void normalize(char *z) {
+  char *p = z;
+  while ((p = strstr(p, "Run Time: real ")) != NULL) {
+    char *e = strchr(p, '\n');
+    if (!e) e = p + strlen(p);
+    const char *shape = "Run Time: real N user N sys N";
+    size_t k = strlen(shape);
+    if ((size_t)(e - p) >= k) {
+      memcpy(p, shape, k);
+      memmove(p + k, e, strlen(e) + 1);
+    }
+    p += k;
+  }
+}
+
+static void diff_report(const char *name, const char *what, const char *a, const char *b) {
+  size_t k = 0, line = 1;
+  while (a[k] && a[k] == b[k]) {
+    if (a[k] == '\n') line++;
+    k++;
+  }
+  size_t s = k;
+  while (s > 0 && a[s - 1] != '\n') s--;
+  test_fail(__FILE__, __LINE__, "%s: %s differs at line %zu:\n    shale:   \"%.120s\"\n    sqlite3: \"%.120s\"",
+            name, what, line, a + s, b + s);
+}
+
+static int split_args(char *z, char **argv, int max) {
+  int n = 0;
+  while (*z && n < max) {
+    while (*z == ' ') z++;
+    if (!*z) break;
+    if (*z == '\'') {
+      argv[n++] = ++z;
+      while (*z && *z != '\'') z++;
+    } else {
+      argv[n++] = z;
+      while (*z && *z != ' ') z++;
+    }
+    if (*z) *z++ = 0;
+  }
+  return n;
+}
+
+static void run_case(const char *name) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/tests/shell/cases/%s.sql", shell_repo(), name);
+  char *script = shell_read_file(path, NULL);
+  if (!script) {
+    test_fail(__FILE__, __LINE__, "cannot read %s", path);
+    return;
+  }
+  char args_buf[2000] = "", files_buf[1000] = "", setup[4000] = "";
+  for (char *l = script; strncmp(l, "-- ", 3) == 0;) {
+    char *e = strchr(l, '\n');
+    size_t n = e ? (size_t)(e - l) : strlen(l);
+    if (strncmp(l, "-- args: ", 9) == 0 && n - 9 < sizeof args_buf)
+      memcpy(args_buf, l + 9, n - 9);
+    else if (strncmp(l, "-- files: ", 10) == 0 && n - 10 < sizeof files_buf)
+      memcpy(files_buf, l + 10, n - 10);
+    else if (strncmp(l, "-- setup: ", 10) == 0 && n - 10 < sizeof setup)
+      memcpy(setup, l + 10, n - 10);
+    if (!e) break;
+    l = e + 1;
+  }
+  char *argv[64];
+  int nargs = split_args(args_buf, argv, 64);
+  ShellRun a, b;
+  char tag[300];
+  snprintf(tag, sizeof tag, "%s-shale", name);
+  shell_run(&a, shell_binary(), tag, argv, nargs, path, setup[0] ? setup : NULL);
+  snprintf(tag, sizeof tag, "%s-sqlite3", name);
+  shell_run(&b, REF_SHELL, tag, argv, nargs, path, setup[0] ? setup : NULL);
+  normalize(a.out);
+  normalize(b.out);
+  if (strcmp(a.out, b.out) != 0) diff_report(name, "stdout", a.out, b.out);
+  if (strcmp(a.err, b.err) != 0) diff_report(name, "stderr", a.err, b.err);
+  if (a.code != b.code)
+    test_fail(__FILE__, __LINE__, "%s: exit code %d, sqlite3 %d", name, a.code, b.code);
+  char *files[32];
+  int nfiles = split_args(files_buf, files, 32);
+  for (int i = 0; i < nfiles; i++) {
+    char pa[PATH_MAX + 300], pb[PATH_MAX + 300];
+    snprintf(pa, sizeof pa, "%s/%s", a.dir, files[i]);
+    snprintf(pb, sizeof pb, "%s/%s", b.dir, files[i]);
+    size_t na = 0, nb = 0;
+    char *fa = shell_read_file(pa, &na), *fb = shell_read_file(pb, &nb);
+    if (!fa || !fb)
+      test_fail(__FILE__, __LINE__, "%s: file %s missing (shale %s, sqlite3 %s)", name, files[i],
+                fa ? "yes" : "no", fb ? "yes" : "no");
+    else if (na != nb || memcmp(fa, fb, na) != 0)
+      diff_report(name, files[i], fa, fb);
+    free(fa);
+    free(fb);
+  }
+  shell_run_free(&a);
+  shell_run_free(&b);
+  free(script);
+}
+
+#define CASE(name) \
+  TEST(shell_##name) { run_case(#name); }
+#include "cases.def"
+#undef CASE
+
+/* Every script in cases/ has its line in cases.def. */
+TEST(shell_cases_all_listed) {
+  static const char *const listed[] = {
+#define CASE(name) #name,
+#include "cases.def"
+#undef CASE
+      NULL};
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/tests/shell/cases", shell_repo());
+  DIR *d = opendir(path);
+  CHECK(d != NULL);
+  if (!d) return;
+  struct dirent *e;
+  int n = 0;
+  while ((e = readdir(d)) != NULL) {
+    size_t k = strlen(e->d_name);
+    if (k < 5 || strcmp(e->d_name + k - 4, ".sql") != 0) continue;
+    n++;
+    int found = 0;
+    for (int i = 0; listed[i]; i++)
+      if (strlen(listed[i]) == k - 4 && strncmp(listed[i], e->d_name, k - 4) == 0) found = 1;
+    if (!found) test_fail(__FILE__, __LINE__, "cases/%s is not in cases.def", e->d_name);
+  }
+  closedir(d);
+  CHECK(n >= 10);
+}
