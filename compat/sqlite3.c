@@ -295,7 +295,48 @@ int sqlite3_exec(sqlite3 *db, const char *sql, int (*cb)(void *, int, char **, c
                  void *arg, char **errmsg) {
   if (errmsg) *errmsg = NULL;
   CHECK_DB(db, SQLITE_MISUSE);
-  return shale_exec(DB(db), sql ? sql : "", cb, arg, errmsg);
+  /* statements through sqlite3_prepare_v2, so that callbacks handed one of
+   * them (trace, authorizer) can use it as an sqlite3_stmt */
+  const char *z = sql ? sql : "";
+  int rc = SQLITE_OK;
+  char **cols = NULL;
+  while (*z && rc == SQLITE_OK) {
+    sqlite3_stmt *st = NULL;
+    const char *tail = NULL;
+    rc = sqlite3_prepare_v2(db, z, -1, &st, &tail);
+    if (rc != SQLITE_OK) break;
+    z = tail && tail > z ? tail : z + strlen(z);
+    if (!st) continue;
+    int ncol = sqlite3_column_count(st);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      if (!cb) continue;
+      if (!cols) {
+        cols = sqlite3_malloc64(sizeof *cols * (size_t)(2 * ncol + 1));
+        if (!cols) {
+          rc = SQLITE_NOMEM;
+          break;
+        }
+        for (int i = 0; i < ncol; i++) cols[i] = (char *)sqlite3_column_name(st, i);
+      }
+      for (int i = 0; i < ncol; i++) cols[ncol + i] = (char *)sqlite3_column_text(st, i);
+      cols[2 * ncol] = NULL;
+      if (cb(arg, ncol, cols + ncol, cols)) {
+        rc = SQLITE_ABORT;
+        break;
+      }
+    }
+    sqlite3_free(cols);
+    cols = NULL;
+    if (rc == SQLITE_ABORT || rc == SQLITE_NOMEM) {
+      sqlite3_finalize(st);
+      shale_set_error(DB(db), rc, rc == SQLITE_ABORT ? "query aborted" : "out of memory");
+      break;
+    }
+    int r2 = sqlite3_finalize(st);
+    rc = rc == SQLITE_DONE ? r2 : r2 ? r2 : rc;
+  }
+  if (rc != SQLITE_OK && errmsg) *errmsg = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+  return rc;
 }
 
 sqlite3_int64 sqlite3_last_insert_rowid(sqlite3 *db) {
@@ -344,19 +385,6 @@ const char *sqlite3_errmsg(sqlite3 *db) {
   if (!db) return "out of memory";
   CHECK_DB(db, "bad parameter or other API misuse");
   return shale_errmsg(DB(db));
-}
-
-/* Default values of SQLite 3.40.1's run-time limits. Shale does not enforce
- * changed limits, so a change is refused (message on the connection). */
-static const int limit_default[SQLITE_LIMIT_WORKER_THREADS + 1] = {
-    1000000000, 1000000000, 2000, 1000, 500, 250000000, 127, 10, 50000, 32766, 1000, 0};
-int sqlite3_limit(sqlite3 *db, int id, int newval) {
-  CHECK_DB(db, -1);
-  if (id < 0 || id > SQLITE_LIMIT_WORKER_THREADS) return -1;
-  if (newval >= 0 && newval != limit_default[id])
-    shale_set_error(DB(db), SQLITE_ERROR,
-                    "sqlite3_limit: changing a limit is not supported by Shale yet");
-  return limit_default[id];
 }
 
 const char *sqlite3_db_filename(sqlite3 *db, const char *zdb) {

@@ -1,7 +1,7 @@
 /*
  * unsupported.c -- the sqlite3_* entry points whose feature Shale does not
- * have yet (user functions, collations, hooks, the authorizer, tracing,
- * backup, incremental blob I/O, serialize, extensions, ...) and the few
+ * have yet (user functions, collations, backup, incremental blob I/O,
+ * serialize, extensions, ...) and the few
  * status/config calls that only report.
  *
  * Each one fails cleanly so a program or binding built against SQLite can be
@@ -101,57 +101,6 @@ void sqlite3_result_zeroblob(sqlite3_context *c, int n) {}
 int sqlite3_result_zeroblob64(sqlite3_context *c, sqlite3_uint64 n) { return SQLITE_MISUSE; }
 void sqlite3_result_subtype(sqlite3_context *c, unsigned int t) {}
 
-/* ---- hooks, authorizer, tracing, handlers ---- */
-
-void *sqlite3_commit_hook(sqlite3 *db, int (*cb)(void *), void *arg) {
-  if (cb) unsupported(db, "sqlite3_commit_hook");
-  return NULL;
-}
-void *sqlite3_rollback_hook(sqlite3 *db, void (*cb)(void *), void *arg) {
-  if (cb) unsupported(db, "sqlite3_rollback_hook");
-  return NULL;
-}
-void *sqlite3_update_hook(sqlite3 *db,
-                          void (*cb)(void *, int, char const *, char const *, sqlite3_int64),
-                          void *arg) {
-  if (cb) unsupported(db, "sqlite3_update_hook");
-  return NULL;
-}
-void *sqlite3_wal_hook(sqlite3 *db, int (*cb)(void *, sqlite3 *, const char *, int), void *arg) {
-  if (cb) unsupported(db, "sqlite3_wal_hook");
-  return NULL;
-}
-int sqlite3_set_authorizer(sqlite3 *db,
-                           int (*cb)(void *, int, const char *, const char *, const char *,
-                                     const char *),
-                           void *arg) {
-  if (!cb) return compat_reg_has(db, COMPAT_DB) ? SQLITE_OK : SQLITE_MISUSE;
-  return unsupported(db, "sqlite3_set_authorizer");
-}
-int sqlite3_trace_v2(sqlite3 *db, unsigned mask, int (*cb)(unsigned, void *, void *, void *),
-                     void *arg) {
-  if (!cb || !mask) return compat_reg_has(db, COMPAT_DB) ? SQLITE_OK : SQLITE_MISUSE;
-  return unsupported(db, "sqlite3_trace_v2");
-}
-void *sqlite3_trace(sqlite3 *db, void (*cb)(void *, const char *), void *arg) {
-  if (cb) unsupported(db, "sqlite3_trace");
-  return NULL;
-}
-void *sqlite3_profile(sqlite3 *db, void (*cb)(void *, const char *, sqlite3_uint64), void *arg) {
-  if (cb) unsupported(db, "sqlite3_profile");
-  return NULL;
-}
-void sqlite3_progress_handler(sqlite3 *db, int n, int (*cb)(void *), void *arg) {
-  if (cb && n > 0) unsupported(db, "sqlite3_progress_handler");
-}
-int sqlite3_busy_handler(sqlite3 *db, int (*cb)(void *, int), void *arg) {
-  if (!cb) {
-    if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
-    return shale_busy_timeout((shale *)db, 0); /* clears any handler */
-  }
-  return unsupported(db, "sqlite3_busy_handler");
-}
-
 /* ---- backup ---- */
 
 sqlite3_backup *sqlite3_backup_init(sqlite3 *dst, const char *dname, sqlite3 *src,
@@ -223,11 +172,6 @@ int sqlite3_status(int op, int *cur, int *hi, int reset) {
   }
   return rc;
 }
-int sqlite3_db_status(sqlite3 *db, int op, int *cur, int *hi, int reset) {
-  if (!cur || !hi) return SQLITE_MISUSE;
-  return unsupported(db, "sqlite3_db_status");
-}
-int sqlite3_stmt_status(sqlite3_stmt *st, int op, int reset) { return 0; }
 static sqlite3_int64 soft_limit, hard_limit;
 sqlite3_int64 sqlite3_soft_heap_limit64(sqlite3_int64 n) {
   sqlite3_int64 old = soft_limit;
@@ -244,11 +188,6 @@ void sqlite3_soft_heap_limit(int n) { sqlite3_soft_heap_limit64(n < 0 ? 0 : n); 
 int sqlite3_file_control(sqlite3 *db, const char *zdb, int op, void *arg) {
   if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
   return SQLITE_NOTFOUND; /* no file-control opcode is implemented */
-}
-int sqlite3_table_column_metadata(sqlite3 *db, const char *zdb, const char *table,
-                                  const char *col, char const **type, char const **coll,
-                                  int *notnull, int *pk, int *autoinc) {
-  return unsupported(db, "sqlite3_table_column_metadata");
 }
 void sqlite3_log(int rc, const char *fmt, ...) {}
 int sqlite3_error_offset(sqlite3 *db) { return -1; }

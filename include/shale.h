@@ -298,6 +298,77 @@ char *shale_expanded_sql(shale_stmt *stmt);
 /* sqlite3_set_last_insert_rowid. */
 void shale_set_last_insert_rowid(shale *db, shale_int64 rowid);
 
+/* ---- Hooks, handlers, status, limits (src/api/api_hooks.c) ----
+ * Same semantics as the sqlite3_* twins; callbacks get the shale handles. */
+void *shale_commit_hook(shale *db, int (*cb)(void *), void *arg);
+void *shale_rollback_hook(shale *db, void (*cb)(void *), void *arg);
+void *shale_update_hook(shale *db,
+                        void (*cb)(void *, int op, const char *zdb, const char *table,
+                                   shale_int64 rowid),
+                        void *arg);
+void *shale_wal_hook(shale *db, int (*cb)(void *, shale *, const char *zdb, int nframe),
+                     void *arg);
+/* Authorizer action codes are SQLite's (SQLITE_CREATE_INDEX = 1, ...). */
+int shale_set_authorizer(shale *db,
+                         int (*cb)(void *, int action, const char *, const char *,
+                                   const char *zdb, const char *ztrigger),
+                         void *arg);
+#define SHALE_DENY 1
+#define SHALE_IGNORE 2
+#define SHALE_TRACE_STMT 0x01
+#define SHALE_TRACE_PROFILE 0x02
+#define SHALE_TRACE_ROW 0x04
+#define SHALE_TRACE_CLOSE 0x08
+int shale_trace_v2(shale *db, unsigned mask, int (*cb)(unsigned, void *, void *, void *),
+                   void *arg);
+void *shale_trace(shale *db, void (*cb)(void *, const char *), void *arg);
+void *shale_profile(shale *db, void (*cb)(void *, const char *, shale_uint64), void *arg);
+/* cb every n of Shale's VM instructions (n <= 0 or cb NULL: off). */
+void shale_progress_handler(shale *db, int n, int (*cb)(void *), void *arg);
+int shale_busy_handler(shale *db, int (*cb)(void *, int count), void *arg);
+#define SHALE_DBSTATUS_LOOKASIDE_USED 0
+#define SHALE_DBSTATUS_CACHE_USED 1
+#define SHALE_DBSTATUS_SCHEMA_USED 2
+#define SHALE_DBSTATUS_STMT_USED 3
+#define SHALE_DBSTATUS_LOOKASIDE_HIT 4
+#define SHALE_DBSTATUS_LOOKASIDE_MISS_SIZE 5
+#define SHALE_DBSTATUS_LOOKASIDE_MISS_FULL 6
+#define SHALE_DBSTATUS_CACHE_HIT 7
+#define SHALE_DBSTATUS_CACHE_MISS 8
+#define SHALE_DBSTATUS_CACHE_WRITE 9
+#define SHALE_DBSTATUS_DEFERRED_FKS 10
+#define SHALE_DBSTATUS_CACHE_USED_SHARED 11
+#define SHALE_DBSTATUS_CACHE_SPILL 12
+int shale_db_status(shale *db, int op, int *cur, int *hiwater, int reset);
+#define SHALE_STMTSTATUS_FULLSCAN_STEP 1
+#define SHALE_STMTSTATUS_SORT 2
+#define SHALE_STMTSTATUS_AUTOINDEX 3
+#define SHALE_STMTSTATUS_VM_STEP 4
+#define SHALE_STMTSTATUS_REPREPARE 5
+#define SHALE_STMTSTATUS_RUN 6
+#define SHALE_STMTSTATUS_FILTER_MISS 7
+#define SHALE_STMTSTATUS_FILTER_HIT 8
+#define SHALE_STMTSTATUS_MEMUSED 99
+int shale_stmt_status(shale_stmt *stmt, int op, int reset);
+#define SHALE_LIMIT_LENGTH 0
+#define SHALE_LIMIT_SQL_LENGTH 1
+#define SHALE_LIMIT_COLUMN 2
+#define SHALE_LIMIT_EXPR_DEPTH 3
+#define SHALE_LIMIT_COMPOUND_SELECT 4
+#define SHALE_LIMIT_VDBE_OP 5
+#define SHALE_LIMIT_FUNCTION_ARG 6
+#define SHALE_LIMIT_ATTACHED 7
+#define SHALE_LIMIT_LIKE_PATTERN_LENGTH 8
+#define SHALE_LIMIT_VARIABLE_NUMBER 9
+#define SHALE_LIMIT_TRIGGER_DEPTH 10
+#define SHALE_LIMIT_WORKER_THREADS 11
+/* Current value of limit id; newval >= 0 sets it (clamped to the hard
+ * maximum). -1 for a bad id. */
+int shale_limit(shale *db, int id, int newval);
+int shale_table_column_metadata(shale *db, const char *zdb, const char *table, const char *col,
+                                char const **type, char const **coll, int *notnull, int *pk,
+                                int *autoinc);
+
 #ifdef __cplusplus
 }
 #endif

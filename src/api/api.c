@@ -161,15 +161,17 @@ int api_txn_begin(shale *db, int level, int *began) {
 int api_txn_end(shale *db, int began, int rc) {
   if (!began) return rc;
   if (rc == SHALE_OK) {
-    int r2 = btree_commit(db->bt);
+    char *msg = NULL;
+    int r2 = api_commit(db, &msg);
     if (r2 != SHALE_OK) {
-      btree_rollback(db->bt);
-      api_error(db, r2, "%s", shale_errstr(r2));
+      if (btree_txn_state(db->bt) != PAGER_TXN_NONE) api_rollback(db, 0);
+      set_error_msg(db, r2, msg);
       return r2;
     }
+    shale_free(msg);
     return SHALE_OK;
   }
-  btree_rollback(db->bt);
+  api_rollback(db, 0);
   return rc;
 }
 
@@ -245,11 +247,13 @@ static int commit_txn(shale *db, char **errmsg) {
     return SHALE_OK;
   }
   if (btree_txn_state(db->bt) != PAGER_TXN_NONE) {
-    int rc = btree_commit(db->bt);
-    if (rc != SHALE_OK) {
-      *errmsg = util_strdup(shale_errstr(rc));
-      return rc;
+    int rc = api_commit(db, errmsg);
+    if (rc == SHALE_CONSTRAINT_COMMITHOOK) { /* vetoed: rolled back */
+      if (db->txn_ddl) db->schema_dirty = 1;
+      db->txn_ddl = 0;
+      txn_ended(db);
     }
+    if (rc != SHALE_OK) return rc;
   }
   db->txn_ddl = 0;
   txn_ended(db);
@@ -276,7 +280,7 @@ static int hook_autocommit(void *ctx, int on, int rollback, char **errmsg) {
     return SHALE_ERROR;
   }
   if (!rollback) return commit_txn(db, errmsg);
-  if (btree_txn_state(db->bt) != PAGER_TXN_NONE) btree_rollback(db->bt);
+  api_rollback(db, 1);
   if (db->txn_ddl) db->schema_dirty = 1;
   db->txn_ddl = 0;
   txn_ended(db);
@@ -365,8 +369,6 @@ static int hook_drop_object(void *ctx, int kind, const char *name, char **errmsg
 
 /* --------------------------------------------------------- open / close */
 
-static int busy_handler(void *arg, int count) { return pager_busy_wait(arg, count); }
-
 int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_name) {
   if (!out) return SHALE_MISUSE;
   *out = NULL;
@@ -387,6 +389,7 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   db->hooks.parse_schema = hook_parse_schema;
   db->hooks.drop_object = hook_drop_object;
   db->hooks.deferred_fk = &db->deferred_fk;
+  api_hooks_init(db);
   *out = db;
   if (!filename) filename = "";
   db->filename = util_strdup(filename);
@@ -446,6 +449,7 @@ int shale_close(shale *db) {
     api_error(db, SHALE_BUSY, "unable to close due to unfinalized statements or unfinished backups");
     return SHALE_BUSY;
   }
+  api_trace_close(db);
   db_free(db);
   return SHALE_OK;
 }
@@ -454,6 +458,7 @@ int shale_close(shale *db) {
  * last one is finalized. */
 int shale_close_v2(shale *db) {
   if (!db) return SHALE_OK;
+  api_trace_close(db);
   if (!db->stmts) {
     db_free(db);
     return SHALE_OK;
@@ -470,11 +475,11 @@ static void compile_env(shale *db, CompileEnv *env) {
   env->bt = db->bt;
   env->schema = db->schema ? db->schema->s : NULL;
   env->funcs = &db->funcs;
-  env->max_vars = 32766;
-  env->max_sql_length = 1000000000;
-  env->max_expr_depth = 1000;
-  env->max_compound = 500;
-  env->max_columns = 2000;
+  env->max_vars = db->limits[SHALE_LIMIT_VARIABLE_NUMBER];
+  env->max_sql_length = db->limits[SHALE_LIMIT_SQL_LENGTH];
+  env->max_expr_depth = db->limits[SHALE_LIMIT_EXPR_DEPTH];
+  env->max_compound = db->limits[SHALE_LIMIT_COMPOUND_SELECT];
+  env->max_columns = db->limits[SHALE_LIMIT_COLUMN];
   env->recursive_triggers = db->recursive_triggers;
   env->foreign_keys = db->foreign_keys;
   env->in_txn = !db->autocommit;
@@ -484,8 +489,9 @@ static void compile_env(shale *db, CompileEnv *env) {
 /* The connection settings a compiled program depends on: a statement
  * compiled under other settings is recompiled (as SQLite expires them). */
 static int api_settings(const shale *db) {
-  return db->foreign_keys | db->recursive_triggers << 1 | db->reverse_unordered << 2 |
-         db->case_sensitive_like << 3;
+  return (db->foreign_keys | db->recursive_triggers << 1 | db->reverse_unordered << 2 |
+          db->case_sensitive_like << 3) ^
+         (int)(db->auth_gen << 4);
 }
 
 static const char *const explain_names[8] = {"addr", "opcode", "p1", "p2",
@@ -524,6 +530,7 @@ static int stmt_compile(shale_stmt *st) {
   int rc = schema_ensure(db);
   if (rc) return rc;
   if (st->vm) {
+    api_stmt_keep_stats(st);
     vm_free(st->vm);
     st->vm = NULL;
   }
@@ -565,6 +572,7 @@ static int stmt_vars_init(shale_stmt *st) {
 /* Look for a cached compilation of the statement at the start of sql[0..n). */
 static ApiCached *cache_take(shale *db, const char *sql, int n) {
   ApiCached **pp = &db->cache;
+  if (db->auth_cb) return NULL; /* the authorizer sees every prepare */
   for (; *pp; pp = &(*pp)->next) {
     ApiCached *c = *pp;
     if (c->schema != db->schema || c->in_txn != !db->autocommit ||
@@ -633,6 +641,10 @@ int shale_prepare_v3(shale *db, const char *sql, int nbyte, unsigned flags, shal
     return api_rc(db, SHALE_CANTOPEN);
   }
   int n = nbyte < 0 ? (int)strlen(sql) : (int)strnlen(sql, (size_t)nbyte);
+  if (n > db->limits[SHALE_LIMIT_SQL_LENGTH]) {
+    api_error(db, SHALE_TOOBIG, "statement too long");
+    return api_rc(db, SHALE_TOOBIG);
+  }
   int rc = schema_ensure(db);
   if (rc) return api_rc(db, rc);
   shale_stmt *st = shale_malloc(sizeof *st);
@@ -767,19 +779,23 @@ static void stmt_deactivate(shale_stmt *st) {
   if (!st->active) return;
   st->active = 0;
   st->has_row = 0;
+  api_trace_end(st);
   if (--db->nactive == 0) {
     db->interrupted = 0;
     if (db->api_txn && db->autocommit) {
       db->api_txn = 0;
       if (btree_txn_state(db->bt) != PAGER_TXN_NONE) {
-        int rc = btree_commit(db->bt);
+        char *msg = NULL;
+        int rc = api_commit(db, &msg);
         if (rc != SHALE_OK) {
-          btree_rollback(db->bt);
+          if (btree_txn_state(db->bt) != PAGER_TXN_NONE) api_rollback(db, 0);
           if (st->last_rc == SHALE_OK || st->last_rc == SHALE_DONE) {
             st->last_rc = rc;
-            api_error(db, rc, "%s", shale_errstr(rc));
+            set_error_msg(db, rc, msg);
+            msg = NULL;
           }
         }
+        shale_free(msg);
       }
     }
   }
@@ -842,6 +858,7 @@ static int stmt_finish(shale_stmt *st, int rc) {
     int r2 = schema_reload(db);
     if (r2 != SHALE_OK && rc == SHALE_DONE) rc = r2;
   }
+  if (rc == SHALE_DONE && db->autocommit && db->wal_cb) api_wal_notify(db);
   if (rc == SHALE_DONE)
     clear_error(db);
   else
@@ -859,6 +876,7 @@ static int stmt_start(shale_stmt *st) {
       (st->cs.is_txn_ctl && st->in_txn != !db->autocommit)) {
     rc = stmt_compile(st);
     if (rc) return rc;
+    st->stat[SHALE_STMTSTATUS_REPREPARE]++;
     if ((rc = stmt_vars_init(st)) != SHALE_OK) return rc;
   }
   rows_clear(&st->rows);
@@ -905,6 +923,7 @@ static int stmt_start(shale_stmt *st) {
       if (!st->cs.readonly && (rc = open_savepoints(db)) != SHALE_OK) return rc;
     }
     if (st->vm && st->vm_flags != flags) {
+      api_stmt_keep_stats(st);
       vm_free(st->vm);
       st->vm = NULL;
     }
@@ -929,6 +948,8 @@ static int stmt_start(shale_stmt *st) {
   st->halted = 0;
   st->produced = 0;
   db->nactive++;
+  st->stat[SHALE_STMTSTATUS_RUN]++;
+  api_trace_start(st);
   return SHALE_OK;
 }
 
@@ -968,11 +989,13 @@ int shale_step(shale_stmt *st) {
         st->row_n = st->rows.ncol;
         st->rowpos++;
         st->has_row = 1;
+        api_trace_row(st);
         return SHALE_ROW;
       }
       st->has_row = 0;
       return stmt_finish(st, SHALE_DONE);
     }
+    db->busy_ran = 0;
     int rc = vm_step(st->vm);
     if (rc == SHALE_ROW) {
       st->has_row = 1;
@@ -980,13 +1003,15 @@ int shale_step(shale_stmt *st) {
       st->nbusy = 0;
       st->row = NULL;
       st->row_n = vm_column_count(st->vm);
+      api_trace_row(st);
       return SHALE_ROW;
     }
     st->has_row = 0;
     /* Locked out before anything happened: the busy handler decides
      * whether to try again (SQLite's B-tree loops so on BEGIN). */
-    if ((rc & 0xff) == SHALE_BUSY && !st->produced && db->busy_ms > 0 &&
-        btree_txn_state(db->bt) == PAGER_TXN_NONE && busy_handler(&db->busy_ms, st->nbusy++)) {
+    if ((rc & 0xff) == SHALE_BUSY && !st->produced && (db->busy_ms > 0 || db->busy_cb) &&
+        !db->busy_ran && /* the pager's lock loop already asked the handler */
+        btree_txn_state(db->bt) == PAGER_TXN_NONE && api_busy(db, st->nbusy++)) {
       vm_reset(st->vm);
       stmt_deactivate(st);
       retry--;
@@ -1000,6 +1025,7 @@ int shale_step(shale_stmt *st) {
       if (r2 == SHALE_OK) r2 = schema_reload(db);
       r2 = api_txn_end(db, began, r2);
       if (r2 == SHALE_OK) r2 = stmt_compile(st);
+      if (r2 == SHALE_OK) st->stat[SHALE_STMTSTATUS_REPREPARE]++;
       if (r2 == SHALE_OK) r2 = stmt_vars_init(st);
       if (r2 != SHALE_OK) {
         st->halted = 1;
@@ -1387,15 +1413,6 @@ int shale_total_changes(shale *db) { return db ? (int)db->total_changes : 0; }
 shale_int64 shale_total_changes64(shale *db) { return db ? db->total_changes : 0; }
 shale_int64 shale_last_insert_rowid(shale *db) { return db ? db->last_rowid : 0; }
 int shale_get_autocommit(shale *db) { return db ? db->autocommit : 0; }
-
-int shale_busy_timeout(shale *db, int ms) {
-  if (!db) return SHALE_MISUSE;
-  db->busy_ms = ms > 0 ? ms : 0;
-  if (db->bt)
-    pager_set_busy_handler(btree_pager(db->bt), ms > 0 ? busy_handler : NULL,
-                           ms > 0 ? &db->busy_ms : NULL);
-  return SHALE_OK;
-}
 
 void shale_interrupt(shale *db) {
   if (db && db->nactive > 0) db->interrupted = 1;

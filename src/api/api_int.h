@@ -113,6 +113,33 @@ struct shale {
   long cache_hits;
   long schema_loads;
   int64_t deferred_fk;
+  /* hooks and handlers (api_hooks.c); NULL callbacks = none */
+  int (*commit_cb)(void *);
+  void *commit_arg;
+  void (*rollback_cb)(void *);
+  void *rollback_arg;
+  void (*update_cb)(void *, int, const char *, const char *, int64_t);
+  void *update_arg;
+  int (*wal_cb)(void *, shale *, const char *, int);
+  void *wal_arg;
+  int (*auth_cb)(void *, int, const char *, const char *, const char *, const char *);
+  void *auth_arg;
+  unsigned trace_mask; /* SHALE_TRACE_* for trace_cb */
+  int (*trace_cb)(unsigned, void *, void *, void *);
+  void *trace_arg;
+  void (*trace_legacy)(void *, const char *);
+  void *trace_legacy_arg;
+  void (*profile_cb)(void *, const char *, uint64_t);
+  void *profile_arg;
+  int (*progress_cb)(void *);
+  void *progress_arg;
+  int (*busy_cb)(void *, int); /* sqlite3_busy_handler (busy_ms = 0 then) */
+  void *busy_arg;
+  uint8_t busy_ran;      /* the pager ran the handler during this vm_step */
+  int limits[12];        /* SHALE_LIMIT_*: current values */
+  long stat_base[4];     /* pager hits, misses, writes, spills at the last reset */
+  int wal_frames;        /* WAL frames when the WAL hook last looked */
+  unsigned auth_gen;     /* bumped by set_authorizer: statements recompile */
 };
 
 struct shale_stmt {
@@ -135,6 +162,9 @@ struct shale_stmt {
   uint8_t has_row;
   uint8_t produced;  /* this run returned a row */
   int nbusy;         /* busy handler calls in this run */
+  int64_t t_start;   /* os_now_ms() at the first step (profile), 0 when not timing */
+  int64_t stat[8];   /* SHALE_STMTSTATUS_* counters not kept by the Vm; VM ones: base */
+  uint8_t traced;    /* TRACE_STMT reported for this run */
   int last_rc;       /* code of the last run (for reset/finalize) */
   char *errmsg_copy; /* its message */
   ApiRows rows; /* materialized result (PRAGMA/EXPLAIN) */
@@ -164,6 +194,27 @@ int api_schema_current(shale *db);
  * was started here (end it with api_txn_end). */
 int api_txn_begin(shale *db, int level, int *began);
 int api_txn_end(shale *db, int began, int rc);
+
+/* api_hooks.c */
+/* Install the VM hook trampolines and the default limits on a new connection. */
+void api_hooks_init(shale *db);
+/* Commit the B-tree's transaction with the commit hook's say (a veto rolls
+ * back: SHALE_CONSTRAINT_COMMITHOOK, *errmsg "constraint failed"). */
+int api_commit(shale *db, char **errmsg);
+/* Roll the B-tree's transaction back; the rollback hook fires when a write
+ * transaction (or, explicit, any transaction) ended so. */
+void api_rollback(shale *db, int explicit_txn);
+/* Busy handler for try number count: nonzero = try again. */
+int api_busy(shale *db, int count);
+/* Tracing: a run starts / a row / a run ends (profile) / the connection closes. */
+void api_trace_start(shale_stmt *st);
+void api_trace_row(shale_stmt *st);
+void api_trace_end(shale_stmt *st);
+void api_trace_close(shale *db);
+/* Before a Vm of st is freed: keep its counters (stmt_status). */
+void api_stmt_keep_stats(shale_stmt *st);
+/* The WAL hook after a statement finished in autocommit mode. */
+void api_wal_notify(shale *db);
 
 /* For tests: statement cache hits and schema loads since open. */
 long api_cache_hits(shale *db);

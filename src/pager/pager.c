@@ -1048,6 +1048,8 @@ Pager *pager_of(PgPage *pg) { return pg->pager; }
 
 /* ---- stats and check ---- */
 
+int pager_wal_frames(Pager *p) { return p->wal ? (int)wal_max_frame(p->wal) : 0; }
+
 void pager_stats(Pager *p, PagerStats *s) {
   *s = p->stats;
   s->cached = p->ncached;

@@ -211,5 +211,7 @@ int pager_check(Pager *);
  * *nckpt as PRAGMA wal_checkpoint (-1/-1 when not in WAL mode). SHALE_BUSY
  * if the mode could not be completed. */
 int pager_wal_checkpoint(Pager *, int mode, int *nlog, int *nckpt);
+/* Frames in the WAL (0 when not in WAL mode): sqlite3_wal_hook's count. */
+int pager_wal_frames(Pager *);
 
 #endif /* SHALE_PAGER_H */

@@ -392,7 +392,7 @@ static void delete_current(Writer *w, int count) {
     delete_keys(w, w->vrow, w->vrow + 1, 0);
     int skip = emit_label(p);
     emit(p, OP_NotExists, w->tabcur, skip, w->vrow);
-    int a = emit(p, OP_Delete, w->tabcur, 0, 0);
+    int a = vm_builder_add_text(&p->b, OP_Delete, w->tabcur, 0, 0, w->tab->name, -1);
     if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
     emit_resolve(p, skip);
   }
@@ -636,7 +636,9 @@ static void write_row(Writer *w, int rowid, int cols, int lastrowid) {
   int rec = emit_regs(p, 1);
   vm_builder_add_text(&p->b, OP_MakeRecord, base, n, rec, aff, -1);
   int a = vm_builder_add_text(&p->b, OP_Insert, w->tabcur, rec, rowid, tab->name, -1);
-  vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE | (lastrowid ? VM_OPFLAG_LASTROWID : 0));
+  /* lastrowid = 0: an UPDATE (or upsert) writing the row (the update hook says so) */
+  vm_builder_set_p5(&p->b, a,
+                    VM_OPFLAG_NCHANGE | (lastrowid ? VM_OPFLAG_LASTROWID : VM_OPFLAG_ISUPDATE));
 }
 
 /* Generated columns of the row (after the others are known). */
@@ -1922,7 +1924,7 @@ int dml_delete(Parse *p, const SqlStmt *s) {
     int a = emit(p, OP_Delete, w.tabcur, 0, 0);
     vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
   } else {
-    int a = emit(p, OP_Delete, w.tabcur, 0, 0);
+    int a = vm_builder_add_text(&p->b, OP_Delete, w.tabcur, 0, 0, tab->name, -1);
     vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
   }
   if (after) trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_AFTER, NULL, old, 0, 0, next);

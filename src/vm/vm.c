@@ -330,7 +330,9 @@ static void clear_regs(Vm *v) {
 int vm_reset(Vm *v) {
   vm_close_all(v);
   if (v->own_txn) {
+    int wr = btree_txn_state(v->bt) == PAGER_TXN_WRITE;
     if (btree_txn_state(v->bt) != PAGER_TXN_NONE) btree_rollback(v->bt);
+    if (wr && v->hooks && v->hooks->rollback) v->hooks->rollback(v->hooks->ctx);
     v->own_txn = 0;
   } else if (v->stmt_sp >= 0) { /* abandoned mid-statement: undo it */
     if (btree_txn_state(v->bt) == PAGER_TXN_WRITE) {

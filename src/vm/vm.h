@@ -60,6 +60,7 @@ int vm_opcode_jumps(int op);
 
 /* Insert/Delete p5 flags (SQLite's values). */
 #define VM_OPFLAG_NCHANGE 0x01   /* count the change */
+#define VM_OPFLAG_ISUPDATE 0x04  /* Insert: the update hook reports an UPDATE */
 #define VM_OPFLAG_APPEND 0x08    /* rowid/key larger than any present */
 #define VM_OPFLAG_LASTROWID 0x20 /* set the last insert rowid */
 /* OpenWrite p5: root page is in r[p2]. */
@@ -222,7 +223,37 @@ typedef struct VmConnHooks {
   int (*parse_schema)(void *ctx, int db, const char *where, char **errmsg); /* ParseSchema */
   int (*drop_object)(void *ctx, int kind, const char *name, char **errmsg); /* DropObject */
   int64_t *deferred_fk; /* FkCounter p1 = 1 counts here (NULL: into the statement counter) */
+  /* Optional observers (NULL: none; the API sets them from sqlite3_*_hook):
+   * commit: before a Vm commits a write transaction it began; nonzero
+   *   vetoes it (rolled back, SHALE_CONSTRAINT_COMMITHOOK "constraint failed");
+   * rollback: after a Vm rolled back a write transaction (error, OR ROLLBACK,
+   *   a vetoed commit);
+   * update: after an Insert/Delete with VM_OPFLAG_NCHANGE whose p4 names the
+   *   table: op is VM_HOOK_INSERT/UPDATE/DELETE (SQLite's codes);
+   * progress: every progress_n executed ops (progress_n <= 0: never);
+   *   nonzero stops the run with SHALE_INTERRUPT "interrupted";
+   * interrupt: checked every VM_INTERRUPT_EVERY ops; nonzero stops the run
+   *   the same way. */
+  int (*commit)(void *ctx);
+  void (*rollback)(void *ctx);
+  void (*update)(void *ctx, int op, const char *db, const char *table, int64_t rowid);
+  int (*progress)(void *ctx);
+  int progress_n;
+  volatile int *interrupt;
 } VmConnHooks;
+#define VM_HOOK_DELETE 9
+#define VM_HOOK_INSERT 18
+#define VM_HOOK_UPDATE 23
+#define VM_INTERRUPT_EVERY 1000
+
+/* Counters of a Vm since vm_new (never reset; sqlite3_stmt_status): */
+enum {
+  VM_STAT_FULLSCAN_STEP = 1, /* Next/Prev on a table (not index, not ephemeral) cursor */
+  VM_STAT_SORT = 2,          /* sorts (SorterSort) */
+  VM_STAT_AUTOINDEX = 3,     /* (not counted: 0) */
+  VM_STAT_VM_STEP = 4        /* ops executed (Shale's ops, not SQLite's) */
+};
+int64_t vm_stat(Vm *, int which);
 void vm_set_hooks(Vm *, const VmConnHooks *hooks);
 /* 1 if the last run ended the whole transaction by rolling it back
  * (Halt with VM_OE_ROLLBACK): the API layer returns to autocommit. */

@@ -571,7 +571,14 @@ static int halt(Vm *v, int rc) {
      * stays -- in autocommit mode that is committed, as SQLite does. Other
      * errors undo the transaction this Vm began. */
     int keep = rc != SHALE_OK && v->oe == VM_OE_FAIL && (rc & 0xff) == SHALE_CONSTRAINT;
-    if (rc == SHALE_OK || keep) {
+    const VmConnHooks *h = v->hooks;
+    int wr = btree_txn_state(v->bt) == PAGER_TXN_WRITE;
+    if ((rc == SHALE_OK || keep) && wr && h && h->commit && h->commit(h->ctx)) {
+      btree_rollback(v->bt);
+      if (h->rollback) h->rollback(h->ctx);
+      rc = SHALE_CONSTRAINT_COMMITHOOK;
+      set_err(v, rc, "constraint failed");
+    } else if (rc == SHALE_OK || keep) {
       int r2 = btree_commit(v->bt);
       if (r2) {
         btree_rollback(v->bt);
@@ -582,10 +589,14 @@ static int halt(Vm *v, int rc) {
       }
     } else if (btree_txn_state(v->bt) != PAGER_TXN_NONE) {
       btree_rollback(v->bt);
+      if (wr && h && h->rollback) h->rollback(h->ctx);
     }
   } else if (rc != SHALE_OK && v->oe == VM_OE_ROLLBACK &&
              (btree_txn_state(v->bt) == PAGER_TXN_WRITE || v->txn_rolled_back)) {
-    if (btree_txn_state(v->bt) != PAGER_TXN_NONE) btree_rollback(v->bt);
+    if (btree_txn_state(v->bt) != PAGER_TXN_NONE) {
+      btree_rollback(v->bt);
+      if (v->hooks && v->hooks->rollback) v->hooks->rollback(v->hooks->ctx);
+    }
     v->txn_rolled_back = 1;
     v->stmt_sp = -1;
   } else if (v->stmt_sp >= 0) {
@@ -607,6 +618,40 @@ static int call_error(Vm *v, FuncCtx *ctx) {
   ctx->errmsg = NULL;
   func_ctx_reset(ctx);
   return rc;
+}
+
+/* The progress handler and interrupt check, run when nstep reaches
+ * check_at; schedules the next one. SHALE_INTERRUPT stops the run. */
+static int vm_check(Vm *v) {
+  const VmConnHooks *h = v->hooks;
+  int64_t next = INT64_MAX;
+  if (h && h->interrupt) {
+    if (*h->interrupt) {
+      set_err(v, SHALE_INTERRUPT, "interrupted");
+      return SHALE_INTERRUPT;
+    }
+    next = v->nstep + VM_INTERRUPT_EVERY;
+  }
+  if (h && h->progress && h->progress_n > 0) {
+    int64_t n = h->progress_n;
+    if (v->nstep > 0 && v->nstep % n == 0 && h->progress(h->ctx)) {
+      set_err(v, SHALE_INTERRUPT, "interrupted");
+      return SHALE_INTERRUPT;
+    }
+    int64_t p = (v->nstep / n + 1) * n;
+    if (p < next) next = p;
+  }
+  v->check_at = next;
+  return SHALE_OK;
+}
+
+int64_t vm_stat(Vm *v, int which) {
+  switch (which) {
+    case VM_STAT_FULLSCAN_STEP: return v->nfullscan;
+    case VM_STAT_SORT: return v->nsort;
+    case VM_STAT_VM_STEP: return v->nstep;
+    default: return 0;
+  }
 }
 
 /* ---- the interpreter ---- */
@@ -652,11 +697,13 @@ int vm_step(Vm *v) {
     if (rc) goto abort;                                                                            \
   } while (0)
 
+  v->check_at = v->nstep; /* hooks may have changed since the last step */
 dispatch:
   if (pc < 0 || pc >= v->prog->nop) {
     v->pc = pc;
     return halt(v, SHALE_OK);
   }
+  if (++v->nstep >= v->check_at) CHK(vm_check(v));
   op = &ops[pc];
 #ifdef VM_USE_GOTO
   goto *labels[op->op];
@@ -1256,6 +1303,7 @@ dispatch:
     c->cache_ok = 0;
     c->nullrow = 0;
     if (btree_eof(c->bc)) NEXT();
+    if (c->kind == VMC_TABLE && !c->eph_root) v->nfullscan++;
     CHK(op->op == OP_Next ? btree_next(c->bc, &eof) : btree_prev(c->bc, &eof));
     if (!eof) JUMP(op->p2);
     NEXT();
@@ -1517,13 +1565,21 @@ dispatch:
       v->last_rowid = rowid;
       v->last_rowid_set = 1;
     }
+    if ((op->p5 & VM_OPFLAG_NCHANGE) && op->p4type == P4_TEXT && v->hooks && v->hooks->update)
+      v->hooks->update(v->hooks->ctx,
+                       (op->p5 & VM_OPFLAG_ISUPDATE) ? VM_HOOK_UPDATE : VM_HOOK_INSERT, "main",
+                       op->p4.z, rowid);
     NEXT();
   }
   CASE(Delete) {
     VmCursor *c = &v->cur[op->p1];
+    int hook = (op->p5 & VM_OPFLAG_NCHANGE) && op->p4type == P4_TEXT && v->hooks &&
+               v->hooks->update && c->kind == VMC_TABLE;
+    int64_t rowid = hook ? btree_rowid(c->bc) : 0;
     invalidate_all(v);
     CHK(btree_delete(c->bc));
     if (op->p5 & VM_OPFLAG_NCHANGE) v->nchange++;
+    if (hook) v->hooks->update(v->hooks->ctx, VM_HOOK_DELETE, "main", op->p4.z, rowid);
     NEXT();
   }
   CASE(IdxInsert) {
@@ -1590,6 +1646,7 @@ dispatch:
   CASE(SorterSort) {
     VmCursor *c = &v->cur[op->p1];
     c->cache_ok = 0;
+    v->nsort++;
     if (c->spill) {
       VmSpill *sp = c->spill;
       if (c->nsent > 0) CHK(spill_run(c));

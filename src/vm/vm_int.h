@@ -141,6 +141,10 @@ struct Vm {
   Vm **subvm;       /* nop, lazily allocated: a reusable child per Program op */
   int busy;         /* running as a child (recursion gets a fresh Vm) */
   uint64_t sorter_budget; /* bytes of records a sorter keeps in memory */
+  /* counters (vm_stat) and the progress/interrupt check */
+  int64_t nstep;      /* ops executed since vm_new */
+  int64_t check_at;   /* nstep at which the next progress/interrupt check runs */
+  int64_t nfullscan, nsort;
 };
 
 /* vm_exec.c */

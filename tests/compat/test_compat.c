@@ -139,6 +139,10 @@ TEST(compat_extras_sqlite) { run_prog("extras", 0); }
 TEST(compat_dbconfig_shale) { run_prog("dbconfig", 1); }
 TEST(compat_dbconfig_sqlite) { run_prog("dbconfig", 0); }
 TEST(compat_misuse_shale) { run_prog("misuse", 1); }
+TEST(compat_hooks_shale) { run_prog("hooks", 1); }
+TEST(compat_hooks_sqlite) { run_prog("hooks", 0); }
+TEST(compat_trace_shale) { run_prog("trace", 1); }
+TEST(compat_trace_sqlite) { run_prog("trace", 0); }
 TEST(compat_unsupported_shale) { run_prog("unsupported", 1); }
 
 #if !defined(__SANITIZE_ADDRESS__)

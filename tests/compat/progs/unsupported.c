@@ -5,13 +5,6 @@
 #include "prog.h"
 
 static int cmp(void *a, int n1, const void *p1, int n2, const void *p2) { return 0; }
-static int auth(void *a, int op, const char *x, const char *y, const char *z, const char *w) {
-  return SQLITE_OK;
-}
-static int trace(unsigned t, void *c, void *p, void *x) { return 0; }
-static int commit(void *a) { return 0; }
-static int progress(void *a) { return 0; }
-static int busy(void *a, int n) { return 0; }
 static void fn(sqlite3_context *c, int n, sqlite3_value **v) {}
 static int freed;
 static void destroy(void *p) { freed++; }
@@ -40,19 +33,6 @@ int main(void) {
                "sqlite3_create_collation");
   EXPECT_UNSUP(db, sqlite3_create_collation_v2(db, "c", SQLITE_UTF8, NULL, cmp, NULL),
                "sqlite3_create_collation_v2");
-  EXPECT_UNSUP(db, sqlite3_set_authorizer(db, auth, NULL), "sqlite3_set_authorizer");
-  EXPECT_INT(sqlite3_set_authorizer(db, NULL, NULL), SQLITE_OK);
-  EXPECT_UNSUP(db, sqlite3_trace_v2(db, SQLITE_TRACE_STMT, trace, NULL), "sqlite3_trace_v2");
-  EXPECT_INT(sqlite3_trace_v2(db, 0, NULL, NULL), SQLITE_OK);
-  EXPECT_UNSUP(db, sqlite3_busy_handler(db, busy, NULL), "sqlite3_busy_handler");
-  EXPECT_INT(sqlite3_busy_handler(db, NULL, NULL), SQLITE_OK);
-  EXPECT(sqlite3_commit_hook(db, commit, NULL) == NULL);
-  EXPECT_STR(sqlite3_errmsg(db), "sqlite3_commit_hook is not supported by Shale yet");
-  EXPECT(sqlite3_rollback_hook(db, NULL, NULL) == NULL);
-  sqlite3_progress_handler(db, 10, progress, NULL);
-  EXPECT_STR(sqlite3_errmsg(db), "sqlite3_progress_handler is not supported by Shale yet");
-  sqlite3_progress_handler(db, 0, NULL, NULL);
-
   EXPECT(sqlite3_backup_init(db, "main", db, "main") == NULL);
   EXPECT_STR(sqlite3_errmsg(db), "sqlite3_backup_init is not supported by Shale yet");
   EXPECT_INT(sqlite3_backup_finish(NULL), SQLITE_OK);
@@ -88,20 +68,10 @@ int main(void) {
   EXPECT_STR(sqlite3_errmsg(db),
              "sqlite3_db_config option 1002 set to 1 is not supported by Shale yet");
   int cur = 0, hi = 0;
-  EXPECT_UNSUP(db, sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_USED, &cur, &hi, 0),
-               "sqlite3_db_status");
-  EXPECT_UNSUP(db, sqlite3_table_column_metadata(db, NULL, "t", "c", NULL, NULL, NULL, NULL, NULL),
-               "sqlite3_table_column_metadata");
   EXPECT_INT(sqlite3_file_control(db, NULL, SQLITE_FCNTL_PERSIST_WAL, &cur), SQLITE_NOTFOUND);
   EXPECT_INT(sqlite3_status(SQLITE_STATUS_MEMORY_USED, &cur, &hi, 0), SQLITE_OK);
   EXPECT(cur > 0);
   EXPECT_INT(sqlite3_status(SQLITE_STATUS_PAGECACHE_USED, &cur, &hi, 0), SQLITE_ERROR);
-
-  /* limits: reading works, changing is refused with a message */
-  EXPECT_INT(sqlite3_limit(db, SQLITE_LIMIT_VARIABLE_NUMBER, -1), 32766);
-  EXPECT_INT(sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 1000), 1000000000);
-  EXPECT_STR(sqlite3_errmsg(db), "sqlite3_limit: changing a limit is not supported by Shale yet");
-  EXPECT_INT(sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1), 1000000000);
 
   /* config: tuning hints accepted, subsystem replacements refused */
   EXPECT_INT(sqlite3_config(SQLITE_CONFIG_MULTITHREAD), SQLITE_OK);

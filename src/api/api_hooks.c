@@ -1,0 +1,436 @@
+/*
+ * api_hooks.c -- a connection's hooks and handlers, as SQLite's C API has
+ * them: commit/rollback/update/WAL hooks, the authorizer's registration,
+ * tracing (trace_v2, legacy trace and profile), the progress handler, the
+ * busy handler, db_status/stmt_status, run-time limits and
+ * table_column_metadata.
+ *
+ * Owns: the callback fields of struct shale (api_int.h) and the trampolines
+ * in db->hooks that the Vm calls (vm.h VmConnHooks).
+ *
+ * Invariants:
+ *  1. A db->hooks observer pointer (commit, rollback, update, progress) is
+ *     non-NULL exactly when the user's callback is set, so a connection
+ *     without hooks pays one NULL test per event.
+ *  2. Every transaction end goes through the Vm's halt (which calls the
+ *     trampolines) or api_commit/api_rollback here, so a hook sees each
+ *     commit and rollback of a write transaction once.
+ *  3. sqlite3_busy_handler and sqlite3_busy_timeout replace each other: at
+ *     most one of busy_cb / busy_ms is set; api_busy serves both for read
+ *     locks (the pager's handler) and write locks (the step loop's retry).
+ *  4. Limits: limits[] holds the current values, each within [0, the hard
+ *     maximum] (SQLite's clamping); the compile environment and the places
+ *     that enforce them read it.
+ *  5. The progress handler counts Shale's VM ops (vm.h), not SQLite's.
+ */
+#include <string.h>
+
+#include "../os/os.h"
+#include "api_int.h"
+
+/* ------------------------------------------------------- VM trampolines */
+
+static int tramp_commit(void *ctx) {
+  shale *db = ctx;
+  return db->commit_cb ? db->commit_cb(db->commit_arg) : 0;
+}
+static void tramp_rollback(void *ctx) {
+  shale *db = ctx;
+  if (db->rollback_cb) db->rollback_cb(db->rollback_arg);
+}
+static void tramp_update(void *ctx, int op, const char *zdb, const char *tab, int64_t rowid) {
+  shale *db = ctx;
+  if (db->update_cb) db->update_cb(db->update_arg, op, zdb, tab, rowid);
+}
+static int tramp_progress(void *ctx) {
+  shale *db = ctx;
+  return db->progress_cb ? db->progress_cb(db->progress_arg) : 0;
+}
+
+/* Hard maxima (SQLite 3.40.1's compile-time SQLITE_MAX_*) and defaults. */
+static const int limit_max[SHALE_LIMIT_WORKER_THREADS + 1] = {
+    1000000000, 1000000000, 32767, 1000, 500, 250000000, 127, 125, 50000, 32766, 1000, 8};
+static const int limit_default[SHALE_LIMIT_WORKER_THREADS + 1] = {
+    1000000000, 1000000000, 2000, 1000, 500, 250000000, 127, 10, 50000, 32766, 1000, 0};
+
+void api_hooks_init(shale *db) {
+  db->hooks.interrupt = &db->interrupted;
+  memcpy(db->limits, limit_default, sizeof db->limits);
+}
+
+/* ---------------------------------------------------------- registration */
+
+void *shale_commit_hook(shale *db, int (*cb)(void *), void *arg) {
+  if (!db) return NULL;
+  void *old = db->commit_arg;
+  db->commit_cb = cb;
+  db->commit_arg = arg;
+  db->hooks.commit = cb ? tramp_commit : NULL;
+  return old;
+}
+
+void *shale_rollback_hook(shale *db, void (*cb)(void *), void *arg) {
+  if (!db) return NULL;
+  void *old = db->rollback_arg;
+  db->rollback_cb = cb;
+  db->rollback_arg = arg;
+  db->hooks.rollback = cb ? tramp_rollback : NULL;
+  return old;
+}
+
+void *shale_update_hook(shale *db, void (*cb)(void *, int, const char *, const char *, int64_t),
+                        void *arg) {
+  if (!db) return NULL;
+  void *old = db->update_arg;
+  db->update_cb = cb;
+  db->update_arg = arg;
+  db->hooks.update = cb ? tramp_update : NULL;
+  return old;
+}
+
+void *shale_wal_hook(shale *db, int (*cb)(void *, shale *, const char *, int), void *arg) {
+  if (!db) return NULL;
+  void *old = db->wal_arg;
+  db->wal_cb = cb;
+  db->wal_arg = arg;
+  if (cb && db->bt) db->wal_frames = pager_wal_frames(btree_pager(db->bt));
+  return old;
+}
+
+int shale_set_authorizer(shale *db,
+                         int (*cb)(void *, int, const char *, const char *, const char *,
+                                   const char *),
+                         void *arg) {
+  if (!db) return SHALE_MISUSE;
+  db->auth_cb = cb;
+  db->auth_arg = cb ? arg : NULL;
+  /* statements compiled under another authorizer are recompiled (as SQLite
+   * expires them) */
+  db->auth_gen++;
+  return SHALE_OK;
+}
+
+void shale_progress_handler(shale *db, int n, int (*cb)(void *), void *arg) {
+  if (!db) return;
+  if (n > 0 && cb) {
+    db->progress_cb = cb;
+    db->progress_arg = arg;
+    db->hooks.progress_n = n;
+    db->hooks.progress = tramp_progress;
+  } else {
+    db->progress_cb = NULL;
+    db->progress_arg = NULL;
+    db->hooks.progress_n = 0;
+    db->hooks.progress = NULL;
+  }
+}
+
+/* ----------------------------------------------------- commit / rollback */
+
+int api_commit(shale *db, char **errmsg) {
+  if (btree_txn_state(db->bt) == PAGER_TXN_WRITE && db->commit_cb &&
+      db->commit_cb(db->commit_arg)) {
+    btree_rollback(db->bt);
+    if (db->rollback_cb) db->rollback_cb(db->rollback_arg);
+    if (errmsg) *errmsg = util_strdup("constraint failed");
+    return SHALE_CONSTRAINT_COMMITHOOK;
+  }
+  int rc = btree_commit(db->bt);
+  if (rc != SHALE_OK) {
+    if (errmsg) *errmsg = util_strdup(shale_errstr(rc));
+    return rc;
+  }
+  api_wal_notify(db);
+  return SHALE_OK;
+}
+
+void api_rollback(shale *db, int explicit_txn) {
+  int wr = btree_txn_state(db->bt) == PAGER_TXN_WRITE;
+  if (btree_txn_state(db->bt) != PAGER_TXN_NONE) btree_rollback(db->bt);
+  if ((wr || explicit_txn) && db->rollback_cb) db->rollback_cb(db->rollback_arg);
+}
+
+void api_wal_notify(shale *db) {
+  if (!db->wal_cb || !db->bt) return;
+  int n = pager_wal_frames(btree_pager(db->bt));
+  if (n == db->wal_frames) return;
+  db->wal_frames = n;
+  if (n > 0) db->wal_cb(db->wal_arg, db, "main", n);
+}
+
+/* ------------------------------------------------------------------ busy */
+
+int api_busy(shale *db, int count) {
+  if (db->busy_cb) return db->busy_cb(db->busy_arg, count);
+  if (db->busy_ms > 0) return pager_busy_wait(&db->busy_ms, count);
+  return 0;
+}
+
+/* The pager's handler (read locks): its own retry loop counts. */
+static int busy_tramp(void *arg, int count) {
+  shale *db = arg;
+  db->busy_ran = 1;
+  return api_busy(db, count);
+}
+
+int shale_busy_handler(shale *db, int (*cb)(void *, int), void *arg) {
+  if (!db) return SHALE_MISUSE;
+  db->busy_cb = cb;
+  db->busy_arg = cb ? arg : NULL;
+  db->busy_ms = 0;
+  if (db->bt) pager_set_busy_handler(btree_pager(db->bt), cb ? busy_tramp : NULL, cb ? db : NULL);
+  return SHALE_OK;
+}
+
+int shale_busy_timeout(shale *db, int ms) {
+  if (!db) return SHALE_MISUSE;
+  db->busy_cb = NULL;
+  db->busy_arg = NULL;
+  db->busy_ms = ms > 0 ? ms : 0;
+  if (db->bt)
+    pager_set_busy_handler(btree_pager(db->bt), ms > 0 ? busy_tramp : NULL, ms > 0 ? db : NULL);
+  return SHALE_OK;
+}
+
+/* --------------------------------------------------------------- tracing */
+
+int shale_trace_v2(shale *db, unsigned mask, int (*cb)(unsigned, void *, void *, void *),
+                   void *arg) {
+  if (!db) return SHALE_MISUSE;
+  if (!cb) mask = 0;
+  db->trace_mask = mask;
+  db->trace_cb = mask ? cb : NULL;
+  db->trace_arg = mask ? arg : NULL;
+  db->trace_legacy = NULL; /* one trace slot, as SQLite */
+  db->trace_legacy_arg = NULL;
+  return SHALE_OK;
+}
+
+void *shale_trace(shale *db, void (*cb)(void *, const char *), void *arg) {
+  if (!db) return NULL;
+  void *old = db->trace_legacy_arg;
+  db->trace_mask = 0;
+  db->trace_cb = NULL;
+  db->trace_arg = NULL;
+  db->trace_legacy = cb;
+  db->trace_legacy_arg = arg;
+  return old;
+}
+
+void *shale_profile(shale *db, void (*cb)(void *, const char *, uint64_t), void *arg) {
+  if (!db) return NULL;
+  void *old = db->profile_arg;
+  db->profile_cb = cb;
+  db->profile_arg = arg;
+  return old;
+}
+
+static int tracing(shale *db) { return db->trace_mask || db->trace_legacy || db->profile_cb; }
+
+void api_trace_start(shale_stmt *st) {
+  shale *db = st->db;
+  if (!tracing(db)) return;
+  st->t_start = 0;
+  if ((db->trace_mask & SHALE_TRACE_PROFILE) || db->profile_cb) {
+    st->t_start = os_now_ms();
+    if (st->t_start == 0) st->t_start = 1;
+  }
+  if ((db->trace_mask & SHALE_TRACE_STMT) && db->trace_cb) {
+    db->trace_cb(SHALE_TRACE_STMT, db->trace_arg, st, (void *)(st->sql ? st->sql : ""));
+  } else if (db->trace_legacy) {
+    char *z = shale_expanded_sql(st);
+    db->trace_legacy(db->trace_legacy_arg, z ? z : (st->sql ? st->sql : ""));
+    shale_free(z);
+  }
+}
+
+void api_trace_row(shale_stmt *st) {
+  shale *db = st->db;
+  if ((db->trace_mask & SHALE_TRACE_ROW) && db->trace_cb)
+    db->trace_cb(SHALE_TRACE_ROW, db->trace_arg, st, NULL);
+}
+
+void api_trace_end(shale_stmt *st) {
+  shale *db = st->db;
+  if (!st->t_start) return;
+  int64_t ns = (os_now_ms() - st->t_start) * 1000000;
+  if (ns < 0) ns = 0;
+  st->t_start = 0;
+  if ((db->trace_mask & SHALE_TRACE_PROFILE) && db->trace_cb)
+    db->trace_cb(SHALE_TRACE_PROFILE, db->trace_arg, st, &ns);
+  else if (db->profile_cb)
+    db->profile_cb(db->profile_arg, st->sql ? st->sql : "", (uint64_t)ns);
+}
+
+void api_trace_close(shale *db) {
+  if ((db->trace_mask & SHALE_TRACE_CLOSE) && db->trace_cb)
+    db->trace_cb(SHALE_TRACE_CLOSE, db->trace_arg, db, NULL);
+}
+
+/* ---------------------------------------------------------------- status */
+
+int shale_db_status(shale *db, int op, int *cur, int *hi, int reset) {
+  if (!db || !cur || !hi) return SHALE_MISUSE;
+  PagerStats ps;
+  memset(&ps, 0, sizeof ps);
+  if (db->bt) pager_stats(btree_pager(db->bt), &ps);
+  int psz = db->bt ? (int)pager_page_size(btree_pager(db->bt)) : 4096;
+  *hi = 0;
+  switch (op) {
+    case SHALE_DBSTATUS_LOOKASIDE_USED:
+    case SHALE_DBSTATUS_LOOKASIDE_HIT:
+    case SHALE_DBSTATUS_LOOKASIDE_MISS_SIZE:
+    case SHALE_DBSTATUS_LOOKASIDE_MISS_FULL:
+      *cur = 0; /* Shale has no lookaside allocator */
+      return SHALE_OK;
+    case SHALE_DBSTATUS_CACHE_USED:
+    case SHALE_DBSTATUS_CACHE_USED_SHARED:
+      *cur = ps.cached * (psz + 200); /* page plus its header, roughly */
+      return SHALE_OK;
+    case SHALE_DBSTATUS_SCHEMA_USED: {
+      long n = 0;
+      if (db->schema) {
+        const SchemaMap *m = &db->schema->s->tables;
+        for (int i = 0; i < m->cap; i++) {
+          const Table *t = m->slots[i].key ? m->slots[i].val : NULL;
+          if (t) n += 400 + 64L * t->ncol;
+        }
+        n += 200L * (db->schema->s->indexes.n + db->schema->s->views.n +
+                     db->schema->s->triggers.n);
+      }
+      *cur = (int)n;
+      return SHALE_OK;
+    }
+    case SHALE_DBSTATUS_STMT_USED: {
+      long n = 0;
+      for (shale_stmt *s = db->stmts; s; s = s->next)
+        n += (long)sizeof *s + (s->cs.prog ? (long)s->cs.prog->nop * (long)sizeof(VmOp) : 0);
+      *cur = (int)n;
+      return SHALE_OK;
+    }
+    case SHALE_DBSTATUS_CACHE_HIT:
+    case SHALE_DBSTATUS_CACHE_MISS:
+    case SHALE_DBSTATUS_CACHE_WRITE:
+    case SHALE_DBSTATUS_CACHE_SPILL: {
+      int k = op == SHALE_DBSTATUS_CACHE_HIT    ? 0
+              : op == SHALE_DBSTATUS_CACHE_MISS ? 1
+              : op == SHALE_DBSTATUS_CACHE_WRITE ? 2
+                                                 : 3;
+      long v = k == 0 ? ps.hits : k == 1 ? ps.misses : k == 2 ? ps.writes : ps.spills;
+      *cur = (int)(v - db->stat_base[k]);
+      if (reset) db->stat_base[k] = v;
+      return SHALE_OK;
+    }
+    case SHALE_DBSTATUS_DEFERRED_FKS:
+      *cur = db->deferred_fk > 0;
+      return SHALE_OK;
+    default:
+      return SHALE_ERROR;
+  }
+}
+
+void api_stmt_keep_stats(shale_stmt *st) {
+  if (!st->vm) return;
+  for (int k = SHALE_STMTSTATUS_FULLSCAN_STEP; k <= SHALE_STMTSTATUS_VM_STEP; k++)
+    st->stat[k] += vm_stat(st->vm, k);
+}
+
+int shale_stmt_status(shale_stmt *st, int op, int reset) {
+  if (!st) return 0;
+  int64_t v = 0;
+  switch (op) {
+    case SHALE_STMTSTATUS_FULLSCAN_STEP:
+    case SHALE_STMTSTATUS_SORT:
+    case SHALE_STMTSTATUS_AUTOINDEX:
+    case SHALE_STMTSTATUS_VM_STEP: {
+      int64_t live = st->vm ? vm_stat(st->vm, op) : 0;
+      v = st->stat[op] + live;
+      if (reset) st->stat[op] = -live;
+      break;
+    }
+    case SHALE_STMTSTATUS_REPREPARE:
+    case SHALE_STMTSTATUS_RUN:
+      v = st->stat[op == SHALE_STMTSTATUS_RUN ? 6 : 5];
+      if (reset) st->stat[op == SHALE_STMTSTATUS_RUN ? 6 : 5] = 0;
+      break;
+    case SHALE_STMTSTATUS_FILTER_MISS:
+    case SHALE_STMTSTATUS_FILTER_HIT:
+      v = 0; /* Shale has no Bloom filters */
+      break;
+    case SHALE_STMTSTATUS_MEMUSED:
+      v = (int64_t)sizeof *st + (st->sql ? (int64_t)strlen(st->sql) + 1 : 0) +
+          (st->cs.prog ? (int64_t)st->cs.prog->nop * (int64_t)sizeof(VmOp) +
+                             (int64_t)st->cs.prog->nreg * (int64_t)sizeof(ShValue)
+                       : 0);
+      break;
+    default:
+      return 0;
+  }
+  return v > INT32_MAX ? INT32_MAX : (int)v;
+}
+
+/* ---------------------------------------------------------------- limits */
+
+int shale_limit(shale *db, int id, int newval) {
+  if (!db || id < 0 || id > SHALE_LIMIT_WORKER_THREADS) return -1;
+  int old = db->limits[id];
+  if (newval >= 0) {
+    if (newval > limit_max[id]) newval = limit_max[id];
+    if (id == SHALE_LIMIT_WORKER_THREADS && newval > 8) newval = 8;
+    db->limits[id] = newval;
+  }
+  return old;
+}
+
+/* ------------------------------------------------------ column metadata */
+
+int shale_table_column_metadata(shale *db, const char *zdb, const char *table, const char *col,
+                                char const **type, char const **coll, int *notnull, int *pk,
+                                int *autoinc) {
+  if (!db || !table) return SHALE_MISUSE;
+  const char *ztype = NULL, *zcoll = NULL;
+  int nn = 0, ispk = 0, ai = 0;
+  int rc = api_schema_current(db);
+  if (rc != SHALE_OK) return rc;
+  Table *t = NULL;
+  if (!zdb || !util_stricmp(zdb, "main")) t = schema_find_table(db->schema->s, table);
+  if (!t) {
+    api_error(db, SHALE_ERROR, "no such table column: %s.%s", table, col ? col : "");
+    return SHALE_ERROR;
+  }
+  if (col) {
+    int i = 0;
+    while (i < t->ncol && util_stricmp(t->cols[i].name, col)) i++;
+    if (i < t->ncol) {
+      const Column *c = &t->cols[i];
+      ztype = c->type;
+      zcoll = c->coll;
+      nn = c->notnull != 0;
+      ispk = c->pk != 0;
+      ai = ispk && t->autoincrement;
+    } else if (!t->without_rowid && (!util_stricmp(col, "rowid") || !util_stricmp(col, "oid") ||
+                                     !util_stricmp(col, "_rowid_"))) {
+      if (t->rowid_alias >= 0) {
+        const Column *c = &t->cols[t->rowid_alias];
+        ztype = c->type;
+        zcoll = c->coll;
+        nn = c->notnull != 0;
+        ai = t->autoincrement;
+      } else {
+        ztype = "INTEGER";
+      }
+      ispk = 1;
+    } else {
+      api_error(db, SHALE_ERROR, "no such table column: %s.%s", table, col);
+      return SHALE_ERROR;
+    }
+  }
+  if (!zcoll) zcoll = "BINARY";
+  if (type) *type = ztype;
+  if (coll) *coll = zcoll;
+  if (notnull) *notnull = nn;
+  if (pk) *pk = ispk;
+  if (autoinc) *autoinc = ai;
+  api_error(db, SHALE_OK, NULL);
+  return SHALE_OK;
+}
