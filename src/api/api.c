@@ -480,6 +480,12 @@ static void compile_env(shale *db, CompileEnv *env) {
   env->max_expr_depth = db->limits[SHALE_LIMIT_EXPR_DEPTH];
   env->max_compound = db->limits[SHALE_LIMIT_COMPOUND_SELECT];
   env->max_columns = db->limits[SHALE_LIMIT_COLUMN];
+  env->max_function_arg = db->limits[SHALE_LIMIT_FUNCTION_ARG];
+  if (db->auth_cb) {
+    env->auth = db->auth_cb; /* same signature and answer codes */
+    env->auth_ctx = db->auth_arg;
+  }
+  env->max_trigger_depth = db->limits[SHALE_LIMIT_TRIGGER_DEPTH];
   env->recursive_triggers = db->recursive_triggers;
   env->foreign_keys = db->foreign_keys;
   env->in_txn = !db->autocommit;
@@ -642,7 +648,7 @@ int shale_prepare_v3(shale *db, const char *sql, int nbyte, unsigned flags, shal
   }
   int n = nbyte < 0 ? (int)strlen(sql) : (int)strnlen(sql, (size_t)nbyte);
   if (n > db->limits[SHALE_LIMIT_SQL_LENGTH]) {
-    api_error(db, SHALE_TOOBIG, "statement too long");
+    api_error(db, SHALE_TOOBIG, "string or blob too big"); /* SQLite's final text */
     return api_rc(db, SHALE_TOOBIG);
   }
   int rc = schema_ensure(db);
@@ -1259,6 +1265,13 @@ int shale_bind_double(shale_stmt *st, int i, double v) {
 static int bind_bytes(shale_stmt *st, int i, const void *z, int n, void (*destroy)(void *),
                       int type) {
   int rc = bind_check(st, i);
+  if (rc == SHALE_OK && z && (n < 0 ? strlen(z) : (size_t)n) > (size_t)st->db->limits[0]) {
+    rc = SHALE_TOOBIG; /* SQLITE_LIMIT_LENGTH */
+    api_error(st->db, rc, "string or blob too big");
+    z = destroy != SHALE_STATIC && destroy != SHALE_TRANSIENT ? z : NULL;
+    if (z) destroy((void *)z);
+    return rc;
+  }
   if (rc == SHALE_OK && z) {
     size_t len = n < 0 ? strlen(z) : (size_t)n;
     if (type == SHALE_TEXT && n >= 0) {

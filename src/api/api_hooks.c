@@ -49,9 +49,9 @@ static int tramp_progress(void *ctx) {
 
 /* Hard maxima (SQLite 3.40.1's compile-time SQLITE_MAX_*) and defaults. */
 static const int limit_max[SHALE_LIMIT_WORKER_THREADS + 1] = {
-    1000000000, 1000000000, 32767, 1000, 500, 250000000, 127, 125, 50000, 32766, 1000, 8};
+    1000000000, 1000000000, 2000, 1000, 500, 250000000, 127, 10, 50000, 250000, 1000, 8};
 static const int limit_default[SHALE_LIMIT_WORKER_THREADS + 1] = {
-    1000000000, 1000000000, 2000, 1000, 500, 250000000, 127, 10, 50000, 32766, 1000, 0};
+    1000000000, 1000000000, 2000, 1000, 500, 250000000, 127, 10, 50000, 250000, 1000, 0};
 
 void api_hooks_init(shale *db) {
   db->hooks.interrupt = &db->interrupted;
@@ -378,6 +378,8 @@ int shale_limit(shale *db, int id, int newval) {
     if (newval > limit_max[id]) newval = limit_max[id];
     if (id == SHALE_LIMIT_WORKER_THREADS && newval > 8) newval = 8;
     db->limits[id] = newval;
+    db->hooks.max_length = db->limits[SHALE_LIMIT_LENGTH];
+    db->hooks.max_like_pattern = db->limits[SHALE_LIMIT_LIKE_PATTERN_LENGTH];
   }
   return old;
 }
@@ -426,6 +428,8 @@ int shale_table_column_metadata(shale *db, const char *zdb, const char *table, c
     }
   }
   if (!zcoll) zcoll = "BINARY";
+  if (t->is_schema && ztype) /* SQLite declares its schema table's columns in upper case */
+    ztype = !util_stricmp(ztype, "text") ? "TEXT" : !util_stricmp(ztype, "int") ? "INT" : ztype;
   if (type) *type = ztype;
   if (coll) *coll = zcoll;
   if (notnull) *notnull = nn;

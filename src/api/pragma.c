@@ -116,7 +116,7 @@ void api_pragma_columns(const PragmaReq *req, int *ncol, const char *const **nam
   *ncol = 0;
   *names = NULL;
   const PragmaDef *d = find_def(req->name);
-  if (!d) return;
+  if (!d || req->ignored) return;
   if (d->needs_arg && !req->value) return;
   if (req->value && !d->rows_when_set && !d->needs_arg) return;
   if (d->id == PR_TABLE_LIST) {
@@ -666,7 +666,7 @@ static int fk_list(shale *db, const char *name, ApiRows *out) {
 
 int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
   const PragmaDef *d = find_def(req->name);
-  if (!d) return SHALE_OK; /* invariant 3 */
+  if (!d || req->ignored) return SHALE_OK; /* invariant 3; the authorizer's IGNORE */
   if (req->schema && util_stricmp(req->schema, "main") != 0) {
     if (util_stricmp(req->schema, "temp") == 0) return SHALE_OK;
     api_error(db, SHALE_ERROR, "unknown database %s", req->schema);

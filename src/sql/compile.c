@@ -20,6 +20,7 @@
  *     label, so it can be moved to the epilogue as raw ops.
  */
 #include "compile.h"
+#include "dml_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -240,8 +241,146 @@ static int compile_select_stmt(Parse *p, const SqlStmt *s) {
   return p->rc;
 }
 
+/* ---- the authorizer ---- */
+
+/* The innermost trigger being coded (the authorizer's last argument). */
+static const char *auth_trigger(Parse *p) {
+  TrigFrame *f = dml_frame(p);
+  return f && f->trig ? f->trig->name : NULL;
+}
+
+int parse_auth(Parse *p, int action, const char *a, const char *b, const char *db) {
+  const CompileEnv *env = p->env;
+  if (!env || !env->auth || parse_failed(p)) return AUTH_OK;
+  int rc = env->auth(env->auth_ctx, action, a, b, db, auth_trigger(p));
+  if (rc == AUTH_OK || rc == AUTH_IGNORE) return rc;
+  if (rc == AUTH_DENY)
+    parse_error_code(p, SHALE_AUTH, "not authorized");
+  else
+    parse_error(p, "authorizer malfunction");
+  return AUTH_DENY;
+}
+
+static const char *drop_table_of(Parse *p, const SqlDrop *d) {
+  if (!p->schema) return NULL;
+  if (d->object == TK_INDEX) {
+    Index *x = schema_find_index(p->schema, d->name.name);
+    return x && x->table ? x->table->name : NULL;
+  }
+  if (d->object == TK_TRIGGER) {
+    Trigger *t = schema_find_trigger(p->schema, d->name.name);
+    return t ? t->table : NULL;
+  }
+  return NULL;
+}
+
+/* The statement-level actions SQLite checks before it codes a statement:
+ * AUTH_OK to go on, AUTH_IGNORE to code nothing (a no-op), AUTH_DENY. */
+static int auth_stmt(Parse *p, const SqlStmt *s) {
+  if (!p->env || !p->env->auth) return AUTH_OK;
+  switch (s->kind) {
+    case SQL_STMT_SELECT: return parse_auth(p, AUTH_SELECT, NULL, NULL, NULL);
+    case SQL_STMT_INSERT: {
+      int rc = parse_auth(p, AUTH_INSERT, s->u.insert.table.name, NULL, "main");
+      const SqlSelect *sel = s->u.insert.select;
+      if (rc == AUTH_OK && sel &&
+          (sel->kind != SQL_SEL_VALUES || sel->prior || (sel->cols && sel->cols->n > 1)))
+        rc = parse_auth(p, AUTH_SELECT, NULL, NULL, NULL);
+      return rc;
+    }
+    case SQL_STMT_DELETE: { /* IGNORE: the rows are deleted all the same (SQLite) */
+      int rc = parse_auth(p, AUTH_DELETE, s->u.del.table->name, NULL, "main");
+      return rc == AUTH_IGNORE ? AUTH_OK : rc;
+    }
+    case SQL_STMT_CREATE_TABLE: {
+      const SqlCreateTable *c = &s->u.create_table;
+      return parse_auth(p, c->temp ? AUTH_CREATE_TEMP_TABLE : AUTH_CREATE_TABLE, c->name.name,
+                        NULL, c->temp ? "temp" : "main");
+    }
+    case SQL_STMT_CREATE_INDEX: {
+      const SqlCreateIndex *c = &s->u.create_index;
+      return parse_auth(p, AUTH_CREATE_INDEX, c->name.name, c->table, "main");
+    }
+    case SQL_STMT_CREATE_VIEW: {
+      const SqlCreateView *c = &s->u.create_view;
+      return parse_auth(p, c->temp ? AUTH_CREATE_TEMP_VIEW : AUTH_CREATE_VIEW, c->name.name, NULL,
+                        c->temp ? "temp" : "main");
+    }
+    case SQL_STMT_CREATE_TRIGGER: {
+      const SqlCreateTrigger *c = &s->u.create_trigger;
+      return parse_auth(p, c->temp ? AUTH_CREATE_TEMP_TRIGGER : AUTH_CREATE_TRIGGER,
+                        c->name.name, c->table, c->temp ? "temp" : "main");
+    }
+    case SQL_STMT_DROP: {
+      const SqlDrop *d = &s->u.drop;
+      const char *n = d->name.name;
+      int rc;
+      switch (d->object) {
+        case TK_TABLE:
+          if (p->schema && !schema_find_table(p->schema, n)) return AUTH_OK; /* error later */
+          rc = parse_auth(p, AUTH_DROP_TABLE, n, NULL, "main");
+          return rc == AUTH_OK ? parse_auth(p, AUTH_DELETE, n, NULL, "main") : rc;
+        case TK_VIEW:
+          if (p->schema && !schema_find_view(p->schema, n)) return AUTH_OK;
+          rc = parse_auth(p, AUTH_DROP_VIEW, n, NULL, "main");
+          return rc == AUTH_OK ? parse_auth(p, AUTH_DELETE, n, NULL, "main") : rc;
+        case TK_INDEX:
+          if (!drop_table_of(p, d)) return AUTH_OK;
+          return parse_auth(p, AUTH_DROP_INDEX, n, drop_table_of(p, d), "main");
+        default:
+          if (!drop_table_of(p, d)) return AUTH_OK;
+          return parse_auth(p, AUTH_DROP_TRIGGER, n, drop_table_of(p, d), "main");
+      }
+    }
+    case SQL_STMT_ALTER:
+      return parse_auth(p, AUTH_ALTER_TABLE, "main", s->u.alter.table.name, NULL);
+    case SQL_STMT_BEGIN: return parse_auth(p, AUTH_TRANSACTION, "BEGIN", NULL, NULL);
+    case SQL_STMT_COMMIT: return parse_auth(p, AUTH_TRANSACTION, "COMMIT", NULL, NULL);
+    case SQL_STMT_ROLLBACK:
+      if (s->u.rollback.savepoint)
+        return parse_auth(p, AUTH_SAVEPOINT, "ROLLBACK", s->u.rollback.savepoint, NULL);
+      return parse_auth(p, AUTH_TRANSACTION, "ROLLBACK", NULL, NULL);
+    case SQL_STMT_SAVEPOINT:
+      return parse_auth(p, AUTH_SAVEPOINT, "BEGIN", s->u.savepoint.name, NULL);
+    case SQL_STMT_RELEASE:
+      return parse_auth(p, AUTH_SAVEPOINT, "RELEASE", s->u.savepoint.name, NULL);
+    case SQL_STMT_REINDEX:
+    case SQL_STMT_ANALYZE: {
+      /* per index (REINDEX) / table (ANALYZE) named, or every one */
+      int act = s->kind == SQL_STMT_REINDEX ? AUTH_REINDEX : AUTH_ANALYZE;
+      if (s->u.analyze.has_name) {
+        const char *n = s->u.analyze.name.name;
+        if (act == AUTH_REINDEX && p->schema && !schema_find_index(p->schema, n) &&
+            schema_find_table(p->schema, n)) {
+          const Table *t = schema_find_table(p->schema, n);
+          for (const Index *x = t->indexes; x; x = x->next) {
+            int rc = parse_auth(p, act, x->name, NULL, "main");
+            if (rc != AUTH_OK) return rc;
+          }
+          return AUTH_OK;
+        }
+        return parse_auth(p, act, n, NULL, "main");
+      }
+      if (!p->schema) return AUTH_OK;
+      const SchemaMap *m = act == AUTH_REINDEX ? &p->schema->indexes : &p->schema->tables;
+      for (int i = 0; i < m->cap; i++) {
+        if (!m->slots[i].key) continue;
+        const char *n = act == AUTH_REINDEX ? ((const Index *)m->slots[i].val)->name
+                                            : ((const Table *)m->slots[i].val)->name;
+        if (act == AUTH_ANALYZE && !util_strnicmp(n, "sqlite_", 7)) continue;
+        int rc = parse_auth(p, act, n, NULL, "main");
+        if (rc != AUTH_OK) return rc;
+      }
+      return AUTH_OK;
+    }
+    default: return AUTH_OK;
+  }
+}
+
 int compile_stmt(Parse *p, const SqlStmt *s) {
   if (parse_failed(p)) return p->rc;
+  int auth = auth_stmt(p, s);
+  if (auth != AUTH_OK) return p->rc; /* IGNORE: a statement that does nothing */
   switch (s->kind) {
     case SQL_STMT_SELECT:
       return compile_select_stmt(p, s);
@@ -427,7 +566,7 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
   SqlStmt *s = NULL;
   const char *end = NULL;
   char *perr = NULL;
-  int rc = sql_parse(&p.arena, sql, nbytes, &s, &end, &perr);
+  int rc = sql_parse_limited(&p.arena, sql, nbytes, &s, &end, &perr, env->max_expr_depth);
   if (tail) *tail = end ? end : sql + nbytes;
   SqlStmt *hdr = NULL;
   if (rc == SHALE_ERROR && sql_parse_trigger_header(&p.arena, sql, nbytes, &hdr) &&
@@ -461,6 +600,12 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
     if (rc) {
       parse_nomem(&p);
       goto fail;
+    }
+    if (env->auth) {
+      const PragmaReq *q = &out->pragma;
+      int a = parse_auth(&p, AUTH_PRAGMA, q->name, q->value, q->schema);
+      if (a == AUTH_DENY) goto fail;
+      if (a == AUTH_IGNORE) out->pragma.ignored = 1;
     }
     util_arena_free(&p.arena);
     return SHALE_OK;

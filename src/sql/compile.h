@@ -62,11 +62,34 @@ typedef struct CompileEnv {
   int max_expr_depth;        /* SQLITE_LIMIT_EXPR_DEPTH (1000 default) */
   int max_compound;          /* SQLITE_LIMIT_COMPOUND_SELECT (500 default) */
   int max_columns;           /* SQLITE_LIMIT_COLUMN (2000 default) */
+  int max_function_arg;      /* SQLITE_LIMIT_FUNCTION_ARG (0: 127) */
+  /* The authorizer (sqlite3_set_authorizer), NULL for none: called while
+   * compiling with SQLite's action codes (AUTH_*) and arguments (the last
+   * one: the innermost trigger being coded, or NULL); returns AUTH_OK,
+   * AUTH_DENY or AUTH_IGNORE (anything else: "authorizer malfunction"). */
+  int (*auth)(void *ctx, int action, const char *a, const char *b, const char *db,
+              const char *trigger);
+  void *auth_ctx;
+  int max_trigger_depth;     /* SQLITE_LIMIT_TRIGGER_DEPTH (0: default) */
   uint8_t recursive_triggers;
   uint8_t foreign_keys;      /* PRAGMA foreign_keys */
   uint8_t in_txn;            /* an explicit transaction is open (BEGIN ran) */
   uint8_t reverse_unordered; /* PRAGMA reverse_unordered_selects */
 } CompileEnv;
+
+/* Authorizer actions and answers (SQLite's SQLITE_* numbers). */
+enum {
+  AUTH_CREATE_INDEX = 1, AUTH_CREATE_TABLE = 2, AUTH_CREATE_TEMP_TABLE = 4,
+  AUTH_CREATE_TEMP_VIEW = 6, AUTH_CREATE_TEMP_TRIGGER = 5, AUTH_CREATE_TRIGGER = 7,
+  AUTH_CREATE_VIEW = 8, AUTH_DELETE = 9, AUTH_DROP_INDEX = 10, AUTH_DROP_TABLE = 11,
+  AUTH_DROP_TRIGGER = 16, AUTH_DROP_VIEW = 17, AUTH_INSERT = 18, AUTH_PRAGMA = 19,
+  AUTH_READ = 20, AUTH_SELECT = 21, AUTH_TRANSACTION = 22, AUTH_UPDATE = 23,
+  AUTH_ATTACH = 24, AUTH_DETACH = 25, AUTH_ALTER_TABLE = 26, AUTH_REINDEX = 27,
+  AUTH_ANALYZE = 28, AUTH_FUNCTION = 31, AUTH_SAVEPOINT = 32, AUTH_RECURSIVE = 33
+};
+#define AUTH_OK 0
+#define AUTH_DENY 1
+#define AUTH_IGNORE 2
 
 /* One result column of a statement. Strings live in the CompiledStmt. */
 typedef struct ResultCol {
@@ -90,6 +113,7 @@ typedef struct PragmaReq {
   const char *value;  /* the value's text (dequoted string, number as written,
                          "-5" for a negative number, an identifier), or NULL */
   uint8_t call;       /* written as name(value) */
+  uint8_t ignored;    /* the authorizer said IGNORE: the pragma does nothing */
 } PragmaReq;
 
 /* CompiledStmt.kind beyond SqlStmtKind: what the API does with it. */
@@ -441,6 +465,12 @@ struct Parse {
   /* select part (compile_select.c, resolve.c): per-SELECT resolution data */
   struct SelectState *select_state;
 };
+
+/* Ask the authorizer (env->auth) about an action: AUTH_OK (also when there
+ * is none), AUTH_IGNORE, or AUTH_DENY after recording SHALE_AUTH "not
+ * authorized" (a malfunctioning answer records "authorizer malfunction" and
+ * also returns AUTH_DENY). The trigger argument comes from p. */
+int parse_auth(Parse *, int action, const char *a, const char *b, const char *db);
 
 /* Record the first error (printf-style message) with code rc (SHALE_ERROR
  * unless said otherwise). */

@@ -383,6 +383,11 @@ int ddl_create_table(Parse *p, const SqlStmt *s) {
     schema_free(scratch);
     return 1;
   }
+  if (p->env && p->env->max_columns > 0 && t->ncol > p->env->max_columns) {
+    parse_error(p, "too many columns on %s", t->name); /* SQLITE_LIMIT_COLUMN */
+    schema_free(scratch);
+    return 1;
+  }
   parse_need_write(p);
   code_file_format(p);
   int root = emit_regs(p, 1);

@@ -194,6 +194,17 @@ int ddl_create_index(Parse *p, const SqlStmt *s) {
     schema_free(scratch);
     return 1;
   }
+  if (p->env && p->env->auth) { /* as SQLite: READ of each key column, then REINDEX */
+    for (int i = 0; i < idx->nkey && !parse_failed(p); i++)
+      if (idx->cols[i].col >= 0 && idx->table)
+        parse_auth(p, AUTH_READ, idx->table->name, idx->table->cols[idx->cols[i].col].name,
+                   "main");
+    parse_auth(p, AUTH_REINDEX, idx->name, NULL, "main");
+    if (parse_failed(p)) {
+      schema_free(scratch);
+      return 1;
+    }
+  }
   parse_need_write(p);
   int root = emit_regs(p, 1);
   emit(p, OP_CreateBtree, 0, root, BTREE_BLOBKEY);

@@ -1743,9 +1743,19 @@ int dml_update(Parse *p, const SqlStmt *s) {
       if (j == tab->rowid_alias) rowid_expr = e;
     }
   }
-  for (int j = 0; j < ncol; j++)
+  for (int j = 0; j < ncol; j++) {
     if (set[j] && set[j]->op != SQL_E_REG && (resolve_expr(p, &nc, set[j]) || parse_failed(p)))
       return 1;
+    if (set[j] && p->env && p->env->auth) { /* UPDATE per column; IGNORE keeps it as it is */
+      int rc = parse_auth(p, AUTH_UPDATE, tab->name, tab->cols[j].name, "main");
+      if (rc == AUTH_DENY) return 1;
+      if (rc == AUTH_IGNORE) {
+        if (rowid_expr == set[j]) rowid_expr = NULL;
+        set[j] = NULL;
+        changed[j] = 0;
+      }
+    }
+  }
   if (rowid_expr && tab->rowid_alias < 0 &&
       (resolve_expr(p, &nc, rowid_expr) || parse_failed(p)))
     return 1;

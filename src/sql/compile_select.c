@@ -828,6 +828,9 @@ static int expand_star(Parse *p, SelInfo *info, SqlExprList *cols) {
         if (!c || !list_add(p, r, c)) return 1;
         colref(c, it, j);
         c->span = e->span;
+        if (p->env && p->env->auth && (it->kind == SRC_TABLE || it->is_view) &&
+            resolve_auth_read(p, it->tab, j, c) == AUTH_DENY)
+          return 1;
         if (!e->table && src_coalesce_ref(p, src, k, j, c)) r->a[r->n - 1].name = it->tab->cols[j].name;
       }
     }
@@ -991,6 +994,16 @@ static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
     }
   }
   if (resolve_limits(p, s, outer)) return 1;
+  if (p->env && p->env->auth) /* a table none of whose columns is read: READ of "" */
+    for (int i = 0; i < info->src->n; i++) {
+      const SrcItem *it = &info->src->a[i];
+      uint64_t used = it->colused; /* reads of the rowid alias do not count */
+      if (it->tab && it->tab->rowid_alias >= 0 && it->tab->rowid_alias < 63)
+        used &= ~((uint64_t)1 << it->tab->rowid_alias);
+      if (it->kind == SRC_TABLE && it->tab && !used &&
+          parse_auth(p, AUTH_READ, it->tab->name, "", it->db) == AUTH_DENY)
+        return 1;
+    }
   info->is_agg = agg;
   info->state = 2;
   return 0;

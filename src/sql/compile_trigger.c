@@ -199,7 +199,10 @@ void trigger_code(Parse *p, const Table *tab, int op, int timing, const uint8_t 
   }
   for (int i = 0; i < n && !parse_failed(p); i++) {
     TrigFrame *root = root_frame(p);
-    if (p->trig_depth >= TRIG_MAX_DEPTH || (root && root->nprog >= TRIG_MAX_PROGS)) {
+    int maxd = TRIG_MAX_DEPTH; /* SQLITE_LIMIT_TRIGGER_DEPTH when lower */
+    if (p->env && p->env->max_trigger_depth > 0 && p->env->max_trigger_depth < maxd)
+      maxd = p->env->max_trigger_depth;
+    if (p->trig_depth >= maxd || (root && root->nprog >= TRIG_MAX_PROGS)) {
       halt_too_deep(p);
       continue;
     }

@@ -385,9 +385,10 @@ static void set_height(Parser *p, SqlExpr *e) {
   if (e->list)
     for (int i = 0; i < e->list->n; i++)
       if (e->list->a[i].expr && e->list->a[i].expr->height > h) h = e->list->a[i].expr->height;
-  if (h + 1 > EXPR_MAX_DEPTH) {
-    p_error(p, "Expression tree is too large (maximum depth %d)", EXPR_MAX_DEPTH);
-    e->height = EXPR_MAX_DEPTH;
+  int max = p->max_depth > 0 ? p->max_depth : EXPR_MAX_DEPTH;
+  if (h + 1 > max) {
+    p_error(p, "Expression tree is too large (maximum depth %d)", max);
+    e->height = (uint16_t)max;
     return;
   }
   e->height = (uint16_t)(h + 1);

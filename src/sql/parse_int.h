@@ -48,6 +48,7 @@ typedef struct Parser {
   SqlTok pend_tok;
   int pend_next; /* offset of the token after the variable */
   struct SqlStmt *trig_hdr; /* CREATE TRIGGER whose BEGIN was read (header complete) */
+  int max_depth;            /* expression height limit (SQLITE_LIMIT_EXPR_DEPTH) */
 } Parser;
 
 /* Weights for p->nest, fitted to where SQLite 3.40's parser stack overflows

@@ -1353,10 +1353,11 @@ SqlStmt *p_stmt(Parser *p) {
 }
 
 static int parse_main(UtilArena *arena, const char *sql, int nbytes, SqlStmt **out,
-                      const char **tail, char **errmsg, SqlStmt **trig_hdr) {
+                      const char **tail, char **errmsg, SqlStmt **trig_hdr, int max_depth) {
   Parser ps;
   Parser *p = &ps;
   memset(p, 0, sizeof *p);
+  p->max_depth = max_depth > 0 && max_depth < EXPR_MAX_DEPTH ? max_depth : EXPR_MAX_DEPTH;
   p->arena = arena;
   p->sql = sql;
   int n = 0;
@@ -1439,14 +1440,19 @@ done:
 
 int sql_parse(UtilArena *arena, const char *sql, int nbytes, SqlStmt **out, const char **tail,
               char **errmsg) {
-  return parse_main(arena, sql, nbytes, out, tail, errmsg, NULL);
+  return parse_main(arena, sql, nbytes, out, tail, errmsg, NULL, 0);
+}
+
+int sql_parse_limited(UtilArena *arena, const char *sql, int nbytes, SqlStmt **out,
+                      const char **tail, char **errmsg, int max_expr_depth) {
+  return parse_main(arena, sql, nbytes, out, tail, errmsg, NULL, max_expr_depth);
 }
 
 int sql_parse_trigger_header(UtilArena *arena, const char *sql, int nbytes, SqlStmt **out) {
   SqlStmt *s = NULL;
   char *err = NULL;
   *out = NULL;
-  int rc = parse_main(arena, sql, nbytes, &s, NULL, &err, out);
+  int rc = parse_main(arena, sql, nbytes, &s, NULL, &err, out, 0);
   shale_free(err);
   if (rc == SHALE_OK) *out = NULL;
   return *out != NULL;

@@ -207,6 +207,21 @@ static const SqlExpr *first_agg(const SqlExpr *e) {
   return NULL;
 }
 
+/* The authorizer's READ of column col (-1: the rowid) of t: AUTH_OK, or
+ * AUTH_IGNORE (e then reads NULL), or AUTH_DENY with the error recorded:
+ * SQLite's "access to t.c is prohibited". */
+int resolve_auth_read(Parse *p, const Table *t, int col, SqlExpr *e) {
+  if (!p->env || !p->env->auth || !t) return AUTH_OK;
+  const char *cn = col >= 0 ? t->cols[col].name : "ROWID";
+  int rc = parse_auth(p, AUTH_READ, t->name, cn, "main");
+  if (rc == AUTH_DENY && p->rc == SHALE_AUTH) {
+    shale_free(p->errmsg);
+    p->errmsg = util_mprintf("access to %s.%s is prohibited", t->name, cn);
+  }
+  if (rc == AUTH_IGNORE) e->op = SQL_E_NULL;
+  return rc;
+}
+
 static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
   const char *db = e->op == SQL_E_COLUMN ? e->schema : NULL;
   const char *tname = e->op == SQL_E_COLUMN ? e->table : NULL;
@@ -239,6 +254,7 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
         e->tab = t;
         e->aff = j < 0 ? AFF_INTEGER : t->cols[j].affinity;
         e->depth = (uint8_t)depth;
+        if (p->env && p->env->auth && resolve_auth_read(p, t, j, e) == AUTH_DENY) return 1;
         return 0;
       }
     }
@@ -283,6 +299,10 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
     }
     if (cnt == 1) {
       set_colref(e, match, mcol, depth);
+      if (p->env && p->env->auth && (match->kind == SRC_TABLE || match->is_view) &&
+          resolve_auth_read(p, match->tab, mcol, e) == AUTH_DENY)
+        return 1;
+      if (e->op == SQL_E_NULL) return 0; /* the authorizer said IGNORE */
       if (!tname && src_coalesce_ref(p, src, (int)(match - src->a), mcol, e)) {
         for (NameCtx *m = nc; m != n; m = m->outer) m->flags |= NC_HAS_CORREL;
         return 0;
@@ -350,6 +370,10 @@ static int resolve_func(Parse *p, NameCtx *nc, SqlExpr *e) {
     return 1;
   }
   int nargs = e->list ? e->list->n : 0;
+  if (p->env && p->env->max_function_arg > 0 && nargs > p->env->max_function_arg) {
+    parse_error(p, "too many arguments on function %s", e->z);
+    return 1;
+  }
   const FuncDef *f = p->env && p->env->funcs ? func_find(p->env->funcs, e->z, nargs) : NULL;
   if (!f) {
     if (p->env && p->env->funcs && func_exists_name(p->env->funcs, e->z))
@@ -359,6 +383,22 @@ static int resolve_func(Parse *p, NameCtx *nc, SqlExpr *e) {
     return 1;
   }
   e->func = f;
+  if (p->env && p->env->auth) {
+    int rc = parse_auth(p, AUTH_FUNCTION, NULL, e->z, NULL);
+    if (rc == AUTH_DENY) {
+      if (p->rc == SHALE_AUTH) { /* SQLite's text for functions */
+        shale_free(p->errmsg);
+        p->errmsg = util_mprintf("not authorized to use function: %s", e->z);
+        p->rc = SHALE_ERROR;
+      }
+      return 1;
+    }
+    if (rc == AUTH_IGNORE) {
+      e->op = SQL_E_NULL;
+      e->list = NULL;
+      return 0;
+    }
+  }
   int is_agg = func_is_aggregate(f);
   if (e->over) {
     if (!is_agg && !f->value) {

@@ -108,5 +108,8 @@ int resolve_check_scalar(Parse *, const SqlExpr *e);
 const char *ordinal_suffix(int n);
 /* The source text of a span in the text being compiled. */
 char *span_text(Parse *, const char *text, SqlSpan sp);
+/* The authorizer's READ of column col (-1: rowid) of table t for e: AUTH_OK,
+ * AUTH_IGNORE (e now reads NULL) or AUTH_DENY (error recorded). */
+int resolve_auth_read(Parse *, const Table *t, int col, SqlExpr *e);
 
 #endif /* SHALE_SQL_SELECT_INT_H */

@@ -89,6 +89,10 @@ struct SqlStmt;
  * arena copies, and spans refer to sql. */
 int sql_parse(UtilArena *arena, const char *sql, int nbytes, struct SqlStmt **out,
               const char **tail, char **errmsg);
+/* sql_parse with an expression height limit below the default 1000
+ * (SQLITE_LIMIT_EXPR_DEPTH; <= 0: the default). */
+int sql_parse_limited(UtilArena *arena, const char *sql, int nbytes, struct SqlStmt **out,
+                      const char **tail, char **errmsg, int max_expr_depth);
 /* After sql_parse failed on the same text: if the error came after the BEGIN
  * of a CREATE TRIGGER (SQLite checks the header there, before the body),
  * returns 1 with *out that statement without WHEN and body (in the arena);

@@ -240,6 +240,10 @@ typedef struct VmConnHooks {
   int (*progress)(void *ctx);
   int progress_n;
   volatile int *interrupt;
+  /* run-time limits (0: SQLite's default): SQLITE_LIMIT_LENGTH for strings,
+   * blobs and records made here and by functions; LIKE_PATTERN_LENGTH */
+  int max_length;
+  int max_like_pattern;
 } VmConnHooks;
 #define VM_HOOK_DELETE 9
 #define VM_HOOK_INSERT 18

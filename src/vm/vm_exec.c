@@ -620,6 +620,18 @@ static int call_error(Vm *v, FuncCtx *ctx) {
   return rc;
 }
 
+/* SQLITE_LIMIT_LENGTH in force. */
+static int64_t max_len(const Vm *v) {
+  return v->hooks && v->hooks->max_length > 0 ? v->hooks->max_length : FUNC_MAX_LENGTH_DEFAULT;
+}
+
+/* A function context with the connection's limits. */
+static void ctx_limits(const Vm *v, FuncCtx *ctx) {
+  if (!v->hooks) return;
+  ctx->max_length = v->hooks->max_length;
+  ctx->max_like_pattern = v->hooks->max_like_pattern;
+}
+
 /* The progress handler and interrupt check, run when nstep reaches
  * check_at; schedules the next one. SHALE_INTERRUPT stops the run. */
 static int vm_check(Vm *v) {
@@ -939,7 +951,7 @@ dispatch:
     value_text_view(a, tbuf, &za, &na);
     value_text_view(b, tbuf2, &zb, &nb);
     uint64_t n = (uint64_t)na + nb;
-    if (n > FUNC_MAX_LENGTH_DEFAULT) {
+    if ((int64_t)n > max_len(v)) {
       set_err(v, SHALE_TOOBIG, "string or blob too big");
       FAIL(SHALE_TOOBIG);
     }
@@ -1110,6 +1122,7 @@ dispatch:
   CASE(Function) {
     FuncCtx ctx;
     func_ctx_init(&ctx, op->p4.func);
+    ctx_limits(v, &ctx);
     ctx.coll = v->coll;
     v->coll = NULL; /* CollSeq applies to the next call only */
     ctx.conn = v->conn;
@@ -1121,6 +1134,11 @@ dispatch:
     ShValue res;
     func_ctx_take_result(&ctx, &res);
     func_ctx_reset(&ctx);
+    if ((res.type == SHALE_TEXT || res.type == SHALE_BLOB) && (int64_t)res.n > max_len(v)) {
+      value_clear(&res);
+      set_err(v, SHALE_TOOBIG, "string or blob too big");
+      FAIL(SHALE_TOOBIG);
+    }
     value_clear(&reg[op->p3]);
     reg[op->p3] = res;
     NEXT();
@@ -1142,6 +1160,7 @@ dispatch:
       CHK(btree_insert(dc->bc, 0, z, (uint32_t)n, 0, 0));
     }
     func_ctx_init(&ctx, op->p4.func);
+    ctx_limits(v, &ctx);
     ctx.coll = v->coll;
     v->coll = NULL;
     ctx.conn = v->conn;
@@ -1161,6 +1180,7 @@ dispatch:
     VmAgg *slot = &v->agg[op->p1];
     FuncCtx ctx;
     func_ctx_init(&ctx, op->p4.func);
+    ctx_limits(v, &ctx);
     agg_slot_to_ctx(slot, &ctx);
     op->p4.func->value(&ctx);
     agg_ctx_to_slot(&ctx, slot);
@@ -1176,6 +1196,7 @@ dispatch:
     VmAgg *slot = &v->agg[op->p1];
     FuncCtx ctx;
     func_ctx_init(&ctx, op->p4.func);
+    ctx_limits(v, &ctx);
     ctx.coll = v->coll;
     agg_slot_to_ctx(slot, &ctx);
     func_agg_finish_keep(&ctx);
@@ -1540,7 +1561,7 @@ dispatch:
       }
     }
     size_t n = record_encoded_size(in, op->p2);
-    if (n > FUNC_MAX_LENGTH_DEFAULT) {
+    if ((int64_t)n > max_len(v)) {
       set_err(v, SHALE_TOOBIG, "string or blob too big");
       FAIL(SHALE_TOOBIG);
     }

@@ -143,6 +143,12 @@ TEST(compat_hooks_shale) { run_prog("hooks", 1); }
 TEST(compat_hooks_sqlite) { run_prog("hooks", 0); }
 TEST(compat_trace_shale) { run_prog("trace", 1); }
 TEST(compat_trace_sqlite) { run_prog("trace", 0); }
+TEST(compat_status_shale) { run_prog("status", 1); }
+TEST(compat_status_sqlite) { run_prog("status", 0); }
+TEST(compat_limits_shale) { run_prog("limits", 1); }
+TEST(compat_limits_sqlite) { run_prog("limits", 0); }
+TEST(compat_authorizer_shale) { run_prog("authorizer", 1); }
+TEST(compat_authorizer_sqlite) { run_prog("authorizer", 0); }
 TEST(compat_unsupported_shale) { run_prog("unsupported", 1); }
 
 #if !defined(__SANITIZE_ADDRESS__)
