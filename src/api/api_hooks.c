@@ -90,7 +90,8 @@ void *shale_update_hook(shale *db, void (*cb)(void *, int, const char *, const c
 
 void *shale_wal_hook(shale *db, int (*cb)(void *, shale *, const char *, int), void *arg) {
   if (!db) return NULL;
-  void *old = db->wal_arg;
+  /* SQLite's autocheckpoint is a WAL hook whose argument is its N */
+  void *old = db->wal_cb ? db->wal_arg : (void *)(intptr_t)db->wal_autocheckpoint;
   db->wal_cb = cb;
   db->wal_arg = arg;
   if (cb && db->bt) db->wal_frames = pager_wal_frames(btree_pager(db->bt));

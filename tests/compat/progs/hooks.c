@@ -94,6 +94,13 @@ int main(void) {
   /* a read-only statement and a failed one in autocommit mode */
   run(db, "SELECT nosuch FROM t", SQLITE_ERROR, "");
   run(db, "UPDATE t SET b = 'z' WHERE a = 30", SQLITE_CONSTRAINT, "R0 ");
+  /* REPLACE's implicit deletes stay silent, with recursive triggers too; upsert */
+  run(db, "PRAGMA recursive_triggers = 1; CREATE TRIGGER td AFTER DELETE ON t BEGIN SELECT 1; END",
+      0, "C0 ");
+  run(db, "INSERT OR REPLACE INTO t VALUES (30, 'new', 0)", 0, "I:main.t:30 I:main.log:1 C0 ");
+  run(db, "INSERT INTO t VALUES (31, 'new', 0) ON CONFLICT(b) DO UPDATE SET c = 9", 0,
+      "U:main.t:30 C0 ");
+  run(db, "PRAGMA recursive_triggers = 0", 0, "");
   /* clearing */
   EXPECT(sqlite3_update_hook(db, NULL, NULL) == &a2);
   EXPECT(sqlite3_commit_hook(db, NULL, NULL) == &a2);

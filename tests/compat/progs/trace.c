@@ -3,7 +3,7 @@
  * (from the progress handler and from another thread: the long query stops
  * with SQLITE_INTERRUPT "interrupted" and the next statement runs), and the
  * busy handler (its retry counts on read and write locks; busy_timeout and
- * busy_handler replace each other). Portable: must pass on SQLite and on
+ * busy_handler replace each other), the WAL hook. Portable: must pass on SQLite and on
  * Shale. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -88,6 +88,14 @@ static int busy_cb(void *a, int n) {
   if (nbusy < 64) busy_log[nbusy] = n;
   nbusy++;
   return n < busy_stop;
+}
+
+static int nwal;
+static int wal_cb(void *arg, sqlite3 *db, const char *zdb, int n) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "W:%s:%d ", zdb, n);
+  add(buf);
+  return SQLITE_OK;
 }
 
 static int step_rc(sqlite3 *db, const char *sql) {
@@ -266,9 +274,28 @@ int main(void) {
   EXEC_OK(a, "COMMIT");
   EXPECT_INT(step_rc(b, "SELECT * FROM t"), SQLITE_DONE);
   EXPECT_INT(sqlite3_busy_handler(b, NULL, NULL), SQLITE_OK);
+
+  /* WAL hook: after each commit, with the WAL's frame count */
+  EXEC_OK(a, "PRAGMA journal_mode = WAL");
+  EXPECT(sqlite3_wal_hook(a, wal_cb, &nwal) == (void *)1000); /* the autocheckpoint's N */
+  logbuf[0] = 0;
+  EXEC_OK(a, "INSERT INTO t VALUES (10)");
+  EXEC_OK(a, "INSERT INTO t VALUES (11)");
+  EXEC_OK(a, "BEGIN; INSERT INTO t VALUES (12); INSERT INTO t VALUES (13)");
+  EXEC_OK(a, "SELECT * FROM t");
+  EXEC_OK(a, "COMMIT");
+  EXEC_OK(a, "PRAGMA wal_checkpoint(TRUNCATE)");
+  EXEC_OK(a, "INSERT INTO t VALUES (14)");
+  LOG_IS("W:main:1 W:main:2 W:main:3 W:main:1 ");
+  EXPECT(sqlite3_wal_hook(a, NULL, NULL) == &nwal);
   EXPECT_INT(sqlite3_close(a), SQLITE_OK);
   EXPECT_INT(sqlite3_close(b), SQLITE_OK);
   unlink(path);
+  char side[300];
+  snprintf(side, sizeof side, "%s-wal", path);
+  unlink(side);
+  snprintf(side, sizeof side, "%s-shm", path);
+  unlink(side);
   rmdir(dir);
   return prog_done();
 }

@@ -611,7 +611,8 @@ TEST(vm_hooks_and_fk_counters) {
   CHECK_RC(vm_step(vm), SHALE_INTERNAL); /* no hooks */
   CHECK(vm_errmsg(vm) && strstr(vm_errmsg(vm), "AutoCommit") != NULL);
   int64_t deferred = 0;
-  VmConnHooks h = {NULL, hook_autocommit, hook_savepoint, NULL, NULL, &deferred};
+  VmConnHooks h = {
+      .autocommit = hook_autocommit, .savepoint = hook_savepoint, .deferred_fk = &deferred};
   vm_set_hooks(vm, &h);
   hook_calls = 0;
   CHECK_RC(vm_step(vm), SHALE_ERROR);
