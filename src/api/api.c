@@ -236,11 +236,13 @@ static int commit_txn(shale *db, char **errmsg) {
   if (others) {
     /* As SQLite: the changes are committed now; the read transaction stays
      * until the last reader stops. */
-    int rc = btree_commit_write(db->bt);
-    if (rc != SHALE_OK) {
-      *errmsg = util_strdup(shale_errstr(rc));
-      return rc;
+    int rc = api_commit_write(db, errmsg);
+    if (rc == SHALE_CONSTRAINT_COMMITHOOK) { /* vetoed: rolled back */
+      if (db->txn_ddl) db->schema_dirty = 1;
+      db->txn_ddl = 0;
+      txn_ended(db);
     }
+    if (rc != SHALE_OK) return rc;
     db->txn_ddl = 0;
     txn_ended(db);
     db->api_txn = 1;
@@ -812,13 +814,21 @@ static void stmt_deactivate(shale_stmt *st) {
  * SQLite, its changes are committed at once and only the read transaction
  * waits for the last reader. When the commit cannot happen now (another
  * connection's lock), it stays deferred to that point. */
-static void commit_early(shale_stmt *st) {
+static int commit_early(shale_stmt *st) {
   shale *db = st->db;
-  if (!db->autocommit || !db->api_txn || db->nactive == 0 || st->cs.readonly) return;
-  if (btree_txn_state(db->bt) != PAGER_TXN_WRITE) return;
+  if (!db->autocommit || !db->api_txn || db->nactive == 0 || st->cs.readonly) return SHALE_OK;
+  if (btree_txn_state(db->bt) != PAGER_TXN_WRITE) return SHALE_OK;
   for (shale_stmt *s = db->stmts; s; s = s->next)
-    if (s->active && !s->cs.readonly) return;
-  btree_commit_write(db->bt);
+    if (s->active && !s->cs.readonly) return SHALE_OK;
+  char *msg = NULL;
+  int rc = api_commit_write(db, &msg);
+  if (rc == SHALE_CONSTRAINT_COMMITHOOK) { /* the commit hook vetoed: the statement fails */
+    api_error(db, rc, "%s", msg ? msg : "constraint failed");
+    shale_free(msg);
+    return rc;
+  }
+  shale_free(msg);
+  return SHALE_OK;
 }
 
 static void stmt_keep_error(shale_stmt *st, int rc) {
@@ -857,7 +867,12 @@ static int stmt_finish(shale_stmt *st, int rc) {
   st->halted = 1;
   st->last_rc = rc;
   stmt_deactivate(st);
-  commit_early(st);
+  if (rc == SHALE_DONE) {
+    int r2 = commit_early(st);
+    if (r2 != SHALE_OK) rc = r2;
+  } else {
+    commit_early(st);
+  }
   if (db->schema_dirty) {
     db->schema_dirty = 0;
     if (!db->autocommit) db->txn_ddl = 1;

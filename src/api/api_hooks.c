@@ -145,6 +145,23 @@ int api_commit(shale *db, char **errmsg) {
   return SHALE_OK;
 }
 
+int api_commit_write(shale *db, char **errmsg) {
+  if (btree_txn_state(db->bt) == PAGER_TXN_WRITE && db->commit_cb &&
+      db->commit_cb(db->commit_arg)) {
+    btree_rollback(db->bt); /* the readers' cursors now fail with ABORT_ROLLBACK, as SQLite */
+    if (db->rollback_cb) db->rollback_cb(db->rollback_arg);
+    if (errmsg) *errmsg = util_strdup("constraint failed");
+    return SHALE_CONSTRAINT_COMMITHOOK;
+  }
+  int rc = btree_commit_write(db->bt);
+  if (rc != SHALE_OK) {
+    if (errmsg) *errmsg = util_strdup(shale_errstr(rc));
+    return rc;
+  }
+  api_wal_notify(db);
+  return SHALE_OK;
+}
+
 void api_rollback(shale *db, int explicit_txn) {
   int wr = btree_txn_state(db->bt) == PAGER_TXN_WRITE;
   if (btree_txn_state(db->bt) != PAGER_TXN_NONE) btree_rollback(db->bt);

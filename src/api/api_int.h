@@ -204,6 +204,8 @@ int api_commit(shale *db, char **errmsg);
 /* Roll the B-tree's transaction back; the rollback hook fires when a write
  * transaction (or, explicit, any transaction) ended so. */
 void api_rollback(shale *db, int explicit_txn);
+/* api_commit for btree_commit_write (other statements still read). */
+int api_commit_write(shale *db, char **errmsg);
 /* Busy handler for try number count: nonzero = try again. */
 int api_busy(shale *db, int count);
 /* Tracing: a run starts / a row / a run ends (profile) / the connection closes. */
