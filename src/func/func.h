@@ -56,7 +56,25 @@ typedef void (*FuncFinalFn)(FuncCtx *ctx);
 #define FUNC_INNOCUOUS 0x0200
 #define FUNC_SLOWCHANGE 0x0400 /* changes()/last_insert_rowid(): per statement */
 #define FUNC_UNLIKELY 0x0800   /* likelihood/likely/unlikely: planner hint */
+#define FUNC_WINDOW 0x1000     /* a built-in window function (row_number .. nth_value):
+                                  only with OVER; user_data holds its FUNC_WIN_* kind */
 #define FUNC_BUILTIN 0x8000    /* set on built-ins */
+
+/* The built-in window functions (FuncDef.user_data of FUNC_WINDOW defs). The
+ * VM computes them itself from the partition's rows (src/vm/vm_window.c). */
+enum {
+  FUNC_WIN_ROW_NUMBER = 1,
+  FUNC_WIN_RANK,
+  FUNC_WIN_DENSE_RANK,
+  FUNC_WIN_PERCENT_RANK,
+  FUNC_WIN_CUME_DIST,
+  FUNC_WIN_NTILE,
+  FUNC_WIN_LAG,
+  FUNC_WIN_LEAD,
+  FUNC_WIN_FIRST_VALUE,
+  FUNC_WIN_LAST_VALUE,
+  FUNC_WIN_NTH_VALUE
+};
 
 struct FuncDef {
   const char *name; /* as registered; lookups ignore ASCII case */

@@ -26,6 +26,8 @@ extern const FuncDef func_math_defs[];
 extern const int func_math_ndefs;
 extern const FuncDef func_agg_defs[];
 extern const int func_agg_ndefs;
+extern const FuncDef func_window_defs[];
+extern const int func_window_ndefs;
 extern const FuncDef func_printf_defs[];
 extern const int func_printf_ndefs;
 

@@ -926,14 +926,15 @@ static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
   NameCtx *nc = &info->nc;
   nc->src = info->src;
   if (src_resolve_joins(p, info->src)) return 1;
+  if (window_prepare(p, s)) return 1;
   if (expand_star(p, info, s->cols)) return 1;
   if (p->env && p->env->max_columns > 0 && info->result->n > p->env->max_columns) {
     parse_error(p, "too many columns in result set");
     return 1;
   }
-  nc->flags |= NC_ALLOW_AGG;
+  nc->flags |= NC_ALLOW_AGG | NC_ALLOW_WIN;
   if (resolve_list(p, nc, info->result)) return 1;
-  nc->flags &= ~NC_ALLOW_AGG;
+  nc->flags &= ~(NC_ALLOW_AGG | NC_ALLOW_WIN);
   for (int i = 0; i < info->result->n; i++)
     if (resolve_check_scalar(p, info->result->a[i].expr)) return 1;
   int result_agg = (nc->flags & NC_HAS_AGG) != 0;
@@ -979,9 +980,9 @@ static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
   if (s->order_by && !s->prior) {
     info->order_col = parse_alloc(p, sizeof(int) * (size_t)s->order_by->n);
     if (!info->order_col) return 1;
-    nc->flags |= NC_ALLOW_AGG;
+    nc->flags |= NC_ALLOW_AGG | NC_ALLOW_WIN;
     int rc = resolve_order_by_ex(p, nc, s->order_by, info->result, "ORDER", info->order_col);
-    nc->flags &= ~NC_ALLOW_AGG;
+    nc->flags &= ~(NC_ALLOW_AGG | NC_ALLOW_WIN);
     if (rc) return 1;
     if (!agg) {
       for (int i = 0; i < s->order_by->n; i++) {
@@ -1666,6 +1667,11 @@ static int collect_funcs_at(Parse *p, AggInfo *ai, SqlExpr *e, int level) {
   if (e->op == SQL_E_FUNC && e->agg == 1)
     return e->depth == level ? agg_add_func(p, ai, e) : 0;
   if (e->op == SQL_E_REG) return 0;
+  if (e->op == SQL_E_FUNC && e->agg == 2 && e->over &&
+      (collect_funcs_at(p, ai, e->filter, level) ||
+       collect_funcs_list(p, ai, e->over->partition, level) ||
+       collect_funcs_list(p, ai, e->over->order, level)))
+    return 1;
   if (collect_funcs_at(p, ai, e->a, level) || collect_funcs_at(p, ai, e->b, level) ||
       collect_funcs_at(p, ai, e->c, level) || collect_funcs_list(p, ai, e->list, level))
     return 1;
@@ -1899,16 +1905,33 @@ static void agg_final(Parse *p, AggWork *aw) {
 }
 
 /* The result row of a finished group: HAVING, result columns, output. */
-static void agg_output(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc) {
+static void agg_output(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc) {
   int skip = emit_label(p);
   if (s->having) expr_if_false(p, s->having, skip, 1);
-  int regs = emit_regs(p, oc->ncol);
-  expr_code_list(p, info->result, regs);
-  emit_output(p, oc, regs);
+  if (wc) {
+    window_push(p, wc); /* the group's row goes to the window passes */
+  } else {
+    int regs = emit_regs(p, oc->ncol);
+    expr_code_list(p, info->result, regs);
+    emit_output(p, oc, regs);
+  }
   emit_resolve(p, skip);
 }
 
-static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc) {
+/* Output of a row out of the window passes (window_end). */
+typedef struct WinOut {
+  OutCtx *oc;
+  SelInfo *info;
+} WinOut;
+
+static void win_output(Parse *p, void *arg) {
+  WinOut *wo = arg;
+  int regs = emit_regs(p, wo->oc->ncol);
+  expr_code_list(p, wo->info->result, regs);
+  emit_output(p, wo->oc, regs);
+}
+
+static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc) {
   AggInfo *ai = parse_alloc(p, sizeof *ai);
   if (!ai) return;
   ai->group_by = s->group_by;
@@ -1982,7 +2005,11 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc) {
     /* replace calls and bare columns by their registers, then output */
     agg_replace(p, &aw);
     agg_final(p, &aw);
-    agg_output(p, s, info, oc);
+    agg_output(p, s, info, oc, wc);
+    if (wc) {
+      WinOut wo = {oc, info};
+      window_end(p, wc, win_output, &wo);
+    }
     agg_restore(&aw);
     return;
   }
@@ -2048,9 +2075,13 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc) {
   /* subroutine: one finished group */
   emit_resolve(p, l_out);
   agg_final(p, &aw);
-  agg_output(p, s, info, oc);
+  agg_output(p, s, info, oc, wc);
   emit(p, OP_Return, ret, 0, 0);
   emit_resolve(p, l_end);
+  if (wc) {
+    WinOut wo = {oc, info};
+    window_end(p, wc, win_output, &wo);
+  }
   agg_restore(&aw);
 }
 
@@ -2075,22 +2106,32 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
     values_code(p, s, &oc);
     return;
   }
+  WinCtx *wc = window_begin(p, s, info);
+  if (parse_failed(p)) return;
   if (info->is_agg) {
-    agg_code(p, s, info, &oc);
+    agg_code(p, s, info, &oc, wc);
     if (oc.distinct_cur >= 0) parse_eqp(p, "USE TEMP B-TREE FOR DISTINCT");
     return;
   }
   Loop loop;
-  SqlExprList *ob = oc.sorter_cur >= 0 && oc0->order_owner == s ? s->order_by : NULL;
+  SqlExprList *ob = !wc && oc.sorter_cur >= 0 && oc0->order_owner == s ? s->order_by : NULL;
   if (loop_begin(p, info, s, ob, s->distinct == 1 ? WHERE_DISTINCT : 0, &loop)) return;
   if (ob && loop.w && where_order_satisfied(loop.w)) {
     oc.sorter_cur = -1; /* rows already come in order */
     oc0->sorter_cur = -1;
   }
-  int regs = emit_regs(p, oc.ncol);
-  expr_code_list(p, info->result, regs);
-  emit_output(p, &oc, regs);
+  if (wc) {
+    window_push(p, wc);
+  } else {
+    int regs = emit_regs(p, oc.ncol);
+    expr_code_list(p, info->result, regs);
+    emit_output(p, &oc, regs);
+  }
   loop_end(p, &loop);
+  if (wc) {
+    WinOut wo = {&oc, info};
+    window_end(p, wc, win_output, &wo);
+  }
   if (oc.distinct_cur >= 0) parse_eqp(p, "USE TEMP B-TREE FOR DISTINCT");
 }
 

@@ -410,11 +410,19 @@ static int resolve_func(Parse *p, NameCtx *nc, SqlExpr *e) {
       return 1;
     }
     e->agg = 2;
-    if (resolve_list(p, nc, e->list)) return 1;
-    if (e->filter && resolve_expr(p, nc, e->filter)) return 1;
-    if (e->over->partition && resolve_list(p, nc, e->over->partition)) return 1;
-    if (e->over->order && resolve_list(p, nc, e->over->order)) return 1;
-    return 0;
+    int save = nc->flags;
+    nc->flags &= ~NC_ALLOW_WIN; /* no window calls inside a window call */
+    int rc = resolve_list(p, nc, e->list);
+    if (!rc && e->filter) rc = resolve_expr(p, nc, e->filter);
+    if (!rc && e->over->partition) rc = resolve_list(p, nc, e->over->partition);
+    if (!rc && e->over->order) rc = resolve_list(p, nc, e->over->order);
+    nc->flags = (save & ~(NC_HAS_AGG | NC_HAS_CORREL)) | (nc->flags & (NC_HAS_AGG | NC_HAS_CORREL));
+    if (rc) return rc;
+    return window_check_call(p, e);
+  }
+  if (f->flags & FUNC_WINDOW) {
+    parse_error(p, "misuse of window function %s()", e->z);
+    return 1;
   }
   if (is_agg) {
     if (nc->flags & NC_IN_GROUPBY) {

@@ -112,4 +112,27 @@ char *span_text(Parse *, const char *text, SqlSpan sp);
  * AUTH_IGNORE (e now reads NULL) or AUTH_DENY (error recorded). */
 int resolve_auth_read(Parse *, const Table *t, int col, SqlExpr *e);
 
+/* ---- window functions (compile_window.c) ---- */
+
+typedef struct WinCtx WinCtx;
+/* Before a core's result list is resolved: each window call gets its full
+ * window (OVER name / OVER (base ...) from the WINDOW clause: "no such
+ * window: w", "cannot override ... of window: w"); DISTINCT is refused. */
+int window_prepare(Parse *, SqlSelect *s);
+/* resolve.c, on a window call whose function is resolved: FILTER on a
+ * built-in window function, RANGE offsets without one ORDER BY term. */
+int window_check_call(Parse *, SqlExpr *e);
+/* The window calls of a resolved core (result list, evaluated ORDER BY
+ * terms): NULL when it has none (or after an error). Emits the sorters'
+ * opening: call it before the core's loop. */
+WinCtx *window_begin(Parse *, SqlSelect *s, SelInfo *info);
+/* Once, where the core has a row to output (inside its loop, or for each
+ * finished group after the aggregate calls were replaced): the row goes to
+ * the window passes instead. */
+void window_push(Parse *, WinCtx *);
+/* After the loop: the passes; for each row out of the last one, with the
+ * window calls and the values read replaced by registers, out(p, arg)
+ * emits the output code (result list, emit_output). */
+void window_end(Parse *, WinCtx *, void (*out)(Parse *, void *), void *arg);
+
 #endif /* SHALE_SQL_SELECT_INT_H */

@@ -82,8 +82,56 @@ enum VmP4Type {
   P4_FUNC,    /* func: borrowed */
   P4_COLL,    /* coll: borrowed */
   P4_ROOTS,   /* roots: arena copy (IntegrityCk); comparators' ctx borrowed */
-  P4_PROGRAM  /* sub: a trigger sub-program owned by the program (Program) */
+  P4_PROGRAM, /* sub: a trigger sub-program owned by the program (Program) */
+  P4_WINDOW   /* win: a VmWinSpec in the program's arena (WinOpen) */
 };
+
+/* ---- window functions (WinOpen, WinPush, WinEnd, WinRow: vm_window.c) ---- */
+
+/* Frame type, bounds and exclusion: the parser's SQL_FRAME_*, SQL_BOUND_*
+ * and SQL_EXCLUDE_* numbers (src/sql/ast.h). */
+#define VM_FRAME_ROWS 1
+#define VM_FRAME_RANGE 2
+#define VM_FRAME_GROUPS 3
+#define VM_BOUND_UNBOUNDED_PRECEDING 1
+#define VM_BOUND_PRECEDING 2
+#define VM_BOUND_CURRENT_ROW 3
+#define VM_BOUND_FOLLOWING 4
+#define VM_BOUND_UNBOUNDED_FOLLOWING 5
+#define VM_EXCLUDE_NONE 0
+#define VM_EXCLUDE_NO_OTHERS 1
+#define VM_EXCLUDE_CURRENT_ROW 2
+#define VM_EXCLUDE_GROUP 3
+#define VM_EXCLUDE_TIES 4
+
+/* One window function of a window pass. Its arguments are columns
+ * arg..arg+nargs-1 of the rows pushed; a FUNC_WINDOW def is computed by the
+ * engine (by its kind), any other def is an aggregate stepped over the
+ * frame. */
+typedef struct VmWinFunc {
+  const FuncDef *def;
+  int arg, nargs;
+  int filter;            /* column holding the FILTER condition, or -1 */
+  const Collation *coll; /* FUNC_NEEDCOLL: collation of the first argument */
+} VmWinFunc;
+
+/* One window pass: the rows pushed are sorted by partition then ORDER BY
+ * (the code generator sorts them); the spec says how to cut partitions,
+ * find peers and frames. */
+typedef struct VmWinSpec {
+  int ncol;                        /* columns per row pushed */
+  int npart;                       /* PARTITION BY: columns part[i] */
+  const int *part;
+  const Collation **part_coll;
+  int norder;                      /* ORDER BY: columns order[i] */
+  const int *order;
+  const Collation **order_coll;
+  const uint8_t *order_desc;       /* 1: DESC */
+  const uint8_t *order_nulls_first; /* 1: NULLs sort before the other values */
+  uint8_t frame, start, end, exclude; /* VM_FRAME_*, VM_BOUND_*, VM_EXCLUDE_* */
+  int nfunc;
+  const VmWinFunc *funcs;
+} VmWinSpec;
 
 /* The trees IntegrityCk checks. */
 typedef struct VmRoots {
@@ -102,6 +150,7 @@ typedef union VmP4 {
   const Collation *coll;
   const VmRoots *roots;
   const struct VmProgram *sub;
+  const struct VmWinSpec *win;
   const void *p;
 } VmP4;
 
@@ -151,7 +200,7 @@ int vm_builder_add_real(VmBuilder *, int op, int p1, int p2, int p3, double v);
 int vm_builder_add_text(VmBuilder *, int op, int p1, int p2, int p3, const char *z, int n);
 /* p4 = copy of v (text/blob bytes copied). */
 int vm_builder_add_value(VmBuilder *, int op, int p1, int p2, int p3, const ShValue *v);
-/* p4 = a borrowed pointer of kind P4_KEYINFO / P4_FUNC / P4_COLL, or P4_INT32
+/* p4 = a borrowed pointer of kind P4_KEYINFO / P4_FUNC / P4_COLL / P4_WINDOW, or P4_INT32
  * with the integer in i. */
 int vm_builder_add_p4(VmBuilder *, int op, int p1, int p2, int p3, int p4type, const void *p);
 int vm_builder_add_i4(VmBuilder *, int op, int p1, int p2, int p3, int32_t i);

@@ -52,6 +52,10 @@ static void invalidate_all(Vm *v) {
 
 void vm_cursor_close(Vm *v, VmCursor *c) {
   (void)v;
+  if (c->win) {
+    vm_win_free(c->win);
+    c->win = NULL;
+  }
   if (c->bc) btree_cursor_close(c->bc);
   c->bc = NULL;
   c->kind = VMC_NONE;
@@ -1249,6 +1253,27 @@ dispatch:
   CASE(Pagecount) {
     value_clear(&reg[op->p2]);
     value_set_int(&reg[op->p2], (int64_t)btree_page_count(v->bt));
+    NEXT();
+  }
+  /* ---- window functions (vm_window.c) ---- */
+  CASE(WinOpen) {
+    static const ShValue none = {SHALE_NULL, 0, 0, {0}};
+    CHK(vm_win_open(v, &v->cur[op->p1], op->p4.win, op->p2 ? &reg[op->p2] : &none,
+                    op->p3 ? &reg[op->p3] : &none));
+    NEXT();
+  }
+  CASE(WinPush) {
+    CHK(vm_win_push(v, &v->cur[op->p1], &reg[op->p2]));
+    NEXT();
+  }
+  CASE(WinEnd) {
+    CHK(vm_win_end(v, &v->cur[op->p1]));
+    NEXT();
+  }
+  CASE(WinRow) {
+    int got = vm_win_row(v, &v->cur[op->p1], &reg[op->p3]);
+    if (got < 0) FAIL(-got);
+    if (!got) JUMP(op->p2);
     NEXT();
   }
   CASE(SetCookie) {

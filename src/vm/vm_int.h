@@ -74,6 +74,8 @@ typedef struct VmCursor {
   VmSpill *spill; /* runs spilled to a temp file past the budget, or NULL */
   /* ephemeral tables: the tree's root in Vm.eph */
   uint32_t eph_root;
+  /* window pass (WinOpen), freed by vm_cursor_close */
+  struct VmWin *win;
 } VmCursor;
 
 typedef struct VmBuf {
@@ -146,6 +148,15 @@ struct Vm {
   int64_t check_at;   /* nstep at which the next progress/interrupt check runs */
   int64_t nfullscan, nsort;
 };
+
+/* vm_window.c: the window engine behind WinOpen/WinPush/WinEnd/WinRow.
+ * Each returns SHALE_OK or an error code with Vm.errmsg set; win_row
+ * returns 1 when it produced a row, 0 when none is ready. */
+int vm_win_open(Vm *, VmCursor *, const VmWinSpec *, const ShValue *start, const ShValue *end);
+int vm_win_push(Vm *, VmCursor *, const ShValue *row);
+int vm_win_end(Vm *, VmCursor *);
+int vm_win_row(Vm *, VmCursor *, ShValue *out);
+void vm_win_free(struct VmWin *);
 
 /* vm_exec.c */
 void vm_cursor_close(Vm *, VmCursor *);

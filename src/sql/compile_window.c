@@ -1,0 +1,685 @@
+/*
+ * compile_window.c -- window functions: OVER name / OVER (base ...) merged
+ * with the WINDOW clause, the checks SQLite makes on window calls, and the
+ * code that computes window calls for a SELECT core.
+ *
+ * The plan (SQLite's, without rewriting the query): the core's loop (or,
+ * in an aggregate query, each finished group) computes one "input row":
+ * every value the result list and ORDER BY read outside the window calls
+ * (the leaves: columns of this core, aggregate registers), then for every
+ * window its PARTITION BY and ORDER BY values, and every window call's
+ * arguments and FILTER. The rows go through one pass per distinct window
+ * (SQLite's comparison: partition, order, frame, exclusion), the window
+ * that appears last first: a sorter orders the rows by the window's
+ * partition and ORDER BY (a sequence number keeps ties in arrival order),
+ * the VM's window engine (WinOpen/WinPush/WinEnd/WinRow, vm_window.c)
+ * buffers each partition and appends one value per window call. After the
+ * last pass the leaves and window calls of the result list and ORDER BY
+ * are replaced by the registers of the row and the caller's output code
+ * runs; the nodes are put back afterwards.
+ *
+ * Owns: WinCtx and the VmWinSpec of each pass (program arena).
+ *
+ * Invariants:
+ *  1. A window call's SqlWindow (e->over) is, after window_prepare, a full
+ *     definition of its own (named windows copied in), never shared with
+ *     the WINDOW clause.
+ *  2. Built-in window functions other than first_value/last_value/
+ *     nth_value get SQLite's fixed frame (row_number: ROWS UNBOUNDED
+ *     PRECEDING..CURRENT ROW, ...) when windows are grouped into passes; the
+ *     engine computes them from partition positions and peers.
+ *  3. The output order without ORDER BY is SQLite's: that of the first
+ *     window's sort, ties in the order the previous pass produced them.
+ */
+#include <string.h>
+
+#include "select_int.h"
+
+/* ---- named windows and checks (resolution time) ---- */
+
+static SqlWindow *find_window(SqlWindow *list, const char *name) {
+  SqlWindow *found = NULL;
+  for (SqlWindow *w = list; w; w = w->next)
+    if (w->name && util_stricmp(w->name, name) == 0) found = w; /* the last one wins */
+  return found;
+}
+
+/* The full definition of a WINDOW clause entry (its base chained in). */
+static SqlWindow *chain_window(Parse *p, SqlWindow *list, SqlWindow *w, int depth);
+
+static SqlWindow *apply_base(Parse *p, SqlWindow *list, SqlWindow *w, int depth) {
+  if (!w->base) return w;
+  SqlWindow *b = find_window(list, w->base);
+  if (!b || depth > 100) {
+    parse_error(p, "no such window: %s", w->base);
+    return NULL;
+  }
+  b = chain_window(p, list, b, depth + 1);
+  if (!b) return NULL;
+  const char *what = NULL;
+  if (w->partition) what = "PARTITION clause";
+  else if (b->order && w->order) what = "ORDER BY clause";
+  else if (b->frame != SQL_FRAME_NONE) what = "frame specification";
+  if (what) {
+    parse_error(p, "cannot override %s of window: %s", what, w->base);
+    return NULL;
+  }
+  SqlWindow *n = parse_alloc(p, sizeof *n);
+  if (!n) return NULL;
+  *n = *w;
+  n->base = NULL;
+  n->next = NULL;
+  n->partition = b->partition;
+  if (!n->order) n->order = b->order;
+  return n;
+}
+
+static SqlWindow *chain_window(Parse *p, SqlWindow *list, SqlWindow *w, int depth) {
+  return apply_base(p, list, w, depth);
+}
+
+/* Give a window call its own full definition (invariant 1). */
+static int merge_over(Parse *p, SqlSelect *s, SqlExpr *e) {
+  SqlWindow *o = e->over, *def;
+  if (o->name && !o->base && !o->partition && !o->order && o->frame == SQL_FRAME_NONE) {
+    /* OVER name */
+    SqlWindow *w = find_window(s->windows, o->name);
+    if (!w) {
+      parse_error(p, "no such window: %s", o->name);
+      return 1;
+    }
+    def = chain_window(p, s->windows, w, 0);
+  } else if (o->base) {
+    def = apply_base(p, s->windows, o, 0);
+  } else {
+    def = o;
+  }
+  if (!def) return 1;
+  SqlWindow *n = parse_alloc(p, sizeof *n);
+  if (!n) return 1;
+  *n = *def;
+  n->name = NULL;
+  n->base = NULL;
+  n->next = NULL;
+  n->partition = expr_list_dup(p, def->partition);
+  n->order = expr_list_dup(p, def->order);
+  n->start_expr = expr_dup(p, def->start_expr);
+  n->end_expr = expr_dup(p, def->end_expr);
+  if (parse_failed(p)) return 1;
+  e->over = n;
+  return 0;
+}
+
+static int prepare_expr(Parse *p, SqlSelect *s, SqlExpr *e);
+
+static int prepare_list(Parse *p, SqlSelect *s, SqlExprList *l) {
+  for (int i = 0; l && i < l->n; i++)
+    if (prepare_expr(p, s, l->a[i].expr)) return 1;
+  return 0;
+}
+
+static int prepare_expr(Parse *p, SqlSelect *s, SqlExpr *e) {
+  if (!e) return 0;
+  if (e->op == SQL_E_FUNC && e->over && e->agg != 2) {
+    if (e->flags & SQL_EF_DISTINCT) {
+      parse_error(p, "DISTINCT is not supported for window functions");
+      return 1;
+    }
+    if (merge_over(p, s, e)) return 1;
+    if (prepare_list(p, s, e->over->partition) || prepare_list(p, s, e->over->order)) return 1;
+  }
+  if (prepare_expr(p, s, e->a) || prepare_expr(p, s, e->b) || prepare_expr(p, s, e->c) ||
+      prepare_list(p, s, e->list) || prepare_expr(p, s, e->filter))
+    return 1;
+  return 0;
+}
+
+int window_prepare(Parse *p, SqlSelect *s) {
+  if (prepare_list(p, s, s->cols)) return 1;
+  if (!s->prior && prepare_list(p, s, s->order_by)) return 1;
+  return 0;
+}
+
+int window_check_call(Parse *p, SqlExpr *e) {
+  SqlWindow *w = e->over;
+  if (e->filter && e->func && (e->func->flags & FUNC_WINDOW)) {
+    parse_error(p, "FILTER clause may only be used with aggregate window functions");
+    return 1;
+  }
+  if (w->frame == SQL_FRAME_RANGE && (w->start_expr || w->end_expr) &&
+      (!w->order || w->order->n != 1)) {
+    parse_error(p, "RANGE with offset PRECEDING/FOLLOWING requires one ORDER BY expression");
+    return 1;
+  }
+  return 0;
+}
+
+/* ---- code ---- */
+
+/* A window's effective frame (invariant 2). */
+typedef struct WinFrame {
+  uint8_t frame, start, end, exclude;
+  SqlExpr *start_expr, *end_expr;
+} WinFrame;
+
+typedef struct WinPass {
+  SqlWindow *w;       /* partition and ORDER BY */
+  WinFrame fr;
+  int nfn;            /* window calls in this pass */
+  int *fn;            /* their indexes in WinCtx.fns */
+  int part_col, order_col; /* first column of its partition / order values */
+  int nkey;           /* sorter key columns (before the sequence) */
+  int sorter;         /* sorter cursor */
+  int wcur;           /* window cursor */
+  int in_width;       /* columns of the rows it reads */
+} WinPass;
+
+typedef struct WinFn {
+  SqlExpr *e;
+  int pass;
+  int arg_col, filter_col; /* in the input row */
+  int res_col;             /* its value in the final row */
+} WinFn;
+
+struct WinCtx {
+  SqlSelect *s;
+  SelInfo *info;
+  int nfn, capfn;
+  WinFn *fns;
+  int npass;
+  WinPass *passes; /* in order of first appearance; run last to first */
+  int nleaf, capleaf;
+  SqlExpr **leaves;
+  int m;           /* input row width */
+  SqlExpr **saved; /* replaced nodes (window_end) */
+  int nsaved;
+};
+
+static void fixed_frame(const SqlExpr *e, WinFrame *fr, Parse *p) {
+  const FuncDef *f = e->func;
+  SqlWindow *w = e->over;
+  fr->frame = w->frame == SQL_FRAME_NONE ? SQL_FRAME_RANGE : w->frame;
+  if (w->frame == SQL_FRAME_NONE) {
+    fr->start = SQL_BOUND_UNBOUNDED_PRECEDING;
+    fr->end = SQL_BOUND_CURRENT_ROW;
+  } else {
+    fr->start = w->start;
+    fr->end = w->end;
+  }
+  fr->exclude = w->exclude;
+  fr->start_expr = w->start_expr;
+  fr->end_expr = w->end_expr;
+  if (!f || !(f->flags & FUNC_WINDOW)) return;
+  int kind = (int)(intptr_t)f->user_data;
+  static const struct {
+    int kind;
+    uint8_t frame, start, end;
+  } up[] = {
+      {FUNC_WIN_ROW_NUMBER, SQL_FRAME_ROWS, SQL_BOUND_UNBOUNDED_PRECEDING, SQL_BOUND_CURRENT_ROW},
+      {FUNC_WIN_DENSE_RANK, SQL_FRAME_RANGE, SQL_BOUND_UNBOUNDED_PRECEDING, SQL_BOUND_CURRENT_ROW},
+      {FUNC_WIN_RANK, SQL_FRAME_RANGE, SQL_BOUND_UNBOUNDED_PRECEDING, SQL_BOUND_CURRENT_ROW},
+      {FUNC_WIN_PERCENT_RANK, SQL_FRAME_GROUPS, SQL_BOUND_CURRENT_ROW,
+       SQL_BOUND_UNBOUNDED_FOLLOWING},
+      {FUNC_WIN_CUME_DIST, SQL_FRAME_GROUPS, SQL_BOUND_FOLLOWING, SQL_BOUND_UNBOUNDED_FOLLOWING},
+      {FUNC_WIN_NTILE, SQL_FRAME_ROWS, SQL_BOUND_CURRENT_ROW, SQL_BOUND_UNBOUNDED_FOLLOWING},
+      {FUNC_WIN_LEAD, SQL_FRAME_ROWS, SQL_BOUND_UNBOUNDED_PRECEDING,
+       SQL_BOUND_UNBOUNDED_FOLLOWING},
+      {FUNC_WIN_LAG, SQL_FRAME_ROWS, SQL_BOUND_UNBOUNDED_PRECEDING, SQL_BOUND_CURRENT_ROW},
+  };
+  for (size_t i = 0; i < sizeof up / sizeof up[0]; i++) {
+    if (up[i].kind != kind) continue;
+    fr->frame = up[i].frame;
+    fr->start = up[i].start;
+    fr->end = up[i].end;
+    fr->exclude = SQL_EXCLUDE_NONE;
+    fr->start_expr = fr->end_expr = NULL;
+    if (fr->start == SQL_BOUND_FOLLOWING) {
+      SqlExpr *one = parse_alloc(p, sizeof *one);
+      if (one) {
+        one->op = SQL_E_INTEGER;
+        one->z = "1";
+        one->height = 1;
+      }
+      fr->start_expr = one;
+    }
+    return;
+  }
+}
+
+static int list_same(const SqlExprList *a, const SqlExprList *b) {
+  int na = a ? a->n : 0, nb = b ? b->n : 0;
+  if (na != nb) return 0;
+  for (int i = 0; i < na; i++) {
+    if (a->a[i].sort != b->a[i].sort || a->a[i].nulls != b->a[i].nulls) return 0;
+    if (!expr_same(a->a[i].expr, b->a[i].expr)) return 0;
+  }
+  return 1;
+}
+
+static int same_pass(const WinPass *ps, const SqlWindow *w, const WinFrame *fr) {
+  return ps->fr.frame == fr->frame && ps->fr.start == fr->start && ps->fr.end == fr->end &&
+         ps->fr.exclude == fr->exclude &&
+         ((!ps->fr.start_expr && !fr->start_expr) ||
+          (ps->fr.start_expr && fr->start_expr && expr_same(ps->fr.start_expr, fr->start_expr))) &&
+         ((!ps->fr.end_expr && !fr->end_expr) ||
+          (ps->fr.end_expr && fr->end_expr && expr_same(ps->fr.end_expr, fr->end_expr))) &&
+         list_same(ps->w->partition, w->partition) && list_same(ps->w->order, w->order);
+}
+
+static int add_fn(Parse *p, WinCtx *wc, SqlExpr *e) {
+  for (int i = 0; i < wc->nfn; i++)
+    if (wc->fns[i].e == e) return 0;
+  if (wc->nfn == wc->capfn) {
+    int cap = wc->capfn ? wc->capfn * 2 : 8;
+    WinFn *a = parse_alloc(p, sizeof(WinFn) * (size_t)cap);
+    if (!a) return 1;
+    if (wc->nfn) memcpy(a, wc->fns, sizeof(WinFn) * (size_t)wc->nfn);
+    wc->fns = a;
+    wc->capfn = cap;
+  }
+  WinFn *f = &wc->fns[wc->nfn++];
+  memset(f, 0, sizeof *f);
+  f->e = e;
+  f->filter_col = -1;
+  return 0;
+}
+
+/* Window calls of this core (not of its subqueries). */
+static int collect_fns(Parse *p, WinCtx *wc, SqlExpr *e) {
+  if (!e || e->op == SQL_E_REG) return 0;
+  if (e->op == SQL_E_FUNC && e->agg == 2 && e->over) return add_fn(p, wc, e);
+  if (collect_fns(p, wc, e->a) || collect_fns(p, wc, e->b) || collect_fns(p, wc, e->c)) return 1;
+  for (int i = 0; e->list && i < e->list->n; i++)
+    if (collect_fns(p, wc, e->list->a[i].expr)) return 1;
+  return 0;
+}
+
+/* ---- leaves ---- */
+
+typedef struct LeafWalk {
+  Parse *p;
+  WinCtx *wc;
+  int rc;
+} LeafWalk;
+
+static int is_our_col(WinCtx *wc, const SqlExpr *e) {
+  return e->op == SQL_E_COLREF && src_find_cursor(wc->info->src, e->cursor) != NULL;
+}
+
+static int add_leaf(Parse *p, WinCtx *wc, SqlExpr *e) {
+  for (int i = 0; i < wc->nleaf; i++)
+    if (wc->leaves[i] == e) return 0;
+  if (wc->nleaf == wc->capleaf) {
+    int cap = wc->capleaf ? wc->capleaf * 2 : 8;
+    SqlExpr **a = parse_alloc(p, sizeof(SqlExpr *) * (size_t)cap);
+    if (!a) return 1;
+    if (wc->nleaf) memcpy(a, wc->leaves, sizeof(SqlExpr *) * (size_t)wc->nleaf);
+    wc->leaves = a;
+    wc->capleaf = cap;
+  }
+  wc->leaves[wc->nleaf++] = e;
+  return 0;
+}
+
+static int leaf_walk_expr(SqlWalker *w, SqlExpr *e) {
+  LeafWalk *lw = w->arg;
+  if (e->op == SQL_E_REG || is_our_col(lw->wc, e)) {
+    if (add_leaf(lw->p, lw->wc, e)) {
+      lw->rc = 1;
+      return SQL_WALK_ABORT;
+    }
+    return SQL_WALK_PRUNE;
+  }
+  return SQL_WALK_CONTINUE;
+}
+
+static int leaf_walk_select(SqlWalker *w, SqlSelect *s) {
+  (void)w;
+  (void)s;
+  return SQL_WALK_CONTINUE;
+}
+
+static int collect_leaves(Parse *p, WinCtx *wc, SqlExpr *e) {
+  if (!e) return 0;
+  if (e->op == SQL_E_FUNC && e->agg == 2 && e->over) return 0; /* computed by the passes */
+  if (e->op == SQL_E_REG || is_our_col(wc, e)) return add_leaf(p, wc, e);
+  if (collect_leaves(p, wc, e->a) || collect_leaves(p, wc, e->b) || collect_leaves(p, wc, e->c))
+    return 1;
+  for (int i = 0; e->list && i < e->list->n; i++)
+    if (collect_leaves(p, wc, e->list->a[i].expr)) return 1;
+  if (e->filter && collect_leaves(p, wc, e->filter)) return 1;
+  if (e->select) {
+    LeafWalk lw = {p, wc, 0};
+    SqlWalker w = {leaf_walk_expr, leaf_walk_select, &lw};
+    sql_walk_select(&w, e->select);
+    if (lw.rc) return 1;
+  }
+  return 0;
+}
+
+/* ORDER BY terms the output evaluates (not plain references to a result
+ * column). */
+static SqlExpr *order_term(WinCtx *wc, int i) {
+  SqlSelect *s = wc->s;
+  if (!s->order_by || s->prior) return NULL;
+  if (wc->info->order_col && wc->info->order_col[i] >= 0) return NULL;
+  return s->order_by->a[i].expr;
+}
+
+static void pass_sorter(Parse *p, WinPass *ps);
+
+WinCtx *window_begin(Parse *p, SqlSelect *s, SelInfo *info) {
+  if (parse_failed(p) || s->kind == SQL_SEL_VALUES || !info || !info->result) return NULL;
+  WinCtx *wc = parse_alloc(p, sizeof *wc);
+  if (!wc) return NULL;
+  wc->s = s;
+  wc->info = info;
+  for (int i = 0; i < info->result->n; i++)
+    if (collect_fns(p, wc, info->result->a[i].expr)) return NULL;
+  for (int i = 0; s->order_by && i < s->order_by->n; i++)
+    if (collect_fns(p, wc, order_term(wc, i))) return NULL;
+  if (!wc->nfn) return NULL;
+  /* group the calls into passes */
+  wc->passes = parse_alloc(p, sizeof(WinPass) * (size_t)wc->nfn);
+  if (!wc->passes) return NULL;
+  for (int i = 0; i < wc->nfn; i++) {
+    SqlExpr *e = wc->fns[i].e;
+    WinFrame fr;
+    fixed_frame(e, &fr, p);
+    int k = 0;
+    while (k < wc->npass && !same_pass(&wc->passes[k], e->over, &fr)) k++;
+    if (k == wc->npass) {
+      WinPass *ps = &wc->passes[wc->npass++];
+      memset(ps, 0, sizeof *ps);
+      ps->w = e->over;
+      ps->fr = fr;
+      ps->fn = parse_alloc(p, sizeof(int) * (size_t)wc->nfn);
+      if (!ps->fn) return NULL;
+    }
+    wc->fns[i].pass = k;
+    wc->passes[k].fn[wc->passes[k].nfn++] = i;
+  }
+  /* every pass's sorter, opened before the rows come */
+  for (int k = 0; k < wc->npass; k++) pass_sorter(p, &wc->passes[k]);
+  return parse_failed(p) ? NULL : wc;
+}
+
+static int nulls_key(const SqlExprItem *t) {
+  return (t->nulls == SQL_NULLS_LAST && t->sort != SQL_SORT_DESC) ||
+         (t->nulls == SQL_NULLS_FIRST && t->sort == SQL_SORT_DESC);
+}
+
+/* Open a pass's sorter: key = partition values, ORDER BY values (with a
+ * NULL-placement column where needed), sequence. */
+static void pass_sorter(Parse *p, WinPass *ps) {
+  SqlWindow *w = ps->w;
+  int np = w->partition ? w->partition->n : 0, no = w->order ? w->order->n : 0;
+  int nk = np;
+  for (int i = 0; i < no; i++) nk += 1 + nulls_key(&w->order->a[i]);
+  const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1));
+  uint8_t *desc = parse_alloc(p, (size_t)(nk + 1));
+  if (!coll || !desc) return;
+  int k = 0;
+  for (int i = 0; i < np; i++) coll[k++] = expr_collation(p, w->partition->a[i].expr);
+  for (int i = 0; i < no; i++) {
+    SqlExprItem *t = &w->order->a[i];
+    uint8_t d = t->sort == SQL_SORT_DESC;
+    if (nulls_key(t)) desc[k++] = d;
+    coll[k] = expr_collation(p, t->expr);
+    desc[k++] = d;
+  }
+  KeyInfo *ki = parse_keyinfo(p, nk + 1, coll, desc);
+  if (!ki) return;
+  ps->nkey = nk;
+  ps->sorter = emit_cursor(p);
+  vm_builder_add_p4(&p->b, OP_SorterOpen, ps->sorter, nk + 1, 0, P4_KEYINFO, ki);
+}
+
+/* Insert the row in r[row..row+width) into pass ps's sorter. */
+static void pass_insert(Parse *p, WinPass *ps, int row, int width) {
+  SqlWindow *w = ps->w;
+  int np = w->partition ? w->partition->n : 0, no = w->order ? w->order->n : 0;
+  int base = emit_regs(p, ps->nkey + 1 + width);
+  int k = base;
+  for (int i = 0; i < np; i++) emit(p, OP_SCopy, row + ps->part_col + i, k++, 0);
+  for (int i = 0; i < no; i++) {
+    int v = row + ps->order_col + i;
+    if (nulls_key(&w->order->a[i])) {
+      int l = emit_label(p);
+      emit(p, OP_Integer, 0, k, 0);
+      emit(p, OP_NotNull, v, l, 0);
+      emit(p, OP_Integer, 1, k, 0);
+      emit_resolve(p, l);
+      k++;
+    }
+    emit(p, OP_SCopy, v, k++, 0);
+  }
+  emit(p, OP_Sequence, ps->sorter, k++, 0);
+  for (int i = 0; i < width; i++) emit(p, OP_SCopy, row + i, k + i, 0);
+  int rec = emit_regs(p, 1);
+  emit(p, OP_MakeRecord, base, ps->nkey + 1 + width, rec);
+  emit(p, OP_SorterInsert, ps->sorter, rec, 0);
+}
+
+void window_push(Parse *p, WinCtx *wc) {
+  if (parse_failed(p)) return;
+  SqlSelect *s = wc->s;
+  SelInfo *info = wc->info;
+  /* leaves: read now (after an aggregate query replaced its calls) */
+  wc->nleaf = 0;
+  for (int i = 0; i < info->result->n; i++)
+    if (collect_leaves(p, wc, info->result->a[i].expr)) return;
+  for (int i = 0; s->order_by && i < s->order_by->n; i++)
+    if (collect_leaves(p, wc, order_term(wc, i))) return;
+  /* layout of the input row */
+  int m = wc->nleaf;
+  for (int k = 0; k < wc->npass; k++) {
+    WinPass *ps = &wc->passes[k];
+    ps->part_col = m;
+    m += ps->w->partition ? ps->w->partition->n : 0;
+    ps->order_col = m;
+    m += ps->w->order ? ps->w->order->n : 0;
+  }
+  for (int i = 0; i < wc->nfn; i++) {
+    WinFn *f = &wc->fns[i];
+    f->arg_col = m;
+    m += f->e->list ? f->e->list->n : 0;
+    if (f->e->filter) f->filter_col = m++;
+  }
+  wc->m = m;
+  int row = emit_regs(p, m > 0 ? m : 1);
+  for (int i = 0; i < wc->nleaf; i++) expr_code(p, wc->leaves[i], row + i);
+  for (int k = 0; k < wc->npass; k++) {
+    WinPass *ps = &wc->passes[k];
+    if (ps->w->partition) expr_code_list(p, ps->w->partition, row + ps->part_col);
+    for (int i = 0; ps->w->order && i < ps->w->order->n; i++)
+      expr_code(p, ps->w->order->a[i].expr, row + ps->order_col + i);
+  }
+  for (int i = 0; i < wc->nfn; i++) {
+    WinFn *f = &wc->fns[i];
+    if (f->e->list) expr_code_list(p, f->e->list, row + f->arg_col);
+    if (f->e->filter) expr_code(p, f->e->filter, row + f->filter_col);
+  }
+  pass_insert(p, &wc->passes[wc->npass - 1], row, m);
+}
+
+/* A frame offset: constant expressions only (SQLite turns any other into
+ * NULL, which the engine then refuses). */
+static int offset_reg(Parse *p, SqlExpr *e) {
+  if (!e) return 0;
+  int r = emit_regs(p, 1);
+  int bad = 0;
+  /* names and subqueries make it non-constant */
+  SqlExpr *stack[64];
+  int sp = 0;
+  stack[sp++] = e;
+  while (sp > 0 && !bad) {
+    SqlExpr *x = stack[--sp];
+    if (!x) continue;
+    if (x->op == SQL_E_ID || x->op == SQL_E_COLUMN || x->op == SQL_E_COLREF || x->select ||
+        x->op == SQL_E_STAR || x->op == SQL_E_TRIGREF) {
+      bad = 1;
+      break;
+    }
+    if (sp + 3 + (x->list ? x->list->n : 0) >= 64) {
+      bad = 1;
+      break;
+    }
+    stack[sp++] = x->a;
+    stack[sp++] = x->b;
+    stack[sp++] = x->c;
+    for (int i = 0; x->list && i < x->list->n; i++) stack[sp++] = x->list->a[i].expr;
+  }
+  if (!bad) {
+    NameCtx nc;
+    memset(&nc, 0, sizeof nc);
+    if (resolve_expr(p, &nc, e)) return r;
+    if (!expr_is_constant(e)) bad = 1;
+  }
+  if (bad)
+    emit(p, OP_Null, 0, r, 0);
+  else
+    expr_code(p, e, r);
+  return r;
+}
+
+static VmWinSpec *pass_spec(Parse *p, WinCtx *wc, WinPass *ps, int width, int first_res) {
+  UtilArena *a = &p->b.prog->arena;
+  VmWinSpec *sp = util_arena_zalloc(a, sizeof *sp);
+  SqlWindow *w = ps->w;
+  int np = w->partition ? w->partition->n : 0, no = w->order ? w->order->n : 0;
+  int *part = util_arena_zalloc(a, sizeof(int) * (size_t)(np + 1));
+  const Collation **pcoll = util_arena_zalloc(a, sizeof(Collation *) * (size_t)(np + 1));
+  int *order = util_arena_zalloc(a, sizeof(int) * (size_t)(no + 1));
+  const Collation **ocoll = util_arena_zalloc(a, sizeof(Collation *) * (size_t)(no + 1));
+  uint8_t *desc = util_arena_zalloc(a, (size_t)(no + 1));
+  uint8_t *nf = util_arena_zalloc(a, (size_t)(no + 1));
+  VmWinFunc *fns = util_arena_zalloc(a, sizeof(VmWinFunc) * (size_t)(ps->nfn + 1));
+  if (!sp || !part || !pcoll || !order || !ocoll || !desc || !nf || !fns) {
+    parse_nomem(p);
+    return NULL;
+  }
+  sp->ncol = width;
+  sp->npart = np;
+  for (int i = 0; i < np; i++) {
+    part[i] = ps->part_col + i;
+    pcoll[i] = expr_collation(p, w->partition->a[i].expr);
+  }
+  sp->part = part;
+  sp->part_coll = pcoll;
+  sp->norder = no;
+  for (int i = 0; i < no; i++) {
+    SqlExprItem *t = &w->order->a[i];
+    order[i] = ps->order_col + i;
+    ocoll[i] = expr_collation(p, t->expr);
+    desc[i] = t->sort == SQL_SORT_DESC;
+    nf[i] = t->nulls == SQL_NULLS_FIRST || (t->nulls == SQL_NULLS_NONE && !desc[i]);
+  }
+  sp->order = order;
+  sp->order_coll = ocoll;
+  sp->order_desc = desc;
+  sp->order_nulls_first = nf;
+  sp->frame = ps->fr.frame;
+  sp->start = ps->fr.start;
+  sp->end = ps->fr.end;
+  sp->exclude = ps->fr.exclude;
+  sp->nfunc = ps->nfn;
+  for (int j = 0; j < ps->nfn; j++) {
+    WinFn *f = &wc->fns[ps->fn[j]];
+    VmWinFunc *vf = &fns[j];
+    vf->def = f->e->func;
+    vf->arg = f->arg_col;
+    vf->nargs = f->e->list ? f->e->list->n : 0;
+    vf->filter = f->filter_col;
+    if ((vf->def->flags & FUNC_NEEDCOLL) && vf->nargs > 0)
+      vf->coll = expr_collation(p, f->e->list->a[0].expr);
+    f->res_col = first_res + j;
+  }
+  sp->funcs = fns;
+  return sp;
+}
+
+/* Replace node e by register reg, keeping the original (as the aggregate
+ * code does). */
+static void node_to_reg(Parse *p, WinCtx *wc, SqlExpr *e, int reg) {
+  SqlExpr *o = parse_alloc(p, sizeof *o);
+  if (!o) return;
+  *o = *e;
+  SqlSpan sp = e->span;
+  uint8_t fl = e->flags & SQL_EF_PAREN;
+  memset(e, 0, sizeof *e);
+  e->op = SQL_E_REG;
+  e->reg = reg;
+  e->orig = o;
+  e->span = sp;
+  e->flags = fl;
+  e->height = 1;
+  e->aff = o->aff;
+  if ((o->op == SQL_E_COLREF || o->op == SQL_E_FUNC || o->op == SQL_E_REG) && o->depth > 0) {
+    e->a = o;
+    e->depth = o->depth;
+  }
+  wc->saved[wc->nsaved++] = e;
+}
+
+void window_end(Parse *p, WinCtx *wc, void (*out)(Parse *, void *), void *arg) {
+  if (parse_failed(p)) return;
+  int width = wc->m;
+  int *ret = parse_alloc(p, sizeof(int) * (size_t)wc->npass);
+  if (!ret) return;
+  for (int k = wc->npass - 1; k >= 0 && !parse_failed(p); k--) {
+    WinPass *ps = &wc->passes[k];
+    int in_width = width;
+    int out_width = width + ps->nfn;
+    VmWinSpec *spec = pass_spec(p, wc, ps, in_width, in_width);
+    if (!spec) return;
+    int r0 = offset_reg(p, ps->fr.start_expr);
+    int r1 = offset_reg(p, ps->fr.end_expr);
+    if (parse_failed(p)) return;
+    int rowregs = emit_regs(p, in_width > 0 ? in_width : 1);
+    int outregs = emit_regs(p, out_width);
+    int rec = emit_regs(p, 1);
+    int retreg = emit_regs(p, 1);
+    int pseudo = emit_cursor(p);
+    ps->wcur = emit_cursor(p);
+    int l_end = emit_label(p), l_top = emit_label(p), l_drain = emit_label(p),
+        l_ret = emit_label(p), l_after = emit_label(p);
+    vm_builder_add_p4(&p->b, OP_WinOpen, ps->wcur, r0, r1, P4_WINDOW, spec);
+    emit(p, OP_OpenPseudo, pseudo, rec, ps->nkey + 1 + in_width);
+    emit(p, OP_SorterSort, ps->sorter, l_end, 0);
+    emit_resolve(p, l_top);
+    emit(p, OP_SorterData, ps->sorter, rec, pseudo);
+    for (int i = 0; i < in_width; i++) emit(p, OP_Column, pseudo, ps->nkey + 1 + i, rowregs + i);
+    emit(p, OP_WinPush, ps->wcur, rowregs, in_width);
+    emit(p, OP_Gosub, retreg, l_drain, 0);
+    emit(p, OP_SorterNext, ps->sorter, l_top, 0);
+    emit_resolve(p, l_end);
+    emit(p, OP_WinEnd, ps->wcur, 0, 0);
+    emit(p, OP_Gosub, retreg, l_drain, 0);
+    emit(p, OP_Goto, 0, l_after, 0);
+    emit_resolve(p, l_drain);
+    emit(p, OP_WinRow, ps->wcur, l_ret, outregs);
+    if (k > 0) {
+      pass_insert(p, &wc->passes[k - 1], outregs, out_width);
+    } else {
+      /* the output: leaves and window calls read the row's registers */
+      wc->saved = parse_alloc(p, sizeof(SqlExpr *) * (size_t)(wc->nleaf + wc->nfn + 1));
+      if (!wc->saved) return;
+      wc->nsaved = 0;
+      for (int i = 0; i < wc->nfn; i++) node_to_reg(p, wc, wc->fns[i].e, outregs + wc->fns[i].res_col);
+      for (int i = 0; i < wc->nleaf; i++) node_to_reg(p, wc, wc->leaves[i], outregs + i);
+      if (!parse_failed(p)) out(p, arg);
+      for (int i = wc->nsaved - 1; i >= 0; i--) {
+        SqlExpr *e = wc->saved[i];
+        if (e->op == SQL_E_REG && e->orig) *e = *e->orig;
+      }
+      wc->nsaved = 0;
+    }
+    emit(p, OP_Goto, 0, l_drain, 0);
+    emit_resolve(p, l_ret);
+    emit(p, OP_Return, retreg, 0, 0);
+    emit_resolve(p, l_after);
+    emit(p, OP_Close, ps->wcur, 0, 0);
+    width = out_width;
+  }
+}
