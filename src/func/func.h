@@ -130,6 +130,8 @@ struct FuncCtx {
   int max_like_pattern;        /* SQLITE_LIMIT_LIKE_PATTERN_LENGTH; 0 = default */
   FuncAux **aux;               /* the statement's auxdata list (NULL: none kept) */
   int aux_site;
+  int64_t *now_ms; /* 'now' cached per VM step (Julian day in ms, 0 = not read
+                      yet), or NULL: the date functions read the clock */
   void *agg; /* aggregate context (func_aggregate_context) */
   int agg_size;       /* its size in bytes */
   void *agg_spare;    /* a finished context's block offered for reuse (or NULL) */

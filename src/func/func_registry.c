@@ -462,7 +462,8 @@ int func_registry_init(FuncRegistry *reg) {
                 {func_math_defs, &func_math_ndefs},
                 {func_agg_defs, &func_agg_ndefs},
                 {func_window_defs, &func_window_ndefs},
-                {func_printf_defs, &func_printf_ndefs}};
+                {func_printf_defs, &func_printf_ndefs},
+                {func_date_defs, &func_date_ndefs}};
   for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
     for (int i = 0; i < *tables[t].n; i++) {
       if (put(reg, &tables[t].defs[i], 0)) {

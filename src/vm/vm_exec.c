@@ -674,6 +674,7 @@ int64_t vm_stat(Vm *v, int which) {
 
 int vm_step(Vm *v) {
   if (v->halted) vm_reset(v);
+  v->now_ms = 0;
   const VmOp *ops = v->prog->ops;
   const VmOp *op;
   ShValue *reg = v->reg;
@@ -1133,6 +1134,7 @@ dispatch:
     ctx.cb = v->cb;
     ctx.aux = &v->aux;
     ctx.aux_site = pc;
+    ctx.now_ms = &v->now_ms;
     op->p4.func->scalar(&ctx, op->p5, &reg[op->p2]);
     if (ctx.rc) FAIL(call_error(v, &ctx));
     ShValue res;

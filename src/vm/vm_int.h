@@ -132,6 +132,7 @@ struct Vm {
   void *conn;
   const FuncConnCallbacks *cb;
   FuncAux *aux;
+  int64_t now_ms; /* 'now' of the date functions: cached for one vm_step (0 = unset) */
   Btree *eph; /* in-memory database for ephemeral tables (lazily opened; kept
                * open, emptied, across executions; closed by vm_free) */
   const VmConnHooks *hooks;
