@@ -41,6 +41,19 @@ typedef struct FuncDef FuncDef;
 typedef void (*FuncScalarFn)(FuncCtx *ctx, int argc, ShValue *argv);
 typedef void (*FuncFinalFn)(FuncCtx *ctx);
 
+/* Table-valued functions (json_each, json_tree): rows handed to emit one at
+ * a time (emit copies them; returns SHALE_OK or an error that stops the
+ * producer). */
+typedef int (*FuncRowFn)(void *arg, ShValue *row, int ncol);
+typedef struct FuncTable {
+  int ncol;                 /* columns per row, the argument columns last */
+  int nhidden;              /* the last nhidden columns are HIDDEN: the arguments */
+  const char *const *cols;  /* column names */
+  /* Produce the rows for argv[0..argc) (argc <= nhidden). SHALE_OK, or an
+   * error code with *errmsg (shale_malloc'ed) set or NULL. */
+  int (*rows)(int argc, ShValue *argv, FuncRowFn emit, void *arg, char **errmsg);
+} FuncTable;
+
 /* FuncDef.flags */
 #define FUNC_DETERMINISTIC 0x0001 /* same args, same result (within a statement) */
 #define FUNC_NEEDCOLL 0x0002      /* compares text: the VM sets ctx->coll */
@@ -88,6 +101,7 @@ struct FuncDef {
   FuncScalarFn inverse; /* window: remove a row (or NULL) */
   void *user_data;
   void (*destroy)(void *user_data); /* user functions: called on replacement/free */
+  const FuncTable *table; /* table-valued function (func_table_find), else NULL */
 };
 
 static inline int func_is_aggregate(const FuncDef *d) { return d->step != NULL; }
@@ -229,6 +243,10 @@ const FuncDef *func_find(const FuncRegistry *reg, const char *name, int nargs);
  * fails the resolver reports "wrong number of arguments to function
  * name()" if this is 1, else "no such function: name" (SQLite's wording). */
 int func_exists_name(const FuncRegistry *reg, const char *name);
+
+/* The table-valued function called name (json_each, json_tree), or NULL.
+ * These are not in the registry (not callable as scalars). */
+const FuncDef *func_table_find(const char *name);
 
 /* ---- LIKE and GLOB ---- */
 

@@ -140,6 +140,7 @@ void func_ctx_reset(FuncCtx *ctx) {
 
 void func_ctx_take_result(FuncCtx *ctx, ShValue *out) {
   *out = ctx->result;
+  if (ctx->subtype == 'J' && out->type == SHALE_TEXT) out->flags |= VAL_SUBTYPE_JSON;
   value_set_null(&ctx->result);
 }
 
@@ -300,6 +301,7 @@ void func_result_value(FuncCtx *ctx, const ShValue *v) {
       break;
     case SHALE_TEXT:
       result_bytes(ctx, SHALE_TEXT, v->n ? v->z : "", v->n, FUNC_TRANSIENT);
+      if (v->flags & VAL_SUBTYPE_JSON) ctx->subtype = 'J'; /* the subtype goes along */
       break;
     case SHALE_BLOB:
       result_bytes(ctx, SHALE_BLOB, v->n ? v->z : "", v->n, FUNC_TRANSIENT);
@@ -463,7 +465,8 @@ int func_registry_init(FuncRegistry *reg) {
                 {func_agg_defs, &func_agg_ndefs},
                 {func_window_defs, &func_window_ndefs},
                 {func_printf_defs, &func_printf_ndefs},
-                {func_date_defs, &func_date_ndefs}};
+                {func_date_defs, &func_date_ndefs},
+                {func_json_defs, &func_json_ndefs}};
   for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
     for (int i = 0; i < *tables[t].n; i++) {
       if (put(reg, &tables[t].defs[i], 0)) {

@@ -35,6 +35,8 @@
 
 /* ShValue.flags */
 #define VAL_OWNED 0x01 /* z is shale_malloc'ed and freed by value_clear */
+#define VAL_SUBTYPE_JSON 0x02 /* TEXT made by a JSON function: subtype 'J' (kept by register
+                                 copies, lost when stored) */
 
 /* A small tagged value. type is SHALE_INTEGER / FLOAT / TEXT / BLOB / NULL
  * (include/shale.h). For TEXT and BLOB, z points at n bytes (TEXT is UTF-8,

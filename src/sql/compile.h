@@ -179,6 +179,10 @@ typedef struct SrcItem {
                             rowid reads are not counted */
   int null_reg;          /* LEFT JOIN: register holding 1 while the row is a
                             NULL-padded one (set by where_begin), else 0 */
+  uint8_t refill;        /* table-valued function (json_each...) whose arguments
+                            read items on its left: its table is filled again
+                            each time its loop starts (src_code_refill), and
+                            the planner keeps it after those items */
 } SrcItem;
 
 struct SrcList {
@@ -202,6 +206,9 @@ SrcItem *src_find_cursor(SrcList *, int cur);
 /* Emit code that fills the ephemeral table of a SRC_SUBQUERY item (once, with
  * a Once guard when correlated=0) -- called by where_begin before looping. */
 void src_code_subquery(Parse *, SrcItem *);
+/* For an item with refill set: fill its table from the current values of its
+ * arguments (where_begin calls it where the item's loop starts). */
+void src_code_refill(Parse *, SrcItem *);
 
 /* ---- name resolution (resolve.c) ---- */
 

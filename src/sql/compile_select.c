@@ -396,6 +396,93 @@ static int index_info_tvf(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   return parse_failed(p);
 }
 
+/* ---- table-valued functions: json_each(...) and json_tree(...) ----
+ *
+ * The item is an ephemeral table (SRC_SUBQUERY whose sub is a placeholder
+ * SELECT of NULLs giving the column names, the argument columns HIDDEN)
+ * that OP_TableFunc fills from the arguments. The arguments are resolved
+ * with the FROM list in scope (resolve_core -> tvf_resolve); when they read
+ * an item of the same FROM the item gets `refill` and its table is filled
+ * again each time its loop starts (src_code_refill from where_begin). */
+static int tvf_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
+  const FuncDef *f = func_table_find(a->name);
+  if (!f) return -1;
+  const FuncTable *t = f->table;
+  int nargs = a->args ? a->args->n : 0;
+  if (nargs > t->nhidden) {
+    parse_error(p, "too many arguments on %s() - max %d", a->name, t->nhidden);
+    return 1;
+  }
+  SelectState *st = select_state(p);
+  SqlSelect *sel = parse_alloc(p, sizeof *sel);
+  struct TvfItem *ti = parse_alloc(p, sizeof *ti);
+  if (!st || !sel || !ti) return 1;
+  for (int k = 0; k < t->ncol; k++)
+    if (!(sel->cols = list_add(p, sel->cols, lit(p, SQL_E_NULL, NULL)))) return 1;
+  sel->where = lit_int(p, 0);
+  if (select_resolve(p, sel, NULL)) return 1;
+  SqlIdList ids = {t->ncol, t->ncol, (const char **)t->cols};
+  Table *tab = select_result_table(p, sel, a->name, &ids);
+  if (!tab) return 1;
+  for (int c = 0; c < t->ncol; c++) tab->cols[c].name = parse_strdup(p, t->cols[c]);
+  for (int c = t->ncol - t->nhidden; c < t->ncol; c++) tab->cols[c].hidden = COL_HIDDEN;
+  it->kind = SRC_SUBQUERY;
+  it->sub = sel;
+  it->tab = tab;
+  it->name = a->alias ? a->alias : a->name;
+  ti->cursor = it->cursor;
+  ti->def = f;
+  ti->args = a->args;
+  ti->next = st->tvfs;
+  st->tvfs = ti;
+  return parse_failed(p);
+}
+
+static int local_ref_cb(SqlWalker *w, SqlExpr *e) {
+  if (e->op == SQL_E_COLREF && e->depth == 0) {
+    *(int *)w->arg = 1;
+    return SQL_WALK_ABORT;
+  }
+  return SQL_WALK_CONTINUE;
+}
+
+/* Resolve the arguments of the table-valued functions of src. */
+static int tvf_resolve(Parse *p, NameCtx *nc, SrcList *src) {
+  SelectState *st = select_state(p);
+  for (struct TvfItem *ti = st ? st->tvfs : NULL; ti; ti = ti->next) {
+    SrcItem *it = src_find_cursor(src, ti->cursor);
+    if (!it || ti->resolved) continue;
+    ti->resolved = 1;
+    int local = 0;
+    SqlWalker w = {local_ref_cb, NULL, &local};
+    for (int k = 0; ti->args && k < ti->args->n; k++) {
+      if (resolve_expr(p, nc, ti->args->a[k].expr)) return 1;
+      sql_walk_expr(&w, ti->args->a[k].expr);
+    }
+    it->refill = local != 0;
+  }
+  return 0;
+}
+
+static struct TvfItem *tvf_find(Parse *p, int cursor) {
+  SelectState *st = select_state(p);
+  for (struct TvfItem *ti = st ? st->tvfs : NULL; ti; ti = ti->next)
+    if (ti->cursor == cursor) return ti;
+  return NULL;
+}
+
+static void tvf_fill(Parse *p, struct TvfItem *ti, SrcItem *it) {
+  int n = ti->args ? ti->args->n : 0;
+  int base = emit_regs(p, n ? n : 1);
+  for (int k = 0; k < n; k++) expr_code(p, ti->args->a[k].expr, base + k);
+  vm_builder_add_p4(&p->b, OP_TableFunc, it->cursor, base, n, P4_FUNC, ti->def);
+}
+
+void src_code_refill(Parse *p, SrcItem *it) {
+  struct TvfItem *ti = parse_failed(p) ? NULL : tvf_find(p, it->cursor);
+  if (ti) tvf_fill(p, ti, it);
+}
+
 static const char *compound_name(int op);
 
 /* 1 if a core of s names `name` in its FROM list (a recursive CTE). */
@@ -598,10 +685,17 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
       return 1;
     }
     if (a->has_args) {
-      int rc = index_info_tvf(p, it, a);
+      int rc = tvf_item(p, it, a);
+      if (rc < 0) rc = index_info_tvf(p, it, a);
       if (rc < 0) rc = pragma_tvf(p, it, a);
       if (rc < 0 && (!a->args || a->args->n == 0)) rc = cookie_item(p, it, a);
       if (rc < 0) parse_error(p, "no such table: %s", a->name);
+      if (rc) return 1;
+      s->n++;
+      return 0;
+    }
+    if (func_table_find(a->name)) { /* json_each without arguments: no rows */
+      int rc = tvf_item(p, it, a);
       if (rc) return 1;
       s->n++;
       return 0;
@@ -950,6 +1044,7 @@ static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
       return 1;
     }
   }
+  if (tvf_resolve(p, nc, info->src)) return 1;
   if (s->where) {
     nc->result = info->result;
     int rc = resolve_expr(p, nc, s->where);
@@ -2346,6 +2441,15 @@ void src_code_subquery(Parse *p, SrcItem *it) {
       emit(p, OP_Insert, it->cursor, r + 1, r + 2);
       return;
     }
+  struct TvfItem *ti = tvf_find(p, it->cursor);
+  if (ti) { /* table-valued function: open once; filled now or per loop */
+    int opened = emit_label(p);
+    emit(p, OP_Once, 0, opened, 0);
+    emit(p, OP_OpenEphemeral, it->cursor, it->tab->ncol, 0);
+    emit_resolve(p, opened);
+    if (!it->refill) tvf_fill(p, ti, it);
+    return;
+  }
   int correlated = has_correl(it->sub);
   int skip = emit_label(p);
   if (!correlated) emit(p, OP_Once, 0, skip, 0);

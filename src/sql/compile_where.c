@@ -771,7 +771,7 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
     pi->tab = it->tab;
     if (it->kind == SRC_SUBQUERY) {
       pi->is_sub = 1;
-      pi->auto_ok = !it->co_reg && it->sub && !sub_is_correlated(it->sub);
+      pi->auto_ok = !it->co_reg && !it->refill && it->sub && !sub_is_correlated(it->sub);
     }
     pi->cursor = it->cursor;
     pi->jointype = it->jointype;
@@ -782,6 +782,8 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
     /* the planner treats a RIGHT JOIN item like a LEFT one: only its ON
      * terms restrict it, and it stays after the items on its left */
     if (it->jointype & SQL_JOIN_RIGHT) pi->jointype |= SQL_JOIN_LEFT;
+    /* a table-valued function reading items on its left stays after them */
+    if (it->refill) pi->jointype |= SQL_JOIN_CROSS;
     if (it->indexed_by && it->kind == SRC_TABLE) {
       const Index *x = it->tab->indexes;
       while (x && util_stricmp(x->name, it->indexed_by) != 0) x = x->next;
@@ -898,6 +900,7 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
       if (L->idx_cur >= 0) parse_set_cover(p, it->cursor, L->pl->idx, L->idx_cur);
     } else if (it->kind == SRC_SUBQUERY) {
       if (it->co_reg) src_code_subquery(p, it); /* restarts the coroutine */
+      if (it->refill) src_code_refill(p, it);   /* json_each(t.col): rows for this t row */
       if (it->co_reg) {
         emit_resolve(p, L->top);
         emit(p, OP_Yield, it->co_reg, L->brk, 0);

@@ -76,6 +76,15 @@ typedef struct SelectState {
     int cursor, meta;
     struct CookieItem *next;
   } * cookies;
+  /* table-valued functions in FROM (json_each, json_tree): OP_TableFunc
+   * fills the item's ephemeral table from the arguments */
+  struct TvfItem {
+    int cursor;
+    const FuncDef *def;
+    SqlExprList *args; /* resolved with the FROM list in scope (tvf_resolve) */
+    int resolved;
+    struct TvfItem *next;
+  } * tvfs;
 } SelectState;
 
 SelectState *select_state(Parse *);

@@ -61,6 +61,7 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
   c->kind = VMC_NONE;
   c->ki = NULL;
   c->nullrow = 0;
+  c->tvf = 0;
   c->cache_ok = 0;
   c->seq = 0;
   c->slen = 0;
@@ -670,6 +671,23 @@ int64_t vm_stat(Vm *v, int which) {
   }
 }
 
+/* OP_TableFunc's row sink: each row becomes a record appended to the table. */
+typedef struct TfSink {
+  Vm *v;
+  VmCursor *c;
+  int64_t rowid;
+} TfSink;
+
+static int tf_emit(void *arg, ShValue *row, int ncol) {
+  TfSink *s = arg;
+  size_t n = record_encoded_size(row, ncol);
+  if (n > FUNC_MAX_LENGTH_DEFAULT) return SHALE_TOOBIG;
+  char *z = vm_buf_need(&s->v->keybuf, (uint32_t)n);
+  if (!z) return SHALE_NOMEM;
+  record_encode(row, ncol, (uint8_t *)z);
+  return btree_insert(s->c->bc, ++s->rowid, z, (uint32_t)n, 0, BTREE_APPEND);
+}
+
 /* ---- the interpreter ---- */
 
 int vm_step(Vm *v) {
@@ -899,7 +917,7 @@ dispatch:
         z[x.n] = 0;
         x.z = z;
       }
-      x.flags = 0;
+      x.flags &= VAL_SUBTYPE_JSON; /* a copy keeps the JSON subtype, not the ownership */
       value_clear(&reg[d]);
       reg[d] = x;
     }
@@ -1473,6 +1491,10 @@ dispatch:
     value_clear(out);
     if (op->p2 < c->hdr_ncol) {
       record_decode_value(c->types[op->p2], c->rec + c->offsets[op->p2], out);
+      if (c->tvf && out->type == SHALE_BLOB) { /* json_each's JSON text (see TableFunc) */
+        out->type = SHALE_TEXT;
+        out->flags |= VAL_SUBTYPE_JSON;
+      }
     } else if (op->p4type == P4_VALUE) {
       *out = *op->p4.v;
       out->flags = 0;
@@ -1662,6 +1684,29 @@ dispatch:
     c->kind = ki ? VMC_INDEX : VMC_TABLE;
     c->ki = ki;
     c->nfield = op->p2;
+    NEXT();
+  }
+  CASE(TableFunc) {
+    VmCursor *c = &v->cur[op->p1];
+    uint32_t root = c->eph_root;
+    int nfield = c->nfield;
+    if (!v->eph || !root) FAIL(SHALE_INTERNAL);
+    invalidate_all(v);
+    vm_cursor_close(v, c);
+    CHK(btree_clear_table(v->eph, root, NULL));
+    CHK(btree_cursor_open(v->eph, root, 1, NULL, NULL, &c->bc));
+    c->kind = VMC_TABLE;
+    c->nfield = nfield;
+    c->eph_root = root;
+    c->tvf = 1;
+    TfSink sink = {v, c, 0};
+    char *msg = NULL;
+    int trc = op->p4.func->table->rows(op->p3, &reg[op->p2], tf_emit, &sink, &msg);
+    if (trc) {
+      shale_free(v->errmsg);
+      v->errmsg = msg;
+      FAIL(trc);
+    }
     NEXT();
   }
   CASE(OpenDup) {

@@ -50,6 +50,7 @@ typedef struct VmCursor {
   KeyInfo *ki;  /* index cursors */
   int nfield;   /* declared column count (informational) */
   int nullrow;  /* NullRow: every column reads NULL */
+  int tvf;      /* filled by TableFunc: BLOB columns read as JSON-subtype TEXT */
   int pseudo_reg;
   int64_t seq;  /* Sequence counter */
   /* current-row cache */
