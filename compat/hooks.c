@@ -73,9 +73,9 @@ int sqlite3_limit(sqlite3 *db, int id, int newval) {
   if (!LIVE(db)) return -1;
   return shale_limit(DB(db), id, newval);
 }
-int sqlite3_table_column_metadata(sqlite3 *db, const char *zdb, const char *table,
-                                  const char *col, char const **type, char const **coll,
-                                  int *notnull, int *pk, int *autoinc) {
+int sqlite3_table_column_metadata(sqlite3 *db, const char *zdb, const char *table, const char *col,
+                                  char const **type, char const **coll, int *notnull, int *pk,
+                                  int *autoinc) {
   if (!LIVE(db)) return SQLITE_MISUSE;
   return shale_table_column_metadata(DB(db), zdb, table, col, type, coll, notnull, pk, autoinc);
 }

@@ -1,8 +1,8 @@
 /*
  * unsupported.c -- the sqlite3_* entry points whose feature Shale does not
  * have yet (user functions, collations, backup, incremental blob I/O,
- * serialize, extensions, ...) and the few
- * status/config calls that only report.
+ * serialize, extensions, ...) and the few status/config calls that only
+ * report.
  *
  * Each one fails cleanly so a program or binding built against SQLite can be
  * loaded and told "no" instead of crashing (docs/compat.md lists them).

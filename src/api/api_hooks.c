@@ -313,8 +313,7 @@ int shale_db_status(shale *db, int op, int *cur, int *hi, int reset) {
           const Table *t = m->slots[i].key ? m->slots[i].val : NULL;
           if (t) n += 400 + 64L * t->ncol;
         }
-        n += 200L * (db->schema->s->indexes.n + db->schema->s->views.n +
-                     db->schema->s->triggers.n);
+        n += 200L * (db->schema->s->indexes.n + db->schema->s->views.n + db->schema->s->triggers.n);
       }
       *cur = (int)n;
       return SHALE_OK;
@@ -330,8 +329,8 @@ int shale_db_status(shale *db, int op, int *cur, int *hi, int reset) {
     case SHALE_DBSTATUS_CACHE_MISS:
     case SHALE_DBSTATUS_CACHE_WRITE:
     case SHALE_DBSTATUS_CACHE_SPILL: {
-      int k = op == SHALE_DBSTATUS_CACHE_HIT    ? 0
-              : op == SHALE_DBSTATUS_CACHE_MISS ? 1
+      int k = op == SHALE_DBSTATUS_CACHE_HIT     ? 0
+              : op == SHALE_DBSTATUS_CACHE_MISS  ? 1
               : op == SHALE_DBSTATUS_CACHE_WRITE ? 2
                                                  : 3;
       long v = k == 0 ? ps.hits : k == 1 ? ps.misses : k == 2 ? ps.writes : ps.spills;

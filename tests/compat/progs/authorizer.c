@@ -29,74 +29,40 @@ static int auth(void *a, int op, const char *x, const char *y, const char *z, co
 }
 
 static const char *const seq[][2] = {
-    {"SELECT a, b FROM t WHERE c > 1",
-     "21:-:-:-:- 20:t:a:main:- 20:t:b:main:- 20:t:c:main:-"},
-    {"SELECT * FROM t",
-     "21:-:-:-:- 20:t:a:main:- 20:t:b:main:- 20:t:c:main:-"},
-    {"SELECT count(*) FROM t",
-     "21:-:-:-:- 31:-:count:-:- 20:t::-:-"},
-    {"SELECT 1",
-     "21:-:-:-:-"},
-    {"SELECT abs(a) FROM t",
-     "21:-:-:-:- 31:-:abs:-:- 20:t:a:main:- 20:t::-:-"},
-    {"SELECT rowid FROM u",
-     "21:-:-:-:- 20:u:ROWID:main:- 20:u::-:-"},
-    {"SELECT a FROM t ORDER BY b",
-     "21:-:-:-:- 20:t:a:main:- 20:t:b:main:-"},
-    {"INSERT INTO t VALUES (1, 2, 3)",
-     "18:t:-:main:-"},
-    {"INSERT INTO t VALUES (7, 2, 3), (8, 2, 3)",
-     "18:t:-:main:- 21:-:-:-:-"},
-    {"INSERT INTO t(b) SELECT y FROM u",
-     "18:t:-:main:- 21:-:-:-:- 20:u:y:main:-"},
-    {"UPDATE t SET b = c + 1 WHERE a = 1",
-     "20:t:c:main:- 23:t:b:main:- 20:t:a:main:-"},
-    {"UPDATE u SET x = 1",
-     "23:u:x:main:- 18:lg:-:main:tr 20:u:x:main:tr"},
-    {"DELETE FROM t WHERE b = 2",
-     "9:t:-:main:- 20:t:b:main:-"},
-    {"DELETE FROM t",
-     "9:t:-:main:-"},
-    {"BEGIN",
-     "22:BEGIN:-:-:-"},
-    {"ROLLBACK",
-     "22:ROLLBACK:-:-:-"},
-    {"BEGIN",
-     "22:BEGIN:-:-:-"},
-    {"SAVEPOINT s",
-     "32:BEGIN:s:-:-"},
-    {"ROLLBACK TO s",
-     "32:ROLLBACK:s:-:-"},
-    {"RELEASE s",
-     "32:RELEASE:s:-:-"},
-    {"COMMIT",
-     "22:COMMIT:-:-:-"},
-    {"PRAGMA user_version = 3",
-     "19:user_version:3:-:-"},
-    {"PRAGMA table_info(t)",
-     "19:table_info:t:-:-"},
-    {"PRAGMA main.cache_size",
-     "19:cache_size:-:main:-"},
-    {"CREATE TABLE n(p, q)",
-     "2:n:-:main:-"},
-    {"CREATE INDEX ni ON t(b)",
-     "1:ni:t:main:- 20:t:b:main:- 27:ni:-:main:-"},
-    {"CREATE VIEW nv AS SELECT 1",
-     "8:nv:-:main:-"},
-    {"CREATE TRIGGER nt AFTER INSERT ON n BEGIN SELECT 1; END",
-     "7:nt:n:main:-"},
-    {"DROP TRIGGER nt",
-     "16:nt:n:main:-"},
-    {"DROP VIEW nv",
-     "17:nv:-:main:- 9:nv:-:main:-"},
-    {"DROP INDEX ni",
-     "10:ni:t:main:-"},
-    {"DROP TABLE n",
-     "11:n:-:main:- 9:n:-:main:-"},
-    {"DROP TRIGGER tr",
-     "16:tr:u:main:-"},
-    {"REINDEX ub",
-     "27:ub:-:main:-"},
+    {"SELECT a, b FROM t WHERE c > 1", "21:-:-:-:- 20:t:a:main:- 20:t:b:main:- 20:t:c:main:-"},
+    {"SELECT * FROM t", "21:-:-:-:- 20:t:a:main:- 20:t:b:main:- 20:t:c:main:-"},
+    {"SELECT count(*) FROM t", "21:-:-:-:- 31:-:count:-:- 20:t::-:-"},
+    {"SELECT 1", "21:-:-:-:-"},
+    {"SELECT abs(a) FROM t", "21:-:-:-:- 31:-:abs:-:- 20:t:a:main:- 20:t::-:-"},
+    {"SELECT rowid FROM u", "21:-:-:-:- 20:u:ROWID:main:- 20:u::-:-"},
+    {"SELECT a FROM t ORDER BY b", "21:-:-:-:- 20:t:a:main:- 20:t:b:main:-"},
+    {"INSERT INTO t VALUES (1, 2, 3)", "18:t:-:main:-"},
+    {"INSERT INTO t VALUES (7, 2, 3), (8, 2, 3)", "18:t:-:main:- 21:-:-:-:-"},
+    {"INSERT INTO t(b) SELECT y FROM u", "18:t:-:main:- 21:-:-:-:- 20:u:y:main:-"},
+    {"UPDATE t SET b = c + 1 WHERE a = 1", "20:t:c:main:- 23:t:b:main:- 20:t:a:main:-"},
+    {"UPDATE u SET x = 1", "23:u:x:main:- 18:lg:-:main:tr 20:u:x:main:tr"},
+    {"DELETE FROM t WHERE b = 2", "9:t:-:main:- 20:t:b:main:-"},
+    {"DELETE FROM t", "9:t:-:main:-"},
+    {"BEGIN", "22:BEGIN:-:-:-"},
+    {"ROLLBACK", "22:ROLLBACK:-:-:-"},
+    {"BEGIN", "22:BEGIN:-:-:-"},
+    {"SAVEPOINT s", "32:BEGIN:s:-:-"},
+    {"ROLLBACK TO s", "32:ROLLBACK:s:-:-"},
+    {"RELEASE s", "32:RELEASE:s:-:-"},
+    {"COMMIT", "22:COMMIT:-:-:-"},
+    {"PRAGMA user_version = 3", "19:user_version:3:-:-"},
+    {"PRAGMA table_info(t)", "19:table_info:t:-:-"},
+    {"PRAGMA main.cache_size", "19:cache_size:-:main:-"},
+    {"CREATE TABLE n(p, q)", "2:n:-:main:-"},
+    {"CREATE INDEX ni ON t(b)", "1:ni:t:main:- 20:t:b:main:- 27:ni:-:main:-"},
+    {"CREATE VIEW nv AS SELECT 1", "8:nv:-:main:-"},
+    {"CREATE TRIGGER nt AFTER INSERT ON n BEGIN SELECT 1; END", "7:nt:n:main:-"},
+    {"DROP TRIGGER nt", "16:nt:n:main:-"},
+    {"DROP VIEW nv", "17:nv:-:main:- 9:nv:-:main:-"},
+    {"DROP INDEX ni", "10:ni:t:main:-"},
+    {"DROP TABLE n", "11:n:-:main:- 9:n:-:main:-"},
+    {"DROP TRIGGER tr", "16:tr:u:main:-"},
+    {"REINDEX ub", "27:ub:-:main:-"},
 };
 
 static char result[1024];
@@ -131,9 +97,10 @@ static void run(sqlite3 *db, int act, const char *name, int mode, const char *sq
 int main(void) {
   sqlite3 *db = NULL;
   EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
-  EXEC_OK(db, "CREATE TABLE t(a INTEGER PRIMARY KEY, b, c); CREATE TABLE u(x, y);"
-              "CREATE INDEX ub ON u(y); CREATE TABLE lg(m); CREATE TRIGGER tr AFTER UPDATE ON u "
-              "BEGIN INSERT INTO lg VALUES (new.x); END;");
+  EXEC_OK(db,
+          "CREATE TABLE t(a INTEGER PRIMARY KEY, b, c); CREATE TABLE u(x, y);"
+          "CREATE INDEX ub ON u(y); CREATE TABLE lg(m); CREATE TRIGGER tr AFTER UPDATE ON u "
+          "BEGIN INSERT INTO lg VALUES (new.x); END;");
   deny_act = -1;
   EXPECT_INT(sqlite3_set_authorizer(db, auth, NULL), SQLITE_OK);
 
@@ -175,8 +142,7 @@ int main(void) {
       "not authorized", "");
   run(db, SQLITE_INSERT, "t", SQLITE_IGNORE, "INSERT INTO t VALUES (3, 'z', 30)", 0, "", "");
   run(db, 0, NULL, 0, "SELECT count(*) FROM t", 0, "", "2|");
-  run(db, SQLITE_UPDATE, "c", SQLITE_DENY, "UPDATE t SET c = 5", SQLITE_AUTH, "not authorized",
-      "");
+  run(db, SQLITE_UPDATE, "c", SQLITE_DENY, "UPDATE t SET c = 5", SQLITE_AUTH, "not authorized", "");
   run(db, SQLITE_UPDATE, "c", SQLITE_IGNORE, "UPDATE t SET b = 'q', c = 5", 0, "", "");
   run(db, 0, NULL, 0, "SELECT * FROM t", 0, "", "1|q|10|2|q|20|");
   run(db, SQLITE_DELETE, "t", SQLITE_DENY, "DELETE FROM t WHERE a = 1", SQLITE_AUTH,
@@ -194,8 +160,8 @@ int main(void) {
   run(db, SQLITE_PRAGMA, "user_version", SQLITE_IGNORE, "PRAGMA user_version = 7", 0, "", "");
   run(db, SQLITE_PRAGMA, "user_version", SQLITE_IGNORE, "PRAGMA user_version", 0, "", "");
   run(db, 0, NULL, 0, "PRAGMA user_version", 0, "", "3|");
-  run(db, SQLITE_CREATE_TABLE, "n", SQLITE_DENY, "CREATE TABLE n(x)", SQLITE_AUTH,
-      "not authorized", "");
+  run(db, SQLITE_CREATE_TABLE, "n", SQLITE_DENY, "CREATE TABLE n(x)", SQLITE_AUTH, "not authorized",
+      "");
   run(db, SQLITE_CREATE_TABLE, "n", SQLITE_IGNORE, "CREATE TABLE n(x)", 0, "", "");
   run(db, 0, NULL, 0, "SELECT count(*) FROM sqlite_master WHERE name = 'n'", 0, "", "0|");
   run(db, SQLITE_DROP_TABLE, "t", SQLITE_DENY, "DROP TABLE t", SQLITE_AUTH, "not authorized", "");
@@ -203,8 +169,7 @@ int main(void) {
       "not authorized", "");
   run(db, SQLITE_ALTER_TABLE, "t", SQLITE_DENY, "ALTER TABLE t ADD COLUMN d", SQLITE_AUTH,
       "not authorized", "");
-  run(db, SQLITE_SAVEPOINT, "BEGIN", SQLITE_DENY, "SAVEPOINT s", SQLITE_AUTH, "not authorized",
-      "");
+  run(db, SQLITE_SAVEPOINT, "BEGIN", SQLITE_DENY, "SAVEPOINT s", SQLITE_AUTH, "not authorized", "");
   run(db, SQLITE_READ, "b", 7, "SELECT b FROM t", SQLITE_ERROR, "authorizer malfunction", "");
   run(db, SQLITE_INSERT, "t", -1, "INSERT INTO t VALUES (9, 9, 9)", SQLITE_ERROR,
       "authorizer malfunction", "");

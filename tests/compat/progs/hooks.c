@@ -20,8 +20,10 @@ static int on_commit(void *arg) {
 }
 static void on_rollback(void *arg) { logf_("R%s%s%lld ", "", "", 0); }
 static void on_update(void *arg, int op, const char *db, const char *tab, sqlite3_int64 rowid) {
-  const char *o = op == SQLITE_INSERT ? "I" : op == SQLITE_UPDATE ? "U" : op == SQLITE_DELETE ? "D"
-                                                                                             : "?";
+  const char *o = op == SQLITE_INSERT   ? "I"
+                  : op == SQLITE_UPDATE ? "U"
+                  : op == SQLITE_DELETE ? "D"
+                                        : "?";
   char buf[64];
   snprintf(buf, sizeof buf, "%s:%s", o, db);
   logf_("%s.%s:%lld ", buf, tab, rowid);
@@ -81,8 +83,9 @@ int main(void) {
   veto = 0;
   run(db, "SELECT count(*) FROM t WHERE a >= 20", 0, "");
   /* triggers: the hook fires for their writes too */
-  run(db, "CREATE TABLE log(x); CREATE TRIGGER tr AFTER INSERT ON t BEGIN "
-          "INSERT INTO log VALUES (new.a); END",
+  run(db,
+      "CREATE TABLE log(x); CREATE TRIGGER tr AFTER INSERT ON t BEGIN "
+      "INSERT INTO log VALUES (new.a); END",
       0, "C0 C0 ");
   run(db, "INSERT INTO t VALUES (30, 'tt', 0)", 0, "I:main.t:30 I:main.log:1 C0 ");
   /* DELETE without WHERE uses the truncate optimization: no update hook */

@@ -18,8 +18,7 @@ static void fails(sqlite3 *db, const char *sql, int want_rc, const char *want_ms
   sqlite3_free(err);
 }
 
-static char *repeat(const char *head, const char *item, const char *sep, int n,
-                    const char *tail) {
+static char *repeat(const char *head, const char *item, const char *sep, int n, const char *tail) {
   size_t len = strlen(head) + strlen(tail) + (size_t)n * (strlen(item) + strlen(sep) + 8) + 1;
   char *z = malloc(len), *p = z;
   p += sprintf(p, "%s", head);
@@ -32,7 +31,7 @@ int main(void) {
   sqlite3 *db = NULL;
   EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
   /* defaults of the reference build */
-  static const int dflt[] = {1000000000, 1000000000, 2000, 1000, 500, 250000000,
+  static const int dflt[] = {1000000000, 1000000000, 2000,  1000,   500,  250000000,
                              127,        10,         50000, 250000, 1000, 0};
   for (int id = 0; id <= SQLITE_LIMIT_WORKER_THREADS; id++)
     EXPECT_INT(sqlite3_limit(db, id, -1), dflt[id]);
@@ -121,9 +120,10 @@ int main(void) {
   EXEC_OK(db, "SELECT 'abc' LIKE 'abcde'");
   sqlite3_limit(db, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 50000);
 
-  EXEC_OK(db, "PRAGMA recursive_triggers = 1; CREATE TABLE r(n);"
-              "CREATE TRIGGER rt AFTER INSERT ON r WHEN new.n < 100 BEGIN "
-              "INSERT INTO r VALUES (new.n + 1); END");
+  EXEC_OK(db,
+          "PRAGMA recursive_triggers = 1; CREATE TABLE r(n);"
+          "CREATE TRIGGER rt AFTER INSERT ON r WHEN new.n < 100 BEGIN "
+          "INSERT INTO r VALUES (new.n + 1); END");
   sqlite3_limit(db, SQLITE_LIMIT_TRIGGER_DEPTH, 10);
   fails(db, "INSERT INTO r VALUES (1)", SQLITE_ERROR, "too many levels of trigger recursion");
   EXEC_OK(db, "INSERT INTO r VALUES (95)");

@@ -24,16 +24,15 @@ static void meta(sqlite3 *db, const char *tab, const char *col, int want_rc, con
   int rc = sqlite3_table_column_metadata(db, NULL, tab, col, &t, &c, &a, &b, &d);
   prog_checks++;
   if (rc != want_rc) {
-    fprintf(stderr, "meta %s.%s: rc %d (%s), want %d\n", tab, col, rc, sqlite3_errmsg(db),
-            want_rc);
+    fprintf(stderr, "meta %s.%s: rc %d (%s), want %d\n", tab, col, rc, sqlite3_errmsg(db), want_rc);
     prog_failed++;
     return;
   }
   if (rc != SQLITE_OK) return;
   if ((type ? !t || strcmp(t, type) : t != NULL) || strcmp(c, coll) || a != nn || b != pk ||
       d != ai) {
-    fprintf(stderr, "meta %s.%s: %s %s %d %d %d, want %s %s %d %d %d\n", tab, col,
-            t ? t : "(null)", c, a, b, d, type ? type : "(null)", coll, nn, pk, ai);
+    fprintf(stderr, "meta %s.%s: %s %s %d %d %d, want %s %s %d %d %d\n", tab, col, t ? t : "(null)",
+            c, a, b, d, type ? type : "(null)", coll, nn, pk, ai);
     prog_failed++;
   }
 }
@@ -45,14 +44,16 @@ int main(void) {
   snprintf(path, sizeof path, "%s/s.db", dir);
   sqlite3 *db = NULL;
   EXPECT_INT(sqlite3_open(path, &db), SQLITE_OK);
-  EXEC_OK(db, "CREATE TABLE t(a INTEGER PRIMARY KEY AUTOINCREMENT, b TEXT NOT NULL COLLATE "
-              "NOCASE, c, d VARCHAR(10) DEFAULT 'x');"
-              "CREATE TABLE u(x INT PRIMARY KEY, y REAL);"
-              "CREATE TABLE w(k TEXT PRIMARY KEY, v) WITHOUT ROWID;"
-              "CREATE VIEW vv AS SELECT 1 AS one;"
-              "CREATE INDEX tb ON t(b)");
-  EXEC_OK(db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000) "
-              "INSERT INTO t(b, c) SELECT 'v' || x, randomblob(100) FROM c");
+  EXEC_OK(db,
+          "CREATE TABLE t(a INTEGER PRIMARY KEY AUTOINCREMENT, b TEXT NOT NULL COLLATE "
+          "NOCASE, c, d VARCHAR(10) DEFAULT 'x');"
+          "CREATE TABLE u(x INT PRIMARY KEY, y REAL);"
+          "CREATE TABLE w(k TEXT PRIMARY KEY, v) WITHOUT ROWID;"
+          "CREATE VIEW vv AS SELECT 1 AS one;"
+          "CREATE INDEX tb ON t(b)");
+  EXEC_OK(db,
+          "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000) "
+          "INSERT INTO t(b, c) SELECT 'v' || x, randomblob(100) FROM c");
 
   /* ---- db_status ---- */
   for (int op = SQLITE_DBSTATUS_LOOKASIDE_USED; op <= SQLITE_DBSTATUS_MAX; op++)
@@ -68,9 +69,9 @@ int main(void) {
   /* a statement in use counts in STMT_USED */
   int su0 = dbstat(db, SQLITE_DBSTATUS_STMT_USED, 0);
   sqlite3_stmt *st = NULL;
-  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT * FROM t WHERE c IS NOT NULL ORDER BY c", -1, &st,
-                                NULL),
-             SQLITE_OK);
+  EXPECT_INT(
+      sqlite3_prepare_v2(db, "SELECT * FROM t WHERE c IS NOT NULL ORDER BY c", -1, &st, NULL),
+      SQLITE_OK);
   EXPECT(dbstat(db, SQLITE_DBSTATUS_STMT_USED, 0) > su0);
   /* hits grow when pages are read again; reset starts over */
   dbstat(db, SQLITE_DBSTATUS_CACHE_HIT, 1);
@@ -141,13 +142,11 @@ int main(void) {
   EXPECT_STR(sqlite3_errmsg(db), "no such table column: vv.one");
   EXPECT_INT(sqlite3_table_column_metadata(db, NULL, "t", NULL, NULL, NULL, NULL, NULL, NULL),
              SQLITE_OK);
-  EXPECT_INT(sqlite3_table_column_metadata(db, NULL, "nosuch", NULL, NULL, NULL, NULL, NULL,
-                                           NULL),
+  EXPECT_INT(sqlite3_table_column_metadata(db, NULL, "nosuch", NULL, NULL, NULL, NULL, NULL, NULL),
              SQLITE_ERROR);
   EXPECT_INT(sqlite3_table_column_metadata(db, "main", "u", "y", NULL, NULL, NULL, NULL, NULL),
              SQLITE_OK);
-  EXPECT_INT(sqlite3_table_column_metadata(db, "nosuchdb", "u", "y", NULL, NULL, NULL, NULL,
-                                           NULL),
+  EXPECT_INT(sqlite3_table_column_metadata(db, "nosuchdb", "u", "y", NULL, NULL, NULL, NULL, NULL),
              SQLITE_ERROR);
   meta(db, "sqlite_master", "sql", 0, "TEXT", "BINARY", 0, 0, 0);
 

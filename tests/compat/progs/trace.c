@@ -48,15 +48,14 @@ static void profile_cb(void *a, const char *sql, sqlite3_uint64 ns) {
   add("] ");
 }
 
-#define LOG_IS(want)                                                               \
-  do {                                                                             \
-    prog_checks++;                                                                 \
-    if (strcmp(logbuf, (want))) {                                                  \
-      fprintf(stderr, "%s:%d: log \"%s\"\n  want \"%s\"\n", __FILE__, __LINE__, logbuf, \
-              (want));                                                             \
-      prog_failed++;                                                               \
-    }                                                                              \
-    logbuf[0] = 0;                                                                 \
+#define LOG_IS(want)                                                                             \
+  do {                                                                                           \
+    prog_checks++;                                                                               \
+    if (strcmp(logbuf, (want))) {                                                                \
+      fprintf(stderr, "%s:%d: log \"%s\"\n  want \"%s\"\n", __FILE__, __LINE__, logbuf, (want)); \
+      prog_failed++;                                                                             \
+    }                                                                                            \
+    logbuf[0] = 0;                                                                               \
   } while (0)
 
 static int nprogress, stop_after;
@@ -113,15 +112,17 @@ int main(void) {
   sqlite3 *db = NULL;
   EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
   g_db = db;
-  EXPECT_INT(sqlite3_trace_v2(db, SQLITE_TRACE_STMT | SQLITE_TRACE_PROFILE | SQLITE_TRACE_ROW |
-                                      SQLITE_TRACE_CLOSE,
-                              trace_cb, NULL),
-             SQLITE_OK);
+  EXPECT_INT(
+      sqlite3_trace_v2(
+          db, SQLITE_TRACE_STMT | SQLITE_TRACE_PROFILE | SQLITE_TRACE_ROW | SQLITE_TRACE_CLOSE,
+          trace_cb, NULL),
+      SQLITE_OK);
   EXEC_OK(db, "CREATE TABLE t(a, b)");
   logbuf[0] = 0; /* (SQLite also reports a row of its schema reload here) */
   EXEC_OK(db, "INSERT INTO t VALUES (1, 'x'), (2, 'y')");
-  LOG_IS("S[INSERT INTO t VALUES (1, 'x'), (2, 'y')|INSERT INTO t VALUES (1, 'x'), (2, 'y')] "
-         "P[INSERT INTO t VALUES (1, 'x'), (2, 'y')] ");
+  LOG_IS(
+      "S[INSERT INTO t VALUES (1, 'x'), (2, 'y')|INSERT INTO t VALUES (1, 'x'), (2, 'y')] "
+      "P[INSERT INTO t VALUES (1, 'x'), (2, 'y')] ");
   sqlite3_stmt *st = NULL;
   EXPECT_INT(sqlite3_prepare_v2(db, "SELECT a FROM t WHERE a >= ?1 AND b <> ?2", -1, &st, NULL),
              SQLITE_OK);
@@ -130,14 +131,16 @@ int main(void) {
   LOG_IS("");
   while (sqlite3_step(st) == SQLITE_ROW) {
   }
-  LOG_IS("S[SELECT a FROM t WHERE a >= ?1 AND b <> ?2|SELECT a FROM t WHERE a >= 1 AND b <> "
-         "'it''s'] R R P[SELECT a FROM t WHERE a >= ?1 AND b <> ?2] ");
+  LOG_IS(
+      "S[SELECT a FROM t WHERE a >= ?1 AND b <> ?2|SELECT a FROM t WHERE a >= 1 AND b <> "
+      "'it''s'] R R P[SELECT a FROM t WHERE a >= ?1 AND b <> ?2] ");
   /* a statement reset before its end still reports its profile */
   sqlite3_reset(st);
   EXPECT_INT(sqlite3_step(st), SQLITE_ROW);
   sqlite3_reset(st);
-  LOG_IS("S[SELECT a FROM t WHERE a >= ?1 AND b <> ?2|SELECT a FROM t WHERE a >= 1 AND b <> "
-         "'it''s'] R P[SELECT a FROM t WHERE a >= ?1 AND b <> ?2] ");
+  LOG_IS(
+      "S[SELECT a FROM t WHERE a >= ?1 AND b <> ?2|SELECT a FROM t WHERE a >= 1 AND b <> "
+      "'it''s'] R P[SELECT a FROM t WHERE a >= ?1 AND b <> ?2] ");
   sqlite3_finalize(st);
   LOG_IS("");
   /* only some events */
@@ -189,8 +192,9 @@ int main(void) {
   stop_after = 0;
   nprogress = 0;
   sqlite3_progress_handler(db, 0, progress_cb, NULL);
-  EXEC_OK(db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000) "
-              "SELECT count(*) FROM c");
+  EXEC_OK(db,
+          "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000) "
+          "SELECT count(*) FROM c");
   EXPECT_INT(nprogress, 0);
   sqlite3_progress_handler(db, 10, NULL, NULL);
   EXEC_OK(db, "SELECT count(*) FROM t");
@@ -207,8 +211,9 @@ int main(void) {
   EXPECT_INT(step_rc(db, "SELECT count(*) FROM t"), SQLITE_DONE);
   /* an interrupted write in autocommit mode leaves nothing behind */
   pthread_create(&th, NULL, interrupter, db);
-  EXPECT_INT(step_rc(db, "INSERT INTO t SELECT x, x FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION "
-                         "ALL SELECT x + 1 FROM c WHERE x < 100000000) SELECT x FROM c)"),
+  EXPECT_INT(step_rc(db,
+                     "INSERT INTO t SELECT x, x FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION "
+                     "ALL SELECT x + 1 FROM c WHERE x < 100000000) SELECT x FROM c)"),
              SQLITE_INTERRUPT);
   pthread_join(th, NULL);
   EXPECT_INT(sqlite3_get_autocommit(db), 1);
