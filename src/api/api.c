@@ -1017,7 +1017,9 @@ int shale_step(shale_stmt *st) {
       return stmt_finish(st, SHALE_DONE);
     }
     db->busy_ran = 0;
+    db->stepping = st;
     int rc = vm_step(st->vm);
+    db->stepping = NULL;
     if (rc == SHALE_ROW) {
       st->has_row = 1;
       st->produced = 1;

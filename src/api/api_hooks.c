@@ -42,6 +42,20 @@ static void tramp_update(void *ctx, int op, const char *zdb, const char *tab, in
   shale *db = ctx;
   if (db->update_cb) db->update_cb(db->update_arg, op, zdb, tab, rowid);
 }
+static void tramp_trace(void *ctx, const char *text) {
+  shale *db = ctx;
+  if ((db->trace_mask & SHALE_TRACE_STMT) && db->trace_cb)
+    db->trace_cb(SHALE_TRACE_STMT, db->trace_arg, db->stepping, (void *)text);
+  else if (db->trace_legacy)
+    db->trace_legacy(db->trace_legacy_arg, text);
+}
+
+/* Trigger programs report to the trace hook only while someone listens. */
+static void trace_hook_update(shale *db) {
+  int on = ((db->trace_mask & SHALE_TRACE_STMT) && db->trace_cb) || db->trace_legacy;
+  db->hooks.trace = on ? tramp_trace : NULL;
+}
+
 static int tramp_progress(void *ctx) {
   shale *db = ctx;
   return db->progress_cb ? db->progress_cb(db->progress_arg) : 0;
@@ -221,6 +235,7 @@ int shale_trace_v2(shale *db, unsigned mask, int (*cb)(unsigned, void *, void *,
   db->trace_arg = mask ? arg : NULL;
   db->trace_legacy = NULL; /* one trace slot, as SQLite */
   db->trace_legacy_arg = NULL;
+  trace_hook_update(db);
   return SHALE_OK;
 }
 
@@ -232,6 +247,7 @@ void *shale_trace(shale *db, void (*cb)(void *, const char *), void *arg) {
   db->trace_arg = NULL;
   db->trace_legacy = cb;
   db->trace_legacy_arg = arg;
+  trace_hook_update(db);
   return old;
 }
 

@@ -140,6 +140,7 @@ struct shale {
   long stat_base[4];     /* pager hits, misses, writes, spills at the last reset */
   int wal_frames;        /* WAL frames when the WAL hook last looked */
   unsigned auth_gen;     /* bumped by set_authorizer: statements recompile */
+  shale_stmt *stepping;  /* the statement in vm_step (trace of trigger programs) */
 };
 
 struct shale_stmt {

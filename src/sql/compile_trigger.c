@@ -119,6 +119,12 @@ static VmProgram *trigger_program(Parse *p, const Trigger *t, const Table *tab, 
   np->once_label = emit_label(np);
   np->init_addr = emit(np, OP_Init, 0, np->once_label, 0);
   int body = emit_addr(np);
+  { /* what sqlite3_trace_v2 reports for a trigger run (as SQLite) */
+    char *z = util_mprintf("-- TRIGGER %s", t->name);
+    if (!z) parse_nomem(np);
+    vm_builder_add_text(&np->b, OP_Trace, 0, 0, 0, z ? z : "", -1);
+    shale_free(z);
+  }
   int end = emit_label(np);
   NameCtx nc;
   memset(&nc, 0, sizeof nc);
@@ -129,6 +135,12 @@ static VmProgram *trigger_program(Parse *p, const Trigger *t, const Table *tab, 
   }
   for (int i = 0; i < ct->nstmts && !parse_failed(np); i++) {
     SqlStmt *st = ct->stmts[i];
+    if (st->span.len > 0) {
+      char *z = util_mprintf("-- %.*s", st->span.len, t->sql + st->span.start);
+      if (!z) parse_nomem(np);
+      vm_builder_add_text(&np->b, OP_Trace, 0, 0, 0, z ? z : "", -1);
+      shale_free(z);
+    }
     if (st->kind == SQL_STMT_SELECT) {
       if (select_resolve(np, st->u.select, &nc) || parse_failed(np)) break;
       SelectDest d;

@@ -293,6 +293,8 @@ typedef struct VmConnHooks {
    * blobs and records made here and by functions; LIKE_PATTERN_LENGTH */
   int max_length;
   int max_like_pattern;
+  /* trace: the text of a Trace op (trigger programs: SQLITE_TRACE_STMT) */
+  void (*trace)(void *ctx, const char *text);
 } VmConnHooks;
 #define VM_HOOK_DELETE 9
 #define VM_HOOK_INSERT 18

@@ -856,6 +856,10 @@ dispatch:
     JUMP(v->cmp_result < 0 ? op->p1 : v->cmp_result == 0 ? op->p2 : op->p3);
   }
   CASE(Noop) { NEXT(); }
+  CASE(Trace) {
+    if (v->hooks && v->hooks->trace && op->p4type == P4_TEXT) v->hooks->trace(v->hooks->ctx, op->p4.z);
+    NEXT();
+  }
 
   /* ---- constants and moves ---- */
   CASE(Integer) {

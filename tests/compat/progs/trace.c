@@ -143,6 +143,26 @@ int main(void) {
       "'it''s'] R P[SELECT a FROM t WHERE a >= ?1 AND b <> ?2] ");
   sqlite3_finalize(st);
   LOG_IS("");
+  /* a trigger's run and each statement of its body are reported too */
+  EXPECT_INT(sqlite3_trace_v2(db, 0, NULL, NULL), SQLITE_OK);
+  EXEC_OK(db,
+          "CREATE TABLE l(v); CREATE TRIGGER tr AFTER INSERT ON t BEGIN "
+          "INSERT INTO l VALUES (new.a); DELETE FROM l WHERE v < 0; END");
+  EXPECT_INT(sqlite3_trace_v2(db, SQLITE_TRACE_STMT, trace_cb, NULL), SQLITE_OK);
+  EXEC_OK(db, "INSERT INTO t VALUES (3, 'z')");
+  /* (P is the statement that fired it) */
+  LOG_IS(
+      "S[INSERT INTO t VALUES (3, 'z')|INSERT INTO t VALUES (3, 'z')] "
+      "S[-- TRIGGER tr|INSERT INTO t VALUES (3, 'z')] "
+      "S[-- INSERT INTO l VALUES (new.a)|INSERT INTO t VALUES (3, 'z')] "
+      "S[-- DELETE FROM l WHERE v < 0|INSERT INTO t VALUES (3, 'z')] ");
+  EXEC_OK(db, "DELETE FROM t WHERE a = 3; DROP TRIGGER tr; DROP TABLE l");
+  EXPECT_INT(
+      sqlite3_trace_v2(
+          db, SQLITE_TRACE_STMT | SQLITE_TRACE_PROFILE | SQLITE_TRACE_ROW | SQLITE_TRACE_CLOSE,
+          trace_cb, NULL),
+      SQLITE_OK);
+  logbuf[0] = 0;
   /* only some events */
   EXPECT_INT(sqlite3_trace_v2(db, SQLITE_TRACE_ROW, trace_cb, NULL), SQLITE_OK);
   EXEC_OK(db, "SELECT * FROM t");
