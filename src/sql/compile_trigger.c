@@ -142,6 +142,9 @@ static VmProgram *trigger_program(Parse *p, const Trigger *t, const Table *tab, 
       shale_free(z);
     }
     if (st->kind == SQL_STMT_SELECT) {
+      int auth = parse_auth(np, AUTH_SELECT, NULL, NULL, NULL);
+      if (auth == AUTH_DENY) break;
+      if (auth == AUTH_IGNORE) continue;
       if (select_resolve(np, st->u.select, &nc) || parse_failed(np)) break;
       SelectDest d;
       memset(&d, 0, sizeof d);

@@ -63,6 +63,11 @@ static const char *const seq[][2] = {
     {"DROP TABLE n", "11:n:-:main:- 9:n:-:main:-"},
     {"DROP TRIGGER tr", "16:tr:u:main:-"},
     {"REINDEX ub", "27:ub:-:main:-"},
+    {"CREATE TABLE s1(a)", "2:s1:-:main:-"},
+    {"CREATE TRIGGER s1t AFTER INSERT ON s1 BEGIN SELECT x FROM u WHERE x = new.a; END",
+     "7:s1t:s1:main:-"},
+    {"INSERT INTO s1 VALUES (1)",
+     "18:s1:-:main:- 21:-:-:-:s1t 20:u:x:main:s1t 20:u:x:main:s1t 20:s1:a:main:s1t"},
 };
 
 static char result[1024];
