@@ -550,6 +550,8 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
         select_names(rec->prior, cte->name)) {
       parse_error(p, "circular reference: %s", cte->name);
       bad = 1;
+    } else if (parse_auth(p, AUTH_RECURSIVE, NULL, NULL, NULL) == AUTH_DENY) {
+      bad = 1;
     } else {
       SqlSelect *setup = rec->prior;
       int op = rec->compound;

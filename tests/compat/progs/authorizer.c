@@ -175,6 +175,11 @@ int main(void) {
   run(db, SQLITE_ALTER_TABLE, "t", SQLITE_DENY, "ALTER TABLE t ADD COLUMN d", SQLITE_AUTH,
       "not authorized", "");
   run(db, SQLITE_SAVEPOINT, "BEGIN", SQLITE_DENY, "SAVEPOINT s", SQLITE_AUTH, "not authorized", "");
+  run(db, SQLITE_RECURSIVE, NULL, SQLITE_DENY,
+      "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3) SELECT x FROM c",
+      SQLITE_AUTH, "not authorized", "");
+  run(db, SQLITE_RECURSIVE, NULL, SQLITE_DENY, "WITH c(x) AS (SELECT 1) SELECT x FROM c", 0, "",
+      "1|");
   run(db, SQLITE_READ, "b", 7, "SELECT b FROM t", SQLITE_ERROR, "authorizer malfunction", "");
   run(db, SQLITE_INSERT, "t", -1, "INSERT INTO t VALUES (9, 9, 9)", SQLITE_ERROR,
       "authorizer malfunction", "");
