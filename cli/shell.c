@@ -18,7 +18,9 @@
  *     with its result code; .exit N exits with N.
  *  2. A statement's error context (the "^--- error here" lines) is only
  *     printed where the offending token can be located (syntax errors,
- *     unrecognized tokens, unknown columns/functions, objects that exist).
+ *     unrecognized tokens, unknown or ambiguous columns, unknown functions or
+ *     wrong argument counts, tables/views/triggers that exist): the API has
+ *     no error offset, so the shell finds the token SQLite would point at.
  *  3. The database is opened before any SQL or dot-command runs; a failed
  *     open at start-up exits with 1 as sqlite3 does.
  */
@@ -149,15 +151,22 @@ static int error_offset(const char *sql, const char *msg) {
     }
     return -1;
   }
-  if ((p = strstr(msg, "no such column: ")) == msg || (p = strstr(msg, "no such function: ")) == msg) {
+  if (strncmp(msg, "wrong number of arguments to function ", 38) == 0) {
+    snprintf(name, sizeof name, "%s", msg + 38);
+    char *paren = strchr(name, '(');
+    if (paren) *paren = 0;
+    return find_ident(sql, name);
+  }
+  if ((p = strstr(msg, "no such column: ")) == msg || (p = strstr(msg, "no such function: ")) == msg ||
+      (p = strstr(msg, "ambiguous column name: ")) == msg) {
     p = strchr(msg, ':') + 2;
     snprintf(name, sizeof name, "%s", p);
     char *dot = strchr(name, '.');
     if (dot) *dot = 0;
     return find_ident(sql, name);
   }
-  static const char *const kinds[] = {"table ", "index ", "view ", "trigger "};
-  for (int i = 0; i < 4; i++) {
+  static const char *const kinds[] = {"table ", "view ", "trigger "};
+  for (int i = 0; i < 3; i++) {
     size_t k = strlen(kinds[i]);
     if (strncmp(msg, kinds[i], k) == 0 && (p = strstr(msg, " already exists")) && p[15] == 0) {
       size_t n = (size_t)(p - msg) - k;
@@ -511,6 +520,7 @@ int main(int argc, char **argv) {
       if (i + 1 >= argc) {
         fprintf(stderr, "%s: Error: missing argument to %s\n", argv[0], argv[i]);
         shale_free(cmds);
+        shell_free(sh);
         return 1;
       }
       if (strcmp(z, "init") == 0) init = argv[i + 1];

@@ -721,7 +721,115 @@ done:
   return rc;
 }
 
+/* ---- EXPLAIN and EXPLAIN QUERY PLAN (whatever the mode, as sqlite3's
+ * ".explain auto") ---- */
+
+/* 1 for EXPLAIN, 2 for EXPLAIN QUERY PLAN, else 0. */
+static int explain_kind(shale_stmt *st) {
+  const char *z = shale_sql(st);
+  if (!z) return 0;
+  int len = (int)strlen(z), off = 0, k = 0, kind = 0;
+  while (off < len && k < 3) {
+    int type;
+    int n = sql_token(z + off, len - off, &type);
+    if (n <= 0) break;
+    off += n;
+    if (type == TK_SPACE) continue;
+    if (k == 0 && type != TK_EXPLAIN) return 0;
+    if (k == 0) kind = 1;
+    if (k == 1 && type != TK_QUERY) return 1;
+    if (k == 2) return type == TK_PLAN ? 2 : 1;
+    k++;
+  }
+  return kind;
+}
+
+typedef struct EqpRow {
+  int id, parent;
+  char *text;
+} EqpRow;
+
+static void eqp_level(FILE *out, EqpRow *rows, int n, int parent, char *prefix, size_t cap) {
+  size_t k = strlen(prefix);
+  for (int i = 0; i < n; i++) {
+    if (rows[i].parent != parent) continue;
+    int next = -1;
+    for (int j = i + 1; j < n && next < 0; j++)
+      if (rows[j].parent == parent) next = j;
+    fprintf(out, "%s%s%s\n", prefix, next >= 0 ? "|--" : "`--", rows[i].text);
+    if (k + 7 < cap) {
+      memcpy(prefix + k, next >= 0 ? "|  " : "   ", 4);
+      eqp_level(out, rows, n, rows[i].id, prefix, cap);
+      prefix[k] = 0;
+    }
+  }
+}
+
+static int exec_eqp(Shell *sh, shale_stmt *st) {
+  EqpRow *rows = NULL;
+  int n = 0, cap = 0, rc;
+  while ((rc = shale_step(st)) == SHALE_ROW) {
+    if (n == cap) {
+      cap = cap ? cap * 2 : 16;
+      EqpRow *nr = shale_realloc(rows, sizeof *rows * (size_t)cap);
+      if (!nr) {
+        rc = SHALE_NOMEM;
+        break;
+      }
+      rows = nr;
+    }
+    const char *t = (const char *)shale_column_text(st, 3);
+    rows[n].id = shale_column_int(st, 0);
+    rows[n].parent = shale_column_int(st, 1);
+    rows[n].text = shell_strdup(t ? t : "");
+    n++;
+  }
+  if (n > 0) {
+    char prefix[100] = "";
+    fputs("QUERY PLAN\n", sh->out);
+    eqp_level(sh->out, rows, n, 0, prefix, sizeof prefix);
+  }
+  for (int i = 0; i < n; i++) shale_free(rows[i].text);
+  shale_free(rows);
+  return rc == SHALE_DONE ? SHALE_OK : rc;
+}
+
+static int exec_explain(Shell *sh, shale_stmt *st) {
+  static const int widths[] = {4, 13, 4, 4, 4, 13, 2, 13};
+  int rc, n = shale_column_count(st), first = 1;
+  if (n > 8) n = 8;
+  FILE *out = sh->out;
+  while ((rc = shale_step(st)) == SHALE_ROW) {
+    if (first) {
+      for (int i = 0; i < n; i++) {
+        width_print(out, widths[i], shale_column_name(st, i));
+        fputs(i == n - 1 ? "\n" : "  ", out);
+      }
+      for (int i = 0; i < n; i++) {
+        put_n(out, "-", widths[i]);
+        fputs(i == n - 1 ? "\n" : "  ", out);
+      }
+      first = 0;
+    }
+    for (int i = 0; i < n; i++) {
+      const char *v = col_text(st, i);
+      const char *sep = "  ";
+      int w = i == n - 1 ? 0 : widths[i];
+      if (v && nchars(v) > w) {
+        w = nchars(v);
+        sep = " ";
+      }
+      width_print(out, w, v ? v : sh->nullvalue);
+      fputs(i == n - 1 ? "\n" : sep, out);
+    }
+  }
+  return rc == SHALE_DONE ? SHALE_OK : rc;
+}
+
 int mode_exec(Shell *sh, shale_stmt *st) {
+  int kind = explain_kind(st);
+  if (kind == 2) return exec_eqp(sh, st);
+  if (kind == 1) return exec_explain(sh, st);
   if (sh->mode == MODE_COLUMN || sh->mode == MODE_TABLE || sh->mode == MODE_BOX ||
       sh->mode == MODE_MARKDOWN)
     return columnar(sh, st);

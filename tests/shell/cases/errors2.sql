@@ -1,0 +1,27 @@
+-- more errors and where their "error here" marker points
+create table e(a, b);
+create table e2(a, a);
+insert into e values(1);
+insert into e(x) values(1);
+select a from e, e as f;
+select count(*, 1) from e;
+select abs(1, 2);
+create index i1 on nosuch(a);
+create index i1 on e(a);
+create index i1 on e(b);
+create view v1 as select 1;
+create view v1 as select 2;
+drop table nosuch;
+select * from e where a = ;
+select "unterminated from e;
+select [abc from e;
+select x'abc';
+select 1 from e order by 5;
+select max() from e;
+insert into e select 1;
+update e set zz = 1;
+select * from (select 1) as s, s;
+select e.nosuch from e;
+select nosuch.a from e;
+   select      1 +++ ;
+with r as (select 1) select * from r, nosuch;
