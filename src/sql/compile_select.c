@@ -1632,7 +1632,7 @@ static void sorter_setup(Parse *p, OutCtx *oc, SqlSelect *s, SqlExprList *ob, in
   /* SQLite's aggregate queries deliver rows tying on a single DESC term in
    * reverse order: the sequence number sorts descending then */
   if (s && s->info && s->info->is_agg && s->group_by && ob->n == 1 &&
-      ob->a[0].sort == SQL_SORT_DESC)
+      ob->a[0].sort == SQL_SORT_DESC && !window_in_core(s))
     desc[nk] = 1;
   KeyInfo *ki = parse_keyinfo(p, nk + 1, coll, desc);
   if (!ki) return;

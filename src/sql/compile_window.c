@@ -294,6 +294,15 @@ static int collect_fns(Parse *p, WinCtx *wc, SqlExpr *e) {
   return 0;
 }
 
+static int has_window_call(const SqlExpr *e) {
+  if (!e || e->op == SQL_E_REG) return 0;
+  if (e->op == SQL_E_FUNC && e->agg == 2 && e->over) return 1;
+  if (has_window_call(e->a) || has_window_call(e->b) || has_window_call(e->c)) return 1;
+  for (int i = 0; e->list && i < e->list->n; i++)
+    if (has_window_call(e->list->a[i].expr)) return 1;
+  return 0;
+}
+
 /* ---- leaves ---- */
 
 typedef struct LeafWalk {
@@ -366,7 +375,21 @@ static SqlExpr *order_term(WinCtx *wc, int i) {
   return s->order_by->a[i].expr;
 }
 
-static void pass_sorter(Parse *p, WinPass *ps);
+static void pass_sorter(Parse *p, WinPass *ps, int seq_desc);
+
+/* SQLite runs an aggregate query with windows as a subquery whose ORDER
+ * BY is the innermost window's sort, and gives its GROUP BY terms that
+ * ORDER BY's ASC/DESC flags when the two have as many terms: with every
+ * term DESC the groups come out in reverse order, which decides the order
+ * of ties in that window. The sequence column then sorts descending. */
+static int groups_reversed(SqlSelect *s, SelInfo *info, WinPass *ps) {
+  SqlWindow *w = ps->w;
+  int np = w->partition ? w->partition->n : 0, no = w->order ? w->order->n : 0;
+  if (!info->is_agg || !s->group_by || np != 0 || no == 0 || s->group_by->n != no) return 0;
+  for (int i = 0; i < no; i++)
+    if (w->order->a[i].sort != SQL_SORT_DESC) return 0;
+  return 1;
+}
 
 WinCtx *window_begin(Parse *p, SqlSelect *s, SelInfo *info) {
   if (parse_failed(p) || s->kind == SQL_SEL_VALUES || !info || !info->result) return NULL;
@@ -400,7 +423,9 @@ WinCtx *window_begin(Parse *p, SqlSelect *s, SelInfo *info) {
     wc->passes[k].fn[wc->passes[k].nfn++] = i;
   }
   /* every pass's sorter, opened before the rows come */
-  for (int k = 0; k < wc->npass; k++) pass_sorter(p, &wc->passes[k]);
+  for (int k = 0; k < wc->npass; k++)
+    pass_sorter(p, &wc->passes[k],
+                k == wc->npass - 1 && groups_reversed(s, info, &wc->passes[k]));
   return parse_failed(p) ? NULL : wc;
 }
 
@@ -411,7 +436,7 @@ static int nulls_key(const SqlExprItem *t) {
 
 /* Open a pass's sorter: key = partition values, ORDER BY values (with a
  * NULL-placement column where needed), sequence. */
-static void pass_sorter(Parse *p, WinPass *ps) {
+static void pass_sorter(Parse *p, WinPass *ps, int seq_desc) {
   SqlWindow *w = ps->w;
   int np = w->partition ? w->partition->n : 0, no = w->order ? w->order->n : 0;
   int nk = np;
@@ -428,6 +453,7 @@ static void pass_sorter(Parse *p, WinPass *ps) {
     coll[k] = expr_collation(p, t->expr);
     desc[k++] = d;
   }
+  desc[nk] = (uint8_t)seq_desc;
   KeyInfo *ki = parse_keyinfo(p, nk + 1, coll, desc);
   if (!ki) return;
   ps->nkey = nk;
@@ -459,6 +485,17 @@ static void pass_insert(Parse *p, WinPass *ps, int row, int width) {
   int rec = emit_regs(p, 1);
   emit(p, OP_MakeRecord, base, ps->nkey + 1 + width, rec);
   emit(p, OP_SorterInsert, ps->sorter, rec, 0);
+}
+
+int window_in_core(const SqlSelect *s) {
+  const SelInfo *info = s->info;
+  if (!info || !info->result || s->kind == SQL_SEL_VALUES) return 0;
+  for (int i = 0; i < info->result->n; i++)
+    if (has_window_call(info->result->a[i].expr)) return 1;
+  for (int i = 0; s->order_by && !s->prior && i < s->order_by->n; i++)
+    if ((!info->order_col || info->order_col[i] < 0) && has_window_call(s->order_by->a[i].expr))
+      return 1;
+  return 0;
 }
 
 void window_push(Parse *p, WinCtx *wc) {
@@ -503,8 +540,9 @@ void window_push(Parse *p, WinCtx *wc) {
   pass_insert(p, &wc->passes[wc->npass - 1], row, m);
 }
 
-/* A frame offset: constant expressions only (SQLite turns any other into
- * NULL, which the engine then refuses). */
+/* A frame offset: constant expressions only, as SQLite judges them while
+ * parsing (no names, subqueries or function calls); it turns any other
+ * into NULL, which the engine then refuses. */
 static int offset_reg(Parse *p, SqlExpr *e) {
   if (!e) return 0;
   int r = emit_regs(p, 1);
@@ -517,7 +555,8 @@ static int offset_reg(Parse *p, SqlExpr *e) {
     SqlExpr *x = stack[--sp];
     if (!x) continue;
     if (x->op == SQL_E_ID || x->op == SQL_E_COLUMN || x->op == SQL_E_COLREF || x->select ||
-        x->op == SQL_E_STAR || x->op == SQL_E_TRIGREF) {
+        x->op == SQL_E_STAR || x->op == SQL_E_TRIGREF || x->op == SQL_E_FUNC ||
+        x->op == SQL_E_RAISE || x->op == SQL_E_CTIME) {
       bad = 1;
       break;
     }

@@ -135,6 +135,8 @@ int window_check_call(Parse *, SqlExpr *e);
  * terms): NULL when it has none (or after an error). Emits the sorters'
  * opening: call it before the core's loop. */
 WinCtx *window_begin(Parse *, SqlSelect *s, SelInfo *info);
+/* 1 if a resolved core has window calls (result list, evaluated ORDER BY). */
+int window_in_core(const SqlSelect *s);
 /* Once, where the core has a row to output (inside its loop, or for each
  * finished group after the aggregate calls were replaced): the row goes to
  * the window passes instead. */

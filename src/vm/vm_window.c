@@ -295,9 +295,18 @@ static int excluded(VmWin *w, int i, int r) {
 
 /* ---- calling aggregates ---- */
 
+/* SQLite 3.40 computes min()/max() over a frame that does not start at
+ * UNBOUNDED PRECEDING (and has no EXCLUDE clause) with an index of the
+ * frame's values that ignores the FILTER clause: so does this engine. */
+static int filter_ignored(const VmWinSpec *s, const VmWinFunc *f) {
+  return (f->def->flags & FUNC_MINMAX) && s->start != VM_BOUND_UNBOUNDED_PRECEDING &&
+         s->exclude == VM_EXCLUDE_NONE;
+}
+
 static int call_agg(Vm *v, VmWin *w, const VmWinFunc *f, FuncCtx *ctx, const ShValue *row,
                     int inverse) {
-  if (f->filter >= 0 && !value_is_true(&row[f->filter], 0)) return SHALE_OK;
+  if (f->filter >= 0 && !filter_ignored(w->spec, f) && !value_is_true(&row[f->filter], 0))
+    return SHALE_OK;
   if (f->nargs > w->capargs) {
     ShValue *a = shale_realloc(w->args, sizeof(ShValue) * (size_t)f->nargs);
     if (!a) return SHALE_NOMEM;
