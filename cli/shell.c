@@ -211,7 +211,6 @@ static void print_context(const char *sql, const char *msg) {
  * -1 (an argument): "Error: in prepare, " / "Error: stepping, ". */
 static void report(Shell *sh, int prepare, const char *stmt, int rc, int line, int in_file) {
   const char *msg = shale_errmsg(sh->db);
-  fflush(sh->out);
   if (in_file < 0)
     fprintf(stderr, "Error: %s, %s", prepare ? "in prepare" : "stepping", msg);
   else if (in_file)
@@ -340,6 +339,7 @@ int shell_process(Shell *sh, FILE *in, int interactive) {
   Buf sql = {NULL, 0, 0};
   int lineno = 0, start = 0, errs = 0;
   while (!sh->quit && (errs == 0 || !sh->bail || interactive)) {
+    fflush(sh->out); /* as sqlite3: output so far goes out before the next line is read */
     char *line = edit_readline(in, sql.n ? "   ...> " : "shale> ", interactive);
     if (!line) break;
     lineno++;
@@ -359,7 +359,6 @@ int shell_process(Shell *sh, FILE *in, int interactive) {
         if (rc) errs++;
       }
       shale_free(line);
-      fflush(sh->out);
       continue;
     }
     const char *text = line;
@@ -386,7 +385,6 @@ int shell_process(Shell *sh, FILE *in, int interactive) {
       errs += shell_run_sql(sh, sql.z, start, in != stdin || !interactive);
       sql.n = 0;
       if (sh->once) dot_output_reset(sh);
-      fflush(sh->out);
     } else if (all_space(sql.z)) {
       if (sh->echo) fprintf(sh->out, "%s\n", sql.z);
       sql.n = 0;

@@ -457,6 +457,5 @@ int dot_command(Shell *sh, char *line) {
     sh->once--;
     if (sh->once == 0) dot_output_reset(sh);
   }
-  fflush(sh->out);
   return rc;
 }

@@ -84,8 +84,8 @@ static void copy_file(const char *from, const char *to) {
   free(z);
 }
 
-void shell_run(ShellRun *r, const char *prog, const char *tag, char **args, int nargs,
-               const char *input, const char *setup_sql) {
+static void run(ShellRun *r, const char *prog, const char *tag, char **args, int nargs,
+                const char *input, const char *setup_sql, int merged) {
   memset(r, 0, sizeof *r);
   snprintf(r->dir, sizeof r->dir, "%s", test_path(tag));
   char cmd[PATH_MAX + 20];
@@ -132,7 +132,7 @@ void shell_run(ShellRun *r, const char *prog, const char *tag, char **args, int 
     if (in < 0 || out < 0 || er < 0) _exit(126);
     dup2(in, 0);
     dup2(out, 1);
-    dup2(er, 2);
+    dup2(merged ? out : er, 2);
     char *argv[80];
     int n = 0;
     argv[n++] = (char *)"sqlite3";
@@ -149,6 +149,16 @@ void shell_run(ShellRun *r, const char *prog, const char *tag, char **args, int 
   r->err = shell_read_file(errp, NULL);
   if (!r->out) r->out = calloc(1, 1);
   if (!r->err) r->err = calloc(1, 1);
+}
+
+void shell_run(ShellRun *r, const char *prog, const char *tag, char **args, int nargs,
+               const char *input, const char *setup_sql) {
+  run(r, prog, tag, args, nargs, input, setup_sql, 0);
+}
+
+void shell_run_merged(ShellRun *r, const char *prog, const char *tag, char **args, int nargs,
+                      const char *input, const char *setup_sql) {
+  run(r, prog, tag, args, nargs, input, setup_sql, 1);
 }
 
 void shell_run_free(ShellRun *r) {

@@ -6,8 +6,8 @@
  *  1. Each run happens in its own scratch directory (the cwd of the child,
  *     also its $HOME, so neither ~/.sqliterc nor ~/.shale_history leak in),
  *     with tests/shell/data/ copied into it.
- *  2. stdout and stderr are captured separately (their interleaving depends
- *     on buffering, which is not part of the contract), plus the exit code.
+ *  2. stdout and stderr are captured separately, plus the exit code; the
+ *     merged variant captures both in one file, as "2>&1" would.
  */
 #ifndef SHELL_RUN_H
 #define SHELL_RUN_H
@@ -31,6 +31,10 @@ const char *shell_binary(void);
  * into test.db in that directory first, through the reference SQLite. */
 void shell_run(ShellRun *r, const char *prog, const char *tag, char **args, int nargs,
                const char *input, const char *setup_sql);
+/* The same with stderr sent to the stdout file (r->out holds both, in the
+ * order the program wrote them: this checks when stdout is flushed). */
+void shell_run_merged(ShellRun *r, const char *prog, const char *tag, char **args, int nargs,
+                      const char *input, const char *setup_sql);
 void shell_run_free(ShellRun *r);
 /* Whole file into malloc'ed memory (NULL if it cannot be read). */
 char *shell_read_file(const char *path, size_t *n);

@@ -6,7 +6,8 @@
  * a scratch directory holding a copy of tests/shell/data/ (setup.sql makes a
  * table of tricky values: NULL, reals, blobs, unicode, quotes, commas,
  * newlines, tabs). stdout, stderr and the exit code must be identical,
- * except the numbers of "Run Time:" lines (.timer). Directives in the
+ * except the numbers of "Run Time:" lines (.timer); then both run again
+ * with stderr into stdout, and the merged text must be identical too. Directives in the
  * script's leading comment lines:
  *   -- args: ARG...      command-line arguments ('quoted' ones may hold spaces)
  *   -- files: F...       files the script writes: compared too
@@ -123,6 +124,20 @@ static void run_case(const char *name) {
       diff_report(name, files[i], fa, fb);
     free(fa);
     free(fb);
+  }
+  /* stdout and stderr into one file: the same interleaving (sqlite3 flushes
+   * stdout before it reads each input line, not before an error) */
+  if (strcmp(a.out, b.out) == 0 && strcmp(a.err, b.err) == 0) {
+    ShellRun ma, mb;
+    snprintf(tag, sizeof tag, "%s-shale-2", name);
+    shell_run_merged(&ma, shell_binary(), tag, argv, nargs, path, setup[0] ? setup : NULL);
+    snprintf(tag, sizeof tag, "%s-sqlite3-2", name);
+    shell_run_merged(&mb, REF_SHELL, tag, argv, nargs, path, setup[0] ? setup : NULL);
+    normalize(ma.out);
+    normalize(mb.out);
+    if (strcmp(ma.out, mb.out) != 0) diff_report(name, "stdout+stderr", ma.out, mb.out);
+    shell_run_free(&ma);
+    shell_run_free(&mb);
   }
   shell_run_free(&a);
   shell_run_free(&b);
