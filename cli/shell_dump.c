@@ -192,14 +192,100 @@ static void print_schema_line(Shell *sh, const char *z, const char *tail) {
   shale_free(fixed);
 }
 
+/* print_schema_line for the first n bytes of z. */
+static void print_schema_line_n(Shell *sh, char *z, size_t n, const char *tail) {
+  char c = z[n];
+  z[n] = 0;
+  print_schema_line(sh, z, tail);
+  z[n] = c;
+}
+
+static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+/* Only white space (or a "--" comment) up to the end of the line. */
+static int ws_to_eol(const char *z) {
+  for (int i = 0; z[i]; i++) {
+    if (z[i] == '\n') return 1;
+    if (is_ws(z[i])) continue;
+    if (z[i] == '-' && z[i + 1] == '-') return 1;
+    return 0;
+  }
+  return 1;
+}
+
+/* .schema --indent: white space collapsed; a statement of 79 bytes or more
+ * gets one line per top-level item of its parenthesized list, indented by
+ * two spaces. Views and triggers print as stored. The quote tracking is
+ * sqlite3's, quirks included (parentheses inside quotes still count; a
+ * quote of another kind inside quotes takes over), to print the same text. */
+static void print_pretty(Shell *sh, const char *sql) {
+  if (starts_with_ci(sql, "CREATE VIEW") || starts_with_ci(sql, "CREATE TRIG")) {
+    fprintf(sh->out, "%s;\n", sql);
+    return;
+  }
+  char *z = shell_strdup(sql);
+  if (!z) return;
+  size_t i = 0, j = 0;
+  char c;
+  while (is_ws(z[i])) i++;
+  for (; (c = z[i]) != 0; i++) {
+    if (is_ws(c)) {
+      if (j > 0 && z[j - 1] == '\r') z[j - 1] = '\n';
+      if (j > 0 && (is_ws(z[j - 1]) || z[j - 1] == '(')) continue;
+    } else if ((c == '(' || c == ')') && j > 0 && is_ws(z[j - 1])) {
+      j--;
+    }
+    z[j++] = c;
+  }
+  while (j > 0 && is_ws(z[j - 1])) j--;
+  z[j] = 0;
+  if (strlen(z) >= 79) {
+    int paren = 0, lines = 0;
+    char end = 0;
+    for (i = j = 0; (c = z[i]) != 0; i++) {
+      if (c == end) {
+        end = 0;
+      } else if (c == '"' || c == '\'' || c == '`') {
+        end = c;
+      } else if (c == '[') {
+        end = ']';
+      } else if (c == '-' && z[i + 1] == '-') {
+        end = '\n';
+      } else if (c == '(') {
+        paren++;
+      } else if (c == ')') {
+        paren--;
+        if (lines > 0 && paren == 0 && j > 0) {
+          print_schema_line_n(sh, z, j, "\n");
+          j = 0;
+        }
+      }
+      z[j++] = c;
+      if (paren == 1 && end == 0 && (c == '(' || c == '\n' || (c == ',' && !ws_to_eol(z + i + 1)))) {
+        if (c == '\n') j--;
+        print_schema_line_n(sh, z, j, "\n  ");
+        j = 0;
+        lines++;
+        while (is_ws(z[i + 1])) i++;
+      }
+    }
+    z[j] = 0;
+  }
+  print_schema_line(sh, z, ";\n");
+  shale_free(z);
+}
+
 /* ---- .schema ---- */
 
 int schema_command(Shell *sh, int argc, char **argv) {
   const char *pat = NULL;
-  int nosys = 0;
+  int nosys = 0, indent = 0;
   for (int i = 1; i < argc; i++) {
     const char *z = argv[i];
-    if (z[0] == '-' && (!strcmp(z, "--indent") || !strcmp(z, "-indent"))) continue;
+    if (z[0] == '-' && (!strcmp(z, "--indent") || !strcmp(z, "-indent"))) {
+      indent = 1;
+      continue;
+    }
     if (z[0] == '-' && (!strcmp(z, "--nosys") || !strcmp(z, "-nosys"))) {
       nosys = 1;
     } else if (z[0] == '-') {
@@ -238,7 +324,10 @@ int schema_command(Shell *sh, int argc, char **argv) {
       with = shale_malloc(strlen(z) + strlen(view) + 10);
       if (with) sprintf(with, "%s\n/* %s */", z, view);
     }
-    print_schema_line(sh, with ? with : z, ";\n");
+    if (indent)
+      print_pretty(sh, with ? with : z);
+    else
+      print_schema_line(sh, with ? with : z, ";\n");
     shale_free(with);
     shale_free(view);
   }

@@ -8,7 +8,8 @@ Checks, in one session on an in-memory database (HOME is a scratch directory):
      the cursor into it and typed text is inserted there (the edited line runs);
   4. a statement split over two lines shows the continuation prompt "   ...> ";
   5. a parse error prints "Parse error: ..." (no line number on a terminal);
-  6. .quit ends the session (exit code 1 after that error, as sqlite3) and ~/.shale_history holds the lines.
+  6. .import of a file over 1 MiB shows a progress bar;
+  7. .quit ends the session (exit code 1 after that error, as sqlite3) and ~/.shale_history holds the lines.
 Prints "ok" and exits 0, or prints what went wrong and exits 1.
 """
 import os
@@ -79,6 +80,18 @@ def main():
         expect("shale> ")
         send("selec 1;\r")
         expect("Parse error: near \"selec\": syntax error")
+        expect("shale> ")
+        # .import of a large file shows a progress bar on a terminal
+        with open(os.path.join(home, "big.csv"), "w") as f:
+            f.write("a,b\n")
+            for i in range(60000):
+                f.write("%d,some text to make the file larger than one mebibyte %d\n" % (i, i))
+        send(".import --csv big.csv big\r")
+        expect("big.csv [")
+        expect("%")
+        expect("shale> ", timeout=30)
+        send("select count(*) from big;\r")
+        expect("\n60000\r\n")
         expect("shale> ")
         send(".quit\r")
         _, st = os.waitpid(pid, 0)

@@ -6,3 +6,5 @@ select 'after read';
 .read
 .read a b
 select 'end';
+.read quits.sql
+select 'a .quit in a read file ends only that file';
