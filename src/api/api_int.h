@@ -103,6 +103,7 @@ struct shale {
   int sync_level; /* PRAGMA synchronous as set (reported for memory dbs too) */
   int wal_autocheckpoint; /* PRAGMA wal_autocheckpoint (reported only) */
   uint8_t temp_store;     /* PRAGMA temp_store (reported only) */
+  uint8_t dflt_lock_mode; /* PRAGMA locking_mode as last set (SQLite's dfltLockMode) */
   uint8_t foreign_keys, recursive_triggers, case_sensitive_like, reverse_unordered;
   volatile int interrupted;
   uint8_t zombie; /* shale_close_v2 with statements open */

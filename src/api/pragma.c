@@ -822,7 +822,22 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
       if (rc == SHALE_OK) rc = add_int(out, top ? (incr ? 2 : 1) : 0);
       return api_txn_end(db, began, rc);
     }
-    case PR_LOCKING_MODE: return add_text(out, "normal");
+    case PR_LOCKING_MODE: {
+      /* As SQLite: without a schema name and without a valid value it
+       * reports the connection's default (the last value set); otherwise it
+       * sets the default (no schema name) and the pager's mode, and reports
+       * the pager's answer (which may refuse, e.g. a heap wal-index). */
+      int mode = -1;
+      if (val && !util_stricmp(val, "exclusive")) mode = PAGER_LOCKING_EXCLUSIVE;
+      if (val && !util_stricmp(val, "normal")) mode = PAGER_LOCKING_NORMAL;
+      if (!req->schema && mode < 0) {
+        mode = db->dflt_lock_mode;
+      } else {
+        if (!req->schema) db->dflt_lock_mode = (uint8_t)(mode < 0 ? db->dflt_lock_mode : mode);
+        mode = pager_set_locking_mode(pg, mode);
+      }
+      return add_text(out, mode == PAGER_LOCKING_EXCLUSIVE ? "exclusive" : "normal");
+    }
     case PR_TEMP_STORE:
       if (val) {
         if (!util_stricmp(val, "default"))

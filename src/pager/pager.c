@@ -67,6 +67,7 @@ int pager_lock_wait(Pager *p, int level) {
 }
 
 static void unlock_to(Pager *p, int level) {
+  if (p->excl_mode) return; /* locking_mode=EXCLUSIVE keeps them (pager_wal.c) */
   if (p->wal && level < OS_LOCK_SHARED) level = OS_LOCK_SHARED; /* kept while the Wal is open */
   if (p->lock > level) {
     os_unlock(p->fd, level);
@@ -86,14 +87,19 @@ static int wal_sync_level(Pager *p) {
  * until the Wal is closed). */
 static int open_wal(Pager *p) {
   assert(!p->wal && !p->memory && p->lock >= OS_LOCK_SHARED);
+  /* locking_mode=EXCLUSIVE: EXCLUSIVE first, then a heap wal-index */
+  int rc = pager_wal_exclusive_lock(p);
+  if (rc != SHALE_OK) return rc;
   char *wpath = util_mprintf("%s-wal", p->path);
   if (!wpath) return SHALE_NOMEM;
-  int rc = wal_open(p->vfs, p->fd, wpath, p->page_size, &p->wal);
+  rc = wal_open(p->vfs, p->fd, wpath, p->page_size, &p->wal);
   shale_free(wpath);
   if (rc != SHALE_OK) {
     p->wal = NULL;
     return rc;
   }
+  p->wal_heap = p->excl_mode;
+  if (p->wal_heap) wal_use_heap_memory(p->wal);
   wal_set_sync(p->wal, wal_sync_level(p));
   p->journal_mode = PAGER_JOURNAL_WAL;
   return SHALE_OK;
@@ -237,6 +243,7 @@ int pager_close(Pager *p) {
   if (!p) return SHALE_OK;
   int rc = SHALE_OK;
   if (p->txn == PAGER_TXN_WRITE) pager_rollback(p);
+  p->excl_mode = 0; /* closing releases everything */
   if (p->wal) {
     /* Ends the read transaction; checkpoints and deletes -wal/-shm when
      * EXCLUSIVE is granted (we are the last user); back to SHARED. */
@@ -337,6 +344,7 @@ static int leave_wal(Pager *p, int mode) {
   }
   rc = wal_close(p->wal, 0); /* drops the lock to SHARED */
   p->wal = NULL;
+  p->wal_heap = 0;
   p->lock = OS_LOCK_SHARED;
   p->journal_mode = mode;
   p->hdr_valid = 0; /* the file now holds what the log held */
@@ -564,8 +572,10 @@ int pager_begin_write(Pager *p, int exclusive) {
     rc = pager_begin_read(p);
     if (rc != SHALE_OK) return rc;
     if (p->wal) {
-      /* WAL: the log's WRITE lock; no lock on the database file. */
-      rc = wal_begin_write(p->wal);
+      /* WAL: the log's WRITE lock; no lock on the database file (but
+       * EXCLUSIVE on it in locking_mode=EXCLUSIVE, as SQLite). */
+      rc = pager_wal_exclusive_lock(p);
+      if (rc == SHALE_OK) rc = wal_begin_write(p->wal);
       if (rc == SHALE_OK) break;
       if (!was_none) return rc;
       pager_end_read(p);
@@ -582,7 +592,7 @@ int pager_begin_write(Pager *p, int exclusive) {
     if (rc == SHALE_BUSY && was_none && p->busy && p->busy(p->busy_arg, n++)) continue;
     return rc;
   }
-  if (!p->wal) p->lock = OS_LOCK_RESERVED;
+  if (!p->wal && p->lock < OS_LOCK_RESERVED) p->lock = OS_LOCK_RESERVED;
   if (exclusive && !p->wal) {
     rc = pager_lock_wait(p, OS_LOCK_EXCLUSIVE);
     if (rc != SHALE_OK) {

@@ -108,6 +108,19 @@ const char *pager_filename(Pager *);
 OsVfs *pager_vfs(Pager *);
 int pager_txn_state(Pager *);
 
+/* locking_mode, as PRAGMA locking_mode (SQLite's pager semantics):
+ * EXCLUSIVE keeps every lock taken at the end of transactions (rollback
+ * journal: SHARED after a read, EXCLUSIVE after a write; WAL: EXCLUSIVE on
+ * the database file from the first write, or from the opening of the log,
+ * whose wal-index then lives in heap memory and no -shm exists). NORMAL
+ * releases them at the end of the next transaction; it is refused while the
+ * wal-index is in heap memory, and an in-memory database is always
+ * EXCLUSIVE. Any other mode value just queries. Returns the mode in force. */
+#define PAGER_LOCKING_NORMAL 0
+#define PAGER_LOCKING_EXCLUSIVE 1
+int pager_set_locking_mode(Pager *, int mode);
+int pager_locking_mode(Pager *);
+
 /* Start a read transaction: SHARED lock (busy handler on contention), hot
  * journal rollback, cache invalidation if the file changed since the last
  * transaction (change counter at offset 24), header sanity (magic ->

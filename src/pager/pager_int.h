@@ -196,6 +196,9 @@ uint32_t pager_lock_page(Pager *);
 int pager_wal_spill(Pager *);
 /* After a WAL rollback: drop the cache if pages were spilled. */
 int pager_wal_after_rollback(Pager *);
+/* Exclusive locking mode: take EXCLUSIVE on the database file (busy
+ * handler) unless held; a no-op in normal mode. */
+int pager_wal_exclusive_lock(Pager *);
 
 /* ---- journal (pager_journal.c) ---- */
 int pager_journal_uses_file(Pager *); /* DELETE/TRUNCATE/PERSIST */

@@ -199,7 +199,11 @@ int pager_journal_finalize(Pager *p) {
     return SHALE_OK;
   }
   int full = p->sync_level >= PAGER_SYNC_FULL;
-  switch (p->journal_mode) {
+  int mode = p->journal_mode;
+  /* locking_mode=EXCLUSIVE keeps a DELETE journal with a zeroed header
+   * instead of deleting it (as SQLite); nobody else can be in the file. */
+  if (mode == PAGER_JOURNAL_DELETE && p->excl_mode) mode = PAGER_JOURNAL_PERSIST;
+  switch (mode) {
   case PAGER_JOURNAL_TRUNCATE:
     rc = os_truncate(p->jfd, 0);
     if (rc == SHALE_OK && full) rc = os_sync(p->jfd, OS_SYNC_NORMAL);

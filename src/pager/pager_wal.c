@@ -85,3 +85,21 @@ int pager_wal_after_rollback(Pager *p) {
   p->wal_spilled = 0;
   return pager_cache_invalidate(p, 0);
 }
+
+/* ---- locking_mode ---- */
+
+int pager_set_locking_mode(Pager *p, int mode) {
+  if (p->memory) return PAGER_LOCKING_EXCLUSIVE; /* private: always exclusive, as SQLite */
+  if (mode == PAGER_LOCKING_EXCLUSIVE) p->excl_mode = 1;
+  else if (mode == PAGER_LOCKING_NORMAL && !p->wal_heap) p->excl_mode = 0;
+  return p->excl_mode ? PAGER_LOCKING_EXCLUSIVE : PAGER_LOCKING_NORMAL;
+}
+
+int pager_locking_mode(Pager *p) {
+  return (p->memory || p->excl_mode) ? PAGER_LOCKING_EXCLUSIVE : PAGER_LOCKING_NORMAL;
+}
+
+int pager_wal_exclusive_lock(Pager *p) {
+  if (!p->excl_mode || p->lock >= OS_LOCK_EXCLUSIVE) return SHALE_OK;
+  return pager_lock_wait(p, OS_LOCK_EXCLUSIVE);
+}

@@ -25,7 +25,7 @@
  *    lookups take the newest) instead of being overwritten in place;
  *  - no sector padding (POWERSAFE_OVERWRITE assumed), no journal_size_limit
  *    truncation, no directory sync at the first sync of the -wal;
- *  - no read-only -shm modes, no heap wal-index for locking_mode=EXCLUSIVE;
+ *  - no read-only -shm modes;
  *  - no auto-checkpoint (the pager's job: call wal_checkpoint after a
  *    commit when wal_max_frame() >= 1000);
  *  - a new log always takes salt-1 + 1 and a random salt-2 (SQLite draws
@@ -101,6 +101,7 @@ struct Wal {
   uint32_t min_frame; /* nBackfill + 1 at read start */
   uint32_t ckpt_seq;  /* private checkpoint sequence (§1.6) */
   int ever_read;
+  int heap;           /* wal-index in heap memory (wal_use_heap_memory) */
   uint8_t *buf;       /* FRAME_HDRSIZE + page_size scratch */
 };
 
@@ -132,9 +133,11 @@ static void cksum(const uint8_t *p, size_t n, int be, uint32_t s[2]) {
 }
 
 static int lock_shm(Wal *w, int slot, int n, int flags) {
+  if (w->heap) return SHALE_OK; /* EXCLUSIVE on the db file stands for every lock */
   return w->db->methods->shm_lock(w->db, slot, n, OS_SHM_LOCK | flags);
 }
 static void unlock_shm(Wal *w, int slot, int n, int flags) {
+  if (w->heap) return;
   w->db->methods->shm_lock(w->db, slot, n, OS_SHM_UNLOCK | flags);
 }
 static void barrier(Wal *w) { w->db->methods->shm_barrier(w->db); }
@@ -156,6 +159,16 @@ static int region(Wal *w, int k, int extend, volatile uint32_t **out) {
     for (int i = w->nregion; i <= k; i++) nr[i] = NULL;
     w->regions = nr;
     w->nregion = k + 1;
+  }
+  if (!w->regions[k] && w->heap) {
+    if (!extend) {
+      *out = NULL;
+      return SHALE_OK;
+    }
+    void *m = shale_malloc(REGION_SIZE);
+    if (!m) return SHALE_NOMEM;
+    memset(m, 0, REGION_SIZE);
+    w->regions[k] = (volatile uint32_t *)m;
   }
   if (!w->regions[k]) {
     volatile void *p = NULL;
@@ -363,6 +376,11 @@ int wal_open(OsVfs *vfs, OsFile *db, const char *wal_path, uint32_t page_size, W
 }
 
 void wal_set_sync(Wal *w, int level) { w->sync_level = level; }
+
+void wal_use_heap_memory(Wal *w) {
+  assert(w->nregion == 0);
+  w->heap = 1;
+}
 
 static int sync_wal(Wal *w, int level) {
   if (level == WAL_SYNC_OFF) return SHALE_OK;
@@ -909,7 +927,9 @@ int wal_close(Wal *w, int flags) {
     }
     os_unlock(w->db, OS_LOCK_SHARED);
   }
-  if (w->nregion > 0) {
+  if (w->heap) {
+    for (int k = 0; k < w->nregion; k++) shale_free((void *)w->regions[k]);
+  } else if (w->nregion > 0) {
     int r = w->db->methods->shm_unmap(w->db, del);
     if (rc == SHALE_OK) rc = r;
   }

@@ -68,6 +68,12 @@ int wal_open(OsVfs *vfs, OsFile *db, const char *wal_path, uint32_t page_size, W
  * Ends any open transaction first. Returns the first error seen. */
 int wal_close(Wal *w, int flags);
 
+/* Keep the wal-index in heap memory instead of the -shm file (SQLite's
+ * WAL_HEAPMEMORY_MODE, for locking_mode=EXCLUSIVE): no -shm is created and
+ * the -shm locks are not taken. The caller must hold EXCLUSIVE on the
+ * database file for as long as the Wal is open. Call right after wal_open. */
+void wal_use_heap_memory(Wal *w);
+
 /* Set the sync level used by wal_checkpoint and at new log headers
  * (default WAL_SYNC_FULL). */
 void wal_set_sync(Wal *w, int level);
