@@ -533,6 +533,26 @@ static int stmt_ncol(const shale_stmt *st) {
 }
 
 /* Compile st->sql against the current schema into st->cs. */
+/* sql_compile; as SQLite (schemaIsValid), a compile that fails with
+ * SHALE_ERROR ("no such table", ...) checks the file's schema cookie, and
+ * if another connection changed the schema, reloads it and compiles once
+ * more. env is (re)filled here. */
+static int compile_checked(shale *db, CompileEnv *env, const char *sql, int n, CompiledStmt *cs,
+                           const char **end, char **msg) {
+  int rc;
+  for (int attempt = 0;; attempt++) {
+    compile_env(db, env);
+    rc = sql_compile(env, sql, n, cs, end, msg);
+    if (rc != SHALE_ERROR || attempt > 0 || db->txn_ddl) break;
+    long loads = db->schema_loads;
+    if (api_schema_current(db) != SHALE_OK || db->schema_loads == loads) break;
+    shale_free(*msg);
+    *msg = NULL;
+    memset(cs, 0, sizeof *cs);
+  }
+  return rc;
+}
+
 static int stmt_compile(shale_stmt *st) {
   shale *db = st->db;
   int rc = schema_ensure(db);
@@ -547,10 +567,9 @@ static int stmt_compile(shale_stmt *st) {
   schema_unref(st->schema);
   st->schema = NULL;
   CompileEnv env;
-  compile_env(db, &env);
   char *msg = NULL;
   const char *tail = NULL;
-  rc = sql_compile(&env, st->sql, -1, &st->cs, &tail, &msg);
+  rc = compile_checked(db, &env, st->sql, -1, &st->cs, &tail, &msg);
   if (rc != SHALE_OK) {
     memset(&st->cs, 0, sizeof st->cs);
     set_error_msg(db, rc, msg);
@@ -675,10 +694,9 @@ int shale_prepare_v3(shale *db, const char *sql, int nbyte, unsigned flags, shal
     stmt_setup_columns(st);
   } else {
     CompileEnv env;
-    compile_env(db, &env);
     char *msg = NULL;
     const char *end = NULL;
-    rc = sql_compile(&env, sql, n, &st->cs, &end, &msg);
+    rc = compile_checked(db, &env, sql, n, &st->cs, &end, &msg);
     if (rc != SHALE_OK) {
       set_error_msg(db, rc, msg);
       memset(&st->cs, 0, sizeof st->cs);

@@ -216,6 +216,32 @@ static void sc_checkpoint_busy(int eng, const char *path, Trace *t) {
   wc_close(&b);
 }
 
+/* A table created (and dropped) by another connection is found at once by
+ * a connection whose schema was loaded before: a failed compile re-checks
+ * the schema cookie (SQLite's schemaIsValid). */
+static void sc_stale_schema(int eng, const char *path, Trace *t) {
+  for (int wal = 0; wal < 2; wal++) {
+    WConn a, b;
+    char p2[520];
+    snprintf(p2, sizeof p2, "%s%d", path, wal);
+    walt_unlink(p2);
+    CHECK_OK(wc_open(&a, eng, p2, 0));
+    if (wal) tr(t, "wal", wc_exec(&a, "PRAGMA journal_mode=WAL"));
+    tr(t, "a loads schema", wc_exec(&a, "CREATE TABLE first(x)"));
+    CHECK_OK(wc_open(&b, eng, p2, 0));
+    tr(t, "b creates", wc_exec(&b, "CREATE TABLE t(x); INSERT INTO t VALUES(1)"));
+    tr(t, "a reads new table", wc_int(&a, "SELECT count(*) FROM t", -1));
+    tr(t, "a inserts", wc_exec(&a, "INSERT INTO t VALUES(2)"));
+    tr(t, "b drops", wc_exec(&b, "DROP TABLE t"));
+    int rc = 0;
+    tr(t, "a reads dropped", wc_int_rc(&a, "SELECT count(*) FROM t", -1, &rc));
+    tr(t, "a rc", rc);
+    wc_close(&a);
+    wc_close(&b);
+  }
+}
+
+TEST(busy_stale_schema_is_rechecked) { run_both("stale", sc_stale_schema); }
 TEST(busy_snapshot_write_after_foreign_commit) { run_both("snap", sc_snapshot); }
 TEST(busy_begin_immediate_waits_timeout) { run_both("imm", sc_immediate); }
 TEST(busy_without_handler) { run_both("noh", sc_nohandler); }

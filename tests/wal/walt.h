@@ -279,7 +279,7 @@ static inline int wc_integrity_ok(WConn *c) {
 
 /* Remove path and its -wal, -shm, -journal files. */
 static inline void walt_unlink(const char *path) {
-  char b[600];
+  char b[700];
   unlink(path);
   snprintf(b, sizeof b, "%s-wal", path);
   unlink(b);
@@ -300,7 +300,7 @@ static inline long long walt_fsize(const char *path) {
 }
 
 static inline long long walt_fsize_sfx(const char *path, const char *sfx) {
-  char b[600];
+  char b[700];
   snprintf(b, sizeof b, "%s%s", path, sfx);
   return walt_fsize(b);
 }
