@@ -443,9 +443,14 @@ static int read_header(Pager *p, int force_invalidate) {
     uint32_t file_pages = (uint32_t)((fsz + ps - 1) / ps);
     if (hs != 0 && memcmp(h + 24, h + 92, 4) == 0) {
       /* A valid in-header size larger than the file means pages are
-       * missing: SQLite calls that malformed at once, and so do we. */
-      if (hs > file_pages) return SHALE_CORRUPT;
-      p->db_size = hs; /* extra pages past it are ignored, as SQLite */
+       * missing: SQLite calls that malformed at once, and so do we --
+       * except in a WAL database whose log is about to be opened: a
+       * checkpoint cut short (page 1 copied, later pages not yet) leaves
+       * such a file, and the log's size decides (checked again by
+       * wal_snapshot if the log turns out empty). */
+      if (hs > file_pages && !(p->hdr_wal && !p->wal && !p->memory && !p->no_wal))
+        return SHALE_CORRUPT;
+      p->db_size = hs > file_pages ? file_pages : hs; /* pages past it ignored, as SQLite */
     } else {
       p->db_size = file_pages;
     }
