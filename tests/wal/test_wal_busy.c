@@ -11,8 +11,8 @@
  * Invariants:
  *  1. Every scenario closes both connections before returning (the trace
  *     of one engine never depends on the other's files).
- *  2. Timing is recorded only as a class (waited >= 80 ms or not), with a
- *     busy timeout of 300 ms, so a loaded machine cannot flip it.
+ *  2. Timing is recorded only as a class (waited >= 250 ms or not), with a
+ *     busy timeout of 500 ms, so a loaded machine cannot flip it.
  */
 #include <sys/time.h>
 #include <time.h>
@@ -82,13 +82,13 @@ static void setup2(int eng, const char *path, WConn *a, WConn *b, int busy_a, in
  * open on its snapshot, COMMIT ends it, and the next one sees the commit. */
 static void sc_snapshot(int eng, const char *path, Trace *t) {
   WConn a, b;
-  setup2(eng, path, &a, &b, 300, 300, t);
+  setup2(eng, path, &a, &b, 500, 500, t);
   tr(t, "a begin", wc_exec(&a, "BEGIN"));
   tr(t, "a read", wc_int(&a, "SELECT count(*) FROM t", -1));
   tr(t, "b insert", wc_exec(&b, "INSERT INTO t VALUES(2)"));
   long long t0 = now_ms();
   tr(t, "a insert", wc_exec(&a, "INSERT INTO t VALUES(3)"));
-  tr(t, "a insert waited", now_ms() - t0 >= 80);
+  tr(t, "a insert waited", now_ms() - t0 >= 250);
   tr(t, "a autocommit", wc_autocommit(&a));
   tr(t, "a old snapshot", wc_int(&a, "SELECT count(*) FROM t", -1));
   tr(t, "a update", wc_exec(&a, "UPDATE t SET x = x + 1"));
@@ -114,27 +114,27 @@ static void sc_snapshot(int eng, const char *path, Trace *t) {
  * writer does not wait for them. */
 static void sc_immediate(int eng, const char *path, Trace *t) {
   WConn a, b;
-  setup2(eng, path, &a, &b, 300, 300, t);
+  setup2(eng, path, &a, &b, 500, 500, t);
   tr(t, "a begin immediate", wc_exec(&a, "BEGIN IMMEDIATE"));
   tr(t, "a insert", wc_exec(&a, "INSERT INTO t VALUES(2)"));
   long long t0 = now_ms();
   tr(t, "b begin immediate", wc_exec(&b, "BEGIN IMMEDIATE"));
-  tr(t, "b waited", now_ms() - t0 >= 80);
+  tr(t, "b waited", now_ms() - t0 >= 250);
   tr(t, "b autocommit", wc_autocommit(&b));
   t0 = now_ms();
   tr(t, "b begin exclusive", wc_exec(&b, "BEGIN EXCLUSIVE"));
-  tr(t, "b waited", now_ms() - t0 >= 80);
+  tr(t, "b waited", now_ms() - t0 >= 250);
   tr(t, "b autocommit", wc_autocommit(&b));
   tr(t, "b reads", wc_int(&b, "SELECT count(*) FROM t", -1));
   t0 = now_ms();
   tr(t, "b autocommit insert", wc_exec(&b, "INSERT INTO t VALUES(9)"));
-  tr(t, "b waited", now_ms() - t0 >= 80);
+  tr(t, "b waited", now_ms() - t0 >= 250);
   /* b holds a read transaction: the writer is not blocked by it */
   tr(t, "b begin", wc_exec(&b, "BEGIN"));
   tr(t, "b reads", wc_int(&b, "SELECT count(*) FROM t", -1));
   t0 = now_ms();
   tr(t, "b insert in read txn", wc_exec(&b, "INSERT INTO t VALUES(9)"));
-  tr(t, "b waited", now_ms() - t0 >= 80); /* no busy handler with a read txn open */
+  tr(t, "b waited", now_ms() - t0 >= 250); /* no busy handler with a read txn open */
   tr(t, "b autocommit", wc_autocommit(&b));
   tr(t, "a commit", wc_exec(&a, "COMMIT"));
   tr(t, "b old snapshot", wc_int(&b, "SELECT count(*) FROM t", -1));
@@ -178,12 +178,12 @@ static void sc_rollback_journal(int eng, const char *path, Trace *t) {
   WConn a, b;
   CHECK_OK(wc_open(&a, eng, path, 0));
   tr(t, "setup", wc_exec(&a, "CREATE TABLE t(x); INSERT INTO t VALUES(1)"));
-  CHECK_OK(wc_open(&b, eng, path, 200));
+  CHECK_OK(wc_open(&b, eng, path, 500));
   tr(t, "a begin", wc_exec(&a, "BEGIN"));
   tr(t, "a read", wc_int(&a, "SELECT count(*) FROM t", -1));
   long long t0 = now_ms();
   tr(t, "b insert", wc_exec(&b, "INSERT INTO t VALUES(2)"));
-  tr(t, "b waited", now_ms() - t0 >= 80);
+  tr(t, "b waited", now_ms() - t0 >= 250);
   tr(t, "b autocommit", wc_autocommit(&b));
   tr(t, "a commit", wc_exec(&a, "COMMIT"));
   tr(t, "b insert", wc_exec(&b, "INSERT INTO t VALUES(2)"));
