@@ -34,6 +34,8 @@ extern const FuncDef func_date_defs[];
 extern const int func_date_ndefs;
 extern const FuncDef func_json_defs[];
 extern const int func_json_ndefs;
+extern const FuncDef func_extra_defs[];
+extern const int func_extra_ndefs;
 
 /* The static like() definition for case_sensitive_like on/off, 2 or 3 args. */
 const FuncDef *func_like_variant(int case_sensitive, int nargs);

@@ -466,7 +466,8 @@ int func_registry_init(FuncRegistry *reg) {
                 {func_window_defs, &func_window_ndefs},
                 {func_printf_defs, &func_printf_ndefs},
                 {func_date_defs, &func_date_ndefs},
-                {func_json_defs, &func_json_ndefs}};
+                {func_json_defs, &func_json_ndefs},
+                {func_extra_defs, &func_extra_ndefs}};
   for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
     for (int i = 0; i < *tables[t].n; i++) {
       if (put(reg, &tables[t].defs[i], 0)) {

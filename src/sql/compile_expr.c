@@ -1476,8 +1476,10 @@ int expr_code_reg(Parse *p, SqlExpr *e, int target) {
         return target;
       }
       if (tk == TK_PTR) {
-        const char *nm = "->";
-        if (e->a && e->b) {
+        /* the parser names the operator; spans may belong to another text
+         * (a view body), so the SQL is only scanned when it did not */
+        const char *nm = e->z && e->z[0] == '-' ? e->z : "->";
+        if (!(e->z && e->z[0] == '-') && e->a && e->b) {
           int s = e->a->span.start + e->a->span.len, t = e->b->span.start;
           for (int i = s; i + 2 < t; i++)
             if (p->sql[i] == '-' && p->sql[i + 1] == '>' && p->sql[i + 2] == '>') nm = "->>";

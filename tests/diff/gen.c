@@ -631,13 +631,20 @@ static Props scalar_subquery(DiffGen *g, Buf *b, const Scope *outer) {
   return p;
 }
 
+/* A JSON function argument that is never a BLOB: (E || '') or (E + 0). */
+static void json_arg(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode) {
+  bs(b, "(");
+  expr(g, b, sc, depth - 1, mode);
+  bs(b, ch(g, 50) ? " || '')" : " + 0)");
+}
+
 static Props func_call(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode) {
   g->tags |= GT_FUNC;
   Props p, q;
   int narrow = mode & M_NARROW;
   const char *one = NULL; /* a one-argument function, */
   Props ret = P_TEXT;     /* and its result class */
-  switch (rnd(g, 18)) {
+  switch (rnd(g, 20)) {
     case 0:
       bs(b, "abs(");
       colref(g, b, sc, 1, NULL);
@@ -742,6 +749,50 @@ static Props func_call(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode)
       p = expr(g, b, sc, depth - 1, mode);
       bs(b, ")");
       return p;
+    case 17: { /* date and time functions (never 'now') */
+      static const char *const fmts[] = {"%Y-%m-%d", "%H:%M:%f", "%j %W %w", "%s", "%J"};
+      static const char *const mods[] = {"'+1 day'", "'-3 months'", "'start of year'",
+                                         "'weekday 2'", "'unixepoch'", "'+1.5 hours'",
+                                         "'start of month'", "'auto'"};
+      int k = rnd(g, 4);
+      if (k == 0) bp(b, "strftime('%s', ", fmts[rnd(g, 5)]);
+      else bs(b, k == 1 ? "date(" : k == 2 ? "datetime(" : "julianday(");
+      expr(g, b, sc, depth - 1, mode);
+      if (ch(g, 60)) bp(b, ", %s", mods[rnd(g, 8)]);
+      bs(b, ")");
+      return k == 3 ? P_REAL : P_TEXT;
+    }
+    case 18: /* JSON functions; arguments made non-BLOB (a BLOB error would depend on
+                which rows the plan evaluates) */
+      switch (rnd(g, 5)) {
+        case 0:
+          bs(b, "json_array(");
+          json_arg(g, b, sc, depth, mode);
+          bs(b, ", ");
+          json_arg(g, b, sc, depth, mode);
+          bs(b, ")");
+          return P_TEXT;
+        case 1:
+          bs(b, "json_object('k', ");
+          json_arg(g, b, sc, depth, mode);
+          bs(b, ")");
+          return P_TEXT;
+        case 2:
+          bs(b, "json_extract(json_array(");
+          json_arg(g, b, sc, depth, mode);
+          bp(b, "), '$[%d]')", rnd(g, 2));
+          return P_MIX;
+        case 3:
+          bs(b, "json_type(json_quote(");
+          json_arg(g, b, sc, depth, mode);
+          bs(b, "))");
+          return P_TEXT;
+        default:
+          bs(b, "(json_set('{\"a\":[1,2]}', '$.b', ");
+          json_arg(g, b, sc, depth, mode);
+          bs(b, ") ->> 'b')");
+          return P_MIX;
+      }
     default:
       one = "unicode", ret = P_INT;
       break;
