@@ -93,12 +93,14 @@ struct DiffGen {
   Src view;
   int nsub; /* subquery alias counter within a statement */
   uint32_t tags;
+  uint64_t ws; /* the window queries' own stream (window_turn) */
 };
 
 static const char *const tag_names[GT_NTAGS] = {
     "join",     "left-join", "subquery", "correlated", "aggregate", "group-by",  "compound",
     "distinct", "order-by",  "limit",    "cast",       "collate",   "like/glob", "in",
-    "case",     "derived",   "exists",   "function",   "using",     "error",     "conflict"};
+    "case",     "derived",   "exists",   "function",   "using",     "error",     "conflict",
+    "window"};
 
 const char *gen_tag_name(int i) { return i >= 0 && i < GT_NTAGS ? tag_names[i] : "?"; }
 
@@ -1308,6 +1310,170 @@ static void agg_query(DiffGen *g, Buf *b, GenStmt *st) {
   }
 }
 
+/* ---- window queries (issue 7) ---- */
+
+/* A window: PARTITION BY, ORDER BY and a RANGE/GROUPS frame (whole peer
+ * groups, so no value depends on the order of tied rows). */
+static void win_spec(DiffGen *g, Buf *b, const Scope *sc, int allow_frame) {
+  int np = ch(g, 50) ? 1 + ch(g, 30) : 0;
+  if (np) {
+    bs(b, "PARTITION BY ");
+    for (int i = 0; i < np; i++) {
+      if (i) bs(b, ", ");
+      if (ch(g, 75))
+        colref(g, b, sc, 0, NULL);
+      else
+        expr(g, b, sc, 1, M_NARROW);
+    }
+  }
+  int no = ch(g, 75) ? 1 + ch(g, 25) : 0;
+  if (no) {
+    bs(b, np ? " ORDER BY " : "ORDER BY ");
+    for (int i = 0; i < no; i++) {
+      if (i) bs(b, ", ");
+      /* narrow: a RANGE offset added to an extreme integer rounds, and
+       * SQLite's rounding there is its own (see tests/sql/README.md) */
+      if (ch(g, 80))
+        colref(g, b, sc, 1, NULL);
+      else
+        expr(g, b, sc, 1, M_NARROW);
+      if (ch(g, 8)) bs(b, " COLLATE NOCASE");
+      if (ch(g, 35)) bs(b, " DESC");
+      if (ch(g, 10)) bs(b, ch(g, 50) ? " NULLS FIRST" : " NULLS LAST");
+    }
+  }
+  if (!allow_frame || !ch(g, 60)) return;
+  int range = no == 1 ? ch(g, 60) : 0;
+  int offsets = range || no > 0;
+  bs(b, np || no ? (range ? " RANGE " : " GROUPS ") : (range ? "RANGE " : "GROUPS "));
+  static const char *const roff[] = {"0", "1", "2", "3", "0.5", "1.5", "10"};
+  static const char *const goff[] = {"0", "1", "2"};
+  const char *const *off = range ? roff : goff;
+  int noff = range ? 7 : 3;
+  /* start: 0 UNBOUNDED PRECEDING, 1 N PRECEDING, 2 CURRENT ROW, 3 N FOLLOWING */
+  int s = rnd(g, offsets ? 4 : 3);
+  if (!offsets && s == 1) s = 0;
+  int e = s == 3 ? 3 + rnd(g, 2) : (s == 2 ? 2 + rnd(g, 3) : 1 + rnd(g, 4));
+  /* end: 1 N PRECEDING, 2 CURRENT ROW, 3 N FOLLOWING, 4 UNBOUNDED FOLLOWING */
+  if (!offsets && (e == 1 || e == 3)) e = ch(g, 50) ? 2 : 4;
+  bs(b, "BETWEEN ");
+  if (s == 0) bs(b, "UNBOUNDED PRECEDING");
+  else if (s == 1) bp(b, "%s PRECEDING", off[rnd(g, noff)]);
+  else if (s == 2) bs(b, "CURRENT ROW");
+  else bp(b, "%s FOLLOWING", off[rnd(g, noff)]);
+  bs(b, " AND ");
+  if (e == 1) bp(b, "%s PRECEDING", off[rnd(g, noff)]);
+  else if (e == 2) bs(b, "CURRENT ROW");
+  else if (e == 3) bp(b, "%s FOLLOWING", off[rnd(g, noff)]);
+  else bs(b, "UNBOUNDED FOLLOWING");
+  if (ch(g, 25)) {
+    static const char *const ex[] = {" EXCLUDE NO OTHERS", " EXCLUDE CURRENT ROW", " EXCLUDE GROUP",
+                                     " EXCLUDE TIES"};
+    bs(b, PICK(g, ex));
+  }
+}
+
+/* A window call: a ranking function, or an aggregate (count, sum, total,
+ * avg, min, max; sometimes with FILTER) over the window. */
+static void win_call(DiffGen *g, Buf *b, const Scope *sc, const char *named) {
+  Scope local = *sc;
+  local.outer = NULL;
+  int agg = 1;
+  int r = rnd(g, 100);
+  if (r < 25) {
+    static const char *const rk[] = {"rank()", "dense_rank()", "percent_rank()", "cume_dist()"};
+    bs(b, PICK(g, rk));
+    agg = 0;
+  } else if (r < 40) {
+    bs(b, "count(*)");
+  } else if (r < 50) {
+    bs(b, "count(");
+    expr(g, b, &local, 1, 0);
+    bs(b, ")");
+  } else if (r < 75) {
+    static const char *const fn[] = {"sum", "total", "avg"};
+    bp(b, "%s(", PICK(g, fn));
+    expr(g, b, &local, rnd(g, 2), M_NARROW);
+    bs(b, ")");
+  } else {
+    bs(b, ch(g, 50) ? "min(" : "max(");
+    safe_colref(g, b, &local);
+    bs(b, ")");
+  }
+  if (agg && ch(g, 15)) {
+    bs(b, " FILTER (WHERE ");
+    bool_expr(g, b, &local, 1, 0);
+    bs(b, ")");
+  }
+  if (named && ch(g, 50)) {
+    bp(b, " OVER %s", named);
+    return;
+  }
+  bs(b, " OVER (");
+  win_spec(g, b, &local, 1);
+  bs(b, ")");
+}
+
+static void window_query(DiffGen *g, Buf *b, GenStmt *st) {
+  g->tags |= GT_WINDOW;
+  Scope sc = {0};
+  Buf from = {0};
+  FromInfo fi;
+  from_clause(g, &from, &sc, &fi);
+  Buf wdef = {0};
+  int named = ch(g, 25);
+  if (named) win_spec(g, &wdef, &sc, 1);
+  bs(b, "SELECT ");
+  int ncol = 0;
+  int nplain = rnd(g, 3);
+  for (int i = 0; i < nplain; i++) {
+    if (ncol++) bs(b, ", ");
+    expr(g, b, &sc, rnd(g, 2), 0);
+  }
+  int nwin = 1 + rnd(g, 3);
+  for (int i = 0; i < nwin; i++) {
+    if (ncol++) bs(b, ", ");
+    if (ch(g, 15)) {
+      bs(b, "coalesce(");
+      win_call(g, b, &sc, named ? "w" : NULL);
+      bs(b, ", -1)");
+    } else {
+      win_call(g, b, &sc, named ? "w" : NULL);
+    }
+  }
+  bp(b, " FROM %s", from.z);
+  free(from.z);
+  if (ch(g, 50)) {
+    bs(b, " WHERE ");
+    bool_expr(g, b, &sc, 1 + rnd(g, 2), 0);
+  }
+  if (named) bp(b, " WINDOW w AS (%s)", wdef.z ? wdef.z : "");
+  free(wdef.z);
+  st->cmp = DIFF_CMP_BAG;
+  if (ch(g, 40)) order_all(g, b, ncol, 1, st);
+}
+
+/* One query in ten becomes a window query, written from the generator's
+ * second stream: the main stream (every other statement, hence every seed's
+ * database history) stays what it was before window queries existed. */
+static void window_turn(DiffGen *g, Buf *b, GenStmt *st) {
+  uint64_t main_s = g->s;
+  g->s = g->ws;
+  if (ch(g, 10)) {
+    int nr = st->new_round;
+    b->n = 0;
+    b->z[0] = 0;
+    memset(st, 0, sizeof *st);
+    st->kind = GEN_QUERY;
+    st->new_round = nr;
+    g->tags = 0;
+    g->nsub = 0;
+    window_query(g, b, st);
+  }
+  g->ws = g->s;
+  g->s = main_s;
+}
+
 static void compound_query(DiffGen *g, Buf *b, GenStmt *st) {
   g->tags |= GT_COMPOUND;
   int ncol = 1 + rnd(g, 3);
@@ -1616,6 +1782,8 @@ DiffGen *gen_new(uint64_t seed) {
   g->s = seed * 0x9E3779B97F4A7C15ULL + 0x5851F42D4C957F2DULL;
   if (!g->s) g->s = 1;
   for (int i = 0; i < 4; i++) rnd64(g);
+  g->ws = (seed + 1) * 0xD1B54A32D192ED03ULL ^ 0x2545F4914F6CDD1DULL;
+  if (!g->ws) g->ws = 1;
   return g;
 }
 
@@ -1730,6 +1898,7 @@ void gen_next(DiffGen *g, GenStmt *st) {
       agg_query(g, b, st);
     else
       compound_query(g, b, st);
+    window_turn(g, b, st);
   }
 done:
   st->sql = b->z;

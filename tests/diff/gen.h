@@ -14,6 +14,9 @@
  * Invariants:
  *  1. The stream depends only on the seed: the generator never sees a
  *     result, so both engines (and a replay) get the same statements.
+ *     Window queries use only window calls whose values do not depend on
+ *     the order of rows that tie in the window's ORDER BY (ranking by
+ *     peers, aggregates over RANGE/GROUPS frames or whole partitions).
  *  2. Every query's result is determined by SQL's semantics up to the
  *     comparison mode it is tagged with (GenStmt.cmp): no LIMIT without an
  *     ORDER BY over every output column, no scalar subquery that may return
@@ -57,7 +60,8 @@
 #define GT_USING (1u << 18)
 #define GT_ERROR (1u << 19) /* written to fail */
 #define GT_CONFLICT (1u << 20)
-#define GT_NTAGS 21
+#define GT_WINDOW (1u << 21)
+#define GT_NTAGS 22
 
 typedef struct GenStmt {
   const char *sql;
