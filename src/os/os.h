@@ -166,6 +166,31 @@ void os_fault_power_loss(OsVfs *, int keep_unsynced, int tear);
 /* Number of writes not yet synced, over all files of this VFS. */
 long os_fault_unsynced(OsVfs *);
 
+/* ---- group commit (os_group.c): one meeting point per WAL file ----
+ * Connections of this process writing the same log (same VFS and path)
+ * share an OsGroup: a FIFO token in front of the log's WRITE lock and a
+ * coordinator that lets one sync of the log cover many commits. */
+typedef struct OsGroup OsGroup;
+/* Find or create the group of (vfs, path); release with os_group_detach. */
+int os_group_attach(OsVfs *vfs, const char *path, OsGroup **out);
+void os_group_detach(OsGroup *);
+/* Take the writer token. If another connection holds it: SHALE_BUSY at once
+ * when busy is NULL; otherwise wait in FIFO order, calling busy(arg, n)
+ * (which sleeps) only after the token has not changed hands for 10 ms;
+ * SHALE_BUSY once busy returns 0. */
+int os_group_enter(OsGroup *, int (*busy)(void *, int), void *arg);
+/* Give the token up, handing it to the first waiter. */
+void os_group_leave(OsGroup *);
+/* Announce a commit whose frames are all written; returns its number. */
+uint64_t os_group_commit(OsGroup *);
+/* Return once commit `seq` is durable: if no sync is running, sync f (any
+ * handle of the log) with flags, covering every commit announced so far;
+ * else wait for the running one and check again. A failed sync's error goes
+ * to every commit it covered. */
+int os_group_sync(OsGroup *, uint64_t seq, OsFile *f, int flags);
+/* Commits announced and syncs led so far (for tests). */
+void os_group_stats(OsGroup *, uint64_t *ncommit, long *nsync);
+
 /* Milliseconds since an arbitrary epoch, monotonic; for busy timeouts. */
 int64_t os_now_ms(void);
 

@@ -574,8 +574,18 @@ int pager_begin_write(Pager *p, int exclusive) {
   int was_none = p->txn == PAGER_TXN_NONE;
   int rc;
   for (int n = 0;;) {
+    if (was_none && p->wal) {
+      /* Group commit: queue for the process's writer token before taking
+       * the snapshot, so that the writers queued ahead do not make it
+       * stale (wal.h). */
+      rc = wal_queue_enter(p->wal, p->busy, p->busy_arg);
+      if (rc != SHALE_OK) return rc;
+    }
     rc = pager_begin_read(p);
-    if (rc != SHALE_OK) return rc;
+    if (rc != SHALE_OK) {
+      if (p->wal) wal_queue_leave(p->wal);
+      return rc;
+    }
     if (p->wal) {
       /* WAL: the log's WRITE lock; no lock on the database file (but
        * EXCLUSIVE on it in locking_mode=EXCLUSIVE, as SQLite). */
@@ -778,7 +788,13 @@ int pager_commit(Pager *p) {
   if (p->wal) {
     rc = wal_commit(p);
     if (rc != SHALE_OK) return rc;
-    end_write(p);
+    end_write(p); /* WRITE and the writer token go to the next writer */
+    /* synchronous=FULL: durable before returning, through a sync shared
+     * with the writers that committed meanwhile (wal.c invariant 5). The
+     * commit is published: a failed sync leaves it visible, and puts the
+     * pager in the error state as any failed commit does. */
+    rc = wal_sync_commit(p->wal);
+    if (rc != SHALE_OK) return pager_set_error(p, rc);
     return SHALE_OK;
   }
   uint8_t newhdr[16];

@@ -19,6 +19,13 @@
  *  4. Index block k holds frames Z(k)+1 ... Z(k)+n (n = 4062 for k = 0, else
  *     4096); a hash slot holds F - Z(k); entries above the published mxFrame
  *     are junk that readers ignore and the next writer clears.
+ *  5. Group commit: WRITE is taken only while holding the group's writer
+ *     token (os_group.c), and the token is given back with WRITE. A commit
+ *     at WAL_SYNC_FULL is published before its sync and announced to the
+ *     group (sync_seq); the caller makes it durable with wal_sync_commit
+ *     after releasing WRITE, so that one sync covers the commits of every
+ *     writer that published meanwhile. Without a group (SHALE_NO_GROUP_COMMIT
+ *     set in the environment) the sync happens before publishing, as SQLite.
  *
  * Not done yet (differences from SQLite 3.40, FORMAT-wal-locks.md):
  *  - a page written twice in one transaction gets two frames (valid, and
@@ -103,6 +110,10 @@ struct Wal {
   int ever_read;
   int heap;           /* wal-index in heap memory (wal_use_heap_memory) */
   uint8_t *buf;       /* FRAME_HDRSIZE + page_size scratch */
+  /* group commit (wal_group_* below; invariant 5) */
+  OsGroup *group;     /* shared with this process's other users of the log */
+  int token;          /* this Wal holds the group's writer token */
+  uint64_t sync_seq;  /* commit announced but not yet synced (0 = none) */
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -362,10 +373,13 @@ int wal_open(OsVfs *vfs, OsFile *db, const char *wal_path, uint32_t page_size, W
   w->path = util_strdup(wal_path);
   w->buf = shale_malloc(FRAME_HDRSIZE + page_size);
   int rc = (w->path && w->buf) ? SHALE_OK : SHALE_NOMEM;
+  if (rc == SHALE_OK && !getenv("SHALE_NO_GROUP_COMMIT"))
+    rc = os_group_attach(vfs, wal_path, &w->group);
   if (rc == SHALE_OK)
     rc = os_open_alloc(vfs, wal_path,
                        SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_WAL, NULL, &w->wf);
   if (rc != SHALE_OK) {
+    os_group_detach(w->group);
     shale_free(w->path);
     shale_free(w->buf);
     shale_free(w);
@@ -629,10 +643,16 @@ uint32_t wal_max_frame(Wal *w) { return w->hdr.mx_frame; }
 
 int wal_begin_write(Wal *w) {
   assert(w->read_lock >= 0 && !w->write_lock);
-  int rc = lock_shm(w, SLOT_WRITE, 1, OS_SHM_EXCLUSIVE);
+  int rc = wal_queue_enter(w, NULL, NULL);
   if (rc != SHALE_OK) return rc;
+  rc = lock_shm(w, SLOT_WRITE, 1, OS_SHM_EXCLUSIVE);
+  if (rc != SHALE_OK) {
+    wal_queue_leave(w);
+    return rc;
+  }
   if (!hdr_same_as_live(w)) {
     unlock_shm(w, SLOT_WRITE, 1, OS_SHM_EXCLUSIVE);
+    wal_queue_leave(w);
     return SHALE_BUSY_SNAPSHOT;
   }
   w->write_lock = 1;
@@ -728,7 +748,7 @@ int wal_append(Wal *w, const WalPage *pages, int n, uint32_t commit_db_size, int
     rc = os_write(w->wf, fb, (int)(FRAME_HDRSIZE + ps), WAL_HDRSIZE + (int64_t)(f - 1) * (FRAME_HDRSIZE + ps));
     if (rc != SHALE_OK) return rc;
   }
-  if (commit_db_size && sync_level >= WAL_SYNC_FULL) {
+  if (commit_db_size && sync_level >= WAL_SYNC_FULL && !w->group) {
     rc = sync_wal(w, sync_level);
     if (rc != SHALE_OK) return rc;
   }
@@ -744,6 +764,7 @@ int wal_append(Wal *w, const WalPage *pages, int n, uint32_t commit_db_size, int
     w->hdr.n_page = commit_db_size;
     w->hdr.change++;
     hdr_publish(w);
+    if (sync_level >= WAL_SYNC_FULL && w->group) w->sync_seq = os_group_commit(w->group);
   }
   return SHALE_OK;
 }
@@ -759,10 +780,42 @@ int wal_undo(Wal *w) {
 }
 
 void wal_end_write(Wal *w) {
-  if (!w->write_lock) return;
+  if (!w->write_lock) {
+    wal_queue_leave(w); /* a token taken by wal_queue_enter alone */
+    return;
+  }
   if (!hdr_same_as_live(w)) wal_undo(w);
   unlock_shm(w, SLOT_WRITE, 1, OS_SHM_EXCLUSIVE);
   w->write_lock = 0;
+  wal_queue_leave(w);
+}
+
+/* ------------------------------------------------------- group commit */
+
+int wal_queue_enter(Wal *w, WalBusy busy, void *busy_arg) {
+  if (!w->group || w->token) return SHALE_OK;
+  int rc = os_group_enter(w->group, busy, busy_arg);
+  if (rc == SHALE_OK) w->token = 1;
+  return rc;
+}
+
+void wal_queue_leave(Wal *w) {
+  if (!w->token) return;
+  w->token = 0;
+  os_group_leave(w->group);
+}
+
+int wal_sync_commit(Wal *w) {
+  if (!w->sync_seq) return SHALE_OK;
+  uint64_t seq = w->sync_seq;
+  w->sync_seq = 0;
+  return os_group_sync(w->group, seq, w->wf, OS_SYNC_NORMAL);
+}
+
+void wal_group_stats(Wal *w, uint64_t *ncommit, long *nsync) {
+  if (ncommit) *ncommit = 0;
+  if (nsync) *nsync = 0;
+  if (w->group) os_group_stats(w->group, ncommit, nsync);
 }
 
 /* --------------------------------------------------------- checkpoint */
@@ -939,6 +992,8 @@ int wal_close(Wal *w, int flags) {
     r = w->vfs->delete(w->vfs, w->path, 0);
     if (rc == SHALE_OK) rc = r;
   }
+  wal_queue_leave(w);
+  os_group_detach(w->group);
   shale_free((void *)w->regions);
   shale_free(w->path);
   shale_free(w->buf);

@@ -134,4 +134,25 @@ void wal_end_write(Wal *w);
  * transactions of w. */
 int wal_checkpoint(Wal *w, int mode, WalBusy busy, void *busy_arg, int *nlog, int *nckpt);
 
+/* ---- group commit (wal.c invariant 5) ----
+ * Connections of one process writing one log share a FIFO writer token and
+ * the syncs of the log. wal_begin_write takes the token without waiting
+ * (SHALE_BUSY if another connection of the process holds it) unless this
+ * Wal already holds it; wal_end_write gives it back. */
+
+/* Wait for the writer token before starting a write transaction (before
+ * wal_begin_read, so the snapshot taken next is not overtaken by writers
+ * queued ahead). busy NULL: SHALE_BUSY at once if taken. No-op if held or
+ * group commit is off. */
+int wal_queue_enter(Wal *w, WalBusy busy, void *busy_arg);
+/* Give the token back if held (e.g. when the read transaction that
+ * followed wal_queue_enter failed). */
+void wal_queue_leave(Wal *w);
+/* After a commit made by wal_append at WAL_SYNC_FULL and wal_end_write:
+ * return once that commit is durable, sharing one sync of the log with the
+ * other writers of the process. SHALE_OK at once if nothing is pending. */
+int wal_sync_commit(Wal *w);
+/* Commits announced to the group and syncs it performed (tests). */
+void wal_group_stats(Wal *w, uint64_t *ncommit, long *nsync);
+
 #endif /* SHALE_WAL_H */
