@@ -177,6 +177,16 @@ static int f_close(OsFile *pf) {
   do {                                                                     \
     if (__atomic_load_n(&(f)->dead, __ATOMIC_ACQUIRE)) return SHALE_IOERR; \
   } while (0)
+/* The same, holding fv->mu: an operation that passed DEAD_CHECK and then
+ * waited for the mutex while os_fault_power_loss ran must fail too, or a
+ * write or sync would land after the crash image was made. */
+#define DEAD_CHECK_LOCKED(f, fv)                                           \
+  do {                                                                     \
+    if (__atomic_load_n(&(f)->dead, __ATOMIC_ACQUIRE)) {                   \
+      pthread_mutex_unlock(&(fv)->mu);                                     \
+      return SHALE_IOERR;                                                  \
+    }                                                                      \
+  } while (0)
 
 static int f_read(OsFile *pf, void *buf, int amt, int64_t off) {
   FaultFile *f = (FaultFile *)pf;
@@ -193,6 +203,7 @@ static int f_write(OsFile *pf, const void *buf, int amt, int64_t off) {
   DEAD_CHECK(f);
   FaultVfs *fv = f->fv;
   pthread_mutex_lock(&fv->mu);
+  DEAD_CHECK_LOCKED(f, fv);
   int rc = tick(fv, OS_FAULT_WRITE) ? SHALE_IOERR_WRITE : SHALE_OK;
   if (rc == SHALE_OK) rc = log_change(f->node, f->real, off, amt, amt);
   if (rc == SHALE_OK) rc = f->real->methods->write(f->real, buf, amt, off);
@@ -205,6 +216,7 @@ static int f_truncate(OsFile *pf, int64_t size) {
   DEAD_CHECK(f);
   FaultVfs *fv = f->fv;
   pthread_mutex_lock(&fv->mu);
+  DEAD_CHECK_LOCKED(f, fv);
   int rc = tick(fv, OS_FAULT_TRUNCATE) ? SHALE_IOERR_TRUNCATE : SHALE_OK;
   if (rc == SHALE_OK) rc = log_change(f->node, f->real, size, 0, INT64_MAX / 2 - size);
   if (rc == SHALE_OK) rc = f->real->methods->truncate(f->real, size);
@@ -217,6 +229,7 @@ static int f_sync(OsFile *pf, int flags) {
   DEAD_CHECK(f);
   FaultVfs *fv = f->fv;
   pthread_mutex_lock(&fv->mu);
+  DEAD_CHECK_LOCKED(f, fv);
   int rc = tick(fv, OS_FAULT_SYNC) ? SHALE_IOERR_FSYNC : SHALE_OK;
   if (rc == SHALE_OK) rc = f->real->methods->sync(f->real, flags);
   if (rc == SHALE_OK) log_clear(f->node);

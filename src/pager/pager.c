@@ -471,7 +471,9 @@ static int wal_snapshot(Pager *p) {
   int rc, changed = 0;
   for (int n = 0;;) {
     rc = wal_begin_read(p->wal, &changed);
-    if (rc != SHALE_BUSY || !p->busy || !p->busy(p->busy_arg, n++)) break;
+    /* SHALE_BUSY_RECOVERY (another connection rebuilding the index) too,
+     * as SQLite's busy loop tests rc & 0xff */
+    if ((rc & 0xff) != SHALE_BUSY || !p->busy || !p->busy(p->busy_arg, n++)) break;
   }
   if (rc != SHALE_OK) return rc;
   uint32_t n = wal_db_size(p->wal);
@@ -533,6 +535,11 @@ void pager_end_read(Pager *p) {
   if (p->txn == PAGER_TXN_NONE) return;
   if (p->txn == PAGER_TXN_WRITE) pager_rollback(p);
   if (p->txn == PAGER_TXN_WRITE) return; /* rollback failed: still in the error state */
+  /* An error state entered with only the read transaction left (a failed
+   * shared sync after a WAL commit, pager_commit) ends with it: the commit
+   * is in the log and nothing is left to undo, as SQLite's pager leaves its
+   * ERROR state once unlocked. */
+  p->err = SHALE_OK;
   savepoints_free(p);
   if (p->wal) {
     wal_end_read(p->wal);
@@ -768,7 +775,10 @@ static int wal_commit(Pager *p) {
     wp[n].data = pg->data;
     n++;
   }
-  int rc = n > 0 ? wal_append(p->wal, wp, n, p->db_size, wal_sync_level(p)) : SHALE_OK;
+  /* FULL: the sync is shared with the process's other writers, after
+   * WRITE is released (pager_commit, wal_sync_commit) */
+  int lvl = wal_sync_level(p) == WAL_SYNC_FULL ? WAL_SYNC_GROUP : wal_sync_level(p);
+  int rc = n > 0 ? wal_append(p->wal, wp, n, p->db_size, lvl) : SHALE_OK;
   shale_free(wp);
   if (rc != SHALE_OK) return pager_set_error(p, rc);
   p->stats.writes += n;

@@ -21,11 +21,12 @@
  *     are junk that readers ignore and the next writer clears.
  *  5. Group commit: WRITE is taken only while holding the group's writer
  *     token (os_group.c), and the token is given back with WRITE. A commit
- *     at WAL_SYNC_FULL is published before its sync and announced to the
+ *     at WAL_SYNC_GROUP is published before its sync and announced to the
  *     group (sync_seq); the caller makes it durable with wal_sync_commit
  *     after releasing WRITE, so that one sync covers the commits of every
- *     writer that published meanwhile. Without a group (SHALE_NO_GROUP_COMMIT
- *     set in the environment) the sync happens before publishing, as SQLite.
+ *     writer that published meanwhile. At WAL_SYNC_FULL, or without a group
+ *     (SHALE_NO_GROUP_COMMIT set in the environment), the sync happens
+ *     before publishing, as SQLite's.
  *
  * Not done yet (differences from SQLite 3.40, FORMAT-wal-locks.md):
  *  - a page written twice in one transaction gets two frames (valid, and
@@ -748,7 +749,8 @@ int wal_append(Wal *w, const WalPage *pages, int n, uint32_t commit_db_size, int
     rc = os_write(w->wf, fb, (int)(FRAME_HDRSIZE + ps), WAL_HDRSIZE + (int64_t)(f - 1) * (FRAME_HDRSIZE + ps));
     if (rc != SHALE_OK) return rc;
   }
-  if (commit_db_size && sync_level >= WAL_SYNC_FULL && !w->group) {
+  int defer = sync_level == WAL_SYNC_GROUP && w->group; /* invariant 5 */
+  if (commit_db_size && sync_level >= WAL_SYNC_FULL && !defer) {
     rc = sync_wal(w, sync_level);
     if (rc != SHALE_OK) return rc;
   }
@@ -764,7 +766,7 @@ int wal_append(Wal *w, const WalPage *pages, int n, uint32_t commit_db_size, int
     w->hdr.n_page = commit_db_size;
     w->hdr.change++;
     hdr_publish(w);
-    if (sync_level >= WAL_SYNC_FULL && w->group) w->sync_seq = os_group_commit(w->group);
+    if (defer) w->sync_seq = os_group_commit(w->group);
   }
   return SHALE_OK;
 }

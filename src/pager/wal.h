@@ -50,6 +50,10 @@ typedef struct WalPage {
 #define WAL_SYNC_OFF 0
 #define WAL_SYNC_NORMAL 1
 #define WAL_SYNC_FULL 2
+/* wal_append only: FULL, but the commit's sync is left to wal_sync_commit,
+ * shared with the other writers of the process (group commit; plain FULL
+ * when group commit is off). */
+#define WAL_SYNC_GROUP 3
 
 /* wal_close flags. */
 #define WAL_CLOSE_KEEP 1 /* never checkpoint or delete the files */
@@ -148,7 +152,7 @@ int wal_queue_enter(Wal *w, WalBusy busy, void *busy_arg);
 /* Give the token back if held (e.g. when the read transaction that
  * followed wal_queue_enter failed). */
 void wal_queue_leave(Wal *w);
-/* After a commit made by wal_append at WAL_SYNC_FULL and wal_end_write:
+/* After a commit made by wal_append at WAL_SYNC_GROUP and wal_end_write:
  * return once that commit is durable, sharing one sync of the log with the
  * other writers of the process. SHALE_OK at once if nothing is pending. */
 int wal_sync_commit(Wal *w);
