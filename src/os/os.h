@@ -168,14 +168,15 @@ long os_fault_unsynced(OsVfs *);
 
 /* ---- group commit (os_group.c): one meeting point per WAL file ----
  * Connections of this process writing the same log (same VFS and path)
- * share an OsGroup: a FIFO token in front of the log's WRITE lock and a
+ * share an OsGroup: a queued token in front of the log's WRITE lock and a
  * coordinator that lets one sync of the log cover many commits. */
 typedef struct OsGroup OsGroup;
 /* Find or create the group of (vfs, path); release with os_group_detach. */
 int os_group_attach(OsVfs *vfs, const char *path, OsGroup **out);
 void os_group_detach(OsGroup *);
 /* Take the writer token. If another connection holds it: SHALE_BUSY at once
- * when busy is NULL; otherwise wait in FIFO order, calling busy(arg, n)
+ * when busy is NULL; otherwise wait in a queue (a running thread may take a
+ * free token ahead of the head waiter, at most 4 times), calling busy(arg, n)
  * (which sleeps) only after the token has not changed hands for 10 ms;
  * SHALE_BUSY once busy returns 0. */
 int os_group_enter(OsGroup *, int (*busy)(void *, int), void *arg);

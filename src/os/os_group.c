@@ -4,7 +4,7 @@
  *
  * Owns: the registry of OsGroup objects (one per (VFS, -wal path) in use),
  * each with
- *   - the writer token: an in-process FIFO queue in front of the WAL's
+ *   - the writer token: an in-process queue in front of the WAL's
  *     WRITE lock, so that writers of this process wait on a condition
  *     variable and are handed the lock in turn instead of polling it with
  *     busy-handler sleeps;
@@ -25,6 +25,11 @@
  *  2. held == 1 iff some connection owns the token; a queued waiter is
  *     either in the queue (granted == 0) or was popped by os_group_leave
  *     with granted = 1, which transfers the token to it (held stays 1).
+ *     A free token may be taken by a running thread ahead of the queue
+ *     (that saves a context switch per commit when threads outnumber
+ *     cores); once the head waiter has been overtaken GROUP_MAX_BYPASS
+ *     times, the next leave hands the token to it directly, so every
+ *     waiter gets it after a bounded number of turns.
  *  3. commit_seq is the number of commits announced (os_group_commit) since
  *     the group was created; synced <= commit_seq; a commit numbered s is
  *     durable once synced >= s. The leader samples target = commit_seq
@@ -57,6 +62,7 @@ struct OsGroup {
   pthread_mutex_t mu;
   /* writer token (invariant 2) */
   int held;
+  int bypass; /* times the head waiter was overtaken (invariant 2) */
   GroupWaiter *head, *tail;
   uint64_t handoffs; /* leave() calls: progress seen by the waiters */
   /* sync coordinator (invariants 3, 4) */
@@ -73,6 +79,8 @@ static OsGroup *groups;
 /* How long a queued writer waits without seeing the token change hands
  * before it spends a step of its busy handler (ms). */
 #define GROUP_IDLE_MS 10
+/* Overtakings of the head waiter before it is handed the token. */
+#define GROUP_MAX_BYPASS 4
 
 int os_group_attach(OsVfs *vfs, const char *path, OsGroup **out) {
   *out = NULL;
@@ -151,6 +159,7 @@ int os_group_enter(OsGroup *g, int (*busy)(void *, int), void *arg) {
   pthread_mutex_lock(&g->mu);
   if (!g->held) {
     g->held = 1;
+    if (g->head) g->bypass++;
     pthread_mutex_unlock(&g->mu);
     return SHALE_OK;
   }
@@ -173,6 +182,12 @@ int os_group_enter(OsGroup *g, int (*busy)(void *, int), void *arg) {
   while (!me.granted) {
     int w = pthread_cond_timedwait(&me.cv, &g->mu, &dl);
     if (me.granted) break;
+    if (!g->held) { /* released with a wake-up: take it */
+      dequeue(g, &me);
+      g->held = 1;
+      g->bypass = 0;
+      break;
+    }
     if (w != ETIMEDOUT) continue;
     if (g->handoffs != seen) { /* the queue moves: keep our place */
       seen = g->handoffs;
@@ -206,13 +221,15 @@ int os_group_enter(OsGroup *g, int (*busy)(void *, int), void *arg) {
 void os_group_leave(OsGroup *g) {
   pthread_mutex_lock(&g->mu);
   GroupWaiter *w = g->head;
-  if (w) {
+  if (w && g->bypass >= GROUP_MAX_BYPASS) {
     g->head = w->next;
     if (!g->head) g->tail = NULL;
     w->granted = 1; /* the token passes to w: held stays 1 */
+    g->bypass = 0;
     pthread_cond_signal(&w->cv);
   } else {
     g->held = 0;
+    if (w) pthread_cond_signal(&w->cv); /* w or a running thread takes it */
   }
   g->handoffs++;
   pthread_mutex_unlock(&g->mu);

@@ -139,7 +139,7 @@ void wal_end_write(Wal *w);
 int wal_checkpoint(Wal *w, int mode, WalBusy busy, void *busy_arg, int *nlog, int *nckpt);
 
 /* ---- group commit (wal.c invariant 5) ----
- * Connections of one process writing one log share a FIFO writer token and
+ * Connections of one process writing one log share a queued writer token and
  * the syncs of the log. wal_begin_write takes the token without waiting
  * (SHALE_BUSY if another connection of the process holds it) unless this
  * Wal already holds it; wal_end_write gives it back. */
