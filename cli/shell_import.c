@@ -31,7 +31,7 @@
 typedef struct Reader {
   FILE *in;
   const char *file;
-  char *z;      /* the field; NULL until the first character is stored */
+  char *z;      /* the field (allocated before the first read) */
   size_t n, cap;
   int line;     /* current line (1-based) */
   int term;     /* what ended the last field: csep, rsep or EOF */
@@ -329,6 +329,9 @@ int import_command(Shell *sh, int argc, char **argv) {
   memset(&r, 0, sizeof r);
   r.file = file;
   r.line = 1;
+  r.cap = 100;
+  r.z = shale_malloc(r.cap); /* an empty field reads as "", never NULL */
+  if (!r.z) return 1;
   char *(*read)(Reader *) = csv_field;
   if (ascii) {
     r.csep = 0x1f;
@@ -369,6 +372,7 @@ int import_command(Shell *sh, int argc, char **argv) {
   }
   if (!r.in) {
     fprintf(stderr, "Error: cannot open \"%s\"\n", file);
+    shale_free(r.z);
     return 1;
   }
   struct stat stt;
