@@ -20,7 +20,11 @@
  * and ops rows equal the commits it reported, integrity_check is "ok" on
  * both engines.
  *
- * Duration: ~8 s by default, 60 s with SHALE_TEST_LONG, 3 s under ASan.
+ * A second case gives the Shale workers a 10-page cache: their bigger
+ * transactions (1 in 20 logs a 30 KB row) spill into the log meanwhile.
+ *
+ * Duration: ~8 + 4 s by default, 60 + 30 s with SHALE_TEST_LONG, 5 s under
+ * ASan.
  *
  * Invariants:
  *  1. A worker counts a commit only when COMMIT returned SQLITE_OK; any
@@ -40,6 +44,8 @@
 
 typedef struct WRes {
   long long commits, checks, aborted, violations, errors;
+  long long max_ms; /* slowest operation */
+  int max_pick;
   char first_err[160];
 } WRes;
 
@@ -67,15 +73,26 @@ static int transfer_writes(WConn *c, int me, uint64_t *seed) {
            "UPDATE acct SET bal = bal + %d WHERE id = %d;"
            "UPDATE ctr SET n = n + 1 WHERE w = %d;"
            "INSERT INTO ops(w, n, pad) SELECT w, n, randomblob(%d) FROM ctr WHERE w = %d",
-           x, a, x, b, me, (int)(test_rand(seed) % 400), me);
+           x, a, x, b, me,
+           test_rand(seed) % 20 == 0 ? 30000 : (int)(test_rand(seed) % 400), me);
   return wc_exec(c, sql);
 }
 
 static void worker(WConn *c, int me, long long ms, uint64_t seed, WRes *r) {
   long long end = mono_ms() + ms;
   char sql[200];
-  while (mono_ms() < end) {
-    int pick = (int)(test_rand(&seed) % 100), rc;
+  long long t0 = 0;
+  int pick = 0;
+  for (;; ) {
+    long long now = mono_ms();
+    if (t0 && now - t0 > r->max_ms) {
+      r->max_ms = now - t0;
+      r->max_pick = pick;
+    }
+    if (now >= end) break;
+    t0 = now;
+    pick = (int)(test_rand(&seed) % 100);
+    int rc;
     if (pick < 55) {
       rc = wc_exec(c, "BEGIN IMMEDIATE");
       if (busyish(rc)) {
@@ -150,19 +167,20 @@ static void worker(WConn *c, int me, long long ms, uint64_t seed, WRes *r) {
 __attribute__((constructor)) static void soak_child(void) {
   const char *e = getenv("WALT_SOAK");
   if (!e) return;
-  int eng, me;
+  int eng, me, small;
   long long ms;
   unsigned long long seed;
   char path[600];
-  if (sscanf(e, "%d:%d:%lld:%llu:%599s", &eng, &me, &ms, &seed, path) != 5) _exit(2);
+  if (sscanf(e, "%d:%d:%d:%lld:%llu:%599s", &eng, &me, &small, &ms, &seed, path) != 6) _exit(2);
   WConn c;
   if (wc_open(&c, eng, path, 5000)) _exit(3);
+  if (small) wc_exec(&c, "PRAGMA cache_size=10"); /* transactions spill into the log */
   WRes r;
   memset(&r, 0, sizeof r);
   worker(&c, me, ms, seed, &r);
   wc_close(&c);
-  printf("%lld %lld %lld %lld %lld %s\n", r.commits, r.checks, r.aborted, r.violations, r.errors,
-         r.first_err[0] ? r.first_err : "-");
+  printf("%lld %lld %lld %lld %lld %lld %d %s\n", r.commits, r.checks, r.aborted, r.violations,
+         r.errors, r.max_ms, r.max_pick, r.first_err[0] ? r.first_err : "-");
   fflush(stdout);
   _exit(0);
 }
@@ -172,12 +190,13 @@ typedef struct Proc {
   int fd;
 } Proc;
 
-static Proc spawn(int eng, int me, long long ms, uint64_t seed, const char *path) {
+static Proc spawn(int eng, int me, int small, long long ms, uint64_t seed, const char *path) {
   Proc p = {-1, -1};
   int pp[2];
   if (pipe(pp)) return p;
   char env[800];
-  snprintf(env, sizeof env, "%d:%d:%lld:%llu:%s", eng, me, ms, (unsigned long long)seed, path);
+  snprintf(env, sizeof env, "%d:%d:%d:%lld:%llu:%s", eng, me, small, ms, (unsigned long long)seed,
+           path);
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
@@ -204,8 +223,8 @@ static int reap(Proc p, WRes *r) {
   if (!ok || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return -1;
   memset(r, 0, sizeof *r);
   char err[160] = "";
-  if (sscanf(buf, "%lld %lld %lld %lld %lld %159[^\n]", &r->commits, &r->checks, &r->aborted,
-             &r->violations, &r->errors, err) < 5)
+  if (sscanf(buf, "%lld %lld %lld %lld %lld %lld %d %159[^\n]", &r->commits, &r->checks,
+             &r->aborted, &r->violations, &r->errors, &r->max_ms, &r->max_pick, err) < 7)
     return -1;
   if (strcmp(err, "-") != 0) snprintf(r->first_err, sizeof r->first_err, "%s", err);
   return 0;
@@ -215,7 +234,7 @@ static int reap(Proc p, WRes *r) {
 
 typedef struct Thr {
   const char *path;
-  int me;
+  int me, small;
   long long ms;
   uint64_t seed;
   WRes r;
@@ -228,15 +247,17 @@ static void *thr_main(void *arg) {
   t->open_rc = wc_open(&c, WENG_SHALE, t->path, 5000);
   if (t->open_rc) return NULL;
   wc_exec(&c, "PRAGMA synchronous=NORMAL"); /* the processes keep FULL */
+  if (t->small) wc_exec(&c, "PRAGMA cache_size=10");
   worker(&c, t->me, t->ms, t->seed, &t->r);
   wc_close(&c);
   return NULL;
 }
 
-static void soak(const char *name, int nthreads, int nshale, int nsqlite) {
+/* small: the Shale workers run with a 10-page cache (their bigger
+ * transactions spill into the log while others read and checkpoint). */
+static void soak(const char *name, int nthreads, int nshale, int nsqlite, int small, long long ms) {
   const char *path = test_path(name);
   walt_unlink(path);
-  long long ms = test_long() ? 60000 : WALT_ASAN ? 3000 : 8000;
   int nw = nthreads + nshale + nsqlite;
   CHECK(nw <= MAXW);
   {
@@ -265,7 +286,8 @@ static void soak(const char *name, int nthreads, int nshale, int nsqlite) {
   pthread_t th[MAXW];
   for (int i = 0; i < nshale + nsqlite; i++) {
     int eng = i < nshale ? WENG_SHALE : WENG_SQLITE;
-    procs[np] = spawn(eng, nthreads + i, ms, seed + 1000 + (uint64_t)i, path);
+    procs[np] = spawn(eng, nthreads + i, small && eng == WENG_SHALE, ms, seed + 1000 + (uint64_t)i,
+                      path);
     CHECK(procs[np].pid > 0);
     np++;
   }
@@ -274,6 +296,7 @@ static void soak(const char *name, int nthreads, int nshale, int nsqlite) {
     thr[i].path = path;
     thr[i].me = i;
     thr[i].ms = ms;
+    thr[i].small = small;
     thr[i].seed = seed + (uint64_t)i * 7919;
     CHECK_OK(pthread_create(&th[i], NULL, thr_main, &thr[i]));
   }
@@ -294,8 +317,8 @@ static void soak(const char *name, int nthreads, int nshale, int nsqlite) {
   for (int w = 0; w < nw; w++) {
     const char *kind = w < nthreads ? "shale thread" : w < nthreads + nshale ? "shale process" : "sqlite process";
     if (getenv("SHALE_WALT_VERBOSE"))
-      fprintf(stderr, "  worker %d (%s): %lld commits, %lld checks, %lld aborted\n", w, kind,
-              res[w].commits, res[w].checks, res[w].aborted);
+      fprintf(stderr, "  worker %d (%s): %lld commits, %lld checks, %lld aborted, slowest %lld ms (op %d)\n",
+              w, kind, res[w].commits, res[w].checks, res[w].aborted, res[w].max_ms, res[w].max_pick);
     if (res[w].violations || res[w].errors)
       test_fail(__FILE__, __LINE__, "worker %d (%s): %lld violations, %lld errors: %s", w, kind,
                 res[w].violations, res[w].errors, res[w].first_err);
@@ -322,4 +345,9 @@ static void soak(const char *name, int nthreads, int nshale, int nsqlite) {
   wc_close(&e[1]);
 }
 
-TEST(soak_threads_and_processes_mixed) { soak("soak1.db", 2, 2, 2); }
+TEST(soak_threads_and_processes_mixed) {
+  soak("soak1.db", 2, 2, 2, 0, test_long() ? 60000 : WALT_ASAN ? 3000 : 8000);
+}
+TEST(soak_small_cache_spills) {
+  soak("soak2.db", 1, 2, 1, 1, test_long() ? 30000 : WALT_ASAN ? 2000 : 4000);
+}
