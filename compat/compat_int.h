@@ -16,7 +16,7 @@
 #include "shale.h"
 #include "sqlite3.h"
 
-enum { COMPAT_DB = 1, COMPAT_STMT = 2 };
+enum { COMPAT_DB = 1, COMPAT_STMT = 2, COMPAT_BACKUP = 3, COMPAT_BLOB = 4 };
 
 int compat_reg_add(const void *p, int kind, char *fullname);
 void compat_reg_del(const void *p);

@@ -101,45 +101,8 @@ void sqlite3_result_zeroblob(sqlite3_context *c, int n) {}
 int sqlite3_result_zeroblob64(sqlite3_context *c, sqlite3_uint64 n) { return SQLITE_MISUSE; }
 void sqlite3_result_subtype(sqlite3_context *c, unsigned int t) {}
 
-/* ---- backup ---- */
+/* ---- extensions, shared cache, VFS ---- */
 
-sqlite3_backup *sqlite3_backup_init(sqlite3 *dst, const char *dname, sqlite3 *src,
-                                    const char *sname) {
-  unsupported(dst, "sqlite3_backup_init");
-  return NULL;
-}
-int sqlite3_backup_step(sqlite3_backup *p, int n) { return SQLITE_MISUSE; }
-int sqlite3_backup_finish(sqlite3_backup *p) { return p ? SQLITE_MISUSE : SQLITE_OK; }
-int sqlite3_backup_remaining(sqlite3_backup *p) { return 0; }
-int sqlite3_backup_pagecount(sqlite3_backup *p) { return 0; }
-
-/* ---- incremental blob I/O ---- */
-
-int sqlite3_blob_open(sqlite3 *db, const char *zdb, const char *table, const char *col,
-                      sqlite3_int64 row, int flags, sqlite3_blob **pblob) {
-  if (pblob) *pblob = NULL;
-  return unsupported(db, "sqlite3_blob_open");
-}
-int sqlite3_blob_reopen(sqlite3_blob *b, sqlite3_int64 row) { return SQLITE_MISUSE; }
-int sqlite3_blob_close(sqlite3_blob *b) { return b ? SQLITE_MISUSE : SQLITE_OK; }
-int sqlite3_blob_bytes(sqlite3_blob *b) { return 0; }
-int sqlite3_blob_read(sqlite3_blob *b, void *z, int n, int off) { return SQLITE_MISUSE; }
-int sqlite3_blob_write(sqlite3_blob *b, const void *z, int n, int off) { return SQLITE_MISUSE; }
-
-/* ---- serialize, extensions, shared cache, VFS ---- */
-
-unsigned char *sqlite3_serialize(sqlite3 *db, const char *zs, sqlite3_int64 *psize,
-                                 unsigned flags) {
-  if (psize) *psize = -1;
-  unsupported(db, "sqlite3_serialize");
-  return NULL;
-}
-int sqlite3_deserialize(sqlite3 *db, const char *zs, unsigned char *data, sqlite3_int64 sz,
-                        sqlite3_int64 szbuf, unsigned flags) {
-  int rc = unsupported(db, "sqlite3_deserialize");
-  if ((flags & SQLITE_DESERIALIZE_FREEONCLOSE) && data) sqlite3_free(data);
-  return rc;
-}
 int sqlite3_load_extension(sqlite3 *db, const char *file, const char *proc, char **err) {
   if (err) *err = sqlite3_mprintf("loading extensions is not supported by Shale yet");
   return unsupported(db, "loading extensions");

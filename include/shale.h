@@ -368,6 +368,42 @@ int shale_limit(shale *db, int id, int newval);
 int shale_table_column_metadata(shale *db, const char *zdb, const char *table, const char *col,
                                 char const **type, char const **coll, int *notnull, int *pk,
                                 int *autoinc);
+/* ---- Online backup (src/api/api_backup.c), as sqlite3_backup_* ---- */
+typedef struct shale_backup shale_backup;
+shale_backup *shale_backup_init(shale *dst, const char *dst_name, shale *src,
+                                const char *src_name);
+int shale_backup_step(shale_backup *b, int npage);
+int shale_backup_finish(shale_backup *b);
+int shale_backup_remaining(shale_backup *b);
+int shale_backup_pagecount(shale_backup *b);
+
+/* ---- Incremental blob I/O (src/api/api_blob.c), as sqlite3_blob_* ---- */
+typedef struct shale_blob shale_blob;
+int shale_blob_open(shale *db, const char *zdb, const char *table, const char *column,
+                    shale_int64 rowid, int flags, shale_blob **out);
+int shale_blob_reopen(shale_blob *b, shale_int64 rowid);
+int shale_blob_close(shale_blob *b);
+int shale_blob_bytes(shale_blob *b);
+int shale_blob_read(shale_blob *b, void *buf, int n, int offset);
+int shale_blob_write(shale_blob *b, const void *buf, int n, int offset);
+
+/* ---- Serialize / deserialize (src/api/api_serialize.c) ---- */
+#define SHALE_SERIALIZE_NOCOPY 0x001
+#define SHALE_DESERIALIZE_FREEONCLOSE 1
+#define SHALE_DESERIALIZE_RESIZEABLE 2
+#define SHALE_DESERIALIZE_READONLY 4
+/* The database zschema ("main") as one image (shale_malloc'ed; NULL when it
+ * has no pages or on error); *size gets its size, -1 on error. NOCOPY:
+ * always NULL (Shale never keeps a database as one contiguous image). */
+unsigned char *shale_serialize(shale *db, const char *zschema, shale_int64 *size,
+                               unsigned flags);
+/* Replace the database zschema with an in-memory copy of data[0..size).
+ * FREEONCLOSE: data (shale_malloc'ed) is freed here, the copy being made. */
+int shale_deserialize(shale *db, const char *zschema, unsigned char *data, shale_int64 size,
+                      shale_int64 bufsize, unsigned flags);
+/* A number that changes when the database zschema may have changed
+ * (SQLITE_FCNTL_DATA_VERSION); SHALE_ERROR for an unknown schema. */
+int shale_data_version(shale *db, const char *zschema, unsigned *out);
 
 #ifdef __cplusplus
 }

@@ -189,6 +189,19 @@ int api_schema_current(shale *db) {
   return rc;
 }
 
+static void db_free(shale *db);
+
+void api_schema_reset(shale *db) {
+  cache_clear(db);
+  schema_unref(db->schema);
+  db->schema = NULL;
+}
+
+void api_handle_release(shale *db) {
+  db->nhandles--;
+  if (db->zombie && !db->stmts && !db->nhandles) db_free(db);
+}
+
 long api_cache_hits(shale *db) { return db->cache_hits; }
 long api_schema_loads(shale *db) { return db->schema_loads; }
 
@@ -447,7 +460,7 @@ static void db_free(shale *db) {
 
 int shale_close(shale *db) {
   if (!db) return SHALE_OK;
-  if (db->stmts) {
+  if (db->stmts || db->nhandles) {
     api_error(db, SHALE_BUSY, "unable to close due to unfinalized statements or unfinished backups");
     return SHALE_BUSY;
   }
@@ -461,7 +474,7 @@ int shale_close(shale *db) {
 int shale_close_v2(shale *db) {
   if (!db) return SHALE_OK;
   api_trace_close(db);
-  if (!db->stmts) {
+  if (!db->stmts && !db->nhandles) {
     db_free(db);
     return SHALE_OK;
   }
@@ -1120,7 +1133,7 @@ int shale_finalize(shale_stmt *st) {
   }
   if (!db->zombie) cache_put(db, st);
   stmt_free(st);
-  if (db->zombie && !db->stmts) db_free(db); /* shale_close_v2 was called */
+  if (db->zombie && !db->stmts && !db->nhandles) db_free(db); /* shale_close_v2 was called */
   return rc;
 }
 

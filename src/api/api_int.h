@@ -107,6 +107,7 @@ struct shale {
   uint8_t foreign_keys, recursive_triggers, case_sensitive_like, reverse_unordered;
   volatile int interrupted;
   uint8_t zombie; /* shale_close_v2 with statements open */
+  int nhandles;   /* open backups and blob handles using this connection */
   /* statements */
   shale_stmt *stmts;
   ApiCached *cache;
@@ -219,6 +220,12 @@ void api_trace_close(shale *db);
 void api_stmt_keep_stats(shale_stmt *st);
 /* The WAL hook after a statement finished in autocommit mode. */
 void api_wal_notify(shale *db);
+/* Forget the loaded schema and the statement cache (the database content
+ * was replaced: backup, deserialize); reloaded when next needed. */
+void api_schema_reset(shale *db);
+/* A backup or blob handle using db went away (db->nhandles--); frees the
+ * connection if shale_close_v2 left it a zombie waiting for it. */
+void api_handle_release(shale *db);
 
 /* For tests: statement cache hits and schema loads since open. */
 long api_cache_hits(shale *db);

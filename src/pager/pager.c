@@ -408,6 +408,9 @@ const char *pager_filename(Pager *p) { return p->memory ? ":memory:" : p->path; 
 OsVfs *pager_vfs(Pager *p) { return p->vfs; }
 int pager_txn_state(Pager *p) { return p->txn; }
 uint32_t pager_db_size(Pager *p) { return p->db_size; }
+uint64_t pager_data_version(Pager *p) { return p->data_version; }
+void pager_zero_extra(PgPage *pg) { memset(pg->extra, 0, (size_t)pager_of(pg)->extra_size); }
+void pager_set_readonly(Pager *p, int on) { p->readonly = on != 0; }
 
 /* ---- read transactions ---- */
 
@@ -647,6 +650,7 @@ static void end_write(Pager *p) {
   p->txn = PAGER_TXN_READ;
   p->orig_size = p->db_size;
   p->dbmod = 0;
+  p->data_version++;
   pager_cache_trim(p);
 }
 

@@ -194,6 +194,19 @@ void *pager_extra(PgPage *);
 uint32_t pager_pgno(PgPage *);
 Pager *pager_of(PgPage *);
 
+/* A number that changes whenever the content seen through this pager may
+ * have changed: at the end of each write transaction of this pager and
+ * whenever a read transaction found the file changed by someone else (the
+ * cache was invalidated). For backups, incremental blob handles and
+ * SQLITE_FCNTL_DATA_VERSION. */
+uint64_t pager_data_version(Pager *);
+/* Mark the page's pager_extra() scratch stale (zero it), after its data was
+ * overwritten wholesale by the caller (backup). */
+void pager_zero_extra(PgPage *);
+/* Make the pager read-only (writes then fail with SHALE_READONLY) or
+ * writable again; for sqlite3_deserialize(READONLY). */
+void pager_set_readonly(Pager *, int on);
+
 /* Statistics for tests and PRAGMAs. */
 typedef struct PagerStats {
   long hits, misses, writes, spills, syncs;

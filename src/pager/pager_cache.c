@@ -381,6 +381,7 @@ int pager_cache_alloc(Pager *p, uint32_t pgno, PgPage **out) {
 
 int pager_cache_invalidate(Pager *p, int clean_only) {
   int rc = SHALE_OK;
+  p->data_version++;
   int left = p->ncached; /* invariant 5 */
   for (uint32_t i = 0; i < p->nhash && left > 0; i++) {
     PgPage *pg = p->hash[i], *next;

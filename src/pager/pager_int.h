@@ -75,6 +75,7 @@ struct Pager {
   char *path;          /* full path of the database, NULL if in-memory */
   char *jpath;         /* path of the journal, NULL if in-memory */
   int readonly;
+  uint64_t data_version; /* pager_data_version() */
   int memory;
   int extra_size;
 

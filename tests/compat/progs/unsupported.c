@@ -33,23 +33,6 @@ int main(void) {
                "sqlite3_create_collation");
   EXPECT_UNSUP(db, sqlite3_create_collation_v2(db, "c", SQLITE_UTF8, NULL, cmp, NULL),
                "sqlite3_create_collation_v2");
-  EXPECT(sqlite3_backup_init(db, "main", db, "main") == NULL);
-  EXPECT_STR(sqlite3_errmsg(db), "sqlite3_backup_init is not supported by Shale yet");
-  EXPECT_INT(sqlite3_backup_finish(NULL), SQLITE_OK);
-
-  sqlite3_blob *blob = (sqlite3_blob *)1;
-  EXPECT_UNSUP(db, sqlite3_blob_open(db, "main", "t", "c", 1, 0, &blob), "sqlite3_blob_open");
-  EXPECT(blob == NULL);
-  EXPECT_INT(sqlite3_blob_close(NULL), SQLITE_OK);
-  EXPECT_INT(sqlite3_blob_read(NULL, NULL, 0, 0), SQLITE_MISUSE);
-
-  sqlite3_int64 sz = 0;
-  EXPECT(sqlite3_serialize(db, "main", &sz, 0) == NULL);
-  EXPECT_STR(sqlite3_errmsg(db), "sqlite3_serialize is not supported by Shale yet");
-  unsigned char *img = sqlite3_malloc(512);
-  EXPECT_UNSUP(db, sqlite3_deserialize(db, "main", img, 512, 512, SQLITE_DESERIALIZE_FREEONCLOSE),
-               "sqlite3_deserialize");
-
   char *err = NULL;
   EXPECT_UNSUP(db, sqlite3_load_extension(db, "x.so", NULL, &err), "loading extensions");
   EXPECT_STR(err, "loading extensions is not supported by Shale yet");
@@ -58,7 +41,6 @@ int main(void) {
   EXPECT_INT(sqlite3_enable_load_extension(db, 0), SQLITE_OK);
   EXPECT_INT(sqlite3_enable_shared_cache(1), SQLITE_ERROR);
   EXPECT_INT(sqlite3_enable_shared_cache(0), SQLITE_OK);
-  EXPECT(sqlite3_vfs_find(NULL) == NULL);
   EXPECT_INT(sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL), SQLITE_ERROR);
   EXPECT_STR(sqlite3_errmsg(db),
              "sqlite3_db_config option 1010 set to 1 is not supported by Shale yet");
@@ -71,7 +53,6 @@ int main(void) {
   EXPECT_INT(sqlite3_file_control(db, NULL, SQLITE_FCNTL_PERSIST_WAL, &cur), SQLITE_NOTFOUND);
   EXPECT_INT(sqlite3_status(SQLITE_STATUS_MEMORY_USED, &cur, &hi, 0), SQLITE_OK);
   EXPECT(cur > 0);
-  EXPECT_INT(sqlite3_status(SQLITE_STATUS_PAGECACHE_USED, &cur, &hi, 0), SQLITE_ERROR);
 
   /* config: tuning hints accepted, subsystem replacements refused */
   EXPECT_INT(sqlite3_config(SQLITE_CONFIG_MULTITHREAD), SQLITE_OK);
