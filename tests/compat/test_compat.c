@@ -151,6 +151,8 @@ TEST(compat_authorizer_shale) { run_prog("authorizer", 1); }
 TEST(compat_authorizer_sqlite) { run_prog("authorizer", 0); }
 TEST(compat_backup_shale) { run_prog("backup", 1); }
 TEST(compat_backup_sqlite) { run_prog("backup", 0); }
+TEST(compat_blob_shale) { run_prog("blob", 1); }
+TEST(compat_blob_sqlite) { run_prog("blob", 0); }
 TEST(compat_unsupported_shale) { run_prog("unsupported", 1); }
 
 #if !defined(__SANITIZE_ADDRESS__)
