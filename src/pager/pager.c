@@ -338,8 +338,10 @@ static int leave_wal(Pager *p, int mode) {
     rc = wal_checkpoint(p->wal, WAL_CKPT_TRUNCATE, p->busy, p->busy_arg, NULL, NULL);
   }
   if (rc != SHALE_OK) {
-    os_unlock(p->fd, OS_LOCK_SHARED);
-    p->lock = OS_LOCK_SHARED;
+    if (!p->excl_mode) { /* locking_mode=EXCLUSIVE keeps it (a heap index needs it) */
+      os_unlock(p->fd, OS_LOCK_SHARED);
+      p->lock = OS_LOCK_SHARED;
+    }
     return rc;
   }
   rc = wal_close(p->wal, 0); /* drops the lock to SHARED */

@@ -191,6 +191,31 @@ static void sc_wal_shm(int eng, const char *path, Trace *t) {
   tr(t, "wal after close", walt_fsize_sfx(path, "-wal"));
 }
 
+/* Leaving WAL while the index is in heap memory: back to a rollback
+ * journal, still exclusive; then NORMAL works again. */
+static void sc_leave_heap(int eng, const char *path, Trace *t) {
+  WConn a, b;
+  CHECK_OK(wc_open(&a, eng, path, 0));
+  tr(t, "a exclusive", pr(&a, "PRAGMA locking_mode=EXCLUSIVE"));
+  tr(t, "setup", wc_exec(&a, "PRAGMA journal_mode=WAL; CREATE TABLE t(x); INSERT INTO t VALUES(1)"));
+  char mode[16];
+  tr(t, "to delete", wc_text(&a, "PRAGMA journal_mode=DELETE", mode, sizeof mode));
+  tr(t, "mode is delete", !strcmp(mode, "delete"));
+  tr(t, "wal after", walt_fsize_sfx(path, "-wal"));
+  tr(t, "a write", wc_exec(&a, "INSERT INTO t VALUES(2)"));
+  CHECK_OK(wc_open(&b, eng, path, 0));
+  int rc = 0;
+  tr(t, "b read", wc_int_rc(&b, "SELECT count(*) FROM t", -1, &rc));
+  tr(t, "b read rc", rc);
+  tr(t, "a normal", pr(&a, "PRAGMA locking_mode=NORMAL"));
+  tr(t, "a read", wc_int(&a, "SELECT count(*) FROM t", -1));
+  tr(t, "b read", wc_int_rc(&b, "SELECT count(*) FROM t", -1, &rc));
+  tr(t, "b read rc", rc);
+  wc_close(&a);
+  wc_close(&b);
+}
+
+TEST(locking_mode_leave_wal_from_heap) { run_both("leave", sc_leave_heap); }
 TEST(locking_mode_pragma_answers) { run_both("prag", sc_pragma); }
 TEST(locking_mode_rollback_journal_keeps_locks) { run_both("rbj", sc_rollback); }
 TEST(locking_mode_wal_heap_index) { run_both("heap", sc_wal_heap); }
