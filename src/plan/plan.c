@@ -886,6 +886,7 @@ typedef struct Search {
 
 static int may_place(const Planner *pl, int i, uint64_t placed) {
   const PlanItem *it = &pl->items[i];
+  if ((it->after & placed) != it->after) return 0;
   if (it->jointype & (SQL_JOIN_LEFT | SQL_JOIN_CROSS)) {
     uint64_t need = i >= 63 ? ~(uint64_t)0 >> 1 : bit(i) - 1;
     if ((placed & need) != need) return 0;

@@ -102,6 +102,8 @@ typedef struct PlanItem {
   uint8_t no_cover;        /* the caller needs the table row itself (DML) */
   const char *indexed_by;  /* INDEXED BY name, or NULL */
   uint64_t colused;        /* columns read (bit 63: a column >= 63) */
+  uint64_t after;          /* items that must be looped outside it (bit i = item i): the
+                              ones a table-valued function's arguments read */
 } PlanItem;
 
 /* What the planner asks of the code generator. */

@@ -183,6 +183,7 @@ typedef struct SrcItem {
                             read items on its left: its table is filled again
                             each time its loop starts (src_code_refill), and
                             the planner keeps it after those items */
+  SqlExprList *tvf_args; /* refill: those arguments */
 } SrcItem;
 
 struct SrcList {

@@ -460,6 +460,7 @@ static int tvf_resolve(Parse *p, NameCtx *nc, SrcList *src) {
       sql_walk_expr(&w, ti->args->a[k].expr);
     }
     it->refill = local != 0;
+    it->tvf_args = ti->args;
   }
   return 0;
 }

@@ -782,8 +782,9 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
     /* the planner treats a RIGHT JOIN item like a LEFT one: only its ON
      * terms restrict it, and it stays after the items on its left */
     if (it->jointype & SQL_JOIN_RIGHT) pi->jointype |= SQL_JOIN_LEFT;
-    /* a table-valued function reading items on its left stays after them */
-    if (it->refill) pi->jointype |= SQL_JOIN_CROSS;
+    /* a table-valued function reading other items is looped inside them */
+    for (int k = 0; it->refill && it->tvf_args && k < it->tvf_args->n; k++)
+      pi->after |= hook_mask(hc, it->tvf_args->a[k].expr) & ~((uint64_t)1 << i);
     if (it->indexed_by && it->kind == SRC_TABLE) {
       const Index *x = it->tab->indexes;
       while (x && util_stricmp(x->name, it->indexed_by) != 0) x = x->next;

@@ -254,6 +254,10 @@ TEST(json_each_correlated) {
       "ORDER BY 1, 2, 3",
       "SELECT t.id, e.value FROM t, json_each(t.j) e WHERE e.value > 2 ORDER BY 1, 2",
       "SELECT sum(e.value) FROM t, json_each(t.j) e WHERE e.type = 'integer'",
+      /* the function written before the table its argument reads */
+      "SELECT t.id, e.key, e.value FROM json_each(t.j) e, t ORDER BY 1, 2, 3",
+      "SELECT t.id, b.value FROM json_each(a.value) b, json_each(t.j) a, t ORDER BY 1, 2",
+      "SELECT t.id, e.fullkey FROM json_tree(t.j) e JOIN t ON t.id > 1 ORDER BY 1, 2",
       NULL};
   int bad = 0, quota = 10;
   for (int i = 0; qs[i]; i++) bad += !sqldiff_query(s, r, qs[i], &quota);
