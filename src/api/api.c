@@ -968,10 +968,10 @@ static int stmt_start(shale_stmt *st) {
       } else { /* active statements hold it: the API ends it after the last */
         release_vm_txns(db);
         db->api_txn = 1;
-        flags = VM_STMT_JOURNAL;
+        flags = st->cs.stmt_journal ? VM_STMT_JOURNAL : 0;
       }
     } else {
-      flags = VM_STMT_JOURNAL;
+      flags = st->cs.stmt_journal ? VM_STMT_JOURNAL : 0;
       if (!st->cs.readonly && (rc = open_savepoints(db)) != SHALE_OK) return rc;
     }
     if (st->vm && st->vm_flags != flags) {

@@ -550,6 +550,33 @@ static int check_vars(Parse *p, const SqlStmt *s) {
   return p->rc;
 }
 
+/* SQLite's "may abort" rule for a writing statement: the program (with its
+ * trigger sub-programs) calls a function, halts with an error under ABORT
+ * (constraint, RAISE(ABORT)) or drops a tree. Only then, and when it may
+ * write several rows, does a failed run inside a transaction undo its own
+ * changes; otherwise the rows written before the error stay (SQLite opens
+ * no statement journal for it). */
+static int program_may_abort(const VmProgram *prog) {
+  for (int i = 0; i < prog->nop; i++) {
+    const VmOp *op = &prog->ops[i];
+    switch (op->op) {
+      case OP_Function:
+      case OP_Destroy:
+        return 1;
+      case OP_Halt:
+      case OP_HaltIfNull:
+        if ((op->p1 != SHALE_OK || op->op == OP_HaltIfNull) && op->p2 == VM_OE_ABORT) return 1;
+        break;
+      case OP_Program:
+        if (op->p4type == P4_PROGRAM && program_may_abort(op->p4.sub)) return 1;
+        break;
+      default:
+        break;
+    }
+  }
+  return 0;
+}
+
 int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt *out,
                 const char **tail, char **errmsg) {
   memset(out, 0, sizeof *out);
@@ -643,6 +670,9 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
                   s->kind != SQL_STMT_VACUUM &&
                   !(s->kind == SQL_STMT_BEGIN &&
                     (s->u.begin.mode == TK_IMMEDIATE || s->u.begin.mode == TK_EXCLUSIVE));
+  out->stmt_journal = 1;
+  if (s->kind == SQL_STMT_INSERT || s->kind == SQL_STMT_UPDATE || s->kind == SQL_STMT_DELETE)
+    out->stmt_journal = p.multi_write && program_may_abort(out->prog);
   if (fill_out(&p, out, s)) {
     parse_nomem(&p);
     goto fail_noabort;

@@ -126,6 +126,9 @@ typedef struct CompiledStmt {
   int nvar;            /* parameters (largest number) */
   const char **var_names; /* nvar entries, NULL for unnamed ones ("?"), else ":a" */
   uint8_t readonly;    /* writes nothing (shale_stmt_readonly) */
+  uint8_t stmt_journal; /* inside a transaction, a failed run undoes what it wrote (SQLite's
+                           statement journal: always, except for an INSERT/UPDATE/DELETE that
+                           cannot write several rows or cannot abort midway) */
   uint8_t is_txn_ctl;  /* BEGIN/COMMIT/ROLLBACK/SAVEPOINT/RELEASE */
   PragmaReq pragma;    /* kind == SQL_STMT_PRAGMA */
   int neqp;            /* EXPLAIN QUERY PLAN rows (explain == 2) */
@@ -358,6 +361,10 @@ typedef struct WhereInfo WhereInfo;
  * NULL after parse_error. */
 WhereInfo *where_begin(Parse *, SrcList *src, SqlExpr *where, SqlExprList *order_by, int flags);
 int where_order_satisfied(const WhereInfo *);
+/* 1 if the loops visit at most one row: a single table looked up by rowid
+ * or by every column of a UNIQUE index with "=" (SQLite's one-pass single
+ * row case). */
+int where_one_row(const WhereInfo *);
 /* Label that moves to the next combination (a "continue"). */
 int where_continue_label(const WhereInfo *);
 /* Label just after the loops (a "break"). */
@@ -445,6 +452,7 @@ struct Parse {
   /* transaction needs (invariant 4) */
   uint8_t need_read, need_write;
   uint8_t schema_changed; /* DDL: the API reloads the schema after running */
+  uint8_t multi_write;    /* DML: may write more than one row (SQLite's isMultiWrite) */
   uint8_t is_explain;     /* 1 EXPLAIN, 2 EXPLAIN QUERY PLAN */
   int nested;             /* > 0 while compiling a trigger sub-program */
   int init_addr;          /* address of Init */

@@ -239,6 +239,21 @@ static int add_column(Parse *p, const SqlStmt *s) {
   Table *nt = NULL;
   char *msg = NULL;
   int rc = schema_table_from_create(scratch, nst, sql, &nt, &msg);
+  if (rc == SHALE_ERROR && msg && strstr(msg, " datatype for ")) {
+    /* STRICT type errors surface when SQLite re-reads the schema after the
+     * change: a run-time error with its wording */
+    schema_free(scratch);
+    parse_need_write(p);
+    char *m = util_mprintf("error in table %s after add column: %s", t->name, msg);
+    if (m)
+      vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, m, -1);
+    else
+      parse_nomem(p);
+    shale_free(m);
+    shale_free(msg);
+    ddl_finish(p);
+    return parse_failed(p);
+  }
   if (rc != SHALE_OK) {
     schema_free(scratch);
     ddl_build_error(p, rc, msg);

@@ -417,6 +417,28 @@ static const char *unique_msg(Parse *p, const Index *x) {
   return parse_strdup(p, buf);
 }
 
+/* STRICT tables: each column's declared type, after affinity. Always an
+ * abort (OR IGNORE / OR REPLACE do not apply); generated columns are not
+ * checked. As SQLite, it runs where the table's affinity is applied: before
+ * the CHECK constraints when there are some, else after the rowid conflict
+ * check and before the UNIQUE indexes. */
+static void check_types(Writer *w, int cols) {
+  Table *tab = w->tab;
+  char buf[512];
+  for (int j = 0; tab->strict && j < tab->ncol; j++) {
+    Column *c = &tab->cols[j];
+    if (j == tab->rowid_alias || c->gen || !c->type) continue;
+    static const char *const names[] = {"INT", "INTEGER", "REAL", "TEXT", "BLOB"};
+    static const int codes[] = {1, 1, 2, 3, 4};
+    for (int k = 0; k < 5; k++) {
+      if (util_stricmp(c->type, names[k]) != 0) continue;
+      snprintf(buf, sizeof buf, "%s column %s.%s", names[k], tab->name, c->name);
+      vm_builder_add_text(&w->p->b, OP_TypeCheck, cols + j, codes[k], 0, buf, -1);
+      break;
+    }
+  }
+}
+
 /* Checks for the new row (rowid, cols) before any write: check_row (NOT
  * NULL, CHECK; may put a default in place: before the keys are built), then
  * check_unique (after build_new_keys).
@@ -447,6 +469,7 @@ static void check_row(Writer *w, int rowid, int cols, int ignore) {
       vm_builder_add_text(&p->b, OP_HaltIfNull, SHALE_CONSTRAINT_NOTNULL, oe, cols + j, buf, -1);
     }
   }
+  if (tab->ncheck > 0) check_types(w, cols);
   /* CHECK */
   for (int k = 0; k < tab->ncheck && !parse_failed(p); k++) {
     Check *ck = &tab->checks[k];
@@ -473,7 +496,6 @@ static void check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk,
   Parse *p = w->p;
   Table *tab = w->tab;
   char buf[512];
-  (void)cols;
   if (parse_failed(p)) return;
   /* rowid conflict (deferred after the indexes when the table's own
    * REPLACE rule applies and other constraints may say otherwise) */
@@ -501,6 +523,7 @@ static void check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk,
       emit_resolve(p, ok);
     }
     if (pass == 1) break;
+    if (tab->ncheck == 0) check_types(w, cols);
     /* UNIQUE indexes */
     for (int i = 0; i < w->nidx && !parse_failed(p); i++) {
       Index *x = w->idx[i];
@@ -1331,6 +1354,10 @@ int dml_insert(Parse *p, const SqlStmt *s) {
   int direct = sel && sel->kind == SQL_SEL_VALUES && !sel->prior && !sel->with && !sel->order_by &&
                !sel->limit;
   int nvals = 0;
+  /* as SQLite: several rows, or triggers, may be written */
+  if ((sel && (!direct || sel->cols->n > 1)) || ic.is_view || trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE) ||
+      trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_AFTER))
+    p->multi_write = 1;
   if (direct) {
     nvals = sel->cols->a[0].expr->list ? sel->cols->a[0].expr->list->n : 0;
   } else if (sel) {
@@ -1481,6 +1508,7 @@ static void collect_rows(Parse *p, SrcList *src, SqlExpr *where, Table *tab, int
   }
   WhereInfo *wi = where_begin(p, src, where, NULL, 0);
   if (!wi) return;
+  if (!where_one_row(wi)) p->multi_write = 1;
   int k = emit_regs(p, rl->nkey);
   if (tab->without_rowid) {
     for (int j = 0; j < tab->npk; j++) code_column(p, tab, scur, tab->pk_cols[j], k + j);
@@ -1782,6 +1810,7 @@ int dml_update(Parse *p, const SqlStmt *s) {
     if (set[j] && tab->cols[j].pk) key_change = 1;
   int trig = trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE) ||
              trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER);
+  if (trig || u->from || u->limit) p->multi_write = 1;
   RowList rl;
   int nset = 0;
   for (int j = 0; j < ncol; j++) nset += set[j] != NULL;
@@ -1894,6 +1923,7 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   if (!tab || parse_failed(p)) return 1;
   int before = trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE);
   int after = trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_AFTER);
+  if (before || after || d->limit) p->multi_write = 1;
   parse_need_write(p);
   if (!d->where && !before && !after && !d->returning && !d->limit) {
     for (Index *x = tab->indexes; x; x = x->next)

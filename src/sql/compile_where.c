@@ -954,6 +954,22 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
 
 int where_order_satisfied(const WhereInfo *w) { return w ? w->order_ok : 0; }
 
+int where_one_row(const WhereInfo *w) {
+  if (!w || w->plan.nlevel != 1) return 0;
+  const PlanLevel *lv = &w->plan.levels[0];
+  int neq;
+  if (lv->kind == PLAN_ROWID_EQ)
+    neq = 1;
+  else if (lv->kind == PLAN_INDEX && lv->idx && lv->idx->unique && !lv->idx->where &&
+           lv->neq == lv->idx->nkey && lv->lo < 0 && lv->hi < 0)
+    neq = lv->neq;
+  else
+    return 0;
+  for (int i = 0; i < neq; i++)
+    if (w->pl.terms[lv->eq[i]].op != PLAN_OP_EQ) return 0;
+  return 1;
+}
+
 int where_continue_label(const WhereInfo *w) {
   if (!w) return 0;
   return w->nlevel ? w->lv[w->nlevel - 1].cont : w->brk;

@@ -24,6 +24,7 @@
  */
 #include <assert.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -790,6 +791,20 @@ dispatch:
       set_err(v, code, op->p4type == P4_TEXT ? op->p4.z : "NOT NULL constraint failed");
       v->oe = op->p2;
       FAIL(code);
+    }
+    NEXT();
+  }
+  CASE(TypeCheck) {
+    static const int want[] = {0, SHALE_INTEGER, SHALE_FLOAT, SHALE_TEXT, SHALE_BLOB};
+    static const char *const tname[] = {"", "INT", "REAL", "TEXT", "BLOB", "NULL"};
+    int t = reg[op->p1].type;
+    if (t != SHALE_NULL && op->p2 >= 1 && op->p2 <= 4 && t != want[op->p2]) {
+      char msg[600];
+      snprintf(msg, sizeof msg, "cannot store %s value in %s", t >= 1 && t <= 5 ? tname[t] : "?",
+               op->p4type == P4_TEXT ? op->p4.z : "column");
+      set_err(v, SHALE_CONSTRAINT_DATATYPE, msg);
+      v->oe = VM_OE_ABORT;
+      FAIL(SHALE_CONSTRAINT_DATATYPE);
     }
     NEXT();
   }

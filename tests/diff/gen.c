@@ -51,7 +51,7 @@ typedef struct GCol {
 
 typedef struct GTab {
   char name[16];
-  int ncol, norowid, has_ipk;
+  int ncol, norowid, has_ipk, strict;
   GCol col[MAXCOL];
 } GTab;
 
@@ -294,6 +294,29 @@ static void decltype_of(DiffGen *g, int aff, Buf *b) {
   }
 }
 
+/* STRICT tables take only INT, INTEGER, REAL, TEXT, BLOB and ANY. */
+static void strict_decltype_of(DiffGen *g, int aff, Buf *b) {
+  static const char *const ti[] = {"INTEGER", "INT"};
+  static const char *const tn[] = {"BLOB", "ANY"};
+  switch (aff) {
+    case AFF_INT:
+      bs(b, PICK(g, ti));
+      break;
+    case AFF_TEXT:
+      bs(b, "TEXT");
+      break;
+    case AFF_NONE:
+      bs(b, PICK(g, tn));
+      break;
+    case AFF_REAL:
+      bs(b, "REAL");
+      break;
+    default:
+      bs(b, "ANY");
+      break;
+  }
+}
+
 static void gen_create_table(DiffGen *g, int ti, Buf *b) {
   GTab *t = &g->tab[ti];
   memset(t, 0, sizeof *t);
@@ -311,6 +334,7 @@ static void gen_create_table(DiffGen *g, int ti, Buf *b) {
     c->wide = ch(g, 30);
   }
   t->norowid = ch(g, 20);
+  t->strict = ch(g, 12);
   int pkcols = 0;
   if (t->norowid) {
     pkcols = 1 + (t->ncol > 2 && ch(g, 30));
@@ -334,7 +358,10 @@ static void gen_create_table(DiffGen *g, int ti, Buf *b) {
       continue;
     }
     Buf d = {0};
-    decltype_of(g, c->aff, &d);
+    if (t->strict)
+      strict_decltype_of(g, c->aff, &d);
+    else
+      decltype_of(g, c->aff, &d);
     if (d.n) bp(b, " %s", d.z);
     free(d.z);
     if (c->aff != AFF_NONE || ch(g, 30)) {
@@ -362,6 +389,7 @@ static void gen_create_table(DiffGen *g, int ti, Buf *b) {
   }
   bs(b, ")");
   if (t->norowid) bs(b, " WITHOUT ROWID");
+  if (t->strict) bs(b, t->norowid ? ", STRICT" : " STRICT");
 }
 
 static Props col_props(const GCol *c) {
@@ -1632,7 +1660,10 @@ static void alter_add(DiffGen *g, Buf *b, GTab *t) {
   c->wide = ch(g, 30);
   bp(b, "ALTER TABLE %s ADD COLUMN %s", t->name, c->name);
   Buf d = {0};
-  decltype_of(g, c->aff, &d);
+  if (t->strict)
+    strict_decltype_of(g, c->aff, &d);
+  else
+    decltype_of(g, c->aff, &d);
   if (d.n) bp(b, " %s", d.z);
   free(d.z);
   if (ch(g, 20)) {
