@@ -1,6 +1,6 @@
 /*
  * unsupported.c -- the sqlite3_* entry points whose feature Shale does not
- * have yet (user functions, collations, backup, incremental blob I/O,
+ * have yet (
  * serialize, extensions, ...) and the few status/config calls that only
  * report.
  *
@@ -16,9 +16,7 @@
  *  2. Calls that only clear or disable a feature (a NULL callback, onoff=0)
  *     succeed: nothing is registered, so that is the truth.
  *  3. Nothing here reports success for work it did not do.
- *  4. sqlite3_context and sqlite3_blob/sqlite3_backup handles can never be
- *     obtained from this library yet, so their functions are unreachable
- *     with a valid handle: they do nothing and return 0/NULL/MISUSE.
+ *  4. (sqlite3_context handles are real since compat/func.c.)
  */
 #include <stdarg.h>
 #include <string.h>
@@ -32,74 +30,6 @@ static int unsupported(sqlite3 *db, const char *what) {
   sqlite3_free(m);
   return SQLITE_ERROR;
 }
-
-/* ---- user functions and collations ---- */
-
-int sqlite3_create_function(sqlite3 *db, const char *name, int n, int enc, void *app,
-                            void (*f)(sqlite3_context *, int, sqlite3_value **),
-                            void (*s)(sqlite3_context *, int, sqlite3_value **),
-                            void (*fin)(sqlite3_context *)) {
-  return unsupported(db, "sqlite3_create_function");
-}
-int sqlite3_create_function_v2(sqlite3 *db, const char *name, int n, int enc, void *app,
-                               void (*f)(sqlite3_context *, int, sqlite3_value **),
-                               void (*s)(sqlite3_context *, int, sqlite3_value **),
-                               void (*fin)(sqlite3_context *), void (*destroy)(void *)) {
-  int rc = unsupported(db, "sqlite3_create_function_v2");
-  if (destroy && rc == SQLITE_ERROR) destroy(app); /* SQLite calls it on failure too */
-  return rc;
-}
-int sqlite3_create_window_function(sqlite3 *db, const char *name, int n, int enc, void *app,
-                                   void (*s)(sqlite3_context *, int, sqlite3_value **),
-                                   void (*fin)(sqlite3_context *),
-                                   void (*val)(sqlite3_context *),
-                                   void (*inv)(sqlite3_context *, int, sqlite3_value **),
-                                   void (*destroy)(void *)) {
-  int rc = unsupported(db, "sqlite3_create_window_function");
-  if (destroy && rc == SQLITE_ERROR) destroy(app);
-  return rc;
-}
-int sqlite3_create_collation(sqlite3 *db, const char *name, int enc, void *arg,
-                             int (*cmp)(void *, int, const void *, int, const void *)) {
-  return unsupported(db, "sqlite3_create_collation");
-}
-int sqlite3_create_collation_v2(sqlite3 *db, const char *name, int enc, void *arg,
-                                int (*cmp)(void *, int, const void *, int, const void *),
-                                void (*destroy)(void *)) {
-  return unsupported(db, "sqlite3_create_collation_v2");
-}
-int sqlite3_collation_needed(sqlite3 *db, void *arg,
-                             void (*cb)(void *, sqlite3 *, int, const char *)) {
-  if (!cb) return compat_reg_has(db, COMPAT_DB) ? SQLITE_OK : SQLITE_MISUSE;
-  return unsupported(db, "sqlite3_collation_needed");
-}
-
-/* No sqlite3_context exists until user functions land (invariant 4). */
-void *sqlite3_aggregate_context(sqlite3_context *c, int n) { return NULL; }
-void *sqlite3_user_data(sqlite3_context *c) { return NULL; }
-sqlite3 *sqlite3_context_db_handle(sqlite3_context *c) { return NULL; }
-void *sqlite3_get_auxdata(sqlite3_context *c, int n) { return NULL; }
-void sqlite3_set_auxdata(sqlite3_context *c, int n, void *p, void (*d)(void *)) {
-  if (d) d(p);
-}
-void sqlite3_result_blob(sqlite3_context *c, const void *p, int n, void (*d)(void *)) {}
-void sqlite3_result_blob64(sqlite3_context *c, const void *p, sqlite3_uint64 n,
-                           void (*d)(void *)) {}
-void sqlite3_result_double(sqlite3_context *c, double v) {}
-void sqlite3_result_error(sqlite3_context *c, const char *z, int n) {}
-void sqlite3_result_error_toobig(sqlite3_context *c) {}
-void sqlite3_result_error_nomem(sqlite3_context *c) {}
-void sqlite3_result_error_code(sqlite3_context *c, int rc) {}
-void sqlite3_result_int(sqlite3_context *c, int v) {}
-void sqlite3_result_int64(sqlite3_context *c, sqlite3_int64 v) {}
-void sqlite3_result_null(sqlite3_context *c) {}
-void sqlite3_result_text(sqlite3_context *c, const char *z, int n, void (*d)(void *)) {}
-void sqlite3_result_text64(sqlite3_context *c, const char *z, sqlite3_uint64 n,
-                           void (*d)(void *), unsigned char enc) {}
-void sqlite3_result_value(sqlite3_context *c, sqlite3_value *v) {}
-void sqlite3_result_zeroblob(sqlite3_context *c, int n) {}
-int sqlite3_result_zeroblob64(sqlite3_context *c, sqlite3_uint64 n) { return SQLITE_MISUSE; }
-void sqlite3_result_subtype(sqlite3_context *c, unsigned int t) {}
 
 /* ---- extensions, shared cache, VFS ---- */
 

@@ -404,6 +404,65 @@ int shale_deserialize(shale *db, const char *zschema, unsigned char *data, shale
 /* A number that changes when the database zschema may have changed
  * (SQLITE_FCNTL_DATA_VERSION); SHALE_ERROR for an unknown schema. */
 int shale_data_version(shale *db, const char *zschema, unsigned *out);
+/* ---- User-defined functions and collations (src/api/api_func.c) ---- */
+/* Same semantics as SQLite's sqlite3_create_function_v2 & co. A
+ * shale_context is the call's context; the argument values are valid only
+ * during the call. Text is UTF-8: registrations for UTF-16 only are refused
+ * with SHALE_ERROR. */
+
+typedef struct shale_context shale_context;
+
+/* Text encodings (SQLite's numbers). */
+#define SHALE_UTF8 1
+#define SHALE_UTF16LE 2
+#define SHALE_UTF16BE 3
+#define SHALE_UTF16 4
+#define SHALE_ANY 5
+#define SHALE_UTF16_ALIGNED 8
+/* Function flags, or'ed into the encoding argument. */
+#define SHALE_DETERMINISTIC 0x000000800
+#define SHALE_DIRECTONLY 0x000080000
+#define SHALE_SUBTYPE 0x000100000
+#define SHALE_INNOCUOUS 0x000200000
+
+typedef void (*shale_func_fn)(shale_context *, int, shale_value **);
+typedef void (*shale_final_fn)(shale_context *);
+
+int shale_create_function_v2(shale *db, const char *name, int nargs, int flags, void *user,
+                             shale_func_fn xfunc, shale_func_fn xstep, shale_final_fn xfinal,
+                             void (*xdestroy)(void *));
+int shale_create_window_function(shale *db, const char *name, int nargs, int flags, void *user,
+                                 shale_func_fn xstep, shale_final_fn xfinal, shale_final_fn xvalue,
+                                 shale_func_fn xinverse, void (*xdestroy)(void *));
+int shale_create_collation_v2(shale *db, const char *name, int enc, void *user,
+                              int (*xcompare)(void *, int, const void *, int, const void *),
+                              void (*xdestroy)(void *));
+int shale_collation_needed(shale *db, void *arg,
+                           void (*cb)(void *arg, shale *db, int enc, const char *name));
+
+void *shale_aggregate_context(shale_context *ctx, int nbytes);
+void *shale_user_data(shale_context *ctx);
+shale *shale_context_db_handle(shale_context *ctx);
+void *shale_get_auxdata(shale_context *ctx, int iarg);
+void shale_set_auxdata(shale_context *ctx, int iarg, void *p, void (*destroy)(void *));
+
+void shale_result_null(shale_context *ctx);
+void shale_result_int64(shale_context *ctx, shale_int64 v);
+void shale_result_double(shale_context *ctx, double v);
+/* n < 0: z is NUL-terminated. destroy: SHALE_STATIC, SHALE_TRANSIENT, or
+ * called once with z when Shale no longer needs it (also on error). */
+void shale_result_text64(shale_context *ctx, const char *z, shale_int64 n, void (*destroy)(void *));
+void shale_result_blob64(shale_context *ctx, const void *z, shale_uint64 n,
+                         void (*destroy)(void *));
+/* SHALE_OK or SHALE_TOOBIG (then the result is the "too big" error). */
+int shale_result_zeroblob64(shale_context *ctx, shale_uint64 n);
+void shale_result_value(shale_context *ctx, shale_value *v);
+void shale_result_error(shale_context *ctx, const char *z, int n);
+void shale_result_error_code(shale_context *ctx, int rc);
+void shale_result_error_nomem(shale_context *ctx);
+void shale_result_error_toobig(shale_context *ctx);
+void shale_result_subtype(shale_context *ctx, unsigned subtype);
+unsigned shale_value_subtype(shale_value *v);
 
 #ifdef __cplusplus
 }

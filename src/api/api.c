@@ -104,6 +104,11 @@ static void cache_clear(shale *db) {
   db->ncache = 0;
 }
 
+void api_expire(shale *db) {
+  for (shale_stmt *s = db->stmts; s; s = s->next) s->settings = -1; /* never api_settings() */
+  cache_clear(db);
+}
+
 /* Load the schema from the file (within the open transaction, if any). */
 static int schema_reload(shale *db) {
   Schema *s = NULL;
@@ -417,6 +422,7 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
     return SHALE_NOMEM;
   }
   db->funcs_ok = 1;
+  api_func_init(db);
   int rw = flags & (SHALE_OPEN_READONLY | SHALE_OPEN_READWRITE);
   if (rw != SHALE_OPEN_READONLY && rw != SHALE_OPEN_READWRITE) {
     api_error(db, SHALE_MISUSE, "bad parameter or other API misuse");
@@ -451,6 +457,7 @@ static void db_free(shale *db) {
   if (db->bt) btree_close(db->bt);
   schema_unref(db->schema);
   if (db->funcs_ok) func_registry_free(&db->funcs);
+  api_func_close(db);
   savepoints_clear(db);
   shale_free(db->sp);
   shale_free(db->errmsg);
@@ -668,8 +675,20 @@ static void stmt_free(shale_stmt *st) {
   shale_free(st);
 }
 
+static int prepare_in_scope(shale *db, const char *sql, int nbyte, unsigned flags,
+                            shale_stmt **out, const char **tail);
+
 int shale_prepare_v3(shale *db, const char *sql, int nbyte, unsigned flags, shale_stmt **out,
                      const char **tail) {
+  if (!db) return prepare_in_scope(db, sql, nbyte, flags, out, tail);
+  const CollationScope *save = record_collation_scope(&db->coll_scope);
+  int rc = prepare_in_scope(db, sql, nbyte, flags, out, tail);
+  record_collation_scope(save);
+  return rc;
+}
+
+static int prepare_in_scope(shale *db, const char *sql, int nbyte, unsigned flags,
+                            shale_stmt **out, const char **tail) {
   if (out) *out = NULL;
   if (tail) *tail = sql;
   if (!db || !out || !sql) {
@@ -1012,8 +1031,7 @@ static void stmt_halt_reset(shale_stmt *st) {
   st->rowpos = 0;
 }
 
-int shale_step(shale_stmt *st) {
-  if (!st) return SHALE_MISUSE;
+static int step_in_scope(shale_stmt *st) {
   shale *db = st->db;
   if (st->halted) stmt_halt_reset(st);
   for (int retry = 0;; retry++) {
@@ -1091,6 +1109,15 @@ int shale_step(shale_stmt *st) {
     rc = stmt_finish(st, rc);
     return rc == SHALE_DONE ? rc : api_rc(db, rc);
   }
+}
+
+/* Statements compile and run with the connection's collations in scope. */
+int shale_step(shale_stmt *st) {
+  if (!st) return SHALE_MISUSE;
+  const CollationScope *save = record_collation_scope(&st->db->coll_scope);
+  int rc = step_in_scope(st);
+  record_collation_scope(save);
+  return rc;
 }
 
 static int stmt_restore_error(shale_stmt *st) {

@@ -70,6 +70,17 @@ typedef struct ApiCached {
 #define API_CACHE_MAX 16
 #define API_MAX_SCHEMA_RETRY 50
 
+/* A user collation (api_func.c): c.name is its own copy, c.ctx the user's
+ * pointer. */
+typedef struct ApiColl {
+  Collation c;
+  void (*destroy)(void *);
+  struct ApiColl *next;
+} ApiColl;
+
+/* A user function's callbacks (api_func.c): FuncDef.user_data of its entry. */
+typedef struct ApiUdf ApiUdf;
+
 typedef struct ApiSavepoint {
   char *name;
 } ApiSavepoint;
@@ -143,6 +154,11 @@ struct shale {
   int wal_frames;        /* WAL frames when the WAL hook last looked */
   unsigned auth_gen;     /* bumped by set_authorizer: statements recompile */
   shale_stmt *stepping;  /* the statement in vm_step (trace of trigger programs) */
+  /* user collations and functions (api_func.c) */
+  ApiColl *colls;
+  CollationScope coll_scope; /* finds colls (set around prepare/step) */
+  void *coll_needed_arg;
+  void (*coll_needed)(void *, shale *, int, const char *);
 };
 
 struct shale_stmt {
@@ -226,6 +242,15 @@ void api_schema_reset(shale *db);
 /* A backup or blob handle using db went away (db->nhandles--); frees the
  * connection if shale_close_v2 left it a zombie waiting for it. */
 void api_handle_release(shale *db);
+/* api.c: make every statement recompile before its next run and drop the
+ * statement cache (a function or collation was replaced or deleted). */
+void api_expire(shale *db);
+
+/* api_func.c */
+/* Set up db->coll_scope (at open). */
+void api_func_init(shale *db);
+/* Free user collations (at close, after the function registry is freed). */
+void api_func_close(shale *db);
 
 /* For tests: statement cache hits and schema loads since open. */
 long api_cache_hits(shale *db);

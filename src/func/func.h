@@ -186,6 +186,10 @@ void func_agg_finish_keep(FuncCtx *ctx);
 void *func_get_auxdata(FuncCtx *ctx, int iarg);
 void func_set_auxdata(FuncCtx *ctx, int iarg, void *p, void (*destroy)(void *));
 void func_auxdata_clear(FuncAux **list);
+/* After a call at site: drop (destroying) the site's auxdata for arguments
+ * that are not constant (bit iarg of const_mask clear, or iarg > 31), as
+ * SQLite does: only constant arguments keep auxdata from row to row. */
+void func_auxdata_drop(FuncAux **list, int site, uint32_t const_mask);
 
 /* ---- results ---- */
 void func_result_null(FuncCtx *ctx);
@@ -227,8 +231,11 @@ int func_registry_init(FuncRegistry *reg);
 void func_registry_free(FuncRegistry *reg);
 /* Add or replace (same name, case-insensitively, and nargs) a user function;
  * def is copied (name too). A def with neither scalar nor step deletes the
- * existing function. On error def->destroy is not called. SHALE_OK,
- * SHALE_NOMEM, SHALE_MISUSE (bad name/nargs). */
+ * existing function, leaving a tombstone that hides any other definition
+ * for that arity (SQLite's behaviour; its destroy runs when it is replaced
+ * or the registry freed); with no existing function it is a no-op. On error
+ * def->destroy is not called. SHALE_OK, SHALE_NOMEM, SHALE_MISUSE (bad
+ * name/nargs). */
 int func_register(FuncRegistry *reg, const FuncDef *def);
 /* Validate the registry's structure (slots, counts, one entry per name and
  * arity, every entry scalar xor aggregate). SHALE_OK or SHALE_INTERNAL. */
@@ -239,6 +246,9 @@ int func_registry_check(const FuncRegistry *reg);
 int func_set_case_sensitive_like(FuncRegistry *reg, int on);
 /* The function to call for name(nargs args), or NULL. */
 const FuncDef *func_find(const FuncRegistry *reg, const char *name, int nargs);
+/* The entry registered for exactly (name, nargs), tombstones included
+ * (neither scalar nor step), or NULL. */
+const FuncDef *func_find_exact(const FuncRegistry *reg, const char *name, int nargs);
 /* 1 if some function called name exists with any arity. When func_find
  * fails the resolver reports "wrong number of arguments to function
  * name()" if this is 1, else "no such function: name" (SQLite's wording). */

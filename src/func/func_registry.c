@@ -13,6 +13,13 @@
  *     unique per (name, nargs). nslot is a power of two.
  *  3. Registry entries for user functions own a copy of the name and call
  *     def.destroy(user_data) exactly once, when replaced, deleted or freed.
+ *  4. Deleting a user function (or a built-in) leaves a tombstone: a user
+ *     entry with neither scalar nor step, which func_find treats as "not
+ *     callable" without falling back to a variadic definition, as SQLite's
+ *     deleted entries behave ("wrong number of arguments" while another
+ *     definition of the name or the built-in it hides exists). A user entry
+ *     that replaced a built-in keeps it (shadow, outside the chains) only so
+ *     that the name still counts as existing.
  */
 #include <string.h>
 
@@ -228,6 +235,20 @@ void func_auxdata_clear(FuncAux **list) {
   *list = NULL;
 }
 
+void func_auxdata_drop(FuncAux **list, int site, uint32_t const_mask) {
+  FuncAux **pp = list;
+  while (*pp) {
+    FuncAux *a = *pp;
+    if (a->site == site && (a->iarg > 31 || !(const_mask & (1u << a->iarg)))) {
+      *pp = a->next;
+      if (a->destroy) a->destroy(a->p);
+      shale_free(a);
+    } else {
+      pp = &a->next;
+    }
+  }
+}
+
 void func_result_null(FuncCtx *ctx) { value_clear(&ctx->result); }
 
 void func_result_int(FuncCtx *ctx, int64_t i) {
@@ -355,6 +376,7 @@ void func_result_sb_error(FuncCtx *ctx, int err) {
 struct FuncEntry {
   FuncDef def;
   int owned; /* def.name is ours and def.destroy applies */
+  FuncEntry *shadow; /* the built-in this user entry overrides (restored on delete) */
   FuncEntry *next;
 };
 
@@ -369,6 +391,7 @@ static unsigned name_hash(const char *z) {
 }
 
 static void entry_free(FuncEntry *e) {
+  if (e->shadow) entry_free(e->shadow);
   if (e->owned) {
     if (e->def.destroy) e->def.destroy(e->def.user_data);
     shale_free((void *)e->def.name);
@@ -421,12 +444,12 @@ static int put(FuncRegistry *reg, const FuncDef *def, int owned) {
     if ((*pp)->def.nargs == def->nargs && !util_stricmp((*pp)->def.name, def->name)) break;
   }
   int del = !def->scalar && !def->step;
-  if (del) {
+  if (del && (!*pp || !owned)) {
     if (*pp) {
       FuncEntry *e = *pp;
       *pp = e->next;
-      entry_free(e);
       reg->count--;
+      entry_free(e);
     }
     return SHALE_OK;
   }
@@ -434,6 +457,7 @@ static int put(FuncRegistry *reg, const FuncDef *def, int owned) {
   if (!e) return SHALE_NOMEM;
   e->def = *def;
   e->owned = owned;
+  e->shadow = NULL;
   if (owned) {
     e->def.name = util_strdup(def->name);
     if (!e->def.name) {
@@ -445,7 +469,12 @@ static int put(FuncRegistry *reg, const FuncDef *def, int owned) {
     FuncEntry *old = *pp;
     e->next = old->next;
     *pp = e;
-    entry_free(old);
+    if (owned) { /* a user function keeps the built-in it overrides */
+      e->shadow = old->owned ? old->shadow : old;
+      if (old->owned) old->shadow = NULL;
+      else old = NULL;
+    }
+    if (old) entry_free(old);
   } else {
     e->next = reg->slots[h];
     reg->slots[h] = e;
@@ -498,19 +527,26 @@ static const FuncEntry *lookup(const FuncRegistry *reg, const char *name, int na
   return NULL;
 }
 
+static int is_tombstone(const FuncDef *d) { return !d->scalar && !d->step; }
+
 const FuncDef *func_find(const FuncRegistry *reg, const char *name, int nargs) {
   const FuncEntry *e = lookup(reg, name, nargs);
-  if (e) return &e->def;
+  if (e) return is_tombstone(&e->def) ? NULL : &e->def; /* invariant 4 */
   e = lookup(reg, name, -1);
-  if (e && nargs >= e->def.nargs_min) return &e->def;
+  if (e && nargs >= e->def.nargs_min && !is_tombstone(&e->def)) return &e->def;
   return NULL;
+}
+
+const FuncDef *func_find_exact(const FuncRegistry *reg, const char *name, int nargs) {
+  const FuncEntry *e = lookup(reg, name, nargs);
+  return e ? &e->def : NULL;
 }
 
 int func_exists_name(const FuncRegistry *reg, const char *name) {
   if (!reg->nslot) return 0;
   unsigned h = name_hash(name) & (unsigned)(reg->nslot - 1);
   for (const FuncEntry *e = reg->slots[h]; e; e = e->next) {
-    if (!util_stricmp(e->def.name, name)) return 1;
+    if (!util_stricmp(e->def.name, name) && (!is_tombstone(&e->def) || e->shadow)) return 1;
   }
   return 0;
 }
@@ -531,7 +567,8 @@ int func_registry_check(const FuncRegistry *reg) {
     for (const FuncEntry *e = reg->slots[i]; e; e = e->next) {
       n++;
       if ((int)(name_hash(e->def.name) & (unsigned)(reg->nslot - 1)) != i) return SHALE_INTERNAL;
-      if (!e->def.scalar == !e->def.step) return SHALE_INTERNAL; /* exactly one kind */
+      if (e->def.scalar && e->def.step) return SHALE_INTERNAL; /* at most one kind */
+      if (!e->def.scalar && !e->def.step && !e->owned) return SHALE_INTERNAL;
       if (e->def.step && !e->def.final) return SHALE_INTERNAL;
       for (const FuncEntry *f = e->next; f; f = f->next) {
         if (f->def.nargs == e->def.nargs && !util_stricmp(f->def.name, e->def.name)) {

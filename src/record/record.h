@@ -102,8 +102,21 @@ typedef struct Collation {
 extern const Collation record_coll_binary; /* memcmp, then shorter first */
 extern const Collation record_coll_nocase; /* ASCII-only case fold, then BINARY */
 extern const Collation record_coll_rtrim;  /* BINARY ignoring trailing spaces */
-/* The built-in collation called name (case-insensitive), or NULL. Static. */
+/* The collation called name (case-insensitive), or NULL: the current
+ * scope's (a connection's user collations) first, then the built-ins. */
 const Collation *record_collation_find(const char *name);
+
+/* Where record_collation_find looks before the built-ins: find(ctx, name)
+ * returns a collation that stays valid while programs compiled with it may
+ * run, or NULL. The scope is per thread; the API sets it (its connection)
+ * around compiling and running statements. */
+typedef struct CollationScope {
+  const Collation *(*find)(void *ctx, const char *name);
+  void *ctx;
+} CollationScope;
+/* Set the calling thread's scope (NULL: built-ins only); returns the previous
+ * one so that callers can nest and restore. */
+const CollationScope *record_collation_scope(const CollationScope *s);
 
 /* ---- comparison ---- */
 

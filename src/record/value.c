@@ -11,6 +11,9 @@
  *     then length.
  *  2. Only value_make_owned and value_apply_affinity(TEXT) allocate; they
  *     leave the value untouched on SHALE_NOMEM.
+ *  3. record_collation_find consults the calling thread's CollationScope
+ *     (a connection's user collations, set by the API around prepare and
+ *     step) before the built-ins; with no scope only the built-ins exist.
  */
 #include <math.h>
 #include <string.h>
@@ -72,10 +75,23 @@ const Collation record_coll_binary = {"BINARY", coll_binary, NULL};
 const Collation record_coll_nocase = {"NOCASE", coll_nocase, NULL};
 const Collation record_coll_rtrim = {"RTRIM", coll_rtrim, NULL};
 
+/* The calling thread's connection scope (invariant 3). */
+static _Thread_local const CollationScope *coll_scope;
+
+const CollationScope *record_collation_scope(const CollationScope *s) {
+  const CollationScope *old = coll_scope;
+  coll_scope = s;
+  return old;
+}
+
 const Collation *record_collation_find(const char *name) {
   static const Collation *const all[] = {&record_coll_binary, &record_coll_nocase,
                                          &record_coll_rtrim};
   if (!name) return NULL;
+  if (coll_scope && coll_scope->find) {
+    const Collation *c = coll_scope->find(coll_scope->ctx, name);
+    if (c) return c;
+  }
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     if (util_stricmp(all[i]->name, name) == 0) return all[i];
   return NULL;

@@ -313,6 +313,8 @@ static void clear_regs(Vm *v) {
       VmAgg *slot = &v->agg[i];
       FuncCtx ctx;
       func_ctx_init(&ctx, slot->def);
+      ctx.conn = v->conn;
+      ctx.cb = v->cb;
       ctx.agg = slot->agg;
       ctx.agg_size = slot->agg_size;
       ctx.agg_spare = slot->spare;

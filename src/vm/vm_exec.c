@@ -1173,6 +1173,7 @@ dispatch:
     ctx.aux_site = pc;
     ctx.now_ms = &v->now_ms;
     op->p4.func->scalar(&ctx, op->p5, &reg[op->p2]);
+    if (v->aux) func_auxdata_drop(&v->aux, pc, (uint32_t)op->p1);
     if (ctx.rc) FAIL(call_error(v, &ctx));
     ShValue res;
     func_ctx_take_result(&ctx, &res);
@@ -1224,6 +1225,8 @@ dispatch:
     FuncCtx ctx;
     func_ctx_init(&ctx, op->p4.func);
     ctx_limits(v, &ctx);
+    ctx.conn = v->conn;
+    ctx.cb = v->cb;
     agg_slot_to_ctx(slot, &ctx);
     op->p4.func->value(&ctx);
     agg_ctx_to_slot(&ctx, slot);
@@ -1241,6 +1244,8 @@ dispatch:
     func_ctx_init(&ctx, op->p4.func);
     ctx_limits(v, &ctx);
     ctx.coll = v->coll;
+    ctx.conn = v->conn;
+    ctx.cb = v->cb;
     agg_slot_to_ctx(slot, &ctx);
     func_agg_finish_keep(&ctx);
     agg_ctx_to_slot(&ctx, slot);
