@@ -455,6 +455,7 @@ struct Parse {
   uint8_t multi_write;    /* DML: may write more than one row (SQLite's isMultiWrite) */
   uint8_t is_explain;     /* 1 EXPLAIN, 2 EXPLAIN QUERY PLAN */
   int nested;             /* > 0 while compiling a trigger sub-program */
+  int in_view;            /* > 0 while resolving a view's body (DIRECTONLY check) */
   int init_addr;          /* address of Init */
   int once_label;         /* epilogue label (constant hoisting) */
   /* hoisted constants: code emitted in the epilogue (copied there at finish) */

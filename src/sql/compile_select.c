@@ -230,7 +230,9 @@ static int pragma_tvf(Parse *p, SrcItem *it, const SqlSrcItem *a) {
       if (!st) return 1;
       const char *save = st->text;
       st->text = text;
+      p->in_view++;
       int rc = select_resolve(p, sel, NULL);
+      p->in_view--;
       st->text = save;
       if (rc) return 1;
       SqlIdList ids = {v->ncol, v->ncol, v->cols};
@@ -735,7 +737,9 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
       if (!st) return 1;
       const char *save = st->text;
       st->text = text;
+      p->in_view++;
       int rc = select_resolve(p, sel, NULL);
+      p->in_view--;
       st->text = save;
       if (rc) return 1;
       SqlIdList ids = {0, 0, NULL};

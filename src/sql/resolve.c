@@ -382,6 +382,10 @@ static int resolve_func(Parse *p, NameCtx *nc, SqlExpr *e) {
       parse_error(p, "no such function: %s", e->z);
     return 1;
   }
+  if ((f->flags & FUNC_DIRECTONLY) && (p->nested > 0 || p->in_view > 0)) {
+    parse_error(p, "unsafe use of %s()", e->z); /* SQLite: not from triggers/views */
+    return 1;
+  }
   e->func = f;
   if (p->env && p->env->auth) {
     int rc = parse_auth(p, AUTH_FUNCTION, NULL, e->z, NULL);

@@ -66,12 +66,42 @@ con.row_factory = None
 dump = "\n".join(con.iterdump())
 assert 'CREATE TABLE v(x);' in dump and "INSERT INTO \"v\" VALUES('a');" in dump, dump
 
-# features not built yet fail cleanly
+# user functions, aggregates, collations
+con.create_function("twice", 1, lambda x: None if x is None else x * 2)
+assert con.execute("select twice(21), twice('ab'), twice(null)").fetchone() == (42, "abab", None)
+def boom(x):
+    raise ValueError("no")
+con.create_function("boom", 1, boom)
 try:
-    con.create_function("f", 1, lambda x: x)
-    raise AssertionError("create_function succeeded")
-except sqlite3.OperationalError:
-    pass
+    con.execute("select boom(1)").fetchone()
+    raise AssertionError("boom() succeeded")
+except sqlite3.OperationalError as e:
+    assert "user-defined function raised exception" in str(e), e
+class Cat:
+    def __init__(self):
+        self.parts = []
+    def step(self, v):
+        self.parts.append(str(v))
+    def finalize(self):
+        return "+".join(self.parts)
+con.create_aggregate("cat", 1, Cat)
+assert con.execute("select cat(x) from v").fetchone() == ("1+a",)
+con.create_collation("rev", lambda a, b: (a < b) - (a > b))
+con.executescript("create table w(s); insert into w values ('a'),('c'),('b');")
+assert [r[0] for r in con.execute("select s from w order by s collate rev")] == ["c", "b", "a"]
+if hasattr(con, "create_window_function"):
+    class WSum:
+        def __init__(self):
+            self.t = 0
+        def step(self, v):
+            self.t += v
+        def inverse(self, v):
+            self.t -= v
+        def value(self):
+            return self.t
+        def finalize(self):
+            return self.t
+    con.create_window_function("wsum", 1, WSum)
 con.close()
 
 # a file database, reopened by a second connection

@@ -4,11 +4,6 @@
  * Shale only (SQLite supports all of these). */
 #include "prog.h"
 
-static int cmp(void *a, int n1, const void *p1, int n2, const void *p2) { return 0; }
-static void fn(sqlite3_context *c, int n, sqlite3_value **v) {}
-static int freed;
-static void destroy(void *p) { freed++; }
-
 #define EXPECT_UNSUP(db, expr, what)                                        \
   do {                                                                      \
     EXPECT_INT((expr), SQLITE_ERROR);                                       \
@@ -20,19 +15,6 @@ int main(void) {
   EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
   EXPECT(strstr(sqlite3_sourceid(), "shale") != NULL);
 
-  EXPECT_UNSUP(db, sqlite3_create_function(db, "f", 1, SQLITE_UTF8, NULL, fn, NULL, NULL),
-               "sqlite3_create_function");
-  EXPECT_UNSUP(db, sqlite3_create_function_v2(db, "f", 1, SQLITE_UTF8, &freed, fn, NULL, NULL,
-                                              destroy),
-               "sqlite3_create_function_v2");
-  EXPECT_INT(freed, 1);
-  EXPECT_UNSUP(db, sqlite3_create_window_function(db, "w", 1, SQLITE_UTF8, NULL, fn, NULL, NULL,
-                                                  fn, NULL),
-               "sqlite3_create_window_function");
-  EXPECT_UNSUP(db, sqlite3_create_collation(db, "c", SQLITE_UTF8, NULL, cmp),
-               "sqlite3_create_collation");
-  EXPECT_UNSUP(db, sqlite3_create_collation_v2(db, "c", SQLITE_UTF8, NULL, cmp, NULL),
-               "sqlite3_create_collation_v2");
   char *err = NULL;
   EXPECT_UNSUP(db, sqlite3_load_extension(db, "x.so", NULL, &err), "loading extensions");
   EXPECT_STR(err, "loading extensions is not supported by Shale yet");

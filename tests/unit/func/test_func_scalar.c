@@ -293,8 +293,28 @@ TEST(registry_user_functions) {
   FuncDef del = {.name = "myfn", .nargs = 2};
   CHECK_OK(func_register(&reg, &del));
   CHECK_EQ(destroyed, 3);
+  /* the deleted arity is a tombstone: it hides the variadic one (SQLite) */
+  CHECK(func_find(&reg, "myfn", 2) == NULL);
+  CHECK(func_find_exact(&reg, "myfn", 2) != NULL);
+  CHECK(func_exists_name(&reg, "myfn"));
+  shale_call(&reg, "myfn", 3, args, &r);
+  CHECK_EQ(r.v.i, 303);
+  /* registering again replaces the tombstone */
+  d.user_data = (void *)5;
+  CHECK_OK(func_register(&reg, &d));
   shale_call(&reg, "myfn", 2, args, &r);
-  CHECK_EQ(r.v.i, 302); /* now the variadic one */
+  CHECK_EQ(r.v.i, 502);
+  /* deleting the built-in override hides the built-in too; the name exists */
+  FuncDef delup = {.name = "UPPER", .nargs = 1};
+  CHECK_OK(func_register(&reg, &delup));
+  CHECK(func_find(&reg, "upper", 1) == NULL);
+  CHECK(func_exists_name(&reg, "upper"));
+  CHECK_OK(func_registry_check(&reg));
+  /* deleting what does not exist is a no-op */
+  FuncDef delnone = {.name = "nonesuch", .nargs = 1};
+  CHECK_OK(func_register(&reg, &delnone));
+  CHECK(func_find_exact(&reg, "nonesuch", 1) == NULL);
+  CHECK(!func_exists_name(&reg, "nonesuch"));
   FuncDef bad = {.name = "x", .nargs = 200, .scalar = user_fn};
   CHECK_RC(func_register(&reg, &bad), SHALE_MISUSE);
   /* Many registrations force rehashing. */
