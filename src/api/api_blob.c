@@ -27,6 +27,9 @@
  *     before expiry (SQLite's order), then SHALE_ABORT, then SHALE_READONLY
  *     for a write through a read-only handle.
  *  3. The connection counts the handle in nhandles until shale_blob_close.
+ *  4. close returns the code of a write that was refused (SHALE_READONLY)
+ *     or failed with an I/O-level error, as SQLite's blob_close returns
+ *     the code of its internal statement.
  */
 #include <string.h>
 
@@ -45,6 +48,7 @@ struct shale_blob {
   uint64_t dver;
   int64_t changes;
   uint32_t cookie;
+  int close_rc; /* returned by close: a write refused or failed (as SQLite) */
 };
 
 static int is_main(const char *z) { return !z || !util_stricmp(z, "main"); }
@@ -244,6 +248,7 @@ int shale_blob_reopen(shale_blob *b, shale_int64 rowid) {
     set_err(b->db, SHALE_ABORT, NULL);
     return SHALE_ABORT;
   }
+  b->close_rc = 0; /* SQLite reruns its statement */
   int rc = blob_seek(b, rowid);
   if (rc) b->expired = 1; /* as SQLite: a failed reopen leaves the handle aborted */
   return rc;
@@ -252,9 +257,11 @@ int shale_blob_reopen(shale_blob *b, shale_int64 rowid) {
 int shale_blob_close(shale_blob *b) {
   if (!b) return SHALE_OK;
   shale *db = b->db;
+  int rc = b->close_rc;
   shale_free(b);
+  if (rc) set_err(db, rc, NULL);
   api_handle_release(db);
-  return SHALE_OK;
+  return rc;
 }
 
 int shale_blob_bytes(shale_blob *b) { return b && !b->expired ? (int)b->nbytes : 0; }
@@ -293,6 +300,7 @@ static int blob_io(shale_blob *b, void *buf, int n, int off, int write) {
   else if (write && !b->writable)
     rc = SHALE_READONLY;
   if (rc) {
+    if (rc == SHALE_READONLY) b->close_rc = rc;
     set_err(db, rc, NULL);
     return rc;
   }
@@ -321,6 +329,7 @@ static int blob_io(shale_blob *b, void *buf, int n, int off, int write) {
   if (cur) btree_cursor_close(cur);
   rc = api_txn_end(db, began, rc);
   if (rc == SHALE_OK && write) b->dver = pager_data_version(btree_pager(db->bt));
+  if (rc != SHALE_OK && rc != SHALE_ABORT && rc != SHALE_ERROR) b->close_rc = rc;
   set_err(db, rc, NULL);
   return rc;
 }

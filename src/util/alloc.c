@@ -25,6 +25,50 @@ static atomic_long fault_countdown; /* 0 = disarmed */
 static atomic_int fault_persist;
 static atomic_int fault_tripped;
 static atomic_long fault_hits;
+static atomic_llong hw_bytes;    /* high-water marks (sqlite3_status) */
+static atomic_long hw_blocks;
+static atomic_llong hw_request;
+static atomic_llong heap_limit; /* 0 = none (sqlite3_hard_heap_limit64) */
+
+int64_t util_alloc_limit(int64_t n) {
+  long long old = atomic_load(&heap_limit);
+  if (n >= 0) atomic_store(&heap_limit, n);
+  return old;
+}
+
+/* 1 if growing by n bytes would pass the hard heap limit. */
+static int over_limit(long long n) {
+  long long lim = atomic_load_explicit(&heap_limit, memory_order_relaxed);
+  return lim > 0 && atomic_load_explicit(&bytes, memory_order_relaxed) + n > lim;
+}
+
+static void raise_ll(atomic_llong *hw, long long v) {
+  long long cur = atomic_load_explicit(hw, memory_order_relaxed);
+  while (v > cur && !atomic_compare_exchange_weak(hw, &cur, v)) {
+  }
+}
+
+static void raise_l(atomic_long *hw, long v) {
+  long cur = atomic_load_explicit(hw, memory_order_relaxed);
+  while (v > cur && !atomic_compare_exchange_weak(hw, &cur, v)) {
+  }
+}
+
+int64_t util_alloc_highwater(int reset) {
+  long long v = atomic_load(&hw_bytes);
+  if (reset) atomic_store(&hw_bytes, atomic_load(&bytes));
+  return v;
+}
+long util_alloc_blocks_highwater(int reset) {
+  long v = atomic_load(&hw_blocks);
+  if (reset) atomic_store(&hw_blocks, atomic_load(&outstanding));
+  return v;
+}
+int64_t util_alloc_max_request(int reset) {
+  long long v = atomic_load(&hw_request);
+  if (reset) atomic_store(&hw_request, 0);
+  return v;
+}
 
 void util_fault_alloc(long n, int persist) {
   atomic_store(&fault_tripped, 0);
@@ -59,13 +103,14 @@ static int should_fail(void) {
 
 void *shale_malloc(size_t n) {
   if (n > (size_t)0x7fffff00) return NULL;
-  if (should_fail()) return NULL;
+  if (should_fail() || over_limit((long long)n)) return NULL;
   uint8_t *p = malloc(n + HDR);
   if (!p) return NULL;
   memcpy(p, &n, sizeof n);
-  atomic_fetch_add(&outstanding, 1);
+  raise_l(&hw_blocks, atomic_fetch_add(&outstanding, 1) + 1);
   atomic_fetch_add(&allocs, 1);
-  atomic_fetch_add(&bytes, (long long)n);
+  raise_ll(&hw_bytes, atomic_fetch_add(&bytes, (long long)n) + (long long)n);
+  raise_ll(&hw_request, (long long)n);
   return p + HDR;
 }
 
@@ -75,12 +120,14 @@ void *shale_realloc(void *old, size_t n) {
   uint8_t *base = (uint8_t *)old - HDR;
   size_t oldn;
   memcpy(&oldn, base, sizeof oldn);
-  if (n > oldn && should_fail()) return NULL;
+  if (n > oldn && (should_fail() || over_limit((long long)(n - oldn)))) return NULL;
   uint8_t *p = realloc(base, n + HDR);
   if (!p) return NULL;
   memcpy(p, &n, sizeof n);
   if (n > oldn) atomic_fetch_add(&allocs, 1);
-  atomic_fetch_add(&bytes, (long long)n - (long long)oldn);
+  long long d = (long long)n - (long long)oldn;
+  raise_ll(&hw_bytes, atomic_fetch_add(&bytes, d) + d);
+  raise_ll(&hw_request, (long long)n);
   return p + HDR;
 }
 

@@ -38,6 +38,15 @@ int64_t util_alloc_bytes(void);
  * block), process-wide: tests and benchmarks count allocations per
  * operation with it. */
 long util_alloc_count(void);
+/* High-water marks (sqlite3_status): bytes allocated, live blocks, and the
+ * largest single request; reset != 0 restarts them from the current value
+ * (0 for the largest request). */
+int64_t util_alloc_highwater(int reset);
+long util_alloc_blocks_highwater(int reset);
+int64_t util_alloc_max_request(int reset);
+/* Hard heap limit: allocations that would take util_alloc_bytes() past n
+ * fail (n = 0: no limit; n < 0: only query). Returns the previous limit. */
+int64_t util_alloc_limit(int64_t n);
 
 /* ---- byte order ---- */
 static inline uint32_t util_get4(const uint8_t *p) {

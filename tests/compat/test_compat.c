@@ -155,6 +155,10 @@ TEST(compat_backup_shale) { run_prog("backup", 1); }
 TEST(compat_backup_sqlite) { run_prog("backup", 0); }
 TEST(compat_blob_shale) { run_prog("blob", 1); }
 TEST(compat_blob_sqlite) { run_prog("blob", 0); }
+TEST(compat_vfs_shale) { run_prog("vfs", 1); }
+TEST(compat_vfs_sqlite) { run_prog("vfs", 0); }
+TEST(compat_misuse_sqlite_shale) { run_prog("misuse_sqlite", 1); }
+TEST(compat_misuse_sqlite_sqlite) { run_prog("misuse_sqlite", 0); }
 TEST(compat_unsupported_shale) { run_prog("unsupported", 1); }
 
 #if !defined(__SANITIZE_ADDRESS__)

@@ -1,0 +1,229 @@
+/*
+ * vfs.c -- sqlite3_vfs_find and the sqlite3_vfs objects describing Shale's
+ * built-in VFSes ("unix", the default, and "memdb"), sqlite3_file_control,
+ * and the process-wide memory statistics and limits (sqlite3_status/64,
+ * sqlite3_memory_highwater, sqlite3_release_memory, sqlite3_soft/hard_heap_
+ * limit64).
+ *
+ * Owns: two static sqlite3_vfs tables and the soft heap limit value.
+ *
+ * Invariants:
+ *  1. Each sqlite3_vfs forwards to the OsVfs of the same name (src/os):
+ *     xOpen gives an sqlite3_file whose io methods (version 1: no shared
+ *     memory, no mmap) call the OsFile's; xFullPathname, xRandomness,
+ *     xSleep, xCurrentTime(Int64), xAccess and xDelete are the OsVfs's;
+ *     xDlOpen finds nothing (extensions are not supported).
+ *  2. sqlite3_vfs_register accepts only these two (already registered:
+ *     a no-op); other VFSes and sqlite3_vfs_unregister of a non-NULL VFS
+ *     are refused with SQLITE_ERROR (Shale cannot run SQL over a foreign
+ *     VFS yet).
+ *  3. The hard heap limit is enforced by shale_malloc (util_alloc_limit);
+ *     the soft limit is recorded and reported only (advisory in SQLite too),
+ *     capped by the hard limit as SQLite does.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "../src/os/os.h"
+#include "compat_int.h"
+
+typedef struct CFile {
+  sqlite3_file base;
+  OsFile *f;
+} CFile;
+
+static OsVfs *os_of(sqlite3_vfs *v) { return os_vfs_find((const char *)v->pAppData); }
+static OsFile *F(sqlite3_file *p) { return ((CFile *)p)->f; }
+
+static int c_close(sqlite3_file *p) {
+  int rc = os_close_free(F(p));
+  ((CFile *)p)->f = NULL;
+  p->pMethods = NULL;
+  return rc;
+}
+static int c_read(sqlite3_file *p, void *b, int n, sqlite3_int64 o) { return os_read(F(p), b, n, o); }
+static int c_write(sqlite3_file *p, const void *b, int n, sqlite3_int64 o) {
+  return os_write(F(p), b, n, o);
+}
+static int c_truncate(sqlite3_file *p, sqlite3_int64 n) { return os_truncate(F(p), n); }
+static int c_sync(sqlite3_file *p, int fl) { return os_sync(F(p), fl); }
+static int c_size(sqlite3_file *p, sqlite3_int64 *n) {
+  int64_t s = 0;
+  int rc = os_file_size(F(p), &s);
+  *n = s;
+  return rc;
+}
+static int c_lock(sqlite3_file *p, int l) { return os_lock(F(p), l); }
+static int c_unlock(sqlite3_file *p, int l) { return os_unlock(F(p), l); }
+static int c_reserved(sqlite3_file *p, int *r) { return os_check_reserved(F(p), r); }
+static int c_fcntl(sqlite3_file *p, int op, void *arg) { return SQLITE_NOTFOUND; }
+static int c_sector(sqlite3_file *p) { return os_sector_size(F(p)); }
+static int c_devchar(sqlite3_file *p) { return os_device_characteristics(F(p)); }
+
+static const sqlite3_io_methods c_methods = {
+    1, c_close, c_read, c_write, c_truncate, c_sync, c_size, c_lock, c_unlock, c_reserved,
+    c_fcntl, c_sector, c_devchar, NULL, NULL, NULL, NULL, NULL, NULL};
+
+static int v_open(sqlite3_vfs *v, const char *name, sqlite3_file *p, int flags, int *out) {
+  CFile *c = (CFile *)p;
+  c->base.pMethods = NULL;
+  c->f = NULL;
+  OsVfs *o = os_of(v);
+  if (!o) return SQLITE_CANTOPEN;
+  int rc = os_open_alloc(o, name, flags, out, &c->f);
+  if (rc != SQLITE_OK) {
+    c->f = NULL;
+    return rc;
+  }
+  c->base.pMethods = &c_methods;
+  return SQLITE_OK;
+}
+static int v_delete(sqlite3_vfs *v, const char *name, int sync_dir) {
+  OsVfs *o = os_of(v);
+  return o ? o->delete(o, name, sync_dir) : SQLITE_IOERR_DELETE;
+}
+static int v_access(sqlite3_vfs *v, const char *name, int flags, int *res) {
+  OsVfs *o = os_of(v);
+  return o ? o->access(o, name, flags, res) : SQLITE_IOERR_ACCESS;
+}
+static int v_fullpath(sqlite3_vfs *v, const char *name, int n, char *out) {
+  OsVfs *o = os_of(v);
+  return o ? o->full_pathname(o, name, n, out) : SQLITE_CANTOPEN;
+}
+static void *v_dlopen(sqlite3_vfs *v, const char *f) { return NULL; }
+static void v_dlerror(sqlite3_vfs *v, int n, char *out) {
+  if (n > 0) sqlite3_snprintf(n, out, "loading extensions is not supported by Shale yet");
+}
+static void (*v_dlsym(sqlite3_vfs *v, void *h, const char *sym))(void) { return NULL; }
+static void v_dlclose(sqlite3_vfs *v, void *h) {}
+static int v_random(sqlite3_vfs *v, int n, char *out) {
+  OsVfs *o = os_of(v);
+  if (!o || n <= 0) return 0;
+  return o->randomness(o, n, out); /* bytes written */
+}
+static int v_sleep(sqlite3_vfs *v, int us) {
+  OsVfs *o = os_of(v);
+  if (o && us > 0) o->sleep(o, us);
+  return us;
+}
+static int v_time64(sqlite3_vfs *v, sqlite3_int64 *out) {
+  OsVfs *o = os_of(v);
+  int64_t ms = 0;
+  int rc = o ? o->current_time_ms(o, &ms) : SQLITE_ERROR;
+  *out = ms;
+  return rc;
+}
+static int v_time(sqlite3_vfs *v, double *out) {
+  sqlite3_int64 ms = 0;
+  int rc = v_time64(v, &ms);
+  *out = (double)ms / 86400000.0;
+  return rc;
+}
+static int v_lasterr(sqlite3_vfs *v, int n, char *out) {
+  if (n > 0 && out) out[0] = 0;
+  return errno;
+}
+
+#define CVFS(zname)                                                                         \
+  {                                                                                         \
+    2, (int)sizeof(CFile), 512, NULL, zname, (void *)zname, v_open, v_delete, v_access,     \
+        v_fullpath, v_dlopen, v_dlerror, v_dlsym, v_dlclose, v_random, v_sleep, v_time, \
+        v_lasterr, v_time64, NULL, NULL, NULL                                               \
+  }
+
+static sqlite3_vfs vfs_unix = CVFS("unix");
+static sqlite3_vfs vfs_memdb = CVFS("memdb");
+
+sqlite3_vfs *sqlite3_vfs_find(const char *name) {
+  if (!name || !strcmp(name, "unix")) return &vfs_unix;
+  if (!strcmp(name, "memdb")) return &vfs_memdb;
+  return NULL;
+}
+int sqlite3_vfs_register(sqlite3_vfs *v, int dflt) {
+  if (!v) return SQLITE_MISUSE;
+  if (v == &vfs_unix) return SQLITE_OK; /* already registered, the default */
+  if (v == &vfs_memdb) return dflt ? SQLITE_ERROR : SQLITE_OK;
+  return SQLITE_ERROR; /* invariant 2 */
+}
+int sqlite3_vfs_unregister(sqlite3_vfs *v) { return v ? SQLITE_ERROR : SQLITE_OK; }
+
+/* ---- file control ---- */
+
+int sqlite3_file_control(sqlite3 *db, const char *zdb, int op, void *arg) {
+  if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
+  if (zdb && sqlite3_stricmp(zdb, "main")) return SQLITE_ERROR;
+  switch (op) {
+    case SQLITE_FCNTL_DATA_VERSION:
+      if (!arg) return SQLITE_MISUSE;
+      return shale_data_version((shale *)db, zdb, (unsigned *)arg);
+    case SQLITE_FCNTL_VFS_POINTER:
+      if (!arg) return SQLITE_MISUSE;
+      *(sqlite3_vfs **)arg = shale_db_filename((shale *)db, "main")[0] ? &vfs_unix : &vfs_memdb;
+      return SQLITE_OK;
+    default:
+      return SQLITE_NOTFOUND; /* FILE_POINTER, PERSIST_WAL, ...: not implemented */
+  }
+}
+
+/* ---- memory statistics and limits ---- */
+
+int sqlite3_status64(int op, sqlite3_int64 *cur, sqlite3_int64 *hi, int reset) {
+  if (op < 0 || op > SQLITE_STATUS_MALLOC_COUNT || !cur || !hi) return SQLITE_MISUSE;
+  switch (op) {
+    case SQLITE_STATUS_MEMORY_USED:
+      *cur = util_alloc_bytes();
+      *hi = util_alloc_highwater(reset);
+      break;
+    case SQLITE_STATUS_MALLOC_COUNT:
+      *cur = util_alloc_outstanding();
+      *hi = util_alloc_blocks_highwater(reset);
+      break;
+    case SQLITE_STATUS_MALLOC_SIZE:
+      *cur = 0;
+      *hi = util_alloc_max_request(reset);
+      break;
+    default: /* page cache and scratch memory are not pre-allocated pools */
+      *cur = *hi = 0;
+      break;
+  }
+  if (*hi < *cur) *hi = *cur;
+  return SQLITE_OK;
+}
+
+int sqlite3_status(int op, int *cur, int *hi, int reset) {
+  if (!cur || !hi) return SQLITE_MISUSE;
+  sqlite3_int64 c = 0, h = 0;
+  int rc = sqlite3_status64(op, &c, &h, reset);
+  if (rc == SQLITE_OK) {
+    *cur = (int)c;
+    *hi = (int)h;
+  }
+  return rc;
+}
+
+sqlite3_int64 sqlite3_memory_highwater(int reset) {
+  sqlite3_int64 h = util_alloc_highwater(reset), c = util_alloc_bytes();
+  return h > c ? h : c;
+}
+
+int sqlite3_release_memory(int n) { return 0; } /* caches are per connection */
+
+static sqlite3_int64 soft_limit;
+
+sqlite3_int64 sqlite3_soft_heap_limit64(sqlite3_int64 n) {
+  sqlite3_int64 old = soft_limit;
+  if (n < 0) return old;
+  sqlite3_int64 hard = util_alloc_limit(-1);
+  if (hard > 0 && (n > hard || n == 0)) n = hard;
+  soft_limit = n;
+  return old;
+}
+
+sqlite3_int64 sqlite3_hard_heap_limit64(sqlite3_int64 n) {
+  if (n < 0) return util_alloc_limit(-1);
+  sqlite3_int64 old = util_alloc_limit(n);
+  if (n < soft_limit || soft_limit == 0) soft_limit = n; /* as SQLite */
+  return old;
+}
+
+void sqlite3_soft_heap_limit(int n) { sqlite3_soft_heap_limit64(n < 0 ? 0 : n); }
