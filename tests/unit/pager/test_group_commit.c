@@ -4,7 +4,8 @@
  * many threads each with its own connection committing single-row inserts
  * under synchronous NORMAL and FULL: every row present, far fewer syncs than
  * commits under FULL, SQLite's integrity_check, a SQLite process reading the
- * live database meanwhile, busy semantics next to a long transaction, and
+ * live database meanwhile and one writing next to our writers, busy
+ * semantics next to a long transaction, a failed shared sync, and
  * power loss (the fault VFS drops unsynced writes): every insert whose
  * commit returned SHALE_OK survives.
  *
@@ -551,4 +552,48 @@ TEST(failed_sync_reports_error) {
   sqlite_check(path, &count, &ok);
   CHECK(ok);
   CHECK_EQ(count, 3);
+}
+
+/* A SQLite process writes next to our queued writers: the in-process token
+ * sits in front of the -shm WRITE lock, which is still taken per
+ * transaction, so SQLite gets its turns (busy timeout) and every row of
+ * both sides lands. */
+TEST(sqlite_process_writes_meanwhile) {
+  const char *path = test_path("gc_mixed.db");
+  make_db(path, NULL);
+  int nsq = scale(40, 300);
+  pid_t pid = fork();
+  if (pid == 0) {
+    sqlite3 *s = NULL;
+    if (sqlite3_open_v2(path, &s, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) _exit(2);
+    sqlite3_busy_timeout(s, 20000);
+    sqlite3_exec(s, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s, "INSERT INTO t(id, th, pad) VALUES(?1, 0, 'sqlite')", -1, &st,
+                           NULL) != SQLITE_OK)
+      _exit(3);
+    for (int i = 1; i <= nsq; i++) {
+      sqlite3_bind_int64(st, 1, 900000000 + i);
+      if (sqlite3_step(st) != SQLITE_DONE) _exit(4);
+      sqlite3_reset(st);
+      usleep(500);
+    }
+    sqlite3_finalize(st);
+    _exit(sqlite3_close(s) == SQLITE_OK ? 0 : 5);
+  }
+  int nt = 8, n = scale(40, 300);
+  Writer ws[8];
+  long total = writers(ws, nt, path, NULL, "FULL", n);
+  for (int t = 0; t < nt; t++) CHECK_OK(ws[t].rc);
+  CHECK_EQ(total, nt * n);
+  free_writers(ws, nt);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status));
+  CHECK_EQ(WEXITSTATUS(status), 0);
+  long count;
+  int ok;
+  sqlite_check(path, &count, &ok);
+  CHECK(ok);
+  CHECK_EQ(count, nt * n + nsq);
 }
