@@ -96,18 +96,46 @@ static void token_text(const char *z, int n, char *buf, size_t cap) {
   buf[n] = 0;
 }
 
-/* Byte offset into sql of the first identifier token named name. */
-static int find_ident(const char *sql, const char *name) {
-  int len = (int)strlen(sql), off = 0;
+/* The next token at or after off that is not white space (its type; *at set
+ * to its offset). */
+static int next_token(const char *sql, int len, int off, int *at) {
   while (off < len) {
     int type;
     int n = sql_token(sql + off, len - off, &type);
     if (n <= 0) break;
+    if (type != TK_SPACE) {
+      *at = off;
+      return type;
+    }
+    off += n;
+  }
+  *at = len;
+  return TK_EOF;
+}
+
+/* Byte offset into sql of the first identifier token named name. The
+ * column names an UPDATE assigns to ("SET a = ...") are skipped: SQLite
+ * reports no position for those. */
+static int find_ident(const char *sql, const char *name) {
+  int len = (int)strlen(sql), off = 0, prev = TK_EOF, first = TK_EOF;
+  while (off < len) {
+    int type;
+    int n = sql_token(sql + off, len - off, &type);
+    if (n <= 0) break;
+    if (type == TK_SPACE) {
+      off += n;
+      continue;
+    }
+    if (first == TK_EOF) first = type;
     if (type == TK_ID || type == TK_STRING || type >= TK_FIRST_KEYWORD) {
       char buf[256];
       token_text(sql + off, n, buf, sizeof buf);
-      if (util_stricmp(buf, name) == 0) return off;
+      int at;
+      int set_target = first == TK_UPDATE && (prev == TK_SET || prev == TK_COMMA) &&
+                       next_token(sql, len, off + n, &at) == TK_EQ;
+      if (!set_target && util_stricmp(buf, name) == 0) return off;
     }
+    prev = type;
     off += n;
   }
   return -1;
@@ -287,9 +315,10 @@ int shell_run_sql(Shell *sh, const char *sql, int line, int in_file) {
 
 /* ---- the input loop ---- */
 
-static int all_space(const char *z) {
+/* Only white space and comments (semi: ';' counts as white space too). */
+static int all_space_semi(const char *z, int semi) {
   for (; *z; z++) {
-    if (is_space(*z)) continue;
+    if (is_space(*z) || (semi && *z == ';')) continue;
     if (z[0] == '/' && z[1] == '*') {
       z += 2;
       while (*z && !(z[0] == '*' && z[1] == '/')) z++;
@@ -306,6 +335,8 @@ static int all_space(const char *z) {
   }
   return 1;
 }
+
+static int all_space(const char *z) { return all_space_semi(z, 0); }
 
 /* A line that ends the pending statement: ";" alone, "GO" or "/" (sqlite3
  * accepts these as terminators). */
@@ -343,8 +374,22 @@ int shell_process(Shell *sh, FILE *in, int interactive) {
     char *line = edit_readline(in, sql.n ? "   ...> " : "shale> ", interactive);
     if (!line) break;
     lineno++;
-    if (sql.n == 0 && all_space(line)) {
-      if (sh->echo) fprintf(sh->out, "%s\n", line);
+    const char *text = line;
+    if (is_terminator(line)) {
+      /* "GO" or "/" ends the statement when ';' would (with nothing pending:
+       * an empty statement) */
+      int ok = sql.n == 0;
+      if (!ok) {
+        Buf t = {NULL, 0, 0};
+        ok = !buf_add(&t, sql.z, sql.n) && !buf_add(&t, ";", 1) && shale_complete(t.z);
+        shale_free(t.z);
+      }
+      if (ok) text = ";";
+    }
+    if (sql.n == 0 && all_space_semi(text, 1)) {
+      /* nothing pending: a line of white space, comments and ';' is
+       * swallowed, as sqlite3 does */
+      if (sh->echo) fprintf(sh->out, "%s\n", text);
       shale_free(line);
       continue;
     }
@@ -360,14 +405,6 @@ int shell_process(Shell *sh, FILE *in, int interactive) {
       }
       shale_free(line);
       continue;
-    }
-    const char *text = line;
-    if (sql.n && is_terminator(line)) {
-      /* "GO" or "/" ends the statement when ';' would */
-      Buf t = {NULL, 0, 0};
-      int ok = !buf_add(&t, sql.z, sql.n) && !buf_add(&t, ";", 1) && shale_complete(t.z);
-      shale_free(t.z);
-      if (ok) text = ";";
     }
     if (sql.n == 0) {
       while (is_space(*text)) text++;

@@ -25,3 +25,7 @@ select e.nosuch from e;
 select nosuch.a from e;
    select      1 +++ ;
 with r as (select 1) select * from r, nosuch;
+update e set b = b + 1 where zz = 2;
+update e set zz = 1;
+update e set a = 1, zz = 2;
+update e set a = zz;
