@@ -348,15 +348,12 @@ static int dump_rows(Shell *sh, const char *name) {
   int rc = prepare_pragma(sh, "name, hidden", "table_xinfo", name, &st);
   size_t cap = 256, n = 0;
   char *cols = shale_malloc(cap);
-  int ncol = 0, generated = 0;
+  int ncol = 0;
   if (rc == 0 && cols) {
     cols[0] = 0;
     while (shale_step(st) == SHALE_ROW) {
       int hidden = shale_column_int(st, 1);
-      if (hidden == 2 || hidden == 3) {
-        generated = 1;
-        continue;
-      }
+      if (hidden == 2 || hidden == 3) continue; /* generated: not dumped */
       char *qc = mode_quote_name((const char *)shale_column_text(st, 0));
       if (!qc) break;
       size_t k = strlen(qc);
@@ -391,7 +388,6 @@ static int dump_rows(Shell *sh, const char *name) {
     int nc = shale_column_count(st);
     while ((rc = shale_step(st)) == SHALE_ROW) {
       fprintf(sh->out, "INSERT INTO %s", q);
-      if (generated) fprintf(sh->out, "(%s)", cols);
       for (int i = 0; i < nc; i++) {
         fputs(i ? "," : " VALUES(", sh->out);
         switch (shale_column_type(st, i)) {
