@@ -727,9 +727,9 @@ static void ctime_fn(FuncCtx *ctx, int argc, ShValue *argv) { time_fn(ctx, 0, NU
 static void ctimestamp_fn(FuncCtx *ctx, int argc, ShValue *argv) { datetime_fn(ctx, 0, NULL); }
 static void cdate_fn(FuncCtx *ctx, int argc, ShValue *argv) { date_fn(ctx, 0, NULL); }
 
-/* date functions depend on 'now' only without arguments: SQLite marks them
- * deterministic-with-exceptions (SQLITE_FUNC_SLOCHNG); we mark none. */
-#define DT (FUNC_BUILTIN)
+/* Deterministic, as SQLite marks them: a call with constant arguments is
+ * computed once per statement run ('now' then stays fixed for the run). */
+#define DT (FUNC_DETERMINISTIC | FUNC_BUILTIN)
 #define V(nm, fn) \
   { .name = nm, .nargs = -1, .flags = DT, .scalar = fn }
 #define Z(nm, fn) \
