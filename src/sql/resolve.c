@@ -405,7 +405,7 @@ static int resolve_func(Parse *p, NameCtx *nc, SqlExpr *e) {
   }
   int is_agg = func_is_aggregate(f);
   if (e->over) {
-    if (!is_agg && !f->value) {
+    if (!f->value) { /* scalars, and aggregates made without a value callback */
       parse_error(p, "%s() may not be used as a window function", e->z);
       return 1;
     }
