@@ -329,9 +329,6 @@ int import_command(Shell *sh, int argc, char **argv) {
   memset(&r, 0, sizeof r);
   r.file = file;
   r.line = 1;
-  r.cap = 100;
-  r.z = shale_malloc(r.cap); /* an empty field reads as "", never NULL */
-  if (!r.z) return 1;
   char *(*read)(Reader *) = csv_field;
   if (ascii) {
     r.csep = 0x1f;
@@ -362,6 +359,9 @@ int import_command(Shell *sh, int argc, char **argv) {
     r.rsep = (unsigned char)sh->rowsep[0];
     if (sh->mode == MODE_ASCII) read = ascii_field;
   }
+  r.cap = 100;
+  r.z = shale_malloc(r.cap); /* an empty field reads as "", never NULL */
+  if (!r.z) return 1;
   int pipe = file[0] == '|';
   if (pipe) {
     fflush(stdout);
