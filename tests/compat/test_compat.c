@@ -140,6 +140,10 @@ TEST(compat_dbconfig_shale) { run_prog("dbconfig", 1); }
 TEST(compat_dbconfig_sqlite) { run_prog("dbconfig", 0); }
 TEST(compat_udf_shale) { run_prog("udf", 1); }
 TEST(compat_udf_sqlite) { run_prog("udf", 0); }
+TEST(compat_udf_coll_shale) { run_prog("udf_coll", 1); }
+TEST(compat_udf_coll_sqlite) { run_prog("udf_coll", 0); }
+TEST(compat_udf_window_shale) { run_prog("udf_window", 1); }
+TEST(compat_udf_window_sqlite) { run_prog("udf_window", 0); }
 TEST(compat_misuse_shale) { run_prog("misuse", 1); }
 TEST(compat_hooks_shale) { run_prog("hooks", 1); }
 TEST(compat_hooks_sqlite) { run_prog("hooks", 0); }
