@@ -176,7 +176,7 @@ int os_group_attach(OsVfs *vfs, const char *path, OsGroup **out);
 void os_group_detach(OsGroup *);
 /* Take the writer token. If another connection holds it: SHALE_BUSY at once
  * when busy is NULL; otherwise wait in a queue (a running thread may take a
- * free token ahead of the head waiter, at most 4 times), calling busy(arg, n)
+ * free token ahead of the head waiter, at most 64 times), calling busy(arg, n)
  * (which sleeps) only after the token has not changed hands for 10 ms;
  * SHALE_BUSY once busy returns 0. */
 int os_group_enter(OsGroup *, int (*busy)(void *, int), void *arg);

@@ -63,6 +63,7 @@ struct OsGroup {
   /* writer token (invariant 2) */
   int held;
   int bypass; /* times the head waiter was overtaken (invariant 2) */
+  int wake_pending; /* the head was signalled and has not run since */
   GroupWaiter *head, *tail;
   uint64_t handoffs; /* leave() calls: progress seen by the waiters */
   /* sync coordinator (invariants 3, 4) */
@@ -80,7 +81,7 @@ static OsGroup *groups;
  * before it spends a step of its busy handler (ms). */
 #define GROUP_IDLE_MS 10
 /* Overtakings of the head waiter before it is handed the token. */
-#define GROUP_MAX_BYPASS 4
+#define GROUP_MAX_BYPASS 64
 
 int os_group_attach(OsVfs *vfs, const char *path, OsGroup **out) {
   *out = NULL;
@@ -141,8 +142,12 @@ static void dequeue(OsGroup *g, GroupWaiter *me) {
   GroupWaiter *prev = NULL;
   for (GroupWaiter *w = g->head; w; prev = w, w = w->next) {
     if (w != me) continue;
-    if (prev) prev->next = w->next;
-    else g->head = w->next;
+    if (prev) {
+      prev->next = w->next;
+    } else {
+      g->head = w->next;
+      g->wake_pending = 0; /* the head leaving has run; its successor is unsignalled */
+    }
     if (g->tail == w) g->tail = prev;
     return;
   }
@@ -181,6 +186,7 @@ int os_group_enter(OsGroup *g, int (*busy)(void *, int), void *arg) {
   deadline_in(&dl, GROUP_IDLE_MS);
   while (!me.granted) {
     int w = pthread_cond_timedwait(&me.cv, &g->mu, &dl);
+    if (g->head == &me) g->wake_pending = 0;
     if (me.granted) break;
     if (!g->held) { /* released with a wake-up: take it */
       dequeue(g, &me);
@@ -226,10 +232,15 @@ void os_group_leave(OsGroup *g) {
     if (!g->head) g->tail = NULL;
     w->granted = 1; /* the token passes to w: held stays 1 */
     g->bypass = 0;
+    g->wake_pending = 0; /* the new head has not been signalled */
     pthread_cond_signal(&w->cv);
   } else {
     g->held = 0;
-    if (w) pthread_cond_signal(&w->cv); /* w or a running thread takes it */
+    /* w or a running thread takes it; one wake-up until w has run */
+    if (w && !g->wake_pending) {
+      g->wake_pending = 1;
+      pthread_cond_signal(&w->cv);
+    }
   }
   g->handoffs++;
   pthread_mutex_unlock(&g->mu);
