@@ -41,7 +41,9 @@ static int c_close(sqlite3_file *p) {
   p->pMethods = NULL;
   return rc;
 }
-static int c_read(sqlite3_file *p, void *b, int n, sqlite3_int64 o) { return os_read(F(p), b, n, o); }
+static int c_read(sqlite3_file *p, void *b, int n, sqlite3_int64 o) {
+  return os_read(F(p), b, n, o);
+}
 static int c_write(sqlite3_file *p, const void *b, int n, sqlite3_int64 o) {
   return os_write(F(p), b, n, o);
 }

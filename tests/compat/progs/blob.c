@@ -30,7 +30,8 @@ static void open_err(sqlite3 *db, const char *zdb, const char *t, const char *c,
     prog_failed++;
   }
 }
-#define OPEN_ERR(zdb, t, c, row, flags, rc, msg) open_err(db, zdb, t, c, row, flags, rc, msg, __LINE__)
+#define OPEN_ERR(zdb, t, c, row, flags, rc, msg) \
+  open_err(db, zdb, t, c, row, flags, rc, msg, __LINE__)
 
 int main(void) {
   sqlite3 *db = NULL;

@@ -57,7 +57,8 @@ int main(void) {
 
   /* close with a statement left: BUSY, the connection still works */
   EXPECT_INT(sqlite3_close(db), SQLITE_BUSY);
-  EXPECT_STR(sqlite3_errmsg(db), "unable to close due to unfinalized statements or unfinished backups");
+  EXPECT_STR(sqlite3_errmsg(db),
+             "unable to close due to unfinalized statements or unfinished backups");
   EXEC_OK(db, "SELECT 1");
   EXPECT_INT(sqlite3_close(NULL), SQLITE_OK);
   EXPECT_INT(sqlite3_close_v2(NULL), SQLITE_OK);

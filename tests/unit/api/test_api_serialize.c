@@ -5,10 +5,11 @@
  * check "ok", same rows); a backup made by Shale passes SQLite's
  * integrity_check; WAL content is part of the image; the flags (NOCOPY,
  * READONLY, FREEONCLOSE), errors (unknown schema, busy connection, junk
- * image) and shale_data_version.
+ * image), shale_data_version, and out-of-memory runs over all of it.
  */
 #include "../../test.h"
 #include "test_api_util.h"
+#include "../../common/toom.h"
 
 static const char *k_fill =
     "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT, c BLOB);"
@@ -242,4 +243,58 @@ TEST(backup_result_passes_sqlite_integrity_check) {
   CHECK_RC(shale_backup_finish(NULL), SHALE_OK);
   CHECK_EQ(shale_backup_remaining(NULL), 0);
   shale_close(src);
+}
+
+/* Out of memory anywhere in backup, blob I/O, serialize and deserialize:
+ * errors come back, nothing leaks, nothing crashes. */
+static int oom_workload(void) {
+  shale *a = NULL, *b = NULL;
+  if (shale_open(":memory:", &a) == SHALE_OK &&
+      shale_exec(a, "CREATE TABLE t(x); INSERT INTO t VALUES(zeroblob(3000)), ('abc')", NULL,
+                 NULL, NULL) == SHALE_OK &&
+      shale_open(":memory:", &b) == SHALE_OK) {
+    shale_backup *bk = shale_backup_init(b, "main", a, "main");
+    if (bk) {
+      while (shale_backup_step(bk, 1) == SHALE_OK) {
+      }
+      shale_backup_finish(bk);
+    }
+    shale_blob *bl = NULL;
+    if (shale_blob_open(b, "main", "t", "x", 1, 1, &bl) == SHALE_OK) {
+      char buf[10] = "0123456789";
+      shale_blob_write(bl, buf, 10, 2000);
+      shale_blob_read(bl, buf, 10, 100);
+      shale_blob_reopen(bl, 2);
+      shale_blob_close(bl);
+    }
+    shale_int64 sz = 0;
+    unsigned char *img = shale_serialize(b, "main", &sz, 0);
+    if (img) shale_deserialize(a, "main", img, sz, sz, SHALE_DESERIALIZE_FREEONCLOSE);
+  }
+  shale_close(b);
+  shale_close(a);
+  return 0;
+}
+
+TEST(backup_blob_serialize_out_of_memory) {
+  long runs = 0, leaks = 0, crashes = 0;
+  for (int persist = 0; persist <= 1; persist++) {
+    for (long n = 1; n < 100000; n++) {
+      long hits = 1;
+      int r = toom_faulted_run(oom_workload, n, persist, &hits);
+      runs++;
+      if (r == 1) {
+        if (!leaks) fprintf(stderr, "first leak at allocation %ld (persist %d)\n", n, persist);
+        leaks++;
+      }
+      if (r == 2) {
+        if (!crashes) fprintf(stderr, "first crash at allocation %ld (persist %d)\n", n, persist);
+        crashes++;
+      }
+      if (hits == 0) break;
+    }
+  }
+  printf("OOM runs %ld\n", runs);
+  CHECK_EQ(leaks, 0);
+  CHECK_EQ(crashes, 0);
 }
