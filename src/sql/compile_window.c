@@ -193,7 +193,37 @@ struct WinCtx {
   int m;           /* input row width */
   SqlExpr **saved; /* replaced nodes (window_end) */
   int nsaved;
+  /* EXPLAIN QUERY PLAN: one "CO-ROUTINE (subquery-N)" row per pass */
+  int eqp_save, eqp_base;
+  int *eqp_id;
 };
+
+/* SQLite numbers the subquery it makes for a window after every SELECT of
+ * the statement (each window pass one more): count the cores. */
+static int count_cores_cb(SqlWalker *w, SqlSelect *s) {
+  int *n = w->arg;
+  for (SqlSelect *c = s; c; c = c->prior) (*n)++;
+  return SQL_WALK_CONTINUE;
+}
+
+static int statement_cores(Parse *p) {
+  int n = 0;
+  SqlWalker w = {NULL, count_cores_cb, &n};
+  const SqlStmt *st = p->stmt;
+  if (!st || p->nested > 0 || p->trig_tab) return 1;
+  switch (st->kind) {
+  case SQL_STMT_SELECT: sql_walk_select(&w, st->u.select); break;
+  case SQL_STMT_INSERT: sql_walk_select(&w, st->u.insert.select); break;
+  case SQL_STMT_UPDATE:
+    for (int i = 0; st->u.update.set && i < st->u.update.set->n; i++)
+      sql_walk_expr(&w, st->u.update.set->a[i].expr);
+    sql_walk_expr(&w, st->u.update.where);
+    break;
+  case SQL_STMT_DELETE: sql_walk_expr(&w, st->u.del.where); break;
+  default: break;
+  }
+  return n;
+}
 
 static void fixed_frame(const SqlExpr *e, WinFrame *fr, Parse *p) {
   const FuncDef *f = e->func;
@@ -421,6 +451,17 @@ WinCtx *window_begin(Parse *p, SqlSelect *s, SelInfo *info) {
     }
     wc->fns[i].pass = k;
     wc->passes[k].fn[wc->passes[k].nfn++] = i;
+  }
+  /* EXPLAIN QUERY PLAN: the loop's rows go under the innermost co-routine */
+  SelectState *sst = select_state(p);
+  wc->eqp_id = parse_alloc(p, sizeof(int) * (size_t)wc->npass);
+  if (!sst || !wc->eqp_id) return NULL;
+  wc->eqp_base = statement_cores(p) + 1 + sst->nwinsub;
+  sst->nwinsub += wc->npass;
+  wc->eqp_save = p->eqp_parent;
+  for (int k = 0; k < wc->npass; k++) {
+    wc->eqp_id[k] = parse_eqp(p, "CO-ROUTINE (subquery-%d)", wc->eqp_base + k);
+    p->eqp_parent = wc->eqp_id[k];
   }
   /* every pass's sorter, opened before the rows come */
   for (int k = 0; k < wc->npass; k++)
@@ -672,6 +713,9 @@ void window_end(Parse *p, WinCtx *wc, void (*out)(Parse *, void *), void *arg) {
     int out_width = width + ps->nfn;
     VmWinSpec *spec = pass_spec(p, wc, ps, in_width, in_width);
     if (!spec) return;
+    if (ps->nkey) parse_eqp(p, "USE TEMP B-TREE FOR ORDER BY");
+    p->eqp_parent = k > 0 ? wc->eqp_id[k - 1] : wc->eqp_save;
+    parse_eqp(p, "SCAN (subquery-%d)", wc->eqp_base + k);
     int r0 = offset_reg(p, ps->fr.start_expr);
     int r1 = offset_reg(p, ps->fr.end_expr);
     if (parse_failed(p)) return;
@@ -721,4 +765,5 @@ void window_end(Parse *p, WinCtx *wc, void (*out)(Parse *, void *), void *arg) {
     emit(p, OP_Close, ps->wcur, 0, 0);
     width = out_width;
   }
+  p->eqp_parent = wc->eqp_save;
 }

@@ -71,6 +71,7 @@ typedef struct SelectState {
   Table *rec_tab;
   int rec_cursor, rec_refs;
   int nsubquery; /* FROM subqueries named so far: "(subquery-N)" */
+  int nwinsub;   /* window co-routines named so far (compile_window.c EQP rows) */
   /* pragma_user_version & co. in FROM: one row read from the header */
   struct CookieItem {
     int cursor, meta;

@@ -121,6 +121,53 @@ TEST(window_big_partitions_match_sqlite) {
   sqlite3_close(ref);
 }
 
+/* The detail column of EXPLAIN QUERY PLAN, one line per row. */
+static void eqp_details(char *rows) {
+  char *out = rows, *line = rows;
+  while (*line) {
+    char *nl = strchr(line, '\n');
+    if (!nl) break;
+    char *d = line;
+    for (int k = 0; k < 3 && d; k++) d = memchr(d, '|', (size_t)(nl - d)) ? strchr(d, '|') + 1 : NULL;
+    if (d && d < nl) {
+      size_t l = (size_t)(nl - d) + 1;
+      memmove(out, d, l);
+      out += l;
+    }
+    line = nl + 1;
+  }
+  *out = 0;
+}
+
+TEST(window_explain_query_plan_matches_sqlite) {
+  shale *sdb = NULL;
+  sqlite3 *ref = NULL;
+  const char *mk = "CREATE TABLE t(a, b, c)";
+  CHECK_OK(shale_open(":memory:", &sdb));
+  CHECK_EQ(sqlite3_open(":memory:", &ref), SQLITE_OK);
+  CHECK_OK(shale_exec(sdb, mk, NULL, NULL, NULL));
+  CHECK_EQ(sqlite3_exec(ref, mk, NULL, NULL, NULL), SQLITE_OK);
+  static const char *const q[] = {
+      "EXPLAIN QUERY PLAN SELECT a, row_number() OVER (ORDER BY b) FROM t",
+      "EXPLAIN QUERY PLAN SELECT a, rank() OVER (ORDER BY b), sum(a) OVER (PARTITION BY c) FROM t "
+      "ORDER BY a",
+      "EXPLAIN QUERY PLAN SELECT b, count(*), rank() OVER (ORDER BY count(*)) FROM t GROUP BY b",
+      "EXPLAIN QUERY PLAN SELECT DISTINCT a, sum(a) OVER () FROM t",
+  };
+  for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+    char *a = rows_sqlite(ref, q[i]);
+    char *b = rows_shale(sdb, q[i]);
+    eqp_details(a);
+    eqp_details(b);
+    CHECK(strstr(a, "CO-ROUTINE (subquery-2)\n") != NULL);
+    CHECK_STR(b, a);
+    free(a);
+    free(b);
+  }
+  shale_close(sdb);
+  sqlite3_close(ref);
+}
+
 TEST(window_statement_reruns) {
   shale *db = NULL;
   CHECK_OK(shale_open(":memory:", &db));
