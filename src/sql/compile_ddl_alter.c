@@ -289,6 +289,7 @@ static int add_column(Parse *p, const SqlStmt *s) {
 /* Text edits: replace [start, end) by the new quoted name. */
 typedef struct Edit {
   int start, end;
+  const char *z; /* replacement; NULL = the quoted new name */
 } Edit;
 
 typedef struct Renamer {
@@ -311,7 +312,7 @@ static void add_edit(Renamer *rn, int start, int end) {
     rn->e = ne;
     rn->cap = cap;
   }
-  rn->e[rn->n++] = (Edit){start, end};
+  rn->e[rn->n++] = (Edit){start, end, NULL};
 }
 
 /* The identifier token at offset i of the text: its length and dequoted
@@ -537,6 +538,8 @@ static const char *apply_edits(Renamer *rn, const char *quoted) {
       rn->e[j - 1] = x;
     }
   size_t len = strlen(rn->text), lq = strlen(quoted);
+  for (int i = 0; i < rn->n; i++)
+    if (rn->e[i].z && strlen(rn->e[i].z) > lq) lq = strlen(rn->e[i].z);
   char *out = parse_alloc(rn->p, len + (size_t)rn->n * lq + 1);
   if (!out) return NULL;
   size_t k = 0;
@@ -544,8 +547,10 @@ static const char *apply_edits(Renamer *rn, const char *quoted) {
   for (int i = 0; i < rn->n; i++) {
     memcpy(out + k, rn->text + pos, (size_t)(rn->e[i].start - pos));
     k += (size_t)(rn->e[i].start - pos);
-    memcpy(out + k, quoted, lq);
-    k += lq;
+    const char *z = rn->e[i].z ? rn->e[i].z : quoted;
+    size_t lz = strlen(z);
+    memcpy(out + k, z, lz);
+    k += lz;
     pos = rn->e[i].end;
   }
   memcpy(out + k, rn->text + pos, len - (size_t)pos + 1);
@@ -842,6 +847,480 @@ static int rename_table(Parse *p, const SqlStmt *s) {
   return parse_failed(p);
 }
 
+
+/* --------------------------------------------------------- RENAME COLUMN */
+
+/* A name scope: the FROM items of a query, an UPDATE/DELETE target, or the
+ * table itself (its CREATE TABLE, an index on it, an upsert of it). */
+typedef struct Frame {
+  SqlSrcList *from;
+  SqlSrcItem *one;
+  int is_t;
+} Frame;
+
+#define MAX_FRAMES 64
+
+typedef struct ColRen {
+  Renamer rn;         /* rn.old = the column's old name; rn.w the walker */
+  const Table *t;     /* the table whose column is renamed */
+  const char *plain;  /* the new name as is (used where neither name is quoted) */
+  int bquote;         /* the new name was written quoted */
+  int trig_on_t;      /* walking a trigger on t: NEW.x / OLD.x name t's columns */
+  int overflow;       /* scopes nested deeper than MAX_FRAMES (ignored) */
+  Frame fr[MAX_FRAMES];
+  int nfr;
+} ColRen;
+
+static int item_is_t(const ColRen *cr, const SqlSrcItem *it) {
+  return it->name && !it->select && !it->has_args && !util_stricmp(it->name, cr->t->name) &&
+         (!it->schema || !util_stricmp(it->schema, "main"));
+}
+
+/* -1: item it does not have the column; else 1 if it is t, 0 if another. */
+static int item_col(const ColRen *cr, const SqlSrcItem *it) {
+  if (it->nested) {
+    for (int i = 0; i < it->nested->n; i++) {
+      int r = item_col(cr, &it->nested->a[i]);
+      if (r >= 0) return r;
+    }
+    return -1;
+  }
+  if (item_is_t(cr, it)) return 1;
+  if (!it->name || it->select || it->has_args) return -1;
+  Table *o = schema_find_table(cr->rn.p->schema, it->name);
+  return o && table_column_index(o, cr->rn.old) >= 0 ? 0 : -1;
+}
+
+/* -1: no item called x; else 1 if the item so called is t. */
+static int item_named(const ColRen *cr, const SqlSrcItem *it, const char *x) {
+  if (it->nested) {
+    for (int i = 0; i < it->nested->n; i++) {
+      int r = item_named(cr, &it->nested->a[i], x);
+      if (r >= 0) return r;
+    }
+    return -1;
+  }
+  const char *nm = it->alias ? it->alias : it->name;
+  if (!nm || util_stricmp(nm, x)) return -1;
+  return item_is_t(cr, it);
+}
+
+/* Does an unqualified reference to the column name t's column? */
+static int unqual_is_t(const ColRen *cr) {
+  for (int f = cr->nfr - 1; f >= 0; f--) {
+    const Frame *fr = &cr->fr[f];
+    if (fr->is_t) return 1;
+    if (fr->one) {
+      int r = item_col(cr, fr->one);
+      if (r >= 0) return r;
+    }
+    for (int i = 0; fr->from && i < fr->from->n; i++) {
+      int r = item_col(cr, &fr->from->a[i]);
+      if (r >= 0) return r;
+    }
+  }
+  return 0;
+}
+
+/* Does x.column name t's column? */
+static int qual_is_t(const ColRen *cr, const char *x, const char *schema) {
+  if (schema && util_stricmp(schema, "main")) return 0;
+  for (int f = cr->nfr - 1; f >= 0; f--) {
+    const Frame *fr = &cr->fr[f];
+    if (fr->is_t && !util_stricmp(x, cr->t->name)) return 1;
+    if (fr->one) {
+      int r = item_named(cr, fr->one, x);
+      if (r >= 0) return r;
+    }
+    for (int i = 0; fr->from && i < fr->from->n; i++) {
+      int r = item_named(cr, &fr->from->a[i], x);
+      if (r >= 0) return r;
+    }
+  }
+  return cr->trig_on_t && !schema && (!util_stricmp(x, "new") || !util_stricmp(x, "old"));
+}
+
+static void col_edit(ColRen *cr, int i, int m) {
+  int before = cr->rn.n;
+  add_edit(&cr->rn, i, i + m);
+  if (cr->rn.n > before && !cr->bquote && !strchr("\"'`[", cr->rn.text[i]))
+    cr->rn.e[cr->rn.n - 1].z = cr->plain;
+}
+
+/* Edit the identifier tokens naming the column in [start, end): every one,
+ * or only the last when last is set. */
+static void edit_region(ColRen *cr, int start, int end, int last) {
+  int i = start, at = -1, am = 0;
+  while (i < end) {
+    int type, n;
+    i = next_token(cr->rn.text, i, &type, &n);
+    if (n <= 0 || i >= end) break;
+    int m = token_names(&cr->rn, i);
+    if (m) {
+      if (last) {
+        at = i;
+        am = m;
+      } else {
+        col_edit(cr, i, m);
+      }
+    }
+    i += n;
+  }
+  if (last && at >= 0) col_edit(cr, at, am);
+}
+
+static void push(ColRen *cr, SqlSrcList *from, SqlSrcItem *one, int is_t) {
+  if (cr->nfr == MAX_FRAMES) {
+    cr->overflow++;
+    return;
+  }
+  cr->fr[cr->nfr++] = (Frame){from, one, is_t};
+}
+
+static void pop(ColRen *cr) {
+  if (cr->overflow)
+    cr->overflow--;
+  else
+    cr->nfr--;
+}
+
+static int cr_expr_cb(SqlWalker *w, SqlExpr *e) {
+  ColRen *cr = (ColRen *)w;
+  if (e->op == SQL_E_ID && e->z && !util_stricmp(e->z, cr->rn.old) && unqual_is_t(cr))
+    edit_region(cr, e->span.start, e->span.start + e->span.len, 0);
+  else if (e->op == SQL_E_COLUMN && e->z && e->table && !util_stricmp(e->z, cr->rn.old) &&
+           qual_is_t(cr, e->table, e->schema))
+    edit_region(cr, e->span.start, e->span.start + e->span.len, 1);
+  return SQL_WALK_CONTINUE;
+}
+
+static void cr_list(ColRen *cr, SqlExprList *l) {
+  for (int i = 0; l && i < l->n; i++)
+    if (l->a[i].expr) sql_walk_expr(&cr->rn.w, l->a[i].expr);
+}
+
+static void cr_expr(ColRen *cr, SqlExpr *e) {
+  if (e) sql_walk_expr(&cr->rn.w, e);
+}
+
+static void cr_from(ColRen *cr, SqlSrcList *from) {
+  for (int i = 0; from && i < from->n; i++) {
+    SqlSrcItem *it = &from->a[i];
+    if (it->select) sql_walk_select(&cr->rn.w, it->select);
+    if (it->nested) cr_from(cr, it->nested);
+    cr_list(cr, it->args);
+    cr_expr(cr, it->on);
+  }
+}
+
+static void cr_window(ColRen *cr, SqlWindow *win) {
+  for (; win; win = win->next) {
+    cr_list(cr, win->partition);
+    cr_list(cr, win->order);
+    cr_expr(cr, win->start_expr);
+    cr_expr(cr, win->end_expr);
+  }
+}
+
+static int cr_select_cb(SqlWalker *w, SqlSelect *s) {
+  ColRen *cr = (ColRen *)w;
+  if (s->with)
+    for (int i = 0; i < s->with->n; i++) sql_walk_select(w, s->with->a[i].select);
+  for (SqlSelect *c = s; c; c = c->prior) {
+    push(cr, c->from, NULL, 0);
+    cr_list(cr, c->cols);
+    cr_from(cr, c->from);
+    cr_expr(cr, c->where);
+    cr_list(cr, c->group_by);
+    cr_expr(cr, c->having);
+    cr_window(cr, c->windows);
+    cr_list(cr, c->order_by);
+    cr_expr(cr, c->limit);
+    cr_expr(cr, c->offset);
+    pop(cr);
+  }
+  return SQL_WALK_PRUNE;
+}
+
+/* Column names listed in parentheses in [start, end) of the text: the first
+ * "( ... )" group there. */
+static void edit_paren_list(ColRen *cr, int start, int end) {
+  int open = find_token(cr->rn.text, start, end, TK_LP);
+  if (open < 0) return;
+  int close = find_token(cr->rn.text, open, end, TK_RP);
+  edit_region(cr, open + 1, close < 0 ? end : close, 0);
+}
+
+/* REFERENCES tbl(cols) inside [start, end): the column list if tbl is t. */
+static void cr_fk_refs(ColRen *cr, SqlSpan sp, const SqlForeignKey *fk) {
+  if (!fk || !fk->table || util_stricmp(fk->table, cr->t->name) || !fk->to_cols) return;
+  int r = find_token(cr->rn.text, sp.start, sp.start + sp.len, TK_REFERENCES);
+  if (r >= 0) edit_paren_list(cr, r, sp.start + sp.len);
+}
+
+static void cr_stmt(ColRen *cr, SqlStmt *st) {
+  const char *z = cr->rn.text;
+  int zlen = (int)strlen(z);
+  switch (st->kind) {
+    case SQL_STMT_CREATE_TABLE: {
+      SqlCreateTable *ct = &st->u.create_table;
+      int self = !util_stricmp(ct->name.name, cr->t->name);
+      if (self) push(cr, NULL, NULL, 1);
+      for (int i = 0; i < ct->ncols; i++) {
+        SqlColumnDef *cd = &ct->cols[i];
+        if (self) {
+          int type, n, k = next_token(z, cd->span.start, &type, &n);
+          int m = token_names(&cr->rn, k);
+          if (m) col_edit(cr, k, m);
+        }
+        for (int k = 0; k < cd->ncons; k++) {
+          SqlConstraint *c = &cd->cons[k];
+          if (c->type == SQL_CONS_REFERENCES) cr_fk_refs(cr, c->span, c->fk);
+          if (self && c->type != SQL_CONS_DEFAULT) cr_expr(cr, c->expr);
+        }
+      }
+      for (int k = 0; k < ct->ncons; k++) {
+        SqlConstraint *c = &ct->cons[k];
+        if (c->type == SQL_CONS_FOREIGN_KEY) {
+          cr_fk_refs(cr, c->span, c->fk);
+          if (self) {
+            int r = find_token(z, c->span.start, c->span.start + c->span.len, TK_REFERENCES);
+            edit_paren_list(cr, c->span.start, r < 0 ? c->span.start + c->span.len : r);
+          }
+        }
+        if (self) {
+          cr_expr(cr, c->expr);
+          cr_list(cr, c->columns);
+        }
+      }
+      if (self) pop(cr);
+      break;
+    }
+    case SQL_STMT_CREATE_INDEX: {
+      SqlCreateIndex *ci = &st->u.create_index;
+      if (util_stricmp(ci->table, cr->t->name)) break;
+      push(cr, NULL, NULL, 1);
+      cr_list(cr, ci->columns);
+      cr_expr(cr, ci->where);
+      pop(cr);
+      break;
+    }
+    case SQL_STMT_CREATE_VIEW:
+      if (st->u.create_view.select) sql_walk_select(&cr->rn.w, st->u.create_view.select);
+      break;
+    case SQL_STMT_CREATE_TRIGGER: {
+      SqlCreateTrigger *tr = &st->u.create_trigger;
+      cr->trig_on_t = !util_stricmp(tr->table, cr->t->name) &&
+                      (!tr->table_schema || !util_stricmp(tr->table_schema, "main"));
+      if (cr->trig_on_t && tr->update_of) {
+        int from = tr->name.span.start + tr->name.span.len;
+        int of = find_token(z, from, zlen, TK_OF);
+        int on = of >= 0 ? find_token(z, of, zlen, TK_ON) : -1;
+        if (of >= 0 && on > of) edit_region(cr, of + 2, on, 0);
+      }
+      cr_expr(cr, tr->when);
+      for (int i = 0; i < tr->nstmts; i++) cr_stmt(cr, tr->stmts[i]);
+      cr->trig_on_t = 0;
+      break;
+    }
+    case SQL_STMT_SELECT:
+      sql_walk_select(&cr->rn.w, st->u.select);
+      break;
+    case SQL_STMT_INSERT: {
+      SqlInsert *in = &st->u.insert;
+      int is_t = !util_stricmp(in->table.name, cr->t->name) &&
+                 (!in->table.schema || !util_stricmp(in->table.schema, "main"));
+      if (in->with)
+        for (int i = 0; i < in->with->n; i++) sql_walk_select(&cr->rn.w, in->with->a[i].select);
+      if (is_t && in->columns) {
+        int from = in->table.span.start + in->table.span.len;
+        int to = in->select ? in->select->span.start : st->span.start + st->span.len;
+        edit_paren_list(cr, from, to);
+      }
+      if (in->select) sql_walk_select(&cr->rn.w, in->select);
+      push(cr, NULL, NULL, is_t);
+      for (SqlUpsert *u = in->upsert; u; u = u->next) {
+        cr_list(cr, u->target);
+        cr_expr(cr, u->target_where);
+        cr_list(cr, u->set);
+        cr_expr(cr, u->where);
+      }
+      pop(cr);
+      break;
+    }
+    case SQL_STMT_UPDATE: {
+      SqlUpdate *up = &st->u.update;
+      cr_from(cr, up->from);
+      push(cr, up->from, up->table, 0);
+      if (up->table && item_is_t(cr, up->table) && up->set) {
+        int pos = find_token(z, up->table->span.start, zlen, TK_SET);
+        for (int i = 0; pos >= 0 && i < up->set->n; i++) {
+          SqlExpr *e = up->set->a[i].expr;
+          if (!e) break;
+          edit_region(cr, pos + (i == 0 ? 3 : 0), e->span.start, 0);
+          pos = e->span.start + e->span.len;
+        }
+      }
+      cr_list(cr, up->set);
+      cr_expr(cr, up->where);
+      pop(cr);
+      break;
+    }
+    case SQL_STMT_DELETE: {
+      SqlDelete *de = &st->u.del;
+      push(cr, NULL, de->table, 0);
+      cr_expr(cr, de->where);
+      pop(cr);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+/* sql with every reference to column old of t renamed, or NULL if none. */
+static const char *colren_sql(Parse *p, const char *sql, const Table *t, const char *old,
+                              const char *plain, const char *quoted, int bquote, int *nrefs) {
+  if (!sql) return NULL;
+  SqlStmt *st = ddl_reparse(p, sql);
+  if (!st) return NULL;
+  ColRen cr;
+  memset(&cr, 0, sizeof cr);
+  cr.rn.w.expr = cr_expr_cb;
+  cr.rn.w.select = cr_select_cb;
+  cr.rn.p = p;
+  cr.rn.text = sql;
+  cr.rn.old = old;
+  cr.t = t;
+  cr.plain = plain;
+  cr.bquote = bquote;
+  cr_stmt(&cr, st);
+  if (nrefs) *nrefs = cr.rn.n;
+  return apply_edits(&cr.rn, quoted);
+}
+
+/* The double-quoted form of name ("%w"), arena memory. */
+static char *quote_name(Parse *p, const char *nn) {
+  size_t ln = strlen(nn);
+  char *quoted = parse_alloc(p, 2 * ln + 3);
+  if (!quoted) return NULL;
+  size_t k = 0;
+  quoted[k++] = '"';
+  for (size_t i = 0; i < ln; i++) {
+    if (nn[i] == '"') quoted[k++] = '"';
+    quoted[k++] = nn[i];
+  }
+  quoted[k++] = '"';
+  quoted[k] = 0;
+  return quoted;
+}
+
+/* The table for RENAME COLUMN / DROP COLUMN (views refused with what). */
+static Table *alter_col_target(Parse *p, const SqlAlter *a, const char *what) {
+  const SqlQualName *q = &a->table;
+  int other = q->schema && util_stricmp(q->schema, "main") && util_stricmp(q->schema, "temp");
+  View *v = other ? NULL : schema_find_view(p->schema, q->name);
+  if (v && !schema_find_table(p->schema, q->name)) {
+    parse_error(p, "%s \"%s\"", what, v->name);
+    return NULL;
+  }
+  return alter_target(p, a, 0);
+}
+
+/* Updates for every object whose text names column old of t, as
+ * colren_sql rewrites it. Returns the count, -1 after an error. */
+static int colren_all(Parse *p, const Table *t, const char *old, const char *plain, int bquote,
+                      const char *quoted, SchemaUpd **out) {
+  int cap = 8, n = 0;
+  SchemaUpd *u = parse_alloc(p, sizeof *u * (size_t)cap);
+  if (!u) return -1;
+#define ADD_CU(...)                                                        \
+  do {                                                                     \
+    if (n == cap) {                                                        \
+      SchemaUpd *nu = parse_alloc(p, sizeof *nu * (size_t)(cap * 2));      \
+      if (!nu) return -1;                                                  \
+      memcpy(nu, u, sizeof *nu * (size_t)n);                               \
+      u = nu;                                                              \
+      cap *= 2;                                                            \
+    }                                                                      \
+    u[n++] = (SchemaUpd){__VA_ARGS__};                                     \
+  } while (0)
+  int pos = 0;
+  Table *o;
+  while ((o = schema_map_next(&p->schema->tables, &pos)) != NULL) {
+    if (o->is_schema || !o->sql) continue;
+    const char *x = colren_sql(p, o->sql, t, old, plain, quoted, bquote, NULL);
+    if (parse_failed(p)) return -1;
+    if (x) ADD_CU("table", o->name, NULL, NULL, x);
+    for (Index *i = o->indexes; i; i = i->next) {
+      if (i == o->pk_index || i->is_autoindex || !i->sql) continue;
+      x = colren_sql(p, i->sql, t, old, plain, quoted, bquote, NULL);
+      if (parse_failed(p)) return -1;
+      if (x) ADD_CU("index", i->name, NULL, NULL, x);
+    }
+  }
+  pos = 0;
+  View *v;
+  while ((v = schema_map_next(&p->schema->views, &pos)) != NULL) {
+    const char *x = colren_sql(p, v->sql, t, old, plain, quoted, bquote, NULL);
+    if (parse_failed(p)) return -1;
+    if (x) ADD_CU("view", v->name, NULL, NULL, x);
+  }
+  pos = 0;
+  Trigger *g;
+  while ((g = schema_map_next(&p->schema->triggers, &pos)) != NULL) {
+    const char *x = colren_sql(p, g->sql, t, old, plain, quoted, bquote, NULL);
+    if (parse_failed(p)) return -1;
+    if (x) ADD_CU("trigger", g->name, NULL, NULL, x);
+  }
+#undef ADD_CU
+  *out = u;
+  return n;
+}
+
+static int rename_column(Parse *p, const SqlStmt *s) {
+  const SqlAlter *a = &s->u.alter;
+  Table *t = alter_col_target(p, a, "cannot rename columns of view");
+  if (!t) return 1;
+  int ci = table_column_index(t, a->old_name);
+  if (ci < 0) {
+    parse_error(p, "no such column: \"%s\"", a->old_name);
+    return 1;
+  }
+  if (check_schema(p)) return 1;
+  const char *nn = a->new_name;
+  /* was the new name written quoted? (the statement's last token) */
+  int bquote = 0, i = s->span.start, end = s->span.start + s->span.len, last = -1;
+  while (i < end) {
+    int type, n;
+    i = next_token(p->sql, i, &type, &n);
+    if (n <= 0 || i >= end) break;
+    last = i;
+    i += n;
+  }
+  if (last >= 0 && strchr("\"'`[", p->sql[last])) bquote = 1;
+  char *quoted = quote_name(p, nn);
+  char *plain = parse_strdup(p, nn);
+  if (!quoted || !plain) return 1;
+  parse_need_write(p);
+  int dup = table_column_index(t, nn);
+  if (dup >= 0 && dup != ci) {
+    char *m = util_mprintf("error in table %s after rename: duplicate column name: %s", t->name, nn);
+    if (m)
+      vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, m, -1);
+    else
+      parse_nomem(p);
+    shale_free(m);
+    return parse_failed(p);
+  }
+  SchemaUpd *u = NULL;
+  int n = colren_all(p, t, t->cols[ci].name, plain, bquote, quoted, &u);
+  if (n < 0) return 1;
+  schema_update(p, u, n);
+  ddl_finish(p);
+  return parse_failed(p);
+}
+
 int ddl_alter(Parse *p, const SqlStmt *s) {
   const SqlAlter *a = &s->u.alter;
   switch (a->action) {
@@ -850,9 +1329,7 @@ int ddl_alter(Parse *p, const SqlStmt *s) {
     case SQL_ALTER_RENAME_TABLE:
       return rename_table(p, s);
     case SQL_ALTER_RENAME_COLUMN:
-      if (!alter_target(p, a, 0)) return 1;
-      parse_error(p, "ALTER TABLE ... RENAME COLUMN is not supported yet");
-      return 1;
+      return rename_column(p, s);
     default:
       if (!alter_target(p, a, 0)) return 1;
       parse_error(p, "ALTER TABLE ... DROP COLUMN is not supported yet");
