@@ -1058,6 +1058,17 @@ static void cr_fk_refs(ColRen *cr, SqlSpan sp, const SqlForeignKey *fk) {
   if (r >= 0) edit_paren_list(cr, r, sp.start + sp.len);
 }
 
+/* The column names of "SET a = x, (b, c) = y" whose SET keyword is at pos:
+ * the text between SET or the previous value and each value. */
+static void cr_set_names(ColRen *cr, SqlExprList *set, int pos) {
+  for (int i = 0; pos >= 0 && i < set->n; i++) {
+    SqlExpr *e = set->a[i].expr;
+    if (!e) break;
+    edit_region(cr, pos + (i == 0 ? 3 : 0), e->span.start, 0);
+    pos = e->span.start + e->span.len;
+  }
+}
+
 static void cr_stmt(ColRen *cr, SqlStmt *st) {
   const char *z = cr->rn.text;
   int zlen = (int)strlen(z);
@@ -1139,7 +1150,18 @@ static void cr_stmt(ColRen *cr, SqlStmt *st) {
       }
       if (in->select) sql_walk_select(&cr->rn.w, in->select);
       push(cr, NULL, NULL, is_t);
+      int at = in->select ? in->select->span.start + in->select->span.len : st->span.start;
       for (SqlUpsert *u = in->upsert; u; u = u->next) {
+        int set = -1, stop = st->span.start + st->span.len;
+        if (u->set && u->set->n > 0 && u->set->a[0].expr) {
+          int d = find_token(z, at, stop, TK_DO);
+          set = d >= 0 ? find_token(z, d, stop, TK_SET) : -1;
+        }
+        if (is_t && set >= 0) cr_set_names(cr, u->set, set);
+        if (u->set && u->set->n > 0 && u->set->a[u->set->n - 1].expr) {
+          SqlExpr *le = u->set->a[u->set->n - 1].expr;
+          at = le->span.start + le->span.len;
+        }
         cr_list(cr, u->target);
         cr_expr(cr, u->target_where);
         cr_list(cr, u->set);
@@ -1152,15 +1174,8 @@ static void cr_stmt(ColRen *cr, SqlStmt *st) {
       SqlUpdate *up = &st->u.update;
       cr_from(cr, up->from);
       push(cr, up->from, up->table, 0);
-      if (up->table && item_is_t(cr, up->table) && up->set) {
-        int pos = find_token(z, up->table->span.start, zlen, TK_SET);
-        for (int i = 0; pos >= 0 && i < up->set->n; i++) {
-          SqlExpr *e = up->set->a[i].expr;
-          if (!e) break;
-          edit_region(cr, pos + (i == 0 ? 3 : 0), e->span.start, 0);
-          pos = e->span.start + e->span.len;
-        }
-      }
+      if (up->table && item_is_t(cr, up->table) && up->set)
+        cr_set_names(cr, up->set, find_token(z, up->table->span.start, zlen, TK_SET));
       cr_list(cr, up->set);
       cr_expr(cr, up->where);
       pop(cr);
