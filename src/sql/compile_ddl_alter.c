@@ -867,6 +867,8 @@ typedef struct ColRen {
   int bquote;         /* the new name was written quoted */
   int trig_on_t;      /* walking a trigger on t: NEW.x / OLD.x name t's columns */
   int overflow;       /* scopes nested deeper than MAX_FRAMES (ignored) */
+  int detect;         /* DROP COLUMN's check: skip FOREIGN KEY column lists */
+  const char *first;  /* the first reference found, as SQLite names it in errors */
   Frame fr[MAX_FRAMES];
   int nfr;
 } ColRen;
@@ -986,11 +988,19 @@ static void pop(ColRen *cr) {
 
 static int cr_expr_cb(SqlWalker *w, SqlExpr *e) {
   ColRen *cr = (ColRen *)w;
-  if (e->op == SQL_E_ID && e->z && !util_stricmp(e->z, cr->rn.old) && unqual_is_t(cr))
+  if (e->op == SQL_E_ID && e->z && !util_stricmp(e->z, cr->rn.old) && unqual_is_t(cr)) {
+    if (!cr->first) cr->first = e->z;
     edit_region(cr, e->span.start, e->span.start + e->span.len, 0);
-  else if (e->op == SQL_E_COLUMN && e->z && e->table && !util_stricmp(e->z, cr->rn.old) &&
-           qual_is_t(cr, e->table, e->schema))
+  } else if (e->op == SQL_E_COLUMN && e->z && e->table && !util_stricmp(e->z, cr->rn.old) &&
+             qual_is_t(cr, e->table, e->schema)) {
+    if (!cr->first) {
+      char *m = util_mprintf("%s.%s", e->table, e->z);
+      cr->first = m ? parse_strdup(cr->rn.p, m) : NULL;
+      if (!m) parse_nomem(cr->rn.p);
+      shale_free(m);
+    }
     edit_region(cr, e->span.start, e->span.start + e->span.len, 1);
+  }
   return SQL_WALK_CONTINUE;
 }
 
@@ -1094,7 +1104,7 @@ static void cr_stmt(ColRen *cr, SqlStmt *st) {
         SqlConstraint *c = &ct->cons[k];
         if (c->type == SQL_CONS_FOREIGN_KEY) {
           cr_fk_refs(cr, c->span, c->fk);
-          if (self) {
+          if (self && !cr->detect) {
             int r = find_token(z, c->span.start, c->span.start + c->span.len, TK_REFERENCES);
             edit_paren_list(cr, c->span.start, r < 0 ? c->span.start + c->span.len : r);
           }
@@ -1195,7 +1205,8 @@ static void cr_stmt(ColRen *cr, SqlStmt *st) {
 
 /* sql with every reference to column old of t renamed, or NULL if none. */
 static const char *colren_sql(Parse *p, const char *sql, const Table *t, const char *old,
-                              const char *plain, const char *quoted, int bquote, int *nrefs) {
+                              const char *plain, const char *quoted, int bquote,
+                              const char **first) {
   if (!sql) return NULL;
   SqlStmt *st = ddl_reparse(p, sql);
   if (!st) return NULL;
@@ -1209,8 +1220,9 @@ static const char *colren_sql(Parse *p, const char *sql, const Table *t, const c
   cr.t = t;
   cr.plain = plain;
   cr.bquote = bquote;
+  cr.detect = first != NULL;
   cr_stmt(&cr, st);
-  if (nrefs) *nrefs = cr.rn.n;
+  if (first) *first = cr.rn.n ? (cr.first ? cr.first : old) : NULL;
   return apply_edits(&cr.rn, quoted);
 }
 
@@ -1336,6 +1348,192 @@ static int rename_column(Parse *p, const SqlStmt *s) {
   return parse_failed(p);
 }
 
+/* ----------------------------------------------------------- DROP COLUMN */
+
+/* "error in <kind> <name> after drop column: no such column: x" (a run-time
+ * error, as SQLite reports the failed schema check) when sql still names
+ * column col of t. Returns 1 if so. */
+static int drop_check(Parse *p, const Table *t, const char *col, const char *sql,
+                      const char *kind, const char *name) {
+  const char *first = NULL;
+  colren_sql(p, sql, t, col, col, col, 0, &first);
+  if (parse_failed(p)) return 1;
+  if (!first) return 0;
+  char *m = util_mprintf("error in %s %s after drop column: no such column: %s", kind, name, first);
+  if (m)
+    vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, m, -1);
+  else
+    parse_nomem(p);
+  shale_free(m);
+  return 1;
+}
+
+/* Rewrite every row of t without the stored slot dslot. */
+static void drop_rewrite_rows(Parse *p, const Table *t, int dslot) {
+  int cur = emit_cursor(p);
+  int n = t->nstored;
+  int r = emit_regs(p, n + 2);
+  int done = emit_label(p), eph = -1;
+  if (t->without_rowid) {
+    eph = emit_cursor(p);
+    emit(p, OP_OpenEphemeral, eph, n, 0);
+  }
+  parse_open_table(p, cur, t, !t->without_rowid);
+  emit(p, OP_Rewind, cur, done, 0);
+  int top = emit_addr(p);
+  int k = 0;
+  for (int j = 0; j < n; j++) {
+    if (j == dslot) continue;
+    int c = -1;
+    for (int i = 0; i < t->ncol; i++)
+      if (t->cols[i].storage == j) {
+        c = i;
+        break;
+      }
+    if (c >= 0 && c == t->rowid_alias)
+      emit(p, OP_Null, 0, r + k, 0);
+    else if (c >= 0)
+      code_column(p, t, cur, c, r + k);
+    else
+      emit(p, OP_Column, cur, j, r + k);
+    k++;
+  }
+  emit(p, OP_MakeRecord, r, k, r + n);
+  if (t->without_rowid) {
+    emit(p, OP_NewRowid, eph, r + n + 1, 0);
+    emit(p, OP_Insert, eph, r + n, r + n + 1);
+  } else {
+    emit(p, OP_Rowid, cur, r + n + 1, 0);
+    emit(p, OP_Insert, cur, r + n, r + n + 1);
+  }
+  emit(p, OP_Next, cur, top, 0);
+  emit_resolve(p, done);
+  emit(p, OP_Close, cur, 0, 0);
+  if (!t->without_rowid) return;
+  /* a WITHOUT ROWID key changes as a whole: empty the tree, then insert the
+   * new records kept in eph */
+  int done2 = emit_label(p);
+  emit(p, OP_Clear, (int)t->root, 0, 0);
+  parse_open_table(p, cur, t, 1);
+  emit(p, OP_Rewind, eph, done2, 0);
+  int top2 = emit_addr(p);
+  emit(p, OP_RowData, eph, r + n, 0);
+  emit(p, OP_IdxInsert, cur, r + n, 0);
+  emit(p, OP_Next, eph, top2, 0);
+  emit_resolve(p, done2);
+  emit(p, OP_Close, cur, 0, 0);
+  emit(p, OP_Close, eph, 0, 0);
+}
+
+static int drop_column(Parse *p, const SqlStmt *s) {
+  const SqlAlter *a = &s->u.alter;
+  Table *t = alter_col_target(p, a, "cannot drop column from view");
+  if (!t) return 1;
+  int ci = table_column_index(t, a->old_name);
+  if (ci < 0) {
+    parse_error(p, "no such column: \"%s\"", a->old_name);
+    return 1;
+  }
+  const Column *col = &t->cols[ci];
+  if (col->pk) {
+    parse_error(p, "cannot drop PRIMARY KEY column: \"%s\"", col->name);
+    return 1;
+  }
+  if (col->unique) {
+    parse_error(p, "cannot drop UNIQUE column: \"%s\"", col->name);
+    return 1;
+  }
+  if (t->ncol <= 1) {
+    parse_error(p, "cannot drop column \"%s\": no other columns exist", col->name);
+    return 1;
+  }
+  if (check_schema(p)) return 1;
+  /* the new CREATE TABLE text: from the column to the next one, or from
+   * the end of the previous one to its end when it is the last */
+  SqlStmt *old = ddl_reparse(p, t->sql);
+  if (!old || old->kind != SQL_STMT_CREATE_TABLE || old->u.create_table.ncols != t->ncol) {
+    if (!parse_failed(p)) parse_error_code(p, SHALE_CORRUPT, "malformed database schema (%s)", t->name);
+    return 1;
+  }
+  const SqlCreateTable *oct = &old->u.create_table;
+  int from, to;
+  if (ci + 1 < oct->ncols) {
+    from = oct->cols[ci].span.start;
+    to = oct->cols[ci + 1].span.start;
+  } else {
+    from = oct->cols[ci - 1].span.start + oct->cols[ci - 1].span.len;
+    to = oct->cols[ci].span.start + oct->cols[ci].span.len;
+  }
+  size_t lold = strlen(t->sql);
+  char *sql = parse_alloc(p, lold + 1);
+  if (!sql) return 1;
+  memcpy(sql, t->sql, (size_t)from);
+  memcpy(sql + from, t->sql + to, lold - (size_t)to + 1);
+  parse_need_write(p);
+  /* the schema as SQLite re-reads it: the table, then its dependants */
+  SqlStmt *nst = ddl_reparse(p, sql);
+  if (!nst) return 1;
+  if (drop_check(p, t, col->name, sql, "table", t->name)) {
+    ddl_finish(p);
+    return parse_failed(p);
+  }
+  Schema *scratch = ddl_scratch_with(p, NULL);
+  if (!scratch) return 1;
+  Table *nt = NULL;
+  char *msg = NULL;
+  int rc = schema_table_from_create(scratch, nst, sql, &nt, &msg);
+  schema_free(scratch);
+  if (rc == SHALE_NOMEM) {
+    shale_free(msg);
+    parse_nomem(p);
+    return 1;
+  }
+  if (rc != SHALE_OK) {
+    char *m = util_mprintf("error in table %s after drop column: %s", t->name, msg ? msg : "?");
+    if (m)
+      vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, m, -1);
+    else
+      parse_nomem(p);
+    shale_free(m);
+    shale_free(msg);
+    ddl_finish(p);
+    return parse_failed(p);
+  }
+  shale_free(msg);
+  for (Index *i = t->indexes; i; i = i->next)
+    if (i != t->pk_index && !i->is_autoindex && i->sql &&
+        drop_check(p, t, col->name, i->sql, "index", i->name)) {
+      ddl_finish(p);
+      return parse_failed(p);
+    }
+  int cap = 0, pos = 0;
+  while (schema_map_next(&p->schema->views, &pos)) cap++;
+  pos = 0;
+  while (schema_map_next(&p->schema->triggers, &pos)) cap++;
+  const char **order = names_in_order(p, cap);
+  if (!order) return 1;
+  for (int i = 0; order[i]; i++) {
+    int bad;
+    if (order[i][0] == 'v') {
+      View *v = schema_find_view(p->schema, order[i] + 1);
+      bad = v && drop_check(p, t, col->name, v->sql, "view", v->name);
+    } else {
+      Trigger *g = schema_find_trigger(p->schema, order[i] + 1);
+      bad = g && drop_check(p, t, col->name, g->sql, "trigger", g->name);
+    }
+    if (bad) {
+      ddl_finish(p);
+      return parse_failed(p);
+    }
+  }
+  if (parse_failed(p)) return 1;
+  SchemaUpd u = {"table", t->name, NULL, NULL, sql};
+  schema_update(p, &u, 1);
+  if (col->storage >= 0) drop_rewrite_rows(p, t, col->storage);
+  ddl_finish(p);
+  return parse_failed(p);
+}
+
 int ddl_alter(Parse *p, const SqlStmt *s) {
   const SqlAlter *a = &s->u.alter;
   switch (a->action) {
@@ -1346,8 +1544,6 @@ int ddl_alter(Parse *p, const SqlStmt *s) {
     case SQL_ALTER_RENAME_COLUMN:
       return rename_column(p, s);
     default:
-      if (!alter_target(p, a, 0)) return 1;
-      parse_error(p, "ALTER TABLE ... DROP COLUMN is not supported yet");
-      return 1;
+      return drop_column(p, s);
   }
 }
