@@ -2346,7 +2346,8 @@ int select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
       emit_resolve(p, l);
     }
   }
-  if (s->order_by && info->order_col) sorter_setup(p, &oc, s, s->order_by, info->order_col);
+  if (s->order_by && info->order_col && !window_sorts_output(p, s))
+    sorter_setup(p, &oc, s, s->order_by, info->order_col);
   if (!s->prior) {
     oc.order_owner = s;
     core_code(p, s, &oc);

@@ -539,6 +539,43 @@ int window_in_core(const SqlSelect *s) {
   return 0;
 }
 
+/* The first window call of a core (result list, then evaluated ORDER BY
+ * terms), or NULL. */
+static SqlExpr *first_call(SqlExpr *e) {
+  if (!e || e->op == SQL_E_REG) return NULL;
+  if (e->op == SQL_E_FUNC && e->agg == 2 && e->over) return e;
+  SqlExpr *r;
+  if ((r = first_call(e->a)) || (r = first_call(e->b)) || (r = first_call(e->c))) return r;
+  for (int i = 0; e->list && i < e->list->n; i++)
+    if ((r = first_call(e->list->a[i].expr))) return r;
+  return NULL;
+}
+
+int window_sorts_output(Parse *p, SqlSelect *s) {
+  SelInfo *info = s->info;
+  if (s->prior || !s->order_by || !info || !info->result || s->kind == SQL_SEL_VALUES) return 0;
+  SqlExpr *f = NULL;
+  for (int i = 0; !f && i < info->result->n; i++) f = first_call(info->result->a[i].expr);
+  for (int i = 0; !f && i < s->order_by->n; i++)
+    if (!info->order_col || info->order_col[i] < 0) f = first_call(s->order_by->a[i].expr);
+  if (!f) return 0;
+  SqlWindow *w = f->over;
+  int np = w->partition ? w->partition->n : 0, no = w->order ? w->order->n : 0;
+  if (s->order_by->n > np + no) return 0;
+  for (int i = 0; i < s->order_by->n; i++) {
+    SqlExprItem *t = &s->order_by->a[i];
+    SqlExpr *oe = info->order_col && info->order_col[i] >= 0
+                      ? info->result->a[info->order_col[i]].expr
+                      : t->expr;
+    const SqlExprItem *k = i < np ? &w->partition->a[i] : &w->order->a[i - np];
+    uint8_t ks = i < np ? SQL_SORT_NONE : k->sort, kn = i < np ? SQL_NULLS_NONE : k->nulls;
+    if ((t->sort == SQL_SORT_DESC) != (ks == SQL_SORT_DESC)) return 0;
+    if (t->nulls != kn || !oe || !expr_same(oe, k->expr)) return 0;
+    if (expr_collation(p, oe) != expr_collation(p, k->expr)) return 0;
+  }
+  return 1;
+}
+
 void window_push(Parse *p, WinCtx *wc) {
   if (parse_failed(p)) return;
   SqlSelect *s = wc->s;

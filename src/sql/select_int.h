@@ -136,6 +136,10 @@ int window_check_call(Parse *, SqlExpr *e);
  * terms): NULL when it has none (or after an error). Emits the sorters'
  * opening: call it before the core's loop. */
 WinCtx *window_begin(Parse *, SqlSelect *s, SelInfo *info);
+/* 1 if the rows out of a windowed core's last pass already come in its
+ * ORDER BY order (a prefix of the first window's PARTITION BY + ORDER BY):
+ * SQLite then drops the ORDER BY sort, and so does select_code. */
+int window_sorts_output(Parse *, SqlSelect *s);
 /* 1 if a resolved core has window calls (result list, evaluated ORDER BY). */
 int window_in_core(const SqlSelect *s);
 /* Once, where the core has a row to output (inside its loop, or for each

@@ -153,6 +153,9 @@ TEST(window_explain_query_plan_matches_sqlite) {
       "ORDER BY a",
       "EXPLAIN QUERY PLAN SELECT b, count(*), rank() OVER (ORDER BY count(*)) FROM t GROUP BY b",
       "EXPLAIN QUERY PLAN SELECT DISTINCT a, sum(a) OVER () FROM t",
+      "EXPLAIN QUERY PLAN SELECT a, sum(a) OVER (PARTITION BY c ORDER BY b) FROM t ORDER BY c, b",
+      "EXPLAIN QUERY PLAN SELECT a, sum(a) OVER (ORDER BY b DESC) FROM t ORDER BY b",
+      "EXPLAIN QUERY PLAN SELECT a AS x, sum(a) OVER (ORDER BY a) FROM t ORDER BY x",
   };
   for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
     char *a = rows_sqlite(ref, q[i]);
