@@ -439,6 +439,9 @@ static int ck_table(CkState *c, Table *t, int quick) {
           value_set_int(&kv[j], rowid);
         } else if (cj >= 0 && cj < t->ncol) {
           if (t->cols[cj].storage >= nf && cj != t->rowid_alias) skip = 1; /* added column */
+          /* a VIRTUAL generated column is computed, not stored: like an
+           * index on an expression, its entries are not checked here */
+          if (t->cols[cj].storage < 0 && cj != t->rowid_alias) skip = 1;
           kv[j] = vals[cj];
         } else {
           skip = 1;

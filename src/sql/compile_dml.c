@@ -215,7 +215,42 @@ typedef struct Writer {
   int nup;
   int *up_of, up_ipk, up_any;
   int *up_nothing, *up_label;
+  int up_front; /* the first up_front indexes are UPSERT targets (checked before the rowid) */
+  /* UPDATE: per index, 1 when the update cannot change its entry (no key
+   * column assigned, rowid/PRIMARY KEY unchanged): its key is not rebuilt,
+   * checked, deleted or written, as SQLite skips such indexes. NULL = none
+   * kept. REPLACE victims still lose every entry (delete_current). */
+  uint8_t *keep;
+  /* UPDATE: the columns assigned (NULL: an INSERT, every column is new);
+   * NOT NULL and CHECK constraints on other columns alone are not checked,
+   * as SQLite skips them. rowid_changed: the rowid is assigned too. */
+  const uint8_t *changed;
+  int rowid_changed;
 } Writer;
+
+/* Mark the indexes an UPDATE assigning the columns in changed[] leaves
+ * alone (Writer.keep). Conservative: an index on an expression, a partial
+ * index, an index on a generated column, a key change and BEFORE triggers
+ * (they may rewrite the row) keep nothing. */
+static void writer_keep_unchanged(Writer *w, const uint8_t *changed, int key_change, int before) {
+  w->keep = NULL;
+  if (key_change || before || w->nidx == 0) return;
+  for (int c = 0; c < w->tab->ncol; c++)
+    if (changed[c] && w->tab->cols[c].pk) return; /* every entry holds the key */
+  w->keep = parse_alloc(w->p, (size_t)w->nidx);
+  if (!w->keep) return;
+  for (int i = 0; i < w->nidx; i++) {
+    const Index *x = w->idx[i];
+    int touched = x == w->tab->pk_index || x->where != NULL;
+    for (int j = 0; j < x->ncol && !touched; j++) {
+      int c = x->cols[j].col;
+      if (c == INDEX_COL_EXPR || (c >= 0 && (changed[c] || w->tab->cols[c].gen))) touched = 1;
+    }
+    w->keep[i] = !touched;
+  }
+}
+
+static int kept(const Writer *w, int i) { return w->keep && w->keep[i]; }
 
 /* The UPSERT clause for index i (i < 0: the rowid), or -1. */
 static int up_clause(const Writer *w, int i) {
@@ -321,6 +356,7 @@ static void build_new_keys(Writer *w, int rowid, int cols) {
   for (int i = 0; i < w->nidx && !parse_failed(p); i++) {
     Index *x = w->idx[i];
     int skip = 0, done = 0;
+    if (kept(w, i)) continue;
     if (x->where) {
       SqlExpr *e = row_expr(p, w->tab, x->where, rowid, cols, NC_IS_PARTIAL | NC_NO_SUBQUERY,
                             "index expressions");
@@ -349,7 +385,7 @@ static void delete_keys(Writer *w, int rowid, int cols, int with_pk) {
   Parse *p = w->p;
   for (int i = 0; i < w->nidx && !parse_failed(p); i++) {
     Index *x = w->idx[i];
-    if (x == w->tab->pk_index && !with_pk) continue;
+    if ((x == w->tab->pk_index && !with_pk) || kept(w, i)) continue;
     build_key_regs(w, i, rowid, cols, w->okey[i], NULL);
     /* the PK entry of a WITHOUT ROWID table is found by its PK alone: a row
      * written before ALTER TABLE ADD COLUMN has fewer fields than ncol */
@@ -375,13 +411,18 @@ static void read_row(Writer *w, int dst) {
  * then the row. count: counts as a change. */
 static void delete_current(Writer *w, int count) {
   Parse *p = w->p;
+  uint8_t *keep = w->keep;
+  w->keep = NULL; /* a victim loses every index entry */
   read_row(w, w->vrow);
   if (w->tab->without_rowid) {
     /* the PK entry is the row: reposition on it by its full key, delete */
     delete_keys(w, w->vrow, w->vrow + 1, 0);
     int i = 0;
     while (i < w->nidx && w->idx[i] != w->tab->pk_index) i++;
-    if (i == w->nidx) return;
+    if (i == w->nidx) {
+      w->keep = keep;
+      return;
+    }
     int skip = emit_label(p);
     build_key_regs(w, i, w->vrow, w->vrow + 1, w->okey[i], NULL);
     vm_builder_add_i4(&p->b, OP_NotFound, w->tabcur, skip, w->okey[i], w->tab->npk);
@@ -396,6 +437,7 @@ static void delete_current(Writer *w, int count) {
     if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
     emit_resolve(p, skip);
   }
+  w->keep = keep;
 }
 
 static const char *unique_msg(Parse *p, const Index *x) {
@@ -446,6 +488,32 @@ static void check_types(Writer *w, int cols) {
  *   rowid_chk:  the rowid is given (INSERT with an INTEGER PRIMARY KEY value,
  *               UPDATE of the rowid): check it is free
  *   ignore:     where OR IGNORE goes (skip the row) */
+typedef struct ChangedRef {
+  const Table *tab;
+  const uint8_t *changed;
+  int rowid_changed;
+} ChangedRef;
+
+static int changed_ref_cb(SqlWalker *wk, SqlExpr *e) {
+  const ChangedRef *r = wk->arg;
+  if (e->op == SQL_E_ID || e->op == SQL_E_COLUMN) {
+    int j = table_column_index(r->tab, e->z);
+    if (j >= 0 ? r->changed[j] || r->tab->cols[j].gen != NULL
+               : (r->rowid_changed || !is_rowid_name(e->z)))
+      return SQL_WALK_ABORT;
+  }
+  return SQL_WALK_CONTINUE;
+}
+
+/* Does CHECK expression e read a column the UPDATE assigns (or a generated
+ * column, or a name it cannot place)? Always 1 for an INSERT. */
+static int check_reads_changed(const Writer *w, SqlExpr *e) {
+  if (!w->changed) return 1;
+  ChangedRef r = {w->tab, w->changed, w->rowid_changed};
+  SqlWalker wk = {changed_ref_cb, NULL, &r};
+  return sql_walk_expr(&wk, e) == SQL_WALK_ABORT;
+}
+
 static void check_row(Writer *w, int rowid, int cols, int ignore) {
   Parse *p = w->p;
   Table *tab = w->tab;
@@ -454,6 +522,7 @@ static void check_row(Writer *w, int rowid, int cols, int ignore) {
   for (int j = 0; j < tab->ncol; j++) {
     Column *c = &tab->cols[j];
     if (!c->notnull || j == tab->rowid_alias) continue;
+    if (w->changed && !w->changed[j] && !c->gen) continue; /* UPDATE leaves it */
     int oe = pick_oe(w->stmt_oe, c->notnull_conflict);
     if (oe == SQL_OE_REPLACE && !c->dflt) oe = SQL_OE_ABORT;
     snprintf(buf, sizeof buf, "NOT NULL constraint failed: %s.%s", tab->name, c->name);
@@ -473,6 +542,7 @@ static void check_row(Writer *w, int rowid, int cols, int ignore) {
   /* CHECK */
   for (int k = 0; k < tab->ncheck && !parse_failed(p); k++) {
     Check *ck = &tab->checks[k];
+    if (!check_reads_changed(w, ck->expr)) continue;
     SqlExpr *e = row_expr(p, tab, ck->expr, rowid, cols, NC_IS_CHECK | NC_NO_SUBQUERY,
                           "CHECK constraints");
     if (!e) return;
@@ -503,8 +573,18 @@ static void check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk,
   int defer = rowid_chk && ipk_oe == SQL_OE_REPLACE && w->stmt_oe != SQL_OE_REPLACE && w->nidx &&
               up_clause(w, -1) < 0;
   int do_rowid = rowid_chk && !tab->without_rowid;
-  for (int pass = 0; pass < 2; pass++) {
-    if (do_rowid && (pass == 0) == !defer) {
+  /* where the rowid is checked among the indexes: first; after the UPSERT
+   * target indexes (moved to the front) when the rowid is no target; last
+   * when deferred */
+  int at = -1;
+  if (do_rowid && defer) {
+    at = w->nidx;
+  } else if (do_rowid) { /* UPSERT targets go in clause order, the rowid too */
+    at = 0;
+    while (at < w->up_front && (w->up_ipk < 0 || w->up_of[at] < w->up_ipk)) at++;
+  }
+  for (int i = 0; i <= w->nidx && !parse_failed(p); i++) {
+    if (i == at) {
       int ok = emit_label(p);
       if (old) emit(p, OP_Eq, old, ok, rowid);
       emit(p, OP_NotExists, w->tabcur, ok, rowid);
@@ -522,12 +602,13 @@ static void check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk,
       }
       emit_resolve(p, ok);
     }
-    if (pass == 1) break;
-    if (tab->ncheck == 0) check_types(w, cols);
-    /* UNIQUE indexes */
-    for (int i = 0; i < w->nidx && !parse_failed(p); i++) {
+    if (i == 0 && tab->ncheck == 0) check_types(w, cols);
+    if (i == w->nidx) break;
+    /* UNIQUE index i */
+    {
       Index *x = w->idx[i];
-      if (!x->unique) continue;
+      if (!x->unique || kept(w, i)) continue;
+      if (x == tab->pk_index && w->keep) continue; /* UPDATE keeping the PRIMARY KEY */
       int oe = pick_oe(w->stmt_oe, x->on_conflict);
       int ok = emit_label(p);
       emit(p, OP_IsNull, w->rec[i], ok, 0);
@@ -632,6 +713,7 @@ static void write_row(Writer *w, int rowid, int cols, int lastrowid) {
       pkrec = w->rec[i];
       continue;
     }
+    if (kept(w, i)) continue;
     int skip = emit_label(p);
     emit(p, OP_IsNull, w->rec[i], skip, 0);
     emit(p, OP_IdxInsert, w->cur[i], w->rec[i], 0);
@@ -1070,7 +1152,11 @@ static void upsert_update(Parse *p, InsertCtx *ic, int c, int newrow, int ignore
   Writer saved = *w;
   w->nup = 0;
   w->stmt_oe = SQL_OE_ABORT;
+  w->changed = u->changed;
+  w->rowid_changed = key_change;
   check_row(w, nrow, cols, ignore);
+  writer_keep_unchanged(w, u->changed, key_change,
+                        trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE));
   build_new_keys(w, nrow, cols);
   check_unique(w, nrow, cols, old, key_change, ignore);
   delete_keys(w, old, old + 1, 1);
@@ -1275,6 +1361,7 @@ static int upsert_setup(Parse *p, InsertCtx *ic, const SqlInsert *ins) {
     w->up_nothing[c] = u->do_nothing;
     w->up_label[c] = u->do_nothing ? 0 : emit_label(p);
     if (upsert_target(p, ic, u, c, &front)) return 1;
+    w->up_front = front;
     if (u->do_nothing) continue;
     struct UpsertDo *ud = &ic->ups[c];
     /* bare names are the existing row; "excluded" only qualified: it sits
@@ -1884,7 +1971,11 @@ int dml_update(Parse *p, const SqlStmt *s) {
     trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE, changed, old, newrow, stmt_oe, next);
     reseek_row(p, &w, old, next);
   }
+  w.changed = changed;
+  w.rowid_changed = rowid_expr != NULL;
   check_row(&w, newrow, cols, next);
+  writer_keep_unchanged(&w, changed, key_change,
+                        trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE));
   build_new_keys(&w, newrow, cols);
   check_unique(&w, newrow, cols, old, rowid_expr != NULL, next);
   delete_keys(&w, old, old + 1, 1);
