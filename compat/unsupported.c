@@ -20,6 +20,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "../src/func/func.h"
 #include "compat_int.h"
 
 static int unsupported(sqlite3 *db, const char *what) {
@@ -47,5 +48,7 @@ int sqlite3_enable_shared_cache(int onoff) { return onoff ? SQLITE_ERROR : SQLIT
 void sqlite3_log(int rc, const char *fmt, ...) {}
 int sqlite3_error_offset(sqlite3 *db) { return -1; }
 int sqlite3_system_errno(sqlite3 *db) { return 0; }
-int sqlite3_compileoption_used(const char *name) { return 0; }
-const char *sqlite3_compileoption_get(int n) { return NULL; }
+int sqlite3_compileoption_used(const char *name) {
+  return name ? func_compileoption_used(name, (uint32_t)strlen(name)) : 0;
+}
+const char *sqlite3_compileoption_get(int n) { return func_compileoption_get(n); }

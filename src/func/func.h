@@ -279,4 +279,11 @@ int func_like_match(const char *pat, int npat, const char *str, int nstr, uint32
 int func_printf(const char *fmt, int nfmt, int argc, ShValue *argv, int64_t max_len, char **out,
                 int64_t *nout);
 
+/* The build's compile options (sqlite_compileoption_used/get and the C
+ * API's sqlite3_compileoption_used/get): used tests name z[0..n) (an
+ * optional "SQLITE_" prefix, any case, may stop before "=value"); get
+ * returns option i or NULL. */
+int func_compileoption_used(const char *z, uint32_t n);
+const char *func_compileoption_get(int64_t i);
+
 #endif /* SHALE_FUNC_H */

@@ -40,13 +40,7 @@ static int is_id_char(char c) {
          (unsigned char)c >= 0x80;
 }
 
-static void compileoption_used_fn(FuncCtx *ctx, int argc, ShValue *argv) {
-  char buf[32];
-  const char *z;
-  uint32_t n;
-  if (argv[0].type == SHALE_NULL) return;
-  func_arg_text(&argv[0], buf, &z, &n);
-  n = func_cstr_len(z, n);
+int func_compileoption_used(const char *z, uint32_t n) {
   if (n >= 7 && util_strnicmp(z, "SQLITE_", 7) == 0) {
     z += 7;
     n -= 7;
@@ -55,12 +49,25 @@ static void compileoption_used_fn(FuncCtx *ctx, int argc, ShValue *argv) {
   for (int i = 0; i < NOPTS && !used; i++)
     used = strlen(compile_opts[i]) >= n && util_strnicmp(z, compile_opts[i], n) == 0 &&
            !is_id_char(compile_opts[i][n]);
-  func_result_int(ctx, used);
+  return used;
+}
+
+const char *func_compileoption_get(int64_t i) {
+  return i >= 0 && i < NOPTS ? compile_opts[i] : NULL;
+}
+
+static void compileoption_used_fn(FuncCtx *ctx, int argc, ShValue *argv) {
+  char buf[32];
+  const char *z;
+  uint32_t n;
+  if (argv[0].type == SHALE_NULL) return;
+  func_arg_text(&argv[0], buf, &z, &n);
+  func_result_int(ctx, func_compileoption_used(z, func_cstr_len(z, n)));
 }
 
 static void compileoption_get_fn(FuncCtx *ctx, int argc, ShValue *argv) {
-  int64_t i = value_int64(&argv[0]);
-  if (i >= 0 && i < NOPTS) func_result_text(ctx, compile_opts[i], -1, FUNC_STATIC);
+  const char *z = func_compileoption_get(value_int64(&argv[0]));
+  if (z) func_result_text(ctx, z, -1, FUNC_STATIC);
 }
 
 static void load_extension_fn(FuncCtx *ctx, int argc, ShValue *argv) {

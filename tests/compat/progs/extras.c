@@ -1,12 +1,27 @@
 /* extras.c -- the less common helpers: sqlite3_get_table/free_table, the
  * sqlite3_str builder, strglob/strlike, keywords, mutexes, stmt_isexplain,
- * set_last_insert_rowid, bind_pointer. Portable: SQLite and Shale. */
+ * set_last_insert_rowid, bind_pointer, compileoption_used/get. Portable: SQLite and Shale. */
 #include "prog.h"
 
 int main(void) {
   sqlite3 *db = NULL;
   EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
   EXEC_OK(db, "CREATE TABLE t(a, b); INSERT INTO t VALUES (1, 'x'), (2, NULL)");
+
+  /* compile options: the same list the SQL functions report */
+  EXPECT_INT(sqlite3_compileoption_used("THREADSAFE"), 1);
+  EXPECT_INT(sqlite3_compileoption_used("SQLITE_THREADSAFE=1"), 1);
+  EXPECT_INT(sqlite3_compileoption_used("NO_SUCH_OPTION"), 0);
+  EXPECT(sqlite3_compileoption_get(0) != NULL);
+  EXPECT(sqlite3_compileoption_get(100000) == NULL);
+  {
+    sqlite3_stmt *co = NULL;
+    EXPECT_INT(sqlite3_prepare_v2(db, "SELECT sqlite_compileoption_get(0)", -1, &co, NULL),
+               SQLITE_OK);
+    EXPECT_INT(sqlite3_step(co), SQLITE_ROW);
+    EXPECT_STR((const char *)sqlite3_column_text(co, 0), sqlite3_compileoption_get(0));
+    sqlite3_finalize(co);
+  }
 
   char **res = NULL, *err = NULL;
   int nrow = -1, ncol = -1;
