@@ -496,7 +496,7 @@ static void rename_stmt(Renamer *rn, SqlStmt *st) {
     case SQL_STMT_INSERT: {
       SqlInsert *in = &st->u.insert;
       if (!util_stricmp(in->table.name, rn->old))
-        add_edit(rn, in->table.name_start, in->table.span.start + in->table.span.len);
+        rename_qualified_at(rn, in->table.span.start);
       walk_select(rn, in->select);
       for (SqlUpsert *u = in->upsert; u; u = u->next) {
         walk_list(rn, u->target);
@@ -1449,7 +1449,7 @@ static int drop_column(Parse *p, const SqlStmt *s) {
   }
   if (check_schema(p)) return 1;
   /* the new CREATE TABLE text: from the column to the next one, or from
-   * the end of the previous one to its end when it is the last */
+   * the ',' before it to the token after it when it is the last */
   SqlStmt *old = ddl_reparse(p, t->sql);
   if (!old || old->kind != SQL_STMT_CREATE_TABLE || old->u.create_table.ncols != t->ncol) {
     if (!parse_failed(p)) parse_error_code(p, SHALE_CORRUPT, "malformed database schema (%s)", t->name);
@@ -1461,8 +1461,8 @@ static int drop_column(Parse *p, const SqlStmt *s) {
     from = oct->cols[ci].span.start;
     to = oct->cols[ci + 1].span.start;
   } else {
-    from = oct->cols[ci - 1].span.start + oct->cols[ci - 1].span.len;
-    to = oct->cols[ci].span.start + oct->cols[ci].span.len;
+    from = skip_space(t->sql, oct->cols[ci - 1].span.start + oct->cols[ci - 1].span.len);
+    to = skip_space(t->sql, oct->cols[ci].span.start + oct->cols[ci].span.len);
   }
   size_t lold = strlen(t->sql);
   char *sql = parse_alloc(p, lold + 1);
