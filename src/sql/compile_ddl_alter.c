@@ -1332,7 +1332,9 @@ static int rename_column(Parse *p, const SqlStmt *s) {
   parse_need_write(p);
   int dup = table_column_index(t, nn);
   if (dup >= 0 && dup != ci) {
-    char *m = util_mprintf("error in table %s after rename: duplicate column name: %s", t->name, nn);
+    /* the new text's later column of the two is the duplicate */
+    char *m = util_mprintf("error in table %s after rename: duplicate column name: %s", t->name,
+                           ci > dup ? nn : t->cols[dup].name);
     if (m)
       vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, m, -1);
     else
