@@ -1,8 +1,7 @@
 /*
- * compile_ddl_alter.c -- ALTER TABLE: ADD COLUMN and RENAME TO, by
- * rewriting the CREATE texts in sqlite_schema as SQLite does (the schema is
- * then reloaded from the new texts). RENAME COLUMN and DROP COLUMN are
- * refused with a clear message.
+ * compile_ddl_alter.c -- ALTER TABLE: ADD COLUMN, RENAME TO, RENAME COLUMN
+ * and DROP COLUMN, by rewriting the CREATE texts in sqlite_schema as SQLite
+ * does (the schema is then reloaded from the new texts).
  *
  * Owns: nothing beyond a call.
  *
@@ -18,6 +17,19 @@
  *     sqlite_sequence row, and moves tbl_name of its indexes and triggers.
  *  3. The texts are rewritten at compile time (the schema the statement is
  *     compiled against is the one the Transaction cookie check guarantees).
+ *  4. RENAME COLUMN edits only the tokens that name the column, found by
+ *     name scope (ColRen): unqualified names resolve to the innermost FROM
+ *     scope having such a column, qualified ones by table name or alias,
+ *     NEW./OLD. in triggers on the table; column lists (INSERT, UPDATE OF,
+ *     SET, FOREIGN KEY, REFERENCES t(...)) by their tokens. The new name is
+ *     written bare when neither it (in the ALTER) nor the replaced token was
+ *     quoted, else double-quoted, as SQLite.
+ *  5. DROP COLUMN removes the text from the column to the next column, or
+ *     for the last column from the ',' before it to the token after it; a
+ *     dependant still naming the column fails at run time with "error in
+ *     <kind> <name> after drop column: ..."; the rows are rewritten without
+ *     the column's record slot (WITHOUT ROWID: through an ephemeral table,
+ *     as the key changes).
  */
 #include <string.h>
 
