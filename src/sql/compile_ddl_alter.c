@@ -229,7 +229,8 @@ static int add_column(Parse *p, const SqlStmt *s) {
   /* the new CREATE TABLE text (invariant 1) */
   SqlStmt *old = ddl_reparse(p, t->sql);
   if (!old || old->kind != SQL_STMT_CREATE_TABLE || old->u.create_table.ncols < 1) {
-    if (!parse_failed(p)) parse_error_code(p, SHALE_CORRUPT, "malformed database schema (%s)", t->name);
+    if (!parse_failed(p))
+      parse_error_code(p, SHALE_CORRUPT, "malformed database schema (%s)", t->name);
     return 1;
   }
   const SqlCreateTable *oct = &old->u.create_table;
@@ -1466,7 +1467,8 @@ static int drop_column(Parse *p, const SqlStmt *s) {
    * the ',' before it to the token after it when it is the last */
   SqlStmt *old = ddl_reparse(p, t->sql);
   if (!old || old->kind != SQL_STMT_CREATE_TABLE || old->u.create_table.ncols != t->ncol) {
-    if (!parse_failed(p)) parse_error_code(p, SHALE_CORRUPT, "malformed database schema (%s)", t->name);
+    if (!parse_failed(p))
+      parse_error_code(p, SHALE_CORRUPT, "malformed database schema (%s)", t->name);
     return 1;
   }
   const SqlCreateTable *oct = &old->u.create_table;

@@ -55,7 +55,8 @@ static void run_shale(const char *path) {
   for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
     char *err = NULL;
     int rc = shale_exec(db, steps[i], NULL, NULL, &err);
-    if (rc != SHALE_OK) test_fail(__FILE__, __LINE__, "shale: %.120s: %s", steps[i], err ? err : "?");
+    if (rc != SHALE_OK)
+      test_fail(__FILE__, __LINE__, "shale: %.120s: %s", steps[i], err ? err : "?");
     shale_free(err);
   }
   shale_stmt *st = NULL;
