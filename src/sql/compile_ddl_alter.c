@@ -634,13 +634,21 @@ static const char **names_in_order(Parse *p, int cap) {
   return out;
 }
 
+static int check_view_in(Parse *p, Schema *sc, View *v, const char *after, char **msg);
+
 /* "error in view v: ..." when view v does not resolve (in a Parse of its
  * own: errors there stay there). */
 static int check_view(Parse *p, View *v) {
+  return check_view_in(p, p->schema, v, "", NULL);
+}
+
+/* check_view against schema sc; the error is "error in view v<after>: ..."
+ * and, when msg is not NULL, returned there (shale_malloc) instead of set. */
+static int check_view_in(Parse *p, Schema *sc, View *v, const char *after, char **msg) {
   Parse tp;
   memset(&tp, 0, sizeof tp);
   tp.env = p->env;
-  tp.schema = p->schema;
+  tp.schema = sc;
   tp.sql = v->sql;
   util_arena_init(&tp.arena, 0);
   SqlStmt *st = NULL;
@@ -653,15 +661,28 @@ static int check_view(Parse *p, View *v) {
     select_resolve(&tp, st->u.create_view.select, NULL);
     vm_builder_abort(&tp.b);
   }
-  if (tp.rc == SHALE_NOMEM) parse_nomem(p);
-  else if (tp.rc && tp.errmsg && !strncmp(tp.errmsg, "no such table: ", 15) &&
-           !strchr(tp.errmsg + 15, '.')) /* names are schema-qualified in this check */
-    parse_error(p, "error in view %s: no such table: main.%s", v->name, tp.errmsg + 15);
-  else if (tp.rc)
-    parse_error(p, "error in view %s: %s", v->name, tp.errmsg ? tp.errmsg : "?");
+  int bad = 0;
+  if (tp.rc == SHALE_NOMEM) {
+    parse_nomem(p);
+  } else if (tp.rc) {
+    char *m;
+    if (tp.errmsg && !strncmp(tp.errmsg, "no such table: ", 15) &&
+        !strchr(tp.errmsg + 15, '.')) /* names are schema-qualified in this check */
+      m = util_mprintf("error in view %s%s: no such table: main.%s", v->name, after,
+                       tp.errmsg + 15);
+    else
+      m = util_mprintf("error in view %s%s: %s", v->name, after, tp.errmsg ? tp.errmsg : "?");
+    if (!m)
+      parse_nomem(p);
+    else if (msg)
+      *msg = m, bad = 1;
+    else
+      parse_error(p, "%s", m);
+    if (!msg) shale_free(m);
+  }
   shale_free(tp.errmsg);
   util_arena_free(&tp.arena);
-  return parse_failed(p);
+  return bad || parse_failed(p);
 }
 
 /* "error in trigger g: no such table: main.x" when a trigger on a table
@@ -1318,6 +1339,82 @@ static int colren_all(Parse *p, const Table *t, const char *old, const char *pla
   return n;
 }
 
+/* The new text of object (type, name) among the updates, else old. */
+static const char *upd_sql(const SchemaUpd *u, int n, const char *type, const char *name,
+                           const char *old) {
+  for (int i = 0; i < n; i++)
+    if (!strcmp(u[i].type, type) && !util_stricmp(u[i].name, name) && u[i].new_sql)
+      return u[i].new_sql;
+  return old;
+}
+
+/* SQLite re-reads the schema after a rename: a view that no longer
+ * resolves (the column of a subquery or CTE renamed under it) fails with
+ * "error in view v after rename: ..." at run time. The check runs on a
+ * scratch schema holding the new table and every view's new text. Returns
+ * 1 after emitting that error (or failing). */
+static int after_rename_check(Parse *p, const Table *t, const SchemaUpd *u, int n) {
+  Schema *sc = schema_new();
+  if (!sc) {
+    parse_nomem(p);
+    return 1;
+  }
+  char *msg = NULL;
+  int ok = 1, pos = 0;
+  Table *o;
+  while (ok && (o = schema_map_next(&p->schema->tables, &pos)) != NULL) {
+    if (o != t) {
+      ok = schema_add_table(sc, o) == SHALE_OK;
+      continue;
+    }
+    const char *sql = upd_sql(u, n, "table", t->name, t->sql);
+    SqlStmt *st = ddl_reparse(p, sql);
+    Table *nt = NULL;
+    if (!st || st->kind != SQL_STMT_CREATE_TABLE ||
+        schema_table_from_create(sc, st, sql, &nt, &msg) != SHALE_OK ||
+        schema_add_table(sc, nt) != SHALE_OK)
+      ok = 0;
+    else
+      nt->root = t->root;
+  }
+  pos = 0;
+  View *v;
+  while (ok && (v = schema_map_next(&p->schema->views, &pos)) != NULL) {
+    const char *sql = upd_sql(u, n, "view", v->name, v->sql);
+    SqlStmt *st = ddl_reparse(p, sql);
+    View *nv = NULL;
+    if (!st || st->kind != SQL_STMT_CREATE_VIEW ||
+        schema_view_from_create(sc, st, sql, &nv, &msg) != SHALE_OK ||
+        schema_add_view(sc, nv) != SHALE_OK)
+      ok = 0;
+  }
+  if (!ok) { /* should not happen: the texts were valid before the edit */
+    schema_free(sc);
+    shale_free(msg);
+    if (!parse_failed(p)) parse_nomem(p);
+    return 1;
+  }
+  int cap = 0;
+  pos = 0;
+  while (schema_map_next(&p->schema->views, &pos)) cap++;
+  pos = 0;
+  while (schema_map_next(&p->schema->triggers, &pos)) cap++;
+  const char **order = names_in_order(p, cap);
+  int bad = 0;
+  for (int i = 0; order && order[i] && !bad; i++) {
+    if (order[i][0] != 'v') continue;
+    View *nv = schema_find_view(sc, order[i] + 1);
+    if (nv) bad = check_view_in(p, sc, nv, " after rename", &msg);
+  }
+  if (bad && msg) {
+    parse_need_write(p);
+    vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, msg, -1);
+  }
+  shale_free(msg);
+  schema_free(sc);
+  return bad || parse_failed(p);
+}
+
 static int rename_column(Parse *p, const SqlStmt *s) {
   const SqlAlter *a = &s->u.alter;
   Table *t = alter_col_target(p, a, "cannot rename columns of view");
@@ -1358,6 +1455,10 @@ static int rename_column(Parse *p, const SqlStmt *s) {
   SchemaUpd *u = NULL;
   int n = colren_all(p, t, t->cols[ci].name, plain, bquote, quoted, &u);
   if (n < 0) return 1;
+  if (after_rename_check(p, t, u, n)) {
+    ddl_finish(p);
+    return parse_failed(p);
+  }
   schema_update(p, u, n);
   ddl_finish(p);
   return parse_failed(p);
