@@ -901,7 +901,8 @@ typedef struct ColRen {
   int bquote;         /* the new name was written quoted */
   int trig_on_t;      /* walking a trigger on t: NEW.x / OLD.x name t's columns */
   int overflow;       /* scopes nested deeper than MAX_FRAMES (ignored) */
-  int detect;         /* DROP COLUMN's check: skip FOREIGN KEY column lists */
+  int detect;         /* DROP COLUMN's check: expressions only (SQLite's re-read does
+                       * not check column lists: INSERT, SET, UPDATE OF, keys) */
   const char *first;  /* the first reference found, as SQLite names it in errors */
   Frame fr[MAX_FRAMES];
   int nfr;
@@ -1097,7 +1098,7 @@ static void edit_paren_list(ColRen *cr, int start, int end) {
 
 /* REFERENCES tbl(cols) inside [start, end): the column list if tbl is t. */
 static void cr_fk_refs(ColRen *cr, SqlSpan sp, const SqlForeignKey *fk) {
-  if (!fk || !fk->table || util_stricmp(fk->table, cr->t->name) || !fk->to_cols) return;
+  if (cr->detect || !fk || !fk->table || util_stricmp(fk->table, cr->t->name) || !fk->to_cols) return;
   int r = find_token(cr->rn.text, sp.start, sp.start + sp.len, TK_REFERENCES);
   if (r >= 0) edit_paren_list(cr, r, sp.start + sp.len);
 }
@@ -1167,7 +1168,7 @@ static void cr_stmt(ColRen *cr, SqlStmt *st) {
       SqlCreateTrigger *tr = &st->u.create_trigger;
       cr->trig_on_t = !util_stricmp(tr->table, cr->t->name) &&
                       (!tr->table_schema || !util_stricmp(tr->table_schema, "main"));
-      if (cr->trig_on_t && tr->update_of) {
+      if (cr->trig_on_t && tr->update_of && !cr->detect) {
         int from = tr->name.span.start + tr->name.span.len;
         int of = find_token(z, from, zlen, TK_OF);
         int on = of >= 0 ? find_token(z, of, zlen, TK_ON) : -1;
@@ -1187,7 +1188,7 @@ static void cr_stmt(ColRen *cr, SqlStmt *st) {
                  (!in->table.schema || !util_stricmp(in->table.schema, "main"));
       if (in->with)
         for (int i = 0; i < in->with->n; i++) sql_walk_select(&cr->rn.w, in->with->a[i].select);
-      if (is_t && in->columns) {
+      if (is_t && in->columns && !cr->detect) {
         int from = in->table.span.start + in->table.span.len;
         int to = in->select ? in->select->span.start : st->span.start + st->span.len;
         edit_paren_list(cr, from, to);
@@ -1201,7 +1202,7 @@ static void cr_stmt(ColRen *cr, SqlStmt *st) {
           int d = find_token(z, at, stop, TK_DO);
           set = d >= 0 ? find_token(z, d, stop, TK_SET) : -1;
         }
-        if (is_t && set >= 0) cr_set_names(cr, u->set, set);
+        if (is_t && set >= 0 && !cr->detect) cr_set_names(cr, u->set, set);
         if (u->set && u->set->n > 0 && u->set->a[u->set->n - 1].expr) {
           SqlExpr *le = u->set->a[u->set->n - 1].expr;
           at = le->span.start + le->span.len;
@@ -1218,7 +1219,7 @@ static void cr_stmt(ColRen *cr, SqlStmt *st) {
       SqlUpdate *up = &st->u.update;
       cr_from(cr, up->from);
       push(cr, up->from, up->table, 0);
-      if (up->table && item_is_t(cr, up->table) && up->set)
+      if (up->table && item_is_t(cr, up->table) && up->set && !cr->detect)
         cr_set_names(cr, up->set, find_token(z, up->table->span.start, zlen, TK_SET));
       cr_list(cr, up->set);
       cr_expr(cr, up->where);
