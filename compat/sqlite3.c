@@ -741,7 +741,7 @@ int sqlite3_value_type(sqlite3_value *v) { return shale_value_type(VAL(v)); }
 int sqlite3_value_numeric_type(sqlite3_value *v) { return shale_value_numeric_type(VAL(v)); }
 int sqlite3_value_nochange(sqlite3_value *v) { return 0; }
 int sqlite3_value_frombind(sqlite3_value *v) { return 0; }
-unsigned int sqlite3_value_subtype(sqlite3_value *v) { return 0; }
+unsigned int sqlite3_value_subtype(sqlite3_value *v) { return shale_value_subtype(VAL(v)); }
 sqlite3_value *sqlite3_value_dup(const sqlite3_value *v) {
   return (sqlite3_value *)shale_value_dup((const shale_value *)v);
 }

@@ -397,4 +397,7 @@ void shale_result_subtype(shale_context *ctx, unsigned subtype) {
   func_result_subtype(CTX(ctx), subtype);
 }
 
-unsigned shale_value_subtype(shale_value *v) { return 0; }
+/* The one subtype Shale carries between functions: JSON text ('J'). */
+unsigned shale_value_subtype(shale_value *v) {
+  return v && v->v.type == SHALE_TEXT && (v->v.flags & VAL_SUBTYPE_JSON) ? 'J' : 0;
+}

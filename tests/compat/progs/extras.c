@@ -1,12 +1,39 @@
 /* extras.c -- the less common helpers: sqlite3_get_table/free_table, the
  * sqlite3_str builder, strglob/strlike, keywords, mutexes, stmt_isexplain,
- * set_last_insert_rowid, bind_pointer, compileoption_used/get. Portable: SQLite and Shale. */
+ * set_last_insert_rowid, bind_pointer, compileoption_used/get, the legacy
+ * sqlite3_prepare, value_subtype (JSON's 'J') and value_nochange. Portable:
+ * SQLite and Shale. */
 #include "prog.h"
+
+/* f(x) = x's subtype + 1000 * nochange(x) */
+static void subtype_fn(sqlite3_context *c, int n, sqlite3_value **v) {
+  sqlite3_result_int(c, (int)sqlite3_value_subtype(v[0]) + 1000 * sqlite3_value_nochange(v[0]));
+}
 
 int main(void) {
   sqlite3 *db = NULL;
   EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
   EXEC_OK(db, "CREATE TABLE t(a, b); INSERT INTO t VALUES (1, 'x'), (2, NULL)");
+
+  /* subtypes reach user functions: JSON values carry 'J' (74) */
+  EXPECT_INT(sqlite3_create_function(db, "st", 1, SQLITE_UTF8, NULL, subtype_fn, NULL, NULL),
+             SQLITE_OK);
+  {
+    sqlite3_stmt *q = NULL;
+    EXPECT_INT(sqlite3_prepare(db,
+                               "SELECT st(json('[1]')), st(1), st('[1]'), st(json_array(1, 2)), "
+                               "st('{\"a\":[1]}' -> '$.a')",
+                               -1, &q, NULL),
+               SQLITE_OK);
+    EXPECT_INT(sqlite3_step(q), SQLITE_ROW);
+    EXPECT_INT(sqlite3_column_int(q, 0), 74);
+    EXPECT_INT(sqlite3_column_int(q, 1), 0);
+    EXPECT_INT(sqlite3_column_int(q, 2), 0);
+    EXPECT_INT(sqlite3_column_int(q, 3), 74);
+    EXPECT_INT(sqlite3_column_int(q, 4), 74);
+    EXPECT_INT(sqlite3_step(q), SQLITE_DONE);
+    EXPECT_INT(sqlite3_finalize(q), SQLITE_OK);
+  }
 
   /* compile options: the same list the SQL functions report */
   EXPECT_INT(sqlite3_compileoption_used("THREADSAFE"), 1);
