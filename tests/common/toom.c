@@ -36,3 +36,34 @@ int toom_faulted_run(int (*workload)(void), long n, int persist, long *hits) {
   *hits = h[0];
   return h[1] != 0;
 }
+
+void toom_sweep(int (*workload)(void), long once_step, long persist_step, long *leaks,
+                long *crashes) {
+  long runs = 0, first_crash = 0, first_leak = 0;
+  *leaks = *crashes = 0;
+  for (int persist = 0; persist <= 1; persist++) {
+    long step = persist ? persist_step : once_step;
+    for (long n = 1; n < 1000000; n += step) {
+      long hits = 1;
+      int r = toom_faulted_run(workload, n, persist, &hits);
+      runs++;
+      if (r == 1 && !(*leaks)++) first_leak = n * 2 + persist;
+      if (r == 2 && !(*crashes)++) first_crash = n * 2 + persist;
+      if (hits == 0) break; /* the workload no longer reaches allocation n */
+    }
+  }
+  printf("OOM runs %ld: %ld leaked, %ld crashed (first leak at allocation %ld%s, first crash at "
+         "%ld%s)\n",
+         runs, *leaks, *crashes, first_leak / 2, first_leak % 2 ? " persistent" : "",
+         first_crash / 2, first_crash % 2 ? " persistent" : "");
+}
+
+int toom_exec_list(shale *db, const char *const *sql, int n) {
+  int fails = 0;
+  for (int i = 0; i < n; i++) {
+    char *m = NULL;
+    if (shale_exec(db, sql[i], NULL, NULL, &m) != SHALE_OK) fails++;
+    shale_free(m);
+  }
+  return fails;
+}

@@ -49,11 +49,7 @@ static int workload(void) {
       "DROP TRIGGER tr; DROP TABLE log",
       "EXPLAIN QUERY PLAN SELECT * FROM t WHERE b = 'x'",
   };
-  for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
-    char *m = NULL;
-    if (shale_exec(db, sql[i], NULL, NULL, &m) != SHALE_OK) fails++;
-    shale_free(m);
-  }
+  fails += toom_exec_list(db, sql, (int)(sizeof sql / sizeof sql[0]));
   shale_stmt *st = NULL;
   if (shale_prepare_v2(db, "INSERT INTO t(b, c) VALUES(?1, ?2)", -1, &st, NULL) == SHALE_OK) {
     for (int k = 0; k < 3; k++) {
@@ -83,27 +79,8 @@ TEST(oom_everywhere) {
   long base = util_alloc_outstanding();
   CHECK_EQ(workload(), 0);
   CHECK_EQ(util_alloc_outstanding(), base);
-  long leaks = 0, crashes = 0, runs = 0, first_crash = 0, first_leak = 0;
-  for (int persist = 0; persist <= 1; persist++) {
-    for (long n = 1; n < 100000; n++) {
-      long hits = 1;
-      int r = toom_faulted_run(workload, n, persist, &hits);
-      runs++;
-      if (r == 1) {
-        leaks++;
-        if (!first_leak) first_leak = n * 2 + persist;
-      }
-      if (r == 2) {
-        crashes++;
-        if (!first_crash) first_crash = n * 2 + persist;
-      }
-      if (hits == 0) break; /* the workload no longer reaches allocation n */
-    }
-  }
-  printf("OOM runs %ld: %ld leaked, %ld crashed (first leak at allocation %ld%s, first crash at "
-         "%ld%s)\n",
-         runs, leaks, crashes, first_leak / 2, first_leak % 2 ? " persistent" : "",
-         first_crash / 2, first_crash % 2 ? " persistent" : "");
+  long leaks, crashes;
+  toom_sweep(workload, 1, 1, &leaks, &crashes);
   CHECK_EQ(leaks, 0);
   CHECK_EQ(crashes, 0);
 }

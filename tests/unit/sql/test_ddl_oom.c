@@ -50,11 +50,7 @@ static int workload(void) {
       "DROP TABLE w",
       "CREATE TABLE t(x)",
   };
-  for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
-    char *m = NULL;
-    if (shale_exec(db, sql[i], NULL, NULL, &m) != SHALE_OK) fails++;
-    shale_free(m);
-  }
+  fails += toom_exec_list(db, sql, (int)(sizeof sql / sizeof sql[0]));
   if (shale_close(db) != SHALE_OK) fails++;
   return fails;
 }
@@ -63,20 +59,8 @@ TEST(ddl_oom_everywhere) {
   long base = util_alloc_outstanding();
   CHECK_EQ(workload(), 1); /* only "CREATE UNIQUE INDEX bad" fails */
   CHECK_EQ(util_alloc_outstanding(), base);
-  long leaks = 0, crashes = 0, runs = 0, first_crash = 0, first_leak = 0;
-  for (int persist = 0; persist <= 1; persist++) {
-    for (long n = 1; n < 200000; n += persist ? 3 : 1) {
-      long hits = 1;
-      int r = toom_faulted_run(workload, n, persist, &hits);
-      runs++;
-      if (r == 1 && !leaks++) first_leak = n * 2 + persist;
-      if (r == 2 && !crashes++) first_crash = n * 2 + persist;
-      if (hits == 0) break;
-    }
-  }
-  printf("OOM runs %ld: %ld leaked, %ld crashed (first leak at %ld%s, first crash at %ld%s)\n",
-           runs, leaks, crashes, first_leak / 2, first_leak % 2 ? " persistent" : "",
-             first_crash / 2, first_crash % 2 ? " persistent" : "");
+  long leaks, crashes;
+  toom_sweep(workload, 1, 3, &leaks, &crashes);
   CHECK_EQ(leaks, 0);
   CHECK_EQ(crashes, 0);
 }

@@ -264,11 +264,7 @@ static int workload(void) {
       "sum(a) OVER (ORDER BY b, a)",
       "SELECT ntile(0) OVER () FROM t",
   };
-  for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
-    char *m = NULL;
-    if (shale_exec(db, sql[i], NULL, NULL, &m) != SHALE_OK) fails++;
-    shale_free(m);
-  }
+  fails += toom_exec_list(db, sql, (int)(sizeof sql / sizeof sql[0]));
   if (shale_close(db) != SHALE_OK) fails++;
   return fails;
 }
@@ -277,21 +273,8 @@ TEST(window_oom_everywhere) {
   long base = util_alloc_outstanding();
   CHECK_EQ(workload(), 1); /* only ntile(0) */
   CHECK_EQ(util_alloc_outstanding(), base);
-  long leaks = 0, crashes = 0, runs = 0, first_crash = 0, first_leak = 0;
-  for (int persist = 0; persist <= 1; persist++) {
-    long stride = (persist ? 3 : 1) * (test_long() ? 1 : OOM_STRIDE);
-    for (long n = 1; n < 200000; n += stride) {
-      long hits = 1;
-      int r = toom_faulted_run(workload, n, persist, &hits);
-      runs++;
-      if (r == 1 && !leaks++) first_leak = n * 2 + persist;
-      if (r == 2 && !crashes++) first_crash = n * 2 + persist;
-      if (hits == 0) break;
-    }
-  }
-  printf("OOM runs %ld: %ld leaked, %ld crashed (first leak at %ld%s, first crash at %ld%s)\n",
-         runs, leaks, crashes, first_leak / 2, first_leak % 2 ? " persistent" : "",
-         first_crash / 2, first_crash % 2 ? " persistent" : "");
+  long leaks, crashes, stride = test_long() ? 1 : OOM_STRIDE;
+  toom_sweep(workload, stride, 3 * stride, &leaks, &crashes);
   CHECK_EQ(leaks, 0);
   CHECK_EQ(crashes, 0);
 }
