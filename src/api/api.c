@@ -234,6 +234,7 @@ static void savepoints_clear(shale *db) {
 static void txn_ended(shale *db) {
   db->autocommit = 1;
   db->api_txn = 0;
+  db->defer_foreign_keys = 0;
   savepoints_clear(db);
 }
 

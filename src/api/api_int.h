@@ -116,6 +116,7 @@ struct shale {
   uint8_t temp_store;     /* PRAGMA temp_store (reported only) */
   uint8_t dflt_lock_mode; /* PRAGMA locking_mode as last set (SQLite's dfltLockMode) */
   uint8_t foreign_keys, recursive_triggers, case_sensitive_like, reverse_unordered;
+  uint8_t defer_foreign_keys; /* PRAGMA defer_foreign_keys: cleared when a transaction ends */
   volatile int interrupted;
   uint8_t zombie; /* shale_close_v2 with statements open */
   int nhandles;   /* open backups and blob handles using this connection */

@@ -50,6 +50,10 @@ enum {
   PR_AUTO_VACUUM,
   PR_LOCKING_MODE,
   PR_TEMP_STORE,
+  PR_DEFER_FOREIGN_KEYS,
+  PR_COLLATION_LIST,
+  PR_COMPILE_OPTIONS,
+  PR_FUNCTION_LIST,
 };
 
 static const char *const n_table_info[] = {"cid", "name", "type", "notnull", "dflt_value", "pk",
@@ -61,6 +65,8 @@ static const char *const n_table_list[] = {"schema", "name", "type", "ncol", "wr
 static const char *const n_fk_list[] = {"id",    "seq",       "table",     "from",
                                         "to",    "on_update", "on_delete", "match"};
 static const char *const n_timeout[] = {"timeout"};
+static const char *const n_collation_list[] = {"seq", "name"};
+static const char *const n_function_list[] = {"name", "builtin", "type", "enc", "narg", "flags"};
 static const char *const n_checkpoint[] = {"busy", "log", "checkpointed"};
 
 typedef struct PragmaDef {
@@ -82,11 +88,15 @@ static const PragmaDef defs[] = {
     {"busy_timeout", PR_BUSY_TIMEOUT, 1, n_timeout, 1, 0},
     {"cache_size", PR_CACHE_SIZE, 1, NULL, 0, 0},
     {"case_sensitive_like", PR_CASE_SENSITIVE_LIKE, 0, NULL, 0, 1},
+    {"collation_list", PR_COLLATION_LIST, 2, n_collation_list, 0, 0},
+    {"compile_options", PR_COMPILE_OPTIONS, 1, NULL, 0, 0},
     {"database_list", PR_DATABASE_LIST, 3, n_database_list, 0, 0},
+    {"defer_foreign_keys", PR_DEFER_FOREIGN_KEYS, 1, NULL, 0, 0},
     {"encoding", PR_ENCODING, 1, NULL, 0, 0},
     {"foreign_key_list", PR_FOREIGN_KEY_LIST, 8, n_fk_list, 0, 1},
     {"foreign_keys", PR_FOREIGN_KEYS, 1, NULL, 0, 0},
     {"freelist_count", PR_FREELIST_COUNT, 1, NULL, 1, 0},
+    {"function_list", PR_FUNCTION_LIST, 6, n_function_list, 0, 0},
     {"index_info", PR_INDEX_INFO, 3, n_index_xinfo, 0, 1},
     {"index_list", PR_INDEX_LIST, 5, n_index_list, 0, 1},
     {"index_xinfo", PR_INDEX_XINFO, 6, n_index_xinfo, 0, 1},
@@ -150,6 +160,30 @@ static void set_text(ShValue *v, const char *z) {
     value_set_text(v, z, (uint32_t)strlen(z));
   else
     value_set_null(v);
+}
+
+static int add_seq_name(ApiRows *out, int seq, const char *name) {
+  ShValue v[2];
+  value_set_int(&v[0], seq);
+  set_text(&v[1], name);
+  return api_rows_add(out, v);
+}
+
+/* One row of PRAGMA function_list: name, builtin, type (s scalar, a
+ * aggregate, w window), enc, narg, flags (SQLite's bits for deterministic,
+ * direct-only and innocuous). */
+static int function_list_row(void *arg, const FuncDef *d) {
+  ShValue v[6];
+  unsigned flags = (d->flags & FUNC_DETERMINISTIC ? 0x800u : 0) |
+                   (d->flags & FUNC_DIRECTONLY ? 0x80000u : 0) |
+                   (d->flags & FUNC_INNOCUOUS ? 0x200000u : 0);
+  set_text(&v[0], d->name);
+  value_set_int(&v[1], (d->flags & FUNC_BUILTIN) != 0);
+  set_text(&v[2], !func_is_aggregate(d) ? "s" : d->inverse || d->value ? "w" : "a");
+  set_text(&v[3], "utf8");
+  value_set_int(&v[4], d->nargs);
+  value_set_int(&v[5], flags);
+  return api_rows_add((ApiRows *)arg, v);
 }
 
 /* SQLite's boolean pragma values: on/yes/true/1, off/no/false/0; else the
@@ -760,6 +794,29 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
         return SHALE_OK;
       }
       return add_int(out, db->foreign_keys);
+    case PR_DEFER_FOREIGN_KEYS: /* as SQLite: cleared at the end of every transaction */
+      if (val) {
+        db->defer_foreign_keys = (uint8_t)parse_bool(val);
+        return SHALE_OK;
+      }
+      return add_int(out, db->defer_foreign_keys);
+    case PR_COMPILE_OPTIONS:
+      for (int i = 0; func_compileoption_get(i); i++) {
+        int r = add_text(out, func_compileoption_get(i));
+        if (r) return r;
+      }
+      return SHALE_OK;
+    case PR_COLLATION_LIST: { /* the connection's own collations, then the built-ins */
+      int seq = 0, r = SHALE_OK;
+      static const Collation *const builtin[] = {&record_coll_rtrim, &record_coll_nocase,
+                                                 &record_coll_binary};
+      for (ApiColl *c = db->colls; c && r == SHALE_OK; c = c->next)
+        r = add_seq_name(out, seq++, c->c.name);
+      for (int i = 0; i < 3 && r == SHALE_OK; i++) r = add_seq_name(out, seq++, builtin[i]->name);
+      return r;
+    }
+    case PR_FUNCTION_LIST:
+      return func_registry_each(&db->funcs, function_list_row, out);
     case PR_RECURSIVE_TRIGGERS:
       if (val) {
         db->recursive_triggers = (uint8_t)parse_bool(val);

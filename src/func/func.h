@@ -286,4 +286,10 @@ int func_printf(const char *fmt, int nfmt, int argc, ShValue *argv, int64_t max_
 int func_compileoption_used(const char *z, uint32_t n);
 const char *func_compileoption_get(int64_t i);
 
+/* Call fn(arg, def) for every function of the registry (deleted user
+ * entries skipped), in no particular order; stops at and returns the first
+ * non-zero result. */
+int func_registry_each(const FuncRegistry *reg, int (*fn)(void *arg, const FuncDef *def),
+                       void *arg);
+
 #endif /* SHALE_FUNC_H */

@@ -537,6 +537,17 @@ const FuncDef *func_find(const FuncRegistry *reg, const char *name, int nargs) {
   return NULL;
 }
 
+int func_registry_each(const FuncRegistry *reg, int (*fn)(void *arg, const FuncDef *def),
+                       void *arg) {
+  for (int h = 0; h < reg->nslot; h++)
+    for (const FuncEntry *e = reg->slots[h]; e; e = e->next) {
+      if (is_tombstone(&e->def)) continue;
+      int rc = fn(arg, &e->def);
+      if (rc) return rc;
+    }
+  return 0;
+}
+
 const FuncDef *func_find_exact(const FuncRegistry *reg, const char *name, int nargs) {
   const FuncEntry *e = lookup(reg, name, nargs);
   return e ? &e->def : NULL;

@@ -69,7 +69,10 @@ TEST(pragma_settings) {
       "PRAGMA synchronous = OFF",   "PRAGMA synchronous",          "PRAGMA synchronous = full",
       "PRAGMA synchronous",         "PRAGMA no_such_pragma",       "PRAGMA no_such_pragma = 3",
       "PRAGMA case_sensitive_like = 1", "PRAGMA integrity_check",  "PRAGMA quick_check",
-      "PRAGMA integrity_check(5)",  "PRAGMA encoding",
+      "PRAGMA integrity_check(5)",  "PRAGMA encoding",          "PRAGMA defer_foreign_keys",
+      "PRAGMA defer_foreign_keys=1", "PRAGMA defer_foreign_keys", "BEGIN",
+      "PRAGMA defer_foreign_keys=ON", "PRAGMA defer_foreign_keys", "COMMIT",
+      "PRAGMA defer_foreign_keys",
   };
   for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) CHECK_SAME(p.db, p.sq, q[i]);
   pair_close(&p);
@@ -231,6 +234,60 @@ TEST(integrity_check_index_contents) {
   sqlite3_open(f, &sq);
   char *got = sh_run(db, "PRAGMA integrity_check");
   CHECK(strstr(got, "wrong # of entries in index vi\n") != NULL);
+  free(got);
+  sqlite3_close(sq);
+  CHECK_OK(shale_close(db));
+}
+
+/* The functions the reference build adds through extensions and its shell
+ * (FTS, R-Tree, decimal, ieee754, sha3, zipfile, ...): not SQLite's core. */
+static int extension_function(const char *name) {
+  static const char *const ext[] = {
+      "bm25", "decimal", "decimal_add", "decimal_cmp", "decimal_mul", "decimal_sub",
+      "decimal_sum", "edit", "fts3_tokenizer", "fts5", "fts5_source_id", "highlight",
+      "ieee754", "ieee754_exponent", "ieee754_from_blob", "ieee754_mantissa", "ieee754_to_blob",
+      "lsmode", "match", "matchinfo", "offsets", "optimize", "readfile", "regexp", "regexpi",
+      "rtreecheck", "rtreedepth", "rtreenode", "sha3", "sha3_query", "snippet",
+      "sqlar_compress", "sqlar_uncompress", "sqlite_log", "subtype", "usleep", "writefile",
+      "zipfile", "zipfile_cds", NULL};
+  for (int i = 0; ext[i]; i++)
+    if (!strcmp(name, ext[i])) return 1;
+  return !strncmp(name, "shell_", 6);
+}
+
+/* PRAGMA function_list lists every core function of the reference with its
+ * type and argument count; collation_list and compile_options list Shale's
+ * own (the reference build differs by its extensions and options). */
+TEST(pragma_lists) {
+  shale *db = NULL;
+  sqlite3 *sq = NULL;
+  CHECK_OK(shale_open(":memory:", &db));
+  CHECK_EQ(sqlite3_open(":memory:", &sq), SQLITE_OK);
+  char *mine = sh_run(db, "PRAGMA function_list");
+  sqlite3_stmt *st = NULL;
+  CHECK_EQ(sqlite3_prepare_v2(sq, "PRAGMA function_list", -1, &st, NULL), SQLITE_OK);
+  int checked = 0, missing = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    const char *name = (const char *)sqlite3_column_text(st, 0);
+    if (extension_function(name)) continue;
+    char row[256];
+    snprintf(row, sizeof row, "\n%s|%d|%s|utf8|%d|", name, sqlite3_column_int(st, 1),
+             (const char *)sqlite3_column_text(st, 2), sqlite3_column_int(st, 4));
+    checked++;
+    if (!strstr(mine, row)) {
+      if (missing++ < 10) printf("function_list lacks %s\n", row + 1);
+    }
+  }
+  sqlite3_finalize(st);
+  CHECK(checked > 100);
+  CHECK_EQ(missing, 0);
+  free(mine);
+  char *got = sh_run(db, "PRAGMA collation_list");
+  CHECK_STR(got, "names: seq|name\n0|RTRIM\n1|NOCASE\n2|BINARY\n");
+  free(got);
+  got = sh_run(db, "PRAGMA compile_options");
+  CHECK(strstr(got, "names: compile_options\n") == got);
+  CHECK(strstr(got, "\nTHREADSAFE=1\n") != NULL);
   free(got);
   sqlite3_close(sq);
   CHECK_OK(shale_close(db));
