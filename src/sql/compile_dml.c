@@ -845,6 +845,39 @@ static Table *view_table(Parse *p, View *v, int op) {
  * every row the WHERE selects. The rows (old values, then new ones) are
  * collected into an ephemeral table first: the triggers may change the
  * tables the view reads. */
+/* A SET list (name = expr, (a, b) = (x, y)) of a view's UPDATE or an
+ * UPSERT's DO UPDATE: each value duplicated and resolved in nc, into
+ * set[column] with changed[column] = 1. 1 after parse_error. */
+static int set_list_resolve(Parse *p, const SqlExprList *setl, Table *tab, NameCtx *nc,
+                            SqlExpr **set, uint8_t *changed) {
+  for (int i = 0; i < setl->n; i++) {
+    SqlExprItem *it = &setl->a[i];
+    int nn = it->nnames > 0 ? it->nnames : 1;
+    for (int k = 0; k < nn; k++) {
+      const char *nm = it->nnames > 0 ? it->names[k] : it->name;
+      SqlExpr *e = it->expr;
+      if (it->nnames > 0) {
+        if (e->op != SQL_E_ROW || !e->list || e->list->n != it->nnames) {
+          parse_error(p, "%d columns assigned %d values", it->nnames,
+                      e->op == SQL_E_ROW && e->list ? e->list->n : 1);
+          return 1;
+        }
+        e = e->list->a[k].expr;
+      }
+      int j = table_column_index(tab, nm);
+      if (j < 0) {
+        parse_error(p, "no such column: %s", nm);
+        return 1;
+      }
+      e = dml_expr_dup(p, e);
+      if (!e || resolve_expr(p, nc, e) || parse_failed(p)) return 1;
+      set[j] = e;
+      changed[j] = 1;
+    }
+  }
+  return 0;
+}
+
 static int view_dml(Parse *p, View *v, int op, const char *alias, const SqlExprList *setl,
                     const SqlExpr *where_ast, int stmt_oe) {
   SrcList *src = view_src(p, v, op, alias);
@@ -861,31 +894,7 @@ static int view_dml(Parse *p, View *v, int op, const char *alias, const SqlExprL
     set = parse_alloc(p, (size_t)(ncol ? ncol : 1) * sizeof *set);
     changed = parse_alloc(p, (size_t)(ncol ? ncol : 1));
     if (!set || !changed) return 1;
-    for (int i = 0; i < setl->n; i++) {
-      SqlExprItem *it = &setl->a[i];
-      int nn = it->nnames > 0 ? it->nnames : 1;
-      for (int k = 0; k < nn; k++) {
-        const char *nm = it->nnames > 0 ? it->names[k] : it->name;
-        SqlExpr *e = it->expr;
-        if (it->nnames > 0) {
-          if (e->op != SQL_E_ROW || !e->list || e->list->n != it->nnames) {
-            parse_error(p, "%d columns assigned %d values", it->nnames,
-                        e->op == SQL_E_ROW && e->list ? e->list->n : 1);
-            return 1;
-          }
-          e = e->list->a[k].expr;
-        }
-        int j = table_column_index(vt, nm);
-        if (j < 0) {
-          parse_error(p, "no such column: %s", nm);
-          return 1;
-        }
-        e = dml_expr_dup(p, e);
-        if (!e || resolve_expr(p, &nc, e) || parse_failed(p)) return 1;
-        set[j] = e;
-        changed[j] = 1;
-      }
-    }
+    if (set_list_resolve(p, setl, vt, &nc, set, changed)) return 1;
   }
   SqlExpr *where = dml_expr_dup(p, where_ast);
   if (where && (resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
@@ -1382,31 +1391,7 @@ static int upsert_setup(Parse *p, InsertCtx *ic, const SqlInsert *ins) {
     ud->set = parse_alloc(p, (size_t)(ncol ? ncol : 1) * sizeof *ud->set);
     ud->changed = parse_alloc(p, (size_t)(ncol ? ncol : 1));
     if (!ud->set || !ud->changed) return 1;
-    for (int i = 0; u->set && i < u->set->n; i++) {
-      SqlExprItem *it = &u->set->a[i];
-      int nn = it->nnames > 0 ? it->nnames : 1;
-      for (int k = 0; k < nn; k++) {
-        const char *nm = it->nnames > 0 ? it->names[k] : it->name;
-        SqlExpr *e = it->expr;
-        if (it->nnames > 0) {
-          if (e->op != SQL_E_ROW || !e->list || e->list->n != it->nnames) {
-            parse_error(p, "%d columns assigned %d values", it->nnames,
-                        e->op == SQL_E_ROW && e->list ? e->list->n : 1);
-            return 1;
-          }
-          e = e->list->a[k].expr;
-        }
-        int j = table_column_index(tab, nm);
-        if (j < 0) {
-          parse_error(p, "no such column: %s", nm);
-          return 1;
-        }
-        e = dml_expr_dup(p, e);
-        if (!e || resolve_expr(p, &nc, e) || parse_failed(p)) return 1;
-        ud->set[j] = e;
-        ud->changed[j] = 1;
-      }
-    }
+    if (u->set && set_list_resolve(p, u->set, tab, &nc, ud->set, ud->changed)) return 1;
     if (u->where) {
       ud->where = dml_expr_dup(p, u->where);
       if (!ud->where || resolve_expr(p, &nc, ud->where) || parse_failed(p)) return 1;
