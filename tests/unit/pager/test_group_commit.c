@@ -353,10 +353,13 @@ TEST(threads_full_share_syncs) {
   CHECK_EQ(total, nt * n);
   free_writers(ws, nt);
   printf("  %d writers x %d commits (FULL): %ld syncs in %.0f ms\n", nt, n, syncs, ms);
-  /* one sync per commit without group commit; shared ones with it. The
-   * bound is loose: on a disk whose fsync is nearly free the batches are
-   * small. Opening, the WAL header and closing add a few. */
-  CHECK(syncs < (long)nt * n);
+  /* At most one sync per commit, plus a few for opening, the WAL header and
+   * closing. Sharing itself is proven by coordinator_batches_syncs (a slow
+   * sync) and by the unix-VFS half below: this VFS serialises writes and
+   * syncs under one mutex, so on a disk whose fsync is nearly free (or a
+   * loaded machine) its batches may hold single commits (seen: 403 syncs for
+   * 400 commits under CI load). */
+  CHECK(syncs <= (long)nt * n + 16);
   long count;
   int ok;
   sqlite_check(path, &count, &ok);
