@@ -21,21 +21,7 @@
  */
 #include "../test.h"
 #include "walt.h"
-
-#define MAXTRACE 96
-
-typedef struct Trace {
-  int n;
-  long long v[MAXTRACE];
-  const char *what[MAXTRACE];
-} Trace;
-
-static void tr(Trace *t, const char *what, long long v) {
-  if (t->n < MAXTRACE) {
-    t->what[t->n] = what;
-    t->v[t->n++] = v;
-  }
-}
+#include "walt_trace.h"
 
 /* PRAGMA wal_checkpoint(mode): the three columns into the trace. */
 static void ckpt(WConn *c, const char *mode, Trace *t) {

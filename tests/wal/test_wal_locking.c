@@ -15,21 +15,7 @@
  */
 #include "../test.h"
 #include "walt.h"
-
-#define MAXTRACE 64
-
-typedef struct Trace {
-  int n;
-  long long v[MAXTRACE];
-  const char *what[MAXTRACE];
-} Trace;
-
-static void tr(Trace *t, const char *what, long long v) {
-  if (t->n < MAXTRACE) {
-    t->what[t->n] = what;
-    t->v[t->n++] = v;
-  }
-}
+#include "walt_trace.h"
 
 /* The pragma's answer: 1 exclusive, 0 normal, else -1 - rc. */
 static long long pr(WConn *c, const char *sql) {
@@ -39,31 +25,6 @@ static long long pr(WConn *c, const char *sql) {
   if (!strcmp(buf, "exclusive")) return 1;
   if (!strcmp(buf, "normal")) return 0;
   return -100;
-}
-
-typedef void (*Scenario)(int eng, const char *path, Trace *t);
-
-static void run_both(const char *name, Scenario fn) {
-  Trace ts, tq;
-  memset(&ts, 0, sizeof ts);
-  memset(&tq, 0, sizeof tq);
-  char p1[64], p2[64];
-  snprintf(p1, sizeof p1, "%s-q.db", name);
-  snprintf(p2, sizeof p2, "%s-s.db", name);
-  const char *pq = test_path(p1);
-  walt_unlink(pq);
-  fn(WENG_SQLITE, pq, &tq);
-  const char *ps = test_path(p2);
-  walt_unlink(ps);
-  fn(WENG_SHALE, ps, &ts);
-  CHECK_EQ(ts.n, tq.n);
-  int verbose = getenv("SHALE_WALT_VERBOSE") != NULL;
-  for (int i = 0; i < ts.n && i < tq.n; i++) {
-    if (verbose) fprintf(stderr, "  %-24s %lld %lld\n", tq.what[i], tq.v[i], ts.v[i]);
-    if (ts.v[i] != tq.v[i])
-      test_fail(__FILE__, __LINE__, "%s step %d (%s): shale %lld, sqlite %lld", name, i, tq.what[i],
-                ts.v[i], tq.v[i]);
-  }
 }
 
 static void sc_pragma(int eng, const char *path, Trace *t) {
