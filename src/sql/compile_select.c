@@ -1831,10 +1831,12 @@ static int collect_cols(Parse *p, AggInfo *ai, SrcList *src, SqlExpr *e) {
   return cw.rc;
 }
 
-/* Replace node e by a SQL_E_REG for register reg (the original kept in orig). */
-static void to_reg(Parse *p, SqlExpr *e, int reg) {
+/* Replace node e by a SQL_E_REG for register reg (the original kept in
+ * orig). An outer reference (a column, a call, or with outer_regs an
+ * earlier REG, of depth > 0) stays visible below the new node. */
+int select_expr_to_reg(Parse *p, SqlExpr *e, int reg, int outer_regs) {
   SqlExpr *o = parse_alloc(p, sizeof *o);
-  if (!o) return;
+  if (!o) return 0;
   *o = *e;
   SqlSpan sp = e->span;
   uint8_t fl = e->flags & SQL_EF_PAREN;
@@ -1846,12 +1848,14 @@ static void to_reg(Parse *p, SqlExpr *e, int reg) {
   e->flags = fl;
   e->height = 1;
   e->aff = o->aff;
-  if ((o->op == SQL_E_COLREF || o->op == SQL_E_FUNC) && o->depth > 0) {
+  if ((o->op == SQL_E_COLREF || o->op == SQL_E_FUNC || (outer_regs && o->op == SQL_E_REG)) &&
+      o->depth > 0) {
     /* keep the outer reference visible to correlation checks (a walker
      * sees it below the REG node; the value comes from reg) */
     e->a = o;
     e->depth = o->depth;
   }
+  return 1;
 }
 
 /* Replace calls and bare columns by their registers (invariant 3); the
@@ -1862,7 +1866,7 @@ static void agg_replace(Parse *p, AggWork *aw) {
   if (!aw->nodes) return;
   for (int i = 0; i < ai->nfunc; i++) {
     SqlExpr *e = ai->funcs[i].expr;
-    to_reg(p, e, ai->funcs[i].acc_reg);
+    select_expr_to_reg(p, e, ai->funcs[i].acc_reg, 0);
     if (e->op == SQL_E_REG && e->orig) {
       ai->funcs[i].expr = (SqlExpr *)e->orig;
       aw->nodes[aw->nnodes++] = e;
@@ -1870,7 +1874,7 @@ static void agg_replace(Parse *p, AggWork *aw) {
   }
   for (int i = 0; i < ai->ncol; i++) {
     SqlExpr *e = ai->cols[i].expr;
-    to_reg(p, e, ai->cols[i].reg);
+    select_expr_to_reg(p, e, ai->cols[i].reg, 0);
     if (e->op == SQL_E_REG && e->orig) {
       ai->cols[i].expr = (SqlExpr *)e->orig;
       aw->nodes[aw->nnodes++] = e;

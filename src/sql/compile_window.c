@@ -717,26 +717,9 @@ static VmWinSpec *pass_spec(Parse *p, WinCtx *wc, WinPass *ps, int width, int fi
 }
 
 /* Replace node e by register reg, keeping the original (as the aggregate
- * code does). */
+ * code does), and remember it for window_end's restore. */
 static void node_to_reg(Parse *p, WinCtx *wc, SqlExpr *e, int reg) {
-  SqlExpr *o = parse_alloc(p, sizeof *o);
-  if (!o) return;
-  *o = *e;
-  SqlSpan sp = e->span;
-  uint8_t fl = e->flags & SQL_EF_PAREN;
-  memset(e, 0, sizeof *e);
-  e->op = SQL_E_REG;
-  e->reg = reg;
-  e->orig = o;
-  e->span = sp;
-  e->flags = fl;
-  e->height = 1;
-  e->aff = o->aff;
-  if ((o->op == SQL_E_COLREF || o->op == SQL_E_FUNC || o->op == SQL_E_REG) && o->depth > 0) {
-    e->a = o;
-    e->depth = o->depth;
-  }
-  wc->saved[wc->nsaved++] = e;
+  if (select_expr_to_reg(p, e, reg, 1)) wc->saved[wc->nsaved++] = e;
 }
 
 void window_end(Parse *p, WinCtx *wc, void (*out)(Parse *, void *), void *arg) {

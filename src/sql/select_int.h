@@ -107,6 +107,11 @@ SqlExpr *expr_dup(Parse *, const SqlExpr *);
 SqlExprList *expr_list_dup(Parse *, const SqlExprList *);
 /* 1 if a and b are the same expression (after resolution). */
 int expr_same(const SqlExpr *a, const SqlExpr *b);
+/* Replace node e by a SQL_E_REG for register reg, the original kept in orig
+ * (compile_select.c; aggregates and windows). outer_regs: an earlier REG of
+ * depth > 0 also stays visible below the new node. 0 on out of memory (e
+ * unchanged). */
+int select_expr_to_reg(Parse *, SqlExpr *e, int reg, int outer_regs); /* 0: out of memory */
 /* Resolve ORDER BY/GROUP BY; colmap (may be NULL) gets the result column
  * each term refers to (alias/ordinal/identical expression), or -1. */
 int resolve_order_by_ex(Parse *, NameCtx *, SqlExprList *terms, SqlExprList *result,
