@@ -48,6 +48,7 @@ enum {
   PR_WAL_CHECKPOINT,
   PR_WAL_AUTOCHECKPOINT,
   PR_AUTO_VACUUM,
+  PR_INCREMENTAL_VACUUM,
   PR_LOCKING_MODE,
   PR_TEMP_STORE,
   PR_DEFER_FOREIGN_KEYS,
@@ -81,6 +82,7 @@ typedef struct PragmaDef {
 static const PragmaDef defs[] = {
     {"application_id", PR_APPLICATION_ID, 1, NULL, 0, 0},
     {"auto_vacuum", PR_AUTO_VACUUM, 1, NULL, 0, 0},
+    {"incremental_vacuum", PR_INCREMENTAL_VACUUM, 0, NULL, 0, 0},
     {"locking_mode", PR_LOCKING_MODE, 1, NULL, 1, 0},
     {"temp_store", PR_TEMP_STORE, 1, NULL, 0, 0},
     {"wal_autocheckpoint", PR_WAL_AUTOCHECKPOINT, 1, NULL, 1, 0},
@@ -216,6 +218,61 @@ static int meta_pragma(shale *db, const PragmaReq *req, int idx, ApiRows *out) {
   rc = btree_get_meta(db->bt, idx, &x);
   if (rc == SHALE_OK) rc = add_int(out, idx == BTREE_META_FREE_COUNT ? (int64_t)x : (int32_t)x);
   if (rc) api_error(db, rc, "%s", shale_errstr(rc));
+  return api_txn_end(db, began, rc);
+}
+
+/* ---- auto_vacuum / incremental_vacuum (helper E's section) ---- */
+
+/* SQLite's getAutoVacuum: none/full/incremental or 0..2; anything else 0. */
+static int auto_vacuum_mode(const char *z) {
+  if (!util_stricmp(z, "none")) return 0;
+  if (!util_stricmp(z, "full")) return 1;
+  if (!util_stricmp(z, "incremental")) return 2;
+  int64_t i = parse_int(z);
+  return i >= 0 && i <= 2 ? (int)i : 0;
+}
+
+/* Reading gives 0/1/2. Setting: on an empty database the mode is written
+ * into the new page 1 (the file is created, as SQLite does for full and
+ * incremental); on a file with content only full <-> incremental changes
+ * (header offset 64), anything else is remembered for VACUUM. */
+static int auto_vacuum_pragma(shale *db, const char *val, ApiRows *out) {
+  int began, rc = api_txn_begin(db, BTREE_TXN_READ, &began);
+  if (rc) return rc;
+  if (!val) {
+    rc = add_int(out, btree_get_auto_vacuum(db->bt));
+    return api_txn_end(db, began, rc);
+  }
+  int mode = auto_vacuum_mode(val);
+  if (btree_set_auto_vacuum(db->bt, mode) != SHALE_OK || mode == 0)
+    return api_txn_end(db, began, SHALE_OK);
+  int began_w; /* 0: the read transaction above is upgraded */
+  rc = api_txn_begin(db, BTREE_TXN_WRITE, &began_w);
+  if (rc) {
+    api_txn_end(db, began, rc);
+    return rc;
+  }
+  uint32_t top = 0;
+  rc = btree_get_meta(db->bt, BTREE_META_LARGEST_ROOT, &top);
+  if (rc == SHALE_OK && top != 0)
+    rc = btree_update_meta(db->bt, BTREE_META_INCR_VACUUM, (uint32_t)(mode - 1));
+  if (rc) api_error(db, rc, "%s", shale_errstr(rc));
+  return api_txn_end(db, began, rc);
+}
+
+/* PRAGMA incremental_vacuum(N): free up to N pages (N <= 0 or none: all)
+ * from the end of an auto-vacuum file. No rows. */
+static int incremental_vacuum_pragma(shale *db, const char *val) {
+  int64_t n = val ? parse_int(val) : 0;
+  if (n <= 0 || n > 0x7fffffff) n = 0x7fffffff;
+  int began, rc = api_txn_begin(db, BTREE_TXN_WRITE, &began);
+  if (rc) return rc;
+  for (int64_t i = 0; i < n && rc == SHALE_OK; i++) rc = btree_incr_vacuum(db->bt);
+  if (rc == SHALE_DONE) rc = SHALE_OK;
+  if (rc) {
+    const char *m = btree_errmsg(db->bt);
+    api_error(db, rc, "%s", m && rc == SHALE_CORRUPT ? m : shale_errstr(rc));
+  }
   return api_txn_end(db, began, rc);
 }
 
@@ -869,19 +926,8 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
     case PR_WAL_AUTOCHECKPOINT:
       if (val) db->wal_autocheckpoint = (int)parse_int(val);
       return add_int(out, db->wal_autocheckpoint);
-    case PR_AUTO_VACUUM: {
-      if (val) return SHALE_OK; /* changing it needs VACUUM: not supported */
-      int began;
-      uint32_t top = 0, incr = 0;
-      rc = api_txn_begin(db, BTREE_TXN_READ, &began);
-      if (rc) return rc;
-      if (btree_page_count(db->bt) > 0) {
-        rc = btree_get_meta(db->bt, BTREE_META_LARGEST_ROOT, &top);
-        if (rc == SHALE_OK) rc = btree_get_meta(db->bt, BTREE_META_INCR_VACUUM, &incr);
-      }
-      if (rc == SHALE_OK) rc = add_int(out, top ? (incr ? 2 : 1) : 0);
-      return api_txn_end(db, began, rc);
-    }
+    case PR_AUTO_VACUUM: return auto_vacuum_pragma(db, val, out);
+    case PR_INCREMENTAL_VACUUM: return incremental_vacuum_pragma(db, val);
     case PR_LOCKING_MODE: {
       /* As SQLite: without a schema name and without a valid value it
        * reports the connection's default (the last value set); otherwise it

@@ -56,6 +56,7 @@ int btree_open(OsVfs *vfs, const char *path, int open_flags, Btree **out) {
   Btree *bt = shale_malloc(sizeof *bt);
   if (!bt) return SHALE_NOMEM;
   memset(bt, 0, sizeof *bt);
+  bt->next_autovac = -1;
   int rc = pager_open(vfs, path, open_flags, (int)sizeof(MemPage), &bt->pager);
   if (rc) {
     shale_free(bt);
@@ -95,6 +96,8 @@ static int read_header(Btree *bt) {
   set_sizes(bt);
   bt->readonly = 0;
   bt->ro_reason = NULL;
+  bt->autovac = bt->new_autovac != 0;
+  bt->incrvac = bt->new_autovac == 2;
   if (pager_db_size(bt->pager) == 0) return SHALE_OK;
   PgPage *p1;
   int rc = pager_get(bt->pager, 1, 0, &p1);
@@ -120,11 +123,10 @@ static int read_header(Btree *bt) {
   } else if (h[18] > 2) {
     bt->readonly = 1;
     bt->ro_reason = "attempt to write a readonly database (file write version too new)";
-  } else if (util_get4(h + 52) != 0) {
-    bt->readonly = 1;
-    bt->ro_reason =
-        "attempt to write a readonly database (auto_vacuum is not supported for "
-        "writing yet)";
+  }
+  if (rc == SHALE_OK) {
+    bt->autovac = util_get4(h + 52) != 0;
+    bt->incrvac = util_get4(h + 64) != 0;
   }
   pager_unref(p1);
   return rc;
@@ -150,7 +152,9 @@ static int init_page1(Btree *bt) {
   h[22] = 32;
   h[23] = 32;
   util_put4(h + 44, 4);
+  util_put4(h + 52, bt->autovac ? 1 : 0); /* largest root: sqlite_schema's */
   util_put4(h + 56, 1);
+  util_put4(h + 64, bt->incrvac ? 1 : 0);
   util_put4(h + 96, PAGER_VERSION_STAMP);
   page_mem(p1)->init = 0;
   page_zero(bt, p1, PT_TABLE_LEAF);
@@ -199,7 +203,8 @@ int btree_commit(Btree *bt) {
   if (bt->cursors) return SHALE_BUSY;
   int rc = SHALE_OK;
   if (pager_txn_state(bt->pager) == PAGER_TXN_WRITE) {
-    rc = pager_commit(bt->pager);
+    rc = btree_autovac_commit(bt);
+    if (rc == SHALE_OK) rc = pager_commit(bt->pager);
     if (rc) return rc;
   }
   if (pager_txn_state(bt->pager) != PAGER_TXN_NONE) pager_end_read(bt->pager);
@@ -208,7 +213,8 @@ int btree_commit(Btree *bt) {
 
 int btree_commit_write(Btree *bt) {
   if (pager_txn_state(bt->pager) != PAGER_TXN_WRITE) return SHALE_OK;
-  return pager_commit(bt->pager);
+  int rc = btree_autovac_commit(bt);
+  return rc ? rc : pager_commit(bt->pager);
 }
 
 static void abort_cursors(Btree *bt, int rc) {
@@ -241,6 +247,14 @@ int btree_savepoint_rollback(Btree *bt, int idx) {
   }
   int rc = pager_savepoint_rollback(bt->pager, idx);
   set_sizes(bt);
+  if (rc == SHALE_OK && pager_db_size(bt->pager) > 0) {
+    /* PRAGMA auto_vacuum may have changed offset 64 within the savepoint */
+    PgPage *p1;
+    if (pager_get(bt->pager, 1, 0, &p1) == SHALE_OK) {
+      bt->incrvac = util_get4(pager_data(p1) + 64) != 0;
+      pager_unref(p1);
+    }
+  }
   return rc;
 }
 
@@ -349,15 +363,83 @@ static void free_spares(Btree *bt) {
 
 /* ---- tree creation and removal ---- */
 
+static int set_largest_root(Btree *bt, uint32_t v) {
+  PgPage *p1;
+  int rc = pager_get(bt->pager, 1, 0, &p1);
+  if (rc) return rc;
+  rc = pager_write(p1);
+  if (rc == SHALE_OK) util_put4(pager_data(p1) + 52, v);
+  pager_unref(p1);
+  return rc;
+}
+
+/* Save every cursor (before pages of any tree move). */
+static int save_all(Btree *bt) {
+  for (BtCursor *c = bt->cursors; c; c = c->next) {
+    int rc = cursor_save(c);
+    if (rc) return rc;
+  }
+  return SHALE_OK;
+}
+
+/* Auto-vacuum: the new root goes right after the largest one (as SQLite),
+ * moving whatever page is there to a free one. */
+static int create_root_autovac(Btree *bt, PgPage **out, uint32_t *root) {
+  uint32_t largest;
+  int rc = btree_get_meta(bt, BTREE_META_LARGEST_ROOT, &largest);
+  if (rc) return rc;
+  uint32_t want = largest + 1;
+  while (ptrmap_is_page(bt, want) || want == btree_lockbyte_page(bt)) want++;
+  if (want > pager_db_size(bt->pager) + 2) return BT_CORRUPT(bt, 1, "largest root page too big");
+  PgPage *pg;
+  uint32_t got;
+  rc = btree_alloc_page_mode(bt, want, BTALLOC_EXACT, &pg, &got);
+  if (rc) return rc;
+  if (got != want) {
+    /* page `want` is in use: it moves to the page just allocated */
+    int type;
+    uint32_t parent;
+    rc = save_all(bt);
+    if (rc == SHALE_OK) rc = ptrmap_get(bt, want, &type, &parent);
+    if (rc == SHALE_OK && (type == PTRMAP_ROOT || type == PTRMAP_FREE))
+      rc = BT_CORRUPT(bt, want, "page after the largest root is a root or free");
+    if (rc == SHALE_OK) rc = btree_relocate(bt, want, type, parent, pg);
+    pager_unref(pg);
+    if (rc) return rc;
+    rc = pager_get(bt->pager, want, 0, &pg);
+    if (rc) return rc;
+    rc = pager_write(pg);
+    if (rc) {
+      pager_unref(pg);
+      return rc;
+    }
+    memset(pager_data(pg), 0, bt->page_size);
+    page_mem(pg)->init = 0;
+  }
+  rc = ptrmap_put(bt, want, PTRMAP_ROOT, 0);
+  if (rc == SHALE_OK) rc = set_largest_root(bt, want);
+  if (rc) {
+    pager_unref(pg);
+    return rc;
+  }
+  *out = pg;
+  *root = want;
+  return SHALE_OK;
+}
+
 int btree_create_table(Btree *bt, int kind, uint32_t *root) {
   int rc = can_write(bt);
   if (rc) return rc;
   if (kind != BTREE_INTKEY && kind != BTREE_BLOBKEY) return SHALE_MISUSE;
   PgPage *pg;
   uint32_t pgno;
-  /* hint page 1: from the freelist SQLite takes the page nearest the
-   * start of the file for a new root, so Shale's roots equal SQLite's */
-  rc = btree_alloc_page(bt, 1, &pg, &pgno);
+  if (bt->autovac) {
+    rc = create_root_autovac(bt, &pg, &pgno);
+  } else {
+    /* hint page 1: from the freelist SQLite takes the page nearest the
+     * start of the file for a new root, so Shale's roots equal SQLite's */
+    rc = btree_alloc_page(bt, 1, &pg, &pgno);
+  }
   if (rc) return rc;
   page_zero(bt, pg, kind == BTREE_INTKEY ? PT_TABLE_LEAF : PT_INDEX_LEAF);
   pager_unref(pg);
@@ -409,6 +491,93 @@ int btree_clear_table(Btree *bt, uint32_t root, int64_t *nrows) {
   return rc;
 }
 
+/* Serial type and bytes of an integer column holding v (> 1). */
+static int int_serial(uint32_t v, int *nbytes) {
+  if (v <= 127) return *nbytes = 1, 1;
+  if (v <= 32767) return *nbytes = 2, 2;
+  if (v <= 8388607) return *nbytes = 3, 3;
+  return *nbytes = 4, 4;
+}
+
+/* sqlite_schema rows whose rootpage (column 3) is `from` get `to` (the
+ * UPDATE SQLite's DROP codes after a root moved). Rows that are not
+ * 5-column records are left alone. */
+static int schema_root_moved(Btree *bt, uint32_t from, uint32_t to) {
+  BtCursor *c;
+  int rc = btree_cursor_open(bt, 1, 1, NULL, NULL, &c);
+  if (rc) return rc;
+  int eof = 0;
+  uint8_t *rec = NULL, *out = NULL;
+  rc = btree_first(c, &eof);
+  while (rc == SHALE_OK && !eof) {
+    uint32_t n = btree_payload_size(c);
+    shale_free(rec);
+    rec = shale_malloc((size_t)n + 16);
+    if (!rec) {
+      rc = SHALE_NOMEM;
+      break;
+    }
+    memset(rec + n, 0, 16);
+    rc = btree_payload_read(c, 0, n, rec);
+    if (rc) break;
+    uint64_t hsz, st[5];
+    int p = util_get_varint(rec, &hsz), ok = hsz <= n;
+    uint32_t body = (uint32_t)hsz, off3 = 0, len3 = 0;
+    for (int i = 0; i < 5 && ok; i++) {
+      if ((uint32_t)p >= hsz) {
+        ok = 0;
+        break;
+      }
+      p += util_get_varint(rec + p, &st[i]);
+      uint32_t len = st[i] >= 12 ? (uint32_t)((st[i] - 12) / 2)
+                                 : (uint32_t)(st[i] == 5 ? 6 : st[i] == 6 || st[i] == 7 ? 8
+                                                            : st[i] < 5 ? st[i] : 0);
+      if (i == 3) {
+        off3 = body;
+        len3 = len;
+      }
+      body += len;
+    }
+    ok = ok && (uint32_t)p == hsz && body == n && st[3] >= 1 && st[3] <= 4;
+    if (ok) {
+      uint32_t v = 0;
+      for (uint32_t k = 0; k < len3; k++) v = (v << 8) | rec[off3 + k];
+      if (len3 < 4 && (rec[off3] & 0x80)) ok = 0; /* negative */
+      if (ok && v == from) {
+        int nb;
+        int t = int_serial(to, &nb);
+        shale_free(out);
+        out = shale_malloc((size_t)n + 8);
+        if (!out) {
+          rc = SHALE_NOMEM;
+          break;
+        }
+        /* header: serial types are one byte each for types 1..4 */
+        uint32_t hpos = 0;
+        int q = util_get_varint(rec, &hsz);
+        for (int i = 0; i < 3; i++) {
+          uint64_t x;
+          q += util_get_varint(rec + q, &x);
+        }
+        hpos = (uint32_t)q; /* where column 3's serial type is */
+        memcpy(out, rec, hpos);
+        out[hpos] = (uint8_t)t;
+        memcpy(out + hpos + 1, rec + hpos + 1, off3 - hpos - 1);
+        for (int k = 0; k < nb; k++) out[off3 + k] = (uint8_t)(to >> (8 * (nb - 1 - k)));
+        memcpy(out + off3 + nb, rec + off3 + len3, n - off3 - len3);
+        uint32_t nn = n - len3 + (uint32_t)nb;
+        rc = btree_insert(c, btree_rowid(c), out, nn, 0, 0);
+        if (rc) break;
+      }
+    }
+    rc = btree_next(c, &eof);
+  }
+  shale_free(rec);
+  shale_free(out);
+  btree_cursor_close(c);
+  return rc;
+}
+
 int btree_drop_table(Btree *bt, uint32_t root) {
   int rc = can_write(bt);
   if (rc) return rc;
@@ -417,7 +586,30 @@ int btree_drop_table(Btree *bt, uint32_t root) {
     if (c->root == root) return SHALE_LOCKED;
   }
   int64_t n = 0;
-  return clear_page(bt, root, 0, 1, &n);
+  if (!bt->autovac) return clear_page(bt, root, 0, 1, &n);
+  /* Auto-vacuum: roots stay at the start of the file. The largest root
+   * moves into the dropped one's page (and its sqlite_schema row follows). */
+  uint32_t largest;
+  rc = btree_get_meta(bt, BTREE_META_LARGEST_ROOT, &largest);
+  if (rc == SHALE_OK) rc = clear_page(bt, root, 0, root == largest, &n);
+  if (rc) return rc;
+  if (root != largest) {
+    if (largest > pager_db_size(bt->pager) || largest < root)
+      return BT_CORRUPT(bt, 1, "largest root page out of range");
+    PgPage *to;
+    rc = save_all(bt);
+    if (rc == SHALE_OK) rc = pager_get(bt->pager, root, 0, &to);
+    if (rc) return rc;
+    rc = btree_relocate(bt, largest, PTRMAP_ROOT, 0, to);
+    pager_unref(to);
+    if (rc == SHALE_OK) rc = btree_free_page(bt, largest);
+    if (rc == SHALE_OK) rc = schema_root_moved(bt, largest, root);
+    if (rc) return rc;
+  }
+  do {
+    largest--;
+  } while (largest > 1 && (largest == btree_lockbyte_page(bt) || ptrmap_is_page(bt, largest)));
+  return set_largest_root(bt, largest);
 }
 
 /* ---- meta ---- */
@@ -445,8 +637,33 @@ int btree_update_meta(Btree *bt, int idx, uint32_t value) {
   rc = pager_write(p1);
   if (rc == SHALE_OK) util_put4(pager_data(p1) + 36 + 4 * idx, value);
   pager_unref(p1);
+  if (rc == SHALE_OK && idx == BTREE_META_INCR_VACUUM) bt->incrvac = value != 0;
   return rc;
 }
+
+/* ---- auto-vacuum mode ---- */
+
+int btree_set_auto_vacuum(Btree *bt, int mode) {
+  if (mode < 0 || mode > 2) mode = 0;
+  bt->next_autovac = mode;
+  if (pager_txn_state(bt->pager) != PAGER_TXN_NONE && pager_db_size(bt->pager) > 0) {
+    /* a file with content keeps its kind (VACUUM converts it) */
+    return (mode != 0) != (bt->autovac != 0) ? SHALE_READONLY : SHALE_OK;
+  }
+  /* empty (or not read yet: decided at the next read transaction) */
+  bt->new_autovac = mode;
+  bt->autovac = mode != 0;
+  bt->incrvac = mode == 2;
+  return SHALE_OK;
+}
+
+int btree_get_auto_vacuum(Btree *bt) {
+  if (pager_txn_state(bt->pager) != PAGER_TXN_NONE && pager_db_size(bt->pager) > 0)
+    return bt->autovac ? (bt->incrvac ? 2 : 1) : 0;
+  return bt->new_autovac;
+}
+
+int btree_next_auto_vacuum(Btree *bt) { return bt->next_autovac; }
 
 /* ---- insert / delete ---- */
 

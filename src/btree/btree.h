@@ -22,9 +22,11 @@
  *     Btree is saved (it remembers its key) and restored transparently by
  *     seeking on its next use; a cursor whose entry was deleted is left so
  *     that next() yields the entry after it and prev() the one before.
- *  6. Files with auto_vacuum (header offset 52 != 0) are opened read-only:
- *     writes return SHALE_READONLY with a message, until pointer maps are
- *     maintained.
+ *  6. Files with auto_vacuum (header offset 52 != 0) keep their pointer
+ *     maps exact through every change; new roots go right after the largest
+ *     root and a dropped root's page takes the largest root (sqlite_schema
+ *     is patched); with auto_vacuum=FULL (offset 64 == 0) every commit
+ *     leaves an empty freelist.
  */
 #ifndef SHALE_BTREE_H
 #define SHALE_BTREE_H
@@ -107,13 +109,35 @@ int btree_savepoint_rollback(Btree *, int idx);
  * root page number. Write transaction; no cursor may be open on it yet. */
 int btree_create_table(Btree *, int kind, uint32_t *root);
 /* Free every page of the tree rooted at root (root 1 may not be dropped).
- * No cursor may be open on it. */
+ * No cursor may be open on it. In an auto-vacuum file the largest root
+ * then moves into the dropped root's page and the sqlite_schema row (tree
+ * 1, column 3) that named it is updated, as SQLite's DROP does. */
 int btree_drop_table(Btree *, uint32_t root);
 /* Delete every entry of the tree, keeping its root; *nrows (may be NULL)
  * gets the number of entries removed. Other cursors on it are invalidated. */
 int btree_clear_table(Btree *, uint32_t root, int64_t *nrows);
 
 int btree_get_meta(Btree *, int idx, uint32_t *out);
+
+/* ---- auto-vacuum ---- */
+
+/* Set the auto-vacuum mode (0 none, 1 full, 2 incremental; other values
+ * mean 0) of a database that has no content yet: it is written into page
+ * 1 when the file is created (called outside a transaction, it applies if
+ * the file turns out to be empty). On a file with content a change between
+ * none and full/incremental returns SHALE_READONLY and changes nothing
+ * (switching full <-> incremental is btree_update_meta(INCR_VACUUM)); the
+ * mode asked for is remembered either way (btree_next_auto_vacuum) for
+ * VACUUM, which builds a new file in that mode. */
+int btree_set_auto_vacuum(Btree *, int mode);
+/* The mode in force (from the header of a file with content), 0/1/2. */
+int btree_get_auto_vacuum(Btree *);
+/* The mode last passed to btree_set_auto_vacuum, or -1 if none. */
+int btree_next_auto_vacuum(Btree *);
+/* One incremental-vacuum step (write transaction): the last page of the
+ * file is freed (moved to a free slot if in use) and the file shrinks.
+ * SHALE_DONE when the freelist is empty or the file is not auto-vacuum. */
+int btree_incr_vacuum(Btree *);
 int btree_update_meta(Btree *, int idx, uint32_t value); /* write txn */
 
 /* ---- cursors ---- */

@@ -263,7 +263,7 @@ static int balance_root(Bal *b, Content *ct) {
       *ct = cc;
     }
     page_rebuild(bt, root, page_type(ct->leaf, ct->intkey), ct->cell, ct->size, ct->n, ct->right);
-    return SHALE_OK;
+    return ptrmap_cells(bt, root);
   }
   /* Split: the content moves to a new child of an empty interior root. */
   PgPage *child;
@@ -272,6 +272,11 @@ static int balance_root(Bal *b, Content *ct) {
   if (rc) return rc;
   page_rebuild(bt, root, page_type(0, ct->intkey), NULL, NULL, 0, cpgno);
   page_zero(bt, child, page_type(ct->leaf, ct->intkey));
+  rc = ptrmap_put(bt, cpgno, PTRMAP_BTREE, c->root);
+  if (rc) {
+    pager_unref(child);
+    return rc;
+  }
   release_below(c, 0);
   c->idx[0] = 0;
   c->pg[1] = child;
@@ -447,6 +452,11 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
     uint32_t right = 0;
     if (!ct->leaf) right = j == k - 1 ? all.right : util_get4(all.cell[en[j]]);
     page_rebuild(bt, out[j], type, all.cell + st[j], all.size + st[j], en[j] - st[j], right);
+    if (bt->autovac) {
+      rc = ptrmap_put(bt, outno[j], PTRMAP_BTREE, pager_pgno(parent));
+      if (rc == SHALE_OK) rc = ptrmap_cells(bt, out[j]);
+      if (rc) goto out;
+    }
     if (j == k - 1) break;
     uint8_t *dv;
     uint16_t dsz;
@@ -523,6 +533,10 @@ out:
       rc = page_insert_cell(bt, parent, first + j, divs.cell[j], divs.size[j]);
       if (rc) return rc;
     }
+    for (int j = 0; j < divs.n && bt->autovac; j++) {
+      rc = ptrmap_cell(bt, parent, first + j);
+      if (rc) return rc;
+    }
     return SHALE_OK;
   }
   Content pc;
@@ -558,7 +572,7 @@ static int balance_level(Bal *b, int level, Content *ct) {
     int rc = pager_write(pg);
     if (rc) return rc;
     page_rebuild(bt, pg, page_type(ct->leaf, ct->intkey), ct->cell, ct->size, ct->n, ct->right);
-    return SHALE_OK;
+    return ptrmap_cells(bt, pg);
   }
   return balance_nonroot(b, level, ct);
 }
@@ -582,6 +596,7 @@ int btree_modify_level(BtCursor *c, int level, int i, int ndel, const uint8_t *c
   uint32_t cap = page_capacity(bt, pg, m->leaf);
   if (cell && m->nfree >= (sz < 4 ? 4 : sz) + 2) {
     rc = page_insert_cell(bt, pg, i, cell, sz);
+    if (rc == SHALE_OK) rc = ptrmap_cell(bt, pg, i);
     if (rc) return rc;
     c->idx[level] = (uint16_t)i;
     c->info_ok = 0;

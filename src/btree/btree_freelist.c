@@ -37,46 +37,114 @@ static void forget_parse(Btree *bt, uint32_t pgno) {
   }
 }
 
-int btree_alloc_page(Btree *bt, uint32_t hint, PgPage **out, uint32_t *pgno_out) {
-  PgPage *p1 = NULL, *pg = NULL, *trunk_pg = NULL;
-  uint32_t pgno = 0;
-  int rc = pager_get(bt->pager, 1, 0, &p1);
-  if (rc) return rc;
+/* Take a page off the freelist (SQLite's allocateBtreePage search): in
+ * BTALLOC_ANY mode from the first trunk (the trunk itself when it has no
+ * leaves, else its leaf nearest the hint); in BTALLOC_EXACT mode (hint on
+ * the freelist) exactly the hint; in BTALLOC_LE mode any page <= hint. The
+ * page comes back referenced and writable. */
+static int take_free(Btree *bt, PgPage *p1, uint32_t hint, int mode, PgPage **out,
+                     uint32_t *pgno_out) {
   uint8_t *h = pager_data(p1);
   uint32_t dbsize = pager_db_size(bt->pager);
-  uint32_t trunk = util_get4(h + 32), count = util_get4(h + 36);
-  if (trunk) {
-    if (trunk < 2 || trunk > dbsize || count == 0) {
-      rc = BT_CORRUPT(bt, 1, "bad freelist head");
+  uint32_t count = util_get4(h + 36);
+  int search = 0;
+  int rc;
+  if (mode == BTALLOC_EXACT && hint <= dbsize && bt->autovac) {
+    int type;
+    uint32_t parent;
+    rc = ptrmap_get(bt, hint, &type, &parent);
+    if (rc) return rc;
+    search = type == PTRMAP_FREE;
+  } else if (mode == BTALLOC_LE) {
+    search = 1;
+  }
+  PgPage *prev = NULL; /* trunk before the current one (NULL: page 1) */
+  PgPage *trunk_pg = NULL, *pg = NULL;
+  uint32_t pgno = 0, nseen = 0;
+  rc = pager_write(p1);
+  if (rc) return rc;
+  for (;;) {
+    uint32_t trunk = prev ? util_get4(pager_data(prev)) : util_get4(h + 32);
+    if (trunk < 2 || trunk > dbsize || nseen++ > count) {
+      rc = BT_CORRUPT(bt, 1, "bad freelist trunk");
       goto done;
     }
     rc = pager_get(bt->pager, trunk, 0, &trunk_pg);
     if (rc) goto done;
     uint8_t *t = pager_data(trunk_pg);
     uint32_t nleaf = util_get4(t + 4);
+    if (nleaf == 0 && !search) {
+      uint32_t next = util_get4(t);
+      if (next > dbsize || in_use(bt, trunk) || pager_refcount(trunk_pg) > 1) {
+        rc = BT_CORRUPT(bt, trunk, "freelist trunk page is in use");
+        goto done;
+      }
+      if ((rc = pager_write(trunk_pg)) != 0) goto done;
+      pgno = trunk;
+      if (prev) {
+        if ((rc = pager_write(prev)) != 0) goto done;
+        util_put4(pager_data(prev), next);
+      } else {
+        util_put4(h + 32, next);
+      }
+      pg = trunk_pg;
+      trunk_pg = NULL;
+      break;
+    }
     if (nleaf > bt->usable / 4 - 2) {
       rc = BT_CORRUPT(bt, trunk, "freelist leaf count too big");
       goto done;
     }
-    if ((rc = pager_write(p1)) != 0) goto done;
-    if ((rc = pager_write(trunk_pg)) != 0) goto done;
-    if (nleaf == 0) {
-      uint32_t next = util_get4(t);
-      if (next > dbsize || in_use(bt, trunk)) {
-        rc = BT_CORRUPT(bt, trunk, "freelist trunk pointer out of range");
-        goto done;
-      }
-      if (pager_refcount(trunk_pg) > 1) { /* a live page on the freelist */
+    if (search && (hint == trunk || (trunk < hint && mode == BTALLOC_LE))) {
+      /* the trunk itself is the page wanted */
+      if (in_use(bt, trunk) || pager_refcount(trunk_pg) > 1) {
         rc = BT_CORRUPT(bt, trunk, "freelist trunk page is in use");
         goto done;
       }
+      if ((rc = pager_write(trunk_pg)) != 0) goto done;
+      uint32_t next = util_get4(t), repl = next;
+      if (nleaf > 0) {
+        /* its first leaf becomes the trunk, with the other leaves */
+        repl = util_get4(t + 8);
+        if (repl < 2 || repl > dbsize) {
+          rc = BT_CORRUPT(bt, trunk, "freelist leaf page number out of range");
+          goto done;
+        }
+        PgPage *nt;
+        rc = pager_get(bt->pager, repl, 0, &nt);
+        if (rc) goto done;
+        rc = pager_write(nt);
+        if (rc == SHALE_OK) {
+          uint8_t *nd = pager_data(nt);
+          util_put4(nd, next);
+          util_put4(nd + 4, nleaf - 1);
+          memcpy(nd + 8, t + 12, (size_t)(nleaf - 1) * 4);
+          page_mem(nt)->init = 0;
+        }
+        pager_unref(nt);
+        if (rc) goto done;
+      }
+      if (prev) {
+        if ((rc = pager_write(prev)) != 0) goto done;
+        util_put4(pager_data(prev), repl);
+      } else {
+        util_put4(h + 32, repl);
+      }
       pgno = trunk;
-      util_put4(h + 32, next);
       pg = trunk_pg;
       trunk_pg = NULL;
-    } else {
-      uint32_t best = nleaf - 1;
-      if (hint) {
+      break;
+    }
+    if (nleaf > 0) {
+      uint32_t best = 0;
+      if (hint && mode == BTALLOC_LE) {
+        for (uint32_t i = 0; i < nleaf; i++) {
+          if (util_get4(t + 8 + 4 * i) <= hint) {
+            best = i;
+            break;
+          }
+        }
+      } else if (hint) {
         uint32_t bestd = UINT32_MAX;
         for (uint32_t i = 0; i < nleaf; i++) {
           uint32_t l = util_get4(t + 8 + 4 * i);
@@ -87,26 +155,79 @@ int btree_alloc_page(Btree *bt, uint32_t hint, PgPage **out, uint32_t *pgno_out)
           }
         }
       }
-      pgno = util_get4(t + 8 + 4 * best);
-      if (pgno < 2 || pgno > dbsize || pgno == btree_lockbyte_page(bt) || pgno == trunk ||
-          in_use(bt, pgno)) {
+      uint32_t leaf = util_get4(t + 8 + 4 * best);
+      if (leaf < 2 || leaf > dbsize || leaf == btree_lockbyte_page(bt) || leaf == trunk ||
+          in_use(bt, leaf)) {
         rc = BT_CORRUPT(bt, trunk, "freelist leaf page number out of range");
         goto done;
       }
-      rc = pager_get(bt->pager, pgno, 0, &pg);
-      if (rc) goto done;
-      if (pager_refcount(pg) > 1) { /* e.g. a tree page the caller holds */
-        rc = BT_CORRUPT(bt, pgno, "freelist leaf page is in use");
-        goto done;
+      if (!search || leaf == hint || (leaf < hint && mode == BTALLOC_LE)) {
+        rc = pager_get(bt->pager, leaf, 0, &pg);
+        if (rc) goto done;
+        if (pager_refcount(pg) > 1) { /* e.g. a tree page the caller holds */
+          rc = BT_CORRUPT(bt, leaf, "freelist leaf page is in use");
+          goto done;
+        }
+        if ((rc = pager_write(pg)) != 0) goto done;
+        if ((rc = pager_write(trunk_pg)) != 0) goto done;
+        util_put4(t + 8 + 4 * best, util_get4(t + 8 + 4 * (nleaf - 1)));
+        util_put4(t + 4, nleaf - 1);
+        pgno = leaf;
+        break;
       }
-      if ((rc = pager_write(pg)) != 0) goto done;
-      util_put4(t + 8 + 4 * best, util_get4(t + 8 + 4 * (nleaf - 1)));
-      util_put4(t + 4, nleaf - 1);
     }
-    util_put4(h + 36, count - 1);
+    if (!search) {
+      rc = BT_CORRUPT(bt, trunk, "freelist search failed");
+      goto done;
+    }
+    if (prev) pager_unref(prev);
+    prev = trunk_pg;
+    trunk_pg = NULL;
+  }
+  util_put4(h + 36, count - 1);
+done:
+  if (trunk_pg) pager_unref(trunk_pg);
+  if (prev) pager_unref(prev);
+  if (rc) {
+    if (pg) pager_unref(pg);
+    return rc;
+  }
+  *out = pg;
+  *pgno_out = pgno;
+  return SHALE_OK;
+}
+
+int btree_alloc_page_mode(Btree *bt, uint32_t hint, int mode, PgPage **out, uint32_t *pgno_out) {
+  PgPage *p1 = NULL, *pg = NULL;
+  uint32_t pgno = 0;
+  int rc = pager_get(bt->pager, 1, 0, &p1);
+  if (rc) return rc;
+  uint8_t *h = pager_data(p1);
+  uint32_t dbsize = pager_db_size(bt->pager);
+  uint32_t trunk = util_get4(h + 32), count = util_get4(h + 36);
+  if (trunk || count) {
+    if (trunk < 2 || trunk > dbsize || count == 0 || count >= dbsize) {
+      rc = BT_CORRUPT(bt, 1, "bad freelist head");
+      goto done;
+    }
+    rc = take_free(bt, p1, hint, mode, &pg, &pgno);
+    if (rc) goto done;
   } else {
     pgno = dbsize + 1;
     if (pgno == btree_lockbyte_page(bt)) pgno++;
+    if (bt->autovac && ptrmap_is_page(bt, pgno)) {
+      /* the map page comes first, empty */
+      PgPage *mp;
+      rc = pager_get(bt->pager, pgno, PAGER_GET_NOCONTENT, &mp);
+      if (rc) goto done;
+      rc = pager_write(mp);
+      if (rc == SHALE_OK) memset(pager_data(mp), 0, bt->page_size);
+      page_mem(mp)->init = 0;
+      pager_unref(mp);
+      if (rc) goto done;
+      pgno++;
+      if (pgno == btree_lockbyte_page(bt)) pgno++;
+    }
     if (pgno >= 0x7fffffffu) {
       rc = SHALE_FULL;
       goto done;
@@ -118,7 +239,6 @@ int btree_alloc_page(Btree *bt, uint32_t hint, PgPage **out, uint32_t *pgno_out)
   memset(pager_data(pg), 0, bt->page_size);
   page_mem(pg)->init = 0;
 done:
-  if (trunk_pg) pager_unref(trunk_pg);
   pager_unref(p1);
   if (rc) {
     if (pg) pager_unref(pg);
@@ -127,6 +247,10 @@ done:
   *out = pg;
   *pgno_out = pgno;
   return SHALE_OK;
+}
+
+int btree_alloc_page(Btree *bt, uint32_t hint, PgPage **out, uint32_t *pgno_out) {
+  return btree_alloc_page_mode(bt, hint, BTALLOC_ANY, out, pgno_out);
 }
 
 int btree_free_page(Btree *bt, uint32_t pgno) {
@@ -139,6 +263,7 @@ int btree_free_page(Btree *bt, uint32_t pgno) {
   uint32_t trunk = util_get4(h + 32), count = util_get4(h + 36);
   forget_parse(bt, pgno);
   if ((rc = pager_write(p1)) != 0) goto done;
+  if ((rc = ptrmap_put(bt, pgno, PTRMAP_FREE, 0)) != 0) goto done;
   if (trunk) {
     if (trunk > dbsize) {
       rc = BT_CORRUPT(bt, 1, "bad freelist head");
@@ -234,13 +359,18 @@ int btree_build_cell(Btree *bt, uint32_t hint, int intkey, int64_t rowid, const 
   if (local == np) return SHALE_OK;
   uint8_t *link = p; /* where the next page number goes */
   PgPage *prev = NULL;
-  uint32_t off = local, first = 0;
+  uint32_t off = local, first = 0, cell_pg = hint;
   int rc = SHALE_OK;
   while (off < np) {
     PgPage *pg;
     uint32_t pgno;
     rc = btree_alloc_page(bt, hint, &pg, &pgno);
     if (rc) break;
+    rc = ptrmap_put(bt, pgno, first ? PTRMAP_OVFL2 : PTRMAP_OVFL1, first ? hint : cell_pg);
+    if (rc) {
+      pager_unref(pg);
+      break;
+    }
     if (!first) first = pgno;
     util_put4(link, pgno);
     if (prev) pager_unref(prev);

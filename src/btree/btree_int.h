@@ -73,7 +73,11 @@ struct Btree {
   uint32_t max_leaf;  /* X for table leaves */
   uint32_t max_local; /* X for index cells */
   uint32_t min_local; /* M */
-  int readonly;       /* header forbids writing (auto-vacuum, version) */
+  int readonly;       /* header forbids writing (write version too new) */
+  int autovac;        /* auto-vacuum file (header offset 52 != 0): pointer maps */
+  int incrvac;        /* incremental vacuum (offset 64 != 0): no vacuum at commit */
+  int new_autovac;    /* mode for a new database: 0 none, 1 full, 2 incremental */
+  int next_autovac;   /* mode last asked for (PRAGMA auto_vacuum=), -1 none */
   const char *ro_reason;
   int in_txn;
   char errmsg[256];
@@ -187,8 +191,14 @@ int page_defragment(Btree *, PgPage *);
 
 /* ---- btree_freelist.c ---- */
 /* Allocate a page (freelist first, hint = nearby page); returned writable,
- * referenced, content unspecified. */
+ * referenced, zeroed. */
 int btree_alloc_page(Btree *, uint32_t hint, PgPage **out, uint32_t *pgno);
+/* Allocation modes (SQLite's BTALLOC_*): any page (nearest the hint),
+ * exactly the hint if it is free, any free page <= hint. */
+#define BTALLOC_ANY 0
+#define BTALLOC_EXACT 1
+#define BTALLOC_LE 2
+int btree_alloc_page_mode(Btree *, uint32_t hint, int mode, PgPage **out, uint32_t *pgno);
 int btree_free_page(Btree *, uint32_t pgno);
 /* Free an overflow chain starting at first (payload of npayload bytes with
  * nlocal of them local). */
@@ -222,5 +232,30 @@ int cursor_load_child(BtCursor *, uint32_t child);
  * else it is on position i of that level. */
 int btree_modify_level(BtCursor *, int level, int i, int ndel, const uint8_t *cell, uint32_t sz,
                        int *balanced);
+
+/* ---- btree_ptrmap.c ---- */
+/* Pointer-map entry types (FORMAT-db.md §8). */
+#define PTRMAP_ROOT 1
+#define PTRMAP_FREE 2
+#define PTRMAP_OVFL1 3
+#define PTRMAP_OVFL2 4
+#define PTRMAP_BTREE 5
+/* The map page holding pgno's entry (pgno itself for a map page); 0 for 1. */
+uint32_t ptrmap_pageno(Btree *, uint32_t pgno);
+int ptrmap_is_page(Btree *, uint32_t pgno);
+/* Set / read the entry of page key (put is a no-op without auto-vacuum). */
+int ptrmap_put(Btree *, uint32_t key, int type, uint32_t parent);
+int ptrmap_get(Btree *, uint32_t key, int *type, uint32_t *parent);
+/* Entries for what cell i of a b-tree page points to (child, overflow), or
+ * for every cell and the right child of the page. */
+int ptrmap_cell(Btree *, PgPage *, int i);
+int ptrmap_cells(Btree *, PgPage *);
+/* Move page `from` (entry type/parent) into to_pg (writable, referenced),
+ * fixing the parent's pointer and the map entries of what it points to.
+ * Every cursor must have been saved. */
+int btree_relocate(Btree *, uint32_t from, int type, uint32_t parent, PgPage *to_pg);
+/* auto_vacuum=FULL: before the pager commits, move pages off the end of
+ * the file into free slots and truncate (no-op in other modes). */
+int btree_autovac_commit(Btree *);
 
 #endif /* SHALE_BTREE_INT_H */
