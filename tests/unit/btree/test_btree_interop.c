@@ -220,7 +220,7 @@ TEST(header_validation) {
       {18, {3}, 1, BTREE_TXN_READ, SHALE_OK, NULL},
       {18, {3}, 1, BTREE_TXN_WRITE, SHALE_READONLY, NULL},
       {52, {0, 0, 0, 2}, 4, BTREE_TXN_READ, SHALE_OK, NULL},
-      {52, {0, 0, 0, 2}, 4, BTREE_TXN_WRITE, SHALE_READONLY, NULL},
+      {52, {0, 0, 0, 2}, 4, BTREE_TXN_WRITE, SHALE_OK, NULL}, /* auto-vacuum: writable */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     remove(copy);
