@@ -395,6 +395,10 @@ static int create_root_autovac(Btree *bt, PgPage **out, uint32_t *root) {
   uint32_t got;
   rc = btree_alloc_page_mode(bt, want, BTALLOC_EXACT, &pg, &got);
   if (rc) return rc;
+  if (got != want && want > pager_db_size(bt->pager)) {
+    pager_unref(pg);
+    return BT_CORRUPT(bt, want, "free pages but none after the largest root");
+  }
   if (got != want) {
     /* page `want` is in use: it moves to the page just allocated */
     int type;

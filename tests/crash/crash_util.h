@@ -20,6 +20,9 @@
 #define TXN_OPS 40
 
 static TwModel base_model;
+/* auto_vacuum mode of the base file make_base() writes (0 none, 1 FULL, 2
+ * INCREMENTAL). */
+static int base_autovac;
 
 static inline int copy_file(const char *from, const char *to) {
   FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
@@ -47,6 +50,7 @@ static inline void make_base(const char *path, uint32_t page_size) {
   remove(j);
   tw_model_reset(&base_model);
   CHECK_OK(tdb_open(NULL, path, page_size, &db));
+  if (base_autovac) CHECK_OK(btree_set_auto_vacuum(tdb_btree(db), base_autovac));
   CHECK_OK(tw_create(db));
   for (uint32_t k = 1; k <= BASE_COMMITS; k++) {
     CHECK_OK(tdb_begin(db));

@@ -11,7 +11,9 @@
  * whole transaction commits without meeting the fault. Every N starts from
  * a fresh copy of the same base file.
  * (The same sweeps over the rollback of a hot journal on open are in
- * test_crash_recovery.c.)
+ * test_crash_recovery.c.) The auto-vacuum sweeps run on a base file created
+ * with auto_vacuum=FULL (the transaction's commit relocates pages and
+ * truncates the file, so faults hit in the middle of that) or INCREMENTAL.
  *
  * Invariants:
  *  1. The base file and its model never change during a sweep.
@@ -140,6 +142,23 @@ TEST(crash_ioerr_truncate_sweep) {
   /* TRUNCATE journal mode truncates the journal at commit; small cache
    * spills make earlier truncates unlikely, so hits may be few. */
   sweep("truncate, once, truncate-mode", OS_FAULT_TRUNCATE, 0, PAGER_JOURNAL_TRUNCATE, 0, 1024);
+}
+
+TEST(crash_autovac_fault_sweeps) {
+  base_autovac = 1;
+  CHECK(sweep("write, once, delete, av full", OS_FAULT_WRITE, 0, PAGER_JOURNAL_DELETE, 0, 1024) >
+        5);
+  CHECK(sweep("write, persistent, spill, av full", OS_FAULT_WRITE, 1, PAGER_JOURNAL_PERSIST, 1,
+              512) > 5);
+  CHECK(sweep("sync, once, delete, av full", OS_FAULT_SYNC, 0, PAGER_JOURNAL_DELETE, 0, 1024) >=
+        1);
+  CHECK(sweep("alloc, once, av full", KIND_ALLOC, 0, PAGER_JOURNAL_DELETE, 0, 1024) > 10);
+  base_autovac = 2;
+  CHECK(sweep("write, once, delete, av incr", OS_FAULT_WRITE, 0, PAGER_JOURNAL_DELETE, 0, 1024) >
+        5);
+  CHECK(sweep("alloc, persistent, spill, av incr", KIND_ALLOC, 1, PAGER_JOURNAL_DELETE, 1, 1024) >
+        10);
+  base_autovac = 0;
 }
 
 TEST(crash_oom_sweep) {

@@ -11,7 +11,11 @@
  * journal_mode DELETE / TRUNCATE / PERSIST and synchronous FULL / NORMAL,
  * every other one with a 10-page cache (big commits spill). A second case
  * has SQLite do the commits in the child: Shale then recovers from SQLite's
- * journals, cut off at any point.
+ * journals, cut off at any point. Auto-vacuum variants (FULL, INCREMENTAL,
+ * and SQLite writing a FULL file) run the same rounds on a file created in
+ * that mode: FULL commits relocate pages and truncate the file at commit,
+ * so kills land in the middle of relocations; after recovery the header
+ * still says auto-vacuum and (FULL) the freelist is empty.
  *
  * Invariants:
  *  1. The parent never has the database open while a child runs.
@@ -21,6 +25,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,20 +97,34 @@ static void sqlite_child(const char *path, int mode, int wfd) {
   _exit(0);
 }
 
-static void kill_rounds(const char *name, int sqlite_writes) {
+static uint32_t header_u32_at(const char *path, long off) {
+  uint8_t b[4] = {0, 0, 0, 0};
+  FILE *f = fopen(path, "rb");
+  if (f) {
+    if (fseek(f, off, SEEK_SET) == 0 && fread(b, 1, 4, f) != 4) memset(b, 0, 4);
+    fclose(f);
+  }
+  return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+/* autovac: 0 none, 1 FULL, 2 INCREMENTAL (the file is created so). */
+static void kill_rounds(const char *name, int sqlite_writes, int autovac) {
   const char *path = tscratch_path(name);
   Tdb *db;
   char msg[512], *rep = NULL;
   static TwModel m;
   uint64_t seed = test_seed() ^ 0x4b494c4c;
-  int target = test_long() ? 2000 : 200, rounds = 0, killed = 0, total = 0, idle = 0, hot = 0;
+  int target = test_long() ? 2000 : autovac ? 120 : 200, rounds = 0, killed = 0, total = 0, idle = 0, hot = 0;
   uint32_t k = 0;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
 
+  remove(path);
   CHECK_OK(tdb_open(NULL, path, 1024, &db));
+  if (autovac) CHECK_OK(btree_set_auto_vacuum(tdb_btree(db), autovac));
   CHECK_OK(tw_create(db));
   CHECK_OK(tdb_close(db));
+  if (autovac) CHECK_EQ(header_u32_at(path, 64), autovac == 2 ? 1u : 0u);
 
   /* At least five rounds per mode, and at least `target` commits in all. */
   while ((total < target || rounds < 5 * NMODES) && rounds < 400) {
@@ -167,6 +186,11 @@ static void kill_rounds(const char *name, int sqlite_writes) {
       rep = NULL;
     }
     CHECK_OK(tdb_close(db));
+    if (autovac && header_u32_at(path, 52) == 0)
+      test_fail(__FILE__, __LINE__, "round %d: auto-vacuum lost", rounds);
+    if (autovac == 1 && header_u32_at(path, 36) != 0)
+      test_fail(__FILE__, __LINE__, "round %d (%s): FULL auto-vacuum file with %u free pages",
+                rounds, modes[mode].name, header_u32_at(path, 36));
     if (tw_verify_sqlite(path, &m, msg, sizeof msg))
       test_fail(__FILE__, __LINE__, "round %d (%s): sqlite3: %s", rounds, modes[mode].name, msg);
     total += (int)(kdb - k);
@@ -176,15 +200,21 @@ static void kill_rounds(const char *name, int sqlite_writes) {
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   printf(
-      "  sigkill (%s commits): %d rounds, %d children killed, %d reopened beside a journal with "
+      "  sigkill (%s commits%s): %d rounds, %d children killed, %d reopened beside a journal with "
       "a header, %d commits survived, %.1f s\n",
-      sqlite_writes ? "SQLite" : "Shale", rounds, killed, hot, total,
+      sqlite_writes ? "SQLite" : "Shale", autovac == 1 ? ", auto_vacuum=FULL" : autovac ? ", auto_vacuum=INCREMENTAL" : "", rounds, killed, hot, total,
       (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
   CHECK(total >= target);
   CHECK(killed >= NMODES);
 }
 
-TEST(crash_sigkill_rounds) { kill_rounds("kill.db", 0); }
+TEST(crash_sigkill_rounds) { kill_rounds("kill.db", 0, 0); }
 
 /* SQLite commits and is killed; Shale recovers and checks. */
-TEST(crash_sigkill_sqlite_writer) { kill_rounds("kill-sqlite.db", 1); }
+TEST(crash_sigkill_sqlite_writer) { kill_rounds("kill-sqlite.db", 1, 0); }
+
+/* Auto-vacuum files: Shale commits (FULL: relocation and truncation at
+ * every commit that freed pages), or SQLite does. */
+TEST(crash_sigkill_autovac_full) { kill_rounds("kill-avf.db", 0, 1); }
+TEST(crash_sigkill_autovac_incremental) { kill_rounds("kill-avi.db", 0, 2); }
+TEST(crash_sigkill_autovac_sqlite_writer) { kill_rounds("kill-avs.db", 1, 1); }

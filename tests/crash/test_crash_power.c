@@ -13,7 +13,9 @@
  * finalization is not synced, as in SQLite -- but never half-applied). Both Shale's integrity
  * check and SQLite's (with a read of every row) run in every case. In one case in three the power fails again during the next open,
  * while it rolls the hot journal back. Four files with page sizes 512, 1024,
- * 4096 and 65536 take turns.
+ * 4096 and 65536 take turns. The auto-vacuum case does the same on four
+ * files created with auto_vacuum=FULL (512, 4096: pages move and the file
+ * shrinks at every commit that freed some) and INCREMENTAL (1024, 65536).
  *
  * Invariants:
  *  1. A case starts from a file whose content the model describes exactly.
@@ -152,21 +154,23 @@ static void one_case(int c, const char *path, TwModel *m, uint64_t *seed, Stats 
     test_fail(__FILE__, __LINE__, "case %d: sqlite3: %s", c, msg);
 }
 
-TEST(crash_power_loss_cases) {
+/* autovac: 0 none; else FULL for files 0 and 2, INCREMENTAL for 1 and 3. */
+static void power_cases(int autovac, int ncases) {
   static TwModel models[4];
   static const uint32_t psz[4] = {512, 1024, 4096, 65536};
   char names[4][32];
   Stats st;
   uint64_t seed = test_seed() ^ 0x504f574552ULL;
-  int ncases = test_long() ? 10000 : 1000;
   struct timespec t0, t1;
   memset(&st, 0, sizeof st);
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (int f = 0; f < 4; f++) {
     Tdb *db;
-    snprintf(names[f], sizeof names[f], "power%u.db", psz[f]);
+    snprintf(names[f], sizeof names[f], "power%s%u.db", autovac ? "av" : "", psz[f]);
     tw_model_reset(&models[f]);
+    remove(tscratch_path(names[f]));
     CHECK_OK(tdb_open(NULL, tscratch_path(names[f]), psz[f], &db));
+    if (autovac) CHECK_OK(btree_set_auto_vacuum(tdb_btree(db), f % 2 ? 2 : 1));
     CHECK_OK(tw_create(db));
     for (uint32_t k = 1; k <= 20; k++) {
       CHECK_OK(tdb_begin(db));
@@ -181,13 +185,26 @@ TEST(crash_power_loss_cases) {
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   printf(
-      "  power loss: %d cases (%d faults fired, %d commits returned OK, %d ended pre, %d post, "
+      "  power loss%s: %d cases (%d faults fired, %d commits returned OK, %d ended pre, %d post, "
       "%d committed-but-lost under synchronous=NORMAL: delete %d, truncate %d, persist %d), "
       "%d crashes during the next open (%d of them with a hot journal), %d sqlite3 checks, %.1f "
       "s\n",
-      st.cases, st.faults_fired, st.committed, st.pre, st.post, st.lost_normal, st.lost_by_mode[0],
+      autovac ? " (auto_vacuum)" : "", st.cases, st.faults_fired, st.committed, st.pre, st.post, st.lost_normal, st.lost_by_mode[0],
       st.lost_by_mode[1], st.lost_by_mode[2], st.recovery_crashes, st.hot_journals,
       st.sqlite_checks, (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
   CHECK(st.cases >= ncases);
   CHECK(st.pre > 0 && st.post > 0);
+  for (int f = 0; f < 4 && autovac; f++) {
+    /* still auto-vacuum files, FULL ones with an empty freelist */
+    uint8_t h[68];
+    FILE *fp = fopen(tscratch_path(names[f]), "rb");
+    CHECK(fp && fread(h, 1, sizeof h, fp) == sizeof h);
+    if (fp) fclose(fp);
+    CHECK(h[55] != 0 || h[54] != 0);
+    if (f % 2 == 0) CHECK(h[36] == 0 && h[37] == 0 && h[38] == 0 && h[39] == 0);
+    CHECK_EQ(h[67], f % 2 ? 1 : 0);
+  }
 }
+
+TEST(crash_power_loss_cases) { power_cases(0, test_long() ? 10000 : 1000); }
+TEST(crash_power_loss_autovac) { power_cases(1, test_long() ? 4000 : 400); }
