@@ -232,6 +232,7 @@ static void savepoints_clear(shale *db) {
 }
 
 static void txn_ended(shale *db) {
+  db->deferred_fk = db->deferred_imm_fk = 0;
   db->autocommit = 1;
   db->api_txn = 0;
   db->defer_foreign_keys = 0;
@@ -244,6 +245,10 @@ static void txn_ended(shale *db) {
  * autocommit mode at once). */
 static int commit_txn(shale *db, char **errmsg) {
   int others = 0;
+  if (db->deferred_fk + db->deferred_imm_fk > 0) { /* as SQLite: the transaction stays open */
+    *errmsg = util_strdup("FOREIGN KEY constraint failed");
+    return SHALE_CONSTRAINT_FOREIGNKEY;
+  }
   for (shale_stmt *s = db->stmts; s; s = s->next) {
     if (!s->active || s->cs.is_txn_ctl) continue;
     if (!s->cs.readonly) {
@@ -335,6 +340,8 @@ static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
       db->sp_txn = 1;
       db->txn_ddl = 0;
     }
+    db->sp[db->nsp].deferred_fk = db->deferred_fk;
+    db->sp[db->nsp].deferred_imm_fk = db->deferred_imm_fk;
     db->sp[db->nsp++].name = z;
     return SHALE_OK;
   }
@@ -364,6 +371,8 @@ static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
   }
   for (int k = i + 1; k < db->nsp; k++) shale_free(db->sp[k].name);
   db->nsp = i + 1;
+  db->deferred_fk = db->sp[i].deferred_fk;
+  db->deferred_imm_fk = db->sp[i].deferred_imm_fk;
   if (db->txn_ddl) db->schema_dirty = 1;
   return SHALE_OK;
 }
@@ -410,6 +419,8 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   db->hooks.parse_schema = hook_parse_schema;
   db->hooks.drop_object = hook_drop_object;
   db->hooks.deferred_fk = &db->deferred_fk;
+  db->hooks.deferred_imm_fk = &db->deferred_imm_fk;
+  db->hooks.defer_fks = &db->defer_foreign_keys;
   api_hooks_init(db);
   *out = db;
   if (!filename) filename = "";
@@ -511,6 +522,7 @@ static void compile_env(shale *db, CompileEnv *env) {
   env->max_trigger_depth = db->limits[SHALE_LIMIT_TRIGGER_DEPTH];
   env->recursive_triggers = db->recursive_triggers;
   env->foreign_keys = db->foreign_keys;
+  env->defer_foreign_keys = db->defer_foreign_keys;
   env->in_txn = !db->autocommit;
   env->reverse_unordered = db->reverse_unordered;
 }
@@ -519,7 +531,7 @@ static void compile_env(shale *db, CompileEnv *env) {
  * compiled under other settings is recompiled (as SQLite expires them). */
 static int api_settings(const shale *db) {
   return (db->foreign_keys | db->recursive_triggers << 1 | db->reverse_unordered << 2 |
-          db->case_sensitive_like << 3) ^
+          db->case_sensitive_like << 3 | db->defer_foreign_keys << 30) ^
          (int)(db->auth_gen << 4);
 }
 

@@ -83,6 +83,7 @@ typedef struct ApiUdf ApiUdf;
 
 typedef struct ApiSavepoint {
   char *name;
+  int64_t deferred_fk, deferred_imm_fk; /* the counters when it began (ROLLBACK TO) */
 } ApiSavepoint;
 
 struct shale {
@@ -126,7 +127,8 @@ struct shale {
   int ncache;
   long cache_hits;
   long schema_loads;
-  int64_t deferred_fk;
+  int64_t deferred_fk;     /* deferred FK violations of the open transaction */
+  int64_t deferred_imm_fk; /* immediate ones counted under PRAGMA defer_foreign_keys */
   /* hooks and handlers (api_hooks.c); NULL callbacks = none */
   int (*commit_cb)(void *);
   void *commit_arg;

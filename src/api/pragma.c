@@ -854,6 +854,7 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
     case PR_DEFER_FOREIGN_KEYS: /* as SQLite: cleared at the end of every transaction */
       if (val) {
         db->defer_foreign_keys = (uint8_t)parse_bool(val);
+        if (!db->defer_foreign_keys) db->deferred_imm_fk = 0; /* as SQLite */
         return SHALE_OK;
       }
       return add_int(out, db->defer_foreign_keys);

@@ -563,6 +563,9 @@ static int program_may_abort(const VmProgram *prog) {
       case OP_Function:
       case OP_Destroy:
         return 1;
+      case OP_FkCounter: /* an immediate FK violation fails the statement at its end */
+        if (op->p1 == 0 && op->p2 > 0) return 1;
+        break;
       case OP_Halt:
       case OP_HaltIfNull:
         if ((op->p1 != SHALE_OK || op->op == OP_HaltIfNull) && op->p2 == VM_OE_ABORT) return 1;
@@ -671,8 +674,13 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
                   !(s->kind == SQL_STMT_BEGIN &&
                     (s->u.begin.mode == TK_IMMEDIATE || s->u.begin.mode == TK_EXCLUSIVE));
   out->stmt_journal = 1;
-  if (s->kind == SQL_STMT_INSERT || s->kind == SQL_STMT_UPDATE || s->kind == SQL_STMT_DELETE)
+  if (s->kind == SQL_STMT_INSERT || s->kind == SQL_STMT_UPDATE || s->kind == SQL_STMT_DELETE) {
     out->stmt_journal = p.multi_write && program_may_abort(out->prog);
+    /* foreign-key action programs (owned by the program, called by
+     * reference) count too */
+    for (int i = 0; i < out->prog->nsub && !out->stmt_journal; i++)
+      if (p.multi_write && program_may_abort(out->prog->subs[i])) out->stmt_journal = 1;
+  }
   if (fill_out(&p, out, s)) {
     parse_nomem(&p);
     goto fail_noabort;

@@ -73,6 +73,8 @@ typedef struct CompileEnv {
   int max_trigger_depth;     /* SQLITE_LIMIT_TRIGGER_DEPTH (0: default) */
   uint8_t recursive_triggers;
   uint8_t foreign_keys;      /* PRAGMA foreign_keys */
+  uint8_t defer_foreign_keys; /* PRAGMA defer_foreign_keys (RESTRICT acts as NO ACTION, no
+                                 immediate FK halts: compile_fk.c) */
   uint8_t in_txn;            /* an explicit transaction is open (BEGIN ran) */
   uint8_t reverse_unordered; /* PRAGMA reverse_unordered_selects */
 } CompileEnv;
@@ -426,6 +428,28 @@ void trigger_code(Parse *, const Table *tab, int op, int timing, const uint8_t *
 /* 1 if tab has any trigger for op/timing. */
 int trigger_exists(Parse *, const Table *tab, int op, int timing);
 
+/* Compile a trigger into a sub-program (compile_trigger.c) for the caller's
+ * own use (foreign-key actions: compile_fk.c): t->sql is parsed; a trigger
+ * without a name gets no Trace ops. NULL after an error recorded in p. */
+VmProgram *trigger_program_of(Parse *, const Trigger *t, const Table *tab, int on_conflict);
+
+/* ---- foreign keys (compile_fk.c), all no-ops unless env->foreign_keys ----
+ * Row registers: rowid then every column (the trigger_code layout); changed
+ * is the UPDATE's per-column set (NULL for INSERT/DELETE), rowid_changed 1
+ * when the UPDATE assigns the rowid. */
+/* 1 if writing tab (INSERT/DELETE: changed NULL) needs FK code. */
+int fk_required(Parse *, const Table *tab, const uint8_t *changed, int rowid_changed);
+/* SQLite's checks for a row removed (old_reg) and/or added (new_reg): child
+ * keys looked up in their parents, children of the row counted. */
+void fk_check(Parse *, const Table *tab, int old_reg, int new_reg, const uint8_t *changed,
+              int rowid_changed);
+/* ON DELETE / ON UPDATE actions for a removed or changed parent row (after
+ * it was written), as trigger sub-programs. */
+void fk_actions(Parse *, const Table *tab, int old_reg, int new_reg, const uint8_t *changed,
+                int rowid_changed);
+/* DROP TABLE: the implicit DELETE FROM with its FK checks and actions. */
+void fk_drop_table(Parse *, const Table *tab);
+
 /* ---- DDL (compile_ddl.c) ---- */
 int ddl_create_table(Parse *, const SqlStmt *);
 int ddl_create_index(Parse *, const SqlStmt *);
@@ -481,6 +505,11 @@ struct Parse {
   int trig_depth;
   /* select part (compile_select.c, resolve.c): per-SELECT resolution data */
   struct SelectState *select_state;
+  /* foreign keys (compile_fk.c): action programs compiled for this
+   * statement (outermost Parse only); DROP TABLE's implicit DELETE runs with
+   * disable_triggers set (no user triggers, missing parents tolerated) */
+  struct FkAct *fk_acts;
+  uint8_t disable_triggers;
 };
 
 /* Ask the authorizer (env->auth) about an action: AUTH_OK (also when there

@@ -74,6 +74,7 @@ static int drop_table(Parse *p, const SqlDrop *d, Table *t) {
   (void)d;
   triggers_on(p, t->name, trig, ntrig);
   parse_need_write(p);
+  fk_drop_table(p, t); /* PRAGMA foreign_keys: the implicit DELETE FROM first */
   int n = 0, nroot = 0;
   for (int i = 0; i < ntrig; i++) objs[n++] = (DdlObj){"trigger", trig[i]->name};
   if (t->autoincrement) {

@@ -180,6 +180,16 @@ static int pick_oe(int stmt_oe, int cons_oe) {
 
 /* The statement's own OR clause, overridden in a trigger body by the outer
  * statement's (dml_int.h invariant 2). */
+/* 1 if a conflict writing tab under the statement's OR clause may be
+ * resolved by REPLACE (deleting rows). */
+static int may_replace(const Table *tab, int stmt_oe) {
+  if (stmt_oe) return stmt_oe == SQL_OE_REPLACE;
+  if (tab->pk_conflict == SQL_OE_REPLACE) return 1;
+  for (const Index *x = tab->indexes; x; x = x->next)
+    if (x->on_conflict == SQL_OE_REPLACE) return 1;
+  return 0;
+}
+
 static int stmt_oe_of(Parse *p, int own) {
   TrigFrame *f = dml_frame(p);
   if (f && f->oe) return f->oe;
@@ -414,6 +424,8 @@ static void delete_current(Writer *w, int count) {
   uint8_t *keep = w->keep;
   w->keep = NULL; /* a victim loses every index entry */
   read_row(w, w->vrow);
+  int fk = fk_required(p, w->tab, NULL, 0); /* a victim is deleted as by DELETE (FK) */
+  if (fk) fk_check(p, w->tab, w->vrow, 0, NULL, 0);
   if (w->tab->without_rowid) {
     /* the PK entry is the row: reposition on it by its full key, delete */
     delete_keys(w, w->vrow, w->vrow + 1, 0);
@@ -429,6 +441,7 @@ static void delete_current(Writer *w, int count) {
     int a = emit(p, OP_Delete, w->tabcur, 0, 0);
     if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
     emit_resolve(p, skip);
+    if (fk) fk_actions(p, w->tab, w->vrow, 0, NULL, 0);
   } else {
     delete_keys(w, w->vrow, w->vrow + 1, 0);
     int skip = emit_label(p);
@@ -436,6 +449,7 @@ static void delete_current(Writer *w, int count) {
     int a = vm_builder_add_text(&p->b, OP_Delete, w->tabcur, 0, 0, w->tab->name, -1);
     if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
     emit_resolve(p, skip);
+    if (fk) fk_actions(p, w->tab, w->vrow, 0, NULL, 0);
   }
   w->keep = keep;
 }
@@ -1168,6 +1182,8 @@ static void upsert_update(Parse *p, InsertCtx *ic, int c, int newrow, int ignore
                         trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE));
   build_new_keys(w, nrow, cols);
   check_unique(w, nrow, cols, old, key_change, ignore);
+  int fk = fk_required(p, tab, u->changed, key_change);
+  if (fk) fk_check(p, tab, old, 0, u->changed, key_change);
   delete_keys(w, old, old + 1, 1);
   if (key_change) {
     int same = emit_label(p);
@@ -1176,7 +1192,9 @@ static void upsert_update(Parse *p, InsertCtx *ic, int c, int newrow, int ignore
     emit(p, OP_Delete, w->tabcur, 0, 0);
     emit_resolve(p, same);
   }
+  if (fk) fk_check(p, tab, 0, nrow, u->changed, key_change);
   write_row(w, nrow, cols, 0);
+  if (fk) fk_actions(p, tab, old, nrow, u->changed, key_change);
   *w = saved;
   returning_row(p, &ic->ret, nrow, cols);
   if (trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER))
@@ -1238,6 +1256,7 @@ static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
   check_row(&ic->w, newrow, cols, ignore);
   build_new_keys(&ic->w, newrow, cols);
   check_unique(&ic->w, newrow, cols, 0, ic->ipk >= 0, ignore);
+  fk_check(p, tab, 0, newrow, NULL, 0);
   write_row(&ic->w, newrow, cols, 1);
   autoinc_note(p, ic, newrow);
   returning_row(p, &ic->ret, newrow, cols);
@@ -1430,6 +1449,8 @@ int dml_insert(Parse *p, const SqlStmt *s) {
   if ((sel && (!direct || sel->cols->n > 1)) || ic.is_view || trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE) ||
       trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_AFTER))
     p->multi_write = 1;
+  /* as SQLite: a REPLACE deleting rows with foreign keys writes several */
+  if (!ic.is_view && fk_required(p, tab, NULL, 0) && may_replace(tab, stmt_oe)) p->multi_write = 1;
   if (direct) {
     nvals = sel->cols->a[0].expr->list ? sel->cols->a[0].expr->list->n : 0;
   } else if (sel) {
@@ -1882,7 +1903,8 @@ int dml_update(Parse *p, const SqlStmt *s) {
     if (set[j] && tab->cols[j].pk) key_change = 1;
   int trig = trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE) ||
              trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER);
-  if (trig || u->from || u->limit) p->multi_write = 1;
+  int fk = fk_required(p, tab, changed, rowid_expr != NULL);
+  if (trig || fk || u->from || u->limit) p->multi_write = 1;
   RowList rl;
   int nset = 0;
   for (int j = 0; j < ncol; j++) nset += set[j] != NULL;
@@ -1905,7 +1927,7 @@ int dml_update(Parse *p, const SqlStmt *s) {
     collect_rows_limited(p, u->table, u->where, u->order_by, u->limit, u->offset, tab, u->with,
                          &rl);
   } else {
-    collect_rows(p, src, where, tab, !replace && !key_change && !trig && !p->nested, &rl);
+    collect_rows(p, src, where, tab, !replace && !key_change && !trig && !fk && !p->nested, &rl);
   }
   if (parse_failed(p)) return 1;
   Writer w;
@@ -1963,6 +1985,7 @@ int dml_update(Parse *p, const SqlStmt *s) {
                         trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE));
   build_new_keys(&w, newrow, cols);
   check_unique(&w, newrow, cols, old, rowid_expr != NULL, next);
+  if (fk) fk_check(p, tab, old, 0, changed, rowid_expr != NULL);
   delete_keys(&w, old, old + 1, 1);
   if (rowid_expr && !tab->without_rowid) {
     int same = emit_label(p);
@@ -1971,7 +1994,9 @@ int dml_update(Parse *p, const SqlStmt *s) {
     emit(p, OP_Delete, w.tabcur, 0, 0);
     emit_resolve(p, same);
   }
+  if (fk) fk_check(p, tab, 0, newrow, changed, rowid_expr != NULL);
   write_row(&w, newrow, cols, 0);
+  if (fk) fk_actions(p, tab, old, newrow, changed, rowid_expr != NULL);
   returning_row(p, &ret, newrow, cols);
   if (trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER))
     trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER, changed, old, newrow, stmt_oe, next);
@@ -1999,9 +2024,10 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   if (!tab || parse_failed(p)) return 1;
   int before = trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE);
   int after = trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_AFTER);
-  if (before || after || d->limit) p->multi_write = 1;
+  int fk = fk_required(p, tab, NULL, 0);
+  if (before || after || fk || d->limit) p->multi_write = 1;
   parse_need_write(p);
-  if (!d->where && !before && !after && !d->returning && !d->limit) {
+  if (!d->where && !before && !after && !fk && !d->returning && !d->limit) {
     for (Index *x = tab->indexes; x; x = x->next)
       if (x != tab->pk_index) emit(p, OP_Clear, (int)x->root, 0, 0);
     emit(p, OP_Clear, (int)tab->root, 0, 1);
@@ -2020,7 +2046,7 @@ int dml_delete(Parse *p, const SqlStmt *s) {
     collect_rows_limited(p, d->table, d->where, d->order_by, d->limit, d->offset, tab, d->with,
                          &rl);
   else
-    collect_rows(p, src, where, tab, !before && !after && !p->nested, &rl);
+    collect_rows(p, src, where, tab, !before && !after && !fk && !p->nested, &rl);
   if (parse_failed(p)) return 1;
   Writer w;
   if (writer_open(p, &w, tab, 0)) return 1;
@@ -2034,6 +2060,7 @@ int dml_delete(Parse *p, const SqlStmt *s) {
     trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE, NULL, old, 0, 0, next);
     reseek_row(p, &w, old, next);
   }
+  if (fk) fk_check(p, tab, old, 0, NULL, 0);
   returning_row(p, &ret, old, old + 1);
   delete_keys(&w, old, old + 1, 0);
   if (tab->without_rowid) {
@@ -2043,6 +2070,7 @@ int dml_delete(Parse *p, const SqlStmt *s) {
     int a = vm_builder_add_text(&p->b, OP_Delete, w.tabcur, 0, 0, tab->name, -1);
     vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
   }
+  if (fk) fk_actions(p, tab, old, 0, NULL, 0);
   if (after) trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_AFTER, NULL, old, 0, 0, next);
   rows_loop_end(p, &rl, top, next);
   emit_resolve(p, done);

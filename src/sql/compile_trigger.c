@@ -58,7 +58,7 @@ static TrigFrame *root_frame(Parse *p) {
 }
 
 int trigger_exists(Parse *p, const Table *tab, int op, int timing) {
-  if (!p->schema) return 0;
+  if (!p->schema || p->disable_triggers) return 0;
   int pos = 0;
   Trigger *t;
   while ((t = schema_map_next(&p->schema->triggers, &pos)) != NULL)
@@ -119,7 +119,7 @@ static VmProgram *trigger_program(Parse *p, const Trigger *t, const Table *tab, 
   np->once_label = emit_label(np);
   np->init_addr = emit(np, OP_Init, 0, np->once_label, 0);
   int body = emit_addr(np);
-  { /* what sqlite3_trace_v2 reports for a trigger run (as SQLite) */
+  if (t->name) { /* what sqlite3_trace_v2 reports for a trigger run (as SQLite) */
     char *z = util_mprintf("-- TRIGGER %s", t->name);
     if (!z) parse_nomem(np);
     vm_builder_add_text(&np->b, OP_Trace, 0, 0, 0, z ? z : "", -1);
@@ -135,7 +135,7 @@ static VmProgram *trigger_program(Parse *p, const Trigger *t, const Table *tab, 
   }
   for (int i = 0; i < ct->nstmts && !parse_failed(np); i++) {
     SqlStmt *st = ct->stmts[i];
-    if (st->span.len > 0) {
+    if (st->span.len > 0 && t->name) {
       char *z = util_mprintf("-- %.*s", st->span.len, t->sql + st->span.start);
       if (!z) parse_nomem(np);
       vm_builder_add_text(&np->b, OP_Trace, 0, 0, 0, z ? z : "", -1);
@@ -182,6 +182,10 @@ static VmProgram *trigger_program(Parse *p, const Trigger *t, const Table *tab, 
   return sub;
 }
 
+VmProgram *trigger_program_of(Parse *p, const Trigger *t, const Table *tab, int on_conflict) {
+  return trigger_program(p, t, tab, on_conflict);
+}
+
 static void halt_too_deep(Parse *p) {
   vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0,
                       "too many levels of trigger recursion", -1);
@@ -189,7 +193,7 @@ static void halt_too_deep(Parse *p) {
 
 void trigger_code(Parse *p, const Table *tab, int op, int timing, const uint8_t *changed,
                   int old_reg, int new_reg, int on_conflict, int on_ignore) {
-  if (!p->schema || parse_failed(p)) return;
+  if (!p->schema || parse_failed(p) || p->disable_triggers) return;
   Trigger *list[64];
   int n = 0, pos = 0;
   Trigger *t;

@@ -168,6 +168,29 @@ int vm_builder_add_program(VmBuilder *b, int op, int p1, int p2, int p3, VmProgr
   return a;
 }
 
+int vm_builder_adopt(VmBuilder *b, VmProgram *sub) {
+  if (b->rc) {
+    vm_program_free(sub);
+    return b->rc;
+  }
+  VmProgram **n = shale_realloc(b->prog->subs, (size_t)(b->prog->nsub + 1) * sizeof *n);
+  if (!n) {
+    vm_program_free(sub);
+    return b->rc = SHALE_NOMEM;
+  }
+  b->prog->subs = n;
+  n[b->prog->nsub++] = sub;
+  return SHALE_OK;
+}
+
+int vm_builder_add_program_ref(VmBuilder *b, int op, int p1, int p2, int p3, VmProgram **cell) {
+  int a = vm_builder_add(b, op, p1, p2, p3);
+  if (a < 0) return a;
+  b->prog->ops[a].p4type = P4_SUBREF;
+  b->prog->ops[a].p4.ref = cell;
+  return a;
+}
+
 int vm_builder_add_roots(VmBuilder *b, int op, int p1, int p2, int p3, const BtreeCheckRoot *roots,
                          int n) {
   int a = vm_builder_add(b, op, p1, p2, p3);
@@ -336,7 +359,11 @@ int vm_reset(Vm *v) {
     if (btree_txn_state(v->bt) != PAGER_TXN_NONE) btree_rollback(v->bt);
     if (wr && v->hooks && v->hooks->rollback) v->hooks->rollback(v->hooks->ctx);
     v->own_txn = 0;
+    if (v->hooks && v->hooks->deferred_fk) *v->hooks->deferred_fk = 0;
+    if (v->hooks && v->hooks->deferred_imm_fk) *v->hooks->deferred_imm_fk = 0;
   } else if (v->stmt_sp >= 0) { /* abandoned mid-statement: undo it */
+    if (v->hooks && v->hooks->deferred_fk) *v->hooks->deferred_fk = v->stmt_def_fk;
+    if (v->hooks && v->hooks->deferred_imm_fk) *v->hooks->deferred_imm_fk = v->stmt_def_imm_fk;
     if (btree_txn_state(v->bt) == PAGER_TXN_WRITE) {
       btree_savepoint_rollback(v->bt, v->stmt_sp);
       btree_savepoint_release(v->bt, v->stmt_sp);
@@ -539,6 +566,7 @@ void vm_explain_p4(const VmOp *o, char *buf, int nbuf) {
   case P4_FUNC: snprintf(buf, (size_t)nbuf, "%s(%d)", o->p4.func->name, o->p4.func->nargs); break;
   case P4_COLL: snprintf(buf, (size_t)nbuf, "%s", o->p4.coll ? o->p4.coll->name : "BINARY"); break;
   case P4_WINDOW: snprintf(buf, (size_t)nbuf, "win(%d)", o->p4.win->nfunc); break;
+  case P4_SUBREF: snprintf(buf, (size_t)nbuf, "program"); break;
   case P4_ROOTS: {
     int w = snprintf(buf, (size_t)nbuf, "roots(");
     for (int i = 0; i < o->p4.roots->n && w > 0 && w < nbuf; i++)

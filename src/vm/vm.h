@@ -83,7 +83,9 @@ enum VmP4Type {
   P4_COLL,    /* coll: borrowed */
   P4_ROOTS,   /* roots: arena copy (IntegrityCk); comparators' ctx borrowed */
   P4_PROGRAM, /* sub: a trigger sub-program owned by the program (Program) */
-  P4_WINDOW   /* win: a VmWinSpec in the program's arena (WinOpen) */
+  P4_WINDOW,  /* win: a VmWinSpec in the program's arena (WinOpen) */
+  P4_SUBREF   /* ref: cell holding a sub-program owned by the outermost program
+                 (Program; foreign-key actions, which may call themselves) */
 };
 
 /* ---- window functions (WinOpen, WinPush, WinEnd, WinRow: vm_window.c) ---- */
@@ -151,6 +153,7 @@ typedef union VmP4 {
   const VmRoots *roots;
   const struct VmProgram *sub;
   const struct VmWinSpec *win;
+  struct VmProgram *const *ref;
   const void *p;
 } VmP4;
 
@@ -211,6 +214,13 @@ int vm_builder_add_i4(VmBuilder *, int op, int p1, int p2, int p3, int32_t i);
  * to the Program op's p2. An error in the sub-program fails the caller with
  * the same code, message and conflict resolution. */
 int vm_builder_add_program(VmBuilder *, int op, int p1, int p2, int p3, VmProgram *sub);
+/* p4 = P4_SUBREF: the sub-program is read from *cell when the op runs (the
+ * cell may be filled after the op is added; it must outlive the program,
+ * e.g. live in the outermost program's arena). */
+int vm_builder_add_program_ref(VmBuilder *, int op, int p1, int p2, int p3, VmProgram **cell);
+/* The program being built takes ownership of sub (freed with it) without an
+ * op naming it (sub is freed at once on failure). SHALE_OK or SHALE_NOMEM. */
+int vm_builder_adopt(VmBuilder *, VmProgram *sub);
 /* p4 = copy of roots[0..n) (IntegrityCk). */
 int vm_builder_add_roots(VmBuilder *, int op, int p1, int p2, int p3, const BtreeCheckRoot *roots,
                          int n);
@@ -272,6 +282,15 @@ typedef struct VmConnHooks {
   int (*parse_schema)(void *ctx, int db, const char *where, char **errmsg); /* ParseSchema */
   int (*drop_object)(void *ctx, int kind, const char *name, char **errmsg); /* DropObject */
   int64_t *deferred_fk; /* FkCounter p1 = 1 counts here (NULL: into the statement counter) */
+  /* PRAGMA defer_foreign_keys: when *defer_fks is nonzero, FkCounter p1 = 0
+   * counts into *deferred_imm_fk instead of the statement counter (SQLite's
+   * nDeferredImmCons). A top-level Vm that halts successfully fails with
+   * SHALE_CONSTRAINT_FOREIGNKEY when its statement counter is > 0, and, when
+   * it ends the transaction itself (VM_AUTOCOMMIT), when *deferred_fk +
+   * *deferred_imm_fk > 0. A statement undone by its statement journal puts
+   * both counters back to their values at its start. */
+  int64_t *deferred_imm_fk;
+  const uint8_t *defer_fks;
   /* Optional observers (NULL: none; the API sets them from sqlite3_*_hook):
    * commit: before a Vm commits a write transaction it began; nonzero
    *   vetoes it (rolled back, SHALE_CONSTRAINT_COMMITHOOK "constraint failed");

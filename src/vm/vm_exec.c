@@ -568,9 +568,42 @@ static int seek_int_key(const ShValue *x, int *op, int64_t *key) {
 
 /* End of the program (rc == OK) or an error: close cursors, end a
  * transaction this Vm began. Returns SHALE_DONE or the error. */
+/* The deferred foreign-key counters (NULL when the hooks have none). */
+static int64_t fk_deferred_total(const Vm *v) {
+  const VmConnHooks *h = v->hooks;
+  int64_t n = 0;
+  if (h && h->deferred_fk) n += *h->deferred_fk;
+  if (h && h->deferred_imm_fk) n += *h->deferred_imm_fk;
+  return n;
+}
+
+static void fk_deferred_set(const Vm *v, int64_t d, int64_t imm) {
+  const VmConnHooks *h = v->hooks;
+  if (h && h->deferred_fk) *h->deferred_fk = d;
+  if (h && h->deferred_imm_fk) *h->deferred_imm_fk = imm;
+}
+
+/* SQLite's end-of-statement foreign-key checks: immediate violations
+ * counted by the statement, then (when this Vm ends the transaction) the
+ * deferred ones. Only for a top-level Vm that is succeeding (or failing
+ * under OR FAIL, whose changes would stay). */
+static int fk_halt_check(Vm *v, int rc) {
+  if (v->parent) return rc;
+  int fail_keep = rc != SHALE_OK && v->oe == VM_OE_FAIL && (rc & 0xff) == SHALE_CONSTRAINT;
+  if (rc != SHALE_OK && !fail_keep) return rc;
+  if (v->nfk > 0 || (v->own_txn && fk_deferred_total(v) > 0)) {
+    set_err(v, SHALE_CONSTRAINT_FOREIGNKEY, "FOREIGN KEY constraint failed");
+    v->oe = VM_OE_ABORT;
+    return SHALE_CONSTRAINT_FOREIGNKEY;
+  }
+  return rc;
+}
+
 static int halt(Vm *v, int rc) {
   vm_close_all(v);
+  rc = fk_halt_check(v, rc);
   if (v->own_txn) {
+    fk_deferred_set(v, 0, 0); /* the transaction ends here, either way */
     v->own_txn = 0;
     v->stmt_sp = -1;
     /* OR FAIL / RAISE(FAIL): the statement fails but what it changed before
@@ -607,7 +640,10 @@ static int halt(Vm *v, int rc) {
     v->stmt_sp = -1;
   } else if (v->stmt_sp >= 0) {
     int r2 = SHALE_OK;
-    if (rc != SHALE_OK && v->oe != VM_OE_FAIL) r2 = btree_savepoint_rollback(v->bt, v->stmt_sp);
+    if (rc != SHALE_OK && v->oe != VM_OE_FAIL) {
+      r2 = btree_savepoint_rollback(v->bt, v->stmt_sp);
+      fk_deferred_set(v, v->stmt_def_fk, v->stmt_def_imm_fk);
+    }
     int r3 = btree_savepoint_release(v->bt, v->stmt_sp);
     if (rc == SHALE_OK) rc = r2 ? r2 : r3;
     v->stmt_sp = -1;
@@ -1276,6 +1312,8 @@ dispatch:
       int n = pager_savepoint_count(btree_pager(v->bt));
       CHK(btree_savepoint_open(v->bt, n + 1));
       v->stmt_sp = n;
+      v->stmt_def_fk = v->hooks && v->hooks->deferred_fk ? *v->hooks->deferred_fk : 0;
+      v->stmt_def_imm_fk = v->hooks && v->hooks->deferred_imm_fk ? *v->hooks->deferred_imm_fk : 0;
     }
     if (op->p5 & VM_TXN_CHECK_COOKIE) {
       uint32_t cookie;
@@ -1814,8 +1852,13 @@ dispatch:
   }
 
   CASE(Program) {
-    const VmProgram *sub = op->p4.sub;
+    const VmProgram *sub = op->p4type == P4_SUBREF ? *op->p4.ref : op->p4.sub;
     Vm *child = NULL, *tmp = NULL;
+    if (!sub) FAIL(SHALE_INTERNAL);
+    if (op->p3 > 0 && v->depth >= op->p3) { /* p3: SQLITE_LIMIT_TRIGGER_DEPTH */
+      set_err(v, SHALE_ERROR, "too many levels of trigger recursion");
+      FAIL(SHALE_ERROR);
+    }
     if (!v->subvm) {
       v->subvm = shale_malloc((size_t)v->prog->nop * sizeof *v->subvm);
       if (!v->subvm) FAIL(SHALE_NOMEM);
@@ -1832,6 +1875,7 @@ dispatch:
       }
     }
     child->parent = v;
+    child->depth = v->depth + 1;
     child->param_base = op->p1;
     child->conn = v->conn;
     child->cb = v->cb;
@@ -1909,14 +1953,25 @@ dispatch:
     NEXT();
   }
   CASE(FkCounter) {
-    if (op->p1 && v->hooks && v->hooks->deferred_fk)
-      *v->hooks->deferred_fk += op->p2;
+    const VmConnHooks *h = v->hooks;
+    if (!op->p1 && h && h->defer_fks && *h->defer_fks && h->deferred_imm_fk)
+      *h->deferred_imm_fk += op->p2;
+    else if (op->p1 && h && h->deferred_fk)
+      *h->deferred_fk += op->p2;
     else
       v->nfk += op->p2;
     NEXT();
   }
   CASE(FkIfZero) {
-    int64_t n = op->p1 && v->hooks && v->hooks->deferred_fk ? *v->hooks->deferred_fk : v->nfk;
+    const VmConnHooks *h = v->hooks;
+    int64_t imm = h && h->deferred_imm_fk ? *h->deferred_imm_fk : 0;
+    int64_t n;
+    if (op->p1)
+      n = (h && h->deferred_fk ? *h->deferred_fk : 0) + imm;
+    else { /* the statement counter: the whole chain of sub-programs' */
+      n = imm;
+      for (Vm *x = v; x; x = x->parent) n += x->nfk;
+    }
     if (n == 0) JUMP(op->p2);
     NEXT();
   }

@@ -138,6 +138,9 @@ struct Vm {
                * open, emptied, across executions; closed by vm_free) */
   const VmConnHooks *hooks;
   int64_t nfk; /* statement FK violation counter */
+  int64_t stmt_def_fk, stmt_def_imm_fk; /* deferred FK counters when the statement
+                                           savepoint opened (restored if it rolls back) */
+  int depth;   /* sub-program nesting (0: a top-level Vm) */
   VmRowSet *rowset; /* nreg + 1, lazily allocated */
   /* sub-programs (triggers) */
   Vm *parent;       /* the caller, while this Vm runs as a sub-program */
