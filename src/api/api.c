@@ -504,7 +504,7 @@ int shale_close_v2(shale *db) {
 
 /* ---------------------------------------------------------------- prepare */
 
-static void compile_env(shale *db, CompileEnv *env) {
+void api_compile_env(shale *db, CompileEnv *env) {
   memset(env, 0, sizeof *env);
   env->bt = db->bt;
   env->schema = db->schema ? db->schema->s : NULL;
@@ -574,7 +574,7 @@ static int compile_checked(shale *db, CompileEnv *env, const char *sql, int n, C
                            const char **end, char **msg) {
   int rc;
   for (int attempt = 0;; attempt++) {
-    compile_env(db, env);
+    api_compile_env(db, env);
     rc = sql_compile(env, sql, n, cs, end, msg);
     if (rc != SHALE_ERROR || attempt > 0 || db->txn_ddl) break;
     long loads = db->schema_loads;

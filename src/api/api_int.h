@@ -205,6 +205,8 @@ struct shale_stmt {
 void api_pragma_columns(const PragmaReq *req, int *ncol, const char *const **names);
 /* Run a PRAGMA, filling out (columns already set by api_pragma_columns). */
 int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out);
+/* The environment statements of db are compiled against (api.c). */
+void api_compile_env(shale *db, CompileEnv *env);
 
 /* api.c helpers used by pragma.c */
 void api_error(shale *db, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -44,6 +44,7 @@ enum {
   PR_TABLE_LIST,
   PR_REVERSE_UNORDERED,
   PR_FOREIGN_KEY_LIST,
+  PR_FOREIGN_KEY_CHECK,
   PR_ENCODING,
   PR_WAL_CHECKPOINT,
   PR_WAL_AUTOCHECKPOINT,
@@ -65,6 +66,7 @@ static const char *const n_database_list[] = {"seq", "name", "file"};
 static const char *const n_table_list[] = {"schema", "name", "type", "ncol", "wr", "strict"};
 static const char *const n_fk_list[] = {"id",    "seq",       "table",     "from",
                                         "to",    "on_update", "on_delete", "match"};
+static const char *const n_fk_check[] = {"table", "rowid", "parent", "fkid"};
 static const char *const n_timeout[] = {"timeout"};
 static const char *const n_collation_list[] = {"seq", "name"};
 static const char *const n_function_list[] = {"name", "builtin", "type", "enc", "narg", "flags"};
@@ -95,6 +97,7 @@ static const PragmaDef defs[] = {
     {"database_list", PR_DATABASE_LIST, 3, n_database_list, 0, 0},
     {"defer_foreign_keys", PR_DEFER_FOREIGN_KEYS, 1, NULL, 0, 0},
     {"encoding", PR_ENCODING, 1, NULL, 0, 0},
+    {"foreign_key_check", PR_FOREIGN_KEY_CHECK, 4, n_fk_check, 1, 0},
     {"foreign_key_list", PR_FOREIGN_KEY_LIST, 8, n_fk_list, 0, 1},
     {"foreign_keys", PR_FOREIGN_KEYS, 1, NULL, 0, 0},
     {"freelist_count", PR_FREELIST_COUNT, 1, NULL, 1, 0},
@@ -758,6 +761,196 @@ static int fk_list(shale *db, const char *name, ApiRows *out) {
   return SHALE_OK;
 }
 
+/* ---- PRAGMA foreign_key_check ---- */
+
+typedef struct FkSql {
+  char *z;
+  size_t n, cap;
+  int oom;
+} FkSql;
+
+static void fks_add(FkSql *b, const char *s) {
+  size_t len = strlen(s);
+  if (b->oom) return;
+  if (b->n + len + 1 > b->cap) {
+    size_t cap = (b->cap ? b->cap * 2 : 256) + len;
+    char *z = shale_realloc(b->z, cap);
+    if (!z) {
+      b->oom = 1;
+      return;
+    }
+    b->z = z;
+    b->cap = cap;
+  }
+  memcpy(b->z + b->n, s, len + 1);
+  b->n += len;
+}
+
+static void fks_id(FkSql *b, const char *s) {
+  char one[2] = {0, 0};
+  fks_add(b, "\"");
+  for (; *s; s++) {
+    one[0] = *s;
+    fks_add(b, *s == '"' ? "\"\"" : one);
+  }
+  fks_add(b, "\"");
+}
+
+/* One query over t: its rowid (NULL without one), then per foreign key (in
+ * SQLite's id order) 1 when the row's key is complete and has no parent. */
+static char *fk_check_sql(const Schema *s, const Table *t) {
+  FkSql b = {0};
+  fks_add(&b, t->without_rowid ? "SELECT NULL" : "SELECT \"fk_c\".rowid");
+  for (int k = t->nfk - 1; k >= 0; k--) {
+    const ForeignKey *fk = &t->fks[k];
+    const Table *par = schema_find_table(s, fk->parent);
+    const Index *idx = NULL;
+    int aicol[64];
+    if (fk->ncol > 64) {
+      fks_add(&b, ", 0");
+      continue;
+    }
+    if (!par || fk_parent_key(par, fk, &idx, aicol)) {
+      for (int i = 0; i < fk->ncol; i++) aicol[i] = fk->cols[i];
+      par = NULL;
+    }
+    fks_add(&b, ", (1");
+    for (int i = 0; i < fk->ncol; i++) {
+      fks_add(&b, " AND \"fk_c\".");
+      fks_id(&b, t->cols[aicol[i]].name);
+      fks_add(&b, " IS NOT NULL");
+    }
+    if (par) {
+      fks_add(&b, " AND NOT EXISTS (SELECT 1 FROM ");
+      fks_id(&b, par->name);
+      fks_add(&b, " AS \"fk_p\" WHERE 1");
+      for (int i = 0; i < fk->ncol; i++) {
+        fks_add(&b, " AND \"fk_p\".");
+        if (idx)
+          fks_id(&b, par->cols[idx->cols[i].col].name);
+        else
+          fks_add(&b, "rowid");
+        fks_add(&b, " = \"fk_c\".");
+        fks_id(&b, t->cols[aicol[i]].name);
+      }
+      fks_add(&b, ")");
+    }
+    fks_add(&b, ")");
+  }
+  fks_add(&b, " FROM ");
+  fks_id(&b, t->name);
+  fks_add(&b, " AS \"fk_c\"");
+  if (b.oom) {
+    shale_free(b.z);
+    return NULL;
+  }
+  return b.z;
+}
+
+static int fk_check_table(shale *db, const Table *t, ApiRows *out) {
+  char *sql = fk_check_sql(db->schema->s, t);
+  if (!sql) return SHALE_NOMEM;
+  CompileEnv env;
+  api_compile_env(db, &env);
+  env.auth = NULL;
+  env.foreign_keys = 0;
+  CompiledStmt cs;
+  char *err = NULL;
+  int rc = sql_compile(&env, sql, -1, &cs, NULL, &err);
+  shale_free(sql);
+  if (rc) {
+    api_error(db, rc, "%s", err ? err : shale_errstr(rc));
+    shale_free(err);
+    return rc;
+  }
+  Vm *v = NULL;
+  rc = cs.prog ? vm_new(cs.prog, db->bt, 0, &v) : SHALE_INTERNAL;
+  if (rc == SHALE_OK) {
+    vm_set_conn(v, db, &db->conn_cb);
+    while ((rc = vm_step(v)) == SHALE_ROW) {
+      for (int id = 0; id < t->nfk && rc == SHALE_ROW; id++) {
+        const ShValue *x = vm_column(v, 1 + id);
+        if (x->type != SHALE_INTEGER || x->i == 0) continue;
+        ShValue row[4];
+        set_text(&row[0], t->name);
+        row[1] = *vm_column(v, 0);
+        set_text(&row[2], t->fks[t->nfk - 1 - id].parent);
+        value_set_int(&row[3], id);
+        if (api_rows_add(out, row) != SHALE_OK) rc = SHALE_NOMEM;
+      }
+    }
+    if (rc == SHALE_DONE) {
+      rc = SHALE_OK;
+    } else {
+      const char *m = vm_errmsg(v);
+      api_error(db, rc, "%s", m ? m : shale_errstr(rc));
+    }
+  }
+  vm_free(v);
+  compiled_stmt_free(&cs);
+  return rc;
+}
+
+static int tab_root_desc(const void *a, const void *b) {
+  const Table *x = *(Table *const *)a, *y = *(Table *const *)b;
+  return x->root > y->root ? -1 : x->root < y->root ? 1 : 0;
+}
+
+/* SQLite's order: one table, or every table with foreign keys, most
+ * recently created first (approximated by the root page); per table, rows
+ * in scan order, foreign keys in id order. A parent key that is not
+ * PRIMARY KEY/UNIQUE fails the whole pragma. */
+static int fk_check_pragma(shale *db, const char *name, ApiRows *out) {
+  Schema *s = db->schema->s;
+  Table **list = NULL;
+  int n = 0;
+  if (name) {
+    Table *t = schema_find_table(s, name);
+    if (!t) {
+      api_error(db, SHALE_ERROR, "no such table: %s", name);
+      return SHALE_ERROR;
+    }
+    list = shale_malloc(sizeof *list);
+    if (!list) return SHALE_NOMEM;
+    list[n++] = t;
+  } else {
+    int pos = 0, cap = 0;
+    Table *t;
+    while ((t = schema_map_next(&s->tables, &pos)) != NULL) cap++;
+    list = shale_malloc(sizeof *list * (size_t)(cap + 1));
+    if (!list) return SHALE_NOMEM;
+    pos = 0;
+    while ((t = schema_map_next(&s->tables, &pos)) != NULL)
+      if (t->nfk > 0) list[n++] = t;
+    qsort(list, (size_t)n, sizeof *list, tab_root_desc);
+  }
+  int rc = SHALE_OK;
+  for (int i = 0; i < n && rc == SHALE_OK; i++) {
+    const Table *t = list[i];
+    for (int k = t->nfk - 1; k >= 0; k--) {
+      const ForeignKey *fk = &t->fks[k];
+      const Table *par = schema_find_table(s, fk->parent);
+      const Index *idx;
+      int aicol[64];
+      if (par && (fk->ncol > 64 || fk_parent_key(par, fk, &idx, aicol))) {
+        api_error(db, SHALE_ERROR, "foreign key mismatch - \"%s\" referencing \"%s\"", t->name,
+                  fk->parent);
+        rc = SHALE_ERROR;
+        break;
+      }
+    }
+  }
+  if (rc == SHALE_OK) {
+    int began;
+    rc = api_txn_begin(db, BTREE_TXN_READ, &began);
+    for (int i = 0; i < n && rc == SHALE_OK; i++)
+      if (list[i]->nfk > 0) rc = fk_check_table(db, list[i], out);
+    rc = api_txn_end(db, began, rc);
+  }
+  shale_free(list);
+  return rc;
+}
+
 int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
   const PragmaDef *d = find_def(req->name);
   if (!d || req->ignored) return SHALE_OK; /* invariant 3; the authorizer's IGNORE */
@@ -778,8 +971,10 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
     case PR_INDEX_XINFO:
     case PR_TABLE_LIST:
     case PR_FOREIGN_KEY_LIST:
+    case PR_FOREIGN_KEY_CHECK:
       rc = api_schema_current(db);
       if (rc) return rc;
+      if (d->id == PR_FOREIGN_KEY_CHECK) return fk_check_pragma(db, val, out);
       if (d->id == PR_TABLE_INFO) return table_info(db, val, 0, out);
       if (d->id == PR_TABLE_XINFO) return table_info(db, val, 1, out);
       if (d->id == PR_INDEX_LIST) return index_list(db, val, out);

@@ -449,6 +449,11 @@ void fk_actions(Parse *, const Table *tab, int old_reg, int new_reg, const uint8
                 int rowid_changed);
 /* DROP TABLE: the implicit DELETE FROM with its FK checks and actions. */
 void fk_drop_table(Parse *, const Table *tab);
+/* The parent key fk refers to in par (SQLite's sqlite3FkLocateIndex): *idx =
+ * NULL for the rowid, else the UNIQUE index; aicol[i] (fk->ncol entries) =
+ * the child column matched with the key's column i. 1 if there is none
+ * ("foreign key mismatch"). */
+int fk_parent_key(const Table *par, const ForeignKey *fk, const Index **idx, int *aicol);
 
 /* ---- DDL (compile_ddl.c) ---- */
 int ddl_create_table(Parse *, const SqlStmt *);

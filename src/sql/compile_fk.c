@@ -43,6 +43,7 @@
 #include "dml_int.h"
 
 #define FK_MAX_DEPTH 1000 /* SQLITE_MAX_TRIGGER_DEPTH */
+#define FK_MAX_COLS 64
 
 struct FkAct {
   const ForeignKey *fk;
@@ -125,13 +126,12 @@ static int has_refs(Parse *p, const Table *tab) {
   return 0;
 }
 
-/* SQLite's parent key: the rowid (*idx = NULL) for a one-column key naming
+/* SQLite's parent key (compile.h): the rowid (*idx = NULL) for a one-column key naming
  * the INTEGER PRIMARY KEY (or none), else a UNIQUE non-partial index on
  * exactly the named columns with the columns' declared collations (the
  * PRIMARY KEY when none are named). aicol[i] = child column matched with
  * the index's column i. 1 = none: "foreign key mismatch" recorded if report. */
-static int fk_locate(Parse *p, const Table *par, const Table *child, const ForeignKey *fk,
-                     const Index **idx, int *aicol, int report) {
+int fk_parent_key(const Table *par, const ForeignKey *fk, const Index **idx, int *aicol) {
   int n = fk->ncol;
   const char *key0 = fk->parent_cols ? fk->parent_cols[0] : NULL;
   *idx = NULL;
@@ -167,6 +167,13 @@ static int fk_locate(Parse *p, const Table *par, const Table *child, const Forei
       return 0;
     }
   }
+  return 1;
+}
+
+static int fk_locate(Parse *p, const Table *par, const Table *child, const ForeignKey *fk,
+                     const Index **idx, int *aicol, int report) {
+  if (fk->ncol > FK_MAX_COLS) return 1;
+  if (fk_parent_key(par, fk, idx, aicol) == 0) return 0;
   if (report)
     parse_error(p, "foreign key mismatch - \"%s\" referencing \"%s\"", child->name, fk->parent);
   return 1;
@@ -390,10 +397,10 @@ void fk_check(Parse *p, const Table *tab, int old_reg, int new_reg, const uint8_
               int rowid_changed) {
   if (!fk_on(p) || parse_failed(p) || !p->schema) return;
   int ignore_errors = p->disable_triggers; /* DROP TABLE's implicit DELETE */
-  int aicol[64];
+  int aicol[FK_MAX_COLS];
   for (int k = tab->nfk - 1; k >= 0 && !parse_failed(p); k--) {
     const ForeignKey *fk = &tab->fks[k];
-    if (fk->ncol > 64) continue;
+    if (fk->ncol > FK_MAX_COLS) continue;
     if (changed && !child_modified(tab, fk, changed, rowid_changed)) continue;
     Table *par = schema_find_table(p->schema, fk->parent);
     const Index *idx = NULL;
@@ -418,7 +425,7 @@ void fk_check(Parse *p, const Table *tab, int old_reg, int new_reg, const uint8_
   int n = fk_refs(p, tab, &refs);
   for (int i = 0; i < n && !parse_failed(p); i++) {
     const ForeignKey *fk = refs[i].fk;
-    if (fk->ncol > 64) continue;
+    if (fk->ncol > FK_MAX_COLS) continue;
     if (changed && !parent_modified(tab, fk, changed, rowid_changed)) continue;
     if (!fk->deferred && !fk_defer_env(p) && p->nested == 0 && !p->multi_write) continue;
     const Index *idx = NULL;
@@ -472,9 +479,9 @@ static void parent_key_name(Txt *t, const Table *par, const Index *idx, int i) {
 /* The action trigger's SQL (NULL if none applies). */
 static const char *action_sql(Parse *p, const Table *par, const Table *child,
                               const ForeignKey *fk, int upd, int action) {
-  int aicol[64];
+  int aicol[FK_MAX_COLS];
   const Index *idx = NULL;
-  if (fk->ncol > 64 || fk_locate(p, par, child, fk, &idx, aicol, 1)) return NULL;
+  if (fk_locate(p, par, child, fk, &idx, aicol, 1)) return NULL;
   Txt t = {p, NULL, 0, 0};
   txt_s(&t, upd ? "CREATE TRIGGER fk AFTER UPDATE ON " : "CREATE TRIGGER fk AFTER DELETE ON ");
   txt_id(&t, par->name);
