@@ -355,7 +355,7 @@ int shale_db_status(shale *db, int op, int *cur, int *hi, int reset) {
       return SHALE_OK;
     }
     case SHALE_DBSTATUS_DEFERRED_FKS:
-      *cur = db->deferred_fk > 0;
+      *cur = db->deferred_fk > 0 || db->deferred_imm_fk > 0;
       return SHALE_OK;
     default:
       return SHALE_ERROR;

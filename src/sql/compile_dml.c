@@ -1449,8 +1449,10 @@ int dml_insert(Parse *p, const SqlStmt *s) {
   if ((sel && (!direct || sel->cols->n > 1)) || ic.is_view || trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE) ||
       trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_AFTER))
     p->multi_write = 1;
-  /* as SQLite: a REPLACE deleting rows with foreign keys writes several */
-  if (!ic.is_view && fk_required(p, tab, NULL, 0) && may_replace(tab, stmt_oe)) p->multi_write = 1;
+  /* as SQLite: a REPLACE deleting rows, or an UPSERT's UPDATE, with
+   * foreign keys writes several */
+  if (!ic.is_view && fk_required(p, tab, NULL, 0) && (may_replace(tab, stmt_oe) || ins->upsert))
+    p->multi_write = 1;
   if (direct) {
     nvals = sel->cols->a[0].expr->list ? sel->cols->a[0].expr->list->n : 0;
   } else if (sel) {

@@ -190,8 +190,9 @@ static int eqp_subquery(Parse *p, SqlSelect *s, const char *kind, int correl) {
 char expr_affinity(const SqlExpr *e) {
   while (e) {
     switch (e->op) {
+      case SQL_E_TRIGREF: /* SQLite: NEW.x / OLD.x have no affinity (the rowid: INTEGER) */
+        return e->column < 0 ? AFF_INTEGER : 0;
       case SQL_E_COLREF:
-      case SQL_E_TRIGREF:
         if (e->column < 0) return AFF_INTEGER;
         if (e->aff) return e->aff;
         if (e->tab && e->column < e->tab->ncol) return e->tab->cols[e->column].affinity;

@@ -627,9 +627,13 @@ void fk_drop_table(Parse *p, const Table *tab) {
   s->kind = SQL_STMT_DELETE;
   it->name = tab->name;
   s->u.del.table = it;
+  int cur0 = p->b.prog ? p->b.prog->ncursor : 0;
   p->disable_triggers = 1;
   dml_delete(p, s);
   p->disable_triggers = 0;
+  /* no cursor may stay open on a tree the DROP destroys */
+  int cur1 = p->b.prog ? p->b.prog->ncursor : 0;
+  for (int c = cur0; c < cur1; c++) emit(p, OP_Close, c, 0, 0);
   if (!fk_defer_env(p)) {
     int ok = emit_label(p);
     emit(p, OP_FkIfZero, 0, ok, 0);
