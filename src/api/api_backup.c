@@ -141,24 +141,16 @@ static int prepare_dest(shale_backup *b) {
   return SHALE_READONLY; /* a non-empty in-memory or file destination */
 }
 
-static int copy_page(shale_backup *b, uint32_t pgno) {
-  Pager *sp = btree_pager(b->src->bt), *dp = btree_pager(b->dst->bt);
-  uint32_t ps = pager_page_size(sp);
-  PgPage *s = NULL, *d = NULL;
-  const uint8_t *data;
-  int rc;
-  if (b->empty1) {
-    data = b->empty1;
-  } else {
-    rc = pager_get(sp, pgno, 0, &s);
-    if (rc) return rc;
-    data = pager_data(s);
-  }
-  rc = pager_get(dp, pgno, pgno > b->dst_orig ? PAGER_GET_NOCONTENT : 0, &d);
+/* Write data (one page) as page pgno of dp (write transaction open); pages
+ * past dst_orig are new (not read first). Page 1 bytes 18/19 follow dp's
+ * journal mode (invariant 5). */
+static int write_page(Pager *dp, uint32_t pgno, const uint8_t *data, uint32_t dst_orig) {
+  PgPage *d = NULL;
+  int rc = pager_get(dp, pgno, pgno > dst_orig ? PAGER_GET_NOCONTENT : 0, &d);
   if (rc == SHALE_OK) rc = pager_write(d);
   if (rc == SHALE_OK) {
     uint8_t *out = pager_data(d);
-    memcpy(out, data, ps);
+    memcpy(out, data, pager_page_size(dp));
     if (pgno == 1) {
       if (pager_journal_mode(dp) == PAGER_JOURNAL_WAL)
         out[18] = out[19] = 2;
@@ -168,8 +160,22 @@ static int copy_page(shale_backup *b, uint32_t pgno) {
     pager_zero_extra(d);
   }
   if (d) pager_unref(d);
-  if (s) pager_unref(s);
   return rc;
+}
+
+int api_backup_copy_page(Pager *sp, Pager *dp, uint32_t pgno, uint32_t dst_orig) {
+  PgPage *s = NULL;
+  int rc = pager_get(sp, pgno, 0, &s);
+  if (rc) return rc;
+  rc = write_page(dp, pgno, pager_data(s), dst_orig);
+  pager_unref(s);
+  return rc;
+}
+
+static int copy_page(shale_backup *b, uint32_t pgno) {
+  Pager *sp = btree_pager(b->src->bt), *dp = btree_pager(b->dst->bt);
+  if (b->empty1) return write_page(dp, pgno, b->empty1, b->dst_orig);
+  return api_backup_copy_page(sp, dp, pgno, b->dst_orig);
 }
 
 /* All pages copied: size, cookie, commit. */

@@ -115,6 +115,7 @@ struct shale {
   int sync_level; /* PRAGMA synchronous as set (reported for memory dbs too) */
   int wal_autocheckpoint; /* PRAGMA wal_autocheckpoint (reported only) */
   uint8_t temp_store;     /* PRAGMA temp_store (reported only) */
+  uint32_t next_page_size; /* PRAGMA page_size set on a non-empty database (VACUUM), or 0 */
   uint8_t dflt_lock_mode; /* PRAGMA locking_mode as last set (SQLite's dfltLockMode) */
   uint8_t foreign_keys, recursive_triggers, case_sensitive_like, reverse_unordered;
   uint8_t defer_foreign_keys; /* PRAGMA defer_foreign_keys: cleared when a transaction ends */
@@ -256,6 +257,14 @@ void api_expire(shale *db);
 void api_func_init(shale *db);
 /* Free user collations (at close, after the function registry is freed). */
 void api_func_close(shale *db);
+
+/* api_backup.c: copy page pgno of sp over page pgno of dp (write
+ * transaction open on dp; pages past dst_orig are new). Page 1 bytes 18/19
+ * follow dp's journal mode. Shared with VACUUM. */
+int api_backup_copy_page(Pager *sp, Pager *dp, uint32_t pgno, uint32_t dst_orig);
+
+/* api_vacuum.c: the VmConnHooks.vacuum hook (ctx = the connection). */
+int api_vacuum_hook(void *ctx, int db, const ShValue *into, char **errmsg);
 
 /* For tests: statement cache hits and schema loads since open. */
 long api_cache_hits(shale *db);

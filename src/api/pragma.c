@@ -1010,8 +1010,10 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
     case PR_PAGE_SIZE:
       if (val) {
         int64_t n = parse_int(val);
-        if (n >= 512 && n <= 65536 && (n & (n - 1)) == 0)
+        if (n >= 512 && n <= 65536 && (n & (n - 1)) == 0) {
           btree_set_page_size(db->bt, (uint32_t)n, (int)(pager_page_size(pg) - pager_usable_size(pg)));
+          db->next_page_size = (uint32_t)n; /* for VACUUM */
+        }
         return SHALE_OK;
       }
       return add_int(out, btree_page_size(db->bt));

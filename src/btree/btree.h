@@ -205,6 +205,22 @@ int btree_payload_write(BtCursor *, uint32_t offset, uint32_t n, const void *buf
  * For tests. */
 int btree_cursor_check(BtCursor *);
 
+/* ---- bulk loading (btree_bulk.c; VACUUM) ---- */
+
+/* Fill the empty tree at root (kind BTREE_INTKEY/BLOBKEY, just created by
+ * btree_create_table, no cursor on it) with entries given in strictly
+ * increasing key order: pages packed full and allocated in order, the top
+ * page written to root by btree_bulk_finish. Write transaction. */
+typedef struct BtBulk BtBulk;
+int btree_bulk_open(Btree *, uint32_t root, int kind, BtBulk **out);
+/* Append an entry: table trees (rowid, data[0..n)); index trees key = data. */
+int btree_bulk_add(BtBulk *, int64_t rowid, const void *data, uint32_t n);
+/* Write the remaining pages and free the loader (also on error: the tree is
+ * then unusable and the transaction must be rolled back). */
+int btree_bulk_finish(BtBulk *);
+/* Free without finishing (after an error). */
+void btree_bulk_free(BtBulk *);
+
 /* ---- integrity ---- */
 
 typedef struct BtreeCheckRoot {

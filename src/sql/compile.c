@@ -377,6 +377,34 @@ static int auth_stmt(Parse *p, const SqlStmt *s) {
   }
 }
 
+/* The database index a statement's schema name designates: 0 for main (or
+ * no name), 1 for temp; else "unknown database X" and -1. (The one place
+ * VACUUM resolves its schema: attached databases join here.) */
+static int schema_db_index(Parse *p, const char *name) {
+  if (!name || !util_stricmp(name, "main")) return 0;
+  if (!util_stricmp(name, "temp")) return 1;
+  parse_error(p, "unknown database %s", name);
+  return -1;
+}
+
+/* VACUUM [schema] [INTO expr]: r[reg] = the file name expression (no
+ * columns, no aggregates), then one Vacuum op; the connection's vacuum hook
+ * does the work at run time, outside any transaction of this program. */
+static int compile_vacuum(Parse *p, const SqlStmt *s) {
+  int db = schema_db_index(p, s->u.vacuum.schema);
+  if (db < 0) return p->rc;
+  int reg = 0;
+  if (s->u.vacuum.into) {
+    NameCtx nc;
+    memset(&nc, 0, sizeof nc);
+    if (resolve_expr(p, &nc, s->u.vacuum.into) || parse_failed(p)) return p->rc;
+    reg = emit_regs(p, 1);
+    expr_code(p, s->u.vacuum.into, reg);
+  }
+  emit(p, OP_Vacuum, db, reg, 0);
+  return p->rc;
+}
+
 int compile_stmt(Parse *p, const SqlStmt *s) {
   if (parse_failed(p)) return p->rc;
   int auth = auth_stmt(p, s);
@@ -414,11 +442,11 @@ int compile_stmt(Parse *p, const SqlStmt *s) {
       parse_error(p, "no such module: %s", s->u.create_vtab.module);
       return p->rc;
     case SQL_STMT_ANALYZE:
-    case SQL_STMT_VACUUM:
-      /* No statistics tables and nothing to compact in place: both are no-ops
-       * that still need the database readable. */
+      /* No statistics tables: a no-op that still needs the database readable. */
       parse_need_read(p);
       return p->rc;
+    case SQL_STMT_VACUUM:
+      return compile_vacuum(p, s);
     case SQL_STMT_ATTACH:
       parse_error(p, "ATTACH is not supported");
       return p->rc;

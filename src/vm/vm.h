@@ -314,6 +314,9 @@ typedef struct VmConnHooks {
   int max_like_pattern;
   /* trace: the text of a Trace op (trigger programs: SQLITE_TRACE_STMT) */
   void (*trace)(void *ctx, const char *text);
+  /* VACUUM: rebuild database db (0 main) in place, or into the file named
+   * by into (NULL: in place). Nonzero: the error code, *errmsg its message. */
+  int (*vacuum)(void *ctx, int db, const ShValue *into, char **errmsg);
 } VmConnHooks;
 #define VM_HOOK_DELETE 9
 #define VM_HOOK_INSERT 18

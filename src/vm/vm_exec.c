@@ -1952,6 +1952,20 @@ dispatch:
     shale_free(msg);
     NEXT();
   }
+
+  CASE(Vacuum) {
+    const VmConnHooks *h = v->hooks;
+    char *msg = NULL;
+    if (!h || !h->vacuum) goto unimpl;
+    rc = h->vacuum(h->ctx, op->p1, op->p2 ? &reg[op->p2] : NULL, &msg);
+    if (rc) {
+      shale_free(v->errmsg);
+      v->errmsg = msg;
+      goto abort;
+    }
+    shale_free(msg);
+    NEXT();
+  }
   CASE(FkCounter) {
     const VmConnHooks *h = v->hooks;
     if (!op->p1 && h && h->defer_fks && *h->defer_fks && h->deferred_imm_fk)
