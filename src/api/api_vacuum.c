@@ -58,6 +58,7 @@ typedef struct Vac {
   int64_t next_rowid; /* next sqlite_schema rowid in the copy */
   BtCursor *schema_cur; /* write cursor on the copy's sqlite_schema */
   char *errmsg;
+  int into; /* VACUUM INTO (rowids all kept) */
 } Vac;
 
 static int vac_err(Vac *v, int rc, const char *msg) {
@@ -142,7 +143,7 @@ static int put_schema_row(Vac *v, const VacRow *r, int64_t root) {
 }
 
 /* Copy every entry of the source tree at sroot into the new tree at droot. */
-static int copy_tree(Vac *v, uint32_t sroot, uint32_t droot, int kind) {
+static int copy_tree(Vac *v, uint32_t sroot, uint32_t droot, int kind, int renumber) {
   BtCursor *c;
   int rc = btree_cursor_open(v->src, sroot, 0, NULL, NULL, &c);
   if (rc) return rc;
@@ -156,7 +157,7 @@ static int copy_tree(Vac *v, uint32_t sroot, uint32_t droot, int kind) {
   long k = 0;
   rc = btree_first(c, &eof);
   while (rc == SHALE_OK && !eof) {
-    if ((++k & 1023) == 0 && v->db->interrupted) {
+    if ((++k & 1023) == 0 && v->db->interrupted) { /* k: entries so far */
       rc = SHALE_INTERRUPT;
       break;
     }
@@ -164,7 +165,7 @@ static int copy_tree(Vac *v, uint32_t sroot, uint32_t droot, int kind) {
     rc = buf_room(v, n);
     if (rc == SHALE_OK) rc = btree_payload_read(c, 0, n, v->buf);
     if (rc == SHALE_OK)
-      rc = btree_bulk_add(bk, kind == BTREE_INTKEY ? btree_rowid(c) : 0, v->buf, n);
+      rc = btree_bulk_add(bk, kind != BTREE_INTKEY ? 0 : renumber ? k : btree_rowid(c), v->buf, n);
     if (rc == SHALE_OK) rc = btree_next(c, &eof);
   }
   btree_cursor_close(c);
@@ -201,17 +202,31 @@ static int place(Vac *v, VacRow *r, uint32_t *droot) {
 
 typedef struct VacTree {
   uint32_t sroot, droot;
+  int renumber; /* table whose rowids become 1, 2, ... */
 } VacTree;
 
-static int is_autoinc(Vac *v, const VacRow *r) {
+/* The loaded schema's table for row r, or NULL. */
+static Table *row_table(Vac *v, const VacRow *r) {
   Schema *s = v->db->schema ? v->db->schema->s : NULL;
-  if (!s || r->v[1].type != SHALE_TEXT) return 0;
+  if (!s || r->v[1].type != SHALE_TEXT) return NULL;
   char name[256];
-  if (r->v[1].n >= sizeof name) return 0;
+  if (r->v[1].n >= sizeof name) return NULL;
   memcpy(name, r->v[1].z, r->v[1].n);
   name[r->v[1].n] = 0;
-  Table *t = schema_find_table(s, name);
+  return schema_find_table(s, name);
+}
+
+static int is_autoinc(Vac *v, const VacRow *r) {
+  Table *t = row_table(v, r);
   return t && t->autoincrement;
+}
+
+/* As SQLite's VACUUM (not INTO): a rowid table with neither an INTEGER
+ * PRIMARY KEY nor any index gets new rowids 1, 2, ... in rowid order. */
+static int renumbers(Vac *v, const VacRow *r) {
+  if (v->into || !is_text(&r->v[0], "table")) return 0;
+  Table *t = row_table(v, r);
+  return !t || (!t->without_rowid && t->rowid_alias < 0 && !t->indexes);
 }
 
 /* Build the whole copy in v->dst (its write transaction open). */
@@ -220,6 +235,7 @@ static int build_copy(Vac *v) {
   if (rc) return rc;
   VacTree *trees = shale_malloc(sizeof *trees * (size_t)(v->nrow + 1));
   if (!trees) return SHALE_NOMEM;
+  memset(trees, 0, sizeof *trees * (size_t)(v->nrow + 1));
   int ntree = 0;
   rc = btree_cursor_open(v->dst, 1, 1, NULL, NULL, &v->schema_cur);
   if (rc) {
@@ -236,6 +252,7 @@ static int build_copy(Vac *v) {
     VacRow *r = &v->rows[i];
     if (!is_text(&r->v[0], "table") || r == seq || row_root(r) <= 0) continue;
     rc = place(v, r, &trees[ntree].droot);
+    trees[ntree].renumber = renumbers(v, r);
     trees[ntree++].sroot = (uint32_t)row_root(r);
     for (int j = 0; rc == SHALE_OK && j < v->nrow; j++) {
       VacRow *x = &v->rows[j];
@@ -247,6 +264,7 @@ static int build_copy(Vac *v) {
     }
     if (rc == SHALE_OK && seq && !seq->done && row_root(seq) > 0 && is_autoinc(v, r)) {
       rc = place(v, seq, &trees[ntree].droot);
+      trees[ntree].renumber = renumbers(v, seq);
       trees[ntree++].sroot = (uint32_t)row_root(seq);
     }
   }
@@ -263,7 +281,7 @@ static int build_copy(Vac *v) {
   for (int i = 0; rc == SHALE_OK && i < ntree; i++) {
     int kind;
     rc = tree_kind(v, trees[i].sroot, &kind);
-    if (rc == SHALE_OK) rc = copy_tree(v, trees[i].sroot, trees[i].droot, kind);
+    if (rc == SHALE_OK) rc = copy_tree(v, trees[i].sroot, trees[i].droot, kind, trees[i].renumber);
   }
   /* views, triggers, tables without a b-tree */
   for (int i = 0; rc == SHALE_OK && i < v->nrow; i++) {
@@ -340,6 +358,7 @@ int api_vacuum_hook(void *ctx, int idb, const ShValue *into, char **errmsg) {
   memset(&v, 0, sizeof v);
   v.db = db;
   v.src = db->bt;
+  v.into = into != NULL;
   *errmsg = NULL;
   if (into && into->type != SHALE_TEXT) {
     *errmsg = util_strdup("non-text filename");

@@ -1,0 +1,485 @@
+/*
+ * test_api_vacuum.c -- VACUUM and VACUUM INTO against the reference SQLite:
+ * the same file vacuumed by Shale and by SQLite has the same page count,
+ * the same sqlite_schema rows and the same content (rowids included);
+ * results pass the reference's integrity_check; files written by Shale and
+ * by the reference; WAL sources; PRAGMA page_size with VACUUM INTO; errors
+ * (transaction, statements in progress, read-only, existing output,
+ * non-text name, unknown schema); a fault-VFS run (an I/O error anywhere in
+ * VACUUM leaves the original intact); changes() unaffected; another
+ * connection sees the new schema.
+ *
+ * Invariants:
+ *  1. Every comparison reads both files through the reference library, so
+ *     a difference is in the files, not in the engines reading them.
+ *  2. Files live in test_tmpdir(); nothing leaks shale memory.
+ */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../../src/os/os.h"
+#include "../../test.h"
+#include "shale.h"
+#include "test_api_util.h"
+
+/* A workload with every kind of object, free pages and overflow chains. */
+static const char *WORKLOAD =
+    "CREATE TABLE t1(a INTEGER PRIMARY KEY, b TEXT UNIQUE, c);"
+    "CREATE INDEX t1c ON t1(c, b DESC);"
+    "CREATE VIEW v1 AS SELECT a, b FROM t1 WHERE a % 7 = 0;"
+    "CREATE TABLE t2(x, y, z);"
+    "CREATE TRIGGER tr2 AFTER INSERT ON t2 BEGIN UPDATE t1 SET c = c WHERE a = new.x; END;"
+    "CREATE TABLE t3(k INTEGER PRIMARY KEY AUTOINCREMENT, v);"
+    "CREATE TABLE w(p, q, r, PRIMARY KEY(q, p)) WITHOUT ROWID;"
+    "CREATE INDEX wr ON w(r);"
+    "CREATE TABLE u(m PRIMARY KEY, n UNIQUE, o);"
+    "CREATE TABLE e(only_col);"
+    "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM c WHERE i < 2000) "
+    "INSERT INTO t1 SELECT i, printf('row%06d', i * 7919 % 2003), "
+    "substr(hex(zeroblob(i % 200)), 1, i % 350) || i FROM c;"
+    "INSERT INTO t2 SELECT a, b, CASE WHEN a % 50 = 0 THEN zeroblob(9000 + a) ELSE a * 1.5 END "
+    "FROM t1;"
+    "INSERT INTO t3(v) SELECT b FROM t1 WHERE a % 3 = 0;"
+    "INSERT INTO w SELECT a, b || printf('%.*c', a % 700, 'w'), length(c) FROM t1 WHERE a % 2;"
+    "INSERT INTO u SELECT 'm' || a, a * 3, printf('%.*c', a % 500, 'x') FROM t1;"
+    "DELETE FROM t1 WHERE a % 4 = 0;"
+    "DELETE FROM t2 WHERE x % 3 = 0;"
+    "DELETE FROM t3 WHERE k % 5 = 0;"
+    "DELETE FROM w WHERE p % 5 = 0;"
+    "DELETE FROM u WHERE n % 2 = 0;"
+    "PRAGMA user_version = 77;"
+    "PRAGMA application_id = 1234;";
+
+static void ref_exec(const char *path, const char *sql) {
+  sqlite3 *db = NULL;
+  CHECK_RC(sqlite3_open(path, &db), SQLITE_OK);
+  char *err = NULL;
+  int rc = sqlite3_exec(db, sql, NULL, NULL, &err);
+  if (rc) test_fail(__FILE__, __LINE__, "sqlite: %s: %s", sql, err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+static void sh_exec_file(const char *path, const char *sql) {
+  shale *db = NULL;
+  CHECK_OK(shale_open(path, &db));
+  SH_EXEC(db, sql);
+  shale_close(db);
+}
+
+/* Everything the reference reads in a file: header values, schema rows,
+ * every table's rows (with rowids), integrity_check. malloc'ed. */
+static char *ref_dump(const char *path) {
+  sqlite3 *db = NULL;
+  sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL);
+  TBuf b = {0};
+  tb_add(&b, "%s", "");
+  char *s = sq_run(db,
+                   "PRAGMA user_version; PRAGMA application_id; PRAGMA encoding;"
+                   "PRAGMA freelist_count; PRAGMA page_count; PRAGMA integrity_check;"
+                   "SELECT rowid, * FROM sqlite_schema ORDER BY rowid;");
+  tb_add(&b, "%s", s);
+  free(s);
+  sqlite3_stmt *st = NULL;
+  sqlite3_prepare_v2(db,
+                     "SELECT name, sql LIKE '%WITHOUT ROWID%' FROM sqlite_schema "
+                     "WHERE type = 'table' ORDER BY name",
+                     -1, &st, NULL);
+  while (st && sqlite3_step(st) == SQLITE_ROW) {
+    char q[512];
+    const char *name = (const char *)sqlite3_column_text(st, 0);
+    if (sqlite3_column_int(st, 1))
+      snprintf(q, sizeof q, "SELECT * FROM \"%s\";", name);
+    else
+      snprintf(q, sizeof q, "SELECT _rowid_, * FROM \"%s\" ORDER BY _rowid_;", name);
+    s = sq_run(db, q);
+    tb_add(&b, "%s\n%s", q, s);
+    free(s);
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return b.z;
+}
+
+static int64_t ref_int(const char *path, const char *sql) {
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  int64_t v = -999;
+  sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL);
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
+static void copy_file(const char *from, const char *to) {
+  FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+  CHECK(a && b);
+  if (a && b) {
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, a)) > 0) fwrite(buf, 1, n, b);
+  }
+  if (a) fclose(a);
+  if (b) fclose(b);
+}
+
+static void rm_db(const char *path) {
+  char p[600];
+  unlink(path);
+  snprintf(p, sizeof p, "%s-journal", path);
+  unlink(p);
+  snprintf(p, sizeof p, "%s-wal", path);
+  unlink(p);
+  snprintf(p, sizeof p, "%s-shm", path);
+  unlink(p);
+}
+
+static void check_same_dump(const char *a, const char *b) {
+  char *x = ref_dump(a), *y = ref_dump(b);
+  if (strcmp(x, y) != 0) test_fail(__FILE__, __LINE__, "%s vs %s\n--- a:\n%.3000s\n--- b:\n%.3000s", a, b, x, y);
+  free(x);
+  free(y);
+}
+
+/* Vacuum copies of src by Shale and by SQLite; compare (invariant 1). */
+static void vacuum_both(const char *src, const char *tag) {
+  char a[512], b[520];
+  snprintf(a, sizeof a, "%s", test_path(tag));
+  snprintf(b, sizeof b, "%s.ref", a);
+  rm_db(a);
+  rm_db(b);
+  copy_file(src, a);
+  copy_file(src, b);
+  sh_exec_file(a, "VACUUM");
+  ref_exec(b, "VACUUM");
+  CHECK_EQ(ref_int(a, "PRAGMA page_count"), ref_int(b, "PRAGMA page_count"));
+  CHECK_EQ(ref_int(a, "PRAGMA freelist_count"), 0);
+  CHECK_EQ(ref_int(a, "PRAGMA schema_version"), ref_int(b, "PRAGMA schema_version"));
+  check_same_dump(a, b);
+}
+
+TEST(vacuum_shale_file_matches_sqlite) {
+  const char *src = test_path("shale_src.db");
+  rm_db(src);
+  sh_exec_file(src, WORKLOAD);
+  CHECK(ref_int(src, "PRAGMA freelist_count") > 20);
+  vacuum_both(src, "shale_vac.db");
+}
+
+TEST(vacuum_sqlite_file_matches_sqlite) {
+  const char *src = test_path("ref_src.db");
+  rm_db(src);
+  ref_exec(src, WORKLOAD);
+  /* sqlite_stat1 from ANALYZE; an orphan sqlite_sequence is not the case here */
+  ref_exec(src, "ANALYZE; PRAGMA page_size; DELETE FROM t1 WHERE a % 9 = 1;");
+  vacuum_both(src, "ref_vac.db");
+  /* small pages and a UTF-16 file with reserved bytes... UTF-16 first */
+  const char *s16 = test_path("ref16.db");
+  rm_db(s16);
+  ref_exec(s16, "PRAGMA encoding = 'UTF-16le'; PRAGMA page_size = 1024;");
+  ref_exec(s16, WORKLOAD);
+  vacuum_both(s16, "ref16_vac.db");
+  /* an orphan sqlite_sequence is dropped by both */
+  const char *orph = test_path("orphan.db");
+  rm_db(orph);
+  ref_exec(orph,
+           "CREATE TABLE a(x INTEGER PRIMARY KEY AUTOINCREMENT); INSERT INTO a VALUES(5);"
+           "CREATE TABLE b(y); INSERT INTO b VALUES(1),(2),(3); DELETE FROM b WHERE y = 1;"
+           "DROP TABLE a;");
+  vacuum_both(orph, "orphan_vac.db");
+}
+
+TEST(vacuum_empty_and_tiny) {
+  const char *p = test_path("empty.db");
+  rm_db(p);
+  shale *db = NULL;
+  CHECK_OK(shale_open(p, &db));
+  SH_EXEC(db, "VACUUM"); /* a database with no pages yet */
+  SH_EXEC(db, "CREATE TABLE t(x); DROP TABLE t; VACUUM");
+  CHECK_EQ(sh_int(db, "PRAGMA page_count"), 1);
+  CHECK_EQ(sh_int(db, "PRAGMA freelist_count"), 0);
+  shale_close(db);
+  CHECK_EQ(ref_int(p, "SELECT count(*) FROM sqlite_schema"), 0);
+  /* in-memory database */
+  CHECK_OK(shale_open(":memory:", &db));
+  SH_EXEC(db, "CREATE TABLE t(x); INSERT INTO t VALUES(zeroblob(50000)); DELETE FROM t;"
+              "INSERT INTO t VALUES(1)");
+  CHECK(sh_int(db, "PRAGMA freelist_count") > 5);
+  SH_EXEC(db, "VACUUM");
+  CHECK_EQ(sh_int(db, "PRAGMA freelist_count"), 0);
+  CHECK_EQ(sh_int(db, "PRAGMA page_count"), 2);
+  CHECK_EQ(sh_int(db, "SELECT x FROM t"), 1);
+  shale_close(db);
+}
+
+TEST(vacuum_into) {
+  const char *src = test_path("into_src.db");
+  const char *out = test_path("into_out.db");
+  const char *ref = test_path("into_ref.db");
+  rm_db(src);
+  rm_db(out);
+  rm_db(ref);
+  sh_exec_file(src, WORKLOAD);
+  int64_t pages = ref_int(src, "PRAGMA page_count"), freel = ref_int(src, "PRAGMA freelist_count");
+  shale *db = NULL;
+  CHECK_OK(shale_open(src, &db));
+  shale_stmt *st = NULL;
+  CHECK_OK(shale_prepare_v2(db, "VACUUM INTO ?1", -1, &st, NULL));
+  CHECK_OK(shale_bind_text(st, 1, out, -1, SHALE_TRANSIENT));
+  CHECK_RC(shale_step(st), SHALE_DONE);
+  CHECK_OK(shale_reset(st));
+  /* again: the output now exists */
+  CHECK_RC(shale_step(st), SHALE_ERROR);
+  CHECK_STR(shale_errmsg(db), "output file already exists");
+  shale_reset(st);
+  CHECK_OK(shale_bind_int(st, 1, 7));
+  CHECK_RC(shale_step(st), SHALE_ERROR);
+  CHECK_STR(shale_errmsg(db), "non-text filename");
+  shale_finalize(st);
+  shale_close(db);
+  ref_exec(src, "");
+  sqlite3 *r = NULL;
+  CHECK_RC(sqlite3_open(src, &r), SQLITE_OK);
+  char q[600];
+  snprintf(q, sizeof q, "VACUUM INTO '%s'", ref);
+  CHECK_RC(sqlite3_exec(r, q, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(r);
+  /* the source is untouched; the copy equals SQLite's */
+  CHECK_EQ(ref_int(src, "PRAGMA page_count"), pages);
+  CHECK_EQ(ref_int(src, "PRAGMA freelist_count"), freel);
+  CHECK_EQ(ref_int(out, "PRAGMA page_count"), ref_int(ref, "PRAGMA page_count"));
+  CHECK_EQ(ref_int(out, "PRAGMA schema_version"), ref_int(ref, "PRAGMA schema_version"));
+  check_same_dump(out, ref);
+  /* an empty existing file is fine; a name expression */
+  const char *e = test_path("into_empty.db");
+  rm_db(e);
+  FILE *f = fopen(e, "wb");
+  if (f) fclose(f);
+  CHECK_OK(shale_open(src, &db));
+  snprintf(q, sizeof q, "VACUUM main INTO '%.*s' || 'empty.db'", (int)(strlen(e) - 8), e);
+  SH_EXEC(db, q);
+  CHECK_EQ(ref_int(e, "PRAGMA page_count"), ref_int(ref, "PRAGMA page_count"));
+  CHECK_EQ(ref_int(e, "SELECT count(*) FROM t1"), 1500);
+  /* VACUUM temp INTO: an empty database */
+  const char *t = test_path("into_temp.db");
+  rm_db(t);
+  snprintf(q, sizeof q, "VACUUM temp INTO '%s'", t);
+  SH_EXEC(db, q);
+  CHECK_EQ(ref_int(t, "SELECT count(*) FROM sqlite_schema"), 0);
+  /* a file that is not a database counts as existing */
+  f = fopen(t, "wb");
+  if (f) {
+    fputs("not a database, not empty", f);
+    fclose(f);
+  }
+  snprintf(q, sizeof q, "VACUUM INTO '%s'", t);
+  char *m = NULL;
+  CHECK_RC(shale_exec(db, q, NULL, NULL, &m), SHALE_ERROR);
+  CHECK_STR(m, "output file already exists");
+  shale_free(m);
+  shale_close(db);
+}
+
+TEST(vacuum_wal_source) {
+  const char *src = test_path("wal_src.db");
+  const char *out = test_path("wal_out.db");
+  const char *refin = test_path("wal_ref.db");
+  const char *refout = test_path("wal_refout.db");
+  rm_db(src);
+  rm_db(out);
+  rm_db(refin);
+  rm_db(refout);
+  shale *db = NULL;
+  CHECK_OK(shale_open(src, &db));
+  SH_EXEC(db, "PRAGMA journal_mode = WAL");
+  SH_EXEC(db, WORKLOAD);
+  SH_EXEC(db, "PRAGMA wal_checkpoint(TRUNCATE)");
+  copy_file(src, refin); /* a WAL-mode file (bytes 18/19 = 2) for the reference */
+  SH_EXEC(db, "INSERT INTO t3(v) VALUES('in the log')");
+  ref_exec(refin, "INSERT INTO t3(v) VALUES('in the log')");
+  char q[600];
+  snprintf(q, sizeof q, "VACUUM INTO '%s'", out);
+  SH_EXEC(db, q);
+  snprintf(q, sizeof q, "VACUUM INTO '%s'", refout);
+  ref_exec(refin, q);
+  /* the copy is a rollback-journal database (bytes 18/19 = 1), as SQLite's */
+  FILE *f = fopen(out, "rb");
+  unsigned char h[100] = {0};
+  if (f) {
+    CHECK_EQ(fread(h, 1, 100, f), 100);
+    fclose(f);
+  }
+  CHECK_EQ(h[18], 1);
+  CHECK_EQ(h[19], 1);
+  check_same_dump(out, refout);
+  /* in place: still WAL, compact, the same as SQLite's */
+  SH_EXEC(db, "VACUUM");
+  ref_exec(refin, "VACUUM");
+  CHECK_EQ(sh_int(db, "PRAGMA freelist_count"), 0);
+  char *a = sh_run(db, "PRAGMA journal_mode");
+  CHECK_STR(a, "names: journal_mode\nwal\n");
+  free(a);
+  check_same_dump(src, refin); /* read through the WAL by the reference */
+  shale_close(db);
+  check_same_dump(src, refin); /* and after the last checkpoint */
+}
+
+TEST(vacuum_page_size) {
+  const char *src = test_path("ps_src.db");
+  const char *out = test_path("ps_out.db");
+  rm_db(src);
+  rm_db(out);
+  sh_exec_file(src, WORKLOAD);
+  shale *db = NULL;
+  CHECK_OK(shale_open(src, &db));
+  SH_EXEC(db, "PRAGMA page_size = 8192");
+  CHECK_EQ(sh_int(db, "PRAGMA page_size"), 4096);
+  char q[600];
+  snprintf(q, sizeof q, "VACUUM INTO '%s'", out);
+  SH_EXEC(db, q);
+  shale_close(db);
+  CHECK_EQ(ref_int(out, "PRAGMA page_size"), 8192);
+  CHECK_EQ(ref_int(out, "SELECT count(*) FROM t2"), ref_int(src, "SELECT count(*) FROM t2"));
+  char *s = ref_dump(out), *x = strstr(s, "integrity_check\nok\n");
+  CHECK(x != NULL);
+  free(s);
+}
+
+TEST(vacuum_errors) {
+  const char *p = test_path("err.db");
+  rm_db(p);
+  sh_exec_file(p, "CREATE TABLE t(x); INSERT INTO t VALUES(1),(2),(3)");
+  shale *db = NULL;
+  CHECK_OK(shale_open(p, &db));
+  sqlite3 *r = NULL;
+  sqlite3_open(p, &r);
+  CHECK_SAME(db, r, "BEGIN; VACUUM");
+  CHECK_SAME(db, r, "VACUUM INTO 'never.db'");
+  CHECK_SAME(db, r, "ROLLBACK; VACUUM nosuch");
+  CHECK_SAME(db, r, "VACUUM INTO 5");
+  CHECK_SAME(db, r, "VACUUM INTO NULL");
+  /* SQLite's prepare returns SQLITE_SCHEMA (17) here with errcode 1: the message only */
+  char *m = NULL;
+  CHECK_RC(shale_exec(db, "VACUUM INTO x", NULL, NULL, &m), SHALE_ERROR);
+  CHECK_STR(m, "no such column: x");
+  shale_free(m);
+  CHECK_SAME(db, r, "VACUUM INTO count(*)");
+  CHECK_SAME(db, r, "VACUUM temp");
+  sqlite3_close(r);
+  /* statements in progress */
+  shale_stmt *sel = NULL;
+  CHECK_OK(shale_prepare_v2(db, "SELECT x FROM t", -1, &sel, NULL));
+  CHECK_RC(shale_step(sel), SHALE_ROW);
+  m = NULL;
+  CHECK_RC(shale_exec(db, "VACUUM", NULL, NULL, &m), SHALE_ERROR);
+  CHECK_STR(m, "cannot VACUUM - SQL statements in progress");
+  shale_free(m);
+  m = NULL;
+  CHECK_RC(shale_exec(db, "VACUUM INTO 'x.db'", NULL, NULL, &m), SHALE_ERROR);
+  CHECK_STR(m, "cannot VACUUM - SQL statements in progress");
+  shale_free(m);
+  shale_finalize(sel);
+  /* changes() and total_changes() are not VACUUM's */
+  SH_EXEC(db, "DELETE FROM t WHERE x = 3");
+  int64_t tc = shale_total_changes(db);
+  SH_EXEC(db, "VACUUM");
+  CHECK_EQ(shale_changes(db), 1);
+  CHECK_EQ(shale_total_changes(db), tc);
+  shale_close(db);
+  /* read-only: VACUUM fails, VACUUM INTO works */
+  CHECK_OK(shale_open_v2(p, &db, SHALE_OPEN_READONLY, NULL));
+  m = NULL;
+  CHECK_RC(shale_exec(db, "VACUUM", NULL, NULL, &m), SHALE_READONLY);
+  CHECK_STR(m, "attempt to write a readonly database");
+  shale_free(m);
+  const char *out = test_path("ro_out.db");
+  rm_db(out);
+  char q[600];
+  snprintf(q, sizeof q, "VACUUM INTO '%s'", out);
+  SH_EXEC(db, q);
+  shale_close(db);
+  CHECK_EQ(ref_int(out, "SELECT sum(x) FROM t"), 3);
+}
+
+TEST(vacuum_other_connection_sees_new_schema) {
+  const char *p = test_path("two.db");
+  rm_db(p);
+  sh_exec_file(p, WORKLOAD);
+  shale *a = NULL, *b = NULL;
+  CHECK_OK(shale_open(p, &a));
+  CHECK_OK(shale_open(p, &b));
+  shale_stmt *st = NULL;
+  CHECK_OK(shale_prepare_v2(b, "SELECT count(*), sum(length(c)) FROM t1 WHERE c > ''", -1, &st,
+                            NULL));
+  CHECK_RC(shale_step(st), SHALE_ROW);
+  int64_t n = shale_column_int64(st, 0), len = shale_column_int64(st, 1);
+  shale_reset(st);
+  SH_EXEC(a, "VACUUM");
+  /* b's statement was compiled against the old root pages */
+  CHECK_RC(shale_step(st), SHALE_ROW);
+  CHECK_EQ(shale_column_int64(st, 0), n);
+  CHECK_EQ(shale_column_int64(st, 1), len);
+  shale_finalize(st);
+  SH_EXEC(b, "INSERT INTO t3(v) VALUES('after')");
+  CHECK_EQ(sh_int(a, "SELECT count(*) FROM t3 WHERE v = 'after'"), 1);
+  /* a's own statements prepared before the VACUUM */
+  CHECK_OK(shale_prepare_v2(a, "SELECT count(*) FROM w", -1, &st, NULL));
+  SH_EXEC(a, "VACUUM");
+  CHECK_RC(shale_step(st), SHALE_ROW);
+  CHECK_EQ(shale_column_int64(st, 0), 800);
+  shale_finalize(st);
+  shale_close(a);
+  shale_close(b);
+  CHECK_EQ(ref_int(p, "SELECT count(*) FROM t3 WHERE v = 'after'"), 1);
+}
+
+/* An I/O error at every write (then every sync) of a VACUUM: the statement
+ * fails and the database stays as it was (the reference reads the same). */
+TEST(vacuum_fault_leaves_original_intact) {
+  const char *p = test_path("fault.db");
+  const char *keep = test_path("fault_orig.db");
+  rm_db(keep);
+  sh_exec_file(keep, "CREATE TABLE t(a INTEGER PRIMARY KEY, b); CREATE INDEX tb ON t(b);"
+                     "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM c WHERE i<400)"
+                     " INSERT INTO t SELECT i, printf('%.*c', i % 300, 'z') FROM c;"
+                     "DELETE FROM t WHERE a % 3 = 0;");
+  char *want = ref_dump(keep);
+  OsVfs *fv = os_fault_vfs_create("vacfault", os_vfs_find("unix"));
+  CHECK(fv != NULL);
+  int kinds[2] = {OS_FAULT_WRITE, OS_FAULT_SYNC};
+  int failures = 0, successes = 0;
+  for (int k = 0; k < 2; k++) {
+    for (long n = 1; n < 400; n += (n < 20 ? 1 : 7)) {
+      rm_db(p);
+      copy_file(keep, p);
+      shale *db = NULL;
+      CHECK_OK(shale_open_v2(p, &db, SHALE_OPEN_READWRITE, "vacfault"));
+      SH_EXEC(db, "SELECT count(*) FROM t"); /* schema loaded before the fault */
+      os_fault_arm(fv, kinds[k], n, 0);
+      char *m = NULL;
+      int rc = shale_exec(db, "VACUUM", NULL, NULL, &m);
+      os_fault_arm(fv, kinds[k], 0, 0);
+      shale_free(m);
+      shale_close(db);
+      if (rc == SHALE_OK) {
+        successes++;
+        CHECK_EQ(ref_int(p, "PRAGMA freelist_count"), 0);
+        break; /* n past the last operation of this kind */
+      }
+      failures++;
+      char *got = ref_dump(p);
+      if (strcmp(got, want) != 0)
+        test_fail(__FILE__, __LINE__, "kind %d n %ld: database changed:\n%.2000s", k, n, got);
+      free(got);
+    }
+  }
+  CHECK(failures > 5);
+  CHECK_EQ(successes, 2);
+  free(want);
+  os_fault_vfs_destroy(fv);
+}
