@@ -30,10 +30,12 @@
  *  3. VACUUM INTO writes only to a file that is missing or empty ("output
  *     file already exists" otherwise), with no journal; the result is in
  *     rollback-journal mode (bytes 18/19 = 1) whatever the source's mode.
- *  4. Page size: the copy takes the pending PRAGMA page_size (db->next_page
- *     _size) unless the source is in WAL mode (VACUUM INTO always takes
- *     it); an in-place VACUUM that would change the page size of a file is
- *     refused for now (see docs/sql-engine.md) -- the size stays.
+ *  4. Page size: the copy takes the pending PRAGMA page_size
+ *     (db->next_page_size) unless the source is in WAL mode or in memory
+ *     (VACUUM INTO always takes it). In place, a new page size is committed
+ *     by pager_commit_replace (the original journalled at the old size,
+ *     the file rewritten at the new one); the same size goes through
+ *     api_backup_copy_page.
  */
 #include <string.h>
 
@@ -332,6 +334,17 @@ static int replace_source(Vac *v) {
   return rc;
 }
 
+/* pager_commit_replace's source of pages: page pgno of the copy. */
+static int read_copy_page(void *ctx, uint32_t pgno, uint8_t *buf) {
+  Pager *cp = ctx;
+  PgPage *pg;
+  int rc = pager_get(cp, pgno, 0, &pg);
+  if (rc) return rc;
+  memcpy(buf, pager_data(pg), pager_page_size(cp));
+  pager_unref(pg);
+  return SHALE_OK;
+}
+
 /* Open the output file of VACUUM INTO (missing or empty: invariant 3). */
 static int open_output(Vac *v, const char *path) {
   Pager *sp = btree_pager(v->src);
@@ -381,10 +394,10 @@ int api_vacuum_hook(void *ctx, int idb, const ShValue *into, char **errmsg) {
   if (rc) goto out;
   uint32_t ps = pager_page_size(sp);
   int reserve = (int)(ps - pager_usable_size(sp));
-  uint32_t want = ps;
-  if (db->next_page_size && (into || pager_journal_mode(sp) != PAGER_JOURNAL_WAL))
+  uint32_t want = ps; /* invariant 4 */
+  if (db->next_page_size &&
+      (into || (!pager_is_memory(sp) && pager_journal_mode(sp) != PAGER_JOURNAL_WAL)))
     want = db->next_page_size;
-  if (!into) want = ps; /* invariant 4 */
   if (into) {
     char *path = shale_malloc((size_t)into->n + 1);
     if (!path) {
@@ -411,7 +424,11 @@ int api_vacuum_hook(void *ctx, int idb, const ShValue *into, char **errmsg) {
   if (rc == SHALE_OK) rc = build_copy(&v);
   if (rc == SHALE_OK && into) rc = btree_commit(v.dst);
   if (rc == SHALE_OK && !into) {
-    rc = replace_source(&v);
+    if (want == ps)
+      rc = replace_source(&v);
+    else /* invariant 4: the pager rewrites the file at the new size */
+      rc = pager_commit_replace(sp, want, pager_db_size(btree_pager(v.dst)), read_copy_page,
+                                btree_pager(v.dst));
     if (rc == SHALE_OK) rc = btree_commit(v.src);
     if (rc == SHALE_OK) {
       src_began = 0;

@@ -218,6 +218,19 @@ void pager_stats(Pager *, PagerStats *);
  * SHALE_OK or SHALE_INTERNAL. For tests. */
 int pager_check(Pager *);
 
+/* VACUUM with a new page size (rollback journal, file database): commit
+ * the write transaction by replacing the whole file with npage pages of
+ * page_size bytes, page k filled by get(ctx, k, buf) (page 1 carries the
+ * whole new header; the pager sets its own fields in it). Nothing may have
+ * been written in the transaction, no page may be referenced and no
+ * savepoint open (else SHALE_MISUSE). Every original page is journalled
+ * first at the old size, the journal synced, then the pages are written
+ * straight to the file, which is cut, synced and the journal finalized (the
+ * commit point); a crash before that point is rolled back by the journal.
+ * On error the pager is in the error state (roll back). Afterwards the
+ * pager uses the new page size and only the read transaction is open. */
+int pager_commit_replace(Pager *, uint32_t page_size, uint32_t npage,
+                         int (*get)(void *ctx, uint32_t pgno, uint8_t *buf), void *ctx);
 /* ---- WAL mode (pager_set_journal_mode(p, PAGER_JOURNAL_WAL)) ----
  * Switching to WAL (file-backed, non-empty, no transaction open) commits
  * bytes 18/19 = 2 with the rollback journal, then opens the -wal log; a
