@@ -9,7 +9,8 @@
  * How: inside a transaction on the source (write for VACUUM, read for
  * INTO) the copy gets the source's header values (text encoding, user
  * version, application id, default cache size, schema format; schema cookie
- * + 1) and its sqlite_schema rows in SQLite's VACUUM order, each tree
+ * + 1; auto_vacuum: the mode PRAGMA auto_vacuum asked for, else the
+ * source's) and its sqlite_schema rows in SQLite's VACUUM order, each tree
  * created where SQLite would create it and filled by the bulk loader
  * (btree_bulk_*: entries in key order, pages packed full, rowids kept).
  * Order, as SQLite's VACUUM: every table with a b-tree except
@@ -414,6 +415,10 @@ int api_vacuum_hook(void *ctx, int idb, const ShValue *into, char **errmsg) {
     if (rc) goto out;
   }
   btree_set_page_size(v.dst, want, reserve);
+  /* auto_vacuum: the mode PRAGMA auto_vacuum asked for, else the source's */
+  int avmode = btree_next_auto_vacuum(v.src);
+  if (avmode < 0) avmode = btree_get_auto_vacuum(v.src);
+  btree_set_auto_vacuum(v.dst, avmode);
   if (idb != 0) { /* temp INTO: an empty database */
     rc = btree_begin(v.dst, BTREE_TXN_WRITE);
     if (rc == SHALE_OK) rc = btree_commit(v.dst);

@@ -22,6 +22,10 @@
  *  3. Entries must come in strictly increasing key order (not checked: the
  *     caller copies a valid tree in order).
  *  4. On any error the tree is left unusable: the caller rolls back.
+ *  5. In an auto-vacuum file every page laid out gets the pointer-map
+ *     entries of what it points to (ptrmap_cells: children, first overflow
+ *     pages; later overflow pages are entered as they are allocated), so the
+ *     map is exact when btree_bulk_finish returns.
  */
 #include "btree_int.h"
 
@@ -126,14 +130,17 @@ static int level_fits(BtBulk *b, int l, uint32_t sz) {
   return v->used + cell_cost(sz) <= level_cap(b, l) && v->n + 1 < v->cap;
 }
 
-/* Lay level l's cells out on page pg (writable) and empty the level. */
-static void level_lay(BtBulk *b, int l, PgPage *pg, uint32_t right) {
+/* Lay level l's cells out on page pg (writable) and empty the level; in an
+ * auto-vacuum file the pointer-map entries of its children and overflow
+ * chains name it (invariant 5). */
+static int level_lay(BtBulk *b, int l, PgPage *pg, uint32_t right) {
   BulkLevel *v = &b->lv[l];
   for (int i = 0; i < v->n; i++) b->ptrs[i] = v->buf + v->off[i];
   page_rebuild(b->bt, pg, page_type_of(b, l), b->ptrs, v->sz, v->n, right);
   v->n = 0;
   v->nbuf = 0;
   v->used = 0;
+  return ptrmap_cells(b->bt, pg);
 }
 
 /* Write level l's page to a new page; *pgno gets its number. */
@@ -142,9 +149,9 @@ static int level_flush(BtBulk *b, int l, uint32_t right, uint32_t *pgno) {
   int rc = btree_alloc_page(b->bt, b->hint, &pg, pgno);
   if (rc) return rc;
   b->hint = *pgno;
-  level_lay(b, l, pg, right);
+  rc = level_lay(b, l, pg, right);
   pager_unref(pg);
-  return SHALE_OK;
+  return rc;
 }
 
 static int push_up(BtBulk *b, int l, uint32_t child, const uint8_t *key, uint32_t nkey);
@@ -268,7 +275,7 @@ int btree_bulk_finish(BtBulk *b) {
     rc = pager_get(b->bt->pager, b->root, 0, &pg);
     if (rc) break;
     rc = pager_write(pg);
-    if (rc == SHALE_OK) level_lay(b, l, pg, child);
+    if (rc == SHALE_OK) rc = level_lay(b, l, pg, child);
     pager_unref(pg);
   }
   btree_bulk_free(b);

@@ -5,7 +5,8 @@
  * results pass the reference's integrity_check; files written by Shale and
  * by the reference; WAL sources; PRAGMA page_size with VACUUM INTO; errors
  * (transaction, statements in progress, read-only, existing output,
- * non-text name, unknown schema); a fault-VFS run (an I/O error anywhere in
+ * non-text name, unknown schema); auto_vacuum modes kept and converted;
+ * a fault-VFS run (an I/O error anywhere in
  * VACUUM leaves the original intact); changes() unaffected; another
  * connection sees the new schema.
  *
@@ -146,8 +147,9 @@ static void check_same_dump(const char *a, const char *b) {
   free(y);
 }
 
-/* Vacuum copies of src by Shale and by SQLite; compare (invariant 1). */
-static void vacuum_both(const char *src, const char *tag) {
+/* Vacuum copies of src by Shale and by SQLite after the statements setup
+ * (may be ""); compare (invariant 1). */
+static void vacuum_both_with(const char *src, const char *tag, const char *setup) {
   char a[512], b[520];
   snprintf(a, sizeof a, "%s", test_path(tag));
   snprintf(b, sizeof b, "%s.ref", a);
@@ -155,13 +157,18 @@ static void vacuum_both(const char *src, const char *tag) {
   rm_db(b);
   copy_file(src, a);
   copy_file(src, b);
-  sh_exec_file(a, "VACUUM");
-  ref_exec(b, "VACUUM");
+  char sql[300];
+  snprintf(sql, sizeof sql, "%sVACUUM;", setup);
+  sh_exec_file(a, sql);
+  ref_exec(b, sql);
+  CHECK_EQ(ref_int(a, "PRAGMA auto_vacuum"), ref_int(b, "PRAGMA auto_vacuum"));
   CHECK_EQ(ref_int(a, "PRAGMA page_count"), ref_int(b, "PRAGMA page_count"));
   CHECK_EQ(ref_int(a, "PRAGMA freelist_count"), 0);
   CHECK_EQ(ref_int(a, "PRAGMA schema_version"), ref_int(b, "PRAGMA schema_version"));
   check_same_dump(a, b);
 }
+
+static void vacuum_both(const char *src, const char *tag) { vacuum_both_with(src, tag, ""); }
 
 TEST(vacuum_shale_file_matches_sqlite) {
   const char *src = test_path("shale_src.db");
@@ -197,6 +204,31 @@ TEST(vacuum_sqlite_file_matches_sqlite) {
            "CREATE TABLE b(y); INSERT INTO b VALUES(1),(2),(3); DELETE FROM b WHERE y = 1;"
            "DROP TABLE a;");
   vacuum_both(orph, "orphan_vac.db");
+}
+
+/* auto_vacuum files (pointer maps over several map pages at 1024 bytes)
+ * and PRAGMA auto_vacuum + VACUUM converting between the modes. */
+TEST(vacuum_auto_vacuum_modes) {
+  static const char *modes[] = {"NONE", "FULL", "INCREMENTAL"};
+  for (int from = 0; from < 3; from++) {
+    const char *src = test_path("av_src.db");
+    rm_db(src);
+    char *sql = malloc(strlen(WORKLOAD) + 100);
+    if (!sql) return;
+    snprintf(sql, strlen(WORKLOAD) + 100, "PRAGMA page_size = 1024; PRAGMA auto_vacuum = %s; %s",
+             modes[from], WORKLOAD);
+    ref_exec(src, sql);
+    free(sql);
+    CHECK_EQ(ref_int(src, "PRAGMA auto_vacuum"), from);
+    for (int to = 0; to < 3; to++) {
+      char setup[100];
+      snprintf(setup, sizeof setup, "PRAGMA auto_vacuum = %s;", modes[to]);
+      vacuum_both_with(src, "av_vac.db", setup);
+      CHECK_EQ(ref_int(test_path("av_vac.db"), "PRAGMA auto_vacuum"), to);
+    }
+    vacuum_both(src, "av_keep.db"); /* no PRAGMA: the mode stays */
+    CHECK_EQ(ref_int(test_path("av_keep.db"), "PRAGMA auto_vacuum"), from);
+  }
 }
 
 TEST(vacuum_empty_and_tiny) {
