@@ -363,6 +363,7 @@ static int open_output(Vac *v, const char *path) {
     return vac_err(v, rc, NULL);
   }
   pager_set_journal_mode(btree_pager(v->dst), PAGER_JOURNAL_OFF);
+  pager_set_synchronous(btree_pager(v->dst), pager_synchronous(sp)); /* as SQLite */
   return SHALE_OK;
 }
 
