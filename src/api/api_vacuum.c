@@ -8,7 +8,8 @@
  *
  * How: inside a transaction on the source (write for VACUUM, read for
  * INTO) the copy gets the source's header values (text encoding, user
- * version, application id, default cache size, schema format; schema cookie
+ * version, application id, default cache size; schema format 4 as in any
+ * new file; schema cookie
  * + 1; auto_vacuum: the mode PRAGMA auto_vacuum asked for, else the
  * source's) and its sqlite_schema rows in SQLite's VACUUM order, each tree
  * created where SQLite would create it and filled by the bulk loader
@@ -302,11 +303,11 @@ static int build_copy(Vac *v) {
   return rc;
 }
 
-/* Header values the copy takes from the source (schema cookie + 1). */
+/* Header values the copy takes from the source (schema cookie + 1). The
+ * schema format is the new file's (4), as SQLite's VACUUM leaves it. */
 static int copy_meta(Vac *v) {
-  static const int keep[] = {BTREE_META_SCHEMA_FORMAT, BTREE_META_DEFAULT_CACHE,
-                             BTREE_META_TEXT_ENCODING, BTREE_META_USER_VERSION,
-                             BTREE_META_APPLICATION_ID};
+  static const int keep[] = {BTREE_META_DEFAULT_CACHE, BTREE_META_TEXT_ENCODING,
+                             BTREE_META_USER_VERSION, BTREE_META_APPLICATION_ID};
   uint32_t x;
   int rc = btree_get_meta(v->src, BTREE_META_SCHEMA_COOKIE, &x);
   if (rc == SHALE_OK) rc = btree_update_meta(v->dst, BTREE_META_SCHEMA_COOKIE, x + 1);

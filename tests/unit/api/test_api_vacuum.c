@@ -235,6 +235,30 @@ TEST(vacuum_auto_vacuum_modes) {
   }
 }
 
+/* A legacy schema format (1) becomes 4, as SQLite's VACUUM leaves it. */
+TEST(vacuum_schema_format) {
+  const char *src = test_path("fmt.db");
+  rm_db(src);
+  ref_exec(src, "CREATE TABLE t(x); INSERT INTO t VALUES(1),(2); CREATE INDEX i ON t(x);"
+                "DELETE FROM t WHERE x = 1;");
+  FILE *f = fopen(src, "r+b");
+  CHECK(f != NULL);
+  if (f) {
+    static const unsigned char one[4] = {0, 0, 0, 1};
+    fseek(f, 44, SEEK_SET);
+    fwrite(one, 1, 4, f);
+    fclose(f);
+  }
+  vacuum_both(src, "fmt_vac.db");
+  f = fopen(test_path("fmt_vac.db"), "rb");
+  unsigned char h[48] = {0};
+  if (f) {
+    CHECK_EQ(fread(h, 1, 48, f), 48);
+    fclose(f);
+  }
+  CHECK_EQ(h[47], 4);
+}
+
 TEST(vacuum_empty_and_tiny) {
   const char *p = test_path("empty.db");
   rm_db(p);
