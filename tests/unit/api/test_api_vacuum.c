@@ -666,3 +666,54 @@ TEST(vacuum_oom_everywhere) {
   CHECK_EQ(leaks, 0);
   CHECK_EQ(crashes, 0);
 }
+
+/* The authorizer sees SQLite's ATTACH of the copy, at run time. */
+static int auth_calls, auth_answer;
+static char auth_arg[600];
+static int sh_auth(void *a, int op, const char *x, const char *y, const char *z, const char *w) {
+  (void)a, (void)y, (void)z, (void)w;
+  if (op != 24) return SHALE_OK;
+  auth_calls++;
+  snprintf(auth_arg, sizeof auth_arg, "%s", x ? x : "(null)");
+  return auth_answer;
+}
+
+TEST(vacuum_authorizer) {
+  const char *p = test_path("auth.db");
+  const char *out = test_path("auth_out.db");
+  rm_db(p);
+  rm_db(out);
+  sh_exec_file(p, "CREATE TABLE t(x); INSERT INTO t VALUES(1)");
+  shale *db = NULL;
+  CHECK_OK(shale_open(p, &db));
+  shale_set_authorizer(db, sh_auth, NULL);
+  auth_calls = 0;
+  auth_answer = SHALE_OK;
+  shale_stmt *st = NULL;
+  CHECK_OK(shale_prepare_v2(db, "VACUUM", -1, &st, NULL));
+  CHECK_EQ(auth_calls, 0); /* not at prepare */
+  CHECK_RC(shale_step(st), SHALE_DONE);
+  CHECK_EQ(auth_calls, 1);
+  CHECK_STR(auth_arg, "");
+  auth_answer = SHALE_DENY;
+  shale_reset(st);
+  CHECK_RC(shale_step(st), SHALE_AUTH);
+  CHECK_STR(shale_errmsg(db), "authorization denied");
+  shale_finalize(st);
+  char q[700];
+  snprintf(q, sizeof q, "VACUUM INTO '%s'", out);
+  char *m = NULL;
+  CHECK_RC(shale_exec(db, q, NULL, NULL, &m), SHALE_AUTH);
+  shale_free(m);
+  CHECK_STR(auth_arg, out);
+  CHECK(access(out, F_OK) != 0); /* nothing written */
+  auth_answer = 7;
+  m = NULL;
+  CHECK_RC(shale_exec(db, "VACUUM", NULL, NULL, &m), SHALE_ERROR);
+  CHECK_STR(m, "SQL logic error");
+  shale_free(m);
+  shale_set_authorizer(db, NULL, NULL);
+  SH_EXEC(db, q);
+  shale_close(db);
+  CHECK_EQ(ref_int(out, "SELECT x FROM t"), 1);
+}
