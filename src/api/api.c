@@ -856,6 +856,8 @@ static void stmt_deactivate(shale_stmt *st) {
     db->interrupted = 0;
     if (db->api_txn && db->autocommit) {
       db->api_txn = 0;
+      db->deferred_fk = db->deferred_imm_fk = 0; /* as SQLite at a transaction's end */
+      db->defer_foreign_keys = 0;
       if (btree_txn_state(db->bt) != PAGER_TXN_NONE) {
         char *msg = NULL;
         int rc = api_commit(db, &msg);

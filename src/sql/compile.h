@@ -437,7 +437,10 @@ VmProgram *trigger_program_of(Parse *, const Trigger *t, const Table *tab, int o
  * Row registers: rowid then every column (the trigger_code layout); changed
  * is the UPDATE's per-column set (NULL for INSERT/DELETE), rowid_changed 1
  * when the UPDATE assigns the rowid. */
-/* 1 if writing tab (INSERT/DELETE: changed NULL) needs FK code. */
+/* Nonzero if writing tab (INSERT/DELETE: changed NULL) needs FK code; 2
+ * (SQLite's value) for an UPDATE of a self-referencing child key or of a
+ * parent key with an ON UPDATE action: then every index entry of the row is
+ * rewritten, none kept. */
 int fk_required(Parse *, const Table *tab, const uint8_t *changed, int rowid_changed);
 /* SQLite's checks for a row removed (old_reg) and/or added (new_reg): child
  * keys looked up in their parents, children of the row counted. */
@@ -515,6 +518,9 @@ struct Parse {
    * disable_triggers set (no user triggers, missing parents tolerated) */
   struct FkAct *fk_acts;
   uint8_t disable_triggers;
+  /* outermost Parse: the trigger whose program was compiled last (SQLite's
+   * pTriggerPrg head; compile_trigger.c sets it, compile_fk.c reads it) */
+  const Trigger *last_trig;
 };
 
 /* Ask the authorizer (env->auth) about an action: AUTH_OK (also when there

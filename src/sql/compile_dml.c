@@ -1178,11 +1178,11 @@ static void upsert_update(Parse *p, InsertCtx *ic, int c, int newrow, int ignore
   w->changed = u->changed;
   w->rowid_changed = key_change;
   check_row(w, nrow, cols, ignore);
-  writer_keep_unchanged(w, u->changed, key_change,
+  int fk = fk_required(p, tab, u->changed, key_change);
+  writer_keep_unchanged(w, u->changed, key_change || fk == 2,
                         trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE));
   build_new_keys(w, nrow, cols);
   check_unique(w, nrow, cols, old, key_change, ignore);
-  int fk = fk_required(p, tab, u->changed, key_change);
   if (fk) fk_check(p, tab, old, 0, u->changed, key_change);
   delete_keys(w, old, old + 1, 1);
   if (key_change) {
@@ -1983,7 +1983,7 @@ int dml_update(Parse *p, const SqlStmt *s) {
   w.changed = changed;
   w.rowid_changed = rowid_expr != NULL;
   check_row(&w, newrow, cols, next);
-  writer_keep_unchanged(&w, changed, key_change,
+  writer_keep_unchanged(&w, changed, key_change || fk == 2,
                         trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE));
   build_new_keys(&w, newrow, cols);
   check_unique(&w, newrow, cols, old, rowid_expr != NULL, next);

@@ -204,13 +204,21 @@ static int parent_modified(const Table *tab, const ForeignKey *fk, const uint8_t
 int fk_required(Parse *p, const Table *tab, const uint8_t *changed, int rowid_changed) {
   if (!fk_on(p) || !tab || !p->schema) return 0;
   if (!changed) return tab->nfk > 0 || has_refs(p, tab);
+  int ret = 0;
   for (int k = 0; k < tab->nfk; k++)
-    if (child_modified(tab, &tab->fks[k], changed, rowid_changed)) return 1;
+    if (child_modified(tab, &tab->fks[k], changed, rowid_changed)) {
+      if (util_stricmp(tab->fks[k].parent, tab->name) == 0) ret = 2;
+      if (!ret) ret = 1;
+    }
   FkRef *refs;
   int n = fk_refs(p, tab, &refs);
   for (int i = 0; i < n; i++)
-    if (parent_modified(tab, refs[i].fk, changed, rowid_changed)) return 1;
-  return 0;
+    if (parent_modified(tab, refs[i].fk, changed, rowid_changed)) {
+      int a = refs[i].fk->on_update;
+      if (a != SCHEMA_FK_NONE && a != SCHEMA_FK_NO_ACTION) return 2;
+      if (!ret) ret = 1;
+    }
+  return ret;
 }
 
 /* ------------------------------------------------------------ child side */
@@ -383,13 +391,16 @@ static void scan_children(Parse *p, const Table *par, const Index *idx, const Fo
   emit_resolve(p, done);
 }
 
-/* SQLite's isSetNullAction: inside the SET NULL action program of fk, the
- * child rows it sets to NULL are not looked up. */
+/* SQLite's isSetNullAction: when the trigger program compiled last in the
+ * statement is fk's SET NULL action (so inside it, the child rows it sets
+ * to NULL), new child keys of fk are not looked up. Like SQLite, this also
+ * holds for a later row check of the statement (a REPLACE victim's action
+ * compiled just before). */
 static int in_set_null_action(Parse *p, const ForeignKey *fk) {
-  TrigFrame *f = dml_frame(p);
-  if (!f) return 0;
-  for (struct FkAct *a = fk_root(p)->fk_acts; a; a = a->next)
-    if (a->trig == f->trig) return a->fk == fk && a->action == SCHEMA_FK_SET_NULL;
+  Parse *root = fk_root(p);
+  if (!root->last_trig) return 0;
+  for (struct FkAct *a = root->fk_acts; a; a = a->next)
+    if (a->trig == root->last_trig) return a->fk == fk && a->action == SCHEMA_FK_SET_NULL;
   return 0;
 }
 

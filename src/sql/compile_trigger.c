@@ -83,6 +83,10 @@ static int update_of_hit(const Trigger *t, const Table *tab, const uint8_t *chan
 
 /* Compile trigger t into a sub-program (NULL after an error recorded in p). */
 static VmProgram *trigger_program(Parse *p, const Trigger *t, const Table *tab, int on_conflict) {
+  {
+    TrigFrame *r = root_frame(p);
+    (r ? r->outer : p)->last_trig = t;
+  }
   TrigFrame f;
   memset(&f, 0, sizeof f);
   Parse *np = &f.p;

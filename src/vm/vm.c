@@ -361,6 +361,7 @@ int vm_reset(Vm *v) {
     v->own_txn = 0;
     if (v->hooks && v->hooks->deferred_fk) *v->hooks->deferred_fk = 0;
     if (v->hooks && v->hooks->deferred_imm_fk) *v->hooks->deferred_imm_fk = 0;
+    if (v->hooks && v->hooks->defer_fks) *v->hooks->defer_fks = 0;
   } else if (v->stmt_sp >= 0) { /* abandoned mid-statement: undo it */
     if (v->hooks && v->hooks->deferred_fk) *v->hooks->deferred_fk = v->stmt_def_fk;
     if (v->hooks && v->hooks->deferred_imm_fk) *v->hooks->deferred_imm_fk = v->stmt_def_imm_fk;

@@ -288,9 +288,11 @@ typedef struct VmConnHooks {
    * SHALE_CONSTRAINT_FOREIGNKEY when its statement counter is > 0, and, when
    * it ends the transaction itself (VM_AUTOCOMMIT), when *deferred_fk +
    * *deferred_imm_fk > 0. A statement undone by its statement journal puts
-   * both counters back to their values at its start. */
+   * both counters back to their values at its start. A Vm ending the
+   * transaction it began (commit or rollback) also clears *defer_fks, as
+   * SQLite clears the pragma at every transaction end. */
   int64_t *deferred_imm_fk;
-  const uint8_t *defer_fks;
+  uint8_t *defer_fks;
   /* Optional observers (NULL: none; the API sets them from sqlite3_*_hook):
    * commit: before a Vm commits a write transaction it began; nonzero
    *   vetoes it (rolled back, SHALE_CONSTRAINT_COMMITHOOK "constraint failed");

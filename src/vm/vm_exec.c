@@ -583,6 +583,12 @@ static void fk_deferred_set(const Vm *v, int64_t d, int64_t imm) {
   if (h && h->deferred_imm_fk) *h->deferred_imm_fk = imm;
 }
 
+/* The transaction this Vm began ends: no deferred FK state survives it. */
+static void fk_txn_end(const Vm *v) {
+  fk_deferred_set(v, 0, 0);
+  if (v->hooks && v->hooks->defer_fks) *v->hooks->defer_fks = 0;
+}
+
 /* SQLite's end-of-statement foreign-key checks: immediate violations
  * counted by the statement, then (when this Vm ends the transaction) the
  * deferred ones. Only for a top-level Vm that is succeeding (or failing
@@ -603,7 +609,7 @@ static int halt(Vm *v, int rc) {
   vm_close_all(v);
   rc = fk_halt_check(v, rc);
   if (v->own_txn) {
-    fk_deferred_set(v, 0, 0); /* the transaction ends here, either way */
+    fk_txn_end(v); /* the transaction ends here, either way */
     v->own_txn = 0;
     v->stmt_sp = -1;
     /* OR FAIL / RAISE(FAIL): the statement fails but what it changed before
@@ -992,6 +998,12 @@ dispatch:
     NEXT();
   }
   CASE(ResultRow) {
+    if (v->nfk > 0 && !v->parent) { /* as SQLite: no row of a statement violating
+                                       immediate FK constraints (RETURNING) */
+      set_err(v, SHALE_CONSTRAINT_FOREIGNKEY, "FOREIGN KEY constraint failed");
+      v->oe = VM_OE_ABORT;
+      FAIL(SHALE_CONSTRAINT_FOREIGNKEY);
+    }
     v->res_base = op->p1;
     v->res_n = op->p2;
     v->pc = pc + 1;
