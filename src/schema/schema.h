@@ -124,6 +124,10 @@ struct Table {
   ForeignKey *fks;
   const char *sql; /* CREATE TABLE text (NULL for sqlite_schema) */
   int is_schema;   /* the built-in sqlite_schema table */
+  /* sqlite_stat1 (loaded with the schema): rows of the table, from its row
+   * (idx NULL) or a non-partial index's first number; 0 when has_stat is 0 */
+  uint8_t has_stat;
+  int64_t stat_rows;
 };
 
 /* Index.origin */
@@ -155,6 +159,13 @@ struct Index {
   struct SqlExpr *where; /* partial index WHERE, or NULL */
   const char *sql;       /* CREATE INDEX text; NULL for automatic indexes */
   Index *next;           /* next index of the same table */
+  /* sqlite_stat1 (loaded with the schema): stat[0] entries, stat[i] the
+   * average entries per distinct value of the first i key columns, for
+   * i < nstat (<= nkey + 1); nstat 0: no statistics. Options of the row:
+   * "unordered", "noskipscan". */
+  int nstat;
+  int64_t *stat;
+  uint8_t stat_unordered, stat_noskipscan;
 };
 
 typedef struct View {
@@ -200,6 +211,11 @@ struct Schema {
   uint32_t cookie;      /* schema cookie it was loaded at */
   uint32_t file_format; /* schema format number */
   Table *schema_table;  /* sqlite_schema */
+  /* names of the tables and views in sqlite_schema row order (schema_load
+   * fills it; NULL for a schema built otherwise): the order SQLite's
+   * table hash is filled in, which ANALYZE follows */
+  int norder;
+  const char **order;
 };
 
 /* A new empty Schema holding only the sqlite_schema table (also found as

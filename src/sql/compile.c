@@ -442,9 +442,7 @@ int compile_stmt(Parse *p, const SqlStmt *s) {
       parse_error(p, "no such module: %s", s->u.create_vtab.module);
       return p->rc;
     case SQL_STMT_ANALYZE:
-      /* No statistics tables: a no-op that still needs the database readable. */
-      parse_need_read(p);
-      return p->rc;
+      return ddl_analyze(p, s);
     case SQL_STMT_VACUUM:
       return compile_vacuum(p, s);
     case SQL_STMT_ATTACH:

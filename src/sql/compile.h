@@ -469,6 +469,8 @@ int ddl_trigger_header_error(Parse *, const SqlStmt *);
 int ddl_drop(Parse *, const SqlStmt *);
 int ddl_reindex(Parse *, const SqlStmt *);
 int ddl_alter(Parse *, const SqlStmt *);
+/* ANALYZE (compile_analyze.c): fills sqlite_stat1, then reloads the schema. */
+int ddl_analyze(Parse *, const SqlStmt *);
 
 /* ---- the compile context (compile.c) ---- */
 

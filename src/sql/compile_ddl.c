@@ -215,6 +215,8 @@ static void code_file_format(Parse *p) {
   emit_resolve(p, skip);
 }
 
+void ddl_file_format(Parse *p) { code_file_format(p); }
+
 /* The checks SQLite's StartTable makes for a new table or view name.
  * Returns 1 when done (error, or IF NOT EXISTS met an existing object). */
 static int check_new_table_name(Parse *p, const SqlQualName *q, int temp, int if_not_exists) {

@@ -55,6 +55,9 @@ void ddl_schema_delete(Parse *, const DdlObj *objs, int n);
 /* Delete the rows of table tab (a rowid table) whose column col equals the
  * text z (sqlite_sequence, sqlite_stat1 clean-up). */
 void ddl_delete_rows_eq(Parse *, const Table *tab, int col, const char *z);
+/* The file format and text encoding SQLite writes on the first CREATE of a
+ * database whose header has none yet. */
+void ddl_file_format(Parse *);
 /* Schema cookie + 1, ParseSchema, schema_changed (invariant 2). */
 void ddl_finish(Parse *);
 /* Parse the CREATE text of a schema object again into the Parse arena (a

@@ -1103,6 +1103,146 @@ static int load_autoindex(Build *b, const Row *r, uint32_t npages) {
   return b->rc;
 }
 
+/* ---- sqlite_stat1 ---- */
+
+/* The text SQLite's loader sees for a stat1 column (sqlite3_exec's argv:
+ * numbers as text), in the schema arena; NULL for NULL. */
+static const char *stat_text(Build *b, const uint8_t *rec, uint32_t n, int col) {
+  ShValue v;
+  if (record_column(rec, n, col, &v) != SHALE_OK) return NULL;
+  char num[40];
+  switch (v.type) {
+    case SHALE_TEXT:
+    case SHALE_BLOB: {
+      char *z = util_arena_strndup(&b->s->arena, v.z ? v.z : "", v.n);
+      if (!z) nomem(b);
+      return z;
+    }
+    case SHALE_INTEGER: snprintf(num, sizeof num, "%lld", (long long)v.i); break;
+    case SHALE_FLOAT: snprintf(num, sizeof num, "%.15g", v.r); break;
+    default: return NULL;
+  }
+  char *z = util_arena_strndup(&b->s->arena, num, strlen(num));
+  if (!z) nomem(b);
+  return z;
+}
+
+/* SQLite's reading of a stat string: up to nout decimal numbers separated
+ * by single spaces (a non-digit reads as 0), then space-separated options. */
+static int stat_decode(const char *z, int nout, int64_t *out, uint8_t *unordered,
+                       uint8_t *noskip) {
+  int i = 0;
+  for (; *z && i < nout; i++) {
+    int64_t v = 0;
+    while (*z >= '0' && *z <= '9') {
+      if (v < (INT64_MAX - 9) / 10) v = v * 10 + (*z - '0');
+      z++;
+    }
+    out[i] = v;
+    if (*z == ' ') z++;
+  }
+  while (*z) {
+    if (unordered && !strncmp(z, "unordered", 9)) *unordered = 1;
+    if (noskip && !strncmp(z, "noskipscan", 10)) *noskip = 1;
+    while (*z && *z != ' ') z++;
+    while (*z == ' ') z++;
+  }
+  return i;
+}
+
+/* One row of sqlite_stat1 (as SQLite's analysisLoader). */
+static void stat_row(Build *b, const char *tbl, const char *idxname, const char *stat) {
+  if (!tbl || !stat) return;
+  Table *t = schema_find_table(b->s, tbl);
+  if (!t) return;
+  if (!idxname) {
+    int64_t v = 0;
+    stat_decode(stat, 1, &v, NULL, NULL);
+    t->stat_rows = v;
+    t->has_stat = 1;
+    return;
+  }
+  Index *idx = NULL;
+  if (!util_stricmp(tbl, idxname)) {
+    for (Index *x = t->indexes; x && !idx; x = x->next)
+      if (x->origin == INDEX_ORIGIN_PK) idx = x;
+  } else {
+    idx = schema_find_index(b->s, idxname);
+  }
+  if (!idx) return;
+  int n = idx->nkey + 1;
+  if (!idx->stat) {
+    idx->stat = util_arena_zalloc(&b->s->arena, sizeof(int64_t) * (size_t)n);
+    if (!idx->stat) {
+      nomem(b);
+      return;
+    }
+  }
+  idx->stat_unordered = idx->stat_noskipscan = 0;
+  idx->nstat = stat_decode(stat, n, idx->stat, &idx->stat_unordered, &idx->stat_noskipscan);
+  if (idx->nstat > 0 && !idx->where) {
+    t->stat_rows = idx->stat[0];
+    t->has_stat = 1;
+  }
+}
+
+/* Load sqlite_stat1 into the schema's Table/Index fields. Errors other
+ * than out-of-memory leave the statistics as read so far (SQLite ignores
+ * them too). */
+static int load_stats(Build *b, Btree *bt) {
+  Table *st = schema_find_table(b->s, "sqlite_stat1");
+  if (!st || !st->root || st->without_rowid) return SHALE_OK;
+  BtCursor *cur = NULL;
+  if (btree_cursor_open(bt, st->root, 0, NULL, NULL, &cur) != SHALE_OK) return SHALE_OK;
+  int done = 0;
+  int rc = btree_first(cur, &done);
+  uint8_t *buf = NULL;
+  while (rc == SHALE_OK && !done && !b->rc) {
+    uint32_t size = btree_payload_size(cur), avail;
+    const uint8_t *p = btree_payload_fetch(cur, &avail);
+    if (avail < size) {
+      shale_free(buf);
+      buf = shale_malloc(size);
+      if (!buf) {
+        nomem(b);
+        break;
+      }
+      if (btree_payload_read(cur, 0, size, buf) != SHALE_OK) break;
+      p = buf;
+    }
+    const char *tbl = stat_text(b, p, size, 0);
+    const char *idx = stat_text(b, p, size, 1);
+    const char *stat = stat_text(b, p, size, 2);
+    if (!b->rc) stat_row(b, tbl, idx, stat);
+    rc = btree_next(cur, &done);
+  }
+  shale_free(buf);
+  btree_cursor_close(cur);
+  if (rc == SHALE_NOMEM && !b->rc) nomem(b);
+  return b->rc;
+}
+
+/* Schema.order: tables and views in row order. */
+static void fill_order(Build *b, const Row *rows, int nrows) {
+  Schema *s = b->s;
+  s->order = util_arena_alloc(&s->arena, sizeof(const char *) * (size_t)(nrows + 1));
+  if (!s->order) {
+    nomem(b);
+    return;
+  }
+  for (int i = 0; i < nrows; i++) {
+    const Row *r = &rows[i];
+    if (!r->type || !r->name) continue;
+    if (!strcmp(r->type, "table")) {
+      Table *t = schema_find_table(s, r->name);
+      if (t && !t->is_schema) s->order[s->norder++] = t->name;
+    } else if (!strcmp(r->type, "view")) {
+      View *v = schema_find_view(s, r->name);
+      if (v) s->order[s->norder++] = v->name;
+    }
+  }
+}
+
 int schema_load(Btree *bt, Schema **out, char **errmsg) {
   *out = NULL;
   if (errmsg) *errmsg = NULL;
@@ -1146,6 +1286,8 @@ int schema_load(Btree *bt, Schema **out, char **errmsg) {
         corrupt_row(&b, r, "orphan index");
       }
     }
+  if (!b.rc) fill_order(&b, rows, nrows);
+  if (!b.rc) load_stats(&b, bt);
   if (own_txn) btree_commit(bt);
   if (b.rc != SHALE_OK) {
     schema_free(s);

@@ -1,0 +1,336 @@
+/*
+ * compile_analyze.c -- ANALYZE: the program that fills sqlite_stat1.
+ *
+ * Owns nothing beyond the Parse arena. ANALYZE [schema | table | index]
+ * compiles to one program: create sqlite_stat1(tbl,idx,stat) when missing
+ * (a new sqlite_schema row, cookie + 1), clear the rows it replaces (all of
+ * them, or those of the table / index named), then per table scan each
+ * index counting the distinct prefixes of its key, and write one row per
+ * non-empty index ("N a1 a2 ...") and, for a table without a non-partial
+ * index, its row count ("N", idx NULL). ParseSchema at the end makes the
+ * API reload the schema, and with it the statistics (schema_load.c).
+ *
+ * Invariants:
+ *  1. The rows are SQLite 3.40.1's: tables in the order SQLite's table hash
+ *     lists them (hash_order below, over Schema.order), indexes of a table
+ *     in SQLite's list order (index_order), the average of the first i key
+ *     columns ceil(N / distinct_i), 1 instead of 2 when N * 10 <= distinct_i
+ *     * 11; a WITHOUT ROWID table's PRIMARY KEY is named by its table.
+ *  2. Key columns are compared with their index collations, NULL equal to
+ *     NULL (SQLite's Ne with NULLEQ), so distinct counts follow the index
+ *     order.
+ *  3. Tables named sqlite_* and views get no rows; an empty index or table
+ *     no row either.
+ *  4. The database whose tables are analyzed is resolved by analyze_db
+ *     only (one place for ATTACH/TEMP to extend).
+ */
+#include <string.h>
+
+#include "compile.h"
+#include "compile_ddl_int.h"
+
+static const char STAT1_SQL[] = "CREATE TABLE sqlite_stat1(tbl,idx,stat)";
+
+/* ---- SQLite's table-hash order ---- */
+
+/* SQLite's string hash (case-folded bytes). */
+static unsigned hash_name(const char *z) {
+  unsigned h = 0;
+  for (; *z; z++) {
+    unsigned char c = (unsigned char)*z;
+    if (c >= 'A' && c <= 'Z') c = (unsigned char)(c + 32);
+    h += c;
+    h *= 0x9e3779b1u;
+  }
+  return h;
+}
+
+typedef struct HashSim {
+  int n;          /* elements in the list */
+  int *list;      /* element indexes, list order */
+  int htsize;     /* buckets (0: none yet) */
+  int *bcount;    /* per bucket: elements */
+  int *bhead;     /* per bucket: first element (its position found by search) */
+  const char **names;
+} HashSim;
+
+/* Insert element e where SQLite's hash puts it: before its bucket's first
+ * element, or at the head of the list. */
+static void sim_insert(HashSim *h, int e) {
+  int pos = 0;
+  if (h->htsize) {
+    int b = (int)(hash_name(h->names[e]) % (unsigned)h->htsize);
+    if (h->bcount[b] > 0)
+      while (h->list[pos] != h->bhead[b]) pos++;
+    h->bcount[b]++;
+    h->bhead[b] = e;
+  }
+  memmove(&h->list[pos + 1], &h->list[pos], sizeof(int) * (size_t)(h->n - pos));
+  h->list[pos] = e;
+  h->n++;
+}
+
+/* The order SQLite's tblHash iterates n names inserted in the given order
+ * (rehash to 2 * count buckets, at most 64, before the 10th, 21st, ...
+ * insertion when count > 2 * buckets). Returns the permutation (arena) or
+ * NULL after an error. */
+static int *hash_order(Parse *p, const char **names, int n) {
+  HashSim h;
+  memset(&h, 0, sizeof h);
+  h.names = names;
+  h.list = parse_alloc(p, sizeof(int) * (size_t)(n + 1));
+  int *old = parse_alloc(p, sizeof(int) * (size_t)(n + 1));
+  h.bcount = parse_alloc(p, sizeof(int) * 64);
+  h.bhead = parse_alloc(p, sizeof(int) * 64);
+  if (!h.list || !old || !h.bcount || !h.bhead) return NULL;
+  for (int e = 0; e < n; e++) {
+    int count = h.n + 1;
+    if (count >= 10 && count > 2 * h.htsize) {
+      int size = count * 2;
+      if (size > 64) size = 64;
+      int nold = h.n;
+      memcpy(old, h.list, sizeof(int) * (size_t)nold);
+      h.n = 0;
+      h.htsize = size;
+      memset(h.bcount, 0, sizeof(int) * 64);
+      for (int k = 0; k < nold; k++) sim_insert(&h, old[k]);
+    }
+    sim_insert(&h, e);
+  }
+  return h.list;
+}
+
+/* ---- one index / table ---- */
+
+/* Indexes of tab in SQLite's list order: each new index first, except an
+ * ON CONFLICT REPLACE one, which goes after the last non-REPLACE index
+ * unless the list is empty or starts with a REPLACE index. */
+static int index_order(Parse *p, const Table *tab, const Index ***out) {
+  int n = 0;
+  for (const Index *x = tab->indexes; x; x = x->next) n++;
+  const Index **a = parse_alloc(p, sizeof *a * (size_t)(n + 1));
+  if (!a) return -1;
+  int k = 0;
+  for (const Index *x = tab->indexes; x; x = x->next) {
+    int pos = 0;
+    if (x->on_conflict == SCHEMA_OE_REPLACE && k > 0 &&
+        a[0]->on_conflict != SCHEMA_OE_REPLACE) {
+      pos = 1;
+      while (pos < k && a[pos]->on_conflict != SCHEMA_OE_REPLACE) pos++;
+    }
+    memmove(&a[pos + 1], &a[pos], sizeof *a * (size_t)(k - pos));
+    a[pos] = x;
+    k++;
+  }
+  *out = a;
+  return n;
+}
+
+/* Append a row (tbl, idx, r[stat]) through cursor scur. */
+static void insert_row(Parse *p, int scur, const char *tbl, const char *idx, int stat) {
+  int r = emit_regs(p, 5);
+  ddl_emit_text(p, r, tbl);
+  ddl_emit_text(p, r + 1, idx);
+  emit(p, OP_SCopy, stat, r + 2, 0);
+  emit(p, OP_MakeRecord, r, 3, r + 3);
+  emit(p, OP_NewRowid, scur, r + 4, 0);
+  emit(p, OP_Insert, scur, r + 3, r + 4);
+}
+
+/* The stat row of one index (invariant 1). */
+static void analyze_index(Parse *p, const Table *tab, const Index *idx, int scur) {
+  int nkey = idx->nkey;
+  KeyInfo *ki = parse_index_keyinfo(p, idx);
+  if (!ki || parse_failed(p)) return;
+  int icur = emit_cursor(p);
+  int nrow = emit_regs(p, 1);
+  int d = emit_regs(p, nkey);      /* distinct prefixes of 1..nkey columns */
+  int prev = emit_regs(p, nkey);   /* the previous entry's key */
+  int tmp = emit_regs(p, 1);
+  parse_open_index(p, icur, idx, 0);
+  emit(p, OP_Integer, 0, nrow, 0);
+  for (int i = 0; i < nkey; i++) emit(p, OP_Integer, 0, d + i, 0);
+  int done = emit_label(p), first = emit_label(p), next = emit_label(p);
+  int *chg = parse_alloc(p, sizeof(int) * (size_t)(nkey + 1));
+  if (!chg) return;
+  for (int i = 0; i < nkey; i++) chg[i] = emit_label(p);
+  emit(p, OP_Rewind, icur, done, 0);
+  emit(p, OP_Goto, 0, first, 0);
+  int top = emit_addr(p);
+  for (int i = 0; i < nkey; i++) {
+    emit(p, OP_Column, icur, i, tmp);
+    const Collation *c = ki->coll[i];
+    int a = c ? vm_builder_add_p4(&p->b, OP_Ne, tmp, chg[i], prev + i, P4_COLL, c)
+              : emit(p, OP_Ne, tmp, chg[i], prev + i);
+    vm_builder_set_p5(&p->b, a, VM_NULLEQ);
+  }
+  emit(p, OP_Goto, 0, next, 0);
+  /* the first column that differs: every longer prefix is new too */
+  emit_resolve(p, first);
+  for (int i = 0; i < nkey; i++) {
+    emit_resolve(p, chg[i]);
+    emit(p, OP_AddImm, d + i, 1, 0);
+    emit(p, OP_Column, icur, i, prev + i);
+  }
+  emit_resolve(p, next);
+  emit(p, OP_AddImm, nrow, 1, 0);
+  emit(p, OP_Next, icur, top, 0);
+  emit(p, OP_Close, icur, 0, 0);
+  /* the stat text */
+  int s = emit_regs(p, 1), sp = emit_regs(p, 1), avg = emit_regs(p, 1), t = emit_regs(p, 1);
+  int k10 = emit_regs(p, 1), k11 = emit_regs(p, 1), two = emit_regs(p, 1);
+  int u = emit_regs(p, 1), w = emit_regs(p, 1);
+  vm_builder_add_text(&p->b, OP_String, 0, s, 0, "", 0);
+  vm_builder_add_text(&p->b, OP_String, 0, sp, 0, " ", 1);
+  emit(p, OP_Integer, 10, k10, 0);
+  emit(p, OP_Integer, 11, k11, 0);
+  emit(p, OP_Integer, 2, two, 0);
+  emit(p, OP_Concat, nrow, s, s);
+  for (int i = 0; i < nkey; i++) {
+    int keep = emit_label(p);
+    emit(p, OP_Add, nrow, d + i, t);
+    emit(p, OP_AddImm, t, -1, 0);
+    emit(p, OP_Divide, d + i, t, avg);
+    emit(p, OP_Ne, two, keep, avg);
+    emit(p, OP_Multiply, k10, nrow, u);
+    emit(p, OP_Multiply, k11, d + i, w);
+    emit(p, OP_Gt, w, keep, u);
+    emit(p, OP_Integer, 1, avg, 0);
+    emit_resolve(p, keep);
+    emit(p, OP_Concat, sp, s, s);
+    emit(p, OP_Concat, avg, s, s);
+  }
+  int pk = tab->without_rowid && idx == tab->pk_index;
+  insert_row(p, scur, tab->name, pk ? tab->name : idx->name, s);
+  emit_resolve(p, done);
+}
+
+static int is_system_name(const char *z) { return !util_strnicmp(z, "sqlite_", 7); }
+
+/* The rows of one table (only: a single index, or NULL for all). */
+static void analyze_table(Parse *p, const Table *tab, const Index *only, int scur) {
+  if (!tab || tab->is_schema || is_system_name(tab->name) || !tab->root) return;
+  const Index **ix;
+  int n = index_order(p, tab, &ix);
+  if (n < 0) return;
+  int need_count = 1;
+  for (int i = 0; i < n && !parse_failed(p); i++) {
+    if (only && ix[i] != only) continue;
+    if (!ix[i]->where) need_count = 0;
+    analyze_index(p, tab, ix[i], scur);
+  }
+  if (only || !need_count || parse_failed(p)) return;
+  int tcur = emit_cursor(p);
+  int cnt = emit_regs(p, 1), s = emit_regs(p, 1);
+  int skip = emit_label(p);
+  parse_open_table(p, tcur, tab, 0);
+  emit(p, OP_Count, tcur, cnt, 0);
+  emit(p, OP_Close, tcur, 0, 0);
+  emit(p, OP_IfNot, cnt, skip, 0);
+  vm_builder_add_text(&p->b, OP_String, 0, s, 0, "", 0);
+  emit(p, OP_Concat, cnt, s, s);
+  insert_row(p, scur, tab->name, NULL, s);
+  emit_resolve(p, skip);
+}
+
+/* ---- the statement ---- */
+
+/* The schema of the database named z (NULL: main): main only until ATTACH
+ * adds more. NULL when unknown. */
+static Schema *analyze_db(Parse *p, const char *z) {
+  if (!z || !util_stricmp(z, "main")) return p->schema;
+  if (!util_stricmp(z, "temp")) return p->schema; /* TEMP objects live in main for now */
+  return NULL;
+}
+
+/* Open sqlite_stat1 for writing (creating it when missing) and clear the
+ * rows about to be replaced: every row (where NULL), or those whose column
+ * col equals where. Also clears an existing sqlite_stat4 / sqlite_stat3, as
+ * SQLite does. Returns the cursor, or -1 after an error. */
+static int open_stat(Parse *p, Schema *s, int col, const char *where) {
+  parse_need_write(p);
+  int scur = emit_cursor(p);
+  Table *st = schema_find_table(s, "sqlite_stat1");
+  if (!st) {
+    ddl_file_format(p);
+    int root = emit_regs(p, 1);
+    emit(p, OP_CreateBtree, 0, root, BTREE_INTKEY);
+    int cur = ddl_open_schema(p);
+    ddl_schema_insert(p, cur, "table", "sqlite_stat1", "sqlite_stat1", root, STAT1_SQL);
+    emit(p, OP_Close, cur, 0, 0);
+    ddl_finish(p);
+    int a = vm_builder_add_i4(&p->b, OP_OpenWrite, scur, root, 0, 3);
+    vm_builder_set_p5(&p->b, a, VM_OPFLAG_P2ISREG);
+  } else {
+    if (where)
+      ddl_delete_rows_eq(p, st, col, where);
+    else
+      emit(p, OP_Clear, (int)st->root, 0, 0);
+    vm_builder_add_i4(&p->b, OP_OpenWrite, scur, (int)st->root, 0, st->ncol);
+  }
+  static const char *const other[] = {"sqlite_stat4", "sqlite_stat3"};
+  for (int i = 0; i < 2; i++) {
+    Table *o = schema_find_table(s, other[i]);
+    if (!o || !o->root || o->without_rowid) continue;
+    if (!where)
+      emit(p, OP_Clear, (int)o->root, 0, 0);
+    else if (o->ncol > col)
+      ddl_delete_rows_eq(p, o, col, where);
+  }
+  return parse_failed(p) ? -1 : scur;
+}
+
+/* Every table of a database, in SQLite's order. */
+static void analyze_database(Parse *p, Schema *s) {
+  int scur = open_stat(p, s, 0, NULL);
+  if (scur < 0) return;
+  int n = s->norder;
+  const char **names = parse_alloc(p, sizeof(char *) * (size_t)(n + 2));
+  if (!names) return;
+  names[0] = "sqlite_master";
+  for (int i = 0; i < n; i++) names[i + 1] = s->order[i];
+  int *ord = hash_order(p, names, n + 1);
+  if (!ord) return;
+  for (int k = 0; k < n + 1 && !parse_failed(p); k++) {
+    if (ord[k] == 0) continue;
+    analyze_table(p, schema_find_table(s, names[ord[k]]), NULL, scur);
+  }
+  emit(p, OP_Close, scur, 0, 0);
+}
+
+int ddl_analyze(Parse *p, const SqlStmt *st) {
+  const SqlQualName *q = &st->u.analyze.name;
+  Schema *s = NULL;
+  if (!st->u.analyze.has_name) {
+    analyze_database(p, p->schema);
+  } else if (!q->schema && !util_stricmp(q->name, "temp")) {
+    parse_need_read(p); /* TEMP objects live in main for now: nothing of its own */
+    return 0;
+  } else if (!q->schema && (s = analyze_db(p, q->name)) != NULL) {
+    analyze_database(p, s);
+  } else {
+    s = analyze_db(p, q->schema);
+    if (!s) {
+      parse_error(p, "unknown database %s", q->schema);
+      return 1;
+    }
+    Index *idx = schema_find_index(s, q->name);
+    Table *tab = idx ? idx->table : schema_find_table(s, q->name);
+    View *v = tab ? NULL : schema_find_view(s, q->name);
+    if (!tab && !v) {
+      if (q->schema)
+        parse_error(p, "no such table: %s.%s", q->schema, q->name);
+      else
+        parse_error(p, "no such table: %s", q->name);
+      return 1;
+    }
+    const char *tname = tab ? (tab->is_schema ? "sqlite_master" : tab->name) : v->name;
+    int scur = open_stat(p, s, idx ? 1 : 0, idx ? idx->name : tname);
+    if (scur < 0) return 1;
+    if (tab) analyze_table(p, tab, idx, scur);
+    emit(p, OP_Close, scur, 0, 0);
+  }
+  if (parse_failed(p)) return 1;
+  emit(p, OP_ParseSchema, 0, 0, 0); /* reload the statistics */
+  return 0;
+}
