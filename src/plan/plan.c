@@ -28,8 +28,55 @@
 #define LOOKUP 5.0         /* cost of one seek / rowid lookup */
 #define ROW_TABLE 3.0      /* cost of reading one table row in a scan */
 #define ROW_INDEX 2.0      /* cost of reading one index entry */
+#define ROW_LOOKUP_STAT 2.5 /* a row lookup from an index search on a table with statistics */
 
 static uint64_t bit(int i) { return (uint64_t)1 << (i < 63 ? i : 63); }
+
+/* Rows in a table: its sqlite_stat1 count, else TAB_ROWS. */
+static double table_rows(const Table *tab) {
+  if (tab && tab->has_stat) return tab->stat_rows > 1 ? (double)tab->stat_rows : 1;
+  return TAB_ROWS;
+}
+
+/* Entries of an index: its statistics' count (a partial index's own),
+ * else the table's rows. */
+static double index_rows(const Index *idx, double N) {
+  if (idx->nstat > 0) return idx->stat[0] > 1 ? (double)idx->stat[0] : 1;
+  return N;
+}
+
+/* Rows per distinct value of the first neq key columns (neq >= 1): the
+ * statistics when present, else 10 halved per extra column. */
+static double eq_rows(const Index *idx, int neq) {
+  if (idx->nstat > neq) return idx->stat[neq] > 1 ? (double)idx->stat[neq] : 1;
+  double rows = 10;
+  for (int q = 1; q < neq; q++) rows /= 2;
+  return rows < 1 ? 1 : rows;
+}
+
+/* The indexes of tab in SQLite's list order (the order it tries them, so
+ * the first of equally good paths wins as there): newest first, ON
+ * CONFLICT REPLACE ones after the others. Returns the count (at most cap;
+ * more: creation order, the first cap). */
+static int sqlite_index_order(const Table *tab, const Index **a, int cap) {
+  int k = 0;
+  for (const Index *x = tab->indexes; x; x = x->next) {
+    if (k == cap) {
+      k = 0;
+      for (const Index *y = tab->indexes; y && k < cap; y = y->next) a[k++] = y;
+      return k;
+    }
+    int pos = 0;
+    if (x->on_conflict == SCHEMA_OE_REPLACE && k > 0 && a[0]->on_conflict != SCHEMA_OE_REPLACE) {
+      pos = 1;
+      while (pos < k && a[pos]->on_conflict != SCHEMA_OE_REPLACE) pos++;
+    }
+    memmove(&a[pos + 1], &a[pos], sizeof *a * (size_t)(k - pos));
+    a[pos] = x;
+    k++;
+  }
+  return k;
+}
 
 void plan_init(Planner *pl, UtilArena *arena, const PlanHooks *hooks, int nitem,
                const PlanItem *items) {
@@ -703,7 +750,7 @@ static void auto_path(const Planner *pl, int i, uint64_t avail, double outer_row
                       int groupby, int outer, PlanLevel *best, int *best_order) {
   const PlanItem *it = &pl->items[i];
   const Table *tab = it->tab;
-  double N = TAB_ROWS;
+  double N = table_rows(it->is_sub ? NULL : tab);
   PlanLevel c;
   if (avail && best->kind == PLAN_SCAN && !it->not_indexed && !it->indexed_by && !it->no_cover &&
       !tab->has_generated) {
@@ -740,7 +787,7 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
                       int groupby, int outer, PlanLevel *best, int *best_order) {
   const PlanItem *it = &pl->items[i];
   const Table *tab = it->tab;
-  double N = TAB_ROWS;
+  double N = table_rows(it->is_sub ? NULL : tab);
   PlanLevel c;
   memset(best, 0, sizeof *best);
   best->kind = -1;
@@ -794,7 +841,10 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
     }
   }
   /* indexes */
-  for (const Index *idx = tab->indexes; idx; idx = idx->next) {
+  const Index *order[64];
+  int norder = sqlite_index_order(tab, order, 64);
+  for (int oi = 0; oi < norder; oi++) {
+    const Index *idx = order[oi];
     if (it->not_indexed && idx != tab->pk_index) continue;
     if (it->indexed_by && util_stricmp(it->indexed_by, idx->name) != 0) continue;
     if (idx->where && sub) continue;
@@ -841,29 +891,33 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
     if (c.neq == 0 && lo < 0 && hi < 0) {
       /* a full index scan: for order or because it covers */
       c.kind = PLAN_SCAN;
-      c.rows = N;
-      c.cost = N * (cov ? ROW_INDEX : ROW_INDEX + LOOKUP);
+      double NI = index_rows(idx, N);
+      c.rows = NI;
+      c.cost = NI * (cov ? ROW_INDEX : ROW_INDEX + LOOKUP);
       if (is_pk || sub) continue; /* the plain scan above */
       if (!cov && !(outer && ob)) continue;
-      if (cov) c.cost += N * 0.001 * idx->ncol; /* the narrowest covering index */
+      if (cov) c.cost += NI * 0.001 * idx->ncol; /* the narrowest covering index */
       consider(pl, &c, avail, ob, groupby, outer, best, best_order);
       continue;
     }
     double rows;
     if (c.neq == idx->nkey && idx->unique && all_eq) rows = 1;
-    else if (c.neq > 0) {
-      rows = 10;
-      for (int q = 1; q < c.neq; q++) rows /= 2;
-      if (rows < 1) rows = 1;
-    } else {
-      rows = N;
-    }
+    else if (c.neq > 0)
+      rows = eq_rows(idx, c.neq);
+    else
+      rows = index_rows(idx, N);
     if (lo >= 0 && hi >= 0) rows /= 16;
     else if (lo >= 0 || hi >= 0) rows /= 4;
     if (rows < 1) rows = 1;
     rows *= nseek;
     c.rows = rows;
-    c.cost = nseek * LOOKUP + rows * (cov ? ROW_INDEX : ROW_INDEX + LOOKUP);
+    /* with statistics a row lookup costs less than a seek (SQLite's model:
+     * a half-table index search still beats a scan), and each key column
+     * the search leaves unused costs a little (of equally selective
+     * indexes the one matching best wins) */
+    double look = tab->has_stat ? ROW_LOOKUP_STAT : LOOKUP;
+    c.cost = nseek * LOOKUP + rows * (cov ? ROW_INDEX : ROW_INDEX + look);
+    if (tab->has_stat) c.cost += rows * 0.05 * (idx->nkey - c.neq);
     consider(pl, &c, avail, ob, groupby, outer, best, best_order);
   }
   if (!sub && !tab->without_rowid && !it->not_indexed && !it->indexed_by)
