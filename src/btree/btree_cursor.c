@@ -14,7 +14,11 @@
  *     saved_key; the first use re-seeks and sets skip to the seek's res, so
  *     next()/prev() yield the entries after/before the saved key.
  *  3. Every page entered is checked: same tree kind as the root, depth <
- *     BT_MAX_DEPTH (cycles), child numbers validated by page_init().
+ *     BT_MAX_DEPTH (cycles), page number within the database (page_get*).
+ *     A write cursor's pages are fully validated (page_get: the balance code
+ *     reads their cells unchecked); a read cursor's only by page_init
+ *     (page_get_lazy), each cell being validated when it is parsed, and the
+ *     rowid reads of the binary search bounded by the usable size.
  *  4. The overflow cache (ovfl[0..novfl)) belongs to the current entry and
  *     is dropped whenever the cursor moves (info_ok = 0).
  */
@@ -54,7 +58,7 @@ int cursor_move_to_root(BtCursor *c) {
     return SHALE_OK;
   }
   PgPage *pg;
-  int rc = page_get(c->bt, c->root, &pg);
+  int rc = c->wrflag ? page_get(c->bt, c->root, &pg) : page_get_lazy(c->bt, c->root, &pg);
   if (rc) return rc;
   MemPage *m = page_mem(pg);
   if (!c->kind_known) {
@@ -75,7 +79,7 @@ int cursor_load_child(BtCursor *c, uint32_t child) {
     return BT_CORRUPT(c->bt, pager_pgno(c->pg[c->depth - 1]), "tree too deep (cycle?)");
   }
   PgPage *pg;
-  int rc = page_get(c->bt, child, &pg);
+  int rc = c->wrflag ? page_get(c->bt, child, &pg) : page_get_lazy(c->bt, child, &pg);
   if (rc) return rc;
   if (page_mem(pg)->intkey != c->intkey) {
     pager_unref(pg);
@@ -242,28 +246,65 @@ static int cell_key(Btree *bt, PgPage *pg, int i, const uint8_t **key, uint32_t 
 
 /* ---- seeks ---- */
 
-static int64_t cell_rowid(PgPage *pg, int i) {
+/* Rowid of cell i of a table page (lazy validation: page_init only checked
+ * that the cell starts inside the content area with room for the smallest
+ * cell, so the varints are read unchecked only when the longest ones fit
+ * below the usable size). The slow path reports SHALE_CORRUPT. */
+static int cell_rowid_slow(Btree *bt, PgPage *pg, int i, int64_t *out) {
   MemPage *m = page_mem(pg);
-  const uint8_t *p = page_cell(pg, i);
+  const uint8_t *d = pager_data(pg), *end = d + bt->usable;
+  const uint8_t *p = d + page_cell_off(pg, i);
   uint64_t v;
-  if (!m->leaf)
+  int n;
+  if (!m->leaf) {
     p += 4;
-  else
-    p += bt_varint(p, &v);
-  bt_varint(p, &v);
-  return (int64_t)v;
+  } else {
+    n = bt_varint_safe(p, end, &v);
+    if (n == 0) return BT_CORRUPT(bt, pager_pgno(pg), "cell overflows the page");
+    p += n;
+  }
+  n = bt_varint_safe(p, end, &v);
+  if (n == 0) return BT_CORRUPT(bt, pager_pgno(pg), "cell overflows the page");
+  *out = (int64_t)v;
+  return SHALE_OK;
 }
 
-/* Binary search of a table page: first cell with rowid >= key (ncell if none). */
-static int leaf_search(PgPage *pg, int lo, int hi, int64_t rowid) {
+static inline int cell_rowid(Btree *bt, PgPage *pg, int i, int64_t *out) {
+  MemPage *m = page_mem(pg);
+  uint32_t off = page_cell_off(pg, i);
+  if (off + 18 > bt->usable) return cell_rowid_slow(bt, pg, i, out);
+  const uint8_t *p = pager_data(pg) + off;
+  uint64_t v;
+  if (!m->leaf) {
+    p += 4;
+  } else if (*p++ >= 0x80) { /* payload size: skip the varint */
+    int k = 1;
+    while (k < 9 && *p++ >= 0x80) k++;
+  }
+  if (p[0] < 0x80) {
+    *out = p[0];
+    return SHALE_OK;
+  }
+  util_get_varint(p, &v);
+  *out = (int64_t)v;
+  return SHALE_OK;
+}
+
+/* Binary search of a table page: first cell with rowid >= key (ncell if
+ * none) in *at. */
+static int leaf_search(Btree *bt, PgPage *pg, int lo, int hi, int64_t rowid, int *at) {
   while (lo < hi) {
     int mid = (lo + hi) / 2;
-    if (cell_rowid(pg, mid) < rowid)
+    int64_t k;
+    int rc = cell_rowid(bt, pg, mid, &k);
+    if (rc) return rc;
+    if (k < rowid)
       lo = mid + 1;
     else
       hi = mid;
   }
-  return lo;
+  *at = lo;
+  return SHALE_OK;
 }
 
 /* Fast path of a rowid seek (as SQLite's): a VALID cursor whose leaf must
@@ -272,21 +313,28 @@ static int leaf_search(PgPage *pg, int lo, int hi, int64_t rowid) {
  * and ordered across leaves), or beyond its last (first) rowid when the
  * stack is the rightmost (leftmost) path. Every page on the stack must be
  * parsed (init): a page reloaded under the cursor (cache invalidation,
- * rollback) has init == 0 and takes the full seek. Returns 1 if done. */
-static int seek_rowid_here(BtCursor *c, int64_t rowid, int *res) {
+ * rollback) has init == 0 and takes the full seek. Returns 1 if done (*rc
+ * set: a corrupt cell met on the way), 0 to take the full seek. */
+static int seek_rowid_here(BtCursor *c, int64_t rowid, int *res, int *rc) {
   if (c->state != CUR_VALID || c->depth == 0 || !c->intkey) return 0;
   int t = c->depth - 1;
   PgPage *pg = c->pg[t];
   MemPage *m = page_mem(pg);
+  Btree *bt = c->bt;
   if (!m->init || !m->leaf || !m->intkey || m->ncell == 0 || c->idx[t] >= m->ncell) return 0;
   int n = m->ncell, cur = c->idx[t], at;
-  int64_t k = cell_rowid(pg, cur);
+  int64_t k, k2;
+  if ((*rc = cell_rowid(bt, pg, cur, &k)) != SHALE_OK) return 1;
   if (k == rowid) {
     at = cur;
-  } else if (k < rowid && cur + 1 < n && cell_rowid(pg, cur + 1) >= rowid) {
+  } else if (k < rowid && cur + 1 < n &&
+             ((*rc = cell_rowid(bt, pg, cur + 1, &k2)) != SHALE_OK || k2 >= rowid)) {
+    if (*rc) return 1;
     at = cur + 1; /* the next entry (sequential access) */
   } else {
-    int64_t first = cell_rowid(pg, 0), last = cell_rowid(pg, n - 1);
+    int64_t first, last;
+    if ((*rc = cell_rowid(bt, pg, 0, &first)) != SHALE_OK) return 1;
+    if ((*rc = cell_rowid(bt, pg, n - 1, &last)) != SHALE_OK) return 1;
     if (rowid > last || rowid < first) {
       /* Only the rightmost (leftmost) leaf also holds the positions past
        * its last (before its first) entry. */
@@ -297,14 +345,17 @@ static int seek_rowid_here(BtCursor *c, int64_t rowid, int *res) {
       }
       at = rowid > last ? n : 0;
     } else {
-      at = k < rowid ? leaf_search(pg, cur + 1, n, rowid) : leaf_search(pg, 0, cur, rowid);
+      *rc = k < rowid ? leaf_search(bt, pg, cur + 1, n, rowid, &at)
+                      : leaf_search(bt, pg, 0, cur, rowid, &at);
+      if (*rc) return 1;
     }
   }
   if (at != cur) moved(c);
   c->skip = 0;
   if (at < n) {
     c->idx[t] = (uint16_t)at;
-    *res = cell_rowid(pg, at) == rowid ? 0 : 1;
+    if ((*rc = cell_rowid(bt, pg, at, &k)) != SHALE_OK) return 1;
+    *res = k == rowid ? 0 : 1;
   } else {
     c->idx[t] = (uint16_t)(n - 1);
     *res = -1;
@@ -313,8 +364,9 @@ static int seek_rowid_here(BtCursor *c, int64_t rowid, int *res) {
 }
 
 int cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
-  if (seek_rowid_here(c, rowid, res)) return SHALE_OK;
-  int rc = cursor_move_to_root(c);
+  int rc = SHALE_OK;
+  if (seek_rowid_here(c, rowid, res, &rc)) return rc;
+  rc = cursor_move_to_root(c);
   if (rc) return rc;
   if (c->depth == 0) {
     *res = -1;
@@ -324,15 +376,9 @@ int cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
   for (;;) {
     PgPage *pg = c->pg[c->depth - 1];
     MemPage *m = page_mem(pg);
-    int lo = 0, hi = m->ncell;
-    while (lo < hi) {
-      int mid = (lo + hi) / 2;
-      int64_t k = cell_rowid(pg, mid);
-      if (k < rowid)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
+    int lo;
+    rc = leaf_search(c->bt, pg, 0, m->ncell, rowid, &lo);
+    if (rc) return rc;
     if (m->leaf) {
       if (m->ncell == 0) {
         if (c->depth > 1) return BT_CORRUPT(c->bt, pager_pgno(pg), "empty non-root page");
@@ -342,8 +388,11 @@ int cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
       }
       c->state = CUR_VALID;
       if (lo < m->ncell) {
+        int64_t k;
         c->idx[c->depth - 1] = (uint16_t)lo;
-        *res = cell_rowid(pg, lo) == rowid ? 0 : 1;
+        rc = cell_rowid(c->bt, pg, lo, &k);
+        if (rc) return rc;
+        *res = k == rowid ? 0 : 1;
       } else {
         c->idx[c->depth - 1] = (uint16_t)(m->ncell - 1);
         *res = -1;

@@ -8,10 +8,17 @@
  * Invariants:
  *  1. A MemPage with init == 0 is stale (the pager zeroes the extra space
  *     whenever a page is loaded or restored); page_init() re-validates the
- *     page before any use. Functions that modify a page keep its MemPage
- *     (ncell, nfree) exact, so init stays 1 across our own edits.
+ *     page header, free space and cell pointer array before any use
+ *     (cheap); page_check_cells() validates every cell (full == 1), which
+ *     page_get() and writers require, while read cursors load pages with
+ *     page_get_lazy() and validate each cell only when they parse it.
+ *     Functions that modify a page keep its MemPage (ncell, nfree) exact, so
+ *     init and full stay 1 across our own edits.
  *  2. Every cell parse is bounds-checked against the usable size: a hostile
- *     page yields SHALE_CORRUPT, never a read outside the page.
+ *     page yields SHALE_CORRUPT, never a read outside the page. On a page
+ *     with init == 1, every cell pointer lies in [content start, usable -
+ *     minimum cell size], so a cell's first bytes (an interior cell's child
+ *     pointer) can be read without further checks.
  *  3. A cursor's stack holds one page reference per level; pg[0] is the
  *     root. idx[l] on an interior page is the child taken (ncell = right
  *     pointer); on the top page it is the entry.
@@ -44,6 +51,7 @@ typedef struct MemPage {
   uint8_t leaf;   /* 1 for 0x0a/0x0d */
   uint8_t intkey; /* 1 for table pages */
   uint8_t hdrlen; /* 8 or 12 */
+  uint8_t full;   /* 1 = every cell was validated too (page_check_cells) */
   uint16_t hdr;   /* offset of the page header: 100 on page 1, else 0 */
   uint16_t ncell;
   uint32_t nfree; /* free bytes: gap + freeblocks + fragments */
@@ -144,10 +152,17 @@ uint32_t btree_lockbyte_page(Btree *);
 
 /* ---- btree_page.c ---- */
 static inline MemPage *page_mem(PgPage *pg) { return (MemPage *)pager_extra(pg); }
-/* Get page pgno with a fresh reference and a valid MemPage (validated). */
+/* Get page pgno with a fresh reference and a valid MemPage (every cell
+ * validated: full == 1). */
 int page_get(Btree *, uint32_t pgno, PgPage **out);
-/* Validate and parse an already referenced page. */
+/* The same with only the cheap checks of page_init (for read cursors: each
+ * cell is validated when parsed). */
+int page_get_lazy(Btree *, uint32_t pgno, PgPage **out);
+/* Validate and parse an already referenced page: header, free space, cell
+ * pointer array (invariant 2). Cells themselves: page_check_cells. */
 int page_init(Btree *, PgPage *);
+/* page_init plus the validation of every cell (sets full). */
+int page_check_cells(Btree *, PgPage *);
 /* Initialize an empty page of the given type byte (writable page). */
 void page_zero(Btree *, PgPage *, int type);
 /* Offset of cell i (pointer array value). */

@@ -11,8 +11,15 @@
  *  1. page_init() accepts a page only if: the type byte is one of 02/05/0a/0d;
  *     the pointer array fits; content start lies between the pointer array
  *     and the usable size; freeblocks are ascending, non-overlapping, >= 4
- *     bytes and inside the content area; every cell lies inside the content
- *     area and below the usable size. Otherwise SHALE_CORRUPT.
+ *     bytes and inside the content area; every cell pointer lies inside the
+ *     content area with room for the smallest cell of the page's kind.
+ *     Otherwise SHALE_CORRUPT. page_check_cells() adds: every cell parses
+ *     and lies below the usable size, child numbers are within the
+ *     database (MemPage.full). Writers (page_insert_cell, page_drop_cell,
+ *     the balance code through page_get and write cursors) only work on full
+ *     pages; read cursors take the lazy page_get_lazy() and validate a cell
+ *     when they parse it (cell_parse, or the bounded rowid reads of the
+ *     cursor's binary search).
  *  2. MemPage.nfree = gap + freeblock bytes + fragment bytes, kept exact by
  *     page_insert_cell / page_drop_cell / page_rebuild / page_defragment.
  *  3. Every allocation of cell space is max(4, cell size) bytes, so that a
@@ -176,38 +183,51 @@ int page_init(Btree *bt, PgPage *pg) {
     if (++nblocks > 20000) return BT_CORRUPT(bt, pgno, "freeblock loop");
   }
   if (nfree > u - hdr - t.hdrlen) return BT_CORRUPT(bt, pgno, "free space exceeds page");
+  /* Cell pointers (invariant 1, cheap): each cell starts inside the content
+   * area with room for the smallest cell of its kind (a leaf cell: 1 byte;
+   * an interior cell: 4-byte child + 1-byte varint), so readers may take an
+   * interior cell's child pointer without a check; everything else of a
+   * cell is validated when it is parsed (cell_parse) or by
+   * page_check_cells. */
+  uint32_t lim = u - (t.leaf ? 1 : 5);
+  const uint8_t *ptr = d + hdr + t.hdrlen;
+  for (uint32_t i = 0; i < ncell; i++) {
+    uint32_t off = util_get2(ptr + 2 * i);
+    if (off < content || off > lim) return BT_CORRUPT(bt, pgno, "cell pointer out of range");
+  }
   t.nfree = nfree;
   t.init = 1;
   *m = t;
-  /* Validate every cell (invariant 1). */
-  for (uint32_t i = 0; i < ncell; i++) {
-    uint32_t off = util_get2(d + hdr + t.hdrlen + 2 * i);
-    CellInfo ci;
-    if (off < content || off >= u) {
-      m->init = 0;
-      return BT_CORRUPT(bt, pgno, "cell pointer out of range");
-    }
-    int rc = cell_parse(bt, pgno, d, off, t.leaf, t.intkey, &ci);
-    if (rc) {
-      m->init = 0;
-      return rc;
-    }
-    if (!t.leaf && (ci.child == 0 || ci.child > pager_db_size(bt->pager))) {
-      m->init = 0;
-      return BT_CORRUPT(bt, pgno, "child page number out of range");
-    }
-  }
-  if (!t.leaf) {
-    uint32_t r = util_get4(d + hdr + 8);
-    if (r == 0 || r > pager_db_size(bt->pager)) {
-      m->init = 0;
-      return BT_CORRUPT(bt, pgno, "right child page number out of range");
-    }
-  }
   return SHALE_OK;
 }
 
-int page_get(Btree *bt, uint32_t pgno, PgPage **out) {
+int page_check_cells(Btree *bt, PgPage *pg) {
+  MemPage *m = page_mem(pg);
+  if (m->init && m->full) return SHALE_OK; /* (code that clears init leaves full) */
+  int rc = page_init(bt, pg);
+  if (rc) return rc;
+  const uint8_t *d = pager_data(pg);
+  uint32_t pgno = pager_pgno(pg);
+  uint32_t dbsize = pager_db_size(bt->pager);
+  for (uint32_t i = 0; i < m->ncell; i++) {
+    CellInfo ci;
+    rc = cell_parse(bt, pgno, d, page_cell_off(pg, (int)i), m->leaf, m->intkey, &ci);
+    if (rc) return rc;
+    if (!m->leaf && (ci.child == 0 || ci.child > dbsize)) {
+      return BT_CORRUPT(bt, pgno, "child page number out of range");
+    }
+  }
+  if (!m->leaf) {
+    uint32_t r = page_right(pg);
+    if (r == 0 || r > dbsize) {
+      return BT_CORRUPT(bt, pgno, "right child page number out of range");
+    }
+  }
+  m->full = 1;
+  return SHALE_OK;
+}
+
+static int get_page(Btree *bt, uint32_t pgno, int full, PgPage **out) {
   *out = NULL;
   if (pgno == 0 || pgno > pager_db_size(bt->pager)) {
     return BT_CORRUPT(bt, pgno, "page number out of range");
@@ -215,7 +235,7 @@ int page_get(Btree *bt, uint32_t pgno, PgPage **out) {
   PgPage *pg;
   int rc = pager_get(bt->pager, pgno, 0, &pg);
   if (rc) return rc;
-  rc = page_init(bt, pg);
+  rc = full ? page_check_cells(bt, pg) : page_init(bt, pg);
   if (rc) {
     pager_unref(pg);
     return rc;
@@ -223,6 +243,10 @@ int page_get(Btree *bt, uint32_t pgno, PgPage **out) {
   *out = pg;
   return SHALE_OK;
 }
+
+int page_get(Btree *bt, uint32_t pgno, PgPage **out) { return get_page(bt, pgno, 1, out); }
+
+int page_get_lazy(Btree *bt, uint32_t pgno, PgPage **out) { return get_page(bt, pgno, 0, out); }
 
 void page_rebuild(Btree *bt, PgPage *pg, int type, uint8_t **cells, const uint16_t *sizes, int n,
                   uint32_t right) {
@@ -248,6 +272,7 @@ void page_rebuild(Btree *bt, PgPage *pg, int type, uint8_t **cells, const uint16
   d[hdr + 7] = 0;
   if (!leaf) util_put4(d + hdr + 8, right);
   m->init = 1;
+  m->full = 1;
   m->leaf = (uint8_t)leaf;
   m->intkey = (type & PTF_INTKEY) != 0;
   m->hdrlen = (uint8_t)hdrlen;
@@ -351,7 +376,7 @@ int page_insert_cell(Btree *bt, PgPage *pg, int i, const uint8_t *cell, uint32_t
   uint32_t a = sz < 4 ? 4 : sz;
   /* A page can lose its parse only if a hostile freelist handed it out
    * while in use. */
-  if (!m->init || !pager_is_writable(pg) || i > m->ncell) {
+  if (!m->init || !m->full || !pager_is_writable(pg) || i > m->ncell) {
     return BT_CORRUPT(bt, pager_pgno(pg), "page reused while in use");
   }
   if (m->nfree < a + 2) return SHALE_INTERNAL;
@@ -422,7 +447,7 @@ static int free_space(Btree *bt, PgPage *pg, uint32_t off, uint32_t size) {
 int page_drop_cell(Btree *bt, PgPage *pg, int i, uint32_t sz) {
   MemPage *m = page_mem(pg);
   uint8_t *d = pager_data(pg);
-  if (!m->init || !pager_is_writable(pg) || i >= m->ncell) {
+  if (!m->init || !m->full || !pager_is_writable(pg) || i >= m->ncell) {
     return BT_CORRUPT(bt, pager_pgno(pg), "page reused while in use");
   }
   uint32_t a = sz < 4 ? 4 : sz;

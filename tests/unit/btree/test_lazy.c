@@ -1,0 +1,212 @@
+/*
+ * test_lazy.c -- lazy page validation (btree_page.c invariant 1): a read
+ * cursor loads a page with the cheap checks only (header, free space, cell
+ * pointers) and validates a cell when it parses it; writers validate every
+ * cell first. A corrupt cell reached only on parse gives SHALE_CORRUPT, the
+ * other rows of its page stay readable, and the bounded rowid reads of the
+ * binary search report a cell running off the page as SHALE_CORRUPT.
+ *
+ * The file: made by the reference SQLite (page size 1024, t(a INTEGER
+ * PRIMARY KEY, b) with 400 rows of 40-byte blobs, root page 2 interior),
+ * then one leaf (the first child of the root) is patched in place.
+ */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../../../src/btree/btree.h"
+#include "../../../src/util/util.h"
+#include "../../test.h"
+
+#define PS 1024
+
+static void make_db(const char *path) {
+  unlink(path);
+  sqlite3 *db;
+  CHECK_EQ(sqlite3_open(path, &db), SQLITE_OK);
+  char *err = NULL;
+  CHECK_EQ(sqlite3_exec(db,
+                        "PRAGMA page_size=1024; CREATE TABLE t(a INTEGER PRIMARY KEY, b);"
+                        "WITH RECURSIVE s(v) AS (SELECT 1 UNION ALL SELECT v + 1 FROM s WHERE v < 400)"
+                        " INSERT INTO t SELECT v, randomblob(40) FROM s;",
+                        NULL, NULL, &err),
+           SQLITE_OK);
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+static uint8_t *load(const char *path, long *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  *size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *b = malloc((size_t)*size);
+  if (fread(b, 1, (size_t)*size, f) != (size_t)*size) *size = 0;
+  fclose(f);
+  return b;
+}
+
+static void save(const char *path, const uint8_t *b, long size) {
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  CHECK(fwrite(b, 1, (size_t)size, f) == (size_t)size);
+  fclose(f);
+}
+
+/* The leaf under the root's first cell, its cell count and first/mid rowids. */
+typedef struct Leaf {
+  uint8_t *d; /* the leaf's bytes inside the file image */
+  int ncell;
+} Leaf;
+
+static Leaf first_leaf(uint8_t *file) {
+  Leaf l = {NULL, 0};
+  uint8_t *root = file + PS; /* page 2 */
+  CHECK_EQ(root[0], 0x05);
+  uint32_t off = util_get2(root + 12);
+  uint32_t child = util_get4(root + off);
+  l.d = file + (size_t)(child - 1) * PS;
+  CHECK_EQ(l.d[0], 0x0d);
+  l.ncell = (int)util_get2(l.d + 3);
+  return l;
+}
+
+static int cell_off(Leaf *l, int i) { return (int)util_get2(l->d + 8 + 2 * i); }
+
+/* Rowid of leaf cell i (payload size and rowid are one-byte varints here). */
+static int64_t leaf_rowid(Leaf *l, int i) {
+  uint64_t v;
+  const uint8_t *p = l->d + cell_off(l, i);
+  p += util_get_varint(p, &v);
+  util_get_varint(p, &v);
+  return (int64_t)v;
+}
+
+static Btree *open_ro(const char *path) {
+  Btree *bt = NULL;
+  CHECK_OK(btree_open(NULL, test_path(path), SHALE_OPEN_READWRITE, &bt));
+  return bt;
+}
+
+static int read_row(BtCursor *c, int64_t rowid) {
+  int res = 9;
+  int rc = btree_seek_rowid(c, rowid, &res);
+  if (rc) return rc;
+  if (res != 0) return -1;
+  uint8_t buf[64];
+  uint32_t n = btree_payload_size(c);
+  if (n == 0) return btree_payload_read(c, 0, 1, buf); /* the error, if any */
+  return btree_payload_read(c, 0, n < sizeof buf ? n : sizeof buf, buf);
+}
+
+/* One cell's payload size made to overflow the page: rows before and after
+ * it on the same leaf still read; the cell itself is SHALE_CORRUPT; a write
+ * to the leaf is SHALE_CORRUPT (writers validate every cell). */
+TEST(lazy_corrupt_cell_only_on_parse) {
+  const char *name = "lazy1.db";
+  make_db(test_path(name));
+  long size = 0;
+  uint8_t *file = load(test_path(name), &size);
+  CHECK(file && size > 4 * PS);
+  Leaf l = first_leaf(file);
+  CHECK(l.ncell > 10);
+  int k = l.ncell / 2;
+  int64_t bad = leaf_rowid(&l, k), before = leaf_rowid(&l, 1), after = leaf_rowid(&l, l.ncell - 2);
+  uint8_t *cell = l.d + cell_off(&l, k);
+  /* payload size 900 (varint 0x87 0x04): stays local (X = 989) and runs
+   * past the page end; the rowid keeps its value. */
+  CHECK(bad < 128);
+  cell[0] = 0x87;
+  cell[1] = 0x04;
+  cell[2] = (uint8_t)bad;
+  CHECK(cell_off(&l, k) + 3 + 900 > PS);
+  save(test_path(name), file, size);
+  free(file);
+
+  Btree *bt = open_ro(name);
+  CHECK_OK(btree_begin(bt, BTREE_TXN_READ));
+  BtCursor *c;
+  CHECK_OK(btree_cursor_open(bt, 2, 0, NULL, NULL, &c));
+  CHECK_OK(read_row(c, before));
+  CHECK_OK(read_row(c, after));
+  CHECK_RC(read_row(c, bad), SHALE_CORRUPT);
+  CHECK_OK(read_row(c, before)); /* still readable after the failure */
+  btree_cursor_close(c);
+  CHECK_OK(btree_commit(bt));
+
+  /* A write cursor validates the whole leaf before it writes. */
+  CHECK_OK(btree_begin(bt, BTREE_TXN_WRITE));
+  CHECK_OK(btree_cursor_open(bt, 2, 1, NULL, NULL, &c));
+  int res;
+  CHECK_RC(btree_seek_rowid(c, before, &res), SHALE_CORRUPT);
+  btree_cursor_close(c);
+  CHECK_OK(btree_rollback(bt));
+  CHECK_OK(btree_close(bt));
+
+  /* The reference agrees that the file is corrupt. */
+  sqlite3 *db;
+  CHECK_EQ(sqlite3_open(test_path(name), &db), SQLITE_OK);
+  sqlite3_stmt *st;
+  CHECK_EQ(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
+  CHECK_EQ(sqlite3_step(st), SQLITE_ROW);
+  CHECK(strcmp((const char *)sqlite3_column_text(st, 0), "ok") != 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+/* A cell pointer near the end of the page whose varints run off it: the
+ * bounded rowid read of the binary search reports SHALE_CORRUPT (under ASan:
+ * no read past the page). */
+TEST(lazy_rowid_varint_off_page) {
+  const char *name = "lazy2.db";
+  make_db(test_path(name));
+  long size = 0;
+  uint8_t *file = load(test_path(name), &size);
+  CHECK(file && size > 4 * PS);
+  Leaf l = first_leaf(file);
+  int k = (l.ncell - 1) / 2; /* the first probe of a full binary search */
+  int64_t some = leaf_rowid(&l, 0);
+  util_put2(l.d + 8 + 2 * k, PS - 2);
+  l.d[PS - 2] = 0x81;
+  l.d[PS - 1] = 0x81;
+  save(test_path(name), file, size);
+  free(file);
+
+  Btree *bt = open_ro(name);
+  CHECK_OK(btree_begin(bt, BTREE_TXN_READ));
+  BtCursor *c;
+  CHECK_OK(btree_cursor_open(bt, 2, 0, NULL, NULL, &c));
+  int res;
+  CHECK_RC(btree_seek_rowid(c, some, &res), SHALE_CORRUPT);
+  CHECK(btree_errmsg(bt) != NULL);
+  btree_cursor_close(c);
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+}
+
+/* A cell pointer outside the content area is caught by the cheap checks at
+ * load time, before any cell is parsed. */
+TEST(lazy_pointer_checked_at_load) {
+  const char *name = "lazy3.db";
+  make_db(test_path(name));
+  long size = 0;
+  uint8_t *file = load(test_path(name), &size);
+  CHECK(file && size > 4 * PS);
+  Leaf l = first_leaf(file);
+  int64_t some = leaf_rowid(&l, 0);
+  util_put2(l.d + 8 + 2 * (l.ncell - 1), 20); /* inside the pointer array */
+  save(test_path(name), file, size);
+  free(file);
+
+  Btree *bt = open_ro(name);
+  CHECK_OK(btree_begin(bt, BTREE_TXN_READ));
+  BtCursor *c;
+  CHECK_OK(btree_cursor_open(bt, 2, 0, NULL, NULL, &c));
+  int res;
+  CHECK_RC(btree_seek_rowid(c, some, &res), SHALE_CORRUPT);
+  btree_cursor_close(c);
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+}
