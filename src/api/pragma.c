@@ -48,6 +48,7 @@ enum {
   PR_ENCODING,
   PR_WAL_CHECKPOINT,
   PR_WAL_AUTOCHECKPOINT,
+  PR_MMAP_SIZE,
   PR_AUTO_VACUUM,
   PR_INCREMENTAL_VACUUM,
   PR_LOCKING_MODE,
@@ -88,6 +89,7 @@ static const PragmaDef defs[] = {
     {"locking_mode", PR_LOCKING_MODE, 1, NULL, 1, 0},
     {"temp_store", PR_TEMP_STORE, 1, NULL, 0, 0},
     {"wal_autocheckpoint", PR_WAL_AUTOCHECKPOINT, 1, NULL, 1, 0},
+    {"mmap_size", PR_MMAP_SIZE, 1, NULL, 1, 0},
     {"wal_checkpoint", PR_WAL_CHECKPOINT, 3, n_checkpoint, 1, 0},
     {"busy_timeout", PR_BUSY_TIMEOUT, 1, n_timeout, 1, 0},
     {"cache_size", PR_CACHE_SIZE, 1, NULL, 0, 0},
@@ -1124,6 +1126,11 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
     case PR_WAL_AUTOCHECKPOINT:
       if (val) db->wal_autocheckpoint = (int)parse_int(val);
       return add_int(out, db->wal_autocheckpoint);
+    case PR_MMAP_SIZE:
+      /* as SQLite: no row for an in-memory database (no map there) */
+      if (pager_is_memory(pg)) return SHALE_OK;
+      if (val) pager_set_mmap_size(pg, parse_int(val));
+      return add_int(out, pager_mmap_size(pg));
     case PR_AUTO_VACUUM: return auto_vacuum_pragma(db, val, out);
     case PR_INCREMENTAL_VACUUM: return incremental_vacuum_pragma(db, val);
     case PR_LOCKING_MODE: {

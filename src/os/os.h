@@ -93,6 +93,18 @@ struct OsFileMethods {
   int (*shm_lock)(OsFile *, int offset, int n, int flags);
   void (*shm_barrier)(OsFile *);
   int (*shm_unmap)(OsFile *, int delete_flag);
+  /* Memory-mapped reads (optional: NULL in a VFS without them -- memdb,
+   * fault, compat -- whose users then read()). map() makes [0, size) of
+   * the file readable through a read-only shared map (size 0 unmaps); it may
+   * grow or move the map, so it returns SHALE_BUSY while fetches are out.
+   * The caller guarantees size <= the file's size when it calls, and never
+   * touches mapped bytes past the file's current end (another process may
+   * truncate it: SIGBUS). fetch() sets *pp to the mapped bytes [off,
+   * off+amt), or NULL when they are not mapped; each non-NULL fetch is
+   * released by one unfetch() with the same pointer. */
+  int (*map)(OsFile *, int64_t size);
+  int (*fetch)(OsFile *, int64_t off, int amt, void **pp);
+  void (*unfetch)(OsFile *, int64_t off, void *p);
 };
 
 struct OsVfs {
@@ -129,6 +141,11 @@ static inline int os_unlock(OsFile *f, int l) { return f->methods->unlock(f, l);
 static inline int os_check_reserved(OsFile *f, int *r) { return f->methods->check_reserved(f, r); }
 static inline int os_sector_size(OsFile *f) { return f->methods->sector_size(f); }
 static inline int os_device_characteristics(OsFile *f) { return f->methods->device_characteristics(f); }
+/* Mapped reads: os_can_map() is 0 for a VFS without them. */
+static inline int os_can_map(OsFile *f) { return f->methods->map != NULL; }
+static inline int os_map(OsFile *f, int64_t s) { return f->methods->map(f, s); }
+static inline int os_fetch(OsFile *f, int64_t o, int n, void **pp) { return f->methods->fetch(f, o, n, pp); }
+static inline void os_unfetch(OsFile *f, int64_t o, void *p) { f->methods->unfetch(f, o, p); }
 
 /* Open into freshly allocated memory of vfs->file_size bytes; on success *out
  * is the file, to be released with os_close_free(). */

@@ -312,6 +312,9 @@ static const OsFileMethods fault_methods = {
     f_shm_lock,
     f_shm_barrier,
     f_shm_unmap,
+    NULL, /* map: no mapped reads (the pager uses read) */
+    NULL,
+    NULL,
 };
 
 /* ------------------------------------------------------------------ vfs */

@@ -297,6 +297,9 @@ static const OsFileMethods mem_methods = {
     mem_shm_lock,
     mem_shm_barrier,
     mem_shm_unmap,
+    NULL, /* map: no mapped reads (the pager uses read) */
+    NULL,
+    NULL,
 };
 
 static int mem_open(OsVfs *vfs, const char *path, OsFile *pf, int flags, int *out_flags) {

@@ -26,6 +26,10 @@
  *  4. Locks never block (F_SETLK); a conflict is SHALE_BUSY.
  *  5. shm->nref counts connections attached to the shm node; the node, its
  *     mappings and its descriptor go away when it reaches 0.
+ *  6. A file's read-only map (unix_map/fetch/unfetch: the pager's mapped
+ *     reads) belongs to its connection alone; it is moved or resized only
+ *     while no fetch is out (nfetch == 0), and unmapped at close. The
+ *     caller keeps its accesses below the file's end (os.h).
  */
 #include <assert.h>
 #include <errno.h>
@@ -89,6 +93,9 @@ struct UnixFile {
   char *path;   /* as given (NULL for anonymous files) */
   int shm_attached;
   uint8_t shm_sh, shm_ex; /* this connection's shm lock slots */
+  uint8_t *map;     /* read-only map of [0, map_size), or NULL (invariant 6) */
+  int64_t map_size;
+  int nfetch;       /* fetches not yet released */
 };
 
 static pthread_mutex_t unix_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -422,6 +429,11 @@ static int unix_shm_unmap(OsFile *pf, int delete_flag) {
 static int unix_close(OsFile *pf) {
   UnixFile *f = (UnixFile *)pf;
   int rc = SHALE_OK;
+  if (f->map) {
+    munmap(f->map, (size_t)f->map_size);
+    f->map = NULL;
+    f->map_size = 0;
+  }
   pthread_mutex_lock(&unix_mu);
   UnixInode *in = f->inode;
   if (in) {
@@ -584,6 +596,53 @@ static int unix_device_characteristics(OsFile *pf) {
   return OS_IOCAP_POWERSAFE_OVERWRITE;
 }
 
+/* ------------------------------------------------------ mapped reads */
+
+static int unix_map(OsFile *pf, int64_t size) {
+  UnixFile *f = (UnixFile *)pf;
+  if (size < 0 || (uint64_t)size > (uint64_t)SIZE_MAX) return SHALE_MISUSE;
+  if (size == f->map_size) return SHALE_OK;
+  if (f->nfetch > 0) return SHALE_BUSY;
+  if (size == 0) {
+    munmap(f->map, (size_t)f->map_size);
+    f->map = NULL;
+    f->map_size = 0;
+    return SHALE_OK;
+  }
+  void *p;
+  if (f->map)
+    p = mremap(f->map, (size_t)f->map_size, (size_t)size, MREMAP_MAYMOVE);
+  else
+    p = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, f->fd, 0);
+  if (p == MAP_FAILED) {
+    if (f->map) munmap(f->map, (size_t)f->map_size);
+    f->map = NULL;
+    f->map_size = 0;
+    return SHALE_IOERR_MMAP;
+  }
+  f->map = p;
+  f->map_size = size;
+  return SHALE_OK;
+}
+
+static int unix_fetch(OsFile *pf, int64_t off, int amt, void **pp) {
+  UnixFile *f = (UnixFile *)pf;
+  *pp = NULL;
+  if (off < 0 || amt < 0 || off + amt > f->map_size) return SHALE_OK;
+  *pp = f->map + off;
+  f->nfetch++;
+  return SHALE_OK;
+}
+
+static void unix_unfetch(OsFile *pf, int64_t off, void *p) {
+  UnixFile *f = (UnixFile *)pf;
+  (void)off;
+  if (p) {
+    assert(f->nfetch > 0);
+    f->nfetch--;
+  }
+}
+
 static const OsFileMethods unix_methods = {
     unix_close,
     unix_read,
@@ -600,6 +659,9 @@ static const OsFileMethods unix_methods = {
     unix_shm_lock,
     unix_shm_barrier,
     unix_shm_unmap,
+    unix_map,
+    unix_fetch,
+    unix_unfetch,
 };
 
 /* ------------------------------------------------------------- the VFS */

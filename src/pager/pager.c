@@ -41,6 +41,7 @@
  *     transactions, and begin_read does not re-read the header.
  */
 #include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pager_int.h"
@@ -130,6 +131,12 @@ int pager_open(OsVfs *vfs, const char *path, int open_flags, int extra_size, Pag
   p->cache_cfg = PAGER_DEFAULT_CACHE_SIZE;
   p->journal_mode = memory ? PAGER_JOURNAL_MEMORY : PAGER_JOURNAL_DELETE;
   p->sync_level = memory ? PAGER_SYNC_OFF : PAGER_SYNC_FULL;
+  p->mmap_user = -1;
+  p->fsz = -1;
+  {
+    const char *e = getenv("SHALE_NO_MMAP"); /* for measurements: read() only */
+    p->mmap_limit = e && e[0] == '1' ? 0 : PAGER_MMAP_DEFAULT;
+  }
   pager_cache_set_budget(p);
   rc = pager_cache_init(p);
   if (rc != SHALE_OK) goto fail;
@@ -243,6 +250,7 @@ int pager_close(Pager *p) {
   if (!p) return SHALE_OK;
   int rc = SHALE_OK;
   if (p->txn == PAGER_TXN_WRITE) pager_rollback(p);
+  pager_map_end(p);
   p->excl_mode = 0; /* closing releases everything */
   if (p->wal) {
     /* Ends the read transaction; checkpoints and deletes -wal/-shm when
@@ -335,6 +343,7 @@ static int leave_wal(Pager *p, int mode) {
   int rc = os_lock(p->fd, OS_LOCK_EXCLUSIVE);
   if (rc == SHALE_OK) {
     p->lock = OS_LOCK_EXCLUSIVE;
+    p->map_refresh = 1;
     rc = wal_checkpoint(p->wal, WAL_CKPT_TRUNCATE, p->busy, p->busy_arg, NULL, NULL);
   }
   if (rc != SHALE_OK) {
@@ -404,6 +413,18 @@ void pager_set_busy_handler(Pager *p, int (*handler)(void *, int), void *arg) {
   p->busy = handler;
   p->busy_arg = arg;
 }
+int64_t pager_set_mmap_size(Pager *p, int64_t n) {
+  if (n < 0) n = 0; /* SQLite: a negative size means the default, which is 0 */
+  if (n > PAGER_MMAP_MAX) n = PAGER_MMAP_MAX;
+  p->mmap_user = n;
+  p->mmap_limit = n;
+  if (n == 0 && !p->map && p->map_len > 0) {
+    os_map(p->fd, 0); /* no fetch is out between read transactions */
+    p->map_len = 0;
+  }
+  return n;
+}
+int64_t pager_mmap_size(Pager *p) { return p->mmap_user < 0 ? 0 : p->mmap_user; }
 int pager_readonly(Pager *p) { return p->readonly; }
 int pager_is_memory(Pager *p) { return p->memory; }
 const char *pager_filename(Pager *p) { return p->memory ? ":memory:" : p->path; }
@@ -423,6 +444,8 @@ static int read_header(Pager *p, int force_invalidate) {
   uint8_t h[100];
   int rc = os_file_size(p->fd, &fsz);
   if (rc != SHALE_OK) return rc;
+  p->fsz = fsz;
+  p->map_refresh = 0;
   p->hdr_wal = 0;
   if (fsz == 0) {
     memset(h, 0, sizeof h);
@@ -474,6 +497,7 @@ static int read_header(Pager *p, int force_invalidate) {
  * changed since our last snapshot. */
 static int wal_snapshot(Pager *p) {
   int rc, changed = 0;
+  wal_set_map(p->wal, p->mmap_limit > 0);
   for (int n = 0;;) {
     rc = wal_begin_read(p->wal, &changed);
     /* SHALE_BUSY_RECOVERY (another connection rebuilding the index) too,
@@ -491,6 +515,9 @@ static int wal_snapshot(Pager *p) {
   } else {
     p->db_size = n;
     if (changed || !p->hdr_valid) rc = pager_cache_invalidate(p, 0);
+    /* A checkpoint may have grown (or cut) the file: the map's size is
+     * looked at again (pager_map_begin). */
+    if (changed) p->map_refresh = 1;
   }
   if (rc != SHALE_OK) wal_end_read(p->wal);
   return rc;
@@ -510,6 +537,7 @@ int pager_begin_read(Pager *p) {
     rc = wal_snapshot(p);
     if (rc != SHALE_OK) return rc;
     p->txn = PAGER_TXN_READ;
+    pager_map_begin(p);
     return SHALE_OK;
   }
   for (;;) {
@@ -533,6 +561,7 @@ int pager_begin_read(Pager *p) {
     return rc;
   }
   p->txn = PAGER_TXN_READ;
+  pager_map_begin(p);
   return SHALE_OK;
 }
 
@@ -546,6 +575,7 @@ void pager_end_read(Pager *p) {
    * ERROR state once unlocked. */
   p->err = SHALE_OK;
   savepoints_free(p);
+  pager_map_end(p);
   if (p->wal) {
     wal_end_read(p->wal);
     unlock_to(p, OS_LOCK_SHARED); /* kept while in WAL mode (see begin_read) */
@@ -557,6 +587,7 @@ void pager_end_read(Pager *p) {
     /* Auto-checkpoint (wal_autocheckpoint = 1000), once the transaction is
      * over; a busy checkpointer elsewhere is not an error. */
     p->ckpt_due = 0;
+    p->map_refresh = 1; /* a checkpoint may change the file's size */
     wal_checkpoint(p->wal, WAL_CKPT_PASSIVE, NULL, NULL, NULL, NULL);
   }
 }
@@ -570,6 +601,7 @@ int pager_wal_checkpoint(Pager *p, int mode, int *nlog, int *nckpt) {
   if (!p->wal && !p->memory && !p->hdr_valid && pager_begin_read(p) == SHALE_OK)
     pager_end_read(p); /* a WAL database not yet looked at opens its log */
   if (!p->wal) return SHALE_OK;
+  p->map_refresh = 1; /* a checkpoint may change the file's size */
   return wal_checkpoint(p->wal, mode, p->busy, p->busy_arg, nlog, nckpt);
 }
 
@@ -835,7 +867,7 @@ int pager_commit(Pager *p) {
     if (rc != SHALE_OK) return pager_set_error(p, rc);
     int64_t fsz = 0, want = (int64_t)p->db_size * p->page_size;
     rc = os_file_size(p->fd, &fsz);
-    if (rc == SHALE_OK && fsz > want) rc = os_truncate(p->fd, want);
+    if (rc == SHALE_OK && fsz > want) rc = pager_file_truncate(p, want);
     if (rc != SHALE_OK) return pager_set_error(p, rc);
     if (p->sync_level != PAGER_SYNC_OFF) {
       rc = os_sync(p->fd, OS_SYNC_NORMAL);
@@ -874,7 +906,7 @@ int pager_rollback(Pager *p) {
       if (rc == SHALE_OK) {
         int64_t fsz = 0, want = (int64_t)p->orig_size * p->page_size;
         rc = os_file_size(p->fd, &fsz);
-        if (rc == SHALE_OK && fsz > want) rc = os_truncate(p->fd, want);
+        if (rc == SHALE_OK && fsz > want) rc = pager_file_truncate(p, want);
       }
     } else if (pager_journal_uses_file(p)) {
       rc = pager_journal_playback_disk(p, &played);

@@ -102,6 +102,15 @@ void pager_set_busy_handler(Pager *, int (*handler)(void *arg, int count), void 
  * 100 ms between retries and gives up once the timeout is spent. */
 int pager_busy_wait(void *timeout_ms, int count);
 
+/* PRAGMA mmap_size, as SQLite: n < 0 gives 0, larger than 0x7fff0000 is
+ * cut to it; returns the value in force, which pager_mmap_size reports (0
+ * until set). Reads of database pages go through a read-only map of the
+ * file of up to that many bytes (0: read() only) -- and, until the pragma is
+ * set, up to 0x7fff0000 bytes (docs/architecture.md, "mapped reads"; the
+ * environment variable SHALE_NO_MMAP=1 turns that default off). Takes
+ * effect at the next read transaction. */
+int64_t pager_set_mmap_size(Pager *, int64_t n);
+int64_t pager_mmap_size(Pager *);
 int pager_readonly(Pager *);
 int pager_is_memory(Pager *);
 const char *pager_filename(Pager *);
@@ -211,6 +220,7 @@ void pager_set_readonly(Pager *, int on);
 typedef struct PagerStats {
   long hits, misses, writes, spills, syncs;
   int cached, dirty, refs;
+  long mapped; /* misses served from the map of the database file */
 } PagerStats;
 void pager_stats(Pager *, PagerStats *);
 

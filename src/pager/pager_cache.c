@@ -22,6 +22,14 @@
  *     buckets stops once it has seen that many (the walks below neither add
  *     pages nor visit one twice): a small cache in a large table, or pages
  *     numbered 1..n in buckets 1..n, costs O(pages), not O(buckets).
+ *  6. Mapped reads: during a read transaction (map != NULL), pages
+ *     1..map_pages are copied from the read-only map of the database file,
+ *     where map_pages * page_size <= the file size learned at the start of
+ *     the transaction (fstat in read_header, or here when map_refresh asks
+ *     for it), so no byte past the file's end then is touched (another
+ *     process may truncate the file later; the lock protocol keeps it from
+ *     cutting pages our snapshot still reads). Pages in the WAL are read
+ *     from the log first, as before; pages written go through the cache.
  */
 #include <assert.h>
 #include <string.h>
@@ -254,9 +262,60 @@ int pager_read_page(Pager *p, PgPage *pg) {
     if (rc != SHALE_OK) return rc;
     if (frame) return wal_read_frame(p->wal, frame, pg->data);
   }
+  if (pg->pgno <= p->map_pages) {
+    memcpy(pg->data, p->map + (size_t)(pg->pgno - 1) * p->page_size, p->page_size);
+    p->stats.mapped++;
+    return SHALE_OK;
+  }
+  /* Past the map: the file may have grown since it was made (a checkpoint
+   * of another connection): look at its size again next time. */
+  if (p->map) p->map_refresh = 1;
   int rc = os_read(p->fd, pg->data, (int)p->page_size, (int64_t)(pg->pgno - 1) * p->page_size);
   if (rc == SHALE_IOERR_SHORT_READ) rc = SHALE_OK;
   return rc;
+}
+
+/* ---- mapped reads (invariant 6) ---- */
+
+void pager_map_begin(Pager *p) {
+  assert(!p->map);
+  if (p->mmap_limit <= 0 || p->memory || !os_can_map(p->fd)) return;
+  if (p->map_refresh || p->fsz < 0) {
+    int64_t sz;
+    if (os_file_size(p->fd, &sz) != SHALE_OK) return;
+    p->fsz = sz;
+    p->map_refresh = 0;
+  }
+  int64_t want = p->fsz < p->mmap_limit ? p->fsz : p->mmap_limit;
+  want -= want % p->page_size;
+  if (want <= 0) return;
+  if (want > p->map_len) {
+    /* Grow only: a file that shrank keeps its larger map, of which only
+     * the first fsz bytes are ever read. */
+    if (os_map(p->fd, want) != SHALE_OK) {
+      p->map_len = 0;
+      return;
+    }
+    p->map_len = want;
+  }
+  void *base = NULL; /* want <= PAGER_MMAP_MAX fits an int */
+  if (os_fetch(p->fd, 0, (int)want, &base) != SHALE_OK || !base) return;
+  p->map = base;
+  p->map_pages = (uint32_t)(want / p->page_size);
+}
+
+int pager_file_truncate(Pager *p, int64_t size) {
+  uint32_t n = (uint32_t)(size / p->page_size);
+  if (p->map_pages > n) p->map_pages = n;
+  if (p->fsz > size) p->fsz = size;
+  return os_truncate(p->fd, size);
+}
+
+void pager_map_end(Pager *p) {
+  if (!p->map) return;
+  os_unfetch(p->fd, 0, p->map);
+  p->map = NULL;
+  p->map_pages = 0;
 }
 
 /* ---- sorting the dirty list (merge sort through ->sort, no allocation) ---- */

@@ -140,8 +140,22 @@ struct Pager {
   int excl_mode;       /* locking_mode=EXCLUSIVE (pager_wal.c) */
   int wal_heap;        /* the Wal's index is in heap memory (exclusive mode) */
 
+  /* Mapped reads (pager_cache.c; docs/architecture.md departure on mmap). */
+  int64_t mmap_user;   /* PRAGMA mmap_size as set, -1 = never set (reports 0) */
+  int64_t mmap_limit;  /* bytes the map may cover; 0 = read() only */
+  int64_t fsz;         /* file size learned by the last fstat, -1 = unknown */
+  int map_refresh;     /* fstat again at the next read transaction */
+  int64_t map_len;     /* size last given to os_map (0 = none) */
+  uint8_t *map;        /* fetched during a read transaction: the file's start */
+  uint32_t map_pages;  /* pages 1..map_pages are read from map */
+
   PagerStats stats;
 };
+
+/* Internal map limit when PRAGMA mmap_size was never set (SQLite's largest
+ * mmap_size, 0x7fff0000): reads of pages in the file go through the map. */
+#define PAGER_MMAP_MAX ((int64_t)0x7fff0000)
+#define PAGER_MMAP_DEFAULT PAGER_MMAP_MAX
 
 /* ---- pgset (pager_cache.c) ---- */
 void pgset_clear(PgSet *);
@@ -179,6 +193,16 @@ PgPage *pager_cache_sorted_dirty(Pager *);
 void pager_cache_set_budget(Pager *);
 /* Read page content from disk into pg (zeros past db_size or EOF). */
 int pager_read_page(Pager *, PgPage *);
+/* Mapped reads for the read transaction being started (file size known in
+ * fsz): (re)map up to min(fsz, mmap_limit) and fetch it. No-op for a VFS
+ * without maps, an in-memory db, or mmap_limit 0. Failures just leave the
+ * pager reading with os_read. */
+void pager_map_begin(Pager *);
+/* Release the fetch of pager_map_begin (end of the read transaction). */
+void pager_map_end(Pager *);
+/* Truncate the database file to size bytes: the map stops short of the new
+ * end first (invariant 6 of pager_cache.c). */
+int pager_file_truncate(Pager *, int64_t size);
 
 /* ---- transactions (pager.c) ---- */
 /* Acquire lock level with the busy handler. */

@@ -347,7 +347,7 @@ int pager_journal_playback(Pager *p, int is_hot, int *played) {
     rc = os_file_size(p->fd, &fsz);
     if (rc != SHALE_OK) goto out;
     if (fsz > want) {
-      rc = os_truncate(p->fd, want);
+      rc = pager_file_truncate(p, want);
       *played = 1;
     } else if (fsz < want) {
       memset(buf, 0, ps);

@@ -28,6 +28,14 @@
  *     (SHALE_NO_GROUP_COMMIT set in the environment), the sync happens
  *     before publishing, as SQLite's.
  *
+ *  6. Mapped frame reads (wal_set_map; the pager's mapped reads, a Shale
+ *     departure): a reader on READ(i > 0) reads frames 1..map_frames from a
+ *     read-only map of the log fetched at begin_read and released at
+ *     end_read, where every mapped frame is within the snapshot (<= its
+ *     mxFrame) and within the log's size at its last fstat; READ(i) keeps
+ *     any restart or truncation of the log from cutting them. The map may
+ *     extend past the end of the log (never touched there).
+ *
  * Not done yet (differences from SQLite 3.40, FORMAT-wal-locks.md):
  *  - a page written twice in one transaction gets two frames (valid, and
  *    lookups take the newest) instead of being overwritten in place;
@@ -115,6 +123,13 @@ struct Wal {
   OsGroup *group;     /* shared with this process's other users of the log */
   int token;          /* this Wal holds the group's writer token */
   uint64_t sync_seq;  /* commit announced but not yet synced (0 = none) */
+  /* mapped frame reads (invariant 6) */
+  int map_on;         /* wal_set_map */
+  uint8_t *map;       /* fetched for the read transaction, or NULL */
+  uint32_t map_frames; /* frames 1..map_frames are read from map */
+  int64_t map_len;    /* bytes last given to os_map */
+  int64_t wf_known;   /* the log's size at its last fstat (0 = unknown) */
+  uint32_t map_mx;    /* mxFrame at the last map_begin (a drop: restart) */
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -613,9 +628,65 @@ static int begin_read(Wal *w, int force_wal, int *changed) {
   return SHALE_PROTOCOL;
 }
 
-int wal_begin_read(Wal *w, int *changed) { return begin_read(w, 0, changed); }
+/* Invariant 6: fetch the frames of the snapshot from the log's map. */
+static void map_begin(Wal *w) {
+  if (!w->map_on || w->read_lock <= 0 || !os_can_map(w->wf)) return;
+  uint32_t mx = w->hdr.mx_frame;
+  if (mx == 0) return;
+  if (mx < w->map_mx) w->wf_known = 0; /* the log restarted: look again */
+  w->map_mx = mx;
+  int64_t fsz = (int64_t)FRAME_HDRSIZE + w->page_size;
+  int64_t need = WAL_HDRSIZE + (int64_t)mx * fsz;
+  if (need > w->wf_known) {
+    int64_t sz;
+    if (os_file_size(w->wf, &sz) != SHALE_OK) return;
+    w->wf_known = sz;
+  }
+  if (need > w->wf_known) need = w->wf_known; /* a short log: read() reports it */
+  uint32_t n = need > WAL_HDRSIZE ? (uint32_t)((need - WAL_HDRSIZE) / fsz) : 0;
+  if (n == 0) return;
+  need = WAL_HDRSIZE + (int64_t)n * fsz;
+  if (need > 0x7fff0000) return;
+  if (need > w->map_len) {
+    /* grow in 4 MiB steps past the end, so that a growing log remaps
+     * rarely */
+    int64_t len = (need + (4 << 20)) & ~(int64_t)((4 << 20) - 1);
+    if (len > 0x7fff0000) len = 0x7fff0000;
+    if (os_map(w->wf, len) != SHALE_OK) {
+      w->map_len = 0;
+      return;
+    }
+    w->map_len = len;
+  }
+  void *base = NULL;
+  if (os_fetch(w->wf, 0, (int)need, &base) != SHALE_OK || !base) return;
+  w->map = base;
+  w->map_frames = n;
+}
+
+static void map_end(Wal *w) {
+  if (!w->map) return;
+  os_unfetch(w->wf, 0, w->map);
+  w->map = NULL;
+  w->map_frames = 0;
+}
+
+void wal_set_map(Wal *w, int on) {
+  w->map_on = on != 0;
+  if (!on && !w->map && w->map_len > 0 && os_can_map(w->wf)) {
+    os_map(w->wf, 0);
+    w->map_len = 0;
+  }
+}
+
+int wal_begin_read(Wal *w, int *changed) {
+  int rc = begin_read(w, 0, changed);
+  if (rc == SHALE_OK) map_begin(w);
+  return rc;
+}
 
 void wal_end_read(Wal *w) {
+  map_end(w);
   if (w->read_lock < 0) return;
   wal_end_write(w);
   unlock_shm(w, SLOT_READ(w->read_lock), 1, OS_SHM_SHARED);
@@ -632,6 +703,10 @@ int wal_find_frame(Wal *w, uint32_t pgno, uint32_t *frame) {
 int wal_read_frame(Wal *w, uint32_t frame, uint8_t *buf) {
   assert(frame >= 1);
   int64_t off = WAL_HDRSIZE + (int64_t)(frame - 1) * (FRAME_HDRSIZE + w->page_size) + FRAME_HDRSIZE;
+  if (frame <= w->map_frames) {
+    memcpy(buf, w->map + off, w->page_size);
+    return SHALE_OK;
+  }
   int rc = os_read(w->wf, buf, (int)w->page_size, off);
   if (rc == SHALE_IOERR_SHORT_READ) rc = SHALE_CORRUPT;
   return rc;

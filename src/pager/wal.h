@@ -95,6 +95,10 @@ void wal_end_read(Wal *w);
 /* Newest frame holding pgno within the snapshot; *frame = 0 when the page
  * must be read from the database file. Needs a read transaction. */
 int wal_find_frame(Wal *w, uint32_t pgno, uint32_t *frame);
+/* Read frames of the snapshot through a read-only map of the log (on) or
+ * with read() (off, the default); takes effect at the next read
+ * transaction (wal.c invariant 6). */
+void wal_set_map(Wal *w, int on);
 
 /* Read the page image of frame `frame` (1-based) into buf (page_size). */
 int wal_read_frame(Wal *w, uint32_t frame, uint8_t *buf);
