@@ -291,13 +291,42 @@ static inline int cell_rowid(Btree *bt, PgPage *pg, int i, int64_t *out) {
 }
 
 /* Binary search of a table page: first cell with rowid >= key (ncell if
- * none) in *at. */
+ * none) in *at. The page's data, pointer array and kind are looked up once;
+ * a cell too close to the usable end for the unchecked varint reads takes
+ * cell_rowid's checked path. */
 static int leaf_search(Btree *bt, PgPage *pg, int lo, int hi, int64_t rowid, int *at) {
+  MemPage *m = page_mem(pg);
+  const uint8_t *d = pager_data(pg);
+  const uint8_t *ptr = d + m->hdr + m->hdrlen;
+  const uint32_t lim = bt->usable - 18;
+  const int leaf = m->leaf;
   while (lo < hi) {
     int mid = (lo + hi) / 2;
+    uint32_t off = util_get2(ptr + 2 * mid);
     int64_t k;
-    int rc = cell_rowid(bt, pg, mid, &k);
-    if (rc) return rc;
+    if (off > lim) {
+      int rc = cell_rowid_slow(bt, pg, mid, &k);
+      if (rc) return rc;
+    } else {
+      const uint8_t *p = d + off;
+      if (!leaf) {
+        p += 4;
+      } else if (*p++ >= 0x80) {
+        int j = 1;
+        while (j < 9 && *p++ >= 0x80) j++;
+      }
+      if (p[0] < 0x80) {
+        k = p[0];
+      } else if (p[1] < 0x80) {
+        k = (int64_t)(p[0] & 0x7f) << 7 | p[1];
+      } else if (p[2] < 0x80) {
+        k = (int64_t)(p[0] & 0x7f) << 14 | (int64_t)(p[1] & 0x7f) << 7 | p[2];
+      } else {
+        uint64_t v;
+        util_get_varint(p, &v);
+        k = (int64_t)v;
+      }
+    }
     if (k < rowid)
       lo = mid + 1;
     else

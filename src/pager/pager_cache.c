@@ -290,13 +290,16 @@ void pager_map_begin(Pager *p) {
   want -= want % p->page_size;
   if (want <= 0) return;
   if (want > p->map_len) {
-    /* Grow only: a file that shrank keeps its larger map, of which only
-     * the first fsz bytes are ever read. */
-    if (os_map(p->fd, want) != SHALE_OK) {
+    /* Grow only, and 4 MiB past the file's end, so that a growing file is
+     * remapped rarely; a file that shrank keeps its larger map. Only the
+     * first fsz bytes are ever read. */
+    int64_t len = (want + (4 << 20)) & ~(int64_t)((4 << 20) - 1);
+    if (len > p->mmap_limit) len = want;
+    if (os_map(p->fd, len) != SHALE_OK) {
       p->map_len = 0;
       return;
     }
-    p->map_len = want;
+    p->map_len = len;
   }
   void *base = NULL; /* want <= PAGER_MMAP_MAX fits an int */
   if (os_fetch(p->fd, 0, (int)want, &base) != SHALE_OK || !base) return;
