@@ -95,7 +95,7 @@ int ptrmap_cell(Btree *bt, PgPage *pg, int i) {
 
 int ptrmap_cells(Btree *bt, PgPage *pg) {
   if (!bt->autovac) return SHALE_OK;
-  int rc = page_init(bt, pg);
+  int rc = page_check_cells(bt, pg); /* child numbers in range (lazy page_init) */
   if (rc) return rc;
   MemPage *m = page_mem(pg);
   for (int i = 0; i < m->ncell && rc == SHALE_OK; i++) rc = ptrmap_cell(bt, pg, i);
