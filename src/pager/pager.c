@@ -446,6 +446,7 @@ static int read_header(Pager *p, int force_invalidate) {
   if (rc != SHALE_OK) return rc;
   p->fsz = fsz;
   p->map_refresh = 0;
+  if (p->map_bytes > fsz) p->map_bytes = fsz; /* cut inside a transaction (VACUUM) */
   p->hdr_wal = 0;
   if (fsz == 0) {
     memset(h, 0, sizeof h);
@@ -1234,7 +1235,7 @@ int pager_commit_replace(Pager *p, uint32_t page_size, uint32_t npage,
   shale_free(buf);
   int64_t fsz = 0, want = (int64_t)npage * page_size;
   if (rc == SHALE_OK) rc = os_file_size(p->fd, &fsz);
-  if (rc == SHALE_OK && fsz > want) rc = os_truncate(p->fd, want);
+  if (rc == SHALE_OK && fsz > want) rc = pager_file_truncate(p, want);
   if (rc == SHALE_OK && p->sync_level != PAGER_SYNC_OFF) {
     rc = os_sync(p->fd, OS_SYNC_NORMAL);
     p->stats.syncs++;

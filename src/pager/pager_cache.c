@@ -23,8 +23,8 @@
  *     pages nor visit one twice): a small cache in a large table, or pages
  *     numbered 1..n in buckets 1..n, costs O(pages), not O(buckets).
  *  6. Mapped reads: during a read transaction (map != NULL), pages
- *     1..map_pages are copied from the read-only map of the database file,
- *     where map_pages * page_size <= the file size learned at the start of
+ *     wholly within [0, map_bytes) are copied from the read-only map of the
+ *     database file, where map_bytes <= the file size learned at the start of
  *     the transaction (fstat in read_header, or here when map_refresh asks
  *     for it), so no byte past the file's end then is touched (another
  *     process may truncate the file later; the lock protocol keeps it from
@@ -262,7 +262,7 @@ int pager_read_page(Pager *p, PgPage *pg) {
     if (rc != SHALE_OK) return rc;
     if (frame) return wal_read_frame(p->wal, frame, pg->data);
   }
-  if (pg->pgno <= p->map_pages) {
+  if ((int64_t)pg->pgno * p->page_size <= p->map_bytes) {
     memcpy(pg->data, p->map + (size_t)(pg->pgno - 1) * p->page_size, p->page_size);
     p->stats.mapped++;
     return SHALE_OK;
@@ -304,12 +304,11 @@ void pager_map_begin(Pager *p) {
   void *base = NULL; /* want <= PAGER_MMAP_MAX fits an int */
   if (os_fetch(p->fd, 0, (int)want, &base) != SHALE_OK || !base) return;
   p->map = base;
-  p->map_pages = (uint32_t)(want / p->page_size);
+  p->map_bytes = want;
 }
 
 int pager_file_truncate(Pager *p, int64_t size) {
-  uint32_t n = (uint32_t)(size / p->page_size);
-  if (p->map_pages > n) p->map_pages = n;
+  if (p->map_bytes > size) p->map_bytes = size;
   if (p->fsz > size) p->fsz = size;
   return os_truncate(p->fd, size);
 }
@@ -318,7 +317,7 @@ void pager_map_end(Pager *p) {
   if (!p->map) return;
   os_unfetch(p->fd, 0, p->map);
   p->map = NULL;
-  p->map_pages = 0;
+  p->map_bytes = 0;
 }
 
 /* ---- sorting the dirty list (merge sort through ->sort, no allocation) ---- */

@@ -147,7 +147,7 @@ struct Pager {
   int map_refresh;     /* fstat again at the next read transaction */
   int64_t map_len;     /* size last given to os_map (0 = none) */
   uint8_t *map;        /* fetched during a read transaction: the file's start */
-  uint32_t map_pages;  /* pages 1..map_pages are read from map */
+  int64_t map_bytes;   /* bytes [0, map_bytes) of the file are read from map */
 
   PagerStats stats;
 };
