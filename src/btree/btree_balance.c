@@ -335,6 +335,10 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
   for (int j = 0; j < nsib; j++) {
     int ci = first + j;
     sibno[j] = ci < np ? util_get4(pcell[j]) : page_right(parent);
+    if (sibno[j] < 2) { /* page 1 is only ever a root */
+      rc = BT_CORRUPT(bt, pager_pgno(parent), "child pointer to page 1");
+      goto out;
+    }
     if (ci == pidx) {
       sib[j] = c->pg[level];
       pager_ref(sib[j]);

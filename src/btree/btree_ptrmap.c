@@ -44,6 +44,10 @@ int ptrmap_put(Btree *bt, uint32_t key, int type, uint32_t parent) {
   PgPage *pg;
   int rc = pager_get(bt->pager, pm, 0, &pg);
   if (rc) return rc;
+  if (page_mem(pg)->init) { /* a hostile file uses the map page as a tree page */
+    pager_unref(pg);
+    return BT_CORRUPT(bt, pm, "pointer map page is also a b-tree page");
+  }
   uint32_t off = 5 * (key - pm - 1);
   uint8_t *d = pager_data(pg);
   if (off + 5 > bt->usable) {
