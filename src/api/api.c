@@ -419,6 +419,7 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   db->hooks.parse_schema = hook_parse_schema;
   db->hooks.drop_object = hook_drop_object;
   db->hooks.vacuum = api_vacuum_hook;
+  db->hooks.pragma_rows = api_pragma_rows;
   db->hooks.deferred_fk = &db->deferred_fk;
   db->hooks.deferred_imm_fk = &db->deferred_imm_fk;
   db->hooks.defer_fks = &db->defer_foreign_keys;

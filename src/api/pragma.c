@@ -184,6 +184,23 @@ static int function_list_row(void *arg, const FuncDef *d) {
   unsigned flags = (d->flags & FUNC_DETERMINISTIC ? 0x800u : 0) |
                    (d->flags & FUNC_DIRECTONLY ? 0x80000u : 0) |
                    (d->flags & FUNC_INNOCUOUS ? 0x200000u : 0);
+  if (d->flags & FUNC_BUILTIN) {
+    /* SQLite 3.40.1's built-ins: all innocuous but the JSON functions and
+     * load_extension (direct-only); its aggregates are not deterministic
+     * (json_group_* are, with SQLITE_RESULT_SUBTYPE), nor are
+     * current_*() and sqlite_version()/sqlite_source_id() */
+    const char *n = d->name;
+    int json = !util_strnicmp(n, "json", 4) || n[0] == '-';
+    int nondet = !util_strnicmp(n, "current_", 8) || !util_stricmp(n, "sqlite_version") ||
+                 !util_stricmp(n, "sqlite_source_id");
+    if (!util_stricmp(n, "load_extension"))
+      flags = 0x80000u;
+    else if (json && func_is_aggregate(d))
+      flags = 0x100800u;
+    else
+      flags = (json ? 0 : 0x200000u) |
+              ((d->flags & FUNC_DETERMINISTIC) && !func_is_aggregate(d) && !nondet ? 0x800u : 0);
+  }
   set_text(&v[0], d->name);
   value_set_int(&v[1], (d->flags & FUNC_BUILTIN) != 0);
   set_text(&v[2], !func_is_aggregate(d) ? "s" : d->inverse || d->value ? "w" : "a");
@@ -281,32 +298,38 @@ static int incremental_vacuum_pragma(shale *db, const char *val) {
   return api_txn_end(db, began, rc);
 }
 
-/* A view's columns: compile "SELECT * FROM view" and read the result
- * columns' names and declared types. */
-static int view_info(shale *db, const View *vw, int extended, ApiRows *out) {
-  char *sql = util_mprintf("SELECT * FROM \"%s\"", vw->name);
+/* Compile "SELECT * FROM view" into *cs (its result columns are the
+ * view's); on failure the connection's error is set. */
+static int view_compile(shale *db, const View *vw, CompiledStmt *cs) {
+  size_t n = strlen(vw->name);
+  char *sql = shale_malloc(2 * n + 20);
   if (!sql) return SHALE_NOMEM;
-  CompileEnv env;
-  memset(&env, 0, sizeof env);
-  env.bt = db->bt;
-  env.schema = db->schema->s;
-  env.funcs = &db->funcs;
-  env.max_vars = 32766;
-  env.max_sql_length = 1000000000;
-  env.max_expr_depth = 1000;
-  env.max_compound = 500;
-  env.max_columns = 2000;
-  CompiledStmt cs;
-  memset(&cs, 0, sizeof cs);
-  char *msg = NULL;
-  int rc = sql_compile(&env, sql, -1, &cs, NULL, &msg);
-  shale_free(sql);
-  if (rc != SHALE_OK) {
-    api_error(db, rc, "%s", msg ? msg : shale_errstr(rc));
-    shale_free(msg);
-    return rc;
+  size_t k = 0;
+  memcpy(sql, "SELECT * FROM \"", 15);
+  k = 15;
+  for (size_t i = 0; i < n; i++) { /* a double quote is doubled */
+    sql[k++] = vw->name[i];
+    if (vw->name[i] == '"') sql[k++] = '"';
   }
+  sql[k++] = '"';
+  sql[k] = 0;
+  CompileEnv env;
+  api_compile_env(db, &env);
+  env.auth = NULL;
+  memset(cs, 0, sizeof *cs);
+  char *msg = NULL;
+  int rc = sql_compile(&env, sql, -1, cs, NULL, &msg);
+  shale_free(sql);
+  if (rc != SHALE_OK) api_error(db, rc, "%s", msg ? msg : shale_errstr(rc));
   shale_free(msg);
+  return rc;
+}
+
+/* A view's columns: their names and declared types. */
+static int view_info(shale *db, const View *vw, int extended, ApiRows *out) {
+  CompiledStmt cs;
+  int rc = view_compile(db, vw, &cs);
+  if (rc != SHALE_OK) return rc;
   for (int i = 0; i < cs.ncol && rc == SHALE_OK; i++) {
     ShValue v[7];
     value_set_int(&v[0], i);
@@ -325,6 +348,9 @@ static int view_info(shale *db, const View *vw, int extended, ApiRows *out) {
 
 static int table_info(shale *db, const char *name, int extended, ApiRows *out) {
   Table *t = schema_find_table(db->schema->s, name);
+  if (!t && name &&
+      (!util_stricmp(name, "sqlite_temp_schema") || !util_stricmp(name, "sqlite_temp_master")))
+    t = schema_find_table(db->schema->s, "sqlite_schema"); /* the same columns */
   if (!t) {
     View *vw = schema_find_view(db->schema->s, name);
     return vw ? view_info(db, vw, extended, out) : SHALE_OK;
@@ -696,13 +722,15 @@ static int journal_mode(shale *db, const PragmaReq *req, ApiRows *out) {
   return add_text(out, journal_names[mode]);
 }
 
-static int table_list(shale *db, ApiRows *out) {
+/* PRAGMA table_list[(name)]: every table and view, or the one named. */
+static int table_list(shale *db, const char *only, ApiRows *out) {
   Schema *s = db->schema->s;
   int pos = 0;
   Table *t;
   int rc = SHALE_OK;
   while (rc == SHALE_OK && (t = schema_map_next(&s->tables, &pos)) != NULL) {
     if (t->is_schema) continue; /* listed once below (the map has both names) */
+    if (only && util_stricmp(only, t->name) != 0) continue;
     ShValue v[6];
     set_text(&v[0], "main");
     set_text(&v[1], t->is_schema ? "sqlite_schema" : t->name);
@@ -715,17 +743,32 @@ static int table_list(shale *db, ApiRows *out) {
   pos = 0;
   View *vw;
   while (rc == SHALE_OK && (vw = schema_map_next(&s->views, &pos)) != NULL) {
+    if (only && util_stricmp(only, vw->name) != 0) continue;
     ShValue v[6];
     set_text(&v[0], "main");
     set_text(&v[1], vw->name);
     set_text(&v[2], "view");
-    value_set_int(&v[3], vw->ncol);
+    int ncol = vw->ncol;
+    if (!ncol) { /* no column list: as many as its SELECT gives */
+      CompiledStmt cs;
+      rc = view_compile(db, vw, &cs);
+      if (rc) break;
+      ncol = cs.ncol;
+      compiled_stmt_free(&cs);
+    }
+    value_set_int(&v[3], ncol);
     value_set_int(&v[4], 0);
     value_set_int(&v[5], 0);
     rc = api_rows_add(out, v);
   }
   static const char *const sys[2][2] = {{"main", "sqlite_schema"}, {"temp", "sqlite_temp_schema"}};
   for (int k = 0; k < 2 && rc == SHALE_OK; k++) {
+    /* as SQLite finds them by name: sqlite_schema/sqlite_master, and
+     * sqlite_temp_master (not sqlite_temp_schema) */
+    if (only && (k ? util_stricmp(only, "sqlite_temp_master") != 0
+                   : util_stricmp(only, "sqlite_schema") != 0 &&
+                         util_stricmp(only, "sqlite_master") != 0))
+      continue;
     ShValue v[6];
     set_text(&v[0], sys[k][0]);
     set_text(&v[1], sys[k][1]);
@@ -983,7 +1026,7 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
       if (d->id == PR_INDEX_INFO) return index_info(db, val, 0, out);
       if (d->id == PR_INDEX_XINFO) return index_info(db, val, 1, out);
       if (d->id == PR_FOREIGN_KEY_LIST) return fk_list(db, val, out);
-      return table_list(db, out);
+      return table_list(db, val, out);
     case PR_JOURNAL_MODE: return journal_mode(db, req, out);
     case PR_SYNCHRONOUS:
       if (val) {
@@ -1164,4 +1207,77 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
       return add_int(out, db->temp_store);
     default: return SHALE_OK;
   }
+}
+
+/* ---- pragma_NAME(...) in FROM (VmConnHooks.pragma_rows) ---- */
+
+/* NUL-terminated copy of a TEXT value (NULL for none). */
+static char *value_cstr(const ShValue *v, int *nomem) {
+  if (!v || v->type == SHALE_NULL) return NULL;
+  char *z = shale_malloc((size_t)v->n + 1);
+  if (!z) {
+    *nomem = 1;
+    return NULL;
+  }
+  if (v->n) memcpy(z, v->z, v->n);
+  z[v->n] = 0;
+  return z;
+}
+
+int api_pragma_rows(void *ctx, const char *name, const ShValue *h0, const ShValue *h1, int ncol,
+                    int (*emit_fn)(void *, ShValue *, int), void *emit_arg, char **errmsg) {
+  shale *db = ctx;
+  *errmsg = NULL;
+  int nomem = 0;
+  char *arg = value_cstr(h0, &nomem);
+  char *schema = value_cstr(h1, &nomem);
+  int rc = SHALE_OK;
+  if (nomem) {
+    rc = SHALE_NOMEM;
+    goto done;
+  }
+  if (schema && util_stricmp(schema, "main") != 0 && util_stricmp(schema, "temp") != 0) {
+    /* SQLite runs PRAGMA 'name'.x: the message quotes the name */
+    size_t nq = 0;
+    for (const char *s = schema; *s; s++) nq += *s == '\'' ? 2 : 1;
+    char *buf = shale_malloc(nq + 3);
+    if (buf) {
+      size_t k = 0;
+      buf[k++] = '\'';
+      for (const char *s = schema; *s; s++) {
+        buf[k++] = *s;
+        if (*s == '\'') buf[k++] = '\'';
+      }
+      buf[k++] = '\'';
+      buf[k] = 0;
+      *errmsg = util_mprintf("unknown database %s", buf);
+    }
+    shale_free(buf);
+    rc = SHALE_ERROR;
+    goto done;
+  }
+  PragmaReq req;
+  memset(&req, 0, sizeof req);
+  req.name = name;
+  req.schema = schema;
+  req.value = arg;
+  req.call = arg != NULL;
+  ApiRows rows;
+  memset(&rows, 0, sizeof rows);
+  const char *const *names;
+  api_pragma_columns(&req, &rows.ncol, &names);
+  if (rows.ncol != ncol) goto done; /* e.g. no argument where one is needed: no rows */
+  rc = api_pragma_run(db, &req, &rows);
+  if (rc) {
+    *errmsg = util_mprintf("%s", shale_errmsg(db));
+  } else {
+    for (int i = 0; i < rows.nrow && rc == SHALE_OK; i++)
+      rc = emit_fn(emit_arg, &rows.v[(size_t)i * (size_t)ncol], ncol);
+  }
+  for (size_t i = 0; i < (size_t)rows.nrow * (size_t)rows.ncol; i++) value_clear(&rows.v[i]);
+  shale_free(rows.v);
+done:
+  shale_free(arg);
+  shale_free(schema);
+  return rc;
 }

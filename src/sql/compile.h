@@ -189,6 +189,9 @@ typedef struct SrcItem {
                             each time its loop starts (src_code_refill), and
                             the planner keeps it after those items */
   SqlExprList *tvf_args; /* refill: those arguments */
+  uint8_t vtab_idx;      /* nonzero: an eponymous virtual table (pragma_NAME); its
+                            EXPLAIN QUERY PLAN row reads "SCAN x VIRTUAL TABLE INDEX
+                            (vtab_idx - 1):" */
 } SrcItem;
 
 struct SrcList {
@@ -215,6 +218,19 @@ void src_code_subquery(Parse *, SrcItem *);
 /* For an item with refill set: fill its table from the current values of its
  * arguments (where_begin calls it where the item's loop starts). */
 void src_code_refill(Parse *, SrcItem *);
+
+/* A pragma usable in FROM as pragma_NAME(...) (src/sql/pragma_tab.c). */
+typedef struct SqlPragmaTab {
+  const char *name;         /* without the "pragma_" prefix */
+  int ncol;                 /* result columns */
+  const char *const *cols;  /* their names; NULL: one column named after the pragma */
+  int hidden;               /* SQL_PRAGMA_ARG | SQL_PRAGMA_SCHEMA: hidden columns "arg",
+                               "schema" (in that order) after the result columns */
+} SqlPragmaTab;
+#define SQL_PRAGMA_ARG 1
+#define SQL_PRAGMA_SCHEMA 2
+/* The entry for name (no prefix, any case), or NULL. */
+const SqlPragmaTab *sql_pragma_tab(const char *name);
 
 /* ---- name resolution (resolve.c) ---- */
 

@@ -185,6 +185,7 @@ static int cookie_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   it->name = a->alias ? a->alias : a->name;
   ci->cursor = it->cursor;
   ci->meta = tab[k].meta;
+  it->vtab_idx = 1;
   ci->next = st->cookies;
   st->cookies = ci;
   parse_need_read(p);
@@ -201,201 +202,6 @@ static SqlExpr *lit_int(Parse *p, long v) {
   char buf[32];
   snprintf(buf, sizeof buf, "%ld", v);
   return lit(p, SQL_E_INTEGER, buf);
-}
-
-/* pragma_table_info(T) / pragma_table_xinfo(T) in FROM: the rows are known
- * at compile time (the schema), so the item is a VALUES subquery. Returns
- * -1 for other functions (the caller reports them), 0, or 1 after an
- * error. */
-static int pragma_tvf(Parse *p, SrcItem *it, const SqlSrcItem *a) {
-  int xinfo;
-  if (util_stricmp(a->name, "pragma_table_info") == 0) xinfo = 0;
-  else if (util_stricmp(a->name, "pragma_table_xinfo") == 0) xinfo = 1;
-  else if (util_stricmp(a->name, "pragma_index_list") == 0) xinfo = 2;
-  else return -1;
-  const SqlExpr *arg = a->args && a->args->n >= 1 ? a->args->a[0].expr : NULL;
-  if (!arg || (arg->op != SQL_E_STRING && arg->op != SQL_E_ID) || !arg->z) return -1;
-  const char *tname = arg->z;
-  /* the hidden schema column: the second argument when given, else NULL */
-  const SqlExpr *sarg = a->args->n >= 2 ? a->args->a[1].expr : NULL;
-  const char *sname = sarg && sarg->op == SQL_E_STRING ? sarg->z : NULL;
-  const Table *t = p->schema ? schema_find_table(p->schema, tname) : NULL;
-  if (!t && p->schema) {
-    View *v = schema_find_view(p->schema, tname);
-    if (v) {
-      const char *text = NULL;
-      SqlSelect *sel = view_select(p, v, &text);
-      if (!sel) return 1;
-      SelectState *st = select_state(p);
-      if (!st) return 1;
-      const char *save = st->text;
-      st->text = text;
-      p->in_view++;
-      int rc = select_resolve(p, sel, NULL);
-      p->in_view--;
-      st->text = save;
-      if (rc) return 1;
-      SqlIdList ids = {v->ncol, v->ncol, v->cols};
-      t = select_result_table(p, sel, v->name, v->ncol ? &ids : NULL);
-      if (!t) return 1;
-    }
-  }
-  static const char *names[] = {"cid", "name", "type", "notnull", "dflt_value", "pk", "hidden"};
-  static const char *inames[] = {"seq", "name", "unique", "origin", "partial"};
-  int nvis = xinfo == 2 ? 5 : xinfo ? 7 : 6, ncol = nvis + 2;
-  SqlSelect *sel = parse_alloc(p, sizeof *sel);
-  if (!sel) return 1;
-  if (xinfo == 2) {
-    /* newest index first, as SQLite lists them */
-    int nidx = 0;
-    for (const Index *x = t && t->root ? t->indexes : NULL; x; x = x->next) nidx++;
-    const Index **arr = parse_alloc(p, sizeof(Index *) * (size_t)(nidx + 1));
-    if (!arr) return 1;
-    int k = 0;
-    for (const Index *x = t && t->root ? t->indexes : NULL; x; x = x->next) arr[k++] = x;
-    for (int j = 0; j < nidx; j++) {
-      const Index *x = arr[nidx - 1 - j];
-      SqlExpr *row = new_expr(p, SQL_E_ROW);
-      if (!row) return 1;
-      SqlExpr *v[7] = {lit_int(p, j), lit(p, SQL_E_STRING, x->name), lit_int(p, x->unique),
-                       lit(p, SQL_E_STRING, schema_index_origin_name(x)),
-                       lit_int(p, x->where != NULL), lit(p, SQL_E_STRING, tname),
-                       sname ? lit(p, SQL_E_STRING, sname) : lit(p, SQL_E_NULL, NULL)};
-      for (int c = 0; c < 7; c++)
-        if (!v[c] || !(row->list = list_add(p, row->list, v[c]))) return 1;
-      if (!(sel->cols = list_add(p, sel->cols, row))) return 1;
-    }
-  }
-  for (int j = 0; xinfo != 2 && t && j < t->ncol; j++) {
-    const Column *c = &t->cols[j];
-    if (!xinfo && c->hidden != COL_NORMAL) continue;
-    SqlExpr *row = new_expr(p, SQL_E_ROW);
-    if (!row) return 1;
-    SqlExpr *v[9] = {lit_int(p, j), lit(p, SQL_E_STRING, c->name),
-                     lit(p, SQL_E_STRING, c->type ? c->type : ""), lit_int(p, c->notnull),
-                     c->dflt_sql ? lit(p, SQL_E_STRING, c->dflt_sql) : lit(p, SQL_E_NULL, NULL),
-                     lit_int(p, c->pk), lit_int(p, c->hidden), NULL, NULL};
-    v[nvis] = lit(p, SQL_E_STRING, tname);
-    v[nvis + 1] = sname ? lit(p, SQL_E_STRING, sname) : lit(p, SQL_E_NULL, NULL);
-    for (int k = 0; k < ncol; k++)
-      if (!v[k] || !(row->list = list_add(p, row->list, v[k]))) return 1;
-    if (!(sel->cols = list_add(p, sel->cols, row))) return 1;
-  }
-  if (sel->cols) {
-    sel->kind = SQL_SEL_VALUES;
-  } else {
-    for (int k = 0; k < ncol; k++)
-      if (!(sel->cols = list_add(p, sel->cols, lit(p, SQL_E_NULL, NULL)))) return 1;
-    sel->where = lit_int(p, 0);
-  }
-  if (select_resolve(p, sel, NULL)) return 1;
-  SqlIdList ids;
-  const char *all[9];
-  for (int k = 0; k < nvis; k++) all[k] = xinfo == 2 ? inames[k] : names[k];
-  all[nvis] = "arg";
-  all[nvis + 1] = "schema";
-  ids.n = ids.cap = ncol;
-  ids.a = all;
-  Table *tab = select_result_table(p, sel, a->name, &ids);
-  if (!tab) return 1;
-  for (int k = 0; k < ncol; k++) tab->cols[k].name = parse_strdup(p, all[k]);
-  tab->cols[nvis].hidden = tab->cols[nvis + 1].hidden = COL_HIDDEN;
-  it->kind = SRC_SUBQUERY;
-  it->sub = sel;
-  it->tab = tab;
-  it->name = a->alias ? a->alias : a->name;
-  return parse_failed(p);
-}
-
-/* One index's rows of pragma_index_info / pragma_index_xinfo (xinfo: every
- * stored column with desc, coll, key) appended to sel->cols. */
-static int index_info_rows(Parse *p, SqlSelect *sel, const Index *x, int xinfo) {
-  int n = xinfo ? x->ncol : x->nkey;
-  for (int i = 0; i < n; i++) {
-    const IndexColumn *ic = &x->cols[i];
-    const char *cname = ic->col >= 0 && x->table ? x->table->cols[ic->col].name : NULL;
-    SqlExpr *row = new_expr(p, SQL_E_ROW);
-    if (!row) return 1;
-    SqlExpr *v[8] = {lit_int(p, i), lit_int(p, ic->col),
-                     cname ? lit(p, SQL_E_STRING, cname) : lit(p, SQL_E_NULL, NULL)};
-    int k = 3;
-    if (xinfo) {
-      v[k++] = lit_int(p, ic->desc);
-      v[k++] = lit(p, SQL_E_STRING, ic->coll ? ic->coll : "BINARY");
-      v[k++] = lit_int(p, i < x->nkey);
-    }
-    v[k++] = lit(p, SQL_E_STRING, x->name);
-    v[k++] = lit(p, SQL_E_NULL, NULL); /* schema: NULL unless given, as SQLite */
-    for (int c = 0; c < k; c++)
-      if (!v[c] || !(row->list = list_add(p, row->list, v[c]))) return 1;
-    if (!(sel->cols = list_add(p, sel->cols, row))) return 1;
-  }
-  return 0;
-}
-
-/* pragma_index_info(I) / pragma_index_xinfo(I) in FROM. With a literal
- * argument the rows of index I are a VALUES subquery; with any other
- * argument (e.g. a column of an earlier FROM item) the item holds the rows
- * of every index and the argument becomes the ON term "arg = I", as SQLite
- * treats a table-valued function's arguments. -1 for other names. */
-static int index_info_tvf(Parse *p, SrcItem *it, const SqlSrcItem *a) {
-  int xinfo;
-  if (util_stricmp(a->name, "pragma_index_info") == 0) xinfo = 0;
-  else if (util_stricmp(a->name, "pragma_index_xinfo") == 0) xinfo = 1;
-  else return -1;
-  SqlExpr *arg = a->args && a->args->n >= 1 ? a->args->a[0].expr : NULL;
-  if (!arg) return -1;
-  int literal = (arg->op == SQL_E_STRING || (arg->op == SQL_E_ID && (arg->flags & SQL_EF_QUOTED))) &&
-                arg->z;
-  SqlSelect *sel = parse_alloc(p, sizeof *sel);
-  if (!sel) return 1;
-  it->name = a->alias ? a->alias : a->name;
-  if (literal) {
-    const Index *x = p->schema ? schema_find_index(p->schema, arg->z) : NULL;
-    if (x && index_info_rows(p, sel, x, xinfo)) return 1;
-  } else {
-    int pos = 0;
-    const Index *x;
-    while (p->schema && (x = schema_map_next(&p->schema->indexes, &pos)) != NULL)
-      if (index_info_rows(p, sel, x, xinfo)) return 1;
-    SqlExpr *col = new_expr(p, SQL_E_COLUMN);
-    SqlExpr *eq = new_expr(p, SQL_E_BINARY);
-    if (!col || !eq) return 1;
-    col->table = it->name;
-    col->z = "arg";
-    eq->sub = TK_EQ;
-    eq->a = col;
-    eq->b = arg;
-    it->on = and_expr(p, it->on, eq);
-  }
-  int nvis = xinfo ? 6 : 3, ncol = nvis + 2;
-  if (sel->cols) {
-    sel->kind = SQL_SEL_VALUES;
-  } else {
-    for (int k = 0; k < ncol; k++)
-      if (!(sel->cols = list_add(p, sel->cols, lit(p, SQL_E_NULL, NULL)))) return 1;
-    sel->where = lit_int(p, 0);
-  }
-  if (select_resolve(p, sel, NULL)) return 1;
-  const char *all[8] = {"seqno", "cid", "name"};
-  int k = 3;
-  if (xinfo) {
-    all[k++] = "desc";
-    all[k++] = "coll";
-    all[k++] = "key";
-  }
-  all[k++] = "arg";
-  all[k++] = "schema";
-  SqlIdList ids = {ncol, ncol, all};
-  Table *tab = select_result_table(p, sel, a->name, &ids);
-  if (!tab) return 1;
-  for (int c = 0; c < ncol; c++) tab->cols[c].name = parse_strdup(p, all[c]);
-  tab->cols[nvis].hidden = tab->cols[nvis + 1].hidden = COL_HIDDEN;
-  it->kind = SRC_SUBQUERY;
-  it->sub = sel;
-  it->tab = tab;
-  parse_need_read(p);
-  return parse_failed(p);
 }
 
 /* ---- table-valued functions: json_each(...) and json_tree(...) ----
@@ -440,6 +246,107 @@ static int tvf_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   return parse_failed(p);
 }
 
+/* pragma_NAME[(args)] in FROM (SQLite's eponymous pragma virtual tables):
+ * an ephemeral table of the pragma's result columns and its hidden argument
+ * columns, filled at run time by OP_PragmaRows (the API runs the pragma).
+ * The arguments are the written ones, or an "arg = x" / "schema = x" term
+ * of the WHERE clause or the item's ON clause (pragma_pushdown). -1 if the
+ * name is not such a pragma. */
+static int pragma_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
+  if (util_strnicmp(a->name, "pragma_", 7) != 0) return -1;
+  const SqlPragmaTab *pt = sql_pragma_tab(a->name + 7);
+  if (!pt) return -1;
+  int nh = ((pt->hidden & SQL_PRAGMA_ARG) != 0) + ((pt->hidden & SQL_PRAGMA_SCHEMA) != 0);
+  int nargs = a->args ? a->args->n : 0;
+  if (nargs > nh) {
+    parse_error(p, "too many arguments on %s() - max %d", a->name, nh);
+    return 1;
+  }
+  SelectState *st = select_state(p);
+  SqlSelect *sel = parse_alloc(p, sizeof *sel);
+  struct TvfItem *ti = parse_alloc(p, sizeof *ti);
+  if (!st || !sel || !ti) return 1;
+  int ncol = pt->ncol + nh;
+  for (int k = 0; k < ncol; k++)
+    if (!(sel->cols = list_add(p, sel->cols, lit(p, SQL_E_NULL, NULL)))) return 1;
+  sel->where = lit_int(p, 0);
+  if (select_resolve(p, sel, NULL)) return 1;
+  const char *names[16];
+  for (int k = 0; k < pt->ncol; k++) names[k] = pt->cols ? pt->cols[k] : pt->name;
+  int k = pt->ncol;
+  if (pt->hidden & SQL_PRAGMA_ARG) names[k++] = "arg";
+  if (pt->hidden & SQL_PRAGMA_SCHEMA) names[k++] = "schema";
+  SqlIdList ids = {ncol, ncol, names};
+  Table *tab = select_result_table(p, sel, a->name, &ids);
+  if (!tab) return 1;
+  for (int c = 0; c < ncol; c++) tab->cols[c].name = parse_strdup(p, names[c]);
+  for (int c = pt->ncol; c < ncol; c++) tab->cols[c].hidden = COL_HIDDEN;
+  /* two argument slots (arg, schema): the written arguments fill the
+   * pragma's hidden columns in order */
+  SqlExprList *args = NULL;
+  for (int j = 0; j < 2; j++)
+    if (!(args = list_add(p, args, lit(p, SQL_E_NULL, NULL)))) return 1;
+  int slot = (pt->hidden & SQL_PRAGMA_ARG) ? 0 : 1;
+  for (int j = 0; j < nargs; j++, slot++) {
+    args->a[slot].expr = a->args->a[j].expr;
+    ti->given[slot] = 1;
+  }
+  it->kind = SRC_SUBQUERY;
+  it->sub = sel;
+  it->tab = tab;
+  it->name = a->alias ? a->alias : a->name;
+  ti->cursor = it->cursor;
+  ti->pragma = pt;
+  ti->args = args;
+  it->vtab_idx = 1;
+  ti->next = st->tvfs;
+  st->tvfs = ti;
+  parse_need_read(p);
+  return parse_failed(p);
+}
+
+/* Slot (0 arg, 1 schema) of pragma item ti that column reference e names
+ * (unqualified, or qualified by the item's name), else -1. */
+static int pragma_hidden_ref(const struct TvfItem *ti, const SrcItem *it, const SqlExpr *e) {
+  if (!e || (e->op != SQL_E_ID && e->op != SQL_E_COLUMN) || !e->z) return -1;
+  if (e->op == SQL_E_ID && (e->flags & SQL_EF_QUOTED)) return -1;
+  if (e->op == SQL_E_COLUMN && (!e->table || !it->name || util_stricmp(e->table, it->name)))
+    return -1;
+  if ((ti->pragma->hidden & SQL_PRAGMA_ARG) && util_stricmp(e->z, "arg") == 0) return 0;
+  if ((ti->pragma->hidden & SQL_PRAGMA_SCHEMA) && util_stricmp(e->z, "schema") == 0) return 1;
+  return -1;
+}
+
+/* Take the arguments not written of pragma item ti from the AND terms of e:
+ * "arg = x", "x = arg", "arg IN (x)". As SQLite's pragma virtual table
+ * consumes such a term, it is not tested again: it becomes TRUE. */
+static int pragma_pushdown(Parse *p, struct TvfItem *ti, const SrcItem *it, SqlExpr *e) {
+  if (!e) return 0;
+  if (e->op == SQL_E_BINARY && e->sub == TK_AND)
+    return pragma_pushdown(p, ti, it, e->a) || pragma_pushdown(p, ti, it, e->b);
+  const SqlExpr *val = NULL;
+  int slot = -1;
+  if (e->op == SQL_E_BINARY && e->sub == TK_EQ) {
+    if ((slot = pragma_hidden_ref(ti, it, e->a)) >= 0)
+      val = e->b;
+    else if ((slot = pragma_hidden_ref(ti, it, e->b)) >= 0)
+      val = e->a;
+  } else if (e->op == SQL_E_IN && !(e->flags & SQL_EF_NOT) && !e->select && e->list &&
+             e->list->n == 1 && (slot = pragma_hidden_ref(ti, it, e->a)) >= 0) {
+    val = e->list->a[0].expr;
+  }
+  if (slot < 0 || !val || ti->given[slot] || pragma_hidden_ref(ti, it, val) >= 0) return 0;
+  SqlExpr *copy = expr_dup(p, val);
+  if (!copy) return 1;
+  ti->args->a[slot].expr = copy;
+  ti->given[slot] = 1;
+  memset(e, 0, sizeof *e);
+  e->op = SQL_E_INTEGER;
+  e->z = "1";
+  e->height = 1;
+  return 0;
+}
+
 static int local_ref_cb(SqlWalker *w, SqlExpr *e) {
   if (e->op == SQL_E_COLREF && e->depth == 0) {
     *(int *)w->arg = 1;
@@ -478,6 +385,14 @@ static void tvf_fill(Parse *p, struct TvfItem *ti, SrcItem *it) {
   int n = ti->args ? ti->args->n : 0;
   int base = emit_regs(p, n ? n : 1);
   for (int k = 0; k < n; k++) expr_code(p, ti->args->a[k].expr, base + k);
+  if (ti->pragma) {
+    /* the stored row: the result columns, then r[base] (arg) and r[base+1]
+     * (schema); a pragma with only a schema column reads "arg"'s slot
+     * there, NULL, as SQLite 3.40.1 shows it */
+    int a = vm_builder_add_text(&p->b, OP_PragmaRows, it->cursor, base, n, ti->pragma->name, -1);
+    if (a >= 0) vm_builder_set_p5(&p->b, a, ti->pragma->ncol);
+    return;
+  }
   vm_builder_add_p4(&p->b, OP_TableFunc, it->cursor, base, n, P4_FUNC, ti->def);
 }
 
@@ -691,9 +606,8 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
     }
     if (a->has_args) {
       int rc = tvf_item(p, it, a);
-      if (rc < 0) rc = index_info_tvf(p, it, a);
-      if (rc < 0) rc = pragma_tvf(p, it, a);
       if (rc < 0 && (!a->args || a->args->n == 0)) rc = cookie_item(p, it, a);
+      if (rc < 0) rc = pragma_item(p, it, a);
       if (rc < 0) parse_error(p, "no such table: %s", a->name);
       if (rc) return 1;
       s->n++;
@@ -715,6 +629,7 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
       View *v = p->schema ? schema_find_view(p->schema, a->name) : NULL;
       if (!v && !a->schema) {
         int rc = cookie_item(p, it, a);
+        if (rc < 0) rc = pragma_item(p, it, a);
         if (rc >= 0) {
           if (rc) return 1;
           s->n++;
@@ -1039,6 +954,11 @@ static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
   for (int i = 0; i < info->result->n; i++)
     if (resolve_check_scalar(p, info->result->a[i].expr)) return 1;
   int result_agg = (nc->flags & NC_HAS_AGG) != 0;
+  for (struct TvfItem *ti = select_state(p)->tvfs; ti; ti = ti->next) {
+    SrcItem *it = ti->pragma && !ti->resolved ? src_find_cursor(info->src, ti->cursor) : NULL;
+    if (it && (pragma_pushdown(p, ti, it, s->where) || pragma_pushdown(p, ti, it, it->on)))
+      return 1;
+  }
   for (int i = 0; i < info->src->n; i++) {
     SrcItem *it = &info->src->a[i];
     if (!it->on) continue;

@@ -293,6 +293,8 @@ static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj) {
     if (it->kind == SRC_TABLE && pl->idx && !pl->is_pk)
       parse_eqp(p, "SCAN %s USING %sINDEX %s%s", name, pl->covering ? "COVERING " : "",
                 pl->idx->name, lj);
+    else if (it->vtab_idx)
+      parse_eqp(p, "SCAN %s VIRTUAL TABLE INDEX %d:%s", name, it->vtab_idx - 1, lj);
     else
       parse_eqp(p, "SCAN %s%s", name, lj);
     return;

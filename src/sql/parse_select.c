@@ -104,8 +104,14 @@ SqlExprList *p_result_cols(Parser *p) {
     if (!e) return NULL;
     l = p_list_add(p, l, e);
     if (!l) return NULL;
+    /* as SQLite: the text up to the next token, comments included, less
+     * trailing white space (a trailing comment is part of the name) */
+    int stop = p->tok.start;
+    while (stop > p->prev_end && (p->sql[stop - 1] == ' ' || (p->sql[stop - 1] >= '\t' &&
+                                                               p->sql[stop - 1] <= '\r')))
+      stop--;
     l->a[l->n - 1].span.start = start;
-    l->a[l->n - 1].span.len = p->prev_end - start;
+    l->a[l->n - 1].span.len = stop - start;
     int ok;
     l->a[l->n - 1].name = alias_opt(p, &ok);
     if (!ok) return NULL;

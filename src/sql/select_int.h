@@ -77,11 +77,14 @@ typedef struct SelectState {
     int cursor, meta;
     struct CookieItem *next;
   } * cookies;
-  /* table-valued functions in FROM (json_each, json_tree): OP_TableFunc
-   * fills the item's ephemeral table from the arguments */
+  /* table-valued functions in FROM (json_each, json_tree; pragma_NAME):
+   * OP_TableFunc (OP_PragmaRows) fills the item's ephemeral table from the
+   * arguments */
   struct TvfItem {
     int cursor;
-    const FuncDef *def;
+    const FuncDef *def;          /* NULL for a pragma (OP_PragmaRows) */
+    const SqlPragmaTab *pragma;  /* pragma_NAME: args has 2 entries (arg, schema) */
+    uint8_t given[2];            /* those written as arguments or taken from WHERE/ON */
     SqlExprList *args; /* resolved with the FROM list in scope (tvf_resolve) */
     int resolved;
     struct TvfItem *next;

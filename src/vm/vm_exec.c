@@ -731,6 +731,30 @@ static int tf_emit(void *arg, ShValue *row, int ncol) {
   return btree_insert(s->c->bc, ++s->rowid, z, (uint32_t)n, 0, BTREE_APPEND);
 }
 
+/* PragmaRows' sink: the pragma's row, then the argument values. */
+typedef struct PrSink {
+  TfSink t;
+  ShValue *args;
+  int nargs, ncol;
+  ShValue *row; /* ncol + nargs values (shale_malloc'ed on first use) */
+} PrSink;
+
+static int pr_emit(void *arg, ShValue *row, int ncol) {
+  PrSink *s = arg;
+  if (!s->row) {
+    s->row = shale_malloc(sizeof *s->row * (size_t)(s->ncol + s->nargs + 1));
+    if (!s->row) return SHALE_NOMEM;
+  }
+  for (int i = 0; i < s->ncol; i++) {
+    if (i < ncol)
+      s->row[i] = row[i];
+    else
+      value_set_null(&s->row[i]);
+  }
+  for (int k = 0; k < s->nargs; k++) s->row[s->ncol + k] = s->args[k];
+  return tf_emit(&s->t, s->row, s->ncol + s->nargs);
+}
+
 /* ---- the interpreter ---- */
 
 int vm_step(Vm *v) {
@@ -1780,6 +1804,39 @@ dispatch:
       shale_free(v->errmsg);
       v->errmsg = msg;
       FAIL(trc);
+    }
+    NEXT();
+  }
+  CASE(PragmaRows) {
+    VmCursor *c = &v->cur[op->p1];
+    uint32_t root = c->eph_root;
+    int nfield = c->nfield;
+    if (!v->eph || !root) FAIL(SHALE_INTERNAL);
+    invalidate_all(v);
+    vm_cursor_close(v, c);
+    CHK(btree_clear_table(v->eph, root, NULL));
+    CHK(btree_cursor_open(v->eph, root, 1, NULL, NULL, &c->bc));
+    c->kind = VMC_TABLE;
+    c->nfield = nfield;
+    c->eph_root = root;
+    if (!v->hooks || !v->hooks->pragma_rows) NEXT();
+    /* the argument columns hold the arguments' text (NULL stays NULL) */
+    const ShValue *av[2] = {NULL, NULL};
+    for (int k = 0; k < op->p3 && k < 2; k++) {
+      ShValue *a = &reg[op->p2 + k];
+      if (a->type == SHALE_NULL) continue;
+      CHK(value_to_text(a));
+      av[k] = a;
+    }
+    PrSink sink = {{v, c, 0}, &reg[op->p2], op->p3, op->p5, NULL};
+    char *msg = NULL;
+    int prc = v->hooks->pragma_rows(v->hooks->ctx, op->p4.z, av[0], av[1], op->p5, pr_emit,
+                                    &sink, &msg);
+    shale_free(sink.row);
+    if (prc) {
+      shale_free(v->errmsg);
+      v->errmsg = msg;
+      FAIL(prc);
     }
     NEXT();
   }

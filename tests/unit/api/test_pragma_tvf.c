@@ -1,0 +1,182 @@
+/*
+ * test_pragma_tvf.c -- table-valued pragmas (pragma_NAME(...) in FROM) and
+ * result column names, through the native API next to the reference SQLite:
+ * bound parameters as arguments, re-running a statement with new bindings,
+ * EXPLAIN QUERY PLAN rows, errors, and the column names of expressions
+ * followed by comments (names are not checked by the tests/sql scripts).
+ *
+ * Invariants:
+ *  1. Each case builds the same schema on both engines first.
+ */
+#include "../../test.h"
+#include "test_api_util.h"
+
+static const char *setup_sql =
+    "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT NOT NULL DEFAULT 'x', c);"
+    "CREATE TABLE u(k, v REFERENCES t(a));"
+    "CREATE INDEX ub ON u(v, k);"
+    "CREATE VIEW w AS SELECT a, b || c FROM t;";
+
+/* Run sql with text parameter ?1 = p1 on both engines, rendered alike
+ * (only column `only` when it is >= 0). */
+static char *sh_bound(shale *db, const char *sql, const char *p1, int only) {
+  TBuf b = {0};
+  tb_add(&b, "%s", "");
+  shale_stmt *st = NULL;
+  if (shale_prepare_v2(db, sql, -1, &st, NULL) != SHALE_OK) {
+    tb_add(&b, "error: %s", shale_errmsg(db));
+    return b.z;
+  }
+  if (p1) shale_bind_text(st, 1, p1, -1, SHALE_TRANSIENT);
+  int rc;
+  while ((rc = shale_step(st)) == SHALE_ROW) {
+    for (int i = 0; i < shale_column_count(st); i++)
+      if (only < 0 || i == only)
+        tb_add(&b, "%s%s", i ? "|" : "", (const char *)shale_column_text(st, i));
+    tb_add(&b, "\n");
+  }
+  if (rc != SHALE_DONE) tb_add(&b, "error: %s", shale_errmsg(db));
+  shale_finalize(st);
+  return b.z;
+}
+
+static char *sq_bound(sqlite3 *db, const char *sql, const char *p1, int only) {
+  TBuf b = {0};
+  tb_add(&b, "%s", "");
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+    tb_add(&b, "error: %s", sqlite3_errmsg(db));
+    return b.z;
+  }
+  if (p1) sqlite3_bind_text(st, 1, p1, -1, SQLITE_TRANSIENT);
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    for (int i = 0; i < sqlite3_column_count(st); i++)
+      if (only < 0 || i == only)
+        tb_add(&b, "%s%s", i ? "|" : "", (const char *)sqlite3_column_text(st, i));
+    tb_add(&b, "\n");
+  }
+  if (rc != SQLITE_DONE) tb_add(&b, "error: %s", sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  return b.z;
+}
+
+typedef struct Pair {
+  shale *db;
+  sqlite3 *sq;
+} Pair;
+
+static Pair pair_open(void) {
+  Pair p = {NULL, NULL};
+  CHECK_OK(shale_open(":memory:", &p.db));
+  CHECK_EQ(sqlite3_open(":memory:", &p.sq), SQLITE_OK);
+  SH_EXEC(p.db, setup_sql);
+  sqlite3_exec(p.sq, setup_sql, NULL, NULL, NULL);
+  return p;
+}
+
+static void pair_close(Pair *p) {
+  CHECK_OK(shale_close(p->db));
+  sqlite3_close(p->sq);
+}
+
+#define CHECK_BOUND_COL(p, sql, p1, only)                                                \
+  do {                                                                                   \
+    char *a_ = sh_bound((p).db, (sql), (p1), (only));                                    \
+    char *b_ = sq_bound((p).sq, (sql), (p1), (only));                                    \
+    if (strcmp(a_, b_) != 0)                                                             \
+      test_fail(__FILE__, __LINE__, "%s [%s]\n--- shale:\n%s--- sqlite:\n%s", (sql),     \
+                (p1) ? (p1) : "NULL", a_, b_);                                           \
+    free(a_);                                                                            \
+    free(b_);                                                                            \
+  } while (0)
+#define CHECK_BOUND(p, sql, p1) CHECK_BOUND_COL(p, sql, p1, -1)
+
+TEST(pragma_tvf_bound_arguments) {
+  Pair p = pair_open();
+  static const char *const args[] = {"t", "u", "w", "nosuch", NULL, "ub"};
+  static const char *const q[] = {
+      "SELECT cid, name, type, \"notnull\", dflt_value, pk, arg FROM pragma_table_info(?1)",
+      "SELECT * FROM pragma_table_xinfo(?1, 'main')",
+      "SELECT name FROM pragma_table_info WHERE arg = ?1",
+      "SELECT * FROM pragma_index_list(?1)",
+      "SELECT * FROM pragma_index_xinfo(?1)",
+      "SELECT \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?1)",
+      "SELECT * FROM pragma_table_list(?1) ORDER BY 2",
+      "SELECT count(*) FROM t, pragma_table_info(?1)",
+  };
+  for (size_t i = 0; i < sizeof q / sizeof q[0]; i++)
+    for (size_t k = 0; k < sizeof args / sizeof args[0]; k++) CHECK_BOUND(p, q[i], args[k]);
+  pair_close(&p);
+}
+
+TEST(pragma_tvf_rebind_and_reset) {
+  /* one statement stepped with several bindings: the rows follow them */
+  shale *db = NULL;
+  CHECK_OK(shale_open(":memory:", &db));
+  SH_EXEC(db, setup_sql);
+  shale_stmt *st = NULL;
+  CHECK_OK(shale_prepare_v2(db, "SELECT count(*) FROM pragma_table_info(?)", -1, &st, NULL));
+  static const struct {
+    const char *name;
+    int n;
+  } want[] = {{"t", 3}, {"u", 2}, {"w", 2}, {"x", 0}, {"t", 3}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    CHECK_OK(shale_bind_text(st, 1, want[i].name, -1, SHALE_STATIC));
+    CHECK_EQ(shale_step(st), SHALE_ROW);
+    CHECK_EQ(shale_column_int(st, 0), want[i].n);
+    CHECK_OK(shale_reset(st));
+  }
+  CHECK_OK(shale_finalize(st));
+  CHECK_OK(shale_close(db));
+}
+
+TEST(pragma_tvf_plans_and_errors) {
+  Pair p = pair_open();
+  static const char *const q[] = {
+      "SELECT * FROM pragma_table_info('t', 'main', 1)",
+      "SELECT * FROM pragma_function_list(1)",
+      "SELECT * FROM pragma_table_info('t', 'aux')",
+      "SELECT * FROM pragma_journal_mode('x''y')",
+      "SELECT * FROM pragma_nosuch",
+      "SELECT * FROM pragma_nosuch('t')",
+      "SELECT cid, name FROM pragma_table_info('t') AS x",
+      "SELECT x.* FROM pragma_index_list('u') AS x",
+  };
+  for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) CHECK_SAME(p.db, p.sq, q[i]);
+  /* plans: the detail column (ids are addresses of SQLite's opcodes) */
+  static const char *const plans[] = {
+      "EXPLAIN QUERY PLAN SELECT * FROM pragma_table_info('t')",
+      "EXPLAIN QUERY PLAN SELECT * FROM pragma_compile_options",
+      "EXPLAIN QUERY PLAN SELECT * FROM t, pragma_table_info(t.b) AS x",
+      "EXPLAIN QUERY PLAN SELECT * FROM pragma_user_version",
+      "EXPLAIN QUERY PLAN SELECT * FROM pragma_table_info AS y WHERE arg = 'u'",
+  };
+  for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
+    CHECK_BOUND_COL(p, plans[i], NULL, 3);
+  pair_close(&p);
+}
+
+TEST(result_names_keep_trailing_comments) {
+  Pair p = pair_open();
+  static const char *const q[] = {
+      "SELECT a /* c */ FROM t",
+      "SELECT a -- c\n FROM t",
+      "SELECT a+1 /* c */, b  -- x\n , b /*y*/ AS z FROM t",
+      "SELECT (a /* in */ + 1) /* c */ FROM t",
+      "SELECT a+1 -- c\n\n , c+2   /* x */\t\n FROM t",
+      "SELECT (a+1)/**/FROM t",
+      "SELECT +a/**/ FROM t",
+      "SELECT a/**/+1 FROM t",
+      "SELECT 1+1 -- c",
+      "SELECT 1+1 /* c */",
+      "SELECT 1+1 /* c",
+      "SELECT 1+1 /* c */ ;",
+      "SELECT * FROM (SELECT 1+1 /*c*/)",
+      "SELECT 1+1 /*c*/ UNION SELECT 3",
+      "SELECT 1+1 /*c*/ ORDER BY 1",
+      "SELECT max(a) /* m */ FROM t GROUP BY b /* g */",
+  };
+  for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) CHECK_SAME(p.db, p.sq, q[i]);
+  pair_close(&p);
+}
