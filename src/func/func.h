@@ -146,6 +146,8 @@ struct FuncCtx {
   int aux_site;
   int64_t *now_ms; /* 'now' cached per VM step (Julian day in ms, 0 = not read
                       yet), or NULL: the date functions read the clock */
+  uint8_t pure;    /* the call is in a CHECK constraint (1), a generated column (2) or
+                      an index (3): the date functions fail on 'now', localtime, utc */
   void *agg; /* aggregate context (func_aggregate_context) */
   int agg_size;       /* its size in bytes */
   void *agg_spare;    /* a finished context's block offered for reuse (or NULL) */

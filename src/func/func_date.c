@@ -200,8 +200,22 @@ static void set_raw_number(DateTime *p, double r) {
   }
 }
 
+/* 1 (with the error raised) when the call is in a CHECK constraint, a
+ * generated column or an index (FuncCtx.pure), where the current time and
+ * the time zone may not be used, as SQLite's sqlite3NotPureFunc. */
+static int not_pure(FuncCtx *ctx) {
+  static const char *const where[] = {"", "a CHECK constraint", "a generated column", "an index"};
+  if (!ctx->pure || ctx->pure > 3) return 0;
+  char buf[128];
+  int n = snprintf(buf, sizeof buf, "non-deterministic use of %s() in %s",
+                   ctx->def && ctx->def->name ? ctx->def->name : "", where[ctx->pure]);
+  func_result_error(ctx, buf, n);
+  return 1;
+}
+
 /* The current time as a Julian day in ms: cached per VM step. */
 static int set_now(FuncCtx *ctx, DateTime *p) {
+  if (not_pure(ctx)) return 1;
   int64_t t = ctx->now_ms ? *ctx->now_ms : 0;
   if (t == 0) {
     struct timespec ts;
@@ -362,7 +376,7 @@ static int parse_modifier(FuncCtx *ctx, const char *z, int n, DateTime *p, int i
       }
       break;
     case 'l':
-      if (exact && strcmp(buf, "localtime") == 0) rc = to_localtime(p, ctx);
+      if (exact && strcmp(buf, "localtime") == 0) rc = not_pure(ctx) ? 1 : to_localtime(p, ctx);
       break;
     case 'u':
       if (exact && strcmp(buf, "unixepoch") == 0 && p->raw_s) {
@@ -376,6 +390,7 @@ static int parse_modifier(FuncCtx *ctx, const char *z, int n, DateTime *p, int i
           rc = 0;
         }
       } else if (exact && strcmp(buf, "utc") == 0) {
+        if (not_pure(ctx)) return 1;
         if (!p->tz_set) {
           /* guess the UTC time whose local time is p, correcting up to 3 times */
           compute_jd(p);

@@ -74,6 +74,11 @@ typedef struct SqlExprList SqlExprList;
 #define SQL_EF_QUOTED 0x08   /* SQL_E_ID written in double quotes (may be a string) */
 #define SQL_EF_PAREN 0x10    /* the expression was written in parentheses */
 #define SQL_EF_TVF 0x20      /* IN schema.func(args): a table-valued function call */
+/* SQL_E_FUNC, set by name resolution: the call is in a CHECK
+ * constraint (1), a generated column (2) or an index expression or partial
+ * index WHERE (3), where a non-deterministic use ('now'...) fails at run time */
+#define SQL_EF_PURE_SHIFT 6
+#define SQL_EF_PURE_MASK 0xC0
 
 struct SqlExpr {
   uint8_t op;      /* SqlExprOp */

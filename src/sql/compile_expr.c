@@ -1202,6 +1202,8 @@ static void code_function_call(Parse *p, SqlExpr *e, int target, int cache) {
   }
   if (f->flags & FUNC_NEEDCOLL)
     vm_builder_add_p4(&p->b, OP_CollSeq, 0, 0, 0, P4_COLL, coll ? coll : &record_coll_binary);
+  if (e->flags & SQL_EF_PURE_MASK)
+    emit(p, OP_PureFunc, (e->flags & SQL_EF_PURE_MASK) >> SQL_EF_PURE_SHIFT, 0, 0);
   int a = vm_builder_add_p4(&p->b, OP_Function, mask, base, target, P4_FUNC, f);
   vm_builder_set_p5(&p->b, a, n);
 }

@@ -527,8 +527,12 @@ int resolve_expr(Parse *p, NameCtx *nc, SqlExpr *e) {
   case SQL_E_ID:
   case SQL_E_COLUMN:
     return lookup_name(p, nc, e);
-  case SQL_E_FUNC:
+  case SQL_E_FUNC: {
+    int fl = nc ? nc->flags : 0;
+    int pure = fl & NC_IS_CHECK ? 1 : fl & NC_IS_GENCOL ? 2 : fl & (NC_IS_INDEX | NC_IS_PARTIAL) ? 3 : 0;
+    e->flags = (uint8_t)((e->flags & ~SQL_EF_PURE_MASK) | (pure << SQL_EF_PURE_SHIFT));
     return resolve_func(p, nc, e);
+  }
   case SQL_E_STAR:
     parse_error(p, "near \"*\": syntax error");
     return 1;

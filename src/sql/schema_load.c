@@ -39,6 +39,7 @@
 
 #include "../btree/btree.h"
 #include "../schema/schema.h"
+#include "../func/func.h"
 #include "ast.h"
 
 #define MAX_COLUMNS 2000
@@ -51,6 +52,7 @@ typedef struct Build {
   int rc;
   int ncols_total;  /* columns of the CREATE TABLE being built (room for keys) */
   uint8_t ipk_desc; /* PRIMARY KEY(x DESC) that made x the rowid alias */
+  const FuncRegistry *funcs; /* CHECK/generated expressions resolved against them (resolve_walk) */
 } Build;
 
 static int fail(Build *b, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -124,7 +126,7 @@ static void *zalloc(Build *b, size_t n) {
 typedef struct ExprCheck {
   SqlWalker w;
   const Table *t; /* columns that may be referenced (NULL: none) */
-  int subquery, variable, column, func, qualified;
+  int subquery, variable, column, func, qualified, window;
   const char *bad_column; /* first unknown column name */
   const char *bad_table;  /* its qualifier, if any */
 } ExprCheck;
@@ -144,6 +146,7 @@ static int check_cb(SqlWalker *w, SqlExpr *e) {
       break;
     case SQL_E_FUNC:
       c->func = 1;
+      if (e->over) c->window = 1;
       break;
     case SQL_E_ID:
       if (!c->t || table_column_index(c->t, e->z) < 0) {
@@ -225,6 +228,122 @@ static int bad_column(Build *b, const ExprCheck *ec) {
   if (ec->bad_table)
     return fail(b, SHALE_ERROR, "no such column: %s.%s", ec->bad_table, ec->bad_column);
   return fail(b, SHALE_ERROR, "no such column: %s", ec->bad_column);
+}
+
+static int nondeterministic(SqlExpr *e);
+
+/* ---- SQLite's resolution of the CHECK and generated-column expressions at
+ * the end of CREATE TABLE (with Build.funcs). A walk in SQLite's order: an
+ * unknown column, a parameter or a subquery ends the walk with its error; a
+ * fault of a function call (unknown, wrong argument count, aggregate or
+ * window use, non-deterministic in a generated column) is recorded and the
+ * walk goes on into its arguments and on to the rest, a later fault
+ * replacing the message (so "count(*) + ?1" reports the parameter). Once
+ * there is an error, any node but a function call ends the walk after its
+ * own check. The CHECK list stops after the first expression with an
+ * error; every generated column is still walked. ---- */
+typedef struct ResWalk {
+  const Table *t;
+  const FuncRegistry *funcs;
+  const char *what; /* "CHECK constraints" / "generated columns" */
+  int gen;
+  char msg[160];
+} ResWalk;
+
+static int resolve_node(ResWalk *r, const SqlExpr *e);
+
+/* 1 when the walk ends (an error that stops SQLite's walker). */
+static int resolve_walk(ResWalk *r, const SqlExpr *e) {
+  if (!e) return 0;
+  int rc = resolve_node(r, e);
+  if (rc >= 0) return rc;
+  if (r->msg[0]) return 1; /* an earlier error: the walk ends here */
+  if (e->op == SQL_E_CASE) { /* SQLite's order: the base, the arms, then ELSE */
+    if (resolve_walk(r, e->a)) return 1;
+    for (int i = 0; e->list && i < e->list->n; i++)
+      if (resolve_walk(r, e->list->a[i].expr)) return 1;
+    return resolve_walk(r, e->b);
+  }
+  if (resolve_walk(r, e->a) || resolve_walk(r, e->b) || resolve_walk(r, e->c)) return 1;
+  for (int i = 0; e->list && i < e->list->n; i++)
+    if (resolve_walk(r, e->list->a[i].expr)) return 1;
+  return 0;
+}
+
+/* The check of node e itself: 1 (walk ends), 0 (a function call: done, the
+ * walk goes on with its siblings), or -1 (go on into its children). */
+static int resolve_node(ResWalk *r, const SqlExpr *e) {
+  switch (e->op) {
+    case SQL_E_ID:
+      if (table_column_index(r->t, e->z) >= 0 || (e->flags & SQL_EF_QUOTED) || /* a "string" */
+          !util_stricmp(e->z, "true") || !util_stricmp(e->z, "false"))
+        return 0; /* found: SQLite's walk goes on with the siblings */
+      snprintf(r->msg, sizeof r->msg, "no such column: %s", e->z);
+      return 1;
+    case SQL_E_COLUMN:
+      if (table_column_index(r->t, e->z) >= 0 && !e->schema &&
+          (!e->table || !util_stricmp(e->table, r->t->name)))
+        return 0;
+      if (e->table)
+        snprintf(r->msg, sizeof r->msg, "no such column: %s.%s", e->table, e->z);
+      else
+        snprintf(r->msg, sizeof r->msg, "no such column: %s", e->z);
+      return 1;
+    case SQL_E_VARIABLE:
+      snprintf(r->msg, sizeof r->msg, "parameters prohibited in %s", r->what);
+      return 1;
+    case SQL_E_SUBQUERY:
+    case SQL_E_EXISTS:
+      snprintf(r->msg, sizeof r->msg, "subqueries prohibited in %s", r->what);
+      return 1;
+    case SQL_E_IN:
+      if (e->select || e->table) {
+        snprintf(r->msg, sizeof r->msg, "subqueries prohibited in %s", r->what);
+        return 1;
+      }
+      break;
+    case SQL_E_FUNC: {
+      int n = e->list ? e->list->n : 0;
+      if (e->flags & SQL_EF_STAR) n = 0;
+      const FuncDef *d = func_find(r->funcs, e->z, n);
+      if (!d) {
+        if (func_exists_name(r->funcs, e->z))
+          snprintf(r->msg, sizeof r->msg, "wrong number of arguments to function %s()", e->z);
+        else
+          snprintf(r->msg, sizeof r->msg, "no such function: %s", e->z);
+      } else if (e->over && !func_is_aggregate(d) && !(d->flags & FUNC_WINDOW)) {
+        snprintf(r->msg, sizeof r->msg, "%s() may not be used as a window function", e->z);
+      } else if (func_is_aggregate(d) || (d->flags & FUNC_WINDOW) || e->over) {
+        snprintf(r->msg, sizeof r->msg, "misuse of %s function %s()",
+                 (d->flags & FUNC_WINDOW) || e->over ? "window" : "aggregate", e->z);
+      } else if (r->gen && nondeterministic((SqlExpr *)e)) {
+        snprintf(r->msg, sizeof r->msg, "non-deterministic functions prohibited in %s", r->what);
+      }
+      for (int i = 0; i < (e->list ? e->list->n : 0); i++)
+        if (resolve_walk(r, e->list->a[i].expr)) break; /* ends the arguments only */
+      return 0;
+    }
+    default:
+      break;
+  }
+  return -1;
+}
+
+/* Resolve the CHECK and generated-column expressions of t as SQLite does
+ * at the end of CREATE TABLE: fail with its message, if any. */
+static int resolve_self(Build *b, const Table *t) {
+  ResWalk r;
+  memset(&r, 0, sizeof r);
+  r.t = t;
+  r.funcs = b->funcs;
+  r.what = "CHECK constraints";
+  for (int i = 0; i < t->ncheck && !r.msg[0]; i++) resolve_walk(&r, t->checks[i].expr);
+  r.what = "generated columns";
+  r.gen = 1;
+  for (int i = 0; i < t->ncol; i++)
+    if (t->cols[i].gen) resolve_walk(&r, t->cols[i].gen);
+  if (r.msg[0]) return fail(b, SHALE_ERROR, "%s", r.msg);
+  return b->rc;
 }
 
 /* Names of functions SQLite marks non-deterministic (no index expressions). */
@@ -545,7 +664,7 @@ static int build_table(Build *b, const SqlStmt *st, Table **out) {
         case SQL_CONS_DEFAULT: {
           ExprCheck ec;
           expr_check(&ec, NULL, cs->expr);
-          if (ec.column || ec.variable || ec.subquery)
+          if (ec.column || ec.variable || ec.subquery || ec.window)
             return fail(b, SHALE_ERROR, "default value of column [%s] is not constant", c->name);
           c->dflt = cs->expr;
           c->dflt_sql = default_text(b, cs->expr);
@@ -633,6 +752,7 @@ static int build_table(Build *b, const SqlStmt *st, Table **out) {
         for (int i = 0; i < x->nkey; i++) t->cols[x->cols[i].col].notnull = 1;
   if (t->has_generated && nongen == 0)
     return fail(b, SHALE_ERROR, "must have at least one non-generated column");
+  if (b->funcs && !b->loading && resolve_self(b, t)) return b->rc;
   for (int i = 0; i < t->ncheck; i++) {
     ExprCheck ec;
     expr_check(&ec, t, t->checks[i].expr);
@@ -693,7 +813,12 @@ static int build_table(Build *b, const SqlStmt *st, Table **out) {
 
 int schema_table_from_create(Schema *s, const SqlStmt *create, const char *sql, Table **out,
                              char **errmsg) {
-  Build b = {.s = s, .sql = sql, .errmsg = errmsg, .loading = 0, .rc = SHALE_OK};
+  return schema_table_from_create_f(s, create, sql, NULL, out, errmsg);
+}
+
+int schema_table_from_create_f(Schema *s, const SqlStmt *create, const char *sql,
+                               const FuncRegistry *funcs, Table **out, char **errmsg) {
+  Build b = {.s = s, .sql = sql, .errmsg = errmsg, .loading = 0, .rc = SHALE_OK, .funcs = funcs};
   if (errmsg) *errmsg = NULL;
   build_table(&b, create, out);
   if (b.rc != SHALE_OK) *out = NULL;

@@ -31,6 +31,15 @@ int schema_load(Btree *bt, Schema **out, char **errmsg);
  * added to the schema: call schema_add_table / schema_add_index. */
 int schema_table_from_create(Schema *s, const SqlStmt *create_table, const char *sql, Table **out,
                              char **errmsg);
+/* The same, resolving the CHECK and generated-column expressions against
+ * the functions of funcs as SQLite does when the statement ends: unknown
+ * functions, wrong argument counts, aggregate and window calls ("misuse of
+ * aggregate function count()"), parameters, subqueries, non-deterministic
+ * functions in generated columns, with SQLite's choice of message when an
+ * expression has several faults. funcs NULL: as schema_table_from_create. */
+struct FuncRegistry;
+int schema_table_from_create_f(Schema *s, const SqlStmt *create_table, const char *sql,
+                               const struct FuncRegistry *funcs, Table **out, char **errmsg);
 
 /* The Index of a CREATE INDEX statement on a table of s ("no such table:
  * main.t", "no such column: x", "subqueries prohibited in index

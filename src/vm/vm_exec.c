@@ -1244,6 +1244,8 @@ dispatch:
     ctx.aux = &v->aux;
     ctx.aux_site = pc;
     ctx.now_ms = &v->now_ms;
+    ctx.pure = v->pure;
+    v->pure = 0; /* PureFunc applies to the next call only */
     op->p4.func->scalar(&ctx, op->p5, &reg[op->p2]);
     if (v->aux) func_auxdata_drop(&v->aux, pc, (uint32_t)op->p1);
     if (ctx.rc) FAIL(call_error(v, &ctx));
@@ -1774,10 +1776,22 @@ dispatch:
   /* ---- ephemeral tables and the sorter ---- */
   CASE(OpenEphemeral) {
     VmCursor *c = &v->cur[op->p1];
+    /* Opened again (a recursive CTE's current row, a correlated subquery):
+     * the cursor's previous table is emptied and reused when no other
+     * cursor shares it (OpenDup), so repeated opens do not pile up tables */
+    uint32_t old = c->eph_root;
+    int old_index = c->kind == VMC_INDEX;
+    for (int i = 0; old && i < v->prog->ncursor; i++)
+      if (i != op->p1 && v->cur[i].eph_root == old) old = 0;
     vm_cursor_close(v, c);
     KeyInfo *ki = op->p4type == P4_KEYINFO ? op->p4.ki : NULL;
     CHK(eph_open(v));
-    CHK(btree_create_table(v->eph, ki ? BTREE_BLOBKEY : BTREE_INTKEY, &c->eph_root));
+    if (old && old_index == (ki != NULL)) {
+      CHK(btree_clear_table(v->eph, old, NULL));
+      c->eph_root = old;
+    } else {
+      CHK(btree_create_table(v->eph, ki ? BTREE_BLOBKEY : BTREE_INTKEY, &c->eph_root));
+    }
     CHK(btree_cursor_open(v->eph, c->eph_root, 1, ki ? record_compare : NULL, ki, &c->bc));
     c->kind = ki ? VMC_INDEX : VMC_TABLE;
     c->ki = ki;
@@ -1805,6 +1819,10 @@ dispatch:
       v->errmsg = msg;
       FAIL(trc);
     }
+    NEXT();
+  }
+  CASE(PureFunc) {
+    v->pure = (uint8_t)op->p1;
     NEXT();
   }
   CASE(PragmaRows) {

@@ -122,6 +122,7 @@ struct Vm {
   int res_base, res_n;
   int cmp_result; /* Compare -> Jump */
   const Collation *coll; /* CollSeq */
+  uint8_t pure;          /* PureFunc: context kind of the next Function call */
   int own_txn;    /* this Vm began the transaction */
   int stmt_sp;    /* index of the statement savepoint, -1 if none */
   int oe;         /* conflict resolution of the failing Halt (0 = ABORT) */

@@ -216,6 +216,27 @@ static int range_search(VmWin *w, int base, int n, const ShValue *t, int gt) {
   return lo;
 }
 
+/* First position p in [0, n) whose key moved by off (add, or subtract)
+ * sorts >= kc (gt = 0) or > kc (gt = 1): SQLite tests a PRECEDING bound so,
+ * moving the other row's value rather than the current row's (which
+ * differs when the sum rounds: values beyond 2^53, real offsets). */
+static int range_search_moved(VmWin *w, int base, int n, const ShValue *kc, const ShValue *off,
+                              int add, int gt) {
+  const VmWinSpec *s = w->spec;
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    ShValue t;
+    range_target(&ROW(w, base + mid)[s->order[0]], off, add, &t);
+    int c = sort_cmp(s, &t, kc);
+    if (gt ? c > 0 : c >= 0)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
 /* Frame [*ps, *pe) of row i of the partition at base with n rows. */
 static void frame_of(VmWin *w, int base, int n, int i, int *ps, int *pe) {
   const VmWinSpec *s = w->spec;
@@ -254,9 +275,8 @@ static void frame_of(VmWin *w, int base, int n, int i, int *ps, int *pe) {
     const ShValue *kc = s->norder > 0 ? &ROW(w, base + i)[s->order[0]] : NULL;
     ShValue t;
     switch (s->start) {
-    case VM_BOUND_PRECEDING:
-      range_target(kc, &w->off[0], desc, &t);
-      st = range_search(w, base, n, &t, 0);
+    case VM_BOUND_PRECEDING: /* rows r with r + off >= current (ASC) */
+      st = range_search_moved(w, base, n, kc, &w->off[0], !desc, 0);
       break;
     case VM_BOUND_FOLLOWING:
       range_target(kc, &w->off[0], !desc, &t);
@@ -266,9 +286,8 @@ static void frame_of(VmWin *w, int base, int n, int i, int *ps, int *pe) {
     default: st = 0; break;
     }
     switch (s->end) {
-    case VM_BOUND_PRECEDING:
-      range_target(kc, &w->off[1], desc, &t);
-      en = range_search(w, base, n, &t, 1);
+    case VM_BOUND_PRECEDING: /* rows r with r + off <= current (ASC) */
+      en = range_search_moved(w, base, n, kc, &w->off[1], !desc, 1);
       break;
     case VM_BOUND_FOLLOWING:
       range_target(kc, &w->off[1], !desc, &t);
