@@ -12,6 +12,7 @@
  *  3. Unknown pragmas, and known ones given an unusable argument, return no
  *     rows and no error, as SQLite does.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,16 +95,16 @@ static const PragmaDef defs[] = {
     {"busy_timeout", PR_BUSY_TIMEOUT, 1, n_timeout, 1, 0},
     {"cache_size", PR_CACHE_SIZE, 1, NULL, 0, 0},
     {"case_sensitive_like", PR_CASE_SENSITIVE_LIKE, 0, NULL, 0, 1},
-    {"collation_list", PR_COLLATION_LIST, 2, n_collation_list, 0, 0},
-    {"compile_options", PR_COMPILE_OPTIONS, 1, NULL, 0, 0},
-    {"database_list", PR_DATABASE_LIST, 3, n_database_list, 0, 0},
+    {"collation_list", PR_COLLATION_LIST, 2, n_collation_list, 1, 0},
+    {"compile_options", PR_COMPILE_OPTIONS, 1, NULL, 1, 0},
+    {"database_list", PR_DATABASE_LIST, 3, n_database_list, 1, 0},
     {"defer_foreign_keys", PR_DEFER_FOREIGN_KEYS, 1, NULL, 0, 0},
     {"encoding", PR_ENCODING, 1, NULL, 0, 0},
     {"foreign_key_check", PR_FOREIGN_KEY_CHECK, 4, n_fk_check, 1, 0},
     {"foreign_key_list", PR_FOREIGN_KEY_LIST, 8, n_fk_list, 0, 1},
     {"foreign_keys", PR_FOREIGN_KEYS, 1, NULL, 0, 0},
     {"freelist_count", PR_FREELIST_COUNT, 1, NULL, 1, 0},
-    {"function_list", PR_FUNCTION_LIST, 6, n_function_list, 0, 0},
+    {"function_list", PR_FUNCTION_LIST, 6, n_function_list, 1, 0},
     {"index_info", PR_INDEX_INFO, 3, n_index_xinfo, 0, 1},
     {"index_list", PR_INDEX_LIST, 5, n_index_list, 0, 1},
     {"index_xinfo", PR_INDEX_XINFO, 6, n_index_xinfo, 0, 1},
@@ -210,17 +211,41 @@ static int function_list_row(void *arg, const FuncDef *d) {
   return api_rows_add((ApiRows *)arg, v);
 }
 
-/* SQLite's boolean pragma values: on/yes/true/1, off/no/false/0; else the
- * integer value. */
-static int parse_bool(const char *z) {
-  if (!util_stricmp(z, "on") || !util_stricmp(z, "yes") || !util_stricmp(z, "true")) return 1;
-  if (!util_stricmp(z, "off") || !util_stricmp(z, "no") || !util_stricmp(z, "false") ||
-      !util_stricmp(z, "none"))
-    return 0;
-  return atoi(z) != 0;
+/* SQLite's sqlite3Atoi: an optional sign and decimal digits (up to 10,
+ * within 32 bits), or 0x and up to 8 hex digits below 0x80000000; anything
+ * after the number is ignored; no number or out of range gives 0. */
+static int64_t parse_int(const char *z) {
+  int neg = 0;
+  if (*z == '-') {
+    neg = 1;
+    z++;
+  } else if (*z == '+') {
+    z++;
+  } else if (z[0] == '0' && (z[1] == 'x' || z[1] == 'X') && isxdigit((unsigned char)z[2])) {
+    uint32_t u = 0;
+    int i;
+    z += 2;
+    while (*z == '0') z++;
+    for (i = 0; i < 8 && isxdigit((unsigned char)z[i]); i++)
+      u = u * 16 + (uint32_t)(isdigit((unsigned char)z[i]) ? z[i] - '0' : (z[i] | 0x20) - 'a' + 10);
+    return (u & 0x80000000u) == 0 && !isxdigit((unsigned char)z[i]) ? (int64_t)u : 0;
+  }
+  if (!isdigit((unsigned char)*z)) return 0;
+  while (*z == '0') z++;
+  int64_t v = 0;
+  int i;
+  for (i = 0; i < 11 && isdigit((unsigned char)z[i]); i++) v = v * 10 + (z[i] - '0');
+  if (i > 10 || v - neg > 2147483647) return 0;
+  return neg ? -v : v;
 }
 
-static int64_t parse_int(const char *z) { return strtoll(z, NULL, 10); }
+/* SQLite's boolean pragma values (getSafetyLevel without full/extra): a
+ * leading digit gives the number's low byte != 0; on/yes/true 1,
+ * off/no/false 0; anything else 0. */
+static int parse_bool(const char *z) {
+  if (isdigit((unsigned char)*z)) return (uint8_t)parse_int(z) != 0;
+  return !util_stricmp(z, "on") || !util_stricmp(z, "yes") || !util_stricmp(z, "true");
+}
 
 static const char *const journal_names[] = {"delete", "persist", "off",
                                             "truncate", "memory", "wal"};
@@ -998,12 +1023,13 @@ static int fk_check_pragma(shale *db, const char *name, ApiRows *out) {
 
 int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
   const PragmaDef *d = find_def(req->name);
-  if (!d || req->ignored) return SHALE_OK; /* invariant 3; the authorizer's IGNORE */
-  if (req->schema && util_stricmp(req->schema, "main") != 0) {
-    if (util_stricmp(req->schema, "temp") == 0) return SHALE_OK;
+  if (req->ignored) return SHALE_OK; /* the authorizer's IGNORE */
+  if (req->schema && util_stricmp(req->schema, "main") != 0 &&
+      util_stricmp(req->schema, "temp") != 0) { /* also for an unknown pragma, as SQLite */
     api_error(db, SHALE_ERROR, "unknown database %s", req->schema);
     return SHALE_ERROR;
   }
+  if (!d || (req->schema && util_stricmp(req->schema, "temp") == 0)) return SHALE_OK; /* inv. 3 */
   if (d->needs_arg && !req->value) return SHALE_OK;
   int rc = SHALE_OK;
   Pager *pg = btree_pager(db->bt);
@@ -1200,8 +1226,8 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
           db->temp_store = 1;
         else if (!util_stricmp(val, "memory"))
           db->temp_store = 2;
-        else
-          db->temp_store = (uint8_t)(parse_int(val) & 3);
+        else /* as SQLite's getTempStore: a first digit 0..2, else 0 */
+          db->temp_store = (uint8_t)(val[0] >= '0' && val[0] <= '2' ? val[0] - '0' : 0);
         return SHALE_OK;
       }
       return add_int(out, db->temp_store);

@@ -144,6 +144,10 @@ TEST(pragma_tvf_plans_and_errors) {
       "SELECT * FROM pragma_nosuch('t')",
       "SELECT cid, name FROM pragma_table_info('t') AS x",
       "SELECT x.* FROM pragma_index_list('u') AS x",
+      "PRAGMA database_list = 1",
+      "PRAGMA database_list",
+      "PRAGMA main.database_list",
+      "PRAGMA aux.nosuch",
   };
   for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) CHECK_SAME(p.db, p.sq, q[i]);
   /* plans: the detail column (ids are addresses of SQLite's opcodes) */
