@@ -386,8 +386,12 @@ static int agg_partition(Vm *v, VmWin *w, int fi, int base, int n) {
   const VmWinSpec *s = w->spec;
   const VmWinFunc *f = &s->funcs[fi];
   int rc = SHALE_OK;
-  int slide = s->exclude <= VM_EXCLUDE_NO_OTHERS && f->def->value &&
-              (f->def->inverse || s->start == VM_BOUND_UNBOUNDED_PRECEDING);
+  /* An explicit EXCLUDE NO OTHERS makes SQLite 3.40 compute each row's
+   * frame afresh (no inverse): sum() of integers after a text value left
+   * the frame is then an integer again. */
+  int slide = f->def->value && s->exclude <= VM_EXCLUDE_NO_OTHERS &&
+              ((f->def->inverse && s->exclude == VM_EXCLUDE_NONE) ||
+               s->start == VM_BOUND_UNBOUNDED_PRECEDING);
   if (slide) {
     FuncCtx ctx;
     func_ctx_init(&ctx, f->def);
