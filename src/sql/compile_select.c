@@ -1377,6 +1377,7 @@ typedef struct OutCtx {
   int *order_col;
   int nkey; /* key columns in the sorter record, before the sequence */
   const SqlSelect *order_owner; /* the core whose loop may deliver ORDER BY order */
+  int ordered_compound;         /* the compound's rows go to an ORDER BY sorter */
 } OutCtx;
 
 static void emit_dest(Parse *p, OutCtx *oc, int regs) {
@@ -2116,7 +2117,14 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *
 static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
   SelInfo *info = s->info;
   OutCtx oc = *oc0;
-  if (s->distinct == 1) {
+  /* SQLite drops an arm's own DISTINCT when the arm's rows go straight into
+   * a compound's de-duplicating table (UNION, INTERSECT, EXCEPT without an
+   * ORDER BY; with one it merges sorted arms and keeps it): the compound's
+   * collations alone then decide which rows are equal. */
+  int distinct = s->distinct == 1 && oc.dest->kind != SD_EXISTS &&
+                 !((oc.dest->kind == SD_UNION || oc.dest->kind == SD_EXCEPT) &&
+                   !oc.ordered_compound);
+  if (distinct) {
     /* this core's own collations (not the compound's) */
     const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)(oc.ncol + 1));
     if (!coll) return;
@@ -2141,7 +2149,7 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
   }
   Loop loop;
   SqlExprList *ob = !wc && oc.sorter_cur >= 0 && oc0->order_owner == s ? s->order_by : NULL;
-  if (loop_begin(p, info, s, ob, s->distinct == 1 ? WHERE_DISTINCT : 0, &loop)) return;
+  if (loop_begin(p, info, s, ob, distinct ? WHERE_DISTINCT : 0, &loop)) return;
   if (ob && loop.w && where_order_satisfied(loop.w)) {
     oc.sorter_cur = -1; /* rows already come in order */
     oc0->sorter_cur = -1;
@@ -2150,7 +2158,9 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
     window_push(p, wc);
   } else {
     int regs = emit_regs(p, oc.ncol);
-    expr_code_list(p, info->result, regs);
+    /* EXISTS never reads the result columns: SQLite does not evaluate them
+     * (so their functions make no statement journal, see compile.c) */
+    if (oc.dest->kind != SD_EXISTS) expr_code_list(p, info->result, regs);
     emit_output(p, &oc, regs);
   }
   loop_end(p, &loop);
@@ -2270,7 +2280,8 @@ int select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
       emit_resolve(p, l);
     }
   }
-  if (s->order_by && info->order_col && !window_sorts_output(p, s))
+  /* an ORDER BY makes no difference to EXISTS (SQLite drops it) */
+  if (s->order_by && info->order_col && dest->kind != SD_EXISTS && !window_sorts_output(p, s))
     sorter_setup(p, &oc, s, s->order_by, info->order_col);
   if (!s->prior) {
     oc.order_owner = s;
@@ -2282,6 +2293,7 @@ int select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
       /* every row of the compound into the sorter, then sorted out */
       OutCtx so = oc;
       so.reg_limit = so.reg_offset = 0;
+      so.ordered_compound = 1;
       set_code(p, s, &so);
     } else {
       set_code(p, s, &oc);
