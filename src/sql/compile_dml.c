@@ -547,6 +547,10 @@ static void check_row(Writer *w, int rowid, int cols, int ignore) {
       emit(p, OP_NotNull, cols + j, ok, 0);
       code_default(p, c, cols + j);
       vm_builder_add_text(&p->b, OP_Affinity, cols + j, 1, 0, w->caff + j, 1);
+      /* a NULL default still fails; as in SQLite this check also makes the
+       * statement one that may abort (its statement journal, compile.c) */
+      vm_builder_add_text(&p->b, OP_HaltIfNull, SHALE_CONSTRAINT_NOTNULL, SQL_OE_ABORT, cols + j,
+                          buf, -1);
       emit_resolve(p, ok);
     } else {
       vm_builder_add_text(&p->b, OP_HaltIfNull, SHALE_CONSTRAINT_NOTNULL, oe, cols + j, buf, -1);
@@ -597,6 +601,12 @@ static void check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk,
     at = 0;
     while (at < w->up_front && (w->up_ipk < 0 || w->up_of[at] < w->up_ipk)) at++;
   }
+  /* A rowid REPLACE deletes its victim: STRICT type errors are raised
+   * before that, so a failing row never costs the row it would replace
+   * (SQLite 3.40 raises them after the delete, which there only removes
+   * index entries; the rows seen are the same). */
+  int types_first = do_rowid && ipk_oe == SQL_OE_REPLACE && up_clause(w, -1) < 0;
+  if (types_first && tab->ncheck == 0) check_types(w, cols);
   for (int i = 0; i <= w->nidx && !parse_failed(p); i++) {
     if (i == at) {
       int ok = emit_label(p);
@@ -606,6 +616,9 @@ static void check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk,
       if (uc >= 0) {
         emit(p, OP_Goto, 0, w->up_nothing[uc] ? ignore : w->up_label[uc], 0);
       } else if (ipk_oe == SQL_OE_REPLACE) {
+        /* the victim's index entries go before the new row is checked
+         * against the indexes: SQLite's sqlite3MultiWrite */
+        if (w->nidx) p->multi_write = 1;
         delete_current(w, 0);
       } else if (ipk_oe == SQL_OE_IGNORE) {
         emit(p, OP_Goto, 0, ignore, 0);
@@ -616,7 +629,7 @@ static void check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk,
       }
       emit_resolve(p, ok);
     }
-    if (i == 0 && tab->ncheck == 0) check_types(w, cols);
+    if (i == 0 && tab->ncheck == 0 && !types_first) check_types(w, cols);
     if (i == w->nidx) break;
     /* UNIQUE index i */
     {
