@@ -59,6 +59,7 @@ static int coll_nocase(void *ctx, int n1, const void *a, int n2, const void *b) 
     if (cx >= 'A' && cx <= 'Z') cx += 32;
     if (cy >= 'A' && cy <= 'Z') cy += 32;
     if (cx != cy) return cx < cy ? -1 : 1;
+    if (cx == 0) break; /* SQLite's NOCASE stops at a NUL both share: length decides */
   }
   return n1 < n2 ? -1 : n1 > n2;
 }
