@@ -47,6 +47,7 @@ typedef struct GCol {
   char name[16];
   int aff, coll; /* coll: 0 BINARY, 1 NOCASE, 2 RTRIM */
   int ipk, pk, unique, notnull, wide;
+  int any; /* a STRICT table's ANY column of AFF_NUM: keeps 2 and 2.0 apart */
 } GCol;
 
 typedef struct GTab {
@@ -63,7 +64,7 @@ typedef struct SCol {
   char name[16];
   Props p;
   int wide;
-  int ipk; /* the INTEGER PRIMARY KEY of a table source (see like_ipk) */
+  int ipk; /* the INTEGER PRIMARY KEY of a table source */
 } SCol;
 
 typedef struct Src {
@@ -94,6 +95,7 @@ struct DiffGen {
   int nsub; /* subquery alias counter within a statement */
   uint32_t tags;
   uint64_t ws; /* the window queries' own stream (window_turn) */
+  int in_rhs;  /* the next subselect_one is the right side of IN */
 };
 
 static const char *const tag_names[GT_NTAGS] = {
@@ -364,6 +366,7 @@ static void gen_create_table(DiffGen *g, int ti, Buf *b) {
       decltype_of(g, c->aff, &d);
     if (d.n) bp(b, " %s", d.z);
     free(d.z);
+    c->any = t->strict && c->aff == AFF_NUM;
     if (c->aff != AFF_NONE || ch(g, 30)) {
       int r = rnd(g, 100);
       c->coll = r < 15 ? 1 : r < 22 ? 2 : 0;
@@ -394,7 +397,8 @@ static void gen_create_table(DiffGen *g, int ti, Buf *b) {
 
 static Props col_props(const GCol *c) {
   Props p;
-  p.k = c->aff == AFF_TEXT   ? K_TEXT
+  p.k = c->any               ? K_MIX
+        : c->aff == AFF_TEXT ? K_TEXT
         : c->aff == AFF_REAL ? K_REAL
         : c->aff == AFF_NONE ? K_MIX
                              : K_INT;
@@ -450,6 +454,10 @@ static void gen_index(DiffGen *g, Buf *b) {
 
 #define M_AGG 1    /* aggregates allowed (select list / HAVING of an aggregate query) */
 #define M_NARROW 2 /* inside an aggregate argument: narrow columns, exact arithmetic */
+/* The result column of an IN subquery: no COLLATE. SQLite 3.40.1 answers
+ * "x IN (SELECT c COLLATE BINARY ...)" from an index on x with another
+ * collation and returns the rows of x twice (FINDINGS.md, "Not Shale's"). */
+#define M_NOCOLL 4
 
 static Props expr(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode);
 static Props bool_expr(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode);
@@ -556,20 +564,23 @@ static const char *const cmpops[] = {"=",
                                      "IS NOT DISTINCT FROM",
                                      "IS DISTINCT FROM"};
 
-/* 1 if b[from..] is exactly "alias.col" naming an INTEGER PRIMARY KEY in
- * scope. SQLite 3.40.1 applies its LIKE optimization to such a column as a
- * rowid range, and in a LEFT JOIN's ON clause that drops the left rows that
- * find no match (`t1 AS a LEFT JOIN t1 AS b ON b.ipk LIKE 'a%'` returns no
- * row; the same with GLOB, or `+b.ipk`, is right): the LIKE operand then
- * gets a unary + (FINDINGS.md, "Not Shale's"). */
+/* 1 if b[from..] is exactly "alias.col" naming a column in scope. SQLite
+ * 3.40.1 applies its LIKE optimization to an INTEGER PRIMARY KEY as a rowid
+ * range, or to a column through a NOCASE index, and in a LEFT JOIN's ON
+ * clause that drops the left rows that find no match (`t1 AS a LEFT JOIN t1
+ * AS b ON b.ipk LIKE 'a%'` returns no row; the same with GLOB, or `+b.ipk`,
+ * is right): the LIKE operand then gets a unary + (FINDINGS.md, "Not
+ * Shale's"). */
 static int like_ipk(const Buf *b, size_t from, const Scope *sc) {
   const char *z = b->z + from;
   for (const Scope *s = sc; s; s = s->outer)
     for (int i = 0; i < s->nsrc; i++) {
       size_t na = strlen(s->src[i].alias);
       if (strncmp(z, s->src[i].alias, na) || z[na] != '.') continue;
+      /* seed 10 found the same with a NOCASE index on any column: every
+       * column now gets the + */
       for (int c = 0; c < s->src[i].ncol; c++)
-        if (s->src[i].col[c].ipk && !strcmp(z + na + 1, s->src[i].col[c].name)) return 1;
+        if (!strcmp(z + na + 1, s->src[i].col[c].name)) return 1;
     }
   return 0;
 }
@@ -579,8 +590,16 @@ static Props bool_expr(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode)
   if (depth <= 0) r = rnd(g, 40);
   if (r < 28) {
     expr(g, b, sc, depth - 1, mode);
-    bp(b, " %s ", PICK(g, cmpops));
+    const char *op = PICK(g, cmpops);
+    bp(b, " %s ", op);
+    size_t at = b->n;
     expr(g, b, sc, depth - 1, mode);
+    /* SQLite 3.40.1 folds a constant "(x IS [NOT] NULL)" on the right of
+     * IS [NOT] [DISTINCT FROM] into TRUE/FALSE inside a window query and
+     * then reads the IS as a truth test (FINDINGS.md, "Not Shale's"). */
+    if (!strncmp(op, "IS", 2) && b->z[at] == '(' && b->n - at >= 5 &&
+        !strcmp(b->z + b->n - 5, "NULL)"))
+      binsert(b, at, "+");
   } else if (r < 34) {
     expr(g, b, sc, depth - 1, mode);
     bs(b, ch(g, 50) ? " IS NULL" : ch(g, 50) ? " IS NOT NULL" : " NOTNULL");
@@ -626,6 +645,7 @@ static Props bool_expr(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode)
     g->tags |= GT_IN | GT_SUBQ;
     expr(g, b, sc, 0, mode);
     bs(b, ch(g, 20) ? " NOT IN (" : " IN (");
+    g->in_rhs = 1;
     subselect_one(g, b, sc, 0, NULL);
     bs(b, ")");
   } else if (r < 83 && !(mode & M_NARROW)) {
@@ -661,11 +681,14 @@ static Props scalar_subquery(DiffGen *g, Buf *b, const Scope *outer) {
   return p;
 }
 
-/* A JSON function argument that is never a BLOB: (E || '') or (E + 0). */
+/* A JSON function argument that is never a BLOB nor infinite: (E || '')
+ * or E + 0 clamped (JSON text holding Inf is malformed, and whether that
+ * error shows depends on which rows the plan evaluates). */
 static void json_arg(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode) {
-  bs(b, "(");
+  int text = ch(g, 50);
+  bs(b, text ? "(" : "max(min((");
   expr(g, b, sc, depth - 1, mode);
-  bs(b, ch(g, 50) ? " || '')" : " + 0)");
+  bs(b, text ? " || '')" : " + 0), 1e300), -1e300)");
 }
 
 static Props func_call(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode) {
@@ -736,8 +759,9 @@ static Props func_call(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode)
     case 9:
       one = ch(g, 50) ? "trim" : ch(g, 50) ? "ltrim" : "rtrim";
       break;
-    case 10:
-      one = "hex";
+    case 10: /* hex() text like '362E3235' is a huge number: not in exact sums */
+      if (narrow) one = "length", ret = P_INT;
+      else one = "hex";
       break;
     case 11:
       one = "quote";
@@ -784,8 +808,11 @@ static Props func_call(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode)
       static const char *const mods[] = {"'+1 day'", "'-3 months'", "'start of year'",
                                          "'weekday 2'", "'unixepoch'", "'+1.5 hours'",
                                          "'start of month'", "'auto'"};
-      int k = rnd(g, 4);
-      if (k == 0) bp(b, "strftime('%s', ", fmts[rnd(g, 5)]);
+      int k = rnd(g, 4), f = rnd(g, 5);
+      /* narrow: no julian day numbers (inexact reals under sum()) */
+      if (narrow && k == 3) k = 1;
+      if (narrow && f == 4) f = 3;
+      if (k == 0) bp(b, "strftime('%s', ", fmts[f]);
       else bs(b, k == 1 ? "date(" : k == 2 ? "datetime(" : "julianday(");
       expr(g, b, sc, depth - 1, mode);
       if (ch(g, 60)) bp(b, ", %s", mods[rnd(g, 8)]);
@@ -903,7 +930,7 @@ static Props expr(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode) {
     p.coll = 1;
     return p;
   }
-  if (r < 50) {
+  if (r < 50 && !(mode & M_NOCOLL)) {
     g->tags |= GT_COLLATE;
     static const char *const co[] = {"NOCASE", "RTRIM", "BINARY"};
     const char *c = PICK(g, co);
@@ -941,13 +968,15 @@ static void subselect_one(DiffGen *g, Buf *b, const Scope *outer, int safe_neede
   snprintf(alias, sizeof alias, "s%d", ++g->nsub);
   const GTab *t = &g->tab[rnd(g, g->ntab)];
   src_from_table(&sc.src[0], t, alias);
+  int nocoll = g->in_rhs;
+  g->in_rhs = 0;
   int distinct = ch(g, 15);
   bp(b, "SELECT %s", distinct ? "DISTINCT " : "");
   Props p;
   if (distinct || safe_needed || ch(g, 10))
     p = safe_colref(g, b, &sc);
   else
-    p = expr(g, b, &sc, rnd(g, 2), 0);
+    p = expr(g, b, &sc, rnd(g, 2), nocoll ? M_NOCOLL : 0);
   bp(b, " FROM %s AS %s", t->name, alias);
   if (ch(g, 70)) {
     bs(b, " WHERE ");
@@ -1666,6 +1695,7 @@ static void alter_add(DiffGen *g, Buf *b, GTab *t) {
     decltype_of(g, c->aff, &d);
   if (d.n) bp(b, " %s", d.z);
   free(d.z);
+  c->any = t->strict && c->aff == AFF_NUM;
   if (ch(g, 20)) {
     c->coll = 1;
     bs(b, " COLLATE NOCASE");
