@@ -1626,6 +1626,10 @@ static void error_stmt(DiffGen *g, Buf *b, GenStmt *st) {
 static void insert_values(DiffGen *g, Buf *b, const GTab *t, int rows) {
   int conflict = rnd(g, 100);
   const char *how = conflict < 12 ? " OR IGNORE" : conflict < 24 ? " OR REPLACE" : "";
+  /* SQLite 3.40.1 deletes a rowid REPLACE victim's index entries before a
+   * STRICT type check that then fails, and keeps the row: a corrupt index
+   * (FINDINGS.md, "Not Shale's"). */
+  if (t->strict && t->has_ipk && conflict >= 12 && conflict < 24) how = " OR IGNORE";
   if (*how) g->tags |= GT_CONFLICT;
   bp(b, "INSERT%s INTO %s", how, t->name);
   int cols[MAXCOL], n = t->ncol;
