@@ -1949,11 +1949,18 @@ static void code_virtual_column(Parse *p, const Table *tab, int cur, int col, in
   nc.flags = NC_IS_GENCOL;
   nc.err_ctx = "generated columns";
   if (resolve_expr(p, &nc, g)) return;
+  /* the NULL row of an outer join has NULL in every column, this one too */
+  int null_row = emit_label(p), done = emit_label(p);
+  emit(p, OP_IfNullRow, cur, null_row, 0);
   expr_code(p, g, target);
   if (c->affinity && c->affinity != AFF_BLOB) {
     char aff[2] = {c->affinity, 0};
     vm_builder_add_text(&p->b, OP_Affinity, target, 1, 0, aff, 1);
   }
+  emit(p, OP_Goto, 0, done, 0);
+  emit_resolve(p, null_row);
+  emit(p, OP_Null, 0, target, 0);
+  emit_resolve(p, done);
 }
 
 /* ---- hoisting ---- */

@@ -1452,6 +1452,10 @@ dispatch:
     c->cache_ok = 0;
     NEXT();
   }
+  CASE(IfNullRow) {
+    if (v->cur[op->p1].nullrow) JUMP(op->p2);
+    NEXT();
+  }
   CASE(Rewind)
   CASE(Last) {
     VmCursor *c = &v->cur[op->p1];
