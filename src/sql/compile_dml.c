@@ -495,6 +495,15 @@ static void check_types(Writer *w, int cols) {
   }
 }
 
+/* A STRICT table with generated columns has its (other) columns' types
+ * checked before everything else: SQLite checks them where it would apply
+ * their affinity before computing the generated columns. */
+static int types_early(const Table *tab) {
+  for (int j = 0; tab->strict && j < tab->ncol; j++)
+    if (tab->cols[j].gen) return 1;
+  return 0;
+}
+
 /* Checks for the new row (rowid, cols) before any write: check_row (NOT
  * NULL, CHECK; may put a default in place: before the keys are built), then
  * check_unique (after build_new_keys).
@@ -532,6 +541,8 @@ static void check_row(Writer *w, int rowid, int cols, int ignore) {
   Parse *p = w->p;
   Table *tab = w->tab;
   char buf[512];
+  int early = types_early(tab);
+  if (early) check_types(w, cols);
   /* NOT NULL */
   for (int j = 0; j < tab->ncol; j++) {
     Column *c = &tab->cols[j];
@@ -556,7 +567,7 @@ static void check_row(Writer *w, int rowid, int cols, int ignore) {
       vm_builder_add_text(&p->b, OP_HaltIfNull, SHALE_CONSTRAINT_NOTNULL, oe, cols + j, buf, -1);
     }
   }
-  if (tab->ncheck > 0) check_types(w, cols);
+  if (tab->ncheck > 0 && !early) check_types(w, cols);
   /* CHECK */
   for (int k = 0; k < tab->ncheck && !parse_failed(p); k++) {
     Check *ck = &tab->checks[k];
@@ -606,7 +617,8 @@ static void check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk,
    * (SQLite 3.40 raises them after the delete, which there only removes
    * index entries; the rows seen are the same). */
   int types_first = do_rowid && ipk_oe == SQL_OE_REPLACE && up_clause(w, -1) < 0;
-  if (types_first && tab->ncheck == 0) check_types(w, cols);
+  if (types_early(tab)) types_first = 1; /* done by check_row */
+  else if (types_first && tab->ncheck == 0) check_types(w, cols);
   for (int i = 0; i <= w->nidx && !parse_failed(p); i++) {
     if (i == at) {
       int ok = emit_label(p);
@@ -1116,7 +1128,7 @@ static void autoinc_begin(Parse *p, InsertCtx *ic) {
   emit_resolve(p, done);
 }
 
-/* After a row: keep the largest rowid in ic->seqval. */
+/* Once a row's rowid is known: keep the largest in ic->seqval. */
 static void autoinc_note(Parse *p, InsertCtx *ic, int rowid) {
   if (!ic->seqtab) return;
   int skip = emit_label(p), set = emit_label(p);
@@ -1197,6 +1209,9 @@ static void upsert_update(Parse *p, InsertCtx *ic, int c, int newrow, int ignore
   build_new_keys(w, nrow, cols);
   check_unique(w, nrow, cols, old, key_change, ignore);
   if (fk) fk_check(p, tab, old, 0, u->changed, key_change);
+  /* RETURNING reads the new row now: unchanged columns still point into
+   * the old record, which the writes below may move */
+  returning_row(p, &ic->ret, nrow, cols);
   delete_keys(w, old, old + 1, 1);
   if (key_change) {
     int same = emit_label(p);
@@ -1209,7 +1224,6 @@ static void upsert_update(Parse *p, InsertCtx *ic, int c, int newrow, int ignore
   write_row(w, nrow, cols, 0);
   if (fk) fk_actions(p, tab, old, nrow, u->changed, key_change);
   *w = saved;
-  returning_row(p, &ic->ret, nrow, cols);
   if (trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER))
     trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER, u->changed, old, nrow, 0, ignore);
 }
@@ -1265,14 +1279,16 @@ static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
     emit(p, OP_NewRowid, ic->w.tabcur, newrow, ic->seqtab ? ic->seqval : 0);
   }
   if (tab->rowid_alias >= 0) emit(p, OP_SCopy, newrow, cols + tab->rowid_alias, 0);
+  /* as SQLite, the largest rowid counts once it is known, also for a row
+   * that a check then ignores or an UPSERT turns into an update */
+  autoinc_note(p, ic, newrow);
   code_generated(p, tab, newrow, cols);
   check_row(&ic->w, newrow, cols, ignore);
   build_new_keys(&ic->w, newrow, cols);
   check_unique(&ic->w, newrow, cols, 0, ic->ipk >= 0, ignore);
   fk_check(p, tab, 0, newrow, NULL, 0);
+  returning_row(p, &ic->ret, newrow, cols); /* before the write moves any source record */
   write_row(&ic->w, newrow, cols, 1);
-  autoinc_note(p, ic, newrow);
-  returning_row(p, &ic->ret, newrow, cols);
   if (after)
     trigger_code(p, tab, TRIGGER_INSERT, TRIGGER_AFTER, NULL, 0, newrow, ic->w.stmt_oe, ignore);
   if (ic->w.nup) {
@@ -1379,7 +1395,18 @@ static int upsert_target(Parse *p, InsertCtx *ic, const SqlUpsert *u, int c, int
       return 0;
     }
   }
-  parse_error(p, "ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE constraint");
+  if (ic->w.nup > 1) { /* several clauses: SQLite names the one by its ordinal */
+    int n1 = c + 1;
+    const char *sfx = (n1 % 100) / 10 == 1 ? "th"
+                      : n1 % 10 == 1       ? "st"
+                      : n1 % 10 == 2       ? "nd"
+                      : n1 % 10 == 3       ? "rd"
+                                           : "th";
+    parse_error(p, "%d%s ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE constraint",
+                n1, sfx);
+  } else {
+    parse_error(p, "ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE constraint");
+  }
   return -1;
 }
 
@@ -1768,7 +1795,7 @@ int dml_update(Parse *p, const SqlStmt *s) {
   SrcList *src;
   if (u->from) {
     /* UPDATE ... FROM: the target joined with the FROM list */
-    if (tab->without_rowid || u->limit) {
+    if (u->limit) {
       parse_error(p, "this form of UPDATE ... FROM is not supported yet");
       return 1;
     }
@@ -1923,20 +1950,42 @@ int dml_update(Parse *p, const SqlStmt *s) {
   RowList rl;
   int nset = 0;
   for (int j = 0; j < ncol; j++) nset += set[j] != NULL;
+  /* UPDATE ... FROM: where the new values sit in the first pass's rows */
+  int voff = u->from && tab->without_rowid ? tab->npk : 0;
   if (u->from) {
-    /* first pass: per target rowid, the new values (the join's last match) */
+    /* first pass: per target row, the new values (a rowid table keeps the
+     * join's last match, a WITHOUT ROWID table its first: SQL leaves it
+     * open) */
     memset(&rl, 0, sizeof rl);
     rl.eph = emit_cursor(p);
-    rl.nkey = -1; /* keyed by the target rowid, values in columns */
-    emit(p, OP_OpenEphemeral, rl.eph, nset, 0);
+    if (tab->without_rowid) {
+      rl.nkey = tab->npk; /* an index on the PRIMARY KEY, the values after it */
+      KeyInfo *ki = parse_keyinfo(p, tab->npk, NULL, NULL);
+      if (!ki) return 1;
+      vm_builder_add_p4(&p->b, OP_OpenEphemeral, rl.eph, voff + nset, 0, P4_KEYINFO, ki);
+    } else {
+      rl.nkey = -1; /* keyed by the target rowid, values in columns */
+      emit(p, OP_OpenEphemeral, rl.eph, nset, 0);
+    }
     WhereInfo *wi = where_begin(p, src, where, NULL, 0);
     if (!wi) return 1;
-    int vals = emit_regs(p, nset > 0 ? nset : 1), r = emit_regs(p, 1), rec = emit_regs(p, 1);
+    int vals = emit_regs(p, voff + (nset > 0 ? nset : 1)), r = emit_regs(p, 1),
+        rec = emit_regs(p, 1);
     for (int j = 0, k = 0; j < ncol; j++)
-      if (set[j]) expr_code(p, set[j], vals + k++);
-    emit(p, OP_Rowid, src->a[0].cursor, r, 0);
-    emit(p, OP_MakeRecord, vals, nset, rec);
-    emit(p, OP_Insert, rl.eph, rec, r);
+      if (set[j]) expr_code(p, set[j], vals + voff + k++);
+    if (tab->without_rowid) {
+      int skip = emit_label(p);
+      for (int j = 0; j < tab->npk; j++)
+        code_column(p, tab, src->a[0].cursor, tab->pk_cols[j], vals + j);
+      vm_builder_add_i4(&p->b, OP_Found, rl.eph, skip, vals, tab->npk);
+      emit(p, OP_MakeRecord, vals, voff + nset, rec);
+      emit(p, OP_IdxInsert, rl.eph, rec, 0);
+      emit_resolve(p, skip);
+    } else {
+      code_column(p, tab, src->a[0].cursor, -1, r); /* the loop may scan a covering index */
+      emit(p, OP_MakeRecord, vals, nset, rec);
+      emit(p, OP_Insert, rl.eph, rec, r);
+    }
     where_end(wi);
   } else if (u->limit) {
     collect_rows_limited(p, u->table, u->where, u->order_by, u->limit, u->offset, tab, u->with,
@@ -1966,7 +2015,7 @@ int dml_update(Parse *p, const SqlStmt *s) {
   }
   for (int j = 0, k = 0; j < ncol; j++) {
     if (set[j] && u->from) {
-      emit(p, OP_Column, rl.eph, k++, cols + j);
+      emit(p, OP_Column, rl.eph, voff + k++, cols + j);
     } else if (set[j]) {
       remap_cursor(p, set[j], scur, w.tabcur);
       expr_code(p, set[j], cols + j);
@@ -2001,6 +2050,9 @@ int dml_update(Parse *p, const SqlStmt *s) {
   build_new_keys(&w, newrow, cols);
   check_unique(&w, newrow, cols, old, rowid_expr != NULL, next);
   if (fk) fk_check(p, tab, old, 0, changed, rowid_expr != NULL);
+  /* RETURNING reads the new row now: unchanged columns still point into
+   * the old record, which the writes below may move */
+  returning_row(p, &ret, newrow, cols);
   delete_keys(&w, old, old + 1, 1);
   if (rowid_expr && !tab->without_rowid) {
     int same = emit_label(p);
@@ -2012,7 +2064,6 @@ int dml_update(Parse *p, const SqlStmt *s) {
   if (fk) fk_check(p, tab, 0, newrow, changed, rowid_expr != NULL);
   write_row(&w, newrow, cols, 0);
   if (fk) fk_actions(p, tab, old, newrow, changed, rowid_expr != NULL);
-  returning_row(p, &ret, newrow, cols);
   if (trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER))
     trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER, changed, old, newrow, stmt_oe, next);
   rows_loop_end(p, &rl, top, next);
