@@ -61,7 +61,11 @@
 #define GT_ERROR (1u << 19) /* written to fail */
 #define GT_CONFLICT (1u << 20)
 #define GT_WINDOW (1u << 21)
-#define GT_NTAGS 22
+#define GT_CTE (1u << 22)       /* WITH [RECURSIVE] */
+#define GT_RETURNING (1u << 23) /* RETURNING */
+#define GT_ALTER (1u << 24)     /* ALTER TABLE RENAME / DROP COLUMN */
+#define GT_FEATURE (1u << 25)   /* other issue-7 features (UPDATE FROM, sqlite_sequence, ...) */
+#define GT_NTAGS 26
 
 typedef struct GenStmt {
   const char *sql;
