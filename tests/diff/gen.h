@@ -9,7 +9,11 @@
  * duplicates; then queries (ON/USING/NATURAL joins, subqueries, VALUES,
  * aggregates, compounds, IS [NOT] DISTINCT FROM, ...) interleaved with
  * writes (OR IGNORE/REPLACE, UPSERT), index changes, ALTER TABLE ADD COLUMN
- * and transactions, and a few statements that must fail.
+ * and transactions, and a few statements that must fail. A third random
+ * stream (gen.c, "issue 7 features") adds CTEs, order-dependent window
+ * functions over a key, printf/math/date/JSON probes, json_each/json_tree,
+ * RETURNING, UPDATE FROM, UPSERT chains, ALTER RENAME/DROP COLUMN,
+ * AUTOINCREMENT, generated columns and foreign-key rounds.
  *
  * Invariants:
  *  1. The stream depends only on the seed: the generator never sees a
