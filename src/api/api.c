@@ -974,7 +974,7 @@ static int stmt_start(shale_stmt *st) {
       api_error(db, SHALE_ERROR, "cannot VACUUM from within a transaction");
       return SHALE_ERROR;
     }
-    if (db->nactive > 0) {
+    if (db->nactive > 0 || db->nblobs > 0) { /* a blob handle is a statement to SQLite */
       api_error(db, SHALE_ERROR, "cannot VACUUM - SQL statements in progress");
       return SHALE_ERROR;
     }

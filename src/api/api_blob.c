@@ -237,6 +237,7 @@ int shale_blob_open(shale *db, const char *zdb, const char *table, const char *c
     return rc;
   }
   db->nhandles++;
+  db->nblobs++;
   *out = b;
   set_err(db, SHALE_OK, NULL);
   return SHALE_OK;
@@ -260,6 +261,7 @@ int shale_blob_close(shale_blob *b) {
   int rc = b->close_rc;
   shale_free(b);
   if (rc) set_err(db, rc, NULL);
+  db->nblobs--;
   api_handle_release(db);
   return rc;
 }

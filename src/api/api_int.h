@@ -122,6 +122,7 @@ struct shale {
   volatile int interrupted;
   uint8_t zombie; /* shale_close_v2 with statements open */
   int nhandles;   /* open backups and blob handles using this connection */
+  int nblobs;     /* open blob handles (VACUUM counts them as statements in progress) */
   /* statements */
   shale_stmt *stmts;
   ApiCached *cache;

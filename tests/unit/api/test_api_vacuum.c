@@ -449,6 +449,15 @@ TEST(vacuum_errors) {
   CHECK_STR(m, "cannot VACUUM - SQL statements in progress");
   shale_free(m);
   shale_finalize(sel);
+  /* an open blob handle counts as a statement in progress (as SQLite's) */
+  shale_blob *bl = NULL;
+  SH_EXEC(db, "CREATE TABLE bt(y); INSERT INTO bt VALUES(zeroblob(10))");
+  CHECK_OK(shale_blob_open(db, "main", "bt", "y", 1, 0, &bl));
+  m = NULL;
+  CHECK_RC(shale_exec(db, "VACUUM", NULL, NULL, &m), SHALE_ERROR);
+  CHECK_STR(m, "cannot VACUUM - SQL statements in progress");
+  shale_free(m);
+  CHECK_OK(shale_blob_close(bl));
   /* changes() and total_changes() are not VACUUM's */
   SH_EXEC(db, "DELETE FROM t WHERE x = 3");
   int64_t tc = shale_total_changes(db);
