@@ -1029,6 +1029,13 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
     api_error(db, SHALE_ERROR, "unknown database %s", req->schema);
     return SHALE_ERROR;
   }
+  if (d && d->id == PR_WAL_CHECKPOINT && req->schema && !util_stricmp(req->schema, "temp")) {
+    ShValue v[3]; /* the temp database has no WAL: SQLite's 0|-1|-1 */
+    value_set_int(&v[0], 0);
+    value_set_int(&v[1], -1);
+    value_set_int(&v[2], -1);
+    return api_rows_add(out, v);
+  }
   if (!d || (req->schema && util_stricmp(req->schema, "temp") == 0)) return SHALE_OK; /* inv. 3 */
   if (d->needs_arg && !req->value) return SHALE_OK;
   int rc = SHALE_OK;
@@ -1163,6 +1170,7 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
       db->case_sensitive_like = (uint8_t)parse_bool(val);
       rc = func_set_case_sensitive_like(&db->funcs, db->case_sensitive_like);
       if (rc) api_error(db, rc, "%s", shale_errstr(rc));
+      api_expire(db); /* cached programs hold the like() they were compiled with */
       return rc;
     case PR_DATABASE_LIST: {
       ShValue v[3];
