@@ -495,6 +495,8 @@ static void check_types(Writer *w, int cols) {
   }
 }
 
+static void code_generated(Parse *p, Table *tab, int rowid, int cols);
+
 /* A STRICT table with generated columns has its (other) columns' types
  * checked before everything else: SQLite checks them where it would apply
  * their affinity before computing the generated columns. */
@@ -543,6 +545,7 @@ static void check_row(Writer *w, int rowid, int cols, int ignore) {
   char buf[512];
   int early = types_early(tab);
   if (early) check_types(w, cols);
+  int replaced = 0; /* a NOT NULL column may get its default: generated ones again */
   /* NOT NULL */
   for (int j = 0; j < tab->ncol; j++) {
     Column *c = &tab->cols[j];
@@ -555,6 +558,7 @@ static void check_row(Writer *w, int rowid, int cols, int ignore) {
       emit(p, OP_IsNull, cols + j, ignore, 0);
     } else if (oe == SQL_OE_REPLACE) {
       int ok = emit_label(p);
+      replaced = 1;
       emit(p, OP_NotNull, cols + j, ok, 0);
       code_default(p, c, cols + j);
       vm_builder_add_text(&p->b, OP_Affinity, cols + j, 1, 0, w->caff + j, 1);
@@ -567,6 +571,7 @@ static void check_row(Writer *w, int rowid, int cols, int ignore) {
       vm_builder_add_text(&p->b, OP_HaltIfNull, SHALE_CONSTRAINT_NOTNULL, oe, cols + j, buf, -1);
     }
   }
+  if (replaced) code_generated(p, tab, rowid, cols); /* as SQLite: over the defaults */
   if (tab->ncheck > 0 && !early) check_types(w, cols);
   /* CHECK */
   for (int k = 0; k < tab->ncheck && !parse_failed(p); k++) {
