@@ -1057,24 +1057,11 @@ static int returning_setup(Parse *p, Table *tab, const char *alias, const SqlExp
 }
 
 /* Buffer one RETURNING row computed from the row in registers. */
-/* SQLite reads RETURNING's columns as NEW/OLD references (TK_TRIGGER):
- * they keep their collation but have no affinity in comparisons. */
-static int returning_ref_cb(SqlWalker *w, SqlExpr *e) {
-  (void)w;
-  if (e->op == SQL_E_REG && e->orig && e->orig->op == SQL_E_COLREF)
-    ((SqlExpr *)e->orig)->op = SQL_E_TRIGREF; /* bind_row's own copy */
-  return SQL_WALK_CONTINUE;
-}
-
 static void returning_row(Parse *p, Returning *r, int rowid, int cols) {
   if (!r->list) return;
   SqlExprList *l = dml_list_dup(p, r->list);
   if (!l) return;
-  SqlWalker rw = {returning_ref_cb, bind_select_cb, NULL};
-  for (int i = 0; i < l->n; i++) {
-    bind_row(p, l->a[i].expr, r->cursor, rowid, cols);
-    if (l->a[i].expr) sql_walk_expr(&rw, l->a[i].expr);
-  }
+  for (int i = 0; i < l->n; i++) bind_row(p, l->a[i].expr, r->cursor, rowid, cols);
   expr_code_list(p, l, r->vals);
   int rec = emit_regs(p, 1), rid = emit_regs(p, 1);
   emit(p, OP_MakeRecord, r->vals, r->n, rec);

@@ -375,6 +375,9 @@ static void gen_create_table(DiffGen *g, int ti, Buf *b) {
     int from = rnd(g, t->ncol);
     for (int i = 0; i < t->ncol && fkcol < 0; i++) {
       const GCol *c = &t->col[(from + i) % t->ncol];
+      /* SQLite 3.40.1 finds no INTEGER PRIMARY KEY parent for a REAL
+       * child value (9.0 never matches 9; seed 11) */
+      if (pc >= 0 && pt->col[pc].ipk && c->aff == AFF_REAL) continue;
       if (!c->ipk && !c->pk) fkcol = (from + i) % t->ncol;
     }
     if (pc >= 0 && fkcol >= 0) {
@@ -2408,16 +2411,14 @@ static void returning(DiffGen *g, Buf *b, const GTab *t) {
     bs(b, " RETURNING *");
     return;
   }
-  Scope sc = {.nsrc = 1};
-  src_from_table(&sc.src[0], t, t->name);
+  /* columns only: in RETURNING expressions SQLite 3.40.1 compares a TEXT
+   * column with a number without its affinity but two columns with it
+   * (seeds 2, 5, 8; FINDINGS.md, "Not Shale's") */
   bs(b, " RETURNING ");
   int n = 1 + rnd(g, 3);
   for (int i = 0; i < n; i++) {
     if (i) bs(b, ", ");
-    if (ch(g, 50))
-      bs(b, t->col[rnd(g, t->ncol)].name);
-    else
-      expr(g, b, &sc, 1, M_NARROW); /* no subqueries: they would see half-done writes */
+    bs(b, t->col[rnd(g, t->ncol)].name);
     if (ch(g, 20)) bp(b, " AS o%d", i + 1);
   }
 }
