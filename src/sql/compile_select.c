@@ -1511,6 +1511,33 @@ static int has_coll(Parse *p, const SqlExpr *e) {
   return 0;
 }
 
+/* A FROM subquery or view SQLite flattens into the query reading it (no
+ * aggregate, DISTINCT, LIMIT, window or compound): then its column is its
+ * expression again. */
+static int flattens(const SqlSelect *sub) {
+  return sub && !sub->prior && sub->info && !sub->info->is_agg && sub->distinct != 1 &&
+         !sub->limit && !sub->offset && !sub->windows && sub->kind == SQL_SEL_SELECT;
+}
+
+/* has_coll of result expression e of core, seeing through the columns of
+ * FROM subqueries and views SQLite flattens into plain columns (an INTEGER
+ * PRIMARY KEY under a view's column has no collation either; seed 21). */
+static int arm_has_coll(Parse *p, const SqlSelect *core, const SqlExpr *e) {
+  for (int guard = 0; guard < 100; guard++) {
+    const SqlExpr *f = follow_subquery(core, e);
+    if (!f) break;
+    const SqlSelect *sub = sub_core(core, e);
+    if (!flattens(sub)) break;
+    /* the flattener keeps a column (or COLLATE) as it is and gives any
+     * other expression the subquery column's collation (BINARY at least) */
+    const SqlExpr *fx = skip_reg(f);
+    if (!fx || (fx->op != SQL_E_COLREF && fx->op != SQL_E_COLLATE)) return 1;
+    core = sub;
+    e = f;
+  }
+  return has_coll(p, e);
+}
+
 /* Collation of result column i of a (compound) SELECT: the leftmost core
  * whose column has one decides (SQLite's multiSelectCollSeq). */
 static const Collation *compound_coll(Parse *p, SqlSelect *s, int i) {
@@ -1518,7 +1545,7 @@ static const Collation *compound_coll(Parse *p, SqlSelect *s, int i) {
   for (SqlSelect *c = s; c; c = c->prior) {
     if (!c->info || !c->info->result || i >= c->info->result->n) continue;
     const SqlExpr *e = c->info->result->a[i].expr;
-    if (has_coll(p, e)) r = coll_of(p, e);
+    if (arm_has_coll(p, c, e)) r = coll_of(p, e);
   }
   return r;
 }
