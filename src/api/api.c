@@ -131,6 +131,14 @@ static int schema_reload(shale *db) {
   }
   as->s = s;
   as->refs = 1;
+  if (db->schema) { /* the planner's per-connection hints outlive a reload (PRAGMA optimize) */
+    int pos = 0;
+    Table *t;
+    while ((t = schema_map_next(&db->schema->s->tables, &pos)) != NULL) {
+      Table *nt = t->stats_used ? schema_find_table(s, t->name) : NULL;
+      if (nt) nt->stats_used = 1;
+    }
+  }
   schema_unref(db->schema);
   db->schema = as;
   db->schema_loads++;

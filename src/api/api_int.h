@@ -114,6 +114,7 @@ struct shale {
   int busy_ms;
   int sync_level; /* PRAGMA synchronous as set (reported for memory dbs too) */
   int wal_autocheckpoint; /* PRAGMA wal_autocheckpoint (reported only) */
+  int analysis_limit;     /* PRAGMA analysis_limit (reported only: ANALYZE reads every row) */
   uint8_t temp_store;     /* PRAGMA temp_store (reported only) */
   uint32_t next_page_size; /* PRAGMA page_size set on a non-empty database (VACUUM), or 0 */
   uint8_t dflt_lock_mode; /* PRAGMA locking_mode as last set (SQLite's dfltLockMode) */

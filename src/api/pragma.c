@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "api_int.h"
+#include "../sql/analyze.h"
 
 enum {
   PR_UNKNOWN,
@@ -58,6 +59,8 @@ enum {
   PR_COLLATION_LIST,
   PR_COMPILE_OPTIONS,
   PR_FUNCTION_LIST,
+  PR_OPTIMIZE,
+  PR_ANALYSIS_LIMIT,
 };
 
 static const char *const n_table_info[] = {"cid", "name", "type", "notnull", "dflt_value", "pk",
@@ -84,6 +87,7 @@ typedef struct PragmaDef {
 } PragmaDef;
 
 static const PragmaDef defs[] = {
+    {"analysis_limit", PR_ANALYSIS_LIMIT, 1, NULL, 1, 0},
     {"application_id", PR_APPLICATION_ID, 1, NULL, 0, 0},
     {"auto_vacuum", PR_AUTO_VACUUM, 1, NULL, 0, 0},
     {"incremental_vacuum", PR_INCREMENTAL_VACUUM, 0, NULL, 0, 0},
@@ -110,6 +114,7 @@ static const PragmaDef defs[] = {
     {"index_xinfo", PR_INDEX_XINFO, 6, n_index_xinfo, 0, 1},
     {"integrity_check", PR_INTEGRITY_CHECK, 1, NULL, 1, 0},
     {"journal_mode", PR_JOURNAL_MODE, 1, NULL, 1, 0},
+    {"optimize", PR_OPTIMIZE, 1, NULL, 1, 0},
     {"page_count", PR_PAGE_COUNT, 1, NULL, 1, 0},
     {"page_size", PR_PAGE_SIZE, 1, NULL, 0, 0},
     {"quick_check", PR_QUICK_CHECK, 1, NULL, 1, 0},
@@ -1021,6 +1026,130 @@ static int fk_check_pragma(shale *db, const char *name, ApiRows *out) {
   return rc;
 }
 
+/* ---- PRAGMA optimize / analysis_limit ---- */
+
+/* SQLite's sqlite3Atoi: hex 0x..., or a sign and the decimal digits
+ * before the first other character (none, or a leading space: 0). */
+static int64_t atoi_prefix(const char *z) {
+  if (*z == ' ' || (*z >= '\t' && *z <= '\r')) return 0;
+  if (z[0] == '0' && (z[1] == 'x' || z[1] == 'X')) return (int64_t)strtoull(z + 2, NULL, 16);
+  return strtoll(z, NULL, 10);
+}
+
+/* SQLite's sqlite3DecOrHexToI64: a whole integer (spaces around a decimal
+ * one allowed) or 0x hex; 0 when z is not one. */
+static int dec_or_hex(const char *z, int64_t *v) {
+  if (z[0] == '0' && (z[1] == 'x' || z[1] == 'X')) {
+    uint64_t u = 0;
+    const char *q = z + 2;
+    if (!*q) return 0;
+    for (; *q; q++) {
+      int d = (*q >= '0' && *q <= '9') ? *q - '0'
+              : (*q >= 'a' && *q <= 'f') ? *q - 'a' + 10
+              : (*q >= 'A' && *q <= 'F') ? *q - 'A' + 10 : -1;
+      if (d < 0) return 0;
+      u = u * 16 + (uint64_t)d;
+    }
+    *v = (int64_t)u;
+    return 1;
+  }
+  char *end;
+  long long x = strtoll(z, &end, 10);
+  if (end == z) return 0;
+  while (*end == ' ' || (*end >= '\t' && *end <= '\r')) end++;
+  if (*end) return 0;
+  *v = x;
+  return 1;
+}
+
+/* "%w" of SQLite's printf: z with every '"' doubled (shale_malloc'ed). */
+static char *ident_w(const char *z) {
+  size_t n = 0;
+  for (const char *q = z; *q; q++) n += 1 + (*q == '"');
+  char *r = shale_malloc(n + 1), *w = r;
+  if (!r) return NULL;
+  for (const char *q = z; *q; q++) {
+    *w++ = *q;
+    if (*q == '"') *w++ = '"';
+  }
+  *w = 0;
+  return r;
+}
+
+/* PRAGMA optimize[(mask)], SQLite 3.40.1: with bit 0x02 (default mask
+ * 0xfffe), every table whose index searches the planner weighed on this
+ * connection (Table.stats_used) and that has an index without statistics,
+ * or has 25 times the rows its statistics say, is analyzed -- or, with bit
+ * 0x01, the ANALYZE statement is returned as a row instead. Tables in
+ * ANALYZE's order. */
+static int optimize_pragma(shale *db, const char *val, ApiRows *out) {
+  uint32_t mask = val ? (uint32_t)atoi_prefix(val) : 0xfffe;
+  if (!(mask & 0x02)) return SHALE_OK;
+  int rc = api_schema_current(db);
+  if (rc) return rc;
+  Table **t;
+  int n;
+  if (analyze_table_order(db->schema->s, &t, &n) != SHALE_OK) return SHALE_NOMEM;
+  /* the statements first: running one reloads the schema */
+  char **sqls = n ? shale_malloc(sizeof(char *) * (size_t)n) : NULL;
+  int nsql = 0;
+  if (n && !sqls) rc = SHALE_NOMEM;
+  for (int i = 0; i < n && !rc; i++) {
+    Table *x = t[i];
+    if (!x->stats_used || !x->root || !util_strnicmp(x->name, "sqlite_", 7)) continue;
+    int need = 0;
+    for (Index *ix = x->indexes; ix; ix = ix->next) need |= ix->nstat == 0;
+    char *w = ident_w(x->name);
+    if (!w) {
+      rc = SHALE_NOMEM;
+      break;
+    }
+    if (!need && x->has_stat) {
+      char *q = util_mprintf("SELECT count(*) >= 25 * %lld FROM main.\"%s\"",
+                             (long long)x->stat_rows, w);
+      if (!q) {
+        shale_free(w);
+        rc = SHALE_NOMEM;
+        break;
+      }
+      shale_stmt *st = NULL;
+      if (shale_prepare_v2(db, q, -1, &st, NULL) == SHALE_OK && shale_step(st) == SHALE_ROW)
+        need = shale_column_int(st, 0);
+      shale_finalize(st);
+      shale_free(q);
+    }
+    if (!need) {
+      shale_free(w);
+      continue;
+    }
+    sqls[nsql] = util_mprintf("ANALYZE \"main\".\"%s\"", w);
+    shale_free(w);
+    if (!sqls[nsql]) rc = SHALE_NOMEM;
+    else nsql++;
+  }
+  shale_free(t);
+  for (int i = 0; i < nsql; i++) {
+    if (!rc) {
+      if (mask & 0x01) {
+        rc = add_text(out, sqls[i]);
+      } else {
+        char *err = NULL;
+        rc = shale_exec(db, sqls[i], NULL, NULL, &err);
+        shale_free(err);
+      }
+    }
+    shale_free(sqls[i]);
+  }
+  shale_free(sqls);
+  return rc;
+}
+
+static int analysis_limit_pragma(shale *db, const char *val, ApiRows *out) {
+  int64_t v;
+  if (val && dec_or_hex(val, &v) && v >= 0) db->analysis_limit = (int)(v & 0x7fffffff);
+  return add_int(out, db->analysis_limit);
+}
+
 int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
   const PragmaDef *d = find_def(req->name);
   if (req->ignored) return SHALE_OK; /* the authorizer's IGNORE */
@@ -1200,6 +1329,8 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
       }
       return api_rows_add(out, v);
     }
+    case PR_OPTIMIZE: return optimize_pragma(db, val, out);
+    case PR_ANALYSIS_LIMIT: return analysis_limit_pragma(db, val, out);
     case PR_WAL_AUTOCHECKPOINT:
       if (val) db->wal_autocheckpoint = (int)parse_int(val);
       return add_int(out, db->wal_autocheckpoint);

@@ -18,6 +18,9 @@
  *     sub-path of a MULTI-INDEX OR level (cur_group selects them while the
  *     sub-paths are searched); they are never coded themselves (the OR term
  *     is).
+ *  5. The only write to the schema: Table.stats_used is set on a table whose
+ *     index search was weighed (a per-connection hint, as SQLite's
+ *     TF_StatsUsed, read by PRAGMA optimize).
  */
 #include <math.h>
 #include <string.h>
@@ -900,6 +903,7 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
       consider(pl, &c, avail, ob, groupby, outer, best, best_order);
       continue;
     }
+    ((Table *)tab)->stats_used = 1; /* invariant 5: PRAGMA optimize's hint */
     double rows;
     if (c.neq == idx->nkey && idx->unique && all_eq) rows = 1;
     else if (c.neq > 0)
@@ -912,12 +916,13 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
     rows *= nseek;
     c.rows = rows;
     /* with statistics a row lookup costs less than a seek (SQLite's model:
-     * a half-table index search still beats a scan), and each key column
-     * the search leaves unused costs a little (of equally selective
-     * indexes the one matching best wins) */
+     * a half-table index search still beats a scan); each key column a
+     * range search (or, with statistics, any search) leaves unused costs a
+     * little: of equally selective indexes the narrower wins, as SQLite's
+     * index-width term decides */
     double look = tab->has_stat ? ROW_LOOKUP_STAT : LOOKUP;
     c.cost = nseek * LOOKUP + rows * (cov ? ROW_INDEX : ROW_INDEX + look);
-    if (tab->has_stat) c.cost += rows * 0.05 * (idx->nkey - c.neq);
+    if (tab->has_stat || c.neq == 0) c.cost += rows * 0.05 * (idx->nkey - c.neq);
     consider(pl, &c, avail, ob, groupby, outer, best, best_order);
   }
   if (!sub && !tab->without_rowid && !it->not_indexed && !it->indexed_by)

@@ -128,6 +128,9 @@ struct Table {
    * (idx NULL) or a non-partial index's first number; 0 when has_stat is 0 */
   uint8_t has_stat;
   int64_t stat_rows;
+  /* set by the planner when it weighed an index search on the table (the
+   * connection's hint for PRAGMA optimize, SQLite's TF_StatsUsed) */
+  uint8_t stats_used;
 };
 
 /* Index.origin */

@@ -26,6 +26,7 @@
  */
 #include <string.h>
 
+#include "analyze.h"
 #include "compile.h"
 #include "compile_ddl_int.h"
 
@@ -72,17 +73,17 @@ static void sim_insert(HashSim *h, int e) {
 
 /* The order SQLite's tblHash iterates n names inserted in the given order
  * (rehash to 2 * count buckets, at most 64, before the 10th, 21st, ...
- * insertion when count > 2 * buckets). Returns the permutation (arena) or
- * NULL after an error. */
-static int *hash_order(Parse *p, const char **names, int n) {
+ * insertion when count > 2 * buckets): out[0..n) gets the element indexes.
+ * SHALE_OK or SHALE_NOMEM. */
+static int hash_order(const char **names, int n, int *out) {
   HashSim h;
   memset(&h, 0, sizeof h);
   h.names = names;
-  h.list = parse_alloc(p, sizeof(int) * (size_t)(n + 1));
-  int *old = parse_alloc(p, sizeof(int) * (size_t)(n + 1));
-  h.bcount = parse_alloc(p, sizeof(int) * 64);
-  h.bhead = parse_alloc(p, sizeof(int) * 64);
-  if (!h.list || !old || !h.bcount || !h.bhead) return NULL;
+  h.list = out;
+  int *old = shale_malloc(sizeof(int) * (size_t)(n + 1) + sizeof(int) * 128);
+  if (!old) return SHALE_NOMEM;
+  h.bcount = old + n + 1;
+  h.bhead = h.bcount + 64;
   for (int e = 0; e < n; e++) {
     int count = h.n + 1;
     if (count >= 10 && count > 2 * h.htsize) {
@@ -97,7 +98,40 @@ static int *hash_order(Parse *p, const char **names, int n) {
     }
     sim_insert(&h, e);
   }
-  return h.list;
+  shale_free(old);
+  return SHALE_OK;
+}
+
+int analyze_table_order(const Schema *s, Table ***out, int *n) {
+  *out = NULL;
+  *n = 0;
+  int m = s->norder;
+  if (m == 0) return SHALE_OK;
+  const char **names = shale_malloc(sizeof(char *) * (size_t)(m + 1));
+  int *ord = shale_malloc(sizeof(int) * (size_t)(m + 1));
+  Table **t = shale_malloc(sizeof(Table *) * (size_t)(m + 1));
+  if (!names || !ord || !t) goto nomem;
+  names[0] = "sqlite_master"; /* SQLite's schema table is hashed first */
+  for (int i = 0; i < m; i++) names[i + 1] = s->order[i];
+  if (hash_order(names, m + 1, ord) != SHALE_OK) goto nomem;
+  for (int k = 0; k < m + 1; k++) {
+    if (ord[k] == 0) continue;
+    Table *x = schema_find_table(s, names[ord[k]]);
+    if (x && !x->is_schema) t[(*n)++] = x;
+  }
+  shale_free(names);
+  shale_free(ord);
+  if (*n == 0) {
+    shale_free(t);
+    t = NULL;
+  }
+  *out = t;
+  return SHALE_OK;
+nomem:
+  shale_free(names);
+  shale_free(ord);
+  shale_free(t);
+  return SHALE_NOMEM;
 }
 
 /* ---- one index / table ---- */
@@ -284,17 +318,14 @@ static int open_stat(Parse *p, Schema *s, int col, const char *where) {
 static void analyze_database(Parse *p, Schema *s) {
   int scur = open_stat(p, s, 0, NULL);
   if (scur < 0) return;
-  int n = s->norder;
-  const char **names = parse_alloc(p, sizeof(char *) * (size_t)(n + 2));
-  if (!names) return;
-  names[0] = "sqlite_master";
-  for (int i = 0; i < n; i++) names[i + 1] = s->order[i];
-  int *ord = hash_order(p, names, n + 1);
-  if (!ord) return;
-  for (int k = 0; k < n + 1 && !parse_failed(p); k++) {
-    if (ord[k] == 0) continue;
-    analyze_table(p, schema_find_table(s, names[ord[k]]), NULL, scur);
+  Table **t;
+  int n;
+  if (analyze_table_order(s, &t, &n) != SHALE_OK) {
+    parse_nomem(p);
+    return;
   }
+  for (int k = 0; k < n && !parse_failed(p); k++) analyze_table(p, t[k], NULL, scur);
+  shale_free(t);
   emit(p, OP_Close, scur, 0, 0);
 }
 
