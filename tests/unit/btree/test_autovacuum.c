@@ -342,3 +342,46 @@ TEST(reference_files_continued) {
     CHECK_OK(shale_close(sdb));
   }
 }
+
+/* PRAGMA auto_vacuum inside transactions on an empty file: BEGIN (deferred)
+ * leaves it settable, BEGIN IMMEDIATE has already made page 1 (refused);
+ * WAL and in-memory files vacuum the same way. As the reference answers. */
+TEST(pragma_in_transactions_wal_memory) {
+  static const char *const scripts[][8] = {
+      {"BEGIN", "PRAGMA auto_vacuum=full", "CREATE TABLE t(x)", "COMMIT", NULL},
+      {"BEGIN IMMEDIATE", "PRAGMA auto_vacuum=full", "CREATE TABLE t(x)", "COMMIT", NULL},
+      {"PRAGMA auto_vacuum=incremental", "PRAGMA journal_mode=wal", "CREATE TABLE t(x)",
+       "CREATE TABLE u(y)", "DROP TABLE t", NULL},
+  };
+  for (size_t i = 0; i < sizeof scripts / sizeof scripts[0]; i++) {
+    char spath[512], rpath[512];
+    snprintf(spath, sizeof spath, "%s", test_path("avt_s.db"));
+    snprintf(rpath, sizeof rpath, "%s", test_path("avt_r.db"));
+    remove(spath);
+    remove(rpath);
+    shale *sdb;
+    sqlite3 *rdb;
+    CHECK_OK(shale_open(spath, &sdb));
+    CHECK_OK(sqlite3_open(rpath, &rdb));
+    for (int j = 0; scripts[i][j]; j++) both(sdb, rdb, scripts[i][j]);
+    both(sdb, rdb, "PRAGMA auto_vacuum");
+    both(sdb, rdb, "SELECT name, rootpage FROM sqlite_schema ORDER BY name");
+    both(sdb, rdb, "PRAGMA page_count");
+    CHECK_OK(shale_close(sdb));
+    sqlite3_close(rdb);
+  }
+  shale *mdb;
+  CHECK_OK(shale_open(":memory:", &mdb));
+  int rc;
+  char *r = sh_query(mdb,
+                     "PRAGMA auto_vacuum=1; CREATE TABLE t(x); CREATE TABLE u(y);"
+                     "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<50) "
+                     "INSERT INTO t SELECT zeroblob(3000) FROM c; DROP TABLE t;"
+                     "PRAGMA freelist_count; PRAGMA page_count; PRAGMA integrity_check;"
+                     "SELECT name, rootpage FROM sqlite_schema",
+                     &rc);
+  CHECK_OK(rc);
+  CHECK_STR(r, "0\n3\nok\nu|3\n");
+  free(r);
+  CHECK_OK(shale_close(mdb));
+}
