@@ -8,7 +8,8 @@
  * non-text name, unknown schema); auto_vacuum modes kept and converted;
  * a fault-VFS run (an I/O error anywhere in
  * VACUUM leaves the original intact); changes() unaffected; another
- * connection sees the new schema; out of memory at every allocation.
+ * connection sees the new schema; out of memory at every allocation; the
+ * authorizer; damaged sources.
  *
  * Invariants:
  *  1. Every comparison reads both files through the reference library, so
@@ -725,4 +726,57 @@ TEST(vacuum_authorizer) {
   SH_EXEC(db, q);
   shale_close(db);
   CHECK_EQ(ref_int(out, "SELECT x FROM t"), 1);
+}
+
+/* A damaged source: VACUUM returns a code (SHALE_CORRUPT when it finds the
+ * damage), never crashes or leaks, and a failed VACUUM leaves the file as it
+ * was. */
+TEST(vacuum_corrupt_source) {
+  const char *keep = test_path("cor_orig.db");
+  const char *p = test_path("cor.db");
+  rm_db(keep);
+  sh_exec_file(keep, WORKLOAD);
+  FILE *f = fopen(keep, "rb");
+  long size = 0;
+  if (f) {
+    fseek(f, 0, SEEK_END);
+    size = ftell(f);
+    fclose(f);
+  }
+  CHECK(size > 100000);
+  uint64_t seed = test_seed();
+  int corrupt = 0, runs = test_long() ? 400 : 60;
+  unsigned char *orig = malloc((size_t)size), *now = malloc((size_t)size);
+  for (int r = 0; r < runs && orig && now; r++) {
+    rm_db(p);
+    copy_file(keep, p);
+    f = fopen(p, "r+b");
+    if (!f) break;
+    for (int k = 0; k < 8; k++) { /* 8 random bytes past page 1 */
+      long at = 4096 + (long)(test_rand(&seed) % (uint64_t)(size - 4096));
+      unsigned char byte = (unsigned char)test_rand(&seed);
+      fseek(f, at, SEEK_SET);
+      fwrite(&byte, 1, 1, f);
+    }
+    fclose(f);
+    f = fopen(p, "rb");
+    size_t n1 = f ? fread(orig, 1, (size_t)size, f) : 0;
+    if (f) fclose(f);
+    shale *db = NULL;
+    CHECK_OK(shale_open(p, &db));
+    char *m = NULL;
+    int rc = shale_exec(db, "VACUUM", NULL, NULL, &m);
+    shale_free(m);
+    shale_close(db);
+    if (rc == SHALE_CORRUPT) corrupt++;
+    if (rc != SHALE_OK) {
+      f = fopen(p, "rb");
+      size_t n2 = f ? fread(now, 1, (size_t)size, f) : 0;
+      if (f) fclose(f);
+      CHECK(n1 == n2 && memcmp(orig, now, n1) == 0);
+    }
+  }
+  free(orig);
+  free(now);
+  CHECK(corrupt > 0);
 }
