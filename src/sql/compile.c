@@ -657,6 +657,10 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
       parse_nomem(&p);
       goto fail;
     }
+    if (!util_stricmp(out->pragma.name, "foreign_key_check") &&
+        (!out->pragma.schema || !util_stricmp(out->pragma.schema, "main")) &&
+        fk_check_pragma_prepare(&p, out->pragma.value)) /* SQLite's prepare-time errors */
+      goto fail;
     if (env->auth) {
       const PragmaReq *q = &out->pragma;
       int a = parse_auth(&p, AUTH_PRAGMA, q->name, q->value, q->schema);

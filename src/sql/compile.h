@@ -473,6 +473,9 @@ void fk_drop_table(Parse *, const Table *tab);
  * the child column matched with the key's column i. 1 if there is none
  * ("foreign key mismatch"). */
 int fk_parent_key(const Table *par, const ForeignKey *fk, const Index **idx, int *aicol);
+/* The errors PRAGMA foreign_key_check[(table)] reports when prepared: "no
+ * such table: T", "foreign key mismatch ..."; 1 after parse_error. */
+int fk_check_pragma_prepare(Parse *, const char *table);
 
 /* ---- DDL (compile_ddl.c) ---- */
 int ddl_create_table(Parse *, const SqlStmt *);

@@ -236,6 +236,11 @@ typedef struct Writer {
    * as SQLite skips them. rowid_changed: the rowid is assigned too. */
   const uint8_t *changed;
   int rowid_changed;
+  /* foreign keys on: REPLACE victims are deleted with FK checks and actions
+   * and counted here; if any was, the REPLACE constraints are checked again
+   * afterwards with ABORT (SQLite's "recheck" after replace triggers). 0 =
+   * not needed. */
+  int trigcnt;
 } Writer;
 
 /* Mark the indexes an UPDATE assigning the columns in changed[] leaves
@@ -426,6 +431,7 @@ static void delete_current(Writer *w, int count) {
   read_row(w, w->vrow);
   int fk = fk_required(p, w->tab, NULL, 0); /* a victim is deleted as by DELETE (FK) */
   if (fk) fk_check(p, w->tab, w->vrow, 0, NULL, 0);
+  if (fk && w->trigcnt) emit(p, OP_AddImm, w->trigcnt, 1, 0);
   if (w->tab->without_rowid) {
     /* the PK entry is the row: reposition on it by its full key, delete */
     delete_keys(w, w->vrow, w->vrow + 1, 0);
@@ -596,11 +602,53 @@ static void check_row(Writer *w, int rowid, int cols, int ignore) {
 }
 
 /* Uniqueness checks for the new row (keys built by build_new_keys). */
+/* After REPLACE victims were deleted with FK actions (w->trigcnt > 0), the
+ * REPLACE constraints must hold again (the actions may have written rows):
+ * otherwise ABORT, as SQLite. */
+static void recheck_replaced(Writer *w, int rowid, int old, int rowid_chk) {
+  Parse *p = w->p;
+  Table *tab = w->tab;
+  char buf[512];
+  int done = emit_label(p);
+  emit(p, OP_IfNot, w->trigcnt, done, 0);
+  if (rowid_chk && !tab->without_rowid &&
+      pick_oe(w->stmt_oe, tab->pk_conflict) == SQL_OE_REPLACE && up_clause(w, -1) < 0) {
+    int ok = emit_label(p);
+    if (old) emit(p, OP_Eq, old, ok, rowid);
+    emit(p, OP_NotExists, w->tabcur, ok, rowid);
+    const char *cn = tab->rowid_alias >= 0 ? tab->cols[tab->rowid_alias].name : "rowid";
+    snprintf(buf, sizeof buf, "UNIQUE constraint failed: %s.%s", tab->name, cn);
+    halt_msg(p, SHALE_CONSTRAINT_PRIMARYKEY, SQL_OE_ABORT, buf);
+    emit_resolve(p, ok);
+  }
+  for (int i = 0; i < w->nidx; i++) {
+    Index *x = w->idx[i];
+    if (!x->unique || kept(w, i) || (x == tab->pk_index && w->keep) || up_clause(w, i) >= 0)
+      continue;
+    if (pick_oe(w->stmt_oe, x->on_conflict) != SQL_OE_REPLACE) continue;
+    int ok = emit_label(p);
+    emit(p, OP_IsNull, w->rec[i], ok, 0);
+    vm_builder_add_i4(&p->b, OP_NoConflict, w->cur[i], ok, w->key[i], x->nkey);
+    if (old && !tab->without_rowid) {
+      int t = emit_regs(p, 1);
+      emit(p, OP_IdxRowid, w->cur[i], t, 0);
+      emit(p, OP_Eq, old, ok, t);
+    }
+    const char *msg = unique_msg(p, x);
+    if (!msg) return;
+    halt_msg(p, x->origin == INDEX_ORIGIN_PK ? SHALE_CONSTRAINT_PRIMARYKEY : SHALE_CONSTRAINT_UNIQUE,
+             SQL_OE_ABORT, msg);
+    emit_resolve(p, ok);
+  }
+  emit_resolve(p, done);
+}
+
 static void check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, int ignore) {
   Parse *p = w->p;
   Table *tab = w->tab;
   char buf[512];
   if (parse_failed(p)) return;
+  if (w->trigcnt) emit(p, OP_Integer, 0, w->trigcnt, 0);
   /* rowid conflict (deferred after the indexes when the table's own
    * REPLACE rule applies and other constraints may say otherwise) */
   int ipk_oe = pick_oe(w->stmt_oe, tab->pk_conflict);
@@ -745,6 +793,7 @@ static void check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk,
       emit_resolve(p, ok);
     }
   }
+  if (w->trigcnt) recheck_replaced(w, rowid, old, rowid_chk);
 }
 
 /* Write the new row: index entries, then the record. lastrowid: INSERT. */
@@ -1207,6 +1256,7 @@ static void upsert_update(Parse *p, InsertCtx *ic, int c, int newrow, int ignore
   Writer saved = *w;
   w->nup = 0;
   w->stmt_oe = SQL_OE_ABORT;
+  w->trigcnt = 0;
   w->changed = u->changed;
   w->rowid_changed = key_change;
   check_row(w, nrow, cols, ignore);
@@ -1498,7 +1548,8 @@ int dml_insert(Parse *p, const SqlStmt *s) {
     p->multi_write = 1;
   /* as SQLite: a REPLACE deleting rows, or an UPSERT's UPDATE, with
    * foreign keys writes several */
-  if (!ic.is_view && fk_required(p, tab, NULL, 0) && (may_replace(tab, stmt_oe) || ins->upsert))
+  int fk_replace = !ic.is_view && fk_required(p, tab, NULL, 0) && may_replace(tab, stmt_oe);
+  if (fk_replace || (!ic.is_view && ins->upsert && fk_required(p, tab, NULL, 0)))
     p->multi_write = 1;
   if (direct) {
     nvals = sel->cols->a[0].expr->list ? sel->cols->a[0].expr->list->n : 0;
@@ -1559,6 +1610,7 @@ int dml_insert(Parse *p, const SqlStmt *s) {
   } else if (writer_open(p, &ic.w, tab, stmt_oe)) {
     return 1;
   } else {
+    if (fk_replace) ic.w.trigcnt = emit_regs(p, 1);
     autoinc_begin(p, &ic);
     if (ins->upsert && upsert_setup(p, &ic, ins)) return 1;
     if (returning_setup(p, tab, ins->alias, ins->returning, &ic.ret)) return 1;
@@ -2003,6 +2055,7 @@ int dml_update(Parse *p, const SqlStmt *s) {
   if (parse_failed(p)) return 1;
   Writer w;
   if (writer_open(p, &w, tab, stmt_oe)) return 1;
+  if (replace && fk_required(p, tab, NULL, 0)) w.trigcnt = emit_regs(p, 1);
   Returning ret;
   if (returning_setup(p, tab, u->table->alias, u->returning, &ret)) return 1;
   int old = emit_regs(p, ncol + 1), newrow = emit_regs(p, ncol + 1), cols = newrow + 1;

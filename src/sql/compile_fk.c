@@ -654,3 +654,43 @@ void fk_drop_table(Parse *p, const Table *tab) {
   }
   if (skip) emit_resolve(p, skip);
 }
+
+/* ----------------------------------------------- PRAGMA foreign_key_check */
+
+static int fk_table_mismatch(Parse *p, const Table *t) {
+  int aicol[FK_MAX_COLS];
+  for (int k = t->nfk - 1; k >= 0; k--) {
+    const ForeignKey *fk = &t->fks[k];
+    const Table *par = schema_find_table(p->schema, fk->parent);
+    const Index *idx;
+    if (par && fk_locate(p, par, t, fk, &idx, aicol, 1)) return 1;
+  }
+  return 0;
+}
+
+int fk_check_pragma_prepare(Parse *p, const char *table) {
+  if (!p->schema) return 0;
+  if (table) {
+    const Table *t = schema_find_table(p->schema, table);
+    if (!t) {
+      parse_error(p, "no such table: %s", table);
+      return 1;
+    }
+    return fk_table_mismatch(p, t);
+  }
+  /* the table pragma.c reports first (most recent) that has a mismatch */
+  const Table *bad = NULL;
+  int pos = 0, aicol[FK_MAX_COLS];
+  const Table *t;
+  while ((t = schema_map_next(&p->schema->tables, &pos)) != NULL) {
+    for (int k = 0; k < t->nfk; k++) {
+      const Table *par = schema_find_table(p->schema, t->fks[k].parent);
+      const Index *idx;
+      if (par && (t->fks[k].ncol > FK_MAX_COLS || fk_parent_key(par, &t->fks[k], &idx, aicol))) {
+        if (!bad || t->root > bad->root) bad = t;
+        break;
+      }
+    }
+  }
+  return bad ? fk_table_mismatch(p, bad) : 0;
+}
