@@ -516,9 +516,13 @@ static int wal_snapshot(Pager *p) {
   } else {
     p->db_size = n;
     if (changed || !p->hdr_valid) rc = pager_cache_invalidate(p, 0);
-    /* A checkpoint may have grown (or cut) the file: the map's size is
-     * looked at again (pager_map_begin). */
-    if (changed) p->map_refresh = 1;
+    /* A log that restarted (fewer frames than last time) was checkpointed
+     * whole, which may have grown the file: the map's size is looked at
+     * again (pager_map_begin). Other growth is found by a read past the
+     * map (pager_read_page), for the next transaction. */
+    uint32_t mx = wal_max_frame(p->wal);
+    if (mx < p->wal_mx_seen) p->map_refresh = 1;
+    p->wal_mx_seen = mx;
   }
   if (rc != SHALE_OK) wal_end_read(p->wal);
   return rc;

@@ -145,6 +145,7 @@ struct Pager {
   int64_t mmap_limit;  /* bytes the map may cover; 0 = read() only */
   int64_t fsz;         /* file size learned by the last fstat, -1 = unknown */
   int map_refresh;     /* fstat again at the next read transaction */
+  uint32_t wal_mx_seen; /* the log's mxFrame at the last WAL snapshot */
   int64_t map_len;     /* size last given to os_map (0 = none) */
   uint8_t *map;        /* fetched during a read transaction: the file's start */
   int64_t map_bytes;   /* bytes [0, map_bytes) of the file are read from map */

@@ -824,6 +824,10 @@ int wal_append(Wal *w, const WalPage *pages, int n, uint32_t commit_db_size, int
     rc = os_write(w->wf, fb, (int)(FRAME_HDRSIZE + ps), WAL_HDRSIZE + (int64_t)(f - 1) * (FRAME_HDRSIZE + ps));
     if (rc != SHALE_OK) return rc;
   }
+  /* the log now holds these frames: our next read needs no fstat for them
+   * (invariant 6) */
+  int64_t end = WAL_HDRSIZE + (int64_t)f * (FRAME_HDRSIZE + ps);
+  if (end > w->wf_known) w->wf_known = end;
   int defer = sync_level == WAL_SYNC_GROUP && w->group; /* invariant 5 */
   if (commit_db_size && sync_level >= WAL_SYNC_FULL && !defer) {
     rc = sync_wal(w, sync_level);
@@ -1020,6 +1024,7 @@ int wal_checkpoint(Wal *w, int mode, WalBusy busy, void *busy_arg, int *nlog, in
     if (rc == SHALE_OK) {
       if (mode == WAL_CKPT_TRUNCATE) {
         restart_hdr(w);
+        w->wf_known = 0; /* invariant 6 */
         rc = os_truncate(w->wf, 0);
         nb = 0;
       }
