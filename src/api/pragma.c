@@ -244,6 +244,29 @@ static int64_t parse_int(const char *z) {
   return neg ? -v : v;
 }
 
+/* SQLite's sqlite3DecOrHexToI64 as PRAGMA mmap_size uses it: leading
+ * spaces, an optional sign and decimal digits (the prefix counts; overflow
+ * saturates), or 0x and up to 16 hex digits; no number gives 0. */
+static int64_t parse_i64(const char *z) {
+  while (*z == ' ' || *z == '\t') z++;
+  if (z[0] == '0' && (z[1] == 'x' || z[1] == 'X')) {
+    uint64_t u = 0;
+    z += 2;
+    while (*z == '0') z++;
+    for (int i = 0; i < 16 && isxdigit((unsigned char)z[i]); i++)
+      u = u * 16 + (uint64_t)(isdigit((unsigned char)z[i]) ? z[i] - '0' : (z[i] | 0x20) - 'a' + 10);
+    return (int64_t)u;
+  }
+  int neg = 0;
+  if (*z == '-' || *z == '+') neg = *z++ == '-';
+  uint64_t v = 0;
+  for (; isdigit((unsigned char)*z); z++) {
+    if (v > (UINT64_C(0x7fffffffffffffff) - 9) / 10) return neg ? INT64_MIN : INT64_MAX;
+    v = v * 10 + (uint64_t)(*z - '0');
+  }
+  return neg ? -(int64_t)v : (int64_t)v;
+}
+
 /* SQLite's boolean pragma values (getSafetyLevel without full/extra): a
  * leading digit gives the number's low byte != 0; on/yes/true 1,
  * off/no/false 0; anything else 0. */
@@ -1337,7 +1360,7 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
     case PR_MMAP_SIZE:
       /* as SQLite: no row for an in-memory database (no map there) */
       if (pager_is_memory(pg)) return SHALE_OK;
-      if (val) pager_set_mmap_size(pg, parse_int(val));
+      if (val) pager_set_mmap_size(pg, parse_i64(val));
       return add_int(out, pager_mmap_size(pg));
     case PR_AUTO_VACUUM: return auto_vacuum_pragma(db, val, out);
     case PR_INCREMENTAL_VACUUM: return incremental_vacuum_pragma(db, val);

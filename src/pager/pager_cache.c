@@ -279,7 +279,12 @@ int pager_read_page(Pager *p, PgPage *pg) {
 
 void pager_map_begin(Pager *p) {
   assert(!p->map);
-  if (p->mmap_limit <= 0 || p->memory || !os_can_map(p->fd)) return;
+  if (p->memory || !os_can_map(p->fd)) return;
+  if (p->mmap_limit <= 0) {
+    if (p->map_len > 0) os_map(p->fd, 0); /* turned off during a transaction */
+    p->map_len = 0;
+    return;
+  }
   if (p->map_refresh || p->fsz < 0) {
     int64_t sz;
     if (os_file_size(p->fd, &sz) != SHALE_OK) return;

@@ -296,6 +296,10 @@ TEST(mmap_pragma_as_sqlite) {
       "PRAGMA mmap_size=-5",     "PRAGMA mmap_size",                "PRAGMA mmap_size=1e15",
       "PRAGMA mmap_size=99999999999999", "PRAGMA mmap_size",        "PRAGMA mmap_size=0",
       "PRAGMA mmap_size",
+      "PRAGMA mmap_size=0x10000", "PRAGMA mmap_size=99999999999999999999999",
+      "PRAGMA mmap_size=+4096",  "PRAGMA mmap_size=abc",
+      "PRAGMA mmap_size=-99999999999999999999", "PRAGMA mmap_size=' 4096'",
+      "PRAGMA mmap_size",
   };
   const char *db1 = test_path("m8s.db"), *db2 = test_path("m8r.db");
   unlink(db1);
