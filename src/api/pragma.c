@@ -775,56 +775,85 @@ static int journal_mode(shale *db, const PragmaReq *req, ApiRows *out) {
   return add_text(out, journal_names[mode]);
 }
 
-/* PRAGMA table_list[(name)]: every table and view, or the one named. */
-static int table_list(shale *db, const char *only, ApiRows *out) {
-  Schema *s = db->schema->s;
-  int pos = 0;
-  Table *t;
-  int rc = SHALE_OK;
-  while (rc == SHALE_OK && (t = schema_map_next(&s->tables, &pos)) != NULL) {
-    if (t->is_schema) continue; /* listed once below (the map has both names) */
-    if (only && util_stricmp(only, t->name) != 0) continue;
-    ShValue v[6];
-    set_text(&v[0], "main");
+/* One row of PRAGMA table_list: table t or view vw of main. */
+static int table_list_row(shale *db, const Table *t, const View *vw, ApiRows *out) {
+  ShValue v[6];
+  set_text(&v[0], "main");
+  if (t) {
     set_text(&v[1], t->is_schema ? "sqlite_schema" : t->name);
     set_text(&v[2], "table");
     value_set_int(&v[3], t->ncol);
     value_set_int(&v[4], t->without_rowid);
     value_set_int(&v[5], t->strict);
-    rc = api_rows_add(out, v);
-  }
-  pos = 0;
-  View *vw;
-  while (rc == SHALE_OK && (vw = schema_map_next(&s->views, &pos)) != NULL) {
-    if (only && util_stricmp(only, vw->name) != 0) continue;
-    ShValue v[6];
-    set_text(&v[0], "main");
+  } else {
     set_text(&v[1], vw->name);
     set_text(&v[2], "view");
     int ncol = vw->ncol;
     if (!ncol) { /* no column list: as many as its SELECT gives */
       CompiledStmt cs;
-      rc = view_compile(db, vw, &cs);
-      if (rc) break;
+      int rc = view_compile(db, vw, &cs);
+      if (rc) return rc;
       ncol = cs.ncol;
       compiled_stmt_free(&cs);
     }
     value_set_int(&v[3], ncol);
     value_set_int(&v[4], 0);
     value_set_int(&v[5], 0);
-    rc = api_rows_add(out, v);
   }
-  static const char *const sys[2][2] = {{"main", "sqlite_schema"}, {"temp", "sqlite_temp_schema"}};
-  for (int k = 0; k < 2 && rc == SHALE_OK; k++) {
-    /* as SQLite finds them by name: sqlite_schema/sqlite_master, and
-     * sqlite_temp_master (not sqlite_temp_schema) */
-    if (only && (k ? util_stricmp(only, "sqlite_temp_master") != 0
-                   : util_stricmp(only, "sqlite_schema") != 0 &&
-                         util_stricmp(only, "sqlite_master") != 0))
-      continue;
+  return api_rows_add(out, v);
+}
+
+/* PRAGMA table_list[(name)]: every table and view, or the one named, in
+ * the order SQLite's table hash lists them (sqlite_master entered first,
+ * then the sqlite_schema rows' objects), then temp's sqlite_temp_schema
+ * unless the schema was named (main_only). */
+static int table_list(shale *db, const char *only, int main_only, ApiRows *out) {
+  Schema *s = db->schema->s;
+  int rc = SHALE_OK;
+  int n = s->order ? s->norder + 1 : 0;
+  const char **names = n ? shale_malloc(sizeof(char *) * (size_t)n) : NULL;
+  int *ord = NULL;
+  if (names) {
+    names[0] = "sqlite_master";
+    for (int i = 1; i < n; i++) names[i] = s->order[i - 1];
+    ord = sql_table_hash_order(names, n);
+  }
+  if (n && (!names || !ord)) {
+    shale_free(names);
+    return SHALE_NOMEM;
+  }
+  if (ord) {
+    for (int k = 0; k < n && rc == SHALE_OK; k++) {
+      const char *nm = names[ord[k]];
+      Table *t = ord[k] == 0 ? s->schema_table : schema_find_table(s, nm);
+      View *vw = t ? NULL : schema_find_view(s, nm);
+      if (!t && !vw) continue;
+      if (only && util_stricmp(only, t && t->is_schema ? "sqlite_master" : nm) != 0 &&
+          !(t && t->is_schema && !util_stricmp(only, "sqlite_schema")))
+        continue;
+      rc = table_list_row(db, t, vw, out);
+    }
+  } else { /* a schema without its row order: tables, views, sqlite_schema */
+    int pos = 0;
+    Table *t;
+    while (rc == SHALE_OK && (t = schema_map_next(&s->tables, &pos)) != NULL)
+      if (!t->is_schema && (!only || !util_stricmp(only, t->name)))
+        rc = table_list_row(db, t, NULL, out);
+    pos = 0;
+    View *vw;
+    while (rc == SHALE_OK && (vw = schema_map_next(&s->views, &pos)) != NULL)
+      if (!only || !util_stricmp(only, vw->name)) rc = table_list_row(db, NULL, vw, out);
+    if (rc == SHALE_OK && (!only || !util_stricmp(only, "sqlite_schema") ||
+                           !util_stricmp(only, "sqlite_master")))
+      rc = table_list_row(db, s->schema_table, NULL, out);
+  }
+  shale_free(ord);
+  shale_free(names);
+  /* as SQLite finds it by name: sqlite_temp_master (not sqlite_temp_schema) */
+  if (rc == SHALE_OK && !main_only && (!only || !util_stricmp(only, "sqlite_temp_master"))) {
     ShValue v[6];
-    set_text(&v[0], sys[k][0]);
-    set_text(&v[1], sys[k][1]);
+    set_text(&v[0], "temp");
+    set_text(&v[1], "sqlite_temp_schema");
     set_text(&v[2], "table");
     value_set_int(&v[3], 5);
     value_set_int(&v[4], 0);
@@ -1211,7 +1240,7 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
       if (d->id == PR_INDEX_INFO) return index_info(db, val, 0, out);
       if (d->id == PR_INDEX_XINFO) return index_info(db, val, 1, out);
       if (d->id == PR_FOREIGN_KEY_LIST) return fk_list(db, val, out);
-      return table_list(db, val, out);
+      return table_list(db, val, req->schema != NULL, out);
     case PR_JOURNAL_MODE: return journal_mode(db, req, out);
     case PR_SYNCHRONOUS:
       if (val) {

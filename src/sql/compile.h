@@ -231,6 +231,10 @@ typedef struct SqlPragmaTab {
 #define SQL_PRAGMA_SCHEMA 2
 /* The entry for name (no prefix, any case), or NULL. */
 const SqlPragmaTab *sql_pragma_tab(const char *name);
+/* The order SQLite's table hash lists n names inserted in the given order
+ * (rehash to 2 * count buckets, at most 64, before the 10th, 21st, ...
+ * insertion): the permutation, shale_malloc'ed (free it), or NULL. */
+int *sql_table_hash_order(const char *const *names, int n);
 
 /* ---- name resolution (resolve.c) ---- */
 
