@@ -88,8 +88,23 @@ static void schema_unref(ApiSchema *s) {
   }
 }
 
+static void xrefs_drop(ApiXRefs *x) {
+  for (int i = 0; i < API_MAX_DB; i++) {
+    schema_unref(x->s[i]);
+    x->s[i] = NULL;
+  }
+}
+
+static void xrefs_take(shale *db, ApiXRefs *x) {
+  xrefs_drop(x);
+  for (int i = 1; i < db->ndb; i++)
+    if ((x->s[i] = db->dbx[i].schema) != NULL) x->s[i]->refs++;
+  x->gen = db->xgen;
+}
+
 static void cache_entry_free(ApiCached *c) {
   compiled_stmt_free(&c->cs);
+  xrefs_drop(&c->x);
   schema_unref(c->schema);
   shale_free(c->key);
   shale_free(c);
@@ -151,6 +166,119 @@ static int schema_ensure(shale *db) {
   return schema_reload(db);
 }
 
+/* Replace database i's (i >= 1) schema by s (NULL: a new empty one). */
+static int schema_set_db(shale *db, int i, Schema *s) {
+  if (!s && !(s = schema_new())) return SHALE_NOMEM;
+  ApiSchema *as = shale_malloc(sizeof *as);
+  if (!as) {
+    schema_free(s);
+    return SHALE_NOMEM;
+  }
+  as->s = s;
+  as->refs = 1;
+  schema_unref(db->dbx[i].schema);
+  db->dbx[i].schema = as;
+  db->xgen++;
+  cache_clear(db);
+  return SHALE_OK;
+}
+
+/* Load database i's (i >= 1) schema from its file (an empty one for a
+ * temp database not opened yet). */
+static int schema_reload_db(shale *db, int i) {
+  Btree *bt = db->dbx[i].bt;
+  if (!bt) {
+    int rc = db->dbx[i].schema ? SHALE_OK : schema_set_db(db, i, NULL);
+    if (rc) api_error(db, rc, NULL);
+    return rc;
+  }
+  Schema *s = NULL;
+  char *msg = NULL;
+  int rc = schema_load_ex(bt, i == 1, &s, &msg);
+  if (rc == SHALE_OK) rc = schema_set_db(db, i, s);
+  if (rc != SHALE_OK) {
+    if (!msg && rc != SHALE_NOMEM) {
+      const char *m = btree_errmsg(bt);
+      msg = util_strdup(m && rc == SHALE_CORRUPT ? m : shale_errstr(rc));
+    }
+    set_error_msg(db, rc, msg);
+    return rc;
+  }
+  shale_free(msg);
+  return SHALE_OK;
+}
+
+/* Reload every database's schema (after DDL, a rollback of DDL, SHALE_SCHEMA). */
+static int schema_reload_all(shale *db) {
+  int rc = schema_reload(db);
+  for (int i = 1; i < db->ndb && rc == SHALE_OK; i++)
+    if (db->dbx[i].bt || !db->dbx[i].schema) rc = schema_reload_db(db, i);
+  return rc;
+}
+
+/* Reload the schemas of databases 1.. whose file's cookie moved (another
+ * connection changed an attached database). */
+static int schema_check_others(shale *db) {
+  for (int i = 2; i < db->ndb; i++) {
+    Btree *bt = db->dbx[i].bt;
+    if (!bt) continue;
+    int began = btree_txn_state(bt) == PAGER_TXN_NONE;
+    int rc = began ? btree_begin(bt, BTREE_TXN_READ) : SHALE_OK;
+    uint32_t cookie = 0;
+    if (rc == SHALE_OK) rc = btree_get_meta(bt, BTREE_META_SCHEMA_COOKIE, &cookie);
+    if (rc == SHALE_OK && (!db->dbx[i].schema || db->dbx[i].schema->s->cookie != cookie))
+      rc = schema_reload_db(db, i);
+    if (began && btree_txn_state(bt) != PAGER_TXN_NONE) btree_commit(bt);
+    if (rc) return rc;
+  }
+  return SHALE_OK;
+}
+
+int api_db_index(shale *db, const char *name) {
+  if (!name) return 0;
+  if (!util_stricmp(name, "main")) return 0;
+  for (int i = 1; i < db->ndb; i++)
+    if (!util_stricmp(db->dbx[i].name, name)) return i;
+  return -1;
+}
+
+const char *api_db_name(shale *db, int i) { return i == 0 ? "main" : db->dbx[i].name; }
+
+const char *api_db_file(shale *db, int i) {
+  Btree *b = api_db_bt(db, i);
+  if (!b) return NULL;
+  Pager *pg = btree_pager(b);
+  const char *f = pager_is_memory(pg) ? "" : pager_filename(pg);
+  return f ? f : "";
+}
+
+int api_temp_open(shale *db) {
+  if (db->dbx[1].bt) return SHALE_OK;
+  int rc = btree_open(NULL, NULL, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, &db->dbx[1].bt);
+  if (rc != SHALE_OK) {
+    db->dbx[1].bt = NULL;
+    api_error(db, rc, "unable to open a temporary database file for storing temporary tables");
+    return rc;
+  }
+  pager_set_busy_handler(btree_pager(db->dbx[1].bt), NULL, NULL);
+  return SHALE_OK;
+}
+
+Schema *api_db_schema(shale *db, int i) {
+  if (i == 0) return schema_ensure(db) == SHALE_OK ? db->schema->s : NULL;
+  if (i < 0 || i >= db->ndb) return NULL;
+  if (!db->dbx[i].schema && schema_reload_db(db, i) != SHALE_OK) return NULL;
+  return db->dbx[i].schema->s;
+}
+
+int api_any_txn(const shale *db, int level) {
+  for (int i = 0; i < db->ndb; i++) {
+    Btree *b = api_db_bt(db, i);
+    if (b && btree_txn_state(b) >= level) return 1;
+  }
+  return 0;
+}
+
 int api_txn_begin(shale *db, int level, int *began) {
   *began = 0;
   int st = btree_txn_state(db->bt);
@@ -199,6 +327,7 @@ int api_schema_current(shale *db) {
     int r2 = btree_commit(db->bt);
     if (rc == SHALE_OK) rc = r2;
   }
+  if (rc == SHALE_OK) rc = schema_check_others(db);
   return rc;
 }
 
@@ -208,6 +337,145 @@ void api_schema_reset(shale *db) {
   cache_clear(db);
   schema_unref(db->schema);
   db->schema = NULL;
+}
+
+/* ---------------------------------------------------------- ATTACH/DETACH */
+
+static int attach_db(shale *db, const char *file, const char *name) {
+  if (!file) file = "";
+  if (!name) name = "";
+  int max = db->limits[SHALE_LIMIT_ATTACHED];
+  if (db->ndb >= 2 + max || db->ndb >= API_MAX_DB) {
+    api_error(db, SHALE_ERROR, "too many attached databases - max %d", max);
+    return SHALE_ERROR;
+  }
+  if (api_db_index(db, name) >= 0) {
+    api_error(db, SHALE_ERROR, "database %s is already in use", name);
+    return SHALE_ERROR;
+  }
+  int mem = !file[0] || !strcmp(file, ":memory:");
+  int ro = pager_readonly(btree_pager(db->bt));
+  int oflags = ro ? SHALE_OPEN_READONLY : (SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE);
+  Btree *bt = NULL;
+  int rc = btree_open(NULL, mem ? NULL : file, oflags, &bt);
+  if (rc != SHALE_OK) {
+    api_error(db, rc == SHALE_NOMEM ? rc : SHALE_CANTOPEN, "unable to open database: %s", file);
+    return rc == SHALE_NOMEM ? rc : SHALE_ERROR;
+  }
+  pager_set_busy_handler(btree_pager(bt), NULL, NULL);
+  ApiDb *d = &db->dbx[db->ndb];
+  memset(d, 0, sizeof *d);
+  d->bt = bt;
+  d->name = util_strdup(name);
+  d->filename = util_strdup(mem ? "" : file);
+  if (!d->name || !d->filename) {
+    rc = SHALE_NOMEM;
+    api_error(db, rc, NULL);
+  } else {
+    Schema *s = NULL;
+    char *msg = NULL;
+    rc = schema_load(bt, &s, &msg);
+    if (rc == SHALE_OK) {
+      db->ndb++;
+      rc = schema_set_db(db, db->ndb - 1, s);
+      if (rc) db->ndb--;
+    } else {
+      api_error(db, rc, "%s", msg ? msg : shale_errstr(rc));
+    }
+    shale_free(msg);
+  }
+  if (rc != SHALE_OK) {
+    btree_close(bt);
+    schema_unref(d->schema);
+    shale_free(d->name);
+    shale_free(d->filename);
+    memset(d, 0, sizeof *d);
+    return rc;
+  }
+  db->xgen++;
+  cache_clear(db);
+  return SHALE_OK;
+}
+
+static int detach_db(shale *db, const char *name) {
+  if (!name) name = "";
+  int i = api_db_index(db, name);
+  if (i < 0) {
+    api_error(db, SHALE_ERROR, "no such database: %s", name);
+    return SHALE_ERROR;
+  }
+  if (i < 2) {
+    api_error(db, SHALE_ERROR, "cannot detach database %s", name);
+    return SHALE_ERROR;
+  }
+  ApiDb *d = &db->dbx[i];
+  if (btree_txn_state(d->bt) != PAGER_TXN_NONE) {
+    api_error(db, SHALE_ERROR, "database %s is locked", name);
+    return SHALE_ERROR;
+  }
+  btree_close(d->bt);
+  schema_unref(d->schema);
+  shale_free(d->name);
+  shale_free(d->filename);
+  for (int k = i; k + 1 < db->ndb; k++) db->dbx[k] = db->dbx[k + 1];
+  db->ndb--;
+  memset(&db->dbx[db->ndb], 0, sizeof db->dbx[0]);
+  db->xgen++;
+  cache_clear(db);
+  return SHALE_OK;
+}
+
+static char *value_dup_text(const ShValue *v) {
+  if (v->type == SHALE_NULL) return NULL;
+  if (v->type == SHALE_TEXT || v->type == SHALE_BLOB) {
+    char *z = shale_malloc(v->n + 1);
+    if (z) {
+      memcpy(z, v->z, v->n);
+      z[v->n] = 0;
+    }
+    return z;
+  }
+  char buf[64];
+  if (v->type == SHALE_INTEGER)
+    snprintf(buf, sizeof buf, "%lld", (long long)v->i);
+  else
+    snprintf(buf, sizeof buf, "%.15g", v->r);
+  return util_strdup(buf);
+}
+
+/* Run an ATTACH/DETACH statement: its program yields the argument values
+ * (one row), then the connection attaches or detaches. */
+static int run_attach(shale_stmt *st) {
+  shale *db = st->db;
+  Vm *vm = NULL;
+  int rc = vm_new(st->cs.prog, db->bt, 0, &vm);
+  if (rc) return rc;
+  vm_set_conn(vm, db, &db->conn_cb);
+  vm_set_hooks(vm, &db->hooks);
+  for (int i = 1; i <= st->nvar && i <= st->cs.prog->nvar && rc == SHALE_OK; i++)
+    rc = vm_bind_value(vm, i, &st->vars[i]);
+  char *a = NULL, *b = NULL;
+  if (rc == SHALE_OK) {
+    rc = vm_step(vm);
+    if (rc == SHALE_ROW) {
+      a = value_dup_text(vm_column(vm, 0));
+      if (vm_column_count(vm) > 1) b = value_dup_text(vm_column(vm, 1));
+      rc = SHALE_OK;
+    } else {
+      const char *m = vm_errmsg(vm);
+      api_error(db, rc, "%s", m ? m : shale_errstr(rc));
+    }
+  }
+  vm_free(vm);
+  if (rc == SHALE_OK) {
+    if (st->cs.kind == SQL_STMT_ATTACH)
+      rc = attach_db(db, a, b);
+    else
+      rc = detach_db(db, a);
+  }
+  shale_free(a);
+  shale_free(b);
+  return rc;
 }
 
 void api_handle_release(shale *db) {
@@ -280,7 +548,7 @@ static int commit_txn(shale *db, char **errmsg) {
     db->api_txn = 1;
     return SHALE_OK;
   }
-  if (btree_txn_state(db->bt) != PAGER_TXN_NONE) {
+  if (api_any_txn(db, PAGER_TXN_READ)) {
     int rc = api_commit(db, errmsg);
     if (rc == SHALE_CONSTRAINT_COMMITHOOK) { /* vetoed: rolled back */
       if (db->txn_ddl) db->schema_dirty = 1;
@@ -334,8 +602,10 @@ static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
     }
     char *z = util_strdup(name);
     if (!z) return SHALE_NOMEM;
-    if (btree_txn_state(db->bt) == PAGER_TXN_WRITE) {
-      int rc = btree_savepoint_open(db->bt, db->nsp + 1);
+    for (int k = 0; k < db->ndb; k++) {
+      Btree *b = api_db_bt(db, k);
+      if (!b || btree_txn_state(b) != PAGER_TXN_WRITE) continue;
+      int rc = btree_savepoint_open(b, db->nsp + 1);
       if (rc != SHALE_OK) {
         shale_free(z);
         return rc;
@@ -359,11 +629,12 @@ static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
     *errmsg = util_mprintf("no such savepoint: %s", name);
     return SHALE_ERROR;
   }
-  int wr = btree_txn_state(db->bt) == PAGER_TXN_WRITE;
   if (op == 1) { /* RELEASE */
     if (i == 0 && db->sp_txn) return commit_txn(db, errmsg);
-    if (wr) {
-      int rc = btree_savepoint_release(db->bt, i);
+    for (int k = 0; k < db->ndb; k++) {
+      Btree *b = api_db_bt(db, k);
+      if (!b || btree_txn_state(b) != PAGER_TXN_WRITE) continue;
+      int rc = btree_savepoint_release(b, i);
       if (rc != SHALE_OK) return rc;
     }
     for (int k = i; k < db->nsp; k++) shale_free(db->sp[k].name);
@@ -371,10 +642,12 @@ static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
     return SHALE_OK;
   }
   /* ROLLBACK TO: undo to savepoint i, keep it, drop later ones */
-  if (wr) {
-    int rc = btree_savepoint_rollback(db->bt, i);
-    if (rc == SHALE_OK && pager_savepoint_count(btree_pager(db->bt)) > i + 1)
-      rc = btree_savepoint_release(db->bt, i + 1);
+  for (int k = 0; k < db->ndb; k++) {
+    Btree *b = api_db_bt(db, k);
+    if (!b || btree_txn_state(b) != PAGER_TXN_WRITE) continue;
+    int rc = btree_savepoint_rollback(b, i);
+    if (rc == SHALE_OK && pager_savepoint_count(btree_pager(b)) > i + 1)
+      rc = btree_savepoint_release(b, i + 1);
     if (rc != SHALE_OK) return rc;
   }
   for (int k = i + 1; k < db->nsp; k++) shale_free(db->sp[k].name);
@@ -391,11 +664,12 @@ static int hook_parse_schema(void *ctx, int idb, const char *where, char **errms
   return SHALE_OK;
 }
 
-static int hook_drop_object(void *ctx, int kind, const char *name, char **errmsg) {
+static int hook_drop_object(void *ctx, int idb, int kind, const char *name, char **errmsg) {
   shale *db = ctx;
   db->schema_dirty = 1;
-  if (!db->schema || !name) return SHALE_OK;
-  Schema *s = db->schema->s;
+  ApiSchema *as = idb == 0 ? db->schema : idb > 0 && idb < db->ndb ? db->dbx[idb].schema : NULL;
+  if (!as || !name) return SHALE_OK;
+  Schema *s = as->s;
   switch (kind) {
     case 0: schema_remove_table(s, name); break;
     case 1: schema_remove_index(s, name); break;
@@ -414,6 +688,7 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   if (!db) return SHALE_NOMEM;
   memset(db, 0, sizeof *db);
   db->autocommit = 1;
+  db->ndb = 2;
   db->sync_level = 2;
   db->wal_autocheckpoint = 1000;
   db->errmask = (flags & SHALE_OPEN_EXRESCODE) ? ~0 : 0xff;
@@ -435,7 +710,9 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   *out = db;
   if (!filename) filename = "";
   db->filename = util_strdup(filename);
-  if (!db->filename) {
+  db->dbx[1].name = util_strdup("temp");
+  db->dbx[1].filename = util_strdup("");
+  if (!db->filename || !db->dbx[1].name || !db->dbx[1].filename) {
     api_error(db, SHALE_NOMEM, NULL);
     return SHALE_NOMEM;
   }
@@ -478,6 +755,12 @@ static void db_free(shale *db) {
   cache_clear(db);
   if (db->bt) btree_close(db->bt);
   schema_unref(db->schema);
+  for (int i = 1; i < API_MAX_DB; i++) {
+    if (db->dbx[i].bt) btree_close(db->dbx[i].bt);
+    schema_unref(db->dbx[i].schema);
+    shale_free(db->dbx[i].name);
+    shale_free(db->dbx[i].filename);
+  }
   if (db->funcs_ok) func_registry_free(&db->funcs);
   api_func_close(db);
   savepoints_clear(db);
@@ -535,6 +818,21 @@ void api_compile_env(shale *db, CompileEnv *env) {
   env->defer_foreign_keys = db->defer_foreign_keys;
   env->in_txn = !db->autocommit;
   env->reverse_unordered = db->reverse_unordered;
+  if (db->schema) {
+    db->cdbs[0].name = "main";
+    db->cdbs[0].schema = db->schema->s;
+    db->cdbs[0].file = api_db_file(db, 0);
+    db->cdbs[0].bt = db->bt;
+    for (int i = 1; i < db->ndb; i++) {
+      if (!db->dbx[i].schema) schema_reload_db(db, i); /* temp: an empty one */
+      db->cdbs[i].name = db->dbx[i].name;
+      db->cdbs[i].schema = db->dbx[i].schema ? db->dbx[i].schema->s : NULL;
+      db->cdbs[i].file = api_db_file(db, i);
+      db->cdbs[i].bt = db->dbx[i].bt;
+    }
+    env->ndb = db->ndb;
+    env->dbs = db->cdbs;
+  }
 }
 
 /* The connection settings a compiled program depends on: a statement
@@ -568,7 +866,8 @@ static void stmt_setup_columns(shale_stmt *st) {
 }
 
 static int stmt_is_rows(const shale_stmt *st) {
-  return st->cs.explain || st->cs.kind == SQL_STMT_PRAGMA;
+  return st->cs.explain || st->cs.kind == SQL_STMT_PRAGMA || st->cs.kind == SQL_STMT_ATTACH ||
+         st->cs.kind == SQL_STMT_DETACH;
 }
 
 static int stmt_ncol(const shale_stmt *st) {
@@ -621,6 +920,7 @@ static int stmt_compile(shale_stmt *st) {
   shale_free(msg);
   st->schema = db->schema;
   st->schema->refs++;
+  xrefs_take(db, &st->x);
   st->in_txn = env.in_txn;
   st->settings = api_settings(db);
   stmt_setup_columns(st);
@@ -645,7 +945,7 @@ static ApiCached *cache_take(shale *db, const char *sql, int n) {
   if (db->auth_cb) return NULL; /* the authorizer sees every prepare */
   for (; *pp; pp = &(*pp)->next) {
     ApiCached *c = *pp;
-    if (c->schema != db->schema || c->in_txn != !db->autocommit ||
+    if (c->schema != db->schema || c->x.gen != db->xgen || c->in_txn != !db->autocommit ||
         c->settings != api_settings(db))
       continue;
     if (c->nkey > n || memcmp(c->key, sql, (size_t)c->nkey) != 0) continue;
@@ -658,7 +958,7 @@ static ApiCached *cache_take(shale *db, const char *sql, int n) {
 }
 
 static void cache_put(shale *db, shale_stmt *st) {
-  if (!st->schema || st->schema != db->schema || !st->sql) return;
+  if (!st->schema || st->schema != db->schema || st->x.gen != db->xgen || !st->sql) return;
   int n = (int)strlen(st->sql);
   if (n > 4000 || st->cs.kind < 0) return;
   ApiCached *c = shale_malloc(sizeof *c);
@@ -671,6 +971,8 @@ static void cache_put(shale *db, shale_stmt *st) {
   memset(&st->cs, 0, sizeof st->cs);
   c->schema = st->schema;
   st->schema = NULL;
+  c->x = st->x;
+  memset(&st->x, 0, sizeof st->x);
   c->in_txn = st->in_txn;
   c->settings = st->settings;
   c->next = db->cache;
@@ -688,6 +990,7 @@ static void stmt_free(shale_stmt *st) {
   if (st->vm) vm_free(st->vm);
   compiled_stmt_free(&st->cs);
   schema_unref(st->schema);
+  xrefs_drop(&st->x);
   rows_clear(&st->rows);
   for (int i = 0; i <= st->nvar && st->vars; i++) value_clear(&st->vars[i]);
   shale_free(st->vars);
@@ -740,6 +1043,7 @@ static int prepare_in_scope(shale *db, const char *sql, int nbyte, unsigned flag
   if (c) {
     st->cs = c->cs;
     st->schema = c->schema;
+    st->x = c->x;
     st->in_txn = c->in_txn;
     st->settings = c->settings;
     st->sql = c->key;
@@ -776,6 +1080,7 @@ static int prepare_in_scope(shale *db, const char *sql, int nbyte, unsigned flag
     st->sql[end - sql] = 0;
     st->schema = db->schema;
     st->schema->refs++;
+    xrefs_take(db, &st->x);
     st->in_txn = env.in_txn;
     st->settings = api_settings(db);
     stmt_setup_columns(st);
@@ -845,12 +1150,17 @@ static int build_eqp(shale_stmt *st) {
 /* Writing statements inside a transaction with savepoints: the write
  * transaction and the savepoints exist before the statement's own
  * statement savepoint (invariant 3 of api_int.h). */
-static int open_savepoints(shale *db) {
+static int open_savepoints(shale *db, uint32_t wmask) {
   if (db->autocommit || db->nsp == 0) return SHALE_OK;
   int rc = SHALE_OK;
-  if (btree_txn_state(db->bt) != PAGER_TXN_WRITE) rc = btree_begin(db->bt, BTREE_TXN_WRITE);
-  if (rc == SHALE_OK && pager_savepoint_count(btree_pager(db->bt)) < db->nsp)
-    rc = btree_savepoint_open(db->bt, db->nsp);
+  if (!wmask) wmask = 1;
+  for (int i = 0; i < db->ndb && rc == SHALE_OK; i++) {
+    Btree *b = api_db_bt(db, i);
+    if (!(wmask & (1u << i)) || !b) continue;
+    if (btree_txn_state(b) != PAGER_TXN_WRITE) rc = btree_begin(b, BTREE_TXN_WRITE);
+    if (rc == SHALE_OK && pager_savepoint_count(btree_pager(b)) < db->nsp)
+      rc = btree_savepoint_open(b, db->nsp);
+  }
   if (rc) api_error(db, rc, "%s", shale_errstr(rc));
   return rc;
 }
@@ -867,11 +1177,11 @@ static void stmt_deactivate(shale_stmt *st) {
       db->api_txn = 0;
       db->deferred_fk = db->deferred_imm_fk = 0; /* as SQLite at a transaction's end */
       db->defer_foreign_keys = 0;
-      if (btree_txn_state(db->bt) != PAGER_TXN_NONE) {
+      if (api_any_txn(db, PAGER_TXN_READ)) {
         char *msg = NULL;
         int rc = api_commit(db, &msg);
         if (rc != SHALE_OK) {
-          if (btree_txn_state(db->bt) != PAGER_TXN_NONE) api_rollback(db, 0);
+          if (api_any_txn(db, PAGER_TXN_READ)) api_rollback(db, 0);
           if (st->last_rc == SHALE_OK || st->last_rc == SHALE_DONE) {
             st->last_rc = rc;
             set_error_msg(db, rc, msg);
@@ -892,7 +1202,7 @@ static void stmt_deactivate(shale_stmt *st) {
 static int commit_early(shale_stmt *st) {
   shale *db = st->db;
   if (!db->autocommit || !db->api_txn || db->nactive == 0 || st->cs.readonly) return SHALE_OK;
-  if (btree_txn_state(db->bt) != PAGER_TXN_WRITE) return SHALE_OK;
+  if (!api_any_txn(db, PAGER_TXN_WRITE)) return SHALE_OK;
   for (shale_stmt *s = db->stmts; s; s = s->next)
     if (s->active && !s->cs.readonly) return SHALE_OK;
   char *msg = NULL;
@@ -951,7 +1261,7 @@ static int stmt_finish(shale_stmt *st, int rc) {
   if (db->schema_dirty) {
     db->schema_dirty = 0;
     if (!db->autocommit) db->txn_ddl = 1;
-    int r2 = schema_reload(db);
+    int r2 = schema_reload_all(db);
     if (r2 != SHALE_OK && rc == SHALE_DONE) rc = r2;
   }
   if (rc == SHALE_DONE && db->autocommit && db->wal_cb) api_wal_notify(db);
@@ -968,7 +1278,8 @@ static int stmt_start(shale_stmt *st) {
   shale *db = st->db;
   int rc;
   if (db->nactive == 0) db->interrupted = 0;
-  if (!db->schema || st->schema != db->schema || st->settings != api_settings(db) ||
+  if (!db->schema || st->schema != db->schema || st->x.gen != db->xgen ||
+      st->settings != api_settings(db) ||
       (st->cs.is_txn_ctl && st->in_txn != !db->autocommit)) {
     rc = stmt_compile(st);
     if (rc) return rc;
@@ -1002,12 +1313,15 @@ static int stmt_start(shale_stmt *st) {
   } else if (st->cs.kind == SQL_STMT_PRAGMA) {
     rc = api_pragma_run(db, &st->cs.pragma, &st->rows);
     if (rc) return rc;
+  } else if (st->cs.kind == SQL_STMT_ATTACH || st->cs.kind == SQL_STMT_DETACH) {
+    rc = run_attach(st);
+    if (rc) return rc;
   } else {
     int flags;
     if (st->cs.is_txn_ctl) {
       flags = 0;
     } else if (db->autocommit) {
-      if (btree_txn_state(db->bt) == PAGER_TXN_NONE) {
+      if (!api_any_txn(db, PAGER_TXN_READ)) {
         flags = VM_AUTOCOMMIT | VM_STMT_JOURNAL; /* this Vm begins and ends it */
       } else { /* active statements hold it: the API ends it after the last */
         release_vm_txns(db);
@@ -1016,13 +1330,15 @@ static int stmt_start(shale_stmt *st) {
       }
     } else {
       flags = st->cs.stmt_journal ? VM_STMT_JOURNAL : 0;
-      if (!st->cs.readonly && (rc = open_savepoints(db)) != SHALE_OK) return rc;
+      if (!st->cs.readonly && (rc = open_savepoints(db, st->cs.db_wmask)) != SHALE_OK) return rc;
     }
     if (st->vm && st->vm_flags != flags) {
       api_stmt_keep_stats(st);
       vm_free(st->vm);
       st->vm = NULL;
     }
+    if ((st->cs.db_rmask & 2) && !db->dbx[1].bt && (rc = api_temp_open(db)) != SHALE_OK)
+      return rc;
     if (!st->vm) {
       if (!st->cs.prog) {
         api_error(db, SHALE_INTERNAL, "statement has no program");
@@ -1033,6 +1349,11 @@ static int stmt_start(shale_stmt *st) {
       st->vm_flags = flags;
       vm_set_conn(st->vm, db, &db->conn_cb);
       vm_set_hooks(st->vm, &db->hooks);
+    }
+    if (db->ndb > 2 || db->dbx[1].bt) {
+      Btree *dbs[API_MAX_DB];
+      for (int i = 0; i < db->ndb; i++) dbs[i] = api_db_bt(db, i);
+      vm_set_dbs(st->vm, dbs, db->ndb);
     }
     for (int i = 1; i <= st->nvar && i <= st->cs.prog->nvar; i++) {
       rc = vm_bind_value(st->vm, i, &st->vars[i]);
@@ -1119,7 +1440,7 @@ static int step_in_scope(shale_stmt *st) {
       vm_reset(st->vm);
       stmt_deactivate(st);
       int began, r2 = api_txn_begin(db, BTREE_TXN_READ, &began);
-      if (r2 == SHALE_OK) r2 = schema_reload(db);
+      if (r2 == SHALE_OK) r2 = schema_reload_all(db);
       r2 = api_txn_end(db, began, r2);
       if (r2 == SHALE_OK) r2 = stmt_compile(st);
       if (r2 == SHALE_OK) st->stat[SHALE_STMTSTATUS_REPREPARE]++;

@@ -142,43 +142,52 @@ void shale_progress_handler(shale *db, int n, int (*cb)(void *), void *arg) {
 
 /* ----------------------------------------------------- commit / rollback */
 
-int api_commit(shale *db, char **errmsg) {
-  if (btree_txn_state(db->bt) == PAGER_TXN_WRITE && db->commit_cb &&
-      db->commit_cb(db->commit_arg)) {
-    btree_rollback(db->bt);
+/* Commit (write_only: btree_commit_write) every database in a transaction,
+ * after the commit hook's say when one of them writes. Each database commits
+ * on its own (no super-journal: docs/compat.md); after a failure the rest
+ * are rolled back. */
+static int commit_all(shale *db, char **errmsg, int write_only) {
+  if (api_any_txn(db, PAGER_TXN_WRITE) && db->commit_cb && db->commit_cb(db->commit_arg)) {
+    /* the readers' cursors now fail with ABORT_ROLLBACK, as SQLite */
+    for (int i = 0; i < db->ndb; i++) {
+      Btree *b = api_db_bt(db, i);
+      if (b && btree_txn_state(b) != PAGER_TXN_NONE && (!write_only || btree_txn_state(b) == PAGER_TXN_WRITE))
+        btree_rollback(b);
+    }
     if (db->rollback_cb) db->rollback_cb(db->rollback_arg);
     if (errmsg) *errmsg = util_strdup("constraint failed");
     return SHALE_CONSTRAINT_COMMITHOOK;
   }
-  int rc = btree_commit(db->bt);
-  if (rc != SHALE_OK) {
-    if (errmsg) *errmsg = util_strdup(shale_errstr(rc));
-    return rc;
+  int rc = SHALE_OK;
+  for (int i = 0; i < db->ndb; i++) {
+    Btree *b = api_db_bt(db, i);
+    if (!b) continue;
+    int st = btree_txn_state(b);
+    if (st == PAGER_TXN_NONE || (write_only && st != PAGER_TXN_WRITE && i > 0)) continue;
+    if (rc != SHALE_OK) {
+      btree_rollback(b);
+      continue;
+    }
+    rc = write_only ? btree_commit_write(b) : btree_commit(b);
+    if (rc != SHALE_OK && errmsg) *errmsg = util_strdup(shale_errstr(rc));
   }
+  if (rc != SHALE_OK) return rc;
   api_wal_notify(db);
   return SHALE_OK;
 }
 
-int api_commit_write(shale *db, char **errmsg) {
-  if (btree_txn_state(db->bt) == PAGER_TXN_WRITE && db->commit_cb &&
-      db->commit_cb(db->commit_arg)) {
-    btree_rollback(db->bt); /* the readers' cursors now fail with ABORT_ROLLBACK, as SQLite */
-    if (db->rollback_cb) db->rollback_cb(db->rollback_arg);
-    if (errmsg) *errmsg = util_strdup("constraint failed");
-    return SHALE_CONSTRAINT_COMMITHOOK;
-  }
-  int rc = btree_commit_write(db->bt);
-  if (rc != SHALE_OK) {
-    if (errmsg) *errmsg = util_strdup(shale_errstr(rc));
-    return rc;
-  }
-  api_wal_notify(db);
-  return SHALE_OK;
-}
+int api_commit(shale *db, char **errmsg) { return commit_all(db, errmsg, 0); }
+
+int api_commit_write(shale *db, char **errmsg) { return commit_all(db, errmsg, 1); }
 
 void api_rollback(shale *db, int explicit_txn) {
-  int wr = btree_txn_state(db->bt) == PAGER_TXN_WRITE;
-  if (btree_txn_state(db->bt) != PAGER_TXN_NONE) btree_rollback(db->bt);
+  int wr = 0;
+  for (int i = 0; i < db->ndb; i++) {
+    Btree *b = api_db_bt(db, i);
+    if (!b) continue;
+    if (btree_txn_state(b) == PAGER_TXN_WRITE) wr = 1;
+    if (btree_txn_state(b) != PAGER_TXN_NONE) btree_rollback(b);
+  }
   if ((wr || explicit_txn) && db->rollback_cb) db->rollback_cb(db->rollback_arg);
 }
 

@@ -24,6 +24,11 @@
  *     written in between).
  *  4. A statement is "active" (counted in db->nactive) from its first step
  *     until it returns DONE/an error or is reset/finalized.
+ *  5. Databases: db->bt/db->schema are main; dbx[1] temp, dbx[2..ndb)
+ *     attached. A transaction spans every database its statements touched:
+ *     transaction ends, savepoints and statement journals apply to each
+ *     database in a transaction (each commits on its own: no super-journal).
+ *     A statement compiled when db->xgen differed recompiles (x.gen).
  */
 #ifndef SHALE_API_INT_H
 #define SHALE_API_INT_H
@@ -40,6 +45,23 @@ typedef struct ApiSchema {
   Schema *s;
   int refs;
 } ApiSchema;
+
+/* Databases of a connection: 0 main (db->bt, db->schema), 1 temp (opened
+ * in memory at first use), 2.. attached (invariant 5). */
+#define API_MAX_DB 12
+typedef struct ApiDb {
+  char *name;        /* "temp" or the ATTACH name */
+  char *filename;    /* as given ("" for memory and temp) */
+  Btree *bt;         /* NULL: temp not opened yet */
+  ApiSchema *schema; /* NULL until loaded */
+} ApiDb;
+
+/* References to the schemas of databases 1.. a program was compiled
+ * against (they stay alive while it does), and the generation they had. */
+typedef struct ApiXRefs {
+  ApiSchema *s[API_MAX_DB];
+  unsigned gen;
+} ApiXRefs;
 
 /* A materialized result (PRAGMA, EXPLAIN, EXPLAIN QUERY PLAN). */
 typedef struct ApiRows {
@@ -64,6 +86,7 @@ typedef struct ApiCached {
   ApiSchema *schema;
   uint8_t in_txn;
   int settings; /* api_settings() it was compiled with */
+  ApiXRefs x;
   struct ApiCached *next; /* most recently used first */
 } ApiCached;
 
@@ -87,7 +110,11 @@ typedef struct ApiSavepoint {
 } ApiSavepoint;
 
 struct shale {
-  Btree *bt;
+  Btree *bt; /* the main database (dbx[0] is unused: main lives here and in schema) */
+  ApiDb dbx[API_MAX_DB];
+  int ndb;       /* databases (>= 2: main and temp) */
+  unsigned xgen; /* bumped when a schema of database 1.. is replaced, at ATTACH/DETACH */
+  CompileDb cdbs[API_MAX_DB]; /* compile_env's list */
   char *filename; /* as given ("" for memory) */
   int open_flags;
   ApiSchema *schema;
@@ -99,7 +126,7 @@ struct shale {
   uint8_t autocommit;
   uint8_t sp_txn;       /* the transaction was opened by SAVEPOINT */
   uint8_t api_txn;      /* the API ends the autocommit transaction (invariant 2) */
-  uint8_t schema_dirty; /* reload the schema after the current statement */
+  uint8_t schema_dirty; /* reload the schemas after the current statement */
   uint8_t txn_ddl;      /* the open transaction changed the schema */
   int nsp, capsp;
   ApiSavepoint *sp;
@@ -176,6 +203,7 @@ struct shale_stmt {
   ApiSchema *schema; /* compiled against */
   uint8_t in_txn;    /* CompileEnv.in_txn it was compiled with */
   int settings;      /* api_settings() it was compiled with */
+  ApiXRefs x;        /* schemas of databases 1.. compiled against */
   Vm *vm;
   int vm_flags;
   /* bindings (kept here so a recompiled statement keeps them) */
@@ -201,6 +229,22 @@ struct shale_stmt {
   int ncells;
   shale_stmt *next;
 };
+
+/* Database i's B-tree (NULL: temp not opened). */
+static inline Btree *api_db_bt(const shale *db, int i) { return i == 0 ? db->bt : db->dbx[i].bt; }
+/* api.c: databases. Index of the database named name (NULL: main), or -1. */
+int api_db_index(shale *db, const char *name);
+const char *api_db_name(shale *db, int i);
+/* Database i's file name as PRAGMA database_list shows it ("" for memory),
+ * NULL when not open. */
+const char *api_db_file(shale *db, int i);
+/* Open the temp database (in memory) if it is not open yet. */
+int api_temp_open(shale *db);
+/* Database i's current schema (loaded when needed; temp's may be empty), or
+ * NULL after an error recorded in db. */
+Schema *api_db_schema(shale *db, int i);
+/* 1 if some database has a transaction at least at level (PAGER_TXN_*). */
+int api_any_txn(const shale *db, int level);
 
 /* pragma.c */
 /* Column names of a PRAGMA's result (set at prepare time); *ncol = 0 for a

@@ -1202,11 +1202,36 @@ static int analysis_limit_pragma(shale *db, const char *val, ApiRows *out) {
   return add_int(out, db->analysis_limit);
 }
 
+static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, ApiRows *out);
+
+/* The database a pragma works on: the schema written, else for the pragmas
+ * naming a table or index the first database holding it (temp, main,
+ * attached), else main. -1 after "unknown database X". */
+static int pragma_db(shale *db, const PragmaDef *d, const PragmaReq *req) {
+  if (req->schema) {
+    int i = api_db_index(db, req->schema);
+    if (i < 0) api_error(db, SHALE_ERROR, "unknown database %s", req->schema);
+    return i;
+  }
+  int named = d->id == PR_TABLE_INFO || d->id == PR_TABLE_XINFO || d->id == PR_INDEX_LIST ||
+              d->id == PR_INDEX_INFO || d->id == PR_INDEX_XINFO || d->id == PR_FOREIGN_KEY_LIST;
+  if (!named || !req->value || (db->ndb <= 2 && !db->dbx[1].bt)) return 0;
+  if (api_schema_current(db) != SHALE_OK) return 0;
+  for (int k = 0; k < db->ndb; k++) {
+    int i = k == 0 ? 1 : k == 1 ? 0 : k;
+    if (i == 1 && !db->dbx[1].bt) continue;
+    Schema *s = api_db_schema(db, i);
+    if (s && (schema_find_table(s, req->value) || schema_find_index(s, req->value) ||
+              schema_find_view(s, req->value)))
+      return i;
+  }
+  return 0;
+}
+
 int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
   const PragmaDef *d = find_def(req->name);
   if (req->ignored) return SHALE_OK; /* the authorizer's IGNORE */
-  if (req->schema && util_stricmp(req->schema, "main") != 0 &&
-      util_stricmp(req->schema, "temp") != 0) { /* also for an unknown pragma, as SQLite */
+  if (req->schema && api_db_index(db, req->schema) < 0) { /* also for an unknown pragma */
     api_error(db, SHALE_ERROR, "unknown database %s", req->schema);
     return SHALE_ERROR;
   }
@@ -1217,7 +1242,30 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
     value_set_int(&v[2], -1);
     return api_rows_add(out, v);
   }
-  if (!d || (req->schema && util_stricmp(req->schema, "temp") == 0)) return SHALE_OK; /* inv. 3 */
+  if (!d) return SHALE_OK; /* invariant 3 */
+  int i = pragma_db(db, d, req);
+  if (i < 0) return SHALE_ERROR;
+  if (i == 0 || d->id == PR_DATABASE_LIST) return pragma_run_db(db, d, req, out);
+  /* another database: run the pragma with it standing in for main */
+  if (i == 1 && !db->dbx[1].bt && api_temp_open(db) != SHALE_OK) return db->errcode;
+  if (!api_db_schema(db, i)) return db->errcode;
+  ApiDb *x = &db->dbx[i];
+  Btree *mbt = db->bt;
+  ApiSchema *ms = db->schema;
+  db->bt = x->bt;
+  db->schema = x->schema;
+  x->bt = NULL;
+  x->schema = NULL;
+  int rc = pragma_run_db(db, d, req, out);
+  x->bt = db->bt;
+  x->schema = db->schema;
+  db->bt = mbt;
+  if (db->schema != ms) db->xgen++; /* reloaded while standing in */
+  db->schema = ms;
+  return rc;
+}
+
+static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, ApiRows *out) {
   if (d->needs_arg && !req->value) return SHALE_OK;
   int rc = SHALE_OK;
   Pager *pg = btree_pager(db->bt);
@@ -1354,12 +1402,16 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
       api_expire(db); /* cached programs hold the like() they were compiled with */
       return rc;
     case PR_DATABASE_LIST: {
-      ShValue v[3];
-      value_set_int(&v[0], 0);
-      set_text(&v[1], "main");
-      const char *f = pager_is_memory(pg) ? "" : pager_filename(pg);
-      set_text(&v[2], f ? f : "");
-      return api_rows_add(out, v);
+      for (int i = 0; i < db->ndb && rc == SHALE_OK; i++) {
+        Btree *b = api_db_bt(db, i);
+        if (!b) continue; /* temp not opened */
+        ShValue v[3];
+        value_set_int(&v[0], i);
+        set_text(&v[1], api_db_name(db, i));
+        set_text(&v[2], api_db_file(db, i));
+        rc = api_rows_add(out, v);
+      }
+      return rc;
     }
     case PR_ENCODING: return add_text(out, "UTF-8");
     case PR_WAL_CHECKPOINT: {
@@ -1453,7 +1505,7 @@ int api_pragma_rows(void *ctx, const char *name, const ShValue *h0, const ShValu
     rc = SHALE_NOMEM;
     goto done;
   }
-  if (schema && util_stricmp(schema, "main") != 0 && util_stricmp(schema, "temp") != 0) {
+  if (schema && api_db_index(db, schema) < 0) {
     /* SQLite runs PRAGMA 'name'.x: the message quotes the name */
     size_t nq = 0;
     for (const char *s = schema; *s; s++) nq += *s == '\'' ? 2 : 1;

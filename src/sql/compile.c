@@ -68,10 +68,118 @@ char *parse_strdup(Parse *p, const char *z) {
 
 /* ---- transaction needs, covers, EQP ---- */
 
-void parse_need_read(Parse *p) { p->need_read = 1; }
-void parse_need_write(Parse *p) {
+void parse_need_read(Parse *p) { parse_need_db(p, p->idb, 0); }
+void parse_need_write(Parse *p) { parse_need_db(p, p->idb, 1); }
+void parse_need_db(Parse *p, int idb, int write) {
+  if (idb < 0 || idb >= 32) idb = 0;
   p->need_read = 1;
-  p->need_write = 1;
+  p->rmask |= 1u << idb;
+  if (write) {
+    p->need_write = 1;
+    p->wmask |= 1u << idb;
+  }
+}
+
+/* ---- databases ---- */
+
+int parse_ndb(const Parse *p) { return p->env && p->env->ndb > 0 ? p->env->ndb : 1; }
+
+const char *parse_db_name(const Parse *p, int i) {
+  if (p->env && p->env->ndb > 0 && i >= 0 && i < p->env->ndb) return p->env->dbs[i].name;
+  return i == 1 ? "temp" : "main";
+}
+
+Schema *parse_db_schema(const Parse *p, int i) {
+  /* the target's schema may be a stand-in (ALTER checks build one) */
+  if (i == p->idb && p->schema) return p->schema;
+  if (i == 0 || !p->env || p->env->ndb == 0) return p->env ? p->env->schema : NULL;
+  return i > 0 && i < p->env->ndb ? p->env->dbs[i].schema : NULL;
+}
+
+Btree *parse_db_bt(const Parse *p, int i) {
+  if (!p->env) return NULL;
+  if (i == 0 || p->env->ndb == 0) return p->env->bt;
+  return i > 0 && i < p->env->ndb ? p->env->dbs[i].bt : NULL;
+}
+
+int parse_find_db(const Parse *p, const char *name) {
+  if (!name) return -1;
+  int n = parse_ndb(p);
+  for (int i = 0; i < n; i++)
+    if (!util_stricmp(parse_db_name(p, i), name)) return i;
+  return -1;
+}
+
+int parse_table_db(const Parse *p, const Table *tab) {
+  int n = parse_ndb(p);
+  if (n <= 1 || !tab || !tab->name) return 0;
+  for (int k = 0; k < n; k++) {
+    int i = k == 0 ? 0 : k == 1 ? 1 : k; /* main first: the common case */
+    const Schema *s = parse_db_schema(p, i);
+    if (!s) continue;
+    if (s->schema_table == tab || schema_find_table(s, tab->name) == tab) return i;
+  }
+  return p->idb; /* a table being built (ALTER): the statement's database */
+}
+
+static int is_temp_master(const char *name) {
+  return !util_stricmp(name, "sqlite_temp_master") || !util_stricmp(name, "sqlite_temp_schema");
+}
+
+static void *find_in(Parse *p, int i, int kind, const char *name) {
+  Schema *s = parse_db_schema(p, i);
+  if (!s) return NULL;
+  switch (kind) {
+    case PARSE_OBJ_TABLE:
+      if (i == 1 && is_temp_master(name)) return s->schema_table;
+      return schema_find_table(s, name);
+    case PARSE_OBJ_INDEX: return schema_find_index(s, name);
+    case PARSE_OBJ_VIEW: return schema_find_view(s, name);
+    default: return schema_find_trigger(s, name);
+  }
+}
+
+void *parse_find_object(Parse *p, int kind, const char *zdb, const char *name, int *idb) {
+  *idb = -1;
+  if (!name) return NULL;
+  if (zdb) {
+    int i = parse_find_db(p, zdb);
+    void *o = i >= 0 ? find_in(p, i, kind, name) : NULL;
+    if (o) *idb = i;
+    return o;
+  }
+  int n = parse_ndb(p);
+  if (p->scope_db1 > 0 && p->scope_db1 <= n) {
+    int i = p->scope_db1 - 1;
+    void *o = find_in(p, i, kind, name);
+    if (o) *idb = i;
+    return o;
+  }
+  for (int k = 0; k < n; k++) {
+    int i = n == 1 ? 0 : k == 0 ? 1 : k == 1 ? 0 : k; /* temp, main, attached */
+    if (i == 1 && kind == PARSE_OBJ_TABLE &&
+        (!util_stricmp(name, "sqlite_master") || !util_stricmp(name, "sqlite_schema")))
+      continue; /* temp's is sqlite_temp_master unless qualified */
+    void *o = find_in(p, i, kind, name);
+    if (o) {
+      *idb = i;
+      return o;
+    }
+  }
+  return NULL;
+}
+
+int parse_other_db(const Parse *p, const char *zdb) {
+  if (!zdb) return 0;
+  if (parse_ndb(p) == 1) return util_stricmp(zdb, "main") && util_stricmp(zdb, "temp");
+  return parse_find_db(p, zdb) != p->idb;
+}
+
+void parse_set_db(Parse *p, int idb) {
+  if (idb < 0 || idb >= parse_ndb(p)) idb = 0;
+  p->idb = idb;
+  p->schema = NULL;
+  p->schema = parse_db_schema(p, idb);
 }
 
 void parse_set_cover(Parse *p, int tab_cur, const Index *idx, int idx_cur) {
@@ -179,12 +287,10 @@ KeyInfo *parse_index_keyinfo(Parse *p, const Index *idx) {
 void parse_open_index(Parse *p, int cur, const Index *idx, int write) {
   KeyInfo *ki = parse_index_keyinfo(p, idx);
   if (!ki) return;
-  if (write)
-    parse_need_write(p);
-  else
-    parse_need_read(p);
-  vm_builder_add_p4(&p->b, write ? OP_OpenWrite : OP_OpenRead, cur, (int)idx->root, 0, P4_KEYINFO,
-                    ki);
+  int idb = parse_table_db(p, idx->table);
+  parse_need_db(p, idb, write);
+  vm_builder_add_p4(&p->b, write ? OP_OpenWrite : OP_OpenRead, cur, (int)idx->root, idb,
+                    P4_KEYINFO, ki);
 }
 
 void parse_open_table(Parse *p, int cur, const Table *tab, int write) {
@@ -192,12 +298,10 @@ void parse_open_table(Parse *p, int cur, const Table *tab, int write) {
     parse_open_index(p, cur, tab->pk_index, write);
     return;
   }
-  if (write)
-    parse_need_write(p);
-  else
-    parse_need_read(p);
+  int idb = parse_table_db(p, tab);
+  parse_need_db(p, idb, write);
   int ncol = tab->nstored > 0 ? tab->nstored : tab->ncol;
-  vm_builder_add_i4(&p->b, write ? OP_OpenWrite : OP_OpenRead, cur, (int)tab->root, 0, ncol);
+  vm_builder_add_i4(&p->b, write ? OP_OpenWrite : OP_OpenRead, cur, (int)tab->root, idb, ncol);
 }
 
 /* ---- transaction control ---- */
@@ -206,7 +310,8 @@ static int compile_txn(Parse *p, const SqlStmt *s) {
   switch (s->kind) {
     case SQL_STMT_BEGIN:
       if (s->u.begin.mode == TK_IMMEDIATE || s->u.begin.mode == TK_EXCLUSIVE)
-        emit(p, OP_Transaction, 0, s->u.begin.mode == TK_EXCLUSIVE ? 2 : 1, 0);
+        for (int i = 0; i < parse_ndb(p); i++) /* every database, as SQLite */
+          emit(p, OP_Transaction, i, s->u.begin.mode == TK_EXCLUSIVE ? 2 : 1, 0);
       emit(p, OP_AutoCommit, 0, 0, 0);
       break;
     case SQL_STMT_COMMIT:
@@ -280,6 +385,15 @@ static int auth_stmt(Parse *p, const SqlStmt *s) {
   if (!p->env || !p->env->auth) return AUTH_OK;
   switch (s->kind) {
     case SQL_STMT_SELECT: return parse_auth(p, AUTH_SELECT, NULL, NULL, NULL);
+    case SQL_STMT_ATTACH: {
+      const SqlExpr *f = s->u.attach.file;
+      return parse_auth(p, AUTH_ATTACH, f->op == SQL_E_STRING ? f->z : NULL, NULL, NULL);
+    }
+    case SQL_STMT_DETACH: {
+      const SqlExpr *f = s->u.detach.schema;
+      return parse_auth(p, AUTH_DETACH, f->op == SQL_E_STRING || f->op == SQL_E_ID ? f->z : NULL,
+                        NULL, NULL);
+    }
     case SQL_STMT_INSERT: {
       int rc = parse_auth(p, AUTH_INSERT, s->u.insert.table.name, NULL, "main");
       const SqlSelect *sel = s->u.insert.select;
@@ -405,8 +519,181 @@ static int compile_vacuum(Parse *p, const SqlStmt *s) {
   return p->rc;
 }
 
+/* A qualified name's database for CREATE: the schema written (unknown:
+ * "unknown database X"), temp for TEMP ("temporary table name must be
+ * unqualified" for another one), else dflt. -1 after an error. */
+static int create_db(Parse *p, const SqlQualName *q, int temp, int dflt) {
+  int idb = dflt;
+  if (q->schema) {
+    idb = parse_find_db(p, q->schema);
+    if (idb < 0) {
+      parse_error(p, "unknown database %s", q->schema);
+      return -1;
+    }
+  }
+  if (temp) {
+    if (q->schema && idb != 1) {
+      parse_error(p, "temporary table name must be unqualified");
+      return -1;
+    }
+    idb = 1;
+  }
+  return idb;
+}
+
+/* An existing object's database: found by name (kinds tried in order), or
+ * the database written when not found (-1 for an unknown one: the caller
+ * reports "no such ..."). */
+static int object_db(Parse *p, const char *zdb, const char *name, int k1, int k2) {
+  int idb = -1;
+  if (!parse_find_object(p, k1, zdb, name, &idb) && k2 >= 0) parse_find_object(p, k2, zdb, name, &idb);
+  if (idb < 0 && zdb) idb = parse_find_db(p, zdb);
+  return idb;
+}
+
+/* A non-TEMP view may only name tables of its own database. */
+struct FixCheck {
+  Parse *p;
+  int idb;
+  const char *bad;
+};
+
+static int fix_src(struct FixCheck *fc, const SqlSrcList *l) {
+  for (int i = 0; l && i < l->n; i++) {
+    const SqlSrcItem *it = &l->a[i];
+    if (it->schema && parse_find_db(fc->p, it->schema) != fc->idb) {
+      fc->bad = it->schema;
+      return 1;
+    }
+    if (fix_src(fc, it->nested)) return 1;
+  }
+  return 0;
+}
+
+static int fix_select_cb(SqlWalker *w, SqlSelect *sel) {
+  struct FixCheck *fc = w->arg;
+  return fix_src(fc, sel->from) ? SQL_WALK_ABORT : SQL_WALK_CONTINUE;
+}
+
+static int fix_expr_cb(SqlWalker *w, SqlExpr *e) { return SQL_WALK_CONTINUE; }
+
+/* Choose the database a statement works in (Parse.idb and .schema). */
+static int stmt_target(Parse *p, const SqlStmt *s) {
+  int idb = 0;
+  switch (s->kind) {
+    case SQL_STMT_INSERT:
+      idb = object_db(p, s->u.insert.table.schema, s->u.insert.table.name, PARSE_OBJ_TABLE,
+                      PARSE_OBJ_VIEW);
+      break;
+    case SQL_STMT_UPDATE:
+    case SQL_STMT_DELETE: {
+      const SqlSrcItem *it = s->kind == SQL_STMT_UPDATE ? s->u.update.table : s->u.del.table;
+      if (it) idb = object_db(p, it->schema, it->name, PARSE_OBJ_TABLE, PARSE_OBJ_VIEW);
+      break;
+    }
+    case SQL_STMT_CREATE_TABLE:
+      idb = create_db(p, &s->u.create_table.name, s->u.create_table.temp, 0);
+      break;
+    case SQL_STMT_CREATE_VIEW:
+      idb = create_db(p, &s->u.create_view.name, s->u.create_view.temp, 0);
+      if (idb > 1 || idb == 0) {
+        struct FixCheck fc = {p, idb, NULL};
+        SqlWalker w = {fix_expr_cb, fix_select_cb, &fc};
+        if (s->u.create_view.select) sql_walk_select(&w, s->u.create_view.select);
+        if (fc.bad) {
+          parse_error(p, "view %s cannot reference objects in database %s",
+                      s->u.create_view.name.name, fc.bad);
+          return -1;
+        }
+      }
+      break;
+    case SQL_STMT_CREATE_TRIGGER: {
+      const SqlCreateTrigger *tr = &s->u.create_trigger;
+      if (tr->temp && tr->name.schema) {
+        parse_error(p, "temporary trigger may not have qualified name");
+        return -1;
+      }
+      int dflt = 0;
+      if (!tr->name.schema && !tr->table_schema) { /* a trigger on a TEMP table is TEMP */
+        int t = -1;
+        if (!parse_find_object(p, PARSE_OBJ_TABLE, NULL, tr->table, &t))
+          parse_find_object(p, PARSE_OBJ_VIEW, NULL, tr->table, &t);
+        if (t == 1) dflt = 1;
+      }
+      idb = create_db(p, &tr->name, tr->temp, dflt);
+      break;
+    }
+    case SQL_STMT_CREATE_INDEX: {
+      const SqlCreateIndex *ci = &s->u.create_index;
+      if (ci->name.schema) {
+        idb = create_db(p, &ci->name, 0, 0);
+      } else { /* main, unless the table is a TEMP one */
+        int t = -1;
+        idb = parse_find_object(p, PARSE_OBJ_TABLE, "temp", ci->table, &t) ? 1 : 0;
+      }
+      break;
+    }
+    case SQL_STMT_DROP: {
+      const SqlDrop *d = &s->u.drop;
+      int k = d->object == TK_TABLE   ? PARSE_OBJ_TABLE
+              : d->object == TK_INDEX ? PARSE_OBJ_INDEX
+              : d->object == TK_VIEW  ? PARSE_OBJ_VIEW
+                                      : PARSE_OBJ_TRIGGER;
+      idb = object_db(p, d->name.schema, d->name.name, k,
+                      k == PARSE_OBJ_TABLE ? PARSE_OBJ_VIEW : k == PARSE_OBJ_VIEW ? PARSE_OBJ_TABLE : -1);
+      break;
+    }
+    case SQL_STMT_ALTER:
+      idb = object_db(p, s->u.alter.table.schema, s->u.alter.table.name, PARSE_OBJ_TABLE,
+                      PARSE_OBJ_VIEW);
+      break;
+    case SQL_STMT_REINDEX:
+    case SQL_STMT_ANALYZE:
+      if (s->u.analyze.has_name && s->u.analyze.name.schema) {
+        idb = parse_find_db(p, s->u.analyze.name.schema);
+        if (idb < 0) {
+          parse_error(p, "unknown database %s", s->u.analyze.name.schema);
+          return -1;
+        }
+      }
+      break;
+    default:
+      return 0;
+  }
+  if (idb < 0) idb = p->scope_db1 > 0 ? p->scope_db1 - 1 : 0; /* reported by the statement */
+  parse_set_db(p, idb);
+  return idb;
+}
+
+/* ATTACH/DETACH: the program computes the arguments (file, name; or the
+ * name) as one row; the API layer attaches or detaches with them. A bare
+ * identifier is its name as a string (as SQLite). */
+static int compile_attach(Parse *p, const SqlStmt *s) {
+  SqlExpr *args[2];
+  int n = 0;
+  if (s->kind == SQL_STMT_ATTACH) {
+    args[n++] = s->u.attach.file;
+    args[n++] = s->u.attach.schema;
+  } else {
+    args[n++] = s->u.detach.schema;
+  }
+  int r = emit_regs(p, n);
+  for (int i = 0; i < n; i++) {
+    SqlExpr *e = args[i];
+    if (e->op == SQL_E_ID) e->op = SQL_E_STRING;
+    NameCtx nc;
+    memset(&nc, 0, sizeof nc);
+    nc.flags = NC_NO_COLUMN;
+    if (resolve_expr(p, &nc, e)) return p->rc ? p->rc : SHALE_ERROR;
+    expr_code(p, e, r + i);
+  }
+  emit(p, OP_ResultRow, r, n, 0);
+  return p->rc;
+}
+
 int compile_stmt(Parse *p, const SqlStmt *s) {
   if (parse_failed(p)) return p->rc;
+  if (parse_ndb(p) > 1 && stmt_target(p, s) < 0) return p->rc;
   int auth = auth_stmt(p, s);
   if (auth != AUTH_OK) return p->rc; /* IGNORE: a statement that does nothing */
   switch (s->kind) {
@@ -446,11 +733,8 @@ int compile_stmt(Parse *p, const SqlStmt *s) {
     case SQL_STMT_VACUUM:
       return compile_vacuum(p, s);
     case SQL_STMT_ATTACH:
-      parse_error(p, "ATTACH is not supported");
-      return p->rc;
     case SQL_STMT_DETACH:
-      parse_error(p, "DETACH is not supported");
-      return p->rc;
+      return compile_attach(p, s);
     default:
       parse_error(p, "statement not supported");
       return p->rc;
@@ -463,9 +747,11 @@ int compile_stmt(Parse *p, const SqlStmt *s) {
 static int finish_program(Parse *p, int body_start, VmProgram **out) {
   emit(p, OP_Halt, 0, 0, 0);
   emit_resolve(p, p->once_label);
-  if (p->need_read || p->need_write) {
-    uint32_t cookie = p->schema ? p->schema->cookie : 0;
-    int a = emit(p, OP_Transaction, 0, p->need_write ? 1 : 0, (int)cookie);
+  for (int i = 0; i < parse_ndb(p) && i < 32; i++) {
+    if (!((p->rmask | p->wmask) & (1u << i))) continue;
+    const Schema *sc = parse_db_schema(p, i);
+    uint32_t cookie = sc ? sc->cookie : 0;
+    int a = emit(p, OP_Transaction, i, (p->wmask >> i) & 1, (int)cookie);
     vm_builder_set_p5(&p->b, a, VM_TXN_CHECK_COOKIE);
   }
   for (int i = 0; i < p->nconst_ops; i++) {
@@ -626,7 +912,7 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
   if (tail) *tail = end ? end : sql + nbytes;
   SqlStmt *hdr = NULL;
   if (rc == SHALE_ERROR && sql_parse_trigger_header(&p.arena, sql, nbytes, &hdr) &&
-      ddl_trigger_header_error(&p, hdr)) {
+      ((parse_ndb(&p) > 1 && stmt_target(&p, hdr) < 0) || ddl_trigger_header_error(&p, hdr))) {
     /* SQLite stops at the header's error before it reads the body */
     shale_free(perr);
     perr = p.errmsg;
@@ -703,6 +989,10 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
                   s->kind != SQL_STMT_VACUUM &&
                   !(s->kind == SQL_STMT_BEGIN &&
                     (s->u.begin.mode == TK_IMMEDIATE || s->u.begin.mode == TK_EXCLUSIVE));
+  out->db_rmask = p.rmask | p.wmask;
+  out->db_wmask = p.wmask;
+  if (s->kind == SQL_STMT_BEGIN && (s->u.begin.mode == TK_IMMEDIATE || s->u.begin.mode == TK_EXCLUSIVE))
+    out->db_rmask |= (parse_ndb(&p) >= 32 ? ~0u : (1u << parse_ndb(&p)) - 1) & ~2u;
   out->stmt_journal = 1;
   if (s->kind == SQL_STMT_INSERT || s->kind == SQL_STMT_UPDATE || s->kind == SQL_STMT_DELETE) {
     out->stmt_journal = p.multi_write && program_may_abort(out->prog);

@@ -52,6 +52,14 @@
 
 /* ======================= public part (API layer) ======================= */
 
+/* One database of the connection (CompileEnv.dbs). */
+typedef struct CompileDb {
+  const char *name; /* "main", "temp", or the ATTACH name */
+  Schema *schema;   /* its loaded schema (temp: empty until used) */
+  const char *file; /* its file name ("" for memory), NULL when not open (temp) */
+  Btree *bt;        /* its B-tree (NULL when not open) */
+} CompileDb;
+
 /* What a statement is compiled against: the connection's state. */
 typedef struct CompileEnv {
   Btree *bt;                 /* main database */
@@ -77,6 +85,11 @@ typedef struct CompileEnv {
                                  immediate FK halts: compile_fk.c) */
   uint8_t in_txn;            /* an explicit transaction is open (BEGIN ran) */
   uint8_t reverse_unordered; /* PRAGMA reverse_unordered_selects */
+  /* Every database (ATTACH/TEMP): dbs[0] main (schema == the schema field
+   * above), dbs[1] temp, dbs[2..ndb) attached in order. ndb == 0: main only
+   * (callers that predate ATTACH). */
+  int ndb;
+  const CompileDb *dbs;
 } CompileEnv;
 
 /* Authorizer actions and answers (SQLite's SQLITE_* numbers). */
@@ -99,7 +112,7 @@ typedef struct ResultCol {
   const char *decltype; /* declared type of the source column, or NULL */
   const char *table;    /* origin table name, or NULL (expression) */
   const char *origin;   /* origin column name, or NULL */
-  const char *db;       /* "main" when table is set, else NULL */
+  const char *db;       /* the table's database name when table is set, else NULL */
 } ResultCol;
 
 /* One row of EXPLAIN QUERY PLAN: id, parent, 0, detail. */
@@ -133,6 +146,8 @@ typedef struct CompiledStmt {
                            cannot write several rows or cannot abort midway) */
   uint8_t is_txn_ctl;  /* BEGIN/COMMIT/ROLLBACK/SAVEPOINT/RELEASE */
   PragmaReq pragma;    /* kind == SQL_STMT_PRAGMA */
+  uint32_t db_rmask;   /* databases the program opens a transaction on (bit i = dbs[i]) */
+  uint32_t db_wmask;   /* ... a write transaction on */
   int neqp;            /* EXPLAIN QUERY PLAN rows (explain == 2) */
   EqpRow *eqp;
   UtilArena arena;     /* owns cols, var_names, pragma strings, eqp */
@@ -192,6 +207,7 @@ typedef struct SrcItem {
   uint8_t vtab_idx;      /* nonzero: an eponymous virtual table (pragma_NAME); its
                             EXPLAIN QUERY PLAN row reads "SCAN x VIRTUAL TABLE INDEX
                             (vtab_idx - 1):" */
+  int idb;               /* SRC_TABLE: the table's database (CompileEnv.dbs index) */
 } SrcItem;
 
 struct SrcList {
@@ -546,6 +562,15 @@ struct Parse {
   /* outermost Parse: the trigger whose program was compiled last (SQLite's
    * pTriggerPrg head; compile_trigger.c sets it, compile_fk.c reads it) */
   const Trigger *last_trig;
+  /* databases (ATTACH/TEMP): idb is the database the statement targets
+   * (schema == its schema): DDL and DML work there, parse_need_read/write
+   * and the database-level ops (SetCookie, CreateBtree, ...) name it.
+   * rmask/wmask: databases needing a read/write transaction (epilogue).
+   * scope_db1: when nonzero, unqualified names resolve only in database
+   * scope_db1 - 1 (bodies of non-TEMP triggers and views). */
+  int idb;
+  uint32_t rmask, wmask;
+  int scope_db1;
 };
 
 /* Ask the authorizer (env->auth) about an action: AUTH_OK (also when there
@@ -572,9 +597,37 @@ static inline void emit_resolve(Parse *p, int label) { vm_builder_resolve(&p->b,
 static inline int emit_regs(Parse *p, int n) { return vm_builder_regs(&p->b, n); }
 static inline int emit_cursor(Parse *p) { return vm_builder_cursor(&p->b); }
 static inline int emit_addr(Parse *p) { return vm_builder_addr(&p->b); }
-/* The statement reads / writes the main database (epilogue Transaction). */
+/* The statement reads / writes database p->idb (epilogue Transaction). */
 void parse_need_read(Parse *);
 void parse_need_write(Parse *);
+/* ... database idb. */
+void parse_need_db(Parse *, int idb, int write);
+
+/* ---- databases (compile.c) ---- */
+/* Number of databases (>= 1), database i's name and schema (NULL if none). */
+int parse_ndb(const Parse *);
+const char *parse_db_name(const Parse *, int i);
+Schema *parse_db_schema(const Parse *, int i);
+Btree *parse_db_bt(const Parse *, int i);
+/* Index of the database named name ("main", "temp", attached), or -1. */
+int parse_find_db(const Parse *, const char *name);
+/* The database whose schema holds tab (a Table of some schema, sqlite_schema
+ * included); p->idb when none does (subquery tables, tables being built). */
+int parse_table_db(const Parse *, const Table *tab);
+/* Look up an object of kind PARSE_OBJ_* by optional schema name and name:
+ * unqualified names search temp, main, then attached databases in order
+ * (only scope_db1 - 1 when set). *idb gets the database (-1: not found or
+ * unknown schema). sqlite_temp_master/sqlite_temp_schema name temp's
+ * schema table. */
+#define PARSE_OBJ_TABLE 0
+#define PARSE_OBJ_INDEX 1
+#define PARSE_OBJ_VIEW 2
+#define PARSE_OBJ_TRIGGER 3
+void *parse_find_object(Parse *, int kind, const char *zdb, const char *name, int *idb);
+/* 1 if zdb (may be NULL: 0) names another database than p->idb, or none. */
+int parse_other_db(const Parse *, const char *zdb);
+/* Make database idb the statement's target (p->idb, p->schema). */
+void parse_set_db(Parse *, int idb);
 /* Reads of table cursor tab_cur are served by index idx on cursor idx_cur
  * (covering index) until cleared with idx = NULL. */
 void parse_set_cover(Parse *, int tab_cur, const Index *idx, int idx_cur);

@@ -80,7 +80,8 @@ const char *ddl_stored_sql(Parse *p, const SqlStmt *s, const SqlQualName *q, con
 }
 
 int ddl_check_db(Parse *p, const SqlQualName *q) {
-  if (!q->schema || !util_stricmp(q->schema, "main") || !util_stricmp(q->schema, "temp"))
+  if (!q->schema || parse_find_db(p, q->schema) >= 0 ||
+      (parse_ndb(p) == 1 && !util_stricmp(q->schema, "temp")))
     return 0;
   parse_error(p, "unknown database %s", q->schema);
   return 1;
@@ -95,7 +96,7 @@ void ddl_emit_text(Parse *p, int reg, const char *z) {
 
 int ddl_open_schema(Parse *p) {
   int cur = emit_cursor(p);
-  vm_builder_add_i4(&p->b, OP_OpenWrite, cur, 1, 0, 5);
+  vm_builder_add_i4(&p->b, OP_OpenWrite, cur, 1, p->idb, 5);
   return cur;
 }
 
@@ -145,7 +146,7 @@ void ddl_schema_delete(Parse *p, const DdlObj *objs, int n) {
 void ddl_delete_rows_eq(Parse *p, const Table *tab, int col, const char *z) {
   if (!tab || !tab->root) return;
   int cur = emit_cursor(p);
-  vm_builder_add_i4(&p->b, OP_OpenWrite, cur, (int)tab->root, 0, tab->ncol);
+  vm_builder_add_i4(&p->b, OP_OpenWrite, cur, (int)tab->root, parse_table_db(p, tab), tab->ncol);
   int r = emit_regs(p, 2);
   int done = emit_label(p), next = emit_label(p);
   ddl_emit_text(p, r + 1, z);
@@ -162,8 +163,8 @@ void ddl_delete_rows_eq(Parse *p, const Table *tab, int col, const char *z) {
 }
 
 void ddl_finish(Parse *p) {
-  emit(p, OP_SetCookie, 0, BTREE_META_SCHEMA_COOKIE, (int)(p->schema->cookie + 1));
-  emit(p, OP_ParseSchema, 0, 0, 0);
+  emit(p, OP_SetCookie, p->idb, BTREE_META_SCHEMA_COOKIE, (int)(p->schema->cookie + 1));
+  emit(p, OP_ParseSchema, p->idb, 0, 0);
   p->schema_changed = 1;
 }
 
@@ -208,10 +209,10 @@ void ddl_build_error(Parse *p, int rc, char *msg) {
 static void code_file_format(Parse *p) {
   int r = emit_regs(p, 1);
   int skip = emit_label(p);
-  emit(p, OP_ReadCookie, 0, r, BTREE_META_SCHEMA_FORMAT);
+  emit(p, OP_ReadCookie, p->idb, r, BTREE_META_SCHEMA_FORMAT);
   emit(p, OP_If, r, skip, 0);
-  emit(p, OP_SetCookie, 0, BTREE_META_SCHEMA_FORMAT, 4);
-  emit(p, OP_SetCookie, 0, BTREE_META_TEXT_ENCODING, 1);
+  emit(p, OP_SetCookie, p->idb, BTREE_META_SCHEMA_FORMAT, 4);
+  emit(p, OP_SetCookie, p->idb, BTREE_META_TEXT_ENCODING, 1);
   emit_resolve(p, skip);
 }
 
@@ -220,7 +221,7 @@ void ddl_file_format(Parse *p) { code_file_format(p); }
 /* The checks SQLite's StartTable makes for a new table or view name.
  * Returns 1 when done (error, or IF NOT EXISTS met an existing object). */
 static int check_new_table_name(Parse *p, const SqlQualName *q, int temp, int if_not_exists) {
-  if (temp && q->schema) {
+  if (temp && q->schema && parse_find_db(p, q->schema) != 1) {
     parse_error(p, "temporary %s name must be unqualified", "table");
     return 1;
   }
@@ -340,9 +341,9 @@ static int create_table_as(Parse *p, const SqlStmt *s) {
   parse_need_write(p);
   code_file_format(p);
   int root = emit_regs(p, 1);
-  emit(p, OP_CreateBtree, 0, root, BTREE_INTKEY);
+  emit(p, OP_CreateBtree, p->idb, root, BTREE_INTKEY);
   int cur = emit_cursor(p);
-  int a = vm_builder_add_i4(&p->b, OP_OpenWrite, cur, root, 0, rt->ncol);
+  int a = vm_builder_add_i4(&p->b, OP_OpenWrite, cur, root, p->idb, rt->ncol);
   vm_builder_set_p5(&p->b, a, VM_OPFLAG_P2ISREG);
   /* each row goes through a subroutine that applies the columns'
    * affinities (a compound's later arms may not have them) and appends it */
@@ -393,18 +394,18 @@ int ddl_create_table(Parse *p, const SqlStmt *s) {
   parse_need_write(p);
   code_file_format(p);
   int root = emit_regs(p, 1);
-  emit(p, OP_CreateBtree, 0, root, t->without_rowid ? BTREE_BLOBKEY : BTREE_INTKEY);
+  emit(p, OP_CreateBtree, p->idb, root, t->without_rowid ? BTREE_BLOBKEY : BTREE_INTKEY);
   int cur = ddl_open_schema(p);
   ddl_schema_insert(p, cur, "table", t->name, t->name, root, sql);
   for (const Index *idx = t->indexes; idx; idx = idx->next) {
     if (idx == t->pk_index) continue;
     int r = emit_regs(p, 1);
-    emit(p, OP_CreateBtree, 0, r, BTREE_BLOBKEY);
+    emit(p, OP_CreateBtree, p->idb, r, BTREE_BLOBKEY);
     ddl_schema_insert(p, cur, "index", idx->name, t->name, r, NULL);
   }
   if (t->autoincrement && !schema_find_table(p->schema, "sqlite_sequence")) {
     int r = emit_regs(p, 1);
-    emit(p, OP_CreateBtree, 0, r, BTREE_INTKEY);
+    emit(p, OP_CreateBtree, p->idb, r, BTREE_INTKEY);
     ddl_schema_insert(p, cur, "table", "sqlite_sequence", "sqlite_sequence", r, SEQ_SQL);
   }
   emit(p, OP_Close, cur, 0, 0);
@@ -445,20 +446,35 @@ static int trigger_header(Parse *p, const SqlStmt *s, Table **on_out, View **onv
     return 1;
   }
   if (ddl_check_db(p, &tr->name)) return 1;
-  if (tr->table_schema && util_stricmp(tr->table_schema, "main")) {
-    if (!util_stricmp(tr->table_schema, "temp"))
+  int tdb = p->idb;
+  if (tr->table_schema) {
+    tdb = parse_find_db(p, tr->table_schema);
+    if (tdb < 0 && parse_ndb(p) == 1 && !util_stricmp(tr->table_schema, "temp")) tdb = 1;
+    if (tdb < 0) {
+      parse_error(p, "unknown database %s", tr->table_schema);
+      return 1;
+    }
+    if (tdb != p->idb && p->idb != 1) {
       parse_error(p, "trigger %s cannot reference objects in database %s", tr->name.name,
                   tr->table_schema);
-    else
-      parse_error(p, "unknown database %s", tr->table_schema);
-    return 1;
+      return 1;
+    }
   }
-  Table *on = schema_find_table(p->schema, tr->table);
-  View *onv = on ? NULL : schema_find_view(p->schema, tr->table);
+  Table *on = NULL;
+  View *onv = NULL;
+  if (p->idb == 1 && !tr->table_schema && parse_ndb(p) > 1) { /* TEMP: any database's table */
+    int d;
+    on = parse_find_object(p, PARSE_OBJ_TABLE, NULL, tr->table, &d);
+    if (!on) onv = parse_find_object(p, PARSE_OBJ_VIEW, NULL, tr->table, &d);
+  } else {
+    Schema *ts = parse_ndb(p) > 1 ? parse_db_schema(p, tdb) : p->schema;
+    on = ts ? schema_find_table(ts, tr->table) : NULL;
+    onv = on || !ts ? NULL : schema_find_view(ts, tr->table);
+  }
   *on_out = on;
   *onv_out = onv;
   if (!on && !onv) {
-    parse_error(p, "no such table: main.%s", tr->table);
+    parse_error(p, "no such table: %s.%s", parse_db_name(p, tdb), tr->table);
     return 1;
   }
   if (!util_strnicmp(tr->name.name, "sqlite_", 7)) {

@@ -89,7 +89,7 @@ static int skip_space(const char *z, int i) {
  * actions. NULL after an error. */
 static Table *alter_target(Parse *p, const SqlAlter *a, int is_add) {
   const SqlQualName *q = &a->table;
-  int other = q->schema && util_stricmp(q->schema, "main") && util_stricmp(q->schema, "temp");
+  int other = parse_other_db(p, q->schema);
   Table *t = other ? NULL : schema_find_table(p->schema, q->name);
   if (!t) {
     if (!other && schema_find_view(p->schema, q->name)) {
@@ -283,10 +283,10 @@ static int add_column(Parse *p, const SqlStmt *s) {
   }
   /* schema format at least 3 (ADD COLUMN's records may be short) */
   int r = emit_regs(p, 1), skip = emit_label(p);
-  emit(p, OP_ReadCookie, 0, r, BTREE_META_SCHEMA_FORMAT);
+  emit(p, OP_ReadCookie, p->idb, r, BTREE_META_SCHEMA_FORMAT);
   emit(p, OP_AddImm, r, -2, 0);
   emit(p, OP_IfPos, r, skip, 0);
-  emit(p, OP_SetCookie, 0, BTREE_META_SCHEMA_FORMAT, 3);
+  emit(p, OP_SetCookie, p->idb, BTREE_META_SCHEMA_FORMAT, 3);
   emit_resolve(p, skip);
   int gen_notnull = generated && notnull;
   if (nt->ncheck > 0 || gen_notnull) check_rows(p, t, nt, gen_notnull);
@@ -597,7 +597,8 @@ static const char *renamed_sql(Parse *p, const char *sql, const char *old, const
 static const char **names_in_order(Parse *p, int cap) {
   const char **out = parse_alloc(p, sizeof *out * (size_t)(cap + 1));
   if (!out || !cap) return out;
-  Btree *bt = p->env->bt;
+  Btree *bt = parse_db_bt(p, p->idb);
+  if (!bt) return out;
   int own = btree_txn_state(bt) == PAGER_TXN_NONE, n = 0;
   if (own && btree_begin(bt, BTREE_TXN_READ) != SHALE_OK) own = -1;
   BtCursor *cur = NULL;
@@ -648,6 +649,8 @@ static int check_view_in(Parse *p, Schema *sc, View *v, const char *after, char 
   Parse tp;
   memset(&tp, 0, sizeof tp);
   tp.env = p->env;
+  tp.idb = p->idb;
+  tp.scope_db1 = p->scope_db1 ? p->scope_db1 : parse_ndb(p) > 1 && p->idb != 1 ? p->idb + 1 : 0;
   tp.schema = sc;
   tp.sql = v->sql;
   util_arena_init(&tp.arena, 0);
@@ -713,6 +716,7 @@ static int check_trigger(Parse *p, Trigger *g) {
   Parse tp;
   memset(&tp, 0, sizeof tp);
   tp.env = p->env;
+  tp.idb = p->idb;
   tp.schema = scratch;
   tp.sql = g->sql;
   util_arena_init(&tp.arena, 0);
@@ -857,7 +861,7 @@ static int rename_table(Parse *p, const SqlStmt *s) {
     Table *seq = schema_find_table(p->schema, "sqlite_sequence");
     if (seq && seq->root) {
       int cur = emit_cursor(p);
-      vm_builder_add_i4(&p->b, OP_OpenWrite, cur, (int)seq->root, 0, seq->ncol);
+      vm_builder_add_i4(&p->b, OP_OpenWrite, cur, (int)seq->root, p->idb, seq->ncol);
       int r = emit_regs(p, 5);
       int done = emit_label(p), next = emit_label(p);
       ddl_emit_text(p, r + 2, t->name);
@@ -1280,7 +1284,7 @@ static char *quote_name(Parse *p, const char *nn) {
 /* The table for RENAME COLUMN / DROP COLUMN (views refused with what). */
 static Table *alter_col_target(Parse *p, const SqlAlter *a, const char *what) {
   const SqlQualName *q = &a->table;
-  int other = q->schema && util_stricmp(q->schema, "main") && util_stricmp(q->schema, "temp");
+  int other = parse_other_db(p, q->schema);
   View *v = other ? NULL : schema_find_view(p->schema, q->name);
   if (v && !schema_find_table(p->schema, q->name)) {
     parse_error(p, "%s \"%s\"", what, v->name);
@@ -1530,7 +1534,7 @@ static void drop_rewrite_rows(Parse *p, const Table *t, int dslot) {
   /* a WITHOUT ROWID key changes as a whole: empty the tree, then insert the
    * new records kept in eph */
   int done2 = emit_label(p);
-  emit(p, OP_Clear, (int)t->root, 0, 0);
+  emit(p, OP_Clear, (int)t->root, p->idb, 0);
   parse_open_table(p, cur, t, 1);
   emit(p, OP_Rewind, eph, done2, 0);
   int top2 = emit_addr(p);

@@ -35,7 +35,7 @@ static const char *missing_name(Parse *p, const SqlQualName *q) {
 }
 
 static void drop_object(Parse *p, int kind, const char *name) {
-  vm_builder_add_text(&p->b, OP_DropObject, kind, 0, 0, name, -1);
+  vm_builder_add_text(&p->b, OP_DropObject, kind, p->idb, 0, name, -1);
 }
 
 /* Triggers whose table (or view) is name. Collects at most cap. */
@@ -97,7 +97,7 @@ static int drop_table(Parse *p, const SqlDrop *d, Table *t) {
     uint32_t x = roots[i];
     roots[i] = roots[hi];
     roots[hi] = x;
-    emit(p, OP_Destroy, (int)roots[i], 0, 0);
+    emit(p, OP_Destroy, (int)roots[i], 0, p->idb);
   }
   for (int i = 0; i < ntrig; i++) drop_object(p, DROP_TRIGGER, trig[i]->name);
   drop_object(p, DROP_TABLE, t->name);
@@ -131,7 +131,7 @@ static int drop_index(Parse *p, Index *idx) {
   DdlObj o = {"index", idx->name};
   ddl_schema_delete(p, &o, 1);
   clear_stats(p, 1, idx->name);
-  if (idx->root) emit(p, OP_Destroy, (int)idx->root, 0, 0);
+  if (idx->root) emit(p, OP_Destroy, (int)idx->root, 0, p->idb);
   drop_object(p, DROP_INDEX, idx->name);
   ddl_finish(p);
   return parse_failed(p);
@@ -150,7 +150,7 @@ int ddl_drop(Parse *p, const SqlStmt *s) {
   const SqlDrop *d = &s->u.drop;
   const SqlQualName *q = &d->name;
   /* another schema name finds nothing: "no such table: other.t" */
-  int other = q->schema && util_stricmp(q->schema, "main") && util_stricmp(q->schema, "temp");
+  int other = parse_other_db(p, q->schema);
   const char *what = NULL;
   switch (d->object) {
     case TK_TABLE:

@@ -105,7 +105,7 @@ void ddl_fill_index(Parse *p, const Index *idx, int root_reg) {
 
   parse_open_table(p, tcur, tab, 0);
   int icur = emit_cursor(p);
-  int a = vm_builder_add_p4(&p->b, OP_OpenWrite, icur, root_reg, 0, P4_KEYINFO, ki);
+  int a = vm_builder_add_p4(&p->b, OP_OpenWrite, icur, root_reg, p->idb, P4_KEYINFO, ki);
   vm_builder_set_p5(&p->b, a, VM_OPFLAG_P2ISREG);
   int key = emit_regs(p, idx->ncol + 1);
   int done = emit_label(p), next = emit_label(p);
@@ -156,7 +156,7 @@ int ddl_create_index(Parse *p, const SqlStmt *s) {
     if (schema_find_view(p->schema, ci->table))
       parse_error(p, "views may not be indexed");
     else
-      parse_error(p, "no such table: main.%s", ci->table);
+      parse_error(p, "no such table: %s.%s", parse_db_name(p, p->idb), ci->table);
     return 1;
   }
   if (tab->is_schema || ddl_is_system_table(tab)) {
@@ -207,7 +207,7 @@ int ddl_create_index(Parse *p, const SqlStmt *s) {
   }
   parse_need_write(p);
   int root = emit_regs(p, 1);
-  emit(p, OP_CreateBtree, 0, root, BTREE_BLOBKEY);
+  emit(p, OP_CreateBtree, p->idb, root, BTREE_BLOBKEY);
   int cur = ddl_open_schema(p);
   ddl_schema_insert(p, cur, "index", idx->name, tab->name, root, sql);
   emit(p, OP_Close, cur, 0, 0);
@@ -239,7 +239,7 @@ static void reindex_one(Parse *p, Index *idx) {
     }
   }
   int r = emit_regs(p, 1);
-  emit(p, OP_Clear, (int)idx->root, 0, 0);
+  emit(p, OP_Clear, (int)idx->root, parse_table_db(p, idx->table), 0);
   emit(p, OP_Integer, (int)idx->root, r, 0);
   ddl_fill_index(p, fresh, r);
   schema_free(scratch);

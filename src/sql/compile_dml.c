@@ -879,8 +879,8 @@ static void attach_with_list(SqlWith *with, SqlExprList *l) {
 
 static Table *dml_table(Parse *p, const char *schema, const char *name, View **view) {
   *view = NULL;
-  if (schema && strcasecmp(schema, "main") != 0) {
-    parse_error(p, "unknown database %s", schema);
+  if (schema && (parse_find_db(p, schema) < 0 || parse_find_db(p, schema) != p->idb)) {
+    parse_error(p, "no such table: %s.%s", schema, name);
     return NULL;
   }
   Table *t = schema_find_table(p->schema, name);
@@ -2155,8 +2155,8 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   parse_need_write(p);
   if (!d->where && !before && !after && !fk && !d->returning && !d->limit) {
     for (Index *x = tab->indexes; x; x = x->next)
-      if (x != tab->pk_index) emit(p, OP_Clear, (int)x->root, 0, 0);
-    emit(p, OP_Clear, (int)tab->root, 0, 1);
+      if (x != tab->pk_index) emit(p, OP_Clear, (int)x->root, p->idb, 0);
+    emit(p, OP_Clear, (int)tab->root, p->idb, 1);
     return parse_failed(p);
   }
   SrcList *src = src_single(p, tab, d->table->alias);

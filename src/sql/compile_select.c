@@ -106,7 +106,8 @@ SrcList *src_single(Parse *p, Table *tab, const char *alias) {
   it->name = alias ? alias : tab->name;
   it->kind = SRC_TABLE;
   it->cursor = emit_cursor(p);
-  parse_need_read(p);
+  it->idb = parse_table_db(p, tab);
+  parse_need_db(p, it->idb, 0);
   return s;
 }
 
@@ -600,7 +601,9 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
     it->tab = select_result_table(p, a->select, a->alias ? a->alias : sqname, NULL);
     if (!it->tab) return 1;
   } else {
-    if (a->schema && util_stricmp(a->schema, "main") != 0 && util_stricmp(a->schema, "temp") != 0) {
+    if (a->schema && parse_find_db(p, a->schema) < 0 &&
+        (parse_ndb(p) > 1 || (util_stricmp(a->schema, "main") != 0 &&
+                              util_stricmp(a->schema, "temp") != 0))) {
       parse_error(p, "no such table: %s.%s", a->schema, a->name);
       return 1;
     }
@@ -620,13 +623,16 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
       return 0;
     }
     it->name = a->alias ? a->alias : a->name;
-    Table *t = p->schema ? schema_find_table(p->schema, a->name) : NULL;
+    int tdb = 0, vdb = 0;
+    const char *zdb = parse_ndb(p) > 1 ? a->schema : NULL;
+    Table *t = parse_find_object(p, PARSE_OBJ_TABLE, zdb, a->name, &tdb);
     if (t) {
       it->kind = SRC_TABLE;
       it->tab = t;
-      parse_need_read(p);
+      it->idb = tdb;
+      parse_need_db(p, tdb, 0);
     } else {
-      View *v = p->schema ? schema_find_view(p->schema, a->name) : NULL;
+      View *v = parse_find_object(p, PARSE_OBJ_VIEW, zdb, a->name, &vdb);
       if (!v && !a->schema) {
         int rc = cookie_item(p, it, a);
         if (rc < 0) rc = pragma_item(p, it, a);
@@ -638,6 +644,8 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
       }
       if (!v) {
         if (a->schema) parse_error(p, "no such table: %s.%s", a->schema, a->name);
+        else if (p->scope_db1 > 1)
+          parse_error(p, "no such table: %s.%s", parse_db_name(p, p->scope_db1 - 1), a->name);
         else parse_error(p, "no such table: %s", a->name);
         return 1;
       }
@@ -653,7 +661,10 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
       const char *save = st->text;
       st->text = text;
       p->in_view++;
+      int save_scope = p->scope_db1;
+      if (parse_ndb(p) > 1) p->scope_db1 = vdb == 1 ? 0 : vdb + 1; /* its own database */
       int rc = select_resolve(p, sel, NULL);
+      p->scope_db1 = save_scope;
       p->in_view--;
       st->text = save;
       if (rc) return 1;
@@ -667,7 +678,7 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
       it->sub = sel;
       it->tab = select_result_table(p, sel, v->name, v->ncol ? &ids : NULL);
       if (!it->tab) return 1;
-      parse_need_read(p);
+      parse_need_db(p, vdb, 0);
     }
   }
   s->n++;
@@ -835,8 +846,9 @@ static int expand_star(Parse *p, SelInfo *info, SqlExprList *cols) {
           if (j2 < 0) continue;
           if (x && ((x->merged[k2] | x->merged[k]) & ((uint64_t)1 << (j2 >= 63 ? 63 : j2))))
             continue; /* a USING column is not ambiguous */
-          parse_error(p, "ambiguous column name: %s%s.%s", it->kind == SRC_TABLE ? "main." : "",
-                      it->name, it->tab->cols[j].name);
+          parse_error(p, "ambiguous column name: %s%s%s.%s",
+                      it->kind == SRC_TABLE ? parse_db_name(p, it->idb) : "",
+                      it->kind == SRC_TABLE ? "." : "", it->name, it->tab->cols[j].name);
           return 1;
         }
         if (!e->table && x && (x->merged[k] & ((uint64_t)1 << (j >= 63 ? 63 : j)))) continue;
@@ -1285,7 +1297,7 @@ int select_result_names(Parse *p, SqlSelect *s) {
     int col = 0;
     if (trace_origin(core, core->info->result->a[i].expr, &t, &col)) {
       rc->table = t->name;
-      rc->db = "main";
+      rc->db = parse_db_name(p, parse_table_db(p, t));
       if (col < 0) {
         rc->origin = t->rowid_alias >= 0 ? t->cols[t->rowid_alias].name : "rowid";
         rc->decltype = "INTEGER";

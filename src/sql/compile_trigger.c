@@ -57,12 +57,37 @@ static TrigFrame *root_frame(Parse *p) {
   return r;
 }
 
+/* The schemas whose triggers may fire for tab: its own database's, and
+ * temp's (TEMP triggers on tables of other databases) unless temp has a
+ * table of that name itself. Returns how many (0..2) in sc[], databases
+ * in idb[]. */
+static int trigger_schemas(Parse *p, const Table *tab, Schema *sc[2], int idb[2]) {
+  int n = 0, d = parse_table_db(p, tab);
+  Schema *own = parse_ndb(p) > 1 ? parse_db_schema(p, d) : p->schema;
+  if (!own) own = p->schema;
+  if (own) {
+    idb[n] = d;
+    sc[n++] = own;
+  }
+  Schema *tmp = parse_ndb(p) > 1 && d != 1 ? parse_db_schema(p, 1) : NULL;
+  if (tmp && tmp != own && tmp->triggers.n > 0 && !schema_find_table(tmp, tab->name)) {
+    idb[n] = 1;
+    sc[n++] = tmp;
+  }
+  return n;
+}
+
 int trigger_exists(Parse *p, const Table *tab, int op, int timing) {
-  if (!p->schema || p->disable_triggers) return 0;
-  int pos = 0;
-  Trigger *t;
-  while ((t = schema_map_next(&p->schema->triggers, &pos)) != NULL)
-    if (trig_matches(t, tab, op, timing) && !on_stack(p, t)) return 1;
+  if (p->disable_triggers) return 0;
+  Schema *sc[2];
+  int dbs[2];
+  int ns = trigger_schemas(p, tab, sc, dbs);
+  for (int k = 0; k < ns; k++) {
+    int pos = 0;
+    Trigger *t;
+    while ((t = schema_map_next(&sc[k]->triggers, &pos)) != NULL)
+      if (trig_matches(t, tab, op, timing) && !on_stack(p, t)) return 1;
+  }
   return 0;
 }
 
@@ -82,7 +107,8 @@ static int update_of_hit(const Trigger *t, const Table *tab, const uint8_t *chan
 }
 
 /* Compile trigger t into a sub-program (NULL after an error recorded in p). */
-static VmProgram *trigger_program(Parse *p, const Trigger *t, const Table *tab, int on_conflict) {
+static VmProgram *trigger_program(Parse *p, const Trigger *t, const Table *tab, int on_conflict,
+                                  int tdb) {
   {
     TrigFrame *r = root_frame(p);
     (r ? r->outer : p)->last_trig = t;
@@ -92,6 +118,10 @@ static VmProgram *trigger_program(Parse *p, const Trigger *t, const Table *tab, 
   Parse *np = &f.p;
   np->env = p->env;
   np->schema = p->schema;
+  if (parse_ndb(p) > 1) { /* a non-TEMP trigger's body only sees its own database */
+    parse_set_db(np, tdb);
+    np->scope_db1 = tdb == 1 ? 0 : tdb + 1;
+  }
   np->sql = t->sql;
   util_arena_init(&np->arena, 0);
   np->nested = p->nested + 1;
@@ -179,15 +209,26 @@ static VmProgram *trigger_program(Parse *p, const Trigger *t, const Table *tab, 
     parse_nomem(p);
     sub = NULL;
   }
-  if (np->need_write) parse_need_write(p);
-  if (np->need_read) parse_need_read(p);
+  if (np->need_write) p->need_write = 1;
+  if (np->need_read) p->need_read = 1;
+  p->rmask |= np->rmask;
+  p->wmask |= np->wmask;
   shale_free(np->errmsg); /* const_ops, covers, eqp live in the arena */
   util_arena_free(&np->arena);
   return sub;
 }
 
+/* The database whose schema holds trigger t (p->idb when none does). */
+static int trigger_db(Parse *p, const Trigger *t) {
+  for (int i = 0; i < parse_ndb(p); i++) {
+    const Schema *s = parse_db_schema(p, i);
+    if (s && schema_find_trigger(s, t->name) == t) return i;
+  }
+  return p->idb;
+}
+
 VmProgram *trigger_program_of(Parse *p, const Trigger *t, const Table *tab, int on_conflict) {
-  return trigger_program(p, t, tab, on_conflict);
+  return trigger_program(p, t, tab, on_conflict, trigger_db(p, t));
 }
 
 static void halt_too_deep(Parse *p) {
@@ -199,15 +240,23 @@ void trigger_code(Parse *p, const Table *tab, int op, int timing, const uint8_t 
                   int old_reg, int new_reg, int on_conflict, int on_ignore) {
   if (!p->schema || parse_failed(p) || p->disable_triggers) return;
   Trigger *list[64];
-  int n = 0, pos = 0;
+  int ldb[64];
+  int n = 0;
   Trigger *t;
-  while ((t = schema_map_next(&p->schema->triggers, &pos)) != NULL && n < 64) {
-    if (!trig_matches(t, tab, op, timing) || on_stack(p, t)) continue;
-    if (op == TRIGGER_UPDATE && !update_of_hit(t, tab, changed)) continue;
-    list[n++] = t;
+  Schema *sc[2];
+  int dbs[2];
+  int ns = trigger_schemas(p, tab, sc, dbs);
+  for (int k = ns - 1; k >= 0; k--) { /* TEMP triggers on another database's table first */
+    int pos = 0, first = n;
+    while ((t = schema_map_next(&sc[k]->triggers, &pos)) != NULL && n < 64) {
+      if (!trig_matches(t, tab, op, timing) || on_stack(p, t)) continue;
+      if (op == TRIGGER_UPDATE && !update_of_hit(t, tab, changed)) continue;
+      ldb[n] = dbs[k];
+      list[n++] = t;
+    }
+    qsort(list + first, (size_t)(n - first), sizeof *list, cmp_trig_desc);
   }
   if (n == 0) return;
-  qsort(list, (size_t)n, sizeof *list, cmp_trig_desc);
   int ncol = tab->ncol;
   int base = emit_regs(p, 2 * (ncol + 1));
   for (int k = 0; k <= ncol; k++) {
@@ -230,7 +279,7 @@ void trigger_code(Parse *p, const Table *tab, int op, int timing, const uint8_t 
       continue;
     }
     if (root) root->nprog++;
-    VmProgram *sub = trigger_program(p, list[i], tab, on_conflict);
+    VmProgram *sub = trigger_program(p, list[i], tab, on_conflict, ldb[i]);
     if (!sub) return;
     vm_builder_add_program(&p->b, OP_Program, base, on_ignore, 0, sub);
   }

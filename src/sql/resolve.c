@@ -267,7 +267,10 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
       if (!it->tab) continue;
       if (tname) {
         if (!it->name || util_stricmp(it->name, tname) != 0) continue;
-        if (db && (util_stricmp(db, "main") != 0 || it->kind != SRC_TABLE)) continue;
+        if (db && (it->kind != SRC_TABLE ||
+                   (util_stricmp(db, parse_db_name(p, it->idb)) != 0 &&
+                    (parse_ndb(p) > 1 || util_stricmp(db, "main") != 0))))
+          continue;
       }
       int j = table_column_index(it->tab, col);
       if (j >= 0) {

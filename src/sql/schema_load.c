@@ -49,6 +49,7 @@ typedef struct Build {
   const char *sql; /* statement text (spans refer to it) */
   char **errmsg;
   int loading; /* reading sqlite_schema: skip checks SQLite skips then */
+  int temp;    /* loading the TEMP schema: triggers may be on other databases' tables */
   int rc;
   int ncols_total;  /* columns of the CREATE TABLE being built (room for keys) */
   uint8_t ipk_desc; /* PRIMARY KEY(x DESC) that made x the rowid alias */
@@ -955,7 +956,7 @@ static int build_trigger(Build *b, const SqlStmt *st, Trigger **out) {
     return fail(b, SHALE_ERROR, "object name reserved for internal use: %s", tr->name.name);
   Table *on = schema_find_table(b->s, tr->table);
   View *onv = on ? NULL : schema_find_view(b->s, tr->table);
-  if (!on && !onv) return fail(b, SHALE_ERROR, "no such table: main.%s", tr->table);
+  if (!on && !onv && !b->temp) return fail(b, SHALE_ERROR, "no such table: main.%s", tr->table);
   if (on && !b->loading && !util_strnicmp(on->name, "sqlite_", 7))
     return fail(b, SHALE_ERROR, "cannot create trigger on system table");
   if (onv && tr->time != SQL_TRIG_INSTEAD_OF)
@@ -1368,12 +1369,14 @@ static void fill_order(Build *b, const Row *rows, int nrows) {
   }
 }
 
-int schema_load(Btree *bt, Schema **out, char **errmsg) {
+int schema_load(Btree *bt, Schema **out, char **errmsg) { return schema_load_ex(bt, 0, out, errmsg); }
+
+int schema_load_ex(Btree *bt, int temp, Schema **out, char **errmsg) {
   *out = NULL;
   if (errmsg) *errmsg = NULL;
   Schema *s = schema_new();
   if (!s) return SHALE_NOMEM;
-  Build b = {.s = s, .sql = NULL, .errmsg = errmsg, .loading = 1, .rc = SHALE_OK};
+  Build b = {.s = s, .sql = NULL, .errmsg = errmsg, .loading = 1, .temp = temp, .rc = SHALE_OK};
   int own_txn = btree_txn_state(bt) == PAGER_TXN_NONE;
   int rc = own_txn ? btree_begin(bt, BTREE_TXN_READ) : SHALE_OK;
   if (rc != SHALE_OK) {

@@ -21,6 +21,9 @@
  * gives SHALE_CORRUPT with "malformed database schema (NAME)[ - reason]";
  * other results: SHALE_NOMEM, I/O and corruption codes of the B-tree. */
 int schema_load(Btree *bt, Schema **out, char **errmsg);
+/* schema_load for the TEMP database (temp = 1): its triggers may name
+ * tables of other databases (no "no such table" for them). */
+int schema_load_ex(Btree *bt, int temp, Schema **out, char **errmsg);
 
 /* The Table of a CREATE TABLE statement (sql: the text it was parsed from,
  * kept as Table.sql), with SQLite's CREATE-time checks and messages:

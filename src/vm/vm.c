@@ -301,6 +301,8 @@ int vm_new(const VmProgram *prog, Btree *bt, int flags, Vm **out) {
   memset(v, 0, sizeof *v);
   v->prog = prog;
   v->bt = bt;
+  v->dbv[0] = bt;
+  v->ndb = 1;
   v->stmt_sp = -1;
   v->sorter_budget = VM_SORTER_BUDGET_DEFAULT;
   v->flags = flags;
@@ -320,6 +322,45 @@ int vm_new(const VmProgram *prog, Btree *bt, int flags, Vm **out) {
   for (size_t i = 0; i < nv; i++) value_set_null(&v->var[i]);
   *out = v;
   return SHALE_OK;
+}
+
+void vm_set_dbs(Vm *v, Btree *const *dbs, int n) {
+  if (n > VM_MAX_DB) n = VM_MAX_DB;
+  if (n < 1) return;
+  for (int i = 0; i < n; i++) v->dbv[i] = dbs[i];
+  for (int i = n; i < v->ndb; i++) v->dbv[i] = NULL;
+  v->ndb = n;
+  v->bt = dbs[0];
+}
+
+/* Roll back every transaction this Vm began (own_mask); the rollback hook
+ * runs once when one of them wrote. */
+void vm_rollback_owned(Vm *v) {
+  int wr = 0;
+  for (int i = 0; i < v->ndb; i++) {
+    Btree *b = v->dbv[i];
+    if (!(v->own_mask & (1u << i)) || !b) continue;
+    if (btree_txn_state(b) == PAGER_TXN_WRITE) wr = 1;
+    if (btree_txn_state(b) != PAGER_TXN_NONE) btree_rollback(b);
+  }
+  if (wr && v->hooks && v->hooks->rollback) v->hooks->rollback(v->hooks->ctx);
+  v->own_mask = 0;
+  v->own_txn = 0;
+}
+
+/* End the statement savepoints (undo first when rollback). */
+int vm_stmt_sp_end(Vm *v, int rollback) {
+  int rc = SHALE_OK;
+  for (int i = 0; i < v->ndb; i++) {
+    Btree *b = v->dbv[i];
+    if (!(v->sp_mask & (1u << i)) || !b || btree_txn_state(b) != PAGER_TXN_WRITE) continue;
+    int r2 = rollback ? btree_savepoint_rollback(b, v->sp_db[i]) : SHALE_OK;
+    int r3 = btree_savepoint_release(b, v->sp_db[i]);
+    if (rc == SHALE_OK) rc = r2 ? r2 : r3;
+  }
+  v->sp_mask = 0;
+  v->stmt_sp = -1;
+  return rc;
 }
 
 void vm_set_conn(Vm *v, void *conn, const FuncConnCallbacks *cb) {
@@ -354,23 +395,18 @@ static void clear_regs(Vm *v) {
 
 int vm_reset(Vm *v) {
   vm_close_all(v);
-  if (v->own_txn) {
-    int wr = btree_txn_state(v->bt) == PAGER_TXN_WRITE;
-    if (btree_txn_state(v->bt) != PAGER_TXN_NONE) btree_rollback(v->bt);
-    if (wr && v->hooks && v->hooks->rollback) v->hooks->rollback(v->hooks->ctx);
-    v->own_txn = 0;
+  if (v->own_mask) {
+    vm_rollback_owned(v);
     if (v->hooks && v->hooks->deferred_fk) *v->hooks->deferred_fk = 0;
     if (v->hooks && v->hooks->deferred_imm_fk) *v->hooks->deferred_imm_fk = 0;
     if (v->hooks && v->hooks->defer_fks) *v->hooks->defer_fks = 0;
-  } else if (v->stmt_sp >= 0) { /* abandoned mid-statement: undo it */
+  } else if (v->sp_mask) { /* abandoned mid-statement: undo it */
     if (v->hooks && v->hooks->deferred_fk) *v->hooks->deferred_fk = v->stmt_def_fk;
     if (v->hooks && v->hooks->deferred_imm_fk) *v->hooks->deferred_imm_fk = v->stmt_def_imm_fk;
-    if (btree_txn_state(v->bt) == PAGER_TXN_WRITE) {
-      btree_savepoint_rollback(v->bt, v->stmt_sp);
-      btree_savepoint_release(v->bt, v->stmt_sp);
-    }
   }
+  if (v->sp_mask) vm_stmt_sp_end(v, 1);
   v->stmt_sp = -1;
+  v->sp_mask = 0;
   v->oe = 0;
   clear_regs(v);
   memset(v->once, 0, (size_t)v->prog->nop + 1);
@@ -452,8 +488,9 @@ const ShValue *vm_column(Vm *v, int i) {
   return &v->reg[v->res_base + i];
 }
 int vm_release_txn(Vm *v) {
-  int owned = v->own_txn;
+  int owned = v->own_mask != 0;
   v->own_txn = 0;
+  v->own_mask = 0;
   return owned;
 }
 

@@ -1,6 +1,7 @@
 /*
  * vm.h -- the bytecode machine: programs, the builder that assembles them,
- * and the interpreter state (Vm) that runs them over one Btree.
+ * and the interpreter state (Vm) that runs them over the connection's
+ * databases (main, temp, attached: one Btree each, vm_set_dbs).
  *
  * The code generator (src/sql/compile_*.c) builds a VmProgram with the
  * vm_builder_* calls; the API layer wraps each prepared statement around a
@@ -267,6 +268,13 @@ typedef struct Vm Vm;
 /* A Vm running prog (borrowed; must outlive the Vm) over bt. funcs may be
  * NULL. SHALE_OK or SHALE_NOMEM. */
 int vm_new(const VmProgram *prog, Btree *bt, int flags, Vm **out);
+/* Databases an op's database index names (Transaction p1, OpenRead p3, ...):
+ * dbs[0] main (replaces bt), dbs[1] temp (NULL until opened: a Transaction
+ * on it is then a no-op), dbs[2..n) attached. Without this call only
+ * database 0 (bt) exists. Copied (at most VM_MAX_DB); call it again before a
+ * run when the connection's list changed. */
+#define VM_MAX_DB 12
+void vm_set_dbs(Vm *, Btree *const *dbs, int n);
 void vm_free(Vm *);
 /* Connection data for functions (last_insert_rowid(), changes(), ...). */
 void vm_set_conn(Vm *, void *conn, const FuncConnCallbacks *cb);
@@ -280,7 +288,8 @@ typedef struct VmConnHooks {
   int (*autocommit)(void *ctx, int on, int rollback, char **errmsg);  /* AutoCommit */
   int (*savepoint)(void *ctx, int op, const char *name, char **errmsg); /* Savepoint */
   int (*parse_schema)(void *ctx, int db, const char *where, char **errmsg); /* ParseSchema */
-  int (*drop_object)(void *ctx, int kind, const char *name, char **errmsg); /* DropObject */
+  int (*drop_object)(void *ctx, int db, int kind, const char *name,
+                     char **errmsg); /* DropObject (db = p2) */
   int64_t *deferred_fk; /* FkCounter p1 = 1 counts here (NULL: into the statement counter) */
   /* PRAGMA defer_foreign_keys: when *defer_fks is nonzero, FkCounter p1 = 0
    * counts into *deferred_imm_fk instead of the statement counter (SQLite's

@@ -605,54 +605,74 @@ static int fk_halt_check(Vm *v, int rc) {
   return rc;
 }
 
+/* Database i of the connection, or NULL (not open, out of range). */
+static Btree *vm_db(const Vm *v, int i) { return i >= 0 && i < v->ndb ? v->dbv[i] : NULL; }
+
 static int halt(Vm *v, int rc) {
   vm_close_all(v);
   rc = fk_halt_check(v, rc);
-  if (v->own_txn) {
+  const VmConnHooks *h = v->hooks;
+  if (v->own_mask) {
     fk_txn_end(v); /* the transaction ends here, either way */
-    v->own_txn = 0;
-    v->stmt_sp = -1;
     /* OR FAIL / RAISE(FAIL): the statement fails but what it changed before
      * stays -- in autocommit mode that is committed, as SQLite does. Other
-     * errors undo the transaction this Vm began. */
+     * errors undo the transactions this Vm began. */
     int keep = rc != SHALE_OK && v->oe == VM_OE_FAIL && (rc & 0xff) == SHALE_CONSTRAINT;
-    const VmConnHooks *h = v->hooks;
-    int wr = btree_txn_state(v->bt) == PAGER_TXN_WRITE;
+    if (v->sp_mask) {
+      int r2 = vm_stmt_sp_end(v, rc != SHALE_OK && !keep);
+      if (rc == SHALE_OK) rc = r2;
+    }
+    int wr = 0;
+    for (int i = 0; i < v->ndb; i++)
+      if ((v->own_mask & (1u << i)) && v->dbv[i] && btree_txn_state(v->dbv[i]) == PAGER_TXN_WRITE)
+        wr = 1;
     if ((rc == SHALE_OK || keep) && wr && h && h->commit && h->commit(h->ctx)) {
-      btree_rollback(v->bt);
-      if (h->rollback) h->rollback(h->ctx);
+      vm_rollback_owned(v);
       rc = SHALE_CONSTRAINT_COMMITHOOK;
       set_err(v, rc, "constraint failed");
     } else if (rc == SHALE_OK || keep) {
-      int r2 = btree_commit(v->bt);
-      if (r2) {
-        btree_rollback(v->bt);
-        if (rc == SHALE_OK) {
-          rc = r2;
-          if (!v->errmsg) set_err(v, rc, "commit failed");
+      /* each database commits on its own (no super-journal: docs/compat.md) */
+      for (int i = 0; i < v->ndb; i++) {
+        Btree *b = v->dbv[i];
+        if (!(v->own_mask & (1u << i)) || !b) continue;
+        int r2 = btree_commit(b);
+        v->own_mask &= ~(1u << i);
+        if (r2) {
+          btree_rollback(b);
+          vm_rollback_owned(v);
+          if (rc == SHALE_OK) {
+            rc = r2;
+            if (!v->errmsg) set_err(v, rc, "commit failed");
+          }
+          break;
         }
       }
-    } else if (btree_txn_state(v->bt) != PAGER_TXN_NONE) {
-      btree_rollback(v->bt);
-      if (wr && h && h->rollback) h->rollback(h->ctx);
+      v->own_mask = 0;
+    } else {
+      vm_rollback_owned(v);
     }
-  } else if (rc != SHALE_OK && v->oe == VM_OE_ROLLBACK &&
-             (btree_txn_state(v->bt) == PAGER_TXN_WRITE || v->txn_rolled_back)) {
-    if (btree_txn_state(v->bt) != PAGER_TXN_NONE) {
-      btree_rollback(v->bt);
-      if (v->hooks && v->hooks->rollback) v->hooks->rollback(v->hooks->ctx);
-    }
-    v->txn_rolled_back = 1;
+    v->own_txn = 0;
     v->stmt_sp = -1;
-  } else if (v->stmt_sp >= 0) {
-    int r2 = SHALE_OK;
-    if (rc != SHALE_OK && v->oe != VM_OE_FAIL) {
-      r2 = btree_savepoint_rollback(v->bt, v->stmt_sp);
+  } else if (rc != SHALE_OK && v->oe == VM_OE_ROLLBACK) {
+    int any = v->txn_rolled_back, wr = 0;
+    for (int i = 0; i < v->ndb; i++)
+      if (v->dbv[i] && btree_txn_state(v->dbv[i]) == PAGER_TXN_WRITE) any = wr = 1;
+    if (any) {
+      for (int i = 0; i < v->ndb; i++)
+        if (v->dbv[i] && btree_txn_state(v->dbv[i]) != PAGER_TXN_NONE) btree_rollback(v->dbv[i]);
+      if (wr && h && h->rollback) h->rollback(h->ctx);
+      v->txn_rolled_back = 1;
+      v->sp_mask = 0;
+      v->stmt_sp = -1;
+    } else if (v->stmt_sp >= 0) {
+      vm_stmt_sp_end(v, 1);
       fk_deferred_set(v, v->stmt_def_fk, v->stmt_def_imm_fk);
     }
-    int r3 = btree_savepoint_release(v->bt, v->stmt_sp);
-    if (rc == SHALE_OK) rc = r2 ? r2 : r3;
-    v->stmt_sp = -1;
+  } else if (v->stmt_sp >= 0) {
+    int undo = rc != SHALE_OK && v->oe != VM_OE_FAIL;
+    int r2 = vm_stmt_sp_end(v, undo);
+    if (undo) fk_deferred_set(v, v->stmt_def_fk, v->stmt_def_imm_fk);
+    if (rc == SHALE_OK) rc = r2;
   }
   v->halted = 1;
   v->rc = rc;
@@ -1335,27 +1355,43 @@ dispatch:
 
   /* ---- transactions and schema ---- */
   CASE(Transaction) {
-    int st = btree_txn_state(v->bt);
+    Btree *tb = vm_db(v, op->p1);
+    if (!tb) {
+      if (op->p1 == 1) NEXT(); /* temp not opened yet: nothing to read */
+      FAIL(SHALE_INTERNAL);
+    }
+    int st = btree_txn_state(tb);
     int want = op->p2 >= 1 ? PAGER_TXN_WRITE : PAGER_TXN_READ;
+    uint32_t bit = 1u << op->p1;
     if (st < want) {
-      if (st == PAGER_TXN_NONE && (v->flags & VM_AUTOCOMMIT)) v->own_txn = 1;
-      rc = btree_begin(v->bt, op->p2 >= 2 ? BTREE_TXN_EXCLUSIVE : op->p2 ? BTREE_TXN_WRITE
-                                                                          : BTREE_TXN_READ);
+      if (st == PAGER_TXN_NONE && (v->flags & VM_AUTOCOMMIT)) {
+        v->own_mask |= bit;
+        v->own_txn = 1;
+      }
+      rc = btree_begin(tb, op->p2 >= 2 ? BTREE_TXN_EXCLUSIVE : op->p2 ? BTREE_TXN_WRITE
+                                                                      : BTREE_TXN_READ);
       if (rc) {
-        if (btree_txn_state(v->bt) == PAGER_TXN_NONE) v->own_txn = 0;
+        if (btree_txn_state(tb) == PAGER_TXN_NONE) v->own_mask &= ~bit;
+        v->own_txn = v->own_mask != 0;
         goto abort;
       }
     }
-    if (op->p2 >= 1 && !v->own_txn && v->stmt_sp < 0 && (v->flags & VM_STMT_JOURNAL)) {
-      int n = pager_savepoint_count(btree_pager(v->bt));
-      CHK(btree_savepoint_open(v->bt, n + 1));
-      v->stmt_sp = n;
-      v->stmt_def_fk = v->hooks && v->hooks->deferred_fk ? *v->hooks->deferred_fk : 0;
-      v->stmt_def_imm_fk = v->hooks && v->hooks->deferred_imm_fk ? *v->hooks->deferred_imm_fk : 0;
+    if (op->p2 >= 1 && !(v->own_mask & bit) && !(v->sp_mask & bit) &&
+        (v->flags & VM_STMT_JOURNAL)) {
+      int n = pager_savepoint_count(btree_pager(tb));
+      CHK(btree_savepoint_open(tb, n + 1));
+      v->sp_db[op->p1] = n;
+      v->sp_mask |= bit;
+      v->stmt_sp = 0;
+      if (v->sp_mask == bit) {
+        v->stmt_def_fk = v->hooks && v->hooks->deferred_fk ? *v->hooks->deferred_fk : 0;
+        v->stmt_def_imm_fk =
+            v->hooks && v->hooks->deferred_imm_fk ? *v->hooks->deferred_imm_fk : 0;
+      }
     }
     if (op->p5 & VM_TXN_CHECK_COOKIE) {
       uint32_t cookie;
-      CHK(btree_get_meta(v->bt, BTREE_META_SCHEMA_COOKIE, &cookie));
+      CHK(btree_get_meta(tb, BTREE_META_SCHEMA_COOKIE, &cookie));
       if (cookie != (uint32_t)op->p3) {
         set_err(v, SHALE_SCHEMA, "database schema has changed");
         FAIL(SHALE_SCHEMA);
@@ -1365,14 +1401,18 @@ dispatch:
   }
   CASE(ReadCookie) {
     uint32_t x;
-    CHK(btree_get_meta(v->bt, op->p3, &x));
+    Btree *dbt = vm_db(v, op->p1);
+    if (!dbt) FAIL(SHALE_INTERNAL);
+    CHK(btree_get_meta(dbt, op->p3, &x));
     value_clear(&reg[op->p2]);
     value_set_int(&reg[op->p2], (int32_t)x);
     NEXT();
   }
   CASE(Pagecount) {
     value_clear(&reg[op->p2]);
-    value_set_int(&reg[op->p2], (int64_t)btree_page_count(v->bt));
+    Btree *dbt = vm_db(v, op->p1);
+    if (!dbt) FAIL(SHALE_INTERNAL);
+    value_set_int(&reg[op->p2], (int64_t)btree_page_count(dbt));
     NEXT();
   }
   /* ---- window functions (vm_window.c) ---- */
@@ -1397,23 +1437,31 @@ dispatch:
     NEXT();
   }
   CASE(SetCookie) {
-    CHK(btree_update_meta(v->bt, op->p2, (uint32_t)op->p3));
+    Btree *dbt = vm_db(v, op->p1);
+    if (!dbt) FAIL(SHALE_INTERNAL);
+    CHK(btree_update_meta(dbt, op->p2, (uint32_t)op->p3));
     NEXT();
   }
   CASE(CreateBtree) {
     uint32_t root;
-    CHK(btree_create_table(v->bt, op->p3, &root));
+    Btree *dbt = vm_db(v, op->p1);
+    if (!dbt) FAIL(SHALE_INTERNAL);
+    CHK(btree_create_table(dbt, op->p3, &root));
     value_clear(&reg[op->p2]);
     value_set_int(&reg[op->p2], root);
     NEXT();
   }
   CASE(Destroy) {
-    CHK(btree_drop_table(v->bt, (uint32_t)op->p1));
+    Btree *dbt = vm_db(v, op->p3);
+    if (!dbt) FAIL(SHALE_INTERNAL);
+    CHK(btree_drop_table(dbt, (uint32_t)op->p1));
     NEXT();
   }
   CASE(Clear) {
     int64_t n = 0;
-    CHK(btree_clear_table(v->bt, (uint32_t)op->p1, &n));
+    Btree *dbt = vm_db(v, op->p2);
+    if (!dbt) FAIL(SHALE_INTERNAL);
+    CHK(btree_clear_table(dbt, (uint32_t)op->p1, &n));
     if (op->p3) v->nchange += n;
     invalidate_all(v);
     NEXT();
@@ -1427,7 +1475,9 @@ dispatch:
     uint32_t root = (uint32_t)op->p2;
     if ((op->p5 & VM_OPFLAG_P2ISREG) && op->op == OP_OpenWrite) root = (uint32_t)reg[op->p2].i;
     KeyInfo *ki = op->p4type == P4_KEYINFO ? op->p4.ki : NULL;
-    CHK(btree_cursor_open(v->bt, root, op->op == OP_OpenWrite, ki ? record_compare : NULL, ki,
+    Btree *dbt = vm_db(v, op->p3);
+    if (!dbt) FAIL(SHALE_INTERNAL);
+    CHK(btree_cursor_open(dbt, root, op->op == OP_OpenWrite, ki ? record_compare : NULL, ki,
                           &c->bc));
     c->kind = ki ? VMC_INDEX : VMC_TABLE;
     c->ki = ki;
@@ -1959,12 +2009,14 @@ dispatch:
     if (child && child->busy) child = NULL; /* recursion: a fresh one */
     if (!child) {
       CHK(vm_new(sub, v->bt, 0, &tmp));
+      vm_set_dbs(tmp, v->dbv, v->ndb);
       child = tmp;
       if (!v->subvm[pc]) {
         v->subvm[pc] = tmp;
         tmp = NULL;
       }
     }
+    vm_set_dbs(child, v->dbv, v->ndb);
     child->parent = v;
     child->depth = v->depth + 1;
     child->param_base = op->p1;
@@ -2008,7 +2060,9 @@ dispatch:
     char *report = NULL;
     int nerr = 0;
     const VmRoots *rt = op->p4.roots;
-    CHK(btree_integrity_check(v->bt, rt->r, rt->n, op->p3 > 0 ? op->p3 : 100, &report, &nerr));
+    Btree *dbt = vm_db(v, op->p2);
+    if (!dbt) FAIL(SHALE_INTERNAL);
+    CHK(btree_integrity_check(dbt, rt->r, rt->n, op->p3 > 0 ? op->p3 : 100, &report, &nerr));
     value_clear(&reg[op->p1]);
     if (report) {
       value_set_text(&reg[op->p1], report, (uint32_t)strlen(report));
@@ -2032,7 +2086,7 @@ dispatch:
     else if (op->op == OP_ParseSchema && h && h->parse_schema)
       rc = h->parse_schema(h->ctx, op->p1, z, &msg);
     else if (op->op == OP_DropObject && h && h->drop_object)
-      rc = h->drop_object(h->ctx, op->p1, z, &msg);
+      rc = h->drop_object(h->ctx, op->p2, op->p1, z, &msg);
     else
       goto unimpl;
     if (rc) {

@@ -123,8 +123,14 @@ struct Vm {
   int cmp_result; /* Compare -> Jump */
   const Collation *coll; /* CollSeq */
   uint8_t pure;          /* PureFunc: context kind of the next Function call */
-  int own_txn;    /* this Vm began the transaction */
-  int stmt_sp;    /* index of the statement savepoint, -1 if none */
+  int own_txn;    /* this Vm began a transaction (own_mask != 0) */
+  uint32_t own_mask; /* databases whose transaction this Vm began (bit i: dbv[i]) */
+  int stmt_sp;    /* >= 0 while statement savepoints are open (sp_db) */
+  uint32_t sp_mask;  /* databases with a statement savepoint open */
+  int sp_db[VM_MAX_DB]; /* sp_mask bit i: index of database i's statement savepoint */
+  Btree *dbv[VM_MAX_DB]; /* the connection's databases (0 main, 1 temp, 2.. attached);
+                            dbv[0] == bt; NULL: not open (temp not used yet) */
+  int ndb;
   int oe;         /* conflict resolution of the failing Halt (0 = ABORT) */
   int txn_rolled_back;
   int64_t nchange;
@@ -163,6 +169,11 @@ int vm_win_push(Vm *, VmCursor *, const ShValue *row);
 int vm_win_end(Vm *, VmCursor *);
 int vm_win_row(Vm *, VmCursor *, ShValue *out);
 void vm_win_free(struct VmWin *);
+
+/* vm.c: roll back the transactions this Vm began; end its statement
+ * savepoints (rolling them back first when rollback). */
+void vm_rollback_owned(Vm *);
+int vm_stmt_sp_end(Vm *, int rollback);
 
 /* vm_exec.c */
 void vm_cursor_close(Vm *, VmCursor *);
