@@ -654,14 +654,22 @@ static const char *const cmpops[] = {"=",
  * Shale's"). */
 static int like_ipk(const Buf *b, size_t from, const Scope *sc) {
   const char *z = b->z + from;
+  /* also "(alias.col COLLATE X)" (seed 8) */
+  int paren = z[0] == '(';
+  if (paren) z++;
   for (const Scope *s = sc; s; s = s->outer)
     for (int i = 0; i < s->nsrc; i++) {
       size_t na = strlen(s->src[i].alias);
       if (strncmp(z, s->src[i].alias, na) || z[na] != '.') continue;
       /* seed 10 found the same with a NOCASE index on any column: every
        * column now gets the + */
-      for (int c = 0; c < s->src[i].ncol; c++)
-        if (!strcmp(z + na + 1, s->src[i].col[c].name)) return 1;
+      for (int c = 0; c < s->src[i].ncol; c++) {
+        const char *nm = s->src[i].col[c].name, *rest = z + na + 1;
+        size_t nl = strlen(nm);
+        if (strncmp(rest, nm, nl)) continue;
+        if (!paren && !rest[nl]) return 1;
+        if (paren && !strncmp(rest + nl, " COLLATE ", 9)) return 1;
+      }
     }
   return 0;
 }
@@ -2421,6 +2429,9 @@ static void returning(DiffGen *g, Buf *b, const GTab *t) {
   /* and on an UPDATE of a WITHOUT ROWID table `e NOTNULL` can be 1 for a
    * NULL e there (seed 20) */
   if (t->norowid) return;
+  /* and an ON DELETE/UPDATE action converts the parent key's OLD value in
+   * place to the child's affinity, which RETURNING then shows (seed 3) */
+  if (g->fk) return;
   g->tags |= GT_RETURNING;
   if (ch(g, 40)) {
     bs(b, " RETURNING *");
