@@ -8,8 +8,8 @@
  *
  * How: inside a transaction on the source (write for VACUUM, read for
  * INTO) the copy gets the source's header values (text encoding, user
- * version, application id, default cache size; schema format 4 as in any
- * new file; schema cookie
+ * version, application id, default cache size; schema format 4 (0 without
+ * tables) as SQLite's copy; schema cookie
  * + 1; auto_vacuum: the mode PRAGMA auto_vacuum asked for, else the
  * source's) and its sqlite_schema rows in SQLite's VACUUM order, each tree
  * created where SQLite would create it and filled by the bulk loader
@@ -67,7 +67,9 @@ typedef struct Vac {
   int64_t next_rowid; /* next sqlite_schema rowid in the copy */
   BtCursor *schema_cur; /* write cursor on the copy's sqlite_schema */
   char *errmsg;
-  int into; /* VACUUM INTO (rowids all kept) */
+  int ntree;      /* trees created in the copy */
+  int into;       /* VACUUM INTO (rowids all kept) */
+  Schema *schema; /* the source database's loaded schema */
 } Vac;
 
 static int vac_err(Vac *v, int rc, const char *msg) {
@@ -216,7 +218,7 @@ typedef struct VacTree {
 
 /* The loaded schema's table for row r, or NULL. */
 static Table *row_table(Vac *v, const VacRow *r) {
-  Schema *s = v->db->schema ? v->db->schema->s : NULL;
+  Schema *s = v->schema;
   if (!s || r->v[1].type != SHALE_TEXT) return NULL;
   char name[256];
   if (r->v[1].n >= sizeof name) return NULL;
@@ -305,11 +307,13 @@ static int build_copy(Vac *v) {
   btree_cursor_close(v->schema_cur);
   v->schema_cur = NULL;
   shale_free(trees);
+  v->ntree = ntree;
   return rc;
 }
 
 /* Header values the copy takes from the source (schema cookie + 1). The
- * schema format is the new file's (4), as SQLite's VACUUM leaves it. */
+ * schema format is not the source's: 4 once the copy has a table, else 0
+ * (as SQLite's copy, where only CREATE sets it). */
 static int copy_meta(Vac *v) {
   static const int keep[] = {BTREE_META_DEFAULT_CACHE, BTREE_META_TEXT_ENCODING,
                              BTREE_META_USER_VERSION, BTREE_META_APPLICATION_ID};
@@ -378,7 +382,7 @@ int api_vacuum_hook(void *ctx, int idb, const ShValue *into, char **errmsg) {
   Vac v;
   memset(&v, 0, sizeof v);
   v.db = db;
-  v.src = db->bt;
+  v.src = api_db_bt(db, idb); /* NULL: temp, not opened yet */
   v.into = into != NULL;
   *errmsg = NULL;
   if (into && into->type != SHALE_TEXT) {
@@ -405,7 +409,7 @@ int api_vacuum_hook(void *ctx, int idb, const ShValue *into, char **errmsg) {
       return SHALE_ERROR;
     }
   }
-  if (idb != 0 && !into) return SHALE_OK; /* temp: nothing to compact */
+  if (idb == 1 || !v.src) return SHALE_OK; /* temp: as SQLite, nothing (not compiled) */
   int rc = SHALE_OK, src_began = 0;
   Pager *sp = btree_pager(v.src);
   if (!into && pager_readonly(sp)) {
@@ -418,8 +422,14 @@ int api_vacuum_hook(void *ctx, int idb, const ShValue *into, char **errmsg) {
     vac_err(&v, rc, NULL);
     goto out;
   }
-  rc = api_schema_current(db);
-  if (rc) goto out;
+  if (idb == 0 && (rc = api_schema_current(db)) != SHALE_OK) goto out;
+  v.schema = api_db_schema(db, idb);
+  if (!v.schema) {
+    rc = db->errcode & 0xff ? db->errcode : SHALE_ERROR;
+    vac_err(&v, rc, db->errmsg);
+    goto out;
+  }
+  int empty = btree_page_count(v.src) == 0; /* INTO from a database with no page yet */
   uint32_t ps = pager_page_size(sp);
   int reserve = (int)(ps - pager_usable_size(sp));
   uint32_t want = ps; /* invariant 4 */
@@ -446,14 +456,12 @@ int api_vacuum_hook(void *ctx, int idb, const ShValue *into, char **errmsg) {
   int avmode = btree_next_auto_vacuum(v.src);
   if (avmode < 0) avmode = btree_get_auto_vacuum(v.src);
   btree_set_auto_vacuum(v.dst, avmode);
-  if (idb != 0) { /* temp INTO: an empty database */
-    rc = btree_begin(v.dst, BTREE_TXN_WRITE);
-    if (rc == SHALE_OK) rc = btree_commit(v.dst);
-    goto out;
-  }
   rc = btree_begin(v.dst, BTREE_TXN_WRITE);
   if (rc == SHALE_OK) rc = copy_meta(&v);
-  if (rc == SHALE_OK) rc = build_copy(&v);
+  if (rc == SHALE_OK && !empty) rc = build_copy(&v);
+  /* as SQLite's copy: schema format 4 once a table was created, else 0 */
+  if (rc == SHALE_OK && v.ntree == 0)
+    rc = btree_update_meta(v.dst, BTREE_META_SCHEMA_FORMAT, 0);
   if (rc == SHALE_OK && into) rc = btree_commit(v.dst);
   if (rc == SHALE_OK && !into) {
     if (want == ps)
@@ -464,7 +472,7 @@ int api_vacuum_hook(void *ctx, int idb, const ShValue *into, char **errmsg) {
     if (rc == SHALE_OK) rc = btree_commit(v.src);
     if (rc == SHALE_OK) {
       src_began = 0;
-      api_schema_reset(db);
+      db->schema_dirty = 1; /* every schema reloaded after this statement (new roots) */
     }
   }
 out:

@@ -492,13 +492,13 @@ static int auth_stmt(Parse *p, const SqlStmt *s) {
 }
 
 /* The database index a statement's schema name designates: 0 for main (or
- * no name), 1 for temp; else "unknown database X" and -1. (The one place
- * VACUUM resolves its schema: attached databases join here.) */
+ * no name), 1 for temp, 2.. attached (parse_find_db); else "unknown
+ * database X" and -1. */
 static int schema_db_index(Parse *p, const char *name) {
-  if (!name || !util_stricmp(name, "main")) return 0;
-  if (!util_stricmp(name, "temp")) return 1;
-  parse_error(p, "unknown database %s", name);
-  return -1;
+  if (!name) return 0;
+  int i = parse_find_db(p, name);
+  if (i < 0) parse_error(p, "unknown database %s", name);
+  return i;
 }
 
 /* VACUUM [schema] [INTO expr]: r[reg] = the file name expression (no
@@ -507,6 +507,7 @@ static int schema_db_index(Parse *p, const char *name) {
 static int compile_vacuum(Parse *p, const SqlStmt *s) {
   int db = schema_db_index(p, s->u.vacuum.schema);
   if (db < 0) return p->rc;
+  if (db == 1) return p->rc; /* SQLite: VACUUM temp [INTO anything] does nothing */
   int reg = 0;
   if (s->u.vacuum.into) {
     NameCtx nc;

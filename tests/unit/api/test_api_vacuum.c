@@ -258,6 +258,18 @@ TEST(vacuum_schema_format) {
     fclose(f);
   }
   CHECK_EQ(h[47], 4);
+  /* no table in the copy (only a view, or nothing): format 0, as SQLite */
+  const char *vw = test_path("fmt_view.db");
+  rm_db(vw);
+  ref_exec(vw, "CREATE VIEW v AS SELECT 1; CREATE TABLE t(x); DROP TABLE t;");
+  vacuum_both(vw, "fmt_view_vac.db");
+  f = fopen(test_path("fmt_view_vac.db"), "rb");
+  if (f) {
+    CHECK_EQ(fread(h, 1, 48, f), 48);
+    fclose(f);
+  }
+  CHECK_EQ(h[47], 0);
+  CHECK_EQ(ref_int(test_path("fmt_view_vac.db"), "SELECT * FROM v"), 1);
 }
 
 TEST(vacuum_empty_and_tiny) {
@@ -331,13 +343,32 @@ TEST(vacuum_into) {
   SH_EXEC(db, q);
   CHECK_EQ(ref_int(e, "PRAGMA page_count"), ref_int(ref, "PRAGMA page_count"));
   CHECK_EQ(ref_int(e, "SELECT count(*) FROM t1"), 1500);
-  /* VACUUM temp INTO: an empty database */
+  /* VACUUM temp INTO: nothing at all, as SQLite (no file, no evaluation) */
   const char *t = test_path("into_temp.db");
   rm_db(t);
-  snprintf(q, sizeof q, "VACUUM temp INTO '%s'", t);
+  snprintf(q, sizeof q, "VACUUM temp INTO '%s'; VACUUM temp INTO 5; VACUUM temp INTO x", t);
   SH_EXEC(db, q);
-  CHECK_EQ(ref_int(t, "SELECT count(*) FROM sqlite_schema"), 0);
+  CHECK(access(t, F_OK) != 0);
+  /* from a database with no page yet: page 1 with the cookie 1, format 0 */
+  const char *e0 = test_path("into_e0.db"), *e1 = test_path("into_e0_out.db");
+  rm_db(e0);
+  rm_db(e1);
+  shale *db0 = NULL;
+  CHECK_OK(shale_open(e0, &db0));
+  snprintf(q, sizeof q, "VACUUM INTO '%s'", e1);
+  SH_EXEC(db0, q);
+  shale_close(db0);
+  CHECK_EQ(ref_int(e1, "PRAGMA page_count"), 1);
+  CHECK_EQ(ref_int(e1, "PRAGMA schema_version"), 1);
+  unsigned char h[48] = {0};
+  FILE *hf = fopen(e1, "rb");
+  if (hf) {
+    CHECK_EQ(fread(h, 1, 48, hf), 48);
+    fclose(hf);
+  }
+  CHECK_EQ(h[47], 0);
   /* a file that is not a database counts as existing */
+  t = test_path("into_temp.db");
   f = fopen(t, "wb");
   if (f) {
     fputs("not a database, not empty", f);
@@ -779,4 +810,84 @@ TEST(vacuum_corrupt_source) {
   free(orig);
   free(now);
   CHECK(corrupt > 0);
+}
+
+/* Attached databases and temp: VACUUM aux / VACUUM aux INTO / VACUUM temp
+ * [INTO], each file compared with SQLite's doing the same. */
+static void attach_run_sh(const char *main_db, const char *aux, const char *sql) {
+  shale *db = NULL;
+  CHECK_OK(shale_open(main_db, &db));
+  char q[800];
+  snprintf(q, sizeof q, "ATTACH '%s' AS aux", aux);
+  SH_EXEC(db, q);
+  SH_EXEC(db, sql);
+  shale_close(db);
+}
+
+static void attach_run_ref(const char *main_db, const char *aux, const char *sql) {
+  char *q = malloc(strlen(sql) + 800);
+  if (!q) return;
+  snprintf(q, strlen(sql) + 800, "ATTACH '%s' AS aux; %s", aux, sql);
+  ref_exec(main_db, q);
+  free(q);
+}
+
+TEST(vacuum_attached_and_temp) {
+  static const char *names[9] = {"att_src.db",  "att_main1.db", "att_main2.db",
+                                  "att_aux1.db", "att_aux2.db",  "att_out1.db",
+                                  "att_out2.db", "att_tmp1.db",  "att_tmp2.db"};
+  static char path[9][300]; /* test_path's buffers rotate: own copies */
+  for (int i = 0; i < 9; i++) {
+    snprintf(path[i], sizeof path[i], "%s", test_path(names[i]));
+    rm_db(path[i]);
+  }
+  const char *src = path[0], *m1 = path[1], *m2 = path[2], *a1 = path[3], *a2 = path[4];
+  const char *o1 = path[5], *o2 = path[6], *t1 = path[7], *t2 = path[8];
+  sh_exec_file(src, WORKLOAD);
+  sh_exec_file(m1, "CREATE TABLE m(x); INSERT INTO m VALUES(1)");
+  copy_file(m1, m2);
+  copy_file(src, a1);
+  copy_file(src, a2);
+  char sql[2000];
+  snprintf(sql, sizeof sql,
+           "VACUUM aux; VACUUM aux INTO '%s';"
+           "CREATE TEMP TABLE tt(a INTEGER PRIMARY KEY, b);"
+           "INSERT INTO tt SELECT a, c FROM aux.t1; DELETE FROM tt WHERE a %% 2 = 0;"
+           "VACUUM temp; VACUUM temp INTO '%s'; UPDATE tt SET b = 0 WHERE a < 10;"
+           "CREATE TABLE m2 AS SELECT * FROM tt;",
+           o1, t1);
+  attach_run_sh(m1, a1, sql);
+  snprintf(sql, sizeof sql,
+           "VACUUM aux; VACUUM aux INTO '%s';"
+           "CREATE TEMP TABLE tt(a INTEGER PRIMARY KEY, b);"
+           "INSERT INTO tt SELECT a, c FROM aux.t1; DELETE FROM tt WHERE a %% 2 = 0;"
+           "VACUUM temp; VACUUM temp INTO '%s'; UPDATE tt SET b = 0 WHERE a < 10;"
+           "CREATE TABLE m2 AS SELECT * FROM tt;",
+           o2, t2);
+  attach_run_ref(m2, a2, sql);
+  CHECK_EQ(ref_int(a1, "PRAGMA freelist_count"), 0);
+  check_same_dump(a1, a2);
+  check_same_dump(o1, o2);
+  CHECK(access(t1, F_OK) != 0 && access(t2, F_OK) != 0); /* VACUUM temp INTO: nothing */
+  check_same_dump(m1, m2);
+  CHECK_EQ(ref_int(m1, "SELECT count(*) FROM m2"), 1000);
+  /* statements of the connection on the attached database go on after it */
+  shale *db = NULL;
+  CHECK_OK(shale_open(m1, &db));
+  char q[700];
+  snprintf(q, sizeof q, "ATTACH '%s' AS aux", a1);
+  SH_EXEC(db, q);
+  shale_stmt *st = NULL;
+  CHECK_OK(shale_prepare_v2(db, "SELECT count(*) FROM aux.w", -1, &st, NULL));
+  SH_EXEC(db, "DELETE FROM aux.t2; VACUUM aux");
+  CHECK_RC(shale_step(st), SHALE_ROW);
+  CHECK_EQ(shale_column_int64(st, 0), 800);
+  shale_finalize(st);
+  CHECK_EQ(sh_int(db, "SELECT count(*) FROM aux.t2"), 0);
+  char *m = NULL;
+  CHECK_RC(shale_exec(db, "VACUUM nosuch", NULL, NULL, &m), SHALE_ERROR);
+  CHECK_STR(m, "unknown database nosuch");
+  shale_free(m);
+  shale_close(db);
+  CHECK_EQ(ref_int(a1, "PRAGMA freelist_count"), 0);
 }
