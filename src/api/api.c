@@ -359,8 +359,9 @@ static int attach_db(shale *db, const char *file, const char *name) {
   Btree *bt = NULL;
   int rc = btree_open(NULL, mem ? NULL : file, oflags, &bt);
   if (rc != SHALE_OK) {
-    api_error(db, rc == SHALE_NOMEM ? rc : SHALE_CANTOPEN, "unable to open database: %s", file);
-    return rc == SHALE_NOMEM ? rc : SHALE_ERROR;
+    rc = rc == SHALE_NOMEM ? rc : SHALE_CANTOPEN;
+    api_error(db, rc, "unable to open database: %s", file);
+    return rc;
   }
   pager_set_busy_handler(btree_pager(bt), NULL, NULL);
   ApiDb *d = &db->dbx[db->ndb];

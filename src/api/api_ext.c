@@ -27,14 +27,24 @@ void shale_set_error(shale *db, int rc, const char *msg) {
 
 static int is_main(const char *zdb) { return !zdb || !strcmp(zdb, "main"); }
 
+/* Attached and temp databases: their file name as PRAGMA database_list
+ * shows it ("" for memory and temp), NULL for an unknown name. */
 const char *shale_db_filename(shale *db, const char *zdb) {
-  if (!db || !is_main(zdb)) return NULL;
-  return db->filename;
+  if (!db) return NULL;
+  if (is_main(zdb)) return db->filename;
+  int i = api_db_index(db, zdb);
+  if (i <= 0) return NULL;
+  const char *f = api_db_file(db, i);
+  return f ? f : "";
 }
 
 int shale_db_readonly(shale *db, const char *zdb) {
-  if (!db || !is_main(zdb)) return -1;
-  return (db->open_flags & SHALE_OPEN_READONLY) ? 1 : 0;
+  if (!db) return -1;
+  if (is_main(zdb)) return (db->open_flags & SHALE_OPEN_READONLY) ? 1 : 0;
+  int i = api_db_index(db, zdb);
+  if (i <= 0) return -1;
+  Btree *b = api_db_bt(db, i);
+  return b && pager_readonly(btree_pager(b)) ? 1 : 0;
 }
 
 shale_value *shale_value_dup(const shale_value *v) {
