@@ -35,10 +35,16 @@
 
 static uint64_t bit(int i) { return (uint64_t)1 << (i < 63 ? i : 63); }
 
-/* Rows in a table: its sqlite_stat1 count, else TAB_ROWS. */
+/* Rows in a table: its sqlite_stat1 count, else TAB_ROWS. As SQLite, a
+ * table with an index that has no statistics counts at least ~955 rows
+ * (its default index estimates raise the table's to LogEst 99). */
 static double table_rows(const Table *tab) {
-  if (tab && tab->has_stat) return tab->stat_rows > 1 ? (double)tab->stat_rows : 1;
-  return TAB_ROWS;
+  if (!tab || !tab->has_stat) return TAB_ROWS;
+  double n = tab->stat_rows > 1 ? (double)tab->stat_rows : 1;
+  if (n < 955)
+    for (const Index *x = tab->indexes; x; x = x->next)
+      if (x->nstat == 0) return 955;
+  return n;
 }
 
 /* Entries of an index: its statistics' count (a partial index's own),
