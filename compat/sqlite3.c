@@ -453,11 +453,11 @@ int sqlite3_wal_autocheckpoint(sqlite3 *db, int n) {
   return pragma_row(db, sql, r);
 }
 
-/* sqlite3_db_config: the on/off options, each at the state Shale has fixed
- * (triggers, views, double-quoted strings, trusted schema on; the rest off,
- * foreign key enforcement included: the engine does not enforce them yet).
- * Reading or re-setting that state succeeds; a change away from it is
- * refused with a message. */
+/* sqlite3_db_config: foreign key enforcement is a setting of the connection;
+ * the other on/off options are at the state Shale has fixed (triggers, views,
+ * double-quoted strings, trusted schema on; the rest off). Reading or
+ * re-setting that state succeeds; a change away from it is refused with a
+ * message. */
 int sqlite3_db_config(sqlite3 *db, int op, ...) {
   CHECK_DB(db, SQLITE_MISUSE);
   if (op == SQLITE_DBCONFIG_LOOKASIDE) return SQLITE_OK; /* a memory hint */
@@ -472,6 +472,11 @@ int sqlite3_db_config(sqlite3 *db, int op, ...) {
   int onoff = va_arg(ap, int);
   int *pres = va_arg(ap, int *);
   va_end(ap);
+  if (op == SQLITE_DBCONFIG_ENABLE_FKEY) {
+    int now = shale_foreign_keys(DB(db), onoff);
+    if (pres) *pres = now;
+    return SQLITE_OK;
+  }
   int fixed_on = op == SQLITE_DBCONFIG_ENABLE_TRIGGER || op == SQLITE_DBCONFIG_ENABLE_VIEW ||
                  op == SQLITE_DBCONFIG_DQS_DML || op == SQLITE_DBCONFIG_DQS_DDL ||
                  op == SQLITE_DBCONFIG_TRUSTED_SCHEMA;

@@ -297,6 +297,9 @@ int shale_value_numeric_type(shale_value *v);
 char *shale_expanded_sql(shale_stmt *stmt);
 /* sqlite3_set_last_insert_rowid. */
 void shale_set_last_insert_rowid(shale *db, shale_int64 rowid);
+/* Foreign key enforcement (PRAGMA foreign_keys, also inside a transaction):
+ * onoff 1/0 sets it, -1 leaves it; returns the state in force. */
+int shale_foreign_keys(shale *db, int onoff);
 
 /* ---- Hooks, handlers, status, limits (src/api/api_hooks.c) ----
  * Same semantics as the sqlite3_* twins; callbacks get the shale handles. */

@@ -207,3 +207,12 @@ char *shale_expanded_sql(shale_stmt *st) {
 void shale_set_last_insert_rowid(shale *db, shale_int64 rowid) {
   if (db) db->last_rowid = rowid;
 }
+
+/* sqlite3_db_config(SQLITE_DBCONFIG_ENABLE_FKEY): unlike PRAGMA foreign_keys
+ * this also works inside a transaction, as SQLite's flag does; statements
+ * compiled under the other setting recompile (api_settings). */
+int shale_foreign_keys(shale *db, int onoff) {
+  if (!db) return 0;
+  if (onoff >= 0) db->foreign_keys = (uint8_t)(onoff != 0);
+  return db->foreign_keys;
+}

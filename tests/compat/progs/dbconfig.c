@@ -1,5 +1,6 @@
 /* dbconfig.c -- sqlite3_db_config: reading the default state of the on/off
- * options and setting each to its default (foreign keys off).
+ * options and setting each to its default; foreign key enforcement turned on
+ * and off (also inside a transaction, where PRAGMA foreign_keys does nothing).
  * Portable: must pass on SQLite and on Shale. */
 #include "prog.h"
 
@@ -10,6 +11,23 @@ int main(void) {
   EXPECT_INT(sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FKEY, -1, &v), SQLITE_OK);
   EXPECT_INT(v, 0);
   EXPECT_INT(sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FKEY, 0, &v), SQLITE_OK);
+  EXPECT_INT(v, 0);
+  EXPECT_INT(sqlite3_exec(db, "CREATE TABLE p(a PRIMARY KEY); CREATE TABLE c(b REFERENCES p);",
+                          NULL, NULL, NULL), SQLITE_OK);
+  EXPECT_INT(sqlite3_exec(db, "INSERT INTO c VALUES (1)", NULL, NULL, NULL), SQLITE_OK);
+  EXPECT_INT(sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FKEY, 1, &v), SQLITE_OK);
+  EXPECT_INT(v, 1);
+  sqlite3_extended_result_codes(db, 1);
+  EXPECT_INT(sqlite3_exec(db, "INSERT INTO c VALUES (2)", NULL, NULL, NULL),
+             SQLITE_CONSTRAINT_FOREIGNKEY);
+  EXPECT_STR(sqlite3_errmsg(db), "FOREIGN KEY constraint failed");
+  EXPECT_INT(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
+  EXPECT_INT(sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FKEY, 0, &v), SQLITE_OK);
+  EXPECT_INT(v, 0);
+  EXPECT_INT(sqlite3_exec(db, "INSERT INTO c VALUES (3)", NULL, NULL, NULL), SQLITE_OK);
+  EXPECT_INT(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+  v = -1;
+  EXPECT_INT(sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FKEY, -1, &v), SQLITE_OK);
   EXPECT_INT(v, 0);
 
   static const int on[] = {SQLITE_DBCONFIG_ENABLE_TRIGGER, SQLITE_DBCONFIG_ENABLE_VIEW,
