@@ -21,8 +21,10 @@
  *     order.
  *  3. Tables named sqlite_* and views get no rows; an empty index or table
  *     no row either.
- *  4. The database whose tables are analyzed is resolved by analyze_db
- *     only (one place for ATTACH/TEMP to extend).
+ *  4. Databases: ANALYZE alone visits main and the attached ones (not
+ *     TEMP), ANALYZE name a database by name (analyze_db) or the database
+ *     of the table/index found (parse_find_object: temp, main, attached);
+ *     every op names that database (p->idb, set by parse_set_db).
  */
 #include <string.h>
 
@@ -269,54 +271,51 @@ static void analyze_table(Parse *p, const Table *tab, const Index *only, int scu
 
 /* ---- the statement ---- */
 
-/* The schema of the database named z (NULL: main): main only until ATTACH
- * adds more. NULL when unknown. */
-static Schema *analyze_db(Parse *p, const char *z) {
-  if (!z || !util_stricmp(z, "main")) return p->schema;
-  if (!util_stricmp(z, "temp")) return p->schema; /* TEMP objects live in main for now */
-  return NULL;
-}
-
 /* Open sqlite_stat1 for writing (creating it when missing) and clear the
  * rows about to be replaced: every row (where NULL), or those whose column
  * col equals where. Also clears an existing sqlite_stat4 / sqlite_stat3, as
  * SQLite does. Returns the cursor, or -1 after an error. */
-static int open_stat(Parse *p, Schema *s, int col, const char *where) {
+static int open_stat(Parse *p, int col, const char *where) {
+  Schema *s = p->schema;
   parse_need_write(p);
   int scur = emit_cursor(p);
   Table *st = schema_find_table(s, "sqlite_stat1");
   if (!st) {
     ddl_file_format(p);
     int root = emit_regs(p, 1);
-    emit(p, OP_CreateBtree, 0, root, BTREE_INTKEY);
+    emit(p, OP_CreateBtree, p->idb, root, BTREE_INTKEY);
     int cur = ddl_open_schema(p);
     ddl_schema_insert(p, cur, "table", "sqlite_stat1", "sqlite_stat1", root, STAT1_SQL);
     emit(p, OP_Close, cur, 0, 0);
     ddl_finish(p);
-    int a = vm_builder_add_i4(&p->b, OP_OpenWrite, scur, root, 0, 3);
+    int a = vm_builder_add_i4(&p->b, OP_OpenWrite, scur, root, p->idb, 3);
     vm_builder_set_p5(&p->b, a, VM_OPFLAG_P2ISREG);
   } else {
     if (where)
       ddl_delete_rows_eq(p, st, col, where);
     else
-      emit(p, OP_Clear, (int)st->root, 0, 0);
-    vm_builder_add_i4(&p->b, OP_OpenWrite, scur, (int)st->root, 0, st->ncol);
+      emit(p, OP_Clear, (int)st->root, p->idb, 0);
+    vm_builder_add_i4(&p->b, OP_OpenWrite, scur, (int)st->root, p->idb, st->ncol);
   }
   static const char *const other[] = {"sqlite_stat4", "sqlite_stat3"};
   for (int i = 0; i < 2; i++) {
     Table *o = schema_find_table(s, other[i]);
     if (!o || !o->root || o->without_rowid) continue;
     if (!where)
-      emit(p, OP_Clear, (int)o->root, 0, 0);
+      emit(p, OP_Clear, (int)o->root, p->idb, 0);
     else if (o->ncol > col)
       ddl_delete_rows_eq(p, o, col, where);
   }
   return parse_failed(p) ? -1 : scur;
 }
 
-/* Every table of a database, in SQLite's order. */
-static void analyze_database(Parse *p, Schema *s) {
-  int scur = open_stat(p, s, 0, NULL);
+/* Every table of database idb, in SQLite's order (the database becomes the
+ * statement's target: p->idb, p->schema). */
+static void analyze_database(Parse *p, int idb) {
+  parse_set_db(p, idb);
+  Schema *s = p->schema;
+  if (!s) return;
+  int scur = open_stat(p, 0, NULL);
   if (scur < 0) return;
   Table **t;
   int n;
@@ -327,45 +326,61 @@ static void analyze_database(Parse *p, Schema *s) {
   for (int k = 0; k < n && !parse_failed(p); k++) analyze_table(p, t[k], NULL, scur);
   shale_free(t);
   emit(p, OP_Close, scur, 0, 0);
+  emit(p, OP_ParseSchema, p->idb, 0, 0); /* reload the statistics */
 }
+
+/* The database named z, for ANALYZE: -1 when none (invariant 4). */
+static int analyze_db(Parse *p, const char *z) { return parse_find_db(p, z); }
 
 int ddl_analyze(Parse *p, const SqlStmt *st) {
   const SqlQualName *q = &st->u.analyze.name;
-  Schema *s = NULL;
   if (!p->schema) { /* compiled without a database (unit tests): nothing to read */
     parse_need_write(p);
     return 0;
   }
+  int idb;
   if (!st->u.analyze.has_name) {
-    analyze_database(p, p->schema);
-  } else if (!q->schema && !util_stricmp(q->name, "temp")) {
-    parse_need_read(p); /* TEMP objects live in main for now: nothing of its own */
-    return 0;
-  } else if (!q->schema && (s = analyze_db(p, q->name)) != NULL) {
-    analyze_database(p, s);
-  } else {
-    s = analyze_db(p, q->schema);
-    if (!s) {
-      parse_error(p, "unknown database %s", q->schema);
-      return 1;
-    }
-    Index *idx = schema_find_index(s, q->name);
-    Table *tab = idx ? idx->table : schema_find_table(s, q->name);
-    View *v = tab ? NULL : schema_find_view(s, q->name);
-    if (!tab && !v) {
-      if (q->schema)
-        parse_error(p, "no such table: %s.%s", q->schema, q->name);
-      else
-        parse_error(p, "no such table: %s", q->name);
-      return 1;
-    }
-    const char *tname = tab ? (tab->is_schema ? "sqlite_master" : tab->name) : v->name;
-    int scur = open_stat(p, s, idx ? 1 : 0, idx ? idx->name : tname);
-    if (scur < 0) return 1;
-    if (tab) analyze_table(p, tab, idx, scur);
-    emit(p, OP_Close, scur, 0, 0);
+    /* every database but TEMP, as SQLite */
+    for (int i = 0; i < parse_ndb(p) && !parse_failed(p); i++)
+      if (i != 1) analyze_database(p, i);
+    if (parse_ndb(p) == 1) parse_need_read(p);
+    return parse_failed(p);
   }
+  if (!q->schema && (idb = analyze_db(p, q->name)) >= 0) {
+    if (!parse_db_schema(p, idb)) { /* TEMP not opened yet: nothing in it */
+      parse_need_read(p);
+      return 0;
+    }
+    analyze_database(p, idb);
+    return parse_failed(p);
+  }
+  const char *zdb = q->schema, *zname = q->name;
+  if (zdb && analyze_db(p, zdb) < 0) {
+    if (parse_ndb(p) == 1 && !util_stricmp(zdb, "temp")) { /* before ATTACH/TEMP */
+      zdb = NULL;
+    } else {
+      parse_error(p, "unknown database %s", zdb);
+      return 1;
+    }
+  }
+  int iidx = -1, itab = -1, iview = -1;
+  Index *idx = parse_find_object(p, PARSE_OBJ_INDEX, zdb, zname, &iidx);
+  Table *tab = idx ? idx->table : parse_find_object(p, PARSE_OBJ_TABLE, zdb, zname, &itab);
+  View *v = tab ? NULL : parse_find_object(p, PARSE_OBJ_VIEW, zdb, zname, &iview);
+  if (!tab && !v) {
+    if (q->schema)
+      parse_error(p, "no such table: %s.%s", q->schema, zname);
+    else
+      parse_error(p, "no such table: %s", zname);
+    return 1;
+  }
+  parse_set_db(p, idx ? iidx : tab ? itab : iview);
+  const char *tname = tab ? (tab->is_schema ? "sqlite_master" : tab->name) : v->name;
+  int scur = open_stat(p, idx ? 1 : 0, idx ? idx->name : tname);
+  if (scur < 0) return 1;
+  if (tab) analyze_table(p, tab, idx, scur);
+  emit(p, OP_Close, scur, 0, 0);
   if (parse_failed(p)) return 1;
-  emit(p, OP_ParseSchema, 0, 0, 0); /* reload the statistics */
+  emit(p, OP_ParseSchema, p->idb, 0, 0); /* reload the statistics */
   return 0;
 }
