@@ -441,3 +441,39 @@ TEST(analyze_new_index_defaults) {
   SAME_EQP(&p, "SELECT * FROM l, s WHERE s.k = l.w AND l.sk = 3");
   pair_close(&p);
 }
+
+/* ANALYZE over attached databases and TEMP: each database's own sqlite_stat1. */
+TEST(analyze_attached) {
+  Pair p;
+  pair_open(&p, "att");
+  char sa[600], sb[600];
+  snprintf(sa, sizeof sa, "ATTACH '%s.aux.shale' AS aux", test_path("att"));
+  snprintf(sb, sizeof sb, "ATTACH '%s.aux.sqlite' AS aux", test_path("att"));
+  CHECK_OK(shale_exec(p.sh, sa, NULL, NULL, NULL));
+  CHECK_EQ(sqlite3_exec(p.sq, sb, NULL, NULL, NULL), SQLITE_OK);
+  both(&p, "CREATE TABLE aux.t(a, b); CREATE INDEX aux.ta ON t(a);"
+           "INSERT INTO aux.t VALUES(1, 1), (1, 2), (2, 3);"
+           "CREATE TABLE m(x); CREATE INDEX mx ON m(x); INSERT INTO m VALUES(1), (1), (1), (2);"
+           "CREATE TEMP TABLE tt(y); CREATE INDEX temp.tty ON tt(y); INSERT INTO tt VALUES(5), (6)");
+  SAME(&p, "ANALYZE");
+  SAME(&p, "SELECT * FROM main.sqlite_stat1");
+  SAME(&p, "SELECT * FROM aux.sqlite_stat1");
+  SAME(&p, "SELECT * FROM temp.sqlite_stat1");
+  SAME(&p, "ANALYZE temp");
+  SAME(&p, "SELECT * FROM temp.sqlite_stat1");
+  both(&p, "INSERT INTO aux.t VALUES(3, 3)");
+  SAME(&p, "ANALYZE aux");
+  SAME(&p, "SELECT rowid, * FROM aux.sqlite_stat1");
+  both(&p, "INSERT INTO aux.t VALUES(4, 3)");
+  SAME(&p, "ANALYZE aux.t");
+  SAME(&p, "ANALYZE ta");
+  SAME(&p, "ANALYZE aux.ta");
+  SAME(&p, "ANALYZE main.ta");
+  SAME(&p, "ANALYZE nosuch.ta");
+  SAME(&p, "SELECT rowid, * FROM aux.sqlite_stat1");
+  both(&p, "INSERT INTO tt VALUES(9)");
+  SAME(&p, "ANALYZE tt");
+  SAME(&p, "SELECT * FROM temp.sqlite_stat1");
+  SAME(&p, "SELECT name FROM aux.sqlite_schema");
+  pair_close(&p);
+}
