@@ -242,6 +242,12 @@ int api_db_index(shale *db, const char *name) {
   return -1;
 }
 
+int api_db_of_bt(const shale *db, const Btree *bt) {
+  for (int i = 0; i < db->ndb; i++)
+    if (api_db_bt(db, i) == bt) return i;
+  return -1;
+}
+
 const char *api_db_name(shale *db, int i) { return i == 0 ? "main" : db->dbx[i].name; }
 
 const char *api_db_file(shale *db, int i) {
@@ -339,6 +345,17 @@ void api_schema_reset(shale *db) {
   db->schema = NULL;
 }
 
+void api_schema_reset_db(shale *db, int i) {
+  if (i <= 0 || i >= db->ndb) {
+    api_schema_reset(db);
+    return;
+  }
+  schema_unref(db->dbx[i].schema);
+  db->dbx[i].schema = NULL; /* reloaded at its next use */
+  db->xgen++;
+  cache_clear(db);
+}
+
 /* ---------------------------------------------------------- ATTACH/DETACH */
 
 static int attach_db(shale *db, const char *file, const char *name) {
@@ -410,7 +427,7 @@ static int detach_db(shale *db, const char *name) {
     return SHALE_ERROR;
   }
   ApiDb *d = &db->dbx[i];
-  if (btree_txn_state(d->bt) != PAGER_TXN_NONE) {
+  if (btree_txn_state(d->bt) != PAGER_TXN_NONE || d->nbackup) {
     api_error(db, SHALE_ERROR, "database %s is locked", name);
     return SHALE_ERROR;
   }

@@ -33,7 +33,8 @@
  *     SHALE_BUSY/SHALE_LOCKED are sticky: later steps return them at once.
  *  4. Both connections count the backup in nhandles until finish, so neither
  *     can be closed under it (shale_close returns SHALE_BUSY; close_v2 makes
- *     a zombie freed by finish).
+ *     a zombie freed by finish); an attached database it uses counts it in
+ *     ApiDb.nbackup, so DETACH refuses it ("database X is locked") until then.
  *  5. Page 1 bytes 18/19 (file format) follow the destination: 2/2 for a WAL
  *     destination, 1/1 for an in-memory one, the source's otherwise.
  */
@@ -43,6 +44,7 @@
 
 struct shale_backup {
   shale *dst, *src;
+  Btree *dbt, *sbt;   /* the named databases' B-trees (main, temp or attached) */
   uint32_t next;      /* next source page to copy (1-based) */
   uint32_t npage;     /* source pages (at least 1) at the last step */
   uint32_t pagecount; /* as reported: the source's page count */
@@ -56,7 +58,21 @@ struct shale_backup {
   uint8_t *empty1;     /* page 1 of an empty database (empty source) */
 };
 
-static int is_main(const char *z) { return !z || !util_stricmp(z, "main"); }
+/* Count a backup on the attached or temp database of db using bt. */
+static void pin(shale *db, Btree *bt, int d) {
+  int i = api_db_of_bt(db, bt);
+  if (i >= 1) db->dbx[i].nbackup += d;
+}
+
+/* The B-tree of database name (NULL: main) of db, opening temp when it is
+ * named; NULL with "unknown database" recorded in err's connection. */
+static Btree *named_bt(shale *db, const char *name, shale *err) {
+  int i = api_db_index(db, name);
+  if (i == 1 && api_temp_open(db) != SHALE_OK) i = -1;
+  Btree *bt = i >= 0 ? api_db_bt(db, i) : NULL;
+  if (!bt) api_error(err, SHALE_ERROR, "unknown database %s", name ? name : "main");
+  return bt;
+}
 
 static int sticky(int rc) {
   return rc != SHALE_OK && rc != SHALE_BUSY && rc != SHALE_LOCKED;
@@ -68,15 +84,11 @@ shale_backup *shale_backup_init(shale *dst, const char *dname, shale *src, const
     api_error(dst, SHALE_ERROR, "source and destination must be distinct");
     return NULL;
   }
-  if (!is_main(sname) || !src->bt) {
-    api_error(dst, SHALE_ERROR, "unknown database %s", sname ? sname : "main");
-    return NULL;
-  }
-  if (!is_main(dname) || !dst->bt) {
-    api_error(dst, SHALE_ERROR, "unknown database %s", dname ? dname : "main");
-    return NULL;
-  }
-  if (btree_txn_state(dst->bt) != PAGER_TXN_NONE) {
+  Btree *sbt = named_bt(src, sname, dst);
+  if (!sbt) return NULL;
+  Btree *dbt = named_bt(dst, dname, dst);
+  if (!dbt) return NULL;
+  if (btree_txn_state(dbt) != PAGER_TXN_NONE) {
     api_error(dst, SHALE_ERROR, "destination database is in use");
     return NULL;
   }
@@ -88,9 +100,13 @@ shale_backup *shale_backup_init(shale *dst, const char *dname, shale *src, const
   memset(b, 0, sizeof *b);
   b->dst = dst;
   b->src = src;
+  b->dbt = dbt;
+  b->sbt = sbt;
   b->next = 1;
   dst->nhandles++;
   src->nhandles++;
+  pin(src, sbt, 1);
+  pin(dst, dbt, 1);
   return b;
 }
 
@@ -123,18 +139,17 @@ static int make_empty_page1(shale_backup *b, uint32_t ps, int reserve) {
 /* Before the destination write transaction: make its page size the
  * source's (invariant 2). The source read transaction is open. */
 static int prepare_dest(shale_backup *b) {
-  shale *dst = b->dst;
-  Pager *sp = btree_pager(b->src->bt);
+  Pager *sp = btree_pager(b->sbt);
   uint32_t ps = pager_page_size(sp);
   int reserve = (int)(ps - pager_usable_size(sp));
-  int rc = btree_begin(dst->bt, BTREE_TXN_READ);
+  int rc = btree_begin(b->dbt, BTREE_TXN_READ);
   if (rc) return rc;
-  Pager *dp = btree_pager(dst->bt);
+  Pager *dp = btree_pager(b->dbt);
   uint32_t dps = pager_page_size(dp);
   int dreserve = (int)(dps - pager_usable_size(dp));
   uint32_t dn = pager_db_size(dp);
   int wal = pager_journal_mode(dp) == PAGER_JOURNAL_WAL;
-  btree_commit(dst->bt); /* ends the read transaction */
+  btree_commit(b->dbt); /* ends the read transaction */
   if (dps == ps && dreserve == reserve) return SHALE_OK;
   if (wal) return SHALE_READONLY;
   if (dn == 0) return pager_set_page_size(dp, ps, reserve) ? SHALE_READONLY : SHALE_OK;
@@ -173,7 +188,7 @@ int api_backup_copy_page(Pager *sp, Pager *dp, uint32_t pgno, uint32_t dst_orig)
 }
 
 static int copy_page(shale_backup *b, uint32_t pgno) {
-  Pager *sp = btree_pager(b->src->bt), *dp = btree_pager(b->dst->bt);
+  Pager *sp = btree_pager(b->sbt), *dp = btree_pager(b->dbt);
   if (b->empty1) return write_page(dp, pgno, b->empty1, b->dst_orig);
   return api_backup_copy_page(sp, dp, pgno, b->dst_orig);
 }
@@ -181,16 +196,16 @@ static int copy_page(shale_backup *b, uint32_t pgno) {
 /* All pages copied: size, cookie, commit. */
 static int finish_copy(shale_backup *b) {
   shale *dst = b->dst;
-  Pager *dp = btree_pager(dst->bt);
+  Pager *dp = btree_pager(b->dbt);
   int rc = SHALE_OK;
   if (pager_db_size(dp) > b->npage) rc = pager_truncate(dp, b->npage);
-  if (rc == SHALE_OK) rc = btree_update_meta(dst->bt, BTREE_META_SCHEMA_COOKIE, b->dst_cookie + 1);
+  if (rc == SHALE_OK) rc = btree_update_meta(b->dbt, BTREE_META_SCHEMA_COOKIE, b->dst_cookie + 1);
   if (rc == SHALE_OK && b->dst_locked) {
-    rc = btree_commit(dst->bt);
+    rc = btree_commit(b->dbt);
     if (rc == SHALE_OK) b->dst_locked = 0;
   }
   if (rc == SHALE_OK) {
-    api_schema_reset(dst);
+    api_schema_reset_db(dst, api_db_of_bt(dst, b->dbt));
     rc = SHALE_DONE;
   }
   return rc;
@@ -199,19 +214,18 @@ static int finish_copy(shale_backup *b) {
 int shale_backup_step(shale_backup *b, int npage) {
   if (!b) return SHALE_MISUSE;
   if (b->rc == SHALE_DONE || sticky(b->rc)) return b->rc;
-  shale *src = b->src, *dst = b->dst;
   int rc = SHALE_OK, src_began = 0;
-  if (btree_txn_state(src->bt) == PAGER_TXN_NONE) {
-    rc = btree_begin(src->bt, BTREE_TXN_READ);
+  if (btree_txn_state(b->sbt) == PAGER_TXN_NONE) {
+    rc = btree_begin(b->sbt, BTREE_TXN_READ);
     if (rc) goto out;
     src_began = 1;
   }
-  if (b->dst_locked && btree_txn_state(dst->bt) != PAGER_TXN_WRITE) {
+  if (b->dst_locked && btree_txn_state(b->dbt) != PAGER_TXN_WRITE) {
     b->dst_locked = 0; /* ended under us: start over */
     b->started = 0;
   }
   if (!b->dst_locked) {
-    int st = btree_txn_state(dst->bt);
+    int st = btree_txn_state(b->dbt);
     if (st == PAGER_TXN_READ) {
       rc = SHALE_BUSY; /* the destination connection is reading */
       goto out;
@@ -219,16 +233,16 @@ int shale_backup_step(shale_backup *b, int npage) {
     if (st == PAGER_TXN_NONE) {
       rc = prepare_dest(b);
       if (rc) goto out;
-      rc = btree_begin(dst->bt, BTREE_TXN_WRITE);
+      rc = btree_begin(b->dbt, BTREE_TXN_WRITE);
       if (rc) goto out;
       b->dst_locked = 1;
     }
-    rc = btree_get_meta(dst->bt, BTREE_META_SCHEMA_COOKIE, &b->dst_cookie);
+    rc = btree_get_meta(b->dbt, BTREE_META_SCHEMA_COOKIE, &b->dst_cookie);
     if (rc) goto out;
-    b->dst_orig = pager_db_size(btree_pager(dst->bt));
+    b->dst_orig = pager_db_size(btree_pager(b->dbt));
     b->started = 0;
   }
-  Pager *sp = btree_pager(src->bt), *dp = btree_pager(dst->bt);
+  Pager *sp = btree_pager(b->sbt), *dp = btree_pager(b->dbt);
   uint32_t ps = pager_page_size(sp);
   if (ps != pager_page_size(dp) || pager_usable_size(sp) != pager_usable_size(dp)) {
     rc = SHALE_READONLY; /* invariant 2 */
@@ -258,7 +272,7 @@ int shale_backup_step(shale_backup *b, int npage) {
   if (nsrc == 0) b->remaining = 0;
   if (b->next > b->npage) rc = finish_copy(b);
 out:
-  if (src_began) btree_commit(src->bt); /* ends the read transaction */
+  if (src_began) btree_commit(b->sbt); /* ends the read transaction */
   b->rc = rc;
   return rc;
 }
@@ -269,9 +283,11 @@ int shale_backup_pagecount(shale_backup *b) { return b ? (int)b->pagecount : 0; 
 int shale_backup_finish(shale_backup *b) {
   if (!b) return SHALE_OK;
   shale *dst = b->dst, *src = b->src;
-  if (b->dst_locked && btree_txn_state(dst->bt) != PAGER_TXN_NONE) btree_rollback(dst->bt);
+  if (b->dst_locked && btree_txn_state(b->dbt) != PAGER_TXN_NONE) btree_rollback(b->dbt);
   int rc = b->rc == SHALE_DONE ? SHALE_OK : b->rc;
   shale_set_error(dst, rc, NULL);
+  pin(src, b->sbt, -1);
+  pin(dst, b->dbt, -1);
   shale_free(b->empty1);
   shale_free(b);
   api_handle_release(src);

@@ -54,6 +54,7 @@ typedef struct ApiDb {
   char *filename;    /* as given ("" for memory and temp) */
   Btree *bt;         /* NULL: temp not opened yet */
   ApiSchema *schema; /* NULL until loaded */
+  int nbackup;       /* backups reading or writing it (DETACH refuses while > 0) */
 } ApiDb;
 
 /* References to the schemas of databases 1.. a program was compiled
@@ -234,6 +235,8 @@ struct shale_stmt {
 static inline Btree *api_db_bt(const shale *db, int i) { return i == 0 ? db->bt : db->dbx[i].bt; }
 /* api.c: databases. Index of the database named name (NULL: main), or -1. */
 int api_db_index(shale *db, const char *name);
+/* Index of the database whose B-tree is bt, or -1. */
+int api_db_of_bt(const shale *db, const Btree *bt);
 const char *api_db_name(shale *db, int i);
 /* Database i's file name as PRAGMA database_list shows it ("" for memory),
  * NULL when not open. */
@@ -295,6 +298,8 @@ void api_wal_notify(shale *db);
 /* Forget the loaded schema and the statement cache (the database content
  * was replaced: backup, deserialize); reloaded when next needed. */
 void api_schema_reset(shale *db);
+/* The same for database i (0: main): its schema is reloaded at its next use. */
+void api_schema_reset_db(shale *db, int i);
 /* A backup or blob handle using db went away (db->nhandles--); frees the
  * connection if shale_close_v2 left it a zombie waiting for it. */
 void api_handle_release(shale *db);

@@ -222,6 +222,49 @@ int main(void) {
   sqlite3_finalize(jm);
 
   sqlite3_close(wal);
+  /* temp and attached databases as source and destination */
+  {
+    char fx[256];
+    snprintf(fx, sizeof fx, "%s/x.db", dir);
+    sqlite3 *s1 = NULL, *d1 = NULL;
+    EXPECT_INT(sqlite3_open(":memory:", &s1), SQLITE_OK);
+    EXPECT_INT(sqlite3_open(":memory:", &d1), SQLITE_OK);
+    EXEC_OK(s1, "CREATE TEMP TABLE tt(a); INSERT INTO tt VALUES (1),(2),(3)");
+    sqlite3_backup *bk = sqlite3_backup_init(d1, "main", s1, "temp");
+    EXPECT(bk != NULL);
+    EXPECT_INT(sqlite3_backup_step(bk, -1), SQLITE_DONE);
+    EXPECT_INT(sqlite3_backup_finish(bk), SQLITE_OK);
+    EXPECT_INT(ival(d1, "SELECT sum(a) FROM tt"), 6);
+    char sql[400];
+    snprintf(sql, sizeof sql, "ATTACH '%s' AS aux", fx);
+    EXEC_OK(d1, sql);
+    EXEC_OK(s1, "CREATE TABLE m(b); INSERT INTO m VALUES ('x'), ('y')");
+    bk = sqlite3_backup_init(d1, "aux", s1, "main");
+    EXPECT(bk != NULL);
+    EXPECT_INT(sqlite3_backup_step(bk, -1), SQLITE_DONE);
+    EXPECT_INT(sqlite3_backup_finish(bk), SQLITE_OK);
+    EXPECT_INT(ival(d1, "SELECT count(*) FROM aux.m"), 2);
+    EXPECT_INT(ival(d1, "SELECT count(*) FROM main.tt"), 3);
+    sqlite3 *d2 = NULL;
+    EXPECT_INT(sqlite3_open(":memory:", &d2), SQLITE_OK);
+    bk = sqlite3_backup_init(d2, "main", d1, "aux");
+    EXPECT(bk != NULL);
+    EXPECT_INT(sqlite3_backup_step(bk, -1), SQLITE_DONE);
+    EXPECT_INT(sqlite3_backup_finish(bk), SQLITE_OK);
+    EXPECT_INT(ival(d2, "SELECT count(*) FROM m"), 2);
+    EXPECT_INT(integrity_ok(d2), 1);
+    EXPECT(sqlite3_backup_init(d2, "main", d1, "nosuch") == NULL);
+    EXPECT_STR(sqlite3_errmsg(d2), "unknown database nosuch");
+    sqlite3_close(d2);
+    sqlite3_close(d1);
+    sqlite3_close(s1);
+    sqlite3 *rf = NULL;
+    EXPECT_INT(sqlite3_open(fx, &rf), SQLITE_OK);
+    EXPECT_INT(ival(rf, "SELECT count(*) FROM m"), 2);
+    EXPECT_INT(integrity_ok(rf), 1);
+    sqlite3_close(rf);
+  }
+
   sqlite3_close(e);
   sqlite3_close(p1k);
   sqlite3_close(m4);

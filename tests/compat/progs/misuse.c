@@ -214,5 +214,22 @@ int main(void) {
   EXPECT_INT(sqlite3_status64(99, NULL, NULL, 0), SQLITE_MISUSE);
   EXPECT_INT(sqlite3_vfs_register(NULL, 0), SQLITE_MISUSE);
   EXPECT_INT(sqlite3_vfs_unregister(NULL), SQLITE_OK);
+
+  /* DETACH of a database a backup uses is refused until the backup finishes
+   * (SQLite detaches it and the next step crashes) */
+  sqlite3 *a = NULL, *b = NULL;
+  EXPECT_INT(sqlite3_open(":memory:", &a), SQLITE_OK);
+  EXPECT_INT(sqlite3_open(":memory:", &b), SQLITE_OK);
+  EXPECT_INT(sqlite3_exec(a, "ATTACH ':memory:' AS aux; CREATE TABLE aux.t(x)", NULL, NULL, NULL),
+             SQLITE_OK);
+  sqlite3_backup *bk = sqlite3_backup_init(b, "main", a, "aux");
+  EXPECT(bk != NULL);
+  EXPECT_INT(sqlite3_exec(a, "DETACH aux", NULL, NULL, NULL), SQLITE_ERROR);
+  EXPECT_STR(sqlite3_errmsg(a), "database aux is locked");
+  EXPECT_INT(sqlite3_backup_step(bk, -1), SQLITE_DONE);
+  EXPECT_INT(sqlite3_backup_finish(bk), SQLITE_OK);
+  EXPECT_INT(sqlite3_exec(a, "DETACH aux", NULL, NULL, NULL), SQLITE_OK);
+  EXPECT_INT(sqlite3_close(a), SQLITE_OK);
+  EXPECT_INT(sqlite3_close(b), SQLITE_OK);
   return prog_done();
 }
