@@ -59,6 +59,33 @@ static void clear_stats(Parse *p, int col, const char *name) {
   }
 }
 
+/* TEMP triggers on a table of another database (they fire for it: see
+ * compile_trigger.c trigger_schemas) go with it, from sqlite_temp_master
+ * and the temp schema, as in SQLite. Called after the table's own
+ * database is done; p's database is restored. */
+static void drop_temp_triggers_on(Parse *p, const char *name) {
+  int own = p->idb;
+  if (own == 1 || parse_ndb(p) < 2) return;
+  Schema *tmp = parse_db_schema(p, 1);
+  if (!tmp || !tmp->triggers.n || schema_find_table(tmp, name)) return;
+  Schema *save = p->schema;
+  p->schema = tmp;
+  int n = triggers_on(p, name, NULL, 0);
+  DdlObj *objs = n ? parse_alloc(p, sizeof *objs * (size_t)n) : NULL;
+  Trigger **trig = n ? parse_alloc(p, sizeof *trig * (size_t)n) : NULL;
+  if (objs && trig) {
+    triggers_on(p, name, trig, n);
+    parse_set_db(p, 1);
+    parse_need_write(p);
+    for (int i = 0; i < n; i++) objs[i] = (DdlObj){"trigger", trig[i]->name};
+    ddl_schema_delete(p, objs, n);
+    for (int i = 0; i < n; i++) drop_object(p, DROP_TRIGGER, trig[i]->name);
+    ddl_finish(p);
+    parse_set_db(p, own);
+  }
+  p->schema = save;
+}
+
 static int drop_table(Parse *p, const SqlDrop *d, Table *t) {
   if (t->is_schema || ddl_is_system_table(t)) {
     parse_error(p, "table %s may not be dropped", ddl_table_name(t));
@@ -102,6 +129,7 @@ static int drop_table(Parse *p, const SqlDrop *d, Table *t) {
   for (int i = 0; i < ntrig; i++) drop_object(p, DROP_TRIGGER, trig[i]->name);
   drop_object(p, DROP_TABLE, t->name);
   ddl_finish(p);
+  drop_temp_triggers_on(p, t->name);
   return parse_failed(p);
 }
 

@@ -268,11 +268,26 @@ static void level_eqp(WhereInfo *w, WLevel *L) {
   level_eqp_one(w, L, src_is_left(it) ? " LEFT-JOIN" : "");
 }
 
+/* EXPLAIN QUERY PLAN's name of an item, as SQLite writes it: the alias when
+ * one is written, else schema.table when the schema is written. */
+static const char *eqp_item_name(Parse *p, const SrcItem *it) {
+  const SqlSrcItem *a = it->ast;
+  if (!a || a->alias || !a->schema || !a->name || a->select || it->kind != SRC_TABLE)
+    return item_name(it);
+  size_t ns = strlen(a->schema), nn = strlen(a->name);
+  char *z = parse_alloc(p, ns + nn + 2);
+  if (!z) return item_name(it);
+  memcpy(z, a->schema, ns);
+  z[ns] = '.';
+  memcpy(z + ns + 1, a->name, nn + 1);
+  return z;
+}
+
 static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj) {
   Parse *p = w->p;
   SrcItem *it = &w->src->a[L->item];
   PlanLevel *pl = L->pl;
-  const char *name = item_name(it);
+  const char *name = eqp_item_name(p, it);
   const Table *tab = it->tab;
   if (it->kind == SRC_TABLE && pl->kind == PLAN_OR) {
     int save = p->eqp_parent;

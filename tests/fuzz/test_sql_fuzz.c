@@ -25,12 +25,16 @@
  *     failing input's index and text are printed (SHALE_TEST_SEED + index reproduce it).
  *  2. Comparisons with SQLite are printed (first few of each kind) and counted, and
  *     never fail the case: this file checks robustness, tests/unit/sql/ checks syntax.
+ *  3. Statements run with a scratch directory as the working directory: mutated
+ *     ATTACH / VACUUM INTO file names create files, and they must not land in the
+ *     source tree.
  */
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* 1: the native API (include/shale.h, src/api/) is on main; 0 compiles the Shale half out. */
 #define SHALE_HAS_SQL_API 1
@@ -40,6 +44,7 @@
 #if SHALE_HAS_SQL_API
 #include "shale.h"
 #endif
+#include "../common/tscratch.h"
 #include "../test.h"
 
 #define FUZZ_DEFAULT 100000
@@ -1098,7 +1103,17 @@ static long fuzz_count(void) {
   return test_long() ? 10L * FUZZ_DEFAULT : FUZZ_DEFAULT;
 }
 
+/* Invariant 3: the working directory becomes the scratch directory. */
+static void enter_scratch(void) {
+  char d[512];
+  snprintf(d, sizeof d, "%s", tscratch_path("x"));
+  char *slash = strrchr(d, '/');
+  if (slash) *slash = 0;
+  if (slash && chdir(d) != 0) fprintf(stderr, "test_sql_fuzz: cannot enter %s\n", d);
+}
+
 TEST(sql_fuzz_parser) {
+  enter_scratch();
   long total = fuzz_count();
   uint64_t seed = test_seed();
   sqlite3 *ref = NULL;
@@ -1171,6 +1186,7 @@ static int run_sqlite_stmt(sqlite3 *db, const char *z, int n, char *msg, size_t 
  * its own copy of the schema (renewed every 500 statements). Crashes, leaks and bad
  * result codes fail (run_shale); disagreements on success/failure are only reported. */
 TEST(sql_fuzz_shale_grammar) {
+  enter_scratch();
   long total = fuzz_count() / 20;
   Stats st = {0};
   Buf b = {0};
@@ -1222,6 +1238,7 @@ TEST(sql_fuzz_shale_grammar) {
 
 /* Every keyword in a few fixed places: alone, as a name, in expressions. */
 TEST(sql_fuzz_every_keyword) {
+  enter_scratch();
   static const char *const templates[] = {
       "%s",
       "SELECT %s",
@@ -1270,6 +1287,7 @@ TEST(sql_fuzz_every_keyword) {
 /* The generator itself can produce what it claims: most grammar output parses, so a
  * parser that rejected everything would show up here. */
 TEST(sql_fuzz_grammar_output_mostly_parses) {
+  enter_scratch();
   Buf b = {0};
   long ok = 0, n = 2000;
   char err[512];

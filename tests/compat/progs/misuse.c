@@ -222,12 +222,12 @@ int main(void) {
   EXPECT_INT(sqlite3_open(":memory:", &b), SQLITE_OK);
   EXPECT_INT(sqlite3_exec(a, "ATTACH ':memory:' AS aux; CREATE TABLE aux.t(x)", NULL, NULL, NULL),
              SQLITE_OK);
-  sqlite3_backup *bk = sqlite3_backup_init(b, "main", a, "aux");
-  EXPECT(bk != NULL);
+  sqlite3_backup *bkd = sqlite3_backup_init(b, "main", a, "aux");
+  EXPECT(bkd != NULL);
   EXPECT_INT(sqlite3_exec(a, "DETACH aux", NULL, NULL, NULL), SQLITE_ERROR);
   EXPECT_STR(sqlite3_errmsg(a), "database aux is locked");
-  EXPECT_INT(sqlite3_backup_step(bk, -1), SQLITE_DONE);
-  EXPECT_INT(sqlite3_backup_finish(bk), SQLITE_OK);
+  EXPECT_INT(sqlite3_backup_step(bkd, -1), SQLITE_DONE);
+  EXPECT_INT(sqlite3_backup_finish(bkd), SQLITE_OK);
   EXPECT_INT(sqlite3_exec(a, "DETACH aux", NULL, NULL, NULL), SQLITE_OK);
   EXPECT_INT(sqlite3_close(a), SQLITE_OK);
   EXPECT_INT(sqlite3_close(b), SQLITE_OK);

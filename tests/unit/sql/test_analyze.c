@@ -477,3 +477,19 @@ TEST(analyze_attached) {
   SAME(&p, "SELECT name FROM aux.sqlite_schema");
   pair_close(&p);
 }
+
+/* EXPLAIN QUERY PLAN names a table by its alias, else schema.table when the
+ * schema is written (attached, temp or main), as SQLite. */
+TEST(eqp_schema_qualified_names) {
+  Pair p;
+  pair_open(&p, "eqp_names");
+  both(&p, "ATTACH ':memory:' AS aux; CREATE TABLE aux.et(a, b); CREATE INDEX aux.eti ON et(a);"
+           "CREATE TEMP TABLE tt(c, d); CREATE TABLE mt(e, f)");
+  SAME_EQP(&p, "SELECT b FROM aux.et WHERE a=1");
+  SAME_EQP(&p, "SELECT b FROM aux.et AS q WHERE a=1");
+  SAME_EQP(&p, "SELECT b FROM et WHERE a=1");
+  SAME_EQP(&p, "SELECT d FROM temp.tt");
+  SAME_EQP(&p, "SELECT d FROM TEMP.tt, main.mt WHERE c=e");
+  SAME_EQP(&p, "SELECT name FROM MAIN.sqlite_master");
+  pair_close(&p);
+}
