@@ -12,7 +12,7 @@
  *
  * Invariants:
  *  1. The rows are SQLite 3.40.1's: tables in the order SQLite's table hash
- *     lists them (hash_order below, over Schema.order), indexes of a table
+ *     lists them (sql_table_hash_order over Schema.order), indexes of a table
  *     in SQLite's list order (index_order), the average of the first i key
  *     columns ceil(N / distinct_i), 1 instead of 2 when N * 10 <= distinct_i
  *     * 11; a WITHOUT ROWID table's PRIMARY KEY is named by its table.
@@ -34,88 +34,19 @@
 
 static const char STAT1_SQL[] = "CREATE TABLE sqlite_stat1(tbl,idx,stat)";
 
-/* ---- SQLite's table-hash order ---- */
-
-/* SQLite's string hash (case-folded bytes). */
-static unsigned hash_name(const char *z) {
-  unsigned h = 0;
-  for (; *z; z++) {
-    unsigned char c = (unsigned char)*z;
-    if (c >= 'A' && c <= 'Z') c = (unsigned char)(c + 32);
-    h += c;
-    h *= 0x9e3779b1u;
-  }
-  return h;
-}
-
-typedef struct HashSim {
-  int n;          /* elements in the list */
-  int *list;      /* element indexes, list order */
-  int htsize;     /* buckets (0: none yet) */
-  int *bcount;    /* per bucket: elements */
-  int *bhead;     /* per bucket: first element (its position found by search) */
-  const char **names;
-} HashSim;
-
-/* Insert element e where SQLite's hash puts it: before its bucket's first
- * element, or at the head of the list. */
-static void sim_insert(HashSim *h, int e) {
-  int pos = 0;
-  if (h->htsize) {
-    int b = (int)(hash_name(h->names[e]) % (unsigned)h->htsize);
-    if (h->bcount[b] > 0)
-      while (h->list[pos] != h->bhead[b]) pos++;
-    h->bcount[b]++;
-    h->bhead[b] = e;
-  }
-  memmove(&h->list[pos + 1], &h->list[pos], sizeof(int) * (size_t)(h->n - pos));
-  h->list[pos] = e;
-  h->n++;
-}
-
-/* The order SQLite's tblHash iterates n names inserted in the given order
- * (rehash to 2 * count buckets, at most 64, before the 10th, 21st, ...
- * insertion when count > 2 * buckets): out[0..n) gets the element indexes.
- * SHALE_OK or SHALE_NOMEM. */
-static int hash_order(const char **names, int n, int *out) {
-  HashSim h;
-  memset(&h, 0, sizeof h);
-  h.names = names;
-  h.list = out;
-  int *old = shale_malloc(sizeof(int) * (size_t)(n + 1) + sizeof(int) * 128);
-  if (!old) return SHALE_NOMEM;
-  h.bcount = old + n + 1;
-  h.bhead = h.bcount + 64;
-  for (int e = 0; e < n; e++) {
-    int count = h.n + 1;
-    if (count >= 10 && count > 2 * h.htsize) {
-      int size = count * 2;
-      if (size > 64) size = 64;
-      int nold = h.n;
-      memcpy(old, h.list, sizeof(int) * (size_t)nold);
-      h.n = 0;
-      h.htsize = size;
-      memset(h.bcount, 0, sizeof(int) * 64);
-      for (int k = 0; k < nold; k++) sim_insert(&h, old[k]);
-    }
-    sim_insert(&h, e);
-  }
-  shale_free(old);
-  return SHALE_OK;
-}
-
 int analyze_table_order(const Schema *s, Table ***out, int *n) {
   *out = NULL;
   *n = 0;
   int m = s->norder;
   if (m == 0) return SHALE_OK;
   const char **names = shale_malloc(sizeof(char *) * (size_t)(m + 1));
-  int *ord = shale_malloc(sizeof(int) * (size_t)(m + 1));
+  int *ord = NULL;
   Table **t = shale_malloc(sizeof(Table *) * (size_t)(m + 1));
-  if (!names || !ord || !t) goto nomem;
+  if (!names || !t) goto nomem;
   names[0] = "sqlite_master"; /* SQLite's schema table is hashed first */
   for (int i = 0; i < m; i++) names[i + 1] = s->order[i];
-  if (hash_order(names, m + 1, ord) != SHALE_OK) goto nomem;
+  ord = sql_table_hash_order(names, m + 1);
+  if (!ord) goto nomem;
   for (int k = 0; k < m + 1; k++) {
     if (ord[k] == 0) continue;
     Table *x = schema_find_table(s, names[ord[k]]);

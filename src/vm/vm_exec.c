@@ -734,6 +734,23 @@ int64_t vm_stat(Vm *v, int which) {
   }
 }
 
+/* OP_TableFunc / OP_PragmaRows: empty the cursor's ephemeral table (opened
+ * by OpenEphemeral) and reopen the cursor on it for the rows to come. */
+static int refill_open(Vm *v, VmCursor *c) {
+  uint32_t root = c->eph_root;
+  int nfield = c->nfield;
+  if (!v->eph || !root) return SHALE_INTERNAL;
+  invalidate_all(v);
+  vm_cursor_close(v, c);
+  int rc = btree_clear_table(v->eph, root, NULL);
+  if (rc == SHALE_OK) rc = btree_cursor_open(v->eph, root, 1, NULL, NULL, &c->bc);
+  if (rc) return rc;
+  c->kind = VMC_TABLE;
+  c->nfield = nfield;
+  c->eph_root = root;
+  return SHALE_OK;
+}
+
 /* OP_TableFunc's row sink: each row becomes a record appended to the table. */
 typedef struct TfSink {
   Vm *v;
@@ -1854,16 +1871,7 @@ dispatch:
   }
   CASE(TableFunc) {
     VmCursor *c = &v->cur[op->p1];
-    uint32_t root = c->eph_root;
-    int nfield = c->nfield;
-    if (!v->eph || !root) FAIL(SHALE_INTERNAL);
-    invalidate_all(v);
-    vm_cursor_close(v, c);
-    CHK(btree_clear_table(v->eph, root, NULL));
-    CHK(btree_cursor_open(v->eph, root, 1, NULL, NULL, &c->bc));
-    c->kind = VMC_TABLE;
-    c->nfield = nfield;
-    c->eph_root = root;
+    CHK(refill_open(v, c));
     c->tvf = 1;
     TfSink sink = {v, c, 0};
     char *msg = NULL;
@@ -1881,16 +1889,7 @@ dispatch:
   }
   CASE(PragmaRows) {
     VmCursor *c = &v->cur[op->p1];
-    uint32_t root = c->eph_root;
-    int nfield = c->nfield;
-    if (!v->eph || !root) FAIL(SHALE_INTERNAL);
-    invalidate_all(v);
-    vm_cursor_close(v, c);
-    CHK(btree_clear_table(v->eph, root, NULL));
-    CHK(btree_cursor_open(v->eph, root, 1, NULL, NULL, &c->bc));
-    c->kind = VMC_TABLE;
-    c->nfield = nfield;
-    c->eph_root = root;
+    CHK(refill_open(v, c));
     if (!v->hooks || !v->hooks->pragma_rows) NEXT();
     /* the argument columns hold the arguments' text (NULL stays NULL) */
     const ShValue *av[2] = {NULL, NULL};
