@@ -374,7 +374,10 @@ static int attach_db(shale *db, const char *file, const char *name) {
   int ro = pager_readonly(btree_pager(db->bt));
   int oflags = ro ? SHALE_OPEN_READONLY : (SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE);
   Btree *bt = NULL;
-  int rc = btree_open(NULL, mem ? NULL : file, oflags, &bt);
+  /* a file opens through the main database's VFS, as SQLite's ATTACH */
+  Pager *mp = btree_pager(db->bt);
+  OsVfs *vfs = mem || pager_is_memory(mp) ? NULL : pager_vfs(mp);
+  int rc = btree_open(vfs, mem ? NULL : file, oflags, &bt);
   if (rc != SHALE_OK) {
     rc = rc == SHALE_NOMEM ? rc : SHALE_CANTOPEN;
     api_error(db, rc, "unable to open database: %s", file);
@@ -568,7 +571,8 @@ static int commit_txn(shale *db, char **errmsg) {
   }
   if (api_any_txn(db, PAGER_TXN_READ)) {
     int rc = api_commit(db, errmsg);
-    if (rc == SHALE_CONSTRAINT_COMMITHOOK) { /* vetoed: rolled back */
+    /* vetoed, or a failed multi-file commit: rolled back */
+    if (rc == SHALE_CONSTRAINT_COMMITHOOK || (rc != SHALE_OK && !api_any_txn(db, PAGER_TXN_READ))) {
       if (db->txn_ddl) db->schema_dirty = 1;
       db->txn_ddl = 0;
       txn_ended(db);

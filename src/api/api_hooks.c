@@ -142,10 +142,42 @@ void shale_progress_handler(shale *db, int n, int (*cb)(void *), void *arg) {
 
 /* ----------------------------------------------------- commit / rollback */
 
+/* A failed super-journal commit: every database's transaction is rolled
+ * back (the journals are intact), as SQLite does after a failed commit. */
+static void rollback_all_failed(shale *db) {
+  for (int i = 0; i < db->ndb; i++) {
+    Btree *b = api_db_bt(db, i);
+    if (b && btree_txn_state(b) != PAGER_TXN_NONE) btree_rollback(b);
+  }
+  if (db->rollback_cb) db->rollback_cb(db->rollback_arg);
+}
+
+/* Several journal files commit atomically through a super-journal
+ * (btree_commit_super); the others are committed by the caller. */
+static int commit_super(shale *db, int write_only, int *done) {
+  Btree *bts[API_MAX_DB];
+  for (int i = 0; i < db->ndb; i++) bts[i] = api_db_bt(db, i);
+  int rc = btree_commit_super(bts, db->ndb, write_only, done);
+  if (!*done) return SHALE_OK;
+  if (rc != SHALE_OK) {
+    rollback_all_failed(db);
+    return rc;
+  }
+  for (int i = 0; i < db->ndb; i++) {
+    Btree *b = bts[i];
+    if (!b || btree_txn_state(b) == PAGER_TXN_NONE) continue;
+    if (write_only && btree_txn_state(b) != PAGER_TXN_WRITE) continue;
+    int r2 = write_only ? btree_commit_write(b) : btree_commit(b);
+    if (rc == SHALE_OK) rc = r2;
+  }
+  return rc;
+}
+
 /* Commit (write_only: btree_commit_write) every database in a transaction,
- * after the commit hook's say when one of them writes. Each database commits
- * on its own (no super-journal: docs/compat.md); after a failure the rest
- * are rolled back. */
+ * after the commit hook's say when one of them writes. Several journal
+ * files commit atomically through a super-journal (commit_super); otherwise
+ * each database commits on its own, and after a failure the rest are
+ * rolled back. */
 static int commit_all(shale *db, char **errmsg, int write_only) {
   if (api_any_txn(db, PAGER_TXN_WRITE) && db->commit_cb && db->commit_cb(db->commit_arg)) {
     /* the readers' cursors now fail with ABORT_ROLLBACK, as SQLite */
@@ -158,7 +190,13 @@ static int commit_all(shale *db, char **errmsg, int write_only) {
     if (errmsg) *errmsg = util_strdup("constraint failed");
     return SHALE_CONSTRAINT_COMMITHOOK;
   }
-  int rc = SHALE_OK;
+  int done = 0;
+  int rc = commit_super(db, write_only, &done);
+  if (done) {
+    if (rc != SHALE_OK && errmsg) *errmsg = util_strdup(shale_errstr(rc));
+    if (rc == SHALE_OK) api_wal_notify(db);
+    return rc;
+  }
   for (int i = 0; i < db->ndb; i++) {
     Btree *b = api_db_bt(db, i);
     if (!b) continue;

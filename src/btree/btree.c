@@ -21,6 +21,7 @@
  *  4. Every cursor is on bt->cursors until btree_cursor_close.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "btree_int.h"
 
@@ -215,6 +216,114 @@ int btree_commit_write(Btree *bt) {
   if (pager_txn_state(bt->pager) != PAGER_TXN_WRITE) return SHALE_OK;
   int rc = btree_autovac_commit(bt);
   return rc ? rc : pager_commit(bt->pager);
+}
+
+int btree_commit_wants_super(Btree *bt) { return pager_commit_wants_super(bt->pager); }
+
+int btree_commit_phase1(Btree *bt, const char *super) {
+  if (pager_txn_state(bt->pager) != PAGER_TXN_WRITE) return SHALE_OK;
+  int rc = btree_autovac_commit(bt);
+  return rc ? rc : pager_commit_phase1(bt->pager, super);
+}
+
+int btree_commit_phase2(Btree *bt, int keep_read) {
+  int rc = SHALE_OK;
+  if (pager_txn_state(bt->pager) == PAGER_TXN_WRITE) rc = pager_commit_phase2(bt->pager);
+  if (rc == SHALE_OK && !keep_read && pager_txn_state(bt->pager) != PAGER_TXN_NONE)
+    pager_end_read(bt->pager);
+  return rc;
+}
+
+/* Write the super-journal: the journal paths of bts[i] with want[i], each
+ * NUL-terminated, synced (with its directory) unless all of them run with
+ * synchronous=OFF. Named after the main database (bts[0]). */
+static int super_create(Btree *const *bts, const uint8_t *want, int n, char **name) {
+  Pager *mp = bts[0]->pager;
+  OsVfs *vfs = pager_vfs(mp);
+  char *z = NULL;
+  int rc = SHALE_OK, exists = 1;
+  for (int tries = 0; exists && tries < 100; tries++) {
+    uint32_t r;
+    util_random(&r, 4);
+    shale_free(z);
+    z = util_mprintf("%s-mj%08X", pager_filename(mp), (unsigned)r);
+    if (!z) return SHALE_NOMEM;
+    rc = vfs->access(vfs, z, OS_ACCESS_EXISTS, &exists);
+    if (rc) break;
+  }
+  if (rc == SHALE_OK && exists) rc = SHALE_FULL;
+  size_t len = 0;
+  int sync = 0;
+  for (int i = 0; i < n && rc == SHALE_OK; i++) {
+    if (!want[i]) continue;
+    len += strlen(pager_journal_path(bts[i]->pager)) + 1;
+    if (pager_synchronous(bts[i]->pager) != PAGER_SYNC_OFF) sync = 1;
+  }
+  char *buf = rc == SHALE_OK ? shale_malloc(len + 1) : NULL;
+  if (rc == SHALE_OK && !buf) rc = SHALE_NOMEM;
+  if (rc != SHALE_OK) {
+    shale_free(z);
+    return rc;
+  }
+  size_t at = 0;
+  for (int i = 0; i < n; i++) {
+    if (!want[i]) continue;
+    const char *j = pager_journal_path(bts[i]->pager);
+    memcpy(buf + at, j, strlen(j) + 1);
+    at += strlen(j) + 1;
+  }
+  OsFile *f = NULL;
+  rc = os_open_alloc(vfs, z,
+                     SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_EXCLUSIVE |
+                         SHALE_OPEN_SUPER_JOURNAL,
+                     NULL, &f);
+  if (rc == SHALE_OK) rc = os_write(f, buf, (int)len, 0);
+  if (rc == SHALE_OK && sync) rc = os_sync(f, OS_SYNC_NORMAL);
+  int opened = f != NULL;
+  os_close_free(f);
+  shale_free(buf);
+  if (rc != SHALE_OK) {
+    if (opened) vfs->delete(vfs, z, 0);
+    shale_free(z);
+    return rc;
+  }
+  *name = z;
+  return SHALE_OK;
+}
+
+int btree_commit_super(Btree *const *bts, int n, int keep_read, int *done) {
+  *done = 0;
+  uint8_t want[64];
+  int k = 0;
+  if (n <= 0 || n > 64 || !bts[0] || pager_is_memory(bts[0]->pager)) return SHALE_OK;
+  for (int i = 0; i < n; i++) {
+    want[i] = (uint8_t)(bts[i] && pager_txn_state(bts[i]->pager) == PAGER_TXN_WRITE &&
+                        pager_commit_wants_super(bts[i]->pager));
+    k += want[i];
+  }
+  if (k < 2) return SHALE_OK;
+  *done = 1;
+  char *super = NULL;
+  int rc = super_create(bts, want, n, &super);
+  for (int i = 0; i < n && rc == SHALE_OK; i++)
+    if (want[i]) rc = btree_commit_phase1(bts[i], super);
+  if (super) {
+    OsVfs *vfs = pager_vfs(bts[0]->pager);
+    int r2 = vfs->delete(vfs, super, 1); /* the commit point */
+    if (rc == SHALE_OK) rc = r2;
+    shale_free(super);
+  }
+  if (rc != SHALE_OK) {
+    for (int i = 0; i < n; i++)
+      if (want[i]) btree_rollback(bts[i]);
+    return rc;
+  }
+  for (int i = 0; i < n; i++) {
+    if (!want[i]) continue;
+    int r2 = btree_commit_phase2(bts[i], keep_read);
+    if (rc == SHALE_OK) rc = r2;
+  }
+  return rc;
 }
 
 static void abort_cursors(Btree *bt, int rc) {

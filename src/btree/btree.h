@@ -94,6 +94,25 @@ int btree_commit(Btree *);
  * SQLite commits while other statements of the connection still read. On
  * error the write transaction is still open. */
 int btree_commit_write(Btree *);
+/* A commit in two phases over several files tied by a super-journal
+ * (pager_commit_phase1/2): phase one finishes auto-vacuum work, records
+ * super in the journal and writes the file; phase two ends the write
+ * transaction (and the read one unless keep_read). */
+int btree_commit_wants_super(Btree *bt);
+int btree_commit_phase1(Btree *bt, const char *super);
+int btree_commit_phase2(Btree *bt, int keep_read);
+/* SQLite's atomic commit over several files. When two or more of bts[0..n)
+ * (bts[0] the main database, a file; NULL entries skipped) have write
+ * transactions with changes to commit through journal files, a
+ * super-journal ("<main>-mjXXXXXXXX") lists their journals, each journal
+ * records its name, and each file is written and synced (phase one);
+ * deleting the super-journal is the commit point; then the journals are
+ * finalized (phase two). A crash before the delete leaves hot journals
+ * naming a live super-journal: every file rolls back; after it, journals
+ * naming a missing super-journal are not hot. *done = 1 when it took this
+ * path (those databases are then committed, or rolled back on failure);
+ * the caller commits the others. */
+int btree_commit_super(Btree *const *bts, int n, int keep_read, int *done);
 /* Roll back and end the transaction; cursors are invalidated (they return
  * SHALE_ABORT_ROLLBACK on next use) but must still be closed. */
 int btree_rollback(Btree *);

@@ -679,6 +679,7 @@ int pager_begin_write(Pager *p, int exclusive) {
 
 /* End the write transaction after commit or rollback. */
 static void end_write(Pager *p) {
+  p->phase1 = 0;
   if (p->wal) wal_end_write(p->wal);
   pgset_clear(&p->journaled);
   savepoints_free(p);
@@ -850,16 +851,39 @@ int pager_commit(Pager *p) {
     if (rc != SHALE_OK) return pager_set_error(p, rc);
     return SHALE_OK;
   }
+  rc = pager_commit_phase1(p, NULL);
+  return rc ? rc : pager_commit_phase2(p);
+}
+
+/* Anything to write at commit: as SQLite, any page written in the
+ * transaction (even if a savepoint rollback undid it) makes a real commit.
+ * dbmod: a spill may have written every change already (nothing dirty
+ * left), but page 1 and the syncs are still due. */
+static int commit_has_changes(const Pager *p) {
+  return p->ndirty > 0 || p->db_size != p->orig_size || p->dbmod || p->wrote;
+}
+
+int pager_commit_wants_super(Pager *p) {
+  return p->txn == PAGER_TXN_WRITE && !p->err && !p->wal && pager_journal_uses_file(p) &&
+         commit_has_changes(p);
+}
+
+const char *pager_journal_path(Pager *p) { return p->jpath; }
+
+int pager_commit_phase1(Pager *p, const char *super) {
+  int rc;
+  if (p->err) return p->err;
+  if (p->txn != PAGER_TXN_WRITE || p->wal || p->phase1) return SHALE_OK;
   uint8_t newhdr[16];
   memcpy(newhdr, p->hdr, 16);
-  /* As SQLite: any page written in the transaction (even if a savepoint
-   * rollback undid it) makes a real commit. dbmod: a spill may have written
-   * every change already (nothing dirty left), but page 1 and the syncs are
-   * still due. */
-  if (p->ndirty > 0 || p->db_size != p->orig_size || p->dbmod || p->wrote) {
+  if (commit_has_changes(p)) {
     if (p->db_size > 0) {
       rc = p->memory ? update_page1_memory(p, newhdr) : update_page1(p, newhdr);
       if (rc != SHALE_OK) return rc;
+    }
+    if (super && pager_journal_uses_file(p)) {
+      rc = pager_journal_write_super(p, super);
+      if (rc != SHALE_OK) return pager_set_error(p, rc);
     }
     rc = pager_journal_sync(p);
     if (rc != SHALE_OK) return pager_set_error(p, rc);
@@ -880,9 +904,21 @@ int pager_commit(Pager *p) {
       p->stats.syncs++;
     }
   }
-  rc = pager_journal_finalize(p);
+  memcpy(p->commit_hdr, newhdr, 16);
+  p->phase1 = 1;
+  return SHALE_OK;
+}
+
+int pager_commit_phase2(Pager *p) {
+  if (p->txn != PAGER_TXN_WRITE || p->wal) return pager_commit(p);
+  if (!p->phase1) {
+    int rc = pager_commit_phase1(p, NULL);
+    if (rc != SHALE_OK) return rc;
+  }
+  int rc = pager_journal_finalize(p);
   if (rc != SHALE_OK) return pager_set_error(p, rc);
-  memcpy(p->hdr, newhdr, 16);
+  p->phase1 = 0;
+  memcpy(p->hdr, p->commit_hdr, 16);
   end_write(p);
   return SHALE_OK;
 }

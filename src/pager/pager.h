@@ -150,6 +150,22 @@ int pager_begin_write(Pager *, int exclusive);
  * (readers still present) leaves the write transaction open: retry or roll
  * back. Other errors leave the pager in the error state. */
 int pager_commit(Pager *);
+/* A commit in two phases, for a transaction over several files tied by a
+ * super-journal (SQLite's protocol, docs/architecture.md): phase one writes
+ * the super-journal's name into the journal (super != NULL), syncs the
+ * journal, writes and syncs the database file; the journal stays, so until
+ * phase two the transaction can still be rolled back (pager_rollback plays
+ * the journal back) and a crash leaves a hot journal that names the
+ * super-journal. Phase two finalizes the journal and ends the transaction.
+ * pager_commit is phase one (no super-journal) then phase two; in WAL mode
+ * phase one does nothing and phase two is pager_commit. */
+int pager_commit_phase1(Pager *, const char *super);
+int pager_commit_phase2(Pager *);
+/* 1 when the open write transaction has changes to commit through a
+ * journal file (not WAL, not in memory): a super-journal can cover it. */
+int pager_commit_wants_super(Pager *);
+/* The journal's path (NULL for an in-memory database). */
+const char *pager_journal_path(Pager *);
 /* Undo the write transaction (if any) and end it, leaving the read
  * transaction open. Also the way out of the error state: the journal on disk
  * then decides (played back if still valid; if a failed commit had already

@@ -94,6 +94,8 @@ struct Pager {
   uint32_t db_size;    /* size in pages seen by the transaction */
   uint32_t orig_size;  /* size when the write transaction began */
   uint8_t hdr[16];     /* bytes 24..39 of the file the cache reflects */
+  uint8_t commit_hdr[16]; /* hdr as phase one of a commit wrote it (phase two adopts it) */
+  uint8_t phase1;         /* pager_commit_phase1 ran; the journal awaits phase two */
   int hdr_valid;
   int dbmod;           /* database file written in this write txn */
   int wrote;           /* pager_write/pager_truncate called in this txn */
@@ -232,6 +234,9 @@ int pager_journal_uses_file(Pager *); /* DELETE/TRUNCATE/PERSIST */
 int pager_journal_page(Pager *, PgPage *);
 /* Sync the journal (closing the current segment). */
 int pager_journal_sync(Pager *);
+/* Append the super-journal record (marker, name, length, checksum, magic)
+ * to the open journal, before it is synced. */
+int pager_journal_write_super(Pager *, const char *super);
 /* Finish the journal after commit or rollback, per journal_mode. */
 int pager_journal_finalize(Pager *);
 /* Play back the open journal (own rollback or hot). is_hot: check the

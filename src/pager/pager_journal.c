@@ -159,6 +159,27 @@ int pager_journal_page(Pager *p, PgPage *pg) {
   return SHALE_OK;
 }
 
+int pager_journal_write_super(Pager *p, const char *super) {
+  int rc = journal_ready(p);
+  if (rc != SHALE_OK) return rc;
+  size_t n = strlen(super);
+  uint8_t *b = shale_malloc(n + 20);
+  if (!b) return SHALE_NOMEM;
+  uint32_t sum = 0;
+  for (size_t i = 0; i < n; i++) sum += (uint32_t)(int)(signed char)super[i];
+  util_put4(b, 0x40000000u / p->page_size + 1); /* the lock-byte page's number */
+  memcpy(b + 4, super, n);
+  util_put4(b + 4 + n, (uint32_t)n);
+  util_put4(b + 8 + n, sum);
+  memcpy(b + 12 + n, MAGIC, 8);
+  rc = os_write(p->jfd, b, (int)(n + 20), p->jofs);
+  shale_free(b);
+  if (rc != SHALE_OK) return rc;
+  p->jofs += (int64_t)n + 20;
+  p->junsynced = 1;
+  return SHALE_OK;
+}
+
 int pager_journal_sync(Pager *p) {
   int rc;
   if (p->journal_mode == PAGER_JOURNAL_OFF) return SHALE_OK;

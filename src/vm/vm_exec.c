@@ -631,7 +631,20 @@ static int halt(Vm *v, int rc) {
       rc = SHALE_CONSTRAINT_COMMITHOOK;
       set_err(v, rc, "constraint failed");
     } else if (rc == SHALE_OK || keep) {
-      /* each database commits on its own (no super-journal: docs/compat.md) */
+      /* several journal files: one atomic commit through a super-journal;
+       * the other databases commit on their own */
+      Btree *own[VM_MAX_DB];
+      for (int i = 0; i < v->ndb; i++) own[i] = (v->own_mask & (1u << i)) ? v->dbv[i] : NULL;
+      int done = 0;
+      int r3 = v->ndb > 1 ? btree_commit_super(own, v->ndb, 0, &done) : SHALE_OK;
+      if (done && r3 != SHALE_OK) {
+        vm_rollback_owned(v);
+        if (rc == SHALE_OK) {
+          rc = r3;
+          if (!v->errmsg) set_err(v, rc, "commit failed");
+        }
+        v->own_mask = 0;
+      }
       for (int i = 0; i < v->ndb; i++) {
         Btree *b = v->dbv[i];
         if (!(v->own_mask & (1u << i)) || !b) continue;
