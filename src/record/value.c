@@ -196,6 +196,10 @@ int value_apply_affinity(ShValue *v, char affinity) {
       }
       if (affinity == AFF_REAL) {
         if (v->type == SHALE_INTEGER) value_set_real(v, (double)v->i);
+        /* SQLite turns an integral real into an integer here (read back as
+         * REAL): -0.0 loses its sign, also in a trigger's new.* register */
+        else if (v->type == SHALE_FLOAT && v->r == 0.0)
+          v->r = 0.0;
       } else if (v->type == SHALE_FLOAT) {
         real_to_int_if_exact(v);
       }

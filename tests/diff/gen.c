@@ -56,6 +56,7 @@ typedef struct GTab {
   char name[16];
   int ncol, norowid, has_ipk, strict;
   int has_gen; /* has a generated column (its columns are never dropped) */
+  int db;      /* 0 main, 1 temp, 2 aux (attach rounds) */
   GCol col[MAXCOL];
 } GTab;
 
@@ -103,6 +104,13 @@ struct DiffGen {
   int nren;    /* RENAME COLUMN targets so far (names r1, r2, ...) */
   int fk;      /* this round: 1 PRAGMA foreign_keys=ON still to come, 2 on */
   int no_order_coll; /* order_all: no COLLATE on the terms */
+  uint64_t as; /* the ATTACH/TEMP statements' own stream (attach rounds) */
+  int att;     /* this round attaches ':memory:' AS aux and spreads tables over main/temp/aux */
+  int att_pre; /* attach-round statements written so far before the data */
+  int att_tail; /* attach-round closing statements written so far */
+  int trig_tab; /* the table tr1..tr3 watch (-1: none) */
+  char tref_buf[2][32];
+  int tref_i;
 };
 
 static const char *const tag_names[GT_NTAGS] = {
@@ -164,6 +172,35 @@ static int rnd(DiffGen *g, int n) { return n <= 1 ? 0 : (int)((rnd64(g) >> 33) %
 static int ch(DiffGen *g, int pct) { return rnd(g, 100) < pct; }
 static const char *pick(DiffGen *g, const char *const *a, int n) { return a[rnd(g, n)]; }
 #define PICK(g, a) pick(g, a, (int)(sizeof(a) / sizeof((a)[0])))
+
+/* ---- attach rounds: choices from their own stream (g->as), so the other
+ * streams of every seed stay what they were ---- */
+static int ach(DiffGen *g, int pct) {
+  uint64_t main_s = g->s;
+  g->s = g->as;
+  int r = ch(g, pct);
+  g->as = g->s;
+  g->s = main_s;
+  return r;
+}
+static int arnd(DiffGen *g, int n) {
+  uint64_t main_s = g->s;
+  g->s = g->as;
+  int r = rnd(g, n);
+  g->as = g->s;
+  g->s = main_s;
+  return r;
+}
+static const char *const db_names[] = {"main", "temp", "aux"};
+
+/* A table's name for FROM / INSERT / UPDATE / DELETE: in attach rounds
+ * sometimes qualified with its database (names are unique over all three). */
+static const char *tref(DiffGen *g, const GTab *t) {
+  if (!g->att || !ach(g, 50)) return t->name;
+  char *z = g->tref_buf[g->tref_i++ & 1];
+  snprintf(z, sizeof g->tref_buf[0], "%s.%s", db_names[t->db], t->name);
+  return z;
+}
 
 static int kjoin(int a, int b) {
   if (a == K_NONE) return b;
@@ -395,7 +432,16 @@ static void gen_create_table(DiffGen *g, int ti, Buf *b) {
   }
   g->fs = g->s;
   g->s = main_s;
-  bp(b, "CREATE TABLE %s(", t->name);
+  if (g->att) {
+    int r = arnd(g, 10);
+    t->db = r < 4 ? 0 : r < 7 ? 1 : 2;
+  }
+  if (t->db == 1 && ach(g, 50))
+    bp(b, "CREATE TEMP TABLE %s(", t->name);
+  else if (t->db)
+    bp(b, "CREATE TABLE %s.%s(", db_names[t->db], t->name);
+  else
+    bp(b, "CREATE TABLE %s(", t->name);
   for (int i = 0; i < t->ncol; i++) {
     GCol *c = &t->col[i];
     if (i) bs(b, ", ");
@@ -494,7 +540,11 @@ static void src_from_table(Src *s, const GTab *t, const char *alias) {
 static void gen_index(DiffGen *g, Buf *b) {
   GTab *t = &g->tab[rnd(g, g->ntab)];
   int uniq = ch(g, 15);
-  bp(b, "CREATE %sINDEX i%d ON %s(", uniq ? "UNIQUE " : "", ++g->nidx, t->name);
+  if (t->db == 2 || (t->db == 1 && ach(g, 50)))
+    bp(b, "CREATE %sINDEX %s.i%d ON %s(", uniq ? "UNIQUE " : "", db_names[t->db], ++g->nidx,
+       t->name);
+  else
+    bp(b, "CREATE %sINDEX i%d ON %s(", uniq ? "UNIQUE " : "", ++g->nidx, t->name);
   int n = 1 + (t->ncol > 1 && ch(g, 40)) + (t->ncol > 2 && ch(g, 15));
   /* no VIRTUAL generated column: after ANALYZE SQLite 3.40.1 probes an
    * index on one through a Bloom filter that drops every match (seed 1;
@@ -1208,7 +1258,7 @@ static void add_table_src(DiffGen *g, Buf *b, Scope *sc) {
   }
   const GTab *t = &g->tab[rnd(g, g->ntab)];
   src_from_table(&sc->src[sc->nsrc++], t, alias);
-  bp(b, "%s AS %s", t->name, alias);
+  bp(b, "%s AS %s", tref(g, t), alias);
 }
 
 /* CREATE VIEW v1 AS SELECT ... FROM one table: its columns are modelled
@@ -1221,7 +1271,9 @@ static void gen_view(DiffGen *g, Buf *b) {
   Src *v = &g->view;
   memset(v, 0, sizeof *v);
   int n = 1 + rnd(g, 3);
-  bs(b, "CREATE VIEW v1 AS SELECT ");
+  /* a view over a temp or attached table is a TEMP view */
+  int temp = t->db || (g->att && ach(g, 40));
+  bs(b, temp ? "CREATE TEMP VIEW v1 AS SELECT " : "CREATE VIEW v1 AS SELECT ");
   for (int i = 0; i < n; i++) {
     if (i) bs(b, ", ");
     int wide = 1;
@@ -1235,7 +1287,7 @@ static void gen_view(DiffGen *g, Buf *b) {
     v->col[i].wide = wide;
   }
   v->ncol = n;
-  bp(b, " FROM %s AS s1", t->name);
+  bp(b, " FROM %s AS s1", tref(g, t));
   if (ch(g, 50)) {
     bs(b, " WHERE ");
     bool_expr(g, b, &in, 1, 0);
@@ -1735,7 +1787,7 @@ static void insert_values(DiffGen *g, Buf *b, const GTab *t, int rows) {
    * (FINDINGS.md, "Not Shale's"). */
   if (t->strict && t->has_ipk && conflict >= 12 && conflict < 24) how = " OR IGNORE";
   if (*how) g->tags |= GT_CONFLICT;
-  bp(b, "INSERT%s INTO %s", how, t->name);
+  bp(b, "INSERT%s INTO %s", how, tref(g, t));
   int cols[MAXCOL], n = 0;
   for (int i = 0; i < t->ncol; i++)
     if (!t->col[i].gen) cols[n++] = i;
@@ -1814,7 +1866,7 @@ static void alter_add(DiffGen *g, Buf *b, GTab *t) {
 
 static void insert_select(DiffGen *g, Buf *b, const GTab *t) {
   const GTab *s = &g->tab[rnd(g, g->ntab)];
-  bp(b, "INSERT INTO %s SELECT ", t->name);
+  bp(b, "INSERT INTO %s SELECT ", tref(g, t));
   Scope sc = {.nsrc = 1};
   src_from_table(&sc.src[0], s, "s1");
   g->nsub = 1;
@@ -1842,11 +1894,13 @@ static void insert_select(DiffGen *g, Buf *b, const GTab *t) {
 static int reads_table(const char *sql, const GTab *t) {
   char pat[32];
   snprintf(pat, sizeof pat, "FROM %s AS", t->name);
+  if (strstr(sql, pat)) return 1;
+  snprintf(pat, sizeof pat, ".%s AS", t->name); /* FROM db.t AS (attach rounds) */
   return strstr(sql, pat) != NULL;
 }
 
 static void update_stmt(DiffGen *g, Buf *b, const GTab *t) {
-  bp(b, "UPDATE %s SET ", t->name);
+  bp(b, "UPDATE %s SET ", tref(g, t));
   Scope sc = {.nsrc = 1};
   src_from_table(&sc.src[0], t, t->name);
   int n = 1 + ch(g, 30), used = 0;
@@ -1917,7 +1971,7 @@ static void update_stmt(DiffGen *g, Buf *b, const GTab *t) {
 }
 
 static void delete_stmt(DiffGen *g, Buf *b, const GTab *t) {
-  bp(b, "DELETE FROM %s", t->name);
+  bp(b, "DELETE FROM %s", tref(g, t));
   Scope sc = {.nsrc = 1};
   src_from_table(&sc.src[0], t, t->name);
   if (ch(g, 92)) {
@@ -2625,6 +2679,9 @@ static void feature_ddl_turn(DiffGen *g, Buf *b, GenStmt *st) {
   if (ch(g, 60)) {
     GTab *t = &g->tab[rnd(g, g->ntab)];
     int r = rnd(g, 5);
+    /* attach rounds: no RENAME TO / RENAME COLUMN / DROP COLUMN (Shale does
+     * not rewrite TEMP triggers and views on the renamed table; FINDINGS.md) */
+    if (g->att && r < 3) r = 3 + (r & 1);
     int drop = -1;
     if (r == 2 && !g->has_view && t->ncol > 2 && !t->has_gen) {
       int from = rnd(g, t->ncol);
@@ -2670,6 +2727,83 @@ static void feature_ddl_turn(DiffGen *g, Buf *b, GenStmt *st) {
   g->s = main_s;
 }
 
+/* ---- attach rounds: ATTACH ':memory:' AS aux, tables spread over main,
+ * temp and aux, TEMP triggers logging into temp.tlog, DETACH/re-ATTACH at
+ * the round's end ---- */
+
+/* Statements of an attach round around the generated ones; 0 if none now. */
+static int attach_turn(DiffGen *g, Buf *b, GenStmt *st) {
+  if (!g->att) return 0;
+  if (g->att_pre == 0 && g->phase == 0) {
+    g->att_pre++;
+    st->kind = GEN_DDL;
+    bs(b, ach(g, 50) ? "ATTACH ':memory:' AS aux" : "ATTACH DATABASE ':memory:' AS aux");
+    return 1;
+  }
+  if (g->phase >= 1 && g->att_pre >= 1 && g->att_pre < 5) {
+    st->kind = GEN_DDL;
+    g->tags |= GT_FEATURE;
+    if (g->att_pre == 1) {
+      bs(b, ach(g, 50) ? "CREATE TEMP TABLE tlog(k TEXT, v)" : "CREATE TABLE temp.tlog(k TEXT, v)");
+      g->trig_tab = arnd(g, g->ntab);
+      g->att_pre++;
+      return 1;
+    }
+    static const char *const ev[] = {"INSERT", "UPDATE", "DELETE"};
+    int e = g->att_pre - 2;
+    g->att_pre++;
+    GTab *t = &g->tab[g->trig_tab];
+    GCol *c = &t->col[arnd(g, t->ncol)];
+    c->indexed = 1; /* named by a trigger: never dropped */
+    bp(b, "CREATE %s TRIGGER tr%d AFTER %s ON %s BEGIN INSERT INTO tlog VALUES('%c', %s.%s); END",
+       ach(g, 50) ? "TEMP" : "TEMPORARY", e + 1, ev[e], tref(g, t), "iud"[e],
+       e == 2 ? "old" : "new", c->name);
+    return 1;
+  }
+  if (g->phase == 4 && g->in_round <= 3 && g->att_tail < 4) {
+    int k = g->att_tail++;
+    if (k == 0 && g->txn) {
+      st->kind = GEN_TXN;
+      bs(b, "COMMIT");
+      g->txn = 0;
+    } else if (k == 0) {
+      st->kind = GEN_QUERY;
+      bs(b, "SELECT type, name, tbl_name FROM temp.sqlite_schema");
+    } else if (k == 1) {
+      st->kind = GEN_DDL;
+      bs(b, ach(g, 50) ? "DETACH aux" : "DETACH DATABASE aux");
+    } else if (k == 2) {
+      st->kind = GEN_DDL;
+      bs(b, "ATTACH ':memory:' AS aux");
+    } else {
+      st->kind = GEN_QUERY;
+      bs(b, "SELECT count(*) FROM aux.sqlite_schema");
+    }
+    g->tags |= GT_FEATURE;
+    return 1;
+  }
+  return 0;
+}
+
+/* One attach-round query in twenty reads temp.tlog (alone or joined). */
+static void attach_query_turn(DiffGen *g, Buf *b, GenStmt *st) {
+  if (!g->att || g->att_pre < 5 || !ach(g, 5)) return;
+  restart(g, b, st, GEN_QUERY);
+  g->tags |= GT_FEATURE;
+  int r = arnd(g, 4);
+  if (r == 0) {
+    bs(b, ach(g, 50) ? "SELECT k, v FROM tlog" : "SELECT k, v FROM temp.tlog");
+  } else if (r == 1) {
+    bs(b, "SELECT k, count(*), count(v) FROM temp.tlog GROUP BY k");
+  } else {
+    const GTab *t = &g->tab[arnd(g, g->ntab)];
+    const GCol *c = &t->col[arnd(g, t->ncol)];
+    bp(b, "SELECT l.k, %s, count(*) FROM temp.tlog AS l %sJOIN %s AS j ON j.%s = l.v GROUP BY 1",
+       r == 2 ? "count(l.v)" : "max(l.v)", r == 2 ? "" : "LEFT ", tref(g, t),
+       c->name);
+  }
+}
+
 /* ---- the stream ---- */
 
 DiffGen *gen_new(uint64_t seed) {
@@ -2682,6 +2816,8 @@ DiffGen *gen_new(uint64_t seed) {
   if (!g->ws) g->ws = 1;
   g->fs = (seed + 7) * 0xA0761D6478BD642FULL ^ 0xE7037ED1A0B428DBULL;
   if (!g->fs) g->fs = 1;
+  g->as = (seed + 13) * 0x9FB21C651E98DF25ULL ^ 0x94D049BB133111EBULL;
+  if (!g->as) g->as = 1;
   return g;
 }
 
@@ -2714,8 +2850,13 @@ void gen_next(DiffGen *g, GenStmt *st) {
     g->fk = ch(g, 25); /* a foreign-key round */
     g->fs = g->s;
     g->s = main_s;
+    /* an attach round (never with foreign keys: REFERENCES stay in one database) */
+    g->att = ach(g, 30) && !g->fk;
+    g->att_pre = g->att_tail = 0;
+    g->trig_tab = -1;
   }
   g->in_round--;
+  if (attach_turn(g, b, st)) goto done;
   if (g->phase == 0 && g->fk == 1) {
     st->kind = GEN_DDL;
     g->fk = 2;
@@ -2813,6 +2954,7 @@ void gen_next(DiffGen *g, GenStmt *st) {
       compound_query(g, b, st);
     window_turn(g, b, st);
     feature_query_turn(g, b, st);
+    attach_query_turn(g, b, st);
   }
 done:
   st->sql = b->z;
