@@ -422,6 +422,17 @@ static void read_row(Writer *w, int dst) {
   emit(p, OP_Copy, t, dst, tab->ncol);
 }
 
+/* Before an UPDATE writes the row: AFTER UPDATE triggers read the new
+ * values afterwards, and a SET value read from the row itself (`c = CASE
+ * ... t.c ...`) still points into the record the write moves: deep copies
+ * into scratch registers, borrowed back (valid for this row). */
+static void own_new_row(Parse *p, Table *tab, int cols) {
+  if (!trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER)) return;
+  int tmp = emit_regs(p, tab->ncol);
+  emit(p, OP_Copy, cols, tmp, tab->ncol - 1);
+  for (int j = 0; j < tab->ncol; j++) emit(p, OP_SCopy, tmp + j, cols + j, 0);
+}
+
 /* Delete the row tabcur is on (REPLACE victims, DELETE): index entries,
  * then the row. count: counts as a change. */
 static void delete_current(Writer *w, int count) {
@@ -1269,6 +1280,7 @@ static void upsert_update(Parse *p, InsertCtx *ic, int c, int newrow, int ignore
   /* RETURNING reads the new row now: unchanged columns still point into
    * the old record, which the writes below may move */
   returning_row(p, &ic->ret, nrow, cols);
+  own_new_row(p, tab, cols);
   delete_keys(w, old, old + 1, 1);
   if (key_change) {
     int same = emit_label(p);
@@ -2113,6 +2125,7 @@ int dml_update(Parse *p, const SqlStmt *s) {
   /* RETURNING reads the new row now: unchanged columns still point into
    * the old record, which the writes below may move */
   returning_row(p, &ret, newrow, cols);
+  own_new_row(p, tab, cols);
   delete_keys(&w, old, old + 1, 1);
   if (rowid_expr && !tab->without_rowid) {
     int same = emit_label(p);

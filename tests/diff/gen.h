@@ -13,7 +13,9 @@
  * stream (gen.c, "issue 7 features") adds CTEs, order-dependent window
  * functions over a key, printf/math/date/JSON probes, json_each/json_tree,
  * RETURNING, UPDATE FROM, UPSERT chains, ALTER RENAME/DROP COLUMN,
- * AUTOINCREMENT, generated columns and foreign-key rounds.
+ * AUTOINCREMENT, generated columns and foreign-key rounds. A fourth stream
+ * makes attach rounds: ATTACH ':memory:' AS aux, tables in main/temp/aux,
+ * TEMP views and triggers, qualified names, DETACH/re-ATTACH at the end.
  *
  * Invariants:
  *  1. The stream depends only on the seed: the generator never sees a
