@@ -380,7 +380,8 @@ int ddl_create_table(Parse *p, const SqlStmt *s) {
   if (!scratch) return 1;
   Table *t = NULL;
   char *msg = NULL;
-  int rc = schema_table_from_create_f(scratch, s, sql, p->env ? p->env->funcs : NULL, &t, &msg);
+  int rc = schema_table_from_create_src(scratch, s, sql, p->sql, p->env ? p->env->funcs : NULL, &t,
+                                        &msg);
   if (rc != SHALE_OK) {
     ddl_build_error(p, rc, msg);
     schema_free(scratch);

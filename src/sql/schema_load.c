@@ -46,7 +46,8 @@
 
 typedef struct Build {
   Schema *s;
-  const char *sql; /* statement text (spans refer to it) */
+  const char *sql; /* statement text as stored (spans refer to it unless src is set) */
+  const char *src; /* the text the statement's spans refer to, when not sql */
   char **errmsg;
   int loading; /* reading sqlite_schema: skip checks SQLite skips then */
   int temp;    /* loading the TEMP schema: triggers may be on other databases' tables */
@@ -78,18 +79,18 @@ static const char *sdup(Build *b, const char *z) {
   return c;
 }
 
-/* Text of a span, trimmed of white space, in the arena. */
+/* The text spans refer to. */
+static const char *span_src(const Build *b) { return b->src ? b->src : b->sql; }
+
+/* Text of a span, trimmed of white space, in the arena (NULL for a span
+ * outside the text). */
 static const char *span_text(Build *b, SqlSpan sp) {
+  const char *z = span_src(b);
   int st = sp.start, n = sp.len;
-  if (!b->sql || st < 0 || n < 0) return NULL;
-  while (n > 0 && (b->sql[st] == ' ' || b->sql[st] == '\t' || b->sql[st] == '\n' ||
-                   b->sql[st] == '\r' || b->sql[st] == '\f'))
-    st++, n--;
-  while (n > 0 &&
-         (b->sql[st + n - 1] == ' ' || b->sql[st + n - 1] == '\t' || b->sql[st + n - 1] == '\n' ||
-          b->sql[st + n - 1] == '\r' || b->sql[st + n - 1] == '\f'))
-    n--;
-  char *c = util_arena_strndup(&b->s->arena, b->sql + st, (size_t)n);
+  if (!z || st < 0 || n < 0 || (size_t)st + (size_t)n > strlen(z)) return NULL;
+  while (n > 0 && strchr(" \t\n\r\f", z[st]) && z[st]) st++, n--;
+  while (n > 0 && strchr(" \t\n\r\f", z[st + n - 1]) && z[st + n - 1]) n--;
+  char *c = util_arena_strndup(&b->s->arena, z + st, (size_t)n);
   if (!c) nomem(b);
   return c;
 }
@@ -98,15 +99,17 @@ static const char *span_text(Build *b, SqlSpan sp) {
  * written, without the parentheses of "DEFAULT (expr)" (inner ones kept). */
 static const char *default_text(Build *b, const SqlExpr *e) {
   SqlSpan sp = e->span;
-  if ((e->flags & SQL_EF_PAREN) && b->sql) {
+  const char *z = span_src(b);
+  if ((e->flags & SQL_EF_PAREN) && z) {
     int lo = sp.start, hi = sp.start + sp.len, levels = 0;
-    int n = (int)strlen(b->sql);
+    int n = (int)strlen(z);
     SqlSpan keep = sp;
     for (;;) {
       int l = lo - 1, h = hi;
-      while (l >= 0 && strchr(" \t\n\r\f", b->sql[l])) l--;
-      while (h < n && strchr(" \t\n\r\f", b->sql[h])) h++;
-      if (l < 0 || h >= n || b->sql[l] != '(' || b->sql[h] != ')') break;
+      if (l >= n) break;
+      while (l >= 0 && strchr(" \t\n\r\f", z[l])) l--;
+      while (h < n && strchr(" \t\n\r\f", z[h])) h++;
+      if (l < 0 || h >= n || z[l] != '(' || z[h] != ')') break;
       if (levels++ > 0) keep = (SqlSpan){lo, hi - lo}; /* one level inside the outermost */
       lo = l;
       hi = h + 1;
@@ -819,7 +822,14 @@ int schema_table_from_create(Schema *s, const SqlStmt *create, const char *sql, 
 
 int schema_table_from_create_f(Schema *s, const SqlStmt *create, const char *sql,
                                const FuncRegistry *funcs, Table **out, char **errmsg) {
-  Build b = {.s = s, .sql = sql, .errmsg = errmsg, .loading = 0, .rc = SHALE_OK, .funcs = funcs};
+  return schema_table_from_create_src(s, create, sql, NULL, funcs, out, errmsg);
+}
+
+int schema_table_from_create_src(Schema *s, const SqlStmt *create, const char *sql,
+                                 const char *src, const FuncRegistry *funcs, Table **out,
+                                 char **errmsg) {
+  Build b = {.s = s, .sql = sql, .src = src, .errmsg = errmsg, .loading = 0, .rc = SHALE_OK,
+             .funcs = funcs};
   if (errmsg) *errmsg = NULL;
   build_table(&b, create, out);
   if (b.rc != SHALE_OK) *out = NULL;

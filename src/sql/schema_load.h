@@ -43,6 +43,12 @@ int schema_table_from_create(Schema *s, const SqlStmt *create_table, const char 
 struct FuncRegistry;
 int schema_table_from_create_f(Schema *s, const SqlStmt *create_table, const char *sql,
                                const struct FuncRegistry *funcs, Table **out, char **errmsg);
+/* The same when the statement's spans refer to src (the text it was parsed
+ * from, e.g. "CREATE TEMP TABLE IF NOT EXISTS ...") rather than to sql (the
+ * text to store): DEFAULT texts are taken from src. */
+int schema_table_from_create_src(Schema *s, const SqlStmt *create_table, const char *sql,
+                                 const char *src, const struct FuncRegistry *funcs, Table **out,
+                                 char **errmsg);
 
 /* The Index of a CREATE INDEX statement on a table of s ("no such table:
  * main.t", "no such column: x", "subqueries prohibited in index
