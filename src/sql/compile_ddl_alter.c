@@ -762,6 +762,40 @@ static int check_schema(Parse *p) {
   return 0;
 }
 
+/* TEMP views and triggers that name a renamed table of another database
+ * (unless temp has a table of that name itself) are rewritten in
+ * sqlite_temp_master too, as SQLite does; p's database is restored. */
+static void rename_in_temp(Parse *p, const char *old, const char *nn, const char *quoted) {
+  int own = p->idb;
+  if (own == 1 || parse_ndb(p) < 2 || parse_failed(p)) return;
+  Schema *tmp = parse_db_schema(p, 1);
+  if (!tmp || schema_find_table(tmp, old) || (!tmp->views.n && !tmp->triggers.n)) return;
+  int cap = tmp->views.n + tmp->triggers.n, n = 0;
+  SchemaUpd *u = parse_alloc(p, sizeof *u * (size_t)(cap + 1));
+  if (!u) return;
+  int pos = 0;
+  View *v;
+  while ((v = schema_map_next(&tmp->views, &pos)) != NULL && n < cap) {
+    const char *x = renamed_sql(p, v->sql, old, quoted);
+    if (parse_failed(p)) return;
+    if (x) u[n++] = (SchemaUpd){"view", v->name, NULL, NULL, x};
+  }
+  pos = 0;
+  Trigger *g;
+  while ((g = schema_map_next(&tmp->triggers, &pos)) != NULL && n < cap) {
+    const char *x = renamed_sql(p, g->sql, old, quoted);
+    if (parse_failed(p)) return;
+    int on = !util_stricmp(g->table, old);
+    if (x || on) u[n++] = (SchemaUpd){"trigger", g->name, NULL, on ? nn : NULL, x};
+  }
+  if (n == 0) return;
+  parse_set_db(p, 1);
+  parse_need_write(p);
+  schema_update(p, u, n);
+  ddl_finish(p);
+  parse_set_db(p, own);
+}
+
 static int rename_table(Parse *p, const SqlStmt *s) {
   const SqlAlter *a = &s->u.alter;
   Table *t = alter_target(p, a, 0);
@@ -882,6 +916,7 @@ static int rename_table(Parse *p, const SqlStmt *s) {
     }
   }
   ddl_finish(p);
+  rename_in_temp(p, t->name, nn, quoted);
   return parse_failed(p);
 }
 
