@@ -762,31 +762,42 @@ static int check_schema(Parse *p) {
   return 0;
 }
 
-/* TEMP views and triggers that name a renamed table of another database
- * (unless temp has a table of that name itself) are rewritten in
- * sqlite_temp_master too, as SQLite does; p's database is restored. */
-static void rename_in_temp(Parse *p, const char *old, const char *nn, const char *quoted) {
+static const char *colren_sql(Parse *p, const char *sql, const Table *t, const char *old,
+                              const char *plain, const char *quoted, int bquote, const char **first);
+
+/* A rename that TEMP views and triggers follow: RENAME TO (col NULL: t's new
+ * name nn, quoted) or RENAME COLUMN (t's column col to plain / quoted). */
+typedef struct TempRen {
+  const Table *t;
+  const char *nn, *col, *plain, *quoted;
+  int bquote;
+} TempRen;
+
+/* The TEMP views and triggers that name a renamed table (or column) of
+ * another database (unless temp has a table of that name itself) are
+ * rewritten in sqlite_temp_master too, as SQLite does; p's database is
+ * restored. */
+static void rename_in_temp(Parse *p, const TempRen *r) {
   int own = p->idb;
+  const char *old = r->t->name;
   if (own == 1 || parse_ndb(p) < 2 || parse_failed(p)) return;
   Schema *tmp = parse_db_schema(p, 1);
   if (!tmp || schema_find_table(tmp, old) || (!tmp->views.n && !tmp->triggers.n)) return;
   int cap = tmp->views.n + tmp->triggers.n, n = 0;
   SchemaUpd *u = parse_alloc(p, sizeof *u * (size_t)(cap + 1));
   if (!u) return;
-  int pos = 0;
-  View *v;
-  while ((v = schema_map_next(&tmp->views, &pos)) != NULL && n < cap) {
-    const char *x = renamed_sql(p, v->sql, old, quoted);
-    if (parse_failed(p)) return;
-    if (x) u[n++] = (SchemaUpd){"view", v->name, NULL, NULL, x};
-  }
-  pos = 0;
-  Trigger *g;
-  while ((g = schema_map_next(&tmp->triggers, &pos)) != NULL && n < cap) {
-    const char *x = renamed_sql(p, g->sql, old, quoted);
-    if (parse_failed(p)) return;
-    int on = !util_stricmp(g->table, old);
-    if (x || on) u[n++] = (SchemaUpd){"trigger", g->name, NULL, on ? nn : NULL, x};
+  for (int kind = 0; kind < 2; kind++) {
+    int pos = 0;
+    void *o;
+    while ((o = schema_map_next(kind ? &tmp->triggers : &tmp->views, &pos)) != NULL && n < cap) {
+      const char *sql = kind ? ((Trigger *)o)->sql : ((View *)o)->sql;
+      const char *name = kind ? ((Trigger *)o)->name : ((View *)o)->name;
+      const char *x = r->col ? colren_sql(p, sql, r->t, r->col, r->plain, r->quoted, r->bquote, NULL)
+                             : renamed_sql(p, sql, old, r->quoted);
+      if (parse_failed(p)) return;
+      int on = kind && !r->col && !util_stricmp(((Trigger *)o)->table, old);
+      if (x || on) u[n++] = (SchemaUpd){kind ? "trigger" : "view", name, NULL, on ? r->nn : NULL, x};
+    }
   }
   if (n == 0) return;
   parse_set_db(p, 1);
@@ -916,7 +927,8 @@ static int rename_table(Parse *p, const SqlStmt *s) {
     }
   }
   ddl_finish(p);
-  rename_in_temp(p, t->name, nn, quoted);
+  TempRen tr = {.t = t, .nn = nn, .quoted = quoted};
+  rename_in_temp(p, &tr);
   return parse_failed(p);
 }
 
@@ -1501,6 +1513,9 @@ static int rename_column(Parse *p, const SqlStmt *s) {
   }
   schema_update(p, u, n);
   ddl_finish(p);
+  TempRen tr = {.t = t, .col = t->cols[ci].name, .plain = plain, .quoted = quoted,
+                .bquote = bquote};
+  rename_in_temp(p, &tr);
   return parse_failed(p);
 }
 
