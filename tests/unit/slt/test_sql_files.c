@@ -289,6 +289,12 @@ static int bent_query(void *h, const char *sql, int *ncol, SltRowFn row, void *c
 }
 
 TEST(sql_scripts_detect_a_wrong_engine) {
+  /* The threshold below is about the whole corpus: a run of some files
+   * ($SHALE_SQL_TESTS) may hold too few 2s to trip it, so it is skipped. */
+  if (getenv("SHALE_SQL_TESTS")) {
+    printf("tests/sql on a bent engine: skipped ($SHALE_SQL_TESTS names a subset)\n");
+    return;
+  }
   Files fs = list_scripts();
   SltEngine bent = slt_engine_sqlite;
   bent.query = bent_query;
