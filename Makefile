@@ -1,7 +1,8 @@
 # Shale -- GNU make build, no configure step.
 #   make                 libraries, shell and tools into build/
 #   make test            install test deps if missing, build and run every test
-#   make SANITIZE=1 test the same under ASan+UBSan in build-asan/
+#   make SANITIZE=1 test the same under ASan+UBSan in build-asan/ (implies DEBUG=1)
+#   make DEBUG=1 test    asserts and validators on, in build-debug/
 #   make run [FILE=db]   open the shell
 #   make install PREFIX=/usr/local
 # WERROR=1 turns warnings into errors (CI does this).
@@ -18,12 +19,25 @@ ifeq ($(WERROR),1)
 CFLAGS_BASE += -Werror
 endif
 
+# DEBUG=1 turns asserts on and runs the validators (pager_check, btree
+# page/cursor checks, schema_check) where their invariants must hold (after a
+# balance, at commit, after a schema load): SHALE_DEBUG in the code. The
+# sanitizer build implies it. Release builds define NDEBUG: no asserts.
 ifeq ($(SANITIZE),1)
 BUILD   := build-asan
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+DEBUG   := 1
+else ifeq ($(DEBUG),1)
+BUILD   := build-debug
+SANFLAGS :=
 else
 BUILD   := build
 SANFLAGS :=
+endif
+ifeq ($(DEBUG),1)
+CFLAGS_BASE += -DSHALE_DEBUG
+else
+CFLAGS_BASE += -DNDEBUG
 endif
 
 CFLAGS_ALL := $(CFLAGS_BASE) $(SANFLAGS) $(CFLAGS)
@@ -46,7 +60,7 @@ TOOL_BIN  := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
 CLI_SRC   := $(sort $(wildcard cli/*.c))
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all lib test run install install-check clean deps
+.PHONY: all lib test run install install-check clean deps codes
 all: lib $(BUILD)/shale $(TOOL_BIN)
 lib: $(BUILD)/libshale.a $(BUILD)/libshale.so
 
@@ -113,6 +127,11 @@ $(BUILD)/shale-diff: $(BUILD)/obj/tests/diff/shale_diff.o $(DIFF_OBJ) $(BUILD)/l
 deps:
 	@bash tests/deps.sh
 
+# The result-code blocks of include/shale.h and include/sqlite3.h are written
+# from src/util/result_codes.def (tests/unit/util/test_codes checks them).
+codes:
+	@sh tools/gen_codes.sh
+
 test: deps
 	@$(MAKE) --no-print-directory all $(TEST_BIN) $(BUILD)/shale-diff
 	@bash tests/run.sh $(BUILD)
@@ -143,7 +162,7 @@ install-check:
 	  $(BUILD)/install-check/hello-static
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-debug
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 

@@ -27,6 +27,7 @@ extern "C" {
 #define SHALE_VERSION "0.1.0"
 #define SHALE_VERSION_NUMBER 1000
 
+/* BEGIN result codes (generated from src/util/result_codes.def by tools/gen_codes.sh) */
 /* ---- Primary result codes (same numbers as SQLite) ---- */
 #define SHALE_OK 0
 #define SHALE_ERROR 1
@@ -60,7 +61,7 @@ extern "C" {
 #define SHALE_ROW 100
 #define SHALE_DONE 101
 
-/* ---- Extended result codes ---- */
+/* ---- Extended result codes: primary | (detail << 8) ---- */
 #define SHALE_ERROR_MISSING_COLLSEQ (SHALE_ERROR | (1 << 8))
 #define SHALE_ERROR_RETRY (SHALE_ERROR | (2 << 8))
 #define SHALE_ERROR_SNAPSHOT (SHALE_ERROR | (3 << 8))
@@ -136,6 +137,7 @@ extern "C" {
 #define SHALE_AUTH_USER (SHALE_AUTH | (1 << 8))
 #define SHALE_OK_LOAD_PERMANENTLY (SHALE_OK | (1 << 8))
 #define SHALE_OK_SYMLINK (SHALE_OK | (2 << 8))
+/* END result codes */
 
 /* ---- Flags for opening files and databases ---- */
 #define SHALE_OPEN_READONLY 0x00000001

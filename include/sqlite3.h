@@ -82,7 +82,8 @@ typedef void (*sqlite3_destructor_type)(void *);
 #define SQLITE_STATIC ((sqlite3_destructor_type)0)
 #define SQLITE_TRANSIENT ((sqlite3_destructor_type)-1)
 
-/* ===== Result codes: primary ===== */
+/* BEGIN result codes (generated from src/util/result_codes.def by tools/gen_codes.sh) */
+/* ---- Primary result codes (same numbers as SQLite) ---- */
 #define SQLITE_OK 0
 #define SQLITE_ERROR 1
 #define SQLITE_INTERNAL 2
@@ -115,7 +116,7 @@ typedef void (*sqlite3_destructor_type)(void *);
 #define SQLITE_ROW 100
 #define SQLITE_DONE 101
 
-/* ===== Result codes: extended (primary | detail << 8) ===== */
+/* ---- Extended result codes: primary | (detail << 8) ---- */
 #define SQLITE_ERROR_MISSING_COLLSEQ (SQLITE_ERROR | (1 << 8))
 #define SQLITE_ERROR_RETRY (SQLITE_ERROR | (2 << 8))
 #define SQLITE_ERROR_SNAPSHOT (SQLITE_ERROR | (3 << 8))
@@ -191,6 +192,7 @@ typedef void (*sqlite3_destructor_type)(void *);
 #define SQLITE_AUTH_USER (SQLITE_AUTH | (1 << 8))
 #define SQLITE_OK_LOAD_PERMANENTLY (SQLITE_OK | (1 << 8))
 #define SQLITE_OK_SYMLINK (SQLITE_OK | (2 << 8))
+/* END result codes */
 
 /* ===== sqlite3_open_v2() flags (also xOpen flags) ===== */
 #define SQLITE_OPEN_READONLY 0x00000001

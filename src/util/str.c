@@ -48,44 +48,26 @@ int util_strnicmp(const char *a, const char *b, int n) {
 
 int util_stricmp(const char *a, const char *b) { return util_strnicmp(a, b, 0x7fffffff); }
 
-/* The text of each primary code, as SQLite words it (index = code). */
+/* The text of each primary code, as SQLite words it (index = code), and of
+ * the extended codes SQLite words apart: both from result_codes.def. */
 static const char *const rc_text[] = {
-    [SHALE_OK] = "not an error",
-    [SHALE_ERROR] = "SQL logic error",
-    [SHALE_INTERNAL] = 0,
-    [SHALE_PERM] = "access permission denied",
-    [SHALE_ABORT] = "query aborted",
-    [SHALE_BUSY] = "database is locked",
-    [SHALE_LOCKED] = "database table is locked",
-    [SHALE_NOMEM] = "out of memory",
-    [SHALE_READONLY] = "attempt to write a readonly database",
-    [SHALE_INTERRUPT] = "interrupted",
-    [SHALE_IOERR] = "disk I/O error",
-    [SHALE_CORRUPT] = "database disk image is malformed",
-    [SHALE_NOTFOUND] = "unknown operation",
-    [SHALE_FULL] = "database or disk is full",
-    [SHALE_CANTOPEN] = "unable to open database file",
-    [SHALE_PROTOCOL] = "locking protocol",
-    [SHALE_EMPTY] = 0,
-    [SHALE_SCHEMA] = "database schema has changed",
-    [SHALE_TOOBIG] = "string or blob too big",
-    [SHALE_CONSTRAINT] = "constraint failed",
-    [SHALE_MISMATCH] = "datatype mismatch",
-    [SHALE_MISUSE] = "bad parameter or other API misuse",
-    [SHALE_NOLFS] = 0,
-    [SHALE_AUTH] = "authorization denied",
-    [SHALE_FORMAT] = 0,
-    [SHALE_RANGE] = "column index out of range",
-    [SHALE_NOTADB] = "file is not a database",
-    [SHALE_NOTICE] = "notification message",
-    [SHALE_WARNING] = "warning message",
+#define PRIMARY(name, num, text) [SHALE_##name] = text,
+#define EXTENDED(name, prim, detail, text)
+#include "result_codes.def"
+#undef PRIMARY
+#undef EXTENDED
 };
 
 const char *shale_errstr(int rc) {
   switch (rc) {
-    case SHALE_ABORT_ROLLBACK: return "abort due to ROLLBACK";
-    case SHALE_ROW: return "another row available";
-    case SHALE_DONE: return "no more rows available";
+#define PRIMARY(name, num, text)
+#define EXTENDED(name, prim, detail, text) \
+  case SHALE_##name:                       \
+    if (text) return text;                 \
+    break;
+#include "result_codes.def"
+#undef PRIMARY
+#undef EXTENDED
     default: break;
   }
   rc &= 0xff;
