@@ -515,7 +515,7 @@ static void find_roles(Db *db, Schema *s) {
   }
 }
 
-/* The pointer-map page holding the entry of page p (FORMAT-db.md §8). */
+/* The pointer-map page holding the entry of page p (docs/format.md §8). */
 static uint32_t ptrmap_page_for(Db *db, uint32_t p) {
   uint32_t j = db->usable / 5;
   uint32_t pm = 2 + ((p - 2) / (j + 1)) * (j + 1);

@@ -3,7 +3,7 @@
  * values, creating/dropping/clearing trees, cursor lifetime, insert and
  * delete.
  *
- * Owns FORMAT-db.md §1 as far as the b-tree layer is concerned: header
+ * Owns docs/format.md §1 as far as the b-tree layer is concerned: header
  * validation on every new read transaction (fractions 64/32/32, read/write
  * versions, schema format, text encoding, auto-vacuum) and writing page 1 of
  * a new database.

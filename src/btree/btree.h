@@ -9,7 +9,7 @@
  * Page 1 holds the 100-byte header and the root of sqlite_schema.
  *
  * Invariants:
- *  1. Every page written obeys FORMAT-db.md §4-§5: cell pointers in key
+ *  1. Every page written obeys docs/format.md §4-§5: cell pointers in key
  *     order, freeblocks sorted and >= 4 bytes, fragments <= 60, payload
  *     spill by the X/M/K rule, overflow chains exact.
  *  2. Interior table cells hold the largest rowid of their left subtree (or

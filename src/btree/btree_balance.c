@@ -16,7 +16,7 @@
  * split; an interior root left with no cells takes over its only child's
  * content when it fits.
  *
- * Divider rules (FORMAT-db.md §7): between table leaves the divider is a new
+ * Divider rules (docs/format.md §7): between table leaves the divider is a new
  * interior cell holding the largest rowid of the left page; between index
  * pages and between interior pages a real cell moves up (and comes down
  * again when pages are merged), so index entries appear exactly once.

@@ -60,7 +60,7 @@
 /* Message prefixes (SQLite's zPfx values). */
 enum { PFX_NONE, PFX_PAGE, PFX_TREE, PFX_RIGHT, PFX_FREELIST };
 
-/* Pointer-map entry types (FORMAT-db.md §8). */
+/* Pointer-map entry types (docs/format.md §8). */
 enum { PM_ROOT = 1, PM_FREE = 2, PM_OVFL1 = 3, PM_OVFL2 = 4, PM_BTREE = 5 };
 
 /* An index key (whole record), owned or borrowed from a caller frame. */

@@ -1,7 +1,7 @@
 /*
  * btree_freelist.c -- page allocation, the freelist, overflow chains.
  *
- * Owns FORMAT-db.md §3 (freelist trunk/leaf pages, header offsets 32/36),
+ * Owns docs/format.md §3 (freelist trunk/leaf pages, header offsets 32/36),
  * §2 (the lock-byte page is never handed out), and §5's overflow chains
  * (4-byte next pointer, then U-4 payload bytes per page).
  *

@@ -249,7 +249,7 @@ int btree_modify_level(BtCursor *, int level, int i, int ndel, const uint8_t *ce
                        int *balanced);
 
 /* ---- btree_ptrmap.c ---- */
-/* Pointer-map entry types (FORMAT-db.md §8). */
+/* Pointer-map entry types (docs/format.md §8). */
 #define PTRMAP_ROOT 1
 #define PTRMAP_FREE 2
 #define PTRMAP_OVFL1 3

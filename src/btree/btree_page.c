@@ -1,7 +1,7 @@
 /*
  * btree_page.c -- one b-tree page: parse and validate, cells, free space.
  *
- * Owns the on-page layout of FORMAT-db.md §4-§5: the 8/12-byte page header
+ * Owns the on-page layout of docs/format.md §4-§5: the 8/12-byte page header
  * (at offset 100 on page 1), the cell pointer array, the cell content area
  * growing down from the usable size, freeblocks (sorted, >= 4 bytes, each
  * holding next-offset and size), fragments (<= 60 bytes in total), and the

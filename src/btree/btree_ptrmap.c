@@ -2,7 +2,7 @@
  * btree_ptrmap.c -- auto-vacuum: pointer-map pages, page relocation, the
  * commit-time vacuum (auto_vacuum=FULL) and incremental_vacuum steps.
  *
- * Owns FORMAT-db.md §8: in a file whose header offset 52 (largest root
+ * Owns docs/format.md §8: in a file whose header offset 52 (largest root
  * page) is non-zero, page 2 and every (U/5+1)-th page after it (skipping the
  * lock-byte page) is a pointer-map page holding, for each of the U/5 pages
  * after it, a 5-byte entry: type (1 root, 2 free, 3 first overflow page, 4

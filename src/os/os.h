@@ -86,7 +86,7 @@ struct OsFileMethods {
   int (*check_reserved)(OsFile *, int *out); /* 1 if any process holds RESERVED+ */
   int (*sector_size)(OsFile *);
   int (*device_characteristics)(OsFile *);
-  /* Shared memory for the WAL index (FORMAT-wal-locks.md). Region i is
+  /* Shared memory for the WAL index (docs/format.md). Region i is
    * region_size bytes at offset i*region_size of "<db>-shm" (unix) or of
    * private memory (memdb). extend=0 returns *pp=NULL if not yet present. */
   int (*shm_map)(OsFile *, int region, int region_size, int extend, volatile void **pp);

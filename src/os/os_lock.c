@@ -5,7 +5,7 @@
  * never conflict at the OS level. This file decides, from the per-file
  * process-wide state (OsLockShared / OsShmLocks) and the caller connection's
  * own level, whether a request is granted, refused with SHALE_BUSY, or needs
- * a raw lock call; the raw calls are SQLite's (FORMAT-wal-locks.md §3.2):
+ * a raw lock call; the raw calls are SQLite's (docs/format.md §W3.2):
  *
  *   NONE -> SHARED       RD(PENDING,1), RD(SHARED,510), UN(PENDING,1)
  *   SHARED -> RESERVED   WR(RESERVED,1)

@@ -7,7 +7,7 @@
  *
  * POSIX record locks belong to the (process, inode) pair, and close() of ANY
  * descriptor of an inode drops all of the process's locks on it
- * (FORMAT-wal-locks.md §5). Hence:
+ * (docs/format.md §W5). Hence:
  *   - connections of one process share the OS-level locks through the
  *     inode's OsLockShared (os_lock.c decides; fcntl is called only when the
  *     process-wide state changes);
@@ -187,7 +187,7 @@ static void shm_free(UnixShm *shm) {
   shale_free(shm);
 }
 
-/* Open "<db>-shm" and run the dead-man-switch protocol (§3.5). */
+/* Open "<db>-shm" and run the dead-man-switch protocol (§W3.5). */
 static int shm_open_node(UnixFile *f, UnixShm **out) {
   UnixShm *shm = shale_malloc(sizeof *shm);
   if (!shm) return SHALE_NOMEM;
@@ -262,7 +262,7 @@ static int unix_shm_map(OsFile *pf, int region, int region_size, int extend, vol
     }
     if (st.st_size < need) {
       if (!extend) goto out; /* not there yet: *pp stays NULL */
-      /* grow by writing the last byte of every 4 KiB page (§2.1) */
+      /* grow by writing the last byte of every 4 KiB page (§W2.1) */
       for (int64_t o = (st.st_size / 4096) * 4096 + 4095; o < need; o += 4096) {
         if (o < st.st_size) continue;
         ssize_t w;

@@ -1,5 +1,5 @@
 /*
- * pager.h -- page cache, transactions, rollback journal (WAL later).
+ * pager.h -- page cache, transactions, rollback journal and WAL (through wal.h).
  *
  * The pager turns a file into numbered pages with atomic, durable
  * transactions. It knows just enough of the database header to do its job:
@@ -7,7 +7,7 @@
  * the in-header database size (28), version-valid-for (92) and the version
  * stamp (96). Everything else in the file belongs to the b-tree layer.
  *
- * Locking follows SQLite exactly (FORMAT-db.md §9, FORMAT-wal-locks.md):
+ * Locking follows SQLite exactly (docs/format.md §9 and Part II):
  * a read transaction holds SHARED; the first write takes RESERVED; commit
  * escalates through PENDING to EXCLUSIVE before it overwrites the database
  * file; a cache spill may escalate earlier. A hot journal found at the start

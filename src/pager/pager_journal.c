@@ -1,6 +1,6 @@
 /*
  * pager_journal.c -- the rollback journal, in SQLite's on-disk format
- * (FORMAT-db.md §9).
+ * (docs/format.md §9).
  *
  * Owns: the journal file handle (a real "<db>-journal" file for DELETE,
  * TRUNCATE and PERSIST, an anonymous memdb file for MEMORY), segment

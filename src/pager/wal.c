@@ -1,7 +1,7 @@
 /*
  * wal.c -- the write-ahead log: -wal file frames and checksums, the -shm
  * wal-index (header copies, index blocks, read marks), recovery, readers,
- * the writer and checkpoints, following shared/FORMAT-wal-locks.md (§n).
+ * the writer and checkpoints, following docs/format.md Part II (§Wn).
  *
  * Owns: the Wal struct, its -wal file handle and its view of the -shm
  * regions (mapped through the database file's shm_map).
@@ -36,7 +36,7 @@
  *     any restart or truncation of the log from cutting them. The map may
  *     extend past the end of the log (never touched there).
  *
- * Not done yet (differences from SQLite 3.40, FORMAT-wal-locks.md):
+ * Not done yet (differences from SQLite 3.40, docs/format.md):
  *  - a page written twice in one transaction gets two frames (valid, and
  *    lookups take the newest) instead of being overwritten in place;
  *  - no sector padding (POWERSAFE_OVERWRITE assumed), no journal_size_limit
@@ -74,13 +74,13 @@
 #define READMARK_NOT_USED 0xffffffffu
 #define NREADER 5
 
-/* lock slots (§3.4) */
+/* lock slots (§W3.4) */
 #define SLOT_WRITE 0
 #define SLOT_CKPT 1
 #define SLOT_RECOVER 2
 #define SLOT_READ(i) (3 + (i))
 
-/* The 48-byte index header, host-endian except salt (§2.2). */
+/* The 48-byte index header, host-endian except salt (§W2.2). */
 typedef struct IdxHdr {
   uint32_t version;
   uint32_t unused;
@@ -115,7 +115,7 @@ struct Wal {
   int read_lock;      /* -1 none, else slot i of READ(i) */
   int write_lock;
   uint32_t min_frame; /* nBackfill + 1 at read start */
-  uint32_t ckpt_seq;  /* private checkpoint sequence (§1.6) */
+  uint32_t ckpt_seq;  /* private checkpoint sequence (§W1.6) */
   int ever_read;
   int heap;           /* wal-index in heap memory (wal_use_heap_memory) */
   uint8_t *buf;       /* FRAME_HDRSIZE + page_size scratch */
@@ -145,7 +145,7 @@ static uint32_t get_le4(const uint8_t *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-/* §1.3: n % 8 == 0; be selects big-endian input words. */
+/* §W1.3: n % 8 == 0; be selects big-endian input words. */
 static void cksum(const uint8_t *p, size_t n, int be, uint32_t s[2]) {
   assert(n % 8 == 0);
   uint32_t s0 = s[0], s1 = s[1];
@@ -304,7 +304,7 @@ static int block_get(Wal *w, int k, int extend, Block *b) {
   return SHALE_OK;
 }
 
-/* Remove index entries above mx in mx's block (§2.4, rollback). */
+/* Remove index entries above mx in mx's block (§W2.4, rollback). */
 static void index_truncate(Wal *w, uint32_t mx) {
   if (mx == 0) return;
   Block b;
@@ -419,7 +419,7 @@ static int sync_wal(Wal *w, int level) {
 
 /* ----------------------------------------------------------- recovery */
 
-/* Rebuild the index from the log (§1.7). Caller holds WRITE. */
+/* Rebuild the index from the log (§W1.7). Caller holds WRITE. */
 static int recover(Wal *w) {
   int rc = lock_shm(w, SLOT_CKPT, 2, OS_SHM_EXCLUSIVE);
   if (rc != SHALE_OK) return rc;
@@ -513,7 +513,7 @@ out:
   return rc;
 }
 
-/* Get a usable header into w->hdr, recovering if needed (§4.1 step 1).
+/* Get a usable header into w->hdr, recovering if needed (§W4.1 step 1).
  * Returns SHALE_OK, SHALE_BUSY (retry), SHALE_BUSY_RECOVERY or an error. */
 static int read_hdr(Wal *w) {
   int rc;
@@ -548,7 +548,7 @@ static int read_hdr(Wal *w) {
 
 /* ------------------------------------------------------------ readers */
 
-/* One attempt at §4.1 steps 2-4. force_wal: never use READ(0). */
+/* One attempt at §W4.1 steps 2-4. force_wal: never use READ(0). */
 static int try_begin_read(Wal *w, int force_wal) {
   volatile uint32_t *r0 = info(w);
   uint32_t mx = w->hdr.mx_frame;
@@ -696,7 +696,7 @@ void wal_end_read(Wal *w) {
 int wal_find_frame(Wal *w, uint32_t pgno, uint32_t *frame) {
   assert(w->read_lock >= 0);
   *frame = 0;
-  if (w->read_lock == 0) return SHALE_OK; /* db-only reader (§2.5) */
+  if (w->read_lock == 0) return SHALE_OK; /* db-only reader (§W2.5) */
   return index_find(w, pgno, w->min_frame, w->hdr.mx_frame, frame);
 }
 
@@ -735,7 +735,7 @@ int wal_begin_write(Wal *w) {
   return SHALE_OK;
 }
 
-/* New log from frame 1 (§1.6), holding WRITE. */
+/* New log from frame 1 (§W1.6), holding WRITE. */
 static void restart_hdr(Wal *w) {
   volatile uint32_t *r0 = info(w);
   w->ckpt_seq++;
@@ -750,7 +750,7 @@ static void restart_hdr(Wal *w) {
   for (int i = 2; i < NREADER; i++) r0[W_READMARK(i)] = READMARK_NOT_USED;
 }
 
-/* §4.2 step 3, before the first frame. */
+/* §W4.2 step 3, before the first frame. */
 static int maybe_restart(Wal *w) {
   if (w->read_lock != 0) return SHALE_OK;
   int rc;
@@ -782,7 +782,7 @@ static int write_wal_header(Wal *w, int sync_level) {
   uint8_t wh[WAL_HDRSIZE];
   uint32_t c[2] = {0, 0};
   /* salts come from the shared header: a restart or recovery made them
-   * differ from the previous log's (§1.6) */
+   * differ from the previous log's (§W1.6) */
   util_put4(wh, WAL_MAGIC | (host_le() ? 0 : 1));
   util_put4(wh + 4, WAL_VERSION);
   util_put4(wh + 8, w->page_size);
@@ -911,7 +911,7 @@ static int cmp_pgframe(const void *a, const void *b) {
   return x->frame < y->frame ? -1 : (x->frame > y->frame);
 }
 
-/* Copy frames nbackfill+1..mx_safe into the db (§4.3 step 3). */
+/* Copy frames nbackfill+1..mx_safe into the db (§W4.3 step 3). */
 static int backfill(Wal *w, uint32_t nbackfill, uint32_t mx_safe) {
   volatile uint32_t *r0 = info(w);
   uint32_t n = mx_safe - nbackfill;

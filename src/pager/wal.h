@@ -1,12 +1,12 @@
 /*
  * wal.h -- the write-ahead log (WAL) module of the pager layer: the "-wal"
  * file and the "-shm" wal-index, in SQLite's formats and lock protocol
- * (shared/FORMAT-wal-locks.md, cited as §n below).
+ * (docs/format.md Part II, cited as §Wn below).
  *
  * Self-contained: it owns the -wal file it opens and the -shm mapping
  * reached through the database file's shm_* methods. The pager (not yet
  * wired) keeps SHARED on the database file for as long as a Wal is open
- * (§3.3), serves pages found by wal_find_frame from the log and others
+ * (§W3.3), serves pages found by wal_find_frame from the log and others
  * from the database file, and hands committed pages to wal_append.
  *
  * Usage, reading:  wal_begin_read -> wal_db_size / wal_find_frame /
@@ -17,11 +17,11 @@
  *        checkpoint: outside any transaction of this Wal.
  *
  * Invariants:
- *  1. A Wal holds at most one read slot (READ(i), §2.5) and only between
- *     wal_begin_read and wal_end_read; WRITE (§3.4) only between
+ *  1. A Wal holds at most one read slot (READ(i), §W2.5) and only between
+ *     wal_begin_read and wal_end_read; WRITE (§W3.4) only between
  *     wal_begin_write and wal_end_write.
  *  2. Frames above the last commit frame are never visible to another
- *     connection: the shared header (§2.3) is published only at a commit.
+ *     connection: the shared header (§W2.3) is published only at a commit.
  *  3. Result codes are SQLite's: SHALE_BUSY, SHALE_BUSY_RECOVERY,
  *     SHALE_BUSY_SNAPSHOT, SHALE_PROTOCOL, SHALE_CANTOPEN, SHALE_CORRUPT.
  */
@@ -46,7 +46,7 @@ typedef struct WalPage {
 #define WAL_CKPT_RESTART 2
 #define WAL_CKPT_TRUNCATE 3
 
-/* Sync levels (PRAGMA synchronous in WAL mode, §4.5). */
+/* Sync levels (PRAGMA synchronous in WAL mode, §W4.5). */
 #define WAL_SYNC_OFF 0
 #define WAL_SYNC_NORMAL 1
 #define WAL_SYNC_FULL 2
@@ -67,7 +67,7 @@ typedef int (*WalBusy)(void *arg, int count); /* nonzero = try again */
 int wal_open(OsVfs *vfs, OsFile *db, const char *wal_path, uint32_t page_size, Wal **out);
 
 /* Close. Unless flags has WAL_CLOSE_KEEP, tries EXCLUSIVE on the database
- * file (§3.3); when granted (no other user), checkpoints, unlinks -shm and
+ * file (§W3.3); when granted (no other user), checkpoints, unlinks -shm and
  * -wal; either way the db lock goes back to SHARED. Frees w; NULL is a no-op.
  * Ends any open transaction first. Returns the first error seen. */
 int wal_close(Wal *w, int flags);
@@ -82,8 +82,8 @@ void wal_use_heap_memory(Wal *w);
  * (default WAL_SYNC_FULL). */
 void wal_set_sync(Wal *w, int level);
 
-/* Start a read transaction (§4.1): take a consistent snapshot of the
- * wal-index header, running recovery (§1.7) if the index is unusable, and
+/* Start a read transaction (§W4.1): take a consistent snapshot of the
+ * wal-index header, running recovery (§W1.7) if the index is unusable, and
  * a read mark. *changed (may be NULL) is set to 1 if the snapshot differs
  * from this Wal's previous one (the pager must then drop its cache). */
 int wal_begin_read(Wal *w, int *changed);
@@ -111,7 +111,7 @@ uint32_t wal_db_size(Wal *w);
 /* Last committed frame of the snapshot (0 = empty log). */
 uint32_t wal_max_frame(Wal *w);
 
-/* Start a write transaction (§4.2); needs a read transaction. SHALE_BUSY if
+/* Start a write transaction (§W4.2); needs a read transaction. SHALE_BUSY if
  * another connection writes; SHALE_BUSY_SNAPSHOT if someone committed since
  * our snapshot (end the read transaction and start again). */
 int wal_begin_write(Wal *w);
@@ -122,7 +122,7 @@ int wal_begin_write(Wal *w);
  * sees until a later commit, or that wal_undo forgets. sync_level is one of
  * WAL_SYNC_*; the log is synced after a commit frame at FULL, and after a
  * new log header unless OFF. Restarts the log at frame 1 with new salts
- * when everything was checkpointed and nobody reads the log (§1.6). */
+ * when everything was checkpointed and nobody reads the log (§W1.6). */
 int wal_append(Wal *w, const WalPage *pages, int n, uint32_t commit_db_size, int sync_level);
 
 /* Forget frames appended since the last commit (they stay in the file but
@@ -133,7 +133,7 @@ int wal_undo(Wal *w);
  * The read transaction stays open. No-op if none. */
 void wal_end_write(Wal *w);
 
-/* Checkpoint (§4.3): copy frames into the database file, never beyond what
+/* Checkpoint (§W4.3): copy frames into the database file, never beyond what
  * a reader holding a mark still needs. busy (may be NULL) is used for the
  * waits that SQLite makes with its busy handler (FULL and above). *nlog and
  * *nckpt (may be NULL) get the log size and the frames checkpointed, as

@@ -1,7 +1,7 @@
 /*
  * record.c -- serial types, record encoding and decoding, record comparison.
  *
- * Owns the byte layout of a record (FORMAT-db.md §6): a varint header length
+ * Owns the byte layout of a record (docs/format.md §6): a varint header length
  * H, one serial-type varint per column, then the column bodies back to back.
  * The comparators here are the BtreeKeyCmp functions for index trees.
  *

@@ -2,7 +2,7 @@
  * record.h -- values, serial types, the record format, comparison, collations.
  *
  * The layer above the B-tree: it knows what the bytes of a payload mean
- * (FORMAT-db.md §6) and in which order keys sort (§7). The SQL engine builds
+ * (docs/format.md §6) and in which order keys sort (§7). The SQL engine builds
  * its registers (ShValue) and index comparators (KeyInfo) on it.
  *
  * Built for speed: decoding and comparing never allocate; decoded text and

@@ -1,7 +1,7 @@
 /*
  * value.c -- ShValue lifetime, collations, value comparison, affinity.
  *
- * Owns the key order of single values (FORMAT-db.md §7) and the built-in
+ * Owns the key order of single values (docs/format.md §7) and the built-in
  * collations BINARY, NOCASE and RTRIM.
  *
  * Invariants:

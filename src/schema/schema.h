@@ -28,7 +28,7 @@
  *  4. Index.cols[0..nkey) are the declared key columns; cols[nkey..ncol) the
  *     columns appended to make the key unique: the rowid (col = -1) for rowid
  *     tables, the PRIMARY KEY columns not already in the key for WITHOUT ROWID
- *     tables (FORMAT-db.md §7; ascending in automatic indexes, whatever the
+ *     tables (docs/format.md §7; ascending in automatic indexes, whatever the
  *     PRIMARY KEY says, as SQLite stores them). The WITHOUT ROWID primary key is itself an
  *     Index (origin 'pk') whose root is the table's root and whose trailing
  *     columns are the remaining stored columns.

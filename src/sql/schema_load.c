@@ -16,7 +16,7 @@
  *     sqlite_autoindex_<table>_<N> is one more than the number of indexes
  *     the table has when the PRIMARY KEY / UNIQUE constraint is met; a
  *     constraint with the same columns and collations as an earlier one makes
- *     no new index (FORMAT-db.md §7).
+ *     no new index (docs/format.md §7).
  *  2. A WITHOUT ROWID table's PRIMARY KEY index is made where the PRIMARY
  *     KEY is met, except for an INTEGER PRIMARY KEY: that one is made when
  *     the table ends (as SQLite converts the table), so it takes the next
