@@ -4,10 +4,11 @@
  * (docs/format.md Part II, cited as §Wn below).
  *
  * Self-contained: it owns the -wal file it opens and the -shm mapping
- * reached through the database file's shm_* methods. The pager (not yet
- * wired) keeps SHARED on the database file for as long as a Wal is open
- * (§W3.3), serves pages found by wal_find_frame from the log and others
- * from the database file, and hands committed pages to wal_append.
+ * reached through the database file's shm_* methods. Its one user is the
+ * pager (pager_wal.c), which keeps SHARED on the database file for as long
+ * as a Wal is open (§W3.3), serves pages found by wal_find_frame from the log
+ * and the others from the database file, and hands committed (and spilled)
+ * pages to wal_append.
  *
  * Usage, reading:  wal_begin_read -> wal_db_size / wal_find_frame /
  *                  wal_read_frame ... -> wal_end_read
