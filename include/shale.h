@@ -13,6 +13,34 @@
  *
  * The SQL-level API (connections, statements: src/api/) follows the result
  * codes, flags and the allocator.
+ *
+ * How to read this header. Every function has SQLite's semantics for its
+ * sqlite3_* twin; the comment above each group says what it does, which
+ * result codes it returns and how long memory it hands out stays valid.
+ * Rules that hold everywhere:
+ *  - A function returning int returns a result code (SHALE_OK on success)
+ *    unless its comment says it returns a count, a flag or a type. After a
+ *    failure shale_errcode()/shale_errmsg() of the connection tell why.
+ *  - Any call may fail with SHALE_NOMEM (out of memory): nothing leaks and
+ *    the object stays usable. SHALE_MISUSE means the call broke a rule below
+ *    (a NULL, closed or finalized handle, a statement of another connection).
+ *  - Text is UTF-8. A `nbyte`/`n` length argument below 0 means "up to the
+ *    first NUL".
+ *  - Memory that Shale hands out belongs to Shale and stays valid for the
+ *    time the function's comment gives; memory described as "shale_malloc'ed"
+ *    belongs to the caller, who frees it with shale_free.
+ *  - Threads: a connection and its statements may be used from one thread
+ *    at a time; different connections may run in different threads at once.
+ *    (The sqlite3_* library over this API serializes each connection.)
+ *
+ * A minimal program:
+ *     shale *db;  shale_stmt *st;
+ *     if (shale_open("app.db", &db) != SHALE_OK) { ...shale_errmsg(db)...; }
+ *     shale_prepare_v2(db, "SELECT name FROM users WHERE id = ?1", -1, &st, NULL);
+ *     shale_bind_int64(st, 1, 42);
+ *     while (shale_step(st) == SHALE_ROW) puts((const char *)shale_column_text(st, 0));
+ *     shale_finalize(st);
+ *     shale_close(db);
  */
 #ifndef SHALE_H
 #define SHALE_H
@@ -170,16 +198,22 @@ extern "C" {
 #define SHALE_BLOB 4
 #define SHALE_NULL 5
 
-/* ---- Allocator ---- */
+/* ---- Allocator ----
+ * Every allocation Shale makes goes through these three, and everything the
+ * API hands to the caller as "shale_malloc'ed" is freed with shale_free. */
 
-/* Allocate n bytes, or return NULL. Fault-injectable in tests. */
+/* Allocate n bytes (8-byte aligned), or return NULL. */
 void *shale_malloc(size_t n);
-/* Resize p to n bytes; on failure returns NULL and p is untouched. */
+/* Resize p (NULL: allocate) to n bytes, keeping its content; on failure
+ * returns NULL and p is untouched and still owned by the caller. */
 void *shale_realloc(void *p, size_t n);
-/* Free memory from shale_malloc/shale_realloc. NULL is a no-op. */
+/* Free memory from shale_malloc/shale_realloc (or handed out as
+ * shale_malloc'ed by the API). NULL is a no-op. */
 void shale_free(void *p);
 
-/* English text for a result code, as SQLite's sqlite3_errstr. Static memory. */
+/* SQLite's English text for a result code ("database is locked" for
+ * SHALE_BUSY, "unknown error" for a code it does not know), as
+ * sqlite3_errstr. Static memory: valid forever, never freed. */
 const char *shale_errstr(int rc);
 
 /* ==================== connections and statements ==================== */
@@ -200,20 +234,77 @@ typedef void (*shale_destructor_type)(void *);
 #define SHALE_PREPARE_NORMALIZE 0x02
 #define SHALE_PREPARE_NO_VTAB 0x04
 
+/* Open a connection to the database file `filename` ("" for a private
+ * temporary database, ":memory:" for an in-memory one). shale_open opens
+ * read-write and creates the file; shale_open_v2 takes SHALE_OPEN_* flags
+ * (READONLY, or READWRITE optionally with CREATE; MEMORY, URI, NOMUTEX,
+ * FULLMUTEX, ...) and a VFS name (NULL: the default, "unix"; "memdb").
+ * *db is always set, also on failure (except SHALE_NOMEM with no memory for
+ * the handle, then NULL): read shale_errmsg(*db) and close it with
+ * shale_close. The file itself is opened and its header read lazily, at the
+ * first statement: a file that is not a database fails there
+ * (SHALE_NOTADB). Returns SHALE_OK, SHALE_CANTOPEN (the file cannot be
+ * opened or created; a missing file without CREATE), SHALE_MISUSE (bad
+ * flags), SHALE_NOMEM. */
 int shale_open(const char *filename, shale **db);
 int shale_open_v2(const char *filename, shale **db, int flags, const char *vfs);
+/* Close a connection, rolling back an open transaction. shale_close
+ * refuses with SHALE_BUSY (the connection stays open) while statements are
+ * not finalized or backups/blob handles not finished; shale_close_v2 then
+ * resets them and closes when the last one is finalized. NULL is a no-op
+ * (SHALE_OK). After SHALE_OK the handle must not be used again. */
 int shale_close(shale *db);
 int shale_close_v2(shale *db);
 
+/* Compile the first statement of sql[0..nbyte) (nbyte < 0: to the NUL)
+ * into *stmt. *tail (if tail) gets the first byte after that statement.
+ * Empty text or only comments: SHALE_OK with *stmt NULL. Errors (*stmt is
+ * NULL): SHALE_ERROR with SQLite's message ("near \"selec\": syntax error",
+ * "no such table: t"), SHALE_TOOBIG (over SHALE_LIMIT_SQL_LENGTH), SHALE_BUSY
+ * or SHALE_LOCKED (the schema could not be read), SHALE_NOTADB,
+ * SHALE_CORRUPT, SHALE_NOMEM. All three variants behave as SQLite's _v2
+ * (a statement recompiles itself after a schema change); v3's flags are
+ * SHALE_PREPARE_*. Re-preparing a text prepared before is cheap: finalized
+ * compilations are cached by their text. The statement belongs to `db` and
+ * must be finalized before db is closed. */
 int shale_prepare(shale *db, const char *sql, int nbyte, shale_stmt **stmt, const char **tail);
 int shale_prepare_v2(shale *db, const char *sql, int nbyte, shale_stmt **stmt,
                      const char **tail);
 int shale_prepare_v3(shale *db, const char *sql, int nbyte, unsigned flags, shale_stmt **stmt,
                      const char **tail);
+/* Run the statement until its next row or its end. Returns SHALE_ROW (a
+ * row is ready: read it with shale_column_*), SHALE_DONE (finished; step
+ * again after shale_reset), or an error: SHALE_BUSY (locked by another
+ * connection; the busy handler has given up), SHALE_CONSTRAINT_* (the
+ * statement's changes are undone, the transaction stays), SHALE_ERROR (a
+ * runtime error, e.g. from a function), SHALE_INTERRUPT, SHALE_FULL,
+ * SHALE_IOERR_*, SHALE_CORRUPT, SHALE_READONLY, SHALE_NOMEM, SHALE_SCHEMA
+ * (only when the schema kept changing under it), SHALE_MISUSE (stepping a
+ * finalized statement). In autocommit mode a statement's transaction
+ * commits when it returns SHALE_DONE (or is reset). */
 int shale_step(shale_stmt *stmt);
+/* Rewind the statement to run again; bindings are kept. Returns the result
+ * of the last shale_step if that failed, else SHALE_OK. NULL: SHALE_OK. */
 int shale_reset(shale_stmt *stmt);
+/* Destroy the statement (NULL is a no-op). Returns the result of its last
+ * failed step, else SHALE_OK; the statement is gone either way. */
 int shale_finalize(shale_stmt *stmt);
 
+/* ---- Reading a row (after shale_step returned SHALE_ROW) ----
+ * Columns count from 0. shale_column_count is the number of result columns
+ * (0 for statements that return none); shale_data_count is that number while
+ * a row is ready, else 0. shale_column_type is the row value's fundamental
+ * type (SHALE_INTEGER/FLOAT/TEXT/BLOB/NULL) before any conversion.
+ * The getters convert as SQLite does (text "12abc" reads as integer 12, NULL
+ * as 0 / 0.0 / NULL pointer). A column index out of range reads as NULL.
+ * Pointers returned by shale_column_text/blob/value stay valid until the next
+ * shale_step, shale_reset or shale_finalize of the statement, or until a
+ * getter converts the same column to another type; shale_column_bytes after
+ * shale_column_text/blob gives that value's size in bytes (text without its
+ * terminating NUL, which is always present). Names and declared types
+ * (shale_column_name, _decltype, _table_name, _origin_name, _database_name)
+ * stay valid until the statement is finalized or recompiled; decltype and the
+ * origin names are NULL for expressions. */
 int shale_column_count(shale_stmt *stmt);
 int shale_data_count(shale_stmt *stmt);
 int shale_column_type(shale_stmt *stmt, int i);
@@ -230,6 +321,9 @@ const char *shale_column_table_name(shale_stmt *stmt, int i);
 const char *shale_column_origin_name(shale_stmt *stmt, int i);
 const char *shale_column_database_name(shale_stmt *stmt, int i);
 
+/* The same conversions on a shale_value (a column value from
+ * shale_column_value, or a function argument): pointers stay valid as long
+ * as the value does and it is not converted to another type. */
 int shale_value_type(shale_value *v);
 int shale_value_int(shale_value *v);
 shale_int64 shale_value_int64(shale_value *v);
@@ -238,6 +332,18 @@ const unsigned char *shale_value_text(shale_value *v);
 const void *shale_value_blob(shale_value *v);
 int shale_value_bytes(shale_value *v);
 
+/* ---- Binding parameters (?, ?NNN, :name, @name, $name) ----
+ * Parameters count from 1 (shale_bind_parameter_index finds a named one's
+ * index, 0 if none; shale_bind_parameter_name the reverse, NULL for '?').
+ * Bind before shale_step or after shale_reset; unbound parameters are NULL.
+ * Text and blobs: n < 0 means up to the NUL (text only); `destroy` is
+ * SHALE_STATIC (the caller keeps the bytes valid while the statement may use
+ * them), SHALE_TRANSIENT (Shale copies them now), or a function Shale calls
+ * once with the pointer when it no longer needs it — also when the bind
+ * fails. Text and blobs keep embedded NUL bytes. Returns SHALE_OK,
+ * SHALE_RANGE (no such parameter), SHALE_MISUSE (the statement is running:
+ * reset it first), SHALE_TOOBIG (over SHALE_LIMIT_LENGTH), SHALE_NOMEM.
+ * shale_clear_bindings sets every parameter back to NULL. */
 int shale_bind_null(shale_stmt *stmt, int i);
 int shale_bind_int(shale_stmt *stmt, int i, int v);
 int shale_bind_int64(shale_stmt *stmt, int i, shale_int64 v);
@@ -252,32 +358,56 @@ const char *shale_bind_parameter_name(shale_stmt *stmt, int i);
 int shale_clear_bindings(shale_stmt *stmt);
 
 typedef int (*shale_callback)(void *arg, int ncol, char **values, char **names);
-/* *errmsg (if errmsg) gets a shale_malloc'ed message on error: free with
- * shale_free. */
+/* Prepare, step and finalize each statement of sql in turn. cb (if not
+ * NULL) is called for every result row with the values as text (NULL for
+ * SQL NULL) and the column names, valid only during the call; a nonzero
+ * return stops everything with SHALE_ABORT. Returns SHALE_OK or the first
+ * error (later statements do not run); *errmsg (if errmsg) gets a
+ * shale_malloc'ed message on error, NULL on success: free with shale_free. */
 int shale_exec(shale *db, const char *sql, shale_callback cb, void *arg, char **errmsg);
 
+/* The last failed call's error on this connection: message (SQLite's words;
+ * valid until the next call on the connection or one of its statements),
+ * primary code, extended code. shale_extended_result_codes(db, 1) makes
+ * calls return extended codes (SHALE_CONSTRAINT_UNIQUE rather than
+ * SHALE_CONSTRAINT) as SQLite's flag does; returns SHALE_OK. */
 const char *shale_errmsg(shale *db);
 int shale_errcode(shale *db);
 int shale_extended_errcode(shale *db);
 int shale_extended_result_codes(shale *db, int onoff);
 
+/* Rows changed by the last INSERT/UPDATE/DELETE that finished (not counting
+ * triggers and foreign-key actions), and by all since the connection opened;
+ * the rowid of the last successful INSERT into a rowid table (0 if none). */
 int shale_changes(shale *db);
 shale_int64 shale_changes64(shale *db);
 int shale_total_changes(shale *db);
 shale_int64 shale_total_changes64(shale *db);
 shale_int64 shale_last_insert_rowid(shale *db);
+/* 1 when no transaction is open (BEGIN turns it to 0, COMMIT back). */
 int shale_get_autocommit(shale *db);
+/* Retry on SHALE_BUSY for up to ms milliseconds with SQLite's sleep
+ * schedule (ms <= 0: no retrying). Replaces any busy handler. SHALE_OK. */
 int shale_busy_timeout(shale *db, int ms);
+/* Make running statements of db stop soon with SHALE_INTERRUPT. Safe to
+ * call from another thread while the connection is in use. */
 void shale_interrupt(shale *db);
+/* 1 if the statement never writes the database; 1 while it is between its
+ * first step and its end or reset. */
 int shale_stmt_readonly(shale_stmt *stmt);
 int shale_stmt_busy(shale_stmt *stmt);
+/* The statement's SQL text as prepared (valid until finalized); its
+ * connection; the connection's statement after stmt (stmt NULL: the first),
+ * NULL at the end. */
 const char *shale_sql(shale_stmt *stmt);
 shale *shale_db_handle(shale_stmt *stmt);
 shale_stmt *shale_next_stmt(shale *db, shale_stmt *stmt);
-/* 1 if sql ends in a complete statement (a ';' outside quotes/comments). */
+/* 1 if sql ends in a complete statement (a ';' outside quotes/comments, a
+ * CREATE TRIGGER only after its END;), else 0. */
 int shale_complete(const char *sql);
 
-/* Shale's own version string and number. */
+/* Shale's own version string ("0.1.0", static) and number. The SQLite level
+ * it implements is 3.40.1 (what the sqlite3_* library reports). */
 const char *shale_libversion(void);
 int shale_libversion_number(void);
 
@@ -304,7 +434,23 @@ void shale_set_last_insert_rowid(shale *db, shale_int64 rowid);
 int shale_foreign_keys(shale *db, int onoff);
 
 /* ---- Hooks, handlers, status, limits (src/api/api_hooks.c) ----
- * Same semantics as the sqlite3_* twins; callbacks get the shale handles. */
+ * Same semantics as the sqlite3_* twins; callbacks get the shale handles.
+ * Each hook setter replaces the previous callback and returns its `arg`
+ * (NULL if none); cb NULL removes it. Callbacks run inside the statement
+ * that triggers them and must not use the connection, except where SQLite
+ * allows it.
+ *  - commit hook: before a commit; nonzero turns the COMMIT into a rollback
+ *    (the statement gets SHALE_CONSTRAINT_COMMITHOOK).
+ *  - rollback hook: after a rollback (not for one the commit hook caused).
+ *  - update hook: after each row a rowid table gets inserted (op
+ *    SHALE_INSERT 18), updated (23) or deleted (9), with the database name
+ *    ("main", "temp" or the ATTACH name) and the table; strings valid
+ *    during the call only.
+ *  - WAL hook: after each commit in WAL mode, with the log's frame count.
+ *  - authorizer: called while statements compile, with SQLite's action
+ *    codes and arguments; return SHALE_OK, SHALE_DENY (the prepare fails
+ *    with SHALE_AUTH, "not authorized") or SHALE_IGNORE (columns read as
+ *    NULL, the action is skipped). */
 void *shale_commit_hook(shale *db, int (*cb)(void *), void *arg);
 void *shale_rollback_hook(shale *db, void (*cb)(void *), void *arg);
 void *shale_update_hook(shale *db,
@@ -328,8 +474,14 @@ int shale_trace_v2(shale *db, unsigned mask, int (*cb)(unsigned, void *, void *,
                    void *arg);
 void *shale_trace(shale *db, void (*cb)(void *, const char *), void *arg);
 void *shale_profile(shale *db, void (*cb)(void *, const char *, shale_uint64), void *arg);
-/* cb every n of Shale's VM instructions (n <= 0 or cb NULL: off). */
+/* trace_v2: cb for the SHALE_TRACE_* events in mask (statement start with its
+ * text, end with nanoseconds, each row, connection close); trace/profile:
+ * the older forms. */
+/* cb every n of Shale's VM instructions (n <= 0 or cb NULL: off); nonzero
+ * from cb interrupts the statement (SHALE_INTERRUPT). */
 void shale_progress_handler(shale *db, int n, int (*cb)(void *), void *arg);
+/* cb(arg, count) when a lock is busy, count = retries so far: nonzero to
+ * retry, 0 to give up with SHALE_BUSY. Replaces a busy_timeout. SHALE_OK. */
 int shale_busy_handler(shale *db, int (*cb)(void *, int count), void *arg);
 #define SHALE_DBSTATUS_LOOKASIDE_USED 0
 #define SHALE_DBSTATUS_CACHE_USED 1
@@ -344,6 +496,9 @@ int shale_busy_handler(shale *db, int (*cb)(void *, int count), void *arg);
 #define SHALE_DBSTATUS_DEFERRED_FKS 10
 #define SHALE_DBSTATUS_CACHE_USED_SHARED 11
 #define SHALE_DBSTATUS_CACHE_SPILL 12
+/* Connection counters: *cur and *hiwater get the SHALE_DBSTATUS_* value
+ * (reset: restart the high-water mark). SHALE_OK, SHALE_MISUSE for an
+ * unknown op. */
 int shale_db_status(shale *db, int op, int *cur, int *hiwater, int reset);
 #define SHALE_STMTSTATUS_FULLSCAN_STEP 1
 #define SHALE_STMTSTATUS_SORT 2
@@ -354,6 +509,7 @@ int shale_db_status(shale *db, int op, int *cur, int *hiwater, int reset);
 #define SHALE_STMTSTATUS_FILTER_MISS 7
 #define SHALE_STMTSTATUS_FILTER_HIT 8
 #define SHALE_STMTSTATUS_MEMUSED 99
+/* A statement's SHALE_STMTSTATUS_* counter (reset: zero it after reading). */
 int shale_stmt_status(shale_stmt *stmt, int op, int reset);
 #define SHALE_LIMIT_LENGTH 0
 #define SHALE_LIMIT_SQL_LENGTH 1
@@ -370,10 +526,20 @@ int shale_stmt_status(shale_stmt *stmt, int op, int reset);
 /* Current value of limit id; newval >= 0 sets it (clamped to the hard
  * maximum). -1 for a bad id. */
 int shale_limit(shale *db, int id, int newval);
+/* Declared type, collation, NOT NULL, PRIMARY KEY and AUTOINCREMENT of a
+ * column (zdb NULL: search every database; col NULL: only check the table
+ * exists). The strings stay valid until the schema changes. SHALE_OK, or
+ * SHALE_ERROR "no such table column: t.c". */
 int shale_table_column_metadata(shale *db, const char *zdb, const char *table, const char *col,
                                 char const **type, char const **coll, int *notnull, int *pk,
                                 int *autoinc);
-/* ---- Online backup (src/api/api_backup.c), as sqlite3_backup_* ---- */
+/* ---- Online backup (src/api/api_backup.c), as sqlite3_backup_* ----
+ * init: a copy of database src_name of src into dst_name of dst (NULL, the
+ * error in dst, on failure: same connection, destination in use, no such
+ * database). step: copy up to npage pages (< 0: all); SHALE_OK (more to do),
+ * SHALE_DONE, SHALE_BUSY/SHALE_LOCKED (try again later), or an error.
+ * finish: release it (always, also after an error); returns the first
+ * error. remaining/pagecount: pages left and in all, as of the last step. */
 typedef struct shale_backup shale_backup;
 shale_backup *shale_backup_init(shale *dst, const char *dst_name, shale *src,
                                 const char *src_name);
@@ -382,7 +548,13 @@ int shale_backup_finish(shale_backup *b);
 int shale_backup_remaining(shale_backup *b);
 int shale_backup_pagecount(shale_backup *b);
 
-/* ---- Incremental blob I/O (src/api/api_blob.c), as sqlite3_blob_* ---- */
+/* ---- Incremental blob I/O (src/api/api_blob.c), as sqlite3_blob_* ----
+ * open: a handle on the text/blob in column `column` of row `rowid` (flags
+ * 1: writable); SHALE_ERROR if there is no such row or it is not text/blob.
+ * read/write: n bytes at offset (writes never change the size: SHALE_ERROR
+ * past the end); SHALE_ABORT once the row was changed or deleted by
+ * anything else. reopen: move to another row of the same column. close:
+ * always releases the handle. */
 typedef struct shale_blob shale_blob;
 int shale_blob_open(shale *db, const char *zdb, const char *table, const char *column,
                     shale_int64 rowid, int flags, shale_blob **out);
@@ -413,7 +585,25 @@ int shale_data_version(shale *db, const char *zschema, unsigned *out);
 /* Same semantics as SQLite's sqlite3_create_function_v2 & co. A
  * shale_context is the call's context; the argument values are valid only
  * during the call. Text is UTF-8: registrations for UTF-16 only are refused
- * with SHALE_ERROR. */
+ * with SHALE_ERROR.
+ *  - create_function_v2: a scalar (xfunc) or aggregate (xstep + xfinal)
+ *    function of nargs arguments (-1: any number); flags = SHALE_UTF8 |
+ *    SHALE_DETERMINISTIC | ...; xdestroy(user) runs when it is replaced,
+ *    deleted or the connection closes. All callbacks NULL deletes it.
+ *    SHALE_OK; SHALE_BUSY while statements are running (registering
+ *    expires every prepared statement, as in SQLite); SHALE_MISUSE for a bad
+ *    name or argument count.
+ *  - create_window_function: an aggregate window function (xvalue returns
+ *    the current value, xinverse removes a row from the frame).
+ *  - create_collation_v2: xcompare(user, n1, s1, n2, s2) < 0, 0, > 0.
+ *  - collation_needed: cb is asked for an unknown collation before
+ *    "no such collation sequence" is reported.
+ *  - aggregate_context: nbytes of zeroed memory per aggregate group, the same
+ *    pointer on every call of the group (NULL when out of memory or, with
+ *    nbytes 0, before the first allocation), freed after xfinal.
+ *  - auxdata: per-argument data kept between calls of one statement (for
+ *    constant arguments); destroy runs when it is dropped.
+ *  - result_*: set the call's result; text/blob destroy as for binding. */
 
 typedef struct shale_context shale_context;
 
