@@ -169,6 +169,7 @@ clean:
 # Benchmarks (bench/): Shale against the reference SQLite, side by side.
 #   make bench            the quick set, report in docs/benchmarks.{md,json,png}
 #   make bench FULL=1     every row; BENCH_ARGS="--rows a,b --reps 5 --cpu 1" for more
+#   make speedtest1       SQLite's speedtest1.c on both libraries (docs/speedtest1.md)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 $(BENCH_SRC:%.c=$(BUILD)/obj/%.o): $(wildcard bench/*.inc) bench/bench.h
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/obj/%.o)
@@ -177,11 +178,19 @@ $(BUILD)/shale-bench: $(BENCH_OBJ) $(BUILD)/libshale.a
 	$(CC) $(LDFLAGS_ALL) -Wl,--wrap=shale_malloc -Wl,--wrap=shale_realloc -o $@ $(BENCH_OBJ) \
 	  $(BUILD)/libshale.a -lsqlite3 $(LDLIBS_CORE)
 
-.PHONY: bench
+.PHONY: bench speedtest1
 bench: deps
 	@bash bench/deps.sh
-	@$(MAKE) --no-print-directory $(BUILD)/shale-bench
+	@$(MAKE) --no-print-directory $(BUILD)/shale-bench compat
 	$(BUILD)/shale-bench $(if $(FULL),--full) $(BENCH_ARGS)
+	python3 bench/speedtest1.py --build $(BUILD) $(SPEEDTEST1_ARGS)
+
+# SQLite's speedtest1.c (fetched from Debian's source package into
+# $(BUILD)/speedtest1/, not kept in the tree) on the reference library and on
+# build/compat: docs/speedtest1.md. SPEEDTEST1_ARGS="--size 100 --reps 5".
+speedtest1: deps
+	@$(MAKE) --no-print-directory compat
+	python3 bench/speedtest1.py --build $(BUILD) $(SPEEDTEST1_ARGS)
 
 # ---- sqlite3 compatibility library (compat/, issue 4) ----
 #   build/compat/libsqlite3.so.0 (+ libsqlite3.so link) and libsqlite3.a: SQLite's
