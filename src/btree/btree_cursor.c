@@ -93,6 +93,7 @@ int cursor_load_child(BtCursor *c, uint32_t child) {
 }
 
 static MemPage *top(BtCursor *c) { return page_mem(c->pg[c->depth - 1]); }
+static inline int cell_rowid(Btree *bt, PgPage *pg, int i, int64_t *out);
 
 /* Descend from the top page to the leftmost leaf. */
 static int descend_left(BtCursor *c) {
@@ -121,6 +122,14 @@ static int descend_right(BtCursor *c) {
   }
   c->idx[c->depth - 1] = m->ncell ? (uint16_t)(m->ncell - 1) : 0;
   return SHALE_OK;
+}
+
+int cursor_rowid(BtCursor *c, int64_t *rowid) {
+  if (c->info_ok) {
+    *rowid = c->info.key;
+    return SHALE_OK;
+  }
+  return cell_rowid(c->bt, c->pg[c->depth - 1], c->idx[c->depth - 1], rowid);
 }
 
 int cursor_info(BtCursor *c, CellInfo **out) {
@@ -571,8 +580,25 @@ int cursor_restore(BtCursor *c) {
 
 int btree_cursor_is_intkey(BtCursor *c) { return c->intkey; }
 
-/* Position on the first (right = 0) or last (right = 1) entry. */
+int cursor_at_last(BtCursor *c) {
+  if (c->state != CUR_VALID || c->depth == 0) return 0;
+  for (int l = 0; l < c->depth - 1; l++) {
+    MemPage *m = page_mem(c->pg[l]);
+    if (!m->init || m->leaf || c->idx[l] != m->ncell) return 0;
+  }
+  MemPage *m = top(c);
+  return m->init && m->leaf && m->ncell > 0 && c->idx[c->depth - 1] + 1 == m->ncell;
+}
+
+/* Position on the first (right = 0) or last (right = 1) entry. A cursor
+ * already on the last entry stays (a new rowid is asked for at every
+ * insert, SQLite's BTCF_AtLast). */
 static int move_to_end(BtCursor *c, int *empty, int right) {
+  if (right && cursor_at_last(c)) {
+    c->skip = 0;
+    *empty = 0;
+    return SHALE_OK;
+  }
   int rc = cursor_move_to_root(c);
   if (rc) return fault(c, rc);
   if (c->depth == 0) {
@@ -716,6 +742,11 @@ static int ready(BtCursor *c, CellInfo **ci) {
 int64_t btree_rowid(BtCursor *c) {
   CellInfo *ci;
   if (c->state == CUR_REQSEEK && c->intkey) return c->saved_rowid;
+  if (c->state == CUR_VALID && c->intkey) {
+    /* the rowid alone (NewRowid after btree_last): no full cell parse */
+    int64_t k;
+    return cursor_rowid(c, &k) ? 0 : k;
+  }
   if (ready(c, &ci)) return 0;
   return c->intkey ? ci->key : 0;
 }

@@ -370,7 +370,7 @@ static int alloc_space(Btree *bt, PgPage *pg, uint32_t a, uint32_t *out) {
   return SHALE_OK;
 }
 
-int page_insert_cell(Btree *bt, PgPage *pg, int i, const uint8_t *cell, uint32_t sz) {
+int page_insert_space(Btree *bt, PgPage *pg, int i, uint32_t sz, uint8_t **cell) {
   MemPage *m = page_mem(pg);
   uint8_t *d = pager_data(pg);
   uint32_t a = sz < 4 ? 4 : sz;
@@ -383,7 +383,6 @@ int page_insert_cell(Btree *bt, PgPage *pg, int i, const uint8_t *cell, uint32_t
   uint32_t off = 0;
   int rc = alloc_space(bt, pg, a, &off);
   if (rc) return rc;
-  memcpy(d + off, cell, sz);
   if (a > sz) memset(d + off + sz, 0, a - sz);
   uint8_t *ptr = d + m->hdr + m->hdrlen;
   memmove(ptr + 2 * i + 2, ptr + 2 * i, 2 * (size_t)(m->ncell - i));
@@ -391,7 +390,15 @@ int page_insert_cell(Btree *bt, PgPage *pg, int i, const uint8_t *cell, uint32_t
   m->ncell++;
   util_put2(d + m->hdr + 3, m->ncell);
   m->nfree -= a + 2;
+  *cell = d + off;
   return SHALE_OK;
+}
+
+int page_insert_cell(Btree *bt, PgPage *pg, int i, const uint8_t *cell, uint32_t sz) {
+  uint8_t *at;
+  int rc = page_insert_space(bt, pg, i, sz, &at);
+  if (rc == SHALE_OK) memcpy(at, cell, sz);
+  return rc;
 }
 
 /* Return [off, off+size) to the free space of the page. */
