@@ -833,7 +833,7 @@ static int insert_in_place(BtCursor *c, int res, int64_t rowid, const void *data
   PgPage *pg = c->pg[level];
   MemPage *m = page_mem(pg);
   uint64_t np = (uint64_t)n + nzero;
-  if (!m->leaf || !m->full || np > bt->max_leaf) return 0;
+  if (!m->leaf || np > bt->max_leaf) return 0;
   uint32_t sz = (uint32_t)(util_varint_len(np) + util_varint_len((uint64_t)rowid) + np);
   uint8_t *at;
   int idx = c->idx[level];

@@ -112,11 +112,13 @@ static int page_type(int leaf, int intkey) {
 static int content_from_page(Bal *b, PgPage *pg, Content *ct, int extra, uint8_t **copy) {
   Btree *bt = b->bt;
   MemPage *m = page_mem(pg);
+  int rc = page_check_cells(bt, pg); /* cells are copied by their sizes */
+  if (rc) return rc;
   uint8_t *d = aalloc(b, bt->page_size + 16);
   if (!d) return SHALE_NOMEM;
   memcpy(d, pager_data(pg), bt->page_size);
   memset(d + bt->page_size, 0, 16);
-  int rc = content_alloc(b, ct, m->ncell + extra);
+  rc = content_alloc(b, ct, m->ncell + extra);
   if (rc) return rc;
   ct->leaf = m->leaf;
   ct->intkey = m->intkey;
@@ -303,6 +305,8 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
   int nout = 0;
 
   if (pidx > np) return BT_CORRUPT(bt, pager_pgno(parent), "cursor index out of range");
+  rc = page_check_cells(bt, parent); /* its cells are copied by their sizes */
+  if (rc) return rc;
   if (b->append && pidx == np) {
     first = pidx;
     nsib = 1;
@@ -593,7 +597,7 @@ static int append_split(BtCursor *c, int level, const uint8_t *cell, uint32_t sz
   Btree *bt = c->bt;
   PgPage *pg = c->pg[level], *parent = c->pg[level - 1];
   MemPage *m = page_mem(pg), *pm = page_mem(parent);
-  if (!pm->init || !pm->full || c->idx[level - 1] != pm->ncell || m->ncell == 0) return 0;
+  if (!pm->init || c->idx[level - 1] != pm->ncell || m->ncell == 0) return 0;
   CellInfo last;
   if ((*rc = page_cell_parse(bt, pg, m->ncell - 1, &last)) != SHALE_OK) return 1;
   uint8_t div[4 + 9];

@@ -15,10 +15,11 @@
  *     next()/prev() yield the entries after/before the saved key.
  *  3. Every page entered is checked: same tree kind as the root, depth <
  *     BT_MAX_DEPTH (cycles), page number within the database (page_get*).
- *     A write cursor's pages are fully validated (page_get: the balance code
- *     reads their cells unchecked); a read cursor's only by page_init
- *     (page_get_lazy), each cell being validated when it is parsed, and the
- *     rowid reads of the binary search bounded by the usable size.
+ *     Pages are entered with page_get_lazy (page_init only), each cell being
+ *     validated when it is parsed and the rowid reads of the binary search
+ *     bounded by the usable size. Writes validate a whole page only where
+ *     they copy its cells by size (balance, defragmentation: btree_page.c
+ *     invariant 1), so a write cursor costs no more than a read cursor.
  *  4. The overflow cache (ovfl[0..novfl)) belongs to the current entry and
  *     is dropped whenever the cursor moves (info_ok = 0).
  */
@@ -58,7 +59,7 @@ int cursor_move_to_root(BtCursor *c) {
     return SHALE_OK;
   }
   PgPage *pg;
-  int rc = c->wrflag ? page_get(c->bt, c->root, &pg) : page_get_lazy(c->bt, c->root, &pg);
+  int rc = page_get_lazy(c->bt, c->root, &pg);
   if (rc) return rc;
   MemPage *m = page_mem(pg);
   if (!c->kind_known) {
@@ -79,7 +80,7 @@ int cursor_load_child(BtCursor *c, uint32_t child) {
     return BT_CORRUPT(c->bt, pager_pgno(c->pg[c->depth - 1]), "tree too deep (cycle?)");
   }
   PgPage *pg;
-  int rc = c->wrflag ? page_get(c->bt, child, &pg) : page_get_lazy(c->bt, child, &pg);
+  int rc = page_get_lazy(c->bt, child, &pg);
   if (rc) return rc;
   if (page_mem(pg)->intkey != c->intkey) {
     pager_unref(pg);
