@@ -147,6 +147,24 @@ TEST(unique_failure_leaves_nothing) {
       test_fail(__FILE__, __LINE__, "%s changed the file:\n%.2000s", cases[i].sql, after);
     free(after);
   }
+  /* a failure inside a transaction undoes that statement only: COMMIT keeps
+   * the rest, and no page of the half-built index is left over */
+  rm_db(out);
+  copy_file(base, out);
+  shale *db = NULL;
+  CHECK_OK(shale_open(out, &db));
+  SH_EXEC(db, "BEGIN; CREATE TABLE z(x); INSERT INTO z VALUES(1)");
+  char *em = NULL;
+  CHECK_RC(shale_exec(db, "CREATE UNIQUE INDEX u ON t(c)", NULL, NULL, &em), SHALE_CONSTRAINT);
+  shale_free(em);
+  SH_EXEC(db, "CREATE INDEX v ON t(d); COMMIT");
+  shale_close(db);
+  char *kept = ref_dump(out);
+  CHECK(strstr(kept, "\nok\n") != NULL);
+  free(kept);
+  CHECK_EQ(ref_int(out, "SELECT count(*) FROM sqlite_schema WHERE name IN ('z', 'v')"), 2);
+  CHECK_EQ(ref_int(out, "SELECT count(*) FROM sqlite_schema WHERE name = 'u'"), 0);
+  CHECK_EQ(ref_int(out, "PRAGMA freelist_count"), 0);
   /* NULLs never conflict; a rolled back transaction leaves no index */
   char *m = sh_try(base, out,
                    "CREATE UNIQUE INDEX u1 ON t(b);"
