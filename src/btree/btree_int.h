@@ -10,7 +10,8 @@
  *     whenever a page is loaded or restored); page_init() re-validates the
  *     page header, free space and cell pointer array before any use
  *     (cheap); page_check_cells() validates every cell (full == 1), which
- *     page_get() and writers require, while read cursors load pages with
+ *     page_get() and code copying a page's cells by size (balance,
+ *     defragmentation) require, while cursors load pages with
  *     page_get_lazy() and validate each cell only when they parse it.
  *     Functions that modify a page keep its MemPage (ncell, nfree) exact, so
  *     init and full stay 1 across our own edits.
