@@ -169,6 +169,10 @@ clean:
 # Benchmarks (bench/): Shale against the reference SQLite, side by side.
 #   make bench            the quick set, report in docs/benchmarks.{md,json,png}
 #   make bench FULL=1     every row; BENCH_ARGS="--rows a,b --reps 5 --cpu 1" for more
+#   make bench INSTR=1    also instructions per operation of each row x engine, counted by
+#                         valgrind --tool=callgrind over the timed part only (build/shale-bench
+#                         --instr [--instr-reps N]); Ir/op and their ratio print beside the
+#                         wall-clock ratio. build/shale-bench --help lists the rows.
 #   make speedtest1       SQLite's speedtest1.c on both libraries (docs/speedtest1.md)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 $(BENCH_SRC:%.c=$(BUILD)/obj/%.o): $(wildcard bench/*.inc) bench/bench.h
@@ -180,9 +184,9 @@ $(BUILD)/shale-bench: $(BENCH_OBJ) $(BUILD)/libshale.a
 
 .PHONY: bench speedtest1
 bench: deps
-	@bash bench/deps.sh
+	@bash bench/deps.sh $(if $(INSTR),instr)
 	@$(MAKE) --no-print-directory $(BUILD)/shale-bench compat
-	$(BUILD)/shale-bench $(if $(FULL),--full) $(BENCH_ARGS)
+	$(BUILD)/shale-bench $(if $(FULL),--full) $(if $(INSTR),--instr) $(BENCH_ARGS)
 	python3 bench/speedtest1.py --build $(BUILD) $(SPEEDTEST1_ARGS)
 
 # SQLite's speedtest1.c (fetched from Debian's source package into

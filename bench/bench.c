@@ -5,12 +5,20 @@
  * chart of the ratios (PNG, when gnuplot is installed).
  *
  * Usage: shale-bench [--rows a,b,...|all] [--full] [--reps N] [--cpu N]
- *                    [--out PREFIX] [--engines shale,sqlite]
+ *                    [--out PREFIX] [--engines shale,sqlite] [--instr [--instr-reps N]]
  *   --rows   rows to run (default: the quick set; --full: every row)
  *   --reps   timed repetitions after one warm-up (default 3)
  *   --engines run only these engines (for profiling: no report is written)
  *   --cpu    pin the children to one CPU
  *   --out    report prefix (default docs/benchmarks: writes .md, .json, .png)
+ *   --instr  also run each row x engine under valgrind --tool=callgrind and
+ *            report instructions per operation (Ir/op) and their ratio beside
+ *            the wall-clock ratio; only the timed repetitions are counted
+ *            (the child switches instrumentation and collection on around
+ *            run() with callgrind's client requests; setup, prep and the
+ *            warm-up run uninstrumented). --instr-reps N timed repetitions
+ *            under callgrind (default 1: the counts barely vary).
+ *   --help   this text and the list of rows
  *
  * Invariants:
  *  1. The parent runs no workload itself; each child opens its own scratch
@@ -19,6 +27,9 @@
  *     produced the same checksum in every repetition.
  *  3. The report is written by this program only, from the figures it
  *     measured in this run.
+ *  4. Instruction counts (--instr) come from a separate child run under
+ *     callgrind, never from the timed children: valgrind's slowdown does not
+ *     touch the wall-clock figures, and the counts cover run() only.
  */
 #include <errno.h>
 #include <math.h>
@@ -35,6 +46,17 @@
 #include <unistd.h>
 
 #include <sqlite3.h>
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define HAVE_CALLGRIND 1
+#endif
+#endif
+#ifndef HAVE_CALLGRIND
+#define CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_STOP_INSTRUMENTATION
+#define CALLGRIND_TOGGLE_COLLECT
+#endif
 
 #include "bench.h"
 #include "shale.h"
@@ -69,6 +91,7 @@ typedef struct Result {
   int nrep;
   double median, min, max;
   double peak_mb;
+  double ir_per_op; /* --instr: instructions per operation in run(), 0 if not measured */
 } Result;
 
 static double now_ms(void) {
@@ -109,9 +132,17 @@ static void child(const BenchRow *row, void (*finish)(void), int reps, int warm,
     if (row->prep && (rc = row->prep(&c)) != 0) break;
     c.checksum = 0;
     long a0 = bench_alloc_calls();
+    if (r >= 0) { /* no-ops unless run under callgrind (invariant 4) */
+      CALLGRIND_START_INSTRUMENTATION;
+      CALLGRIND_TOGGLE_COLLECT;
+    }
     double t0 = now_ms();
     rc = row->run(&c);
     double t1 = now_ms();
+    if (r >= 0) {
+      CALLGRIND_TOGGLE_COLLECT;
+      CALLGRIND_STOP_INSTRUMENTATION;
+    }
     allocs = bench_alloc_calls() - a0;
     if (rc) break;
     if (r < 0) {
@@ -156,8 +187,48 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* The path of this program, for the callgrind re-execution. */
+static char g_self[1024];
+
+/* In the forked child of an --instr run: replace the process by
+ * valgrind --tool=callgrind running this program's hidden --child mode on
+ * the same row, engine and pipe (fd). */
+static void exec_callgrind(const char *row, const char *engine, int reps, int fd,
+                           const char *outfile) {
+  char out_opt[700], reps_s[16], fd_s[16];
+  snprintf(out_opt, sizeof out_opt, "--callgrind-out-file=%s", outfile);
+  snprintf(reps_s, sizeof reps_s, "%d", reps);
+  snprintf(fd_s, sizeof fd_s, "%d", fd);
+  char *argv[] = {"valgrind", "--tool=callgrind", "-q", "--instr-atstart=no",
+                  "--collect-atstart=no", out_opt, g_self, "--child", (char *)row,
+                  (char *)engine, reps_s, fd_s, NULL};
+  execvp("valgrind", argv);
+  dprintf(fd, "err cannot run valgrind: %s\n", strerror(errno));
+  _exit(1);
+}
+
+/* The total of the first event (Ir) in a callgrind output file, or -1.
+ * With --collect-atstart=no callgrind writes "summary: 0" and the collected
+ * cost on the "totals:" line, so the larger of the two is taken. */
+static double callgrind_total(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  char line[512];
+  double v = -1;
+  while (fgets(line, sizeof line, f))
+    if (!strncmp(line, "summary:", 8) || !strncmp(line, "totals:", 7)) {
+      double x = strtod(strchr(line, ':') + 1, NULL);
+      if (x > v) v = x;
+    }
+  fclose(f);
+  return v;
+}
+
+/* Run one row on one engine in a child process. engine/instr_out non-NULL:
+ * the child runs under callgrind (exec_callgrind) and the instruction count
+ * of its timed repetitions lands in res->ir_per_op. */
 static void run_one(const BenchRow *row, void (*finish)(void), int reps, int warm, int cpu,
-                    Result *res) {
+                    Result *res, const char *engine, const char *instr_out) {
   memset(res, 0, sizeof *res);
   int fds[2];
   if (pipe(fds)) {
@@ -174,6 +245,7 @@ static void run_one(const BenchRow *row, void (*finish)(void), int reps, int war
       CPU_SET(cpu, &set);
       sched_setaffinity(0, sizeof set, &set);
     }
+    if (instr_out) exec_callgrind(row->name, engine, reps, fds[1], instr_out);
     child(row, finish, reps, warm, fds[1]);
   }
   close(fds[1]);
@@ -206,6 +278,16 @@ static void run_one(const BenchRow *row, void (*finish)(void), int reps, int war
     res->max = s[reps - 1];
     res->median = reps % 2 ? s[reps / 2] : (s[reps / 2 - 1] + s[reps / 2]) / 2;
     res->ok = 1;
+    if (instr_out) {
+      double ir = callgrind_total(instr_out);
+      remove(instr_out);
+      if (ir < 0) {
+        res->ok = 0;
+        snprintf(res->err, sizeof res->err, "no callgrind output in %s", instr_out);
+      } else {
+        res->ir_per_op = ir / ((double)reps * (double)(res->ops > 0 ? res->ops : 1));
+      }
+    }
   } else if (strncmp(buf, "err ", 4) == 0) {
     buf[strcspn(buf, "\n")] = 0;
     snprintf(res->err, sizeof res->err, "%.500s", buf + 4);
@@ -227,23 +309,90 @@ static int selected(const char *list, const BenchRow *row, int full) {
   return 0;
 }
 
+static void usage(const char *argv0, FILE *to) {
+  fprintf(to,
+          "usage: %s [--rows a,b|all] [--full] [--reps N] [--cpu N] [--out PREFIX]"
+          " [--engines shale,sqlite] [--instr [--instr-reps N]] [--help]\n",
+          argv0);
+}
+
+/* --help: the usage line and every row (q: in the quick set). */
+static void list_rows(const char *argv0) {
+  usage(argv0, stdout);
+  printf("  --instr also counts instructions per operation under valgrind --tool=callgrind\n"
+         "  (timed part only; make bench INSTR=1). Rows (q = quick set):\n");
+  for (int i = 0; i < bench_nrows; i++)
+    printf("  %c %-26s %s\n", bench_rows_sqlite[i].quick ? 'q' : ' ', bench_rows_sqlite[i].name,
+           bench_rows_sqlite[i].desc);
+}
+
+/* The hidden mode exec_callgrind starts: --child ROW ENGINE REPS FD. */
+static int child_main(char **argv) {
+  int reps = atoi(argv[2]), fd = atoi(argv[3]);
+  for (int i = 0; i < bench_nrows; i++)
+    if (!strcmp(bench_rows_sqlite[i].name, argv[0])) {
+      if (!strcmp(argv[1], "shale")) child(&bench_rows_shale[i], bench_finish_shale, reps, 1, fd);
+      child(&bench_rows_sqlite[i], bench_finish_sqlite, reps, 1, fd);
+    }
+  dprintf(fd, "err no row %s\n", argv[0]);
+  return 1;
+}
+
+/* --instr: run row i on the selected engines under callgrind; the counts go
+ * to sh->ir_per_op and sq->ir_per_op (0 when not measured). */
+static void instr_row(int i, const char *engines, int reps, int cpu, Result *sh, Result *sq) {
+  static const char *names[2] = {"shale", "sqlite"};
+  Result *dst[2] = {sh, sq};
+  for (int e = 0; e < 2; e++) {
+    if (!strstr(engines, names[e])) continue;
+    char out[256];
+    snprintf(out, sizeof out, "/tmp/shale-bench-cg-%ld-%d-%s.out", (long)getpid(), i, names[e]);
+    Result r;
+    run_one(e ? &bench_rows_sqlite[i] : &bench_rows_shale[i], NULL, reps, 1, cpu, &r, names[e],
+            out);
+    if (r.ok) dst[e]->ir_per_op = r.ir_per_op;
+    else fprintf(stderr, "%s %s under callgrind: %s\n", bench_rows_sqlite[i].name, names[e],
+                 r.err);
+  }
+}
+
 int main(int argc, char **argv) {
   const char *rows = NULL, *prefix = "docs/benchmarks", *engines = "shale,sqlite";
-  int reps = 3, cpu = -1, full = 0;
+  int reps = 3, cpu = -1, full = 0, instr = 0, instr_reps = 1;
+  if (argc == 6 && !strcmp(argv[1], "--child")) return child_main(argv + 2);
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--rows") && i + 1 < argc) rows = argv[++i];
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--engines") && i + 1 < argc) engines = argv[++i];
     else if (!strcmp(argv[i], "--cpu") && i + 1 < argc) cpu = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--out") && i + 1 < argc) prefix = argv[++i];
+    else if (!strcmp(argv[i], "--instr-reps") && i + 1 < argc) instr_reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--full")) full = 1;
-    else {
-      fprintf(stderr,
-              "usage: %s [--rows a,b|all] [--full] [--reps N] [--cpu N] [--out PREFIX]"
-              " [--engines shale,sqlite]\n",
-              argv[0]);
+    else if (!strcmp(argv[i], "--instr")) instr = 1;
+    else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      list_rows(argv[0]);
+      return 0;
+    } else {
+      usage(argv[0], stderr);
       return 2;
     }
+  }
+#ifndef HAVE_CALLGRIND
+  if (instr) {
+    fprintf(stderr, "%s: built without <valgrind/callgrind.h>: --instr is not available\n",
+            argv[0]);
+    return 2;
+  }
+#endif
+  if (instr) {
+    ssize_t n = readlink("/proc/self/exe", g_self, sizeof g_self - 1);
+    if (n <= 0) {
+      fprintf(stderr, "%s: cannot find its own path for --instr\n", argv[0]);
+      return 2;
+    }
+    g_self[n] = 0;
+    if (instr_reps < 1) instr_reps = 1;
+    if (instr_reps > MAX_REPS) instr_reps = MAX_REPS;
   }
   if (reps < 1) reps = 1;
   if (reps > MAX_REPS) reps = MAX_REPS;
@@ -256,21 +405,27 @@ int main(int argc, char **argv) {
   loadavg(load0, sizeof load0);
   double logsum = 0;
   int nlog = 0;
-  printf("%-26s %12s %12s %8s %9s %s\n", "row", "shale ms", "sqlite ms", "ratio", "allocs/op",
+  printf("%-26s %12s %12s %8s %9s %s", "row", "shale ms", "sqlite ms", "ratio", "allocs/op",
          "results");
+  if (instr) printf("  %14s %14s %8s", "shale Ir/op", "sqlite Ir/op", "Ir ratio");
+  printf("\n");
   for (int i = 0; i < bench_nrows; i++) {
     const BenchRow *row = &bench_rows_sqlite[i];
     if (!(sel[i] = selected(rows, row, full))) continue;
     nrun++;
     Result *sh = &rs[2 * i], *sq = &rs[2 * i + 1];
-    if (strstr(engines, "shale")) run_one(&bench_rows_shale[i], bench_finish_shale, reps, 1, cpu, sh);
+    if (strstr(engines, "shale"))
+      run_one(&bench_rows_shale[i], bench_finish_shale, reps, 1, cpu, sh, NULL, NULL);
     if (strstr(engines, "sqlite"))
-      run_one(&bench_rows_sqlite[i], bench_finish_sqlite, reps, 1, cpu, sq);
+      run_one(&bench_rows_sqlite[i], bench_finish_sqlite, reps, 1, cpu, sq, NULL, NULL);
+    if (instr) instr_row(i, engines, instr_reps, cpu, sh, sq);
     if (!strstr(engines, "shale") || !strstr(engines, "sqlite")) {
       Result *r1 = strstr(engines, "shale") ? sh : sq;
-      if (r1->ok) printf("%-26s %s %.2f ms (min %.2f) allocs/op %.1f\n", row->name, engines,
+      if (r1->ok) printf("%-26s %s %.2f ms (min %.2f) allocs/op %.1f", row->name, engines,
                          r1->median, r1->min, (double)r1->allocs / (double)(r1->ops ? r1->ops : 1));
-      else printf("%-26s %s FAILED: %s\n", row->name, engines, r1->err);
+      else printf("%-26s %s FAILED: %s", row->name, engines, r1->err);
+      if (r1->ir_per_op > 0) printf(" Ir/op %.0f", r1->ir_per_op);
+      printf("\n");
       continue;
     }
     int agree = sh->ok && sq->ok && sh->checksum == sq->checksum && sh->agree_reps &&
@@ -278,8 +433,12 @@ int main(int argc, char **argv) {
     if (!agree) nfail++;
     if (sh->ok && sq->ok) {
       double ratio = sh->median / sq->median;
-      printf("%-26s %12.2f %12.2f %7.2fx %9.1f %s\n", row->name, sh->median, sq->median, ratio,
+      printf("%-26s %12.2f %12.2f %7.2fx %9.1f %-7s", row->name, sh->median, sq->median, ratio,
              (double)sh->allocs / (double)(sq->ops > 0 ? sq->ops : 1), agree ? "agree" : "DIFFER");
+      if (sh->ir_per_op > 0 && sq->ir_per_op > 0)
+        printf("  %14.0f %14.0f %7.2fx", sh->ir_per_op, sq->ir_per_op,
+               sh->ir_per_op / sq->ir_per_op);
+      printf("\n");
       if (agree && strcmp(row->name, "open_time") != 0) {
         logsum += log(ratio);
         nlog++;
@@ -380,15 +539,28 @@ int main(int argc, char **argv) {
     }
     fprintf(js, "%s    {\"row\": \"%s\", \"group\": \"%s\", \"ops\": %ld, \"agree\": %s,\n"
                 "     \"shale\": {\"ok\": %s, \"median_ms\": %.4f, \"min_ms\": %.4f, "
-                "\"max_ms\": %.4f, \"peak_mb\": %.1f, \"allocs\": %ld},\n"
+                "\"max_ms\": %.4f, \"peak_mb\": %.1f, \"allocs\": %ld, \"ir_per_op\": %.1f},\n"
                 "     \"sqlite\": {\"ok\": %s, \"median_ms\": %.4f, \"min_ms\": %.4f, "
-                "\"max_ms\": %.4f, \"peak_mb\": %.1f}}",
+                "\"max_ms\": %.4f, \"peak_mb\": %.1f, \"ir_per_op\": %.1f}}",
             first ? "" : ",\n", row->name, row->group, sq->ops, agree ? "true" : "false",
             sh->ok ? "true" : "false", sh->median, sh->min, sh->max, sh->peak_mb, sh->allocs,
-            sq->ok ? "true" : "false", sq->median, sq->min, sq->max, sq->peak_mb);
+            sh->ir_per_op, sq->ok ? "true" : "false", sq->median, sq->min, sq->max, sq->peak_mb,
+            sq->ir_per_op);
     first = 0;
   }
   fprintf(js, "\n  ],\n  \"geomean_ratio\": %.4f\n}\n", geo);
+  if (instr) {
+    fprintf(md, "\nInstructions per operation (`--instr`: valgrind --tool=callgrind, timed part "
+                "only, %d repetition(s)):\n\n| Row | Shale Ir/op | SQLite Ir/op | Ir ratio | "
+                "Wall ratio |\n|---|---:|---:|---:|---:|\n", instr_reps);
+    for (int i = 0; i < bench_nrows; i++) {
+      Result *sh = &rs[2 * i], *sq = &rs[2 * i + 1];
+      if (!sel[i] || !(sh->ok && sq->ok && sh->ir_per_op > 0 && sq->ir_per_op > 0)) continue;
+      fprintf(md, "| %s | %.0f | %.0f | %.2fx | %.2fx |\n", bench_rows_sqlite[i].name,
+              sh->ir_per_op, sq->ir_per_op, sh->ir_per_op / sq->ir_per_op,
+              sh->median / sq->median);
+    }
+  }
   fprintf(md, "\n**Geometric mean of the ratios (%d rows, open_time excluded): %.2fx** "
               "(ratio = Shale time / SQLite time; below 1 is faster than SQLite).\n\n", nlog, geo);
   static const char *groups[] = {"onelite", "crud", "speedtest1", "go"};

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# deps.sh -- install what the benchmark report needs (gnuplot for the chart), if missing.
+# deps.sh -- install what the benchmark report needs (gnuplot for the chart; with the argument
+# "instr", valgrind for make bench INSTR=1), if missing.
 set -e
-command -v gnuplot >/dev/null 2>&1 && exit 0
-echo "installing: gnuplot-nox"
+need=""
+command -v gnuplot >/dev/null 2>&1 || need="gnuplot-nox"
+if [ "$1" = instr ] && ! command -v valgrind >/dev/null 2>&1; then need="$need valgrind"; fi
+[ -z "$need" ] && exit 0
+echo "installing: $need"
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo=sudo
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
-$sudo apt-get install -y -qq gnuplot-nox
+$sudo apt-get install -y -qq $need

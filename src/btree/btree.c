@@ -74,6 +74,7 @@ int btree_close(Btree *bt) {
   if (!bt) return SHALE_OK;
   while (bt->cursors) btree_cursor_close(bt->cursors);
   free_spares(bt);
+  shale_free(bt->scratch);
   if (pager_txn_state(bt->pager) == PAGER_TXN_WRITE) pager_rollback(bt->pager);
   if (pager_txn_state(bt->pager) != PAGER_TXN_NONE) pager_end_read(bt->pager);
   int rc = pager_close(bt->pager);
@@ -801,18 +802,63 @@ static int reseek(BtCursor *c, int64_t rowid, const void *key, uint32_t nkey) {
   return SHALE_OK;
 }
 
+uint8_t *btree_cell_scratch(Btree *bt) {
+  if (bt->nscratch < bt->page_size + 64) {
+    shale_free(bt->scratch);
+    bt->nscratch = 0;
+    bt->scratch = shale_malloc((size_t)bt->page_size + 64);
+    if (!bt->scratch) return NULL;
+    bt->nscratch = bt->page_size + 64;
+  }
+  return bt->scratch;
+}
+
 /* Is the cursor on the last entry of its table tree, with a rowid below
  * `rowid`? Then an insert of rowid goes right after it, no seek needed. */
 static int at_last_below(BtCursor *c, int64_t rowid) {
-  if (c->state != CUR_VALID || c->depth == 0) return 0;
-  for (int l = 0; l < c->depth - 1; l++) {
-    if (c->idx[l] != page_mem(c->pg[l])->ncell) return 0;
+  int64_t last;
+  return cursor_at_last(c) && cursor_rowid(c, &last) == SHALE_OK && last < rowid;
+}
+
+/* The insert of a table row whose cell needs no overflow page, written
+ * straight into the leaf the cursor is on (res as the seek left it): over
+ * the old cell when it is replaced by one of the same size (no overflow on
+ * either side), or into free room of the page for a new rowid. Returns 1
+ * when done (*rc set), 0 when the general path must run (the page would
+ * need a rebalance, or sizes differ). */
+static int insert_in_place(BtCursor *c, int res, int64_t rowid, const void *data, uint32_t n,
+                           uint32_t nzero, int *rc) {
+  Btree *bt = c->bt;
+  int level = c->depth - 1;
+  PgPage *pg = c->pg[level];
+  MemPage *m = page_mem(pg);
+  uint64_t np = (uint64_t)n + nzero;
+  if (!m->leaf || np > bt->max_leaf) return 0;
+  uint32_t sz = (uint32_t)(util_varint_len(np) + util_varint_len((uint64_t)rowid) + np);
+  uint8_t *at;
+  int idx = c->idx[level];
+  if (c->state == CUR_VALID && res == 0) {
+    CellInfo ci;
+    if ((*rc = page_cell_parse(bt, pg, idx, &ci)) != SHALE_OK) return 1;
+    if (ci.ovfl || ci.size != sz) return 0;
+    if ((*rc = pager_write(pg)) != SHALE_OK) return 1;
+    at = pager_data(pg) + page_cell_off(pg, idx);
+  } else {
+    if (m->nfree < (sz < 4 ? 4 : sz) + 2) return 0;
+    if (c->state == CUR_VALID && res < 0) idx++;
+    if (c->state != CUR_VALID) idx = 0;
+    if ((*rc = pager_write(pg)) != SHALE_OK) return 1;
+    if ((*rc = page_insert_space(bt, pg, idx, sz, &at)) != SHALE_OK) return 1;
+    c->idx[level] = (uint16_t)idx;
   }
-  MemPage *m = page_mem(c->pg[c->depth - 1]);
-  if (!m->init || !m->leaf || c->idx[c->depth - 1] + 1 != m->ncell) return 0;
-  CellInfo *ci;
-  if (cursor_info(c, &ci)) return 0;
-  return ci->key < rowid;
+  uint32_t built;
+  *rc = btree_build_cell(bt, pager_pgno(pg), 1, rowid, data, n, nzero, at, &built);
+  assert(*rc != SHALE_OK || built == sz);
+  c->info_ok = 0;
+  c->novfl = 0;
+  c->state = CUR_VALID;
+  c->skip = 0;
+  return 1;
 }
 
 int btree_insert(BtCursor *c, int64_t rowid, const void *data, uint32_t n, uint32_t nzero,
@@ -833,17 +879,18 @@ int btree_insert(BtCursor *c, int64_t rowid, const void *data, uint32_t n, uint3
     nkey = n + nzero;
     nzero = 0;
   }
-  uint8_t *cell = shale_malloc(bt->page_size + 64);
-  if (!cell) {
-    shale_free(keybuf);
-    return SHALE_NOMEM;
-  }
   int res = 0;
   if (c->intkey && at_last_below(c, rowid)) {
     res = -1; /* appending: the cursor already sits where the row goes */
   } else {
     rc = c->intkey ? cursor_seek_rowid(c, rowid, &res) : cursor_seek_key(c, key, nkey, &res);
     if (rc) goto done;
+  }
+  if (c->intkey && c->depth > 0 && insert_in_place(c, res, rowid, data, n, nzero, &rc)) goto done;
+  uint8_t *cell = btree_cell_scratch(bt);
+  if (!cell) {
+    rc = SHALE_NOMEM;
+    goto done;
   }
   int level = c->depth - 1;
   PgPage *pg = c->pg[level];
@@ -884,7 +931,6 @@ done:
     cursor_release(c);
     c->state = CUR_INVALID;
   }
-  shale_free(cell);
   shale_free(keybuf);
   return rc;
 }
@@ -955,7 +1001,7 @@ int btree_delete(BtCursor *c) {
   CellInfo ci;
   rc = page_cell_parse(bt, pg, c->idx[level], &ci);
   if (rc) goto done;
-  cell = shale_malloc(bt->page_size + 64);
+  cell = btree_cell_scratch(bt);
   if (!cell) {
     rc = SHALE_NOMEM;
     goto done;
@@ -971,7 +1017,6 @@ int btree_delete(BtCursor *c) {
                           &balanced);
 done:
   cursor_release(c);
-  shale_free(cell);
   shale_free(pred);
   if (rc) {
     shale_free(key);

@@ -112,11 +112,13 @@ static int page_type(int leaf, int intkey) {
 static int content_from_page(Bal *b, PgPage *pg, Content *ct, int extra, uint8_t **copy) {
   Btree *bt = b->bt;
   MemPage *m = page_mem(pg);
+  int rc = page_check_cells(bt, pg); /* cells are copied by their sizes */
+  if (rc) return rc;
   uint8_t *d = aalloc(b, bt->page_size + 16);
   if (!d) return SHALE_NOMEM;
   memcpy(d, pager_data(pg), bt->page_size);
   memset(d + bt->page_size, 0, 16);
-  int rc = content_alloc(b, ct, m->ncell + extra);
+  rc = content_alloc(b, ct, m->ncell + extra);
   if (rc) return rc;
   ct->leaf = m->leaf;
   ct->intkey = m->intkey;
@@ -303,6 +305,8 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
   int nout = 0;
 
   if (pidx > np) return BT_CORRUPT(bt, pager_pgno(parent), "cursor index out of range");
+  rc = page_check_cells(bt, parent); /* its cells are copied by their sizes */
+  if (rc) return rc;
   if (b->append && pidx == np) {
     first = pidx;
     nsib = 1;
@@ -581,6 +585,49 @@ static int balance_level(Bal *b, int level, Content *ct) {
   return balance_nonroot(b, level, ct);
 }
 
+/* The cheap split of an append (SQLite's balance_quick): the new cell does
+ * not fit the table leaf at `level`, goes after its last cell, and the leaf
+ * is its parent's right child. The leaf stays as it is (full), the cell
+ * goes alone into a new right sibling, and the parent gets one divider
+ * (the leaf's last rowid) -- exactly what the general repack does for an
+ * append, without copying the window. Returns 1 when done (*rc set; the
+ * cursor is then on the new cell), 0 when the parent has no room for the
+ * divider (the general path runs). */
+static int append_split(BtCursor *c, int level, const uint8_t *cell, uint32_t sz, int *rc) {
+  Btree *bt = c->bt;
+  PgPage *pg = c->pg[level], *parent = c->pg[level - 1];
+  MemPage *m = page_mem(pg), *pm = page_mem(parent);
+  if (!pm->init || c->idx[level - 1] != pm->ncell || m->ncell == 0) return 0;
+  CellInfo last;
+  if ((*rc = page_cell_parse(bt, pg, m->ncell - 1, &last)) != SHALE_OK) return 1;
+  uint8_t div[4 + 9];
+  uint32_t dsz = 4 + (uint32_t)util_put_varint(div + 4, (uint64_t)last.key);
+  if (pm->nfree < dsz + 2) return 0;
+  if ((*rc = pager_write(parent)) != SHALE_OK) return 1;
+  PgPage *npg;
+  uint32_t nno;
+  if ((*rc = btree_alloc_page(bt, pager_pgno(pg), &npg, &nno)) != SHALE_OK) return 1;
+  uint8_t *cells[1] = {(uint8_t *)cell};
+  uint16_t sizes[1] = {(uint16_t)sz};
+  page_rebuild(bt, npg, PT_TABLE_LEAF, cells, sizes, 1, 0);
+  util_put4(div, pager_pgno(pg));
+  *rc = ptrmap_put(bt, nno, PTRMAP_BTREE, pager_pgno(parent));
+  if (*rc == SHALE_OK) *rc = ptrmap_cell(bt, npg, 0);
+  if (*rc == SHALE_OK) *rc = page_insert_cell(bt, parent, pm->ncell, div, dsz);
+  if (*rc) {
+    pager_unref(npg);
+    return 1;
+  }
+  page_set_right(parent, nno);
+  pager_unref(pg);
+  c->pg[level] = npg;
+  c->idx[level] = 0;
+  c->idx[level - 1] = pm->ncell;
+  c->info_ok = 0;
+  c->novfl = 0;
+  return 1;
+}
+
 int btree_modify_level(BtCursor *c, int level, int i, int ndel, const uint8_t *cell, uint32_t sz,
                        int *balanced) {
   Btree *bt = c->bt;
@@ -612,6 +659,8 @@ int btree_modify_level(BtCursor *c, int level, int i, int ndel, const uint8_t *c
         level > 0 ? (m->ncell == 0 || cap - m->nfree < cap / 3) : (!m->leaf && m->ncell == 0);
     if (!under) return SHALE_OK;
   }
+  if (cell && was_end && m->leaf && m->intkey && level > 0 && append_split(c, level, cell, sz, &rc))
+    return rc;
   /* Rebalance with the new content. */
   Bal b = {c, bt, NULL, 0};
   Content ct;

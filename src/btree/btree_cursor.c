@@ -15,10 +15,11 @@
  *     next()/prev() yield the entries after/before the saved key.
  *  3. Every page entered is checked: same tree kind as the root, depth <
  *     BT_MAX_DEPTH (cycles), page number within the database (page_get*).
- *     A write cursor's pages are fully validated (page_get: the balance code
- *     reads their cells unchecked); a read cursor's only by page_init
- *     (page_get_lazy), each cell being validated when it is parsed, and the
- *     rowid reads of the binary search bounded by the usable size.
+ *     Pages are entered with page_get_lazy (page_init only), each cell being
+ *     validated when it is parsed and the rowid reads of the binary search
+ *     bounded by the usable size. Writes validate a whole page only where
+ *     they copy its cells by size (balance, defragmentation: btree_page.c
+ *     invariant 1), so a write cursor costs no more than a read cursor.
  *  4. The overflow cache (ovfl[0..novfl)) belongs to the current entry and
  *     is dropped whenever the cursor moves (info_ok = 0).
  */
@@ -58,7 +59,7 @@ int cursor_move_to_root(BtCursor *c) {
     return SHALE_OK;
   }
   PgPage *pg;
-  int rc = c->wrflag ? page_get(c->bt, c->root, &pg) : page_get_lazy(c->bt, c->root, &pg);
+  int rc = page_get_lazy(c->bt, c->root, &pg);
   if (rc) return rc;
   MemPage *m = page_mem(pg);
   if (!c->kind_known) {
@@ -79,7 +80,7 @@ int cursor_load_child(BtCursor *c, uint32_t child) {
     return BT_CORRUPT(c->bt, pager_pgno(c->pg[c->depth - 1]), "tree too deep (cycle?)");
   }
   PgPage *pg;
-  int rc = c->wrflag ? page_get(c->bt, child, &pg) : page_get_lazy(c->bt, child, &pg);
+  int rc = page_get_lazy(c->bt, child, &pg);
   if (rc) return rc;
   if (page_mem(pg)->intkey != c->intkey) {
     pager_unref(pg);
@@ -93,6 +94,7 @@ int cursor_load_child(BtCursor *c, uint32_t child) {
 }
 
 static MemPage *top(BtCursor *c) { return page_mem(c->pg[c->depth - 1]); }
+static inline int cell_rowid(Btree *bt, PgPage *pg, int i, int64_t *out);
 
 /* Descend from the top page to the leftmost leaf. */
 static int descend_left(BtCursor *c) {
@@ -121,6 +123,14 @@ static int descend_right(BtCursor *c) {
   }
   c->idx[c->depth - 1] = m->ncell ? (uint16_t)(m->ncell - 1) : 0;
   return SHALE_OK;
+}
+
+int cursor_rowid(BtCursor *c, int64_t *rowid) {
+  if (c->info_ok) {
+    *rowid = c->info.key;
+    return SHALE_OK;
+  }
+  return cell_rowid(c->bt, c->pg[c->depth - 1], c->idx[c->depth - 1], rowid);
 }
 
 int cursor_info(BtCursor *c, CellInfo **out) {
@@ -571,8 +581,25 @@ int cursor_restore(BtCursor *c) {
 
 int btree_cursor_is_intkey(BtCursor *c) { return c->intkey; }
 
-/* Position on the first (right = 0) or last (right = 1) entry. */
+int cursor_at_last(BtCursor *c) {
+  if (c->state != CUR_VALID || c->depth == 0) return 0;
+  for (int l = 0; l < c->depth - 1; l++) {
+    MemPage *m = page_mem(c->pg[l]);
+    if (!m->init || m->leaf || c->idx[l] != m->ncell) return 0;
+  }
+  MemPage *m = top(c);
+  return m->init && m->leaf && m->ncell > 0 && c->idx[c->depth - 1] + 1 == m->ncell;
+}
+
+/* Position on the first (right = 0) or last (right = 1) entry. A cursor
+ * already on the last entry stays (a new rowid is asked for at every
+ * insert, SQLite's BTCF_AtLast). */
 static int move_to_end(BtCursor *c, int *empty, int right) {
+  if (right && cursor_at_last(c)) {
+    c->skip = 0;
+    *empty = 0;
+    return SHALE_OK;
+  }
   int rc = cursor_move_to_root(c);
   if (rc) return fault(c, rc);
   if (c->depth == 0) {
@@ -716,6 +743,11 @@ static int ready(BtCursor *c, CellInfo **ci) {
 int64_t btree_rowid(BtCursor *c) {
   CellInfo *ci;
   if (c->state == CUR_REQSEEK && c->intkey) return c->saved_rowid;
+  if (c->state == CUR_VALID && c->intkey) {
+    /* the rowid alone (NewRowid after btree_last): no full cell parse */
+    int64_t k;
+    return cursor_rowid(c, &k) ? 0 : k;
+  }
   if (ready(c, &ci)) return 0;
   return c->intkey ? ci->key : 0;
 }

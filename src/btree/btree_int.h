@@ -10,7 +10,8 @@
  *     whenever a page is loaded or restored); page_init() re-validates the
  *     page header, free space and cell pointer array before any use
  *     (cheap); page_check_cells() validates every cell (full == 1), which
- *     page_get() and writers require, while read cursors load pages with
+ *     page_get() and code copying a page's cells by size (balance,
+ *     defragmentation) require, while cursors load pages with
  *     page_get_lazy() and validate each cell only when they parse it.
  *     Functions that modify a page keep its MemPage (ncell, nfree) exact, so
  *     init and full stay 1 across our own edits.
@@ -90,6 +91,8 @@ struct Btree {
   int in_txn;
   char errmsg[256];
   int has_err;
+  uint8_t *scratch;  /* one cell's worth (btree_cell_scratch), kept for reuse */
+  uint32_t nscratch; /* its size */
 };
 
 /* Cursor states. */
@@ -149,6 +152,12 @@ int btree_save_cursors(Btree *, uint32_t root, BtCursor *except);
 /* Mark cursors on root (except one) as on no entry. */
 void btree_invalidate_cursors(Btree *, uint32_t root, BtCursor *except);
 uint32_t btree_lockbyte_page(Btree *);
+/* A buffer for the largest cell (page size + 64 bytes), owned by the Btree
+ * and reused by every insert and delete (neither nests); NULL on OOM. */
+uint8_t *btree_cell_scratch(Btree *);
+/* Is the cursor VALID on the last entry of its tree (every interior level
+ * on its right child, the leaf on its last cell, every page parsed)? */
+int cursor_at_last(BtCursor *);
 
 /* ---- btree_page.c ---- */
 static inline MemPage *page_mem(PgPage *pg) { return (MemPage *)pager_extra(pg); }
@@ -195,6 +204,10 @@ uint16_t cell_size_bytes(Btree *, const uint8_t *cell, int leaf, int intkey);
 /* Insert cell bytes at position i; needs nfree >= max(4,sz)+2 (may
  * defragment). Page must be writable. */
 int page_insert_cell(Btree *, PgPage *, int i, const uint8_t *cell, uint32_t sz);
+/* The same without the bytes: room for a cell of sz bytes is made at
+ * position i and *cell points to it (on the page; the caller writes the
+ * cell there before anything else touches the page). */
+int page_insert_space(Btree *, PgPage *, int i, uint32_t sz, uint8_t **cell);
 /* Remove cell i (its bytes freed on the page; overflow untouched). */
 int page_drop_cell(Btree *, PgPage *, int i, uint32_t sz);
 /* Rewrite the whole page with the given cells (all fitting). */
@@ -234,6 +247,8 @@ int cursor_save(BtCursor *);
 int cursor_seek_rowid(BtCursor *, int64_t rowid, int *res);
 int cursor_seek_key(BtCursor *, const void *key, uint32_t nkey, int *res);
 int cursor_info(BtCursor *, CellInfo **);
+/* The rowid of the entry under a VALID table cursor (no full cell parse). */
+int cursor_rowid(BtCursor *, int64_t *rowid);
 /* Copy of the full key of the entry under a VALID cursor (shale_free it). */
 int btree_cursor_key_copy(BtCursor *, uint8_t **out, uint32_t *n);
 int cursor_move_to_root(BtCursor *);

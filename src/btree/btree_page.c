@@ -15,11 +15,14 @@
  *     content area with room for the smallest cell of the page's kind.
  *     Otherwise SHALE_CORRUPT. page_check_cells() adds: every cell parses
  *     and lies below the usable size, child numbers are within the
- *     database (MemPage.full). Writers (page_insert_cell, page_drop_cell,
- *     the balance code through page_get and write cursors) only work on full
- *     pages; read cursors take the lazy page_get_lazy() and validate a cell
- *     when they parse it (cell_parse, or the bounded rowid reads of the
- *     cursor's binary search).
+ *     database (MemPage.full). Code that copies a page's cells by their
+ *     computed sizes (page_defragment, the balance code) makes the page full
+ *     first; cursors, readers and writers alike, descend with the lazy
+ *     page_get_lazy() and validate a cell when they parse it (cell_parse, or
+ *     the bounded rowid reads of the cursor's binary search), so a write
+ *     that only adds, drops or overwrites a cell (its own cell parsed, the
+ *     free space checked by page_init) reads no other cell of the page, as
+ *     SQLite's.
  *  2. MemPage.nfree = gap + freeblock bytes + fragment bytes, kept exact by
  *     page_insert_cell / page_drop_cell / page_rebuild / page_defragment.
  *  3. Every allocation of cell space is max(4, cell size) bytes, so that a
@@ -77,7 +80,9 @@ int cell_parse(Btree *bt, uint32_t pgno, const uint8_t *data, uint32_t off, int 
     ci->key = ci->npayload;
   }
   ci->payoff = (uint16_t)(p - (data + off));
-  ci->nlocal = cell_local_size(bt, intkey && leaf, ci->npayload);
+  /* most payloads are local: no call for the spill rule */
+  ci->nlocal = ci->npayload <= bt->max_local ? ci->npayload
+                                             : cell_local_size(bt, intkey && leaf, ci->npayload);
   uint32_t sz = ci->payoff + ci->nlocal;
   if (ci->nlocal < ci->npayload) {
     if (off + sz + 4 > u) return BT_CORRUPT(bt, pgno, "cell overflows the page");
@@ -284,6 +289,8 @@ void page_rebuild(Btree *bt, PgPage *pg, int type, uint8_t **cells, const uint16
 void page_zero(Btree *bt, PgPage *pg, int type) { page_rebuild(bt, pg, type, NULL, NULL, 0, 0); }
 
 int page_defragment(Btree *bt, PgPage *pg) {
+  int rc = page_check_cells(bt, pg); /* every cell is copied by its size */
+  if (rc) return rc;
   MemPage *m = page_mem(pg);
   uint8_t *d = pager_data(pg);
   uint32_t u = bt->usable, hdr = m->hdr;
@@ -370,20 +377,19 @@ static int alloc_space(Btree *bt, PgPage *pg, uint32_t a, uint32_t *out) {
   return SHALE_OK;
 }
 
-int page_insert_cell(Btree *bt, PgPage *pg, int i, const uint8_t *cell, uint32_t sz) {
+int page_insert_space(Btree *bt, PgPage *pg, int i, uint32_t sz, uint8_t **cell) {
   MemPage *m = page_mem(pg);
   uint8_t *d = pager_data(pg);
   uint32_t a = sz < 4 ? 4 : sz;
   /* A page can lose its parse only if a hostile freelist handed it out
    * while in use. */
-  if (!m->init || !m->full || !pager_is_writable(pg) || i > m->ncell) {
+  if (!m->init || !pager_is_writable(pg) || i > m->ncell) {
     return BT_CORRUPT(bt, pager_pgno(pg), "page reused while in use");
   }
   if (m->nfree < a + 2) return SHALE_INTERNAL;
   uint32_t off = 0;
   int rc = alloc_space(bt, pg, a, &off);
   if (rc) return rc;
-  memcpy(d + off, cell, sz);
   if (a > sz) memset(d + off + sz, 0, a - sz);
   uint8_t *ptr = d + m->hdr + m->hdrlen;
   memmove(ptr + 2 * i + 2, ptr + 2 * i, 2 * (size_t)(m->ncell - i));
@@ -391,7 +397,15 @@ int page_insert_cell(Btree *bt, PgPage *pg, int i, const uint8_t *cell, uint32_t
   m->ncell++;
   util_put2(d + m->hdr + 3, m->ncell);
   m->nfree -= a + 2;
+  *cell = d + off;
   return SHALE_OK;
+}
+
+int page_insert_cell(Btree *bt, PgPage *pg, int i, const uint8_t *cell, uint32_t sz) {
+  uint8_t *at;
+  int rc = page_insert_space(bt, pg, i, sz, &at);
+  if (rc == SHALE_OK) memcpy(at, cell, sz);
+  return rc;
 }
 
 /* Return [off, off+size) to the free space of the page. */
@@ -447,7 +461,7 @@ static int free_space(Btree *bt, PgPage *pg, uint32_t off, uint32_t size) {
 int page_drop_cell(Btree *bt, PgPage *pg, int i, uint32_t sz) {
   MemPage *m = page_mem(pg);
   uint8_t *d = pager_data(pg);
-  if (!m->init || !m->full || !pager_is_writable(pg) || i >= m->ncell) {
+  if (!m->init || !pager_is_writable(pg) || i >= m->ncell) {
     return BT_CORRUPT(bt, pager_pgno(pg), "page reused while in use");
   }
   uint32_t a = sz < 4 ? 4 : sz;

@@ -17,22 +17,30 @@
  *  3. Expressions are resolved and compiled from an AST in the Parse arena
  *     (the statement's own, or the stored CREATE INDEX text parsed again for
  *     REINDEX): the schema's ASTs are never annotated.
+ *  4. The tree is filled by sorting, as SQLite does: every key goes into the
+ *     sorter (which spills to temp files past its budget), then the sorted
+ *     keys are bulk-loaded into the empty tree bottom-up, pages packed full
+ *     (OpenWrite with VM_OPFLAG_BULK: btree_bulk_*, the loader VACUUM uses).
+ *     Keys are distinct (the rowid or PRIMARY KEY ends each one), so they
+ *     arrive in strictly increasing order; a UNIQUE index compares each key's
+ *     declared columns with the previous key's (a NULL never conflicts).
  */
 #include <string.h>
 
 #include "compile_ddl_int.h"
 
-/* The KeyInfo of the stored keys of idx, owned by the program. */
-static KeyInfo *index_keyinfo(Parse *p, const Index *idx) {
-  const Collation **coll = parse_alloc(p, sizeof *coll * (size_t)(idx->ncol + 1));
-  uint8_t *desc = parse_alloc(p, (size_t)idx->ncol + 1);
+/* The KeyInfo of the first n columns of the stored keys of idx (n =
+ * idx->ncol: the whole key), owned by the program. */
+static KeyInfo *index_keyinfo(Parse *p, const Index *idx, int n) {
+  const Collation **coll = parse_alloc(p, sizeof *coll * (size_t)(n + 1));
+  uint8_t *desc = parse_alloc(p, (size_t)n + 1);
   if (!coll || !desc) return NULL;
-  for (int i = 0; i < idx->ncol; i++) {
+  for (int i = 0; i < n; i++) {
     const char *c = idx->cols[i].coll;
     coll[i] = c && util_stricmp(c, "BINARY") ? record_collation_find(c) : NULL;
     desc[i] = idx->cols[i].desc;
   }
-  return parse_keyinfo(p, idx->ncol, coll, desc);
+  return parse_keyinfo(p, n, coll, desc);
 }
 
 /* Read column col of tab at cursor cur into r[target] as stored. */
@@ -98,18 +106,19 @@ void ddl_fill_index(Parse *p, const Index *idx, int root_reg) {
     for (int i = 0; i < idx->nkey; i++)
       if (idx->cols[i].col == INDEX_COL_EXPR && resolve_expr(p, &nc, idx->cols[i].expr)) return;
   }
-  KeyInfo *ki = index_keyinfo(p, idx);
-  if (!ki) return;
+  KeyInfo *ki = index_keyinfo(p, idx, idx->ncol);
+  KeyInfo *uki = idx->unique ? index_keyinfo(p, idx, idx->nkey) : NULL;
+  if (!ki || (idx->unique && !uki)) return;
   const char *umsg = idx->unique ? unique_msg(p, idx) : NULL;
   if (parse_failed(p)) return;
 
+  /* Pass 1 (invariant 4): every row's key into the sorter. */
   parse_open_table(p, tcur, tab, 0);
-  int icur = emit_cursor(p);
-  int a = vm_builder_add_p4(&p->b, OP_OpenWrite, icur, root_reg, p->idb, P4_KEYINFO, ki);
-  vm_builder_set_p5(&p->b, a, VM_OPFLAG_P2ISREG);
+  int scur = emit_cursor(p), icur = emit_cursor(p);
+  vm_builder_add_p4(&p->b, OP_SorterOpen, scur, idx->ncol, 0, P4_KEYINFO, ki);
   int key = emit_regs(p, idx->ncol + 1);
-  int done = emit_label(p), next = emit_label(p);
-  emit(p, OP_Rewind, tcur, done, 0);
+  int sorted = emit_label(p), next = emit_label(p), done = emit_label(p);
+  emit(p, OP_Rewind, tcur, sorted, 0);
   int top = emit_addr(p);
   if (idx->where) expr_if_false(p, idx->where, next, 1);
   for (int i = 0; i < idx->ncol; i++) {
@@ -121,19 +130,48 @@ void ddl_fill_index(Parse *p, const Index *idx, int root_reg) {
     else
       load_column(p, tab, tcur, ic->col, key + i);
   }
-  emit(p, OP_MakeRecord, key, idx->ncol, key + idx->ncol);
-  if (idx->unique) {
-    int ok = emit_label(p);
-    vm_builder_add_i4(&p->b, OP_NoConflict, icur, ok, key, idx->nkey);
-    vm_builder_add_text(&p->b, OP_Halt, SHALE_CONSTRAINT_UNIQUE, VM_OE_ABORT, 0, umsg, -1);
-    emit_resolve(p, ok);
-  }
-  emit(p, OP_IdxInsert, icur, key + idx->ncol, 0);
+  int rec = key + idx->ncol;
+  emit(p, OP_MakeRecord, key, idx->ncol, rec);
+  emit(p, OP_SorterInsert, scur, rec, 0);
   emit_resolve(p, next);
   emit(p, OP_Next, tcur, top, 0);
+  emit_resolve(p, sorted);
+  emit(p, OP_Close, tcur, 0, 0);
+
+  /* Pass 2: the sorted keys into the empty tree, bottom-up. */
+  int a = vm_builder_add_p4(&p->b, OP_OpenWrite, icur, root_reg, p->idb, P4_KEYINFO, ki);
+  vm_builder_set_p5(&p->b, a, VM_OPFLAG_P2ISREG | VM_OPFLAG_BULK);
+  int pseudo = 0, prev = 0, have_prev = 0;
+  if (idx->unique) {
+    pseudo = emit_cursor(p);
+    prev = emit_regs(p, idx->nkey);
+    have_prev = emit_regs(p, 1);
+    emit(p, OP_OpenPseudo, pseudo, rec, idx->ncol);
+    emit(p, OP_Integer, 0, have_prev, 0);
+  }
+  emit(p, OP_SorterSort, scur, done, 0);
+  int loop = emit_addr(p);
+  emit(p, OP_SorterData, scur, rec, idx->unique ? pseudo : -1);
+  if (idx->unique) {
+    /* the declared columns against the previous key's: equal -> fail */
+    int store = emit_label(p), dup = emit_label(p);
+    for (int i = 0; i < idx->nkey; i++) emit(p, OP_Column, pseudo, i, key + i);
+    for (int i = 0; i < idx->nkey; i++) emit(p, OP_IsNull, key + i, store, 0);
+    emit(p, OP_IfNot, have_prev, store, 1);
+    vm_builder_add_p4(&p->b, OP_Compare, key, prev, idx->nkey, P4_KEYINFO, uki);
+    emit(p, OP_Jump, store, dup, store);
+    emit_resolve(p, dup);
+    vm_builder_add_text(&p->b, OP_Halt, SHALE_CONSTRAINT_UNIQUE, VM_OE_ABORT, 0, umsg, -1);
+    emit_resolve(p, store);
+    emit(p, OP_Copy, key, prev, idx->nkey - 1);
+    emit(p, OP_Integer, 1, have_prev, 0);
+  }
+  emit(p, OP_IdxInsert, icur, rec, 0);
+  emit(p, OP_SorterNext, scur, loop, 0);
   emit_resolve(p, done);
   emit(p, OP_Close, icur, 0, 0);
-  emit(p, OP_Close, tcur, 0, 0);
+  emit(p, OP_Close, scur, 0, 0);
+  if (idx->unique) emit(p, OP_Close, pseudo, 0, 0);
 }
 
 /* ----------------------------------------------------------- CREATE INDEX */

@@ -66,6 +66,11 @@ int vm_opcode_jumps(int op);
 #define VM_OPFLAG_LASTROWID 0x20 /* set the last insert rowid */
 /* OpenWrite p5: root page is in r[p2]. */
 #define VM_OPFLAG_P2ISREG 0x10
+/* OpenWrite p5 of an index tree that is empty and has no other cursor
+ * (CREATE INDEX, REINDEX): the cursor is a bulk loader (btree_bulk_*);
+ * IdxInsert must then give keys in strictly increasing order, and Close
+ * writes the remaining pages (its error fails the statement). */
+#define VM_OPFLAG_BULK 0x40
 /* Transaction p5: 1 = check the schema cookie in p3. */
 #define VM_TXN_CHECK_COOKIE 0x01
 

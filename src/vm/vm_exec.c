@@ -59,6 +59,8 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
   }
   if (c->bc) btree_cursor_close(c->bc);
   c->bc = NULL;
+  btree_bulk_free(c->bulk); /* not finished: an error stopped the program */
+  c->bulk = NULL;
   c->kind = VMC_NONE;
   c->ki = NULL;
   c->nullrow = 0;
@@ -1507,6 +1509,13 @@ dispatch:
     KeyInfo *ki = op->p4type == P4_KEYINFO ? op->p4.ki : NULL;
     Btree *dbt = vm_db(v, op->p3);
     if (!dbt) FAIL(SHALE_INTERNAL);
+    if ((op->p5 & VM_OPFLAG_BULK) && op->op == OP_OpenWrite && ki) {
+      CHK(btree_bulk_open(dbt, root, BTREE_BLOBKEY, &c->bulk));
+      c->kind = VMC_BULK;
+      c->ki = ki;
+      c->nfield = ki->ncol;
+      NEXT();
+    }
     CHK(btree_cursor_open(dbt, root, op->op == OP_OpenWrite, ki ? record_compare : NULL, ki,
                           &c->bc));
     c->kind = ki ? VMC_INDEX : VMC_TABLE;
@@ -1523,7 +1532,13 @@ dispatch:
     NEXT();
   }
   CASE(Close) {
-    vm_cursor_close(v, &v->cur[op->p1]);
+    VmCursor *c = &v->cur[op->p1];
+    if (c->bulk) {
+      BtBulk *bk = c->bulk;
+      c->bulk = NULL;
+      CHK(btree_bulk_finish(bk)); /* frees the loader, also on error */
+    }
+    vm_cursor_close(v, c);
     NEXT();
   }
   CASE(NullRow) {
@@ -1839,6 +1854,10 @@ dispatch:
   CASE(IdxInsert) {
     VmCursor *c = &v->cur[op->p1];
     const ShValue *d = &reg[op->p2];
+    if (c->bulk) {
+      CHK(btree_bulk_add(c->bulk, 0, d->z, d->n));
+      NEXT();
+    }
     invalidate_all(v);
     c->ki->corrupt = 0;
     CHK(btree_insert(c->bc, 0, d->z, d->n, 0, (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0));

@@ -19,7 +19,7 @@
 
 #include "vm.h"
 
-enum { VMC_NONE = 0, VMC_TABLE, VMC_INDEX, VMC_PSEUDO, VMC_SORTER };
+enum { VMC_NONE = 0, VMC_TABLE, VMC_INDEX, VMC_PSEUDO, VMC_SORTER, VMC_BULK };
 
 typedef struct VmSortEnt {
   uint64_t off; /* into VmCursor.sbuf */
@@ -47,6 +47,7 @@ typedef struct VmSpill {
 typedef struct VmCursor {
   int kind;
   BtCursor *bc;
+  BtBulk *bulk; /* VMC_BULK: OpenWrite with VM_OPFLAG_BULK (bc is NULL) */
   KeyInfo *ki;  /* index cursors */
   int nfield;   /* declared column count (informational) */
   int nullrow;  /* NullRow: every column reads NULL */
