@@ -28,6 +28,10 @@
  *     [if match -> done; NullRow X; null = 1; match = 1; -> body]
  *   done:
  *
+ * where_begin = where_plan (terms analysed, loops chosen, no code) +
+ * where_code (the code below); DML calls them apart to choose one pass or
+ * two from the plan (WHERE_ONEPASS: item 0's cursor is opened for writing).
+ *
  * Before the loops: table cursors opened, materialized FROM subqueries
  * filled, automatic indexes built, constant terms tested. A MULTI-INDEX OR
  * level runs each disjunct's path into a RowSet and then visits the rows by
@@ -98,6 +102,7 @@ struct WhereInfo {
   PlanItem *items;
   int brk;      /* after every loop */
   int order_ok; /* the loops deliver order_by */
+  int flags;    /* where_plan flags (WHERE_*) */
 };
 
 /* ---- planner hooks ---- */
@@ -754,11 +759,12 @@ static void rj_pass(WhereInfo *w, WLevel *L) {
 
 /* ---- where_begin / where_end ---- */
 
-WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order_by, int flags) {
+WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order_by, int flags) {
   if (parse_failed(p)) return NULL;
   WhereInfo *w = parse_alloc(p, sizeof *w);
   if (!w) return NULL;
   w->p = p;
+  w->flags = flags;
   w->src = src;
   int n = src ? src->n : 0;
   if (n > 64) {
@@ -834,20 +840,29 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
     return NULL;
   }
   w->order_ok = order_by && order_by->n > 0 && w->plan.order_ok;
-  uint8_t *coded = w->pl.nterm ? parse_alloc(p, (size_t)w->pl.nterm) : NULL;
-  if (w->pl.nterm && !coded) return NULL;
-
   for (int k = 0; k < n; k++) {
     w->lv[k].pl = &w->plan.levels[k];
     w->lv[k].item = w->plan.levels[k].item;
   }
+  return w;
+}
 
-  /* Open the tables' cursors once, before the loops. */
+int where_code(WhereInfo *w) {
+  Parse *p = w->p;
+  SrcList *src = w->src;
+  int n = w->nlevel;
+  if (parse_failed(p)) return 1;
+  uint8_t *coded = w->pl.nterm ? parse_alloc(p, (size_t)w->pl.nterm) : NULL;
+  if (w->pl.nterm && !coded) return 1;
+
+  /* Open the tables' cursors once, before the loops (WHERE_ONEPASS: item 0
+   * for writing, the caller writes through it). */
   for (int k = 0; k < n; k++) {
     SrcItem *it = &src->a[w->lv[k].item];
     if (it->kind == SRC_TABLE) {
-      parse_need_read(p);
-      parse_open_table(p, it->cursor, it->tab, 0);
+      int write = (w->flags & WHERE_ONEPASS) && w->lv[k].item == 0;
+      if (!write) parse_need_read(p);
+      parse_open_table(p, it->cursor, it->tab, write);
     }
   }
 
@@ -861,7 +876,7 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
     L->rj_next = emit_label(p);
     emit(p, OP_Integer, 0, L->rj_mode, 0);
     KeyInfo *ki = parse_keyinfo(p, nk, NULL, NULL);
-    if (!ki) return NULL;
+    if (!ki) return 1;
     vm_builder_add_p4(&p->b, OP_OpenEphemeral, L->rj_set, nk, 0, P4_KEYINFO, ki);
     /* every item left of it may be padded */
     for (int i = 0; i < L->item; i++) {
@@ -965,7 +980,12 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
     parse_eqp(p, "SCAN %s", item_name(r));
     p->eqp_parent = save;
   }
-  if (parse_failed(p)) return NULL;
+  return parse_failed(p);
+}
+
+WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order_by, int flags) {
+  WhereInfo *w = where_plan(p, src, where, order_by, flags);
+  if (!w || where_code(w)) return NULL;
   return w;
 }
 
@@ -985,6 +1005,13 @@ int where_one_row(const WhereInfo *w) {
   for (int i = 0; i < neq; i++)
     if (w->pl.terms[lv->eq[i]].op != PLAN_OP_EQ) return 0;
   return 1;
+}
+
+const Index *where_scan_index(const WhereInfo *w) {
+  if (!w || w->plan.nlevel != 1) return NULL;
+  const PlanLevel *lv = &w->plan.levels[0];
+  if ((lv->kind == PLAN_SCAN || lv->kind == PLAN_INDEX) && lv->idx && !lv->is_pk) return lv->idx;
+  return NULL;
 }
 
 int where_continue_label(const WhereInfo *w) {
