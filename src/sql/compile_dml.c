@@ -553,14 +553,29 @@ static void own_new_row(Parse *p, Table *tab, int cols) {
   for (int j = 0; j < tab->ncol; j++) emit(p, OP_SCopy, tmp + j, cols + j, 0);
 }
 
-/* Delete the row tabcur is on (REPLACE victims, DELETE): index entries,
- * then the row. count: counts as a change. */
-static void delete_current(Writer *w, int count) {
+static void read_index_cols(Writer *w, int dst);
+
+/* Delete the row tabcur is on (REPLACE victims): index entries, then the
+ * row. count: counts as a change. keep_row: only the index entries go, the
+ * row is left for the Insert of the new row with the same rowid to
+ * overwrite (the caller knows that Insert follows). */
+static void delete_current(Writer *w, int count, int keep_row) {
   Parse *p = w->p;
   uint8_t *keep = w->keep;
   w->keep = NULL; /* a victim loses every index entry */
-  read_row(w, w->vrow);
   int fk = fk_required(p, w->tab, NULL, 0); /* a victim is deleted as by DELETE (FK) */
+  if (fk || w->tab->without_rowid) {
+    read_row(w, w->vrow);
+  } else {
+    read_index_cols(w, w->vrow); /* only its index entries need its values */
+    delete_keys(w, w->vrow, w->vrow + 1, 0);
+    if (!keep_row) {
+      int a = vm_builder_add_text(&p->b, OP_Delete, w->tabcur, 0, 0, w->tab->name, -1);
+      if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
+    }
+    w->keep = keep;
+    return;
+  }
   if (fk) fk_check(p, w->tab, w->vrow, 0, NULL, 0);
   if (fk && w->trigcnt) emit(p, OP_AddImm, w->trigcnt, 1, 0);
   if (w->tab->without_rowid) {
@@ -794,9 +809,12 @@ static void check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk,
         emit(p, OP_Goto, 0, w->up_nothing[uc] ? ignore : w->up_label[uc], 0);
       } else if (ipk_oe == SQL_OE_REPLACE) {
         /* the victim's index entries go before the new row is checked
-         * against the indexes: SQLite's sqlite3MultiWrite */
+         * against the indexes: SQLite's sqlite3MultiWrite. An INSERT whose
+         * later checks can only replace (or come before) writes the new row
+         * over the victim: its record need not be deleted first. */
         if (w->nidx) p->multi_write = 1;
-        delete_current(w, 0);
+        int last = !old && !w->nup && (i == w->nidx || w->stmt_oe == SQL_OE_REPLACE);
+        delete_current(w, 0, last);
       } else if (ipk_oe == SQL_OE_IGNORE) {
         emit(p, OP_Goto, 0, ignore, 0);
       } else {
@@ -881,16 +899,16 @@ static void check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk,
               emit(p, OP_Column, w->cur[i], pos, w->pkreg + j);
             }
             vm_builder_add_i4(&p->b, OP_NotFound, w->tabcur, skip, w->pkreg, pk->nkey);
-            delete_current(w, 0);
+            delete_current(w, 0, 0);
             emit_resolve(p, skip);
           } else {
-            delete_current(w, 0);
+            delete_current(w, 0, 0);
           }
         } else {
           int skip = emit_label(p), t = emit_regs(p, 1);
           emit(p, OP_IdxRowid, w->cur[i], t, 0);
           emit(p, OP_NotExists, w->tabcur, skip, t);
-          delete_current(w, 0);
+          delete_current(w, 0, 0);
           emit_resolve(p, skip);
         }
       } else if (oe == SQL_OE_IGNORE) {
