@@ -42,7 +42,9 @@
  * Invariants:
  *  1. Every AND-term is coded (re-tested) at its level, whether or not the
  *     access path already enforces it: correctness does not rest on the
- *     planner's affinity reasoning alone.
+ *     planner's affinity reasoning alone. The one exception: "rowid = value"
+ *     with numeric affinity driving a SeekRowid (which applies the same
+ *     conversion), see open_table_level.
  *  2. A WHERE term never restricts the loop of a LEFT JOIN's right-hand item
  *     (only that item's ON terms may), and a LEFT JOIN item's ON terms are
  *     coded at its own level so that failing them pads instead of dropping.
@@ -103,6 +105,7 @@ struct WhereInfo {
   int brk;      /* after every loop */
   int order_ok; /* the loops deliver order_by */
   int flags;    /* where_plan flags (WHERE_*) */
+  uint8_t *coded; /* per term: coded already (or enforced by the access path) */
 };
 
 /* ---- planner hooks ---- */
@@ -428,6 +431,13 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
     emit(p, OP_SeekRowid, it->cursor, exit, r);
     emit_resolve(p, L->top);
     L->adv_op = 0;
+    /* "rowid = value" under numeric affinity holds exactly for the row
+     * SeekRowid finds (it converts the value the same way, and finds
+     * nothing for NULL, a blob or a non-integral number): the term needs
+     * no re-test (invariant 1's one exception) */
+    if (t->op == PLAN_OP_EQ && t->parent < 0 && t->on_item == -1 && !L->rowid_only && w->coded &&
+        (t->aff == AFF_INTEGER || t->aff == AFF_NUMERIC))
+      w->coded[pl->eq[0]] = 1;
     return;
   }
 
@@ -854,6 +864,7 @@ int where_code(WhereInfo *w) {
   if (parse_failed(p)) return 1;
   uint8_t *coded = w->pl.nterm ? parse_alloc(p, (size_t)w->pl.nterm) : NULL;
   if (w->pl.nterm && !coded) return 1;
+  w->coded = coded;
 
   /* Open the tables' cursors once, before the loops (WHERE_ONEPASS: item 0
    * for writing, the caller writes through it). */
