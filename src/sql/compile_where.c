@@ -42,9 +42,11 @@
  * Invariants:
  *  1. Every AND-term is coded (re-tested) at its level, whether or not the
  *     access path already enforces it: correctness does not rest on the
- *     planner's affinity reasoning alone. The one exception: "rowid = value"
- *     with numeric affinity driving a SeekRowid (which applies the same
- *     conversion), see open_table_level.
+ *     planner's affinity reasoning alone. The exceptions (term_enforced):
+ *     "rowid = value" with numeric affinity driving a SeekRowid (which
+ *     applies the same conversion), a rowid range's end bound (the end test
+ *     is its comparison), and the "=" and range terms of a real index's
+ *     seek and end test (same collation, the term's affinity on the key).
  *  2. A WHERE term never restricts the loop of a LEFT JOIN's right-hand item
  *     (only that item's ON terms may), and a LEFT JOIN item's ON terms are
  *     coded at its own level so that failing them pads instead of dropping.
@@ -394,6 +396,28 @@ static void code_value(Parse *p, PlanTerm *t, int reg) {
   else expr_code(p, t->value, reg);
 }
 
+/* Term ti is enforced exactly by the level's seek and end test: it needs no
+ * re-test (invariant 1). Only original WHERE terms (a BETWEEN through both
+ * of its halves), never ON terms or ones derived from another (LIKE ranges,
+ * OR disjuncts). */
+static void term_enforced(WhereInfo *w, int ti) {
+  PlanTerm *t = &w->pl.terms[ti];
+  if (w->coded && t->on_item == -1 && t->parent < 0) w->coded[ti] = 1;
+}
+
+/* Both halves lo, hi of a BETWEEN are enforced: the BETWEEN is. */
+static void between_enforced(WhereInfo *w, int lo, int hi) {
+  if (lo < 0 || hi < 0) return;
+  PlanTerm *a = &w->pl.terms[lo], *b = &w->pl.terms[hi];
+  if (a->parent < 0 || a->parent != b->parent) return;
+  PlanTerm *t = &w->pl.terms[a->parent];
+  if (t->expr->op == SQL_E_BETWEEN && !(t->expr->flags & SQL_EF_NOT) && t->parent < 0)
+    term_enforced(w, a->parent);
+}
+
+/* The comparison applies numeric affinity to the value (a rowid term). */
+static int numeric_cmp(const PlanTerm *t) { return t->aff == AFF_INTEGER || t->aff == AFF_NUMERIC; }
+
 /* Open the loop of a base-table level with its access path. */
 static void open_table_level(WhereInfo *w, WLevel *L) {
   Parse *p = w->p;
@@ -435,9 +459,7 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
      * SeekRowid finds (it converts the value the same way, and finds
      * nothing for NULL, a blob or a non-integral number): the term needs
      * no re-test (invariant 1's one exception) */
-    if (t->op == PLAN_OP_EQ && t->parent < 0 && t->on_item == -1 && !L->rowid_only && w->coded &&
-        (t->aff == AFF_INTEGER || t->aff == AFF_NUMERIC))
-      w->coded[pl->eq[0]] = 1;
+    if (t->op == PLAN_OP_EQ && !L->rowid_only && numeric_cmp(t)) term_enforced(w, pl->eq[0]);
     return;
   }
 
@@ -487,6 +509,9 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
       else op = strict ? OP_Le : OP_Lt;      /* stop when rowid <= / < lo */
       int a = emit(p, op, rlast, exit, rr);
       vm_builder_set_p5(&p->b, a, VM_CMP_AFF(AFF_NUMERIC) | VM_JUMPIFNULL);
+      /* the end test is the term's own comparison (numeric affinity) */
+      if (!L->rowid_only && numeric_cmp(last) && last->expr->op != SQL_E_BETWEEN)
+        term_enforced(w, (int)(last - terms));
     }
     L->adv_op = rev ? OP_Prev : OP_Next;
     L->adv_cur = it->cursor;
@@ -593,6 +618,16 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
   if (!pl->is_pk && !pl->covering && !L->rowid_only) code_row_lookup(w, L, L->cont);
   L->adv_op = rev ? OP_Prev : OP_Next;
   L->adv_cur = cur;
+  /* A real index (not an automatic one) holds exactly the entries of "=" and
+   * range terms between the seek and the end test: the same collation
+   * (plan_index_col_ok) and the term's affinity applied to the key. */
+  if (pl->kind == PLAN_INDEX && !L->rowid_only) {
+    for (int j = 0; j < neq; j++)
+      if (terms[pl->eq[j]].op == PLAN_OP_EQ) term_enforced(w, pl->eq[j]);
+    if (pl->lo >= 0 && terms[pl->lo].expr->op != SQL_E_BETWEEN) term_enforced(w, pl->lo);
+    if (pl->hi >= 0 && terms[pl->hi].expr->op != SQL_E_BETWEEN) term_enforced(w, pl->hi);
+    between_enforced(w, pl->lo, pl->hi);
+  }
 }
 
 /* MULTI-INDEX OR: every disjunct's path adds rowids to a RowSet; the level
