@@ -384,7 +384,8 @@ typedef struct WhereInfo WhereInfo;
 /* where_begin flags */
 #define WHERE_ORDERBY_MIN 0x0001 /* min() optimization: first row only */
 #define WHERE_ORDERBY_MAX 0x0002
-#define WHERE_ONEPASS 0x0004     /* DML: the caller changes rows as it goes */
+#define WHERE_ONEPASS 0x0004     /* DML: the caller changes rows as it goes: item 0's table
+                                    cursor is opened for writing, no covering index */
 #define WHERE_DISTINCT 0x0008    /* the caller wants distinct rows (hint) */
 #define WHERE_GROUPBY 0x0010     /* order_by is a GROUP BY list */
 #define WHERE_NO_REORDER 0x0020  /* keep the FROM order (CROSS JOIN rules hold anyway) */
@@ -398,6 +399,16 @@ typedef struct WhereInfo WhereInfo;
  * sorter. Adds EXPLAIN QUERY PLAN rows (SCAN/SEARCH ... USING ...). Returns
  * NULL after parse_error. */
 WhereInfo *where_begin(Parse *, SrcList *src, SqlExpr *where, SqlExprList *order_by, int flags);
+/* where_begin in two steps: where_plan analyses the terms and picks the
+ * loops (no code; where_one_row, where_scan_index and where_order_satisfied
+ * answer from then on), where_code emits them (nonzero after an error). The
+ * caller may emit code in between (it runs before the loops). */
+WhereInfo *where_plan(Parse *, SrcList *src, SqlExpr *where, SqlExprList *order_by, int flags);
+int where_code(WhereInfo *);
+/* The index a single-table loop walks (scan or search), or NULL for the
+ * table itself (rowid, a WITHOUT ROWID table's PRIMARY KEY, MULTI-INDEX OR:
+ * rowids collected first). */
+const Index *where_scan_index(const WhereInfo *);
 int where_order_satisfied(const WhereInfo *);
 /* 1 if the loops visit at most one row: a single table looked up by rowid
  * or by every column of a UNIQUE index with "=" (SQLite's one-pass single

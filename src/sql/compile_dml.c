@@ -22,9 +22,16 @@
  *  4. Unique checks run, like SQLite's, in the table's index order with the
  *     REPLACE indexes last; every check happens before any write of the row,
  *     so an ABORT/FAIL/IGNORE leaves the row untouched.
- *  5. UPDATE and DELETE collect the rows to change first (RowSet of rowids,
- *     or an ephemeral table of PRIMARY KEYs for WITHOUT ROWID tables), then
- *     change them, so the scan never sees its own changes.
+ *  5. UPDATE and DELETE change each row inside the WHERE loop, through the
+ *     loop's own table cursor (one pass), only where the loop cannot see its
+ *     own changes and nothing needs the whole set first (onepass_mode:
+ *     SQLite's rules); otherwise they collect the rows first (RowSet of
+ *     rowids, or an ephemeral index of PRIMARY KEYs for WITHOUT ROWID
+ *     tables), then change them.
+ *  6. INSERT ... SELECT inserts each row as the SELECT produces it, unless
+ *     the SELECT's code opens the target table or one of its indexes, or the
+ *     target has INSERT triggers or RETURNING: then every row is staged in
+ *     an ephemeral table first (SQLite 3.40's rule).
  */
 #include <stdio.h>
 #include <string.h>
@@ -243,25 +250,80 @@ typedef struct Writer {
   int trigcnt;
 } Writer;
 
+/* Does an (unresolved, schema) expression read a column marked in chg[]
+ * (or the rowid when rowid_changed, or a name that is no column)?
+ * gen_changed: every generated column counts as changed too. */
+typedef struct ChangedRef {
+  const Table *tab;
+  const uint8_t *chg;
+  int rowid_changed, gen_changed;
+} ChangedRef;
+
+static int changed_ref_cb(SqlWalker *wk, SqlExpr *e) {
+  const ChangedRef *r = wk->arg;
+  if (e->op == SQL_E_ID || e->op == SQL_E_COLUMN) {
+    int j = table_column_index(r->tab, e->z);
+    if (j >= 0 ? r->chg[j] || (r->gen_changed && r->tab->cols[j].gen != NULL)
+               : (r->rowid_changed || !is_rowid_name(e->z)))
+      return SQL_WALK_ABORT;
+  }
+  return SQL_WALK_CONTINUE;
+}
+
+static int reads_changed(const Table *tab, SqlExpr *e, const uint8_t *chg, int rowid_changed,
+                         int gen_changed) {
+  if (!e) return 0;
+  ChangedRef r = {tab, chg, rowid_changed, gen_changed};
+  SqlWalker wk = {changed_ref_cb, NULL, &r};
+  return sql_walk_expr(&wk, e) == SQL_WALK_ABORT;
+}
+
+/* The columns an UPDATE assigning changed[] (and the rowid when
+ * rowid_changed) changes: those, and every generated column computed from a
+ * changed one, to a fixpoint (as SQLite marks them). Arena; NULL on OOM. */
+static uint8_t *changed_closure(Parse *p, const Table *tab, const uint8_t *changed,
+                                int rowid_changed) {
+  uint8_t *chg = parse_alloc(p, (size_t)(tab->ncol ? tab->ncol : 1));
+  if (!chg) return NULL;
+  memcpy(chg, changed, (size_t)tab->ncol);
+  for (int again = tab->has_generated; again;) {
+    again = 0;
+    for (int j = 0; j < tab->ncol; j++) {
+      if (chg[j] || !tab->cols[j].gen) continue;
+      if (reads_changed(tab, tab->cols[j].gen, chg, rowid_changed, 0)) chg[j] = again = 1;
+    }
+  }
+  return chg;
+}
+
+/* 1 if an UPDATE changing the columns chg[] (changed_closure) may change
+ * index x's entry: a key column, a column its expressions or its partial
+ * WHERE read (SQLite's rule). The rowid changing is the caller's case. */
+static int index_affected(const Index *x, const uint8_t *chg) {
+  const Table *tab = x->table;
+  if (x->where && reads_changed(tab, x->where, chg, 0, 0)) return 1;
+  for (int j = 0; j < x->ncol; j++) {
+    int c = x->cols[j].col;
+    if (c == INDEX_COL_EXPR ? reads_changed(tab, x->cols[j].expr, chg, 0, 0) : c >= 0 && chg[c])
+      return 1;
+  }
+  return 0;
+}
+
 /* Mark the indexes an UPDATE assigning the columns in changed[] leaves
- * alone (Writer.keep). Conservative: an index on an expression, a partial
- * index, an index on a generated column, a key change and BEFORE triggers
- * (they may rewrite the row) keep nothing. */
+ * alone (Writer.keep): those no changed column feeds (index_affected). A
+ * key change and BEFORE triggers (they may rewrite the row) keep nothing. */
 static void writer_keep_unchanged(Writer *w, const uint8_t *changed, int key_change, int before) {
   w->keep = NULL;
   if (key_change || before || w->nidx == 0) return;
   for (int c = 0; c < w->tab->ncol; c++)
     if (changed[c] && w->tab->cols[c].pk) return; /* every entry holds the key */
+  const uint8_t *chg = changed_closure(w->p, w->tab, changed, 0);
   w->keep = parse_alloc(w->p, (size_t)w->nidx);
-  if (!w->keep) return;
+  if (!w->keep || !chg) return;
   for (int i = 0; i < w->nidx; i++) {
     const Index *x = w->idx[i];
-    int touched = x == w->tab->pk_index || x->where != NULL;
-    for (int j = 0; j < x->ncol && !touched; j++) {
-      int c = x->cols[j].col;
-      if (c == INDEX_COL_EXPR || (c >= 0 && (changed[c] || w->tab->cols[c].gen))) touched = 1;
-    }
-    w->keep[i] = !touched;
+    w->keep[i] = x != w->tab->pk_index && !index_affected(x, chg);
   }
 }
 
@@ -274,7 +336,9 @@ static int up_clause(const Writer *w, int i) {
   return c >= 0 ? c : w->up_any;
 }
 
-static int writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe) {
+/* Open the writer's cursors: the table's (tabcur < 0; else the caller's
+ * cursor tabcur, already open for writing) and every index's. */
+static int writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe, int tabcur) {
   memset(w, 0, sizeof *w);
   w->p = p;
   w->tab = tab;
@@ -302,8 +366,12 @@ static int writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe) {
   }
   w->caff = col_aff_str(p, tab);
   parse_need_write(p);
-  w->tabcur = emit_cursor(p);
-  parse_open_table(p, w->tabcur, tab, 1);
+  if (tabcur >= 0) {
+    w->tabcur = tabcur;
+  } else {
+    w->tabcur = emit_cursor(p);
+    parse_open_table(p, w->tabcur, tab, 1);
+  }
   for (int i = 0; i < n; i++) {
     Index *x = w->idx[i];
     if (x == tab->pk_index) {
@@ -422,6 +490,58 @@ static void read_row(Writer *w, int dst) {
   emit(p, OP_Copy, t, dst, tab->ncol);
 }
 
+typedef struct ColUse {
+  const Table *tab;
+  uint8_t *mask; /* ncol: 1 for each column named */
+  int unknown;   /* a name that is no column (nor the rowid) */
+} ColUse;
+
+static int col_use_cb(SqlWalker *wk, SqlExpr *e) {
+  ColUse *u = wk->arg;
+  if (e->op == SQL_E_ID || e->op == SQL_E_COLUMN) {
+    int j = table_column_index(u->tab, e->z);
+    if (j >= 0)
+      u->mask[j] = 1;
+    else if (!is_rowid_name(e->z))
+      u->unknown = 1;
+  }
+  return SQL_WALK_CONTINUE;
+}
+
+/* Read into dst (ncol+1 registers) the rowid and the columns the index
+ * entries of the row tabcur is on are built from (key columns, the columns
+ * expressions and partial WHEREs name): a DELETE with no trigger, foreign
+ * key or RETURNING needs no other. The values are borrowed from the row:
+ * valid until the table cursor moves or writes (only index writes come
+ * before the row's own delete). */
+static void read_index_cols(Writer *w, int dst) {
+  Parse *p = w->p;
+  Table *tab = w->tab;
+  if (w->nidx == 0) return;
+  uint8_t *mask = parse_alloc(p, (size_t)(tab->ncol ? tab->ncol : 1));
+  if (!mask) return;
+  ColUse u = {tab, mask, 0};
+  SqlWalker wk = {col_use_cb, NULL, &u};
+  for (int i = 0; i < w->nidx; i++) {
+    const Index *x = w->idx[i];
+    if (x == tab->pk_index) continue; /* the row itself (delete_keys skips it) */
+    if (x->where) sql_walk_expr(&wk, x->where);
+    for (int j = 0; j < x->ncol; j++) {
+      int c = x->cols[j].col;
+      if (c == INDEX_COL_EXPR)
+        sql_walk_expr(&wk, x->cols[j].expr);
+      else if (c >= 0)
+        mask[c] = 1;
+    }
+  }
+  if (tab->without_rowid)
+    emit(p, OP_Null, 0, dst, 0);
+  else
+    emit(p, OP_Rowid, w->tabcur, dst, 0);
+  for (int j = 0; j < tab->ncol; j++)
+    if (mask[j] || u.unknown) code_column(p, tab, w->tabcur, j, dst + 1 + j);
+}
+
 /* Before an UPDATE writes the row: AFTER UPDATE triggers read the new
  * values afterwards, and a SET value read from the row itself (`c = CASE
  * ... t.c ...`) still points into the record the write moves: deep copies
@@ -433,14 +553,29 @@ static void own_new_row(Parse *p, Table *tab, int cols) {
   for (int j = 0; j < tab->ncol; j++) emit(p, OP_SCopy, tmp + j, cols + j, 0);
 }
 
-/* Delete the row tabcur is on (REPLACE victims, DELETE): index entries,
- * then the row. count: counts as a change. */
-static void delete_current(Writer *w, int count) {
+static void read_index_cols(Writer *w, int dst);
+
+/* Delete the row tabcur is on (REPLACE victims): index entries, then the
+ * row. count: counts as a change. keep_row: only the index entries go, the
+ * row is left for the Insert of the new row with the same rowid to
+ * overwrite (the caller knows that Insert follows). */
+static void delete_current(Writer *w, int count, int keep_row) {
   Parse *p = w->p;
   uint8_t *keep = w->keep;
   w->keep = NULL; /* a victim loses every index entry */
-  read_row(w, w->vrow);
   int fk = fk_required(p, w->tab, NULL, 0); /* a victim is deleted as by DELETE (FK) */
+  if (fk || w->tab->without_rowid) {
+    read_row(w, w->vrow);
+  } else {
+    read_index_cols(w, w->vrow); /* only its index entries need its values */
+    delete_keys(w, w->vrow, w->vrow + 1, 0);
+    if (!keep_row) {
+      int a = vm_builder_add_text(&p->b, OP_Delete, w->tabcur, 0, 0, w->tab->name, -1);
+      if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
+    }
+    w->keep = keep;
+    return;
+  }
   if (fk) fk_check(p, w->tab, w->vrow, 0, NULL, 0);
   if (fk && w->trigcnt) emit(p, OP_AddImm, w->trigcnt, 1, 0);
   if (w->tab->without_rowid) {
@@ -530,30 +665,11 @@ static int types_early(const Table *tab) {
  *   rowid_chk:  the rowid is given (INSERT with an INTEGER PRIMARY KEY value,
  *               UPDATE of the rowid): check it is free
  *   ignore:     where OR IGNORE goes (skip the row) */
-typedef struct ChangedRef {
-  const Table *tab;
-  const uint8_t *changed;
-  int rowid_changed;
-} ChangedRef;
-
-static int changed_ref_cb(SqlWalker *wk, SqlExpr *e) {
-  const ChangedRef *r = wk->arg;
-  if (e->op == SQL_E_ID || e->op == SQL_E_COLUMN) {
-    int j = table_column_index(r->tab, e->z);
-    if (j >= 0 ? r->changed[j] || r->tab->cols[j].gen != NULL
-               : (r->rowid_changed || !is_rowid_name(e->z)))
-      return SQL_WALK_ABORT;
-  }
-  return SQL_WALK_CONTINUE;
-}
-
 /* Does CHECK expression e read a column the UPDATE assigns (or a generated
  * column, or a name it cannot place)? Always 1 for an INSERT. */
 static int check_reads_changed(const Writer *w, SqlExpr *e) {
   if (!w->changed) return 1;
-  ChangedRef r = {w->tab, w->changed, w->rowid_changed};
-  SqlWalker wk = {changed_ref_cb, NULL, &r};
-  return sql_walk_expr(&wk, e) == SQL_WALK_ABORT;
+  return reads_changed(w->tab, e, w->changed, w->rowid_changed, 1);
 }
 
 static void check_row(Writer *w, int rowid, int cols, int ignore) {
@@ -693,9 +809,12 @@ static void check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk,
         emit(p, OP_Goto, 0, w->up_nothing[uc] ? ignore : w->up_label[uc], 0);
       } else if (ipk_oe == SQL_OE_REPLACE) {
         /* the victim's index entries go before the new row is checked
-         * against the indexes: SQLite's sqlite3MultiWrite */
+         * against the indexes: SQLite's sqlite3MultiWrite. An INSERT whose
+         * later checks can only replace (or come before) writes the new row
+         * over the victim: its record need not be deleted first. */
         if (w->nidx) p->multi_write = 1;
-        delete_current(w, 0);
+        int last = !old && !w->nup && (i == w->nidx || w->stmt_oe == SQL_OE_REPLACE);
+        delete_current(w, 0, last);
       } else if (ipk_oe == SQL_OE_IGNORE) {
         emit(p, OP_Goto, 0, ignore, 0);
       } else {
@@ -780,16 +899,16 @@ static void check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk,
               emit(p, OP_Column, w->cur[i], pos, w->pkreg + j);
             }
             vm_builder_add_i4(&p->b, OP_NotFound, w->tabcur, skip, w->pkreg, pk->nkey);
-            delete_current(w, 0);
+            delete_current(w, 0, 0);
             emit_resolve(p, skip);
           } else {
-            delete_current(w, 0);
+            delete_current(w, 0, 0);
           }
         } else {
           int skip = emit_label(p), t = emit_regs(p, 1);
           emit(p, OP_IdxRowid, w->cur[i], t, 0);
           emit(p, OP_NotExists, w->tabcur, skip, t);
-          delete_current(w, 0);
+          delete_current(w, 0, 0);
           emit_resolve(p, skip);
         }
       } else if (oe == SQL_OE_IGNORE) {
@@ -1371,6 +1490,22 @@ static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
   }
 }
 
+/* 1 if the ops emitted in [from, to) open tab or one of its indexes (the
+ * code reads the table: SQLite's readsTable). */
+static int code_reads_table(Parse *p, int from, int to, const Table *tab) {
+  const VmProgram *prog = p->b.prog;
+  if (!prog) return 1;
+  int idb = parse_table_db(p, tab);
+  for (int a = from; a < to && a < prog->nop; a++) {
+    const VmOp *op = &prog->ops[a];
+    if ((op->op != OP_OpenRead && op->op != OP_OpenWrite) || op->p3 != idb) continue;
+    if ((uint32_t)op->p2 == tab->root) return 1;
+    for (const Index *x = tab->indexes; x; x = x->next)
+      if ((uint32_t)op->p2 == x->root) return 1;
+  }
+  return 0;
+}
+
 /* 1 if two unresolved expressions are written alike (names any case). */
 static int ast_same(const SqlExpr *a, const SqlExpr *b) {
   if (!a || !b) return a == b;
@@ -1619,7 +1754,7 @@ int dml_insert(Parse *p, const SqlStmt *s) {
     ic.w.p = p;
     ic.w.tab = tab;
     ic.w.stmt_oe = stmt_oe;
-  } else if (writer_open(p, &ic.w, tab, stmt_oe)) {
+  } else if (writer_open(p, &ic.w, tab, stmt_oe, -1)) {
     return 1;
   } else {
     if (fk_replace) ic.w.trigcnt = emit_regs(p, 1);
@@ -1632,7 +1767,7 @@ int dml_insert(Parse *p, const SqlStmt *s) {
     return 1;
   }
   ic.vals = emit_regs(p, nvals > 0 ? nvals : 1);
-  int ret = emit_regs(p, 1), lrow = emit_label(p), ldone = emit_label(p);
+  int ret = emit_regs(p, 1), lrow = emit_label(p), ldone = emit_label(p), direct_sink = 0;
 
   if (!sel) {
     emit(p, OP_Gosub, ret, lrow, 0);
@@ -1654,23 +1789,52 @@ int dml_insert(Parse *p, const SqlStmt *s) {
       emit(p, OP_Gosub, ret, lrow, 0);
     }
   } else {
-    int eph = emit_cursor(p);
-    emit(p, OP_OpenEphemeral, eph, nvals, 0);
+    /* The SELECT hands each row to a routine (SD_REGS). As SQLite 3.40,
+     * the rows go straight to the insert unless the SELECT reads the
+     * target table or the table has INSERT triggers or RETURNING: then
+     * they are all staged in an ephemeral table first. Which one is known
+     * once the SELECT's code is there: the jump at its head goes to the
+     * staging table's OpenEphemeral when needed. */
+    int head = emit(p, OP_Goto, 0, 0, 0);
+    int start = vm_builder_addr(&p->b), sink = emit_label(p);
     SelectDest d;
     memset(&d, 0, sizeof d);
-    d.kind = SD_TABLE;
-    d.cursor = eph;
+    d.kind = SD_REGS;
+    d.reg = ret;
+    d.cursor = sink;
+    d.out = ic.vals;
     d.nreg = nvals;
     if (select_code(p, sel, &d) || parse_failed(p)) return 1;
-    int top = emit_label(p);
-    emit(p, OP_Rewind, eph, ldone, 0);
-    emit_resolve(p, top);
-    for (int i = 0; i < nvals; i++) emit(p, OP_Column, eph, i, ic.vals + i);
-    emit(p, OP_Gosub, ret, lrow, 0);
-    emit(p, OP_Next, eph, top, 0);
+    int stage = ic.is_view || ins->returning ||
+                trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE) ||
+                trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_AFTER) ||
+                code_reads_table(p, start, vm_builder_addr(&p->b), tab);
+    if (!stage) {
+      vm_builder_set_p2(&p->b, head, start);
+      direct_sink = sink; /* the SELECT's Gosubs go to the insert itself */
+    } else {
+      int eph = emit_cursor(p), loop = emit_label(p), top = emit_label(p);
+      int rec = emit_regs(p, 1), rid = emit_regs(p, 1);
+      emit(p, OP_Goto, 0, loop, 0);
+      vm_builder_set_p2(&p->b, head, vm_builder_addr(&p->b));
+      emit(p, OP_OpenEphemeral, eph, nvals, 0);
+      emit(p, OP_Goto, 0, start, 0);
+      emit_resolve(p, sink);
+      emit(p, OP_MakeRecord, ic.vals, nvals, rec);
+      emit(p, OP_NewRowid, eph, rid, 0);
+      emit(p, OP_Insert, eph, rec, rid);
+      emit(p, OP_Return, ret, 0, 0);
+      emit_resolve(p, loop);
+      emit(p, OP_Rewind, eph, ldone, 0);
+      emit_resolve(p, top);
+      for (int i = 0; i < nvals; i++) emit(p, OP_Column, eph, i, ic.vals + i);
+      emit(p, OP_Gosub, ret, lrow, 0);
+      emit(p, OP_Next, eph, top, 0);
+    }
   }
   emit(p, OP_Goto, 0, ldone, 0);
   emit_resolve(p, lrow);
+  if (direct_sink) emit_resolve(p, direct_sink);
   int lnext = emit_label(p);
   insert_row(p, &ic, lnext);
   emit_resolve(p, lnext);
@@ -1690,51 +1854,73 @@ typedef struct RowList {
   int nkey; /* values per entry in eph: 1 (rowid) or npk */
 } RowList;
 
-/* Collect the rows of src item 0 matching where. scan_order: keep the
- * order the loop visits them (SQLite's one-pass UPDATE/DELETE); else rowid
- * order (RowSet) or PRIMARY KEY order (ephemeral index). */
-static void collect_rows(Parse *p, SrcList *src, SqlExpr *where, Table *tab, int scan_order,
-                         RowList *rl) {
-  int scur = src->a[0].cursor;
+/* Collect the rows of the planned loop wi (over src item 0, cursor scur):
+ * rowids in a RowSet (read back in rowid order), PRIMARY KEYs of a WITHOUT
+ * ROWID table in an ephemeral index (PRIMARY KEY order), as SQLite's
+ * two-pass UPDATE/DELETE. Emits the loop (where_code) and closes it. */
+static void collect_rows(Parse *p, WhereInfo *wi, int scur, Table *tab, RowList *rl) {
   memset(rl, 0, sizeof *rl);
   rl->eph = -1;
   rl->nkey = tab->without_rowid ? tab->npk : 1;
-  if (!tab->without_rowid && !scan_order) {
+  if (!tab->without_rowid) {
     rl->set = emit_regs(p, 1);
     emit(p, OP_Null, 0, rl->set, 0);
   } else {
     rl->eph = emit_cursor(p);
-    if (scan_order) {
-      emit(p, OP_OpenEphemeral, rl->eph, rl->nkey, 0);
-    } else {
-      KeyInfo *ki = parse_keyinfo(p, rl->nkey, NULL, NULL);
-      if (!ki) return;
-      vm_builder_add_p4(&p->b, OP_OpenEphemeral, rl->eph, rl->nkey, 0, P4_KEYINFO, ki);
-    }
+    KeyInfo *ki = parse_keyinfo(p, rl->nkey, NULL, NULL);
+    if (!ki) return;
+    vm_builder_add_p4(&p->b, OP_OpenEphemeral, rl->eph, rl->nkey, 0, P4_KEYINFO, ki);
   }
-  WhereInfo *wi = where_begin(p, src, where, NULL, 0);
-  if (!wi) return;
-  if (!where_one_row(wi)) p->multi_write = 1;
+  if (where_code(wi)) return;
   int k = emit_regs(p, rl->nkey);
   if (tab->without_rowid) {
     for (int j = 0; j < tab->npk; j++) code_column(p, tab, scur, tab->pk_cols[j], k + j);
-  } else {
-    emit(p, OP_Rowid, scur, k, 0);
-  }
-  if (rl->set) {
-    emit(p, OP_RowSetAdd, rl->set, k, 0);
-  } else {
     int rec = emit_regs(p, 1);
     emit(p, OP_MakeRecord, k, rl->nkey, rec);
-    if (scan_order) {
-      int rid = emit_regs(p, 1);
-      emit(p, OP_NewRowid, rl->eph, rid, 0);
-      emit(p, OP_Insert, rl->eph, rec, rid);
-    } else {
-      emit(p, OP_IdxInsert, rl->eph, rec, 0);
-    }
+    emit(p, OP_IdxInsert, rl->eph, rec, 0);
+  } else {
+    emit(p, OP_Rowid, scur, k, 0);
+    emit(p, OP_RowSetAdd, rl->set, k, 0);
   }
   where_end(wi);
+}
+
+static int sub_cb(SqlWalker *w, SqlSelect *s) {
+  (void)s;
+  *(int *)w->arg = 1;
+  return SQL_WALK_ABORT;
+}
+static int sub_expr_cb(SqlWalker *w, SqlExpr *e) {
+  if (e->op == SQL_E_IN && e->table) { /* x IN table */
+    *(int *)w->arg = 1;
+    return SQL_WALK_ABORT;
+  }
+  return SQL_WALK_CONTINUE;
+}
+/* 1 if e holds a subquery. */
+static int has_subquery(SqlExpr *e) {
+  int found = 0;
+  SqlWalker w = {sub_expr_cb, sub_cb, &found};
+  if (e) sql_walk_expr(&w, e);
+  return found;
+}
+
+/* How UPDATE/DELETE visit their rows. A one-pass statement changes each row
+ * inside the WHERE loop, with the loop's table cursor (SQLite's rules):
+ * ONEPASS_ONE when the loop visits at most one row (rowid or UNIQUE "="),
+ * whatever else the statement does; ONEPASS_MULTI when multi_ok (no
+ * trigger, foreign key, RETURNING, REPLACE, key change or subquery: nothing
+ * that must see the whole set first, or may change rows the loop has still
+ * to visit) and the loop does not walk an index the statement changes.
+ * Otherwise the rows are collected first (collect_rows). */
+enum { ONEPASS_OFF, ONEPASS_ONE, ONEPASS_MULTI };
+
+static int onepass_mode(WhereInfo *wi, int multi_ok, const uint8_t *chg) {
+  if (where_one_row(wi)) return ONEPASS_ONE;
+  if (!multi_ok) return ONEPASS_OFF;
+  const Index *x = where_scan_index(wi);
+  if (x && chg && index_affected(x, chg)) return ONEPASS_OFF;
+  return ONEPASS_MULTI;
 }
 
 /* UPDATE/DELETE ... [ORDER BY ...] LIMIT ...: the rows are those of
@@ -1829,6 +2015,33 @@ static void rows_loop_end(Parse *p, RowList *rl, int top, int next) {
     emit(p, OP_Goto, 0, top, 0);
   else
     emit(p, OP_Next, rl->eph, top, 0);
+}
+
+/* Start of the per-row code, the table cursor on the row: inside the WHERE
+ * loop wi (one pass), or in a loop over the rows collected by it (wi not
+ * NULL; scur its cursor) or before (rl). Returns the label that goes to the
+ * next row, 0 after an error. */
+static int dml_loop_begin(Parse *p, WhereInfo *wi, int onepass, Writer *w, RowList *rl,
+                          int scur, int done, int *top) {
+  if (onepass) {
+    if (where_code(wi)) return 0;
+    return onepass == ONEPASS_ONE ? where_break_label(wi) : where_continue_label(wi);
+  }
+  if (wi) collect_rows(p, wi, scur, w->tab, rl);
+  if (parse_failed(p)) return 0;
+  return rows_loop_begin(p, w, rl, done, top);
+}
+
+/* End of the per-row code: the WHERE loop's (one pass; after its one row
+ * the loop is left, as SQLite does not step a one-row loop) or the loop
+ * over the collected rows. */
+static void dml_loop_end(Parse *p, WhereInfo *wi, int onepass, RowList *rl, int top, int next) {
+  if (!onepass) {
+    rows_loop_end(p, rl, top, next);
+    return;
+  }
+  if (onepass == ONEPASS_ONE) emit(p, OP_Goto, 0, where_break_label(wi), 0);
+  where_end(wi);
 }
 
 /* Reposition the table cursor on the old row after triggers ran; -> next
@@ -2019,6 +2232,9 @@ int dml_update(Parse *p, const SqlStmt *s) {
   int fk = fk_required(p, tab, changed, rowid_expr != NULL);
   if (trig || fk || u->from || u->limit) p->multi_write = 1;
   RowList rl;
+  memset(&rl, 0, sizeof rl);
+  WhereInfo *wi = NULL; /* the WHERE loop (no FROM, no LIMIT) */
+  int onepass = ONEPASS_OFF;
   int nset = 0;
   for (int j = 0; j < ncol; j++) nset += set[j] != NULL;
   /* UPDATE ... FROM: where the new values sit in the first pass's rows */
@@ -2038,8 +2254,8 @@ int dml_update(Parse *p, const SqlStmt *s) {
       rl.nkey = -1; /* keyed by the target rowid, values in columns */
       emit(p, OP_OpenEphemeral, rl.eph, nset, 0);
     }
-    WhereInfo *wi = where_begin(p, src, where, NULL, 0);
-    if (!wi) return 1;
+    WhereInfo *fw = where_begin(p, src, where, NULL, 0);
+    if (!fw) return 1;
     int vals = emit_regs(p, voff + (nset > 0 ? nset : 1)), r = emit_regs(p, 1),
         rec = emit_regs(p, 1);
     for (int j = 0, k = 0; j < ncol; j++)
@@ -2057,22 +2273,32 @@ int dml_update(Parse *p, const SqlStmt *s) {
       emit(p, OP_MakeRecord, vals, nset, rec);
       emit(p, OP_Insert, rl.eph, rec, r);
     }
-    where_end(wi);
+    where_end(fw);
   } else if (u->limit) {
     collect_rows_limited(p, u->table, u->where, u->order_by, u->limit, u->offset, tab, u->with,
                          &rl);
   } else {
-    collect_rows(p, src, where, tab, !replace && !key_change && !trig && !fk && !p->nested, &rl);
+    wi = where_plan(p, src, where, NULL, WHERE_ONEPASS);
+    if (!wi) return 1;
+    int sub = has_subquery(where);
+    for (int i = 0; i < u->set->n; i++) sub |= rsub[i] != NULL;
+    for (int j = 0; j < ncol; j++) sub |= set[j] && has_subquery(set[j]);
+    int multi_ok = !replace && !key_change && !trig && !fk && !u->returning && !sub;
+    const uint8_t *chg = multi_ok ? changed_closure(p, tab, changed, 0) : NULL;
+    onepass = onepass_mode(wi, multi_ok, chg);
+    if (onepass != ONEPASS_ONE) p->multi_write = 1;
   }
   if (parse_failed(p)) return 1;
   Writer w;
-  if (writer_open(p, &w, tab, stmt_oe)) return 1;
+  /* the loop and the writes share the table cursor (the loop opens it) */
+  if (writer_open(p, &w, tab, stmt_oe, wi ? src->a[0].cursor : -1)) return 1;
   if (replace && fk_required(p, tab, NULL, 0)) w.trigcnt = emit_regs(p, 1);
   Returning ret;
   if (returning_setup(p, tab, u->table->alias, u->returning, &ret)) return 1;
   int old = emit_regs(p, ncol + 1), newrow = emit_regs(p, ncol + 1), cols = newrow + 1;
-  int done = emit_label(p), top;
-  int next = rows_loop_begin(p, &w, &rl, done, &top);
+  int done = emit_label(p), top = 0;
+  int next = dml_loop_begin(p, wi, onepass, &w, &rl, src->a[0].cursor, done, &top);
+  if (!next) return 1;
   read_row(&w, old);
   int scur = src->a[0].cursor;
   for (int i = 0; i < u->set->n; i++) {
@@ -2139,7 +2365,7 @@ int dml_update(Parse *p, const SqlStmt *s) {
   if (fk) fk_actions(p, tab, old, newrow, changed, rowid_expr != NULL);
   if (trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER))
     trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER, changed, old, newrow, stmt_oe, next);
-  rows_loop_end(p, &rl, top, next);
+  dml_loop_end(p, wi, onepass, &rl, top, next);
   emit_resolve(p, done);
   returning_end(p, &ret);
   return parse_failed(p);
@@ -2181,20 +2407,34 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   SqlExpr *where = dml_expr_dup(p, d->where);
   if (where && (resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
   RowList rl;
-  if (d->limit)
+  memset(&rl, 0, sizeof rl);
+  WhereInfo *wi = NULL;
+  int onepass = ONEPASS_OFF;
+  if (d->limit) {
     collect_rows_limited(p, d->table, d->where, d->order_by, d->limit, d->offset, tab, d->with,
                          &rl);
-  else
-    collect_rows(p, src, where, tab, !before && !after && !fk && !p->nested, &rl);
+  } else {
+    wi = where_plan(p, src, where, NULL, WHERE_ONEPASS);
+    if (!wi) return 1;
+    onepass = onepass_mode(wi, !before && !after && !fk && !d->returning && !has_subquery(where),
+                           NULL);
+    if (onepass != ONEPASS_ONE) p->multi_write = 1;
+  }
   if (parse_failed(p)) return 1;
   Writer w;
-  if (writer_open(p, &w, tab, 0)) return 1;
+  if (writer_open(p, &w, tab, 0, wi ? src->a[0].cursor : -1)) return 1;
   Returning ret;
   if (returning_setup(p, tab, d->table->alias, d->returning, &ret)) return 1;
   int old = emit_regs(p, tab->ncol + 1);
-  int done = emit_label(p), top;
-  int next = rows_loop_begin(p, &w, &rl, done, &top);
-  read_row(&w, old);
+  int done = emit_label(p), top = 0;
+  int next = dml_loop_begin(p, wi, onepass, &w, &rl, src->a[0].cursor, done, &top);
+  if (!next) return 1;
+  /* the old row: every column for triggers, foreign keys and RETURNING,
+   * else only what the index entries hold */
+  if (before || after || fk || d->returning)
+    read_row(&w, old);
+  else
+    read_index_cols(&w, old);
   if (before) {
     trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE, NULL, old, 0, 0, next);
     reseek_row(p, &w, old, next);
@@ -2211,7 +2451,7 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   }
   if (fk) fk_actions(p, tab, old, 0, NULL, 0);
   if (after) trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_AFTER, NULL, old, 0, 0, next);
-  rows_loop_end(p, &rl, top, next);
+  dml_loop_end(p, wi, onepass, &rl, top, next);
   emit_resolve(p, done);
   returning_end(p, &ret);
   return parse_failed(p);

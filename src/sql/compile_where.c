@@ -28,6 +28,10 @@
  *     [if match -> done; NullRow X; null = 1; match = 1; -> body]
  *   done:
  *
+ * where_begin = where_plan (terms analysed, loops chosen, no code) +
+ * where_code (the code below); DML calls them apart to choose one pass or
+ * two from the plan (WHERE_ONEPASS: item 0's cursor is opened for writing).
+ *
  * Before the loops: table cursors opened, materialized FROM subqueries
  * filled, automatic indexes built, constant terms tested. A MULTI-INDEX OR
  * level runs each disjunct's path into a RowSet and then visits the rows by
@@ -38,7 +42,11 @@
  * Invariants:
  *  1. Every AND-term is coded (re-tested) at its level, whether or not the
  *     access path already enforces it: correctness does not rest on the
- *     planner's affinity reasoning alone.
+ *     planner's affinity reasoning alone. The exceptions (term_enforced):
+ *     "rowid = value" with numeric affinity driving a SeekRowid (which
+ *     applies the same conversion), a rowid range's end bound (the end test
+ *     is its comparison), and the "=" and range terms of a real index's
+ *     seek and end test (same collation, the term's affinity on the key).
  *  2. A WHERE term never restricts the loop of a LEFT JOIN's right-hand item
  *     (only that item's ON terms may), and a LEFT JOIN item's ON terms are
  *     coded at its own level so that failing them pads instead of dropping.
@@ -98,6 +106,8 @@ struct WhereInfo {
   PlanItem *items;
   int brk;      /* after every loop */
   int order_ok; /* the loops deliver order_by */
+  int flags;    /* where_plan flags (WHERE_*) */
+  uint8_t *coded; /* per term: coded already (or enforced by the access path) */
 };
 
 /* ---- planner hooks ---- */
@@ -386,6 +396,28 @@ static void code_value(Parse *p, PlanTerm *t, int reg) {
   else expr_code(p, t->value, reg);
 }
 
+/* Term ti is enforced exactly by the level's seek and end test: it needs no
+ * re-test (invariant 1). Only original WHERE terms (a BETWEEN through both
+ * of its halves), never ON terms or ones derived from another (LIKE ranges,
+ * OR disjuncts). */
+static void term_enforced(WhereInfo *w, int ti) {
+  PlanTerm *t = &w->pl.terms[ti];
+  if (w->coded && t->on_item == -1 && t->parent < 0) w->coded[ti] = 1;
+}
+
+/* Both halves lo, hi of a BETWEEN are enforced: the BETWEEN is. */
+static void between_enforced(WhereInfo *w, int lo, int hi) {
+  if (lo < 0 || hi < 0) return;
+  PlanTerm *a = &w->pl.terms[lo], *b = &w->pl.terms[hi];
+  if (a->parent < 0 || a->parent != b->parent) return;
+  PlanTerm *t = &w->pl.terms[a->parent];
+  if (t->expr->op == SQL_E_BETWEEN && !(t->expr->flags & SQL_EF_NOT) && t->parent < 0)
+    term_enforced(w, a->parent);
+}
+
+/* The comparison applies numeric affinity to the value (a rowid term). */
+static int numeric_cmp(const PlanTerm *t) { return t->aff == AFF_INTEGER || t->aff == AFF_NUMERIC; }
+
 /* Open the loop of a base-table level with its access path. */
 static void open_table_level(WhereInfo *w, WLevel *L) {
   Parse *p = w->p;
@@ -423,6 +455,11 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
     emit(p, OP_SeekRowid, it->cursor, exit, r);
     emit_resolve(p, L->top);
     L->adv_op = 0;
+    /* "rowid = value" under numeric affinity holds exactly for the row
+     * SeekRowid finds (it converts the value the same way, and finds
+     * nothing for NULL, a blob or a non-integral number): the term needs
+     * no re-test (invariant 1's one exception) */
+    if (t->op == PLAN_OP_EQ && !L->rowid_only && numeric_cmp(t)) term_enforced(w, pl->eq[0]);
     return;
   }
 
@@ -472,6 +509,9 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
       else op = strict ? OP_Le : OP_Lt;      /* stop when rowid <= / < lo */
       int a = emit(p, op, rlast, exit, rr);
       vm_builder_set_p5(&p->b, a, VM_CMP_AFF(AFF_NUMERIC) | VM_JUMPIFNULL);
+      /* the end test is the term's own comparison (numeric affinity) */
+      if (!L->rowid_only && numeric_cmp(last) && last->expr->op != SQL_E_BETWEEN)
+        term_enforced(w, (int)(last - terms));
     }
     L->adv_op = rev ? OP_Prev : OP_Next;
     L->adv_cur = it->cursor;
@@ -578,6 +618,16 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
   if (!pl->is_pk && !pl->covering && !L->rowid_only) code_row_lookup(w, L, L->cont);
   L->adv_op = rev ? OP_Prev : OP_Next;
   L->adv_cur = cur;
+  /* A real index (not an automatic one) holds exactly the entries of "=" and
+   * range terms between the seek and the end test: the same collation
+   * (plan_index_col_ok) and the term's affinity applied to the key. */
+  if (pl->kind == PLAN_INDEX && !L->rowid_only) {
+    for (int j = 0; j < neq; j++)
+      if (terms[pl->eq[j]].op == PLAN_OP_EQ) term_enforced(w, pl->eq[j]);
+    if (pl->lo >= 0 && terms[pl->lo].expr->op != SQL_E_BETWEEN) term_enforced(w, pl->lo);
+    if (pl->hi >= 0 && terms[pl->hi].expr->op != SQL_E_BETWEEN) term_enforced(w, pl->hi);
+    between_enforced(w, pl->lo, pl->hi);
+  }
 }
 
 /* MULTI-INDEX OR: every disjunct's path adds rowids to a RowSet; the level
@@ -754,11 +804,12 @@ static void rj_pass(WhereInfo *w, WLevel *L) {
 
 /* ---- where_begin / where_end ---- */
 
-WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order_by, int flags) {
+WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order_by, int flags) {
   if (parse_failed(p)) return NULL;
   WhereInfo *w = parse_alloc(p, sizeof *w);
   if (!w) return NULL;
   w->p = p;
+  w->flags = flags;
   w->src = src;
   int n = src ? src->n : 0;
   if (n > 64) {
@@ -834,20 +885,30 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
     return NULL;
   }
   w->order_ok = order_by && order_by->n > 0 && w->plan.order_ok;
-  uint8_t *coded = w->pl.nterm ? parse_alloc(p, (size_t)w->pl.nterm) : NULL;
-  if (w->pl.nterm && !coded) return NULL;
-
   for (int k = 0; k < n; k++) {
     w->lv[k].pl = &w->plan.levels[k];
     w->lv[k].item = w->plan.levels[k].item;
   }
+  return w;
+}
 
-  /* Open the tables' cursors once, before the loops. */
+int where_code(WhereInfo *w) {
+  Parse *p = w->p;
+  SrcList *src = w->src;
+  int n = w->nlevel;
+  if (parse_failed(p)) return 1;
+  uint8_t *coded = w->pl.nterm ? parse_alloc(p, (size_t)w->pl.nterm) : NULL;
+  if (w->pl.nterm && !coded) return 1;
+  w->coded = coded;
+
+  /* Open the tables' cursors once, before the loops (WHERE_ONEPASS: item 0
+   * for writing, the caller writes through it). */
   for (int k = 0; k < n; k++) {
     SrcItem *it = &src->a[w->lv[k].item];
     if (it->kind == SRC_TABLE) {
-      parse_need_read(p);
-      parse_open_table(p, it->cursor, it->tab, 0);
+      int write = (w->flags & WHERE_ONEPASS) && w->lv[k].item == 0;
+      if (!write) parse_need_read(p);
+      parse_open_table(p, it->cursor, it->tab, write);
     }
   }
 
@@ -861,7 +922,7 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
     L->rj_next = emit_label(p);
     emit(p, OP_Integer, 0, L->rj_mode, 0);
     KeyInfo *ki = parse_keyinfo(p, nk, NULL, NULL);
-    if (!ki) return NULL;
+    if (!ki) return 1;
     vm_builder_add_p4(&p->b, OP_OpenEphemeral, L->rj_set, nk, 0, P4_KEYINFO, ki);
     /* every item left of it may be padded */
     for (int i = 0; i < L->item; i++) {
@@ -965,7 +1026,12 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
     parse_eqp(p, "SCAN %s", item_name(r));
     p->eqp_parent = save;
   }
-  if (parse_failed(p)) return NULL;
+  return parse_failed(p);
+}
+
+WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order_by, int flags) {
+  WhereInfo *w = where_plan(p, src, where, order_by, flags);
+  if (!w || where_code(w)) return NULL;
   return w;
 }
 
@@ -985,6 +1051,13 @@ int where_one_row(const WhereInfo *w) {
   for (int i = 0; i < neq; i++)
     if (w->pl.terms[lv->eq[i]].op != PLAN_OP_EQ) return 0;
   return 1;
+}
+
+const Index *where_scan_index(const WhereInfo *w) {
+  if (!w || w->plan.nlevel != 1) return NULL;
+  const PlanLevel *lv = &w->plan.levels[0];
+  if ((lv->kind == PLAN_SCAN || lv->kind == PLAN_INDEX) && lv->idx && !lv->is_pk) return lv->idx;
+  return NULL;
 }
 
 int where_continue_label(const WhereInfo *w) {

@@ -574,3 +574,85 @@ TEST(dml_with_update_delete) {
   dh_same_files(&p);
   dh_close(&p);
 }
+
+/* 1 if Shale's EXPLAIN of sql lists opcode name. */
+static int explain_has(shale *db, const char *sql, const char *name) {
+  char q[1024];
+  snprintf(q, sizeof q, "EXPLAIN %s", sql);
+  shale_stmt *st = NULL;
+  int found = 0;
+  if (shale_prepare(db, q, -1, &st, NULL) != SHALE_OK || !st) {
+    test_fail(__FILE__, __LINE__, "EXPLAIN %s: %s", sql, shale_errmsg(db));
+    return -1;
+  }
+  while (shale_step(st) == SHALE_ROW) {
+    const char *op = (const char *)shale_column_text(st, 1);
+    if (op && !strcmp(op, name)) found = 1;
+  }
+  shale_finalize(st);
+  return found;
+}
+
+/* UPDATE and DELETE change rows inside the WHERE loop (one pass, no
+ * ephemeral table, no RowSet) where SQLite's rules allow it, and collect
+ * them first where they do not; INSERT ... SELECT stages its rows only
+ * when the SELECT reads the target or the target has triggers/RETURNING.
+ * The statements then run on both engines with the same results. */
+TEST(dml_onepass_plans) {
+  DhPair p;
+  if (!dh_open(&p, "dml_onepass.db")) return;
+  SCRIPT(&p,
+         "CREATE TABLE t(a INTEGER PRIMARY KEY, b INT, c TEXT, d, e AS (b * 2))",
+         "CREATE INDEX tb ON t(b)", "CREATE UNIQUE INDEX tc ON t(c COLLATE NOCASE)",
+         "CREATE INDEX te ON t(e) WHERE d IS NOT NULL",
+         "CREATE TABLE w(k TEXT PRIMARY KEY, v INT, x) WITHOUT ROWID", "CREATE INDEX wv ON w(v)",
+         "CREATE TABLE s(a INTEGER PRIMARY KEY, b INT, c TEXT, d)",
+         "CREATE TABLE log(x)",
+         "INSERT INTO t(a, b, c, d) VALUES(1, 10, 'one', NULL), (2, 20, 'two', 2), "
+         "(3, 30, 'three', 3), (4, 40, 'Four', NULL), (5, 50, 'five', 5)",
+         "INSERT INTO w VALUES('a', 1, 'x'), ('b', 2, 'y'), ('c', 3, 'z')");
+  static const struct {
+    const char *sql;
+    int eph, rowset;
+  } q[] = {
+      /* one row by rowid / UNIQUE index: one pass */
+      {"UPDATE t SET d = 7 WHERE a = 1", 0, 0},
+      {"DELETE FROM t WHERE a = 9", 0, 0},
+      {"UPDATE t SET d = d + 1 WHERE c = 'TWO'", 0, 0},
+      {"UPDATE w SET x = 'q' WHERE k = 'b'", 0, 0},
+      /* several rows, nothing that needs the set first: one pass */
+      {"UPDATE t SET c = c || '!' WHERE b BETWEEN 20 AND 40", 0, 0},
+      {"UPDATE t SET d = 1", 0, 0},
+      {"DELETE FROM t WHERE b > 45", 0, 0},
+      {"UPDATE w SET x = x || v WHERE v >= 2", 0, 0},
+      {"DELETE FROM w WHERE v = 3", 0, 0},
+      /* the scanned index changes (also through a generated column): rowids first */
+      {"UPDATE t SET b = b + 100 WHERE b > 15", 0, 1},
+      {"UPDATE w SET v = v + 10 WHERE v > 0", 1, 0},
+      /* a subquery, RETURNING: rows first */
+      {"UPDATE t SET d = 0 WHERE b > (SELECT min(b) FROM t)", 0, 1},
+      {"DELETE FROM t WHERE a IN (SELECT a FROM t WHERE b > 1000)", 1, 1}, /* the IN set */
+      /* INSERT ... SELECT: straight from another table, staged from itself */
+      {"INSERT INTO s SELECT a, b, c, d FROM t WHERE a < 4", 0, 0},
+      {"INSERT INTO t(b, c) SELECT b + 1, c || 'x' FROM t WHERE a < 3", 1, 0},
+      {"INSERT INTO s(b) SELECT (SELECT max(b) FROM s) FROM t", 1, 0},
+  };
+  for (int i = 0; i < (int)(sizeof q / sizeof q[0]); i++) {
+    if (explain_has(p.s, q[i].sql, "OpenEphemeral") != q[i].eph)
+      test_fail(__FILE__, __LINE__, "%s: OpenEphemeral expected %d", q[i].sql, q[i].eph);
+    if (explain_has(p.s, q[i].sql, "RowSetAdd") != q[i].rowset)
+      test_fail(__FILE__, __LINE__, "%s: RowSetAdd expected %d", q[i].sql, q[i].rowset);
+    const char *one[] = {q[i].sql, NULL};
+    dh_script(&p, one);
+  }
+  /* triggers: one row stays one pass, several rows are collected */
+  SCRIPT(&p, "CREATE TRIGGER tu AFTER UPDATE ON t BEGIN INSERT INTO log VALUES(old.b || '>' || new.b); END");
+  if (explain_has(p.s, "UPDATE t SET b = 1 WHERE a = 2", "RowSetAdd") != 0)
+    test_fail(__FILE__, __LINE__, "one-row UPDATE with a trigger collects its row");
+  if (explain_has(p.s, "UPDATE t SET d = 1 WHERE b > 0", "RowSetAdd") != 1)
+    test_fail(__FILE__, __LINE__, "UPDATE with a trigger is one pass");
+  SCRIPT(&p, "UPDATE t SET b = 1 WHERE a = 2", "UPDATE t SET d = 1 WHERE b > 0",
+         "UPDATE t SET b = b + 1 RETURNING a, b, e", "DELETE FROM t WHERE b < 100 RETURNING *");
+  dh_same_files(&p);
+  dh_close(&p);
+}
