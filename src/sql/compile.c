@@ -110,14 +110,19 @@ int parse_find_db(const Parse *p, const char *name) {
   return -1;
 }
 
-int parse_table_db(const Parse *p, const Table *tab) {
+int parse_table_db(Parse *p, const Table *tab) {
   int n = parse_ndb(p);
   if (n <= 1 || !tab || !tab->name) return 0;
+  if (tab == p->tdb_tab) return p->tdb_db;
   for (int k = 0; k < n; k++) {
     int i = k == 0 ? 0 : k == 1 ? 1 : k; /* main first: the common case */
     const Schema *s = parse_db_schema(p, i);
     if (!s) continue;
-    if (s->schema_table == tab || schema_find_table(s, tab->name) == tab) return i;
+    if (s->schema_table == tab || schema_find_table(s, tab->name) == tab) {
+      p->tdb_tab = tab;
+      p->tdb_db = i;
+      return i;
+    }
   }
   return p->idb; /* a table being built (ALTER): the statement's database */
 }
@@ -212,6 +217,9 @@ const struct ParseCover *parse_find_cover(const Parse *p, int tab_cur) {
 }
 
 int parse_eqp(Parse *p, const char *fmt, ...) {
+  /* the rows are only read by EXPLAIN QUERY PLAN: other statements take
+   * the id alone (no formatting) */
+  if (p->is_explain != 2) return ++p->eqp_next_id;
   if (p->neqp == p->capeqp) {
     int cap = p->capeqp ? p->capeqp * 2 : 8;
     EqpRow *a = parse_alloc(p, sizeof *a * (size_t)cap);

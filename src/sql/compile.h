@@ -560,6 +560,10 @@ struct Parse {
   int neqp, capeqp;
   int eqp_parent;         /* id new rows hang under (where/select set it) */
   int eqp_next_id;
+  /* parse_table_db's last answer (the schemas do not change while a
+   * statement compiles) */
+  const Table *tdb_tab;
+  int tdb_db;
   /* trigger compilation: program-wide data */
   const Table *trig_tab;  /* table of the trigger being compiled */
   int trig_depth;
@@ -624,7 +628,7 @@ Btree *parse_db_bt(const Parse *, int i);
 int parse_find_db(const Parse *, const char *name);
 /* The database whose schema holds tab (a Table of some schema, sqlite_schema
  * included); p->idb when none does (subquery tables, tables being built). */
-int parse_table_db(const Parse *, const Table *tab);
+int parse_table_db(Parse *, const Table *tab);
 /* Look up an object of kind PARSE_OBJ_* by optional schema name and name:
  * unqualified names search temp, main, then attached databases in order
  * (only scope_db1 - 1 when set). *idb gets the database (-1: not found or
@@ -643,7 +647,9 @@ void parse_set_db(Parse *, int idb);
  * (covering index) until cleared with idx = NULL. */
 void parse_set_cover(Parse *, int tab_cur, const Index *idx, int idx_cur);
 const struct ParseCover *parse_find_cover(const Parse *, int tab_cur);
-/* Add an EXPLAIN QUERY PLAN row under p->eqp_parent; returns its id. */
+/* Add an EXPLAIN QUERY PLAN row under p->eqp_parent; returns its id. Only
+ * an EXPLAIN QUERY PLAN statement (is_explain 2) keeps the row: others just
+ * take a fresh id (no formatting). */
 int parse_eqp(Parse *, const char *fmt, ...);
 /* Open cursor cur for reading (write = 0) or writing on table tab's tree
  * (the PRIMARY KEY index for WITHOUT ROWID) / on index idx: emits

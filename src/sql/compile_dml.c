@@ -248,6 +248,10 @@ typedef struct Writer {
    * afterwards with ABORT (SQLite's "recheck" after replace triggers). 0 =
    * not needed. */
   int trigcnt;
+  /* REPLACE: the index (position in idx) whose cursor the conflict check
+   * left on the victim's entry, or -1: delete_keys deletes that entry where
+   * the cursor is, without a seek */
+  int on_victim;
 } Writer;
 
 /* Does an (unresolved, schema) expression read a column marked in chg[]
@@ -343,6 +347,7 @@ static int writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe, int tabcur)
   w->p = p;
   w->tab = tab;
   w->stmt_oe = stmt_oe;
+  w->on_victim = -1;
   int n = 0;
   for (Index *x = tab->indexes; x; x = x->next) n++;
   w->nidx = n;
@@ -473,6 +478,10 @@ static void delete_keys(Writer *w, int rowid, int cols, int with_pk) {
     /* the PK entry of a WITHOUT ROWID table is found by its PK alone: a row
      * written before ALTER TABLE ADD COLUMN has fewer fields than ncol */
     int nk = (x == w->tab->pk_index && w->tab->without_rowid) ? w->tab->npk : x->ncol;
+    if (i == w->on_victim) {
+      emit(p, OP_Delete, w->cur[i], 0, 0); /* the cursor is on the entry */
+      continue;
+    }
     emit(p, OP_IdxDelete, w->cur[i], w->okey[i], nk);
   }
 }
@@ -908,7 +917,11 @@ static void check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk,
           int skip = emit_label(p), t = emit_regs(p, 1);
           emit(p, OP_IdxRowid, w->cur[i], t, 0);
           emit(p, OP_NotExists, w->tabcur, skip, t);
+          /* nothing moves cursor i before the victim's entries go (foreign
+           * key checks might: then it is found again by its key) */
+          if (!fk_required(p, tab, NULL, 0)) w->on_victim = i;
           delete_current(w, 0, 0);
+          w->on_victim = -1;
           emit_resolve(p, skip);
         }
       } else if (oe == SQL_OE_IGNORE) {
@@ -1754,6 +1767,7 @@ int dml_insert(Parse *p, const SqlStmt *s) {
     ic.w.p = p;
     ic.w.tab = tab;
     ic.w.stmt_oe = stmt_oe;
+    ic.w.on_victim = -1;
   } else if (writer_open(p, &ic.w, tab, stmt_oe, -1)) {
     return 1;
   } else {

@@ -266,9 +266,13 @@ TEST(compile_parse_helpers) {
   CHECK(parse_find_cover(&p, 4) == NULL);
   parse_set_cover(&p, 3, NULL, 0);
   CHECK(parse_find_cover(&p, 3) == NULL);
-  /* EQP */
+  /* EQP: rows only under EXPLAIN QUERY PLAN, ids always */
   p.eqp_parent = 0;
+  int id0 = parse_eqp(&p, "SCAN %s", "t");
+  CHECK_EQ(p.neqp, 0);
+  p.is_explain = 2;
   int id = parse_eqp(&p, "SCAN %s", "t");
+  CHECK(id != id0);
   p.eqp_parent = id;
   int id2 = parse_eqp(&p, "SEARCH u USING INDEX i (a=?)");
   CHECK_EQ(p.neqp, 2);
