@@ -1997,6 +1997,32 @@ static void win_output(Parse *p, void *arg) {
   emit_output(p, wo->oc, regs);
 }
 
+/* GROUP BY through a hash table (vm_hash.c) when every group's state is
+ * registers the table can swap: no DISTINCT or ORDER BY inside a call, no
+ * window pass, and key collations the table hashes (BINARY, NOCASE, RTRIM).
+ * The output order is the sort's: groups by key, each fed in scan order. */
+static int hash_group_ok(const AggInfo *ai, const WinCtx *wc, const Collation **coll, int nk) {
+  if (wc) return 0;
+  for (int i = 0; i < ai->nfunc; i++)
+    if (ai->funcs[i].distinct_cursor >= 0 || ai->funcs[i].expr->order) return 0;
+  for (int i = 0; i < nk; i++)
+    if (coll[i] && coll[i] != &record_coll_binary && coll[i] != &record_coll_nocase &&
+        coll[i] != &record_coll_rtrim)
+      return 0;
+  return 1;
+}
+
+/* Output (subroutine l_out) every group of hash cursor hcur in key order,
+ * while its key is below the registers at bound (bound 0: all). */
+static void hash_groups_out(Parse *p, int hcur, int bound, int ret, int l_out) {
+  int top = emit_label(p), done = emit_label(p);
+  emit_resolve(p, top);
+  emit(p, OP_HashAggNext, hcur, done, bound);
+  emit(p, OP_Gosub, ret, l_out, 0);
+  emit(p, OP_Goto, 0, top, 0);
+  emit_resolve(p, done);
+}
+
 static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc) {
   AggInfo *ai = parse_alloc(p, sizeof *ai);
   if (!ai) return;
@@ -2079,11 +2105,17 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *
     agg_restore(&aw);
     return;
   }
-  /* GROUP BY: rows into a sorter by the keys, then groups in order */
+  /* GROUP BY: rows into a sorter by the keys, then groups in order; or
+   * (hash_group_ok) each row stepped at once in its group of a hash table,
+   * rows of new keys going to the sorter only once the table is full */
   const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)nk);
   if (!coll) return;
   for (int i = 0; i < nk; i++) coll[i] = coll_of(p, s->group_by->a[i].expr);
   KeyInfo *ki = parse_keyinfo(p, nk, coll, NULL);
+  int hcur = hash_group_ok(ai, wc, coll, nk) ? emit_cursor(p) : -1;
+  if (hcur >= 0)
+    vm_builder_add_p4(&p->b, OP_HashAggOpen, hcur, aw.loaded_reg - ai->first_reg + 1,
+                      ai->first_reg, P4_KEYINFO, ki);
   /* the sorter also compares the sequence number: groups keep the rows in
    * the order they came (first row, min/max ties, group_concat order) */
   const Collation **coll2 = parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1));
@@ -2096,14 +2128,26 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *
   int srec = emit_regs(p, nk + 1 + nin + 1);
   expr_code_list(p, s->group_by, kbase);
   agg_inputs(p, &aw);
+  int l_spill = emit_label(p), l_stepped = emit_label(p);
+  if (hcur >= 0) {
+    emit(p, OP_HashAggFind, hcur, l_spill, kbase);
+    agg_step(p, &aw);
+    emit(p, OP_Goto, 0, l_stepped, 0);
+  }
+  emit_resolve(p, l_spill);
   emit(p, OP_Copy, kbase, srec, nk - 1);
   emit(p, OP_Sequence, scur, srec + nk, 0);
   if (nin) emit(p, OP_Copy, kbase + nk, srec + nk + 1, nin - 1);
   int rec = srec + nk + 1 + nin;
   emit(p, OP_MakeRecord, srec, nk + 1 + nin, rec);
   emit(p, OP_SorterInsert, scur, rec, 0);
+  emit_resolve(p, l_stepped);
   loop_end(p, &loop);
   parse_eqp(p, "USE TEMP B-TREE FOR GROUP BY");
+  if (hcur >= 0) {
+    emit(p, OP_HashAggSave, hcur, 0, 0);
+    emit(p, OP_HashAggSort, hcur, 0, 0);
+  }
 
   agg_replace(p, &aw);
 
@@ -2114,7 +2158,7 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *
   int pseudo = emit_cursor(p);
   int l_end = emit_label(p), l_top = emit_label(p), l_new = emit_label(p),
       l_same = emit_label(p), l_first = emit_label(p), l_out = emit_label(p),
-      l_fin = emit_label(p);
+      l_fin = emit_label(p), l_rest = emit_label(p);
   emit(p, OP_OpenPseudo, pseudo, rec2, nk + 1 + nin);
   emit(p, OP_Null, 0, prev, prev + nk - 1);
   emit(p, OP_Integer, 0, has_group, 0);
@@ -2127,16 +2171,24 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *
   emit(p, OP_Jump, l_new, l_same, l_new);
   emit_resolve(p, l_new);
   emit(p, OP_Gosub, ret, l_out, 0);
-  agg_reset(p, &aw);
+  if (hcur < 0) agg_reset(p, &aw);
   emit_resolve(p, l_first);
+  if (hcur >= 0) {
+    /* the hash table's groups (keys disjoint from the sorter's) below this
+     * key come first */
+    hash_groups_out(p, hcur, kbase, ret, l_out);
+    agg_reset(p, &aw);
+  }
   emit(p, OP_Copy, kbase, prev, nk - 1);
   emit(p, OP_Integer, 1, has_group, 0);
   emit_resolve(p, l_same);
   agg_step(p, &aw);
   emit(p, OP_SorterNext, scur, l_top, 0);
   emit_resolve(p, l_fin);
-  emit(p, OP_IfNot, has_group, l_end, 1);
+  emit(p, OP_IfNot, has_group, l_rest, 1);
   emit(p, OP_Gosub, ret, l_out, 0);
+  emit_resolve(p, l_rest);
+  if (hcur >= 0) hash_groups_out(p, hcur, 0, ret, l_out);
   emit(p, OP_Goto, 0, l_end, 0);
   /* subroutine: one finished group */
   emit_resolve(p, l_out);

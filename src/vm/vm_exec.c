@@ -52,7 +52,6 @@ static void invalidate_all(Vm *v) {
 }
 
 void vm_cursor_close(Vm *v, VmCursor *c) {
-  (void)v;
   if (c->win) {
     vm_win_free(c->win);
     c->win = NULL;
@@ -69,6 +68,7 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
   c->nsent = 0;
   c->spos = 0;
   c->eph_root = 0;
+  if (c->hash) vm_hash_reset(v, c->hash);
   if (c->spill) {
     VmSpill *sp = c->spill;
     if (sp->file) {
@@ -2001,6 +2001,36 @@ dispatch:
       value_set_blob(&reg[op->p2], c->sbuf + c->sent[c->spos].off, c->sent[c->spos].n);
     }
     if (op->p3 >= 0 && op->p3 < v->prog->ncursor) v->cur[op->p3].cache_ok = 0;
+    NEXT();
+  }
+
+  CASE(HashAggOpen) {
+    VmCursor *c = &v->cur[op->p1];
+    vm_cursor_close(v, c);
+    c->kind = VMC_HASH;
+    c->ki = op->p4.ki;
+    CHK(vm_hash_open(v, c, op->p4.ki, op->p3, op->p2));
+    NEXT();
+  }
+  CASE(HashAggFind) {
+    int refused;
+    CHK(vm_hash_find(v, &v->cur[op->p1], &reg[op->p3], &refused));
+    if (refused) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(HashAggSave) {
+    CHK(vm_hash_save(v, &v->cur[op->p1]));
+    NEXT();
+  }
+  CASE(HashAggSort) {
+    v->nsort++;
+    CHK(vm_hash_sort(v, &v->cur[op->p1]));
+    NEXT();
+  }
+  CASE(HashAggNext) {
+    int loaded;
+    CHK(vm_hash_next(v, &v->cur[op->p1], op->p3 > 0 ? &reg[op->p3] : NULL, &loaded));
+    if (!loaded) JUMP(op->p2);
     NEXT();
   }
 

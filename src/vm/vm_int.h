@@ -19,7 +19,7 @@
 
 #include "vm.h"
 
-enum { VMC_NONE = 0, VMC_TABLE, VMC_INDEX, VMC_PSEUDO, VMC_SORTER };
+enum { VMC_NONE = 0, VMC_TABLE, VMC_INDEX, VMC_PSEUDO, VMC_SORTER, VMC_HASH };
 
 typedef struct VmSortEnt {
   uint64_t off; /* into VmCursor.sbuf */
@@ -77,6 +77,8 @@ typedef struct VmCursor {
   uint32_t eph_root;
   /* window pass (WinOpen), freed by vm_cursor_close */
   struct VmWin *win;
+  /* hash aggregation (HashAggOpen): emptied by vm_cursor_close, freed by vm_free */
+  struct VmHashAgg *hash;
 } VmCursor;
 
 typedef struct VmBuf {
@@ -169,6 +171,20 @@ int vm_win_push(Vm *, VmCursor *, const ShValue *row);
 int vm_win_end(Vm *, VmCursor *);
 int vm_win_row(Vm *, VmCursor *, ShValue *out);
 void vm_win_free(struct VmWin *);
+
+/* vm_hash.c: the groups of a hash aggregation (HashAgg* opcodes). Each
+ * returns SHALE_OK or an error code. find makes key's group current
+ * (*refused = 1 instead when the key is new and the table is past the
+ * sorter budget); next loads the next group in key order when its key is
+ * below bound (bound NULL: any), *loaded = 0 at the end. */
+typedef struct VmHashAgg VmHashAgg;
+int vm_hash_open(Vm *, VmCursor *, const KeyInfo *, int lo, int nstate);
+int vm_hash_find(Vm *, VmCursor *, const ShValue *key, int *refused);
+int vm_hash_save(Vm *, VmCursor *);
+int vm_hash_sort(Vm *, VmCursor *);
+int vm_hash_next(Vm *, VmCursor *, const ShValue *bound, int *loaded);
+void vm_hash_reset(Vm *, VmHashAgg *);
+void vm_hash_free(Vm *, VmHashAgg *);
 
 /* vm.c: roll back the transactions this Vm began; end its statement
  * savepoints (rolling them back first when rollback). */
