@@ -91,46 +91,6 @@ size_t record_encode(const ShValue *v, int n, uint8_t *out) {
 
 /* ---- decoding ---- */
 
-void record_decode_value(uint32_t st, const uint8_t *p, ShValue *out) {
-  out->flags = 0;
-  out->n = 0;
-  if (st >= 12) {
-    out->type = (st & 1) ? SHALE_TEXT : SHALE_BLOB;
-    out->n = (st - 12) / 2;
-    out->z = (const char *)p;
-    return;
-  }
-  switch (st) {
-    case 0:
-    case 10:
-    case 11:
-      out->type = SHALE_NULL;
-      out->i = 0;
-      return;
-    case 8:
-    case 9:
-      out->type = SHALE_INTEGER;
-      out->i = st - 8;
-      return;
-    case 7: {
-      uint64_t bits = 0;
-      for (int k = 0; k < 8; k++) bits = (bits << 8) | p[k];
-      memcpy(&out->r, &bits, 8);
-      out->type = isnan(out->r) ? SHALE_NULL : SHALE_FLOAT; /* as SQLite reads NaN */
-      return;
-    }
-    default: {
-      uint32_t len = record_serial_len(st);
-      /* sign-extend from the first byte */
-      uint64_t x = (p[0] & 0x80) ? ~(uint64_t)0 : 0;
-      for (uint32_t k = 0; k < len; k++) x = (x << 8) | p[k];
-      out->type = SHALE_INTEGER;
-      out->i = (int64_t)x;
-      return;
-    }
-  }
-}
-
 /* Read the header-length varint: *h and its byte count, or 0 if corrupt. */
 static int read_hdr_len(const uint8_t *p, uint32_t n, uint32_t *h) {
   uint64_t x;

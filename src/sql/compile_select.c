@@ -1388,6 +1388,9 @@ typedef struct OutCtx {
   SqlExprList *order_by;
   int *order_col;
   int nkey; /* key columns in the sorter record, before the sequence */
+  int *res_field; /* per result column: its field in the sorter record (a key
+                     column holding the same value, or one after the sequence) */
+  int ndata;      /* result columns stored after the sequence */
   const SqlSelect *order_owner; /* the core whose loop may deliver ORDER BY order */
   int ordered_compound;         /* the compound's rows go to an ORDER BY sorter */
 } OutCtx;
@@ -1465,6 +1468,13 @@ static void emit_dest(Parse *p, OutCtx *oc, int regs) {
 
 static const Collation *coll_of(Parse *p, const SqlExpr *e) { return expr_collation(p, e); }
 
+/* 1 when ORDER BY term t sorts on an extra key column before its value (a
+ * NULL flag): NULLS LAST ascending or NULLS FIRST descending. */
+static int nulls_key_of(const SqlExprItem *t) {
+  return (t->nulls == SQL_NULLS_LAST && t->sort != SQL_SORT_DESC) ||
+         (t->nulls == SQL_NULLS_FIRST && t->sort == SQL_SORT_DESC);
+}
+
 static void emit_output(Parse *p, OutCtx *oc, int regs) {
   int skip = emit_label(p);
   int n = oc->ncol;
@@ -1481,8 +1491,7 @@ static void emit_output(Parse *p, OutCtx *oc, int regs) {
     for (int i = 0; i < oc->order_by->n; i++) {
       SqlExprItem *t = &oc->order_by->a[i];
       int col = oc->order_col ? oc->order_col[i] : -1;
-      int nulls_key = (t->nulls == SQL_NULLS_LAST && t->sort != SQL_SORT_DESC) ||
-                      (t->nulls == SQL_NULLS_FIRST && t->sort == SQL_SORT_DESC);
+      int nulls_key = nulls_key_of(t);
       int vreg = nulls_key ? k + 1 : k;
       if (col >= 0) emit(p, OP_SCopy, regs + col, vreg, 0);
       else expr_code(p, t->expr, vreg);
@@ -1497,9 +1506,10 @@ static void emit_output(Parse *p, OutCtx *oc, int regs) {
       k++;
     }
     emit(p, OP_Sequence, oc->sorter_cur, base + nk, 0);
-    for (int i = 0; i < n; i++) emit(p, OP_SCopy, regs + i, base + nk + 1 + i, 0);
+    for (int i = 0; i < n; i++)
+      if (oc->res_field[i] > nk) emit(p, OP_SCopy, regs + i, base + oc->res_field[i], 0);
     int r = emit_regs(p, 1);
-    emit(p, OP_MakeRecord, base, nk + 1 + n, r);
+    emit(p, OP_MakeRecord, base, nk + 1 + oc->ndata, r);
     emit(p, OP_SorterInsert, oc->sorter_cur, r, 0);
   } else {
     emit_dest(p, oc, regs);
@@ -1574,8 +1584,7 @@ static void sorter_setup(Parse *p, OutCtx *oc, SqlSelect *s, SqlExprList *ob, in
   int nk = 0;
   for (int i = 0; i < ob->n; i++) {
     SqlExprItem *t = &ob->a[i];
-    int nulls_key = (t->nulls == SQL_NULLS_LAST && t->sort != SQL_SORT_DESC) ||
-                    (t->nulls == SQL_NULLS_FIRST && t->sort == SQL_SORT_DESC);
+    int nulls_key = nulls_key_of(t);
     nk += 1 + nulls_key;
   }
   const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1));
@@ -1584,8 +1593,7 @@ static void sorter_setup(Parse *p, OutCtx *oc, SqlSelect *s, SqlExprList *ob, in
   int k = 0;
   for (int i = 0; i < ob->n; i++) {
     SqlExprItem *t = &ob->a[i];
-    int nulls_key = (t->nulls == SQL_NULLS_LAST && t->sort != SQL_SORT_DESC) ||
-                    (t->nulls == SQL_NULLS_FIRST && t->sort == SQL_SORT_DESC);
+    int nulls_key = nulls_key_of(t);
     uint8_t d = t->sort == SQL_SORT_DESC;
     if (nulls_key) desc[k++] = d;
     if (s->prior && t->expr->op != SQL_E_COLLATE && order_col[i] >= 0)
@@ -1601,6 +1609,22 @@ static void sorter_setup(Parse *p, OutCtx *oc, SqlSelect *s, SqlExprList *ob, in
     desc[nk] = 1;
   KeyInfo *ki = parse_keyinfo(p, nk + 1, coll, desc);
   if (!ki) return;
+  /* a result column that an ORDER BY term stores as its key unchanged is
+   * read back from the key (SQLite's iOrderByCol): one copy per record */
+  oc->res_field = parse_alloc(p, sizeof(int) * (size_t)(oc->ncol + 1));
+  if (!oc->res_field) return;
+  oc->ndata = 0;
+  for (int i = 0; i < oc->ncol; i++) {
+    oc->res_field[i] = -1;
+    for (int j = 0, kp = 0; j < ob->n && oc->res_field[i] < 0; j++) {
+      SqlExprItem *t = &ob->a[j];
+      int nulls_key = nulls_key_of(t);
+      kp += nulls_key;
+      if (order_col && order_col[j] == i) oc->res_field[i] = kp;
+      kp++;
+    }
+    if (oc->res_field[i] < 0) oc->res_field[i] = nk + 1 + oc->ndata++;
+  }
   oc->sorter_cur = emit_cursor(p);
   oc->order_by = ob;
   oc->order_col = order_col;
@@ -1615,11 +1639,11 @@ static void sorter_output(Parse *p, OutCtx *oc) {
   int rec = emit_regs(p, 1);
   int pseudo = emit_cursor(p);
   int done = emit_label(p), top = emit_label(p);
-  emit(p, OP_OpenPseudo, pseudo, rec, oc->nkey + 1 + n);
+  emit(p, OP_OpenPseudo, pseudo, rec, oc->nkey + 1 + oc->ndata);
   emit(p, OP_SorterSort, oc->sorter_cur, done, 0);
   emit_resolve(p, top);
   emit(p, OP_SorterData, oc->sorter_cur, rec, pseudo);
-  for (int i = 0; i < n; i++) emit(p, OP_Column, pseudo, oc->nkey + 1 + i, regs + i);
+  for (int i = 0; i < n; i++) emit(p, OP_Column, pseudo, oc->res_field[i], regs + i);
   emit_dest(p, oc, regs);
   emit(p, OP_SorterNext, oc->sorter_cur, top, 0);
   emit_resolve(p, done);

@@ -113,6 +113,56 @@ static void agg_ctx_to_slot(const FuncCtx *ctx, VmAgg *slot) {
 
 /* ---- sorter: records kept in one buffer, stable merge sort by KeyInfo ---- */
 
+/* sort_key modes, chosen at SorterOpen from the first key column */
+enum { SORTKEY_NONE = 0, SORTKEY_BINARY, SORTKEY_NOCASE };
+
+/* The first key column of record rec reduced to 64 bits (VmSortEnt): the
+ * storage class in the top byte (NULL < numbers < TEXT < BLOB), then for a
+ * number the top 56 bits of its value as a double in an order-preserving
+ * bit pattern (integers round monotonically, so int and real mix), for
+ * TEXT and BLOB the first 7 bytes (NOCASE: ASCII folded, as the
+ * collation compares), zero padded. Unequal keys order as the full
+ * comparison does; equal ones decide nothing. DESC inverts the key. */
+static uint64_t sort_key(const VmCursor *c, const uint8_t *rec, uint32_t n) {
+  if (c->keymode == SORTKEY_NONE || n < 2 || rec[0] >= 0x80 || rec[0] > n) return 0;
+  uint32_t st;
+  const uint8_t *hp = rec + 1, *hend = rec + rec[0];
+  if (hp >= hend) return 0;
+  if (hp[0] < 0x80) {
+    st = hp[0];
+  } else {
+    uint64_t x;
+    if (!util_get_varint_safe(hp, hend, &x) || x > 0xffffffffu) return 0;
+    st = (uint32_t)x;
+  }
+  const uint8_t *body = hend;
+  uint32_t len = record_serial_len(st);
+  if (st == 10 || st == 11 || (uint64_t)(body - rec) + len > n) return 0;
+  uint64_t key;
+  if (st == 0) {
+    key = 0;
+  } else if (st < 12) {
+    ShValue v;
+    record_decode_value(st, body, &v);
+    if (v.type == SHALE_NULL) return 0;
+    double d = v.type == SHALE_INTEGER ? (double)v.i : v.r;
+    if (d == 0) d = 0; /* -0.0 equals 0.0 */
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    u = (u >> 63) ? ~u : u | (1ull << 63);
+    key = (1ull << 56) | (u >> 8);
+  } else {
+    int fold = (st & 1) && c->keymode == SORTKEY_NOCASE;
+    key = (uint64_t)((st & 1) ? 2 : 3) << 56;
+    for (uint32_t i = 0; i < 7 && i < len; i++) {
+      uint8_t b = body[i];
+      if (fold && b >= 'A' && b <= 'Z') b = (uint8_t)(b + 32);
+      key |= (uint64_t)b << (48 - 8 * i);
+    }
+  }
+  return c->ki->desc && c->ki->desc[0] ? ~key : key;
+}
+
 static int sorter_add(VmCursor *c, const void *rec, uint32_t n) {
   if (c->slen + n > c->scap) {
     uint64_t ncap = c->scap ? c->scap : 4096;
@@ -133,14 +183,16 @@ static int sorter_add(VmCursor *c, const void *rec, uint32_t n) {
     c->capsent = ncap;
   }
   if (n) memcpy(c->sbuf + c->slen, rec, n);
-  c->sent[c->nsent].off = c->slen;
+  c->sent[c->nsent].key = sort_key(c, rec, n);
+  c->sent[c->nsent].off = (uint32_t)c->slen;
   c->sent[c->nsent].n = n;
   c->nsent++;
   c->slen += n;
   return SHALE_OK;
 }
 
-static int sort_cmp(VmCursor *c, const VmSortEnt *a, const VmSortEnt *b) {
+static inline int sort_cmp(VmCursor *c, const VmSortEnt *a, const VmSortEnt *b) {
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
   return record_compare_prefix(c->ki, c->sbuf + a->off, a->n, c->sbuf + b->off, b->n);
 }
 
@@ -387,8 +439,11 @@ static int cursor_cache(Vm *v, VmCursor *c) {
  * or the header ends. Every column parsed must lie inside the record, and
  * the body must end exactly at the record's end (as record_parse_header). */
 static int header_parse(VmCursor *c, int want) {
-  while (c->hdr_ncol < want && !c->hdr_done) {
-    if (c->hdr_ncol == c->capcol) {
+  const uint8_t *rec = c->rec;
+  uint32_t pos = c->hdr_pos, end = c->hdr_end, body = c->body, nrec = c->nrec;
+  int nc = c->hdr_ncol;
+  while (nc < want && pos < end) {
+    if (nc == c->capcol) {
       int ncap = c->capcol ? c->capcol * 2 : 16;
       uint32_t *t = shale_realloc(c->types, (size_t)ncap * sizeof *t);
       if (!t) return SHALE_NOMEM;
@@ -398,20 +453,30 @@ static int header_parse(VmCursor *c, int want) {
       c->offsets = o;
       c->capcol = ncap;
     }
-    uint64_t st;
-    int k = util_get_varint_safe(c->rec + c->hdr_pos, c->rec + c->hdr_end, &st);
-    if (k == 0 || st == 10 || st == 11 || st > 0xffffffffu) return SHALE_CORRUPT;
-    uint32_t len = record_serial_len((uint32_t)st);
-    if ((uint64_t)c->body + len > c->nrec) return SHALE_CORRUPT;
-    c->types[c->hdr_ncol] = (uint32_t)st;
-    c->offsets[c->hdr_ncol] = c->body;
-    c->body += len;
-    c->hdr_pos += (uint32_t)k;
-    c->hdr_ncol++;
-    if (c->hdr_pos >= c->hdr_end) {
-      c->hdr_done = 1;
-      if (c->body != c->nrec) return SHALE_CORRUPT;
+    uint32_t st = rec[pos];
+    if (st < 0x80) {
+      pos++;
+    } else {
+      uint64_t x;
+      int k = util_get_varint_safe(rec + pos, rec + end, &x);
+      if (k == 0 || x > 0xffffffffu) return SHALE_CORRUPT;
+      st = (uint32_t)x;
+      pos += (uint32_t)k;
     }
+    if (st == 10 || st == 11) return SHALE_CORRUPT;
+    uint32_t len = record_serial_len(st);
+    if ((uint64_t)body + len > nrec) return SHALE_CORRUPT;
+    c->types[nc] = st;
+    c->offsets[nc] = body;
+    body += len;
+    nc++;
+  }
+  c->hdr_pos = pos;
+  c->body = body;
+  c->hdr_ncol = nc;
+  if (pos >= end) {
+    c->hdr_done = 1;
+    if (body != nrec) return SHALE_CORRUPT;
   }
   return SHALE_OK;
 }
@@ -1670,7 +1735,7 @@ dispatch:
       value_clear(out);
       NEXT();
     }
-    CHK(cursor_cache(v, c));
+    if (!c->cache_ok) CHK(cursor_cache(v, c));
     if (op->p2 >= c->hdr_ncol && !c->hdr_done) CHK(header_parse(c, op->p2 + 1));
     value_clear(out);
     if (op->p2 < c->hdr_ncol) {
@@ -1941,13 +2006,19 @@ dispatch:
     c->kind = VMC_SORTER;
     c->ki = op->p4.ki;
     c->nfield = op->p2;
+    const Collation *k0 = c->ki->ncol > 0 && c->ki->coll ? c->ki->coll[0] : NULL;
+    c->keymode = c->ki->ncol == 0                    ? SORTKEY_NONE
+                 : !k0 || k0 == &record_coll_binary ? SORTKEY_BINARY
+                 : k0 == &record_coll_nocase        ? SORTKEY_NOCASE
+                                                    : SORTKEY_NONE;
     NEXT();
   }
   CASE(SorterInsert) {
     VmCursor *c = &v->cur[op->p1];
     const ShValue *d = &reg[op->p2];
     uint32_t n = d->type == SHALE_BLOB ? d->n : 0;
-    if (c->nsent > 0 && c->slen + n > v->sorter_budget) CHK(spill_run(c));
+    if (c->nsent > 0 && (c->slen + n > v->sorter_budget || c->slen + n > UINT32_MAX))
+      CHK(spill_run(c));
     CHK(sorter_add(c, d->z, n));
     NEXT();
   }

@@ -21,8 +21,13 @@
 
 enum { VMC_NONE = 0, VMC_TABLE, VMC_INDEX, VMC_PSEUDO, VMC_SORTER, VMC_HASH };
 
+/* A record in the sorter's memory: key is its first key column reduced to
+ * 64 bits whose unsigned order agrees with the KeyInfo's (sort_key in
+ * vm_exec.c): entries with different keys compare by key alone, equal keys
+ * by the whole record. */
 typedef struct VmSortEnt {
-  uint64_t off; /* into VmCursor.sbuf */
+  uint64_t key;
+  uint32_t off; /* into VmCursor.sbuf (kept below 4 GiB: spilled before) */
   uint32_t n;
 } VmSortEnt;
 
@@ -71,6 +76,7 @@ typedef struct VmCursor {
   uint64_t slen, scap;
   VmSortEnt *sent, *stmp;
   int nsent, capsent;
+  int keymode; /* SORTKEY_*: how sort_key reduces the first key column */
   int spos;
   VmSpill *spill; /* runs spilled to a temp file past the budget, or NULL */
   /* ephemeral tables: the tree's root in Vm.eph */
