@@ -19,34 +19,16 @@
 
 /* ---- serial types ---- */
 
-uint32_t record_serial_type(const ShValue *v) {
-  switch (v->type) {
-    case SHALE_INTEGER: {
-      int64_t i = v->i;
-      if (i == 0) return 8;
-      if (i == 1) return 9;
-      uint64_t u = i < 0 ? ~(uint64_t)i : (uint64_t)i; /* -128 -> 127 */
-      if (u <= 0x7f) return 1;
-      if (u <= 0x7fff) return 2;
-      if (u <= 0x7fffff) return 3;
-      if (u <= 0x7fffffff) return 4;
-      if (u <= 0x7fffffffffffULL) return 5;
-      return 6;
-    }
-    case SHALE_FLOAT:
-      return isnan(v->r) ? 0 : 7; /* NaN is stored as NULL */
-    case SHALE_TEXT:
-      return v->n * 2 + 13;
-    case SHALE_BLOB:
-      return v->n * 2 + 12;
-    default:
-      return 0;
-  }
-}
-
-static uint32_t header_size(const ShValue *v, int n) {
+/* Header and body sizes of the record for v[0..n) in one pass. */
+static uint32_t sizes(const ShValue *v, int n, size_t *body) {
   uint32_t nh = 0;
-  for (int i = 0; i < n; i++) nh += (uint32_t)util_varint_len(record_serial_type(&v[i]));
+  size_t nb = 0;
+  for (int i = 0; i < n; i++) {
+    uint32_t st = record_serial_type(&v[i]);
+    nh += st < 0x80 ? 1 : (uint32_t)util_varint_len(st);
+    nb += record_serial_len(st);
+  }
+  if (body) *body = nb;
   /* H counts its own varint: find the smallest length that holds nh+len. */
   int len = 1;
   while (util_varint_len(nh + (uint32_t)len) > len) len++;
@@ -54,9 +36,9 @@ static uint32_t header_size(const ShValue *v, int n) {
 }
 
 size_t record_encoded_size(const ShValue *v, int n) {
-  size_t body = 0;
-  for (int i = 0; i < n; i++) body += record_serial_len(record_serial_type(&v[i]));
-  return header_size(v, n) + body;
+  size_t body;
+  uint32_t h = sizes(v, n, &body);
+  return h + body;
 }
 
 static void put_be(uint8_t *p, uint64_t x, int len) {
@@ -67,12 +49,15 @@ static void put_be(uint8_t *p, uint64_t x, int len) {
 }
 
 size_t record_encode(const ShValue *v, int n, uint8_t *out) {
-  uint32_t h = header_size(v, n);
+  uint32_t h = sizes(v, n, NULL);
   uint8_t *hp = out, *bp = out + h;
   hp += util_put_varint(hp, h);
   for (int i = 0; i < n; i++) {
     uint32_t st = record_serial_type(&v[i]);
-    hp += util_put_varint(hp, st);
+    if (st < 0x80)
+      *hp++ = (uint8_t)st;
+    else
+      hp += util_put_varint(hp, st);
     uint32_t len = record_serial_len(st);
     if (st >= 12) {
       if (len) memcpy(bp, v[i].z, len);

@@ -174,7 +174,26 @@ int record_seek_cmp(void *seek, const void *rec, uint32_t n);
 /* ---- serial types and the record format (§6) ---- */
 
 /* Serial type that stores v (format 4). TEXT/BLOB lengths must be < 2^31. */
-uint32_t record_serial_type(const ShValue *v);
+static inline uint32_t record_serial_type(const ShValue *v) {
+  switch (v->type) {
+  case SHALE_INTEGER: {
+    int64_t i = v->i;
+    if (i == 0) return 8;
+    if (i == 1) return 9;
+    uint64_t u = i < 0 ? ~(uint64_t)i : (uint64_t)i; /* -128 -> 127 */
+    if (u <= 0x7f) return 1;
+    if (u <= 0x7fff) return 2;
+    if (u <= 0x7fffff) return 3;
+    if (u <= 0x7fffffff) return 4;
+    if (u <= 0x7fffffffffffULL) return 5;
+    return 6;
+  }
+  case SHALE_FLOAT: return v->r != v->r ? 0 : 7; /* NaN is stored as NULL */
+  case SHALE_TEXT: return v->n * 2 + 13;
+  case SHALE_BLOB: return v->n * 2 + 12;
+  default: return 0;
+  }
+}
 /* Bytes the body of serial type st takes (0 for 10/11). */
 static inline uint32_t record_serial_len(uint32_t st) {
   static const uint8_t small[12] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0, 0, 0};

@@ -2100,7 +2100,8 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *
   for (int i = 0; i < ai->ncol; i++) ai->cols[i].reg = ai->first_reg + ai->nfunc + i;
   aw.best_reg = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
   if (!aw.best_reg) return;
-  for (int i = 0; i < ai->nfunc; i++) {
+  /* (the rule only picks the row the bare columns are read from) */
+  for (int i = 0; ai->ncol > 0 && i < ai->nfunc; i++) {
     const SqlExpr *fe = ai->funcs[i].expr;
     if ((ai->funcs[i].func->flags & FUNC_MINMAX) && fe->list && fe->list->n == 1) {
       aw.minmax = 1;

@@ -62,6 +62,7 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
   c->ki = NULL;
   c->nullrow = 0;
   c->tvf = 0;
+  c->pseudo_fed = 0;
   c->cache_ok = 0;
   c->seq = 0;
   c->slen = 0;
@@ -431,7 +432,7 @@ static int cursor_cache(Vm *v, VmCursor *c) {
   c->hdr_ncol = 0;
   c->hdr_done = c->hdr_pos >= hlen;
   if (c->hdr_pos == 0 || (c->hdr_done && hlen != n)) return SHALE_CORRUPT;
-  c->cache_ok = c->kind != VMC_PSEUDO;
+  c->cache_ok = c->kind != VMC_PSEUDO || c->pseudo_fed;
   return SHALE_OK;
 }
 
@@ -1736,7 +1737,9 @@ dispatch:
       NEXT();
     }
     if (!c->cache_ok) CHK(cursor_cache(v, c));
-    if (op->p2 >= c->hdr_ncol && !c->hdr_done) CHK(header_parse(c, op->p2 + 1));
+    /* a few columns past the one asked for: the next Column of this row
+     * usually wants one of them */
+    if (op->p2 >= c->hdr_ncol && !c->hdr_done) CHK(header_parse(c, op->p2 + 8));
     value_clear(out);
     if (op->p2 < c->hdr_ncol) {
       record_decode_value(c->types[op->p2], c->rec + c->offsets[op->p2], out);
@@ -2071,7 +2074,10 @@ dispatch:
     } else if (c->spos < c->nsent) {
       value_set_blob(&reg[op->p2], c->sbuf + c->sent[c->spos].off, c->sent[c->spos].n);
     }
-    if (op->p3 >= 0 && op->p3 < v->prog->ncursor) v->cur[op->p3].cache_ok = 0;
+    if (op->p3 >= 0 && op->p3 < v->prog->ncursor && v->cur[op->p3].kind == VMC_PSEUDO) {
+      v->cur[op->p3].cache_ok = 0;
+      v->cur[op->p3].pseudo_fed = v->cur[op->p3].pseudo_reg == op->p2;
+    }
     NEXT();
   }
 

@@ -57,6 +57,9 @@ typedef struct VmCursor {
   int nullrow;  /* NullRow: every column reads NULL */
   int tvf;      /* filled by TableFunc: BLOB columns read as JSON-subtype TEXT */
   int pseudo_reg;
+  int pseudo_fed; /* the pseudo cursor reads records SorterData puts in its
+                     register (only SorterData writes it): the header cache
+                     then holds until the next SorterData */
   int64_t seq;  /* Sequence counter */
   /* current-row cache */
   int cache_ok;
