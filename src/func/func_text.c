@@ -149,9 +149,19 @@ static int like_literal_runs(UPtr pat, uint32_t np, UPtr str, uint32_t ns, uint3
     while (pat[j] != '%') j++;
     uint32_t n = j - i;
     if (n) {
+      /* candidates start with the run's first byte (either case) */
+      uint8_t lo = (uint8_t)fold(pat[i]), up = lo >= 'a' && lo <= 'z' ? (uint8_t)(lo - 32) : lo;
+      if (!nocase) lo = up = pat[i];
       for (;; pos++) {
         if (pos + n > lim) return 0;
-        if (lit_eq(pat + i, str + pos, n, nocase)) break;
+        if (lo == up) {
+          const uint8_t *q = memchr(str + pos, lo, lim - n + 1 - pos);
+          if (!q) return 0;
+          pos = (uint32_t)(q - str);
+        } else if (str[pos] != lo && str[pos] != up) {
+          continue;
+        }
+        if (lit_eq(pat + i + 1, str + pos + 1, n - 1, nocase)) break;
       }
       pos += n;
     }

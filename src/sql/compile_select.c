@@ -1630,6 +1630,8 @@ static void sorter_setup(Parse *p, OutCtx *oc, SqlSelect *s, SqlExprList *ob, in
   oc->order_col = order_col;
   oc->nkey = nk;
   vm_builder_add_p4(&p->b, OP_SorterOpen, oc->sorter_cur, nk + 1, 0, P4_KEYINFO, ki);
+  /* ORDER BY ... LIMIT: only the first LIMIT + OFFSET rows are kept */
+  if (oc->reg_limit) emit(p, OP_SorterLimit, oc->sorter_cur, oc->reg_limit, oc->reg_offset);
 }
 
 /* Read the sorted rows back out to the destination. */

@@ -68,6 +68,8 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
   c->slen = 0;
   c->nsent = 0;
   c->spos = 0;
+  c->topn = 0;
+  c->live = 0;
   c->eph_root = 0;
   if (c->hash) vm_hash_reset(v, c->hash);
   if (c->spill) {
@@ -195,6 +197,80 @@ static int sorter_add(VmCursor *c, const void *rec, uint32_t n) {
 static inline int sort_cmp(VmCursor *c, const VmSortEnt *a, const VmSortEnt *b) {
   if (a->key != b->key) return a->key < b->key ? -1 : 1;
   return record_compare_prefix(c->ki, c->sbuf + a->off, a->n, c->sbuf + b->off, b->n);
+}
+
+/* ---- top-N (SorterLimit): the first topn records in sort order ---- */
+
+/* The sort order of a record not stored yet against entry e. */
+static int topn_cmp(VmCursor *c, uint64_t key, const void *rec, uint32_t n, const VmSortEnt *e) {
+  if (key != e->key) return key < e->key ? -1 : 1;
+  return record_compare_prefix(c->ki, rec, n, c->sbuf + e->off, e->n);
+}
+
+static void heap_down(VmCursor *c, int i) {
+  VmSortEnt *h = c->sent;
+  for (;;) {
+    int l = 2 * i + 1, r = l + 1, m = i;
+    if (l < c->nsent && sort_cmp(c, &h[l], &h[m]) > 0) m = l;
+    if (r < c->nsent && sort_cmp(c, &h[r], &h[m]) > 0) m = r;
+    if (m == i) return;
+    VmSortEnt t = h[i];
+    h[i] = h[m];
+    h[m] = t;
+    i = m;
+  }
+}
+
+static void heap_up(VmCursor *c, int i) {
+  VmSortEnt *h = c->sent;
+  while (i > 0) {
+    int up = (i - 1) / 2;
+    if (sort_cmp(c, &h[i], &h[up]) <= 0) return;
+    VmSortEnt t = h[i];
+    h[i] = h[up];
+    h[up] = t;
+    i = up;
+  }
+}
+
+/* Copy the kept records into a fresh buffer when the evicted ones take
+ * most of sbuf (so it holds about topn records, not every one inserted). */
+static int topn_compact(VmCursor *c, uint32_t need) {
+  uint64_t cap = 4096;
+  while (cap < 2 * (c->live + need)) cap *= 2;
+  if (cap >= c->scap) return SHALE_OK; /* growing sbuf is no worse */
+  uint8_t *b = shale_malloc((size_t)cap);
+  if (!b) return SHALE_NOMEM;
+  uint64_t len = 0;
+  for (int i = 0; i < c->nsent; i++) {
+    if (c->sent[i].n) memcpy(b + len, c->sbuf + c->sent[i].off, c->sent[i].n);
+    c->sent[i].off = (uint32_t)len;
+    len += c->sent[i].n;
+  }
+  shale_free(c->sbuf);
+  c->sbuf = b;
+  c->scap = cap;
+  c->slen = len;
+  return SHALE_OK;
+}
+
+/* Insert into a sorter holding at most topn records: a record that sorts
+ * after all of a full heap's is dropped, else it replaces the greatest. */
+static int topn_insert(VmCursor *c, const void *rec, uint32_t n) {
+  uint64_t key = sort_key(c, rec, n);
+  int rc;
+  if (c->nsent >= c->topn) {
+    if (topn_cmp(c, key, rec, n, &c->sent[0]) >= 0) return SHALE_OK;
+    c->live -= c->sent[0].n;
+    c->sent[0] = c->sent[--c->nsent];
+    heap_down(c, 0);
+  }
+  if (c->slen + n > c->scap && c->slen > 2 * c->live && (rc = topn_compact(c, n)) != SHALE_OK)
+    return rc;
+  if ((rc = sorter_add(c, rec, n)) != SHALE_OK) return rc;
+  c->live += n;
+  heap_up(c, c->nsent - 1);
+  return SHALE_OK;
 }
 
 /* Bottom-up stable merge sort of c->sent using c->stmp. */
@@ -2016,10 +2092,28 @@ dispatch:
                                                     : SORTKEY_NONE;
     NEXT();
   }
+  CASE(SorterLimit) {
+    VmCursor *c = &v->cur[op->p1];
+    int64_t lim = reg[op->p2].i, off = op->p3 > 0 ? reg[op->p3].i : 0;
+    if (off < 0) off = 0;
+    const int64_t most = (int64_t)1 << 24; /* beyond that a plain sort */
+    c->topn = lim > 0 && lim < most && off < most && lim + off < most ? lim + off : 0;
+    c->live = 0;
+    NEXT();
+  }
   CASE(SorterInsert) {
     VmCursor *c = &v->cur[op->p1];
     const ShValue *d = &reg[op->p2];
     uint32_t n = d->type == SHALE_BLOB ? d->n : 0;
+    if (c->topn) {
+      c->ki->corrupt = 0;
+      CHK(topn_insert(c, d->z, n));
+      if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
+      /* kept records past the budget: from here on a plain sort (what was
+       * dropped sorts after them anyway) */
+      if (c->live > v->sorter_budget) c->topn = 0;
+      NEXT();
+    }
     if (c->nsent > 0 && (c->slen + n > v->sorter_budget || c->slen + n > UINT32_MAX))
       CHK(spill_run(c));
     CHK(sorter_add(c, d->z, n));

@@ -80,6 +80,9 @@ typedef struct VmCursor {
   VmSortEnt *sent, *stmp;
   int nsent, capsent;
   int keymode; /* SORTKEY_*: how sort_key reduces the first key column */
+  int64_t topn;  /* SorterLimit: keep only the topn first records (a max-heap in
+                    sent[0..nsent) by sort order), 0: all */
+  uint64_t live; /* bytes of sbuf the kept records use (topn) */
   int spos;
   VmSpill *spill; /* runs spilled to a temp file past the budget, or NULL */
   /* ephemeral tables: the tree's root in Vm.eph */

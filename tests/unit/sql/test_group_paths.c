@@ -1,8 +1,10 @@
 /*
  * test_group_paths.c -- GROUP BY through the hash table of groups
  * (src/vm/vm_hash.c), alone and spilling new keys to the sorter once the
- * table is past a (tiny) budget, against the reference SQLite: the same
- * rows, in the same order, with the same bare columns and float sums.
+ * table is past a (tiny) budget, and ORDER BY ... LIMIT through the
+ * sorter's bounded heap (and the plain sort it falls back to past the
+ * budget), against the reference SQLite: the same rows, in the same order,
+ * with the same bare columns and float sums.
  *
  * Invariants:
  *  1. Every query runs on the reference and on Shale with the default
@@ -153,6 +155,12 @@ TEST(group_by_hash_and_spill_match_sqlite) {
       "SELECT sum(k), k FROM t WHERE typeof(k) = 'integer' GROUP BY k % 4",
       "SELECT k, sum(9223372036854775807) FROM t GROUP BY k",
       "SELECT k, json_group_array(id) FROM t WHERE id < 200 GROUP BY k",
+      /* ORDER BY ... LIMIT: the bounded heap, its compaction, and the plain
+       * sort it falls back to once the kept rows pass the budget */
+      "SELECT id, k, v FROM t ORDER BY v, r LIMIT 7 OFFSET 3",
+      "SELECT id FROM t ORDER BY k DESC, w LIMIT 50",
+      "SELECT id, x FROM t ORDER BY x, bl DESC LIMIT 300 OFFSET 10",
+      "SELECT k, count(*) FROM t GROUP BY k ORDER BY 2 DESC, 1 LIMIT 5",
   };
   static const uint64_t budgets[] = {0, 1, 400};
   for (size_t i = 0; i < sizeof queries / sizeof queries[0]; i++) {
