@@ -1383,6 +1383,7 @@ typedef struct OutCtx {
   int reg_limit, reg_offset; /* 0 when absent */
   int end_label;             /* LIMIT reached / first row of SD_MEM, SD_EXISTS */
   int distinct_cur;          /* -1: none */
+  int distinct_hash;         /* distinct_cur is a hash set (HashSetAdd), not an index */
   /* ORDER BY sorter (sorter_cur -1: none) */
   int sorter_cur;
   SqlExprList *order_by;
@@ -1468,6 +1469,11 @@ static void emit_dest(Parse *p, OutCtx *oc, int regs) {
 
 static const Collation *coll_of(Parse *p, const SqlExpr *e) { return expr_collation(p, e); }
 
+/* 1 when the VM's hash tables (vm_hash.c) can hash text under collation c. */
+static int hashable_coll(const Collation *c) {
+  return !c || c == &record_coll_binary || c == &record_coll_nocase || c == &record_coll_rtrim;
+}
+
 /* 1 when ORDER BY term t sorts on an extra key column before its value (a
  * NULL flag): NULLS LAST ascending or NULLS FIRST descending. */
 static int nulls_key_of(const SqlExprItem *t) {
@@ -1478,7 +1484,9 @@ static int nulls_key_of(const SqlExprItem *t) {
 static void emit_output(Parse *p, OutCtx *oc, int regs) {
   int skip = emit_label(p);
   int n = oc->ncol;
-  if (oc->distinct_cur >= 0) {
+  if (oc->distinct_cur >= 0 && oc->distinct_hash) {
+    emit(p, OP_HashSetAdd, oc->distinct_cur, skip, regs);
+  } else if (oc->distinct_cur >= 0) {
     int r = emit_regs(p, 1);
     vm_builder_add_i4(&p->b, OP_Found, oc->distinct_cur, skip, regs, n);
     emit(p, OP_MakeRecord, regs, n, r);
@@ -1974,7 +1982,11 @@ static void agg_reset(Parse *p, AggWork *aw) {
     if (f->distinct_cursor >= 0) {
       const Collation *c = coll_of(p, f->expr->list->a[0].expr);
       KeyInfo *ki = parse_keyinfo(p, 1, &c, NULL);
-      vm_builder_add_p4(&p->b, OP_OpenEphemeral, f->distinct_cursor, 1, 0, P4_KEYINFO, ki);
+      /* a hash set, unless the min/max rule probes it first (Found) */
+      if (hashable_coll(c) && !(aw->minmax && aw->best_reg[i]))
+        vm_builder_add_p4(&p->b, OP_HashAggOpen, f->distinct_cursor, 0, 0, P4_KEYINFO, ki);
+      else
+        vm_builder_add_p4(&p->b, OP_OpenEphemeral, f->distinct_cursor, 1, 0, P4_KEYINFO, ki);
     }
   }
   for (int i = 0; aw->minmax && i < ai->nfunc; i++)
@@ -2032,9 +2044,7 @@ static int hash_group_ok(const AggInfo *ai, const WinCtx *wc, const Collation **
   for (int i = 0; i < ai->nfunc; i++)
     if (ai->funcs[i].distinct_cursor >= 0 || ai->funcs[i].expr->order) return 0;
   for (int i = 0; i < nk; i++)
-    if (coll[i] && coll[i] != &record_coll_binary && coll[i] != &record_coll_nocase &&
-        coll[i] != &record_coll_rtrim)
-      return 0;
+    if (!hashable_coll(coll[i])) return 0;
   return 1;
 }
 
@@ -2250,7 +2260,14 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
       coll[i] = coll_of(p, info->result->a[i].expr);
     KeyInfo *ki = parse_keyinfo(p, oc.ncol, coll, NULL);
     oc.distinct_cur = emit_cursor(p);
-    vm_builder_add_p4(&p->b, OP_OpenEphemeral, oc.distinct_cur, oc.ncol, 0, P4_KEYINFO, ki);
+    /* the rows seen only need membership: a hash set when it can hash them */
+    oc.distinct_hash = 1;
+    for (int i = 0; i < oc.ncol; i++)
+      if (!hashable_coll(coll[i])) oc.distinct_hash = 0;
+    if (oc.distinct_hash)
+      vm_builder_add_p4(&p->b, OP_HashAggOpen, oc.distinct_cur, 0, 0, P4_KEYINFO, ki);
+    else
+      vm_builder_add_p4(&p->b, OP_OpenEphemeral, oc.distinct_cur, oc.ncol, 0, P4_KEYINFO, ki);
   }
   if (s->kind == SQL_SEL_VALUES) {
     if (s->cols && s->cols->n == 1) parse_eqp(p, "SCAN CONSTANT ROW");

@@ -1457,7 +1457,11 @@ dispatch:
   CASE(AggInverse) {
     VmAgg *slot = &v->agg[op->p3];
     FuncCtx ctx;
-    if (op->op == OP_AggStep && op->p1 >= 0) { /* DISTINCT: skip arguments seen before */
+    if (op->op == OP_AggStep && op->p1 >= 0 && v->cur[op->p1].kind == VMC_HASH) {
+      int found; /* DISTINCT through a hash set */
+      CHK(vm_hash_add(v, &v->cur[op->p1], &reg[op->p2], &found));
+      if (found) NEXT();
+    } else if (op->op == OP_AggStep && op->p1 >= 0) { /* DISTINCT: skip arguments seen before */
       VmCursor *dc = &v->cur[op->p1];
       size_t n = record_encoded_size(&reg[op->p2], op->p5);
       char *z = vm_buf_need(&v->keybuf, (uint32_t)n);
@@ -2187,6 +2191,12 @@ dispatch:
     int refused;
     CHK(vm_hash_find(v, &v->cur[op->p1], &reg[op->p3], &refused));
     if (refused) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(HashSetAdd) {
+    int found;
+    CHK(vm_hash_add(v, &v->cur[op->p1], &reg[op->p3], &found));
+    if (found) JUMP(op->p2);
     NEXT();
   }
   CASE(HashAggSave) {

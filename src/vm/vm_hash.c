@@ -29,6 +29,9 @@
  *     orders them by key (they are distinct, so the order is total).
  *  4. Memory counted in bytes; a new key while bytes exceeds the Vm's
  *     sorter budget is refused (the caller sends its row to a sorter).
+ *  5. A table opened with no state registers is a hash set (HashSetAdd:
+ *     DISTINCT rows, the arguments of an aggregate's DISTINCT), never
+ *     refused, never sorted.
  */
 #include <string.h>
 
@@ -378,6 +381,23 @@ int vm_hash_find(Vm *v, VmCursor *c, const ShValue *key, int *refused) {
   state_load(v, h, g);
   h->cur = g;
   return SHALE_OK;
+}
+
+/* A hash set (a table of groups without state: DISTINCT): *found = 1 if
+ * key is in it, else it is added. No budget: an ephemeral index would hold
+ * as much in memory. */
+int vm_hash_add(Vm *v, VmCursor *c, const ShValue *key, int *found) {
+  VmHashAgg *h = c->hash;
+  *found = 0;
+  if (!h) return SHALE_INTERNAL;
+  uint64_t hash = hash_key(h->ki, key);
+  if (h->nbucket)
+    for (HGroup *g = h->bucket[(uint32_t)hash & (h->nbucket - 1)]; g; g = g->next)
+      if (g->hash == hash && key_cmp(h->ki, g->key, key) == 0) {
+        *found = 1;
+        return SHALE_OK;
+      }
+  return group_new(v, h, key, hash) ? SHALE_OK : SHALE_NOMEM;
 }
 
 /* ---- output in key order (invariant 3) ---- */

@@ -192,6 +192,7 @@ void vm_win_free(struct VmWin *);
 typedef struct VmHashAgg VmHashAgg;
 int vm_hash_open(Vm *, VmCursor *, const KeyInfo *, int lo, int nstate);
 int vm_hash_find(Vm *, VmCursor *, const ShValue *key, int *refused);
+int vm_hash_add(Vm *, VmCursor *, const ShValue *key, int *found);
 int vm_hash_save(Vm *, VmCursor *);
 int vm_hash_sort(Vm *, VmCursor *);
 int vm_hash_next(Vm *, VmCursor *, const ShValue *bound, int *loaded);
