@@ -112,9 +112,70 @@ int func_glob_match(const char *pat, int npat, const char *str, int nstr) {
   return pattern_match((UPtr)pat, npat, (UPtr)str, nstr, 1, 0, 0);
 }
 
+/* n bytes of ASCII literal lit against s (folded when nocase). An ASCII
+ * byte of a string is always a character of its own (a UTF-8 lead or
+ * continuation byte never is ASCII), so byte comparison is exact here. */
+static inline int lit_eq(UPtr lit, UPtr s, uint32_t n, int nocase) {
+  if (!nocase) return memcmp(lit, s, n) == 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (fold(lit[i]) != fold(s[i])) return 0;
+  return 1;
+}
+
+/* LIKE for the common patterns: ASCII literal runs joined by '%', with no
+ * '_' and no escape character. The first run must start the string, the
+ * last end it, the others are found leftmost in turn (optimal when '%' is
+ * the only wildcard). Returns 1/0, or -1 when the pattern is not of that
+ * form (pattern_match decides then). */
+static int like_literal_runs(UPtr pat, uint32_t np, UPtr str, uint32_t ns, uint32_t esc,
+                             int nocase) {
+  uint32_t first = np, last = 0; /* bounds of the '%' characters */
+  for (uint32_t i = 0; i < np; i++) {
+    uint8_t b = pat[i];
+    if (b >= 0x80 || b == '_' || (esc && b == esc)) return -1;
+    if (b == '%') {
+      if (first == np) first = i;
+      last = i;
+    }
+  }
+  if (first == np) return ns == np && lit_eq(pat, str, np, nocase); /* no '%' */
+  uint32_t tail = np - last - 1;
+  if (first + tail > ns || !lit_eq(pat, str, first, nocase) ||
+      !lit_eq(pat + last + 1, str + ns - tail, tail, nocase))
+    return 0;
+  uint32_t pos = first, lim = ns - tail; /* the middle runs lie in [pos, lim) */
+  for (uint32_t i = first + 1; i < last;) {
+    uint32_t j = i;
+    while (pat[j] != '%') j++;
+    uint32_t n = j - i;
+    if (n) {
+      /* candidates start with the run's first byte (either case) */
+      uint8_t lo = (uint8_t)fold(pat[i]), up = lo >= 'a' && lo <= 'z' ? (uint8_t)(lo - 32) : lo;
+      if (!nocase) lo = up = pat[i];
+      for (;; pos++) {
+        if (pos + n > lim) return 0;
+        if (lo == up) {
+          const uint8_t *q = memchr(str + pos, lo, lim - n + 1 - pos);
+          if (!q) return 0;
+          pos = (uint32_t)(q - str);
+        } else if (str[pos] != lo && str[pos] != up) {
+          continue;
+        }
+        if (lit_eq(pat + i + 1, str + pos + 1, n - 1, nocase)) break;
+      }
+      pos += n;
+    }
+    i = j + 1;
+  }
+  return 1;
+}
+
 int func_like_match(const char *pat, int npat, const char *str, int nstr, uint32_t esc,
                     int nocase) {
-  return pattern_match((UPtr)pat, npat, (UPtr)str, nstr, 0, esc, nocase);
+  uint32_t np = func_cstr_len(pat, (uint32_t)npat), ns = func_cstr_len(str, (uint32_t)nstr);
+  int r = like_literal_runs((UPtr)pat, np, (UPtr)str, ns, esc, nocase);
+  if (r >= 0) return r;
+  return pattern_match((UPtr)pat, (int)np, (UPtr)str, (int)ns, 0, esc, nocase);
 }
 
 /* like(pattern, string [, escape]) and glob(pattern, string); user_data: 0

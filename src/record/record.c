@@ -19,34 +19,16 @@
 
 /* ---- serial types ---- */
 
-uint32_t record_serial_type(const ShValue *v) {
-  switch (v->type) {
-    case SHALE_INTEGER: {
-      int64_t i = v->i;
-      if (i == 0) return 8;
-      if (i == 1) return 9;
-      uint64_t u = i < 0 ? ~(uint64_t)i : (uint64_t)i; /* -128 -> 127 */
-      if (u <= 0x7f) return 1;
-      if (u <= 0x7fff) return 2;
-      if (u <= 0x7fffff) return 3;
-      if (u <= 0x7fffffff) return 4;
-      if (u <= 0x7fffffffffffULL) return 5;
-      return 6;
-    }
-    case SHALE_FLOAT:
-      return isnan(v->r) ? 0 : 7; /* NaN is stored as NULL */
-    case SHALE_TEXT:
-      return v->n * 2 + 13;
-    case SHALE_BLOB:
-      return v->n * 2 + 12;
-    default:
-      return 0;
-  }
-}
-
-static uint32_t header_size(const ShValue *v, int n) {
+/* Header and body sizes of the record for v[0..n) in one pass. */
+static uint32_t sizes(const ShValue *v, int n, size_t *body) {
   uint32_t nh = 0;
-  for (int i = 0; i < n; i++) nh += (uint32_t)util_varint_len(record_serial_type(&v[i]));
+  size_t nb = 0;
+  for (int i = 0; i < n; i++) {
+    uint32_t st = record_serial_type(&v[i]);
+    nh += st < 0x80 ? 1 : (uint32_t)util_varint_len(st);
+    nb += record_serial_len(st);
+  }
+  if (body) *body = nb;
   /* H counts its own varint: find the smallest length that holds nh+len. */
   int len = 1;
   while (util_varint_len(nh + (uint32_t)len) > len) len++;
@@ -54,9 +36,9 @@ static uint32_t header_size(const ShValue *v, int n) {
 }
 
 size_t record_encoded_size(const ShValue *v, int n) {
-  size_t body = 0;
-  for (int i = 0; i < n; i++) body += record_serial_len(record_serial_type(&v[i]));
-  return header_size(v, n) + body;
+  size_t body;
+  uint32_t h = sizes(v, n, &body);
+  return h + body;
 }
 
 static void put_be(uint8_t *p, uint64_t x, int len) {
@@ -67,12 +49,15 @@ static void put_be(uint8_t *p, uint64_t x, int len) {
 }
 
 size_t record_encode(const ShValue *v, int n, uint8_t *out) {
-  uint32_t h = header_size(v, n);
+  uint32_t h = sizes(v, n, NULL);
   uint8_t *hp = out, *bp = out + h;
   hp += util_put_varint(hp, h);
   for (int i = 0; i < n; i++) {
     uint32_t st = record_serial_type(&v[i]);
-    hp += util_put_varint(hp, st);
+    if (st < 0x80)
+      *hp++ = (uint8_t)st;
+    else
+      hp += util_put_varint(hp, st);
     uint32_t len = record_serial_len(st);
     if (st >= 12) {
       if (len) memcpy(bp, v[i].z, len);
@@ -90,48 +75,6 @@ size_t record_encode(const ShValue *v, int n, uint8_t *out) {
 }
 
 /* ---- decoding ---- */
-
-/* Big-endian two's complement integer of serial type 1..6 (len bytes). */
-static inline int64_t int_body(const uint8_t *p, uint32_t len) {
-  uint64_t x = (p[0] & 0x80) ? ~(uint64_t)0 : 0;
-  for (uint32_t k = 0; k < len; k++) x = (x << 8) | p[k];
-  return (int64_t)x;
-}
-
-void record_decode_value(uint32_t st, const uint8_t *p, ShValue *out) {
-  out->flags = 0;
-  out->n = 0;
-  if (st >= 12) {
-    out->type = (st & 1) ? SHALE_TEXT : SHALE_BLOB;
-    out->n = (st - 12) / 2;
-    out->z = (const char *)p;
-    return;
-  }
-  switch (st) {
-    case 0:
-    case 10:
-    case 11:
-      out->type = SHALE_NULL;
-      out->i = 0;
-      return;
-    case 8:
-    case 9:
-      out->type = SHALE_INTEGER;
-      out->i = st - 8;
-      return;
-    case 7: {
-      uint64_t bits = 0;
-      for (int k = 0; k < 8; k++) bits = (bits << 8) | p[k];
-      memcpy(&out->r, &bits, 8);
-      out->type = isnan(out->r) ? SHALE_NULL : SHALE_FLOAT; /* as SQLite reads NaN */
-      return;
-    }
-    default:
-      out->type = SHALE_INTEGER;
-      out->i = int_body(p, record_serial_len(st)); /* sign-extended from the first byte */
-      return;
-  }
-}
 
 /* Read the header-length varint: *h and its byte count, or 0 if corrupt. */
 static int read_hdr_len(const uint8_t *p, uint32_t n, uint32_t *h) {
@@ -350,8 +293,8 @@ static inline int first_column_fast(const KeyInfo *ki, const uint8_t *a, uint32_
              ((tb >= 1 && tb <= 6) || tb == 8 || tb == 9)) {
     uint32_t la = record_serial_len(ta), lb = record_serial_len(tb);
     if (ha + la > na || hb + lb > nb) return 0;
-    int64_t x = ta >= 8 ? (int64_t)ta - 8 : int_body(a + ha, la);
-    int64_t y = tb >= 8 ? (int64_t)tb - 8 : int_body(b + hb, lb);
+    int64_t x = ta >= 8 ? (int64_t)ta - 8 : record_int_body(a + ha, la);
+    int64_t y = tb >= 8 ? (int64_t)tb - 8 : record_int_body(b + hb, lb);
     c = x < y ? -1 : x > y;
   } else {
     return 0;

@@ -28,6 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../util/util.h"
 
@@ -83,8 +84,12 @@ static inline void value_set_blob(ShValue *v, const void *z, uint32_t n) {
   v->n = n;
   v->z = (const char *)z;
 }
-/* Release owned memory (if any) and make v NULL. */
-void value_clear(ShValue *v);
+/* Release owned memory (if any) and make v NULL. Inline: every register
+ * write goes through it. */
+static inline void value_clear(ShValue *v) {
+  if (v->flags & VAL_OWNED) shale_free((void *)v->z);
+  value_set_null(v);
+}
 /* Make a borrowed text/blob owned by copying it into shale_malloc memory
  * (one extra NUL byte is appended, not counted in n). No-op for other types
  * and already-owned values. SHALE_OK or SHALE_NOMEM (v unchanged). */
@@ -169,7 +174,26 @@ int record_seek_cmp(void *seek, const void *rec, uint32_t n);
 /* ---- serial types and the record format (§6) ---- */
 
 /* Serial type that stores v (format 4). TEXT/BLOB lengths must be < 2^31. */
-uint32_t record_serial_type(const ShValue *v);
+static inline uint32_t record_serial_type(const ShValue *v) {
+  switch (v->type) {
+  case SHALE_INTEGER: {
+    int64_t i = v->i;
+    if (i == 0) return 8;
+    if (i == 1) return 9;
+    uint64_t u = i < 0 ? ~(uint64_t)i : (uint64_t)i; /* -128 -> 127 */
+    if (u <= 0x7f) return 1;
+    if (u <= 0x7fff) return 2;
+    if (u <= 0x7fffff) return 3;
+    if (u <= 0x7fffffff) return 4;
+    if (u <= 0x7fffffffffffULL) return 5;
+    return 6;
+  }
+  case SHALE_FLOAT: return v->r != v->r ? 0 : 7; /* NaN is stored as NULL */
+  case SHALE_TEXT: return v->n * 2 + 13;
+  case SHALE_BLOB: return v->n * 2 + 12;
+  default: return 0;
+  }
+}
 /* Bytes the body of serial type st takes (0 for 10/11). */
 static inline uint32_t record_serial_len(uint32_t st) {
   static const uint8_t small[12] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0, 0, 0};
@@ -202,10 +226,57 @@ int record_header_len(const void *rec, uint32_t navail, uint32_t total, uint32_t
 int record_parse_header_ex(const void *rec, uint32_t navail, uint32_t total, uint32_t *types,
                            uint32_t *offsets, int maxcol, int *ncol);
 
+/* The big-endian two's-complement integer of len bytes at p (serial types
+ * 1..6), sign-extended from the first byte. */
+static inline int64_t record_int_body(const uint8_t *p, uint32_t len) {
+  uint64_t x = (p[0] & 0x80) ? ~(uint64_t)0 : 0;
+  for (uint32_t k = 0; k < len; k++) x = (x << 8) | p[k];
+  return (int64_t)x;
+}
+
 /* Decode the body at p of serial type st into out (st must not be 10/11 and
  * p must hold record_serial_len(st) bytes: both checked by
  * record_parse_header). Text/blob are borrowed from p. */
-void record_decode_value(uint32_t st, const uint8_t *p, ShValue *out);
+static inline void record_decode_value(uint32_t st, const uint8_t *p, ShValue *out) {
+  out->flags = 0;
+  out->n = 0;
+  if (st >= 12) {
+    out->type = (st & 1) ? SHALE_TEXT : SHALE_BLOB;
+    out->n = (st - 12) / 2;
+    out->z = (const char *)p;
+    return;
+  }
+  switch (st) {
+  case 0:
+  case 10:
+  case 11:
+    out->type = SHALE_NULL;
+    out->i = 0;
+    return;
+  case 8:
+  case 9:
+    out->type = SHALE_INTEGER;
+    out->i = st - 8;
+    return;
+  case 1:
+    out->type = SHALE_INTEGER;
+    out->i = (int8_t)p[0];
+    return;
+  case 7: {
+    uint64_t bits = 0;
+    for (int k = 0; k < 8; k++) bits = (bits << 8) | p[k];
+    double d;
+    memcpy(&d, &bits, 8);
+    out->r = d;
+    out->type = d != d ? SHALE_NULL : SHALE_FLOAT; /* as SQLite reads NaN */
+    return;
+  }
+  default:
+    out->type = SHALE_INTEGER;
+    out->i = record_int_body(p, record_serial_len(st));
+    return;
+  }
+}
 
 /* Convenience (parses the header each call, so O(col)): column col of the
  * record into out, borrowed from rec. A column past the end of the record is

@@ -20,11 +20,6 @@
 
 #include "record.h"
 
-void value_clear(ShValue *v) {
-  if (v->flags & VAL_OWNED) shale_free((void *)v->z);
-  value_set_null(v);
-}
-
 int value_make_owned(ShValue *v) {
   if ((v->type != SHALE_TEXT && v->type != SHALE_BLOB) || (v->flags & VAL_OWNED)) return SHALE_OK;
   char *z = shale_malloc((size_t)v->n + 1);

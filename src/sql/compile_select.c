@@ -1383,11 +1383,15 @@ typedef struct OutCtx {
   int reg_limit, reg_offset; /* 0 when absent */
   int end_label;             /* LIMIT reached / first row of SD_MEM, SD_EXISTS */
   int distinct_cur;          /* -1: none */
+  int distinct_hash;         /* distinct_cur is a hash set (HashSetAdd), not an index */
   /* ORDER BY sorter (sorter_cur -1: none) */
   int sorter_cur;
   SqlExprList *order_by;
   int *order_col;
   int nkey; /* key columns in the sorter record, before the sequence */
+  int *res_field; /* per result column: its field in the sorter record (a key
+                     column holding the same value, or one after the sequence) */
+  int ndata;      /* result columns stored after the sequence */
   const SqlSelect *order_owner; /* the core whose loop may deliver ORDER BY order */
   int ordered_compound;         /* the compound's rows go to an ORDER BY sorter */
 } OutCtx;
@@ -1465,10 +1469,24 @@ static void emit_dest(Parse *p, OutCtx *oc, int regs) {
 
 static const Collation *coll_of(Parse *p, const SqlExpr *e) { return expr_collation(p, e); }
 
+/* 1 when the VM's hash tables (vm_hash.c) can hash text under collation c. */
+static int hashable_coll(const Collation *c) {
+  return !c || c == &record_coll_binary || c == &record_coll_nocase || c == &record_coll_rtrim;
+}
+
+/* 1 when ORDER BY term t sorts on an extra key column before its value (a
+ * NULL flag): NULLS LAST ascending or NULLS FIRST descending. */
+static int nulls_key_of(const SqlExprItem *t) {
+  return (t->nulls == SQL_NULLS_LAST && t->sort != SQL_SORT_DESC) ||
+         (t->nulls == SQL_NULLS_FIRST && t->sort == SQL_SORT_DESC);
+}
+
 static void emit_output(Parse *p, OutCtx *oc, int regs) {
   int skip = emit_label(p);
   int n = oc->ncol;
-  if (oc->distinct_cur >= 0) {
+  if (oc->distinct_cur >= 0 && oc->distinct_hash) {
+    emit(p, OP_HashSetAdd, oc->distinct_cur, skip, regs);
+  } else if (oc->distinct_cur >= 0) {
     int r = emit_regs(p, 1);
     vm_builder_add_i4(&p->b, OP_Found, oc->distinct_cur, skip, regs, n);
     emit(p, OP_MakeRecord, regs, n, r);
@@ -1481,8 +1499,7 @@ static void emit_output(Parse *p, OutCtx *oc, int regs) {
     for (int i = 0; i < oc->order_by->n; i++) {
       SqlExprItem *t = &oc->order_by->a[i];
       int col = oc->order_col ? oc->order_col[i] : -1;
-      int nulls_key = (t->nulls == SQL_NULLS_LAST && t->sort != SQL_SORT_DESC) ||
-                      (t->nulls == SQL_NULLS_FIRST && t->sort == SQL_SORT_DESC);
+      int nulls_key = nulls_key_of(t);
       int vreg = nulls_key ? k + 1 : k;
       if (col >= 0) emit(p, OP_SCopy, regs + col, vreg, 0);
       else expr_code(p, t->expr, vreg);
@@ -1497,9 +1514,10 @@ static void emit_output(Parse *p, OutCtx *oc, int regs) {
       k++;
     }
     emit(p, OP_Sequence, oc->sorter_cur, base + nk, 0);
-    for (int i = 0; i < n; i++) emit(p, OP_SCopy, regs + i, base + nk + 1 + i, 0);
+    for (int i = 0; i < n; i++)
+      if (oc->res_field[i] > nk) emit(p, OP_SCopy, regs + i, base + oc->res_field[i], 0);
     int r = emit_regs(p, 1);
-    emit(p, OP_MakeRecord, base, nk + 1 + n, r);
+    emit(p, OP_MakeRecord, base, nk + 1 + oc->ndata, r);
     emit(p, OP_SorterInsert, oc->sorter_cur, r, 0);
   } else {
     emit_dest(p, oc, regs);
@@ -1574,8 +1592,7 @@ static void sorter_setup(Parse *p, OutCtx *oc, SqlSelect *s, SqlExprList *ob, in
   int nk = 0;
   for (int i = 0; i < ob->n; i++) {
     SqlExprItem *t = &ob->a[i];
-    int nulls_key = (t->nulls == SQL_NULLS_LAST && t->sort != SQL_SORT_DESC) ||
-                    (t->nulls == SQL_NULLS_FIRST && t->sort == SQL_SORT_DESC);
+    int nulls_key = nulls_key_of(t);
     nk += 1 + nulls_key;
   }
   const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1));
@@ -1584,8 +1601,7 @@ static void sorter_setup(Parse *p, OutCtx *oc, SqlSelect *s, SqlExprList *ob, in
   int k = 0;
   for (int i = 0; i < ob->n; i++) {
     SqlExprItem *t = &ob->a[i];
-    int nulls_key = (t->nulls == SQL_NULLS_LAST && t->sort != SQL_SORT_DESC) ||
-                    (t->nulls == SQL_NULLS_FIRST && t->sort == SQL_SORT_DESC);
+    int nulls_key = nulls_key_of(t);
     uint8_t d = t->sort == SQL_SORT_DESC;
     if (nulls_key) desc[k++] = d;
     if (s->prior && t->expr->op != SQL_E_COLLATE && order_col[i] >= 0)
@@ -1601,11 +1617,29 @@ static void sorter_setup(Parse *p, OutCtx *oc, SqlSelect *s, SqlExprList *ob, in
     desc[nk] = 1;
   KeyInfo *ki = parse_keyinfo(p, nk + 1, coll, desc);
   if (!ki) return;
+  /* a result column that an ORDER BY term stores as its key unchanged is
+   * read back from the key (SQLite's iOrderByCol): one copy per record */
+  oc->res_field = parse_alloc(p, sizeof(int) * (size_t)(oc->ncol + 1));
+  if (!oc->res_field) return;
+  oc->ndata = 0;
+  for (int i = 0; i < oc->ncol; i++) {
+    oc->res_field[i] = -1;
+    for (int j = 0, kp = 0; j < ob->n && oc->res_field[i] < 0; j++) {
+      SqlExprItem *t = &ob->a[j];
+      int nulls_key = nulls_key_of(t);
+      kp += nulls_key;
+      if (order_col && order_col[j] == i) oc->res_field[i] = kp;
+      kp++;
+    }
+    if (oc->res_field[i] < 0) oc->res_field[i] = nk + 1 + oc->ndata++;
+  }
   oc->sorter_cur = emit_cursor(p);
   oc->order_by = ob;
   oc->order_col = order_col;
   oc->nkey = nk;
   vm_builder_add_p4(&p->b, OP_SorterOpen, oc->sorter_cur, nk + 1, 0, P4_KEYINFO, ki);
+  /* ORDER BY ... LIMIT: only the first LIMIT + OFFSET rows are kept */
+  if (oc->reg_limit) emit(p, OP_SorterLimit, oc->sorter_cur, oc->reg_limit, oc->reg_offset);
 }
 
 /* Read the sorted rows back out to the destination. */
@@ -1615,11 +1649,11 @@ static void sorter_output(Parse *p, OutCtx *oc) {
   int rec = emit_regs(p, 1);
   int pseudo = emit_cursor(p);
   int done = emit_label(p), top = emit_label(p);
-  emit(p, OP_OpenPseudo, pseudo, rec, oc->nkey + 1 + n);
+  emit(p, OP_OpenPseudo, pseudo, rec, oc->nkey + 1 + oc->ndata);
   emit(p, OP_SorterSort, oc->sorter_cur, done, 0);
   emit_resolve(p, top);
   emit(p, OP_SorterData, oc->sorter_cur, rec, pseudo);
-  for (int i = 0; i < n; i++) emit(p, OP_Column, pseudo, oc->nkey + 1 + i, regs + i);
+  for (int i = 0; i < n; i++) emit(p, OP_Column, pseudo, oc->res_field[i], regs + i);
   emit_dest(p, oc, regs);
   emit(p, OP_SorterNext, oc->sorter_cur, top, 0);
   emit_resolve(p, done);
@@ -1948,7 +1982,11 @@ static void agg_reset(Parse *p, AggWork *aw) {
     if (f->distinct_cursor >= 0) {
       const Collation *c = coll_of(p, f->expr->list->a[0].expr);
       KeyInfo *ki = parse_keyinfo(p, 1, &c, NULL);
-      vm_builder_add_p4(&p->b, OP_OpenEphemeral, f->distinct_cursor, 1, 0, P4_KEYINFO, ki);
+      /* a hash set, unless the min/max rule probes it first (Found) */
+      if (hashable_coll(c) && !(aw->minmax && aw->best_reg[i]))
+        vm_builder_add_p4(&p->b, OP_HashAggOpen, f->distinct_cursor, 0, 0, P4_KEYINFO, ki);
+      else
+        vm_builder_add_p4(&p->b, OP_OpenEphemeral, f->distinct_cursor, 1, 0, P4_KEYINFO, ki);
     }
   }
   for (int i = 0; aw->minmax && i < ai->nfunc; i++)
@@ -1995,6 +2033,30 @@ static void win_output(Parse *p, void *arg) {
   int regs = emit_regs(p, wo->oc->ncol);
   expr_code_list(p, wo->info->result, regs);
   emit_output(p, wo->oc, regs);
+}
+
+/* GROUP BY through a hash table (vm_hash.c) when every group's state is
+ * registers the table can swap: no DISTINCT or ORDER BY inside a call, no
+ * window pass, and key collations the table hashes (BINARY, NOCASE, RTRIM).
+ * The output order is the sort's: groups by key, each fed in scan order. */
+static int hash_group_ok(const AggInfo *ai, const WinCtx *wc, const Collation **coll, int nk) {
+  if (wc) return 0;
+  for (int i = 0; i < ai->nfunc; i++)
+    if (ai->funcs[i].distinct_cursor >= 0 || ai->funcs[i].expr->order) return 0;
+  for (int i = 0; i < nk; i++)
+    if (!hashable_coll(coll[i])) return 0;
+  return 1;
+}
+
+/* Output (subroutine l_out) every group of hash cursor hcur in key order,
+ * while its key is below the registers at bound (bound 0: all). */
+static void hash_groups_out(Parse *p, int hcur, int bound, int ret, int l_out) {
+  int top = emit_label(p), done = emit_label(p);
+  emit_resolve(p, top);
+  emit(p, OP_HashAggNext, hcur, done, bound);
+  emit(p, OP_Gosub, ret, l_out, 0);
+  emit(p, OP_Goto, 0, top, 0);
+  emit_resolve(p, done);
 }
 
 static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc) {
@@ -2050,7 +2112,8 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *
   for (int i = 0; i < ai->ncol; i++) ai->cols[i].reg = ai->first_reg + ai->nfunc + i;
   aw.best_reg = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
   if (!aw.best_reg) return;
-  for (int i = 0; i < ai->nfunc; i++) {
+  /* (the rule only picks the row the bare columns are read from) */
+  for (int i = 0; ai->ncol > 0 && i < ai->nfunc; i++) {
     const SqlExpr *fe = ai->funcs[i].expr;
     if ((ai->funcs[i].func->flags & FUNC_MINMAX) && fe->list && fe->list->n == 1) {
       aw.minmax = 1;
@@ -2079,11 +2142,17 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *
     agg_restore(&aw);
     return;
   }
-  /* GROUP BY: rows into a sorter by the keys, then groups in order */
+  /* GROUP BY: rows into a sorter by the keys, then groups in order; or
+   * (hash_group_ok) each row stepped at once in its group of a hash table,
+   * rows of new keys going to the sorter only once the table is full */
   const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)nk);
   if (!coll) return;
   for (int i = 0; i < nk; i++) coll[i] = coll_of(p, s->group_by->a[i].expr);
   KeyInfo *ki = parse_keyinfo(p, nk, coll, NULL);
+  int hcur = hash_group_ok(ai, wc, coll, nk) ? emit_cursor(p) : -1;
+  if (hcur >= 0)
+    vm_builder_add_p4(&p->b, OP_HashAggOpen, hcur, aw.loaded_reg - ai->first_reg + 1,
+                      ai->first_reg, P4_KEYINFO, ki);
   /* the sorter also compares the sequence number: groups keep the rows in
    * the order they came (first row, min/max ties, group_concat order) */
   const Collation **coll2 = parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1));
@@ -2096,14 +2165,26 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *
   int srec = emit_regs(p, nk + 1 + nin + 1);
   expr_code_list(p, s->group_by, kbase);
   agg_inputs(p, &aw);
+  int l_spill = emit_label(p), l_stepped = emit_label(p);
+  if (hcur >= 0) {
+    emit(p, OP_HashAggFind, hcur, l_spill, kbase);
+    agg_step(p, &aw);
+    emit(p, OP_Goto, 0, l_stepped, 0);
+  }
+  emit_resolve(p, l_spill);
   emit(p, OP_Copy, kbase, srec, nk - 1);
   emit(p, OP_Sequence, scur, srec + nk, 0);
   if (nin) emit(p, OP_Copy, kbase + nk, srec + nk + 1, nin - 1);
   int rec = srec + nk + 1 + nin;
   emit(p, OP_MakeRecord, srec, nk + 1 + nin, rec);
   emit(p, OP_SorterInsert, scur, rec, 0);
+  emit_resolve(p, l_stepped);
   loop_end(p, &loop);
   parse_eqp(p, "USE TEMP B-TREE FOR GROUP BY");
+  if (hcur >= 0) {
+    emit(p, OP_HashAggSave, hcur, 0, 0);
+    emit(p, OP_HashAggSort, hcur, 0, 0);
+  }
 
   agg_replace(p, &aw);
 
@@ -2114,7 +2195,7 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *
   int pseudo = emit_cursor(p);
   int l_end = emit_label(p), l_top = emit_label(p), l_new = emit_label(p),
       l_same = emit_label(p), l_first = emit_label(p), l_out = emit_label(p),
-      l_fin = emit_label(p);
+      l_fin = emit_label(p), l_rest = emit_label(p);
   emit(p, OP_OpenPseudo, pseudo, rec2, nk + 1 + nin);
   emit(p, OP_Null, 0, prev, prev + nk - 1);
   emit(p, OP_Integer, 0, has_group, 0);
@@ -2127,16 +2208,24 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *
   emit(p, OP_Jump, l_new, l_same, l_new);
   emit_resolve(p, l_new);
   emit(p, OP_Gosub, ret, l_out, 0);
-  agg_reset(p, &aw);
+  if (hcur < 0) agg_reset(p, &aw);
   emit_resolve(p, l_first);
+  if (hcur >= 0) {
+    /* the hash table's groups (keys disjoint from the sorter's) below this
+     * key come first */
+    hash_groups_out(p, hcur, kbase, ret, l_out);
+    agg_reset(p, &aw);
+  }
   emit(p, OP_Copy, kbase, prev, nk - 1);
   emit(p, OP_Integer, 1, has_group, 0);
   emit_resolve(p, l_same);
   agg_step(p, &aw);
   emit(p, OP_SorterNext, scur, l_top, 0);
   emit_resolve(p, l_fin);
-  emit(p, OP_IfNot, has_group, l_end, 1);
+  emit(p, OP_IfNot, has_group, l_rest, 1);
   emit(p, OP_Gosub, ret, l_out, 0);
+  emit_resolve(p, l_rest);
+  if (hcur >= 0) hash_groups_out(p, hcur, 0, ret, l_out);
   emit(p, OP_Goto, 0, l_end, 0);
   /* subroutine: one finished group */
   emit_resolve(p, l_out);
@@ -2171,7 +2260,14 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
       coll[i] = coll_of(p, info->result->a[i].expr);
     KeyInfo *ki = parse_keyinfo(p, oc.ncol, coll, NULL);
     oc.distinct_cur = emit_cursor(p);
-    vm_builder_add_p4(&p->b, OP_OpenEphemeral, oc.distinct_cur, oc.ncol, 0, P4_KEYINFO, ki);
+    /* the rows seen only need membership: a hash set when it can hash them */
+    oc.distinct_hash = 1;
+    for (int i = 0; i < oc.ncol; i++)
+      if (!hashable_coll(coll[i])) oc.distinct_hash = 0;
+    if (oc.distinct_hash)
+      vm_builder_add_p4(&p->b, OP_HashAggOpen, oc.distinct_cur, 0, 0, P4_KEYINFO, ki);
+    else
+      vm_builder_add_p4(&p->b, OP_OpenEphemeral, oc.distinct_cur, oc.ncol, 0, P4_KEYINFO, ki);
   }
   if (s->kind == SQL_SEL_VALUES) {
     if (s->cols && s->cols->n == 1) parse_eqp(p, "SCAN CONSTANT ROW");

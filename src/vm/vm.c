@@ -444,6 +444,7 @@ void vm_free(Vm *v) {
       shale_free(v->cur[i].sbuf);
       shale_free(v->cur[i].sent);
       shale_free(v->cur[i].stmp);
+      vm_hash_free(v, v->cur[i].hash);
     }
   }
   if (v->rbuf)

@@ -52,7 +52,6 @@ static void invalidate_all(Vm *v) {
 }
 
 void vm_cursor_close(Vm *v, VmCursor *c) {
-  (void)v;
   if (c->win) {
     vm_win_free(c->win);
     c->win = NULL;
@@ -65,12 +64,16 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
   c->ki = NULL;
   c->nullrow = 0;
   c->tvf = 0;
+  c->pseudo_fed = 0;
   c->cache_ok = 0;
   c->seq = 0;
   c->slen = 0;
   c->nsent = 0;
   c->spos = 0;
+  c->topn = 0;
+  c->live = 0;
   c->eph_root = 0;
+  if (c->hash) vm_hash_reset(v, c->hash);
   if (c->spill) {
     VmSpill *sp = c->spill;
     if (sp->file) {
@@ -115,6 +118,56 @@ static void agg_ctx_to_slot(const FuncCtx *ctx, VmAgg *slot) {
 
 /* ---- sorter: records kept in one buffer, stable merge sort by KeyInfo ---- */
 
+/* sort_key modes, chosen at SorterOpen from the first key column */
+enum { SORTKEY_NONE = 0, SORTKEY_BINARY, SORTKEY_NOCASE };
+
+/* The first key column of record rec reduced to 64 bits (VmSortEnt): the
+ * storage class in the top byte (NULL < numbers < TEXT < BLOB), then for a
+ * number the top 56 bits of its value as a double in an order-preserving
+ * bit pattern (integers round monotonically, so int and real mix), for
+ * TEXT and BLOB the first 7 bytes (NOCASE: ASCII folded, as the
+ * collation compares), zero padded. Unequal keys order as the full
+ * comparison does; equal ones decide nothing. DESC inverts the key. */
+static uint64_t sort_key(const VmCursor *c, const uint8_t *rec, uint32_t n) {
+  if (c->keymode == SORTKEY_NONE || n < 2 || rec[0] >= 0x80 || rec[0] > n) return 0;
+  uint32_t st;
+  const uint8_t *hp = rec + 1, *hend = rec + rec[0];
+  if (hp >= hend) return 0;
+  if (hp[0] < 0x80) {
+    st = hp[0];
+  } else {
+    uint64_t x;
+    if (!util_get_varint_safe(hp, hend, &x) || x > 0xffffffffu) return 0;
+    st = (uint32_t)x;
+  }
+  const uint8_t *body = hend;
+  uint32_t len = record_serial_len(st);
+  if (st == 10 || st == 11 || (uint64_t)(body - rec) + len > n) return 0;
+  uint64_t key;
+  if (st == 0) {
+    key = 0;
+  } else if (st < 12) {
+    ShValue v;
+    record_decode_value(st, body, &v);
+    if (v.type == SHALE_NULL) return 0;
+    double d = v.type == SHALE_INTEGER ? (double)v.i : v.r;
+    if (d == 0) d = 0; /* -0.0 equals 0.0 */
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    u = (u >> 63) ? ~u : u | (1ull << 63);
+    key = (1ull << 56) | (u >> 8);
+  } else {
+    int fold = (st & 1) && c->keymode == SORTKEY_NOCASE;
+    key = (uint64_t)((st & 1) ? 2 : 3) << 56;
+    for (uint32_t i = 0; i < 7 && i < len; i++) {
+      uint8_t b = body[i];
+      if (fold && b >= 'A' && b <= 'Z') b = (uint8_t)(b + 32);
+      key |= (uint64_t)b << (48 - 8 * i);
+    }
+  }
+  return c->ki->desc && c->ki->desc[0] ? ~key : key;
+}
+
 static int sorter_add(VmCursor *c, const void *rec, uint32_t n) {
   if (c->slen + n > c->scap) {
     uint64_t ncap = c->scap ? c->scap : 4096;
@@ -135,15 +188,91 @@ static int sorter_add(VmCursor *c, const void *rec, uint32_t n) {
     c->capsent = ncap;
   }
   if (n) memcpy(c->sbuf + c->slen, rec, n);
-  c->sent[c->nsent].off = c->slen;
+  c->sent[c->nsent].key = sort_key(c, rec, n);
+  c->sent[c->nsent].off = (uint32_t)c->slen;
   c->sent[c->nsent].n = n;
   c->nsent++;
   c->slen += n;
   return SHALE_OK;
 }
 
-static int sort_cmp(VmCursor *c, const VmSortEnt *a, const VmSortEnt *b) {
+static inline int sort_cmp(VmCursor *c, const VmSortEnt *a, const VmSortEnt *b) {
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
   return record_compare_prefix(c->ki, c->sbuf + a->off, a->n, c->sbuf + b->off, b->n);
+}
+
+/* ---- top-N (SorterLimit): the first topn records in sort order ---- */
+
+/* The sort order of a record not stored yet against entry e. */
+static int topn_cmp(VmCursor *c, uint64_t key, const void *rec, uint32_t n, const VmSortEnt *e) {
+  if (key != e->key) return key < e->key ? -1 : 1;
+  return record_compare_prefix(c->ki, rec, n, c->sbuf + e->off, e->n);
+}
+
+static void heap_down(VmCursor *c, int i) {
+  VmSortEnt *h = c->sent;
+  for (;;) {
+    int l = 2 * i + 1, r = l + 1, m = i;
+    if (l < c->nsent && sort_cmp(c, &h[l], &h[m]) > 0) m = l;
+    if (r < c->nsent && sort_cmp(c, &h[r], &h[m]) > 0) m = r;
+    if (m == i) return;
+    VmSortEnt t = h[i];
+    h[i] = h[m];
+    h[m] = t;
+    i = m;
+  }
+}
+
+static void heap_up(VmCursor *c, int i) {
+  VmSortEnt *h = c->sent;
+  while (i > 0) {
+    int up = (i - 1) / 2;
+    if (sort_cmp(c, &h[i], &h[up]) <= 0) return;
+    VmSortEnt t = h[i];
+    h[i] = h[up];
+    h[up] = t;
+    i = up;
+  }
+}
+
+/* Copy the kept records into a fresh buffer when the evicted ones take
+ * most of sbuf (so it holds about topn records, not every one inserted). */
+static int topn_compact(VmCursor *c, uint32_t need) {
+  uint64_t cap = 4096;
+  while (cap < 2 * (c->live + need)) cap *= 2;
+  if (cap >= c->scap) return SHALE_OK; /* growing sbuf is no worse */
+  uint8_t *b = shale_malloc((size_t)cap);
+  if (!b) return SHALE_NOMEM;
+  uint64_t len = 0;
+  for (int i = 0; i < c->nsent; i++) {
+    if (c->sent[i].n) memcpy(b + len, c->sbuf + c->sent[i].off, c->sent[i].n);
+    c->sent[i].off = (uint32_t)len;
+    len += c->sent[i].n;
+  }
+  shale_free(c->sbuf);
+  c->sbuf = b;
+  c->scap = cap;
+  c->slen = len;
+  return SHALE_OK;
+}
+
+/* Insert into a sorter holding at most topn records: a record that sorts
+ * after all of a full heap's is dropped, else it replaces the greatest. */
+static int topn_insert(VmCursor *c, const void *rec, uint32_t n) {
+  uint64_t key = sort_key(c, rec, n);
+  int rc;
+  if (c->nsent >= c->topn) {
+    if (topn_cmp(c, key, rec, n, &c->sent[0]) >= 0) return SHALE_OK;
+    c->live -= c->sent[0].n;
+    c->sent[0] = c->sent[--c->nsent];
+    heap_down(c, 0);
+  }
+  if (c->slen + n > c->scap && c->slen > 2 * c->live && (rc = topn_compact(c, n)) != SHALE_OK)
+    return rc;
+  if ((rc = sorter_add(c, rec, n)) != SHALE_OK) return rc;
+  c->live += n;
+  heap_up(c, c->nsent - 1);
+  return SHALE_OK;
 }
 
 /* Bottom-up stable merge sort of c->sent using c->stmp. */
@@ -381,7 +510,7 @@ static int cursor_cache(Vm *v, VmCursor *c) {
   c->hdr_ncol = 0;
   c->hdr_done = c->hdr_pos >= hlen;
   if (c->hdr_pos == 0 || (c->hdr_done && hlen != n)) return SHALE_CORRUPT;
-  c->cache_ok = c->kind != VMC_PSEUDO;
+  c->cache_ok = c->kind != VMC_PSEUDO || c->pseudo_fed;
   return SHALE_OK;
 }
 
@@ -389,8 +518,11 @@ static int cursor_cache(Vm *v, VmCursor *c) {
  * or the header ends. Every column parsed must lie inside the record, and
  * the body must end exactly at the record's end (as record_parse_header). */
 static int header_parse(VmCursor *c, int want) {
-  while (c->hdr_ncol < want && !c->hdr_done) {
-    if (c->hdr_ncol == c->capcol) {
+  const uint8_t *rec = c->rec;
+  uint32_t pos = c->hdr_pos, end = c->hdr_end, body = c->body, nrec = c->nrec;
+  int nc = c->hdr_ncol;
+  while (nc < want && pos < end) {
+    if (nc == c->capcol) {
       int ncap = c->capcol ? c->capcol * 2 : 16;
       uint32_t *t = shale_realloc(c->types, (size_t)ncap * sizeof *t);
       if (!t) return SHALE_NOMEM;
@@ -400,20 +532,30 @@ static int header_parse(VmCursor *c, int want) {
       c->offsets = o;
       c->capcol = ncap;
     }
-    uint64_t st;
-    int k = util_get_varint_safe(c->rec + c->hdr_pos, c->rec + c->hdr_end, &st);
-    if (k == 0 || st == 10 || st == 11 || st > 0xffffffffu) return SHALE_CORRUPT;
-    uint32_t len = record_serial_len((uint32_t)st);
-    if ((uint64_t)c->body + len > c->nrec) return SHALE_CORRUPT;
-    c->types[c->hdr_ncol] = (uint32_t)st;
-    c->offsets[c->hdr_ncol] = c->body;
-    c->body += len;
-    c->hdr_pos += (uint32_t)k;
-    c->hdr_ncol++;
-    if (c->hdr_pos >= c->hdr_end) {
-      c->hdr_done = 1;
-      if (c->body != c->nrec) return SHALE_CORRUPT;
+    uint32_t st = rec[pos];
+    if (st < 0x80) {
+      pos++;
+    } else {
+      uint64_t x;
+      int k = util_get_varint_safe(rec + pos, rec + end, &x);
+      if (k == 0 || x > 0xffffffffu) return SHALE_CORRUPT;
+      st = (uint32_t)x;
+      pos += (uint32_t)k;
     }
+    if (st == 10 || st == 11) return SHALE_CORRUPT;
+    uint32_t len = record_serial_len(st);
+    if ((uint64_t)body + len > nrec) return SHALE_CORRUPT;
+    c->types[nc] = st;
+    c->offsets[nc] = body;
+    body += len;
+    nc++;
+  }
+  c->hdr_pos = pos;
+  c->body = body;
+  c->hdr_ncol = nc;
+  if (pos >= end) {
+    c->hdr_done = 1;
+    if (body != nrec) return SHALE_CORRUPT;
   }
   return SHALE_OK;
 }
@@ -1317,7 +1459,11 @@ dispatch:
   CASE(AggInverse) {
     VmAgg *slot = &v->agg[op->p3];
     FuncCtx ctx;
-    if (op->op == OP_AggStep && op->p1 >= 0) { /* DISTINCT: skip arguments seen before */
+    if (op->op == OP_AggStep && op->p1 >= 0 && v->cur[op->p1].kind == VMC_HASH) {
+      int found; /* DISTINCT through a hash set */
+      CHK(vm_hash_add(v, &v->cur[op->p1], &reg[op->p2], &found));
+      if (found) NEXT();
+    } else if (op->op == OP_AggStep && op->p1 >= 0) { /* DISTINCT: skip arguments seen before */
       VmCursor *dc = &v->cur[op->p1];
       size_t n = record_encoded_size(&reg[op->p2], op->p5);
       char *z = vm_buf_need(&v->keybuf, (uint32_t)n);
@@ -1685,8 +1831,10 @@ dispatch:
       value_clear(out);
       NEXT();
     }
-    CHK(cursor_cache(v, c));
-    if (op->p2 >= c->hdr_ncol && !c->hdr_done) CHK(header_parse(c, op->p2 + 1));
+    if (!c->cache_ok) CHK(cursor_cache(v, c));
+    /* a few columns past the one asked for: the next Column of this row
+     * usually wants one of them */
+    if (op->p2 >= c->hdr_ncol && !c->hdr_done) CHK(header_parse(c, op->p2 + 8));
     value_clear(out);
     if (op->p2 < c->hdr_ncol) {
       record_decode_value(c->types[op->p2], c->rec + c->offsets[op->p2], out);
@@ -1960,13 +2108,37 @@ dispatch:
     c->kind = VMC_SORTER;
     c->ki = op->p4.ki;
     c->nfield = op->p2;
+    const Collation *k0 = c->ki->ncol > 0 && c->ki->coll ? c->ki->coll[0] : NULL;
+    c->keymode = c->ki->ncol == 0                    ? SORTKEY_NONE
+                 : !k0 || k0 == &record_coll_binary ? SORTKEY_BINARY
+                 : k0 == &record_coll_nocase        ? SORTKEY_NOCASE
+                                                    : SORTKEY_NONE;
+    NEXT();
+  }
+  CASE(SorterLimit) {
+    VmCursor *c = &v->cur[op->p1];
+    int64_t lim = reg[op->p2].i, off = op->p3 > 0 ? reg[op->p3].i : 0;
+    if (off < 0) off = 0;
+    const int64_t most = (int64_t)1 << 24; /* beyond that a plain sort */
+    c->topn = lim > 0 && lim < most && off < most && lim + off < most ? lim + off : 0;
+    c->live = 0;
     NEXT();
   }
   CASE(SorterInsert) {
     VmCursor *c = &v->cur[op->p1];
     const ShValue *d = &reg[op->p2];
     uint32_t n = d->type == SHALE_BLOB ? d->n : 0;
-    if (c->nsent > 0 && c->slen + n > v->sorter_budget) CHK(spill_run(c));
+    if (c->topn) {
+      c->ki->corrupt = 0;
+      CHK(topn_insert(c, d->z, n));
+      if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
+      /* kept records past the budget: from here on a plain sort (what was
+       * dropped sorts after them anyway) */
+      if (c->live > v->sorter_budget) c->topn = 0;
+      NEXT();
+    }
+    if (c->nsent > 0 && (c->slen + n > v->sorter_budget || c->slen + n > UINT32_MAX))
+      CHK(spill_run(c));
     CHK(sorter_add(c, d->z, n));
     NEXT();
   }
@@ -2019,7 +2191,46 @@ dispatch:
     } else if (c->spos < c->nsent) {
       value_set_blob(&reg[op->p2], c->sbuf + c->sent[c->spos].off, c->sent[c->spos].n);
     }
-    if (op->p3 >= 0 && op->p3 < v->prog->ncursor) v->cur[op->p3].cache_ok = 0;
+    if (op->p3 >= 0 && op->p3 < v->prog->ncursor && v->cur[op->p3].kind == VMC_PSEUDO) {
+      v->cur[op->p3].cache_ok = 0;
+      v->cur[op->p3].pseudo_fed = v->cur[op->p3].pseudo_reg == op->p2;
+    }
+    NEXT();
+  }
+
+  CASE(HashAggOpen) {
+    VmCursor *c = &v->cur[op->p1];
+    vm_cursor_close(v, c);
+    c->kind = VMC_HASH;
+    c->ki = op->p4.ki;
+    CHK(vm_hash_open(v, c, op->p4.ki, op->p3, op->p2));
+    NEXT();
+  }
+  CASE(HashAggFind) {
+    int refused;
+    CHK(vm_hash_find(v, &v->cur[op->p1], &reg[op->p3], &refused));
+    if (refused) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(HashSetAdd) {
+    int found;
+    CHK(vm_hash_add(v, &v->cur[op->p1], &reg[op->p3], &found));
+    if (found) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(HashAggSave) {
+    CHK(vm_hash_save(v, &v->cur[op->p1]));
+    NEXT();
+  }
+  CASE(HashAggSort) {
+    v->nsort++;
+    CHK(vm_hash_sort(v, &v->cur[op->p1]));
+    NEXT();
+  }
+  CASE(HashAggNext) {
+    int loaded;
+    CHK(vm_hash_next(v, &v->cur[op->p1], op->p3 > 0 ? &reg[op->p3] : NULL, &loaded));
+    if (!loaded) JUMP(op->p2);
     NEXT();
   }
 

@@ -19,10 +19,15 @@
 
 #include "vm.h"
 
-enum { VMC_NONE = 0, VMC_TABLE, VMC_INDEX, VMC_PSEUDO, VMC_SORTER, VMC_BULK };
+enum { VMC_NONE = 0, VMC_TABLE, VMC_INDEX, VMC_PSEUDO, VMC_SORTER, VMC_BULK, VMC_HASH };
 
+/* A record in the sorter's memory: key is its first key column reduced to
+ * 64 bits whose unsigned order agrees with the KeyInfo's (sort_key in
+ * vm_exec.c): entries with different keys compare by key alone, equal keys
+ * by the whole record. */
 typedef struct VmSortEnt {
-  uint64_t off; /* into VmCursor.sbuf */
+  uint64_t key;
+  uint32_t off; /* into VmCursor.sbuf (kept below 4 GiB: spilled before) */
   uint32_t n;
 } VmSortEnt;
 
@@ -53,6 +58,9 @@ typedef struct VmCursor {
   int nullrow;  /* NullRow: every column reads NULL */
   int tvf;      /* filled by TableFunc: BLOB columns read as JSON-subtype TEXT */
   int pseudo_reg;
+  int pseudo_fed; /* the pseudo cursor reads records SorterData puts in its
+                     register (only SorterData writes it): the header cache
+                     then holds until the next SorterData */
   int64_t seq;  /* Sequence counter */
   /* current-row cache */
   int cache_ok;
@@ -72,12 +80,18 @@ typedef struct VmCursor {
   uint64_t slen, scap;
   VmSortEnt *sent, *stmp;
   int nsent, capsent;
+  int keymode; /* SORTKEY_*: how sort_key reduces the first key column */
+  int64_t topn;  /* SorterLimit: keep only the topn first records (a max-heap in
+                    sent[0..nsent) by sort order), 0: all */
+  uint64_t live; /* bytes of sbuf the kept records use (topn) */
   int spos;
   VmSpill *spill; /* runs spilled to a temp file past the budget, or NULL */
   /* ephemeral tables: the tree's root in Vm.eph */
   uint32_t eph_root;
   /* window pass (WinOpen), freed by vm_cursor_close */
   struct VmWin *win;
+  /* hash aggregation (HashAggOpen): emptied by vm_cursor_close, freed by vm_free */
+  struct VmHashAgg *hash;
 } VmCursor;
 
 typedef struct VmBuf {
@@ -170,6 +184,21 @@ int vm_win_push(Vm *, VmCursor *, const ShValue *row);
 int vm_win_end(Vm *, VmCursor *);
 int vm_win_row(Vm *, VmCursor *, ShValue *out);
 void vm_win_free(struct VmWin *);
+
+/* vm_hash.c: the groups of a hash aggregation (HashAgg* opcodes). Each
+ * returns SHALE_OK or an error code. find makes key's group current
+ * (*refused = 1 instead when the key is new and the table is past the
+ * sorter budget); next loads the next group in key order when its key is
+ * below bound (bound NULL: any), *loaded = 0 at the end. */
+typedef struct VmHashAgg VmHashAgg;
+int vm_hash_open(Vm *, VmCursor *, const KeyInfo *, int lo, int nstate);
+int vm_hash_find(Vm *, VmCursor *, const ShValue *key, int *refused);
+int vm_hash_add(Vm *, VmCursor *, const ShValue *key, int *found);
+int vm_hash_save(Vm *, VmCursor *);
+int vm_hash_sort(Vm *, VmCursor *);
+int vm_hash_next(Vm *, VmCursor *, const ShValue *bound, int *loaded);
+void vm_hash_reset(Vm *, VmHashAgg *);
+void vm_hash_free(Vm *, VmHashAgg *);
 
 /* vm.c: roll back the transactions this Vm began; end its statement
  * savepoints (rolling them back first when rollback). */
