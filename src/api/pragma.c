@@ -408,6 +408,10 @@ static int table_info(shale *db, const char *name, int extended, ApiRows *out) {
     View *vw = schema_find_view(db->schema->s, name);
     return vw ? view_info(db, vw, extended, out) : SHALE_OK;
   }
+  if (t->vtab_module) { /* SQLite connects it first (schema.h invariant 5) */
+    api_error(db, SHALE_ERROR, "no such module: %s", t->vtab_module);
+    return SHALE_ERROR;
+  }
   int cid = 0;
   for (int i = 0; i < t->ncol; i++) {
     const Column *c = &t->cols[i];
@@ -781,7 +785,7 @@ static int table_list_row(shale *db, const Table *t, const View *vw, ApiRows *ou
   set_text(&v[0], "main");
   if (t) {
     set_text(&v[1], t->is_schema ? "sqlite_schema" : t->name);
-    set_text(&v[2], "table");
+    set_text(&v[2], t->vtab_module ? "virtual" : "table");
     value_set_int(&v[3], t->ncol);
     value_set_int(&v[4], t->without_rowid);
     value_set_int(&v[5], t->strict);

@@ -169,6 +169,22 @@ void *parse_find_object(Parse *p, int kind, const char *zdb, const char *name, i
   return NULL;
 }
 
+/* PRAGMA table_info/table_xinfo of a virtual table: SQLite connects it
+ * while preparing, so "no such module" is a prepare-time error. */
+static int pragma_vtab_prepare(Parse *p, const PragmaReq *q) {
+  if (!q->value || (util_stricmp(q->name, "table_info") && util_stricmp(q->name, "table_xinfo")))
+    return 0;
+  int idb;
+  const Table *t = parse_find_object(p, PARSE_OBJ_TABLE, q->schema, q->value, &idb);
+  return parse_vtab_missing(p, t);
+}
+
+int parse_vtab_missing(Parse *p, const Table *t) {
+  if (!t || !t->vtab_module) return 0;
+  parse_error(p, "no such module: %s", t->vtab_module);
+  return 1;
+}
+
 int parse_other_db(const Parse *p, const char *zdb) {
   if (!zdb) return 0;
   if (parse_ndb(p) == 1) return util_stricmp(zdb, "main") && util_stricmp(zdb, "temp");
@@ -595,6 +611,9 @@ static int stmt_target(Parse *p, const SqlStmt *s) {
     case SQL_STMT_CREATE_TABLE:
       idb = create_db(p, &s->u.create_table.name, s->u.create_table.temp, 0);
       break;
+    case SQL_STMT_CREATE_VTAB:
+      idb = create_db(p, &s->u.create_vtab.name, 0, 0);
+      break;
     case SQL_STMT_CREATE_VIEW:
       idb = create_db(p, &s->u.create_view.name, s->u.create_view.temp, 0);
       if (idb > 1 || idb == 0) {
@@ -727,8 +746,7 @@ int compile_stmt(Parse *p, const SqlStmt *s) {
     case SQL_STMT_RELEASE:
       return compile_txn(p, s);
     case SQL_STMT_CREATE_VTAB:
-      parse_error(p, "no such module: %s", s->u.create_vtab.module);
-      return p->rc;
+      return ddl_create_vtab(p, s);
     case SQL_STMT_ANALYZE:
       return ddl_analyze(p, s);
     case SQL_STMT_VACUUM:
@@ -948,6 +966,7 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
         (!out->pragma.schema || !util_stricmp(out->pragma.schema, "main")) &&
         fk_check_pragma_prepare(&p, out->pragma.value)) /* SQLite's prepare-time errors */
       goto fail;
+    if (pragma_vtab_prepare(&p, &out->pragma)) goto fail;
     if (env->auth) {
       const PragmaReq *q = &out->pragma;
       int a = parse_auth(&p, AUTH_PRAGMA, q->name, q->value, q->schema);

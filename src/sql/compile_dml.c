@@ -900,7 +900,7 @@ static Table *dml_table(Parse *p, const char *schema, const char *name, View **v
       parse_error(p, "table %s may not be modified", "sqlite_master");
       return NULL;
     }
-    return t;
+    return parse_vtab_missing(p, t) ? NULL : t;
   }
   View *v = schema_find_view(p->schema, name);
   if (v) {
