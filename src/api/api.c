@@ -1887,36 +1887,5 @@ shale_stmt *shale_next_stmt(shale *db, shale_stmt *st) {
   return st ? st->next : db->stmts;
 }
 
-/* A small scanner: 1 if the text ends with ';' outside strings, quoted
- * identifiers and comments (trailing white space and comments allowed). */
-int shale_complete(const char *z) {
-  int done = 0;
-  if (!z) return 0;
-  while (*z) {
-    char c = *z;
-    if (c == ';') {
-      done = 1;
-      z++;
-    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
-      z++;
-    } else if (c == '-' && z[1] == '-') {
-      while (*z && *z != '\n') z++;
-    } else if (c == '/' && z[1] == '*') {
-      z += 2;
-      while (*z && !(z[0] == '*' && z[1] == '/')) z++;
-      if (!*z) return 0;
-      z += 2;
-    } else if (c == '\'' || c == '"' || c == '`' || c == '[') {
-      char end = c == '[' ? ']' : c;
-      z++;
-      while (*z && *z != end) z++;
-      if (!*z) return 0;
-      z++;
-      done = 0;
-    } else {
-      done = 0;
-      z++;
-    }
-  }
-  return done;
-}
+/* sqlite3_complete's rule, trigger bodies included (src/sql/complete.c). */
+int shale_complete(const char *z) { return z ? sql_complete(z) : 0; }
