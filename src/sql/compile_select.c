@@ -1335,6 +1335,14 @@ Table *select_result_table(Parse *p, SqlSelect *s, const char *name, const SqlId
     Column *c = &t->cols[i];
     const char *nm = colnames ? colnames->a[i] : result_name(p, core, i);
     if (!nm) return NULL;
+    if (!util_stricmp(nm, "true") || !util_stricmp(nm, "false")) {
+      /* SQLite never names such a column TRUE or FALSE (they would read
+       * as the constants): it is columnN */
+      char buf[32];
+      snprintf(buf, sizeof buf, "column%d", i + 1);
+      nm = parse_strdup(p, buf);
+      if (!nm) return NULL;
+    }
     /* SQLite's dedup: name:1, name:2, ... */
     int dup = 0;
     for (int k = 0; k < i; k++)
