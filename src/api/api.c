@@ -713,6 +713,11 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   db->ndb = 2;
   db->sync_level = 2;
   db->wal_autocheckpoint = 1000;
+  db->pflags = API_PF_DEFAULT;
+  db->cache_spill = 1;
+  db->journal_size_limit = -1;
+  db->secure_delete = 1; /* Debian's build: SQLITE_SECURE_DELETE */
+  db->hooks.query_only = &db->query_only;
   db->errmask = (flags & SHALE_OPEN_EXRESCODE) ? ~0 : 0xff;
   db->open_flags = flags;
   db->conn_cb.last_insert_rowid = cb_last_rowid;
@@ -840,6 +845,9 @@ void api_compile_env(shale *db, CompileEnv *env) {
   env->defer_foreign_keys = db->defer_foreign_keys;
   env->in_txn = !db->autocommit;
   env->reverse_unordered = db->reverse_unordered;
+  env->no_auto_index = !(db->pflags & API_PF_AUTOMATIC_INDEX);
+  env->ignore_checks = (db->pflags & API_PF_IGNORE_CHECKS) != 0;
+  env->writable_schema = (db->pflags & API_PF_WRITABLE_SCHEMA) != 0;
   if (db->schema) {
     db->cdbs[0].name = "main";
     db->cdbs[0].schema = db->schema->s;
@@ -862,7 +870,7 @@ void api_compile_env(shale *db, CompileEnv *env) {
 static int api_settings(const shale *db) {
   return (db->foreign_keys | db->recursive_triggers << 1 | db->reverse_unordered << 2 |
           db->case_sensitive_like << 3 | db->defer_foreign_keys << 30) ^
-         (int)(db->auth_gen << 4);
+         (int)(db->auth_gen << 4) ^ (int)(db->pflags << 8);
 }
 
 static const char *const explain_names[8] = {"addr", "opcode", "p1", "p2",

@@ -13,6 +13,7 @@
  *     rows and no error, as SQLite does.
  */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,60 +23,12 @@
 
 enum {
   PR_UNKNOWN,
-  PR_TABLE_INFO,
-  PR_TABLE_XINFO,
-  PR_INDEX_LIST,
-  PR_INDEX_INFO,
-  PR_INDEX_XINFO,
-  PR_JOURNAL_MODE,
-  PR_SYNCHRONOUS,
-  PR_CACHE_SIZE,
-  PR_PAGE_SIZE,
-  PR_PAGE_COUNT,
-  PR_FREELIST_COUNT,
-  PR_USER_VERSION,
-  PR_SCHEMA_VERSION,
-  PR_APPLICATION_ID,
-  PR_INTEGRITY_CHECK,
-  PR_QUICK_CHECK,
-  PR_BUSY_TIMEOUT,
-  PR_FOREIGN_KEYS,
-  PR_RECURSIVE_TRIGGERS,
-  PR_CASE_SENSITIVE_LIKE,
-  PR_DATABASE_LIST,
-  PR_TABLE_LIST,
-  PR_REVERSE_UNORDERED,
-  PR_FOREIGN_KEY_LIST,
-  PR_FOREIGN_KEY_CHECK,
-  PR_ENCODING,
-  PR_WAL_CHECKPOINT,
-  PR_WAL_AUTOCHECKPOINT,
-  PR_MMAP_SIZE,
-  PR_AUTO_VACUUM,
-  PR_INCREMENTAL_VACUUM,
-  PR_LOCKING_MODE,
-  PR_TEMP_STORE,
-  PR_DEFER_FOREIGN_KEYS,
-  PR_COLLATION_LIST,
-  PR_COMPILE_OPTIONS,
-  PR_FUNCTION_LIST,
-  PR_OPTIMIZE,
-  PR_ANALYSIS_LIMIT,
+#define PRAGMA(name, id, ncol, cols, when_set, needs_arg, tab) PR_##id,
+#include "../sql/pragma.def"
 };
 
-static const char *const n_table_info[] = {"cid", "name", "type", "notnull", "dflt_value", "pk",
-                                           "hidden"};
-static const char *const n_index_list[] = {"seq", "name", "unique", "origin", "partial"};
-static const char *const n_index_xinfo[] = {"seqno", "cid", "name", "desc", "coll", "key"};
-static const char *const n_database_list[] = {"seq", "name", "file"};
-static const char *const n_table_list[] = {"schema", "name", "type", "ncol", "wr", "strict"};
-static const char *const n_fk_list[] = {"id",    "seq",       "table",     "from",
-                                        "to",    "on_update", "on_delete", "match"};
-static const char *const n_fk_check[] = {"table", "rowid", "parent", "fkid"};
-static const char *const n_timeout[] = {"timeout"};
-static const char *const n_collation_list[] = {"seq", "name"};
-static const char *const n_function_list[] = {"name", "builtin", "type", "enc", "narg", "flags"};
-static const char *const n_checkpoint[] = {"busy", "log", "checkpointed"};
+#define PRAGMA_COLS(id, ...) static const char *const id[] = {__VA_ARGS__};
+#include "../sql/pragma.def"
 
 typedef struct PragmaDef {
   const char *name;
@@ -86,46 +39,11 @@ typedef struct PragmaDef {
   uint8_t needs_arg;         /* without an argument it does nothing */
 } PragmaDef;
 
+/* pragma.def's list: SQLite's pragma_list order (alphabetical) */
 static const PragmaDef defs[] = {
-    {"analysis_limit", PR_ANALYSIS_LIMIT, 1, NULL, 1, 0},
-    {"application_id", PR_APPLICATION_ID, 1, NULL, 0, 0},
-    {"auto_vacuum", PR_AUTO_VACUUM, 1, NULL, 0, 0},
-    {"incremental_vacuum", PR_INCREMENTAL_VACUUM, 0, NULL, 0, 0},
-    {"locking_mode", PR_LOCKING_MODE, 1, NULL, 1, 0},
-    {"temp_store", PR_TEMP_STORE, 1, NULL, 0, 0},
-    {"wal_autocheckpoint", PR_WAL_AUTOCHECKPOINT, 1, NULL, 1, 0},
-    {"mmap_size", PR_MMAP_SIZE, 1, NULL, 1, 0},
-    {"wal_checkpoint", PR_WAL_CHECKPOINT, 3, n_checkpoint, 1, 0},
-    {"busy_timeout", PR_BUSY_TIMEOUT, 1, n_timeout, 1, 0},
-    {"cache_size", PR_CACHE_SIZE, 1, NULL, 0, 0},
-    {"case_sensitive_like", PR_CASE_SENSITIVE_LIKE, 0, NULL, 0, 1},
-    {"collation_list", PR_COLLATION_LIST, 2, n_collation_list, 1, 0},
-    {"compile_options", PR_COMPILE_OPTIONS, 1, NULL, 1, 0},
-    {"database_list", PR_DATABASE_LIST, 3, n_database_list, 1, 0},
-    {"defer_foreign_keys", PR_DEFER_FOREIGN_KEYS, 1, NULL, 0, 0},
-    {"encoding", PR_ENCODING, 1, NULL, 0, 0},
-    {"foreign_key_check", PR_FOREIGN_KEY_CHECK, 4, n_fk_check, 1, 0},
-    {"foreign_key_list", PR_FOREIGN_KEY_LIST, 8, n_fk_list, 0, 1},
-    {"foreign_keys", PR_FOREIGN_KEYS, 1, NULL, 0, 0},
-    {"freelist_count", PR_FREELIST_COUNT, 1, NULL, 1, 0},
-    {"function_list", PR_FUNCTION_LIST, 6, n_function_list, 1, 0},
-    {"index_info", PR_INDEX_INFO, 3, n_index_xinfo, 0, 1},
-    {"index_list", PR_INDEX_LIST, 5, n_index_list, 0, 1},
-    {"index_xinfo", PR_INDEX_XINFO, 6, n_index_xinfo, 0, 1},
-    {"integrity_check", PR_INTEGRITY_CHECK, 1, NULL, 1, 0},
-    {"journal_mode", PR_JOURNAL_MODE, 1, NULL, 1, 0},
-    {"optimize", PR_OPTIMIZE, 1, NULL, 1, 0},
-    {"page_count", PR_PAGE_COUNT, 1, NULL, 1, 0},
-    {"page_size", PR_PAGE_SIZE, 1, NULL, 0, 0},
-    {"quick_check", PR_QUICK_CHECK, 1, NULL, 1, 0},
-    {"recursive_triggers", PR_RECURSIVE_TRIGGERS, 1, NULL, 0, 0},
-    {"reverse_unordered_selects", PR_REVERSE_UNORDERED, 1, NULL, 0, 0},
-    {"schema_version", PR_SCHEMA_VERSION, 1, NULL, 0, 0},
-    {"synchronous", PR_SYNCHRONOUS, 1, NULL, 0, 0},
-    {"table_info", PR_TABLE_INFO, 6, n_table_info, 0, 1},
-    {"table_list", PR_TABLE_LIST, 6, n_table_list, 1, 0},
-    {"table_xinfo", PR_TABLE_XINFO, 7, n_table_info, 0, 1},
-    {"user_version", PR_USER_VERSION, 1, NULL, 0, 0},
+#define PRAGMA(name, id, ncol, cols, when_set, needs_arg, tab) \
+  {#name, PR_##id, ncol, cols, when_set, needs_arg},
+#include "../sql/pragma.def"
 };
 
 static const PragmaDef *find_def(const char *name) {
@@ -140,7 +58,8 @@ void api_pragma_columns(const PragmaReq *req, int *ncol, const char *const **nam
   *names = NULL;
   const PragmaDef *d = find_def(req->name);
   if (!d || req->ignored) return;
-  if (d->needs_arg && !req->value) return;
+  /* as SQLite: the columns are named even when no row can come (a pragma
+   * that needs an argument and has none) */
   if (req->value && !d->rows_when_set && !d->needs_arg) return;
   if (d->id == PR_TABLE_LIST) {
     *ncol = d->ncol;
@@ -270,9 +189,108 @@ static int64_t parse_i64(const char *z) {
 /* SQLite's boolean pragma values (getSafetyLevel without full/extra): a
  * leading digit gives the number's low byte != 0; on/yes/true 1,
  * off/no/false 0; anything else 0. */
-static int parse_bool(const char *z) {
+/* SQLite's sqlite3GetBoolean: a number (its low byte), on/yes/true,
+ * off/no/false; anything else is dflt. */
+static int parse_bool_dflt(const char *z, int dflt) {
   if (isdigit((unsigned char)*z)) return (uint8_t)parse_int(z) != 0;
-  return !util_stricmp(z, "on") || !util_stricmp(z, "yes") || !util_stricmp(z, "true");
+  if (!util_stricmp(z, "on") || !util_stricmp(z, "yes") || !util_stricmp(z, "true")) return 1;
+  if (!util_stricmp(z, "off") || !util_stricmp(z, "no") || !util_stricmp(z, "false")) return 0;
+  return dflt;
+}
+static int parse_bool(const char *z) { return parse_bool_dflt(z, 0); }
+
+/* PRAGMA temp_store_directory: process-wide, as SQLite's
+ * sqlite3_temp_directory; reported only (temp files go where the VFS puts
+ * them). The value is checked when the statement is prepared
+ * (sql_pragma_prepare_check: "not a writable directory"). */
+static pthread_mutex_t temp_dir_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *temp_dir;
+
+static int temp_dir_pragma(shale *db, const char *val, ApiRows *out) {
+  int rc = SHALE_OK;
+  pthread_mutex_lock(&temp_dir_mu);
+  if (val) {
+    char *z = val[0] ? util_strdup(val) : NULL;
+    if (val[0] && !z) {
+      rc = SHALE_NOMEM;
+    } else {
+      shale_free(temp_dir);
+      temp_dir = z;
+    }
+  } else if (temp_dir) {
+    rc = add_text(out, temp_dir);
+  }
+  pthread_mutex_unlock(&temp_dir_mu);
+  if (rc) api_error(db, rc, "%s", shale_errstr(rc));
+  return rc;
+}
+
+/* The flag pragmas (SQLite's db->flags bits) and their API_PF_* bit. */
+static uint32_t flag_bit(int id) {
+  switch (id) {
+    case PR_AUTOMATIC_INDEX: return API_PF_AUTOMATIC_INDEX;
+    case PR_CELL_SIZE_CHECK: return API_PF_CELL_SIZE_CHECK;
+    case PR_CHECKPOINT_FULLFSYNC: return API_PF_CHECKPOINT_FULLFSYNC;
+    case PR_COUNT_CHANGES: return API_PF_COUNT_CHANGES;
+    case PR_EMPTY_RESULT_CALLBACKS: return API_PF_EMPTY_RESULT_CALLBACKS;
+    case PR_FULL_COLUMN_NAMES: return API_PF_FULL_COLUMN_NAMES;
+    case PR_FULLFSYNC: return API_PF_FULLFSYNC;
+    case PR_IGNORE_CHECK_CONSTRAINTS: return API_PF_IGNORE_CHECKS;
+    case PR_LEGACY_ALTER_TABLE: return API_PF_LEGACY_ALTER_TABLE;
+    case PR_QUERY_ONLY: return API_PF_QUERY_ONLY;
+    case PR_READ_UNCOMMITTED: return API_PF_READ_UNCOMMITTED;
+    case PR_SHORT_COLUMN_NAMES: return API_PF_SHORT_COLUMN_NAMES;
+    case PR_TRUSTED_SCHEMA: return API_PF_TRUSTED_SCHEMA;
+    case PR_WRITABLE_SCHEMA: return API_PF_WRITABLE_SCHEMA;
+    default: return 0;
+  }
+}
+
+/* PRAGMA cache_spill's answer: SQLite's spill threshold in pages, the
+ * larger of the cache's size in pages (a negative cache_size is KiB over
+ * the page plus SQLite's 136 bytes of per-page overhead) and the value
+ * last set. */
+static int64_t spill_pages(shale *db) {
+  int64_t cs = pager_cache_size(btree_pager(db->bt));
+  int64_t pages = cs >= 0 ? cs : (-1024 * cs) / ((int64_t)btree_page_size(db->bt) + 136);
+  int64_t spill = db->cache_spill;
+  if (spill < 0) spill = (-1024 * spill) / ((int64_t)btree_page_size(db->bt) + 136);
+  return pages > spill ? pages : spill;
+}
+
+/* PRAGMA data_version: 1 plus the changes other connections committed
+ * since this connection opened the database (its own commits do not
+ * count, as SQLite's). */
+static int data_version_pragma(shale *db, ApiRows *out) {
+  int began;
+  int rc = api_txn_begin(db, BTREE_TXN_READ, &began);
+  if (rc) return rc;
+  rc = add_int(out, 1 + (int64_t)pager_ext_version(btree_pager(db->bt)));
+  return api_txn_end(db, began, rc);
+}
+
+/* PRAGMA default_cache_size: the header's value (absolute), or SQLite's
+ * default -2000 when it is 0; setting writes |N| and sets cache_size. */
+static int default_cache_pragma(shale *db, const char *val, ApiRows *out) {
+  int began, rc;
+  if (val) {
+    int64_t n = parse_int(val);
+    if (n < 0) n = -n;
+    if (n > 0x7fffffff) n = 0x7fffffff;
+    rc = api_txn_begin(db, BTREE_TXN_WRITE, &began);
+    if (rc) return rc;
+    rc = btree_update_meta(db->bt, BTREE_META_DEFAULT_CACHE, (uint32_t)n);
+    if (rc) api_error(db, rc, "%s", shale_errstr(rc));
+    else pager_set_cache_size(btree_pager(db->bt), (int)n);
+    return api_txn_end(db, began, rc);
+  }
+  rc = api_txn_begin(db, BTREE_TXN_READ, &began);
+  if (rc) return rc;
+  uint32_t x = 0;
+  if (btree_page_count(db->bt)) rc = btree_get_meta(db->bt, BTREE_META_DEFAULT_CACHE, &x);
+  int32_t m = (int32_t)x;
+  if (rc == SHALE_OK) rc = add_int(out, m > 0 ? m : m < 0 ? -(int64_t)m : -2000);
+  return api_txn_end(db, began, rc);
 }
 
 static const char *const journal_names[] = {"delete", "persist", "off",
@@ -1296,18 +1314,17 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
     case PR_JOURNAL_MODE: return journal_mode(db, req, out);
     case PR_SYNCHRONOUS:
       if (val) {
+        /* SQLite's getSafetyLevel, then (level + 1) & 7, 0 taken as 1 */
         int lvl;
-        if (!util_stricmp(val, "off"))
-          lvl = 0;
-        else if (!util_stricmp(val, "normal"))
-          lvl = 1;
-        else if (!util_stricmp(val, "full"))
+        if (!util_stricmp(val, "full"))
           lvl = 2;
         else if (!util_stricmp(val, "extra"))
           lvl = 3;
+        else if (isdigit((unsigned char)*val))
+          lvl = (((uint8_t)parse_int(val) + 1) & 7 ? (((uint8_t)parse_int(val) + 1) & 7) : 1) - 1;
         else
-          lvl = (int)(parse_int(val) & 3);
-        pager_set_synchronous(pg, lvl);
+          lvl = parse_bool_dflt(val, 1);
+        pager_set_synchronous(pg, lvl > 3 ? 3 : lvl);
         db->sync_level = lvl;
         return SHALE_OK;
       }
@@ -1465,6 +1482,98 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
       }
       return add_text(out, mode == PAGER_LOCKING_EXCLUSIVE ? "exclusive" : "normal");
     }
+    case PR_AUTOMATIC_INDEX:
+    case PR_CELL_SIZE_CHECK:
+    case PR_CHECKPOINT_FULLFSYNC:
+    case PR_COUNT_CHANGES:
+    case PR_EMPTY_RESULT_CALLBACKS:
+    case PR_FULL_COLUMN_NAMES:
+    case PR_FULLFSYNC:
+    case PR_IGNORE_CHECK_CONSTRAINTS:
+    case PR_LEGACY_ALTER_TABLE:
+    case PR_QUERY_ONLY:
+    case PR_READ_UNCOMMITTED:
+    case PR_SHORT_COLUMN_NAMES:
+    case PR_TRUSTED_SCHEMA:
+    case PR_WRITABLE_SCHEMA: {
+      uint32_t bit = flag_bit(d->id);
+      if (!val) return add_int(out, (db->pflags & bit) != 0);
+      if (parse_bool(val))
+        db->pflags |= bit;
+      else
+        db->pflags &= ~bit;
+      db->query_only = (db->pflags & API_PF_QUERY_ONLY) != 0;
+      api_expire(db); /* as SQLite's OP_Expire after a flag pragma */
+      return SHALE_OK;
+    }
+    case PR_CACHE_SPILL: {
+      if (!val) return add_int(out, (db->pflags & API_PF_CACHE_SPILL) ? spill_pages(db) : 0);
+      int64_t n = 1;
+      int isnum = dec_or_hex(val, &n) && n >= INT32_MIN && n <= INT32_MAX;
+      if (isnum && n != 0) db->cache_spill = (int)n;
+      if (isnum ? n != 0 : parse_bool_dflt(val, 1))
+        db->pflags |= API_PF_CACHE_SPILL;
+      else
+        db->pflags &= ~(uint32_t)API_PF_CACHE_SPILL;
+      return SHALE_OK;
+    }
+    case PR_DATA_VERSION: return data_version_pragma(db, out);
+    case PR_DEFAULT_CACHE_SIZE: return default_cache_pragma(db, val, out);
+    case PR_HARD_HEAP_LIMIT: {
+      int64_t n;
+      if (val && dec_or_hex(val, &n)) {
+        int64_t prior = util_alloc_hard_limit(-1);
+        if (n > 0 && (prior == 0 || prior > n)) util_alloc_hard_limit(n);
+      }
+      return add_int(out, util_alloc_hard_limit(-1));
+    }
+    case PR_SOFT_HEAP_LIMIT: {
+      int64_t n;
+      if (val && dec_or_hex(val, &n)) util_alloc_soft_limit(n);
+      return add_int(out, util_alloc_soft_limit(-1));
+    }
+    case PR_JOURNAL_SIZE_LIMIT:
+      if (val) {
+        int64_t n;
+        if (!dec_or_hex(val, &n)) n = atoi_prefix(val); /* as SQLite: what a prefix gives */
+        db->journal_size_limit = n < -1 ? -1 : n;
+      }
+      return add_int(out, db->journal_size_limit);
+    case PR_MAX_PAGE_COUNT: {
+      int64_t n = 0;
+      if (!val || !dec_or_hex(val, &n) || n < 0) n = 0;
+      int began;
+      rc = api_txn_begin(db, BTREE_TXN_READ, &began);
+      if (rc) return rc;
+      rc = add_int(out, pager_max_page_count(pg, n));
+      return api_txn_end(db, began, rc);
+    }
+    case PR_MODULE_LIST: {
+      int n = 0;
+      while (func_table_name(n)) n++;
+      const char *names[8];
+      for (int i = 0; i < n && i < 8; i++) names[i] = func_table_name(i);
+      int *ord = sql_table_hash_order(names, n); /* SQLite's module hash */
+      if (!ord) return SHALE_NOMEM;
+      for (int i = 0; i < n && rc == SHALE_OK; i++) rc = add_text(out, names[ord[i]]);
+      shale_free(ord);
+      return rc;
+    }
+    case PR_PRAGMA_LIST:
+      for (size_t i = 0; i < sizeof defs / sizeof defs[0] && rc == SHALE_OK; i++)
+        rc = add_text(out, defs[i].name);
+      return rc;
+    case PR_SECURE_DELETE:
+      if (val) db->secure_delete = !util_stricmp(val, "fast") ? 2 : (uint8_t)parse_bool(val);
+      return add_int(out, db->secure_delete);
+    case PR_THREADS: {
+      int64_t n;
+      if (val && dec_or_hex(val, &n) && n >= 0)
+        shale_limit(db, SHALE_LIMIT_WORKER_THREADS, (int)(n & 0x7fffffff));
+      return add_int(out, shale_limit(db, SHALE_LIMIT_WORKER_THREADS, -1));
+    }
+    case PR_SHRINK_MEMORY: return SHALE_OK; /* caches shrink as pages are released */
+    case PR_TEMP_STORE_DIRECTORY: return temp_dir_pragma(db, val, out);
     case PR_TEMP_STORE:
       if (val) {
         if (!util_stricmp(val, "default"))

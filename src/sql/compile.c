@@ -21,6 +21,7 @@
  */
 #include "compile.h"
 #include "dml_int.h"
+#include "../os/os.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -169,11 +170,31 @@ void *parse_find_object(Parse *p, int kind, const char *zdb, const char *name, i
   return NULL;
 }
 
-/* PRAGMA table_info/table_xinfo of a virtual table: SQLite connects it
- * while preparing, so "no such module" is a prepare-time error. */
-static int pragma_vtab_prepare(Parse *p, const PragmaReq *q) {
-  if (!q->value || (util_stricmp(q->name, "table_info") && util_stricmp(q->name, "table_xinfo")))
-    return 0;
+/* The errors SQLite reports while preparing a PRAGMA (the API runs it):
+ * table_info/table_xinfo of a virtual table (SQLite connects it: "no such
+ * module"), temp_store_directory set to what is not a writable directory. */
+static int pragma_prepare_checks(Parse *p, const PragmaReq *q) {
+  if (!q->value) return 0;
+  if (!util_stricmp(q->name, "encoding")) {
+    /* as SQLite: only while the database is empty (later the value is
+     * ignored, whatever it is) */
+    if (p->schema && p->schema->cookie != 0) return 0;
+    static const char *const encs[] = {"UTF8", "UTF-8", "UTF-16le", "UTF-16be", "UTF16le",
+                                       "UTF16be", "UTF-16", "UTF16"};
+    for (size_t i = 0; i < sizeof encs / sizeof encs[0]; i++)
+      if (!util_stricmp(q->value, encs[i])) return 0;
+    parse_error(p, "unsupported encoding: %s", q->value);
+    return 1;
+  }
+  if (!util_stricmp(q->name, "temp_store_directory")) {
+    OsVfs *vfs = os_vfs_find(NULL);
+    int ok = 0;
+    if (!q->value[0]) return 0; /* clears it */
+    if (vfs && vfs->access(vfs, q->value, OS_ACCESS_READWRITE, &ok) == SHALE_OK && ok) return 0;
+    parse_error(p, "not a writable directory");
+    return 1;
+  }
+  if (util_stricmp(q->name, "table_info") && util_stricmp(q->name, "table_xinfo")) return 0;
   int idb;
   const Table *t = parse_find_object(p, PARSE_OBJ_TABLE, q->schema, q->value, &idb);
   return parse_vtab_missing(p, t);
@@ -966,7 +987,7 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
         (!out->pragma.schema || !util_stricmp(out->pragma.schema, "main")) &&
         fk_check_pragma_prepare(&p, out->pragma.value)) /* SQLite's prepare-time errors */
       goto fail;
-    if (pragma_vtab_prepare(&p, &out->pragma)) goto fail;
+    if (pragma_prepare_checks(&p, &out->pragma)) goto fail;
     if (env->auth) {
       const PragmaReq *q = &out->pragma;
       int a = parse_auth(&p, AUTH_PRAGMA, q->name, q->value, q->schema);

@@ -85,6 +85,9 @@ typedef struct CompileEnv {
                                  immediate FK halts: compile_fk.c) */
   uint8_t in_txn;            /* an explicit transaction is open (BEGIN ran) */
   uint8_t reverse_unordered; /* PRAGMA reverse_unordered_selects */
+  uint8_t no_auto_index;     /* PRAGMA automatic_index=OFF */
+  uint8_t ignore_checks;     /* PRAGMA ignore_check_constraints: CHECKs not coded */
+  uint8_t writable_schema;   /* PRAGMA writable_schema: sqlite_schema takes DML */
   /* Every database (ATTACH/TEMP): dbs[0] main (schema == the schema field
    * above), dbs[1] temp, dbs[2..ndb) attached in order. ndb == 0: main only
    * (callers that predate ATTACH). */
