@@ -178,6 +178,9 @@ struct shale {
   uint8_t secure_delete; /* PRAGMA secure_delete: 0, 1, 2 = FAST; reported only */
   int cache_spill;       /* PRAGMA cache_spill=N (SQLite's szSpill; 1 at open) */
   int64_t journal_size_limit; /* PRAGMA journal_size_limit (-1 at open); reported only */
+  int pragma_standin; /* database standing in for main while a PRAGMA runs (pragma.c), or 0 */
+  Btree *standin_bt;  /* main's own while it stands in */
+  ApiSchema *standin_schema;
   volatile int interrupted;
   uint8_t zombie; /* shale_close_v2 with statements open */
   int nhandles;   /* open backups and blob handles using this connection */

@@ -371,29 +371,71 @@ static int incremental_vacuum_pragma(shale *db, const char *val) {
 
 /* Compile "SELECT * FROM view" into *cs (its result columns are the
  * view's); on failure the connection's error is set. */
-static int view_compile(shale *db, const View *vw, CompiledStmt *cs) {
-  size_t n = strlen(vw->name);
-  char *sql = shale_malloc(2 * n + 20);
-  if (!sql) return SHALE_NOMEM;
-  size_t k = 0;
-  memcpy(sql, "SELECT * FROM \"", 15);
-  k = 15;
-  for (size_t i = 0; i < n; i++) { /* a double quote is doubled */
-    sql[k++] = vw->name[i];
-    if (vw->name[i] == '"') sql[k++] = '"';
+/* Undo (undo = 1) or redo api_pragma_run's stand-in of database i for
+ * main (main's own Btree and schema wait in db->standin_bt/_schema). */
+static void standin_undo(shale *db, int i, int undo) {
+  ApiDb *x = &db->dbx[i];
+  if (undo) {
+    x->bt = db->bt;
+    x->schema = db->schema;
+    db->bt = db->standin_bt;
+    db->schema = db->standin_schema;
+  } else {
+    db->standin_bt = db->bt;
+    db->standin_schema = db->schema;
+    db->bt = x->bt;
+    db->schema = x->schema;
+    x->bt = NULL;
+    x->schema = NULL;
   }
-  sql[k++] = '"';
+}
+
+/* "name" with its double quotes doubled, appended at sql + *k. */
+static void put_quoted(char *sql, size_t *k, const char *name) {
+  sql[(*k)++] = '"';
+  for (const char *z = name; *z; z++) {
+    sql[(*k)++] = *z;
+    if (*z == '"') sql[(*k)++] = '"';
+  }
+  sql[(*k)++] = '"';
+}
+
+/* Compile SELECT * FROM the view vw of database idb (the pragma's: main,
+ * or the one standing in for it), in the connection's real layout, so the
+ * view's own qualified names ("aux.t") resolve. */
+static int view_compile_in(shale *db, int idb, const View *vw, CompiledStmt *cs) {
+  int standin = db->pragma_standin;
+  if (idb == 0 && standin > 0) idb = standin;
+  const char *dbname = idb > 0 ? api_db_name(db, idb) : NULL;
+  size_t n = strlen(vw->name) + (dbname ? strlen(dbname) : 0);
+  char *sql = shale_malloc(2 * n + 24);
+  if (!sql) return SHALE_NOMEM;
+  size_t k = 14;
+  memcpy(sql, "SELECT * FROM ", k);
+  if (dbname) {
+    put_quoted(sql, &k, dbname);
+    sql[k++] = '.';
+  }
+  put_quoted(sql, &k, vw->name);
   sql[k] = 0;
+  if (standin > 0) standin_undo(db, standin, 1);
+  db->pragma_standin = 0;
   CompileEnv env;
   api_compile_env(db, &env);
   env.auth = NULL;
   memset(cs, 0, sizeof *cs);
   char *msg = NULL;
   int rc = sql_compile(&env, sql, -1, cs, NULL, &msg);
+  if (standin > 0) standin_undo(db, standin, 0);
+  db->pragma_standin = standin;
   shale_free(sql);
   if (rc != SHALE_OK) api_error(db, rc, "%s", msg ? msg : shale_errstr(rc));
   shale_free(msg);
   return rc;
+}
+
+static int view_compile(shale *db, const View *vw, CompiledStmt *cs) {
+  return view_compile_in(db, 0, vw, cs);
 }
 
 /* A view's columns: their names and declared types. */
@@ -798,11 +840,11 @@ static int journal_mode(shale *db, const PragmaReq *req, ApiRows *out) {
 }
 
 /* One row of PRAGMA table_list: table t or view vw of main. */
-static int table_list_row(shale *db, const Table *t, const View *vw, ApiRows *out) {
+static int table_list_row(shale *db, int idb, const Table *t, const View *vw, ApiRows *out) {
   ShValue v[6];
-  set_text(&v[0], "main");
+  set_text(&v[0], api_db_name(db, idb));
   if (t) {
-    set_text(&v[1], t->is_schema ? "sqlite_schema" : t->name);
+    set_text(&v[1], t->is_schema ? (idb == 1 ? "sqlite_temp_schema" : "sqlite_schema") : t->name);
     set_text(&v[2], t->vtab_module ? "virtual" : "table");
     value_set_int(&v[3], t->ncol);
     value_set_int(&v[4], t->without_rowid);
@@ -813,7 +855,7 @@ static int table_list_row(shale *db, const Table *t, const View *vw, ApiRows *ou
     int ncol = vw->ncol;
     if (!ncol) { /* no column list: as many as its SELECT gives */
       CompiledStmt cs;
-      int rc = view_compile(db, vw, &cs);
+      int rc = view_compile_in(db, idb, vw, &cs);
       if (rc) return rc;
       ncol = cs.ncol;
       compiled_stmt_free(&cs);
@@ -825,18 +867,19 @@ static int table_list_row(shale *db, const Table *t, const View *vw, ApiRows *ou
   return api_rows_add(out, v);
 }
 
-/* PRAGMA table_list[(name)]: every table and view, or the one named, in
- * the order SQLite's table hash lists them (sqlite_master entered first,
- * then the sqlite_schema rows' objects), then temp's sqlite_temp_schema
- * unless the schema was named (main_only). */
-static int table_list(shale *db, const char *only, int main_only, ApiRows *out) {
-  Schema *s = db->schema->s;
+/* The tables and views of database idb's schema s for PRAGMA table_list
+ * (every one, or the one named), in the order SQLite's table hash lists
+ * them (its schema table entered first, then the sqlite_schema rows'
+ * objects). */
+static int table_list_db(shale *db, int idb, Schema *s, const char *only, ApiRows *out) {
   int rc = SHALE_OK;
+  const char *master = idb == 1 ? "sqlite_temp_master" : "sqlite_master";
+  const char *schema_name = idb == 1 ? "sqlite_temp_schema" : "sqlite_schema";
   int n = s->order ? s->norder + 1 : 0;
   const char **names = n ? shale_malloc(sizeof(char *) * (size_t)n) : NULL;
   int *ord = NULL;
   if (names) {
-    names[0] = "sqlite_master";
+    names[0] = master;
     for (int i = 1; i < n; i++) names[i] = s->order[i - 1];
     ord = sql_table_hash_order(names, n);
   }
@@ -850,37 +893,54 @@ static int table_list(shale *db, const char *only, int main_only, ApiRows *out) 
       Table *t = ord[k] == 0 ? s->schema_table : schema_find_table(s, nm);
       View *vw = t ? NULL : schema_find_view(s, nm);
       if (!t && !vw) continue;
-      if (only && util_stricmp(only, t && t->is_schema ? "sqlite_master" : nm) != 0 &&
-          !(t && t->is_schema && !util_stricmp(only, "sqlite_schema")))
+      if (only && util_stricmp(only, t && t->is_schema ? master : nm) != 0 &&
+          !(t && t->is_schema && !util_stricmp(only, schema_name)))
         continue;
-      rc = table_list_row(db, t, vw, out);
+      rc = table_list_row(db, idb, t, vw, out);
     }
   } else { /* a schema without its row order: tables, views, sqlite_schema */
     int pos = 0;
     Table *t;
     while (rc == SHALE_OK && (t = schema_map_next(&s->tables, &pos)) != NULL)
       if (!t->is_schema && (!only || !util_stricmp(only, t->name)))
-        rc = table_list_row(db, t, NULL, out);
+        rc = table_list_row(db, idb, t, NULL, out);
     pos = 0;
     View *vw;
     while (rc == SHALE_OK && (vw = schema_map_next(&s->views, &pos)) != NULL)
-      if (!only || !util_stricmp(only, vw->name)) rc = table_list_row(db, NULL, vw, out);
-    if (rc == SHALE_OK && (!only || !util_stricmp(only, "sqlite_schema") ||
-                           !util_stricmp(only, "sqlite_master")))
-      rc = table_list_row(db, s->schema_table, NULL, out);
+      if (!only || !util_stricmp(only, vw->name)) rc = table_list_row(db, idb, NULL, vw, out);
+    if (rc == SHALE_OK &&
+        (!only || !util_stricmp(only, schema_name) || !util_stricmp(only, master)))
+      rc = table_list_row(db, idb, s->schema_table, NULL, out);
   }
   shale_free(ord);
   shale_free(names);
-  /* as SQLite finds it by name: sqlite_temp_master (not sqlite_temp_schema) */
-  if (rc == SHALE_OK && !main_only && (!only || !util_stricmp(only, "sqlite_temp_master"))) {
-    ShValue v[6];
-    set_text(&v[0], "temp");
-    set_text(&v[1], "sqlite_temp_schema");
-    set_text(&v[2], "table");
-    value_set_int(&v[3], 5);
-    value_set_int(&v[4], 0);
-    value_set_int(&v[5], 0);
-    rc = api_rows_add(out, v);
+  return rc;
+}
+
+/* temp's schema table while temp is not open (as SQLite finds it by name:
+ * sqlite_temp_master, not sqlite_temp_schema). */
+static int temp_schema_row(const char *only, ApiRows *out) {
+  if (only && util_stricmp(only, "sqlite_temp_master")) return SHALE_OK;
+  ShValue v[6];
+  set_text(&v[0], "temp");
+  set_text(&v[1], "sqlite_temp_schema");
+  set_text(&v[2], "table");
+  value_set_int(&v[3], 5);
+  value_set_int(&v[4], 0);
+  value_set_int(&v[5], 0);
+  return api_rows_add(out, v);
+}
+
+/* PRAGMA table_list[(name)]: main's (or only the named database's:
+ * main_only), then temp's and each attached database's, as SQLite. */
+static int table_list(shale *db, const char *only, int main_only, ApiRows *out) {
+  int rc = table_list_db(db, db->pragma_standin, db->schema->s, only, out);
+  for (int i = 1; rc == SHALE_OK && !main_only && i < db->ndb; i++) {
+    Schema *s = i > 1 || db->dbx[1].bt ? api_db_schema(db, i) : NULL;
+    if (s)
+      rc = table_list_db(db, i, s, only, out);
+    else if (i == 1)
+      rc = temp_schema_row(only, out);
   }
   return rc;
 }
@@ -1271,19 +1331,14 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
   /* another database: run the pragma with it standing in for main */
   if (i == 1 && !db->dbx[1].bt && api_temp_open(db) != SHALE_OK) return db->errcode;
   if (!api_db_schema(db, i)) return db->errcode;
-  ApiDb *x = &db->dbx[i];
-  Btree *mbt = db->bt;
-  ApiSchema *ms = db->schema;
-  db->bt = x->bt;
-  db->schema = x->schema;
-  x->bt = NULL;
-  x->schema = NULL;
+  ApiSchema *xs = NULL;
+  standin_undo(db, i, 0);
+  db->pragma_standin = i;
   int rc = pragma_run_db(db, d, req, out);
-  x->bt = db->bt;
-  x->schema = db->schema;
-  db->bt = mbt;
-  if (db->schema != ms) db->xgen++; /* reloaded while standing in */
-  db->schema = ms;
+  db->pragma_standin = 0;
+  (void)xs;
+  standin_undo(db, i, 1);
+  db->xgen++; /* statements see the database anew (it may have been reloaded) */
   return rc;
 }
 

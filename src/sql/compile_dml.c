@@ -1441,7 +1441,10 @@ static int upsert_target(Parse *p, InsertCtx *ic, const SqlUpsert *u, int c, int
   }
   for (int i = 0; i < w->nidx; i++) {
     Index *x = w->idx[i];
-    if (!x->unique || x->nkey != n || x->where) continue;
+    if (!x->unique || x->nkey != n) continue;
+    /* a partial index is a target when ON CONFLICT's WHERE is its WHERE (as
+     * SQLite's sqlite3UpsertAnalyzeTarget) */
+    if (x->where && (!u->target_where || !ast_same(u->target_where, x->where))) continue;
     int all = 1;
     for (int k = 0; k < n && all; k++) {
       int hit = 0;
