@@ -4,7 +4,8 @@
  *   shale [OPTIONS] [FILE [SQL|.CMD]...]     no FILE: an in-memory database
  *
  * Owns main (the two passes over the options, as sqlite3 makes them), the
- * input loop (lines gathered until shale_complete says a statement ends,
+ * input loop (lines gathered until sqlite3_complete's rule says a statement
+ * ends -- src/sql/complete.c's resumable scan, each line scanned once --,
  * dot-commands at the start of a line), running SQL (every statement of a
  * chunk, rows printed by shell_mode.c) and the error lines sqlite3 prints:
  *   Parse error near line N: MSG            (prepare failed; + context)
@@ -369,6 +370,10 @@ static int buf_add(Buf *b, const char *z, size_t k) {
 int shell_process(Shell *sh, FILE *in, int interactive) {
   Buf sql = {NULL, 0, 0};
   int lineno = 0, start = 0, errs = 0;
+  /* the completeness scan of sql's text so far (each line is scanned once:
+   * gathering a statement of N lines takes time linear in its length) */
+  SqlCompleteScan scan;
+  sql_complete_scan_init(&scan);
   while (!sh->quit && (errs == 0 || !sh->bail || interactive)) {
     fflush(sh->out); /* as sqlite3: output so far goes out before the next line is read */
     char *line = edit_readline(in, sql.n ? "   ...> " : "shale> ", interactive);
@@ -380,9 +385,9 @@ int shell_process(Shell *sh, FILE *in, int interactive) {
        * an empty statement) */
       int ok = sql.n == 0;
       if (!ok) {
-        Buf t = {NULL, 0, 0};
-        ok = !buf_add(&t, sql.z, sql.n) && !buf_add(&t, ";", 1) && shale_complete(t.z);
-        shale_free(t.z);
+        SqlCompleteScan t = scan;
+        sql_complete_scan_feed(&t, ";", 1);
+        ok = sql_complete_scan_done(&t);
       }
       if (ok) text = ";";
     }
@@ -409,20 +414,24 @@ int shell_process(Shell *sh, FILE *in, int interactive) {
     if (sql.n == 0) {
       while (is_space(*text)) text++;
       start = lineno;
+      sql_complete_scan_init(&scan);
     } else {
       buf_add(&sql, "\n", 1);
+      sql_complete_scan_feed(&scan, "\n", 1);
     }
-    if (buf_add(&sql, text, strlen(text))) {
+    size_t ntext = strlen(text);
+    if (buf_add(&sql, text, ntext)) {
       shell_error("Error: out of memory");
       shale_free(line);
       break;
     }
+    sql_complete_scan_feed(&scan, text, ntext);
     shale_free(line);
-    if (shale_complete(sql.z)) {
+    if (sql_complete_scan_done(&scan)) {
       errs += shell_run_sql(sh, sql.z, start, in != stdin || !interactive);
       sql.n = 0;
       if (sh->once) dot_output_reset(sh);
-    } else if (all_space(sql.z)) {
+    } else if (sql_complete_scan_blank(&scan)) {
       if (sh->echo) fprintf(sh->out, "%s\n", sql.z);
       sql.n = 0;
     }

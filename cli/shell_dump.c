@@ -340,6 +340,14 @@ int schema_command(Shell *sh, int argc, char **argv) {
 /* ---- .dump ---- */
 
 /* The rows of table name as INSERT statements. */
+/* z with its single quotes doubled (the inside of an SQL string). */
+static void put_sql_string(FILE *out, const char *z) {
+  for (; *z; z++) {
+    if (*z == '\'') fputc('\'', out);
+    fputc(*z, out);
+  }
+}
+
 static int dump_rows(Shell *sh, const char *name) {
   char *q = mode_quote_name(name);
   if (!q) return 1;
@@ -450,7 +458,7 @@ int dump_command(Shell *sh, int argc, char **argv) {
   char sql[2600];
   FILE *out = sh->out;
   fputs("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n", out);
-  int err = 0;
+  int err = 0, writable = 0;
   for (int pass = 0; pass < 2; pass++) {
     if (pass == 0)
       snprintf(sql, sizeof sql,
@@ -493,6 +501,16 @@ int dump_command(Shell *sh, int argc, char **argv) {
       } else if (!strncmp(name, "sqlite_", 7)) {
         data = 0;
       } else if (!strncmp(text, "CREATE VIRTUAL TABLE", 20)) {
+        /* as sqlite3: the row itself, since the module may be missing */
+        if (!writable) fputs("PRAGMA writable_schema=ON;\n", out);
+        writable = 1;
+        fputs("INSERT INTO sqlite_schema(type,name,tbl_name,rootpage,sql)VALUES('table','", out);
+        put_sql_string(out, name);
+        fputs("','", out);
+        put_sql_string(out, name);
+        fputs("',0,'", out);
+        put_sql_string(out, text);
+        fputs("');\n", out);
         data = 0;
       } else if (strncmp(text, "CREATE TABLE ", 13) == 0 && (text[13] == '\'' || text[13] == '"')) {
         fprintf(out, "CREATE TABLE IF NOT EXISTS %s;\n", text + 13);
@@ -506,6 +524,7 @@ int dump_command(Shell *sh, int argc, char **argv) {
     if (rc != SHALE_DONE && rc != SHALE_ROW) err = sql_error(sh);
     shale_finalize(st);
   }
+  if (writable) fputs("PRAGMA writable_schema=OFF;\n", out);
   fputs(err ? "ROLLBACK; -- due to errors\n" : "COMMIT;\n", out);
   return err;
 }

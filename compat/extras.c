@@ -2,6 +2,7 @@
  * extras.c -- the rest of the functions include/sqlite3.h declares, so that
  * any program built against SQLite finds every symbol it may import:
  * sqlite3_get_table, the sqlite3_str builder, strglob/strlike, keywords,
+ * sqlite3_complete (src/sql/complete.c's, through shale_complete),
  * mutexes, stmt_isexplain, set_last_insert_rowid, bind_pointer; and clean
  * refusals for UTF-16 entry points, virtual tables, snapshots, extensions
  * and the remaining rarely used calls.
@@ -233,6 +234,7 @@ int sqlite3_keyword_name(int i, const char **pz, int *pn) {
 int sqlite3_keyword_check(const char *z, int n) {
   return z && n > 0 && sql_keyword(z, n) != TK_ID;
 }
+int sqlite3_complete(const char *sql) { return shale_complete(sql); }
 
 /* ---------------------------------------------------------------- mutexes */
 

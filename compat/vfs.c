@@ -210,22 +210,8 @@ sqlite3_int64 sqlite3_memory_highwater(int reset) {
 
 int sqlite3_release_memory(int n) { return 0; } /* caches are per connection */
 
-static sqlite3_int64 soft_limit;
+sqlite3_int64 sqlite3_soft_heap_limit64(sqlite3_int64 n) { return util_alloc_soft_limit(n); }
 
-sqlite3_int64 sqlite3_soft_heap_limit64(sqlite3_int64 n) {
-  sqlite3_int64 old = soft_limit;
-  if (n < 0) return old;
-  sqlite3_int64 hard = util_alloc_limit(-1);
-  if (hard > 0 && (n > hard || n == 0)) n = hard;
-  soft_limit = n;
-  return old;
-}
-
-sqlite3_int64 sqlite3_hard_heap_limit64(sqlite3_int64 n) {
-  if (n < 0) return util_alloc_limit(-1);
-  sqlite3_int64 old = util_alloc_limit(n);
-  if (n < soft_limit || soft_limit == 0) soft_limit = n; /* as SQLite */
-  return old;
-}
+sqlite3_int64 sqlite3_hard_heap_limit64(sqlite3_int64 n) { return util_alloc_hard_limit(n); }
 
 void sqlite3_soft_heap_limit(int n) { sqlite3_soft_heap_limit64(n < 0 ? 0 : n); }

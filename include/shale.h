@@ -402,8 +402,8 @@ int shale_stmt_busy(shale_stmt *stmt);
 const char *shale_sql(shale_stmt *stmt);
 shale *shale_db_handle(shale_stmt *stmt);
 shale_stmt *shale_next_stmt(shale *db, shale_stmt *stmt);
-/* 1 if sql ends in a complete statement (a ';' outside quotes/comments, a
- * CREATE TRIGGER only after its END;), else 0. */
+/* 1 if sql ends in a complete statement, as sqlite3_complete: a ;
+ * outside quotes and comments that is not inside a CREATE TRIGGER body. */
 int shale_complete(const char *sql);
 
 /* Shale's own version string ("0.1.0", static) and number. The SQLite level

@@ -713,6 +713,11 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   db->ndb = 2;
   db->sync_level = 2;
   db->wal_autocheckpoint = 1000;
+  db->pflags = API_PF_DEFAULT;
+  db->cache_spill = 1;
+  db->journal_size_limit = -1;
+  db->secure_delete = 1; /* Debian's build: SQLITE_SECURE_DELETE */
+  db->hooks.query_only = &db->query_only;
   db->errmask = (flags & SHALE_OPEN_EXRESCODE) ? ~0 : 0xff;
   db->open_flags = flags;
   db->conn_cb.last_insert_rowid = cb_last_rowid;
@@ -840,6 +845,9 @@ void api_compile_env(shale *db, CompileEnv *env) {
   env->defer_foreign_keys = db->defer_foreign_keys;
   env->in_txn = !db->autocommit;
   env->reverse_unordered = db->reverse_unordered;
+  env->no_auto_index = !(db->pflags & API_PF_AUTOMATIC_INDEX);
+  env->ignore_checks = (db->pflags & API_PF_IGNORE_CHECKS) != 0;
+  env->writable_schema = (db->pflags & API_PF_WRITABLE_SCHEMA) != 0;
   if (db->schema) {
     db->cdbs[0].name = "main";
     db->cdbs[0].schema = db->schema->s;
@@ -862,7 +870,7 @@ void api_compile_env(shale *db, CompileEnv *env) {
 static int api_settings(const shale *db) {
   return (db->foreign_keys | db->recursive_triggers << 1 | db->reverse_unordered << 2 |
           db->case_sensitive_like << 3 | db->defer_foreign_keys << 30) ^
-         (int)(db->auth_gen << 4);
+         (int)(db->auth_gen << 4) ^ (int)(db->pflags << 8);
 }
 
 static const char *const explain_names[8] = {"addr", "opcode", "p1", "p2",
@@ -1887,36 +1895,5 @@ shale_stmt *shale_next_stmt(shale *db, shale_stmt *st) {
   return st ? st->next : db->stmts;
 }
 
-/* A small scanner: 1 if the text ends with ';' outside strings, quoted
- * identifiers and comments (trailing white space and comments allowed). */
-int shale_complete(const char *z) {
-  int done = 0;
-  if (!z) return 0;
-  while (*z) {
-    char c = *z;
-    if (c == ';') {
-      done = 1;
-      z++;
-    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
-      z++;
-    } else if (c == '-' && z[1] == '-') {
-      while (*z && *z != '\n') z++;
-    } else if (c == '/' && z[1] == '*') {
-      z += 2;
-      while (*z && !(z[0] == '*' && z[1] == '/')) z++;
-      if (!*z) return 0;
-      z += 2;
-    } else if (c == '\'' || c == '"' || c == '`' || c == '[') {
-      char end = c == '[' ? ']' : c;
-      z++;
-      while (*z && *z != end) z++;
-      if (!*z) return 0;
-      z++;
-      done = 0;
-    } else {
-      done = 0;
-      z++;
-    }
-  }
-  return done;
-}
+/* sqlite3_complete's rule, trigger bodies included (src/sql/complete.c). */
+int shale_complete(const char *z) { return z ? sql_complete(z) : 0; }

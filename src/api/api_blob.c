@@ -196,6 +196,10 @@ int shale_blob_open(shale *db, const char *zdb, const char *table, const char *c
       api_error(db, SHALE_ERROR, "no such table: main.%s", table);
     return SHALE_ERROR;
   }
+  if (t->vtab_module) {
+    api_error(db, SHALE_ERROR, "cannot open virtual table: %s", table);
+    return SHALE_ERROR;
+  }
   if (t->without_rowid) {
     api_error(db, SHALE_ERROR, "cannot open table without rowid: %s", table);
     return SHALE_ERROR;

@@ -110,6 +110,25 @@ typedef struct ApiSavepoint {
   int64_t deferred_fk, deferred_imm_fk; /* the counters when it began (ROLLBACK TO) */
 } ApiSavepoint;
 
+/* shale.pflags */
+#define API_PF_AUTOMATIC_INDEX 0x0001
+#define API_PF_CELL_SIZE_CHECK 0x0002
+#define API_PF_CHECKPOINT_FULLFSYNC 0x0004
+#define API_PF_COUNT_CHANGES 0x0008
+#define API_PF_EMPTY_RESULT_CALLBACKS 0x0010
+#define API_PF_FULL_COLUMN_NAMES 0x0020
+#define API_PF_FULLFSYNC 0x0040
+#define API_PF_IGNORE_CHECKS 0x0080
+#define API_PF_LEGACY_ALTER_TABLE 0x0100
+#define API_PF_QUERY_ONLY 0x0200
+#define API_PF_READ_UNCOMMITTED 0x0400
+#define API_PF_SHORT_COLUMN_NAMES 0x0800
+#define API_PF_TRUSTED_SCHEMA 0x1000
+#define API_PF_WRITABLE_SCHEMA 0x2000
+#define API_PF_CACHE_SPILL 0x4000
+#define API_PF_DEFAULT \
+  (API_PF_AUTOMATIC_INDEX | API_PF_SHORT_COLUMN_NAMES | API_PF_TRUSTED_SCHEMA | API_PF_CACHE_SPILL)
+
 struct shale {
   Btree *bt; /* the main database (dbx[0] is unused: main lives here and in schema) */
   ApiDb dbx[API_MAX_DB];
@@ -148,6 +167,20 @@ struct shale {
   uint8_t dflt_lock_mode; /* PRAGMA locking_mode as last set (SQLite's dfltLockMode) */
   uint8_t foreign_keys, recursive_triggers, case_sensitive_like, reverse_unordered;
   uint8_t defer_foreign_keys; /* PRAGMA defer_foreign_keys: cleared when a transaction ends */
+  /* SQLite's flag pragmas (API_PF_*): automatic_index, ignore_check_constraints,
+   * writable_schema and query_only act; the others are reported only (no
+   * effect here either: fullfsync and checkpoint_fullfsync are for macOS,
+   * read_uncommitted for shared cache; count_changes, full_column_names,
+   * short_column_names and empty_result_callbacks are SQLite's deprecated
+   * ones; legacy_alter_table, trusted_schema, cell_size_check) */
+  uint32_t pflags;
+  uint8_t query_only;    /* API_PF_QUERY_ONLY, read by the VM (hooks.query_only) */
+  uint8_t secure_delete; /* PRAGMA secure_delete: 0, 1, 2 = FAST; reported only */
+  int cache_spill;       /* PRAGMA cache_spill=N (SQLite's szSpill; 1 at open) */
+  int64_t journal_size_limit; /* PRAGMA journal_size_limit (-1 at open); reported only */
+  int pragma_standin; /* database standing in for main while a PRAGMA runs (pragma.c), or 0 */
+  Btree *standin_bt;  /* main's own while it stands in */
+  ApiSchema *standin_schema;
   volatile int interrupted;
   uint8_t zombie; /* shale_close_v2 with statements open */
   int nhandles;   /* open backups and blob handles using this connection */

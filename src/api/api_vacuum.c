@@ -302,6 +302,9 @@ static int build_copy(Vac *v) {
         (is_text(&r->v[0], "table") && r->v[3].type == SHALE_INTEGER && r->v[3].i == 0)) {
       rc = put_schema_row(v, r, 0);
       r->done = 1;
+      /* SQLite copies these rows with an INSERT ... SELECT of its own, which
+       * leaves last_insert_rowid at the last row's new rowid */
+      if (rc == SHALE_OK) v->db->last_rowid = v->next_rowid - 1;
     }
   }
   btree_cursor_close(v->schema_cur);

@@ -13,6 +13,7 @@
  *     rows and no error, as SQLite does.
  */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,60 +23,12 @@
 
 enum {
   PR_UNKNOWN,
-  PR_TABLE_INFO,
-  PR_TABLE_XINFO,
-  PR_INDEX_LIST,
-  PR_INDEX_INFO,
-  PR_INDEX_XINFO,
-  PR_JOURNAL_MODE,
-  PR_SYNCHRONOUS,
-  PR_CACHE_SIZE,
-  PR_PAGE_SIZE,
-  PR_PAGE_COUNT,
-  PR_FREELIST_COUNT,
-  PR_USER_VERSION,
-  PR_SCHEMA_VERSION,
-  PR_APPLICATION_ID,
-  PR_INTEGRITY_CHECK,
-  PR_QUICK_CHECK,
-  PR_BUSY_TIMEOUT,
-  PR_FOREIGN_KEYS,
-  PR_RECURSIVE_TRIGGERS,
-  PR_CASE_SENSITIVE_LIKE,
-  PR_DATABASE_LIST,
-  PR_TABLE_LIST,
-  PR_REVERSE_UNORDERED,
-  PR_FOREIGN_KEY_LIST,
-  PR_FOREIGN_KEY_CHECK,
-  PR_ENCODING,
-  PR_WAL_CHECKPOINT,
-  PR_WAL_AUTOCHECKPOINT,
-  PR_MMAP_SIZE,
-  PR_AUTO_VACUUM,
-  PR_INCREMENTAL_VACUUM,
-  PR_LOCKING_MODE,
-  PR_TEMP_STORE,
-  PR_DEFER_FOREIGN_KEYS,
-  PR_COLLATION_LIST,
-  PR_COMPILE_OPTIONS,
-  PR_FUNCTION_LIST,
-  PR_OPTIMIZE,
-  PR_ANALYSIS_LIMIT,
+#define PRAGMA(name, id, ncol, cols, when_set, needs_arg, tab) PR_##id,
+#include "../sql/pragma.def"
 };
 
-static const char *const n_table_info[] = {"cid", "name", "type", "notnull", "dflt_value", "pk",
-                                           "hidden"};
-static const char *const n_index_list[] = {"seq", "name", "unique", "origin", "partial"};
-static const char *const n_index_xinfo[] = {"seqno", "cid", "name", "desc", "coll", "key"};
-static const char *const n_database_list[] = {"seq", "name", "file"};
-static const char *const n_table_list[] = {"schema", "name", "type", "ncol", "wr", "strict"};
-static const char *const n_fk_list[] = {"id",    "seq",       "table",     "from",
-                                        "to",    "on_update", "on_delete", "match"};
-static const char *const n_fk_check[] = {"table", "rowid", "parent", "fkid"};
-static const char *const n_timeout[] = {"timeout"};
-static const char *const n_collation_list[] = {"seq", "name"};
-static const char *const n_function_list[] = {"name", "builtin", "type", "enc", "narg", "flags"};
-static const char *const n_checkpoint[] = {"busy", "log", "checkpointed"};
+#define PRAGMA_COLS(id, ...) static const char *const id[] = {__VA_ARGS__};
+#include "../sql/pragma.def"
 
 typedef struct PragmaDef {
   const char *name;
@@ -86,46 +39,11 @@ typedef struct PragmaDef {
   uint8_t needs_arg;         /* without an argument it does nothing */
 } PragmaDef;
 
+/* pragma.def's list: SQLite's pragma_list order (alphabetical) */
 static const PragmaDef defs[] = {
-    {"analysis_limit", PR_ANALYSIS_LIMIT, 1, NULL, 1, 0},
-    {"application_id", PR_APPLICATION_ID, 1, NULL, 0, 0},
-    {"auto_vacuum", PR_AUTO_VACUUM, 1, NULL, 0, 0},
-    {"incremental_vacuum", PR_INCREMENTAL_VACUUM, 0, NULL, 0, 0},
-    {"locking_mode", PR_LOCKING_MODE, 1, NULL, 1, 0},
-    {"temp_store", PR_TEMP_STORE, 1, NULL, 0, 0},
-    {"wal_autocheckpoint", PR_WAL_AUTOCHECKPOINT, 1, NULL, 1, 0},
-    {"mmap_size", PR_MMAP_SIZE, 1, NULL, 1, 0},
-    {"wal_checkpoint", PR_WAL_CHECKPOINT, 3, n_checkpoint, 1, 0},
-    {"busy_timeout", PR_BUSY_TIMEOUT, 1, n_timeout, 1, 0},
-    {"cache_size", PR_CACHE_SIZE, 1, NULL, 0, 0},
-    {"case_sensitive_like", PR_CASE_SENSITIVE_LIKE, 0, NULL, 0, 1},
-    {"collation_list", PR_COLLATION_LIST, 2, n_collation_list, 1, 0},
-    {"compile_options", PR_COMPILE_OPTIONS, 1, NULL, 1, 0},
-    {"database_list", PR_DATABASE_LIST, 3, n_database_list, 1, 0},
-    {"defer_foreign_keys", PR_DEFER_FOREIGN_KEYS, 1, NULL, 0, 0},
-    {"encoding", PR_ENCODING, 1, NULL, 0, 0},
-    {"foreign_key_check", PR_FOREIGN_KEY_CHECK, 4, n_fk_check, 1, 0},
-    {"foreign_key_list", PR_FOREIGN_KEY_LIST, 8, n_fk_list, 0, 1},
-    {"foreign_keys", PR_FOREIGN_KEYS, 1, NULL, 0, 0},
-    {"freelist_count", PR_FREELIST_COUNT, 1, NULL, 1, 0},
-    {"function_list", PR_FUNCTION_LIST, 6, n_function_list, 1, 0},
-    {"index_info", PR_INDEX_INFO, 3, n_index_xinfo, 0, 1},
-    {"index_list", PR_INDEX_LIST, 5, n_index_list, 0, 1},
-    {"index_xinfo", PR_INDEX_XINFO, 6, n_index_xinfo, 0, 1},
-    {"integrity_check", PR_INTEGRITY_CHECK, 1, NULL, 1, 0},
-    {"journal_mode", PR_JOURNAL_MODE, 1, NULL, 1, 0},
-    {"optimize", PR_OPTIMIZE, 1, NULL, 1, 0},
-    {"page_count", PR_PAGE_COUNT, 1, NULL, 1, 0},
-    {"page_size", PR_PAGE_SIZE, 1, NULL, 0, 0},
-    {"quick_check", PR_QUICK_CHECK, 1, NULL, 1, 0},
-    {"recursive_triggers", PR_RECURSIVE_TRIGGERS, 1, NULL, 0, 0},
-    {"reverse_unordered_selects", PR_REVERSE_UNORDERED, 1, NULL, 0, 0},
-    {"schema_version", PR_SCHEMA_VERSION, 1, NULL, 0, 0},
-    {"synchronous", PR_SYNCHRONOUS, 1, NULL, 0, 0},
-    {"table_info", PR_TABLE_INFO, 6, n_table_info, 0, 1},
-    {"table_list", PR_TABLE_LIST, 6, n_table_list, 1, 0},
-    {"table_xinfo", PR_TABLE_XINFO, 7, n_table_info, 0, 1},
-    {"user_version", PR_USER_VERSION, 1, NULL, 0, 0},
+#define PRAGMA(name, id, ncol, cols, when_set, needs_arg, tab) \
+  {#name, PR_##id, ncol, cols, when_set, needs_arg},
+#include "../sql/pragma.def"
 };
 
 static const PragmaDef *find_def(const char *name) {
@@ -140,7 +58,8 @@ void api_pragma_columns(const PragmaReq *req, int *ncol, const char *const **nam
   *names = NULL;
   const PragmaDef *d = find_def(req->name);
   if (!d || req->ignored) return;
-  if (d->needs_arg && !req->value) return;
+  /* as SQLite: the columns are named even when no row can come (a pragma
+   * that needs an argument and has none) */
   if (req->value && !d->rows_when_set && !d->needs_arg) return;
   if (d->id == PR_TABLE_LIST) {
     *ncol = d->ncol;
@@ -270,9 +189,108 @@ static int64_t parse_i64(const char *z) {
 /* SQLite's boolean pragma values (getSafetyLevel without full/extra): a
  * leading digit gives the number's low byte != 0; on/yes/true 1,
  * off/no/false 0; anything else 0. */
-static int parse_bool(const char *z) {
+/* SQLite's sqlite3GetBoolean: a number (its low byte), on/yes/true,
+ * off/no/false; anything else is dflt. */
+static int parse_bool_dflt(const char *z, int dflt) {
   if (isdigit((unsigned char)*z)) return (uint8_t)parse_int(z) != 0;
-  return !util_stricmp(z, "on") || !util_stricmp(z, "yes") || !util_stricmp(z, "true");
+  if (!util_stricmp(z, "on") || !util_stricmp(z, "yes") || !util_stricmp(z, "true")) return 1;
+  if (!util_stricmp(z, "off") || !util_stricmp(z, "no") || !util_stricmp(z, "false")) return 0;
+  return dflt;
+}
+static int parse_bool(const char *z) { return parse_bool_dflt(z, 0); }
+
+/* PRAGMA temp_store_directory: process-wide, as SQLite's
+ * sqlite3_temp_directory; reported only (temp files go where the VFS puts
+ * them). The value is checked when the statement is prepared
+ * (sql_pragma_prepare_check: "not a writable directory"). */
+static pthread_mutex_t temp_dir_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *temp_dir;
+
+static int temp_dir_pragma(shale *db, const char *val, ApiRows *out) {
+  int rc = SHALE_OK;
+  pthread_mutex_lock(&temp_dir_mu);
+  if (val) {
+    char *z = val[0] ? util_strdup(val) : NULL;
+    if (val[0] && !z) {
+      rc = SHALE_NOMEM;
+    } else {
+      shale_free(temp_dir);
+      temp_dir = z;
+    }
+  } else if (temp_dir) {
+    rc = add_text(out, temp_dir);
+  }
+  pthread_mutex_unlock(&temp_dir_mu);
+  if (rc) api_error(db, rc, "%s", shale_errstr(rc));
+  return rc;
+}
+
+/* The flag pragmas (SQLite's db->flags bits) and their API_PF_* bit. */
+static uint32_t flag_bit(int id) {
+  switch (id) {
+    case PR_AUTOMATIC_INDEX: return API_PF_AUTOMATIC_INDEX;
+    case PR_CELL_SIZE_CHECK: return API_PF_CELL_SIZE_CHECK;
+    case PR_CHECKPOINT_FULLFSYNC: return API_PF_CHECKPOINT_FULLFSYNC;
+    case PR_COUNT_CHANGES: return API_PF_COUNT_CHANGES;
+    case PR_EMPTY_RESULT_CALLBACKS: return API_PF_EMPTY_RESULT_CALLBACKS;
+    case PR_FULL_COLUMN_NAMES: return API_PF_FULL_COLUMN_NAMES;
+    case PR_FULLFSYNC: return API_PF_FULLFSYNC;
+    case PR_IGNORE_CHECK_CONSTRAINTS: return API_PF_IGNORE_CHECKS;
+    case PR_LEGACY_ALTER_TABLE: return API_PF_LEGACY_ALTER_TABLE;
+    case PR_QUERY_ONLY: return API_PF_QUERY_ONLY;
+    case PR_READ_UNCOMMITTED: return API_PF_READ_UNCOMMITTED;
+    case PR_SHORT_COLUMN_NAMES: return API_PF_SHORT_COLUMN_NAMES;
+    case PR_TRUSTED_SCHEMA: return API_PF_TRUSTED_SCHEMA;
+    case PR_WRITABLE_SCHEMA: return API_PF_WRITABLE_SCHEMA;
+    default: return 0;
+  }
+}
+
+/* PRAGMA cache_spill's answer: SQLite's spill threshold in pages, the
+ * larger of the cache's size in pages (a negative cache_size is KiB over
+ * the page plus SQLite's 136 bytes of per-page overhead) and the value
+ * last set. */
+static int64_t spill_pages(shale *db) {
+  int64_t cs = pager_cache_size(btree_pager(db->bt));
+  int64_t pages = cs >= 0 ? cs : (-1024 * cs) / ((int64_t)btree_page_size(db->bt) + 136);
+  int64_t spill = db->cache_spill;
+  if (spill < 0) spill = (-1024 * spill) / ((int64_t)btree_page_size(db->bt) + 136);
+  return pages > spill ? pages : spill;
+}
+
+/* PRAGMA data_version: 1 plus the changes other connections committed
+ * since this connection opened the database (its own commits do not
+ * count, as SQLite's). */
+static int data_version_pragma(shale *db, ApiRows *out) {
+  int began;
+  int rc = api_txn_begin(db, BTREE_TXN_READ, &began);
+  if (rc) return rc;
+  rc = add_int(out, 1 + (int64_t)pager_ext_version(btree_pager(db->bt)));
+  return api_txn_end(db, began, rc);
+}
+
+/* PRAGMA default_cache_size: the header's value (absolute), or SQLite's
+ * default -2000 when it is 0; setting writes |N| and sets cache_size. */
+static int default_cache_pragma(shale *db, const char *val, ApiRows *out) {
+  int began, rc;
+  if (val) {
+    int64_t n = parse_int(val);
+    if (n < 0) n = -n;
+    if (n > 0x7fffffff) n = 0x7fffffff;
+    rc = api_txn_begin(db, BTREE_TXN_WRITE, &began);
+    if (rc) return rc;
+    rc = btree_update_meta(db->bt, BTREE_META_DEFAULT_CACHE, (uint32_t)n);
+    if (rc) api_error(db, rc, "%s", shale_errstr(rc));
+    else pager_set_cache_size(btree_pager(db->bt), (int)n);
+    return api_txn_end(db, began, rc);
+  }
+  rc = api_txn_begin(db, BTREE_TXN_READ, &began);
+  if (rc) return rc;
+  uint32_t x = 0;
+  if (btree_page_count(db->bt)) rc = btree_get_meta(db->bt, BTREE_META_DEFAULT_CACHE, &x);
+  int32_t m = (int32_t)x;
+  if (rc == SHALE_OK) rc = add_int(out, m > 0 ? m : m < 0 ? -(int64_t)m : -2000);
+  return api_txn_end(db, began, rc);
 }
 
 static const char *const journal_names[] = {"delete", "persist", "off",
@@ -353,29 +371,71 @@ static int incremental_vacuum_pragma(shale *db, const char *val) {
 
 /* Compile "SELECT * FROM view" into *cs (its result columns are the
  * view's); on failure the connection's error is set. */
-static int view_compile(shale *db, const View *vw, CompiledStmt *cs) {
-  size_t n = strlen(vw->name);
-  char *sql = shale_malloc(2 * n + 20);
-  if (!sql) return SHALE_NOMEM;
-  size_t k = 0;
-  memcpy(sql, "SELECT * FROM \"", 15);
-  k = 15;
-  for (size_t i = 0; i < n; i++) { /* a double quote is doubled */
-    sql[k++] = vw->name[i];
-    if (vw->name[i] == '"') sql[k++] = '"';
+/* Undo (undo = 1) or redo api_pragma_run's stand-in of database i for
+ * main (main's own Btree and schema wait in db->standin_bt/_schema). */
+static void standin_undo(shale *db, int i, int undo) {
+  ApiDb *x = &db->dbx[i];
+  if (undo) {
+    x->bt = db->bt;
+    x->schema = db->schema;
+    db->bt = db->standin_bt;
+    db->schema = db->standin_schema;
+  } else {
+    db->standin_bt = db->bt;
+    db->standin_schema = db->schema;
+    db->bt = x->bt;
+    db->schema = x->schema;
+    x->bt = NULL;
+    x->schema = NULL;
   }
-  sql[k++] = '"';
+}
+
+/* "name" with its double quotes doubled, appended at sql + *k. */
+static void put_quoted(char *sql, size_t *k, const char *name) {
+  sql[(*k)++] = '"';
+  for (const char *z = name; *z; z++) {
+    sql[(*k)++] = *z;
+    if (*z == '"') sql[(*k)++] = '"';
+  }
+  sql[(*k)++] = '"';
+}
+
+/* Compile SELECT * FROM the view vw of database idb (the pragma's: main,
+ * or the one standing in for it), in the connection's real layout, so the
+ * view's own qualified names ("aux.t") resolve. */
+static int view_compile_in(shale *db, int idb, const View *vw, CompiledStmt *cs) {
+  int standin = db->pragma_standin;
+  if (idb == 0 && standin > 0) idb = standin;
+  const char *dbname = idb > 0 ? api_db_name(db, idb) : NULL;
+  size_t n = strlen(vw->name) + (dbname ? strlen(dbname) : 0);
+  char *sql = shale_malloc(2 * n + 24);
+  if (!sql) return SHALE_NOMEM;
+  size_t k = 14;
+  memcpy(sql, "SELECT * FROM ", k);
+  if (dbname) {
+    put_quoted(sql, &k, dbname);
+    sql[k++] = '.';
+  }
+  put_quoted(sql, &k, vw->name);
   sql[k] = 0;
+  if (standin > 0) standin_undo(db, standin, 1);
+  db->pragma_standin = 0;
   CompileEnv env;
   api_compile_env(db, &env);
   env.auth = NULL;
   memset(cs, 0, sizeof *cs);
   char *msg = NULL;
   int rc = sql_compile(&env, sql, -1, cs, NULL, &msg);
+  if (standin > 0) standin_undo(db, standin, 0);
+  db->pragma_standin = standin;
   shale_free(sql);
   if (rc != SHALE_OK) api_error(db, rc, "%s", msg ? msg : shale_errstr(rc));
   shale_free(msg);
   return rc;
+}
+
+static int view_compile(shale *db, const View *vw, CompiledStmt *cs) {
+  return view_compile_in(db, 0, vw, cs);
 }
 
 /* A view's columns: their names and declared types. */
@@ -407,6 +467,10 @@ static int table_info(shale *db, const char *name, int extended, ApiRows *out) {
   if (!t) {
     View *vw = schema_find_view(db->schema->s, name);
     return vw ? view_info(db, vw, extended, out) : SHALE_OK;
+  }
+  if (t->vtab_module) { /* SQLite connects it first (schema.h invariant 5) */
+    api_error(db, SHALE_ERROR, "no such module: %s", t->vtab_module);
+    return SHALE_ERROR;
   }
   int cid = 0;
   for (int i = 0; i < t->ncol; i++) {
@@ -776,12 +840,12 @@ static int journal_mode(shale *db, const PragmaReq *req, ApiRows *out) {
 }
 
 /* One row of PRAGMA table_list: table t or view vw of main. */
-static int table_list_row(shale *db, const Table *t, const View *vw, ApiRows *out) {
+static int table_list_row(shale *db, int idb, const Table *t, const View *vw, ApiRows *out) {
   ShValue v[6];
-  set_text(&v[0], "main");
+  set_text(&v[0], api_db_name(db, idb));
   if (t) {
-    set_text(&v[1], t->is_schema ? "sqlite_schema" : t->name);
-    set_text(&v[2], "table");
+    set_text(&v[1], t->is_schema ? (idb == 1 ? "sqlite_temp_schema" : "sqlite_schema") : t->name);
+    set_text(&v[2], t->vtab_module ? "virtual" : "table");
     value_set_int(&v[3], t->ncol);
     value_set_int(&v[4], t->without_rowid);
     value_set_int(&v[5], t->strict);
@@ -791,7 +855,7 @@ static int table_list_row(shale *db, const Table *t, const View *vw, ApiRows *ou
     int ncol = vw->ncol;
     if (!ncol) { /* no column list: as many as its SELECT gives */
       CompiledStmt cs;
-      int rc = view_compile(db, vw, &cs);
+      int rc = view_compile_in(db, idb, vw, &cs);
       if (rc) return rc;
       ncol = cs.ncol;
       compiled_stmt_free(&cs);
@@ -803,18 +867,19 @@ static int table_list_row(shale *db, const Table *t, const View *vw, ApiRows *ou
   return api_rows_add(out, v);
 }
 
-/* PRAGMA table_list[(name)]: every table and view, or the one named, in
- * the order SQLite's table hash lists them (sqlite_master entered first,
- * then the sqlite_schema rows' objects), then temp's sqlite_temp_schema
- * unless the schema was named (main_only). */
-static int table_list(shale *db, const char *only, int main_only, ApiRows *out) {
-  Schema *s = db->schema->s;
+/* The tables and views of database idb's schema s for PRAGMA table_list
+ * (every one, or the one named), in the order SQLite's table hash lists
+ * them (its schema table entered first, then the sqlite_schema rows'
+ * objects). */
+static int table_list_db(shale *db, int idb, Schema *s, const char *only, ApiRows *out) {
   int rc = SHALE_OK;
+  const char *master = idb == 1 ? "sqlite_temp_master" : "sqlite_master";
+  const char *schema_name = idb == 1 ? "sqlite_temp_schema" : "sqlite_schema";
   int n = s->order ? s->norder + 1 : 0;
   const char **names = n ? shale_malloc(sizeof(char *) * (size_t)n) : NULL;
   int *ord = NULL;
   if (names) {
-    names[0] = "sqlite_master";
+    names[0] = master;
     for (int i = 1; i < n; i++) names[i] = s->order[i - 1];
     ord = sql_table_hash_order(names, n);
   }
@@ -828,37 +893,54 @@ static int table_list(shale *db, const char *only, int main_only, ApiRows *out) 
       Table *t = ord[k] == 0 ? s->schema_table : schema_find_table(s, nm);
       View *vw = t ? NULL : schema_find_view(s, nm);
       if (!t && !vw) continue;
-      if (only && util_stricmp(only, t && t->is_schema ? "sqlite_master" : nm) != 0 &&
-          !(t && t->is_schema && !util_stricmp(only, "sqlite_schema")))
+      if (only && util_stricmp(only, t && t->is_schema ? master : nm) != 0 &&
+          !(t && t->is_schema && !util_stricmp(only, schema_name)))
         continue;
-      rc = table_list_row(db, t, vw, out);
+      rc = table_list_row(db, idb, t, vw, out);
     }
   } else { /* a schema without its row order: tables, views, sqlite_schema */
     int pos = 0;
     Table *t;
     while (rc == SHALE_OK && (t = schema_map_next(&s->tables, &pos)) != NULL)
       if (!t->is_schema && (!only || !util_stricmp(only, t->name)))
-        rc = table_list_row(db, t, NULL, out);
+        rc = table_list_row(db, idb, t, NULL, out);
     pos = 0;
     View *vw;
     while (rc == SHALE_OK && (vw = schema_map_next(&s->views, &pos)) != NULL)
-      if (!only || !util_stricmp(only, vw->name)) rc = table_list_row(db, NULL, vw, out);
-    if (rc == SHALE_OK && (!only || !util_stricmp(only, "sqlite_schema") ||
-                           !util_stricmp(only, "sqlite_master")))
-      rc = table_list_row(db, s->schema_table, NULL, out);
+      if (!only || !util_stricmp(only, vw->name)) rc = table_list_row(db, idb, NULL, vw, out);
+    if (rc == SHALE_OK &&
+        (!only || !util_stricmp(only, schema_name) || !util_stricmp(only, master)))
+      rc = table_list_row(db, idb, s->schema_table, NULL, out);
   }
   shale_free(ord);
   shale_free(names);
-  /* as SQLite finds it by name: sqlite_temp_master (not sqlite_temp_schema) */
-  if (rc == SHALE_OK && !main_only && (!only || !util_stricmp(only, "sqlite_temp_master"))) {
-    ShValue v[6];
-    set_text(&v[0], "temp");
-    set_text(&v[1], "sqlite_temp_schema");
-    set_text(&v[2], "table");
-    value_set_int(&v[3], 5);
-    value_set_int(&v[4], 0);
-    value_set_int(&v[5], 0);
-    rc = api_rows_add(out, v);
+  return rc;
+}
+
+/* temp's schema table while temp is not open (as SQLite finds it by name:
+ * sqlite_temp_master, not sqlite_temp_schema). */
+static int temp_schema_row(const char *only, ApiRows *out) {
+  if (only && util_stricmp(only, "sqlite_temp_master")) return SHALE_OK;
+  ShValue v[6];
+  set_text(&v[0], "temp");
+  set_text(&v[1], "sqlite_temp_schema");
+  set_text(&v[2], "table");
+  value_set_int(&v[3], 5);
+  value_set_int(&v[4], 0);
+  value_set_int(&v[5], 0);
+  return api_rows_add(out, v);
+}
+
+/* PRAGMA table_list[(name)]: main's (or only the named database's:
+ * main_only), then temp's and each attached database's, as SQLite. */
+static int table_list(shale *db, const char *only, int main_only, ApiRows *out) {
+  int rc = table_list_db(db, db->pragma_standin, db->schema->s, only, out);
+  for (int i = 1; rc == SHALE_OK && !main_only && i < db->ndb; i++) {
+    Schema *s = i > 1 || db->dbx[1].bt ? api_db_schema(db, i) : NULL;
+    if (s)
+      rc = table_list_db(db, i, s, only, out);
+    else if (i == 1)
+      rc = temp_schema_row(only, out);
   }
   return rc;
 }
@@ -1249,19 +1331,14 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
   /* another database: run the pragma with it standing in for main */
   if (i == 1 && !db->dbx[1].bt && api_temp_open(db) != SHALE_OK) return db->errcode;
   if (!api_db_schema(db, i)) return db->errcode;
-  ApiDb *x = &db->dbx[i];
-  Btree *mbt = db->bt;
-  ApiSchema *ms = db->schema;
-  db->bt = x->bt;
-  db->schema = x->schema;
-  x->bt = NULL;
-  x->schema = NULL;
+  ApiSchema *xs = NULL;
+  standin_undo(db, i, 0);
+  db->pragma_standin = i;
   int rc = pragma_run_db(db, d, req, out);
-  x->bt = db->bt;
-  x->schema = db->schema;
-  db->bt = mbt;
-  if (db->schema != ms) db->xgen++; /* reloaded while standing in */
-  db->schema = ms;
+  db->pragma_standin = 0;
+  (void)xs;
+  standin_undo(db, i, 1);
+  db->xgen++; /* statements see the database anew (it may have been reloaded) */
   return rc;
 }
 
@@ -1292,18 +1369,17 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
     case PR_JOURNAL_MODE: return journal_mode(db, req, out);
     case PR_SYNCHRONOUS:
       if (val) {
+        /* SQLite's getSafetyLevel, then (level + 1) & 7, 0 taken as 1 */
         int lvl;
-        if (!util_stricmp(val, "off"))
-          lvl = 0;
-        else if (!util_stricmp(val, "normal"))
-          lvl = 1;
-        else if (!util_stricmp(val, "full"))
+        if (!util_stricmp(val, "full"))
           lvl = 2;
         else if (!util_stricmp(val, "extra"))
           lvl = 3;
+        else if (isdigit((unsigned char)*val))
+          lvl = (((uint8_t)parse_int(val) + 1) & 7 ? (((uint8_t)parse_int(val) + 1) & 7) : 1) - 1;
         else
-          lvl = (int)(parse_int(val) & 3);
-        pager_set_synchronous(pg, lvl);
+          lvl = parse_bool_dflt(val, 1);
+        pager_set_synchronous(pg, lvl > 3 ? 3 : lvl);
         db->sync_level = lvl;
         return SHALE_OK;
       }
@@ -1461,6 +1537,98 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
       }
       return add_text(out, mode == PAGER_LOCKING_EXCLUSIVE ? "exclusive" : "normal");
     }
+    case PR_AUTOMATIC_INDEX:
+    case PR_CELL_SIZE_CHECK:
+    case PR_CHECKPOINT_FULLFSYNC:
+    case PR_COUNT_CHANGES:
+    case PR_EMPTY_RESULT_CALLBACKS:
+    case PR_FULL_COLUMN_NAMES:
+    case PR_FULLFSYNC:
+    case PR_IGNORE_CHECK_CONSTRAINTS:
+    case PR_LEGACY_ALTER_TABLE:
+    case PR_QUERY_ONLY:
+    case PR_READ_UNCOMMITTED:
+    case PR_SHORT_COLUMN_NAMES:
+    case PR_TRUSTED_SCHEMA:
+    case PR_WRITABLE_SCHEMA: {
+      uint32_t bit = flag_bit(d->id);
+      if (!val) return add_int(out, (db->pflags & bit) != 0);
+      if (parse_bool(val))
+        db->pflags |= bit;
+      else
+        db->pflags &= ~bit;
+      db->query_only = (db->pflags & API_PF_QUERY_ONLY) != 0;
+      api_expire(db); /* as SQLite's OP_Expire after a flag pragma */
+      return SHALE_OK;
+    }
+    case PR_CACHE_SPILL: {
+      if (!val) return add_int(out, (db->pflags & API_PF_CACHE_SPILL) ? spill_pages(db) : 0);
+      int64_t n = 1;
+      int isnum = dec_or_hex(val, &n) && n >= INT32_MIN && n <= INT32_MAX;
+      if (isnum && n != 0) db->cache_spill = (int)n;
+      if (isnum ? n != 0 : parse_bool_dflt(val, 1))
+        db->pflags |= API_PF_CACHE_SPILL;
+      else
+        db->pflags &= ~(uint32_t)API_PF_CACHE_SPILL;
+      return SHALE_OK;
+    }
+    case PR_DATA_VERSION: return data_version_pragma(db, out);
+    case PR_DEFAULT_CACHE_SIZE: return default_cache_pragma(db, val, out);
+    case PR_HARD_HEAP_LIMIT: {
+      int64_t n;
+      if (val && dec_or_hex(val, &n)) {
+        int64_t prior = util_alloc_hard_limit(-1);
+        if (n > 0 && (prior == 0 || prior > n)) util_alloc_hard_limit(n);
+      }
+      return add_int(out, util_alloc_hard_limit(-1));
+    }
+    case PR_SOFT_HEAP_LIMIT: {
+      int64_t n;
+      if (val && dec_or_hex(val, &n)) util_alloc_soft_limit(n);
+      return add_int(out, util_alloc_soft_limit(-1));
+    }
+    case PR_JOURNAL_SIZE_LIMIT:
+      if (val) {
+        int64_t n;
+        if (!dec_or_hex(val, &n)) n = atoi_prefix(val); /* as SQLite: what a prefix gives */
+        db->journal_size_limit = n < -1 ? -1 : n;
+      }
+      return add_int(out, db->journal_size_limit);
+    case PR_MAX_PAGE_COUNT: {
+      int64_t n = 0;
+      if (!val || !dec_or_hex(val, &n) || n < 0) n = 0;
+      int began;
+      rc = api_txn_begin(db, BTREE_TXN_READ, &began);
+      if (rc) return rc;
+      rc = add_int(out, pager_max_page_count(pg, n));
+      return api_txn_end(db, began, rc);
+    }
+    case PR_MODULE_LIST: {
+      int n = 0;
+      while (func_table_name(n)) n++;
+      const char *names[8];
+      for (int i = 0; i < n && i < 8; i++) names[i] = func_table_name(i);
+      int *ord = sql_table_hash_order(names, n); /* SQLite's module hash */
+      if (!ord) return SHALE_NOMEM;
+      for (int i = 0; i < n && rc == SHALE_OK; i++) rc = add_text(out, names[ord[i]]);
+      shale_free(ord);
+      return rc;
+    }
+    case PR_PRAGMA_LIST:
+      for (size_t i = 0; i < sizeof defs / sizeof defs[0] && rc == SHALE_OK; i++)
+        rc = add_text(out, defs[i].name);
+      return rc;
+    case PR_SECURE_DELETE:
+      if (val) db->secure_delete = !util_stricmp(val, "fast") ? 2 : (uint8_t)parse_bool(val);
+      return add_int(out, db->secure_delete);
+    case PR_THREADS: {
+      int64_t n;
+      if (val && dec_or_hex(val, &n) && n >= 0)
+        shale_limit(db, SHALE_LIMIT_WORKER_THREADS, (int)(n & 0x7fffffff));
+      return add_int(out, shale_limit(db, SHALE_LIMIT_WORKER_THREADS, -1));
+    }
+    case PR_SHRINK_MEMORY: return SHALE_OK; /* caches shrink as pages are released */
+    case PR_TEMP_STORE_DIRECTORY: return temp_dir_pragma(db, val, out);
     case PR_TEMP_STORE:
       if (val) {
         if (!util_stricmp(val, "default"))

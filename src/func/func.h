@@ -259,6 +259,9 @@ int func_exists_name(const FuncRegistry *reg, const char *name);
 /* The table-valued function called name (json_each, json_tree), or NULL.
  * These are not in the registry (not callable as scalars). */
 const FuncDef *func_table_find(const char *name);
+/* Their names in registration order (as SQLite registers the modules):
+ * the i-th, or NULL past the last (PRAGMA module_list). */
+const char *func_table_name(int i);
 
 /* ---- LIKE and GLOB ---- */
 

@@ -1403,6 +1403,8 @@ const FuncDef *func_table_find(const char *name) {
   return NULL;
 }
 
+const char *func_table_name(int i) { return i == 0 ? "json_each" : i == 1 ? "json_tree" : NULL; }
+
 #define DET (FUNC_DETERMINISTIC | FUNC_BUILTIN)
 #define S(nm, na, fn, ud) \
   { .name = nm, .nargs = na, .flags = DET, .scalar = fn, .user_data = (void *)(intptr_t)(ud) }

@@ -113,6 +113,7 @@ int pager_open(OsVfs *vfs, const char *path, int open_flags, int extra_size, Pag
   Pager *p = shale_malloc(sizeof(Pager));
   if (!p) return SHALE_NOMEM;
   memset(p, 0, sizeof *p);
+  p->max_pgno = 1073741823; /* SQLite's SQLITE_MAX_PAGE_COUNT */
   int memory = !path || !strcmp(path, ":memory:");
   int rc = SHALE_OK;
   if (memory) {
@@ -432,6 +433,13 @@ OsVfs *pager_vfs(Pager *p) { return p->vfs; }
 int pager_txn_state(Pager *p) { return p->txn; }
 uint32_t pager_db_size(Pager *p) { return p->db_size; }
 uint64_t pager_data_version(Pager *p) { return p->data_version; }
+
+uint64_t pager_ext_version(Pager *p) { return p->ext_version; }
+
+uint32_t pager_max_page_count(Pager *p, int64_t n) {
+  if (n > 0) p->max_pgno = n < p->db_size ? p->db_size : n > 0xfffffffe ? 0xfffffffe : (uint32_t)n;
+  return p->max_pgno;
+}
 void pager_zero_extra(PgPage *pg) { memset(pg->extra, 0, (size_t)pager_of(pg)->extra_size); }
 void pager_set_readonly(Pager *p, int on) { p->readonly = on != 0; }
 
@@ -485,6 +493,7 @@ static int read_header(Pager *p, int force_invalidate) {
     }
   }
   if (force_invalidate || !p->hdr_valid || memcmp(p->hdr, h + 24, 16) != 0) {
+    if (p->hdr_valid && memcmp(p->hdr, h + 24, 16) != 0) p->ext_version++;
     rc = pager_cache_invalidate(p, 0);
     if (rc != SHALE_OK) return rc;
   }
@@ -515,6 +524,7 @@ static int wal_snapshot(Pager *p) {
     if (changed || !p->hdr_valid) rc = read_header(p, changed);
   } else {
     p->db_size = n;
+    if (changed && p->hdr_valid && wal_read_changed_by_others(p->wal)) p->ext_version++;
     if (changed || !p->hdr_valid) rc = pager_cache_invalidate(p, 0);
     /* A log that restarted (fewer frames than last time) was checkpointed
      * whole, which may have grown the file: the map's size is looked at
@@ -1151,6 +1161,7 @@ int pager_write(PgPage *pg) {
   if (p->err) return p->err;
   if (p->txn != PAGER_TXN_WRITE) return p->readonly ? SHALE_READONLY : SHALE_MISUSE;
   assert(pg->nref > 0);
+  if (pg->pgno > p->max_pgno) return SHALE_FULL;
   int rc = prepare_write(p, pg);
   if (rc != SHALE_OK) return rc;
   pager_cache_make_dirty(p, pg);

@@ -225,6 +225,14 @@ Pager *pager_of(PgPage *);
  * cache was invalidated). For backups, incremental blob handles and
  * SQLITE_FCNTL_DATA_VERSION. */
 uint64_t pager_data_version(Pager *);
+/* The largest page number a write may reach (PRAGMA max_page_count;
+ * 1073741823 at open): past it pager_write fails with SHALE_FULL, as
+ * SQLite's pager. n > 0 sets it (never below the current page count),
+ * n <= 0 only reads; returns the value now in force. */
+uint32_t pager_max_page_count(Pager *, int64_t n);
+/* How many times a read transaction found the database changed by another
+ * connection since this pager's first read (PRAGMA data_version). */
+uint64_t pager_ext_version(Pager *);
 /* Mark the page's pager_extra() scratch stale (zero it), after its data was
  * overwritten wholesale by the caller (backup). */
 void pager_zero_extra(PgPage *);

@@ -76,6 +76,8 @@ struct Pager {
   char *jpath;         /* path of the journal, NULL if in-memory */
   int readonly;
   uint64_t data_version; /* pager_data_version() */
+  uint32_t max_pgno;     /* pager_max_page_count() */
+  uint64_t ext_version;  /* pager_ext_version() */
   int memory;
   int extra_size;
 

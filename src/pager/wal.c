@@ -112,6 +112,9 @@ struct Wal {
   volatile uint32_t **regions;
   IdxHdr hdr;         /* snapshot (invariant 1) */
   IdxHdr seen;        /* header of the last read transaction begun */
+  IdxHdr own;         /* header this connection last published (own_valid) */
+  uint8_t own_valid;
+  uint8_t ext_changed; /* wal_read_changed_by_others() */
   int read_lock;      /* -1 none, else slot i of READ(i) */
   int write_lock;
   uint32_t min_frame; /* nBackfill + 1 at read start */
@@ -244,7 +247,11 @@ static void hdr_publish(Wal *w) {
   hdr_store(r0 + 12, &w->hdr);
   barrier(w);
   hdr_store(r0, &w->hdr);
+  w->own = w->hdr;
+  w->own_valid = 1;
 }
+
+int wal_read_changed_by_others(Wal *w) { return w->ext_changed; }
 
 /* Read the shared header into *h. Returns 1 if usable, 0 if not (an
  * unmapped region 0 counts as unusable). *rc is SHALE_OK unless mapping
@@ -620,7 +627,10 @@ static int begin_read(Wal *w, int force_wal, int *changed) {
     rc = try_begin_read(w, force_wal);
     if (rc == SHALE_BUSY) continue;
     if (rc != SHALE_OK) return rc;
-    if (changed) *changed = !w->ever_read || memcmp(&w->seen, &w->hdr, sizeof w->seen) != 0;
+    int ch = !w->ever_read || memcmp(&w->seen, &w->hdr, sizeof w->seen) != 0;
+    if (changed) *changed = ch;
+    w->ext_changed = ch && w->ever_read &&
+                     !(w->own_valid && memcmp(&w->own, &w->hdr, sizeof w->own) == 0);
     w->seen = w->hdr;
     w->ever_read = 1;
     return SHALE_OK;

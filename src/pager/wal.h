@@ -88,6 +88,10 @@ void wal_set_sync(Wal *w, int level);
  * a read mark. *changed (may be NULL) is set to 1 if the snapshot differs
  * from this Wal's previous one (the pager must then drop its cache). */
 int wal_begin_read(Wal *w, int *changed);
+/* 1 if the last wal_begin_read found a snapshot that differs from the one
+ * before it other than by this connection's own commits (PRAGMA
+ * data_version). */
+int wal_read_changed_by_others(Wal *w);
 
 /* End the read transaction (releases the read mark; ends a write
  * transaction first, undoing uncommitted frames). No-op if none. */

@@ -761,6 +761,7 @@ static void auto_path(const Planner *pl, int i, uint64_t avail, double outer_row
   const Table *tab = it->tab;
   double N = table_rows(it->is_sub ? NULL : tab);
   PlanLevel c;
+  if (pl->no_auto) return;
   if (avail && best->kind == PLAN_SCAN && !it->not_indexed && !it->indexed_by && !it->no_cover &&
       !tab->has_generated) {
     memset(&c, 0, sizeof c);
@@ -1073,6 +1074,7 @@ int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
   PlanLevel *cur = util_arena_zalloc(pl->arena, sizeof(PlanLevel) * (size_t)n);
   if (!out->levels || !cur) return pl->rc = SHALE_NOMEM;
   int groupby = (flags & PLAN_GROUPBY) != 0;
+  pl->no_auto = (flags & PLAN_NO_AUTO) != 0;
   if (order_by && order_by->n == 0) order_by = NULL;
   if (!(flags & PLAN_NO_REORDER) && n > 5) return beam_choose(pl, order_by, groupby, out);
   if (flags & PLAN_NO_REORDER) {

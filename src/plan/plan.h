@@ -122,6 +122,7 @@ typedef struct PlanHooks {
 /* plan_choose flags */
 #define PLAN_NO_REORDER 0x01 /* keep the FROM order */
 #define PLAN_GROUPBY 0x02    /* order_by is a GROUP BY list: any direction */
+#define PLAN_NO_AUTO 0x04    /* no automatic indexes (PRAGMA automatic_index=OFF) */
 
 typedef struct Planner {
   UtilArena *arena;
@@ -133,6 +134,7 @@ typedef struct Planner {
   int ngroup, capgroup;
   int *group_or;  /* OR term of each disjunct group */
   int cur_group;  /* internal: the group whose terms may drive paths (-1: none) */
+  uint8_t no_auto; /* internal: PLAN_NO_AUTO */
   int rc; /* SHALE_NOMEM after an allocation failed */
 } Planner;
 

@@ -32,6 +32,10 @@
  *     PRIMARY KEY says, as SQLite stores them). The WITHOUT ROWID primary key is itself an
  *     Index (origin 'pk') whose root is the table's root and whose trailing
  *     columns are the remaining stored columns.
+ *  5. A virtual table (Table.vtab_module set) has ncol 0, root 0, no
+ *     index, check or foreign key: it is in the table map only so that its
+ *     name is taken and every statement naming it can answer as SQLite
+ *     does when the module is missing.
  */
 #ifndef SHALE_SCHEMA_H
 #define SHALE_SCHEMA_H
@@ -124,6 +128,11 @@ struct Table {
   ForeignKey *fks;
   const char *sql; /* CREATE TABLE text (NULL for sqlite_schema) */
   int is_schema;   /* the built-in sqlite_schema table */
+  /* A virtual table (CREATE VIRTUAL TABLE ... USING module): the module's
+   * name, else NULL. Shale has no modules, so such a table has no columns,
+   * indexes or root page (as SQLite's before it connects); every use of it
+   * is "no such module: M" (invariant 5). */
+  const char *vtab_module;
   /* sqlite_stat1 (loaded with the schema): rows of the table, from its row
    * (idx NULL) or a non-partial index's first number; 0 when has_stat is 0 */
   uint8_t has_stat;

@@ -21,6 +21,7 @@
  */
 #include "compile.h"
 #include "dml_int.h"
+#include "../os/os.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -172,6 +173,42 @@ void *parse_find_object(Parse *p, int kind, const char *zdb, const char *name, i
     }
   }
   return NULL;
+}
+
+/* The errors SQLite reports while preparing a PRAGMA (the API runs it):
+ * table_info/table_xinfo of a virtual table (SQLite connects it: "no such
+ * module"), temp_store_directory set to what is not a writable directory. */
+static int pragma_prepare_checks(Parse *p, const PragmaReq *q) {
+  if (!q->value) return 0;
+  if (!util_stricmp(q->name, "encoding")) {
+    /* as SQLite: only while the database is empty (later the value is
+     * ignored, whatever it is) */
+    if (p->schema && p->schema->cookie != 0) return 0;
+    static const char *const encs[] = {"UTF8", "UTF-8", "UTF-16le", "UTF-16be", "UTF16le",
+                                       "UTF16be", "UTF-16", "UTF16"};
+    for (size_t i = 0; i < sizeof encs / sizeof encs[0]; i++)
+      if (!util_stricmp(q->value, encs[i])) return 0;
+    parse_error(p, "unsupported encoding: %s", q->value);
+    return 1;
+  }
+  if (!util_stricmp(q->name, "temp_store_directory")) {
+    OsVfs *vfs = os_vfs_find(NULL);
+    int ok = 0;
+    if (!q->value[0]) return 0; /* clears it */
+    if (vfs && vfs->access(vfs, q->value, OS_ACCESS_READWRITE, &ok) == SHALE_OK && ok) return 0;
+    parse_error(p, "not a writable directory");
+    return 1;
+  }
+  if (util_stricmp(q->name, "table_info") && util_stricmp(q->name, "table_xinfo")) return 0;
+  int idb;
+  const Table *t = parse_find_object(p, PARSE_OBJ_TABLE, q->schema, q->value, &idb);
+  return parse_vtab_missing(p, t);
+}
+
+int parse_vtab_missing(Parse *p, const Table *t) {
+  if (!t || !t->vtab_module) return 0;
+  parse_error(p, "no such module: %s", t->vtab_module);
+  return 1;
 }
 
 int parse_other_db(const Parse *p, const char *zdb) {
@@ -603,6 +640,9 @@ static int stmt_target(Parse *p, const SqlStmt *s) {
     case SQL_STMT_CREATE_TABLE:
       idb = create_db(p, &s->u.create_table.name, s->u.create_table.temp, 0);
       break;
+    case SQL_STMT_CREATE_VTAB:
+      idb = create_db(p, &s->u.create_vtab.name, 0, 0);
+      break;
     case SQL_STMT_CREATE_VIEW:
       idb = create_db(p, &s->u.create_view.name, s->u.create_view.temp, 0);
       if (idb > 1 || idb == 0) {
@@ -735,8 +775,7 @@ int compile_stmt(Parse *p, const SqlStmt *s) {
     case SQL_STMT_RELEASE:
       return compile_txn(p, s);
     case SQL_STMT_CREATE_VTAB:
-      parse_error(p, "no such module: %s", s->u.create_vtab.module);
-      return p->rc;
+      return ddl_create_vtab(p, s);
     case SQL_STMT_ANALYZE:
       return ddl_analyze(p, s);
     case SQL_STMT_VACUUM:
@@ -956,6 +995,7 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
         (!out->pragma.schema || !util_stricmp(out->pragma.schema, "main")) &&
         fk_check_pragma_prepare(&p, out->pragma.value)) /* SQLite's prepare-time errors */
       goto fail;
+    if (pragma_prepare_checks(&p, &out->pragma)) goto fail;
     if (env->auth) {
       const PragmaReq *q = &out->pragma;
       int a = parse_auth(&p, AUTH_PRAGMA, q->name, q->value, q->schema);

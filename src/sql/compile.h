@@ -85,6 +85,9 @@ typedef struct CompileEnv {
                                  immediate FK halts: compile_fk.c) */
   uint8_t in_txn;            /* an explicit transaction is open (BEGIN ran) */
   uint8_t reverse_unordered; /* PRAGMA reverse_unordered_selects */
+  uint8_t no_auto_index;     /* PRAGMA automatic_index=OFF */
+  uint8_t ignore_checks;     /* PRAGMA ignore_check_constraints: CHECKs not coded */
+  uint8_t writable_schema;   /* PRAGMA writable_schema: sqlite_schema takes DML */
   /* Every database (ATTACH/TEMP): dbs[0] main (schema == the schema field
    * above), dbs[1] temp, dbs[2..ndb) attached in order. ndb == 0: main only
    * (callers that predate ATTACH). */
@@ -512,6 +515,7 @@ int fk_check_pragma_prepare(Parse *, const char *table);
 int ddl_create_table(Parse *, const SqlStmt *);
 int ddl_create_index(Parse *, const SqlStmt *);
 int ddl_create_view(Parse *, const SqlStmt *);
+int ddl_create_vtab(Parse *, const SqlStmt *);
 int ddl_create_trigger(Parse *, const SqlStmt *);
 /* The error SQLite reports for a CREATE TRIGGER header (s may have no body)
  * before it reads the body: 1 after parse_error, else 0 (emits no code). */
@@ -639,6 +643,9 @@ int parse_table_db(Parse *, const Table *tab);
 #define PARSE_OBJ_VIEW 2
 #define PARSE_OBJ_TRIGGER 3
 void *parse_find_object(Parse *, int kind, const char *zdb, const char *name, int *idb);
+/* A virtual table (schema.h invariant 5): the error SQLite gives when it
+ * cannot connect one, "no such module: M", and 1; else 0. */
+int parse_vtab_missing(Parse *, const Table *);
 /* 1 if zdb (may be NULL: 0) names another database than p->idb, or none. */
 int parse_other_db(const Parse *, const char *zdb);
 /* Make database idb the statement's target (p->idb, p->schema). */

@@ -435,6 +435,21 @@ int ddl_create_view(Parse *p, const SqlStmt *s) {
   return parse_failed(p);
 }
 
+/* --------------------------------------------------- CREATE VIRTUAL TABLE */
+
+/* Shale has no modules: the name is checked as SQLite's StartTable does,
+ * then the statement fails when it runs (SQLite's VCreate finds no module). */
+int ddl_create_vtab(Parse *p, const SqlStmt *s) {
+  const SqlCreateVtab *vt = &s->u.create_vtab;
+  if (check_new_table_name(p, &vt->name, 0, vt->if_not_exists)) return parse_failed(p);
+  char *msg = util_mprintf("no such module: %s", vt->module);
+  if (!msg) return parse_nomem(p), 1;
+  parse_need_write(p);
+  vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, msg, -1);
+  shale_free(msg);
+  return parse_failed(p);
+}
+
 /* --------------------------------------------------------- CREATE TRIGGER */
 
 /* The checks SQLite makes when it reduces the trigger header (before the
@@ -476,6 +491,10 @@ static int trigger_header(Parse *p, const SqlStmt *s, Table **on_out, View **onv
   *onv_out = onv;
   if (!on && !onv) {
     parse_error(p, "no such table: %s.%s", parse_db_name(p, tdb), tr->table);
+    return 1;
+  }
+  if (on && on->vtab_module) {
+    parse_error(p, "cannot create triggers on virtual tables");
     return 1;
   }
   if (!util_strnicmp(tr->name.name, "sqlite_", 7)) {

@@ -187,6 +187,10 @@ static int add_column(Parse *p, const SqlStmt *s) {
   const SqlAlter *a = &s->u.alter;
   Table *t = alter_target(p, a, 1);
   if (!t) return 1;
+  if (t->vtab_module) {
+    parse_error(p, "virtual tables may not be altered");
+    return 1;
+  }
   const SqlColumnDef *cd = a->column;
   if (table_column_index(t, cd->name) >= 0) {
     parse_error(p, "duplicate column name: %s", cd->name);
@@ -821,6 +825,7 @@ static int rename_table(Parse *p, const SqlStmt *s) {
     parse_error(p, "object name reserved for internal use: %s", nn);
     return 1;
   }
+  if (parse_vtab_missing(p, t)) return 1; /* SQLite connects it to ask for xRename */
   if (check_schema(p)) return 1;
   /* "new" with its double quotes doubled, in double quotes */
   size_t ln = strlen(nn);
@@ -879,7 +884,7 @@ static int rename_table(Parse *p, const SqlStmt *s) {
   int pos = 0;
   Table *o;
   while ((o = schema_map_next(&p->schema->tables, &pos)) != NULL) {
-    if (o == t || o->is_schema || !o->sql) continue;
+    if (o == t || o->is_schema || !o->sql || o->vtab_module) continue;
     const char *x = renamed_sql(p, o->sql, t->name, quoted);
     if (parse_failed(p)) return 1;
     if (x) ADD_UPD("table", o->name, NULL, NULL, x);
@@ -1328,16 +1333,22 @@ static char *quote_name(Parse *p, const char *nn) {
   return quoted;
 }
 
-/* The table for RENAME COLUMN / DROP COLUMN (views refused with what). */
+/* The table for RENAME COLUMN / DROP COLUMN (views and virtual tables
+ * refused: "cannot <what> view ..."). */
 static Table *alter_col_target(Parse *p, const SqlAlter *a, const char *what) {
   const SqlQualName *q = &a->table;
   int other = parse_other_db(p, q->schema);
   View *v = other ? NULL : schema_find_view(p->schema, q->name);
   if (v && !schema_find_table(p->schema, q->name)) {
-    parse_error(p, "%s \"%s\"", what, v->name);
+    parse_error(p, "cannot %s view \"%s\"", what, v->name);
     return NULL;
   }
-  return alter_target(p, a, 0);
+  Table *t = alter_target(p, a, 0);
+  if (t && t->vtab_module) {
+    parse_error(p, "cannot %s virtual table \"%s\"", what, t->name);
+    return NULL;
+  }
+  return t;
 }
 
 /* Updates for every object whose text names column old of t, as
@@ -1361,7 +1372,7 @@ static int colren_all(Parse *p, const Table *t, const char *old, const char *pla
   int pos = 0;
   Table *o;
   while ((o = schema_map_next(&p->schema->tables, &pos)) != NULL) {
-    if (o->is_schema || !o->sql) continue;
+    if (o->is_schema || !o->sql || o->vtab_module) continue;
     const char *x = colren_sql(p, o->sql, t, old, plain, quoted, bquote, NULL);
     if (parse_failed(p)) return -1;
     if (x) ADD_CU("table", o->name, NULL, NULL, x);
@@ -1469,7 +1480,7 @@ static int after_rename_check(Parse *p, const Table *t, const SchemaUpd *u, int 
 
 static int rename_column(Parse *p, const SqlStmt *s) {
   const SqlAlter *a = &s->u.alter;
-  Table *t = alter_col_target(p, a, "cannot rename columns of view");
+  Table *t = alter_col_target(p, a, "rename columns of");
   if (!t) return 1;
   int ci = table_column_index(t, a->old_name);
   if (ci < 0) {
@@ -1598,7 +1609,7 @@ static void drop_rewrite_rows(Parse *p, const Table *t, int dslot) {
 
 static int drop_column(Parse *p, const SqlStmt *s) {
   const SqlAlter *a = &s->u.alter;
-  Table *t = alter_col_target(p, a, "cannot drop column from view");
+  Table *t = alter_col_target(p, a, "drop column from");
   if (!t) return 1;
   int ci = table_column_index(t, a->old_name);
   if (ci < 0) {

@@ -185,6 +185,7 @@ int ddl_drop(Parse *p, const SqlStmt *s) {
     case TK_VIEW: {
       Table *t = other ? NULL : schema_find_table(p->schema, q->name);
       View *v = t || other ? NULL : schema_find_view(p->schema, q->name);
+      if (parse_vtab_missing(p, t)) return 1; /* SQLite connects it first (xDestroy) */
       if (t && d->object == TK_VIEW) {
         parse_error(p, "use DROP TABLE to delete table %s", ddl_table_name(t));
         return 1;

@@ -201,6 +201,10 @@ int ddl_create_index(Parse *p, const SqlStmt *s) {
     parse_error(p, "table %s may not be indexed", ddl_table_name(tab));
     return 1;
   }
+  if (tab->vtab_module) {
+    parse_error(p, "virtual tables may not be indexed");
+    return 1;
+  }
   const char *name = ci->name.name;
   if (!util_strnicmp(name, "sqlite_", 7)) {
     parse_error(p, "object name reserved for internal use: %s", name);

@@ -715,8 +715,8 @@ static void check_row(Writer *w, int rowid, int cols, int ignore) {
   }
   if (replaced) code_generated(p, tab, rowid, cols); /* as SQLite: over the defaults */
   if (tab->ncheck > 0 && !early) check_types(w, cols);
-  /* CHECK */
-  for (int k = 0; k < tab->ncheck && !parse_failed(p); k++) {
+  /* CHECK (none under PRAGMA ignore_check_constraints) */
+  for (int k = 0; k < tab->ncheck && !parse_failed(p) && !(p->env && p->env->ignore_checks); k++) {
     Check *ck = &tab->checks[k];
     if (!check_reads_changed(w, ck->expr)) continue;
     SqlExpr *e = row_expr(p, tab, ck->expr, rowid, cols, NC_IS_CHECK | NC_NO_SUBQUERY,
@@ -1028,11 +1028,11 @@ static Table *dml_table(Parse *p, const char *schema, const char *name, View **v
   }
   Table *t = schema_find_table(p->schema, name);
   if (t) {
-    if (t->is_schema) {
+    if (t->is_schema && !(p->env && p->env->writable_schema)) {
       parse_error(p, "table %s may not be modified", "sqlite_master");
       return NULL;
     }
-    return t;
+    return parse_vtab_missing(p, t) ? NULL : t;
   }
   View *v = schema_find_view(p->schema, name);
   if (v) {
@@ -1589,7 +1589,10 @@ static int upsert_target(Parse *p, InsertCtx *ic, const SqlUpsert *u, int c, int
   }
   for (int i = 0; i < w->nidx; i++) {
     Index *x = w->idx[i];
-    if (!x->unique || x->nkey != n || x->where) continue;
+    if (!x->unique || x->nkey != n) continue;
+    /* a partial index is a target when ON CONFLICT's WHERE is its WHERE (as
+     * SQLite's sqlite3UpsertAnalyzeTarget) */
+    if (x->where && (!u->target_where || !ast_same(u->target_where, x->where))) continue;
     int all = 1;
     for (int k = 0; k < n && all; k++) {
       int hit = 0;

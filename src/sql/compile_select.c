@@ -626,6 +626,7 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
     int tdb = 0, vdb = 0;
     const char *zdb = parse_ndb(p) > 1 ? a->schema : NULL;
     Table *t = parse_find_object(p, PARSE_OBJ_TABLE, zdb, a->name, &tdb);
+    if (parse_vtab_missing(p, t)) return 1;
     if (t) {
       it->kind = SRC_TABLE;
       it->tab = t;
@@ -1334,6 +1335,14 @@ Table *select_result_table(Parse *p, SqlSelect *s, const char *name, const SqlId
     Column *c = &t->cols[i];
     const char *nm = colnames ? colnames->a[i] : result_name(p, core, i);
     if (!nm) return NULL;
+    if (!util_stricmp(nm, "true") || !util_stricmp(nm, "false")) {
+      /* SQLite never names such a column TRUE or FALSE (they would read
+       * as the constants): it is columnN */
+      char buf[32];
+      snprintf(buf, sizeof buf, "column%d", i + 1);
+      nm = parse_strdup(p, buf);
+      if (!nm) return NULL;
+    }
     /* SQLite's dedup: name:1, name:2, ... */
     int dup = 0;
     for (int k = 0; k < i; k++)

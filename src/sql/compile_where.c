@@ -878,6 +878,7 @@ WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order
   int pflags = 0;
   if ((flags & WHERE_NO_REORDER) || w->right >= 0) pflags |= PLAN_NO_REORDER;
   if (flags & WHERE_GROUPBY) pflags |= PLAN_GROUPBY;
+  if (p->env && p->env->no_auto_index) pflags |= PLAN_NO_AUTO;
   int rc = plan_choose(&w->pl, order_by, pflags, &w->plan);
   if (rc) {
     if (rc == SHALE_NOMEM) parse_nomem(p);

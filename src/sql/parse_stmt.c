@@ -474,10 +474,13 @@ static SqlExpr *default_value(Parser *p) {
     return e;
   }
   if (tk_is_id(t) || t == TK_INDEXED) {
-    /* DEFAULT id: a bare word, kept as a string-like identifier */
+    /* DEFAULT id: a string (quoted or not), except a bare TRUE / FALSE,
+     * which stays the identifier that means 1 / 0 (as SQLite's grammar) */
     SqlExpr *e = p_expr_new(p, SQL_E_ID, start);
     if (!e) return NULL;
     e->z = p_name(p, &p->tok);
+    int word = p->tok.len == (int)strlen(e->z);
+    if (!word || (util_stricmp(e->z, "true") && util_stricmp(e->z, "false"))) e->op = SQL_E_STRING;
     p_advance(p);
     p_expr_end(p, e);
     return e;

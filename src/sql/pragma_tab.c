@@ -6,10 +6,10 @@
  * Owns: a constant table; nothing allocated.
  *
  * Invariants:
- *  1. The list holds the pragmas SQLite 3.40.1 offers as pragma_NAME (its
- *     pragma_table_xinfo('pragma_NAME') answers), restricted to those Shale
- *     runs (src/api/pragma.c) or that helpers add there; a pragma the API
- *     does not know gives no rows.
+ *  1. The list is pragma.def's (the one list of pragmas, shared with
+ *     src/api/pragma.c): an entry with tab -1 is not offered as pragma_NAME,
+ *     every other one is, as SQLite 3.40.1 offers them (its
+ *     pragma_table_xinfo('pragma_NAME') answers).
  *  2. Hidden columns follow the result columns: "arg" when the pragma
  *     takes an argument, then "schema" when it takes a schema name.
  */
@@ -17,62 +17,21 @@
 
 #include "compile.h"
 
-static const char *const c_table_info[] = {"cid", "name", "type", "notnull", "dflt_value", "pk",
-                                           "hidden"};
-static const char *const c_index_list[] = {"seq", "name", "unique", "origin", "partial"};
-static const char *const c_index_xinfo[] = {"seqno", "cid", "name", "desc", "coll", "key"};
-static const char *const c_database_list[] = {"seq", "name", "file"};
-static const char *const c_table_list[] = {"schema", "name", "type", "ncol", "wr", "strict"};
-static const char *const c_fk_list[] = {"id", "seq", "table", "from", "to", "on_update",
-                                        "on_delete", "match"};
-static const char *const c_fk_check[] = {"table", "rowid", "parent", "fkid"};
-static const char *const c_timeout[] = {"timeout"};
-static const char *const c_collation_list[] = {"seq", "name"};
-static const char *const c_function_list[] = {"name", "builtin", "type", "enc", "narg", "flags"};
+#define PRAGMA_COLS(id, ...) static const char *const id[] = {__VA_ARGS__};
+#include "pragma.def"
 
-#define A SQL_PRAGMA_ARG
-#define S SQL_PRAGMA_SCHEMA
+#define PT_ARG SQL_PRAGMA_ARG
+#define PT_SCHEMA SQL_PRAGMA_SCHEMA
 static const SqlPragmaTab tabs[] = {
-    {"application_id", 1, NULL, 0},
-    {"auto_vacuum", 1, NULL, S},
-    {"busy_timeout", 1, c_timeout, 0},
-    {"cache_size", 1, NULL, S},
-    {"collation_list", 2, c_collation_list, 0},
-    {"compile_options", 1, NULL, 0},
-    {"database_list", 3, c_database_list, 0},
-    {"defer_foreign_keys", 1, NULL, 0},
-    {"encoding", 1, NULL, 0},
-    {"foreign_key_check", 4, c_fk_check, A | S},
-    {"foreign_key_list", 8, c_fk_list, A | S},
-    {"foreign_keys", 1, NULL, 0},
-    {"freelist_count", 1, NULL, 0},
-    {"function_list", 6, c_function_list, 0},
-    {"index_info", 3, c_index_xinfo, A | S},
-    {"index_list", 5, c_index_list, A | S},
-    {"index_xinfo", 6, c_index_xinfo, A | S},
-    {"integrity_check", 1, NULL, A | S},
-    {"journal_mode", 1, NULL, S},
-    {"locking_mode", 1, NULL, S},
-    {"optimize", 1, NULL, A},
-    {"page_count", 1, NULL, S},
-    {"page_size", 1, NULL, S},
-    {"quick_check", 1, NULL, A | S},
-    {"recursive_triggers", 1, NULL, 0},
-    {"reverse_unordered_selects", 1, NULL, 0},
-    {"schema_version", 1, NULL, 0},
-    {"synchronous", 1, NULL, S},
-    {"table_info", 6, c_table_info, A | S},
-    {"table_list", 6, c_table_list, A},
-    {"table_xinfo", 7, c_table_info, A | S},
-    {"temp_store", 1, NULL, 0},
-    {"user_version", 1, NULL, 0},
+#define PRAGMA(name, id, ncol, cols, when_set, needs_arg, tab) {#name, ncol, cols, tab},
+#include "pragma.def"
 };
-#undef A
-#undef S
+#undef PT_ARG
+#undef PT_SCHEMA
 
 const SqlPragmaTab *sql_pragma_tab(const char *name) {
   for (size_t i = 0; name && i < sizeof tabs / sizeof tabs[0]; i++)
-    if (util_stricmp(tabs[i].name, name) == 0) return &tabs[i];
+    if (tabs[i].hidden >= 0 && util_stricmp(tabs[i].name, name) == 0) return &tabs[i];
   return NULL;
 }
 

@@ -222,6 +222,13 @@ int resolve_auth_read(Parse *p, const Table *t, int col, SqlExpr *e) {
   return rc;
 }
 
+/* TRUE / FALSE written bare: SQLite's identifiers that mean 1 / 0 when no
+ * column has the name (the code generator reads them as such). */
+static int is_true_false(const SqlExpr *e) {
+  return e->op == SQL_E_ID && !(e->flags & SQL_EF_QUOTED) && e->z &&
+         (!util_stricmp(e->z, "true") || !util_stricmp(e->z, "false"));
+}
+
 static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
   const char *db = e->op == SQL_E_COLUMN ? e->schema : NULL;
   const char *tname = e->op == SQL_E_COLUMN ? e->table : NULL;
@@ -233,6 +240,7 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
       e->op = SQL_E_STRING;
       return 0;
     }
+    if (is_true_false(e)) return 0;
     parse_error(p, "default value of column [%s] is not constant", col);
     return 1;
   }
@@ -345,6 +353,7 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
     e->op = SQL_E_STRING;
     return 0;
   }
+  if (is_true_false(e)) return 0;
   if (db) parse_error(p, "no such column: %s.%s.%s", db, tname, col);
   else if (tname) parse_error(p, "no such column: %s.%s", tname, col);
   else parse_error(p, "no such column: %s", col);

@@ -936,7 +936,21 @@ int schema_index_from_create(Schema *s, const SqlStmt *create, const char *sql, 
   return b.rc;
 }
 
-/* ---- views and triggers ---- */
+/* ---- virtual tables, views and triggers ---- */
+
+/* A virtual table's row (schema.h invariant 5): its name and module only. */
+static int build_vtab(Build *b, const SqlStmt *st, Table **out) {
+  const SqlCreateVtab *vt = &st->u.create_vtab;
+  *out = NULL;
+  Table *t = zalloc(b, sizeof *t);
+  if (!t) return b->rc;
+  t->name = sdup(b, vt->name.name);
+  t->vtab_module = sdup(b, vt->module);
+  t->sql = sdup(b, b->sql);
+  t->rowid_alias = -1;
+  *out = t;
+  return b->rc;
+}
 
 static int build_view(Build *b, const SqlStmt *st, View **out) {
   const SqlCreateView *cv = &st->u.create_view;
@@ -1166,8 +1180,11 @@ static int load_row(Build *b, const Row *r, uint32_t npages) {
     case SQL_STMT_CREATE_TRIGGER:
       want_type = "trigger", obj = st->u.create_trigger.name.name, on = st->u.create_trigger.table;
       break;
+    case SQL_STMT_CREATE_VTAB:
+      want_type = "table", obj = on = st->u.create_vtab.name.name;
+      break;
     default:
-      return corrupt_row(b, r, NULL); /* virtual tables, other statements */
+      return corrupt_row(b, r, NULL); /* other statements */
   }
   /* checked once the statement has run (its own errors come first) */
   int mismatch = !r->type || strcmp(r->type, want_type) || !r->name || util_stricmp(r->name, obj) ||
@@ -1182,6 +1199,14 @@ static int load_row(Build *b, const Row *r, uint32_t npages) {
       if (t->pk_index) t->pk_index->root = t->root;
       if (schema_add_table(b->s, t) != SHALE_OK) return nomem(b);
       if (t->pk_index && schema_add_index(b->s, t->pk_index) != SHALE_OK) return nomem(b);
+      break;
+    }
+    case SQL_STMT_CREATE_VTAB: {
+      Table *t = NULL;
+      if (schema_find_table(b->s, obj)) return corrupt_row(b, r, NULL);
+      if (build_vtab(b, st, &t) != SHALE_OK) break;
+      if (mismatch) return corrupt_row(b, r, NULL);
+      if (schema_add_table(b->s, t) != SHALE_OK) return nomem(b);
       break;
     }
     case SQL_STMT_CREATE_INDEX: {

@@ -75,8 +75,25 @@ const char *sql_op_text(int tk);
 int sql_keyword_count(void);
 const char *sql_keyword_at(int i);
 
-/* 1 if the text ends a complete statement (like sqlite3_complete). */
+/* 1 if the text ends a complete statement, as sqlite3_complete
+ * (complete.c: the one implementation). */
 int sql_complete(const char *sql);
+/* The same test, resumable: init, feed the text in pieces split anywhere,
+ * and ask at any point whether all text fed so far is complete (done does
+ * not change the state). No allocation. */
+typedef struct SqlCompleteScan {
+  uint8_t state; /* sqlite3_complete's machine (complete.c) */
+  uint8_t lex;   /* the token the last byte fed left open */
+  uint8_t close; /* the quote's closing byte */
+  uint8_t star;  /* in a block comment: the last byte was '*' */
+  uint8_t nword; /* bytes of the open word (capped past word[]) */
+  char word[10];
+} SqlCompleteScan;
+void sql_complete_scan_init(SqlCompleteScan *);
+void sql_complete_scan_feed(SqlCompleteScan *, const char *z, size_t n);
+int sql_complete_scan_done(const SqlCompleteScan *);
+/* 1 if the text fed so far is only white space and comments (no ';'). */
+int sql_complete_scan_blank(const SqlCompleteScan *);
 
 /* ---- parser ---- */
 struct SqlStmt;

@@ -1,7 +1,7 @@
 /*
  * tokenize.c -- SQLite's lexical rules: one token at a time, no allocation.
  *
- * Owns the keyword table (built from keywords.def) and sql_complete.
+ * Owns the keyword table (built from keywords.def).
  *
  * Invariants:
  *  1. sql_token never reads past z[n-1] and always returns a length >= 1
@@ -406,74 +406,4 @@ int sql_token(const char *zs, int n, int *type) {
       *type = TK_ILLEGAL;
       return 1;
   }
-}
-
-/* A small state machine over tokens, as sqlite3_complete: a statement is
- * complete when it ends with ';' outside of a CREATE TRIGGER body (whose
- * inner statements end with ';' too, so the trigger ends at "; END ;").
- * States: 0 nothing yet, 1 after ';', 2 inside a statement, 3 after EXPLAIN,
- * 4 after CREATE [TEMP], 5 inside a trigger, 6 trigger: after ';',
- * 7 trigger: after "; END". */
-int sql_complete(const char *sql) {
-  int state = 0;
-  int n = (int)strlen(sql);
-  const char *z = sql;
-  while (n > 0) {
-    int tk;
-    int len = sql_token(z, n, &tk);
-    if (tk == TK_ILLEGAL && (z[0] == '\'' || z[0] == '"' || z[0] == '[' || z[0] == '`'))
-      return 0; /* unterminated quote */
-    if (tk == TK_SPACE && z[0] == '/' && (len < 4 || z[len - 1] != '/' || z[len - 2] != '*'))
-      return 0; /* unterminated comment */
-    z += len;
-    n -= len;
-    if (tk == TK_SPACE) continue;
-    switch (state) {
-      case 0:
-      case 1: /* start of a statement */
-        if (tk == TK_SEMI)
-          state = 1;
-        else if (tk == TK_EXPLAIN)
-          state = 3;
-        else if (tk == TK_CREATE)
-          state = 4;
-        else
-          state = 2;
-        break;
-      case 2:
-        if (tk == TK_SEMI) state = 1;
-        break;
-      case 3: /* EXPLAIN */
-        if (tk == TK_SEMI)
-          state = 1;
-        else if (tk == TK_CREATE)
-          state = 4;
-        else
-          state = 2;
-        break;
-      case 4: /* CREATE [TEMP] */
-        if (tk == TK_SEMI)
-          state = 1;
-        else if (tk == TK_TEMP || tk == TK_TEMPORARY)
-          state = 4;
-        else if (tk == TK_TRIGGER)
-          state = 5;
-        else
-          state = 2;
-        break;
-      case 5:
-        if (tk == TK_SEMI) state = 6;
-        break;
-      case 6:
-        if (tk == TK_END)
-          state = 7;
-        else if (tk != TK_SEMI)
-          state = 5;
-        break;
-      case 7:
-        state = (tk == TK_SEMI) ? 1 : 5;
-        break;
-    }
-  }
-  return state == 1;
 }

@@ -36,6 +36,25 @@ int64_t util_alloc_limit(int64_t n) {
   return old;
 }
 
+static atomic_llong soft_limit;
+
+int64_t util_alloc_hard_limit(int64_t n) {
+  if (n < 0) return util_alloc_limit(-1);
+  int64_t old = util_alloc_limit(n);
+  long long s = atomic_load(&soft_limit);
+  if (n < s || s == 0) atomic_store(&soft_limit, n);
+  return old;
+}
+
+int64_t util_alloc_soft_limit(int64_t n) {
+  long long old = atomic_load(&soft_limit);
+  if (n < 0) return old;
+  int64_t hard = util_alloc_limit(-1);
+  if (hard > 0 && (n > hard || n == 0)) n = hard;
+  atomic_store(&soft_limit, n);
+  return old;
+}
+
 /* 1 if growing by n bytes would pass the hard heap limit. */
 static int over_limit(long long n) {
   long long lim = atomic_load_explicit(&heap_limit, memory_order_relaxed);

@@ -47,6 +47,15 @@ int64_t util_alloc_max_request(int reset);
 /* Hard heap limit: allocations that would take util_alloc_bytes() past n
  * fail (n = 0: no limit; n < 0: only query). Returns the previous limit. */
 int64_t util_alloc_limit(int64_t n);
+/* SQLite's heap limit rules (sqlite3_hard/soft_heap_limit64, also behind
+ * PRAGMA hard_heap_limit / soft_heap_limit), n < 0 only queries, both
+ * return the previous value. hard: util_alloc_limit(n), and the soft
+ * limit comes down to it when above it or unset. soft: advisory (Shale's
+ * caches are per connection and sized by cache_size), kept to be
+ * reported; not above a hard limit, 0 meaning the hard limit when one is
+ * set. */
+int64_t util_alloc_hard_limit(int64_t n);
+int64_t util_alloc_soft_limit(int64_t n);
 
 /* ---- byte order ---- */
 static inline uint32_t util_get4(const uint8_t *p) {

@@ -307,6 +307,9 @@ typedef struct VmConnHooks {
    * SQLite clears the pragma at every transaction end. */
   int64_t *deferred_imm_fk;
   uint8_t *defer_fks;
+  /* PRAGMA query_only: when *query_only is nonzero a Transaction op that
+   * would write fails with SHALE_READONLY (NULL: never) */
+  uint8_t *query_only;
   /* Optional observers (NULL: none; the API sets them from sqlite3_*_hook):
    * commit: before a Vm commits a write transaction it began; nonzero
    *   vetoes it (rolled back, SHALE_CONSTRAINT_COMMITHOOK "constraint failed");

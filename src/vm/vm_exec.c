@@ -1538,6 +1538,8 @@ dispatch:
       if (op->p1 == 1) NEXT(); /* temp not opened yet: nothing to read */
       FAIL(SHALE_INTERNAL);
     }
+    if (op->p2 >= 1 && v->hooks && v->hooks->query_only && *v->hooks->query_only)
+      FAIL(SHALE_READONLY);
     int st = btree_txn_state(tb);
     int want = op->p2 >= 1 ? PAGER_TXN_WRITE : PAGER_TXN_READ;
     uint32_t bit = 1u << op->p1;

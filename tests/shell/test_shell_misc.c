@@ -7,10 +7,12 @@
  *     and sqlite3's own .dump of the result is the same text;
  *   - .help, -version and .dbinfo, whose text must differ (version strings;
  *     Debian's sqlite3 has no sqlite_dbpage, so its .dbinfo fails);
- *   - a large .import (no progress bar when stderr is not a terminal).
+ *   - a large .import (no progress bar when stderr is not a terminal);
+ *   - gathering a statement of 40,000 lines in linear time.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../test.h"
@@ -174,6 +176,37 @@ TEST(shell_import_large) {
   }
   free(x);
   free(y);
+  shell_run_free(&a);
+  shell_run_free(&b);
+}
+
+/* A statement of 40,000 lines and a trigger of 5,000: the shell checks each
+ * line as it comes (src/sql/complete.c's resumable scan), so gathering them
+ * takes linear time (it rescanned the whole statement per line: 87 s for
+ * the 40,000 lines, sqlite3 0.07 s); output equal to sqlite3's. */
+TEST(shell_long_statement_linear) {
+  const char *in = test_path("long.sql");
+  FILE *f = fopen(in, "wb");
+  CHECK(f != NULL);
+  if (!f) return;
+  fputs("create table t(a);\ninsert into t values\n", f);
+  for (int i = 0; i < 40000; i++) fprintf(f, "(%d)%s\n", i, i < 39999 ? "," : ";");
+  fputs("select count(*), sum(a) from t;\ncreate trigger tg after insert on t begin\n", f);
+  for (int i = 0; i < 5000; i++) fprintf(f, "  select %d;\n", i);
+  fputs("end;\nselect count(*) from sqlite_schema;\n", f);
+  fclose(f);
+  ShellRun a, b;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  shell_run(&a, shell_binary(), "long-shale", NULL, 0, in, NULL);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  shell_run(&b, REF_SHELL, "long-sqlite3", NULL, 0, in, NULL);
+  double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  CHECK_EQ(a.code, b.code);
+  CHECK_STR(a.err, b.err);
+  CHECK_STR(a.out, b.out);
+  CHECK_STR(a.out, "40000|799980000\n2\n");
+  if (secs > 5.0) test_fail(__FILE__, __LINE__, "the shell took %.1f s over 45,000 lines", secs);
   shell_run_free(&a);
   shell_run_free(&b);
 }

@@ -203,6 +203,8 @@ TEST(complete_matches_reference) {
       "CREATE TRIGGER r AFTER INSERT ON t BEGIN SELECT 1;; END ; END;",
       "select [a;b], `c;d`, x'00'; explain select 1; explain; ;;",
       "CREATE VIEW v AS SELECT 1; CREATE \"TRIGGER\" x; SELECT 'it''s;';",
+      "EXPLAIN QUERY PLAN CREATE TRIGGER r AFTER INSERT ON t BEGIN SELECT 1; END; SELECT 1;",
+      "EXPLAIN EXPLAIN CREATE TRIGGER r BEGIN SELECT 1; END; x;\v;",
   };
   int n = 0;
   for (size_t i = 0; i < sizeof scripts / sizeof scripts[0]; i++) {
@@ -217,4 +219,52 @@ TEST(complete_matches_reference) {
     }
   }
   CHECK(n > 500);
+}
+
+/* Random texts of SQL fragments, every prefix compared with the reference's
+ * sqlite3_complete, once at once (sql_complete) and once fed to the
+ * resumable scan in random pieces (invariant 1 of complete.c). */
+TEST(complete_scan_random_pieces) {
+  static const char *const frag[] = {
+      ";", " ", "\n", "\t", "\v", "\f", "\r", "CREATE", "create", "TEMP", "temporary", "TRIGGER",
+      "trigger", "END", "end", "EXPLAIN", "explain", "QUERY", "PLAN", "SELECT", "x", "1", "$a", "_",
+      "tempx", "endx", "'", "\"", "`", "[", "]", "'a;b'", "\"q\"", "[n;]", "/*", "*/", "/", "*", "-",
+      "--", "-- c;\n", "/* ; */", "BEGIN", "\xc3\xa9", "(", ")", "e", "c", "t", "creat", "triggers",
+      " EXPLAIN QUERY PLAN CREATE TRIGGER r ", " CREATE TEMP TRIGGER ", " BEGIN SELECT 1; ", " END; ",
+      " END ", "CREATE/**/TRIGGER ", "EXPLAIN--\nCREATE\tTRIGGER "};
+  const int nfrag = (int)(sizeof frag / sizeof frag[0]);
+  uint64_t seed = 12345;
+  int mismatches = 0;
+  for (int round = 0; round < 4000 && mismatches < 5; round++) {
+    char buf[600];
+    size_t len = 0;
+    int nf = 1 + (int)((seed = seed * 6364136223846793005ULL + 1442695040888963407ULL) >> 33) % 30;
+    for (int k = 0; k < nf; k++) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      const char *f = frag[(seed >> 33) % (uint64_t)nfrag];
+      size_t fl = strlen(f);
+      if (len + fl + 1 >= sizeof buf) break;
+      memcpy(buf + len, f, fl);
+      len += fl;
+    }
+    buf[len] = 0;
+    SqlCompleteScan sc;
+    sql_complete_scan_init(&sc);
+    size_t fed = 0;
+    for (size_t k = 0; k <= len; k++) {
+      char save = buf[k];
+      buf[k] = 0;
+      int want = sqlite3_complete(buf);
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      if ((seed >> 40) % 3 == 0 || k == len) { /* feed a piece up to here */
+        sql_complete_scan_feed(&sc, buf + fed, k - fed);
+        fed = k;
+        if (sql_complete_scan_done(&sc) != want && mismatches++ < 5)
+          test_fail(__FILE__, __LINE__, "scan of \"%s\" = %d, reference %d", buf, !want, want);
+      }
+      if (sql_complete(buf) != want && mismatches++ < 5)
+        test_fail(__FILE__, __LINE__, "sql_complete(\"%s\") = %d, reference %d", buf, !want, want);
+      buf[k] = save;
+    }
+  }
 }
