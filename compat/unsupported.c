@@ -31,6 +31,8 @@ static int unsupported(sqlite3 *db, const char *what) {
   return SQLITE_ERROR;
 }
 
+int compat_refuse(sqlite3 *db, const char *what) { return unsupported(db, what); }
+
 /* ---- extensions, shared cache ---- */
 
 int sqlite3_load_extension(sqlite3 *db, const char *file, const char *proc, char **err) {

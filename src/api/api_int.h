@@ -193,6 +193,13 @@ struct shale {
   CollationScope coll_scope; /* finds colls (set around prepare/step) */
   void *coll_needed_arg;
   void (*coll_needed)(void *, shale *, int, const char *);
+  /* preupdate hook (api_preupdate.c) */
+  void (*preupdate_cb)(void *, shale *, int, const char *, const char *, int64_t, int64_t);
+  void *preupdate_arg;
+  const struct VmPreupdate *pu; /* the change being reported, during the call */
+  const struct Table *pu_tab;   /* its table (NULL: not found) */
+  shale_value **pu_vals;        /* 2 * pu_nvals values handed out (old, then new) */
+  int pu_nvals;
 };
 
 struct shale_stmt {

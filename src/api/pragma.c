@@ -61,6 +61,7 @@ enum {
   PR_FUNCTION_LIST,
   PR_OPTIMIZE,
   PR_ANALYSIS_LIMIT,
+  PR_MODULE_LIST,
 };
 
 static const char *const n_table_info[] = {"cid", "name", "type", "notnull", "dflt_value", "pk",
@@ -68,6 +69,7 @@ static const char *const n_table_info[] = {"cid", "name", "type", "notnull", "df
 static const char *const n_index_list[] = {"seq", "name", "unique", "origin", "partial"};
 static const char *const n_index_xinfo[] = {"seqno", "cid", "name", "desc", "coll", "key"};
 static const char *const n_database_list[] = {"seq", "name", "file"};
+static const char *const n_module_list[] = {"name"};
 static const char *const n_table_list[] = {"schema", "name", "type", "ncol", "wr", "strict"};
 static const char *const n_fk_list[] = {"id",    "seq",       "table",     "from",
                                         "to",    "on_update", "on_delete", "match"};
@@ -114,6 +116,7 @@ static const PragmaDef defs[] = {
     {"index_xinfo", PR_INDEX_XINFO, 6, n_index_xinfo, 0, 1},
     {"integrity_check", PR_INTEGRITY_CHECK, 1, NULL, 1, 0},
     {"journal_mode", PR_JOURNAL_MODE, 1, NULL, 1, 0},
+    {"module_list", PR_MODULE_LIST, 1, n_module_list, 1, 0},
     {"optimize", PR_OPTIMIZE, 1, NULL, 1, 0},
     {"page_count", PR_PAGE_COUNT, 1, NULL, 1, 0},
     {"page_size", PR_PAGE_SIZE, 1, NULL, 0, 0},
@@ -1379,6 +1382,10 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
     }
     case PR_FUNCTION_LIST:
       return func_registry_each(&db->funcs, function_list_row, out);
+    case PR_MODULE_LIST: { /* the table-valued functions Shale has (no virtual tables yet) */
+      int r = add_text(out, "json_each");
+      return r == SHALE_OK ? add_text(out, "json_tree") : r;
+    }
     case PR_RECURSIVE_TRIGGERS:
       if (val) {
         db->recursive_triggers = (uint8_t)parse_bool(val);

@@ -29,6 +29,7 @@ static const char *const c_fk_check[] = {"table", "rowid", "parent", "fkid"};
 static const char *const c_timeout[] = {"timeout"};
 static const char *const c_collation_list[] = {"seq", "name"};
 static const char *const c_function_list[] = {"name", "builtin", "type", "enc", "narg", "flags"};
+static const char *const c_module_list[] = {"name"};
 
 #define A SQL_PRAGMA_ARG
 #define S SQL_PRAGMA_SCHEMA
@@ -53,6 +54,7 @@ static const SqlPragmaTab tabs[] = {
     {"integrity_check", 1, NULL, A | S},
     {"journal_mode", 1, NULL, S},
     {"locking_mode", 1, NULL, S},
+    {"module_list", 1, c_module_list, 0},
     {"optimize", 1, NULL, A},
     {"page_count", 1, NULL, S},
     {"page_size", 1, NULL, S},

@@ -345,6 +345,9 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
     e->op = SQL_E_STRING;
     return 0;
   }
+  /* no column of that name: TRUE / FALSE are the boolean constants (the
+   * code generator reads the identifier), as in SQLite */
+  if (!tname && (!util_stricmp(col, "true") || !util_stricmp(col, "false"))) return 0;
   if (db) parse_error(p, "no such column: %s.%s.%s", db, tname, col);
   else if (tname) parse_error(p, "no such column: %s.%s", tname, col);
   else parse_error(p, "no such column: %s", col);
