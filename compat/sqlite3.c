@@ -408,6 +408,11 @@ static void free_block(void *p) { free(p); }
 /* main: the connection's filename object; temp, memory: an empty one;
  * attached files: one made and held for the connection (attached names may
  * change with ATTACH/DETACH, so it is remade when the file differs). */
+int sqlite3_error_offset(sqlite3 *db) {
+  CHECK_DB(db, -1);
+  return shale_error_offset(DB(db));
+}
+
 const char *sqlite3_db_filename(sqlite3 *db, const char *zdb) {
   static const char empty[10];
   CHECK_DB(db, NULL);

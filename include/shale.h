@@ -329,6 +329,12 @@ const void *shale_value_text16(shale_value *v, int be, int *nbytes);
 /* The name of database i of the connection (0 "main", 1 "temp", 2.. the
  * attached ones), NULL when there is none. */
 const char *shale_db_name(shale *db, int i);
+/* sqlite3_error_offset: the byte offset of the token the connection's error
+ * is about, in the text of the prepare that failed, or -1 (src/api/
+ * api_erroff.c); shale_sql_error_offset does the same for a message and a
+ * text given. */
+int shale_error_offset(shale *db);
+int shale_sql_error_offset(const char *sql, const char *msg);
 int shale_preupdate_old(shale *db, int i, shale_value **out);
 int shale_preupdate_new(shale *db, int i, shale_value **out);
 int shale_preupdate_count(shale *db);

@@ -31,6 +31,8 @@ static void set_error_msg(shale *db, int rc, char *msg) {
   shale_free(db->errmsg);
   db->errmsg = msg;
   db->errcode = rc;
+  shale_free(db->err_sql); /* the error offset belongs to the error */
+  db->err_sql = NULL;
 }
 
 void api_error(shale *db, int rc, const char *fmt, ...) {
@@ -788,6 +790,7 @@ static void db_free(shale *db) {
   savepoints_clear(db);
   shale_free(db->sp);
   shale_free(db->errmsg);
+  shale_free(db->err_sql);
   shale_free(db->filename);
   shale_free(db);
 }
@@ -1032,6 +1035,14 @@ int shale_prepare_v3(shale *db, const char *sql, int nbyte, unsigned flags, shal
   const CollationScope *save = record_collation_scope(&db->coll_scope);
   int rc = prepare_in_scope(db, sql, nbyte, flags, out, tail);
   record_collation_scope(save);
+  if (rc != SHALE_OK && sql && db->errcode != SHALE_OK) { /* for shale_error_offset */
+    size_t n = nbyte < 0 ? strlen(sql) : strnlen(sql, (size_t)nbyte);
+    db->err_sql = shale_malloc(n + 1);
+    if (db->err_sql) {
+      memcpy(db->err_sql, sql, n);
+      db->err_sql[n] = 0;
+    }
+  }
   return rc;
 }
 

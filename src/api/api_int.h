@@ -137,6 +137,7 @@ struct shale {
   /* errors */
   int errcode; /* extended */
   char *errmsg;
+  char *err_sql; /* the text of the prepare that failed last (api_erroff.c), or NULL */
   int errmask; /* 0xff, or ~0 with extended result codes */
   /* settings */
   int busy_ms;

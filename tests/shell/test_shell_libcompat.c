@@ -98,10 +98,8 @@ static int same_case(const char *name, int report) {
 }
 
 /* Cases that differ for a documented gap of the library (docs/compat.md). */
-#define NO_OFFSET "sqlite3_error_offset is -1: no \"^--- error here\" lines"
 static const char *const kKnown[][2] = {
-    {"errors", NO_OFFSET},        {"errors2", NO_OFFSET},     {"import_errors", NO_OFFSET},
-    {"opt_sqlargs", NO_OFFSET},   {"terminators", NO_OFFSET}, {NULL, NULL},
+    {NULL, NULL},
 };
 
 static const char *known(const char *name) {
