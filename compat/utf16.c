@@ -177,9 +177,7 @@ const void *sqlite3_column_text16(sqlite3_stmt *st, int i) {
 }
 int sqlite3_column_bytes16(sqlite3_stmt *st, int i) {
   if (!compat_reg_has(st, COMPAT_STMT)) return 0;
-  int n = 0;
-  shale_value_text16(shale_column_value((shale_stmt *)st, i), BE_NATIVE, &n);
-  return n;
+  return shale_value_bytes16(shale_column_value((shale_stmt *)st, i));
 }
 
 /* A name of column i (kind k of the five) as UTF-16, held until finalize. */
@@ -222,11 +220,7 @@ const void *sqlite3_value_text16le(sqlite3_value *v) {
 const void *sqlite3_value_text16be(sqlite3_value *v) {
   return shale_value_text16((shale_value *)v, 1, NULL);
 }
-int sqlite3_value_bytes16(sqlite3_value *v) {
-  int n = 0;
-  shale_value_text16((shale_value *)v, BE_NATIVE, &n);
-  return n;
-}
+int sqlite3_value_bytes16(sqlite3_value *v) { return shale_value_bytes16((shale_value *)v); }
 /* Values are UTF-8 inside Shale (databases are UTF-8). */
 int sqlite3_value_encoding(sqlite3_value *v) { return SQLITE_UTF8; }
 

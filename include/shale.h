@@ -326,6 +326,8 @@ void *shale_preupdate_hook(shale *db,
  * terminated, *nbytes (if given) its length in bytes; valid until the value
  * changes or its text is asked for again (in any encoding). NULL for NULL. */
 const void *shale_value_text16(shale_value *v, int be, int *nbytes);
+/* Its length in bytes (either byte order: converting once). */
+int shale_value_bytes16(shale_value *v);
 /* The name of database i of the connection (0 "main", 1 "temp", 2.. the
  * attached ones), NULL when there is none. */
 const char *shale_db_name(shale *db, int i);

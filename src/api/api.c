@@ -1576,6 +1576,7 @@ static shale_value *cell(shale_stmt *st, int i) {
       value_set_null(&c->v);
     c->v.flags &= (uint8_t)~VAL_OWNED; /* borrowed */
     c->gen = st->gen;
+    c->buf16 = 0;
   }
   return c;
 }
@@ -1613,6 +1614,7 @@ static const char *cell_text(shale_value *c, uint32_t *nout) {
   }
   if (n) memcpy(c->buf, z, n);
   c->buf[n] = 0;
+  c->buf16 = 0;
   if (nout) *nout = n;
   return c->buf;
 }

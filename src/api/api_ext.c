@@ -225,11 +225,16 @@ int shale_foreign_keys(shale *db, int onoff) {
 
 /* The value's text form as UTF-16 (be: big-endian), written over v->buf (so
  * it replaces an earlier text pointer of the value, as a conversion does in
- * SQLite), NUL-terminated; *nbytes its length. NULL for NULL and on
- * out-of-memory (*nbytes 0). */
+ * SQLite; asking again in the same byte order returns the same pointer),
+ * NUL-terminated; *nbytes its length. NULL for NULL and on out-of-memory
+ * (*nbytes 0). */
 const void *shale_value_text16(shale_value *v, int be, int *nbytes) {
   if (nbytes) *nbytes = 0;
   if (!v) return NULL;
+  if (v->buf16 == (be ? 2 : 1) && v->buf) { /* converted already: the same pointer */
+    if (nbytes) *nbytes = (int)v->n16;
+    return v->buf;
+  }
   const char *z = (const char *)shale_value_text(v); /* into v->buf */
   if (!z) return NULL;
   size_t n = (size_t)shale_value_bytes(v);
@@ -240,6 +245,18 @@ const void *shale_value_text16(shale_value *v, int be, int *nbytes) {
   shale_free(v->buf);
   v->buf = (char *)o;
   v->cap = 2 * n + 2;
+  v->buf16 = be ? 2 : 1;
+  v->n16 = (uint32_t)m;
   if (nbytes) *nbytes = (int)m;
   return o;
+}
+
+/* Bytes of the value's UTF-16 form: both byte orders have the same length, so
+ * a form already made (either order) answers without converting again. */
+int shale_value_bytes16(shale_value *v) {
+  if (!v) return 0;
+  if (v->buf16 && v->buf) return (int)v->n16;
+  int n = 0;
+  shale_value_text16(v, 0, &n);
+  return n;
 }

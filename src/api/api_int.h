@@ -75,6 +75,8 @@ struct shale_value {
   ShValue v;
   char *buf; /* NUL-terminated text form (shale_malloc'ed, reused) */
   size_t cap;
+  uint8_t buf16; /* buf holds the UTF-16 form instead: 1 LE, 2 BE (shale_value_text16) */
+  uint32_t n16;  /* its length in bytes */
   uint64_t gen; /* row generation the value belongs to */
 };
 

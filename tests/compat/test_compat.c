@@ -200,6 +200,7 @@ TEST(compat_exports_only_sqlite3_names) {
 TEST(compat_issue4_functions_exported) { run_prog("exports", 1); }
 
 TEST(compat_preupdate_same) { run_same("preupdate"); }
+TEST(compat_utf16_same) { run_same("utf16"); }
 TEST(compat_basic_shale) { run_prog("basic", 1); }
 TEST(compat_basic_sqlite) { run_prog("basic", 0); }
 TEST(compat_errors_shale) { run_prog("errors", 1); }
