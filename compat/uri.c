@@ -378,6 +378,8 @@ int compat_open_parse(const char *filename, int flags, const char *vfs, CompatOp
           rc = fail(o, SQLITE_ERROR, sqlite3_mprintf("no such access mode: %s", v));
         } else if ((m & ~SQLITE_OPEN_MEMORY) > (o->flags & mask)) {
           rc = fail(o, SQLITE_PERM, sqlite3_mprintf("access mode not allowed: %s", v));
+        } else if (m == SQLITE_OPEN_MEMORY) { /* a memory database is always writable */
+          o->flags |= SQLITE_OPEN_MEMORY;
         } else {
           o->flags = (o->flags & ~mask) | m;
         }
@@ -402,8 +404,8 @@ int compat_open_parse(const char *filename, int flags, const char *vfs, CompatOp
     o->path = o->shared ? strdup(o->shared) : NULL;
     if (!o->path) rc = fail(o, SQLITE_NOMEM, NULL);
     o->vfs = "memdb";
-    o->flags &= ~SQLITE_OPEN_MEMORY;
-    o->flags |= SQLITE_OPEN_CREATE; /* the first connection makes it */
+    o->flags &= ~(SQLITE_OPEN_MEMORY | SQLITE_OPEN_READONLY);
+    o->flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE; /* the first connection makes it */
   }
   /* immutable=1: nothing may change the file, so it opens read-only */
   if (rc == SQLITE_OK && !mem && is_uri) {
