@@ -344,8 +344,7 @@ void sqlite3_set_last_insert_rowid(sqlite3 *db, sqlite3_int64 rowid) {
 }
 int sqlite3_txn_state(sqlite3 *db, const char *schema) {
   if (!compat_reg_has(db, COMPAT_DB)) return -1;
-  refuse(db, "sqlite3_txn_state");
-  return -1;
+  return shale_txn_state((shale *)db, schema);
 }
 int sqlite3_db_release_memory(sqlite3 *db) {
   return compat_reg_has(db, COMPAT_DB) ? SQLITE_OK : SQLITE_MISUSE; /* a hint: nothing to drop */

@@ -336,6 +336,12 @@ const char *shale_db_name(shale *db, int i);
  * api_erroff.c); shale_sql_error_offset does the same for a message and a
  * text given. */
 int shale_error_offset(shale *db);
+/* sqlite3_txn_state: SHALE_TXN_NONE / READ / WRITE of database zdb (NULL:
+ * the highest over every database), -1 for an unknown name. */
+#define SHALE_TXN_NONE 0
+#define SHALE_TXN_READ 1
+#define SHALE_TXN_WRITE 2
+int shale_txn_state(shale *db, const char *zdb);
 int shale_sql_error_offset(const char *sql, const char *msg);
 int shale_preupdate_old(shale *db, int i, shale_value **out);
 int shale_preupdate_new(shale *db, int i, shale_value **out);

@@ -1729,11 +1729,9 @@ static int bind_bytes(shale_stmt *st, int i, const void *z, int n, void (*destro
     return rc;
   }
   if (rc == SHALE_OK && z) {
+    /* text keeps every byte given, embedded NULs too, as SQLite (length()
+     * and the text functions stop at the first NUL themselves) */
     size_t len = n < 0 ? strlen(z) : (size_t)n;
-    if (type == SHALE_TEXT && n >= 0) {
-      const char *nul = memchr(z, 0, len);
-      if (nul) len = (size_t)(nul - (const char *)z);
-    }
     if (type == SHALE_TEXT)
       value_set_text(&st->vars[i], z, (uint32_t)len);
     else

@@ -260,3 +260,24 @@ int shale_value_bytes16(shale_value *v) {
   shale_value_text16(v, 0, &n);
   return n;
 }
+
+/* sqlite3_txn_state: the transaction state of database zdb (NULL: the
+ * highest over all of them), SHALE_TXN_NONE/READ/WRITE, -1 for an unknown
+ * name. A database not opened yet (temp) has none. */
+int shale_txn_state(shale *db, const char *zdb) {
+  if (!db) return -1;
+  int lo = 0, hi = db->ndb - 1;
+  if (zdb) {
+    lo = hi = api_db_index(db, zdb);
+    if (lo < 0) return -1;
+  }
+  int st = SHALE_TXN_NONE;
+  for (int i = lo; i <= hi; i++) {
+    Btree *bt = api_db_bt(db, i);
+    int s = bt ? btree_txn_state(bt) : PAGER_TXN_NONE;
+    int t = s == PAGER_TXN_WRITE ? SHALE_TXN_WRITE : s == PAGER_TXN_READ ? SHALE_TXN_READ
+                                                                          : SHALE_TXN_NONE;
+    if (t > st) st = t;
+  }
+  return st;
+}

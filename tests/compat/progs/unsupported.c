@@ -40,12 +40,10 @@ int main(void) {
   EXPECT_INT(sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0), SQLITE_OK);
   EXPECT_INT(sqlite3_config(SQLITE_CONFIG_PCACHE2, NULL), SQLITE_ERROR);
 
-  /* declared rarities: virtual tables, txn_state (snapshots: not in the
+  /* declared rarities: virtual tables (snapshots: not in the
    * reference library this program links against) */
   EXPECT_UNSUP(db, sqlite3_create_module(db, "m", NULL, NULL), "sqlite3_create_module");
   EXPECT_UNSUP(db, sqlite3_declare_vtab(db, "CREATE TABLE x(a)"), "sqlite3_declare_vtab");
-  EXPECT_INT(sqlite3_txn_state(db, NULL), -1);
-  EXPECT_STR(sqlite3_errmsg(db), "sqlite3_txn_state is not supported by Shale yet");
   EXPECT_INT(sqlite3_auto_extension(NULL), SQLITE_ERROR);
 
   /* the session extension: no object is ever made (compat/session.c) */
