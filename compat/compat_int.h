@@ -22,4 +22,53 @@ int compat_reg_add(const void *p, int kind, char *fullname);
 void compat_reg_del(const void *p);
 int compat_reg_has(const void *p, int kind);
 
+/* unsupported.c: a feature Shale lacks, on a live connection: sets
+ * "<what> is not supported by Shale yet" and returns SQLITE_ERROR (a dead or
+ * NULL handle: SQLITE_MISUSE, nothing set). */
+int compat_refuse(sqlite3 *db, const char *what);
+
+/* held.c: memory kept for a handle (owner) under a slot until the same slot
+ * is held again or compat_forget(owner) (finalize, close) releases it.
+ * compat_hold returns 0 on out-of-memory (p is then not taken). */
+int compat_hold(const void *owner, int slot, void *p, void (*release)(void *));
+void *compat_held(const void *owner, int slot);
+void compat_forget(const void *owner);
+/* slots of a connection (statements use 0.. for their column names) */
+enum { COMPAT_SLOT_ERRMSG = -1, COMPAT_SLOT_NEEDED = -2, COMPAT_SLOT_SHARED = -3,
+       COMPAT_SLOT_DBFILE = -100 /* - database index */ };
+
+/* utf16.c: the UTF-16 variants of bind_text64, result_text64 and
+ * create_collation_v2 (enc SQLITE_UTF16, _LE or _BE). */
+int compat_bind_text16(sqlite3_stmt *st, int i, const void *z, sqlite3_int64 n,
+                       void (*d)(void *), int enc);
+void compat_result_text16(sqlite3_context *c, const void *z, sqlite3_int64 n, void (*d)(void *),
+                          int enc);
+int compat_collation16(sqlite3 *db, const char *name, int enc, void *arg,
+                       int (*cmp)(void *, int, const void *, int, const void *),
+                       void (*destroy)(void *));
+
+/* uri.c: what sqlite3_open_v2 hands shale_open_v2 for a file name (URI
+ * rules applied). On failure err holds SQLite's message (or NULL: out of
+ * memory) and the code is returned. fname is the connection's filename
+ * object (malloc'ed, SQLite's layout, the name at fname + 4), shared the
+ * memdb file of a shared-cache memory database (compat_shared_unref at
+ * close). compat_open_free releases all but what the caller took (set to
+ * NULL). */
+typedef struct CompatOpen {
+  char *path;
+  int flags;
+  const char *vfs;
+  char *vfs_own;
+  char *fname;
+  char *shared;
+  char *err;
+} CompatOpen;
+int compat_open_parse(const char *filename, int flags, const char *vfs, CompatOpen *o);
+void compat_open_free(CompatOpen *o);
+void compat_shared_unref(const char *name);
+void compat_config_uri(int on);
+/* The filename object of a database file (absolute name, its journal and
+ * WAL names, npair key/value parameters): malloc'ed block, name 4 bytes in. */
+char *compat_fname_file(const char *path, int npair, const char *const *kv);
+
 #endif

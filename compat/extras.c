@@ -346,8 +346,7 @@ void sqlite3_set_last_insert_rowid(sqlite3 *db, sqlite3_int64 rowid) {
 }
 int sqlite3_txn_state(sqlite3 *db, const char *schema) {
   if (!compat_reg_has(db, COMPAT_DB)) return -1;
-  refuse(db, "sqlite3_txn_state");
-  return -1;
+  return shale_txn_state((shale *)db, schema);
 }
 int sqlite3_db_release_memory(sqlite3 *db) {
   return compat_reg_has(db, COMPAT_DB) ? SQLITE_OK : SQLITE_MISUSE; /* a hint: nothing to drop */
@@ -368,60 +367,6 @@ int sqlite3_overload_function(sqlite3 *db, const char *name, int n) {
   return refuse(db, "sqlite3_overload_function");
 }
 
-/* ---------------------------------------------------------------- UTF-16 */
-
-int sqlite3_open16(const void *filename, sqlite3 **ppdb) {
-  if (ppdb) *ppdb = NULL;
-  return ppdb ? SQLITE_ERROR : SQLITE_MISUSE; /* UTF-16 is not supported by Shale yet */
-}
-const void *sqlite3_errmsg16(sqlite3 *db) { return NULL; }
-int sqlite3_complete16(const void *sql) { return SQLITE_ERROR; }
-static int prep16(sqlite3 *db, sqlite3_stmt **pst, const void **tail, const void *sql) {
-  if (pst) *pst = NULL;
-  if (tail) *tail = sql;
-  return refuse(db, "UTF-16 text");
-}
-int sqlite3_prepare16(sqlite3 *db, const void *sql, int n, sqlite3_stmt **pst, const void **tail) {
-  return prep16(db, pst, tail, sql);
-}
-int sqlite3_prepare16_v2(sqlite3 *db, const void *sql, int n, sqlite3_stmt **pst,
-                         const void **tail) {
-  return prep16(db, pst, tail, sql);
-}
-int sqlite3_prepare16_v3(sqlite3 *db, const void *sql, int n, unsigned f, sqlite3_stmt **pst,
-                         const void **tail) {
-  return prep16(db, pst, tail, sql);
-}
-int sqlite3_bind_text16(sqlite3_stmt *st, int i, const void *z, int n, void (*destroy)(void *)) {
-  if (destroy && destroy != SQLITE_STATIC && destroy != SQLITE_TRANSIENT) destroy((void *)z);
-  if (!compat_reg_has(st, COMPAT_STMT)) return SQLITE_MISUSE;
-  return refuse((sqlite3 *)shale_db_handle((shale_stmt *)st), "UTF-16 text");
-}
-const void *sqlite3_column_text16(sqlite3_stmt *st, int i) { return NULL; }
-int sqlite3_column_bytes16(sqlite3_stmt *st, int i) { return 0; }
-const void *sqlite3_column_name16(sqlite3_stmt *st, int i) { return NULL; }
-const void *sqlite3_column_database_name16(sqlite3_stmt *st, int i) { return NULL; }
-const void *sqlite3_column_table_name16(sqlite3_stmt *st, int i) { return NULL; }
-const void *sqlite3_column_origin_name16(sqlite3_stmt *st, int i) { return NULL; }
-const void *sqlite3_column_decltype16(sqlite3_stmt *st, int i) { return NULL; }
-const void *sqlite3_value_text16(sqlite3_value *v) { return NULL; }
-const void *sqlite3_value_text16le(sqlite3_value *v) { return NULL; }
-const void *sqlite3_value_text16be(sqlite3_value *v) { return NULL; }
-int sqlite3_value_bytes16(sqlite3_value *v) { return 0; }
-int sqlite3_create_function16(sqlite3 *db, const void *name, int n, int enc, void *app,
-                              void (*f)(sqlite3_context *, int, sqlite3_value **),
-                              void (*s)(sqlite3_context *, int, sqlite3_value **),
-                              void (*fin)(sqlite3_context *)) {
-  return refuse(db, "sqlite3_create_function16");
-}
-int sqlite3_create_collation16(sqlite3 *db, const void *name, int enc, void *arg,
-                               int (*cmp)(void *, int, const void *, int, const void *)) {
-  return refuse(db, "sqlite3_create_collation16");
-}
-void sqlite3_result_error16(sqlite3_context *c, const void *z, int n) {}
-void sqlite3_result_text16(sqlite3_context *c, const void *z, int n, void (*d)(void *)) {}
-void sqlite3_result_text16le(sqlite3_context *c, const void *z, int n, void (*d)(void *)) {}
-void sqlite3_result_text16be(sqlite3_context *c, const void *z, int n, void (*d)(void *)) {}
 void sqlite3_result_pointer(sqlite3_context *c, void *p, const char *t, void (*d)(void *)) {
   if (d) d(p);
 }
@@ -479,21 +424,6 @@ int sqlite3_snapshot_cmp(sqlite3_snapshot *a, sqlite3_snapshot *b) { return 0; }
 int sqlite3_snapshot_recover(sqlite3 *db, const char *schema) {
   return refuse(db, "sqlite3_snapshot_recover");
 }
-
-/* ---------------------------------------------------------------- VFS-side helpers */
-
-/* These read the extra text SQLite's VFS passes to xOpen after a file name;
- * Shale has no pluggable VFS, so no such name exists. */
-const char *sqlite3_uri_parameter(const char *z, const char *param) { return NULL; }
-int sqlite3_uri_boolean(const char *z, const char *param, int dflt) { return dflt != 0; }
-sqlite3_int64 sqlite3_uri_int64(const char *z, const char *param, sqlite3_int64 dflt) {
-  return dflt;
-}
-const char *sqlite3_uri_key(const char *z, int n) { return NULL; }
-const char *sqlite3_filename_database(const char *z) { return NULL; }
-const char *sqlite3_filename_journal(const char *z) { return NULL; }
-const char *sqlite3_filename_wal(const char *z) { return NULL; }
-sqlite3_file *sqlite3_database_file_object(const char *z) { return NULL; }
 
 /* ---------------------------------------------------------------- deprecated / testing */
 

@@ -59,6 +59,9 @@ int sqlite3_create_collation_v2(sqlite3 *db, const char *name, int enc, void *ar
                                 int (*cmp)(void *, int, const void *, int, const void *),
                                 void (*destroy)(void *)) {
   if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
+  int e = enc == SQLITE_UTF16_ALIGNED ? SQLITE_UTF16 : enc;
+  if (name && (e == SQLITE_UTF16 || e == SQLITE_UTF16LE || e == SQLITE_UTF16BE))
+    return compat_collation16(db, name, e, arg, cmp, destroy);
   return shale_create_collation_v2((shale *)db, name, enc, arg, cmp, destroy);
 }
 
@@ -116,14 +119,13 @@ void sqlite3_result_text(sqlite3_context *c, const char *z, int n, void (*d)(voi
 }
 void sqlite3_result_text64(sqlite3_context *c, const char *z, sqlite3_uint64 n,
                            void (*d)(void *), unsigned char enc) {
-  if (enc != SQLITE_UTF8) { /* UTF-16 text is not supported (docs/compat.md) */
-    if (z && d != SQLITE_STATIC && d != SQLITE_TRANSIENT) d((void *)z);
-    shale_result_error(CTX(c), "UTF-16 results are not supported by Shale", -1);
-    return;
-  }
   if (n > 0x7fffffff) { /* SQLite's limit for text64 */
     if (z && d != SQLITE_STATIC && d != SQLITE_TRANSIENT) d((void *)z);
     shale_result_error_toobig(CTX(c));
+    return;
+  }
+  if (enc == SQLITE_UTF16 || enc == SQLITE_UTF16LE || enc == SQLITE_UTF16BE) {
+    compat_result_text16(c, z, (sqlite3_int64)n, d, enc);
     return;
   }
   shale_result_text64(CTX(c), z, (shale_int64)n, dtor(d));

@@ -45,7 +45,7 @@
 typedef struct Entry {
   const void *key; /* NULL empty, TOMB deleted */
   int kind;
-  char *fullname; /* connections: absolute file name ("" for memory) */
+  char *fullname; /* connections: filename object (uri.c; the name 4 bytes in) */
 } Entry;
 
 #define TOMB ((const void *)1)
@@ -132,7 +132,7 @@ int compat_reg_has(const void *p, int kind) {
 static const char *reg_fullname(const void *p) {
   pthread_mutex_lock(&reg_mu);
   Entry *e = reg_find(p);
-  const char *z = e ? e->fullname : NULL;
+  const char *z = e && e->fullname ? e->fullname + 4 : NULL; /* uri.c's filename object */
   pthread_mutex_unlock(&reg_mu);
   return z;
 }
@@ -158,13 +158,19 @@ int sqlite3_os_init(void) { return SQLITE_OK; }
 int sqlite3_os_end(void) { return SQLITE_OK; }
 
 int sqlite3_config(int op, ...) {
+  if (op == SQLITE_CONFIG_URI) { /* the default for opens without SQLITE_OPEN_URI */
+    va_list ap;
+    va_start(ap, op);
+    compat_config_uri(va_arg(ap, int));
+    va_end(ap);
+    return SQLITE_OK;
+  }
   switch (op) {
     case SQLITE_CONFIG_SINGLETHREAD:
     case SQLITE_CONFIG_MULTITHREAD:
     case SQLITE_CONFIG_SERIALIZED:
     case SQLITE_CONFIG_MEMSTATUS:
     case SQLITE_CONFIG_LOOKASIDE:
-    case SQLITE_CONFIG_URI:
     case SQLITE_CONFIG_COVERING_INDEX_SCAN:
     case SQLITE_CONFIG_MMAP_SIZE:
     case SQLITE_CONFIG_STMTJRNL_SPILL:
@@ -240,29 +246,36 @@ const char *sqlite3_errstr(int rc) { return shale_errstr(rc); }
 
 /* ---------------------------------------------------------------- connections */
 
-static char *absolute_name(const char *f, int flags) {
-  if (!f || !f[0] || !strcmp(f, ":memory:") || (flags & SQLITE_OPEN_MEMORY)) return strdup("");
-  if (f[0] == '/') return strdup(f);
-  char cwd[4096];
-  if (!getcwd(cwd, sizeof cwd)) return strdup(f);
-  size_t a = strlen(cwd), b = strlen(f);
-  char *z = malloc(a + b + 2);
-  if (!z) return NULL;
-  memcpy(z, cwd, a);
-  z[a] = '/';
-  memcpy(z + a + 1, f, b + 1);
-  return z;
+static void shared_release(void *name) {
+  compat_shared_unref(name);
+  free(name);
 }
 
+/* The file name goes through uri.c first (URIs, modes, shared memory
+ * databases); a name it rejects still gives a handle, which reports the
+ * error and refuses statements, as SQLite's. */
 int sqlite3_open_v2(const char *filename, sqlite3 **ppdb, int flags, const char *vfs) {
   if (!ppdb) return SQLITE_MISUSE;
+  CompatOpen o;
+  int prc = compat_open_parse(filename, flags, vfs, &o);
   shale *db = NULL;
-  int rc = shale_open_v2(filename, &db, flags, vfs);
-  if (db && !compat_reg_add(db, COMPAT_DB, absolute_name(filename, flags))) {
+  int rc = prc ? shale_open_v2("", &db, 0, NULL) : shale_open_v2(o.path, &db, o.flags, o.vfs);
+  if (prc && db) {
+    shale_set_error(db, prc, o.err ? o.err : "out of memory");
+    rc = prc;
+  }
+  if (db && !compat_reg_add(db, COMPAT_DB, o.fname)) {
     shale_close(db);
     db = NULL;
     rc = SQLITE_NOMEM;
+  } else {
+    o.fname = NULL; /* the registry's now */
   }
+  if (db && o.shared) {
+    if (compat_hold(db, COMPAT_SLOT_SHARED, o.shared, shared_release)) o.shared = NULL;
+  }
+  if (o.shared) compat_shared_unref(o.shared);
+  compat_open_free(&o);
   *ppdb = (sqlite3 *)db;
   return rc;
 }
@@ -275,7 +288,10 @@ static int close_common(sqlite3 *db, int v2) {
   if (!db) return SQLITE_OK;
   if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
   int rc = v2 ? shale_close_v2(DB(db)) : shale_close(DB(db));
-  if (rc == SQLITE_OK) compat_reg_del(db);
+  if (rc == SQLITE_OK) {
+    compat_reg_del(db);
+    compat_forget(db);
+  }
   return rc;
 }
 int sqlite3_close(sqlite3 *db) { return close_common(db, 0); }
@@ -387,10 +403,38 @@ const char *sqlite3_errmsg(sqlite3 *db) {
   return shale_errmsg(DB(db));
 }
 
+static void free_block(void *p) { free(p); }
+
+/* main: the connection's filename object; temp, memory: an empty one;
+ * attached files: one made and held for the connection (attached names may
+ * change with ATTACH/DETACH, so it is remade when the file differs). */
+int sqlite3_error_offset(sqlite3 *db) {
+  CHECK_DB(db, -1);
+  return shale_error_offset(DB(db));
+}
+
 const char *sqlite3_db_filename(sqlite3 *db, const char *zdb) {
+  static const char empty[10];
   CHECK_DB(db, NULL);
-  if (!shale_db_filename(DB(db), zdb)) return NULL;
-  return reg_fullname(db);
+  const char *f = shale_db_filename(DB(db), zdb);
+  if (!f) return NULL;
+  if (!zdb || !sqlite3_stricmp(zdb, "main")) return reg_fullname(db);
+  if (!f[0]) return empty + 4;
+  int i = 2;
+  for (const char *n; (n = shale_db_name(DB(db), i)) != NULL && sqlite3_stricmp(n, zdb); i++) {
+  }
+  char *b = compat_held(db, COMPAT_SLOT_DBFILE - i);
+  char *want = compat_fname_file(f, 0, NULL);
+  if (!want) return NULL;
+  if (b && !strcmp(b + 4, want + 4)) {
+    free(want);
+    return b + 4;
+  }
+  if (!compat_hold(db, COMPAT_SLOT_DBFILE - i, want, free_block)) {
+    free(want);
+    return NULL;
+  }
+  return want + 4;
 }
 int sqlite3_db_readonly(sqlite3 *db, const char *zdb) {
   CHECK_DB(db, -1);
@@ -398,7 +442,7 @@ int sqlite3_db_readonly(sqlite3 *db, const char *zdb) {
 }
 const char *sqlite3_db_name(sqlite3 *db, int n) {
   CHECK_DB(db, NULL);
-  return n == 0 ? "main" : NULL;
+  return shale_db_name(DB(db), n);
 }
 
 /* Run a one-row PRAGMA; copies up to 3 integer columns into out[]. */
@@ -545,6 +589,7 @@ int sqlite3_finalize(sqlite3_stmt *st) {
   if (!st) return SQLITE_OK;
   CHECK_ST(st, SQLITE_MISUSE);
   compat_reg_del(st);
+  compat_forget(st);
   return shale_finalize(ST(st));
 }
 
@@ -625,12 +670,8 @@ int sqlite3_bind_text64(sqlite3_stmt *st, int i, const char *z, sqlite3_uint64 n
     drop(z, d);
     return SQLITE_TOOBIG;
   }
-  if (enc != SQLITE_UTF8) {
-    drop(z, d);
-    shale_set_error(shale_db_handle(ST(st)), SQLITE_ERROR,
-                    "UTF-16 text is not supported by Shale yet");
-    return SQLITE_ERROR;
-  }
+  if (enc == SQLITE_UTF16 || enc == SQLITE_UTF16LE || enc == SQLITE_UTF16BE)
+    return compat_bind_text16(st, i, z, (sqlite3_int64)n, d, enc);
   return shale_bind_text(ST(st), i, z, (int)n, d);
 }
 int sqlite3_bind_blob64(sqlite3_stmt *st, int i, const void *z, sqlite3_uint64 n,

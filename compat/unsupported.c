@@ -31,6 +31,8 @@ static int unsupported(sqlite3 *db, const char *what) {
   return SQLITE_ERROR;
 }
 
+int compat_refuse(sqlite3 *db, const char *what) { return unsupported(db, what); }
+
 /* ---- extensions, shared cache ---- */
 
 int sqlite3_load_extension(sqlite3 *db, const char *file, const char *proc, char **err) {
@@ -46,7 +48,6 @@ int sqlite3_enable_shared_cache(int onoff) { return onoff ? SQLITE_ERROR : SQLIT
 /* ---- status and configuration ---- */
 
 void sqlite3_log(int rc, const char *fmt, ...) {}
-int sqlite3_error_offset(sqlite3 *db) { return -1; }
 int sqlite3_system_errno(sqlite3 *db) { return 0; }
 int sqlite3_compileoption_used(const char *name) {
   return name ? func_compileoption_used(name, (uint32_t)strlen(name)) : 0;

@@ -459,6 +459,43 @@ void *shale_update_hook(shale *db,
                         void *arg);
 void *shale_wal_hook(shale *db, int (*cb)(void *, shale *, const char *zdb, int nframe),
                      void *arg);
+/* The preupdate hook (src/api/api_preupdate.c), as sqlite3_preupdate_hook:
+ * cb runs before each row change of a rowid table (op SHALE_INSERT /
+ * SHALE_UPDATE / SHALE_DELETE codes 18/23/9, key1/key2 the old/new rowid);
+ * during the call, shale_preupdate_old/new give column i of the old/new row
+ * (SHALE_MISUSE outside a call or for the side the change has not,
+ * SHALE_RANGE for a bad column), valid until the callback returns;
+ * count is the table's column count, depth the trigger depth, blobwrite -1. */
+void *shale_preupdate_hook(shale *db,
+                           void (*cb)(void *, shale *, int op, const char *zdb,
+                                      const char *table, shale_int64 key1, shale_int64 key2),
+                           void *arg);
+/* A value's text as UTF-16 (be 1: big-endian, 0: little-endian), NUL-
+ * terminated, *nbytes (if given) its length in bytes; valid until the value
+ * changes or its text is asked for again (in any encoding). NULL for NULL. */
+const void *shale_value_text16(shale_value *v, int be, int *nbytes);
+/* Its length in bytes (either byte order: converting once). */
+int shale_value_bytes16(shale_value *v);
+/* The name of database i of the connection (0 "main", 1 "temp", 2.. the
+ * attached ones), NULL when there is none. */
+const char *shale_db_name(shale *db, int i);
+/* sqlite3_error_offset: the byte offset of the token the connection's error
+ * is about, in the text of the prepare that failed, or -1 (src/api/
+ * api_erroff.c); shale_sql_error_offset does the same for a message and a
+ * text given. */
+int shale_error_offset(shale *db);
+/* sqlite3_txn_state: SHALE_TXN_NONE / READ / WRITE of database zdb (NULL:
+ * the highest over every database), -1 for an unknown name. */
+#define SHALE_TXN_NONE 0
+#define SHALE_TXN_READ 1
+#define SHALE_TXN_WRITE 2
+int shale_txn_state(shale *db, const char *zdb);
+int shale_sql_error_offset(const char *sql, const char *msg);
+int shale_preupdate_old(shale *db, int i, shale_value **out);
+int shale_preupdate_new(shale *db, int i, shale_value **out);
+int shale_preupdate_count(shale *db);
+int shale_preupdate_depth(shale *db);
+int shale_preupdate_blobwrite(shale *db);
 /* Authorizer action codes are SQLite's (SQLITE_CREATE_INDEX = 1, ...). */
 int shale_set_authorizer(shale *db,
                          int (*cb)(void *, int action, const char *, const char *,

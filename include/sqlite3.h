@@ -58,7 +58,7 @@ extern "C" {
 /* ===== Version ===== */
 #define SQLITE_VERSION "3.40.1"
 #define SQLITE_VERSION_NUMBER 3040001
-#define SQLITE_SOURCE_ID "2022-12-28 00:00:00 shale-compat-layer-for-sqlite-3.40.1"
+#define SQLITE_SOURCE_ID "2022-12-28 14:03:47 df5c253c0b3dd24916e4ec7cf77d3db5294cc9fd shale-compat-3.40.1"
 
 /* ===== Basic types ===== */
 typedef long long int sqlite_int64;
@@ -810,6 +810,12 @@ SQLITE_API const char *sqlite3_uri_key(const char *z, int N);
 SQLITE_API const char *sqlite3_filename_database(const char *);
 SQLITE_API const char *sqlite3_filename_journal(const char *);
 SQLITE_API const char *sqlite3_filename_wal(const char *);
+/* A filename object as a VFS sees it (database, URI parameters, journal, WAL),
+ * for testing VFSes: sqlite3_free_filename releases it. */
+SQLITE_API const char *sqlite3_create_filename(const char *zDatabase, const char *zJournal,
+                                               const char *zWal, int nParam,
+                                               const char **azParam);
+SQLITE_API void sqlite3_free_filename(const char *);
 
 /* ===== Hooks, handlers, tracing ===== */
 SQLITE_API int sqlite3_set_authorizer(sqlite3 *,
@@ -828,6 +834,19 @@ SQLITE_API void *sqlite3_update_hook(sqlite3 *,
                                      void (*)(void *, int, char const *, char const *,
                                               sqlite3_int64),
                                      void *);
+/* The preupdate hook (SQLite builds it with SQLITE_ENABLE_PREUPDATE_HOOK, as
+ * Debian's library is): called before each row change of a rowid table. */
+SQLITE_API void *sqlite3_preupdate_hook(sqlite3 *db,
+                                        void (*xPreUpdate)(void *pCtx, sqlite3 *db, int op,
+                                                           char const *zDb, char const *zName,
+                                                           sqlite3_int64 iKey1,
+                                                           sqlite3_int64 iKey2),
+                                        void *);
+SQLITE_API int sqlite3_preupdate_old(sqlite3 *, int, sqlite3_value **);
+SQLITE_API int sqlite3_preupdate_count(sqlite3 *);
+SQLITE_API int sqlite3_preupdate_depth(sqlite3 *);
+SQLITE_API int sqlite3_preupdate_new(sqlite3 *, int, sqlite3_value **);
+SQLITE_API int sqlite3_preupdate_blobwrite(sqlite3 *);
 SQLITE_API int sqlite3_autovacuum_pages(sqlite3 *db,
                                         unsigned int (*)(void *, const char *, unsigned int,
                                                          unsigned int, unsigned int),
@@ -960,6 +979,7 @@ SQLITE_API int sqlite3_value_numeric_type(sqlite3_value *);
 SQLITE_API int sqlite3_value_nochange(sqlite3_value *);
 SQLITE_API int sqlite3_value_frombind(sqlite3_value *);
 SQLITE_API unsigned int sqlite3_value_subtype(sqlite3_value *);
+SQLITE_API int sqlite3_value_encoding(sqlite3_value *);
 SQLITE_API sqlite3_value *sqlite3_value_dup(const sqlite3_value *);
 SQLITE_API void sqlite3_value_free(sqlite3_value *);
 
@@ -1002,6 +1022,9 @@ SQLITE_API int sqlite3_create_collation16(sqlite3 *, const void *zName, int eTex
                                                           const void *));
 SQLITE_API int sqlite3_collation_needed(sqlite3 *, void *,
                                         void (*)(void *, sqlite3 *, int eTextRep, const char *));
+SQLITE_API int sqlite3_collation_needed16(sqlite3 *, void *,
+                                          void (*)(void *, sqlite3 *, int eTextRep,
+                                                   const void *));
 
 /* ===== Extensions ===== */
 SQLITE_API int sqlite3_load_extension(sqlite3 *db, const char *zFile, const char *zProc,
@@ -1114,6 +1137,46 @@ SQLITE_API int sqlite3_unlock_notify(sqlite3 *pBlocked, void (*xNotify)(void **a
                                      void *pNotifyArg);
 SQLITE_API int sqlite3_test_control(int op, ...);
 SQLITE_API sqlite3_file *sqlite3_database_file_object(const char *);
+
+/* ===== R-Tree geometry and query callbacks ===== */
+typedef struct sqlite3_rtree_geometry sqlite3_rtree_geometry;
+typedef struct sqlite3_rtree_query_info sqlite3_rtree_query_info;
+typedef double sqlite3_rtree_dbl; /* SQLite's type without SQLITE_RTREE_INT_ONLY */
+struct sqlite3_rtree_geometry {
+  void *pContext;           /* the registration's context */
+  int nParam;               /* entries of aParam */
+  sqlite3_rtree_dbl *aParam; /* the SQL function's arguments */
+  void *pUser;              /* the callback's own data */
+  void (*xDelUser)(void *); /* frees pUser */
+};
+struct sqlite3_rtree_query_info {
+  void *pContext;
+  int nParam;
+  sqlite3_rtree_dbl *aParam;
+  void *pUser;
+  void (*xDelUser)(void *);
+  sqlite3_rtree_dbl *aCoord;  /* the node or entry's coordinates */
+  unsigned int *anQueue;      /* pending entries per level */
+  int nCoord;
+  int iLevel;
+  int mxLevel;
+  sqlite3_int64 iRowid;
+  sqlite3_rtree_dbl rParentScore;
+  int eParentWithin;
+  int eWithin;                /* out: NOT_WITHIN, PARTLY_WITHIN, FULLY_WITHIN */
+  sqlite3_rtree_dbl rScore;   /* out */
+  sqlite3_value **apSqlParam; /* the arguments as SQL values */
+};
+#define NOT_WITHIN 0
+#define PARTLY_WITHIN 1
+#define FULLY_WITHIN 2
+SQLITE_API int sqlite3_rtree_geometry_callback(sqlite3 *db, const char *zGeom,
+                                               int (*xGeom)(sqlite3_rtree_geometry *, int,
+                                                            sqlite3_rtree_dbl *, int *),
+                                               void *pContext);
+SQLITE_API int sqlite3_rtree_query_callback(sqlite3 *db, const char *zQueryFunc,
+                                            int (*xQueryFunc)(sqlite3_rtree_query_info *),
+                                            void *pContext, void (*xDestructor)(void *));
 
 /* ===== Deprecated, still exported for old programs ===== */
 SQLITE_API int sqlite3_aggregate_count(sqlite3_context *);

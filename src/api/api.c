@@ -31,6 +31,8 @@ static void set_error_msg(shale *db, int rc, char *msg) {
   shale_free(db->errmsg);
   db->errmsg = msg;
   db->errcode = rc;
+  shale_free(db->err_sql); /* the error offset belongs to the error */
+  db->err_sql = NULL;
 }
 
 void api_error(shale *db, int rc, const char *fmt, ...) {
@@ -793,6 +795,7 @@ static void db_free(shale *db) {
   savepoints_clear(db);
   shale_free(db->sp);
   shale_free(db->errmsg);
+  shale_free(db->err_sql);
   shale_free(db->filename);
   shale_free(db);
 }
@@ -1040,6 +1043,14 @@ int shale_prepare_v3(shale *db, const char *sql, int nbyte, unsigned flags, shal
   const CollationScope *save = record_collation_scope(&db->coll_scope);
   int rc = prepare_in_scope(db, sql, nbyte, flags, out, tail);
   record_collation_scope(save);
+  if (rc != SHALE_OK && sql && db->errcode != SHALE_OK) { /* for shale_error_offset */
+    size_t n = nbyte < 0 ? strlen(sql) : strnlen(sql, (size_t)nbyte);
+    db->err_sql = shale_malloc(n + 1);
+    if (db->err_sql) {
+      memcpy(db->err_sql, sql, n);
+      db->err_sql[n] = 0;
+    }
+  }
   return rc;
 }
 
@@ -1573,6 +1584,7 @@ static shale_value *cell(shale_stmt *st, int i) {
       value_set_null(&c->v);
     c->v.flags &= (uint8_t)~VAL_OWNED; /* borrowed */
     c->gen = st->gen;
+    c->buf16 = 0;
   }
   return c;
 }
@@ -1610,6 +1622,7 @@ static const char *cell_text(shale_value *c, uint32_t *nout) {
   }
   if (n) memcpy(c->buf, z, n);
   c->buf[n] = 0;
+  c->buf16 = 0;
   if (nout) *nout = n;
   return c->buf;
 }
@@ -1724,11 +1737,9 @@ static int bind_bytes(shale_stmt *st, int i, const void *z, int n, void (*destro
     return rc;
   }
   if (rc == SHALE_OK && z) {
+    /* text keeps every byte given, embedded NULs too, as SQLite (length()
+     * and the text functions stop at the first NUL themselves) */
     size_t len = n < 0 ? strlen(z) : (size_t)n;
-    if (type == SHALE_TEXT && n >= 0) {
-      const char *nul = memchr(z, 0, len);
-      if (nul) len = (size_t)(nul - (const char *)z);
-    }
     if (type == SHALE_TEXT)
       value_set_text(&st->vars[i], z, (uint32_t)len);
     else

@@ -25,6 +25,12 @@ void shale_set_error(shale *db, int rc, const char *msg) {
   api_error(db, rc, "%s", msg ? msg : shale_errstr(rc));
 }
 
+/* The name of database i (0 main, 1 temp, 2.. attached), NULL past them. */
+const char *shale_db_name(shale *db, int i) {
+  if (!db || i < 0 || i >= db->ndb) return NULL;
+  return api_db_name(db, i);
+}
+
 static int is_main(const char *zdb) { return !zdb || !strcmp(zdb, "main"); }
 
 /* Attached and temp databases: their file name as PRAGMA database_list
@@ -215,4 +221,63 @@ int shale_foreign_keys(shale *db, int onoff) {
   if (!db) return 0;
   if (onoff >= 0) db->foreign_keys = (uint8_t)(onoff != 0);
   return db->foreign_keys;
+}
+
+/* The value's text form as UTF-16 (be: big-endian), written over v->buf (so
+ * it replaces an earlier text pointer of the value, as a conversion does in
+ * SQLite; asking again in the same byte order returns the same pointer),
+ * NUL-terminated; *nbytes its length. NULL for NULL and on out-of-memory
+ * (*nbytes 0). */
+const void *shale_value_text16(shale_value *v, int be, int *nbytes) {
+  if (nbytes) *nbytes = 0;
+  if (!v) return NULL;
+  if (v->buf16 == (be ? 2 : 1) && v->buf) { /* converted already: the same pointer */
+    if (nbytes) *nbytes = (int)v->n16;
+    return v->buf;
+  }
+  const char *z = (const char *)shale_value_text(v); /* into v->buf */
+  if (!z) return NULL;
+  size_t n = (size_t)shale_value_bytes(v);
+  uint8_t *o = shale_malloc(2 * n + 2);
+  if (!o) return NULL;
+  size_t m = util_utf8_to_utf16(z, n, be, o);
+  o[m] = o[m + 1] = 0;
+  shale_free(v->buf);
+  v->buf = (char *)o;
+  v->cap = 2 * n + 2;
+  v->buf16 = be ? 2 : 1;
+  v->n16 = (uint32_t)m;
+  if (nbytes) *nbytes = (int)m;
+  return o;
+}
+
+/* Bytes of the value's UTF-16 form: both byte orders have the same length, so
+ * a form already made (either order) answers without converting again. */
+int shale_value_bytes16(shale_value *v) {
+  if (!v) return 0;
+  if (v->buf16 && v->buf) return (int)v->n16;
+  int n = 0;
+  shale_value_text16(v, 0, &n);
+  return n;
+}
+
+/* sqlite3_txn_state: the transaction state of database zdb (NULL: the
+ * highest over all of them), SHALE_TXN_NONE/READ/WRITE, -1 for an unknown
+ * name. A database not opened yet (temp) has none. */
+int shale_txn_state(shale *db, const char *zdb) {
+  if (!db) return -1;
+  int lo = 0, hi = db->ndb - 1;
+  if (zdb) {
+    lo = hi = api_db_index(db, zdb);
+    if (lo < 0) return -1;
+  }
+  int st = SHALE_TXN_NONE;
+  for (int i = lo; i <= hi; i++) {
+    Btree *bt = api_db_bt(db, i);
+    int s = bt ? btree_txn_state(bt) : PAGER_TXN_NONE;
+    int t = s == PAGER_TXN_WRITE ? SHALE_TXN_WRITE : s == PAGER_TXN_READ ? SHALE_TXN_READ
+                                                                          : SHALE_TXN_NONE;
+    if (t > st) st = t;
+  }
+  return st;
 }

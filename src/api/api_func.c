@@ -106,11 +106,9 @@ static int create_func(shale *db, const char *name, int nargs, int flags, void *
       nargs < -1 || nargs > 127 || strlen(name) > 255) {
     return SHALE_MISUSE; /* SQLite leaves the connection's error alone */
   }
-  int enc = flags & 7; /* SQLite's SQLITE_FUNC_ENCMASK | SQLITE_ANY */
-  if (enc == SHALE_UTF16LE || enc == SHALE_UTF16BE || enc == SHALE_UTF16) {
-    api_error(db, SHALE_ERROR, "UTF-16 user functions are not supported by Shale");
-    return SHALE_ERROR;
-  }
+  /* A preferred encoding of UTF-16 registers the function as UTF-8 ones are:
+   * its arguments are UTF-8 inside and converted when it asks for UTF-16
+   * (sqlite3_value_text16), so one registration serves every encoding. */
   int del = !xfunc && !xstep;
   const FuncDef *old = func_find_exact(&db->funcs, name, nargs);
   if (old) {

@@ -38,9 +38,9 @@ static void tramp_rollback(void *ctx) {
   shale *db = ctx;
   if (db->rollback_cb) db->rollback_cb(db->rollback_arg);
 }
-static void tramp_update(void *ctx, int op, const char *zdb, const char *tab, int64_t rowid) {
+static void tramp_update(void *ctx, int op, int idb, const char *tab, int64_t rowid) {
   shale *db = ctx;
-  if (db->update_cb) db->update_cb(db->update_arg, op, zdb, tab, rowid);
+  if (db->update_cb) db->update_cb(db->update_arg, op, api_db_name(db, idb), tab, rowid);
 }
 static void tramp_trace(void *ctx, const char *text) {
   shale *db = ctx;

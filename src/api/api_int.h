@@ -75,6 +75,8 @@ struct shale_value {
   ShValue v;
   char *buf; /* NUL-terminated text form (shale_malloc'ed, reused) */
   size_t cap;
+  uint8_t buf16; /* buf holds the UTF-16 form instead: 1 LE, 2 BE (shale_value_text16) */
+  uint32_t n16;  /* its length in bytes */
   uint64_t gen; /* row generation the value belongs to */
 };
 
@@ -156,6 +158,7 @@ struct shale {
   /* errors */
   int errcode; /* extended */
   char *errmsg;
+  char *err_sql; /* the text of the prepare that failed last (api_erroff.c), or NULL */
   int errmask; /* 0xff, or ~0 with extended result codes */
   /* settings */
   int busy_ms;
@@ -226,6 +229,13 @@ struct shale {
   CollationScope coll_scope; /* finds colls (set around prepare/step) */
   void *coll_needed_arg;
   void (*coll_needed)(void *, shale *, int, const char *);
+  /* preupdate hook (api_preupdate.c) */
+  void (*preupdate_cb)(void *, shale *, int, const char *, const char *, int64_t, int64_t);
+  void *preupdate_arg;
+  const struct VmPreupdate *pu; /* the change being reported, during the call */
+  const struct Table *pu_tab;   /* its table (NULL: not found) */
+  shale_value **pu_vals;        /* 2 * pu_nvals values handed out (old, then new) */
+  int pu_nvals;
 };
 
 struct shale_stmt {

@@ -2412,7 +2412,11 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   if (!d->where && !before && !after && !fk && !d->returning && !d->limit) {
     for (Index *x = tab->indexes; x; x = x->next)
       if (x != tab->pk_index) emit(p, OP_Clear, (int)x->root, p->idb, 0);
-    emit(p, OP_Clear, (int)tab->root, p->idb, 1);
+    /* p4: the table's name, for the preupdate hook (rowid tables) */
+    if (tab->without_rowid)
+      emit(p, OP_Clear, (int)tab->root, p->idb, 1);
+    else
+      vm_builder_add_text(&p->b, OP_Clear, (int)tab->root, p->idb, 1, tab->name, -1);
     return parse_failed(p);
   }
   SrcList *src = src_single(p, tab, d->table->alias);

@@ -462,7 +462,9 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
   it->kind = SRC_SUBQUERY;
   it->name = a->alias ? a->alias : a->name;
   int bad = 0;
-  if (sc->with->recursive && select_names(copy, cte->name)) {
+  /* a CTE naming itself is recursive, with or without the RECURSIVE keyword
+   * (SQLite decides by the reference alone) */
+  if (select_names(copy, cte->name)) {
     SqlSelect *rec = copy;
     if (!rec->prior || (rec->compound != SQL_COMPOUND_UNION &&
                         rec->compound != SQL_COMPOUND_UNION_ALL) ||

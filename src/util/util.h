@@ -103,6 +103,18 @@ int util_strnicmp(const char *a, const char *b, int n);
 /* ---- randomness (random.c) ---- */
 /* Fill buf with n pseudo-random bytes (seeded once from the OS by the caller
  * via util_random_seed, or from the time if never seeded). Thread-safe. */
+/* ---- UTF-16 <-> UTF-8 (utf16.c), with SQLite's rules for bad input ---- */
+
+/* UTF-16 (big_endian 0: little-endian) of nbytes bytes (-1: up to a zero
+ * code unit; an odd count drops the last byte) as UTF-8: shale_malloc'ed,
+ * NUL-terminated, *nout (if given) its length. NULL on out-of-memory. */
+char *util_utf16_to_utf8(const void *z, int nbytes, int big_endian, int *nout);
+/* UTF-8 (n bytes) as UTF-16 into out, which has room for 2 * n + 2 bytes;
+ * returns the bytes written (no terminator). */
+size_t util_utf8_to_utf16(const char *z, size_t n, int big_endian, uint8_t *out);
+/* Bytes of a zero-terminated UTF-16 string (without the terminator). */
+size_t util_utf16_len(const void *z);
+
 void util_random(void *buf, int n);
 void util_random_seed(const void *seed, int n);
 

@@ -304,6 +304,7 @@ int vm_new(const VmProgram *prog, Btree *bt, int flags, Vm **out) {
   v->dbv[0] = bt;
   v->ndb = 1;
   v->stmt_sp = -1;
+  v->pu_cur = -1;
   v->sorter_budget = VM_SORTER_BUDGET_DEFAULT;
   v->flags = flags;
   size_t nr = (size_t)prog->nreg + 1, nv = (size_t)prog->nvar + 1;
@@ -459,6 +460,7 @@ void vm_free(Vm *v) {
   shale_free(v->scratch.z);
   shale_free(v->keybuf.z);
   shale_free(v->recvals.z);
+  shale_free(v->pu_old.z);
   if (v->agg)
     for (int i = 0; i <= v->prog->nreg; i++) shale_free(v->agg[i].spare);
   shale_free(v->agg);

@@ -288,6 +288,21 @@ void vm_set_conn(Vm *, void *conn, const FuncConnCallbacks *cb);
  * transaction state or its in-memory schema): the API layer supplies them.
  * Each returns a result code; *errmsg (shale_malloc'ed) may be set. A NULL
  * hook makes the op fail with SHALE_INTERNAL. */
+/* One row change as the preupdate hook sees it. old/new are records (the
+ * row's payload as stored; NULL when the change has none: INSERT has no old
+ * row, DELETE no new one), valid only during the call. key1/key2: the old and
+ * new rowids (equal but for an UPDATE that changes the rowid). depth: 0 for
+ * the statement itself, 1.. inside trigger programs. */
+typedef struct VmPreupdate {
+  int op; /* VM_HOOK_INSERT/UPDATE/DELETE */
+  int db; /* database index, as for update */
+  int depth;
+  const char *table;
+  int64_t key1, key2;
+  const uint8_t *old_rec, *new_rec;
+  uint32_t old_n, new_n;
+} VmPreupdate;
+
 typedef struct VmConnHooks {
   void *ctx;
   int (*autocommit)(void *ctx, int on, int rollback, char **errmsg);  /* AutoCommit */
@@ -316,14 +331,19 @@ typedef struct VmConnHooks {
    * rollback: after a Vm rolled back a write transaction (error, OR ROLLBACK,
    *   a vetoed commit);
    * update: after an Insert/Delete with VM_OPFLAG_NCHANGE whose p4 names the
-   *   table: op is VM_HOOK_INSERT/UPDATE/DELETE (SQLite's codes);
+   *   table: op is VM_HOOK_INSERT/UPDATE/DELETE (SQLite's codes), db the
+   *   index of the cursor's database (0 main, 1 temp, 2.. attached);
+   * preupdate: before each row change of a rowid table (an Insert or Delete
+   *   whose p4 names the table, REPLACE victims included, and each row of a
+   *   Clear whose p4 names it): see VmPreupdate (vm_preupdate.c);
    * progress: every progress_n executed ops (progress_n <= 0: never);
    *   nonzero stops the run with SHALE_INTERRUPT "interrupted";
    * interrupt: checked every VM_INTERRUPT_EVERY ops; nonzero stops the run
    *   the same way. */
   int (*commit)(void *ctx);
   void (*rollback)(void *ctx);
-  void (*update)(void *ctx, int op, const char *db, const char *table, int64_t rowid);
+  void (*update)(void *ctx, int op, int db, const char *table, int64_t rowid);
+  void (*preupdate)(void *ctx, const struct VmPreupdate *pu);
   int (*progress)(void *ctx);
   int progress_n;
   volatile int *interrupt;

@@ -1641,6 +1641,8 @@ dispatch:
     int64_t n = 0;
     Btree *dbt = vm_db(v, op->p2);
     if (!dbt) FAIL(SHALE_INTERNAL);
+    if (v->hooks && v->hooks->preupdate && op->p4type == P4_TEXT)
+      CHK(vm_preupdate_clear(v, op, dbt));
     CHK(btree_clear_table(dbt, (uint32_t)op->p1, &n));
     if (op->p3) v->nchange += n;
     invalidate_all(v);
@@ -1668,6 +1670,7 @@ dispatch:
                           &c->bc));
     c->kind = ki ? VMC_INDEX : VMC_TABLE;
     c->ki = ki;
+    c->db = op->p3;
     c->nfield = op->p4type == P4_INT32 ? op->p4.i : ki ? ki->ncol : 0;
     NEXT();
   }
@@ -1975,6 +1978,8 @@ dispatch:
     VmCursor *c = &v->cur[op->p1];
     const ShValue *d = &reg[op->p2];
     int64_t rowid = reg[op->p3].i;
+    if (v->hooks && v->hooks->preupdate && op->p4type == P4_TEXT)
+      CHK(vm_preupdate_insert(v, op, c, rowid, d));
     invalidate_all(v);
     CHK(btree_insert(c->bc, rowid, d->type == SHALE_NULL ? "" : d->z,
                      d->type == SHALE_NULL ? 0 : d->n, 0,
@@ -1986,7 +1991,7 @@ dispatch:
     }
     if ((op->p5 & VM_OPFLAG_NCHANGE) && op->p4type == P4_TEXT && v->hooks && v->hooks->update)
       v->hooks->update(v->hooks->ctx,
-                       (op->p5 & VM_OPFLAG_ISUPDATE) ? VM_HOOK_UPDATE : VM_HOOK_INSERT, "main",
+                       (op->p5 & VM_OPFLAG_ISUPDATE) ? VM_HOOK_UPDATE : VM_HOOK_INSERT, c->db,
                        op->p4.z, rowid);
     NEXT();
   }
@@ -1995,10 +2000,12 @@ dispatch:
     int hook = (op->p5 & VM_OPFLAG_NCHANGE) && op->p4type == P4_TEXT && v->hooks &&
                v->hooks->update && c->kind == VMC_TABLE;
     int64_t rowid = hook ? btree_rowid(c->bc) : 0;
+    if (v->hooks && v->hooks->preupdate && c->kind == VMC_TABLE)
+      CHK(vm_preupdate_delete(v, op, c));
     invalidate_all(v);
     CHK(btree_delete(c->bc));
     if (op->p5 & VM_OPFLAG_NCHANGE) v->nchange++;
-    if (hook) v->hooks->update(v->hooks->ctx, VM_HOOK_DELETE, "main", op->p4.z, rowid);
+    if (hook) v->hooks->update(v->hooks->ctx, VM_HOOK_DELETE, c->db, op->p4.z, rowid);
     NEXT();
   }
   CASE(IdxInsert) {

@@ -51,6 +51,7 @@ typedef struct VmSpill {
 
 typedef struct VmCursor {
   int kind;
+  int db;       /* OpenRead/OpenWrite: the database index (p3) */
   BtCursor *bc;
   BtBulk *bulk; /* VMC_BULK: OpenWrite with VM_OPFLAG_BULK (bc is NULL) */
   KeyInfo *ki;  /* index cursors */
@@ -174,6 +175,12 @@ struct Vm {
   int64_t nstep;      /* ops executed since vm_new */
   int64_t check_at;   /* nstep at which the next progress/interrupt check runs */
   int64_t nfullscan, nsort;
+  /* preupdate hook (vm_preupdate.c): the old row an UPDATE that changes the
+   * rowid deleted, kept for the Insert that follows on cursor pu_cur */
+  VmBuf pu_old;
+  uint32_t pu_n;
+  int64_t pu_key;
+  int pu_cur; /* -1: none kept */
 };
 
 /* vm_window.c: the window engine behind WinOpen/WinPush/WinEnd/WinRow.
@@ -204,6 +211,12 @@ void vm_hash_free(Vm *, VmHashAgg *);
  * savepoints (rolling them back first when rollback). */
 void vm_rollback_owned(Vm *);
 int vm_stmt_sp_end(Vm *, int rollback);
+
+/* vm_preupdate.c: the preupdate hook's calls from Insert, Delete and Clear
+ * (only when v->hooks->preupdate is set). SHALE_OK or an error code. */
+int vm_preupdate_insert(Vm *, const VmOp *, VmCursor *, int64_t rowid, const ShValue *rec);
+int vm_preupdate_delete(Vm *, const VmOp *, VmCursor *);
+int vm_preupdate_clear(Vm *, const VmOp *, Btree *);
 
 /* vm_exec.c */
 void vm_cursor_close(Vm *, VmCursor *);

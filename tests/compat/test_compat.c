@@ -85,6 +85,27 @@ static void run_prog(const char *name, int shale) {
   }
 }
 
+/* A program whose output is its result: both libraries must run it to exit
+ * 0 and print the same thing (the reference's output is the oracle). */
+static void run_same(const char *name) {
+  static char a[1 << 18], b[1 << 18];
+  char cmd[PATH_MAX + 64];
+  find_dirs();
+  snprintf(cmd, sizeof cmd, "'%s/compat/progs/%s'", g_build, name);
+  int ra = run(cmd, 1, a, sizeof a), rb = run(cmd, 0, b, sizeof b);
+  if (ra != 0 || rb != 0)
+    test_fail(__FILE__, __LINE__, "%s: exit %d on Shale, %d on SQLite\n%.3000s\n---\n%.3000s", name,
+              ra, rb, a, b);
+  if (strcmp(a, b)) {
+    size_t k = 0, line = 1;
+    while (a[k] && a[k] == b[k]) line += a[k++] == '\n';
+    size_t s0 = k;
+    while (s0 > 0 && a[s0 - 1] != '\n') s0--;
+    test_fail(__FILE__, __LINE__, "%s: output differs at line %zu:\n  shale:  %.300s\n  sqlite: %.300s",
+              name, line, a + s0, b + s0);
+  }
+}
+
 TEST(compat_swap_loads_shale) {
   char out[4096];
   find_dirs();
@@ -102,6 +123,60 @@ TEST(compat_swap_loads_shale) {
   CHECK(strstr(out, want) != NULL);
 }
 
+/* The session extension's names, which Debian's library exports too. */
+static int public_extension(const char *name) {
+  static const char *const prefix[] = {"sqlite3session_", "sqlite3changeset_",
+                                       "sqlite3changegroup_", "sqlite3rebaser_"};
+  for (int i = 0; i < 4; i++)
+    if (!strncmp(name, prefix[i], strlen(prefix[i]))) return 1;
+  return 0;
+}
+
+/* Every public name Debian's libsqlite3.so.0 exports is exported by ours
+ * (so that any program linked against it, /usr/bin/sqlite3 included, loads). */
+TEST(compat_exports_every_public_name_of_debian_library) {
+  static char ref[1 << 17], ours[1 << 17];
+  char cmd[PATH_MAX + 128];
+  find_dirs();
+  snprintf(cmd, sizeof cmd,
+           "nm -D --defined-only /usr/lib/x86_64-linux-gnu/libsqlite3.so.0 | awk '{print $3}'");
+  CHECK_EQ(run(cmd, 0, ref, sizeof ref), 0);
+  snprintf(cmd, sizeof cmd, "nm -D --defined-only '%s/compat/libsqlite3.so.0' | awk '{print $3}'",
+           g_build);
+  CHECK_EQ(run(cmd, 0, ours, sizeof ours), 0);
+  int n = 0;
+  for (char *line = strtok(ref, "\n"); line; line = strtok(NULL, "\n")) {
+    if (strncmp(line, "sqlite3_", 8) && !public_extension(line)) continue; /* internals */
+    n++;
+    char want[256];
+    snprintf(want, sizeof want, "\n%.250s\n", line);
+    char *hay = ours; /* lines of ours, searched with newlines on both sides */
+    int found = !strncmp(hay, want + 1, strlen(want) - 1) || strstr(hay, want) != NULL;
+    if (!found) test_fail(__FILE__, __LINE__, "missing export %s", line);
+  }
+  CHECK(n > 300);
+}
+
+/* The declarations of include/sqlite3session.h and of the preupdate hook
+ * in include/sqlite3.h agree with the system header's (compiled with the
+ * options Debian's library has): pasted after it, a conflict is an error. */
+TEST(compat_session_header_agrees_with_reference) {
+  char cmd[3 * PATH_MAX], out[65536];
+  find_dirs();
+  snprintf(cmd, sizeof cmd,
+           "printf '#define SQLITE_ENABLE_SESSION 1\\n#define SQLITE_ENABLE_PREUPDATE_HOOK 1\\n"
+           "#include <sqlite3.h>\\n' > '%s/compat/sess_check.c' && "
+           "awk '/^SQLITE_API/{p=1} p{print} /;/{p=0}' include/sqlite3session.h >> "
+           "'%s/compat/sess_check.c' && "
+           "awk '/^SQLITE_API.*(preupdate|rtree|value_encoding|collation_needed16|_filename)/{p=1} "
+           "p{print} /;/{p=0}' include/sqlite3.h >> '%s/compat/sess_check.c' && "
+           "cc -std=c11 -Wall -Werror -fsyntax-only '%s/compat/sess_check.c'",
+           g_build, g_build, g_build, g_build);
+  int rc = run(cmd, 0, out, sizeof out);
+  if (rc) fprintf(stderr, "%s\n", out);
+  CHECK_EQ(rc, 0);
+}
+
 TEST(compat_exports_only_sqlite3_names) {
   char cmd[PATH_MAX + 64];
   static char out[1 << 16];
@@ -112,7 +187,7 @@ TEST(compat_exports_only_sqlite3_names) {
   for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
     char *name = strrchr(line, ' ');
     name = name ? name + 1 : line;
-    if (strncmp(name, "sqlite3_", 8) && strncmp(name, "SQLITE", 6)) {
+    if (strncmp(name, "sqlite3_", 8) && strncmp(name, "SQLITE", 6) && !public_extension(name)) {
       test_fail(__FILE__, __LINE__, "unexpected export %s", name);
       break;
     }
@@ -124,6 +199,11 @@ TEST(compat_exports_only_sqlite3_names) {
 /* Every function issue 4 names is exported (Shale-only program: dlsym). */
 TEST(compat_issue4_functions_exported) { run_prog("exports", 1); }
 
+TEST(compat_preupdate_same) { run_same("preupdate"); }
+TEST(compat_utf16_same) { run_same("utf16"); }
+TEST(compat_uri_same) { run_same("uri"); }
+TEST(compat_uri_off_same) { run_same("uri_off"); }
+TEST(compat_txn_state_same) { run_same("txn_state"); }
 TEST(compat_basic_shale) { run_prog("basic", 1); }
 TEST(compat_basic_sqlite) { run_prog("basic", 0); }
 TEST(compat_errors_shale) { run_prog("errors", 1); }

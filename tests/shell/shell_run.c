@@ -166,3 +166,56 @@ void shell_run_free(ShellRun *r) {
   free(r->err);
   r->out = r->err = NULL;
 }
+
+void shell_normalize(char *z) {
+  char *p = z;
+  while ((p = strstr(p, "Run Time: real ")) != NULL) {
+    char *e = strchr(p, '\n');
+    if (!e) e = p + strlen(p);
+    const char *shape = "Run Time: real N user N sys N";
+    size_t k = strlen(shape);
+    if ((size_t)(e - p) >= k) {
+      memcpy(p, shape, k);
+      memmove(p + k, e, strlen(e) + 1);
+    }
+    p += k;
+  }
+}
+
+int shell_split_args(char *z, char **argv, int max) {
+  int n = 0;
+  while (*z && n < max) {
+    while (*z == ' ') z++;
+    if (!*z) break;
+    if (*z == '\'') {
+      argv[n++] = ++z;
+      while (*z && *z != '\'') z++;
+    } else {
+      argv[n++] = z;
+      while (*z && *z != ' ') z++;
+    }
+    if (*z) *z++ = 0;
+  }
+  return n;
+}
+
+int shell_case_load(const char *name, ShellCase *c) {
+  memset(c, 0, sizeof *c);
+  snprintf(c->path, sizeof c->path, "%s/tests/shell/cases/%s.sql", shell_repo(), name);
+  char *script = shell_read_file(c->path, NULL);
+  if (!script) return 0;
+  for (char *l = script; strncmp(l, "-- ", 3) == 0;) {
+    char *e = strchr(l, '\n');
+    size_t n = e ? (size_t)(e - l) : strlen(l);
+    if (strncmp(l, "-- args: ", 9) == 0 && n - 9 < sizeof c->args)
+      memcpy(c->args, l + 9, n - 9);
+    else if (strncmp(l, "-- files: ", 10) == 0 && n - 10 < sizeof c->files)
+      memcpy(c->files, l + 10, n - 10);
+    else if (strncmp(l, "-- setup: ", 10) == 0 && n - 10 < sizeof c->setup)
+      memcpy(c->setup, l + 10, n - 10);
+    if (!e) break;
+    l = e + 1;
+  }
+  free(script);
+  return 1;
+}

@@ -39,4 +39,16 @@ void shell_run_free(ShellRun *r);
 /* Whole file into malloc'ed memory (NULL if it cannot be read). */
 char *shell_read_file(const char *path, size_t *n);
 
+/* "Run Time: real 0.001 user ..." lines with their numbers dropped (.timer). */
+void shell_normalize(char *z);
+/* Split z in place at spaces ('quoted' words may hold spaces); argv count. */
+int shell_split_args(char *z, char **argv, int max);
+/* tests/shell/cases/NAME.sql and the directives of its leading comment lines
+ * (-- args:, -- files:, -- setup:). 0 if the script cannot be read. */
+typedef struct ShellCase {
+  char path[PATH_MAX];
+  char args[2000], files[1000], setup[4000];
+} ShellCase;
+int shell_case_load(const char *name, ShellCase *c);
+
 #endif

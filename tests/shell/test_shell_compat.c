@@ -29,22 +29,6 @@
 
 #define REF_SHELL "/usr/bin/sqlite3"
 
-/* "Run Time: real 0.001 user 0.000100 sys 0.000000" -> numbers dropped. */
-static void normalize(char *z) {
-  char *p = z;
-  while ((p = strstr(p, "Run Time: real ")) != NULL) {
-    char *e = strchr(p, '\n');
-    if (!e) e = p + strlen(p);
-    const char *shape = "Run Time: real N user N sys N";
-    size_t k = strlen(shape);
-    if ((size_t)(e - p) >= k) {
-      memcpy(p, shape, k);
-      memmove(p + k, e, strlen(e) + 1);
-    }
-    p += k;
-  }
-}
-
 static void diff_report(const char *name, const char *what, const char *a, const char *b) {
   size_t k = 0, line = 1;
   while (a[k] && a[k] == b[k]) {
@@ -57,60 +41,30 @@ static void diff_report(const char *name, const char *what, const char *a, const
             name, what, line, a + s, b + s);
 }
 
-static int split_args(char *z, char **argv, int max) {
-  int n = 0;
-  while (*z && n < max) {
-    while (*z == ' ') z++;
-    if (!*z) break;
-    if (*z == '\'') {
-      argv[n++] = ++z;
-      while (*z && *z != '\'') z++;
-    } else {
-      argv[n++] = z;
-      while (*z && *z != ' ') z++;
-    }
-    if (*z) *z++ = 0;
-  }
-  return n;
-}
-
 static void run_case(const char *name) {
-  char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/tests/shell/cases/%s.sql", shell_repo(), name);
-  char *script = shell_read_file(path, NULL);
-  if (!script) {
-    test_fail(__FILE__, __LINE__, "cannot read %s", path);
+  ShellCase c;
+  if (!shell_case_load(name, &c)) {
+    test_fail(__FILE__, __LINE__, "cannot read %s", c.path);
     return;
   }
-  char args_buf[2000] = "", files_buf[1000] = "", setup[4000] = "";
-  for (char *l = script; strncmp(l, "-- ", 3) == 0;) {
-    char *e = strchr(l, '\n');
-    size_t n = e ? (size_t)(e - l) : strlen(l);
-    if (strncmp(l, "-- args: ", 9) == 0 && n - 9 < sizeof args_buf)
-      memcpy(args_buf, l + 9, n - 9);
-    else if (strncmp(l, "-- files: ", 10) == 0 && n - 10 < sizeof files_buf)
-      memcpy(files_buf, l + 10, n - 10);
-    else if (strncmp(l, "-- setup: ", 10) == 0 && n - 10 < sizeof setup)
-      memcpy(setup, l + 10, n - 10);
-    if (!e) break;
-    l = e + 1;
-  }
+  const char *path = c.path, *setup = c.setup;
+  char *files_buf = c.files;
   char *argv[64];
-  int nargs = split_args(args_buf, argv, 64);
+  int nargs = shell_split_args(c.args, argv, 64);
   ShellRun a, b;
   char tag[300];
   snprintf(tag, sizeof tag, "%s-shale", name);
   shell_run(&a, shell_binary(), tag, argv, nargs, path, setup[0] ? setup : NULL);
   snprintf(tag, sizeof tag, "%s-sqlite3", name);
   shell_run(&b, REF_SHELL, tag, argv, nargs, path, setup[0] ? setup : NULL);
-  normalize(a.out);
-  normalize(b.out);
+  shell_normalize(a.out);
+  shell_normalize(b.out);
   if (strcmp(a.out, b.out) != 0) diff_report(name, "stdout", a.out, b.out);
   if (strcmp(a.err, b.err) != 0) diff_report(name, "stderr", a.err, b.err);
   if (a.code != b.code)
     test_fail(__FILE__, __LINE__, "%s: exit code %d, sqlite3 %d", name, a.code, b.code);
   char *files[32];
-  int nfiles = split_args(files_buf, files, 32);
+  int nfiles = shell_split_args(files_buf, files, 32);
   for (int i = 0; i < nfiles; i++) {
     char pa[PATH_MAX + 300], pb[PATH_MAX + 300];
     snprintf(pa, sizeof pa, "%s/%s", a.dir, files[i]);
@@ -134,15 +88,14 @@ static void run_case(const char *name) {
     shell_run_merged(&ma, shell_binary(), tag, argv, nargs, path, setup[0] ? setup : NULL);
     snprintf(tag, sizeof tag, "%s-sqlite3-2", name);
     shell_run_merged(&mb, REF_SHELL, tag, argv, nargs, path, setup[0] ? setup : NULL);
-    normalize(ma.out);
-    normalize(mb.out);
+    shell_normalize(ma.out);
+    shell_normalize(mb.out);
     if (strcmp(ma.out, mb.out) != 0) diff_report(name, "stdout+stderr", ma.out, mb.out);
     shell_run_free(&ma);
     shell_run_free(&mb);
   }
   shell_run_free(&a);
   shell_run_free(&b);
-  free(script);
 }
 
 #define CASE(name) \

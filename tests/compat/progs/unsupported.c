@@ -2,6 +2,8 @@
  * cleanly: an error code, and on a connection the message "<feature> is not
  * supported by Shale yet"; clearing calls (NULL callbacks, onoff=0) succeed.
  * Shale only (SQLite supports all of these). */
+#define SQLITE_ENABLE_SESSION 1
+#define SQLITE_ENABLE_PREUPDATE_HOOK 1
 #include "prog.h"
 
 #define EXPECT_UNSUP(db, expr, what)                                        \
@@ -28,6 +30,7 @@ int main(void) {
              "sqlite3_db_config option 1010 set to 1 is not supported by Shale yet");
   EXPECT_INT(sqlite3_db_config(db, SQLITE_DBCONFIG_MAINDBNAME, "x"), SQLITE_ERROR);
   int cur = 0, hi = 0;
+  sqlite3_stmt *st = NULL;
   EXPECT_INT(sqlite3_file_control(db, NULL, SQLITE_FCNTL_PERSIST_WAL, &cur), SQLITE_NOTFOUND);
   EXPECT_INT(sqlite3_status(SQLITE_STATUS_MEMORY_USED, &cur, &hi, 0), SQLITE_OK);
   EXPECT(cur > 0);
@@ -37,16 +40,44 @@ int main(void) {
   EXPECT_INT(sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0), SQLITE_OK);
   EXPECT_INT(sqlite3_config(SQLITE_CONFIG_PCACHE2, NULL), SQLITE_ERROR);
 
-  /* declared rarities: UTF-16, virtual tables, txn_state (snapshots: not in the
+  /* declared rarities: virtual tables (snapshots: not in the
    * reference library this program links against) */
-  sqlite3_stmt *st = (sqlite3_stmt *)1;
-  EXPECT_UNSUP(db, sqlite3_prepare16_v2(db, u"SELECT 1", -1, &st, NULL), "UTF-16 text");
-  EXPECT(st == NULL);
   EXPECT_UNSUP(db, sqlite3_create_module(db, "m", NULL, NULL), "sqlite3_create_module");
   EXPECT_UNSUP(db, sqlite3_declare_vtab(db, "CREATE TABLE x(a)"), "sqlite3_declare_vtab");
-  EXPECT_INT(sqlite3_txn_state(db, NULL), -1);
-  EXPECT_STR(sqlite3_errmsg(db), "sqlite3_txn_state is not supported by Shale yet");
   EXPECT_INT(sqlite3_auto_extension(NULL), SQLITE_ERROR);
+
+  /* the session extension: no object is ever made (compat/session.c) */
+  sqlite3_session *ses = (sqlite3_session *)1;
+  EXPECT_UNSUP(db, sqlite3session_create(db, "main", &ses), "the session extension");
+  EXPECT(ses == NULL);
+  sqlite3_changeset_iter *it = (sqlite3_changeset_iter *)1;
+  char cs[4] = {0};
+  EXPECT_INT(sqlite3changeset_start(&it, 4, cs), SQLITE_ERROR);
+  EXPECT(it == NULL);
+  EXPECT_INT(sqlite3changeset_finalize(NULL), SQLITE_OK);
+  sqlite3_changegroup *grp = (sqlite3_changegroup *)1;
+  EXPECT_INT(sqlite3changegroup_new(&grp), SQLITE_ERROR);
+  EXPECT(grp == NULL);
+  sqlite3_rebaser *rb = (sqlite3_rebaser *)1;
+  EXPECT_INT(sqlite3rebaser_create(&rb), SQLITE_ERROR);
+  EXPECT(rb == NULL);
+  int nout = 1;
+  void *out = (void *)1;
+  EXPECT_INT(sqlite3changeset_invert(4, cs, &nout, &out), SQLITE_ERROR);
+  EXPECT(nout == 0 && out == NULL);
+  EXPECT_UNSUP(db, sqlite3changeset_apply(db, 4, cs, NULL, NULL, NULL), "the session extension");
+  sqlite3session_delete(NULL);
+  sqlite3changegroup_delete(NULL);
+  sqlite3rebaser_delete(NULL);
+
+  /* R-Tree callbacks register an SQL function that says the R-Tree is missing */
+  EXPECT_INT(sqlite3_rtree_geometry_callback(db, "circle", NULL, NULL), SQLITE_OK);
+  st = NULL;
+  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT circle(1, 2)", -1, &st, NULL), SQLITE_OK);
+  EXPECT_INT(sqlite3_step(st), SQLITE_ERROR);
+  EXPECT_STR(sqlite3_errmsg(db),
+             "R-Tree geometry and query functions are not supported by Shale yet");
+  sqlite3_finalize(st);
 
   /* the connection still works after all that */
   EXEC_OK(db, "CREATE TABLE t(c); INSERT INTO t VALUES (1)");

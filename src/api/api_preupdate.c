@@ -1,0 +1,135 @@
+/*
+ * api_preupdate.c -- the preupdate hook (shale_preupdate_hook and the
+ * shale_preupdate_old/new/count/depth/blobwrite calls a callback makes), as
+ * SQLite's sqlite3_preupdate_* API: the VM reports each row change of a
+ * rowid table before it happens (VmConnHooks.preupdate, vm_preupdate.c) and
+ * the trampoline here hands it to the application's callback.
+ *
+ * Owns: db->pu_vals, the values handed out during one call (freed when the
+ * callback returns).
+ *
+ * Invariants:
+ *  1. db->pu is non-NULL exactly while a callback runs; old/new outside it
+ *     are SHALE_MISUSE, count and depth answer 0 (as SQLite).
+ *  2. Column i of a row is the table's column i: the rowid alias reads the
+ *     rowid (key1 for old, key2 for new), a VIRTUAL generated column and a
+ *     column past the end of the record (ADD COLUMN) NULL, as SQLite 3.40.1;
+ *     a REAL column stored as an integer reads as REAL, except in the new
+ *     row of an INSERT (SQLite unpacks that record without affinity).
+ *  3. db->hooks.preupdate is set exactly when a callback is registered.
+ */
+#include <string.h>
+
+#include "api_int.h"
+
+static const Table *find_table(shale *db, int idb, const char *name) {
+  ApiSchema *as = idb == 0 ? db->schema : idb < db->ndb ? db->dbx[idb].schema : NULL;
+  return as && as->s ? schema_find_table(as->s, name) : NULL;
+}
+
+static void free_vals(shale *db) {
+  for (int i = 0; i < 2 * db->pu_nvals; i++) shale_value_free(db->pu_vals[i]);
+  shale_free(db->pu_vals);
+  db->pu_vals = NULL;
+  db->pu_nvals = 0;
+}
+
+static void tramp_preupdate(void *ctx, const VmPreupdate *pu) {
+  shale *db = ctx;
+  if (!db->preupdate_cb) return;
+  const VmPreupdate *saved = db->pu;
+  const Table *saved_tab = db->pu_tab;
+  shale_value **saved_vals = db->pu_vals;
+  int saved_n = db->pu_nvals;
+  db->pu = pu;
+  db->pu_tab = find_table(db, pu->db, pu->table);
+  db->pu_vals = NULL;
+  db->pu_nvals = 0;
+  db->preupdate_cb(db->preupdate_arg, db, pu->op, api_db_name(db, pu->db), pu->table, pu->key1,
+                   pu->key2);
+  free_vals(db);
+  db->pu = saved;
+  db->pu_tab = saved_tab;
+  db->pu_vals = saved_vals;
+  db->pu_nvals = saved_n;
+}
+
+void *shale_preupdate_hook(shale *db,
+                           void (*cb)(void *, shale *, int, const char *, const char *,
+                                      shale_int64, shale_int64),
+                           void *arg) {
+  if (!db) return NULL;
+  void *old = db->preupdate_arg;
+  db->preupdate_cb = cb;
+  db->preupdate_arg = arg;
+  db->hooks.preupdate = cb ? tramp_preupdate : NULL;
+  return old;
+}
+
+/* Column i of a record as the hook reports it (invariant 2), into *out. */
+static int row_value(const Table *t, const uint8_t *rec, uint32_t n, int64_t rowid, int i,
+                     int realify, ShValue *out) {
+  memset(out, 0, sizeof *out);
+  out->type = SHALE_NULL;
+  if (!t) return record_column(rec, n, i, out);
+  const Column *c = &t->cols[i];
+  if (i == t->rowid_alias) {
+    out->type = SHALE_INTEGER;
+    out->i = rowid;
+    return SHALE_OK;
+  }
+  if (c->storage < 0) return SHALE_OK;
+  int rc = record_column(rec, n, c->storage, out); /* past the end: NULL */
+  if (rc == SHALE_OK && realify && out->type == SHALE_INTEGER && c->affinity == AFF_REAL) {
+    out->type = SHALE_FLOAT;
+    out->r = (double)out->i;
+  }
+  return rc;
+}
+
+static int get_value(shale *db, int side, int i, shale_value **out) {
+  if (out) *out = NULL;
+  const VmPreupdate *pu = db ? db->pu : NULL;
+  if (!pu || !out) return SHALE_MISUSE;
+  const uint8_t *rec = side ? pu->new_rec : pu->old_rec;
+  uint32_t n = side ? pu->new_n : pu->old_n;
+  if (!rec) return SHALE_MISUSE;
+  int ncol = shale_preupdate_count(db);
+  if (i < 0 || i >= ncol) return SHALE_RANGE;
+  if (!db->pu_vals) {
+    db->pu_vals = shale_malloc(2 * (size_t)ncol * sizeof *db->pu_vals);
+    if (!db->pu_vals) return SHALE_NOMEM;
+    memset(db->pu_vals, 0, 2 * (size_t)ncol * sizeof *db->pu_vals);
+    db->pu_nvals = ncol;
+  }
+  shale_value **slot = &db->pu_vals[side * ncol + i];
+  if (!*slot) {
+    shale_value tmp;
+    memset(&tmp, 0, sizeof tmp);
+    int rc = row_value(db->pu_tab, rec, n, side ? pu->key2 : pu->key1, i,
+                       !side || pu->op != VM_HOOK_INSERT, &tmp.v);
+    if (rc) return rc;
+    *slot = shale_value_dup(&tmp);
+    if (!*slot) return SHALE_NOMEM;
+  }
+  *out = *slot;
+  return SHALE_OK;
+}
+
+int shale_preupdate_old(shale *db, int i, shale_value **out) { return get_value(db, 0, i, out); }
+int shale_preupdate_new(shale *db, int i, shale_value **out) { return get_value(db, 1, i, out); }
+
+int shale_preupdate_count(shale *db) {
+  if (!db || !db->pu) return 0;
+  if (db->pu_tab) return db->pu_tab->ncol;
+  int n = 0;
+  const VmPreupdate *pu = db->pu;
+  if (pu->old_rec) record_column_count(pu->old_rec, pu->old_n, &n);
+  else if (pu->new_rec) record_column_count(pu->new_rec, pu->new_n, &n);
+  return n;
+}
+
+int shale_preupdate_depth(shale *db) { return db && db->pu ? db->pu->depth : 0; }
+
+/* Shale's blob handles write in place without a preupdate report. */
+int shale_preupdate_blobwrite(shale *db) { return -1; }
