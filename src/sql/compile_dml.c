@@ -578,10 +578,11 @@ static void delete_current(Writer *w, int count, int keep_row) {
   } else {
     read_index_cols(w, w->vrow); /* only its index entries need its values */
     delete_keys(w, w->vrow, w->vrow + 1, 0);
-    if (!keep_row) {
-      int a = vm_builder_add_text(&p->b, OP_Delete, w->tabcur, 0, 0, w->tab->name, -1);
-      if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
-    }
+    /* keep_row: a no-op Delete, so that the preupdate hook still sees the
+     * victim go (SQLite's OPFLAG_ISNOOP) */
+    int a = vm_builder_add_text(&p->b, OP_Delete, w->tabcur, 0, 0, w->tab->name, -1);
+    if (keep_row) vm_builder_set_p5(&p->b, a, VM_OPFLAG_ISNOOP);
+    else if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
     w->keep = keep;
     return;
   }

@@ -64,6 +64,10 @@ int vm_opcode_jumps(int op);
 #define VM_OPFLAG_ISUPDATE 0x04  /* Insert: the update hook reports an UPDATE */
 #define VM_OPFLAG_APPEND 0x08    /* rowid/key larger than any present */
 #define VM_OPFLAG_LASTROWID 0x20 /* set the last insert rowid */
+/* Delete p5: the row stays (an Insert of the same rowid overwrites it: a
+ * REPLACE victim); only the preupdate hook sees the delete, as SQLite's
+ * OPFLAG_ISNOOP. */
+#define VM_OPFLAG_ISNOOP 0x40
 /* OpenWrite p5: root page is in r[p2]. */
 #define VM_OPFLAG_P2ISREG 0x10
 /* OpenWrite p5 of an index tree that is empty and has no other cursor

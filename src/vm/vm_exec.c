@@ -2002,6 +2002,7 @@ dispatch:
     int64_t rowid = hook ? btree_rowid(c->bc) : 0;
     if (v->hooks && v->hooks->preupdate && c->kind == VMC_TABLE)
       CHK(vm_preupdate_delete(v, op, c));
+    if (op->p5 & VM_OPFLAG_ISNOOP) NEXT();
     invalidate_all(v);
     CHK(btree_delete(c->bc));
     if (op->p5 & VM_OPFLAG_NCHANGE) v->nchange++;
