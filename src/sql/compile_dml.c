@@ -940,6 +940,16 @@ static void check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk,
   if (w->trigcnt) recheck_replaced(w, rowid, old, rowid_chk);
 }
 
+/* Insert record rec as rowid into the table (a counted change).
+ * lastrowid = 0: an UPDATE (or upsert) writing the row (the update hook
+ * says so). */
+static void insert_record(Writer *w, int rec, int rowid, int lastrowid) {
+  Parse *p = w->p;
+  int a = vm_builder_add_text(&p->b, OP_Insert, w->tabcur, rec, rowid, w->tab->name, -1);
+  vm_builder_set_p5(&p->b, a,
+                    VM_OPFLAG_NCHANGE | (lastrowid ? VM_OPFLAG_LASTROWID : VM_OPFLAG_ISUPDATE));
+}
+
 /* Write the new row: index entries, then the record. lastrowid: INSERT. */
 static void write_row(Writer *w, int rowid, int cols, int lastrowid) {
   Parse *p = w->p;
@@ -961,7 +971,20 @@ static void write_row(Writer *w, int rowid, int cols, int lastrowid) {
     vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
     return;
   }
-  int n = tab->nstored, base = emit_regs(p, n > 0 ? n : 1);
+  int n = tab->nstored;
+  int in_place = n == tab->ncol && n > 0; /* every column in its own slot, in order */
+  for (int j = 0; j < tab->ncol && in_place; j++) in_place = tab->cols[j].storage == j;
+  if (in_place) {
+    /* the record straight from the row's registers: the rowid alias is
+     * stored as NULL, its register gets the rowid back afterwards */
+    if (tab->rowid_alias >= 0) emit(p, OP_Null, 0, cols + tab->rowid_alias, 0);
+    int rec = emit_regs(p, 1);
+    vm_builder_add_text(&p->b, OP_MakeRecord, cols, n, rec, w->caff, n);
+    if (tab->rowid_alias >= 0) emit(p, OP_SCopy, rowid, cols + tab->rowid_alias, 0);
+    insert_record(w, rec, rowid, lastrowid);
+    return;
+  }
+  int base = emit_regs(p, n > 0 ? n : 1);
   char *aff = parse_alloc(p, (size_t)n + 1);
   if (!aff) return;
   for (int j = 0; j < tab->ncol; j++) {
@@ -977,10 +1000,7 @@ static void write_row(Writer *w, int rowid, int cols, int lastrowid) {
     if (!aff[s]) aff[s] = AFF_BLOB;
   int rec = emit_regs(p, 1);
   vm_builder_add_text(&p->b, OP_MakeRecord, base, n, rec, aff, -1);
-  int a = vm_builder_add_text(&p->b, OP_Insert, w->tabcur, rec, rowid, tab->name, -1);
-  /* lastrowid = 0: an UPDATE (or upsert) writing the row (the update hook says so) */
-  vm_builder_set_p5(&p->b, a,
-                    VM_OPFLAG_NCHANGE | (lastrowid ? VM_OPFLAG_LASTROWID : VM_OPFLAG_ISUPDATE));
+  insert_record(w, rec, rowid, lastrowid);
 }
 
 /* Generated columns of the row (after the others are known). */
@@ -1282,6 +1302,8 @@ typedef struct InsertCtx {
   int *colmap; /* column -> value index, or -1 */
   int ipk;     /* value index of the rowid, or -1 */
   int vals;
+  int newrow;  /* nonzero: the row's registers, vals = newrow + 1 (the values
+                  are the columns in table order: no copy) */
   Writer w;
   /* AUTOINCREMENT: the table's sqlite_sequence value and row */
   Table *seqtab;
@@ -1432,8 +1454,10 @@ static void upsert_update(Parse *p, InsertCtx *ic, int c, int newrow, int ignore
 
 static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
   Table *tab = ic->tab;
-  int newrow = emit_regs(p, tab->ncol + 1), cols = newrow + 1;
+  int newrow = ic->newrow ? ic->newrow : emit_regs(p, tab->ncol + 1), cols = newrow + 1;
   for (int j = 0; j < tab->ncol && !parse_failed(p); j++) {
+    if (ic->colmap[j] >= 0 && ic->vals + ic->colmap[j] == cols + j)
+      continue; /* the value is in place */
     if (ic->colmap[j] >= 0)
       emit(p, OP_SCopy, ic->vals + ic->colmap[j], cols + j, 0);
     else if (tab->cols[j].gen)
@@ -1784,7 +1808,18 @@ int dml_insert(Parse *p, const SqlStmt *s) {
     parse_error(p, "cannot use RETURNING on a view");
     return 1;
   }
-  ic.vals = emit_regs(p, nvals > 0 ? nvals : 1);
+  /* values that are the columns in table order go straight into the row's
+   * registers (insert_row) */
+  int identity = !ic.is_view && nvals == tab->ncol && nvals > 0 && !tab->has_generated &&
+                 !trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE); /* it reads the
+                                                    INTEGER PRIMARY KEY value twice */
+  for (int j = 0; j < tab->ncol && identity; j++) identity = ic.colmap[j] == j;
+  if (identity) {
+    ic.newrow = emit_regs(p, tab->ncol + 1);
+    ic.vals = ic.newrow + 1;
+  } else {
+    ic.vals = emit_regs(p, nvals > 0 ? nvals : 1);
+  }
   int ret = emit_regs(p, 1), lrow = emit_label(p), ldone = emit_label(p), direct_sink = 0;
 
   if (!sel) {
