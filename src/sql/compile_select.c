@@ -1587,6 +1587,27 @@ static KeyInfo *result_keyinfo(Parse *p, SqlSelect *s, int n) {
   return parse_keyinfo(p, n, coll, NULL);
 }
 
+/* 1 when an aggregate query's ORDER BY is its GROUP BY term for term
+ * (ascending, default NULLs order, the same collation): its groups come
+ * out in key order, ties (none) aside, so no sorter is needed, as SQLite
+ * finds when the two lists are identical. */
+static int group_order_is_order_by(Parse *p, SqlSelect *s, SelInfo *info) {
+  SqlExprList *gb = s->group_by, *ob = s->order_by;
+  if (s->prior || !info->is_agg || !gb || !ob || gb->n != ob->n || window_in_core(s)) return 0;
+  for (int i = 0; i < ob->n; i++) {
+    const SqlExprItem *t = &ob->a[i];
+    if (t->sort == SQL_SORT_DESC || t->nulls != SQL_NULLS_NONE) return 0;
+    SqlExpr *e = info->order_col[i] >= 0 ? info->result->a[info->order_col[i]].expr : t->expr;
+    /* (SQLite keeps its sorter for some COLLATE forms, e.g. a GROUP BY
+     * alias of a COLLATE expression: with one, the sorter stays) */
+    if (e->op == SQL_E_COLLATE || gb->a[i].expr->op == SQL_E_COLLATE ||
+        t->expr->op == SQL_E_COLLATE || !expr_same(e, gb->a[i].expr) ||
+        coll_of(p, t->expr) != coll_of(p, gb->a[i].expr))
+      return 0;
+  }
+  return 1;
+}
+
 /* Sorter for ORDER BY: opened before the rows are produced. */
 static void sorter_setup(Parse *p, OutCtx *oc, SqlSelect *s, SqlExprList *ob, int *order_col) {
   int nk = 0;
@@ -2415,8 +2436,10 @@ int select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
       emit_resolve(p, l);
     }
   }
-  /* an ORDER BY makes no difference to EXISTS (SQLite drops it) */
-  if (s->order_by && info->order_col && dest->kind != SD_EXISTS && !window_sorts_output(p, s))
+  /* an ORDER BY makes no difference to EXISTS (SQLite drops it), nor to
+   * groups that come out in that order anyway */
+  if (s->order_by && info->order_col && dest->kind != SD_EXISTS && !window_sorts_output(p, s) &&
+      !group_order_is_order_by(p, s, info))
     sorter_setup(p, &oc, s, s->order_by, info->order_col);
   if (!s->prior) {
     oc.order_owner = s;
