@@ -1724,7 +1724,7 @@ typedef struct AggWork {
   int *filter_reg; /* per func: FILTER input register or 0 */
   int *col_in;     /* per col: input register */
   int minmax;      /* the min/max rule applies (some min()/max() call) */
-  int *best_reg;   /* per func: best value so far (min/max calls), else 0 */
+  int *rule_call;  /* per func: 1 for a min()/max() call of the rule (AggHit) */
   int hit_reg;     /* 1: the last min/max call run did not take this row */
   int loaded_reg; /* 1 once the bare columns hold the group's first row */
   SqlExpr **nodes; /* nodes replaced by agg_replace, for agg_restore */
@@ -1944,34 +1944,9 @@ static void agg_step(Parse *p, AggWork *aw) {
     int skip = emit_label(p);
     /* a min()/max() with a FILTER: rows it skips load the bare columns only
      * on the group's first row (SQLite's "magnet" register) */
-    if (e->filter && aw->minmax && aw->best_reg[i])
+    if (e->filter && aw->minmax && aw->rule_call[i])
       emit(p, OP_Copy, aw->loaded_reg, aw->hit_reg, 0);
     if (e->filter) emit(p, OP_IfNot, aw->filter_reg[i], skip, 1);
-    if (aw->minmax && aw->best_reg[i]) {
-      /* SQLite's rule: each min()/max() call says whether this row became
-       * its new best (ties and NULLs after a best do not); the last call
-       * run decides whether the bare columns are loaded from the row */
-      int arg = aw->arg_reg[i], best = aw->best_reg[i];
-      int load = emit_label(p), noload = emit_label(p), nullarg = emit_label(p),
-          done = emit_label(p);
-      int ismax = util_stricmp(f->func->name, "max") == 0;
-      /* a DISTINCT call skips a value seen before without saying anything */
-      if (f->distinct_cursor >= 0) vm_builder_add_i4(&p->b, OP_Found, f->distinct_cursor, done, arg, 1);
-      emit(p, OP_IsNull, arg, nullarg, 0);
-      emit(p, OP_IsNull, best, load, 0);
-      const Collation *c = coll_of(p, e->list->a[0].expr);
-      vm_builder_add_p4(&p->b, ismax ? OP_Gt : OP_Lt, best, load, arg, P4_COLL, c);
-      emit(p, OP_Goto, 0, noload, 0);
-      emit_resolve(p, nullarg);
-      emit(p, OP_NotNull, best, noload, 0);
-      emit_resolve(p, load);
-      emit(p, OP_Copy, arg, best, 0);
-      emit(p, OP_Integer, 0, aw->hit_reg, 0);
-      emit(p, OP_Goto, 0, done, 0);
-      emit_resolve(p, noload);
-      emit(p, OP_Integer, 1, aw->hit_reg, 0);
-      emit_resolve(p, done);
-    }
     if ((f->func->flags & FUNC_NEEDCOLL) && nargs > 0) {
       const Collation *c = coll_of(p, e->list->a[0].expr);
       vm_builder_add_p4(&p->b, OP_CollSeq, 0, 0, 0, P4_COLL, c);
@@ -1979,6 +1954,11 @@ static void agg_step(Parse *p, AggWork *aw) {
     int a = vm_builder_add_p4(&p->b, OP_AggStep, f->distinct_cursor, aw->arg_reg[i], f->acc_reg,
                               P4_FUNC, f->func);
     vm_builder_set_p5(&p->b, a, nargs);
+    /* SQLite's rule: each min()/max() call says whether this row became its
+     * new best (ties and NULLs after a best do not; a DISTINCT value seen
+     * before says nothing); the last call run decides whether the bare
+     * columns are loaded from the row */
+    if (aw->minmax && aw->rule_call[i]) emit(p, OP_AggHit, aw->hit_reg, 0, 0);
     emit_resolve(p, skip);
   }
   if (aw->minmax) {
@@ -2003,15 +1983,12 @@ static void agg_reset(Parse *p, AggWork *aw) {
     if (f->distinct_cursor >= 0) {
       const Collation *c = coll_of(p, f->expr->list->a[0].expr);
       KeyInfo *ki = parse_keyinfo(p, 1, &c, NULL);
-      /* a hash set, unless the min/max rule probes it first (Found) */
-      if (hashable_coll(c) && !(aw->minmax && aw->best_reg[i]))
+      if (hashable_coll(c))
         vm_builder_add_p4(&p->b, OP_HashAggOpen, f->distinct_cursor, 0, 0, P4_KEYINFO, ki);
       else
         vm_builder_add_p4(&p->b, OP_OpenEphemeral, f->distinct_cursor, 1, 0, P4_KEYINFO, ki);
     }
   }
-  for (int i = 0; aw->minmax && i < ai->nfunc; i++)
-    if (aw->best_reg[i]) emit(p, OP_Null, 0, aw->best_reg[i], 0);
   if (aw->minmax) emit(p, OP_Integer, 0, aw->hit_reg, 0);
   if (aw->loaded_reg) emit(p, OP_Integer, 0, aw->loaded_reg, 0);
 }
@@ -2131,14 +2108,14 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *
     if (f->expr->flags & SQL_EF_DISTINCT) f->distinct_cursor = emit_cursor(p);
   }
   for (int i = 0; i < ai->ncol; i++) ai->cols[i].reg = ai->first_reg + ai->nfunc + i;
-  aw.best_reg = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
-  if (!aw.best_reg) return;
+  aw.rule_call = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
+  if (!aw.rule_call) return;
   /* (the rule only picks the row the bare columns are read from) */
   for (int i = 0; ai->ncol > 0 && i < ai->nfunc; i++) {
     const SqlExpr *fe = ai->funcs[i].expr;
     if ((ai->funcs[i].func->flags & FUNC_MINMAX) && fe->list && fe->list->n == 1) {
       aw.minmax = 1;
-      aw.best_reg[i] = emit_regs(p, 1);
+      aw.rule_call[i] = 1;
     }
   }
   if (aw.minmax) aw.hit_reg = emit_regs(p, 1);

@@ -1460,7 +1460,10 @@ dispatch:
     if (op->op == OP_AggStep && op->p1 >= 0 && v->cur[op->p1].kind == VMC_HASH) {
       int found; /* DISTINCT through a hash set */
       CHK(vm_hash_add(v, &v->cur[op->p1], &reg[op->p2], &found));
-      if (found) NEXT();
+      if (found) {
+        v->agg_skip = 2;
+        NEXT();
+      }
     } else if (op->op == OP_AggStep && op->p1 >= 0) { /* DISTINCT: skip arguments seen before */
       VmCursor *dc = &v->cur[op->p1];
       size_t n = record_encoded_size(&reg[op->p2], op->p5);
@@ -1470,7 +1473,10 @@ dispatch:
       record_encode(&reg[op->p2], op->p5, (uint8_t *)z);
       dc->cache_ok = 0;
       CHK(btree_seek_key(dc->bc, z, (uint32_t)n, &res));
-      if (res == 0 && !btree_eof(dc->bc)) NEXT();
+      if (res == 0 && !btree_eof(dc->bc)) {
+        v->agg_skip = 2;
+        NEXT();
+      }
       CHK(btree_insert(dc->bc, 0, z, (uint32_t)n, 0, 0));
     }
     func_ctx_init(&ctx, op->p4.func);
@@ -1486,8 +1492,16 @@ dispatch:
     else
       op->p4.func->inverse(&ctx, op->p5, &reg[op->p2]);
     agg_ctx_to_slot(&ctx, slot);
+    v->agg_skip = ctx.skip_accum_load != 0;
     if (ctx.rc) FAIL(call_error(v, &ctx));
     func_ctx_reset(&ctx);
+    NEXT();
+  }
+  CASE(AggHit) {
+    if (v->agg_skip != 2) {
+      value_clear(&reg[op->p1]);
+      value_set_int(&reg[op->p1], v->agg_skip);
+    }
     NEXT();
   }
   CASE(AggValue) {
