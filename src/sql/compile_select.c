@@ -1723,6 +1723,8 @@ typedef struct AggWork {
   int *arg_reg;    /* per func: first argument input register */
   int *filter_reg; /* per func: FILTER input register or 0 */
   int *col_in;     /* per col: input register */
+  int *col_dup;    /* per col: an earlier col reading the same column (sharing its
+                      registers), or -1 */
   int minmax;      /* the min/max rule applies (some min()/max() call) */
   int *rule_call;  /* per func: 1 for a min()/max() call of the rule (AggHit) */
   int hit_reg;     /* 1: the last min/max call run did not take this row */
@@ -1915,12 +1917,14 @@ static void agg_inputs(Parse *p, AggWork *aw) {
     if (e->list) expr_code_list(p, e->list, aw->arg_reg[i]);
     if (e->filter) expr_code(p, e->filter, aw->filter_reg[i]);
   }
-  for (int i = 0; i < ai->ncol; i++) expr_code(p, ai->cols[i].expr, aw->col_in[i]);
+  for (int i = 0; i < ai->ncol; i++)
+    if (aw->col_dup[i] < 0) expr_code(p, ai->cols[i].expr, aw->col_in[i]);
 }
 
 static void agg_bare_load(Parse *p, AggWork *aw) {
   AggInfo *ai = aw->ai;
-  for (int i = 0; i < ai->ncol; i++) emit(p, OP_Copy, aw->col_in[i], ai->cols[i].reg, 0);
+  for (int i = 0; i < ai->ncol; i++)
+    if (aw->col_dup[i] < 0) emit(p, OP_Copy, aw->col_in[i], ai->cols[i].reg, 0);
 }
 
 /* Bare columns take the group's first row (as SQLite 3.40 does) unless the
@@ -2081,14 +2085,27 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *
   aw.arg_reg = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
   aw.filter_reg = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
   aw.col_in = parse_alloc(p, sizeof(int) * (size_t)(ai->ncol + 1));
-  if (!aw.arg_reg || !aw.filter_reg || !aw.col_in) return;
+  aw.col_dup = parse_alloc(p, sizeof(int) * (size_t)(ai->ncol + 1));
+  if (!aw.arg_reg || !aw.filter_reg || !aw.col_in || !aw.col_dup) return;
+  /* the same column read twice (k in "k % 10" and in "k + 1") is one input */
+  for (int i = 0; i < ai->ncol; i++) {
+    const SqlExpr *e = ai->cols[i].expr;
+    aw.col_dup[i] = -1;
+    for (int j = 0; j < i && aw.col_dup[i] < 0; j++) {
+      const SqlExpr *f = ai->cols[j].expr;
+      if (aw.col_dup[j] < 0 && e->op == SQL_E_COLREF && f->op == SQL_E_COLREF &&
+          e->cursor == f->cursor && e->column == f->column && e->tab == f->tab &&
+          e->depth == f->depth)
+        aw.col_dup[i] = j;
+    }
+  }
   int nk = s->group_by ? s->group_by->n : 0;
   int nin = 0;
   for (int i = 0; i < ai->nfunc; i++) {
     SqlExpr *e = ai->funcs[i].expr;
     nin += (e->list ? e->list->n : 0) + (e->filter ? 1 : 0);
   }
-  nin += ai->ncol;
+  for (int i = 0; i < ai->ncol; i++) nin += aw.col_dup[i] < 0;
   /* keys then inputs, contiguous (the sorter record) */
   int kbase = emit_regs(p, nk + nin + 1);
   int r = kbase + nk;
@@ -2098,7 +2115,7 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *
     r += e->list ? e->list->n : 0;
     if (e->filter) aw.filter_reg[i] = r++;
   }
-  for (int i = 0; i < ai->ncol; i++) aw.col_in[i] = r++;
+  for (int i = 0; i < ai->ncol; i++) aw.col_in[i] = aw.col_dup[i] < 0 ? r++ : aw.col_in[aw.col_dup[i]];
   aw.in_base = kbase + nk;
   aw.nin = nin;
   ai->first_reg = emit_regs(p, ai->nfunc + ai->ncol + 1);
@@ -2107,7 +2124,8 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *
     f->acc_reg = ai->first_reg + i;
     if (f->expr->flags & SQL_EF_DISTINCT) f->distinct_cursor = emit_cursor(p);
   }
-  for (int i = 0; i < ai->ncol; i++) ai->cols[i].reg = ai->first_reg + ai->nfunc + i;
+  for (int i = 0; i < ai->ncol; i++)
+    ai->cols[i].reg = aw.col_dup[i] < 0 ? ai->first_reg + ai->nfunc + i : ai->cols[aw.col_dup[i]].reg;
   aw.rule_call = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
   if (!aw.rule_call) return;
   /* (the rule only picks the row the bare columns are read from) */
@@ -2120,7 +2138,7 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *
   }
   if (aw.minmax) aw.hit_reg = emit_regs(p, 1);
   aw.loaded_reg = emit_regs(p, 1);
-  if (ai->ncol) emit(p, OP_Null, 0, ai->cols[0].reg, ai->cols[ai->ncol - 1].reg);
+  if (ai->ncol) emit(p, OP_Null, 0, ai->first_reg + ai->nfunc, ai->first_reg + ai->nfunc + ai->ncol - 1);
   agg_reset(p, &aw);
 
   Loop loop;
