@@ -1598,6 +1598,27 @@ static KeyInfo *result_keyinfo(Parse *p, SqlSelect *s, int n) {
   return parse_keyinfo(p, n, coll, NULL);
 }
 
+/* 1 when an aggregate query's ORDER BY is its GROUP BY term for term
+ * (ascending, default NULLs order, the same collation): its groups come
+ * out in key order, ties (none) aside, so no sorter is needed, as SQLite
+ * finds when the two lists are identical. */
+static int group_order_is_order_by(Parse *p, SqlSelect *s, SelInfo *info) {
+  SqlExprList *gb = s->group_by, *ob = s->order_by;
+  if (s->prior || !info->is_agg || !gb || !ob || gb->n != ob->n || window_in_core(s)) return 0;
+  for (int i = 0; i < ob->n; i++) {
+    const SqlExprItem *t = &ob->a[i];
+    if (t->sort == SQL_SORT_DESC || t->nulls != SQL_NULLS_NONE) return 0;
+    SqlExpr *e = info->order_col[i] >= 0 ? info->result->a[info->order_col[i]].expr : t->expr;
+    /* (SQLite keeps its sorter for some COLLATE forms, e.g. a GROUP BY
+     * alias of a COLLATE expression: with one, the sorter stays) */
+    if (e->op == SQL_E_COLLATE || gb->a[i].expr->op == SQL_E_COLLATE ||
+        t->expr->op == SQL_E_COLLATE || !expr_same(e, gb->a[i].expr) ||
+        coll_of(p, t->expr) != coll_of(p, gb->a[i].expr))
+      return 0;
+  }
+  return 1;
+}
+
 /* Sorter for ORDER BY: opened before the rows are produced. */
 static void sorter_setup(Parse *p, OutCtx *oc, SqlSelect *s, SqlExprList *ob, int *order_col) {
   int nk = 0;
@@ -1713,8 +1734,10 @@ typedef struct AggWork {
   int *arg_reg;    /* per func: first argument input register */
   int *filter_reg; /* per func: FILTER input register or 0 */
   int *col_in;     /* per col: input register */
+  int *col_dup;    /* per col: an earlier col reading the same column (sharing its
+                      registers), or -1 */
   int minmax;      /* the min/max rule applies (some min()/max() call) */
-  int *best_reg;   /* per func: best value so far (min/max calls), else 0 */
+  int *rule_call;  /* per func: 1 for a min()/max() call of the rule (AggHit) */
   int hit_reg;     /* 1: the last min/max call run did not take this row */
   int loaded_reg; /* 1 once the bare columns hold the group's first row */
   SqlExpr **nodes; /* nodes replaced by agg_replace, for agg_restore */
@@ -1905,12 +1928,14 @@ static void agg_inputs(Parse *p, AggWork *aw) {
     if (e->list) expr_code_list(p, e->list, aw->arg_reg[i]);
     if (e->filter) expr_code(p, e->filter, aw->filter_reg[i]);
   }
-  for (int i = 0; i < ai->ncol; i++) expr_code(p, ai->cols[i].expr, aw->col_in[i]);
+  for (int i = 0; i < ai->ncol; i++)
+    if (aw->col_dup[i] < 0) expr_code(p, ai->cols[i].expr, aw->col_in[i]);
 }
 
 static void agg_bare_load(Parse *p, AggWork *aw) {
   AggInfo *ai = aw->ai;
-  for (int i = 0; i < ai->ncol; i++) emit(p, OP_Copy, aw->col_in[i], ai->cols[i].reg, 0);
+  for (int i = 0; i < ai->ncol; i++)
+    if (aw->col_dup[i] < 0) emit(p, OP_Copy, aw->col_in[i], ai->cols[i].reg, 0);
 }
 
 /* Bare columns take the group's first row (as SQLite 3.40 does) unless the
@@ -1934,34 +1959,9 @@ static void agg_step(Parse *p, AggWork *aw) {
     int skip = emit_label(p);
     /* a min()/max() with a FILTER: rows it skips load the bare columns only
      * on the group's first row (SQLite's "magnet" register) */
-    if (e->filter && aw->minmax && aw->best_reg[i])
+    if (e->filter && aw->minmax && aw->rule_call[i])
       emit(p, OP_Copy, aw->loaded_reg, aw->hit_reg, 0);
     if (e->filter) emit(p, OP_IfNot, aw->filter_reg[i], skip, 1);
-    if (aw->minmax && aw->best_reg[i]) {
-      /* SQLite's rule: each min()/max() call says whether this row became
-       * its new best (ties and NULLs after a best do not); the last call
-       * run decides whether the bare columns are loaded from the row */
-      int arg = aw->arg_reg[i], best = aw->best_reg[i];
-      int load = emit_label(p), noload = emit_label(p), nullarg = emit_label(p),
-          done = emit_label(p);
-      int ismax = util_stricmp(f->func->name, "max") == 0;
-      /* a DISTINCT call skips a value seen before without saying anything */
-      if (f->distinct_cursor >= 0) vm_builder_add_i4(&p->b, OP_Found, f->distinct_cursor, done, arg, 1);
-      emit(p, OP_IsNull, arg, nullarg, 0);
-      emit(p, OP_IsNull, best, load, 0);
-      const Collation *c = coll_of(p, e->list->a[0].expr);
-      vm_builder_add_p4(&p->b, ismax ? OP_Gt : OP_Lt, best, load, arg, P4_COLL, c);
-      emit(p, OP_Goto, 0, noload, 0);
-      emit_resolve(p, nullarg);
-      emit(p, OP_NotNull, best, noload, 0);
-      emit_resolve(p, load);
-      emit(p, OP_Copy, arg, best, 0);
-      emit(p, OP_Integer, 0, aw->hit_reg, 0);
-      emit(p, OP_Goto, 0, done, 0);
-      emit_resolve(p, noload);
-      emit(p, OP_Integer, 1, aw->hit_reg, 0);
-      emit_resolve(p, done);
-    }
     if ((f->func->flags & FUNC_NEEDCOLL) && nargs > 0) {
       const Collation *c = coll_of(p, e->list->a[0].expr);
       vm_builder_add_p4(&p->b, OP_CollSeq, 0, 0, 0, P4_COLL, c);
@@ -1969,6 +1969,11 @@ static void agg_step(Parse *p, AggWork *aw) {
     int a = vm_builder_add_p4(&p->b, OP_AggStep, f->distinct_cursor, aw->arg_reg[i], f->acc_reg,
                               P4_FUNC, f->func);
     vm_builder_set_p5(&p->b, a, nargs);
+    /* SQLite's rule: each min()/max() call says whether this row became its
+     * new best (ties and NULLs after a best do not; a DISTINCT value seen
+     * before says nothing); the last call run decides whether the bare
+     * columns are loaded from the row */
+    if (aw->minmax && aw->rule_call[i]) emit(p, OP_AggHit, aw->hit_reg, 0, 0);
     emit_resolve(p, skip);
   }
   if (aw->minmax) {
@@ -1993,15 +1998,12 @@ static void agg_reset(Parse *p, AggWork *aw) {
     if (f->distinct_cursor >= 0) {
       const Collation *c = coll_of(p, f->expr->list->a[0].expr);
       KeyInfo *ki = parse_keyinfo(p, 1, &c, NULL);
-      /* a hash set, unless the min/max rule probes it first (Found) */
-      if (hashable_coll(c) && !(aw->minmax && aw->best_reg[i]))
+      if (hashable_coll(c))
         vm_builder_add_p4(&p->b, OP_HashAggOpen, f->distinct_cursor, 0, 0, P4_KEYINFO, ki);
       else
         vm_builder_add_p4(&p->b, OP_OpenEphemeral, f->distinct_cursor, 1, 0, P4_KEYINFO, ki);
     }
   }
-  for (int i = 0; aw->minmax && i < ai->nfunc; i++)
-    if (aw->best_reg[i]) emit(p, OP_Null, 0, aw->best_reg[i], 0);
   if (aw->minmax) emit(p, OP_Integer, 0, aw->hit_reg, 0);
   if (aw->loaded_reg) emit(p, OP_Integer, 0, aw->loaded_reg, 0);
 }
@@ -2094,14 +2096,27 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *
   aw.arg_reg = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
   aw.filter_reg = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
   aw.col_in = parse_alloc(p, sizeof(int) * (size_t)(ai->ncol + 1));
-  if (!aw.arg_reg || !aw.filter_reg || !aw.col_in) return;
+  aw.col_dup = parse_alloc(p, sizeof(int) * (size_t)(ai->ncol + 1));
+  if (!aw.arg_reg || !aw.filter_reg || !aw.col_in || !aw.col_dup) return;
+  /* the same column read twice (k in "k % 10" and in "k + 1") is one input */
+  for (int i = 0; i < ai->ncol; i++) {
+    const SqlExpr *e = ai->cols[i].expr;
+    aw.col_dup[i] = -1;
+    for (int j = 0; j < i && aw.col_dup[i] < 0; j++) {
+      const SqlExpr *f = ai->cols[j].expr;
+      if (aw.col_dup[j] < 0 && e->op == SQL_E_COLREF && f->op == SQL_E_COLREF &&
+          e->cursor == f->cursor && e->column == f->column && e->tab == f->tab &&
+          e->depth == f->depth)
+        aw.col_dup[i] = j;
+    }
+  }
   int nk = s->group_by ? s->group_by->n : 0;
   int nin = 0;
   for (int i = 0; i < ai->nfunc; i++) {
     SqlExpr *e = ai->funcs[i].expr;
     nin += (e->list ? e->list->n : 0) + (e->filter ? 1 : 0);
   }
-  nin += ai->ncol;
+  for (int i = 0; i < ai->ncol; i++) nin += aw.col_dup[i] < 0;
   /* keys then inputs, contiguous (the sorter record) */
   int kbase = emit_regs(p, nk + nin + 1);
   int r = kbase + nk;
@@ -2111,7 +2126,7 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *
     r += e->list ? e->list->n : 0;
     if (e->filter) aw.filter_reg[i] = r++;
   }
-  for (int i = 0; i < ai->ncol; i++) aw.col_in[i] = r++;
+  for (int i = 0; i < ai->ncol; i++) aw.col_in[i] = aw.col_dup[i] < 0 ? r++ : aw.col_in[aw.col_dup[i]];
   aw.in_base = kbase + nk;
   aw.nin = nin;
   ai->first_reg = emit_regs(p, ai->nfunc + ai->ncol + 1);
@@ -2120,20 +2135,21 @@ static void agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *
     f->acc_reg = ai->first_reg + i;
     if (f->expr->flags & SQL_EF_DISTINCT) f->distinct_cursor = emit_cursor(p);
   }
-  for (int i = 0; i < ai->ncol; i++) ai->cols[i].reg = ai->first_reg + ai->nfunc + i;
-  aw.best_reg = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
-  if (!aw.best_reg) return;
+  for (int i = 0; i < ai->ncol; i++)
+    ai->cols[i].reg = aw.col_dup[i] < 0 ? ai->first_reg + ai->nfunc + i : ai->cols[aw.col_dup[i]].reg;
+  aw.rule_call = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
+  if (!aw.rule_call) return;
   /* (the rule only picks the row the bare columns are read from) */
   for (int i = 0; ai->ncol > 0 && i < ai->nfunc; i++) {
     const SqlExpr *fe = ai->funcs[i].expr;
     if ((ai->funcs[i].func->flags & FUNC_MINMAX) && fe->list && fe->list->n == 1) {
       aw.minmax = 1;
-      aw.best_reg[i] = emit_regs(p, 1);
+      aw.rule_call[i] = 1;
     }
   }
   if (aw.minmax) aw.hit_reg = emit_regs(p, 1);
   aw.loaded_reg = emit_regs(p, 1);
-  if (ai->ncol) emit(p, OP_Null, 0, ai->cols[0].reg, ai->cols[ai->ncol - 1].reg);
+  if (ai->ncol) emit(p, OP_Null, 0, ai->first_reg + ai->nfunc, ai->first_reg + ai->nfunc + ai->ncol - 1);
   agg_reset(p, &aw);
 
   Loop loop;
@@ -2426,8 +2442,10 @@ int select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
       emit_resolve(p, l);
     }
   }
-  /* an ORDER BY makes no difference to EXISTS (SQLite drops it) */
-  if (s->order_by && info->order_col && dest->kind != SD_EXISTS && !window_sorts_output(p, s))
+  /* an ORDER BY makes no difference to EXISTS (SQLite drops it), nor to
+   * groups that come out in that order anyway */
+  if (s->order_by && info->order_col && dest->kind != SD_EXISTS && !window_sorts_output(p, s) &&
+      !group_order_is_order_by(p, s, info))
     sorter_setup(p, &oc, s, s->order_by, info->order_col);
   if (!s->prior) {
     oc.order_owner = s;

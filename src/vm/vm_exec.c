@@ -857,6 +857,12 @@ static void ctx_limits(const Vm *v, FuncCtx *ctx) {
   ctx->max_like_pattern = v->hooks->max_like_pattern;
 }
 
+/* func_ctx_reset for a context about to go out of scope. */
+static inline void ctx_done(FuncCtx *ctx) {
+  value_clear(&ctx->result);
+  if (ctx->errmsg) shale_free(ctx->errmsg);
+}
+
 /* The progress handler and interrupt check, run when nstep reaches
  * check_at; schedules the next one. SHALE_INTERRUPT stops the run. */
 static int vm_check(Vm *v) {
@@ -1428,24 +1434,25 @@ dispatch:
     NEXT();
   }
   CASE(Function) {
-    FuncCtx ctx;
-    func_ctx_init(&ctx, op->p4.func);
+    /* (an initializer, not func_ctx_init: no memset call per row) */
+    FuncCtx ctx = {.def = op->p4.func,
+                   .coll = v->coll,
+                   .conn = v->conn,
+                   .cb = v->cb,
+                   .aux = &v->aux,
+                   .aux_site = pc,
+                   .now_ms = &v->now_ms,
+                   .pure = v->pure,
+                   .result = {.type = SHALE_NULL}};
     ctx_limits(v, &ctx);
-    ctx.coll = v->coll;
     v->coll = NULL; /* CollSeq applies to the next call only */
-    ctx.conn = v->conn;
-    ctx.cb = v->cb;
-    ctx.aux = &v->aux;
-    ctx.aux_site = pc;
-    ctx.now_ms = &v->now_ms;
-    ctx.pure = v->pure;
-    v->pure = 0; /* PureFunc applies to the next call only */
+    v->pure = 0;    /* PureFunc applies to the next call only */
     op->p4.func->scalar(&ctx, op->p5, &reg[op->p2]);
     if (v->aux) func_auxdata_drop(&v->aux, pc, (uint32_t)op->p1);
     if (ctx.rc) FAIL(call_error(v, &ctx));
     ShValue res;
     func_ctx_take_result(&ctx, &res);
-    func_ctx_reset(&ctx);
+    ctx_done(&ctx);
     if ((res.type == SHALE_TEXT || res.type == SHALE_BLOB) && (int64_t)res.n > max_len(v)) {
       value_clear(&res);
       set_err(v, SHALE_TOOBIG, "string or blob too big");
@@ -1458,11 +1465,13 @@ dispatch:
   CASE(AggStep)
   CASE(AggInverse) {
     VmAgg *slot = &v->agg[op->p3];
-    FuncCtx ctx;
     if (op->op == OP_AggStep && op->p1 >= 0 && v->cur[op->p1].kind == VMC_HASH) {
       int found; /* DISTINCT through a hash set */
       CHK(vm_hash_add(v, &v->cur[op->p1], &reg[op->p2], &found));
-      if (found) NEXT();
+      if (found) {
+        v->agg_skip = 2;
+        NEXT();
+      }
     } else if (op->op == OP_AggStep && op->p1 >= 0) { /* DISTINCT: skip arguments seen before */
       VmCursor *dc = &v->cur[op->p1];
       size_t n = record_encoded_size(&reg[op->p2], op->p5);
@@ -1472,24 +1481,39 @@ dispatch:
       record_encode(&reg[op->p2], op->p5, (uint8_t *)z);
       dc->cache_ok = 0;
       CHK(btree_seek_key(dc->bc, z, (uint32_t)n, &res));
-      if (res == 0 && !btree_eof(dc->bc)) NEXT();
+      if (res == 0 && !btree_eof(dc->bc)) {
+        v->agg_skip = 2;
+        NEXT();
+      }
       CHK(btree_insert(dc->bc, 0, z, (uint32_t)n, 0, 0));
     }
-    func_ctx_init(&ctx, op->p4.func);
+    FuncCtx ctx = {.def = op->p4.func,
+                   .coll = v->coll,
+                   .conn = v->conn,
+                   .cb = v->cb,
+                   .agg = slot->agg,
+                   .agg_size = slot->agg_size,
+                   .agg_spare = slot->spare,
+                   .agg_spare_size = slot->spare_size,
+                   .result = {.type = SHALE_NULL}};
     ctx_limits(v, &ctx);
-    ctx.coll = v->coll;
     v->coll = NULL;
-    ctx.conn = v->conn;
-    ctx.cb = v->cb;
-    agg_slot_to_ctx(slot, &ctx);
     slot->def = op->p4.func;
     if (op->op == OP_AggStep)
       op->p4.func->step(&ctx, op->p5, &reg[op->p2]);
     else
       op->p4.func->inverse(&ctx, op->p5, &reg[op->p2]);
     agg_ctx_to_slot(&ctx, slot);
+    v->agg_skip = ctx.skip_accum_load != 0;
     if (ctx.rc) FAIL(call_error(v, &ctx));
-    func_ctx_reset(&ctx);
+    ctx_done(&ctx);
+    NEXT();
+  }
+  CASE(AggHit) {
+    if (v->agg_skip != 2) {
+      value_clear(&reg[op->p1]);
+      value_set_int(&reg[op->p1], v->agg_skip);
+    }
     NEXT();
   }
   CASE(AggValue) {

@@ -138,6 +138,8 @@ struct Vm {
   int res_base, res_n;
   int cmp_result; /* Compare -> Jump */
   const Collation *coll; /* CollSeq */
+  int agg_skip;          /* the last AggStep: 0 its row became the best of min()/max(),
+                            1 not (FuncCtx.skip_accum_load), 2 not called (DISTINCT) */
   uint8_t pure;          /* PureFunc: context kind of the next Function call */
   int own_txn;    /* this Vm began a transaction (own_mask != 0) */
   uint32_t own_mask; /* databases whose transaction this Vm began (bit i: dbv[i]) */
