@@ -562,6 +562,7 @@ struct Parse {
    * statement (outermost Parse only); DROP TABLE's implicit DELETE runs with
    * disable_triggers set (no user triggers, missing parents tolerated) */
   struct FkAct *fk_acts;
+  struct TrigProg *trig_progs; /* compile_trigger.c: the statement's trigger programs */
   uint8_t disable_triggers;
   /* outermost Parse: the trigger whose program was compiled last (SQLite's
    * pTriggerPrg head; compile_trigger.c sets it, compile_fk.c reads it) */
