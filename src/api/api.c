@@ -121,6 +121,8 @@ static void cache_clear(shale *db) {
   db->ncache = 0;
 }
 
+void api_cache_clear(shale *db) { cache_clear(db); }
+
 void api_expire(shale *db) {
   for (shale_stmt *s = db->stmts; s; s = s->next) s->settings = -1; /* never api_settings() */
   cache_clear(db);
@@ -834,6 +836,7 @@ void api_compile_env(shale *db, CompileEnv *env) {
   env->funcs = &db->funcs;
   env->max_vars = db->limits[SHALE_LIMIT_VARIABLE_NUMBER];
   env->max_sql_length = db->limits[SHALE_LIMIT_SQL_LENGTH];
+  env->max_length = db->limits[SHALE_LIMIT_LENGTH];
   env->max_expr_depth = db->limits[SHALE_LIMIT_EXPR_DEPTH];
   env->max_compound = db->limits[SHALE_LIMIT_COMPOUND_SELECT];
   env->max_columns = db->limits[SHALE_LIMIT_COLUMN];

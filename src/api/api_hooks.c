@@ -457,6 +457,9 @@ int shale_limit(shale *db, int id, int newval) {
   if (newval >= 0) {
     if (newval > limit_max[id]) newval = limit_max[id];
     if (id == SHALE_LIMIT_WORKER_THREADS && newval > 8) newval = 8;
+    /* a cached program was checked against the old value (SQL length,
+     * columns, depth, compound terms, arguments, variables, trigger depth) */
+    if (newval != old) api_cache_clear(db);
     db->limits[id] = newval;
     db->hooks.max_length = db->limits[SHALE_LIMIT_LENGTH];
     db->hooks.max_like_pattern = db->limits[SHALE_LIMIT_LIKE_PATTERN_LENGTH];

@@ -349,6 +349,9 @@ void api_handle_release(shale *db);
 /* api.c: make every statement recompile before its next run and drop the
  * statement cache (a function or collation was replaced or deleted). */
 void api_expire(shale *db);
+/* Drop the cache of finalized programs (api.c): a limit that compiling
+ * checks changed, so the next prepare of a cached text compiles again. */
+void api_cache_clear(shale *db);
 
 /* api_func.c */
 /* Set up db->coll_scope (at open). */

@@ -64,6 +64,7 @@ static char next_digit(long double *v, int *budget) {
 /* Render a real for %f/%e/%g (conv 'f', 'e', 'E', 'g', 'G') into b. */
 static void fmt_real(StrBuf *b, Spec *sp, char conv, double arg) {
   int64_t prec = sp->precision < 0 ? 6 : sp->precision;
+  if (prec > 100000000) prec = 100000000; /* SQLite's SQLITE_FP_PRECISION_LIMIT */
   char prefix;
   long double v = arg;
   if (arg < 0.0) {

@@ -67,6 +67,7 @@ typedef struct CompileEnv {
   const FuncRegistry *funcs; /* built-in and user functions */
   int max_vars;              /* SQLITE_LIMIT_VARIABLE_NUMBER (32766 default) */
   int max_sql_length;        /* SQLITE_LIMIT_SQL_LENGTH (1000000000 default) */
+  int max_length;            /* SQLITE_LIMIT_LENGTH (0: none): literals longer fail */
   int max_expr_depth;        /* SQLITE_LIMIT_EXPR_DEPTH (1000 default) */
   int max_compound;          /* SQLITE_LIMIT_COMPOUND_SELECT (500 default) */
   int max_columns;           /* SQLITE_LIMIT_COLUMN (2000 default) */
@@ -302,6 +303,10 @@ int resolve_list(Parse *, NameCtx *, SqlExprList *);
  * ("1st ORDER BY term out of range - should be between 1 and N"), a bare
  * name matching an alias is that result expression; else resolve_expr.
  * what = "ORDER" or "GROUP". */
+/* SQLite's SQLITE_LIMIT_COLUMN check of an ORDER BY / GROUP BY list of n
+ * terms (what: "ORDER", "GROUP"): "too many terms in ORDER BY clause" and
+ * 1, else 0. */
+int resolve_terms_limit(Parse *, int n, const char *what);
 int resolve_order_by(Parse *, NameCtx *, SqlExprList *terms, SqlExprList *result,
                      const char *what);
 
@@ -577,6 +582,7 @@ struct Parse {
    * statement (outermost Parse only); DROP TABLE's implicit DELETE runs with
    * disable_triggers set (no user triggers, missing parents tolerated) */
   struct FkAct *fk_acts;
+  struct TrigProg *trig_progs; /* compile_trigger.c: the statement's trigger programs */
   uint8_t disable_triggers;
   /* outermost Parse: the trigger whose program was compiled last (SQLite's
    * pTriggerPrg head; compile_trigger.c sets it, compile_fk.c reads it) */

@@ -223,6 +223,10 @@ int ddl_create_index(Parse *p, const SqlStmt *s) {
     parse_error(p, "index %s already exists", name);
     return 1;
   }
+  if (p->env && p->env->max_columns > 0 && ci->columns && ci->columns->n > p->env->max_columns) {
+    parse_error(p, "too many columns in index"); /* SQLITE_LIMIT_COLUMN */
+    return 1;
+  }
   const char *sql = ddl_stored_sql(p, s, &ci->name, ci->unique ? "UNIQUE INDEX" : "INDEX",
                                    DDL_END_LOOKAHEAD);
   if (!sql) return 1;

@@ -2112,6 +2112,12 @@ static void reseek_row(Parse *p, Writer *w, int old, int next) {
 
 int dml_update(Parse *p, const SqlStmt *s) {
   const SqlUpdate *u = &s->u.update;
+  int nsetcol = 0; /* SQLite's SQLITE_LIMIT_COLUMN check, made while parsing */
+  for (int i = 0; u->set && i < u->set->n; i++) nsetcol += u->set->a[i].names ? u->set->a[i].nnames : 1;
+  if (p->env && p->env->max_columns > 0 && nsetcol > p->env->max_columns) {
+    parse_error(p, "too many columns in set list");
+    return 1;
+  }
   if (u->order_by && !u->limit) {
     parse_error(p, "ORDER BY without LIMIT on UPDATE");
     return 1;

@@ -1349,11 +1349,19 @@ int expr_code_reg(Parse *p, SqlExpr *e, int target) {
       code_number(p, e, 0, target);
       return target;
     case SQL_E_STRING:
-      vm_builder_add_text(&p->b, OP_String, 0, target, 0, e->z, -1);
+    case SQL_E_BLOB: {
+      /* a literal longer than SQLITE_LIMIT_LENGTH fails to prepare, as SQLite */
+      size_t n = strlen(e->z) / (e->op == SQL_E_BLOB ? 2 : 1);
+      if (p->env && p->env->max_length > 0 && n > (size_t)p->env->max_length) {
+        parse_error_code(p, SHALE_TOOBIG, "string or blob too big");
+        return target;
+      }
+      if (e->op == SQL_E_BLOB)
+        code_blob(p, e->z, target);
+      else
+        vm_builder_add_text(&p->b, OP_String, 0, target, 0, e->z, -1);
       return target;
-    case SQL_E_BLOB:
-      code_blob(p, e->z, target);
-      return target;
+    }
     case SQL_E_VARIABLE:
       emit(p, OP_Variable, e->ivar, target, 0);
       return target;

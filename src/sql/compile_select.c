@@ -892,6 +892,10 @@ static int resolve_values(Parse *p, SqlSelect *s, SelInfo *info) {
     }
     if (resolve_list(p, &info->nc, row->list)) return 1;
   }
+  if (p->env && p->env->max_columns > 0 && n > p->env->max_columns) {
+    parse_error(p, "too many columns in result set");
+    return 1;
+  }
   SqlExprList *r = parse_alloc(p, sizeof *r);
   if (!r) return 1;
   for (int j = 0; j < n; j++) {
@@ -1077,6 +1081,7 @@ static int resolve_compound_order(Parse *p, SqlSelect *head) {
   SelInfo *hi = head->info;
   SqlExprList *ob = head->order_by;
   int ncol = hi->result->n;
+  if (resolve_terms_limit(p, ob->n, "ORDER")) return 1;
   hi->order_col = parse_alloc(p, sizeof(int) * (size_t)ob->n);
   if (!hi->order_col) return 1;
   for (int i = 0; i < ob->n; i++) {

@@ -14,12 +14,14 @@
  * Invariants:
  *  1. The body is compiled from a fresh parse of Trigger.sql in the nested
  *     Parse's arena, so resolution never annotates the schema's AST.
- *  2. Recursive triggers off (the default): a trigger whose program is being
- *     compiled further out (TrigFrame chain) does not fire again. On (PRAGMA
- *     recursive_triggers): programs are nested at compile time up to
- *     TRIG_MAX_DEPTH levels (and TRIG_MAX_PROGS programs per outermost
- *     trigger); a deeper firing stops the statement at run time with "too
- *     many levels of trigger recursion" (SQLite's limit is 1000 levels).
+ *  2. As SQLite's: each trigger program (trigger, conflict resolution)
+ *     is compiled once per statement, owned by the outermost
+ *     program and called by reference (P4_SUBREF: its cell is listed before
+ *     it is compiled, so a firing inside itself calls the same program).
+ *     Recursion happens at run time: Program's p3 is
+ *     SQLITE_LIMIT_TRIGGER_DEPTH ("too many levels of trigger recursion"
+ *     past it; 1000 by default); with recursive_triggers off, p5 makes a
+ *     program already running further out not fire again.
  *  3. Triggers fire most recently created first (SQLite's list order); the
  *     schema keeps no creation order, so the order is approximated by the
  *     trigger objects' allocation order in the schema arena.
@@ -40,15 +42,15 @@ static int trig_matches(const Trigger *t, const Table *tab, int op, int timing) 
   return tm == timing;
 }
 
-#define TRIG_MAX_DEPTH 24
-#define TRIG_MAX_PROGS 400
+#define TRIG_MAX_DEPTH 1000 /* SQLITE_MAX_TRIGGER_DEPTH */
 
-static int on_stack(Parse *p, const Trigger *t) {
-  if (p->env && p->env->recursive_triggers) return 0;
-  for (TrigFrame *f = dml_frame(p); f; f = dml_frame(f->outer))
-    if (f->trig == t) return 1;
-  return 0;
-}
+/* A trigger program of the statement (the outermost Parse's list). */
+struct TrigProg {
+  const Trigger *t;
+  int oe;
+  VmProgram **cell; /* in the outermost program's arena */
+  struct TrigProg *next;
+};
 
 /* The outermost frame of p's chain (NULL at the top level). */
 static TrigFrame *root_frame(Parse *p) {
@@ -86,7 +88,7 @@ int trigger_exists(Parse *p, const Table *tab, int op, int timing) {
     int pos = 0;
     Trigger *t;
     while ((t = schema_map_next(&sc[k]->triggers, &pos)) != NULL)
-      if (trig_matches(t, tab, op, timing) && !on_stack(p, t)) return 1;
+      if (trig_matches(t, tab, op, timing)) return 1;
   }
   return 0;
 }
@@ -231,9 +233,34 @@ VmProgram *trigger_program_of(Parse *p, const Trigger *t, const Table *tab, int 
   return trigger_program(p, t, tab, on_conflict, trigger_db(p, t));
 }
 
-static void halt_too_deep(Parse *p) {
-  vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0,
-                      "too many levels of trigger recursion", -1);
+/* The cell of trigger t's program for (tab, on_conflict): listed in the
+ * outermost Parse, compiled the first time (invariant 2). NULL after an
+ * error. */
+static VmProgram **trigger_cell(Parse *p, const Trigger *t, const Table *tab, int oe, int tdb) {
+  TrigFrame *r = root_frame(p);
+  Parse *root = r ? r->outer : p;
+  for (struct TrigProg *x = root->trig_progs; x; x = x->next)
+    if (x->t == t && x->oe == oe) return x->cell; /* t names its table (a view's: rebuilt per use) */
+  struct TrigProg *x = parse_alloc(root, sizeof *x);
+  VmProgram **cell = root->b.prog ? util_arena_alloc(&root->b.prog->arena, sizeof *cell) : NULL;
+  if (!x || !cell) {
+    parse_nomem(p);
+    return NULL;
+  }
+  *cell = NULL;
+  x->t = t;
+  x->oe = oe;
+  x->cell = cell;
+  x->next = root->trig_progs;
+  root->trig_progs = x; /* before compiling: a firing inside finds it */
+  VmProgram *sub = trigger_program(p, t, tab, oe, tdb);
+  if (!sub) return NULL;
+  if (vm_builder_adopt(&root->b, sub)) {
+    parse_nomem(p);
+    return NULL;
+  }
+  *cell = sub;
+  return cell;
 }
 
 void trigger_code(Parse *p, const Table *tab, int op, int timing, const uint8_t *changed,
@@ -249,7 +276,7 @@ void trigger_code(Parse *p, const Table *tab, int op, int timing, const uint8_t 
   for (int k = ns - 1; k >= 0; k--) { /* TEMP triggers on another database's table first */
     int pos = 0, first = n;
     while ((t = schema_map_next(&sc[k]->triggers, &pos)) != NULL && n < 64) {
-      if (!trig_matches(t, tab, op, timing) || on_stack(p, t)) continue;
+      if (!trig_matches(t, tab, op, timing)) continue;
       if (op == TRIGGER_UPDATE && !update_of_hit(t, tab, changed)) continue;
       ldb[n] = dbs[k];
       list[n++] = t;
@@ -269,18 +296,12 @@ void trigger_code(Parse *p, const Table *tab, int op, int timing, const uint8_t 
     else
       emit(p, OP_Null, 0, base + ncol + 1 + k, 0);
   }
+  int maxd = p->env && p->env->max_trigger_depth > 0 ? p->env->max_trigger_depth : TRIG_MAX_DEPTH;
+  int once = !(p->env && p->env->recursive_triggers);
   for (int i = 0; i < n && !parse_failed(p); i++) {
-    TrigFrame *root = root_frame(p);
-    int maxd = TRIG_MAX_DEPTH; /* SQLITE_LIMIT_TRIGGER_DEPTH when lower */
-    if (p->env && p->env->max_trigger_depth > 0 && p->env->max_trigger_depth < maxd)
-      maxd = p->env->max_trigger_depth;
-    if (p->trig_depth >= maxd || (root && root->nprog >= TRIG_MAX_PROGS)) {
-      halt_too_deep(p);
-      continue;
-    }
-    if (root) root->nprog++;
-    VmProgram *sub = trigger_program(p, list[i], tab, on_conflict, ldb[i]);
-    if (!sub) return;
-    vm_builder_add_program(&p->b, OP_Program, base, on_ignore, 0, sub);
+    VmProgram **cell = trigger_cell(p, list[i], tab, on_conflict, ldb[i]);
+    if (!cell) return;
+    int a = vm_builder_add_program_ref(&p->b, OP_Program, base, on_ignore, maxd, cell);
+    if (once && a >= 0) vm_builder_set_p5(&p->b, a, 1);
   }
 }

@@ -151,7 +151,9 @@ int window_check_call(Parse *p, SqlExpr *e) {
     parse_error(p, "RANGE with offset PRECEDING/FOLLOWING requires one ORDER BY expression");
     return 1;
   }
-  return 0;
+  /* SQLite sorts by the partition and ORDER BY terms together */
+  return resolve_terms_limit(p, (w->partition ? w->partition->n : 0) + (w->order ? w->order->n : 0),
+                             "ORDER");
 }
 
 /* ---- code ---- */

@@ -654,9 +654,16 @@ static int int_value(const SqlExpr *e, int64_t *v) {
   return 1;
 }
 
+int resolve_terms_limit(Parse *p, int n, const char *what) {
+  if (!p->env || p->env->max_columns <= 0 || n <= p->env->max_columns) return 0;
+  parse_error(p, "too many terms in %s BY clause", what);
+  return 1;
+}
+
 int resolve_order_by_ex(Parse *p, NameCtx *nc, SqlExprList *terms, SqlExprList *result,
                         const char *what, int *colmap) {
   if (!terms) return 0;
+  if (resolve_terms_limit(p, terms->n, what)) return 1;
   int is_group = what && what[0] == 'G';
   for (int i = 0; i < terms->n; i++) {
     SqlExpr **slot = &terms->a[i].expr;

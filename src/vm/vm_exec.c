@@ -2272,6 +2272,11 @@ dispatch:
     const VmProgram *sub = op->p4type == P4_SUBREF ? *op->p4.ref : op->p4.sub;
     Vm *child = NULL, *tmp = NULL;
     if (!sub) FAIL(SHALE_INTERNAL);
+    if (op->p5) { /* recursive triggers off: not while it runs further out */
+      const Vm *a = v;
+      while (a && a->prog != sub) a = a->parent;
+      if (a) NEXT();
+    }
     if (op->p3 > 0 && v->depth >= op->p3) { /* p3: SQLITE_LIMIT_TRIGGER_DEPTH */
       set_err(v, SHALE_ERROR, "too many levels of trigger recursion");
       FAIL(SHALE_ERROR);

@@ -225,3 +225,61 @@ TEST(trigger_random) {
   dh_same_files(&p);
   dh_close(&p);
 }
+
+/* Recursion as SQLite's: SQLITE_LIMIT_TRIGGER_DEPTH levels (1000 by default;
+ * it stopped at 24), the limit settable, each trigger program compiled
+ * once per statement and called recursively at run time. */
+TEST(trigger_recursion_depth) {
+  DhPair p;
+  if (!dh_open(&p, "trgdeep.db")) return;
+  SCRIPT(&p, "PRAGMA recursive_triggers = 1", "CREATE TABLE c(n)", "CREATE TABLE log(n)",
+         "CREATE TRIGGER down AFTER INSERT ON c WHEN new.n > 0 BEGIN "
+         "INSERT INTO log VALUES(new.n); INSERT INTO c VALUES(new.n - 1); END",
+         "INSERT INTO c VALUES(999)", "SELECT count(*), min(n), max(n) FROM log",
+         "INSERT INTO c VALUES(1000)", "SELECT count(*) FROM c", "DELETE FROM c",
+         "DELETE FROM log", "INSERT INTO c VALUES(1001)", "SELECT count(*) FROM c");
+  CHECK_EQ(shale_limit(p.s, SHALE_LIMIT_TRIGGER_DEPTH, 50), 1000);
+  CHECK_EQ(sqlite3_limit(p.q, SQLITE_LIMIT_TRIGGER_DEPTH, 50), 1000);
+  SCRIPT(&p, "INSERT INTO c VALUES(49)", "SELECT count(*) FROM log", "INSERT INTO c VALUES(50)",
+         "INSERT INTO c VALUES(51)", "SELECT count(*) FROM c");
+  CHECK_EQ(shale_limit(p.s, SHALE_LIMIT_TRIGGER_DEPTH, -1), 50);
+  /* a chain of 40 distinct triggers (each fires the next): no recursion at all */
+  shale_limit(p.s, SHALE_LIMIT_TRIGGER_DEPTH, 1000);
+  sqlite3_limit(p.q, SQLITE_LIMIT_TRIGGER_DEPTH, 1000);
+  dh_run(&p, "PRAGMA recursive_triggers = 0");
+  char sql[300];
+  for (int i = 0; i < 40; i++) {
+    snprintf(sql, sizeof sql, "CREATE TABLE k%d(x)", i);
+    dh_run(&p, sql);
+  }
+  for (int i = 0; i < 39; i++) {
+    snprintf(sql, sizeof sql,
+             "CREATE TRIGGER kt%d AFTER INSERT ON k%d BEGIN INSERT INTO k%d VALUES(new.x + 1); END",
+             i, i, i + 1);
+    dh_run(&p, sql);
+  }
+  SCRIPT(&p, "INSERT INTO k0 VALUES(0)", "SELECT * FROM k39");
+  dh_same_files(&p);
+  dh_close(&p);
+}
+
+/* recursive_triggers off: a trigger does not fire while it runs further out
+ * -- decided at run time, so an INSTEAD OF trigger may write its own view
+ * (a no-op inside) and a trigger may write its own table. */
+TEST(trigger_no_recursion_at_run_time) {
+  DhPair p;
+  if (!dh_open(&p, "trgonce.db")) return;
+  SCRIPT(&p, "CREATE TABLE t(a)", "CREATE VIEW v AS SELECT a FROM t",
+         "CREATE TRIGGER vi INSTEAD OF INSERT ON v BEGIN INSERT INTO t VALUES(new.a); "
+         "INSERT INTO v VALUES(new.a + 100); END",
+         "INSERT INTO v VALUES(1)", "SELECT * FROM t",
+         "CREATE TRIGGER ta AFTER INSERT ON t WHEN new.a < 5 BEGIN INSERT INTO t VALUES(new.a + 1); END",
+         "INSERT INTO t VALUES(2)", "SELECT * FROM t ORDER BY a", "PRAGMA recursive_triggers = 1",
+         "INSERT INTO t VALUES(2)", "SELECT * FROM t ORDER BY a",
+         "CREATE TABLE u(a)",
+         "CREATE TRIGGER ua AFTER INSERT ON u BEGIN INSERT INTO u SELECT a + 1 FROM u WHERE a < 3 "
+         "AND a = new.a; UPDATE u SET a = a WHERE 0; END",
+         "INSERT INTO u VALUES(0)", "SELECT * FROM u ORDER BY a");
+  dh_same_files(&p);
+  dh_close(&p);
+}
