@@ -843,6 +843,10 @@ void api_compile_env(shale *db, CompileEnv *env) {
   env->defer_foreign_keys = db->defer_foreign_keys;
   env->in_txn = !db->autocommit;
   env->reverse_unordered = db->reverse_unordered;
+  env->no_triggers = db->no_triggers;
+  env->no_views = db->no_views;
+  env->no_dqs_dml = db->no_dqs_dml;
+  env->no_dqs_ddl = db->no_dqs_ddl;
   if (db->schema) {
     db->cdbs[0].name = "main";
     db->cdbs[0].schema = db->schema->s;
@@ -864,7 +868,8 @@ void api_compile_env(shale *db, CompileEnv *env) {
  * compiled under other settings is recompiled (as SQLite expires them). */
 static int api_settings(const shale *db) {
   return (db->foreign_keys | db->recursive_triggers << 1 | db->reverse_unordered << 2 |
-          db->case_sensitive_like << 3 | db->defer_foreign_keys << 30) ^
+          db->case_sensitive_like << 3 | db->no_triggers << 26 | db->no_views << 27 |
+          db->no_dqs_dml << 28 | db->no_dqs_ddl << 29 | db->defer_foreign_keys << 30) ^
          (int)(db->auth_gen << 4);
 }
 

@@ -151,6 +151,7 @@ struct shale {
   uint8_t dflt_lock_mode; /* PRAGMA locking_mode as last set (SQLite's dfltLockMode) */
   uint8_t foreign_keys, recursive_triggers, case_sensitive_like, reverse_unordered;
   uint8_t defer_foreign_keys; /* PRAGMA defer_foreign_keys: cleared when a transaction ends */
+  uint8_t no_triggers, no_views, no_dqs_dml, no_dqs_ddl; /* db_config switches (CompileEnv) */
   volatile int interrupted;
   uint8_t zombie; /* shale_close_v2 with statements open */
   int nhandles;   /* open backups and blob handles using this connection */
