@@ -1059,9 +1059,8 @@ static int prepare_in_scope(shale *db, const char *sql, int nbyte, unsigned flag
     if (db) api_error(db, SHALE_MISUSE, "bad parameter or other API misuse");
     return SHALE_MISUSE;
   }
-  if (!db->bt) {
-    api_error(db, SHALE_CANTOPEN, "unable to open database file");
-    return api_rc(db, SHALE_CANTOPEN);
+  if (!db->bt) { /* the open failed: as SQLite's "sick" handle, misuse, its error kept */
+    return SHALE_MISUSE;
   }
   int n = nbyte < 0 ? (int)strlen(sql) : (int)strnlen(sql, (size_t)nbyte);
   if (n > db->limits[SHALE_LIMIT_SQL_LENGTH]) {
