@@ -497,11 +497,11 @@ int sqlite3_wal_autocheckpoint(sqlite3 *db, int n) {
   return pragma_row(db, sql, r);
 }
 
-/* sqlite3_db_config: foreign key enforcement is a setting of the connection;
- * the other on/off options are at the state Shale has fixed (triggers, views,
- * double-quoted strings, trusted schema on; the rest off). Reading or
- * re-setting that state succeeds; a change away from it is refused with a
- * message. */
+/* sqlite3_db_config: foreign key enforcement, triggers, views and
+ * double-quoted strings (DML, DDL) are settings of the connection; the
+ * other on/off options are at the state Shale has fixed (trusted schema on;
+ * the rest off). Reading or re-setting that state succeeds; a change away
+ * from it is refused with a message. */
 int sqlite3_db_config(sqlite3 *db, int op, ...) {
   CHECK_DB(db, SQLITE_MISUSE);
   if (op == SQLITE_DBCONFIG_LOOKASIDE) return SQLITE_OK; /* a memory hint */
@@ -519,6 +519,11 @@ int sqlite3_db_config(sqlite3 *db, int op, ...) {
   if (op == SQLITE_DBCONFIG_ENABLE_FKEY) {
     int now = shale_foreign_keys(DB(db), onoff);
     if (pres) *pres = now;
+    return SQLITE_OK;
+  }
+  int sw = shale_db_config_switch(DB(db), op, onoff < 0 ? -1 : onoff != 0);
+  if (sw >= 0) { /* triggers, views, double-quoted strings: real switches */
+    if (pres) *pres = sw;
     return SQLITE_OK;
   }
   int fixed_on = op == SQLITE_DBCONFIG_ENABLE_TRIGGER || op == SQLITE_DBCONFIG_ENABLE_VIEW ||

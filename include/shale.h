@@ -490,6 +490,10 @@ int shale_error_offset(shale *db);
 #define SHALE_TXN_READ 1
 #define SHALE_TXN_WRITE 2
 int shale_txn_state(shale *db, const char *zdb);
+/* sqlite3_db_config's ENABLE_TRIGGER (1003), DQS_DML (1013), DQS_DDL (1014)
+ * and ENABLE_VIEW (1015): onoff 1/0 sets, -1 reads; the state in force, or
+ * -1 for another option. */
+int shale_db_config_switch(shale *db, int op, int onoff);
 int shale_sql_error_offset(const char *sql, const char *msg);
 int shale_preupdate_old(shale *db, int i, shale_value **out);
 int shale_preupdate_new(shale *db, int i, shale_value **out);

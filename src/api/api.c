@@ -854,6 +854,10 @@ void api_compile_env(shale *db, CompileEnv *env) {
   env->no_auto_index = !(db->pflags & API_PF_AUTOMATIC_INDEX);
   env->ignore_checks = (db->pflags & API_PF_IGNORE_CHECKS) != 0;
   env->writable_schema = (db->pflags & API_PF_WRITABLE_SCHEMA) != 0;
+  env->no_triggers = db->no_triggers;
+  env->no_views = db->no_views;
+  env->no_dqs_dml = db->no_dqs_dml;
+  env->no_dqs_ddl = db->no_dqs_ddl;
   if (db->schema) {
     db->cdbs[0].name = "main";
     db->cdbs[0].schema = db->schema->s;
@@ -875,8 +879,9 @@ void api_compile_env(shale *db, CompileEnv *env) {
  * compiled under other settings is recompiled (as SQLite expires them). */
 static int api_settings(const shale *db) {
   return (db->foreign_keys | db->recursive_triggers << 1 | db->reverse_unordered << 2 |
-          db->case_sensitive_like << 3 | db->defer_foreign_keys << 30) ^
-         (int)(db->auth_gen << 4) ^ (int)(db->pflags << 8);
+          db->case_sensitive_like << 3 | db->no_triggers << 26 | db->no_views << 27 |
+          db->no_dqs_dml << 28 | db->no_dqs_ddl << 29 | db->defer_foreign_keys << 30) ^
+         (int)(db->auth_gen << 4) ^ (int)(db->pflags << 8); /* pflags: bits 8..22 */
 }
 
 static const char *const explain_names[8] = {"addr", "opcode", "p1", "p2",
@@ -1065,9 +1070,8 @@ static int prepare_in_scope(shale *db, const char *sql, int nbyte, unsigned flag
     if (db) api_error(db, SHALE_MISUSE, "bad parameter or other API misuse");
     return SHALE_MISUSE;
   }
-  if (!db->bt) {
-    api_error(db, SHALE_CANTOPEN, "unable to open database file");
-    return api_rc(db, SHALE_CANTOPEN);
+  if (!db->bt) { /* the open failed: as SQLite's "sick" handle, misuse, its error kept */
+    return SHALE_MISUSE;
   }
   int n = nbyte < 0 ? (int)strlen(sql) : (int)strnlen(sql, (size_t)nbyte);
   if (n > db->limits[SHALE_LIMIT_SQL_LENGTH]) {

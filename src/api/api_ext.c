@@ -281,3 +281,19 @@ int shale_txn_state(shale *db, const char *zdb) {
   }
   return st;
 }
+
+/* The db_config switches Shale has (SQLite's option numbers): ENABLE_TRIGGER
+ * 1003, DQS_DML 1013, DQS_DDL 1014, ENABLE_VIEW 1015. onoff 1/0 sets, < 0
+ * reads; returns the state in force (1 on), or -1 for another option.
+ * Statements compiled under the other state recompile (api_settings). */
+int shale_db_config_switch(shale *db, int op, int onoff) {
+  uint8_t *off = !db ? NULL
+                 : op == 1003 ? &db->no_triggers
+                 : op == 1013 ? &db->no_dqs_dml
+                 : op == 1014 ? &db->no_dqs_ddl
+                 : op == 1015 ? &db->no_views
+                              : NULL;
+  if (!off) return -1;
+  if (onoff >= 0) *off = onoff == 0;
+  return !*off;
+}

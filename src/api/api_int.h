@@ -184,6 +184,7 @@ struct shale {
   int pragma_standin; /* database standing in for main while a PRAGMA runs (pragma.c), or 0 */
   Btree *standin_bt;  /* main's own while it stands in */
   ApiSchema *standin_schema;
+  uint8_t no_triggers, no_views, no_dqs_dml, no_dqs_ddl; /* db_config switches (CompileEnv) */
   volatile int interrupted;
   uint8_t zombie; /* shale_close_v2 with statements open */
   int nhandles;   /* open backups and blob handles using this connection */

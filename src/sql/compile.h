@@ -89,6 +89,12 @@ typedef struct CompileEnv {
   uint8_t no_auto_index;     /* PRAGMA automatic_index=OFF */
   uint8_t ignore_checks;     /* PRAGMA ignore_check_constraints: CHECKs not coded */
   uint8_t writable_schema;   /* PRAGMA writable_schema: sqlite_schema takes DML */
+  /* sqlite3_db_config switches, inverted so that 0 is SQLite's default (on):
+   * no_triggers   ENABLE_TRIGGER off: only TEMP triggers fire;
+   * no_views      ENABLE_VIEW off: views outside TEMP are refused;
+   * no_dqs_dml    DQS_DML off: a double-quoted name is never a string in DML;
+   * no_dqs_ddl    DQS_DDL off: nor in the expressions of CREATE TABLE/INDEX. */
+  uint8_t no_triggers, no_views, no_dqs_dml, no_dqs_ddl;
   /* Every database (ATTACH/TEMP): dbs[0] main (schema == the schema field
    * above), dbs[1] temp, dbs[2..ndb) attached in order. ndb == 0: main only
    * (callers that predate ATTACH). */

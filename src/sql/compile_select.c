@@ -652,6 +652,10 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
         else parse_error(p, "no such table: %s", a->name);
         return 1;
       }
+      if (p->env && p->env->no_views && vdb != 1) { /* SQLITE_DBCONFIG_ENABLE_VIEW off */
+        parse_error(p, "access to view \"%s\" prohibited", a->name);
+        return 1;
+      }
       if (depth > 64) {
         parse_error(p, "view %s is circularly defined", a->name);
         return 1;

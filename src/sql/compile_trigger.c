@@ -61,7 +61,8 @@ static TrigFrame *root_frame(Parse *p) {
 
 /* The schemas whose triggers may fire for tab: its own database's, and
  * temp's (TEMP triggers on tables of other databases) unless temp has a
- * table of that name itself. Returns how many (0..2) in sc[], databases
+ * table of that name itself; temp's alone when triggers are switched off
+ * (CompileEnv.no_triggers). Returns how many (0..2) in sc[], databases
  * in idb[]. */
 static int trigger_schemas(Parse *p, const Table *tab, Schema *sc[2], int idb[2]) {
   int n = 0, d = parse_table_db(p, tab);
@@ -75,6 +76,15 @@ static int trigger_schemas(Parse *p, const Table *tab, Schema *sc[2], int idb[2]
   if (tmp && tmp != own && tmp->triggers.n > 0 && !schema_find_table(tmp, tab->name)) {
     idb[n] = 1;
     sc[n++] = tmp;
+  }
+  if (p->env && p->env->no_triggers) { /* SQLITE_DBCONFIG_ENABLE_TRIGGER off: TEMP ones only */
+    int k = 0;
+    for (int i = 0; i < n; i++)
+      if (idb[i] == 1) {
+        idb[k] = idb[i];
+        sc[k++] = sc[i];
+      }
+    n = k;
   }
   return n;
 }

@@ -229,6 +229,19 @@ static int is_true_false(const SqlExpr *e) {
          (!util_stricmp(e->z, "true") || !util_stricmp(e->z, "false"));
 }
 
+/* May an unresolved "name" be the string 'name' here? SQLite's DQS_DML and
+ * DQS_DDL switches (CompileEnv.no_dqs_*): DDL is a CHECK, index, partial
+ * index or generated column expression of a CREATE TABLE/INDEX or ALTER
+ * being compiled (one in the schema already was accepted when it was). */
+static int dqs_allowed(const Parse *p, const NameCtx *nc) {
+  if (!p->env) return 1;
+  int ddl = nc && (nc->flags & (NC_IS_CHECK | NC_IS_INDEX | NC_IS_PARTIAL | NC_IS_GENCOL));
+  if (!ddl) return !p->env->no_dqs_dml;
+  int k = p->stmt ? p->stmt->kind : -1;
+  if (k != SQL_STMT_CREATE_TABLE && k != SQL_STMT_CREATE_INDEX && k != SQL_STMT_ALTER) return 1;
+  return !p->env->no_dqs_ddl;
+}
+
 static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
   const char *db = e->op == SQL_E_COLUMN ? e->schema : NULL;
   const char *tname = e->op == SQL_E_COLUMN ? e->table : NULL;
@@ -349,7 +362,7 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
       }
     }
   }
-  if (!tname && (e->flags & SQL_EF_QUOTED)) {
+  if (!tname && (e->flags & SQL_EF_QUOTED) && dqs_allowed(p, nc)) {
     e->op = SQL_E_STRING;
     return 0;
   }

@@ -17,6 +17,7 @@
  *  2. The run on Shale really loads Shale (sqlite3_sourceid() through the
  *     shell's .version carries "shale").
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -37,15 +38,44 @@ static const char *libdir(void) {
   return g_lib;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+/* Under ASan the library needs the sanitizer runtimes loaded first, which the
+ * uninstrumented shell does not link: they are preloaded (leak checks off:
+ * the shell's own allocations are not ours to judge). */
+static void preload_sanitizers(void) {
+  static char pre[2 * PATH_MAX + 2];
+  if (!pre[0]) {
+    const char *libs[] = {"libasan.so", "libubsan.so"};
+    for (int i = 0; i < 2; i++) {
+      char cmd[64], out[PATH_MAX] = "";
+      snprintf(cmd, sizeof cmd, "cc -print-file-name=%s", libs[i]);
+      FILE *f = popen(cmd, "r");
+      if (f && fgets(out, sizeof out, f)) out[strcspn(out, "\n")] = 0;
+      if (f) pclose(f);
+      snprintf(pre + strlen(pre), sizeof pre - strlen(pre), "%s%s", i ? " " : "", out);
+    }
+  }
+  setenv("LD_PRELOAD", pre, 1);
+  setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+}
+#endif
+
 /* Run the reference shell on script `path`, on Shale's library when shale. */
 static void run_one(ShellRun *r, const char *name, int shale, const char *path, char **argv,
                     int nargs, const char *setup, int merged) {
   char tag[300];
   snprintf(tag, sizeof tag, "lib-%s-%s%s", name, shale ? "shale" : "sqlite3", merged ? "-2" : "");
   if (shale) setenv("LD_LIBRARY_PATH", libdir(), 1);
+#if defined(__SANITIZE_ADDRESS__)
+  if (shale) preload_sanitizers();
+#endif
   if (merged) shell_run_merged(r, REF_SHELL, tag, argv, nargs, path, setup);
   else shell_run(r, REF_SHELL, tag, argv, nargs, path, setup);
   unsetenv("LD_LIBRARY_PATH");
+#if defined(__SANITIZE_ADDRESS__)
+  unsetenv("LD_PRELOAD");
+  unsetenv("ASAN_OPTIONS");
+#endif
   shell_normalize(r->out);
 }
 

@@ -27,7 +27,11 @@ static sqlite3 *open_one(const char *name, int flags) {
   int rc = sqlite3_open_v2(name, &db, flags, NULL);
   printf("open %s flags %#x: rc %d ext %d msg \"%s\"\n", name, flags, rc,
          sqlite3_extended_errcode(db), sqlite3_errmsg(db));
-  if (rc != SQLITE_OK) { /* (a statement on it: SQLITE_MISUSE in SQLite; docs/compat.md) */
+  if (rc != SQLITE_OK) { /* the handle keeps the error; statements on it are misuse */
+    sqlite3_stmt *st = NULL;
+    printf("  prepare on it: %d, msg \"%s\"\n", sqlite3_prepare_v2(db, "SELECT 1", -1, &st, NULL),
+           sqlite3_errmsg(db));
+    sqlite3_finalize(st);
     sqlite3_close(db);
     return NULL;
   }

@@ -53,6 +53,11 @@ TEST(open_errors) {
   CHECK_EQ(rc, SHALE_CANTOPEN);
   CHECK(db != NULL);
   CHECK_STR(shale_errmsg(db), "unable to open database file");
+  shale_stmt *sick = NULL; /* statements on it: misuse, the open's error kept (SQLite's) */
+  CHECK_EQ(shale_prepare_v2(db, "SELECT 1", -1, &sick, NULL), SHALE_MISUSE);
+  CHECK(sick == NULL);
+  CHECK_EQ(shale_errcode(db), SHALE_CANTOPEN);
+  CHECK_STR(shale_errmsg(db), "unable to open database file");
   CHECK_OK(shale_close(db));
   db = NULL;
   CHECK_EQ(shale_open_v2(test_path("none.db"), &db, SHALE_OPEN_READONLY, NULL), SHALE_CANTOPEN);
