@@ -124,7 +124,9 @@ static int mem_read(OsFile *pf, void *buf, int amt, int64_t off) {
   return rc;
 }
 
-/* Make room for `size` bytes; new bytes are zero. Caller holds mem_mu. */
+/* Make room for `size` bytes. The new bytes are not cleared: bytes past
+ * size are never read (invariant 3), and writes and truncates that extend
+ * the file zero the gap they open. Caller holds mem_mu. */
 static int grow(MemNode *n, int64_t size) {
   if (size <= n->cap) return SHALE_OK;
   int64_t cap = n->cap ? n->cap : 4096;
@@ -132,7 +134,6 @@ static int grow(MemNode *n, int64_t size) {
   if ((uint64_t)cap > (uint64_t)SIZE_MAX) return SHALE_FULL;
   uint8_t *d = shale_realloc(n->data, (size_t)cap);
   if (!d) return SHALE_NOMEM;
-  memset(d + n->cap, 0, (size_t)(cap - n->cap));
   n->data = d;
   n->cap = cap;
   return SHALE_OK;
@@ -298,6 +299,7 @@ static const OsFileMethods mem_methods = {
     mem_shm_barrier,
     mem_shm_unmap,
     NULL, /* map: no mapped reads (the pager uses read) */
+    NULL,
     NULL,
     NULL,
 };

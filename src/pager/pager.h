@@ -67,7 +67,10 @@ typedef struct PgPage PgPage;
 #define PAGER_VERSION_STAMP 3040001
 
 /* Open the pager on `path` through `vfs`. path NULL or ":memory:" gives a
- * private in-memory database (memdb VFS, journal_mode MEMORY). open_flags are
+ * private in-memory database (memdb VFS, journal_mode MEMORY). path "" gives
+ * a private temporary database (as SQLite's): the same, except that its
+ * file and journal stay in memory only up to the cache bound and then move
+ * to an anonymous file of vfs (NULL: the default VFS). open_flags are
  * SHALE_OPEN_READONLY / READWRITE / CREATE (others passed to the VFS).
  * extra_size bytes of per-page scratch space are reserved (see invariant 4).
  * The file is not read until the first read transaction.

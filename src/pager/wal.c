@@ -35,7 +35,6 @@
  *     mxFrame) and within the log's size at its last fstat; READ(i) keeps
  *     any restart or truncation of the log from cutting them. The map may
  *     extend past the end of the log (never touched there).
- *
  * Not done yet (differences from SQLite 3.40, FORMAT-wal-locks.md):
  *  - a page written twice in one transaction gets two frames (valid, and
  *    lookups take the newest) instead of being overwritten in place;
@@ -130,6 +129,7 @@ struct Wal {
   int64_t map_len;    /* bytes last given to os_map */
   int64_t wf_known;   /* the log's size at its last fstat (0 = unknown) */
   uint32_t map_mx;    /* mxFrame at the last map_begin (a drop: restart) */
+  int64_t map_read;   /* bytes read from the map since its last release */
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -705,6 +705,11 @@ int wal_read_frame(Wal *w, uint32_t frame, uint8_t *buf) {
   int64_t off = WAL_HDRSIZE + (int64_t)(frame - 1) * (FRAME_HDRSIZE + w->page_size) + FRAME_HDRSIZE;
   if (frame <= w->map_frames) {
     memcpy(buf, w->map + off, w->page_size);
+    w->map_read += w->page_size;
+    if (w->map_read >= OS_MAP_WINDOW) { /* a bounded resident set, as the pager's map */
+      os_map_release(w->wf);
+      w->map_read = 0;
+    }
     return SHALE_OK;
   }
   int rc = os_read(w->wf, buf, (int)w->page_size, off);
