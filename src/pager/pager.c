@@ -1103,7 +1103,9 @@ int pager_get(Pager *p, uint32_t pgno, int flags, PgPage **out) {
   int rc = pager_cache_alloc(p, pgno, &pg);
   if (rc != SHALE_OK) return rc;
   if (flags & PAGER_GET_NOCONTENT) {
-    memset(pg->data, 0, p->page_size);
+    /* A new page past the end is left as it is: the caller overwrites it
+     * all (pager.h); one inside the file reads as zeros. */
+    if (pgno <= p->db_size) memset(pg->data, 0, p->page_size);
     memset(pg->extra, 0, (size_t)p->extra_size);
   } else {
     rc = pager_read_page(p, pg);

@@ -198,7 +198,9 @@ int pager_truncate(Pager *, uint32_t n);
  * size comes from the header (offset 28) when valid; a valid size larger
  * than the file makes pager_begin_read fail with SHALE_CORRUPT, as SQLite
  * (pages would be missing); extra pages past it are ignored. With
- * PAGER_GET_NOCONTENT an uncached page comes back zero-filled. */
+ * PAGER_GET_NOCONTENT an uncached page inside the database comes back
+ * zero-filled, and one past its end with undefined bytes: the caller must
+ * overwrite all of it (pager_extra() is zeroed either way). */
 int pager_get(Pager *, uint32_t pgno, int flags, PgPage **out);
 /* The page if it is in the cache (new reference), else NULL. No I/O. */
 PgPage *pager_lookup(Pager *, uint32_t pgno);

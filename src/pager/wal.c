@@ -35,6 +35,13 @@
  *     mxFrame) and within the log's size at its last fstat; READ(i) keeps
  *     any restart or truncation of the log from cutting them. The map may
  *     extend past the end of the log (never touched there).
+ *  7. `changed` of wal_begin_read compares the header with `seen`, the one
+ *     of this connection's last snapshot -- or of its own last commit or
+ *     restart, which change nothing this connection has cached (SQLite's
+ *     pager keeps its cache across its own commits the same way). So a
+ *     writer's cache survives its commits; another connection's commit (or
+ *     a recovery) still drops it.
+ *
  * Not done yet (differences from SQLite 3.40, FORMAT-wal-locks.md):
  *  - a page written twice in one transaction gets two frames (valid, and
  *    lookups take the newest) instead of being overwritten in place;
@@ -749,6 +756,7 @@ static void restart_hdr(Wal *w) {
   w->hdr.mx_frame = 0;
   w->hdr.change++;
   hdr_publish(w);
+  w->seen = w->hdr; /* invariant 7: the content is the same */
   r0[W_BACKFILL] = 0;
   r0[W_ATTEMPTED] = 0;
   r0[W_READMARK(1)] = 0;
@@ -850,6 +858,7 @@ int wal_append(Wal *w, const WalPage *pages, int n, uint32_t commit_db_size, int
     w->hdr.n_page = commit_db_size;
     w->hdr.change++;
     hdr_publish(w);
+    w->seen = w->hdr; /* invariant 7: our own commit changes nothing we cached */
     if (defer) w->sync_seq = os_group_commit(w->group);
   }
   return SHALE_OK;
