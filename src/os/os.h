@@ -105,6 +105,12 @@ struct OsFileMethods {
   int (*map)(OsFile *, int64_t size);
   int (*fetch)(OsFile *, int64_t off, int amt, void **pp);
   void (*unfetch)(OsFile *, int64_t off, void *p);
+  /* Optional (NULL: nothing to do): drop the map's pages from the process's
+   * resident set; their content stays in the file (and the kernel's cache),
+   * fetched pointers stay valid and the next touch maps a page back in. The
+   * pager calls it every few MiB of mapped reads, so that a scan of a large
+   * file does not grow the process by the file's size. */
+  void (*map_release)(OsFile *);
 };
 
 struct OsVfs {
@@ -146,12 +152,28 @@ static inline int os_can_map(OsFile *f) { return f->methods->map != NULL; }
 static inline int os_map(OsFile *f, int64_t s) { return f->methods->map(f, s); }
 static inline int os_fetch(OsFile *f, int64_t o, int n, void **pp) { return f->methods->fetch(f, o, n, pp); }
 static inline void os_unfetch(OsFile *f, int64_t o, void *p) { f->methods->unfetch(f, o, p); }
+static inline void os_map_release(OsFile *f) {
+  if (f->methods->map_release) f->methods->map_release(f);
+}
+/* Bytes of mapped reads after which a reader calls os_map_release. */
+#define OS_MAP_WINDOW ((int64_t)4 << 20)
 
 /* Open into freshly allocated memory of vfs->file_size bytes; on success *out
  * is the file, to be released with os_close_free(). */
 int os_open_alloc(OsVfs *, const char *path, int flags, int *out_flags, OsFile **out);
 /* Close (if open) and free an OsFile from os_open_alloc. NULL is a no-op. */
 int os_close_free(OsFile *);
+
+/* ---- spill files (os_spill.c) ----
+ * A private temporary file (nobody else can open it: locks are always
+ * granted, sync does nothing) kept in memory while it holds at most limit
+ * bytes; a write or truncate past that moves it, once, to an anonymous file
+ * of `disk` (NULL: the default VFS). For temporary databases and journals
+ * whose size the cache bound should bound in memory. Close with
+ * os_close_free(). */
+int os_open_spill(OsVfs *disk, int64_t limit, int flags, OsFile **out);
+/* 1 once a spill file has moved to disk (for tests). */
+int os_spill_on_disk(OsFile *);
 
 /* ---- the fault-injecting VFS (os_fault.c), for tests ---- */
 

@@ -315,6 +315,7 @@ static const OsFileMethods fault_methods = {
     NULL, /* map: no mapped reads (the pager uses read) */
     NULL,
     NULL,
+    NULL,
 };
 
 /* ------------------------------------------------------------------ vfs */

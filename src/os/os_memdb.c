@@ -124,9 +124,9 @@ static int mem_read(OsFile *pf, void *buf, int amt, int64_t off) {
   return rc;
 }
 
-/* Make room for `size` bytes. The new bytes are left as they are: bytes
- * past size are never read (invariant 3) and whoever moves size up writes
- * or zeroes them first (mem_write, mem_truncate). Caller holds mem_mu. */
+/* Make room for `size` bytes. The new bytes are not cleared: bytes past
+ * size are never read (invariant 3), and writes and truncates that extend
+ * the file zero the gap they open. Caller holds mem_mu. */
 static int grow(MemNode *n, int64_t size) {
   if (size <= n->cap) return SHALE_OK;
   int64_t cap = n->cap ? n->cap : 4096;
@@ -299,6 +299,7 @@ static const OsFileMethods mem_methods = {
     mem_shm_barrier,
     mem_shm_unmap,
     NULL, /* map: no mapped reads (the pager uses read) */
+    NULL,
     NULL,
     NULL,
 };

@@ -643,6 +643,13 @@ static void unix_unfetch(OsFile *pf, int64_t off, void *p) {
   }
 }
 
+static void unix_map_release(OsFile *pf) {
+  UnixFile *f = (UnixFile *)pf;
+  /* A shared file map: the pages stay in the page cache, only our page
+   * table entries go; later reads fault them back with the same bytes. */
+  if (f->map) madvise(f->map, (size_t)f->map_size, MADV_DONTNEED);
+}
+
 static const OsFileMethods unix_methods = {
     unix_close,
     unix_read,
@@ -662,6 +669,7 @@ static const OsFileMethods unix_methods = {
     unix_map,
     unix_fetch,
     unix_unfetch,
+    unix_map_release,
 };
 
 /* ------------------------------------------------------------- the VFS */

@@ -114,9 +114,12 @@ int pager_open(OsVfs *vfs, const char *path, int open_flags, int extra_size, Pag
   if (!p) return SHALE_NOMEM;
   memset(p, 0, sizeof *p);
   p->max_pgno = 1073741823; /* SQLite's SQLITE_MAX_PAGE_COUNT */
-  int memory = !path || !strcmp(path, ":memory:");
+  int memory = !path || !strcmp(path, ":memory:") || !path[0];
+  int temp = path && !path[0]; /* "": a temporary database (spill file) */
   int rc = SHALE_OK;
-  if (memory) {
+  if (temp) {
+    if (!vfs) vfs = os_vfs_find(NULL);
+  } else if (memory) {
     vfs = os_vfs_find("memdb");
   } else if (!vfs) {
     vfs = os_vfs_find(NULL);
@@ -127,6 +130,7 @@ int pager_open(OsVfs *vfs, const char *path, int open_flags, int extra_size, Pag
   }
   p->vfs = vfs;
   p->memory = memory;
+  p->temp = temp;
   p->extra_size = (extra_size + 7) & ~7;
   p->page_size = PAGER_DEFAULT_PAGE_SIZE;
   p->cache_cfg = PAGER_DEFAULT_CACHE_SIZE;
@@ -163,7 +167,10 @@ int pager_open(OsVfs *vfs, const char *path, int open_flags, int extra_size, Pag
     flags = SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_MAIN_DB | SHALE_OPEN_MEMORY;
   }
   int got = flags;
-  rc = os_open_alloc(vfs, memory ? NULL : p->path, flags, &got, &p->fd);
+  if (temp) /* in memory up to the cache bound, then in a file of vfs */
+    rc = os_open_spill(vfs, pager_temp_limit(p), SHALE_OPEN_TEMP_DB, &p->fd);
+  else
+    rc = os_open_alloc(vfs, memory ? NULL : p->path, flags, &got, &p->fd);
   if (rc != SHALE_OK) {
     p->fd = NULL;
     if (rc != SHALE_NOMEM) rc = SHALE_CANTOPEN;
@@ -214,7 +221,7 @@ static int sub_add(Pager *p, PgPage *pg) {
   r->pgno = pg->pgno;
   r->data = NULL;
   r->off = 0;
-  if (p->memory || p->nsub_mem < sub_mem_limit(p)) {
+  if ((p->memory && !p->temp) || p->nsub_mem < sub_mem_limit(p)) {
     r->data = shale_malloc(p->page_size);
     if (!r->data) return SHALE_NOMEM;
     memcpy(r->data, pg->data, p->page_size);
@@ -428,7 +435,7 @@ int64_t pager_set_mmap_size(Pager *p, int64_t n) {
 int64_t pager_mmap_size(Pager *p) { return p->mmap_user < 0 ? 0 : p->mmap_user; }
 int pager_readonly(Pager *p) { return p->readonly; }
 int pager_is_memory(Pager *p) { return p->memory; }
-const char *pager_filename(Pager *p) { return p->memory ? ":memory:" : p->path; }
+const char *pager_filename(Pager *p) { return p->temp ? "" : p->memory ? ":memory:" : p->path; }
 OsVfs *pager_vfs(Pager *p) { return p->vfs; }
 int pager_txn_state(Pager *p) { return p->txn; }
 uint32_t pager_db_size(Pager *p) { return p->db_size; }
@@ -977,13 +984,8 @@ int pager_rollback(Pager *p) {
     PgPage *next;
     for (PgPage *pg = p->dirty_head; pg; pg = next) {
       next = pg->dnext;
-      if (pg->nref == 0) {
-        pager_cache_remove(p, pg);
-      } else {
-        pager_cache_make_clean(p, pg);
-        int rc2 = pager_read_page(p, pg);
-        if (rc2 != SHALE_OK && rc == SHALE_OK) rc = rc2;
-      }
+      int rc2 = pager_cache_forget(p, pg);
+      if (rc2 != SHALE_OK && rc == SHALE_OK) rc = rc2;
     }
     pager_cache_drop_above(p, p->orig_size);
     /* Pages cut off by pager_truncate and still held read as zeros now. */
@@ -1111,7 +1113,9 @@ int pager_get(Pager *p, uint32_t pgno, int flags, PgPage **out) {
   int rc = pager_cache_alloc(p, pgno, &pg);
   if (rc != SHALE_OK) return rc;
   if (flags & PAGER_GET_NOCONTENT) {
-    memset(pg->data, 0, p->page_size);
+    /* A new page past the end is left as it is: the caller overwrites it
+     * all (pager.h); one inside the file reads as zeros. */
+    if (pgno <= p->db_size) memset(pg->data, 0, p->page_size);
     memset(pg->extra, 0, (size_t)p->extra_size);
   } else {
     rc = pager_read_page(p, pg);
@@ -1207,6 +1211,12 @@ int pager_check(Pager *p) {
       if (pg->data != (uint8_t *)(pg + 1)) return SHALE_INTERNAL;
     }
   }
+  int nall = 0;
+  for (PgPage *pg = p->all_head; pg; pg = pg->anext) {
+    if (++nall > n || pager_cache_find(p, pg->pgno) != pg) return SHALE_INTERNAL;
+    if (pg->anext && pg->anext->aprev != pg) return SHALE_INTERNAL;
+  }
+  if (nall != n) return SHALE_INTERNAL;
   for (PgPage *pg = p->lru_head; pg; pg = pg->lnext) {
     nlru++;
     if (pg->nref != 0 || (pg->flags & PG_DIRTY)) return SHALE_INTERNAL;

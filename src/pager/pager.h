@@ -67,7 +67,10 @@ typedef struct PgPage PgPage;
 #define PAGER_VERSION_STAMP 3040001
 
 /* Open the pager on `path` through `vfs`. path NULL or ":memory:" gives a
- * private in-memory database (memdb VFS, journal_mode MEMORY). open_flags are
+ * private in-memory database (memdb VFS, journal_mode MEMORY). path "" gives
+ * a private temporary database (as SQLite's): the same, except that its
+ * file and journal stay in memory only up to the cache bound and then move
+ * to an anonymous file of vfs (NULL: the default VFS). open_flags are
  * SHALE_OPEN_READONLY / READWRITE / CREATE (others passed to the VFS).
  * extra_size bytes of per-page scratch space are reserved (see invariant 4).
  * The file is not read until the first read transaction.
@@ -195,7 +198,9 @@ int pager_truncate(Pager *, uint32_t n);
  * size comes from the header (offset 28) when valid; a valid size larger
  * than the file makes pager_begin_read fail with SHALE_CORRUPT, as SQLite
  * (pages would be missing); extra pages past it are ignored. With
- * PAGER_GET_NOCONTENT an uncached page comes back zero-filled. */
+ * PAGER_GET_NOCONTENT an uncached page inside the database comes back
+ * zero-filled, and one past its end with undefined bytes: the caller must
+ * overwrite all of it (pager_extra() is zeroed either way). */
 int pager_get(Pager *, uint32_t pgno, int flags, PgPage **out);
 /* The page if it is in the cache (new reference), else NULL. No I/O. */
 PgPage *pager_lookup(Pager *, uint32_t pgno);

@@ -18,10 +18,10 @@
  *     (pager_wal.c), which needs no lock beyond the log's WRITE.
  *  4. Over budget with nothing clean and unreferenced (and no spill
  *     possible), the cache grows rather than fail.
- *  5. ncached is the number of pages in the hash table, so a walk over the
- *     buckets stops once it has seen that many (the walks below neither add
- *     pages nor visit one twice): a small cache in a large table, or pages
- *     numbered 1..n in buckets 1..n, costs O(pages), not O(buckets).
+ *  5. Every page in the hash table is on the list all_head (ncached of
+ *     them), so the walks over the whole cache (invalidate, reload_range,
+ *     drop_above, free_all) cost O(cached pages), never O(buckets); they
+ *     take the next page before acting on the current one and add none.
  *  6. Mapped reads: during a read transaction (map != NULL), pages
  *     wholly within [0, map_bytes) are copied from the read-only map of the
  *     database file, where map_bytes <= the file size learned at the start of
@@ -30,6 +30,10 @@
  *     process may truncate the file later; the lock protocol keeps it from
  *     cutting pages our snapshot still reads). Pages in the WAL are read
  *     from the log first, as before; pages written go through the cache.
+ *  7. The map adds at most about OS_MAP_WINDOW bytes (times the kernel's
+ *     fault-around) to the process's resident set: after that many bytes of
+ *     mapped reads its pages are released (os_map_release), so a scan of a
+ *     file larger than the cache costs no more memory than read() would.
  */
 #include <assert.h>
 #include <string.h>
@@ -168,13 +172,9 @@ static void hash_grow(Pager *p) {
   PgPage **h = shale_malloc(n * sizeof(PgPage *));
   if (!h) return; /* longer chains, still correct */
   memset(h, 0, n * sizeof(PgPage *));
-  for (uint32_t i = 0; i < p->nhash; i++) {
-    PgPage *pg = p->hash[i], *next;
-    for (; pg; pg = next) {
-      next = pg->hnext;
-      pg->hnext = h[pg->pgno & (n - 1)];
-      h[pg->pgno & (n - 1)] = pg;
-    }
+  for (PgPage *pg = p->all_head; pg; pg = pg->anext) {
+    pg->hnext = h[pg->pgno & (n - 1)];
+    h[pg->pgno & (n - 1)] = pg;
   }
   shale_free(p->hash);
   p->hash = h;
@@ -187,6 +187,10 @@ void pager_cache_insert(Pager *p, PgPage *pg) {
   uint32_t b = pg->pgno & (p->nhash - 1);
   pg->hnext = p->hash[b];
   p->hash[b] = pg;
+  pg->aprev = NULL;
+  pg->anext = p->all_head;
+  if (p->all_head) p->all_head->aprev = pg;
+  p->all_head = pg;
   p->ncached++;
   if (pg->nref == 0 && !(pg->flags & PG_DIRTY)) pager_cache_lru_add(p, pg);
 }
@@ -199,6 +203,12 @@ static void hash_unlink(Pager *p, PgPage *pg) {
   }
   *pp = pg->hnext;
   pg->hnext = NULL;
+  if (pg->aprev)
+    pg->aprev->anext = pg->anext;
+  else
+    p->all_head = pg->anext;
+  if (pg->anext) pg->anext->aprev = pg->aprev;
+  pg->aprev = pg->anext = NULL;
   p->ncached--;
 }
 
@@ -222,16 +232,12 @@ void pager_cache_remove(Pager *p, PgPage *pg) {
 
 void pager_cache_free_all(Pager *p) {
   if (!p->hash) return;
-  int left = p->ncached; /* invariant 5: stop once every page was seen */
-  for (uint32_t i = 0; i < p->nhash && left > 0; i++) {
-    PgPage *pg = p->hash[i], *next;
-    for (; pg; pg = next) {
-      next = pg->hnext;
-      shale_free(pg);
-      left--;
-    }
-    p->hash[i] = NULL;
+  for (PgPage *pg = p->all_head, *next; pg; pg = next) { /* invariant 5 */
+    next = pg->anext;
+    p->hash[pg->pgno & (p->nhash - 1)] = NULL;
+    shale_free(pg);
   }
+  p->all_head = NULL;
   p->ncached = p->ndirty = p->nrefd = 0;
   p->lru_head = p->lru_tail = p->dirty_head = p->dirty_tail = NULL;
 }
@@ -242,6 +248,10 @@ void pager_cache_set_budget(Pager *p) {
   if (n < 1) n = 1;
   if (n > 0x3fffffff) n = 0x3fffffff;
   p->budget = (int)n;
+}
+
+int64_t pager_temp_limit(Pager *p) {
+  return (int64_t)p->budget * (p->page_size + (uint32_t)p->extra_size);
 }
 
 void pager_cache_trim(Pager *p) {
@@ -265,6 +275,11 @@ int pager_read_page(Pager *p, PgPage *pg) {
   if ((int64_t)pg->pgno * p->page_size <= p->map_bytes) {
     memcpy(pg->data, p->map + (size_t)(pg->pgno - 1) * p->page_size, p->page_size);
     p->stats.mapped++;
+    p->map_read += p->page_size;
+    if (p->map_read >= OS_MAP_WINDOW) { /* invariant 7 */
+      os_map_release(p->fd);
+      p->map_read = 0;
+    }
     return SHALE_OK;
   }
   /* Past the map: the file may have grown since it was made (a checkpoint
@@ -346,20 +361,21 @@ static PgPage *merge(PgPage *a, PgPage *b) {
 static PgPage *sort_list(PgPage *in) {
   /* Bottom-up merge sort with an array of sublists of size 2^i. */
   PgPage *bucket[32];
-  memset(bucket, 0, sizeof bucket);
+  int top = 0; /* buckets [0, top) may be in use */
   while (in) {
     PgPage *pg = in;
     in = in->sort;
     pg->sort = NULL;
     int i = 0;
-    for (; i < 31 && bucket[i]; i++) {
+    for (; i < top && i < 31 && bucket[i]; i++) {
       pg = merge(bucket[i], pg);
       bucket[i] = NULL;
     }
+    if (i == top) bucket[top++] = NULL;
     bucket[i] = merge(bucket[i], pg);
   }
   PgPage *out = NULL;
-  for (int i = 0; i < 32; i++) out = merge(bucket[i], out);
+  for (int i = 0; i < top; i++) out = merge(bucket[i], out);
   return out;
 }
 
@@ -445,26 +461,25 @@ int pager_cache_alloc(Pager *p, uint32_t pgno, PgPage **out) {
 
 /* ---- invalidation ---- */
 
+int pager_cache_forget(Pager *p, PgPage *pg) {
+  if (pg->nref == 0) {
+    pager_cache_remove(p, pg);
+    return SHALE_OK;
+  }
+  pager_cache_make_clean(p, pg);
+  return pager_read_page(p, pg);
+}
+
 int pager_cache_invalidate(Pager *p, int clean_only) {
   int rc = SHALE_OK;
   p->data_version++;
-  int left = p->ncached; /* invariant 5 */
-  for (uint32_t i = 0; i < p->nhash && left > 0; i++) {
-    PgPage *pg = p->hash[i], *next;
-    for (; pg; pg = next) {
-      next = pg->hnext;
-      left--;
-      if (clean_only && (pg->flags & PG_DIRTY)) continue;
-      if (pg->nref == 0) {
-        pager_cache_remove(p, pg);
-      } else {
-        pager_cache_make_clean(p, pg);
-        int rc2 = pager_read_page(p, pg);
-        if (rc2 != SHALE_OK) {
-          memset(pg->data, 0, p->page_size);
-          if (rc == SHALE_OK) rc = rc2;
-        }
-      }
+  for (PgPage *pg = p->all_head, *next; pg; pg = next) { /* invariant 5 */
+    next = pg->anext;
+    if (clean_only && (pg->flags & PG_DIRTY)) continue;
+    int rc2 = pager_cache_forget(p, pg);
+    if (rc2 != SHALE_OK) { /* pg is referenced (still there) */
+      memset(pg->data, 0, p->page_size);
+      if (rc == SHALE_OK) rc = rc2;
     }
   }
   return rc;
@@ -472,40 +487,25 @@ int pager_cache_invalidate(Pager *p, int clean_only) {
 
 int pager_cache_reload_range(Pager *p, uint32_t lo, uint32_t hi) {
   int rc = SHALE_OK;
-  int left = p->ncached; /* invariant 5 */
-  for (uint32_t i = 0; i < p->nhash && left > 0; i++) {
-    PgPage *pg = p->hash[i], *next;
-    for (; pg; pg = next) {
-      next = pg->hnext;
-      left--;
-      if (pg->pgno < lo || pg->pgno > hi) continue;
-      if (pg->nref == 0) {
-        pager_cache_remove(p, pg);
-      } else {
-        pager_cache_make_clean(p, pg);
-        int rc2 = pager_read_page(p, pg);
-        if (rc2 != SHALE_OK && rc == SHALE_OK) rc = rc2;
-      }
-    }
+  for (PgPage *pg = p->all_head, *next; pg; pg = next) { /* invariant 5 */
+    next = pg->anext;
+    if (pg->pgno < lo || pg->pgno > hi) continue;
+    int rc2 = pager_cache_forget(p, pg);
+    if (rc2 != SHALE_OK && rc == SHALE_OK) rc = rc2;
   }
   return rc;
 }
 
 void pager_cache_drop_above(Pager *p, uint32_t n) {
-  int left = p->ncached; /* invariant 5 */
-  for (uint32_t i = 0; i < p->nhash && left > 0; i++) {
-    PgPage *pg = p->hash[i], *next;
-    for (; pg; pg = next) {
-      next = pg->hnext;
-      left--;
-      if (pg->pgno <= n) continue;
-      if (pg->nref == 0) {
-        pager_cache_remove(p, pg);
-      } else {
-        pager_cache_make_clean(p, pg);
-        memset(pg->data, 0, p->page_size);
-        memset(pg->extra, 0, (size_t)p->extra_size);
-      }
+  for (PgPage *pg = p->all_head, *next; pg; pg = next) { /* invariant 5 */
+    next = pg->anext;
+    if (pg->pgno <= n) continue;
+    if (pg->nref == 0) {
+      pager_cache_remove(p, pg);
+    } else {
+      pager_cache_make_clean(p, pg);
+      memset(pg->data, 0, p->page_size);
+      memset(pg->extra, 0, (size_t)p->extra_size);
     }
   }
 }

@@ -12,8 +12,9 @@
  * Nothing outside src/pager/ includes this header.
  *
  * Invariants (checked by pager_check()):
- *  1. Every cached page is in the hash table exactly once. A page is on the
- *     LRU list iff nref == 0 and it is clean; on the dirty list iff dirty.
+ *  1. Every cached page is in the hash table and on the all_head list
+ *     exactly once. A page is on the LRU list iff nref == 0 and it is
+ *     clean; on the dirty list iff dirty.
  *  2. ncached <= budget, or the LRU list is empty (everything over budget is
  *     referenced or dirty and could not be spilled).
  *  3. A dirty page with pgno <= orig_size is in the journalled set (unless
@@ -40,6 +41,7 @@ struct PgPage {
   int nref;
   int flags;
   PgPage *hnext;              /* hash chain */
+  PgPage *aprev, *anext;      /* list of every cached page (cache walks) */
   PgPage *lprev, *lnext;      /* LRU list (clean, unreferenced) */
   PgPage *dprev, *dnext;      /* dirty list */
   PgPage *sort;               /* scratch link for sorting at commit */
@@ -72,13 +74,15 @@ struct Pager {
   OsVfs *vfs;
   OsFile *fd;          /* database file */
   OsFile *jfd;         /* journal (file or memdb anonymous file), or NULL */
+  OsFile *jspare;      /* emptied in-memory journal kept for the next txn */
   char *path;          /* full path of the database, NULL if in-memory */
   char *jpath;         /* path of the journal, NULL if in-memory */
   int readonly;
   uint64_t data_version; /* pager_data_version() */
   uint32_t max_pgno;     /* pager_max_page_count() */
   uint64_t ext_version;  /* pager_ext_version() */
-  int memory;
+  int memory;            /* private to this pager: ":memory:" or a temporary database */
+  int temp;              /* temporary database: its file and journal are spill files */
   int extra_size;
 
   uint32_t page_size;
@@ -130,6 +134,7 @@ struct Pager {
   int ncached;
   int ndirty;
   int nrefd;           /* pages with nref > 0 */
+  PgPage *all_head;    /* every cached page, through aprev/anext */
   PgPage *lru_head, *lru_tail;
   PgPage *dirty_head, *dirty_tail;
   int in_spill;        /* re-entrancy guard */
@@ -153,6 +158,7 @@ struct Pager {
   int64_t map_len;     /* size last given to os_map (0 = none) */
   uint8_t *map;        /* fetched during a read transaction: the file's start */
   int64_t map_bytes;   /* bytes [0, map_bytes) of the file are read from map */
+  int64_t map_read;    /* bytes read from the map since its last release */
 
   PagerStats stats;
 };
@@ -161,6 +167,10 @@ struct Pager {
  * mmap_size, 0x7fff0000): reads of pages in the file go through the map. */
 #define PAGER_MMAP_MAX ((int64_t)0x7fff0000)
 #define PAGER_MMAP_DEFAULT PAGER_MMAP_MAX
+
+/* Bytes a temporary database's file or journal keeps in memory before it
+ * moves to disk: the cache bound (pager_cache_set_budget) in bytes. */
+int64_t pager_temp_limit(Pager *);
 
 /* ---- pgset (pager_cache.c) ---- */
 void pgset_clear(PgSet *);
@@ -189,6 +199,9 @@ void pager_cache_trim(Pager *);
  * from disk (or zeroed past db_size) with extra zeroed and made clean.
  * clean_only: leave dirty pages alone. */
 int pager_cache_invalidate(Pager *, int clean_only);
+/* Forget pg's content: removed (and freed) if unreferenced, else made
+ * clean and reloaded from disk (the read's error is returned). */
+int pager_cache_forget(Pager *, PgPage *);
 /* Drop (unreferenced) or reload (referenced) cached pages lo..hi. */
 int pager_cache_reload_range(Pager *, uint32_t lo, uint32_t hi);
 /* Drop cached pages with pgno > n (truncate / savepoint rollback). */

@@ -27,6 +27,11 @@
  *     end of file, and never writes a page past the journal's initial size.
  *  4. A journal naming a super-journal that no longer exists is not played
  *     back (the multi-database commit stood); it is deleted.
+ *  5. A journal in memory (journal_mode=MEMORY, an in-memory or temporary
+ *     database) is emptied, not freed, at the end of a transaction and
+ *     reused by the next (jspare), unless it grew past JOURNAL_KEEP_MAX; a
+ *     temporary database's journal is a spill file (os_open_spill), so it
+ *     holds at most the cache bound in memory.
  */
 #include <assert.h>
 #include <string.h>
@@ -36,6 +41,7 @@
 static const uint8_t MAGIC[8] = {0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7};
 #define JHDR_BYTES 28
 #define JSECTOR 512
+#define JOURNAL_KEEP_MAX ((int64_t)1 << 20)
 
 uint32_t pager_journal_cksum(uint32_t nonce, const uint8_t *data, uint32_t page_size) {
   uint32_t ck = nonce;
@@ -61,8 +67,24 @@ static int64_t align_up(int64_t off, uint32_t sector) {
 void pager_journal_close(Pager *p) {
   if (p->jfd) os_close_free(p->jfd);
   p->jfd = NULL;
+  os_close_free(p->jspare);
+  p->jspare = NULL;
   shale_free(p->jbuf);
   p->jbuf = NULL;
+}
+
+/* A journal in memory (MEMORY, or a temporary database's spill file)
+ * finished with: kept, emptied, for the next transaction (invariant 5),
+ * unless it grew large. */
+static void journal_keep(Pager *p) {
+  OsFile *f = p->jfd;
+  p->jfd = NULL;
+  if (p->jofs <= JOURNAL_KEEP_MAX && os_truncate(f, 0) == SHALE_OK) {
+    os_close_free(p->jspare);
+    p->jspare = f;
+  } else {
+    os_close_free(f);
+  }
 }
 
 /* Open the journal for the write transaction. */
@@ -79,6 +101,13 @@ static int journal_open(Pager *p) {
       rc = os_file_size(p->jfd, &sz);
       if (rc == SHALE_OK && sz > 0) rc = os_truncate(p->jfd, 0);
     }
+  } else if (p->jspare) {
+    p->jfd = p->jspare; /* emptied by journal_keep */
+    p->jspare = NULL;
+    rc = SHALE_OK;
+  } else if (p->temp) {
+    /* a temporary database: in memory up to the cache bound, then on disk */
+    rc = os_open_spill(p->vfs, pager_temp_limit(p), SHALE_OPEN_TEMP_JOURNAL, &p->jfd);
   } else {
     OsVfs *mem = os_vfs_find("memdb");
     if (!mem) return SHALE_CANTOPEN;
@@ -145,12 +174,22 @@ int pager_journal_page(Pager *p, PgPage *pg) {
     p->jbuf = shale_malloc(p->page_size + 8);
     if (!p->jbuf) return SHALE_NOMEM;
   }
-  /* One write per record: pgno, image, checksum. */
   int64_t at = p->jofs;
-  util_put4(p->jbuf, pg->pgno);
-  memcpy(p->jbuf + 4, pg->data, p->page_size);
-  util_put4(p->jbuf + 4 + p->page_size, pager_journal_cksum(p->jnonce, pg->data, p->page_size));
-  rc = os_write(p->jfd, p->jbuf, (int)p->page_size + 8, at);
+  uint32_t ck = pager_journal_cksum(p->jnonce, pg->data, p->page_size);
+  if (pager_journal_uses_file(p)) {
+    /* One system call per record: pgno, image, checksum. */
+    util_put4(p->jbuf, pg->pgno);
+    memcpy(p->jbuf + 4, pg->data, p->page_size);
+    util_put4(p->jbuf + 4 + p->page_size, ck);
+    rc = os_write(p->jfd, p->jbuf, (int)p->page_size + 8, at);
+  } else {
+    /* In memory: three writes spare a copy of the page. */
+    util_put4(p->jbuf, pg->pgno);
+    util_put4(p->jbuf + 4, ck);
+    rc = os_write(p->jfd, p->jbuf, 4, at);
+    if (rc == SHALE_OK) rc = os_write(p->jfd, pg->data, (int)p->page_size, at + 4);
+    if (rc == SHALE_OK) rc = os_write(p->jfd, p->jbuf + 4, 4, at + 4 + p->page_size);
+  }
   if (rc != SHALE_OK) return rc;
   p->jofs = at + 8 + p->page_size;
   p->jnrec++;
@@ -216,7 +255,7 @@ int pager_journal_finalize(Pager *p) {
   int rc = SHALE_OK;
   if (!p->jfd) return SHALE_OK;
   if (!pager_journal_uses_file(p)) {
-    pager_journal_close(p);
+    journal_keep(p);
     return SHALE_OK;
   }
   int full = p->sync_level >= PAGER_SYNC_FULL;

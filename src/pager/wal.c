@@ -35,6 +35,12 @@
  *     mxFrame) and within the log's size at its last fstat; READ(i) keeps
  *     any restart or truncation of the log from cutting them. The map may
  *     extend past the end of the log (never touched there).
+ *  7. `changed` of wal_begin_read compares the header with `seen`, the one
+ *     of this connection's last snapshot -- or of its own last commit or
+ *     restart, which change nothing this connection has cached (SQLite's
+ *     pager keeps its cache across its own commits the same way). So a
+ *     writer's cache survives its commits; another connection's commit (or
+ *     a recovery) still drops it.
  *
  * Not done yet (differences from SQLite 3.40, docs/format.md):
  *  - a page written twice in one transaction gets two frames (valid, and
@@ -133,6 +139,7 @@ struct Wal {
   int64_t map_len;    /* bytes last given to os_map */
   int64_t wf_known;   /* the log's size at its last fstat (0 = unknown) */
   uint32_t map_mx;    /* mxFrame at the last map_begin (a drop: restart) */
+  int64_t map_read;   /* bytes read from the map since its last release */
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -715,6 +722,11 @@ int wal_read_frame(Wal *w, uint32_t frame, uint8_t *buf) {
   int64_t off = WAL_HDRSIZE + (int64_t)(frame - 1) * (FRAME_HDRSIZE + w->page_size) + FRAME_HDRSIZE;
   if (frame <= w->map_frames) {
     memcpy(buf, w->map + off, w->page_size);
+    w->map_read += w->page_size;
+    if (w->map_read >= OS_MAP_WINDOW) { /* a bounded resident set, as the pager's map */
+      os_map_release(w->wf);
+      w->map_read = 0;
+    }
     return SHALE_OK;
   }
   int rc = os_read(w->wf, buf, (int)w->page_size, off);
@@ -754,6 +766,7 @@ static void restart_hdr(Wal *w) {
   w->hdr.mx_frame = 0;
   w->hdr.change++;
   hdr_publish(w);
+  w->seen = w->hdr; /* invariant 7: the content is the same */
   r0[W_BACKFILL] = 0;
   r0[W_ATTEMPTED] = 0;
   r0[W_READMARK(1)] = 0;
@@ -855,6 +868,7 @@ int wal_append(Wal *w, const WalPage *pages, int n, uint32_t commit_db_size, int
     w->hdr.n_page = commit_db_size;
     w->hdr.change++;
     hdr_publish(w);
+    w->seen = w->hdr; /* invariant 7: our own commit changes nothing we cached */
     if (defer) w->sync_seq = os_group_commit(w->group);
   }
   return SHALE_OK;

@@ -427,11 +427,12 @@ static void rowset_sort(VmRowSet *rs) {
   rs->sorted = 1;
 }
 
-/* The in-memory database holding ephemeral tables. */
+/* The temporary database holding ephemeral tables: in memory while it fits
+ * the cache bound, then in a temp file (path "", as SQLite's). */
 static int eph_open(Vm *v) {
   if (v->eph && btree_txn_state(v->eph) == PAGER_TXN_WRITE) return SHALE_OK;
   int rc = SHALE_OK;
-  if (!v->eph) rc = btree_open(NULL, NULL, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, &v->eph);
+  if (!v->eph) rc = btree_open(NULL, "", SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, &v->eph);
   if (rc == SHALE_OK) rc = btree_begin(v->eph, BTREE_TXN_WRITE);
   if (rc && v->eph) {
     btree_close(v->eph);

@@ -274,6 +274,41 @@ TEST(wal_two_pagers_snapshot) {
   CHECK(!file_exists(side_path(db, "-wal")));
 }
 
+/* A writer's own commits leave its cache valid (wal.c invariant 7): the
+ * next transactions read every page from the cache; another pager's commit
+ * still makes it drop the cache and see the new content. */
+TEST(wal_own_commit_keeps_cache) {
+  const char *db = test_path("keep.db");
+  unlink(db);
+  Pager *a, *b;
+  CHECK_OK(open_pager(db, &a));
+  CHECK_OK(open_pager(db, &b));
+  CHECK_OK(write_all(a, 8, 1));
+  pager_end_read(a);
+  CHECK_EQ(pager_set_journal_mode(a, PAGER_JOURNAL_WAL), PAGER_JOURNAL_WAL);
+  CHECK_OK(write_all(a, 8, 2));
+  pager_end_read(a);
+  CHECK_EQ(count_bad(a, 8, 2), 0);
+  PagerStats s0, s1;
+  pager_stats(a, &s0);
+  for (uint32_t k = 3; k < 6; k++) {
+    CHECK_OK(write_all(a, 8, k)); /* a restart of the log, then commits */
+    pager_end_read(a);
+    CHECK_EQ(count_bad(a, 8, k), 0);
+  }
+  pager_stats(a, &s1);
+  CHECK_EQ(s1.misses, s0.misses);
+  /* b commits: a must not trust its cache. */
+  CHECK_OK(write_all(b, 8, 9));
+  pager_end_read(b);
+  CHECK_EQ(count_bad(a, 8, 9), 0);
+  pager_stats(a, &s0);
+  CHECK(s0.misses > s1.misses);
+  CHECK_OK(pager_check(a));
+  CHECK_OK(pager_close(b));
+  CHECK_OK(pager_close(a));
+}
+
 TEST(wal_crash_recovery) {
   const char *db = test_path("cr.db"), *cp = test_path("cr-copy.db");
   unlink(db);
