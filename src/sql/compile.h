@@ -208,6 +208,17 @@ typedef struct SrcItem {
                             EXPLAIN QUERY PLAN row reads "SCAN x VIRTUAL TABLE INDEX
                             (vtab_idx - 1):" */
   int idb;               /* SRC_TABLE: the table's database (CompileEnv.dbs index) */
+  /* A parenthesized join (SQLite's nested FROM): nest is its SELECT * (its
+   * SelInfo.ncols say which table name each result column answers to) and
+   * nest_tab that result's Table. Either the item itself is that subquery
+   * (sub == nest, materialized) or the join was flattened: its items follow
+   * here, this one first (nest_n items), the others marked in_nest; names
+   * are looked up through the first one (src_nest_ref). */
+  SqlSelect *nest;
+  Table *nest_tab;
+  const char *nest_alias; /* its alias, or NULL */
+  int nest_n;
+  uint8_t in_nest;
 } SrcItem;
 
 struct SrcList {

@@ -96,6 +96,9 @@ struct WhereInfo {
   Planner pl;
   Plan plan;
   PlanItem *items;
+  /* terms [on_start[i], on_start[i + 1]) came from item i's ON clause,
+   * [on_start[n], nterm) from WHERE */
+  int *on_start;
   int brk;      /* after every loop */
   int order_ok; /* the loops deliver order_by */
 };
@@ -206,11 +209,28 @@ static void code_ready_terms(WhereInfo *w, uint8_t *coded, uint64_t have, int la
   for (int i = 0; i < w->pl.nterm; i++) {
     PlanTerm *t = &w->pl.terms[i];
     if (coded[i] || t->parent >= 0 || t->on_item >= 0) continue;
-    if (t->on_item == -2 && !last) continue;
+    int from = -1; /* the item whose ON holds the term, -1 for WHERE */
+    for (int k = 0; k < w->nlevel && w->on_start; k++)
+      if (i >= w->on_start[k] && i < w->on_start[k + 1]) from = k;
+    /* the ON of an inner join right of a RIGHT JOIN: at its own item's
+     * loop or later (never filtering the rows a RIGHT JOIN item on its
+     * left matches); WHERE: after every loop */
+    if (t->on_item == -2 && !last && (from < 0 || !(have & bit(from)))) continue;
     if ((t->mask & ~have) != 0) continue;
     if (t->varies && !last) continue;
     coded[i] = 1;
+    /* the ON of an inner join left of a RIGHT/FULL JOIN item belongs to
+     * that join's left side: not tested on its unmatched rows (SQLite
+     * tests only WHERE terms there) */
+    int skip = 0;
+    for (int k = 0; from >= 0 && k < w->nlevel; k++) {
+      WLevel *R = &w->lv[k];
+      if (!R->rj_mode || R->item <= from) continue;
+      if (!skip) skip = emit_label(w->p);
+      emit(w->p, OP_If, R->rj_mode, skip, 0);
+    }
     code_term(w, t, label);
+    if (skip) emit_resolve(w->p, skip);
   }
 }
 
@@ -816,12 +836,16 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
   /* With a RIGHT JOIN the WHERE (and the ON of an inner join right of it)
    * applies after the unmatched rows are added: it filters nothing before
    * the last loop (on_item -2) */
+  w->on_start = parse_alloc(p, sizeof(int) * (size_t)(n + 1));
+  if (!w->on_start) return NULL;
   for (int i = 0; i < n; i++) {
     SrcItem *it = &src->a[i];
     int on = (it->jointype & (SQL_JOIN_LEFT | SQL_JOIN_RIGHT)) ? i : -1;
     if (on < 0 && w->right >= 0 && i > w->right) on = -2;
+    w->on_start[i] = w->pl.nterm;
     plan_add_clause(&w->pl, it->on, on);
   }
+  w->on_start[n] = w->pl.nterm;
   plan_add_clause(&w->pl, where, w->right >= 0 ? -2 : -1);
   if (parse_failed(p)) return NULL;
   int pflags = 0;
@@ -833,7 +857,9 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
     else parse_error_code(p, rc, "query planner failed");
     return NULL;
   }
-  w->order_ok = order_by && order_by->n > 0 && w->plan.order_ok;
+  /* the unmatched rows of a RIGHT/FULL JOIN come after the loops: no
+   * order is delivered then */
+  w->order_ok = order_by && order_by->n > 0 && w->plan.order_ok && w->right < 0;
   uint8_t *coded = w->pl.nterm ? parse_alloc(p, (size_t)w->pl.nterm) : NULL;
   if (w->pl.nterm && !coded) return NULL;
 
