@@ -202,13 +202,36 @@ void parse_set_cover(Parse *p, int tab_cur, const Index *idx, int idx_cur) {
   p->covers[p->ncover].tab_cur = tab_cur;
   p->covers[p->ncover].idx_cur = idx_cur;
   p->covers[p->ncover].idx = idx;
+  p->covers[p->ncover].reg = 0;
   p->ncover++;
 }
 
 const struct ParseCover *parse_find_cover(const Parse *p, int tab_cur) {
   for (int i = 0; i < p->ncover; i++)
-    if (p->covers[i].tab_cur == tab_cur && p->covers[i].idx) return &p->covers[i];
+    if (p->covers[i].tab_cur == tab_cur && (p->covers[i].idx || p->covers[i].reg))
+      return &p->covers[i];
   return NULL;
+}
+
+void parse_set_coroutine(Parse *p, int tab_cur, int reg) {
+  for (int i = 0; i < p->ncover; i++)
+    if (p->covers[i].tab_cur == tab_cur) {
+      p->covers[i].reg = reg;
+      return;
+    }
+  if (!reg) return;
+  if (p->ncover == p->capcover) {
+    int cap = p->capcover ? p->capcover * 2 : 8;
+    struct ParseCover *a = parse_alloc(p, sizeof *a * (size_t)cap);
+    if (!a) return;
+    if (p->ncover) memcpy(a, p->covers, sizeof *a * (size_t)p->ncover);
+    p->covers = a;
+    p->capcover = cap;
+  }
+  memset(&p->covers[p->ncover], 0, sizeof p->covers[0]);
+  p->covers[p->ncover].tab_cur = tab_cur;
+  p->covers[p->ncover].reg = reg;
+  p->ncover++;
 }
 
 int parse_eqp(Parse *p, const char *fmt, ...) {

@@ -431,7 +431,8 @@ static int cte_width_ok(Parse *p, const SqlCte *cte, SqlSelect *s) {
   return 1;
 }
 
-static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope *sc, int i) {
+static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope *sc, int i,
+                    NameCtx *outer) {
   SelectState *st = select_state(p);
   const SqlCte *cte = &sc->with->a[i];
   const char *base = sc->text ? sc->text : p->sql;
@@ -461,6 +462,7 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
   st->text = txt;
   it->kind = SRC_SUBQUERY;
   it->name = a->alias ? a->alias : a->name;
+  it->cte_materialized = cte->materialized == 1;
   int bad = 0;
   if (sc->with->recursive && select_names(copy, cte->name)) {
     SqlSelect *rec = copy;
@@ -479,7 +481,7 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
       SqlExpr *lim = rec->limit, *off = rec->offset;
       rec->limit = rec->offset = NULL;
       rec->order_by = NULL;
-      bad = select_resolve(p, setup, NULL);
+      bad = select_resolve(p, setup, outer);
       if (!bad && !cte_width_ok(p, cte, setup)) bad = 1;
       Table *t = bad ? NULL : select_result_table(p, setup, cte->name, cte->columns);
       if (!t) bad = 1;
@@ -496,7 +498,7 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
         st->rec_cursor = emit_cursor(p);
         st->rec_refs = 0;
         int ccur = st->rec_cursor;
-        bad = select_resolve(p, rec, NULL);
+        bad = select_resolve(p, rec, outer);
         st->rec_name = sn;
         st->rec_tab = stab;
         st->rec_cursor = scur;
@@ -526,7 +528,7 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
       }
     }
   } else {
-    bad = select_resolve(p, copy, NULL);
+    bad = select_resolve(p, copy, outer);
     if (!bad && !cte_width_ok(p, cte, copy)) bad = 1;
     if (!bad) {
       it->sub = copy;
@@ -705,7 +707,7 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
     for (struct CteScope *sc = st0->ctes; sc; sc = sc->up)
       for (int i = 0; i < sc->nvisible; i++)
         if (util_stricmp(sc->with->a[i].name, a->name) == 0) {
-          if (cte_item(p, it, a, sc, i)) return 1;
+          if (cte_item(p, it, a, sc, i, outer)) return 1;
           s->n++;
           return 0;
         }
@@ -1203,6 +1205,8 @@ static int has_correl(const SqlSelect *s) {
     if (s->info && (s->info->nc.flags & NC_HAS_CORREL)) return 1;
   return 0;
 }
+
+int select_has_correl(const SqlSelect *s) { return has_correl(s); }
 
 static int resolve_values(Parse *p, SqlSelect *s, SelInfo *info) {
   SqlExprList *rows = s->cols;
@@ -2705,13 +2709,23 @@ int select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
 }
 
 /* A recursive CTE: setup rows into a queue; then, until the queue is
- * empty, move its first row into the current-row table and the result, and
- * run the recursive part (which reads the current row) into the queue. */
-static void rec_cte_code(Parse *p, struct RecCte *r) {
+ * empty, take its first row out into the current-row table and the result,
+ * and run the recursive part (which reads the current row) into the queue.
+ * The result is the item's table (materialized once), or, for an item run
+ * as a co-routine, each row yielded in it->co_out..: the consumer's LIMIT or
+ * early exit stops the recursion, and only the pending rows are kept. */
+static void rec_cte_code(Parse *p, struct RecCte *r, SrcItem *it) {
   int n = r->ncol;
+  int co = it->co_reg;
   int after = emit_label(p), done = emit_label(p), top = emit_label(p);
-  emit(p, OP_Once, 0, after, 0);
-  emit(p, OP_OpenEphemeral, r->cursor, n, 0);
+  if (co) {
+    int a = emit_addr(p);
+    emit(p, OP_InitCoroutine, co, after, a + 1);
+  } else {
+    /* a correlated CTE is computed again for each outer row */
+    if (!has_correl(r->setup) && !has_correl(r->rec)) emit(p, OP_Once, 0, after, 0);
+    emit(p, OP_OpenEphemeral, r->cursor, n, 0);
+  }
   int q = emit_cursor(p);
   emit(p, OP_OpenEphemeral, q, n, 0);
   int dcur = -1;
@@ -2737,7 +2751,13 @@ static void rec_cte_code(Parse *p, struct RecCte *r) {
     }
   }
   SelectDest dq = {SD_CTEQ, q, 0, dcur + 1, n, NULL};
+  int save = p->eqp_parent;
+  int top_eqp = parse_eqp(p, "%s %s", co ? "CO-ROUTINE" : "MATERIALIZE",
+                          it->name ? it->name : it->tab->name);
+  p->eqp_parent = top_eqp;
+  p->eqp_parent = parse_eqp(p, "SETUP");
   select_code(p, r->setup, &dq);
+  p->eqp_parent = top_eqp;
   int regs = emit_regs(p, n);
   int rec = emit_regs(p, 3);
   emit_resolve(p, top);
@@ -2750,24 +2770,49 @@ static void rec_cte_code(Parse *p, struct RecCte *r) {
   emit(p, OP_Insert, r->cur_cursor, rec, rec + 1);
   int skipo = emit_label(p);
   if (ro) emit(p, OP_IfPos, ro, skipo, 1);
-  emit(p, OP_NewRowid, r->cursor, rec + 2, 0);
-  emit(p, OP_Insert, r->cursor, rec, rec + 2);
+  if (co) {
+    emit(p, OP_Copy, regs, it->co_out, n - 1);
+    emit(p, OP_Yield, co, 0, 0);
+  } else {
+    emit(p, OP_NewRowid, r->cursor, rec + 2, 0);
+    emit(p, OP_Insert, r->cursor, rec, rec + 2);
+  }
   if (rl) emit(p, OP_DecrJumpZero, rl, done, 0);
   emit_resolve(p, skipo);
+  p->eqp_parent = parse_eqp(p, "RECURSIVE STEP");
   select_code(p, r->rec, &dq);
+  p->eqp_parent = save;
   emit(p, OP_Goto, 0, top, 0);
   emit_resolve(p, done);
+  if (co) emit(p, OP_EndCoroutine, co, 0, 0);
   emit_resolve(p, after);
+}
+
+static struct RecCte *rec_find(Parse *p, int cursor) {
+  SelectState *st = select_state(p);
+  for (struct RecCte *r = st ? st->recs : NULL; r; r = r->next)
+    if (r->cursor == cursor) return r;
+  return NULL;
+}
+
+int src_can_coroutine(Parse *p, const SrcItem *it) {
+  if (it->kind != SRC_SUBQUERY || !it->sub || parse_failed(p) || it->refill) return 0;
+  if (rec_find(p, it->cursor)) return 1;
+  if (tvf_find(p, it->cursor) || it->vtab_idx) return 0; /* filled by an op */
+  SelectState *st = select_state(p);
+  for (struct CookieItem *c = st ? st->cookies : NULL; c; c = c->next)
+    if (c->cursor == it->cursor) return 0;
+  return !it->cte_materialized; /* WITH x AS MATERIALIZED: SQLite materializes it */
 }
 
 void src_code_subquery(Parse *p, SrcItem *it) {
   if (parse_failed(p) || !it || it->kind != SRC_SUBQUERY || !it->sub) return;
   SelectState *st = select_state(p);
-  for (struct RecCte *r = st ? st->recs : NULL; r; r = r->next)
-    if (r->cursor == it->cursor) {
-      rec_cte_code(p, r);
-      return;
-    }
+  struct RecCte *rc = rec_find(p, it->cursor);
+  if (rc) {
+    rec_cte_code(p, rc, it);
+    return;
+  }
   for (struct CookieItem *c = st ? st->cookies : NULL; c; c = c->next)
     if (c->cursor == it->cursor) {
       int r = emit_regs(p, 3);
@@ -2788,6 +2833,19 @@ void src_code_subquery(Parse *p, SrcItem *it) {
     emit(p, OP_OpenEphemeral, it->cursor, it->tab->ncol, 0);
     emit_resolve(p, opened);
     if (!it->refill) tvf_fill(p, ti, it);
+    return;
+  }
+  if (it->co_reg) { /* a co-routine: started again here, yields each row */
+    int after = emit_label(p), a = emit_addr(p);
+    int n = select_ncol(it->sub);
+    emit(p, OP_InitCoroutine, it->co_reg, after, a + 1);
+    SelectDest d = {SD_COROUTINE, 0, it->co_reg, it->co_out, n, NULL};
+    int save = p->eqp_parent;
+    p->eqp_parent = parse_eqp(p, "CO-ROUTINE %s", it->name ? it->name : it->tab->name);
+    select_code(p, it->sub, &d);
+    p->eqp_parent = save;
+    emit(p, OP_EndCoroutine, it->co_reg, 0, 0);
+    emit_resolve(p, after);
     return;
   }
   int correlated = has_correl(it->sub);

@@ -794,6 +794,23 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
   hc->p = p;
   hc->src = src;
 
+  /* A subquery, view or CTE as the first item, alone or followed by an
+   * outer or CROSS join, in a list without RIGHT JOIN (SQLite's rule: the
+   * loops keep it outermost) runs as a co-routine: its rows stream to the
+   * loops, so a LIMIT or an early exit stops it */
+  int co_first = 0;
+  if (n > 0 && !(flags & WHERE_ONEPASS) && src_can_coroutine(p, &src->a[0]) &&
+      (n == 1 || (src->a[1].jointype & (SQL_JOIN_LEFT | SQL_JOIN_CROSS)))) {
+    co_first = 1;
+    for (int i = 0; i < n; i++)
+      if (src->a[i].jointype & SQL_JOIN_RIGHT) co_first = 0;
+  }
+  if (co_first) {
+    SrcItem *f = &src->a[0];
+    f->co_reg = emit_regs(p, 1);
+    f->co_out = emit_regs(p, f->tab->ncol > 0 ? f->tab->ncol : 1);
+    parse_set_coroutine(p, f->cursor, f->co_out);
+  }
   w->right = -1;
   for (int i = 0; i < n; i++) {
     SrcItem *it = &src->a[i];
@@ -819,6 +836,7 @@ WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *orde
     /* the planner treats a RIGHT JOIN item like a LEFT one: only its ON
      * terms restrict it, and it stays after the items on its left */
     if (it->jointype & SQL_JOIN_RIGHT) pi->jointype |= SQL_JOIN_LEFT;
+    if (co_first && i > 0) pi->after |= 1; /* the co-routine stays outermost */
     /* a table-valued function reading other items is looped inside them */
     for (int k = 0; it->refill && it->tvf_args && k < it->tvf_args->n; k++)
       pi->after |= hook_mask(hc, it->tvf_args->a[k].expr) & ~((uint64_t)1 << i);
@@ -1057,4 +1075,8 @@ void where_end(WhereInfo *w) {
   for (int k = 0; k < w->nlevel; k++)
     if (w->lv[k].rj_mode) rj_pass(w, &w->lv[k]);
   emit_resolve(p, w->brk);
+  for (int k = 0; k < w->nlevel; k++) {
+    SrcItem *it = &w->src->a[w->lv[k].item];
+    if (it->co_reg) parse_set_coroutine(p, it->cursor, 0);
+  }
 }
