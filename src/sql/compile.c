@@ -224,33 +224,43 @@ void parse_set_db(Parse *p, int idb) {
   p->schema = parse_db_schema(p, idb);
 }
 
-void parse_set_cover(Parse *p, int tab_cur, const Index *idx, int idx_cur) {
-  for (int i = 0; i < p->ncover; i++) {
-    if (p->covers[i].tab_cur == tab_cur) {
-      p->covers[i].idx = idx;
-      p->covers[i].idx_cur = idx_cur;
-      return;
-    }
-  }
-  if (!idx) return;
+/* The redirection entry of cursor tab_cur; a new zeroed one when create
+ * (NULL when there is none, or out of memory). */
+static struct ParseCover *cover_entry(Parse *p, int tab_cur, int create) {
+  for (int i = 0; i < p->ncover; i++)
+    if (p->covers[i].tab_cur == tab_cur) return &p->covers[i];
+  if (!create) return NULL;
   if (p->ncover == p->capcover) {
     int cap = p->capcover ? p->capcover * 2 : 8;
     struct ParseCover *a = parse_alloc(p, sizeof *a * (size_t)cap);
-    if (!a) return;
+    if (!a) return NULL;
     if (p->ncover) memcpy(a, p->covers, sizeof *a * (size_t)p->ncover);
     p->covers = a;
     p->capcover = cap;
   }
-  p->covers[p->ncover].tab_cur = tab_cur;
-  p->covers[p->ncover].idx_cur = idx_cur;
-  p->covers[p->ncover].idx = idx;
-  p->ncover++;
+  struct ParseCover *c = &p->covers[p->ncover++];
+  memset(c, 0, sizeof *c);
+  c->tab_cur = tab_cur;
+  return c;
+}
+
+void parse_set_cover(Parse *p, int tab_cur, const Index *idx, int idx_cur) {
+  struct ParseCover *c = cover_entry(p, tab_cur, idx != NULL);
+  if (!c) return;
+  c->idx = idx;
+  c->idx_cur = idx_cur;
 }
 
 const struct ParseCover *parse_find_cover(const Parse *p, int tab_cur) {
   for (int i = 0; i < p->ncover; i++)
-    if (p->covers[i].tab_cur == tab_cur && p->covers[i].idx) return &p->covers[i];
+    if (p->covers[i].tab_cur == tab_cur && (p->covers[i].idx || p->covers[i].reg))
+      return &p->covers[i];
   return NULL;
+}
+
+void parse_set_coroutine(Parse *p, int tab_cur, int reg) {
+  struct ParseCover *c = cover_entry(p, tab_cur, reg != 0);
+  if (c) c->reg = reg;
 }
 
 int parse_eqp(Parse *p, const char *fmt, ...) {

@@ -218,6 +218,18 @@ typedef struct SrcItem {
                             EXPLAIN QUERY PLAN row reads "SCAN x VIRTUAL TABLE INDEX
                             (vtab_idx - 1):" */
   int idb;               /* SRC_TABLE: the table's database (CompileEnv.dbs index) */
+  /* A parenthesized join (SQLite's nested FROM): nest is its SELECT * (its
+   * SelInfo.ncols say which table name each result column answers to) and
+   * nest_tab that result's Table. Either the item itself is that subquery
+   * (sub == nest, materialized) or the join was flattened: its items follow
+   * here, this one first (nest_n items), the others marked in_nest; names
+   * are looked up through the first one (src_nest_ref). */
+  SqlSelect *nest;
+  Table *nest_tab;
+  const char *nest_alias; /* its alias, or NULL */
+  uint8_t cte_materialized; /* a CTE written AS MATERIALIZED (never a co-routine) */
+  int nest_n;
+  uint8_t in_nest;
 } SrcItem;
 
 struct SrcList {
@@ -239,8 +251,15 @@ int src_resolve_joins(Parse *, SrcList *);
 /* The item whose cursor is cur, or NULL. */
 SrcItem *src_find_cursor(SrcList *, int cur);
 /* Emit code that fills the ephemeral table of a SRC_SUBQUERY item (once, with
- * a Once guard when correlated=0) -- called by where_begin before looping. */
+ * a Once guard when correlated=0) -- called by where_begin before looping.
+ * For an item run as a co-routine (co_reg set): the co-routine, started
+ * again where this is emitted. */
 void src_code_subquery(Parse *, SrcItem *);
+/* 1 if the SRC_SUBQUERY item can run as a co-routine that yields its rows
+ * one at a time (a subquery, view or CTE -- recursive too -- but not one
+ * filled by an op or written AS MATERIALIZED), when the loops keep it
+ * outermost. */
+int src_can_coroutine(Parse *, const SrcItem *);
 /* For an item with refill set: fill its table from the current values of its
  * arguments (where_begin calls it where the item's loop starts). */
 void src_code_refill(Parse *, SrcItem *);
@@ -379,6 +398,9 @@ int select_code(Parse *, SqlSelect *, SelectDest *dest);
  * names). */
 int select_push_with(Parse *, const SqlWith *with);
 void select_pop_with(Parse *);
+/* 1 if a core of the resolved SELECT refers to an enclosing query (its
+ * name context was marked so during resolution). */
+int select_has_correl(const SqlSelect *);
 /* Number of result columns of a resolved SELECT (after '*' expansion). */
 int select_ncol(const SqlSelect *);
 /* The result column list (after '*' expansion) of a resolved SELECT core. */
@@ -565,6 +587,7 @@ struct Parse {
   struct ParseCover {
     int tab_cur, idx_cur;
     const Index *idx;
+    int reg; /* nonzero: a co-routine's item; column i is in r[reg + i] */
   } *covers;
   int ncover, capcover;
   /* result columns of the top statement (select_result_names) */
@@ -665,6 +688,9 @@ void parse_set_db(Parse *, int idb);
 /* Reads of table cursor tab_cur are served by index idx on cursor idx_cur
  * (covering index) until cleared with idx = NULL. */
 void parse_set_cover(Parse *, int tab_cur, const Index *idx, int idx_cur);
+/* Reads of cursor tab_cur's columns come from registers reg, reg+1, ...
+ * (a FROM item run as a co-routine) until cleared with reg = 0. */
+void parse_set_coroutine(Parse *, int tab_cur, int reg);
 const struct ParseCover *parse_find_cover(const Parse *, int tab_cur);
 /* Add an EXPLAIN QUERY PLAN row under p->eqp_parent; returns its id. Only
  * an EXPLAIN QUERY PLAN statement (is_explain 2) keeps the row: others just

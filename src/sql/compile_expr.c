@@ -133,7 +133,9 @@ static int select_is_correlated(SqlSelect *s) {
   CorrelWalk c = {0, s, 0};
   SqlWalker w = {correl_expr_cb, correl_select_cb, &c};
   sql_walk_select(&w, s);
-  return c.found;
+  /* a CTE's body is parsed again per use, apart from this tree: its outer
+   * references show in the name contexts resolution marked */
+  return c.found || select_has_correl(s);
 }
 
 /* SQLite's number for a SELECT (EXPLAIN QUERY PLAN "SCALAR SUBQUERY n"): the
@@ -1878,6 +1880,11 @@ void code_column(Parse *p, const Table *tab, int cur, int col, int target) {
   }
   const struct ParseCover *cv = parse_find_cover(p, cur);
   int is_rowid = col < 0 || (col == tab->rowid_alias && !tab->without_rowid);
+  if (cv && cv->reg) { /* a co-routine's row (copied: the next row overwrites it) */
+    if (col < 0 || col >= tab->ncol) emit(p, OP_Null, 0, target, 0);
+    else vm_builder_set_p5(&p->b, emit(p, OP_Copy, cv->reg + col, target, 0), 1);
+    return; /* (no subtype crosses a subquery, as in SQLite) */
+  }
   if (cv && cv->idx) {
     const Index *ix = cv->idx;
     if (is_rowid && !tab->without_rowid) {

@@ -431,7 +431,8 @@ static int cte_width_ok(Parse *p, const SqlCte *cte, SqlSelect *s) {
   return 1;
 }
 
-static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope *sc, int i) {
+static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope *sc, int i,
+                    NameCtx *outer) {
   SelectState *st = select_state(p);
   const SqlCte *cte = &sc->with->a[i];
   const char *base = sc->text ? sc->text : p->sql;
@@ -461,6 +462,7 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
   st->text = txt;
   it->kind = SRC_SUBQUERY;
   it->name = a->alias ? a->alias : a->name;
+  it->cte_materialized = cte->materialized == 1;
   int bad = 0;
   /* a CTE naming itself is recursive, with or without the RECURSIVE keyword
    * (SQLite decides by the reference alone) */
@@ -481,7 +483,7 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
       SqlExpr *lim = rec->limit, *off = rec->offset;
       rec->limit = rec->offset = NULL;
       rec->order_by = NULL;
-      bad = select_resolve(p, setup, NULL);
+      bad = select_resolve(p, setup, outer);
       if (!bad && !cte_width_ok(p, cte, setup)) bad = 1;
       Table *t = bad ? NULL : select_result_table(p, setup, cte->name, cte->columns);
       if (!t) bad = 1;
@@ -498,7 +500,7 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
         st->rec_cursor = emit_cursor(p);
         st->rec_refs = 0;
         int ccur = st->rec_cursor;
-        bad = select_resolve(p, rec, NULL);
+        bad = select_resolve(p, rec, outer);
         st->rec_name = sn;
         st->rec_tab = stab;
         st->rec_cursor = scur;
@@ -528,7 +530,7 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
       }
     }
   } else {
-    bad = select_resolve(p, copy, NULL);
+    bad = select_resolve(p, copy, outer);
     if (!bad && !cte_width_ok(p, cte, copy)) bad = 1;
     if (!bad) {
       it->sub = copy;
@@ -541,16 +543,135 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
   return bad || parse_failed(p);
 }
 
+/* 1 if a RIGHT or FULL JOIN is written anywhere in the parenthesized list. */
+static int nest_has_right(const SqlSrcList *l) {
+  for (int i = 0; l && i < l->n; i++) {
+    if (l->a[i].jointype & SQL_JOIN_RIGHT) return 1;
+    if (!l->a[i].select && nest_has_right(l->a[i].nested)) return 1;
+  }
+  return 0;
+}
+
+void src_nest_ref(Parse *p, SrcList *src, SrcItem *it, int j, SqlExpr *e, int depth) {
+  if (it->sub == it->nest) {
+    colref(e, it, j);
+    e->depth = (uint8_t)depth;
+    return;
+  }
+  const SqlExpr *r = it->nest->info->result->a[j].expr;
+  SrcItem *in = r->op == SQL_E_COLREF ? src_find_cursor(src, r->cursor) : NULL;
+  if (!in) { /* not a column (the authorizer made it NULL) */
+    SqlSpan sp = e->span;
+    *e = *r;
+    e->span = sp;
+    return;
+  }
+  colref(e, in, r->column);
+  e->depth = (uint8_t)depth;
+}
+
+/* A parenthesized join of two or more items that is not the list itself
+ * (it has an alias, an ON/USING, or items on its left): as SQLite, a
+ * SELECT * over the list whose columns keep their table names. It is
+ * flattened -- its items spliced into s, the outer ON on the first one --
+ * when that keeps the meaning: joined by an inner join or a comma, no
+ * USING/NATURAL on it, no RIGHT/FULL JOIN inside; else it is one
+ * materialized subquery item (outer joins keep their semantics). */
+static int nest_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer) {
+  SelectState *st = select_state(p);
+  SqlSelect *sel = parse_alloc(p, sizeof *sel);
+  SqlExpr *star = new_expr(p, SQL_E_STAR);
+  if (!st || !sel || !star) return 1;
+  star->span = a->span;
+  sel->span = a->span;
+  sel->kind = SQL_SEL_SELECT;
+  sel->from = a->nested;
+  if (!(sel->cols = list_add(p, NULL, star))) return 1;
+  sel->cols->a[0].span = a->span;
+  int flat = !(a->jointype & (SQL_JOIN_LEFT | SQL_JOIN_RIGHT | SQL_JOIN_NATURAL)) &&
+             !a->using_cols && !nest_has_right(a->nested);
+  SelInfo *si = sel_info(p, sel, 1);
+  if (!si) return 1;
+  si->nested_from = 1;
+  si->nest_flat = (uint8_t)flat;
+  if (select_resolve(p, sel, outer)) return 1;
+  char nm[40];
+  snprintf(nm, sizeof nm, "(join-%d)", ++st->nsubquery);
+  Table *t = select_result_table(p, sel, a->alias ? a->alias : nm, NULL);
+  if (!t) return 1;
+  SrcList *in = si->src;
+  if (!flat || !in || in->n == 0) {
+    SrcItem *it = &s->a[s->n];
+    memset(it, 0, sizeof *it);
+    it->ast = a;
+    it->jointype = a->jointype;
+    it->on = a->on;
+    it->kind = SRC_SUBQUERY;
+    it->cursor = emit_cursor(p);
+    it->sub = sel;
+    it->tab = t;
+    it->name = a->alias;
+    it->nest = sel;
+    it->nest_tab = t;
+    it->nest_alias = a->alias;
+    it->nest_n = 1;
+    si->nest_flat = 0;
+    s->n++;
+    return 0;
+  }
+  int first = s->n;
+  for (int k = 0; k < in->n; k++) {
+    SrcItem *it = &s->a[s->n++];
+    *it = in->a[k];
+    it->nest = NULL;
+    it->nest_tab = NULL;
+    it->nest_alias = NULL;
+    it->nest_n = 0;
+    it->in_nest = k > 0;
+  }
+  SrcItem *f = &s->a[first];
+  f->jointype = a->jointype;
+  f->on = a->on;
+  f->nest = sel;
+  f->nest_tab = t;
+  f->nest_alias = a->alias;
+  f->nest_n = in->n;
+  return 0;
+}
+
 static int add_items(Parse *p, SrcList *s, const SqlSrcList *from, NameCtx *outer, int depth) {
   for (int i = 0; i < from->n; i++) {
     const SqlSrcItem *a = &from->a[i];
     if (a->nested && !a->select) {
-      int first = s->n;
-      if (add_items(p, s, a->nested, outer, depth)) return 1;
-      if (s->n > first) {
-        s->a[first].jointype = a->jointype;
-        if (a->on) s->a[s->n - 1].on = and_expr(p, s->a[s->n - 1].on, a->on);
+      if (i == 0 && !a->alias && !a->on && !a->using_cols) {
+        /* FROM (b JOIN c) ...: the list itself, as SQLite's parser */
+        int first = s->n;
+        if (add_items(p, s, a->nested, outer, depth)) return 1;
+        if (s->n > first) s->a[first].jointype = a->jointype;
+        continue;
       }
+      if (a->nested->n == 1) {
+        /* (b) AS x ON ...: the one item with the outer alias, ON/USING
+         * and join type (its own alias and INDEXED BY are dropped, as
+         * SQLite does) */
+        SqlSrcItem *c = parse_alloc(p, sizeof *c);
+        if (!c) return 1;
+        *c = a->nested->a[0];
+        c->alias = a->alias;
+        c->on = a->on;
+        c->using_cols = a->using_cols;
+        c->jointype = a->jointype;
+        c->indexed_by = NULL;
+        c->not_indexed = 0;
+        if (!c->nested || c->select) {
+          if (add_item(p, s, c, outer, c->jointype, depth)) return 1;
+          continue;
+        }
+        /* ((b JOIN c)) AS x: the inner list with the outer's clauses */
+        if (nest_item(p, s, c, outer)) return 1;
+        continue;
+      }
+      if (nest_item(p, s, a, outer)) return 1;
       continue;
     }
     if (add_item(p, s, a, outer, a->jointype, depth)) return 1;
@@ -588,7 +709,7 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
     for (struct CteScope *sc = st0->ctes; sc; sc = sc->up)
       for (int i = 0; i < sc->nvisible; i++)
         if (util_stricmp(sc->with->a[i].name, a->name) == 0) {
-          if (cte_item(p, it, a, sc, i)) return 1;
+          if (cte_item(p, it, a, sc, i, outer)) return 1;
           s->n++;
           return 0;
         }
@@ -707,20 +828,50 @@ SrcList *src_from_ast(Parse *p, const SqlSrcList *from, NameCtx *outer) {
   return parse_failed(p) ? NULL : s;
 }
 
+/* Column name of the item at k seen as one FROM item (a flattened
+ * parenthesized join through its own column names): the item it reads in
+ * *item and the column in *col; 0 if it has none. */
+static int level_col(SrcList *s, int k, const char *name, int *item, int *col) {
+  SrcItem *it = &s->a[k];
+  if (!it->tab || it->in_nest) return 0;
+  if (it->nest && it->nest != it->sub) {
+    int j = table_column_index(it->nest_tab, name);
+    const SqlExpr *r = j >= 0 ? it->nest->info->result->a[j].expr : NULL;
+    SrcItem *in = r && r->op == SQL_E_COLREF ? src_find_cursor(s, r->cursor) : NULL;
+    if (!in) return 0;
+    *item = (int)(in - s->a);
+    *col = r->column;
+    return 1;
+  }
+  int j = table_column_index(it->tab, name);
+  if (j < 0) return 0;
+  *item = k;
+  *col = j;
+  return 1;
+}
+
 /* First item left of i having column name; its column in *col. */
 static int left_item_with(SrcList *s, int i, const char *name, int *col) {
   for (int k = 0; k < i; k++) {
-    if (!s->a[k].tab) continue;
-    int j = table_column_index(s->a[k].tab, name);
-    if (j >= 0) {
-      *col = j;
-      return k;
-    }
+    int item;
+    if (level_col(s, k, name, &item, col)) return item;
   }
   return -1;
 }
 
-static int join_term(Parse *p, SrcList *s, int i, const char *name) {
+/* 1 if the item at k joins its left by USING naming name (NATURAL: a
+ * column name it shares with an item on its left). */
+static int joined_using(SrcList *s, int k, const char *name) {
+  SrcItem *it = &s->a[k];
+  const SqlSrcItem *a = it->ast;
+  for (int j = 0; a && a->using_cols && j < a->using_cols->n; j++)
+    if (util_stricmp(a->using_cols->a[j], name) == 0) return 1;
+  if (!(it->jointype & SQL_JOIN_NATURAL)) return 0;
+  int lc;
+  return table_column_index(it->tab, name) >= 0 && left_item_with(s, k, name, &lc) >= 0;
+}
+
+static int join_term(Parse *p, SrcList *s, int i, const char *name, const char **ambig) {
   int lcol, rcol = table_column_index(s->a[i].tab, name);
   int k = left_item_with(s, i, name, &lcol);
   if (k < 0 || rcol < 0) {
@@ -732,6 +883,38 @@ static int join_term(Parse *p, SrcList *s, int i, const char *name) {
   if (!l || !r || !eq) return 1;
   colref(l, &s->a[k], lcol);
   colref(r, &s->a[i], rcol);
+  int any_right = 0;
+  for (int j = 0; j < s->n; j++)
+    if (s->a[j].jointype & SQL_JOIN_RIGHT) any_right = 1;
+  if (any_right) {
+    /* as SQLite when the FROM list has a RIGHT or FULL JOIN: every further
+     * left item with the column must itself be joined USING it, and the
+     * left side is coalesce() over them all */
+    SqlExprList *args = NULL;
+    for (int k2 = k + 1; k2 < i; k2++) {
+      int item, col;
+      if (!level_col(s, k2, name, &item, &col)) continue;
+      if (!joined_using(s, k2, name)) {
+        /* SQLite goes on and reports the last such name */
+        *ambig = name;
+        break;
+      }
+      SqlExpr *x = new_expr(p, SQL_E_COLREF);
+      if (!x || (!args && !(args = list_add(p, NULL, l))) || !list_add(p, args, x)) return 1;
+      colref(x, &s->a[item], col);
+    }
+    if (args) {
+      const FuncDef *f =
+          p->env && p->env->funcs ? func_find(p->env->funcs, "coalesce", args->n) : NULL;
+      SqlExpr *c = new_expr(p, SQL_E_FUNC);
+      if (!f || !c) return 1;
+      c->z = "coalesce";
+      c->func = f;
+      c->list = args;
+      c->height = 2;
+      l = c;
+    }
+  }
   eq->sub = TK_EQ;
   eq->a = l;
   eq->b = r;
@@ -755,44 +938,59 @@ static int join_term(Parse *p, SrcList *s, int i, const char *name) {
 
 int src_coalesce_ref(Parse *p, SrcList *s, int item, int col, SqlExpr *e) {
   struct SrcX *x = src_extras(p, s, 0);
-  for (int k = 0; x && k < x->npairs; k++) {
-    struct SrcPair *pr = &x->pairs[k];
-    if (pr->litem != item || pr->lcol != col) continue;
-    if (!(s->a[pr->ritem].jointype & SQL_JOIN_LEFT)) {
-      /* RIGHT JOIN: the right item's column (never NULL-padded) */
-      uint8_t d = e->depth;
-      colref(e, &s->a[pr->ritem], pr->rcol);
-      e->depth = d;
-      return 1;
-    }
-    const FuncDef *f = p->env && p->env->funcs ? func_find(p->env->funcs, "coalesce", 2) : NULL;
-    SqlExpr *l = new_expr(p, SQL_E_COLREF), *r = new_expr(p, SQL_E_COLREF);
-    SqlExprList *args = NULL;
-    if (!f || !l || !r) return 0;
-    colref(l, &s->a[pr->litem], pr->lcol);
-    colref(r, &s->a[pr->ritem], pr->rcol);
-    l->depth = r->depth = e->depth;
-    if (!(args = list_add(p, NULL, l)) || !list_add(p, args, r)) return 0;
-    SqlSpan sp = e->span;
-    uint8_t fl = e->flags & SQL_EF_PAREN;
-    memset(e, 0, sizeof *e);
-    e->op = SQL_E_FUNC;
-    e->z = "coalesce";
-    e->func = f;
-    e->list = args;
-    e->span = sp;
-    e->flags = fl;
-    e->height = 2;
+  if (!x || !x->npairs || item < 0 || item >= s->n || col < 0) return 0;
+  const char *name = s->a[item].tab->cols[col].name;
+  /* the items an unqualified name of a USING column stands for, as
+   * SQLite: after the left-most, each later item joined USING it by a FULL
+   * JOIN joins the coalesce(), a RIGHT JOIN's starts it again */
+  int chain[64], ccol[64], n = 1;
+  chain[0] = item;
+  ccol[0] = col;
+  for (int k = item + 1; k < s->n && n < 64; k++) {
+    SrcItem *it = &s->a[k];
+    int jt = it->jointype & (SQL_JOIN_LEFT | SQL_JOIN_RIGHT);
+    if (!(jt & SQL_JOIN_RIGHT) || !it->tab) continue;
+    int j = table_column_index(it->tab, name);
+    if (j < 0 || !(x->merged[k] & ((uint64_t)1 << (j >= 63 ? 63 : j)))) continue;
+    if (jt == SQL_JOIN_RIGHT) n = 0;
+    chain[n] = k;
+    ccol[n++] = j;
+  }
+  if (n == 1 && chain[0] == item) return 0;
+  uint8_t d = e->depth;
+  if (n == 1) { /* RIGHT JOIN: the right item's column (never NULL-padded) */
+    colref(e, &s->a[chain[0]], ccol[0]);
+    e->depth = d;
     return 1;
   }
-  return 0;
+  const FuncDef *f = p->env && p->env->funcs ? func_find(p->env->funcs, "coalesce", n) : NULL;
+  SqlExprList *args = NULL;
+  if (!f) return 0;
+  for (int i = 0; i < n; i++) {
+    SqlExpr *c = new_expr(p, SQL_E_COLREF);
+    if (!c || !(args = list_add(p, args, c))) return 0;
+    colref(c, &s->a[chain[i]], ccol[i]);
+    c->depth = d;
+  }
+  SqlSpan sp = e->span;
+  uint8_t fl = e->flags & SQL_EF_PAREN;
+  memset(e, 0, sizeof *e);
+  e->op = SQL_E_FUNC;
+  e->z = "coalesce";
+  e->func = f;
+  e->list = args;
+  e->span = sp;
+  e->flags = fl;
+  e->height = 2;
+  return 1;
 }
 
 int src_resolve_joins(Parse *p, SrcList *s) {
+  const char *ambig = NULL;
   for (int i = 1; s && i < s->n; i++) {
     SrcItem *it = &s->a[i];
     const SqlSrcItem *a = it->ast;
-    if (!a) continue;
+    if (!a || it->in_nest) continue; /* a flattened join's items were joined inside it */
     if (it->jointype & SQL_JOIN_NATURAL) {
       if (a->on || a->using_cols) {
         parse_error(p, "a NATURAL join may not have an ON or USING clause");
@@ -802,17 +1000,99 @@ int src_resolve_joins(Parse *p, SrcList *s) {
         if (it->tab->cols[j].hidden == COL_HIDDEN) continue;
         int lc;
         if (left_item_with(s, i, it->tab->cols[j].name, &lc) < 0) continue;
-        if (join_term(p, s, i, it->tab->cols[j].name)) return 1;
+        if (join_term(p, s, i, it->tab->cols[j].name, &ambig)) return 1;
       }
     } else if (a->using_cols) {
       for (int j = 0; j < a->using_cols->n; j++)
-        if (join_term(p, s, i, a->using_cols->a[j])) return 1;
+        if (join_term(p, s, i, a->using_cols->a[j], &ambig)) return 1;
     }
   }
+  if (ambig) parse_error(p, "ambiguous reference to %s in USING()", ambig);
   return parse_failed(p);
 }
 
 /* ---- resolution ---- */
+
+/* 1 if item k of s joins by USING naming column name, or NATURAL with name
+ * a column it shares with an item on its left. */
+static int item_uses(SrcList *s, int k, const char *name) {
+  if (k <= 0 || k >= s->n || s->a[k].in_nest) return 0;
+  SrcItem *it = &s->a[k];
+  const SqlSrcItem *a = it->ast;
+  for (int j = 0; a && a->using_cols && j < a->using_cols->n; j++)
+    if (util_stricmp(a->using_cols->a[j], name) == 0) return 1;
+  if (!(it->jointype & SQL_JOIN_NATURAL)) return 0;
+  int j = table_column_index(it->tab, name), lc;
+  return j >= 0 && it->tab->cols[j].hidden != COL_HIDDEN && left_item_with(s, k, name, &lc) >= 0;
+}
+
+/* The next item after k at k's level (a flattened join counts as one). */
+static int next_item(const SrcList *s, int k) {
+  const SrcItem *it = &s->a[k];
+  return k + (it->nest && it->nest != it->sub ? it->nest_n : 1);
+}
+
+typedef struct StarOut {
+  SqlExprList *r;
+  struct NestCol *nc; /* nested_from: per column of r */
+  int cap;
+} StarOut;
+
+static int star_add(Parse *p, StarOut *o, SqlExpr *c, const char *name, struct NestCol nc) {
+  if (!list_add(p, o->r, c)) return 1;
+  o->r->a[o->r->n - 1].name = name;
+  if (o->nc) {
+    if (o->r->n > o->cap) {
+      int cap = o->cap * 2 + 8;
+      struct NestCol *a = parse_alloc(p, sizeof *a * (size_t)cap);
+      if (!a) return 1;
+      if (o->cap) memcpy(a, o->nc, sizeof *a * (size_t)o->cap);
+      o->nc = a;
+      o->cap = cap;
+    }
+    o->nc[o->r->n - 1] = nc;
+  }
+  return 0;
+}
+
+/* '*' (or t.*) over a parenthesized join at item k: its columns that the
+ * name and SQLite's rules let through. */
+static int star_nest(Parse *p, SelInfo *info, StarOut *o, SqlExpr *e, int k, int *found) {
+  SrcList *src = info->src;
+  SrcItem *it = &src->a[k];
+  const SelInfo *ni = it->nest->info;
+  const Table *nt = it->nest_tab;
+  struct SrcX *x = src_extras(p, src, 0);
+  int next = next_item(src, k);
+  for (int j = 0; j < nt->ncol; j++) {
+    const struct NestCol *c = &ni->ncols[j];
+    struct NestCol nc = {0};
+    if (e->table) {
+      if (!c->tab || util_stricmp(c->tab, e->table) != 0) continue;
+    } else if (!info->nested_from) {
+      if (c->noexpand) continue;
+      if (it->nest == it->sub && x && (x->merged[k] & ((uint64_t)1 << (j >= 63 ? 63 : j))))
+        continue;
+    }
+    *found = 1;
+    if (info->nested_from) {
+      nc = *c;
+      nc.using_term = 0;
+      nc.noexpand = c->noexpand || item_uses(src, k, nt->cols[j].name) ||
+                    item_uses(src, next, nt->cols[j].name);
+    }
+    SqlExpr *ce = new_expr(p, SQL_E_COLREF);
+    if (!ce) return 1;
+    ce->span = e->span;
+    src_nest_ref(p, src, it, j, ce, 0);
+    const char *name = NULL;
+    if (ce->op == SQL_E_COLREF && ce->tab && ce->column >= 0 &&
+        util_stricmp(ce->tab->cols[ce->column].name, nt->cols[j].name) != 0)
+      name = nt->cols[j].name; /* the join's own name for it ("y:1") */
+    if (star_add(p, o, ce, name, nc)) return 1;
+  }
+  return 0;
+}
 
 static int expand_star(Parse *p, SelInfo *info, SqlExprList *cols) {
   SrcList *src = info->src;
@@ -825,11 +1105,16 @@ static int expand_star(Parse *p, SelInfo *info, SqlExprList *cols) {
   }
   SqlExprList *r = parse_alloc(p, sizeof *r);
   if (!r) return 1;
+  StarOut o = {r, NULL, 0};
+  if (info->nested_from) {
+    o.cap = 8;
+    if (!(o.nc = parse_alloc(p, sizeof *o.nc * (size_t)o.cap))) return 1;
+  }
   struct SrcX *x = src_extras(p, src, 0);
   for (int i = 0; i < cols->n; i++) {
     SqlExpr *e = cols->a[i].expr;
     if (!e || e->op != SQL_E_STAR) {
-      if (!list_add(p, r, e)) return 1;
+      if (star_add(p, &o, e, NULL, (struct NestCol){0})) return 1;
       r->a[r->n - 1] = cols->a[i];
       continue;
     }
@@ -840,6 +1125,37 @@ static int expand_star(Parse *p, SelInfo *info, SqlExprList *cols) {
     int found = 0;
     for (int k = 0; k < src->n; k++) {
       SrcItem *it = &src->a[k];
+      if (it->in_nest) continue;
+      int next = next_item(src, k);
+      if (info->nested_from && next < src->n) {
+        /* SQLite's nested FROM lists the USING columns of the next join
+         * first, as unqualified names */
+        SrcItem *nx = &src->a[next];
+        const SqlSrcItem *na = nx->ast;
+        int nu = (nx->jointype & SQL_JOIN_NATURAL) ? nx->tab->ncol
+                 : na && na->using_cols            ? na->using_cols->n
+                                                   : 0;
+        for (int u = 0; u < nu; u++) {
+          const char *un;
+          if (nx->jointype & SQL_JOIN_NATURAL) {
+            int lc;
+            un = nx->tab->cols[u].name;
+            if (nx->tab->cols[u].hidden == COL_HIDDEN || left_item_with(src, next, un, &lc) < 0)
+              continue;
+          } else {
+            un = na->using_cols->a[u];
+          }
+          SqlExpr *id = new_expr(p, SQL_E_ID);
+          if (!id) return 1;
+          id->z = un;
+          id->span = e->span;
+          if (star_add(p, &o, id, NULL, (struct NestCol){NULL, NULL, un, 1, 0})) return 1;
+        }
+      }
+      if (it->nest) {
+        if (star_nest(p, info, &o, e, k, &found)) return 1;
+        continue;
+      }
       if (e->table && (!it->name || util_stricmp(it->name, e->table) != 0)) continue;
       found = 1;
       for (int j = 0; j < it->tab->ncol; j++) {
@@ -848,6 +1164,7 @@ static int expand_star(Parse *p, SelInfo *info, SqlExprList *cols) {
           /* two items of the same name with this column: SQLite's qualified
            * reference to it is ambiguous */
           if (k2 == k || !it->name || !src->a[k2].name) continue;
+          if (src->a[k2].in_nest || src->a[k2].nest) continue;
           if (util_stricmp(src->a[k2].name, it->name) != 0) continue;
           int j2 = table_column_index(src->a[k2].tab, it->tab->cols[j].name);
           if (j2 < 0) continue;
@@ -858,15 +1175,26 @@ static int expand_star(Parse *p, SelInfo *info, SqlExprList *cols) {
                       it->kind == SRC_TABLE ? "." : "", it->name, it->tab->cols[j].name);
           return 1;
         }
-        if (!e->table && x && (x->merged[k] & ((uint64_t)1 << (j >= 63 ? 63 : j)))) continue;
+        const char *cn = it->tab->cols[j].name;
+        if (!e->table && !info->nested_from && x &&
+            (x->merged[k] & ((uint64_t)1 << (j >= 63 ? 63 : j))))
+          continue;
+        struct NestCol nc = {0};
+        if (info->nested_from) {
+          nc.db = it->kind == SRC_TABLE ? parse_db_name(p, it->idb) : "*";
+          nc.tab = it->name;
+          nc.col = cn;
+          nc.noexpand = item_uses(src, k, cn) || item_uses(src, next, cn);
+        }
         SqlExpr *c = new_expr(p, SQL_E_COLREF);
-        if (!c || !list_add(p, r, c)) return 1;
+        if (!c || star_add(p, &o, c, NULL, nc)) return 1;
         colref(c, it, j);
         c->span = e->span;
         if (p->env && p->env->auth && (it->kind == SRC_TABLE || it->is_view) &&
             resolve_auth_read(p, it->tab, j, c) == AUTH_DENY)
           return 1;
-        if (!e->table && src_coalesce_ref(p, src, k, j, c)) r->a[r->n - 1].name = it->tab->cols[j].name;
+        if (!e->table && !info->nested_from && src_coalesce_ref(p, src, k, j, c))
+          r->a[r->n - 1].name = cn;
       }
     }
     if (!found) {
@@ -875,6 +1203,7 @@ static int expand_star(Parse *p, SelInfo *info, SqlExprList *cols) {
     }
   }
   info->result = r;
+  info->ncols = o.nc;
   return 0;
 }
 
@@ -883,6 +1212,8 @@ static int has_correl(const SqlSelect *s) {
     if (s->info && (s->info->nc.flags & NC_HAS_CORREL)) return 1;
   return 0;
 }
+
+int select_has_correl(const SqlSelect *s) { return has_correl(s); }
 
 static int resolve_values(Parse *p, SqlSelect *s, SelInfo *info) {
   SqlExprList *rows = s->cols;
@@ -966,7 +1297,17 @@ static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
   nc->src = info->src;
   if (src_resolve_joins(p, info->src)) return 1;
   if (window_prepare(p, s)) return 1;
-  if (expand_star(p, info, s->cols)) return 1;
+  if (info->nest_flat) {
+    /* a flattened join's '*' reads nothing: the enclosing query's
+     * references mark what is read */
+    uint64_t *used = parse_alloc(p, sizeof(uint64_t) * (size_t)(info->src->n + 1));
+    if (!used) return 1;
+    for (int i = 0; i < info->src->n; i++) used[i] = info->src->a[i].colused;
+    if (expand_star(p, info, s->cols)) return 1;
+    for (int i = 0; i < info->src->n; i++) info->src->a[i].colused = used[i];
+  } else if (expand_star(p, info, s->cols)) {
+    return 1;
+  }
   if (p->env && p->env->max_columns > 0 && info->result->n > p->env->max_columns) {
     parse_error(p, "too many columns in result set");
     return 1;
@@ -1278,6 +1619,26 @@ static int trace_origin(const SqlSelect *core, const SqlExpr *e, const Table **t
   return 0;
 }
 
+/* A column of a flattened parenthesized join is named as the join's
+ * column it reads ("y:1", as SQLite names it); NULL when e reads none. */
+static const char *flat_nest_name(const SrcList *src, const SqlExpr *e) {
+  for (int g = 0; src && g < src->n; g++) {
+    const SrcItem *it = &src->a[g];
+    if (!it->nest || it->nest == it->sub) continue;
+    int in = 0;
+    for (int k = g; k < g + it->nest_n && k < src->n; k++)
+      if (src->a[k].cursor == e->cursor) in = 1;
+    if (!in) continue;
+    const SqlExprList *r = it->nest->info->result;
+    for (int j = 0; j < r->n && j < it->nest_tab->ncol; j++) {
+      const SqlExpr *x = r->a[j].expr;
+      if (x && x->op == SQL_E_COLREF && x->cursor == e->cursor && x->column == e->column)
+        return it->nest_tab->cols[j].name;
+    }
+  }
+  return NULL;
+}
+
 static const char *result_name(Parse *p, const SqlSelect *core, int i) {
   SqlExprItem *it = &core->info->result->a[i];
   if (it->name) return it->name;
@@ -1288,6 +1649,8 @@ static const char *result_name(Parse *p, const SqlSelect *core, int i) {
     return "rowid"; /* a subquery's rowid (resolve.c made it NULL) */
   if (e && e->op == SQL_E_COLREF) {
     if (e->column < 0) return "rowid";
+    const char *nn = e->depth == 0 ? flat_nest_name(core->info->src, e) : NULL;
+    if (nn) return nn;
     if (e->tab && e->column < e->tab->ncol) return e->tab->cols[e->column].name;
   }
   if (e && e->op == SQL_E_TRIGREF && e->tab && e->column >= 0) return e->tab->cols[e->column].name;
@@ -1354,27 +1717,25 @@ Table *select_result_table(Parse *p, SqlSelect *s, const char *name, const SqlId
       nm = parse_strdup(p, buf);
       if (!nm) return NULL;
     }
-    /* SQLite's dedup: name:1, name:2, ... */
-    int dup = 0;
-    for (int k = 0; k < i; k++)
-      if (util_stricmp(t->cols[k].name, nm) == 0) dup = 1;
-    if (dup) {
-      for (int cnt = 1;; cnt++) {
-        char *z = util_mprintf("%s:%d", nm, cnt);
-        if (!z) {
-          parse_nomem(p);
-          return NULL;
-        }
-        int clash = 0;
-        for (int k = 0; k < i; k++)
-          if (util_stricmp(t->cols[k].name, z) == 0) clash = 1;
-        if (!clash) {
-          nm = parse_strdup(p, z);
-          shale_free(z);
-          break;
-        }
-        shale_free(z);
+    /* SQLite's dedup: while the name is taken, drop a ":digits" suffix and
+     * append ":1", ":2", ... (SQLite draws a random number after the third
+     * try; here the count goes on) */
+    for (int cnt = 0;;) {
+      int clash = 0;
+      for (int k = 0; k < i && !clash; k++)
+        if (util_stricmp(t->cols[k].name, nm) == 0) clash = 1;
+      if (!clash) break;
+      int len = (int)strlen(nm), j = len - 1;
+      while (j > 0 && nm[j] >= '0' && nm[j] <= '9') j--;
+      if (len > 0 && nm[j] == ':') len = j;
+      char *z = util_mprintf("%.*s:%d", len, nm, ++cnt);
+      if (!z) {
+        parse_nomem(p);
+        return NULL;
       }
+      nm = parse_strdup(p, z);
+      shale_free(z);
+      if (!nm) return NULL;
     }
     c->name = nm;
     SqlExpr *e = core->info->result->a[i].expr;
@@ -2482,13 +2843,23 @@ int select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
 }
 
 /* A recursive CTE: setup rows into a queue; then, until the queue is
- * empty, move its first row into the current-row table and the result, and
- * run the recursive part (which reads the current row) into the queue. */
-static void rec_cte_code(Parse *p, struct RecCte *r) {
+ * empty, take its first row out into the current-row table and the result,
+ * and run the recursive part (which reads the current row) into the queue.
+ * The result is the item's table (materialized once), or, for an item run
+ * as a co-routine, each row yielded in it->co_out..: the consumer's LIMIT or
+ * early exit stops the recursion, and only the pending rows are kept. */
+static void rec_cte_code(Parse *p, struct RecCte *r, SrcItem *it) {
   int n = r->ncol;
+  int co = it->co_reg;
   int after = emit_label(p), done = emit_label(p), top = emit_label(p);
-  emit(p, OP_Once, 0, after, 0);
-  emit(p, OP_OpenEphemeral, r->cursor, n, 0);
+  if (co) {
+    int a = emit_addr(p);
+    emit(p, OP_InitCoroutine, co, after, a + 1);
+  } else {
+    /* a correlated CTE is computed again for each outer row */
+    if (!has_correl(r->setup) && !has_correl(r->rec)) emit(p, OP_Once, 0, after, 0);
+    emit(p, OP_OpenEphemeral, r->cursor, n, 0);
+  }
   int q = emit_cursor(p);
   emit(p, OP_OpenEphemeral, q, n, 0);
   int dcur = -1;
@@ -2514,7 +2885,13 @@ static void rec_cte_code(Parse *p, struct RecCte *r) {
     }
   }
   SelectDest dq = {SD_CTEQ, q, 0, dcur + 1, n, NULL};
+  int save = p->eqp_parent;
+  int top_eqp = parse_eqp(p, "%s %s", co ? "CO-ROUTINE" : "MATERIALIZE",
+                          it->name ? it->name : it->tab->name);
+  p->eqp_parent = top_eqp;
+  p->eqp_parent = parse_eqp(p, "SETUP");
   select_code(p, r->setup, &dq);
+  p->eqp_parent = top_eqp;
   int regs = emit_regs(p, n);
   int rec = emit_regs(p, 3);
   emit_resolve(p, top);
@@ -2527,24 +2904,49 @@ static void rec_cte_code(Parse *p, struct RecCte *r) {
   emit(p, OP_Insert, r->cur_cursor, rec, rec + 1);
   int skipo = emit_label(p);
   if (ro) emit(p, OP_IfPos, ro, skipo, 1);
-  emit(p, OP_NewRowid, r->cursor, rec + 2, 0);
-  emit(p, OP_Insert, r->cursor, rec, rec + 2);
+  if (co) {
+    emit(p, OP_Copy, regs, it->co_out, n - 1);
+    emit(p, OP_Yield, co, 0, 0);
+  } else {
+    emit(p, OP_NewRowid, r->cursor, rec + 2, 0);
+    emit(p, OP_Insert, r->cursor, rec, rec + 2);
+  }
   if (rl) emit(p, OP_DecrJumpZero, rl, done, 0);
   emit_resolve(p, skipo);
+  p->eqp_parent = parse_eqp(p, "RECURSIVE STEP");
   select_code(p, r->rec, &dq);
+  p->eqp_parent = save;
   emit(p, OP_Goto, 0, top, 0);
   emit_resolve(p, done);
+  if (co) emit(p, OP_EndCoroutine, co, 0, 0);
   emit_resolve(p, after);
+}
+
+static struct RecCte *rec_find(Parse *p, int cursor) {
+  SelectState *st = select_state(p);
+  for (struct RecCte *r = st ? st->recs : NULL; r; r = r->next)
+    if (r->cursor == cursor) return r;
+  return NULL;
+}
+
+int src_can_coroutine(Parse *p, const SrcItem *it) {
+  if (it->kind != SRC_SUBQUERY || !it->sub || parse_failed(p) || it->refill) return 0;
+  if (rec_find(p, it->cursor)) return 1;
+  if (tvf_find(p, it->cursor) || it->vtab_idx) return 0; /* filled by an op */
+  SelectState *st = select_state(p);
+  for (struct CookieItem *c = st ? st->cookies : NULL; c; c = c->next)
+    if (c->cursor == it->cursor) return 0;
+  return !it->cte_materialized; /* WITH x AS MATERIALIZED: SQLite materializes it */
 }
 
 void src_code_subquery(Parse *p, SrcItem *it) {
   if (parse_failed(p) || !it || it->kind != SRC_SUBQUERY || !it->sub) return;
   SelectState *st = select_state(p);
-  for (struct RecCte *r = st ? st->recs : NULL; r; r = r->next)
-    if (r->cursor == it->cursor) {
-      rec_cte_code(p, r);
-      return;
-    }
+  struct RecCte *rc = rec_find(p, it->cursor);
+  if (rc) {
+    rec_cte_code(p, rc, it);
+    return;
+  }
   for (struct CookieItem *c = st ? st->cookies : NULL; c; c = c->next)
     if (c->cursor == it->cursor) {
       int r = emit_regs(p, 3);
@@ -2565,6 +2967,19 @@ void src_code_subquery(Parse *p, SrcItem *it) {
     emit(p, OP_OpenEphemeral, it->cursor, it->tab->ncol, 0);
     emit_resolve(p, opened);
     if (!it->refill) tvf_fill(p, ti, it);
+    return;
+  }
+  if (it->co_reg) { /* a co-routine: started again here, yields each row */
+    int after = emit_label(p), a = emit_addr(p);
+    int n = select_ncol(it->sub);
+    emit(p, OP_InitCoroutine, it->co_reg, after, a + 1);
+    SelectDest d = {SD_COROUTINE, 0, it->co_reg, it->co_out, n, NULL};
+    int save = p->eqp_parent;
+    p->eqp_parent = parse_eqp(p, "CO-ROUTINE %s", it->name ? it->name : it->tab->name);
+    select_code(p, it->sub, &d);
+    p->eqp_parent = save;
+    emit(p, OP_EndCoroutine, it->co_reg, 0, 0);
+    emit_resolve(p, after);
     return;
   }
   int correlated = has_correl(it->sub);

@@ -104,6 +104,9 @@ struct WhereInfo {
   Planner pl;
   Plan plan;
   PlanItem *items;
+  /* terms [on_start[i], on_start[i + 1]) came from item i's ON clause,
+   * [on_start[n], nterm) from WHERE */
+  int *on_start;
   int brk;      /* after every loop */
   int order_ok; /* the loops deliver order_by */
   int flags;    /* where_plan flags (WHERE_*) */
@@ -216,11 +219,28 @@ static void code_ready_terms(WhereInfo *w, uint8_t *coded, uint64_t have, int la
   for (int i = 0; i < w->pl.nterm; i++) {
     PlanTerm *t = &w->pl.terms[i];
     if (coded[i] || t->parent >= 0 || t->on_item >= 0) continue;
-    if (t->on_item == -2 && !last) continue;
+    int from = -1; /* the item whose ON holds the term, -1 for WHERE */
+    for (int k = 0; k < w->nlevel && w->on_start; k++)
+      if (i >= w->on_start[k] && i < w->on_start[k + 1]) from = k;
+    /* the ON of an inner join right of a RIGHT JOIN: at its own item's
+     * loop or later (never filtering the rows a RIGHT JOIN item on its
+     * left matches); WHERE: after every loop */
+    if (t->on_item == -2 && !last && (from < 0 || !(have & bit(from)))) continue;
     if ((t->mask & ~have) != 0) continue;
     if (t->varies && !last) continue;
     coded[i] = 1;
+    /* the ON of an inner join left of a RIGHT/FULL JOIN item belongs to
+     * that join's left side: not tested on its unmatched rows (SQLite
+     * tests only WHERE terms there) */
+    int skip = 0;
+    for (int k = 0; from >= 0 && k < w->nlevel; k++) {
+      WLevel *R = &w->lv[k];
+      if (!R->rj_mode || R->item <= from) continue;
+      if (!skip) skip = emit_label(w->p);
+      emit(w->p, OP_If, R->rj_mode, skip, 0);
+    }
     code_term(w, t, label);
+    if (skip) emit_resolve(w->p, skip);
   }
 }
 
@@ -825,6 +845,23 @@ WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order
   hc->p = p;
   hc->src = src;
 
+  /* A subquery, view or CTE as the first item, alone or followed by an
+   * outer or CROSS join, in a list without RIGHT JOIN (SQLite's rule: the
+   * loops keep it outermost) runs as a co-routine: its rows stream to the
+   * loops, so a LIMIT or an early exit stops it */
+  int co_first = 0;
+  if (n > 0 && !(flags & WHERE_ONEPASS) && src_can_coroutine(p, &src->a[0]) &&
+      (n == 1 || (src->a[1].jointype & (SQL_JOIN_LEFT | SQL_JOIN_CROSS)))) {
+    co_first = 1;
+    for (int i = 0; i < n; i++)
+      if (src->a[i].jointype & SQL_JOIN_RIGHT) co_first = 0;
+  }
+  if (co_first) {
+    SrcItem *f = &src->a[0];
+    f->co_reg = emit_regs(p, 1);
+    f->co_out = emit_regs(p, f->tab->ncol > 0 ? f->tab->ncol : 1);
+    parse_set_coroutine(p, f->cursor, f->co_out);
+  }
   w->right = -1;
   for (int i = 0; i < n; i++) {
     SrcItem *it = &src->a[i];
@@ -850,6 +887,7 @@ WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order
     /* the planner treats a RIGHT JOIN item like a LEFT one: only its ON
      * terms restrict it, and it stays after the items on its left */
     if (it->jointype & SQL_JOIN_RIGHT) pi->jointype |= SQL_JOIN_LEFT;
+    if (co_first && i > 0) pi->after |= 1; /* the co-routine stays outermost */
     /* a table-valued function reading other items is looped inside them */
     for (int k = 0; it->refill && it->tvf_args && k < it->tvf_args->n; k++)
       pi->after |= hook_mask(hc, it->tvf_args->a[k].expr) & ~((uint64_t)1 << i);
@@ -867,12 +905,16 @@ WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order
   /* With a RIGHT JOIN the WHERE (and the ON of an inner join right of it)
    * applies after the unmatched rows are added: it filters nothing before
    * the last loop (on_item -2) */
+  w->on_start = parse_alloc(p, sizeof(int) * (size_t)(n + 1));
+  if (!w->on_start) return NULL;
   for (int i = 0; i < n; i++) {
     SrcItem *it = &src->a[i];
     int on = (it->jointype & (SQL_JOIN_LEFT | SQL_JOIN_RIGHT)) ? i : -1;
     if (on < 0 && w->right >= 0 && i > w->right) on = -2;
+    w->on_start[i] = w->pl.nterm;
     plan_add_clause(&w->pl, it->on, on);
   }
+  w->on_start[n] = w->pl.nterm;
   plan_add_clause(&w->pl, where, w->right >= 0 ? -2 : -1);
   if (parse_failed(p)) return NULL;
   int pflags = 0;
@@ -885,7 +927,9 @@ WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order
     else parse_error_code(p, rc, "query planner failed");
     return NULL;
   }
-  w->order_ok = order_by && order_by->n > 0 && w->plan.order_ok;
+  /* the unmatched rows of a RIGHT/FULL JOIN come after the loops: no
+   * order is delivered then */
+  w->order_ok = order_by && order_by->n > 0 && w->plan.order_ok && w->right < 0;
   for (int k = 0; k < n; k++) {
     w->lv[k].pl = &w->plan.levels[k];
     w->lv[k].item = w->plan.levels[k].item;
@@ -1105,4 +1149,8 @@ void where_end(WhereInfo *w) {
   for (int k = 0; k < w->nlevel; k++)
     if (w->lv[k].rj_mode) rj_pass(w, &w->lv[k]);
   emit_resolve(p, w->brk);
+  for (int k = 0; k < w->nlevel; k++) {
+    SrcItem *it = &w->src->a[w->lv[k].item];
+    if (it->co_reg) parse_set_coroutine(p, it->cursor, 0);
+  }
 }

@@ -285,7 +285,40 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
     struct SrcX *x = src ? src_extras(p, src, 0) : NULL;
     for (int i = 0; src && i < src->n; i++) {
       SrcItem *it = &src->a[i];
-      if (!it->tab) continue;
+      if (!it->tab || it->in_nest) continue;
+      if (it->nest) {
+        /* a parenthesized join: its columns answer to their own tables'
+         * names (SQLite's nested FROM); a USING column listed first wins */
+        const SelInfo *ni = it->nest->info;
+        int hit = 0;
+        /* joined to its left by USING/NATURAL on this name: the left one */
+        int uj = table_column_index(it->nest_tab, col);
+        if (!tname && x && cnt > 0 && uj >= 0 &&
+            (x->merged[i] & ((uint64_t)1 << (uj >= 63 ? 63 : uj)))) {
+          if ((it->jointype & (SQL_JOIN_LEFT | SQL_JOIN_RIGHT)) != SQL_JOIN_RIGHT) continue;
+          cnt = 0;
+        }
+        for (int j = 0; ni && ni->ncols && j < it->nest_tab->ncol; j++) {
+          const struct NestCol *c = &ni->ncols[j];
+          if (!c->col || util_stricmp(c->col, col) != 0) continue;
+          if (tname && (!c->tab || util_stricmp(c->tab, tname) != 0)) continue;
+          if (db && (!c->db || util_stricmp(c->db, db) != 0)) continue;
+          cnt++;
+          match = it;
+          mcol = j;
+          hit = 1;
+          if (c->using_term) break;
+        }
+        if (hit || !tname || db || !it->nest_alias || util_stricmp(it->nest_alias, tname) != 0)
+          continue;
+        int j = table_column_index(it->nest_tab, col);
+        if (j >= 0) {
+          cnt++;
+          match = it;
+          mcol = j;
+        }
+        continue;
+      }
       if (tname) {
         if (!it->name || util_stricmp(it->name, tname) != 0) continue;
         if (db && (it->kind != SRC_TABLE ||
@@ -295,8 +328,12 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
       }
       int j = table_column_index(it->tab, col);
       if (j >= 0) {
-        if (!tname && x && cnt > 0 && (x->merged[i] & ((uint64_t)1 << (j >= 63 ? 63 : j))))
-          continue;
+        if (!tname && x && cnt > 0 && (x->merged[i] & ((uint64_t)1 << (j >= 63 ? 63 : j)))) {
+          /* a USING column: the left-most item's, but a RIGHT JOIN's own
+           * (SQLite then forgets the matches on its left) */
+          if ((it->jointype & (SQL_JOIN_LEFT | SQL_JOIN_RIGHT)) != SQL_JOIN_RIGHT) continue;
+          cnt = 0;
+        }
         cnt++;
         match = it;
         mcol = j;
@@ -319,6 +356,14 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
     if (cnt == 1 && mcol < 0 && match->kind == SRC_SUBQUERY) {
       /* the rowid of a subquery or view reads as NULL (SQLite 3.40) */
       e->op = SQL_E_NULL;
+      return 0;
+    }
+    if (cnt == 1 && match->nest) {
+      src_nest_ref(p, src, match, mcol, e, depth);
+      SrcItem *m = e->op == SQL_E_COLREF ? src_find_cursor(src, e->cursor) : NULL;
+      if (!tname && m && e->column >= 0)
+        src_coalesce_ref(p, src, (int)(m - src->a), e->column, e);
+      for (NameCtx *m2 = nc; m2 != n; m2 = m2->outer) m2->flags |= NC_HAS_CORREL;
       return 0;
     }
     if (cnt == 1) {

@@ -31,6 +31,16 @@ typedef struct SelInfo {
   int *order_col;       /* head of a select: per ORDER BY term, result column or -1 */
   int *group_col;       /* per GROUP BY term: result column or -1 */
   int correlated;       /* refers to an outer query */
+  /* A parenthesized join's SELECT * (SQLite's SF_NestedFrom): flat when its
+   * items are spliced into the enclosing FROM list instead of materialized;
+   * ncols: per result column the names a reference may use -- database and
+   * table (NULL for a USING column listed first) and column -- and whether
+   * an unqualified '*' of the enclosing query skips it (a USING column) */
+  uint8_t nested_from, nest_flat;
+  struct NestCol {
+    const char *db, *tab, *col;
+    uint8_t using_term, noexpand;
+  } *ncols;
 } SelInfo;
 
 /* Per-Parse state of the select part (Parse.select_state). */
@@ -99,6 +109,11 @@ struct SrcX *src_extras(Parse *, const SrcList *, int create);
  * column, turn e (the reference) into coalesce(left, right); returns 1 if
  * it did. */
 int src_coalesce_ref(Parse *, SrcList *, int item, int col, SqlExpr *e);
+
+/* Column j of the parenthesized join starting at item it (it->nest) of
+ * src as reference e at depth: a column of the item (materialized) or of
+ * the spliced item it reads (flattened). */
+void src_nest_ref(Parse *, SrcList *src, SrcItem *it, int j, SqlExpr *e, int depth);
 
 /* Affinity of column col of FROM item it as a comparison operand: a table
  * column's, or for a subquery/view the affinity of its (leftmost) result

@@ -1203,7 +1203,9 @@ dispatch:
         z[x.n] = 0;
         x.z = z;
       }
-      x.flags &= VAL_SUBTYPE_JSON; /* a copy keeps the JSON subtype, not the ownership */
+      /* a copy keeps the JSON subtype (unless p5 says drop it, as a read
+       * through a subquery does), not the ownership */
+      x.flags &= op->p5 & 1 ? 0 : VAL_SUBTYPE_JSON;
       value_clear(&reg[d]);
       reg[d] = x;
     }

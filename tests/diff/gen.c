@@ -32,7 +32,8 @@
 
 #define MAXTAB 4
 #define MAXCOL 6
-#define MAXSRC 4
+#define MAXSRC 8
+#define NEST_MAXSRC 6 /* sources of a FROM list with a parenthesized join (row counts stay small) */
 #define MAXSCOL 16
 
 enum { AFF_NONE, AFF_TEXT, AFF_NUM, AFF_INT, AFF_REAL };
@@ -109,6 +110,12 @@ struct DiffGen {
   int att_pre; /* attach-round statements written so far before the data */
   int att_tail; /* attach-round closing statements written so far */
   int trig_tab; /* the table tr1..tr3 watch (-1: none) */
+  uint64_t ns;  /* the parenthesized joins' own stream (nested_joins) */
+  int nnest;    /* parenthesized-join alias counter (g1, g2, ...) */
+  int nest_right;   /* this FROM list has a RIGHT or FULL JOIN so far */
+  int nest_noright; /* ... and may get none (USING/NATURAL follow) */
+  int nest_free;    /* a join without a condition was written in the parenthesized part */
+  int no_real_cast; /* expr: no CAST(... AS REAL/NUMERIC) */
   char tref_buf[2][32];
   int tref_i;
 };
@@ -117,7 +124,7 @@ static const char *const tag_names[GT_NTAGS] = {
     "join",     "left-join", "subquery", "correlated", "aggregate", "group-by",  "compound",
     "distinct", "order-by",  "limit",    "cast",       "collate",   "like/glob", "in",
     "case",     "derived",   "exists",   "function",   "using",     "error",     "conflict",
-    "window",   "cte",      "returning",  "alter",     "feature"};
+    "window",   "cte",      "returning",  "alter",     "feature",   "nested-join"};
 
 const char *gen_tag_name(int i) { return i >= 0 && i < GT_NTAGS ? tag_names[i] : "?"; }
 
@@ -1035,6 +1042,7 @@ static Props expr(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode) {
     g->tags |= GT_CAST;
     static const char *const ty[] = {"INTEGER", "REAL", "TEXT", "NUMERIC", "BLOB", "INT"};
     const char *t = PICK(g, ty);
+    if (g->no_real_cast && (t[0] == 'R' || t[0] == 'N')) t = "INT"; /* see nested_joins */
     bs(b, "CAST(");
     p = expr(g, b, sc, depth - 1, mode);
     bp(b, " AS %s)", t);
@@ -1244,7 +1252,26 @@ static int common_cols(const Src *a, const Src *b, const char **names) {
 typedef struct FromInfo {
   int star_cols;
   Props star_props;
+  int nested;          /* a parenthesized join was added (nested_joins): its sources are
+                          sc->src[sc->nsrc .. nsrc_all), hidden from the main stream */
+  int nsrc_all;
+  int on_and;          /* an ON clause of its own joins has an extra AND term */
+  int cross;           /* its own joins have a CROSS or comma join */
+  char star_list[1024]; /* the columns "*" stands for, as alias.col, before it */
 } FromInfo;
+
+/* Append the columns of s to fi->star_list, but skip's (a USING/NATURAL
+ * join's merged columns: names, n of them). */
+static void star_list_add(FromInfo *fi, const Src *s, const char *const *skip, int n) {
+  for (int i = 0; i < s->ncol; i++) {
+    int k = 0;
+    while (k < n && strcmp(skip[k], s->col[i].name)) k++;
+    if (k < n) continue;
+    size_t len = strlen(fi->star_list);
+    snprintf(fi->star_list + len, sizeof fi->star_list - len, "%s%s.%s", len ? ", " : "",
+             s->alias, s->col[i].name);
+  }
+}
 
 static void add_table_src(DiffGen *g, Buf *b, Scope *sc) {
   char alias[16];
@@ -1295,14 +1322,246 @@ static void gen_view(DiffGen *g, Buf *b) {
   g->has_view = 1;
 }
 
+/* ---- parenthesized joins (issue 19): every choice from their own stream
+ * (g->ns, swapped in by nested_joins), so the other streams stay as they were.
+ * A group is "(operand kw operand cond [kw operand cond])" with operands
+ * tables, derived tables or groups (two levels deep), kw any join kind
+ * (RIGHT and FULL too), cond ON / USING / NATURAL / none. Inner ON clauses
+ * see only the group's own sources (and the enclosing query's). ---- */
+
+static const char *const nest_kws[] = {" JOIN ",       " LEFT JOIN ",  " RIGHT JOIN ",
+                                       " FULL JOIN ",  " CROSS JOIN ", ", ",
+                                       " INNER JOIN ", " LEFT OUTER JOIN ", " FULL OUTER JOIN "};
+
+/* A join keyword. SQLite 3.40.1 matches a NULL USING key through a
+ * UNIQUE index after a FULL JOIN padded the left side (`t3 FULL JOIN (SELECT
+ * ...) AS d3 ON ... LEFT JOIN t2 USING (a)` finds t2's row whose a is NULL,
+ * `ON t3.a = t2.a` does not; FINDINGS.md, "Not Shale's"): so no USING or
+ * NATURAL after a RIGHT/FULL JOIN of the same list. */
+static const char *nest_kw(DiffGen *g) {
+  const char *kw = PICK(g, nest_kws);
+  if (strstr(kw, "RIGHT") || strstr(kw, "FULL")) {
+    if (g->nest_noright) return " LEFT JOIN ";
+    g->nest_right = 1;
+  }
+  return kw;
+}
+
+/* A scope of the sources idx[0..n) of sc (outer kept). */
+static void sub_scope(const Scope *sc, const int *idx, int n, Scope *out) {
+  out->nsrc = n;
+  out->outer = sc->outer;
+  for (int i = 0; i < n; i++) out->src[i] = sc->src[idx[i]];
+}
+
+/* The join condition of kw between left sources l[0..nl) and right sources
+ * r[0..nr) of sc into cb; *natural set when the caller must write NATURAL
+ * before the join keyword. */
+static void nest_cond(DiffGen *g, Buf *cb, const Scope *sc, const int *l, int nl, const int *r,
+                      int nr, const char *kw, int *natural) {
+  *natural = 0;
+  /* at most one join without a condition in the parenthesized part (the
+   * row counts of cross products grow fast); CROSS and comma joins may
+   * have an ON too */
+  int cross = kw[1] == 'C' || kw[0] == ',';
+  if (!g->nest_free && (cross ? ch(g, 40) : !strcmp(kw, " JOIN ") && ch(g, 6))) {
+    g->nest_free = 1;
+    return;
+  }
+  if (nr == 1 && !cross && ch(g, 30) && !g->nest_right) {
+    const Src *rs = &sc->src[r[0]];
+    const char *names[MAXSCOL * MAXSRC];
+    int nc = 0;
+    for (int i = 0; i < rs->ncol; i++)
+      for (int k = 0; k < nl; k++) {
+        const Src *ls = &sc->src[l[k]];
+        int hit = 0;
+        for (int c = 0; c < ls->ncol; c++)
+          if (!strcmp(ls->col[c].name, rs->col[i].name)) hit = 1;
+        if (hit) {
+          names[nc++] = rs->col[i].name;
+          break;
+        }
+      }
+    if (nc) {
+      g->tags |= GT_USING;
+      if (ch(g, 35)) {
+        *natural = 1;
+      } else {
+        int u = rnd(g, nc);
+        bp(cb, " USING (%s", names[u]);
+        if (nc > 1 && ch(g, 20)) bp(cb, ", %s", names[(u + 1 + rnd(g, nc - 1)) % nc]);
+        bs(cb, ")");
+      }
+      return;
+    }
+  }
+  const Src *ls = &sc->src[l[rnd(g, nl)]];
+  const Src *rs = &sc->src[r[rnd(g, nr)]];
+  const SCol *lc = &ls->col[rnd(g, ls->ncol)];
+  const SCol *rc = &rs->col[rnd(g, rs->ncol)];
+  for (int k = 0; k < 4 && rc->p.k != lc->p.k; k++) rc = &rs->col[rnd(g, rs->ncol)];
+  bp(cb, " ON %s.%s %s %s.%s", ls->alias, lc->name, ch(g, 80) ? "=" : PICK(g, cmpops), rs->alias,
+     rc->name);
+  if (ch(g, 30)) {
+    int all[MAXSRC];
+    for (int i = 0; i < nl; i++) all[i] = l[i];
+    for (int i = 0; i < nr; i++) all[nl + i] = r[i];
+    Scope both;
+    sub_scope(sc, all, nl + nr, &both);
+    /* SQLite 3.40.1 drops the unmatched rows of a RIGHT/FULL JOIN when an
+     * inner join on its left has a constant false ON term (`t2 AS a JOIN t2
+     * AS b ON 0 FULL JOIN t1 ON ...`: no row; `ON b.e < 0`: t1's rows;
+     * FINDINGS.md, "Not Shale's"): unless no RIGHT/FULL JOIN may follow,
+     * the term also reads a column */
+    bs(cb, " AND (");
+    bool_expr(g, cb, &both, 1, 0);
+    if (!g->nest_noright) bp(cb, " OR %s.%s IS NULL", ls->alias, lc->name);
+    bs(cb, ")");
+  }
+}
+
+static void nest_group(DiffGen *g, Buf *b, Scope *sc, int depth);
+
+static void nest_operand(DiffGen *g, Buf *b, Scope *sc, int depth) {
+  if (depth < 2 && sc->nsrc <= NEST_MAXSRC - 3 && ch(g, 25))
+    nest_group(g, b, sc, depth + 1);
+  else if (ch(g, 15))
+    derived(g, b, sc);
+  else
+    add_table_src(g, b, sc);
+}
+
+static void range_idx(int lo, int hi, int *idx) {
+  for (int i = lo; i < hi; i++) idx[i - lo] = i;
+}
+
+/* kw + operand + condition joined to the sources [lo, mid) of sc. */
+static void nest_join(DiffGen *g, Buf *b, Scope *sc, int lo, int depth) {
+  int mid = sc->nsrc;
+  const char *kw = nest_kw(g);
+  size_t kwpos = b->n;
+  bs(b, kw);
+  nest_operand(g, b, sc, depth);
+  int l[MAXSRC], r[MAXSRC], natural;
+  range_idx(lo, mid, l);
+  range_idx(mid, sc->nsrc, r);
+  Buf cb = {0};
+  nest_cond(g, &cb, sc, l, mid - lo, r, sc->nsrc - mid, kw, &natural);
+  if (natural) binsert(b, kwpos + 1, "NATURAL ");
+  if (cb.z) bs(b, cb.z);
+  free(cb.z);
+}
+
+static void nest_group(DiffGen *g, Buf *b, Scope *sc, int depth) {
+  int first = sc->nsrc;
+  bs(b, "(");
+  nest_operand(g, b, sc, depth);
+  int n = 1 + ch(g, 30);
+  for (int j = 0; j < n && sc->nsrc < NEST_MAXSRC; j++) nest_join(g, b, sc, first, depth);
+  bs(b, ")");
+  if (ch(g, 15)) bp(b, " AS g%d", ++g->nnest);
+}
+
+/* After from_clause's own joins (first_end: where its first source's text
+ * ends): sometimes a parenthesized join on the right, one on the left of the
+ * first source, or the whole list parenthesized and joined on. */
+static void nested_joins(DiffGen *g, Buf *b, Scope *sc, FromInfo *fi, size_t first_end) {
+  /* the other streams too stay as they were (tref, expressions and
+   * derived tables draw from them) */
+  uint64_t main_s = g->s, ws = g->ws, fs = g->fs, as = g->as;
+  int main_nsrc = sc->nsrc;
+  g->s = g->ns;
+  /* SQLite 3.40.1 reads CAST(x AS NUMERIC/REAL) of an integral real back
+   * as an integer from a subquery it materializes (9.0 becomes 9), and it
+   * materializes parenthesized joins under outer joins, RIGHT/FULL JOIN
+   * operands, ... (FINDINGS.md, "Not Shale's", the CTE case): no such
+   * casts in or around a parenthesized join */
+  int casts = strstr(b->z, " AS NUMERIC)") || strstr(b->z, " AS REAL)");
+  g->no_real_cast = 1;
+  g->nest_right = g->nest_free = 0;
+  /* see nest_cond: the list's own ON terms may be constant */
+  g->nest_noright = fi->on_and;
+  /* one join without a condition at most (cross products grow fast) */
+  if (fi->cross || sc->nsrc > 1) g->nest_free = 1;
+  if (ch(g, 20) && sc->nsrc <= NEST_MAXSRC - 3 && !casts) {
+    g->tags |= GT_JOIN | GT_NESTED;
+    fi->nested = 1; /* "*" is written as star_list: SQLite's nested-FROM rules for its columns */
+    int how = rnd(g, 3);
+    if (how == 0) {
+      nest_join(g, b, sc, 0, 0);
+    } else if (how == 1) {
+      /* (group) kw <first source> cond <the rest as it was> */
+      Buf gb = {0}, cb = {0};
+      int gfirst = sc->nsrc;
+      /* the list's own joins follow the group */
+      if (strstr(b->z, " USING (") || strstr(b->z, "NATURAL ")) g->nest_noright = 1;
+      nest_group(g, &gb, sc, 1);
+      const char *kw = nest_kw(g);
+      int l[MAXSRC], r[1] = {0}, natural;
+      range_idx(gfirst, sc->nsrc, l);
+      nest_cond(g, &cb, sc, l, sc->nsrc - gfirst, r, 1, kw, &natural);
+      if (cb.z) binsert(b, first_end, cb.z);
+      Buf pb = {0};
+      bs(&pb, gb.z);
+      if (natural) bs(&pb, " NATURAL");
+      bs(&pb, kw);
+      binsert(b, 0, pb.z);
+      free(pb.z);
+      free(gb.z);
+      free(cb.z);
+    } else {
+      binsert(b, 0, "(");
+      bs(b, ")");
+      nest_join(g, b, sc, 0, 0);
+    }
+  }
+  g->no_real_cast = 0;
+  g->ns = g->s;
+  g->s = main_s;
+  g->ws = ws;
+  g->fs = fs;
+  g->as = as;
+  /* the main stream's choices (rnd over sc->nsrc) see only its own sources */
+  fi->nsrc_all = sc->nsrc;
+  if (fi->nested) sc->nsrc = main_nsrc;
+}
+
+/* A WHERE term over every source, the parenthesized joins' too (from their
+ * stream); where: a WHERE was written already. */
+static void nested_where(DiffGen *g, Buf *b, Scope *sc, const FromInfo *fi, int where) {
+  if (!fi->nested) return;
+  uint64_t main_s = g->s, ws = g->ws, fs = g->fs, as = g->as;
+  g->s = g->ns;
+  if (ch(g, 70)) {
+    int n = sc->nsrc;
+    sc->nsrc = fi->nsrc_all;
+    bs(b, where ? " AND (" : " WHERE (");
+    bool_expr(g, b, sc, 1 + rnd(g, 2), 0);
+    bs(b, ")");
+    sc->nsrc = n;
+  }
+  g->ns = g->s;
+  g->s = main_s;
+  g->ws = ws;
+  g->fs = fs;
+  g->as = as;
+}
+
 static void from_clause(DiffGen *g, Buf *b, Scope *sc, FromInfo *fi) {
   sc->nsrc = 0;
   if (ch(g, 12))
     derived(g, b, sc);
   else
     add_table_src(g, b, sc);
+  size_t first_end = b->n;
   fi->star_cols = sc->src[0].ncol;
   fi->star_props = P_NULL;
+  fi->nested = 0;
+  fi->nsrc_all = 0;
+  fi->on_and = fi->cross = 0;
+  fi->star_list[0] = 0;
+  star_list_add(fi, &sc->src[0], NULL, 0);
   for (int i = 0; i < sc->src[0].ncol; i++)
     fi->star_props = pjoin(fi->star_props, sc->src[0].col[i].p);
   int joins = ch(g, 45) ? 1 + ch(g, 15) : 0;
@@ -1323,6 +1582,8 @@ static void from_clause(DiffGen *g, Buf *b, Scope *sc, FromInfo *fi) {
       add_table_src(g, b, sc);
     const Src *rs = &sc->src[sc->nsrc - 1];
     int star = rs->ncol;
+    const char *merged[MAXSCOL];
+    int nmerged = 0;
     if (kw[1] != 'C' && kw[0] != ',') {
       const char *names[MAXSCOL];
       int nc = common_cols(&sc->src[sc->nsrc - 2], rs, names);
@@ -1336,6 +1597,7 @@ static void from_clause(DiffGen *g, Buf *b, Scope *sc, FromInfo *fi) {
             for (int c = 0; c < sc->src[k].ncol; c++)
               if (!strcmp(sc->src[k].col[c].name, rs->col[i].name)) found = 1;
           common += found;
+          if (found) merged[nmerged++] = rs->col[i].name;
         }
         star -= common;
         binsert(b, kwpos + 1, "NATURAL ");
@@ -1344,6 +1606,7 @@ static void from_clause(DiffGen *g, Buf *b, Scope *sc, FromInfo *fi) {
         const char *u = names[rnd(g, nc)];
         bp(b, " USING (%s)", u);
         star--;
+        merged[nmerged++] = u;
       } else {
         /* ON: mostly an equality between the new source and an earlier one. */
         const Src *ls = &sc->src[rnd(g, sc->nsrc - 1)];
@@ -1355,12 +1618,17 @@ static void from_clause(DiffGen *g, Buf *b, Scope *sc, FromInfo *fi) {
         if (ch(g, 25)) {
           bs(b, " AND ");
           bool_expr(g, b, sc, 1, 0);
+          fi->on_and = 1;
         }
       }
+    } else {
+      fi->cross = 1;
     }
     fi->star_cols += star;
+    star_list_add(fi, rs, merged, nmerged);
     for (int i = 0; i < rs->ncol; i++) fi->star_props = pjoin(fi->star_props, rs->col[i].p);
   }
+  nested_joins(g, b, sc, fi, first_end);
 }
 
 /* ---- queries ---- */
@@ -1404,7 +1672,7 @@ static void simple_query(DiffGen *g, Buf *b, GenStmt *st) {
   int ncol;
   int loose = 0;
   if (ch(g, 8) && fi.star_cols <= 12) {
-    bs(b, "*");
+    bs(b, fi.nested ? fi.star_list : "*");
     ncol = fi.star_cols;
     if (distinct && !psafe(fi.star_props)) loose = 1;
   } else {
@@ -1418,10 +1686,12 @@ static void simple_query(DiffGen *g, Buf *b, GenStmt *st) {
   }
   bp(b, " FROM %s", from.z);
   free(from.z);
-  if (ch(g, 75)) {
+  int where = ch(g, 75);
+  if (where) {
     bs(b, " WHERE ");
     bool_expr(g, b, &sc, 1 + rnd(g, 2), 0);
   }
+  nested_where(g, b, &sc, &fi, where);
   st->cmp = loose ? DIFF_CMP_LOOSE : DIFF_CMP_BAG;
   if (ch(g, 40)) {
     order_all(g, b, ncol, !loose, st);
@@ -2818,6 +3088,8 @@ DiffGen *gen_new(uint64_t seed) {
   if (!g->fs) g->fs = 1;
   g->as = (seed + 13) * 0x9FB21C651E98DF25ULL ^ 0x94D049BB133111EBULL;
   if (!g->as) g->as = 1;
+  g->ns = (seed + 19) * 0xBF58476D1CE4E5B9ULL ^ 0x94D049BB133111EBULL;
+  if (!g->ns) g->ns = 1;
   return g;
 }
 

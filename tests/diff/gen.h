@@ -71,7 +71,8 @@
 #define GT_RETURNING (1u << 23) /* RETURNING */
 #define GT_ALTER (1u << 24)     /* ALTER TABLE RENAME / DROP COLUMN */
 #define GT_FEATURE (1u << 25)   /* other issue-7 features (UPDATE FROM, sqlite_sequence, ...) */
-#define GT_NTAGS 26
+#define GT_NESTED (1u << 26)    /* a parenthesized join (issue 19) */
+#define GT_NTAGS 27
 
 typedef struct GenStmt {
   const char *sql;

@@ -588,3 +588,41 @@ TEST(select_query_plan) {
   for (int i = 0; q[i]; i++) eqp_cmp(&p, q[i]);
   sh_close(&p);
 }
+
+/* Recursive CTEs stream (issue 19): a recursion that never ends on its own
+ * stops at the outer LIMIT, an EXISTS or a scalar subquery's first row. A
+ * progress handler interrupts a statement that runs more than ~2M VM ops
+ * (a materialized recursion would run until memory runs out). */
+static int stream_progress(void *arg) {
+  int *calls = arg;
+  return ++*calls > 2000;
+}
+
+TEST(select_cte_streams) {
+  ShPair p;
+  if (!sh_open(&p)) return;
+  sh_exec(&p, setup_sql);
+  int calls = 0;
+  shale_progress_handler(p.s, 1000, stream_progress, &calls);
+  static const char *const q[] = {
+      "=WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c) SELECT i FROM c LIMIT 3",
+      "=WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c) SELECT i FROM c "
+      "WHERE i % 1000 = 0 LIMIT 2",
+      "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c) "
+      "SELECT (SELECT i FROM c WHERE i > 700 LIMIT 1)",
+      "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c) "
+      "SELECT EXISTS (SELECT 1 FROM c WHERE i = 5000)",
+      "=WITH RECURSIVE c(i, s) AS (SELECT 1, 'a' UNION ALL SELECT i+1, s || 'a' FROM c) "
+      "SELECT i, length(s) FROM c LEFT JOIN (SELECT 2 AS k) ON k = i LIMIT 4",
+      "=WITH RECURSIVE c(i) AS (SELECT 1 UNION SELECT i+1 FROM c) SELECT i FROM c LIMIT 5",
+      "SELECT a, (WITH RECURSIVE c(i) AS (SELECT a UNION ALL SELECT i*2 FROM c) "
+      "SELECT i FROM c WHERE i > 1000 LIMIT 1) FROM t1",
+      NULL};
+  for (int i = 0; q[i]; i++) {
+    calls = 0;
+    sh_cmp(&p, q[i]);
+    CHECK(calls <= 2000);
+  }
+  shale_progress_handler(p.s, 0, NULL, NULL);
+  sh_close(&p);
+}
