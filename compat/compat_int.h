@@ -2,12 +2,14 @@
  * compat_int.h -- internal interface shared by the files of compat/ (the
  * sqlite3_* library over Shale's native API).
  *
- * Owns: the handle-kind numbers and the registry functions (sqlite3.c).
+ * Owns: nothing.
  *
  * Invariants:
  *  1. Every file here includes Shale's own include/sqlite3.h (the quoted
  *     include), so each definition is checked against its declaration.
- *  2. A handle is usable only while compat_reg_has() says so.
+ *  2. Handles are the native objects; the native API checks them (a state
+ *     field inside each object, no registry, no lock: shale_db_live,
+ *     shale_stmt_live for entry points made of several calls).
  */
 #ifndef SHALE_COMPAT_INT_H
 #define SHALE_COMPAT_INT_H
@@ -15,11 +17,5 @@
 #include "../src/util/util.h"
 #include "shale.h"
 #include "sqlite3.h"
-
-enum { COMPAT_DB = 1, COMPAT_STMT = 2, COMPAT_BACKUP = 3, COMPAT_BLOB = 4 };
-
-int compat_reg_add(const void *p, int kind, char *fullname);
-void compat_reg_del(const void *p);
-int compat_reg_has(const void *p, int kind);
 
 #endif

@@ -20,7 +20,7 @@
 
 #include "api_int.h"
 
-void shale_set_error(shale *db, int rc, const char *msg) {
+static void set_error_impl(shale *db, int rc, const char *msg) {
   if (!db) return;
   api_error(db, rc, "%s", msg ? msg : shale_errstr(rc));
 }
@@ -29,16 +29,16 @@ static int is_main(const char *zdb) { return !zdb || !strcmp(zdb, "main"); }
 
 /* Attached and temp databases: their file name as PRAGMA database_list
  * shows it ("" for memory and temp), NULL for an unknown name. */
-const char *shale_db_filename(shale *db, const char *zdb) {
+static const char *db_filename_impl(shale *db, const char *zdb) {
   if (!db) return NULL;
-  if (is_main(zdb)) return db->filename;
+  if (is_main(zdb)) return db->fullname;
   int i = api_db_index(db, zdb);
   if (i <= 0) return NULL;
   const char *f = api_db_file(db, i);
   return f ? f : "";
 }
 
-int shale_db_readonly(shale *db, const char *zdb) {
+static int db_readonly_impl(shale *db, const char *zdb) {
   if (!db) return -1;
   if (is_main(zdb)) return (db->open_flags & SHALE_OPEN_READONLY) ? 1 : 0;
   int i = api_db_index(db, zdb);
@@ -144,7 +144,7 @@ static int ident_char(char c) {
          (c & 0x80);
 }
 
-char *shale_expanded_sql(shale_stmt *st) {
+static char *expanded_sql_impl(shale_stmt *st) {
   if (!st || !st->sql) return NULL;
   const char *z = st->sql;
   size_t n = strlen(z), i = 0, s = 0;
@@ -204,15 +204,43 @@ char *shale_expanded_sql(shale_stmt *st) {
   return b.z;
 }
 
-void shale_set_last_insert_rowid(shale *db, shale_int64 rowid) {
+static void set_last_insert_rowid_impl(shale *db, shale_int64 rowid) {
   if (db) db->last_rowid = rowid;
 }
 
 /* sqlite3_db_config(SQLITE_DBCONFIG_ENABLE_FKEY): unlike PRAGMA foreign_keys
  * this also works inside a transaction, as SQLite's flag does; statements
  * compiled under the other setting recompile (api_settings). */
-int shale_foreign_keys(shale *db, int onoff) {
+static int foreign_keys_impl(shale *db, int onoff) {
   if (!db) return 0;
   if (onoff >= 0) db->foreign_keys = (uint8_t)(onoff != 0);
   return db->foreign_keys;
 }
+
+/* ------------------------------------------------------------ entry points */
+
+/* Each holds the connection's mutex while it runs (api_int.h invariant 7). */
+
+void shale_set_error(shale *db, int rc, const char *msg) {
+  if (!api_db_enter(db)) return;
+  set_error_impl(db, rc, msg);
+  api_leave(db);
+}
+
+const char *shale_db_filename(shale *db, const char *zdb) {
+  API_DB_CALL(db, NULL, db_filename_impl(db, zdb));
+}
+
+int shale_db_readonly(shale *db, const char *zdb) {
+  API_DB_CALL(db, -1, db_readonly_impl(db, zdb));
+}
+
+char *shale_expanded_sql(shale_stmt *st) { API_ST_CALL(st, NULL, expanded_sql_impl(st)); }
+
+void shale_set_last_insert_rowid(shale *db, shale_int64 rowid) {
+  if (!api_db_enter(db)) return;
+  set_last_insert_rowid_impl(db, rowid);
+  api_leave(db);
+}
+
+int shale_foreign_keys(shale *db, int onoff) { API_DB_CALL(db, 0, foreign_keys_impl(db, onoff)); }
