@@ -1418,6 +1418,18 @@ static void stmt_halt_reset(shale_stmt *st) {
   st->rowpos = 0;
 }
 
+/* A statement locked out before it began asks the busy handler whether to
+ * run again; a writer waiting for the main database's WAL WRITE lock wakes
+ * as soon as the holder commits (pager_busy.c invariant 3). */
+static int stmt_busy_wait(shale_stmt *st) {
+  shale *db = st->db;
+  Pager *p = btree_pager(db->bt); /* BEGIN IMMEDIATE is "readonly" too */
+  pager_busy_watch_log(p, 1);
+  int again = api_busy(db, st->nbusy++);
+  pager_busy_watch_log(p, 0);
+  return again;
+}
+
 static int step_in_scope(shale_stmt *st) {
   shale *db = st->db;
   if (st->halted) stmt_halt_reset(st);
@@ -1470,7 +1482,7 @@ static int step_in_scope(shale_stmt *st) {
      * whether to try again (SQLite's B-tree loops so on BEGIN). */
     if ((rc & 0xff) == SHALE_BUSY && !st->produced && (db->busy_ms > 0 || db->busy_cb) &&
         !db->busy_ran && /* the pager's lock loop already asked the handler */
-        btree_txn_state(db->bt) == PAGER_TXN_NONE && api_busy(db, st->nbusy++)) {
+        btree_txn_state(db->bt) == PAGER_TXN_NONE && stmt_busy_wait(st)) {
       vm_reset(st->vm);
       stmt_deactivate(st);
       retry--;
