@@ -1031,7 +1031,10 @@ static void stmt_free(shale_stmt *st) {
   rows_clear(&st->rows);
   for (int i = 0; i <= st->nvar && st->vars; i++) value_clear(&st->vars[i]);
   shale_free(st->vars);
-  for (int i = 0; i < st->ncells; i++) shale_free(st->cells[i].buf);
+  for (int i = 0; i < st->ncells; i++) {
+    if (st->cells[i].v.flags & VAL_OWNED) value_clear(&st->cells[i].v);
+    shale_free(st->cells[i].buf);
+  }
   shale_free(st->cells);
   shale_free(st->sql);
   shale_free(st->errmsg_copy);
@@ -1418,6 +1421,8 @@ static void stmt_halt_reset(shale_stmt *st) {
   st->rowpos = 0;
 }
 
+static int stmt_readonly_impl(shale_stmt *st);
+
 /* A statement locked out before it began asks the busy handler whether to
  * run again; a writer waiting for the main database's WAL WRITE lock wakes
  * as soon as the holder commits (pager_busy.c invariant 3). */
@@ -1433,6 +1438,7 @@ static int stmt_busy_wait(shale_stmt *st) {
 static int step_in_scope(shale_stmt *st) {
   shale *db = st->db;
   if (st->halted) stmt_halt_reset(st);
+  if (db->stmts->next && !stmt_readonly_impl(st)) api_detach_rows(db, st);
   for (int retry = 0;; retry++) {
     if (!st->active) {
       int rc = stmt_start(st);
@@ -1597,6 +1603,7 @@ static shale_value *cell(shale_stmt *st, int i) {
   }
   shale_value *c = &st->cells[i];
   if (c->gen != st->gen) {
+    if (c->v.flags & VAL_OWNED) value_clear(&c->v); /* a copy api_detach_rows made */
     const ShValue *v = row_value(st, i);
     if (v)
       c->v = *v;
@@ -1606,6 +1613,25 @@ static shale_value *cell(shale_stmt *st, int i) {
     c->gen = st->gen;
   }
   return c;
+}
+
+/* A statement's current row borrows text and blobs from its cursors'
+ * pages; a write by another statement of the connection (or a blob handle)
+ * may change those bytes, while SQLite's column values stay valid until the
+ * statement's own next step. So before such a write, every other statement
+ * showing a row gets its row's values copied into its cells (once per row). */
+void api_detach_rows(shale *db, shale_stmt *except) {
+  for (shale_stmt *s = db->stmts; s; s = s->next) {
+    if (s == except || !s->has_row || s->row || s->detached_gen == s->gen) continue;
+    s->detached_gen = s->gen;
+    for (int i = 0; i < s->row_n; i++) {
+      shale_value *c = cell(s, i);
+      if (c == &null_cell || (c->v.flags & VAL_OWNED)) continue;
+      if ((c->v.type == SHALE_TEXT || c->v.type == SHALE_BLOB) &&
+          value_make_owned(&c->v) != SHALE_OK)
+        value_set_null(&c->v); /* out of memory: as SQLite's column_* after OOM */
+    }
+  }
 }
 
 /* NUL-terminated text form of a value (in c->buf), NULL for NULL. */

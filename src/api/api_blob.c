@@ -377,6 +377,7 @@ int shale_blob_bytes(shale_blob *b) {
 static int blob_io_locked(shale_blob *b, void *buf, int n, int off, int write) {
   shale *db = blob_enter(b);
   if (!db) return SHALE_MISUSE;
+  if (write && db->stmts) api_detach_rows(db, NULL);
   int rc = blob_io(b, buf, n, off, write);
   api_leave(db);
   return rc;

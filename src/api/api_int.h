@@ -306,6 +306,7 @@ struct shale_stmt {
   int row_n;
   uint64_t gen;
   shale_value *cells; /* ncol cells for column_* conversions */
+  uint64_t detached_gen; /* gen whose row api_detach_rows copied into cells */
   int ncells;
   shale_stmt *next;
 };
@@ -447,6 +448,10 @@ void api_handle_release(shale *db);
 /* api.c: make every statement recompile before its next run and drop the
  * statement cache (a function or collation was replaced or deleted). */
 void api_expire(shale *db);
+
+/* api.c: before a write by another statement (except) or a blob handle,
+ * copy the current rows of db's statements out of the pages they borrow. */
+void api_detach_rows(shale *db, shale_stmt *except);
 
 /* api_func.c */
 /* Set up db->coll_scope (at open). */

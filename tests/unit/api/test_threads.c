@@ -367,3 +367,48 @@ TEST(threads_handles_after_close) {
   CHECK_STR(shale_errmsg(db), "bad parameter or other API misuse");
   CHECK(shale_db_mutex(db) == NULL);
 }
+
+/* What threads_shared_connection found: a row's text read after another
+ * statement of the connection wrote to the same page must still be the row's
+ * (SQLite copies column values; Shale's borrow page bytes until then). Same
+ * steps on the reference SQLite, same answers. */
+#include <sqlite3.h>
+
+TEST(row_stays_valid_across_writes) {
+  shale *db = NULL;
+  sqlite3 *q = NULL;
+  CHECK_OK(shale_open(":memory:", &db));
+  CHECK_OK(sqlite3_open(":memory:", &q));
+  const char *setup =
+      "CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT, b BLOB);"
+      "INSERT INTO t VALUES(1, 'first row text', x'0102030405'), (3, 'third', x'03')";
+  CHECK_OK(shale_exec(db, setup, NULL, NULL, NULL));
+  CHECK_OK(sqlite3_exec(q, setup, NULL, NULL, NULL));
+  const char *writes[] = {
+      "INSERT INTO t VALUES(0, 'zero', x'00')",              /* shifts cells on the page */
+      "UPDATE t SET v = 'changed!!', b = x'ff' WHERE k = 1", /* the row itself */
+      "DELETE FROM t WHERE k = 1",
+  };
+  for (int w = 0; w < 3; w++) {
+    shale_stmt *s = NULL;
+    sqlite3_stmt *r = NULL;
+    CHECK_OK(shale_prepare_v2(db, "SELECT v, b FROM t WHERE k = 1", -1, &s, NULL));
+    CHECK_OK(sqlite3_prepare_v2(q, "SELECT v, b FROM t WHERE k = 1", -1, &r, NULL));
+    CHECK_RC(shale_step(s), SHALE_ROW);
+    CHECK_RC(sqlite3_step(r), SQLITE_ROW);
+    CHECK_OK(shale_exec(db, writes[w], NULL, NULL, NULL));
+    CHECK_OK(sqlite3_exec(q, writes[w], NULL, NULL, NULL));
+    CHECK_STR((const char *)shale_column_text(s, 0), (const char *)sqlite3_column_text(r, 0));
+    CHECK_EQ(shale_column_bytes(s, 1), sqlite3_column_bytes(r, 1));
+    int nb = sqlite3_column_bytes(r, 1);
+    CHECK(nb > 0 && memcmp(shale_column_blob(s, 1), sqlite3_column_blob(r, 1), (size_t)nb) == 0);
+    shale_finalize(s);
+    sqlite3_finalize(r);
+    if (w == 0) {
+      CHECK_OK(shale_exec(db, "DELETE FROM t WHERE k = 0", NULL, NULL, NULL));
+      CHECK_OK(sqlite3_exec(q, "DELETE FROM t WHERE k = 0", NULL, NULL, NULL));
+    }
+  }
+  CHECK_OK(shale_close(db));
+  sqlite3_close(q);
+}
