@@ -210,7 +210,7 @@ $(BUILD)/compat/progs/dlclose: tests/compat/progs/dlclose.c
 	  -o $@ $< -ldl -pthread
 
 $(foreach s,$(COMPAT_TEST_SRC),$(eval $(call test_rule,$(s))))
-$(COMPAT_TEST_BIN): | compat $(COMPAT_PROGS)
+$(COMPAT_TEST_BIN): | compat $(COMPAT_PROGS) $(BUILD)/libshale.so
 
 # The sqlite3_* layer's cost over the native API (bench/compat/overhead.c):
 # one workload built against libshale.so and against the compat library.

@@ -15,7 +15,8 @@
  *     and stays usable across reuse (a thread that was waiting for it when
  *     the connection closed re-checks the magic and leaves).
  *  2. The structs are outside shale_malloc's accounting (they live as long
- *     as the process, like the static mutexes); what they point to is not.
+ *     as the library, like the static mutexes: a destructor frees the list
+ *     at exit or dlclose); what they point to is not.
  *  3. Statement, backup and blob structs are shale_malloc memory on a free
  *     list of their connection (api_handle_alloc/retire, under the
  *     connection's mutex), freed with the connection.
@@ -182,6 +183,20 @@ static void pool_put(shale *db) {
   pthread_mutex_lock(&pool_mu);
   db->h.next_free = db_pool;
   db_pool = &db->h;
+  pthread_mutex_unlock(&pool_mu);
+}
+
+/* At exit or dlclose: the closed connections' structs go back to the C
+ * allocator (nothing refers to them once the library is gone). */
+__attribute__((destructor)) static void db_pool_free(void) {
+  pthread_mutex_lock(&pool_mu);
+  while (db_pool) {
+    shale *db = (shale *)db_pool;
+    db_pool = db->h.next_free;
+    pthread_mutex_destroy(&db->mu.wm);
+    pthread_cond_destroy(&db->mu.cv);
+    free(db);
+  }
   pthread_mutex_unlock(&pool_mu);
 }
 
