@@ -234,5 +234,20 @@ $(BUILD)/compat/progs/%: tests/compat/progs/%.c tests/compat/progs/prog.h
 	$(CC) $(CSTD) $(OPT) -g $(WARN) $(if $(filter 1,$(WERROR)),-Werror) $(SANFLAGS) \
 	  -o $@ $< -lsqlite3 -lm -pthread
 
+# dlclose.c loads the library with dlopen only (no -lsqlite3), so that
+# dlclose really unloads it.
+$(BUILD)/compat/progs/dlclose: tests/compat/progs/dlclose.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(OPT) -g $(WARN) $(if $(filter 1,$(WERROR)),-Werror) $(SANFLAGS) \
+	  -o $@ $< -ldl -pthread
+
 $(foreach s,$(COMPAT_TEST_SRC),$(eval $(call test_rule,$(s))))
-$(COMPAT_TEST_BIN): | compat $(COMPAT_PROGS)
+$(COMPAT_TEST_BIN): | compat $(COMPAT_PROGS) $(BUILD)/libshale.so
+
+# The sqlite3_* layer's cost over the native API (bench/compat/overhead.c):
+# one workload built against libshale.so and against the compat library.
+$(BUILD)/bench-api-native: bench/compat/overhead.c $(BUILD)/libshale.so
+	ln -sf libshale.so $(BUILD)/libshale.so.0
+	$(CC) $(CFLAGS_ALL) -DAPI_NATIVE -o $@ $< $(BUILD)/libshale.so -Wl,-rpath,'$$ORIGIN'
+$(BUILD)/bench-api-compat: bench/compat/overhead.c $(COMPAT_SO)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(COMPAT_SO) -Wl,-rpath,'$$ORIGIN/compat'

@@ -2,12 +2,14 @@
  * compat_int.h -- internal interface shared by the files of compat/ (the
  * sqlite3_* library over Shale's native API).
  *
- * Owns: the handle-kind numbers and the registry functions (sqlite3.c).
+ * Owns: nothing.
  *
  * Invariants:
  *  1. Every file here includes Shale's own include/sqlite3.h (the quoted
  *     include), so each definition is checked against its declaration.
- *  2. A handle is usable only while compat_reg_has() says so.
+ *  2. Handles are the native objects; the native API checks them (a state
+ *     field inside each object, no registry, no lock: shale_db_live,
+ *     shale_stmt_live for entry points made of several calls).
  */
 #ifndef SHALE_COMPAT_INT_H
 #define SHALE_COMPAT_INT_H
@@ -16,25 +18,24 @@
 #include "shale.h"
 #include "sqlite3.h"
 
-enum { COMPAT_DB = 1, COMPAT_STMT = 2, COMPAT_BACKUP = 3, COMPAT_BLOB = 4 };
-
-int compat_reg_add(const void *p, int kind, char *fullname);
-void compat_reg_del(const void *p);
-int compat_reg_has(const void *p, int kind);
-
 /* unsupported.c: a feature Shale lacks, on a live connection: sets
  * "<what> is not supported by Shale yet" and returns SQLITE_ERROR (a dead or
  * NULL handle: SQLITE_MISUSE, nothing set). */
 int compat_refuse(sqlite3 *db, const char *what);
 
-/* held.c: memory kept for a handle (owner) under a slot until the same slot
- * is held again or compat_forget(owner) (finalize, close) releases it.
- * compat_hold returns 0 on out-of-memory (p is then not taken). */
+/* held.c: memory kept for a handle under a slot until the same slot is held
+ * again or the handle goes (compat_forget_stmt at finalize; compat_take_db,
+ * then compat_release, at close) -- kept in the handle itself (shale_*_userptr), no global list.
+ * A slot >= 0 belongs to a statement (its column names), < 0 to a
+ * connection. compat_hold returns 0 on out-of-memory (p is then not taken). */
 int compat_hold(const void *owner, int slot, void *p, void (*release)(void *));
 void *compat_held(const void *owner, int slot);
-void compat_forget(const void *owner);
-/* slots of a connection (statements use 0.. for their column names) */
+void compat_forget_stmt(sqlite3_stmt *st);
+void *compat_take_db(sqlite3 *db);
+void compat_give_back_db(sqlite3 *db, void *list);
+void compat_release(void *list);
 enum { COMPAT_SLOT_ERRMSG = -1, COMPAT_SLOT_NEEDED = -2, COMPAT_SLOT_SHARED = -3,
+       COMPAT_SLOT_FNAME = -4, /* the connection's filename object (uri.c) */
        COMPAT_SLOT_DBFILE = -100 /* - database index */ };
 
 /* utf16.c: the UTF-16 variants of bind_text64, result_text64 and

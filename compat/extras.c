@@ -7,7 +7,8 @@
  * refusals for UTF-16 entry points, virtual tables, snapshots, extensions
  * and the remaining rarely used calls.
  *
- * Owns: the static mutexes (SQLITE_MUTEX_STATIC_*).
+ * Owns: nothing (mutexes, the static ones included, are the native
+ * shale_mutex_*: src/api/api_mutex.c).
  *
  * Invariants:
  *  1. Same failure rule as unsupported.c: an error code and, on a live
@@ -19,7 +20,6 @@
  *  3. sqlite3_str_new never returns NULL: on out-of-memory it returns a
  *     shared object whose error code is SQLITE_NOMEM, as SQLite does.
  */
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
@@ -29,7 +29,7 @@
 #include "compat_int.h"
 
 static int refuse(sqlite3 *db, const char *what) {
-  if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
+  if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
   char *m = sqlite3_mprintf("%s is not supported by Shale yet", what);
   shale_set_error((shale *)db, SQLITE_ERROR, m);
   sqlite3_free(m);
@@ -96,7 +96,7 @@ int sqlite3_get_table(sqlite3 *db, const char *sql, char ***presult, int *pnrow,
   if (pnrow) *pnrow = 0;
   if (pncol) *pncol = 0;
   if (perr) *perr = NULL;
-  if (!compat_reg_has(db, COMPAT_DB) || !presult) return SQLITE_MISUSE;
+  if (!shale_db_live((shale *)db) || !presult) return SQLITE_MISUSE;
   Table t = {0};
   t.cap = 20;
   t.a = sqlite3_malloc64(t.cap * sizeof *t.a);
@@ -238,57 +238,17 @@ int sqlite3_complete(const char *sql) { return shale_complete(sql); }
 
 /* ---------------------------------------------------------------- mutexes */
 
-struct sqlite3_mutex {
-  pthread_mutex_t m;
-  int is_static;
-};
-static sqlite3_mutex static_mutex[SQLITE_MUTEX_STATIC_VFS3 + 1];
-static pthread_once_t static_once = PTHREAD_ONCE_INIT;
-
-static void init_recursive(pthread_mutex_t *m) {
-  pthread_mutexattr_t a;
-  pthread_mutexattr_init(&a);
-  pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
-  pthread_mutex_init(m, &a);
-  pthread_mutexattr_destroy(&a);
+/* An sqlite3_mutex IS a shale_mutex (the kinds have SQLite's numbers), so
+ * the connection's own mutex (sqlite3_db_mutex) works with them. */
+#define MU(m) ((shale_mutex *)(m))
+sqlite3_mutex *sqlite3_mutex_alloc(int kind) { return (sqlite3_mutex *)shale_mutex_alloc(kind); }
+void sqlite3_mutex_free(sqlite3_mutex *m) { shale_mutex_free(MU(m)); }
+void sqlite3_mutex_enter(sqlite3_mutex *m) { shale_mutex_enter(MU(m)); }
+int sqlite3_mutex_try(sqlite3_mutex *m) { return shale_mutex_try(MU(m)); }
+void sqlite3_mutex_leave(sqlite3_mutex *m) { shale_mutex_leave(MU(m)); }
+sqlite3_mutex *sqlite3_db_mutex(sqlite3 *db) {
+  return (sqlite3_mutex *)shale_db_mutex((shale *)db);
 }
-static void init_static(void) {
-  for (int i = SQLITE_MUTEX_STATIC_MAIN; i <= SQLITE_MUTEX_STATIC_VFS3; i++) {
-    init_recursive(&static_mutex[i].m);
-    static_mutex[i].is_static = 1;
-  }
-}
-
-sqlite3_mutex *sqlite3_mutex_alloc(int kind) {
-  if (kind == SQLITE_MUTEX_FAST || kind == SQLITE_MUTEX_RECURSIVE) {
-    sqlite3_mutex *m = sqlite3_malloc64(sizeof *m);
-    if (!m) return NULL;
-    if (kind == SQLITE_MUTEX_RECURSIVE) init_recursive(&m->m);
-    else pthread_mutex_init(&m->m, NULL);
-    m->is_static = 0;
-    return m;
-  }
-  if (kind < SQLITE_MUTEX_STATIC_MAIN || kind > SQLITE_MUTEX_STATIC_VFS3) return NULL;
-  pthread_once(&static_once, init_static);
-  return &static_mutex[kind];
-}
-void sqlite3_mutex_free(sqlite3_mutex *m) {
-  if (!m || m->is_static) return;
-  pthread_mutex_destroy(&m->m);
-  sqlite3_free(m);
-}
-void sqlite3_mutex_enter(sqlite3_mutex *m) {
-  if (m) pthread_mutex_lock(&m->m);
-}
-int sqlite3_mutex_try(sqlite3_mutex *m) {
-  if (!m) return SQLITE_OK;
-  return pthread_mutex_trylock(&m->m) ? SQLITE_BUSY : SQLITE_OK;
-}
-void sqlite3_mutex_leave(sqlite3_mutex *m) {
-  if (m) pthread_mutex_unlock(&m->m);
-}
-/* Connections are not serialized (sqlite3_threadsafe() == 2): no mutex. */
-sqlite3_mutex *sqlite3_db_mutex(sqlite3 *db) { return NULL; }
 
 /* ---------------------------------------------------------------- statements */
 
@@ -316,7 +276,7 @@ static int word_at(const char **pp, const char *w) {
   return 1;
 }
 int sqlite3_stmt_isexplain(sqlite3_stmt *st) {
-  if (!compat_reg_has(st, COMPAT_STMT)) return 0;
+  if (!shale_stmt_live((shale_stmt *)st)) return 0;
   const char *p = shale_sql((shale_stmt *)st);
   if (!p || !word_at(&p, "EXPLAIN")) return 0;
   return word_at(&p, "QUERY") && word_at(&p, "PLAN") ? 2 : 1;
@@ -325,14 +285,15 @@ int sqlite3_bind_pointer(sqlite3_stmt *st, int i, void *p, const char *type,
                          void (*destroy)(void *)) {
   /* SQL sees a pointer binding as NULL; only sqlite3_value_pointer in an
    * application function could read it, and those do not exist yet. */
-  int rc = compat_reg_has(st, COMPAT_STMT) ? shale_bind_null((shale_stmt *)st, i) : SQLITE_MISUSE;
+  int rc = shale_stmt_live((shale_stmt *)st) ? shale_bind_null((shale_stmt *)st, i) : SQLITE_MISUSE;
   if (destroy) destroy(p);
   return rc;
 }
 void *sqlite3_value_pointer(sqlite3_value *v, const char *type) { return NULL; }
 int sqlite3_expired(sqlite3_stmt *st) { return st ? 0 : 1; }
 int sqlite3_transfer_bindings(sqlite3_stmt *from, sqlite3_stmt *to) {
-  if (!compat_reg_has(from, COMPAT_STMT) || !compat_reg_has(to, COMPAT_STMT)) return SQLITE_MISUSE;
+  if (!shale_stmt_live((shale_stmt *)from) || !shale_stmt_live((shale_stmt *)to))
+    return SQLITE_MISUSE;
   return refuse((sqlite3 *)shale_db_handle((shale_stmt *)to), "sqlite3_transfer_bindings");
 }
 int sqlite3_stmt_scanstatus(sqlite3_stmt *st, int idx, int op, void *out) { return 1; }
@@ -342,20 +303,20 @@ int sqlite3_aggregate_count(sqlite3_context *c) { return 0; }
 /* ---------------------------------------------------------------- connections */
 
 void sqlite3_set_last_insert_rowid(sqlite3 *db, sqlite3_int64 rowid) {
-  if (compat_reg_has(db, COMPAT_DB)) shale_set_last_insert_rowid((shale *)db, rowid);
+  if (shale_db_live((shale *)db)) shale_set_last_insert_rowid((shale *)db, rowid);
 }
 int sqlite3_txn_state(sqlite3 *db, const char *schema) {
-  if (!compat_reg_has(db, COMPAT_DB)) return -1;
+  if (!shale_db_live((shale *)db)) return -1;
   return shale_txn_state((shale *)db, schema);
 }
 int sqlite3_db_release_memory(sqlite3 *db) {
-  return compat_reg_has(db, COMPAT_DB) ? SQLITE_OK : SQLITE_MISUSE; /* a hint: nothing to drop */
+  return shale_db_live((shale *)db) ? SQLITE_OK : SQLITE_MISUSE; /* a hint: nothing to drop */
 }
 int sqlite3_db_cacheflush(sqlite3 *db) { return refuse(db, "sqlite3_db_cacheflush"); }
 int sqlite3_autovacuum_pages(sqlite3 *db, unsigned (*cb)(void *, const char *, unsigned, unsigned,
                                                          unsigned),
                              void *arg, void (*destroy)(void *)) {
-  if (!cb) return compat_reg_has(db, COMPAT_DB) ? SQLITE_OK : SQLITE_MISUSE;
+  if (!cb) return shale_db_live((shale *)db) ? SQLITE_OK : SQLITE_MISUSE;
   int rc = refuse(db, "sqlite3_autovacuum_pages");
   if (destroy) destroy(arg);
   return rc;
@@ -386,7 +347,7 @@ int sqlite3_create_module_v2(sqlite3 *db, const char *name, const sqlite3_module
   return rc;
 }
 int sqlite3_drop_modules(sqlite3 *db, const char **keep) {
-  return compat_reg_has(db, COMPAT_DB) ? SQLITE_OK : SQLITE_MISUSE; /* none registered */
+  return shale_db_live((shale *)db) ? SQLITE_OK : SQLITE_MISUSE; /* none registered */
 }
 int sqlite3_declare_vtab(sqlite3 *db, const char *sql) {
   return refuse(db, "sqlite3_declare_vtab");

@@ -11,8 +11,8 @@
  *  1. An sqlite3_context IS a shale_context and an sqlite3_value a
  *     shale_value, as an sqlite3 is a shale: callbacks are registered
  *     as they are (their prototypes differ only in those pointer types).
- *  2. Connection calls check the handle registry first (SQLITE_MISUSE for
- *     a dead handle, without calling any destructor).
+ *  2. Connection calls check the handle first (shale_db_live: SQLITE_MISUSE
+ *     for a dead handle, without calling any destructor).
  *  3. A destructor of sqlite3_free is shale_free: the result takes the
  *     memory instead of copying it.
  */
@@ -35,7 +35,7 @@ static void (*dtor(void (*d)(void *)))(void *) {
 
 int sqlite3_create_function_v2(sqlite3 *db, const char *name, int n, int enc, void *app,
                                xfunc_t f, xfunc_t s, xfinal_t fin, void (*destroy)(void *)) {
-  if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
+  if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
   return shale_create_function_v2((shale *)db, name, n, enc, app, FN(f), FN(s), FIN(fin),
                                   destroy);
 }
@@ -48,7 +48,7 @@ int sqlite3_create_function(sqlite3 *db, const char *name, int n, int enc, void 
 int sqlite3_create_window_function(sqlite3 *db, const char *name, int n, int enc, void *app,
                                    xfunc_t s, xfinal_t fin, xfinal_t val, xfunc_t inv,
                                    void (*destroy)(void *)) {
-  if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
+  if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
   return shale_create_window_function((shale *)db, name, n, enc, app, FN(s), FIN(fin), FIN(val),
                                       FN(inv), destroy);
 }
@@ -58,7 +58,7 @@ int sqlite3_create_window_function(sqlite3 *db, const char *name, int n, int enc
 int sqlite3_create_collation_v2(sqlite3 *db, const char *name, int enc, void *arg,
                                 int (*cmp)(void *, int, const void *, int, const void *),
                                 void (*destroy)(void *)) {
-  if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
+  if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
   int e = enc == SQLITE_UTF16_ALIGNED ? SQLITE_UTF16 : enc;
   if (name && (e == SQLITE_UTF16 || e == SQLITE_UTF16LE || e == SQLITE_UTF16BE))
     return compat_collation16(db, name, e, arg, cmp, destroy);
@@ -72,7 +72,7 @@ int sqlite3_create_collation(sqlite3 *db, const char *name, int enc, void *arg,
 
 int sqlite3_collation_needed(sqlite3 *db, void *arg,
                              void (*cb)(void *, sqlite3 *, int, const char *)) {
-  if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
+  if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
   return shale_collation_needed(
       (shale *)db, arg, (void (*)(void *, shale *, int, const char *))(void (*)(void))cb);
 }

@@ -16,7 +16,7 @@
 #include "compat_int.h"
 
 #define DB(x) ((shale *)(x))
-#define LIVE(db) compat_reg_has((db), COMPAT_DB)
+#define LIVE(db) shale_db_live(DB(db))
 
 typedef void (*UpdateCb)(void *, int, const char *, const char *, int64_t);
 typedef int (*WalCb)(void *, shale *, const char *, int);
@@ -66,7 +66,7 @@ int sqlite3_db_status(sqlite3 *db, int op, int *cur, int *hi, int reset) {
   return shale_db_status(DB(db), op, cur, hi, reset);
 }
 int sqlite3_stmt_status(sqlite3_stmt *st, int op, int reset) {
-  if (!compat_reg_has(st, COMPAT_STMT)) return 0;
+  if (!shale_stmt_live((shale_stmt *)st)) return 0;
   return shale_stmt_status((shale_stmt *)st, op, reset);
 }
 int sqlite3_limit(sqlite3 *db, int id, int newval) {

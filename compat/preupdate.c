@@ -20,24 +20,24 @@ void *sqlite3_preupdate_hook(sqlite3 *db,
                              void (*cb)(void *, sqlite3 *, int, const char *, const char *,
                                         sqlite3_int64, sqlite3_int64),
                              void *arg) {
-  if (!compat_reg_has(db, COMPAT_DB)) return NULL;
+  if (!shale_db_live((shale *)db)) return NULL;
   return shale_preupdate_hook((shale *)db, (PreupdateFn)(void (*)(void))cb, arg);
 }
 
 int sqlite3_preupdate_old(sqlite3 *db, int i, sqlite3_value **out) {
-  if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
+  if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
   return shale_preupdate_old((shale *)db, i, (shale_value **)out);
 }
 int sqlite3_preupdate_new(sqlite3 *db, int i, sqlite3_value **out) {
-  if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
+  if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
   return shale_preupdate_new((shale *)db, i, (shale_value **)out);
 }
 int sqlite3_preupdate_count(sqlite3 *db) {
-  return compat_reg_has(db, COMPAT_DB) ? shale_preupdate_count((shale *)db) : 0;
+  return shale_db_live((shale *)db) ? shale_preupdate_count((shale *)db) : 0;
 }
 int sqlite3_preupdate_depth(sqlite3 *db) {
-  return compat_reg_has(db, COMPAT_DB) ? shale_preupdate_depth((shale *)db) : 0;
+  return shale_db_live((shale *)db) ? shale_preupdate_depth((shale *)db) : 0;
 }
 int sqlite3_preupdate_blobwrite(sqlite3 *db) {
-  return compat_reg_has(db, COMPAT_DB) ? shale_preupdate_blobwrite((shale *)db) : -1;
+  return shale_db_live((shale *)db) ? shale_preupdate_blobwrite((shale *)db) : -1;
 }

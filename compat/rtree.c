@@ -35,7 +35,7 @@ static void call_without_rtree(sqlite3_context *c, int argc, sqlite3_value **arg
 }
 
 static int reg(sqlite3 *db, const char *name, void *ctx, void (*destroy)(void *)) {
-  if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
+  if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
   RtreeReg *r = sqlite3_malloc64(sizeof *r);
   if (!r) {
     if (destroy) destroy(ctx);

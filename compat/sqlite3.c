@@ -6,26 +6,28 @@
  * and an sqlite3_value IS a shale_value (the header declares them opaque, so
  * a cast is all the mapping needed). Chosen over wrappers because the native
  * API already has SQLite's semantics (zombie connections after close_v2,
- * db_handle, next_stmt, column_value objects) and a wrapper would have to
- * mirror each of those relations; extra per-connection state lives in the
- * handle registry below instead.
+ * db_handle, next_stmt, column_value objects, the connection mutex of
+ * serialized mode, misuse detection) and a wrapper would have to mirror each
+ * of those relations.
  *
- * Owns: the registry of live handles (every connection opened and statement
- * prepared through this layer), with the absolute file name of each
- * connection (sqlite3_db_filename).
+ * Owns: the library's configuration state (initialized, the threading mode
+ * sqlite3_config chose for new connections).
  *
  * Invariants:
- *  1. A handle not in the registry (NULL, closed, finalized, or never ours)
- *     is misuse: entry points return SQLITE_MISUSE (or 0/NULL where they
- *     return a value), exactly where SQLite documents NULL as harmless they
- *     return SQLITE_OK (close, close_v2, finalize and reset of NULL).
- *  2. The registry is guarded by one mutex; a lookup never calls into Shale.
+ *  1. Handles are checked by the native calls (a state field inside each
+ *     object, read without a lock; src/api/api_int.h invariant 6): a NULL,
+ *     closed or finalized handle is misuse, entry points return
+ *     SQLITE_MISUSE (or 0/NULL where they return a value), and exactly where
+ *     SQLite documents NULL as harmless they return SQLITE_OK (close,
+ *     close_v2, finalize and reset of NULL). No lock and no lookup is added
+ *     per call: each call on a connection or its statements holds only that
+ *     connection's mutex (native), as SQLite's serialized mode.
+ *  2. An entry point made of several native calls (exec, wal_checkpoint_v2,
+ *     db_config) holds the connection's mutex across them, so its error
+ *     message is its own.
  *  3. Result codes and error messages are Shale's, which are SQLite's.
  *  4. Memory handed to the caller (exec's *errmsg, mprintf, expanded_sql,
  *     sqlite3_malloc) is shale_malloc memory, released by sqlite3_free.
- *  5. The registry itself (table and file names) uses the C allocator: it
- *     lives as long as the process, outside shale_malloc's per-test leak
- *     accounting, and is never handed to the caller.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -40,103 +42,6 @@
 
 #include "compat_int.h"
 
-/* ---------------------------------------------------------------- registry */
-
-typedef struct Entry {
-  const void *key; /* NULL empty, TOMB deleted */
-  int kind;
-  char *fullname; /* connections: filename object (uri.c; the name 4 bytes in) */
-} Entry;
-
-#define TOMB ((const void *)1)
-static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
-static Entry *reg;
-static size_t reg_cap, reg_used; /* used counts live + tombstones */
-
-static size_t hash_ptr(const void *p) {
-  uint64_t x = (uint64_t)(uintptr_t)p;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  return (size_t)x;
-}
-
-static Entry *reg_find(const void *p) {
-  if (!reg_cap) return NULL;
-  size_t m = reg_cap - 1;
-  for (size_t i = hash_ptr(p) & m;; i = (i + 1) & m) {
-    if (reg[i].key == p) return &reg[i];
-    if (!reg[i].key) return NULL;
-  }
-}
-
-static int reg_grow(void) {
-  size_t cap = reg_cap ? reg_cap * 2 : 64;
-  size_t live = 0;
-  for (size_t i = 0; i < reg_cap; i++)
-    if (reg[i].key && reg[i].key != TOMB) live++;
-  if (live * 4 < reg_cap) cap = reg_cap; /* mostly tombstones: rehash in place size */
-  Entry *n = calloc(cap, sizeof *n);
-  if (!n) return 0;
-  for (size_t i = 0; i < reg_cap; i++) {
-    if (!reg[i].key || reg[i].key == TOMB) continue;
-    size_t j = hash_ptr(reg[i].key) & (cap - 1);
-    while (n[j].key) j = (j + 1) & (cap - 1);
-    n[j] = reg[i];
-  }
-  free(reg);
-  reg = n;
-  reg_cap = cap;
-  reg_used = live;
-  return 1;
-}
-
-int compat_reg_add(const void *p, int kind, char *fullname) {
-  pthread_mutex_lock(&reg_mu);
-  int ok = 1;
-  if ((reg_used + 1) * 2 > reg_cap) ok = reg_grow();
-  if (ok) {
-    size_t m = reg_cap - 1, i = hash_ptr(p) & m;
-    while (reg[i].key && reg[i].key != TOMB) i = (i + 1) & m;
-    if (!reg[i].key) reg_used++;
-    reg[i].key = p;
-    reg[i].kind = kind;
-    reg[i].fullname = fullname;
-  }
-  pthread_mutex_unlock(&reg_mu);
-  return ok;
-}
-
-void compat_reg_del(const void *p) {
-  pthread_mutex_lock(&reg_mu);
-  Entry *e = reg_find(p);
-  if (e) {
-    free(e->fullname);
-    e->fullname = NULL;
-    e->key = TOMB;
-    e->kind = 0;
-  }
-  pthread_mutex_unlock(&reg_mu);
-}
-
-int compat_reg_has(const void *p, int kind) {
-  if (!p) return 0;
-  pthread_mutex_lock(&reg_mu);
-  Entry *e = reg_find(p);
-  int ok = e && e->kind == kind;
-  pthread_mutex_unlock(&reg_mu);
-  return ok;
-}
-
-/* The stored absolute name of a connection (stable until it closes). */
-static const char *reg_fullname(const void *p) {
-  pthread_mutex_lock(&reg_mu);
-  Entry *e = reg_find(p);
-  const char *z = e && e->fullname ? e->fullname + 4 : NULL; /* uri.c's filename object */
-  pthread_mutex_unlock(&reg_mu);
-  return z;
-}
-
 #define DB(x) ((shale *)(x))
 #define ST(x) ((shale_stmt *)(x))
 #define VAL(x) ((shale_value *)(x))
@@ -150,14 +55,29 @@ char *sqlite3_data_directory = NULL;
 const char *sqlite3_libversion(void) { return sqlite3_version; }
 const char *sqlite3_sourceid(void) { return SQLITE_SOURCE_ID; }
 int sqlite3_libversion_number(void) { return SQLITE_VERSION_NUMBER; }
-/* Connections may be used from any thread, one thread at a time. */
-int sqlite3_threadsafe(void) { return 2; }
-int sqlite3_initialize(void) { return SQLITE_OK; }
-int sqlite3_shutdown(void) { return SQLITE_OK; }
+/* Serialized, as Debian's build (SQLITE_THREADSAFE=1): a connection may be
+ * shared by threads unless opened with SQLITE_OPEN_NOMUTEX or after
+ * sqlite3_config(SQLITE_CONFIG_MULTITHREAD / SINGLETHREAD). */
+int sqlite3_threadsafe(void) { return 1; }
+
+static int initialized;     /* sqlite3_initialize ran (no sqlite3_shutdown since) */
+static int default_nomutex; /* CONFIG_MULTITHREAD / SINGLETHREAD: no connection mutex */
+
+int sqlite3_initialize(void) {
+  __atomic_store_n(&initialized, 1, __ATOMIC_RELAXED);
+  return SQLITE_OK;
+}
+int sqlite3_shutdown(void) {
+  __atomic_store_n(&initialized, 0, __ATOMIC_RELAXED);
+  return SQLITE_OK;
+}
 int sqlite3_os_init(void) { return SQLITE_OK; }
 int sqlite3_os_end(void) { return SQLITE_OK; }
 
+/* As SQLite: only before sqlite3_initialize (or after sqlite3_shutdown),
+ * else SQLITE_MISUSE. */
 int sqlite3_config(int op, ...) {
+  if (__atomic_load_n(&initialized, __ATOMIC_RELAXED)) return SQLITE_MISUSE;
   if (op == SQLITE_CONFIG_URI) { /* the default for opens without SQLITE_OPEN_URI */
     va_list ap;
     va_start(ap, op);
@@ -168,7 +88,11 @@ int sqlite3_config(int op, ...) {
   switch (op) {
     case SQLITE_CONFIG_SINGLETHREAD:
     case SQLITE_CONFIG_MULTITHREAD:
+      __atomic_store_n(&default_nomutex, 1, __ATOMIC_RELAXED);
+      return SQLITE_OK;
     case SQLITE_CONFIG_SERIALIZED:
+      __atomic_store_n(&default_nomutex, 0, __ATOMIC_RELAXED);
+      return SQLITE_OK;
     case SQLITE_CONFIG_MEMSTATUS:
     case SQLITE_CONFIG_LOOKASIDE:
     case SQLITE_CONFIG_COVERING_INDEX_SCAN:
@@ -253,23 +177,31 @@ static void shared_release(void *name) {
 
 /* The file name goes through uri.c first (URIs, modes, shared memory
  * databases); a name it rejects still gives a handle, which reports the
- * error and refuses statements, as SQLite's. */
+ * error and refuses statements, as SQLite's. The connection keeps its
+ * filename object (COMPAT_SLOT_FNAME) and its shared memdb reference. */
 int sqlite3_open_v2(const char *filename, sqlite3 **ppdb, int flags, const char *vfs) {
   if (!ppdb) return SQLITE_MISUSE;
+  sqlite3_initialize();
+  if (!(flags & (SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_FULLMUTEX)) &&
+      __atomic_load_n(&default_nomutex, __ATOMIC_RELAXED))
+    flags |= SQLITE_OPEN_NOMUTEX;
   CompatOpen o;
   int prc = compat_open_parse(filename, flags, vfs, &o);
   shale *db = NULL;
-  int rc = prc ? shale_open_v2("", &db, 0, NULL) : shale_open_v2(o.path, &db, o.flags, o.vfs);
+  int rc = prc ? shale_open_v2("", &db, flags & (SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_FULLMUTEX), NULL)
+               : shale_open_v2(o.path, &db, o.flags, o.vfs);
   if (prc && db) {
     shale_set_error(db, prc, o.err ? o.err : "out of memory");
     rc = prc;
   }
-  if (db && !compat_reg_add(db, COMPAT_DB, o.fname)) {
-    shale_close(db);
-    db = NULL;
-    rc = SQLITE_NOMEM;
-  } else {
-    o.fname = NULL; /* the registry's now */
+  if (db && o.fname) {
+    if (!compat_hold(db, COMPAT_SLOT_FNAME, o.fname, free)) {
+      shale_close(db);
+      db = NULL;
+      rc = SQLITE_NOMEM;
+    } else {
+      o.fname = NULL; /* the connection's now */
+    }
   }
   if (db && o.shared) {
     if (compat_hold(db, COMPAT_SLOT_SHARED, o.shared, shared_release)) o.shared = NULL;
@@ -284,26 +216,29 @@ int sqlite3_open(const char *filename, sqlite3 **ppdb) {
   return sqlite3_open_v2(filename, ppdb, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
 }
 
+/* What the connection holds (held.c) is released once it has closed (a
+ * zombie, close_v2 with statements open, counts as closed: its filename
+ * object is no longer reported), and kept when the close fails. */
 static int close_common(sqlite3 *db, int v2) {
   if (!db) return SQLITE_OK;
-  if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
+  if (!shale_db_live(DB(db))) return SQLITE_MISUSE;
+  void *held = compat_take_db(db);
   int rc = v2 ? shale_close_v2(DB(db)) : shale_close(DB(db));
-  if (rc == SQLITE_OK) {
-    compat_reg_del(db);
-    compat_forget(db);
-  }
+  if (rc == SQLITE_OK) compat_release(held);
+  else compat_give_back_db(db, held);
   return rc;
 }
 int sqlite3_close(sqlite3 *db) { return close_common(db, 0); }
 int sqlite3_close_v2(sqlite3 *db) { return close_common(db, 1); }
 
-#define CHECK_DB(db, ret) \
-  do { \
-    if (!compat_reg_has((db), COMPAT_DB)) return ret; \
+/* For entry points that do more than one native call: misuse unless db is
+ * an open connection. */
+#define CHECK_DB(db, ret)                   \
+  do {                                      \
+    if (!shale_db_live(DB(db))) return ret; \
   } while (0)
 
 int sqlite3_extended_result_codes(sqlite3 *db, int onoff) {
-  CHECK_DB(db, SQLITE_MISUSE);
   return shale_extended_result_codes(DB(db), onoff);
 }
 
@@ -311,6 +246,8 @@ int sqlite3_exec(sqlite3 *db, const char *sql, int (*cb)(void *, int, char **, c
                  void *arg, char **errmsg) {
   if (errmsg) *errmsg = NULL;
   CHECK_DB(db, SQLITE_MISUSE);
+  shale_mutex *mu = shale_db_mutex(DB(db)); /* invariant 2 */
+  shale_mutex_enter(mu);
   /* statements through sqlite3_prepare_v2, so that callbacks handed one of
    * them (trace, authorizer) can use it as an sqlite3_stmt */
   const char *z = sql ? sql : "";
@@ -352,56 +289,23 @@ int sqlite3_exec(sqlite3 *db, const char *sql, int (*cb)(void *, int, char **, c
     rc = rc == SQLITE_DONE ? r2 : r2 ? r2 : rc;
   }
   if (rc != SQLITE_OK && errmsg) *errmsg = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+  shale_mutex_leave(mu);
   return rc;
 }
 
-sqlite3_int64 sqlite3_last_insert_rowid(sqlite3 *db) {
-  CHECK_DB(db, 0);
-  return shale_last_insert_rowid(DB(db));
-}
-int sqlite3_changes(sqlite3 *db) {
-  CHECK_DB(db, 0);
-  return shale_changes(DB(db));
-}
-sqlite3_int64 sqlite3_changes64(sqlite3 *db) {
-  CHECK_DB(db, 0);
-  return shale_changes64(DB(db));
-}
-int sqlite3_total_changes(sqlite3 *db) {
-  CHECK_DB(db, 0);
-  return shale_total_changes(DB(db));
-}
-sqlite3_int64 sqlite3_total_changes64(sqlite3 *db) {
-  CHECK_DB(db, 0);
-  return shale_total_changes64(DB(db));
-}
-void sqlite3_interrupt(sqlite3 *db) {
-  if (compat_reg_has(db, COMPAT_DB)) shale_interrupt(DB(db));
-}
-int sqlite3_busy_timeout(sqlite3 *db, int ms) {
-  CHECK_DB(db, SQLITE_MISUSE);
-  return shale_busy_timeout(DB(db), ms);
-}
-int sqlite3_get_autocommit(sqlite3 *db) {
-  CHECK_DB(db, 0);
-  return shale_get_autocommit(DB(db));
-}
+sqlite3_int64 sqlite3_last_insert_rowid(sqlite3 *db) { return shale_last_insert_rowid(DB(db)); }
+int sqlite3_changes(sqlite3 *db) { return shale_changes(DB(db)); }
+sqlite3_int64 sqlite3_changes64(sqlite3 *db) { return shale_changes64(DB(db)); }
+int sqlite3_total_changes(sqlite3 *db) { return shale_total_changes(DB(db)); }
+sqlite3_int64 sqlite3_total_changes64(sqlite3 *db) { return shale_total_changes64(DB(db)); }
+void sqlite3_interrupt(sqlite3 *db) { shale_interrupt(DB(db)); }
+int sqlite3_busy_timeout(sqlite3 *db, int ms) { return shale_busy_timeout(DB(db), ms); }
+int sqlite3_get_autocommit(sqlite3 *db) { return shale_get_autocommit(DB(db)); }
 
-int sqlite3_errcode(sqlite3 *db) {
-  if (!db) return SQLITE_NOMEM;
-  CHECK_DB(db, SQLITE_MISUSE);
-  return shale_errcode(DB(db));
-}
-int sqlite3_extended_errcode(sqlite3 *db) {
-  if (!db) return SQLITE_NOMEM;
-  CHECK_DB(db, SQLITE_MISUSE);
-  return shale_extended_errcode(DB(db));
-}
-const char *sqlite3_errmsg(sqlite3 *db) {
-  if (!db) return "out of memory";
-  CHECK_DB(db, "bad parameter or other API misuse");
-  return shale_errmsg(DB(db));
-}
+/* NULL: "out of memory" / SQLITE_NOMEM; closed: misuse (native). */
+int sqlite3_errcode(sqlite3 *db) { return shale_errcode(DB(db)); }
+int sqlite3_extended_errcode(sqlite3 *db) { return shale_extended_errcode(DB(db)); }
+const char *sqlite3_errmsg(sqlite3 *db) { return shale_errmsg(DB(db)); }
 
 static void free_block(void *p) { free(p); }
 
@@ -418,7 +322,10 @@ const char *sqlite3_db_filename(sqlite3 *db, const char *zdb) {
   CHECK_DB(db, NULL);
   const char *f = shale_db_filename(DB(db), zdb);
   if (!f) return NULL;
-  if (!zdb || !sqlite3_stricmp(zdb, "main")) return reg_fullname(db);
+  if (!zdb || !sqlite3_stricmp(zdb, "main")) {
+    const char *fo = compat_held(db, COMPAT_SLOT_FNAME);
+    return fo ? fo + 4 : f;
+  }
   if (!f[0]) return empty + 4;
   int i = 2;
   for (const char *n; (n = shale_db_name(DB(db), i)) != NULL && sqlite3_stricmp(n, zdb); i++) {
@@ -436,10 +343,7 @@ const char *sqlite3_db_filename(sqlite3 *db, const char *zdb) {
   }
   return want + 4;
 }
-int sqlite3_db_readonly(sqlite3 *db, const char *zdb) {
-  CHECK_DB(db, -1);
-  return shale_db_readonly(DB(db), zdb);
-}
+int sqlite3_db_readonly(sqlite3 *db, const char *zdb) { return shale_db_readonly(DB(db), zdb); }
 const char *sqlite3_db_name(sqlite3 *db, int n) {
   CHECK_DB(db, NULL);
   return shale_db_name(DB(db), n);
@@ -462,10 +366,7 @@ static int pragma_row(sqlite3 *db, const char *sql, int out[3]) {
   return rc ? rc : rc2;
 }
 
-int sqlite3_wal_checkpoint_v2(sqlite3 *db, const char *zdb, int mode, int *plog, int *pckpt) {
-  if (plog) *plog = -1;
-  if (pckpt) *pckpt = -1;
-  CHECK_DB(db, SQLITE_MISUSE);
+static int checkpoint(sqlite3 *db, const char *zdb, int mode, int *plog, int *pckpt) {
   static const char *const modes[] = {"PASSIVE", "FULL", "RESTART", "TRUNCATE"};
   if (mode < SQLITE_CHECKPOINT_PASSIVE || mode > SQLITE_CHECKPOINT_TRUNCATE) {
     shale_set_error(DB(db), SQLITE_MISUSE, "bad parameter or other API misuse");
@@ -486,6 +387,16 @@ int sqlite3_wal_checkpoint_v2(sqlite3 *db, const char *zdb, int mode, int *plog,
   if (pckpt) *pckpt = r[2];
   return r[0] ? SQLITE_BUSY : SQLITE_OK;
 }
+int sqlite3_wal_checkpoint_v2(sqlite3 *db, const char *zdb, int mode, int *plog, int *pckpt) {
+  if (plog) *plog = -1;
+  if (pckpt) *pckpt = -1;
+  CHECK_DB(db, SQLITE_MISUSE);
+  shale_mutex *mu = shale_db_mutex(DB(db)); /* invariant 2 */
+  shale_mutex_enter(mu);
+  int rc = checkpoint(db, zdb, mode, plog, pckpt);
+  shale_mutex_leave(mu);
+  return rc;
+}
 int sqlite3_wal_checkpoint(sqlite3 *db, const char *zdb) {
   return sqlite3_wal_checkpoint_v2(db, zdb, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 }
@@ -502,20 +413,13 @@ int sqlite3_wal_autocheckpoint(sqlite3 *db, int n) {
  * other on/off options are at the state Shale has fixed (trusted schema on;
  * the rest off). Reading or re-setting that state succeeds; a change away
  * from it is refused with a message. */
-int sqlite3_db_config(sqlite3 *db, int op, ...) {
-  CHECK_DB(db, SQLITE_MISUSE);
-  if (op == SQLITE_DBCONFIG_LOOKASIDE) return SQLITE_OK; /* a memory hint */
+static int db_config(sqlite3 *db, int op, int onoff, int *pres) {
   if (op < SQLITE_DBCONFIG_ENABLE_FKEY || op > SQLITE_DBCONFIG_MAX) {
     char *m = sqlite3_mprintf("sqlite3_db_config option %d is not supported by Shale yet", op);
     shale_set_error(DB(db), SQLITE_ERROR, m);
     sqlite3_free(m);
     return SQLITE_ERROR;
   }
-  va_list ap;
-  va_start(ap, op);
-  int onoff = va_arg(ap, int);
-  int *pres = va_arg(ap, int *);
-  va_end(ap);
   if (op == SQLITE_DBCONFIG_ENABLE_FKEY) {
     int now = shale_foreign_keys(DB(db), onoff);
     if (pres) *pres = now;
@@ -539,95 +443,58 @@ int sqlite3_db_config(sqlite3 *db, int op, ...) {
   if (pres) *pres = fixed_on;
   return SQLITE_OK;
 }
+int sqlite3_db_config(sqlite3 *db, int op, ...) {
+  CHECK_DB(db, SQLITE_MISUSE);
+  if (op == SQLITE_DBCONFIG_LOOKASIDE) return SQLITE_OK; /* a memory hint */
+  va_list ap;
+  va_start(ap, op);
+  int onoff = 0, *pres = NULL;
+  if (op >= SQLITE_DBCONFIG_ENABLE_FKEY && op <= SQLITE_DBCONFIG_MAX) {
+    onoff = va_arg(ap, int);
+    pres = va_arg(ap, int *);
+  }
+  va_end(ap);
+  shale_mutex *mu = shale_db_mutex(DB(db)); /* invariant 2 */
+  shale_mutex_enter(mu);
+  int rc = db_config(db, op, onoff, pres);
+  shale_mutex_leave(mu);
+  return rc;
+}
 
 /* ---------------------------------------------------------------- statements */
 
-static int prepare_common(sqlite3 *db, const char *sql, int n, unsigned flags, int v3,
-                          sqlite3_stmt **pst, const char **tail) {
-  if (pst) *pst = NULL;
-  if (tail) *tail = sql;
-  CHECK_DB(db, SQLITE_MISUSE);
-  if (!pst || !sql) {
-    shale_set_error(DB(db), SQLITE_MISUSE, "bad parameter or other API misuse");
-    return SQLITE_MISUSE;
-  }
-  shale_stmt *st = NULL;
-  int rc = v3 ? shale_prepare_v3(DB(db), sql, n, flags, &st, tail)
-              : shale_prepare_v2(DB(db), sql, n, &st, tail);
-  if (st && !compat_reg_add(st, COMPAT_STMT, NULL)) {
-    shale_finalize(st);
-    st = NULL;
-    shale_set_error(DB(db), SQLITE_NOMEM, "out of memory");
-    rc = SQLITE_NOMEM;
-  }
-  *pst = (sqlite3_stmt *)st;
-  return rc;
-}
+/* The native calls check the handles and lock the connection (invariant 1):
+ * each entry point below is one call. */
+
 int sqlite3_prepare(sqlite3 *db, const char *sql, int n, sqlite3_stmt **pst, const char **tail) {
-  return prepare_common(db, sql, n, 0, 0, pst, tail);
+  return shale_prepare_v2(DB(db), sql, n, (shale_stmt **)pst, tail);
 }
 int sqlite3_prepare_v2(sqlite3 *db, const char *sql, int n, sqlite3_stmt **pst,
                        const char **tail) {
-  return prepare_common(db, sql, n, 0, 0, pst, tail);
+  return shale_prepare_v2(DB(db), sql, n, (shale_stmt **)pst, tail);
 }
 int sqlite3_prepare_v3(sqlite3 *db, const char *sql, int n, unsigned flags, sqlite3_stmt **pst,
                        const char **tail) {
-  return prepare_common(db, sql, n, flags, 1, pst, tail);
+  return shale_prepare_v3(DB(db), sql, n, flags, (shale_stmt **)pst, tail);
 }
 
-#define LIVE(st) compat_reg_has((st), COMPAT_STMT)
-#define CHECK_ST(st, ret) \
-  do { \
-    if (!LIVE(st)) return ret; \
-  } while (0)
-
-int sqlite3_step(sqlite3_stmt *st) {
-  CHECK_ST(st, SQLITE_MISUSE);
-  return shale_step(ST(st));
-}
-int sqlite3_reset(sqlite3_stmt *st) {
-  if (!st) return SQLITE_OK;
-  CHECK_ST(st, SQLITE_MISUSE);
-  return shale_reset(ST(st));
-}
+int sqlite3_step(sqlite3_stmt *st) { return shale_step(ST(st)); }
+int sqlite3_reset(sqlite3_stmt *st) { return shale_reset(ST(st)); }
 int sqlite3_finalize(sqlite3_stmt *st) {
-  if (!st) return SQLITE_OK;
-  CHECK_ST(st, SQLITE_MISUSE);
-  compat_reg_del(st);
-  compat_forget(st);
+  if (st && shale_stmt_live(ST(st))) compat_forget_stmt(st); /* its UTF-16 names */
   return shale_finalize(ST(st));
 }
 
-const char *sqlite3_sql(sqlite3_stmt *st) {
-  CHECK_ST(st, NULL);
-  return shale_sql(ST(st));
-}
-char *sqlite3_expanded_sql(sqlite3_stmt *st) {
-  CHECK_ST(st, NULL);
-  return shale_expanded_sql(ST(st));
-}
+const char *sqlite3_sql(sqlite3_stmt *st) { return shale_sql(ST(st)); }
+char *sqlite3_expanded_sql(sqlite3_stmt *st) { return shale_expanded_sql(ST(st)); }
 char *sqlite3_normalized_sql(sqlite3_stmt *st) { return NULL; }
-int sqlite3_stmt_readonly(sqlite3_stmt *st) {
-  CHECK_ST(st, 1);
-  return shale_stmt_readonly(ST(st));
-}
-int sqlite3_stmt_busy(sqlite3_stmt *st) {
-  CHECK_ST(st, 0);
-  return shale_stmt_busy(ST(st));
-}
-sqlite3 *sqlite3_db_handle(sqlite3_stmt *st) {
-  CHECK_ST(st, NULL);
-  return (sqlite3 *)shale_db_handle(ST(st));
-}
+int sqlite3_stmt_readonly(sqlite3_stmt *st) { return shale_stmt_readonly(ST(st)); }
+int sqlite3_stmt_busy(sqlite3_stmt *st) { return shale_stmt_busy(ST(st)); }
+sqlite3 *sqlite3_db_handle(sqlite3_stmt *st) { return (sqlite3 *)shale_db_handle(ST(st)); }
 sqlite3_stmt *sqlite3_next_stmt(sqlite3 *db, sqlite3_stmt *st) {
-  CHECK_DB(db, NULL);
-  if (st && !LIVE(st)) return NULL;
   return (sqlite3_stmt *)shale_next_stmt(DB(db), ST(st));
 }
-int sqlite3_data_count(sqlite3_stmt *st) {
-  CHECK_ST(st, 0);
-  return shale_data_count(ST(st));
-}
+int sqlite3_data_count(sqlite3_stmt *st) { return shale_data_count(ST(st)); }
 
 /* ---- binding ---- */
 
@@ -635,39 +502,24 @@ static void drop(const void *p, void (*destroy)(void *)) {
   if (destroy && destroy != SQLITE_STATIC && destroy != SQLITE_TRANSIENT) destroy((void *)p);
 }
 
-int sqlite3_bind_null(sqlite3_stmt *st, int i) {
-  CHECK_ST(st, SQLITE_MISUSE);
-  return shale_bind_null(ST(st), i);
-}
-int sqlite3_bind_int(sqlite3_stmt *st, int i, int v) {
-  CHECK_ST(st, SQLITE_MISUSE);
-  return shale_bind_int(ST(st), i, v);
-}
+int sqlite3_bind_null(sqlite3_stmt *st, int i) { return shale_bind_null(ST(st), i); }
+int sqlite3_bind_int(sqlite3_stmt *st, int i, int v) { return shale_bind_int(ST(st), i, v); }
 int sqlite3_bind_int64(sqlite3_stmt *st, int i, sqlite3_int64 v) {
-  CHECK_ST(st, SQLITE_MISUSE);
   return shale_bind_int64(ST(st), i, v);
 }
 int sqlite3_bind_double(sqlite3_stmt *st, int i, double v) {
-  CHECK_ST(st, SQLITE_MISUSE);
   return shale_bind_double(ST(st), i, v);
 }
+/* A statement that is not live: the native bind calls the destructor. */
 int sqlite3_bind_text(sqlite3_stmt *st, int i, const char *z, int n, void (*d)(void *)) {
-  if (!LIVE(st)) {
-    drop(z, d);
-    return SQLITE_MISUSE;
-  }
   return shale_bind_text(ST(st), i, z, n, d);
 }
 int sqlite3_bind_blob(sqlite3_stmt *st, int i, const void *z, int n, void (*d)(void *)) {
-  if (!LIVE(st)) {
-    drop(z, d);
-    return SQLITE_MISUSE;
-  }
   return shale_bind_blob(ST(st), i, z, n, d);
 }
 int sqlite3_bind_text64(sqlite3_stmt *st, int i, const char *z, sqlite3_uint64 n,
                         void (*d)(void *), unsigned char enc) {
-  if (!LIVE(st)) {
+  if (!shale_stmt_live(ST(st))) {
     drop(z, d);
     return SQLITE_MISUSE;
   }
@@ -681,7 +533,7 @@ int sqlite3_bind_text64(sqlite3_stmt *st, int i, const char *z, sqlite3_uint64 n
 }
 int sqlite3_bind_blob64(sqlite3_stmt *st, int i, const void *z, sqlite3_uint64 n,
                         void (*d)(void *)) {
-  if (!LIVE(st)) {
+  if (!shale_stmt_live(ST(st))) {
     drop(z, d);
     return SQLITE_MISUSE;
   }
@@ -692,91 +544,53 @@ int sqlite3_bind_blob64(sqlite3_stmt *st, int i, const void *z, sqlite3_uint64 n
   return shale_bind_blob(ST(st), i, z, (int)n, d);
 }
 int sqlite3_bind_zeroblob(sqlite3_stmt *st, int i, int n) {
-  CHECK_ST(st, SQLITE_MISUSE);
   return shale_bind_zeroblob(ST(st), i, n);
 }
 int sqlite3_bind_zeroblob64(sqlite3_stmt *st, int i, sqlite3_uint64 n) {
-  CHECK_ST(st, SQLITE_MISUSE);
+  if (!shale_stmt_live(ST(st))) return SQLITE_MISUSE;
   if (n > 1000000000) return SQLITE_TOOBIG;
   return shale_bind_zeroblob(ST(st), i, (int)n);
 }
 int sqlite3_bind_value(sqlite3_stmt *st, int i, const sqlite3_value *v) {
-  CHECK_ST(st, SQLITE_MISUSE);
   return shale_bind_value(ST(st), i, (const shale_value *)v);
 }
-int sqlite3_bind_parameter_count(sqlite3_stmt *st) {
-  CHECK_ST(st, 0);
-  return shale_bind_parameter_count(ST(st));
-}
+int sqlite3_bind_parameter_count(sqlite3_stmt *st) { return shale_bind_parameter_count(ST(st)); }
 int sqlite3_bind_parameter_index(sqlite3_stmt *st, const char *name) {
-  CHECK_ST(st, 0);
-  return name ? shale_bind_parameter_index(ST(st), name) : 0;
+  return shale_bind_parameter_index(ST(st), name);
 }
 const char *sqlite3_bind_parameter_name(sqlite3_stmt *st, int i) {
-  CHECK_ST(st, NULL);
   return shale_bind_parameter_name(ST(st), i);
 }
-int sqlite3_clear_bindings(sqlite3_stmt *st) {
-  CHECK_ST(st, SQLITE_MISUSE);
-  return shale_clear_bindings(ST(st));
-}
+int sqlite3_clear_bindings(sqlite3_stmt *st) { return shale_clear_bindings(ST(st)); }
 
 /* ---- columns ---- */
 
-int sqlite3_column_count(sqlite3_stmt *st) {
-  CHECK_ST(st, 0);
-  return shale_column_count(ST(st));
-}
-int sqlite3_column_type(sqlite3_stmt *st, int i) {
-  CHECK_ST(st, SQLITE_NULL);
-  return shale_column_type(ST(st), i);
-}
-int sqlite3_column_int(sqlite3_stmt *st, int i) {
-  CHECK_ST(st, 0);
-  return shale_column_int(ST(st), i);
-}
+int sqlite3_column_count(sqlite3_stmt *st) { return shale_column_count(ST(st)); }
+int sqlite3_column_type(sqlite3_stmt *st, int i) { return shale_column_type(ST(st), i); }
+int sqlite3_column_int(sqlite3_stmt *st, int i) { return shale_column_int(ST(st), i); }
 sqlite3_int64 sqlite3_column_int64(sqlite3_stmt *st, int i) {
-  CHECK_ST(st, 0);
   return shale_column_int64(ST(st), i);
 }
-double sqlite3_column_double(sqlite3_stmt *st, int i) {
-  CHECK_ST(st, 0.0);
-  return shale_column_double(ST(st), i);
-}
+double sqlite3_column_double(sqlite3_stmt *st, int i) { return shale_column_double(ST(st), i); }
 const unsigned char *sqlite3_column_text(sqlite3_stmt *st, int i) {
-  CHECK_ST(st, NULL);
   return shale_column_text(ST(st), i);
 }
-const void *sqlite3_column_blob(sqlite3_stmt *st, int i) {
-  CHECK_ST(st, NULL);
-  return shale_column_blob(ST(st), i);
-}
-int sqlite3_column_bytes(sqlite3_stmt *st, int i) {
-  CHECK_ST(st, 0);
-  return shale_column_bytes(ST(st), i);
-}
+const void *sqlite3_column_blob(sqlite3_stmt *st, int i) { return shale_column_blob(ST(st), i); }
+int sqlite3_column_bytes(sqlite3_stmt *st, int i) { return shale_column_bytes(ST(st), i); }
 sqlite3_value *sqlite3_column_value(sqlite3_stmt *st, int i) {
-  CHECK_ST(st, NULL);
   return (sqlite3_value *)shale_column_value(ST(st), i);
 }
-const char *sqlite3_column_name(sqlite3_stmt *st, int i) {
-  CHECK_ST(st, NULL);
-  return shale_column_name(ST(st), i);
-}
+const char *sqlite3_column_name(sqlite3_stmt *st, int i) { return shale_column_name(ST(st), i); }
 const char *sqlite3_column_decltype(sqlite3_stmt *st, int i) {
-  CHECK_ST(st, NULL);
   return shale_column_decltype(ST(st), i);
 }
 const char *sqlite3_column_table_name(sqlite3_stmt *st, int i) {
-  CHECK_ST(st, NULL);
   return shale_column_table_name(ST(st), i);
 }
 const char *sqlite3_column_origin_name(sqlite3_stmt *st, int i) {
-  CHECK_ST(st, NULL);
   return shale_column_origin_name(ST(st), i);
 }
 const char *sqlite3_column_database_name(sqlite3_stmt *st, int i) {
-  CHECK_ST(st, NULL);
   return shale_column_database_name(ST(st), i);
 }
 

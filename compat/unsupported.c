@@ -24,7 +24,7 @@
 #include "compat_int.h"
 
 static int unsupported(sqlite3 *db, const char *what) {
-  if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
+  if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
   char *m = sqlite3_mprintf("%s is not supported by Shale yet", what);
   shale_set_error((shale *)db, SQLITE_ERROR, m);
   sqlite3_free(m);
@@ -40,7 +40,7 @@ int sqlite3_load_extension(sqlite3 *db, const char *file, const char *proc, char
   return unsupported(db, "loading extensions");
 }
 int sqlite3_enable_load_extension(sqlite3 *db, int onoff) {
-  if (!onoff) return compat_reg_has(db, COMPAT_DB) ? SQLITE_OK : SQLITE_MISUSE;
+  if (!onoff) return shale_db_live((shale *)db) ? SQLITE_OK : SQLITE_MISUSE;
   return unsupported(db, "loading extensions");
 }
 int sqlite3_enable_shared_cache(int onoff) { return onoff ? SQLITE_ERROR : SQLITE_OK; }

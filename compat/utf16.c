@@ -94,7 +94,7 @@ const void *sqlite3_errmsg16(sqlite3 *db) {
   static const char misuse[] = "bad parameter or other API misuse";
   static uint16_t misuse16[sizeof misuse];
   if (!db) return oom;
-  if (!compat_reg_has(db, COMPAT_DB)) {
+  if (!shale_db_live((shale *)db)) {
     for (size_t i = 0; i < sizeof misuse; i++) misuse16[i] = (uint16_t)misuse[i];
     return misuse16;
   }
@@ -120,7 +120,7 @@ static int prep16(sqlite3 *db, const void *sql, int nbytes, unsigned flags, int 
                   sqlite3_stmt **pst, const void **tail) {
   if (pst) *pst = NULL;
   if (tail) *tail = sql;
-  if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
+  if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
   if (!pst || !sql) return v3 ? sqlite3_prepare_v3(db, NULL, 0, flags, pst, NULL)
                               : sqlite3_prepare_v2(db, NULL, 0, pst, NULL);
   int n8 = 0;
@@ -154,7 +154,7 @@ int sqlite3_prepare16_v3(sqlite3 *db, const void *sql, int n, unsigned f, sqlite
 
 int compat_bind_text16(sqlite3_stmt *st, int i, const void *z, sqlite3_int64 n,
                        void (*d)(void *), int enc) {
-  if (!compat_reg_has(st, COMPAT_STMT)) {
+  if (!shale_stmt_live((shale_stmt *)st)) {
     run_dtor(z, d);
     return SQLITE_MISUSE;
   }
@@ -172,11 +172,11 @@ int sqlite3_bind_text16(sqlite3_stmt *st, int i, const void *z, int n, void (*d)
 /* ---------------------------------------------------------------- columns */
 
 const void *sqlite3_column_text16(sqlite3_stmt *st, int i) {
-  if (!compat_reg_has(st, COMPAT_STMT)) return NULL;
+  if (!shale_stmt_live((shale_stmt *)st)) return NULL;
   return shale_value_text16(shale_column_value((shale_stmt *)st, i), BE_NATIVE, NULL);
 }
 int sqlite3_column_bytes16(sqlite3_stmt *st, int i) {
-  if (!compat_reg_has(st, COMPAT_STMT)) return 0;
+  if (!shale_stmt_live((shale_stmt *)st)) return 0;
   return shale_value_bytes16(shale_column_value((shale_stmt *)st, i));
 }
 
@@ -267,7 +267,7 @@ int sqlite3_create_function16(sqlite3 *db, const void *name, int n, int enc, voi
                               void (*f)(sqlite3_context *, int, sqlite3_value **),
                               void (*s)(sqlite3_context *, int, sqlite3_value **),
                               void (*fin)(sqlite3_context *)) {
-  if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
+  if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
   char *z = name ? sql_from16(name, -1, NULL) : NULL;
   if (name && !z) return SQLITE_NOMEM;
   int rc = sqlite3_create_function(db, z, n, enc, app, f, s, fin);
@@ -322,7 +322,7 @@ int compat_collation16(sqlite3 *db, const char *name, int enc, void *arg,
 
 int sqlite3_create_collation16(sqlite3 *db, const void *name, int enc, void *arg,
                                int (*cmp)(void *, int, const void *, int, const void *)) {
-  if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
+  if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
   char *z = name ? sql_from16(name, -1, NULL) : NULL;
   if (name && !z) return SQLITE_NOMEM;
   int rc = sqlite3_create_collation_v2(db, z, enc, arg, cmp, NULL);
@@ -346,7 +346,7 @@ static void needed16_tramp(void *p, shale *db, int enc, const char *name) {
 /* collation_needed and collation_needed16 share one slot, as in SQLite. */
 int sqlite3_collation_needed16(sqlite3 *db, void *arg,
                                void (*cb)(void *, sqlite3 *, int, const void *)) {
-  if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
+  if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
   if (!cb) return shale_collation_needed((shale *)db, arg, NULL);
   Needed16 *n = shale_malloc(sizeof *n);
   if (!n) return SQLITE_NOMEM;

@@ -152,7 +152,7 @@ int sqlite3_vfs_unregister(sqlite3_vfs *v) { return v ? SQLITE_ERROR : SQLITE_OK
 /* ---- file control ---- */
 
 int sqlite3_file_control(sqlite3 *db, const char *zdb, int op, void *arg) {
-  if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
+  if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
   if (zdb && sqlite3_stricmp(zdb, "main")) return SQLITE_ERROR;
   switch (op) {
     case SQLITE_FCNTL_DATA_VERSION:

@@ -411,12 +411,53 @@ int shale_complete(const char *sql);
 const char *shale_libversion(void);
 int shale_libversion_number(void);
 
+/* ---- Threads and mutexes (src/api/api_mutex.c) ----
+ * Serialized by default, as Debian's SQLite: a connection opened without
+ * SHALE_OPEN_NOMUTEX carries a recursive mutex that every call on it or on
+ * its statements, backups and blob handles holds while it runs, so one
+ * connection may be shared by several threads. SHALE_OPEN_NOMUTEX leaves it
+ * out (the application keeps each connection to one thread at a time).
+ * Threads on different connections never share a lock in the statement path.
+ * A handle that is NULL, closed, finalized or finished is detected by a state
+ * field inside the object (memory of closed handles is kept for reuse, never
+ * unmapped): such calls return SHALE_MISUSE (or 0/NULL), without a lock. */
+typedef struct shale_mutex shale_mutex;
+#define SHALE_MUTEX_FAST 0
+#define SHALE_MUTEX_RECURSIVE 1
+#define SHALE_MUTEX_STATIC_FIRST 2 /* SQLite's STATIC_MAIN .. STATIC_VFS3 */
+#define SHALE_MUTEX_STATIC_LAST 13
+/* A new mutex (FAST or RECURSIVE: both recursive here; free it with
+ * shale_mutex_free) or one of the static ones (never freed); NULL on OOM or
+ * for an unknown kind. */
+shale_mutex *shale_mutex_alloc(int kind);
+void shale_mutex_free(shale_mutex *m);
+/* Enter (recursively), try (SHALE_OK or SHALE_BUSY), leave; NULL: no-op. */
+void shale_mutex_enter(shale_mutex *m);
+int shale_mutex_try(shale_mutex *m);
+void shale_mutex_leave(shale_mutex *m);
+/* 1 if the calling thread holds m (NULL counts as held). */
+int shale_mutex_held(shale_mutex *m);
+/* The connection's mutex, NULL for a NOMUTEX connection (or a bad handle). */
+shale_mutex *shale_db_mutex(shale *db);
+/* 1 if db is an open connection (not closed, not a zombie of close_v2). */
+int shale_db_live(shale *db);
+/* 1 if st is a prepared statement not yet finalized. */
+int shale_stmt_live(shale_stmt *st);
+/* One pointer kept with a connection or a statement for the program that
+ * uses it (the sqlite3_* library keeps its per-handle memory there): NULL
+ * when the handle is made; Shale never reads or frees it. Reading and setting
+ * it takes no lock: the caller serializes its own use. */
+void *shale_db_userptr(shale *db);
+void shale_db_set_userptr(shale *db, void *p);
+void *shale_stmt_userptr(shale_stmt *st);
+void shale_stmt_set_userptr(shale_stmt *st, void *p);
+
 /* ---- Extras for the sqlite3 compatibility layer (src/api/api_ext.c) ---- */
 
 /* Set the connection's error code and message (NULL msg: shale_errstr(rc)). */
 void shale_set_error(shale *db, int rc, const char *msg);
-/* The file name the "main" database was opened with ("" for memory); NULL
- * for another schema name. */
+/* The absolute file name of the "main" database ("" for memory), the name
+ * of an attached one as given; NULL for an unknown schema name. */
 const char *shale_db_filename(shale *db, const char *zdb);
 /* 1 read-only, 0 read-write, -1 no such database. */
 int shale_db_readonly(shale *db, const char *zdb);

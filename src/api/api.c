@@ -707,12 +707,20 @@ static int hook_drop_object(void *ctx, int idb, int kind, const char *name, char
 
 /* --------------------------------------------------------- open / close */
 
+/* The absolute name of a file (sqlite3_db_filename), as the VFS resolves it. */
+static char *full_name(OsVfs *vfs, const char *f) {
+  char buf[4096];
+  if (!vfs) vfs = os_vfs_find(NULL);
+  if (!vfs || !vfs->full_pathname || vfs->full_pathname(vfs, f, (int)sizeof buf, buf) != SHALE_OK)
+    return util_strdup(f);
+  return util_strdup(buf);
+}
+
 int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_name) {
   if (!out) return SHALE_MISUSE;
   *out = NULL;
-  shale *db = shale_malloc(sizeof *db);
+  shale *db = api_db_alloc(!(flags & SHALE_OPEN_NOMUTEX));
   if (!db) return SHALE_NOMEM;
-  memset(db, 0, sizeof *db);
   db->autocommit = 1;
   db->ndb = 2;
   db->sync_level = 2;
@@ -740,6 +748,7 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   api_hooks_init(db);
   *out = db;
   if (!filename) filename = "";
+  int mem = !filename[0] || !strcmp(filename, ":memory:") || (flags & SHALE_OPEN_MEMORY);
   db->filename = util_strdup(filename);
   db->dbx[1].name = util_strdup("temp");
   db->dbx[1].filename = util_strdup("");
@@ -766,7 +775,6 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
       return SHALE_ERROR;
     }
   }
-  int mem = !filename[0] || !strcmp(filename, ":memory:") || (flags & SHALE_OPEN_MEMORY);
   int oflags = flags & (SHALE_OPEN_READONLY | SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE);
   int rc = btree_open(vfs, mem ? NULL : filename, oflags, &db->bt);
   if (rc != SHALE_OK) {
@@ -775,6 +783,11 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
     return api_rc(db, rc);
   }
   pager_set_busy_handler(btree_pager(db->bt), NULL, NULL);
+  db->fullname = mem ? util_strdup("") : full_name(vfs, filename);
+  if (!db->fullname) {
+    api_error(db, SHALE_NOMEM, NULL);
+    return SHALE_NOMEM;
+  }
   return SHALE_OK;
 }
 
@@ -799,33 +812,35 @@ static void db_free(shale *db) {
   shale_free(db->errmsg);
   shale_free(db->err_sql);
   shale_free(db->filename);
-  shale_free(db);
+  shale_free(db->fullname);
+  api_db_retire(db); /* the struct goes to the free list at the last leave */
 }
 
-int shale_close(shale *db) {
+/* The connection's contents are freed when it has no statements or handles
+ * left; shale_close refuses otherwise, shale_close_v2 leaves a "zombie" that
+ * the last statement's finalize (or handle's close) frees. */
+static int close_common(shale *db, int v2) {
   if (!db) return SHALE_OK;
-  if (db->stmts || db->nhandles) {
+  if (!api_db_enter(db)) return SHALE_MISUSE;
+  int rc = SHALE_OK;
+  if (!v2 && (db->stmts || db->nhandles)) {
     api_error(db, SHALE_BUSY, "unable to close due to unfinalized statements or unfinished backups");
-    return SHALE_BUSY;
+    rc = SHALE_BUSY;
+  } else {
+    api_trace_close(db);
+    if (!db->stmts && !db->nhandles) {
+      db_free(db);
+    } else {
+      for (shale_stmt *s = db->stmts; s; s = s->next) shale_reset(s);
+      db->zombie = 1;
+      api_set_magic(db, API_DB_ZOMBIE);
+    }
   }
-  api_trace_close(db);
-  db_free(db);
-  return SHALE_OK;
+  api_leave_maybe_free(db);
+  return rc;
 }
-
-/* Statements still open keep the connection alive (a "zombie") until the
- * last one is finalized. */
-int shale_close_v2(shale *db) {
-  if (!db) return SHALE_OK;
-  api_trace_close(db);
-  if (!db->stmts && !db->nhandles) {
-    db_free(db);
-    return SHALE_OK;
-  }
-  for (shale_stmt *s = db->stmts; s; s = s->next) shale_reset(s);
-  db->zombie = 1;
-  return SHALE_OK;
-}
+int shale_close(shale *db) { return close_common(db, 0); }
+int shale_close_v2(shale *db) { return close_common(db, 1); }
 
 /* ---------------------------------------------------------------- prepare */
 
@@ -1035,11 +1050,14 @@ static void stmt_free(shale_stmt *st) {
   rows_clear(&st->rows);
   for (int i = 0; i <= st->nvar && st->vars; i++) value_clear(&st->vars[i]);
   shale_free(st->vars);
-  for (int i = 0; i < st->ncells; i++) shale_free(st->cells[i].buf);
+  for (int i = 0; i < st->ncells; i++) {
+    if (st->cells[i].v.flags & VAL_OWNED) value_clear(&st->cells[i].v);
+    shale_free(st->cells[i].buf);
+  }
   shale_free(st->cells);
   shale_free(st->sql);
   shale_free(st->errmsg_copy);
-  shale_free(st);
+  api_handle_retire(&st->db->free_stmts, st);
 }
 
 static int prepare_in_scope(shale *db, const char *sql, int nbyte, unsigned flags,
@@ -1047,7 +1065,11 @@ static int prepare_in_scope(shale *db, const char *sql, int nbyte, unsigned flag
 
 int shale_prepare_v3(shale *db, const char *sql, int nbyte, unsigned flags, shale_stmt **out,
                      const char **tail) {
-  if (!db) return prepare_in_scope(db, sql, nbyte, flags, out, tail);
+  if (!api_db_enter(db)) {
+    if (out) *out = NULL;
+    if (tail) *tail = sql;
+    return SHALE_MISUSE;
+  }
   const CollationScope *save = record_collation_scope(&db->coll_scope);
   int rc = prepare_in_scope(db, sql, nbyte, flags, out, tail);
   record_collation_scope(save);
@@ -1059,6 +1081,7 @@ int shale_prepare_v3(shale *db, const char *sql, int nbyte, unsigned flags, shal
       db->err_sql[n] = 0;
     }
   }
+  api_leave(db);
   return rc;
 }
 
@@ -1080,12 +1103,11 @@ static int prepare_in_scope(shale *db, const char *sql, int nbyte, unsigned flag
   }
   int rc = schema_ensure(db);
   if (rc) return api_rc(db, rc);
-  shale_stmt *st = shale_malloc(sizeof *st);
+  shale_stmt *st = api_handle_alloc(db, &db->free_stmts, sizeof *st, API_STMT_LIVE);
   if (!st) {
     api_error(db, SHALE_NOMEM, "out of memory");
     return api_rc(db, SHALE_NOMEM);
   }
-  memset(st, 0, sizeof *st);
   st->db = db;
   ApiCached *c = cache_take(db, sql, n);
   if (c) {
@@ -1425,9 +1447,24 @@ static void stmt_halt_reset(shale_stmt *st) {
   st->rowpos = 0;
 }
 
+static int stmt_readonly_impl(shale_stmt *st);
+
+/* A statement locked out before it began asks the busy handler whether to
+ * run again; a writer waiting for the main database's WAL WRITE lock wakes
+ * as soon as the holder commits (pager_busy.c invariant 3). */
+static int stmt_busy_wait(shale_stmt *st) {
+  shale *db = st->db;
+  Pager *p = btree_pager(db->bt); /* BEGIN IMMEDIATE is "readonly" too */
+  pager_busy_watch_log(p, 1);
+  int again = api_busy(db, st->nbusy++);
+  pager_busy_watch_log(p, 0);
+  return again;
+}
+
 static int step_in_scope(shale_stmt *st) {
   shale *db = st->db;
   if (st->halted) stmt_halt_reset(st);
+  if (db->stmts->next && !stmt_readonly_impl(st)) api_detach_rows(db, st);
   for (int retry = 0;; retry++) {
     if (!st->active) {
       int rc = stmt_start(st);
@@ -1477,7 +1514,7 @@ static int step_in_scope(shale_stmt *st) {
      * whether to try again (SQLite's B-tree loops so on BEGIN). */
     if ((rc & 0xff) == SHALE_BUSY && !st->produced && (db->busy_ms > 0 || db->busy_cb) &&
         !db->busy_ran && /* the pager's lock loop already asked the handler */
-        btree_txn_state(db->bt) == PAGER_TXN_NONE && api_busy(db, st->nbusy++)) {
+        btree_txn_state(db->bt) == PAGER_TXN_NONE && stmt_busy_wait(st)) {
       vm_reset(st->vm);
       stmt_deactivate(st);
       retry--;
@@ -1507,10 +1544,12 @@ static int step_in_scope(shale_stmt *st) {
 
 /* Statements compile and run with the connection's collations in scope. */
 int shale_step(shale_stmt *st) {
-  if (!st) return SHALE_MISUSE;
-  const CollationScope *save = record_collation_scope(&st->db->coll_scope);
+  shale *db = api_stmt_enter(st);
+  if (!db) return SHALE_MISUSE;
+  const CollationScope *save = record_collation_scope(&db->coll_scope);
   int rc = step_in_scope(st);
   record_collation_scope(save);
+  api_leave(db);
   return rc;
 }
 
@@ -1525,8 +1564,7 @@ static int stmt_restore_error(shale_stmt *st) {
   return api_rc(db, rc);
 }
 
-int shale_reset(shale_stmt *st) {
-  if (!st) return SHALE_OK;
+static int stmt_reset(shale_stmt *st) {
   int ran = st->active || st->halted;
   if (st->vm) vm_reset(st->vm);
   if (st->active) st->last_rc = SHALE_OK;
@@ -1541,10 +1579,16 @@ int shale_reset(shale_stmt *st) {
   return rc;
 }
 
+int shale_reset(shale_stmt *st) {
+  if (!st) return SHALE_OK;
+  API_ST_CALL(st, SHALE_MISUSE, stmt_reset(st));
+}
+
 int shale_finalize(shale_stmt *st) {
   if (!st) return SHALE_OK;
-  shale *db = st->db;
-  int rc = shale_reset(st);
+  shale *db = api_stmt_enter(st);
+  if (!db) return SHALE_MISUSE;
+  int rc = stmt_reset(st);
   shale_stmt **pp = &db->stmts;
   while (*pp && *pp != st) pp = &(*pp)->next;
   if (*pp) *pp = st->next;
@@ -1555,12 +1599,13 @@ int shale_finalize(shale_stmt *st) {
   if (!db->zombie) cache_put(db, st);
   stmt_free(st);
   if (db->zombie && !db->stmts && !db->nhandles) db_free(db); /* shale_close_v2 was called */
+  api_leave_maybe_free(db);
   return rc;
 }
 
 /* ---------------------------------------------------------------- columns */
 
-static shale_value null_cell;
+static _Thread_local shale_value null_cell; /* per thread: callers write it */
 
 static const ShValue *row_value(shale_stmt *st, int i) {
   if (st->row) return &st->row[i];
@@ -1584,6 +1629,7 @@ static shale_value *cell(shale_stmt *st, int i) {
   }
   shale_value *c = &st->cells[i];
   if (c->gen != st->gen) {
+    if (c->v.flags & VAL_OWNED) value_clear(&c->v); /* a copy api_detach_rows made */
     const ShValue *v = row_value(st, i);
     if (v)
       c->v = *v;
@@ -1594,6 +1640,25 @@ static shale_value *cell(shale_stmt *st, int i) {
     c->buf16 = 0;
   }
   return c;
+}
+
+/* A statement's current row borrows text and blobs from its cursors'
+ * pages; a write by another statement of the connection (or a blob handle)
+ * may change those bytes, while SQLite's column values stay valid until the
+ * statement's own next step. So before such a write, every other statement
+ * showing a row gets its row's values copied into its cells (once per row). */
+void api_detach_rows(shale *db, shale_stmt *except) {
+  for (shale_stmt *s = db->stmts; s; s = s->next) {
+    if (s == except || !s->has_row || s->row || s->detached_gen == s->gen) continue;
+    s->detached_gen = s->gen;
+    for (int i = 0; i < s->row_n; i++) {
+      shale_value *c = cell(s, i);
+      if (c == &null_cell || (c->v.flags & VAL_OWNED)) continue;
+      if ((c->v.type == SHALE_TEXT || c->v.type == SHALE_BLOB) &&
+          value_make_owned(&c->v) != SHALE_OK)
+        value_set_null(&c->v); /* out of memory: as SQLite's column_* after OOM */
+    }
+  }
 }
 
 /* NUL-terminated text form of a value (in c->buf), NULL for NULL. */
@@ -1634,8 +1699,8 @@ static const char *cell_text(shale_value *c, uint32_t *nout) {
   return c->buf;
 }
 
-int shale_column_count(shale_stmt *st) { return st ? stmt_ncol(st) : 0; }
-int shale_data_count(shale_stmt *st) { return st && st->has_row ? st->row_n : 0; }
+static int column_count_impl(shale_stmt *st) { return st ? stmt_ncol(st) : 0; }
+static int data_count_impl(shale_stmt *st) { return st && st->has_row ? st->row_n : 0; }
 
 int shale_value_type(shale_value *v) { return v ? v->v.type : SHALE_NULL; }
 int shale_value_int(shale_value *v) { return v ? (int)value_int64(&v->v) : 0; }
@@ -1657,41 +1722,43 @@ int shale_value_bytes(shale_value *v) {
   return (int)n;
 }
 
-int shale_column_type(shale_stmt *st, int i) { return shale_value_type(cell(st, i)); }
-int shale_column_int(shale_stmt *st, int i) { return shale_value_int(cell(st, i)); }
-shale_int64 shale_column_int64(shale_stmt *st, int i) { return shale_value_int64(cell(st, i)); }
-double shale_column_double(shale_stmt *st, int i) { return shale_value_double(cell(st, i)); }
-const unsigned char *shale_column_text(shale_stmt *st, int i) {
+static int column_type_impl(shale_stmt *st, int i) { return shale_value_type(cell(st, i)); }
+static int column_int_impl(shale_stmt *st, int i) { return shale_value_int(cell(st, i)); }
+static shale_int64 column_int64_impl(shale_stmt *st, int i) {
+  return shale_value_int64(cell(st, i));
+}
+static double column_double_impl(shale_stmt *st, int i) { return shale_value_double(cell(st, i)); }
+static const unsigned char *column_text_impl(shale_stmt *st, int i) {
   return shale_value_text(cell(st, i));
 }
-const void *shale_column_blob(shale_stmt *st, int i) { return shale_value_blob(cell(st, i)); }
-int shale_column_bytes(shale_stmt *st, int i) { return shale_value_bytes(cell(st, i)); }
-shale_value *shale_column_value(shale_stmt *st, int i) { return cell(st, i); }
+static const void *column_blob_impl(shale_stmt *st, int i) { return shale_value_blob(cell(st, i)); }
+static int column_bytes_impl(shale_stmt *st, int i) { return shale_value_bytes(cell(st, i)); }
+static shale_value *column_value_impl(shale_stmt *st, int i) { return cell(st, i); }
 
 static const ResultCol *result_col(shale_stmt *st, int i) {
   if (!st || stmt_is_rows(st) || i < 0 || i >= st->cs.ncol || !st->cs.cols) return NULL;
   return &st->cs.cols[i];
 }
 
-const char *shale_column_name(shale_stmt *st, int i) {
+static const char *column_name_impl(shale_stmt *st, int i) {
   if (!st || i < 0 || i >= stmt_ncol(st)) return NULL;
   if (stmt_is_rows(st)) return st->rows.names ? st->rows.names[i] : NULL;
   const ResultCol *c = result_col(st, i);
   return c ? c->name : NULL;
 }
-const char *shale_column_decltype(shale_stmt *st, int i) {
+static const char *column_decltype_impl(shale_stmt *st, int i) {
   const ResultCol *c = result_col(st, i);
   return c ? c->decltype : NULL;
 }
-const char *shale_column_table_name(shale_stmt *st, int i) {
+static const char *column_table_name_impl(shale_stmt *st, int i) {
   const ResultCol *c = result_col(st, i);
   return c ? c->table : NULL;
 }
-const char *shale_column_origin_name(shale_stmt *st, int i) {
+static const char *column_origin_name_impl(shale_stmt *st, int i) {
   const ResultCol *c = result_col(st, i);
   return c ? c->origin : NULL;
 }
-const char *shale_column_database_name(shale_stmt *st, int i) {
+static const char *column_database_name_impl(shale_stmt *st, int i) {
   const ResultCol *c = result_col(st, i);
   return c ? c->db : NULL;
 }
@@ -1713,16 +1780,16 @@ static int bind_check(shale_stmt *st, int i) {
   return SHALE_OK;
 }
 
-int shale_bind_null(shale_stmt *st, int i) { return bind_check(st, i); }
+static int bind_null_impl(shale_stmt *st, int i) { return bind_check(st, i); }
 
-int shale_bind_int64(shale_stmt *st, int i, shale_int64 v) {
+static int bind_int64_impl(shale_stmt *st, int i, shale_int64 v) {
   int rc = bind_check(st, i);
   if (rc == SHALE_OK) value_set_int(&st->vars[i], v);
   return rc;
 }
-int shale_bind_int(shale_stmt *st, int i, int v) { return shale_bind_int64(st, i, v); }
+static int bind_int_impl(shale_stmt *st, int i, int v) { return bind_int64_impl(st, i, v); }
 
-int shale_bind_double(shale_stmt *st, int i, double v) {
+static int bind_double_impl(shale_stmt *st, int i, double v) {
   int rc = bind_check(st, i);
   if (rc == SHALE_OK) {
     if (v != v)
@@ -1761,14 +1828,14 @@ static int bind_bytes(shale_stmt *st, int i, const void *z, int n, void (*destro
   return rc;
 }
 
-int shale_bind_text(shale_stmt *st, int i, const char *z, int n, void (*destroy)(void *)) {
+static int bind_text_impl(shale_stmt *st, int i, const char *z, int n, void (*destroy)(void *)) {
   return bind_bytes(st, i, z, n, destroy, SHALE_TEXT);
 }
-int shale_bind_blob(shale_stmt *st, int i, const void *z, int n, void (*destroy)(void *)) {
+static int bind_blob_impl(shale_stmt *st, int i, const void *z, int n, void (*destroy)(void *)) {
   return bind_bytes(st, i, z, n, destroy, SHALE_BLOB);
 }
 
-int shale_bind_zeroblob(shale_stmt *st, int i, int n) {
+static int bind_zeroblob_impl(shale_stmt *st, int i, int n) {
   int rc = bind_check(st, i);
   if (rc != SHALE_OK) return rc;
   if (n < 0) n = 0;
@@ -1783,32 +1850,37 @@ int shale_bind_zeroblob(shale_stmt *st, int i, int n) {
   return SHALE_OK;
 }
 
-int shale_bind_value(shale_stmt *st, int i, const shale_value *v) {
-  if (!v) return shale_bind_null(st, i);
+static int bind_value_impl(shale_stmt *st, int i, const shale_value *v) {
+  if (!v) return bind_null_impl(st, i);
   switch (v->v.type) {
-    case SHALE_INTEGER: return shale_bind_int64(st, i, v->v.i);
-    case SHALE_FLOAT: return shale_bind_double(st, i, v->v.r);
-    case SHALE_TEXT: return shale_bind_text(st, i, v->v.z, (int)v->v.n, SHALE_TRANSIENT);
-    case SHALE_BLOB: return shale_bind_blob(st, i, v->v.z, (int)v->v.n, SHALE_TRANSIENT);
-    default: return shale_bind_null(st, i);
+    case SHALE_INTEGER:
+      return bind_int64_impl(st, i, v->v.i);
+    case SHALE_FLOAT:
+      return bind_double_impl(st, i, v->v.r);
+    case SHALE_TEXT:
+      return bind_text_impl(st, i, v->v.z, (int)v->v.n, SHALE_TRANSIENT);
+    case SHALE_BLOB:
+      return bind_blob_impl(st, i, v->v.z, (int)v->v.n, SHALE_TRANSIENT);
+    default:
+      return bind_null_impl(st, i);
   }
 }
 
-int shale_bind_parameter_count(shale_stmt *st) { return st ? st->cs.nvar : 0; }
+static int bind_parameter_count_impl(shale_stmt *st) { return st ? st->cs.nvar : 0; }
 
-const char *shale_bind_parameter_name(shale_stmt *st, int i) {
+static const char *bind_parameter_name_impl(shale_stmt *st, int i) {
   if (!st || i < 1 || i > st->cs.nvar || !st->cs.var_names) return NULL;
   return st->cs.var_names[i - 1];
 }
 
-int shale_bind_parameter_index(shale_stmt *st, const char *name) {
+static int bind_parameter_index_impl(shale_stmt *st, const char *name) {
   if (!st || !name || !st->cs.var_names) return 0;
   for (int i = 0; i < st->cs.nvar; i++)
     if (st->cs.var_names[i] && strcmp(st->cs.var_names[i], name) == 0) return i + 1;
   return 0;
 }
 
-int shale_clear_bindings(shale_stmt *st) {
+static int clear_bindings_impl(shale_stmt *st) {
   if (!st) return SHALE_OK;
   for (int i = 1; i <= st->nvar; i++) {
     value_clear(&st->vars[i]);
@@ -1819,7 +1891,7 @@ int shale_clear_bindings(shale_stmt *st) {
 
 /* ------------------------------------------------------------------- exec */
 
-int shale_exec(shale *db, const char *sql, shale_callback cb, void *arg, char **errmsg) {
+static int exec_impl(shale *db, const char *sql, shale_callback cb, void *arg, char **errmsg) {
   if (errmsg) *errmsg = NULL;
   if (!db) return SHALE_MISUSE;
   int rc = SHALE_OK;
@@ -1834,7 +1906,7 @@ int shale_exec(shale *db, const char *sql, shale_callback cb, void *arg, char **
       z = tail && tail > z ? tail : z + strlen(z);
       continue;
     }
-    int ncol = shale_column_count(st);
+    int ncol = column_count_impl(st);
     for (;;) {
       rc = shale_step(st);
       if (rc != SHALE_ROW) break;
@@ -1845,9 +1917,9 @@ int shale_exec(shale *db, const char *sql, shale_callback cb, void *arg, char **
           rc = SHALE_NOMEM;
           break;
         }
-        for (int i = 0; i < ncol; i++) cols[i] = (char *)shale_column_name(st, i);
+        for (int i = 0; i < ncol; i++) cols[i] = (char *)column_name_impl(st, i);
       }
-      for (int i = 0; i < ncol; i++) cols[ncol + i] = (char *)shale_column_text(st, i);
+      for (int i = 0; i < ncol; i++) cols[ncol + i] = (char *)column_text_impl(st, i);
       if (cb(arg, ncol, cols + ncol, cols)) {
         rc = SHALE_ABORT;
         break;
@@ -1876,42 +1948,195 @@ int shale_exec(shale *db, const char *sql, shale_callback cb, void *arg, char **
 
 /* ------------------------------------------------------------------ misc */
 
+/* NULL is a connection that could not be allocated ("out of memory"); a
+ * closed one is misuse. The message stays valid until the next call on db. */
 const char *shale_errmsg(shale *db) {
   if (!db) return "out of memory";
-  if (db->errcode == SHALE_OK) return "not an error";
-  return db->errmsg ? db->errmsg : shale_errstr(db->errcode);
+  if (!api_db_enter(db)) return "bad parameter or other API misuse";
+  const char *z = db->errcode == SHALE_OK ? "not an error"
+                  : db->errmsg            ? db->errmsg
+                                          : shale_errstr(db->errcode);
+  api_leave(db);
+  return z;
 }
-int shale_errcode(shale *db) { return db ? db->errcode & 0xff : SHALE_NOMEM; }
-int shale_extended_errcode(shale *db) { return db ? db->errcode : SHALE_NOMEM; }
-int shale_extended_result_codes(shale *db, int onoff) {
+int shale_errcode(shale *db) {
+  if (!db) return SHALE_NOMEM;
+  API_DB_CALL(db, SHALE_MISUSE, db->errcode & 0xff);
+}
+int shale_extended_errcode(shale *db) {
+  if (!db) return SHALE_NOMEM;
+  API_DB_CALL(db, SHALE_MISUSE, db->errcode);
+}
+static int extended_result_codes_impl(shale *db, int onoff) {
   if (!db) return SHALE_MISUSE;
   db->errmask = onoff ? ~0 : 0xff;
   return SHALE_OK;
 }
 
-int shale_changes(shale *db) { return db ? (int)db->changes : 0; }
-shale_int64 shale_changes64(shale *db) { return db ? db->changes : 0; }
-int shale_total_changes(shale *db) { return db ? (int)db->total_changes : 0; }
-shale_int64 shale_total_changes64(shale *db) { return db ? db->total_changes : 0; }
-shale_int64 shale_last_insert_rowid(shale *db) { return db ? db->last_rowid : 0; }
-int shale_get_autocommit(shale *db) { return db ? db->autocommit : 0; }
+static int changes_impl(shale *db) { return db ? (int)db->changes : 0; }
+static shale_int64 changes64_impl(shale *db) { return db ? db->changes : 0; }
+static int total_changes_impl(shale *db) { return db ? (int)db->total_changes : 0; }
+static shale_int64 total_changes64_impl(shale *db) { return db ? db->total_changes : 0; }
+static shale_int64 last_insert_rowid_impl(shale *db) { return db ? db->last_rowid : 0; }
+static int get_autocommit_impl(shale *db) { return db ? db->autocommit : 0; }
 
+/* Called from any thread while db runs: no lock (as SQLite). */
 void shale_interrupt(shale *db) {
-  if (db && db->nactive > 0) db->interrupted = 1;
+  if (api_magic(db) == API_DB_OPEN && db->nactive > 0) db->interrupted = 1;
 }
 
-int shale_stmt_readonly(shale_stmt *st) {
+static int stmt_readonly_impl(shale_stmt *st) {
   if (!st) return 1;
   if (st->cs.kind == SQL_STMT_PRAGMA) return st->cs.pragma.value == NULL;
   return st->cs.readonly;
 }
-int shale_stmt_busy(shale_stmt *st) { return st && st->active; }
-const char *shale_sql(shale_stmt *st) { return st ? st->sql : NULL; }
-shale *shale_db_handle(shale_stmt *st) { return st ? st->db : NULL; }
+static int stmt_busy_impl(shale_stmt *st) { return st && st->active; }
+static const char *sql_impl(shale_stmt *st) { return st ? st->sql : NULL; }
+static shale *db_handle_impl(shale_stmt *st) { return st ? st->db : NULL; }
 shale_stmt *shale_next_stmt(shale *db, shale_stmt *st) {
-  if (!db) return NULL;
-  return st ? st->next : db->stmts;
+  if (st && !shale_stmt_live(st)) return NULL;
+  API_DB_CALL(db, NULL, st ? st->next : db->stmts);
 }
 
 /* sqlite3_complete's rule, trigger bodies included (src/sql/complete.c). */
 int shale_complete(const char *z) { return z ? sql_complete(z) : 0; }
+
+/* ------------------------------------------------------------ entry points */
+
+/* Each holds the connection's mutex while it runs (api_int.h invariant 7). */
+
+int shale_column_count(shale_stmt *st) { API_ST_CALL(st, 0, column_count_impl(st)); }
+
+int shale_data_count(shale_stmt *st) { API_ST_CALL(st, 0, data_count_impl(st)); }
+
+int shale_column_type(shale_stmt *st, int i) {
+  API_ST_CALL(st, SHALE_NULL, column_type_impl(st, i));
+}
+
+int shale_column_int(shale_stmt *st, int i) { API_ST_CALL(st, 0, column_int_impl(st, i)); }
+
+shale_int64 shale_column_int64(shale_stmt *st, int i) {
+  API_ST_CALL(st, 0, column_int64_impl(st, i));
+}
+
+double shale_column_double(shale_stmt *st, int i) {
+  API_ST_CALL(st, 0.0, column_double_impl(st, i));
+}
+
+const unsigned char *shale_column_text(shale_stmt *st, int i) {
+  API_ST_CALL(st, NULL, column_text_impl(st, i));
+}
+
+const void *shale_column_blob(shale_stmt *st, int i) {
+  API_ST_CALL(st, NULL, column_blob_impl(st, i));
+}
+
+int shale_column_bytes(shale_stmt *st, int i) { API_ST_CALL(st, 0, column_bytes_impl(st, i)); }
+
+shale_value *shale_column_value(shale_stmt *st, int i) {
+  API_ST_CALL(st, NULL, column_value_impl(st, i));
+}
+
+const char *shale_column_name(shale_stmt *st, int i) {
+  API_ST_CALL(st, NULL, column_name_impl(st, i));
+}
+
+const char *shale_column_decltype(shale_stmt *st, int i) {
+  API_ST_CALL(st, NULL, column_decltype_impl(st, i));
+}
+
+const char *shale_column_table_name(shale_stmt *st, int i) {
+  API_ST_CALL(st, NULL, column_table_name_impl(st, i));
+}
+
+const char *shale_column_origin_name(shale_stmt *st, int i) {
+  API_ST_CALL(st, NULL, column_origin_name_impl(st, i));
+}
+
+const char *shale_column_database_name(shale_stmt *st, int i) {
+  API_ST_CALL(st, NULL, column_database_name_impl(st, i));
+}
+
+int shale_bind_null(shale_stmt *st, int i) { API_ST_CALL(st, SHALE_MISUSE, bind_null_impl(st, i)); }
+
+int shale_bind_int64(shale_stmt *st, int i, shale_int64 v) {
+  API_ST_CALL(st, SHALE_MISUSE, bind_int64_impl(st, i, v));
+}
+
+int shale_bind_int(shale_stmt *st, int i, int v) {
+  API_ST_CALL(st, SHALE_MISUSE, bind_int_impl(st, i, v));
+}
+
+int shale_bind_double(shale_stmt *st, int i, double v) {
+  API_ST_CALL(st, SHALE_MISUSE, bind_double_impl(st, i, v));
+}
+
+/* A statement that is not live still gets its destructor called, as SQLite. */
+static int bind_bytes_entry(shale_stmt *st, int i, const void *z, int n, void (*destroy)(void *),
+                            int type) {
+  shale *db = api_stmt_enter(st);
+  if (!db) {
+    if (destroy != SHALE_STATIC && destroy != SHALE_TRANSIENT) destroy((void *)z);
+    return SHALE_MISUSE;
+  }
+  int rc = bind_bytes(st, i, z, n, destroy, type);
+  api_leave(db);
+  return rc;
+}
+int shale_bind_text(shale_stmt *st, int i, const char *z, int n, void (*destroy)(void *)) {
+  return bind_bytes_entry(st, i, z, n, destroy, SHALE_TEXT);
+}
+int shale_bind_blob(shale_stmt *st, int i, const void *z, int n, void (*destroy)(void *)) {
+  return bind_bytes_entry(st, i, z, n, destroy, SHALE_BLOB);
+}
+
+int shale_bind_zeroblob(shale_stmt *st, int i, int n) {
+  API_ST_CALL(st, SHALE_MISUSE, bind_zeroblob_impl(st, i, n));
+}
+
+int shale_bind_value(shale_stmt *st, int i, const shale_value *v) {
+  API_ST_CALL(st, SHALE_MISUSE, bind_value_impl(st, i, v));
+}
+
+int shale_bind_parameter_count(shale_stmt *st) {
+  API_ST_CALL(st, 0, bind_parameter_count_impl(st));
+}
+
+const char *shale_bind_parameter_name(shale_stmt *st, int i) {
+  API_ST_CALL(st, NULL, bind_parameter_name_impl(st, i));
+}
+
+int shale_bind_parameter_index(shale_stmt *st, const char *name) {
+  API_ST_CALL(st, 0, bind_parameter_index_impl(st, name));
+}
+
+int shale_clear_bindings(shale_stmt *st) { API_ST_CALL(st, SHALE_MISUSE, clear_bindings_impl(st)); }
+
+int shale_exec(shale *db, const char *sql, shale_callback cb, void *arg, char **errmsg) {
+  if (errmsg) *errmsg = NULL;
+  API_DB_CALL(db, SHALE_MISUSE, exec_impl(db, sql, cb, arg, errmsg));
+}
+
+int shale_extended_result_codes(shale *db, int onoff) {
+  API_DB_CALL(db, SHALE_MISUSE, extended_result_codes_impl(db, onoff));
+}
+
+int shale_changes(shale *db) { API_DB_CALL(db, 0, changes_impl(db)); }
+
+shale_int64 shale_changes64(shale *db) { API_DB_CALL(db, 0, changes64_impl(db)); }
+
+int shale_total_changes(shale *db) { API_DB_CALL(db, 0, total_changes_impl(db)); }
+
+shale_int64 shale_total_changes64(shale *db) { API_DB_CALL(db, 0, total_changes64_impl(db)); }
+
+shale_int64 shale_last_insert_rowid(shale *db) { API_DB_CALL(db, 0, last_insert_rowid_impl(db)); }
+
+int shale_get_autocommit(shale *db) { API_DB_CALL(db, 0, get_autocommit_impl(db)); }
+
+int shale_stmt_readonly(shale_stmt *st) { API_ST_CALL(st, 1, stmt_readonly_impl(st)); }
+
+int shale_stmt_busy(shale_stmt *st) { API_ST_CALL(st, 0, stmt_busy_impl(st)); }
+
+const char *shale_sql(shale_stmt *st) { API_ST_CALL(st, NULL, sql_impl(st)); }
+
+shale *shale_db_handle(shale_stmt *st) { API_ST_CALL(st, NULL, db_handle_impl(st)); }

@@ -43,6 +43,7 @@
 #include "api_int.h"
 
 struct shale_backup {
+  ApiHandle h; /* API_BACKUP_LIVE, API_DEAD on dst->free_backups (api_int.h invariant 6) */
   shale *dst, *src;
   Btree *dbt, *sbt;   /* the named databases' B-trees (main, temp or attached) */
   uint32_t next;      /* next source page to copy (1-based) */
@@ -78,8 +79,8 @@ static int sticky(int rc) {
   return rc != SHALE_OK && rc != SHALE_BUSY && rc != SHALE_LOCKED;
 }
 
-shale_backup *shale_backup_init(shale *dst, const char *dname, shale *src, const char *sname) {
-  if (!dst || !src) return NULL;
+static shale_backup *backup_init_impl(shale *dst, const char *dname, shale *src,
+                                      const char *sname) {
   if (dst == src) {
     api_error(dst, SHALE_ERROR, "source and destination must be distinct");
     return NULL;
@@ -92,12 +93,11 @@ shale_backup *shale_backup_init(shale *dst, const char *dname, shale *src, const
     api_error(dst, SHALE_ERROR, "destination database is in use");
     return NULL;
   }
-  shale_backup *b = shale_malloc(sizeof *b);
+  shale_backup *b = api_handle_alloc(dst, &dst->free_backups, sizeof *b, API_BACKUP_LIVE);
   if (!b) {
     api_error(dst, SHALE_NOMEM, "out of memory");
     return NULL;
   }
-  memset(b, 0, sizeof *b);
   b->dst = dst;
   b->src = src;
   b->dbt = dbt;
@@ -211,8 +211,7 @@ static int finish_copy(shale_backup *b) {
   return rc;
 }
 
-int shale_backup_step(shale_backup *b, int npage) {
-  if (!b) return SHALE_MISUSE;
+static int backup_step_impl(shale_backup *b, int npage) {
   if (b->rc == SHALE_DONE || sticky(b->rc)) return b->rc;
   int rc = SHALE_OK, src_began = 0;
   if (btree_txn_state(b->sbt) == PAGER_TXN_NONE) {
@@ -277,11 +276,7 @@ out:
   return rc;
 }
 
-int shale_backup_remaining(shale_backup *b) { return b ? (int)b->remaining : 0; }
-int shale_backup_pagecount(shale_backup *b) { return b ? (int)b->pagecount : 0; }
-
-int shale_backup_finish(shale_backup *b) {
-  if (!b) return SHALE_OK;
+static int backup_finish_impl(shale_backup *b) {
   shale *dst = b->dst, *src = b->src;
   if (b->dst_locked && btree_txn_state(b->dbt) != PAGER_TXN_NONE) btree_rollback(b->dbt);
   int rc = b->rc == SHALE_DONE ? SHALE_OK : b->rc;
@@ -289,8 +284,72 @@ int shale_backup_finish(shale_backup *b) {
   pin(src, b->sbt, -1);
   pin(dst, b->dbt, -1);
   shale_free(b->empty1);
-  shale_free(b);
+  api_handle_retire(&dst->free_backups, b);
   api_handle_release(src);
   api_handle_release(dst);
+  return rc;
+}
+
+/* ------------------------------------------------------------ entry points */
+
+/* Each holds both connections' mutexes, the source's first (as SQLite). */
+
+shale_backup *shale_backup_init(shale *dst, const char *dname, shale *src, const char *sname) {
+  if (!api_db_enter(src)) return NULL;
+  if (!api_db_enter(dst)) {
+    api_leave(src);
+    return NULL;
+  }
+  shale_backup *b = backup_init_impl(dst, dname, src, sname);
+  api_leave(dst);
+  api_leave(src);
+  return b;
+}
+
+/* Lock both connections of b if it is a live backup: 1, else 0. */
+static int backup_enter(shale_backup *b) {
+  if (api_magic(b) != API_BACKUP_LIVE) return 0;
+  shale *src = b->src, *dst = b->dst;
+  api_enter(src);
+  api_enter(dst);
+  if (api_magic(b) == API_BACKUP_LIVE) return 1;
+  api_leave(dst);
+  api_leave(src);
+  return 0;
+}
+
+static void backup_leave(shale_backup *b) {
+  api_leave(b->dst);
+  api_leave(b->src);
+}
+
+int shale_backup_step(shale_backup *b, int npage) {
+  if (!backup_enter(b)) return SHALE_MISUSE;
+  int rc = backup_step_impl(b, npage);
+  backup_leave(b);
+  return rc;
+}
+
+int shale_backup_remaining(shale_backup *b) {
+  if (!backup_enter(b)) return 0;
+  int n = (int)b->remaining;
+  backup_leave(b);
+  return n;
+}
+
+int shale_backup_pagecount(shale_backup *b) {
+  if (!backup_enter(b)) return 0;
+  int n = (int)b->pagecount;
+  backup_leave(b);
+  return n;
+}
+
+int shale_backup_finish(shale_backup *b) {
+  if (!b) return SHALE_OK;
+  if (!backup_enter(b)) return SHALE_MISUSE;
+  shale *src = b->src, *dst = b->dst;
+  int rc = backup_finish_impl(b);
+  api_leave_maybe_free(dst);
+  api_leave_maybe_free(src);
   return rc;
 }

@@ -36,6 +36,7 @@
 #include "api_int.h"
 
 struct shale_blob {
+  ApiHandle h; /* API_BLOB_LIVE, API_DEAD on db->free_blobs (api_int.h invariant 6) */
   shale *db;
   uint32_t root;
   int field; /* slot in the record */
@@ -176,8 +177,8 @@ static int fk_column(shale *db, Table *t, int ci) {
   return 0;
 }
 
-int shale_blob_open(shale *db, const char *zdb, const char *table, const char *column,
-                    shale_int64 rowid, int flags, shale_blob **out) {
+static int blob_open_impl(shale *db, const char *zdb, const char *table, const char *column,
+                          shale_int64 rowid, int flags, shale_blob **out) {
   if (!out) return SHALE_MISUSE;
   *out = NULL;
   if (!db || !table || !column) return SHALE_MISUSE;
@@ -225,19 +226,18 @@ int shale_blob_open(shale *db, const char *zdb, const char *table, const char *c
       return SHALE_READONLY;
     }
   }
-  shale_blob *b = shale_malloc(sizeof *b);
+  shale_blob *b = api_handle_alloc(db, &db->free_blobs, sizeof *b, API_BLOB_LIVE);
   if (!b) {
     api_error(db, SHALE_NOMEM, "out of memory");
     return SHALE_NOMEM;
   }
-  memset(b, 0, sizeof *b);
   b->db = db;
   b->root = t->root;
   b->field = t->cols[ci].storage;
   b->writable = flags != 0;
   rc = blob_seek(b, rowid);
   if (rc) {
-    shale_free(b);
+    api_handle_retire(&db->free_blobs, b);
     return rc;
   }
   db->nhandles++;
@@ -247,8 +247,7 @@ int shale_blob_open(shale *db, const char *zdb, const char *table, const char *c
   return SHALE_OK;
 }
 
-int shale_blob_reopen(shale_blob *b, shale_int64 rowid) {
-  if (!b) return SHALE_MISUSE;
+static int blob_reopen_impl(shale_blob *b, shale_int64 rowid) {
   if (b->expired) {
     set_err(b->db, SHALE_ABORT, NULL);
     return SHALE_ABORT;
@@ -259,18 +258,17 @@ int shale_blob_reopen(shale_blob *b, shale_int64 rowid) {
   return rc;
 }
 
-int shale_blob_close(shale_blob *b) {
-  if (!b) return SHALE_OK;
+static int blob_close_impl(shale_blob *b) {
   shale *db = b->db;
   int rc = b->close_rc;
-  shale_free(b);
+  api_handle_retire(&db->free_blobs, b);
   if (rc) set_err(db, rc, NULL);
   db->nblobs--;
   api_handle_release(db);
   return rc;
 }
 
-int shale_blob_bytes(shale_blob *b) { return b && !b->expired ? (int)b->nbytes : 0; }
+static int blob_bytes_impl(shale_blob *b) { return !b->expired ? (int)b->nbytes : 0; }
 
 /* Check the row (invariant 1) inside the open transaction; cur positioned. */
 static int blob_check(shale_blob *b, BtCursor *cur) {
@@ -340,10 +338,59 @@ static int blob_io(shale_blob *b, void *buf, int n, int off, int write) {
   return rc;
 }
 
+/* ------------------------------------------------------------ entry points */
+
+/* Each holds the connection's mutex while it runs (api_int.h invariant 7). */
+
+/* Lock b's connection if b is an open blob handle: its db, or NULL. */
+static shale *blob_enter(shale_blob *b) { return api_handle_enter(b, API_BLOB_LIVE); }
+
+int shale_blob_open(shale *db, const char *zdb, const char *table, const char *column,
+                    shale_int64 rowid, int flags, shale_blob **out) {
+  if (!api_db_enter(db)) return blob_open_impl(NULL, zdb, table, column, rowid, flags, out);
+  int rc = blob_open_impl(db, zdb, table, column, rowid, flags, out);
+  api_leave(db);
+  return rc;
+}
+
+int shale_blob_reopen(shale_blob *b, shale_int64 rowid) {
+  shale *db = blob_enter(b);
+  if (!db) return SHALE_MISUSE;
+  int rc = blob_reopen_impl(b, rowid);
+  api_leave(db);
+  return rc;
+}
+
+int shale_blob_close(shale_blob *b) {
+  if (!b) return SHALE_OK;
+  shale *db = blob_enter(b);
+  if (!db) return SHALE_MISUSE;
+  int rc = blob_close_impl(b);
+  api_leave_maybe_free(db);
+  return rc;
+}
+
+int shale_blob_bytes(shale_blob *b) {
+  shale *db = blob_enter(b);
+  if (!db) return 0;
+  int n = blob_bytes_impl(b);
+  api_leave(db);
+  return n;
+}
+
+static int blob_io_locked(shale_blob *b, void *buf, int n, int off, int write) {
+  shale *db = blob_enter(b);
+  if (!db) return SHALE_MISUSE;
+  if (write && db->stmts) api_detach_rows(db, NULL);
+  int rc = blob_io(b, buf, n, off, write);
+  api_leave(db);
+  return rc;
+}
+
 int shale_blob_read(shale_blob *b, void *buf, int n, int off) {
-  return blob_io(b, buf, n, off, 0);
+  return blob_io_locked(b, buf, n, off, 0);
 }
 
 int shale_blob_write(shale_blob *b, const void *buf, int n, int off) {
-  return blob_io(b, (void *)buf, n, off, 1);
+  return blob_io_locked(b, (void *)buf, n, off, 1);
 }

@@ -148,7 +148,9 @@ int shale_sql_error_offset(const char *sql, const char *msg) {
   return -1;
 }
 
-int shale_error_offset(shale *db) {
+static int error_offset_impl(shale *db) {
   if (!db || !db->err_sql || !db->errmsg || db->errcode == SHALE_OK) return -1;
   return shale_sql_error_offset(db->err_sql, db->errmsg);
 }
+
+int shale_error_offset(shale *db) { API_DB_CALL(db, -1, error_offset_impl(db)); }

@@ -20,13 +20,13 @@
 
 #include "api_int.h"
 
-void shale_set_error(shale *db, int rc, const char *msg) {
+static void set_error_impl(shale *db, int rc, const char *msg) {
   if (!db) return;
   api_error(db, rc, "%s", msg ? msg : shale_errstr(rc));
 }
 
 /* The name of database i (0 main, 1 temp, 2.. attached), NULL past them. */
-const char *shale_db_name(shale *db, int i) {
+static const char *db_name_impl(shale *db, int i) {
   if (!db || i < 0 || i >= db->ndb) return NULL;
   return api_db_name(db, i);
 }
@@ -35,16 +35,16 @@ static int is_main(const char *zdb) { return !zdb || !strcmp(zdb, "main"); }
 
 /* Attached and temp databases: their file name as PRAGMA database_list
  * shows it ("" for memory and temp), NULL for an unknown name. */
-const char *shale_db_filename(shale *db, const char *zdb) {
+static const char *db_filename_impl(shale *db, const char *zdb) {
   if (!db) return NULL;
-  if (is_main(zdb)) return db->filename;
+  if (is_main(zdb)) return db->fullname;
   int i = api_db_index(db, zdb);
   if (i <= 0) return NULL;
   const char *f = api_db_file(db, i);
   return f ? f : "";
 }
 
-int shale_db_readonly(shale *db, const char *zdb) {
+static int db_readonly_impl(shale *db, const char *zdb) {
   if (!db) return -1;
   if (is_main(zdb)) return (db->open_flags & SHALE_OPEN_READONLY) ? 1 : 0;
   int i = api_db_index(db, zdb);
@@ -150,7 +150,7 @@ static int ident_char(char c) {
          (c & 0x80);
 }
 
-char *shale_expanded_sql(shale_stmt *st) {
+static char *expanded_sql_impl(shale_stmt *st) {
   if (!st || !st->sql) return NULL;
   const char *z = st->sql;
   size_t n = strlen(z), i = 0, s = 0;
@@ -210,14 +210,14 @@ char *shale_expanded_sql(shale_stmt *st) {
   return b.z;
 }
 
-void shale_set_last_insert_rowid(shale *db, shale_int64 rowid) {
+static void set_last_insert_rowid_impl(shale *db, shale_int64 rowid) {
   if (db) db->last_rowid = rowid;
 }
 
 /* sqlite3_db_config(SQLITE_DBCONFIG_ENABLE_FKEY): unlike PRAGMA foreign_keys
  * this also works inside a transaction, as SQLite's flag does; statements
  * compiled under the other setting recompile (api_settings). */
-int shale_foreign_keys(shale *db, int onoff) {
+static int foreign_keys_impl(shale *db, int onoff) {
   if (!db) return 0;
   if (onoff >= 0) db->foreign_keys = (uint8_t)(onoff != 0);
   return db->foreign_keys;
@@ -264,7 +264,7 @@ int shale_value_bytes16(shale_value *v) {
 /* sqlite3_txn_state: the transaction state of database zdb (NULL: the
  * highest over all of them), SHALE_TXN_NONE/READ/WRITE, -1 for an unknown
  * name. A database not opened yet (temp) has none. */
-int shale_txn_state(shale *db, const char *zdb) {
+static int txn_state_impl(shale *db, const char *zdb) {
   if (!db) return -1;
   int lo = 0, hi = db->ndb - 1;
   if (zdb) {
@@ -286,7 +286,7 @@ int shale_txn_state(shale *db, const char *zdb) {
  * 1003, DQS_DML 1013, DQS_DDL 1014, ENABLE_VIEW 1015. onoff 1/0 sets, < 0
  * reads; returns the state in force (1 on), or -1 for another option.
  * Statements compiled under the other state recompile (api_settings). */
-int shale_db_config_switch(shale *db, int op, int onoff) {
+static int db_config_switch_impl(shale *db, int op, int onoff) {
   uint8_t *off = !db ? NULL
                  : op == 1003 ? &db->no_triggers
                  : op == 1013 ? &db->no_dqs_dml
@@ -296,4 +296,49 @@ int shale_db_config_switch(shale *db, int op, int onoff) {
   if (!off) return -1;
   if (onoff >= 0) *off = onoff == 0;
   return !*off;
+}
+
+/* ------------------------------------------------------------ entry points */
+
+/* Each holds the connection's mutex while it runs (api_int.h invariant 7). */
+
+void shale_set_error(shale *db, int rc, const char *msg) {
+  if (!api_db_enter(db)) return;
+  set_error_impl(db, rc, msg);
+  api_leave(db);
+}
+
+const char *shale_db_filename(shale *db, const char *zdb) {
+  API_DB_CALL(db, NULL, db_filename_impl(db, zdb));
+}
+
+int shale_db_readonly(shale *db, const char *zdb) {
+  API_DB_CALL(db, -1, db_readonly_impl(db, zdb));
+}
+
+char *shale_expanded_sql(shale_stmt *st) { API_ST_CALL(st, NULL, expanded_sql_impl(st)); }
+
+void shale_set_last_insert_rowid(shale *db, shale_int64 rowid) {
+  if (!api_db_enter(db)) return;
+  set_last_insert_rowid_impl(db, rowid);
+  api_leave(db);
+}
+
+int shale_foreign_keys(shale *db, int onoff) { API_DB_CALL(db, 0, foreign_keys_impl(db, onoff)); }
+
+void *shale_db_userptr(shale *db) { return db ? db->userptr : NULL; }
+void shale_db_set_userptr(shale *db, void *p) {
+  if (db) db->userptr = p;
+}
+void *shale_stmt_userptr(shale_stmt *st) { return st ? st->userptr : NULL; }
+void shale_stmt_set_userptr(shale_stmt *st, void *p) {
+  if (st) st->userptr = p;
+}
+
+const char *shale_db_name(shale *db, int i) { API_DB_CALL(db, NULL, db_name_impl(db, i)); }
+
+int shale_txn_state(shale *db, const char *zdb) { API_DB_CALL(db, -1, txn_state_impl(db, zdb)); }
+
+int shale_db_config_switch(shale *db, int op, int onoff) {
+  API_DB_CALL(db, -1, db_config_switch_impl(db, op, onoff));
 }

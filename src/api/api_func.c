@@ -171,16 +171,17 @@ static int create_func_api(shale *db, const char *name, int nargs, int flags, vo
   return rc;
 }
 
-int shale_create_function_v2(shale *db, const char *name, int nargs, int flags, void *user,
-                             shale_func_fn xfunc, shale_func_fn xstep, shale_final_fn xfinal,
-                             void (*xdestroy)(void *)) {
+static int create_function_v2_impl(shale *db, const char *name, int nargs, int flags, void *user,
+                                   shale_func_fn xfunc, shale_func_fn xstep, shale_final_fn xfinal,
+                                   void (*xdestroy)(void *)) {
   return create_func_api(db, name, nargs, flags, user, xfunc, xstep, xfinal, NULL, NULL,
                          xdestroy);
 }
 
-int shale_create_window_function(shale *db, const char *name, int nargs, int flags, void *user,
-                                 shale_func_fn xstep, shale_final_fn xfinal, shale_final_fn xvalue,
-                                 shale_func_fn xinverse, void (*xdestroy)(void *)) {
+static int create_window_function_impl(shale *db, const char *name, int nargs, int flags,
+                                       void *user, shale_func_fn xstep, shale_final_fn xfinal,
+                                       shale_final_fn xvalue, shale_func_fn xinverse,
+                                       void (*xdestroy)(void *)) {
   return create_func_api(db, name, nargs, flags, user, NULL, xstep, xfinal, xvalue, xinverse,
                          xdestroy);
 }
@@ -209,9 +210,9 @@ static const Collation *coll_find(void *ctx, const char *name) {
   return c ? &c->c : NULL;
 }
 
-int shale_create_collation_v2(shale *db, const char *name, int enc, void *user,
-                              int (*xcompare)(void *, int, const void *, int, const void *),
-                              void (*xdestroy)(void *)) {
+static int create_collation_v2_impl(shale *db, const char *name, int enc, void *user,
+                                    int (*xcompare)(void *, int, const void *, int, const void *),
+                                    void (*xdestroy)(void *)) {
   if (!db || !name) return SHALE_MISUSE;
   if (enc == SHALE_UTF16 || enc == SHALE_UTF16_ALIGNED) enc = SHALE_UTF16LE;
   if (enc < SHALE_UTF8 || enc > SHALE_UTF16BE) return SHALE_MISUSE;
@@ -259,8 +260,8 @@ int shale_create_collation_v2(shale *db, const char *name, int enc, void *user,
   return SHALE_OK;
 }
 
-int shale_collation_needed(shale *db, void *arg,
-                           void (*cb)(void *arg, shale *db, int enc, const char *name)) {
+static int collation_needed_impl(shale *db, void *arg,
+                                 void (*cb)(void *arg, shale *db, int enc, const char *name)) {
   if (!db) return SHALE_MISUSE;
   db->coll_needed = cb;
   db->coll_needed_arg = arg;
@@ -398,4 +399,35 @@ void shale_result_subtype(shale_context *ctx, unsigned subtype) {
 /* The one subtype Shale carries between functions: JSON text ('J'). */
 unsigned shale_value_subtype(shale_value *v) {
   return v && v->v.type == SHALE_TEXT && (v->v.flags & VAL_SUBTYPE_JSON) ? 'J' : 0;
+}
+
+/* ------------------------------------------------------------ entry points */
+
+/* Each holds the connection's mutex while it runs (api_int.h invariant 7). */
+
+int shale_create_function_v2(shale *db, const char *name, int nargs, int flags, void *user,
+                             shale_func_fn xfunc, shale_func_fn xstep, shale_final_fn xfinal,
+                             void (*xdestroy)(void *)) {
+  API_DB_CALL(
+      db, SHALE_MISUSE,
+      create_function_v2_impl(db, name, nargs, flags, user, xfunc, xstep, xfinal, xdestroy));
+}
+
+int shale_create_window_function(shale *db, const char *name, int nargs, int flags, void *user,
+                                 shale_func_fn xstep, shale_final_fn xfinal, shale_final_fn xvalue,
+                                 shale_func_fn xinverse, void (*xdestroy)(void *)) {
+  API_DB_CALL(db, SHALE_MISUSE,
+              create_window_function_impl(db, name, nargs, flags, user, xstep, xfinal, xvalue,
+                                          xinverse, xdestroy));
+}
+
+int shale_create_collation_v2(shale *db, const char *name, int enc, void *user,
+                              int (*xcompare)(void *, int, const void *, int, const void *),
+                              void (*xdestroy)(void *)) {
+  API_DB_CALL(db, SHALE_MISUSE, create_collation_v2_impl(db, name, enc, user, xcompare, xdestroy));
+}
+
+int shale_collation_needed(shale *db, void *arg,
+                           void (*cb)(void *arg, shale *db, int enc, const char *name)) {
+  API_DB_CALL(db, SHALE_MISUSE, collation_needed_impl(db, arg, cb));
 }

@@ -74,7 +74,7 @@ void api_hooks_init(shale *db) {
 
 /* ---------------------------------------------------------- registration */
 
-void *shale_commit_hook(shale *db, int (*cb)(void *), void *arg) {
+static void *commit_hook_impl(shale *db, int (*cb)(void *), void *arg) {
   if (!db) return NULL;
   void *old = db->commit_arg;
   db->commit_cb = cb;
@@ -83,7 +83,7 @@ void *shale_commit_hook(shale *db, int (*cb)(void *), void *arg) {
   return old;
 }
 
-void *shale_rollback_hook(shale *db, void (*cb)(void *), void *arg) {
+static void *rollback_hook_impl(shale *db, void (*cb)(void *), void *arg) {
   if (!db) return NULL;
   void *old = db->rollback_arg;
   db->rollback_cb = cb;
@@ -92,8 +92,9 @@ void *shale_rollback_hook(shale *db, void (*cb)(void *), void *arg) {
   return old;
 }
 
-void *shale_update_hook(shale *db, void (*cb)(void *, int, const char *, const char *, int64_t),
-                        void *arg) {
+static void *update_hook_impl(shale *db,
+                              void (*cb)(void *, int, const char *, const char *, int64_t),
+                              void *arg) {
   if (!db) return NULL;
   void *old = db->update_arg;
   db->update_cb = cb;
@@ -102,7 +103,7 @@ void *shale_update_hook(shale *db, void (*cb)(void *, int, const char *, const c
   return old;
 }
 
-void *shale_wal_hook(shale *db, int (*cb)(void *, shale *, const char *, int), void *arg) {
+static void *wal_hook_impl(shale *db, int (*cb)(void *, shale *, const char *, int), void *arg) {
   if (!db) return NULL;
   /* SQLite's autocheckpoint is a WAL hook whose argument is its N */
   void *old = db->wal_cb ? db->wal_arg : (void *)(intptr_t)db->wal_autocheckpoint;
@@ -112,10 +113,10 @@ void *shale_wal_hook(shale *db, int (*cb)(void *, shale *, const char *, int), v
   return old;
 }
 
-int shale_set_authorizer(shale *db,
-                         int (*cb)(void *, int, const char *, const char *, const char *,
-                                   const char *),
-                         void *arg) {
+static int set_authorizer_impl(shale *db,
+                               int (*cb)(void *, int, const char *, const char *, const char *,
+                                         const char *),
+                               void *arg) {
   if (!db) return SHALE_MISUSE;
   db->auth_cb = cb;
   db->auth_arg = cb ? arg : NULL;
@@ -125,7 +126,7 @@ int shale_set_authorizer(shale *db,
   return SHALE_OK;
 }
 
-void shale_progress_handler(shale *db, int n, int (*cb)(void *), void *arg) {
+static void progress_handler_impl(shale *db, int n, int (*cb)(void *), void *arg) {
   if (!db) return;
   if (n > 0 && cb) {
     db->progress_cb = cb;
@@ -252,7 +253,7 @@ static int busy_tramp(void *arg, int count) {
   return api_busy(db, count);
 }
 
-int shale_busy_handler(shale *db, int (*cb)(void *, int), void *arg) {
+static int busy_handler_impl(shale *db, int (*cb)(void *, int), void *arg) {
   if (!db) return SHALE_MISUSE;
   db->busy_cb = cb;
   db->busy_arg = cb ? arg : NULL;
@@ -261,7 +262,7 @@ int shale_busy_handler(shale *db, int (*cb)(void *, int), void *arg) {
   return SHALE_OK;
 }
 
-int shale_busy_timeout(shale *db, int ms) {
+static int busy_timeout_impl(shale *db, int ms) {
   if (!db) return SHALE_MISUSE;
   db->busy_cb = NULL;
   db->busy_arg = NULL;
@@ -273,8 +274,8 @@ int shale_busy_timeout(shale *db, int ms) {
 
 /* --------------------------------------------------------------- tracing */
 
-int shale_trace_v2(shale *db, unsigned mask, int (*cb)(unsigned, void *, void *, void *),
-                   void *arg) {
+static int trace_v2_impl(shale *db, unsigned mask, int (*cb)(unsigned, void *, void *, void *),
+                         void *arg) {
   if (!db) return SHALE_MISUSE;
   if (!cb) mask = 0;
   db->trace_mask = mask;
@@ -286,7 +287,7 @@ int shale_trace_v2(shale *db, unsigned mask, int (*cb)(unsigned, void *, void *,
   return SHALE_OK;
 }
 
-void *shale_trace(shale *db, void (*cb)(void *, const char *), void *arg) {
+static void *trace_impl(shale *db, void (*cb)(void *, const char *), void *arg) {
   if (!db) return NULL;
   void *old = db->trace_legacy_arg;
   db->trace_mask = 0;
@@ -298,7 +299,7 @@ void *shale_trace(shale *db, void (*cb)(void *, const char *), void *arg) {
   return old;
 }
 
-void *shale_profile(shale *db, void (*cb)(void *, const char *, uint64_t), void *arg) {
+static void *profile_impl(shale *db, void (*cb)(void *, const char *, uint64_t), void *arg) {
   if (!db) return NULL;
   void *old = db->profile_arg;
   db->profile_cb = cb;
@@ -350,7 +351,7 @@ void api_trace_close(shale *db) {
 
 /* ---------------------------------------------------------------- status */
 
-int shale_db_status(shale *db, int op, int *cur, int *hi, int reset) {
+static int db_status_impl(shale *db, int op, int *cur, int *hi, int reset) {
   if (!db || !cur || !hi) return SHALE_MISUSE;
   PagerStats ps;
   memset(&ps, 0, sizeof ps);
@@ -415,7 +416,7 @@ void api_stmt_keep_stats(shale_stmt *st) {
     st->stat[k] += vm_stat(st->vm, k);
 }
 
-int shale_stmt_status(shale_stmt *st, int op, int reset) {
+static int stmt_status_impl(shale_stmt *st, int op, int reset) {
   if (!st) return 0;
   int64_t v = 0;
   switch (op) {
@@ -451,7 +452,7 @@ int shale_stmt_status(shale_stmt *st, int op, int reset) {
 
 /* ---------------------------------------------------------------- limits */
 
-int shale_limit(shale *db, int id, int newval) {
+static int limit_impl(shale *db, int id, int newval) {
   if (!db || id < 0 || id > SHALE_LIMIT_WORKER_THREADS) return -1;
   int old = db->limits[id];
   if (newval >= 0) {
@@ -469,9 +470,9 @@ int shale_limit(shale *db, int id, int newval) {
 
 /* ------------------------------------------------------ column metadata */
 
-int shale_table_column_metadata(shale *db, const char *zdb, const char *table, const char *col,
-                                char const **type, char const **coll, int *notnull, int *pk,
-                                int *autoinc) {
+static int table_column_metadata_impl(shale *db, const char *zdb, const char *table,
+                                      const char *col, char const **type, char const **coll,
+                                      int *notnull, int *pk, int *autoinc) {
   if (!db || !table) return SHALE_MISUSE;
   const char *ztype = NULL, *zcoll = NULL;
   int nn = 0, ispk = 0, ai = 0;
@@ -520,4 +521,76 @@ int shale_table_column_metadata(shale *db, const char *zdb, const char *table, c
   if (autoinc) *autoinc = ai;
   api_error(db, SHALE_OK, NULL);
   return SHALE_OK;
+}
+
+/* ------------------------------------------------------------ entry points */
+
+/* Each holds the connection's mutex while it runs (api_int.h invariant 7). */
+
+void *shale_commit_hook(shale *db, int (*cb)(void *), void *arg) {
+  API_DB_CALL(db, NULL, commit_hook_impl(db, cb, arg));
+}
+
+void *shale_rollback_hook(shale *db, void (*cb)(void *), void *arg) {
+  API_DB_CALL(db, NULL, rollback_hook_impl(db, cb, arg));
+}
+
+void *shale_update_hook(shale *db, void (*cb)(void *, int, const char *, const char *, int64_t),
+                        void *arg) {
+  API_DB_CALL(db, NULL, update_hook_impl(db, cb, arg));
+}
+
+void *shale_wal_hook(shale *db, int (*cb)(void *, shale *, const char *, int), void *arg) {
+  API_DB_CALL(db, NULL, wal_hook_impl(db, cb, arg));
+}
+
+int shale_set_authorizer(shale *db,
+                         int (*cb)(void *, int, const char *, const char *, const char *,
+                                   const char *),
+                         void *arg) {
+  API_DB_CALL(db, SHALE_MISUSE, set_authorizer_impl(db, cb, arg));
+}
+
+void shale_progress_handler(shale *db, int n, int (*cb)(void *), void *arg) {
+  if (!api_db_enter(db)) return;
+  progress_handler_impl(db, n, cb, arg);
+  api_leave(db);
+}
+
+int shale_busy_handler(shale *db, int (*cb)(void *, int), void *arg) {
+  API_DB_CALL(db, SHALE_MISUSE, busy_handler_impl(db, cb, arg));
+}
+
+int shale_busy_timeout(shale *db, int ms) {
+  API_DB_CALL(db, SHALE_MISUSE, busy_timeout_impl(db, ms));
+}
+
+int shale_trace_v2(shale *db, unsigned mask, int (*cb)(unsigned, void *, void *, void *),
+                   void *arg) {
+  API_DB_CALL(db, SHALE_MISUSE, trace_v2_impl(db, mask, cb, arg));
+}
+
+void *shale_trace(shale *db, void (*cb)(void *, const char *), void *arg) {
+  API_DB_CALL(db, NULL, trace_impl(db, cb, arg));
+}
+
+void *shale_profile(shale *db, void (*cb)(void *, const char *, uint64_t), void *arg) {
+  API_DB_CALL(db, NULL, profile_impl(db, cb, arg));
+}
+
+int shale_db_status(shale *db, int op, int *cur, int *hi, int reset) {
+  API_DB_CALL(db, SHALE_MISUSE, db_status_impl(db, op, cur, hi, reset));
+}
+
+int shale_stmt_status(shale_stmt *st, int op, int reset) {
+  API_ST_CALL(st, 0, stmt_status_impl(st, op, reset));
+}
+
+int shale_limit(shale *db, int id, int newval) { API_DB_CALL(db, -1, limit_impl(db, id, newval)); }
+
+int shale_table_column_metadata(shale *db, const char *zdb, const char *table, const char *col,
+                                char const **type, char const **coll, int *notnull, int *pk,
+                                int *autoinc) {
+  API_DB_CALL(db, SHALE_MISUSE,
+              table_column_metadata_impl(db, zdb, table, col, type, coll, notnull, pk, autoinc));
 }

@@ -29,17 +29,90 @@
  *     transaction ends, savepoints and statement journals apply to each
  *     database in a transaction (each commits on its own: no super-journal).
  *     A statement compiled when db->xgen differed recompiles (x.gen).
+ *  6. Handles (connections, statements, backups, blob handles) begin with an
+ *     ApiHandle whose magic says what they are and whether they are live; it
+ *     is read without a lock (relaxed atomics) by every entry point, so the
+ *     memory of a handle stays a handle of its kind after it is closed:
+ *     statements, backups and blob handles go to a free list of their
+ *     connection (reused by the next one, freed with the connection),
+ *     connections to a process-wide free list (C allocator, reused by the
+ *     next open). A statement's db never changes.
+ *  7. Every entry point that takes a handle runs with its connection's mutex
+ *     (db->mutex, NULL for SHALE_OPEN_NOMUTEX) held, checking the magic again
+ *     once it holds it. The mutex is recursive: callbacks may call back into
+ *     the API. Nothing else in the library is locked per call.
  */
 #ifndef SHALE_API_INT_H
 #define SHALE_API_INT_H
 
-#include "shale.h"
+#include <pthread.h>
 
 #include "../btree/btree.h"
 #include "../func/func.h"
 #include "../schema/schema.h"
 #include "../sql/compile.h"
 #include "../vm/vm.h"
+#include "shale.h"
+
+/* ---- handles and the connection mutex (invariants 6, 7) ---- */
+
+enum {
+  API_DEAD = 0x0dead000u, /* closed, finalized, finished: on a free list */
+  API_DB_OPEN = 0x5348db01u,
+  API_DB_ZOMBIE = 0x5348db02u, /* shale_close_v2 with statements or handles left */
+  API_STMT_LIVE = 0x5348c001u,
+  API_BACKUP_LIVE = 0x5348b001u,
+  API_BLOB_LIVE = 0x5348b101u,
+};
+
+typedef struct ApiHandle {
+  uint32_t magic;
+  struct ApiHandle *next_free; /* on a free list when dead */
+  shale *owner;                /* statements, backups (destination), blobs: their connection */
+} ApiHandle;
+
+static inline uint32_t api_magic(const void *h) {
+  return h ? __atomic_load_n(&((const ApiHandle *)h)->magic, __ATOMIC_RELAXED) : 0;
+}
+static inline void api_set_magic(void *h, uint32_t m) {
+  __atomic_store_n(&((ApiHandle *)h)->magic, m, __ATOMIC_RELAXED);
+}
+
+/* A recursive mutex. state: 0 free, 1 held, 2 held with waiters (they sleep
+ * on cv under wm, api_mutex.c); taking and releasing a free one is one
+ * atomic operation each. owner is the holding thread (0 when free), read
+ * without the lock only to compare with the caller (only the holder can see
+ * itself there); depth is touched by the holder only. */
+struct shale_mutex {
+  int state;
+  int depth;
+  pthread_t owner;
+  uint8_t is_static;
+  pthread_mutex_t wm;
+  pthread_cond_t cv;
+};
+
+void api_mutex_wait(shale_mutex *m); /* slow paths (api_mutex.c) */
+void api_mutex_wake(shale_mutex *m);
+
+static inline void api_mutex_enter(shale_mutex *m) {
+  pthread_t self = pthread_self();
+  if (__atomic_load_n(&m->owner, __ATOMIC_RELAXED) == self) {
+    m->depth++;
+    return;
+  }
+  int zero = 0;
+  if (!__atomic_compare_exchange_n(&m->state, &zero, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+    api_mutex_wait(m);
+  __atomic_store_n(&m->owner, self, __ATOMIC_RELAXED);
+  m->depth = 1;
+}
+static inline void api_mutex_leave(shale_mutex *m) {
+  if (--m->depth) return;
+  __atomic_store_n(&m->owner, (pthread_t)0, __ATOMIC_RELAXED);
+  if (__atomic_exchange_n(&m->state, 0, __ATOMIC_RELEASE) == 2) api_mutex_wake(m);
+}
+void api_mutex_init(shale_mutex *m);
 
 typedef struct ApiSchema {
   Schema *s;
@@ -132,6 +205,12 @@ typedef struct ApiSavepoint {
   (API_PF_AUTOMATIC_INDEX | API_PF_SHORT_COLUMN_NAMES | API_PF_TRUSTED_SCHEMA | API_PF_CACHE_SPILL)
 
 struct shale {
+  ApiHandle h;        /* invariant 6: API_DB_OPEN / API_DB_ZOMBIE / API_DEAD */
+  shale_mutex mu;     /* initialized once per struct, kept across reuse */
+  shale_mutex *mutex; /* &mu, NULL with SHALE_OPEN_NOMUTEX */
+  void *userptr;      /* shale_db_userptr: the API user's, never read here */
+  ApiHandle *free_stmts, *free_backups, *free_blobs; /* retired handles (invariant 6) */
+  char *fullname; /* absolute name of the main file ("" for memory) */
   Btree *bt; /* the main database (dbx[0] is unused: main lives here and in schema) */
   ApiDb dbx[API_MAX_DB];
   int ndb;       /* databases (>= 2: main and temp) */
@@ -240,7 +319,9 @@ struct shale {
 };
 
 struct shale_stmt {
+  ApiHandle h; /* API_STMT_LIVE or API_DEAD (invariant 6) */
   shale *db;
+  void *userptr; /* shale_stmt_userptr: the API user's, never read here */
   char *sql;  /* this statement's text (NUL-terminated) */
   char *key;  /* the whole text given to prepare (cache key) */
   int nkey, tail;
@@ -271,9 +352,72 @@ struct shale_stmt {
   int row_n;
   uint64_t gen;
   shale_value *cells; /* ncol cells for column_* conversions */
+  uint64_t detached_gen; /* gen whose row api_detach_rows copied into cells */
   int ncells;
   shale_stmt *next;
 };
+
+static inline void api_enter(shale *db) {
+  if (db->mutex) api_mutex_enter(db->mutex);
+}
+static inline void api_leave(shale *db) {
+  if (db->mutex) api_mutex_leave(db->mutex);
+}
+/* Lock db if it is a live connection (API_DB_OPEN, or also a zombie when
+ * zombie_ok): 1 with the mutex held, else 0 (nothing held). */
+static inline int api_db_enter2(shale *db, int zombie_ok) {
+  uint32_t m = api_magic(db);
+  if (m != API_DB_OPEN && (!zombie_ok || m != API_DB_ZOMBIE)) return 0;
+  api_enter(db);
+  m = api_magic(db);
+  if (m == API_DB_OPEN || (zombie_ok && m == API_DB_ZOMBIE)) return 1;
+  api_leave(db);
+  return 0;
+}
+static inline int api_db_enter(shale *db) { return api_db_enter2(db, 0); }
+/* Lock the connection owning handle h if h is live with this magic: the
+ * connection, or NULL (nothing held). */
+static inline shale *api_handle_enter(void *h, uint32_t magic) {
+  if (api_magic(h) != magic) return NULL;
+  shale *db = ((ApiHandle *)h)->owner;
+  api_enter(db);
+  if (api_magic(h) == magic) return db;
+  api_leave(db);
+  return NULL;
+}
+static inline shale *api_stmt_enter(shale_stmt *st) { return api_handle_enter(st, API_STMT_LIVE); }
+/* A connection struct from the process-wide free list or new (magic
+ * API_DB_OPEN, contents zeroed, db->mutex set unless !with_mutex). */
+shale *api_db_alloc(int with_mutex);
+/* After its contents were freed: free its handle lists, magic API_DEAD. */
+void api_db_retire(shale *db);
+/* Leave db's mutex after a call that may have closed it (db_free ran): the
+ * struct goes to the free list once nobody holds the mutex. */
+void api_leave_maybe_free(shale *db);
+/* A handle of kind magic owned by db, from db's free list *fl (or a new one
+ * of size bytes), zeroed, with its magic and owner set; NULL on OOM. */
+void *api_handle_alloc(shale *db, ApiHandle **fl, size_t size, uint32_t magic);
+/* Retire h onto list *fl (its contents already freed). */
+void api_handle_retire(ApiHandle **fl, void *h);
+
+/* Run expr with the mutex of db (a live connection) held and return its
+ * value; return fail when db is not a live connection. */
+#define API_DB_CALL(db, fail, expr)     \
+  do {                                  \
+    if (!api_db_enter(db)) return fail; \
+    __typeof__(expr) r_ = (expr);       \
+    api_leave(db);                      \
+    return r_;                          \
+  } while (0)
+/* The same for a statement st (its connection's mutex). */
+#define API_ST_CALL(st, fail, expr)   \
+  do {                                \
+    shale *sdb_ = api_stmt_enter(st); \
+    if (!sdb_) return fail;           \
+    __typeof__(expr) r_ = (expr);     \
+    api_leave(sdb_);                  \
+    return r_;                        \
+  } while (0)
 
 /* Database i's B-tree (NULL: temp not opened). */
 static inline Btree *api_db_bt(const shale *db, int i) { return i == 0 ? db->bt : db->dbx[i].bt; }
@@ -353,6 +497,10 @@ void api_expire(shale *db);
 /* Drop the cache of finalized programs (api.c): a limit that compiling
  * checks changed, so the next prepare of a cached text compiles again. */
 void api_cache_clear(shale *db);
+
+/* api.c: before a write by another statement (except) or a blob handle,
+ * copy the current rows of db's statements out of the pages they borrow. */
+void api_detach_rows(shale *db, shale_stmt *except);
 
 /* api_func.c */
 /* Set up db->coll_scope (at open). */

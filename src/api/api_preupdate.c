@@ -58,11 +58,12 @@ void *shale_preupdate_hook(shale *db,
                            void (*cb)(void *, shale *, int, const char *, const char *,
                                       shale_int64, shale_int64),
                            void *arg) {
-  if (!db) return NULL;
+  if (!api_db_enter(db)) return NULL;
   void *old = db->preupdate_arg;
   db->preupdate_cb = cb;
   db->preupdate_arg = arg;
   db->hooks.preupdate = cb ? tramp_preupdate : NULL;
+  api_leave(db);
   return old;
 }
 

@@ -26,7 +26,7 @@
 
 static int is_main(const char *z) { return !z || !util_stricmp(z, "main"); }
 
-unsigned char *shale_serialize(shale *db, const char *zs, shale_int64 *size, unsigned flags) {
+static unsigned char *serialize_impl(shale *db, const char *zs, shale_int64 *size, unsigned flags) {
   shale_int64 dummy;
   if (!size) size = &dummy;
   *size = -1;
@@ -97,8 +97,8 @@ static int load_image(Btree *nb, const unsigned char *data, int64_t size) {
   return rc;
 }
 
-int shale_deserialize(shale *db, const char *zs, unsigned char *data, shale_int64 size,
-                      shale_int64 bufsize, unsigned flags) {
+static int deserialize_impl(shale *db, const char *zs, unsigned char *data, shale_int64 size,
+                            shale_int64 bufsize, unsigned flags) {
   int rc = SHALE_OK;
   if (!db) {
     rc = SHALE_MISUSE;
@@ -132,11 +132,34 @@ int shale_deserialize(shale *db, const char *zs, unsigned char *data, shale_int6
   return rc;
 }
 
-int shale_data_version(shale *db, const char *zs, unsigned *out) {
+static int data_version_impl(shale *db, const char *zs, unsigned *out) {
   if (!db || !out) return SHALE_MISUSE;
   if (!is_main(zs) || !db->bt) return SHALE_ERROR;
   int began, rc = api_txn_begin(db, BTREE_TXN_READ, &began);
   if (rc) return rc;
   *out = (unsigned)pager_data_version(btree_pager(db->bt));
   return api_txn_end(db, began, SHALE_OK);
+}
+
+/* ------------------------------------------------------------ entry points */
+
+/* Each holds the connection's mutex while it runs (api_int.h invariant 7). */
+
+unsigned char *shale_serialize(shale *db, const char *zs, shale_int64 *size, unsigned flags) {
+  if (!api_db_enter(db)) return serialize_impl(NULL, zs, size, flags);
+  unsigned char *r_ = serialize_impl(db, zs, size, flags);
+  api_leave(db);
+  return r_;
+}
+
+int shale_deserialize(shale *db, const char *zs, unsigned char *data, shale_int64 size,
+                      shale_int64 bufsize, unsigned flags) {
+  if (!api_db_enter(db)) return deserialize_impl(NULL, zs, data, size, bufsize, flags);
+  int r_ = deserialize_impl(db, zs, data, size, bufsize, flags);
+  api_leave(db);
+  return r_;
+}
+
+int shale_data_version(shale *db, const char *zs, unsigned *out) {
+  API_DB_CALL(db, SHALE_MISUSE, data_version_impl(db, zs, out));
 }

@@ -114,8 +114,10 @@ int os_close_free(OsFile *f) {
   return rc;
 }
 
-int64_t os_now_ms(void) {
+int64_t os_now_ms(void) { return os_now_us() / 1000; }
+
+int64_t os_now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }

@@ -233,5 +233,7 @@ void os_group_stats(OsGroup *, uint64_t *ncommit, long *nsync);
 
 /* Milliseconds since an arbitrary epoch, monotonic; for busy timeouts. */
 int64_t os_now_ms(void);
+/* The same clock in microseconds. */
+int64_t os_now_us(void);
 
 #endif /* SHALE_OS_H */

@@ -100,9 +100,11 @@ struct UnixFile {
 
 static pthread_mutex_t unix_mu = PTHREAD_MUTEX_INITIALIZER;
 /* The -shm lock keeper (see keeper_main): its wake-up and its state, under
- * unix_mu: 0 never started, 1 polling, 2 asleep, -1 failed to start. */
+ * unix_mu: 0 not running, 1 polling, 2 asleep, -1 failed to start;
+ * keeper_stop asks it to end (keeper_shutdown joins it). */
 static pthread_cond_t keeper_cv = PTHREAD_COND_INITIALIZER;
-static int keeper_state;
+static int keeper_state, keeper_stop;
+static pthread_t keeper_thread;
 static UnixInode *inodes;
 
 /* ---------------------------------------------------------------- helpers */
@@ -299,11 +301,15 @@ out:
 
 /* ---- the keeper: drops -shm read locks left lingering (os_int.h) ----
  *
- * One detached thread per process, started with the first lingering lock.
- * While locks linger (and for KEEPER_IDLE_NS after) it wakes every
- * KEEPER_TICK_NS and releases those older than OS_SHM_LINGER_NS; then it
- * sleeps on keeper_cv until a lock lingers again. Readers never wait for it
- * and make no system call to hand it work unless it is asleep. */
+ * One thread per process, started with the first lingering lock. While
+ * locks linger (and for KEEPER_IDLE_NS after) it wakes every KEEPER_TICK_NS
+ * and releases those older than OS_SHM_LINGER_NS; then it sleeps on
+ * keeper_cv until a lock lingers again. Readers never wait for it and make
+ * no system call to hand it work unless it is asleep. The library's
+ * destructor (keeper_shutdown: at exit and at dlclose) stops and joins it,
+ * releasing what still lingers, so no thread of ours outlives the code it
+ * runs (a program that unloads the library, as PHP does at exit, would
+ * otherwise crash in it). */
 #define KEEPER_TICK_NS 250000
 #define KEEPER_IDLE_NS 50000000
 
@@ -311,7 +317,7 @@ static void *keeper_main(void *arg) {
   (void)arg;
   pthread_mutex_lock(&unix_mu);
   int64_t busy_at = os_mono_ns();
-  for (;;) {
+  while (!keeper_stop) {
     int64_t now = os_mono_ns();
     int left = 0;
     for (UnixInode *in = inodes; in; in = in->next)
@@ -331,7 +337,25 @@ static void *keeper_main(void *arg) {
     keeper_state = 1;
     busy_at = os_mono_ns();
   }
+  pthread_mutex_unlock(&unix_mu);
   return NULL;
+}
+
+__attribute__((destructor)) static void keeper_shutdown(void) {
+  pthread_mutex_lock(&unix_mu);
+  int running = keeper_state > 0;
+  keeper_stop = 1;
+  if (running) pthread_cond_signal(&keeper_cv);
+  pthread_mutex_unlock(&unix_mu);
+  if (running) pthread_join(keeper_thread, NULL);
+  pthread_mutex_lock(&unix_mu);
+  keeper_state = -1; /* no keeper from now on: nothing lingers */
+  for (UnixInode *in = inodes; in; in = in->next) {
+    if (!in->shm) continue;
+    in->shm->locks.linger_ok = 0;
+    os_shm_linger_expire(&in->shm->locks, -1, raw_shm, in->shm);
+  }
+  pthread_mutex_unlock(&unix_mu);
 }
 
 /* fork(): the child gets no keeper thread and none of the parent's fcntl
@@ -357,16 +381,10 @@ static void keeper_notify(UnixShm *shm) {
   }
   if (keeper_state == 0) {
     static int atfork_done;
-    pthread_t t;
-    pthread_attr_t at;
     if (!atfork_done)
       atfork_done = pthread_atfork(atfork_prepare, atfork_parent, atfork_child) == 0;
-    int ok = atfork_done && pthread_attr_init(&at) == 0;
-    if (ok) {
-      pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-      ok = pthread_create(&t, &at, keeper_main, NULL) == 0;
-      pthread_attr_destroy(&at);
-    }
+    int ok =
+        atfork_done && !keeper_stop && pthread_create(&keeper_thread, NULL, keeper_main, NULL) == 0;
     if (ok) {
       keeper_state = 1;
       return;

@@ -139,6 +139,11 @@ struct Pager {
   PgPage *dirty_head, *dirty_tail;
   int in_spill;        /* re-entrancy guard */
   int spill_busy;      /* a spill in this write txn found EXCLUSIVE busy */
+  int64_t wal_foreign_ms;  /* os_now_ms() when the log's WRITE lock was last busy
+                            * while we held the process's writer token: a
+                            * writer of another process (pager.c) */
+  int64_t wal_write_us;    /* os_now_us() when the WAL write transaction began */
+  int64_t wal_courtesy_us; /* how long the last committed one held the lock (pause) */
 
   /* WAL mode (journal_mode == PAGER_JOURNAL_WAL with a Wal open). */
   Wal *wal;            /* open log, or NULL; SHARED is kept while it is open */

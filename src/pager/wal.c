@@ -131,6 +131,7 @@ struct Wal {
   /* group commit (wal_group_* below; invariant 5) */
   OsGroup *group;     /* shared with this process's other users of the log */
   int token;          /* this Wal holds the group's writer token */
+  int write_busy;     /* the last wal_begin_write found WRITE itself busy */
   uint64_t sync_seq;  /* commit announced but not yet synced (0 = none) */
   /* mapped frame reads (invariant 6) */
   int map_on;         /* wal_set_map */
@@ -744,6 +745,7 @@ int wal_begin_write(Wal *w) {
   int rc = wal_queue_enter(w, NULL, NULL);
   if (rc != SHALE_OK) return rc;
   rc = lock_shm(w, SLOT_WRITE, 1, OS_SHM_EXCLUSIVE);
+  w->write_busy = rc == SHALE_BUSY;
   if (rc != SHALE_OK) {
     wal_queue_leave(w);
     return rc;
@@ -756,6 +758,9 @@ int wal_begin_write(Wal *w) {
   w->write_lock = 1;
   return SHALE_OK;
 }
+
+int wal_log_moved(Wal *w) { return !hdr_same_as_live(w); }
+int wal_write_lock_busy(Wal *w) { return w->write_busy; }
 
 /* New log from frame 1 (§W1.6), holding WRITE. */
 static void restart_hdr(Wal *w) {

@@ -120,6 +120,13 @@ uint32_t wal_max_frame(Wal *w);
  * another connection writes; SHALE_BUSY_SNAPSHOT if someone committed since
  * our snapshot (end the read transaction and start again). */
 int wal_begin_write(Wal *w);
+/* 1 if the shared wal-index header is no longer the one this connection
+ * last read (another connection committed or restarted the log): a writer
+ * waiting for the WRITE lock retries then. Reads shared memory only. */
+int wal_log_moved(Wal *w);
+/* 1 if the last wal_begin_write found the WRITE lock itself busy (the
+ * process's writer token was ours: a writer outside this process's group). */
+int wal_write_lock_busy(Wal *w);
 
 /* Append n pages as frames. commit_db_size != 0 makes the last one a
  * commit frame (database size in pages after the commit) and publishes the

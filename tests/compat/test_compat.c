@@ -8,7 +8,9 @@
  * library), the portable programs pass on the reference library too (the
  * oracle for what they expect), the library exports only sqlite3_* names
  * and every function issue 4 lists, a program links statically against
- * libsqlite3.a, and Python's sqlite3 module runs on Shale
+ * libsqlite3.a, a connection shared by threads (threads.c), the library
+ * unloaded after WAL use (dlclose.c, also for libshale.so), and Python's
+ * sqlite3 module runs on Shale
  * (tests/compat/python_check.py; skipped under ASan, which cannot be
  * loaded into an uninstrumented python3).
  *
@@ -245,6 +247,32 @@ TEST(compat_vfs_sqlite) { run_prog("vfs", 0); }
 TEST(compat_misuse_sqlite_shale) { run_prog("misuse_sqlite", 1); }
 TEST(compat_misuse_sqlite_sqlite) { run_prog("misuse_sqlite", 0); }
 TEST(compat_unsupported_shale) { run_prog("unsupported", 1); }
+TEST(compat_threads_shale) { run_prog("threads", 1); }
+TEST(compat_threads_sqlite) { run_prog("threads", 0); }
+
+/* Unloading the library after WAL use (issue 19): each library, many rounds,
+ * run several times (a leftover thread crashes the program). */
+static void run_dlclose(const char *args, int shale) {
+  char cmd[PATH_MAX * 2 + 64], out[65536];
+  find_dirs();
+  snprintf(cmd, sizeof cmd, "'%s/compat/progs/dlclose' %s", g_build, args);
+  for (int i = 0; i < 3; i++) {
+    int rc = run(cmd, shale, out, sizeof out);
+    if (rc != 0) {
+      fprintf(stderr, "--- %s (exit %d):\n%s\n", cmd, rc, out);
+      test_fail(__FILE__, __LINE__, "dlclose %s failed", args);
+      return;
+    }
+  }
+}
+TEST(compat_dlclose_shale) { run_dlclose("", 1); }
+TEST(compat_dlclose_sqlite) { run_dlclose("", 0); }
+TEST(compat_dlclose_libshale) {
+  char args[PATH_MAX + 32];
+  find_dirs();
+  snprintf(args, sizeof args, "'%s/libshale.so' shale_", g_build);
+  run_dlclose(args, 0);
+}
 
 #if !defined(__SANITIZE_ADDRESS__)
 TEST(compat_static_library) {

@@ -35,10 +35,8 @@ int main(void) {
   EXPECT_INT(sqlite3_status(SQLITE_STATUS_MEMORY_USED, &cur, &hi, 0), SQLITE_OK);
   EXPECT(cur > 0);
 
-  /* config: tuning hints accepted, subsystem replacements refused */
-  EXPECT_INT(sqlite3_config(SQLITE_CONFIG_MULTITHREAD), SQLITE_OK);
-  EXPECT_INT(sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0), SQLITE_OK);
-  EXPECT_INT(sqlite3_config(SQLITE_CONFIG_PCACHE2, NULL), SQLITE_ERROR);
+  /* config after initialize (open ran it): misuse, as SQLite */
+  EXPECT_INT(sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0), SQLITE_MISUSE);
 
   /* declared rarities: virtual tables (snapshots: not in the
    * reference library this program links against) */
@@ -82,5 +80,12 @@ int main(void) {
   /* the connection still works after all that */
   EXEC_OK(db, "CREATE TABLE t(c); INSERT INTO t VALUES (1)");
   EXPECT_INT(sqlite3_close(db), SQLITE_OK);
+
+  /* config before initialize: tuning hints accepted, subsystem replacements
+   * refused */
+  EXPECT_INT(sqlite3_shutdown(), SQLITE_OK);
+  EXPECT_INT(sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0), SQLITE_OK);
+  EXPECT_INT(sqlite3_config(SQLITE_CONFIG_PCACHE2, NULL), SQLITE_ERROR);
+  EXPECT_INT(sqlite3_initialize(), SQLITE_OK);
   return prog_done();
 }
