@@ -1063,6 +1063,19 @@ static void stmt_free(shale_stmt *st) {
 static int prepare_in_scope(shale *db, const char *sql, int nbyte, unsigned flags,
                             shale_stmt **out, const char **tail);
 
+/* The bytes of records a sorter (ORDER BY, GROUP BY, CREATE INDEX, hash
+ * sets) keeps in memory before it spills, as SQLite's (vdbesort.c): the main
+ * database's cache size in bytes (cache_size pages, or -N KiB), at least 250
+ * pages, at most 512 MiB; read at every run, so PRAGMA cache_size applies. */
+static uint64_t sorter_budget(shale *db) {
+  Pager *pg = btree_pager(db->bt);
+  int64_t cs = pager_cache_size(pg), psz = pager_page_size(pg);
+  int64_t b = cs < 0 ? -1024 * cs : cs * psz;
+  if (b > ((int64_t)1 << 29)) b = (int64_t)1 << 29;
+  if (b < 250 * psz) b = 250 * psz;
+  return (uint64_t)b;
+}
+
 int shale_prepare_v3(shale *db, const char *sql, int nbyte, unsigned flags, shale_stmt **out,
                      const char **tail) {
   if (!api_db_enter(db)) {
@@ -1420,6 +1433,7 @@ static int stmt_start(shale_stmt *st) {
       vm_set_conn(st->vm, db, &db->conn_cb);
       vm_set_hooks(st->vm, &db->hooks);
     }
+    vm_set_sorter_budget(st->vm, sorter_budget(db));
     if (db->ndb > 2 || db->dbx[1].bt) {
       Btree *dbs[API_MAX_DB];
       for (int i = 0; i < db->ndb; i++) dbs[i] = api_db_bt(db, i);

@@ -932,6 +932,12 @@ done:
     c->state = CUR_INVALID;
   }
   shale_free(keybuf);
+  if (rc == SHALE_OK) {
+    SHALE_VALIDATE(btree_cursor_check(c));
+#ifdef SHALE_DEBUG
+    for (int l = 0; l < c->depth; l++) SHALE_VALIDATE(page_check_cells(bt, c->pg[l]));
+#endif
+  }
   return rc;
 }
 
@@ -1030,5 +1036,6 @@ done:
   shale_free(c->saved_key);
   c->saved_key = key;
   c->saved_nkey = nkey;
+  SHALE_VALIDATE(btree_cursor_check(c));
   return SHALE_OK;
 }

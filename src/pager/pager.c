@@ -905,10 +905,13 @@ int pager_commit(Pager *p) {
      * pager in the error state as any failed commit does. */
     rc = wal_sync_commit(p->wal);
     if (rc != SHALE_OK) return pager_set_error(p, rc);
+    SHALE_VALIDATE(pager_check(p)); /* invariants after a commit */
     return SHALE_OK;
   }
   rc = pager_commit_phase1(p, NULL);
-  return rc ? rc : pager_commit_phase2(p);
+  if (rc == SHALE_OK) rc = pager_commit_phase2(p);
+  if (rc == SHALE_OK) SHALE_VALIDATE(pager_check(p));
+  return rc;
 }
 
 /* Anything to write at commit: as SQLite, any page written in the

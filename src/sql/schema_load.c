@@ -1456,6 +1456,7 @@ int schema_load_ex(Btree *bt, int temp, Schema **out, char **errmsg) {
     schema_free(s);
     return b.rc;
   }
+  SHALE_VALIDATE(schema_check(s)); /* a loaded schema holds schema.h's invariants */
   *out = s;
   return SHALE_OK;
 }

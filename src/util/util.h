@@ -17,11 +17,30 @@
 #ifndef SHALE_UTIL_H
 #define SHALE_UTIL_H
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "shale.h"
+
+/* Executable invariants. Debug builds (make DEBUG=1; SANITIZE=1 implies it)
+ * define SHALE_DEBUG and NDEBUG is off: SHALE_VALIDATE runs a validator
+ * (pager_check, btree_cursor_check, page_check_cells, schema_check, ...)
+ * where its invariants must hold and asserts it found no broken invariant of
+ * Shale's own (SHALE_INTERNAL, or any code but OK): damage in the file
+ * itself (SHALE_CORRUPT) is an error the normal paths report, never an
+ * assert. Release builds compile it away. */
+#ifdef SHALE_DEBUG
+#define SHALE_VALIDATE(expr)                             \
+  do {                                                   \
+    int validate_rc_ = (expr);                           \
+    assert(validate_rc_ == SHALE_OK || validate_rc_ == SHALE_CORRUPT); \
+    (void)validate_rc_;                                  \
+  } while (0)
+#else
+#define SHALE_VALIDATE(expr) ((void)0)
+#endif
 
 /* ---- allocator test hooks (alloc.c) ---- */
 

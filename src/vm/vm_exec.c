@@ -80,8 +80,12 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
       if (sp->file->methods) sp->file->methods->close(sp->file);
       shale_free(sp->file);
     }
-    for (int i = 0; i < sp->nrun; i++) shale_free(sp->runs[i].rec);
+    for (int i = 0; i < sp->nrun; i++) {
+      shale_free(sp->runs[i].buf);
+      shale_free(sp->runs[i].big);
+    }
     shale_free(sp->runs);
+    shale_free(sp->wbuf);
     shale_free(sp);
     c->spill = NULL;
   }
@@ -317,6 +321,35 @@ static int spill_file(VmSpill *sp) {
   return rc;
 }
 
+/* Append n bytes to the spill file through the gather buffer. */
+static int spill_put(VmSpill *sp, const void *z, uint32_t n) {
+  const uint8_t *p = z;
+  while (n > 0) {
+    uint32_t k = VM_SPILL_BLOCK - sp->wlen;
+    if (k > n) k = n;
+    memcpy(sp->wbuf + sp->wlen, p, k);
+    sp->wlen += k;
+    p += k;
+    n -= k;
+    if (sp->wlen == VM_SPILL_BLOCK) {
+      int rc = os_write(sp->file, sp->wbuf, (int)sp->wlen, sp->fsize);
+      if (rc) return rc;
+      sp->fsize += sp->wlen;
+      sp->wlen = 0;
+    }
+  }
+  return SHALE_OK;
+}
+
+static int spill_flush(VmSpill *sp) {
+  if (sp->wlen == 0) return SHALE_OK;
+  int rc = os_write(sp->file, sp->wbuf, (int)sp->wlen, sp->fsize);
+  if (rc) return rc;
+  sp->fsize += sp->wlen;
+  sp->wlen = 0;
+  return SHALE_OK;
+}
+
 /* Sort the records in memory and append them to the temp file as a run. */
 static int spill_run(VmCursor *c) {
   int rc;
@@ -327,6 +360,7 @@ static int spill_run(VmCursor *c) {
   }
   VmSpill *sp = c->spill;
   if ((rc = spill_file(sp)) != SHALE_OK) return rc;
+  if (!sp->wbuf && !(sp->wbuf = shale_malloc(VM_SPILL_BLOCK))) return SHALE_NOMEM;
   if (sp->nrun == sp->caprun) {
     int ncap = sp->caprun ? sp->caprun * 2 : 8;
     VmRun *r = shale_realloc(sp->runs, (size_t)ncap * sizeof *r);
@@ -339,22 +373,31 @@ static int spill_run(VmCursor *c) {
   if (c->ki->corrupt) return SHALE_CORRUPT;
   VmRun *run = &sp->runs[sp->nrun];
   memset(run, 0, sizeof *run);
-  run->start = run->pos = sp->fsize;
+  run->start = run->pos = sp->fsize + sp->wlen;
   for (int i = 0; i < c->nsent; i++) {
     uint8_t hdr[9];
     int h = util_put_varint(hdr, c->sent[i].n);
-    if ((rc = os_write(sp->file, hdr, h, sp->fsize)) != SHALE_OK) return rc;
-    sp->fsize += h;
-    if (c->sent[i].n) {
-      rc = os_write(sp->file, c->sbuf + c->sent[i].off, (int)c->sent[i].n, sp->fsize);
-      if (rc) return rc;
-      sp->fsize += c->sent[i].n;
-    }
+    if ((rc = spill_put(sp, hdr, (uint32_t)h)) != SHALE_OK) return rc;
+    if (c->sent[i].n && (rc = spill_put(sp, c->sbuf + c->sent[i].off, c->sent[i].n)) != SHALE_OK)
+      return rc;
   }
+  if ((rc = spill_flush(sp)) != SHALE_OK) return rc;
   run->end = sp->fsize;
   sp->nrun++;
   c->slen = 0;
   c->nsent = 0;
+  return SHALE_OK;
+}
+
+/* Read run r's bytes from `at` into its buffer (up to a block). */
+static int run_fill(VmSpill *sp, VmRun *r, int64_t at) {
+  if (!r->buf && !(r->buf = shale_malloc(VM_SPILL_BLOCK))) return SHALE_NOMEM;
+  int64_t left = r->end - at;
+  uint32_t k = left < (int64_t)VM_SPILL_BLOCK ? (uint32_t)left : VM_SPILL_BLOCK;
+  int rc = os_read(sp->file, r->buf, (int)k, at);
+  if (rc) return rc;
+  r->boff = at;
+  r->blen = k;
   return SHALE_OK;
 }
 
@@ -364,22 +407,34 @@ static int run_next(VmSpill *sp, VmRun *r) {
     r->live = 0;
     return SHALE_OK;
   }
-  uint8_t hdr[9] = {0};
+  int rc;
   int64_t avail = r->end - r->pos;
-  int rc = os_read(sp->file, hdr, avail < 9 ? (int)avail : 9, r->pos);
-  if (rc) return rc;
-  uint64_t n;
-  int h = util_get_varint_safe(hdr, hdr + (avail < 9 ? avail : 9), &n);
-  if (h == 0 || (int64_t)n > avail - h) return SHALE_CORRUPT;
-  if (r->cap < n + 1) {
-    char *z = shale_realloc(r->rec, (size_t)n + 1);
-    if (!z) return SHALE_NOMEM;
-    r->rec = z;
-    r->cap = (uint32_t)n + 1;
+  int hk = avail < 9 ? (int)avail : 9;
+  if (!r->buf || r->pos < r->boff || r->pos + hk > r->boff + r->blen) {
+    if ((rc = run_fill(sp, r, r->pos)) != SHALE_OK) return rc;
   }
-  if (n && (rc = os_read(sp->file, r->rec, (int)n, r->pos + h)) != SHALE_OK) return rc;
+  const uint8_t *p = r->buf + (r->pos - r->boff);
+  uint64_t n;
+  int h = util_get_varint_safe(p, p + hk, &n);
+  if (h == 0 || (int64_t)n > avail - h) return SHALE_CORRUPT;
+  int64_t body = r->pos + h;
+  if (body + (int64_t)n <= r->boff + r->blen) {
+    r->rec = (const char *)r->buf + (body - r->boff);
+  } else if (n <= VM_SPILL_BLOCK) {
+    if ((rc = run_fill(sp, r, body)) != SHALE_OK) return rc;
+    r->rec = (const char *)r->buf;
+  } else {
+    if (r->bigcap < n) {
+      char *z = shale_realloc(r->big, (size_t)n);
+      if (!z) return SHALE_NOMEM;
+      r->big = z;
+      r->bigcap = (uint32_t)n;
+    }
+    if ((rc = os_read(sp->file, r->big, (int)n, body)) != SHALE_OK) return rc;
+    r->rec = r->big;
+  }
   r->n = (uint32_t)n;
-  r->pos += h + (int64_t)n;
+  r->pos = body + (int64_t)n;
   r->live = 1;
   return SHALE_OK;
 }

@@ -33,16 +33,30 @@ typedef struct VmSortEnt {
 
 /* A sorted run written to the sorter's temp file, and its merge reader:
  * records are stored as varint(length) + bytes from start to end. */
+/* A sorted run in the spill file, read through its own buffer: rec points
+ * at the current record, inside buf (bytes [boff, boff + blen) of the
+ * file) or, for a record larger than the buffer, in big. */
 typedef struct VmRun {
   int64_t start, end, pos;
-  char *rec;
-  uint32_t cap, n;
+  const char *rec;
+  uint32_t n;
   int live; /* rec holds this run's current record */
+  uint8_t *buf;
+  int64_t boff;
+  uint32_t blen;
+  char *big;
+  uint32_t bigcap;
 } VmRun;
+
+/* Spill I/O goes in blocks of this many bytes (writes are gathered, each
+ * run reads ahead), not one system call per record. */
+#define VM_SPILL_BLOCK (64u << 10)
 
 typedef struct VmSpill {
   OsFile *file;
   int64_t fsize;
+  uint8_t *wbuf; /* VM_SPILL_BLOCK bytes gathered for the next write */
+  uint32_t wlen;
   VmRun *runs;
   int nrun, caprun;
   int cur; /* run holding the current record while merging, -1 at end */
