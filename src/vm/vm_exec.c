@@ -321,6 +321,16 @@ static int spill_file(VmSpill *sp) {
   return rc;
 }
 
+/* Write out the gathered bytes. */
+static int spill_flush(VmSpill *sp) {
+  if (sp->wlen == 0) return SHALE_OK;
+  int rc = os_write(sp->file, sp->wbuf, (int)sp->wlen, sp->fsize);
+  if (rc) return rc;
+  sp->fsize += sp->wlen;
+  sp->wlen = 0;
+  return SHALE_OK;
+}
+
 /* Append n bytes to the spill file through the gather buffer. */
 static int spill_put(VmSpill *sp, const void *z, uint32_t n) {
   const uint8_t *p = z;
@@ -332,21 +342,10 @@ static int spill_put(VmSpill *sp, const void *z, uint32_t n) {
     p += k;
     n -= k;
     if (sp->wlen == VM_SPILL_BLOCK) {
-      int rc = os_write(sp->file, sp->wbuf, (int)sp->wlen, sp->fsize);
+      int rc = spill_flush(sp);
       if (rc) return rc;
-      sp->fsize += sp->wlen;
-      sp->wlen = 0;
     }
   }
-  return SHALE_OK;
-}
-
-static int spill_flush(VmSpill *sp) {
-  if (sp->wlen == 0) return SHALE_OK;
-  int rc = os_write(sp->file, sp->wbuf, (int)sp->wlen, sp->fsize);
-  if (rc) return rc;
-  sp->fsize += sp->wlen;
-  sp->wlen = 0;
   return SHALE_OK;
 }
 
