@@ -186,7 +186,7 @@ static int sorter_add(VmCursor *c, const void *rec, uint32_t n) {
     VmSortEnt *e = shale_realloc(c->sent, (size_t)ncap * sizeof *e);
     if (!e) return SHALE_NOMEM;
     c->sent = e;
-    VmSortEnt *t = shale_realloc(c->stmp, (size_t)ncap * sizeof *t);
+    VmSortEnt *t = shale_realloc(c->stmp, (size_t)(ncap / 2 + 1) * sizeof *t);
     if (!t) return SHALE_NOMEM;
     c->stmp = t;
     c->capsent = ncap;
@@ -279,27 +279,30 @@ static int topn_insert(VmCursor *c, const void *rec, uint32_t n) {
   return SHALE_OK;
 }
 
-/* Bottom-up stable merge sort of c->sent using c->stmp. */
-static void sorter_sort(VmCursor *c) {
-  int n = c->nsent;
-  VmSortEnt *src = c->sent, *dst = c->stmp;
-  for (int w = 1; w < n; w *= 2) {
-    for (int lo = 0; lo < n; lo += 2 * w) {
-      int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-      int i = lo, j = mid, k = lo;
-      while (i < mid && j < hi) dst[k++] = sort_cmp(c, &src[j], &src[i]) < 0 ? src[j++] : src[i++];
-      while (i < mid) dst[k++] = src[i++];
-      while (j < hi) dst[k++] = src[j++];
+/* Stable merge sort of a[0..n) with tmp (room for n / 2 + 1 entries):
+ * short runs by insertion, halves already in order are left alone, a
+ * merge copies only the left half aside. Equal entries keep their order. */
+static void merge_sort(VmCursor *c, VmSortEnt *a, int n, VmSortEnt *tmp) {
+  if (n <= 8) {
+    for (int i = 1; i < n; i++) {
+      VmSortEnt x = a[i];
+      int j = i;
+      for (; j > 0 && sort_cmp(c, &x, &a[j - 1]) < 0; j--) a[j] = a[j - 1];
+      a[j] = x;
     }
-    VmSortEnt *t = src;
-    src = dst;
-    dst = t;
+    return;
   }
-  if (src != c->sent) {
-    c->stmp = c->sent;
-    c->sent = src;
-  }
+  int h = n / 2;
+  merge_sort(c, a, h, tmp);
+  merge_sort(c, a + h, n - h, tmp);
+  if (sort_cmp(c, &a[h], &a[h - 1]) >= 0) return;
+  memcpy(tmp, a, sizeof *a * (size_t)h);
+  int i = 0, j = h, k = 0; /* k < j while i < h: a[j] is read before a[k] is written */
+  while (i < h && j < n) a[k++] = sort_cmp(c, &a[j], &tmp[i]) < 0 ? a[j++] : tmp[i++];
+  while (i < h) a[k++] = tmp[i++];
 }
+
+static void sorter_sort(VmCursor *c) { merge_sort(c, c->sent, c->nsent, c->stmp); }
 
 /* ---- sorter spill: sorted runs in a temp file, merged on read ---- */
 
