@@ -229,10 +229,11 @@ TEST(compile_explain_flag_and_vtab) {
   CHECK_OK(sql_compile(&env, "VACUUM", -1, &cs, NULL, &err));
   CHECK(!cs.readonly);
   compiled_stmt_free(&cs);
-  CHECK_RC(sql_compile(&env, "CREATE VIRTUAL TABLE v USING fts9(a)", -1, &cs, NULL, &err),
-           SHALE_ERROR);
-  CHECK_STR(err, "no such module: fts9");
-  shale_free(err);
+  /* as SQLite: an unknown module is reported when the statement runs
+   * ("no such module: fts9"), not at prepare */
+  CHECK_OK(sql_compile(&env, "CREATE VIRTUAL TABLE v USING fts9(a)", -1, &cs, NULL, &err));
+  CHECK(!cs.readonly);
+  compiled_stmt_free(&cs);
   func_registry_free(&fr);
 }
 
