@@ -785,6 +785,9 @@ void window_end(Parse *p, WinCtx *wc, void (*out)(Parse *, void *), void *arg) {
     emit(p, OP_Return, retreg, 0, 0);
     emit_resolve(p, l_after);
     emit(p, OP_Close, ps->wcur, 0, 0);
+    /* this pass's rows are no longer needed: with many windows the sorters
+     * of the passes done would otherwise hold every pass's rows at once */
+    emit(p, OP_Close, ps->sorter, 1, 0);
     width = out_width;
   }
   p->eqp_parent = wc->eqp_save;

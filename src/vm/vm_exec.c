@@ -1774,6 +1774,15 @@ dispatch:
       CHK(btree_bulk_finish(bk)); /* frees the loader, also on error */
     }
     vm_cursor_close(v, c);
+    if (op->p2) { /* a sorter done with for this run: give its memory back */
+      shale_free(c->sbuf);
+      shale_free(c->sent);
+      shale_free(c->stmp);
+      c->sbuf = NULL;
+      c->sent = c->stmp = NULL;
+      c->scap = 0;
+      c->capsent = 0;
+    }
     NEXT();
   }
   CASE(NullRow) {

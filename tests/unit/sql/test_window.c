@@ -278,3 +278,39 @@ TEST(window_oom_everywhere) {
   CHECK_EQ(leaks, 0);
   CHECK_EQ(crashes, 0);
 }
+
+/* 120 distinct windows over 120 rows (issue 19: 400 took 7x SQLite's time
+ * and 6x its memory): the rows equal the reference's, and the heap's peak
+ * stays small because each pass's sorter is released when the pass is
+ * done (32 MB without that, 16 MB with it). */
+TEST(window_many_definitions) {
+  shale *sdb = NULL;
+  sqlite3 *ref = NULL;
+  CHECK_OK(shale_open(":memory:", &sdb));
+  CHECK_EQ(sqlite3_open(":memory:", &ref), SQLITE_OK);
+  const char *mk = "CREATE TABLE t(a, b); WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 "
+                   "FROM s WHERE x < 120) INSERT INTO t SELECT x, x % 7 FROM s;";
+  CHECK_OK(shale_exec(sdb, mk, NULL, NULL, NULL));
+  CHECK_EQ(sqlite3_exec(ref, mk, NULL, NULL, NULL), SQLITE_OK);
+  size_t cap = 120 * 64 + 200, k = 0;
+  char *q = malloc(cap);
+  k += (size_t)snprintf(q + k, cap - k, "SELECT sum(s) FROM (SELECT a");
+  for (int i = 0; i < 120; i++)
+    k += (size_t)snprintf(q + k, cap - k, ", sum(a) OVER (ORDER BY b, a ROWS %d PRECEDING)", i);
+  snprintf(q + k, cap - k, " AS s FROM t)");
+  int64_t before = util_alloc_bytes();
+  util_alloc_highwater(1);
+  char *b = rows_shale(sdb, q);
+  int64_t peak = util_alloc_highwater(0) - before;
+  if (getenv("SHALE_TEST_VERBOSE")) printf("peak heap %lld\n", (long long)peak);
+  char *a = rows_sqlite(ref, q);
+  CHECK(strncmp(a, "ERROR", 5) != 0);
+  CHECK_STR(b, a);
+  if (peak > 24 * 1024 * 1024)
+    test_fail(__FILE__, __LINE__, "peak heap %lld bytes for 120 windows", (long long)peak);
+  free(q);
+  free(a);
+  free(b);
+  shale_close(sdb);
+  sqlite3_close(ref);
+}
