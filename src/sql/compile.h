@@ -369,6 +369,10 @@ typedef struct SelectDest {
   int out;         /* SD_COROUTINE/SD_REGS: first output register */
   int nreg;        /* columns */
   const char *aff; /* SD_SET: affinity string for the key, or NULL */
+  /* a recursive CTE's queue (compile_select.c): with ORDER BY, a priority
+   * queue keyed by result columns qkey[0..nqkey) then a sequence number */
+  const int *qkey;
+  int nqkey;
 } SelectDest;
 
 /* Resolve a whole SELECT (all cores of a compound, nested subqueries): FROM

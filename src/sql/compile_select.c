@@ -403,6 +403,7 @@ void src_code_refill(Parse *p, SrcItem *it) {
 }
 
 static const char *compound_name(int op);
+static int resolve_compound_order(Parse *p, SqlSelect *head);
 
 /* 1 if a core of s names `name` in its FROM list (a recursive CTE). */
 static int from_names(const SqlSrcList *from, const char *name) {
@@ -466,19 +467,31 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
   int bad = 0;
   if (sc->with->recursive && select_names(copy, cte->name)) {
     SqlSelect *rec = copy;
-    if (!rec->prior || (rec->compound != SQL_COMPOUND_UNION &&
-                        rec->compound != SQL_COMPOUND_UNION_ALL) ||
-        select_names(rec->prior, cte->name)) {
+    /* the recursive part: the cores from the first that names the CTE to
+     * the last, all joined by the same UNION or UNION ALL (SQLite 3.34's
+     * several recursive SELECTs); the setup: the cores before it */
+    SqlSelect *first = NULL;
+    int ops_ok = 1;
+    for (SqlSelect *c = copy; c; c = c->prior) {
+      if (!from_names(c->from, cte->name)) continue;
+      first = c;
+    }
+    for (SqlSelect *c = copy; first && c != first->prior; c = c->prior)
+      if ((c->compound != SQL_COMPOUND_UNION && c->compound != SQL_COMPOUND_UNION_ALL) ||
+          c->compound != first->compound)
+        ops_ok = 0; /* (SQLite: one operator for the whole recursive part) */
+    if (!first || !first->prior || !ops_ok) {
       parse_error(p, "circular reference: %s", cte->name);
       bad = 1;
     } else if (parse_auth(p, AUTH_RECURSIVE, NULL, NULL, NULL) == AUTH_DENY) {
       bad = 1;
     } else {
-      SqlSelect *setup = rec->prior;
-      int op = rec->compound;
-      rec->prior = NULL;
-      rec->compound = 0;
+      SqlSelect *setup = first->prior;
+      int op = first->compound;
+      first->prior = NULL;
+      first->compound = 0;
       SqlExpr *lim = rec->limit, *off = rec->offset;
+      SqlExprList *ob = rec->order_by;
       rec->limit = rec->offset = NULL;
       rec->order_by = NULL;
       bad = select_resolve(p, setup, outer);
@@ -496,9 +509,16 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
         st->rec_name = cte->name;
         st->rec_tab = t;
         st->rec_cursor = emit_cursor(p);
-        st->rec_refs = 0;
         int ccur = st->rec_cursor;
-        bad = select_resolve(p, rec, outer);
+        /* each recursive SELECT may read the CTE once */
+        for (SqlSelect *c = rec; c && !bad; c = c->prior) {
+          SqlSelect *pr = c->prior;
+          c->prior = NULL;
+          st->rec_refs = 0;
+          bad = select_resolve(p, c, outer);
+          c->prior = pr;
+        }
+        if (!bad) bad = select_resolve(p, rec, outer);
         st->rec_name = sn;
         st->rec_tab = stab;
         st->rec_cursor = scur;
@@ -507,6 +527,18 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
           parse_error(p, "SELECTs to the left and right of %s do not have the same number of "
                          "result columns", compound_name(op));
           bad = 1;
+        }
+        int *order_col = NULL;
+        if (!bad && ob) {
+          /* the CTE's ORDER BY names result columns, as a compound's */
+          first->prior = setup;
+          first->compound = (uint8_t)op;
+          rec->order_by = ob;
+          bad = resolve_compound_order(p, rec);
+          order_col = rec->info->order_col;
+          first->prior = NULL;
+          first->compound = 0;
+          rec->order_by = NULL;
         }
         struct RecCte *r = bad ? NULL : parse_alloc(p, sizeof *r);
         if (r) {
@@ -517,6 +549,8 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
           r->op = op;
           r->limit = lim;
           r->offset = off;
+          r->order_by = ob;
+          r->order_col = order_col;
           r->ncol = select_ncol(setup);
           r->next = st->recs;
           st->recs = r;
@@ -1808,6 +1842,15 @@ static void emit_dest(Parse *p, OutCtx *oc, int regs) {
       emit(p, OP_Found, d->out - 1, skip, r);
       emit(p, OP_IdxInsert, d->out - 1, r, 0);
     }
+    if (d->nqkey) { /* priority queue: (keys, sequence, row) */
+      int nk = d->nqkey, base = emit_regs(p, nk + 1 + n);
+      for (int i = 0; i < nk; i++) emit(p, OP_SCopy, regs + d->qkey[i], base + i, 0);
+      emit(p, OP_Sequence, d->cursor, base + nk, 0);
+      for (int i = 0; i < n; i++) emit(p, OP_SCopy, regs + i, base + nk + 1 + i, 0);
+      emit(p, OP_MakeRecord, base, nk + 1 + n, r);
+      emit(p, OP_IdxInsert, d->cursor, r, 0);
+      break;
+    }
     emit(p, OP_NewRowid, d->cursor, r + 1, 0);
     emit(p, OP_Insert, d->cursor, r, r + 1);
     break;
@@ -2615,7 +2658,7 @@ static void set_code(Parse *p, SqlSelect *s, OutCtx *oc) {
     return;
   }
   KeyInfo *ki = result_keyinfo(p, s, n);
-  SelectDest du = {SD_UNION, 0, 0, 0, n, NULL};
+  SelectDest du = {SD_UNION, 0, 0, 0, n, NULL, NULL, 0};
   OutCtx uo = *oc;
   uo.dest = &du;
   uo.reg_limit = uo.reg_offset = 0;
@@ -2727,7 +2770,24 @@ static void rec_cte_code(Parse *p, struct RecCte *r, SrcItem *it) {
     emit(p, OP_OpenEphemeral, r->cursor, n, 0);
   }
   int q = emit_cursor(p);
-  emit(p, OP_OpenEphemeral, q, n, 0);
+  int nk = r->order_by ? r->order_by->n : 0;
+  if (nk) {
+    /* ORDER BY: the queue hands out its smallest row first (SQLite's
+     * priority queue); equal keys leave in the order they came */
+    const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1 + n));
+    uint8_t *desc = parse_alloc(p, (size_t)(nk + 1 + n));
+    if (!coll || !desc) return;
+    for (int i = 0; i < nk; i++) {
+      SqlExprItem *t = &r->order_by->a[i];
+      coll[i] = t->expr->op == SQL_E_COLLATE ? coll_of(p, t->expr)
+                                             : compound_coll(p, r->setup, r->order_col[i]);
+      desc[i] = t->sort == SQL_SORT_DESC;
+    }
+    KeyInfo *ki = parse_keyinfo(p, nk + 1 + n, coll, desc);
+    vm_builder_add_p4(&p->b, OP_OpenEphemeral, q, nk + 1 + n, 0, P4_KEYINFO, ki);
+  } else {
+    emit(p, OP_OpenEphemeral, q, n, 0);
+  }
   int dcur = -1;
   if (r->op == SQL_COMPOUND_UNION) {
     dcur = emit_cursor(p);
@@ -2750,7 +2810,7 @@ static void rec_cte_code(Parse *p, struct RecCte *r, SrcItem *it) {
       emit_resolve(p, l);
     }
   }
-  SelectDest dq = {SD_CTEQ, q, 0, dcur + 1, n, NULL};
+  SelectDest dq = {SD_CTEQ, q, 0, dcur + 1, n, NULL, r->order_col, nk};
   int save = p->eqp_parent;
   int top_eqp = parse_eqp(p, "%s %s", co ? "CO-ROUTINE" : "MATERIALIZE",
                           it->name ? it->name : it->tab->name);
@@ -2762,7 +2822,7 @@ static void rec_cte_code(Parse *p, struct RecCte *r, SrcItem *it) {
   int rec = emit_regs(p, 3);
   emit_resolve(p, top);
   emit(p, OP_Rewind, q, done, 0);
-  for (int i = 0; i < n; i++) emit(p, OP_Column, q, i, regs + i);
+  for (int i = 0; i < n; i++) emit(p, OP_Column, q, (nk ? nk + 1 : 0) + i, regs + i);
   emit(p, OP_MakeRecord, regs, n, rec);
   emit(p, OP_Delete, q, 0, 0);
   emit(p, OP_OpenEphemeral, r->cur_cursor, n, 0);
@@ -2839,7 +2899,7 @@ void src_code_subquery(Parse *p, SrcItem *it) {
     int after = emit_label(p), a = emit_addr(p);
     int n = select_ncol(it->sub);
     emit(p, OP_InitCoroutine, it->co_reg, after, a + 1);
-    SelectDest d = {SD_COROUTINE, 0, it->co_reg, it->co_out, n, NULL};
+    SelectDest d = {SD_COROUTINE, 0, it->co_reg, it->co_out, n, NULL, NULL, 0};
     int save = p->eqp_parent;
     p->eqp_parent = parse_eqp(p, "CO-ROUTINE %s", it->name ? it->name : it->tab->name);
     select_code(p, it->sub, &d);
@@ -2853,7 +2913,7 @@ void src_code_subquery(Parse *p, SrcItem *it) {
   if (!correlated) emit(p, OP_Once, 0, skip, 0);
   int n = select_ncol(it->sub);
   emit(p, OP_OpenEphemeral, it->cursor, n, 0);
-  SelectDest d = {SD_TABLE, it->cursor, 0, 0, n, NULL};
+  SelectDest d = {SD_TABLE, it->cursor, 0, 0, n, NULL, NULL, 0};
   int save = p->eqp_parent;
   p->eqp_parent = parse_eqp(p, "MATERIALIZE %s", it->name ? it->name : it->tab->name);
   select_code(p, it->sub, &d);

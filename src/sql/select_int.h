@@ -73,6 +73,8 @@ typedef struct SelectState {
     SqlSelect *rec;       /* recursive part (one core) */
     int op;               /* SQL_COMPOUND_UNION or _UNION_ALL */
     SqlExpr *limit, *offset;
+    SqlExprList *order_by; /* ORDER BY of the CTE: its queue is a priority queue */
+    int *order_col;        /* per term: the result column it sorts by */
     int ncol;
     struct RecCte *next;
   } * recs;
