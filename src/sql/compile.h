@@ -218,6 +218,7 @@ typedef struct SrcItem {
   Table *nest_tab;
   const char *nest_alias; /* its alias, or NULL */
   uint8_t cte_materialized; /* a CTE written AS MATERIALIZED (never a co-routine) */
+  struct CteUse *cte_use;   /* a CTE: the record of its uses (compile_select.c) */
   int nest_n;
   uint8_t in_nest;
 } SrcItem;

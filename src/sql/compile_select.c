@@ -404,6 +404,7 @@ void src_code_refill(Parse *p, SrcItem *it) {
 
 static const char *compound_name(int op);
 static int resolve_compound_order(Parse *p, SqlSelect *head);
+static int has_correl(const SqlSelect *s);
 
 /* 1 if a core of s names `name` in its FROM list (a recursive CTE). */
 static int from_names(const SqlSrcList *from, const char *name) {
@@ -572,7 +573,28 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
   }
   st->ctes = save_ctes;
   st->text = save_text;
+  if (!bad && !parse_failed(p)) {
+    struct CteUse *u = st->cte_uses;
+    while (u && u->cte != cte) u = u->next;
+    if (!u && (u = parse_alloc(p, sizeof *u))) {
+      u->cte = cte;
+      u->next = st->cte_uses;
+      st->cte_uses = u;
+    }
+    if (!u) return 1;
+    u->nuse++;
+    it->cte_use = u;
+  }
   return bad || parse_failed(p);
+}
+
+/* 1 if the CTE item's rows come from the one materialization of a CTE read
+ * more than once (SQLite's rule: not NOT MATERIALIZED, not correlated). */
+static int cte_shared(const SrcItem *it, const struct RecCte *r) {
+  const struct CteUse *u = it->cte_use;
+  if (!u || u->nuse < 2 || u->cte->materialized == 2) return 0;
+  if (r) return !has_correl(r->setup) && !has_correl(r->rec);
+  return !has_correl(it->sub);
 }
 
 /* 1 if a RIGHT or FULL JOIN is written anywhere in the parenthesized list. */
@@ -2857,7 +2879,9 @@ static struct RecCte *rec_find(Parse *p, int cursor) {
 
 int src_can_coroutine(Parse *p, const SrcItem *it) {
   if (it->kind != SRC_SUBQUERY || !it->sub || parse_failed(p) || it->refill) return 0;
-  if (rec_find(p, it->cursor)) return 1;
+  struct RecCte *r = rec_find(p, it->cursor);
+  if (cte_shared(it, r)) return 0; /* one table for every use */
+  if (r) return 1;
   if (tvf_find(p, it->cursor) || it->vtab_idx) return 0; /* filled by an op */
   SelectState *st = select_state(p);
   for (struct CookieItem *c = st ? st->cookies : NULL; c; c = c->next)
@@ -2869,6 +2893,42 @@ void src_code_subquery(Parse *p, SrcItem *it) {
   if (parse_failed(p) || !it || it->kind != SRC_SUBQUERY || !it->sub) return;
   SelectState *st = select_state(p);
   struct RecCte *rc = rec_find(p, it->cursor);
+  if (!it->co_reg && cte_shared(it, rc)) {
+    struct CteUse *u = it->cte_use;
+    if (!u->coded) { /* the subroutine, here, jumped over */
+      u->coded = 1;
+      u->shared = emit_cursor(p);
+      u->ret = emit_regs(p, 1);
+      u->label = emit_label(p);
+      int over = emit_label(p), done = emit_label(p);
+      emit(p, OP_Goto, 0, over, 0);
+      emit_resolve(p, u->label);
+      emit(p, OP_Once, 0, done, 0);
+      if (rc) { /* (EXPLAIN QUERY PLAN names the CTE, not this use's alias) */
+        int cur = rc->cursor;
+        const char *nm = it->name;
+        rc->cursor = u->shared;
+        it->name = u->cte->name;
+        rec_cte_code(p, rc, it);
+        rc->cursor = cur;
+        it->name = nm;
+      } else {
+        int n = select_ncol(it->sub);
+        emit(p, OP_OpenEphemeral, u->shared, n, 0);
+        SelectDest d = {SD_TABLE, u->shared, 0, 0, n, NULL, NULL, 0};
+        int save = p->eqp_parent;
+        p->eqp_parent = parse_eqp(p, "MATERIALIZE %s", u->cte->name);
+        select_code(p, it->sub, &d);
+        p->eqp_parent = save;
+      }
+      emit_resolve(p, done);
+      emit(p, OP_Return, u->ret, 0, 0);
+      emit_resolve(p, over);
+    }
+    emit(p, OP_Gosub, u->ret, u->label, 0);
+    emit(p, OP_OpenDup, it->cursor, u->shared, 0);
+    return;
+  }
   if (rc) {
     rec_cte_code(p, rc, it);
     return;
