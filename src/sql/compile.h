@@ -228,6 +228,7 @@ typedef struct SrcItem {
   Table *nest_tab;
   const char *nest_alias; /* its alias, or NULL */
   uint8_t cte_materialized; /* a CTE written AS MATERIALIZED (never a co-routine) */
+  struct CteUse *cte_use;   /* a CTE: the record of its uses (compile_select.c) */
   int nest_n;
   uint8_t in_nest;
 } SrcItem;
@@ -383,6 +384,10 @@ typedef struct SelectDest {
   int out;         /* SD_COROUTINE/SD_REGS: first output register */
   int nreg;        /* columns */
   const char *aff; /* SD_SET: affinity string for the key, or NULL */
+  /* a recursive CTE's queue (compile_select.c): with ORDER BY, a priority
+   * queue keyed by result columns qkey[0..nqkey) then a sequence number */
+  const int *qkey;
+  int nqkey;
 } SelectDest;
 
 /* Resolve a whole SELECT (all cores of a compound, nested subqueries): FROM

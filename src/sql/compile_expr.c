@@ -1883,7 +1883,11 @@ void code_column(Parse *p, const Table *tab, int cur, int col, int target) {
   if (cv && cv->reg) { /* a co-routine's row (copied: the next row overwrites it) */
     if (col < 0 || col >= tab->ncol) emit(p, OP_Null, 0, target, 0);
     else vm_builder_set_p5(&p->b, emit(p, OP_Copy, cv->reg + col, target, 0), 1);
-    return; /* (no subtype crosses a subquery, as in SQLite) */
+    /* (no subtype crosses a subquery, as in SQLite); a REAL column's
+     * integers read as reals, as from a materialized row */
+    if (col >= 0 && col < tab->ncol && tab->cols[col].affinity == AFF_REAL)
+      emit(p, OP_RealAffinity, target, 0, 0);
+    return;
   }
   if (cv && cv->idx) {
     const Index *ix = cv->idx;

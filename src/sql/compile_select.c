@@ -403,6 +403,8 @@ void src_code_refill(Parse *p, SrcItem *it) {
 }
 
 static const char *compound_name(int op);
+static int resolve_compound_order(Parse *p, SqlSelect *head);
+static int has_correl(const SqlSelect *s);
 
 /* 1 if a core of s names `name` in its FROM list (a recursive CTE). */
 static int from_names(const SqlSrcList *from, const char *name) {
@@ -468,19 +470,31 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
    * (SQLite decides by the reference alone) */
   if (select_names(copy, cte->name)) {
     SqlSelect *rec = copy;
-    if (!rec->prior || (rec->compound != SQL_COMPOUND_UNION &&
-                        rec->compound != SQL_COMPOUND_UNION_ALL) ||
-        select_names(rec->prior, cte->name)) {
+    /* the recursive part: the cores from the first that names the CTE to
+     * the last, all joined by the same UNION or UNION ALL (SQLite 3.34's
+     * several recursive SELECTs); the setup: the cores before it */
+    SqlSelect *first = NULL;
+    int ops_ok = 1;
+    for (SqlSelect *c = copy; c; c = c->prior) {
+      if (!from_names(c->from, cte->name)) continue;
+      first = c;
+    }
+    for (SqlSelect *c = copy; first && c != first->prior; c = c->prior)
+      if ((c->compound != SQL_COMPOUND_UNION && c->compound != SQL_COMPOUND_UNION_ALL) ||
+          c->compound != first->compound)
+        ops_ok = 0; /* (SQLite: one operator for the whole recursive part) */
+    if (!first || !first->prior || !ops_ok) {
       parse_error(p, "circular reference: %s", cte->name);
       bad = 1;
     } else if (parse_auth(p, AUTH_RECURSIVE, NULL, NULL, NULL) == AUTH_DENY) {
       bad = 1;
     } else {
-      SqlSelect *setup = rec->prior;
-      int op = rec->compound;
-      rec->prior = NULL;
-      rec->compound = 0;
+      SqlSelect *setup = first->prior;
+      int op = first->compound;
+      first->prior = NULL;
+      first->compound = 0;
       SqlExpr *lim = rec->limit, *off = rec->offset;
+      SqlExprList *ob = rec->order_by;
       rec->limit = rec->offset = NULL;
       rec->order_by = NULL;
       bad = select_resolve(p, setup, outer);
@@ -498,9 +512,16 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
         st->rec_name = cte->name;
         st->rec_tab = t;
         st->rec_cursor = emit_cursor(p);
-        st->rec_refs = 0;
         int ccur = st->rec_cursor;
-        bad = select_resolve(p, rec, outer);
+        /* each recursive SELECT may read the CTE once */
+        for (SqlSelect *c = rec; c && !bad; c = c->prior) {
+          SqlSelect *pr = c->prior;
+          c->prior = NULL;
+          st->rec_refs = 0;
+          bad = select_resolve(p, c, outer);
+          c->prior = pr;
+        }
+        if (!bad) bad = select_resolve(p, rec, outer);
         st->rec_name = sn;
         st->rec_tab = stab;
         st->rec_cursor = scur;
@@ -509,6 +530,18 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
           parse_error(p, "SELECTs to the left and right of %s do not have the same number of "
                          "result columns", compound_name(op));
           bad = 1;
+        }
+        int *order_col = NULL;
+        if (!bad && ob) {
+          /* the CTE's ORDER BY names result columns, as a compound's */
+          first->prior = setup;
+          first->compound = (uint8_t)op;
+          rec->order_by = ob;
+          bad = resolve_compound_order(p, rec);
+          order_col = rec->info->order_col;
+          first->prior = NULL;
+          first->compound = 0;
+          rec->order_by = NULL;
         }
         struct RecCte *r = bad ? NULL : parse_alloc(p, sizeof *r);
         if (r) {
@@ -519,6 +552,8 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
           r->op = op;
           r->limit = lim;
           r->offset = off;
+          r->order_by = ob;
+          r->order_col = order_col;
           r->ncol = select_ncol(setup);
           r->next = st->recs;
           st->recs = r;
@@ -540,7 +575,28 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
   }
   st->ctes = save_ctes;
   st->text = save_text;
+  if (!bad && !parse_failed(p)) {
+    struct CteUse *u = st->cte_uses;
+    while (u && u->cte != cte) u = u->next;
+    if (!u && (u = parse_alloc(p, sizeof *u))) {
+      u->cte = cte;
+      u->next = st->cte_uses;
+      st->cte_uses = u;
+    }
+    if (!u) return 1;
+    u->nuse++;
+    it->cte_use = u;
+  }
   return bad || parse_failed(p);
+}
+
+/* 1 if the CTE item's rows come from the one materialization of a CTE read
+ * more than once (SQLite's rule: not NOT MATERIALIZED, not correlated). */
+static int cte_shared(const SrcItem *it, const struct RecCte *r) {
+  const struct CteUse *u = it->cte_use;
+  if (!u || u->nuse < 2 || u->cte->materialized == 2) return 0;
+  if (r) return !has_correl(r->setup) && !has_correl(r->rec);
+  return !has_correl(it->sub);
 }
 
 /* 1 if a RIGHT or FULL JOIN is written anywhere in the parenthesized list. */
@@ -1832,6 +1888,15 @@ static void emit_dest(Parse *p, OutCtx *oc, int regs) {
       emit(p, OP_Found, d->out - 1, skip, r);
       emit(p, OP_IdxInsert, d->out - 1, r, 0);
     }
+    if (d->nqkey) { /* priority queue: (keys, sequence, row) */
+      int nk = d->nqkey, base = emit_regs(p, nk + 1 + n);
+      for (int i = 0; i < nk; i++) emit(p, OP_SCopy, regs + d->qkey[i], base + i, 0);
+      emit(p, OP_Sequence, d->cursor, base + nk, 0);
+      for (int i = 0; i < n; i++) emit(p, OP_SCopy, regs + i, base + nk + 1 + i, 0);
+      emit(p, OP_MakeRecord, base, nk + 1 + n, r);
+      emit(p, OP_IdxInsert, d->cursor, r, 0);
+      break;
+    }
     emit(p, OP_NewRowid, d->cursor, r + 1, 0);
     emit(p, OP_Insert, d->cursor, r, r + 1);
     break;
@@ -2747,7 +2812,7 @@ static void set_code(Parse *p, SqlSelect *s, OutCtx *oc) {
     return;
   }
   KeyInfo *ki = result_keyinfo(p, s, n);
-  SelectDest du = {SD_UNION, 0, 0, 0, n, NULL};
+  SelectDest du = {SD_UNION, 0, 0, 0, n, NULL, NULL, 0};
   OutCtx uo = *oc;
   uo.dest = &du;
   uo.reg_limit = uo.reg_offset = 0;
@@ -2861,7 +2926,24 @@ static void rec_cte_code(Parse *p, struct RecCte *r, SrcItem *it) {
     emit(p, OP_OpenEphemeral, r->cursor, n, 0);
   }
   int q = emit_cursor(p);
-  emit(p, OP_OpenEphemeral, q, n, 0);
+  int nk = r->order_by ? r->order_by->n : 0;
+  if (nk) {
+    /* ORDER BY: the queue hands out its smallest row first (SQLite's
+     * priority queue); equal keys leave in the order they came */
+    const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1 + n));
+    uint8_t *desc = parse_alloc(p, (size_t)(nk + 1 + n));
+    if (!coll || !desc) return;
+    for (int i = 0; i < nk; i++) {
+      SqlExprItem *t = &r->order_by->a[i];
+      coll[i] = t->expr->op == SQL_E_COLLATE ? coll_of(p, t->expr)
+                                             : compound_coll(p, r->setup, r->order_col[i]);
+      desc[i] = t->sort == SQL_SORT_DESC;
+    }
+    KeyInfo *ki = parse_keyinfo(p, nk + 1 + n, coll, desc);
+    vm_builder_add_p4(&p->b, OP_OpenEphemeral, q, nk + 1 + n, 0, P4_KEYINFO, ki);
+  } else {
+    emit(p, OP_OpenEphemeral, q, n, 0);
+  }
   int dcur = -1;
   if (r->op == SQL_COMPOUND_UNION) {
     dcur = emit_cursor(p);
@@ -2884,7 +2966,7 @@ static void rec_cte_code(Parse *p, struct RecCte *r, SrcItem *it) {
       emit_resolve(p, l);
     }
   }
-  SelectDest dq = {SD_CTEQ, q, 0, dcur + 1, n, NULL};
+  SelectDest dq = {SD_CTEQ, q, 0, dcur + 1, n, NULL, r->order_col, nk};
   int save = p->eqp_parent;
   int top_eqp = parse_eqp(p, "%s %s", co ? "CO-ROUTINE" : "MATERIALIZE",
                           it->name ? it->name : it->tab->name);
@@ -2896,7 +2978,7 @@ static void rec_cte_code(Parse *p, struct RecCte *r, SrcItem *it) {
   int rec = emit_regs(p, 3);
   emit_resolve(p, top);
   emit(p, OP_Rewind, q, done, 0);
-  for (int i = 0; i < n; i++) emit(p, OP_Column, q, i, regs + i);
+  for (int i = 0; i < n; i++) emit(p, OP_Column, q, (nk ? nk + 1 : 0) + i, regs + i);
   emit(p, OP_MakeRecord, regs, n, rec);
   emit(p, OP_Delete, q, 0, 0);
   emit(p, OP_OpenEphemeral, r->cur_cursor, n, 0);
@@ -2931,7 +3013,9 @@ static struct RecCte *rec_find(Parse *p, int cursor) {
 
 int src_can_coroutine(Parse *p, const SrcItem *it) {
   if (it->kind != SRC_SUBQUERY || !it->sub || parse_failed(p) || it->refill) return 0;
-  if (rec_find(p, it->cursor)) return 1;
+  struct RecCte *r = rec_find(p, it->cursor);
+  if (cte_shared(it, r)) return 0; /* one table for every use */
+  if (r) return 1;
   if (tvf_find(p, it->cursor) || it->vtab_idx) return 0; /* filled by an op */
   SelectState *st = select_state(p);
   for (struct CookieItem *c = st ? st->cookies : NULL; c; c = c->next)
@@ -2943,6 +3027,42 @@ void src_code_subquery(Parse *p, SrcItem *it) {
   if (parse_failed(p) || !it || it->kind != SRC_SUBQUERY || !it->sub) return;
   SelectState *st = select_state(p);
   struct RecCte *rc = rec_find(p, it->cursor);
+  if (!it->co_reg && cte_shared(it, rc)) {
+    struct CteUse *u = it->cte_use;
+    if (!u->coded) { /* the subroutine, here, jumped over */
+      u->coded = 1;
+      u->shared = emit_cursor(p);
+      u->ret = emit_regs(p, 1);
+      u->label = emit_label(p);
+      int over = emit_label(p), done = emit_label(p);
+      emit(p, OP_Goto, 0, over, 0);
+      emit_resolve(p, u->label);
+      emit(p, OP_Once, 0, done, 0);
+      if (rc) { /* (EXPLAIN QUERY PLAN names the CTE, not this use's alias) */
+        int cur = rc->cursor;
+        const char *nm = it->name;
+        rc->cursor = u->shared;
+        it->name = u->cte->name;
+        rec_cte_code(p, rc, it);
+        rc->cursor = cur;
+        it->name = nm;
+      } else {
+        int n = select_ncol(it->sub);
+        emit(p, OP_OpenEphemeral, u->shared, n, 0);
+        SelectDest d = {SD_TABLE, u->shared, 0, 0, n, NULL, NULL, 0};
+        int save = p->eqp_parent;
+        p->eqp_parent = parse_eqp(p, "MATERIALIZE %s", u->cte->name);
+        select_code(p, it->sub, &d);
+        p->eqp_parent = save;
+      }
+      emit_resolve(p, done);
+      emit(p, OP_Return, u->ret, 0, 0);
+      emit_resolve(p, over);
+    }
+    emit(p, OP_Gosub, u->ret, u->label, 0);
+    emit(p, OP_OpenDup, it->cursor, u->shared, 0);
+    return;
+  }
   if (rc) {
     rec_cte_code(p, rc, it);
     return;
@@ -2973,7 +3093,7 @@ void src_code_subquery(Parse *p, SrcItem *it) {
     int after = emit_label(p), a = emit_addr(p);
     int n = select_ncol(it->sub);
     emit(p, OP_InitCoroutine, it->co_reg, after, a + 1);
-    SelectDest d = {SD_COROUTINE, 0, it->co_reg, it->co_out, n, NULL};
+    SelectDest d = {SD_COROUTINE, 0, it->co_reg, it->co_out, n, NULL, NULL, 0};
     int save = p->eqp_parent;
     p->eqp_parent = parse_eqp(p, "CO-ROUTINE %s", it->name ? it->name : it->tab->name);
     select_code(p, it->sub, &d);
@@ -2987,7 +3107,7 @@ void src_code_subquery(Parse *p, SrcItem *it) {
   if (!correlated) emit(p, OP_Once, 0, skip, 0);
   int n = select_ncol(it->sub);
   emit(p, OP_OpenEphemeral, it->cursor, n, 0);
-  SelectDest d = {SD_TABLE, it->cursor, 0, 0, n, NULL};
+  SelectDest d = {SD_TABLE, it->cursor, 0, 0, n, NULL, NULL, 0};
   int save = p->eqp_parent;
   p->eqp_parent = parse_eqp(p, "MATERIALIZE %s", it->name ? it->name : it->tab->name);
   select_code(p, it->sub, &d);

@@ -73,6 +73,8 @@ typedef struct SelectState {
     SqlSelect *rec;       /* recursive part (one core) */
     int op;               /* SQL_COMPOUND_UNION or _UNION_ALL */
     SqlExpr *limit, *offset;
+    SqlExprList *order_by; /* ORDER BY of the CTE: its queue is a priority queue */
+    int *order_col;        /* per term: the result column it sorts by */
     int ncol;
     struct RecCte *next;
   } * recs;
@@ -80,6 +82,16 @@ typedef struct SelectState {
   const char *rec_name;
   Table *rec_tab;
   int rec_cursor, rec_refs;
+  /* CTEs named in FROM: a CTE read more than once (and not NOT
+   * MATERIALIZED or correlated) is materialized once, by a subroutine every
+   * use calls, into `shared`; each use reads it through its own cursor */
+  struct CteUse {
+    const SqlCte *cte;
+    int nuse;
+    int coded;              /* the subroutine exists */
+    int shared, ret, label; /* its table, return register, entry */
+    struct CteUse *next;
+  } * cte_uses;
   int nsubquery; /* FROM subqueries named so far: "(subquery-N)" */
   int nwinsub;   /* window co-routines named so far (compile_window.c EQP rows) */
   /* pragma_user_version & co. in FROM: one row read from the header */

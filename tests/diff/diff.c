@@ -663,6 +663,9 @@ static const char *why_category(const char *why) {
   return "values differ";
 }
 
+static void eqp_compare(const DiffOptions *o, void *hr, void *ht, const char *sql,
+                        DiffStats *st);
+
 int diff_run(const DiffOptions *o, DiffStats *st) {
   Run run;
   memset(&run, 0, sizeof run);
@@ -764,6 +767,7 @@ int diff_run(const DiffOptions *o, DiffStats *st) {
                   o->test->name, rt.xrc, rt.err);
       }
     }
+    if (o->eqp && gs.kind == GEN_QUERY && !rr.rc && !rt.rc) eqp_compare(o, hr, ht, gs.sql, st);
     if (gs.kind != GEN_QUERY) script_add(&script, gs.sql);
   }
   st->seconds = now_s() - t0;
@@ -800,6 +804,79 @@ int diff_run(const DiffOptions *o, DiffStats *st) {
   return rc;
 }
 
+/* EXPLAIN QUERY PLAN rows (id, parent, notused, detail) as text: one line
+ * per row, indented by its depth (ids differ between engines, the tree and
+ * the details must not). noauto: "SEARCH x USING AUTOMATIC ... INDEX (..)"
+ * reads as "SCAN x" (the reference runs with automatic_index=OFF). Returns
+ * a malloc'd string, or NULL. */
+static char *eqp_text(const DiffResult *r, int noauto) {
+  if (r->rc || r->ncol < 4) return NULL;
+  size_t cap = 64, n = 0;
+  char *z = malloc(cap);
+  if (!z) return NULL;
+  z[0] = 0;
+  for (size_t i = 0; i < r->nrow; i++) {
+    const DiffValue *row = &r->v[i * (size_t)r->ncol];
+    int depth = 0;
+    int64_t par = row[1].i;
+    for (int guard = 0; par && guard < 64; guard++) { /* climb to the root */
+      size_t k = 0;
+      while (k < i && r->v[k * (size_t)r->ncol].i != par) k++;
+      if (k == i) break;
+      depth++;
+      par = r->v[k * (size_t)r->ncol + 1].i;
+    }
+    const char *d = row[3].type == DIFF_TEXT ? row[3].z : "?";
+    char buf[600];
+    const char *a = noauto ? strstr(d, " USING AUTOMATIC ") : NULL;
+    if (a && !strncmp(d, "SEARCH ", 7)) {
+      snprintf(buf, sizeof buf, "SCAN %.*s%s", (int)(a - d - 7), d + 7,
+               strstr(d, " LEFT-JOIN") ? " LEFT-JOIN" : "");
+      d = buf;
+    }
+    size_t need = n + (size_t)depth * 2 + strlen(d) + 2;
+    if (need >= cap) {
+      while (need >= cap) cap *= 2;
+      char *nz = realloc(z, cap);
+      if (!nz) {
+        free(z);
+        return NULL;
+      }
+      z = nz;
+    }
+    n += (size_t)sprintf(z + n, "%*s%s\n", depth * 2, "", d);
+  }
+  return z;
+}
+
+/* opts.eqp: run EXPLAIN QUERY PLAN of sql on both engines and count. */
+static void eqp_compare(const DiffOptions *o, void *hr, void *ht, const char *sql,
+                        DiffStats *st) {
+  size_t len = strlen(sql);
+  char *q = malloc(len + 24);
+  if (!q) return;
+  memcpy(q, "EXPLAIN QUERY PLAN ", 19);
+  memcpy(q + 19, sql, len + 1);
+  DiffResult a, b;
+  diff_result_init(&a);
+  diff_result_init(&b);
+  o->ref->query(hr, q, &a);
+  o->test->query(ht, q, &b);
+  char *ta = eqp_text(&a, 0), *tb = eqp_text(&b, 0), *nb = eqp_text(&b, 1);
+  if (ta && tb && nb) {
+    st->eqp_total++;
+    if (!strcmp(ta, tb)) st->eqp_same++;
+    if (!strcmp(ta, nb)) st->eqp_same_noauto++;
+    else if (o->eqp > 1) fprintf(o->out ? o->out : stderr, "EQP differs: %s\n%s--\n%s", sql, ta, nb);
+  }
+  free(ta);
+  free(tb);
+  free(nb);
+  diff_result_free(&a);
+  diff_result_free(&b);
+  free(q);
+}
+
 void diff_stats_print(FILE *f, const DiffStats *s) {
   fprintf(f,
           "%ld statements in %ld rounds (%ld queries, %ld writes, %ld ddl/txn; %ld ordered, %ld "
@@ -807,4 +884,10 @@ void diff_stats_print(FILE *f, const DiffStats *s) {
           "differences, %.1f s\n",
           s->stmts, s->rounds, s->queries, s->writes, s->ddl, s->ordered, s->loose, s->empty,
           s->rows_total, s->both_error, s->msg_diffs, s->diffs, s->seconds);
+  if (s->eqp_total)
+    fprintf(f,
+            "EXPLAIN QUERY PLAN equal to the reference's for %ld of %ld queries (%.1f%%); %ld "
+            "(%.1f%%) reading automatic indexes as scans\n",
+            s->eqp_same, s->eqp_total, 100.0 * (double)s->eqp_same / (double)s->eqp_total,
+            s->eqp_same_noauto, 100.0 * (double)s->eqp_same_noauto / (double)s->eqp_total);
 }

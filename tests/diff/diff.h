@@ -122,6 +122,8 @@ typedef struct DiffOptions {
   int minimize;           /* minimize the scripts of this many differences */
   int max_diffs;          /* stop after this many differences (0 = never) */
   int verbose;            /* print every statement */
+  int eqp;                /* 1: also compare each query's EXPLAIN QUERY PLAN text (counted
+                             only, DiffStats.eqp_*); 2: and print the plans that differ */
   FILE *out;              /* where reports go (default stderr) */
 } DiffOptions;
 
@@ -133,6 +135,10 @@ typedef struct DiffStats {
   long diffs;      /* differences in rows, errors or changes */
   long msg_diffs;  /* both failed, with another message text or code */
   long ordered, loose;
+  /* opts.eqp: queries both engines ran, and those whose EXPLAIN QUERY PLAN
+   * text was equal (eqp_same), or equal once Shale's automatic indexes are
+   * read as the scans the reference makes with automatic_index=OFF */
+  long eqp_total, eqp_same, eqp_same_noauto;
   double seconds;
 } DiffStats;
 

@@ -2,14 +2,16 @@
  * shale_diff.c -- build/shale-diff, the differential tester for long runs.
  *
  *   shale-diff [--seed S] [--n N] [--engine shale|sqlite|sqlite-other-plans] [--details K]
- *              [--minimize K] [--stop-after K] [--verbose] [--print]
+ *              [--minimize K] [--stop-after K] [--verbose] [--print] [--eqp | --eqp-show]
  *   shale-diff [--engine E] [--verbose] --replay FILE
  *
  * Runs N generated statements from seed S on the reference SQLite and on
  * the engine under test (Shale, or SQLite itself to check the generator),
  * prints every difference (the first K in full, with a reproduction script,
  * minimized for the first --minimize of them) and a summary grouped by
- * cause. --print only prints the generated statements; --replay FILE runs a
+ * cause. --eqp also runs EXPLAIN QUERY PLAN of every query both engines
+ * answered and reports the share whose plan text equals the reference's
+ * (--eqp-show prints those that differ). --print only prints the generated statements; --replay FILE runs a
  * reproduction script (as printed in a report) on both engines and shows
  * every statement's results side by side. Exit status: 0 when
  * there was no difference, 1 when there were, 2 on a usage error.
@@ -92,7 +94,8 @@ static void usage(void) {
   fprintf(stderr,
           "usage: shale-diff [--seed S] [--n N] [--engine shale|sqlite|sqlite-other-plans] "
           "[--details K]\n"
-          "                  [--minimize K] [--stop-after K] [--verbose] [--print]\n"
+          "                  [--minimize K] [--stop-after K] [--verbose] [--print] [--eqp | "
+          "--eqp-show]\n"
           "       shale-diff [--engine E] [--verbose] --replay FILE\n");
   exit(2);
 }
@@ -113,6 +116,10 @@ int main(int argc, char **argv) {
       o.verbose = 1;
     else if (!strcmp(a, "--print"))
       print_only = 1;
+    else if (!strcmp(a, "--eqp"))
+      o.eqp = 1;
+    else if (!strcmp(a, "--eqp-show"))
+      o.eqp = 2;
     else if (!v)
       usage();
     else if (!strcmp(a, "--seed"))

@@ -626,3 +626,29 @@ TEST(select_cte_streams) {
   shale_progress_handler(p.s, 0, NULL, NULL);
   sh_close(&p);
 }
+
+/* EXPLAIN QUERY PLAN of CTEs and parenthesized joins (issue 19): CO-ROUTINE
+ * for a subquery the loops keep outermost, SETUP / RECURSIVE STEP, one
+ * MATERIALIZE for a CTE read twice, (join-N) for a materialized
+ * parenthesized join, flattened ones as plain tables. */
+TEST(select_cte_join_plans) {
+  ShPair p;
+  if (!sh_open(&p)) return;
+  sh_exec(&p, "CREATE TABLE t(a, b); CREATE TABLE u(x, y); CREATE TABLE v(y, z);");
+  static const char *const q[] = {
+      "EXPLAIN QUERY PLAN WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c) "
+      "SELECT i FROM c LIMIT 3",
+      "EXPLAIN QUERY PLAN WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c "
+      "WHERE i < 5) SELECT x.i, y.i FROM c AS x JOIN c AS y ON x.i = y.i + 1",
+      "EXPLAIN QUERY PLAN WITH c AS (SELECT a * 2 AS b FROM t) SELECT x.b, y.b FROM c AS x, "
+      "c AS y",
+      "EXPLAIN QUERY PLAN SELECT * FROM (SELECT DISTINCT a FROM t)",
+      "EXPLAIN QUERY PLAN SELECT * FROM (SELECT DISTINCT a FROM t) AS s LEFT JOIN u ON s.a = u.x",
+      "EXPLAIN QUERY PLAN SELECT t.a, u.x, v.z FROM t LEFT JOIN (u JOIN v ON u.y = v.y) "
+      "ON t.a = u.x",
+      "EXPLAIN QUERY PLAN SELECT t.a, u.x, v.z FROM t JOIN (u LEFT JOIN v ON u.y = v.y) "
+      "ON t.a = u.x",
+      NULL};
+  for (int i = 0; q[i]; i++) eqp_cmp(&p, q[i]);
+  sh_close(&p);
+}
