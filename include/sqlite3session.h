@@ -4,8 +4,9 @@
  * Debian's libsqlite3.so.0 exports (SQLITE_ENABLE_SESSION) and its sqlite3
  * shell imports.
  *
- * Shale has no session extension yet: compat/session.c exports every one of
- * these names with a clean refusal (docs/compat.md). Kept out of sqlite3.h,
+ * Sessions are built (compat/session.c: recording, changesets and
+ * patchsets in SQLite's format); the readers, changegroups and rebasers
+ * (compat/changeset.c) are what docs/compat.md lists. Kept out of sqlite3.h,
  * which, like SQLite's header without SQLITE_ENABLE_SESSION, does not declare
  * them.
  *

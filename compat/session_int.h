@@ -1,0 +1,47 @@
+/*
+ * session_int.h -- what compat/session.c (recording sessions, writing
+ * changesets) and compat/changeset.c (reading changesets) share: the growable
+ * output buffer and SQLite's changeset value encoding.
+ *
+ * The changeset format (SQLite's sessions documentation): a sequence of
+ * tables, each a header -- 'T' (changeset) or 'P' (patchset), a varint
+ * column count, one byte per column (0, or the column's 1-based place in the
+ * PRIMARY KEY), the table name with its NUL -- then records: opcode byte
+ * (SQLITE_INSERT 18, SQLITE_UPDATE 23, SQLITE_DELETE 9), indirect byte, and
+ * one or two value records of one value per column. A value is a type byte
+ * (0 undefined, 1 INTEGER, 2 FLOAT, 3 TEXT, 4 BLOB, 5 NULL), then for 1 and 2
+ * eight big-endian bytes (the integer, or the double's bits), for 3 and 4 a
+ * varint length and the bytes, for 0 and 5 nothing. Varints are SQLite's
+ * record-format varints.
+ *
+ * Invariants:
+ *  1. A SessBuf whose rc is not SQLITE_OK has stopped growing; every append
+ *     after a failure does nothing, so writers check rc once at the end.
+ *  2. sess_value_len() never reads past the n bytes it is given: a truncated
+ *     or corrupt value gives -1.
+ */
+#ifndef SHALE_COMPAT_SESSION_INT_H
+#define SHALE_COMPAT_SESSION_INT_H
+
+#include "sqlite3.h"
+
+typedef struct SessBuf {
+  unsigned char *a; /* sqlite3_malloc64'd, or NULL */
+  sqlite3_int64 n, cap;
+  int rc;
+} SessBuf;
+
+void sess_buf_bytes(SessBuf *b, const void *p, sqlite3_int64 n);
+void sess_buf_byte(SessBuf *b, int c);
+void sess_buf_varint(SessBuf *b, sqlite3_uint64 v);
+void sess_buf_i64(SessBuf *b, sqlite3_int64 v); /* eight big-endian bytes */
+/* One value in the changeset encoding; NULL v writes "undefined" (0x00). */
+void sess_buf_value(SessBuf *b, sqlite3_value *v);
+
+/* Reads a varint at p (at most n bytes); returns its length, 0 if truncated. */
+int sess_get_varint(const unsigned char *p, sqlite3_int64 n, sqlite3_uint64 *v);
+sqlite3_int64 sess_get_i64(const unsigned char *p);
+/* Length of the encoded value at p (type byte included), -1 if corrupt. */
+sqlite3_int64 sess_value_len(const unsigned char *p, sqlite3_int64 n);
+
+#endif
