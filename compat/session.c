@@ -301,8 +301,7 @@ static int same_key(sqlite3 *db, const SessTable *t, const SessChange *c, int us
   return 1;
 }
 
-/* Reads the table's columns and key (PRAGMA table_info), as SQLite does. */
-static int table_info(sqlite3 *db, const char *zdb, const char *name, int *pncol,
+int sess_table_info(sqlite3 *db, const char *zdb, const char *name, int *pncol,
                       unsigned char **ppk, char ***pcols) {
   char *sql = sqlite3_mprintf("PRAGMA \"%w\".table_info(\"%w\")", zdb, name);
   if (!sql) return SQLITE_NOMEM;
@@ -344,14 +343,14 @@ static int table_info(sqlite3 *db, const char *zdb, const char *name, int *pncol
   return SQLITE_OK;
 }
 
-static void free_cols(char **cols, int n) {
+void sess_free_cols(char **cols, int n) {
   for (int i = 0; i < n && cols; i++) sqlite3_free(cols[i]);
   sqlite3_free(cols);
 }
 
 static int table_load(sqlite3_session *s, SessTable *t) {
   if (t->loaded) return SQLITE_OK;
-  int rc = table_info(s->db, s->zdb, t->name, &t->ncol, &t->pk, &t->cols);
+  int rc = sess_table_info(s->db, s->zdb, t->name, &t->ncol, &t->pk, &t->cols);
   if (rc) return rc;
   t->loaded = 1;
   for (int i = 0; i < t->ncol; i++) t->npk += t->pk[i] != 0;
@@ -539,7 +538,7 @@ void sqlite3session_delete(sqlite3_session *s) {
       }
     }
     sqlite3_free(t->hash);
-    free_cols(t->cols, t->ncol);
+    sess_free_cols(t->cols, t->ncol);
     sqlite3_free(t->pk);
     sqlite3_free(t->name);
     sqlite3_free(t);
@@ -704,6 +703,10 @@ static int select_stmt(sqlite3 *db, const char *zdb, const SessTable *t, sqlite3
     sqlite3_str_appendf(q, "%s\"%w\" IS ?%d", sep, t->cols[i], i + 1);
     sep = " AND ";
   }
+  return sess_prepare(db, q, pst);
+}
+
+int sess_prepare(sqlite3 *db, sqlite3_str *q, sqlite3_stmt **pst) {
   char *sql = sqlite3_str_finish(q);
   if (!sql) return SQLITE_NOMEM;
   int rc = sqlite3_prepare_v2(db, sql, -1, pst, NULL);
@@ -746,10 +749,10 @@ static int put_table(sqlite3_session *s, SessTable *t, int patch, SessBuf *b) {
   int ncol;
   unsigned char *pk;
   char **cols;
-  int rc = table_info(s->db, s->zdb, t->name, &ncol, &pk, &cols);
+  int rc = sess_table_info(s->db, s->zdb, t->name, &ncol, &pk, &cols);
   if (rc) return rc;
   if (ncol != t->ncol || memcmp(pk, t->pk, (size_t)ncol)) rc = SQLITE_SCHEMA;
-  free_cols(cols, ncol);
+  sess_free_cols(cols, ncol);
   sqlite3_free(pk);
   if (rc) return rc;
   sqlite3_int64 rewind = b->n;

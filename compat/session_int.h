@@ -24,6 +24,7 @@
 #define SHALE_COMPAT_SESSION_INT_H
 
 #include "sqlite3.h"
+#include "sqlite3session.h"
 
 typedef struct SessBuf {
   unsigned char *a; /* sqlite3_malloc64'd, or NULL */
@@ -43,5 +44,41 @@ int sess_get_varint(const unsigned char *p, sqlite3_int64 n, sqlite3_uint64 *v);
 sqlite3_int64 sess_get_i64(const unsigned char *p);
 /* Length of the encoded value at p (type byte included), -1 if corrupt. */
 sqlite3_int64 sess_value_len(const unsigned char *p, sqlite3_int64 n);
+
+/* The columns of zdb.name in order (PRAGMA table_info): *pncol of them,
+ * ppk[i] 0 or the column's place in the PRIMARY KEY, pcols[i] its name
+ * (free with sess_free_cols and sqlite3_free). No such table: 0 columns. */
+int sess_table_info(sqlite3 *db, const char *zdb, const char *name, int *pncol,
+                    unsigned char **ppk, char ***pcols);
+void sess_free_cols(char **cols, int n);
+/* Prepares the SQL q holds (and frees q). */
+int sess_prepare(sqlite3 *db, sqlite3_str *q, sqlite3_stmt **pst);
+
+/* A changeset iterator (compat/changeset.c); the appliers
+ * (compat/changeset_apply.c) read and set the conflict fields. */
+struct sqlite3_changeset_iter {
+  const unsigned char *a; /* the changeset */
+  sqlite3_int64 n, off;   /* its size; where the next record starts */
+  unsigned char *owned;   /* a copy read from xInput (freed at finalize) */
+  int invert;             /* SQLITE_CHANGESETSTART_INVERT */
+  int rc;                 /* sticky: corrupt input */
+  /* the current table */
+  const char *tab;
+  int ncol, patch;
+  const unsigned char *pk;
+  /* the current record: bytes [cur, off) */
+  sqlite3_int64 cur;
+  int op, indirect;
+  sqlite3_value **vals; /* 2 * ncol: old values, then new; NULL = undefined */
+  int nvals;
+  /* during an apply's conflict callback */
+  sqlite3_stmt *conflict; /* the conflicting row (DATA, CONFLICT) */
+  int nfk;                /* FOREIGN_KEY: the deferred violations; -1 otherwise */
+};
+
+/* Iterator over n bytes at a (not copied: the caller keeps them alive). */
+int sess_iter_start(sqlite3_changeset_iter **pp, int n, const void *a, int invert);
+/* The xInput stream read whole into memory (sqlite3_malloc64'd). */
+int sess_read_stream(int (*in)(void *, void *, int *), void *arg, int *pn, void **pp);
 
 #endif

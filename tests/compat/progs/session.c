@@ -14,20 +14,7 @@
 #define SQLITE_ENABLE_PREUPDATE_HOOK 1
 #include "prog.h"
 
-static void run(sqlite3 *db, const char *sql) {
-  char *err = NULL;
-  if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) {
-    printf("error: %s (%s)\n", err ? err : "?", sql);
-    sqlite3_free(err);
-  }
-}
 
-static void hex(const char *what, int n, const void *p) {
-  const unsigned char *a = p;
-  printf("%s %d:", what, n);
-  for (int i = 0; i < n; i++) printf("%s%02x", i % 32 ? "" : "\n  ", a[i]);
-  printf("\n");
-}
 
 static void dump(sqlite3_session *s, const char *label) {
   int n = -1;
@@ -35,12 +22,12 @@ static void dump(sqlite3_session *s, const char *label) {
   printf("== %s isempty=%d\n", label, sqlite3session_isempty(s));
   int rc = sqlite3session_changeset(s, &n, &p);
   printf("changeset rc=%d\n", rc);
-  hex("C", n, p);
+  prog_hex("C", n, p);
   sqlite3_free(p);
   p = NULL;
   rc = sqlite3session_patchset(s, &n, &p);
   printf("patchset rc=%d\n", rc);
-  hex("P", n, p);
+  prog_hex("P", n, p);
   sqlite3_free(p);
 }
 
@@ -65,7 +52,7 @@ static int collect(void *arg, const void *p, int n) {
 int main(void) {
   sqlite3 *db;
   EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
-  run(db, "CREATE TABLE t1(a INTEGER PRIMARY KEY, b, c);"
+  EXEC_OK(db, "CREATE TABLE t1(a INTEGER PRIMARY KEY, b, c);"
           "CREATE TABLE t2(a, b, c REAL, PRIMARY KEY(c, a));"
           "CREATE TABLE t3(x TEXT PRIMARY KEY, y);"
           "CREATE TABLE nokey(x, y);"
@@ -88,7 +75,7 @@ int main(void) {
   EXPECT_INT(sqlite3session_object_config(s, 99, &sz), SQLITE_MISUSE);
   EXPECT_INT(sqlite3session_attach(s, NULL), SQLITE_OK);
   dump(s, "nothing yet");
-  run(db, "INSERT INTO t1 VALUES(10, 'ten', 10);"             /* insert */
+  EXEC_OK(db, "INSERT INTO t1 VALUES(10, 'ten', 10);"             /* insert */
           "INSERT INTO t1 VALUES(11, 'x', 11); UPDATE t1 SET b = 'eleven' WHERE a = 11;"
           "INSERT INTO t1 VALUES(12, 'gone', 12); DELETE FROM t1 WHERE a = 12;"
           "UPDATE t1 SET c = 2.5 WHERE a = 1;"                 /* update one column */
@@ -123,13 +110,13 @@ int main(void) {
 
   /* disabled: nothing more is recorded */
   EXPECT_INT(sqlite3session_enable(s, 0), 0);
-  run(db, "INSERT INTO t1 VALUES(50, 'unseen', 0);");
+  EXEC_OK(db, "INSERT INTO t1 VALUES(50, 'unseen', 0);");
   EXPECT_INT(sqlite3session_enable(s, 1), 1);
   /* indirect: marks new changes; a later direct change clears it */
   EXPECT_INT(sqlite3session_indirect(s, 1), 1);
-  run(db, "INSERT INTO t3 VALUES('k3', 3), ('k4', 4);");
+  EXEC_OK(db, "INSERT INTO t3 VALUES('k3', 3), ('k4', 4);");
   EXPECT_INT(sqlite3session_indirect(s, 0), 0);
-  run(db, "UPDATE t3 SET y = 33 WHERE x = 'k3';");
+  EXEC_OK(db, "UPDATE t3 SET y = 33 WHERE x = 'k3';");
   dump(s, "indirect and disabled");
   sqlite3session_delete(s);
 
@@ -143,7 +130,7 @@ int main(void) {
   EXPECT_INT(sqlite3session_attach(s1, "missing"), SQLITE_OK);
   int calls = 0;
   sqlite3session_table_filter(s2, only_t2, &calls);
-  run(db, "INSERT INTO t1 VALUES(60, 'sixty', 6);"
+  EXEC_OK(db, "INSERT INTO t1 VALUES(60, 'sixty', 6);"
           "INSERT INTO t2 VALUES(60, 'sixty', 6);"
           "INSERT INTO t3 VALUES('k60', 60);"
           "INSERT INTO nokey VALUES(6, 0);");
@@ -156,7 +143,7 @@ int main(void) {
   /* a trigger's changes are indirect */
   EXPECT_INT(sqlite3session_create(db, "main", &s), SQLITE_OK);
   EXPECT_INT(sqlite3session_attach(s, NULL), SQLITE_OK);
-  run(db, "INSERT INTO t1 VALUES(70, 'seventy', 7);");
+  EXEC_OK(db, "INSERT INTO t1 VALUES(70, 'seventy', 7);");
   dump(s, "trigger");
   sqlite3session_delete(s);
 
@@ -164,7 +151,7 @@ int main(void) {
   EXPECT_INT(sqlite3session_create(db, "main", &s), SQLITE_OK);
   EXPECT_INT(sqlite3session_attach(s, "t3"), SQLITE_OK);
   EXPECT_INT(sqlite3session_attach(s, "t1"), SQLITE_OK);
-  run(db, "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i + 1 FROM c WHERE i < 1000) "
+  EXEC_OK(db, "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i + 1 FROM c WHERE i < 1000) "
           "INSERT INTO t1 SELECT 1000 + i, i * 7, i / 3.0 FROM c;"
           "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i + 1 FROM c WHERE i < 300) "
           "INSERT INTO t3 SELECT 'key' || i, CAST(i * 3 AS BLOB) FROM c;"
@@ -173,10 +160,10 @@ int main(void) {
   sqlite3session_delete(s);
 
   /* an attached database */
-  run(db, "ATTACH ':memory:' AS aux; CREATE TABLE aux.t(k PRIMARY KEY, v);");
+  EXEC_OK(db, "ATTACH ':memory:' AS aux; CREATE TABLE aux.t(k PRIMARY KEY, v);");
   EXPECT_INT(sqlite3session_create(db, "aux", &s), SQLITE_OK);
   EXPECT_INT(sqlite3session_attach(s, NULL), SQLITE_OK);
-  run(db, "INSERT INTO aux.t VALUES(1, 'a'), (2.5, 'b'), ('three', x'00ff'), (x'01', NULL);"
+  EXEC_OK(db, "INSERT INTO aux.t VALUES(1, 'a'), (2.5, 'b'), ('three', x'00ff'), (x'01', NULL);"
           "INSERT INTO main.t3 VALUES('notseen', 0);");
   dump(s, "aux");
   sqlite3session_delete(s);
