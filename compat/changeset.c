@@ -2,8 +2,8 @@
  * changeset.c -- reading changesets and patchsets (sqlite3changeset_start,
  * next, op, pk, old, new, conflict, fk_conflicts, finalize) and inverting
  * them (sqlite3changeset_invert); the format is described in
- * compat/session_int.h. Combining (concat, sqlite3changegroup_*) and
- * rebasing (sqlite3rebaser_*) are not built yet and fail cleanly.
+ * compat/session_int.h. Rebasing (sqlite3rebaser_*) is not built yet and
+ * fails cleanly.
  *
  * What the iterator shows, as SQLite's does: an INSERT has only new values,
  * a DELETE only old ones; an UPDATE's undefined columns read as NULL
@@ -20,9 +20,9 @@
  *     the end.
  *  2. it->vals holds 2*ncol values of the current record, freed when the
  *     iterator moves on; a value returned to the caller lives until then.
- *  3. No changegroup or rebaser object is ever made: their constructors set
- *     *pp = NULL and return SQLITE_ERROR; calls on one return SQLITE_MISUSE
- *     (void ones do nothing); outputs are zeroed before any failure.
+ *  3. No rebaser object is ever made: sqlite3rebaser_create sets *pp = NULL
+ *     and returns SQLITE_ERROR; calls on one return SQLITE_MISUSE (delete does
+ *     nothing); outputs are zeroed before any failure.
  */
 #include <string.h>
 
@@ -422,37 +422,7 @@ int sqlite3changeset_invert_strm(int (*in)(void *, void *, int *), void *arg,
 
 /* ---------------------------------------------------------------- not built yet */
 
-int sqlite3changeset_concat(int na, void *a, int nb, void *b, int *pn, void **pp) {
-  clear_out(pn, pp);
-  return SQLITE_ERROR;
-}
-int sqlite3changeset_concat_strm(int (*ina)(void *, void *, int *), void *a,
-                                 int (*inb)(void *, void *, int *), void *b,
-                                 int (*out)(void *, const void *, int), void *oarg) {
-  return SQLITE_ERROR;
-}
-
-
-/* ---------------------------------------------------------------- changegroups, rebasers */
-
-int sqlite3changegroup_new(sqlite3_changegroup **pp) {
-  if (pp) *pp = NULL;
-  return SQLITE_ERROR;
-}
-int sqlite3changegroup_add(sqlite3_changegroup *g, int n, void *data) { return SQLITE_MISUSE; }
-int sqlite3changegroup_add_strm(sqlite3_changegroup *g, int (*in)(void *, void *, int *),
-                                void *arg) {
-  return SQLITE_MISUSE;
-}
-int sqlite3changegroup_output(sqlite3_changegroup *g, int *pn, void **pp) {
-  clear_out(pn, pp);
-  return SQLITE_MISUSE;
-}
-int sqlite3changegroup_output_strm(sqlite3_changegroup *g, int (*out)(void *, const void *, int),
-                                   void *arg) {
-  return SQLITE_MISUSE;
-}
-void sqlite3changegroup_delete(sqlite3_changegroup *g) {}
+/* ---------------------------------------------------------------- rebasers */
 
 int sqlite3rebaser_create(sqlite3_rebaser **pp) {
   if (pp) *pp = NULL;

@@ -163,25 +163,6 @@ sqlite3_int64 sess_value_len(const unsigned char *p, sqlite3_int64 n) {
 
 /* ---------------------------------------------------------------- objects */
 
-typedef struct SessChange {
-  struct SessChange *next; /* in its hash bucket */
-  int op;                  /* the row's first change: SQLITE_INSERT, _UPDATE or _DELETE */
-  int indirect;
-  int nrec;
-  unsigned char *rec; /* invariant 2 */
-} SessChange;
-
-typedef struct SessTable {
-  struct SessTable *next;
-  char *name;
-  int loaded;     /* columns read (invariant 3) */
-  int ncol, npk;
-  unsigned char *pk; /* per column: 0, or 1-based place in the key */
-  char **cols;       /* column names */
-  SessChange **hash;
-  int nbucket, nentry;
-} SessTable;
-
 struct sqlite3_session {
   sqlite3 *db;
   char *zdb;
@@ -215,11 +196,12 @@ static unsigned hash_bytes(unsigned h, const unsigned char *p, sqlite3_int64 n) 
   return h;
 }
 
-/* Hash of a change's stored key (invariant 2). */
-static unsigned hash_record(const SessTable *t, const unsigned char *a, int n) {
+unsigned sess_hash_record(const SessTable *t, const unsigned char *a, sqlite3_int64 n,
+                          int pk_only) {
   unsigned h = 0;
   const unsigned char *end = a + n;
   for (int i = 0; i < t->ncol; i++) {
+    if (pk_only && !t->pk[i]) continue;
     sqlite3_int64 len = sess_value_len(a, end - a);
     if (len < 0) break;
     if (t->pk[i]) {
@@ -360,8 +342,9 @@ static int table_load(sqlite3_session *s, SessTable *t) {
 
 /* The hash grows (from 256 buckets, doubling) whenever it is half full;
  * changes move bucket by bucket, each chain from its head, to the head of
- * their new bucket -- the order SQLite's own rehash leaves. */
-static int table_grow(sqlite3_session *s, SessTable *t) {
+ * their new bucket -- the order SQLite's own rehash leaves. In a patchset a
+ * DELETE's record holds only the key. */
+int sess_table_grow(SessTable *t, int patch, sqlite3_int64 *mem) {
   if (t->nbucket && t->nentry < t->nbucket / 2) return SQLITE_OK;
   int nb = 2 * (t->nbucket ? t->nbucket : 128);
   SessChange **h = sqlite3_malloc64(sizeof *h * (sqlite3_uint64)nb);
@@ -371,16 +354,33 @@ static int table_grow(sqlite3_session *s, SessTable *t) {
     SessChange *next;
     for (SessChange *c = t->hash[i]; c; c = next) {
       next = c->next;
-      unsigned k = hash_record(t, c->rec, c->nrec) % (unsigned)nb;
+      int pk_only = patch && c->op == SQLITE_DELETE;
+      unsigned k = sess_hash_record(t, c->rec, c->nrec, pk_only) % (unsigned)nb;
       c->next = h[k];
       h[k] = c;
     }
   }
   sqlite3_free(t->hash);
-  s->mem += (sqlite3_int64)sizeof *h * (nb - t->nbucket);
+  if (mem) *mem += (sqlite3_int64)sizeof *h * (nb - t->nbucket);
   t->hash = h;
   t->nbucket = nb;
   return SQLITE_OK;
+}
+
+void sess_table_free(SessTable *t) {
+  for (int i = 0; i < t->nbucket; i++) {
+    SessChange *cn;
+    for (SessChange *c = t->hash[i]; c; c = cn) {
+      cn = c->next;
+      sqlite3_free(c->rec);
+      sqlite3_free(c);
+    }
+  }
+  sqlite3_free(t->hash);
+  sess_free_cols(t->cols, t->ncol);
+  sqlite3_free(t->pk);
+  sqlite3_free(t->name);
+  sqlite3_free(t);
 }
 
 /* One row change (op as the hook reports it, or SQLITE_INSERT for the new
@@ -397,7 +397,7 @@ static void record_change(sqlite3_session *s, SessTable *t, int op) {
     s->rc = SQLITE_SCHEMA;
     return;
   }
-  if ((rc = table_grow(s, t)) != SQLITE_OK) {
+  if ((rc = sess_table_grow(t, 0, &s->mem)) != SQLITE_OK) {
     s->rc = rc;
     return;
   }
@@ -529,19 +529,7 @@ void sqlite3session_delete(sqlite3_session *s) {
   SessTable *tn;
   for (SessTable *t = s->tabs; t; t = tn) {
     tn = t->next;
-    for (int i = 0; i < t->nbucket; i++) {
-      SessChange *cn;
-      for (SessChange *c = t->hash[i]; c; c = cn) {
-        cn = c->next;
-        sqlite3_free(c->rec);
-        sqlite3_free(c);
-      }
-    }
-    sqlite3_free(t->hash);
-    sess_free_cols(t->cols, t->ncol);
-    sqlite3_free(t->pk);
-    sqlite3_free(t->name);
-    sqlite3_free(t);
+    sess_table_free(t);
   }
   sqlite3_free(s->zdb);
   sqlite3_free(s);

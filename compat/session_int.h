@@ -45,6 +45,38 @@ sqlite3_int64 sess_get_i64(const unsigned char *p);
 /* Length of the encoded value at p (type byte included), -1 if corrupt. */
 sqlite3_int64 sess_value_len(const unsigned char *p, sqlite3_int64 n);
 
+/* A row's change: in a session (compat/session.c) or a changegroup
+ * (compat/changegroup.c). */
+typedef struct SessChange {
+  struct SessChange *next; /* in its hash bucket */
+  int op;                  /* SQLITE_INSERT, _UPDATE or _DELETE */
+  int indirect;
+  int nrec;
+  unsigned char *rec; /* a session: the original values (session.c, invariant 2);
+                         a changegroup: the change's record(s) as a changeset has them */
+} SessChange;
+
+typedef struct SessTable {
+  struct SessTable *next;
+  char *name;
+  int loaded;     /* a session's table: columns read (session.c, invariant 3) */
+  int ncol, npk;
+  unsigned char *pk; /* per column: 0, or 1-based place in the key */
+  char **cols;       /* column names (sessions only) */
+  SessChange **hash;
+  int nbucket, nentry;
+} SessTable;
+
+/* SQLite's hash of the key in a record (pk_only: the record holds only the
+ * key columns); the bucket is the hash modulo t->nbucket. */
+unsigned sess_hash_record(const SessTable *t, const unsigned char *a, sqlite3_int64 n,
+                          int pk_only);
+/* Grows t's hash as SQLite does when half full (first 256 buckets); mem,
+ * if not NULL, counts the bytes added. */
+int sess_table_grow(SessTable *t, int patch, sqlite3_int64 *mem);
+/* Frees t, its changes and its columns. */
+void sess_table_free(SessTable *t);
+
 /* The columns of zdb.name in order (PRAGMA table_info): *pncol of them,
  * ppk[i] 0 or the column's place in the PRIMARY KEY, pcols[i] its name
  * (free with sess_free_cols and sqlite3_free). No such table: 0 columns. */
