@@ -17,7 +17,9 @@
  * changed) or a DELETE if it is gone. Tables are written in the order they
  * were attached, rows in hash-bucket order, newest first in a bucket, with
  * SQLite's hash (below) and its table sizes (256 buckets, doubled when half
- * full), so the row order matches SQLite's too.
+ * full), so the row order matches SQLite's too. sqlite3session_diff feeds the
+ * same recording from queries comparing two databases instead of the hook
+ * (a RowSource says where a change's values come from).
  *
  * Owns: sqlite3_session objects and their tables and changes; the
  * connection's preupdate hook while a session exists on it (the sessions of
@@ -163,6 +165,25 @@ sqlite3_int64 sess_value_len(const unsigned char *p, sqlite3_int64 n) {
 
 /* ---------------------------------------------------------------- objects */
 
+/* Where a change's values come from: the preupdate hook, or a row of
+ * sqlite3session_diff's queries. */
+typedef struct RowSource {
+  int (*get_old)(void *ctx, int i, sqlite3_value **out);
+  int (*get_new)(void *ctx, int i, sqlite3_value **out);
+  int (*count)(void *ctx);
+  int (*depth)(void *ctx);
+  void *ctx;
+} RowSource;
+
+static int pu_old(void *db, int i, sqlite3_value **out) { return sqlite3_preupdate_old(db, i, out); }
+static int pu_new(void *db, int i, sqlite3_value **out) { return sqlite3_preupdate_new(db, i, out); }
+static int pu_count(void *db) { return sqlite3_preupdate_count(db); }
+static int pu_depth(void *db) { return sqlite3_preupdate_depth(db); }
+
+static int get_value(const RowSource *src, int use_new, int i, sqlite3_value **out) {
+  return use_new ? src->get_new(src->ctx, i, out) : src->get_old(src->ctx, i, out);
+}
+
 struct sqlite3_session {
   sqlite3 *db;
   char *zdb;
@@ -221,13 +242,13 @@ unsigned sess_hash_record(const SessTable *t, const unsigned char *a, sqlite3_in
 
 /* Hash of the row the preupdate hook reports (old key, or new for use_new);
  * *null_pk set when a key column is NULL. */
-static int hash_preupdate(sqlite3 *db, const SessTable *t, int use_new, unsigned *out,
+static int hash_row(const RowSource *src, const SessTable *t, int use_new, unsigned *out,
                           int *null_pk) {
   unsigned h = 0;
   for (int i = 0; i < t->ncol; i++) {
     if (!t->pk[i]) continue;
     sqlite3_value *v = NULL;
-    int rc = use_new ? sqlite3_preupdate_new(db, i, &v) : sqlite3_preupdate_old(db, i, &v);
+    int rc = get_value(src, use_new, i, &v);
     if (rc) return rc;
     int ty = sqlite3_value_type(v);
     h = HASH_APPEND(h, ty);
@@ -252,14 +273,15 @@ static int hash_preupdate(sqlite3 *db, const SessTable *t, int use_new, unsigned
 }
 
 /* Does change c hold the key of the reported row? */
-static int same_key(sqlite3 *db, const SessTable *t, const SessChange *c, int use_new) {
+static int same_key(const RowSource *src, const SessTable *t, const SessChange *c,
+                    int use_new) {
   const unsigned char *a = c->rec, *end = c->rec + c->nrec;
   for (int i = 0; i < t->ncol; i++) {
     sqlite3_int64 len = sess_value_len(a, end - a);
     if (len < 0) return 0;
     if (t->pk[i]) {
       sqlite3_value *v = NULL;
-      if (use_new ? sqlite3_preupdate_new(db, i, &v) : sqlite3_preupdate_old(db, i, &v)) return 0;
+      if (get_value(src, use_new, i, &v)) return 0;
       int ty = sqlite3_value_type(v);
       if (ty != a[0]) return 0;
       if (ty == SQLITE_INTEGER) {
@@ -385,15 +407,14 @@ void sess_table_free(SessTable *t) {
 
 /* One row change (op as the hook reports it, or SQLITE_INSERT for the new
  * key of an UPDATE). */
-static void record_change(sqlite3_session *s, SessTable *t, int op) {
-  sqlite3 *db = s->db;
+static void record_change(sqlite3_session *s, const RowSource *src, SessTable *t, int op) {
   if (s->rc) return;
   int rc = table_load(s, t);
   if (rc || t->npk == 0) {
     s->rc = rc;
     return;
   }
-  if (t->ncol != sqlite3_preupdate_count(db)) {
+  if (t->ncol != src->count(src->ctx)) {
     s->rc = SQLITE_SCHEMA;
     return;
   }
@@ -403,16 +424,16 @@ static void record_change(sqlite3_session *s, SessTable *t, int op) {
   }
   int use_new = op == SQLITE_INSERT, null_pk = 0;
   unsigned h;
-  if ((rc = hash_preupdate(db, t, use_new, &h, &null_pk)) != SQLITE_OK) {
+  if ((rc = hash_row(src, t, use_new, &h, &null_pk)) != SQLITE_OK) {
     s->rc = rc;
     return;
   }
   if (null_pk) return;
   unsigned k = h % (unsigned)t->nbucket;
-  int indirect = s->indirect || sqlite3_preupdate_depth(db) > 0;
+  int indirect = s->indirect || src->depth(src->ctx) > 0;
   SessChange *c;
   for (c = t->hash[k]; c; c = c->next)
-    if (same_key(db, t, c, use_new)) break;
+    if (same_key(src, t, c, use_new)) break;
   if (c) {
     if (c->indirect && !indirect) c->indirect = 0;
     return;
@@ -421,9 +442,9 @@ static void record_change(sqlite3_session *s, SessTable *t, int op) {
   for (int i = 0; i < t->ncol; i++) {
     sqlite3_value *v = NULL;
     if (op != SQLITE_INSERT) {
-      rc = sqlite3_preupdate_old(db, i, &v);
+      rc = src->get_old(src->ctx, i, &v);
     } else if (t->pk[i]) {
-      rc = sqlite3_preupdate_new(db, i, &v);
+      rc = src->get_new(src->ctx, i, &v);
     }
     if (rc) break;
     sess_buf_value(&b, v);
@@ -457,8 +478,9 @@ static void on_preupdate(void *arg, sqlite3 *db, int op, const char *zdb, const 
     if (!s->enabled || s->rc || sqlite3_stricmp(zdb, s->zdb)) continue;
     SessTable *t = find_table(s, tab);
     if (!t) continue;
-    record_change(s, t, op);
-    if (op == SQLITE_UPDATE) record_change(s, t, SQLITE_INSERT);
+    RowSource src = {pu_old, pu_new, pu_count, pu_depth, db};
+    record_change(s, &src, t, op);
+    if (op == SQLITE_UPDATE) record_change(s, &src, t, SQLITE_INSERT);
   }
 }
 
@@ -842,9 +864,110 @@ sqlite3_int64 sqlite3session_changeset_size(sqlite3_session *s) {
   return n;
 }
 
+/* ---------------------------------------------------------------- diff */
+
+/* A row of a diff query: new values in columns 0..ncol-1, old ones from
+ * column old_off (0 when the row is only old or only new). */
+typedef struct DiffRow {
+  sqlite3_stmt *st;
+  int old_off, ncol;
+} DiffRow;
+
+static int diff_old(void *ctx, int i, sqlite3_value **out) {
+  DiffRow *d = ctx;
+  *out = sqlite3_column_value(d->st, i + d->old_off);
+  return SQLITE_OK;
+}
+static int diff_new(void *ctx, int i, sqlite3_value **out) {
+  DiffRow *d = ctx;
+  *out = sqlite3_column_value(d->st, i);
+  return SQLITE_OK;
+}
+static int diff_count(void *ctx) {
+  DiffRow *d = ctx;
+  return d->old_off ? d->old_off : sqlite3_column_count(d->st);
+}
+static int diff_depth(void *ctx) { return 0; }
+
+/* "a"."t"."k" IS "b"."t"."k" AND ... over the key (or, with others, "a"."t"."c"
+ * IS NOT "b"."t"."c" OR ... over the other columns; "0" if none). */
+static void compare_expr(sqlite3_str *q, const SessTable *t, const char *a, const char *b,
+                         int others) {
+  const char *sep = "";
+  for (int i = 0; i < t->ncol; i++) {
+    if ((t->pk[i] != 0) == others) continue;
+    sqlite3_str_appendf(q, "%s\"%w\".\"%w\".\"%w\" %s \"%w\".\"%w\".\"%w\"", sep, a, t->name,
+                        t->cols[i], others ? "IS NOT" : "IS", b, t->name, t->cols[i]);
+    sep = others ? " OR " : " AND ";
+  }
+  if (!*sep) sqlite3_str_appendall(q, "0");
+}
+
+/* Records every row the query returns as a change of kind op. */
+static int diff_rows(sqlite3_session *s, SessTable *t, sqlite3_str *q, int op, int old_off) {
+  sqlite3_stmt *st = NULL;
+  int rc = sess_prepare(s->db, q, &st);
+  if (rc) return rc;
+  DiffRow d = {st, old_off, t->ncol};
+  RowSource src = {diff_old, diff_new, diff_count, diff_depth, &d};
+  while (sqlite3_step(st) == SQLITE_ROW) record_change(s, &src, t, op);
+  rc = sqlite3_finalize(st);
+  return rc ? rc : s->rc;
+}
+
+/* Rows in db1 whose key is not in db2, as op (the key compared between the
+ * session's database and from). */
+static int diff_missing(sqlite3_session *s, SessTable *t, const char *from, const char *db1,
+                        const char *db2, int op) {
+  sqlite3_str *q = sqlite3_str_new(s->db);
+  sqlite3_str_appendf(q, "SELECT * FROM \"%w\".\"%w\" WHERE NOT EXISTS (SELECT 1 FROM \"%w\".\"%w\" WHERE ",
+                      db1, t->name, db2, t->name);
+  compare_expr(q, t, s->zdb, from, 0);
+  sqlite3_str_appendall(q, ")");
+  return diff_rows(s, t, q, op, 0);
+}
+
+/* SQLite's diff: the table of the session's database against the same table
+ * in from, recorded as if from had been changed into it -- rows only here
+ * are INSERTs, rows only there DELETEs, rows with the same key and another
+ * value UPDATEs (found in that order). */
 int sqlite3session_diff(sqlite3_session *s, const char *from, const char *tab, char **err) {
-  (void)from;
-  (void)tab;
-  if (err) *err = sqlite3_mprintf("sqlite3session_diff is not supported by Shale yet");
-  return s ? SQLITE_ERROR : SQLITE_MISUSE;
+  if (err) *err = NULL;
+  if (!s || !from || !tab) return SQLITE_MISUSE;
+  if (s->rc) return s->rc;
+  SessTable *t = find_table(s, tab);
+  if (!t) return s->rc;
+  int rc = table_load(s, t);
+  if (rc) return s->rc = rc;
+  if (t->npk == 0) return SQLITE_OK; /* never recorded */
+  int ncol;
+  unsigned char *pk;
+  char **cols;
+  rc = sess_table_info(s->db, from, tab, &ncol, &pk, &cols);
+  if (rc) return rc;
+  int mismatch = ncol != t->ncol, has_pk = 0;
+  for (int i = 0; !mismatch && i < ncol; i++) {
+    if (pk[i] != t->pk[i] || sqlite3_stricmp(cols[i], t->cols[i])) mismatch = 1;
+    if (pk[i]) has_pk = 1;
+  }
+  sess_free_cols(cols, ncol);
+  sqlite3_free(pk);
+  if (mismatch) {
+    if (err) *err = sqlite3_mprintf("table schemas do not match");
+    return SQLITE_SCHEMA;
+  }
+  if (!has_pk) return SQLITE_OK;
+  rc = diff_missing(s, t, from, s->zdb, from, SQLITE_INSERT);
+  if (!rc) rc = diff_missing(s, t, from, from, s->zdb, SQLITE_DELETE);
+  if (!rc) {
+    sqlite3_str *q = sqlite3_str_new(s->db);
+    sqlite3_str_appendf(q, "SELECT * FROM \"%w\".\"%w\", \"%w\".\"%w\" WHERE ", s->zdb, t->name,
+                        from, t->name);
+    compare_expr(q, t, s->zdb, from, 0);
+    sqlite3_str_appendall(q, " AND (");
+    compare_expr(q, t, s->zdb, from, 1);
+    sqlite3_str_appendall(q, ")");
+    rc = diff_rows(s, t, q, SQLITE_UPDATE, t->ncol);
+  }
+  return rc;
 }
