@@ -23,7 +23,9 @@
  * not fit SQLITE_MISUSE. Foreign keys are deferred during the apply; the
  * whole apply runs in SAVEPOINT changeset_apply (rolled back on failure)
  * unless SQLITE_CHANGESETAPPLY_NOSAVEPOINT. SQLITE_CHANGESETAPPLY_INVERT
- * applies the inverse. Rebase buffers (ppRebase) come back empty.
+ * applies the inverse. ppRebase receives SQLite's rebase buffer (see
+ * rebase_add) after a successful apply of a changeset; otherwise, as in
+ * SQLite, *ppRebase and *pnRebase are left as they were.
  *
  * Owns: the statements of the table being applied (freed when the table
  * changes and at the end).
@@ -49,6 +51,8 @@ typedef struct Apply {
   char **cols;
   sqlite3_stmt *del, *ins, *sel;
   SessBuf put_aside; /* records that hit a constraint */
+  SessBuf rebase;    /* the rebase buffer, when the caller asked for it */
+  int want_rebase, rebase_started; /* started: this table's header written */
   int defer;         /* put constraint failures aside (until no progress) */
   int invert;
   ConflictFn conflict;
@@ -68,6 +72,7 @@ static void apply_reset(Apply *p) {
   sqlite3_free(p->put_aside.a);
   memset(&p->put_aside, 0, sizeof p->put_aside);
   p->defer = 1;
+  p->rebase_started = 0;
 }
 
 /* The key condition: "k1" = ?i AND ... (parameter i+1 for column i). */
@@ -137,6 +142,30 @@ static int seek_row(sqlite3_changeset_iter *it, Apply *p) {
   return rc;
 }
 
+/* The rebase buffer records each change the conflict handler answered with
+ * OMIT or REPLACE, as SQLite's does: a changeset-like table header, then a
+ * DELETE (for a DELETE) or INSERT (otherwise) whose indirect byte says
+ * REPLACE, with the old values of a DELETE and an UPDATE's key, the new ones
+ * otherwise (undefined where the change has none). */
+static int rebase_add(Apply *p, sqlite3_changeset_iter *it, int replaced) {
+  if (!p->want_rebase) return SQLITE_OK;
+  SessBuf *b = &p->rebase;
+  if (!p->rebase_started) {
+    sess_buf_byte(b, 'T');
+    sess_buf_varint(b, (sqlite3_uint64)p->ncol);
+    sess_buf_bytes(b, p->pk, p->ncol);
+    sess_buf_bytes(b, it->tab, (sqlite3_int64)strlen(it->tab) + 1);
+    p->rebase_started = 1;
+  }
+  sess_buf_byte(b, it->op == SQLITE_DELETE ? SQLITE_DELETE : SQLITE_INSERT);
+  sess_buf_byte(b, replaced);
+  for (int i = 0; i < p->ncol; i++) {
+    int old = it->op == SQLITE_DELETE || (it->op == SQLITE_UPDATE && p->pk[i]);
+    sess_buf_value(b, it->vals[(old ? 0 : it->ncol) + i]);
+  }
+  return b->rc;
+}
+
 /* kind is SQLITE_CHANGESET_DATA or _CONFLICT; retry (when not NULL) asks
  * for the key lookup that tells DATA from NOTFOUND / CONFLICT from a
  * constraint, and receives the REPLACE answer. */
@@ -159,15 +188,15 @@ static int on_conflict(int kind, Apply *p, sqlite3_changeset_iter *it, int *retr
     return rc;
   }
   if (rc) return rc;
-  switch (res) {
-    case SQLITE_CHANGESET_REPLACE:
-      if (!retry) return SQLITE_MISUSE;
-      *retry = 1;
-      return SQLITE_OK;
-    case SQLITE_CHANGESET_OMIT: return SQLITE_OK;
-    case SQLITE_CHANGESET_ABORT: return SQLITE_ABORT;
-    default: return SQLITE_MISUSE;
+  if (res == SQLITE_CHANGESET_REPLACE) {
+    if (!retry) return SQLITE_MISUSE;
+    *retry = 1;
+  } else if (res == SQLITE_CHANGESET_ABORT) {
+    return SQLITE_ABORT;
+  } else if (res != SQLITE_CHANGESET_OMIT) {
+    return SQLITE_MISUSE;
   }
+  return rebase_add(p, it, res == SQLITE_CHANGESET_REPLACE);
 }
 
 /* UPDATE main.tab SET c = ?(2i+1) for each defined new value WHERE key
@@ -335,9 +364,10 @@ static int table_fits(Apply *p, sqlite3_changeset_iter *it, int *fits) {
 }
 
 static int apply_all(sqlite3 *db, sqlite3_changeset_iter *it, int (*filter)(void *, const char *),
-                     ConflictFn conflict, void *ctx, int flags) {
+                     ConflictFn conflict, void *ctx, int flags, void **prebase, int *pnrebase) {
   Apply ap;
   memset(&ap, 0, sizeof ap);
+  ap.want_rebase = prebase && pnrebase;
   ap.db = db;
   ap.conflict = conflict;
   ap.ctx = ctx;
@@ -374,6 +404,7 @@ static int apply_all(sqlite3 *db, sqlite3_changeset_iter *it, int (*filter)(void
     }
     if (!skip) rc = apply_one(it, &ap, tab);
   }
+  int patch = it->patch;
   int rc2 = sqlite3changeset_finalize(it);
   if (!rc) rc = rc2;
   if (!rc && tab && !skip) rc = retry_put_aside(&ap, &hdr, tab);
@@ -400,19 +431,23 @@ static int apply_all(sqlite3 *db, sqlite3_changeset_iter *it, int (*filter)(void
       sqlite3_exec(db, "RELEASE changeset_apply", NULL, NULL, NULL);
     }
   }
+  if (!rc && ap.want_rebase && !patch && ap.rebase.n <= 0x7fffffff) {
+    *prebase = ap.rebase.a;
+    *pnrebase = (int)ap.rebase.n;
+  } else {
+    sqlite3_free(ap.rebase.a);
+  }
   return rc;
 }
 
 int sqlite3changeset_apply_v2(sqlite3 *db, int n, void *data,
                               int (*filter)(void *, const char *), ConflictFn conflict, void *ctx,
                               void **prebase, int *pnrebase, int flags) {
-  if (prebase) *prebase = NULL;
-  if (pnrebase) *pnrebase = 0;
   if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
   sqlite3_changeset_iter *it = NULL;
   int rc = sess_iter_start(&it, n, data, (flags & SQLITE_CHANGESETAPPLY_INVERT) != 0);
   if (rc) return rc;
-  return apply_all(db, it, filter, conflict, ctx, flags);
+  return apply_all(db, it, filter, conflict, ctx, flags, prebase, pnrebase);
 }
 
 int sqlite3changeset_apply(sqlite3 *db, int n, void *data, int (*filter)(void *, const char *),
@@ -423,8 +458,6 @@ int sqlite3changeset_apply(sqlite3 *db, int n, void *data, int (*filter)(void *,
 int sqlite3changeset_apply_v2_strm(sqlite3 *db, int (*in)(void *, void *, int *), void *arg,
                                    int (*filter)(void *, const char *), ConflictFn conflict,
                                    void *ctx, void **prebase, int *pnrebase, int flags) {
-  if (prebase) *prebase = NULL;
-  if (pnrebase) *pnrebase = 0;
   int n;
   void *data;
   int rc = sess_read_stream(in, arg, &n, &data);

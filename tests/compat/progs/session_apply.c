@@ -4,7 +4,7 @@
  * sqlite3changeset_apply/_v2 into databases prepared to conflict in every
  * way (DATA, NOTFOUND, CONFLICT, CONSTRAINT, FOREIGN_KEY) under handlers
  * answering OMIT, REPLACE or ABORT, with a table filter, NOSAVEPOINT and
- * INVERT, patchsets too. Every callback (kind, change, conflicting row) and
+ * INVERT, patchsets too, with the rebase buffers _v2 returns. Every callback (kind, change, conflicting row) and
  * each resulting table content is printed; tests/compat/test_compat.c
  * requires the same output from both libraries. The changesets are
  * recorded by the library under test, which tests/compat/progs/session.c
@@ -202,11 +202,11 @@ static void try_apply(const char *label, int n, void *p, const char *answers, in
   Script s = {answers, 0, filter_out};
   int rc;
   if (v2) {
-    void *rebase = (void *)1;
+    void *rebase = NULL;
     int nrebase = -1;
-    rc = sqlite3changeset_apply_v2(db, n, p, filter, handler, &s, NULL, NULL, flags);
-    (void)rebase;
-    (void)nrebase;
+    rc = sqlite3changeset_apply_v2(db, n, p, filter, handler, &s, &rebase, &nrebase, flags);
+    prog_hex("  rebase", nrebase, rebase);
+    sqlite3_free(rebase);
   } else {
     rc = sqlite3changeset_apply(db, n, p, filter_out ? filter : NULL, handler, &s);
   }
