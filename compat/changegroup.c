@@ -168,6 +168,7 @@ static SessChange *new_change(int op, int indirect, const unsigned char *rec, sq
   }
   memcpy(r, rec, (size_t)n);
   c->next = NULL;
+  c->max_size = 0;
   c->op = op;
   c->indirect = indirect;
   c->rec = r;

@@ -193,6 +193,7 @@ struct sqlite3_session {
   void *filter_ctx;
   SessTable *tabs;
   sqlite3_int64 mem; /* bytes allocated for tables and changes */
+  sqlite3_int64 max_size; /* changeset_size: SQLite's running upper bound */
   sqlite3_session *next; /* the connection's next session */
 };
 
@@ -352,12 +353,97 @@ void sess_free_cols(char **cols, int n) {
   sqlite3_free(cols);
 }
 
+static int varint_len(sqlite3_uint64 v) {
+  int n = 1;
+  while (n < 9 && (v >>= 7) != 0) n++;
+  return n;
+}
+
+/* Bytes of v encoded (NULL: undefined, one byte). */
+static sqlite3_int64 value_size(sqlite3_value *v) {
+  if (!v) return 1;
+  int t = sqlite3_value_type(v);
+  if (t == SQLITE_INTEGER || t == SQLITE_FLOAT) return 9;
+  if (t == SQLITE_TEXT || t == SQLITE_BLOB) {
+    int n = sqlite3_value_bytes(v);
+    return 1 + varint_len((sqlite3_uint64)n) + n;
+  }
+  return 1;
+}
+
+/* SQLite's bound on what change c can add to the changeset, after a change
+ * of kind op to its row (the new values from src): the bound only grows. */
+static int update_max_size(sqlite3_session *s, const RowSource *src, const SessTable *t,
+                           SessChange *c, int op) {
+  sqlite3_int64 n = 2;
+  if (c->op == SQLITE_INSERT) {
+    for (int i = 0; op != SQLITE_DELETE && i < t->ncol; i++) {
+      sqlite3_value *v = NULL;
+      src->get_new(src->ctx, i, &v);
+      n += value_size(v);
+    }
+  } else if (op == SQLITE_DELETE) {
+    n += c->nrec;
+  } else {
+    const unsigned char *a = c->rec, *end = c->rec + c->nrec;
+    for (int i = 0; i < t->ncol; i++) {
+      sqlite3_value *v = NULL;
+      src->get_new(src->ctx, i, &v);
+      if (!v) return SQLITE_NOMEM;
+      sqlite3_int64 len = sess_value_len(a, end - a);
+      if (len < 0) return SQLITE_CORRUPT;
+      int changed = 1, ty = a[0];
+      sqlite3_int64 old_body = 0; /* the stored value's bytes after its type */
+      if (ty == SQLITE_NULL) {
+        changed = sqlite3_value_type(v) != SQLITE_NULL;
+      } else if (ty == SQLITE_INTEGER || ty == SQLITE_FLOAT) {
+        if (ty == sqlite3_value_type(v)) {
+          sqlite3_int64 bits = sess_get_i64(a + 1);
+          if (ty == SQLITE_INTEGER) {
+            changed = bits != sqlite3_value_int64(v);
+          } else {
+            double d;
+            memcpy(&d, &bits, 8);
+            changed = d != sqlite3_value_double(v);
+          }
+        }
+        old_body = 8;
+      } else {
+        sqlite3_uint64 m;
+        int k = sess_get_varint(a + 1, len - 1, &m);
+        old_body = k + (sqlite3_int64)m;
+        if (ty == sqlite3_value_type(v) && (sqlite3_uint64)sqlite3_value_bytes(v) == m &&
+            (m == 0 || !memcmp(a + 1 + k, sqlite3_value_blob(v), (size_t)m)))
+          changed = 0;
+      }
+      a += len;
+      if (changed && t->pk[i]) {
+        n = c->nrec + 2;
+        break;
+      }
+      if (changed)
+        n += 1 + old_body + value_size(v);
+      else if (t->pk[i])
+        n += 2 + old_body;
+      else
+        n += 2;
+    }
+  }
+  if (n > c->max_size) {
+    s->max_size += n - c->max_size;
+    c->max_size = n;
+  }
+  return SQLITE_OK;
+}
+
 static int table_load(sqlite3_session *s, SessTable *t) {
   if (t->loaded) return SQLITE_OK;
   int rc = sess_table_info(s->db, s->zdb, t->name, &t->ncol, &t->pk, &t->cols);
   if (rc) return rc;
   t->loaded = 1;
   for (int i = 0; i < t->ncol; i++) t->npk += t->pk[i] != 0;
+  if (s->size_on) /* a table header */
+    s->max_size += 1 + varint_len((sqlite3_uint64)t->ncol) + t->ncol + (sqlite3_int64)strlen(t->name) + 1;
   s->mem += t->ncol * 9;
   return SQLITE_OK;
 }
@@ -405,6 +491,9 @@ void sess_table_free(SessTable *t) {
   sqlite3_free(t);
 }
 
+static SessChange *new_row_change(sqlite3_session *s, const RowSource *src, SessTable *t, int op,
+                                  unsigned k, int indirect);
+
 /* One row change (op as the hook reports it, or SQLITE_INSERT for the new
  * key of an UPDATE). */
 static void record_change(sqlite3_session *s, const RowSource *src, SessTable *t, int op) {
@@ -436,8 +525,18 @@ static void record_change(sqlite3_session *s, const RowSource *src, SessTable *t
     if (same_key(src, t, c, use_new)) break;
   if (c) {
     if (c->indirect && !indirect) c->indirect = 0;
-    return;
+  } else {
+    c = new_row_change(s, src, t, op, k, indirect);
+    if (!c) return;
   }
+  if (s->size_on && (rc = update_max_size(s, src, t, c, op)) != SQLITE_OK) s->rc = rc;
+}
+
+/* The first change to a row (invariant 2), into bucket k. */
+static SessChange *new_row_change(sqlite3_session *s, const RowSource *src, SessTable *t, int op,
+                                  unsigned k, int indirect) {
+  int rc = SQLITE_OK;
+  SessChange *c;
   SessBuf b = {0};
   for (int i = 0; i < t->ncol; i++) {
     sqlite3_value *v = NULL;
@@ -454,16 +553,18 @@ static void record_change(sqlite3_session *s, const RowSource *src, SessTable *t
   if (!c) {
     sqlite3_free(b.a);
     s->rc = rc ? rc : SQLITE_NOMEM;
-    return;
+    return NULL;
   }
   c->op = op;
   c->indirect = indirect;
   c->rec = b.a;
   c->nrec = (int)b.n;
+  c->max_size = 0;
   c->next = t->hash[k];
   t->hash[k] = c;
   t->nentry++;
   s->mem += (sqlite3_int64)sizeof *c + b.cap;
+  return c;
 }
 
 /* Finds the session's table of that name, attaching it when the session
@@ -856,12 +957,7 @@ int sqlite3session_patchset_strm(sqlite3_session *s, int (*out)(void *, const vo
 }
 
 sqlite3_int64 sqlite3session_changeset_size(sqlite3_session *s) {
-  if (!s || !s->size_on) return 0;
-  int n;
-  void *p;
-  if (generate(s, 0, &n, &p) != SQLITE_OK) return 0;
-  sqlite3_free(p);
-  return n;
+  return s ? s->max_size : 0;
 }
 
 /* ---------------------------------------------------------------- diff */

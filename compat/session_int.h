@@ -52,6 +52,7 @@ typedef struct SessChange {
   int op;                  /* SQLITE_INSERT, _UPDATE or _DELETE */
   int indirect;
   int nrec;
+  sqlite3_int64 max_size; /* a session's: the most this change has added to changeset_size */
   unsigned char *rec; /* a session: the original values (session.c, invariant 2);
                          a changegroup: the change's record(s) as a changeset has them */
 } SessChange;

@@ -7,7 +7,8 @@
  * key (ignored), change accumulation (INSERT+UPDATE, INSERT+DELETE,
  * DELETE+INSERT, UPDATE of the key, no-op UPDATE), indirect changes
  * (triggers, sqlite3session_indirect), enable, isempty, object_config, an
- * attached database, the streaming forms, and a thousand rows (the hash
+ * attached database, the streaming forms, changeset_size (SQLite's running
+ * bound, with OBJCONFIG_SIZE on), and a thousand rows (the hash
  * table growing). WITHOUT ROWID tables are left out: Shale's preupdate hook
  * does not report their changes yet (docs/compat.md). */
 #define SQLITE_ENABLE_SESSION 1
@@ -19,7 +20,8 @@
 static void dump(sqlite3_session *s, const char *label) {
   int n = -1;
   void *p = NULL;
-  printf("== %s isempty=%d\n", label, sqlite3session_isempty(s));
+  printf("== %s isempty=%d changeset_size=%lld\n", label, sqlite3session_isempty(s),
+         (long long)sqlite3session_changeset_size(s));
   int rc = sqlite3session_changeset(s, &n, &p);
   printf("changeset rc=%d\n", rc);
   prog_hex("C", n, p);
@@ -149,7 +151,10 @@ int main(void) {
 
   /* a thousand rows: the hash grows; row order is SQLite's */
   EXPECT_INT(sqlite3session_create(db, "main", &s), SQLITE_OK);
+  sz = 1;
+  EXPECT_INT(sqlite3session_object_config(s, SQLITE_SESSION_OBJCONFIG_SIZE, &sz), SQLITE_OK);
   EXPECT_INT(sqlite3session_attach(s, "t3"), SQLITE_OK);
+  EXPECT_INT(sqlite3session_object_config(s, SQLITE_SESSION_OBJCONFIG_SIZE, &sz), SQLITE_MISUSE);
   EXPECT_INT(sqlite3session_attach(s, "t1"), SQLITE_OK);
   EXEC_OK(db, "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i + 1 FROM c WHERE i < 1000) "
           "INSERT INTO t1 SELECT 1000 + i, i * 7, i / 3.0 FROM c;"
