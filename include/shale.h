@@ -463,6 +463,10 @@ const char *shale_db_filename(shale *db, const char *zdb);
 int shale_db_readonly(shale *db, const char *zdb);
 /* A standalone copy of v (free with shale_value_free); NULL on OOM. */
 shale_value *shale_value_dup(const shale_value *v);
+/* A standalone value of that type (SHALE_INTEGER: i, SHALE_FLOAT: r,
+ * SHALE_TEXT/SHALE_BLOB: the n bytes at p, copied; anything else NULL);
+ * free with shale_value_free; NULL on OOM. */
+shale_value *shale_value_make(int type, shale_int64 i, double r, const void *p, int n);
 void shale_value_free(shale_value *v);
 /* sqlite3_value_numeric_type: the type v would have as a number. */
 int shale_value_numeric_type(shale_value *v);

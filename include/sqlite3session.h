@@ -4,8 +4,10 @@
  * Debian's libsqlite3.so.0 exports (SQLITE_ENABLE_SESSION) and its sqlite3
  * shell imports.
  *
- * Shale has no session extension yet: compat/session.c exports every one of
- * these names with a clean refusal (docs/compat.md). Kept out of sqlite3.h,
+ * Built over compat/: sessions (session.c), iterators and invert
+ * (changeset.c), apply (changeset_apply.c), changegroups and concat
+ * (changegroup.c); sqlite3session_diff and the rebaser refuse cleanly
+ * (docs/compat.md). Kept out of sqlite3.h,
  * which, like SQLite's header without SQLITE_ENABLE_SESSION, does not declare
  * them.
  *

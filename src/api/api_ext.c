@@ -2,7 +2,8 @@
  * api_ext.c -- small native entry points the sqlite3 compatibility layer
  * (compat/) needs beyond SQLite's shape of the API: setting a connection's
  * error, the database file name and read-only state, standalone copies of
- * values (sqlite3_value_dup), a value's numeric type, and the statement text
+ * values (sqlite3_value_dup, and made from scratch for changeset
+ * iterators), a value's numeric type, and the statement text
  * with its bound parameters expanded.
  *
  * Owns: nothing beyond what it returns (documented per function in shale.h).
@@ -71,6 +72,24 @@ shale_value *shale_value_dup(const shale_value *v) {
     d->v.flags = 0;
   }
   return d;
+}
+
+shale_value *shale_value_make(int type, shale_int64 i, double r, const void *p, int n) {
+  shale_value tmp;
+  memset(&tmp, 0, sizeof tmp);
+  tmp.v.type = SHALE_NULL;
+  if (type == SHALE_INTEGER) {
+    tmp.v.type = SHALE_INTEGER;
+    tmp.v.i = i;
+  } else if (type == SHALE_FLOAT) {
+    tmp.v.type = SHALE_FLOAT;
+    tmp.v.r = r;
+  } else if ((type == SHALE_TEXT || type == SHALE_BLOB) && n >= 0) {
+    tmp.v.type = (uint8_t)type;
+    tmp.v.z = p ? p : "";
+    tmp.v.n = (uint32_t)n;
+  }
+  return shale_value_dup(&tmp);
 }
 
 void shale_value_free(shale_value *v) {

@@ -1071,6 +1071,12 @@ int src_resolve_joins(Parse *p, SrcList *s) {
 
 /* 1 if item k of s joins by USING naming column name, or NATURAL with name
  * a column it shares with an item on its left. */
+/* The database part of an item's long column names, as SQLite 3.40 tags
+ * them: the table's database, or "*" for a subquery or view. */
+static const char *item_db_tag(Parse *p, const SrcItem *it) {
+  return it->kind == SRC_TABLE ? parse_db_name(p, it->idb) : "*";
+}
+
 static int item_uses(SrcList *s, int k, const char *name) {
   if (k <= 0 || k >= s->n || s->a[k].in_nest) return 0;
   SrcItem *it = &s->a[k];
@@ -1217,18 +1223,19 @@ static int expand_star(Parse *p, SelInfo *info, SqlExprList *cols) {
       for (int j = 0; j < it->tab->ncol; j++) {
         if (it->tab->cols[j].hidden == COL_HIDDEN) continue;
         for (int k2 = 0; k2 < src->n; k2++) {
-          /* two items of the same name with this column: SQLite's qualified
-           * reference to it is ambiguous */
+          /* two items of the same name in the same database (subqueries: in
+           * "*") with this column: SQLite's qualified reference to it,
+           * db.name.column, is ambiguous */
           if (k2 == k || !it->name || !src->a[k2].name) continue;
           if (src->a[k2].in_nest || src->a[k2].nest) continue;
           if (util_stricmp(src->a[k2].name, it->name) != 0) continue;
+          if (util_stricmp(item_db_tag(p, &src->a[k2]), item_db_tag(p, it)) != 0) continue;
           int j2 = table_column_index(src->a[k2].tab, it->tab->cols[j].name);
           if (j2 < 0) continue;
           if (x && ((x->merged[k2] | x->merged[k]) & ((uint64_t)1 << (j2 >= 63 ? 63 : j2))))
             continue; /* a USING column is not ambiguous */
-          parse_error(p, "ambiguous column name: %s%s%s.%s",
-                      it->kind == SRC_TABLE ? parse_db_name(p, it->idb) : "",
-                      it->kind == SRC_TABLE ? "." : "", it->name, it->tab->cols[j].name);
+          parse_error(p, "ambiguous column name: %s.%s.%s", item_db_tag(p, it), it->name,
+                      it->tab->cols[j].name);
           return 1;
         }
         const char *cn = it->tab->cols[j].name;
@@ -1237,7 +1244,7 @@ static int expand_star(Parse *p, SelInfo *info, SqlExprList *cols) {
           continue;
         struct NestCol nc = {0};
         if (info->nested_from) {
-          nc.db = it->kind == SRC_TABLE ? parse_db_name(p, it->idb) : "*";
+          nc.db = item_db_tag(p, it);
           nc.tab = it->name;
           nc.col = cn;
           nc.noexpand = item_uses(src, k, cn) || item_uses(src, next, cn);

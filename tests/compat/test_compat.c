@@ -202,6 +202,10 @@ TEST(compat_exports_only_sqlite3_names) {
 TEST(compat_issue4_functions_exported) { run_prog("exports", 1); }
 
 TEST(compat_preupdate_same) { run_same("preupdate"); }
+TEST(compat_session_record_same) { run_same("session"); }
+TEST(compat_session_apply_same) { run_same("session_apply"); }
+TEST(compat_session_group_same) { run_same("session_group"); }
+TEST(compat_session_diff_same) { run_same("session_diff"); }
 TEST(compat_utf16_same) { run_same("utf16"); }
 TEST(compat_uri_same) { run_same("uri"); }
 TEST(compat_uri_off_same) { run_same("uri_off"); }

@@ -65,6 +65,14 @@ static int prog_failed, prog_checks;
     sqlite3_free(_e);                                                      \
   } while (0)
 
+/* Bytes as hex, 32 to a line, after a label and the count. */
+static inline void prog_hex(const char *what, int n, const void *p) {
+  const unsigned char *a = p;
+  printf("%s %d:", what, n);
+  for (int i = 0; i < n; i++) printf("%s%02x", i % 32 ? "" : "\n  ", a[i]);
+  printf("\n");
+}
+
 static inline int prog_done(void) {
   printf("%d checks, %d failed\n", prog_checks, prog_failed);
   return prog_failed ? 1 : 0;
