@@ -443,7 +443,7 @@ static int apply_all(sqlite3 *db, sqlite3_changeset_iter *it, int (*filter)(void
 int sqlite3changeset_apply_v2(sqlite3 *db, int n, void *data,
                               int (*filter)(void *, const char *), ConflictFn conflict, void *ctx,
                               void **prebase, int *pnrebase, int flags) {
-  if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
+  if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
   sqlite3_changeset_iter *it = NULL;
   int rc = sess_iter_start(&it, n, data, (flags & SQLITE_CHANGESETAPPLY_INVERT) != 0);
   if (rc) return rc;

@@ -620,7 +620,7 @@ static SessTable *find_table(sqlite3_session *s, const char *name) {
 int sqlite3session_create(sqlite3 *db, const char *zdb, sqlite3_session **pp) {
   if (!pp) return SQLITE_MISUSE;
   *pp = NULL;
-  if (!compat_reg_has(db, COMPAT_DB)) return SQLITE_MISUSE;
+  if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
   if (!zdb) zdb = "main";
   sqlite3_session *s = sqlite3_malloc64(sizeof *s);
   if (!s) return SQLITE_NOMEM;
@@ -639,7 +639,7 @@ int sqlite3session_create(sqlite3 *db, const char *zdb, sqlite3_session **pp) {
 void sqlite3session_delete(sqlite3_session *s) {
   if (!s) return;
   sqlite3 *db = s->db;
-  if (compat_reg_has(db, COMPAT_DB)) {
+  if (shale_db_live((shale *)db)) {
     sqlite3_session *head = sqlite3_preupdate_hook(db, NULL, NULL);
     for (sqlite3_session **pp = &head; *pp; pp = &(*pp)->next) {
       if (*pp == s) {
