@@ -5,7 +5,7 @@
  *
  * Owns main (the two passes over the options, as sqlite3 makes them), the
  * input loop (lines gathered until sqlite3_complete's rule says a statement
- * ends -- src/sql/complete.c's resumable scan, each line scanned once --,
+ * ends -- src/parse/complete.c's resumable scan, each line scanned once --,
  * dot-commands at the start of a line), running SQL (every statement of a
  * chunk, rows printed by shell_mode.c) and the error lines sqlite3 prints:
  *   Parse error near line N: MSG            (prepare failed; + context)
@@ -33,7 +33,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "../src/sql/sql.h"
+#include "../src/parse/parse.h"
 #include "shell.h"
 
 static Shell *g_shell; /* for the SIGINT handler */

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "../src/func/func.h"
-#include "../src/sql/sql.h"
+#include "../src/parse/parse.h"
 #include "shell.h"
 
 /* ---- wrap options of the columnar modes ---- */

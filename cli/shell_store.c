@@ -30,8 +30,8 @@
 #include "../src/btree/btree.h"
 #include "../src/record/record.h"
 #include "../src/schema/schema.h"
-#include "../src/sql/ast.h"
-#include "../src/sql/schema_load.h"
+#include "../src/parse/ast.h"
+#include "../src/compile/schema_load.h"
 #include "shell.h"
 
 static FILE *g_out;

@@ -2,7 +2,7 @@
  * extras.c -- the rest of the functions include/sqlite3.h declares, so that
  * any program built against SQLite finds every symbol it may import:
  * sqlite3_get_table, the sqlite3_str builder, strglob/strlike, keywords,
- * sqlite3_complete (src/sql/complete.c's, through shale_complete),
+ * sqlite3_complete (src/parse/complete.c's, through shale_complete),
  * mutexes, stmt_isexplain, set_last_insert_rowid, bind_pointer; and clean
  * refusals for UTF-16 entry points, virtual tables, snapshots, extensions
  * and the remaining rarely used calls.
@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "../src/func/func.h"
-#include "../src/sql/sql.h"
+#include "../src/parse/parse.h"
 #include "compat_int.h"
 
 static int refuse(sqlite3 *db, const char *what) {

@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../sql/schema_load.h"
+#include "../compile/schema_load.h"
 #include "api_int.h"
 
 /* ---------------------------------------------------------------- errors */
@@ -2012,7 +2012,7 @@ shale_stmt *shale_next_stmt(shale *db, shale_stmt *st) {
   API_DB_CALL(db, NULL, st ? st->next : db->stmts);
 }
 
-/* sqlite3_complete's rule, trigger bodies included (src/sql/complete.c). */
+/* sqlite3_complete's rule, trigger bodies included (src/parse/complete.c). */
 int shale_complete(const char *z) { return z ? sql_complete(z) : 0; }
 
 /* ------------------------------------------------------------ entry points */

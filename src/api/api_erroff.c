@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../sql/sql.h"
+#include "../parse/parse.h"
 #include "api_int.h"
 
 /* Identifier text of the token at z (n bytes), dequoted, into buf. */

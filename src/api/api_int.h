@@ -50,7 +50,7 @@
 #include "../btree/btree.h"
 #include "../func/func.h"
 #include "../schema/schema.h"
-#include "../sql/compile.h"
+#include "../compile/compile.h"
 #include "../vm/vm.h"
 #include "shale.h"
 

@@ -19,16 +19,16 @@
 #include <string.h>
 
 #include "api_int.h"
-#include "../sql/analyze.h"
+#include "../compile/analyze.h"
 
 enum {
   PR_UNKNOWN,
 #define PRAGMA(name, id, ncol, cols, when_set, needs_arg, tab) PR_##id,
-#include "../sql/pragma.def"
+#include "../compile/pragma.def"
 };
 
 #define PRAGMA_COLS(id, ...) static const char *const id[] = {__VA_ARGS__};
-#include "../sql/pragma.def"
+#include "../compile/pragma.def"
 
 typedef struct PragmaDef {
   const char *name;
@@ -43,7 +43,7 @@ typedef struct PragmaDef {
 static const PragmaDef defs[] = {
 #define PRAGMA(name, id, ncol, cols, when_set, needs_arg, tab) \
   {#name, PR_##id, ncol, cols, when_set, needs_arg},
-#include "../sql/pragma.def"
+#include "../compile/pragma.def"
 };
 
 static const PragmaDef *find_def(const char *name) {

@@ -1,10 +1,10 @@
 /*
  * plan.h -- the query planner: WHERE/ON terms of a resolved AST in, one
- * access path per FROM item and a loop order out. src/sql/compile_where.c
+ * access path per FROM item and a loop order out. src/compile/compile_where.c
  * turns the plan into VM loops.
  *
- * Layering: includes src/sql/ast.h for its TYPES only (no function of
- * src/sql/ is called) and the schema below it. Whatever needs the code
+ * Layering: includes src/parse/ast.h (the parse layer is below this one)
+ * for the AST's types and the schema below it. Whatever needs the code
  * generator's knowledge (comparison affinity and collation of a term) is
  * filled in by the caller before plan_choose.
  *
@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "../schema/schema.h"
-#include "../sql/ast.h"
+#include "../parse/ast.h"
 
 #define PLAN_MAX_EQ 64 /* index columns a path may constrain */
 

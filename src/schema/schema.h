@@ -3,11 +3,12 @@
  * triggers of one database, as described by its sqlite_schema table.
  *
  * This layer only holds and looks up the objects; it does not parse SQL.
- * src/sql/schema_load.c fills a Schema by parsing each CREATE text (the AST
+ * src/compile/schema_load.c fills a Schema by parsing each CREATE text (the AST
  * lives in the schema's arena, so the expression pointers kept here -- CHECK,
  * DEFAULT, generated columns, index expressions, partial WHERE, view SELECT,
- * trigger bodies -- stay valid until schema_free). AST types are only named
- * (struct SqlExpr etc.), never dereferenced here.
+ * trigger bodies -- stay valid until schema_free). The AST's types come from
+ * src/parse/ast.h (the parse layer sits below this one: it depends on util
+ * alone); this layer stores the pointers and never walks them.
  *
  * Owns: every object and string reachable from a Schema (one arena) and the
  * hash tables (shale_malloc), all released by schema_free.
@@ -42,12 +43,9 @@
 
 #include <stdint.h>
 
+#include "../parse/ast.h"
 #include "../record/record.h"
 
-struct SqlExpr;
-struct SqlSelect;
-struct SqlStmt;
-struct SqlExprList;
 
 typedef struct Schema Schema;
 typedef struct Table Table;

@@ -3,7 +3,7 @@
  * and the interpreter state (Vm) that runs them over the connection's
  * databases (main, temp, attached: one Btree each, vm_set_dbs).
  *
- * The code generator (src/sql/compile_*.c) builds a VmProgram with the
+ * The code generator (src/compile/compile_*.c) builds a VmProgram with the
  * vm_builder_* calls; the API layer wraps each prepared statement around a
  * Vm made by vm_new and drives it with vm_step. Opcodes and their operands
  * are listed (and documented) in opcodes.def; this header only adds the
@@ -101,7 +101,7 @@ enum VmP4Type {
 /* ---- window functions (WinOpen, WinPush, WinEnd, WinRow: vm_window.c) ---- */
 
 /* Frame type, bounds and exclusion: the parser's SQL_FRAME_*, SQL_BOUND_*
- * and SQL_EXCLUDE_* numbers (src/sql/ast.h). */
+ * and SQL_EXCLUDE_* numbers (src/parse/ast.h). */
 #define VM_FRAME_ROWS 1
 #define VM_FRAME_RANGE 2
 #define VM_FRAME_GROUPS 3

@@ -24,7 +24,7 @@
  *  1. Any crash, leak, bad result code or empty error message fails the case, and the
  *     failing input's index and text are printed (SHALE_TEST_SEED + index reproduce it).
  *  2. Comparisons with SQLite are printed (first few of each kind) and counted, and
- *     never fail the case: this file checks robustness, tests/unit/sql/ checks syntax.
+ *     never fail the case: this file checks robustness, tests/unit/compile/ checks syntax.
  *  3. Statements run with a scratch directory as the working directory: mutated
  *     ATTACH / VACUUM INTO file names create files, and they must not land in the
  *     source tree.
@@ -39,7 +39,7 @@
 /* 1: the native API (include/shale.h, src/api/) is on main; 0 compiles the Shale half out. */
 #define SHALE_HAS_SQL_API 1
 
-#include "../../src/sql/sql.h"
+#include "../../src/parse/parse.h"
 #include "../../src/util/util.h"
 #if SHALE_HAS_SQL_API
 #include "shale.h"

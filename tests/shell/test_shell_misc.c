@@ -181,7 +181,7 @@ TEST(shell_import_large) {
 }
 
 /* A statement of 40,000 lines and a trigger of 5,000: the shell checks each
- * line as it comes (src/sql/complete.c's resumable scan), so gathering them
+ * line as it comes (src/parse/complete.c's resumable scan), so gathering them
  * takes linear time (it rescanned the whole statement per line: 87 s for
  * the 40,000 lines, sqlite3 0.07 s); output equal to sqlite3's. */
 TEST(shell_long_statement_linear) {

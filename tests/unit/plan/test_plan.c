@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "../../../src/plan/plan.h"
-#include "../../../src/sql/schema_load.h"
-#include "../../../src/sql/sql.h"
+#include "../../../src/compile/schema_load.h"
+#include "../../../src/parse/parse.h"
 #include "../../test.h"
 
 typedef struct Fix {

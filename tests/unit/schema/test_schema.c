@@ -1,6 +1,6 @@
 /*
  * test_schema.c -- the schema layer (src/schema) and its loader
- * (src/sql/schema_load.c) against the reference sqlite3.
+ * (src/compile/schema_load.c) against the reference sqlite3.
  *
  * A corpus of CREATE statements is run by sqlite3 into a file; schema_load
  * reads it back and every table, column, index, view and trigger is compared
@@ -20,8 +20,8 @@
 
 #include "../../../src/btree/btree.h"
 #include "../../../src/schema/schema.h"
-#include "../../../src/sql/ast.h"
-#include "../../../src/sql/schema_load.h"
+#include "../../../src/parse/ast.h"
+#include "../../../src/compile/schema_load.h"
 #include "../../test.h"
 
 /* ---- the corpus ---- */

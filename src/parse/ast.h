@@ -17,7 +17,7 @@
 #ifndef SHALE_SQL_AST_H
 #define SHALE_SQL_AST_H
 
-#include "sql.h"
+#include "parse.h"
 
 typedef struct SqlExpr SqlExpr;
 typedef struct SqlSelect SqlSelect;
@@ -57,7 +57,7 @@ typedef enum SqlExprOp {
   SQL_E_CASE,     /* CASE [a] WHEN list[2i] THEN list[2i+1] ... [ELSE b] END */
   SQL_E_FUNC,     /* z(list) [FILTER (WHERE filter)] [OVER window] */
   SQL_E_RAISE,    /* RAISE(sub = TK_IGNORE/ROLLBACK/ABORT/FAIL [, z]) */
-  /* Made by name resolution (src/sql/resolve.c), never by the parser: */
+  /* Made by name resolution (src/compile/resolve.c), never by the parser: */
   SQL_E_COLREF,  /* a column of a FROM item: cursor, column (-1 = rowid), tab, aff */
   SQL_E_TRIGREF, /* NEW.x / OLD.x in a trigger body: cursor 1 = NEW, 0 = OLD; column
                   * (-1 = rowid), tab */

@@ -1,5 +1,5 @@
 /*
- * test_compile_core.c -- sql_compile itself (src/sql/compile.c): statement
+ * test_compile_core.c -- sql_compile itself (src/compile/compile.c): statement
  * kinds and flags, PRAGMA requests, parameter names and limits, the program
  * shape of compile.h invariant 4, transaction-control programs, the Parse
  * helpers (errors, KeyInfos, covers, EXPLAIN QUERY PLAN rows), and constant

@@ -1,5 +1,5 @@
 /*
- * test_resolve.c -- name resolution (src/sql/resolve.c) and select_resolve
+ * test_resolve.c -- name resolution (src/compile/resolve.c) and select_resolve
  * seen from inside: the fields SQL_E_COLREF nodes get (cursor, column,
  * affinity, depth), colused bits, correlation flags, aggregate ownership,
  * alias and ordinal substitution, double-quoted strings, '*' expansion and
@@ -11,8 +11,8 @@
  */
 #include <string.h>
 
-#include "../../../src/sql/schema_load.h"
-#include "../../../src/sql/select_int.h"
+#include "../../../src/compile/schema_load.h"
+#include "../../../src/compile/select_int.h"
 #include "../../test.h"
 
 typedef struct Fx {

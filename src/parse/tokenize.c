@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "sql.h"
+#include "parse.h"
 
 /* Character classes for the switch in sql_token. */
 enum {

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../../src/sql/sql.h"
+#include "../../../src/parse/parse.h"
 #include "../../test.h"
 
 /* Tokenize z and render "TYPE:text TYPE:text ..." (spaces skipped). */

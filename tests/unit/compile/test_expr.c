@@ -1,5 +1,5 @@
 /*
- * test_expr.c -- expressions (src/sql/compile_expr.c) against the reference
+ * test_expr.c -- expressions (src/compile/compile_expr.c) against the reference
  * SQLite: a hand-written list covering every operator and construct, and
  * thousands of random expression trees over literals of every type, all
  * evaluated as "SELECT expr" on both engines and compared by type and value

@@ -40,7 +40,7 @@
 #include "../btree/btree.h"
 #include "../schema/schema.h"
 #include "../func/func.h"
-#include "ast.h"
+#include "../parse/ast.h"
 
 #define MAX_COLUMNS 2000
 

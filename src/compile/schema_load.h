@@ -14,7 +14,7 @@
 
 #include "../btree/btree.h"
 #include "../schema/schema.h"
-#include "ast.h"
+#include "../parse/ast.h"
 
 /* Read every row of sqlite_schema and build a Schema (begins and ends a
  * read transaction of its own when none is open). A row that cannot be used

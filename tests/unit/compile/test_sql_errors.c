@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../../src/sql/ast.h"
+#include "../../../src/parse/ast.h"
 #include "../../test.h"
 
 static const char *const schema =

@@ -1,21 +1,26 @@
 /*
  * compile.h -- the code generator's internal interface: the compile context
  * (Parse), resolved FROM lists, name contexts, select destinations, and the
- * entry points of each compile_*.c file. Only src/sql/ and src/api/ include
- * it; the API layer uses just the public part at the top (sql_compile and
- * CompiledStmt).
+ * entry points of each compile_*.c file. Only src/compile/ and src/api/
+ * include it; the API layer uses just the public part at the top
+ * (sql_compile and CompiledStmt).
  *
- * Files and owners of the functions declared here:
- *   compile.c         sql_compile, Parse helpers, prologue/epilogue,
- *                     BEGIN/COMMIT/ROLLBACK/SAVEPOINT/RELEASE, EXPLAIN
- *   resolve.c         name resolution (resolve_*)
- *   compile_expr.c    expressions (expr_*), column reads (code_column)
- *   compile_select.c  SELECT (select_*), FROM lists (src_*), views,
- *                     subqueries, result column names
- *   compile_where.c   WHERE loops over a FROM list (where_*), on src/plan/
- *   compile_dml.c     INSERT, UPDATE, DELETE, constraints (dml_*)
- *   compile_trigger.c trigger programs (trigger_*)
- *   compile_ddl.c     CREATE/DROP TABLE/INDEX/VIEW/TRIGGER, REINDEX (ddl_*)
+ * Files and owners of the functions declared here (src/compile/README.md):
+ *   compile.c           sql_compile, Parse helpers, prologue/epilogue,
+ *                       BEGIN/COMMIT/ROLLBACK/SAVEPOINT/RELEASE, EXPLAIN
+ *   resolve.c           name resolution (resolve_*)
+ *   compile_expr.c      expressions (expr_*), column reads (code_column)
+ *   compile_select.c    SELECT (select_*), FROM lists (src_*), views,
+ *                       subqueries, co-routines, result column names
+ *   compile_window.c    window functions (window_*)
+ *   compile_where.c     WHERE loops over a FROM list (where_*), on src/plan/
+ *   compile_dml.c       INSERT, UPDATE, DELETE, constraints (dml_*)
+ *   compile_fk.c        foreign keys (fk_*)
+ *   compile_trigger.c   trigger programs (trigger_*)
+ *   compile_ddl*.c      CREATE/DROP/ALTER, indexes, REINDEX (ddl_*)
+ *   compile_analyze.c   ANALYZE
+ *   pragma_tab.c        pragma_NAME(...) in FROM (sql_pragma_tab)
+ *   schema_load.c       the schema from sqlite_schema (schema_load.h)
  *
  * Invariants:
  *  1. One Parse compiles one statement. Every compile-time allocation is in
@@ -47,8 +52,8 @@
 #include "../func/func.h"
 #include "../schema/schema.h"
 #include "../vm/vm.h"
-#include "ast.h"
-#include "sql.h"
+#include "../parse/ast.h"
+#include "../parse/parse.h"
 
 /* ======================= public part (API layer) ======================= */
 
@@ -172,7 +177,7 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
                 const char **tail, char **errmsg);
 void compiled_stmt_free(CompiledStmt *);
 
-/* ===================== internal part (src/sql/ only) ===================== */
+/* =================== internal part (src/compile/ only) =================== */
 
 typedef struct Parse Parse;
 typedef struct SrcList SrcList;
@@ -265,7 +270,7 @@ int src_can_coroutine(Parse *, const SrcItem *);
  * arguments (where_begin calls it where the item's loop starts). */
 void src_code_refill(Parse *, SrcItem *);
 
-/* A pragma usable in FROM as pragma_NAME(...) (src/sql/pragma_tab.c). */
+/* A pragma usable in FROM as pragma_NAME(...) (src/compile/pragma_tab.c). */
 typedef struct SqlPragmaTab {
   const char *name;         /* without the "pragma_" prefix */
   int ncol;                 /* result columns */

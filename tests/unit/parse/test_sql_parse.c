@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../../src/sql/ast.h"
+#include "../../../src/parse/ast.h"
 #include "../../test.h"
 
 static char printed[8192];

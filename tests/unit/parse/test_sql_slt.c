@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../../../src/sql/ast.h"
+#include "../../../src/parse/ast.h"
 #include "../../test.h"
 
 static long n_stmts, n_files, n_fail;

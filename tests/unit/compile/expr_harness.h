@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../../src/sql/compile.h"
+#include "../../../src/compile/compile.h"
 #include "../../test.h"
 
 typedef struct ExprRes {

@@ -30,7 +30,7 @@
  */
 #include <string.h>
 
-#include "sql.h"
+#include "parse.h"
 
 /* Coarse tokens (the machine's columns). */
 enum { T_SEMI, T_WS, T_OTHER, T_EXPLAIN, T_CREATE, T_TEMP, T_TRIGGER, T_END };

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../../src/sql/ast.h"
+#include "../../../src/parse/ast.h"
 #include "../../test.h"
 
 typedef struct Out {
