@@ -252,16 +252,22 @@ static inline int reader_col(Reader *r, uint32_t *st, const uint8_t **body) {
 static inline int is_int_type(uint32_t st) { return (st >= 1 && st <= 6) || st == 8 || st == 9; }
 static inline int64_t int_body(uint32_t st, const uint8_t *p) {
   switch (st) {
-  case 1: return (int8_t)p[0];
-  case 2: return (int16_t)((uint16_t)p[0] << 8 | p[1]);
-  case 3: {
-    int32_t x = (int32_t)((uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2]);
-    return p[0] & 0x80 ? x - 0x1000000 : x;
-  }
-  case 4: return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
-  case 5: return record_int_body(p, 6);
-  case 6: return record_int_body(p, 8);
-  default: return (int64_t)st - 8; /* 8, 9 */
+    case 1:
+      return (int8_t)p[0];
+    case 2:
+      return (int16_t)((uint16_t)p[0] << 8 | p[1]);
+    case 3: {
+      int32_t x = (int32_t)((uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2]);
+      return p[0] & 0x80 ? x - 0x1000000 : x;
+    }
+    case 4:
+      return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
+    case 5:
+      return record_int_body(p, 6);
+    case 6:
+      return record_int_body(p, 8);
+    default:
+      return (int64_t)st - 8; /* 8, 9 */
   }
 }
 static inline int is_binary(const Collation *coll) { return !coll || coll == &record_coll_binary; }
@@ -295,17 +301,19 @@ static inline int col_dir(const Order *o, int i, int c) {
   return o->desc && i < o->ncol && o->desc[i] ? -c : c;
 }
 
-/* The pairs the fast paths leave: decoded, then value_compare (kept out of
- * line so that the byte-level comparisons stay small). */
-static int decoded_compare(const Collation *coll, uint32_t ta, const uint8_t *pa, uint32_t tb,
-                           const uint8_t *pb) {
+/* The pairs the fast paths leave: decoded, then value_compare. This and
+ * the column walks below are kept out of line (noinline) so that the fast
+ * entries of the comparators stay small: no register saves on a probe. */
+__attribute__((noinline)) static int decoded_compare(const Collation *coll, uint32_t ta,
+                                                     const uint8_t *pa, uint32_t tb,
+                                                     const uint8_t *pb) {
   ShValue va, vb;
   record_decode_value(ta, pa, &va);
   record_decode_value(tb, pb, &vb);
   return value_compare(&va, &vb, coll);
 }
-static int decoded_value_compare(const Collation *coll, uint32_t st, const uint8_t *p,
-                                 const ShValue *k) {
+__attribute__((noinline)) static int decoded_value_compare(const Collation *coll, uint32_t st,
+                                                           const uint8_t *p, const ShValue *k) {
   ShValue v;
   record_decode_value(st, p, &v);
   return value_compare(&v, k, coll);
@@ -315,8 +323,8 @@ static int decoded_value_compare(const Collation *coll, uint32_t st, const uint8
  * two integers and two texts under BINARY (or two blobs) without decoding;
  * every other pair (reals, mixed classes, NULLs, other collations) is
  * decoded and goes to value_compare. */
-static inline int serial_compare(const Collation *coll, uint32_t ta, const uint8_t *pa,
-                                 uint32_t tb, const uint8_t *pb) {
+static inline int serial_compare(const Collation *coll, uint32_t ta, const uint8_t *pa, uint32_t tb,
+                                 const uint8_t *pb) {
   if (is_int_type(ta) && is_int_type(tb)) {
     int64_t x = int_body(ta, pa), y = int_body(tb, pb);
     return x < y ? -1 : x > y;
@@ -352,8 +360,8 @@ static inline int first_col(const uint8_t *p, uint32_t n, uint32_t *st, const ui
 /* The fast entry of the comparators (most probes of a seek end here): 1
  * with *res set when the first columns, read as first_col reads them,
  * differ; 0 to take the full walk (from column 0). */
-static inline int first_compare(const KeyInfo *ki, const uint8_t *a, uint32_t na,
-                                const uint8_t *b, uint32_t nb, int *res) {
+static inline int first_compare(const KeyInfo *ki, const uint8_t *a, uint32_t na, const uint8_t *b,
+                                uint32_t nb, int *res) {
   uint32_t ta, tb;
   const uint8_t *pa, *pb;
   if (!first_col(a, na, &ta, &pa) || !first_col(b, nb, &tb, &pb)) return 0;
@@ -367,8 +375,8 @@ static inline int first_compare(const KeyInfo *ki, const uint8_t *a, uint32_t na
 /* The comparison of two records over at most maxcol columns (-1: all),
  * column by column from the bytes. 2 when the records are equal there, or
  * the sign of (a - b); -2 on a malformed record. */
-static int records_compare(const KeyInfo *ki, const void *a, uint32_t na, const void *b,
-                           uint32_t nb, int maxcol) {
+__attribute__((noinline)) static int records_compare(const KeyInfo *ki, const void *a, uint32_t na,
+                                                     const void *b, uint32_t nb, int maxcol) {
   const Order o = order_of(ki);
   Reader ra, rb;
   if (!reader_init(&ra, a, na) || !reader_init(&rb, b, nb)) return -2;
@@ -407,7 +415,8 @@ int record_compare_prefix(void *keyinfo, const void *a, uint32_t na, const void 
 }
 
 /* record_compare_unpacked past its first column. */
-static int unpacked_walk(KeyInfo *ki, const void *rec, uint32_t n, const ShValue *key, int nkey) {
+__attribute__((noinline)) static int unpacked_walk(KeyInfo *ki, const void *rec, uint32_t n,
+                                                   const ShValue *key, int nkey) {
   const Order o = order_of(ki);
   Reader r;
   if (!reader_init(&r, rec, n)) goto corrupt;
