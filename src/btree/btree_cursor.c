@@ -444,7 +444,35 @@ int cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
   }
 }
 
-/* Index seek: cmp(ctx, cellkey, n) = sign(cell - search). */
+/* The key of an index cell whose payload is wholly local, read inline for a
+ * seek probe: off is the offset of the payload-size varint (past the child
+ * pointer on interior pages). Returns 0 when the cell needs cell_key's full
+ * parse: a size varint longer than 2 bytes, a payload that spills, or a
+ * cell running past the usable end (cell_parse then reports it). */
+static inline int probe_key(const Btree *bt, const uint8_t *d, uint32_t off, const uint8_t **key,
+                            uint32_t *nkey) {
+  const uint32_t u = bt->usable;
+  const uint8_t *p = d + off;
+  uint32_t n, h;
+  if (off >= u) return 0;
+  if (p[0] < 0x80) {
+    n = p[0];
+    h = 1;
+  } else if (off + 1 < u && p[1] < 0x80) {
+    n = (uint32_t)(p[0] & 0x7f) << 7 | p[1];
+    h = 2;
+  } else {
+    return 0;
+  }
+  if (n > bt->max_local || off + h + n > u) return 0;
+  *key = p + h;
+  *nkey = n;
+  return 1;
+}
+
+/* Index seek: cmp(ctx, cellkey, n) = sign(cell - search). Each probe reads
+ * the cell's local key in place (probe_key); only a spilled or doubtful
+ * cell takes the full parse and, if it spills, a gathered copy. */
 static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), void *ctx,
                       int *res) {
   int rc = cursor_move_to_root(c);
@@ -457,16 +485,20 @@ static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), v
   for (;;) {
     PgPage *pg = c->pg[c->depth - 1];
     MemPage *m = page_mem(pg);
+    const uint8_t *d = pager_data(pg), *ptr = d + m->hdr + m->hdrlen;
+    const uint32_t skip = m->leaf ? 0 : 4;
     int lo = 0, hi = m->ncell, r = 1;
     while (lo < hi) {
       int mid = (lo + hi) / 2;
       const uint8_t *key;
       uint32_t nkey;
-      uint8_t *freeme;
-      rc = cell_key(c->bt, pg, mid, &key, &nkey, &freeme);
-      if (rc) return rc;
+      uint8_t *freeme = NULL;
+      if (!probe_key(c->bt, d, util_get2(ptr + 2 * mid) + skip, &key, &nkey)) {
+        rc = cell_key(c->bt, pg, mid, &key, &nkey, &freeme);
+        if (rc) return rc;
+      }
       r = cmp(ctx, key, nkey);
-      shale_free(freeme);
+      if (freeme) shale_free(freeme);
       if (r == 0) {
         lo = mid;
         break;

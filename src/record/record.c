@@ -230,18 +230,6 @@ static int reader_init(Reader *r, const void *rec, uint32_t n) {
   return 1;
 }
 
-/* 1: *v holds the next column; 0: no more columns; -1: corrupt. */
-static inline int reader_next(Reader *r, ShValue *v) {
-  uint32_t st;
-  if (r->hp >= r->hend) return 0;
-  if (!read_type(&r->hp, r->hend, &st)) return -1;
-  uint32_t len = record_serial_len(st);
-  if (r->off + len > r->n) return -1;
-  record_decode_value(st, r->p + r->off, v);
-  r->off += len;
-  return 1;
-}
-
 static int raw_compare(const void *a, uint32_t na, const void *b, uint32_t nb) {
   uint32_t m = na < nb ? na : nb;
   int c = m ? memcmp(a, b, m) : 0;
@@ -249,76 +237,167 @@ static int raw_compare(const void *a, uint32_t na, const void *b, uint32_t nb) {
   return na < nb ? -1 : na > nb;
 }
 
-/* value_compare with the common cases (two integers, two BINARY texts)
- * inlined: the comparators run on every step of every index seek. */
-static inline int quick_compare(const ShValue *a, const ShValue *b, const Collation *coll) {
-  if (a->type == SHALE_INTEGER && b->type == SHALE_INTEGER) return a->i < b->i ? -1 : a->i > b->i;
-  if (a->type == SHALE_TEXT && b->type == SHALE_TEXT && (!coll || coll == &record_coll_binary)) {
-    uint32_t m = a->n < b->n ? a->n : b->n;
-    int c = m ? memcmp(a->z, b->z, m) : 0;
-    if (c) return c < 0 ? -1 : 1;
-    return a->n < b->n ? -1 : a->n > b->n;
-  }
-  return value_compare(a, b, coll);
-}
-
-static inline int column_cmp(const KeyInfo *ki, int i, const ShValue *a, const ShValue *b) {
-  if (!ki || i >= ki->ncol) return quick_compare(a, b, NULL);
-  int c = quick_compare(a, b, ki->coll ? ki->coll[i] : NULL);
-  return (ki->desc && ki->desc[i]) ? -c : c;
-}
-
-/* The first columns of two records compared straight from their bytes when
- * both headers start with one-byte varints and the columns are two
- * integers (serial types 1..6, 8, 9) or two texts under BINARY (the
- * sorter's and the index seeks' common case, as SQLite's sorter does).
- * Returns 1 with *res set when the columns differ, 0 when they are equal
- * or another case: the general comparison then runs (and checks bounds). */
-static inline int first_column_fast(const KeyInfo *ki, const uint8_t *a, uint32_t na,
-                                    const uint8_t *b, uint32_t nb, int *res) {
-  if (na < 2 || nb < 2 || a[0] >= 0x80 || a[1] >= 0x80 || b[0] >= 0x80 || b[1] >= 0x80 ||
-      a[0] < 2 || b[0] < 2)
-    return 0;
-  uint32_t ta = a[1], tb = b[1], ha = a[0], hb = b[0];
-  int c;
-  if (ta >= 13 && tb >= 13 && (ta & 1) && (tb & 1)) {
-    if (ki && ki->ncol > 0 && ki->coll && ki->coll[0] && ki->coll[0] != &record_coll_binary)
-      return 0;
-    uint32_t la = (ta - 13) / 2, lb = (tb - 13) / 2;
-    if (ha + la > na || hb + lb > nb) return 0;
-    uint32_t m = la < lb ? la : lb;
-    c = m ? memcmp(a + ha, b + hb, m) : 0;
-    c = c ? (c < 0 ? -1 : 1) : (la < lb ? -1 : la > lb);
-  } else if (((ta >= 1 && ta <= 6) || ta == 8 || ta == 9) &&
-             ((tb >= 1 && tb <= 6) || tb == 8 || tb == 9)) {
-    uint32_t la = record_serial_len(ta), lb = record_serial_len(tb);
-    if (ha + la > na || hb + lb > nb) return 0;
-    int64_t x = ta >= 8 ? (int64_t)ta - 8 : record_int_body(a + ha, la);
-    int64_t y = tb >= 8 ? (int64_t)tb - 8 : record_int_body(b + hb, lb);
-    c = x < y ? -1 : x > y;
-  } else {
-    return 0;
-  }
-  if (c == 0) return 0;
-  *res = (ki && ki->ncol > 0 && ki->desc && ki->desc[0]) ? -c : c;
+/* Next column of r as its serial type and body (not decoded): 1 ok, 0 no
+ * more columns, -1 corrupt (a bad type or a body past the end). */
+static inline int reader_col(Reader *r, uint32_t *st, const uint8_t **body) {
+  if (r->hp >= r->hend) return 0;
+  if (!read_type(&r->hp, r->hend, st)) return -1;
+  uint32_t len = record_serial_len(*st);
+  if (r->off + len > r->n) return -1;
+  *body = r->p + r->off;
+  r->off += len;
   return 1;
+}
+
+static inline int is_int_type(uint32_t st) { return (st >= 1 && st <= 6) || st == 8 || st == 9; }
+static inline int64_t int_body(uint32_t st, const uint8_t *p) {
+  switch (st) {
+    case 1:
+      return (int8_t)p[0];
+    case 2:
+      return (int16_t)((uint16_t)p[0] << 8 | p[1]);
+    case 3: {
+      int32_t x = (int32_t)((uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2]);
+      return p[0] & 0x80 ? x - 0x1000000 : x;
+    }
+    case 4:
+      return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
+    case 5:
+      return record_int_body(p, 6);
+    case 6:
+      return record_int_body(p, 8);
+    default:
+      return (int64_t)st - 8; /* 8, 9 */
+  }
+}
+static inline int is_binary(const Collation *coll) { return !coll || coll == &record_coll_binary; }
+static inline int bytes_cmp(const uint8_t *a, uint32_t na, const uint8_t *b, uint32_t nb) {
+  uint32_t m = na < nb ? na : nb;
+  int c = m ? memcmp(a, b, m) : 0;
+  if (c) return c < 0 ? -1 : 1;
+  return na < nb ? -1 : na > nb;
+}
+
+/* The collations and directions of a KeyInfo, looked up once per
+ * comparison: column i >= ncol (or no KeyInfo) is BINARY ascending. */
+typedef struct Order {
+  int ncol;
+  const Collation **coll;
+  const uint8_t *desc;
+} Order;
+static inline Order order_of(const KeyInfo *ki) {
+  Order o = {0, NULL, NULL};
+  if (ki) {
+    o.ncol = ki->ncol;
+    o.coll = ki->coll;
+    o.desc = ki->desc;
+  }
+  return o;
+}
+static inline const Collation *col_coll(const Order *o, int i) {
+  return o->coll && i < o->ncol ? o->coll[i] : NULL;
+}
+static inline int col_dir(const Order *o, int i, int c) {
+  return o->desc && i < o->ncol && o->desc[i] ? -c : c;
+}
+
+/* The pairs the fast paths leave: decoded, then value_compare. This and
+ * the column walks below are kept out of line (noinline) so that the fast
+ * entries of the comparators stay small: no register saves on a probe. */
+__attribute__((noinline)) static int decoded_compare(const Collation *coll, uint32_t ta,
+                                                     const uint8_t *pa, uint32_t tb,
+                                                     const uint8_t *pb) {
+  ShValue va, vb;
+  record_decode_value(ta, pa, &va);
+  record_decode_value(tb, pb, &vb);
+  return value_compare(&va, &vb, coll);
+}
+__attribute__((noinline)) static int decoded_value_compare(const Collation *coll, uint32_t st,
+                                                           const uint8_t *p, const ShValue *k) {
+  ShValue v;
+  record_decode_value(st, p, &v);
+  return value_compare(&v, k, coll);
+}
+
+/* Two column bodies compared in key order straight from the record bytes:
+ * two integers and two texts under BINARY (or two blobs) without decoding;
+ * every other pair (reals, mixed classes, NULLs, other collations) is
+ * decoded and goes to value_compare. */
+static inline int serial_compare(const Collation *coll, uint32_t ta, const uint8_t *pa, uint32_t tb,
+                                 const uint8_t *pb) {
+  if (is_int_type(ta) && is_int_type(tb)) {
+    int64_t x = int_body(ta, pa), y = int_body(tb, pb);
+    return x < y ? -1 : x > y;
+  }
+  if (ta >= 12 && tb >= 12 && !((ta ^ tb) & 1) && (!(ta & 1) || is_binary(coll)))
+    return bytes_cmp(pa, (ta - 12) / 2, pb, (tb - 12) / 2);
+  return decoded_compare(coll, ta, pa, tb, pb);
+}
+
+/* One column body against an unpacked value, as serial_compare. */
+static inline int serial_value_compare(const Collation *coll, uint32_t st, const uint8_t *p,
+                                       const ShValue *k) {
+  if (k->type == SHALE_INTEGER && is_int_type(st)) {
+    int64_t x = int_body(st, p);
+    return x < k->i ? -1 : x > k->i;
+  }
+  if (k->type == SHALE_TEXT && st >= 13 && (st & 1) && is_binary(coll))
+    return bytes_cmp(p, (st - 13) / 2, (const uint8_t *)k->z, k->n);
+  return decoded_value_compare(coll, st, p, k);
+}
+
+/* The first column of a record whose header length and first serial type
+ * are one-byte varints (nearly every index key), with the checks the
+ * Reader makes on it: 1 with its type and body, 0 to take the Reader. */
+static inline int first_col(const uint8_t *p, uint32_t n, uint32_t *st, const uint8_t **body) {
+  if (n < 2 || p[0] >= 0x80 || p[0] < 2 || p[1] >= 0x80 || p[1] == 10 || p[1] == 11) return 0;
+  if (p[0] + record_serial_len(p[1]) > n) return 0;
+  *st = p[1];
+  *body = p + p[0];
+  return 1;
+}
+
+/* The fast entry of the comparators (most probes of a seek end here): 1
+ * with *res set when the first columns, read as first_col reads them,
+ * differ; 0 to take the full walk (from column 0). */
+static inline int first_compare(const KeyInfo *ki, const uint8_t *a, uint32_t na, const uint8_t *b,
+                                uint32_t nb, int *res) {
+  uint32_t ta, tb;
+  const uint8_t *pa, *pb;
+  if (!first_col(a, na, &ta, &pa) || !first_col(b, nb, &tb, &pb)) return 0;
+  const Order o = order_of(ki);
+  int c = serial_compare(col_coll(&o, 0), ta, pa, tb, pb);
+  if (c == 0) return 0;
+  *res = col_dir(&o, 0, c);
+  return 1;
+}
+
+/* The comparison of two records over at most maxcol columns (-1: all),
+ * column by column from the bytes. 2 when the records are equal there, or
+ * the sign of (a - b); -2 on a malformed record. */
+__attribute__((noinline)) static int records_compare(const KeyInfo *ki, const void *a, uint32_t na,
+                                                     const void *b, uint32_t nb, int maxcol) {
+  const Order o = order_of(ki);
+  Reader ra, rb;
+  if (!reader_init(&ra, a, na) || !reader_init(&rb, b, nb)) return -2;
+  for (int i = 0; i != maxcol; i++) {
+    uint32_t ta = 0, tb = 0;
+    const uint8_t *pa = NULL, *pb = NULL;
+    int ea = reader_col(&ra, &ta, &pa), eb = reader_col(&rb, &tb, &pb);
+    if (ea < 0 || eb < 0) return -2;
+    if (!ea || !eb) return ea - eb; /* the shorter record (a prefix) first */
+    int c = serial_compare(col_coll(&o, i), ta, pa, tb, pb);
+    if (c) return col_dir(&o, i, c);
+  }
+  return 2;
 }
 
 int record_compare(void *keyinfo, const void *a, uint32_t na, const void *b, uint32_t nb) {
   KeyInfo *ki = keyinfo;
-  int fast;
-  if (first_column_fast(ki, a, na, b, nb, &fast)) return fast;
-  Reader ra, rb;
-  if (!reader_init(&ra, a, na) || !reader_init(&rb, b, nb)) goto corrupt;
-  for (int i = 0;; i++) {
-    ShValue va, vb;
-    int ea = reader_next(&ra, &va), eb = reader_next(&rb, &vb);
-    if (ea < 0 || eb < 0) goto corrupt;
-    if (!ea || !eb) return ea - eb; /* the shorter record (a prefix) first */
-    int c = column_cmp(ki, i, &va, &vb);
-    if (c) return c;
-  }
-corrupt:
+  int c;
+  if (first_compare(ki, a, na, b, nb, &c)) return c;
+  c = records_compare(ki, a, na, b, nb, -1);
+  if (c != -2) return c; /* every column read: the loop ends at a prefix */
   if (ki) ki->corrupt = 1;
   return raw_compare(a, na, b, nb);
 }
@@ -326,40 +405,46 @@ corrupt:
 int record_compare_prefix(void *keyinfo, const void *a, uint32_t na, const void *b, uint32_t nb) {
   KeyInfo *ki = keyinfo;
   if (!ki) return record_compare(keyinfo, a, na, b, nb);
-  int fast;
-  if (ki->ncol > 0 && first_column_fast(ki, a, na, b, nb, &fast)) return fast;
-  Reader ra, rb;
-  if (!reader_init(&ra, a, na) || !reader_init(&rb, b, nb)) goto corrupt;
-  for (int i = 0; i < ki->ncol; i++) {
-    ShValue va, vb;
-    int ea = reader_next(&ra, &va), eb = reader_next(&rb, &vb);
-    if (ea < 0 || eb < 0) goto corrupt;
-    if (!ea || !eb) return ea - eb;
-    int c = column_cmp(ki, i, &va, &vb);
-    if (c) return c;
-  }
-  return 0;
-corrupt:
+  int c;
+  if (ki->ncol > 0 && first_compare(ki, a, na, b, nb, &c)) return c;
+  c = records_compare(ki, a, na, b, nb, ki->ncol);
+  if (c == 2) return 0;
+  if (c != -2) return c;
   ki->corrupt = 1;
   return raw_compare(a, na, b, nb);
 }
 
-int record_compare_unpacked(KeyInfo *ki, const void *rec, uint32_t n, const ShValue *key,
-                            int nkey) {
+/* record_compare_unpacked past its first column. */
+__attribute__((noinline)) static int unpacked_walk(KeyInfo *ki, const void *rec, uint32_t n,
+                                                   const ShValue *key, int nkey) {
+  const Order o = order_of(ki);
   Reader r;
   if (!reader_init(&r, rec, n)) goto corrupt;
   for (int i = 0; i < nkey; i++) {
-    ShValue v;
-    int e = reader_next(&r, &v);
+    uint32_t st = 0;
+    const uint8_t *p = NULL;
+    int e = reader_col(&r, &st, &p);
     if (e < 0) goto corrupt;
     if (e == 0) return -1;
-    int c = column_cmp(ki, i, &v, &key[i]);
-    if (c) return c;
+    int c = serial_value_compare(col_coll(&o, i), st, p, &key[i]);
+    if (c) return col_dir(&o, i, c);
   }
   return 0;
 corrupt:
   if (ki) ki->corrupt = 1;
   return -1;
+}
+
+int record_compare_unpacked(KeyInfo *ki, const void *rec, uint32_t n, const ShValue *key,
+                            int nkey) {
+  uint32_t st;
+  const uint8_t *p;
+  if (nkey > 0 && first_col(rec, n, &st, &p)) {
+    const Order o = order_of(ki);
+    int c = serial_value_compare(col_coll(&o, 0), st, p, &key[0]);
+    if (c) return col_dir(&o, 0, c);
+  }
+  return unpacked_walk(ki, rec, n, key, nkey);
 }
 
 int record_seek_cmp(void *seek, const void *rec, uint32_t n) {
