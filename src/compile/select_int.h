@@ -186,4 +186,63 @@ void window_push(Parse *, WinCtx *);
  * emits the output code (result list, emit_output). */
 void window_end(Parse *, WinCtx *, void (*out)(Parse *, void *), void *arg);
 
+/* ---- shared by compile_select.c, compile_from.c and compile_agg.c ---- */
+
+/* How rows leave a core (compile_select.c invariant 1). */
+/* Internal destination: a recursive CTE's queue (cursor), deduplicated
+ * through the ephemeral index out - 1 when out > 0 (UNION). */
+#define SD_CTEQ 100
+
+typedef struct OutCtx {
+  SelectDest *dest;
+  int ncol;
+  int reg_limit, reg_offset; /* 0 when absent */
+  int end_label;             /* LIMIT reached / first row of SD_MEM, SD_EXISTS */
+  int distinct_cur;          /* -1: none */
+  int distinct_hash;         /* distinct_cur is a hash set (HashSetAdd), not an index */
+  /* ORDER BY sorter (sorter_cur -1: none) */
+  int sorter_cur;
+  SqlExprList *order_by;
+  int *order_col;
+  int nkey; /* key columns in the sorter record, before the sequence */
+  int *res_field; /* per result column: its field in the sorter record (a key
+                     column holding the same value, or one after the sequence) */
+  int ndata;      /* result columns stored after the sequence */
+  const SqlSelect *order_owner; /* the core whose loop may deliver ORDER BY order */
+  int ordered_compound;         /* the compound's rows go to an ORDER BY sorter */
+} OutCtx;
+
+/* Output of a row out of the window passes (window_end's callback,
+ * sel_win_output). */
+typedef struct WinOut {
+  OutCtx *oc;
+  SelInfo *info;
+} WinOut;
+void sel_win_output(Parse *p, void *arg);
+
+/* A core's row loop (sel_loop_begin/sel_loop_end). */
+typedef struct Loop {
+  WhereInfo *w;
+  int skip;
+} Loop;
+
+void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc);
+const Collation *sel_coll_of(Parse *p, const SqlExpr *e);
+void sel_colref(SqlExpr *e, SrcItem *it, int col);
+const char *sel_compound_name(int op);
+int sel_cte_shared(const SrcItem *it, const struct RecCte *r);
+void sel_emit_output(Parse *p, OutCtx *oc, int regs);
+int sel_has_correl(const SqlSelect *s);
+int sel_hashable_coll(const Collation *c);
+int sel_left_item_with(SrcList *s, int i, const char *name, int *col);
+SqlExprList *sel_list_add(Parse *p, SqlExprList *l, SqlExpr *e);
+int sel_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, SqlExprList *ob, int flags, Loop *l);
+void sel_loop_end(Parse *p, Loop *l);
+SqlExpr *sel_new_expr(Parse *p, int op);
+int sel_pragma_pushdown(Parse *p, struct TvfItem *ti, const SrcItem *it, SqlExpr *e);
+int sel_resolve_compound_order(Parse *p, SqlSelect *head);
+void sel_tvf_fill(Parse *p, struct TvfItem *ti, SrcItem *it);
+struct TvfItem *sel_tvf_find(Parse *p, int cursor);
+int sel_tvf_resolve(Parse *p, NameCtx *nc, SrcList *src);
+
 #endif /* SHALE_SQL_SELECT_INT_H */

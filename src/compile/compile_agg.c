@@ -1,0 +1,555 @@
+/*
+ * compile_agg.c -- aggregate queries: GROUP BY through a hash table of
+ * groups (rows of keys new past the budget through a sorter), through a
+ * sorter, or one group; bare columns, SQLite's min/max rule, DISTINCT
+ * arguments. Split from compile_select.c at its "aggregates" banner; the
+ * helpers the two files share are sel_* in select_int.h.
+ *
+ * Owns: nothing beyond the Parse arena.
+ *
+ * Invariants:
+ *  1. compile_select.c invariant 3: the loop computes every aggregate
+ *     argument and bare column first; only then are the calls and bare
+ *     columns of the result, HAVING and ORDER BY replaced in place by
+ *     SQL_E_REG nodes, and put back afterwards.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "select_int.h"
+
+/* ---- aggregates ---- */
+
+typedef struct AggWork {
+  AggInfo *ai;
+  SrcList *src;
+  int *arg_reg;    /* per func: first argument input register */
+  int *filter_reg; /* per func: FILTER input register or 0 */
+  int *col_in;     /* per col: input register */
+  int *col_dup;    /* per col: an earlier col reading the same column (sharing its
+                      registers), or -1 */
+  int minmax;      /* the min/max rule applies (some min()/max() call) */
+  int *rule_call;  /* per func: 1 for a min()/max() call of the rule (AggHit) */
+  int hit_reg;     /* 1: the last min/max call run did not take this row */
+  int loaded_reg; /* 1 once the bare columns hold the group's first row */
+  SqlExpr **nodes; /* nodes replaced by agg_replace, for agg_restore */
+  int nnodes;
+  int in_base, nin;
+} AggWork;
+
+static int agg_add_func(Parse *p, AggInfo *ai, SqlExpr *e) {
+  for (int i = 0; i < ai->nfunc; i++)
+    if (ai->funcs[i].expr == e) return 0;
+  if (ai->nfunc == ai->capfunc) {
+    int cap = ai->capfunc ? ai->capfunc * 2 : 8;
+    AggFunc *a = parse_alloc(p, sizeof(AggFunc) * (size_t)cap);
+    if (!a) return 1;
+    if (ai->nfunc) memcpy(a, ai->funcs, sizeof(AggFunc) * (size_t)ai->nfunc);
+    ai->funcs = a;
+    ai->capfunc = cap;
+  }
+  AggFunc *f = &ai->funcs[ai->nfunc++];
+  f->expr = e;
+  f->func = e->func;
+  f->distinct_cursor = -1;
+  e->agg_slot = ai->nfunc - 1;
+  return 0;
+}
+
+static int agg_add_col(Parse *p, AggInfo *ai, SqlExpr *e) {
+  for (int i = 0; i < ai->ncol; i++)
+    if (ai->cols[i].expr == e) return 0; /* reached twice (a shared subquery) */
+  if (ai->ncol == ai->capcol) {
+    int cap = ai->capcol ? ai->capcol * 2 : 8;
+    AggCol *a = parse_alloc(p, sizeof(AggCol) * (size_t)cap);
+    if (!a) return 1;
+    if (ai->ncol) memcpy(a, ai->cols, sizeof(AggCol) * (size_t)ai->ncol);
+    ai->cols = a;
+    ai->capcol = cap;
+  }
+  AggCol *c = &ai->cols[ai->ncol++];
+  c->expr = e;
+  e->agg_slot = ai->ncol - 1;
+  return 0;
+}
+
+static int collect_funcs_at(Parse *p, AggInfo *ai, SqlExpr *e, int level);
+
+static int collect_funcs_list(Parse *p, AggInfo *ai, SqlExprList *l, int level) {
+  for (int i = 0; l && i < l->n; i++)
+    if (collect_funcs_at(p, ai, l->a[i].expr, level)) return 1;
+  return 0;
+}
+
+/* Aggregate calls of this query: at level 0 its own, and inside expression
+ * subqueries (level n) those whose arguments read only this query's columns
+ * (resolve.c stored the owner's distance in depth). */
+static int collect_funcs_at(Parse *p, AggInfo *ai, SqlExpr *e, int level) {
+  if (!e) return 0;
+  if (e->op == SQL_E_FUNC && e->agg == 1)
+    return e->depth == level ? agg_add_func(p, ai, e) : 0;
+  if (e->op == SQL_E_REG) return 0;
+  if (e->op == SQL_E_FUNC && e->agg == 2 && e->over &&
+      (collect_funcs_at(p, ai, e->filter, level) ||
+       collect_funcs_list(p, ai, e->over->partition, level) ||
+       collect_funcs_list(p, ai, e->over->order, level)))
+    return 1;
+  if (collect_funcs_at(p, ai, e->a, level) || collect_funcs_at(p, ai, e->b, level) ||
+      collect_funcs_at(p, ai, e->c, level) || collect_funcs_list(p, ai, e->list, level))
+    return 1;
+  for (SqlSelect *c = e->select; c; c = c->prior) {
+    if (!c->info) continue;
+    if (collect_funcs_list(p, ai, c->info->result, level + 1) ||
+        collect_funcs_at(p, ai, c->where, level + 1) ||
+        collect_funcs_at(p, ai, c->having, level + 1) ||
+        collect_funcs_list(p, ai, c->order_by, level + 1))
+      return 1;
+  }
+  return 0;
+}
+
+static int collect_funcs(Parse *p, AggInfo *ai, SqlExpr *e) {
+  return collect_funcs_at(p, ai, e, 0);
+}
+
+typedef struct ColWalk {
+  Parse *p;
+  AggInfo *ai;
+  SrcList *src;
+  int rc;
+} ColWalk;
+
+static int is_agg_func_of(AggInfo *ai, const SqlExpr *e) {
+  for (int i = 0; i < ai->nfunc; i++)
+    if (ai->funcs[i].expr == e) return 1;
+  return 0;
+}
+
+static int colwalk_expr(SqlWalker *w, SqlExpr *e) {
+  ColWalk *cw = w->arg;
+  if (is_agg_func_of(cw->ai, e)) return SQL_WALK_PRUNE;
+  if (e->op == SQL_E_COLREF && src_find_cursor(cw->src, e->cursor)) {
+    if (agg_add_col(cw->p, cw->ai, e)) {
+      cw->rc = 1;
+      return SQL_WALK_ABORT;
+    }
+  }
+  return SQL_WALK_CONTINUE;
+}
+
+static int colwalk_select(SqlWalker *w, SqlSelect *s) {
+  (void)w;
+  (void)s;
+  return SQL_WALK_CONTINUE;
+}
+
+static int collect_cols(Parse *p, AggInfo *ai, SrcList *src, SqlExpr *e) {
+  if (!e) return 0;
+  ColWalk cw = {p, ai, src, 0};
+  SqlWalker w = {colwalk_expr, colwalk_select, &cw};
+  sql_walk_expr(&w, e);
+  return cw.rc;
+}
+
+/* Replace node e by a SQL_E_REG for register reg (the original kept in
+ * orig). An outer reference (a column, a call, or with outer_regs an
+ * earlier REG, of depth > 0) stays visible below the new node. */
+int select_expr_to_reg(Parse *p, SqlExpr *e, int reg, int outer_regs) {
+  SqlExpr *o = parse_alloc(p, sizeof *o);
+  if (!o) return 0;
+  *o = *e;
+  SqlSpan sp = e->span;
+  uint8_t fl = e->flags & SQL_EF_PAREN;
+  memset(e, 0, sizeof *e);
+  e->op = SQL_E_REG;
+  e->reg = reg;
+  e->orig = o;
+  e->span = sp;
+  e->flags = fl;
+  e->height = 1;
+  e->aff = o->aff;
+  if ((o->op == SQL_E_COLREF || o->op == SQL_E_FUNC || (outer_regs && o->op == SQL_E_REG)) &&
+      o->depth > 0) {
+    /* keep the outer reference visible to correlation checks (a walker
+     * sees it below the REG node; the value comes from reg) */
+    e->a = o;
+    e->depth = o->depth;
+  }
+  return 1;
+}
+
+/* Replace calls and bare columns by their registers (invariant 3); the
+ * AggInfo then points at the original nodes. */
+static void agg_replace(Parse *p, AggWork *aw) {
+  AggInfo *ai = aw->ai;
+  aw->nodes = parse_alloc(p, sizeof(SqlExpr *) * (size_t)(ai->nfunc + ai->ncol + 1));
+  if (!aw->nodes) return;
+  for (int i = 0; i < ai->nfunc; i++) {
+    SqlExpr *e = ai->funcs[i].expr;
+    select_expr_to_reg(p, e, ai->funcs[i].acc_reg, 0);
+    if (e->op == SQL_E_REG && e->orig) {
+      ai->funcs[i].expr = (SqlExpr *)e->orig;
+      aw->nodes[aw->nnodes++] = e;
+    }
+  }
+  for (int i = 0; i < ai->ncol; i++) {
+    SqlExpr *e = ai->cols[i].expr;
+    select_expr_to_reg(p, e, ai->cols[i].reg, 0);
+    if (e->op == SQL_E_REG && e->orig) {
+      ai->cols[i].expr = (SqlExpr *)e->orig;
+      aw->nodes[aw->nnodes++] = e;
+    }
+  }
+}
+
+/* Put the replaced nodes back (the same SELECT may be coded again, e.g.
+ * an IN subquery the planner codes twice). */
+static void agg_restore(AggWork *aw) {
+  for (int i = aw->nnodes - 1; i >= 0; i--) {
+    SqlExpr *e = aw->nodes[i];
+    if (e->op == SQL_E_REG && e->orig) *e = *e->orig;
+  }
+  aw->nnodes = 0;
+}
+
+/* Per row: compute every input into aw->in_base... */
+static void agg_inputs(Parse *p, AggWork *aw) {
+  AggInfo *ai = aw->ai;
+  for (int i = 0; i < ai->nfunc; i++) {
+    SqlExpr *e = ai->funcs[i].expr;
+    if (e->list) expr_code_list(p, e->list, aw->arg_reg[i]);
+    if (e->filter) expr_code(p, e->filter, aw->filter_reg[i]);
+  }
+  for (int i = 0; i < ai->ncol; i++)
+    if (aw->col_dup[i] < 0) expr_code(p, ai->cols[i].expr, aw->col_in[i]);
+}
+
+static void agg_bare_load(Parse *p, AggWork *aw) {
+  AggInfo *ai = aw->ai;
+  for (int i = 0; i < ai->ncol; i++)
+    if (aw->col_dup[i] < 0) emit(p, OP_Copy, aw->col_in[i], ai->cols[i].reg, 0);
+}
+
+/* Bare columns take the group's first row (as SQLite 3.40 does) unless the
+ * min/max rule applies. */
+static void agg_bare_first(Parse *p, AggWork *aw) {
+  if (!aw->ai->ncol) return;
+  int skip = emit_label(p);
+  emit(p, OP_If, aw->loaded_reg, skip, 0);
+  agg_bare_load(p, aw);
+  emit(p, OP_Integer, 1, aw->loaded_reg, 0);
+  emit_resolve(p, skip);
+}
+
+/* Per row: step every accumulator from the inputs; load bare columns. */
+static void agg_step(Parse *p, AggWork *aw) {
+  AggInfo *ai = aw->ai;
+  for (int i = 0; i < ai->nfunc; i++) {
+    AggFunc *f = &ai->funcs[i];
+    SqlExpr *e = f->expr;
+    int nargs = e->list ? e->list->n : 0;
+    int skip = emit_label(p);
+    /* a min()/max() with a FILTER: rows it skips load the bare columns only
+     * on the group's first row (SQLite's "magnet" register) */
+    if (e->filter && aw->minmax && aw->rule_call[i])
+      emit(p, OP_Copy, aw->loaded_reg, aw->hit_reg, 0);
+    if (e->filter) emit(p, OP_IfNot, aw->filter_reg[i], skip, 1);
+    if ((f->func->flags & FUNC_NEEDCOLL) && nargs > 0) {
+      const Collation *c = sel_coll_of(p, e->list->a[0].expr);
+      vm_builder_add_p4(&p->b, OP_CollSeq, 0, 0, 0, P4_COLL, c);
+    }
+    int a = vm_builder_add_p4(&p->b, OP_AggStep, f->distinct_cursor, aw->arg_reg[i], f->acc_reg,
+                              P4_FUNC, f->func);
+    vm_builder_set_p5(&p->b, a, nargs);
+    /* SQLite's rule: each min()/max() call says whether this row became its
+     * new best (ties and NULLs after a best do not; a DISTINCT value seen
+     * before says nothing); the last call run decides whether the bare
+     * columns are loaded from the row */
+    if (aw->minmax && aw->rule_call[i]) emit(p, OP_AggHit, aw->hit_reg, 0, 0);
+    emit_resolve(p, skip);
+  }
+  if (aw->minmax) {
+    if (ai->ncol) {
+      int skip = emit_label(p);
+      emit(p, OP_If, aw->hit_reg, skip, 0);
+      agg_bare_load(p, aw);
+      emit_resolve(p, skip);
+    }
+    emit(p, OP_Integer, 1, aw->loaded_reg, 0);
+  } else {
+    agg_bare_first(p, aw);
+  }
+}
+
+/* Fresh accumulators (start of the query or of a new group). */
+static void agg_reset(Parse *p, AggWork *aw) {
+  AggInfo *ai = aw->ai;
+  for (int i = 0; i < ai->nfunc; i++) {
+    AggFunc *f = &ai->funcs[i];
+    emit(p, OP_Null, 0, f->acc_reg, 0);
+    if (f->distinct_cursor >= 0) {
+      const Collation *c = sel_coll_of(p, f->expr->list->a[0].expr);
+      KeyInfo *ki = parse_keyinfo(p, 1, &c, NULL);
+      if (sel_hashable_coll(c))
+        vm_builder_add_p4(&p->b, OP_HashAggOpen, f->distinct_cursor, 0, 0, P4_KEYINFO, ki);
+      else
+        vm_builder_add_p4(&p->b, OP_OpenEphemeral, f->distinct_cursor, 1, 0, P4_KEYINFO, ki);
+    }
+  }
+  if (aw->minmax) emit(p, OP_Integer, 0, aw->hit_reg, 0);
+  if (aw->loaded_reg) emit(p, OP_Integer, 0, aw->loaded_reg, 0);
+}
+
+static void agg_final(Parse *p, AggWork *aw) {
+  AggInfo *ai = aw->ai;
+  for (int i = 0; i < ai->nfunc; i++) {
+    AggFunc *f = &ai->funcs[i];
+    int nargs = f->expr->list ? f->expr->list->n : 0;
+    if ((f->func->flags & FUNC_NEEDCOLL) && nargs > 0) {
+      const Collation *c = sel_coll_of(p, f->expr->list->a[0].expr);
+      vm_builder_add_p4(&p->b, OP_CollSeq, 0, 0, 0, P4_COLL, c);
+    }
+    vm_builder_add_p4(&p->b, OP_AggFinal, f->acc_reg, nargs, 0, P4_FUNC, f->func);
+  }
+}
+
+/* The result row of a finished group: HAVING, result columns, output. */
+static void agg_output(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc) {
+  int skip = emit_label(p);
+  if (s->having) expr_if_false(p, s->having, skip, 1);
+  if (wc) {
+    window_push(p, wc); /* the group's row goes to the window passes */
+  } else {
+    int regs = emit_regs(p, oc->ncol);
+    expr_code_list(p, info->result, regs);
+    sel_emit_output(p, oc, regs);
+  }
+  emit_resolve(p, skip);
+}
+
+void sel_win_output(Parse *p, void *arg) {
+  WinOut *wo = arg;
+  int regs = emit_regs(p, wo->oc->ncol);
+  expr_code_list(p, wo->info->result, regs);
+  sel_emit_output(p, wo->oc, regs);
+}
+
+/* GROUP BY through a hash table (vm_hash.c) when every group's state is
+ * registers the table can swap: no DISTINCT or ORDER BY inside a call, no
+ * window pass, and key collations the table hashes (BINARY, NOCASE, RTRIM).
+ * The output order is the sort's: groups by key, each fed in scan order. */
+static int hash_group_ok(const AggInfo *ai, const WinCtx *wc, const Collation **coll, int nk) {
+  if (wc) return 0;
+  for (int i = 0; i < ai->nfunc; i++)
+    if (ai->funcs[i].distinct_cursor >= 0 || ai->funcs[i].expr->order) return 0;
+  for (int i = 0; i < nk; i++)
+    if (!sel_hashable_coll(coll[i])) return 0;
+  return 1;
+}
+
+/* Output (subroutine l_out) every group of hash cursor hcur in key order,
+ * while its key is below the registers at bound (bound 0: all). */
+static void hash_groups_out(Parse *p, int hcur, int bound, int ret, int l_out) {
+  int top = emit_label(p), done = emit_label(p);
+  emit_resolve(p, top);
+  emit(p, OP_HashAggNext, hcur, done, bound);
+  emit(p, OP_Gosub, ret, l_out, 0);
+  emit(p, OP_Goto, 0, top, 0);
+  emit_resolve(p, done);
+}
+
+void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc) {
+  AggInfo *ai = parse_alloc(p, sizeof *ai);
+  if (!ai) return;
+  ai->group_by = s->group_by;
+  SqlExprList *res = info->result;
+  for (int i = 0; i < res->n; i++)
+    if (collect_funcs(p, ai, res->a[i].expr)) return;
+  if (collect_funcs(p, ai, s->having)) return;
+  for (int i = 0; s->order_by && i < s->order_by->n; i++)
+    if (collect_funcs(p, ai, s->order_by->a[i].expr)) return;
+  for (int i = 0; i < res->n; i++)
+    if (collect_cols(p, ai, info->src, res->a[i].expr)) return;
+  if (collect_cols(p, ai, info->src, s->having)) return;
+  for (int i = 0; s->order_by && i < s->order_by->n; i++)
+    if (collect_cols(p, ai, info->src, s->order_by->a[i].expr)) return;
+  info->nc.agg = ai;
+
+  AggWork aw;
+  memset(&aw, 0, sizeof aw);
+  aw.ai = ai;
+  aw.src = info->src;
+  aw.arg_reg = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
+  aw.filter_reg = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
+  aw.col_in = parse_alloc(p, sizeof(int) * (size_t)(ai->ncol + 1));
+  aw.col_dup = parse_alloc(p, sizeof(int) * (size_t)(ai->ncol + 1));
+  if (!aw.arg_reg || !aw.filter_reg || !aw.col_in || !aw.col_dup) return;
+  /* the same column read twice (k in "k % 10" and in "k + 1") is one input */
+  for (int i = 0; i < ai->ncol; i++) {
+    const SqlExpr *e = ai->cols[i].expr;
+    aw.col_dup[i] = -1;
+    for (int j = 0; j < i && aw.col_dup[i] < 0; j++) {
+      const SqlExpr *f = ai->cols[j].expr;
+      if (aw.col_dup[j] < 0 && e->op == SQL_E_COLREF && f->op == SQL_E_COLREF &&
+          e->cursor == f->cursor && e->column == f->column && e->tab == f->tab &&
+          e->depth == f->depth)
+        aw.col_dup[i] = j;
+    }
+  }
+  int nk = s->group_by ? s->group_by->n : 0;
+  int nin = 0;
+  for (int i = 0; i < ai->nfunc; i++) {
+    SqlExpr *e = ai->funcs[i].expr;
+    nin += (e->list ? e->list->n : 0) + (e->filter ? 1 : 0);
+  }
+  for (int i = 0; i < ai->ncol; i++) nin += aw.col_dup[i] < 0;
+  /* keys then inputs, contiguous (the sorter record) */
+  int kbase = emit_regs(p, nk + nin + 1);
+  int r = kbase + nk;
+  for (int i = 0; i < ai->nfunc; i++) {
+    SqlExpr *e = ai->funcs[i].expr;
+    aw.arg_reg[i] = r;
+    r += e->list ? e->list->n : 0;
+    if (e->filter) aw.filter_reg[i] = r++;
+  }
+  for (int i = 0; i < ai->ncol; i++) aw.col_in[i] = aw.col_dup[i] < 0 ? r++ : aw.col_in[aw.col_dup[i]];
+  aw.in_base = kbase + nk;
+  aw.nin = nin;
+  ai->first_reg = emit_regs(p, ai->nfunc + ai->ncol + 1);
+  for (int i = 0; i < ai->nfunc; i++) {
+    AggFunc *f = &ai->funcs[i];
+    f->acc_reg = ai->first_reg + i;
+    if (f->expr->flags & SQL_EF_DISTINCT) f->distinct_cursor = emit_cursor(p);
+  }
+  for (int i = 0; i < ai->ncol; i++)
+    ai->cols[i].reg = aw.col_dup[i] < 0 ? ai->first_reg + ai->nfunc + i : ai->cols[aw.col_dup[i]].reg;
+  aw.rule_call = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
+  if (!aw.rule_call) return;
+  /* (the rule only picks the row the bare columns are read from) */
+  for (int i = 0; ai->ncol > 0 && i < ai->nfunc; i++) {
+    const SqlExpr *fe = ai->funcs[i].expr;
+    if ((ai->funcs[i].func->flags & FUNC_MINMAX) && fe->list && fe->list->n == 1) {
+      aw.minmax = 1;
+      aw.rule_call[i] = 1;
+    }
+  }
+  if (aw.minmax) aw.hit_reg = emit_regs(p, 1);
+  aw.loaded_reg = emit_regs(p, 1);
+  if (ai->ncol) emit(p, OP_Null, 0, ai->first_reg + ai->nfunc, ai->first_reg + ai->nfunc + ai->ncol - 1);
+  agg_reset(p, &aw);
+
+  Loop loop;
+  if (nk == 0) {
+    if (sel_loop_begin(p, info, s, NULL, 0, &loop)) return;
+    agg_inputs(p, &aw);
+    agg_step(p, &aw);
+    sel_loop_end(p, &loop);
+    /* replace calls and bare columns by their registers, then output */
+    agg_replace(p, &aw);
+    agg_final(p, &aw);
+    agg_output(p, s, info, oc, wc);
+    if (wc) {
+      WinOut wo = {oc, info};
+      window_end(p, wc, sel_win_output, &wo);
+    }
+    agg_restore(&aw);
+    return;
+  }
+  /* GROUP BY: rows into a sorter by the keys, then groups in order; or
+   * (hash_group_ok) each row stepped at once in its group of a hash table,
+   * rows of new keys going to the sorter only once the table is full */
+  const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)nk);
+  if (!coll) return;
+  for (int i = 0; i < nk; i++) coll[i] = sel_coll_of(p, s->group_by->a[i].expr);
+  KeyInfo *ki = parse_keyinfo(p, nk, coll, NULL);
+  int hcur = hash_group_ok(ai, wc, coll, nk) ? emit_cursor(p) : -1;
+  if (hcur >= 0)
+    vm_builder_add_p4(&p->b, OP_HashAggOpen, hcur, aw.loaded_reg - ai->first_reg + 1,
+                      ai->first_reg, P4_KEYINFO, ki);
+  /* the sorter also compares the sequence number: groups keep the rows in
+   * the order they came (first row, min/max ties, group_concat order) */
+  const Collation **coll2 = parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1));
+  if (!coll2) return;
+  memcpy(coll2, coll, sizeof(Collation *) * (size_t)nk);
+  KeyInfo *ski = parse_keyinfo(p, nk + 1, coll2, NULL);
+  int scur = emit_cursor(p);
+  vm_builder_add_p4(&p->b, OP_SorterOpen, scur, nk + 1, 0, P4_KEYINFO, ski);
+  if (sel_loop_begin(p, info, s, NULL, 0, &loop)) return;
+  int srec = emit_regs(p, nk + 1 + nin + 1);
+  expr_code_list(p, s->group_by, kbase);
+  agg_inputs(p, &aw);
+  int l_spill = emit_label(p), l_stepped = emit_label(p);
+  if (hcur >= 0) {
+    emit(p, OP_HashAggFind, hcur, l_spill, kbase);
+    agg_step(p, &aw);
+    emit(p, OP_Goto, 0, l_stepped, 0);
+  }
+  emit_resolve(p, l_spill);
+  emit(p, OP_Copy, kbase, srec, nk - 1);
+  emit(p, OP_Sequence, scur, srec + nk, 0);
+  if (nin) emit(p, OP_Copy, kbase + nk, srec + nk + 1, nin - 1);
+  int rec = srec + nk + 1 + nin;
+  emit(p, OP_MakeRecord, srec, nk + 1 + nin, rec);
+  emit(p, OP_SorterInsert, scur, rec, 0);
+  emit_resolve(p, l_stepped);
+  sel_loop_end(p, &loop);
+  parse_eqp(p, "USE TEMP B-TREE FOR GROUP BY");
+  if (hcur >= 0) {
+    emit(p, OP_HashAggSave, hcur, 0, 0);
+    emit(p, OP_HashAggSort, hcur, 0, 0);
+  }
+
+  agg_replace(p, &aw);
+
+  int prev = emit_regs(p, nk);
+  int has_group = emit_regs(p, 1);
+  int ret = emit_regs(p, 1);
+  int rec2 = emit_regs(p, 1);
+  int pseudo = emit_cursor(p);
+  int l_end = emit_label(p), l_top = emit_label(p), l_new = emit_label(p),
+      l_same = emit_label(p), l_first = emit_label(p), l_out = emit_label(p),
+      l_fin = emit_label(p), l_rest = emit_label(p);
+  emit(p, OP_OpenPseudo, pseudo, rec2, nk + 1 + nin);
+  emit(p, OP_Null, 0, prev, prev + nk - 1);
+  emit(p, OP_Integer, 0, has_group, 0);
+  emit(p, OP_SorterSort, scur, l_fin, 0);
+  emit_resolve(p, l_top);
+  emit(p, OP_SorterData, scur, rec2, pseudo);
+  for (int i = 0; i < nk + nin; i++) emit(p, OP_Column, pseudo, i < nk ? i : i + 1, kbase + i);
+  emit(p, OP_IfNot, has_group, l_first, 1);
+  vm_builder_add_p4(&p->b, OP_Compare, kbase, prev, nk, P4_KEYINFO, ki);
+  emit(p, OP_Jump, l_new, l_same, l_new);
+  emit_resolve(p, l_new);
+  emit(p, OP_Gosub, ret, l_out, 0);
+  if (hcur < 0) agg_reset(p, &aw);
+  emit_resolve(p, l_first);
+  if (hcur >= 0) {
+    /* the hash table's groups (keys disjoint from the sorter's) below this
+     * key come first */
+    hash_groups_out(p, hcur, kbase, ret, l_out);
+    agg_reset(p, &aw);
+  }
+  emit(p, OP_Copy, kbase, prev, nk - 1);
+  emit(p, OP_Integer, 1, has_group, 0);
+  emit_resolve(p, l_same);
+  agg_step(p, &aw);
+  emit(p, OP_SorterNext, scur, l_top, 0);
+  emit_resolve(p, l_fin);
+  emit(p, OP_IfNot, has_group, l_rest, 1);
+  emit(p, OP_Gosub, ret, l_out, 0);
+  emit_resolve(p, l_rest);
+  if (hcur >= 0) hash_groups_out(p, hcur, 0, ret, l_out);
+  emit(p, OP_Goto, 0, l_end, 0);
+  /* subroutine: one finished group */
+  emit_resolve(p, l_out);
+  agg_final(p, &aw);
+  agg_output(p, s, info, oc, wc);
+  emit(p, OP_Return, ret, 0, 0);
+  emit_resolve(p, l_end);
+  if (wc) {
+    WinOut wo = {oc, info};
+    window_end(p, wc, sel_win_output, &wo);
+  }
+  agg_restore(&aw);
+}
+
