@@ -219,8 +219,6 @@ int btree_commit_write(Btree *bt) {
   return rc ? rc : pager_commit(bt->pager);
 }
 
-int btree_commit_wants_super(Btree *bt) { return pager_commit_wants_super(bt->pager); }
-
 int btree_commit_phase1(Btree *bt, const char *super) {
   if (pager_txn_state(bt->pager) != PAGER_TXN_WRITE) return SHALE_OK;
   int rc = btree_autovac_commit(bt);

@@ -98,7 +98,6 @@ int btree_commit_write(Btree *);
  * (pager_commit_phase1/2): phase one finishes auto-vacuum work, records
  * super in the journal and writes the file; phase two ends the write
  * transaction (and the read one unless keep_read). */
-int btree_commit_wants_super(Btree *bt);
 int btree_commit_phase1(Btree *bt, const char *super);
 int btree_commit_phase2(Btree *bt, int keep_read);
 /* SQLite's atomic commit over several files. When two or more of bts[0..n)

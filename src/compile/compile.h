@@ -338,8 +338,6 @@ int resolve_list(Parse *, NameCtx *, SqlExprList *);
  * terms (what: "ORDER", "GROUP"): "too many terms in ORDER BY clause" and
  * 1, else 0. */
 int resolve_terms_limit(Parse *, int n, const char *what);
-int resolve_order_by(Parse *, NameCtx *, SqlExprList *terms, SqlExprList *result,
-                     const char *what);
 
 /* ---- aggregates (compile_select.c) ---- */
 
@@ -402,12 +400,6 @@ typedef struct SelectDest {
 int select_resolve(Parse *, SqlSelect *, NameCtx *outer);
 /* Generate code for a resolved SELECT into dest. */
 int select_code(Parse *, SqlSelect *, SelectDest *dest);
-/* A WITH clause written before INSERT/UPDATE/DELETE: its CTEs are visible
- * to every SELECT and FROM list resolved until the matching pop
- * (compile_select.c). Push returns nonzero after parse_error (duplicate
- * names). */
-int select_push_with(Parse *, const SqlWith *with);
-void select_pop_with(Parse *);
 /* 1 if a core of the resolved SELECT refers to an enclosing query (its
  * name context was marked so during resolution). */
 int select_has_correl(const SqlSelect *);
@@ -504,9 +496,6 @@ void code_column(Parse *, const Table *tab, int cur, int col, int target);
  * register (regs reused per statement). Non-constant e: plain expr_code
  * into a fresh register. */
 int expr_code_once(Parse *, SqlExpr *e);
-/* Affinity string for n values from a table's columns in storage order
- * (MakeRecord p4), arena memory. */
-const char *table_affinity_str(Parse *, const Table *tab);
 
 /* ---- DML (compile_dml.c) and triggers (compile_trigger.c) ---- */
 int dml_insert(Parse *, const SqlStmt *);

@@ -2020,24 +2020,3 @@ int expr_code_once(Parse *p, SqlExpr *e) {
   p->b.prog->nop = start;
   return r;
 }
-
-const char *table_affinity_str(Parse *p, const Table *tab) {
-  int n = tab->nstored > 0 ? tab->nstored : tab->ncol;
-  char *s = parse_alloc(p, (size_t)n + 1);
-  if (!s) return NULL;
-  memset(s, AFF_BLOB, (size_t)n);
-  if (tab->without_rowid && tab->pk_index) {
-    const Index *ix = tab->pk_index;
-    for (int j = 0; j < ix->ncol && j < n; j++) {
-      int c = ix->cols[j].col;
-      if (c >= 0 && c < tab->ncol) s[j] = tab->cols[c].affinity;
-    }
-  } else {
-    for (int i = 0; i < tab->ncol; i++) {
-      int st = tab->cols[i].storage;
-      if (st >= 0 && st < n) s[st] = tab->cols[i].affinity ? tab->cols[i].affinity : AFF_BLOB;
-    }
-  }
-  s[n] = 0;
-  return s;
-}

@@ -583,25 +583,6 @@ static int with_dup_check(Parse *p, const SqlWith *w) {
   return 0;
 }
 
-int select_push_with(Parse *p, const SqlWith *with) {
-  SelectState *st = select_state(p);
-  if (!st || !with) return parse_failed(p);
-  if (with_dup_check(p, with)) return 1;
-  struct CteScope *sc = parse_alloc(p, sizeof *sc);
-  if (!sc) return 1;
-  sc->with = with;
-  sc->nvisible = with->n;
-  sc->text = st->text;
-  sc->up = st->ctes;
-  st->ctes = sc;
-  return 0;
-}
-
-void select_pop_with(Parse *p) {
-  SelectState *st = p->select_state;
-  if (st && st->ctes) st->ctes = st->ctes->up;
-}
-
 int select_resolve(Parse *p, SqlSelect *s, NameCtx *outer) {
   if (!s || parse_failed(p)) return parse_failed(p);
   if (s->info && s->info->state == 2) return 0;

@@ -784,8 +784,3 @@ int resolve_order_by_ex(Parse *p, NameCtx *nc, SqlExprList *terms, SqlExprList *
   }
   return parse_failed(p);
 }
-
-int resolve_order_by(Parse *p, NameCtx *nc, SqlExprList *terms, SqlExprList *result,
-                     const char *what) {
-  return resolve_order_by_ex(p, nc, terms, result, what, NULL);
-}

@@ -1217,7 +1217,6 @@ int pager_write(PgPage *pg) {
 }
 
 int pager_is_writable(PgPage *pg) { return (pg->flags & PG_DIRTY) != 0; }
-void pager_dont_write(PgPage *pg) { (void)pg; }
 uint8_t *pager_data(PgPage *pg) { return pg->data; }
 void *pager_extra(PgPage *pg) { return pg->extra; }
 uint32_t pager_pgno(PgPage *pg) { return pg->pgno; }

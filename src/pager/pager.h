@@ -221,10 +221,6 @@ int pager_refcount(PgPage *);
  * current size grows the database to include it. */
 int pager_write(PgPage *);
 int pager_is_writable(PgPage *);
-/* Forget a page's content: it will not be written at commit (used for pages
- * freed to the freelist whose content is meaningless). Journalling rules
- * still hold. Optional optimisation; may be a no-op. */
-void pager_dont_write(PgPage *);
 
 uint8_t *pager_data(PgPage *);
 void *pager_extra(PgPage *);

@@ -922,12 +922,6 @@ int wal_sync_commit(Wal *w) {
   return os_group_sync(w->group, seq, w->wf, OS_SYNC_NORMAL);
 }
 
-void wal_group_stats(Wal *w, uint64_t *ncommit, long *nsync) {
-  if (ncommit) *ncommit = 0;
-  if (nsync) *nsync = 0;
-  if (w->group) os_group_stats(w->group, ncommit, nsync);
-}
-
 /* --------------------------------------------------------- checkpoint */
 
 typedef struct PgFrame {

@@ -172,7 +172,5 @@ void wal_queue_leave(Wal *w);
  * return once that commit is durable, sharing one sync of the log with the
  * other writers of the process. SHALE_OK at once if nothing is pending. */
 int wal_sync_commit(Wal *w);
-/* Commits announced to the group and syncs it performed (tests). */
-void wal_group_stats(Wal *w, uint64_t *ncommit, long *nsync);
 
 #endif /* SHALE_WAL_H */

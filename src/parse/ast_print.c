@@ -923,9 +923,3 @@ char *sql_ast_print(const SqlStmt *s) {
     puts_(&b, "nil");
   return finish(&b);
 }
-
-char *sql_ast_print_expr(const SqlExpr *e) {
-  Buf b = {NULL, 0, 0, 0};
-  expr(&b, e);
-  return finish(&b);
-}

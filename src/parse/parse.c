@@ -373,8 +373,6 @@ enum {
   PREC_UNARY
 };
 
-int p_expr_height(const SqlExpr *e) { return e ? e->height : 0; }
-
 /* Set e's height from its children and check SQLite's depth limit. */
 static void set_height(Parser *p, SqlExpr *e) {
   if (!e) return;

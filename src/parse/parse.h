@@ -1,5 +1,5 @@
 /*
- * sql.h -- interface of the SQL front end: tokenizer and parser.
+ * parse.h -- interface of the SQL front end (src/parse/): tokenizer and parser.
  *
  * sql_parse turns the text of one SQL statement into an AST (ast.h) whose
  * nodes live in a caller-supplied UtilArena. Name resolution and affinity
@@ -13,8 +13,8 @@
  *  3. Error messages use SQLite's exact wording ("near \"X\": syntax error",
  *     "incomplete input", "unrecognized token: \"X\"", ...).
  */
-#ifndef SHALE_SQL_H
-#define SHALE_SQL_H
+#ifndef SHALE_PARSE_H
+#define SHALE_PARSE_H
 
 #include "../util/util.h"
 
@@ -120,7 +120,5 @@ int sql_parse_trigger_header(UtilArena *arena, const char *sql, int nbytes,
 /* ---- AST printer (ast_print.c) ---- */
 /* The statement as S-expression text in shale_malloc memory (NULL on OOM). */
 char *sql_ast_print(const struct SqlStmt *s);
-struct SqlExpr;
-char *sql_ast_print_expr(const struct SqlExpr *e);
 
-#endif /* SHALE_SQL_H */
+#endif /* SHALE_PARSE_H */

@@ -114,6 +114,5 @@ SqlWindow *p_window_spec(Parser *p, const char *name); /* at '(' */
 SqlStmt *p_stmt(Parser *p);
 int p_starts_select(Parser *p); /* SELECT, VALUES or WITH */
 int p_conflict(Parser *p);      /* ROLLBACK|ABORT|FAIL|IGNORE|REPLACE */
-int p_expr_height(const SqlExpr *e);
 
 #endif /* SHALE_SQL_PARSE_INT_H */

@@ -565,9 +565,6 @@ int vm_bind_blob(Vm *v, int i, const void *z, int n) {
   value_set_blob(&x, z, (uint32_t)n);
   return vm_bind_value(v, i, &x);
 }
-void vm_clear_bindings(Vm *v) {
-  for (int i = 0; i <= v->prog->nvar; i++) value_clear(&v->var[i]);
-}
 
 /* ---- EXPLAIN ---- */
 

@@ -418,7 +418,6 @@ int vm_bind_real(Vm *, int i, double v);
 int vm_bind_text(Vm *, int i, const char *z, int n);
 int vm_bind_blob(Vm *, int i, const void *z, int n);
 int vm_bind_value(Vm *, int i, const ShValue *v);
-void vm_clear_bindings(Vm *);
 
 /* Rows changed by Insert/Delete with VM_OPFLAG_NCHANGE since the last
  * reset, and the last rowid inserted with VM_OPFLAG_LASTROWID. */
