@@ -166,3 +166,48 @@ int auth_check(const char *jwt, int *readonly, const char **why) {
   json_decref(claims);
   return rc;
 }
+
+/* base64url without padding, malloc'ed. */
+static char *b64url(const unsigned char *in, size_t n) {
+  char *s = b64_encode(in, n);
+  if (!s) return NULL;
+  size_t k = 0;
+  for (size_t i = 0; s[i] && s[i] != '='; i++) s[k++] = s[i] == '+' ? '-' : s[i] == '/' ? '_' : s[i];
+  s[k] = 0;
+  return s;
+}
+
+int auth_make_token(const char *key_path, long ttl, int readonly) {
+  FILE *f = fopen(key_path, "r");
+  EVP_PKEY *key = f ? PEM_read_PrivateKey(f, NULL, NULL, NULL) : NULL;
+  if (f) fclose(f);
+  if (!key || EVP_PKEY_id(key) != EVP_PKEY_ED25519) {
+    fprintf(stderr, "shale-server token: %s is not an Ed25519 private key (PEM)\n", key_path);
+    EVP_PKEY_free(key);
+    return 1;
+  }
+  char claims[128];
+  if (ttl > 0)
+    snprintf(claims, sizeof claims, "{\"exp\":%lld%s}", (long long)time(NULL) + ttl,
+             readonly ? ",\"a\":\"ro\"" : "");
+  else
+    snprintf(claims, sizeof claims, "{%s}", readonly ? "\"a\":\"ro\"" : "");
+  static const char head[] = "{\"alg\":\"EdDSA\",\"typ\":\"JWT\"}";
+  char *h = b64url((const unsigned char *)head, strlen(head));
+  char *c = b64url((const unsigned char *)claims, strlen(claims));
+  char msg[512];
+  snprintf(msg, sizeof msg, "%s.%s", h, c);
+  unsigned char sig[64];
+  size_t nsig = sizeof sig;
+  EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+  int good = ctx && EVP_DigestSignInit(ctx, NULL, NULL, NULL, key) == 1 &&
+             EVP_DigestSign(ctx, sig, &nsig, (const unsigned char *)msg, strlen(msg)) == 1;
+  EVP_MD_CTX_free(ctx);
+  EVP_PKEY_free(key);
+  char *sg = good ? b64url(sig, nsig) : NULL;
+  if (sg) printf("%s.%s\n", msg, sg);
+  free(h);
+  free(c);
+  free(sg);
+  return sg ? 0 : 1;
+}

@@ -65,7 +65,9 @@ static void usage(void) {
           "usage: shale-server [--db FILE] [--listen HOST:PORT] [--auth-jwt-key-file FILE]\n"
           "                    [--readonly] [--no-wal] [--stream-timeout MS] [--txn-timeout MS]\n"
           "                    [--max-body BYTES] [--max-rows N] [--max-streams N] [--max-sql N]\n"
-          "                    [--max-inflight N] [--busy-timeout MS] [--quiet]\n");
+          "                    [--max-inflight N] [--busy-timeout MS] [--quiet]\n"
+          "       shale-server token --key PRIVATE.pem [--ttl SECONDS] [--read-only]\n"
+          "         (prints a JWT for --auth-jwt-key-file's public key; ttl 0: no exp)\n");
 }
 
 /* Open the database once: create it, switch it to WAL, check it reads. */
@@ -90,6 +92,22 @@ static int db_setup(void) {
 int main(int argc, char **argv) {
   int quiet = 0;
   char host[256];
+  if (argc > 1 && !strcmp(argv[1], "token")) {
+    const char *key = NULL;
+    long ttl = 3600;
+    int ro = 0;
+    for (int i = 2; i < argc; i++) {
+      if (!strcmp(argv[i], "--key") && i + 1 < argc) key = argv[++i];
+      else if (!strcmp(argv[i], "--ttl") && i + 1 < argc) ttl = atol(argv[++i]);
+      else if (!strcmp(argv[i], "--read-only")) ro = 1;
+      else key = NULL, i = argc;
+    }
+    if (!key) {
+      usage();
+      return 1;
+    }
+    return auth_make_token(key, ttl, ro);
+  }
   snprintf(host, sizeof host, "%s", g_cfg.host);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

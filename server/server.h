@@ -126,6 +126,10 @@ int auth_enabled(void);
  * access claim; -1: refused, *why says why. */
 int auth_check(const char *jwt, int *readonly, const char **why);
 void auth_free(void);
+/* `shale-server token`: print a JWT signed with the Ed25519 private key in
+ * key_path (PEM), expiring in ttl seconds (0: never), read-only if asked.
+ * Returns the exit status. */
+int auth_make_token(const char *key_path, long ttl, int readonly);
 
 /* ---- base64 (OpenSSL's codec; hrana.c) ---- */
 /* Decode standard or URL-safe base64, padded or not, into a malloc'ed buffer.

@@ -9,6 +9,7 @@
 #     the database passes the reference sqlite3's integrity_check.
 # Prints "ok NAME" / "FAIL NAME" lines and "N passed, N failed".
 set -u
+shopt -s lastpipe # `... | tally` counts in this shell
 build=$(cd "$(dirname "$0")/.." && pwd)
 root=$(cd "$build/.." && pwd)
 src=$root/tests/server
@@ -103,6 +104,28 @@ if [ -n "${url_open:-}" ]; then
     fail=$((fail + 1))
   fi
 fi
+
+# ---- tokens from `shale-server token` ----
+if [ -n "${url_auth:-}" ]; then
+  tok=$("$server" token --key "$work/good.pem" --ttl 60)
+  rotok=$("$server" token --key "$work/good.pem" --ttl 60 --read-only)
+  python3 - "$url_auth" "$tok" "$rotok" <<'PY'
+import http.client, json, sys, urllib.parse
+u = urllib.parse.urlparse(sys.argv[1])
+def run(tok, sql):
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+    body = json.dumps({"baton": None, "requests": [{"type": "execute", "stmt": {"sql": sql}}, {"type": "close"}]})
+    c.request("POST", "/v2/pipeline", body, {"Authorization": "Bearer " + tok} if tok else {})
+    r = c.getresponse()
+    return r.status, json.loads(r.read())
+st, r = run(sys.argv[2], "CREATE TABLE IF NOT EXISTS tok(x)")
+print(("ok" if st == 200 and r["results"][0]["type"] == "ok" else "FAIL") + " shale-server token: a read-write token writes")
+st, r = run(sys.argv[3], "INSERT INTO tok VALUES (1)")
+print(("ok" if st == 200 and r["results"][0]["error"]["code"] == "SQLITE_READONLY" else "FAIL") + " shale-server token --read-only: writes refused")
+st, r = run(None, "SELECT 1")
+print(("ok" if st == 401 and r["code"] == "AUTH_FAILED" else "FAIL") + " no token: 401 with a JSON error")
+PY
+fi | tally
 
 # ---- 3. clean stop, intact database ----
 for name in open auth; do
