@@ -101,7 +101,7 @@ static int http_respond(struct lws *wsi, HttpConn *h, unsigned status, const cha
     free(body);
     return -1;
   }
-  memcpy(h->resp + LWS_PRE, body, n);
+  if (n) memcpy(h->resp + LWS_PRE, body, n);
   h->resp_len = n;
   free(body);
   if (lws_add_http_common_headers(wsi, status, ctype, (lws_filepos_t)n, &p, end) ||
@@ -495,6 +495,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
   }
   case LWS_CALLBACK_HTTP_BODY: {
     HttpConn *h = &se->h;
+    if (!len) return 0;
     if (h->too_big || h->n + len > g_cfg.max_body) {
       h->too_big = 1;
       return 0;
@@ -547,11 +548,12 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
       return ws_close(w, LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE, "binary messages are not spoken");
     if (w->rx_n + len > g_cfg.max_body)
       return ws_close(w, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, "message over --max-body");
+    if (!len && !w->rx) w->rx = malloc(1);
     if (w->rx_n + len > w->rx_cap) {
       w->rx_cap = (w->rx_n + len) * 2;
       w->rx = realloc(w->rx, w->rx_cap);
     }
-    memcpy(w->rx + w->rx_n, in, len);
+    if (len) memcpy(w->rx + w->rx_n, in, len);
     w->rx_n += len;
     if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi)) return 0;
     size_t n = w->rx_n;

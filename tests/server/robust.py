@@ -267,6 +267,21 @@ def acknowledged_commits():
     assert row[0]["value"] == "200" and row[1]["value"] == str(sum(range(200))), row
 
 
+@case
+def concurrent_streams():
+    """WAL: a reader is not blocked by a writer; a second writer gets SQLITE_BUSY, then succeeds"""
+    pipeline([execute("CREATE TABLE IF NOT EXISTS cc(x)"), execute("INSERT INTO cc VALUES (1)"), {"type": "close"}])
+    st, ct, a = pipeline([execute("BEGIN IMMEDIATE"), execute("INSERT INTO cc VALUES (2)")])
+    assert all(x["type"] == "ok" for x in a["results"]), a
+    st, ct, r = pipeline([execute("SELECT count(*) FROM cc"), execute("INSERT INTO cc VALUES (3)"), {"type": "close"}])
+    assert r["results"][0]["response"]["result"]["rows"][0][0]["value"] == "1", r["results"][0]
+    assert r["results"][1]["error"]["code"] == "SQLITE_BUSY", r["results"][1]
+    st, ct, a = pipeline([execute("COMMIT"), {"type": "close"}], a["baton"])
+    assert a["results"][0]["type"] == "ok", a
+    st, ct, r = pipeline([execute("INSERT INTO cc VALUES (3)"), execute("SELECT count(*) FROM cc"), {"type": "close"}])
+    assert r["results"][1]["response"]["result"]["rows"][0][0]["value"] == "3", r
+
+
 # ---- WebSocket, by hand: a handshake and frames ----
 def ws_connect(proto="hrana2"):
     s = socket.create_connection((HOST, PORT), timeout=10)
