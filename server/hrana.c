@@ -192,35 +192,43 @@ static const char *get_sql(SqlStore *store, json_t *obj, size_t *len, json_t **e
 
 /* ---- values ---- */
 
+/* {"type": T} plus, when val, {key: val}: built directly (json_pack parses
+ * its format on every call, and values are the hot path). */
+static json_t *tagged(const char *type, const char *key, json_t *val) {
+  json_t *o = json_object();
+  json_object_set_new_nocheck(o, "type", json_string_nocheck(type));
+  if (val) json_object_set_new_nocheck(o, key, val);
+  return o;
+}
+
 static json_t *value_out(shale_stmt *st, int i) {
   switch (shale_column_type(st, i)) {
   case SHALE_INTEGER: {
     char buf[32];
     snprintf(buf, sizeof buf, "%lld", (long long)shale_column_int64(st, i));
-    return json_pack("{s:s,s:s}", "type", "integer", "value", buf);
+    return tagged("integer", "value", json_string_nocheck(buf));
   }
   case SHALE_FLOAT: {
     double d = shale_column_double(st, i);
     /* JSON has no infinities: the largest finite double stands in. */
     if (isinf(d)) d = d > 0 ? 1.7976931348623157e308 : -1.7976931348623157e308;
-    if (isnan(d)) return json_pack("{s:s}", "type", "null");
-    return json_pack("{s:s,s:f}", "type", "float", "value", d);
+    if (isnan(d)) return tagged("null", NULL, NULL);
+    return tagged("float", "value", json_real(d));
   }
   case SHALE_TEXT: {
     const char *t = (const char *)shale_column_text(st, i);
     int n = shale_column_bytes(st, i);
-    json_t *v = json_stringn_nocheck(t ? t : "", (size_t)n);
-    return json_pack("{s:s,s:o}", "type", "text", "value", v);
+    return tagged("text", "value", json_stringn_nocheck(t ? t : "", (size_t)n));
   }
   case SHALE_BLOB: {
     const unsigned char *b = shale_column_blob(st, i);
     char *enc = b64_encode(b, (size_t)shale_column_bytes(st, i));
-    json_t *v = json_pack("{s:s,s:s}", "type", "blob", "base64", enc ? enc : "");
+    json_t *v = tagged("blob", "base64", json_string_nocheck(enc ? enc : ""));
     free(enc);
     return v;
   }
   default:
-    return json_pack("{s:s}", "type", "null");
+    return tagged("null", NULL, NULL);
   }
 }
 
@@ -372,7 +380,10 @@ static json_t *cols_of(shale_stmt *st) {
   json_t *cols = json_array();
   for (int i = 0; i < shale_column_count(st); i++) {
     const char *name = shale_column_name(st, i), *decl = shale_column_decltype(st, i);
-    json_array_append_new(cols, json_pack("{s:s?,s:s?}", "name", name, "decltype", decl));
+    json_t *c = json_object();
+    json_object_set_new_nocheck(c, "name", name ? json_string(name) : json_null());
+    json_object_set_new_nocheck(c, "decltype", decl ? json_string(decl) : json_null());
+    json_array_append_new(cols, c);
   }
   return cols;
 }
@@ -402,9 +413,13 @@ static json_t *run_stmt(Stream *s, shale_stmt *st, int want_rows, json_t **err) 
   shale_int64 changed = shale_total_changes64(s->db) - before;
   char rowid[32];
   snprintf(rowid, sizeof rowid, "%lld", (long long)shale_last_insert_rowid(s->db));
-  return json_pack("{s:o,s:o,s:I,s:s}", "cols", cols_of(st), "rows", rows, "affected_row_count",
-                   (json_int_t)(changed > 0 ? shale_changes64(s->db) : 0), "last_insert_rowid",
-                   rowid);
+  json_t *res = json_object();
+  json_object_set_new_nocheck(res, "cols", cols_of(st));
+  json_object_set_new_nocheck(res, "rows", rows);
+  json_object_set_new_nocheck(res, "affected_row_count",
+                              json_integer(changed > 0 ? shale_changes64(s->db) : 0));
+  json_object_set_new_nocheck(res, "last_insert_rowid", json_string_nocheck(rowid));
+  return res;
 }
 
 static json_t *exec_stmt(Stream *s, SqlStore *store, json_t *stmt, json_t **err) {
@@ -617,7 +632,7 @@ json_t *hrana_request(Stream *s, SqlStore *store, const char *type, json_t *req,
   }
   if (!strcmp(type, "execute")) {
     if (!(r = exec_stmt(s, store, json_object_get(req, "stmt"), err))) return NULL;
-    return json_pack("{s:s,s:o}", "type", "execute", "result", r);
+    return tagged("execute", "result", r);
   }
   if (!strcmp(type, "batch")) {
     if (!(r = exec_batch(s, store, json_object_get(req, "batch"), err))) return NULL;

@@ -163,8 +163,10 @@ static int http_pipeline(struct lws *wsi, HttpConn *h, int version, json_t *req)
     } else {
       resp = hrana_request(s, &s->sqls, type, r, version, &err);
     }
-    json_array_append_new(results, resp ? json_pack("{s:s,s:o}", "type", "ok", "response", resp)
-                                         : json_pack("{s:s,s:o}", "type", "error", "error", err));
+    json_t *o = json_object();
+    json_object_set_new_nocheck(o, "type", json_string_nocheck(resp ? "ok" : "error"));
+    json_object_set_new_nocheck(o, resp ? "response" : "error", resp ? resp : err);
+    json_array_append_new(results, o);
   }
   char next[96];
   if (closed)
