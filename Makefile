@@ -60,7 +60,7 @@ TOOL_BIN  := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
 CLI_SRC   := $(sort $(wildcard cli/*.c))
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all lib test run install install-check clean deps codes
+.PHONY: all lib test run install install-check clean deps codes server server-run
 all: lib $(BUILD)/shale $(TOOL_BIN)
 lib: $(BUILD)/libshale.a $(BUILD)/libshale.so
 
@@ -126,6 +126,7 @@ $(BUILD)/shale-diff: $(BUILD)/obj/tests/diff/shale_diff.o $(DIFF_OBJ) $(BUILD)/l
 
 deps:
 	@bash tests/deps.sh
+	@bash server/deps.sh
 
 # The result-code blocks of include/shale.h and include/sqlite3.h are written
 # from src/util/result_codes.def (tests/unit/util/test_codes checks them).
@@ -138,6 +139,33 @@ test: deps
 
 run: all
 	@$(BUILD)/shale $(FILE)
+
+# build/shale-server (server/, issue 17): Hrana over HTTP and WebSocket. It links
+# libwebsockets, jansson and OpenSSL (server/deps.sh installs them); `make` builds
+# it when their headers are there. `make server-run SERVER_ARGS="--db x.db"`.
+SERVER_SRC := $(sort $(wildcard server/*.c))
+SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/obj/%.o)
+SERVER_OK  := $(shell test -f /usr/include/libwebsockets.h -a -f /usr/include/jansson.h -a -f /usr/include/openssl/evp.h && echo 1)
+$(BUILD)/server-deps.stamp: server/deps.sh
+	@mkdir -p $(BUILD)
+	@bash server/deps.sh
+	@touch $@
+$(BUILD)/obj/server/%.o: server/%.c | $(BUILD)/server-deps.stamp
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+$(BUILD)/shale-server: $(SERVER_OBJ) $(BUILD)/libshale.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $(SERVER_OBJ) $(BUILD)/libshale.a -lwebsockets -ljansson -lcrypto $(LDLIBS_CORE)
+server: $(BUILD)/shale-server
+server-run: server
+	$(BUILD)/shale-server $(SERVER_ARGS)
+ifeq ($(SERVER_OK),1)
+all: $(BUILD)/shale-server
+# tests/server/run.sh: the real libSQL clients (npm) and a robustness test
+TEST_BIN += $(BUILD)/tests/test_server
+$(BUILD)/tests/test_server: tests/server/run.sh | $(BUILD)/shale-server
+	@mkdir -p $(dir $@)
+	install -m 755 $< $@
+endif
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin

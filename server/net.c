@@ -1,0 +1,597 @@
+/*
+ * net.c -- Hrana over HTTP and WebSocket: the libwebsockets callbacks.
+ *
+ * HTTP routes (Hrana 2 and 3, JSON):
+ *   POST /v2/pipeline, /v3/pipeline  {baton, requests} -> {baton, base_url, results}
+ *   POST /v3/cursor                  {baton, batch} -> a line {baton, base_url},
+ *                                    then one line per cursor entry
+ *   GET /v2, /v3  200 (the version is spoken)    GET /health  200
+ *   GET /version  the server's version           anything else: 404
+ * Non-2xx answers carry {"message", "code"} with Content-Type:
+ * application/json. Auth: "Authorization: Bearer <JWT>" on every request.
+ *
+ * WebSocket (any path, subprotocols hrana1/hrana2/hrana3, text frames of
+ * JSON): hello (re-hello from v2 on), then requests with request_id, each
+ * answered by response_ok/response_error in the order they arrived; many
+ * streams per socket; sql_ids belong to the socket; v3 cursors. Responses
+ * wait in a queue; at --max-inflight queued ones the socket stops being read
+ * (back-pressure) until the queue is half drained.
+ *
+ * Invariants:
+ *  1. One Session per wsi (libwebsockets' per-session memory), zeroed by
+ *     libwebsockets; the HTTP part is used before an upgrade, the WS part
+ *     after it.
+ *  2. An HTTP response is fully built before its headers go out; the body
+ *     is written by one lws_write with LWS_WRITE_HTTP_FINAL, after which the
+ *     transaction completes (keep-alive) or the connection closes.
+ *  3. Closing a socket closes its streams (rolling back their transactions)
+ *     and frees its cursors, stored SQL and queued responses.
+ *  4. A protocol violation on a WebSocket closes it with code 1002 and a
+ *     reason; errors of a request are response_error, never a close.
+ */
+#include <libwebsockets.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+
+/* ---- per-connection state ---- */
+
+typedef struct WsStream { int64_t id; Stream *s; } WsStream;
+typedef struct WsCursor { int64_t id; json_t *entries; size_t pos; } WsCursor;
+typedef struct OutMsg { unsigned char *buf; size_t len; } OutMsg; /* buf has LWS_PRE room */
+
+typedef struct WsConn {
+  struct WsConn *next, *prev; /* all open sockets (for the sweep) */
+  struct lws *wsi;
+  int version, hello_done, readonly;
+  char *rx;
+  size_t rx_n, rx_cap;
+  OutMsg *out;
+  size_t out_head, out_n, out_cap;
+  int flow_off;
+  WsStream *streams;
+  int n_streams, cap_streams;
+  WsCursor *cursors;
+  int n_cursors, cap_cursors;
+  SqlStore sqls;
+} WsConn;
+
+typedef struct HttpConn {
+  char path[64];
+  int is_post, readonly, auth_failed;
+  const char *auth_why;
+  char *body;
+  size_t n, cap;
+  int too_big;
+  int answered; /* the response of this request is under way */
+  unsigned char *resp; /* LWS_PRE + body */
+  size_t resp_len;
+} HttpConn;
+
+typedef struct Session {
+  int kind; /* 0 http, 1 ws */
+  HttpConn h;
+  WsConn w;
+} Session;
+
+static WsConn *ws_all;
+
+/* ---- HTTP ---- */
+
+static void http_reset(HttpConn *h) {
+  free(h->body);
+  free(h->resp);
+  memset(h, 0, sizeof *h);
+}
+
+/* Send status + body (taking body, malloc'ed text of n bytes). */
+static int http_respond(struct lws *wsi, HttpConn *h, unsigned status, const char *ctype,
+                        char *body, size_t n) {
+  if (h->answered) { /* one response per request */
+    free(body);
+    return 0;
+  }
+  h->answered = 1;
+  unsigned char hdr[LWS_PRE + 1024], *start = hdr + LWS_PRE, *p = start, *end = hdr + sizeof hdr;
+  free(h->resp);
+  h->resp = malloc(LWS_PRE + n + 1);
+  if (!h->resp) {
+    free(body);
+    return -1;
+  }
+  if (n) memcpy(h->resp + LWS_PRE, body, n);
+  h->resp_len = n;
+  free(body);
+  if (lws_add_http_common_headers(wsi, status, ctype, (lws_filepos_t)n, &p, end) ||
+      lws_finalize_write_http_header(wsi, start, &p, end))
+    return -1;
+  lws_callback_on_writable(wsi);
+  return 0;
+}
+
+static int http_json(struct lws *wsi, HttpConn *h, unsigned status, json_t *j) {
+  char *s = json_dumps(j, JSON_COMPACT);
+  json_decref(j);
+  if (!s) return -1;
+  return http_respond(wsi, h, status, "application/json", s, strlen(s));
+}
+
+static int http_text(struct lws *wsi, HttpConn *h, unsigned status, const char *text) {
+  return http_respond(wsi, h, status, "text/plain", strdup(text), strlen(text));
+}
+
+static int http_error(struct lws *wsi, HttpConn *h, unsigned status, json_t *err) {
+  return http_json(wsi, h, status, err);
+}
+
+/* The body's baton: NULL, a string, or an error. */
+static int get_baton(json_t *req, const char **baton, json_t **err) {
+  json_t *b = json_object_get(req, "baton");
+  *baton = NULL;
+  if (!b || json_is_null(b)) return 0;
+  if (!json_is_string(b)) {
+    *err = herr("HTTP_BODY_INVALID", "baton must be a string or null");
+    return -1;
+  }
+  *baton = json_string_value(b);
+  return 0;
+}
+
+static int http_pipeline(struct lws *wsi, HttpConn *h, int version, json_t *req) {
+  json_t *err = NULL, *reqs = json_object_get(req, "requests");
+  const char *baton;
+  if (get_baton(req, &baton, &err)) return http_error(wsi, h, 400, err);
+  if (!json_is_array(reqs))
+    return http_error(wsi, h, 400, herr("HTTP_BODY_INVALID", "requests must be an array"));
+  Stream *s = stream_http_get(baton, h->readonly, &err);
+  if (!s) return http_error(wsi, h, 400, err);
+  json_t *results = json_array();
+  int closed = 0;
+  for (size_t i = 0; i < json_array_size(reqs); i++) {
+    json_t *r = json_array_get(reqs, i), *resp = NULL;
+    const char *type = json_string_value(json_object_get(r, "type"));
+    err = NULL;
+    if (closed) {
+      err = herr("STREAM_CLOSED", "the stream was closed by an earlier request");
+    } else if (!type) {
+      err = herr("REQUEST_INVALID", "a request needs a type");
+    } else if (!strcmp(type, "close")) {
+      closed = 1;
+      resp = json_pack("{s:s}", "type", "close");
+    } else {
+      resp = hrana_request(s, &s->sqls, type, r, version, &err);
+    }
+    json_t *o = json_object();
+    json_object_set_new_nocheck(o, "type", json_string_nocheck(resp ? "ok" : "error"));
+    json_object_set_new_nocheck(o, resp ? "response" : "error", resp ? resp : err);
+    json_array_append_new(results, o);
+  }
+  char next[96];
+  if (closed)
+    stream_http_close(s);
+  else
+    stream_http_baton(s, next, sizeof next);
+  return http_json(wsi, h, 200,
+                   json_pack("{s:s?,s:n,s:o}", "baton", closed ? NULL : next, "base_url",
+                             "results", results));
+}
+
+static int http_cursor(struct lws *wsi, HttpConn *h, json_t *req) {
+  json_t *err = NULL;
+  const char *baton;
+  if (get_baton(req, &baton, &err)) return http_error(wsi, h, 400, err);
+  json_t *batch = json_object_get(req, "batch");
+  if (!json_is_object(batch))
+    return http_error(wsi, h, 400, herr("HTTP_BODY_INVALID", "batch must be an object"));
+  Stream *s = stream_http_get(baton, h->readonly, &err);
+  if (!s) return http_error(wsi, h, 400, err);
+  s->last_used = server_now_ms();
+  json_t *entries = hrana_cursor(s, &s->sqls, batch, &err);
+  if (!entries) entries = json_pack("[{s:s,s:o}]", "type", "error", "error", err);
+  char next[96];
+  stream_http_baton(s, next, sizeof next);
+  /* the head line, then one line per entry */
+  json_t *head = json_pack("{s:s,s:n}", "baton", next, "base_url");
+  char *line = json_dumps(head, JSON_COMPACT);
+  json_decref(head);
+  size_t cap = strlen(line) + 256, n = 0;
+  char *body = malloc(cap);
+  for (size_t i = 0; line; i++) {
+    size_t k = strlen(line);
+    if (n + k + 2 > cap) {
+      cap = (n + k + 2) * 2;
+      body = realloc(body, cap);
+    }
+    memcpy(body + n, line, k);
+    n += k;
+    body[n++] = '\n';
+    free(line);
+    line = i < json_array_size(entries) ? json_dumps(json_array_get(entries, i), JSON_COMPACT)
+                                         : NULL;
+  }
+  json_decref(entries);
+  return http_respond(wsi, h, 200, "text/plain", body, n);
+}
+
+static int http_post(struct lws *wsi, HttpConn *h) {
+  if (h->auth_failed)
+    return http_error(wsi, h, 401, herr("AUTH_FAILED", "%s", h->auth_why));
+  if (h->too_big)
+    return http_error(wsi, h, 413, herr("HTTP_BODY_TOO_LARGE",
+                                        "the request body is over %zu bytes (--max-body)",
+                                        g_cfg.max_body));
+  int version = !strcmp(h->path, "/v2/pipeline") ? 2
+                : !strcmp(h->path, "/v3/pipeline") ? 3
+                : !strcmp(h->path, "/v3/cursor")   ? -3
+                                                   : 0;
+  if (!version)
+    return http_error(wsi, h, 404, herr("HTTP_NOT_FOUND", "no route for POST %s", h->path));
+  json_error_t jerr;
+  json_t *req = json_loadb(h->body ? h->body : "", h->n, JSON_ALLOW_NUL, &jerr);
+  if (!json_is_object(req)) {
+    json_decref(req);
+    return http_error(wsi, h, 400, herr("HTTP_BODY_INVALID", "the body is not a JSON object: %s",
+                                        jerr.text));
+  }
+  int rc = version < 0 ? http_cursor(wsi, h, req) : http_pipeline(wsi, h, version, req);
+  json_decref(req);
+  return rc;
+}
+
+static int http_get(struct lws *wsi, HttpConn *h) {
+  const char *p = h->path;
+  if (!strcmp(p, "/health")) return http_text(wsi, h, 200, "ok\n");
+  if (!strcmp(p, "/version"))
+    return http_text(wsi, h, 200, "shale-server " SHALE_VERSION " (Hrana 1-3, JSON)\n");
+  if (!strcmp(p, "/v2") || !strcmp(p, "/v3") || !strcmp(p, "/"))
+    return http_text(wsi, h, 200, "Hrana over HTTP: POST .../pipeline\n");
+  return http_error(wsi, h, 404, herr("HTTP_NOT_FOUND", "no route for GET %s", p));
+}
+
+static void http_auth(struct lws *wsi, HttpConn *h) {
+  char hdr[8192] = "";
+  const char *jwt = NULL;
+  int n = lws_hdr_copy(wsi, hdr, sizeof hdr, WSI_TOKEN_HTTP_AUTHORIZATION);
+  if (n > 7 && !strncasecmp(hdr, "Bearer ", 7)) jwt = hdr + 7;
+  else if (n > 0) jwt = "-"; /* some other scheme: not a token */
+  h->auth_failed = auth_check(jwt, &h->readonly, &h->auth_why) != 0;
+}
+
+/* ---- WebSocket ---- */
+
+static void ws_send(WsConn *w, json_t *msg) {
+  char *s = json_dumps(msg, JSON_COMPACT);
+  json_decref(msg);
+  if (!s) return;
+  size_t n = strlen(s);
+  if (w->out_head + w->out_n == w->out_cap) {
+    if (w->out_head > 0) {
+      memmove(w->out, w->out + w->out_head, w->out_n * sizeof *w->out);
+      w->out_head = 0;
+    } else {
+      w->out_cap = w->out_cap ? w->out_cap * 2 : 16;
+      w->out = realloc(w->out, w->out_cap * sizeof *w->out);
+    }
+  }
+  OutMsg *m = &w->out[w->out_head + w->out_n++];
+  m->buf = malloc(LWS_PRE + n);
+  memcpy(m->buf + LWS_PRE, s, n);
+  m->len = n;
+  free(s);
+  if ((int)w->out_n >= g_cfg.max_inflight && !w->flow_off) {
+    w->flow_off = 1;
+    lws_rx_flow_control(w->wsi, 0);
+  }
+  lws_callback_on_writable(w->wsi);
+}
+
+static void ws_ok(WsConn *w, json_t *id, json_t *resp) {
+  ws_send(w, json_pack("{s:s,s:O,s:o}", "type", "response_ok", "request_id", id, "response", resp));
+}
+
+static void ws_err(WsConn *w, json_t *id, json_t *err) {
+  ws_send(w, json_pack("{s:s,s:O,s:o}", "type", "response_error", "request_id", id, "error", err));
+}
+
+static int ws_close(WsConn *w, enum lws_close_status st, const char *why) {
+  lws_close_reason(w->wsi, st, (unsigned char *)why, strlen(why));
+  return -1;
+}
+
+static WsStream *ws_stream(WsConn *w, json_t *req) {
+  json_t *id = json_object_get(req, "stream_id");
+  if (!json_is_integer(id)) return NULL;
+  for (int i = 0; i < w->n_streams; i++)
+    if (w->streams[i].id == json_integer_value(id)) return &w->streams[i];
+  return NULL;
+}
+
+static int ws_cursor_find(WsConn *w, int64_t id) {
+  for (int i = 0; i < w->n_cursors; i++)
+    if (w->cursors[i].id == id) return i;
+  return -1;
+}
+
+static void ws_cursor_drop(WsConn *w, int i) {
+  json_decref(w->cursors[i].entries);
+  w->cursors[i] = w->cursors[--w->n_cursors];
+}
+
+/* A request of an open socket. Returns -1 to close the socket. */
+static int ws_request(WsConn *w, json_t *id, json_t *req) {
+  const char *type = json_string_value(json_object_get(req, "type"));
+  json_t *err = NULL, *resp;
+  if (!type) return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "request without a type");
+  if (!strcmp(type, "open_stream")) {
+    json_t *sid = json_object_get(req, "stream_id");
+    if (!json_is_integer(sid)) return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "bad stream_id");
+    if (ws_stream(w, req)) return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "stream_id in use");
+    Stream *s = stream_open(w->readonly, &err);
+    if (!s) {
+      ws_err(w, id, err);
+      return 0;
+    }
+    if (w->n_streams == w->cap_streams) {
+      w->cap_streams = w->cap_streams ? w->cap_streams * 2 : 4;
+      w->streams = realloc(w->streams, (size_t)w->cap_streams * sizeof *w->streams);
+    }
+    w->streams[w->n_streams++] = (WsStream){json_integer_value(sid), s};
+    ws_ok(w, id, json_pack("{s:s}", "type", "open_stream"));
+    return 0;
+  }
+  if (!strcmp(type, "close_stream")) {
+    WsStream *ws = ws_stream(w, req);
+    if (ws) {
+      stream_close(ws->s);
+      *ws = w->streams[--w->n_streams];
+    }
+    ws_ok(w, id, json_pack("{s:s}", "type", "close_stream"));
+    return 0;
+  }
+  if (w->version >= 3 && !strcmp(type, "fetch_cursor")) {
+    json_t *cid = json_object_get(req, "cursor_id"), *mc = json_object_get(req, "max_count");
+    int i = json_is_integer(cid) ? ws_cursor_find(w, json_integer_value(cid)) : -1;
+    if (i < 0 || !json_is_integer(mc) || json_integer_value(mc) < 0)
+      return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "fetch_cursor: bad cursor_id or max_count");
+    WsCursor *c = &w->cursors[i];
+    json_t *out = json_array();
+    size_t total = json_array_size(c->entries);
+    for (json_int_t k = 0; k < json_integer_value(mc) && c->pos < total; k++)
+      json_array_append(out, json_array_get(c->entries, c->pos++));
+    ws_ok(w, id, json_pack("{s:s,s:o,s:b}", "type", "fetch_cursor", "entries", out, "done",
+                           c->pos >= total));
+    return 0;
+  }
+  if (w->version >= 3 && !strcmp(type, "close_cursor")) {
+    json_t *cid = json_object_get(req, "cursor_id");
+    int i = json_is_integer(cid) ? ws_cursor_find(w, json_integer_value(cid)) : -1;
+    if (i >= 0) ws_cursor_drop(w, i);
+    ws_ok(w, id, json_pack("{s:s}", "type", "close_cursor"));
+    return 0;
+  }
+  int needs_stream = strcmp(type, "store_sql") && strcmp(type, "close_sql");
+  WsStream *ws = needs_stream ? ws_stream(w, req) : NULL;
+  if (needs_stream && !ws) {
+    ws_err(w, id, herr("STREAM_NOT_FOUND", "no open stream with this stream_id"));
+    return 0;
+  }
+  if (ws && ws->s->timed_out) {
+    ws->s->timed_out = 0;
+    ws_err(w, id, herr("TRANSACTION_TIMEOUT", "the stream's transaction sat idle over %d ms and "
+                       "was rolled back", g_cfg.txn_timeout_ms));
+    return 0;
+  }
+  if (w->version >= 3 && !strcmp(type, "open_cursor")) {
+    json_t *cid = json_object_get(req, "cursor_id");
+    if (!json_is_integer(cid) || ws_cursor_find(w, json_integer_value(cid)) >= 0)
+      return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "open_cursor: bad or used cursor_id");
+    ws->s->last_used = server_now_ms();
+    json_t *entries = hrana_cursor(ws->s, &w->sqls, json_object_get(req, "batch"), &err);
+    if (!entries) {
+      ws_err(w, id, err);
+      return 0;
+    }
+    if (w->n_cursors == w->cap_cursors) {
+      w->cap_cursors = w->cap_cursors ? w->cap_cursors * 2 : 4;
+      w->cursors = realloc(w->cursors, (size_t)w->cap_cursors * sizeof *w->cursors);
+    }
+    w->cursors[w->n_cursors++] = (WsCursor){json_integer_value(cid), entries, 0};
+    ws_ok(w, id, json_pack("{s:s}", "type", "open_cursor"));
+    return 0;
+  }
+  resp = hrana_request(ws ? ws->s : NULL, &w->sqls, type, req, w->version, &err);
+  if (resp)
+    ws_ok(w, id, resp);
+  else
+    ws_err(w, id, err);
+  return 0;
+}
+
+static int ws_message(WsConn *w, const char *text, size_t n) {
+  json_error_t jerr;
+  json_t *msg = json_loadb(text, n, JSON_ALLOW_NUL, &jerr);
+  const char *type = json_string_value(json_object_get(msg, "type"));
+  int rc = 0;
+  if (!type) {
+    rc = ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "message is not a JSON object with a type");
+  } else if (!strcmp(type, "hello")) {
+    json_t *jwt = json_object_get(msg, "jwt");
+    const char *why = NULL;
+    if (w->hello_done && w->version < 2) {
+      rc = ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "hello sent twice (hrana1)");
+    } else if (auth_check(json_string_value(jwt), &w->readonly, &why)) {
+      ws_send(w, json_pack("{s:s,s:o}", "type", "hello_error", "error",
+                           herr("AUTH_FAILED", "%s", why)));
+      w->hello_done = -1; /* refused: the socket closes once this is written */
+    } else {
+      w->hello_done = 1;
+      ws_send(w, json_pack("{s:s}", "type", "hello_ok"));
+    }
+  } else if (!strcmp(type, "request")) {
+    json_t *id = json_object_get(msg, "request_id"), *req = json_object_get(msg, "request");
+    if (w->hello_done != 1)
+      rc = ws_close(w, LWS_CLOSE_STATUS_POLICY_VIOLATION, "request before a successful hello");
+    else if (!json_is_integer(id) || !json_is_object(req))
+      rc = ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "request needs request_id and request");
+    else
+      rc = ws_request(w, id, req);
+  } else {
+    rc = ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "unknown message type");
+  }
+  json_decref(msg);
+  return rc;
+}
+
+static void ws_free(WsConn *w) {
+  for (int i = 0; i < w->n_streams; i++) stream_close(w->streams[i].s);
+  free(w->streams);
+  while (w->n_cursors > 0) ws_cursor_drop(w, w->n_cursors - 1);
+  free(w->cursors);
+  sqlstore_clear(&w->sqls);
+  for (size_t i = 0; i < w->out_n; i++) free(w->out[w->out_head + i].buf);
+  free(w->out);
+  free(w->rx);
+  if (w->prev) w->prev->next = w->next;
+  else if (ws_all == w) ws_all = w->next;
+  if (w->next) w->next->prev = w->prev;
+  w->next = w->prev = NULL;
+}
+
+void net_sweep(void) {
+  int64_t now = server_now_ms();
+  for (WsConn *w = ws_all; w; w = w->next)
+    for (int i = 0; i < w->n_streams; i++) {
+      Stream *s = w->streams[i].s;
+      if (!shale_get_autocommit(s->db) && now - s->last_used > g_cfg.txn_timeout_ms) {
+        shale_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        s->timed_out = 1;
+      }
+    }
+}
+
+/* ---- the callback ---- */
+
+static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                    size_t len) {
+  Session *se = user;
+  switch (reason) {
+  case LWS_CALLBACK_HTTP: {
+    HttpConn *h = &se->h;
+    http_reset(h);
+    se->kind = 0;
+    snprintf(h->path, sizeof h->path, "%s", (const char *)in);
+    h->is_post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
+    if (h->is_post) {
+      http_auth(wsi, h);
+      char cl[32] = "";
+      /* no body to wait for: answer now */
+      if (lws_hdr_copy(wsi, cl, sizeof cl, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 && atoll(cl) == 0)
+        return http_post(wsi, h);
+      return 0;
+    }
+    if (!lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI))
+      return http_error(wsi, h, 405, herr("HTTP_METHOD", "only GET and POST are served"));
+    return http_get(wsi, h);
+  }
+  case LWS_CALLBACK_HTTP_BODY: {
+    HttpConn *h = &se->h;
+    if (!len) return 0;
+    if (h->too_big || h->n + len > g_cfg.max_body) {
+      h->too_big = 1;
+      return 0;
+    }
+    if (h->n + len > h->cap) {
+      size_t cap = (h->n + len) * 2;
+      if (cap > g_cfg.max_body + 1) cap = g_cfg.max_body + 1;
+      char *b = realloc(h->body, cap);
+      if (!b) return -1;
+      h->body = b;
+      h->cap = cap;
+    }
+    memcpy(h->body + h->n, in, len);
+    h->n += len;
+    return 0;
+  }
+  case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+    return http_post(wsi, &se->h);
+  case LWS_CALLBACK_HTTP_WRITEABLE: {
+    HttpConn *h = &se->h;
+    if (!h->resp) return 0;
+    int n = lws_write(wsi, h->resp + LWS_PRE, h->resp_len, LWS_WRITE_HTTP_FINAL);
+    free(h->resp);
+    h->resp = NULL;
+    if (n < 0) return -1;
+    free(h->body);
+    h->body = NULL;
+    h->n = h->cap = 0;
+    return lws_http_transaction_completed(wsi) ? -1 : 0;
+  }
+  case LWS_CALLBACK_CLOSED_HTTP:
+    if (se && se->kind == 0) http_reset(&se->h);
+    return 0;
+  case LWS_CALLBACK_ESTABLISHED: {
+    const struct lws_protocols *p = lws_get_protocol(wsi);
+    if (!p || strncmp(p->name, "hrana", 5)) return -1; /* no Hrana subprotocol asked for */
+    http_reset(&se->h);
+    se->kind = 1;
+    memset(&se->w, 0, sizeof se->w);
+    se->w.wsi = wsi;
+    se->w.version = p->name[5] - '0';
+    se->w.next = ws_all;
+    if (ws_all) ws_all->prev = &se->w;
+    ws_all = &se->w;
+    return 0;
+  }
+  case LWS_CALLBACK_RECEIVE: {
+    WsConn *w = &se->w;
+    if (lws_frame_is_binary(wsi))
+      return ws_close(w, LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE, "binary messages are not spoken");
+    if (w->rx_n + len > g_cfg.max_body)
+      return ws_close(w, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, "message over --max-body");
+    if (!len && !w->rx) w->rx = malloc(1);
+    if (w->rx_n + len > w->rx_cap) {
+      w->rx_cap = (w->rx_n + len) * 2;
+      w->rx = realloc(w->rx, w->rx_cap);
+    }
+    if (len) memcpy(w->rx + w->rx_n, in, len);
+    w->rx_n += len;
+    if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi)) return 0;
+    size_t n = w->rx_n;
+    w->rx_n = 0;
+    return ws_message(w, w->rx, n);
+  }
+  case LWS_CALLBACK_SERVER_WRITEABLE: {
+    WsConn *w = &se->w;
+    if (!w->out_n) return w->hello_done < 0 ? ws_close(w, LWS_CLOSE_STATUS_POLICY_VIOLATION,
+                                                       "authentication failed") : 0;
+    OutMsg m = w->out[w->out_head++];
+    w->out_n--;
+    int n = lws_write(wsi, m.buf + LWS_PRE, m.len, LWS_WRITE_TEXT);
+    free(m.buf);
+    if (n < (int)m.len) return -1;
+    if (w->flow_off && (int)w->out_n <= g_cfg.max_inflight / 2) {
+      w->flow_off = 0;
+      lws_rx_flow_control(wsi, 1);
+    }
+    if (w->out_n || w->hello_done < 0) lws_callback_on_writable(wsi);
+    return 0;
+  }
+  case LWS_CALLBACK_CLOSED:
+    if (se->kind == 1) ws_free(&se->w);
+    return 0;
+  default:
+    return 0;
+  }
+}
+
+static const struct lws_protocols protocols[] = {
+    {"http", callback, sizeof(Session), 0, 0, NULL, 0},
+    {"hrana3", callback, sizeof(Session), 0, 0, NULL, 0},
+    {"hrana2", callback, sizeof(Session), 0, 0, NULL, 0},
+    {"hrana1", callback, sizeof(Session), 0, 0, NULL, 0},
+    {NULL, NULL, 0, 0, 0, NULL, 0},
+};
+
+const struct lws_protocols *net_protocol_table(void) { return protocols; }

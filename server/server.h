@@ -1,0 +1,148 @@
+/*
+ * server.h -- the pieces of build/shale-server (server/): the libSQL Hrana
+ * protocol (versions 1-3, JSON) over HTTP and WebSocket, on Shale's native
+ * API (include/shale.h) only.
+ *
+ *   main.c    options, the libwebsockets context and event loop, timers
+ *   net.c     HTTP routes and WebSocket messages (libwebsockets callbacks)
+ *   hrana.c   Hrana requests on a stream: execute, batch, sequence, describe,
+ *             store_sql/close_sql, get_autocommit, cursors; values, errors
+ *   stream.c  streams (one shale connection each), the connection pool, HTTP
+ *             batons and idle expiry
+ *   auth.c    Bearer JWTs: Ed25519 signatures (OpenSSL), exp, access level
+ *
+ * Invariants:
+ *  1. One thread: every callback runs on the event loop, so no locks; a
+ *     stream's connection is only used from the loop.
+ *  2. Errors travel as Hrana Error objects ({message, code}, json_t owned
+ *     by whoever holds the pointer); codes are SQLite's names (SQLITE_*) for
+ *     engine errors and the protocol's own names otherwise.
+ *  3. Every limit (body size, rows, streams, stored SQL, queued responses)
+ *     has a named error, never a silent truncation.
+ */
+#ifndef SHALE_SERVER_H
+#define SHALE_SERVER_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shale.h"
+
+/* ---- configuration (main.c) ---- */
+typedef struct ServerConfig {
+  const char *db_path;     /* --db (default shale-server.db) */
+  const char *host;        /* --listen host part */
+  int port;                /* --listen port part; 0: pick a free one */
+  const char *key_file;    /* --auth-jwt-key-file: NULL = no auth */
+  int readonly;            /* --readonly: every client read-only */
+  int stream_timeout_ms;   /* idle HTTP stream (and its transaction) expiry */
+  int txn_timeout_ms;      /* WS stream idle inside a transaction: rolled back */
+  size_t max_body;         /* request body / WS message bytes */
+  int max_rows;            /* rows of one statement result */
+  int max_streams;         /* open streams, all clients together */
+  int max_sql;             /* stored SQL texts per stream / WS connection */
+  int max_inflight;        /* queued WS responses before reading stops */
+  int busy_ms;             /* busy timeout of each connection */
+  int journal_wal;         /* WAL mode (default on; --no-wal) */
+} ServerConfig;
+
+extern ServerConfig g_cfg;
+
+/* Milliseconds on a monotonic clock. */
+int64_t server_now_ms(void);
+
+/* ---- errors (hrana.c) ---- */
+/* A new Error object {message, code}. */
+json_t *herr(const char *code, const char *fmt, ...);
+/* The Error for the connection's last failure with result code rc. */
+json_t *herr_db(shale *db, int rc);
+
+/* ---- stored SQL (hrana.c) ---- */
+typedef struct SqlStore {
+  int n, cap;
+  struct { int64_t id; char *sql; } *v;
+} SqlStore;
+void sqlstore_clear(SqlStore *s);
+
+/* ---- streams (stream.c) ---- */
+typedef struct Stream Stream;
+struct Stream {
+  shale *db;           /* this stream's connection (from the pool) */
+  int readonly;        /* the client's access level */
+  SqlStore sqls;       /* HTTP streams: this stream's store_sql texts */
+  int64_t last_used;   /* server_now_ms() of the last request */
+  int timed_out;       /* WS: its transaction was rolled back by the timeout */
+  /* HTTP streams only: */
+  int http_slot;       /* index in the baton table, -1 for WS streams */
+  unsigned char token[16]; /* the one valid baton's secret */
+  uint32_t gen;        /* bumped at every baton issued */
+};
+
+/* Open a stream: a pooled connection (or a new one). NULL with *err when
+ * the stream limit is reached or the database cannot be opened. */
+Stream *stream_open(int readonly, json_t **err);
+/* Close a stream: roll back an open transaction, return the connection to
+ * the pool (or close it), free the stream. */
+void stream_close(Stream *s);
+/* Number of open streams. */
+int stream_count(void);
+
+/* HTTP streams: resolve a baton (NULL: open a new stream). A baton is
+ * "slot.gen.hex-token"; only the last one issued for a stream is valid
+ * (single use); an unknown, stale or forged one gives STREAM_EXPIRED or
+ * BATON_INVALID. */
+Stream *stream_http_get(const char *baton, int readonly, json_t **err);
+/* Issue the stream's next baton into buf (>= 80 bytes); the old one dies. */
+void stream_http_baton(Stream *s, char *buf, size_t n);
+/* Drop an HTTP stream (the "close" request, or a fatal error). */
+void stream_http_close(Stream *s);
+/* Expire HTTP streams idle longer than the stream timeout. */
+void stream_http_sweep(void);
+/* Close every stream and the pool (shutdown). */
+void stream_shutdown(void);
+void stream_init(void);
+
+/* ---- Hrana requests (hrana.c) ---- */
+/* Run one stream request of type `type` (execute, batch, sequence, describe,
+ * store_sql, close_sql, get_autocommit) whose fields are in req; `store` is
+ * where sql_ids live (the stream's for HTTP, the socket's for WS). Returns the
+ * response object ({type, ...}) or NULL with *err set. `version` is the
+ * negotiated protocol version (1..3): requests it lacks are refused. */
+json_t *hrana_request(Stream *s, SqlStore *store, const char *type, json_t *req, int version,
+                      json_t **err);
+/* Run a batch as a v3 cursor: the entries (step_begin, row, step_end,
+ * step_error, error), in order, as a JSON array. NULL with *err for a
+ * malformed batch. */
+json_t *hrana_cursor(Stream *s, SqlStore *store, json_t *batch, json_t **err);
+
+/* ---- auth (auth.c) ---- */
+/* Load --auth-jwt-key-file: PEM public keys and/or lines of raw base64url
+ * Ed25519 keys. 0 on success, -1 (message printed) on failure. */
+int auth_load(const char *path);
+/* Is auth required? */
+int auth_enabled(void);
+/* Check a JWT (NULL or "": missing). 0: valid, *readonly set from its
+ * access claim; -1: refused, *why says why. */
+int auth_check(const char *jwt, int *readonly, const char **why);
+void auth_free(void);
+/* `shale-server token`: print a JWT signed with the Ed25519 private key in
+ * key_path (PEM), expiring in ttl seconds (0: never), read-only if asked.
+ * Returns the exit status. */
+int auth_make_token(const char *key_path, long ttl, int readonly);
+
+/* ---- base64 (OpenSSL's codec; hrana.c) ---- */
+/* Decode standard or URL-safe base64, padded or not, into a malloc'ed buffer.
+ * Returns the length, or -1 for invalid input. */
+long b64_decode(const char *in, size_t n, unsigned char **out);
+/* Encode as padded standard base64; malloc'ed NUL-terminated text. */
+char *b64_encode(const unsigned char *in, size_t n);
+
+/* ---- network (net.c) ---- */
+struct lws_protocols;
+/* The protocol table ("http", "hrana3", "hrana2", "hrana1"). */
+const struct lws_protocols *net_protocol_table(void);
+/* Sweep WS streams that sat idle in a transaction too long. */
+void net_sweep(void);
+
+#endif
