@@ -998,11 +998,12 @@ static int stmt_vars_init(shale_stmt *st) {
 /* Look for a cached compilation of the statement at the start of sql[0..n). */
 static ApiCached *cache_take(shale *db, const char *sql, int n) {
   ApiCached **pp = &db->cache;
-  if (db->auth_cb) return NULL; /* the authorizer sees every prepare */
+  if (db->auth_cb || !*pp) return NULL; /* the authorizer sees every prepare */
+  int settings = api_settings(db);
   for (; *pp; pp = &(*pp)->next) {
     ApiCached *c = *pp;
     if (c->schema != db->schema || c->x.gen != db->xgen || c->in_txn != !db->autocommit ||
-        c->settings != api_settings(db))
+        c->settings != settings)
       continue;
     if (c->nkey > n || memcmp(c->key, sql, (size_t)c->nkey) != 0) continue;
     if (c->nkey < n && (c->nkey == 0 || c->key[c->nkey - 1] != ';')) continue;

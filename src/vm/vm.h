@@ -176,7 +176,7 @@ typedef struct VmOp {
 } VmOp;
 
 typedef struct VmProgram {
-  VmOp *ops;
+  VmOp *ops; /* in the arena (vm_builder_add) */
   int nop;
   int nreg;     /* registers 1..nreg */
   int ncursor;  /* cursors 0..ncursor-1 */
