@@ -104,11 +104,16 @@ static void xrefs_take(shale *db, ApiXRefs *x) {
   x->gen = db->xgen;
 }
 
-static void cache_entry_free(ApiCached *c) {
+/* What an entry holds, freed (the entry itself is left). */
+static void cache_entry_clear(ApiCached *c) {
   compiled_stmt_free(&c->cs);
   xrefs_drop(&c->x);
   schema_unref(c->schema);
   shale_free(c->key);
+}
+
+static void cache_entry_free(ApiCached *c) {
+  cache_entry_clear(c);
   shale_free(c);
 }
 
@@ -1005,7 +1010,9 @@ static ApiCached *cache_take(shale *db, const char *sql, int n) {
     if (c->schema != db->schema || c->x.gen != db->xgen || c->in_txn != !db->autocommit ||
         c->settings != settings)
       continue;
-    if (c->nkey > n || memcmp(c->key, sql, (size_t)c->nkey) != 0) continue;
+    if (c->nkey > n || c->nkey == 0 || c->key[c->nkey - 1] != sql[c->nkey - 1] ||
+        memcmp(c->key, sql, (size_t)c->nkey) != 0) /* the last byte first: texts differ at the end */
+      continue;
     if (c->nkey < n && (c->nkey == 0 || c->key[c->nkey - 1] != ';')) continue;
     *pp = c->next;
     db->ncache--;
@@ -1018,8 +1025,18 @@ static void cache_put(shale *db, shale_stmt *st) {
   if (!st->schema || st->schema != db->schema || st->x.gen != db->xgen || !st->sql) return;
   int n = (int)strlen(st->sql);
   if (n > 4000 || st->cs.kind < 0) return;
-  ApiCached *c = shale_malloc(sizeof *c);
-  if (!c) return;
+  ApiCached *c;
+  if (db->ncache >= API_CACHE_MAX) { /* full: the least recently used entry makes room */
+    ApiCached **pp = &db->cache;
+    while ((*pp)->next) pp = &(*pp)->next;
+    c = *pp;
+    *pp = NULL;
+    db->ncache--;
+    cache_entry_clear(c);
+  } else {
+    c = shale_malloc(sizeof *c);
+    if (!c) return;
+  }
   memset(c, 0, sizeof *c);
   c->key = st->sql;
   st->sql = NULL;
@@ -1034,13 +1051,7 @@ static void cache_put(shale *db, shale_stmt *st) {
   c->settings = st->settings;
   c->next = db->cache;
   db->cache = c;
-  if (++db->ncache > API_CACHE_MAX) {
-    ApiCached **pp = &db->cache;
-    while ((*pp)->next) pp = &(*pp)->next;
-    cache_entry_free(*pp);
-    *pp = NULL;
-    db->ncache--;
-  }
+  db->ncache++;
 }
 
 static void stmt_free(shale_stmt *st) {

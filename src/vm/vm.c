@@ -225,13 +225,14 @@ int vm_builder_addr(VmBuilder *b) { return b->prog ? b->prog->nop : 0; }
 
 int vm_builder_label(VmBuilder *b) {
   if (b->rc) return -1;
-  if (b->nlabel == b->caplabel) {
+  if (b->nlabel == b->caplabel) { /* in the program's arena, as the ops */
     int ncap = b->caplabel ? b->caplabel * 2 : 16;
-    int *n = shale_realloc(b->labels, (size_t)ncap * sizeof *n);
+    int *n = ncap < (1 << 28) ? util_arena_alloc(&b->prog->arena, (size_t)ncap * sizeof *n) : NULL;
     if (!n) {
       b->rc = SHALE_NOMEM;
       return -1;
     }
+    if (b->nlabel) memcpy(n, b->labels, (size_t)b->nlabel * sizeof *n);
     b->labels = n;
     b->caplabel = ncap;
   }
@@ -264,8 +265,7 @@ static int fix_label(VmBuilder *b, int32_t *x) {
 }
 
 void vm_builder_abort(VmBuilder *b) {
-  vm_program_free(b->prog);
-  shale_free(b->labels);
+  vm_program_free(b->prog); /* and the labels, in its arena */
   memset(b, 0, sizeof *b);
 }
 
@@ -288,7 +288,6 @@ int vm_builder_finish(VmBuilder *b, VmProgram **out) {
     return rc;
   }
   *out = p;
-  shale_free(b->labels);
   memset(b, 0, sizeof *b);
   return SHALE_OK;
 }
@@ -446,6 +445,7 @@ int vm_reset(Vm *v) {
   v->last_rowid_set = 0;
   v->nfk = 0;
   v->coll = NULL;
+  v->stepped = 0;
   if (v->rowset)
     for (int i = 0; i <= v->prog->nreg; i++) {
       v->rowset[i].n = 0;
@@ -457,32 +457,31 @@ int vm_reset(Vm *v) {
 
 void vm_free(Vm *v) {
   if (!v) return;
-  vm_reset(v);
+  if (v->stepped) vm_reset(v); /* else nothing to close, undo or clear */
   if (v->eph) btree_close(v->eph); /* kept open across executions (vm_close_all) */
-  if (v->cur) {
-    for (int i = 0; i < v->prog->ncursor; i++) {
-      shale_free(v->cur[i].types);
-      shale_free(v->cur[i].offsets);
-      shale_free(v->cur[i].buf);
-      shale_free(v->cur[i].sbuf);
-      shale_free(v->cur[i].sent);
-      shale_free(v->cur[i].stmp);
-      vm_hash_free(v, v->cur[i].hash);
-    }
+  /* most of these buffers were never needed: the tests skip the calls */
+  for (int i = 0; i < v->prog->ncursor; i++) {
+    VmCursor *c = &v->cur[i];
+    if (c->types) shale_free(c->types);
+    if (c->offsets) shale_free(c->offsets);
+    if (c->buf) shale_free(c->buf);
+    if (c->sbuf) shale_free(c->sbuf);
+    if (c->sent) shale_free(c->sent);
+    if (c->stmp) shale_free(c->stmp);
+    if (c->hash) vm_hash_free(v, c->hash);
   }
-  if (v->rbuf)
-    for (int i = 0; i <= v->prog->nreg; i++) shale_free(v->rbuf[i].z);
-  if (v->var) {
-    for (int i = 0; i <= v->prog->nvar; i++) value_clear(&v->var[i]);
+  for (int i = 0; i <= v->prog->nreg; i++) {
+    if (v->rbuf[i].z) shale_free(v->rbuf[i].z);
+    if (v->agg[i].spare) shale_free(v->agg[i].spare);
   }
-  if (v->vbuf)
-    for (int i = 0; i <= v->prog->nvar; i++) shale_free(v->vbuf[i].z);
+  for (int i = 0; i <= v->prog->nvar; i++) {
+    value_clear(&v->var[i]);
+    if (v->vbuf[i].z) shale_free(v->vbuf[i].z);
+  }
   shale_free(v->scratch.z);
   shale_free(v->keybuf.z);
   shale_free(v->recvals.z);
   shale_free(v->pu_old.z);
-  if (v->agg)
-    for (int i = 0; i <= v->prog->nreg; i++) shale_free(v->agg[i].spare);
   if (v->subvm) {
     for (int i = 0; i < v->prog->nop; i++) vm_free(v->subvm[i]);
     shale_free(v->subvm);

@@ -197,7 +197,7 @@ void vm_program_free(VmProgram *);
 typedef struct VmBuilder {
   VmProgram *prog;
   int cap;
-  int *labels; /* label index -> address, -1 while unresolved */
+  int *labels; /* label index -> address, -1 while unresolved (in prog->arena) */
   int nlabel, caplabel;
   int rc;
 } VmBuilder;
