@@ -812,6 +812,7 @@ static void db_free(shale *db) {
   }
   if (db->funcs_ok) func_registry_free(&db->funcs);
   api_func_close(db);
+  vm_spare_free(&db->vm_spare);
   savepoints_clear(db);
   shale_free(db->sp);
   shale_free(db->errmsg);
@@ -1439,7 +1440,7 @@ static int stmt_start(shale_stmt *st) {
         api_error(db, SHALE_INTERNAL, "statement has no program");
         return SHALE_INTERNAL;
       }
-      rc = vm_new(st->cs.prog, db->bt, flags, &st->vm);
+      rc = vm_new_reuse(st->cs.prog, db->bt, flags, &db->vm_spare, &st->vm);
       if (rc) return rc;
       st->vm_flags = flags;
       vm_set_conn(st->vm, db, &db->conn_cb);
@@ -1619,7 +1620,7 @@ int shale_finalize(shale_stmt *st) {
   while (*pp && *pp != st) pp = &(*pp)->next;
   if (*pp) *pp = st->next;
   if (st->vm) {
-    vm_free(st->vm);
+    vm_free_keep(st->vm, &db->vm_spare);
     st->vm = NULL;
   }
   if (!db->zombie) cache_put(db, st);

@@ -299,6 +299,16 @@ int vm_builder_finish(VmBuilder *b, VmProgram **out) {
 static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
 
 int vm_new(const VmProgram *prog, Btree *bt, int flags, Vm **out) {
+  return vm_new_reuse(prog, bt, flags, NULL, out);
+}
+
+void vm_spare_free(VmSpare *spare) {
+  shale_free(spare->blk);
+  spare->blk = NULL;
+  spare->size = 0;
+}
+
+int vm_new_reuse(const VmProgram *prog, Btree *bt, int flags, VmSpare *spare, Vm **out) {
   *out = NULL;
   /* one allocation: the Vm, then its registers, register buffers, aggregate
    * slots, cursors, variables, variable buffers and Once flags (freed
@@ -312,8 +322,16 @@ int vm_new(const VmProgram *prog, Btree *bt, int flags, Vm **out) {
   size_t o_vbuf = o_var + align16(nv * sizeof(ShValue));
   size_t o_once = o_vbuf + align16(nv * sizeof(VmBuf));
   size_t total = o_once + (size_t)prog->nop + 1;
-  char *blk = shale_malloc(total);
-  if (!blk) return SHALE_NOMEM;
+  char *blk;
+  if (spare && spare->blk && spare->size >= total) {
+    blk = spare->blk;
+    total = spare->size;
+    spare->blk = NULL;
+    spare->size = 0;
+  } else {
+    blk = shale_malloc(total);
+    if (!blk) return SHALE_NOMEM;
+  }
   /* zeroed part by part: the padding between the arrays is never read (an
    * all-zero ShValue is NULL) */
   memset(blk, 0, sizeof(Vm));
@@ -325,6 +343,7 @@ int vm_new(const VmProgram *prog, Btree *bt, int flags, Vm **out) {
   memset(blk + o_vbuf, 0, nv * sizeof(VmBuf));
   memset(blk + o_once, 0, (size_t)prog->nop + 1);
   Vm *v = (Vm *)blk;
+  v->blk_size = total;
   v->prog = prog;
   v->bt = bt;
   v->dbv[0] = bt;
@@ -455,7 +474,9 @@ int vm_reset(Vm *v) {
   return SHALE_OK;
 }
 
-void vm_free(Vm *v) {
+void vm_free(Vm *v) { vm_free_keep(v, NULL); }
+
+void vm_free_keep(Vm *v, VmSpare *spare) {
   if (!v) return;
   if (v->stepped) vm_reset(v); /* else nothing to close, undo or clear */
   if (v->eph) btree_close(v->eph); /* kept open across executions (vm_close_all) */
@@ -490,6 +511,12 @@ void vm_free(Vm *v) {
     for (int i = 0; i <= v->prog->nreg; i++) shale_free(v->rowset[i].a);
   shale_free(v->rowset);
   shale_free(v->errmsg);
+  if (spare && v->blk_size <= VM_SPARE_MAX && v->blk_size > spare->size) {
+    shale_free(spare->blk); /* the larger block is the more useful one */
+    spare->blk = v;
+    spare->size = v->blk_size;
+    return;
+  }
   shale_free(v); /* and the arrays vm_new placed in its block */
 }
 

@@ -139,6 +139,7 @@ struct Vm {
   int rc;
   int halted;
   uint8_t stepped; /* vm_step ran since vm_new / the last vm_reset (vm_free resets only then) */
+  size_t blk_size;  /* bytes of the block vm_new allocated (the Vm and its arrays) */
   char *errmsg;
   ShValue *reg;   /* nreg + 1 */
   VmBuf *rbuf;    /* nreg + 1 */
