@@ -104,11 +104,16 @@ static void xrefs_take(shale *db, ApiXRefs *x) {
   x->gen = db->xgen;
 }
 
-static void cache_entry_free(ApiCached *c) {
+/* What an entry holds, freed (the entry itself is left). */
+static void cache_entry_clear(ApiCached *c) {
   compiled_stmt_free(&c->cs);
   xrefs_drop(&c->x);
   schema_unref(c->schema);
   shale_free(c->key);
+}
+
+static void cache_entry_free(ApiCached *c) {
+  cache_entry_clear(c);
   shale_free(c);
 }
 
@@ -807,6 +812,7 @@ static void db_free(shale *db) {
   }
   if (db->funcs_ok) func_registry_free(&db->funcs);
   api_func_close(db);
+  vm_spare_free(&db->vm_spare);
   savepoints_clear(db);
   shale_free(db->sp);
   shale_free(db->errmsg);
@@ -998,13 +1004,16 @@ static int stmt_vars_init(shale_stmt *st) {
 /* Look for a cached compilation of the statement at the start of sql[0..n). */
 static ApiCached *cache_take(shale *db, const char *sql, int n) {
   ApiCached **pp = &db->cache;
-  if (db->auth_cb) return NULL; /* the authorizer sees every prepare */
+  if (db->auth_cb || !*pp) return NULL; /* the authorizer sees every prepare */
+  int settings = api_settings(db);
   for (; *pp; pp = &(*pp)->next) {
     ApiCached *c = *pp;
     if (c->schema != db->schema || c->x.gen != db->xgen || c->in_txn != !db->autocommit ||
-        c->settings != api_settings(db))
+        c->settings != settings)
       continue;
-    if (c->nkey > n || memcmp(c->key, sql, (size_t)c->nkey) != 0) continue;
+    if (c->nkey > n || c->nkey == 0 || c->key[c->nkey - 1] != sql[c->nkey - 1] ||
+        memcmp(c->key, sql, (size_t)c->nkey) != 0) /* the last byte first: texts differ at the end */
+      continue;
     if (c->nkey < n && (c->nkey == 0 || c->key[c->nkey - 1] != ';')) continue;
     *pp = c->next;
     db->ncache--;
@@ -1017,8 +1026,18 @@ static void cache_put(shale *db, shale_stmt *st) {
   if (!st->schema || st->schema != db->schema || st->x.gen != db->xgen || !st->sql) return;
   int n = (int)strlen(st->sql);
   if (n > 4000 || st->cs.kind < 0) return;
-  ApiCached *c = shale_malloc(sizeof *c);
-  if (!c) return;
+  ApiCached *c;
+  if (db->ncache >= API_CACHE_MAX) { /* full: the least recently used entry makes room */
+    ApiCached **pp = &db->cache;
+    while ((*pp)->next) pp = &(*pp)->next;
+    c = *pp;
+    *pp = NULL;
+    db->ncache--;
+    cache_entry_clear(c);
+  } else {
+    c = shale_malloc(sizeof *c);
+    if (!c) return;
+  }
   memset(c, 0, sizeof *c);
   c->key = st->sql;
   st->sql = NULL;
@@ -1033,13 +1052,7 @@ static void cache_put(shale *db, shale_stmt *st) {
   c->settings = st->settings;
   c->next = db->cache;
   db->cache = c;
-  if (++db->ncache > API_CACHE_MAX) {
-    ApiCached **pp = &db->cache;
-    while ((*pp)->next) pp = &(*pp)->next;
-    cache_entry_free(*pp);
-    *pp = NULL;
-    db->ncache--;
-  }
+  db->ncache++;
 }
 
 static void stmt_free(shale_stmt *st) {
@@ -1427,7 +1440,7 @@ static int stmt_start(shale_stmt *st) {
         api_error(db, SHALE_INTERNAL, "statement has no program");
         return SHALE_INTERNAL;
       }
-      rc = vm_new(st->cs.prog, db->bt, flags, &st->vm);
+      rc = vm_new_reuse(st->cs.prog, db->bt, flags, &db->vm_spare, &st->vm);
       if (rc) return rc;
       st->vm_flags = flags;
       vm_set_conn(st->vm, db, &db->conn_cb);
@@ -1607,7 +1620,7 @@ int shale_finalize(shale_stmt *st) {
   while (*pp && *pp != st) pp = &(*pp)->next;
   if (*pp) *pp = st->next;
   if (st->vm) {
-    vm_free(st->vm);
+    vm_free_keep(st->vm, &db->vm_spare);
     st->vm = NULL;
   }
   if (!db->zombie) cache_put(db, st);

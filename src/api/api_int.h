@@ -272,6 +272,7 @@ struct shale {
   shale_stmt *stmts;
   ApiCached *cache;
   int ncache;
+  VmSpare vm_spare; /* a finalized statement's Vm block, for the next one (vm.h) */
   long cache_hits;
   long schema_loads;
   int64_t deferred_fk;     /* deferred FK violations of the open transaction */

@@ -962,7 +962,10 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
   p.env = env;
   p.schema = env->schema;
   p.sql = sql;
-  util_arena_init(&p.arena, 0);
+  /* the parse tree and the compile's scratch die with this call: their
+   * first chunk is on the stack (a one-table statement needs about 4 KB) */
+  uint64_t first_chunk[1024];
+  util_arena_init_buf(&p.arena, 0, first_chunk, sizeof first_chunk);
   SqlStmt *s = NULL;
   const char *end = NULL;
   char *perr = NULL;

@@ -8,7 +8,8 @@
  * Invariants:
  *  1. A map's cap is 0 or a power of two and n < cap * 3 / 4; removed slots
  *     become tombstones (key != NULL, val == NULL) so probes stay correct.
- *  2. Hashing folds ASCII upper case only, matching util_stricmp.
+ *  2. Hashing folds ASCII upper case only, matching util_stricmp; a live
+ *     slot keeps its key's hash, compared before the key itself.
  */
 #include "schema.h"
 
@@ -16,33 +17,43 @@
 
 static const char *const tomb_key = "";
 
-static unsigned fold(unsigned char c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; }
-
 static uint32_t name_hash(const char *z) {
   uint32_t h = 2166136261u;
-  for (; *z; z++) h = (h ^ fold((unsigned char)*z)) * 16777619u;
+  for (const unsigned char *u = (const unsigned char *)z; *u; u++) {
+    unsigned c = *u;
+    c |= (unsigned)(c - 'A' < 26u) << 5; /* ASCII upper case folded, branch-free */
+    h = (h ^ c) * 16777619u;
+  }
   return h;
 }
 
 /* Slot index of key, or of the first free slot for it (-1 if the map is
  * empty). */
-static int map_probe(const SchemaMap *m, const char *key, int *found) {
+static int map_probe_h(const SchemaMap *m, const char *key, uint32_t h, int *found) {
   *found = 0;
   if (m->cap == 0) return -1;
   uint32_t mask = (uint32_t)m->cap - 1;
-  uint32_t i = name_hash(key) & mask;
+  uint32_t i = h & mask;
   int first_tomb = -1;
   for (;;) {
     const struct SchemaMapSlot *s = &m->slots[i];
     if (!s->key) return first_tomb >= 0 ? first_tomb : (int)i;
     if (s->val == NULL) {
       if (first_tomb < 0) first_tomb = (int)i;
-    } else if (util_stricmp(s->key, key) == 0) {
+    } else if (s->hash == h && (strcmp(s->key, key) == 0 || util_stricmp(s->key, key) == 0)) {
       *found = 1;
       return (int)i;
     }
     i = (i + 1) & mask;
   }
+}
+
+static int map_probe(const SchemaMap *m, const char *key, int *found) {
+  if (m->cap == 0) {
+    *found = 0;
+    return -1;
+  }
+  return map_probe_h(m, key, name_hash(key), found);
 }
 
 static void *map_get(const SchemaMap *m, const char *key) {
@@ -59,7 +70,7 @@ static int map_grow(SchemaMap *m) {
   SchemaMap nm = {0, ncap, ns};
   for (int i = 0; i < m->cap; i++) {
     if (!m->slots[i].key || !m->slots[i].val) continue;
-    int found, j = map_probe(&nm, m->slots[i].key, &found);
+    int found, j = map_probe_h(&nm, m->slots[i].key, m->slots[i].hash, &found);
     nm.slots[j] = m->slots[i];
     nm.n++;
   }
@@ -74,10 +85,12 @@ static int map_put(SchemaMap *m, const char *key, void *val) {
     int rc = map_grow(m);
     if (rc != SHALE_OK) return rc;
   }
-  int i = map_probe(m, key, &found);
+  uint32_t h = name_hash(key);
+  int i = map_probe_h(m, key, h, &found);
   if (!found) m->n++;
   m->slots[i].key = key;
   m->slots[i].val = val;
+  m->slots[i].hash = h;
   return SHALE_OK;
 }
 

@@ -212,6 +212,7 @@ typedef struct SchemaMap {
   struct SchemaMapSlot {
     const char *key;
     void *val;
+    uint32_t hash; /* name_hash(key) (schema.c), compared before the key */
   } * slots;
 } SchemaMap;
 

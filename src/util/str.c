@@ -40,8 +40,12 @@ static int lower(int c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; }
 int util_strnicmp(const char *a, const char *b, int n) {
   const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
   for (; n > 0; n--, x++, y++) {
+    if (*x == *y) { /* the common case: same byte */
+      if (!*x) return 0;
+      continue;
+    }
     int d = lower(*x) - lower(*y);
-    if (d || !*x) return d;
+    if (d) return d;
   }
   return 0;
 }

@@ -140,27 +140,50 @@ void util_random_seed(const void *seed, int n);
 /* ---- bump arena (arena.c) ---- */
 
 /* Memory for things that die together (a parse, a compiled program). Chunks
- * come from shale_malloc; util_arena_free returns them all at once. Every
- * pointer handed out is 8-byte aligned and stays valid until reset/free. */
+ * come from shale_malloc (or, for the first one, from the caller: see
+ * util_arena_init_buf); util_arena_free returns them all at once. Every
+ * pointer handed out is 8-byte aligned and stays valid until reset/free.
+ * The free room of the current chunk is [cur, end): the common allocation is
+ * the inline bump below, anything else goes to util_arena_alloc_slow. */
 typedef struct UtilArenaChunk UtilArenaChunk;
 typedef struct UtilArena {
   UtilArenaChunk *head; /* current chunk (front of the list); NULL if none */
   size_t chunk_size;    /* payload size of ordinary chunks */
-  size_t used;          /* bytes handed out since init/reset (statistics) */
+  char *cur, *end;      /* free room of head (8-aligned, a multiple of 8); NULL, NULL if none */
 } UtilArena;
 
 /* Prepare an empty arena; chunk_size 0 picks a default (4 KiB). No allocation. */
 void util_arena_init(UtilArena *a, size_t chunk_size);
+/* As util_arena_init, with buf[0..n) as the first chunk: the arena never
+ * frees it (the caller owns it and it must outlive the arena: typically a
+ * stack buffer of the function that frees the arena). n below 64 bytes
+ * leaves the arena as util_arena_init does. No allocation. */
+void util_arena_init_buf(UtilArena *a, size_t chunk_size, void *buf, size_t n);
+/* The out-of-line part of util_arena_alloc (a new chunk, n == 0). */
+void *util_arena_alloc_slow(UtilArena *a, size_t n);
 /* n bytes (n may be 0), 8-byte aligned, uninitialised; NULL on out-of-memory.
  * Requests larger than a quarter chunk get a chunk of their own. */
-void *util_arena_alloc(UtilArena *a, size_t n);
+static inline void *util_arena_alloc(UtilArena *a, size_t n) {
+  if (n - 1 < (size_t)(a->end - a->cur)) { /* 0 < n <= room (room is a multiple of 8) */
+    void *p = a->cur;
+    a->cur += (n + 7) & ~(size_t)7;
+    return p;
+  }
+  return util_arena_alloc_slow(a, n);
+}
 /* As util_arena_alloc but zero-filled. */
-void *util_arena_zalloc(UtilArena *a, size_t n);
+static inline void *util_arena_zalloc(UtilArena *a, size_t n) {
+  void *p = util_arena_alloc(a, n);
+  if (p) __builtin_memset(p, 0, n);
+  return p;
+}
 /* Copy of the n bytes at s plus a NUL terminator; NULL on out-of-memory. */
 char *util_arena_strndup(UtilArena *a, const char *s, size_t n);
-/* Forget everything handed out; keeps the first ordinary chunk for reuse. */
+/* Forget everything handed out; keeps the caller's first chunk, or else the
+ * first ordinary chunk, for reuse. */
 void util_arena_reset(UtilArena *a);
-/* Return every chunk to shale_free; the arena is empty (re-usable) after. */
+/* Return every chunk to shale_free (not the caller's buffer); the arena is
+ * empty (re-usable) after. */
 void util_arena_free(UtilArena *a);
 
 #endif /* SHALE_UTIL_H */

@@ -2,12 +2,14 @@
  * vm.c -- programs and their builder, the Vm's lifecycle (new, reset,
  * free), parameter bindings, result access and EXPLAIN text.
  *
- * Owns: VmProgram memory (ops array, arena), the Vm's arrays (registers,
+ * Owns: VmProgram memory (one block: the VmProgram and the first chunk of
+ * its arena, which holds the ops array and every p4 value), the Vm's arrays (registers,
  * register buffers, aggregate slots, cursors, parameters, once flags).
  *
  * Invariants:
  *  1. Every array a Vm needs is allocated once by vm_new, sized from the
- *     program; reset clears in place and never allocates.
+ *     program, in the Vm's own block (one shale_malloc, freed with the Vm);
+ *     reset clears in place and never allocates.
  *  2. Builder errors are sticky (b->rc); finish frees everything on error.
  *  3. A label appears as a negative operand only until finish; after finish
  *     every jump operand is an address in 0..nop.
@@ -37,19 +39,23 @@ void vm_program_free(VmProgram *p) {
   if (!p) return;
   for (int i = 0; i < p->nsub; i++) vm_program_free(p->subs[i]);
   shale_free(p->subs);
-  shale_free(p->ops);
-  util_arena_free(&p->arena);
+  util_arena_free(&p->arena); /* the ops, p4 values; not its first chunk, in p's block */
   shale_free(p);
 }
 
 /* ---- builder ---- */
 
+/* Bytes of a program's block after the VmProgram: the first chunk of its
+ * arena (the ops array, p4 values, the text), enough for a short statement. */
+#define PROG_FIRST_CHUNK 3072
+
 int vm_builder_init(VmBuilder *b, const char *sql) {
   memset(b, 0, sizeof *b);
-  b->prog = shale_malloc(sizeof *b->prog);
-  if (!b->prog) return b->rc = SHALE_NOMEM;
+  char *blk = shale_malloc(sizeof *b->prog + PROG_FIRST_CHUNK);
+  if (!blk) return b->rc = SHALE_NOMEM;
+  b->prog = (VmProgram *)blk;
   memset(b->prog, 0, sizeof *b->prog);
-  util_arena_init(&b->prog->arena, 0);
+  util_arena_init_buf(&b->prog->arena, 0, blk + sizeof *b->prog, PROG_FIRST_CHUNK);
   if (sql) {
     b->prog->sql = util_arena_strndup(&b->prog->arena, sql, strlen(sql));
     if (!b->prog->sql) b->rc = SHALE_NOMEM;
@@ -60,13 +66,14 @@ int vm_builder_init(VmBuilder *b, const char *sql) {
 int vm_builder_add(VmBuilder *b, int op, int p1, int p2, int p3) {
   if (b->rc) return -1;
   VmProgram *p = b->prog;
-  if (p->nop == b->cap) {
+  if (p->nop == b->cap) { /* the array lives in the arena: a doubling leaves the old one there */
     int ncap = b->cap ? b->cap * 2 : 32;
-    VmOp *n = shale_realloc(p->ops, (size_t)ncap * sizeof *n);
+    VmOp *n = ncap < (1 << 26) ? util_arena_alloc(&p->arena, (size_t)ncap * sizeof *n) : NULL;
     if (!n) {
       b->rc = SHALE_NOMEM;
       return -1;
     }
+    if (p->nop) memcpy(n, p->ops, (size_t)p->nop * sizeof *n);
     p->ops = n;
     b->cap = ncap;
   }
@@ -218,13 +225,14 @@ int vm_builder_addr(VmBuilder *b) { return b->prog ? b->prog->nop : 0; }
 
 int vm_builder_label(VmBuilder *b) {
   if (b->rc) return -1;
-  if (b->nlabel == b->caplabel) {
+  if (b->nlabel == b->caplabel) { /* in the program's arena, as the ops */
     int ncap = b->caplabel ? b->caplabel * 2 : 16;
-    int *n = shale_realloc(b->labels, (size_t)ncap * sizeof *n);
+    int *n = ncap < (1 << 28) ? util_arena_alloc(&b->prog->arena, (size_t)ncap * sizeof *n) : NULL;
     if (!n) {
       b->rc = SHALE_NOMEM;
       return -1;
     }
+    if (b->nlabel) memcpy(n, b->labels, (size_t)b->nlabel * sizeof *n);
     b->labels = n;
     b->caplabel = ncap;
   }
@@ -257,8 +265,7 @@ static int fix_label(VmBuilder *b, int32_t *x) {
 }
 
 void vm_builder_abort(VmBuilder *b) {
-  vm_program_free(b->prog);
-  shale_free(b->labels);
+  vm_program_free(b->prog); /* and the labels, in its arena */
   memset(b, 0, sizeof *b);
 }
 
@@ -281,24 +288,62 @@ int vm_builder_finish(VmBuilder *b, VmProgram **out) {
     return rc;
   }
   *out = p;
-  shale_free(b->labels);
   memset(b, 0, sizeof *b);
   return SHALE_OK;
 }
 
 /* ---- Vm lifecycle ---- */
 
-static void *zalloc(size_t n) {
-  void *p = shale_malloc(n);
-  if (p) memset(p, 0, n);
-  return p;
-}
+/* Round n up to the 16-byte alignment of the arrays vm_new places behind
+ * the Vm in its one block. */
+static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
 
 int vm_new(const VmProgram *prog, Btree *bt, int flags, Vm **out) {
+  return vm_new_reuse(prog, bt, flags, NULL, out);
+}
+
+void vm_spare_free(VmSpare *spare) {
+  shale_free(spare->blk);
+  spare->blk = NULL;
+  spare->size = 0;
+}
+
+int vm_new_reuse(const VmProgram *prog, Btree *bt, int flags, VmSpare *spare, Vm **out) {
   *out = NULL;
-  Vm *v = shale_malloc(sizeof *v);
-  if (!v) return SHALE_NOMEM;
-  memset(v, 0, sizeof *v);
+  /* one allocation: the Vm, then its registers, register buffers, aggregate
+   * slots, cursors, variables, variable buffers and Once flags (freed
+   * together by vm_free; none of them is ever reallocated) */
+  size_t nr = (size_t)prog->nreg + 1, nv = (size_t)prog->nvar + 1;
+  size_t o_reg = align16(sizeof(Vm));
+  size_t o_rbuf = o_reg + align16(nr * sizeof(ShValue));
+  size_t o_agg = o_rbuf + align16(nr * sizeof(VmBuf));
+  size_t o_cur = o_agg + align16(nr * sizeof(VmAgg));
+  size_t o_var = o_cur + align16(((size_t)prog->ncursor + 1) * sizeof(VmCursor));
+  size_t o_vbuf = o_var + align16(nv * sizeof(ShValue));
+  size_t o_once = o_vbuf + align16(nv * sizeof(VmBuf));
+  size_t total = o_once + (size_t)prog->nop + 1;
+  char *blk;
+  if (spare && spare->blk && spare->size >= total) {
+    blk = spare->blk;
+    total = spare->size;
+    spare->blk = NULL;
+    spare->size = 0;
+  } else {
+    blk = shale_malloc(total);
+    if (!blk) return SHALE_NOMEM;
+  }
+  /* zeroed part by part: the padding between the arrays is never read (an
+   * all-zero ShValue is NULL) */
+  memset(blk, 0, sizeof(Vm));
+  memset(blk + o_reg, 0, nr * sizeof(ShValue));
+  memset(blk + o_rbuf, 0, nr * sizeof(VmBuf));
+  memset(blk + o_agg, 0, nr * sizeof(VmAgg));
+  memset(blk + o_cur, 0, ((size_t)prog->ncursor + 1) * sizeof(VmCursor));
+  memset(blk + o_var, 0, nv * sizeof(ShValue));
+  memset(blk + o_vbuf, 0, nv * sizeof(VmBuf));
+  memset(blk + o_once, 0, (size_t)prog->nop + 1);
+  Vm *v = (Vm *)blk;
+  v->blk_size = total;
   v->prog = prog;
   v->bt = bt;
   v->dbv[0] = bt;
@@ -307,18 +352,13 @@ int vm_new(const VmProgram *prog, Btree *bt, int flags, Vm **out) {
   v->pu_cur = -1;
   v->sorter_budget = VM_SORTER_BUDGET_DEFAULT;
   v->flags = flags;
-  size_t nr = (size_t)prog->nreg + 1, nv = (size_t)prog->nvar + 1;
-  v->reg = zalloc(nr * sizeof *v->reg); /* all-zero ShValue is NULL */
-  v->rbuf = zalloc(nr * sizeof *v->rbuf);
-  v->agg = zalloc(nr * sizeof *v->agg);
-  v->cur = zalloc(((size_t)prog->ncursor + 1) * sizeof *v->cur);
-  v->var = zalloc(nv * sizeof *v->var);
-  v->vbuf = zalloc(nv * sizeof *v->vbuf);
-  v->once = zalloc((size_t)prog->nop + 1);
-  if (!v->reg || !v->rbuf || !v->agg || !v->cur || !v->var || !v->vbuf || !v->once) {
-    vm_free(v);
-    return SHALE_NOMEM;
-  }
+  v->reg = (ShValue *)(blk + o_reg);
+  v->rbuf = (VmBuf *)(blk + o_rbuf);
+  v->agg = (VmAgg *)(blk + o_agg);
+  v->cur = (VmCursor *)(blk + o_cur);
+  v->var = (ShValue *)(blk + o_var);
+  v->vbuf = (VmBuf *)(blk + o_vbuf);
+  v->once = (uint8_t *)(blk + o_once);
   for (size_t i = 0; i < nr; i++) value_set_null(&v->reg[i]);
   for (size_t i = 0; i < nv; i++) value_set_null(&v->var[i]);
   *out = v;
@@ -424,6 +464,7 @@ int vm_reset(Vm *v) {
   v->last_rowid_set = 0;
   v->nfk = 0;
   v->coll = NULL;
+  v->stepped = 0;
   if (v->rowset)
     for (int i = 0; i <= v->prog->nreg; i++) {
       v->rowset[i].n = 0;
@@ -433,37 +474,35 @@ int vm_reset(Vm *v) {
   return SHALE_OK;
 }
 
-void vm_free(Vm *v) {
+void vm_free(Vm *v) { vm_free_keep(v, NULL); }
+
+void vm_free_keep(Vm *v, VmSpare *spare) {
   if (!v) return;
-  if (v->reg && v->once && v->cur) vm_reset(v);
+  if (v->stepped) vm_reset(v); /* else nothing to close, undo or clear */
   if (v->eph) btree_close(v->eph); /* kept open across executions (vm_close_all) */
-  if (v->cur) {
-    for (int i = 0; i < v->prog->ncursor; i++) {
-      shale_free(v->cur[i].types);
-      shale_free(v->cur[i].offsets);
-      shale_free(v->cur[i].buf);
-      shale_free(v->cur[i].sbuf);
-      shale_free(v->cur[i].sent);
-      shale_free(v->cur[i].stmp);
-      vm_hash_free(v, v->cur[i].hash);
-    }
+  /* most of these buffers were never needed: the tests skip the calls */
+  for (int i = 0; i < v->prog->ncursor; i++) {
+    VmCursor *c = &v->cur[i];
+    if (c->types) shale_free(c->types);
+    if (c->offsets) shale_free(c->offsets);
+    if (c->buf) shale_free(c->buf);
+    if (c->sbuf) shale_free(c->sbuf);
+    if (c->sent) shale_free(c->sent);
+    if (c->stmp) shale_free(c->stmp);
+    if (c->hash) vm_hash_free(v, c->hash);
   }
-  if (v->rbuf)
-    for (int i = 0; i <= v->prog->nreg; i++) shale_free(v->rbuf[i].z);
-  if (v->var) {
-    for (int i = 0; i <= v->prog->nvar; i++) value_clear(&v->var[i]);
+  for (int i = 0; i <= v->prog->nreg; i++) {
+    if (v->rbuf[i].z) shale_free(v->rbuf[i].z);
+    if (v->agg[i].spare) shale_free(v->agg[i].spare);
   }
-  if (v->vbuf)
-    for (int i = 0; i <= v->prog->nvar; i++) shale_free(v->vbuf[i].z);
-  shale_free(v->reg);
-  shale_free(v->rbuf);
+  for (int i = 0; i <= v->prog->nvar; i++) {
+    value_clear(&v->var[i]);
+    if (v->vbuf[i].z) shale_free(v->vbuf[i].z);
+  }
   shale_free(v->scratch.z);
   shale_free(v->keybuf.z);
   shale_free(v->recvals.z);
   shale_free(v->pu_old.z);
-  if (v->agg)
-    for (int i = 0; i <= v->prog->nreg; i++) shale_free(v->agg[i].spare);
-  shale_free(v->agg);
   if (v->subvm) {
     for (int i = 0; i < v->prog->nop; i++) vm_free(v->subvm[i]);
     shale_free(v->subvm);
@@ -471,12 +510,14 @@ void vm_free(Vm *v) {
   if (v->rowset)
     for (int i = 0; i <= v->prog->nreg; i++) shale_free(v->rowset[i].a);
   shale_free(v->rowset);
-  shale_free(v->cur);
-  shale_free(v->var);
-  shale_free(v->vbuf);
-  shale_free(v->once);
   shale_free(v->errmsg);
-  shale_free(v);
+  if (spare && v->blk_size <= VM_SPARE_MAX && v->blk_size > spare->size) {
+    shale_free(spare->blk); /* the larger block is the more useful one */
+    spare->blk = v;
+    spare->size = v->blk_size;
+    return;
+  }
+  shale_free(v); /* and the arrays vm_new placed in its block */
 }
 
 const char *vm_errmsg(Vm *v) { return v->errmsg; }

@@ -176,7 +176,7 @@ typedef struct VmOp {
 } VmOp;
 
 typedef struct VmProgram {
-  VmOp *ops;
+  VmOp *ops; /* in the arena (vm_builder_add) */
   int nop;
   int nreg;     /* registers 1..nreg */
   int ncursor;  /* cursors 0..ncursor-1 */
@@ -197,7 +197,7 @@ void vm_program_free(VmProgram *);
 typedef struct VmBuilder {
   VmProgram *prog;
   int cap;
-  int *labels; /* label index -> address, -1 while unresolved */
+  int *labels; /* label index -> address, -1 while unresolved (in prog->arena) */
   int nlabel, caplabel;
   int rc;
 } VmBuilder;
@@ -277,6 +277,20 @@ typedef struct Vm Vm;
 /* A Vm running prog (borrowed; must outlive the Vm) over bt. funcs may be
  * NULL. SHALE_OK or SHALE_NOMEM. */
 int vm_new(const VmProgram *prog, Btree *bt, int flags, Vm **out);
+/* One freed Vm block a caller (a connection) keeps for its next Vm, so a
+ * statement prepared, run and finalized does not pay a large malloc + free:
+ * vm_free_keep parks the block (at most VM_SPARE_MAX bytes, when it is
+ * larger than the one parked, which it frees), vm_new_reuse takes it when
+ * it is big enough, vm_spare_free
+ * releases it. All-zero is an empty spare. */
+typedef struct VmSpare {
+  void *blk;
+  size_t size;
+} VmSpare;
+#define VM_SPARE_MAX 16384
+int vm_new_reuse(const VmProgram *prog, Btree *bt, int flags, VmSpare *spare, Vm **out);
+void vm_free_keep(Vm *, VmSpare *spare);
+void vm_spare_free(VmSpare *spare);
 /* Databases an op's database index names (Transaction p1, OpenRead p3, ...):
  * dbs[0] main (replaces bt), dbs[1] temp (NULL until opened: a Transaction
  * on it is then a no-op), dbs[2..n) attached. Without this call only

@@ -1017,6 +1017,7 @@ static int pr_emit(void *arg, ShValue *row, int ncol) {
 
 int vm_step(Vm *v) {
   if (v->halted) vm_reset(v);
+  v->stepped = 1;
   v->now_ms = 0;
   const VmOp *ops = v->prog->ops;
   const VmOp *op;

@@ -138,6 +138,8 @@ struct Vm {
   int pc;
   int rc;
   int halted;
+  uint8_t stepped; /* vm_step ran since vm_new / the last vm_reset (vm_free resets only then) */
+  size_t blk_size;  /* bytes of the block vm_new allocated (the Vm and its arrays) */
   char *errmsg;
   ShValue *reg;   /* nreg + 1 */
   VmBuf *rbuf;    /* nreg + 1 */

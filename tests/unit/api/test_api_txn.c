@@ -216,6 +216,112 @@ TEST(statement_cache_reuse) {
   CHECK_OK(shale_close(db));
 }
 
+static void cache_fn_one(shale_context *c, int n, shale_value **v) {
+  (void)n, (void)v;
+  shale_result_int64(c, 1);
+}
+static void cache_fn_two(shale_context *c, int n, shale_value **v) {
+  (void)n, (void)v;
+  shale_result_int64(c, 2);
+}
+static int cache_coll_rev(void *u, int n1, const void *a, int n2, const void *b) {
+  (void)u;
+  int n = n1 < n2 ? n1 : n2, d = memcmp(a, b, (size_t)n);
+  return -(d ? d : n1 - n2);
+}
+static int cache_coll_fwd(void *u, int n1, const void *a, int n2, const void *b) {
+  return -cache_coll_rev(u, n1, a, n2, b);
+}
+
+/* Columns of a statement prepared (through the cache) from sql. */
+static int cache_ncol(shale *db, const char *sql) {
+  shale_stmt *st = NULL;
+  if (shale_prepare_v2(db, sql, -1, &st, NULL) != SHALE_OK) return -1;
+  int n = shale_column_count(st);
+  shale_finalize(st);
+  return n;
+}
+
+/* Every change that alters what a text compiles to makes the cached
+ * program unusable: schema changes (ALTER/DROP/CREATE), ATTACH/DETACH, user
+ * functions and collations redefined, pragmas read at compile time; and a
+ * full cache (16 entries) evicts without confusing texts. */
+TEST(statement_cache_invalidation) {
+  shale *db = NULL;
+  CHECK_OK(shale_open(":memory:", &db));
+  SH_EXEC(db, "CREATE TABLE t(a, b); INSERT INTO t VALUES(1, 2)");
+  for (int i = 0; i < 2; i++) CHECK_EQ(cache_ncol(db, "SELECT * FROM t"), 2);
+  SH_EXEC(db, "ALTER TABLE t ADD COLUMN c DEFAULT 7");
+  CHECK_EQ(cache_ncol(db, "SELECT * FROM t"), 3);
+  CHECK_EQ(sh_int(db, "SELECT c FROM t"), 7);
+  SH_EXEC(db, "ALTER TABLE t RENAME COLUMN c TO d");
+  char *got = sh_run(db, "SELECT c FROM t");
+  CHECK_STR(got, "error 1: no such column: c\n");
+  free(got);
+  SH_EXEC(db, "DROP TABLE t; CREATE TABLE t(x)");
+  CHECK_EQ(cache_ncol(db, "SELECT * FROM t"), 1);
+  SH_EXEC(db, "CREATE INDEX tx ON t(x); INSERT INTO t VALUES(5)");
+  CHECK_EQ(sh_int(db, "SELECT x FROM t WHERE x = 5"), 5);
+  SH_EXEC(db, "DROP INDEX tx");
+  CHECK_EQ(sh_int(db, "SELECT x FROM t WHERE x = 5"), 5);
+  /* user functions */
+  CHECK_OK(shale_create_function_v2(db, "f", 0, SHALE_UTF8, NULL, cache_fn_one, NULL, NULL, NULL));
+  CHECK_EQ(sh_int(db, "SELECT f()"), 1);
+  CHECK_EQ(sh_int(db, "SELECT f()"), 1);
+  CHECK_OK(shale_create_function_v2(db, "f", 0, SHALE_UTF8, NULL, cache_fn_two, NULL, NULL, NULL));
+  CHECK_EQ(sh_int(db, "SELECT f()"), 2);
+  /* collations */
+  CHECK_OK(shale_create_collation_v2(db, "c", SHALE_UTF8, NULL, cache_coll_rev, NULL));
+  CHECK_EQ(sh_int(db, "SELECT 'a' < 'b' COLLATE c"), 0);
+  CHECK_EQ(sh_int(db, "SELECT 'a' < 'b' COLLATE c"), 0);
+  CHECK_OK(shale_create_collation_v2(db, "c", SHALE_UTF8, NULL, cache_coll_fwd, NULL));
+  CHECK_EQ(sh_int(db, "SELECT 'a' < 'b' COLLATE c"), 1);
+  /* ATTACH / DETACH */
+  got = sh_run(db, "SELECT count(*) FROM aux.t2");
+  CHECK_STR(got, "error 1: no such table: aux.t2\n");
+  free(got);
+  SH_EXEC(db, "ATTACH ':memory:' AS aux; CREATE TABLE aux.t2(y); INSERT INTO aux.t2 VALUES(1)");
+  CHECK_EQ(sh_int(db, "SELECT count(*) FROM aux.t2"), 1);
+  SH_EXEC(db, "DETACH aux");
+  got = sh_run(db, "SELECT count(*) FROM aux.t2");
+  CHECK_STR(got, "error 1: no such table: aux.t2\n");
+  free(got);
+  /* a TEMP table of the same name hides the main one */
+  CHECK_EQ(sh_int(db, "SELECT count(*) FROM t"), 1);
+  SH_EXEC(db, "CREATE TEMP TABLE t(x); INSERT INTO temp.t VALUES(1), (2)");
+  CHECK_EQ(sh_int(db, "SELECT count(*) FROM t"), 2);
+  SH_EXEC(db, "DROP TABLE temp.t");
+  CHECK_EQ(sh_int(db, "SELECT count(*) FROM t"), 1);
+  /* pragmas the compiler reads */
+  CHECK_EQ(sh_int(db, "SELECT 'A' LIKE 'a'"), 1);
+  CHECK_EQ(sh_int(db, "SELECT 'A' LIKE 'a'"), 1);
+  SH_EXEC(db, "PRAGMA case_sensitive_like = 1");
+  CHECK_EQ(sh_int(db, "SELECT 'A' LIKE 'a'"), 0);
+  SH_EXEC(db, "PRAGMA case_sensitive_like = 0");
+  CHECK_EQ(sh_int(db, "SELECT 'A' LIKE 'a'"), 1);
+  SH_EXEC(db, "CREATE TABLE p(id INTEGER PRIMARY KEY); CREATE TABLE c(pid REFERENCES p(id))");
+  SH_EXEC(db, "INSERT INTO c VALUES(9)"); /* foreign keys off: accepted */
+  SH_EXEC(db, "DELETE FROM c");
+  SH_EXEC(db, "PRAGMA foreign_keys = 1");
+  got = sh_run(db, "INSERT INTO c VALUES(9)");
+  CHECK_STR(got, "error 19: FOREIGN KEY constraint failed\n");
+  free(got);
+  /* more texts than entries: the oldest are evicted, none is confused */
+  char sql[64];
+  for (int round = 0; round < 2; round++)
+    for (int i = 0; i < 40; i++) {
+      snprintf(sql, sizeof sql, "SELECT %d + x FROM t", i);
+      CHECK_EQ(sh_int(db, sql), i + 5);
+    }
+  long h = api_cache_hits(db);
+  for (int i = 24; i < 40; i++) { /* the 16 most recent are still there */
+    snprintf(sql, sizeof sql, "SELECT %d + x FROM t", i);
+    CHECK_EQ(sh_int(db, sql), i + 5);
+  }
+  CHECK_EQ(api_cache_hits(db) - h, 16);
+  CHECK_OK(shale_close(db));
+}
+
 TEST(two_connections_lock_and_busy) {
   const char *f = test_path("busy.db");
   shale *a = open_file(f), *b = open_file(f);

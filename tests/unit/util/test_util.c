@@ -74,3 +74,51 @@ TEST(strings) {
   CHECK_STR(shale_errstr(SHALE_CORRUPT), "database disk image is malformed");
   CHECK_STR(shale_errstr(SHALE_IOERR_WRITE), "disk I/O error");
 }
+
+/* The arena: alignment, zero-size requests, dedicated chunks for large
+ * requests, a caller's first chunk (never freed, kept by reset), the
+ * inline fast path and out-of-memory. Leaks fail the case (harness). */
+TEST(arena) {
+  for (int borrowed = 0; borrowed < 2; borrowed++) {
+    uint64_t buf[128]; /* 1 KiB */
+    UtilArena a;
+    if (borrowed)
+      util_arena_init_buf(&a, 256, (char *)buf + 3, sizeof buf - 3); /* misaligned on purpose */
+    else
+      util_arena_init(&a, 256);
+    long before = util_alloc_outstanding();
+    char *prev = NULL;
+    for (int i = 0; i < 400; i++) {
+      size_t n = (size_t)(i % 13); /* 0..12, n == 0 included */
+      char *p = util_arena_alloc(&a, n);
+      CHECK(p != NULL);
+      CHECK(((uintptr_t)p & 7) == 0);
+      CHECK(p != prev);
+      memset(p, 0xab, n);
+      prev = p;
+      char *z = util_arena_zalloc(&a, 24);
+      CHECK(z != NULL);
+      for (int k = 0; k < 24; k++) CHECK_EQ(z[k], 0);
+    }
+    char *big = util_arena_alloc(&a, 5000); /* a chunk of its own */
+    CHECK(big != NULL);
+    memset(big, 1, 5000);
+    char *s = util_arena_strndup(&a, "hello world", 5);
+    CHECK(s && strcmp(s, "hello") == 0);
+    if (borrowed) { /* the first pieces came from the caller's buffer */
+      util_arena_reset(&a);
+      char *p = util_arena_alloc(&a, 8);
+      CHECK(p >= (char *)buf && p < (char *)buf + sizeof buf);
+    }
+    util_fault_alloc(1, 1);
+    int got_null = 0;
+    for (int i = 0; i < 200 && !got_null; i++) got_null = util_arena_alloc(&a, 64) == NULL;
+    util_fault_alloc(0, 0);
+    CHECK(got_null);
+    CHECK(util_arena_alloc(&a, 16) != NULL); /* usable after out-of-memory */
+    util_arena_free(&a);
+    CHECK_EQ(util_alloc_outstanding(), before);
+    CHECK(util_arena_alloc(&a, 16) != NULL); /* re-usable after free */
+    util_arena_free(&a);
+  }
+}
