@@ -105,6 +105,8 @@ typedef struct CompileEnv {
    * (callers that predate ATTACH). */
   int ndb;
   const CompileDb *dbs;
+  /* The connection's virtual-table registry (src/vtab/), NULL: none. */
+  struct VtabReg *vtabs;
 } CompileEnv;
 
 /* Authorizer actions and answers (SQLite's SQLITE_* numbers). */
@@ -677,9 +679,34 @@ int parse_table_db(Parse *, const Table *tab);
 #define PARSE_OBJ_VIEW 2
 #define PARSE_OBJ_TRIGGER 3
 void *parse_find_object(Parse *, int kind, const char *zdb, const char *name, int *idb);
-/* A virtual table (schema.h invariant 5): the error SQLite gives when it
- * cannot connect one, "no such module: M", and 1; else 0. */
+/* compile_vtab.c. A virtual table t of the schema (schema.h invariant 5)
+ * connected (lazily, xConnect): its declared Table (tab->vtab set), or NULL
+ * after SQLite's error ("no such module: M", the module's message). */
+Table *parse_vtab_connect(Parse *, const Table *t, int idb);
+/* t a virtual table that cannot be connected: the error, and 1; else 0. */
 int parse_vtab_missing(Parse *, const Table *);
+/* DROP TABLE of virtual table t (of p->idb): OP_VDestroy. */
+void parse_vtab_destroy(Parse *, const Table *t);
+/* The WHERE side of a virtual-table scan (compile_where.c): the
+ * constraints and xBestIndex answers for item `item` (pi gets the paths),
+ * the VFilter of the chosen path (its argv coded, omitted terms marked in
+ * coded), and its EXPLAIN QUERY PLAN line. */
+typedef struct VtabWhere VtabWhere;
+struct PlanItem;
+struct Planner;
+struct PlanLevel;
+struct PlanTerm;
+int vtab_where_plan(Parse *, SrcItem *it, int item, struct PlanItem *pi, struct Planner *pl,
+                    SqlExprList *order_by, VtabWhere **out);
+void vtab_where_code(Parse *, VtabWhere *, const struct PlanLevel *L, uint8_t *coded,
+                     const struct PlanTerm *terms, int brk);
+void vtab_where_eqp(Parse *, const VtabWhere *, const struct PlanLevel *L, const char *name,
+                    const char *lj);
+/* compile_vtab_dml.c: INSERT / UPDATE / DELETE on a connected virtual
+ * table tab (its declared Table) through xUpdate; oe the conflict mode. */
+int vtab_insert(Parse *, const SqlInsert *ins, Table *tab, int oe);
+int vtab_update_stmt(Parse *, const SqlUpdate *u, Table *tab, int oe);
+int vtab_delete_stmt(Parse *, const SqlDelete *d, Table *tab);
 /* 1 if zdb (may be NULL: 0) names another database than p->idb, or none. */
 int parse_other_db(const Parse *, const char *zdb);
 /* Make database idb the statement's target (p->idb, p->schema). */

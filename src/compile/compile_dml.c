@@ -1053,7 +1053,7 @@ static Table *dml_table(Parse *p, const char *schema, const char *name, View **v
       parse_error(p, "table %s may not be modified", "sqlite_master");
       return NULL;
     }
-    return parse_vtab_missing(p, t) ? NULL : t;
+    return t->vtab_module ? parse_vtab_connect(p, t, p->idb) : t; /* compile_vtab_dml.c */
   }
   View *v = schema_find_view(p->schema, name);
   if (v) {
@@ -1722,6 +1722,7 @@ int dml_insert(Parse *p, const SqlStmt *s) {
   Table *tab = dml_table(p, ins->table.schema, ins->table.name, &view);
   if (!tab && view) tab = view_table(p, view, TRIGGER_INSERT);
   if (!tab || parse_failed(p)) return 1;
+  if (tab->vtab) return vtab_insert(p, ins, tab, stmt_oe_of(p, ins->or_conflict));
   ic.tab = tab;
   ic.is_view = view != NULL;
   int stmt_oe = stmt_oe_of(p, ins->or_conflict);
@@ -2133,6 +2134,7 @@ int dml_update(Parse *p, const SqlStmt *s) {
   if (!tab && view)
     return view_dml(p, view, TRIGGER_UPDATE, u->table->alias, u->set, u->where,
                     stmt_oe_of(p, u->or_conflict));
+  if (tab && tab->vtab) return vtab_update_stmt(p, u, tab, stmt_oe_of(p, u->or_conflict));
   if (!tab || parse_failed(p)) return 1;
   int stmt_oe = stmt_oe_of(p, u->or_conflict);
   SrcList *src;
@@ -2445,6 +2447,7 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   Table *tab = dml_table(p, d->table->schema, d->table->name, &view);
   if (!tab && view)
     return view_dml(p, view, TRIGGER_DELETE, d->table->alias, NULL, d->where, stmt_oe_of(p, 0));
+  if (tab && tab->vtab) return vtab_delete_stmt(p, d, tab);
   if (!tab || parse_failed(p)) return 1;
   int before = trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE);
   int after = trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_AFTER);

@@ -737,7 +737,7 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
     int tdb = 0, vdb = 0;
     const char *zdb = parse_ndb(p) > 1 ? a->schema : NULL;
     Table *t = parse_find_object(p, PARSE_OBJ_TABLE, zdb, a->name, &tdb);
-    if (parse_vtab_missing(p, t)) return 1;
+    if (t && t->vtab_module && !(t = parse_vtab_connect(p, t, tdb))) return 1;
     if (t) {
       it->kind = SRC_TABLE;
       it->tab = t;

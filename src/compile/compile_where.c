@@ -111,6 +111,7 @@ struct WhereInfo {
   int order_ok; /* the loops deliver order_by */
   int flags;    /* where_plan flags (WHERE_*) */
   uint8_t *coded; /* per term: coded already (or enforced by the access path) */
+  VtabWhere **vw;  /* per item: a virtual table's xBestIndex answers (compile_vtab.c), or NULL */
 };
 
 /* ---- planner hooks ---- */
@@ -319,6 +320,10 @@ static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj) {
   PlanLevel *pl = L->pl;
   const char *name = eqp_item_name(p, it);
   const Table *tab = it->tab;
+  if (pl->kind == PLAN_VTAB) {
+    vtab_where_eqp(p, w->vw[L->item], pl, name, lj);
+    return;
+  }
   if (it->kind == SRC_TABLE && pl->kind == PLAN_OR) {
     int save = p->eqp_parent;
     int top = parse_eqp(p, "MULTI-INDEX OR");
@@ -917,6 +922,13 @@ WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order
   w->on_start[n] = w->pl.nterm;
   plan_add_clause(&w->pl, where, w->right >= 0 ? -2 : -1);
   if (parse_failed(p)) return NULL;
+  for (int i = 0; i < n; i++) {
+    SrcItem *it = &src->a[i];
+    if (it->kind != SRC_TABLE || !it->tab->vtab) continue;
+    if (!w->vw && !(w->vw = parse_alloc(p, sizeof *w->vw * (size_t)n))) return NULL;
+    w->vw[i] = NULL;
+    if (vtab_where_plan(p, it, i, &w->items[i], &w->pl, order_by, &w->vw[i])) return NULL;
+  }
   int pflags = 0;
   if ((flags & WHERE_NO_REORDER) || w->right >= 0) pflags |= PLAN_NO_REORDER;
   if (flags & WHERE_GROUPBY) pflags |= PLAN_GROUPBY;
@@ -1038,7 +1050,12 @@ int where_code(WhereInfo *w) {
       level_eqp(w, L);
     } else {
       level_eqp(w, L);
-      if (L->pl->kind == PLAN_OR) open_or_level(w, L);
+      if (L->pl->kind == PLAN_VTAB) { /* VFilter ... VNext (compile_vtab.c) */
+        vtab_where_code(p, w->vw[L->item], L->pl, coded, w->pl.terms, L->brk);
+        emit_resolve(p, L->top);
+        L->adv_op = OP_VNext;
+        L->adv_cur = it->cursor;
+      } else if (L->pl->kind == PLAN_OR) open_or_level(w, L);
       else open_table_level(w, L);
       if (L->idx_cur >= 0 && L->pl->covering) parse_set_cover(p, it->cursor, L->pl->idx, L->idx_cur);
     }
