@@ -1020,7 +1020,7 @@ static ApiCached *cache_take(shale *db, const char *sql, int n) {
 static void cache_put(shale *db, shale_stmt *st) {
   if (!st->schema || st->schema != db->schema || st->x.gen != db->xgen || !st->sql) return;
   int n = (int)strlen(st->sql);
-  if (n > 4000 || st->cs.kind < 0) return;
+  if (n > 4000 || st->cs.kind < 0 || st->cs.uses_vtab) return;
   ApiCached *c = shale_malloc(sizeof *c);
   if (!c) return;
   memset(c, 0, sizeof *c);

@@ -1047,6 +1047,7 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
                   s->kind != SQL_STMT_VACUUM &&
                   !(s->kind == SQL_STMT_BEGIN &&
                     (s->u.begin.mode == TK_IMMEDIATE || s->u.begin.mode == TK_EXCLUSIVE));
+  out->uses_vtab = p.uses_vtab;
   out->db_rmask = p.rmask | p.wmask;
   out->db_wmask = p.wmask;
   if (s->kind == SQL_STMT_BEGIN && (s->u.begin.mode == TK_IMMEDIATE || s->u.begin.mode == TK_EXCLUSIVE))

@@ -162,6 +162,8 @@ typedef struct CompiledStmt {
                            statement journal: always, except for an INSERT/UPDATE/DELETE that
                            cannot write several rows or cannot abort midway) */
   uint8_t is_txn_ctl;  /* BEGIN/COMMIT/ROLLBACK/SAVEPOINT/RELEASE */
+  uint8_t uses_vtab;   /* reads or writes a virtual table: never reused from a cache (SQLite
+                          prepares again, and modules see every xBestIndex) */
   PragmaReq pragma;    /* kind == SQL_STMT_PRAGMA */
   uint32_t db_rmask;   /* databases the program opens a transaction on (bit i = dbs[i]) */
   uint32_t db_wmask;   /* ... a write transaction on */
@@ -566,6 +568,14 @@ struct Parse {
   const CompileEnv *env;
   Schema *schema;
   const char *sql;      /* the whole text given to sql_compile */
+  uint8_t uses_vtab;    /* CompiledStmt.uses_vtab */
+  /* a SELECT whose LIMIT (and OFFSET) a virtual table may see as
+   * constraints (compile_select.c sets it, compile_vtab.c reads it): its one
+   * FROM item, the values (literal or register), the offset counter */
+  const struct SrcList *vl_src;
+  SqlExpr *vl_limit, *vl_offset;
+  int vl_offset_reg;
+  SqlExprList *vl_order;
   UtilArena arena;      /* invariant 1 */
   VmBuilder b;          /* the program being built */
   SqlStmt *stmt;        /* the top statement */
@@ -698,8 +708,22 @@ struct PlanLevel;
 struct PlanTerm;
 int vtab_where_plan(Parse *, SrcItem *it, int item, struct PlanItem *pi, struct Planner *pl,
                     SqlExprList *order_by, VtabWhere **out);
+/* An eponymous module named like FROM item a (SQLite: no xCreate, or xCreate
+ * == xConnect): it becomes the module's own table, its arguments bound to
+ * the hidden columns in order (vtab_where_args adds "hidden = arg" terms
+ * after the WHERE clause, as SQLite's sqlite3WhereTabFuncArgs). -1 if none,
+ * 1 after an error, 0. */
+int vtab_from_item(Parse *, SrcItem *it, const SqlSrcItem *a);
+void vtab_where_args(Parse *, SrcItem *it, struct Planner *pl, int on);
+/* A SELECT of one virtual table with a LIMIT: its LIMIT/OFFSET may be
+ * offered to xBestIndex (SQLite's sqlite3WhereAddLimit). */
+void vtab_limit_offer(Parse *, const struct SrcList *src, const SqlSelect *s, int limit_reg,
+                      int offset_reg);
+/* in_loop opens the IN loop of planner term `term` reading each value into
+ * reg, and returns where the VFilter goes at eof (the loop's next). */
+typedef int (*VtabInLoop)(void *ctx, int term, int reg);
 void vtab_where_code(Parse *, VtabWhere *, const struct PlanLevel *L, uint8_t *coded,
-                     const struct PlanTerm *terms, int brk);
+                     const struct PlanTerm *terms, int brk, VtabInLoop in_loop, void *ctx);
 void vtab_where_eqp(Parse *, const VtabWhere *, const struct PlanLevel *L, const char *name,
                     const char *lj);
 /* compile_vtab_dml.c: INSERT / UPDATE / DELETE on a connected virtual

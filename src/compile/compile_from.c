@@ -720,6 +720,7 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
     }
     if (a->has_args) {
       int rc = tvf_item(p, it, a);
+      if (rc < 0) rc = vtab_from_item(p, it, a); /* an eponymous module (compile_vtab.c) */
       if (rc < 0 && (!a->args || a->args->n == 0)) rc = cookie_item(p, it, a);
       if (rc < 0) rc = pragma_item(p, it, a);
       if (rc < 0) parse_error(p, "no such table: %s", a->name);
@@ -745,6 +746,14 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
       parse_need_db(p, tdb, 0);
     } else {
       View *v = parse_find_object(p, PARSE_OBJ_VIEW, zdb, a->name, &vdb);
+      if (!v) {
+        int rc = vtab_from_item(p, it, a);
+        if (rc >= 0) {
+          if (rc) return 1;
+          s->n++;
+          return 0;
+        }
+      }
       if (!v && !a->schema) {
         int rc = cookie_item(p, it, a);
         if (rc < 0) rc = pragma_item(p, it, a);

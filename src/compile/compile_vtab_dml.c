@@ -13,8 +13,8 @@
  *     as SQLite's sqlite3VtabMakeWritable does.
  *  2. UPDATE and DELETE scan first and write after, as SQLite does for a
  *     virtual table (no one-pass: the scan never sees its own writes):
- *     the argv rows are collected in an ephemeral table, then each is
- *     handed to xUpdate.
+ *     UPDATE collects the argv rows in an ephemeral table (scan order),
+ *     DELETE the rowids in a RowSet (deleted in rowid order, once each).
  *  3. The conflict mode reaches the module as sqlite3_vtab_on_conflict's
  *     answer (VUpdate p5: the statement's OR clause, ABORT by default).
  */
@@ -158,20 +158,35 @@ static int scan_write(Parse *p, Table *tab, const char *alias, const SqlExpr *wh
   }
   vbegin(p, tab);
   int argc = set ? 2 + tab->ncol : 1;
+  int row = emit_regs(p, argc + 1);
+  if (!set) { /* DELETE: the rowids into a RowSet, deleted in rowid order */
+    int rs = emit_regs(p, 1);
+    emit(p, OP_Null, 0, rs, 0);
+    WhereInfo *wi = where_begin(p, src, where, NULL, 0);
+    if (!wi) return 1;
+    emit(p, OP_VRowid, src->a[0].cursor, row, 0);
+    emit(p, OP_RowSetAdd, rs, row, 0);
+    where_end(wi);
+    int done = emit_label(p);
+    int top = emit_addr(p);
+    emit(p, OP_RowSetRead, rs, done, row);
+    int a = vm_builder_add_p4(&p->b, OP_VUpdate, 0, 1, row, P4_VTAB, tab->vtab);
+    if (a >= 0) vm_builder_set_p5(&p->b, a, (uint16_t)oe);
+    emit(p, OP_Goto, 0, top, 0);
+    emit_resolve(p, done);
+    return parse_failed(p);
+  }
   int eph = emit_cursor(p);
   emit(p, OP_OpenEphemeral, eph, argc, 0);
   WhereInfo *wi = where_begin(p, src, where, NULL, 0);
   if (!wi) return 1;
   int cur = src->a[0].cursor;
-  int row = emit_regs(p, argc + 1);
   emit(p, OP_VRowid, cur, row, 0);
-  if (set) {
-    if (rowid_set >= 0) expr_code(p, vals->a[rowid_set].expr, row + 1);
-    else emit(p, OP_Copy, row, row + 1, 0);
-    for (int j = 0; j < tab->ncol; j++) {
-      if (setcol[j] >= 0) expr_code(p, vals->a[setcol[j]].expr, row + 2 + j);
-      else vm_builder_set_p5(&p->b, emit(p, OP_VColumn, cur, j, row + 2 + j), 1);
-    }
+  if (rowid_set >= 0) expr_code(p, vals->a[rowid_set].expr, row + 1);
+  else emit(p, OP_Copy, row, row + 1, 0);
+  for (int j = 0; j < tab->ncol; j++) {
+    if (setcol[j] >= 0) expr_code(p, vals->a[setcol[j]].expr, row + 2 + j);
+    else vm_builder_set_p5(&p->b, emit(p, OP_VColumn, cur, j, row + 2 + j), 1);
   }
   int rec = emit_regs(p, 2);
   emit(p, OP_MakeRecord, row, argc, rec);

@@ -68,6 +68,7 @@ typedef struct {
   sqlite3_value *fval[8];
 } SeriesCur;
 
+static int g_series_limit; /* take LIMIT and OFFSET (omit) */
 static int g_series_constraint_fail; /* xBestIndex returns SQLITE_CONSTRAINT without stop */
 
 static int series_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
@@ -124,9 +125,12 @@ static int series_best(sqlite3_vtab *vt, sqlite3_index_info *info) {
   for (int i = 0; i < info->nConstraint && argv < 8; i++) {
     const struct sqlite3_index_constraint *c = &info->aConstraint[i];
     if (!c->usable || c->iColumn != S_VALUE) continue;
-    if (c->op == SQLITE_INDEX_CONSTRAINT_LIMIT || c->op == SQLITE_INDEX_CONSTRAINT_OFFSET) continue;
+    if (c->op == SQLITE_INDEX_CONSTRAINT_LIMIT || c->op == SQLITE_INDEX_CONSTRAINT_OFFSET) {
+      if (!g_series_limit) continue;
+      info->aConstraintUsage[i].omit = 1;
+    }
     info->aConstraintUsage[i].argvIndex = ++argv;
-    info->aConstraintUsage[i].omit = (c->op == SQLITE_INDEX_CONSTRAINT_EQ);
+    if (c->op == SQLITE_INDEX_CONSTRAINT_EQ) info->aConstraintUsage[i].omit = 1;
     size_t n = strlen(str);
     snprintf(str + n, sizeof str - n, "%s%s", n ? "," : "", opname(c->op));
   }
@@ -189,6 +193,8 @@ static int series_ok(SeriesCur *c) {
   return 1;
 }
 
+static int series_eof(sqlite3_vtab_cursor *cur);
+
 static int series_next(sqlite3_vtab_cursor *cur) {
   SeriesCur *c = (SeriesCur *)cur;
   do {
@@ -223,7 +229,8 @@ static int series_filter(sqlite3_vtab_cursor *cur, int idx, const char *str, int
                               SQLITE_INDEX_CONSTRAINT_LIKE, SQLITE_INDEX_CONSTRAINT_GLOB,
                               SQLITE_INDEX_CONSTRAINT_REGEXP, SQLITE_INDEX_CONSTRAINT_NE,
                               SQLITE_INDEX_CONSTRAINT_ISNOT, SQLITE_INDEX_CONSTRAINT_ISNOTNULL,
-                              SQLITE_INDEX_CONSTRAINT_ISNULL, SQLITE_INDEX_CONSTRAINT_IS};
+                              SQLITE_INDEX_CONSTRAINT_ISNULL, SQLITE_INDEX_CONSTRAINT_IS,
+                              SQLITE_INDEX_CONSTRAINT_LIMIT, SQLITE_INDEX_CONSTRAINT_OFFSET};
     size_t n = strcspn(s, ",");
     int op = 0;
     for (size_t j = 0; j < sizeof ops / sizeof ops[0]; j++)
@@ -235,7 +242,16 @@ static int series_filter(sqlite3_vtab_cursor *cur, int idx, const char *str, int
   }
   c->v = c->start;
   c->rowid = 1;
+  sqlite3_int64 lim = -1, off = 0;
+  for (int i = 0; i < c->nf; i++) {
+    if (c->fop[i] == SQLITE_INDEX_CONSTRAINT_LIMIT) lim = sqlite3_value_int64(c->fval[i]);
+    if (c->fop[i] == SQLITE_INDEX_CONSTRAINT_OFFSET) off = sqlite3_value_int64(c->fval[i]);
+    if (c->fop[i] == SQLITE_INDEX_CONSTRAINT_LIMIT || c->fop[i] == SQLITE_INDEX_CONSTRAINT_OFFSET)
+      c->fop[i] = 0; /* not a filter on value */
+  }
   if (!series_ok(c)) series_next(cur);
+  for (sqlite3_int64 j = 0; j < off && !series_eof(cur); j++) series_next(cur);
+  if (lim >= 0 && c->stop > c->v + (lim - 1) * c->step) c->stop = c->v + (lim - 1) * c->step;
   return SQLITE_OK;
 }
 
@@ -613,6 +629,37 @@ int main(void) {
   run(db, "INSERT INTO kv1(k, v) VALUES ('a', 'one'), ('b', 'two')");
   run(db, "SELECT rowid, k, v FROM kv1");
   run(db, "SELECT v FROM kv1 WHERE k = 'b'");
+  run(db, "UPDATE kv1 SET v = v || '!' WHERE k = 'a'");
+  run(db, "UPDATE kv1 SET rowid = rowid + 10, k = upper(k)");
+  run(db, "SELECT rowid, k, v FROM kv1");
+  run(db, "INSERT OR REPLACE INTO kv1(rowid, k, v) VALUES (5, 'c', NULL)");
+  run(db, "DELETE FROM kv1 WHERE k = 'B'");
+  run(db, "SELECT rowid, k, v FROM kv1");
+  run(db, "BEGIN");
+  run(db, "INSERT INTO kv1 VALUES ('d', 'four')");
+  run(db, "INSERT INTO kv1 SELECT 'e', value FROM s WHERE stop = 2");
+  run(db, "COMMIT");
+  run(db, "BEGIN");
+  run(db, "DELETE FROM kv1");
+  run(db, "ROLLBACK");
+  run(db, "SELECT count(*) FROM kv1");
+  g_kv_fail_update = 1;
+  run(db, "INSERT INTO kv1 VALUES ('x', 'y')");
+  g_kv_fail_update = 0;
+  run(db, "SELECT k, t.b FROM t CROSS JOIN kv1 ON t.b = kv1.v");
+  run(db, "SELECT k FROM kv1 WHERE k IN ('d', 'e')");
+  run(db, "SELECT value FROM s WHERE stop = 4 LIMIT 2");
+  run(db, "SELECT value FROM s WHERE stop = 4 LIMIT 2 OFFSET 1");
+  g_series_limit = 1;
+  run(db, "SELECT value FROM s WHERE stop = 10 LIMIT 3 OFFSET 2");
+  run(db, "SELECT value FROM s WHERE stop = 10 AND value > 4 LIMIT (SELECT 2) OFFSET 1");
+  run(db, "SELECT value FROM s WHERE stop = 10 AND value + 1 > 4 LIMIT 2");
+  run(db, "SELECT value FROM s WHERE stop = 10 ORDER BY value LIMIT 2");
+  g_series_limit = 0;
+  run(db, "SELECT * FROM series WHERE stop = 2");
+  run(db, "SELECT * FROM series(1, 3)");
+  run(db, "SELECT value FROM series(1, 10, 3) WHERE value > 2");
+  run(db, "SELECT t.b, x.value FROM t, series(1, t.a) AS x");
   run(db, "DROP TABLE kv1");
   run(db, "SELECT name FROM sqlite_schema ORDER BY name");
   run(db, "DROP TABLE s");
