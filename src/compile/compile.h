@@ -14,7 +14,11 @@
  *                       subqueries, co-routines, result column names
  *   compile_window.c    window functions (window_*)
  *   compile_where.c     WHERE loops over a FROM list (where_*), on src/plan/
- *   compile_dml.c       INSERT, UPDATE, DELETE, constraints (dml_*)
+ *   compile_dml.c       what INSERT/UPDATE/DELETE share: rows, the Writer,
+ *                       views, RETURNING (dml_*, dml_int.h)
+ *   compile_constraint.c  NOT NULL, CHECK, STRICT, UNIQUE/PK conflicts
+ *   compile_insert.c    INSERT, UPSERT, AUTOINCREMENT (dml_insert)
+ *   compile_update.c    UPDATE and DELETE (dml_update, dml_delete)
  *   compile_fk.c        foreign keys (fk_*)
  *   compile_trigger.c   trigger programs (trigger_*)
  *   compile_ddl*.c      CREATE/DROP/ALTER, indexes, REINDEX (ddl_*)
@@ -501,7 +505,8 @@ void code_column(Parse *, const Table *tab, int cur, int col, int target);
  * into a fresh register. */
 int expr_code_once(Parse *, SqlExpr *e);
 
-/* ---- DML (compile_dml.c) and triggers (compile_trigger.c) ---- */
+/* ---- DML (compile_dml.c, compile_insert.c, compile_update.c) and triggers
+ * (compile_trigger.c) ---- */
 int dml_insert(Parse *, const SqlStmt *);
 int dml_update(Parse *, const SqlStmt *);
 int dml_delete(Parse *, const SqlStmt *);

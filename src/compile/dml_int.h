@@ -1,6 +1,8 @@
 /*
- * dml_int.h -- private interface between compile_dml.c and
- * compile_trigger.c (owned by the dml part).
+ * dml_int.h -- private interface of the DML files: compile_dml.c (shared
+ * parts: rows, Writer, lookup, RETURNING), compile_constraint.c,
+ * compile_insert.c, compile_update.c, and compile_trigger.c (owned by the
+ * dml part). The dml_* functions below are theirs alone.
  *
  * A trigger body is compiled by a nested Parse wrapped in a TrigFrame; the
  * frames form a stack (outer) so a trigger can see which triggers are being
@@ -31,5 +33,110 @@ static inline TrigFrame *dml_frame(Parse *p) { return p->nested > 0 ? (TrigFrame
 /* Deep copy of an expression tree into the Parse arena (subqueries shared). */
 SqlExpr *dml_expr_dup(Parse *, const SqlExpr *);
 SqlExprList *dml_list_dup(Parse *, const SqlExprList *);
+
+/* The table being written and its indexes: cursors, key registers, the
+ * conflict resolution (compile_dml.c). */
+typedef struct Writer {
+  Parse *p;
+  Table *tab;
+  int tabcur;
+  int nidx;
+  Index **idx; /* check order (compile_constraint.c invariant 1) */
+  int *cur;    /* cursor per index (tabcur for a WITHOUT ROWID PK) */
+  int *key;    /* new key registers per index (ncol each) */
+  int *rec;    /* new key record per index (NULL: partial WHERE false) */
+  int *okey;   /* old key registers per index */
+  int stmt_oe;
+  int zero;    /* holds 0: the rowid operand of a WITHOUT ROWID Insert */
+  int vrow;    /* scratch row for REPLACE victims (ncol+1) */
+  int vtmp;    /* scratch (ncol+1) */
+  int pkreg;   /* WITHOUT ROWID: PRIMARY KEY values (npk) */
+  const char *caff;
+  /* UPSERT: a conflict on a clause's target (index up_of[i], the rowid
+   * up_ipk; any other uniqueness constraint: up_any) goes to that clause's
+   * label with the table cursor on the existing row, or to the ignore label
+   * for DO NOTHING. -1 = no clause. */
+  int nup;
+  int *up_of, up_ipk, up_any;
+  int *up_nothing, *up_label;
+  int up_front; /* the first up_front indexes are UPSERT targets (checked before the rowid) */
+  /* UPDATE: per index, 1 when the update cannot change its entry (no key
+   * column assigned, rowid/PRIMARY KEY unchanged): its key is not rebuilt,
+   * checked, deleted or written, as SQLite skips such indexes. NULL = none
+   * kept. REPLACE victims still lose every entry (dml_delete_current). */
+  uint8_t *keep;
+  /* UPDATE: the columns assigned (NULL: an INSERT, every column is new);
+   * NOT NULL and CHECK constraints on other columns alone are not checked,
+   * as SQLite skips them. rowid_changed: the rowid is assigned too. */
+  const uint8_t *changed;
+  int rowid_changed;
+  /* foreign keys on: REPLACE victims are deleted with FK checks and actions
+   * and counted here; if any was, the REPLACE constraints are checked again
+   * afterwards with ABORT (SQLite's "recheck" after replace triggers). 0 =
+   * not needed. */
+  int trigcnt;
+  /* REPLACE: the index (position in idx) whose cursor the conflict check
+   * left on the victim's entry, or -1: dml_delete_keys deletes that entry where
+   * the cursor is, without a seek */
+  int on_victim;
+} Writer;
+
+/* RETURNING: the list resolved against the table (cursor), rows buffered in
+ * ephemeral table eph during the statement and returned after it, as
+ * SQLite does. */
+typedef struct Returning {
+  SqlExprList *list;
+  int cursor, eph, vals, n;
+} Returning;
+
+/* compile_dml.c */
+void dml_bind_row(Parse *p, SqlExpr *e, int cursor, int rowid, int cols);
+void dml_remap_cursor(Parse *p, SqlExpr *e, int from, int to);
+void dml_remap_cursor_select(Parse *p, SqlSelect *s, int from, int to);
+void dml_trig_nc(Parse *p, NameCtx *nc);
+SqlExpr *dml_row_expr(Parse *p, Table *tab, const SqlExpr *e, int rowid, int cols, int flags,
+                      const char *ctx);
+void dml_code_default(Parse *p, Column *col, int target);
+int dml_is_rowid_name(const char *z);
+int dml_pick_oe(int stmt_oe, int cons_oe);
+int dml_may_replace(const Table *tab, int stmt_oe);
+int dml_stmt_oe_of(Parse *p, int own);
+void dml_halt_msg(Parse *p, int code, int oe, const char *msg);
+int dml_reads_changed(const Table *tab, SqlExpr *e, const uint8_t *chg, int rowid_changed,
+                      int gen_changed);
+uint8_t *dml_changed_closure(Parse *p, const Table *tab, const uint8_t *changed,
+                             int rowid_changed);
+int dml_index_affected(const Index *x, const uint8_t *chg);
+void dml_writer_keep_unchanged(Writer *w, const uint8_t *changed, int key_change, int before);
+int dml_kept(const Writer *w, int i);
+int dml_up_clause(const Writer *w, int i);
+int dml_writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe, int tabcur);
+void dml_build_new_keys(Writer *w, int rowid, int cols);
+void dml_delete_keys(Writer *w, int rowid, int cols, int with_pk);
+void dml_read_row(Writer *w, int dst);
+void dml_read_index_cols(Writer *w, int dst);
+void dml_own_new_row(Parse *p, Table *tab, int cols);
+void dml_delete_current(Writer *w, int count, int keep_row);
+void dml_write_row(Writer *w, int rowid, int cols, int lastrowid);
+void dml_code_generated(Parse *p, Table *tab, int rowid, int cols);
+void dml_attach_with(SqlWith *with, SqlExpr *e);
+void dml_attach_with_list(SqlWith *with, SqlExprList *l);
+Table *dml_table(Parse *p, const char *schema, const char *name, View **view);
+Table *dml_view_table(Parse *p, View *v, int op);
+int dml_set_list_resolve(Parse *p, const SqlExprList *setl, Table *tab, NameCtx *nc,
+                         SqlExpr **set, uint8_t *changed);
+int dml_view_dml(Parse *p, View *v, int op, const char *alias, const SqlExprList *setl,
+                 const SqlExpr *where_ast, int stmt_oe);
+int dml_returning_setup(Parse *p, Table *tab, const char *alias, const SqlExprList *ast,
+                        Returning *r);
+void dml_returning_row(Parse *p, Returning *r, int rowid, int cols);
+void dml_returning_end(Parse *p, Returning *r);
+
+/* compile_constraint.c */
+void dml_check_row(Writer *w, int rowid, int cols, int ignore);
+void dml_check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, int ignore);
+
+/* compile_update.c */
+void dml_reseek_row(Parse *p, Writer *w, int old, int next);
 
 #endif
