@@ -829,7 +829,13 @@ static int halt(Vm *v, int rc) {
     for (int i = 0; i < v->ndb; i++)
       if ((v->own_mask & (1u << i)) && v->dbv[i] && btree_txn_state(v->dbv[i]) == PAGER_TXN_WRITE)
         wr = 1;
-    if ((rc == SHALE_OK || keep) && (rc = vm_vtab_sync(v)) != SHALE_OK) keep = 0; /* xSync first */
+    if (rc == SHALE_OK || keep) { /* the virtual tables' xSync first */
+      int vr = vm_vtab_sync(v);
+      if (vr != SHALE_OK) {
+        rc = vr;
+        keep = 0;
+      }
+    }
     if ((rc == SHALE_OK || keep) && wr && h && h->commit && h->commit(h->ctx)) {
       vm_rollback_owned(v);
       rc = SHALE_CONSTRAINT_COMMITHOOK;
