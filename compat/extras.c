@@ -332,44 +332,12 @@ void sqlite3_result_pointer(sqlite3_context *c, void *p, const char *t, void (*d
   if (d) d(p);
 }
 
-/* ---------------------------------------------------------------- extensions, vtabs */
+/* ---------------------------------------------------------------- extensions */
 
 int sqlite3_auto_extension(void (*entry)(void)) { return SQLITE_ERROR; }
 int sqlite3_cancel_auto_extension(void (*entry)(void)) { return 0; }
 void sqlite3_reset_auto_extension(void) {}
-int sqlite3_create_module(sqlite3 *db, const char *name, const sqlite3_module *m, void *arg) {
-  return refuse(db, "sqlite3_create_module");
-}
-int sqlite3_create_module_v2(sqlite3 *db, const char *name, const sqlite3_module *m, void *arg,
-                             void (*destroy)(void *)) {
-  int rc = refuse(db, "sqlite3_create_module_v2");
-  if (destroy) destroy(arg);
-  return rc;
-}
-int sqlite3_drop_modules(sqlite3 *db, const char **keep) {
-  return shale_db_live((shale *)db) ? SQLITE_OK : SQLITE_MISUSE; /* none registered */
-}
-int sqlite3_declare_vtab(sqlite3 *db, const char *sql) {
-  return refuse(db, "sqlite3_declare_vtab");
-}
-int sqlite3_vtab_config(sqlite3 *db, int op, ...) { return SQLITE_MISUSE; }
-int sqlite3_vtab_on_conflict(sqlite3 *db) { return SQLITE_ABORT; }
-int sqlite3_vtab_nochange(sqlite3_context *c) { return 0; }
-const char *sqlite3_vtab_collation(sqlite3_index_info *info, int i) { return NULL; }
-int sqlite3_vtab_distinct(sqlite3_index_info *info) { return 0; }
-int sqlite3_vtab_in(sqlite3_index_info *info, int i, int handle) { return 0; }
-int sqlite3_vtab_in_first(sqlite3_value *v, sqlite3_value **out) {
-  if (out) *out = NULL;
-  return SQLITE_MISUSE;
-}
-int sqlite3_vtab_in_next(sqlite3_value *v, sqlite3_value **out) {
-  if (out) *out = NULL;
-  return SQLITE_MISUSE;
-}
-int sqlite3_vtab_rhs_value(sqlite3_index_info *info, int i, sqlite3_value **out) {
-  if (out) *out = NULL;
-  return SQLITE_MISUSE;
-}
+/* virtual tables: compat/vtab.c */
 
 /* ---------------------------------------------------------------- snapshots */
 

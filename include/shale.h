@@ -745,6 +745,152 @@ void shale_result_error_toobig(shale_context *ctx);
 void shale_result_subtype(shale_context *ctx, unsigned subtype);
 unsigned shale_value_subtype(shale_value *v);
 
+
+/* ---- virtual tables (SQLite's module contract, same layout) ----
+ *
+ * The structs below have exactly the layout of SQLite 3.40.1's
+ * sqlite3_module, sqlite3_vtab, sqlite3_vtab_cursor and sqlite3_index_info
+ * (compat/ casts one to the other); a shale_context and shale_value are the
+ * sqlite3_context and sqlite3_value a module sees. */
+typedef struct shale_vtab shale_vtab;
+typedef struct shale_vtab_cursor shale_vtab_cursor;
+typedef struct shale_index_info shale_index_info;
+typedef struct shale_module shale_module;
+
+struct shale_module {
+  int iVersion; /* 1, 2 (savepoints) or 3 (xShadowName) */
+  int (*xCreate)(shale *, void *aux, int argc, const char *const *argv, shale_vtab **out,
+                 char **errmsg);
+  int (*xConnect)(shale *, void *aux, int argc, const char *const *argv, shale_vtab **out,
+                  char **errmsg);
+  int (*xBestIndex)(shale_vtab *, shale_index_info *);
+  int (*xDisconnect)(shale_vtab *);
+  int (*xDestroy)(shale_vtab *);
+  int (*xOpen)(shale_vtab *, shale_vtab_cursor **out);
+  int (*xClose)(shale_vtab_cursor *);
+  int (*xFilter)(shale_vtab_cursor *, int idxNum, const char *idxStr, int argc,
+                 shale_value **argv);
+  int (*xNext)(shale_vtab_cursor *);
+  int (*xEof)(shale_vtab_cursor *);
+  int (*xColumn)(shale_vtab_cursor *, shale_context *, int col);
+  int (*xRowid)(shale_vtab_cursor *, shale_int64 *rowid);
+  int (*xUpdate)(shale_vtab *, int argc, shale_value **argv, shale_int64 *rowid);
+  int (*xBegin)(shale_vtab *);
+  int (*xSync)(shale_vtab *);
+  int (*xCommit)(shale_vtab *);
+  int (*xRollback)(shale_vtab *);
+  int (*xFindFunction)(shale_vtab *, int nargs, const char *name, shale_func_fn *fn, void **arg);
+  int (*xRename)(shale_vtab *, const char *new_name);
+  int (*xSavepoint)(shale_vtab *, int);
+  int (*xRelease)(shale_vtab *, int);
+  int (*xRollbackTo)(shale_vtab *, int);
+  int (*xShadowName)(const char *);
+};
+
+struct shale_index_info {
+  /* inputs */
+  int nConstraint;
+  struct shale_index_constraint {
+    int iColumn;           /* -1: the rowid */
+    unsigned char op;      /* SHALE_INDEX_CONSTRAINT_* */
+    unsigned char usable;  /* 0 when it reads a table not yet looped */
+    int iTermOffset;
+  } *aConstraint;
+  int nOrderBy;
+  struct shale_index_orderby {
+    int iColumn;
+    unsigned char desc;
+  } *aOrderBy;
+  /* outputs */
+  struct shale_index_constraint_usage {
+    int argvIndex;      /* > 0: the constraint's value is argv[argvIndex - 1] of xFilter */
+    unsigned char omit; /* the engine need not test it again */
+  } *aConstraintUsage;
+  int idxNum;
+  char *idxStr;
+  int needToFreeIdxStr; /* idxStr is shale_malloc'ed: the engine frees it */
+  int orderByConsumed;
+  double estimatedCost;
+  shale_int64 estimatedRows;
+  int idxFlags; /* SHALE_INDEX_SCAN_UNIQUE */
+  shale_uint64 colUsed;
+};
+
+struct shale_vtab {
+  const shale_module *pModule;
+  int nRef;
+  char *zErrMsg; /* shale_malloc'ed message the engine takes after a failed call */
+};
+
+struct shale_vtab_cursor {
+  shale_vtab *pVtab;
+};
+
+#define SHALE_INDEX_SCAN_UNIQUE 1
+#define SHALE_INDEX_CONSTRAINT_EQ 2
+#define SHALE_INDEX_CONSTRAINT_GT 4
+#define SHALE_INDEX_CONSTRAINT_LE 8
+#define SHALE_INDEX_CONSTRAINT_LT 16
+#define SHALE_INDEX_CONSTRAINT_GE 32
+#define SHALE_INDEX_CONSTRAINT_MATCH 64
+#define SHALE_INDEX_CONSTRAINT_LIKE 65
+#define SHALE_INDEX_CONSTRAINT_GLOB 66
+#define SHALE_INDEX_CONSTRAINT_REGEXP 67
+#define SHALE_INDEX_CONSTRAINT_NE 68
+#define SHALE_INDEX_CONSTRAINT_ISNOT 69
+#define SHALE_INDEX_CONSTRAINT_ISNOTNULL 70
+#define SHALE_INDEX_CONSTRAINT_ISNULL 71
+#define SHALE_INDEX_CONSTRAINT_IS 72
+#define SHALE_INDEX_CONSTRAINT_LIMIT 73
+#define SHALE_INDEX_CONSTRAINT_OFFSET 74
+#define SHALE_INDEX_CONSTRAINT_FUNCTION 150
+#define SHALE_VTAB_CONSTRAINT_SUPPORT 1
+#define SHALE_VTAB_INNOCUOUS 2
+#define SHALE_VTAB_DIRECTONLY 3
+
+/* Register module m under name (case-insensitive) on the connection; aux is
+ * handed to xCreate/xConnect. A module of the same name is replaced (its
+ * tables disconnected, its destroy called). m NULL removes the module.
+ * destroy (may be NULL) is called with aux once the module goes: replaced,
+ * removed, the connection closed, or at once when the call fails.
+ * SHALE_OK, SHALE_MISUSE (no name), SHALE_NOMEM. The module struct must
+ * outlive its registration. */
+int shale_create_module_v2(shale *db, const char *name, const shale_module *m, void *aux,
+                           void (*destroy)(void *));
+/* Remove every module whose name is not in keep (a NULL-terminated list;
+ * NULL: remove all). SHALE_OK. */
+int shale_drop_modules(shale *db, const char **keep);
+/* From xCreate/xConnect only: the table's columns, as a CREATE TABLE
+ * statement (any name; HIDDEN in a column's type hides it from SELECT *;
+ * WITHOUT ROWID needs a PRIMARY KEY). SHALE_OK, SHALE_ERROR with the
+ * connection's message (bad statement), SHALE_MISUSE (not connecting). */
+int shale_declare_vtab(shale *db, const char *create_table_sql);
+/* From xCreate/xConnect: SHALE_VTAB_CONSTRAINT_SUPPORT (int arg), _INNOCUOUS,
+ * _DIRECTONLY. SHALE_OK or SHALE_MISUSE. */
+int shale_vtab_config(shale *db, int op, int arg);
+/* From xUpdate: the statement's conflict mode, SQLite's numbers: 1 ROLLBACK,
+ * 2 IGNORE, 3 FAIL, 4 ABORT, 5 REPLACE. */
+int shale_vtab_on_conflict(shale *db);
+/* From xColumn during an UPDATE: 1 if the column is not changed (the
+ * module may then return nothing). */
+int shale_vtab_nochange(shale_context *ctx);
+/* From xBestIndex: the collation name of constraint i ("BINARY" default). */
+const char *shale_vtab_collation(shale_index_info *info, int i);
+/* From xBestIndex: 0 plain ORDER BY, 1 GROUP BY, 2 DISTINCT, 3 both. */
+int shale_vtab_distinct(shale_index_info *info);
+/* From xBestIndex: whether constraint i is an IN that the module may take
+ * whole (handle >= 0 asks for it: 1 yes, 0 no; -1 asks only). */
+int shale_vtab_in(shale_index_info *info, int i, int handle);
+/* From xFilter: iterate the values of an IN constraint taken whole.
+ * SHALE_OK (*out the value), SHALE_DONE at the end, SHALE_ERROR (not such
+ * a value). */
+int shale_vtab_in_first(shale_value *v, shale_value **out);
+int shale_vtab_in_next(shale_value *v, shale_value **out);
+/* From xBestIndex: the value of constraint i's right side when it is known
+ * at prepare time (a literal). SHALE_OK (*out valid during xBestIndex),
+ * SHALE_NOTFOUND, SHALE_ERROR (i out of range). */
+int shale_vtab_rhs_value(shale_index_info *info, int i, shale_value **out);
+
 #ifdef __cplusplus
 }
 #endif

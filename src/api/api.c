@@ -747,6 +747,7 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   db->hooks.drop_object = hook_drop_object;
   db->hooks.vacuum = api_vacuum_hook;
   db->hooks.pragma_rows = api_pragma_rows;
+  db->hooks.vtabs = &db->vtabs;
   db->hooks.deferred_fk = &db->deferred_fk;
   db->hooks.deferred_imm_fk = &db->deferred_imm_fk;
   db->hooks.defer_fks = &db->defer_foreign_keys;
@@ -767,6 +768,7 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   }
   db->funcs_ok = 1;
   api_func_init(db);
+  vtab_reg_init(&db->vtabs, db);
   int rw = flags & (SHALE_OPEN_READONLY | SHALE_OPEN_READWRITE);
   if (rw != SHALE_OPEN_READONLY && rw != SHALE_OPEN_READWRITE) {
     api_error(db, SHALE_MISUSE, "bad parameter or other API misuse");
@@ -810,6 +812,7 @@ static void db_free(shale *db) {
     shale_free(db->dbx[i].name);
     shale_free(db->dbx[i].filename);
   }
+  vtab_reg_free(&db->vtabs); /* modules may use functions: first */
   if (db->funcs_ok) func_registry_free(&db->funcs);
   api_func_close(db);
   vm_spare_free(&db->vm_spare);
@@ -855,6 +858,7 @@ void api_compile_env(shale *db, CompileEnv *env) {
   env->bt = db->bt;
   env->schema = db->schema ? db->schema->s : NULL;
   env->funcs = &db->funcs;
+  env->vtabs = &db->vtabs;
   env->max_vars = db->limits[SHALE_LIMIT_VARIABLE_NUMBER];
   env->max_sql_length = db->limits[SHALE_LIMIT_SQL_LENGTH];
   env->max_length = db->limits[SHALE_LIMIT_LENGTH];
@@ -1025,7 +1029,7 @@ static ApiCached *cache_take(shale *db, const char *sql, int n) {
 static void cache_put(shale *db, shale_stmt *st) {
   if (!st->schema || st->schema != db->schema || st->x.gen != db->xgen || !st->sql) return;
   int n = (int)strlen(st->sql);
-  if (n > 4000 || st->cs.kind < 0) return;
+  if (n > 4000 || st->cs.kind < 0 || st->cs.uses_vtab) return;
   ApiCached *c;
   if (db->ncache >= API_CACHE_MAX) { /* full: the least recently used entry makes room */
     ApiCached **pp = &db->cache;

@@ -179,7 +179,25 @@ static int commit_super(shale *db, int write_only, int *done) {
  * files commit atomically through a super-journal (commit_super); otherwise
  * each database commits on its own, and after a failure the rest are
  * rolled back. */
+static int commit_files(shale *db, char **errmsg, int write_only);
+
 static int commit_all(shale *db, char **errmsg, int write_only) {
+  if (vtab_in_txn(&db->vtabs)) { /* virtual tables: xSync first, as SQLite */
+    char *m = NULL;
+    int vrc = vtab_sync(&db->vtabs, &m);
+    if (vrc != SHALE_OK) {
+      if (errmsg) *errmsg = m ? m : util_strdup(shale_errstr(vrc));
+      else shale_free(m);
+      return vrc;
+    }
+  }
+  int rc = commit_files(db, errmsg, write_only);
+  if (rc == SHALE_OK) vtab_commit(&db->vtabs); /* xCommit after the files */
+  else vtab_rollback(&db->vtabs);
+  return rc;
+}
+
+static int commit_files(shale *db, char **errmsg, int write_only) {
   if (api_any_txn(db, PAGER_TXN_WRITE) && db->commit_cb && db->commit_cb(db->commit_arg)) {
     /* the readers' cursors now fail with ABORT_ROLLBACK, as SQLite */
     for (int i = 0; i < db->ndb; i++) {
@@ -227,6 +245,7 @@ void api_rollback(shale *db, int explicit_txn) {
     if (btree_txn_state(b) == PAGER_TXN_WRITE) wr = 1;
     if (btree_txn_state(b) != PAGER_TXN_NONE) btree_rollback(b);
   }
+  vtab_rollback(&db->vtabs); /* xRollback of the virtual tables in the transaction */
   if ((wr || explicit_txn) && db->rollback_cb) db->rollback_cb(db->rollback_arg);
 }
 

@@ -52,6 +52,7 @@
 #include "../schema/schema.h"
 #include "../compile/compile.h"
 #include "../vm/vm.h"
+#include "../vtab/vtab.h"
 #include "shale.h"
 
 /* ---- handles and the connection mutex (invariants 6, 7) ---- */
@@ -144,14 +145,7 @@ typedef struct ApiRows {
   ShValue *v;         /* nrow * ncol values, text/blob owned */
 } ApiRows;
 
-struct shale_value {
-  ShValue v;
-  char *buf; /* NUL-terminated text form (shale_malloc'ed, reused) */
-  size_t cap;
-  uint8_t buf16; /* buf holds the UTF-16 form instead: 1 LE, 2 BE (shale_value_text16) */
-  uint32_t n16;  /* its length in bytes */
-  uint64_t gen; /* row generation the value belongs to */
-};
+/* struct shale_value: src/func/func.h (the vtab layer builds them too) */
 
 /* A cached compiled statement (finalized statements' programs). */
 typedef struct ApiCached {
@@ -216,6 +210,7 @@ struct shale {
   int ndb;       /* databases (>= 2: main and temp) */
   unsigned xgen; /* bumped when a schema of database 1.. is replaced, at ATTACH/DETACH */
   CompileDb cdbs[API_MAX_DB]; /* compile_env's list */
+  VtabReg vtabs;              /* modules and connected virtual tables (api_vtab.c) */
   char *filename; /* as given ("" for memory) */
   int open_flags;
   ApiSchema *schema;

@@ -205,11 +205,6 @@ static int pragma_prepare_checks(Parse *p, const PragmaReq *q) {
   return parse_vtab_missing(p, t);
 }
 
-int parse_vtab_missing(Parse *p, const Table *t) {
-  if (!t || !t->vtab_module) return 0;
-  parse_error(p, "no such module: %s", t->vtab_module);
-  return 1;
-}
 
 int parse_other_db(const Parse *p, const char *zdb) {
   if (!zdb) return 0;
@@ -349,6 +344,10 @@ void parse_open_index(Parse *p, int cur, const Index *idx, int write) {
 }
 
 void parse_open_table(Parse *p, int cur, const Table *tab, int write) {
+  if (tab->vtab) {
+    vm_builder_add_p4(&p->b, OP_VOpen, cur, 0, 0, P4_VTAB, tab->vtab);
+    return;
+  }
   if (tab->without_rowid && tab->pk_index) {
     parse_open_index(p, cur, tab->pk_index, write);
     return;
@@ -1051,6 +1050,7 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
                   s->kind != SQL_STMT_VACUUM &&
                   !(s->kind == SQL_STMT_BEGIN &&
                     (s->u.begin.mode == TK_IMMEDIATE || s->u.begin.mode == TK_EXCLUSIVE));
+  out->uses_vtab = p.uses_vtab;
   out->db_rmask = p.rmask | p.wmask;
   out->db_wmask = p.wmask;
   if (s->kind == SQL_STMT_BEGIN && (s->u.begin.mode == TK_IMMEDIATE || s->u.begin.mode == TK_EXCLUSIVE))

@@ -109,6 +109,8 @@ typedef struct CompileEnv {
    * (callers that predate ATTACH). */
   int ndb;
   const CompileDb *dbs;
+  /* The connection's virtual-table registry (src/vtab/), NULL: none. */
+  struct VtabReg *vtabs;
 } CompileEnv;
 
 /* Authorizer actions and answers (SQLite's SQLITE_* numbers). */
@@ -164,6 +166,8 @@ typedef struct CompiledStmt {
                            statement journal: always, except for an INSERT/UPDATE/DELETE that
                            cannot write several rows or cannot abort midway) */
   uint8_t is_txn_ctl;  /* BEGIN/COMMIT/ROLLBACK/SAVEPOINT/RELEASE */
+  uint8_t uses_vtab;   /* reads or writes a virtual table: never reused from a cache (SQLite
+                          prepares again, and modules see every xBestIndex) */
   PragmaReq pragma;    /* kind == SQL_STMT_PRAGMA */
   uint32_t db_rmask;   /* databases the program opens a transaction on (bit i = dbs[i]) */
   uint32_t db_wmask;   /* ... a write transaction on */
@@ -569,6 +573,14 @@ struct Parse {
   const CompileEnv *env;
   Schema *schema;
   const char *sql;      /* the whole text given to sql_compile */
+  uint8_t uses_vtab;    /* CompiledStmt.uses_vtab */
+  /* a SELECT whose LIMIT (and OFFSET) a virtual table may see as
+   * constraints (compile_select.c sets it, compile_vtab.c reads it): its one
+   * FROM item, the values (literal or register), the offset counter */
+  const struct SrcList *vl_src;
+  SqlExpr *vl_limit, *vl_offset;
+  int vl_offset_reg;
+  SqlExprList *vl_order;
   UtilArena arena;      /* invariant 1 */
   VmBuilder b;          /* the program being built */
   SqlStmt *stmt;        /* the top statement */
@@ -682,9 +694,48 @@ int parse_table_db(Parse *, const Table *tab);
 #define PARSE_OBJ_VIEW 2
 #define PARSE_OBJ_TRIGGER 3
 void *parse_find_object(Parse *, int kind, const char *zdb, const char *name, int *idb);
-/* A virtual table (schema.h invariant 5): the error SQLite gives when it
- * cannot connect one, "no such module: M", and 1; else 0. */
+/* compile_vtab.c. A virtual table t of the schema (schema.h invariant 5)
+ * connected (lazily, xConnect): its declared Table (tab->vtab set), or NULL
+ * after SQLite's error ("no such module: M", the module's message). */
+Table *parse_vtab_connect(Parse *, const Table *t, int idb);
+/* t a virtual table that cannot be connected: the error, and 1; else 0. */
 int parse_vtab_missing(Parse *, const Table *);
+/* DROP TABLE of virtual table t (of p->idb): OP_VDestroy. */
+void parse_vtab_destroy(Parse *, const Table *t);
+/* The WHERE side of a virtual-table scan (compile_where.c): the
+ * constraints and xBestIndex answers for item `item` (pi gets the paths),
+ * the VFilter of the chosen path (its argv coded, omitted terms marked in
+ * coded), and its EXPLAIN QUERY PLAN line. */
+typedef struct VtabWhere VtabWhere;
+struct PlanItem;
+struct Planner;
+struct PlanLevel;
+struct PlanTerm;
+int vtab_where_plan(Parse *, SrcItem *it, int item, struct PlanItem *pi, struct Planner *pl,
+                    SqlExprList *order_by, VtabWhere **out);
+/* An eponymous module named like FROM item a (SQLite: no xCreate, or xCreate
+ * == xConnect): it becomes the module's own table, its arguments bound to
+ * the hidden columns in order (vtab_where_args adds "hidden = arg" terms
+ * after the WHERE clause, as SQLite's sqlite3WhereTabFuncArgs). -1 if none,
+ * 1 after an error, 0. */
+int vtab_from_item(Parse *, SrcItem *it, const SqlSrcItem *a);
+void vtab_where_args(Parse *, SrcItem *it, struct Planner *pl, int on);
+/* A SELECT of one virtual table with a LIMIT: its LIMIT/OFFSET may be
+ * offered to xBestIndex (SQLite's sqlite3WhereAddLimit). */
+void vtab_limit_offer(Parse *, const struct SrcList *src, const SqlSelect *s, int limit_reg,
+                      int offset_reg);
+/* in_loop opens the IN loop of planner term `term` reading each value into
+ * reg, and returns where the VFilter goes at eof (the loop's next). */
+typedef int (*VtabInLoop)(void *ctx, int term, int reg);
+void vtab_where_code(Parse *, VtabWhere *, const struct PlanLevel *L, uint8_t *coded,
+                     const struct PlanTerm *terms, int brk, VtabInLoop in_loop, void *ctx);
+void vtab_where_eqp(Parse *, const VtabWhere *, const struct PlanLevel *L, const char *name,
+                    const char *lj);
+/* compile_vtab_dml.c: INSERT / UPDATE / DELETE on a connected virtual
+ * table tab (its declared Table) through xUpdate; oe the conflict mode. */
+int vtab_insert(Parse *, const SqlInsert *ins, Table *tab, int oe);
+int vtab_update_stmt(Parse *, const SqlUpdate *u, Table *tab, int oe);
+int vtab_delete_stmt(Parse *, const SqlDelete *d, Table *tab);
 /* 1 if zdb (may be NULL: 0) names another database than p->idb, or none. */
 int parse_other_db(const Parse *, const char *zdb);
 /* Make database idb the statement's target (p->idb, p->schema). */

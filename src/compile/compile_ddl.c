@@ -437,16 +437,26 @@ int ddl_create_view(Parse *p, const SqlStmt *s) {
 
 /* --------------------------------------------------- CREATE VIRTUAL TABLE */
 
-/* Shale has no modules: the name is checked as SQLite's StartTable does,
- * then the statement fails when it runs (SQLite's VCreate finds no module). */
+/* The row SQLite writes: "CREATE VIRTUAL TABLE " and the text from the
+ * table's name (unqualified) to the statement's last token, then xCreate
+ * when it runs (VCreate; src/compile/compile_vtab.c connects later uses). */
 int ddl_create_vtab(Parse *p, const SqlStmt *s) {
   const SqlCreateVtab *vt = &s->u.create_vtab;
   if (check_new_table_name(p, &vt->name, 0, vt->if_not_exists)) return parse_failed(p);
-  char *msg = util_mprintf("no such module: %s", vt->module);
-  if (!msg) return parse_nomem(p), 1;
+  int from = vt->name.name_start, end = s->span.start + s->span.len;
+  if (!p->sql || end < from) return parse_error(p, "malformed CREATE VIRTUAL TABLE"), 1;
+  char *text = util_mprintf("CREATE VIRTUAL TABLE %.*s", end - from, p->sql + from);
+  if (!text) return parse_nomem(p), 1;
   parse_need_write(p);
-  vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, msg, -1);
-  shale_free(msg);
+  code_file_format(p);
+  int cur = ddl_open_schema(p);
+  ddl_schema_insert(p, cur, "table", vt->name.name, vt->name.name, 0, text);
+  emit(p, OP_Close, cur, 0, 0);
+  int r = emit_regs(p, 1);
+  vm_builder_add_text(&p->b, OP_String, 0, r, 0, text, -1);
+  vm_builder_add_text(&p->b, OP_VCreate, p->idb, r, 0, parse_db_name(p, p->idb), -1);
+  shale_free(text);
+  ddl_finish(p);
   return parse_failed(p);
 }
 

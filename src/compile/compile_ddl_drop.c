@@ -126,6 +126,7 @@ static int drop_table(Parse *p, const SqlDrop *d, Table *t) {
     roots[hi] = x;
     emit(p, OP_Destroy, (int)roots[i], 0, p->idb);
   }
+  if (t->vtab_module) parse_vtab_destroy(p, t); /* xDestroy, as SQLite: after the rows */
   for (int i = 0; i < ntrig; i++) drop_object(p, DROP_TRIGGER, trig[i]->name);
   drop_object(p, DROP_TABLE, t->name);
   ddl_finish(p);

@@ -1878,6 +1878,11 @@ void code_column(Parse *p, const Table *tab, int cur, int col, int target) {
     emit(p, OP_Column, cur, col, target);
     return;
   }
+  if (tab->vtab) { /* a virtual table's cursor (compile_vtab.c) */
+    if (col < 0) emit(p, OP_VRowid, cur, target, 0);
+    else emit(p, OP_VColumn, cur, col, target);
+    return;
+  }
   const struct ParseCover *cv = parse_find_cover(p, cur);
   int is_rowid = col < 0 || (col == tab->rowid_alias && !tab->without_rowid);
   if (cv && cv->reg) { /* a co-routine's row (copied: the next row overwrites it) */

@@ -720,6 +720,7 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
     }
     if (a->has_args) {
       int rc = tvf_item(p, it, a);
+      if (rc < 0) rc = vtab_from_item(p, it, a); /* an eponymous module (compile_vtab.c) */
       if (rc < 0 && (!a->args || a->args->n == 0)) rc = cookie_item(p, it, a);
       if (rc < 0) rc = pragma_item(p, it, a);
       if (rc < 0) parse_error(p, "no such table: %s", a->name);
@@ -737,7 +738,7 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
     int tdb = 0, vdb = 0;
     const char *zdb = parse_ndb(p) > 1 ? a->schema : NULL;
     Table *t = parse_find_object(p, PARSE_OBJ_TABLE, zdb, a->name, &tdb);
-    if (parse_vtab_missing(p, t)) return 1;
+    if (t && t->vtab_module && !(t = parse_vtab_connect(p, t, tdb))) return 1;
     if (t) {
       it->kind = SRC_TABLE;
       it->tab = t;
@@ -745,6 +746,14 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
       parse_need_db(p, tdb, 0);
     } else {
       View *v = parse_find_object(p, PARSE_OBJ_VIEW, zdb, a->name, &vdb);
+      if (!v) {
+        int rc = vtab_from_item(p, it, a);
+        if (rc >= 0) {
+          if (rc) return 1;
+          s->n++;
+          return 0;
+        }
+      }
       if (!v && !a->schema) {
         int rc = cookie_item(p, it, a);
         if (rc < 0) rc = pragma_item(p, it, a);

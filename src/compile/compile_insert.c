@@ -450,6 +450,7 @@ int dml_insert(Parse *p, const SqlStmt *s) {
   Table *tab = dml_table(p, ins->table.schema, ins->table.name, &view);
   if (!tab && view) tab = dml_view_table(p, view, TRIGGER_INSERT);
   if (!tab || parse_failed(p)) return 1;
+  if (tab->vtab) return vtab_insert(p, ins, tab, dml_stmt_oe_of(p, ins->or_conflict));
   ic.tab = tab;
   ic.is_view = view != NULL;
   int stmt_oe = dml_stmt_oe_of(p, ins->or_conflict);

@@ -1319,6 +1319,9 @@ int select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
       emit_resolve(p, l);
     }
   }
+  if (s->limit && !s->prior && s->distinct != 1 && !info->is_agg && info->src &&
+      info->src->n == 1 && info->src->a[0].tab && info->src->a[0].tab->vtab)
+    vtab_limit_offer(p, info->src, s, oc.reg_limit, oc.reg_offset); /* compile_vtab.c */
   /* an ORDER BY makes no difference to EXISTS (SQLite drops it), nor to
    * groups that come out in that order anyway */
   if (s->order_by && info->order_col && dest->kind != SD_EXISTS && !window_sorts_output(p, s) &&

@@ -259,6 +259,7 @@ int dml_update(Parse *p, const SqlStmt *s) {
   if (!tab && view)
     return dml_view_dml(p, view, TRIGGER_UPDATE, u->table->alias, u->set, u->where,
                     dml_stmt_oe_of(p, u->or_conflict));
+  if (tab && tab->vtab) return vtab_update_stmt(p, u, tab, dml_stmt_oe_of(p, u->or_conflict));
   if (!tab || parse_failed(p)) return 1;
   int stmt_oe = dml_stmt_oe_of(p, u->or_conflict);
   SrcList *src;
@@ -571,6 +572,7 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   Table *tab = dml_table(p, d->table->schema, d->table->name, &view);
   if (!tab && view)
     return dml_view_dml(p, view, TRIGGER_DELETE, d->table->alias, NULL, d->where, dml_stmt_oe_of(p, 0));
+  if (tab && tab->vtab) return vtab_delete_stmt(p, d, tab);
   if (!tab || parse_failed(p)) return 1;
   int before = trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE);
   int after = trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_AFTER);

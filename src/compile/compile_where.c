@@ -111,6 +111,7 @@ struct WhereInfo {
   int order_ok; /* the loops deliver order_by */
   int flags;    /* where_plan flags (WHERE_*) */
   uint8_t *coded; /* per term: coded already (or enforced by the access path) */
+  VtabWhere **vw;  /* per item: a virtual table's xBestIndex answers (compile_vtab.c), or NULL */
 };
 
 /* ---- planner hooks ---- */
@@ -292,6 +293,19 @@ static void open_in_loop(WhereInfo *w, WLevel *L, PlanTerm *t, int reg, int exit
 
 static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj);
 
+/* A virtual table's IN constraint (compile_vtab.c): an IN loop of level L. */
+typedef struct VtabInCtx {
+  WhereInfo *w;
+  WLevel *L;
+} VtabInCtx;
+
+static int vtab_in_loop(void *ctx, int term, int reg) {
+  VtabInCtx *c = ctx;
+  int exit = c->L->nin ? c->L->in[c->L->nin - 1].next : c->L->brk;
+  open_in_loop(c->w, c->L, &c->w->pl.terms[term], reg, exit);
+  return c->L->in[c->L->nin - 1].next;
+}
+
 /* EXPLAIN QUERY PLAN text of one level. */
 static void level_eqp(WhereInfo *w, WLevel *L) {
   SrcItem *it = &w->src->a[L->item];
@@ -319,6 +333,10 @@ static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj) {
   PlanLevel *pl = L->pl;
   const char *name = eqp_item_name(p, it);
   const Table *tab = it->tab;
+  if (pl->kind == PLAN_VTAB) {
+    vtab_where_eqp(p, w->vw[L->item], pl, name, lj);
+    return;
+  }
   if (it->kind == SRC_TABLE && pl->kind == PLAN_OR) {
     int save = p->eqp_parent;
     int top = parse_eqp(p, "MULTI-INDEX OR");
@@ -889,7 +907,7 @@ WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order
     if (it->jointype & SQL_JOIN_RIGHT) pi->jointype |= SQL_JOIN_LEFT;
     if (co_first && i > 0) pi->after |= 1; /* the co-routine stays outermost */
     /* a table-valued function reading other items is looped inside them */
-    for (int k = 0; it->refill && it->tvf_args && k < it->tvf_args->n; k++)
+    for (int k = 0; it->refill && it->tvf_args && !it->tab->vtab && k < it->tvf_args->n; k++)
       pi->after |= hook_mask(hc, it->tvf_args->a[k].expr) & ~((uint64_t)1 << i);
     if (it->indexed_by && it->kind == SRC_TABLE) {
       const Index *x = it->tab->indexes;
@@ -916,7 +934,17 @@ WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order
   }
   w->on_start[n] = w->pl.nterm;
   plan_add_clause(&w->pl, where, w->right >= 0 ? -2 : -1);
+  for (int i = 0; i < n; i++) /* a table-valued function's arguments, after WHERE */
+    if (src->a[i].tab && src->a[i].tab->vtab && src->a[i].tvf_args)
+      vtab_where_args(p, &src->a[i], &w->pl, (src->a[i].jointype & SQL_JOIN_LEFT) ? i : -1);
   if (parse_failed(p)) return NULL;
+  for (int i = 0; i < n; i++) {
+    SrcItem *it = &src->a[i];
+    if (it->kind != SRC_TABLE || !it->tab->vtab) continue;
+    if (!w->vw && !(w->vw = parse_alloc(p, sizeof *w->vw * (size_t)n))) return NULL;
+    w->vw[i] = NULL;
+    if (vtab_where_plan(p, it, i, &w->items[i], &w->pl, order_by, &w->vw[i])) return NULL;
+  }
   int pflags = 0;
   if ((flags & WHERE_NO_REORDER) || w->right >= 0) pflags |= PLAN_NO_REORDER;
   if (flags & WHERE_GROUPBY) pflags |= PLAN_GROUPBY;
@@ -1038,7 +1066,13 @@ int where_code(WhereInfo *w) {
       level_eqp(w, L);
     } else {
       level_eqp(w, L);
-      if (L->pl->kind == PLAN_OR) open_or_level(w, L);
+      if (L->pl->kind == PLAN_VTAB) { /* VFilter ... VNext (compile_vtab.c) */
+        VtabInCtx ic = {w, L};
+        vtab_where_code(p, w->vw[L->item], L->pl, coded, w->pl.terms, L->brk, vtab_in_loop, &ic);
+        emit_resolve(p, L->top);
+        L->adv_op = OP_VNext;
+        L->adv_cur = it->cursor;
+      } else if (L->pl->kind == PLAN_OR) open_or_level(w, L);
       else open_table_level(w, L);
       if (L->idx_cur >= 0 && L->pl->covering) parse_set_cover(p, it->cursor, L->pl->idx, L->idx_cur);
     }

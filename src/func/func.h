@@ -134,6 +134,18 @@ typedef struct FuncAux {
 #define FUNC_MAX_LENGTH_DEFAULT 1000000000 /* SQLITE_MAX_LENGTH */
 #define FUNC_LIKE_PATTERN_DEFAULT 50000    /* SQLITE_MAX_LIKE_PATTERN_LENGTH */
 
+/* The API's shale_value (include/shale.h): a value handed to user code
+ * (functions, virtual-table modules) with its text form. Defined here so
+ * the layers that call user code (api, vtab) build them alike. */
+struct shale_value {
+  ShValue v;
+  char *buf; /* NUL-terminated text form (shale_malloc'ed, reused) */
+  size_t cap;
+  uint8_t buf16; /* buf holds the UTF-16 form instead: 1 LE, 2 BE (shale_value_text16) */
+  uint32_t n16;  /* its length in bytes */
+  uint64_t gen; /* row generation the value belongs to */
+};
+
 struct FuncCtx {
   /* Set by the VM before the call. */
   const FuncDef *def;

@@ -806,6 +806,33 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
   c.item = i;
   c.lo = c.hi = -1;
   int sub = pl->cur_group >= 0; /* an OR disjunct's path: no scans */
+  if (it->nvpath) { /* a virtual table: the cheapest answer its prereqs allow */
+    for (int k = 0; k < it->nvpath; k++) {
+      const PlanVpath *vp = &it->vpath[k];
+      if (vp->prereq & ~avail) continue;
+      double cost = vp->cost + (outer && ob && !vp->order ? sort_cost(vp->rows) : 0);
+      double bcost = best->cost + (outer && ob && !*best_order ? sort_cost(best->rows) : 0);
+      /* a tie goes to the path needing fewer items (SQLite's whereLoopInsert) */
+      if (best->kind >= 0 && (cost > bcost ||
+                              (cost == bcost && __builtin_popcountll(vp->prereq) >=
+                                                    __builtin_popcountll(it->vpath[best->vpath].prereq))))
+        continue;
+      c.kind = PLAN_VTAB;
+      c.vpath = k;
+      c.rows = vp->rows;
+      c.cost = vp->cost;
+      *best = c;
+      *best_order = outer && ob && vp->order;
+    }
+    if (best->kind < 0) { /* none usable here: a last resort (the caller reports it) */
+      c.kind = PLAN_VTAB;
+      c.vpath = -1;
+      c.rows = 1e30;
+      c.cost = 1e30;
+      *best = c;
+    }
+    return;
+  }
   /* full scan */
   c.kind = PLAN_SCAN;
   c.rows = N;

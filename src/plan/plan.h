@@ -71,6 +71,7 @@ typedef struct PlanTerm {
                             terms), built by the caller before the loops */
 #define PLAN_OR 5        /* MULTI-INDEX OR: the rowids of each disjunct's path (sub[0..nsub))
                             into a RowSet, then each row by rowid (rowid tables) */
+#define PLAN_VTAB 6      /* a virtual table: the xBestIndex answer vpath of its item */
 
 /* The access path of one FROM item. */
 typedef struct PlanLevel {
@@ -88,7 +89,16 @@ typedef struct PlanLevel {
   int or_term;         /* PLAN_OR: the OR term */
   double rows;         /* estimated rows out per outer row */
   double cost;         /* estimated cost per outer row */
+  int vpath;           /* PLAN_VTAB: index in the item's vpath */
 } PlanLevel;
+
+/* One xBestIndex answer for a virtual table (the caller asks the module):
+ * usable once the items of prereq are looped outside it. */
+typedef struct PlanVpath {
+  uint64_t prereq;
+  double cost, rows;
+  uint8_t order; /* orderByConsumed */
+} PlanVpath;
 
 /* One FROM item as the planner sees it. */
 typedef struct PlanItem {
@@ -104,6 +114,8 @@ typedef struct PlanItem {
   uint64_t colused;        /* columns read (bit 63: a column >= 63) */
   uint64_t after;          /* items that must be looped outside it (bit i = item i): the
                               ones a table-valued function's arguments read */
+  int nvpath;              /* a virtual table: its access paths (PLAN_VTAB only) */
+  const PlanVpath *vpath;
 } PlanItem;
 
 /* What the planner asks of the code generator. */

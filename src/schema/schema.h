@@ -131,6 +131,10 @@ struct Table {
    * indexes or root page (as SQLite's before it connects); every use of it
    * is "no such module: M" (invariant 5). */
   const char *vtab_module;
+  /* A connected virtual table's Table (its declared columns, built by
+   * src/compile/compile_vtab.c, not in any schema's lists): the registry's
+   * VtabTable (src/vtab/vtab.h); NULL for every schema Table. */
+  struct VtabTable *vtab;
   /* sqlite_stat1 (loaded with the schema): rows of the table, from its row
    * (idx NULL) or a non-partial index's first number; 0 when has_stat is 0 */
   uint8_t has_stat;

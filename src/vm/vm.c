@@ -143,7 +143,8 @@ int vm_builder_add_value(VmBuilder *b, int op, int p1, int p2, int p3, const ShV
 int vm_builder_add_p4(VmBuilder *b, int op, int p1, int p2, int p3, int p4type, const void *p) {
   int a = vm_builder_add(b, op, p1, p2, p3);
   if (a < 0) return a;
-  assert(p4type == P4_KEYINFO || p4type == P4_FUNC || p4type == P4_COLL || p4type == P4_WINDOW);
+  assert(p4type == P4_KEYINFO || p4type == P4_FUNC || p4type == P4_COLL || p4type == P4_WINDOW ||
+         p4type == P4_VTAB);
   b->prog->ops[a].p4type = (uint8_t)p4type;
   b->prog->ops[a].p4.p = p;
   return a;
@@ -643,6 +644,7 @@ void vm_explain_p4(const VmOp *o, char *buf, int nbuf) {
     break;
   }
   case P4_FUNC: snprintf(buf, (size_t)nbuf, "%s(%d)", o->p4.func->name, o->p4.func->nargs); break;
+  case P4_VTAB: snprintf(buf, (size_t)nbuf, "vtab:%p", (const void *)o->p4.vtab); break;
   case P4_COLL: snprintf(buf, (size_t)nbuf, "%s", o->p4.coll ? o->p4.coll->name : "BINARY"); break;
   case P4_WINDOW: snprintf(buf, (size_t)nbuf, "win(%d)", o->p4.win->nfunc); break;
   case P4_SUBREF: snprintf(buf, (size_t)nbuf, "program"); break;

@@ -94,8 +94,10 @@ enum VmP4Type {
   P4_ROOTS,   /* roots: arena copy (IntegrityCk); comparators' ctx borrowed */
   P4_PROGRAM, /* sub: a trigger sub-program owned by the program (Program) */
   P4_WINDOW,  /* win: a VmWinSpec in the program's arena (WinOpen) */
-  P4_SUBREF   /* ref: cell holding a sub-program owned by the outermost program
+  P4_SUBREF,  /* ref: cell holding a sub-program owned by the outermost program
                  (Program; foreign-key actions, which may call themselves) */
+  P4_VTAB     /* vtab: a connected virtual table (src/vtab/), borrowed from the
+                 connection's registry (vtab.h invariant 1) */
 };
 
 /* ---- window functions (WinOpen, WinPush, WinEnd, WinRow: vm_window.c) ---- */
@@ -164,6 +166,7 @@ typedef union VmP4 {
   const struct VmProgram *sub;
   const struct VmWinSpec *win;
   struct VmProgram *const *ref;
+  struct VtabTable *vtab;
   const void *p;
 } VmP4;
 
@@ -382,6 +385,8 @@ typedef struct VmConnHooks {
   int (*pragma_rows)(void *ctx, const char *name, const ShValue *h0, const ShValue *h1, int ncol,
                      int (*emit)(void *arg, ShValue *row, int ncol), void *emit_arg,
                      char **errmsg);
+  /* the connection's virtual-table registry (VCreate; transactions) */
+  struct VtabReg *vtabs;
 } VmConnHooks;
 #define VM_HOOK_DELETE 9
 #define VM_HOOK_INSERT 18

@@ -60,6 +60,7 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
   c->bc = NULL;
   btree_bulk_free(c->bulk); /* not finished: an error stopped the program */
   c->bulk = NULL;
+  if (c->vc) vm_vtab_close(c);
   c->kind = VMC_NONE;
   c->ki = NULL;
   c->nullrow = 0;
@@ -828,6 +829,13 @@ static int halt(Vm *v, int rc) {
     for (int i = 0; i < v->ndb; i++)
       if ((v->own_mask & (1u << i)) && v->dbv[i] && btree_txn_state(v->dbv[i]) == PAGER_TXN_WRITE)
         wr = 1;
+    if (rc == SHALE_OK || keep) { /* the virtual tables' xSync first */
+      int vr = vm_vtab_sync(v);
+      if (vr != SHALE_OK) {
+        rc = vr;
+        keep = 0;
+      }
+    }
     if ((rc == SHALE_OK || keep) && wr && h && h->commit && h->commit(h->ctx)) {
       vm_rollback_owned(v);
       rc = SHALE_CONSTRAINT_COMMITHOOK;
@@ -866,6 +874,7 @@ static int halt(Vm *v, int rc) {
     } else {
       vm_rollback_owned(v);
     }
+    vm_vtab_end(v, rc == SHALE_OK || keep); /* xCommit / xRollback */
     v->own_txn = 0;
     v->stmt_sp = -1;
   } else if (rc != SHALE_OK && v->oe == VM_OE_ROLLBACK) {
@@ -2165,6 +2174,20 @@ dispatch:
       v->errmsg = msg;
       FAIL(trc);
     }
+    NEXT();
+  }
+  CASE(VCreate)
+  CASE(VDestroy)
+  CASE(VOpen)
+  CASE(VFilter)
+  CASE(VNext)
+  CASE(VColumn)
+  CASE(VRowid)
+  CASE(VUpdate)
+  CASE(VBegin) {
+    int jump = 0;
+    CHK(vm_vtab_exec(v, op, reg, &jump));
+    if (jump) JUMP(op->p2);
     NEXT();
   }
   CASE(PureFunc) {

@@ -19,7 +19,7 @@
 
 #include "vm.h"
 
-enum { VMC_NONE = 0, VMC_TABLE, VMC_INDEX, VMC_PSEUDO, VMC_SORTER, VMC_BULK, VMC_HASH };
+enum { VMC_NONE = 0, VMC_TABLE, VMC_INDEX, VMC_PSEUDO, VMC_SORTER, VMC_BULK, VMC_HASH, VMC_VTAB };
 
 /* A record in the sorter's memory: key is its first key column reduced to
  * 64 bits whose unsigned order agrees with the KeyInfo's (sort_key in
@@ -68,6 +68,7 @@ typedef struct VmCursor {
   int db;       /* OpenRead/OpenWrite: the database index (p3) */
   BtCursor *bc;
   BtBulk *bulk; /* VMC_BULK: OpenWrite with VM_OPFLAG_BULK (bc is NULL) */
+  struct VtabCur *vc; /* VMC_VTAB: VOpen's cursor (vm_vtab.c) */
   KeyInfo *ki;  /* index cursors */
   int nfield;   /* declared column count (informational) */
   int nullrow;  /* NullRow: every column reads NULL */
@@ -238,6 +239,13 @@ int vm_preupdate_clear(Vm *, const VmOp *, Btree *);
 
 /* vm_exec.c */
 void vm_cursor_close(Vm *, VmCursor *);
+/* vm_vtab.c: the V* opcodes (*jump: go to p2); closing a VMC_VTAB cursor. */
+int vm_vtab_exec(Vm *, const VmOp *op, ShValue *reg, int *jump);
+void vm_vtab_close(VmCursor *);
+/* halt: the virtual tables' part of a commit (xSync, then after the
+ * B-trees xCommit) and of a rollback. */
+int vm_vtab_sync(Vm *);
+void vm_vtab_end(Vm *, int commit);
 void vm_close_all(Vm *);
 /* Make *buf hold at least n bytes (kept, grown); NULL on OOM. */
 char *vm_buf_need(VmBuf *buf, uint32_t n);

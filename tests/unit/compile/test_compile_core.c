@@ -231,9 +231,13 @@ TEST(compile_explain_flag_and_vtab) {
   compiled_stmt_free(&cs);
   /* as SQLite: an unknown module is reported when the statement runs
    * ("no such module: fts9"), not at prepare */
+  Schema *sch = schema_new();
+  CHECK(sch != NULL);
+  env.schema = sch;
   CHECK_OK(sql_compile(&env, "CREATE VIRTUAL TABLE v USING fts9(a)", -1, &cs, NULL, &err));
   CHECK(!cs.readonly);
   compiled_stmt_free(&cs);
+  schema_free(sch);
   func_registry_free(&fr);
 }
 

@@ -1,0 +1,221 @@
+/*
+ * compile_vtab_dml.c -- INSERT, UPDATE and DELETE on a virtual table: each
+ * row change is one xUpdate (OP_VUpdate), with SQLite's argv:
+ *     DELETE  argc 1: old rowid
+ *     INSERT  argc 2 + ncol: NULL, new rowid (NULL when not given), columns
+ *     UPDATE  argc 2 + ncol: old rowid, new rowid, columns
+ * compile_dml.c hands a statement whose table is virtual over to here.
+ *
+ * Owns: nothing beyond the Parse arena.
+ *
+ * Invariants:
+ *  1. The statement first runs OP_VBegin (xBegin once per transaction),
+ *     as SQLite's sqlite3VtabMakeWritable does.
+ *  2. UPDATE and DELETE scan first and write after, as SQLite does for a
+ *     virtual table (no one-pass: the scan never sees its own writes):
+ *     UPDATE collects the argv rows in an ephemeral table (scan order),
+ *     DELETE the rowids in a RowSet (deleted in rowid order, once each).
+ *  3. The conflict mode reaches the module as sqlite3_vtab_on_conflict's
+ *     answer (VUpdate p5: the statement's OR clause, ABORT by default).
+ */
+#include <string.h>
+
+#include "compile.h"
+#include "dml_int.h"
+#include "select_int.h"
+#include "../vtab/vtab.h"
+
+static void vbegin(Parse *p, const Table *tab) {
+  parse_need_write(p);
+  p->multi_write = 1;
+  vm_builder_add_p4(&p->b, OP_VBegin, 0, 0, 0, P4_VTAB, tab->vtab);
+}
+
+static int col_index(const Table *tab, const char *name) {
+  for (int j = 0; j < tab->ncol; j++)
+    if (util_stricmp(tab->cols[j].name, name) == 0) return j;
+  return -1;
+}
+
+static int is_rowid(const char *n) {
+  return !util_stricmp(n, "rowid") || !util_stricmp(n, "oid") || !util_stricmp(n, "_rowid_");
+}
+
+int vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
+  SqlSelect *sel = ins->select;
+  if (ins->upsert) {
+    parse_error(p, "UPSERT not implemented for virtual table \"%s\"", tab->name);
+    return 1;
+  }
+  if (ins->returning) {
+    parse_error(p, "RETURNING on a virtual table is not supported by Shale yet");
+    return 1;
+  }
+  int nvals = 0;
+  if (sel) {
+    if (select_resolve(p, sel, NULL) || parse_failed(p)) return 1;
+    nvals = select_ncol(sel);
+  }
+  int *colmap = parse_alloc(p, sizeof(int) * (size_t)(tab->ncol + 1));
+  if (!colmap) return 1;
+  for (int j = 0; j < tab->ncol; j++) colmap[j] = -1;
+  int ipk = -1;
+  if (ins->columns) {
+    for (int i = 0; i < ins->columns->n; i++) {
+      int j = col_index(tab, ins->columns->a[i]);
+      if (j < 0 && is_rowid(ins->columns->a[i])) {
+        ipk = i;
+        continue;
+      }
+      if (j < 0) {
+        parse_error(p, "table %s has no column named %s", tab->name, ins->columns->a[i]);
+        return 1;
+      }
+      colmap[j] = i;
+    }
+    if (sel && nvals != ins->columns->n) {
+      parse_error(p, "%d values for %d columns", nvals, ins->columns->n);
+      return 1;
+    }
+  } else if (sel) {
+    int nvis = 0;
+    for (int j = 0; j < tab->ncol; j++)
+      if (tab->cols[j].hidden != COL_HIDDEN) colmap[j] = nvis++;
+    if (nvals != nvis) {
+      parse_error(p, "table %s has %d columns but %d values were supplied", tab->name, nvis,
+                  nvals);
+      return 1;
+    }
+  }
+  vbegin(p, tab);
+  int argc = 2 + tab->ncol;
+  int base = emit_regs(p, argc);
+  int done = emit_label(p);
+  int top = emit_label(p);
+  int out = 0, co = 0;
+  if (sel) {
+    co = emit_regs(p, 1);
+    out = emit_regs(p, nvals ? nvals : 1);
+    int after = emit_label(p), a = emit_addr(p);
+    emit(p, OP_InitCoroutine, co, after, a + 1);
+    SelectDest d = {SD_COROUTINE, 0, co, out, nvals, NULL, NULL, 0};
+    select_code(p, sel, &d);
+    emit(p, OP_EndCoroutine, co, 0, 0);
+    emit_resolve(p, after);
+    emit_resolve(p, top);
+    emit(p, OP_Yield, co, done, 0);
+  }
+  emit(p, OP_Null, 0, base, 0);
+  if (ipk >= 0) emit(p, OP_Copy, out + ipk, base + 1, 0);
+  else emit(p, OP_Null, 0, base + 1, 0);
+  for (int j = 0; j < tab->ncol; j++) {
+    if (colmap[j] >= 0) emit(p, OP_Copy, out + colmap[j], base + 2 + j, 0);
+    else emit(p, OP_Null, 0, base + 2 + j, 0);
+  }
+  int a = vm_builder_add_p4(&p->b, OP_VUpdate, 1, argc, base, P4_VTAB, tab->vtab);
+  if (a >= 0) vm_builder_set_p5(&p->b, a, (uint16_t)oe);
+  if (sel) emit(p, OP_Goto, 0, top, 0);
+  emit_resolve(p, done);
+  return parse_failed(p);
+}
+
+/* UPDATE (set != NULL) or DELETE: scan with the WHERE, collect the argv
+ * rows, then xUpdate each (invariant 2). */
+static int scan_write(Parse *p, Table *tab, const char *alias, const SqlExpr *where0,
+                      const SqlExprList *set, int oe) {
+  SrcList *src = src_single(p, tab, alias);
+  if (!src) return 1;
+  NameCtx nc;
+  memset(&nc, 0, sizeof nc);
+  nc.src = src;
+  SqlExpr *where = dml_expr_dup(p, where0);
+  if (where && (resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
+  int *setcol = NULL;
+  SqlExprList *vals = NULL;
+  int rowid_set = -1;
+  if (set) {
+    setcol = parse_alloc(p, sizeof(int) * (size_t)(tab->ncol + 1));
+    vals = dml_list_dup(p, set);
+    if (!setcol || !vals) return 1;
+    for (int j = 0; j < tab->ncol; j++) setcol[j] = -1;
+    for (int i = 0; i < vals->n; i++) {
+      const char *nm = vals->a[i].name;
+      if (!nm) {
+        parse_error(p, "row-value SET on a virtual table is not supported by Shale yet");
+        return 1;
+      }
+      int j = col_index(tab, nm);
+      if (j < 0 && is_rowid(nm)) {
+        rowid_set = i;
+      } else if (j < 0) {
+        parse_error(p, "no such column: %s", nm);
+        return 1;
+      } else {
+        setcol[j] = i;
+      }
+      if (resolve_expr(p, &nc, vals->a[i].expr) || parse_failed(p)) return 1;
+    }
+  }
+  vbegin(p, tab);
+  int argc = set ? 2 + tab->ncol : 1;
+  int row = emit_regs(p, argc + 1);
+  if (!set) { /* DELETE: the rowids into a RowSet, deleted in rowid order */
+    int rs = emit_regs(p, 1);
+    emit(p, OP_Null, 0, rs, 0);
+    WhereInfo *wi = where_begin(p, src, where, NULL, 0);
+    if (!wi) return 1;
+    emit(p, OP_VRowid, src->a[0].cursor, row, 0);
+    emit(p, OP_RowSetAdd, rs, row, 0);
+    where_end(wi);
+    int done = emit_label(p);
+    int top = emit_addr(p);
+    emit(p, OP_RowSetRead, rs, done, row);
+    int a = vm_builder_add_p4(&p->b, OP_VUpdate, 0, 1, row, P4_VTAB, tab->vtab);
+    if (a >= 0) vm_builder_set_p5(&p->b, a, (uint16_t)oe);
+    emit(p, OP_Goto, 0, top, 0);
+    emit_resolve(p, done);
+    return parse_failed(p);
+  }
+  int eph = emit_cursor(p);
+  emit(p, OP_OpenEphemeral, eph, argc, 0);
+  WhereInfo *wi = where_begin(p, src, where, NULL, 0);
+  if (!wi) return 1;
+  int cur = src->a[0].cursor;
+  emit(p, OP_VRowid, cur, row, 0);
+  if (rowid_set >= 0) expr_code(p, vals->a[rowid_set].expr, row + 1);
+  else emit(p, OP_Copy, row, row + 1, 0);
+  for (int j = 0; j < tab->ncol; j++) {
+    if (setcol[j] >= 0) expr_code(p, vals->a[setcol[j]].expr, row + 2 + j);
+    else vm_builder_set_p5(&p->b, emit(p, OP_VColumn, cur, j, row + 2 + j), 1);
+  }
+  int rec = emit_regs(p, 2);
+  emit(p, OP_MakeRecord, row, argc, rec);
+  emit(p, OP_NewRowid, eph, rec + 1, 0);
+  emit(p, OP_Insert, eph, rec, rec + 1);
+  where_end(wi);
+  int done = emit_label(p);
+  emit(p, OP_Rewind, eph, done, 0);
+  int top = emit_addr(p);
+  for (int k = 0; k < argc; k++) emit(p, OP_Column, eph, k, row + k);
+  int a = vm_builder_add_p4(&p->b, OP_VUpdate, 0, argc, row, P4_VTAB, tab->vtab);
+  if (a >= 0) vm_builder_set_p5(&p->b, a, (uint16_t)oe);
+  emit(p, OP_Next, eph, top, 0);
+  emit_resolve(p, done);
+  return parse_failed(p);
+}
+
+int vtab_update_stmt(Parse *p, const SqlUpdate *u, Table *tab, int oe) {
+  if (u->returning || u->from || u->limit || u->order_by) {
+    parse_error(p, "this UPDATE form on a virtual table is not supported by Shale yet");
+    return 1;
+  }
+  return scan_write(p, tab, u->table->alias, u->where, u->set, oe);
+}
+
+int vtab_delete_stmt(Parse *p, const SqlDelete *d, Table *tab) {
+  if (d->returning || d->limit || d->order_by) {
+    parse_error(p, "this DELETE form on a virtual table is not supported by Shale yet");
+    return 1;
+  }
+  return scan_write(p, tab, d->table->alias, d->where, NULL, 0);
+}
