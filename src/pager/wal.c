@@ -152,19 +152,28 @@ static int host_le(void) {
   return b == 1;
 }
 
-static uint32_t get_le4(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* §W1.3: n % 8 == 0; be selects big-endian input words. */
+/* The words as the host reads them (one load each); bswap turns them. */
+static inline uint32_t host4(const uint8_t *p) {
+  uint32_t x;
+  memcpy(&x, p, 4);
+  return x;
+}
 static void cksum(const uint8_t *p, size_t n, int be, uint32_t s[2]) {
   assert(n % 8 == 0);
   uint32_t s0 = s[0], s1 = s[1];
-  for (size_t i = 0; i < n; i += 8) {
-    uint32_t a = be ? util_get4(p + i) : get_le4(p + i);
-    uint32_t b = be ? util_get4(p + i + 4) : get_le4(p + i + 4);
-    s0 += a + s1;
-    s1 += b + s0;
+  const uint16_t probe = 1;
+  int host_le = *(const uint8_t *)&probe == 1;
+  if (host_le != !be) { /* the words are in the other order than the host's */
+    for (size_t i = 0; i < n; i += 8) {
+      s0 += __builtin_bswap32(host4(p + i)) + s1;
+      s1 += __builtin_bswap32(host4(p + i + 4)) + s0;
+    }
+  } else {
+    for (size_t i = 0; i < n; i += 8) {
+      s0 += host4(p + i) + s1;
+      s1 += host4(p + i + 4) + s0;
+    }
   }
   s[0] = s0;
   s[1] = s1;
