@@ -17,6 +17,10 @@
  *  4. SHALE_SCHEMA from the VM (the file's schema cookie moved) reloads the
  *     schema, recompiles the statement from its text and runs it again, up to
  *     API_MAX_SCHEMA_RETRY times, before any row was returned.
+ *  5. Bound TEXT/BLOB bytes live in st->varbuf (st->vars own nothing); they
+ *     change only by a bind, which is refused while the statement runs
+ *     (clear_bindings only makes the values NULL), so a run reads them
+ *     through the Vm's views (vm_bind_view) uncopied.
  */
 #include <stdarg.h>
 #include <stdio.h>
