@@ -23,6 +23,7 @@
  */
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../src/func/func.h"
@@ -189,8 +190,62 @@ char *sqlite3_mprintf(const char *fmt, ...) {
   return z;
 }
 
+/* The common formats -- literal text with %s, %d, %ld, %lld and %% and no
+ * flag, width or precision -- written straight into buf (truncated to n-1
+ * bytes, as below): 1 when done, 0 (ap untouched: the caller passes a copy)
+ * for any other format. */
+static int fast_snprintf(int n, char *buf, const char *fmt, va_list ap) {
+  for (const char *f = fmt; *f; f++) { /* first check that it is one of them */
+    if (*f != '%') continue;
+    f++;
+    if (*f == 'l') f++;
+    if (*f == 'l' && f[-1] == 'l') f++;
+    if (*f == 's' || *f == '%') {
+      if (f[-1] == 'l') return 0;
+    } else if (*f != 'd') {
+      return 0;
+    }
+  }
+  int k = 0, cap = n - 1;
+  for (const char *f = fmt; *f; f++) {
+    char num[24];
+    const char *z;
+    int zn;
+    if (*f != '%') {
+      if (k < cap) buf[k++] = *f;
+      continue;
+    }
+    f++;
+    int nl = 0;
+    while (*f == 'l') f++, nl++;
+    if (*f == '%') {
+      z = "%";
+      zn = 1;
+    } else if (*f == 's') {
+      z = va_arg(ap, const char *);
+      zn = z ? (int)strlen(z) : 0;
+    } else {
+      long long v = nl == 0 ? va_arg(ap, int) : nl == 1 ? va_arg(ap, long) : va_arg(ap, long long);
+      zn = snprintf(num, sizeof num, "%lld", v);
+      z = num;
+    }
+    int m = zn < cap - k ? zn : cap - k;
+    if (m > 0) memcpy(buf + k, z, (size_t)m);
+    k += m;
+  }
+  buf[k] = 0;
+  return 1;
+}
+
 char *sqlite3_vsnprintf(int n, char *buf, const char *fmt, va_list ap) {
   if (n <= 0 || !buf) return buf;
+  if (fmt) {
+    va_list cp;
+    va_copy(cp, ap);
+    int done = fast_snprintf(n, buf, fmt, cp);
+    va_end(cp);
+    if (done) return buf;
+  }
   int64_t len;
   char *z = format(fmt, ap, &len);
   if (!z) {

@@ -17,6 +17,10 @@
  *  4. SHALE_SCHEMA from the VM (the file's schema cookie moved) reloads the
  *     schema, recompiles the statement from its text and runs it again, up to
  *     API_MAX_SCHEMA_RETRY times, before any row was returned.
+ *  5. Bound TEXT/BLOB bytes live in st->varbuf (st->vars own nothing); they
+ *     change only by a bind, which is refused while the statement runs
+ *     (clear_bindings only makes the values NULL), so a run reads them
+ *     through the Vm's views (vm_bind_view) uncopied.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -996,6 +1000,10 @@ static int stmt_compile(shale_stmt *st) {
 static int stmt_vars_init(shale_stmt *st) {
   int n = st->cs.nvar;
   if (n <= st->nvar) return SHALE_OK;
+  ApiVarBuf *b = shale_realloc(st->varbuf, sizeof *b * (size_t)(n + 1));
+  if (!b) return SHALE_NOMEM;
+  st->varbuf = b;
+  for (int i = st->vars ? st->nvar + 1 : 0; i <= n; i++) b[i] = (ApiVarBuf){NULL, 0};
   ShValue *v = shale_realloc(st->vars, sizeof *v * (size_t)(n + 1));
   if (!v) return SHALE_NOMEM;
   for (int i = st->nvar + 1; i <= n; i++) value_set_null(&v[i]);
@@ -1067,6 +1075,8 @@ static void stmt_free(shale_stmt *st) {
   rows_clear(&st->rows);
   for (int i = 0; i <= st->nvar && st->vars; i++) value_clear(&st->vars[i]);
   shale_free(st->vars);
+  for (int i = 0; i <= st->nvar && st->varbuf; i++) shale_free(st->varbuf[i].z);
+  shale_free(st->varbuf);
   for (int i = 0; i < st->ncells; i++) {
     if (st->cells[i].v.flags & VAL_OWNED) value_clear(&st->cells[i].v);
     shale_free(st->cells[i].buf);
@@ -1457,7 +1467,7 @@ static int stmt_start(shale_stmt *st) {
       vm_set_dbs(st->vm, dbs, db->ndb);
     }
     for (int i = 1; i <= st->nvar && i <= st->cs.prog->nvar; i++) {
-      rc = vm_bind_value(st->vm, i, &st->vars[i]);
+      rc = vm_bind_view(st->vm, i, &st->vars[i]); /* vars own nothing: varbuf holds the bytes */
       if (rc) return rc;
     }
   }
@@ -1831,6 +1841,30 @@ static int bind_double_impl(shale_stmt *st, int i, double v) {
   return rc;
 }
 
+/* Copy len bytes (zeros when z is NULL) and a NUL into parameter buffer b,
+ * growing it when it is too short (z may lie in b itself: a new block is
+ * filled before the old one goes); a buffer over 64 KiB is given back when
+ * the value needs less than an eighth of it. NULL when out of memory (b
+ * unchanged). */
+static char *var_buf(ApiVarBuf *b, const void *z, size_t len) {
+  size_t need = len + 1;
+  if (b->cap < need || (b->cap > 65536 && need < b->cap / 8)) {
+    size_t cap = need < 32 ? 32 : need;
+    if (b->cap < need && cap < (size_t)b->cap * 2) cap = (size_t)b->cap * 2; /* growing */
+    char *nz = shale_malloc(cap);
+    if (!nz) return NULL;
+    if (len && z) memcpy(nz, z, len);
+    shale_free(b->z);
+    b->z = nz;
+    b->cap = (uint32_t)cap;
+  } else if (len && z) {
+    memmove(b->z, z, len);
+  }
+  if (!z) memset(b->z, 0, len);
+  b->z[len] = 0;
+  return b->z;
+}
+
 static int bind_bytes(shale_stmt *st, int i, const void *z, int n, void (*destroy)(void *),
                       int type) {
   int rc = bind_check(st, i);
@@ -1845,14 +1879,14 @@ static int bind_bytes(shale_stmt *st, int i, const void *z, int n, void (*destro
     /* text keeps every byte given, embedded NULs too, as SQLite (length()
      * and the text functions stop at the first NUL themselves) */
     size_t len = n < 0 ? strlen(z) : (size_t)n;
-    if (type == SHALE_TEXT)
-      value_set_text(&st->vars[i], z, (uint32_t)len);
-    else
-      value_set_blob(&st->vars[i], z, (uint32_t)len);
-    if (value_make_owned(&st->vars[i]) != SHALE_OK) {
-      value_set_null(&st->vars[i]);
+    char *buf = var_buf(&st->varbuf[i], z, len);
+    if (!buf) {
       rc = SHALE_NOMEM;
       api_error(st->db, rc, "out of memory");
+    } else if (type == SHALE_TEXT) {
+      value_set_text(&st->vars[i], buf, (uint32_t)len);
+    } else {
+      value_set_blob(&st->vars[i], buf, (uint32_t)len);
     }
   }
   if (destroy != SHALE_STATIC && destroy != SHALE_TRANSIENT && z) destroy((void *)z);
@@ -1870,14 +1904,12 @@ static int bind_zeroblob_impl(shale_stmt *st, int i, int n) {
   int rc = bind_check(st, i);
   if (rc != SHALE_OK) return rc;
   if (n < 0) n = 0;
-  char *z = shale_malloc((size_t)n + 1);
+  char *z = var_buf(&st->varbuf[i], NULL, (size_t)n);
   if (!z) {
     api_error(st->db, SHALE_NOMEM, "out of memory");
     return SHALE_NOMEM;
   }
-  memset(z, 0, (size_t)n + 1);
   value_set_blob(&st->vars[i], z, (uint32_t)n);
-  st->vars[i].flags |= VAL_OWNED;
   return SHALE_OK;
 }
 

@@ -55,6 +55,14 @@
 #include "../vtab/vtab.h"
 #include "shale.h"
 
+/* The bytes of one TEXT/BLOB binding (vars[i].z points here, not owned by
+ * the value): kept across binds so binding a value allocates only when it
+ * is longer than any bound to that parameter before. */
+typedef struct ApiVarBuf {
+  char *z;
+  uint32_t cap;
+} ApiVarBuf;
+
 /* ---- handles and the connection mutex (invariants 6, 7) ---- */
 
 enum {
@@ -331,6 +339,7 @@ struct shale_stmt {
   /* bindings (kept here so a recompiled statement keeps them) */
   int nvar;
   ShValue *vars;
+  ApiVarBuf *varbuf; /* [0..nvar]: the bytes of TEXT/BLOB bindings, reused by the next bind */
   /* state */
   uint8_t active;   /* invariant 4 */
   uint8_t halted;   /* returned DONE or an error: next step resets first */

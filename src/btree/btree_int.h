@@ -199,8 +199,27 @@ uint32_t cell_local_size(Btree *, int table_leaf, uint32_t n);
 int cell_parse(Btree *, uint32_t pgno, const uint8_t *data, uint32_t off, int leaf, int intkey,
                CellInfo *);
 int page_cell_parse(Btree *, PgPage *, int i, CellInfo *);
-/* Size in bytes of a cell given its bytes, for a page of the given kind. */
-uint16_t cell_size_bytes(Btree *, const uint8_t *cell, int leaf, int intkey);
+/* Size in bytes of a cell given its bytes, for a page of the given kind
+ * (cell_size_bytes: the common cell -- a one-byte payload size, payload
+ * wholly local -- inline, any other through cell_size_slow). */
+uint16_t cell_size_slow(Btree *, const uint8_t *cell, int leaf, int intkey);
+static inline uint16_t cell_size_bytes(Btree *bt, const uint8_t *cell, int leaf, int intkey) {
+  const uint8_t *p = leaf ? cell : cell + 4;
+  int k = 0;
+  if (!leaf && intkey) { /* child pointer and rowid: 4 + the varint's length (<= 9) */
+    while (k < 8 && (p[k] & 0x80)) k++;
+    return (uint16_t)(4 + k + 1);
+  }
+  uint32_t np = p[0];
+  if (np >= 0x80) return cell_size_slow(bt, cell, leaf, intkey);
+  p++;
+  if (intkey) {
+    while (k < 8 && (p[k] & 0x80)) k++;
+    p += k + 1;
+  }
+  if (np > (intkey ? bt->max_leaf : bt->max_local)) return cell_size_slow(bt, cell, leaf, intkey);
+  return (uint16_t)((uint32_t)(p - cell) + np);
+}
 /* Insert cell bytes at position i; needs nfree >= max(4,sz)+2 (may
  * defragment). Page must be writable. */
 int page_insert_cell(Btree *, PgPage *, int i, const uint8_t *cell, uint32_t sz);

@@ -163,7 +163,7 @@ int page_cell_parse(Btree *bt, PgPage *pg, int i, CellInfo *ci) {
   return cell_parse(bt, pager_pgno(pg), d, off, m->leaf, m->intkey, ci);
 }
 
-uint16_t cell_size_bytes(Btree *bt, const uint8_t *cell, int leaf, int intkey) {
+uint16_t cell_size_slow(Btree *bt, const uint8_t *cell, int leaf, int intkey) {
   const uint8_t *p = cell;
   uint64_t v;
   if (!leaf) p += 4;

@@ -155,8 +155,16 @@ static inline void os_unfetch(OsFile *f, int64_t o, void *p) { f->methods->unfet
 static inline void os_map_release(OsFile *f) {
   if (f->methods->map_release) f->methods->map_release(f);
 }
-/* Bytes of mapped reads after which a reader calls os_map_release. */
+/* Bytes of mapped reads after which a reader calls os_map_release: the
+ * process's budget OS_MAP_WINDOW shared among the readers that hold a map
+ * (os_map_users: +1 when a pager or WAL of a mappable file opens, -1 when
+ * it closes; os_group.c), at least OS_MAP_WINDOW_MIN each. Every mapping
+ * keeps its own resident pages (RSS counts a page once per mapping), so 64
+ * connections on one file would otherwise hold 64 windows. */
 #define OS_MAP_WINDOW ((int64_t)4 << 20)
+#define OS_MAP_WINDOW_MIN ((int64_t)64 << 10)
+void os_map_users(int delta);
+int64_t os_map_window(void);
 
 /* Open into freshly allocated memory of vfs->file_size bytes; on success *out
  * is the file, to be released with os_close_free(). */

@@ -37,9 +37,13 @@
  *     its frames written before that sync began.
  *  4. A failed sync sets err_upto = target (monotonic) and err_rc: every
  *     commit s with synced < s <= err_upto gets err_rc.
+ *  5. Also process-wide, beside the groups: the number of open readers of
+ *     mappable files (os_map_users), which divides the mapped-read window
+ *     (os_map_window, os.h).
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -296,4 +300,16 @@ void os_group_stats(OsGroup *g, uint64_t *ncommit, long *nsync) {
   if (ncommit) *ncommit = g->commit_seq;
   if (nsync) *nsync = g->nsync;
   pthread_mutex_unlock(&g->mu);
+}
+
+/* ---- the mapped-read budget (invariant 5) ---- */
+
+static _Atomic int g_map_users;
+
+void os_map_users(int delta) { atomic_fetch_add_explicit(&g_map_users, delta, memory_order_relaxed); }
+
+int64_t os_map_window(void) {
+  int n = atomic_load_explicit(&g_map_users, memory_order_relaxed);
+  int64_t w = n > 1 ? OS_MAP_WINDOW / n : OS_MAP_WINDOW;
+  return w < OS_MAP_WINDOW_MIN ? OS_MAP_WINDOW_MIN : w;
 }

@@ -30,10 +30,12 @@
  *     process may truncate the file later; the lock protocol keeps it from
  *     cutting pages our snapshot still reads). Pages in the WAL are read
  *     from the log first, as before; pages written go through the cache.
- *  7. The map adds at most about OS_MAP_WINDOW bytes (times the kernel's
- *     fault-around) to the process's resident set: after that many bytes of
- *     mapped reads its pages are released (os_map_release), so a scan of a
- *     file larger than the cache costs no more memory than read() would.
+ *  7. The maps of the process add at most about OS_MAP_WINDOW bytes (plus
+ *     the kernel's fault-around per map) to its resident set: after
+ *     os_map_window() bytes of mapped reads (that budget divided among the
+ *     open pagers and logs of mappable files) a map's pages are released
+ *     (os_map_release), so a scan of a file larger than the cache, or 64
+ *     connections to one file, cost no more memory than read() would.
  */
 #include <assert.h>
 #include <string.h>
@@ -276,7 +278,7 @@ int pager_read_page(Pager *p, PgPage *pg) {
     memcpy(pg->data, p->map + (size_t)(pg->pgno - 1) * p->page_size, p->page_size);
     p->stats.mapped++;
     p->map_read += p->page_size;
-    if (p->map_read >= OS_MAP_WINDOW) { /* invariant 7 */
+    if (p->map_read >= os_map_window()) { /* invariant 7 */
       os_map_release(p->fd);
       p->map_read = 0;
     }

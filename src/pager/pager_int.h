@@ -164,6 +164,7 @@ struct Pager {
   uint8_t *map;        /* fetched during a read transaction: the file's start */
   int64_t map_bytes;   /* bytes [0, map_bytes) of the file are read from map */
   int64_t map_read;    /* bytes read from the map since its last release */
+  uint8_t map_user;  /* counted in os_map_users (a mappable file) */
 
   PagerStats stats;
 };

@@ -141,6 +141,7 @@ struct Wal {
   int64_t wf_known;   /* the log's size at its last fstat (0 = unknown) */
   uint32_t map_mx;    /* mxFrame at the last map_begin (a drop: restart) */
   int64_t map_read;   /* bytes read from the map since its last release */
+  uint8_t map_user; /* counted in os_map_users (a mappable log) */
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -152,20 +153,40 @@ static int host_le(void) {
   return b == 1;
 }
 
-static uint32_t get_le4(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* §W1.3: n % 8 == 0; be selects big-endian input words. */
+/* The words as the host reads them (one load each); bswap turns them. */
+static inline uint32_t host4(const uint8_t *p) {
+  uint32_t x;
+  memcpy(&x, p, 4);
+  return x;
+}
 static void cksum(const uint8_t *p, size_t n, int be, uint32_t s[2]) {
   assert(n % 8 == 0);
   uint32_t s0 = s[0], s1 = s[1];
-  for (size_t i = 0; i < n; i += 8) {
-    uint32_t a = be ? util_get4(p + i) : get_le4(p + i);
-    uint32_t b = be ? util_get4(p + i + 4) : get_le4(p + i + 4);
-    s0 += a + s1;
-    s1 += b + s0;
+  const uint16_t probe = 1;
+  int host_le = *(const uint8_t *)&probe == 1;
+#define CKSUM_STEP(get, q) (s0 += get(q) + s1, s1 += get((q) + 4) + s0)
+#define CKSUM_SWAP(q) __builtin_bswap32(host4(q))
+  size_t i = 0, n32 = n & ~(size_t)31; /* four steps per turn, then the rest */
+  if (host_le != !be) { /* the words are in the other order than the host's */
+    for (; i < n32; i += 32) {
+      CKSUM_STEP(CKSUM_SWAP, p + i);
+      CKSUM_STEP(CKSUM_SWAP, p + i + 8);
+      CKSUM_STEP(CKSUM_SWAP, p + i + 16);
+      CKSUM_STEP(CKSUM_SWAP, p + i + 24);
+    }
+    for (; i < n; i += 8) CKSUM_STEP(CKSUM_SWAP, p + i);
+  } else {
+    for (; i < n32; i += 32) {
+      CKSUM_STEP(host4, p + i);
+      CKSUM_STEP(host4, p + i + 8);
+      CKSUM_STEP(host4, p + i + 16);
+      CKSUM_STEP(host4, p + i + 24);
+    }
+    for (; i < n; i += 8) CKSUM_STEP(host4, p + i);
   }
+#undef CKSUM_STEP
+#undef CKSUM_SWAP
   s[0] = s0;
   s[1] = s1;
 }
@@ -415,6 +436,10 @@ int wal_open(OsVfs *vfs, OsFile *db, const char *wal_path, uint32_t page_size, W
     shale_free(w->buf);
     shale_free(w);
     return rc;
+  }
+  if (os_can_map(w->wf)) { /* shares the process's map window (os.h) */
+    os_map_users(1);
+    w->map_user = 1;
   }
   *out = w;
   return SHALE_OK;
@@ -724,7 +749,7 @@ int wal_read_frame(Wal *w, uint32_t frame, uint8_t *buf) {
   if (frame <= w->map_frames) {
     memcpy(buf, w->map + off, w->page_size);
     w->map_read += w->page_size;
-    if (w->map_read >= OS_MAP_WINDOW) { /* a bounded resident set, as the pager's map */
+    if (w->map_read >= os_map_window()) { /* a bounded resident set, as the pager's map */
       os_map_release(w->wf);
       w->map_read = 0;
     }
@@ -1091,6 +1116,7 @@ int wal_close(Wal *w, int flags) {
     int r = w->db->methods->shm_unmap(w->db, del);
     if (rc == SHALE_OK) rc = r;
   }
+  if (w->map_user) os_map_users(-1);
   int r = os_close_free(w->wf);
   if (rc == SHALE_OK) rc = r;
   if (del) {

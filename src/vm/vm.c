@@ -412,9 +412,13 @@ void vm_set_conn(Vm *v, void *conn, const FuncConnCallbacks *cb) {
 
 static void clear_regs(Vm *v) {
   if (!v->reg) return;
-  for (int i = 0; i <= v->prog->nreg; i++) {
-    value_clear(&v->reg[i]);
-    if (v->agg && v->agg[i].def) {
+  int n = v->prog->nreg;
+  ShValue *reg = v->reg;
+  VmAgg *agg = v->agg; /* locals: the stores below cannot alias them */
+  for (int i = 0; i <= n; i++) {
+    if (reg[i].flags & VAL_OWNED) shale_free((void *)reg[i].z);
+    value_set_null(&reg[i]);
+    if (agg && agg[i].def) {
       /* an abandoned group: finish it, keeping its block as the spare */
       VmAgg *slot = &v->agg[i];
       FuncCtx ctx;
@@ -576,6 +580,16 @@ int vm_bind_value(Vm *v, int i, const ShValue *x) {
     *d = *x;
     d->flags = 0;
   }
+  return SHALE_OK;
+}
+
+int vm_bind_view(Vm *v, int i, const ShValue *x) {
+  if (v->pc != 0 && !v->halted) return SHALE_MISUSE; /* a run is in progress */
+  if (i < 1 || i > v->prog->nvar) return SHALE_RANGE;
+  ShValue *d = &v->var[i];
+  value_clear(d);
+  *d = *x;
+  d->flags &= (uint8_t)~VAL_OWNED;
   return SHALE_OK;
 }
 

@@ -437,6 +437,10 @@ int vm_bind_real(Vm *, int i, double v);
 int vm_bind_text(Vm *, int i, const char *z, int n);
 int vm_bind_blob(Vm *, int i, const void *z, int n);
 int vm_bind_value(Vm *, int i, const ShValue *v);
+/* The same without copying: a TEXT/BLOB value's bytes are borrowed and must
+ * stay as they are for every run until i is bound again (the API's
+ * parameter buffers, which change only while no run is in progress). */
+int vm_bind_view(Vm *, int i, const ShValue *v);
 
 /* Rows changed by Insert/Delete with VM_OPFLAG_NCHANGE since the last
  * reset, and the last rowid inserted with VM_OPFLAG_LASTROWID. */

@@ -51,6 +51,19 @@ int main(void) {
   EXPECT_STR(small, "0123456");
   sqlite3_snprintf(sizeof small, small, "%d", 12);
   EXPECT_STR(small, "12");
+  /* the formats snprintf writes straight into the buffer (literal text,
+   * %s %d %ld %lld %%), truncated as the others, and ones it does not */
+  char mid[64];
+  EXPECT_STR(sqlite3_snprintf(sizeof mid, mid, "%s %s %d", "one", "two", -3), "one two -3");
+  EXPECT_STR(sqlite3_snprintf(sizeof mid, mid, "a%%b%s|%lld|%ld", (char *)0,
+                              (long long)-9223372036854775807LL - 1, 42L),
+             "a%b|-9223372036854775808|42");
+  EXPECT_STR(sqlite3_snprintf(sizeof small, small, "%d%s", 1234, "56789"), "1234567");
+  EXPECT_STR(sqlite3_snprintf(sizeof small, small, "abcdefghij"), "abcdefg");
+  EXPECT_STR(sqlite3_snprintf(1, small, "%s", "x"), "");
+  EXPECT_STR(sqlite3_snprintf(sizeof mid, mid, "%5d|%-3s|%.2s|%x", 7, "a", "xyz", 255),
+             "    7|a  |xy|ff");
+  EXPECT_STR(sqlite3_snprintf(sizeof mid, mid, "%d%%", 50), "50%");
 
   void *p = sqlite3_malloc(100);
   EXPECT(p != NULL);
