@@ -547,12 +547,15 @@ static int cursor_cache(Vm *v, VmCursor *c) {
     n = btree_payload_size(c->bc);
     rec = btree_payload_fetch(c->bc, &navail);
     if (navail < n) {
+      /* one byte more, a NUL: text ending the record is then a C string
+       * (vm_text_terminated) */
       VmBuf b = {(char *)c->buf, c->bufcap};
-      if (!vm_buf_need(&b, n)) return SHALE_NOMEM;
+      if (n == UINT32_MAX || !vm_buf_need(&b, n + 1)) return SHALE_NOMEM;
       c->buf = (uint8_t *)b.z;
       c->bufcap = b.cap;
       int rc = btree_payload_read(c->bc, 0, n, c->buf);
       if (rc) return rc;
+      c->buf[n] = 0;
       rec = c->buf;
     }
   }
