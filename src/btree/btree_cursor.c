@@ -799,6 +799,21 @@ const void *btree_payload_fetch(BtCursor *c, uint32_t *navail) {
   return page_cell(pg, c->idx[c->depth - 1]) + ci->payoff;
 }
 
+int btree_payload(BtCursor *c, const void **p, uint32_t *n, uint32_t *navail) {
+  *p = NULL;
+  *n = *navail = 0;
+  if (c->state == CUR_REQSEEK && cursor_restore(c) != SHALE_OK) return SHALE_OK;
+  if (c->state != CUR_VALID) return SHALE_OK;
+  CellInfo *ci;
+  int rc = cursor_info(c, &ci);
+  if (rc) return rc;
+  PgPage *pg = c->pg[c->depth - 1];
+  *n = ci->npayload;
+  *navail = ci->nlocal;
+  *p = page_cell(pg, c->idx[c->depth - 1]) + ci->payoff;
+  return SHALE_OK;
+}
+
 int btree_payload_read(BtCursor *c, uint32_t offset, uint32_t n, void *buf) {
   CellInfo *ci;
   int rc = ready(c, &ci);
