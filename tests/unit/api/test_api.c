@@ -524,3 +524,59 @@ TEST(column_text_long_values_match_sqlite) {
   sqlite3_close(sq);
   CHECK_OK(shale_close(db));
 }
+
+/* Parameters in comparisons are loaded once per run (hoisted): a re-bound
+ * statement sees the new values at every execution, as in SQLite. */
+TEST(rebound_comparison_params_match_sqlite) {
+  shale *db = open_mem();
+  sqlite3 *sq = NULL;
+  sqlite3_open(":memory:", &sq);
+  const char *setup = "CREATE TABLE t(a INTEGER, b TEXT, c REAL);"
+                      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)"
+                      " INSERT INTO t SELECT i, CAST(i % 37 AS TEXT), i / 7.0 FROM n;"
+                      "INSERT INTO t VALUES(NULL, NULL, NULL), ('x', 'y', 'z');";
+  SH_EXEC(db, setup);
+  sqlite3_exec(sq, setup, NULL, NULL, NULL);
+  const char *q = "SELECT count(*), sum(a), group_concat(b, '') FROM t"
+                  " WHERE a > ?1 AND b BETWEEN ?2 AND ?3 AND (c < ?4 OR ?4 IS NULL)";
+  shale_stmt *st = NULL;
+  sqlite3_stmt *ss = NULL;
+  CHECK_OK(shale_prepare_v2(db, q, -1, &st, NULL));
+  CHECK_EQ(sqlite3_prepare_v2(sq, q, -1, &ss, NULL), SQLITE_OK);
+  for (int k = 0; k < 12; k++) {
+    shale_bind_int(st, 1, k * 20);
+    sqlite3_bind_int(ss, 1, k * 20);
+    char lo[8], hi[8];
+    snprintf(lo, sizeof lo, "%d", k);
+    snprintf(hi, sizeof hi, "%d", k * 3);
+    shale_bind_text(st, 2, lo, -1, SHALE_TRANSIENT);
+    sqlite3_bind_text(ss, 2, lo, -1, SQLITE_TRANSIENT);
+    if (k % 3 == 0) {
+      shale_bind_int(st, 3, 30);
+      sqlite3_bind_int(ss, 3, 30);
+    } else {
+      shale_bind_text(st, 3, hi, -1, SHALE_TRANSIENT);
+      sqlite3_bind_text(ss, 3, hi, -1, SQLITE_TRANSIENT);
+    }
+    if (k % 4 == 1) {
+      shale_bind_null(st, 4);
+      sqlite3_bind_null(ss, 4);
+    } else {
+      shale_bind_double(st, 4, k * 3.5);
+      sqlite3_bind_double(ss, 4, k * 3.5);
+    }
+    CHECK_EQ(shale_step(st), SHALE_ROW);
+    CHECK_EQ(sqlite3_step(ss), SQLITE_ROW);
+    for (int i = 0; i < 3; i++) {
+      const char *z = (const char *)shale_column_text(st, i);
+      const char *w = (const char *)sqlite3_column_text(ss, i);
+      CHECK((!z && !w) || (z && w && strcmp(z, w) == 0));
+    }
+    shale_reset(st);
+    sqlite3_reset(ss);
+  }
+  shale_finalize(st);
+  sqlite3_finalize(ss);
+  sqlite3_close(sq);
+  CHECK_OK(shale_close(db));
+}
