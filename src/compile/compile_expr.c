@@ -1680,6 +1680,17 @@ void expr_if_true(Parse *p, SqlExpr *e, int label, int jumpifnull) {
         return;
       }
       break;
+    case SQL_E_BETWEEN:
+      if (!is_vector(e->a)) { /* as a >= b AND a <= c, a evaluated once: two jumps */
+        SqlExpr *x = between_rewrite(p, e);
+        if (!x) return;
+        if (e->flags & SQL_EF_NOT)
+          expr_if_false(p, x, label, jumpifnull);
+        else
+          expr_if_true(p, x, label, jumpifnull);
+        return;
+      }
+      break;
     default:
       break;
   }
@@ -1747,6 +1758,17 @@ void expr_if_false(Parse *p, SqlExpr *e, int label, int jumpifnull) {
         expr_if_true(p, e->a, skip, !jumpifnull);
         expr_if_false(p, e->b, label, jumpifnull);
         emit_resolve(p, skip);
+        return;
+      }
+      break;
+    case SQL_E_BETWEEN:
+      if (!is_vector(e->a)) { /* as a >= b AND a <= c, a evaluated once: two jumps */
+        SqlExpr *x = between_rewrite(p, e);
+        if (!x) return;
+        if (e->flags & SQL_EF_NOT)
+          expr_if_true(p, x, label, jumpifnull);
+        else
+          expr_if_false(p, x, label, jumpifnull);
         return;
       }
       break;
