@@ -655,8 +655,11 @@ int btree_first(BtCursor *c, int *empty) { return move_to_end(c, empty, 0); }
 int btree_last(BtCursor *c, int *empty) { return move_to_end(c, empty, 1); }
 
 int btree_next(BtCursor *c, int *eof) {
-  int rc = cursor_restore(c);
-  if (rc) return rc;
+  int rc;
+  if (c->state != CUR_VALID) { /* the call only where it has work */
+    rc = cursor_restore(c);
+    if (rc) return rc;
+  }
   *eof = 0;
   if (c->state != CUR_VALID) {
     *eof = 1;
@@ -699,8 +702,11 @@ int btree_next(BtCursor *c, int *eof) {
 }
 
 int btree_prev(BtCursor *c, int *eof) {
-  int rc = cursor_restore(c);
-  if (rc) return rc;
+  int rc;
+  if (c->state != CUR_VALID) { /* the call only where it has work */
+    rc = cursor_restore(c);
+    if (rc) return rc;
+  }
   *eof = 0;
   if (c->state != CUR_VALID) {
     *eof = 1;
@@ -804,13 +810,18 @@ int btree_payload(BtCursor *c, const void **p, uint32_t *n, uint32_t *navail) {
   *n = *navail = 0;
   if (c->state == CUR_REQSEEK && cursor_restore(c) != SHALE_OK) return SHALE_OK;
   if (c->state != CUR_VALID) return SHALE_OK;
-  CellInfo *ci;
-  int rc = cursor_info(c, &ci);
-  if (rc) return rc;
   PgPage *pg = c->pg[c->depth - 1];
-  *n = ci->npayload;
-  *navail = ci->nlocal;
-  *p = page_cell(pg, c->idx[c->depth - 1]) + ci->payoff;
+  const uint8_t *cell;
+  if (c->info_ok) {
+    cell = page_cell(pg, c->idx[c->depth - 1]);
+  } else { /* cursor_info's parse, the cell's address kept */
+    int rc = page_cell_parse_at(c->bt, pg, c->idx[c->depth - 1], &c->info, &cell);
+    if (rc) return rc;
+    c->info_ok = 1;
+  }
+  *n = c->info.npayload;
+  *navail = c->info.nlocal;
+  *p = cell + c->info.payoff;
   return SHALE_OK;
 }
 
