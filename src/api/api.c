@@ -1770,7 +1770,13 @@ static shale_int64 column_int64_impl(shale_stmt *st, int i) {
 }
 static double column_double_impl(shale_stmt *st, int i) { return shale_value_double(cell(st, i)); }
 static const unsigned char *column_text_impl(shale_stmt *st, int i) {
-  return shale_value_text(cell(st, i));
+  shale_value *c = cell(st, i);
+  /* a long text the VM holds NUL-terminated (an overflowing record it
+   * gathered, a bound parameter): returned as it is, not copied again */
+  if (c->v.type == SHALE_TEXT && c->v.n >= 64 && !(c->v.flags & VAL_OWNED) && !st->row &&
+      st->vm && vm_text_terminated(st->vm, c->v.z, c->v.n))
+    return (const unsigned char *)c->v.z;
+  return shale_value_text(c);
 }
 static const void *column_blob_impl(shale_stmt *st, int i) { return shale_value_blob(cell(st, i)); }
 static int column_bytes_impl(shale_stmt *st, int i) { return shale_value_bytes(cell(st, i)); }

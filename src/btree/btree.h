@@ -197,6 +197,11 @@ uint32_t btree_payload_size(BtCursor *);  /* data (table) or key (index) bytes *
 /* The part of the payload stored on the page: valid until the cursor moves
  * or the tree is modified. *navail gets its length (<= payload size). */
 const void *btree_payload_fetch(BtCursor *, uint32_t *navail);
+/* Both at once (one cell parse), for a row read: *p the local part, *n the
+ * payload size, *navail the local length. A cursor on no entry (at the end,
+ * or its saved position lost, as btree_eof) gives *p = NULL and SHALE_OK; a
+ * cell that does not parse gives its error. */
+int btree_payload(BtCursor *, const void **p, uint32_t *n, uint32_t *navail);
 /* Copy n payload bytes from offset, following overflow pages.
  * SHALE_CORRUPT if the chain is broken or offset+n exceeds the payload. */
 int btree_payload_read(BtCursor *, uint32_t offset, uint32_t n, void *buf);

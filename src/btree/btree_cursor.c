@@ -655,8 +655,11 @@ int btree_first(BtCursor *c, int *empty) { return move_to_end(c, empty, 0); }
 int btree_last(BtCursor *c, int *empty) { return move_to_end(c, empty, 1); }
 
 int btree_next(BtCursor *c, int *eof) {
-  int rc = cursor_restore(c);
-  if (rc) return rc;
+  int rc;
+  if (c->state != CUR_VALID) { /* the call only where it has work */
+    rc = cursor_restore(c);
+    if (rc) return rc;
+  }
   *eof = 0;
   if (c->state != CUR_VALID) {
     *eof = 1;
@@ -699,8 +702,11 @@ int btree_next(BtCursor *c, int *eof) {
 }
 
 int btree_prev(BtCursor *c, int *eof) {
-  int rc = cursor_restore(c);
-  if (rc) return rc;
+  int rc;
+  if (c->state != CUR_VALID) { /* the call only where it has work */
+    rc = cursor_restore(c);
+    if (rc) return rc;
+  }
   *eof = 0;
   if (c->state != CUR_VALID) {
     *eof = 1;
@@ -797,6 +803,26 @@ const void *btree_payload_fetch(BtCursor *c, uint32_t *navail) {
   PgPage *pg = c->pg[c->depth - 1];
   *navail = ci->nlocal;
   return page_cell(pg, c->idx[c->depth - 1]) + ci->payoff;
+}
+
+int btree_payload(BtCursor *c, const void **p, uint32_t *n, uint32_t *navail) {
+  *p = NULL;
+  *n = *navail = 0;
+  if (c->state == CUR_REQSEEK && cursor_restore(c) != SHALE_OK) return SHALE_OK;
+  if (c->state != CUR_VALID) return SHALE_OK;
+  PgPage *pg = c->pg[c->depth - 1];
+  const uint8_t *cell;
+  if (c->info_ok) {
+    cell = page_cell(pg, c->idx[c->depth - 1]);
+  } else { /* cursor_info's parse, the cell's address kept */
+    int rc = page_cell_parse_at(c->bt, pg, c->idx[c->depth - 1], &c->info, &cell);
+    if (rc) return rc;
+    c->info_ok = 1;
+  }
+  *n = c->info.npayload;
+  *navail = c->info.nlocal;
+  *p = cell + c->info.payoff;
+  return SHALE_OK;
 }
 
 int btree_payload_read(BtCursor *c, uint32_t offset, uint32_t n, void *buf) {

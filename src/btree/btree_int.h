@@ -199,6 +199,9 @@ uint32_t cell_local_size(Btree *, int table_leaf, uint32_t n);
 int cell_parse(Btree *, uint32_t pgno, const uint8_t *data, uint32_t off, int leaf, int intkey,
                CellInfo *);
 int page_cell_parse(Btree *, PgPage *, int i, CellInfo *);
+/* The same, also giving the cell's address on the page (*cell; set even when
+ * the cell then fails to parse, and then meaningless). */
+int page_cell_parse_at(Btree *, PgPage *, int i, CellInfo *, const uint8_t **cell);
 /* Size in bytes of a cell given its bytes, for a page of the given kind
  * (cell_size_bytes: the common cell -- a one-byte payload size, payload
  * wholly local -- inline, any other through cell_size_slow). */

@@ -152,15 +152,21 @@ int cell_parse(Btree *bt, uint32_t pgno, const uint8_t *data, uint32_t off, int 
   return SHALE_OK;
 }
 
-int page_cell_parse(Btree *bt, PgPage *pg, int i, CellInfo *ci) {
+int page_cell_parse_at(Btree *bt, PgPage *pg, int i, CellInfo *ci, const uint8_t **cell) {
   MemPage *m = page_mem(pg);
   if (!m->init || i < 0 || i >= m->ncell) {
     return BT_CORRUPT(bt, pager_pgno(pg), "page reused while in use");
   }
   const uint8_t *d = pager_data(pg);
   uint32_t off = util_get2(d + m->hdr + m->hdrlen + 2 * i);
+  *cell = d + off;
   if (m->leaf && leaf_cell_quick(bt, d, off, m->intkey, ci)) return SHALE_OK;
   return cell_parse(bt, pager_pgno(pg), d, off, m->leaf, m->intkey, ci);
+}
+
+int page_cell_parse(Btree *bt, PgPage *pg, int i, CellInfo *ci) {
+  const uint8_t *cell;
+  return page_cell_parse_at(bt, pg, i, ci, &cell);
 }
 
 uint16_t cell_size_slow(Btree *bt, const uint8_t *cell, int leaf, int intkey) {

@@ -66,6 +66,18 @@ static SqlExpr *binary_expr(Parse *p, int tk, SqlExpr *a, SqlExpr *b) {
 
 static int tmp_reg(Parse *p) { return emit_regs(p, 1); }
 
+/* A comparison operand's register. A literal or a parameter cannot fail
+ * nor change during a run: it is loaded once, in the epilogue (SQLite's
+ * constant factoring; expr_code_once), not at every row. Anything else
+ * (functions included: their errors and calls stay where SQLite has them)
+ * is evaluated here into a fresh register. */
+static int cmp_operand(Parse *p, SqlExpr *e) {
+  int leaf = e && (e->op == SQL_E_INTEGER || e->op == SQL_E_FLOAT || e->op == SQL_E_STRING ||
+                   e->op == SQL_E_BLOB || e->op == SQL_E_VARIABLE);
+  if (leaf && p->nested == 0) return expr_code_once(p, e);
+  return expr_code_reg(p, e, tmp_reg(p));
+}
+
 static const char *coll_name_of_column(const Table *t, int col) {
   if (!t || col < 0 || col >= t->ncol) return NULL;
   return t->cols[col].coll;
@@ -1064,8 +1076,8 @@ static void cond_jumps(Parse *p, SqlExpr *e, int lt, int lf, int ln) {
       parse_error(p, "row value misused");
       return;
     }
-    int ra = expr_code_reg(p, e->a, tmp_reg(p));
-    int rb = expr_code_reg(p, e->b, tmp_reg(p));
+    int ra = cmp_operand(p, e->a);
+    int rb = cmp_operand(p, e->b);
     emit(p, OP_IsNull, ra, ln, 0);
     emit(p, OP_IsNull, rb, ln, 0);
     emit_cmp(p, op, e->a, e->b, ra, rb, lt, 0);
@@ -1073,8 +1085,8 @@ static void cond_jumps(Parse *p, SqlExpr *e, int lt, int lf, int ln) {
     return;
   }
   if ((e->op == SQL_E_BINARY && e->sub == TK_IS) || e->op == SQL_E_ISNOT) {
-    int ra = expr_code_reg(p, e->a, tmp_reg(p));
-    int rb = expr_code_reg(p, e->b, tmp_reg(p));
+    int ra = cmp_operand(p, e->a);
+    int rb = cmp_operand(p, e->b);
     emit_cmp(p, e->op == SQL_E_ISNOT ? OP_Ne : OP_Eq, e->a, e->b, ra, rb, lt, VM_NULLEQ);
     emit(p, OP_Goto, 0, lf, 0);
     return;
@@ -1524,8 +1536,8 @@ int expr_code_reg(Parse *p, SqlExpr *e, int target) {
           three_way_value(p, target, vector_cmp_jumps, e, 0);
           return target;
         }
-        int ra = expr_code_reg(p, e->a, tmp_reg(p));
-        int rb = expr_code_reg(p, e->b, tmp_reg(p));
+        int ra = cmp_operand(p, e->a);
+        int rb = cmp_operand(p, e->b);
         if (tk == TK_IS)
           emit_cmp(p, OP_Eq, e->a, e->b, ra, rb, target, VM_STOREP2 | VM_NULLEQ);
         else
@@ -1547,8 +1559,8 @@ int expr_code_reg(Parse *p, SqlExpr *e, int target) {
         three_way_value(p, target, vector_cmp_jumps, e, 0);
         return target;
       }
-      int ra = expr_code_reg(p, e->a, tmp_reg(p));
-      int rb = expr_code_reg(p, e->b, tmp_reg(p));
+      int ra = cmp_operand(p, e->a);
+      int rb = cmp_operand(p, e->b);
       emit_cmp(p, OP_Ne, e->a, e->b, ra, rb, target, VM_STOREP2 | VM_NULLEQ);
       return target;
     }
@@ -1668,6 +1680,17 @@ void expr_if_true(Parse *p, SqlExpr *e, int label, int jumpifnull) {
         return;
       }
       break;
+    case SQL_E_BETWEEN:
+      if (!is_vector(e->a)) { /* as a >= b AND a <= c, a evaluated once: two jumps */
+        SqlExpr *x = between_rewrite(p, e);
+        if (!x) return;
+        if (e->flags & SQL_EF_NOT)
+          expr_if_false(p, x, label, jumpifnull);
+        else
+          expr_if_true(p, x, label, jumpifnull);
+        return;
+      }
+      break;
     default:
       break;
   }
@@ -1679,8 +1702,8 @@ void expr_if_true(Parse *p, SqlExpr *e, int label, int jumpifnull) {
         parse_error(p, "row value misused");
         return;
       }
-      int ra = expr_code_reg(p, e->a, tmp_reg(p));
-      int rb = expr_code_reg(p, e->b, tmp_reg(p));
+      int ra = cmp_operand(p, e->a);
+      int rb = cmp_operand(p, e->b);
       emit_cmp(p, op, e->a, e->b, ra, rb, label, jumpifnull ? VM_JUMPIFNULL : 0);
       return;
     }
@@ -1689,8 +1712,8 @@ void expr_if_true(Parse *p, SqlExpr *e, int label, int jumpifnull) {
         parse_error(p, "row value misused");
         return;
       }
-      int ra = expr_code_reg(p, e->a, tmp_reg(p));
-      int rb = expr_code_reg(p, e->b, tmp_reg(p));
+      int ra = cmp_operand(p, e->a);
+      int rb = cmp_operand(p, e->b);
       emit_cmp(p, e->op == SQL_E_ISNOT ? OP_Ne : OP_Eq, e->a, e->b, ra, rb, label, VM_NULLEQ);
       return;
     }
@@ -1738,6 +1761,17 @@ void expr_if_false(Parse *p, SqlExpr *e, int label, int jumpifnull) {
         return;
       }
       break;
+    case SQL_E_BETWEEN:
+      if (!is_vector(e->a)) { /* as a >= b AND a <= c, a evaluated once: two jumps */
+        SqlExpr *x = between_rewrite(p, e);
+        if (!x) return;
+        if (e->flags & SQL_EF_NOT)
+          expr_if_true(p, x, label, jumpifnull);
+        else
+          expr_if_false(p, x, label, jumpifnull);
+        return;
+      }
+      break;
     default:
       break;
   }
@@ -1749,8 +1783,8 @@ void expr_if_false(Parse *p, SqlExpr *e, int label, int jumpifnull) {
         parse_error(p, "row value misused");
         return;
       }
-      int ra = expr_code_reg(p, e->a, tmp_reg(p));
-      int rb = expr_code_reg(p, e->b, tmp_reg(p));
+      int ra = cmp_operand(p, e->a);
+      int rb = cmp_operand(p, e->b);
       emit_cmp(p, invert_cmp(op), e->a, e->b, ra, rb, label, jumpifnull ? VM_JUMPIFNULL : 0);
       return;
     }
@@ -1759,8 +1793,8 @@ void expr_if_false(Parse *p, SqlExpr *e, int label, int jumpifnull) {
         parse_error(p, "row value misused");
         return;
       }
-      int ra = expr_code_reg(p, e->a, tmp_reg(p));
-      int rb = expr_code_reg(p, e->b, tmp_reg(p));
+      int ra = cmp_operand(p, e->a);
+      int rb = cmp_operand(p, e->b);
       emit_cmp(p, e->op == SQL_E_ISNOT ? OP_Eq : OP_Ne, e->a, e->b, ra, rb, label, VM_NULLEQ);
       return;
     }

@@ -52,7 +52,7 @@ static void sum_step(FuncCtx *ctx, int argc, ShValue *argv) {
   SumCtx *p = func_aggregate_context(ctx, sizeof(*p));
   ShValue c = argv[0];
   c.flags = 0;
-  int t = value_numeric_type(&c);
+  int t = c.type == SHALE_TEXT ? value_numeric_type(&c) : c.type;
   if (!p || t == SHALE_NULL) return;
   p->cnt++;
   if (t == SHALE_INTEGER) {

@@ -531,6 +531,21 @@ void vm_set_hooks(Vm *v, const VmConnHooks *hooks) { v->hooks = hooks; }
 int64_t vm_fk_count(Vm *v) { return v->nfk; }
 int vm_txn_rolled_back(Vm *v) { return v->txn_rolled_back; }
 int vm_column_count(Vm *v) { return v->res_n; }
+int vm_text_terminated(const Vm *v, const char *z, uint32_t n) {
+  uintptr_t a = (uintptr_t)z, e = a + n;
+  if (!z || e < a) return 0;
+  for (int i = 0; i < v->prog->ncursor; i++) {
+    const VmCursor *c = &v->cur[i];
+    uintptr_t b = (uintptr_t)c->buf;
+    if (c->buf && a >= b && e < b + c->bufcap) return z[n] == 0;
+  }
+  for (int i = 1; i <= v->prog->nvar; i++) {
+    uintptr_t b = (uintptr_t)v->vbuf[i].z;
+    if (v->vbuf[i].z && a >= b && e < b + v->vbuf[i].cap) return z[n] == 0;
+  }
+  return 0;
+}
+
 const ShValue *vm_column(Vm *v, int i) {
   static const ShValue null_value = {SHALE_NULL, 0, 0, {0}};
   if (i < 0 || i >= v->res_n) return &null_value;

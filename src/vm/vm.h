@@ -426,6 +426,10 @@ const char *vm_errmsg(Vm *);
 /* Result row (valid until the next vm_step/vm_reset). */
 int vm_column_count(Vm *);
 const ShValue *vm_column(Vm *, int i);
+/* Is z[n] a NUL byte inside a row or parameter buffer of v (a text value of
+ * the current row borrowed from one)? Then z is usable as a C string until
+ * the row changes, with no copy. */
+int vm_text_terminated(const Vm *, const char *z, uint32_t n);
 
 /* Parameters are 1-based; values are copied (kept buffers are reused).
  * SHALE_RANGE for an unused number; SHALE_MISUSE while a run is in progress

@@ -536,7 +536,13 @@ static int cursor_cache(Vm *v, VmCursor *c) {
     rec = (const uint8_t *)x->z;
     n = x->n;
   } else {
-    if (!c->bc || btree_eof(c->bc)) {
+    uint32_t navail;
+    const void *local = NULL;
+    if (c->bc) {
+      int rc = btree_payload(c->bc, &local, &n, &navail);
+      if (rc) return rc;
+    }
+    if (!local) { /* no entry under the cursor */
       c->rec = NULL;
       c->nrec = 0;
       c->hdr_ncol = 0;
@@ -544,26 +550,34 @@ static int cursor_cache(Vm *v, VmCursor *c) {
       c->cache_ok = 1;
       return SHALE_OK;
     }
-    uint32_t navail;
-    n = btree_payload_size(c->bc);
-    rec = btree_payload_fetch(c->bc, &navail);
+    rec = local;
     if (navail < n) {
+      /* one byte more, a NUL: text ending the record is then a C string
+       * (vm_text_terminated) */
       VmBuf b = {(char *)c->buf, c->bufcap};
-      if (!vm_buf_need(&b, n)) return SHALE_NOMEM;
+      if (n == UINT32_MAX || !vm_buf_need(&b, n + 1)) return SHALE_NOMEM;
       c->buf = (uint8_t *)b.z;
       c->bufcap = b.cap;
       int rc = btree_payload_read(c->bc, 0, n, c->buf);
       if (rc) return rc;
+      c->buf[n] = 0;
       rec = c->buf;
     }
   }
-  uint32_t hlen;
-  uint64_t x;
-  int rc = record_header_len(rec, n, n, &hlen);
-  if (rc) return rc;
+  uint32_t hlen, k;
+  if (n > 0 && rec[0] < 0x80) { /* the usual one-byte header size */
+    hlen = rec[0];
+    k = 1;
+    if (hlen < 1 || hlen > n) return SHALE_CORRUPT;
+  } else {
+    uint64_t x;
+    int rc = record_header_len(rec, n, n, &hlen);
+    if (rc) return rc;
+    k = (uint32_t)util_get_varint_safe(rec, rec + hlen, &x);
+  }
   c->rec = rec;
   c->nrec = n;
-  c->hdr_pos = (uint32_t)util_get_varint_safe(rec, rec + hlen, &x);
+  c->hdr_pos = k;
   c->hdr_end = hlen;
   c->body = hlen;
   c->hdr_ncol = 0;
@@ -578,39 +592,45 @@ static int cursor_cache(Vm *v, VmCursor *c) {
  * the body must end exactly at the record's end (as record_parse_header). */
 static int header_parse(VmCursor *c, int want) {
   const uint8_t *rec = c->rec;
-  uint32_t pos = c->hdr_pos, end = c->hdr_end, body = c->body, nrec = c->nrec;
+  uint32_t pos = c->hdr_pos, end = c->hdr_end, nrec = c->nrec;
+  uint64_t body = c->body; /* no wrap: the bound is checked once, at the end */
   int nc = c->hdr_ncol;
+  /* every column takes a header byte at least: room for all at once */
+  int64_t most = (int64_t)nc + (end - pos);
+  if (most > want) most = want;
+  if (most > c->capcol) {
+    int ncap = c->capcol ? c->capcol * 2 : 16;
+    if (ncap < most) ncap = (int)most;
+    uint32_t *t = shale_realloc(c->types, (size_t)ncap * sizeof *t);
+    if (!t) return SHALE_NOMEM;
+    c->types = t;
+    uint32_t *o = shale_realloc(c->offsets, (size_t)ncap * sizeof *o);
+    if (!o) return SHALE_NOMEM;
+    c->offsets = o;
+    c->capcol = ncap;
+  }
+  uint32_t *types = c->types, *offs = c->offsets;
   while (nc < want && pos < end) {
-    if (nc == c->capcol) {
-      int ncap = c->capcol ? c->capcol * 2 : 16;
-      uint32_t *t = shale_realloc(c->types, (size_t)ncap * sizeof *t);
-      if (!t) return SHALE_NOMEM;
-      c->types = t;
-      uint32_t *o = shale_realloc(c->offsets, (size_t)ncap * sizeof *o);
-      if (!o) return SHALE_NOMEM;
-      c->offsets = o;
-      c->capcol = ncap;
-    }
     uint32_t st = rec[pos];
     if (st < 0x80) {
       pos++;
+      if (st - 10u < 2u) return SHALE_CORRUPT;
     } else {
       uint64_t x;
       int k = util_get_varint_safe(rec + pos, rec + end, &x);
-      if (k == 0 || x > 0xffffffffu) return SHALE_CORRUPT;
+      if (k == 0 || x > 0xffffffffu || x - 10u < 2u) return SHALE_CORRUPT;
       st = (uint32_t)x;
       pos += (uint32_t)k;
     }
-    if (st == 10 || st == 11) return SHALE_CORRUPT;
-    uint32_t len = record_serial_len(st);
-    if ((uint64_t)body + len > nrec) return SHALE_CORRUPT;
-    c->types[nc] = st;
-    c->offsets[nc] = body;
-    body += len;
+    types[nc] = st;
+    offs[nc] = (uint32_t)body;
+    body += record_serial_len(st);
     nc++;
   }
+  /* offsets only grow: the last bound covers every column parsed */
+  if (body > nrec) return SHALE_CORRUPT;
   c->hdr_pos = pos;
-  c->body = body;
+  c->body = (uint32_t)body;
   c->hdr_ncol = nc;
   if (pos >= end) {
     c->hdr_done = 1;

@@ -528,3 +528,113 @@ TEST(sql_text_and_tails_match_sqlite) {
   sqlite3_close(sq);
   CHECK_OK(shale_close(db));
 }
+
+/* Long text read through column_text: an overflowing record's last or middle
+ * column and a bound parameter (returned from the VM's own NUL-terminated
+ * buffers, not copied), equal to SQLite's, and still intact after another
+ * statement of the connection rewrote the row and the next column is read. */
+TEST(column_text_long_values_match_sqlite) {
+  shale *db = open_mem();
+  sqlite3 *sq = NULL;
+  sqlite3_open(":memory:", &sq);
+  const char *setup = "CREATE TABLE t(id INTEGER PRIMARY KEY, a TEXT, b TEXT);"
+                      "INSERT INTO t VALUES(1, 'x', printf('%.*c', 9000, 'q'));"
+                      "INSERT INTO t VALUES(2, printf('%.*c', 7000, 'm'), 'tail');"
+                      "INSERT INTO t VALUES(3, printf('%.*c', 70, 'k') || char(0) || 'z', "
+                      " printf('%.*c', 5000, 'w') || 'end');"
+                      "INSERT INTO t VALUES(4, printf('%.*c', 100, 's'), x'6869');";
+  SH_EXEC(db, setup);
+  sqlite3_exec(sq, setup, NULL, NULL, NULL);
+  const char *q = "SELECT a, b, ?1 FROM t ORDER BY id";
+  shale_stmt *st = NULL;
+  sqlite3_stmt *ss = NULL;
+  CHECK_OK(shale_prepare_v2(db, q, -1, &st, NULL));
+  CHECK_EQ(sqlite3_prepare_v2(sq, q, -1, &ss, NULL), SQLITE_OK);
+  char big[300];
+  memset(big, 'p', sizeof big - 1);
+  big[sizeof big - 1] = 0;
+  shale_bind_text(st, 1, big, -1, SHALE_TRANSIENT);
+  sqlite3_bind_text(ss, 1, big, -1, SQLITE_TRANSIENT);
+  int rows = 0;
+  while (shale_step(st) == SHALE_ROW) {
+    CHECK_EQ(sqlite3_step(ss), SQLITE_ROW);
+    rows++;
+    for (int i = 0; i < 3; i++) {
+      const char *z = (const char *)shale_column_text(st, i);
+      const char *w = (const char *)sqlite3_column_text(ss, i);
+      CHECK_EQ(shale_column_bytes(st, i), sqlite3_column_bytes(ss, i));
+      CHECK(z && w && strcmp(z, w) == 0);
+      if (i == 0) { /* a write by another statement while z is held */
+        shale_stmt *up = NULL;
+        CHECK_OK(shale_prepare_v2(db, "UPDATE t SET a = 'gone', b = 'gone' WHERE id = ?1", -1,
+                                  &up, NULL));
+        shale_bind_int(up, 1, rows);
+        CHECK_EQ(shale_step(up), SHALE_DONE);
+        shale_finalize(up);
+        CHECK(strcmp(z, w) == 0);
+      }
+    }
+  }
+  CHECK_EQ(rows, 4);
+  CHECK_EQ(sqlite3_step(ss), SQLITE_DONE);
+  shale_finalize(st);
+  sqlite3_finalize(ss);
+  sqlite3_close(sq);
+  CHECK_OK(shale_close(db));
+}
+
+/* Parameters in comparisons are loaded once per run (hoisted): a re-bound
+ * statement sees the new values at every execution, as in SQLite. */
+TEST(rebound_comparison_params_match_sqlite) {
+  shale *db = open_mem();
+  sqlite3 *sq = NULL;
+  sqlite3_open(":memory:", &sq);
+  const char *setup = "CREATE TABLE t(a INTEGER, b TEXT, c REAL);"
+                      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)"
+                      " INSERT INTO t SELECT i, CAST(i % 37 AS TEXT), i / 7.0 FROM n;"
+                      "INSERT INTO t VALUES(NULL, NULL, NULL), ('x', 'y', 'z');";
+  SH_EXEC(db, setup);
+  sqlite3_exec(sq, setup, NULL, NULL, NULL);
+  const char *q = "SELECT count(*), sum(a), group_concat(b, '') FROM t"
+                  " WHERE a > ?1 AND b BETWEEN ?2 AND ?3 AND (c < ?4 OR ?4 IS NULL)";
+  shale_stmt *st = NULL;
+  sqlite3_stmt *ss = NULL;
+  CHECK_OK(shale_prepare_v2(db, q, -1, &st, NULL));
+  CHECK_EQ(sqlite3_prepare_v2(sq, q, -1, &ss, NULL), SQLITE_OK);
+  for (int k = 0; k < 12; k++) {
+    shale_bind_int(st, 1, k * 20);
+    sqlite3_bind_int(ss, 1, k * 20);
+    char lo[8], hi[8];
+    snprintf(lo, sizeof lo, "%d", k);
+    snprintf(hi, sizeof hi, "%d", k * 3);
+    shale_bind_text(st, 2, lo, -1, SHALE_TRANSIENT);
+    sqlite3_bind_text(ss, 2, lo, -1, SQLITE_TRANSIENT);
+    if (k % 3 == 0) {
+      shale_bind_int(st, 3, 30);
+      sqlite3_bind_int(ss, 3, 30);
+    } else {
+      shale_bind_text(st, 3, hi, -1, SHALE_TRANSIENT);
+      sqlite3_bind_text(ss, 3, hi, -1, SQLITE_TRANSIENT);
+    }
+    if (k % 4 == 1) {
+      shale_bind_null(st, 4);
+      sqlite3_bind_null(ss, 4);
+    } else {
+      shale_bind_double(st, 4, k * 3.5);
+      sqlite3_bind_double(ss, 4, k * 3.5);
+    }
+    CHECK_EQ(shale_step(st), SHALE_ROW);
+    CHECK_EQ(sqlite3_step(ss), SQLITE_ROW);
+    for (int i = 0; i < 3; i++) {
+      const char *z = (const char *)shale_column_text(st, i);
+      const char *w = (const char *)sqlite3_column_text(ss, i);
+      CHECK((!z && !w) || (z && w && strcmp(z, w) == 0));
+    }
+    shale_reset(st);
+    sqlite3_reset(ss);
+  }
+  shale_finalize(st);
+  sqlite3_finalize(ss);
+  sqlite3_close(sq);
+  CHECK_OK(shale_close(db));
+}
