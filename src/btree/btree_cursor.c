@@ -291,9 +291,9 @@ static int cell_rowid_bounded(Btree *bt, PgPage *pg, const uint8_t *d, uint32_t 
   return SHALE_OK;
 }
 
-static inline int rowid_at(Btree *bt, PgPage *pg, const uint8_t *d, uint32_t off, int leaf,
-                           int64_t *out) {
-  if (off > bt->usable - 18) return cell_rowid_bounded(bt, pg, d, off, leaf, out);
+static inline int rowid_at(Btree *bt, PgPage *pg, const uint8_t *d, uint32_t off, uint32_t lim,
+                           int leaf, int64_t *out) {
+  if (off > lim) return cell_rowid_bounded(bt, pg, d, off, leaf, out);
   const uint8_t *p = d + off;
   if (!leaf) {
     p += 4;
@@ -319,25 +319,35 @@ static inline int rowid_at(Btree *bt, PgPage *pg, const uint8_t *d, uint32_t off
 static inline int cell_rowid(Btree *bt, PgPage *pg, int i, int64_t *out) {
   MemPage *m = page_mem(pg);
   const uint8_t *d = pager_data(pg);
-  return rowid_at(bt, pg, d, util_get2(d + m->hdr + m->hdrlen + 2 * i), m->leaf, out);
+  return rowid_at(bt, pg, d, util_get2(d + m->hdr + m->hdrlen + 2 * i), bt->usable - 18, m->leaf,
+                  out);
+}
+
+/* Child pointer i (0..ncell, ncell = the right pointer) of an interior
+ * page: page_init checked that each cell pointer leaves room for the 4-byte
+ * child (a 0 child reads as corrupt when loaded). */
+static inline uint32_t interior_child(PgPage *pg, const MemPage *m, int i) {
+  const uint8_t *d = pager_data(pg);
+  return i < m->ncell ? util_get4(d + util_get2(d + m->hdr + m->hdrlen + 2 * i))
+                      : util_get4(d + m->hdr + 8);
 }
 
 /* Binary search of cells lo..hi-1 of a table page: the first cell with
  * rowid >= key (hi if none) in *at, and its rowid in *kat when the search
  * read it (*got = 1; 0 when *at == hi and no cell was >= key). The page's
- * data, pointer array and kind are looked up once. */
-static int leaf_search(Btree *bt, PgPage *pg, int lo, int hi, int64_t rowid, int *at,
-                       int64_t *kat, int *got) {
-  MemPage *m = page_mem(pg);
-  const uint8_t *d = pager_data(pg);
-  const uint8_t *ptr = d + m->hdr + m->hdrlen;
-  const int leaf = m->leaf;
+ * data, pointer array and the bound of the unchecked reads are looked up
+ * once; leaf is a constant at both call sites (leaf_search), so each kind
+ * of page gets its own loop. */
+static inline int search_cells(Btree *bt, PgPage *pg, const uint8_t *d, const uint8_t *ptr,
+                               int leaf, int lo, int hi, int64_t rowid, int *at, int64_t *kat,
+                               int *got) {
+  const uint32_t lim = bt->usable - 18;
   int64_t khi = 0;
   int have = 0;
   while (lo < hi) {
     int mid = (lo + hi) / 2;
     int64_t k;
-    int rc = rowid_at(bt, pg, d, util_get2(ptr + 2 * mid), leaf, &k);
+    int rc = rowid_at(bt, pg, d, util_get2(ptr + 2 * mid), lim, leaf, &k);
     if (rc) return rc;
     if (k < rowid) {
       lo = mid + 1;
@@ -351,6 +361,15 @@ static int leaf_search(Btree *bt, PgPage *pg, int lo, int hi, int64_t rowid, int
   *kat = khi;
   *got = have;
   return SHALE_OK;
+}
+
+static int leaf_search(Btree *bt, PgPage *pg, int lo, int hi, int64_t rowid, int *at,
+                       int64_t *kat, int *got) {
+  MemPage *m = page_mem(pg);
+  const uint8_t *d = pager_data(pg);
+  const uint8_t *ptr = d + m->hdr + m->hdrlen;
+  return m->leaf ? search_cells(bt, pg, d, ptr, 1, lo, hi, rowid, at, kat, got)
+                 : search_cells(bt, pg, d, ptr, 0, lo, hi, rowid, at, kat, got);
 }
 
 /* Fast path of a rowid seek (as SQLite's): a VALID cursor whose leaf must
@@ -453,7 +472,7 @@ int cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
       return SHALE_OK;
     }
     c->idx[c->depth - 1] = (uint16_t)lo;
-    rc = cursor_load_child(c, page_child(pg, lo));
+    rc = cursor_load_child(c, interior_child(pg, m, lo));
     if (rc) return rc;
   }
 }
@@ -546,7 +565,7 @@ static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), v
       return SHALE_OK;
     }
     c->idx[c->depth - 1] = (uint16_t)lo;
-    rc = cursor_load_child(c, page_child(pg, lo));
+    rc = cursor_load_child(c, interior_child(pg, m, lo));
     if (rc) return rc;
   }
 }
