@@ -271,22 +271,24 @@ static int cell_key(Btree *bt, PgPage *pg, int i, const uint8_t **key, uint32_t 
  * Lazy validation: page_init only checked that the cell starts inside the
  * content area with room for the smallest cell, so the varints are read
  * unchecked only when the longest ones fit below the usable size; a cell
- * nearer the end is read byte by byte against it (a varint running off the
- * page is SHALE_CORRUPT). */
+ * nearer the end is read from a zero-padded copy of the page's last bytes
+ * (a varint running off the page is SHALE_CORRUPT). */
 static int cell_rowid_bounded(Btree *bt, PgPage *pg, const uint8_t *d, uint32_t off, int leaf,
                               int64_t *out) {
-  const uint8_t *end = d + bt->usable, *p = d + off;
+  /* the bytes left on the page, zero-padded to the longest two varints:
+   * decoded unchecked, then the bytes used must have been on the page */
+  uint8_t buf[18] = {0};
+  uint32_t avail = off < bt->usable ? bt->usable - off : 0;
+  memcpy(buf, d + off, avail < sizeof buf ? avail : sizeof buf);
+  const uint8_t *p = buf;
   uint64_t v;
-  int n;
   if (!leaf) {
     p += 4;
   } else {
-    n = bt_varint_safe(p, end, &v);
-    if (n == 0) return BT_CORRUPT(bt, pager_pgno(pg), "cell overflows the page");
-    p += n;
+    p += bt_varint(p, &v);
   }
-  n = bt_varint_safe(p, end, &v);
-  if (n == 0) return BT_CORRUPT(bt, pager_pgno(pg), "cell overflows the page");
+  p += bt_varint(p, &v);
+  if ((uint32_t)(p - buf) > avail) return BT_CORRUPT(bt, pager_pgno(pg), "cell overflows the page");
   *out = (int64_t)v;
   return SHALE_OK;
 }
