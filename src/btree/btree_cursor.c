@@ -22,6 +22,9 @@
  *     invariant 1), so a write cursor costs no more than a read cursor.
  *  4. The overflow cache (ovfl[0..novfl)) belongs to the current entry and
  *     is dropped whenever the cursor moves (info_ok = 0).
+ *  5. A re-seek keeps the root referenced (cursor_move_to_root drops only
+ *     the levels below) while the root is still parsed (init) and of the
+ *     cursor's kind; otherwise the root is released and loaded again.
  */
 #include "btree_int.h"
 
