@@ -22,6 +22,9 @@
  *     invariant 1), so a write cursor costs no more than a read cursor.
  *  4. The overflow cache (ovfl[0..novfl)) belongs to the current entry and
  *     is dropped whenever the cursor moves (info_ok = 0).
+ *  5. A re-seek keeps the root referenced (cursor_move_to_root drops only
+ *     the levels below) while the root is still parsed (init) and of the
+ *     cursor's kind; otherwise the root is released and loaded again.
  */
 #include "btree_int.h"
 
@@ -45,14 +48,25 @@ static int fault(BtCursor *c, int rc) {
 
 int cursor_move_to_root(BtCursor *c) {
   if (c->state == CUR_FAULT) return c->fault_rc;
-  cursor_release(c);
   if (c->saved_key) {
     shale_free(c->saved_key);
     c->saved_key = NULL;
   }
   c->state = CUR_INVALID;
   c->skip = 0;
-  if (c->root == 1 && pager_db_size(c->bt->pager) == 0) {
+  uint32_t dbsize = pager_db_size(c->bt->pager);
+  if (c->depth > 0 && c->root <= dbsize && page_mem(c->pg[0])->init &&
+      page_mem(c->pg[0])->intkey == c->intkey) {
+    /* The root is still referenced and parsed (a page reloaded under the
+     * cursor has init == 0): keep it, drop the levels below. */
+    for (int i = 1; i < c->depth; i++) pager_unref(c->pg[i]);
+    c->depth = 1;
+    c->idx[0] = 0;
+    moved(c);
+    return SHALE_OK;
+  }
+  cursor_release(c);
+  if (c->root == 1 && dbsize == 0) {
     /* an empty file: sqlite_schema is an empty table (depth stays 0) */
     c->intkey = 1;
     c->kind_known = 1;
@@ -256,94 +270,111 @@ static int cell_key(Btree *bt, PgPage *pg, int i, const uint8_t **key, uint32_t 
 
 /* ---- seeks ---- */
 
-/* Rowid of cell i of a table page (lazy validation: page_init only checked
- * that the cell starts inside the content area with room for the smallest
- * cell, so the varints are read unchecked only when the longest ones fit
- * below the usable size). The slow path reports SHALE_CORRUPT. */
-static int cell_rowid_slow(Btree *bt, PgPage *pg, int i, int64_t *out) {
-  MemPage *m = page_mem(pg);
-  const uint8_t *d = pager_data(pg), *end = d + bt->usable;
-  const uint8_t *p = d + page_cell_off(pg, i);
+/* Rowid of the table cell at offset off of page pg (data d, kind leaf).
+ * Lazy validation: page_init only checked that the cell starts inside the
+ * content area with room for the smallest cell, so the varints are read
+ * unchecked only when the longest ones fit below the usable size; a cell
+ * nearer the end is read from a zero-padded copy of the page's last bytes
+ * (a varint running off the page is SHALE_CORRUPT). */
+static int cell_rowid_bounded(Btree *bt, PgPage *pg, const uint8_t *d, uint32_t off, int leaf,
+                              int64_t *out) {
+  /* the bytes left on the page, zero-padded to the longest two varints:
+   * decoded unchecked, then the bytes used must have been on the page */
+  uint8_t buf[18] = {0};
+  uint32_t avail = off < bt->usable ? bt->usable - off : 0;
+  memcpy(buf, d + off, avail < sizeof buf ? avail : sizeof buf);
+  const uint8_t *p = buf;
   uint64_t v;
-  int n;
-  if (!m->leaf) {
+  if (!leaf) {
     p += 4;
   } else {
-    n = bt_varint_safe(p, end, &v);
-    if (n == 0) return BT_CORRUPT(bt, pager_pgno(pg), "cell overflows the page");
-    p += n;
+    p += bt_varint(p, &v);
   }
-  n = bt_varint_safe(p, end, &v);
-  if (n == 0) return BT_CORRUPT(bt, pager_pgno(pg), "cell overflows the page");
+  p += bt_varint(p, &v);
+  if ((uint32_t)(p - buf) > avail) return BT_CORRUPT(bt, pager_pgno(pg), "cell overflows the page");
   *out = (int64_t)v;
   return SHALE_OK;
 }
 
-static inline int cell_rowid(Btree *bt, PgPage *pg, int i, int64_t *out) {
-  MemPage *m = page_mem(pg);
-  uint32_t off = page_cell_off(pg, i);
-  if (off + 18 > bt->usable) return cell_rowid_slow(bt, pg, i, out);
-  const uint8_t *p = pager_data(pg) + off;
-  uint64_t v;
-  if (!m->leaf) {
+static inline int rowid_at(Btree *bt, PgPage *pg, const uint8_t *d, uint32_t off, uint32_t lim,
+                           int leaf, int64_t *out) {
+  if (off > lim) return cell_rowid_bounded(bt, pg, d, off, leaf, out);
+  const uint8_t *p = d + off;
+  if (!leaf) {
     p += 4;
   } else if (*p++ >= 0x80) { /* payload size: skip the varint */
-    int k = 1;
-    while (k < 9 && *p++ >= 0x80) k++;
+    int j = 1;
+    while (j < 9 && *p++ >= 0x80) j++;
   }
   if (p[0] < 0x80) {
     *out = p[0];
-    return SHALE_OK;
+  } else if (p[1] < 0x80) {
+    *out = (int64_t)(p[0] & 0x7f) << 7 | p[1];
+  } else if (p[2] < 0x80) {
+    *out = (int64_t)(p[0] & 0x7f) << 14 | (int64_t)(p[1] & 0x7f) << 7 | p[2];
+  } else {
+    uint64_t v;
+    util_get_varint(p, &v);
+    *out = (int64_t)v;
   }
-  util_get_varint(p, &v);
-  *out = (int64_t)v;
   return SHALE_OK;
 }
 
-/* Binary search of a table page: first cell with rowid >= key (ncell if
- * none) in *at. The page's data, pointer array and kind are looked up once;
- * a cell too close to the usable end for the unchecked varint reads takes
- * cell_rowid's checked path. */
-static int leaf_search(Btree *bt, PgPage *pg, int lo, int hi, int64_t rowid, int *at) {
+/* Rowid of cell i of a table page. */
+static inline int cell_rowid(Btree *bt, PgPage *pg, int i, int64_t *out) {
+  MemPage *m = page_mem(pg);
+  const uint8_t *d = pager_data(pg);
+  return rowid_at(bt, pg, d, util_get2(d + m->hdr + m->hdrlen + 2 * i), bt->usable - 18, m->leaf,
+                  out);
+}
+
+/* Child pointer i (0..ncell, ncell = the right pointer) of an interior
+ * page: page_init checked that each cell pointer leaves room for the 4-byte
+ * child (a 0 child reads as corrupt when loaded). */
+static inline uint32_t interior_child(PgPage *pg, const MemPage *m, int i) {
+  const uint8_t *d = pager_data(pg);
+  return i < m->ncell ? util_get4(d + util_get2(d + m->hdr + m->hdrlen + 2 * i))
+                      : util_get4(d + m->hdr + 8);
+}
+
+/* Binary search of cells lo..hi-1 of a table page: the first cell with
+ * rowid >= key (hi if none) in *at, and its rowid in *kat when the search
+ * read it (*got = 1; 0 when *at == hi and no cell was >= key). The page's
+ * data, pointer array and the bound of the unchecked reads are looked up
+ * once; leaf is a constant at both call sites (leaf_search), so each kind
+ * of page gets its own loop. */
+static inline int search_cells(Btree *bt, PgPage *pg, const uint8_t *d, const uint8_t *ptr,
+                               int leaf, int lo, int hi, int64_t rowid, int *at, int64_t *kat,
+                               int *got) {
+  const uint32_t lim = bt->usable - 18;
+  int64_t khi = 0;
+  int have = 0;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    int64_t k;
+    int rc = rowid_at(bt, pg, d, util_get2(ptr + 2 * mid), lim, leaf, &k);
+    if (rc) return rc;
+    if (k < rowid) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+      khi = k;
+      have = 1;
+    }
+  }
+  *at = lo;
+  *kat = khi;
+  *got = have;
+  return SHALE_OK;
+}
+
+static int leaf_search(Btree *bt, PgPage *pg, int lo, int hi, int64_t rowid, int *at,
+                       int64_t *kat, int *got) {
   MemPage *m = page_mem(pg);
   const uint8_t *d = pager_data(pg);
   const uint8_t *ptr = d + m->hdr + m->hdrlen;
-  const uint32_t lim = bt->usable - 18;
-  const int leaf = m->leaf;
-  while (lo < hi) {
-    int mid = (lo + hi) / 2;
-    uint32_t off = util_get2(ptr + 2 * mid);
-    int64_t k;
-    if (off > lim) {
-      int rc = cell_rowid_slow(bt, pg, mid, &k);
-      if (rc) return rc;
-    } else {
-      const uint8_t *p = d + off;
-      if (!leaf) {
-        p += 4;
-      } else if (*p++ >= 0x80) {
-        int j = 1;
-        while (j < 9 && *p++ >= 0x80) j++;
-      }
-      if (p[0] < 0x80) {
-        k = p[0];
-      } else if (p[1] < 0x80) {
-        k = (int64_t)(p[0] & 0x7f) << 7 | p[1];
-      } else if (p[2] < 0x80) {
-        k = (int64_t)(p[0] & 0x7f) << 14 | (int64_t)(p[1] & 0x7f) << 7 | p[2];
-      } else {
-        uint64_t v;
-        util_get_varint(p, &v);
-        k = (int64_t)v;
-      }
-    }
-    if (k < rowid)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  *at = lo;
-  return SHALE_OK;
+  return m->leaf ? search_cells(bt, pg, d, ptr, 1, lo, hi, rowid, at, kat, got)
+                 : search_cells(bt, pg, d, ptr, 0, lo, hi, rowid, at, kat, got);
 }
 
 /* Fast path of a rowid seek (as SQLite's): a VALID cursor whose leaf must
@@ -352,8 +383,10 @@ static int leaf_search(Btree *bt, PgPage *pg, int lo, int hi, int64_t rowid, int
  * and ordered across leaves), or beyond its last (first) rowid when the
  * stack is the rightmost (leftmost) path. Every page on the stack must be
  * parsed (init): a page reloaded under the cursor (cache invalidation,
- * rollback) has init == 0 and takes the full seek. Returns 1 if done (*rc
- * set: a corrupt cell met on the way), 0 to take the full seek. */
+ * rollback) has init == 0 and takes the full seek. A random seek pays two
+ * rowid reads here (the current entry and the leaf's last or first) before
+ * the full seek. Returns 1 if done (*rc set: a corrupt cell met on the
+ * way), 0 to take the full seek. */
 static int seek_rowid_here(BtCursor *c, int64_t rowid, int *res, int *rc) {
   if (c->state != CUR_VALID || c->depth == 0 || !c->intkey) return 0;
   int t = c->depth - 1;
@@ -361,40 +394,47 @@ static int seek_rowid_here(BtCursor *c, int64_t rowid, int *res, int *rc) {
   MemPage *m = page_mem(pg);
   Btree *bt = c->bt;
   if (!m->init || !m->leaf || !m->intkey || m->ncell == 0 || c->idx[t] >= m->ncell) return 0;
-  int n = m->ncell, cur = c->idx[t], at;
-  int64_t k, k2;
+  int n = m->ncell, cur = c->idx[t], at, got = 0;
+  int64_t k, edge, kat = 0;
   if ((*rc = cell_rowid(bt, pg, cur, &k)) != SHALE_OK) return 1;
   if (k == rowid) {
     at = cur;
-  } else if (k < rowid && cur + 1 < n &&
-             ((*rc = cell_rowid(bt, pg, cur + 1, &k2)) != SHALE_OK || k2 >= rowid)) {
-    if (*rc) return 1;
-    at = cur + 1; /* the next entry (sequential access) */
+    kat = k;
+    got = 1;
   } else {
-    int64_t first, last;
-    if ((*rc = cell_rowid(bt, pg, 0, &first)) != SHALE_OK) return 1;
-    if ((*rc = cell_rowid(bt, pg, n - 1, &last)) != SHALE_OK) return 1;
-    if (rowid > last || rowid < first) {
+    /* the leaf's edge on the side of the key: its last entry when the key
+     * is above the current one, else its first */
+    int up = k < rowid;
+    if ((*rc = cell_rowid(bt, pg, up ? n - 1 : 0, &edge)) != SHALE_OK) return 1;
+    if (up ? rowid > edge : rowid < edge) {
       /* Only the rightmost (leftmost) leaf also holds the positions past
        * its last (before its first) entry. */
       for (int l = 0; l < t; l++) {
         MemPage *pm = page_mem(c->pg[l]);
         if (!pm->init || pm->leaf) return 0;
-        if (c->idx[l] != (rowid > last ? pm->ncell : 0)) return 0;
+        if (c->idx[l] != (up ? pm->ncell : 0)) return 0;
       }
-      at = rowid > last ? n : 0;
-    } else {
-      *rc = k < rowid ? leaf_search(bt, pg, cur + 1, n, rowid, &at)
-                      : leaf_search(bt, pg, 0, cur, rowid, &at);
+      at = up ? n : 0;
+      kat = edge;
+      got = !up;
+    } else if (up && cur + 1 < n - 1 &&
+               ((*rc = cell_rowid(bt, pg, cur + 1, &kat)) != SHALE_OK || kat >= rowid)) {
       if (*rc) return 1;
+      at = cur + 1; /* the next entry (sequential access) */
+    } else {
+      int from = up ? (cur + 2 < n - 1 ? cur + 2 : n - 1) : 0;
+      *rc = leaf_search(bt, pg, from, up ? n - 1 : cur, rowid, &at, &kat, &got);
+      if (*rc) return 1;
+      /* not read: at is the bound of the range searched, whose key (the
+       * leaf's last entry, or the current one) is >= rowid */
+      if (!got) kat = up ? edge : k;
     }
   }
   if (at != cur) moved(c);
   c->skip = 0;
   if (at < n) {
     c->idx[t] = (uint16_t)at;
-    if ((*rc = cell_rowid(bt, pg, at, &k)) != SHALE_OK) return 1;
-    *res = k == rowid ? 0 : 1;
+    *res = kat == rowid ? 0 : 1;
   } else {
     c->idx[t] = (uint16_t)(n - 1);
     *res = -1;
@@ -415,8 +455,9 @@ int cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
   for (;;) {
     PgPage *pg = c->pg[c->depth - 1];
     MemPage *m = page_mem(pg);
-    int lo;
-    rc = leaf_search(c->bt, pg, 0, m->ncell, rowid, &lo);
+    int lo, got;
+    int64_t k;
+    rc = leaf_search(c->bt, pg, 0, m->ncell, rowid, &lo, &k, &got);
     if (rc) return rc;
     if (m->leaf) {
       if (m->ncell == 0) {
@@ -427,11 +468,8 @@ int cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
       }
       c->state = CUR_VALID;
       if (lo < m->ncell) {
-        int64_t k;
         c->idx[c->depth - 1] = (uint16_t)lo;
-        rc = cell_rowid(c->bt, pg, lo, &k);
-        if (rc) return rc;
-        *res = k == rowid ? 0 : 1;
+        *res = k == rowid ? 0 : 1; /* (got: the search read cell lo) */
       } else {
         c->idx[c->depth - 1] = (uint16_t)(m->ncell - 1);
         *res = -1;
@@ -439,7 +477,7 @@ int cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
       return SHALE_OK;
     }
     c->idx[c->depth - 1] = (uint16_t)lo;
-    rc = cursor_load_child(c, page_child(pg, lo));
+    rc = cursor_load_child(c, interior_child(pg, m, lo));
     if (rc) return rc;
   }
 }
@@ -532,7 +570,7 @@ static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), v
       return SHALE_OK;
     }
     c->idx[c->depth - 1] = (uint16_t)lo;
-    rc = cursor_load_child(c, page_child(pg, lo));
+    rc = cursor_load_child(c, interior_child(pg, m, lo));
     if (rc) return rc;
   }
 }

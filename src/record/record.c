@@ -452,3 +452,54 @@ int record_seek_cmp(void *seek, const void *rec, uint32_t n) {
   int c = record_compare_unpacked(sk->ki, rec, n, sk->key, sk->nkey);
   return c ? c : sk->default_rc;
 }
+
+/* record_seek_cmp for a key whose first value is an integer: a first
+ * column that first_col reads and that is NULL or an integer is compared
+ * here (NULL sorts before every number); anything else, and a tie on a key
+ * of several values, goes to record_seek_cmp. */
+static int seek_cmp_int(void *seek, const void *rec, uint32_t n) {
+  const RecordSeek *sk = seek;
+  const uint8_t *p = rec;
+  uint32_t st;
+  const uint8_t *body;
+  if (first_col(p, n, &st, &body) && (st == 0 || is_int_type(st))) {
+    int c;
+    if (st == 0) {
+      c = -1;
+    } else {
+      int64_t x = int_body(st, body);
+      c = x < sk->key[0].i ? -1 : x > sk->key[0].i;
+    }
+    if (c) return sk->flip0 ? -c : c;
+    if (sk->nkey == 1) return sk->default_rc;
+  }
+  return record_seek_cmp(seek, rec, n);
+}
+
+/* The same for a text first value under BINARY: a text first column is
+ * compared by its bytes, a NULL or number sorts before it, a blob after. */
+static int seek_cmp_text(void *seek, const void *rec, uint32_t n) {
+  const RecordSeek *sk = seek;
+  const uint8_t *p = rec;
+  uint32_t st;
+  const uint8_t *body;
+  if (first_col(p, n, &st, &body)) {
+    int c;
+    if (st >= 13 && (st & 1))
+      c = bytes_cmp(body, (st - 13) / 2, (const uint8_t *)sk->key[0].z, (uint32_t)sk->key[0].n);
+    else
+      c = st >= 12 ? 1 : -1;
+    if (c) return sk->flip0 ? -c : c;
+    if (sk->nkey == 1) return sk->default_rc;
+  }
+  return record_seek_cmp(seek, rec, n);
+}
+
+RecordSeekCmp record_seek_pick(RecordSeek *sk) {
+  const Order o = order_of(sk->ki);
+  sk->flip0 = col_dir(&o, 0, 1) < 0;
+  if (sk->nkey < 1) return record_seek_cmp;
+  if (sk->key[0].type == SHALE_INTEGER) return seek_cmp_int;
+  if (sk->key[0].type == SHALE_TEXT && is_binary(col_coll(&o, 0))) return seek_cmp_text;
+  return record_seek_cmp;
+}

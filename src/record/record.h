@@ -168,8 +168,15 @@ typedef struct RecordSeek {
   const ShValue *key;
   int nkey;
   int default_rc;
+  int flip0; /* set by record_seek_pick: the first column is DESC */
 } RecordSeek;
 int record_seek_cmp(void *seek, const void *rec, uint32_t n);
+/* The comparator to pass to btree_seek_cmp with sk: record_seek_cmp, or a
+ * version with the first column compared inline when key[0] is an integer
+ * or a text under BINARY (same results). Sets sk->flip0; call it after sk's
+ * other fields are set. */
+typedef int (*RecordSeekCmp)(void *seek, const void *rec, uint32_t n);
+RecordSeekCmp record_seek_pick(RecordSeek *sk);
 
 /* ---- serial types and the record format (§6) ---- */
 

@@ -1885,7 +1885,7 @@ dispatch:
       rs.nkey = op->p4.i;
       rs.default_rc = (sop == OP_SeekGE || sop == OP_SeekLT) ? 1 : -1;
       c->ki->corrupt = 0;
-      CHK(btree_seek_cmp(c->bc, record_seek_cmp, &rs, &res));
+      CHK(btree_seek_cmp(c->bc, record_seek_pick(&rs), &rs, &res));
       if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
     }
     if (btree_eof(c->bc)) JUMP(op->p2);
@@ -1944,9 +1944,9 @@ dispatch:
       for (int i = 0; i < nkey; i++)
         if (key[i].type == SHALE_NULL) JUMP(op->p2);
     }
-    RecordSeek rs = {c->ki, key, nkey, 0};
+    RecordSeek rs = {c->ki, key, nkey, 0, 0};
     c->ki->corrupt = 0;
-    CHK(btree_seek_cmp(c->bc, record_seek_cmp, &rs, &res));
+    CHK(btree_seek_cmp(c->bc, record_seek_pick(&rs), &rs, &res));
     if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
     int found = res == 0 && !btree_eof(c->bc);
     if (op->op == OP_Found ? found : !found) JUMP(op->p2);
@@ -2148,10 +2148,10 @@ dispatch:
   CASE(IdxDelete) {
     VmCursor *c = &v->cur[op->p1];
     int res;
-    RecordSeek rs = {c->ki, &reg[op->p2], op->p3, 0};
+    RecordSeek rs = {c->ki, &reg[op->p2], op->p3, 0, 0};
     invalidate_all(v);
     c->ki->corrupt = 0;
-    CHK(btree_seek_cmp(c->bc, record_seek_cmp, &rs, &res));
+    CHK(btree_seek_cmp(c->bc, record_seek_pick(&rs), &rs, &res));
     if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
     if (res == 0 && !btree_eof(c->bc)) CHK(btree_delete(c->bc));
     NEXT();

@@ -999,3 +999,78 @@ TEST(append_quick_split) {
     }
   }
 }
+
+/* Rowid seeks against a model, in the orders that take each path of the
+ * seek: the same leaf (the current entry, the next one, a search within
+ * the leaf either side of the cursor), past the last / before the first
+ * entry of the leaf (rightmost and leftmost paths included), and random
+ * seeks that re-descend from the kept root. Rowids are the multiples of 3
+ * from 3 to 3*N (keys between and beyond them are misses). After each seek
+ * res and the entry are checked, and next() continues from it. */
+static int64_t model_seek(int64_t key, int n, int *res) {
+  /* the entry a seek lands on: key itself, the next larger, or the last */
+  if (key > 3LL * n) {
+    *res = -1;
+    return 3LL * n;
+  }
+  if (key < 3) {
+    *res = 1;
+    return 3;
+  }
+  int64_t at = (key + 2) / 3 * 3;
+  *res = at == key ? 0 : 1;
+  return at;
+}
+
+static void check_seek(BtCursor *c, int64_t key, int n) {
+  int res, want_res;
+  int64_t want = model_seek(key, n, &want_res);
+  CHECK_OK(btree_seek_rowid(c, key, &res));
+  CHECK_EQ(res, want_res);
+  CHECK_EQ(btree_rowid(c), want);
+  int eof;
+  CHECK_OK(btree_next(c, &eof));
+  if (want < 3LL * n) {
+    CHECK(!eof);
+    CHECK_EQ(btree_rowid(c), want + 3);
+  } else {
+    CHECK(eof);
+  }
+}
+
+TEST(seek_rowid_every_path) {
+  Btree *bt = bt_fresh("seek.db", 1024);
+  uint32_t root;
+  CHECK_OK(btree_create_table(bt, BTREE_INTKEY, &root));
+  BtCursor *c;
+  CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &c));
+  const int n = 20000; /* ~3 levels of 1 KiB pages; rowids of 1 to 3 varint bytes */
+  uint8_t buf[20];
+  for (int64_t i = 1; i <= n; i++) {
+    fill_payload(buf, i, 20);
+    CHECK_OK(btree_insert(c, 3 * i, buf, 20, 0, BTREE_APPEND));
+  }
+  /* ascending, every key (hits, misses between, the next entry) */
+  for (int64_t k = 0; k <= 3LL * n + 2; k++) check_seek(c, k, n);
+  /* descending, every key */
+  for (int64_t k = 3LL * n + 4; k >= -1; k--) check_seek(c, k, n);
+  /* strides within and across leaves, both ways */
+  int strides[] = {2, 7, 40, 150, 1000};
+  for (size_t s = 0; s < sizeof strides / sizeof strides[0]; s++) {
+    for (int64_t k = 1; k <= 3LL * n + 3; k += strides[s]) check_seek(c, k, n);
+    for (int64_t k = 3LL * n + 3; k >= 0; k -= strides[s]) check_seek(c, k, n);
+  }
+  /* random, with the edges mixed in */
+  uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < 50000; i++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    int64_t k = (int64_t)(x % (uint64_t)(3 * n + 10)) - 3;
+    if (i % 97 == 0) k = i % 2 ? 3LL * n + 1 : 1;
+    check_seek(c, k, n);
+  }
+  btree_cursor_close(c);
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+}

@@ -214,3 +214,41 @@ TEST(lazy_pointer_checked_at_load) {
   CHECK_OK(btree_commit(bt));
   CHECK_OK(btree_close(bt));
 }
+
+/* The load-time pointer check takes the array eight pointers at a time with
+ * a scalar tail: one bad pointer anywhere (first, inside or at the edge of
+ * a block of eight, in the tail), below the content area or past the
+ * usable end, is caught. */
+TEST(lazy_pointer_checked_every_position) {
+  const char *name = "lazy4.db";
+  make_db(test_path(name));
+  long size = 0;
+  uint8_t *file = load(test_path(name), &size);
+  CHECK(file && size > 4 * PS);
+  Leaf l0 = first_leaf(file);
+  CHECK(l0.ncell > 17);
+  int pos[] = {0, 1, 7, 8, 9, 15, 16, l0.ncell / 2, l0.ncell - 2, l0.ncell - 1};
+  uint16_t vals[] = {20, PS, 0xffff};
+  for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++) {
+    for (size_t j = 0; j < sizeof vals / sizeof vals[0]; j++) {
+      uint8_t *copy = malloc((size_t)size);
+      CHECK(copy != NULL);
+      memcpy(copy, file, (size_t)size);
+      Leaf l = first_leaf(copy);
+      int64_t some = leaf_rowid(&l, 0);
+      util_put2(l.d + 8 + 2 * pos[i], vals[j]);
+      save(test_path(name), copy, size);
+      free(copy);
+      Btree *bt = open_ro(name);
+      CHECK_OK(btree_begin(bt, BTREE_TXN_READ));
+      BtCursor *c;
+      CHECK_OK(btree_cursor_open(bt, 2, 0, NULL, NULL, &c));
+      int res;
+      CHECK_RC(btree_seek_rowid(c, some, &res), SHALE_CORRUPT);
+      btree_cursor_close(c);
+      CHECK_OK(btree_commit(bt));
+      CHECK_OK(btree_close(bt));
+    }
+  }
+  free(file);
+}

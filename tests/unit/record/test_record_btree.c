@@ -215,22 +215,28 @@ TEST(sqlite_rejects_wrong_order) {
   free(ours);
 }
 
-/* -1 if the entry under the cursor is left of the seek boundary, 1 if right. */
-static int cursor_side(BtCursor *cur, KeyInfo *ki, const ShValue *key, int rcdef) {
+/* -1 if the entry under the cursor is left of the seek boundary, 1 if right
+ * (record_compare_unpacked over nkey values is the reference). */
+static int cursor_side(BtCursor *cur, KeyInfo *ki, const ShValue *key, int nkey, int rcdef) {
   uint32_t n = btree_payload_size(cur);
   uint8_t *rec = malloc(n ? n : 1);
   if (btree_payload_read(cur, 0, n, rec) != SHALE_OK) {
     free(rec);
     return 0;
   }
-  int c = record_compare_unpacked(ki, rec, n, key, 1);
+  int c = record_compare_unpacked(ki, rec, n, key, nkey);
   free(rec);
   if (c == 0) c = rcdef;
   return c < 0 ? -1 : 1;
 }
 
-TEST(record_seek_cmp_positions) {
-  const char *path = test_path("seek.db");
+/* Seeks with record_seek_cmp and with the comparator record_seek_pick
+ * chooses (inline integer / BINARY text first columns) land on the
+ * boundary, over an index (first, i) of random values under the collation
+ * and direction given; keys of one value and of two (ties on the first
+ * value then go to the second). */
+static void seek_positions(const Collation *coll, int desc0, const char *name) {
+  const char *path = test_path(name);
   remove(path);
   Btree *bt = NULL;
   CHECK_OK(btree_open(NULL, path, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, &bt));
@@ -239,9 +245,9 @@ TEST(record_seek_cmp_positions) {
   CHECK_OK(btree_begin(bt, BTREE_TXN_WRITE));
   uint32_t root = 0;
   CHECK_OK(btree_create_table(bt, BTREE_BLOBKEY, &root));
-  const Collation *colls[1] = {&record_coll_nocase};
-  const uint8_t desc[1] = {1};
-  KeyInfo ki = {1, colls, desc, 0};
+  const Collation *colls[2] = {coll, NULL};
+  const uint8_t desc[2] = {(uint8_t)desc0, 0};
+  KeyInfo ki = {2, colls, desc, 0};
   uint64_t s = test_seed() ^ 0x5ee4;
   static char text[N][8];
   ShValue first[N];
@@ -254,32 +260,39 @@ TEST(record_seek_cmp_positions) {
   }
   BtCursor *cur = NULL;
   CHECK_OK(btree_cursor_open(bt, root, 0, record_compare, &ki, &cur));
-  for (int probe = 0; probe < 300; probe++) {
-    ShValue key = first[test_rand(&s) % N];
+  for (int probe = 0; probe < 600; probe++) {
+    ShValue key[2];
+    key[0] = first[test_rand(&s) % N];
+    value_set_int(&key[1], (int64_t)(test_rand(&s) % (N + 2)) - 1);
     if (probe % 3 == 0) {
       char tmp[8];
-      key = rand_value(&s, tmp);
-      if (key.type == SHALE_TEXT || key.type == SHALE_BLOB) continue; /* tmp dies */
+      key[0] = rand_value(&s, tmp);
+      if (key[0].type == SHALE_TEXT || key[0].type == SHALE_BLOB) continue; /* tmp dies */
     }
+    int nkey = probe % 2 ? 2 : 1;
     for (int rcdef = -1; rcdef <= 1; rcdef += 2) {
-      RecordSeek sk = {&ki, &key, 1, rcdef};
-      int res = 0;
-      CHECK_OK(btree_seek_cmp(cur, record_seek_cmp, &sk, &res));
-      CHECK(res != 0);
-      /* The boundary lies between an entry with cmp < 0 and one with cmp >= 0
-       * (default_rc = +1: ties go right) or <= 0 / > 0 (-1: ties go left).
-       * The cursor is on one side of it; its neighbour is on the other. */
-      int here = cursor_side(cur, &ki, &key, rcdef);
-      if (res < 0) {
-        CHECK_EQ(here, -1);
-        int eof;
-        CHECK_OK(btree_next(cur, &eof));
-        if (!eof) CHECK_EQ(cursor_side(cur, &ki, &key, rcdef), 1);
-      } else {
-        CHECK_EQ(here, 1);
-        int eof;
-        CHECK_OK(btree_prev(cur, &eof));
-        if (!eof) CHECK_EQ(cursor_side(cur, &ki, &key, rcdef), -1);
+      for (int pick = 0; pick < 2; pick++) {
+        RecordSeek sk = {&ki, key, nkey, rcdef, 0};
+        RecordSeekCmp cmp = pick ? record_seek_pick(&sk) : record_seek_cmp;
+        int res = 0;
+        CHECK_OK(btree_seek_cmp(cur, cmp, &sk, &res));
+        CHECK(res != 0);
+        /* The boundary lies between an entry with cmp < 0 and one with cmp
+         * >= 0 (default_rc = +1: ties go right) or <= 0 / > 0 (-1: ties go
+         * left). The cursor is on one side of it; its neighbour is on the
+         * other. */
+        int here = cursor_side(cur, &ki, key, nkey, rcdef);
+        if (res < 0) {
+          CHECK_EQ(here, -1);
+          int eof;
+          CHECK_OK(btree_next(cur, &eof));
+          if (!eof) CHECK_EQ(cursor_side(cur, &ki, key, nkey, rcdef), 1);
+        } else {
+          CHECK_EQ(here, 1);
+          int eof;
+          CHECK_OK(btree_prev(cur, &eof));
+          if (!eof) CHECK_EQ(cursor_side(cur, &ki, key, nkey, rcdef), -1);
+        }
       }
     }
   }
@@ -287,3 +300,8 @@ TEST(record_seek_cmp_positions) {
   CHECK_OK(btree_commit(bt));
   CHECK_OK(btree_close(bt));
 }
+
+TEST(record_seek_cmp_positions) { seek_positions(&record_coll_nocase, 1, "seek.db"); }
+TEST(record_seek_pick_binary_asc) { seek_positions(NULL, 0, "seek2.db"); }
+TEST(record_seek_pick_binary_desc) { seek_positions(&record_coll_binary, 1, "seek3.db"); }
+TEST(record_seek_pick_nocase_asc) { seek_positions(&record_coll_nocase, 0, "seek4.db"); }
