@@ -1,5 +1,6 @@
 /*
- * util.h -- the lowest layer: allocator hooks, byte order, varints, strings.
+ * util.h -- the lowest layer: allocator hooks, byte order, varints, strings,
+ * the string builder (StrBuf).
  *
  * Every other layer may include this header; it includes only libc and the
  * public shale.h (for result codes).
@@ -118,6 +119,37 @@ char *util_strdup(const char *s);
 /* ASCII case-insensitive compare, like SQLite's sqlite3_stricmp. */
 int util_stricmp(const char *a, const char *b);
 int util_strnicmp(const char *a, const char *b, int n);
+
+/* ---- StrBuf (strbuf.c): the growable string builder ---- */
+
+/* No length limit beyond memory (a max for strbuf_init). */
+#define STRBUF_NOLIMIT ((int64_t)1 << 62)
+
+typedef struct StrBuf {
+  char *z;               /* the text (shale_malloc'ed), or NULL while empty */
+  int64_t n, cap, max;   /* bytes of text, bytes allocated, the length limit */
+  int err;               /* SHALE_OK, SHALE_NOMEM or SHALE_TOOBIG (sticky) */
+} StrBuf;
+
+/* An empty buffer whose text may not pass max bytes (STRBUF_NOLIMIT). A
+ * zeroed StrBuf with max set is the same. */
+void strbuf_init(StrBuf *, int64_t max);
+/* Make room for k more bytes (plus a NUL); 0 on success, else 1 with err
+ * set (it stays set: every later append is ignored). */
+int strbuf_reserve(StrBuf *, int64_t k);
+void strbuf_append(StrBuf *, const char *z, int64_t n);
+void strbuf_appendz(StrBuf *, const char *z); /* a C string */
+void strbuf_appendchar(StrBuf *, int64_t count, char c); /* c, count times */
+void strbuf_printf(StrBuf *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void strbuf_vprintf(StrBuf *, const char *fmt, va_list);
+/* The NUL-terminated text (the caller shale_free's it; "" when nothing was
+ * appended) or NULL after an error; the buffer is left empty either way
+ * (an error stays). */
+char *strbuf_finish(StrBuf *);
+/* Free the text and empty the buffer (max and err stay). */
+void strbuf_reset(StrBuf *);
+/* Keep only the first n bytes (n <= the length; the text stays a C string). */
+void strbuf_truncate(StrBuf *, int64_t n);
 
 /* ---- randomness (random.c) ---- */
 /* Fill buf with n pseudo-random bytes (seeded once from the OS by the caller
