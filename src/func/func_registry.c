@@ -294,7 +294,7 @@ void func_result_error(FuncCtx *ctx, const char *z, int n) {
   ctx->errmsg = m;
 }
 
-void func_result_error_code(FuncCtx *ctx, int rc) {
+static void func_result_error_code(FuncCtx *ctx, int rc) {
   shale_free(ctx->errmsg);
   ctx->errmsg = NULL;
   ctx->rc = rc;

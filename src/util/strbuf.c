@@ -60,7 +60,7 @@ void strbuf_appendchar(StrBuf *b, int64_t count, char c) {
   b->z[b->n] = 0;
 }
 
-void strbuf_vprintf(StrBuf *b, const char *fmt, va_list ap) {
+static void strbuf_vprintf(StrBuf *b, const char *fmt, va_list ap) {
   if (b->err) return;
   char tmp[256];
   va_list aq;
