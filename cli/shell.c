@@ -225,27 +225,9 @@ static int is_terminator(const char *z) {
   return 0;
 }
 
-typedef struct Buf {
-  char *z;
-  size_t n, cap;
-} Buf;
-
-static int buf_add(Buf *b, const char *z, size_t k) {
-  if (b->n + k + 2 > b->cap) {
-    size_t cap = (b->n + k + 2) * 2;
-    char *nz = shale_realloc(b->z, cap);
-    if (!nz) return 1;
-    b->z = nz;
-    b->cap = cap;
-  }
-  memcpy(b->z + b->n, z, k);
-  b->n += k;
-  b->z[b->n] = 0;
-  return 0;
-}
-
 int shell_process(Shell *sh, FILE *in, int interactive) {
-  Buf sql = {NULL, 0, 0};
+  StrBuf sql;
+  strbuf_init(&sql, STRBUF_NOLIMIT);
   int lineno = 0, start = 0, errs = 0;
   /* the completeness scan of sql's text so far (each line is scanned once:
    * gathering a statement of N lines takes time linear in its length) */
@@ -293,11 +275,12 @@ int shell_process(Shell *sh, FILE *in, int interactive) {
       start = lineno;
       sql_complete_scan_init(&scan);
     } else {
-      buf_add(&sql, "\n", 1);
+      strbuf_append(&sql, "\n", 1);
       sql_complete_scan_feed(&scan, "\n", 1);
     }
     size_t ntext = strlen(text);
-    if (buf_add(&sql, text, ntext)) {
+    strbuf_append(&sql, text, (int64_t)ntext);
+    if (sql.err) {
       shell_error("Error: out of memory");
       shale_free(line);
       break;
@@ -306,11 +289,11 @@ int shell_process(Shell *sh, FILE *in, int interactive) {
     shale_free(line);
     if (sql_complete_scan_done(&scan)) {
       errs += shell_run_sql(sh, sql.z, start, in != stdin || !interactive);
-      sql.n = 0;
+      strbuf_truncate(&sql, 0);
       if (sh->once) dot_output_reset(sh);
     } else if (sql_complete_scan_blank(&scan)) {
       if (sh->echo) fprintf(sh->out, "%s\n", sql.z);
-      sql.n = 0;
+      strbuf_truncate(&sql, 0);
     }
   }
   if (sql.n && !all_space(sql.z) && !sh->quit && (errs == 0 || !sh->bail)) {
@@ -319,7 +302,7 @@ int shell_process(Shell *sh, FILE *in, int interactive) {
     if (sh->once) dot_output_reset(sh);
   }
   fflush(sh->out);
-  shale_free(sql.z);
+  strbuf_reset(&sql);
   sh->nerr += errs;
   return errs > 0;
 }

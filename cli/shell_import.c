@@ -162,49 +162,28 @@ static const char import_usage[] =
     "     *  If FILE begins with \"|\" then it is a command that generates the\n"
     "        input text.\n";
 
-typedef struct Sb {
-  char *z;
-  size_t n, cap;
-  int nomem;
-} Sb;
-
-static void sb_add(Sb *b, const char *z) {
-  size_t k = strlen(z);
-  if (b->n + k + 1 > b->cap) {
-    size_t cap = (b->n + k + 1) * 2;
-    char *nz = shale_realloc(b->z, cap);
-    if (!nz) {
-      b->nomem = 1;
-      return;
-    }
-    b->z = nz;
-    b->cap = cap;
-  }
-  memcpy(b->z + b->n, z, k + 1);
-  b->n += k;
-}
-
 /* "name" with "" doubled. */
-static void sb_quoted(Sb *b, const char *name) {
-  sb_add(b, "\"");
+static void append_quoted(StrBuf *b, const char *name) {
+  strbuf_appendz(b, "\"");
   for (const char *p = name; *p; p++) {
     char c[3] = {*p, *p == '"' ? '"' : 0, 0};
-    sb_add(b, c);
+    strbuf_appendz(b, c);
   }
-  sb_add(b, "\"");
+  strbuf_appendz(b, "\"");
 }
 
 static int table_exists(Shell *sh, const char *schema, const char *table, int *ncol) {
-  Sb b = {0};
-  sb_add(&b, "SELECT * FROM ");
+  StrBuf b;
+  strbuf_init(&b, STRBUF_NOLIMIT);
+  strbuf_appendz(&b, "SELECT * FROM ");
   if (schema) {
-    sb_quoted(&b, schema);
-    sb_add(&b, ".");
+    append_quoted(&b, schema);
+    strbuf_appendz(&b, ".");
   }
-  sb_quoted(&b, table);
+  append_quoted(&b, table);
   shale_stmt *st = NULL;
-  int rc = b.nomem ? SHALE_NOMEM : shale_prepare_v2(sh->db, b.z, -1, &st, NULL);
-  shale_free(b.z);
+  int rc = b.err ? SHALE_NOMEM : shale_prepare_v2(sh->db, b.z, -1, &st, NULL);
+  strbuf_reset(&b);
   *ncol = st ? shale_column_count(st) : 0;
   shale_finalize(st);
   return rc == SHALE_OK;
@@ -254,22 +233,23 @@ static int create_table(Shell *sh, Reader *r, char *(*read)(Reader *), const cha
       if (final[i] && names[i] && strcmp(final[i], names[i]) != 0)
         fprintf(stderr, "\"%s\" to \"%s\"%s\n", names[i], final[i], ++k < renamed ? "," : "");
   }
-  Sb b = {0};
-  sb_add(&b, "CREATE TABLE ");
+  StrBuf b;
+  strbuf_init(&b, STRBUF_NOLIMIT);
+  strbuf_appendz(&b, "CREATE TABLE ");
   if (schema) {
-    sb_quoted(&b, schema);
-    sb_add(&b, ".");
+    append_quoted(&b, schema);
+    strbuf_appendz(&b, ".");
   }
-  sb_quoted(&b, table);
-  sb_add(&b, "(\n");
+  append_quoted(&b, table);
+  strbuf_appendz(&b, "(\n");
   for (int i = 0; i < n; i++) {
-    if (i) sb_add(&b, i % 4 ? ", " : ",\n ");
-    sb_quoted(&b, final && final[i] ? final[i] : "?");
-    sb_add(&b, " TEXT");
+    if (i) strbuf_appendz(&b, i % 4 ? ", " : ",\n ");
+    append_quoted(&b, final && final[i] ? final[i] : "?");
+    strbuf_appendz(&b, " TEXT");
   }
-  sb_add(&b, ")");
+  strbuf_appendz(&b, ")");
   int rc = 1;
-  if (!b.nomem && final) {
+  if (!b.err && final) {
     char *err = NULL;
     rc = shale_exec(sh->db, b.z, NULL, NULL, &err);
     if (rc != SHALE_OK) {
@@ -284,7 +264,7 @@ static int create_table(Shell *sh, Reader *r, char *(*read)(Reader *), const cha
   }
   shale_free(names);
   shale_free(final);
-  shale_free(b.z);
+  strbuf_reset(&b);
   return rc;
 }
 
@@ -392,23 +372,24 @@ int import_command(Shell *sh, int argc, char **argv) {
     }
   }
   if (ncol == 0) goto done;
-  Sb b = {0};
-  sb_add(&b, "INSERT INTO ");
+  StrBuf b;
+  strbuf_init(&b, STRBUF_NOLIMIT);
+  strbuf_appendz(&b, "INSERT INTO ");
   if (schema) {
-    sb_quoted(&b, schema);
-    sb_add(&b, ".");
+    append_quoted(&b, schema);
+    strbuf_appendz(&b, ".");
   }
-  sb_quoted(&b, table);
-  sb_add(&b, " VALUES(");
-  for (int i = 0; i < ncol; i++) sb_add(&b, i ? ",?" : "?");
-  sb_add(&b, ")");
-  if (b.nomem || shale_prepare_v2(sh->db, b.z, -1, &st, NULL) != SHALE_OK) {
+  append_quoted(&b, table);
+  strbuf_appendz(&b, " VALUES(");
+  for (int i = 0; i < ncol; i++) strbuf_appendz(&b, i ? ",?" : "?");
+  strbuf_appendz(&b, ")");
+  if (b.err || shale_prepare_v2(sh->db, b.z, -1, &st, NULL) != SHALE_OK) {
     fprintf(stderr, "Error: %s\n", shale_errmsg(sh->db));
-    shale_free(b.z);
+    strbuf_reset(&b);
     rc = 1;
     goto done;
   }
-  shale_free(b.z);
+  strbuf_reset(&b);
   int need_commit = shale_get_autocommit(sh->db);
   if (need_commit) shale_exec(sh->db, "BEGIN", NULL, NULL, NULL);
   do {

@@ -108,59 +108,35 @@ int shale_value_numeric_type(shale_value *v) {
 
 /* ---- expanded SQL ---- */
 
-typedef struct XBuf {
-  char *z;
-  size_t n, cap;
-  int oom;
-} XBuf;
-
-static void xput(XBuf *b, const char *z, size_t n) {
-  if (b->oom) return;
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap * 2 : 128;
-    while (cap < b->n + n + 1) cap *= 2;
-    char *p = shale_realloc(b->z, cap);
-    if (!p) {
-      b->oom = 1;
-      return;
-    }
-    b->z = p;
-    b->cap = cap;
-  }
-  memcpy(b->z + b->n, z, n);
-  b->n += n;
-  b->z[b->n] = 0;
-}
-
-static void xput_value(XBuf *b, const ShValue *v) {
+static void append_value(StrBuf *b, const ShValue *v) {
   char tmp[32];
   static const char hex[] = "0123456789abcdef";
   switch (v ? v->type : SHALE_NULL) {
-    case SHALE_INTEGER: xput(b, tmp, (size_t)record_int_to_text(v->i, tmp)); break;
-    case SHALE_FLOAT: xput(b, tmp, (size_t)record_real_to_text(v->r, tmp)); break;
+    case SHALE_INTEGER: strbuf_append(b, tmp, record_int_to_text(v->i, tmp)); break;
+    case SHALE_FLOAT: strbuf_append(b, tmp, record_real_to_text(v->r, tmp)); break;
     case SHALE_TEXT: {
-      xput(b, "'", 1);
+      strbuf_append(b, "'", 1);
       uint32_t s = 0;
       for (uint32_t i = 0; i < v->n; i++) {
         if (v->z[i] == '\'') {
-          xput(b, v->z + s, i + 1 - s);
-          xput(b, "'", 1);
+          strbuf_append(b, v->z + s, i + 1 - s);
+          strbuf_append(b, "'", 1);
           s = i + 1;
         }
       }
-      xput(b, v->z + s, v->n - s);
-      xput(b, "'", 1);
+      strbuf_append(b, v->z + s, v->n - s);
+      strbuf_append(b, "'", 1);
       break;
     }
     case SHALE_BLOB:
-      xput(b, "x'", 2);
+      strbuf_append(b, "x'", 2);
       for (uint32_t i = 0; i < v->n; i++) {
         char h[2] = {hex[(uint8_t)v->z[i] >> 4], hex[(uint8_t)v->z[i] & 15]};
-        xput(b, h, 2);
+        strbuf_append(b, h, 2);
       }
-      xput(b, "'", 1);
+      strbuf_append(b, "'", 1);
       break;
-    default: xput(b, "NULL", 4); break;
+    default: strbuf_append(b, "NULL", 4); break;
   }
 }
 
@@ -174,7 +150,8 @@ static char *expanded_sql_impl(shale_stmt *st) {
   const char *z = st->sql;
   size_t n = strlen(z), i = 0, s = 0;
   int maxidx = 0;
-  XBuf b = {0};
+  StrBuf b;
+  strbuf_init(&b, STRBUF_NOLIMIT);
   while (i < n) {
     char c = z[i];
     if (c == '\'' || c == '"' || c == '`' || c == '[') {
@@ -210,8 +187,8 @@ static char *expanded_sql_impl(shale_stmt *st) {
         idx = shale_bind_parameter_index(st, name);
       }
       if (idx > maxidx) maxidx = idx;
-      xput(&b, z + s, i - s);
-      xput_value(&b, idx >= 1 && idx <= st->nvar && st->vars ? &st->vars[idx] : NULL);
+      strbuf_append(&b, z + s, i - s);
+      append_value(&b, idx >= 1 && idx <= st->nvar && st->vars ? &st->vars[idx] : NULL);
       i = s = j;
     } else if (ident_char(c)) {
       while (i < n && ident_char(z[i])) i++;
@@ -220,13 +197,8 @@ static char *expanded_sql_impl(shale_stmt *st) {
     }
   }
   if (i > n) i = n;
-  xput(&b, z + s, n - s);
-  if (!b.z && !b.oom) xput(&b, "", 0);
-  if (b.oom) {
-    shale_free(b.z);
-    return NULL;
-  }
-  return b.z;
+  strbuf_append(&b, z + s, n - s);
+  return strbuf_finish(&b);
 }
 
 static void set_last_insert_rowid_impl(shale *db, shale_int64 rowid) {

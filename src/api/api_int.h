@@ -121,7 +121,6 @@ static inline void api_mutex_leave(shale_mutex *m) {
   __atomic_store_n(&m->owner, (pthread_t)0, __ATOMIC_RELAXED);
   if (__atomic_exchange_n(&m->state, 0, __ATOMIC_RELEASE) == 2) api_mutex_wake(m);
 }
-void api_mutex_init(shale_mutex *m);
 
 typedef struct ApiSchema {
   Schema *s;

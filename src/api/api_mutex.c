@@ -26,7 +26,7 @@
 
 #include "api_int.h"
 
-void api_mutex_init(shale_mutex *m) {
+static void api_mutex_init(shale_mutex *m) {
   m->state = 0;
   m->depth = 0;
   m->owner = (pthread_t)0;

@@ -972,88 +972,62 @@ static int fk_list(shale *db, const char *name, ApiRows *out) {
 
 /* ---- PRAGMA foreign_key_check ---- */
 
-typedef struct FkSql {
-  char *z;
-  size_t n, cap;
-  int oom;
-} FkSql;
-
-static void fks_add(FkSql *b, const char *s) {
-  size_t len = strlen(s);
-  if (b->oom) return;
-  if (b->n + len + 1 > b->cap) {
-    size_t cap = (b->cap ? b->cap * 2 : 256) + len;
-    char *z = shale_realloc(b->z, cap);
-    if (!z) {
-      b->oom = 1;
-      return;
-    }
-    b->z = z;
-    b->cap = cap;
-  }
-  memcpy(b->z + b->n, s, len + 1);
-  b->n += len;
-}
-
-static void fks_id(FkSql *b, const char *s) {
+static void fks_id(StrBuf *b, const char *s) {
   char one[2] = {0, 0};
-  fks_add(b, "\"");
+  strbuf_appendz(b, "\"");
   for (; *s; s++) {
     one[0] = *s;
-    fks_add(b, *s == '"' ? "\"\"" : one);
+    strbuf_appendz(b, *s == '"' ? "\"\"" : one);
   }
-  fks_add(b, "\"");
+  strbuf_appendz(b, "\"");
 }
 
 /* One query over t: its rowid (NULL without one), then per foreign key (in
  * SQLite's id order) 1 when the row's key is complete and has no parent. */
 static char *fk_check_sql(const Schema *s, const Table *t) {
-  FkSql b = {0};
-  fks_add(&b, t->without_rowid ? "SELECT NULL" : "SELECT \"fk_c\".rowid");
+  StrBuf b;
+  strbuf_init(&b, STRBUF_NOLIMIT);
+  strbuf_appendz(&b, t->without_rowid ? "SELECT NULL" : "SELECT \"fk_c\".rowid");
   for (int k = t->nfk - 1; k >= 0; k--) {
     const ForeignKey *fk = &t->fks[k];
     const Table *par = schema_find_table(s, fk->parent);
     const Index *idx = NULL;
     int aicol[64];
     if (fk->ncol > 64) {
-      fks_add(&b, ", 0");
+      strbuf_appendz(&b, ", 0");
       continue;
     }
     if (!par || fk_parent_key(par, fk, &idx, aicol)) {
       for (int i = 0; i < fk->ncol; i++) aicol[i] = fk->cols[i];
       par = NULL;
     }
-    fks_add(&b, ", (1");
+    strbuf_appendz(&b, ", (1");
     for (int i = 0; i < fk->ncol; i++) {
-      fks_add(&b, " AND \"fk_c\".");
+      strbuf_appendz(&b, " AND \"fk_c\".");
       fks_id(&b, t->cols[aicol[i]].name);
-      fks_add(&b, " IS NOT NULL");
+      strbuf_appendz(&b, " IS NOT NULL");
     }
     if (par) {
-      fks_add(&b, " AND NOT EXISTS (SELECT 1 FROM ");
+      strbuf_appendz(&b, " AND NOT EXISTS (SELECT 1 FROM ");
       fks_id(&b, par->name);
-      fks_add(&b, " AS \"fk_p\" WHERE 1");
+      strbuf_appendz(&b, " AS \"fk_p\" WHERE 1");
       for (int i = 0; i < fk->ncol; i++) {
-        fks_add(&b, " AND \"fk_p\".");
+        strbuf_appendz(&b, " AND \"fk_p\".");
         if (idx)
           fks_id(&b, par->cols[idx->cols[i].col].name);
         else
-          fks_add(&b, "rowid");
-        fks_add(&b, " = \"fk_c\".");
+          strbuf_appendz(&b, "rowid");
+        strbuf_appendz(&b, " = \"fk_c\".");
         fks_id(&b, t->cols[aicol[i]].name);
       }
-      fks_add(&b, ")");
+      strbuf_appendz(&b, ")");
     }
-    fks_add(&b, ")");
+    strbuf_appendz(&b, ")");
   }
-  fks_add(&b, " FROM ");
+  strbuf_appendz(&b, " FROM ");
   fks_id(&b, t->name);
-  fks_add(&b, " AS \"fk_c\"");
-  if (b.oom) {
-    shale_free(b.z);
-    return NULL;
-  }
-  return b.z;
+  strbuf_appendz(&b, " AS \"fk_c\"");
+  return strbuf_finish(&b);
 }
 
 static int fk_check_table(shale *db, const Table *t, ApiRows *out) {

@@ -470,10 +470,6 @@ void where_end(WhereInfo *);
 
 /* Evaluate e into r[target]. */
 void expr_code(Parse *, SqlExpr *e, int target);
-/* Evaluate e; returns the register holding the value: target, or another
- * register already holding it (a column cache, SQL_E_REG) -- do not write
- * to the returned register unless it is target. */
-int expr_code_reg(Parse *, SqlExpr *e, int target);
 /* Evaluate list->a[i].expr into r[target + i] for every i. */
 void expr_code_list(Parse *, SqlExprList *list, int target);
 /* Jump to label if e is true (false); NULL jumps iff jumpifnull. */
@@ -492,9 +488,6 @@ char expr_cmp_affinity(const SqlExpr *l, const SqlExpr *r);
 /* 1 if e reads no column, parameter-free or not (no side effects, no
  * subquery, no non-deterministic function): it can be computed once. */
 int expr_is_constant(const SqlExpr *e);
-/* Integer value of a constant integer literal (optionally negated); 1 if
- * it is one. */
-int expr_is_int(const SqlExpr *e, int64_t *v);
 /* Read column col (-1 = rowid) of table tab positioned in cursor cur into
  * r[target]: honours the rowid alias, WITHOUT ROWID storage slots, a
  * covering index (parse_set_cover), defaults of short records (Column p4),

@@ -27,7 +27,9 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-const char *ddl_name_token(Parse *p, const SqlQualName *q) {
+/* The name token as written (quotes kept), for "table \"T\" already
+ * exists". Arena memory. */
+static const char *ddl_name_token(Parse *p, const SqlQualName *q) {
   int end = q->span.start + q->span.len;
   int n = end - q->name_start;
   if (!p->sql || n <= 0) return q->name;

@@ -84,7 +84,11 @@ static const char *unique_msg(Parse *p, const Index *idx) {
   return z;
 }
 
-void ddl_fill_index(Parse *p, const Index *idx, int root_reg) {
+/* Populate index idx (built by schema_index_from_create from an AST in the
+ * Parse arena) whose tree root is in register root_reg: scan its table,
+ * build each key (columns, expressions, partial WHERE), insert; UNIQUE
+ * duplicates halt with "UNIQUE constraint failed: ...". */
+static void ddl_fill_index(Parse *p, const Index *idx, int root_reg) {
   Table *tab = idx->table;
   if (parse_failed(p)) return;
   SrcList *src = src_single(p, tab, NULL);

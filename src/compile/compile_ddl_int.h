@@ -21,9 +21,6 @@
 #include "compile.h"
 #include "schema_load.h"
 
-/* The name token as written (quotes kept), for "table \"T\" already
- * exists". Arena memory. */
-const char *ddl_name_token(Parse *, const SqlQualName *);
 /* Where the stored text of a CREATE ends, as SQLite cuts it: at the
  * statement's last token (CREATE TABLE without options, CREATE TRIGGER), at
  * its ';' or the end of the input (CREATE INDEX, CREATE TABLE with WITHOUT
@@ -63,11 +60,6 @@ void ddl_finish(Parse *);
 /* Parse the CREATE text of a schema object again into the Parse arena (a
  * fresh AST the code generator may annotate). NULL after parse_error. */
 SqlStmt *ddl_reparse(Parse *, const char *sql);
-/* Populate index idx (built by schema_index_from_create from an AST in the
- * Parse arena) whose tree root is in register root_reg: scan its table,
- * build each key (columns, expressions, partial WHERE), insert; UNIQUE
- * duplicates halt with "UNIQUE constraint failed: ...". */
-void ddl_fill_index(Parse *, const Index *idx, int root_reg);
 /* Record the error of a schema_*_from_create call (frees msg). */
 void ddl_build_error(Parse *, int rc, char *msg);
 /* sqlite_* tables other than the statistics ones: not indexable/droppable. */

@@ -65,6 +65,10 @@ static SqlExpr *binary_expr(Parse *p, int tk, SqlExpr *a, SqlExpr *b) {
 }
 
 static int tmp_reg(Parse *p) { return emit_regs(p, 1); }
+/* Evaluate e; returns the register holding the value: target, or another
+ * register already holding it (a column cache, SQL_E_REG) -- do not write
+ * to the returned register unless it is target. */
+static int expr_code_reg(Parse *, SqlExpr *e, int target);
 
 /* A comparison operand's register. A literal or a parameter cannot fail
  * nor change during a run: it is loaded once, in the epilogue (SQLite's
@@ -448,7 +452,9 @@ static int hex_value(const char *z, int64_t *v) {
 
 static int is_hex(const char *z) { return z && z[0] == '0' && (z[1] == 'x' || z[1] == 'X'); }
 
-int expr_is_int(const SqlExpr *e, int64_t *v) {
+/* Integer value of a constant integer literal (optionally negated); 1 if
+ * it is one. */
+static int expr_is_int(const SqlExpr *e, int64_t *v) {
   int neg = 0;
   while (e && e->op == SQL_E_UNARY && (e->sub == TK_MINUS || e->sub == TK_PLUS)) {
     if (e->sub == TK_MINUS) neg = !neg;
@@ -1348,7 +1354,7 @@ static void code_case(Parse *p, SqlExpr *e, int target) {
   emit_resolve(p, end);
 }
 
-int expr_code_reg(Parse *p, SqlExpr *e, int target) {
+static int expr_code_reg(Parse *p, SqlExpr *e, int target) {
   if (parse_failed(p)) return target;
   if (!e) {
     emit(p, OP_Null, 0, target, 0);

@@ -817,12 +817,7 @@ static int build_table(Build *b, const SqlStmt *st, Table **out) {
 
 int schema_table_from_create(Schema *s, const SqlStmt *create, const char *sql, Table **out,
                              char **errmsg) {
-  return schema_table_from_create_f(s, create, sql, NULL, out, errmsg);
-}
-
-int schema_table_from_create_f(Schema *s, const SqlStmt *create, const char *sql,
-                               const FuncRegistry *funcs, Table **out, char **errmsg) {
-  return schema_table_from_create_src(s, create, sql, NULL, funcs, out, errmsg);
+  return schema_table_from_create_src(s, create, sql, NULL, NULL, out, errmsg);
 }
 
 int schema_table_from_create_src(Schema *s, const SqlStmt *create, const char *sql,

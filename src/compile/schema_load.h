@@ -39,13 +39,11 @@ int schema_table_from_create(Schema *s, const SqlStmt *create_table, const char 
  * functions, wrong argument counts, aggregate and window calls ("misuse of
  * aggregate function count()"), parameters, subqueries, non-deterministic
  * functions in generated columns, with SQLite's choice of message when an
- * expression has several faults. funcs NULL: as schema_table_from_create. */
-struct FuncRegistry;
-int schema_table_from_create_f(Schema *s, const SqlStmt *create_table, const char *sql,
-                               const struct FuncRegistry *funcs, Table **out, char **errmsg);
-/* The same when the statement's spans refer to src (the text it was parsed
+ * expression has several faults (funcs NULL: as schema_table_from_create);
+ * and with the statement's spans referring to src (the text it was parsed
  * from, e.g. "CREATE TEMP TABLE IF NOT EXISTS ...") rather than to sql (the
- * text to store): DEFAULT texts are taken from src. */
+ * text to store): DEFAULT texts are taken from src (NULL: sql). */
+struct FuncRegistry;
 int schema_table_from_create_src(Schema *s, const SqlStmt *create_table, const char *sql,
                                  const char *src, const struct FuncRegistry *funcs, Table **out,
                                  char **errmsg);

@@ -220,7 +220,6 @@ void func_result_zeroblob(FuncCtx *ctx, int64_t n);
 void func_result_value(FuncCtx *ctx, const ShValue *v);
 /* Error with message z (n < 0: NUL-terminated); rc SHALE_ERROR. */
 void func_result_error(FuncCtx *ctx, const char *z, int n);
-void func_result_error_code(FuncCtx *ctx, int rc);
 void func_result_error_nomem(FuncCtx *ctx);
 void func_result_error_toobig(FuncCtx *ctx); /* "string or blob too big" */
 static inline void func_result_subtype(FuncCtx *ctx, unsigned st) { ctx->subtype = (uint8_t)st; }

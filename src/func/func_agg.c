@@ -184,13 +184,13 @@ static void concat_step(FuncCtx *ctx, int argc, ShValue *argv) {
   uint32_t n;
   if (argc == 1) {
     if (p->started)
-      sb_append(&p->str, ",", 1);
+      strbuf_append(&p->str, ",", 1);
     else
       p->first_sep = 1;
   } else if (p->started) {
     int nsep = 0;
     if (func_arg_text(&argv[1], sb, &z, &n)) {
-      sb_append(&p->str, z, n);
+      strbuf_append(&p->str, z, n);
       nsep = (int)n;
     }
     if (nsep != p->first_sep || p->seps) {
@@ -219,7 +219,7 @@ static void concat_step(FuncCtx *ctx, int argc, ShValue *argv) {
   }
   p->naccum++;
   p->started = 1;
-  if (func_arg_text(&argv[0], vb, &z, &n)) sb_append(&p->str, z, n);
+  if (func_arg_text(&argv[0], vb, &z, &n)) strbuf_append(&p->str, z, n);
 }
 
 static void concat_inverse(FuncCtx *ctx, int argc, ShValue *argv) {
@@ -241,10 +241,10 @@ static void concat_inverse(FuncCtx *ctx, int argc, ShValue *argv) {
     nvs += p->first_sep;
   }
   if (nvs >= p->str.n) {
-    p->str.n = 0;
+    strbuf_truncate(&p->str, 0);
   } else {
-    p->str.n -= nvs;
-    memmove(p->str.z, p->str.z + nvs, (size_t)p->str.n);
+    memmove(p->str.z, p->str.z + nvs, (size_t)(p->str.n - nvs));
+    strbuf_truncate(&p->str, p->str.n - nvs);
   }
   if (p->str.n == 0) {
     p->started = 0;
@@ -275,14 +275,14 @@ static void concat_final(FuncCtx *ctx) {
   }
   if (p->str.err) {
     int err = p->str.err;
-    sb_reset(&p->str);
+    strbuf_reset(&p->str);
     if (err == SHALE_TOOBIG)
       func_result_error_toobig(ctx);
     else
       func_result_error_nomem(ctx);
   } else if (p->str.z) {
     int64_t n = p->str.n;
-    char *z = sb_finish(&p->str);
+    char *z = strbuf_finish(&p->str);
     if (z)
       func_result_text(ctx, z, n, FUNC_OWNED);
     else

@@ -627,7 +627,7 @@ static void sb_printf_real(StrBuf *b, const char *fmt, double r) {
     if (!b->err) b->err = rc;
     return;
   }
-  sb_append(b, out, nout);
+  strbuf_append(b, out, nout);
   shale_free(out);
 }
 
@@ -660,12 +660,12 @@ static void strftime_fn(FuncCtx *ctx, int argc, ShValue *argv) {
   compute_jd(&x);
   compute_ymd_hms(&x);
   StrBuf b;
-  sb_init(&b, func_max_length(ctx));
+  strbuf_init(&b, func_max_length(ctx));
   for (uint32_t i = 0; i < nfmt; i++) {
     if (f[i] != '%') {
       uint32_t j = i;
       while (j < nfmt && f[j] != '%') j++;
-      sb_append(&b, f + i, j - i);
+      strbuf_append(&b, f + i, j - i);
       i = j - 1;
       continue;
     }
@@ -726,11 +726,11 @@ static void strftime_fn(FuncCtx *ctx, int argc, ShValue *argv) {
         k = 1;
         break;
     }
-    if (k) sb_append(&b, tmp, k);
+    if (k) strbuf_append(&b, tmp, k);
   }
   shale_free(f);
   int err = b.err;
-  char *out = sb_finish(&b);
+  char *out = strbuf_finish(&b);
   if (!out) {
     func_result_sb_error(ctx, err);
     return;

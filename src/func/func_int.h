@@ -1,14 +1,13 @@
 /*
  * func_int.h -- private helpers shared by the files of src/func: the tables
- * of built-ins each file contributes, UTF-8 stepping with SQLite's rules, and
- * a growable string buffer.
+ * of built-ins each file contributes, UTF-8 stepping with SQLite's rules.
  *
  * Invariants:
  *  1. func_utf8_read never reads at or past end; malformed sequences decode
  *     as SQLite's sqlite3Utf8Read does (overlong, surrogate and U+FFFE/FFFF
  *     become U+FFFD; a stray continuation byte is its own character).
- *  2. A StrBuf in an error state ignores further appends; sb_finish then
- *     frees the text and returns NULL.
+ *  2. Text results are built in util.h's StrBuf, whose errors stick
+ *     (strbuf.c); func_result_sb_error reports SHALE_TOOBIG / SHALE_NOMEM.
  */
 #ifndef SHALE_FUNC_INT_H
 #define SHALE_FUNC_INT_H
@@ -64,26 +63,8 @@ static inline int func_arg_text(const ShValue *v, char buf[32], const char **z, 
   return value_text_view(v, buf, z, n);
 }
 
-typedef struct StrBuf {
-  char *z;
-  int64_t n, cap, max;
-  int err; /* SHALE_OK, SHALE_NOMEM or SHALE_TOOBIG */
-} StrBuf;
-
-static inline void sb_init(StrBuf *b, int64_t max) {
-  b->z = NULL;
-  b->n = b->cap = 0;
-  b->max = max;
-  b->err = SHALE_OK;
-}
-/* Make room for k more bytes (plus a NUL); 0 on success. */
-int sb_reserve(StrBuf *b, int64_t k);
-void sb_append(StrBuf *b, const char *z, int64_t n);
-void sb_appendchar(StrBuf *b, int64_t count, char c);
-/* The NUL-terminated text (shale_malloc'ed, possibly an empty string) or
- * NULL on error; the buffer is emptied either way. */
-char *sb_finish(StrBuf *b);
-void sb_reset(StrBuf *b);
+/* StrBuf (the string buffer of the functions) is util.h's: max is the
+ * connection's SQLITE_LIMIT_LENGTH (func_max_length). */
 
 /* Set the ctx's error from a StrBuf error code. */
 void func_result_sb_error(FuncCtx *ctx, int err);

@@ -275,29 +275,29 @@ static int jparse_arg(JParse *p, FuncCtx *ctx, const ShValue *v) {
 
 static void jappend_string(StrBuf *b, const char *z, uint32_t n) {
   static const char special[32] = {0, 0, 0, 0, 0, 0, 0, 0, 'b', 't', 'n', 0, 'f', 'r', 0, 0};
-  sb_appendchar(b, 1, '"');
+  strbuf_appendchar(b, 1, '"');
   uint32_t s = 0;
   for (uint32_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)z[i];
     if (c != '"' && c != '\\' && c > 0x1f) continue;
-    sb_append(b, z + s, i - s);
+    strbuf_append(b, z + s, i - s);
     s = i + 1;
     char esc[8];
     if (c == '"' || c == '\\') {
       esc[0] = '\\';
       esc[1] = (char)c;
-      sb_append(b, esc, 2);
+      strbuf_append(b, esc, 2);
     } else if (special[c]) {
       esc[0] = '\\';
       esc[1] = special[c];
-      sb_append(b, esc, 2);
+      strbuf_append(b, esc, 2);
     } else {
       snprintf(esc, sizeof esc, "\\u%04x", c);
-      sb_append(b, esc, 6);
+      strbuf_append(b, esc, 6);
     }
   }
-  sb_append(b, z + s, n - s);
-  sb_appendchar(b, 1, '"');
+  strbuf_append(b, z + s, n - s);
+  strbuf_appendchar(b, 1, '"');
 }
 
 /* Append SQL value v as JSON; 1 for a BLOB (the caller raises the error). */
@@ -305,17 +305,17 @@ static int jappend_value(StrBuf *b, const ShValue *v) {
   char buf[32];
   switch (v->type) {
     case SHALE_NULL:
-      sb_append(b, "null", 4);
+      strbuf_append(b, "null", 4);
       return 0;
     case SHALE_INTEGER:
-      sb_append(b, buf, record_int_to_text(v->i, buf));
+      strbuf_append(b, buf, record_int_to_text(v->i, buf));
       return 0;
     case SHALE_FLOAT:
-      sb_append(b, buf, record_real_to_text(v->r, buf));
+      strbuf_append(b, buf, record_real_to_text(v->r, buf));
       return 0;
     case SHALE_TEXT:
       if (v->flags & VAL_SUBTYPE_JSON)
-        sb_append(b, v->z, v->n);
+        strbuf_append(b, v->z, v->n);
       else
         jappend_string(b, v->z, v->n);
       return 0;
@@ -325,7 +325,7 @@ static int jappend_value(StrBuf *b, const ShValue *v) {
 }
 
 static void jsep(StrBuf *b) {
-  if (b->n > 0 && b->z[b->n - 1] != '[' && b->z[b->n - 1] != '{') sb_appendchar(b, 1, ',');
+  if (b->n > 0 && b->z[b->n - 1] != '[' && b->z[b->n - 1] != '{') strbuf_appendchar(b, 1, ',');
 }
 
 /* Render node x (following edits); argv: the arguments JF_REPLACE names.
@@ -337,13 +337,13 @@ static int jrender(const JNode *x, StrBuf *b, const ShValue *argv) {
   }
   switch (x->type) {
     case JT_NULL:
-      sb_append(b, "null", 4);
+      strbuf_append(b, "null", 4);
       return 0;
     case JT_TRUE:
-      sb_append(b, "true", 4);
+      strbuf_append(b, "true", 4);
       return 0;
     case JT_FALSE:
-      sb_append(b, "false", 5);
+      strbuf_append(b, "false", 5);
       return 0;
     case JT_STRING:
       if (x->flags & JF_RAW) {
@@ -353,11 +353,11 @@ static int jrender(const JNode *x, StrBuf *b, const ShValue *argv) {
       /* fall through */
     case JT_INT:
     case JT_REAL:
-      sb_append(b, x->z, x->n);
+      strbuf_append(b, x->z, x->n);
       return 0;
     case JT_ARRAY: {
       uint32_t j = 1;
-      sb_appendchar(b, 1, '[');
+      strbuf_appendchar(b, 1, '[');
       for (;;) {
         while (j <= x->n) {
           if (!(x[j].flags & JF_REMOVE)) {
@@ -370,18 +370,18 @@ static int jrender(const JNode *x, StrBuf *b, const ShValue *argv) {
         x += x->app;
         j = 1;
       }
-      sb_appendchar(b, 1, ']');
+      strbuf_appendchar(b, 1, ']');
       return 0;
     }
     default: {
       uint32_t j = 1;
-      sb_appendchar(b, 1, '{');
+      strbuf_appendchar(b, 1, '{');
       for (;;) {
         while (j <= x->n) {
           if (!(x[j + 1].flags & JF_REMOVE)) {
             jsep(b);
             jrender(&x[j], b, argv);
-            sb_appendchar(b, 1, ':');
+            strbuf_appendchar(b, 1, ':');
             if (jrender(&x[j + 1], b, argv)) return 1;
           }
           j += 1 + jsize(&x[j + 1]);
@@ -390,7 +390,7 @@ static int jrender(const JNode *x, StrBuf *b, const ShValue *argv) {
         x += x->app;
         j = 1;
       }
-      sb_appendchar(b, 1, '}');
+      strbuf_appendchar(b, 1, '}');
       return 0;
     }
   }
@@ -399,7 +399,7 @@ static int jrender(const JNode *x, StrBuf *b, const ShValue *argv) {
 /* Set the StrBuf's text as the result (JSON subtype when json). */
 static void jresult_sb(FuncCtx *ctx, StrBuf *b, int json) {
   int err = b->err;
-  char *z = sb_finish(b);
+  char *z = strbuf_finish(b);
   if (!z) {
     func_result_sb_error(ctx, err);
     return;
@@ -413,9 +413,9 @@ static void jblob_error(FuncCtx *ctx) { func_result_error(ctx, "JSON cannot hold
 /* Render x as the JSON-text result. */
 static void jresult_json(FuncCtx *ctx, const JNode *x, const ShValue *argv) {
   StrBuf b;
-  sb_init(&b, func_max_length(ctx));
+  strbuf_init(&b, func_max_length(ctx));
   if (jrender(x, &b, argv)) {
-    sb_reset(&b);
+    strbuf_reset(&b);
     jblob_error(ctx);
     return;
   }
@@ -680,15 +680,15 @@ static int64_t jlookup_step(JParse *p, uint32_t iroot, const char *path, int *ap
 
 static void jpath_error(FuncCtx *ctx, const char *rest) {
   StrBuf b;
-  sb_init(&b, func_max_length(ctx));
-  sb_append(&b, "JSON path error near '", 22);
+  strbuf_init(&b, func_max_length(ctx));
+  strbuf_append(&b, "JSON path error near '", 22);
   for (const char *q = rest; *q; q++) {
-    if (*q == '\'') sb_appendchar(&b, 1, '\'');
-    sb_appendchar(&b, 1, *q);
+    if (*q == '\'') strbuf_appendchar(&b, 1, '\'');
+    strbuf_appendchar(&b, 1, *q);
   }
-  sb_appendchar(&b, 1, '\'');
+  strbuf_appendchar(&b, 1, '\'');
   int err = b.err;
-  char *m = sb_finish(&b);
+  char *m = strbuf_finish(&b);
   if (!m) {
     func_result_sb_error(ctx, err);
     return;
@@ -749,9 +749,9 @@ static void json_fn(FuncCtx *ctx, int argc, ShValue *argv) {
 
 static void json_quote_fn(FuncCtx *ctx, int argc, ShValue *argv) {
   StrBuf b;
-  sb_init(&b, func_max_length(ctx));
+  strbuf_init(&b, func_max_length(ctx));
   if (jappend_value(&b, &argv[0])) {
-    sb_reset(&b);
+    strbuf_reset(&b);
     jblob_error(ctx);
     return;
   }
@@ -760,17 +760,17 @@ static void json_quote_fn(FuncCtx *ctx, int argc, ShValue *argv) {
 
 static void json_array_fn(FuncCtx *ctx, int argc, ShValue *argv) {
   StrBuf b;
-  sb_init(&b, func_max_length(ctx));
-  sb_appendchar(&b, 1, '[');
+  strbuf_init(&b, func_max_length(ctx));
+  strbuf_appendchar(&b, 1, '[');
   for (int i = 0; i < argc; i++) {
     jsep(&b);
     if (jappend_value(&b, &argv[i])) {
-      sb_reset(&b);
+      strbuf_reset(&b);
       jblob_error(ctx);
       return;
     }
   }
-  sb_appendchar(&b, 1, ']');
+  strbuf_appendchar(&b, 1, ']');
   jresult_sb(ctx, &b, 1);
 }
 
@@ -780,24 +780,24 @@ static void json_object_fn(FuncCtx *ctx, int argc, ShValue *argv) {
     return;
   }
   StrBuf b;
-  sb_init(&b, func_max_length(ctx));
-  sb_appendchar(&b, 1, '{');
+  strbuf_init(&b, func_max_length(ctx));
+  strbuf_appendchar(&b, 1, '{');
   for (int i = 0; i < argc; i += 2) {
     if (argv[i].type != SHALE_TEXT) {
-      sb_reset(&b);
+      strbuf_reset(&b);
       func_result_error(ctx, "json_object() labels must be TEXT", -1);
       return;
     }
     jsep(&b);
     jappend_string(&b, argv[i].z, argv[i].n);
-    sb_appendchar(&b, 1, ':');
+    strbuf_appendchar(&b, 1, ':');
     if (jappend_value(&b, &argv[i + 1])) {
-      sb_reset(&b);
+      strbuf_reset(&b);
       jblob_error(ctx);
       return;
     }
   }
-  sb_appendchar(&b, 1, '}');
+  strbuf_appendchar(&b, 1, '}');
   jresult_sb(ctx, &b, 1);
 }
 
@@ -842,8 +842,8 @@ static void json_extract_fn(FuncCtx *ctx, int argc, ShValue *argv) {
     }
   } else {
     StrBuf b;
-    sb_init(&b, func_max_length(ctx));
-    sb_appendchar(&b, 1, '[');
+    strbuf_init(&b, func_max_length(ctx));
+    strbuf_appendchar(&b, 1, '[');
     int i;
     for (i = 1; i < argc; i++) {
       const char *path = jarg_cstr(&argv[i], &own, ctx);
@@ -856,13 +856,13 @@ static void json_extract_fn(FuncCtx *ctx, int argc, ShValue *argv) {
       if (k >= 0)
         jrender(&p.a[k], &b, argv);
       else
-        sb_append(&b, "null", 4);
+        strbuf_append(&b, "null", 4);
     }
     if (i == argc) {
-      sb_appendchar(&b, 1, ']');
+      strbuf_appendchar(&b, 1, ']');
       jresult_sb(ctx, &b, 1);
     } else {
-      sb_reset(&b);
+      strbuf_reset(&b);
     }
   }
   shale_free(own);
@@ -1067,11 +1067,11 @@ static void jagg_step(FuncCtx *ctx, int argc, ShValue *argv, int obj) {
   JAgg *a = func_aggregate_context(ctx, sizeof(JAgg));
   if (!a) return;
   if (!a->started) {
-    sb_init(&a->b, func_max_length(ctx));
-    sb_appendchar(&a->b, 1, obj ? '{' : '[');
+    strbuf_init(&a->b, func_max_length(ctx));
+    strbuf_appendchar(&a->b, 1, obj ? '{' : '[');
     a->started = 1;
   } else if (a->b.n > 1) {
-    sb_appendchar(&a->b, 1, ',');
+    strbuf_appendchar(&a->b, 1, ',');
   }
   if (obj) {
     char buf[32];
@@ -1082,7 +1082,7 @@ static void jagg_step(FuncCtx *ctx, int argc, ShValue *argv, int obj) {
       func_arg_text(&argv[0], buf, &z, &n);
       jappend_string(&a->b, z ? z : "", n);
     }
-    sb_appendchar(&a->b, 1, ':');
+    strbuf_appendchar(&a->b, 1, ':');
   }
   if (jappend_value(&a->b, &argv[obj])) {
     jblob_error(ctx);
@@ -1107,12 +1107,12 @@ static void jagg_out(FuncCtx *ctx, int obj, int final) {
       func_result_sb_error(ctx, a->b.err);
     } else {
       StrBuf b;
-      sb_init(&b, func_max_length(ctx));
-      sb_append(&b, a->b.z, a->b.n);
-      sb_appendchar(&b, 1, obj ? '}' : ']');
+      strbuf_init(&b, func_max_length(ctx));
+      strbuf_append(&b, a->b.z, a->b.n);
+      strbuf_appendchar(&b, 1, obj ? '}' : ']');
       jresult_sb(ctx, &b, 0);
     }
-    if (final) sb_reset(&a->b);
+    if (final) strbuf_reset(&a->b);
   }
   if (ctx->rc == SHALE_OK) func_result_subtype(ctx, JSON_SUBTYPE);
 }
@@ -1141,11 +1141,10 @@ static void json_group_inverse(FuncCtx *ctx, int argc, ShValue *argv) {
     }
   }
   if (i < a->b.n) {
-    a->b.n -= i;
-    memmove(&z[1], &z[i + 1], (size_t)a->b.n - 1);
-    z[a->b.n] = 0;
+    memmove(&z[1], &z[i + 1], (size_t)(a->b.n - i) - 1);
+    strbuf_truncate(&a->b, a->b.n - i);
   } else {
-    a->b.n = 1;
+    strbuf_truncate(&a->b, 1);
   }
 }
 
@@ -1169,7 +1168,7 @@ static void jfind_parents(JParse *p, uint32_t i, uint32_t parent) {
 static void jpath_part(StrBuf *b, const JNode *up, const JNode *x) {
   if (up->type == JT_ARRAY) {
     char tmp[24];
-    sb_append(b, tmp, snprintf(tmp, sizeof tmp, "[%d]", (int)up->key));
+    strbuf_append(b, tmp, snprintf(tmp, sizeof tmp, "[%d]", (int)up->key));
     return;
   }
   if (!(x->flags & JF_LABEL)) x--; /* a member's value: name it by its label */
@@ -1184,13 +1183,13 @@ static void jpath_part(StrBuf *b, const JNode *up, const JNode *x) {
       n -= 2;
     }
   }
-  sb_appendchar(b, 1, '.');
-  sb_append(b, z, n);
+  strbuf_appendchar(b, 1, '.');
+  strbuf_append(b, z, n);
 }
 
 static void jtree_path(const JParse *p, StrBuf *b, uint32_t i) {
   if (i == 0) {
-    sb_appendchar(b, 1, '$');
+    strbuf_appendchar(b, 1, '$');
     return;
   }
   uint32_t iup = p->up[i];
@@ -1205,7 +1204,7 @@ typedef struct JRow {
 
 static char *jsb_take(StrBuf *b, uint32_t *n) {
   int64_t len = b->n;
-  char *z = sb_finish(b);
+  char *z = strbuf_finish(b);
   *n = z ? (uint32_t)len : 0;
   return z;
 }
@@ -1317,14 +1316,14 @@ static int jeach_rows(int recursive, int argc, ShValue *argv, FuncRowFn emit, vo
     value_set_int(&row[4], (int64_t)i + ((self->flags & JF_LABEL) != 0));
     if (i > begin && recursive) value_set_int(&row[5], p.up[i]);
     StrBuf b;
-    sb_init(&b, FUNC_MAX_LENGTH_DEFAULT);
+    strbuf_init(&b, FUNC_MAX_LENGTH_DEFAULT);
     if (recursive) {
       jtree_path(&p, &b, i);
     } else {
-      sb_append(&b, rootname, (int64_t)strlen(rootname));
+      strbuf_append(&b, rootname, (int64_t)strlen(rootname));
       if (etype == JT_ARRAY) {
         char tmp[24];
-        sb_append(&b, tmp, snprintf(tmp, sizeof tmp, "[%d]", (int)rowid));
+        strbuf_append(&b, tmp, snprintf(tmp, sizeof tmp, "[%d]", (int)rowid));
       } else if (etype == JT_OBJECT) {
         JNode fake = *p.a;
         fake.type = JT_OBJECT;
@@ -1339,7 +1338,7 @@ static int jeach_rows(int recursive, int argc, ShValue *argv, FuncRowFn emit, vo
       row[6].flags |= VAL_OWNED;
     }
     if (recursive) {
-      sb_init(&b, FUNC_MAX_LENGTH_DEFAULT);
+      strbuf_init(&b, FUNC_MAX_LENGTH_DEFAULT);
       jtree_path(&p, &b, p.up[i]);
       z = jsb_take(&b, &n);
       if (!z && rc == SHALE_OK) rc = SHALE_NOMEM;

@@ -98,9 +98,9 @@ static void fmt_real(StrBuf *b, Spec *sp, char conv, double arg) {
   if (arg != arg) {
     memcpy(tmp, "NaN", 3);
     int64_t pad = sp->width - 3;
-    if (!sp->left) sb_appendchar(b, pad, ' ');
-    sb_append(b, tmp, 3);
-    if (sp->left) sb_appendchar(b, pad, ' ');
+    if (!sp->left) strbuf_appendchar(b, pad, ' ');
+    strbuf_append(b, tmp, 3);
+    if (sp->left) strbuf_appendchar(b, pad, ' ');
     return;
   }
   if (v > 0.0L) {
@@ -132,9 +132,9 @@ static void fmt_real(StrBuf *b, Spec *sp, char conv, double arg) {
       memcpy(tmp + k, "Inf", 3);
       k += 3;
       int64_t pad = sp->width - k;
-      if (!sp->left) sb_appendchar(b, pad, ' ');
-      sb_append(b, tmp, k);
-      if (sp->left) sb_appendchar(b, pad, ' ');
+      if (!sp->left) strbuf_appendchar(b, pad, ' ');
+      strbuf_append(b, tmp, k);
+      if (sp->left) strbuf_appendchar(b, pad, ' ');
       return;
     }
   }
@@ -209,14 +209,14 @@ static void fmt_real(StrBuf *b, Spec *sp, char conv, double arg) {
   if (sp->zeropad && !sp->left && len < sp->width) {
     int64_t npad = sp->width - len;
     int k = prefix != 0;
-    sb_append(b, out, k);
-    sb_appendchar(b, npad, '0');
-    sb_append(b, out + k, len - k);
+    strbuf_append(b, out, k);
+    strbuf_appendchar(b, npad, '0');
+    strbuf_append(b, out + k, len - k);
   } else {
     int64_t pad = sp->width - len;
-    if (!sp->left) sb_appendchar(b, pad, ' ');
-    sb_append(b, out, len);
-    if (sp->left) sb_appendchar(b, pad, ' ');
+    if (!sp->left) strbuf_appendchar(b, pad, ' ');
+    strbuf_append(b, out, len);
+    if (sp->left) strbuf_appendchar(b, pad, ' ');
   }
   shale_free(out);
 }
@@ -313,9 +313,9 @@ static void fmt_int(StrBuf *b, Spec *sp, char conv, int64_t arg) {
   }
   len = end - q;
   int64_t pad = sp->width - len;
-  if (!sp->left) sb_appendchar(b, pad, ' ');
-  sb_append(b, q, len);
-  if (sp->left) sb_appendchar(b, pad, ' ');
+  if (!sp->left) strbuf_appendchar(b, pad, ' ');
+  strbuf_append(b, q, len);
+  if (sp->left) strbuf_appendchar(b, pad, ' ');
   if (buf != small) shale_free(buf);
 }
 
@@ -329,9 +329,9 @@ static void put_padded(StrBuf *b, Spec *sp, const char *z, int64_t len, int utf8
     }
   }
   int64_t pad = width - len;
-  if (!sp->left) sb_appendchar(b, pad, ' ');
-  sb_append(b, z, len);
-  if (sp->left) sb_appendchar(b, pad, ' ');
+  if (!sp->left) strbuf_appendchar(b, pad, ' ');
+  strbuf_append(b, z, len);
+  if (sp->left) strbuf_appendchar(b, pad, ' ');
 }
 
 static void fmt_char(StrBuf *b, Spec *sp, Args *a) {
@@ -354,14 +354,14 @@ static void fmt_char(StrBuf *b, Spec *sp, Args *a) {
   if (prec > 1) {
     int64_t width = sp->width - (prec - 1);
     if (width > 1 && !sp->left) {
-      sb_appendchar(b, width - 1, ' ');
+      strbuf_appendchar(b, width - 1, ' ');
       width = 0;
     }
     if ((prec - 1) * len > b->max) {
       b->err = SHALE_TOOBIG;
       return;
     }
-    for (int64_t i = 0; i < prec - 1 && !b->err; i++) sb_append(b, ch, len);
+    for (int64_t i = 0; i < prec - 1 && !b->err; i++) strbuf_append(b, ch, len);
     s2.width = width;
   }
   put_padded(b, &s2, ch, len, 1);
@@ -536,7 +536,7 @@ static char parse_spec(const char *f, int nf, int *pi, Spec *sp, Args *a) {
 int func_printf(const char *fmt, int nfmt, int argc, ShValue *argv, int64_t max_len, char **out,
                 int64_t *nout) {
   StrBuf b;
-  sb_init(&b, max_len);
+  strbuf_init(&b, max_len);
   Args a = {argc, argv, 0};
   int i = 0, touched = 0;
   nfmt = (int)func_cstr_len(fmt, (uint32_t)nfmt);
@@ -544,13 +544,13 @@ int func_printf(const char *fmt, int nfmt, int argc, ShValue *argv, int64_t max_
     if (fmt[i] != '%') {
       int j = i;
       while (j < nfmt && fmt[j] != '%') j++;
-      sb_append(&b, fmt + i, j - i);
+      strbuf_append(&b, fmt + i, j - i);
       i = j;
       continue;
     }
     i++;
     if (i >= nfmt) {
-      sb_append(&b, "%", 1);
+      strbuf_append(&b, "%", 1);
       break;
     }
     Spec sp;
@@ -600,14 +600,14 @@ int func_printf(const char *fmt, int nfmt, int argc, ShValue *argv, int64_t max_
     }
   }
   if (!touched && !b.err && b.n == 0) {
-    sb_reset(&b);
+    strbuf_reset(&b);
     *out = NULL; /* nothing at all was produced */
     *nout = 0;
     return SHALE_OK;
   }
   int64_t n = b.n;
   int err = b.err;
-  char *z = sb_finish(&b);
+  char *z = strbuf_finish(&b);
   *out = z;
   *nout = z ? n : 0;
   return z ? SHALE_OK : err;

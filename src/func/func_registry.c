@@ -1,7 +1,7 @@
 /*
  * func_registry.c -- the plumbing of the function library: call contexts and
  * result setters, aggregate contexts, auxdata, the name/arity registry, and
- * the small shared helpers (UTF-8 stepping, the string buffer).
+ * the small shared helpers (UTF-8 stepping).
  *
  * Owns: FuncCtx results and errors, aggregate context blocks, the registry's
  * entries (copies of user FuncDefs; built-ins are referenced, not copied).
@@ -73,59 +73,6 @@ int func_utf8_write(unsigned char *out, uint32_t c) {
   out[2] = (unsigned char)(0x80 + ((c >> 6) & 0x3f));
   out[3] = (unsigned char)(0x80 + (c & 0x3f));
   return 4;
-}
-
-/* ---- string buffer ---- */
-
-int sb_reserve(StrBuf *b, int64_t k) {
-  if (b->err) return 1;
-  if (k < 0 || b->n + k > b->max) {
-    b->err = SHALE_TOOBIG;
-    return 1;
-  }
-  if (b->n + k + 1 <= b->cap) return 0;
-  int64_t cap = b->cap ? b->cap : 64;
-  while (cap < b->n + k + 1) cap *= 2;
-  if (cap > b->max + 1) cap = b->max + 1;
-  char *z = shale_realloc(b->z, (size_t)cap);
-  if (!z) {
-    b->err = SHALE_NOMEM;
-    return 1;
-  }
-  b->z = z;
-  b->cap = cap;
-  return 0;
-}
-
-void sb_append(StrBuf *b, const char *z, int64_t n) {
-  if (n <= 0 || sb_reserve(b, n)) return;
-  memcpy(b->z + b->n, z, (size_t)n);
-  b->n += n;
-}
-
-void sb_appendchar(StrBuf *b, int64_t count, char c) {
-  if (count <= 0 || sb_reserve(b, count)) return;
-  memset(b->z + b->n, c, (size_t)count);
-  b->n += count;
-}
-
-void sb_reset(StrBuf *b) {
-  shale_free(b->z);
-  b->z = NULL;
-  b->n = b->cap = 0;
-}
-
-char *sb_finish(StrBuf *b) {
-  if (!b->err && !b->z) sb_reserve(b, 0);
-  if (b->err) {
-    sb_reset(b);
-    return NULL;
-  }
-  char *z = b->z;
-  z[b->n] = 0;
-  b->z = NULL;
-  b->cap = 0;
-  return z;
 }
 
 /* ---- contexts and results ---- */
@@ -347,7 +294,7 @@ void func_result_error(FuncCtx *ctx, const char *z, int n) {
   ctx->errmsg = m;
 }
 
-void func_result_error_code(FuncCtx *ctx, int rc) {
+static void func_result_error_code(FuncCtx *ctx, int rc) {
   shale_free(ctx->errmsg);
   ctx->errmsg = NULL;
   ctx->rc = rc;

@@ -467,22 +467,22 @@ static void replace_fn(FuncCtx *ctx, int argc, ShValue *argv) {
     return;
   }
   StrBuf sb;
-  sb_init(&sb, func_max_length(ctx));
+  strbuf_init(&sb, func_max_length(ctx));
   uint32_t i = 0, last = 0;
   while (i + np <= ns) {
     if (zs[i] == zp[0] && memcmp(zs + i, zp, np) == 0) {
-      sb_append(&sb, zs + last, i - last);
-      sb_append(&sb, zr, nr);
+      strbuf_append(&sb, zs + last, i - last);
+      strbuf_append(&sb, zr, nr);
       i += np;
       last = i;
     } else {
       i++;
     }
   }
-  sb_append(&sb, zs + last, ns - last);
+  strbuf_append(&sb, zs + last, ns - last);
   int64_t n = sb.n;
   int err = sb.err;
-  char *out = sb_finish(&sb);
+  char *out = strbuf_finish(&sb);
   if (!out) {
     func_result_sb_error(ctx, err);
     return;

@@ -30,7 +30,9 @@ static atomic_long hw_blocks;
 static atomic_llong hw_request;
 static atomic_llong heap_limit; /* 0 = none (sqlite3_hard_heap_limit64) */
 
-int64_t util_alloc_limit(int64_t n) {
+/* Hard heap limit: allocations that would take util_alloc_bytes() past n
+ * fail (n = 0: no limit; n < 0: only query). Returns the previous limit. */
+static int64_t util_alloc_limit(int64_t n) {
   long long old = atomic_load(&heap_limit);
   if (n >= 0) atomic_store(&heap_limit, n);
   return old;

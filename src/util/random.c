@@ -2,7 +2,7 @@
  * random.c -- a small thread-safe PRNG (xoshiro256** style state mixing with
  * splitmix64 seeding) for journal nonces, WAL salts and randomblob().
  * Not cryptographic. Seeded from the clock and address-space randomness on
- * first use unless util_random_seed was called.
+ * first use.
  */
 #include <pthread.h>
 #include <string.h>
@@ -37,15 +37,6 @@ static uint64_t next(void) {
 static void seed_locked(uint64_t s) {
   for (int i = 0; i < 4; i++) st[i] = splitmix(&s);
   seeded = 1;
-}
-
-void util_random_seed(const void *seed, int n) {
-  uint64_t s = 0x5eed;
-  const uint8_t *p = seed;
-  for (int i = 0; i < n; i++) s = s * 1099511628211ULL + p[i];
-  pthread_mutex_lock(&mu);
-  seed_locked(s);
-  pthread_mutex_unlock(&mu);
 }
 
 void util_random(void *buf, int n) {

@@ -1,5 +1,6 @@
 /*
- * util.h -- the lowest layer: allocator hooks, byte order, varints, strings.
+ * util.h -- the lowest layer: allocator hooks, byte order, varints, strings,
+ * the string builder (StrBuf).
  *
  * Every other layer may include this header; it includes only libc and the
  * public shale.h (for result codes).
@@ -63,13 +64,10 @@ long util_alloc_count(void);
 int64_t util_alloc_highwater(int reset);
 long util_alloc_blocks_highwater(int reset);
 int64_t util_alloc_max_request(int reset);
-/* Hard heap limit: allocations that would take util_alloc_bytes() past n
- * fail (n = 0: no limit; n < 0: only query). Returns the previous limit. */
-int64_t util_alloc_limit(int64_t n);
 /* SQLite's heap limit rules (sqlite3_hard/soft_heap_limit64, also behind
  * PRAGMA hard_heap_limit / soft_heap_limit), n < 0 only queries, both
- * return the previous value. hard: util_alloc_limit(n), and the soft
- * limit comes down to it when above it or unset. soft: advisory (Shale's
+ * return the previous value. hard: allocations that would take
+ * util_alloc_bytes() past n fail (0: no limit), and the soft limit comes down to it when above it or unset. soft: advisory (Shale's
  * caches are per connection and sized by cache_size), kept to be
  * reported; not above a hard limit, 0 meaning the hard limit when one is
  * set. */
@@ -119,9 +117,36 @@ char *util_strdup(const char *s);
 int util_stricmp(const char *a, const char *b);
 int util_strnicmp(const char *a, const char *b, int n);
 
-/* ---- randomness (random.c) ---- */
-/* Fill buf with n pseudo-random bytes (seeded once from the OS by the caller
- * via util_random_seed, or from the time if never seeded). Thread-safe. */
+/* ---- StrBuf (strbuf.c): the growable string builder ---- */
+
+/* No length limit beyond memory (a max for strbuf_init). */
+#define STRBUF_NOLIMIT ((int64_t)1 << 62)
+
+typedef struct StrBuf {
+  char *z;               /* the text (shale_malloc'ed), or NULL while empty */
+  int64_t n, cap, max;   /* bytes of text, bytes allocated, the length limit */
+  int err;               /* SHALE_OK, SHALE_NOMEM or SHALE_TOOBIG (sticky) */
+} StrBuf;
+
+/* An empty buffer whose text may not pass max bytes (STRBUF_NOLIMIT). A
+ * zeroed StrBuf with max set is the same. */
+void strbuf_init(StrBuf *, int64_t max);
+/* Make room for k more bytes (plus a NUL); 0 on success, else 1 with err
+ * set (it stays set: every later append is ignored). */
+int strbuf_reserve(StrBuf *, int64_t k);
+void strbuf_append(StrBuf *, const char *z, int64_t n);
+void strbuf_appendz(StrBuf *, const char *z); /* a C string */
+void strbuf_appendchar(StrBuf *, int64_t count, char c); /* c, count times */
+void strbuf_printf(StrBuf *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The NUL-terminated text (the caller shale_free's it; "" when nothing was
+ * appended) or NULL after an error; the buffer is left empty either way
+ * (an error stays). */
+char *strbuf_finish(StrBuf *);
+/* Free the text and empty the buffer (max and err stay). */
+void strbuf_reset(StrBuf *);
+/* Keep only the first n bytes (n <= the length; the text stays a C string). */
+void strbuf_truncate(StrBuf *, int64_t n);
+
 /* ---- UTF-16 <-> UTF-8 (utf16.c), with SQLite's rules for bad input ---- */
 
 /* UTF-16 (big_endian 0: little-endian) of nbytes bytes (-1: up to a zero
@@ -134,8 +159,10 @@ size_t util_utf8_to_utf16(const char *z, size_t n, int big_endian, uint8_t *out)
 /* Bytes of a zero-terminated UTF-16 string (without the terminator). */
 size_t util_utf16_len(const void *z);
 
+/* ---- randomness (random.c) ---- */
+/* Fill buf with n pseudo-random bytes (seeded from the clock and an address
+ * on first use). Thread-safe. */
 void util_random(void *buf, int n);
-void util_random_seed(const void *seed, int n);
 
 /* ---- bump arena (arena.c) ---- */
 

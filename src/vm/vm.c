@@ -689,29 +689,14 @@ void vm_explain_p4(const VmOp *o, char *buf, int nbuf) {
 }
 
 char *vm_explain(const VmProgram *p) {
-  size_t cap = 256, len = 0;
-  char *out = shale_malloc(cap);
-  if (!out) return NULL;
-  out[0] = 0;
+  StrBuf b;
+  strbuf_init(&b, STRBUF_NOLIMIT);
   for (int a = 0; a < p->nop; a++) {
     const VmOp *o = &p->ops[a];
-    char p4[200], line[320];
+    char p4[200];
     vm_explain_p4(o, p4, sizeof p4);
-    int n = snprintf(line, sizeof line, "%d\t%s\t%d\t%d\t%d\t%s\t%d\n", a, op_names[o->op],
-                     (int)o->p1, (int)o->p2, (int)o->p3, p4, (int)o->p5);
-    if (n < 0) n = 0;
-    if (n >= (int)sizeof line) n = (int)sizeof line - 1;
-    if (len + (size_t)n + 1 > cap) {
-      while (len + (size_t)n + 1 > cap) cap *= 2;
-      char *x = shale_realloc(out, cap);
-      if (!x) {
-        shale_free(out);
-        return NULL;
-      }
-      out = x;
-    }
-    memcpy(out + len, line, (size_t)n + 1);
-    len += (size_t)n;
+    strbuf_printf(&b, "%d\t%s\t%d\t%d\t%d\t%s\t%d\n", a, op_names[o->op], (int)o->p1, (int)o->p2,
+                  (int)o->p3, p4, (int)o->p5);
   }
-  return out;
+  return strbuf_finish(&b);
 }
