@@ -442,9 +442,7 @@ void vm_free(Vm *v) {
       shale_free(v->cur[i].types);
       shale_free(v->cur[i].offsets);
       shale_free(v->cur[i].buf);
-      shale_free(v->cur[i].sbuf);
-      shale_free(v->cur[i].sent);
-      shale_free(v->cur[i].stmp);
+      vm_sorter_release(&v->cur[i]);
       vm_hash_free(v, v->cur[i].hash);
     }
   }
