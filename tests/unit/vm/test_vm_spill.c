@@ -181,7 +181,7 @@ TEST(spill_io_errors) {
   os_vfs_register(unix_vfs, 1);
   CHECK(os_fault_count(fv, OS_FAULT_WRITE) > w0);
   free(wq);
-  static const int pick[] = {0, 1, 5, 9, 10};
+  static const int pick[] = {0, 1, 5, 7, 9, 10};
   int kinds[2] = {OS_FAULT_WRITE, OS_FAULT_READ};
   int failures = 0, successes = 0;
   for (size_t qi = 0; qi < sizeof pick / sizeof pick[0]; qi++) {
@@ -227,6 +227,7 @@ static int oom_workload(void) {
       "PRAGMA cache_size = 1",
       "SELECT a, b FROM t ORDER BY b, a",
       "SELECT a, count(*), max(b) FROM t GROUP BY a",
+      "SELECT count(DISTINCT b), count(DISTINCT a || b) FROM t",
       "SELECT sum(x), max(y) FROM (SELECT sum(a) OVER (ORDER BY id ROWS 20 PRECEDING) AS x,"
       " length(lead(b) OVER ()) AS y FROM t)",
       "CREATE INDEX tb ON t(b)",
@@ -241,7 +242,7 @@ TEST(spill_oom_everywhere) {
   CHECK_EQ(oom_workload(), 0);
   CHECK_EQ(util_alloc_outstanding(), base);
   long leaks, crashes;
-  toom_sweep(oom_workload, test_long() ? 1 : 31, test_long() ? 3 : 97, &leaks, &crashes);
+  toom_sweep(oom_workload, test_long() ? 1 : 53, test_long() ? 3 : 151, &leaks, &crashes);
   CHECK_EQ(leaks, 0);
   CHECK_EQ(crashes, 0);
 }
