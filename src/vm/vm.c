@@ -491,9 +491,7 @@ void vm_free_keep(Vm *v, VmSpare *spare) {
     if (c->types) shale_free(c->types);
     if (c->offsets) shale_free(c->offsets);
     if (c->buf) shale_free(c->buf);
-    if (c->sbuf) shale_free(c->sbuf);
-    if (c->sent) shale_free(c->sent);
-    if (c->stmp) shale_free(c->stmp);
+    if (c->sbuf || c->sent || c->stmp) vm_sorter_release(c);
     if (c->hash) vm_hash_free(v, c->hash);
   }
   for (int i = 0; i <= v->prog->nreg; i++) {

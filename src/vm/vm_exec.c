@@ -68,28 +68,9 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
   c->pseudo_fed = 0;
   c->cache_ok = 0;
   c->seq = 0;
-  c->slen = 0;
-  c->nsent = 0;
-  c->spos = 0;
-  c->topn = 0;
-  c->live = 0;
+  vm_sorter_close(c);
   c->eph_root = 0;
   if (c->hash) vm_hash_reset(v, c->hash);
-  if (c->spill) {
-    VmSpill *sp = c->spill;
-    if (sp->file) {
-      if (sp->file->methods) sp->file->methods->close(sp->file);
-      shale_free(sp->file);
-    }
-    for (int i = 0; i < sp->nrun; i++) {
-      shale_free(sp->runs[i].buf);
-      shale_free(sp->runs[i].big);
-    }
-    shale_free(sp->runs);
-    shale_free(sp->wbuf);
-    shale_free(sp);
-    c->spill = NULL;
-  }
 }
 
 void vm_close_all(Vm *v) {
@@ -119,340 +100,6 @@ static void agg_ctx_to_slot(const FuncCtx *ctx, VmAgg *slot) {
   slot->agg_size = ctx->agg_size;
   slot->spare = ctx->agg_spare;
   slot->spare_size = ctx->agg_spare_size;
-}
-
-/* ---- sorter: records kept in one buffer, stable merge sort by KeyInfo ---- */
-
-/* sort_key modes, chosen at SorterOpen from the first key column */
-enum { SORTKEY_NONE = 0, SORTKEY_BINARY, SORTKEY_NOCASE };
-
-/* The first key column of record rec reduced to 64 bits (VmSortEnt): the
- * storage class in the top byte (NULL < numbers < TEXT < BLOB), then for a
- * number the top 56 bits of its value as a double in an order-preserving
- * bit pattern (integers round monotonically, so int and real mix), for
- * TEXT and BLOB the first 7 bytes (NOCASE: ASCII folded, as the
- * collation compares), zero padded. Unequal keys order as the full
- * comparison does; equal ones decide nothing. DESC inverts the key. */
-static uint64_t sort_key(const VmCursor *c, const uint8_t *rec, uint32_t n) {
-  if (c->keymode == SORTKEY_NONE || n < 2 || rec[0] >= 0x80 || rec[0] > n) return 0;
-  uint32_t st;
-  const uint8_t *hp = rec + 1, *hend = rec + rec[0];
-  if (hp >= hend) return 0;
-  if (hp[0] < 0x80) {
-    st = hp[0];
-  } else {
-    uint64_t x;
-    if (!util_get_varint_safe(hp, hend, &x) || x > 0xffffffffu) return 0;
-    st = (uint32_t)x;
-  }
-  const uint8_t *body = hend;
-  uint32_t len = record_serial_len(st);
-  if (st == 10 || st == 11 || (uint64_t)(body - rec) + len > n) return 0;
-  uint64_t key;
-  if (st == 0) {
-    key = 0;
-  } else if (st < 12) {
-    ShValue v;
-    record_decode_value(st, body, &v);
-    if (v.type == SHALE_NULL) return 0;
-    double d = v.type == SHALE_INTEGER ? (double)v.i : v.r;
-    if (d == 0) d = 0; /* -0.0 equals 0.0 */
-    uint64_t u;
-    memcpy(&u, &d, 8);
-    u = (u >> 63) ? ~u : u | (1ull << 63);
-    key = (1ull << 56) | (u >> 8);
-  } else {
-    int fold = (st & 1) && c->keymode == SORTKEY_NOCASE;
-    key = (uint64_t)((st & 1) ? 2 : 3) << 56;
-    for (uint32_t i = 0; i < 7 && i < len; i++) {
-      uint8_t b = body[i];
-      if (fold && b >= 'A' && b <= 'Z') b = (uint8_t)(b + 32);
-      key |= (uint64_t)b << (48 - 8 * i);
-    }
-  }
-  return c->ki->desc && c->ki->desc[0] ? ~key : key;
-}
-
-static int sorter_add(VmCursor *c, const void *rec, uint32_t n) {
-  if (c->slen + n > c->scap) {
-    uint64_t ncap = c->scap ? c->scap : 4096;
-    while (ncap < c->slen + n) ncap *= 2;
-    uint8_t *b = shale_realloc(c->sbuf, (size_t)ncap);
-    if (!b) return SHALE_NOMEM;
-    c->sbuf = b;
-    c->scap = ncap;
-  }
-  if (c->nsent == c->capsent) {
-    int ncap = c->capsent ? c->capsent * 2 : 64;
-    VmSortEnt *e = shale_realloc(c->sent, (size_t)ncap * sizeof *e);
-    if (!e) return SHALE_NOMEM;
-    c->sent = e;
-    VmSortEnt *t = shale_realloc(c->stmp, (size_t)(ncap / 2 + 1) * sizeof *t);
-    if (!t) return SHALE_NOMEM;
-    c->stmp = t;
-    c->capsent = ncap;
-  }
-  if (n) memcpy(c->sbuf + c->slen, rec, n);
-  c->sent[c->nsent].key = sort_key(c, rec, n);
-  c->sent[c->nsent].off = (uint32_t)c->slen;
-  c->sent[c->nsent].n = n;
-  c->nsent++;
-  c->slen += n;
-  return SHALE_OK;
-}
-
-static inline int sort_cmp(VmCursor *c, const VmSortEnt *a, const VmSortEnt *b) {
-  if (a->key != b->key) return a->key < b->key ? -1 : 1;
-  return record_compare_prefix(c->ki, c->sbuf + a->off, a->n, c->sbuf + b->off, b->n);
-}
-
-/* ---- top-N (SorterLimit): the first topn records in sort order ---- */
-
-/* The sort order of a record not stored yet against entry e. */
-static int topn_cmp(VmCursor *c, uint64_t key, const void *rec, uint32_t n, const VmSortEnt *e) {
-  if (key != e->key) return key < e->key ? -1 : 1;
-  return record_compare_prefix(c->ki, rec, n, c->sbuf + e->off, e->n);
-}
-
-static void heap_down(VmCursor *c, int i) {
-  VmSortEnt *h = c->sent;
-  for (;;) {
-    int l = 2 * i + 1, r = l + 1, m = i;
-    if (l < c->nsent && sort_cmp(c, &h[l], &h[m]) > 0) m = l;
-    if (r < c->nsent && sort_cmp(c, &h[r], &h[m]) > 0) m = r;
-    if (m == i) return;
-    VmSortEnt t = h[i];
-    h[i] = h[m];
-    h[m] = t;
-    i = m;
-  }
-}
-
-static void heap_up(VmCursor *c, int i) {
-  VmSortEnt *h = c->sent;
-  while (i > 0) {
-    int up = (i - 1) / 2;
-    if (sort_cmp(c, &h[i], &h[up]) <= 0) return;
-    VmSortEnt t = h[i];
-    h[i] = h[up];
-    h[up] = t;
-    i = up;
-  }
-}
-
-/* Copy the kept records into a fresh buffer when the evicted ones take
- * most of sbuf (so it holds about topn records, not every one inserted). */
-static int topn_compact(VmCursor *c, uint32_t need) {
-  uint64_t cap = 4096;
-  while (cap < 2 * (c->live + need)) cap *= 2;
-  if (cap >= c->scap) return SHALE_OK; /* growing sbuf is no worse */
-  uint8_t *b = shale_malloc((size_t)cap);
-  if (!b) return SHALE_NOMEM;
-  uint64_t len = 0;
-  for (int i = 0; i < c->nsent; i++) {
-    if (c->sent[i].n) memcpy(b + len, c->sbuf + c->sent[i].off, c->sent[i].n);
-    c->sent[i].off = (uint32_t)len;
-    len += c->sent[i].n;
-  }
-  shale_free(c->sbuf);
-  c->sbuf = b;
-  c->scap = cap;
-  c->slen = len;
-  return SHALE_OK;
-}
-
-/* Insert into a sorter holding at most topn records: a record that sorts
- * after all of a full heap's is dropped, else it replaces the greatest. */
-static int topn_insert(VmCursor *c, const void *rec, uint32_t n) {
-  uint64_t key = sort_key(c, rec, n);
-  int rc;
-  if (c->nsent >= c->topn) {
-    if (topn_cmp(c, key, rec, n, &c->sent[0]) >= 0) return SHALE_OK;
-    c->live -= c->sent[0].n;
-    c->sent[0] = c->sent[--c->nsent];
-    heap_down(c, 0);
-  }
-  if (c->slen + n > c->scap && c->slen > 2 * c->live && (rc = topn_compact(c, n)) != SHALE_OK)
-    return rc;
-  if ((rc = sorter_add(c, rec, n)) != SHALE_OK) return rc;
-  c->live += n;
-  heap_up(c, c->nsent - 1);
-  return SHALE_OK;
-}
-
-/* Stable merge sort of a[0..n) with tmp (room for n / 2 + 1 entries):
- * short runs by insertion, halves already in order are left alone, a
- * merge copies only the left half aside. Equal entries keep their order. */
-static void merge_sort(VmCursor *c, VmSortEnt *a, int n, VmSortEnt *tmp) {
-  if (n <= 8) {
-    for (int i = 1; i < n; i++) {
-      VmSortEnt x = a[i];
-      int j = i;
-      for (; j > 0 && sort_cmp(c, &x, &a[j - 1]) < 0; j--) a[j] = a[j - 1];
-      a[j] = x;
-    }
-    return;
-  }
-  int h = n / 2;
-  merge_sort(c, a, h, tmp);
-  merge_sort(c, a + h, n - h, tmp);
-  if (sort_cmp(c, &a[h], &a[h - 1]) >= 0) return;
-  memcpy(tmp, a, sizeof *a * (size_t)h);
-  int i = 0, j = h, k = 0; /* k < j while i < h: a[j] is read before a[k] is written */
-  while (i < h && j < n) a[k++] = sort_cmp(c, &a[j], &tmp[i]) < 0 ? a[j++] : tmp[i++];
-  while (i < h) a[k++] = tmp[i++];
-}
-
-static void sorter_sort(VmCursor *c) { merge_sort(c, c->sent, c->nsent, c->stmp); }
-
-/* ---- sorter spill: sorted runs in a temp file, merged on read ---- */
-
-static int spill_file(VmSpill *sp) {
-  if (sp->file) return SHALE_OK;
-  OsVfs *vfs = os_vfs_find(NULL);
-  if (!vfs) return SHALE_CANTOPEN;
-  sp->file = shale_malloc((size_t)vfs->file_size);
-  if (!sp->file) return SHALE_NOMEM;
-  memset(sp->file, 0, (size_t)vfs->file_size);
-  int rc = vfs->open(vfs, NULL, sp->file,
-                     SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_DELETEONCLOSE |
-                         SHALE_OPEN_TEMP_JOURNAL,
-                     NULL);
-  if (rc) {
-    shale_free(sp->file);
-    sp->file = NULL;
-  }
-  return rc;
-}
-
-/* Write out the gathered bytes. */
-static int spill_flush(VmSpill *sp) {
-  if (sp->wlen == 0) return SHALE_OK;
-  int rc = os_write(sp->file, sp->wbuf, (int)sp->wlen, sp->fsize);
-  if (rc) return rc;
-  sp->fsize += sp->wlen;
-  sp->wlen = 0;
-  return SHALE_OK;
-}
-
-/* Append n bytes to the spill file through the gather buffer. */
-static int spill_put(VmSpill *sp, const void *z, uint32_t n) {
-  const uint8_t *p = z;
-  while (n > 0) {
-    uint32_t k = VM_SPILL_BLOCK - sp->wlen;
-    if (k > n) k = n;
-    memcpy(sp->wbuf + sp->wlen, p, k);
-    sp->wlen += k;
-    p += k;
-    n -= k;
-    if (sp->wlen == VM_SPILL_BLOCK) {
-      int rc = spill_flush(sp);
-      if (rc) return rc;
-    }
-  }
-  return SHALE_OK;
-}
-
-/* Sort the records in memory and append them to the temp file as a run. */
-static int spill_run(VmCursor *c) {
-  int rc;
-  if (!c->spill) {
-    c->spill = shale_malloc(sizeof *c->spill);
-    if (!c->spill) return SHALE_NOMEM;
-    memset(c->spill, 0, sizeof *c->spill);
-  }
-  VmSpill *sp = c->spill;
-  if ((rc = spill_file(sp)) != SHALE_OK) return rc;
-  if (!sp->wbuf && !(sp->wbuf = shale_malloc(VM_SPILL_BLOCK))) return SHALE_NOMEM;
-  if (sp->nrun == sp->caprun) {
-    int ncap = sp->caprun ? sp->caprun * 2 : 8;
-    VmRun *r = shale_realloc(sp->runs, (size_t)ncap * sizeof *r);
-    if (!r) return SHALE_NOMEM;
-    sp->runs = r;
-    sp->caprun = ncap;
-  }
-  c->ki->corrupt = 0;
-  sorter_sort(c);
-  if (c->ki->corrupt) return SHALE_CORRUPT;
-  VmRun *run = &sp->runs[sp->nrun];
-  memset(run, 0, sizeof *run);
-  run->start = run->pos = sp->fsize + sp->wlen;
-  for (int i = 0; i < c->nsent; i++) {
-    uint8_t hdr[9];
-    int h = util_put_varint(hdr, c->sent[i].n);
-    if ((rc = spill_put(sp, hdr, (uint32_t)h)) != SHALE_OK) return rc;
-    if (c->sent[i].n && (rc = spill_put(sp, c->sbuf + c->sent[i].off, c->sent[i].n)) != SHALE_OK)
-      return rc;
-  }
-  if ((rc = spill_flush(sp)) != SHALE_OK) return rc;
-  run->end = sp->fsize;
-  sp->nrun++;
-  c->slen = 0;
-  c->nsent = 0;
-  return SHALE_OK;
-}
-
-/* Read run r's bytes from `at` into its buffer (up to a block). */
-static int run_fill(VmSpill *sp, VmRun *r, int64_t at) {
-  if (!r->buf && !(r->buf = shale_malloc(VM_SPILL_BLOCK))) return SHALE_NOMEM;
-  int64_t left = r->end - at;
-  uint32_t k = left < (int64_t)VM_SPILL_BLOCK ? (uint32_t)left : VM_SPILL_BLOCK;
-  int rc = os_read(sp->file, r->buf, (int)k, at);
-  if (rc) return rc;
-  r->boff = at;
-  r->blen = k;
-  return SHALE_OK;
-}
-
-/* Load the next record of run r (live = 0 at its end). */
-static int run_next(VmSpill *sp, VmRun *r) {
-  if (r->pos >= r->end) {
-    r->live = 0;
-    return SHALE_OK;
-  }
-  int rc;
-  int64_t avail = r->end - r->pos;
-  int hk = avail < 9 ? (int)avail : 9;
-  if (!r->buf || r->pos < r->boff || r->pos + hk > r->boff + r->blen) {
-    if ((rc = run_fill(sp, r, r->pos)) != SHALE_OK) return rc;
-  }
-  const uint8_t *p = r->buf + (r->pos - r->boff);
-  uint64_t n;
-  int h = util_get_varint_safe(p, p + hk, &n);
-  if (h == 0 || (int64_t)n > avail - h) return SHALE_CORRUPT;
-  int64_t body = r->pos + h;
-  if (body + (int64_t)n <= r->boff + r->blen) {
-    r->rec = (const char *)r->buf + (body - r->boff);
-  } else if (n <= VM_SPILL_BLOCK) {
-    if ((rc = run_fill(sp, r, body)) != SHALE_OK) return rc;
-    r->rec = (const char *)r->buf;
-  } else {
-    if (r->bigcap < n) {
-      char *z = shale_realloc(r->big, (size_t)n);
-      if (!z) return SHALE_NOMEM;
-      r->big = z;
-      r->bigcap = (uint32_t)n;
-    }
-    if ((rc = os_read(sp->file, r->big, (int)n, body)) != SHALE_OK) return rc;
-    r->rec = r->big;
-  }
-  r->n = (uint32_t)n;
-  r->pos = body + (int64_t)n;
-  r->live = 1;
-  return SHALE_OK;
-}
-
-/* Point sp->cur at the live run with the smallest record (earliest run on
- * ties: runs were written in insertion order, so the merge is stable). */
-static void run_pick(VmCursor *c) {
-  VmSpill *sp = c->spill;
-  sp->cur = -1;
-  for (int i = 0; i < sp->nrun; i++) {
-    if (!sp->runs[i].live) continue;
-    if (sp->cur < 0 || record_compare_prefix(c->ki, sp->runs[i].rec, sp->runs[i].n,
-                                             sp->runs[sp->cur].rec, sp->runs[sp->cur].n) < 0)
-      sp->cur = i;
-  }
 }
 
 /* ---- rowsets ---- */
@@ -504,26 +151,14 @@ static int cursor_cache(Vm *v, VmCursor *c) {
   if (c->cache_ok) return SHALE_OK;
   const uint8_t *rec;
   uint32_t n;
-  if (c->kind == VMC_SORTER && c->spill && c->spill->merging) {
-    if (c->spill->cur < 0) {
+  if (c->kind == VMC_SORTER) {
+    if (!vm_sorter_row(c, &rec, &n)) {
       c->rec = NULL;
       c->nrec = 0;
       c->hdr_ncol = 0;
       c->hdr_done = 1;
       return SHALE_OK;
     }
-    rec = (const uint8_t *)c->spill->runs[c->spill->cur].rec;
-    n = c->spill->runs[c->spill->cur].n;
-  } else if (c->kind == VMC_SORTER) {
-    if (c->spos >= c->nsent) {
-      c->rec = NULL;
-      c->nrec = 0;
-      c->hdr_ncol = 0;
-      c->hdr_done = 1;
-      return SHALE_OK;
-    }
-    rec = c->sbuf + c->sent[c->spos].off;
-    n = c->sent[c->spos].n;
   } else if (c->kind == VMC_PSEUDO) {
     ShValue *x = &v->reg[c->pseudo_reg];
     if (x->type != SHALE_BLOB && x->type != SHALE_TEXT) {
@@ -1804,15 +1439,7 @@ dispatch:
       CHK(btree_bulk_finish(bk)); /* frees the loader, also on error */
     }
     vm_cursor_close(v, c);
-    if (op->p2) { /* a sorter done with for this run: give its memory back */
-      shale_free(c->sbuf);
-      shale_free(c->sent);
-      shale_free(c->stmp);
-      c->sbuf = NULL;
-      c->sent = c->stmp = NULL;
-      c->scap = 0;
-      c->capsent = 0;
-    }
+    if (op->p2) vm_sorter_release(c); /* a sorter done with for this run */
     NEXT();
   }
   CASE(NullRow) {
@@ -2252,92 +1879,41 @@ dispatch:
   CASE(SorterOpen) {
     VmCursor *c = &v->cur[op->p1];
     vm_cursor_close(v, c);
-    c->kind = VMC_SORTER;
-    c->ki = op->p4.ki;
-    c->nfield = op->p2;
-    const Collation *k0 = c->ki->ncol > 0 && c->ki->coll ? c->ki->coll[0] : NULL;
-    c->keymode = c->ki->ncol == 0                    ? SORTKEY_NONE
-                 : !k0 || k0 == &record_coll_binary ? SORTKEY_BINARY
-                 : k0 == &record_coll_nocase        ? SORTKEY_NOCASE
-                                                    : SORTKEY_NONE;
+    vm_sorter_open(c, op->p4.ki, op->p2);
     NEXT();
   }
   CASE(SorterLimit) {
-    VmCursor *c = &v->cur[op->p1];
-    int64_t lim = reg[op->p2].i, off = op->p3 > 0 ? reg[op->p3].i : 0;
-    if (off < 0) off = 0;
-    const int64_t most = (int64_t)1 << 24; /* beyond that a plain sort */
-    c->topn = lim > 0 && lim < most && off < most && lim + off < most ? lim + off : 0;
-    c->live = 0;
+    vm_sorter_limit(&v->cur[op->p1], reg[op->p2].i, op->p3 > 0 ? reg[op->p3].i : 0);
     NEXT();
   }
   CASE(SorterInsert) {
-    VmCursor *c = &v->cur[op->p1];
     const ShValue *d = &reg[op->p2];
-    uint32_t n = d->type == SHALE_BLOB ? d->n : 0;
-    if (c->topn) {
-      c->ki->corrupt = 0;
-      CHK(topn_insert(c, d->z, n));
-      if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
-      /* kept records past the budget: from here on a plain sort (what was
-       * dropped sorts after them anyway) */
-      if (c->live > v->sorter_budget) c->topn = 0;
-      NEXT();
-    }
-    if (c->nsent > 0 && (c->slen + n > v->sorter_budget || c->slen + n > UINT32_MAX))
-      CHK(spill_run(c));
-    CHK(sorter_add(c, d->z, n));
+    CHK(vm_sorter_insert(v, &v->cur[op->p1], d->z, d->type == SHALE_BLOB ? d->n : 0));
     NEXT();
   }
   CASE(SorterSort) {
     VmCursor *c = &v->cur[op->p1];
     c->cache_ok = 0;
     v->nsort++;
-    if (c->spill) {
-      VmSpill *sp = c->spill;
-      if (c->nsent > 0) CHK(spill_run(c));
-      c->ki->corrupt = 0;
-      for (int i = 0; i < sp->nrun; i++) CHK(run_next(sp, &sp->runs[i]));
-      sp->merging = 1;
-      run_pick(c);
-      if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
-      if (sp->cur < 0) JUMP(op->p2);
-      NEXT();
-    }
-    c->ki->corrupt = 0;
-    sorter_sort(c);
-    if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
-    c->spos = 0;
-    if (c->nsent == 0) JUMP(op->p2);
+    int empty;
+    CHK(vm_sorter_sort(v, c, &empty));
+    if (empty) JUMP(op->p2);
     NEXT();
   }
   CASE(SorterNext) {
     VmCursor *c = &v->cur[op->p1];
     c->cache_ok = 0;
-    if (c->spill && c->spill->merging) {
-      VmSpill *sp = c->spill;
-      if (sp->cur < 0) NEXT();
-      CHK(run_next(sp, &sp->runs[sp->cur]));
-      c->ki->corrupt = 0;
-      run_pick(c);
-      if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
-      if (sp->cur >= 0) JUMP(op->p2);
-      NEXT();
-    }
-    if (c->spos < c->nsent) c->spos++;
-    if (c->spos < c->nsent) JUMP(op->p2);
+    int more;
+    CHK(vm_sorter_next(c, &more));
+    if (more) JUMP(op->p2);
     NEXT();
   }
   CASE(SorterData) {
     VmCursor *c = &v->cur[op->p1];
     value_clear(&reg[op->p2]);
-    if (c->spill && c->spill->merging) {
-      if (c->spill->cur >= 0)
-        value_set_blob(&reg[op->p2], c->spill->runs[c->spill->cur].rec,
-                       c->spill->runs[c->spill->cur].n);
-    } else if (c->spos < c->nsent) {
-      value_set_blob(&reg[op->p2], c->sbuf + c->sent[c->spos].off, c->sent[c->spos].n);
-    }
+    const uint8_t *rec;
+    uint32_t n;
+    if (vm_sorter_row(c, &rec, &n)) value_set_blob(&reg[op->p2], rec, n);
     if (op->p3 >= 0 && op->p3 < v->prog->ncursor && v->cur[op->p3].kind == VMC_PSEUDO) {
       v->cur[op->p3].cache_ok = 0;
       v->cur[op->p3].pseudo_fed = v->cur[op->p3].pseudo_reg == op->p2;

@@ -31,7 +31,10 @@
  *     sorter budget is refused (the caller sends its row to a sorter).
  *  5. A table opened with no state registers is a hash set (HashSetAdd:
  *     DISTINCT rows, the arguments of an aggregate's DISTINCT), never
- *     refused, never sorted.
+ *     refused, never sorted. Past the sorter budget its new keys go to an
+ *     index B-tree in a temporary database of its own (memory up to the
+ *     cache bound, then a temp file): a key is in the set when the table or
+ *     that tree holds it (the two are disjoint).
  */
 #include <string.h>
 
@@ -70,6 +73,11 @@ struct VmHashAgg {
   int pos;
   uint64_t bytes;
   HPool *pool;
+  /* a hash set past the budget (invariant 5): its overflow tree */
+  Btree *sbt;
+  BtCursor *sbc;
+  uint8_t *rec; /* the key's record */
+  size_t reccap;
 };
 
 /* ---- hashing (invariant 2) ---- */
@@ -170,6 +178,55 @@ static void state_abandon(Vm *v, HPool *pool, void *agg, int agg_size, const Fun
   func_ctx_reset(&ctx);
 }
 
+/* ---- a hash set's overflow tree (invariant 5) ---- */
+
+static void set_spill_close(VmHashAgg *h) {
+  if (h->sbc) btree_cursor_close(h->sbc);
+  h->sbc = NULL;
+  if (h->sbt) {
+    btree_rollback(h->sbt);
+    btree_close(h->sbt);
+  }
+  h->sbt = NULL;
+}
+
+static int set_spill_open(VmHashAgg *h) {
+  uint32_t root;
+  int rc = btree_open(NULL, "", SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, &h->sbt);
+  if (rc == SHALE_OK) rc = btree_begin(h->sbt, BTREE_TXN_WRITE);
+  if (rc == SHALE_OK) rc = btree_create_table(h->sbt, BTREE_BLOBKEY, &root);
+  if (rc == SHALE_OK)
+    rc = btree_cursor_open(h->sbt, root, 1, record_compare, (void *)h->ki, &h->sbc);
+  if (rc != SHALE_OK) set_spill_close(h);
+  return rc;
+}
+
+/* Look key up in the overflow tree, adding it when absent. */
+static int set_spill_add(VmHashAgg *h, const ShValue *key, int *found) {
+  int rc;
+  if (!h->sbc && (rc = set_spill_open(h)) != SHALE_OK) return rc;
+  int nkey = h->ki->ncol;
+  size_t n = record_encoded_size(key, nkey);
+  if (n > UINT32_MAX) return SHALE_TOOBIG;
+  if (n > h->reccap) {
+    uint8_t *b = shale_realloc(h->rec, n);
+    if (!b) return SHALE_NOMEM;
+    h->rec = b;
+    h->reccap = n;
+  }
+  record_encode(key, nkey, h->rec);
+  KeyInfo *ki = (KeyInfo *)h->ki;
+  ki->corrupt = 0;
+  int res;
+  if ((rc = btree_seek_key(h->sbc, h->rec, (uint32_t)n, &res)) != SHALE_OK) return rc;
+  if (ki->corrupt) return SHALE_CORRUPT;
+  if (res == 0 && !btree_eof(h->sbc)) {
+    *found = 1;
+    return SHALE_OK;
+  }
+  return btree_insert(h->sbc, 0, h->rec, (uint32_t)n, 0, 0);
+}
+
 /* ---- lifecycle ---- */
 
 void vm_hash_reset(Vm *v, VmHashAgg *h) {
@@ -187,6 +244,7 @@ void vm_hash_reset(Vm *v, VmHashAgg *h) {
   h->pos = 0;
   h->bytes = 0;
   util_arena_reset(&h->arena);
+  set_spill_close(h);
 }
 
 void vm_hash_free(Vm *v, VmHashAgg *h) {
@@ -202,6 +260,7 @@ void vm_hash_free(Vm *v, VmHashAgg *h) {
   shale_free(h->list);
   shale_free(h->tmp);
   shale_free(h->pool);
+  shale_free(h->rec);
   shale_free(h);
 }
 
@@ -384,8 +443,8 @@ int vm_hash_find(Vm *v, VmCursor *c, const ShValue *key, int *refused) {
 }
 
 /* A hash set (a table of groups without state: DISTINCT): *found = 1 if
- * key is in it, else it is added. No budget: an ephemeral index would hold
- * as much in memory. */
+ * key is in it, else it is added (to the overflow tree once the table is
+ * past the budget: invariant 5). */
 int vm_hash_add(Vm *v, VmCursor *c, const ShValue *key, int *found) {
   VmHashAgg *h = c->hash;
   *found = 0;
@@ -397,6 +456,7 @@ int vm_hash_add(Vm *v, VmCursor *c, const ShValue *key, int *found) {
         *found = 1;
         return SHALE_OK;
       }
+  if (h->sbc || h->bytes > v->sorter_budget) return set_spill_add(h, key, found);
   return group_new(v, h, key, hash) ? SHALE_OK : SHALE_NOMEM;
 }
 

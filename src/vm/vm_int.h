@@ -31,16 +31,22 @@ typedef struct VmSortEnt {
   uint32_t n;
 } VmSortEnt;
 
-/* A sorted run written to the sorter's temp file, and its merge reader:
- * records are stored as varint(length) + bytes from start to end. */
-/* A sorted run in the spill file, read through its own buffer: rec points
- * at the current record, inside buf (bytes [boff, boff + blen) of the
- * file) or, for a record larger than the buffer, in big. */
+/* A sorted run in a spill file: records stored as varint(length) + bytes
+ * from start to end. */
+typedef struct VmRunPos {
+  int64_t start, end;
+} VmRunPos;
+
+/* A merge reader of one run, through its own buffer: rec points at the
+ * current record, inside buf (bytes [boff, boff + blen) of the file) or,
+ * for a record larger than the buffer, in big; key is its sort key. */
 typedef struct VmRun {
   int64_t start, end, pos;
   const char *rec;
   uint32_t n;
   int live; /* rec holds this run's current record */
+  int run;  /* the run's number (ties go to the lower: a stable merge) */
+  uint64_t key;
   uint8_t *buf;
   int64_t boff;
   uint32_t blen;
@@ -51,16 +57,22 @@ typedef struct VmRun {
 /* Spill I/O goes in blocks of this many bytes (writes are gathered, each
  * run reads ahead), not one system call per record. */
 #define VM_SPILL_BLOCK (64u << 10)
+/* Runs merged at once (vm_sort.c invariant 2): 1 MiB of read buffers. */
+#define VM_MERGE_FANIN 16
 
 typedef struct VmSpill {
-  OsFile *file;
-  int64_t fsize;
+  OsFile *file[2]; /* file[0] holds the runs; file[1] receives a merge pass */
+  int64_t fsize[2];
+  int wfile;     /* the file being written */
   uint8_t *wbuf; /* VM_SPILL_BLOCK bytes gathered for the next write */
   uint32_t wlen;
-  VmRun *runs;
+  VmRunPos *runs;
   int nrun, caprun;
-  int cur; /* run holding the current record while merging, -1 at end */
-  int merging;
+  VmRun rd[VM_MERGE_FANIN]; /* the readers of the merge in progress */
+  int nrd, rfile;
+  int heap[VM_MERGE_FANIN]; /* live readers, smallest record first */
+  int nheap;
+  int merging; /* SorterSort started the final merge */
 } VmSpill;
 
 typedef struct VmCursor {
@@ -225,6 +237,21 @@ int vm_hash_sort(Vm *, VmCursor *);
 int vm_hash_next(Vm *, VmCursor *, const ShValue *bound, int *loaded);
 void vm_hash_reset(Vm *, VmHashAgg *);
 void vm_hash_free(Vm *, VmHashAgg *);
+
+/* vm_sort.c: the sorter (Sorter* opcodes). insert/sort/next return SHALE_OK
+ * or an error code (SHALE_CORRUPT for a malformed record); sort sets *empty
+ * when there is no record, next *more while one is current; row gives the
+ * current record (0: none), valid until the next call on the cursor.
+ * close drops the records and any spill files; release frees the buffers a
+ * closed sorter keeps for its next use. */
+void vm_sorter_open(VmCursor *, KeyInfo *, int nfield);
+void vm_sorter_limit(VmCursor *, int64_t lim, int64_t off);
+int vm_sorter_insert(Vm *, VmCursor *, const void *rec, uint32_t n);
+int vm_sorter_sort(Vm *, VmCursor *, int *empty);
+int vm_sorter_next(VmCursor *, int *more);
+int vm_sorter_row(const VmCursor *, const uint8_t **rec, uint32_t *n);
+void vm_sorter_close(VmCursor *);
+void vm_sorter_release(VmCursor *);
 
 /* vm.c: roll back the transactions this Vm began; end its statement
  * savepoints (rolling them back first when rollback). */

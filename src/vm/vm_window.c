@@ -8,36 +8,88 @@
  * aggregate stepped over its frame (value/inverse when it has them, else
  * recomputed per frame).
  *
- * Owns: a VmWin per window cursor (VmCursor.win), its row buffer (owned
- * copies of the pushed values) and the results of the ready rows.
+ * Owns: a VmWin per window cursor (VmCursor.win): the partition's rows and
+ * every function's results, serialized into stores (WinStore: spill files
+ * kept in memory up to a share of the sorter budget, then temp files on
+ * disk), an offset per buffered row, a small cache of decoded rows, and the
+ * peer-group arrays when the pass needs them.
  *
  * Invariants:
  *  1. Rows [0, ready) have their results computed; rows [next, ready) are
- *     still to be handed out by WinRow (which moves their values out);
- *     rows [ready, nrow) are the partition being buffered. A push compacts
- *     the buffer once every ready row has been handed out.
+ *     still to be handed out by WinRow (which copies their values and reads
+ *     each function's next result in order); rows [ready, nrow) are the
+ *     partition being buffered. A push empties the stores once every ready
+ *     row has been handed out (the rows being buffered are kept).
+ *  1a. Memory beyond the stores' share of the sorter budget grows by 8
+ *     bytes per buffered row (its offset), and by 20 bytes per row only
+ *     for passes that need peer groups under an ORDER BY (rank functions,
+ *     RANGE/GROUPS frames bounded by CURRENT ROW, GROUPS, EXCLUDE GROUP or
+ *     TIES). A pointer to a decoded row (win_get) is valid until another row
+ *     of the same cache slot is read (index mod WIN_NSLOT).
  *  2. Frame bounds are computed in partition positions [s, e) and are
  *     non-decreasing from one row to the next (constant offsets, sorted
  *     rows), so an aggregate with an inverse slides: rows entering the
  *     frame are stepped, rows leaving it inverted, each exactly once.
  *  3. An error (bad offset, ntile/nth_value argument, a function's error)
- *     sets Vm.errmsg and is returned; the buffer is freed when the cursor
- *     closes, also after an error.
+ *     sets Vm.errmsg and is returned; an I/O or memory error reading a store
+ *     is kept in VmWin.rc (the row reads as NULLs) and returned by the next
+ *     push, end or row. The stores are freed when the cursor closes, also
+ *     after an error.
  */
 #include <stdint.h>
 #include <string.h>
 
 #include "vm_int.h"
 
+/* Values serialized one tuple after another: per value a tag byte (the
+ * type, 0x80 for the JSON subtype), then 8 bytes (INTEGER, REAL) or a
+ * varint length and the bytes (TEXT, BLOB). Appended in order through a
+ * write buffer to a spill file that stays in memory up to the sorter
+ * budget and then moves to a temp file (os_open_spill), so a partition
+ * takes that much memory plus an offset per row, whatever its size. Rows
+ * are read back by index (off[]), results in order (rpos). */
+#define WIN_BLOCK (32u << 10)
+typedef struct WinStore {
+  OsFile *f;
+  int64_t fsize;  /* bytes in f; the rest of the tuples are in wbuf */
+  uint8_t *wbuf;  /* WIN_BLOCK bytes */
+  uint32_t wlen;
+  uint8_t *rbuf;  /* WIN_BLOCK bytes of f read ahead from rboff */
+  int64_t rboff;
+  uint32_t rblen;
+  uint8_t *big;   /* a tuple larger than a block */
+  uint32_t bigcap;
+  int64_t *off;   /* rows: where tuple i starts */
+  int n, cap;
+  int64_t rpos;   /* results: the next tuple to read */
+} WinStore;
+
+/* Decoded rows, direct-mapped by index (slot i % WIN_NSLOT): a pointer
+ * from win_get stays valid until a row of the same slot is read. */
+#define WIN_NSLOT 16
+typedef struct WinSlot {
+  int idx; /* -1: empty */
+  ShValue *v;
+  uint8_t *buf; /* the tuple's bytes, which text/blob values point into */
+  uint32_t cap;
+} WinSlot;
+
 typedef struct VmWin {
   const VmWinSpec *spec;
   ShValue off[2]; /* start / end offsets (owned copies) */
   int off_checked;
-  ShValue *rows;  /* nrow * ncol */
-  ShValue *res;   /* nrow * nfunc */
-  int nrow, caprow;
+  uint64_t budget;
+  WinStore rows;  /* the pushed rows */
+  WinStore *res;  /* per function: its results, in row order */
+  WinSlot slot[WIN_NSLOT];
+  ShValue *nulls; /* ncol NULLs: what win_get returns after an error */
+  int rc;         /* the first I/O or memory error of a store read */
+  int nrow;
   int ready, next;
-  /* per-partition scratch (positions relative to the partition) */
+  /* per-partition scratch (positions relative to the partition), only
+   * when a function or the frame needs peers (need_peers) and there is
+   * an ORDER BY (without one every row is a peer of every other) */
+  int need_peers, flat;
   int *peer_start, *peer_end, *grp; /* per row */
   int *gstart, *gend;               /* per peer group */
   int capscratch;
@@ -51,17 +103,28 @@ static int win_err(Vm *v, int rc, const char *msg) {
   return rc;
 }
 
+static void store_free(WinStore *st) {
+  os_close_free(st->f);
+  shale_free(st->wbuf);
+  shale_free(st->rbuf);
+  shale_free(st->big);
+  shale_free(st->off);
+  memset(st, 0, sizeof *st);
+}
+
 void vm_win_free(VmWin *w) {
   if (!w) return;
-  int nc = w->spec ? w->spec->ncol : 0, nf = w->spec ? w->spec->nfunc : 0;
-  for (int i = w->next; i < w->nrow; i++)
-    for (int k = 0; k < nc; k++) value_clear(&w->rows[(size_t)i * nc + k]);
-  for (int i = w->next; i < w->ready; i++)
-    for (int k = 0; k < nf; k++) value_clear(&w->res[(size_t)i * nf + k]);
+  int nf = w->spec ? w->spec->nfunc : 0;
+  store_free(&w->rows);
+  for (int k = 0; w->res && k < nf; k++) store_free(&w->res[k]);
+  shale_free(w->res);
+  for (int i = 0; i < WIN_NSLOT; i++) {
+    shale_free(w->slot[i].v);
+    shale_free(w->slot[i].buf);
+  }
+  shale_free(w->nulls);
   value_clear(&w->off[0]);
   value_clear(&w->off[1]);
-  shale_free(w->rows);
-  shale_free(w->res);
   shale_free(w->peer_start);
   shale_free(w->peer_end);
   shale_free(w->grp);
@@ -79,6 +142,232 @@ static int copy_owned(ShValue *dst, const ShValue *src) {
   return SHALE_OK;
 }
 
+/* ---- the stores ---- */
+
+static int store_init(WinStore *st, uint64_t budget) {
+  int rc = os_open_spill(NULL, (int64_t)budget, SHALE_OPEN_TEMP_JOURNAL, &st->f);
+  if (rc) return rc;
+  st->wbuf = shale_malloc(WIN_BLOCK);
+  st->rbuf = shale_malloc(WIN_BLOCK);
+  return st->wbuf && st->rbuf ? SHALE_OK : SHALE_NOMEM;
+}
+
+static int store_flush(WinStore *st) {
+  if (st->wlen == 0) return SHALE_OK;
+  int rc = os_write(st->f, st->wbuf, (int)st->wlen, st->fsize);
+  if (rc) return rc;
+  st->fsize += st->wlen;
+  st->wlen = 0;
+  return SHALE_OK;
+}
+
+/* Empty the store (its file shrinks to nothing). */
+static int store_reset(WinStore *st) {
+  st->wlen = 0;
+  st->fsize = 0;
+  st->rblen = 0;
+  st->n = 0;
+  st->rpos = 0;
+  return os_truncate(st->f, 0);
+}
+
+static uint32_t tuple_size(const ShValue *v, int n) {
+  uint64_t sz = 0;
+  for (int k = 0; k < n; k++) {
+    sz += 1;
+    if (v[k].type == SHALE_INTEGER || v[k].type == SHALE_FLOAT)
+      sz += 8;
+    else if (v[k].type == SHALE_TEXT || v[k].type == SHALE_BLOB)
+      sz += (uint64_t)util_varint_len(v[k].n) + v[k].n;
+  }
+  return sz > UINT32_MAX ? UINT32_MAX : (uint32_t)sz;
+}
+
+static void tuple_put(const ShValue *v, int n, uint8_t *p) {
+  for (int k = 0; k < n; k++) {
+    uint8_t t = v[k].type;
+    *p++ = (uint8_t)(t | ((v[k].flags & VAL_SUBTYPE_JSON) ? 0x80 : 0));
+    if (t == SHALE_INTEGER || t == SHALE_FLOAT) {
+      memcpy(p, &v[k].i, 8);
+      p += 8;
+    } else if (t == SHALE_TEXT || t == SHALE_BLOB) {
+      p += util_put_varint(p, v[k].n);
+      if (v[k].n) memcpy(p, v[k].z, v[k].n);
+      p += v[k].n;
+    }
+  }
+}
+
+/* Decode n values from p[0..len) (borrowed from p); 0 if malformed. */
+static int tuple_get(const uint8_t *p, uint32_t len, ShValue *v, int n) {
+  const uint8_t *e = p + len;
+  for (int k = 0; k < n; k++) {
+    if (p >= e) return 0;
+    uint8_t tag = *p++, t = tag & 0x7f;
+    v[k].type = t;
+    v[k].flags = (tag & 0x80) ? VAL_SUBTYPE_JSON : 0;
+    v[k].n = 0;
+    if (t == SHALE_INTEGER || t == SHALE_FLOAT) {
+      if (e - p < 8) return 0;
+      memcpy(&v[k].i, p, 8);
+      p += 8;
+    } else if (t == SHALE_TEXT || t == SHALE_BLOB) {
+      uint64_t m;
+      int h = util_get_varint_safe(p, e, &m);
+      if (h == 0 || m > (uint64_t)(e - p - h)) return 0;
+      p += h;
+      v[k].n = (uint32_t)m;
+      v[k].z = (const char *)p;
+      p += m;
+    } else {
+      v[k].i = 0;
+    }
+  }
+  return 1;
+}
+
+/* Append a tuple of n values; rows also record where it starts. */
+static int store_add(WinStore *st, const ShValue *v, int n, int index) {
+  uint32_t sz = tuple_size(v, n);
+  if (sz == UINT32_MAX) return SHALE_TOOBIG;
+  int rc;
+  if (index && st->n == st->cap) {
+    int cap = st->cap ? st->cap * 2 : 256;
+    int64_t *o = shale_realloc(st->off, sizeof(int64_t) * (size_t)cap);
+    if (!o) return SHALE_NOMEM;
+    st->off = o;
+    st->cap = cap;
+  }
+  int64_t at = st->fsize + st->wlen;
+  if (sz > WIN_BLOCK - st->wlen && (rc = store_flush(st)) != SHALE_OK) return rc;
+  if (sz > WIN_BLOCK) { /* written directly (store_read reads it whole) */
+    uint8_t *tmp = shale_malloc(sz);
+    if (!tmp) return SHALE_NOMEM;
+    tuple_put(v, n, tmp);
+    rc = os_write(st->f, tmp, (int)sz, st->fsize);
+    shale_free(tmp);
+    if (rc) return rc;
+    st->fsize += sz;
+  } else {
+    tuple_put(v, n, st->wbuf + st->wlen);
+    st->wlen += sz;
+  }
+  if (index) st->off[st->n++] = at;
+  return SHALE_OK;
+}
+
+/* The bytes [at, at + len) of the store: a tuple lies wholly in the file or
+ * wholly in wbuf (store_add). Valid until the next read or append. */
+static int store_read(WinStore *st, int64_t at, uint32_t len, const uint8_t **out) {
+  if (at >= st->fsize) {
+    *out = st->wbuf + (at - st->fsize);
+    return SHALE_OK;
+  }
+  if (at >= st->rboff && at + len <= st->rboff + st->rblen) {
+    *out = st->rbuf + (at - st->rboff);
+    return SHALE_OK;
+  }
+  int rc;
+  if (len > WIN_BLOCK) {
+    if (len > st->bigcap) {
+      uint8_t *b = shale_realloc(st->big, len);
+      if (!b) return SHALE_NOMEM;
+      st->big = b;
+      st->bigcap = len;
+    }
+    if ((rc = os_read(st->f, st->big, (int)len, at)) != SHALE_OK) return rc;
+    *out = st->big;
+    return SHALE_OK;
+  }
+  int64_t left = st->fsize - at;
+  uint32_t k = left < (int64_t)WIN_BLOCK ? (uint32_t)left : WIN_BLOCK;
+  if ((rc = os_read(st->f, st->rbuf, (int)k, at)) != SHALE_OK) return rc;
+  st->rboff = at;
+  st->rblen = k;
+  *out = st->rbuf;
+  return SHALE_OK;
+}
+
+/* Row i (0 <= i < nrow), decoded into its slot; after an error (w->rc set)
+ * a row of NULLs. */
+static ShValue *win_get(VmWin *w, int i) {
+  WinSlot *sl = &w->slot[i % WIN_NSLOT];
+  if (sl->idx == i) return sl->v;
+  if (w->rc) return w->nulls;
+  int nc = w->spec->ncol;
+  WinStore *st = &w->rows;
+  int64_t a = st->off[i], b = i + 1 < st->n ? st->off[i + 1] : st->fsize + st->wlen;
+  uint32_t len = (uint32_t)(b - a);
+  const uint8_t *p;
+  int rc = store_read(st, a, len, &p);
+  if (rc == SHALE_OK && len > sl->cap) {
+    uint8_t *nb = shale_realloc(sl->buf, len);
+    if (!nb) rc = SHALE_NOMEM;
+    else {
+      sl->buf = nb;
+      sl->cap = len;
+    }
+  }
+  if (rc == SHALE_OK) {
+    if (len) memcpy(sl->buf, p, len);
+    if (!tuple_get(sl->buf, len, sl->v, nc)) rc = SHALE_CORRUPT;
+  }
+  if (rc) {
+    w->rc = rc;
+    sl->idx = -1;
+    return w->nulls;
+  }
+  sl->idx = i;
+  return sl->v;
+}
+
+/* The next result of function f (in row order), borrowed until the next
+ * read of the store: its tag and length first, then the whole value. */
+static int res_next(VmWin *w, int f, ShValue *out) {
+  WinStore *st = &w->res[f];
+  int64_t lim = st->rpos < st->fsize ? st->fsize : st->fsize + st->wlen;
+  if (st->rpos >= lim) return SHALE_INTERNAL;
+  uint32_t hk = lim - st->rpos < 10 ? (uint32_t)(lim - st->rpos) : 10;
+  const uint8_t *p;
+  int rc = store_read(st, st->rpos, hk, &p);
+  if (rc) return rc;
+  uint8_t t = p[0] & 0x7f;
+  uint64_t len = 1;
+  if (t == SHALE_INTEGER || t == SHALE_FLOAT) {
+    len += 8;
+  } else if (t == SHALE_TEXT || t == SHALE_BLOB) {
+    uint64_t m;
+    int h = util_get_varint_safe(p + 1, p + hk, &m);
+    if (h == 0) return SHALE_CORRUPT;
+    len += (uint64_t)h + m;
+  }
+  if (len > (uint64_t)(lim - st->rpos)) return SHALE_CORRUPT;
+  if ((rc = store_read(st, st->rpos, (uint32_t)len, &p)) != SHALE_OK) return rc;
+  if (!tuple_get(p, (uint32_t)len, out, 1)) return SHALE_CORRUPT;
+  st->rpos += (int64_t)len;
+  return SHALE_OK;
+}
+
+/* Whether the pass needs peer groups (grp, peer_start/end, gstart/gend):
+ * RANGE or GROUPS frames bounded by CURRENT ROW or offsets, GROUPS
+ * frames, EXCLUDE GROUP/TIES, and the rank functions. */
+static int needs_peers(const VmWinSpec *s) {
+  if (s->frame == VM_FRAME_GROUPS) return 1;
+  if (s->exclude == VM_EXCLUDE_GROUP || s->exclude == VM_EXCLUDE_TIES) return 1;
+  if (s->frame == VM_FRAME_RANGE &&
+      (s->start == VM_BOUND_CURRENT_ROW || s->end == VM_BOUND_CURRENT_ROW))
+    return 1;
+  for (int fi = 0; fi < s->nfunc; fi++) {
+    const FuncDef *d = s->funcs[fi].def;
+    if (!(d->flags & FUNC_WINDOW)) continue;
+    int kind = (int)(intptr_t)d->user_data;
+    if (kind == FUNC_WIN_RANK || kind == FUNC_WIN_DENSE_RANK || kind == FUNC_WIN_PERCENT_RANK ||
+        kind == FUNC_WIN_CUME_DIST)
+      return 1;
+  }
+  return 0;
+}
+
 int vm_win_open(Vm *v, VmCursor *c, const VmWinSpec *spec, const ShValue *start,
                 const ShValue *end) {
   vm_cursor_close(v, c);
@@ -88,6 +377,27 @@ int vm_win_open(Vm *v, VmCursor *c, const VmWinSpec *spec, const ShValue *start,
   w->spec = spec;
   c->win = w;
   if (copy_owned(&w->off[0], start) || copy_owned(&w->off[1], end)) return SHALE_NOMEM;
+  int nc = spec->ncol > 0 ? spec->ncol : 1, nf = spec->nfunc;
+  /* the budget is shared by the row store and the result stores */
+  w->budget = v->sorter_budget / (uint64_t)(nf + 1);
+  int rc = store_init(&w->rows, w->budget);
+  if (rc) return rc;
+  if (nf > 0) {
+    w->res = shale_malloc(sizeof(WinStore) * (size_t)nf);
+    if (!w->res) return SHALE_NOMEM;
+    memset(w->res, 0, sizeof(WinStore) * (size_t)nf);
+    for (int k = 0; k < nf; k++)
+      if ((rc = store_init(&w->res[k], w->budget)) != SHALE_OK) return rc;
+  }
+  w->nulls = shale_malloc(sizeof(ShValue) * (size_t)nc);
+  if (!w->nulls) return SHALE_NOMEM;
+  for (int k = 0; k < nc; k++) value_set_null(&w->nulls[k]);
+  for (int i = 0; i < WIN_NSLOT; i++) {
+    w->slot[i].idx = -1;
+    if (!(w->slot[i].v = shale_malloc(sizeof(ShValue) * (size_t)nc))) return SHALE_NOMEM;
+  }
+  w->flat = spec->norder == 0;
+  w->need_peers = needs_peers(spec) && !w->flat;
   return SHALE_OK;
 }
 
@@ -123,21 +433,6 @@ static int sort_cmp(const VmWinSpec *s, const ShValue *a, const ShValue *b) {
 
 /* ---- buffer ---- */
 
-static int grow_rows(VmWin *w, int need) {
-  if (need <= w->caprow) return SHALE_OK;
-  int cap = w->caprow ? w->caprow * 2 : 64;
-  while (cap < need) cap *= 2;
-  int nc = w->spec->ncol > 0 ? w->spec->ncol : 1, nf = w->spec->nfunc > 0 ? w->spec->nfunc : 1;
-  ShValue *r = shale_realloc(w->rows, sizeof(ShValue) * (size_t)cap * (size_t)nc);
-  if (!r) return SHALE_NOMEM;
-  w->rows = r;
-  ShValue *q = shale_realloc(w->res, sizeof(ShValue) * (size_t)cap * (size_t)nf);
-  if (!q) return SHALE_NOMEM;
-  w->res = q;
-  w->caprow = cap;
-  return SHALE_OK;
-}
-
 static int grow_scratch(VmWin *w, int n) {
   if (n <= w->capscratch) return SHALE_OK;
   int cap = w->capscratch ? w->capscratch : 64;
@@ -152,8 +447,14 @@ static int grow_scratch(VmWin *w, int n) {
   return SHALE_OK;
 }
 
-#define ROW(w, i) (&(w)->rows[(size_t)(i) * (size_t)(w)->spec->ncol])
-#define RES(w, i, f) (&(w)->res[(size_t)(i) * (size_t)(w)->spec->nfunc + (size_t)(f)])
+#define ROW(w, i) win_get((w), (i))
+/* Peer groups; without an ORDER BY every row is a peer of every other
+ * (flat: no arrays). */
+#define PSTART(w, i) ((w)->flat ? 0 : (w)->peer_start[i])
+#define PEND(w, i, n) ((w)->flat ? (n) : (w)->peer_end[i])
+#define PGRP(w, i) ((w)->flat ? 0 : (w)->grp[i])
+#define GSTART(w, g) ((w)->flat ? 0 : (w)->gstart[g])
+#define GEND(w, g, n) ((w)->flat ? (n) : (w)->gend[g])
 
 /* ---- offsets ---- */
 
@@ -257,23 +558,27 @@ static void frame_of(VmWin *w, int base, int n, int i, int *ps, int *pe) {
     default: en = n; break;
     }
   } else if (s->frame == VM_FRAME_GROUPS) {
-    int g = w->grp[i], ng = w->grp[n - 1] + 1;
+    int g = PGRP(w, i), ng = PGRP(w, n - 1) + 1;
     switch (s->start) {
-    case VM_BOUND_PRECEDING: st = w->gstart[o0 > g ? 0 : (int)(g - o0)]; break;
-    case VM_BOUND_CURRENT_ROW: st = w->peer_start[i]; break;
-    case VM_BOUND_FOLLOWING: st = o0 >= ng - g ? n : w->gstart[g + o0]; break;
+    case VM_BOUND_PRECEDING: st = GSTART(w, o0 > g ? 0 : (int)(g - o0)); break;
+    case VM_BOUND_CURRENT_ROW: st = PSTART(w, i); break;
+    case VM_BOUND_FOLLOWING: st = o0 >= ng - g ? n : GSTART(w, g + o0); break;
     default: st = 0; break;
     }
     switch (s->end) {
-    case VM_BOUND_PRECEDING: en = o1 > g ? 0 : w->gend[g - o1]; break;
-    case VM_BOUND_CURRENT_ROW: en = w->peer_end[i]; break;
-    case VM_BOUND_FOLLOWING: en = o1 >= ng - g ? n : w->gend[g + o1]; break;
+    case VM_BOUND_PRECEDING: en = o1 > g ? 0 : GEND(w, g - o1, n); break;
+    case VM_BOUND_CURRENT_ROW: en = PEND(w, i, n); break;
+    case VM_BOUND_FOLLOWING: en = o1 >= ng - g ? n : GEND(w, g + o1, n); break;
     default: en = n; break;
     }
   } else { /* RANGE */
     int desc = s->order_desc && s->order_desc[0];
-    const ShValue *kc = s->norder > 0 ? &ROW(w, base + i)[s->order[0]] : NULL;
-    ShValue t;
+    /* a copy: the searches read other rows, which may reuse row i's slot */
+    ShValue kcv, t;
+    value_set_null(&kcv);
+    if (s->norder > 0 && copy_owned(&kcv, &ROW(w, base + i)[s->order[0]]) && !w->rc)
+      w->rc = SHALE_NOMEM;
+    const ShValue *kc = s->norder > 0 ? &kcv : NULL;
     switch (s->start) {
     case VM_BOUND_PRECEDING: /* rows r with r + off >= current (ASC) */
       st = range_search_moved(w, base, n, kc, &w->off[0], !desc, 0);
@@ -282,7 +587,7 @@ static void frame_of(VmWin *w, int base, int n, int i, int *ps, int *pe) {
       range_target(kc, &w->off[0], !desc, &t);
       st = range_search(w, base, n, &t, 0);
       break;
-    case VM_BOUND_CURRENT_ROW: st = w->peer_start[i]; break;
+    case VM_BOUND_CURRENT_ROW: st = PSTART(w, i); break;
     default: st = 0; break;
     }
     switch (s->end) {
@@ -293,9 +598,10 @@ static void frame_of(VmWin *w, int base, int n, int i, int *ps, int *pe) {
       range_target(kc, &w->off[1], !desc, &t);
       en = range_search(w, base, n, &t, 1);
       break;
-    case VM_BOUND_CURRENT_ROW: en = w->peer_end[i]; break;
+    case VM_BOUND_CURRENT_ROW: en = PEND(w, i, n); break;
     default: en = n; break;
     }
+    value_clear(&kcv);
   }
   if (en < st) en = st;
   *ps = st;
@@ -306,8 +612,8 @@ static void frame_of(VmWin *w, int base, int n, int i, int *ps, int *pe) {
 static int excluded(VmWin *w, int i, int r) {
   switch (w->spec->exclude) {
   case VM_EXCLUDE_CURRENT_ROW: return r == i;
-  case VM_EXCLUDE_GROUP: return w->grp[r] == w->grp[i];
-  case VM_EXCLUDE_TIES: return r != i && w->grp[r] == w->grp[i];
+  case VM_EXCLUDE_GROUP: return PGRP(w, r) == PGRP(w, i);
+  case VM_EXCLUDE_TIES: return r != i && PGRP(w, r) == PGRP(w, i);
   default: return 0;
   }
 }
@@ -381,6 +687,13 @@ static void drop_agg(FuncCtx *ctx) {
   func_ctx_reset(ctx);
 }
 
+/* Append row i's result of function fi (in row order) and clear *val. */
+static int res_put(VmWin *w, int fi, ShValue *val) {
+  int rc = store_add(&w->res[fi], val, 1, 0);
+  value_clear(val);
+  return rc ? rc : w->rc;
+}
+
 /* An aggregate over each row's frame, for the partition at base. */
 static int agg_partition(Vm *v, VmWin *w, int fi, int base, int n) {
   const VmWinSpec *s = w->spec;
@@ -407,19 +720,23 @@ static int agg_partition(Vm *v, VmWin *w, int fi, int base, int n) {
       if (rc) break;
       ctx.coll = f->coll;
       f->def->value(&ctx);
-      rc = take_result(v, &ctx, RES(w, base + i, fi));
+      ShValue out;
+      rc = take_result(v, &ctx, &out);
+      if (!rc) rc = res_put(w, fi, &out);
     }
     drop_agg(&ctx);
     return rc;
   }
   int pst = -1, pen = -1;
+  ShValue prev, out; /* the previous row's result, and this row's */
+  value_set_null(&prev);
   for (int i = 0; i < n; i++) {
     int st, en;
     frame_of(w, base, n, i, &st, &en);
-    ShValue *out = RES(w, base + i, fi);
     if (s->exclude <= VM_EXCLUDE_NO_OTHERS && st == pst && en == pen && i > 0) {
-      rc = copy_owned(out, RES(w, base + i - 1, fi));
-      if (rc) return rc;
+      rc = copy_owned(&out, &prev);
+      if (!rc) rc = res_put(w, fi, &out);
+      if (rc) break;
       continue;
     }
     FuncCtx ctx;
@@ -428,15 +745,20 @@ static int agg_partition(Vm *v, VmWin *w, int fi, int base, int n) {
       if (!excluded(w, i, r)) rc = call_agg(v, w, f, &ctx, ROW(w, base + r), 0);
     if (rc) {
       drop_agg(&ctx);
-      return rc;
+      break;
     }
     ctx.coll = f->coll;
     func_agg_finish(&ctx);
-    rc = take_result(v, &ctx, out);
-    if (rc) return rc;
+    rc = take_result(v, &ctx, &out);
+    value_clear(&prev);
+    if (!rc) rc = copy_owned(&prev, &out);
+    if (!rc) rc = res_put(w, fi, &out);
+    value_clear(&out);
+    if (rc) break;
     pst = st;
     pen = en;
   }
+  value_clear(&prev);
   return rc;
 }
 
@@ -470,17 +792,20 @@ static int builtin_partition(Vm *v, VmWin *w, int fi, int base, int n) {
     ntile = value_int64(&ROW(w, base)[f->arg]);
     if (ntile <= 0) return win_err(v, SHALE_ERROR, "argument of ntile must be a positive integer");
   }
-  for (int i = 0; i < n; i++) {
-    ShValue *out = RES(w, base + i, fi);
+  ShValue outv;
+  ShValue *out = &outv;
+  int rc = SHALE_OK;
+  for (int i = 0; i < n && !rc; i++) {
+    value_set_null(out);
     const ShValue *row = ROW(w, base + i);
     switch (kind) {
     case FUNC_WIN_ROW_NUMBER: value_set_int(out, i + 1); break;
-    case FUNC_WIN_RANK: value_set_int(out, w->peer_start[i] + 1); break;
-    case FUNC_WIN_DENSE_RANK: value_set_int(out, w->grp[i] + 1); break;
+    case FUNC_WIN_RANK: value_set_int(out, PSTART(w, i) + 1); break;
+    case FUNC_WIN_DENSE_RANK: value_set_int(out, PGRP(w, i) + 1); break;
     case FUNC_WIN_PERCENT_RANK:
-      value_set_real(out, n > 1 ? (double)w->peer_start[i] / (double)(n - 1) : 0.0);
+      value_set_real(out, n > 1 ? (double)PSTART(w, i) / (double)(n - 1) : 0.0);
       break;
-    case FUNC_WIN_CUME_DIST: value_set_real(out, (double)w->peer_end[i] / (double)n); break;
+    case FUNC_WIN_CUME_DIST: value_set_real(out, (double)PEND(w, i, n) / (double)n); break;
     case FUNC_WIN_NTILE: {
       int64_t size = n / ntile, large = n - ntile * size;
       if (size == 0) {
@@ -513,8 +838,8 @@ static int builtin_partition(Vm *v, VmWin *w, int fi, int base, int n) {
       if (found && t >= 0 && t < n)
         src = &ROW(w, base + t)[f->arg];
       else if (f->nargs >= 3)
-        src = &row[f->arg + 2];
-      if (src && copy_owned(out, src)) return SHALE_NOMEM;
+        src = &ROW(w, base + i)[f->arg + 2]; /* row's slot may have been reused */
+      if (src && copy_owned(out, src)) rc = SHALE_NOMEM;
       break;
     }
     case FUNC_WIN_FIRST_VALUE:
@@ -522,8 +847,10 @@ static int builtin_partition(Vm *v, VmWin *w, int fi, int base, int n) {
     case FUNC_WIN_NTH_VALUE: {
       int64_t nth = 1;
       if (kind == FUNC_WIN_NTH_VALUE) {
-        if (!int_arg(&row[f->arg + 1], &nth) || nth <= 0)
-          return win_err(v, SHALE_ERROR, "second argument to nth_value must be a positive integer");
+        if (!int_arg(&row[f->arg + 1], &nth) || nth <= 0) {
+          rc = win_err(v, SHALE_ERROR, "second argument to nth_value must be a positive integer");
+          break;
+        }
       }
       int st, en;
       frame_of(w, base, n, i, &st, &en);
@@ -542,13 +869,15 @@ static int builtin_partition(Vm *v, VmWin *w, int fi, int base, int n) {
             break;
           }
       }
-      if (pick >= 0 && copy_owned(out, &ROW(w, base + pick)[f->arg])) return SHALE_NOMEM;
+      if (pick >= 0 && copy_owned(out, &ROW(w, base + pick)[f->arg])) rc = SHALE_NOMEM;
       break;
     }
     default: break;
     }
+    if (!rc) rc = res_put(w, fi, out);
   }
-  return SHALE_OK;
+  value_clear(out);
+  return rc;
 }
 
 /* Compute the partition [ready, nrow): its rows become ready. */
@@ -556,25 +885,26 @@ static int compute_partition(Vm *v, VmWin *w) {
   const VmWinSpec *s = w->spec;
   int base = w->ready, n = w->nrow - w->ready;
   if (n <= 0) return SHALE_OK;
-  int rc = grow_scratch(w, n);
-  if (rc) return rc;
-  for (int i = 0; i < n; i++)
-    for (int k = 0; k < s->nfunc; k++) value_set_null(RES(w, base + i, k));
-  /* peer groups */
-  int g = 0;
-  for (int i = 0; i < n; i++) {
-    if (i > 0 && !peers(s, ROW(w, base + i - 1), ROW(w, base + i))) g++;
-    w->grp[i] = g;
-  }
-  for (int i = 0; i < n; i++) {
-    int st = (i > 0 && w->grp[i - 1] == w->grp[i]) ? w->peer_start[i - 1] : i;
-    w->peer_start[i] = st;
-    w->gstart[w->grp[i]] = st;
-  }
-  for (int i = n - 1; i >= 0; i--) {
-    int en = (i < n - 1 && w->grp[i + 1] == w->grp[i]) ? w->peer_end[i + 1] : i + 1;
-    w->peer_end[i] = en;
-    w->gend[w->grp[i]] = en;
+  int rc = SHALE_OK;
+  if (w->need_peers) {
+    if ((rc = grow_scratch(w, n)) != SHALE_OK) return rc;
+    /* peer groups */
+    int g = 0;
+    for (int i = 0; i < n; i++) {
+      if (i > 0 && !peers(s, ROW(w, base + i - 1), ROW(w, base + i))) g++;
+      w->grp[i] = g;
+    }
+    if (w->rc) return w->rc;
+    for (int i = 0; i < n; i++) {
+      int st = (i > 0 && w->grp[i - 1] == w->grp[i]) ? w->peer_start[i - 1] : i;
+      w->peer_start[i] = st;
+      w->gstart[w->grp[i]] = st;
+    }
+    for (int i = n - 1; i >= 0; i--) {
+      int en = (i < n - 1 && w->grp[i + 1] == w->grp[i]) ? w->peer_end[i + 1] : i + 1;
+      w->peer_end[i] = en;
+      w->gend[w->grp[i]] = en;
+    }
   }
   /* offsets: checked on the first partition that uses them */
   if (!w->off_checked) {
@@ -587,10 +917,10 @@ static int compute_partition(Vm *v, VmWin *w) {
     if (uses_frame) {
       if ((s->start == VM_BOUND_PRECEDING || s->start == VM_BOUND_FOLLOWING) &&
           (rc = check_offset(v, w, 0)))
-        goto fail;
+        return rc;
       if ((s->end == VM_BOUND_PRECEDING || s->end == VM_BOUND_FOLLOWING) &&
           (rc = check_offset(v, w, 1)))
-        goto fail;
+        return rc;
     }
     w->off_checked = 1;
   }
@@ -600,13 +930,36 @@ static int compute_partition(Vm *v, VmWin *w) {
       rc = builtin_partition(v, w, fi, base, n);
     else
       rc = agg_partition(v, w, fi, base, n);
-    if (rc) goto fail;
+    if (!rc) rc = w->rc; /* a row that could not be read */
+    if (rc) return rc;  /* the statement fails: the stores go with the cursor */
   }
   w->ready = w->nrow;
   return SHALE_OK;
-fail:
-  for (int i = 0; i < n; i++)
-    for (int k = 0; k < s->nfunc; k++) value_clear(RES(w, base + i, k));
+}
+
+/* Every ready row has been handed out: empty the stores, keeping the rows
+ * of the partition still being buffered (invariant 1). */
+static int compact(VmWin *w) {
+  int nc = w->spec->ncol, keep = w->nrow - w->ready, rc = SHALE_OK;
+  ShValue *kept = NULL;
+  if (keep > 0) {
+    kept = shale_malloc(sizeof(ShValue) * (size_t)keep * (size_t)(nc > 0 ? nc : 1));
+    if (!kept) return SHALE_NOMEM;
+    for (int i = 0; i < keep * nc; i++) value_set_null(&kept[i]);
+    for (int i = 0; i < keep && !rc; i++) {
+      const ShValue *r = ROW(w, w->ready + i);
+      for (int k = 0; k < nc && !rc; k++) rc = copy_owned(&kept[(size_t)i * nc + k], &r[k]);
+    }
+    if (!rc) rc = w->rc;
+  }
+  if (!rc) rc = store_reset(&w->rows);
+  for (int f = 0; f < w->spec->nfunc && !rc; f++) rc = store_reset(&w->res[f]);
+  for (int i = 0; i < WIN_NSLOT; i++) w->slot[i].idx = -1;
+  for (int i = 0; i < keep && !rc; i++) rc = store_add(&w->rows, &kept[(size_t)i * nc], nc, 1);
+  for (int i = 0; kept && i < keep * nc; i++) value_clear(&kept[i]);
+  shale_free(kept);
+  w->nrow = keep;
+  w->ready = w->next = 0;
   return rc;
 }
 
@@ -614,25 +967,16 @@ int vm_win_push(Vm *v, VmCursor *c, const ShValue *row) {
   VmWin *w = c->win;
   if (!w) return SHALE_INTERNAL;
   const VmWinSpec *s = w->spec;
-  int nc = s->ncol;
-  if (w->next == w->ready && w->next > 0) { /* compact (invariant 1) */
-    int keep = w->nrow - w->ready;
-    if (keep > 0) memmove(w->rows, ROW(w, w->ready), sizeof(ShValue) * (size_t)keep * nc);
-    w->nrow = keep;
-    w->ready = w->next = 0;
-  }
+  int rc;
+  if (w->rc) return w->rc;
+  if (w->next == w->ready && w->next > 0 && (rc = compact(w)) != SHALE_OK) return rc;
   if (w->nrow > w->ready && !same_part(s, ROW(w, w->nrow - 1), row)) {
-    int rc = compute_partition(v, w);
-    if (rc) return rc;
+    if (w->rc) return w->rc;
+    if ((rc = compute_partition(v, w)) != SHALE_OK) return rc;
   }
-  if (grow_rows(w, w->nrow + 1)) return SHALE_NOMEM;
-  ShValue *dst = ROW(w, w->nrow);
-  for (int k = 0; k < nc; k++) {
-    if (copy_owned(&dst[k], &row[k])) {
-      for (int j = 0; j < k; j++) value_clear(&dst[j]);
-      return SHALE_NOMEM;
-    }
-  }
+  if (w->nrow == INT32_MAX) return SHALE_TOOBIG;
+  if ((rc = store_add(&w->rows, row, s->ncol, 1)) != SHALE_OK) return rc;
+  w->slot[w->nrow % WIN_NSLOT].idx = -1;
   w->nrow++;
   return SHALE_OK;
 }
@@ -640,6 +984,7 @@ int vm_win_push(Vm *v, VmCursor *c, const ShValue *row) {
 int vm_win_end(Vm *v, VmCursor *c) {
   VmWin *w = c->win;
   if (!w) return SHALE_INTERNAL;
+  if (w->rc) return w->rc;
   return compute_partition(v, w);
 }
 
@@ -649,17 +994,20 @@ int vm_win_row(Vm *v, VmCursor *c, ShValue *out) {
   if (!w) return -SHALE_INTERNAL;
   if (w->next >= w->ready) return 0;
   const VmWinSpec *s = w->spec;
-  ShValue *row = ROW(w, w->next);
+  const ShValue *row = ROW(w, w->next);
+  if (w->rc) return -w->rc;
   for (int k = 0; k < s->ncol; k++) {
     value_clear(&out[k]);
-    out[k] = row[k];
-    value_set_null(&row[k]);
+    if (copy_owned(&out[k], &row[k])) return -SHALE_NOMEM;
   }
   for (int f = 0; f < s->nfunc; f++) {
-    ShValue *r = RES(w, w->next, f);
+    ShValue r;
+    int rc = res_next(w, f, &r);
+    if (rc) return -rc;
     value_clear(&out[s->ncol + f]);
-    out[s->ncol + f] = *r;
-    value_set_null(r);
+    ShValue x = r;
+    if (value_make_owned(&x)) return -SHALE_NOMEM;
+    out[s->ncol + f] = x;
   }
   w->next++;
   return 1;

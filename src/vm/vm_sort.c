@@ -1,0 +1,599 @@
+/*
+ * vm_sort.c -- the sorter behind SorterOpen/SorterLimit/SorterInsert/
+ * SorterSort/SorterNext/SorterData (ORDER BY, GROUP BY by sorting, CREATE
+ * INDEX, the rows a hash aggregation refused): records are gathered in one
+ * buffer, sorted by the cursor's KeyInfo with a 64-bit key prefix per entry,
+ * and past the Vm's sorter budget written as sorted runs to a temp file and
+ * merged on read.
+ *
+ * Owns: per sorter cursor the record buffer (sbuf), the entry arrays
+ * (sent, stmp) -- kept across resets, emptied, freed by vm_sorter_release --
+ * and the spill state (VmSpill: two temp files, the runs, the read and write
+ * buffers), freed by vm_sorter_close.
+ *
+ * Invariants:
+ *  1. The sort is stable: equal records come out in insertion order. Runs
+ *     are written in insertion order, a merge breaks ties by run number,
+ *     and a merge pass merges consecutive runs into one run each.
+ *  2. Memory stays bounded: records held in memory never exceed the
+ *     budget (a run is spilled first) and a merge reads at most
+ *     VM_MERGE_FANIN runs at once (VM_SPILL_BLOCK bytes of buffer each);
+ *     more runs are first merged in passes into fewer, longer runs in the
+ *     other temp file (the one read is emptied afterwards), so the merge
+ *     costs O(log fan-in) comparisons per record and per pass, and there
+ *     are log_fanin(runs) passes.
+ *  3. Each run's current record carries its sort_key, so the merge decodes
+ *     records only when two keys are equal (as the in-memory sort).
+ *  4. A malformed record raises KeyInfo.corrupt (record_compare_prefix);
+ *     the caller turns it into SHALE_CORRUPT.
+ */
+#include <string.h>
+
+#include "vm_int.h"
+
+/* ---- in memory: records in one buffer, stable merge sort by KeyInfo ---- */
+
+/* sort_key modes, chosen at SorterOpen from the first key column */
+enum { SORTKEY_NONE = 0, SORTKEY_BINARY, SORTKEY_NOCASE };
+
+/* The first key column of record rec reduced to 64 bits (VmSortEnt): the
+ * storage class in the top byte (NULL < numbers < TEXT < BLOB), then for a
+ * number the top 56 bits of its value as a double in an order-preserving
+ * bit pattern (integers round monotonically, so int and real mix), for
+ * TEXT and BLOB the first 7 bytes (NOCASE: ASCII folded, as the
+ * collation compares), zero padded. Unequal keys order as the full
+ * comparison does; equal ones decide nothing. DESC inverts the key. */
+static uint64_t sort_key(const VmCursor *c, const uint8_t *rec, uint32_t n) {
+  if (c->keymode == SORTKEY_NONE || n < 2 || rec[0] >= 0x80 || rec[0] > n) return 0;
+  uint32_t st;
+  const uint8_t *hp = rec + 1, *hend = rec + rec[0];
+  if (hp >= hend) return 0;
+  if (hp[0] < 0x80) {
+    st = hp[0];
+  } else {
+    uint64_t x;
+    if (!util_get_varint_safe(hp, hend, &x) || x > 0xffffffffu) return 0;
+    st = (uint32_t)x;
+  }
+  const uint8_t *body = hend;
+  uint32_t len = record_serial_len(st);
+  if (st == 10 || st == 11 || (uint64_t)(body - rec) + len > n) return 0;
+  uint64_t key;
+  if (st == 0) {
+    key = 0;
+  } else if (st < 12) {
+    ShValue v;
+    record_decode_value(st, body, &v);
+    if (v.type == SHALE_NULL) return 0;
+    double d = v.type == SHALE_INTEGER ? (double)v.i : v.r;
+    if (d == 0) d = 0; /* -0.0 equals 0.0 */
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    u = (u >> 63) ? ~u : u | (1ull << 63);
+    key = (1ull << 56) | (u >> 8);
+  } else {
+    int fold = (st & 1) && c->keymode == SORTKEY_NOCASE;
+    key = (uint64_t)((st & 1) ? 2 : 3) << 56;
+    for (uint32_t i = 0; i < 7 && i < len; i++) {
+      uint8_t b = body[i];
+      if (fold && b >= 'A' && b <= 'Z') b = (uint8_t)(b + 32);
+      key |= (uint64_t)b << (48 - 8 * i);
+    }
+  }
+  return c->ki->desc && c->ki->desc[0] ? ~key : key;
+}
+
+static int sorter_add(VmCursor *c, const void *rec, uint32_t n) {
+  if (c->slen + n > c->scap) {
+    uint64_t ncap = c->scap ? c->scap : 4096;
+    while (ncap < c->slen + n) ncap *= 2;
+    uint8_t *b = shale_realloc(c->sbuf, (size_t)ncap);
+    if (!b) return SHALE_NOMEM;
+    c->sbuf = b;
+    c->scap = ncap;
+  }
+  if (c->nsent == c->capsent) {
+    int ncap = c->capsent ? c->capsent * 2 : 64;
+    VmSortEnt *e = shale_realloc(c->sent, (size_t)ncap * sizeof *e);
+    if (!e) return SHALE_NOMEM;
+    c->sent = e;
+    VmSortEnt *t = shale_realloc(c->stmp, (size_t)(ncap / 2 + 1) * sizeof *t);
+    if (!t) return SHALE_NOMEM;
+    c->stmp = t;
+    c->capsent = ncap;
+  }
+  if (n) memcpy(c->sbuf + c->slen, rec, n);
+  c->sent[c->nsent].key = sort_key(c, rec, n);
+  c->sent[c->nsent].off = (uint32_t)c->slen;
+  c->sent[c->nsent].n = n;
+  c->nsent++;
+  c->slen += n;
+  return SHALE_OK;
+}
+
+static inline int sort_cmp(VmCursor *c, const VmSortEnt *a, const VmSortEnt *b) {
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
+  return record_compare_prefix(c->ki, c->sbuf + a->off, a->n, c->sbuf + b->off, b->n);
+}
+
+/* ---- top-N (SorterLimit): the first topn records in sort order ---- */
+
+/* The sort order of a record not stored yet against entry e. */
+static int topn_cmp(VmCursor *c, uint64_t key, const void *rec, uint32_t n, const VmSortEnt *e) {
+  if (key != e->key) return key < e->key ? -1 : 1;
+  return record_compare_prefix(c->ki, rec, n, c->sbuf + e->off, e->n);
+}
+
+static void heap_down(VmCursor *c, int i) {
+  VmSortEnt *h = c->sent;
+  for (;;) {
+    int l = 2 * i + 1, r = l + 1, m = i;
+    if (l < c->nsent && sort_cmp(c, &h[l], &h[m]) > 0) m = l;
+    if (r < c->nsent && sort_cmp(c, &h[r], &h[m]) > 0) m = r;
+    if (m == i) return;
+    VmSortEnt t = h[i];
+    h[i] = h[m];
+    h[m] = t;
+    i = m;
+  }
+}
+
+static void heap_up(VmCursor *c, int i) {
+  VmSortEnt *h = c->sent;
+  while (i > 0) {
+    int up = (i - 1) / 2;
+    if (sort_cmp(c, &h[i], &h[up]) <= 0) return;
+    VmSortEnt t = h[i];
+    h[i] = h[up];
+    h[up] = t;
+    i = up;
+  }
+}
+
+/* Copy the kept records into a fresh buffer when the evicted ones take
+ * most of sbuf (so it holds about topn records, not every one inserted). */
+static int topn_compact(VmCursor *c, uint32_t need) {
+  uint64_t cap = 4096;
+  while (cap < 2 * (c->live + need)) cap *= 2;
+  if (cap >= c->scap) return SHALE_OK; /* growing sbuf is no worse */
+  uint8_t *b = shale_malloc((size_t)cap);
+  if (!b) return SHALE_NOMEM;
+  uint64_t len = 0;
+  for (int i = 0; i < c->nsent; i++) {
+    if (c->sent[i].n) memcpy(b + len, c->sbuf + c->sent[i].off, c->sent[i].n);
+    c->sent[i].off = (uint32_t)len;
+    len += c->sent[i].n;
+  }
+  shale_free(c->sbuf);
+  c->sbuf = b;
+  c->scap = cap;
+  c->slen = len;
+  return SHALE_OK;
+}
+
+/* Insert into a sorter holding at most topn records: a record that sorts
+ * after all of a full heap's is dropped, else it replaces the greatest. */
+static int topn_insert(VmCursor *c, const void *rec, uint32_t n) {
+  uint64_t key = sort_key(c, rec, n);
+  int rc;
+  if (c->nsent >= c->topn) {
+    if (topn_cmp(c, key, rec, n, &c->sent[0]) >= 0) return SHALE_OK;
+    c->live -= c->sent[0].n;
+    c->sent[0] = c->sent[--c->nsent];
+    heap_down(c, 0);
+  }
+  if (c->slen + n > c->scap && c->slen > 2 * c->live && (rc = topn_compact(c, n)) != SHALE_OK)
+    return rc;
+  if ((rc = sorter_add(c, rec, n)) != SHALE_OK) return rc;
+  c->live += n;
+  heap_up(c, c->nsent - 1);
+  return SHALE_OK;
+}
+
+/* Stable merge sort of a[0..n) with tmp (room for n / 2 + 1 entries):
+ * short runs by insertion, halves already in order are left alone, a
+ * merge copies only the left half aside. Equal entries keep their order. */
+static void merge_sort(VmCursor *c, VmSortEnt *a, int n, VmSortEnt *tmp) {
+  if (n <= 8) {
+    for (int i = 1; i < n; i++) {
+      VmSortEnt x = a[i];
+      int j = i;
+      for (; j > 0 && sort_cmp(c, &x, &a[j - 1]) < 0; j--) a[j] = a[j - 1];
+      a[j] = x;
+    }
+    return;
+  }
+  int h = n / 2;
+  merge_sort(c, a, h, tmp);
+  merge_sort(c, a + h, n - h, tmp);
+  if (sort_cmp(c, &a[h], &a[h - 1]) >= 0) return;
+  memcpy(tmp, a, sizeof *a * (size_t)h);
+  int i = 0, j = h, k = 0; /* k < j while i < h: a[j] is read before a[k] is written */
+  while (i < h && j < n) a[k++] = sort_cmp(c, &a[j], &tmp[i]) < 0 ? a[j++] : tmp[i++];
+  while (i < h) a[k++] = tmp[i++];
+}
+
+static void sorter_sort(VmCursor *c) { merge_sort(c, c->sent, c->nsent, c->stmp); }
+
+/* ---- spill: sorted runs in temp files, merged on read ---- */
+
+static int spill_open_file(OsFile **out) {
+  OsVfs *vfs = os_vfs_find(NULL);
+  if (!vfs) return SHALE_CANTOPEN;
+  OsFile *f = shale_malloc((size_t)vfs->file_size);
+  if (!f) return SHALE_NOMEM;
+  memset(f, 0, (size_t)vfs->file_size);
+  int rc = vfs->open(vfs, NULL, f,
+                     SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_DELETEONCLOSE |
+                         SHALE_OPEN_TEMP_JOURNAL,
+                     NULL);
+  if (rc) {
+    shale_free(f);
+    return rc;
+  }
+  *out = f;
+  return SHALE_OK;
+}
+
+static void spill_close_file(OsFile *f) {
+  if (!f) return;
+  if (f->methods) f->methods->close(f);
+  shale_free(f);
+}
+
+/* Write out the gathered bytes (to file w). */
+static int spill_flush(VmSpill *sp) {
+  if (sp->wlen == 0) return SHALE_OK;
+  int w = sp->wfile;
+  int rc = os_write(sp->file[w], sp->wbuf, (int)sp->wlen, sp->fsize[w]);
+  if (rc) return rc;
+  sp->fsize[w] += sp->wlen;
+  sp->wlen = 0;
+  return SHALE_OK;
+}
+
+/* Append n bytes to the file being written through the gather buffer. */
+static int spill_put(VmSpill *sp, const void *z, uint32_t n) {
+  const uint8_t *p = z;
+  while (n > 0) {
+    uint32_t k = VM_SPILL_BLOCK - sp->wlen;
+    if (k > n) k = n;
+    memcpy(sp->wbuf + sp->wlen, p, k);
+    sp->wlen += k;
+    p += k;
+    n -= k;
+    if (sp->wlen == VM_SPILL_BLOCK) {
+      int rc = spill_flush(sp);
+      if (rc) return rc;
+    }
+  }
+  return SHALE_OK;
+}
+
+/* One record of a run: varint(length), then the bytes. */
+static int spill_put_rec(VmSpill *sp, const void *rec, uint32_t n) {
+  uint8_t hdr[9];
+  int h = util_put_varint(hdr, n);
+  int rc = spill_put(sp, hdr, (uint32_t)h);
+  if (rc == SHALE_OK && n) rc = spill_put(sp, rec, n);
+  return rc;
+}
+
+static int spill_get(VmCursor *c, VmSpill **out) {
+  if (!c->spill) {
+    VmSpill *sp = shale_malloc(sizeof *sp);
+    if (!sp) return SHALE_NOMEM;
+    memset(sp, 0, sizeof *sp);
+    c->spill = sp;
+  }
+  VmSpill *sp = c->spill;
+  int rc;
+  if (!sp->file[0] && (rc = spill_open_file(&sp->file[0])) != SHALE_OK) return rc;
+  if (!sp->wbuf && !(sp->wbuf = shale_malloc(VM_SPILL_BLOCK))) return SHALE_NOMEM;
+  *out = sp;
+  return SHALE_OK;
+}
+
+/* Room for one more run descriptor. */
+static int runs_room(VmSpill *sp) {
+  if (sp->nrun < sp->caprun) return SHALE_OK;
+  int ncap = sp->caprun ? sp->caprun * 2 : 16;
+  VmRunPos *r = shale_realloc(sp->runs, (size_t)ncap * sizeof *r);
+  if (!r) return SHALE_NOMEM;
+  sp->runs = r;
+  sp->caprun = ncap;
+  return SHALE_OK;
+}
+
+/* Sort the records in memory and append them to file 0 as a run. */
+static int spill_run(VmCursor *c) {
+  VmSpill *sp;
+  int rc;
+  if ((rc = spill_get(c, &sp)) != SHALE_OK) return rc;
+  if ((rc = runs_room(sp)) != SHALE_OK) return rc;
+  c->ki->corrupt = 0;
+  sorter_sort(c);
+  if (c->ki->corrupt) return SHALE_CORRUPT;
+  sp->wfile = 0;
+  VmRunPos *run = &sp->runs[sp->nrun];
+  run->start = sp->fsize[0] + sp->wlen;
+  for (int i = 0; i < c->nsent; i++)
+    if ((rc = spill_put_rec(sp, c->sbuf + c->sent[i].off, c->sent[i].n)) != SHALE_OK) return rc;
+  if ((rc = spill_flush(sp)) != SHALE_OK) return rc;
+  run->end = sp->fsize[0];
+  sp->nrun++;
+  c->slen = 0;
+  c->nsent = 0;
+  return SHALE_OK;
+}
+
+/* Read the bytes of the run being read from `at` into reader r's buffer
+ * (up to a block). */
+static int run_fill(OsFile *f, VmRun *r, int64_t at) {
+  int64_t left = r->end - at;
+  uint32_t k = left < (int64_t)VM_SPILL_BLOCK ? (uint32_t)left : VM_SPILL_BLOCK;
+  int rc = os_read(f, r->buf, (int)k, at);
+  if (rc) return rc;
+  r->boff = at;
+  r->blen = k;
+  return SHALE_OK;
+}
+
+/* Load the next record of reader r (live = 0 at its run's end). */
+static int run_next(VmCursor *c, OsFile *f, VmRun *r) {
+  if (r->pos >= r->end) {
+    r->live = 0;
+    return SHALE_OK;
+  }
+  int rc;
+  int64_t avail = r->end - r->pos;
+  int hk = avail < 9 ? (int)avail : 9;
+  if (r->blen == 0 || r->pos < r->boff || r->pos + hk > r->boff + r->blen) {
+    if ((rc = run_fill(f, r, r->pos)) != SHALE_OK) return rc;
+  }
+  const uint8_t *p = r->buf + (r->pos - r->boff);
+  uint64_t n;
+  int h = util_get_varint_safe(p, p + hk, &n);
+  if (h == 0 || (int64_t)n > avail - h) return SHALE_CORRUPT;
+  int64_t body = r->pos + h;
+  if (body + (int64_t)n <= r->boff + r->blen) {
+    r->rec = (const char *)r->buf + (body - r->boff);
+  } else if (n <= VM_SPILL_BLOCK) {
+    if ((rc = run_fill(f, r, body)) != SHALE_OK) return rc;
+    r->rec = (const char *)r->buf;
+  } else {
+    if (r->bigcap < n) {
+      char *z = shale_realloc(r->big, (size_t)n);
+      if (!z) return SHALE_NOMEM;
+      r->big = z;
+      r->bigcap = (uint32_t)n;
+    }
+    if ((rc = os_read(f, r->big, (int)n, body)) != SHALE_OK) return rc;
+    r->rec = r->big;
+  }
+  r->n = (uint32_t)n;
+  r->key = sort_key(c, (const uint8_t *)r->rec, r->n);
+  r->pos = body + (int64_t)n;
+  r->live = 1;
+  return SHALE_OK;
+}
+
+/* Merge order of readers a and b (both live): key, record, then the
+ * earlier run first (invariant 1). */
+static int rd_less(VmCursor *c, const VmRun *a, const VmRun *b) {
+  if (a->key != b->key) return a->key < b->key;
+  int x = record_compare_prefix(c->ki, a->rec, a->n, b->rec, b->n);
+  if (x) return x < 0;
+  return a->run < b->run;
+}
+
+/* The merge heap: sp->heap[0..nheap) are indexes into sp->rd of live
+ * readers, the smallest at the root. */
+static void heap_sift(VmCursor *c, VmSpill *sp, int i) {
+  int *h = sp->heap, n = sp->nheap;
+  for (;;) {
+    int l = 2 * i + 1, r = l + 1, m = i;
+    if (l < n && rd_less(c, &sp->rd[h[l]], &sp->rd[h[m]])) m = l;
+    if (r < n && rd_less(c, &sp->rd[h[r]], &sp->rd[h[m]])) m = r;
+    if (m == i) return;
+    int t = h[i];
+    h[i] = h[m];
+    h[m] = t;
+    i = m;
+  }
+}
+
+/* Start merging runs [first, first + k) of file f: one reader each, the
+ * heap built over those with a record. */
+static int merge_start(VmCursor *c, VmSpill *sp, int f, int first, int k) {
+  int rc;
+  sp->rfile = f;
+  sp->nrd = k;
+  sp->nheap = 0;
+  for (int i = 0; i < k; i++) {
+    VmRun *r = &sp->rd[i];
+    if (!r->buf && !(r->buf = shale_malloc(VM_SPILL_BLOCK))) return SHALE_NOMEM;
+    r->start = r->pos = sp->runs[first + i].start;
+    r->end = sp->runs[first + i].end;
+    r->blen = 0;
+    r->boff = 0;
+    r->live = 0;
+    r->run = first + i;
+    if ((rc = run_next(c, sp->file[f], r)) != SHALE_OK) return rc;
+    if (r->live) sp->heap[sp->nheap++] = i;
+  }
+  for (int i = sp->nheap / 2 - 1; i >= 0; i--) heap_sift(c, sp, i);
+  return SHALE_OK;
+}
+
+/* Advance the merge past its current (smallest) record. */
+static int merge_step(VmCursor *c, VmSpill *sp) {
+  if (sp->nheap == 0) return SHALE_OK;
+  VmRun *r = &sp->rd[sp->heap[0]];
+  int rc = run_next(c, sp->file[sp->rfile], r);
+  if (rc) return rc;
+  if (!r->live) sp->heap[0] = sp->heap[--sp->nheap];
+  if (sp->nheap > 1) heap_sift(c, sp, 0);
+  return SHALE_OK;
+}
+
+static const VmRun *merge_top(const VmSpill *sp) {
+  return sp->nheap ? &sp->rd[sp->heap[0]] : NULL;
+}
+
+/* One merge pass: every VM_MERGE_FANIN consecutive runs of file 0 become
+ * one run of file 1; then file 0 is emptied and the files swap. */
+static int merge_pass(VmCursor *c, VmSpill *sp) {
+  int rc;
+  if (!sp->file[1] && (rc = spill_open_file(&sp->file[1])) != SHALE_OK) return rc;
+  sp->wfile = 1;
+  sp->fsize[1] = 0;
+  sp->wlen = 0;
+  int nout = 0;
+  for (int first = 0; first < sp->nrun; first += VM_MERGE_FANIN) {
+    int k = sp->nrun - first < VM_MERGE_FANIN ? sp->nrun - first : VM_MERGE_FANIN;
+    int64_t start = sp->fsize[1] + sp->wlen;
+    if ((rc = merge_start(c, sp, 0, first, k)) != SHALE_OK) return rc;
+    const VmRun *t;
+    while ((t = merge_top(sp)) != NULL) {
+      if ((rc = spill_put_rec(sp, t->rec, t->n)) != SHALE_OK) return rc;
+      if ((rc = merge_step(c, sp)) != SHALE_OK) return rc;
+    }
+    if (c->ki->corrupt) return SHALE_CORRUPT;
+    if ((rc = spill_flush(sp)) != SHALE_OK) return rc;
+    /* runs[0..nout) are rewritten while runs[first..] are still to read:
+     * nout <= first / FANIN, so no run still needed is overwritten */
+    sp->runs[nout].start = start;
+    sp->runs[nout].end = sp->fsize[1];
+    nout++;
+  }
+  sp->nrun = nout;
+  if ((rc = os_truncate(sp->file[0], 0)) != SHALE_OK) return rc;
+  OsFile *t = sp->file[0];
+  sp->file[0] = sp->file[1];
+  sp->file[1] = t;
+  sp->fsize[0] = sp->fsize[1];
+  sp->fsize[1] = 0;
+  return SHALE_OK;
+}
+
+/* ---- the sorter's interface (vm_int.h) ---- */
+
+void vm_sorter_open(VmCursor *c, KeyInfo *ki, int nfield) {
+  c->kind = VMC_SORTER;
+  c->ki = ki;
+  c->nfield = nfield;
+  const Collation *k0 = ki->ncol > 0 && ki->coll ? ki->coll[0] : NULL;
+  c->keymode = ki->ncol == 0                        ? SORTKEY_NONE
+               : !k0 || k0 == &record_coll_binary ? SORTKEY_BINARY
+               : k0 == &record_coll_nocase        ? SORTKEY_NOCASE
+                                                  : SORTKEY_NONE;
+}
+
+void vm_sorter_limit(VmCursor *c, int64_t lim, int64_t off) {
+  if (off < 0) off = 0;
+  const int64_t most = (int64_t)1 << 24; /* beyond that a plain sort */
+  c->topn = lim > 0 && lim < most && off < most && lim + off < most ? lim + off : 0;
+  c->live = 0;
+}
+
+int vm_sorter_insert(Vm *v, VmCursor *c, const void *rec, uint32_t n) {
+  if (c->topn) {
+    c->ki->corrupt = 0;
+    int rc = topn_insert(c, rec, n);
+    if (rc) return rc;
+    if (c->ki->corrupt) return SHALE_CORRUPT;
+    /* kept records past the budget: from here on a plain sort (what was
+     * dropped sorts after them anyway) */
+    if (c->live > v->sorter_budget) c->topn = 0;
+    return SHALE_OK;
+  }
+  if (c->nsent > 0 && (c->slen + n > v->sorter_budget || c->slen + n > UINT32_MAX)) {
+    int rc = spill_run(c);
+    if (rc) return rc;
+  }
+  return sorter_add(c, rec, n);
+}
+
+int vm_sorter_sort(Vm *v, VmCursor *c, int *empty) {
+  int rc;
+  (void)v;
+  c->ki->corrupt = 0;
+  if (c->spill) {
+    VmSpill *sp = c->spill;
+    if (c->nsent > 0 && (rc = spill_run(c)) != SHALE_OK) return rc;
+    while (sp->nrun > VM_MERGE_FANIN)
+      if ((rc = merge_pass(c, sp)) != SHALE_OK) return rc;
+    if ((rc = merge_start(c, sp, 0, 0, sp->nrun)) != SHALE_OK) return rc;
+    sp->merging = 1;
+    if (c->ki->corrupt) return SHALE_CORRUPT;
+    *empty = sp->nheap == 0;
+    return SHALE_OK;
+  }
+  sorter_sort(c);
+  if (c->ki->corrupt) return SHALE_CORRUPT;
+  c->spos = 0;
+  *empty = c->nsent == 0;
+  return SHALE_OK;
+}
+
+int vm_sorter_next(VmCursor *c, int *more) {
+  *more = 0;
+  if (c->spill && c->spill->merging) {
+    VmSpill *sp = c->spill;
+    if (sp->nheap == 0) return SHALE_OK;
+    c->ki->corrupt = 0;
+    int rc = merge_step(c, sp);
+    if (rc) return rc;
+    if (c->ki->corrupt) return SHALE_CORRUPT;
+    *more = sp->nheap > 0;
+    return SHALE_OK;
+  }
+  if (c->spos < c->nsent) c->spos++;
+  *more = c->spos < c->nsent;
+  return SHALE_OK;
+}
+
+int vm_sorter_row(const VmCursor *c, const uint8_t **rec, uint32_t *n) {
+  if (c->spill && c->spill->merging) {
+    const VmRun *t = merge_top(c->spill);
+    if (!t) return 0;
+    *rec = (const uint8_t *)t->rec;
+    *n = t->n;
+    return 1;
+  }
+  if (c->spos >= c->nsent) return 0;
+  *rec = c->sbuf + c->sent[c->spos].off;
+  *n = c->sent[c->spos].n;
+  return 1;
+}
+
+void vm_sorter_close(VmCursor *c) {
+  c->slen = 0;
+  c->nsent = 0;
+  c->spos = 0;
+  c->topn = 0;
+  c->live = 0;
+  VmSpill *sp = c->spill;
+  if (!sp) return;
+  spill_close_file(sp->file[0]);
+  spill_close_file(sp->file[1]);
+  for (int i = 0; i < VM_MERGE_FANIN; i++) {
+    shale_free(sp->rd[i].buf);
+    shale_free(sp->rd[i].big);
+  }
+  shale_free(sp->runs);
+  shale_free(sp->wbuf);
+  shale_free(sp);
+  c->spill = NULL;
+}
+
+void vm_sorter_release(VmCursor *c) {
+  shale_free(c->sbuf);
+  shale_free(c->sent);
+  shale_free(c->stmp);
+  c->sbuf = NULL;
+  c->sent = c->stmp = NULL;
+  c->scap = 0;
+  c->capsent = 0;
+}
