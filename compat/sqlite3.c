@@ -408,8 +408,8 @@ int sqlite3_wal_autocheckpoint(sqlite3 *db, int n) {
   return pragma_row(db, sql, r);
 }
 
-/* sqlite3_db_config: foreign key enforcement, triggers, views and
- * double-quoted strings (DML, DDL) are settings of the connection; the
+/* sqlite3_db_config: foreign key enforcement, triggers, views, writable
+ * schema and double-quoted strings (DML, DDL) are settings of the connection; the
  * other on/off options are at the state Shale has fixed (trusted schema on;
  * the rest off). Reading or re-setting that state succeeds; a change away
  * from it is refused with a message. */

@@ -77,6 +77,21 @@ int main(void) {
   set(SQLITE_DBCONFIG_DQS_DDL, 1);
   set(SQLITE_DBCONFIG_DQS_DML, 1);
   run("SELECT \"a\", \"nocol\" FROM t LIMIT 1");
+
+  /* WRITABLE_SCHEMA and PRAGMA writable_schema are one flag */
+  run("UPDATE sqlite_master SET sql = sql WHERE name = 't'");
+  set(SQLITE_DBCONFIG_WRITABLE_SCHEMA, -1);
+  set(SQLITE_DBCONFIG_WRITABLE_SCHEMA, 1);
+  run("PRAGMA writable_schema");
+  run("UPDATE sqlite_master SET sql = sql WHERE name = 't'");
+  run("SELECT changes()");
+  run("PRAGMA writable_schema = OFF");
+  set(SQLITE_DBCONFIG_WRITABLE_SCHEMA, -1);
+  run("UPDATE sqlite_master SET sql = sql WHERE name = 't'");
+  run("PRAGMA writable_schema = ON");
+  set(SQLITE_DBCONFIG_WRITABLE_SCHEMA, -1);
+  set(SQLITE_DBCONFIG_WRITABLE_SCHEMA, 0);
+  run("PRAGMA writable_schema");
   EXPECT_INT(sqlite3_close(db), SQLITE_OK);
   return prog_done();
 }
