@@ -808,6 +808,10 @@ int shale_open(const char *filename, shale **db) {
 
 static void db_free(shale *db) {
   cache_clear(db);
+  for (int i = 0; i < API_MAX_DB && db->no_ckpt_on_close; i++) {
+    Btree *b = i == 0 ? db->bt : db->dbx[i].bt;
+    if (b) pager_set_keep_wal(btree_pager(b), 1);
+  }
   if (db->bt) btree_close(db->bt);
   schema_unref(db->schema);
   for (int i = 1; i < API_MAX_DB; i++) {

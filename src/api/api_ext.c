@@ -274,7 +274,8 @@ static int txn_state_impl(shale *db, const char *zdb) {
 }
 
 /* The db_config switches Shale has (SQLite's option numbers): ENABLE_TRIGGER
- * 1003, WRITABLE_SCHEMA 1011 (the writable_schema pragma's flag, as in
+ * 1003, NO_CKPT_ON_CLOSE 1006 (on: closing leaves each WAL file as it is),
+ * WRITABLE_SCHEMA 1011 (the writable_schema pragma's flag, as in
  * SQLite: the two read and set one bit), DQS_DML 1013, DQS_DDL 1014,
  * ENABLE_VIEW 1015. onoff 1/0 sets, < 0 reads; returns the state in force
  * (1 on), or -1 for another option. Statements compiled under the other
@@ -284,6 +285,10 @@ static int db_config_switch_impl(shale *db, int op, int onoff) {
     if (onoff > 0) db->pflags |= API_PF_WRITABLE_SCHEMA;
     if (onoff == 0) db->pflags &= ~(uint32_t)API_PF_WRITABLE_SCHEMA;
     return (db->pflags & API_PF_WRITABLE_SCHEMA) != 0;
+  }
+  if (db && op == 1006) {
+    if (onoff >= 0) db->no_ckpt_on_close = onoff != 0;
+    return db->no_ckpt_on_close;
   }
   uint8_t *off = !db ? NULL
                  : op == 1003 ? &db->no_triggers

@@ -266,6 +266,7 @@ struct shale {
   Btree *standin_bt;  /* main's own while it stands in */
   ApiSchema *standin_schema;
   uint8_t no_triggers, no_views, no_dqs_dml, no_dqs_ddl; /* db_config switches (CompileEnv) */
+  uint8_t no_ckpt_on_close; /* db_config NO_CKPT_ON_CLOSE: closing leaves each WAL as it is */
   volatile int interrupted;
   uint8_t zombie; /* shale_close_v2 with statements open */
   int nhandles;   /* open backups and blob handles using this connection */

@@ -267,7 +267,7 @@ int pager_close(Pager *p) {
   if (p->wal) {
     /* Ends the read transaction; checkpoints and deletes -wal/-shm when
      * EXCLUSIVE is granted (we are the last user); back to SHARED. */
-    rc = wal_close(p->wal, 0);
+    rc = wal_close(p->wal, p->keep_wal ? WAL_CLOSE_KEEP : 0);
     p->wal = NULL;
     if (p->lock > OS_LOCK_SHARED) p->lock = OS_LOCK_SHARED;
   }
@@ -287,6 +287,8 @@ int pager_close(Pager *p) {
   shale_free(p);
   return rc;
 }
+
+void pager_set_keep_wal(Pager *p, int keep) { p->keep_wal = keep != 0; }
 
 int pager_set_page_size(Pager *p, uint32_t page_size, int reserve) {
   if (page_size < 512 || page_size > 65536 || (page_size & (page_size - 1)) ||

@@ -79,6 +79,10 @@ int pager_open(OsVfs *vfs, const char *path, int open_flags, int extra_size, Pag
 /* Roll back any open transaction, release every lock, free the cache. Every
  * page must have been unreferenced. Always frees the pager. */
 int pager_close(Pager *);
+/* keep 1: pager_close leaves a write-ahead log as it is (no checkpoint, the
+ * -wal and -shm files stay), as SQLite's SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE;
+ * 0 (the default): the last user checkpoints and deletes them. */
+void pager_set_keep_wal(Pager *, int keep);
 
 /* Page size: settable (512..65536, power of two) only while the database has
  * no pages and no transaction is open; otherwise the call is ignored and

@@ -152,6 +152,7 @@ struct Pager {
   int no_wal;          /* leaving WAL mode: don't reopen the log at begin_read */
   int wal_spilled;     /* this WAL write txn appended uncommitted frames (pager_wal.c) */
   int excl_mode;       /* locking_mode=EXCLUSIVE (pager_wal.c) */
+  int keep_wal;        /* pager_set_keep_wal: close leaves the log */
   int wal_heap;        /* the Wal's index is in heap memory (exclusive mode) */
 
   /* Mapped reads (pager_cache.c; docs/architecture.md departure on mmap). */

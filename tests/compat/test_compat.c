@@ -211,6 +211,7 @@ TEST(compat_uri_same) { run_same("uri"); }
 TEST(compat_uri_off_same) { run_same("uri_off"); }
 TEST(compat_txn_state_same) { run_same("txn_state"); }
 TEST(compat_dbswitch_same) { run_same("dbswitch"); }
+TEST(compat_nockpt_same) { run_same("nockpt"); }
 TEST(compat_vtab_same) { run_same("vtab"); }
 TEST(compat_basic_shale) { run_prog("basic", 1); }
 TEST(compat_basic_sqlite) { run_prog("basic", 0); }
