@@ -21,6 +21,7 @@
  *  4. Every cursor is on bt->cursors until btree_cursor_close.
  */
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "btree_int.h"
@@ -421,7 +422,11 @@ int btree_cursor_open(Btree *bt, uint32_t root, int wrflag, BtreeKeyCmp cmp, voi
     c = shale_malloc(sizeof *c);
     if (!c) return SHALE_NOMEM;
   }
-  memset(c, 0, sizeof *c);
+  /* Zero every field except the page stack: pg[] and idx[] are read only
+   * below depth, which is zeroed here, so a reused cursor skips ~200 bytes
+   * of stores. */
+  memset(c, 0, offsetof(BtCursor, pg));
+  memset(&c->info_ok, 0, sizeof *c - offsetof(BtCursor, info_ok));
   c->ovfl = ovfl;
   c->ovfl_alloc = ovfl_alloc;
   c->bt = bt;
@@ -446,8 +451,10 @@ void btree_cursor_close(BtCursor *c) {
       break;
     }
   }
-  shale_free(c->saved_key);
-  c->saved_key = NULL;
+  if (c->saved_key) {
+    shale_free(c->saved_key);
+    c->saved_key = NULL;
+  }
   if (bt->nspare < BTREE_SPARE_CURSORS) {
     c->next = bt->spare;
     bt->spare = c;
