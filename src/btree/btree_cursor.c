@@ -849,7 +849,7 @@ int btree_payload(BtCursor *c, const void **p, uint32_t *n, uint32_t *navail) {
   if (c->state == CUR_REQSEEK && cursor_restore(c) != SHALE_OK) return SHALE_OK;
   if (c->state != CUR_VALID) return SHALE_OK;
   PgPage *pg = c->pg[c->depth - 1];
-  const uint8_t *cell;
+  const uint8_t *cell = NULL;
   if (c->info_ok) {
     cell = page_cell(pg, c->idx[c->depth - 1]);
   } else { /* cursor_info's parse, the cell's address kept */

@@ -3,7 +3,8 @@
  *
  * Owns: the Btree and BtCursor structs, the MemPage parse cached in each
  * page's pager_extra() space, the CellInfo of a parsed cell, and the
- * helpers each btree_*.c file exports to the others.
+ * helpers each btree_*.c file exports to the others, and the row-path cell
+ * parse (leaf_cell_quick, page_cell_parse_at) inlined into every caller.
  *
  * Invariants:
  *  1. A MemPage with init == 0 is stale (the pager zeroes the extra space
@@ -199,9 +200,78 @@ uint32_t cell_local_size(Btree *, int table_leaf, uint32_t n);
 int cell_parse(Btree *, uint32_t pgno, const uint8_t *data, uint32_t off, int leaf, int intkey,
                CellInfo *);
 int page_cell_parse(Btree *, PgPage *, int i, CellInfo *);
-/* The same, also giving the cell's address on the page (*cell; set even when
- * the cell then fails to parse, and then meaningless). */
-int page_cell_parse_at(Btree *, PgPage *, int i, CellInfo *, const uint8_t **cell);
+/* Inlined on the scan paths (a row costs one cell parse). */
+#if defined(__GNUC__)
+#define BT_HOT static inline __attribute__((always_inline))
+#else
+#define BT_HOT static inline
+#endif
+
+/* The common leaf cell parsed with the fewest reads: a payload size of one
+ * or two varint bytes, a rowid of at most three (or nine with room for
+ * them), the payload wholly local and inside the usable size. Every byte
+ * read is below the usable size. Returns 0 when the cell is another case,
+ * which cell_parse's general path then parses (and judges). */
+BT_HOT int leaf_cell_quick(const Btree *bt, const uint8_t *data, uint32_t off, int intkey,
+                                  CellInfo *ci) {
+  const uint32_t u = bt->usable;
+  if (off >= u) return 0;
+  const uint8_t *p = data + off;
+  const uint32_t avail = u - off;
+  uint32_t n, i;
+  if (p[0] < 0x80) {
+    n = p[0];
+    i = 1;
+  } else if (avail > 1 && p[1] < 0x80) {
+    n = (uint32_t)(p[0] & 0x7f) << 7 | p[1];
+    i = 2;
+  } else {
+    return 0;
+  }
+  int64_t key = n;
+  if (intkey) {
+    if (i < avail && p[i] < 0x80) {
+      key = p[i++];
+    } else if (i + 1 < avail && p[i + 1] < 0x80) {
+      key = (int64_t)(p[i] & 0x7f) << 7 | p[i + 1];
+      i += 2;
+    } else if (i + 2 < avail && p[i + 2] < 0x80) {
+      key = (int64_t)(p[i] & 0x7f) << 14 | (int64_t)(p[i + 1] & 0x7f) << 7 | p[i + 2];
+      i += 3;
+    } else if (i + 9 <= avail) {
+      uint64_t v;
+      i += (uint32_t)bt_varint(p + i, &v);
+      key = (int64_t)v;
+    } else {
+      return 0;
+    }
+  }
+  if (n > (intkey ? bt->max_leaf : bt->max_local) || i + n > avail) return 0;
+  ci->key = key;
+  ci->npayload = n;
+  ci->nlocal = n;
+  ci->size = (uint16_t)(i + n);
+  ci->payoff = (uint16_t)i;
+  ci->child = 0;
+  ci->ovfl = 0;
+  return 1;
+}
+
+/* page_cell_parse, also giving the cell's address on the page (*cell; set
+ * even when the cell then fails to parse, and then meaningless); a page whose
+ * header is not parsed or an i out of range is corrupt (*cell untouched). */
+static inline int page_cell_parse_at(Btree *bt, PgPage *pg, int i, CellInfo *ci, const uint8_t **cell) {
+  MemPage *m = page_mem(pg);
+  if (!m->init || i < 0 || i >= m->ncell) {
+    return BT_CORRUPT(bt, pager_pgno(pg), "page reused while in use");
+  }
+  const uint8_t *d = pager_data(pg);
+  uint32_t off = util_get2(d + m->hdr + m->hdrlen + 2 * i);
+  *cell = d + off;
+  if (m->leaf && leaf_cell_quick(bt, d, off, m->intkey, ci)) return SHALE_OK;
+  return cell_parse(bt, pager_pgno(pg), d, off, m->leaf, m->intkey, ci);
+}
+
 /* Size in bytes of a cell given its bytes, for a page of the given kind
  * (cell_size_bytes: the common cell -- a one-byte payload size, payload
  * wholly local -- inline, any other through cell_size_slow). */

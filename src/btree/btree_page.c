@@ -45,56 +45,6 @@ uint32_t cell_local_size(Btree *bt, int table_leaf, uint32_t n) {
   return k <= x ? k : m;
 }
 
-/* The common leaf cell parsed with the fewest reads: a payload size of one
- * or two varint bytes, a rowid of at most three (or nine with room for
- * them), the payload wholly local and inside the usable size. Every byte
- * read is below the usable size. Returns 0 when the cell is another case,
- * which cell_parse's general path then parses (and judges). */
-static inline int leaf_cell_quick(const Btree *bt, const uint8_t *data, uint32_t off, int intkey,
-                                  CellInfo *ci) {
-  const uint32_t u = bt->usable;
-  if (off >= u) return 0;
-  const uint8_t *p = data + off;
-  const uint32_t avail = u - off;
-  uint32_t n, i;
-  if (p[0] < 0x80) {
-    n = p[0];
-    i = 1;
-  } else if (avail > 1 && p[1] < 0x80) {
-    n = (uint32_t)(p[0] & 0x7f) << 7 | p[1];
-    i = 2;
-  } else {
-    return 0;
-  }
-  int64_t key = n;
-  if (intkey) {
-    if (i < avail && p[i] < 0x80) {
-      key = p[i++];
-    } else if (i + 1 < avail && p[i + 1] < 0x80) {
-      key = (int64_t)(p[i] & 0x7f) << 7 | p[i + 1];
-      i += 2;
-    } else if (i + 2 < avail && p[i + 2] < 0x80) {
-      key = (int64_t)(p[i] & 0x7f) << 14 | (int64_t)(p[i + 1] & 0x7f) << 7 | p[i + 2];
-      i += 3;
-    } else if (i + 9 <= avail) {
-      uint64_t v;
-      i += (uint32_t)bt_varint(p + i, &v);
-      key = (int64_t)v;
-    } else {
-      return 0;
-    }
-  }
-  if (n > (intkey ? bt->max_leaf : bt->max_local) || i + n > avail) return 0;
-  ci->key = key;
-  ci->npayload = n;
-  ci->nlocal = n;
-  ci->size = (uint16_t)(i + n);
-  ci->payoff = (uint16_t)i;
-  ci->child = 0;
-  ci->ovfl = 0;
-  return 1;
-}
-
 int cell_parse(Btree *bt, uint32_t pgno, const uint8_t *data, uint32_t off, int leaf, int intkey,
                CellInfo *ci) {
   if (leaf && leaf_cell_quick(bt, data, off, intkey, ci)) return SHALE_OK;
@@ -150,18 +100,6 @@ int cell_parse(Btree *bt, uint32_t pgno, const uint8_t *data, uint32_t off, int 
   }
   ci->size = (uint16_t)sz;
   return SHALE_OK;
-}
-
-int page_cell_parse_at(Btree *bt, PgPage *pg, int i, CellInfo *ci, const uint8_t **cell) {
-  MemPage *m = page_mem(pg);
-  if (!m->init || i < 0 || i >= m->ncell) {
-    return BT_CORRUPT(bt, pager_pgno(pg), "page reused while in use");
-  }
-  const uint8_t *d = pager_data(pg);
-  uint32_t off = util_get2(d + m->hdr + m->hdrlen + 2 * i);
-  *cell = d + off;
-  if (m->leaf && leaf_cell_quick(bt, d, off, m->intkey, ci)) return SHALE_OK;
-  return cell_parse(bt, pager_pgno(pg), d, off, m->leaf, m->intkey, ci);
 }
 
 int page_cell_parse(Btree *bt, PgPage *pg, int i, CellInfo *ci) {

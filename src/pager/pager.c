@@ -228,7 +228,7 @@ static int sub_add(Pager *p, PgPage *pg) {
   if ((p->memory && !p->temp) || p->nsub_mem < sub_mem_limit(p)) {
     r->data = shale_malloc(p->page_size);
     if (!r->data) return SHALE_NOMEM;
-    memcpy(r->data, pg->data, p->page_size);
+    memcpy(r->data, pg->v.data, p->page_size);
     p->nsub_mem++;
   } else {
     if (!p->sjfd) {
@@ -241,7 +241,7 @@ static int sub_add(Pager *p, PgPage *pg) {
         return rc;
       }
     }
-    int rc = os_write(p->sjfd, pg->data, (int)p->page_size, p->sjend);
+    int rc = os_write(p->sjfd, pg->v.data, (int)p->page_size, p->sjend);
     if (rc != SHALE_OK) return rc;
     r->off = p->sjend;
     p->sjend += p->page_size;
@@ -327,7 +327,7 @@ static int set_file_format(Pager *p, uint8_t v) {
   rc = pager_get(p, 1, 0, &pg);
   if (rc == SHALE_OK) {
     rc = pager_write(pg);
-    if (rc == SHALE_OK) pg->data[18] = pg->data[19] = v;
+    if (rc == SHALE_OK) pg->v.data[18] = pg->v.data[19] = v;
     pager_unref(pg);
   }
   if (rc == SHALE_OK) rc = pager_commit(p);
@@ -454,7 +454,7 @@ uint32_t pager_max_page_count(Pager *p, int64_t n) {
   if (n > 0) p->max_pgno = n < p->db_size ? p->db_size : n > 0xfffffffe ? 0xfffffffe : (uint32_t)n;
   return p->max_pgno;
 }
-void pager_zero_extra(PgPage *pg) { memset(pg->extra, 0, (size_t)pager_of(pg)->extra_size); }
+void pager_zero_extra(PgPage *pg) { memset(pg->v.extra, 0, (size_t)pager_of(pg)->extra_size); }
 void pager_set_readonly(Pager *p, int on) { p->readonly = on != 0; }
 
 /* ---- read transactions ---- */
@@ -756,7 +756,7 @@ int pager_write_pages(Pager *p, PgPage *list) {
     next = pg->sort;
     assert(pg->pgno <= p->db_size);
     if (pg->pgno != lockpg) {
-      int rc = os_write(p->fd, pg->data, (int)p->page_size, (int64_t)(pg->pgno - 1) * p->page_size);
+      int rc = os_write(p->fd, pg->v.data, (int)p->page_size, (int64_t)(pg->pgno - 1) * p->page_size);
       if (rc != SHALE_OK) return rc;
       p->stats.writes++;
     }
@@ -807,7 +807,7 @@ static int update_page1(Pager *p, uint8_t *newhdr) {
   if (rc != SHALE_OK) return rc;
   rc = pager_write(pg);
   if (rc == SHALE_OK) {
-    uint8_t *d = pg->data;
+    uint8_t *d = pg->v.data;
     uint32_t counter = util_get4(p->hdr) + 1;
     util_put2(d + 16, p->page_size == 65536 ? 1 : p->page_size);
     d[20] = (uint8_t)p->reserve;
@@ -829,11 +829,11 @@ static int update_page1_memory(Pager *p, uint8_t *newhdr) {
   PgPage *pg;
   int rc = pager_get(p, 1, 0, &pg);
   if (rc != SHALE_OK) return rc;
-  if (util_get4(pg->data + 28) != p->db_size) {
+  if (util_get4(pg->v.data + 28) != p->db_size) {
     rc = pager_write(pg);
-    if (rc == SHALE_OK) util_put4(pg->data + 28, p->db_size);
+    if (rc == SHALE_OK) util_put4(pg->v.data + 28, p->db_size);
   }
-  memcpy(newhdr, pg->data + 24, 16);
+  memcpy(newhdr, pg->v.data + 24, 16);
   pager_unref(pg);
   return rc;
 }
@@ -851,7 +851,7 @@ static int wal_commit(Pager *p) {
     if (rc != SHALE_OK) return rc;
     rc = pager_write(pg1);
     if (rc == SHALE_OK) {
-      uint8_t *d = pg1->data;
+      uint8_t *d = pg1->v.data;
       uint32_t counter = util_get4(d + 24) + 1;
       util_put2(d + 16, p->page_size == 65536 ? 1 : p->page_size);
       d[18] = d[19] = 2;
@@ -872,7 +872,7 @@ static int wal_commit(Pager *p) {
   for (PgPage *pg = list; pg; pg = pg->sort) {
     if (pg->pgno > p->db_size || pg->pgno == lockpg) continue;
     wp[n].pgno = pg->pgno;
-    wp[n].data = pg->data;
+    wp[n].data = pg->v.data;
     n++;
   }
   /* FULL: the sync is shared with the process's other writers, after
@@ -1098,12 +1098,12 @@ int pager_savepoint_rollback(Pager *p, int idx) {
       PgPage *pg;
       int rc = pager_get(p, r->pgno, PAGER_GET_NOCONTENT, &pg);
       if (rc != SHALE_OK) return pager_set_error(p, rc);
-      rc = sub_read(p, r, pg->data);
+      rc = sub_read(p, r, pg->v.data);
       if (rc != SHALE_OK) {
         pager_unref(pg);
         return pager_set_error(p, rc);
       }
-      memset(pg->extra, 0, (size_t)p->extra_size);
+      memset(pg->v.extra, 0, (size_t)p->extra_size);
       pager_cache_make_dirty(p, pg);
       pager_unref(pg);
     }
@@ -1164,8 +1164,8 @@ int pager_get(Pager *p, uint32_t pgno, int flags, PgPage **out) {
   if (flags & PAGER_GET_NOCONTENT) {
     /* A new page past the end is left as it is: the caller overwrites it
      * all (pager.h); one inside the file reads as zeros. */
-    if (pgno <= p->db_size) memset(pg->data, 0, p->page_size);
-    memset(pg->extra, 0, (size_t)p->extra_size);
+    if (pgno <= p->db_size) memset(pg->v.data, 0, p->page_size);
+    memset(pg->v.extra, 0, (size_t)p->extra_size);
   } else {
     rc = pager_read_page(p, pg);
     if (rc != SHALE_OK) {
@@ -1224,8 +1224,6 @@ int pager_write(PgPage *pg) {
 }
 
 int pager_is_writable(PgPage *pg) { return (pg->flags & PG_DIRTY) != 0; }
-uint8_t *pager_data(PgPage *pg) { return pg->data; }
-void *pager_extra(PgPage *pg) { return pg->extra; }
 uint32_t pager_pgno(PgPage *pg) { return pg->pgno; }
 Pager *pager_of(PgPage *pg) { return pg->pager; }
 
@@ -1256,7 +1254,7 @@ int pager_check(Pager *p) {
           return SHALE_INTERNAL;
       }
       if (pg->nref > 0) nrefd++;
-      if (pg->data != (uint8_t *)(pg + 1)) return SHALE_INTERNAL;
+      if (pg->v.data != (uint8_t *)(pg + 1)) return SHALE_INTERNAL;
     }
   }
   int nall = 0;

@@ -226,8 +226,16 @@ int pager_refcount(PgPage *);
 int pager_write(PgPage *);
 int pager_is_writable(PgPage *);
 
-uint8_t *pager_data(PgPage *);
-void *pager_extra(PgPage *);
+/* The first member of every PgPage, public so that the two accessors below
+ * inline on the btree's hot paths; the rest of PgPage stays private
+ * (pager_int.h). Only the pager writes these fields. */
+typedef struct PgPageView {
+  uint8_t *data; /* page_size bytes, right after the PgPage */
+  void *extra;   /* extra_size bytes, after the data */
+} PgPageView;
+/* (a pointer to a struct is a pointer to its first member) */
+static inline uint8_t *pager_data(PgPage *pg) { return ((PgPageView *)(void *)pg)->data; }
+static inline void *pager_extra(PgPage *pg) { return ((PgPageView *)(void *)pg)->extra; }
 uint32_t pager_pgno(PgPage *);
 Pager *pager_of(PgPage *);
 

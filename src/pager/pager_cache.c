@@ -263,19 +263,19 @@ void pager_cache_trim(Pager *p) {
 /* ---- reading ---- */
 
 int pager_read_page(Pager *p, PgPage *pg) {
-  memset(pg->extra, 0, (size_t)p->extra_size);
+  memset(pg->v.extra, 0, (size_t)p->extra_size);
   if (pg->pgno > p->db_size) {
-    memset(pg->data, 0, p->page_size);
+    memset(pg->v.data, 0, p->page_size);
     return SHALE_OK;
   }
   if (p->wal) {
     uint32_t frame = 0;
     int rc = wal_find_frame(p->wal, pg->pgno, &frame);
     if (rc != SHALE_OK) return rc;
-    if (frame) return wal_read_frame(p->wal, frame, pg->data);
+    if (frame) return wal_read_frame(p->wal, frame, pg->v.data);
   }
   if ((int64_t)pg->pgno * p->page_size <= p->map_bytes) {
-    memcpy(pg->data, p->map + (size_t)(pg->pgno - 1) * p->page_size, p->page_size);
+    memcpy(pg->v.data, p->map + (size_t)(pg->pgno - 1) * p->page_size, p->page_size);
     p->stats.mapped++;
     p->map_read += p->page_size;
     if (p->map_read >= os_map_window()) { /* invariant 7 */
@@ -287,7 +287,7 @@ int pager_read_page(Pager *p, PgPage *pg) {
   /* Past the map: the file may have grown since it was made (a checkpoint
    * of another connection): look at its size again next time. */
   if (p->map) p->map_refresh = 1;
-  int rc = os_read(p->fd, pg->data, (int)p->page_size, (int64_t)(pg->pgno - 1) * p->page_size);
+  int rc = os_read(p->fd, pg->v.data, (int)p->page_size, (int64_t)(pg->pgno - 1) * p->page_size);
   if (rc == SHALE_IOERR_SHORT_READ) rc = SHALE_OK;
   return rc;
 }
@@ -455,8 +455,8 @@ int pager_cache_alloc(Pager *p, uint32_t pgno, PgPage **out) {
   memset(pg, 0, sizeof(PgPage));
   pg->pager = p;
   pg->pgno = pgno;
-  pg->data = (uint8_t *)(pg + 1);
-  pg->extra = pg->data + p->page_size;
+  pg->v.data = (uint8_t *)(pg + 1);
+  pg->v.extra = pg->v.data + p->page_size;
   *out = pg;
   return SHALE_OK;
 }
@@ -480,7 +480,7 @@ int pager_cache_invalidate(Pager *p, int clean_only) {
     if (clean_only && (pg->flags & PG_DIRTY)) continue;
     int rc2 = pager_cache_forget(p, pg);
     if (rc2 != SHALE_OK) { /* pg is referenced (still there) */
-      memset(pg->data, 0, p->page_size);
+      memset(pg->v.data, 0, p->page_size);
       if (rc == SHALE_OK) rc = rc2;
     }
   }
@@ -506,8 +506,8 @@ void pager_cache_drop_above(Pager *p, uint32_t n) {
       pager_cache_remove(p, pg);
     } else {
       pager_cache_make_clean(p, pg);
-      memset(pg->data, 0, p->page_size);
-      memset(pg->extra, 0, (size_t)p->extra_size);
+      memset(pg->v.data, 0, p->page_size);
+      memset(pg->v.extra, 0, (size_t)p->extra_size);
     }
   }
 }

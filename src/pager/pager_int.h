@@ -36,6 +36,7 @@
 #define PAGER_WAL_AUTOCHECKPOINT 1000
 
 struct PgPage {
+  PgPageView v; /* data, extra (first: pager_data/pager_extra, pager.h) */
   Pager *pager;
   uint32_t pgno;
   int nref;
@@ -45,8 +46,6 @@ struct PgPage {
   PgPage *lprev, *lnext;      /* LRU list (clean, unreferenced) */
   PgPage *dprev, *dnext;      /* dirty list */
   PgPage *sort;               /* scratch link for sorting at commit */
-  uint8_t *data;              /* page_size bytes, right after the struct */
-  void *extra;                /* extra_size bytes, after the data */
 };
 
 /* A set of page numbers (open addressing, 0 = empty slot). */

@@ -175,11 +175,11 @@ int pager_journal_page(Pager *p, PgPage *pg) {
     if (!p->jbuf) return SHALE_NOMEM;
   }
   int64_t at = p->jofs;
-  uint32_t ck = pager_journal_cksum(p->jnonce, pg->data, p->page_size);
+  uint32_t ck = pager_journal_cksum(p->jnonce, pg->v.data, p->page_size);
   if (pager_journal_uses_file(p)) {
     /* One system call per record: pgno, image, checksum. */
     util_put4(p->jbuf, pg->pgno);
-    memcpy(p->jbuf + 4, pg->data, p->page_size);
+    memcpy(p->jbuf + 4, pg->v.data, p->page_size);
     util_put4(p->jbuf + 4 + p->page_size, ck);
     rc = os_write(p->jfd, p->jbuf, (int)p->page_size + 8, at);
   } else {
@@ -187,7 +187,7 @@ int pager_journal_page(Pager *p, PgPage *pg) {
     util_put4(p->jbuf, pg->pgno);
     util_put4(p->jbuf + 4, ck);
     rc = os_write(p->jfd, p->jbuf, 4, at);
-    if (rc == SHALE_OK) rc = os_write(p->jfd, pg->data, (int)p->page_size, at + 4);
+    if (rc == SHALE_OK) rc = os_write(p->jfd, pg->v.data, (int)p->page_size, at + 4);
     if (rc == SHALE_OK) rc = os_write(p->jfd, p->jbuf + 4, 4, at + 4 + p->page_size);
   }
   if (rc != SHALE_OK) return rc;

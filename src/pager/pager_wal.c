@@ -61,7 +61,7 @@ int pager_wal_spill(Pager *p) {
       done[nd++] = pg;
       if (pg->pgno > p->db_size || pg->pgno == lockpg) continue;
       wp[n].pgno = pg->pgno;
-      wp[n].data = pg->data;
+      wp[n].data = pg->v.data;
       n++;
     }
     if (nd == 0) break;

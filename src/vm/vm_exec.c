@@ -585,28 +585,30 @@ static inline void ctx_done(FuncCtx *ctx) {
   if (ctx->errmsg) shale_free(ctx->errmsg);
 }
 
-/* The progress handler and interrupt check, run when nstep reaches
+/* The progress handler and interrupt check, run when the op count reaches
  * check_at; schedules the next one. SHALE_INTERRUPT stops the run. */
 static int vm_check(Vm *v) {
   const VmConnHooks *h = v->hooks;
+  int64_t nstep = v->check_at - v->left;
   int64_t next = INT64_MAX;
   if (h && h->interrupt) {
     if (*h->interrupt) {
       set_err(v, SHALE_INTERRUPT, "interrupted");
       return SHALE_INTERRUPT;
     }
-    next = v->nstep + VM_INTERRUPT_EVERY;
+    next = nstep + VM_INTERRUPT_EVERY;
   }
   if (h && h->progress && h->progress_n > 0) {
     int64_t n = h->progress_n;
-    if (v->nstep > 0 && v->nstep % n == 0 && h->progress(h->ctx)) {
+    if (nstep > 0 && nstep % n == 0 && h->progress(h->ctx)) {
       set_err(v, SHALE_INTERRUPT, "interrupted");
       return SHALE_INTERRUPT;
     }
-    int64_t p = (v->nstep / n + 1) * n;
+    int64_t p = (nstep / n + 1) * n;
     if (p < next) next = p;
   }
   v->check_at = next;
+  v->left = next - nstep;
   return SHALE_OK;
 }
 
@@ -614,7 +616,7 @@ int64_t vm_stat(Vm *v, int which) {
   switch (which) {
     case VM_STAT_FULLSCAN_STEP: return v->nfullscan;
     case VM_STAT_SORT: return v->nsort;
-    case VM_STAT_VM_STEP: return v->nstep;
+    case VM_STAT_VM_STEP: return v->check_at - v->left;
     default: return 0;
   }
 }
@@ -722,13 +724,17 @@ int vm_step(Vm *v) {
     if (rc) goto abort;                                                                            \
   } while (0)
 
-  v->check_at = v->nstep; /* hooks may have changed since the last step */
+  const unsigned nop = (unsigned)v->prog->nop;
+  v->actx_ok = 0;
+  /* hooks may have changed since the last step: check at the first op */
+  v->check_at = v->check_at - v->left + 1;
+  v->left = 1;
 dispatch:
-  if (pc < 0 || pc >= v->prog->nop) {
+  if ((unsigned)pc >= nop) { /* also pc < 0 */
     v->pc = pc;
     return halt(v, SHALE_OK);
   }
-  if (++v->nstep >= v->check_at) CHK(vm_check(v));
+  if (--v->left == 0) CHK(vm_check(v));
   op = &ops[pc];
 #ifdef VM_USE_GOTO
   goto *labels[op->op];
@@ -1212,26 +1218,33 @@ dispatch:
       }
       CHK(btree_insert(dc->bc, 0, z, (uint32_t)n, 0, 0));
     }
-    FuncCtx ctx = {.def = op->p4.func,
-                   .coll = v->coll,
-                   .conn = v->conn,
-                   .cb = v->cb,
-                   .agg = slot->agg,
-                   .agg_size = slot->agg_size,
-                   .agg_spare = slot->spare,
-                   .agg_spare_size = slot->spare_size,
-                   .result = {.type = SHALE_NULL}};
-    ctx_limits(v, &ctx);
+    FuncCtx *ctx = &v->actx;
+    if (!v->actx_ok) {
+      *ctx = (FuncCtx){.conn = v->conn, .cb = v->cb, .result = {.type = SHALE_NULL}};
+      ctx_limits(v, ctx);
+      v->actx_ok = 1;
+    }
+    ctx->def = op->p4.func;
+    ctx->coll = v->coll;
+    agg_slot_to_ctx(slot, ctx);
     v->coll = NULL;
     slot->def = op->p4.func;
     if (op->op == OP_AggStep)
-      op->p4.func->step(&ctx, op->p5, &reg[op->p2]);
+      op->p4.func->step(ctx, op->p5, &reg[op->p2]);
     else
-      op->p4.func->inverse(&ctx, op->p5, &reg[op->p2]);
-    agg_ctx_to_slot(&ctx, slot);
-    v->agg_skip = ctx.skip_accum_load != 0;
-    if (ctx.rc) FAIL(call_error(v, &ctx));
-    ctx_done(&ctx);
+      op->p4.func->inverse(ctx, op->p5, &reg[op->p2]);
+    agg_ctx_to_slot(ctx, slot);
+    v->agg_skip = ctx->skip_accum_load != 0;
+    if (ctx->rc) {
+      v->actx_ok = 0; /* rebuilt by the next call */
+      FAIL(call_error(v, ctx));
+    }
+    if (ctx->result.type != SHALE_NULL || ctx->result.flags || ctx->errmsg) {
+      ctx_done(ctx); /* a step that left a result or message behind */
+      ctx->errmsg = NULL;
+    }
+    ctx->skip_accum_load = 0;
+    ctx->subtype = 0;
     NEXT();
   }
   CASE(AggHit) {

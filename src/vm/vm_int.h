@@ -170,6 +170,12 @@ struct Vm {
   int agg_skip;          /* the last AggStep: 0 its row became the best of min()/max(),
                             1 not (FuncCtx.skip_accum_load), 2 not called (DISTINCT) */
   uint8_t pure;          /* PureFunc: context kind of the next Function call */
+  /* AggStep/AggInverse's call context, built once per vm_step call (actx_ok
+   * cleared at entry: the hooks may change between calls) and between calls
+   * holding no result, message or error; each call sets def, coll and the
+   * slot's blocks */
+  FuncCtx actx;
+  uint8_t actx_ok;
   int own_txn;    /* this Vm began a transaction (own_mask != 0) */
   uint32_t own_mask; /* databases whose transaction this Vm began (bit i: dbv[i]) */
   int stmt_sp;    /* >= 0 while statement savepoints are open (sp_db) */
@@ -203,8 +209,10 @@ struct Vm {
   int busy;         /* running as a child (recursion gets a fresh Vm) */
   uint64_t sorter_budget; /* bytes of records a sorter keeps in memory */
   /* counters (vm_stat) and the progress/interrupt check */
-  int64_t nstep;      /* ops executed since vm_new */
-  int64_t check_at;   /* nstep at which the next progress/interrupt check runs */
+  /* ops executed since vm_new = check_at - left; the dispatch only counts
+   * left down (one decrement per op) and runs vm_check when it reaches 0 */
+  int64_t check_at;   /* op count at which the next progress/interrupt check runs */
+  int64_t left;       /* ops until then (>= 0 between ops) */
   int64_t nfullscan, nsort;
   /* preupdate hook (vm_preupdate.c): the old row an UPDATE that changes the
    * rowid deleted, kept for the Insert that follows on cursor pu_cur */
