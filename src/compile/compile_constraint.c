@@ -184,6 +184,21 @@ static void recheck_replaced(Writer *w, int rowid, int old, int rowid_chk) {
   emit_resolve(p, done);
 }
 
+/* WITHOUT ROWID: the PRIMARY KEY of the entry index i's cursor is on, read
+ * from that entry's columns into w->pkreg.. (to find the table row). */
+static void load_pk_of_entry(Writer *w, int i, const Index *x) {
+  const Index *pk = w->tab->pk_index;
+  for (int j = 0; j < pk->nkey; j++) {
+    int pc = pk->cols[j].col, pos = 0;
+    for (int k = 0; k < x->ncol; k++)
+      if (x->cols[k].col == pc) {
+        pos = k;
+        break;
+      }
+    emit(w->p, OP_Column, w->cur[i], pos, w->pkreg + j);
+  }
+}
+
 void dml_check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, int ignore) {
   Parse *p = w->p;
   Table *tab = w->tab;
@@ -281,15 +296,7 @@ void dml_check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, in
         if (tab->without_rowid) {
           if (x != tab->pk_index) {
             Index *pk = tab->pk_index;
-            for (int j = 0; j < pk->nkey; j++) {
-              int pc = pk->cols[j].col, pos = 0;
-              for (int k = 0; k < x->ncol; k++)
-                if (x->cols[k].col == pc) {
-                  pos = k;
-                  break;
-                }
-              emit(p, OP_Column, w->cur[i], pos, w->pkreg + j);
-            }
+            load_pk_of_entry(w, i, x);
             vm_builder_add_i4(&p->b, OP_NotFound, w->tabcur, ignore, w->pkreg, pk->nkey);
           }
         } else {
@@ -303,15 +310,7 @@ void dml_check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, in
           if (x != tab->pk_index) {
             Index *pk = tab->pk_index;
             int skip = emit_label(p);
-            for (int j = 0; j < pk->nkey; j++) {
-              int pc = pk->cols[j].col, pos = 0;
-              for (int k = 0; k < x->ncol; k++)
-                if (x->cols[k].col == pc) {
-                  pos = k;
-                  break;
-                }
-              emit(p, OP_Column, w->cur[i], pos, w->pkreg + j);
-            }
+            load_pk_of_entry(w, i, x);
             vm_builder_add_i4(&p->b, OP_NotFound, w->tabcur, skip, w->pkreg, pk->nkey);
             dml_delete_current(w, 0, 0);
             emit_resolve(p, skip);
