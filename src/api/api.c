@@ -141,7 +141,17 @@ void api_expire(shale *db) {
 static int schema_reload(shale *db) {
   Schema *s = NULL;
   char *msg = NULL;
-  int rc = schema_load(db->bt, &s, &msg);
+  SchemaFuncs sf = {&db->funcs, !(db->pflags & API_PF_TRUSTED_SCHEMA)};
+  int rc = schema_load_fn(db->bt, 0, &sf, &s, &msg);
+  if ((rc == SHALE_CORRUPT || rc == SHALE_NOTADB) && db->reset_database) {
+    /* db_config RESET_DATABASE: a schema that cannot be read is taken as
+     * empty, so that the VACUUM which resets the database can run */
+    shale_free(msg);
+    msg = NULL;
+    rc = (s = schema_new()) != NULL ? SHALE_OK : SHALE_NOMEM;
+    if (s && btree_get_meta(db->bt, BTREE_META_SCHEMA_COOKIE, &s->cookie) != SHALE_OK)
+      s->cookie = 0;
+  }
   if (rc != SHALE_OK) {
     if (!msg && rc != SHALE_NOMEM) {
       const char *m = btree_errmsg(db->bt);
@@ -207,7 +217,8 @@ static int schema_reload_db(shale *db, int i) {
   }
   Schema *s = NULL;
   char *msg = NULL;
-  int rc = schema_load_ex(bt, i == 1, &s, &msg);
+  SchemaFuncs sf = {&db->funcs, !(db->pflags & API_PF_TRUSTED_SCHEMA)};
+  int rc = schema_load_fn(bt, i == 1, &sf, &s, &msg);
   if (rc == SHALE_OK) rc = schema_set_db(db, i, s);
   if (rc != SHALE_OK) {
     if (!msg && rc != SHALE_NOMEM) {
@@ -408,7 +419,8 @@ static int attach_db(shale *db, const char *file, const char *name) {
   } else {
     Schema *s = NULL;
     char *msg = NULL;
-    rc = schema_load(bt, &s, &msg);
+    SchemaFuncs sf = {&db->funcs, !(db->pflags & API_PF_TRUSTED_SCHEMA)};
+    rc = schema_load_fn(bt, 0, &sf, &s, &msg);
     if (rc == SHALE_OK) {
       db->ndb++;
       rc = schema_set_db(db, db->ndb - 1, s);
@@ -891,6 +903,8 @@ void api_compile_env(shale *db, CompileEnv *env) {
   env->no_views = db->no_views;
   env->no_dqs_dml = db->no_dqs_dml;
   env->no_dqs_ddl = db->no_dqs_ddl;
+  env->untrusted = !(db->pflags & API_PF_TRUSTED_SCHEMA);
+  env->trigger_eqp = db->trigger_eqp;
   if (db->schema) {
     db->cdbs[0].name = "main";
     db->cdbs[0].schema = db->schema->s;
@@ -913,7 +927,8 @@ void api_compile_env(shale *db, CompileEnv *env) {
 static int api_settings(const shale *db) {
   return (db->foreign_keys | db->recursive_triggers << 1 | db->reverse_unordered << 2 |
           db->case_sensitive_like << 3 | db->no_triggers << 26 | db->no_views << 27 |
-          db->no_dqs_dml << 28 | db->no_dqs_ddl << 29 | db->defer_foreign_keys << 30) ^
+          db->trigger_eqp << 24 | db->no_dqs_dml << 28 | db->no_dqs_ddl << 29 |
+          db->defer_foreign_keys << 30) ^
          (int)(db->auth_gen << 4) ^ (int)(db->pflags << 8); /* pflags: bits 8..22 */
 }
 

@@ -274,21 +274,41 @@ static int txn_state_impl(shale *db, const char *zdb) {
 }
 
 /* The db_config switches Shale has (SQLite's option numbers): ENABLE_TRIGGER
- * 1003, NO_CKPT_ON_CLOSE 1006 (on: closing leaves each WAL file as it is),
- * WRITABLE_SCHEMA 1011 (the writable_schema pragma's flag, as in
- * SQLite: the two read and set one bit), DQS_DML 1013, DQS_DDL 1014,
- * ENABLE_VIEW 1015. onoff 1/0 sets, < 0 reads; returns the state in force
- * (1 on), or -1 for another option. Statements compiled under the other
- * state recompile (api_settings). */
+ * 1003, DQS_DML 1013, DQS_DDL 1014 and ENABLE_VIEW 1015 (CompileEnv);
+ * WRITABLE_SCHEMA 1011, LEGACY_ALTER_TABLE 1012 and TRUSTED_SCHEMA 1017 (the
+ * pragmas' flags, as in SQLite: the two read and set one bit);
+ * NO_CKPT_ON_CLOSE 1006 (on: closing leaves each WAL file as it is);
+ * RESET_DATABASE 1009 (on: VACUUM and VACUUM INTO write an empty database,
+ * api_vacuum.c); TRIGGER_EQP 1008 (CompileEnv.trigger_eqp);
+ * ENABLE_FTS3_TOKENIZER 1004 and ENABLE_QPSG 1007 (kept and
+ * reported: there is no FTS3, and no plan depends on a bound value, so both
+ * hold as set). onoff 1/0 sets, < 0 reads; returns the state in force (1
+ * on), or -1 for another option. Statements compiled under the other state
+ * recompile (api_settings). */
 static int db_config_switch_impl(shale *db, int op, int onoff) {
-  if (db && op == 1011) {
-    if (onoff > 0) db->pflags |= API_PF_WRITABLE_SCHEMA;
-    if (onoff == 0) db->pflags &= ~(uint32_t)API_PF_WRITABLE_SCHEMA;
-    return (db->pflags & API_PF_WRITABLE_SCHEMA) != 0;
+  uint32_t pf = !db ? 0
+                : op == 1011 ? API_PF_WRITABLE_SCHEMA
+                : op == 1012 ? API_PF_LEGACY_ALTER_TABLE
+                : op == 1017 ? API_PF_TRUSTED_SCHEMA
+                             : 0;
+  if (pf) {
+    if (onoff > 0) db->pflags |= pf;
+    if (onoff == 0) db->pflags &= ~pf;
+    return (db->pflags & pf) != 0;
   }
   if (db && op == 1006) {
     if (onoff >= 0) db->no_ckpt_on_close = onoff != 0;
     return db->no_ckpt_on_close;
+  }
+  uint8_t *on = !db ? NULL
+                : op == 1004 ? &db->fts3_tokenizer
+                : op == 1007 ? &db->qpsg
+                : op == 1008 ? &db->trigger_eqp
+                : op == 1009 ? &db->reset_database
+                             : NULL;
+  if (on) {
+    if (onoff >= 0) *on = onoff != 0;
+    return *on;
   }
   uint8_t *off = !db ? NULL
                  : op == 1003 ? &db->no_triggers

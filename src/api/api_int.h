@@ -267,6 +267,10 @@ struct shale {
   ApiSchema *standin_schema;
   uint8_t no_triggers, no_views, no_dqs_dml, no_dqs_ddl; /* db_config switches (CompileEnv) */
   uint8_t no_ckpt_on_close; /* db_config NO_CKPT_ON_CLOSE: closing leaves each WAL as it is */
+  uint8_t reset_database;   /* db_config RESET_DATABASE: VACUUM writes an empty database */
+  uint8_t qpsg;             /* db_config ENABLE_QPSG (kept: plans never use bound values) */
+  uint8_t trigger_eqp;      /* db_config TRIGGER_EQP (CompileEnv.trigger_eqp) */
+  uint8_t fts3_tokenizer;   /* db_config ENABLE_FTS3_TOKENIZER (kept: no FTS3 here) */
   volatile int interrupted;
   uint8_t zombie; /* shale_close_v2 with statements open */
   int nhandles;   /* open backups and blob handles using this connection */

@@ -38,7 +38,12 @@
  *     by pager_commit_replace (the original journalled at the old size,
  *     the file rewritten at the new one); the same size goes through
  *     api_backup_copy_page.
- *  5. The authorizer is asked once, at run time, about the ATTACH SQLite's
+ *  5. With db_config RESET_DATABASE on, the source is read as if it were
+ *     empty (as SQLite's reset mode): neither its schema nor its header
+ *     values are looked at (a corrupt database can be reset), and the copy
+ *     is an empty database of the same page size whose schema cookie is
+ *     the source's + 1 when that can be read (so other connections reload).
+ *  6. The authorizer is asked once, at run time, about the ATTACH SQLite's
  *     VACUUM performs (DENY: SHALE_AUTH "authorization denied"; any other
  *     answer but OK: "SQL logic error", as 3.40.1 for a malfunction -- its
  *     IGNORE crashes); the statements SQLite then runs internally (and
@@ -425,14 +430,16 @@ int api_vacuum_hook(void *ctx, int idb, const ShValue *into, char **errmsg) {
     vac_err(&v, rc, NULL);
     goto out;
   }
-  if (idb == 0 && (rc = api_schema_current(db)) != SHALE_OK) goto out;
-  v.schema = api_db_schema(db, idb);
-  if (!v.schema) {
+  int reset = db->reset_database; /* invariant 5 */
+  if (!reset && idb == 0 && (rc = api_schema_current(db)) != SHALE_OK) goto out;
+  v.schema = reset ? NULL : api_db_schema(db, idb);
+  if (!v.schema && !reset) {
     rc = db->errcode & 0xff ? db->errcode : SHALE_ERROR;
     vac_err(&v, rc, db->errmsg);
     goto out;
   }
-  int empty = btree_page_count(v.src) == 0; /* INTO from a database with no page yet */
+  /* INTO from a database with no page yet, or reset */
+  int empty = reset || btree_page_count(v.src) == 0;
   uint32_t ps = pager_page_size(sp);
   int reserve = (int)(ps - pager_usable_size(sp));
   uint32_t want = ps; /* invariant 4 */
@@ -457,10 +464,15 @@ int api_vacuum_hook(void *ctx, int idb, const ShValue *into, char **errmsg) {
   btree_set_page_size(v.dst, want, reserve);
   /* auto_vacuum: the mode PRAGMA auto_vacuum asked for, else the source's */
   int avmode = btree_next_auto_vacuum(v.src);
-  if (avmode < 0) avmode = btree_get_auto_vacuum(v.src);
+  if (avmode < 0) avmode = reset ? 0 : btree_get_auto_vacuum(v.src);
   btree_set_auto_vacuum(v.dst, avmode);
   rc = btree_begin(v.dst, BTREE_TXN_WRITE);
-  if (rc == SHALE_OK) rc = copy_meta(&v);
+  if (rc == SHALE_OK && !reset) rc = copy_meta(&v);
+  if (rc == SHALE_OK && reset) {
+    uint32_t cookie = 0;
+    if (btree_get_meta(v.src, BTREE_META_SCHEMA_COOKIE, &cookie) != SHALE_OK) cookie = 0;
+    rc = btree_update_meta(v.dst, BTREE_META_SCHEMA_COOKIE, cookie + 1);
+  }
   if (rc == SHALE_OK && !empty) rc = build_copy(&v);
   /* as SQLite's copy: schema format 4 once a table was created, else 0 */
   if (rc == SHALE_OK && v.ntree == 0)

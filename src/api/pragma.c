@@ -116,15 +116,12 @@ static int function_list_row(void *arg, const FuncDef *d) {
      * current_*() and sqlite_version()/sqlite_source_id() */
     const char *n = d->name;
     int json = !util_strnicmp(n, "json", 4) || n[0] == '-';
-    int nondet = !util_strnicmp(n, "current_", 8) || !util_stricmp(n, "sqlite_version") ||
-                 !util_stricmp(n, "sqlite_source_id");
     if (!util_stricmp(n, "load_extension"))
       flags = 0x80000u;
     else if (json && func_is_aggregate(d))
       flags = 0x100800u;
     else
-      flags = (json ? 0 : 0x200000u) |
-              ((d->flags & FUNC_DETERMINISTIC) && !func_is_aggregate(d) && !nondet ? 0x800u : 0);
+      flags = (json ? 0 : 0x200000u) | (func_is_deterministic(d) ? 0x800u : 0);
   }
   set_text(&v[0], d->name);
   value_set_int(&v[1], (d->flags & FUNC_BUILTIN) != 0);

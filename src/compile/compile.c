@@ -892,6 +892,7 @@ static int fill_out(Parse *p, CompiledStmt *out, const SqlStmt *s) {
     }
     out->ncol = p->ncol;
   }
+  if (p->neqp_trig > 0) trigger_eqp_flush(p);
   if (p->neqp > 0) {
     out->eqp = util_arena_zalloc(&out->arena, sizeof(EqpRow) * (size_t)p->neqp);
     if (!out->eqp) return SHALE_NOMEM;

@@ -104,6 +104,13 @@ typedef struct CompileEnv {
    * no_dqs_dml    DQS_DML off: a double-quoted name is never a string in DML;
    * no_dqs_ddl    DQS_DDL off: nor in the expressions of CREATE TABLE/INDEX. */
   uint8_t no_triggers, no_views, no_dqs_dml, no_dqs_ddl;
+  /* TRUSTED_SCHEMA off (db_config, PRAGMA trusted_schema): application
+   * functions not marked innocuous are unsafe in the schema
+   * (func_unsafe_in_schema) */
+  uint8_t untrusted;
+  /* TRIGGER_EQP on (db_config): EXPLAIN QUERY PLAN also lists the plans of
+   * the trigger programs a statement runs (compile_trigger.c) */
+  uint8_t trigger_eqp;
   /* Every database (ATTACH/TEMP): dbs[0] main (schema == the schema field
    * above), dbs[1] temp, dbs[2..ndb) attached in order. ndb == 0: main only
    * (callers that predate ATTACH). */
@@ -516,6 +523,9 @@ int trigger_exists(Parse *, const Table *tab, int op, int timing);
  * own use (foreign-key actions: compile_fk.c): t->sql is parsed; a trigger
  * without a name gets no Trace ops. NULL after an error recorded in p. */
 VmProgram *trigger_program_of(Parse *, const Trigger *t, const Table *tab, int on_conflict);
+/* TRIGGER_EQP: the trigger programs' EXPLAIN QUERY PLAN rows after the
+ * statement's own (called once the statement is compiled). */
+void trigger_eqp_flush(Parse *);
 
 /* ---- foreign keys (compile_fk.c), all no-ops unless env->foreign_keys ----
  * Row registers: rowid then every column (the trigger_code layout); changed
@@ -585,7 +595,9 @@ struct Parse {
   uint8_t multi_write;    /* DML: may write more than one row (SQLite's isMultiWrite) */
   uint8_t is_explain;     /* 1 EXPLAIN, 2 EXPLAIN QUERY PLAN */
   int nested;             /* > 0 while compiling a trigger sub-program */
-  int in_view;            /* > 0 while resolving a view's body (DIRECTONLY check) */
+  int in_view;            /* > 0 while resolving a view's body */
+  int from_ddl;           /* > 0 while resolving the body of a view or trigger
+                             outside TEMP (SQLite's EP_FromDDL: unsafe functions) */
   int init_addr;          /* address of Init */
   int once_label;         /* epilogue label (constant hoisting) */
   /* hoisted constants: code emitted in the epilogue (copied there at finish) */
@@ -606,6 +618,8 @@ struct Parse {
   EqpRow *eqp;
   int neqp, capeqp;
   int eqp_parent;         /* id new rows hang under (where/select set it) */
+  EqpRow *eqp_trig;       /* TRIGGER_EQP: the trigger programs' rows, after ours */
+  int neqp_trig, capeqp_trig;
   int eqp_next_id;
   /* parse_table_db's last answer (the schemas do not change while a
    * statement compiles) */

@@ -382,8 +382,8 @@ int ddl_create_table(Parse *p, const SqlStmt *s) {
   if (!scratch) return 1;
   Table *t = NULL;
   char *msg = NULL;
-  int rc = schema_table_from_create_src(scratch, s, sql, p->sql, p->env ? p->env->funcs : NULL, &t,
-                                        &msg);
+  SchemaFuncs sf = {p->env ? p->env->funcs : NULL, p->env ? p->env->untrusted : 0};
+  int rc = schema_table_from_create_src(scratch, s, sql, p->sql, &sf, &t, &msg);
   if (rc != SHALE_OK) {
     ddl_build_error(p, rc, msg);
     schema_free(scratch);

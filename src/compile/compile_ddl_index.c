@@ -238,7 +238,8 @@ int ddl_create_index(Parse *p, const SqlStmt *s) {
   if (!scratch) return 1;
   Index *idx = NULL;
   char *msg = NULL;
-  int rc = schema_index_from_create(scratch, s, sql, &idx, &msg);
+  SchemaFuncs sf = {p->env ? p->env->funcs : NULL, p->env ? p->env->untrusted : 0};
+  int rc = schema_index_from_create_fn(scratch, s, sql, &sf, &idx, &msg);
   if (rc != SHALE_OK) {
     ddl_build_error(p, rc, msg);
     schema_free(scratch);

@@ -786,10 +786,12 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
       const char *save = st->text;
       st->text = text;
       p->in_view++;
+      if (vdb != 1) p->from_ddl++; /* not a TEMP view */
       int save_scope = p->scope_db1;
       if (parse_ndb(p) > 1) p->scope_db1 = vdb == 1 ? 0 : vdb + 1; /* its own database */
       int rc = select_resolve(p, sel, NULL);
       p->scope_db1 = save_scope;
+      if (vdb != 1) p->from_ddl--;
       p->in_view--;
       st->text = save;
       if (rc) return 1;

@@ -59,6 +59,60 @@ static TrigFrame *root_frame(Parse *p) {
   return r;
 }
 
+/* TRIGGER_EQP: the EXPLAIN QUERY PLAN rows of trigger t's program np, as
+ * SQLite lists them: a "-- TRIGGER t" row whose parent is no row (so a
+ * shell's plan tree leaves it out), the program's rows under it, then the
+ * blocks of the triggers it fires. The block waits in p's eqp_trig (ids in
+ * p's numbering) and follows p's own rows (compile.c, trigger_eqp_flush;
+ * for p a trigger program, here). */
+static int eqp_trig_add(Parse *p, int id, int parent, const char *detail) {
+  if (p->neqp_trig == p->capeqp_trig) {
+    int cap = p->capeqp_trig ? p->capeqp_trig * 2 : 8;
+    EqpRow *a = parse_alloc(p, sizeof *a * (size_t)cap);
+    if (!a) return 1;
+    if (p->neqp_trig) memcpy(a, p->eqp_trig, sizeof *a * (size_t)p->neqp_trig);
+    p->eqp_trig = a;
+    p->capeqp_trig = cap;
+  }
+  const char *d = parse_strdup(p, detail);
+  if (!d) return 1;
+  p->eqp_trig[p->neqp_trig++] = (EqpRow){id, parent, d};
+  return 0;
+}
+
+static void eqp_take_trigger(Parse *p, Parse *np, const Trigger *t) {
+  int head = ++p->eqp_next_id;
+  int orphan = head + np->eqp_next_id + 1; /* past every id given below */
+  char *z = util_mprintf("-- TRIGGER %s", t->name);
+  if (!z) {
+    parse_nomem(p);
+    return;
+  }
+  int bad = eqp_trig_add(p, head, orphan, z);
+  shale_free(z);
+  for (int k = 0; k < 2 && !bad; k++) {
+    const EqpRow *rows = k == 0 ? np->eqp : np->eqp_trig;
+    int n = k == 0 ? np->neqp : np->neqp_trig;
+    for (int i = 0; i < n && !bad; i++)
+      bad = eqp_trig_add(p, rows[i].id + head, rows[i].parent ? rows[i].parent + head : head,
+                         rows[i].detail);
+  }
+  if (bad) parse_nomem(p);
+  p->eqp_next_id = orphan;
+}
+
+void trigger_eqp_flush(Parse *p) {
+  int next = p->eqp_next_id; /* the rows keep their ids */
+  for (int i = 0; i < p->neqp_trig; i++) {
+    int saved = p->eqp_parent;
+    p->eqp_parent = p->eqp_trig[i].parent;
+    if (parse_eqp(p, "%s", p->eqp_trig[i].detail) > 0) p->eqp[p->neqp - 1].id = p->eqp_trig[i].id;
+    p->eqp_parent = saved;
+  }
+  p->eqp_next_id = next;
+  p->neqp_trig = 0;
+}
+
 /* The schemas whose triggers may fire for tab: its own database's, and
  * temp's (TEMP triggers on tables of other databases) unless temp has a
  * table of that name itself; temp's alone when triggers are switched off
@@ -143,6 +197,8 @@ static VmProgram *trigger_program(Parse *p, const Trigger *t, const Table *tab, 
   np->sql = t->sql;
   util_arena_init(&np->arena, 0);
   np->nested = p->nested + 1;
+  np->from_ddl = tdb != 1; /* a TEMP trigger's body is not from the schema */
+  if (p->is_explain == 2 && p->env && p->env->trigger_eqp) np->is_explain = 2;
   np->trig_tab = tab;
   np->trig_depth = p->trig_depth + 1;
   f.outer = p;
@@ -227,6 +283,7 @@ static VmProgram *trigger_program(Parse *p, const Trigger *t, const Table *tab, 
     parse_nomem(p);
     sub = NULL;
   }
+  if (np->is_explain == 2 && !parse_failed(p)) eqp_take_trigger(p, np, t);
   if (np->need_write) p->need_write = 1;
   if (np->need_read) p->need_read = 1;
   p->rmask |= np->rmask;

@@ -452,8 +452,14 @@ static int resolve_func(Parse *p, NameCtx *nc, SqlExpr *e) {
       parse_error(p, "no such function: %s", e->z);
     return 1;
   }
-  if ((f->flags & FUNC_DIRECTONLY) && (p->nested > 0 || p->in_view > 0)) {
-    parse_error(p, "unsafe use of %s()", e->z); /* SQLite: not from triggers/views */
+  /* SQLite's EP_FromDDL: the bodies of views and triggers outside TEMP,
+   * DEFAULT expressions, and deterministic calls in CHECK constraints,
+   * generated columns and index expressions */
+  int from_ddl = p->from_ddl > 0 || (nc->flags & NC_NO_COLUMN) ||
+                 ((nc->flags & (NC_IS_CHECK | NC_IS_INDEX | NC_IS_PARTIAL | NC_IS_GENCOL)) &&
+                  func_is_deterministic(f));
+  if (from_ddl && func_unsafe_in_schema(f, p->env && p->env->untrusted)) {
+    parse_error(p, "unsafe use of %s()", e->z);
     return 1;
   }
   e->func = f;

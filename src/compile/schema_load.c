@@ -54,7 +54,7 @@ typedef struct Build {
   int rc;
   int ncols_total;  /* columns of the CREATE TABLE being built (room for keys) */
   uint8_t ipk_desc; /* PRIMARY KEY(x DESC) that made x the rowid alias */
-  const FuncRegistry *funcs; /* CHECK/generated expressions resolved against them (resolve_walk) */
+  const SchemaFuncs *sf; /* CHECK/generated/index expressions checked against it */
 } Build;
 
 static int fail(Build *b, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -234,8 +234,6 @@ static int bad_column(Build *b, const ExprCheck *ec) {
   return fail(b, SHALE_ERROR, "no such column: %s", ec->bad_column);
 }
 
-static int nondeterministic(SqlExpr *e);
-
 /* ---- SQLite's resolution of the CHECK and generated-column expressions at
  * the end of CREATE TABLE (with Build.funcs). A walk in SQLite's order: an
  * unknown column, a parameter or a subquery ends the walk with its error; a
@@ -249,6 +247,7 @@ static int nondeterministic(SqlExpr *e);
 typedef struct ResWalk {
   const Table *t;
   const FuncRegistry *funcs;
+  int untrusted;
   const char *what; /* "CHECK constraints" / "generated columns" */
   int gen;
   char msg[160];
@@ -296,6 +295,10 @@ static int resolve_node(ResWalk *r, const SqlExpr *e) {
     case SQL_E_VARIABLE:
       snprintf(r->msg, sizeof r->msg, "parameters prohibited in %s", r->what);
       return 1;
+    case SQL_E_CTIME:
+      if (r->gen)
+        snprintf(r->msg, sizeof r->msg, "non-deterministic functions prohibited in %s", r->what);
+      return 0;
     case SQL_E_SUBQUERY:
     case SQL_E_EXISTS:
       snprintf(r->msg, sizeof r->msg, "subqueries prohibited in %s", r->what);
@@ -320,8 +323,13 @@ static int resolve_node(ResWalk *r, const SqlExpr *e) {
       } else if (func_is_aggregate(d) || (d->flags & FUNC_WINDOW) || e->over) {
         snprintf(r->msg, sizeof r->msg, "misuse of %s function %s()",
                  (d->flags & FUNC_WINDOW) || e->over ? "window" : "aggregate", e->z);
-      } else if (r->gen && nondeterministic((SqlExpr *)e)) {
-        snprintf(r->msg, sizeof r->msg, "non-deterministic functions prohibited in %s", r->what);
+      } else if (!func_is_deterministic(d)) {
+        if (r->gen)
+          snprintf(r->msg, sizeof r->msg, "non-deterministic functions prohibited in %s", r->what);
+      } else if (func_unsafe_in_schema(d, r->untrusted)) {
+        /* SQLite marks only deterministic calls here as coming from the
+         * schema (a non-deterministic one in a CHECK passes) */
+        snprintf(r->msg, sizeof r->msg, "unsafe use of %s()", e->z);
       }
       for (int i = 0; i < (e->list ? e->list->n : 0); i++)
         if (resolve_walk(r, e->list->a[i].expr)) break; /* ends the arguments only */
@@ -339,7 +347,8 @@ static int resolve_self(Build *b, const Table *t) {
   ResWalk r;
   memset(&r, 0, sizeof r);
   r.t = t;
-  r.funcs = b->funcs;
+  r.funcs = b->sf->funcs;
+  r.untrusted = b->sf->untrusted;
   r.what = "CHECK constraints";
   for (int i = 0; i < t->ncheck && !r.msg[0]; i++) resolve_walk(&r, t->checks[i].expr);
   r.what = "generated columns";
@@ -351,27 +360,89 @@ static int resolve_self(Build *b, const Table *t) {
 }
 
 /* Names of functions SQLite marks non-deterministic (no index expressions). */
-static int nondeterministic(SqlExpr *e) {
+/* The first call in e that SQLite refuses in an index expression or a
+ * partial-index WHERE, as its message: a non-deterministic function
+ * (registered ones per func_is_deterministic; current_date/time/timestamp),
+ * else one unsafe in the schema (func_unsafe_in_schema). Functions are
+ * looked up in sf (NULL or no registry: only the CURRENT_* keywords and
+ * SQLite's always non-deterministic built-ins are known). */
+typedef struct IdxWalk {
+  const SchemaFuncs *sf;
+  const char *what;
+  char msg[160];
+} IdxWalk;
+
+static int nondeterministic_name(const char *z) {
   static const char *const names[] = {
-      "random",        "randomblob", "changes", "total_changes", "last_insert_rowid",
-      "sqlite_offset", NULL};
-  if (e->op != SQL_E_FUNC || !e->z) return 0;
-  for (int i = 0; names[i]; i++)
-    if (!util_stricmp(e->z, names[i])) return 1;
+      "random",         "randomblob",          "changes",   "total_changes",
+      "last_insert_rowid", "sqlite_version", "sqlite_source_id", NULL};
+  for (int i = 0; z && names[i]; i++)
+    if (!util_stricmp(z, names[i])) return 1;
   return 0;
 }
-static int nondet_cb(SqlWalker *w, SqlExpr *e) {
-  if (nondeterministic(e)) {
-    *(int *)w->arg = 1;
+
+static int idx_walk_cb(SqlWalker *w, SqlExpr *e) {
+  IdxWalk *x = w->arg;
+  if (e->op == SQL_E_CTIME) {
+    snprintf(x->msg, sizeof x->msg, "non-deterministic functions prohibited in %s", x->what);
+    return SQL_WALK_ABORT;
+  }
+  if (e->op != SQL_E_FUNC || !e->z) return SQL_WALK_CONTINUE;
+  const FuncDef *d = NULL;
+  if (x->sf && x->sf->funcs) {
+    int n = e->list ? e->list->n : 0;
+    if (e->flags & SQL_EF_STAR) n = 0;
+    d = func_find(x->sf->funcs, e->z, n);
+  }
+  if (d && (func_is_aggregate(d) || (d->flags & FUNC_WINDOW)))
+    return SQL_WALK_CONTINUE; /* "misuse of aggregate function" comes later */
+  if (d ? !func_is_deterministic(d) : nondeterministic_name(e->z)) {
+    snprintf(x->msg, sizeof x->msg, "non-deterministic functions prohibited in %s", x->what);
+    return SQL_WALK_ABORT;
+  }
+  if (d && func_unsafe_in_schema(d, x->sf->untrusted)) {
+    snprintf(x->msg, sizeof x->msg, "unsafe use of %s()", e->z);
     return SQL_WALK_ABORT;
   }
   return SQL_WALK_CONTINUE;
 }
-static int has_nondeterministic(SqlExpr *e) {
-  int found = 0;
-  SqlWalker w = {nondet_cb, NULL, &found};
+
+/* idx_walk_cb over e: 0, or 1 with x->msg set. */
+static int index_expr_refused(const SchemaFuncs *sf, const char *what, SqlExpr *e, IdxWalk *x) {
+  memset(x, 0, sizeof *x);
+  x->sf = sf;
+  x->what = what;
+  SqlWalker w = {idx_walk_cb, NULL, x};
   sql_walk_expr(&w, e);
-  return found;
+  return x->msg[0] != 0;
+}
+
+/* At load (SQLite re-resolves these when it reads its schema): the first
+ * deterministic call in e of a function unsafe in the schema, or NULL. */
+typedef struct UnsafeWalk {
+  const SchemaFuncs *sf;
+  const char *name;
+} UnsafeWalk;
+
+static int unsafe_cb(SqlWalker *w, SqlExpr *e) {
+  UnsafeWalk *u = w->arg;
+  if (e->op != SQL_E_FUNC || !e->z) return SQL_WALK_CONTINUE;
+  int n = e->list ? e->list->n : 0;
+  if (e->flags & SQL_EF_STAR) n = 0;
+  const FuncDef *d = func_find(u->sf->funcs, e->z, n);
+  if (d && func_is_deterministic(d) && func_unsafe_in_schema(d, u->sf->untrusted)) {
+    u->name = e->z;
+    return SQL_WALK_ABORT;
+  }
+  return SQL_WALK_CONTINUE;
+}
+
+static const char *unsafe_call(const SchemaFuncs *sf, SqlExpr *e) {
+  if (!sf || !sf->funcs || !e) return NULL;
+  UnsafeWalk u = {sf, NULL};
+  SqlWalker w = {unsafe_cb, NULL, &u};
+  sql_walk_expr(&w, e);
+  return u.name;
 }
 
 /* ---- tables ---- */
@@ -756,7 +827,13 @@ static int build_table(Build *b, const SqlStmt *st, Table **out) {
         for (int i = 0; i < x->nkey; i++) t->cols[x->cols[i].col].notnull = 1;
   if (t->has_generated && nongen == 0)
     return fail(b, SHALE_ERROR, "must have at least one non-generated column");
-  if (b->funcs && !b->loading && resolve_self(b, t)) return b->rc;
+  if (b->sf && b->sf->funcs && !b->loading && resolve_self(b, t)) return b->rc;
+  if (b->sf && b->loading) { /* SQLite's check when it reads the schema */
+    const char *bad = NULL;
+    for (int i = 0; !bad && i < t->ncheck; i++) bad = unsafe_call(b->sf, t->checks[i].expr);
+    for (int i = 0; !bad && i < t->ncol; i++) bad = unsafe_call(b->sf, t->cols[i].gen);
+    if (bad) return fail(b, SHALE_ERROR, "unsafe use of %s()", bad);
+  }
   for (int i = 0; i < t->ncheck; i++) {
     ExprCheck ec;
     expr_check(&ec, t, t->checks[i].expr);
@@ -821,10 +898,10 @@ int schema_table_from_create(Schema *s, const SqlStmt *create, const char *sql, 
 }
 
 int schema_table_from_create_src(Schema *s, const SqlStmt *create, const char *sql,
-                                 const char *src, const FuncRegistry *funcs, Table **out,
+                                 const char *src, const SchemaFuncs *sf, Table **out,
                                  char **errmsg) {
   Build b = {.s = s, .sql = sql, .src = src, .errmsg = errmsg, .loading = 0, .rc = SHALE_OK,
-             .funcs = funcs};
+             .sf = sf};
   if (errmsg) *errmsg = NULL;
   build_table(&b, create, out);
   if (b.rc != SHALE_OK) *out = NULL;
@@ -874,9 +951,13 @@ static int build_index(Build *b, const SqlStmt *st, Index **out) {
     if (ec.variable)
       return fail(b, SHALE_ERROR, "parameters prohibited in partial index WHERE clauses");
     if (ec.bad_column) return bad_column(b, &ec);
-    if (has_nondeterministic(ci->where))
-      return fail(b, SHALE_ERROR,
-                  "non-deterministic functions prohibited in partial index WHERE clauses");
+    IdxWalk x;
+    if (b->loading) {
+      const char *bad = unsafe_call(b->sf, ci->where);
+      if (bad) return fail(b, SHALE_ERROR, "unsafe use of %s()", bad);
+    } else if (index_expr_refused(b->sf, "partial index WHERE clauses", ci->where, &x)) {
+      return fail(b, SHALE_ERROR, "%s", x.msg);
+    }
   }
   for (int i = 0; i < n; i++) {
     SqlExpr *e = ci->columns->a[i].expr;
@@ -900,8 +981,13 @@ static int build_index(Build *b, const SqlStmt *st, Index **out) {
       if (ec.qualified)
         return fail(b, SHALE_ERROR, "the \".\" operator prohibited in index expressions");
       if (ec.bad_column) return bad_column(b, &ec);
-      if (has_nondeterministic(ci->columns->a[i].expr))
-        return fail(b, SHALE_ERROR, "non-deterministic functions prohibited in index expressions");
+      IdxWalk x;
+      if (b->loading) {
+        const char *bad = unsafe_call(b->sf, ci->columns->a[i].expr);
+        if (bad) return fail(b, SHALE_ERROR, "unsafe use of %s()", bad);
+      } else if (index_expr_refused(b->sf, "index expressions", ci->columns->a[i].expr, &x)) {
+        return fail(b, SHALE_ERROR, "%s", x.msg);
+      }
       ic[i].expr = e;
       /* an expression collates as its top-level COLLATE says, else BINARY
        * (not its operands' collations: SQLite stores it so) */
@@ -924,7 +1010,12 @@ static int build_index(Build *b, const SqlStmt *st, Index **out) {
 
 int schema_index_from_create(Schema *s, const SqlStmt *create, const char *sql, Index **out,
                              char **errmsg) {
-  Build b = {.s = s, .sql = sql, .errmsg = errmsg, .loading = 0, .rc = SHALE_OK};
+  return schema_index_from_create_fn(s, create, sql, NULL, out, errmsg);
+}
+
+int schema_index_from_create_fn(Schema *s, const SqlStmt *create, const char *sql,
+                                const SchemaFuncs *sf, Index **out, char **errmsg) {
+  Build b = {.s = s, .sql = sql, .errmsg = errmsg, .loading = 0, .rc = SHALE_OK, .sf = sf};
   if (errmsg) *errmsg = NULL;
   build_index(&b, create, out);
   if (b.rc != SHALE_OK) *out = NULL;
@@ -1399,14 +1490,21 @@ static void fill_order(Build *b, const Row *rows, int nrows) {
   }
 }
 
-int schema_load(Btree *bt, Schema **out, char **errmsg) { return schema_load_ex(bt, 0, out, errmsg); }
+int schema_load(Btree *bt, Schema **out, char **errmsg) {
+  return schema_load_fn(bt, 0, NULL, out, errmsg);
+}
 
 int schema_load_ex(Btree *bt, int temp, Schema **out, char **errmsg) {
+  return schema_load_fn(bt, temp, NULL, out, errmsg);
+}
+
+int schema_load_fn(Btree *bt, int temp, const SchemaFuncs *sf, Schema **out, char **errmsg) {
   *out = NULL;
   if (errmsg) *errmsg = NULL;
   Schema *s = schema_new();
   if (!s) return SHALE_NOMEM;
-  Build b = {.s = s, .sql = NULL, .errmsg = errmsg, .loading = 1, .temp = temp, .rc = SHALE_OK};
+  Build b = {.s = s, .sql = NULL, .errmsg = errmsg, .loading = 1, .temp = temp, .rc = SHALE_OK,
+             .sf = sf};
   int own_txn = btree_txn_state(bt) == PAGER_TXN_NONE;
   int rc = own_txn ? btree_begin(bt, BTREE_TXN_READ) : SHALE_OK;
   if (rc != SHALE_OK) {

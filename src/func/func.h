@@ -267,6 +267,19 @@ const FuncDef *func_find_exact(const FuncRegistry *reg, const char *name, int na
  * name()" if this is 1, else "no such function: name" (SQLite's wording). */
 int func_exists_name(const FuncRegistry *reg, const char *name);
 
+/* 1 if d is deterministic in SQLite's sense (its SQLITE_FUNC_CONSTANT):
+ * what index expressions, generated columns and partial-index WHEREs may
+ * call. Not: aggregates, user functions registered without
+ * SHALE_DETERMINISTIC, and the built-ins whose answer changes over time
+ * (random, changes, current_date, sqlite_version, compile options, ...). */
+int func_is_deterministic(const FuncDef *d);
+/* 1 if a call of d coming from the schema (views and triggers outside TEMP,
+ * DEFAULT, and deterministic calls in CHECK, generated columns and indexes)
+ * is "unsafe use of d()": d is direct-only, or untrusted (db_config
+ * TRUSTED_SCHEMA off) and d is an application function not marked
+ * innocuous. */
+int func_unsafe_in_schema(const FuncDef *d, int untrusted);
+
 /* The table-valued function called name (json_each, json_tree), or NULL.
  * These are not in the registry (not callable as scalars). */
 const FuncDef *func_table_find(const char *name);

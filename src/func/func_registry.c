@@ -500,6 +500,20 @@ const FuncDef *func_find_exact(const FuncRegistry *reg, const char *name, int na
   return e ? &e->def : NULL;
 }
 
+int func_is_deterministic(const FuncDef *d) {
+  if (!d || !(d->flags & FUNC_DETERMINISTIC) || func_is_aggregate(d)) return 0;
+  if (!(d->flags & FUNC_BUILTIN)) return 1;
+  /* built-ins flagged deterministic for the code generator (same answer
+   * within a statement) that SQLite does not let into the schema */
+  return util_strnicmp(d->name, "current_", 8) && util_stricmp(d->name, "sqlite_version") &&
+         util_stricmp(d->name, "sqlite_source_id");
+}
+
+int func_unsafe_in_schema(const FuncDef *d, int untrusted) {
+  if (d->flags & FUNC_DIRECTONLY) return 1;
+  return untrusted && !(d->flags & (FUNC_BUILTIN | FUNC_INNOCUOUS));
+}
+
 int func_exists_name(const FuncRegistry *reg, const char *name) {
   if (!reg->nslot) return 0;
   unsigned h = name_hash(name) & (unsigned)(reg->nslot - 1);
