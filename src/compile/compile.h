@@ -318,6 +318,9 @@ int *sql_table_hash_order(const char *const *names, int n);
 #define NC_ORDER_BY 0x0400    /* resolving ORDER BY/GROUP BY: aliases first */
 #define NC_HAS_CORREL 0x0800  /* out: referred to an outer query */
 #define NC_IN_ON 0x1000       /* resolving an ON clause */
+#define NC_FROM_SCHEMA 0x2000 /* an expression of the schema (DEFAULT, CHECK, generated
+                                 column, index) compiled for a row: a missing
+                                 function is "unknown function: f()" */
 
 /* One level of name lookup. Lookups try src, then (for unqualified names in
  * ORDER BY/GROUP BY/HAVING/WHERE) the result aliases, then outer. */

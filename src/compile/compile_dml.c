@@ -136,7 +136,7 @@ SqlExpr *dml_row_expr(Parse *p, Table *tab, const SqlExpr *e, int rowid, int col
   NameCtx nc;
   memset(&nc, 0, sizeof nc);
   nc.src = src;
-  nc.flags = flags;
+  nc.flags = flags | NC_FROM_SCHEMA;
   nc.err_ctx = ctx;
   if (resolve_expr(p, &nc, c) || parse_failed(p)) return NULL;
   dml_bind_row(p, c, src->a[0].cursor, rowid, cols);
@@ -153,7 +153,7 @@ void dml_code_default(Parse *p, Column *col, int target) {
   if (!c) return;
   NameCtx nc;
   memset(&nc, 0, sizeof nc);
-  nc.flags = NC_NO_COLUMN | NC_NO_SUBQUERY;
+  nc.flags = NC_NO_COLUMN | NC_NO_SUBQUERY | NC_FROM_SCHEMA;
   if (resolve_expr(p, &nc, c) || parse_failed(p)) return;
   expr_code(p, c, target);
 }

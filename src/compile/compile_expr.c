@@ -2010,7 +2010,7 @@ static void code_virtual_column(Parse *p, const Table *tab, int cur, int col, in
   NameCtx nc;
   memset(&nc, 0, sizeof nc);
   nc.src = src;
-  nc.flags = NC_IS_GENCOL;
+  nc.flags = NC_IS_GENCOL | NC_FROM_SCHEMA;
   nc.err_ctx = "generated columns";
   if (resolve_expr(p, &nc, g)) return;
   /* the NULL row of an outer join has NULL in every column, this one too */

@@ -448,6 +448,8 @@ static int resolve_func(Parse *p, NameCtx *nc, SqlExpr *e) {
   if (!f) {
     if (p->env && p->env->funcs && func_exists_name(p->env->funcs, e->z))
       parse_error(p, "wrong number of arguments to function %s()", e->z);
+    else if (nc->flags & NC_FROM_SCHEMA)
+      parse_error(p, "unknown function: %s()", e->z); /* SQLite's words for these */
     else
       parse_error(p, "no such function: %s", e->z);
     return 1;
@@ -455,7 +457,8 @@ static int resolve_func(Parse *p, NameCtx *nc, SqlExpr *e) {
   /* SQLite's EP_FromDDL: the bodies of views and triggers outside TEMP,
    * DEFAULT expressions, and deterministic calls in CHECK constraints,
    * generated columns and index expressions */
-  int from_ddl = p->from_ddl > 0 || (nc->flags & NC_NO_COLUMN) ||
+  int dflt = (nc->flags & NC_FROM_SCHEMA) && (nc->flags & NC_NO_COLUMN);
+  int from_ddl = p->from_ddl > 0 || dflt ||
                  ((nc->flags & (NC_IS_CHECK | NC_IS_INDEX | NC_IS_PARTIAL | NC_IS_GENCOL)) &&
                   func_is_deterministic(f));
   if (from_ddl && func_unsafe_in_schema(f, p->env && p->env->untrusted)) {

@@ -154,6 +154,43 @@ static void trusted_reload(const char *dir) {
   remove(path);
 }
 
+/* Schema expressions naming a function the reading connection does not
+ * have: "unknown function: g()" for DEFAULT, CHECK, generated columns and
+ * indexes, "no such function: g" for views and triggers, each at prepare. */
+static void unknown_functions(const char *dir) {
+  static const char *const objs[] = {
+      "CREATE TABLE u(a CHECK (unsafe2(a) > 0))",
+      "CREATE TABLE u(a, b DEFAULT (unsafe2(2)))",
+      "CREATE TABLE u(a, b AS (unsafe2(a)))",
+      "CREATE TABLE u(a, b AS (unsafe2(a)) STORED)",
+      "CREATE TABLE u(a); CREATE INDEX x ON u(unsafe2(a))",
+      "CREATE TABLE u(a); CREATE INDEX x ON u(a) WHERE unsafe2(a) > 0",
+      "CREATE TABLE u(a); CREATE VIEW w AS SELECT unsafe2(a) FROM u",
+      "CREATE TABLE u(a); CREATE TABLE l(x);"
+      "CREATE TRIGGER tr AFTER INSERT ON u BEGIN INSERT INTO l VALUES(unsafe2(new.a)); END",
+  };
+  char path[512];
+  snprintf(path, sizeof path, "%s/unknown.db", dir);
+  for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++) {
+    printf("-- read back without the function: %s\n", objs[i]);
+    remove(path);
+    sqlite3 *db = open_udf(path, -1);
+    run(db, objs[i]);
+    run(db, "INSERT INTO u(a) VALUES(1)");
+    sqlite3_close(db);
+    db = NULL;
+    sqlite3_open(path, &db);
+    run(db, "SELECT count(*) FROM sqlite_schema");
+    run(db, "INSERT INTO u(a) VALUES(3)");
+    run(db, "SELECT * FROM u");
+    run(db, "UPDATE u SET a = 4");
+    run(db, "DELETE FROM u");
+    if (strstr(objs[i], "VIEW")) run(db, "SELECT * FROM w");
+    sqlite3_close(db);
+  }
+  remove(path);
+}
+
 static void reset_database(const char *dir) {
   char path[512];
   snprintf(path, sizeof path, "%s/reset.db", dir);
@@ -264,6 +301,7 @@ int main(int argc, char **argv) {
   if (system(mk) != 0) return 1;
   trusted();
   trusted_reload(dir);
+  unknown_functions(dir);
   reset_database(dir);
   trigger_eqp();
   others();
