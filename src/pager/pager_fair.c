@@ -17,7 +17,8 @@
  *     last commit before each was its own. A contended run ends with the
  *     first commit made when it has lasted at least its length (drawn at
  *     random in [FAIR_RUN_MIN_US, FAIR_RUN_MAX_US], doubled for each of the
- *     last turns nobody took, up to FAIR_EMPTY_MAX times): that commit's
+ *     last turns nobody took while no other engine's commit was seen for
+ *     FAIR_OTHER_GONE_US, up to FAIR_EMPTY_MAX times): that commit's
  *     header carries the yield flag (wal.c invariant 8).
  *  2. After a yield commit the pager leaves the lock free -- its next write
  *     transaction waits, holding the process's writer token so the
@@ -48,6 +49,7 @@
 #define FAIR_YIELD_US 120000
 #define FAIR_EMPTY_MAX 5
 #define FAIR_PAUSE_SLICE_US 50
+#define FAIR_OTHER_GONE_US 2000000
 
 int pager_fair_contended(Pager *p) {
   return p->wal_foreign_ms && os_now_ms() - p->wal_foreign_ms < 1000;
@@ -67,13 +69,18 @@ void pager_fair_pause(Pager *p) {
   OsVfs *vfs = os_vfs_find(NULL);
   for (;;) {
     uint32_t change;
-    wal_last_commit(p->wal, &change);
+    int kind = wal_last_commit(p->wal, &change);
     if (change != p->fair_own_change) { /* somebody took the turn */
+      if (kind == WAL_BY_OTHER) p->fair_other_seen_us = os_now_us();
       p->fair_empty = 0;
       break;
     }
-    if (os_now_us() - p->fair_yield_us >= FAIR_YIELD_US || !vfs || !vfs->sleep) {
-      if (p->fair_empty < FAIR_EMPTY_MAX) p->fair_empty++;
+    int64_t now = os_now_us();
+    if (now - p->fair_yield_us >= FAIR_YIELD_US || !vfs || !vfs->sleep) {
+      /* nobody came: longer turns, unless another engine's writers
+       * committed lately (they are there, only slow to be scheduled) */
+      if (p->fair_empty < FAIR_EMPTY_MAX && now - p->fair_other_seen_us > FAIR_OTHER_GONE_US)
+        p->fair_empty++;
       break;
     }
     vfs->sleep(vfs, FAIR_PAUSE_SLICE_US);
@@ -131,6 +138,7 @@ static int fair_watch(void *arg) {
   int64_t now = os_now_us();
   int moved = change != p->fair_seen_change;
   if (moved) {
+    if (kind == WAL_BY_OTHER) p->fair_other_seen_us = now;
     if (kind == WAL_BY_OTHER && p->fair_seen_kind != WAL_BY_OTHER) {
       p->fair_other_us = now; /* another engine's run begins */
       p->fair_other_len = turn_clamp(turn_us(0) + p->fair_balance_us / 2);

@@ -147,6 +147,7 @@ struct Pager {
   int64_t fair_yield_us;   /* our last commit was a yield commit, at this time */
   int fair_empty;          /* turns in a row that nobody took */
   int64_t fair_balance_us; /* our turns minus the others' runs we ended */
+  int64_t fair_other_seen_us; /* os_now_us() at the last commit of another engine seen */
   uint32_t fair_own_change; /* iChange of our last commit */
   uint32_t fair_seen_change; /* waiting: the last commit seen, its kind */
   int fair_seen_kind;
