@@ -636,22 +636,6 @@ int pager_wal_checkpoint(Pager *p, int mode, int *nlog, int *nckpt) {
 
 /* ---- write transactions ---- */
 
-/* Writers of other processes competed for the log's WRITE lock within the
- * last second (p->wal_foreign_ms). */
-static int pager_wal_foreign_recent(Pager *p) {
-  return p->wal_foreign_ms && os_now_ms() - p->wal_foreign_ms < 1000;
-}
-#define WAL_COURTESY_MAX_US 5000
-
-static int wal_moved(void *w) { return wal_log_moved(w); }
-
-void pager_busy_watch_log(Pager *p, int on) {
-  if (on && p && p->wal)
-    pager_busy_watch(wal_moved, p->wal);
-  else
-    pager_busy_watch(NULL, NULL);
-}
-
 int pager_begin_write(Pager *p, int exclusive) {
   if (p->err) return p->err;
   if (p->readonly) return SHALE_READONLY;
@@ -662,15 +646,9 @@ int pager_begin_write(Pager *p, int exclusive) {
   }
   int was_none = p->txn == PAGER_TXN_NONE;
   int rc;
-  if (p->wal && p->wal_courtesy_us && pager_wal_foreign_recent(p)) {
-    /* a writer of another process waits for the log (it polls, as SQLite's
-     * busy handler does): after a commit, leave the lock free as long as we
-     * held it before taking it again, or it would find it free only by
-     * chance */
-    OsVfs *vfs = os_vfs_find(NULL);
-    if (vfs && vfs->sleep) vfs->sleep(vfs, (int)p->wal_courtesy_us);
-  }
-  p->wal_courtesy_us = 0;
+  /* our turn at the log was over (pager_fair.c): the lock is left to the
+   * others, with the process's writer token held when we can queue for it */
+  if (p->wal && !was_none) pager_fair_pause(p);
   for (int n = 0;;) {
     if (was_none && p->wal) {
       /* Group commit: queue for the process's writer token before taking
@@ -678,6 +656,7 @@ int pager_begin_write(Pager *p, int exclusive) {
        * stale (wal.h). */
       rc = wal_queue_enter(p->wal, p->busy, p->busy_arg);
       if (rc != SHALE_OK) return rc;
+      pager_fair_pause(p);
     }
     rc = pager_begin_read(p);
     if (rc != SHALE_OK) {
@@ -722,7 +701,7 @@ int pager_begin_write(Pager *p, int exclusive) {
     }
   }
   p->txn = PAGER_TXN_WRITE;
-  if (p->wal) p->wal_write_us = os_now_us();
+  if (p->wal) pager_fair_acquired(p);
   p->orig_size = p->db_size;
   p->min_size = p->db_size;
   p->dbmod = 0;
@@ -882,10 +861,12 @@ static int wal_commit(Pager *p) {
    * commit, while SQLite's writers leave it free for microseconds only:
    * issue 14, tests/wal/test_wal_fair.c) */
   int lvl = wal_sync_level(p);
-  if (lvl == WAL_SYNC_FULL && !pager_wal_foreign_recent(p)) lvl = WAL_SYNC_GROUP;
+  if (lvl == WAL_SYNC_FULL && !pager_fair_contended(p)) lvl = WAL_SYNC_GROUP;
+  int yield = pager_fair_before_commit(p); /* the end of our turn? */
   int rc = n > 0 ? wal_append(p->wal, wp, n, p->db_size, lvl) : SHALE_OK;
   shale_free(wp);
   if (rc != SHALE_OK) return pager_set_error(p, rc);
+  if (n > 0) pager_fair_committed(p, yield);
   p->stats.writes += n;
   if (wal_sync_level(p) == WAL_SYNC_FULL) p->stats.syncs++;
   for (PgPage *pg = list, *next; pg; pg = next) {
@@ -904,8 +885,6 @@ int pager_commit(Pager *p) {
     rc = wal_commit(p);
     if (rc != SHALE_OK) return rc;
     end_write(p); /* WRITE and the writer token go to the next writer */
-    int64_t held = os_now_us() - p->wal_write_us;
-    p->wal_courtesy_us = held < 1 ? 1 : held > WAL_COURTESY_MAX_US ? WAL_COURTESY_MAX_US : held;
     /* synchronous=FULL: durable before returning, through a sync shared
      * with the writers that committed meanwhile (wal.c invariant 5). The
      * commit is published: a failed sync leaves it visible, and puts the

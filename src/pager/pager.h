@@ -108,12 +108,17 @@ void pager_set_busy_handler(Pager *, int (*handler)(void *arg, int count), void 
  * timeout in milliseconds (read at each call). It sleeps 1, 2, 5, ... up to
  * 100 ms between retries and gives up once the timeout is spent. */
 int pager_busy_wait(void *timeout_ms, int count);
-/* For the calling thread's next handler calls (NULL: none): moved(arg) says
- * whether the lock awaited is about to be released (pager_busy.c
- * invariant 3); pager_busy_wait then wakes early. */
-void pager_busy_watch(int (*moved)(void *), void *arg);
+/* For the calling thread's next handler calls (NULL: none): ready(arg)
+ * says whether to retry now (PAGER_WATCH_GO: the lock awaited is about to be
+ * free), only on the handler's schedule (WAIT), or not even then (HOLD:
+ * the lock is left to others); pager_busy.c invariant 3. */
+#define PAGER_WATCH_WAIT 0
+#define PAGER_WATCH_GO 1
+#define PAGER_WATCH_HOLD 2
+void pager_busy_watch(int (*ready)(void *), void *arg);
 /* The same for a writer of p waiting for its log's WRITE lock (on = 0:
- * stop watching); nothing outside WAL mode. */
+ * stop watching), taking turns with other processes' writers
+ * (pager_fair.c); nothing outside WAL mode. */
 void pager_busy_watch_log(Pager *p, int on);
 
 /* PRAGMA mmap_size, as SQLite: n < 0 gives 0, larger than 0x7fff0000 is

@@ -14,12 +14,14 @@
  *     25, 25, 25, 50, 50, 100, then 100 ms).
  *  3. A writer waiting for the WAL WRITE lock (pager_busy_watch set by the
  *     pager around the handler call) sleeps in slices of WATCH_SLICE_US and
- *     returns as soon as the log moved, i.e. the holder committed and is
- *     about to release the lock: SQLite's writers retake the lock within
- *     tens of microseconds of releasing it, so a waiter that only woke on
- *     the schedule would almost never find it free (issue 14: Shale got 2%
- *     of the commits next to SQLite writers). The timeout is then counted in
- *     real time from the first call (count 0), not as the sum of the steps.
+ *     asks the watch callback at each whether to retry: at once (GO: the
+ *     holder committed and it is our turn, pager_fair.c), at the end of the
+ *     step as usual (WAIT), or not before the callback says so (HOLD: the
+ *     lock is left free for other processes' writers). SQLite's writers
+ *     retake the lock within tens of microseconds of releasing it, so a
+ *     waiter that only woke on the schedule would almost never find it free
+ *     (issue 14). The timeout is then counted in real time from the first
+ *     call (count 0), not as the sum of the steps.
  */
 #include "pager.h"
 
@@ -37,13 +39,13 @@ static int64_t slept_before(int count) {
 
 #define WATCH_SLICE_US 20
 
-/* The waiting writer's log, for this thread's current handler call. */
-static _Thread_local int (*watch_moved)(void *);
+/* The waiting writer's callback, for this thread's current handler call. */
+static _Thread_local int (*watch_ready)(void *);
 static _Thread_local void *watch_arg;
 static _Thread_local int64_t watch_start_ms;
 
-void pager_busy_watch(int (*moved)(void *), void *arg) {
-  watch_moved = moved;
+void pager_busy_watch(int (*ready)(void *), void *arg) {
+  watch_ready = ready;
   watch_arg = arg;
 }
 
@@ -53,19 +55,21 @@ static int wait_watching(OsVfs *vfs, int timeout, int count) {
   int64_t left = watch_start_ms + timeout - now;
   if (left <= 0) return 0;
   int64_t delay = count < NDELAY ? delays[count] : delays[NDELAY - 1];
-  if (delay > left) delay = left;
-  for (int64_t us = 0; us < delay * 1000; us += WATCH_SLICE_US) {
-    if (watch_moved(watch_arg)) return 1;
+  int64_t step_end = os_now_us() + delay * 1000, give_up = os_now_us() + left * 1000;
+  for (;;) {
+    int r = watch_ready(watch_arg);
+    if (r == PAGER_WATCH_GO) return 1;
+    int64_t t = os_now_us();
+    if ((t >= step_end && r != PAGER_WATCH_HOLD) || t >= give_up) return 1;
     vfs->sleep(vfs, WATCH_SLICE_US);
   }
-  return 1;
 }
 
 int pager_busy_wait(void *timeout_ms, int count) {
   int timeout = timeout_ms ? *(const int *)timeout_ms : 0;
   if (timeout <= 0 || count < 0) return 0;
   OsVfs *vfs = os_vfs_find(NULL);
-  if (watch_moved && vfs && vfs->sleep) return wait_watching(vfs, timeout, count);
+  if (watch_ready && vfs && vfs->sleep) return wait_watching(vfs, timeout, count);
   int64_t before = slept_before(count);
   int64_t delay = count < NDELAY ? delays[count] : delays[NDELAY - 1];
   if (before >= timeout) return 0;

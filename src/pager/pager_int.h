@@ -141,8 +141,18 @@ struct Pager {
   int64_t wal_foreign_ms;  /* os_now_ms() when the log's WRITE lock was last busy
                             * while we held the process's writer token: a
                             * writer of another process (pager.c) */
-  int64_t wal_write_us;    /* os_now_us() when the WAL write transaction began */
-  int64_t wal_courtesy_us; /* how long the last committed one held the lock (pause) */
+  /* Turns at the WRITE lock with other processes' writers (pager_fair.c). */
+  int64_t fair_run_us;     /* os_now_us() when our current run began (0: none) */
+  int64_t fair_run_len;    /* its length once contended (0: not drawn yet) */
+  int64_t fair_yield_us;   /* our last commit was a yield commit, at this time */
+  int fair_empty;          /* turns in a row that nobody took */
+  int64_t fair_balance_us; /* our turns minus the others' runs we ended */
+  int64_t fair_other_seen_us; /* os_now_us() at the last commit of another engine seen */
+  uint32_t fair_own_change; /* iChange of our last commit */
+  uint32_t fair_seen_change; /* waiting: the last commit seen, its kind */
+  int fair_seen_kind;
+  int64_t fair_hold_us;    /* waiting: do not retry before this (a turn left free) */
+  int64_t fair_other_us, fair_other_len; /* waiting: another engine's run */
 
   /* WAL mode (journal_mode == PAGER_JOURNAL_WAL with a Wal open). */
   Wal *wal;            /* open log, or NULL; SHARED is kept while it is open */
@@ -248,6 +258,21 @@ int pager_wal_after_rollback(Pager *);
 /* Exclusive locking mode: take EXCLUSIVE on the database file (busy
  * handler) unless held; a no-op in normal mode. */
 int pager_wal_exclusive_lock(Pager *);
+
+/* ---- turns at the WAL WRITE lock (pager_fair.c) ---- */
+/* Writers of other processes competed for the log's WRITE lock within the
+ * last second (wal_foreign_ms). */
+int pager_fair_contended(Pager *);
+/* Before a write transaction takes its snapshot, holding the writer token:
+ * after a yield commit, wait until another writer committed or the turn
+ * ran out (pager_fair.c invariant 2). */
+void pager_fair_pause(Pager *);
+/* WRITE was just taken: a run begins unless the last commit was ours. */
+void pager_fair_acquired(Pager *);
+/* Before the commit's frames: sets the log's yield flag; returns it. */
+int pager_fair_before_commit(Pager *);
+/* After the commit was published, with the flag pager_fair_before_commit gave. */
+void pager_fair_committed(Pager *, int yield);
 
 /* ---- journal (pager_journal.c) ---- */
 int pager_journal_uses_file(Pager *); /* DELETE/TRUNCATE/PERSIST */

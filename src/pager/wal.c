@@ -41,6 +41,11 @@
  *     pager keeps its cache across its own commits the same way). So a
  *     writer's cache survives its commits; another connection's commit (or
  *     a recovery) still drops it.
+ *  8. A header Shale publishes carries commit_tag(iChange, yield) in its
+ *     unused word (SQLite writes 0 there, carries the word over unchanged
+ *     when it commits, and reads nothing from it): wal_last_commit tells a
+ *     waiting writer whether the last commit was a Shale process's and
+ *     whether it ended that writer's run (pager_fair.c).
  *
  * Not done yet (differences from SQLite 3.40, docs/format.md):
  *  - a page written twice in one transaction gets two frames (valid, and
@@ -133,6 +138,7 @@ struct Wal {
   int token;          /* this Wal holds the group's writer token */
   int write_busy;     /* the last wal_begin_write found WRITE itself busy */
   uint64_t sync_seq;  /* commit announced but not yet synced (0 = none) */
+  int yield_next;     /* the next published header carries the yield flag */
   /* mapped frame reads (invariant 6) */
   int map_on;         /* wal_set_map */
   uint8_t *map;       /* fetched for the read transaction, or NULL */
@@ -265,12 +271,20 @@ static void hdr_cksum(const IdxHdr *h, uint32_t out[2]) {
 
 static uint32_t page_size_of(uint16_t v) { return (uint32_t)(v & 0xfe00) + ((uint32_t)(v & 1) << 16); }
 
+/* The word Shale writes into the header's unused field (invariant 8): a
+ * function of the change counter, so that a writer that copies the field
+ * without knowing it (SQLite carries it over) leaves a header whose tag no
+ * longer matches; bit 0 is the yield flag. */
+static uint32_t commit_tag(uint32_t change, int yield) {
+  return (((change * 0x9e3779b1u) ^ 0x5348414cu) & ~1u) | (yield ? 1u : 0u);
+}
+
 /* Publish w->hdr as the shared header (holding WRITE), invariant 2. */
 static void hdr_publish(Wal *w) {
   volatile uint32_t *r0 = info(w);
   w->hdr.is_init = 1;
   w->hdr.version = WAL_VERSION;
-  w->hdr.unused = 0;
+  w->hdr.unused = commit_tag(w->hdr.change, w->yield_next);
   w->hdr.sz_page = (uint16_t)((w->page_size & 0xff00) | (w->page_size >> 16));
   hdr_cksum(&w->hdr, w->hdr.cksum);
   hdr_store(r0 + 12, &w->hdr);
@@ -785,6 +799,20 @@ int wal_begin_write(Wal *w) {
 }
 
 int wal_log_moved(Wal *w) { return !hdr_same_as_live(w); }
+
+void wal_set_yield(Wal *w, int yield) { w->yield_next = yield; }
+
+int wal_last_commit(Wal *w, uint32_t *change) {
+  if (w->nregion == 0 || !w->regions[0]) {
+    *change = 0;
+    return WAL_BY_OTHER;
+  }
+  volatile uint32_t *r0 = w->regions[0];
+  uint32_t tag = r0[1], chg = r0[2]; /* copy 1: unused, iChange */
+  *change = chg;
+  if ((tag & ~1u) != (commit_tag(chg, 0) & ~1u)) return WAL_BY_OTHER;
+  return tag & 1u ? WAL_BY_SHALE_YIELD : WAL_BY_SHALE;
+}
 int wal_write_lock_busy(Wal *w) { return w->write_busy; }
 
 /* New log from frame 1 (§W1.6), holding WRITE. */

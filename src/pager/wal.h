@@ -127,6 +127,16 @@ int wal_log_moved(Wal *w);
 /* 1 if the last wal_begin_write found the WRITE lock itself busy (the
  * process's writer token was ours: a writer outside this process's group). */
 int wal_write_lock_busy(Wal *w);
+/* Who made the last commit of the shared header (wal.c invariant 8), read
+ * without a lock (a torn read only misleads the fairness heuristics):
+ * another engine, a Shale writer, or a Shale writer that then leaves the
+ * lock to others (its yield flag). *change gets the header's iChange. */
+#define WAL_BY_OTHER 0
+#define WAL_BY_SHALE 1
+#define WAL_BY_SHALE_YIELD 2
+int wal_last_commit(Wal *w, uint32_t *change);
+/* The yield flag of the headers this connection publishes from now on. */
+void wal_set_yield(Wal *w, int yield);
 
 /* Append n pages as frames. commit_db_size != 0 makes the last one a
  * commit frame (database size in pages after the commit) and publishes the

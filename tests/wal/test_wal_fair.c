@@ -2,12 +2,14 @@
  * test_wal_fair.c -- fair locking next to SQLite processes: Shale processes
  * and SQLite processes run the same commit loop on one WAL database for a
  * bounded time, each with a 5 s busy timeout; every commit must succeed and
- * each engine must get at least 2% of the commits. Issue 14 asked for 25%:
- * before the changes of pager_busy.c invariant 3 and pager.c's commit under
- * WRITE / courtesy pause, Shale got 0.02-0.5% here (a handful of commits
- * against thousands); after, 5-80% depending on the loop and the machine's
- * load (docs/architecture.md departure 24), so the bound asserted is the
- * one that holds on a loaded machine, not the one asked for. Loops:
+ * each engine must get at least 5% of the commits. Issue 14 asked for 25%:
+ * before pager_busy.c invariant 3 Shale got 0.02-0.5% here; with only that
+ * and a pause before retaking, SQLite got 1.5-17% 2x2 (two Shale processes
+ * handed the lock to each other). With the turns of pager_fair.c the
+ * smaller share is 23-46% on a machine loaded by other work, but 9.5-21%
+ * with the machine overloaded (load average ~20 on 2 cores: a process may
+ * wait longer for the CPU than a turn lasts), docs/architecture.md
+ * departure 26; the bound asserted is the one that holds there. Loops:
  * autocommit INSERTs, and BEGIN IMMEDIATE + INSERT + COMMIT; one process
  * per engine, then two each; synchronous FULL (both engines' default), and
  * NORMAL once. SHALE_WALT_VERBOSE=1 prints the counts.
@@ -152,7 +154,7 @@ static void fair_run(const char *name, int per_engine, int txn, const char *sync
             commits[0], commits[1], fails, last_rc);
   CHECK_EQ(fails, 0);
   CHECK(total > 0);
-  if (commits[0] * 50 < total || commits[1] * 50 < total)
+  if (commits[0] * 20 < total || commits[1] * 20 < total)
     test_fail(__FILE__, __LINE__, "%s: shale %ld, sqlite %ld of %ld commits", name, commits[0],
               commits[1], total);
 }

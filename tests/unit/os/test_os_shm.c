@@ -176,19 +176,19 @@ TEST(unix_shm_attach_to_live_sqlite3) {
   FILE *pp = popen(cmd, "w");
   CHECK(pp != NULL);
   if (!pp) return;
-  fputs(
-      "pragma journal_mode=wal; create table t(x); insert into t values(1);"
-      " begin; select * from t;\n",
-      pp);
+  /* the shell touches a marker once its read transaction is open: wait for
+   * that, not for a fixed time (a loaded machine runs it late) */
+  char marker[600];
+  snprintf(marker, sizeof marker, "%s-ready", p);
+  unlink(marker);
+  fprintf(pp,
+          "pragma journal_mode=wal; create table t(x); insert into t values(1);"
+          " begin; select * from t;\n.shell touch '%s'\n",
+          marker);
   fflush(pp);
-  char shm[600];
-  snprintf(shm, sizeof shm, "%s-shm", p);
-  struct stat st;
-  for (int i = 0; i < 500; i++) {
-    if (stat(shm, &st) == 0 && st.st_size >= REGION) break;
-    usleep(10000);
-  }
-  usleep(50000);
+  for (int i = 0; i < 1500 && access(marker, F_OK) != 0; i++) usleep(10000);
+  CHECK(access(marker, F_OK) == 0);
+  unlink(marker);
   OsFile *f = open_rw(os_vfs_find(NULL), p);
   CHECK_OK(os_lock(f, OS_LOCK_SHARED)); /* as a WAL reader would */
   volatile void *m = NULL;
