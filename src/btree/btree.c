@@ -99,6 +99,7 @@ static int read_header(Btree *bt) {
   set_sizes(bt);
   bt->readonly = 0;
   bt->ro_reason = NULL;
+  bt->cookie_ok = 0;
   bt->autovac = bt->new_autovac != 0;
   bt->incrvac = bt->new_autovac == 2;
   if (pager_db_size(bt->pager) == 0) return SHALE_OK;
@@ -130,6 +131,9 @@ static int read_header(Btree *bt) {
   if (rc == SHALE_OK) {
     bt->autovac = util_get4(h + 52) != 0;
     bt->incrvac = util_get4(h + 64) != 0;
+    bt->cookie = util_get4(h + 40);
+    bt->cookie_dv = pager_data_version(bt->pager);
+    bt->cookie_ok = 1;
   }
   pager_unref(p1);
   return rc;
@@ -340,6 +344,7 @@ static void abort_cursors(Btree *bt, int rc) {
 
 int btree_rollback(Btree *bt) {
   abort_cursors(bt, SHALE_ABORT_ROLLBACK);
+  bt->cookie_ok = 0;
   int rc = SHALE_OK;
   if (pager_txn_state(bt->pager) == PAGER_TXN_WRITE) rc = pager_rollback(bt->pager);
   if (pager_txn_state(bt->pager) != PAGER_TXN_NONE) pager_end_read(bt->pager);
@@ -354,6 +359,7 @@ int btree_savepoint_rollback(Btree *bt, int idx) {
     int rc = cursor_save(c);
     if (rc) return rc;
   }
+  bt->cookie_ok = 0;
   int rc = pager_savepoint_rollback(bt->pager, idx);
   set_sizes(bt);
   if (rc == SHALE_OK && pager_db_size(bt->pager) > 0) {
@@ -738,6 +744,11 @@ int btree_get_meta(Btree *bt, int idx, uint32_t *out) {
   if (idx < 0 || idx > 8) return SHALE_RANGE;
   if (pager_txn_state(bt->pager) == PAGER_TXN_NONE) return SHALE_MISUSE;
   if (pager_db_size(bt->pager) == 0) return SHALE_OK;
+  if (idx == BTREE_META_SCHEMA_COOKIE && bt->cookie_ok &&
+      bt->cookie_dv == pager_data_version(bt->pager)) {
+    *out = bt->cookie; /* checked by every statement run: page 1 unread */
+    return SHALE_OK;
+  }
   PgPage *p1;
   int rc = pager_get(bt->pager, 1, 0, &p1);
   if (rc) return rc;
@@ -750,6 +761,7 @@ int btree_update_meta(Btree *bt, int idx, uint32_t value) {
   if (idx <= 0 || idx > 8 || idx == BTREE_META_LARGEST_ROOT) return SHALE_RANGE;
   int rc = can_write(bt);
   if (rc) return rc;
+  bt->cookie_ok = 0;
   PgPage *p1;
   rc = pager_get(bt->pager, 1, 0, &p1);
   if (rc) return rc;

@@ -184,6 +184,108 @@ TEST(schema_change_by_another_connection) {
   CHECK_OK(shale_close(b));
 }
 
+/* Prepared statements run many times (each run reads the schema cookie,
+ * cached per read transaction) must still see a schema change made by the
+ * reference SQLite between two runs -- from this process and from the
+ * sqlite3 shell, in rollback-journal and WAL mode -- and re-prepare. (Not
+ * WAL from this process: POSIX locks belong to the process, so the
+ * reference library's close would take our read locks for its own and
+ * delete the -wal and -shm under us, as SQLite warns.) */
+static void cookie_case(const char *name, const char *mode, int shell) {
+  const char *f = test_path(name);
+  shale *b = open_file(f);
+  char sql[256];
+  snprintf(sql, sizeof sql, "PRAGMA journal_mode=%s; CREATE TABLE t(x); INSERT INTO t VALUES(1);",
+           mode);
+  SH_EXEC(b, sql);
+  shale_stmt *ins = NULL, *sel = NULL;
+  CHECK_OK(shale_prepare_v2(b, "INSERT INTO t(x) VALUES(?1)", -1, &ins, NULL));
+  CHECK_OK(shale_prepare_v2(b, "SELECT * FROM t WHERE rowid = 1", -1, &sel, NULL));
+  for (int round = 0; round < 3; round++) {
+    for (int i = 0; i < 5; i++) { /* warm: the cookie is read each run */
+      CHECK_OK(shale_bind_int(ins, 1, 10 + i));
+      CHECK_EQ(shale_step(ins), SHALE_DONE);
+      CHECK_OK(shale_reset(ins));
+      CHECK_EQ(shale_step(sel), SHALE_ROW);
+      CHECK_EQ(shale_column_count(sel), 1 + round);
+      CHECK_OK(shale_reset(sel));
+    }
+    /* the table is dropped and made again (new root page) with one more
+     * column each round */
+    char cols[64] = "x";
+    for (int k = 0; k <= round; k++)
+      snprintf(cols + strlen(cols), sizeof cols - strlen(cols), ", c%d%s", k,
+               k == 0 ? " DEFAULT 5" : "");
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE pad(p); DROP TABLE t; CREATE TABLE t(%s); INSERT INTO t(x) VALUES(1);",
+             cols);
+    if (shell) {
+      char cmd[1024];
+      snprintf(cmd, sizeof cmd, "sqlite3 '%s' '%s DROP TABLE pad;' >/dev/null 2>&1", f, sql);
+      CHECK_EQ(system(cmd), 0);
+    } else {
+      sqlite3 *sq = NULL;
+      CHECK_EQ(sqlite3_open(f, &sq), SQLITE_OK);
+      CHECK_EQ(sqlite3_exec(sq, sql, NULL, NULL, NULL), SQLITE_OK);
+      CHECK_EQ(sqlite3_exec(sq, "DROP TABLE pad", NULL, NULL, NULL), SQLITE_OK);
+      sqlite3_close(sq);
+    }
+  }
+  CHECK_EQ(shale_step(sel), SHALE_ROW); /* re-prepared: 1 + 3 columns */
+  CHECK_EQ(shale_column_count(sel), 4);
+  CHECK_EQ(shale_column_int(sel, 1), 5);
+  CHECK_OK(shale_finalize(sel));
+  CHECK_OK(shale_finalize(ins));
+  CHECK_EQ(sh_int(b, "SELECT count(*) FROM t"), 1);
+  CHECK_OK(shale_close(b));
+  sqlite3 *sq = NULL;
+  CHECK_EQ(sqlite3_open(f, &sq), SQLITE_OK);
+  sqlite3_stmt *ck = NULL;
+  CHECK_EQ(sqlite3_prepare_v2(sq, "PRAGMA integrity_check", -1, &ck, NULL), SQLITE_OK);
+  CHECK_EQ(sqlite3_step(ck), SQLITE_ROW);
+  CHECK_STR((const char *)sqlite3_column_text(ck, 0), "ok");
+  sqlite3_finalize(ck);
+  sqlite3_close(sq);
+}
+
+TEST(schema_change_between_runs_of_prepared_statements) {
+  cookie_case("cookie_j.db", "delete", 0);
+  cookie_case("cookie_js.db", "delete", 1);
+  cookie_case("cookie_ws.db", "wal", 1);
+}
+
+/* Our own schema changes undone by ROLLBACK and ROLLBACK TO leave the cached
+ * cookie right: the statement prepared before them still runs, one prepared
+ * inside sees its table gone. */
+TEST(schema_cookie_after_own_rollbacks) {
+  shale *db = open_file(test_path("cookie_rb.db"));
+  SH_EXEC(db, "CREATE TABLE t(x)");
+  shale_stmt *ins = NULL;
+  CHECK_OK(shale_prepare_v2(db, "INSERT INTO t VALUES(1)", -1, &ins, NULL));
+  SH_EXEC(db, "BEGIN; SAVEPOINT s; CREATE TABLE u(y);");
+  shale_stmt *su = NULL;
+  CHECK_OK(shale_prepare_v2(db, "INSERT INTO u VALUES(2)", -1, &su, NULL));
+  CHECK_EQ(shale_step(su), SHALE_DONE);
+  CHECK_OK(shale_reset(su));
+  CHECK_EQ(shale_step(ins), SHALE_DONE);
+  CHECK_OK(shale_reset(ins));
+  SH_EXEC(db, "ROLLBACK TO s");
+  CHECK_EQ(shale_step(ins), SHALE_DONE); /* schema back as it was */
+  CHECK_OK(shale_reset(ins));
+  CHECK_EQ(shale_step(su), SHALE_ERROR); /* u is gone */
+  shale_finalize(su);
+  SH_EXEC(db, "CREATE TABLE v(z); INSERT INTO v VALUES(3);");
+  CHECK_EQ(sh_int(db, "SELECT z FROM v"), 3);
+  SH_EXEC(db, "ROLLBACK");
+  CHECK_EQ(shale_step(ins), SHALE_DONE);
+  CHECK_OK(shale_finalize(ins));
+  char *got = sh_run(db, "SELECT z FROM v");
+  CHECK_STR(got, "error 1: no such table: v\n");
+  free(got);
+  CHECK_EQ(sh_int(db, "SELECT count(*) FROM t"), 1); /* the others were undone */
+  CHECK_OK(shale_close(db));
+}
+
 TEST(statement_cache_reuse) {
   shale *db = NULL;
   CHECK_OK(shale_open(":memory:", &db));
