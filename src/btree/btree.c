@@ -19,7 +19,10 @@
  *     cursor is on the new entry (insert) or saved at the deleted key
  *     (delete).
  *  4. Every cursor is on bt->cursors until btree_cursor_close.
+ *  5. No parked cursor (btree_cursor_park) outlives the transaction it was
+ *     parked in, nor a tree it is on: commit, rollback and drop close them.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stddef.h>
 #include <string.h>
@@ -206,7 +209,16 @@ int btree_begin(Btree *bt, int level) {
   return SHALE_OK;
 }
 
+/* Close the parked cursors (invariant 5), clearing their owners' slots. */
+static void close_parked(Btree *bt) {
+  for (BtCursor *c = bt->cursors, *next; c; c = next) {
+    next = c->next;
+    if (c->parked) btree_cursor_close(c);
+  }
+}
+
 int btree_commit(Btree *bt) {
+  close_parked(bt);
   if (bt->cursors) return SHALE_BUSY;
   int rc = SHALE_OK;
   if (pager_txn_state(bt->pager) == PAGER_TXN_WRITE) {
@@ -219,12 +231,14 @@ int btree_commit(Btree *bt) {
 }
 
 int btree_commit_write(Btree *bt) {
+  close_parked(bt);
   if (pager_txn_state(bt->pager) != PAGER_TXN_WRITE) return SHALE_OK;
   int rc = btree_autovac_commit(bt);
   return rc ? rc : pager_commit(bt->pager);
 }
 
 int btree_commit_phase1(Btree *bt, const char *super) {
+  close_parked(bt);
   if (pager_txn_state(bt->pager) != PAGER_TXN_WRITE) return SHALE_OK;
   int rc = btree_autovac_commit(bt);
   return rc ? rc : pager_commit_phase1(bt->pager, super);
@@ -343,6 +357,7 @@ static void abort_cursors(Btree *bt, int rc) {
 }
 
 int btree_rollback(Btree *bt) {
+  close_parked(bt);
   abort_cursors(bt, SHALE_ABORT_ROLLBACK);
   bt->cookie_ok = 0;
   int rc = SHALE_OK;
@@ -447,9 +462,19 @@ int btree_cursor_open(Btree *bt, uint32_t root, int wrflag, BtreeKeyCmp cmp, voi
   return SHALE_OK;
 }
 
+int btree_cursor_park(BtCursor *c, BtCursor **slot) {
+  assert(*slot == c);
+  if (c->state == CUR_FAULT) return 0;
+  c->parked = slot;
+  return 1;
+}
+
+void btree_cursor_unpark(BtCursor *c) { c->parked = NULL; }
+
 void btree_cursor_close(BtCursor *c) {
   if (!c) return;
   Btree *bt = c->bt;
+  if (c->parked) *c->parked = NULL;
   cursor_release(c);
   for (BtCursor **pp = &bt->cursors; *pp; pp = &(*pp)->next) {
     if (*pp == c) {
@@ -707,6 +732,7 @@ int btree_drop_table(Btree *bt, uint32_t root) {
   int rc = can_write(bt);
   if (rc) return rc;
   if (root < 2) return SHALE_MISUSE;
+  close_parked(bt);
   for (BtCursor *c = bt->cursors; c; c = c->next) {
     if (c->root == root) return SHALE_LOCKED;
   }

@@ -113,6 +113,7 @@ struct Btree {
 struct BtCursor {
   Btree *bt;
   BtCursor *next;
+  BtCursor **parked; /* btree_cursor_park: the owner's pointer, else NULL */
   uint32_t root;
   int wrflag;
   BtreeKeyCmp cmp;
