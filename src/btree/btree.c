@@ -19,7 +19,10 @@
  *     cursor is on the new entry (insert) or saved at the deleted key
  *     (delete).
  *  4. Every cursor is on bt->cursors until btree_cursor_close.
+ *  5. No parked cursor (btree_cursor_park) outlives the transaction it was
+ *     parked in, nor a tree it is on: commit, rollback and drop close them.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stddef.h>
 #include <string.h>
@@ -99,6 +102,7 @@ static int read_header(Btree *bt) {
   set_sizes(bt);
   bt->readonly = 0;
   bt->ro_reason = NULL;
+  bt->cookie_ok = 0;
   bt->autovac = bt->new_autovac != 0;
   bt->incrvac = bt->new_autovac == 2;
   if (pager_db_size(bt->pager) == 0) return SHALE_OK;
@@ -130,6 +134,9 @@ static int read_header(Btree *bt) {
   if (rc == SHALE_OK) {
     bt->autovac = util_get4(h + 52) != 0;
     bt->incrvac = util_get4(h + 64) != 0;
+    bt->cookie = util_get4(h + 40);
+    bt->cookie_dv = pager_data_version(bt->pager);
+    bt->cookie_ok = 1;
   }
   pager_unref(p1);
   return rc;
@@ -202,7 +209,16 @@ int btree_begin(Btree *bt, int level) {
   return SHALE_OK;
 }
 
+/* Close the parked cursors (invariant 5), clearing their owners' slots. */
+static void close_parked(Btree *bt) {
+  for (BtCursor *c = bt->cursors, *next; c; c = next) {
+    next = c->next;
+    if (c->parked) btree_cursor_close(c);
+  }
+}
+
 int btree_commit(Btree *bt) {
+  close_parked(bt);
   if (bt->cursors) return SHALE_BUSY;
   int rc = SHALE_OK;
   if (pager_txn_state(bt->pager) == PAGER_TXN_WRITE) {
@@ -215,12 +231,14 @@ int btree_commit(Btree *bt) {
 }
 
 int btree_commit_write(Btree *bt) {
+  close_parked(bt);
   if (pager_txn_state(bt->pager) != PAGER_TXN_WRITE) return SHALE_OK;
   int rc = btree_autovac_commit(bt);
   return rc ? rc : pager_commit(bt->pager);
 }
 
 int btree_commit_phase1(Btree *bt, const char *super) {
+  close_parked(bt);
   if (pager_txn_state(bt->pager) != PAGER_TXN_WRITE) return SHALE_OK;
   int rc = btree_autovac_commit(bt);
   return rc ? rc : pager_commit_phase1(bt->pager, super);
@@ -339,7 +357,9 @@ static void abort_cursors(Btree *bt, int rc) {
 }
 
 int btree_rollback(Btree *bt) {
+  close_parked(bt);
   abort_cursors(bt, SHALE_ABORT_ROLLBACK);
+  bt->cookie_ok = 0;
   int rc = SHALE_OK;
   if (pager_txn_state(bt->pager) == PAGER_TXN_WRITE) rc = pager_rollback(bt->pager);
   if (pager_txn_state(bt->pager) != PAGER_TXN_NONE) pager_end_read(bt->pager);
@@ -354,6 +374,7 @@ int btree_savepoint_rollback(Btree *bt, int idx) {
     int rc = cursor_save(c);
     if (rc) return rc;
   }
+  bt->cookie_ok = 0;
   int rc = pager_savepoint_rollback(bt->pager, idx);
   set_sizes(bt);
   if (rc == SHALE_OK && pager_db_size(bt->pager) > 0) {
@@ -441,9 +462,19 @@ int btree_cursor_open(Btree *bt, uint32_t root, int wrflag, BtreeKeyCmp cmp, voi
   return SHALE_OK;
 }
 
+int btree_cursor_park(BtCursor *c, BtCursor **slot) {
+  assert(*slot == c);
+  if (c->state == CUR_FAULT) return 0;
+  c->parked = slot;
+  return 1;
+}
+
+void btree_cursor_unpark(BtCursor *c) { c->parked = NULL; }
+
 void btree_cursor_close(BtCursor *c) {
   if (!c) return;
   Btree *bt = c->bt;
+  if (c->parked) *c->parked = NULL;
   cursor_release(c);
   for (BtCursor **pp = &bt->cursors; *pp; pp = &(*pp)->next) {
     if (*pp == c) {
@@ -701,6 +732,7 @@ int btree_drop_table(Btree *bt, uint32_t root) {
   int rc = can_write(bt);
   if (rc) return rc;
   if (root < 2) return SHALE_MISUSE;
+  close_parked(bt);
   for (BtCursor *c = bt->cursors; c; c = c->next) {
     if (c->root == root) return SHALE_LOCKED;
   }
@@ -738,6 +770,11 @@ int btree_get_meta(Btree *bt, int idx, uint32_t *out) {
   if (idx < 0 || idx > 8) return SHALE_RANGE;
   if (pager_txn_state(bt->pager) == PAGER_TXN_NONE) return SHALE_MISUSE;
   if (pager_db_size(bt->pager) == 0) return SHALE_OK;
+  if (idx == BTREE_META_SCHEMA_COOKIE && bt->cookie_ok &&
+      bt->cookie_dv == pager_data_version(bt->pager)) {
+    *out = bt->cookie; /* checked by every statement run: page 1 unread */
+    return SHALE_OK;
+  }
   PgPage *p1;
   int rc = pager_get(bt->pager, 1, 0, &p1);
   if (rc) return rc;
@@ -750,6 +787,7 @@ int btree_update_meta(Btree *bt, int idx, uint32_t value) {
   if (idx <= 0 || idx > 8 || idx == BTREE_META_LARGEST_ROOT) return SHALE_RANGE;
   int rc = can_write(bt);
   if (rc) return rc;
+  bt->cookie_ok = 0;
   PgPage *p1;
   rc = pager_get(bt->pager, 1, 0, &p1);
   if (rc) return rc;

@@ -167,6 +167,18 @@ int btree_update_meta(Btree *, int idx, uint32_t value); /* write txn */
 int btree_cursor_open(Btree *, uint32_t root, int wrflag, BtreeKeyCmp cmp, void *cmp_ctx,
                       BtCursor **out);
 void btree_cursor_close(BtCursor *);
+/* Park a cursor at the end of a statement run whose transaction goes on: it
+ * stays open with its position and page references, and is saved and
+ * restored like any cursor when its tree changes, for the next run of the
+ * statement to take back with btree_cursor_unpark (an insert after the last
+ * row then needs no descent). The Btree itself closes every parked cursor
+ * when the transaction ends (commit, commit_write, rollback), before a tree
+ * is dropped and at btree_close, and then stores NULL in *slot: the owner
+ * keeps *slot == the cursor while it is parked, and closes it itself
+ * (btree_cursor_close) when it goes away first. */
+/* Returns 0 (and parks nothing) for a cursor in an error state. */
+int btree_cursor_park(BtCursor *, BtCursor **slot);
+void btree_cursor_unpark(BtCursor *);
 /* Is this a table (intkey) tree? Known after the first positioning call. */
 int btree_cursor_is_intkey(BtCursor *);
 

@@ -94,6 +94,14 @@ struct Btree {
   int has_err;
   uint8_t *scratch;  /* one cell's worth (btree_cell_scratch), kept for reuse */
   uint32_t nscratch; /* its size */
+  /* The schema cookie (offset 40) read at the start of this read
+   * transaction, valid while cookie_ok and the pager's data version is
+   * still cookie_dv: no other connection changes the file under a read
+   * transaction, and every change of ours to page 1's cookie goes through
+   * btree_update_meta, a rollback or a savepoint rollback, which clear it. */
+  int cookie_ok;
+  uint32_t cookie;
+  uint64_t cookie_dv;
 };
 
 /* Cursor states. */
@@ -105,6 +113,7 @@ struct Btree {
 struct BtCursor {
   Btree *bt;
   BtCursor *next;
+  BtCursor **parked; /* btree_cursor_park: the owner's pointer, else NULL */
   uint32_t root;
   int wrflag;
   BtreeKeyCmp cmp;

@@ -440,7 +440,7 @@ static void clear_regs(Vm *v) {
 }
 
 int vm_reset(Vm *v) {
-  vm_close_all(v);
+  vm_close_run(v, 0);
   if (v->own_mask) {
     vm_rollback_owned(v);
     if (v->hooks && v->hooks->deferred_fk) *v->hooks->deferred_fk = 0;
@@ -484,7 +484,9 @@ void vm_free(Vm *v) { vm_free_keep(v, NULL); }
 void vm_free_keep(Vm *v, VmSpare *spare) {
   if (!v) return;
   if (v->stepped) vm_reset(v); /* else nothing to close, undo or clear */
-  if (v->eph) btree_close(v->eph); /* kept open across executions (vm_close_all) */
+  if (v->eph) btree_close(v->eph); /* kept open across executions (vm_close_run) */
+  for (int i = 0; i < v->prog->ncursor; i++) /* cursors parked by the last halt */
+    if (v->cur[i].bc) btree_cursor_close(v->cur[i].bc);
   /* most of these buffers were never needed: the tests skip the calls */
   for (int i = 0; i < v->prog->ncursor; i++) {
     VmCursor *c = &v->cur[i];

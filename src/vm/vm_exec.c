@@ -56,8 +56,9 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
     vm_win_free(c->win);
     c->win = NULL;
   }
-  if (c->bc) btree_cursor_close(c->bc);
+  if (c->bc) btree_cursor_close(c->bc); /* parked or not */
   c->bc = NULL;
+  c->parked = 0;
   btree_bulk_free(c->bulk); /* not finished: an error stopped the program */
   c->bulk = NULL;
   if (c->vc) vm_vtab_close(c);
@@ -73,9 +74,24 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
   if (c->hash) vm_hash_reset(v, c->hash);
 }
 
-void vm_close_all(Vm *v) {
+static void eph_empty(Vm *v);
+
+void vm_close_run(Vm *v, int park) {
   if (!v->cur) return;
-  for (int i = 0; i < v->prog->ncursor; i++) vm_cursor_close(v, &v->cur[i]);
+  for (int i = 0; i < v->prog->ncursor; i++) {
+    VmCursor *c = &v->cur[i];
+    if (c->parked && c->bc) continue; /* from an earlier run, still kept */
+    if (park && c->bc && (c->kind == VMC_TABLE || c->kind == VMC_INDEX) && !c->eph_root &&
+        !(v->own_mask & (1u << c->db)) && btree_cursor_park(c->bc, &c->bc)) {
+      c->parked = 1;
+      continue;
+    }
+    vm_cursor_close(v, c);
+  }
+  eph_empty(v);
+}
+
+static void eph_empty(Vm *v) {
   if (v->eph) {
     /* The ephemeral database stays open for the next execution, emptied:
      * its write transaction (never committed) is rolled back, which drops
@@ -467,7 +483,7 @@ static int fk_halt_check(Vm *v, int rc) {
 static Btree *vm_db(const Vm *v, int i) { return i >= 0 && i < v->ndb ? v->dbv[i] : NULL; }
 
 static int halt(Vm *v, int rc) {
-  vm_close_all(v);
+  vm_close_run(v, rc == SHALE_OK);
   rc = fk_halt_check(v, rc);
   const VmConnHooks *h = v->hooks;
   if (v->own_mask) {
@@ -1415,10 +1431,22 @@ dispatch:
   CASE(OpenRead)
   CASE(OpenWrite) {
     VmCursor *c = &v->cur[op->p1];
-    vm_cursor_close(v, c);
     uint32_t root = (uint32_t)op->p2;
     if ((op->p5 & VM_OPFLAG_P2ISREG) && op->op == OP_OpenWrite) root = (uint32_t)reg[op->p2].i;
     KeyInfo *ki = op->p4type == P4_KEYINFO ? op->p4.ki : NULL;
+    int wr = op->op == OP_OpenWrite;
+    if (c->parked && c->bc && c->root == root && c->db == op->p3 && c->wr == wr && c->ki == ki &&
+        !(op->p5 & VM_OPFLAG_BULK)) {
+      /* the cursor this op opened in the last run, kept where it was */
+      btree_cursor_unpark(c->bc);
+      c->parked = 0;
+      c->nullrow = 0;
+      c->cache_ok = 0;
+      c->seq = 0;
+      c->nfield = op->p4type == P4_INT32 ? op->p4.i : ki ? ki->ncol : 0;
+      NEXT();
+    }
+    vm_cursor_close(v, c);
     Btree *dbt = vm_db(v, op->p3);
     if (!dbt) FAIL(SHALE_INTERNAL);
     if ((op->p5 & VM_OPFLAG_BULK) && op->op == OP_OpenWrite && ki) {
@@ -1428,11 +1456,12 @@ dispatch:
       c->nfield = ki->ncol;
       NEXT();
     }
-    CHK(btree_cursor_open(dbt, root, op->op == OP_OpenWrite, ki ? record_compare : NULL, ki,
-                          &c->bc));
+    CHK(btree_cursor_open(dbt, root, wr, ki ? record_compare : NULL, ki, &c->bc));
     c->kind = ki ? VMC_INDEX : VMC_TABLE;
     c->ki = ki;
     c->db = op->p3;
+    c->root = root;
+    c->wr = wr;
     c->nfield = op->p4type == P4_INT32 ? op->p4.i : ki ? ki->ncol : 0;
     NEXT();
   }

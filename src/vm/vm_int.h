@@ -79,6 +79,13 @@ typedef struct VmCursor {
   int kind;
   int db;       /* OpenRead/OpenWrite: the database index (p3) */
   BtCursor *bc;
+  /* A table/index cursor parked at halt inside a transaction that goes on
+   * (btree_cursor_park on &bc; the Btree clears bc when it closes it): the
+   * next run's OpenRead/OpenWrite of the same tree takes it back, position
+   * and all. root and wr say what it was opened on. */
+  int parked;
+  uint32_t root;
+  int wr;
   BtBulk *bulk; /* VMC_BULK: OpenWrite with VM_OPFLAG_BULK (bc is NULL) */
   struct VtabCur *vc; /* VMC_VTAB: VOpen's cursor (vm_vtab.c) */
   KeyInfo *ki;  /* index cursors */
@@ -281,7 +288,10 @@ void vm_vtab_close(VmCursor *);
  * B-trees xCommit) and of a rollback. */
 int vm_vtab_sync(Vm *);
 void vm_vtab_end(Vm *, int commit);
-void vm_close_all(Vm *);
+/* Close the cursors of a run that ended (halt, reset), keeping parked
+ * ones; park: park the table and index cursors of databases whose
+ * transaction this Vm does not end (a halt without error). */
+void vm_close_run(Vm *, int park);
 /* Make *buf hold at least n bytes (kept, grown); NULL on OOM. */
 char *vm_buf_need(VmBuf *buf, uint32_t n);
 
