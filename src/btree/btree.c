@@ -836,10 +836,24 @@ static int prepare_write(BtCursor *c) {
   return btree_save_cursors(c->bt, c->root, c);
 }
 
+/* The comparison an index insert seeks with: the caller's (cmp != NULL) or
+ * the cursor's own over the packed key. */
+typedef struct InsertSeek {
+  int (*cmp)(void *, const void *, uint32_t);
+  void *ctx;
+} InsertSeek;
+
+static int seek_key_with(BtCursor *c, const InsertSeek *is, const void *key, uint32_t nkey,
+                         int *res) {
+  return is && is->cmp ? cursor_seek_cmp(c, is->cmp, is->ctx, res)
+                       : cursor_seek_key(c, key, nkey, res);
+}
+
 /* Re-seek after a balance. */
-static int reseek(BtCursor *c, int64_t rowid, const void *key, uint32_t nkey) {
+static int reseek(BtCursor *c, int64_t rowid, const InsertSeek *is, const void *key,
+                  uint32_t nkey) {
   int res;
-  int rc = c->intkey ? cursor_seek_rowid(c, rowid, &res) : cursor_seek_key(c, key, nkey, &res);
+  int rc = c->intkey ? cursor_seek_rowid(c, rowid, &res) : seek_key_with(c, is, key, nkey, &res);
   if (rc) return rc;
   if (res != 0) return BT_CORRUPT(c->bt, c->root, "entry not found after a change");
   return SHALE_OK;
@@ -904,12 +918,12 @@ static int insert_in_place(BtCursor *c, int res, int64_t rowid, const void *data
   return 1;
 }
 
-int btree_insert(BtCursor *c, int64_t rowid, const void *data, uint32_t n, uint32_t nzero,
-                 int flags) {
+static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n, uint32_t nzero,
+                        const InsertSeek *is) {
   Btree *bt = c->bt;
   int rc = prepare_write(c);
   if (rc) return rc;
-  (void)flags;
+  if (is && c->intkey) return SHALE_MISUSE; /* a key comparison on a table tree */
   const uint8_t *key = data;
   uint8_t *keybuf = NULL;
   uint32_t nkey = n;
@@ -927,7 +941,7 @@ int btree_insert(BtCursor *c, int64_t rowid, const void *data, uint32_t n, uint3
   if (c->intkey && at_last_below(c, rowid)) {
     res = -1; /* appending: the cursor already sits where the row goes */
   } else {
-    rc = c->intkey ? cursor_seek_rowid(c, rowid, &res) : cursor_seek_key(c, key, nkey, &res);
+    rc = c->intkey ? cursor_seek_rowid(c, rowid, &res) : seek_key_with(c, is, key, nkey, &res);
     if (rc) goto done;
   }
   if (c->intkey && c->depth > 0 && insert_in_place(c, res, rowid, data, n, nzero, &rc)) goto done;
@@ -966,7 +980,7 @@ int btree_insert(BtCursor *c, int64_t rowid, const void *data, uint32_t n, uint3
   if (rc) goto done;
   balanced_any = balanced;
   if (balanced) {
-    rc = reseek(c, rowid, key, nkey);
+    rc = reseek(c, rowid, is, key, nkey);
   } else {
     c->state = CUR_VALID;
     c->skip = 0;
@@ -986,6 +1000,19 @@ done:
 #endif
   }
   return rc;
+}
+
+int btree_insert(BtCursor *c, int64_t rowid, const void *data, uint32_t n, uint32_t nzero,
+                 int flags) {
+  (void)flags;
+  return insert_entry(c, rowid, data, n, nzero, NULL);
+}
+
+int btree_insert_cmp(BtCursor *c, const void *key, uint32_t n,
+                     int (*cmp)(void *ctx, const void *key, uint32_t n), void *ctx, int flags) {
+  (void)flags;
+  InsertSeek is = {cmp, ctx};
+  return insert_entry(c, 0, key, n, 0, &is);
 }
 
 /* Delete the leaf entry under the cursor (no repositioning). */

@@ -226,6 +226,13 @@ int btree_payload_read(BtCursor *, uint32_t offset, uint32_t n, void *buf);
 #define BTREE_APPEND 0x01
 int btree_insert(BtCursor *, int64_t rowid, const void *data, uint32_t n, uint32_t nzero,
                  int flags);
+/* btree_insert of key[0..n) into an index tree, the seek for its place
+ * made with cmp(ctx, cellkey, ncell) = sign of (cell key - key) as in
+ * btree_seek_cmp, e.g. against the key unpacked once instead of parsed on
+ * every probe. cmp must order entries as the cursor's comparator does and
+ * return 0 exactly where it would (an equal entry is replaced). */
+int btree_insert_cmp(BtCursor *, const void *key, uint32_t n,
+                     int (*cmp)(void *ctx, const void *key, uint32_t n), void *ctx, int flags);
 /* Delete the entry under the cursor (see invariant 5 for where it is left). */
 int btree_delete(BtCursor *);
 /* Number of entries in the tree. */

@@ -42,10 +42,14 @@ typedef struct ArenaBlock {
   uint8_t data[];
 } ArenaBlock;
 
+/* A page's content: its cells in order, each cell's size computed once
+ * (when the cell enters a list) and bytes, the page room they take
+ * (cell_alloc summed), kept as cells are added. */
 typedef struct Content {
   uint8_t **cell;
   uint16_t *size;
   int n;
+  uint32_t bytes;
   uint32_t right;
   int leaf, intkey;
 } Content;
@@ -86,22 +90,33 @@ static int content_alloc(Bal *b, Content *ct, int n) {
   ct->cell = aalloc(b, sizeof(uint8_t *) * (size_t)(n ? n : 1));
   ct->size = aalloc(b, sizeof(uint16_t) * (size_t)(n ? n : 1));
   ct->n = 0;
+  ct->bytes = 0;
   return ct->cell && ct->size ? SHALE_OK : SHALE_NOMEM;
 }
+
+static inline uint32_t cell_alloc(uint16_t sz) { return (sz < 4 ? 4u : sz) + 2u; }
 
 static void content_add(Content *ct, uint8_t *cell, uint16_t size) {
   ct->cell[ct->n] = cell;
   ct->size[ct->n] = size;
   ct->n++;
+  ct->bytes += cell_alloc(size);
 }
 
-static uint32_t cell_alloc(uint16_t sz) { return (sz < 4 ? 4u : sz) + 2u; }
-
-static uint32_t content_bytes(const Content *ct) {
-  uint32_t t = 0;
-  for (int i = 0; i < ct->n; i++) t += cell_alloc(ct->size[i]);
-  return t;
+/* Append cells [from, to) of src (their sizes already known). */
+static void content_append(Content *ct, const Content *src, int from, int to) {
+  if (to <= from) return;
+  memcpy(ct->cell + ct->n, src->cell + from, sizeof(uint8_t *) * (size_t)(to - from));
+  memcpy(ct->size + ct->n, src->size + from, sizeof(uint16_t) * (size_t)(to - from));
+  ct->n += to - from;
+  if (from == 0 && to == src->n) {
+    ct->bytes += src->bytes;
+  } else {
+    for (int i = from; i < to; i++) ct->bytes += cell_alloc(src->size[i]);
+  }
 }
+
+static uint32_t content_bytes(const Content *ct) { return ct->bytes; }
 
 static int page_type(int leaf, int intkey) {
   return intkey ? (leaf ? PT_TABLE_LEAF : PT_TABLE_INTERIOR)
@@ -123,10 +138,27 @@ static int content_from_page(Bal *b, PgPage *pg, Content *ct, int extra, uint8_t
   ct->leaf = m->leaf;
   ct->intkey = m->intkey;
   ct->right = m->leaf ? 0 : util_get4(d + m->hdr + 8);
-  for (int i = 0; i < m->ncell; i++) {
-    uint32_t off = util_get2(d + m->hdr + m->hdrlen + 2 * i);
-    content_add(ct, d + off, cell_size_bytes(bt, d + off, m->leaf, m->intkey));
+  /* one pass: each cell's address and size (the common index leaf cell, a
+   * one-byte payload size and a local payload, read inline) */
+  const uint8_t *ptr = d + m->hdr + m->hdrlen;
+  uint8_t **cells = ct->cell;
+  uint16_t *sizes = ct->size;
+  const int n = m->ncell, leaf = m->leaf, intkey = m->intkey;
+  const uint32_t maxlocal = bt->max_local;
+  uint32_t bytes = 0;
+  for (int i = 0; i < n; i++) {
+    uint8_t *cell = d + util_get2(ptr + 2 * i);
+    uint16_t sz;
+    if (leaf && !intkey && cell[0] < 0x80 && cell[0] <= maxlocal)
+      sz = (uint16_t)(1 + cell[0]);
+    else
+      sz = cell_size_bytes(bt, cell, leaf, intkey);
+    cells[i] = cell;
+    sizes[i] = sz;
+    bytes += cell_alloc(sz);
   }
+  ct->n = n;
+  ct->bytes = bytes;
   if (copy) *copy = d;
   return SHALE_OK;
 }
@@ -159,7 +191,12 @@ static int pack(const Content *ct, uint32_t cap, int promote, int greedy, int *s
   while (s < n) {
     uint32_t used = 0;
     int e = s;
-    while (e < n && used + cell_alloc(ct->size[e]) <= cap) used += cell_alloc(ct->size[e++]);
+    while (e < n) {
+      uint32_t a = cell_alloc(ct->size[e]);
+      if (used + a > cap) break;
+      used += a;
+      e++;
+    }
     if (e == s || k >= maxk) return 0;
     if (e < n && promote) {
       if (e + 1 == n) {
@@ -389,7 +426,7 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
   all.intkey = ct->intkey;
   all.right = sc[nsib - 1].right;
   for (int j = 0; j < nsib; j++) {
-    for (int i = 0; i < sc[j].n; i++) content_add(&all, sc[j].cell[i], sc[j].size[i]);
+    content_append(&all, &sc[j], 0, sc[j].n);
     if (j == nsib - 1) break;
     uint8_t *dv = pcell[j];
     uint16_t dsz = psize[j];
@@ -555,8 +592,8 @@ out:
   newpc.leaf = 0;
   newpc.intkey = ct->intkey;
   newpc.right = pc.right;
-  for (int i = 0; i < first; i++) content_add(&newpc, pc.cell[i], pc.size[i]);
-  for (int j = 0; j < divs.n; j++) content_add(&newpc, divs.cell[j], divs.size[j]);
+  content_append(&newpc, &pc, 0, first);
+  content_append(&newpc, &divs, 0, divs.n);
   if (lastci < np) {
     uint8_t *cp = pcell[nsib - 1];
     util_put4(cp, outno[k - 1]);
@@ -564,7 +601,7 @@ out:
   } else {
     newpc.right = outno[k - 1];
   }
-  for (int i = lastci + 1; i < np; i++) content_add(&newpc, pc.cell[i], pc.size[i]);
+  content_append(&newpc, &pc, lastci + 1, np);
   return balance_level(b, level - 1, &newpc);
 }
 
@@ -676,6 +713,7 @@ int btree_modify_level(BtCursor *c, int level, int i, int ndel, const uint8_t *c
       ct.cell[i] = cp;
       ct.size[i] = (uint16_t)sz;
       ct.n++;
+      ct.bytes += cell_alloc((uint16_t)sz);
     }
   }
   if (rc == SHALE_OK) {

@@ -599,6 +599,10 @@ int cursor_seek_key(BtCursor *c, const void *key, uint32_t nkey, int *res) {
   return seek_index(c, key_cmp, &k, res);
 }
 
+int cursor_seek_cmp(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), void *ctx, int *res) {
+  return seek_index(c, cmp, ctx, res);
+}
+
 /* ---- save / restore (invariant 5) ---- */
 
 int cursor_save(BtCursor *c) {

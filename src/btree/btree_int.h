@@ -347,6 +347,8 @@ int cursor_restore(BtCursor *);
 int cursor_save(BtCursor *);
 int cursor_seek_rowid(BtCursor *, int64_t rowid, int *res);
 int cursor_seek_key(BtCursor *, const void *key, uint32_t nkey, int *res);
+/* An index seek with a caller's comparison (see btree_seek_cmp). */
+int cursor_seek_cmp(BtCursor *, int (*cmp)(void *, const void *, uint32_t), void *ctx, int *res);
 int cursor_info(BtCursor *, CellInfo **);
 /* The rowid of the entry under a VALID table cursor (no full cell parse). */
 int cursor_rowid(BtCursor *, int64_t *rowid);

@@ -447,10 +447,50 @@ int record_compare_unpacked(KeyInfo *ki, const void *rec, uint32_t n, const ShVa
   return unpacked_walk(ki, rec, n, key, nkey);
 }
 
+int record_unpack(const void *rec, uint32_t n, ShValue *out, int max, int *ncol) {
+  Reader r;
+  if (!reader_init(&r, rec, n)) return SHALE_CORRUPT;
+  int i = 0;
+  for (;;) {
+    uint32_t st;
+    const uint8_t *p;
+    int e = reader_col(&r, &st, &p);
+    if (e < 0) return SHALE_CORRUPT;
+    if (e == 0) break;
+    if (i == max) return SHALE_TOOBIG;
+    record_decode_value(st, p, &out[i++]);
+  }
+  if (r.off != n) return SHALE_CORRUPT;
+  *ncol = i;
+  return SHALE_OK;
+}
+
+/* A record equal to a whole key over its nkey values: 1 if it has more
+ * columns (it sorts after the key, as record_compare orders a prefix), 0 if
+ * not. Only ties get here. */
+__attribute__((noinline)) static int longer_than(KeyInfo *ki, const void *rec, uint32_t n,
+                                                 int nkey) {
+  Reader r;
+  if (!reader_init(&r, rec, n)) goto corrupt;
+  for (int i = 0; i <= nkey; i++) {
+    uint32_t st;
+    const uint8_t *p;
+    int e = reader_col(&r, &st, &p);
+    if (e < 0) goto corrupt;
+    if (e == 0) return 0;
+  }
+  return 1;
+corrupt:
+  if (ki) ki->corrupt = 1;
+  return 1;
+}
+
 int record_seek_cmp(void *seek, const void *rec, uint32_t n) {
   const RecordSeek *sk = seek;
   int c = record_compare_unpacked(sk->ki, rec, n, sk->key, sk->nkey);
-  return c ? c : sk->default_rc;
+  if (c) return c;
+  if (sk->default_rc == RECORD_SEEK_WHOLE) return longer_than(sk->ki, rec, n, sk->nkey);
+  return sk->default_rc;
 }
 
 /* record_seek_cmp for a key whose first value is an integer: a first
@@ -471,7 +511,7 @@ static int seek_cmp_int(void *seek, const void *rec, uint32_t n) {
       c = x < sk->key[0].i ? -1 : x > sk->key[0].i;
     }
     if (c) return sk->flip0 ? -c : c;
-    if (sk->nkey == 1) return sk->default_rc;
+    if (sk->nkey == 1 && sk->default_rc != RECORD_SEEK_WHOLE) return sk->default_rc;
   }
   return record_seek_cmp(seek, rec, n);
 }
@@ -490,7 +530,7 @@ static int seek_cmp_text(void *seek, const void *rec, uint32_t n) {
     else
       c = st >= 12 ? 1 : -1;
     if (c) return sk->flip0 ? -c : c;
-    if (sk->nkey == 1) return sk->default_rc;
+    if (sk->nkey == 1 && sk->default_rc != RECORD_SEEK_WHOLE) return sk->default_rc;
   }
   return record_seek_cmp(seek, rec, n);
 }

@@ -170,6 +170,10 @@ typedef struct RecordSeek {
   int default_rc;
   int flip0; /* set by record_seek_pick: the first column is DESC */
 } RecordSeek;
+/* default_rc for a key[0..nkey) that is a whole record (an index insert's
+ * key, unpacked once): on a tie a record with more columns sorts after it,
+ * so the result has the sign of record_compare(rec, the key's record). */
+#define RECORD_SEEK_WHOLE 2
 int record_seek_cmp(void *seek, const void *rec, uint32_t n);
 /* The comparator to pass to btree_seek_cmp with sk: record_seek_cmp, or a
  * version with the first column compared inline when key[0] is an integer
@@ -177,6 +181,11 @@ int record_seek_cmp(void *seek, const void *rec, uint32_t n);
  * other fields are set. */
 typedef int (*RecordSeekCmp)(void *seek, const void *rec, uint32_t n);
 RecordSeekCmp record_seek_pick(RecordSeek *sk);
+
+/* Decode every column of rec[0..n) into out[0..max) (text/blob borrowed
+ * from rec); *ncol gets the count. SHALE_CORRUPT on a malformed record,
+ * SHALE_TOOBIG if it has more than max columns. */
+int record_unpack(const void *rec, uint32_t n, ShValue *out, int max, int *ncol);
 
 /* ---- serial types and the record format (§6) ---- */
 

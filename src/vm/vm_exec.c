@@ -1810,7 +1810,16 @@ dispatch:
     }
     invalidate_all(v);
     c->ki->corrupt = 0;
-    CHK(btree_insert(c->bc, 0, d->z, d->n, 0, (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0));
+    /* The key is unpacked once so that every probe of the seek compares
+     * typed values (the cursor's comparator is record_compare) */
+    ShValue kv[16];
+    int nkv, flags = (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0;
+    if (record_unpack(d->z, d->n, kv, 16, &nkv) == SHALE_OK) {
+      RecordSeek rs = {c->ki, kv, nkv, RECORD_SEEK_WHOLE, 0};
+      CHK(btree_insert_cmp(c->bc, d->z, d->n, record_seek_pick(&rs), &rs, flags));
+    } else {
+      CHK(btree_insert(c->bc, 0, d->z, d->n, 0, flags));
+    }
     if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
     NEXT();
   }

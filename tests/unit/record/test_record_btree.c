@@ -62,13 +62,26 @@ static uint8_t *encode(const ShValue *v, int n, uint32_t *len) {
   return p;
 }
 
+/* Index inserts seek with the key unpacked (btree_insert_cmp and a whole
+ * RecordSeek, as the VM's IdxInsert) instead of record_compare. */
+static int g_unpacked;
+
 static int insert(Btree *bt, uint32_t root, BtreeKeyCmp cmp, void *ctx, int64_t rowid,
                   const ShValue *v, int n) {
   BtCursor *cur = NULL;
   uint32_t len;
   uint8_t *rec = encode(v, n, &len);
   int rc = btree_cursor_open(bt, root, 1, cmp, ctx, &cur);
-  if (rc == SHALE_OK) rc = btree_insert(cur, rowid, rec, len, 0, 0);
+  if (rc == SHALE_OK && g_unpacked && cmp == record_compare) {
+    ShValue kv[8];
+    int nkv;
+    rc = record_unpack(rec, len, kv, 8, &nkv);
+    CHECK_EQ(nkv, n);
+    RecordSeek sk = {ctx, kv, nkv, RECORD_SEEK_WHOLE, 0};
+    if (rc == SHALE_OK) rc = btree_insert_cmp(cur, rec, len, record_seek_pick(&sk), &sk, 0);
+  } else if (rc == SHALE_OK) {
+    rc = btree_insert(cur, rowid, rec, len, 0, 0);
+  }
   if (cur) btree_cursor_close(cur);
   free(rec);
   return rc;
@@ -200,6 +213,88 @@ TEST(sqlite_accepts_our_index) {
   sqlite3_finalize(st);
   sqlite3_close(db);
   free(ours);
+}
+
+/* The same index built with the key unpacked once per insert: the same
+ * file order as record_compare's, and sqlite3 accepts it. */
+TEST(sqlite_accepts_unpacked_inserts) {
+  const Collation *colls[2] = {&record_coll_nocase, NULL};
+  const uint8_t desc[2] = {1, 0};
+  KeyInfo ki = {2, colls, desc, 0};
+  int64_t *packed = build(test_path("recidx_p.db"), &ki);
+  g_unpacked = 1;
+  int64_t *unpacked = build(test_path("recidx_u.db"), &ki);
+  g_unpacked = 0;
+  if (!packed || !unpacked) return;
+  int bad = 0;
+  for (int i = 0; i < N; i++)
+    if (packed[i] != unpacked[i] && bad++ < 5)
+      test_fail(__FILE__, __LINE__, "unpacked insert order differs at %d", i);
+  char *verdict = integrity(test_path("recidx_u.db"));
+  CHECK_STR(verdict, "ok");
+  free(verdict);
+  free(packed);
+  free(unpacked);
+}
+
+/* A whole-key RecordSeek (default_rc RECORD_SEEK_WHOLE) gives record_compare's sign
+ * for every pair of records: mixed types, NOCASE/DESC columns, records of
+ * 0..4 columns, one often a prefix of the other (the longer sorts after). */
+TEST(record_seek_whole_is_record_compare) {
+  const Collation *colls[3] = {&record_coll_nocase, NULL, &record_coll_rtrim};
+  const uint8_t desc[3] = {0, 1, 0};
+  uint64_t s = test_seed() ^ 0x3a11;
+  int bad = 0;
+  for (int round = 0; round < 3; round++) {
+    KeyInfo ki = {round == 0 ? 0 : round == 1 ? 2 : 3, round ? colls : NULL,
+                  round ? desc : NULL, 0};
+    for (int t = 0; t < 20000; t++) {
+      char ba[4][8], bb[4][8];
+      ShValue a[4], b[4];
+      int na = (int)(test_rand(&s) % 5), nb = (int)(test_rand(&s) % 5);
+      for (int i = 0; i < na; i++) a[i] = rand_value(&s, ba[i]);
+      for (int i = 0; i < nb; i++) {
+        if (i < na && test_rand(&s) % 3) { /* often equal columns: ties go deeper */
+          memcpy(bb[i], ba[i], sizeof bb[i]);
+          b[i] = a[i];
+          if (b[i].type == SHALE_TEXT || b[i].type == SHALE_BLOB) b[i].z = bb[i];
+        } else {
+          b[i] = rand_value(&s, bb[i]);
+        }
+      }
+      uint32_t la, lb;
+      uint8_t *ra = encode(a, na, &la), *rb = encode(b, nb, &lb);
+      ShValue kv[4];
+      int nkv = -1;
+      CHECK_OK(record_unpack(rb, lb, kv, 4, &nkv));
+      CHECK_EQ(nkv, nb);
+      int want = record_compare(&ki, ra, la, rb, lb);
+      want = want < 0 ? -1 : want > 0;
+      for (int pick = 0; pick < 2; pick++) {
+        RecordSeek sk = {&ki, kv, nkv, RECORD_SEEK_WHOLE, 0};
+        RecordSeekCmp cmp = pick ? record_seek_pick(&sk) : record_seek_cmp;
+        int got = cmp(&sk, ra, la);
+        got = got < 0 ? -1 : got > 0;
+        if (got != want && bad++ < 5)
+          test_fail(__FILE__, __LINE__, "round %d pair %d: %d, record_compare %d", round, t, got,
+                    want);
+      }
+      CHECK(!ki.corrupt);
+      free(ra);
+      free(rb);
+    }
+  }
+  /* too many columns for the array; a malformed record */
+  ShValue v[3], kv[2];
+  value_set_int(&v[0], 1);
+  value_set_int(&v[1], 2);
+  value_set_int(&v[2], 3);
+  uint32_t len;
+  uint8_t *r = encode(v, 3, &len);
+  int n;
+  CHECK_EQ(record_unpack(r, len, kv, 2, &n), SHALE_TOOBIG);
+  CHECK_EQ(record_unpack(r, len - 1, kv, 2, &n), SHALE_CORRUPT);
+  free(r);
 }
 
 /* Negative control: the same index built in the wrong order (ascending,
