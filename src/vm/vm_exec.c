@@ -222,28 +222,57 @@ static int cursor_cache(Vm *v, VmCursor *c) {
   return SHALE_OK;
 }
 
-/* Parse more of the cached record's header, until `want` columns are known
- * or the header ends. Every column parsed must lie inside the record, and
- * the body must end exactly at the record's end (as record_parse_header). */
-static int header_parse(VmCursor *c, int want) {
+/* 1 + the body bytes of each one-byte serial type; 0: not a one-byte type
+ * (10/11 reserved, 0x80 and up a varint's first byte). */
+#define ST_TXT(x) (1 + ((x) - 12) / 2)
+#define ST_ROW8(b)                                                                                 \
+  ST_TXT(b), ST_TXT(b + 1), ST_TXT(b + 2), ST_TXT(b + 3), ST_TXT(b + 4), ST_TXT(b + 5),          \
+      ST_TXT(b + 6), ST_TXT(b + 7)
+static const uint8_t st_len1[256] = {
+    1, 2, 3, 4, 5, 7, 9, 9, 1, 1, 0, 0, ST_TXT(12), ST_TXT(13), ST_TXT(14), ST_TXT(15),
+    ST_ROW8(16), ST_ROW8(24), ST_ROW8(32), ST_ROW8(40), ST_ROW8(48), ST_ROW8(56), ST_ROW8(64),
+    ST_ROW8(72), ST_ROW8(80), ST_ROW8(88), ST_ROW8(96), ST_ROW8(104), ST_ROW8(112), ST_ROW8(120)};
+#undef ST_ROW8
+#undef ST_TXT
+
+/* Make room for n columns in c's header cache. */
+static int header_room(VmCursor *c, int64_t n) {
+  int ncap = c->capcol ? c->capcol * 2 : 16;
+  if (ncap < n) ncap = (int)n;
+  uint32_t *t = shale_realloc(c->types, (size_t)ncap * sizeof *t);
+  if (!t) return SHALE_NOMEM;
+  c->types = t;
+  uint32_t *o = shale_realloc(c->offsets, (size_t)ncap * sizeof *o);
+  if (!o) return SHALE_NOMEM;
+  c->offsets = o;
+  c->capcol = ncap;
+  return SHALE_OK;
+}
+
+/* Store the parse position and check the bounds: offsets only grow, so
+ * the last one covers every column parsed; a finished header's body must
+ * end exactly at the record's end (as record_parse_header). */
+static int header_end(VmCursor *c, uint32_t pos, uint64_t body, int nc) {
+  if (body > c->nrec) return SHALE_CORRUPT;
+  c->hdr_pos = pos;
+  c->body = (uint32_t)body;
+  c->hdr_ncol = nc;
+  if (pos >= c->hdr_end) {
+    c->hdr_done = 1;
+    if (body != c->nrec) return SHALE_CORRUPT;
+  }
+  return SHALE_OK;
+}
+
+/* header_parse's general loop: any serial type, varints included. */
+static __attribute__((noinline)) int header_parse_any(VmCursor *c, int want) {
   const uint8_t *rec = c->rec;
-  uint32_t pos = c->hdr_pos, end = c->hdr_end, nrec = c->nrec;
+  uint32_t pos = c->hdr_pos, end = c->hdr_end;
   uint64_t body = c->body; /* no wrap: the bound is checked once, at the end */
   int nc = c->hdr_ncol;
-  /* every column takes a header byte at least: room for all at once */
   int64_t most = (int64_t)nc + (end - pos);
   if (most > want) most = want;
-  if (most > c->capcol) {
-    int ncap = c->capcol ? c->capcol * 2 : 16;
-    if (ncap < most) ncap = (int)most;
-    uint32_t *t = shale_realloc(c->types, (size_t)ncap * sizeof *t);
-    if (!t) return SHALE_NOMEM;
-    c->types = t;
-    uint32_t *o = shale_realloc(c->offsets, (size_t)ncap * sizeof *o);
-    if (!o) return SHALE_NOMEM;
-    c->offsets = o;
-    c->capcol = ncap;
-  }
+  if (most > c->capcol && header_room(c, most)) return SHALE_NOMEM;
   uint32_t *types = c->types, *offs = c->offsets;
   while (nc < want && pos < end) {
     uint32_t st = rec[pos];
@@ -262,16 +291,36 @@ static int header_parse(VmCursor *c, int want) {
     body += record_serial_len(st);
     nc++;
   }
-  /* offsets only grow: the last bound covers every column parsed */
-  if (body > nrec) return SHALE_CORRUPT;
-  c->hdr_pos = pos;
-  c->body = (uint32_t)body;
-  c->hdr_ncol = nc;
-  if (pos >= end) {
-    c->hdr_done = 1;
-    if (body != nrec) return SHALE_CORRUPT;
+  return header_end(c, pos, body, nc);
+}
+
+/* Parse more of the cached record's header, until `want` columns are known
+ * or the header ends. Every column parsed must lie inside the record, and
+ * the body must end exactly at the record's end (header_end). The loop here
+ * takes one-byte serial types (all but long text and blobs), a header byte
+ * per column; at the first other byte the general loop goes on. */
+static int header_parse(VmCursor *c, int want) {
+  uint32_t pos = c->hdr_pos, end = c->hdr_end;
+  int nc = c->hdr_ncol;
+  /* every column takes a header byte at least: room for all at once */
+  int64_t most = (int64_t)nc + (end - pos);
+  if (most > want) most = want;
+  if (most > c->capcol && header_room(c, most)) return SHALE_NOMEM;
+  const uint8_t *p = c->rec + pos, *stop = p + (most - nc);
+  uint32_t *ty = c->types + nc, *of = c->offsets + nc;
+  uint32_t b = c->body; /* grows by < 64 a header byte: no wrap */
+  while (p < stop) {
+    uint32_t st = *p;
+    uint32_t len1 = st_len1[st];
+    if (!len1) break; /* a varint's first byte, or 10/11 */
+    *ty++ = st;
+    *of++ = b;
+    b += len1 - 1;
+    p++;
   }
-  return SHALE_OK;
+  int rc = header_end(c, (uint32_t)(p - c->rec), b, (int)(ty - c->types));
+  if (rc == SHALE_OK && p < stop) rc = header_parse_any(c, want);
+  return rc;
 }
 
 /* ---- numeric helpers (SQLite 3.40's numericType) ---- */
