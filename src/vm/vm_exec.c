@@ -146,45 +146,27 @@ static int eph_open(Vm *v) {
   return rc;
 }
 
+/* c's row cache when no record is at hand: every column reads NULL. */
+static int cursor_no_row(VmCursor *c, int cache_ok) {
+  c->rec = NULL;
+  c->nrec = 0;
+  c->hdr_ncol = 0;
+  c->hdr_done = 1;
+  c->cache_ok = cache_ok;
+  return SHALE_OK;
+}
+
 /* Fill c's row cache (record pointer and parsed header). */
 static int cursor_cache(Vm *v, VmCursor *c) {
   if (c->cache_ok) return SHALE_OK;
   const uint8_t *rec;
   uint32_t n;
-  if (c->kind == VMC_SORTER) {
-    if (!vm_sorter_row(c, &rec, &n)) {
-      c->rec = NULL;
-      c->nrec = 0;
-      c->hdr_ncol = 0;
-      c->hdr_done = 1;
-      return SHALE_OK;
-    }
-  } else if (c->kind == VMC_PSEUDO) {
-    ShValue *x = &v->reg[c->pseudo_reg];
-    if (x->type != SHALE_BLOB && x->type != SHALE_TEXT) {
-      c->rec = NULL;
-      c->nrec = 0;
-      c->hdr_ncol = 0;
-      c->hdr_done = 1;
-      return SHALE_OK;
-    }
-    rec = (const uint8_t *)x->z;
-    n = x->n;
-  } else {
+  if (c->bc) { /* table and index cursors */
     uint32_t navail;
-    const void *local = NULL;
-    if (c->bc) {
-      int rc = btree_payload(c->bc, &local, &n, &navail);
-      if (rc) return rc;
-    }
-    if (!local) { /* no entry under the cursor */
-      c->rec = NULL;
-      c->nrec = 0;
-      c->hdr_ncol = 0;
-      c->hdr_done = 1;
-      c->cache_ok = 1;
-      return SHALE_OK;
-    }
+    const void *local;
+    int rc = btree_payload(c->bc, &local, &n, &navail);
+    if (rc) return rc;
+    if (!local) return cursor_no_row(c, 1); /* no entry under the cursor */
     rec = local;
     if (navail < n) {
       /* one byte more, a NUL: text ending the record is then a C string
@@ -193,11 +175,20 @@ static int cursor_cache(Vm *v, VmCursor *c) {
       if (n == UINT32_MAX || !vm_buf_need(&b, n + 1)) return SHALE_NOMEM;
       c->buf = (uint8_t *)b.z;
       c->bufcap = b.cap;
-      int rc = btree_payload_read(c->bc, 0, n, c->buf);
+      rc = btree_payload_read(c->bc, 0, n, c->buf);
       if (rc) return rc;
       c->buf[n] = 0;
       rec = c->buf;
     }
+  } else if (c->kind == VMC_SORTER) {
+    if (!vm_sorter_row(c, &rec, &n)) return cursor_no_row(c, 0);
+  } else if (c->kind == VMC_PSEUDO) {
+    ShValue *x = &v->reg[c->pseudo_reg];
+    if (x->type != SHALE_BLOB && x->type != SHALE_TEXT) return cursor_no_row(c, 0);
+    rec = (const uint8_t *)x->z;
+    n = x->n;
+  } else {
+    return cursor_no_row(c, 1);
   }
   uint32_t hlen, k;
   if (n > 0 && rec[0] < 0x80) { /* the usual one-byte header size */
@@ -216,8 +207,8 @@ static int cursor_cache(Vm *v, VmCursor *c) {
   c->hdr_end = hlen;
   c->body = hlen;
   c->hdr_ncol = 0;
-  c->hdr_done = c->hdr_pos >= hlen;
-  if (c->hdr_pos == 0 || (c->hdr_done && hlen != n)) return SHALE_CORRUPT;
+  c->hdr_done = k >= hlen;
+  if (k == 0 || (c->hdr_done && hlen != n)) return SHALE_CORRUPT;
   c->cache_ok = c->kind != VMC_PSEUDO || c->pseudo_fed;
   return SHALE_OK;
 }
@@ -1162,8 +1153,22 @@ dispatch:
   CASE(Le)
   CASE(Gt)
   CASE(Ge) {
-    ShValue a = reg[op->p3], b = reg[op->p1];
+    const ShValue *pa = &reg[op->p3], *pb = &reg[op->p1];
     int res, jump;
+    /* two integers or two reals: no affinity but TEXT changes them, and
+     * they compare in place (a NaN, which no register should hold, takes
+     * the general path) */
+    if (pa->type == pb->type && (op->p5 & VM_AFF_MASK) != 2) {
+      if (pa->type == SHALE_INTEGER) {
+        res = (pa->i > pb->i) - (pa->i < pb->i);
+        goto cmp_done;
+      }
+      if (pa->type == SHALE_FLOAT && (pa->r < pb->r || pa->r >= pb->r)) {
+        res = (pa->r > pb->r) - (pa->r < pb->r);
+        goto cmp_done;
+      }
+    }
+    ShValue a = *pa, b = *pb;
     if (a.type == SHALE_NULL || b.type == SHALE_NULL) {
       if (op->p5 & VM_NULLEQ) {
         res = (a.type == SHALE_NULL && b.type == SHALE_NULL) ? 0 : 1;
@@ -1183,6 +1188,7 @@ dispatch:
       }
       res = value_compare(&a, &b, op->p4type == P4_COLL ? op->p4.coll : NULL);
     }
+  cmp_done:
     switch (op->op) {
     case OP_Eq: jump = res == 0; break;
     case OP_Ne: jump = res != 0; break;
