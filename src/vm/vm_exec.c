@@ -146,73 +146,6 @@ static int eph_open(Vm *v) {
   return rc;
 }
 
-/* c's row cache when no record is at hand: every column reads NULL. */
-static int cursor_no_row(VmCursor *c, int cache_ok) {
-  c->rec = NULL;
-  c->nrec = 0;
-  c->hdr_ncol = 0;
-  c->hdr_done = 1;
-  c->cache_ok = cache_ok;
-  return SHALE_OK;
-}
-
-/* Fill c's row cache (record pointer and parsed header). */
-static int cursor_cache(Vm *v, VmCursor *c) {
-  if (c->cache_ok) return SHALE_OK;
-  const uint8_t *rec;
-  uint32_t n;
-  if (c->bc) { /* table and index cursors */
-    uint32_t navail;
-    const void *local;
-    int rc = btree_payload(c->bc, &local, &n, &navail);
-    if (rc) return rc;
-    if (!local) return cursor_no_row(c, 1); /* no entry under the cursor */
-    rec = local;
-    if (navail < n) {
-      /* one byte more, a NUL: text ending the record is then a C string
-       * (vm_text_terminated) */
-      VmBuf b = {(char *)c->buf, c->bufcap};
-      if (n == UINT32_MAX || !vm_buf_need(&b, n + 1)) return SHALE_NOMEM;
-      c->buf = (uint8_t *)b.z;
-      c->bufcap = b.cap;
-      rc = btree_payload_read(c->bc, 0, n, c->buf);
-      if (rc) return rc;
-      c->buf[n] = 0;
-      rec = c->buf;
-    }
-  } else if (c->kind == VMC_SORTER) {
-    if (!vm_sorter_row(c, &rec, &n)) return cursor_no_row(c, 0);
-  } else if (c->kind == VMC_PSEUDO) {
-    ShValue *x = &v->reg[c->pseudo_reg];
-    if (x->type != SHALE_BLOB && x->type != SHALE_TEXT) return cursor_no_row(c, 0);
-    rec = (const uint8_t *)x->z;
-    n = x->n;
-  } else {
-    return cursor_no_row(c, 1);
-  }
-  uint32_t hlen, k;
-  if (n > 0 && rec[0] < 0x80) { /* the usual one-byte header size */
-    hlen = rec[0];
-    k = 1;
-    if (hlen < 1 || hlen > n) return SHALE_CORRUPT;
-  } else {
-    uint64_t x;
-    int rc = record_header_len(rec, n, n, &hlen);
-    if (rc) return rc;
-    k = (uint32_t)util_get_varint_safe(rec, rec + hlen, &x);
-  }
-  c->rec = rec;
-  c->nrec = n;
-  c->hdr_pos = k;
-  c->hdr_end = hlen;
-  c->body = hlen;
-  c->hdr_ncol = 0;
-  c->hdr_done = k >= hlen;
-  if (k == 0 || (c->hdr_done && hlen != n)) return SHALE_CORRUPT;
-  c->cache_ok = c->kind != VMC_PSEUDO || c->pseudo_fed;
-  return SHALE_OK;
-}
-
 /* 1 + the body bytes of each one-byte serial type; 0: not a one-byte type
  * (10/11 reserved, 0x80 and up a varint's first byte). */
 #define ST_TXT(x) (1 + ((x) - 12) / 2)
@@ -285,21 +218,23 @@ static __attribute__((noinline)) int header_parse_any(VmCursor *c, int want) {
   return header_end(c, pos, body, nc);
 }
 
-/* Parse more of the cached record's header, until `want` columns are known
- * or the header ends. Every column parsed must lie inside the record, and
- * the body must end exactly at the record's end (header_end). The loop here
- * takes one-byte serial types (all but long text and blobs), a header byte
- * per column; at the first other byte the general loop goes on. */
-static int header_parse(VmCursor *c, int want) {
-  uint32_t pos = c->hdr_pos, end = c->hdr_end;
-  int nc = c->hdr_ncol;
+/* Parse c's header from the state given (pos: next serial type, body: its
+ * column's offset, nc columns known) until `want` columns are known or the
+ * header ends, and store the state. Every column parsed must lie inside the
+ * record and a finished header's body must end exactly at the record's end
+ * (header_end). The loop here takes one-byte serial types (all but long text
+ * and blobs), a header byte per column; at the first other byte the general
+ * loop goes on. */
+static inline __attribute__((always_inline)) int header_scan(VmCursor *c, const uint8_t *rec,
+                                                             uint32_t pos, uint32_t body, int nc,
+                                                             int want) {
   /* every column takes a header byte at least: room for all at once */
-  int64_t most = (int64_t)nc + (end - pos);
+  int64_t most = (int64_t)nc + (c->hdr_end - pos);
   if (most > want) most = want;
   if (most > c->capcol && header_room(c, most)) return SHALE_NOMEM;
-  const uint8_t *p = c->rec + pos, *stop = p + (most - nc);
+  const uint8_t *p = rec + pos, *stop = p + (most > nc ? most - nc : 0);
   uint32_t *ty = c->types + nc, *of = c->offsets + nc;
-  uint32_t b = c->body; /* grows by < 64 a header byte: no wrap */
+  uint32_t b = body; /* grows by < 64 a header byte: no wrap */
   while (p < stop) {
     uint32_t st = *p;
     uint32_t len1 = st_len1[st];
@@ -309,9 +244,86 @@ static int header_parse(VmCursor *c, int want) {
     b += len1 - 1;
     p++;
   }
-  int rc = header_end(c, (uint32_t)(p - c->rec), b, (int)(ty - c->types));
+  int rc = header_end(c, (uint32_t)(p - rec), b, (int)(ty - c->types));
   if (rc == SHALE_OK && p < stop) rc = header_parse_any(c, want);
   return rc;
+}
+
+/* Parse more of the cached record's header (header_scan). */
+static int header_parse(VmCursor *c, int want) {
+  return header_scan(c, c->rec, c->hdr_pos, c->body, c->hdr_ncol, want);
+}
+
+/* c's row cache when no record is at hand: every column reads NULL. */
+static int cursor_no_row(VmCursor *c, int cache_ok) {
+  c->rec = NULL;
+  c->nrec = 0;
+  c->hdr_ncol = 0;
+  c->hdr_done = 1;
+  c->cache_ok = cache_ok;
+  return SHALE_OK;
+}
+
+/* Fill c's row cache: the record pointer, and its header parsed for the
+ * first `want` columns (0: none yet; Column parses on as it needs). */
+static int cursor_cache_cols(Vm *v, VmCursor *c, int want) {
+  const uint8_t *rec;
+  uint32_t n;
+  if (c->bc) { /* table and index cursors */
+    uint32_t navail;
+    const void *local;
+    int rc = btree_payload(c->bc, &local, &n, &navail);
+    if (rc) return rc;
+    if (!local) return cursor_no_row(c, 1); /* no entry under the cursor */
+    rec = local;
+    if (navail < n) {
+      /* one byte more, a NUL: text ending the record is then a C string
+       * (vm_text_terminated) */
+      VmBuf b = {(char *)c->buf, c->bufcap};
+      if (n == UINT32_MAX || !vm_buf_need(&b, n + 1)) return SHALE_NOMEM;
+      c->buf = (uint8_t *)b.z;
+      c->bufcap = b.cap;
+      rc = btree_payload_read(c->bc, 0, n, c->buf);
+      if (rc) return rc;
+      c->buf[n] = 0;
+      rec = c->buf;
+    }
+  } else if (c->kind == VMC_SORTER) {
+    if (!vm_sorter_row(c, &rec, &n)) return cursor_no_row(c, 0);
+  } else if (c->kind == VMC_PSEUDO) {
+    ShValue *x = &v->reg[c->pseudo_reg];
+    if (x->type != SHALE_BLOB && x->type != SHALE_TEXT) return cursor_no_row(c, 0);
+    rec = (const uint8_t *)x->z;
+    n = x->n;
+  } else {
+    return cursor_no_row(c, 1);
+  }
+  uint32_t hlen, k;
+  if (n > 0 && rec[0] < 0x80) { /* the usual one-byte header size */
+    hlen = rec[0];
+    k = 1;
+    if (hlen < 1 || hlen > n) return SHALE_CORRUPT;
+  } else {
+    uint64_t x;
+    int rc = record_header_len(rec, n, n, &hlen);
+    if (rc) return rc;
+    k = (uint32_t)util_get_varint_safe(rec, rec + hlen, &x);
+    if (k == 0) return SHALE_CORRUPT;
+  }
+  c->rec = rec;
+  c->nrec = n;
+  c->hdr_end = hlen;
+  c->hdr_done = 0;
+  int rc = header_scan(c, rec, k, hlen, 0, want);
+  if (rc) return rc;
+  c->cache_ok = c->kind != VMC_PSEUDO || c->pseudo_fed;
+  return SHALE_OK;
+}
+
+/* Fill c's row cache (record pointer; the header is parsed on demand). */
+static int cursor_cache(Vm *v, VmCursor *c) {
+  if (c->cache_ok) return SHALE_OK;
+  return cursor_cache_cols(v, c, 0);
 }
 
 /* ---- numeric helpers (SQLite 3.40's numericType) ---- */
@@ -743,10 +755,11 @@ int vm_step(Vm *v) {
 #define CASE(name) case OP_##name:
 #endif
 /* Both dispatch styles re-enter at `dispatch`, which picks the op at pc. */
+/* NEXT needs no bounds check: ops[nop] is a Halt (vm_builder_finish) */
 #define NEXT()                                                                                     \
   do {                                                                                             \
     pc++;                                                                                          \
-    goto dispatch;                                                                                 \
+    goto dispatch_next;                                                                            \
   } while (0)
 #define JUMP(to)                                                                                   \
   do {                                                                                             \
@@ -774,6 +787,7 @@ dispatch:
     v->pc = pc;
     return halt(v, SHALE_OK);
   }
+dispatch_next:
   if (--v->left == 0) CHK(vm_check(v));
   op = &ops[pc];
 #ifdef VM_USE_GOTO
@@ -1536,10 +1550,13 @@ dispatch:
     int eof;
     c->cache_ok = 0;
     c->nullrow = 0;
-    if (btree_eof(c->bc)) NEXT();
-    if (c->kind == VMC_TABLE && !c->eph_root) v->nfullscan++;
+    /* (a cursor already at its end stays there: eof) */
     CHK(op->op == OP_Next ? btree_next(c->bc, &eof) : btree_prev(c->bc, &eof));
-    if (!eof) JUMP(op->p2);
+    if (!eof) {
+      /* FULLSCAN_STEP counts the steps that reached a row, as SQLite */
+      if (c->kind == VMC_TABLE && !c->eph_root) v->nfullscan++;
+      JUMP(op->p2);
+    }
     NEXT();
   }
   CASE(SeekRowid)
@@ -1654,10 +1671,12 @@ dispatch:
       value_clear(out);
       NEXT();
     }
-    if (!c->cache_ok) CHK(cursor_cache(v, c));
     /* a few columns past the one asked for: the next Column of this row
      * usually wants one of them */
-    if (op->p2 >= c->hdr_ncol && !c->hdr_done) CHK(header_parse(c, op->p2 + 8));
+    if (!c->cache_ok)
+      CHK(cursor_cache_cols(v, c, op->p2 + 8));
+    else if (op->p2 >= c->hdr_ncol && !c->hdr_done)
+      CHK(header_parse(c, op->p2 + 8));
     value_clear(out);
     if (op->p2 < c->hdr_ncol) {
       record_decode_value(c->types[op->p2], c->rec + c->offsets[op->p2], out);
@@ -1681,8 +1700,10 @@ dispatch:
     VmCursor *c = &v->cur[op->p1];
     value_clear(&reg[op->p2]);
     if (c->nullrow) NEXT();
-    CHK(cursor_cache(v, c));
-    CHK(header_parse(c, INT32_MAX));
+    if (!c->cache_ok)
+      CHK(cursor_cache_cols(v, c, INT32_MAX));
+    else if (!c->hdr_done)
+      CHK(header_parse(c, INT32_MAX));
     if (c->hdr_ncol > 0) {
       ShValue x;
       record_decode_value(c->types[c->hdr_ncol - 1], c->rec + c->offsets[c->hdr_ncol - 1], &x);
