@@ -738,9 +738,10 @@ int vm_step(Vm *v) {
   v->stepped = 1;
   v->now_ms = 0;
   const VmOp *ops = v->prog->ops;
+  /* the op being run: the program counter (PC is its address) */
   const VmOp *op;
   ShValue *reg = v->reg;
-  int pc = v->pc;
+  unsigned jt = (unsigned)v->pc; /* a jump's target (JUMP) */
   int rc = SHALE_OK;
   char tbuf[32], tbuf2[32];
 
@@ -754,16 +755,18 @@ int vm_step(Vm *v) {
 #else
 #define CASE(name) case OP_##name:
 #endif
-/* Both dispatch styles re-enter at `dispatch`, which picks the op at pc. */
-/* NEXT needs no bounds check: ops[nop] is a Halt (vm_builder_finish) */
+#define PC ((int)(op - ops))
+/* Both dispatch styles re-enter at `dispatch` (a jump: the target is
+ * checked) or `dispatch_next` (the op after this one: no check needed, as
+ * ops[nop] is a Halt, vm_builder_finish). */
 #define NEXT()                                                                                     \
   do {                                                                                             \
-    pc++;                                                                                          \
+    op++;                                                                                          \
     goto dispatch_next;                                                                            \
   } while (0)
 #define JUMP(to)                                                                                   \
   do {                                                                                             \
-    pc = (to);                                                                                     \
+    jt = (unsigned)(to);                                                                           \
     goto dispatch;                                                                                 \
   } while (0)
 #define FAIL(code)                                                                                 \
@@ -782,14 +785,15 @@ int vm_step(Vm *v) {
   /* hooks may have changed since the last step: check at the first op */
   v->check_at = v->check_at - v->left + 1;
   v->left = 1;
+  op = ops; /* (PC is defined before the first dispatch) */
 dispatch:
-  if ((unsigned)pc >= nop) { /* also pc < 0 */
-    v->pc = pc;
+  if (jt >= nop) { /* also a negative target */
+    v->pc = (int)jt;
     return halt(v, SHALE_OK);
   }
+  op = &ops[jt];
 dispatch_next:
   if (--v->left == 0) CHK(vm_check(v));
-  op = &ops[pc];
 #ifdef VM_USE_GOTO
   goto *labels[op->op];
 #else
@@ -798,12 +802,12 @@ dispatch_next:
 
   /* ---- control flow ---- */
   CASE(Init) {
-    JUMP(op->p2 > 0 ? op->p2 : pc + 1);
+    JUMP(op->p2 > 0 ? op->p2 : PC + 1);
   }
   CASE(Goto) { JUMP(op->p2); }
   CASE(Gosub) {
     value_clear(&reg[op->p1]);
-    value_set_int(&reg[op->p1], pc);
+    value_set_int(&reg[op->p1], PC);
     JUMP(op->p2);
   }
   CASE(Return) { JUMP((int)reg[op->p1].i + 1); }
@@ -821,7 +825,7 @@ dispatch_next:
   }
   CASE(Yield) {
     int dest = (int)reg[op->p1].i;
-    value_set_int(&reg[op->p1], pc);
+    value_set_int(&reg[op->p1], PC);
     JUMP(dest + 1);
   }
   CASE(Halt) {
@@ -831,7 +835,7 @@ dispatch_next:
       FAIL(op->p1);
     }
     v->oe = op->p2; /* VM_OE_IGNORE here is RAISE(IGNORE) in a sub-program */
-    v->pc = pc;
+    v->pc = PC;
     return halt(v, SHALE_OK);
   }
   CASE(HaltIfNull) {
@@ -874,8 +878,8 @@ dispatch_next:
     NEXT();
   }
   CASE(Once) {
-    if (v->once[pc]) JUMP(op->p2);
-    v->once[pc] = 1;
+    if (v->once[PC]) JUMP(op->p2);
+    v->once[PC] = 1;
     NEXT();
   }
   CASE(IfPos) {
@@ -1015,7 +1019,7 @@ dispatch_next:
     }
     v->res_base = op->p1;
     v->res_n = op->p2;
-    v->pc = pc + 1;
+    v->pc = PC + 1;
     return SHALE_ROW;
   }
 
@@ -1240,7 +1244,7 @@ dispatch_next:
                    .conn = v->conn,
                    .cb = v->cb,
                    .aux = &v->aux,
-                   .aux_site = pc,
+                   .aux_site = PC,
                    .now_ms = &v->now_ms,
                    .pure = v->pure,
                    .result = {.type = SHALE_NULL}};
@@ -1248,7 +1252,7 @@ dispatch_next:
     v->coll = NULL; /* CollSeq applies to the next call only */
     v->pure = 0;    /* PureFunc applies to the next call only */
     op->p4.func->scalar(&ctx, op->p5, &reg[op->p2]);
-    if (v->aux) func_auxdata_drop(&v->aux, pc, (uint32_t)op->p1);
+    if (v->aux) func_auxdata_drop(&v->aux, PC, (uint32_t)op->p1);
     if (ctx.rc) FAIL(call_error(v, &ctx));
     ShValue res;
     func_ctx_take_result(&ctx, &res);
@@ -2064,14 +2068,14 @@ dispatch_next:
       if (!v->subvm) FAIL(SHALE_NOMEM);
       memset(v->subvm, 0, (size_t)v->prog->nop * sizeof *v->subvm);
     }
-    child = v->subvm[pc];
+    child = v->subvm[PC];
     if (child && child->busy) child = NULL; /* recursion: a fresh one */
     if (!child) {
       CHK(vm_new(sub, v->bt, 0, &tmp));
       vm_set_dbs(tmp, v->dbv, v->ndb);
       child = tmp;
-      if (!v->subvm[pc]) {
-        v->subvm[pc] = tmp;
+      if (!v->subvm[PC]) {
+        v->subvm[PC] = tmp;
         tmp = NULL;
       }
     }
@@ -2264,7 +2268,7 @@ dispatch_next:
 #endif
 
 abort:
-  v->pc = pc;
+  v->pc = PC;
   if (!v->errmsg && (rc & 0xff) == SHALE_CORRUPT) {
     const char *m = v->bt ? btree_errmsg(v->bt) : NULL;
     set_err(v, rc, m ? m : "database disk image is malformed");
