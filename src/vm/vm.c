@@ -286,6 +286,11 @@ int vm_builder_finish(VmBuilder *b, VmProgram **out) {
     }
     if (rc == SHALE_OK && o->op == OP_InitCoroutine) rc = fix_label(b, &o->p3);
   }
+  for (int a = 0; rc == SHALE_OK && a + 1 < p->nop; a++) {
+    VmOp *o = &p->ops[a];
+    if (o->op == OP_Column && p->ops[a + 1].op == OP_RealAffinity && p->ops[a + 1].p1 == o->p3)
+      o->p5 |= VM_COLUMN_REAL;
+  }
   /* a Halt past the last op (not counted in nop): running off the end
    * halts there, so the interpreter checks pc only at jumps */
   if (rc == SHALE_OK && vm_builder_add(b, OP_Halt, 0, 0, 0) < 0) rc = b->rc;

@@ -1692,6 +1692,10 @@ dispatch_next:
       *out = *op->p4.v;
       out->flags = 0;
     }
+    if (op->p5 & VM_COLUMN_REAL) { /* and the RealAffinity after it */
+      if (out->type == SHALE_INTEGER) value_set_real(out, (double)out->i);
+      op++;
+    }
     NEXT();
   }
   CASE(Rowid) {
