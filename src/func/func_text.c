@@ -240,6 +240,19 @@ static void like_fn(FuncCtx *ctx, int argc, ShValue *argv) {
 
 /* ---- length, substr, instr ---- */
 
+/* No byte of z[0..n) is 0x80 or above (8 bytes at a time). */
+static int ascii_only(UPtr z, uint32_t n) {
+  uint64_t acc = 0;
+  uint32_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, z + i, 8);
+    acc |= w;
+  }
+  for (; i < n; i++) acc |= z[i];
+  return (acc & 0x8080808080808080ull) == 0;
+}
+
 static void length_fn(FuncCtx *ctx, int argc, ShValue *argv) {
   ShValue *v = &argv[0];
   switch (v->type) {
@@ -250,7 +263,12 @@ static void length_fn(FuncCtx *ctx, int argc, ShValue *argv) {
       func_result_int(ctx, v->n);
       return;
     case SHALE_TEXT: {
-      UPtr z = (UPtr)v->z, e = z + func_cstr_len(v->z, v->n);
+      uint32_t nb = func_cstr_len(v->z, v->n);
+      UPtr z = (UPtr)v->z, e = z + nb;
+      if (ascii_only(z, nb)) { /* a character per byte */
+        func_result_int(ctx, nb);
+        return;
+      }
       int64_t len = 0;
       for (; z < e; z = func_utf8_skip(z, e)) len++;
       func_result_int(ctx, len);
