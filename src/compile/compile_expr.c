@@ -69,6 +69,8 @@ static int tmp_reg(Parse *p) { return emit_regs(p, 1); }
  * register already holding it (a column cache, SQL_E_REG) -- do not write
  * to the returned register unless it is target. */
 static int expr_code_reg(Parse *, SqlExpr *e, int target);
+/* expr_code_once into register r (fresh for this use: nothing else writes it). */
+static int code_once_at(Parse *p, SqlExpr *e, int r);
 
 /* A comparison operand's register. A literal or a parameter cannot fail
  * nor change during a run: it is loaded once, in the epilogue (SQLite's
@@ -1267,7 +1269,14 @@ static void code_like(Parse *p, SqlExpr *e, int target) {
       return;
     }
     if (expr_is_constant(args[i])) mask |= 1 << i;
-    expr_code(p, args[i], base + i);
+    /* the built-in like()/glob() only read their arguments: a literal
+     * pattern (or escape) is loaded once, not per row, as cmp_operand's */
+    const SqlExpr *x = args[i];
+    int leaf = x && (x->op == SQL_E_STRING || x->op == SQL_E_VARIABLE);
+    if (leaf && (f->flags & FUNC_LIKE))
+      code_once_at(p, args[i], base + i);
+    else
+      expr_code(p, args[i], base + i);
   }
   if (f->flags & FUNC_NEEDCOLL) {
     const Collation *c = expr_collation(p, e->b);
@@ -2029,8 +2038,9 @@ static void code_virtual_column(Parse *p, const Table *tab, int cur, int col, in
 
 /* ---- hoisting ---- */
 
-int expr_code_once(Parse *p, SqlExpr *e) {
-  int r = tmp_reg(p);
+int expr_code_once(Parse *p, SqlExpr *e) { return code_once_at(p, e, tmp_reg(p)); }
+
+static int code_once_at(Parse *p, SqlExpr *e, int r) {
   if (!expr_is_constant(e) || p->nested > 0) {
     expr_code(p, e, r);
     return r;

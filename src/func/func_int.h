@@ -60,6 +60,11 @@ int func_utf8_write(unsigned char *out, uint32_t c);
 
 /* Argument as text (numbers rendered into buf); NULL -> 0 with *z NULL. */
 static inline int func_arg_text(const ShValue *v, char buf[32], const char **z, uint32_t *n) {
+  if (v->type == SHALE_TEXT && v->n) { /* the common case, without the call */
+    *z = v->z;
+    *n = v->n;
+    return 1;
+  }
   return value_text_view(v, buf, z, n);
 }
 

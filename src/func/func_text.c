@@ -170,10 +170,29 @@ static int like_literal_runs(UPtr pat, uint32_t np, UPtr str, uint32_t ns, uint3
   return 1;
 }
 
+/* A pattern that is an ASCII literal and one '%' at its end ('abc%'): the
+ * answer is known from the first bytes of the string, so its length (up to
+ * a NUL) is not needed; a NUL among those bytes never equals a pattern byte.
+ * 1/0, or -1 when the pattern is not of that form. */
+static int like_prefix(UPtr pat, uint32_t np, UPtr str, uint32_t nstr, uint32_t esc,
+                       int nocase) {
+  if (np == 0 || pat[np - 1] != '%') return -1;
+  uint32_t n = np - 1;
+  for (uint32_t i = 0; i < n; i++) {
+    uint8_t b = pat[i];
+    if (b >= 0x80 || b == '_' || b == '%' || (esc && b == esc)) return -1;
+  }
+  if (esc == '%') return -1;
+  return nstr >= n && lit_eq(pat, str, n, nocase);
+}
+
 int func_like_match(const char *pat, int npat, const char *str, int nstr, uint32_t esc,
                     int nocase) {
-  uint32_t np = func_cstr_len(pat, (uint32_t)npat), ns = func_cstr_len(str, (uint32_t)nstr);
-  int r = like_literal_runs((UPtr)pat, np, (UPtr)str, ns, esc, nocase);
+  uint32_t np = func_cstr_len(pat, (uint32_t)npat);
+  int r = like_prefix((UPtr)pat, np, (UPtr)str, (uint32_t)nstr, esc, nocase);
+  if (r >= 0) return r;
+  uint32_t ns = func_cstr_len(str, (uint32_t)nstr);
+  r = like_literal_runs((UPtr)pat, np, (UPtr)str, ns, esc, nocase);
   if (r >= 0) return r;
   return pattern_match((UPtr)pat, (int)np, (UPtr)str, (int)ns, 0, esc, nocase);
 }
@@ -221,6 +240,19 @@ static void like_fn(FuncCtx *ctx, int argc, ShValue *argv) {
 
 /* ---- length, substr, instr ---- */
 
+/* No byte of z[0..n) is 0x80 or above (8 bytes at a time). */
+static int ascii_only(UPtr z, uint32_t n) {
+  uint64_t acc = 0;
+  uint32_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, z + i, 8);
+    acc |= w;
+  }
+  for (; i < n; i++) acc |= z[i];
+  return (acc & 0x8080808080808080ull) == 0;
+}
+
 static void length_fn(FuncCtx *ctx, int argc, ShValue *argv) {
   ShValue *v = &argv[0];
   switch (v->type) {
@@ -231,7 +263,12 @@ static void length_fn(FuncCtx *ctx, int argc, ShValue *argv) {
       func_result_int(ctx, v->n);
       return;
     case SHALE_TEXT: {
-      UPtr z = (UPtr)v->z, e = z + func_cstr_len(v->z, v->n);
+      uint32_t nb = func_cstr_len(v->z, v->n);
+      UPtr z = (UPtr)v->z, e = z + nb;
+      if (ascii_only(z, nb)) { /* a character per byte */
+        func_result_int(ctx, nb);
+        return;
+      }
       int64_t len = 0;
       for (; z < e; z = func_utf8_skip(z, e)) len++;
       func_result_int(ctx, len);

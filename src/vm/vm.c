@@ -12,7 +12,9 @@
  *     reset clears in place and never allocates.
  *  2. Builder errors are sticky (b->rc); finish frees everything on error.
  *  3. A label appears as a negative operand only until finish; after finish
- *     every jump operand is an address in 0..nop.
+ *     every jump operand is an address in 0..nop; ops[nop] is a Halt
+ *     (vm_builder_finish adds it, outside nop), where a program without
+ *     a Halt of its own stops.
  */
 #include <assert.h>
 #include <math.h>
@@ -284,10 +286,19 @@ int vm_builder_finish(VmBuilder *b, VmProgram **out) {
     }
     if (rc == SHALE_OK && o->op == OP_InitCoroutine) rc = fix_label(b, &o->p3);
   }
+  for (int a = 0; rc == SHALE_OK && a + 1 < p->nop; a++) {
+    VmOp *o = &p->ops[a];
+    if (o->op == OP_Column && p->ops[a + 1].op == OP_RealAffinity && p->ops[a + 1].p1 == o->p3)
+      o->p5 |= VM_COLUMN_REAL;
+  }
+  /* a Halt past the last op (not counted in nop): running off the end
+   * halts there, so the interpreter checks pc only at jumps */
+  if (rc == SHALE_OK && vm_builder_add(b, OP_Halt, 0, 0, 0) < 0) rc = b->rc;
   if (rc) {
     vm_builder_abort(b);
     return rc;
   }
+  p->nop--;
   *out = p;
   memset(b, 0, sizeof *b);
   return SHALE_OK;

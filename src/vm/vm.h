@@ -75,6 +75,10 @@ int vm_opcode_jumps(int op);
  * IdxInsert must then give keys in strictly increasing order, and Close
  * writes the remaining pages (its error fails the statement). */
 #define VM_OPFLAG_BULK 0x40
+/* Column p5, set by vm_builder_finish (not by code generators): the next op
+ * is a RealAffinity of the Column's register, which Column then does itself
+ * and skips (the RealAffinity stays in place for jumps that reach it). */
+#define VM_COLUMN_REAL 0x01
 /* Transaction p5: 1 = check the schema cookie in p3. */
 #define VM_TXN_CHECK_COOKIE 0x01
 

@@ -162,104 +162,57 @@ static int eph_open(Vm *v) {
   return rc;
 }
 
-/* Fill c's row cache (record pointer and parsed header). */
-static int cursor_cache(Vm *v, VmCursor *c) {
-  if (c->cache_ok) return SHALE_OK;
-  const uint8_t *rec;
-  uint32_t n;
-  if (c->kind == VMC_SORTER) {
-    if (!vm_sorter_row(c, &rec, &n)) {
-      c->rec = NULL;
-      c->nrec = 0;
-      c->hdr_ncol = 0;
-      c->hdr_done = 1;
-      return SHALE_OK;
-    }
-  } else if (c->kind == VMC_PSEUDO) {
-    ShValue *x = &v->reg[c->pseudo_reg];
-    if (x->type != SHALE_BLOB && x->type != SHALE_TEXT) {
-      c->rec = NULL;
-      c->nrec = 0;
-      c->hdr_ncol = 0;
-      c->hdr_done = 1;
-      return SHALE_OK;
-    }
-    rec = (const uint8_t *)x->z;
-    n = x->n;
-  } else {
-    uint32_t navail;
-    const void *local = NULL;
-    if (c->bc) {
-      int rc = btree_payload(c->bc, &local, &n, &navail);
-      if (rc) return rc;
-    }
-    if (!local) { /* no entry under the cursor */
-      c->rec = NULL;
-      c->nrec = 0;
-      c->hdr_ncol = 0;
-      c->hdr_done = 1;
-      c->cache_ok = 1;
-      return SHALE_OK;
-    }
-    rec = local;
-    if (navail < n) {
-      /* one byte more, a NUL: text ending the record is then a C string
-       * (vm_text_terminated) */
-      VmBuf b = {(char *)c->buf, c->bufcap};
-      if (n == UINT32_MAX || !vm_buf_need(&b, n + 1)) return SHALE_NOMEM;
-      c->buf = (uint8_t *)b.z;
-      c->bufcap = b.cap;
-      int rc = btree_payload_read(c->bc, 0, n, c->buf);
-      if (rc) return rc;
-      c->buf[n] = 0;
-      rec = c->buf;
-    }
-  }
-  uint32_t hlen, k;
-  if (n > 0 && rec[0] < 0x80) { /* the usual one-byte header size */
-    hlen = rec[0];
-    k = 1;
-    if (hlen < 1 || hlen > n) return SHALE_CORRUPT;
-  } else {
-    uint64_t x;
-    int rc = record_header_len(rec, n, n, &hlen);
-    if (rc) return rc;
-    k = (uint32_t)util_get_varint_safe(rec, rec + hlen, &x);
-  }
-  c->rec = rec;
-  c->nrec = n;
-  c->hdr_pos = k;
-  c->hdr_end = hlen;
-  c->body = hlen;
-  c->hdr_ncol = 0;
-  c->hdr_done = c->hdr_pos >= hlen;
-  if (c->hdr_pos == 0 || (c->hdr_done && hlen != n)) return SHALE_CORRUPT;
-  c->cache_ok = c->kind != VMC_PSEUDO || c->pseudo_fed;
+/* 1 + the body bytes of each one-byte serial type; 0: not a one-byte type
+ * (10/11 reserved, 0x80 and up a varint's first byte). */
+#define ST_TXT(x) (1 + ((x) - 12) / 2)
+#define ST_ROW8(b)                                                                                 \
+  ST_TXT(b), ST_TXT(b + 1), ST_TXT(b + 2), ST_TXT(b + 3), ST_TXT(b + 4), ST_TXT(b + 5),          \
+      ST_TXT(b + 6), ST_TXT(b + 7)
+static const uint8_t st_len1[256] = {
+    1, 2, 3, 4, 5, 7, 9, 9, 1, 1, 0, 0, ST_TXT(12), ST_TXT(13), ST_TXT(14), ST_TXT(15),
+    ST_ROW8(16), ST_ROW8(24), ST_ROW8(32), ST_ROW8(40), ST_ROW8(48), ST_ROW8(56), ST_ROW8(64),
+    ST_ROW8(72), ST_ROW8(80), ST_ROW8(88), ST_ROW8(96), ST_ROW8(104), ST_ROW8(112), ST_ROW8(120)};
+#undef ST_ROW8
+#undef ST_TXT
+
+/* Make room for n columns in c's header cache. */
+static int header_room(VmCursor *c, int64_t n) {
+  int ncap = c->capcol ? c->capcol * 2 : 16;
+  if (ncap < n) ncap = (int)n;
+  uint32_t *t = shale_realloc(c->types, (size_t)ncap * sizeof *t);
+  if (!t) return SHALE_NOMEM;
+  c->types = t;
+  uint32_t *o = shale_realloc(c->offsets, (size_t)ncap * sizeof *o);
+  if (!o) return SHALE_NOMEM;
+  c->offsets = o;
+  c->capcol = ncap;
   return SHALE_OK;
 }
 
-/* Parse more of the cached record's header, until `want` columns are known
- * or the header ends. Every column parsed must lie inside the record, and
- * the body must end exactly at the record's end (as record_parse_header). */
-static int header_parse(VmCursor *c, int want) {
+/* Store the parse position and check the bounds: offsets only grow, so
+ * the last one covers every column parsed; a finished header's body must
+ * end exactly at the record's end (as record_parse_header). */
+static int header_end(VmCursor *c, uint32_t pos, uint64_t body, int nc) {
+  if (body > c->nrec) return SHALE_CORRUPT;
+  c->hdr_pos = pos;
+  c->body = (uint32_t)body;
+  c->hdr_ncol = nc;
+  if (pos >= c->hdr_end) {
+    c->hdr_done = 1;
+    if (body != c->nrec) return SHALE_CORRUPT;
+  }
+  return SHALE_OK;
+}
+
+/* header_parse's general loop: any serial type, varints included. */
+static __attribute__((noinline)) int header_parse_any(VmCursor *c, int want) {
   const uint8_t *rec = c->rec;
-  uint32_t pos = c->hdr_pos, end = c->hdr_end, nrec = c->nrec;
+  uint32_t pos = c->hdr_pos, end = c->hdr_end;
   uint64_t body = c->body; /* no wrap: the bound is checked once, at the end */
   int nc = c->hdr_ncol;
-  /* every column takes a header byte at least: room for all at once */
   int64_t most = (int64_t)nc + (end - pos);
   if (most > want) most = want;
-  if (most > c->capcol) {
-    int ncap = c->capcol ? c->capcol * 2 : 16;
-    if (ncap < most) ncap = (int)most;
-    uint32_t *t = shale_realloc(c->types, (size_t)ncap * sizeof *t);
-    if (!t) return SHALE_NOMEM;
-    c->types = t;
-    uint32_t *o = shale_realloc(c->offsets, (size_t)ncap * sizeof *o);
-    if (!o) return SHALE_NOMEM;
-    c->offsets = o;
-    c->capcol = ncap;
-  }
+  if (most > c->capcol && header_room(c, most)) return SHALE_NOMEM;
   uint32_t *types = c->types, *offs = c->offsets;
   while (nc < want && pos < end) {
     uint32_t st = rec[pos];
@@ -278,16 +231,115 @@ static int header_parse(VmCursor *c, int want) {
     body += record_serial_len(st);
     nc++;
   }
-  /* offsets only grow: the last bound covers every column parsed */
-  if (body > nrec) return SHALE_CORRUPT;
-  c->hdr_pos = pos;
-  c->body = (uint32_t)body;
-  c->hdr_ncol = nc;
-  if (pos >= end) {
-    c->hdr_done = 1;
-    if (body != nrec) return SHALE_CORRUPT;
+  return header_end(c, pos, body, nc);
+}
+
+/* Parse c's header from the state given (pos: next serial type, body: its
+ * column's offset, nc columns known) until `want` columns are known or the
+ * header ends, and store the state. Every column parsed must lie inside the
+ * record and a finished header's body must end exactly at the record's end
+ * (header_end). The loop here takes one-byte serial types (all but long text
+ * and blobs), a header byte per column; at the first other byte the general
+ * loop goes on. */
+static inline __attribute__((always_inline)) int header_scan(VmCursor *c, const uint8_t *rec,
+                                                             uint32_t pos, uint32_t body, int nc,
+                                                             int want) {
+  /* every column takes a header byte at least: room for all at once */
+  int64_t most = (int64_t)nc + (c->hdr_end - pos);
+  if (most > want) most = want;
+  if (most > c->capcol && header_room(c, most)) return SHALE_NOMEM;
+  const uint8_t *p = rec + pos, *stop = p + (most > nc ? most - nc : 0);
+  uint32_t *ty = c->types + nc, *of = c->offsets + nc;
+  uint32_t b = body; /* grows by < 64 a header byte: no wrap */
+  while (p < stop) {
+    uint32_t st = *p;
+    uint32_t len1 = st_len1[st];
+    if (!len1) break; /* a varint's first byte, or 10/11 */
+    *ty++ = st;
+    *of++ = b;
+    b += len1 - 1;
+    p++;
   }
+  int rc = header_end(c, (uint32_t)(p - rec), b, (int)(ty - c->types));
+  if (rc == SHALE_OK && p < stop) rc = header_parse_any(c, want);
+  return rc;
+}
+
+/* Parse more of the cached record's header (header_scan). */
+static int header_parse(VmCursor *c, int want) {
+  return header_scan(c, c->rec, c->hdr_pos, c->body, c->hdr_ncol, want);
+}
+
+/* c's row cache when no record is at hand: every column reads NULL. */
+static int cursor_no_row(VmCursor *c, int cache_ok) {
+  c->rec = NULL;
+  c->nrec = 0;
+  c->hdr_ncol = 0;
+  c->hdr_done = 1;
+  c->cache_ok = cache_ok;
   return SHALE_OK;
+}
+
+/* Fill c's row cache: the record pointer, and its header parsed for the
+ * first `want` columns (0: none yet; Column parses on as it needs). */
+static int cursor_cache_cols(Vm *v, VmCursor *c, int want) {
+  const uint8_t *rec;
+  uint32_t n;
+  if (c->bc) { /* table and index cursors */
+    uint32_t navail;
+    const void *local;
+    int rc = btree_payload(c->bc, &local, &n, &navail);
+    if (rc) return rc;
+    if (!local) return cursor_no_row(c, 1); /* no entry under the cursor */
+    rec = local;
+    if (navail < n) {
+      /* one byte more, a NUL: text ending the record is then a C string
+       * (vm_text_terminated) */
+      VmBuf b = {(char *)c->buf, c->bufcap};
+      if (n == UINT32_MAX || !vm_buf_need(&b, n + 1)) return SHALE_NOMEM;
+      c->buf = (uint8_t *)b.z;
+      c->bufcap = b.cap;
+      rc = btree_payload_read(c->bc, 0, n, c->buf);
+      if (rc) return rc;
+      c->buf[n] = 0;
+      rec = c->buf;
+    }
+  } else if (c->kind == VMC_SORTER) {
+    if (!vm_sorter_row(c, &rec, &n)) return cursor_no_row(c, 0);
+  } else if (c->kind == VMC_PSEUDO) {
+    ShValue *x = &v->reg[c->pseudo_reg];
+    if (x->type != SHALE_BLOB && x->type != SHALE_TEXT) return cursor_no_row(c, 0);
+    rec = (const uint8_t *)x->z;
+    n = x->n;
+  } else {
+    return cursor_no_row(c, 1);
+  }
+  uint32_t hlen, k;
+  if (n > 0 && rec[0] < 0x80) { /* the usual one-byte header size */
+    hlen = rec[0];
+    k = 1;
+    if (hlen < 1 || hlen > n) return SHALE_CORRUPT;
+  } else {
+    uint64_t x;
+    int rc = record_header_len(rec, n, n, &hlen);
+    if (rc) return rc;
+    k = (uint32_t)util_get_varint_safe(rec, rec + hlen, &x);
+    if (k == 0) return SHALE_CORRUPT;
+  }
+  c->rec = rec;
+  c->nrec = n;
+  c->hdr_end = hlen;
+  c->hdr_done = 0;
+  int rc = header_scan(c, rec, k, hlen, 0, want);
+  if (rc) return rc;
+  c->cache_ok = c->kind != VMC_PSEUDO || c->pseudo_fed;
+  return SHALE_OK;
+}
+
+/* Fill c's row cache (record pointer; the header is parsed on demand). */
+static int cursor_cache(Vm *v, VmCursor *c) {
+  if (c->cache_ok) return SHALE_OK;
+  return cursor_cache_cols(v, c, 0);
 }
 
 /* ---- numeric helpers (SQLite 3.40's numericType) ---- */
@@ -702,9 +754,10 @@ int vm_step(Vm *v) {
   v->stepped = 1;
   v->now_ms = 0;
   const VmOp *ops = v->prog->ops;
+  /* the op being run: the program counter (PC is its address) */
   const VmOp *op;
   ShValue *reg = v->reg;
-  int pc = v->pc;
+  unsigned jt = (unsigned)v->pc; /* a jump's target (JUMP) */
   int rc = SHALE_OK;
   char tbuf[32], tbuf2[32];
 
@@ -718,15 +771,18 @@ int vm_step(Vm *v) {
 #else
 #define CASE(name) case OP_##name:
 #endif
-/* Both dispatch styles re-enter at `dispatch`, which picks the op at pc. */
+#define PC ((int)(op - ops))
+/* Both dispatch styles re-enter at `dispatch` (a jump: the target is
+ * checked) or `dispatch_next` (the op after this one: no check needed, as
+ * ops[nop] is a Halt, vm_builder_finish). */
 #define NEXT()                                                                                     \
   do {                                                                                             \
-    pc++;                                                                                          \
-    goto dispatch;                                                                                 \
+    op++;                                                                                          \
+    goto dispatch_next;                                                                            \
   } while (0)
 #define JUMP(to)                                                                                   \
   do {                                                                                             \
-    pc = (to);                                                                                     \
+    jt = (unsigned)(to);                                                                           \
     goto dispatch;                                                                                 \
   } while (0)
 #define FAIL(code)                                                                                 \
@@ -745,13 +801,15 @@ int vm_step(Vm *v) {
   /* hooks may have changed since the last step: check at the first op */
   v->check_at = v->check_at - v->left + 1;
   v->left = 1;
+  op = ops; /* (PC is defined before the first dispatch) */
 dispatch:
-  if ((unsigned)pc >= nop) { /* also pc < 0 */
-    v->pc = pc;
+  if (jt >= nop) { /* also a negative target */
+    v->pc = (int)jt;
     return halt(v, SHALE_OK);
   }
+  op = &ops[jt];
+dispatch_next:
   if (--v->left == 0) CHK(vm_check(v));
-  op = &ops[pc];
 #ifdef VM_USE_GOTO
   goto *labels[op->op];
 #else
@@ -760,12 +818,12 @@ dispatch:
 
   /* ---- control flow ---- */
   CASE(Init) {
-    JUMP(op->p2 > 0 ? op->p2 : pc + 1);
+    JUMP(op->p2 > 0 ? op->p2 : PC + 1);
   }
   CASE(Goto) { JUMP(op->p2); }
   CASE(Gosub) {
     value_clear(&reg[op->p1]);
-    value_set_int(&reg[op->p1], pc);
+    value_set_int(&reg[op->p1], PC);
     JUMP(op->p2);
   }
   CASE(Return) { JUMP((int)reg[op->p1].i + 1); }
@@ -783,7 +841,7 @@ dispatch:
   }
   CASE(Yield) {
     int dest = (int)reg[op->p1].i;
-    value_set_int(&reg[op->p1], pc);
+    value_set_int(&reg[op->p1], PC);
     JUMP(dest + 1);
   }
   CASE(Halt) {
@@ -793,7 +851,7 @@ dispatch:
       FAIL(op->p1);
     }
     v->oe = op->p2; /* VM_OE_IGNORE here is RAISE(IGNORE) in a sub-program */
-    v->pc = pc;
+    v->pc = PC;
     return halt(v, SHALE_OK);
   }
   CASE(HaltIfNull) {
@@ -836,8 +894,8 @@ dispatch:
     NEXT();
   }
   CASE(Once) {
-    if (v->once[pc]) JUMP(op->p2);
-    v->once[pc] = 1;
+    if (v->once[PC]) JUMP(op->p2);
+    v->once[PC] = 1;
     NEXT();
   }
   CASE(IfPos) {
@@ -977,7 +1035,7 @@ dispatch:
     }
     v->res_base = op->p1;
     v->res_n = op->p2;
-    v->pc = pc + 1;
+    v->pc = PC + 1;
     return SHALE_ROW;
   }
 
@@ -1129,8 +1187,22 @@ dispatch:
   CASE(Le)
   CASE(Gt)
   CASE(Ge) {
-    ShValue a = reg[op->p3], b = reg[op->p1];
+    const ShValue *pa = &reg[op->p3], *pb = &reg[op->p1];
     int res, jump;
+    /* two integers or two reals: no affinity but TEXT changes them, and
+     * they compare in place (a NaN, which no register should hold, takes
+     * the general path) */
+    if (pa->type == pb->type && (op->p5 & VM_AFF_MASK) != 2) {
+      if (pa->type == SHALE_INTEGER) {
+        res = (pa->i > pb->i) - (pa->i < pb->i);
+        goto cmp_done;
+      }
+      if (pa->type == SHALE_FLOAT && (pa->r < pb->r || pa->r >= pb->r)) {
+        res = (pa->r > pb->r) - (pa->r < pb->r);
+        goto cmp_done;
+      }
+    }
+    ShValue a = *pa, b = *pb;
     if (a.type == SHALE_NULL || b.type == SHALE_NULL) {
       if (op->p5 & VM_NULLEQ) {
         res = (a.type == SHALE_NULL && b.type == SHALE_NULL) ? 0 : 1;
@@ -1150,6 +1222,7 @@ dispatch:
       }
       res = value_compare(&a, &b, op->p4type == P4_COLL ? op->p4.coll : NULL);
     }
+  cmp_done:
     switch (op->op) {
     case OP_Eq: jump = res == 0; break;
     case OP_Ne: jump = res != 0; break;
@@ -1187,7 +1260,7 @@ dispatch:
                    .conn = v->conn,
                    .cb = v->cb,
                    .aux = &v->aux,
-                   .aux_site = pc,
+                   .aux_site = PC,
                    .now_ms = &v->now_ms,
                    .pure = v->pure,
                    .result = {.type = SHALE_NULL}};
@@ -1195,7 +1268,7 @@ dispatch:
     v->coll = NULL; /* CollSeq applies to the next call only */
     v->pure = 0;    /* PureFunc applies to the next call only */
     op->p4.func->scalar(&ctx, op->p5, &reg[op->p2]);
-    if (v->aux) func_auxdata_drop(&v->aux, pc, (uint32_t)op->p1);
+    if (v->aux) func_auxdata_drop(&v->aux, PC, (uint32_t)op->p1);
     if (ctx.rc) FAIL(call_error(v, &ctx));
     ShValue res;
     func_ctx_take_result(&ctx, &res);
@@ -1510,10 +1583,13 @@ dispatch:
     int eof;
     c->cache_ok = 0;
     c->nullrow = 0;
-    if (btree_eof(c->bc)) NEXT();
-    if (c->kind == VMC_TABLE && !c->eph_root) v->nfullscan++;
+    /* (a cursor already at its end stays there: eof) */
     CHK(op->op == OP_Next ? btree_next(c->bc, &eof) : btree_prev(c->bc, &eof));
-    if (!eof) JUMP(op->p2);
+    if (!eof) {
+      /* FULLSCAN_STEP counts the steps that reached a row, as SQLite */
+      if (c->kind == VMC_TABLE && !c->eph_root) v->nfullscan++;
+      JUMP(op->p2);
+    }
     NEXT();
   }
   CASE(SeekRowid)
@@ -1628,10 +1704,12 @@ dispatch:
       value_clear(out);
       NEXT();
     }
-    if (!c->cache_ok) CHK(cursor_cache(v, c));
     /* a few columns past the one asked for: the next Column of this row
      * usually wants one of them */
-    if (op->p2 >= c->hdr_ncol && !c->hdr_done) CHK(header_parse(c, op->p2 + 8));
+    if (!c->cache_ok)
+      CHK(cursor_cache_cols(v, c, op->p2 + 8));
+    else if (op->p2 >= c->hdr_ncol && !c->hdr_done)
+      CHK(header_parse(c, op->p2 + 8));
     value_clear(out);
     if (op->p2 < c->hdr_ncol) {
       record_decode_value(c->types[op->p2], c->rec + c->offsets[op->p2], out);
@@ -1642,6 +1720,10 @@ dispatch:
     } else if (op->p4type == P4_VALUE) {
       *out = *op->p4.v;
       out->flags = 0;
+    }
+    if (op->p5 & VM_COLUMN_REAL) { /* and the RealAffinity after it */
+      if (out->type == SHALE_INTEGER) value_set_real(out, (double)out->i);
+      op++;
     }
     NEXT();
   }
@@ -1655,8 +1737,10 @@ dispatch:
     VmCursor *c = &v->cur[op->p1];
     value_clear(&reg[op->p2]);
     if (c->nullrow) NEXT();
-    CHK(cursor_cache(v, c));
-    CHK(header_parse(c, INT32_MAX));
+    if (!c->cache_ok)
+      CHK(cursor_cache_cols(v, c, INT32_MAX));
+    else if (!c->hdr_done)
+      CHK(header_parse(c, INT32_MAX));
     if (c->hdr_ncol > 0) {
       ShValue x;
       record_decode_value(c->types[c->hdr_ncol - 1], c->rec + c->offsets[c->hdr_ncol - 1], &x);
@@ -2026,14 +2110,14 @@ dispatch:
       if (!v->subvm) FAIL(SHALE_NOMEM);
       memset(v->subvm, 0, (size_t)v->prog->nop * sizeof *v->subvm);
     }
-    child = v->subvm[pc];
+    child = v->subvm[PC];
     if (child && child->busy) child = NULL; /* recursion: a fresh one */
     if (!child) {
       CHK(vm_new(sub, v->bt, 0, &tmp));
       vm_set_dbs(tmp, v->dbv, v->ndb);
       child = tmp;
-      if (!v->subvm[pc]) {
-        v->subvm[pc] = tmp;
+      if (!v->subvm[PC]) {
+        v->subvm[PC] = tmp;
         tmp = NULL;
       }
     }
@@ -2226,7 +2310,7 @@ dispatch:
 #endif
 
 abort:
-  v->pc = pc;
+  v->pc = PC;
   if (!v->errmsg && (rc & 0xff) == SHALE_CORRUPT) {
     const char *m = v->bt ? btree_errmsg(v->bt) : NULL;
     set_err(v, rc, m ? m : "database disk image is malformed");
