@@ -5,7 +5,8 @@
  * SQLite-like rules of thumb without statistics: a table holds about a
  * million rows, an equality on an index column leaves ten, each extra
  * column halves that, a unique index fully matched leaves one, a range
- * bound keeps a quarter.
+ * bound keeps a quarter, a seek costs log2 of the rows, and terms a path
+ * does not use reduce its rows by SQLite's truth heuristic (residual).
  *
  * Invariants:
  *  1. A term drives a path only if it is usable for that item: its value
@@ -564,6 +565,13 @@ static int covers(const PlanItem *it, const Index *idx) {
 
 static double log2n(double n) { return n > 1 ? log2(n) : 0; }
 
+/* Cost of one seek into a b-tree of n rows (SQLite's rLogSize: the
+ * logarithm of the size, no less than 1). */
+static double seek_cost(double n) {
+  double l = log2n(n);
+  return l > 1 ? l : 1;
+}
+
 /* Cost of the sorter for n rows. */
 static double sort_cost(double n) { return n * log2n(n) * 1.2 + n; }
 
@@ -632,32 +640,42 @@ static int order_ok(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int 
 
 static double in_count(const PlanTerm *t);
 
-/* Fraction of rows a term not used by the access path lets through. */
-static double selectivity(const PlanTerm *t) {
-  if (t->op & (PLAN_OP_EQ | PLAN_OP_IS | PLAN_OP_ISNULL)) return 0.1;
-  if (t->op & PLAN_OP_IN) {
-    double f = 0.05 * in_count(t);
-    return f < 0.5 ? f : 0.5;
-  }
-  if (t->op & PLAN_OP_RANGE) return 0.3;
-  if (t->expr->op == SQL_E_BETWEEN && !(t->expr->flags & SQL_EF_NOT)) return 0.1;
-  return 0.9;
+/* Is e an integer literal between -1 and 1 (SQLite's sqlite3ExprIsInteger
+ * test in its truth heuristic)? */
+static int small_int(const SqlExpr *e) {
+  if (!e) return 0;
+  if (e->op == SQL_E_UNARY && (e->sub == TK_MINUS || e->sub == TK_PLUS) && e->a) e = e->a;
+  if (e->op != SQL_E_INTEGER || !e->z) return 0;
+  return strcmp(e->z, "0") == 0 || strcmp(e->z, "1") == 0;
 }
 
-/* Rows left after the terms on item i the path does not use. */
+/* Rows left after the terms on item i the path does not use, as SQLite's
+ * whereLoopOutputAdjust guesses without likelihood(): each such term keeps
+ * 93% (LogEst -1), and an equality (= or IS) caps the rows at a quarter of
+ * the table's (half when compared with -1, 0 or 1). */
 static double residual(const Planner *pl, const PlanLevel *L, uint64_t avail, double rows) {
   uint64_t have = avail | bit(L->item);
+  const PlanItem *it = &pl->items[L->item];
+  double N = table_rows(it->is_sub ? NULL : it->tab);
+  double cap = N;
   for (int i = 0; i < pl->nterm; i++) {
     const PlanTerm *t = &pl->terms[i];
     if (t->parent >= 0 || !(t->mask & bit(L->item)) || (t->mask & ~have)) continue;
+    if (t->group >= 0) continue;
     int used = 0;
     for (int j = 0; j < L->neq && !used; j++)
       used = L->eq[j] == i || pl->terms[L->eq[j]].parent == i;
     if (L->lo >= 0 && (L->lo == i || pl->terms[L->lo].parent == i)) used = 1;
     if (L->hi >= 0 && (L->hi == i || pl->terms[L->hi].parent == i)) used = 1;
     if (L->kind == PLAN_OR && L->or_term == i) used = 1;
-    if (!used) rows *= selectivity(t);
+    if (used) continue;
+    rows *= 0.933; /* LogEst -1 */
+    if (t->op & (PLAN_OP_EQ | PLAN_OP_IS)) {
+      double k = t->expr->op == SQL_E_BINARY && small_int(t->expr->b) ? 0.5 : 0.25;
+      if (N * k < cap) cap = N * k;
+    }
   }
+  if (rows > cap) rows = cap;
   return rows < 1 ? 1 : rows;
 }
 
@@ -860,7 +878,7 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
       c.neq = 1;
       c.eq[0] = k;
       c.rows = in_count(t);
-      c.cost = in_count(t) * LOOKUP;
+      c.cost = in_count(t) * (seek_cost(N) + ROW_TABLE);
       consider(pl, &c, avail, ob, groupby, outer, best, best_order);
       break;
     }
@@ -873,7 +891,7 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
       c.lo = lo;
       c.hi = hi;
       c.rows = N / ((lo >= 0 && hi >= 0) ? 16 : 4);
-      c.cost = LOOKUP + c.rows * ROW_TABLE;
+      c.cost = seek_cost(N) + c.rows * ROW_TABLE;
       consider(pl, &c, avail, ob, groupby, outer, best, best_order);
     }
   }
@@ -955,7 +973,7 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
      * little: of equally selective indexes the narrower wins, as SQLite's
      * index-width term decides */
     double look = tab->has_stat ? ROW_LOOKUP_STAT : LOOKUP;
-    c.cost = nseek * LOOKUP + rows * (cov ? ROW_INDEX : ROW_INDEX + look);
+    c.cost = nseek * seek_cost(N) + rows * (cov ? ROW_INDEX : ROW_INDEX + look);
     if (tab->has_stat || c.neq == 0) c.cost += rows * 0.05 * (idx->nkey - c.neq);
     consider(pl, &c, avail, ob, groupby, outer, best, best_order);
   }

@@ -779,8 +779,16 @@ TEST(where_eqp_standard) {
                 "CREATE TABLE pt(a, b);"
                 "CREATE INDEX pa ON pt(a) WHERE a IS NOT NULL;"
                 "CREATE TABLE e(a, b);"
-                "CREATE TABLE e2(a, c);");
+                "CREATE TABLE e2(a, c);"
+                "CREATE TABLE emp(id INTEGER PRIMARY KEY, name TEXT, boss INT, dept TEXT);"
+                "CREATE INDEX eb ON emp(boss);");
   static const char *const q[] = {
+      /* issue 19: the filter on the outer table counts in the join order
+       * (SQLite's truth heuristic), a rowid search costs a seek */
+      "SELECT e.name FROM emp e JOIN emp b ON e.boss = b.id WHERE b.dept = 'eng'",
+      "SELECT e.name FROM emp e JOIN emp b ON e.boss = b.id",
+      "SELECT e.name FROM emp e JOIN emp b ON e.boss = b.id WHERE e.dept = 'eng'",
+      "SELECT e.name FROM emp e, emp b WHERE e.boss = b.id AND b.dept = 'eng' AND b.name > 'a'",
       "SELECT * FROM e",
       "SELECT * FROM e WHERE a = 1",
       "SELECT * FROM t WHERE a = 1",
