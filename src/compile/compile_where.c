@@ -312,6 +312,14 @@ static void level_eqp(WhereInfo *w, WLevel *L) {
   level_eqp_one(w, L, src_is_left(it) ? " LEFT-JOIN" : "");
 }
 
+/* The name SQLite's "RIGHT-JOIN" row gives an item: that of its table (a
+ * base table's, a view's or a CTE's, whatever the alias), else the alias. */
+static const char *right_join_name(const SrcItem *it) {
+  if (it->kind == SRC_TABLE && it->tab && it->tab->name) return it->tab->name;
+  if (it->ast && it->ast->name && !it->ast->select) return it->ast->name;
+  return item_name(it);
+}
+
 /* EXPLAIN QUERY PLAN's name of an item, as SQLite writes it: the alias when
  * one is written, else schema.table when the schema is written. */
 static const char *eqp_item_name(Parse *p, const SrcItem *it) {
@@ -1101,7 +1109,7 @@ int where_code(WhereInfo *w) {
     SrcItem *r = &src->a[w->lv[k].item];
     if (!(r->jointype & SQL_JOIN_RIGHT)) continue;
     int save = p->eqp_parent;
-    p->eqp_parent = parse_eqp(p, "RIGHT-JOIN %s", item_name(r));
+    p->eqp_parent = parse_eqp(p, "RIGHT-JOIN %s", right_join_name(r));
     parse_eqp(p, "SCAN %s", item_name(r));
     p->eqp_parent = save;
   }

@@ -64,6 +64,80 @@ static double eq_rows(const Index *idx, int neq) {
   return rows < 1 ? 1 : rows;
 }
 
+/* ---- row widths (SQLite's szEst / szTabRow / szIdxRow) ----
+ *
+ * SQLite estimates a column's size from its declared type (an integer is
+ * 1): TEXT, CLOB, BLOB 5; CHAR(k)/VARCHAR(k)/BLOB(k) k/4 + 1; other TEXT or
+ * BLOB affinity types without a size 1; numeric types and no type 1. A row
+ * is the LogEst of 4x the sum (a rowid table without an INTEGER PRIMARY
+ * KEY adds 1); an index row sums its columns, rowid included. A full scan
+ * of a covering index is weighed only when its row is narrower. */
+
+/* SQLite's LogEst: 10 * log2(x), in integers. */
+static int log_est(uint64_t x) {
+  static const int a[] = {0, 2, 3, 5, 6, 7, 8, 9};
+  int y = 40;
+  if (x < 8) {
+    if (x < 2) return 0;
+    while (x < 8) {
+      y -= 10;
+      x <<= 1;
+    }
+  } else {
+    while (x > 255) {
+      y += 40;
+      x >>= 4;
+    }
+    while (x > 15) {
+      y += 10;
+      x >>= 1;
+    }
+  }
+  return a[x & 7] + y - 10;
+}
+
+static int col_size_est(const Column *c) {
+  const char *z = c->type;
+  if (!z || !*z) return 1;
+  if (c->affinity != AFF_TEXT && c->affinity != AFF_BLOB) return 1;
+  /* where a size may follow: after "CHAR", or after "BLOB" directly followed by '(' */
+  const char *size_at = NULL;
+  uint32_t h = 0;
+  for (const char *p = z; *p; p++) {
+    char ch = *p >= 'A' && *p <= 'Z' ? (char)(*p + 32) : *p;
+    h = (h << 8) + (uint8_t)ch;
+    if (h == (('c' << 24) | ('h' << 16) | ('a' << 8) | 'r')) size_at = p + 1;
+    else if (h == (('b' << 24) | ('l' << 16) | ('o' << 8) | 'b') && p[1] == '(')
+      size_at = p + 1;
+  }
+  long v = 0;
+  if (size_at) {
+    while (*size_at && !(*size_at >= '0' && *size_at <= '9')) size_at++;
+    while (*size_at >= '0' && *size_at <= '9' && v < 100000) v = v * 10 + (*size_at++ - '0');
+  } else {
+    v = 16;
+  }
+  v = v / 4 + 1;
+  return v > 255 ? 255 : (int)v;
+}
+
+static int table_width(const Table *tab) {
+  uint64_t w = 0;
+  for (int c = 0; c < tab->ncol; c++) w += (uint64_t)col_size_est(&tab->cols[c]);
+  if (tab->rowid_alias < 0 || tab->without_rowid) w++;
+  return log_est(w * 4);
+}
+
+static int index_width(const Table *tab, const Index *idx) {
+  uint64_t w = 0;
+  for (int j = 0; j < idx->ncol; j++) {
+    int c = idx->cols[j].col;
+    w += c >= 0 && c < tab->ncol ? (uint64_t)col_size_est(&tab->cols[c]) : 1;
+  }
+  if (!tab->without_rowid && idx->ncol == idx->nkey) w++; /* the rowid suffix */
+  return log_est(w * 4);
+}
+
 /* The indexes of tab in SQLite's list order (the order it tries them, so
  * the first of equally good paths wins as there): newest first, ON
  * CONFLICT REPLACE ones after the others. Returns the count (at most cap;
@@ -944,14 +1018,19 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
     c.lo = lo;
     c.hi = hi;
     if (c.neq == 0 && lo < 0 && hi < 0) {
-      /* a full index scan: for order or because it covers */
+      /* a full index scan: for order, or because it covers and its rows
+       * are narrower than the table's (SQLite's rule); each entry costs
+       * in proportion to the widths, as SQLite's rSize + 1 + 15 * szIdx /
+       * szTab against a table scan's rSize + 16 */
       c.kind = PLAN_SCAN;
       double NI = index_rows(idx, N);
       c.rows = NI;
-      c.cost = NI * (cov ? ROW_INDEX : ROW_INDEX + LOOKUP);
       if (is_pk || sub) continue; /* the plain scan above */
-      if (!cov && !(outer && ob)) continue;
-      if (cov) c.cost += NI * 0.001 * idx->ncol; /* the narrowest covering index */
+      int st = table_width(tab), si = index_width(tab, idx);
+      int narrow = si < st || tab->without_rowid || idx->where || it->indexed_by;
+      if (!(cov && narrow) && !(outer && ob)) continue;
+      double per = ROW_TABLE * pow(2.0, (1 + (15 * si) / (st > 0 ? st : 1) - 16) / 10.0);
+      c.cost = NI * (cov ? per : per + ROW_TABLE);
       consider(pl, &c, avail, ob, groupby, outer, best, best_order);
       continue;
     }

@@ -781,7 +781,15 @@ TEST(where_eqp_standard) {
                 "CREATE TABLE e(a, b);"
                 "CREATE TABLE e2(a, c);"
                 "CREATE TABLE emp(id INTEGER PRIMARY KEY, name TEXT, boss INT, dept TEXT);"
-                "CREATE INDEX eb ON emp(boss);");
+                "CREATE INDEX eb ON emp(boss);"
+                "CREATE TABLE tw(a INTEGER PRIMARY KEY, d, e);"
+                "CREATE INDEX twd ON tw(d);"
+                "CREATE TABLE tq(k INT, v INT);"
+                "CREATE INDEX tqkv ON tq(k, v);"
+                "CREATE TABLE tx(k VARCHAR(40), v TEXT, n INT);"
+                "CREATE INDEX txk ON tx(k);"
+                "CREATE INDEX txkv ON tx(k, v);"
+                "CREATE VIEW vw AS SELECT d, e FROM tw WHERE e > 0;");
   static const char *const q[] = {
       /* issue 19: the filter on the outer table counts in the join order
        * (SQLite's truth heuristic), a rowid search costs a seek */
@@ -789,6 +797,17 @@ TEST(where_eqp_standard) {
       "SELECT e.name FROM emp e JOIN emp b ON e.boss = b.id",
       "SELECT e.name FROM emp e JOIN emp b ON e.boss = b.id WHERE e.dept = 'eng'",
       "SELECT e.name FROM emp e, emp b WHERE e.boss = b.id AND b.dept = 'eng' AND b.name > 'a'",
+      /* a covering index is scanned only when its rows are narrower than
+       * the table's (SQLite's szIdxRow < szTabRow, from declared types) */
+      "SELECT d FROM tw",
+      "SELECT count(*) FROM tw",
+      "SELECT k, v FROM tq",
+      "SELECT k FROM tx",
+      "SELECT k, v FROM tx",
+      /* RIGHT-JOIN and MATERIALIZE rows name the table, view or CTE */
+      "SELECT * FROM tw AS x RIGHT JOIN tq AS y ON x.d = y.k",
+      "SELECT * FROM tq AS x RIGHT JOIN vw AS y ON x.k = y.d",
+      "WITH c AS MATERIALIZED (SELECT k FROM tq) SELECT * FROM tw RIGHT JOIN c AS q ON tw.d = q.k",
       "SELECT * FROM e",
       "SELECT * FROM e WHERE a = 1",
       "SELECT * FROM t WHERE a = 1",
