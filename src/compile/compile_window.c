@@ -171,6 +171,7 @@ typedef struct WinPass {
   int *fn;            /* their indexes in WinCtx.fns */
   int part_col, order_col; /* first column of its partition / order values */
   int nkey;           /* sorter key columns (before the sequence) */
+  uint8_t presorted;  /* its rows come from the next pass already in its order */
   int sorter;         /* sorter cursor */
   int wcur;           /* window cursor */
   int in_width;       /* columns of the rows it reads */
@@ -526,6 +527,35 @@ static int window_depth_check(Parse *p, WinCtx *wc) {
   return 0;
 }
 
+static int nulls_key(const SqlExprItem *t) {
+  return (t->nulls == SQL_NULLS_LAST && t->sort != SQL_SORT_DESC) ||
+         (t->nulls == SQL_NULLS_FIRST && t->sort == SQL_SORT_DESC);
+}
+
+/* Sort term i of a pass (partition terms, then ORDER BY terms). */
+static const SqlExprItem *sort_term(const WinPass *ps, int i, int *is_part) {
+  int np = ps->w->partition ? ps->w->partition->n : 0;
+  *is_part = i < np;
+  return i < np ? &ps->w->partition->a[i] : &ps->w->order->a[i - np];
+}
+
+/* Are a's sort terms the first ones of b's (same expressions, collations,
+ * directions and NULL placement)? */
+static int keys_prefix(Parse *p, const WinPass *a, const WinPass *b) {
+  int na = (a->w->partition ? a->w->partition->n : 0) + (a->w->order ? a->w->order->n : 0);
+  int nb = (b->w->partition ? b->w->partition->n : 0) + (b->w->order ? b->w->order->n : 0);
+  if (na == 0 || na > nb) return 0;
+  for (int i = 0; i < na; i++) {
+    int pa, pb;
+    const SqlExprItem *x = sort_term(a, i, &pa), *y = sort_term(b, i, &pb);
+    int dx = !pa && x->sort == SQL_SORT_DESC, dy = !pb && y->sort == SQL_SORT_DESC;
+    int nx = !pa && nulls_key(x), ny = !pb && nulls_key(y);
+    if (dx != dy || nx != ny || !expr_same(x->expr, y->expr)) return 0;
+    if (expr_collation(p, x->expr) != expr_collation(p, y->expr)) return 0;
+  }
+  return 1;
+}
+
 WinCtx *window_begin(Parse *p, SqlSelect *s, SelInfo *info) {
   if (parse_failed(p) || s->kind == SQL_SEL_VALUES || !info || !info->result) return NULL;
   WinCtx *wc = parse_alloc(p, sizeof *wc);
@@ -569,6 +599,12 @@ WinCtx *window_begin(Parse *p, SqlSelect *s, SelInfo *info) {
     wc->eqp_id[k] = parse_eqp(p, "CO-ROUTINE (subquery-%d)", wc->eqp_base + k);
     p->eqp_parent = wc->eqp_id[k];
   }
+  /* a pass whose partition and ORDER BY terms begin the next pass's (the
+   * one run before it) gets that pass's rows in its own order: as SQLite
+   * drops the ORDER BY of such a window subquery, its rows are kept in
+   * arrival order (the sorter orders by the sequence alone) */
+  for (int k = 0; k + 1 < wc->npass; k++)
+    wc->passes[k].presorted = (uint8_t)keys_prefix(p, &wc->passes[k], &wc->passes[k + 1]);
   /* every pass's sorter, opened before the rows come */
   for (int k = 0; k < wc->npass; k++)
     pass_sorter(p, &wc->passes[k],
@@ -576,16 +612,13 @@ WinCtx *window_begin(Parse *p, SqlSelect *s, SelInfo *info) {
   return parse_failed(p) ? NULL : wc;
 }
 
-static int nulls_key(const SqlExprItem *t) {
-  return (t->nulls == SQL_NULLS_LAST && t->sort != SQL_SORT_DESC) ||
-         (t->nulls == SQL_NULLS_FIRST && t->sort == SQL_SORT_DESC);
-}
 
 /* Open a pass's sorter: key = partition values, ORDER BY values (with a
  * NULL-placement column where needed), sequence. */
 static void pass_sorter(Parse *p, WinPass *ps, int seq_desc) {
   SqlWindow *w = ps->w;
   int np = w->partition ? w->partition->n : 0, no = w->order ? w->order->n : 0;
+  if (ps->presorted) np = no = 0; /* the sequence alone */
   int nk = np;
   for (int i = 0; i < no; i++) nk += 1 + nulls_key(&w->order->a[i]);
   const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1));
@@ -614,6 +647,7 @@ static void pass_insert(Parse *p, WinCtx *wc, WinPass *ps, int src, const int *s
                         const int *sel, int n) {
   SqlWindow *w = ps->w;
   int np = w->partition ? w->partition->n : 0, no = w->order ? w->order->n : 0;
+  if (ps->presorted) np = no = 0;
   int base = wc->ins;
   int k = base;
   for (int i = 0; i < np; i++) emit(p, OP_SCopy, src + srcpos[ps->part_col + i], k++, 0);
