@@ -623,12 +623,15 @@ static int term_usable(const Planner *pl, const PlanTerm *t, int i, uint64_t ava
   return t->on_item == -1;
 }
 
+/* Does idx hold every column the query reads? A generated column read
+ * needs the whole row (SQLite counts every column as used then). */
 static int covers(const PlanItem *it, const Index *idx) {
   const Table *tab = it->tab;
-  if (it->no_cover || tab->has_generated) return 0;
+  if (it->no_cover) return 0;
   if (it->colused & bit(63)) return 0;
   for (int c = 0; c < tab->ncol && c < 63; c++) {
     if (!(it->colused & bit(c))) continue;
+    if (tab->cols[c].hidden == COL_VIRTUAL || tab->cols[c].hidden == COL_STORED) return 0;
     if (c == tab->rowid_alias && !tab->without_rowid) continue;
     int found = 0;
     for (int j = 0; j < idx->ncol && !found; j++) found = idx->cols[j].col == c;

@@ -797,7 +797,11 @@ TEST(where_eqp_standard) {
                 "CREATE TABLE tx(k VARCHAR(40), v TEXT, n INT);"
                 "CREATE INDEX txk ON tx(k);"
                 "CREATE INDEX txkv ON tx(k, v);"
-                "CREATE VIEW vw AS SELECT d, e FROM tw WHERE e > 0;");
+                "CREATE VIEW vw AS SELECT d, e FROM tw WHERE e > 0;"
+                "CREATE TABLE tg(d INT PRIMARY KEY, c VARCHAR(10), a INT AS (length(c)),"
+                " b AS (c || 'x') STORED) WITHOUT ROWID;"
+                "CREATE INDEX tgc ON tg(c);"
+                "CREATE INDEX tgb ON tg(b);");
   static const char *const q[] = {
       /* issue 19: the filter on the outer table counts in the join order
        * (SQLite's truth heuristic), a rowid search costs a seek */
@@ -812,6 +816,11 @@ TEST(where_eqp_standard) {
       "SELECT k, v FROM tq",
       "SELECT k FROM tx",
       "SELECT k, v FROM tx",
+      /* a generated column read needs the row; other columns are covered */
+      "SELECT trunc(c) FROM tg",
+      "SELECT a FROM tg",
+      "SELECT c, a FROM tg",
+      "SELECT b, c FROM tg WHERE b > 'a'",
       /* RIGHT-JOIN and MATERIALIZE rows name the table, view or CTE */
       "SELECT * FROM tw AS x RIGHT JOIN tq AS y ON x.d = y.k",
       "SELECT * FROM tq AS x RIGHT JOIN vw AS y ON x.k = y.d",
