@@ -1554,7 +1554,11 @@ void src_code_subquery(Parse *p, SrcItem *it) {
   emit(p, OP_OpenEphemeral, it->cursor, n, 0);
   SelectDest d = {SD_TABLE, it->cursor, 0, 0, n, NULL, NULL, 0};
   int save = p->eqp_parent;
-  p->eqp_parent = parse_eqp(p, "MATERIALIZE %s", it->name ? it->name : it->tab->name);
+  /* SQLite names the table it fills: a view's or a CTE's name, else the alias */
+  const char *mname = it->ast && it->ast->name && !it->ast->select ? it->ast->name
+                      : it->name                                   ? it->name
+                                                                   : it->tab->name;
+  p->eqp_parent = parse_eqp(p, "MATERIALIZE %s", mname);
   select_code(p, it->sub, &d);
   p->eqp_parent = save;
   emit_resolve(p, skip);

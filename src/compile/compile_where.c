@@ -312,6 +312,14 @@ static void level_eqp(WhereInfo *w, WLevel *L) {
   level_eqp_one(w, L, src_is_left(it) ? " LEFT-JOIN" : "");
 }
 
+/* The name SQLite's "RIGHT-JOIN" row gives an item: that of its table (a
+ * base table's, a view's or a CTE's, whatever the alias), else the alias. */
+static const char *right_join_name(const SrcItem *it) {
+  if (it->kind == SRC_TABLE && it->tab && it->tab->name) return it->tab->name;
+  if (it->ast && it->ast->name && !it->ast->select) return it->ast->name;
+  return item_name(it);
+}
+
 /* EXPLAIN QUERY PLAN's name of an item, as SQLite writes it: the alias when
  * one is written, else schema.table when the schema is written. */
 static const char *eqp_item_name(Parse *p, const SrcItem *it) {
@@ -842,6 +850,102 @@ static void rj_pass(WhereInfo *w, WLevel *L) {
 
 /* ---- where_begin / where_end ---- */
 
+/* ---- LEFT JOIN simplification ----
+ *
+ * SQLite turns "a LEFT JOIN b" into an inner join when the WHERE clause
+ * cannot be true on b's NULL row (sqlite3ExprImpliesNonNullRow): the rows
+ * it would add are all rejected. The walk follows SQLite's: a column of b
+ * outside IS / IS NOT / IS NULL / NOT NULL / OR / CASE / IN / a function
+ * call / a row value / a subquery proves it; AND needs both sides, BETWEEN
+ * its left operand; a comparison with a virtual table's column proves
+ * nothing. */
+
+static int is_vtab_col(SrcList *src, const SqlExpr *e) {
+  if (!e || e->op != SQL_E_COLREF) return 0;
+  const SrcItem *it = src_find_cursor(src, e->cursor);
+  return it && it->kind == SRC_TABLE && it->tab && it->tab->vtab;
+}
+
+static int nonnull_walk(SrcList *src, const SqlExpr *e, int cursor) {
+  if (!e) return 0;
+  switch (e->op) {
+  case SQL_E_ISNOT:
+  case SQL_E_ISNULL:
+  case SQL_E_NOTNULL:
+  case SQL_E_CASE:
+  case SQL_E_IN:
+  case SQL_E_FUNC:
+  case SQL_E_ROW:
+  case SQL_E_EXISTS:
+  case SQL_E_SUBQUERY: return 0;
+  case SQL_E_COLREF: return e->cursor == cursor && e->depth == 0;
+  case SQL_E_BETWEEN: return nonnull_walk(src, e->a, cursor);
+  case SQL_E_BINARY:
+    switch (e->sub) {
+    case TK_IS:
+    case TK_OR: return 0;
+    case TK_AND: return nonnull_walk(src, e->a, cursor) && nonnull_walk(src, e->b, cursor);
+    case TK_EQ:
+    case TK_NE:
+    case TK_LT:
+    case TK_LE:
+    case TK_GT:
+    case TK_GE:
+      if (is_vtab_col(src, e->a) || is_vtab_col(src, e->b)) return 0;
+      break;
+    default: break;
+    }
+    break;
+  default: break;
+  }
+  if (nonnull_walk(src, e->a, cursor) || nonnull_walk(src, e->b, cursor) ||
+      nonnull_walk(src, e->c, cursor))
+    return 1;
+  for (int i = 0; e->list && i < e->list->n; i++)
+    if (nonnull_walk(src, e->list->a[i].expr, cursor)) return 1;
+  return 0;
+}
+
+/* e without COLLATE and likely()/unlikely()/likelihood() on top. */
+static const SqlExpr *skip_collate_likely(const SqlExpr *e) {
+  while (e) {
+    if (e->op == SQL_E_COLLATE) e = e->a;
+    else if (e->op == SQL_E_FUNC && e->z && e->list && e->list->n >= 1 &&
+             (util_stricmp(e->z, "likely") == 0 || util_stricmp(e->z, "unlikely") == 0 ||
+              util_stricmp(e->z, "likelihood") == 0))
+      e = e->list->a[0].expr;
+    else
+      break;
+  }
+  return e;
+}
+
+static int implies_nonnull_row(SrcList *src, const SqlExpr *e, int cursor) {
+  e = skip_collate_likely(e);
+  if (!e) return 0;
+  if (e->op == SQL_E_NOTNULL) {
+    e = e->a;
+  } else {
+    while (e && e->op == SQL_E_BINARY && e->sub == TK_AND) {
+      if (implies_nonnull_row(src, e->a, cursor)) return 1;
+      e = skip_collate_likely(e->b);
+    }
+  }
+  return nonnull_walk(src, e, cursor);
+}
+
+/* Lists with a RIGHT or FULL JOIN are left as written. */
+static void simplify_left_joins(SrcList *src, const SqlExpr *where) {
+  if (!src || !where) return;
+  for (int i = 0; i < src->n; i++)
+    if (src->a[i].jointype & SQL_JOIN_RIGHT) return;
+  for (int i = 0; i < src->n; i++) {
+    SrcItem *it = &src->a[i];
+    if ((it->jointype & SQL_JOIN_LEFT) && implies_nonnull_row(src, where, it->cursor))
+      it->jointype &= (uint8_t)~(SQL_JOIN_LEFT | SQL_JOIN_OUTER);
+  }
+}
+
 WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order_by, int flags) {
   if (parse_failed(p)) return NULL;
   WhereInfo *w = parse_alloc(p, sizeof *w);
@@ -862,6 +966,11 @@ WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order
   w->brk = emit_label(p);
   hc->p = p;
   hc->src = src;
+
+  /* A LEFT JOIN whose right item the WHERE clause needs non-NULL is an
+   * inner join (SQLite's simplification, before it plans): its ON terms
+   * restrict like any, and the join order is free */
+  simplify_left_joins(src, where);
 
   /* A subquery, view or CTE as the first item, alone or followed by an
    * outer or CROSS join, in a list without RIGHT JOIN (SQLite's rule: the
@@ -1101,7 +1210,7 @@ int where_code(WhereInfo *w) {
     SrcItem *r = &src->a[w->lv[k].item];
     if (!(r->jointype & SQL_JOIN_RIGHT)) continue;
     int save = p->eqp_parent;
-    p->eqp_parent = parse_eqp(p, "RIGHT-JOIN %s", item_name(r));
+    p->eqp_parent = parse_eqp(p, "RIGHT-JOIN %s", right_join_name(r));
     parse_eqp(p, "SCAN %s", item_name(r));
     p->eqp_parent = save;
   }

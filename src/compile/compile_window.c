@@ -171,6 +171,7 @@ typedef struct WinPass {
   int *fn;            /* their indexes in WinCtx.fns */
   int part_col, order_col; /* first column of its partition / order values */
   int nkey;           /* sorter key columns (before the sequence) */
+  uint8_t presorted;  /* its rows come from the next pass already in its order */
   int sorter;         /* sorter cursor */
   int wcur;           /* window cursor */
   int in_width;       /* columns of the rows it reads */
@@ -180,7 +181,6 @@ typedef struct WinFn {
   SqlExpr *e;
   int pass;
   int arg_col, filter_col; /* in the input row */
-  int res_col;             /* its value in the final row */
 } WinFn;
 
 struct WinCtx {
@@ -193,6 +193,14 @@ struct WinCtx {
   int nleaf, capleaf;
   SqlExpr **leaves;
   int m;           /* input row width */
+  /* columns of the rows between passes: ids 0..m-1 are the input row's,
+   * m + i the result of call i; owner[id] is the pass whose input id is
+   * (-1: a leaf), pos[id] its place in the current pass's row (-1: not
+   * carried) */
+  int *owner, *pos;
+  int *sel;        /* scratch: the positions carried into the next pass */
+  int ins;         /* registers of a sorter insert, shared by every pass */
+  int bank;        /* a pass's row registers (m + nfn), then its output's */
   SqlExpr **saved; /* replaced nodes (window_end) */
   int nsaved;
   /* EXPLAIN QUERY PLAN: one "CO-ROUTINE (subquery-N)" row per pass */
@@ -423,6 +431,131 @@ static int groups_reversed(SqlSelect *s, SelInfo *info, WinPass *ps) {
   return 1;
 }
 
+/* ---- SQLite's expression depth over window passes ----
+ *
+ * SQLite computes each distinct window in a subquery of its own, nested
+ * one inside the other (the first window outermost), and while it codes a
+ * nested subquery it adds the expression height of every enclosing one to
+ * the depth it checks against SQLITE_LIMIT_EXPR_DEPTH. So many windows fail
+ * with "Expression tree is too large" (500 of sum(x) OVER (...)): Shale
+ * reports the same, computing the heights of SQLite's nesting. Not counted:
+ * the heights of SELECTs enclosing this one. */
+
+static int height_list(const SqlExprList *l) {
+  int h = 0;
+  for (int i = 0; l && i < l->n; i++)
+    if (l->a[i].expr && l->a[i].expr->height > h) h = l->a[i].expr->height;
+  return h;
+}
+
+/* Height of e in the outermost subquery: window calls of other passes and
+ * aggregates are columns of the subquery below (height 1). */
+static int height_outer(const WinCtx *wc, const SqlExpr *e) {
+  if (!e) return 0;
+  if (e->op == SQL_E_FUNC && e->agg == 2 && e->over) {
+    for (int i = 0; i < wc->nfn; i++)
+      if (wc->fns[i].e == e) return wc->fns[i].pass == 0 ? e->height : 1;
+    return e->height;
+  }
+  if (e->op == SQL_E_FUNC && e->agg == 1) return 1;
+  if (e->select) return e->height;
+  int h = height_outer(wc, e->a);
+  int x = height_outer(wc, e->b);
+  if (x > h) h = x;
+  if ((x = height_outer(wc, e->c)) > h) h = x;
+  for (int i = 0; e->list && i < e->list->n; i++)
+    if ((x = height_outer(wc, e->list->a[i].expr)) > h) h = x;
+  return h + 1;
+}
+
+/* Height of the inputs pass k computes below it: partition, ORDER BY,
+ * arguments and FILTER of its calls. */
+static int height_inputs(const WinCtx *wc, int k) {
+  const WinPass *ps = &wc->passes[k];
+  int h = height_list(ps->w->partition), x = height_list(ps->w->order);
+  if (x > h) h = x;
+  for (int j = 0; j < ps->nfn; j++) {
+    const SqlExpr *e = wc->fns[ps->fn[j]].e;
+    if ((x = height_list(e->list)) > h) h = x;
+    if (e->filter && e->filter->height > h) h = e->filter->height;
+  }
+  return h;
+}
+
+static int window_depth_check(Parse *p, WinCtx *wc) {
+  int max = p->env && p->env->max_expr_depth > 0 ? p->env->max_expr_depth : 1000;
+  int n = wc->npass;
+  if (n < 2) return 0;
+  SqlSelect *s = wc->s;
+  int acc = 0; /* heights of the subqueries enclosing level L */
+  for (int L = 0; L < n; L++) {
+    /* level L + 1 as SQLite resolves it, inside levels 0 .. L - 1 */
+    int h = height_inputs(wc, L);
+    if (L + 1 < n) {
+      for (int i = 0; i < wc->nfn; i++)
+        if (wc->fns[i].pass > L && wc->fns[i].e->height > h) h = wc->fns[i].e->height;
+    } else {
+      if (s->where && s->where->height > h) h = s->where->height;
+      if (s->having && s->having->height > h) h = s->having->height;
+      int x = height_list(s->group_by);
+      if (x > h) h = x;
+    }
+    if (h < 1) h = 1;
+    if (acc + h > max) {
+      parse_error(p, "Expression tree is too large (maximum depth %d)", max);
+      return 1;
+    }
+    /* this level's own height, for the levels inside it */
+    int own = 1;
+    if (L == 0) {
+      for (int i = 0; i < wc->info->result->n; i++) {
+        int x = height_outer(wc, wc->info->result->a[i].expr);
+        if (x > own) own = x;
+      }
+      for (int i = 0; s->order_by && i < s->order_by->n; i++) {
+        int x = height_outer(wc, order_term(wc, i));
+        if (x > own) own = x;
+      }
+    } else {
+      for (int j = 0; j < wc->passes[L].nfn; j++) {
+        int x = wc->fns[wc->passes[L].fn[j]].e->height;
+        if (x > own) own = x;
+      }
+    }
+    acc += own;
+  }
+  return 0;
+}
+
+static int nulls_key(const SqlExprItem *t) {
+  return (t->nulls == SQL_NULLS_LAST && t->sort != SQL_SORT_DESC) ||
+         (t->nulls == SQL_NULLS_FIRST && t->sort == SQL_SORT_DESC);
+}
+
+/* Sort term i of a pass (partition terms, then ORDER BY terms). */
+static const SqlExprItem *sort_term(const WinPass *ps, int i, int *is_part) {
+  int np = ps->w->partition ? ps->w->partition->n : 0;
+  *is_part = i < np;
+  return i < np ? &ps->w->partition->a[i] : &ps->w->order->a[i - np];
+}
+
+/* Are a's sort terms the first ones of b's (same expressions, collations,
+ * directions and NULL placement)? */
+static int keys_prefix(Parse *p, const WinPass *a, const WinPass *b) {
+  int na = (a->w->partition ? a->w->partition->n : 0) + (a->w->order ? a->w->order->n : 0);
+  int nb = (b->w->partition ? b->w->partition->n : 0) + (b->w->order ? b->w->order->n : 0);
+  if (na == 0 || na > nb) return 0;
+  for (int i = 0; i < na; i++) {
+    int pa, pb;
+    const SqlExprItem *x = sort_term(a, i, &pa), *y = sort_term(b, i, &pb);
+    int dx = !pa && x->sort == SQL_SORT_DESC, dy = !pb && y->sort == SQL_SORT_DESC;
+    int nx = !pa && nulls_key(x), ny = !pb && nulls_key(y);
+    if (dx != dy || nx != ny || !expr_same(x->expr, y->expr)) return 0;
+    if (expr_collation(p, x->expr) != expr_collation(p, y->expr)) return 0;
+  }
+  return 1;
+}
+
 WinCtx *window_begin(Parse *p, SqlSelect *s, SelInfo *info) {
   if (parse_failed(p) || s->kind == SQL_SEL_VALUES || !info || !info->result) return NULL;
   WinCtx *wc = parse_alloc(p, sizeof *wc);
@@ -454,6 +587,7 @@ WinCtx *window_begin(Parse *p, SqlSelect *s, SelInfo *info) {
     wc->fns[i].pass = k;
     wc->passes[k].fn[wc->passes[k].nfn++] = i;
   }
+  if (window_depth_check(p, wc)) return NULL;
   /* EXPLAIN QUERY PLAN: the loop's rows go under the innermost co-routine */
   SelectState *sst = select_state(p);
   wc->eqp_id = parse_alloc(p, sizeof(int) * (size_t)wc->npass);
@@ -465,6 +599,12 @@ WinCtx *window_begin(Parse *p, SqlSelect *s, SelInfo *info) {
     wc->eqp_id[k] = parse_eqp(p, "CO-ROUTINE (subquery-%d)", wc->eqp_base + k);
     p->eqp_parent = wc->eqp_id[k];
   }
+  /* a pass whose partition and ORDER BY terms begin the next pass's (the
+   * one run before it) gets that pass's rows in its own order: as SQLite
+   * drops the ORDER BY of such a window subquery, its rows are kept in
+   * arrival order (the sorter orders by the sequence alone) */
+  for (int k = 0; k + 1 < wc->npass; k++)
+    wc->passes[k].presorted = (uint8_t)keys_prefix(p, &wc->passes[k], &wc->passes[k + 1]);
   /* every pass's sorter, opened before the rows come */
   for (int k = 0; k < wc->npass; k++)
     pass_sorter(p, &wc->passes[k],
@@ -472,16 +612,13 @@ WinCtx *window_begin(Parse *p, SqlSelect *s, SelInfo *info) {
   return parse_failed(p) ? NULL : wc;
 }
 
-static int nulls_key(const SqlExprItem *t) {
-  return (t->nulls == SQL_NULLS_LAST && t->sort != SQL_SORT_DESC) ||
-         (t->nulls == SQL_NULLS_FIRST && t->sort == SQL_SORT_DESC);
-}
 
 /* Open a pass's sorter: key = partition values, ORDER BY values (with a
  * NULL-placement column where needed), sequence. */
 static void pass_sorter(Parse *p, WinPass *ps, int seq_desc) {
   SqlWindow *w = ps->w;
   int np = w->partition ? w->partition->n : 0, no = w->order ? w->order->n : 0;
+  if (ps->presorted) np = no = 0; /* the sequence alone */
   int nk = np;
   for (int i = 0; i < no; i++) nk += 1 + nulls_key(&w->order->a[i]);
   const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1));
@@ -504,15 +641,18 @@ static void pass_sorter(Parse *p, WinPass *ps, int seq_desc) {
   vm_builder_add_p4(&p->b, OP_SorterOpen, ps->sorter, nk + 1, 0, P4_KEYINFO, ki);
 }
 
-/* Insert the row in r[row..row+width) into pass ps's sorter. */
-static void pass_insert(Parse *p, WinPass *ps, int row, int width) {
+/* Insert a row into pass ps's sorter: its key from the registers at src
+ * (column id c at src + srcpos[c]), then the n registers src + sel[i]. */
+static void pass_insert(Parse *p, WinCtx *wc, WinPass *ps, int src, const int *srcpos,
+                        const int *sel, int n) {
   SqlWindow *w = ps->w;
   int np = w->partition ? w->partition->n : 0, no = w->order ? w->order->n : 0;
-  int base = emit_regs(p, ps->nkey + 1 + width);
+  if (ps->presorted) np = no = 0;
+  int base = wc->ins;
   int k = base;
-  for (int i = 0; i < np; i++) emit(p, OP_SCopy, row + ps->part_col + i, k++, 0);
+  for (int i = 0; i < np; i++) emit(p, OP_SCopy, src + srcpos[ps->part_col + i], k++, 0);
   for (int i = 0; i < no; i++) {
-    int v = row + ps->order_col + i;
+    int v = src + srcpos[ps->order_col + i];
     if (nulls_key(&w->order->a[i])) {
       int l = emit_label(p);
       emit(p, OP_Integer, 0, k, 0);
@@ -524,9 +664,9 @@ static void pass_insert(Parse *p, WinPass *ps, int row, int width) {
     emit(p, OP_SCopy, v, k++, 0);
   }
   emit(p, OP_Sequence, ps->sorter, k++, 0);
-  for (int i = 0; i < width; i++) emit(p, OP_SCopy, row + i, k + i, 0);
+  for (int i = 0; i < n; i++) emit(p, OP_SCopy, src + sel[i], k + i, 0);
   int rec = emit_regs(p, 1);
-  emit(p, OP_MakeRecord, base, ps->nkey + 1 + width, rec);
+  emit(p, OP_MakeRecord, base, ps->nkey + 1 + n, rec);
   emit(p, OP_SorterInsert, ps->sorter, rec, 0);
 }
 
@@ -604,6 +744,31 @@ void window_push(Parse *p, WinCtx *wc) {
     if (f->e->filter) f->filter_col = m++;
   }
   wc->m = m;
+  int nid = m + wc->nfn, maxkey = 0;
+  wc->owner = parse_alloc(p, sizeof(int) * (size_t)(nid + 1));
+  wc->pos = parse_alloc(p, sizeof(int) * (size_t)(nid + 1));
+  wc->sel = parse_alloc(p, sizeof(int) * (size_t)(3 * nid + 1));
+  if (!wc->owner || !wc->pos || !wc->sel) return;
+  for (int c = 0; c < nid; c++) {
+    wc->owner[c] = -1;
+    wc->pos[c] = c < m ? c : -1;
+    wc->sel[c] = c;
+  }
+  for (int k = 0; k < wc->npass; k++) {
+    WinPass *ps = &wc->passes[k];
+    int n = (ps->w->partition ? ps->w->partition->n : 0) + (ps->w->order ? ps->w->order->n : 0);
+    for (int c = ps->part_col; c < ps->part_col + n; c++) wc->owner[c] = k;
+    if (ps->nkey > maxkey) maxkey = ps->nkey;
+  }
+  for (int i = 0; i < wc->nfn; i++) {
+    WinFn *f = &wc->fns[i];
+    int n = (f->e->list ? f->e->list->n : 0) + (f->e->filter ? 1 : 0);
+    for (int c = f->arg_col; c < f->arg_col + n; c++) wc->owner[c] = f->pass;
+  }
+  /* registers shared by the passes: each pass runs to its end before the
+   * next one starts, and an insert's registers die at its MakeRecord */
+  wc->ins = emit_regs(p, maxkey + 1 + nid);
+  wc->bank = emit_regs(p, 2 * nid + 1);
   int row = emit_regs(p, m > 0 ? m : 1);
   for (int i = 0; i < wc->nleaf; i++) expr_code(p, wc->leaves[i], row + i);
   for (int k = 0; k < wc->npass; k++) {
@@ -617,7 +782,7 @@ void window_push(Parse *p, WinCtx *wc) {
     if (f->e->list) expr_code_list(p, f->e->list, row + f->arg_col);
     if (f->e->filter) expr_code(p, f->e->filter, row + f->filter_col);
   }
-  pass_insert(p, &wc->passes[wc->npass - 1], row, m);
+  pass_insert(p, wc, &wc->passes[wc->npass - 1], row, wc->pos, wc->sel, m);
 }
 
 /* A frame offset: constant expressions only, as SQLite judges them while
@@ -662,7 +827,9 @@ static int offset_reg(Parse *p, SqlExpr *e) {
   return r;
 }
 
-static VmWinSpec *pass_spec(Parse *p, WinCtx *wc, WinPass *ps, int width, int first_res) {
+static int vf_nargs_of(const WinFn *f) { return f->e->list ? f->e->list->n : 0; }
+
+static VmWinSpec *pass_spec(Parse *p, WinCtx *wc, WinPass *ps, int width) {
   UtilArena *a = &p->b.prog->arena;
   VmWinSpec *sp = util_arena_zalloc(a, sizeof *sp);
   SqlWindow *w = ps->w;
@@ -681,7 +848,7 @@ static VmWinSpec *pass_spec(Parse *p, WinCtx *wc, WinPass *ps, int width, int fi
   sp->ncol = width;
   sp->npart = np;
   for (int i = 0; i < np; i++) {
-    part[i] = ps->part_col + i;
+    part[i] = wc->pos[ps->part_col + i];
     pcoll[i] = expr_collation(p, w->partition->a[i].expr);
   }
   sp->part = part;
@@ -689,7 +856,7 @@ static VmWinSpec *pass_spec(Parse *p, WinCtx *wc, WinPass *ps, int width, int fi
   sp->norder = no;
   for (int i = 0; i < no; i++) {
     SqlExprItem *t = &w->order->a[i];
-    order[i] = ps->order_col + i;
+    order[i] = wc->pos[ps->order_col + i];
     ocoll[i] = expr_collation(p, t->expr);
     desc[i] = t->sort == SQL_SORT_DESC;
     nf[i] = t->nulls == SQL_NULLS_FIRST || (t->nulls == SQL_NULLS_NONE && !desc[i]);
@@ -707,12 +874,11 @@ static VmWinSpec *pass_spec(Parse *p, WinCtx *wc, WinPass *ps, int width, int fi
     WinFn *f = &wc->fns[ps->fn[j]];
     VmWinFunc *vf = &fns[j];
     vf->def = f->e->func;
-    vf->arg = f->arg_col;
+    vf->arg = vf_nargs_of(f) ? wc->pos[f->arg_col] : 0;
     vf->nargs = f->e->list ? f->e->list->n : 0;
-    vf->filter = f->filter_col;
+    vf->filter = f->filter_col >= 0 ? wc->pos[f->filter_col] : -1;
     if ((vf->def->flags & FUNC_NEEDCOLL) && vf->nargs > 0)
       vf->coll = expr_collation(p, f->e->list->a[0].expr);
-    f->res_col = first_res + j;
   }
   sp->funcs = fns;
   return sp;
@@ -724,16 +890,41 @@ static void node_to_reg(Parse *p, WinCtx *wc, SqlExpr *e, int reg) {
   if (select_expr_to_reg(p, e, reg, 1)) wc->saved[wc->nsaved++] = e;
 }
 
+/* After pass ps (its rows of width in_width, then one value per call):
+ * the positions carried into the next pass (wc->sel, returned count) --
+ * every column but the pass's own inputs, and its results -- and their
+ * places there (wc->pos). */
+static int pass_carry(WinCtx *wc, int k, int in_width) {
+  WinPass *ps = &wc->passes[k];
+  int nid = wc->m + wc->nfn, n = 0;
+  for (int j = 0; j < ps->nfn; j++) wc->pos[wc->m + ps->fn[j]] = in_width + j;
+  /* ids in order of their current place, so a call's arguments stay together */
+  int *by_pos = wc->sel + nid; /* scratch after sel (allocated 2 * nid + 1) */
+  for (int q = 0; q < in_width + ps->nfn; q++) by_pos[q] = -1;
+  for (int c = 0; c < nid; c++)
+    if (wc->pos[c] >= 0) by_pos[wc->pos[c]] = c;
+  for (int q = 0; q < in_width + ps->nfn; q++) {
+    int c = by_pos[q];
+    if (c < 0) continue;
+    if (c < wc->m && wc->owner[c] == k) {
+      wc->pos[c] = -1;
+      continue;
+    }
+    wc->sel[n] = q;
+    wc->pos[c] = n++;
+  }
+  return n;
+}
+
 void window_end(Parse *p, WinCtx *wc, void (*out)(Parse *, void *), void *arg) {
   if (parse_failed(p)) return;
   int width = wc->m;
-  int *ret = parse_alloc(p, sizeof(int) * (size_t)wc->npass);
-  if (!ret) return;
+  int nid = wc->m + wc->nfn;
+  int rowregs = wc->bank, outregs = wc->bank + nid;
   for (int k = wc->npass - 1; k >= 0 && !parse_failed(p); k--) {
     WinPass *ps = &wc->passes[k];
     int in_width = width;
-    int out_width = width + ps->nfn;
-    VmWinSpec *spec = pass_spec(p, wc, ps, in_width, in_width);
+    VmWinSpec *spec = pass_spec(p, wc, ps, in_width);
     if (!spec) return;
     if (ps->nkey) parse_eqp(p, "USE TEMP B-TREE FOR ORDER BY");
     p->eqp_parent = k > 0 ? wc->eqp_id[k - 1] : wc->eqp_save;
@@ -741,8 +932,6 @@ void window_end(Parse *p, WinCtx *wc, void (*out)(Parse *, void *), void *arg) {
     int r0 = offset_reg(p, ps->fr.start_expr);
     int r1 = offset_reg(p, ps->fr.end_expr);
     if (parse_failed(p)) return;
-    int rowregs = emit_regs(p, in_width > 0 ? in_width : 1);
-    int outregs = emit_regs(p, out_width);
     int rec = emit_regs(p, 1);
     int retreg = emit_regs(p, 1);
     int pseudo = emit_cursor(p);
@@ -765,14 +954,24 @@ void window_end(Parse *p, WinCtx *wc, void (*out)(Parse *, void *), void *arg) {
     emit_resolve(p, l_drain);
     emit(p, OP_WinRow, ps->wcur, l_ret, outregs);
     if (k > 0) {
-      pass_insert(p, &wc->passes[k - 1], outregs, out_width);
+      /* the positions in this pass's output of the next pass's key columns
+       * are still those of wc->pos before the carry */
+      int nsel = pass_carry(wc, k, in_width);
+      /* pass_carry renumbered pos to the next row: the key columns are
+       * read through the carried list */
+      int *srcpos = wc->sel + nid;
+      for (int c = 0; c < nid; c++) srcpos[c] = wc->pos[c] >= 0 ? wc->sel[wc->pos[c]] : -1;
+      pass_insert(p, wc, &wc->passes[k - 1], outregs, srcpos, wc->sel, nsel);
+      width = nsel;
     } else {
       /* the output: leaves and window calls read the row's registers */
+      for (int j = 0; j < ps->nfn; j++) wc->pos[wc->m + ps->fn[j]] = in_width + j;
       wc->saved = parse_alloc(p, sizeof(SqlExpr *) * (size_t)(wc->nleaf + wc->nfn + 1));
       if (!wc->saved) return;
       wc->nsaved = 0;
-      for (int i = 0; i < wc->nfn; i++) node_to_reg(p, wc, wc->fns[i].e, outregs + wc->fns[i].res_col);
-      for (int i = 0; i < wc->nleaf; i++) node_to_reg(p, wc, wc->leaves[i], outregs + i);
+      for (int i = 0; i < wc->nfn; i++)
+        node_to_reg(p, wc, wc->fns[i].e, outregs + wc->pos[wc->m + i]);
+      for (int i = 0; i < wc->nleaf; i++) node_to_reg(p, wc, wc->leaves[i], outregs + wc->pos[i]);
       if (!parse_failed(p)) out(p, arg);
       for (int i = wc->nsaved - 1; i >= 0; i--) {
         SqlExpr *e = wc->saved[i];
@@ -788,7 +987,6 @@ void window_end(Parse *p, WinCtx *wc, void (*out)(Parse *, void *), void *arg) {
     /* this pass's rows are no longer needed: with many windows the sorters
      * of the passes done would otherwise hold every pass's rows at once */
     emit(p, OP_Close, ps->sorter, 1, 0);
-    width = out_width;
   }
   p->eqp_parent = wc->eqp_save;
 }

@@ -5,7 +5,8 @@
  * SQLite-like rules of thumb without statistics: a table holds about a
  * million rows, an equality on an index column leaves ten, each extra
  * column halves that, a unique index fully matched leaves one, a range
- * bound keeps a quarter.
+ * bound keeps a quarter, a seek costs log2 of the rows, and terms a path
+ * does not use reduce its rows by SQLite's truth heuristic (residual).
  *
  * Invariants:
  *  1. A term drives a path only if it is usable for that item: its value
@@ -61,6 +62,80 @@ static double eq_rows(const Index *idx, int neq) {
   double rows = 10;
   for (int q = 1; q < neq; q++) rows /= 2;
   return rows < 1 ? 1 : rows;
+}
+
+/* ---- row widths (SQLite's szEst / szTabRow / szIdxRow) ----
+ *
+ * SQLite estimates a column's size from its declared type (an integer is
+ * 1): TEXT, CLOB, BLOB 5; CHAR(k)/VARCHAR(k)/BLOB(k) k/4 + 1; other TEXT or
+ * BLOB affinity types without a size 1; numeric types and no type 1. A row
+ * is the LogEst of 4x the sum (a rowid table without an INTEGER PRIMARY
+ * KEY adds 1); an index row sums its columns, rowid included. A full scan
+ * of a covering index is weighed only when its row is narrower. */
+
+/* SQLite's LogEst: 10 * log2(x), in integers. */
+static int log_est(uint64_t x) {
+  static const int a[] = {0, 2, 3, 5, 6, 7, 8, 9};
+  int y = 40;
+  if (x < 8) {
+    if (x < 2) return 0;
+    while (x < 8) {
+      y -= 10;
+      x <<= 1;
+    }
+  } else {
+    while (x > 255) {
+      y += 40;
+      x >>= 4;
+    }
+    while (x > 15) {
+      y += 10;
+      x >>= 1;
+    }
+  }
+  return a[x & 7] + y - 10;
+}
+
+static int col_size_est(const Column *c) {
+  const char *z = c->type;
+  if (!z || !*z) return 1;
+  if (c->affinity != AFF_TEXT && c->affinity != AFF_BLOB) return 1;
+  /* where a size may follow: after "CHAR", or after "BLOB" directly followed by '(' */
+  const char *size_at = NULL;
+  uint32_t h = 0;
+  for (const char *p = z; *p; p++) {
+    char ch = *p >= 'A' && *p <= 'Z' ? (char)(*p + 32) : *p;
+    h = (h << 8) + (uint8_t)ch;
+    if (h == (('c' << 24) | ('h' << 16) | ('a' << 8) | 'r')) size_at = p + 1;
+    else if (h == (('b' << 24) | ('l' << 16) | ('o' << 8) | 'b') && p[1] == '(')
+      size_at = p + 1;
+  }
+  long v = 0;
+  if (size_at) {
+    while (*size_at && !(*size_at >= '0' && *size_at <= '9')) size_at++;
+    while (*size_at >= '0' && *size_at <= '9' && v < 100000) v = v * 10 + (*size_at++ - '0');
+  } else {
+    v = 16;
+  }
+  v = v / 4 + 1;
+  return v > 255 ? 255 : (int)v;
+}
+
+static int table_width(const Table *tab) {
+  uint64_t w = 0;
+  for (int c = 0; c < tab->ncol; c++) w += (uint64_t)col_size_est(&tab->cols[c]);
+  if (tab->rowid_alias < 0 || tab->without_rowid) w++;
+  return log_est(w * 4);
+}
+
+static int index_width(const Table *tab, const Index *idx) {
+  uint64_t w = 0;
+  for (int j = 0; j < idx->ncol; j++) {
+    int c = idx->cols[j].col;
+    w += c >= 0 && c < tab->ncol ? (uint64_t)col_size_est(&tab->cols[c]) : 1;
+  }
+  if (!tab->without_rowid && idx->ncol == idx->nkey) w++; /* the rowid suffix */
+  return log_est(w * 4);
 }
 
 /* The indexes of tab in SQLite's list order (the order it tries them, so
@@ -548,12 +623,15 @@ static int term_usable(const Planner *pl, const PlanTerm *t, int i, uint64_t ava
   return t->on_item == -1;
 }
 
+/* Does idx hold every column the query reads? A generated column read
+ * needs the whole row (SQLite counts every column as used then). */
 static int covers(const PlanItem *it, const Index *idx) {
   const Table *tab = it->tab;
-  if (it->no_cover || tab->has_generated) return 0;
+  if (it->no_cover) return 0;
   if (it->colused & bit(63)) return 0;
   for (int c = 0; c < tab->ncol && c < 63; c++) {
     if (!(it->colused & bit(c))) continue;
+    if (tab->cols[c].hidden == COL_VIRTUAL || tab->cols[c].hidden == COL_STORED) return 0;
     if (c == tab->rowid_alias && !tab->without_rowid) continue;
     int found = 0;
     for (int j = 0; j < idx->ncol && !found; j++) found = idx->cols[j].col == c;
@@ -563,6 +641,13 @@ static int covers(const PlanItem *it, const Index *idx) {
 }
 
 static double log2n(double n) { return n > 1 ? log2(n) : 0; }
+
+/* Cost of one seek into a b-tree of n rows (SQLite's rLogSize: the
+ * logarithm of the size, no less than 1). */
+static double seek_cost(double n) {
+  double l = log2n(n);
+  return l > 1 ? l : 1;
+}
 
 /* Cost of the sorter for n rows. */
 static double sort_cost(double n) { return n * log2n(n) * 1.2 + n; }
@@ -632,32 +717,42 @@ static int order_ok(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int 
 
 static double in_count(const PlanTerm *t);
 
-/* Fraction of rows a term not used by the access path lets through. */
-static double selectivity(const PlanTerm *t) {
-  if (t->op & (PLAN_OP_EQ | PLAN_OP_IS | PLAN_OP_ISNULL)) return 0.1;
-  if (t->op & PLAN_OP_IN) {
-    double f = 0.05 * in_count(t);
-    return f < 0.5 ? f : 0.5;
-  }
-  if (t->op & PLAN_OP_RANGE) return 0.3;
-  if (t->expr->op == SQL_E_BETWEEN && !(t->expr->flags & SQL_EF_NOT)) return 0.1;
-  return 0.9;
+/* Is e an integer literal between -1 and 1 (SQLite's sqlite3ExprIsInteger
+ * test in its truth heuristic)? */
+static int small_int(const SqlExpr *e) {
+  if (!e) return 0;
+  if (e->op == SQL_E_UNARY && (e->sub == TK_MINUS || e->sub == TK_PLUS) && e->a) e = e->a;
+  if (e->op != SQL_E_INTEGER || !e->z) return 0;
+  return strcmp(e->z, "0") == 0 || strcmp(e->z, "1") == 0;
 }
 
-/* Rows left after the terms on item i the path does not use. */
+/* Rows left after the terms on item i the path does not use, as SQLite's
+ * whereLoopOutputAdjust guesses without likelihood(): each such term keeps
+ * 93% (LogEst -1), and an equality (= or IS) caps the rows at a quarter of
+ * the table's (half when compared with -1, 0 or 1). */
 static double residual(const Planner *pl, const PlanLevel *L, uint64_t avail, double rows) {
   uint64_t have = avail | bit(L->item);
+  const PlanItem *it = &pl->items[L->item];
+  double N = table_rows(it->is_sub ? NULL : it->tab);
+  double cap = N;
   for (int i = 0; i < pl->nterm; i++) {
     const PlanTerm *t = &pl->terms[i];
     if (t->parent >= 0 || !(t->mask & bit(L->item)) || (t->mask & ~have)) continue;
+    if (t->group >= 0) continue;
     int used = 0;
     for (int j = 0; j < L->neq && !used; j++)
       used = L->eq[j] == i || pl->terms[L->eq[j]].parent == i;
     if (L->lo >= 0 && (L->lo == i || pl->terms[L->lo].parent == i)) used = 1;
     if (L->hi >= 0 && (L->hi == i || pl->terms[L->hi].parent == i)) used = 1;
     if (L->kind == PLAN_OR && L->or_term == i) used = 1;
-    if (!used) rows *= selectivity(t);
+    if (used) continue;
+    rows *= 0.933; /* LogEst -1 */
+    if (t->op & (PLAN_OP_EQ | PLAN_OP_IS)) {
+      double k = t->expr->op == SQL_E_BINARY && small_int(t->expr->b) ? 0.5 : 0.25;
+      if (N * k < cap) cap = N * k;
+    }
   }
+  if (rows > cap) rows = cap;
   return rows < 1 ? 1 : rows;
 }
 
@@ -860,7 +955,7 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
       c.neq = 1;
       c.eq[0] = k;
       c.rows = in_count(t);
-      c.cost = in_count(t) * LOOKUP;
+      c.cost = in_count(t) * (seek_cost(N) + ROW_TABLE);
       consider(pl, &c, avail, ob, groupby, outer, best, best_order);
       break;
     }
@@ -873,7 +968,7 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
       c.lo = lo;
       c.hi = hi;
       c.rows = N / ((lo >= 0 && hi >= 0) ? 16 : 4);
-      c.cost = LOOKUP + c.rows * ROW_TABLE;
+      c.cost = seek_cost(N) + c.rows * ROW_TABLE;
       consider(pl, &c, avail, ob, groupby, outer, best, best_order);
     }
   }
@@ -926,14 +1021,19 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
     c.lo = lo;
     c.hi = hi;
     if (c.neq == 0 && lo < 0 && hi < 0) {
-      /* a full index scan: for order or because it covers */
+      /* a full index scan: for order, or because it covers and its rows
+       * are narrower than the table's (SQLite's rule); each entry costs
+       * in proportion to the widths, as SQLite's rSize + 1 + 15 * szIdx /
+       * szTab against a table scan's rSize + 16 */
       c.kind = PLAN_SCAN;
       double NI = index_rows(idx, N);
       c.rows = NI;
-      c.cost = NI * (cov ? ROW_INDEX : ROW_INDEX + LOOKUP);
       if (is_pk || sub) continue; /* the plain scan above */
-      if (!cov && !(outer && ob)) continue;
-      if (cov) c.cost += NI * 0.001 * idx->ncol; /* the narrowest covering index */
+      int st = table_width(tab), si = index_width(tab, idx);
+      int narrow = si < st || tab->without_rowid || idx->where || it->indexed_by;
+      if (!(cov && narrow) && !(outer && ob)) continue;
+      double per = ROW_TABLE * pow(2.0, (1 + (15 * si) / (st > 0 ? st : 1) - 16) / 10.0);
+      c.cost = NI * (cov ? per : per + ROW_TABLE);
       consider(pl, &c, avail, ob, groupby, outer, best, best_order);
       continue;
     }
@@ -955,7 +1055,7 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
      * little: of equally selective indexes the narrower wins, as SQLite's
      * index-width term decides */
     double look = tab->has_stat ? ROW_LOOKUP_STAT : LOOKUP;
-    c.cost = nseek * LOOKUP + rows * (cov ? ROW_INDEX : ROW_INDEX + look);
+    c.cost = nseek * seek_cost(N) + rows * (cov ? ROW_INDEX : ROW_INDEX + look);
     if (tab->has_stat || c.neq == 0) c.cost += rows * 0.05 * (idx->nkey - c.neq);
     consider(pl, &c, avail, ob, groupby, outer, best, best_order);
   }

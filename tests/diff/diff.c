@@ -665,6 +665,7 @@ static const char *why_category(const char *why) {
 
 static void eqp_compare(const DiffOptions *o, void *hr, void *ht, const char *sql,
                         DiffStats *st);
+static void order_compare(const DiffResult *ref, const DiffResult *got, int mode, DiffStats *st);
 
 int diff_run(const DiffOptions *o, DiffStats *st) {
   Run run;
@@ -767,7 +768,10 @@ int diff_run(const DiffOptions *o, DiffStats *st) {
                   o->test->name, rt.xrc, rt.err);
       }
     }
-    if (o->eqp && gs.kind == GEN_QUERY && !rr.rc && !rt.rc) eqp_compare(o, hr, ht, gs.sql, st);
+    if (o->eqp && gs.kind == GEN_QUERY && !rr.rc && !rt.rc) {
+      eqp_compare(o, hr, ht, gs.sql, st);
+      order_compare(&rr, &rt, gs.cmp, st);
+    }
     if (gs.kind != GEN_QUERY) script_add(&script, gs.sql);
   }
   st->seconds = now_s() - t0;
@@ -849,6 +853,21 @@ static char *eqp_text(const DiffResult *r, int noauto) {
   return z;
 }
 
+/* opts.eqp: for an unordered query whose rows agreed as a multiset, count
+ * whether they also came in the reference's order (SQLite's row order where
+ * SQL leaves it open: scans, join order, hash vs sort). */
+static void order_compare(const DiffResult *ref, const DiffResult *got, int mode, DiffStats *st) {
+  if (mode == DIFF_CMP_ORDERED || ref->nrow < 2 || ref->nrow != got->nrow || !ref->ncol ||
+      ref->ncol != got->ncol)
+    return;
+  char why[16];
+  if (diff_compare(ref, got, mode, 0, why, sizeof why)) return;
+  st->order_total++;
+  for (size_t k = 0; k < ref->nrow; k++)
+    if (!row_eq(ref, k, got, k, 0)) return;
+  st->order_same++;
+}
+
 /* opts.eqp: run EXPLAIN QUERY PLAN of sql on both engines and count. */
 static void eqp_compare(const DiffOptions *o, void *hr, void *ht, const char *sql,
                         DiffStats *st) {
@@ -890,4 +909,7 @@ void diff_stats_print(FILE *f, const DiffStats *s) {
             "(%.1f%%) reading automatic indexes as scans\n",
             s->eqp_same, s->eqp_total, 100.0 * (double)s->eqp_same / (double)s->eqp_total,
             s->eqp_same_noauto, 100.0 * (double)s->eqp_same_noauto / (double)s->eqp_total);
+  if (s->order_total)
+    fprintf(f, "unordered row order equal to the reference's for %ld of %ld queries (%.1f%%)\n",
+            s->order_same, s->order_total, 100.0 * (double)s->order_same / (double)s->order_total);
 }

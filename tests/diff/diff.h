@@ -139,6 +139,9 @@ typedef struct DiffStats {
    * text was equal (eqp_same), or equal once Shale's automatic indexes are
    * read as the scans the reference makes with automatic_index=OFF */
   long eqp_total, eqp_same, eqp_same_noauto;
+  /* opts.eqp: unordered queries (multiset comparison) with 2+ rows that
+   * agreed, and those whose rows also came in the reference's order */
+  long order_total, order_same;
   double seconds;
 } DiffStats;
 

@@ -661,6 +661,14 @@ TEST(where_joins) {
       "SELECT * FROM t1 LEFT JOIN t2 ON t1.a = t2.b WHERE t2.a IS NULL",
       "SELECT * FROM t1 LEFT JOIN t2 ON t1.a = t2.b AND t2.c > 1",
       "SELECT * FROM t1 LEFT JOIN t4 ON t4.k = t1.b LEFT JOIN t3 ON t3.k = t4.j",
+      /* LEFT JOINs the WHERE makes inner (SQLite's simplification) and not */
+      "SELECT * FROM t1 LEFT JOIN t2 ON t1.a = t2.b WHERE t2.c > 1",
+      "SELECT * FROM t1 LEFT JOIN t2 ON t1.a = t2.b AND t1.c > 0 WHERE NOT (t2.c = 1)",
+      "SELECT * FROM t1 LEFT JOIN t2 ON t1.a = t2.b WHERE t2.c > 1 OR t1.b = 2",
+      "SELECT * FROM t1 LEFT JOIN t2 ON t1.a = t2.b WHERE coalesce(t2.c, 1) = 1",
+      "SELECT * FROM t1 LEFT JOIN t2 ON t1.a = t2.b WHERE t2.c BETWEEN 0 AND 3",
+      "SELECT * FROM t1 LEFT JOIN t2 ON t1.a = t2.b WHERE t2.c IS NOT 2",
+      "SELECT * FROM t1 LEFT JOIN t2 ON t1.a = t2.b LEFT JOIN t3 ON t3.k = t2.a WHERE t3.v > 0",
       "SELECT * FROM t1 CROSS JOIN t2 WHERE t1.a = t2.a",
       "SELECT * FROM t2 CROSS JOIN t1 WHERE t1.a = t2.a",
       "SELECT * FROM t1, t3 WHERE t1.a > t3.k AND t3.k < 0",
@@ -779,8 +787,44 @@ TEST(where_eqp_standard) {
                 "CREATE TABLE pt(a, b);"
                 "CREATE INDEX pa ON pt(a) WHERE a IS NOT NULL;"
                 "CREATE TABLE e(a, b);"
-                "CREATE TABLE e2(a, c);");
+                "CREATE TABLE e2(a, c);"
+                "CREATE TABLE emp(id INTEGER PRIMARY KEY, name TEXT, boss INT, dept TEXT);"
+                "CREATE INDEX eb ON emp(boss);"
+                "CREATE TABLE tw(a INTEGER PRIMARY KEY, d, e);"
+                "CREATE INDEX twd ON tw(d);"
+                "CREATE TABLE tq(k INT, v INT);"
+                "CREATE INDEX tqkv ON tq(k, v);"
+                "CREATE TABLE tx(k VARCHAR(40), v TEXT, n INT);"
+                "CREATE INDEX txk ON tx(k);"
+                "CREATE INDEX txkv ON tx(k, v);"
+                "CREATE VIEW vw AS SELECT d, e FROM tw WHERE e > 0;"
+                "CREATE TABLE tg(d INT PRIMARY KEY, c VARCHAR(10), a INT AS (length(c)),"
+                " b AS (c || 'x') STORED) WITHOUT ROWID;"
+                "CREATE INDEX tgc ON tg(c);"
+                "CREATE INDEX tgb ON tg(b);");
   static const char *const q[] = {
+      /* issue 19: the filter on the outer table counts in the join order
+       * (SQLite's truth heuristic), a rowid search costs a seek */
+      "SELECT e.name FROM emp e JOIN emp b ON e.boss = b.id WHERE b.dept = 'eng'",
+      "SELECT e.name FROM emp e JOIN emp b ON e.boss = b.id",
+      "SELECT e.name FROM emp e JOIN emp b ON e.boss = b.id WHERE e.dept = 'eng'",
+      "SELECT e.name FROM emp e, emp b WHERE e.boss = b.id AND b.dept = 'eng' AND b.name > 'a'",
+      /* a covering index is scanned only when its rows are narrower than
+       * the table's (SQLite's szIdxRow < szTabRow, from declared types) */
+      "SELECT d FROM tw",
+      "SELECT count(*) FROM tw",
+      "SELECT k, v FROM tq",
+      "SELECT k FROM tx",
+      "SELECT k, v FROM tx",
+      /* a generated column read needs the row; other columns are covered */
+      "SELECT trunc(c) FROM tg",
+      "SELECT a FROM tg",
+      "SELECT c, a FROM tg",
+      "SELECT b, c FROM tg WHERE b > 'a'",
+      /* RIGHT-JOIN and MATERIALIZE rows name the table, view or CTE */
+      "SELECT * FROM tw AS x RIGHT JOIN tq AS y ON x.d = y.k",
+      "SELECT * FROM tq AS x RIGHT JOIN vw AS y ON x.k = y.d",
+      "WITH c AS MATERIALIZED (SELECT k FROM tq) SELECT * FROM tw RIGHT JOIN c AS q ON tw.d = q.k",
       "SELECT * FROM e",
       "SELECT * FROM e WHERE a = 1",
       "SELECT * FROM t WHERE a = 1",
@@ -841,6 +885,12 @@ TEST(where_eqp_standard) {
       "SELECT * FROM e, e2 WHERE e.a = e2.a",
       "SELECT * FROM e, e2 WHERE e.a = e2.a AND e.b = 5",
       "SELECT * FROM e LEFT JOIN e2 ON e.a = e2.a",
+      "SELECT * FROM e LEFT JOIN e2 ON e.a = e2.a WHERE e2.c > 5",
+      "SELECT * FROM e LEFT JOIN e2 ON e.a = e2.a WHERE likely(e2.c + 1 > 5)",
+      "SELECT * FROM e LEFT JOIN e2 ON e.a = e2.a WHERE e2.c IS NULL",
+      "SELECT * FROM e LEFT JOIN e2 ON e.a = e2.a WHERE e2.c > 5 OR e.b = 1",
+      "SELECT * FROM e LEFT JOIN e2 ON e.a = e2.a WHERE e.b = 1 AND e2.c NOTNULL",
+      "SELECT * FROM e LEFT JOIN u ON e.a = u.x WHERE u.y = 5",
       "SELECT * FROM e, e2 WHERE e.a = e2.c + 1",
       "SELECT * FROM e, u WHERE e.a = u.z",
       "SELECT * FROM e, e2 WHERE e.a > e2.a",

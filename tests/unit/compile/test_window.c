@@ -314,3 +314,106 @@ TEST(window_many_definitions) {
   shale_close(sdb);
   sqlite3_close(ref);
 }
+
+/* SQLite nests one subquery per distinct window and counts the heights of
+ * the enclosing ones against the expression depth limit: with the default
+ * limit, 500 windows of sum(x) pass and 501 fail with its message (so 2,000
+ * fail at once rather than running for a minute). Shale must draw the line
+ * where SQLite does, for arguments, WHERE terms and result columns of
+ * several heights; compared under a limit of 100 to keep the test fast. */
+static char *many_windows(int n, const char *arg, const char *lead, const char *part,
+                          const char *where) {
+  size_t cap = (size_t)n * 80 + 400, k = 0;
+  char *q = malloc(cap);
+  k += (size_t)snprintf(q + k, cap - k, "SELECT %s", lead);
+  for (int i = 0; i < n; i++)
+    k += (size_t)snprintf(q + k, cap - k, "%ssum(%s) OVER (%sORDER BY x ROWS %d PRECEDING)",
+                          i ? ", " : "", arg, part, i);
+  snprintf(q + k, cap - k, " FROM t%s", where);
+  return q;
+}
+
+TEST(window_depth_limit) {
+  shale *sdb = NULL;
+  sqlite3 *ref = NULL;
+  CHECK_OK(shale_open(":memory:", &sdb));
+  CHECK_EQ(sqlite3_open(":memory:", &ref), SQLITE_OK);
+  const char *mk = "CREATE TABLE t(x); INSERT INTO t VALUES(1),(2),(3);";
+  CHECK_OK(shale_exec(sdb, mk, NULL, NULL, NULL));
+  CHECK_EQ(sqlite3_exec(ref, mk, NULL, NULL, NULL), SQLITE_OK);
+  /* 2,000 windows: refused at prepare, as SQLite */
+  char *q = many_windows(2000, "x", "", "", "");
+  char *b = rows_shale(sdb, q);
+  CHECK_STR(b, "ERROR: Expression tree is too large (maximum depth 1000)");
+  free(q);
+  free(b);
+  shale_limit(sdb, SHALE_LIMIT_EXPR_DEPTH, 100);
+  sqlite3_limit(ref, SQLITE_LIMIT_EXPR_DEPTH, 100);
+  static const char *const leaf = "x+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1, ";
+  static const char *const deep_where = " WHERE x+1+1+1+1+1+1+1+1+1+1+1+1+1>0";
+  static const struct {
+    int n;
+    const char *arg, *lead, *part, *where;
+  } cases[] = {
+      {50, "x", "", "", ""},          {51, "x", "", "", ""},
+      {33, "x+1", "", "", ""},        {34, "x+1", "", "", ""},
+      {20, "x+1+1+1", "", "", ""},    {21, "x+1+1+1", "", "", ""},
+      {43, "x", "", "", deep_where},  {44, "x", "", "", deep_where},
+      {36, "x", leaf, "PARTITION BY x%3 ", ""},
+      {37, "x", leaf, "PARTITION BY x%3 ", ""},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    q = many_windows(cases[c].n, cases[c].arg, cases[c].lead, cases[c].part, cases[c].where);
+    b = rows_shale(sdb, q);
+    char *a = rows_sqlite(ref, q);
+    CHECK_STR(b, a);
+    free(q);
+    free(a);
+    free(b);
+  }
+  shale_close(sdb);
+  sqlite3_close(ref);
+}
+
+/* A window pass whose PARTITION BY / ORDER BY terms begin those of the
+ * pass run before it reads that pass's rows in their order: no sort of its
+ * own, as SQLite drops the ORDER BY of such a window subquery; the rows
+ * (ties among them too) and the plan are SQLite's. */
+TEST(window_presorted_pass) {
+  shale *sdb = NULL;
+  sqlite3 *ref = NULL;
+  CHECK_OK(shale_open(":memory:", &sdb));
+  CHECK_EQ(sqlite3_open(":memory:", &ref), SQLITE_OK);
+  const char *mk = "CREATE TABLE t(a, b, c); WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 "
+                   "FROM s WHERE x < 60) INSERT INTO t SELECT x % 3, x % 5, x FROM s;";
+  CHECK_OK(shale_exec(sdb, mk, NULL, NULL, NULL));
+  CHECK_EQ(sqlite3_exec(ref, mk, NULL, NULL, NULL), SQLITE_OK);
+  static const char *const q[] = {
+      "SELECT c, group_concat(c) OVER (PARTITION BY a ORDER BY b ROWS 1 PRECEDING), "
+      "sum(c) OVER (PARTITION BY a ORDER BY b ROWS 2 PRECEDING) FROM t",
+      "SELECT c, group_concat(c) OVER (PARTITION BY a), "
+      "group_concat(c) OVER (PARTITION BY a ORDER BY b DESC ROWS 2 PRECEDING) FROM t",
+      "SELECT c, group_concat(c) OVER (PARTITION BY a ORDER BY b DESC), "
+      "group_concat(c) OVER (PARTITION BY a) FROM t",
+      "SELECT c, group_concat(c) OVER (ORDER BY a, b NULLS LAST), "
+      "group_concat(c) OVER (ORDER BY a ROWS 3 PRECEDING) FROM t",
+      "SELECT c, group_concat(c) OVER (ORDER BY a), group_concat(c) OVER (ORDER BY a DESC) FROM t",
+  };
+  for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+    char *b = rows_shale(sdb, q[i]), *a = rows_sqlite(ref, q[i]);
+    CHECK_STR(b, a);
+    free(a);
+    free(b);
+    char eq[1024];
+    snprintf(eq, sizeof eq, "EXPLAIN QUERY PLAN %s", q[i]);
+    b = rows_shale(sdb, eq);
+    a = rows_sqlite(ref, eq);
+    eqp_details(a);
+    eqp_details(b);
+    CHECK_STR(b, a);
+    free(a);
+    free(b);
+  }
+  shale_close(sdb);
+  sqlite3_close(ref);
+}
