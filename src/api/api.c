@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "../compile/schema_load.h"
+#include "../ext/ext.h"
 #include "api_int.h"
 
 /* ---------------------------------------------------------------- errors */
@@ -795,7 +796,7 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   }
   pager_set_busy_handler(btree_pager(db->bt), NULL, NULL);
   db->fullname = mem ? util_strdup("") : full_name(vfs, filename);
-  if (!db->fullname) {
+  if (!db->fullname || ext_builtin_register(db) != SHALE_OK) {
     api_error(db, SHALE_NOMEM, NULL);
     return SHALE_NOMEM;
   }
