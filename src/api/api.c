@@ -1417,7 +1417,7 @@ static int stmt_start(shale_stmt *st) {
       return SHALE_ERROR;
     }
   }
-  if (db->nactive > 0 && st->cs.prog && !st->cs.explain) {
+  if (db->nactive > db->vtabs.destroying && st->cs.prog && !st->cs.explain) {
     /* as SQLite's Destroy: no tree is dropped while other statements run */
     for (int i = 0; i < st->cs.prog->nop; i++)
       if (st->cs.prog->ops[i].op == OP_Destroy) {

@@ -246,7 +246,9 @@ int vtab_destroy(VtabReg *r, VtabTable *t, char **errmsg) {
   shale_vtab *vt = t->vt;
   int rc = SHALE_OK;
   if (t->mod && t->mod->m->xDestroy) {
+    r->destroying++; /* the module may drop its own tables (vtab.h) */
     rc = t->mod->m->xDestroy(vt);
+    r->destroying--;
     if (rc != SHALE_OK) {
       take_err(vt, errmsg);
       return rc;
@@ -254,7 +256,6 @@ int vtab_destroy(VtabReg *r, VtabTable *t, char **errmsg) {
     t->vt = NULL;
   }
   disconnect(t);
-  (void)r;
   return SHALE_OK;
 }
 

@@ -68,6 +68,8 @@ typedef struct VtabReg {
   int declared;          /* declare_vtab succeeded for it */
   int on_conflict;       /* during xUpdate: SQLite's 1..5 */
   int txn_seq;
+  int destroying;        /* xDestroy calls running: the statements running them
+                            do not keep the module's DROP TABLEs out (SQLite's nVDestroy) */
 } VtabReg;
 
 void vtab_reg_init(VtabReg *, void *db);

@@ -481,10 +481,10 @@ static int split_node(Rtree *t, RtNode *n, RtCell *c, int height) {
   if (rc) goto out;
   /* invariant 3: right first; written nodes join the cache */
   rc = node_write(t, right);
-  fresh_right = NULL;
+  if (right->no) fresh_right = NULL; /* numbered: in the cache now */
   if (rc == SHALE_OK && left->no == 0) {
     rc = node_write(t, left);
-    fresh_left = NULL;
+    if (left->no) fresh_left = NULL;
   }
   if (rc) goto out;
   rbox.id = right->no;
