@@ -391,7 +391,11 @@ TEST(rtree_files_cross) {
 
 /* ---- corrupt nodes ---- */
 
-static void corrupt_case(const char *damage) {
+/* compare: the answers must be SQLite's (else Shale must only not crash:
+ * random damage, and a cell of the root naming the root, where SQLite
+ * reads the root as a leaf and returns its cells as rows, Shale reports
+ * SQLITE_CORRUPT_VTAB). */
+static void corrupt_case(const char *damage, int compare) {
   Pair p;
   CHECK(!pair_open(&p, NULL, NULL));
   fill_file(&p, 400, 9);
@@ -405,12 +409,17 @@ static void corrupt_case(const char *damage) {
       "INSERT INTO r VALUES(NULL, 1, 2, 3, 4, 'x')", "DELETE FROM r WHERE id = 17",
       "DELETE FROM r WHERE id > 100 AND id < 200"};
   for (unsigned i = 0; i < sizeof reads / sizeof reads[0]; i++) {
-    Out a = {0};
+    Out a = {0}, b = {0};
     out_s(&a, "");
+    out_s(&b, "");
     shale_rows(p.sh, reads[i], &a);
+    sqlite_rows(p.sq, reads[i], &b);
+    if (compare && strcmp(a.z, b.z))
+      test_fail(__FILE__, __LINE__, "[%s] %s\n shale: %.300s\n sqlite: %.300s", damage, reads[i],
+                a.z, b.z);
     free(a.z);
+    free(b.z);
   }
-  CHECK(1);
   pair_close(&p);
 }
 
@@ -433,7 +442,9 @@ TEST(rtree_corrupt_nodes) {
       "UPDATE r_node SET data = x'0028' || substr(data, 3) WHERE nodeno = 1",
       "UPDATE r_node SET data = randomblob(length(data)) WHERE nodeno > 1",
   };
-  for (unsigned i = 0; i < sizeof damage / sizeof damage[0]; i++) corrupt_case(damage[i]);
+  for (unsigned i = 0; i < sizeof damage / sizeof damage[0]; i++)
+    corrupt_case(damage[i], !strstr(damage[i], "randomblob") &&
+                                !(strstr(damage[i], "x'0000000000000001'") && strstr(damage[i], "nodeno = 1")));
   /* the errors SQLite reports for a few of them, compared */
   Pair p;
   CHECK(!pair_open(&p, NULL, NULL));

@@ -133,7 +133,9 @@ int rt_read_blob(Rtree *t, int64_t no, uint8_t *buf) {
   if (rc) return rc;
   shale_bind_int64(s, 1, no);
   int bad = 1;
-  if (shale_step(s) == SHALE_ROW && shale_column_type(s, 0) == SHALE_BLOB) {
+  /* SQLite reads nodes through a blob handle, which takes text as well */
+  int type = shale_step(s) == SHALE_ROW ? shale_column_type(s, 0) : SHALE_NULL;
+  if (type == SHALE_BLOB || type == SHALE_TEXT) {
     const void *p = shale_column_blob(s, 0);
     if (p && shale_column_bytes(s, 0) == t->node_size) {
       memcpy(buf, p, (size_t)t->node_size);

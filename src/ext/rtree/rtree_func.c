@@ -66,7 +66,9 @@ static uint8_t *check_get_node(Check *c, int64_t no, int *n) {
   if (shale_step(c->get_node) == SHALE_ROW) {
     int k = shale_column_bytes(c->get_node, 0);
     const void *p = shale_column_blob(c->get_node, 0);
-    out = shale_malloc((size_t)k + 1);
+    /* SQLite asks for a copy of exactly k bytes, and 0 bytes gives NULL,
+     * which it reports as out of memory: the same answer here */
+    out = k ? shale_malloc((size_t)k + 1) : NULL;
     if (!out) c->rc = SHALE_NOMEM;
     else if (k) memcpy(out, p, (size_t)k);
     *n = k;
