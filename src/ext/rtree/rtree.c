@@ -33,8 +33,7 @@
 
 /* ---- names and statements ---- */
 
-/* "name" with quotes doubled. */
-static void quote(StrBuf *b, const char *z) {
+void rt_quote(StrBuf *b, const char *z) {
   strbuf_appendchar(b, 1, '"');
   for (; *z; z++) {
     if (*z == '"') strbuf_appendchar(b, 1, '"');
@@ -45,14 +44,14 @@ static void quote(StrBuf *b, const char *z) {
 
 /* "db"."NAMEsuffix" */
 static void shadow(StrBuf *b, const Rtree *t, const char *suffix) {
-  quote(b, t->zdb);
+  rt_quote(b, t->zdb);
   strbuf_appendchar(b, 1, '.');
   char *n = util_mprintf("%s%s", t->zname, suffix);
   if (!n) {
     b->err = SHALE_NOMEM;
     return;
   }
-  quote(b, n);
+  rt_quote(b, n);
   shale_free(n);
 }
 
@@ -162,9 +161,9 @@ int rt_constraint_error(Rtree *t, int icol) {
   StrBuf b;
   strbuf_init(&b, STRBUF_NOLIMIT);
   strbuf_appendz(&b, "SELECT * FROM ");
-  quote(&b, t->zdb);
+  rt_quote(&b, t->zdb);
   strbuf_appendchar(&b, 1, '.');
-  quote(&b, t->zname);
+  rt_quote(&b, t->zname);
   char *sql = strbuf_finish(&b);
   if (!sql) return SHALE_NOMEM;
   shale_stmt *s = NULL;
@@ -337,8 +336,17 @@ static int rt_init(shale *db, void *aux, int argc, const char *const *argv, shal
   if (rc) goto fail;
   /* the planner's row estimate: sqlite_stat1 of NAME_rowid */
   t->nrow_est = 1048576;
-  char *q = util_mprintf("SELECT stat FROM \"%s\".sqlite_stat1 WHERE tbl = '%s_rowid'", t->zdb,
-                         t->zname);
+  StrBuf qb;
+  strbuf_init(&qb, STRBUF_NOLIMIT);
+  strbuf_appendz(&qb, "SELECT stat FROM ");
+  rt_quote(&qb, t->zdb);
+  strbuf_appendz(&qb, ".sqlite_stat1 WHERE tbl = '");
+  for (const char *z = t->zname; *z; z++) { /* a string literal: quotes doubled */
+    if (*z == '\'') strbuf_appendchar(&qb, 1, '\'');
+    strbuf_appendchar(&qb, 1, *z);
+  }
+  strbuf_appendz(&qb, "_rowid'");
+  char *q = strbuf_finish(&qb);
   shale_stmt *s = NULL;
   if (q && shale_prepare_v2(db, q, -1, &s, NULL) == SHALE_OK) {
     int64_t n = shale_step(s) == SHALE_ROW ? shale_column_int64(s, 0) : 0;
@@ -399,7 +407,7 @@ static int x_rename(shale_vtab *vt, const char *name) {
     shadow(&b, t, sfx[i]);
     strbuf_appendz(&b, " RENAME TO ");
     char *n = util_mprintf("%s%s", name, sfx[i]);
-    if (n) quote(&b, n);
+    if (n) rt_quote(&b, n);
     else b.err = SHALE_NOMEM;
     shale_free(n);
     strbuf_appendz(&b, ";");

@@ -43,11 +43,21 @@ static void check_msg(Check *c, const char *fmt, ...) {
   shale_free(z);
 }
 
-/* Prepare "fmt" with the db and table names substituted (%1$s db, %2$s table). */
+/* Prepare sql_head "db"."TABLEsuffix" tail. */
 static shale_stmt *check_prepare(Check *c, const char *sql_head, const char *suffix,
                                  const char *tail) {
   if (c->rc) return NULL;
-  char *sql = util_mprintf("%s\"%s\".\"%s%s\"%s", sql_head, c->zdb, c->ztab, suffix, tail);
+  char *name = util_mprintf("%s%s", c->ztab, suffix);
+  StrBuf b;
+  strbuf_init(&b, STRBUF_NOLIMIT);
+  strbuf_appendz(&b, sql_head);
+  rt_quote(&b, c->zdb);
+  strbuf_appendchar(&b, 1, '.');
+  if (name) rt_quote(&b, name);
+  else b.err = SHALE_NOMEM;
+  shale_free(name);
+  strbuf_appendz(&b, tail);
+  char *sql = strbuf_finish(&b);
   shale_stmt *s = NULL;
   if (!sql) c->rc = SHALE_NOMEM;
   else if (shale_prepare_v2(c->db, sql, -1, &s, NULL) != SHALE_OK) {

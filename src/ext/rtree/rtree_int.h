@@ -96,6 +96,9 @@ int64_t rt_cell_id(const Rtree *, const uint8_t *data, int i);
 double rt_coord(const Rtree *, RtCoord c);
 
 /* ---- shadow-table access (rtree.c) ---- */
+struct StrBuf;
+/* Append "z" as an SQL identifier (double quotes doubled). */
+void rt_quote(struct StrBuf *, const char *z);
 /* The statement st (RT_ST_*), prepared at first use and reset. */
 int rt_stmt(Rtree *, int st, shale_stmt **out);
 /* Run st with one or two integer parameters; SHALE_OK or an error. */
