@@ -844,7 +844,7 @@ static int close_common(shale *db, int v2) {
   /* As SQLite's close: virtual tables disconnect first, so statements a
    * module keeps on its own tables (R-Tree's) are finalized before the
    * check for unfinalized statements. */
-  vtab_disconnect_db(&db->vtabs, -1);
+  vtab_disconnect_closing(&db->vtabs);
   if (!v2 && (db->stmts || db->nhandles)) {
     api_error(db, SHALE_BUSY, "unable to close due to unfinalized statements or unfinished backups");
     rc = SHALE_BUSY;

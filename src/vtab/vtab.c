@@ -149,6 +149,8 @@ VtabTable *vtab_find(const VtabReg *r, int idb, const char *name) {
   return NULL;
 }
 
+void vtab_disconnect_closing(VtabReg *r) { disconnect_rev(r->tabs); }
+
 void vtab_disconnect_db(VtabReg *r, int idb) {
   for (VtabTable *t = r->tabs; t; t = t->next)
     if (idb < 0 || t->idb == idb) disconnect(t);
