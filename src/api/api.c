@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "../compile/schema_load.h"
+#include "../ext/ext.h"
 #include "api_int.h"
 
 /* ---------------------------------------------------------------- errors */
@@ -807,7 +808,7 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   }
   pager_set_busy_handler(btree_pager(db->bt), NULL, NULL);
   db->fullname = mem ? util_strdup("") : full_name(vfs, filename);
-  if (!db->fullname) {
+  if (!db->fullname || ext_builtin_register(db) != SHALE_OK) {
     api_error(db, SHALE_NOMEM, NULL);
     return SHALE_NOMEM;
   }
@@ -852,6 +853,10 @@ static int close_common(shale *db, int v2) {
   if (!db) return SHALE_OK;
   if (!api_db_enter(db)) return SHALE_MISUSE;
   int rc = SHALE_OK;
+  /* As SQLite's close: virtual tables disconnect first, so statements a
+   * module keeps on its own tables (R-Tree's) are finalized before the
+   * check for unfinalized statements. */
+  vtab_disconnect_closing(&db->vtabs);
   if (!v2 && (db->stmts || db->nhandles)) {
     api_error(db, SHALE_BUSY, "unable to close due to unfinalized statements or unfinished backups");
     rc = SHALE_BUSY;
@@ -1427,7 +1432,7 @@ static int stmt_start(shale_stmt *st) {
       return SHALE_ERROR;
     }
   }
-  if (db->nactive > 0 && st->cs.prog && !st->cs.explain) {
+  if (db->nactive > db->vtabs.destroying && st->cs.prog && !st->cs.explain) {
     /* as SQLite's Destroy: no tree is dropped while other statements run */
     for (int i = 0; i < st->cs.prog->nop; i++)
       if (st->cs.prog->ops[i].op == OP_Destroy) {

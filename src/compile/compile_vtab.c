@@ -434,6 +434,7 @@ int vtab_where_plan(Parse *p, SrcItem *it, int item, PlanItem *pi, Planner *pl,
   for (int k = 0; k < pl->nterm; k++) { /* invariant 2 */
     PlanTerm *t = &pl->terms[k];
     if (t->item != item || !term_ok(t, item, left) || !map_op(t->op)) continue;
+    if (t->group >= 0) continue; /* a conjunct of one OR disjunct: restricts only that one */
     if (t->prereq & self) continue;
     int op = map_op(t->op);
     if (op == SHALE_INDEX_CONSTRAINT_IS && t->value && t->value->op == SQL_E_NULL)
@@ -444,7 +445,7 @@ int vtab_where_plan(Parse *p, SrcItem *it, int item, PlanItem *pi, Planner *pl,
   }
   for (int k = pl->nterm - 1; k >= 0; k--) {
     PlanTerm *t = &pl->terms[k];
-    if (t->parent >= 0 || !term_ok(t, item, left)) continue;
+    if (t->parent >= 0 || t->group >= 0 || !term_ok(t, item, left)) continue;
     const SqlExpr *col = NULL;
     SqlExpr *val = NULL;
     int op = aux_cons(t->expr, it->cursor, &col, &val);

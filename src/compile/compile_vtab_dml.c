@@ -17,6 +17,9 @@
  *     DELETE the rowids in a RowSet (deleted in rowid order, once each).
  *  3. The conflict mode reaches the module as sqlite3_vtab_on_conflict's
  *     answer (VUpdate p5: the statement's OR clause, ABORT by default).
+ *  4. INSERT ... SELECT whose SELECT reads the target table collects the
+ *     rows in an ephemeral table before the first xUpdate (SQLite's
+ *     readsTable), so the SELECT never sees the rows being inserted.
  */
 #include <string.h>
 
@@ -39,6 +42,16 @@ static int col_index(const Table *tab, const char *name) {
 
 static int is_rowid(const char *n) {
   return !util_stricmp(n, "rowid") || !util_stricmp(n, "oid") || !util_stricmp(n, "_rowid_");
+}
+
+/* 1 if the ops emitted in [from, to) open a cursor on vt (SQLite's
+ * readsTable for a virtual table). */
+static int code_reads_vtab(Parse *p, int from, int to, const VtabTable *vt) {
+  const VmProgram *prog = p->b.prog;
+  if (!prog) return 1;
+  for (int a = from; a < to && a < prog->nop; a++)
+    if (prog->ops[a].op == OP_VOpen && prog->ops[a].p4.vtab == vt) return 1;
+  return 0;
 }
 
 int vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
@@ -92,18 +105,36 @@ int vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
   int base = emit_regs(p, argc);
   int done = emit_label(p);
   int top = emit_label(p);
-  int out = 0, co = 0;
+  int out = 0, co = 0, staged = -1;
   if (sel) {
     co = emit_regs(p, 1);
     out = emit_regs(p, nvals ? nvals : 1);
     int after = emit_label(p), a = emit_addr(p);
     emit(p, OP_InitCoroutine, co, after, a + 1);
     SelectDest d = {SD_COROUTINE, 0, co, out, nvals, NULL, NULL, 0};
+    int from = vm_builder_addr(&p->b);
     select_code(p, sel, &d);
+    int reads_self = code_reads_vtab(p, from, vm_builder_addr(&p->b), tab->vtab);
     emit(p, OP_EndCoroutine, co, 0, 0);
     emit_resolve(p, after);
-    emit_resolve(p, top);
-    emit(p, OP_Yield, co, done, 0);
+    if (reads_self) { /* invariant 4: the rows first, then the writes */
+      staged = emit_cursor(p);
+      int rec = emit_regs(p, 1), rid = emit_regs(p, 1), fill = emit_label(p), filled = emit_label(p);
+      emit(p, OP_OpenEphemeral, staged, nvals, 0);
+      emit_resolve(p, fill);
+      emit(p, OP_Yield, co, filled, 0);
+      emit(p, OP_MakeRecord, out, nvals, rec);
+      emit(p, OP_NewRowid, staged, rid, 0);
+      emit(p, OP_Insert, staged, rec, rid);
+      emit(p, OP_Goto, 0, fill, 0);
+      emit_resolve(p, filled);
+      emit(p, OP_Rewind, staged, done, 0);
+      emit_resolve(p, top);
+      for (int i = 0; i < nvals; i++) emit(p, OP_Column, staged, i, out + i);
+    } else {
+      emit_resolve(p, top);
+      emit(p, OP_Yield, co, done, 0);
+    }
   }
   emit(p, OP_Null, 0, base, 0);
   if (ipk >= 0) emit(p, OP_Copy, out + ipk, base + 1, 0);
@@ -114,7 +145,8 @@ int vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
   }
   int a = vm_builder_add_p4(&p->b, OP_VUpdate, 1, argc, base, P4_VTAB, tab->vtab);
   if (a >= 0) vm_builder_set_p5(&p->b, a, (uint16_t)oe);
-  if (sel) emit(p, OP_Goto, 0, top, 0);
+  if (sel && staged >= 0) emit(p, OP_Next, staged, top, 0);
+  else if (sel) emit(p, OP_Goto, 0, top, 0);
   emit_resolve(p, done);
   return parse_failed(p);
 }

@@ -149,6 +149,8 @@ VtabTable *vtab_find(const VtabReg *r, int idb, const char *name) {
   return NULL;
 }
 
+void vtab_disconnect_closing(VtabReg *r) { disconnect_rev(r->tabs); }
+
 void vtab_disconnect_db(VtabReg *r, int idb) {
   for (VtabTable *t = r->tabs; t; t = t->next)
     if (idb < 0 || t->idb == idb) disconnect(t);
@@ -246,7 +248,9 @@ int vtab_destroy(VtabReg *r, VtabTable *t, char **errmsg) {
   shale_vtab *vt = t->vt;
   int rc = SHALE_OK;
   if (t->mod && t->mod->m->xDestroy) {
+    r->destroying++; /* the module may drop its own tables (vtab.h) */
     rc = t->mod->m->xDestroy(vt);
+    r->destroying--;
     if (rc != SHALE_OK) {
       take_err(vt, errmsg);
       return rc;
@@ -254,7 +258,6 @@ int vtab_destroy(VtabReg *r, VtabTable *t, char **errmsg) {
     t->vt = NULL;
   }
   disconnect(t);
-  (void)r;
   return SHALE_OK;
 }
 

@@ -68,6 +68,8 @@ typedef struct VtabReg {
   int declared;          /* declare_vtab succeeded for it */
   int on_conflict;       /* during xUpdate: SQLite's 1..5 */
   int txn_seq;
+  int destroying;        /* xDestroy calls running: the statements running them
+                            do not keep the module's DROP TABLEs out (SQLite's nVDestroy) */
 } VtabReg;
 
 void vtab_reg_init(VtabReg *, void *db);
@@ -101,6 +103,9 @@ VtabTable *vtab_find(const VtabReg *, int idb, const char *name);
 int vtab_destroy(VtabReg *, VtabTable *, char **errmsg);
 /* xDisconnect of every table of database idb (-1: all): DETACH. */
 void vtab_disconnect_db(VtabReg *, int idb);
+/* xDisconnect of every table in vtab_reg_free's order: shale_close, before
+ * it checks for unfinalized statements (a module's own statements go). */
+void vtab_disconnect_closing(VtabReg *);
 
 /* shale_declare_vtab's work: checks sql is one CREATE TABLE. */
 int vtab_declare(VtabReg *, const char *sql, char **errmsg);

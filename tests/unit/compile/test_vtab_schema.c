@@ -5,7 +5,8 @@
  * shadow tables, which are ordinary tables), run everything on the plain
  * tables, and answer every use of the virtual table as SQLite does when the
  * module is missing: the reference connection on a copy of the same file
- * drops its modules (sqlite3_drop_modules), so both engines face the same
+ * drops its modules (sqlite3_drop_modules; Shale's connection drops its
+ * built-in R-Tree the same way), so both engines face the same
  * file without the module and are compared statement by statement
  * (dml_harness.h).
  *
@@ -76,6 +77,7 @@ static int open_with_vtab(DhPair *p, const char *name, const char *vtab_sql, int
   sqlite3_extended_result_codes(p->q, 1);
   static const char *const keep[] = {"json_each", "json_tree", NULL};
   CHECK_OK(sqlite3_drop_modules(p->q, (const char **)keep));
+  CHECK_OK(shale_drop_modules(p->s, (const char **)keep)); /* Shale's built-in rtree too */
   return 1;
 }
 
@@ -174,6 +176,7 @@ TEST(vtab_attached) {
   CHECK_OK(sqlite3_open(":memory:", &p.q));
   static const char *const keep[] = {NULL};
   CHECK_OK(sqlite3_drop_modules(p.q, (const char **)keep));
+  CHECK_OK(shale_drop_modules(p.s, (const char **)keep));
   CHECK_OK(sqlite3_exec(p.q, att, NULL, NULL, NULL));
   SCRIPT(&p, "SELECT * FROM aux.p ORDER BY a", "SELECT * FROM aux.f", "SELECT * FROM f",
          "PRAGMA aux.table_info(f)", "INSERT INTO aux.f VALUES(1)", "DROP TABLE aux.f",
