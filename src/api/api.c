@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "../compile/schema_load.h"
+#include "../ext/fts5/fts5.h"
 #include "api_int.h"
 
 /* ---------------------------------------------------------------- errors */
@@ -795,7 +796,7 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   }
   pager_set_busy_handler(btree_pager(db->bt), NULL, NULL);
   db->fullname = mem ? util_strdup("") : full_name(vfs, filename);
-  if (!db->fullname) {
+  if (!db->fullname || fts5_register(db) != SHALE_OK) { /* built-in extensions */
     api_error(db, SHALE_NOMEM, NULL);
     return SHALE_NOMEM;
   }
@@ -1315,7 +1316,8 @@ static void stmt_deactivate(shale_stmt *st) {
  * connection's lock), it stays deferred to that point. */
 static int commit_early(shale_stmt *st) {
   shale *db = st->db;
-  if (!db->autocommit || !db->api_txn || db->nactive == 0 || st->cs.readonly) return SHALE_OK;
+  if (!db->autocommit || !db->api_txn || db->nactive == 0 || st->cs.readonly || db->vtab_syncing)
+    return SHALE_OK;
   if (!api_any_txn(db, PAGER_TXN_WRITE)) return SHALE_OK;
   for (shale_stmt *s = db->stmts; s; s = s->next)
     if (s->active && !s->cs.readonly) return SHALE_OK;

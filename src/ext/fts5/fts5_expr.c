@@ -1,0 +1,813 @@
+/*
+ * fts5_expr.c -- FTS5 query expressions: the parser of SQLite's fts5 query
+ * syntax and their evaluation over the index.
+ *
+ * Syntax (SQLite 3.40's grammar; precedence NOT > AND > OR):
+ *   phrase   := STRING [*] { + STRING [*] }      (STRING: "..." or a bareword)
+ *   nearset  := [^] phrase | NEAR ( phrase... [, N] )
+ *   cnearset := [colset :] nearset
+ *   exprlist := cnearset { cnearset }             (implicit AND)
+ *   expr     := exprlist | ( expr ) | colset : ( expr )
+ *             | expr AND expr | expr OR expr | expr NOT expr
+ *   colset   := [-] colname | [-] { colname... }
+ * AND, OR, NOT and NEAR are keywords only in upper case. A bareword is a
+ * run of ASCII letters, digits, '_', 0x1A or bytes >= 0x80.
+ *
+ * Evaluation is set at a time: each phrase's matching rows and instances
+ * over the whole table, NEAR groups filtered by SQLite's window rule (one
+ * instance per phrase, all within nTerm + N tokens of the last one),
+ * then AND/OR/NOT as operations on sorted rowid lists.
+ *
+ * Invariants:
+ *  1. A phrase's hit list is sorted by rowid and holds only rows where it
+ *     matches (after its column filter, ^ and NEAR group).
+ *  2. Node results are sorted, duplicate-free rowid arrays.
+ */
+#include <string.h>
+
+#include "fts5_int.h"
+
+typedef struct Term {
+  char *t;
+  int n, prefix;
+} Term;
+
+typedef struct Phrase {
+  Term *terms;
+  int nterm, caret;
+  uint64_t colmask; /* allowed columns (bit per column; all ones: any) */
+  Fts5List hits;    /* per row, the instances (first token positions) */
+  int evaluated;
+} Phrase;
+
+enum { N_NEAR, N_AND, N_OR, N_NOT };
+
+typedef struct Node {
+  int kind;
+  struct Node *l, *r;
+  int *phr;   /* N_NEAR: phrase indexes */
+  int nphr, near;
+  int64_t *rows;
+  int nrows;
+} Node;
+
+struct Fts5Expr {
+  Fts5Config *c;
+  Phrase *ph;
+  int nph;
+  Node *root;
+};
+
+/* ---- lexer ---- */
+enum { T_EOF, T_STRING, T_LP, T_RP, T_LCP, T_RCP, T_COLON, T_COMMA, T_PLUS, T_STAR, T_MINUS,
+       T_CARET, T_AND, T_OR, T_NOT, T_NEAR, T_ERR };
+
+typedef struct Lex {
+  const char *z, *p;
+  int tok;
+  const char *tp; /* token start */
+  int tn;         /* token length */
+  char *err;
+  Fts5Config *c;
+  Fts5Expr *e;
+} Lex;
+
+static int strncasecmp_ascii(const char *a, const char *b, int n) {
+  for (int i = 0; i < n; i++) {
+    int x = (unsigned char)a[i], y = (unsigned char)b[i];
+    if (x >= 'A' && x <= 'Z') x += 32;
+    if (y >= 'A' && y <= 'Z') y += 32;
+    if (x != y) return x - y;
+  }
+  return 0;
+}
+
+static int is_bare(unsigned char c) {
+  return c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c == '_' || c == 0x1a;
+}
+
+static void lex_next(Lex *x) {
+  const char *p = x->p;
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v') p++;
+  x->tp = p;
+  x->tn = 1;
+  switch (*p) {
+  case 0: x->tok = T_EOF; x->tn = 0; x->p = p; return;
+  case '(': x->tok = T_LP; break;
+  case ')': x->tok = T_RP; break;
+  case '{': x->tok = T_LCP; break;
+  case '}': x->tok = T_RCP; break;
+  case ':': x->tok = T_COLON; break;
+  case ',': x->tok = T_COMMA; break;
+  case '+': x->tok = T_PLUS; break;
+  case '*': x->tok = T_STAR; break;
+  case '-': x->tok = T_MINUS; break;
+  case '^': x->tok = T_CARET; break;
+  case '"': {
+    const char *q = p + 1;
+    for (;;) {
+      if (!*q) {
+        x->tok = T_ERR;
+        x->p = p + 1;
+        return;
+      }
+      if (*q == '"') {
+        if (q[1] == '"') {
+          q += 2;
+          continue;
+        }
+        break;
+      }
+      q++;
+    }
+    x->tok = T_STRING;
+    x->tn = (int)(q + 1 - p);
+    x->p = q + 1;
+    return;
+  }
+  default:
+    if (!is_bare((unsigned char)*p)) {
+      x->tok = T_ERR;
+      x->p = p + 1;
+      return;
+    }
+    const char *q = p;
+    while (is_bare((unsigned char)*q)) q++;
+    x->tn = (int)(q - p);
+    x->tok = T_STRING;
+    if (x->tn == 2 && !memcmp(p, "OR", 2)) x->tok = T_OR;
+    else if (x->tn == 3 && !memcmp(p, "AND", 3)) x->tok = T_AND;
+    else if (x->tn == 3 && !memcmp(p, "NOT", 3)) x->tok = T_NOT;
+    else if (x->tn == 4 && !memcmp(p, "NEAR", 4)) x->tok = T_NEAR;
+    x->p = q;
+    return;
+  }
+  x->p = p + 1;
+}
+
+static void syntax_error(Lex *x) {
+  if (x->err) return;
+  if (x->tok == T_EOF) x->err = fts5_mprintf("fts5: syntax error near \"\"");
+  else x->err = fts5_mprintf("fts5: syntax error near \"%.*s\"", x->tn, x->tp);
+}
+
+/* ---- building ---- */
+typedef struct TokCtx {
+  Term *a;
+  int n, cap, rc;
+} TokCtx;
+
+static int tok_cb(void *ctx, const char *tok, int ntok, int start, int end) {
+  TokCtx *t = ctx;
+  (void)start;
+  (void)end;
+  if (t->n == t->cap) {
+    int cap = t->cap ? t->cap * 2 : 4;
+    Term *a = shale_realloc(t->a, sizeof(Term) * (size_t)cap);
+    if (!a) return SHALE_NOMEM;
+    t->a = a;
+    t->cap = cap;
+  }
+  char *z = shale_malloc((size_t)ntok + 2);
+  if (!z) return SHALE_NOMEM;
+  z[0] = '0';
+  memcpy(z + 1, tok, (size_t)ntok);
+  z[ntok + 1] = 0;
+  t->a[t->n].t = z;
+  t->a[t->n].n = ntok + 1;
+  t->a[t->n].prefix = 0;
+  t->n++;
+  return SHALE_OK;
+}
+
+/* Tokenize the current STRING token and append its terms to phrase ip. */
+static int add_string(Lex *x, int ip) {
+  const char *s = x->tp;
+  int n = x->tn;
+  char *buf = NULL;
+  if (s[0] == '"') { /* unquote */
+    buf = shale_malloc((size_t)n);
+    if (!buf) return SHALE_NOMEM;
+    int k = 0;
+    for (int i = 1; i < n - 1; i++) {
+      buf[k++] = s[i];
+      if (s[i] == '"') i++;
+    }
+    s = buf;
+    n = k;
+  }
+  TokCtx t = {0};
+  Phrase *p = &x->e->ph[ip];
+  t.a = p->terms;
+  t.n = t.cap = p->nterm;
+  int rc = fts5_tokenize(x->c->tok, s, n, &t, tok_cb);
+  shale_free(buf);
+  p->terms = t.a;
+  p->nterm = t.n;
+  return rc;
+}
+
+static int new_phrase(Lex *x) {
+  Fts5Expr *e = x->e;
+  Phrase *a = shale_realloc(e->ph, sizeof(Phrase) * (size_t)(e->nph + 1));
+  if (!a) return -1;
+  e->ph = a;
+  memset(&a[e->nph], 0, sizeof(Phrase));
+  a[e->nph].colmask = ~(uint64_t)0;
+  return e->nph++;
+}
+
+static Node *new_node(int kind, Node *l, Node *r) {
+  Node *n = shale_malloc(sizeof *n);
+  if (!n) return NULL;
+  memset(n, 0, sizeof *n);
+  n->kind = kind;
+  n->l = l;
+  n->r = r;
+  return n;
+}
+
+static void node_free(Node *n) {
+  if (!n) return;
+  node_free(n->l);
+  node_free(n->r);
+  shale_free(n->phr);
+  shale_free(n->rows);
+  shale_free(n);
+}
+
+/* phrase := STRING [*] { + STRING [*] }: current token is a STRING. */
+static int parse_phrase(Lex *x, int *ip) {
+  *ip = new_phrase(x);
+  if (*ip < 0) return SHALE_NOMEM;
+  for (;;) {
+    if (x->tok != T_STRING) {
+      syntax_error(x);
+      return SHALE_ERROR;
+    }
+    int rc = add_string(x, *ip);
+    if (rc) return rc;
+    lex_next(x);
+    if (x->tok == T_STAR) {
+      Phrase *p = &x->e->ph[*ip];
+      if (p->nterm) p->terms[p->nterm - 1].prefix = 1;
+      lex_next(x);
+    }
+    if (x->tok != T_PLUS) return SHALE_OK;
+    lex_next(x);
+  }
+}
+
+/* colset after an optional '-': current token STRING or LCP. */
+static int parse_colset(Lex *x, uint64_t *mask) {
+  int neg = 0;
+  if (x->tok == T_MINUS) {
+    neg = 1;
+    lex_next(x);
+  }
+  uint64_t m = 0;
+  int brace = x->tok == T_LCP;
+  if (brace) lex_next(x);
+  do {
+    if (x->tok != T_STRING) {
+      syntax_error(x);
+      return SHALE_ERROR;
+    }
+    int found = -1;
+    for (int i = 0; i < x->c->ncol; i++)
+      if ((int)strlen(x->c->cols[i]) == x->tn && !strncasecmp_ascii(x->c->cols[i], x->tp, x->tn))
+        found = i;
+    if (found < 0) {
+      x->err = fts5_mprintf("no such column: %.*s", x->tn, x->tp);
+      return SHALE_ERROR;
+    }
+    m |= (uint64_t)1 << (found & 63);
+    lex_next(x);
+  } while (brace && x->tok != T_RCP);
+  if (brace) lex_next(x);
+  *mask = neg ? ~m : m;
+  return SHALE_OK;
+}
+
+static void apply_colset(Fts5Expr *e, Node *n, uint64_t m) {
+  if (!n) return;
+  if (n->kind == N_NEAR)
+    for (int i = 0; i < n->nphr; i++) e->ph[n->phr[i]].colmask &= m;
+  apply_colset(e, n->l, m);
+  apply_colset(e, n->r, m);
+}
+
+static Node *parse_expr(Lex *x, int prec);
+
+static void renumber(Node *n, int by) {
+  if (!n) return;
+  for (int i = 0; i < n->nphr; i++) n->phr[i] += by;
+  renumber(n->l, by);
+  renumber(n->r, by);
+}
+
+/* nearset: current token CARET, STRING or NEAR. */
+static Node *parse_nearset(Lex *x) {
+  Node *n = new_node(N_NEAR, NULL, NULL);
+  if (!n) return NULL;
+  n->near = 10;
+  if (x->tok == T_NEAR) {
+    lex_next(x);
+    if (x->tok != T_LP) {
+      syntax_error(x);
+      node_free(n);
+      return NULL;
+    }
+    lex_next(x);
+    while (x->tok == T_STRING) {
+      int ip;
+      if (parse_phrase(x, &ip)) {
+        node_free(n);
+        return NULL;
+      }
+      int *a = shale_realloc(n->phr, sizeof(int) * (size_t)(n->nphr + 1));
+      if (!a) {
+        node_free(n);
+        return NULL;
+      }
+      n->phr = a;
+      a[n->nphr++] = ip;
+    }
+    if (x->tok == T_COMMA) {
+      lex_next(x);
+      int ok = x->tok == T_STRING;
+      int v = 0;
+      for (int i = 0; ok && i < x->tn; i++) {
+        if (x->tp[i] < '0' || x->tp[i] > '9') ok = 0;
+        else v = v * 10 + (x->tp[i] - '0');
+      }
+      if (!ok) {
+        if (!x->err) x->err = fts5_mprintf("expected integer, got \"%.*s\"", x->tn, x->tp);
+        node_free(n);
+        return NULL;
+      }
+      n->near = v;
+      lex_next(x);
+    }
+    if (x->tok != T_RP || n->nphr == 0) {
+      syntax_error(x);
+      node_free(n);
+      return NULL;
+    }
+    lex_next(x);
+    return n;
+  }
+  int caret = 0;
+  if (x->tok == T_CARET) {
+    caret = 1;
+    lex_next(x);
+  }
+  int ip;
+  if (parse_phrase(x, &ip)) {
+    node_free(n);
+    return NULL;
+  }
+  x->e->ph[ip].caret = caret;
+  n->phr = shale_malloc(sizeof(int));
+  if (!n->phr) {
+    node_free(n);
+    return NULL;
+  }
+  n->phr[0] = ip;
+  n->nphr = 1;
+  return n;
+}
+
+static int starts_cnearset(int tok) {
+  return tok == T_STRING || tok == T_CARET || tok == T_NEAR || tok == T_LCP || tok == T_MINUS;
+}
+
+/* cnearset, or ( expr ), or colset : ( expr ). */
+static Node *parse_primary(Lex *x, int *paren) {
+  *paren = 0;
+  if (x->tok == T_LP) {
+    lex_next(x);
+    Node *n = parse_expr(x, 0);
+    if (!n) return NULL;
+    if (x->tok != T_RP) {
+      syntax_error(x);
+      node_free(n);
+      return NULL;
+    }
+    lex_next(x);
+    *paren = 1;
+    return n;
+  }
+  /* a colset is a STRING or {..} or - followed by ':' */
+  uint64_t mask = ~(uint64_t)0;
+  int has_colset = 0;
+  if (x->tok == T_LCP || x->tok == T_MINUS) {
+    has_colset = 1;
+  } else if (x->tok == T_STRING) {
+    Lex save = *x;
+    lex_next(x);
+    has_colset = x->tok == T_COLON;
+    *x = save;
+  }
+  if (has_colset) {
+    if (parse_colset(x, &mask)) return NULL;
+    if (x->tok != T_COLON) {
+      syntax_error(x);
+      return NULL;
+    }
+    lex_next(x);
+    if (x->tok == T_LP) {
+      lex_next(x);
+      Node *n = parse_expr(x, 0);
+      if (!n) return NULL;
+      if (x->tok != T_RP) {
+        syntax_error(x);
+        node_free(n);
+        return NULL;
+      }
+      lex_next(x);
+      apply_colset(x->e, n, mask);
+      *paren = 1;
+      return n;
+    }
+  }
+  if (x->tok != T_STRING && x->tok != T_CARET && x->tok != T_NEAR) {
+    syntax_error(x);
+    return NULL;
+  }
+  Node *n = parse_nearset(x);
+  if (n && has_colset) apply_colset(x->e, n, mask);
+  return n;
+}
+
+/* An operand of the binary operators: an exprlist or a parenthesised
+ * expression. */
+static Node *parse_operand(Lex *x) {
+  int paren;
+  Node *n = parse_primary(x, &paren);
+  if (!n || paren) return n;
+  while (starts_cnearset(x->tok)) { /* implicit AND of cnearsets */
+    Node *r = parse_primary(x, &paren);
+    if (!r) {
+      node_free(n);
+      return NULL;
+    }
+    if (paren) { /* ( expr ) cannot follow implicitly */
+      node_free(r);
+      node_free(n);
+      syntax_error(x);
+      return NULL;
+    }
+    Node *a = new_node(N_AND, n, r);
+    if (!a) {
+      node_free(n);
+      node_free(r);
+      return NULL;
+    }
+    n = a;
+  }
+  return n;
+}
+
+static int op_prec(int tok) { return tok == T_OR ? 1 : tok == T_AND ? 2 : tok == T_NOT ? 3 : 0; }
+
+static Node *parse_expr(Lex *x, int prec) {
+  Node *l = parse_operand(x);
+  while (l) {
+    int p = op_prec(x->tok);
+    if (!p || p <= prec) break;
+    int kind = x->tok == T_OR ? N_OR : x->tok == T_AND ? N_AND : N_NOT;
+    lex_next(x);
+    Node *r = parse_expr(x, p);
+    if (!r) {
+      node_free(l);
+      return NULL;
+    }
+    Node *n = new_node(kind, l, r);
+    if (!n) {
+      node_free(l);
+      node_free(r);
+      return NULL;
+    }
+    l = n;
+  }
+  return l;
+}
+
+int fts5_expr_parse(Fts5Config *c, const char *q, int col, Fts5Expr **out, char **err) {
+  *out = NULL;
+  Fts5Expr *e = shale_malloc(sizeof *e);
+  if (!e) return SHALE_NOMEM;
+  memset(e, 0, sizeof *e);
+  e->c = c;
+  Lex x = {0};
+  x.z = x.p = q ? q : "";
+  x.c = c;
+  x.e = e;
+  lex_next(&x);
+  if (x.tok == T_EOF) { /* an empty query matches nothing */
+    *out = e;
+    return SHALE_OK;
+  }
+  e->root = parse_expr(&x, 0);
+  if (e->root && x.tok != T_EOF) syntax_error(&x);
+  if (!e->root || x.err) {
+    if (!x.err) x.err = fts5_mprintf("out of memory");
+    *err = x.err;
+    fts5_expr_free(e);
+    return SHALE_ERROR;
+  }
+  if (col >= 0 && col < 64) apply_colset(e, e->root, (uint64_t)1 << col);
+  *out = e;
+  return SHALE_OK;
+}
+
+int fts5_expr_and(Fts5Expr **pa, Fts5Expr *b) {
+  Fts5Expr *a = *pa;
+  if (!b->root || !a->root) { /* an empty query matches nothing */
+    if (!a->root) {
+      fts5_expr_free(b);
+      return SHALE_OK;
+    }
+    *pa = b;
+    fts5_expr_free(a);
+    return SHALE_OK;
+  }
+  Phrase *ph = shale_realloc(a->ph, sizeof(Phrase) * (size_t)(a->nph + b->nph));
+  if (!ph) {
+    fts5_expr_free(b);
+    return SHALE_NOMEM;
+  }
+  a->ph = ph;
+  Node *n = new_node(N_AND, a->root, b->root);
+  if (!n) {
+    fts5_expr_free(b);
+    return SHALE_NOMEM;
+  }
+  renumber(b->root, a->nph);
+  memcpy(a->ph + a->nph, b->ph, sizeof(Phrase) * (size_t)b->nph);
+  a->nph += b->nph;
+  a->root = n;
+  shale_free(b->ph);
+  shale_free(b);
+  return SHALE_OK;
+}
+
+void fts5_expr_free(Fts5Expr *e) {
+  if (!e) return;
+  for (int i = 0; i < e->nph; i++) {
+    for (int j = 0; j < e->ph[i].nterm; j++) shale_free(e->ph[i].terms[j].t);
+    shale_free(e->ph[i].terms);
+    fts5_list_free(&e->ph[i].hits);
+  }
+  shale_free(e->ph);
+  node_free(e->root);
+  shale_free(e);
+}
+
+int fts5_expr_nphrase(Fts5Expr *e) { return e->nph; }
+int fts5_expr_phrase_size(Fts5Expr *e, int ip) { return e->ph[ip].nterm; }
+
+/* ---- evaluation ---- */
+
+static Fts5Doc *find_doc(const Fts5List *l, int64_t rowid) {
+  int lo = 0, hi = l->n - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (l->a[mid].rowid == rowid) return &l->a[mid];
+    if (l->a[mid].rowid < rowid) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return NULL;
+}
+
+static int has_pos(const Fts5Pos *p, int64_t v) {
+  int lo = 0, hi = p->n - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (p->a[mid] == v) return 1;
+    if (p->a[mid] < v) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return 0;
+}
+
+/* The phrase's rows and instances over the whole table (no NEAR). */
+static int phrase_eval(Fts5Expr *e, Fts5Index *ix, Phrase *p, Fts5List *out) {
+  memset(out, 0, sizeof *out);
+  if (p->nterm == 0) return SHALE_OK;
+  Fts5List *t = shale_malloc(sizeof(Fts5List) * (size_t)p->nterm);
+  if (!t) return SHALE_NOMEM;
+  memset(t, 0, sizeof(Fts5List) * (size_t)p->nterm);
+  int rc = SHALE_OK;
+  for (int i = 0; rc == SHALE_OK && i < p->nterm; i++)
+    rc = fts5_index_query(ix, p->terms[i].t, p->terms[i].n, p->terms[i].prefix, &t[i]);
+  for (int r = 0; rc == SHALE_OK && r < t[0].n; r++) {
+    Fts5Doc *d0 = &t[0].a[r];
+    Fts5Doc **ds = NULL;
+    int ok = 1;
+    for (int i = 1; i < p->nterm && ok; i++) ok = find_doc(&t[i], d0->rowid) != NULL;
+    if (!ok) continue;
+    (void)ds;
+    Fts5Doc nd = {d0->rowid, {0}};
+    for (int k = 0; rc == SHALE_OK && k < d0->pos.n; k++) {
+      int64_t v = d0->pos.a[k];
+      int col = (int)(v >> 32);
+      if (col < 64 && !(p->colmask & ((uint64_t)1 << col))) continue;
+      if (col >= 64 && p->colmask != ~(uint64_t)0) continue;
+      if (p->caret && (v & 0xffffffff) != 0) continue;
+      int match = 1;
+      for (int i = 1; i < p->nterm && match; i++) match = has_pos(&find_doc(&t[i], d0->rowid)->pos, v + i);
+      if (match) fts5_pos_add(&rc, &nd.pos, v);
+    }
+    if (rc == SHALE_OK && nd.pos.n) {
+      if (out->n == out->cap) {
+        int cap = out->cap ? out->cap * 2 : 16;
+        Fts5Doc *a = shale_realloc(out->a, sizeof(Fts5Doc) * (size_t)cap);
+        if (!a) {
+          fts5_pos_free(&nd.pos);
+          rc = SHALE_NOMEM;
+          break;
+        }
+        out->a = a;
+        out->cap = cap;
+      }
+      out->a[out->n++] = nd;
+    } else {
+      fts5_pos_free(&nd.pos);
+    }
+  }
+  for (int i = 0; i < p->nterm; i++) fts5_list_free(&t[i]);
+  shale_free(t);
+  (void)e;
+  return rc;
+}
+
+static int rows_push(int64_t **a, int *n, int *cap, int64_t v) {
+  if (*n == *cap) {
+    int c = *cap ? *cap * 2 : 16;
+    int64_t *b = shale_realloc(*a, sizeof(int64_t) * (size_t)c);
+    if (!b) return SHALE_NOMEM;
+    *a = b;
+    *cap = c;
+  }
+  (*a)[(*n)++] = v;
+  return SHALE_OK;
+}
+
+/* NEAR group of phrases: keep rows where every phrase matches and a window
+ * exists; each phrase's instances are cut to those in some window. */
+static int near_filter(Fts5Expr *e, Node *n) {
+  int rc = SHALE_OK;
+  int np = n->nphr;
+  Fts5List *base = &e->ph[n->phr[0]].hits;
+  Fts5List *res = shale_malloc(sizeof(Fts5List) * (size_t)np);
+  int *ix = shale_malloc(sizeof(int) * (size_t)np);
+  if (!res || !ix) {
+    shale_free(res);
+    shale_free(ix);
+    return SHALE_NOMEM;
+  }
+  memset(res, 0, sizeof(Fts5List) * (size_t)np);
+  for (int r = 0; rc == SHALE_OK && r < base->n; r++) {
+    int64_t rowid = base->a[r].rowid;
+    const Fts5Pos **pp = NULL;
+    Fts5Doc *docs[64];
+    int ok = np <= 64;
+    for (int i = 0; i < np && ok; i++) ok = (docs[i] = find_doc(&e->ph[n->phr[i]].hits, rowid)) != NULL;
+    if (!ok) continue;
+    (void)pp;
+    Fts5Pos *outp = shale_malloc(sizeof(Fts5Pos) * (size_t)np);
+    if (!outp) {
+      rc = SHALE_NOMEM;
+      break;
+    }
+    memset(outp, 0, sizeof(Fts5Pos) * (size_t)np);
+    memset(ix, 0, sizeof(int) * (size_t)np);
+    for (;;) {
+      int64_t imax = docs[0]->pos.a[ix[0]];
+      int match, done = 0;
+      do {
+        match = 1;
+        for (int i = 0; i < np && !done; i++) {
+          int64_t imin = imax - e->ph[n->phr[i]].nterm - n->near;
+          int64_t v = docs[i]->pos.a[ix[i]];
+          if (v < imin || v > imax) {
+            match = 0;
+            while (docs[i]->pos.a[ix[i]] < imin) {
+              if (++ix[i] >= docs[i]->pos.n) {
+                done = 1;
+                break;
+              }
+            }
+            if (!done && docs[i]->pos.a[ix[i]] > imax) imax = docs[i]->pos.a[ix[i]];
+          }
+        }
+      } while (!match && !done);
+      if (done) break;
+      for (int i = 0; i < np; i++) {
+        int64_t v = docs[i]->pos.a[ix[i]];
+        if (!outp[i].n || outp[i].a[outp[i].n - 1] != v) fts5_pos_add(&rc, &outp[i], v);
+      }
+      /* advance the phrase whose next position is smallest */
+      int adv = -1;
+      int64_t best = 0;
+      for (int i = 0; i < np; i++) {
+        int64_t la = ix[i] + 1 < docs[i]->pos.n ? docs[i]->pos.a[ix[i] + 1] : INT64_MAX;
+        if (adv < 0 || la < best) {
+          best = la;
+          adv = i;
+        }
+      }
+      if (++ix[adv] >= docs[adv]->pos.n) break;
+    }
+    if (rc == SHALE_OK && outp[0].n) {
+      for (int i = 0; i < np && rc == SHALE_OK; i++) {
+        Fts5List *l = &res[i];
+        if (l->n == l->cap) {
+          int cap = l->cap ? l->cap * 2 : 16;
+          Fts5Doc *a = shale_realloc(l->a, sizeof(Fts5Doc) * (size_t)cap);
+          if (!a) {
+            rc = SHALE_NOMEM;
+            break;
+          }
+          l->a = a;
+          l->cap = cap;
+        }
+        l->a[l->n].rowid = rowid;
+        l->a[l->n++].pos = outp[i];
+        memset(&outp[i], 0, sizeof(Fts5Pos));
+      }
+    }
+    for (int i = 0; i < np; i++) fts5_pos_free(&outp[i]);
+    shale_free(outp);
+  }
+  for (int i = 0; i < np; i++) {
+    Phrase *p = &e->ph[n->phr[i]];
+    fts5_list_free(&p->hits);
+    p->hits = res[i];
+  }
+  shale_free(res);
+  shale_free(ix);
+  return rc;
+}
+
+static int node_eval(Fts5Expr *e, Fts5Index *ix, Node *n) {
+  int rc = SHALE_OK, cap = 0;
+  if (n->kind == N_NEAR) {
+    for (int i = 0; rc == SHALE_OK && i < n->nphr; i++) {
+      Phrase *p = &e->ph[n->phr[i]];
+      rc = phrase_eval(e, ix, p, &p->hits);
+    }
+    if (rc == SHALE_OK && n->nphr > 1) rc = near_filter(e, n);
+    Fts5List *h = &e->ph[n->phr[0]].hits;
+    for (int i = 0; rc == SHALE_OK && i < h->n; i++) rc = rows_push(&n->rows, &n->nrows, &cap, h->a[i].rowid);
+    return rc;
+  }
+  if ((rc = node_eval(e, ix, n->l)) || (rc = node_eval(e, ix, n->r))) return rc;
+  const int64_t *a = n->l->rows, *b = n->r->rows;
+  int na = n->l->nrows, nb = n->r->nrows, i = 0, j = 0;
+  while (rc == SHALE_OK && (i < na || j < nb)) {
+    if (j >= nb || (i < na && a[i] < b[j])) {
+      if (n->kind != N_AND) rc = rows_push(&n->rows, &n->nrows, &cap, a[i]);
+      i++;
+    } else if (i >= na || b[j] < a[i]) {
+      if (n->kind == N_OR) rc = rows_push(&n->rows, &n->nrows, &cap, b[j]);
+      j++;
+    } else {
+      if (n->kind != N_NOT) rc = rows_push(&n->rows, &n->nrows, &cap, a[i]);
+      i++;
+      j++;
+    }
+  }
+  return rc;
+}
+
+int fts5_expr_eval(Fts5Expr *e, Fts5Index *ix, int64_t **rows, int *nrows) {
+  *rows = NULL;
+  *nrows = 0;
+  if (!e->root) return SHALE_OK;
+  int rc = node_eval(e, ix, e->root);
+  if (rc) return rc;
+  *rows = e->root->rows;
+  *nrows = e->root->nrows;
+  e->root->rows = NULL;
+  e->root->nrows = 0;
+  return SHALE_OK;
+}
+
+const Fts5Pos *fts5_expr_phrase_hits(Fts5Expr *e, int ip, int64_t rowid) {
+  Fts5Doc *d = find_doc(&e->ph[ip].hits, rowid);
+  return d ? &d->pos : NULL;
+}
+
+int fts5_expr_phrase_rows(Fts5Expr *e, Fts5Index *ix, int ip, int64_t *n) {
+  Fts5List l;
+  Phrase tmp = e->ph[ip];
+  memset(&tmp.hits, 0, sizeof tmp.hits); /* xQueryPhrase: the phrase alone, its filters kept */
+  int rc = phrase_eval(e, ix, &tmp, &l);
+  *n = rc == SHALE_OK ? l.n : 0;
+  fts5_list_free(&l);
+  return rc;
+}
