@@ -593,8 +593,13 @@ static int has_pos(const Fts5Pos *p, int64_t v) {
   return 0;
 }
 
-/* The phrase's rows and instances over the whole table (no NEAR). */
-static int phrase_eval(Fts5Expr *e, Fts5Index *ix, Phrase *p, Fts5List *out) {
+static int rows_push(int64_t **a, int *n, int *cap, int64_t v);
+
+/* The phrase's rows and instances over the whole table (no NEAR); cand
+ * (if not NULL): the rows holding every term of the phrase. */
+static int phrase_eval(Fts5Expr *e, Fts5Index *ix, Phrase *p, Fts5List *out, int64_t **cand,
+                       int *ncand) {
+  int capc = 0;
   memset(out, 0, sizeof *out);
   if (p->nterm == 0) return SHALE_OK;
   Fts5List *t = shale_malloc(sizeof(Fts5List) * (size_t)p->nterm);
@@ -609,6 +614,7 @@ static int phrase_eval(Fts5Expr *e, Fts5Index *ix, Phrase *p, Fts5List *out) {
     int ok = 1;
     for (int i = 1; i < p->nterm && ok; i++) ok = find_doc(&t[i], d0->rowid) != NULL;
     if (!ok) continue;
+    if (cand && (rc = rows_push(cand, ncand, &capc, d0->rowid))) break;
     (void)ds;
     Fts5Doc nd = {d0->rowid, {0}};
     for (int k = 0; rc == SHALE_OK && k < d0->pos.n; k++) {
@@ -656,113 +662,153 @@ static int rows_push(int64_t **a, int *n, int *cap, int64_t v) {
   return SHALE_OK;
 }
 
-/* NEAR group of phrases: keep rows where every phrase matches and a window
- * exists; each phrase's instances are cut to those in some window. */
-static int near_filter(Fts5Expr *e, Node *n) {
-  int rc = SHALE_OK;
-  int np = n->nphr;
-  Fts5List *base = &e->ph[n->phr[0]].hits;
-  Fts5List *res = shale_malloc(sizeof(Fts5List) * (size_t)np);
-  int *ix = shale_malloc(sizeof(int) * (size_t)np);
-  if (!res || !ix) {
-    shale_free(res);
-    shale_free(ix);
-    return SHALE_NOMEM;
+static int row_in(const int64_t *a, int n, int64_t v) {
+  int lo = 0, hi = n - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (a[mid] == v) return 1;
+    if (a[mid] < v) lo = mid + 1;
+    else hi = mid - 1;
   }
-  memset(res, 0, sizeof(Fts5List) * (size_t)np);
-  for (int r = 0; rc == SHALE_OK && r < base->n; r++) {
-    int64_t rowid = base->a[r].rowid;
-    const Fts5Pos **pp = NULL;
-    Fts5Doc *docs[64];
-    int ok = np <= 64;
-    for (int i = 0; i < np && ok; i++) ok = (docs[i] = find_doc(&e->ph[n->phr[i]].hits, rowid)) != NULL;
-    if (!ok) continue;
-    (void)pp;
-    Fts5Pos *outp = shale_malloc(sizeof(Fts5Pos) * (size_t)np);
-    if (!outp) {
-      rc = SHALE_NOMEM;
-      break;
-    }
-    memset(outp, 0, sizeof(Fts5Pos) * (size_t)np);
-    memset(ix, 0, sizeof(int) * (size_t)np);
-    for (;;) {
-      int64_t imax = docs[0]->pos.a[ix[0]];
-      int match, done = 0;
-      do {
-        match = 1;
-        for (int i = 0; i < np && !done; i++) {
-          int64_t imin = imax - e->ph[n->phr[i]].nterm - n->near;
-          int64_t v = docs[i]->pos.a[ix[i]];
-          if (v < imin || v > imax) {
-            match = 0;
-            while (docs[i]->pos.a[ix[i]] < imin) {
-              if (++ix[i] >= docs[i]->pos.n) {
-                done = 1;
-                break;
-              }
+  return 0;
+}
+
+static void pos_copy(int *rc, Fts5Pos *dst, const Fts5Pos *src) {
+  dst->n = 0;
+  for (int i = 0; src && i < src->n; i++) fts5_pos_add(rc, dst, src->a[i]);
+}
+
+/* SQLite's NEAR test on one row: one instance per phrase, all within
+ * nTerm + N tokens of the last; the instances in some window are kept in
+ * pos[] (all emptied when there is none). Returns 1 on a match. */
+static int near_window(Fts5Expr *e, Node *n, Fts5Pos *pos) {
+  int np = n->nphr, rc = SHALE_OK;
+  int ix[64];
+  Fts5Pos outp[64];
+  memset(ix, 0, sizeof(int) * (size_t)np);
+  memset(outp, 0, sizeof(Fts5Pos) * (size_t)np);
+  for (;;) {
+    int64_t imax = pos[0].a[ix[0]];
+    int match, done = 0;
+    do {
+      match = 1;
+      for (int i = 0; i < np && !done; i++) {
+        int64_t imin = imax - e->ph[n->phr[i]].nterm - n->near;
+        int64_t v = pos[i].a[ix[i]];
+        if (v < imin || v > imax) {
+          match = 0;
+          while (pos[i].a[ix[i]] < imin) {
+            if (++ix[i] >= pos[i].n) {
+              done = 1;
+              break;
             }
-            if (!done && docs[i]->pos.a[ix[i]] > imax) imax = docs[i]->pos.a[ix[i]];
           }
-        }
-      } while (!match && !done);
-      if (done) break;
-      for (int i = 0; i < np; i++) {
-        int64_t v = docs[i]->pos.a[ix[i]];
-        if (!outp[i].n || outp[i].a[outp[i].n - 1] != v) fts5_pos_add(&rc, &outp[i], v);
-      }
-      /* advance the phrase whose next position is smallest */
-      int adv = -1;
-      int64_t best = 0;
-      for (int i = 0; i < np; i++) {
-        int64_t la = ix[i] + 1 < docs[i]->pos.n ? docs[i]->pos.a[ix[i] + 1] : INT64_MAX;
-        if (adv < 0 || la < best) {
-          best = la;
-          adv = i;
+          if (!done && pos[i].a[ix[i]] > imax) imax = pos[i].a[ix[i]];
         }
       }
-      if (++ix[adv] >= docs[adv]->pos.n) break;
+    } while (!match && !done);
+    if (done) break;
+    for (int i = 0; i < np; i++) {
+      int64_t v = pos[i].a[ix[i]];
+      if (!outp[i].n || outp[i].a[outp[i].n - 1] != v) fts5_pos_add(&rc, &outp[i], v);
     }
-    if (rc == SHALE_OK && outp[0].n) {
-      for (int i = 0; i < np && rc == SHALE_OK; i++) {
-        Fts5List *l = &res[i];
-        if (l->n == l->cap) {
-          int cap = l->cap ? l->cap * 2 : 16;
-          Fts5Doc *a = shale_realloc(l->a, sizeof(Fts5Doc) * (size_t)cap);
-          if (!a) {
-            rc = SHALE_NOMEM;
-            break;
-          }
-          l->a = a;
-          l->cap = cap;
-        }
-        l->a[l->n].rowid = rowid;
-        l->a[l->n++].pos = outp[i];
-        memset(&outp[i], 0, sizeof(Fts5Pos));
+    int adv = -1; /* advance the phrase whose next position is smallest */
+    int64_t best = 0;
+    for (int i = 0; i < np; i++) {
+      int64_t la = ix[i] + 1 < pos[i].n ? pos[i].a[ix[i] + 1] : INT64_MAX;
+      if (adv < 0 || la < best) {
+        best = la;
+        adv = i;
       }
     }
-    for (int i = 0; i < np; i++) fts5_pos_free(&outp[i]);
-    shale_free(outp);
+    if (++ix[adv] >= pos[adv].n) break;
+  }
+  int matched = outp[0].n > 0;
+  for (int i = 0; i < np; i++) {
+    fts5_pos_free(&pos[i]);
+    pos[i] = outp[i];
+  }
+  return matched;
+}
+
+/* A NEAR group, row by row in SQLite's order over the rows holding every
+ * term (cand): each phrase's instances are what SQLite's iterator leaves
+ * in the phrase's position list at that row, which it reports whenever the
+ * group's node is on the row, matching or not: the phrase's own matches
+ * up to the first phrase that fails, then whatever later phrases held from
+ * an earlier row; after the window test, the instances in windows. */
+static int near_filter(Fts5Expr *e, Node *n, const int64_t *cand, int ncand) {
+  int rc = SHALE_OK, np = n->nphr, cap = 0;
+  if (np > 64) return SHALE_ERROR;
+  Fts5List res[64];
+  Fts5Pos cur[64];
+  memset(res, 0, sizeof(Fts5List) * (size_t)np);
+  memset(cur, 0, sizeof(Fts5Pos) * (size_t)np);
+  for (int r = 0; rc == SHALE_OK && r < ncand; r++) {
+    int64_t rowid = cand[r];
+    int all = 1;
+    for (int i = 0; i < np && rc == SHALE_OK; i++) {
+      Fts5Doc *d = find_doc(&e->ph[n->phr[i]].hits, rowid);
+      pos_copy(&rc, &cur[i], d ? &d->pos : NULL);
+      if (!d) {
+        all = 0;
+        break;
+      }
+    }
+    int matched = rc == SHALE_OK && all && near_window(e, n, cur);
+    if (matched) rc = rows_push(&n->rows, &n->nrows, &cap, rowid);
+    for (int i = 0; rc == SHALE_OK && i < np; i++) {
+      if (!cur[i].n) continue;
+      Fts5List *l = &res[i];
+      if (l->n == l->cap) {
+        int c = l->cap ? l->cap * 2 : 16;
+        Fts5Doc *a = shale_realloc(l->a, sizeof(Fts5Doc) * (size_t)c);
+        if (!a) {
+          rc = SHALE_NOMEM;
+          break;
+        }
+        l->a = a;
+        l->cap = c;
+      }
+      memset(&l->a[l->n], 0, sizeof(Fts5Doc));
+      l->a[l->n].rowid = rowid;
+      pos_copy(&rc, &l->a[l->n++].pos, &cur[i]);
+    }
   }
   for (int i = 0; i < np; i++) {
+    fts5_pos_free(&cur[i]);
     Phrase *p = &e->ph[n->phr[i]];
     fts5_list_free(&p->hits);
     p->hits = res[i];
   }
-  shale_free(res);
-  shale_free(ix);
   return rc;
 }
 
 static int node_eval(Fts5Expr *e, Fts5Index *ix, Node *n) {
   int rc = SHALE_OK, cap = 0;
   if (n->kind == N_NEAR) {
+    int64_t *cand = NULL, *c2 = NULL;
+    int ncand = 0, nc2 = 0;
     for (int i = 0; rc == SHALE_OK && i < n->nphr; i++) {
       Phrase *p = &e->ph[n->phr[i]];
-      rc = phrase_eval(e, ix, p, &p->hits);
+      rc = phrase_eval(e, ix, p, &p->hits, i ? &c2 : &cand, i ? &nc2 : &ncand);
+      if (rc == SHALE_OK && i) { /* rows holding every term of every phrase */
+        int k = 0;
+        for (int a = 0; a < ncand; a++)
+          if (row_in(c2, nc2, cand[a])) cand[k++] = cand[a];
+        ncand = k;
+      }
+      shale_free(c2);
+      c2 = NULL;
+      nc2 = 0;
     }
-    if (rc == SHALE_OK && n->nphr > 1) rc = near_filter(e, n);
-    Fts5List *h = &e->ph[n->phr[0]].hits;
-    for (int i = 0; rc == SHALE_OK && i < h->n; i++) rc = rows_push(&n->rows, &n->nrows, &cap, h->a[i].rowid);
+    if (rc == SHALE_OK && n->nphr > 1) {
+      rc = near_filter(e, n, cand, ncand);
+    } else if (rc == SHALE_OK) {
+      Fts5List *h = &e->ph[n->phr[0]].hits;
+      for (int i = 0; rc == SHALE_OK && i < h->n; i++) rc = rows_push(&n->rows, &n->nrows, &cap, h->a[i].rowid);
+    }
+    shale_free(cand);
     return rc;
   }
   if ((rc = node_eval(e, ix, n->l)) || (rc = node_eval(e, ix, n->r))) return rc;
@@ -784,12 +830,49 @@ static int node_eval(Fts5Expr *e, Fts5Index *ix, Node *n) {
   return rc;
 }
 
+/* Keep each phrase's instances only in rows where SQLite's iterator has
+ * the phrase's node on that row: the node and every node above it match
+ * the row, and no NOT has it on its right. valid/nvalid: the rows where
+ * the parent is (NULL with nvalid -1: every row). */
+static void restrict_hits(Fts5Expr *e, Node *n, const int64_t *valid, int nvalid) {
+  if (n->kind == N_NEAR) {
+    for (int i = 0; i < n->nphr; i++) {
+      Fts5List *h = &e->ph[n->phr[i]].hits;
+      int k = 0;
+      for (int j = 0; j < h->n; j++) {
+        if (nvalid < 0 || row_in(valid, nvalid, h->a[j].rowid)) h->a[k++] = h->a[j];
+        else fts5_pos_free(&h->a[j].pos);
+      }
+      h->n = k;
+    }
+    return;
+  }
+  /* the rows of this node the parent allows */
+  int64_t *mine = shale_malloc(sizeof(int64_t) * (size_t)(n->nrows ? n->nrows : 1));
+  int nm = 0;
+  for (int i = 0; mine && i < n->nrows; i++)
+    if (nvalid < 0 || row_in(valid, nvalid, n->rows[i])) mine[nm++] = n->rows[i];
+  if (!mine) nm = 0;
+  if (n->kind == N_OR) {
+    restrict_hits(e, n->l, mine, nm); /* each child: where it matches itself (its own rows) */
+    restrict_hits(e, n->r, mine, nm);
+  } else if (n->kind == N_AND) {
+    restrict_hits(e, n->l, mine, nm);
+    restrict_hits(e, n->r, mine, nm);
+  } else { /* NOT */
+    restrict_hits(e, n->l, mine, nm);
+    restrict_hits(e, n->r, mine, 0);
+  }
+  shale_free(mine);
+}
+
 int fts5_expr_eval(Fts5Expr *e, Fts5Index *ix, int64_t **rows, int *nrows) {
   *rows = NULL;
   *nrows = 0;
   if (!e->root) return SHALE_OK;
   int rc = node_eval(e, ix, e->root);
   if (rc) return rc;
+  restrict_hits(e, e->root, NULL, -1);
   *rows = e->root->rows;
   *nrows = e->root->nrows;
   e->root->rows = NULL;
@@ -806,7 +889,7 @@ int fts5_expr_phrase_rows(Fts5Expr *e, Fts5Index *ix, int ip, int64_t *n) {
   Fts5List l;
   Phrase tmp = e->ph[ip];
   memset(&tmp.hits, 0, sizeof tmp.hits); /* xQueryPhrase: the phrase alone, its filters kept */
-  int rc = phrase_eval(e, ix, &tmp, &l);
+  int rc = phrase_eval(e, ix, &tmp, &l, NULL, NULL);
   *n = rc == SHALE_OK ? l.n : 0;
   fts5_list_free(&l);
   return rc;

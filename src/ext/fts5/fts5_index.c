@@ -426,26 +426,35 @@ static void writer_rowid(Writer *w, int64_t rowid) {
 }
 
 /* Append varint-aligned data (a poslist with its size header), split over
- * leaves between varints. */
+ * leaves between varints. As SQLite's writer, the size header stays on the
+ * leaf of its rowid (readers take it from there), so the first varint is
+ * always written here, even past pgsz. */
 static void writer_data(Writer *w, const uint8_t *a, int n) {
-  int pgsz = w->x->c->pgsz;
-  while (w->rc == SHALE_OK && w->page.n + w->pgidx.n + n >= pgsz) {
-    int need = pgsz - w->page.n - w->pgidx.n, k = 0;
-    while (k < need && k < n) {
+  int pgsz = w->x->c->pgsz, first = 1;
+  while (w->rc == SHALE_OK && n > 0) {
+    int space = pgsz - w->page.n - w->pgidx.n;
+    if (n <= space) {
+      fts5_buf_append(&w->rc, &w->page, a, n);
+      return;
+    }
+    int k = 0;
+    for (;;) {
       uint64_t v;
       int m = fts5_get_varint(a + k, a + n, &v);
       if (!m) {
         w->rc = FTS5_CORRUPT;
         return;
       }
+      if (k + m > space && !(first && k == 0)) break;
       k += m;
+      if (k >= n) break;
     }
+    first = 0;
     fts5_buf_append(&w->rc, &w->page, a, k);
     a += k;
     n -= k;
-    writer_flush(w);
+    if (n > 0 || w->page.n + w->pgidx.n >= pgsz) writer_flush(w);
   }
-  fts5_buf_append(&w->rc, &w->page, a, n);
 }
 
 /* Finish: the last leaf written; returns the last page number. */
