@@ -841,6 +841,10 @@ static int close_common(shale *db, int v2) {
   if (!db) return SHALE_OK;
   if (!api_db_enter(db)) return SHALE_MISUSE;
   int rc = SHALE_OK;
+  /* As SQLite, virtual tables are disconnected first: statements their
+   * modules keep (fts5's) are finalized and do not hold the close up. With
+   * a statement running, cursors may be open on them: left as they are. */
+  if (db->nactive == 0) vtab_disconnect_db(&db->vtabs, -1);
   if (!v2 && (db->stmts || db->nhandles)) {
     api_error(db, SHALE_BUSY, "unable to close due to unfinalized statements or unfinished backups");
     rc = SHALE_BUSY;

@@ -37,6 +37,7 @@ typedef struct Phrase {
   int nterm, caret;
   uint64_t colmask; /* allowed columns (bit per column; all ones: any) */
   Fts5List hits;    /* per row, the instances (first token positions) */
+  Fts5Pos cur;      /* during evaluation: SQLite's position list now */
   int evaluated;
 } Phrase;
 
@@ -560,6 +561,7 @@ void fts5_expr_free(Fts5Expr *e) {
     for (int j = 0; j < e->ph[i].nterm; j++) shale_free(e->ph[i].terms[j].t);
     shale_free(e->ph[i].terms);
     fts5_list_free(&e->ph[i].hits);
+    fts5_pos_free(&e->ph[i].cur);
   }
   shale_free(e->ph);
   node_free(e->root);
@@ -595,6 +597,15 @@ static int has_pos(const Fts5Pos *p, int64_t v) {
 
 static int rows_push(int64_t **a, int *n, int *cap, int64_t v);
 
+static int has_col(const Fts5Pos *p, uint64_t mask) {
+  if (mask == ~(uint64_t)0) return p->n > 0;
+  for (int i = 0; i < p->n; i++) {
+    int64_t c = p->a[i] >> 32;
+    if (c < 64 && (mask & ((uint64_t)1 << c))) return 1;
+  }
+  return 0;
+}
+
 /* The phrase's rows and instances over the whole table (no NEAR); cand
  * (if not NULL): the rows holding every term of the phrase. */
 static int phrase_eval(Fts5Expr *e, Fts5Index *ix, Phrase *p, Fts5List *out, int64_t **cand,
@@ -610,12 +621,14 @@ static int phrase_eval(Fts5Expr *e, Fts5Index *ix, Phrase *p, Fts5List *out, int
     rc = fts5_index_query(ix, p->terms[i].t, p->terms[i].n, p->terms[i].prefix, &t[i]);
   for (int r = 0; rc == SHALE_OK && r < t[0].n; r++) {
     Fts5Doc *d0 = &t[0].a[r];
-    Fts5Doc **ds = NULL;
     int ok = 1;
     for (int i = 1; i < p->nterm && ok; i++) ok = find_doc(&t[i], d0->rowid) != NULL;
     if (!ok) continue;
+    /* a candidate: every term has a position in the phrase's columns (the
+     * column filter is applied by SQLite's term iterators) */
+    for (int i = 0; i < p->nterm && ok; i++) ok = has_col(&find_doc(&t[i], d0->rowid)->pos, p->colmask);
+    if (!ok) continue;
     if (cand && (rc = rows_push(cand, ncand, &capc, d0->rowid))) break;
-    (void)ds;
     Fts5Doc nd = {d0->rowid, {0}};
     for (int k = 0; rc == SHALE_OK && k < d0->pos.n; k++) {
       int64_t v = d0->pos.a[k];
@@ -731,153 +744,313 @@ static int near_window(Fts5Expr *e, Node *n, Fts5Pos *pos) {
   return matched;
 }
 
-/* A NEAR group, row by row in SQLite's order over the rows holding every
- * term (cand): each phrase's instances are what SQLite's iterator leaves
- * in the phrase's position list at that row, which it reports whenever the
- * group's node is on the row, matching or not: the phrase's own matches
- * up to the first phrase that fails, then whatever later phrases held from
- * an earlier row; after the window test, the instances in windows. */
-static int near_filter(Fts5Expr *e, Node *n, const int64_t *cand, int ncand) {
-  int rc = SHALE_OK, np = n->nphr, cap = 0;
-  if (np > 64) return SHALE_ERROR;
-  Fts5List res[64];
-  Fts5Pos cur[64];
-  memset(res, 0, sizeof(Fts5List) * (size_t)np);
-  memset(cur, 0, sizeof(Fts5Pos) * (size_t)np);
-  for (int r = 0; rc == SHALE_OK && r < ncand; r++) {
-    int64_t rowid = cand[r];
-    int all = 1;
-    for (int i = 0; i < np && rc == SHALE_OK; i++) {
-      Fts5Doc *d = find_doc(&e->ph[n->phr[i]].hits, rowid);
-      pos_copy(&rc, &cur[i], d ? &d->pos : NULL);
-      if (!d) {
-        all = 0;
-        break;
-      }
-    }
-    int matched = rc == SHALE_OK && all && near_window(e, n, cur);
-    if (matched) rc = rows_push(&n->rows, &n->nrows, &cap, rowid);
-    for (int i = 0; rc == SHALE_OK && i < np; i++) {
-      if (!cur[i].n) continue;
-      Fts5List *l = &res[i];
-      if (l->n == l->cap) {
-        int c = l->cap ? l->cap * 2 : 16;
-        Fts5Doc *a = shale_realloc(l->a, sizeof(Fts5Doc) * (size_t)c);
-        if (!a) {
-          rc = SHALE_NOMEM;
-          break;
-        }
-        l->a = a;
-        l->cap = c;
-      }
-      memset(&l->a[l->n], 0, sizeof(Fts5Doc));
-      l->a[l->n].rowid = rowid;
-      pos_copy(&rc, &l->a[l->n++].pos, &cur[i]);
-    }
-  }
-  for (int i = 0; i < np; i++) {
-    fts5_pos_free(&cur[i]);
-    Phrase *p = &e->ph[n->phr[i]];
-    fts5_list_free(&p->hits);
-    p->hits = res[i];
-  }
-  return rc;
+/* ---- SQLite's iteration ----
+ * The instances SQLite reports for a phrase at a row are whatever its
+ * iterator left in the phrase's position list when the root stopped there
+ * (a node "on" the row, matching or not), so evaluation follows SQLite's
+ * iterator step by step: leaves (NEAR groups) over their candidate rows
+ * (every term present in the group's columns), n-ary AND/OR (flattened as
+ * SQLite's parser does) and NOT, each node with a rowid, eof and nomatch. */
+typedef struct It {
+  int kind;
+  struct It **kid;
+  int nkid;
+  Node *leaf;     /* N_NEAR: the AST node (phrases, near) */
+  int64_t *cand;  /* N_NEAR: candidate rows */
+  int ncand, k;
+  int64_t rowid;
+  int eof, nomatch;
+} It;
+
+static void it_free(It *t) {
+  if (!t) return;
+  for (int i = 0; i < t->nkid; i++) it_free(t->kid[i]);
+  shale_free(t->kid);
+  shale_free(t->cand);
+  shale_free(t);
 }
 
-static int node_eval(Fts5Expr *e, Fts5Index *ix, Node *n) {
-  int rc = SHALE_OK, cap = 0;
+static int it_add_kid(It *t, It *k) {
+  It **a = shale_realloc(t->kid, sizeof(It *) * (size_t)(t->nkid + 1));
+  if (!a) return SHALE_NOMEM;
+  t->kid = a;
+  a[t->nkid++] = k;
+  return SHALE_OK;
+}
+
+static It *it_build(Fts5Expr *e, Fts5Index *ix, Node *n, int *rc);
+
+/* Children of an AND/OR node, those of the same kind flattened in. */
+static void it_kids(Fts5Expr *e, Fts5Index *ix, It *t, Node *n, int *rc) {
+  Node *side[2] = {n->l, n->r};
+  for (int i = 0; i < 2 && *rc == SHALE_OK; i++) {
+    if (side[i]->kind == n->kind && n->kind != N_NOT) {
+      it_kids(e, ix, t, side[i], rc);
+      continue;
+    }
+    It *k = it_build(e, ix, side[i], rc);
+    if (k && (*rc = it_add_kid(t, k)) != SHALE_OK) it_free(k);
+  }
+}
+
+static It *it_build(Fts5Expr *e, Fts5Index *ix, Node *n, int *rc) {
+  It *t = shale_malloc(sizeof *t);
+  if (!t) {
+    *rc = SHALE_NOMEM;
+    return NULL;
+  }
+  memset(t, 0, sizeof *t);
+  t->kind = n->kind;
   if (n->kind == N_NEAR) {
-    int64_t *cand = NULL, *c2 = NULL;
-    int ncand = 0, nc2 = 0;
-    for (int i = 0; rc == SHALE_OK && i < n->nphr; i++) {
+    t->leaf = n;
+    int64_t *c2 = NULL;
+    int nc2 = 0;
+    for (int i = 0; *rc == SHALE_OK && i < n->nphr; i++) {
       Phrase *p = &e->ph[n->phr[i]];
-      rc = phrase_eval(e, ix, p, &p->hits, i ? &c2 : &cand, i ? &nc2 : &ncand);
-      if (rc == SHALE_OK && i) { /* rows holding every term of every phrase */
+      *rc = phrase_eval(e, ix, p, &p->hits, i ? &c2 : &t->cand, i ? &nc2 : &t->ncand);
+      if (*rc == SHALE_OK && i) {
         int k = 0;
-        for (int a = 0; a < ncand; a++)
-          if (row_in(c2, nc2, cand[a])) cand[k++] = cand[a];
-        ncand = k;
+        for (int a = 0; a < t->ncand; a++)
+          if (row_in(c2, nc2, t->cand[a])) t->cand[k++] = t->cand[a];
+        t->ncand = k;
       }
       shale_free(c2);
       c2 = NULL;
       nc2 = 0;
     }
-    if (rc == SHALE_OK && n->nphr > 1) {
-      rc = near_filter(e, n, cand, ncand);
-    } else if (rc == SHALE_OK) {
-      Fts5List *h = &e->ph[n->phr[0]].hits;
-      for (int i = 0; rc == SHALE_OK && i < h->n; i++) rc = rows_push(&n->rows, &n->nrows, &cap, h->a[i].rowid);
-    }
-    shale_free(cand);
-    return rc;
+  } else {
+    it_kids(e, ix, t, n, rc);
   }
-  if ((rc = node_eval(e, ix, n->l)) || (rc = node_eval(e, ix, n->r))) return rc;
-  const int64_t *a = n->l->rows, *b = n->r->rows;
-  int na = n->l->nrows, nb = n->r->nrows, i = 0, j = 0;
-  while (rc == SHALE_OK && (i < na || j < nb)) {
-    if (j >= nb || (i < na && a[i] < b[j])) {
-      if (n->kind != N_AND) rc = rows_push(&n->rows, &n->nrows, &cap, a[i]);
-      i++;
-    } else if (i >= na || b[j] < a[i]) {
-      if (n->kind == N_OR) rc = rows_push(&n->rows, &n->nrows, &cap, b[j]);
-      j++;
-    } else {
-      if (n->kind != N_NOT) rc = rows_push(&n->rows, &n->nrows, &cap, a[i]);
-      i++;
-      j++;
+  if (*rc) {
+    it_free(t);
+    return NULL;
+  }
+  return t;
+}
+
+static void it_zero(Fts5Expr *e, It *t) {
+  if (t->kind == N_NEAR) {
+    for (int i = 0; i < t->leaf->nphr; i++) e->ph[t->leaf->phr[i]].cur.n = 0;
+    return;
+  }
+  for (int i = 0; i < t->nkid; i++) it_zero(e, t->kid[i]);
+}
+
+/* A leaf on candidate k: SQLite's NEAR test and the position lists it
+ * leaves (up to the first phrase that fails; later ones keep theirs). */
+static int leaf_test(Fts5Expr *e, It *t) {
+  Node *n = t->leaf;
+  int rc = SHALE_OK, all = 1;
+  t->rowid = t->cand[t->k];
+  for (int i = 0; i < n->nphr && rc == SHALE_OK; i++) {
+    Phrase *p = &e->ph[n->phr[i]];
+    Fts5Doc *d = find_doc(&p->hits, t->rowid);
+    pos_copy(&rc, &p->cur, d ? &d->pos : NULL);
+    if (!d) {
+      all = 0;
+      break;
     }
+  }
+  if (rc) return rc;
+  if (all && n->nphr > 1) {
+    Fts5Pos cur[64];
+    for (int i = 0; i < n->nphr; i++) cur[i] = e->ph[n->phr[i]].cur;
+    all = near_window(e, n, cur);
+    for (int i = 0; i < n->nphr; i++) e->ph[n->phr[i]].cur = cur[i];
+  }
+  t->nomatch = !all;
+  return SHALE_OK;
+}
+
+/* SQLite's fts5ExprSetEof: the node and everything below it at EOF. */
+static void it_set_eof(It *t) {
+  t->eof = 1;
+  t->nomatch = 0;
+  for (int i = 0; i < t->nkid; i++) it_set_eof(t->kid[i]);
+}
+
+static int cmp_it(const It *a, const It *b) {
+  if (b->eof) return a->eof ? 0 : -1;
+  if (a->eof) return 1;
+  return a->rowid < b->rowid ? -1 : a->rowid > b->rowid;
+}
+
+static int it_next(Fts5Expr *e, It *t, int from_valid, int64_t from);
+
+static int it_test(Fts5Expr *e, It *t, int is_root) {
+  int rc = SHALE_OK;
+  if (t->kind == N_AND) {
+    int64_t last = t->rowid;
+    int match;
+    do {
+      t->nomatch = 0;
+      match = 1;
+      for (int i = 0; i < t->nkid; i++) {
+        It *c = t->kid[i];
+        if (!c->eof && c->rowid < last && (rc = it_next(e, c, 1, last))) return rc;
+        if (c->eof) {
+          it_set_eof(t);
+          match = 1;
+          break;
+        }
+        if (c->rowid != last) {
+          match = 0;
+          last = c->rowid;
+        }
+        if (c->nomatch) t->nomatch = 1;
+      }
+    } while (!match);
+    if (t->nomatch && !is_root) it_zero(e, t);
+    t->rowid = last;
+  } else if (t->kind == N_OR) {
+    It *nx = t->kid[0];
+    for (int i = 1; i < t->nkid; i++) {
+      int c = cmp_it(nx, t->kid[i]);
+      if (c > 0 || (c == 0 && !t->kid[i]->nomatch)) nx = t->kid[i];
+    }
+    t->rowid = nx->rowid;
+    t->eof = nx->eof;
+    t->nomatch = nx->nomatch;
+  } else if (t->kind == N_NOT) {
+    It *a = t->kid[0], *b = t->kid[1];
+    while (rc == SHALE_OK && !a->eof) {
+      int c = cmp_it(a, b);
+      if (c > 0) {
+        if ((rc = it_next(e, b, 1, a->rowid))) return rc;
+        c = cmp_it(a, b);
+      }
+      if (c || b->nomatch) break;
+      rc = it_next(e, a, 0, 0);
+    }
+    t->eof = a->eof;
+    t->nomatch = a->nomatch;
+    t->rowid = a->rowid;
+    if (a->eof) it_zero(e, b);
   }
   return rc;
 }
 
-/* Keep each phrase's instances only in rows where SQLite's iterator has
- * the phrase's node on that row: the node and every node above it match
- * the row, and no NOT has it on its right. valid/nvalid: the rows where
- * the parent is (NULL with nvalid -1: every row). */
-static void restrict_hits(Fts5Expr *e, Node *n, const int64_t *valid, int nvalid) {
-  if (n->kind == N_NEAR) {
-    for (int i = 0; i < n->nphr; i++) {
-      Fts5List *h = &e->ph[n->phr[i]].hits;
-      int k = 0;
-      for (int j = 0; j < h->n; j++) {
-        if (nvalid < 0 || row_in(valid, nvalid, h->a[j].rowid)) h->a[k++] = h->a[j];
-        else fts5_pos_free(&h->a[j].pos);
+static int it_first(Fts5Expr *e, It *t, int is_root) {
+  if (t->kind == N_NEAR) {
+    t->k = 0;
+    t->eof = t->ncand == 0;
+    t->nomatch = 0;
+    return t->eof ? SHALE_OK : leaf_test(e, t);
+  }
+  int rc = SHALE_OK, eof = 1;
+  t->nomatch = 0;
+  for (int i = 0; rc == SHALE_OK && i < t->nkid; i++) {
+    rc = it_first(e, t->kid[i], 0);
+    if (!t->kid[i]->eof) eof = 0;
+  }
+  if (rc) return rc;
+  t->rowid = t->kid[0]->rowid; /* SQLite starts from the first child's row */
+  if (t->kind == N_NOT) t->eof = t->kid[0]->eof;
+  else if (t->kind == N_OR && eof) it_set_eof(t);
+  for (int i = 0; t->kind == N_AND && i < t->nkid; i++)
+    if (t->kid[i]->eof) it_set_eof(t);
+  return t->eof ? SHALE_OK : it_test(e, t, is_root);
+}
+
+static int it_next(Fts5Expr *e, It *t, int from_valid, int64_t from) {
+  int rc = SHALE_OK;
+  if (t->kind == N_NEAR) {
+    t->nomatch = 0;
+    int64_t cur = t->rowid;
+    while (t->k < t->ncand && (t->cand[t->k] <= cur || (from_valid && t->cand[t->k] < from))) t->k++;
+    t->eof = t->k >= t->ncand;
+    return t->eof ? SHALE_OK : leaf_test(e, t);
+  }
+  if (t->kind == N_AND || t->kind == N_NOT) {
+    rc = it_next(e, t->kid[0], from_valid, from);
+    if (rc) return rc;
+    if (t->kind == N_AND) {
+      if (t->kid[0]->eof) {
+        it_set_eof(t);
+        return SHALE_OK;
       }
-      h->n = k;
+      if (t->kid[0]->rowid > t->rowid) t->rowid = t->kid[0]->rowid;
+      return it_test(e, t, 0);
     }
-    return;
+    return it_test(e, t, 0);
   }
-  /* the rows of this node the parent allows */
-  int64_t *mine = shale_malloc(sizeof(int64_t) * (size_t)(n->nrows ? n->nrows : 1));
-  int nm = 0;
-  for (int i = 0; mine && i < n->nrows; i++)
-    if (nvalid < 0 || row_in(valid, nvalid, n->rows[i])) mine[nm++] = n->rows[i];
-  if (!mine) nm = 0;
-  if (n->kind == N_OR) {
-    restrict_hits(e, n->l, mine, nm); /* each child: where it matches itself (its own rows) */
-    restrict_hits(e, n->r, mine, nm);
-  } else if (n->kind == N_AND) {
-    restrict_hits(e, n->l, mine, nm);
-    restrict_hits(e, n->r, mine, nm);
-  } else { /* NOT */
-    restrict_hits(e, n->l, mine, nm);
-    restrict_hits(e, n->r, mine, 0);
+  int64_t last = t->rowid; /* OR */
+  for (int i = 0; i < t->nkid; i++) {
+    It *c = t->kid[i];
+    if (!c->eof && (c->rowid == last || (from_valid && c->rowid < from)))
+      if ((rc = it_next(e, c, from_valid, from))) return rc;
   }
-  shale_free(mine);
+  return it_test(e, t, 0);
+}
+
+static int hits_push(Fts5List *l, int64_t rowid, const Fts5Pos *p) {
+  int rc = SHALE_OK;
+  if (l->n == l->cap) {
+    int c = l->cap ? l->cap * 2 : 16;
+    Fts5Doc *a = shale_realloc(l->a, sizeof(Fts5Doc) * (size_t)c);
+    if (!a) return SHALE_NOMEM;
+    l->a = a;
+    l->cap = c;
+  }
+  memset(&l->a[l->n], 0, sizeof(Fts5Doc));
+  l->a[l->n].rowid = rowid;
+  pos_copy(&rc, &l->a[l->n++].pos, p);
+  return rc;
+}
+
+/* The leaf of phrase ip (NULL if none). */
+static It *leaf_of(It *t, int ip) {
+  if (t->kind == N_NEAR) {
+    for (int i = 0; i < t->leaf->nphr; i++)
+      if (t->leaf->phr[i] == ip) return t;
+    return NULL;
+  }
+  for (int i = 0; i < t->nkid; i++) {
+    It *r = leaf_of(t->kid[i], ip);
+    if (r) return r;
+  }
+  return NULL;
 }
 
 int fts5_expr_eval(Fts5Expr *e, Fts5Index *ix, int64_t **rows, int *nrows) {
   *rows = NULL;
   *nrows = 0;
   if (!e->root) return SHALE_OK;
-  int rc = node_eval(e, ix, e->root);
-  if (rc) return rc;
-  restrict_hits(e, e->root, NULL, -1);
-  *rows = e->root->rows;
-  *nrows = e->root->nrows;
-  e->root->rows = NULL;
-  e->root->nrows = 0;
-  return SHALE_OK;
+  int rc = SHALE_OK, cap = 0;
+  It *root = it_build(e, ix, e->root, &rc);
+  if (!root) return rc;
+  It **leaf = shale_malloc(sizeof(It *) * (size_t)(e->nph ? e->nph : 1));
+  Fts5List *out = shale_malloc(sizeof(Fts5List) * (size_t)(e->nph ? e->nph : 1));
+  if (!leaf || !out) rc = SHALE_NOMEM;
+  else memset(out, 0, sizeof(Fts5List) * (size_t)(e->nph ? e->nph : 1));
+  for (int i = 0; rc == SHALE_OK && i < e->nph; i++) leaf[i] = leaf_of(root, i);
+  if (rc == SHALE_OK) rc = it_first(e, root, 1);
+  while (rc == SHALE_OK && !root->eof && root->nomatch) rc = it_next(e, root, 0, 0);
+  while (rc == SHALE_OK && !root->eof) {
+    int64_t r = root->rowid;
+    rc = rows_push(rows, nrows, &cap, r);
+    for (int i = 0; rc == SHALE_OK && i < e->nph; i++) {
+      It *l = leaf[i];
+      if (l && !l->eof && l->rowid == r && e->ph[i].cur.n) rc = hits_push(&out[i], r, &e->ph[i].cur);
+    }
+    do {
+      if (rc == SHALE_OK) rc = it_next(e, root, 0, 0);
+    } while (rc == SHALE_OK && !root->eof && root->nomatch);
+  }
+  for (int i = 0; out && i < e->nph; i++) {
+    fts5_list_free(&e->ph[i].hits);
+    e->ph[i].hits = out[i];
+    fts5_pos_free(&e->ph[i].cur);
+  }
+  shale_free(out);
+  shale_free(leaf);
+  it_free(root);
+  if (rc) {
+    shale_free(*rows);
+    *rows = NULL;
+    *nrows = 0;
+  }
+  return rc;
 }
 
 const Fts5Pos *fts5_expr_phrase_hits(Fts5Expr *e, int ip, int64_t rowid) {
@@ -888,6 +1061,7 @@ const Fts5Pos *fts5_expr_phrase_hits(Fts5Expr *e, int ip, int64_t rowid) {
 int fts5_expr_phrase_rows(Fts5Expr *e, Fts5Index *ix, int ip, int64_t *n) {
   Fts5List l;
   Phrase tmp = e->ph[ip];
+  memset(&tmp.cur, 0, sizeof tmp.cur);
   memset(&tmp.hits, 0, sizeof tmp.hits); /* xQueryPhrase: the phrase alone, its filters kept */
   int rc = phrase_eval(e, ix, &tmp, &l, NULL, NULL);
   *n = rc == SHALE_OK ? l.n : 0;

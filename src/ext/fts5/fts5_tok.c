@@ -95,8 +95,11 @@ static int put_utf8(uint8_t *o, uint32_t c) {
 }
 
 /* Class and fold of c: returns 1 for a token character, with *fold the
- * folded code point (0: omitted). */
-static int classify(const Fts5Tokenizer *t, uint32_t c, uint32_t *fold) {
+ * folded code point (0: omitted). start: c would begin a token. The
+ * combining diacritics SQLite folds away (those with FTS5_U_DROP for
+ * remove_diacritics 1) continue a token but never start one (SQLite tests
+ * "alphanumeric" at a token's start, "alphanumeric or diacritic" after). */
+static int classify(const Fts5Tokenizer *t, uint32_t c, uint32_t *fold, int start) {
   if (c < 128) {
     *fold = (c >= 'A' && c <= 'Z') ? c + 32 : c;
     return t->ascii[c];
@@ -109,6 +112,7 @@ static int classify(const Fts5Tokenizer *t, uint32_t c, uint32_t *fold) {
   int32_t d = r->d[t->remove_diacritics];
   int tok = d != FTS5_U_SEP;
   if (t->nexc && is_exception(t, c)) tok = !tok;
+  if (start && r->d[1] == FTS5_U_DROP) tok = 0;
   *fold = d == FTS5_U_SEP ? c : d == FTS5_U_DROP ? 0 : (uint32_t)((int32_t)c + d);
   return tok;
 }
@@ -127,7 +131,7 @@ int fts5_tokenize(Fts5Tokenizer *t, const char *text, int n, void *ctx, Fts5Toke
       f = c;
     } else {
       c = read_utf8(&p, end);
-      if (!classify(t, c, &f)) continue;
+      if (!classify(t, c, &f, 1)) continue;
     }
     /* a token starts at start */
     int nout = 0;
@@ -156,7 +160,7 @@ int fts5_tokenize(Fts5Tokenizer *t, const char *text, int n, void *ctx, Fts5Toke
       }
       const uint8_t *q = p;
       c = read_utf8(&q, end);
-      if (!classify(t, c, &f)) break;
+      if (!classify(t, c, &f, 0)) break;
       p = q;
     }
     if (rc) break;
@@ -175,7 +179,7 @@ static int add_exceptions(Fts5Tokenizer *t, const char *z, int tokchar) {
       continue;
     }
     if (t->kind == TOK_ASCII) continue;
-    if (classify(t, c, &f) == tokchar) continue;
+    if (classify(t, c, &f, 0) == tokchar) continue;
     uint32_t *a = shale_realloc(t->exc, sizeof(uint32_t) * (size_t)(t->nexc + 1));
     if (!a) return SHALE_NOMEM;
     t->exc = a;

@@ -198,6 +198,7 @@ static int x_close(shale_vtab_cursor *vc) {
   cursor_reset(c);
   shale_free(c->colsize);
   shale_free(c);
+  if (t->st_row) shale_reset(t->st_row); /* no read left running (COMMIT waits for none) */
   return SHALE_OK;
 }
 
@@ -461,6 +462,7 @@ static int x_begin(shale_vtab *vt) {
 
 static int x_sync(shale_vtab *vt) {
   Fts5Table *t = (Fts5Table *)vt;
+  if (t->st_row) shale_reset(t->st_row);
   int rc = fts5_index_flush(t->ix);
   if (rc == SHALE_OK) rc = fts5_storage_write_totals(t);
   return rc;
