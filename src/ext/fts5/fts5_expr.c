@@ -442,6 +442,20 @@ static Node *parse_primary(Lex *x, int *paren) {
   return n;
 }
 
+static int is_empty(Fts5Expr *e, const Node *n) {
+  return n->kind == N_NEAR && n->nphr == 1 && e->ph[n->phr[0]].nterm == 0;
+}
+
+/* Remove phrase k from the list; phrases after it (all in later, node
+ * `later`) move down one. */
+static void drop_phrase(Fts5Expr *e, int k, Node *later) {
+  fts5_list_free(&e->ph[k].hits);
+  shale_free(e->ph[k].terms);
+  memmove(e->ph + k, e->ph + k + 1, sizeof(Phrase) * (size_t)(e->nph - k - 1));
+  e->nph--;
+  if (later) renumber(later, -1);
+}
+
 /* An operand of the binary operators: an exprlist or a parenthesised
  * expression. */
 static Node *parse_operand(Lex *x) {
@@ -459,6 +473,19 @@ static Node *parse_operand(Lex *x) {
       node_free(n);
       syntax_error(x);
       return NULL;
+    }
+    /* SQLite drops an empty phrase (no tokens) from an implicit AND */
+    if (is_empty(x->e, r)) {
+      drop_phrase(x->e, r->phr[0], NULL);
+      node_free(r);
+      continue;
+    }
+    Node **prev = n->kind == N_AND && n->r ? &n->r : &n;
+    if (is_empty(x->e, *prev)) {
+      drop_phrase(x->e, (*prev)->phr[0], r);
+      node_free(*prev);
+      *prev = r;
+      continue;
     }
     Node *a = new_node(N_AND, n, r);
     if (!a) {
@@ -760,6 +787,7 @@ typedef struct It {
   int ncand, k;
   int64_t rowid;
   int eof, nomatch;
+  int root; /* the expression's root (an AND there keeps its lists) */
 } It;
 
 static void it_free(It *t) {
@@ -877,7 +905,7 @@ static int cmp_it(const It *a, const It *b) {
 
 static int it_next(Fts5Expr *e, It *t, int from_valid, int64_t from);
 
-static int it_test(Fts5Expr *e, It *t, int is_root) {
+static int it_test(Fts5Expr *e, It *t) {
   int rc = SHALE_OK;
   if (t->kind == N_AND) {
     int64_t last = t->rowid;
@@ -900,7 +928,7 @@ static int it_test(Fts5Expr *e, It *t, int is_root) {
         if (c->nomatch) t->nomatch = 1;
       }
     } while (!match);
-    if (t->nomatch && !is_root) it_zero(e, t);
+    if (t->nomatch && !t->root) it_zero(e, t);
     t->rowid = last;
   } else if (t->kind == N_OR) {
     It *nx = t->kid[0];
@@ -930,7 +958,7 @@ static int it_test(Fts5Expr *e, It *t, int is_root) {
   return rc;
 }
 
-static int it_first(Fts5Expr *e, It *t, int is_root) {
+static int it_first(Fts5Expr *e, It *t) {
   if (t->kind == N_NEAR) {
     t->k = 0;
     t->eof = t->ncand == 0;
@@ -940,7 +968,7 @@ static int it_first(Fts5Expr *e, It *t, int is_root) {
   int rc = SHALE_OK, eof = 1;
   t->nomatch = 0;
   for (int i = 0; rc == SHALE_OK && i < t->nkid; i++) {
-    rc = it_first(e, t->kid[i], 0);
+    rc = it_first(e, t->kid[i]);
     if (!t->kid[i]->eof) eof = 0;
   }
   if (rc) return rc;
@@ -949,7 +977,7 @@ static int it_first(Fts5Expr *e, It *t, int is_root) {
   else if (t->kind == N_OR && eof) it_set_eof(t);
   for (int i = 0; t->kind == N_AND && i < t->nkid; i++)
     if (t->kid[i]->eof) it_set_eof(t);
-  return t->eof ? SHALE_OK : it_test(e, t, is_root);
+  return t->eof ? SHALE_OK : it_test(e, t);
 }
 
 static int it_next(Fts5Expr *e, It *t, int from_valid, int64_t from) {
@@ -970,9 +998,9 @@ static int it_next(Fts5Expr *e, It *t, int from_valid, int64_t from) {
         return SHALE_OK;
       }
       if (t->kid[0]->rowid > t->rowid) t->rowid = t->kid[0]->rowid;
-      return it_test(e, t, 0);
+      return it_test(e, t);
     }
-    return it_test(e, t, 0);
+    return it_test(e, t);
   }
   int64_t last = t->rowid; /* OR */
   for (int i = 0; i < t->nkid; i++) {
@@ -980,7 +1008,7 @@ static int it_next(Fts5Expr *e, It *t, int from_valid, int64_t from) {
     if (!c->eof && (c->rowid == last || (from_valid && c->rowid < from)))
       if ((rc = it_next(e, c, from_valid, from))) return rc;
   }
-  return it_test(e, t, 0);
+  return it_test(e, t);
 }
 
 static int hits_push(Fts5List *l, int64_t rowid, const Fts5Pos *p) {
@@ -1024,7 +1052,8 @@ int fts5_expr_eval(Fts5Expr *e, Fts5Index *ix, int64_t **rows, int *nrows) {
   if (!leaf || !out) rc = SHALE_NOMEM;
   else memset(out, 0, sizeof(Fts5List) * (size_t)(e->nph ? e->nph : 1));
   for (int i = 0; rc == SHALE_OK && i < e->nph; i++) leaf[i] = leaf_of(root, i);
-  if (rc == SHALE_OK) rc = it_first(e, root, 1);
+  root->root = 1;
+  if (rc == SHALE_OK) rc = it_first(e, root);
   while (rc == SHALE_OK && !root->eof && root->nomatch) rc = it_next(e, root, 0, 0);
   while (rc == SHALE_OK && !root->eof) {
     int64_t r = root->rowid;
