@@ -855,8 +855,9 @@ static int close_common(shale *db, int v2) {
   int rc = SHALE_OK;
   /* As SQLite's close: virtual tables disconnect first, so statements a
    * module keeps on its own tables (R-Tree's) are finalized before the
-   * check for unfinalized statements. */
-  vtab_disconnect_closing(&db->vtabs);
+   * check for unfinalized statements; with a statement running, cursors
+   * may be open on them (fts5's): they are left as they are. */
+  if (db->nactive == 0) vtab_disconnect_closing(&db->vtabs);
   if (!v2 && (db->stmts || db->nhandles)) {
     api_error(db, SHALE_BUSY, "unable to close due to unfinalized statements or unfinished backups");
     rc = SHALE_BUSY;
@@ -1335,7 +1336,8 @@ static void stmt_deactivate(shale_stmt *st) {
  * connection's lock), it stays deferred to that point. */
 static int commit_early(shale_stmt *st) {
   shale *db = st->db;
-  if (!db->autocommit || !db->api_txn || db->nactive == 0 || st->cs.readonly) return SHALE_OK;
+  if (!db->autocommit || !db->api_txn || db->nactive == 0 || st->cs.readonly || db->vtab_syncing)
+    return SHALE_OK;
   if (!api_any_txn(db, PAGER_TXN_WRITE)) return SHALE_OK;
   for (shale_stmt *s = db->stmts; s; s = s->next)
     if (s->active && !s->cs.readonly) return SHALE_OK;

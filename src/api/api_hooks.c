@@ -184,7 +184,15 @@ static int commit_files(shale *db, char **errmsg, int write_only);
 static int commit_all(shale *db, char **errmsg, int write_only) {
   if (vtab_in_txn(&db->vtabs)) { /* virtual tables: xSync first, as SQLite */
     char *m = NULL;
+    /* Statements a module runs in xSync (fts5 writes its shadow tables)
+     * belong to this transaction: counted active, none of them ends it. */
+    int saved_txn = db->api_txn;
+    db->nactive++;
+    db->vtab_syncing++;
     int vrc = vtab_sync(&db->vtabs, &m);
+    db->vtab_syncing--;
+    db->nactive--;
+    db->api_txn = saved_txn;
     if (vrc != SHALE_OK) {
       if (errmsg) *errmsg = m ? m : util_strdup(shale_errstr(vrc));
       else shale_free(m);

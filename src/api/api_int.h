@@ -234,6 +234,7 @@ struct shale {
   int nsp, capsp;
   ApiSavepoint *sp;
   int nactive;
+  int vtab_syncing; /* in the xSync calls of a commit (api_hooks.c commit_all) */
   /* counters */
   int64_t changes, total_changes, last_rowid;
   /* errors */

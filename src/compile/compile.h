@@ -729,6 +729,8 @@ int vtab_where_plan(Parse *, SrcItem *it, int item, struct PlanItem *pi, struct 
  * after the WHERE clause, as SQLite's sqlite3WhereTabFuncArgs). -1 if none,
  * 1 after an error, 0. */
 int vtab_from_item(Parse *, SrcItem *it, const SqlSrcItem *a);
+/* t(args) for a virtual table t of the schema: -1 if there is none. */
+int vtab_schema_item(Parse *, SrcItem *it, const SqlSrcItem *a);
 void vtab_where_args(Parse *, SrcItem *it, struct Planner *pl, int on);
 /* A SELECT of one virtual table with a LIMIT: its LIMIT/OFFSET may be
  * offered to xBestIndex (SQLite's sqlite3WhereAddLimit). */

@@ -720,6 +720,7 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
     }
     if (a->has_args) {
       int rc = tvf_item(p, it, a);
+      if (rc < 0) rc = vtab_schema_item(p, it, a); /* t('x') of a virtual table t */
       if (rc < 0) rc = vtab_from_item(p, it, a); /* an eponymous module (compile_vtab.c) */
       if (rc < 0 && (!a->args || a->args->n == 0)) rc = cookie_item(p, it, a);
       if (rc < 0) rc = pragma_item(p, it, a);

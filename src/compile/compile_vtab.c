@@ -136,6 +136,19 @@ Table *parse_vtab_connect(Parse *p, const Table *t, int idb) {
 
 /* ---- eponymous tables and table-valued functions ---- */
 
+static int tvf_args(Parse *p, SrcItem *it, const SqlSrcItem *a, Table *tab, int idb);
+
+/* A virtual table of the schema written with arguments, t('x') (SQLite's
+ * table-valued form of any virtual table): -1 if name is no such table. */
+int vtab_schema_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
+  int tdb = 0;
+  const char *zdb = parse_ndb(p) > 1 ? a->schema : NULL;
+  Table *t = parse_find_object(p, PARSE_OBJ_TABLE, zdb, a->name, &tdb);
+  if (!t || !t->vtab_module) return -1;
+  if (!(t = parse_vtab_connect(p, t, tdb))) return 1;
+  return tvf_args(p, it, a, t, tdb);
+}
+
 int vtab_from_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   VtabReg *r = p->env ? p->env->vtabs : NULL;
   if (!r || !a->name || (a->schema && util_stricmp(a->schema, "main"))) return -1;
@@ -154,6 +167,12 @@ int vtab_from_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   vt->eponymous = 1;
   Table *tab = decl_table(p, vt, m->name, m->name, NULL);
   if (!tab) return 1;
+  return tvf_args(p, it, a, tab, 0);
+}
+
+/* tab (a connected virtual table of database idb) as item it, with the
+ * arguments written after its name bound to its hidden columns. */
+static int tvf_args(Parse *p, SrcItem *it, const SqlSrcItem *a, Table *tab, int idb) {
   int nargs = a->args ? a->args->n : 0, nhidden = 0;
   for (int c = 0; c < tab->ncol; c++) nhidden += tab->cols[c].hidden == COL_HIDDEN;
   if (nargs > nhidden) {
@@ -163,8 +182,8 @@ int vtab_from_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   it->kind = SRC_TABLE;
   it->tab = tab;
   it->name = a->alias ? a->alias : a->name;
-  it->idb = 0;
-  parse_need_db(p, 0, 0);
+  it->idb = idb;
+  parse_need_db(p, idb, 0);
   if (nargs) { /* resolved with the FROM list in scope (sel_tvf_resolve) */
     SelectState *st = select_state(p);
     struct TvfItem *ti = parse_alloc(p, sizeof *ti);

@@ -7,10 +7,11 @@
  *     open then fails (ext.h invariant 1).
  */
 #include "ext.h"
+#include "fts5/fts5.h"
 #include "rtree/rtree.h"
 
 int ext_builtin_register(shale *db) {
-  static int (*const builtins[])(shale *) = {rtree_register};
+  static int (*const builtins[])(shale *) = {rtree_register, fts5_register};
   int rc = SHALE_OK;
   for (unsigned i = 0; rc == SHALE_OK && i < sizeof builtins / sizeof builtins[0]; i++)
     rc = builtins[i](db);

@@ -1,0 +1,139 @@
+/*
+ * fts5_buf.c -- growable byte buffers, SQLite's varints (as fts5 uses them:
+ * the record format's varint), big-endian fields, and the poslist codec.
+ *
+ * Poslist bytes (SQLite's format, no size header here): the offsets of
+ * column 0 first, each as (offset - previous + 2) with previous starting at
+ * 0; then for each further column a 0x01 byte, the column number as a
+ * varint, and its offsets the same way (previous reset to 0).
+ *
+ * Invariants: fts5_int.h 2 and 3; decoders never read past the end given.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../util/util.h"
+#include "fts5_int.h"
+
+void fts5_buf_free(Fts5Buf *b) {
+  shale_free(b->p);
+  b->p = NULL;
+  b->n = b->cap = 0;
+}
+
+int fts5_buf_grow(int *rc, Fts5Buf *b, int more) {
+  if (*rc) return 0;
+  if (b->n + more <= b->cap) return 1;
+  int cap = b->cap ? b->cap : 64;
+  while (cap < b->n + more) cap *= 2;
+  uint8_t *p = shale_realloc(b->p, (size_t)cap);
+  if (!p) {
+    *rc = SHALE_NOMEM;
+    return 0;
+  }
+  b->p = p;
+  b->cap = cap;
+  return 1;
+}
+
+void fts5_buf_append(int *rc, Fts5Buf *b, const void *p, int n) {
+  if (n <= 0 || !fts5_buf_grow(rc, b, n)) return;
+  memcpy(b->p + b->n, p, (size_t)n);
+  b->n += n;
+}
+
+void fts5_buf_varint(int *rc, Fts5Buf *b, uint64_t v) {
+  if (!fts5_buf_grow(rc, b, 9)) return;
+  b->n += util_put_varint(b->p + b->n, v);
+}
+
+void fts5_buf_u16(uint8_t *p, int v) {
+  p[0] = (uint8_t)(v >> 8);
+  p[1] = (uint8_t)v;
+}
+
+int fts5_get_u16(const uint8_t *p) { return (p[0] << 8) | p[1]; }
+
+uint32_t fts5_get_u32(const uint8_t *p) {
+  return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+int fts5_get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v) {
+  if (p >= end) return 0;
+  return util_get_varint_safe(p, end, v);
+}
+
+char *fts5_mprintf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *z = shale_malloc((size_t)n + 1);
+  if (!z) return NULL;
+  va_start(ap, fmt);
+  vsnprintf(z, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return z;
+}
+
+void fts5_pos_add(int *rc, Fts5Pos *p, int64_t v) {
+  if (*rc) return;
+  if (p->n == p->cap) {
+    int cap = p->cap ? p->cap * 2 : 8;
+    int64_t *a = shale_realloc(p->a, sizeof(int64_t) * (size_t)cap);
+    if (!a) {
+      *rc = SHALE_NOMEM;
+      return;
+    }
+    p->a = a;
+    p->cap = cap;
+  }
+  p->a[p->n++] = v;
+}
+
+void fts5_pos_free(Fts5Pos *p) {
+  shale_free(p->a);
+  p->a = NULL;
+  p->n = p->cap = 0;
+}
+
+int fts5_poslist_decode(const uint8_t *p, int n, Fts5Pos *out) {
+  const uint8_t *end = p + n;
+  int rc = SHALE_OK;
+  int64_t col = 0, prev = 0;
+  out->n = 0;
+  while (p < end && rc == SHALE_OK) {
+    uint64_t v;
+    int k = fts5_get_varint(p, end, &v);
+    if (!k) return FTS5_CORRUPT;
+    p += k;
+    if (v == 1) { /* column change */
+      k = fts5_get_varint(p, end, &v);
+      if (!k || v > 0x7fffffff || (int64_t)v <= col) return FTS5_CORRUPT;
+      p += k;
+      col = (int64_t)v;
+      prev = 0;
+      continue;
+    }
+    if (v < 2 || v - 2 > 0x7fffffff - (uint64_t)prev) return FTS5_CORRUPT;
+    prev += (int64_t)v - 2;
+    fts5_pos_add(&rc, out, (col << 32) | prev);
+  }
+  return rc;
+}
+
+void fts5_poslist_encode(int *rc, const Fts5Pos *pos, Fts5Buf *out) {
+  int64_t col = 0, prev = 0;
+  for (int i = 0; i < pos->n; i++) {
+    int64_t c = pos->a[i] >> 32, o = pos->a[i] & 0xffffffff;
+    if (c != col) {
+      fts5_buf_varint(rc, out, 1);
+      fts5_buf_varint(rc, out, (uint64_t)c);
+      col = c;
+      prev = 0;
+    }
+    fts5_buf_varint(rc, out, (uint64_t)(o - prev + 2));
+    prev = o;
+  }
+}

@@ -1,0 +1,1118 @@
+/*
+ * fts5_index.c -- the FTS5 index in SQLite's on-disk format: pending writes
+ * (an in-memory term table), the structure record, writing segments, reading
+ * them back and merging them.
+ *
+ * Format (SQLite's fts5, the facts this code follows):
+ *  - %_data(id INTEGER PRIMARY KEY, block BLOB). id 10 is the structure
+ *    record: a 4-byte big-endian config cookie, then varints nLevel,
+ *    nSegment, write counter, and per level nMerge, nSeg and per segment
+ *    segid, first leaf, last leaf. Leaf pgno of segment s has id
+ *    (s << 37) + pgno (doclist-index pages of SQLite's have bit 36 set; they
+ *    are never needed for reading and Shale writes none).
+ *  - A leaf: u16 offset of the first rowid if it comes before the first
+ *    term (else 0), u16 szLeaf (offset of the page index); the data; then
+ *    the page index: one varint per term on the page, its offset delta
+ *    against the previous one. The first term on a page is written whole
+ *    (varint length, bytes); later ones as varint shared-prefix length,
+ *    varint new length, new bytes. A doclist: first rowid (absolute), its
+ *    poslist, then rowid deltas and poslists; a poslist starts with a
+ *    varint (byte size * 2 + delete flag). A doclist and even a poslist
+ *    may continue on the next leaves (split between varints); the first
+ *    rowid written on a leaf is absolute and the header points at it.
+ *  - %_idx(segid, term, pgno): for each leaf that holds a term, the
+ *    shortest prefix of its first term greater than the previous leaf's
+ *    last term (leaf 1: the empty term), pgno = leaf << 1 | has-dlidx.
+ *  - Segment age: level 0 is newest, and within a level the last segment.
+ *    For one (term, rowid) the newest entry wins; an entry whose delete
+ *    flag is set deletes the row from older segments (with positions, it
+ *    also replaces it).
+ *
+ * Invariants:
+ *  1. Pending entries of one term are in ascending rowid order: a row with
+ *     a rowid below the last one (or equal, unless the last was a delete)
+ *     flushes the pending data first.
+ *  2. Every segment written has pgnoFirst 1, a %_idx row per leaf holding a
+ *     term, and leaves no larger than pgsz plus one varint.
+ *  3. A decoded length or offset is checked against the page before use;
+ *     damage gives FTS5_CORRUPT.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../util/util.h"
+#include "fts5_int.h"
+
+/* ---- structure ---- */
+typedef struct Seg {
+  int segid, first, last;
+} Seg;
+typedef struct Level {
+  int nmerge, nseg;
+  Seg *seg;
+} Level;
+typedef struct Structure {
+  uint32_t cookie;
+  uint64_t counter;
+  int nlevel;
+  Level *lv;
+} Structure;
+
+/* ---- pending ---- */
+typedef struct PTerm {
+  struct PTerm *next;
+  int nterm;
+  Fts5Buf dl;        /* closed entries: rowid (delta), size header, poslist */
+  int64_t last;      /* rowid of the last closed entry (dl.n > 0) */
+  int64_t rowid;     /* the open entry's row */
+  int open, del;
+  Fts5Buf cur;       /* poslist bytes of the open entry */
+  int64_t col, prev;
+  char term[];
+} PTerm;
+
+struct Fts5Index {
+  Fts5Config *c;
+  PTerm **hash;
+  int nhash, nterm;
+  int64_t pending_bytes;
+  int64_t row;       /* row being written */
+  int row_del;
+  int have_row;
+  shale_stmt *read, *write, *del_range, *idx_ins, *idx_del, *idx_seek;
+};
+
+static int prep(Fts5Index *x, shale_stmt **st, const char *fmt) {
+  if (*st) {
+    shale_reset(*st);
+    shale_clear_bindings(*st);
+    return SHALE_OK;
+  }
+  char *sql = fts5_mprintf(fmt, x->c->zdb, x->c->zname);
+  if (!sql) return SHALE_NOMEM;
+  int rc = shale_prepare_v2(x->c->db, sql, -1, st, NULL);
+  shale_free(sql);
+  return rc;
+}
+
+int fts5_index_open(Fts5Config *c, Fts5Index **out) {
+  Fts5Index *x = shale_malloc(sizeof *x);
+  *out = x;
+  if (!x) return SHALE_NOMEM;
+  memset(x, 0, sizeof *x);
+  x->c = c;
+  return SHALE_OK;
+}
+
+static void pending_clear(Fts5Index *x) {
+  for (int i = 0; i < x->nhash; i++) {
+    for (PTerm *t = x->hash[i], *n; t; t = n) {
+      n = t->next;
+      fts5_buf_free(&t->dl);
+      fts5_buf_free(&t->cur);
+      shale_free(t);
+    }
+  }
+  shale_free(x->hash);
+  x->hash = NULL;
+  x->nhash = x->nterm = 0;
+  x->pending_bytes = 0;
+  x->have_row = 0;
+}
+
+void fts5_index_discard(Fts5Index *x) { pending_clear(x); }
+
+void fts5_index_close(Fts5Index *x) {
+  if (!x) return;
+  pending_clear(x);
+  shale_finalize(x->read);
+  shale_finalize(x->write);
+  shale_finalize(x->del_range);
+  shale_finalize(x->idx_ins);
+  shale_finalize(x->idx_del);
+  shale_finalize(x->idx_seek);
+  shale_free(x);
+}
+
+/* ---- %_data access ---- */
+
+/* Read block id into b (cleared). SHALE_OK, FTS5_CORRUPT when missing. */
+static int data_read(Fts5Index *x, int64_t id, Fts5Buf *b) {
+  int rc = prep(x, &x->read, "SELECT block FROM \"%s\".\"%s_data\" WHERE id=?");
+  if (rc) return rc;
+  shale_bind_int64(x->read, 1, id);
+  b->n = 0;
+  rc = shale_step(x->read);
+  if (rc == SHALE_ROW) {
+    int n = shale_column_bytes(x->read, 0);
+    const void *p = shale_column_blob(x->read, 0);
+    rc = SHALE_OK;
+    if (fts5_buf_grow(&rc, b, n + 8)) {
+      if (n) memcpy(b->p, p, (size_t)n);
+      memset(b->p + n, 0, 8);
+      b->n = n;
+    }
+  } else if (rc == SHALE_DONE) {
+    rc = FTS5_CORRUPT;
+  }
+  shale_reset(x->read);
+  return rc;
+}
+
+static int data_write(Fts5Index *x, int64_t id, const void *p, int n) {
+  int rc = prep(x, &x->write, "REPLACE INTO \"%s\".\"%s_data\"(id, block) VALUES(?, ?)");
+  if (rc) return rc;
+  shale_bind_int64(x->write, 1, id);
+  shale_bind_blob(x->write, 2, p, n, SHALE_STATIC);
+  rc = shale_step(x->write);
+  shale_reset(x->write);
+  return rc == SHALE_DONE ? SHALE_OK : shale_errcode(x->c->db);
+}
+
+/* Remove every %_data and %_idx row of segment segid. */
+static int seg_delete(Fts5Index *x, int segid) {
+  int rc = prep(x, &x->del_range, "DELETE FROM \"%s\".\"%s_data\" WHERE id>=? AND id<?");
+  if (rc) return rc;
+  shale_bind_int64(x->del_range, 1, (int64_t)segid << 37);
+  shale_bind_int64(x->del_range, 2, (int64_t)(segid + 1) << 37);
+  rc = shale_step(x->del_range);
+  shale_reset(x->del_range);
+  if (rc != SHALE_DONE) return shale_errcode(x->c->db);
+  rc = prep(x, &x->idx_del, "DELETE FROM \"%s\".\"%s_idx\" WHERE segid=?");
+  if (rc) return rc;
+  shale_bind_int(x->idx_del, 1, segid);
+  rc = shale_step(x->idx_del);
+  shale_reset(x->idx_del);
+  return rc == SHALE_DONE ? SHALE_OK : shale_errcode(x->c->db);
+}
+
+static int idx_insert(Fts5Index *x, int segid, const uint8_t *term, int n, int pgno) {
+  int rc = prep(x, &x->idx_ins, "INSERT INTO \"%s\".\"%s_idx\"(segid, term, pgno) VALUES(?,?,?)");
+  if (rc) return rc;
+  shale_bind_int(x->idx_ins, 1, segid);
+  shale_bind_blob(x->idx_ins, 2, n ? (const void *)term : "", n, SHALE_STATIC);
+  shale_bind_int64(x->idx_ins, 3, (int64_t)pgno << 1);
+  rc = shale_step(x->idx_ins);
+  shale_reset(x->idx_ins);
+  return rc == SHALE_DONE ? SHALE_OK : shale_errcode(x->c->db);
+}
+
+/* The leaf of segid where a term >= term (n bytes) may start: the last
+ * %_idx row with a key <= term (1 when none). */
+static int idx_seek(Fts5Index *x, int segid, const uint8_t *term, int n, int *pgno) {
+  int rc = prep(x, &x->idx_seek,
+                "SELECT pgno FROM \"%s\".\"%s_idx\" WHERE segid=? AND term<=? ORDER BY term DESC "
+                "LIMIT 1");
+  if (rc) return rc;
+  shale_bind_int(x->idx_seek, 1, segid);
+  shale_bind_blob(x->idx_seek, 2, n ? (const void *)term : "", n, SHALE_STATIC);
+  *pgno = 1;
+  rc = shale_step(x->idx_seek);
+  if (rc == SHALE_ROW) *pgno = (int)(shale_column_int64(x->idx_seek, 0) >> 1);
+  shale_reset(x->idx_seek);
+  return rc == SHALE_ROW || rc == SHALE_DONE ? SHALE_OK : shale_errcode(x->c->db);
+}
+
+/* ---- structure record ---- */
+
+static void structure_free(Structure *s) {
+  for (int i = 0; i < s->nlevel; i++) shale_free(s->lv[i].seg);
+  shale_free(s->lv);
+  memset(s, 0, sizeof *s);
+}
+
+static int structure_read(Fts5Index *x, Structure *s) {
+  Fts5Buf b = {0};
+  memset(s, 0, sizeof *s);
+  int rc = data_read(x, FTS5_STRUCTURE_ROWID, &b);
+  if (rc) {
+    fts5_buf_free(&b);
+    return rc;
+  }
+  const uint8_t *p = b.p, *end = b.p + b.n;
+  uint64_t nlevel, nseg, v;
+  int k;
+  if (b.n < 4) goto corrupt;
+  s->cookie = fts5_get_u32(p);
+  p += 4;
+  if (!(k = fts5_get_varint(p, end, &nlevel)) || nlevel > 64) goto corrupt;
+  p += k;
+  if (!(k = fts5_get_varint(p, end, &nseg)) || nseg > 2000) goto corrupt;
+  p += k;
+  if (!(k = fts5_get_varint(p, end, &s->counter))) goto corrupt;
+  p += k;
+  s->lv = shale_malloc(sizeof(Level) * (nlevel ? nlevel : 1));
+  if (!s->lv) {
+    fts5_buf_free(&b);
+    return SHALE_NOMEM;
+  }
+  memset(s->lv, 0, sizeof(Level) * (nlevel ? nlevel : 1));
+  s->nlevel = (int)nlevel;
+  uint64_t total = 0;
+  for (int i = 0; i < s->nlevel; i++) {
+    Level *l = &s->lv[i];
+    if (!(k = fts5_get_varint(p, end, &v))) goto corrupt;
+    p += k;
+    l->nmerge = (int)v;
+    if (!(k = fts5_get_varint(p, end, &v)) || v > nseg - total) goto corrupt;
+    p += k;
+    l->nseg = (int)v;
+    total += v;
+    if ((uint64_t)l->nmerge > v) goto corrupt;
+    l->seg = shale_malloc(sizeof(Seg) * (v ? v : 1));
+    if (!l->seg) {
+      structure_free(s);
+      fts5_buf_free(&b);
+      return SHALE_NOMEM;
+    }
+    for (int j = 0; j < l->nseg; j++) {
+      uint64_t a[3];
+      for (int q = 0; q < 3; q++) {
+        if (!(k = fts5_get_varint(p, end, &a[q])) || a[q] > 0x7fffffff) goto corrupt;
+        p += k;
+      }
+      if (a[0] == 0 || a[0] > 0xffff || a[1] == 0 || a[2] < a[1]) {
+        if (!(a[1] == 0 && a[2] == 0 && a[0])) goto corrupt;
+      }
+      l->seg[j].segid = (int)a[0];
+      l->seg[j].first = (int)a[1];
+      l->seg[j].last = (int)a[2];
+    }
+  }
+  if (total != nseg) goto corrupt;
+  fts5_buf_free(&b);
+  return SHALE_OK;
+corrupt:
+  structure_free(s);
+  fts5_buf_free(&b);
+  return FTS5_CORRUPT;
+}
+
+static int structure_write(Fts5Index *x, const Structure *s) {
+  Fts5Buf b = {0};
+  int rc = SHALE_OK, nseg = 0;
+  for (int i = 0; i < s->nlevel; i++) nseg += s->lv[i].nseg;
+  uint8_t ck[4] = {(uint8_t)(s->cookie >> 24), (uint8_t)(s->cookie >> 16), (uint8_t)(s->cookie >> 8),
+                   (uint8_t)s->cookie};
+  fts5_buf_append(&rc, &b, ck, 4);
+  fts5_buf_varint(&rc, &b, (uint64_t)s->nlevel);
+  fts5_buf_varint(&rc, &b, (uint64_t)nseg);
+  fts5_buf_varint(&rc, &b, s->counter);
+  for (int i = 0; i < s->nlevel; i++) {
+    fts5_buf_varint(&rc, &b, (uint64_t)s->lv[i].nmerge);
+    fts5_buf_varint(&rc, &b, (uint64_t)s->lv[i].nseg);
+    for (int j = 0; j < s->lv[i].nseg; j++) {
+      fts5_buf_varint(&rc, &b, (uint64_t)s->lv[i].seg[j].segid);
+      fts5_buf_varint(&rc, &b, (uint64_t)s->lv[i].seg[j].first);
+      fts5_buf_varint(&rc, &b, (uint64_t)s->lv[i].seg[j].last);
+    }
+  }
+  if (rc == SHALE_OK) rc = data_write(x, FTS5_STRUCTURE_ROWID, b.p, b.n);
+  fts5_buf_free(&b);
+  return rc;
+}
+
+/* Append segment sg to level lvl (levels added as needed). */
+static int structure_add(Structure *s, int lvl, Seg sg) {
+  if (lvl >= s->nlevel) {
+    Level *l = shale_realloc(s->lv, sizeof(Level) * (size_t)(lvl + 1));
+    if (!l) return SHALE_NOMEM;
+    memset(l + s->nlevel, 0, sizeof(Level) * (size_t)(lvl + 1 - s->nlevel));
+    s->lv = l;
+    s->nlevel = lvl + 1;
+  }
+  Level *l = &s->lv[lvl];
+  Seg *a = shale_realloc(l->seg, sizeof(Seg) * (size_t)(l->nseg + 1));
+  if (!a) return SHALE_NOMEM;
+  l->seg = a;
+  l->seg[l->nseg++] = sg;
+  return SHALE_OK;
+}
+
+static int structure_nseg(const Structure *s) {
+  int n = 0;
+  for (int i = 0; i < s->nlevel; i++) n += s->lv[i].nseg;
+  return n;
+}
+
+/* The smallest segment id not in use. */
+static int segid_alloc(const Structure *s) {
+  for (int id = 1; id <= 0xffff; id++) {
+    int used = 0;
+    for (int i = 0; i < s->nlevel && !used; i++)
+      for (int j = 0; j < s->lv[i].nseg; j++)
+        if (s->lv[i].seg[j].segid == id) used = 1;
+    if (!used) return id;
+  }
+  return 0;
+}
+
+/* ---- segment writer ---- */
+typedef struct Writer {
+  Fts5Index *x;
+  int segid, pgno;
+  Fts5Buf page, pgidx, term;
+  int prev_pgidx, has_term, first_rowid_in_page, first_in_doclist;
+  int64_t prev_rowid;
+  int rc;
+} Writer;
+
+static void writer_init(Writer *w, Fts5Index *x, int segid) {
+  memset(w, 0, sizeof *w);
+  w->x = x;
+  w->segid = segid;
+  w->pgno = 1;
+  static const uint8_t zero[4] = {0};
+  fts5_buf_append(&w->rc, &w->page, zero, 4);
+  w->first_rowid_in_page = 1;
+}
+
+static void writer_flush(Writer *w) {
+  if (w->rc) return;
+  fts5_buf_u16(w->page.p + 2, w->page.n);
+  if (w->has_term) fts5_buf_append(&w->rc, &w->page, w->pgidx.p, w->pgidx.n);
+  if (w->rc == SHALE_OK)
+    w->rc = data_write(w->x, FTS5_SEGMENT_ROWID(w->segid, w->pgno), w->page.p, w->page.n);
+  w->page.n = 4;
+  memset(w->page.p, 0, 4);
+  w->pgidx.n = 0;
+  w->prev_pgidx = 0;
+  w->pgno++;
+  w->has_term = 0;
+  w->first_rowid_in_page = 1;
+}
+
+static int common_prefix(const uint8_t *a, int na, const uint8_t *b, int nb) {
+  int i = 0;
+  while (i < na && i < nb && a[i] == b[i]) i++;
+  return i;
+}
+
+static void writer_term(Writer *w, const uint8_t *t, int n) {
+  int pgsz = w->x->c->pgsz;
+  if (w->rc) return;
+  if (w->page.n > 4 && w->page.n + w->pgidx.n + n + 2 >= pgsz) writer_flush(w);
+  int npre = common_prefix(w->term.p, w->term.n, t, n);
+  fts5_buf_varint(&w->rc, &w->pgidx, (uint64_t)(w->page.n - w->prev_pgidx));
+  w->prev_pgidx = w->page.n;
+  if (!w->has_term) {
+    if (w->pgno != 1) {
+      int k = w->term.n ? npre + 1 : n;
+      if (k > n) k = n;
+      if (w->rc == SHALE_OK) w->rc = idx_insert(w->x, w->segid, t, k, w->pgno);
+    }
+    npre = 0;
+  } else {
+    fts5_buf_varint(&w->rc, &w->page, (uint64_t)npre);
+  }
+  fts5_buf_varint(&w->rc, &w->page, (uint64_t)(n - npre));
+  fts5_buf_append(&w->rc, &w->page, t + npre, n - npre);
+  w->term.n = 0;
+  fts5_buf_append(&w->rc, &w->term, t, n);
+  w->has_term = 1;
+  w->first_rowid_in_page = 0;
+  w->first_in_doclist = 1;
+}
+
+static void writer_rowid(Writer *w, int64_t rowid) {
+  if (w->rc) return;
+  if (w->page.n + w->pgidx.n >= w->x->c->pgsz) writer_flush(w);
+  if (w->first_rowid_in_page) fts5_buf_u16(w->page.p, w->page.n);
+  if (w->first_in_doclist || w->first_rowid_in_page) fts5_buf_varint(&w->rc, &w->page, (uint64_t)rowid);
+  else fts5_buf_varint(&w->rc, &w->page, (uint64_t)rowid - (uint64_t)w->prev_rowid);
+  w->prev_rowid = rowid;
+  w->first_in_doclist = 0;
+  w->first_rowid_in_page = 0;
+}
+
+/* Append varint-aligned data (a poslist with its size header), split over
+ * leaves between varints. As SQLite's writer, the size header stays on the
+ * leaf of its rowid (readers take it from there), so the first varint is
+ * always written here, even past pgsz. */
+static void writer_data(Writer *w, const uint8_t *a, int n) {
+  int pgsz = w->x->c->pgsz, first = 1;
+  while (w->rc == SHALE_OK && n > 0) {
+    int space = pgsz - w->page.n - w->pgidx.n;
+    if (n <= space) {
+      fts5_buf_append(&w->rc, &w->page, a, n);
+      return;
+    }
+    int k = 0;
+    for (;;) {
+      uint64_t v;
+      int m = fts5_get_varint(a + k, a + n, &v);
+      if (!m) {
+        w->rc = FTS5_CORRUPT;
+        return;
+      }
+      if (k + m > space && !(first && k == 0)) break;
+      k += m;
+      if (k >= n) break;
+    }
+    first = 0;
+    fts5_buf_append(&w->rc, &w->page, a, k);
+    a += k;
+    n -= k;
+    if (n > 0 || w->page.n + w->pgidx.n >= pgsz) writer_flush(w);
+  }
+}
+
+/* Finish: the last leaf written; returns the last page number. */
+static int writer_finish(Writer *w) {
+  if (w->page.n > 4) writer_flush(w);
+  int rc = w->rc;
+  if (rc == SHALE_OK) rc = idx_insert(w->x, w->segid, NULL, 0, 1);
+  w->rc = rc;
+  fts5_buf_free(&w->page);
+  fts5_buf_free(&w->pgidx);
+  fts5_buf_free(&w->term);
+  return w->pgno - 1;
+}
+
+/* ---- pending data ---- */
+
+static uint32_t term_hash(const char *t, int n) {
+  uint32_t h = 2166136261u;
+  for (int i = 0; i < n; i++) h = (h ^ (uint8_t)t[i]) * 16777619u;
+  return h;
+}
+
+static PTerm *pending_term(Fts5Index *x, int *rc, const char *t, int n) {
+  if (x->nterm >= x->nhash) {
+    int nh = x->nhash ? x->nhash * 2 : 1024;
+    PTerm **h = shale_malloc(sizeof(PTerm *) * (size_t)nh);
+    if (!h) {
+      *rc = SHALE_NOMEM;
+      return NULL;
+    }
+    memset(h, 0, sizeof(PTerm *) * (size_t)nh);
+    for (int i = 0; i < x->nhash; i++) {
+      for (PTerm *e = x->hash[i], *nx; e; e = nx) {
+        nx = e->next;
+        uint32_t k = term_hash(e->term, e->nterm) & (uint32_t)(nh - 1);
+        e->next = h[k];
+        h[k] = e;
+      }
+    }
+    shale_free(x->hash);
+    x->hash = h;
+    x->nhash = nh;
+  }
+  uint32_t k = term_hash(t, n) & (uint32_t)(x->nhash - 1);
+  for (PTerm *e = x->hash[k]; e; e = e->next)
+    if (e->nterm == n && !memcmp(e->term, t, (size_t)n)) return e;
+  PTerm *e = shale_malloc(sizeof(PTerm) + (size_t)n + 1);
+  if (!e) {
+    *rc = SHALE_NOMEM;
+    return NULL;
+  }
+  memset(e, 0, sizeof *e);
+  e->nterm = n;
+  memcpy(e->term, t, (size_t)n);
+  e->term[n] = 0;
+  e->next = x->hash[k];
+  x->hash[k] = e;
+  x->nterm++;
+  return e;
+}
+
+/* Close the open entry of e into its doclist. */
+static void pterm_close(int *rc, PTerm *e) {
+  if (!e->open) return;
+  uint64_t d = e->dl.n ? (uint64_t)e->rowid - (uint64_t)e->last : (uint64_t)e->rowid;
+  fts5_buf_varint(rc, &e->dl, d);
+  fts5_buf_varint(rc, &e->dl, (uint64_t)e->cur.n * 2 + (uint64_t)e->del);
+  fts5_buf_append(rc, &e->dl, e->cur.p, e->cur.n);
+  e->last = e->rowid;
+  e->open = 0;
+  e->cur.n = 0;
+}
+
+int fts5_index_begin_row(Fts5Index *x, int64_t rowid, int is_delete) {
+  int rc = SHALE_OK;
+  if (x->have_row && (rowid < x->row || (rowid == x->row && !x->row_del)))
+    rc = fts5_index_flush(x); /* invariant 1 */
+  else if (x->pending_bytes > 4 * 1024 * 1024)
+    rc = fts5_index_flush(x);
+  x->row = rowid;
+  x->row_del = is_delete;
+  x->have_row = 1;
+  return rc;
+}
+
+static int pending_add(Fts5Index *x, int col, int pos, const char *t, int n) {
+  int rc = SHALE_OK;
+  PTerm *e = pending_term(x, &rc, t, n);
+  if (!e) return rc;
+  if (e->open && e->rowid != x->row) pterm_close(&rc, e);
+  if (!e->open) {
+    e->open = 1;
+    e->rowid = x->row;
+    e->del = 0;
+    e->col = 0;
+    e->prev = 0;
+    e->cur.n = 0;
+  }
+  if (x->row_del) {
+    e->del = 1;
+    return rc;
+  }
+  if (col != e->col) {
+    fts5_buf_varint(&rc, &e->cur, 1);
+    fts5_buf_varint(&rc, &e->cur, (uint64_t)col);
+    e->col = col;
+    e->prev = 0;
+  }
+  fts5_buf_varint(&rc, &e->cur, (uint64_t)(pos - e->prev + 2));
+  e->prev = pos;
+  x->pending_bytes += 4;
+  return rc;
+}
+
+int fts5_prefix_bytes(const char *tok, int ntok, int nchar) {
+  int i = 0;
+  for (int c = 0; c < nchar; c++) {
+    if (i >= ntok) return 0;
+    i++;
+    while (i < ntok && ((uint8_t)tok[i] & 0xc0) == 0x80) i++;
+  }
+  return i;
+}
+
+int fts5_index_token(Fts5Index *x, int col, int pos, const char *tok, int ntok) {
+  char small[64];
+  char *t = ntok + 1 <= (int)sizeof(small) ? small : shale_malloc((size_t)ntok + 1);
+  if (!t) return SHALE_NOMEM;
+  memcpy(t + 1, tok, (size_t)ntok);
+  t[0] = '0';
+  int rc = pending_add(x, col, pos, t, ntok + 1);
+  for (int i = 0; rc == SHALE_OK && i < x->c->nprefix; i++) {
+    int nb = fts5_prefix_bytes(tok, ntok, x->c->prefix[i]);
+    if (!nb) continue;
+    t[0] = (char)('0' + i + 1);
+    rc = pending_add(x, col, pos, t, nb + 1);
+  }
+  if (t != small) shale_free(t);
+  return rc;
+}
+
+static int pterm_cmp(const void *a, const void *b) {
+  const PTerm *x = *(PTerm *const *)a, *y = *(PTerm *const *)b;
+  int n = x->nterm < y->nterm ? x->nterm : y->nterm;
+  int c = memcmp(x->term, y->term, (size_t)n);
+  return c ? c : x->nterm - y->nterm;
+}
+
+/* Write one poslist (with its header) for a doclist being written. */
+static void write_entry(Writer *w, int64_t rowid, int del, const uint8_t *pl, int npl) {
+  uint8_t hdr[10];
+  Fts5Buf tmp = {0};
+  writer_rowid(w, rowid);
+  int k = util_put_varint(hdr, (uint64_t)npl * 2 + (uint64_t)del);
+  if (w->page.n + w->pgidx.n + k + npl < w->x->c->pgsz) {
+    fts5_buf_append(&w->rc, &w->page, hdr, k);
+    fts5_buf_append(&w->rc, &w->page, pl, npl);
+    return;
+  }
+  fts5_buf_append(&w->rc, &tmp, hdr, k);
+  fts5_buf_append(&w->rc, &tmp, pl, npl);
+  writer_data(w, tmp.p, tmp.n);
+  fts5_buf_free(&tmp);
+}
+
+static int structure_push_segment(Fts5Index *x, Structure *s, int lvl, int segid, int last) {
+  Seg sg = {segid, 1, last};
+  s->counter += (uint64_t)last;
+  return structure_add(s, lvl, sg);
+}
+
+static int maybe_merge(Fts5Index *x);
+
+int fts5_index_flush(Fts5Index *x) {
+  int rc = SHALE_OK;
+  if (!x->nterm) {
+    x->have_row = 0;
+    return SHALE_OK;
+  }
+  PTerm **all = shale_malloc(sizeof(PTerm *) * (size_t)x->nterm);
+  if (!all) return SHALE_NOMEM;
+  int n = 0;
+  for (int i = 0; i < x->nhash; i++)
+    for (PTerm *e = x->hash[i]; e; e = e->next) {
+      pterm_close(&rc, e);
+      all[n++] = e;
+    }
+  qsort(all, (size_t)n, sizeof *all, pterm_cmp);
+  Structure s;
+  if (rc == SHALE_OK) rc = structure_read(x, &s);
+  if (rc) {
+    shale_free(all);
+    return rc;
+  }
+  int segid = segid_alloc(&s);
+  if (!segid) rc = FTS5_CORRUPT;
+  Writer w;
+  writer_init(&w, x, segid);
+  for (int i = 0; i < n && rc == SHALE_OK && w.rc == SHALE_OK; i++) {
+    PTerm *e = all[i];
+    writer_term(&w, (const uint8_t *)e->term, e->nterm);
+    const uint8_t *p = e->dl.p, *end = p + e->dl.n;
+    int64_t rowid = 0;
+    while (p < end && w.rc == SHALE_OK) {
+      uint64_t d, h;
+      p += fts5_get_varint(p, end, &d);
+      rowid = (int64_t)((uint64_t)rowid + d);
+      p += fts5_get_varint(p, end, &h);
+      write_entry(&w, rowid, (int)(h & 1), p, (int)(h >> 1));
+      p += h >> 1;
+    }
+  }
+  int last = writer_finish(&w);
+  if (rc == SHALE_OK) rc = w.rc;
+  shale_free(all);
+  if (rc == SHALE_OK) rc = structure_push_segment(x, &s, 0, segid, last);
+  if (rc == SHALE_OK) rc = structure_write(x, &s);
+  structure_free(&s);
+  pending_clear(x);
+  if (rc == SHALE_OK) rc = maybe_merge(x);
+  return rc;
+}
+
+/* ---- reading segments ---- */
+
+/* Entries gathered from segments: term bytes and poslist bytes live in
+ * arena (offsets), age 0 is the newest segment. */
+typedef struct Ent {
+  int toff, tlen;
+  int64_t rowid;
+  int age, del;
+  int poff, plen;
+} Ent;
+typedef struct Gather {
+  Fts5Buf arena;
+  Ent *a;
+  int n, cap;
+} Gather;
+
+static void gather_free(Gather *g) {
+  fts5_buf_free(&g->arena);
+  shale_free(g->a);
+  memset(g, 0, sizeof *g);
+}
+
+/* A term scanner over one segment. */
+typedef struct SegScan {
+  Fts5Index *x;
+  Seg seg;
+  int pgno;        /* current leaf */
+  Fts5Buf leaf;
+  int szleaf;
+  int iidx;        /* offset in the page index of the next term's entry */
+  int termoff;     /* offset of the next term on the leaf (0: none) */
+  Fts5Buf term;    /* current term */
+  Fts5Buf dl;      /* its doclist, gathered over leaves */
+  int *abs;        /* offsets in dl of absolute rowids */
+  int nabs, capabs;
+  int eof;
+} SegScan;
+
+static int leaf_load(SegScan *s, int pgno) {
+  int rc = data_read(s->x, FTS5_SEGMENT_ROWID(s->seg.segid, pgno), &s->leaf);
+  if (rc) return rc;
+  s->pgno = pgno;
+  if (s->leaf.n < 4) return FTS5_CORRUPT;
+  s->szleaf = fts5_get_u16(s->leaf.p + 2);
+  if (s->szleaf < 4 || s->szleaf > s->leaf.n) return FTS5_CORRUPT;
+  s->iidx = s->szleaf;
+  s->termoff = 0;
+  if (s->iidx < s->leaf.n) {
+    uint64_t v;
+    int k = fts5_get_varint(s->leaf.p + s->iidx, s->leaf.p + s->leaf.n, &v);
+    if (!k || v < 4 || v >= (uint64_t)s->szleaf) return FTS5_CORRUPT;
+    s->iidx += k;
+    s->termoff = (int)v;
+  }
+  return SHALE_OK;
+}
+
+static int abs_add(SegScan *s, int off) {
+  if (s->nabs == s->capabs) {
+    int cap = s->capabs ? s->capabs * 2 : 8;
+    int *a = shale_realloc(s->abs, sizeof(int) * (size_t)cap);
+    if (!a) return SHALE_NOMEM;
+    s->abs = a;
+    s->capabs = cap;
+  }
+  s->abs[s->nabs++] = off;
+  return SHALE_OK;
+}
+
+/* Read the term at s->termoff and its doclist; first: the term is the
+ * first on its leaf (written whole). Moves on to the next term. */
+static int scan_read(SegScan *s, int first) {
+  const uint8_t *p = s->leaf.p, *end = p + s->szleaf;
+  int off = s->termoff, rc = SHALE_OK, k;
+  uint64_t npre = 0, nnew;
+  if (!first) {
+    if (!(k = fts5_get_varint(p + off, end, &npre))) return FTS5_CORRUPT;
+    off += k;
+  }
+  if (!(k = fts5_get_varint(p + off, end, &nnew))) return FTS5_CORRUPT;
+  off += k;
+  if (npre > (uint64_t)s->term.n || nnew > (uint64_t)(s->szleaf - off)) return FTS5_CORRUPT;
+  s->term.n = (int)npre;
+  fts5_buf_append(&rc, &s->term, p + off, (int)nnew);
+  off += (int)nnew;
+  s->dl.n = 0;
+  s->nabs = 0;
+  if (rc || (rc = abs_add(s, 0))) return rc;
+  /* the doclist runs to the next term on this leaf, or on to later leaves */
+  int next = 0;
+  if (s->iidx < s->leaf.n) {
+    uint64_t v;
+    if (!(k = fts5_get_varint(s->leaf.p + s->iidx, s->leaf.p + s->leaf.n, &v))) return FTS5_CORRUPT;
+    s->iidx += k;
+    if (v == 0 || (uint64_t)s->termoff + v >= (uint64_t)s->szleaf) return FTS5_CORRUPT;
+    next = s->termoff + (int)v;
+  }
+  if (next) {
+    if (next < off) return FTS5_CORRUPT;
+    fts5_buf_append(&rc, &s->dl, p + off, next - off);
+    s->termoff = next;
+    return rc;
+  }
+  fts5_buf_append(&rc, &s->dl, p + off, s->szleaf - off);
+  s->termoff = 0; /* no next term unless a later leaf has one */
+  for (;;) {
+    if (rc) return rc;
+    if (s->pgno >= s->seg.last) return SHALE_OK;
+    if ((rc = leaf_load(s, s->pgno + 1))) return rc;
+    int stop = s->termoff ? s->termoff : s->szleaf;
+    int rid = fts5_get_u16(s->leaf.p);
+    if (rid && (rid < 4 || rid >= stop)) return FTS5_CORRUPT;
+    int from = 4;
+    if (rid) {
+      fts5_buf_append(&rc, &s->dl, s->leaf.p + 4, rid - 4);
+      if (rc == SHALE_OK) rc = abs_add(s, s->dl.n);
+      from = rid;
+    }
+    fts5_buf_append(&rc, &s->dl, s->leaf.p + from, stop - from);
+    if (s->termoff) return rc;
+  }
+}
+
+/* Start scanning seg at the leaf where terms >= term (n bytes) may be;
+ * positions on the first term there (s->eof if none). */
+static int scan_start(SegScan *s, Fts5Index *x, Seg seg, const uint8_t *term, int n) {
+  memset(s, 0, sizeof *s);
+  s->x = x;
+  s->seg = seg;
+  if (seg.first == 0 || seg.last < seg.first) {
+    s->eof = 1;
+    return SHALE_OK;
+  }
+  int pg = 1, rc = idx_seek(x, seg.segid, term, n, &pg);
+  if (rc) return rc;
+  if (pg < seg.first) pg = seg.first;
+  if (pg > seg.last) return FTS5_CORRUPT;
+  for (;;) {
+    if ((rc = leaf_load(s, pg))) return rc;
+    if (s->termoff) break;
+    if (pg >= seg.last) {
+      s->eof = 1;
+      return SHALE_OK;
+    }
+    pg++;
+  }
+  return scan_read(s, 1);
+}
+
+/* Next term: after scan_read the leaf holds the next term (termoff) or the
+ * scan reached its end. */
+static int scan_next(SegScan *s) {
+  if (s->eof) return SHALE_OK;
+  if (!s->termoff) {
+    s->eof = 1;
+    return SHALE_OK;
+  }
+  /* first on its leaf iff its offset is the leaf's first page-index entry */
+  uint64_t v;
+  int k = fts5_get_varint(s->leaf.p + s->szleaf, s->leaf.p + s->leaf.n, &v);
+  if (!k) return FTS5_CORRUPT;
+  return scan_read(s, s->termoff == (int)v);
+}
+
+static void scan_free(SegScan *s) {
+  fts5_buf_free(&s->leaf);
+  fts5_buf_free(&s->term);
+  fts5_buf_free(&s->dl);
+  shale_free(s->abs);
+}
+
+static int term_cmp(const uint8_t *a, int na, const uint8_t *b, int nb) {
+  int n = na < nb ? na : nb;
+  int c = n ? memcmp(a, b, (size_t)n) : 0;
+  return c ? c : na - nb;
+}
+
+/* Add the current doclist of s to g. */
+static int gather_doclist(Gather *g, SegScan *s, int age) {
+  int rc = SHALE_OK, toff = g->arena.n;
+  fts5_buf_append(&rc, &g->arena, s->term.p, s->term.n);
+  const uint8_t *p = s->dl.p, *end = p + s->dl.n;
+  int64_t rowid = 0;
+  int ia = 0;
+  while (p < end && rc == SHALE_OK) {
+    uint64_t v, h;
+    int off = (int)(p - s->dl.p), k;
+    if (!(k = fts5_get_varint(p, end, &v))) return FTS5_CORRUPT;
+    p += k;
+    while (ia < s->nabs && s->abs[ia] < off) ia++;
+    if (ia < s->nabs && s->abs[ia] == off) rowid = (int64_t)v;
+    else if (v == 0) return FTS5_CORRUPT;
+    else rowid = (int64_t)((uint64_t)rowid + v);
+    if (!(k = fts5_get_varint(p, end, &h))) return FTS5_CORRUPT;
+    p += k;
+    if ((h >> 1) > (uint64_t)(end - p)) return FTS5_CORRUPT;
+    if (g->n == g->cap) {
+      int cap = g->cap ? g->cap * 2 : 64;
+      Ent *a = shale_realloc(g->a, sizeof(Ent) * (size_t)cap);
+      if (!a) return SHALE_NOMEM;
+      g->a = a;
+      g->cap = cap;
+    }
+    Ent *e = &g->a[g->n++];
+    e->toff = toff;
+    e->tlen = s->term.n;
+    e->rowid = rowid;
+    e->age = age;
+    e->del = (int)(h & 1);
+    e->plen = (int)(h >> 1);
+    e->poff = g->arena.n;
+    fts5_buf_append(&rc, &g->arena, p, e->plen);
+    p += h >> 1;
+  }
+  return rc;
+}
+
+static const uint8_t *sort_arena;
+static int ent_cmp(const void *a, const void *b) {
+  const Ent *x = a, *y = b;
+  int c = term_cmp(sort_arena + x->toff, x->tlen, sort_arena + y->toff, y->tlen);
+  if (c) return c;
+  if (x->rowid != y->rowid) return x->rowid < y->rowid ? -1 : 1;
+  return x->age - y->age;
+}
+
+/* Every entry of every term in [term, term + prefix range) from every
+ * segment, then resolved: the newest per (term, rowid), deletions dropped.
+ * prefix: all terms starting with term, else term exactly. */
+static int gather(Fts5Index *x, const uint8_t *term, int n, int prefix, Gather *g) {
+  Structure s;
+  memset(g, 0, sizeof *g);
+  int rc = structure_read(x, &s), age = 0;
+  for (int i = 0; rc == SHALE_OK && i < s.nlevel; i++) {
+    for (int j = s.lv[i].nseg - 1; rc == SHALE_OK && j >= 0; j--, age++) {
+      SegScan sc;
+      rc = scan_start(&sc, x, s.lv[i].seg[j], term, n);
+      while (rc == SHALE_OK && !sc.eof) {
+        int c = term_cmp(sc.term.p, sc.term.n, term, n);
+        if (prefix) {
+          if (sc.term.n < n || memcmp(sc.term.p, term, (size_t)n)) {
+            if (c > 0) break;
+          } else {
+            rc = gather_doclist(g, &sc, age);
+          }
+        } else {
+          if (c > 0) break;
+          if (c == 0) {
+            rc = gather_doclist(g, &sc, age);
+            break;
+          }
+        }
+        if (rc == SHALE_OK) rc = scan_next(&sc);
+      }
+      scan_free(&sc);
+    }
+  }
+  structure_free(&s);
+  if (rc) return rc;
+  sort_arena = g->arena.p;
+  if (g->n) qsort(g->a, (size_t)g->n, sizeof(Ent), ent_cmp);
+  int k = 0;
+  for (int i = 0; i < g->n; i++) {
+    Ent *e = &g->a[i];
+    if (k && g->a[k - 1].rowid == e->rowid &&
+        !term_cmp(g->arena.p + g->a[k - 1].toff, g->a[k - 1].tlen, g->arena.p + e->toff, e->tlen))
+      continue; /* an older entry of the same (term, rowid) */
+    g->a[k++] = *e;
+  }
+  g->n = k;
+  k = 0;
+  for (int i = 0; i < g->n; i++)
+    if (!(g->a[i].del && g->a[i].plen == 0)) g->a[k++] = g->a[i];
+  g->n = k;
+  return SHALE_OK;
+}
+
+void fts5_list_free(Fts5List *l) {
+  for (int i = 0; i < l->n; i++) fts5_pos_free(&l->a[i].pos);
+  shale_free(l->a);
+  memset(l, 0, sizeof *l);
+}
+
+static int i64_cmp(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int ent_rowid_cmp(const void *a, const void *b) {
+  const Ent *x = a, *y = b;
+  return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
+}
+
+int fts5_index_query(Fts5Index *x, const char *term, int nterm, int prefix, Fts5List *out) {
+  memset(out, 0, sizeof *out);
+  int rc = fts5_index_flush(x);
+  if (rc) return rc;
+  Gather g;
+  rc = gather(x, (const uint8_t *)term, nterm, prefix, &g);
+  if (rc == SHALE_OK && g.n) qsort(g.a, (size_t)g.n, sizeof(Ent), ent_rowid_cmp);
+  Fts5Pos tmp = {0};
+  for (int i = 0; rc == SHALE_OK && i < g.n; i++) {
+    Ent *e = &g.a[i];
+    if (!out->n || out->a[out->n - 1].rowid != e->rowid) {
+      if (out->n == out->cap) {
+        int cap = out->cap ? out->cap * 2 : 16;
+        Fts5Doc *a = shale_realloc(out->a, sizeof(Fts5Doc) * (size_t)cap);
+        if (!a) {
+          rc = SHALE_NOMEM;
+          break;
+        }
+        out->a = a;
+        out->cap = cap;
+      }
+      memset(&out->a[out->n], 0, sizeof(Fts5Doc));
+      out->a[out->n++].rowid = e->rowid;
+    }
+    Fts5Doc *d = &out->a[out->n - 1];
+    rc = fts5_poslist_decode(g.arena.p + e->poff, e->plen, &tmp);
+    for (int j = 0; rc == SHALE_OK && j < tmp.n; j++) fts5_pos_add(&rc, &d->pos, tmp.a[j]);
+    if (rc == SHALE_OK && d->pos.n > tmp.n) { /* several terms: sort, unique */
+      qsort(d->pos.a, (size_t)d->pos.n, sizeof(int64_t), i64_cmp);
+      int k = 0;
+      for (int j = 0; j < d->pos.n; j++)
+        if (!k || d->pos.a[k - 1] != d->pos.a[j]) d->pos.a[k++] = d->pos.a[j];
+      d->pos.n = k;
+    }
+  }
+  fts5_pos_free(&tmp);
+  gather_free(&g);
+  if (rc) fts5_list_free(out);
+  return rc;
+}
+
+/* ---- merging ---- */
+
+/* Replace every segment by one holding all entries ('optimize'). */
+int fts5_index_optimize(Fts5Index *x) {
+  int rc = fts5_index_flush(x);
+  Structure s;
+  if (rc == SHALE_OK) rc = structure_read(x, &s);
+  if (rc) return rc;
+  if (structure_nseg(&s) <= 1) {
+    structure_free(&s);
+    return SHALE_OK;
+  }
+  Gather g;
+  rc = gather(x, (const uint8_t *)"", 0, 1, &g);
+  int segid = rc == SHALE_OK ? segid_alloc(&s) : 0;
+  if (rc == SHALE_OK && !segid) rc = FTS5_CORRUPT;
+  int last = 0, wrote = 0;
+  if (rc == SHALE_OK && g.n) {
+    Writer w;
+    writer_init(&w, x, segid);
+    for (int i = 0; i < g.n && w.rc == SHALE_OK; i++) {
+      Ent *e = &g.a[i];
+      if (!i || term_cmp(g.arena.p + e->toff, e->tlen, g.arena.p + g.a[i - 1].toff, g.a[i - 1].tlen))
+        writer_term(&w, g.arena.p + e->toff, e->tlen);
+      write_entry(&w, e->rowid, 0, g.arena.p + e->poff, e->plen);
+    }
+    last = writer_finish(&w);
+    rc = w.rc;
+    wrote = 1;
+  }
+  gather_free(&g);
+  for (int i = 0; rc == SHALE_OK && i < s.nlevel; i++)
+    for (int j = 0; rc == SHALE_OK && j < s.lv[i].nseg; j++) rc = seg_delete(x, s.lv[i].seg[j].segid);
+  if (rc == SHALE_OK) {
+    int nlevel = s.nlevel < 2 ? 2 : s.nlevel;
+    uint32_t cookie = s.cookie;
+    uint64_t counter = s.counter;
+    structure_free(&s);
+    s.cookie = cookie;
+    s.counter = counter;
+    if (wrote) rc = structure_push_segment(x, &s, nlevel - 1, segid, last);
+    if (rc == SHALE_OK) rc = structure_write(x, &s);
+  }
+  structure_free(&s);
+  return rc;
+}
+
+/* Shale's merge policy (not SQLite's incremental one): past 8 segments,
+ * everything is merged into one. */
+static int maybe_merge(Fts5Index *x) {
+  Structure s;
+  int rc = structure_read(x, &s);
+  if (rc) return rc;
+  int n = structure_nseg(&s);
+  structure_free(&s);
+  return n > 8 ? fts5_index_optimize(x) : SHALE_OK;
+}
+
+int fts5_index_delete_all(Fts5Index *x) {
+  pending_clear(x);
+  Structure s;
+  int rc = structure_read(x, &s);
+  if (rc) return rc;
+  for (int i = 0; rc == SHALE_OK && i < s.nlevel; i++)
+    for (int j = 0; rc == SHALE_OK && j < s.lv[i].nseg; j++) rc = seg_delete(x, s.lv[i].seg[j].segid);
+  uint32_t cookie = s.cookie;
+  structure_free(&s);
+  s.cookie = cookie;
+  if (rc == SHALE_OK) rc = structure_write(x, &s);
+  return rc;
+}
+
+uint64_t fts5_entry_checksum(int64_t rowid, int col, int pos, int idx, const char *t, int n) {
+  uint64_t h = 1469598103934665603ull ^ (uint64_t)rowid;
+  h = (h ^ (uint64_t)col) * 1099511628211ull;
+  h = (h ^ (uint64_t)pos) * 1099511628211ull;
+  h = (h ^ (uint64_t)idx) * 1099511628211ull;
+  for (int i = 0; i < n; i++) h = (h ^ (uint8_t)t[i]) * 1099511628211ull;
+  return h * 0x9e3779b97f4a7c15ull;
+}
+
+int fts5_index_checksum(Fts5Index *x, uint64_t *out) {
+  *out = 0;
+  int rc = fts5_index_flush(x);
+  if (rc) return rc;
+  Gather g;
+  rc = gather(x, (const uint8_t *)"", 0, 1, &g);
+  Fts5Pos pos = {0};
+  for (int i = 0; rc == SHALE_OK && i < g.n; i++) {
+    Ent *e = &g.a[i];
+    if (e->tlen < 1) {
+      rc = FTS5_CORRUPT;
+      break;
+    }
+    rc = fts5_poslist_decode(g.arena.p + e->poff, e->plen, &pos);
+    const char *t = (const char *)g.arena.p + e->toff;
+    for (int j = 0; rc == SHALE_OK && j < pos.n; j++)
+      *out += fts5_entry_checksum(e->rowid, (int)(pos.a[j] >> 32), (int)(pos.a[j] & 0xffffffff),
+                                  t[0] - '0', t + 1, e->tlen - 1);
+  }
+  fts5_pos_free(&pos);
+  gather_free(&g);
+  return rc;
+}

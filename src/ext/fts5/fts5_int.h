@@ -1,0 +1,156 @@
+/*
+ * fts5_int.h -- private interface of the FTS5 extension (src/ext/fts5/):
+ * buffers and varints, tokenizers, the index (SQLite's %_data/%_idx
+ * format), the query expression, and the table object the module methods
+ * share.
+ *
+ * The extension is a client of the native API (include/shale.h) only, as a
+ * loadable extension would be: it reads and writes its shadow tables with
+ * shale_prepare_v2/shale_step. It includes src/util/util.h for varints.
+ *
+ * Invariants:
+ *  1. Every index term starts with one byte naming its index: '0' the main
+ *     index, '0'+i the i-th prefix index (1-based), as SQLite writes them.
+ *  2. A Fts5Buf's p is NULL or shale_malloc'ed with cap >= n; functions that
+ *     grow one set *rc to SHALE_NOMEM on failure and then do nothing.
+ *  3. Poslist values are (column << 32) | offset, ascending.
+ */
+#ifndef SHALE_FTS5_INT_H
+#define SHALE_FTS5_INT_H
+
+#include <stdint.h>
+
+#include "shale.h"
+
+#define FTS5_CORRUPT (SHALE_CORRUPT | (1 << 8)) /* SQLITE_CORRUPT_VTAB */
+#define FTS5_MAX_PREFIX 31
+#define FTS5_DEFAULT_PGSZ 4050
+#define FTS5_MAX_TOKEN 32768 /* longer tokens are indexed truncated */
+#define FTS5_AVERAGES_ROWID 1
+#define FTS5_STRUCTURE_ROWID 10
+/* %_data rowid of leaf pgno of segment segid (no doclist index, height 0). */
+#define FTS5_SEGMENT_ROWID(segid, pgno) (((int64_t)(segid) << 37) + (int64_t)(pgno))
+
+/* ---- buffers (fts5_buf.c) ---- */
+typedef struct Fts5Buf {
+  uint8_t *p;
+  int n, cap;
+} Fts5Buf;
+
+void fts5_buf_free(Fts5Buf *);
+int fts5_buf_grow(int *rc, Fts5Buf *, int more);
+void fts5_buf_append(int *rc, Fts5Buf *, const void *p, int n);
+void fts5_buf_varint(int *rc, Fts5Buf *, uint64_t v);
+void fts5_buf_u16(uint8_t *p, int v);
+int fts5_get_u16(const uint8_t *p);
+uint32_t fts5_get_u32(const uint8_t *p);
+/* Varint at p (before end); 0 when it runs past end. */
+int fts5_get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v);
+char *fts5_mprintf(const char *fmt, ...);
+
+/* A growable array of poslist values (invariant 3). */
+typedef struct Fts5Pos {
+  int64_t *a;
+  int n, cap;
+} Fts5Pos;
+void fts5_pos_add(int *rc, Fts5Pos *, int64_t v);
+void fts5_pos_free(Fts5Pos *);
+/* Decode SQLite's poslist bytes (no size header) into out (cleared). */
+int fts5_poslist_decode(const uint8_t *p, int n, Fts5Pos *out);
+/* Encode positions as SQLite's poslist bytes (appended to out). */
+void fts5_poslist_encode(int *rc, const Fts5Pos *, Fts5Buf *out);
+
+/* ---- tokenizers (fts5_tok.c) ---- */
+typedef struct Fts5Tokenizer Fts5Tokenizer;
+/* Called per token: text (folded), its byte range in the input. Nonzero
+ * return stops the tokenizer with that code. */
+typedef int (*Fts5TokenCb)(void *ctx, const char *tok, int ntok, int start, int end);
+
+/* Parse a tokenize= argument list (argv[0] the tokenizer name). NULL and
+ * *err set (shale_malloc'ed) on a bad specification. */
+Fts5Tokenizer *fts5_tokenizer_new(int argc, const char *const *argv, char **err);
+void fts5_tokenizer_free(Fts5Tokenizer *);
+int fts5_tokenize(Fts5Tokenizer *, const char *text, int n, void *ctx, Fts5TokenCb cb);
+
+/* ---- configuration ---- */
+enum { FTS5_CONTENT_NORMAL, FTS5_CONTENT_NONE, FTS5_CONTENT_EXTERNAL };
+
+typedef struct Fts5Config {
+  shale *db;
+  char *zdb, *zname;
+  int ncol;
+  char **cols;
+  uint8_t *unindexed;
+  int content; /* FTS5_CONTENT_* */
+  char *zcontent;    /* external content table (quoted name) or NULL */
+  char *zcontent_rowid;
+  int nprefix;
+  int prefix[FTS5_MAX_PREFIX];
+  int columnsize;
+  Fts5Tokenizer *tok;
+  int pgsz;
+  int automerge, crisismerge, usermerge;
+  uint32_t cookie;
+} Fts5Config;
+
+/* Parse xCreate/xConnect's argv (module, db, table, args...) into c.
+ * SHALE_OK, or SHALE_ERROR with *err (SQLite's message). */
+int fts5_config_parse(Fts5Config *c, shale *db, int argc, const char *const *argv, char **err);
+void fts5_config_free(Fts5Config *c);
+
+/* ---- the index (fts5_index.c) ---- */
+typedef struct Fts5Index Fts5Index;
+
+/* One row of a doclist read back: rowid, positions. */
+typedef struct Fts5Doc {
+  int64_t rowid;
+  Fts5Pos pos;
+} Fts5Doc;
+
+/* A term's full doclist over every segment (deleted rows dropped). */
+typedef struct Fts5List {
+  Fts5Doc *a;
+  int n, cap;
+} Fts5List;
+void fts5_list_free(Fts5List *);
+
+int fts5_index_open(Fts5Config *, Fts5Index **out);
+void fts5_index_close(Fts5Index *);
+/* Pending writes: begin a row (delete: its old tokens follow), then one
+ * call per token. */
+int fts5_index_begin_row(Fts5Index *, int64_t rowid, int is_delete);
+int fts5_index_token(Fts5Index *, int col, int pos, const char *tok, int ntok);
+/* Write the pending data out as a new segment (automerging after). */
+int fts5_index_flush(Fts5Index *);
+void fts5_index_discard(Fts5Index *);
+/* The doclist of term (the main index; prefix: every term starting with
+ * it), merged over segments; flushes pending data first. */
+int fts5_index_query(Fts5Index *, const char *term, int nterm, int prefix, Fts5List *out);
+/* Merge every segment into one ('optimize'), drop everything ('delete-all'). */
+int fts5_index_optimize(Fts5Index *);
+int fts5_index_delete_all(Fts5Index *);
+/* Check the index against a checksum of the expected contents: every
+ * (rowid, col, pos, term) of the main and prefix indexes. */
+int fts5_index_checksum(Fts5Index *, uint64_t *out);
+uint64_t fts5_entry_checksum(int64_t rowid, int col, int pos, int idx, const char *t, int n);
+/* Number of characters of prefix length nchar as bytes of tok, 0 if shorter. */
+int fts5_prefix_bytes(const char *tok, int ntok, int nchar);
+
+/* ---- expressions (fts5_expr.c) ---- */
+typedef struct Fts5Expr Fts5Expr;
+/* Parse query q; col >= 0 limits it to that column (col MATCH q). */
+int fts5_expr_parse(Fts5Config *, const char *q, int col, Fts5Expr **out, char **err);
+/* a AND b into *a (b is consumed). */
+int fts5_expr_and(Fts5Expr **a, Fts5Expr *b);
+void fts5_expr_free(Fts5Expr *);
+int fts5_expr_nphrase(Fts5Expr *);
+/* Evaluate: the sorted rowids that match (*rows, *nrows shale_malloc'ed). */
+int fts5_expr_eval(Fts5Expr *, Fts5Index *, int64_t **rows, int *nrows);
+/* After eval: the instances of phrase ip in row rowid (col<<32|pos of the
+ * first token of each match), and the phrase's size in tokens. */
+const Fts5Pos *fts5_expr_phrase_hits(Fts5Expr *, int ip, int64_t rowid);
+int fts5_expr_phrase_size(Fts5Expr *, int ip);
+/* Number of rows of the whole table matching phrase ip alone. */
+int fts5_expr_phrase_rows(Fts5Expr *, Fts5Index *, int ip, int64_t *n);
+
+#endif /* SHALE_FTS5_INT_H */

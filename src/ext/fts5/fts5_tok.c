@@ -1,0 +1,239 @@
+/*
+ * fts5_tok.c -- FTS5's built-in tokenizers: unicode61 (remove_diacritics
+ * 0/1/2, tokenchars, separators) and ascii, with SQLite's rules:
+ *  - input is read as UTF-8 the way SQLite reads it (a lead byte gathers the
+ *    continuation bytes that follow; an overlong form, a surrogate, U+FFFE
+ *    or U+FFFF reads as U+FFFD; a stray continuation byte is its own value);
+ *  - a token is a maximal run of token characters; its text is each
+ *    character folded (unicode61: case and, per remove_diacritics,
+ *    diacritics; ascii: A-Z only), characters folded to nothing omitted;
+ *  - unicode61's classes and folds are the runs of fts5_unitab.h (generated
+ *    by tools/fts5/unicode_gen.py); tokenchars/separators flip a character's
+ *    class. ascii: ASCII letters and digits and every byte >= 0x80 are token
+ *    characters.
+ *
+ * Invariants: a token callback gets byte offsets start < end within the
+ * input; the folded text is valid UTF-8 for valid input.
+ */
+#include <string.h>
+
+#include "fts5_int.h"
+
+typedef struct Fts5URun {
+  uint32_t first;
+  int32_t d[3];
+} Fts5URun;
+#define FTS5_U_SEP INT32_MIN
+#define FTS5_U_DROP (INT32_MIN + 1)
+#include "fts5_unitab.h"
+
+enum { TOK_UNICODE61, TOK_ASCII };
+
+struct Fts5Tokenizer {
+  int kind;
+  int remove_diacritics;
+  int nexc;
+  uint32_t *exc;  /* code points whose class is flipped (sorted) */
+  uint8_t ascii[128]; /* token character? (ASCII, after the options) */
+};
+
+static const Fts5URun *urun(uint32_t c) {
+  int lo = 0, hi = (int)(sizeof(fts5_unitab) / sizeof(fts5_unitab[0])) - 1;
+  while (lo < hi) {
+    int mid = (lo + hi + 1) / 2;
+    if (fts5_unitab[mid].first <= c) lo = mid;
+    else hi = mid - 1;
+  }
+  return &fts5_unitab[lo];
+}
+
+static int is_exception(const Fts5Tokenizer *t, uint32_t c) {
+  int lo = 0, hi = t->nexc - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (t->exc[mid] == c) return 1;
+    if (t->exc[mid] < c) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return 0;
+}
+
+/* Read one code point at *pp (before end) as SQLite's READ_UTF8 does. */
+static uint32_t read_utf8(const uint8_t **pp, const uint8_t *end) {
+  const uint8_t *p = *pp;
+  uint32_t c = *p++;
+  if (c >= 0xc0) {
+    c = c < 0xe0 ? c & 0x1f : c < 0xf0 ? c & 0x0f : c < 0xf8 ? c & 0x07 : c < 0xfc ? c & 0x03 : c & 0x01;
+    while (p < end && (*p & 0xc0) == 0x80) c = (c << 6) + (uint32_t)(*p++ & 0x3f);
+    if (c < 0x80 || (c & 0xfffff800) == 0xd800 || (c & 0xfffffffe) == 0xfffe) c = 0xfffd;
+  }
+  *pp = p;
+  return c;
+}
+
+static int put_utf8(uint8_t *o, uint32_t c) {
+  if (c < 0x80) {
+    o[0] = (uint8_t)c;
+    return 1;
+  }
+  if (c < 0x800) {
+    o[0] = (uint8_t)(0xc0 | (c >> 6));
+    o[1] = (uint8_t)(0x80 | (c & 0x3f));
+    return 2;
+  }
+  if (c < 0x10000) {
+    o[0] = (uint8_t)(0xe0 | (c >> 12));
+    o[1] = (uint8_t)(0x80 | ((c >> 6) & 0x3f));
+    o[2] = (uint8_t)(0x80 | (c & 0x3f));
+    return 3;
+  }
+  o[0] = (uint8_t)(0xf0 | ((c >> 18) & 0x07));
+  o[1] = (uint8_t)(0x80 | ((c >> 12) & 0x3f));
+  o[2] = (uint8_t)(0x80 | ((c >> 6) & 0x3f));
+  o[3] = (uint8_t)(0x80 | (c & 0x3f));
+  return 4;
+}
+
+/* Class and fold of c: returns 1 for a token character, with *fold the
+ * folded code point (0: omitted). start: c would begin a token. The
+ * combining diacritics SQLite folds away (those with FTS5_U_DROP for
+ * remove_diacritics 1) continue a token but never start one (SQLite tests
+ * "alphanumeric" at a token's start, "alphanumeric or diacritic" after). */
+static int classify(const Fts5Tokenizer *t, uint32_t c, uint32_t *fold, int start) {
+  if (c < 128) {
+    *fold = (c >= 'A' && c <= 'Z') ? c + 32 : c;
+    return t->ascii[c];
+  }
+  if (t->kind == TOK_ASCII) {
+    *fold = c;
+    return 1;
+  }
+  const Fts5URun *r = urun(c);
+  int32_t d = r->d[t->remove_diacritics];
+  int tok = d != FTS5_U_SEP;
+  if (t->nexc && is_exception(t, c)) tok = !tok;
+  if (start && r->d[1] == FTS5_U_DROP) tok = 0;
+  *fold = d == FTS5_U_SEP ? c : d == FTS5_U_DROP ? 0 : (uint32_t)((int32_t)c + d);
+  return tok;
+}
+
+int fts5_tokenize(Fts5Tokenizer *t, const char *text, int n, void *ctx, Fts5TokenCb cb) {
+  const uint8_t *p = (const uint8_t *)text, *end = p + (n < 0 ? 0 : n);
+  const uint8_t *base = p;
+  uint8_t small[256];
+  uint8_t *out = small;
+  int cap = (int)sizeof(small), rc = SHALE_OK;
+  while (p < end && rc == SHALE_OK) {
+    uint32_t c, f;
+    const uint8_t *start = p;
+    if (t->kind == TOK_ASCII && *p >= 0x80) { /* ascii: raw bytes */
+      c = *p++;
+      f = c;
+    } else {
+      c = read_utf8(&p, end);
+      if (!classify(t, c, &f, 1)) continue;
+    }
+    /* a token starts at start */
+    int nout = 0;
+    const uint8_t *tokend = p;
+    for (;;) {
+      if (nout + 4 > cap) {
+        int ncap = cap * 2;
+        uint8_t *o = shale_malloc((size_t)ncap);
+        if (!o) {
+          rc = SHALE_NOMEM;
+          break;
+        }
+        memcpy(o, out, (size_t)nout);
+        if (out != small) shale_free(out);
+        out = o;
+        cap = ncap;
+      }
+      if (t->kind == TOK_ASCII && c >= 0x80) out[nout++] = (uint8_t)c;
+      else if (f) nout += put_utf8(out + nout, f);
+      tokend = p;
+      if (p >= end) break;
+      if (t->kind == TOK_ASCII && *p >= 0x80) {
+        c = *p++;
+        f = c;
+        continue;
+      }
+      const uint8_t *q = p;
+      c = read_utf8(&q, end);
+      if (!classify(t, c, &f, 0)) break;
+      p = q;
+    }
+    if (rc) break;
+    rc = cb(ctx, (const char *)out, nout, (int)(start - base), (int)(tokend - base));
+  }
+  if (out != small) shale_free(out);
+  return rc;
+}
+
+static int add_exceptions(Fts5Tokenizer *t, const char *z, int tokchar) {
+  const uint8_t *p = (const uint8_t *)z, *end = p + strlen(z);
+  while (p < end) {
+    uint32_t c = read_utf8(&p, end), f;
+    if (c < 128) {
+      t->ascii[c] = (uint8_t)tokchar;
+      continue;
+    }
+    if (t->kind == TOK_ASCII) continue;
+    if (classify(t, c, &f, 0) == tokchar) continue;
+    uint32_t *a = shale_realloc(t->exc, sizeof(uint32_t) * (size_t)(t->nexc + 1));
+    if (!a) return SHALE_NOMEM;
+    t->exc = a;
+    int i = t->nexc++;
+    while (i > 0 && a[i - 1] > c) {
+      a[i] = a[i - 1];
+      i--;
+    }
+    a[i] = c;
+  }
+  return SHALE_OK;
+}
+
+Fts5Tokenizer *fts5_tokenizer_new(int argc, const char *const *argv, char **err) {
+  const char *name = argc > 0 ? argv[0] : "unicode61";
+  Fts5Tokenizer *t = shale_malloc(sizeof *t);
+  if (!t) return NULL;
+  memset(t, 0, sizeof *t);
+  t->remove_diacritics = 1;
+  for (int c = 0; c < 128; c++)
+    t->ascii[c] = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+  if (!strcmp(name, "ascii")) t->kind = TOK_ASCII;
+  else if (!strcmp(name, "unicode61")) t->kind = TOK_UNICODE61;
+  else {
+    *err = fts5_mprintf("no such tokenizer: %s", name);
+    shale_free(t);
+    return NULL;
+  }
+  int ok = (argc - 1) % 2 == 0;
+  for (int i = 1; ok && i + 1 < argc; i += 2) {
+    const char *k = argv[i], *v = argv[i + 1];
+    if (!strcmp(k, "remove_diacritics") && t->kind == TOK_UNICODE61) {
+      ok = (v[0] == '0' || v[0] == '1' || v[0] == '2') && !v[1];
+      t->remove_diacritics = v[0] - '0';
+    } else if (!strcmp(k, "tokenchars")) {
+      ok = add_exceptions(t, v, 1) == SHALE_OK;
+    } else if (!strcmp(k, "separators")) {
+      ok = add_exceptions(t, v, 0) == SHALE_OK;
+    } else if (!strcmp(k, "categories") && t->kind == TOK_UNICODE61 && !strcmp(v, "L* N* Co")) {
+      ok = 1; /* the default; other category sets are not built yet */
+    } else {
+      ok = 0;
+    }
+  }
+  if (!ok) {
+    *err = fts5_mprintf("error in tokenizer constructor");
+    fts5_tokenizer_free(t);
+    return NULL;
+  }
+  return t;
+}
+
+void fts5_tokenizer_free(Fts5Tokenizer *t) {
+  if (!t) return;
+  shale_free(t->exc);
+  shale_free(t);
+}

@@ -1,0 +1,509 @@
+/*
+ * fts5_vtab.c -- the fts5 virtual-table module: xCreate/xConnect (the
+ * declared table is the columns, then the hidden columns named like the
+ * table and "rank"), xBestIndex (MATCH or = on the table column, MATCH on
+ * a content column, rowid =, ORDER BY rank / rowid), the cursor, xUpdate
+ * (rows and the special commands of INSERT INTO t(t, rank)), and the
+ * transaction methods. fts5_register() adds the module and the auxiliary
+ * functions to a connection (called from shale_open for every connection).
+ *
+ * idxNum bits: 1 a MATCH argument per character 'M' (table) or 'c' (a
+ * column, followed by its number and '.') of idxStr, 'r' a rowid = argument;
+ * 2 ORDER BY rank; 4 ORDER BY rowid DESC.
+ *
+ * Invariants:
+ *  1. Pending index data is written out at xSync, before any query, and
+ *     dropped at xRollback, with the cached totals (fts5_vtab.h 1).
+ *  2. A cursor's rows are materialized at xFilter: sorted by rowid (or by
+ *     rank, then rowid), each matching the whole expression.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fts5.h"
+#include "fts5_vtab.h"
+
+static void set_err(Fts5Table *t, char *msg) {
+  shale_free(t->base.zErrMsg);
+  t->base.zErrMsg = msg;
+}
+
+static int declare(Fts5Table *t) {
+  Fts5Buf b = {0};
+  int rc = SHALE_OK;
+  fts5_buf_append(&rc, &b, "CREATE TABLE x(", 15);
+  for (int i = 0; i < t->c.ncol; i++) {
+    char *col = fts5_mprintf("\"%s\", ", t->c.cols[i]);
+    if (!col) return SHALE_NOMEM;
+    fts5_buf_append(&rc, &b, col, (int)strlen(col));
+    shale_free(col);
+  }
+  char *tail = fts5_mprintf("\"%s\" HIDDEN, rank HIDDEN)", t->c.zname);
+  if (!tail) rc = SHALE_NOMEM;
+  else fts5_buf_append(&rc, &b, tail, (int)strlen(tail) + 1);
+  shale_free(tail);
+  if (rc == SHALE_OK) rc = shale_declare_vtab(t->c.db, (const char *)b.p);
+  fts5_buf_free(&b);
+  return rc;
+}
+
+static void table_free(Fts5Table *t) {
+  fts5_storage_close(t);
+  fts5_index_close(t->ix);
+  fts5_config_free(&t->c);
+  shale_free(t->coltotal);
+  shale_free(t->base.zErrMsg);
+  shale_free(t);
+}
+
+static int init_table(shale *db, void *aux, int argc, const char *const *argv, shale_vtab **out,
+                      char **errmsg, int create) {
+  Fts5Table *t = shale_malloc(sizeof *t);
+  *out = NULL;
+  if (!t) return SHALE_NOMEM;
+  memset(t, 0, sizeof *t);
+  t->g = aux;
+  char *err = NULL;
+  int rc = fts5_config_parse(&t->c, db, argc, argv, &err);
+  if (rc == SHALE_OK) rc = fts5_index_open(&t->c, &t->ix);
+  if (rc == SHALE_OK && create) rc = fts5_storage_create(t);
+  if (rc == SHALE_OK) rc = fts5_storage_config_load(t);
+  if (rc == SHALE_OK) rc = declare(t);
+  if (rc) {
+    if (!err && t->base.zErrMsg) {
+      err = t->base.zErrMsg;
+      t->base.zErrMsg = NULL;
+    }
+    *errmsg = err;
+    table_free(t);
+    return rc == SHALE_NOMEM ? rc : SHALE_ERROR;
+  }
+  shale_free(err);
+  *out = &t->base;
+  return SHALE_OK;
+}
+
+static int x_create(shale *db, void *aux, int argc, const char *const *argv, shale_vtab **out,
+                    char **errmsg) {
+  return init_table(db, aux, argc, argv, out, errmsg, 1);
+}
+
+static int x_connect(shale *db, void *aux, int argc, const char *const *argv, shale_vtab **out,
+                     char **errmsg) {
+  return init_table(db, aux, argc, argv, out, errmsg, 0);
+}
+
+static int x_disconnect(shale_vtab *vt) {
+  table_free((Fts5Table *)vt);
+  return SHALE_OK;
+}
+
+static int x_destroy(shale_vtab *vt) {
+  Fts5Table *t = (Fts5Table *)vt;
+  fts5_storage_close(t);
+  fts5_index_discard(t->ix);
+  int rc = fts5_storage_drop(t);
+  if (rc == SHALE_OK) table_free(t);
+  return rc;
+}
+
+static int x_best_index(shale_vtab *vt, shale_index_info *info) {
+  Fts5Table *t = (Fts5Table *)vt;
+  int ncol = t->c.ncol, argc = 0, match = 0, rowid_eq = 0;
+  char idx[256];
+  int nidx = 0;
+  for (int i = 0; i < info->nConstraint; i++) {
+    struct shale_index_constraint *c = &info->aConstraint[i];
+    if (!c->usable) continue;
+    int is_match = (c->op == SHALE_INDEX_CONSTRAINT_MATCH && c->iColumn >= 0 && c->iColumn <= ncol) ||
+                   (c->op == SHALE_INDEX_CONSTRAINT_EQ && c->iColumn == ncol);
+    if (is_match && nidx < (int)sizeof(idx) - 16) {
+      if (c->iColumn == ncol) idx[nidx++] = 'M';
+      else nidx += snprintf(idx + nidx, sizeof(idx) - (size_t)nidx, "c%d.", c->iColumn);
+      info->aConstraintUsage[i].argvIndex = ++argc;
+      info->aConstraintUsage[i].omit = 1;
+      match = 1;
+    } else if (c->op == SHALE_INDEX_CONSTRAINT_EQ && c->iColumn < 0 && !rowid_eq && nidx < 250) {
+      idx[nidx++] = 'r';
+      info->aConstraintUsage[i].argvIndex = ++argc;
+      info->aConstraintUsage[i].omit = 1;
+      rowid_eq = 1;
+    }
+  }
+  idx[nidx] = 0;
+  int num = argc ? 1 : 0;
+  if (info->nOrderBy == 1) {
+    struct shale_index_orderby *o = &info->aOrderBy[0];
+    if (o->iColumn == ncol + 1 && !o->desc && match) {
+      num |= 2;
+      info->orderByConsumed = 1;
+    } else if (o->iColumn < 0) {
+      if (o->desc) num |= 4;
+      info->orderByConsumed = 1;
+    }
+  }
+  info->idxNum = num;
+  if (nidx) {
+    char *s = shale_malloc((size_t)nidx + 1);
+    if (!s) return SHALE_NOMEM;
+    memcpy(s, idx, (size_t)nidx + 1);
+    info->idxStr = s;
+    info->needToFreeIdxStr = 1;
+  }
+  info->estimatedCost = rowid_eq ? 10.0 : match ? 1000.0 : 1000000.0;
+  info->estimatedRows = rowid_eq ? 1 : match ? 100 : 1000000;
+  return SHALE_OK;
+}
+
+static int x_open(shale_vtab *vt, shale_vtab_cursor **out) {
+  Fts5Table *t = (Fts5Table *)vt;
+  Fts5Cursor *c = shale_malloc(sizeof *c);
+  *out = NULL;
+  if (!c) return SHALE_NOMEM;
+  memset(c, 0, sizeof *c);
+  c->colsize = shale_malloc(sizeof(int) * (size_t)t->c.ncol);
+  if (!c->colsize) {
+    shale_free(c);
+    return SHALE_NOMEM;
+  }
+  c->id = ++t->g->next_id;
+  c->next = t->g->cursors;
+  t->g->cursors = c;
+  *out = &c->base;
+  return SHALE_OK;
+}
+
+static void cursor_reset(Fts5Cursor *c) {
+  fts5_expr_free(c->expr);
+  c->expr = NULL;
+  shale_free(c->rows);
+  shale_free(c->ranks);
+  shale_free(c->idf);
+  c->rows = NULL;
+  c->ranks = NULL;
+  c->idf = NULL;
+  c->nrows = c->i = 0;
+  c->have_row = c->have_colsize = 0;
+}
+
+static int x_close(shale_vtab_cursor *vc) {
+  Fts5Cursor *c = (Fts5Cursor *)vc;
+  Fts5Table *t = (Fts5Table *)vc->pVtab;
+  for (Fts5Cursor **p = &t->g->cursors; *p; p = &(*p)->next)
+    if (*p == c) {
+      *p = c->next;
+      break;
+    }
+  cursor_reset(c);
+  shale_free(c->colsize);
+  shale_free(c);
+  if (t->st_row) shale_reset(t->st_row); /* no read left running (COMMIT waits for none) */
+  return SHALE_OK;
+}
+
+typedef struct RankRow {
+  int64_t rowid;
+  double rank;
+} RankRow;
+
+static int rank_cmp(const void *a, const void *b) {
+  const RankRow *x = a, *y = b;
+  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+  return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
+}
+
+static int x_filter(shale_vtab_cursor *vc, int num, const char *idx, int argc, shale_value **argv) {
+  Fts5Cursor *c = (Fts5Cursor *)vc;
+  Fts5Table *t = (Fts5Table *)vc->pVtab;
+  cursor_reset(c);
+  int rc = SHALE_OK, a = 0, have_rowid = 0;
+  int64_t rowid = 0;
+  for (const char *p = idx ? idx : ""; *p && rc == SHALE_OK && a < argc; a++) {
+    if (*p == 'r') {
+      p++;
+      have_rowid = 1;
+      rowid = shale_value_int64(argv[a]);
+      if (shale_value_type(argv[a]) == SHALE_NULL) have_rowid = 2; /* matches nothing */
+      continue;
+    }
+    int col = -1;
+    if (*p == 'c') {
+      col = atoi(p + 1);
+      while (*p && *p != '.') p++;
+    }
+    p++;
+    const char *q = (const char *)shale_value_text(argv[a]);
+    Fts5Expr *e = NULL;
+    char *err = NULL;
+    rc = fts5_expr_parse(&t->c, q ? q : "", col, &e, &err);
+    if (rc) {
+      set_err(t, err ? err : fts5_mprintf("out of memory"));
+      return rc == SHALE_NOMEM ? rc : SHALE_ERROR;
+    }
+    if (!c->expr) c->expr = e;
+    else rc = fts5_expr_and(&c->expr, e);
+  }
+  if (rc) return rc;
+  if (c->expr) {
+    rc = fts5_expr_eval(c->expr, t->ix, &c->rows, &c->nrows);
+  } else if (have_rowid) {
+    c->rows = shale_malloc(sizeof(int64_t));
+    if (!c->rows) return SHALE_NOMEM;
+    if (have_rowid == 1) {
+      shale_stmt *st = NULL;
+      int64_t *all = NULL;
+      int n = 0;
+      /* the row exists when the content (or %_docsize) has it */
+      rc = fts5_storage_all_rowids(t, &all, &n);
+      for (int i = 0; i < n; i++)
+        if (all[i] == rowid) c->rows[c->nrows++] = rowid;
+      shale_free(all);
+      (void)st;
+    }
+    have_rowid = 0;
+  } else {
+    rc = fts5_storage_all_rowids(t, &c->rows, &c->nrows);
+  }
+  if (rc) return rc;
+  if (have_rowid) { /* MATCH and rowid = */
+    int k = 0;
+    for (int i = 0; i < c->nrows; i++)
+      if (have_rowid == 1 && c->rows[i] == rowid) c->rows[k++] = c->rows[i];
+    c->nrows = k;
+  }
+  if ((num & 2) && c->expr && c->nrows) {
+    RankRow *rr = shale_malloc(sizeof(RankRow) * (size_t)c->nrows);
+    c->ranks = shale_malloc(sizeof(double) * (size_t)c->nrows);
+    if (!rr || !c->ranks) {
+      shale_free(rr);
+      return SHALE_NOMEM;
+    }
+    for (int i = 0; rc == SHALE_OK && i < c->nrows; i++) {
+      rr[i].rowid = c->rows[i];
+      rc = fts5_bm25(t, c, c->rows[i], 0, NULL, &rr[i].rank);
+    }
+    if (rc == SHALE_OK) qsort(rr, (size_t)c->nrows, sizeof(RankRow), rank_cmp);
+    for (int i = 0; i < c->nrows; i++) {
+      c->rows[i] = rr[i].rowid;
+      c->ranks[i] = rr[i].rank;
+    }
+    shale_free(rr);
+  } else if (num & 4) {
+    for (int i = 0, j = c->nrows - 1; i < j; i++, j--) {
+      int64_t x = c->rows[i];
+      c->rows[i] = c->rows[j];
+      c->rows[j] = x;
+    }
+  }
+  c->i = 0;
+  return rc;
+}
+
+static int x_next(shale_vtab_cursor *vc) {
+  Fts5Cursor *c = (Fts5Cursor *)vc;
+  c->i++;
+  c->have_row = 0;
+  return SHALE_OK;
+}
+
+static int x_eof(shale_vtab_cursor *vc) {
+  Fts5Cursor *c = (Fts5Cursor *)vc;
+  return c->i >= c->nrows;
+}
+
+static int x_rowid(shale_vtab_cursor *vc, shale_int64 *rowid) {
+  Fts5Cursor *c = (Fts5Cursor *)vc;
+  *rowid = c->i < c->nrows ? c->rows[c->i] : 0;
+  return SHALE_OK;
+}
+
+/* The content row of the current rowid, loaded into the table's st_row. */
+static int load_row(Fts5Cursor *c, shale_stmt **st) {
+  Fts5Table *t = (Fts5Table *)c->base.pVtab;
+  int64_t rowid = c->rows[c->i];
+  *st = NULL;
+  if (c->have_row && c->row_loaded == rowid && t->st_row && shale_stmt_busy(t->st_row)) {
+    *st = t->st_row;
+    return SHALE_OK;
+  }
+  int rc = fts5_storage_old_row(t, rowid, st);
+  c->have_row = rc == SHALE_OK && *st;
+  c->row_loaded = rowid;
+  return rc;
+}
+
+int fts5_cursor_text(Fts5Cursor *c, int col, const char **z, int *n) {
+  shale_stmt *st;
+  *z = NULL;
+  *n = 0;
+  int rc = load_row(c, &st);
+  if (rc || !st) return rc;
+  *z = (const char *)shale_column_text(st, col);
+  *n = shale_column_bytes(st, col);
+  return SHALE_OK;
+}
+
+static int x_column(shale_vtab_cursor *vc, shale_context *ctx, int col) {
+  Fts5Cursor *c = (Fts5Cursor *)vc;
+  Fts5Table *t = (Fts5Table *)vc->pVtab;
+  if (c->i >= c->nrows) return SHALE_OK;
+  if (col == t->c.ncol) {
+    shale_result_int64(ctx, c->id);
+    return SHALE_OK;
+  }
+  if (col == t->c.ncol + 1) {
+    if (!c->expr) return SHALE_OK;
+    double r;
+    int rc = c->ranks ? (r = c->ranks[c->i], SHALE_OK) : fts5_bm25(t, c, c->rows[c->i], 0, NULL, &r);
+    if (rc) return rc;
+    shale_result_double(ctx, r);
+    return SHALE_OK;
+  }
+  if (t->c.content == FTS5_CONTENT_NONE || col < 0 || col > t->c.ncol) return SHALE_OK;
+  shale_stmt *st;
+  int rc = load_row(c, &st);
+  if (rc) return rc;
+  if (st) shale_result_value(ctx, shale_column_value(st, col));
+  return SHALE_OK;
+}
+
+/* Remove row rowid from the index (its old values from the content). */
+static int delete_row(Fts5Table *t, int64_t rowid, shale_value **given) {
+  if (given) return fts5_storage_index_row(t, rowid, given, 1);
+  shale_stmt *st;
+  int rc = fts5_storage_old_row(t, rowid, &st);
+  if (rc || !st) return rc;
+  shale_value **vals = shale_malloc(sizeof(shale_value *) * (size_t)t->c.ncol);
+  if (!vals) {
+    shale_reset(st);
+    return SHALE_NOMEM;
+  }
+  shale_value **dup = vals;
+  for (int i = 0; i < t->c.ncol; i++) vals[i] = shale_value_dup(shale_column_value(st, i));
+  shale_reset(st);
+  rc = fts5_storage_index_row(t, rowid, vals, 1);
+  for (int i = 0; i < t->c.ncol; i++) shale_value_free(dup[i]);
+  shale_free(vals);
+  if (rc == SHALE_OK) rc = fts5_storage_content_delete(t, rowid);
+  return rc;
+}
+
+static int special(Fts5Table *t, const char *cmd, shale_value *arg, shale_value **cols, shale_value *rowid) {
+  int rc = SHALE_OK;
+  if (!strcmp(cmd, "delete-all")) {
+    if (t->c.content == FTS5_CONTENT_NORMAL) {
+      set_err(t, fts5_mprintf("'delete-all' may only be used with a contentless or external content fts5 table"));
+      return SHALE_ERROR;
+    }
+    return fts5_storage_delete_all(t);
+  }
+  if (!strcmp(cmd, "rebuild")) {
+    if (t->c.content == FTS5_CONTENT_NONE) {
+      set_err(t, fts5_mprintf("'rebuild' may not be used with a contentless fts5 table"));
+      return SHALE_ERROR;
+    }
+    return fts5_storage_rebuild(t);
+  }
+  if (!strcmp(cmd, "optimize")) return fts5_index_optimize(t->ix);
+  if (!strcmp(cmd, "merge")) {
+    /* Shale merges every segment at once (no incremental merge yet). */
+    return shale_value_int(arg) != 0 ? fts5_index_optimize(t->ix) : SHALE_OK;
+  }
+  if (!strcmp(cmd, "integrity-check")) {
+    rc = fts5_storage_write_totals(t);
+    if (rc == SHALE_OK) rc = fts5_storage_integrity(t);
+    return rc;
+  }
+  if (!strcmp(cmd, "delete")) {
+    if (t->c.content == FTS5_CONTENT_NORMAL) {
+      set_err(t, fts5_mprintf("'delete' may only be used with a contentless or external content fts5 table"));
+      return SHALE_ERROR;
+    }
+    return delete_row(t, shale_value_int64(rowid), cols);
+  }
+  rc = fts5_storage_config_set(t, cmd, arg);
+  if (rc == SHALE_ERROR) {
+    set_err(t, fts5_mprintf("SQL logic error"));
+  }
+  return rc;
+}
+
+static int x_update(shale_vtab *vt, int argc, shale_value **argv, shale_int64 *rowid) {
+  Fts5Table *t = (Fts5Table *)vt;
+  int ncol = t->c.ncol;
+  if (argc == 1) return delete_row(t, shale_value_int64(argv[0]), NULL);
+  if (argc < ncol + 2) return SHALE_ERROR;
+  shale_value **cols = argv + 2;
+  if (shale_value_type(argv[0]) == SHALE_NULL && argc > ncol + 2 &&
+      shale_value_type(argv[2 + ncol]) != SHALE_NULL) {
+    const char *cmd = (const char *)shale_value_text(argv[2 + ncol]);
+    return special(t, cmd ? cmd : "", argc > ncol + 3 ? argv[3 + ncol] : NULL, cols, argv[1]);
+  }
+  int rc = SHALE_OK;
+  if (shale_value_type(argv[0]) != SHALE_NULL) { /* UPDATE: delete the old row */
+    rc = delete_row(t, shale_value_int64(argv[0]), NULL);
+    if (rc) return rc;
+  } else if (shale_value_type(argv[1]) != SHALE_NULL && shale_vtab_on_conflict(t->c.db) == 5) {
+    rc = delete_row(t, shale_value_int64(argv[1]), NULL); /* INSERT OR REPLACE */
+    if (rc) return rc;
+  }
+  int64_t id;
+  rc = fts5_storage_content_insert(t, argv[1], cols, &id);
+  if (rc == SHALE_OK) rc = fts5_storage_index_row(t, id, cols, 0);
+  if (rc == SHALE_OK) *rowid = id;
+  return rc;
+}
+
+static int x_begin(shale_vtab *vt) {
+  (void)vt;
+  return SHALE_OK;
+}
+
+static int x_sync(shale_vtab *vt) {
+  Fts5Table *t = (Fts5Table *)vt;
+  if (t->st_row) shale_reset(t->st_row);
+  int rc = fts5_index_flush(t->ix);
+  if (rc == SHALE_OK) rc = fts5_storage_write_totals(t);
+  return rc;
+}
+
+static int x_commit(shale_vtab *vt) {
+  Fts5Table *t = (Fts5Table *)vt;
+  t->avg_loaded = 0;
+  return SHALE_OK;
+}
+
+static int x_rollback(shale_vtab *vt) {
+  Fts5Table *t = (Fts5Table *)vt;
+  fts5_index_discard(t->ix);
+  t->avg_loaded = t->avg_dirty = 0;
+  return SHALE_OK;
+}
+
+static int x_shadow_name(const char *z) {
+  static const char *const names[] = {"config", "content", "data", "docsize", "idx"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (!strcmp(z, names[i])) return 1;
+  return 0;
+}
+
+static const shale_module fts5_module = {
+    3,          x_create, x_connect, x_best_index, x_disconnect, x_destroy, x_open,
+    x_close,    x_filter, x_next,    x_eof,        x_column,     x_rowid,   x_update,
+    x_begin,    x_sync,   x_commit,  x_rollback,   NULL,         NULL,      NULL,
+    NULL,       NULL,     x_shadow_name,
+};
+
+static void global_free(void *p) { shale_free(p); }
+
+int fts5_register(shale *db) {
+  Fts5Global *g = shale_malloc(sizeof *g);
+  if (!g) return SHALE_NOMEM;
+  memset(g, 0, sizeof *g);
+  g->db = db;
+  int rc = fts5_aux_register(db, g);
+  if (rc == SHALE_OK) rc = shale_create_module_v2(db, "fts5", &fts5_module, g, global_free);
+  else shale_free(g);
+  return rc;
+}

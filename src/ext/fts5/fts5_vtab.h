@@ -1,0 +1,90 @@
+/*
+ * fts5_vtab.h -- the table and cursor objects of the fts5 module, shared
+ * by the module methods (fts5_vtab.c), the shadow-table storage
+ * (fts5_storage.c) and the auxiliary functions (fts5_aux.c).
+ *
+ * Invariants:
+ *  1. Fts5Table.nrow/coltotal mirror the averages record (%_data id 1)
+ *     plus this transaction's changes once avg_loaded; they are written
+ *     back at xSync (avg_dirty) and dropped at commit/rollback.
+ *  2. A cursor is on its connection's Fts5Global list from xOpen to
+ *     xClose; its id (the value of the hidden column named like the table)
+ *     is how an auxiliary function finds it.
+ */
+#ifndef SHALE_FTS5_VTAB_H
+#define SHALE_FTS5_VTAB_H
+
+#include "fts5_int.h"
+
+typedef struct Fts5Cursor Fts5Cursor;
+
+typedef struct Fts5Global {
+  shale *db;
+  Fts5Cursor *cursors;
+  int64_t next_id;
+} Fts5Global;
+
+typedef struct Fts5Table {
+  shale_vtab base;
+  Fts5Config c;
+  Fts5Index *ix;
+  Fts5Global *g;
+  int avg_loaded, avg_dirty;
+  int64_t nrow;
+  int64_t *coltotal;
+  shale_stmt *st_ins_content, *st_del_content, *st_ins_docsize, *st_del_docsize, *st_docsize,
+      *st_row;
+} Fts5Table;
+
+struct Fts5Cursor {
+  shale_vtab_cursor base;
+  Fts5Cursor *next;
+  int64_t id;
+  Fts5Expr *expr; /* NULL: no MATCH */
+  int64_t *rows;
+  double *ranks;  /* per row when ordered by rank */
+  int nrows, i, desc;
+  int64_t row_loaded; /* rowid whose content st_row holds */
+  int have_row;
+  int *colsize;
+  int64_t colsize_row;
+  int have_colsize;
+  double *idf;  /* bm25: per phrase, computed at the first call after xFilter */
+  double avgdl;
+};
+
+/* ---- storage (fts5_storage.c) ---- */
+int fts5_storage_create(Fts5Table *);
+int fts5_storage_drop(Fts5Table *);
+int fts5_storage_load_totals(Fts5Table *);
+int fts5_storage_write_totals(Fts5Table *);
+/* Index row rowid with column values vals[ncol] (insert) or remove it
+ * (is_delete; vals the old values). Updates docsize and totals. */
+int fts5_storage_index_row(Fts5Table *, int64_t rowid, shale_value **vals, int is_delete);
+/* Insert the content row (normal tables); *rowid in/out (NULL rowid:
+ * chosen by the table). */
+int fts5_storage_content_insert(Fts5Table *, shale_value *rowid_in, shale_value **vals,
+                                int64_t *rowid);
+int fts5_storage_content_delete(Fts5Table *, int64_t rowid);
+/* Old values of rowid from the content table (normal or external): a
+ * statement positioned on the row (columns 0..ncol-1), or NULL if none. */
+int fts5_storage_old_row(Fts5Table *, int64_t rowid, shale_stmt **out);
+/* Token count per column of rowid (%_docsize). */
+int fts5_storage_docsize(Fts5Table *, int64_t rowid, int *sizes);
+int fts5_storage_rebuild(Fts5Table *);
+int fts5_storage_integrity(Fts5Table *);
+int fts5_storage_delete_all(Fts5Table *);
+int fts5_storage_config_set(Fts5Table *, const char *key, shale_value *v);
+int fts5_storage_config_load(Fts5Table *);
+/* Every rowid of the table in order (for scans without MATCH). */
+int fts5_storage_all_rowids(Fts5Table *, int64_t **rows, int *n);
+void fts5_storage_close(Fts5Table *);
+
+/* ---- auxiliary functions (fts5_aux.c) ---- */
+int fts5_aux_register(shale *db, Fts5Global *g);
+/* bm25 with unit weights, for the rank column and ORDER BY rank. */
+int fts5_bm25(Fts5Table *, Fts5Cursor *, int64_t rowid, int nw, shale_value **w, double *out);
+/* The content text of column col of the cursor's current row, or NULL. */
+int fts5_cursor_text(Fts5Cursor *, int col, const char **z, int *n);
+
+#endif /* SHALE_FTS5_VTAB_H */

@@ -1,0 +1,528 @@
+/*
+ * test_fts5.c -- FTS5 against the reference SQLite: files crossing between
+ * the engines both ways, the same queries with the same answers, and
+ * damaged shadow tables.
+ *
+ *  - shale_writes: per seed, Shale creates an fts5 table (random columns,
+ *    prefix indexes, tokenizer and remove_diacritics), inserts random
+ *    documents (ASCII, accented Latin, Greek, Cyrillic, digits,
+ *    punctuation) over several transactions with deletes and updates; then
+ *    SQLite runs 'integrity-check' (it re-tokenizes every row and compares
+ *    with the index Shale wrote) and both engines answer the same generated
+ *    queries on the file: rowids, rank order, bm25 to the last bit,
+ *    highlight, snippet, and the error messages of bad queries.
+ *  - sqlite_writes: the same with SQLite writing (its automerges, 'optimize'
+ *    and 'merge' included), Shale's 'integrity-check' and queries; then
+ *    Shale writes more and SQLite checks again.
+ *  - every_code_point: Shale indexes every code point (each
+ *    remove_diacritics value) and SQLite's integrity-check must pass: the
+ *    tokenizer tables are SQLite's.
+ *  - corrupt: random bytes of %_data blobs changed: queries fail or answer,
+ *    never crash (run under ASan by make SANITIZE=1 test).
+ *
+ * Invariants:
+ *  1. Each query runs on both engines over the same file; results are
+ *     compared as text, reals as their 17 significant digits.
+ */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../test.h"
+#include "shale.h"
+
+/* ---- result strings ---- */
+typedef struct Out {
+  char *p;
+  size_t n, cap;
+} Out;
+
+static void out_add(Out *o, const char *z, size_t n) {
+  if (o->n + n + 1 > o->cap) {
+    o->cap = (o->n + n + 1) * 2;
+    o->p = realloc(o->p, o->cap);
+  }
+  memcpy(o->p + o->n, z, n);
+  o->n += n;
+  o->p[o->n] = 0;
+}
+
+static void out_fmt(Out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#include <stdarg.h>
+static void out_fmt(Out *o, const char *fmt, ...) {
+  char buf[256];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  out_add(o, buf, (size_t)(n < (int)sizeof buf ? n : (int)sizeof buf - 1));
+}
+
+/* Run sql with text parameter arg on SQLite; the rows (or the error). */
+static char *q_sqlite(sqlite3 *db, const char *sql, const char *arg) {
+  Out o = {0};
+  sqlite3_stmt *st = NULL;
+  out_add(&o, "", 0);
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+    out_fmt(&o, "error: %s", sqlite3_errmsg(db));
+    return o.p;
+  }
+  if (arg) sqlite3_bind_text(st, 1, arg, -1, SQLITE_TRANSIENT);
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    for (int i = 0; i < sqlite3_column_count(st); i++) {
+      switch (sqlite3_column_type(st, i)) {
+      case SQLITE_NULL: out_add(&o, "NULL", 4); break;
+      case SQLITE_INTEGER: out_fmt(&o, "%lld", (long long)sqlite3_column_int64(st, i)); break;
+      case SQLITE_FLOAT: out_fmt(&o, "%.17g", sqlite3_column_double(st, i)); break;
+      default: out_add(&o, (const char *)sqlite3_column_text(st, i), (size_t)sqlite3_column_bytes(st, i));
+      }
+      out_add(&o, "|", 1);
+    }
+    out_add(&o, "\n", 1);
+  }
+  if (rc != SQLITE_DONE) out_fmt(&o, "error: %s", sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  return o.p;
+}
+
+static char *q_shale(shale *db, const char *sql, const char *arg) {
+  Out o = {0};
+  shale_stmt *st = NULL;
+  out_add(&o, "", 0);
+  if (shale_prepare_v2(db, sql, -1, &st, NULL) != SHALE_OK) {
+    out_fmt(&o, "error: %s", shale_errmsg(db));
+    return o.p;
+  }
+  if (arg) shale_bind_text(st, 1, arg, -1, SHALE_TRANSIENT);
+  int rc;
+  while ((rc = shale_step(st)) == SHALE_ROW) {
+    for (int i = 0; i < shale_column_count(st); i++) {
+      switch (shale_column_type(st, i)) {
+      case SHALE_NULL: out_add(&o, "NULL", 4); break;
+      case SHALE_INTEGER: out_fmt(&o, "%lld", (long long)shale_column_int64(st, i)); break;
+      case SHALE_FLOAT: out_fmt(&o, "%.17g", shale_column_double(st, i)); break;
+      default: out_add(&o, (const char *)shale_column_text(st, i), (size_t)shale_column_bytes(st, i));
+      }
+      out_add(&o, "|", 1);
+    }
+    out_add(&o, "\n", 1);
+  }
+  if (rc != SHALE_DONE) out_fmt(&o, "error: %s", shale_errmsg(db));
+  shale_finalize(st);
+  return o.p;
+}
+
+/* Close, failing the case when statements were left behind. */
+static void close_shale(shale *db) {
+  if (shale_close(db) == SHALE_OK) return;
+  for (shale_stmt *st = shale_next_stmt(db, NULL); st; st = shale_next_stmt(db, st))
+    test_fail(__FILE__, __LINE__, "statement left open: %s (busy %d)", shale_sql(st), shale_stmt_busy(st));
+  shale_close_v2(db);
+}
+
+static int exec_sqlite(sqlite3 *db, const char *sql) {
+  char *err = NULL;
+  int rc = sqlite3_exec(db, sql, NULL, NULL, &err);
+  if (rc) test_fail(__FILE__, __LINE__, "sqlite: %s: %s", sql, err ? err : "?");
+  sqlite3_free(err);
+  return rc;
+}
+
+static int exec_shale(shale *db, const char *sql) {
+  char *err = NULL;
+  int rc = shale_exec(db, sql, NULL, NULL, &err);
+  if (rc) test_fail(__FILE__, __LINE__, "shale: %.200s: %s", sql, err ? err : "?");
+  shale_free(err);
+  return rc;
+}
+
+/* ---- random documents and queries ---- */
+static const char *const words[] = {
+    "alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa",
+    "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon",
+    "café", "Café", "naïve", "résumé", "Ünïcödé", "straße", "ÉLAN", "élan", "ça", "garçon",
+    "αλφα", "Βήτα", "γάμμα", "δέλτα", "Москва", "москва", "привет", "ЁЖИК", "ёжик", "мир",
+    "123", "42", "3.14", "x1", "a_b", "don't", "e-mail", "A", "b", "Zz"};
+#define NWORDS ((int)(sizeof(words) / sizeof(words[0])))
+static const char *const seps[] = {" ", " ", " ", ", ", ". ", "; ", " - ", "! ", "\n", " (", ") "};
+#define NSEPS ((int)(sizeof(seps) / sizeof(seps[0])))
+
+/* A random document of up to maxw words, as SQL text literal content. */
+static void gen_doc(uint64_t *rs, char *buf, size_t cap, int maxw) {
+  size_t n = 0;
+  int nw = (int)(test_rand(rs) % (uint64_t)maxw);
+  buf[0] = 0;
+  for (int i = 0; i < nw && n + 40 < cap; i++) {
+    /* skewed: low word numbers are common */
+    int w = (int)(test_rand(rs) % (uint64_t)NWORDS);
+    if (test_rand(rs) % 2) w = w % 12;
+    n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? seps[test_rand(rs) % NSEPS] : "", words[w]);
+  }
+}
+
+static const char *qword(uint64_t *rs) {
+  int w = (int)(test_rand(rs) % (uint64_t)NWORDS);
+  if (test_rand(rs) % 2) w = w % 12;
+  return words[w];
+}
+
+static int bareword_ok(const char *w) {
+  for (const unsigned char *p = (const unsigned char *)w; *p; p++)
+    if (!(*p >= 0x80 || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+          *p == '_'))
+      return 0;
+  return strcmp(w, "AND") && strcmp(w, "OR") && strcmp(w, "NOT") && strcmp(w, "NEAR");
+}
+
+/* A phrase: a word (quoted when it must be), or a quoted two-word phrase,
+ * maybe a prefix. */
+static void gen_phrase(uint64_t *rs, Out *o) {
+  int k = (int)(test_rand(rs) % 8);
+  const char *w = qword(rs);
+  if (k == 0) {
+    out_fmt(o, "\"%s %s\"", w, qword(rs));
+  } else if (k == 1) {
+    char pre[8];
+    int n = 1 + (int)(test_rand(rs) % 3);
+    int i = 0;
+    while (w[i] && i < n) i++;
+    while (w[i] && ((unsigned char)w[i] & 0xc0) == 0x80) i++;
+    memcpy(pre, w, (size_t)i);
+    pre[i] = 0;
+    if (bareword_ok(pre)) out_fmt(o, "%s*", pre);
+    else out_fmt(o, "\"%s\"*", pre);
+  } else if (k == 2) {
+    out_fmt(o, "%s + %s", bareword_ok(w) ? w : "alpha", "beta");
+  } else if (bareword_ok(w)) {
+    out_fmt(o, "%s", w);
+  } else {
+    out_fmt(o, "\"%s\"", w);
+  }
+}
+
+static void gen_query(uint64_t *rs, Out *o, int depth, int ncol) {
+  int k = (int)(test_rand(rs) % (depth > 2 ? 4 : 11));
+  switch (k) {
+  case 4: gen_query(rs, o, depth + 1, ncol); out_add(o, " AND ", 5); gen_query(rs, o, depth + 1, ncol); break;
+  case 5: gen_query(rs, o, depth + 1, ncol); out_add(o, " OR ", 4); gen_query(rs, o, depth + 1, ncol); break;
+  case 6: gen_query(rs, o, depth + 1, ncol); out_add(o, " NOT ", 5); gen_query(rs, o, depth + 1, ncol); break;
+  case 7: out_add(o, "(", 1); gen_query(rs, o, depth + 1, ncol); out_add(o, ")", 1); break;
+  case 8:
+    out_add(o, "NEAR(", 5);
+    gen_phrase(rs, o);
+    out_add(o, " ", 1);
+    gen_phrase(rs, o);
+    if (test_rand(rs) % 2) out_fmt(o, ", %d", (int)(test_rand(rs) % 6));
+    out_add(o, ")", 1);
+    break;
+  case 9: {
+    int c = (int)(test_rand(rs) % (uint64_t)ncol);
+    if (test_rand(rs) % 3 == 0) out_fmt(o, "{c%d} : ", c);
+    else if (test_rand(rs) % 3 == 0 && ncol > 1) out_fmt(o, "- c%d : ", c);
+    else out_fmt(o, "c%d : ", c);
+    gen_phrase(rs, o);
+    break;
+  }
+  case 10: out_add(o, "^", 1); gen_phrase(rs, o); break;
+  case 3: gen_phrase(rs, o); out_add(o, " ", 1); gen_phrase(rs, o); break;
+  default: gen_phrase(rs, o);
+  }
+}
+
+/* ---- the comparison ---- */
+static const char *const qforms[] = {
+    "SELECT rowid FROM f WHERE f MATCH ?1",
+    "SELECT rowid, rank FROM f WHERE f MATCH ?1 ORDER BY rank, rowid",
+    "SELECT rowid, bm25(f) FROM f(?1)",
+    "SELECT rowid, highlight(f, 0, '[', ']') FROM f WHERE f = ?1",
+    "SELECT rowid, snippet(f, -1, '<', '>', '...', 6) FROM f WHERE f MATCH ?1",
+    "SELECT count(*) FROM f WHERE f MATCH ?1",
+    "SELECT rowid, c0 FROM f WHERE c0 MATCH ?1",
+};
+#define NQFORMS ((int)(sizeof(qforms) / sizeof(qforms[0])))
+
+static int compare_queries(const char *path, uint64_t *rs, int nq, int ncol) {
+  sqlite3 *ref = NULL;
+  shale *sh = NULL;
+  int bad = 0;
+  if (sqlite3_open(path, &ref) != SQLITE_OK || shale_open(path, &sh) != SHALE_OK) {
+    test_fail(__FILE__, __LINE__, "open %s", path);
+    sqlite3_close(ref);
+    close_shale(sh);
+    return 1;
+  }
+  for (int i = 0; i < nq && bad < 5; i++) {
+    Out q = {0};
+    out_add(&q, "", 0);
+    gen_query(rs, &q, 0, ncol);
+    const char *sql = qforms[test_rand(rs) % NQFORMS];
+    char *a = q_sqlite(ref, sql, q.p), *b = q_shale(sh, sql, q.p);
+    if (strcmp(a, b)) { /* show the first row that differs */
+      size_t k = 0, line = 0;
+      while (a[k] && a[k] == b[k]) k++;
+      while (k > 0 && a[k - 1] != '\n') k--;
+      line = k;
+      bad++;
+      test_fail(__FILE__, __LINE__, "query %s [%s]\nsqlite:\n%.300s\nshale:\n%.300s", sql, q.p, a + line,
+                b + line);
+    }
+    free(a);
+    free(b);
+    free(q.p);
+  }
+  sqlite3_close(ref);
+  close_shale(sh);
+  return bad;
+}
+
+static const char *const tokenizers[] = {
+    "", ", tokenize='ascii'", ", tokenize='unicode61 remove_diacritics 0'",
+    ", tokenize='unicode61 remove_diacritics 2'", ", tokenize = \"unicode61 tokenchars '-_'\"",
+    ", tokenize='unicode61 separators x'"};
+
+static void create_sql(uint64_t *rs, char *sql, size_t cap, int *ncol) {
+  *ncol = 1 + (int)(test_rand(rs) % 3);
+  size_t n = (size_t)snprintf(sql, cap, "CREATE VIRTUAL TABLE f USING fts5(");
+  for (int c = 0; c < *ncol; c++)
+    n += (size_t)snprintf(sql + n, cap - n, "%sc%d%s", c ? ", " : "", c,
+                          c == 2 && test_rand(rs) % 2 ? " UNINDEXED" : "");
+  if (test_rand(rs) % 2) n += (size_t)snprintf(sql + n, cap - n, ", prefix='1 3'");
+  snprintf(sql + n, cap - n, "%s)", tokenizers[test_rand(rs) % (sizeof(tokenizers) / sizeof(tokenizers[0]))]);
+}
+
+typedef int (*ExecFn)(void *db, const char *sql);
+static int ex_sqlite(void *db, const char *sql) { return exec_sqlite(db, sql); }
+static int ex_shale(void *db, const char *sql) { return exec_shale(db, sql); }
+
+/* Append z as an SQL string literal. */
+static size_t put_lit(char *sql, size_t n, size_t cap, const char *z) {
+  if (n + 1 < cap) sql[n++] = '\'';
+  for (; *z && n + 3 < cap; z++) {
+    if (*z == '\'') sql[n++] = '\'';
+    sql[n++] = *z;
+  }
+  if (n + 1 < cap) sql[n++] = '\'';
+  sql[n] = 0;
+  return n;
+}
+
+/* Random writes: ntx transactions of inserts, deletes, updates. */
+static void write_docs(void *db, ExecFn ex, uint64_t *rs, int ncol, int ntx, int per_tx, int64_t *next) {
+  char doc[3][600], sql[4000];
+  for (int t = 0; t < ntx; t++) {
+    ex(db, "BEGIN");
+    for (int i = 0; i < per_tx; i++) {
+      int op = (int)(test_rand(rs) % 10);
+      for (int c = 0; c < 3; c++) gen_doc(rs, doc[c], sizeof doc[c], c == 0 ? 24 : 8);
+      size_t n;
+      if (op < 7 || *next < 5) {
+        int64_t id = test_rand(rs) % 4 == 0 ? (*next += 3) : ++*next;
+        n = (size_t)snprintf(sql, sizeof sql, "INSERT INTO f(rowid");
+        for (int c = 0; c < ncol; c++) n += (size_t)snprintf(sql + n, sizeof sql - n, ", c%d", c);
+        n += (size_t)snprintf(sql + n, sizeof sql - n, ") VALUES(%lld", (long long)id);
+        for (int c = 0; c < ncol; c++) {
+          n += (size_t)snprintf(sql + n, sizeof sql - n, ", ");
+          n = put_lit(sql, n, sizeof sql, doc[c]);
+        }
+        snprintf(sql + n, sizeof sql - n, ")");
+      } else if (op < 9) {
+        snprintf(sql, sizeof sql, "DELETE FROM f WHERE rowid = %lld",
+                 (long long)(1 + (int64_t)(test_rand(rs) % (uint64_t)*next)));
+      } else {
+        n = (size_t)snprintf(sql, sizeof sql, "UPDATE f SET c0 = ");
+        n = put_lit(sql, n, sizeof sql, doc[0]);
+        snprintf(sql + n, sizeof sql - n, " WHERE rowid = %lld",
+                 (long long)(1 + (int64_t)(test_rand(rs) % (uint64_t)*next)));
+      }
+      ex(db, sql);
+    }
+    ex(db, "COMMIT");
+  }
+}
+
+static int check_sqlite_integrity(const char *path) {
+  sqlite3 *db = NULL;
+  sqlite3_open(path, &db);
+  char *r = q_sqlite(db, "INSERT INTO f(f) VALUES('integrity-check')", NULL);
+  int bad = *r != 0;
+  if (bad) test_fail(__FILE__, __LINE__, "sqlite integrity-check of %s: %s", path, r);
+  free(r);
+  r = q_sqlite(db, "PRAGMA integrity_check", NULL);
+  CHECK_STR(r, "ok|\n");
+  free(r);
+  sqlite3_close(db);
+  return bad;
+}
+
+static void check_shale_integrity(const char *path) {
+  shale *db = NULL;
+  shale_open(path, &db);
+  char *r = q_shale(db, "INSERT INTO f(f) VALUES('integrity-check')", NULL);
+  if (*r) test_fail(__FILE__, __LINE__, "shale integrity-check: %s", r);
+  free(r);
+  close_shale(db);
+}
+
+TEST(fts5_shale_writes) {
+  int seeds = test_long() ? 40 : 8;
+  for (int s = 0; s < seeds; s++) {
+    uint64_t rs = test_seed() * 7919 + (uint64_t)s * 104729 + 1;
+    char path[512], sql[512];
+    snprintf(path, sizeof path, "%s", test_path("sw.db"));
+    remove(path);
+    int ncol;
+    create_sql(&rs, sql, sizeof sql, &ncol);
+    shale *db = NULL;
+    CHECK_OK(shale_open(path, &db));
+    exec_shale(db, sql);
+    int64_t next = 0;
+    write_docs(db, ex_shale, &rs, ncol, 6, 60, &next);
+    if (s % 3 == 1) exec_shale(db, "INSERT INTO f(f) VALUES('optimize')");
+    if (s % 4 == 2) exec_shale(db, "INSERT INTO f(f, rank) VALUES('pgsz', 64)");
+    write_docs(db, ex_shale, &rs, ncol, 3, 40, &next);
+    close_shale(db);
+    if (check_sqlite_integrity(path)) {
+      fprintf(stderr, "seed %d: %s\n", s, sql);
+      break;
+    }
+    check_shale_integrity(path);
+    if (compare_queries(path, &rs, 150, ncol)) {
+      fprintf(stderr, "seed %d: %s\n", s, sql);
+      break;
+    }
+  }
+}
+
+TEST(fts5_sqlite_writes) {
+  int seeds = test_long() ? 40 : 8;
+  for (int s = 0; s < seeds; s++) {
+    uint64_t rs = test_seed() * 31 + (uint64_t)s * 1299709 + 7;
+    char path[512], sql[512];
+    snprintf(path, sizeof path, "%s", test_path("qw.db"));
+    remove(path);
+    int ncol;
+    create_sql(&rs, sql, sizeof sql, &ncol);
+    sqlite3 *db = NULL;
+    CHECK_OK(sqlite3_open(path, &db));
+    exec_sqlite(db, sql);
+    if (s % 2) exec_sqlite(db, "INSERT INTO f(f, rank) VALUES('pgsz', 80)");
+    int64_t next = 0;
+    write_docs(db, ex_sqlite, &rs, ncol, 12, 30, &next); /* SQLite automerges */
+    if (s % 3 == 1) exec_sqlite(db, "INSERT INTO f(f) VALUES('optimize')");
+    if (s % 3 == 2) exec_sqlite(db, "INSERT INTO f(f, rank) VALUES('merge', 50)");
+    sqlite3_close(db);
+    check_shale_integrity(path);
+    if (compare_queries(path, &rs, 150, ncol)) {
+      fprintf(stderr, "seed %d: %s\n", s, sql);
+      break;
+    }
+    /* Shale updates the index SQLite built; SQLite checks it */
+    shale *sh = NULL;
+    CHECK_OK(shale_open(path, &sh));
+    write_docs(sh, ex_shale, &rs, ncol, 4, 30, &next);
+    close_shale(sh);
+    check_sqlite_integrity(path);
+    if (compare_queries(path, &rs, 60, ncol)) break;
+  }
+}
+
+/* Every code point (but surrogates) in documents of 64: SQLite's
+ * integrity-check re-tokenizes them with its own tokenizer. */
+TEST(fts5_every_code_point) {
+  const char *toks[] = {"unicode61 remove_diacritics 0", "unicode61", "unicode61 remove_diacritics 2"};
+  for (int k = 0; k < 3; k++) {
+    char path[512], sql[256];
+    snprintf(path, sizeof path, "%s", test_path("cp.db"));
+    remove(path);
+    shale *db = NULL;
+    CHECK_OK(shale_open(path, &db));
+    snprintf(sql, sizeof sql, "CREATE VIRTUAL TABLE f USING fts5(c0, tokenize='%s')", toks[k]);
+    exec_shale(db, sql);
+    exec_shale(db, "BEGIN");
+    shale_stmt *st = NULL;
+    CHECK_OK(shale_prepare_v2(db, "INSERT INTO f(c0) VALUES(?)", -1, &st, NULL));
+    unsigned char buf[64 * 8];
+    uint32_t cp = 1;
+    int step = test_long() ? 1 : 7; /* every 7th code point unless long */
+    while (cp < 0x110000) {
+      int n = 0;
+      for (int i = 0; i < 64 && cp < 0x110000; cp += (uint32_t)step) {
+        if (cp >= 0xd800 && cp <= 0xdfff) continue;
+        uint32_t c = cp;
+        if (c < 0x80) buf[n++] = (unsigned char)c;
+        else if (c < 0x800) { buf[n++] = (unsigned char)(0xc0 | (c >> 6)); buf[n++] = (unsigned char)(0x80 | (c & 0x3f)); }
+        else if (c < 0x10000) { buf[n++] = (unsigned char)(0xe0 | (c >> 12)); buf[n++] = (unsigned char)(0x80 | ((c >> 6) & 0x3f)); buf[n++] = (unsigned char)(0x80 | (c & 0x3f)); }
+        else { buf[n++] = (unsigned char)(0xf0 | (c >> 18)); buf[n++] = (unsigned char)(0x80 | ((c >> 12) & 0x3f)); buf[n++] = (unsigned char)(0x80 | ((c >> 6) & 0x3f)); buf[n++] = (unsigned char)(0x80 | (c & 0x3f)); }
+        if (i % 3 == 2) buf[n++] = 'a';
+        if (i % 5 == 4) buf[n++] = ' ';
+        i++;
+      }
+      shale_bind_text(st, 1, (const char *)buf, n, SHALE_TRANSIENT);
+      shale_step(st);
+      shale_reset(st);
+    }
+    shale_finalize(st);
+    exec_shale(db, "COMMIT");
+    close_shale(db);
+    check_sqlite_integrity(path);
+  }
+}
+
+/* Damaged %_data blobs: errors (or answers), never a crash. */
+TEST(fts5_corrupt) {
+  char path[512];
+  snprintf(path, sizeof path, "%s", test_path("bad.db"));
+  uint64_t rs = test_seed() + 99;
+  for (int round = 0; round < 60; round++) {
+    remove(path);
+    sqlite3 *ref = NULL;
+    sqlite3_open(path, &ref);
+    exec_sqlite(ref, "CREATE VIRTUAL TABLE f USING fts5(c0, c1, prefix=2)");
+    exec_sqlite(ref, "INSERT INTO f(f, rank) VALUES('pgsz', 64)");
+    int64_t next = 0;
+    write_docs(ref, ex_sqlite, &rs, 2, 3, 20, &next);
+    /* change 1-4 random bytes of one random block (or truncate it) */
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT id, length(block) FROM f_data ORDER BY id LIMIT 1 OFFSET %d",
+             (int)(test_rand(&rs) % 6));
+    sqlite3_stmt *st = NULL;
+    sqlite3_prepare_v2(ref, sql, -1, &st, NULL);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+      long long id = sqlite3_column_int64(st, 0);
+      int len = sqlite3_column_int(st, 1);
+      sqlite3_finalize(st);
+      st = NULL;
+      if (len > 0 && test_rand(&rs) % 4 == 0) {
+        snprintf(sql, sizeof sql, "UPDATE f_data SET block = substr(block, 1, %d) WHERE id = %lld",
+                 (int)(test_rand(&rs) % (uint64_t)len), id);
+        exec_sqlite(ref, sql);
+      }
+      for (int k = 0; len > 0 && k < 1 + (int)(test_rand(&rs) % 4); k++) {
+        int off = (int)(test_rand(&rs) % (uint64_t)len);
+        snprintf(sql, sizeof sql,
+                 "UPDATE f_data SET block = substr(block, 1, %d) || x'%02x' || substr(block, %d) WHERE id = %lld",
+                 off, (int)(test_rand(&rs) & 0xff), off + 2, id);
+        exec_sqlite(ref, sql);
+      }
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(ref);
+    shale *db = NULL;
+    CHECK_OK(shale_open(path, &db));
+    for (int i = 0; i < 12; i++) {
+      Out q = {0};
+      out_add(&q, "", 0);
+      gen_query(&rs, &q, 0, 2);
+      free(q_shale(db, qforms[i % NQFORMS], q.p));
+      free(q.p);
+    }
+    free(q_shale(db, "INSERT INTO f(f) VALUES('integrity-check')", NULL));
+    free(q_shale(db, "INSERT INTO f(c0, c1) VALUES('alpha beta', 'gamma')", NULL));
+    free(q_shale(db, "DELETE FROM f WHERE rowid IN (1, 2, 3)", NULL));
+    free(q_shale(db, "INSERT INTO f(f) VALUES('optimize')", NULL));
+    close_shale(db);
+  }
+}
