@@ -244,6 +244,13 @@ static int bad_column(Build *b, const ExprCheck *ec) {
  * there is an error, any node but a function call ends the walk after its
  * own check. The CHECK list stops after the first expression with an
  * error; every generated column is still walked. ---- */
+/* The function a call e names, by its argument count (f(*) has none). */
+static const FuncDef *call_def(const FuncRegistry *funcs, const SqlExpr *e) {
+  int n = e->list ? e->list->n : 0;
+  if (e->flags & SQL_EF_STAR) n = 0;
+  return func_find(funcs, e->z, n);
+}
+
 typedef struct ResWalk {
   const Table *t;
   const FuncRegistry *funcs;
@@ -310,9 +317,7 @@ static int resolve_node(ResWalk *r, const SqlExpr *e) {
       }
       break;
     case SQL_E_FUNC: {
-      int n = e->list ? e->list->n : 0;
-      if (e->flags & SQL_EF_STAR) n = 0;
-      const FuncDef *d = func_find(r->funcs, e->z, n);
+      const FuncDef *d = call_def(r->funcs, e);
       if (!d) {
         if (func_exists_name(r->funcs, e->z))
           snprintf(r->msg, sizeof r->msg, "wrong number of arguments to function %s()", e->z);
@@ -389,11 +394,7 @@ static int idx_walk_cb(SqlWalker *w, SqlExpr *e) {
   }
   if (e->op != SQL_E_FUNC || !e->z) return SQL_WALK_CONTINUE;
   const FuncDef *d = NULL;
-  if (x->sf && x->sf->funcs) {
-    int n = e->list ? e->list->n : 0;
-    if (e->flags & SQL_EF_STAR) n = 0;
-    d = func_find(x->sf->funcs, e->z, n);
-  }
+  if (x->sf && x->sf->funcs) d = call_def(x->sf->funcs, e);
   if (d && (func_is_aggregate(d) || (d->flags & FUNC_WINDOW)))
     return SQL_WALK_CONTINUE; /* "misuse of aggregate function" comes later */
   if (d ? !func_is_deterministic(d) : nondeterministic_name(e->z)) {
@@ -427,9 +428,7 @@ typedef struct UnsafeWalk {
 static int unsafe_cb(SqlWalker *w, SqlExpr *e) {
   UnsafeWalk *u = w->arg;
   if (e->op != SQL_E_FUNC || !e->z) return SQL_WALK_CONTINUE;
-  int n = e->list ? e->list->n : 0;
-  if (e->flags & SQL_EF_STAR) n = 0;
-  const FuncDef *d = func_find(u->sf->funcs, e->z, n);
+  const FuncDef *d = call_def(u->sf->funcs, e);
   if (d && func_is_deterministic(d) && func_unsafe_in_schema(d, u->sf->untrusted)) {
     u->name = e->z;
     return SQL_WALK_ABORT;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../util/util.h"
 #include "fts5_vtab.h"
 
 typedef struct Inst {
@@ -119,7 +120,7 @@ static Fts5Cursor *find_cursor(shale_context *ctx, shale_value *v) {
   int64_t id = shale_value_int64(v);
   for (Fts5Cursor *c = g->cursors; c; c = c->next)
     if (c->id == id) return c;
-  char *m = fts5_mprintf("no such cursor: %lld", (long long)id);
+  char *m = util_mprintf("no such cursor: %lld", (long long)id);
   shale_result_error(ctx, m ? m : "out of memory", -1);
   shale_free(m);
   return NULL;

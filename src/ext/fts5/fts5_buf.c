@@ -64,19 +64,6 @@ int fts5_get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v) {
   return util_get_varint_safe(p, end, v);
 }
 
-char *fts5_mprintf(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  char *z = shale_malloc((size_t)n + 1);
-  if (!z) return NULL;
-  va_start(ap, fmt);
-  vsnprintf(z, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  return z;
-}
-
 void fts5_pos_add(int *rc, Fts5Pos *p, int64_t v) {
   if (*rc) return;
   if (p->n == p->cap) {

@@ -10,6 +10,7 @@
  */
 #include <string.h>
 
+#include "../../util/util.h"
 #include "fts5_int.h"
 
 static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
@@ -111,17 +112,17 @@ static int set_option(Fts5Config *c, const char *k, const char *v, char **err) {
       int x = 0, nd = 0;
       while (*p >= '0' && *p <= '9' && nd < 4) x = x * 10 + (*p++ - '0'), nd++;
       if (!nd || x < 1 || x > 999 || (*p && *p != ' ' && *p != ',')) {
-        *err = fts5_mprintf("malformed prefix=... directive");
+        *err = util_mprintf("malformed prefix=... directive");
         return SHALE_ERROR;
       }
       if (c->nprefix >= FTS5_MAX_PREFIX) {
-        *err = fts5_mprintf("too many prefix indexes (max %d)", FTS5_MAX_PREFIX);
+        *err = util_mprintf("too many prefix indexes (max %d)", FTS5_MAX_PREFIX);
         return SHALE_ERROR;
       }
       c->prefix[c->nprefix++] = x;
     }
     if (!c->nprefix && !*v) {
-      *err = fts5_mprintf("malformed prefix=... directive");
+      *err = util_mprintf("malformed prefix=... directive");
       return SHALE_ERROR;
     }
     return SHALE_OK;
@@ -130,11 +131,11 @@ static int set_option(Fts5Config *c, const char *k, const char *v, char **err) {
     char **w;
     int n;
     if (c->tok) {
-      *err = fts5_mprintf("multiple tokenize=... directives");
+      *err = util_mprintf("multiple tokenize=... directives");
       return SHALE_ERROR;
     }
     if (split_words(v, &w, &n)) {
-      *err = fts5_mprintf("parse error in tokenize directive");
+      *err = util_mprintf("parse error in tokenize directive");
       return SHALE_ERROR;
     }
     c->tok = fts5_tokenizer_new(n, (const char *const *)w, err);
@@ -143,28 +144,28 @@ static int set_option(Fts5Config *c, const char *k, const char *v, char **err) {
   }
   if (ci_eq(k, "content")) {
     if (c->zcontent || c->content != FTS5_CONTENT_NORMAL) {
-      *err = fts5_mprintf("multiple content=... directives");
+      *err = util_mprintf("multiple content=... directives");
       return SHALE_ERROR;
     }
     if (!*v) c->content = FTS5_CONTENT_NONE;
     else {
       c->content = FTS5_CONTENT_EXTERNAL;
-      c->zcontent = fts5_mprintf("%s", v);
+      c->zcontent = util_mprintf("%s", v);
       if (!c->zcontent) return SHALE_NOMEM;
     }
     return SHALE_OK;
   }
   if (ci_eq(k, "content_rowid")) {
     if (c->zcontent_rowid) {
-      *err = fts5_mprintf("multiple content_rowid=... directives");
+      *err = util_mprintf("multiple content_rowid=... directives");
       return SHALE_ERROR;
     }
-    c->zcontent_rowid = fts5_mprintf("%s", v);
+    c->zcontent_rowid = util_mprintf("%s", v);
     return c->zcontent_rowid ? SHALE_OK : SHALE_NOMEM;
   }
   if (ci_eq(k, "columnsize")) {
     if (strcmp(v, "0") && strcmp(v, "1")) {
-      *err = fts5_mprintf("malformed columnsize=... directive");
+      *err = util_mprintf("malformed columnsize=... directive");
       return SHALE_ERROR;
     }
     c->columnsize = v[0] == '1';
@@ -172,22 +173,22 @@ static int set_option(Fts5Config *c, const char *k, const char *v, char **err) {
   }
   if (ci_eq(k, "detail")) {
     if (ci_eq(v, "full")) return SHALE_OK;
-    *err = fts5_mprintf("detail=%s is not supported yet", v);
+    *err = util_mprintf("detail=%s is not supported yet", v);
     return SHALE_ERROR;
   }
-  *err = fts5_mprintf("unrecognized option: \"%s\"", k);
+  *err = util_mprintf("unrecognized option: \"%s\"", k);
   return SHALE_ERROR;
 }
 
 static int add_column(Fts5Config *c, char *name, int unindexed, char **err) {
   if (ci_eq(name, "rank") || ci_eq(name, "rowid")) {
-    *err = fts5_mprintf("reserved fts5 column name: %s", name);
+    *err = util_mprintf("reserved fts5 column name: %s", name);
     shale_free(name);
     return SHALE_ERROR;
   }
   for (int i = 0; i < c->ncol; i++) {
     if (ci_eq(c->cols[i], name)) {
-      *err = fts5_mprintf("duplicate column name: %s", name);
+      *err = util_mprintf("duplicate column name: %s", name);
       shale_free(name);
       return SHALE_ERROR;
     }
@@ -225,8 +226,8 @@ int fts5_config_parse(Fts5Config *c, shale *db, int argc, const char *const *arg
   c->automerge = 4;
   c->crisismerge = 16;
   c->usermerge = 4;
-  c->zdb = fts5_mprintf("%s", argc > 1 ? argv[1] : "main");
-  c->zname = fts5_mprintf("%s", argc > 2 ? argv[2] : "");
+  c->zdb = util_mprintf("%s", argc > 1 ? argv[1] : "main");
+  c->zname = util_mprintf("%s", argc > 2 ? argv[2] : "");
   if (!c->zdb || !c->zname) return SHALE_NOMEM;
   int rc = SHALE_OK;
   for (int i = 3; rc == SHALE_OK && i < argc; i++) {
@@ -234,7 +235,7 @@ int fts5_config_parse(Fts5Config *c, shale *db, int argc, const char *const *arg
     int q1, q2;
     char *w1 = next_word(&p, &q1);
     if (!w1) {
-      *err = fts5_mprintf("parse error in \"%s\"", argv[i]);
+      *err = util_mprintf("parse error in \"%s\"", argv[i]);
       rc = SHALE_ERROR;
       break;
     }
@@ -244,7 +245,7 @@ int fts5_config_parse(Fts5Config *c, shale *db, int argc, const char *const *arg
       char *w2 = next_word(&p, &q2);
       while (is_space(*p)) p++;
       if (!w2 || *p) {
-        *err = fts5_mprintf("parse error in \"%s\"", argv[i]);
+        *err = util_mprintf("parse error in \"%s\"", argv[i]);
         rc = SHALE_ERROR;
       } else {
         rc = set_option(c, w1, w2, err);
@@ -259,7 +260,7 @@ int fts5_config_parse(Fts5Config *c, shale *db, int argc, const char *const *arg
       while (is_space(*p)) p++;
       if (w2 && ci_eq(w2, "unindexed") && !*p) unindexed = 1;
       else {
-        *err = fts5_mprintf("unrecognized column option: %s", w2 ? w2 : "");
+        *err = util_mprintf("unrecognized column option: %s", w2 ? w2 : "");
         rc = SHALE_ERROR;
       }
       shale_free(w2);
@@ -268,7 +269,7 @@ int fts5_config_parse(Fts5Config *c, shale *db, int argc, const char *const *arg
     else shale_free(w1);
   }
   if (rc == SHALE_OK && c->ncol == 0) {
-    *err = fts5_mprintf("vtable constructor failed: %s", c->zname);
+    *err = util_mprintf("vtable constructor failed: %s", c->zname);
     rc = SHALE_ERROR;
   }
   if (rc == SHALE_OK && !c->tok) {
@@ -277,7 +278,7 @@ int fts5_config_parse(Fts5Config *c, shale *db, int argc, const char *const *arg
     if (!c->tok) rc = SHALE_ERROR;
   }
   if (rc == SHALE_OK && c->content == FTS5_CONTENT_EXTERNAL && !c->zcontent_rowid) {
-    c->zcontent_rowid = fts5_mprintf("rowid");
+    c->zcontent_rowid = util_mprintf("rowid");
     if (!c->zcontent_rowid) rc = SHALE_NOMEM;
   }
   return rc;

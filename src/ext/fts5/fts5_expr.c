@@ -25,6 +25,7 @@
  */
 #include <string.h>
 
+#include "../../util/util.h"
 #include "fts5_int.h"
 
 typedef struct Term {
@@ -149,8 +150,8 @@ static void lex_next(Lex *x) {
 
 static void syntax_error(Lex *x) {
   if (x->err) return;
-  if (x->tok == T_EOF) x->err = fts5_mprintf("fts5: syntax error near \"\"");
-  else x->err = fts5_mprintf("fts5: syntax error near \"%.*s\"", x->tn, x->tp);
+  if (x->tok == T_EOF) x->err = util_mprintf("fts5: syntax error near \"\"");
+  else x->err = util_mprintf("fts5: syntax error near \"%.*s\"", x->tn, x->tp);
 }
 
 /* ---- building ---- */
@@ -280,7 +281,7 @@ static int parse_colset(Lex *x, uint64_t *mask) {
       if ((int)strlen(x->c->cols[i]) == x->tn && !strncasecmp_ascii(x->c->cols[i], x->tp, x->tn))
         found = i;
     if (found < 0) {
-      x->err = fts5_mprintf("no such column: %.*s", x->tn, x->tp);
+      x->err = util_mprintf("no such column: %.*s", x->tn, x->tp);
       return SHALE_ERROR;
     }
     m |= (uint64_t)1 << (found & 63);
@@ -344,7 +345,7 @@ static Node *parse_nearset(Lex *x) {
         else v = v * 10 + (x->tp[i] - '0');
       }
       if (!ok) {
-        if (!x->err) x->err = fts5_mprintf("expected integer, got \"%.*s\"", x->tn, x->tp);
+        if (!x->err) x->err = util_mprintf("expected integer, got \"%.*s\"", x->tn, x->tp);
         node_free(n);
         return NULL;
       }
@@ -384,20 +385,26 @@ static int starts_cnearset(int tok) {
   return tok == T_STRING || tok == T_CARET || tok == T_NEAR || tok == T_LCP || tok == T_MINUS;
 }
 
+/* ( expr ), the current token being the '('. */
+static Node *parse_paren(Lex *x) {
+  lex_next(x);
+  Node *n = parse_expr(x, 0);
+  if (!n) return NULL;
+  if (x->tok != T_RP) {
+    syntax_error(x);
+    node_free(n);
+    return NULL;
+  }
+  lex_next(x);
+  return n;
+}
+
 /* cnearset, or ( expr ), or colset : ( expr ). */
 static Node *parse_primary(Lex *x, int *paren) {
   *paren = 0;
   if (x->tok == T_LP) {
-    lex_next(x);
-    Node *n = parse_expr(x, 0);
-    if (!n) return NULL;
-    if (x->tok != T_RP) {
-      syntax_error(x);
-      node_free(n);
-      return NULL;
-    }
-    lex_next(x);
-    *paren = 1;
+    Node *n = parse_paren(x);
+    if (n) *paren = 1;
     return n;
   }
   /* a colset is a STRING or {..} or - followed by ':' */
@@ -419,15 +426,8 @@ static Node *parse_primary(Lex *x, int *paren) {
     }
     lex_next(x);
     if (x->tok == T_LP) {
-      lex_next(x);
-      Node *n = parse_expr(x, 0);
+      Node *n = parse_paren(x);
       if (!n) return NULL;
-      if (x->tok != T_RP) {
-        syntax_error(x);
-        node_free(n);
-        return NULL;
-      }
-      lex_next(x);
       apply_colset(x->e, n, mask);
       *paren = 1;
       return n;
@@ -541,7 +541,7 @@ int fts5_expr_parse(Fts5Config *c, const char *q, int col, Fts5Expr **out, char 
   e->root = parse_expr(&x, 0);
   if (e->root && x.tok != T_EOF) syntax_error(&x);
   if (!e->root || x.err) {
-    if (!x.err) x.err = fts5_mprintf("out of memory");
+    if (!x.err) x.err = util_mprintf("out of memory");
     *err = x.err;
     fts5_expr_free(e);
     return SHALE_ERROR;

@@ -88,7 +88,7 @@ static int prep(Fts5Index *x, shale_stmt **st, const char *fmt) {
     shale_clear_bindings(*st);
     return SHALE_OK;
   }
-  char *sql = fts5_mprintf(fmt, x->c->zdb, x->c->zname);
+  char *sql = util_mprintf(fmt, x->c->zdb, x->c->zname);
   if (!sql) return SHALE_NOMEM;
   int rc = shale_prepare_v2(x->c->db, sql, -1, st, NULL);
   shale_free(sql);

@@ -46,7 +46,6 @@ int fts5_get_u16(const uint8_t *p);
 uint32_t fts5_get_u32(const uint8_t *p);
 /* Varint at p (before end); 0 when it runs past end. */
 int fts5_get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v);
-char *fts5_mprintf(const char *fmt, ...);
 
 /* A growable array of poslist values (invariant 3). */
 typedef struct Fts5Pos {

@@ -25,13 +25,9 @@ static int exec_fmt(Fts5Table *t, const char *fmt, ...) __attribute__((format(pr
 static int exec_fmt(Fts5Table *t, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  char *sql = util_vmprintf(fmt, ap);
   va_end(ap);
-  char *sql = shale_malloc((size_t)n + 1);
   if (!sql) return SHALE_NOMEM;
-  va_start(ap, fmt);
-  vsnprintf(sql, (size_t)n + 1, fmt, ap);
-  va_end(ap);
   char *err = NULL;
   int rc = shale_exec(t->c.db, sql, NULL, NULL, &err);
   shale_free(sql);
@@ -53,7 +49,7 @@ static int prep(Fts5Table *t, shale_stmt **st, const char *sql) {
   int rc = shale_prepare_v2(t->c.db, sql, -1, st, NULL);
   if (rc) {
     shale_free(t->base.zErrMsg);
-    t->base.zErrMsg = fts5_mprintf("%s", shale_errmsg(t->c.db));
+    t->base.zErrMsg = util_mprintf("%s", shale_errmsg(t->c.db));
   }
   return rc;
 }
@@ -110,13 +106,9 @@ static int stmt_fmt(Fts5Table *t, shale_stmt **st, const char *fmt, ...) {
   }
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  char *sql = util_vmprintf(fmt, ap);
   va_end(ap);
-  char *sql = shale_malloc((size_t)n + 1);
   if (!sql) return SHALE_NOMEM;
-  va_start(ap, fmt);
-  vsnprintf(sql, (size_t)n + 1, fmt, ap);
-  va_end(ap);
   int rc = prep(t, st, sql);
   shale_free(sql);
   return rc;
@@ -245,7 +237,7 @@ int fts5_storage_content_insert(Fts5Table *t, shale_value *rowid_in, shale_value
   if (!t->st_ins_content) {
     Fts5Buf b = {0};
     int rc = SHALE_OK;
-    char *head = fts5_mprintf("INSERT INTO \"%s\".\"%s_content\" VALUES(?", t->c.zdb, t->c.zname);
+    char *head = util_mprintf("INSERT INTO \"%s\".\"%s_content\" VALUES(?", t->c.zdb, t->c.zname);
     if (!head) return SHALE_NOMEM;
     fts5_buf_append(&rc, &b, head, (int)strlen(head));
     shale_free(head);
@@ -265,7 +257,7 @@ int fts5_storage_content_insert(Fts5Table *t, shale_value *rowid_in, shale_value
   if (rc != SHALE_DONE) {
     rc = shale_reset(st);
     shale_free(t->base.zErrMsg);
-    t->base.zErrMsg = fts5_mprintf("%s", shale_errmsg(t->c.db));
+    t->base.zErrMsg = util_mprintf("%s", shale_errmsg(t->c.db));
     return rc ? rc : SHALE_ERROR;
   }
   shale_reset(st);
@@ -293,15 +285,15 @@ static int row_stmt(Fts5Table *t, shale_stmt **st) {
   int rc = SHALE_OK;
   fts5_buf_append(&rc, &b, "SELECT ", 7);
   for (int i = 0; i < t->c.ncol; i++) {
-    char *col = t->c.content == FTS5_CONTENT_NORMAL ? fts5_mprintf("%sc%d", i ? "," : "", i)
-                                                     : fts5_mprintf("%s\"%s\"", i ? "," : "", t->c.cols[i]);
+    char *col = t->c.content == FTS5_CONTENT_NORMAL ? util_mprintf("%sc%d", i ? "," : "", i)
+                                                     : util_mprintf("%s\"%s\"", i ? "," : "", t->c.cols[i]);
     if (!col) rc = SHALE_NOMEM;
     else fts5_buf_append(&rc, &b, col, (int)strlen(col));
     shale_free(col);
   }
   char *tail = t->c.content == FTS5_CONTENT_NORMAL
-                   ? fts5_mprintf(" FROM \"%s\".\"%s_content\" WHERE id=?", t->c.zdb, t->c.zname)
-                   : fts5_mprintf(" FROM \"%s\".%s WHERE %s=?", t->c.zdb, t->c.zcontent, t->c.zcontent_rowid);
+                   ? util_mprintf(" FROM \"%s\".\"%s_content\" WHERE id=?", t->c.zdb, t->c.zname)
+                   : util_mprintf(" FROM \"%s\".%s WHERE %s=?", t->c.zdb, t->c.zcontent, t->c.zcontent_rowid);
   if (!tail) rc = SHALE_NOMEM;
   else fts5_buf_append(&rc, &b, tail, (int)strlen(tail) + 1);
   shale_free(tail);
@@ -541,7 +533,7 @@ int fts5_storage_config_load(Fts5Table *t) {
   rc = shale_finalize(st);
   if (rc == SHALE_OK && version != 4) {
     shale_free(t->base.zErrMsg);
-    t->base.zErrMsg = fts5_mprintf("invalid fts5 file format (found %d, expected 4) - run 'rebuild'", version);
+    t->base.zErrMsg = util_mprintf("invalid fts5 file format (found %d, expected 4) - run 'rebuild'", version);
     rc = SHALE_ERROR;
   }
   return rc;

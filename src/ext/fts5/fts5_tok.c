@@ -17,6 +17,7 @@
  */
 #include <string.h>
 
+#include "../../util/util.h"
 #include "fts5_int.h"
 
 typedef struct Fts5URun {
@@ -204,7 +205,7 @@ Fts5Tokenizer *fts5_tokenizer_new(int argc, const char *const *argv, char **err)
   if (!strcmp(name, "ascii")) t->kind = TOK_ASCII;
   else if (!strcmp(name, "unicode61")) t->kind = TOK_UNICODE61;
   else {
-    *err = fts5_mprintf("no such tokenizer: %s", name);
+    *err = util_mprintf("no such tokenizer: %s", name);
     shale_free(t);
     return NULL;
   }
@@ -225,7 +226,7 @@ Fts5Tokenizer *fts5_tokenizer_new(int argc, const char *const *argv, char **err)
     }
   }
   if (!ok) {
-    *err = fts5_mprintf("error in tokenizer constructor");
+    *err = util_mprintf("error in tokenizer constructor");
     fts5_tokenizer_free(t);
     return NULL;
   }

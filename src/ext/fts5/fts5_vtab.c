@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "fts5.h"
+#include "../../util/util.h"
 #include "fts5_vtab.h"
 
 static void set_err(Fts5Table *t, char *msg) {
@@ -34,12 +35,12 @@ static int declare(Fts5Table *t) {
   int rc = SHALE_OK;
   fts5_buf_append(&rc, &b, "CREATE TABLE x(", 15);
   for (int i = 0; i < t->c.ncol; i++) {
-    char *col = fts5_mprintf("\"%s\", ", t->c.cols[i]);
+    char *col = util_mprintf("\"%s\", ", t->c.cols[i]);
     if (!col) return SHALE_NOMEM;
     fts5_buf_append(&rc, &b, col, (int)strlen(col));
     shale_free(col);
   }
-  char *tail = fts5_mprintf("\"%s\" HIDDEN, rank HIDDEN)", t->c.zname);
+  char *tail = util_mprintf("\"%s\" HIDDEN, rank HIDDEN)", t->c.zname);
   if (!tail) rc = SHALE_NOMEM;
   else fts5_buf_append(&rc, &b, tail, (int)strlen(tail) + 1);
   shale_free(tail);
@@ -238,7 +239,7 @@ static int x_filter(shale_vtab_cursor *vc, int num, const char *idx, int argc, s
     char *err = NULL;
     rc = fts5_expr_parse(&t->c, q ? q : "", col, &e, &err);
     if (rc) {
-      set_err(t, err ? err : fts5_mprintf("out of memory"));
+      set_err(t, err ? err : util_mprintf("out of memory"));
       return rc == SHALE_NOMEM ? rc : SHALE_ERROR;
     }
     if (!c->expr) c->expr = e;
@@ -393,14 +394,14 @@ static int special(Fts5Table *t, const char *cmd, shale_value *arg, shale_value 
   int rc = SHALE_OK;
   if (!strcmp(cmd, "delete-all")) {
     if (t->c.content == FTS5_CONTENT_NORMAL) {
-      set_err(t, fts5_mprintf("'delete-all' may only be used with a contentless or external content fts5 table"));
+      set_err(t, util_mprintf("'delete-all' may only be used with a contentless or external content fts5 table"));
       return SHALE_ERROR;
     }
     return fts5_storage_delete_all(t);
   }
   if (!strcmp(cmd, "rebuild")) {
     if (t->c.content == FTS5_CONTENT_NONE) {
-      set_err(t, fts5_mprintf("'rebuild' may not be used with a contentless fts5 table"));
+      set_err(t, util_mprintf("'rebuild' may not be used with a contentless fts5 table"));
       return SHALE_ERROR;
     }
     return fts5_storage_rebuild(t);
@@ -417,14 +418,14 @@ static int special(Fts5Table *t, const char *cmd, shale_value *arg, shale_value 
   }
   if (!strcmp(cmd, "delete")) {
     if (t->c.content == FTS5_CONTENT_NORMAL) {
-      set_err(t, fts5_mprintf("'delete' may only be used with a contentless or external content fts5 table"));
+      set_err(t, util_mprintf("'delete' may only be used with a contentless or external content fts5 table"));
       return SHALE_ERROR;
     }
     return delete_row(t, shale_value_int64(rowid), cols);
   }
   rc = fts5_storage_config_set(t, cmd, arg);
   if (rc == SHALE_ERROR) {
-    set_err(t, fts5_mprintf("SQL logic error"));
+    set_err(t, util_mprintf("SQL logic error"));
   }
   return rc;
 }

@@ -117,6 +117,16 @@ static sqlite3 *open_udf(const char *path, int trust) {
   return a;
 }
 
+/* A new file at path holding the schema objects obj (made with unsafe2
+ * registered, trusted) and one row in u. */
+static void make_file(const char *path, const char *obj) {
+  remove(path);
+  sqlite3 *a = open_udf(path, -1);
+  run(a, obj);
+  run(a, "INSERT INTO u(a) VALUES(1)");
+  sqlite3_close(a);
+}
+
 /* File databases: the schema is read back from the file by a new
  * connection, which is where schema objects get checked again; one file
  * per kind of object (a failing one makes the whole schema unusable). */
@@ -135,12 +145,8 @@ static void trusted_reload(const char *dir) {
   snprintf(path, sizeof path, "%s/trust.db", dir);
   for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++) {
     printf("-- read back with trusted_schema 0: %s\n", objs[i]);
-    remove(path);
-    sqlite3 *a = open_udf(path, -1);
-    run(a, objs[i]);
-    run(a, "INSERT INTO u(a) VALUES(1)");
-    sqlite3_close(a);
-    a = open_udf(path, 0);
+    make_file(path, objs[i]);
+    sqlite3 *a = open_udf(path, 0);
     run(a, "SELECT count(*) FROM sqlite_schema");
     run(a, "INSERT INTO u(a) VALUES(3)");
     run(a, "UPDATE u SET a = 5 WHERE a = 3");
@@ -173,12 +179,8 @@ static void unknown_functions(const char *dir) {
   snprintf(path, sizeof path, "%s/unknown.db", dir);
   for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++) {
     printf("-- read back without the function: %s\n", objs[i]);
-    remove(path);
-    sqlite3 *db = open_udf(path, -1);
-    run(db, objs[i]);
-    run(db, "INSERT INTO u(a) VALUES(1)");
-    sqlite3_close(db);
-    db = NULL;
+    make_file(path, objs[i]);
+    sqlite3 *db = NULL;
     sqlite3_open(path, &db);
     run(db, "SELECT count(*) FROM sqlite_schema");
     run(db, "INSERT INTO u(a) VALUES(3)");
