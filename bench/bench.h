@@ -41,8 +41,8 @@ typedef struct BenchRow {
   int (*setup)(BenchCtx *); /* once, untimed (may be NULL) */
   int (*prep)(BenchCtx *);  /* before each repetition, untimed (may be NULL) */
   int (*run)(BenchCtx *);   /* timed */
-  int quick; /* nonzero: in the quick set (make bench) */
-  long arg;  /* parameter handed to the workload in BenchCtx.arg (0 if unused) */
+  int quick;                /* nonzero: in the quick set (make bench) */
+  long arg;                 /* parameter handed to the workload in BenchCtx.arg (0 if unused) */
 } BenchRow;
 
 extern const BenchRow bench_rows_sqlite[];

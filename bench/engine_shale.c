@@ -21,4 +21,3 @@
 #define ROWS_NAME bench_rows_shale
 #define FINISH_NAME bench_finish_shale
 #include "workloads.inc"
-

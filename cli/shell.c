@@ -25,6 +25,8 @@
  *  3. The database is opened before any SQL or dot-command runs; a failed
  *     open at start-up exits with 1 as sqlite3 does.
  */
+#include "shell.h"
+
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -34,7 +36,6 @@
 #include <unistd.h>
 
 #include "../src/parse/parse.h"
-#include "shell.h"
 
 static Shell *g_shell; /* for the SIGINT handler */
 
@@ -84,7 +85,9 @@ int shell_open(Shell *sh, const char *name, int readonly, int fresh) {
 
 /* ---- error context ---- */
 
-static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+static int is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
 /* "\n  CODE\n  ^--- error here" for the statement at sql (as sqlite3). */
 static void print_context(const char *sql, const char *msg) {
@@ -354,8 +357,8 @@ static void print_help(const char *argv0) {
 
 /* Options that take a value (skipped in the first pass). */
 static int takes_value(const char *z) {
-  static const char *const v[] = {"separator", "nullvalue", "newline", "cmd", "init", "vfs",
-                                  "heap", "pagecache", "lookaside", "mmap", "maxsize", NULL};
+  static const char *const v[] = {"separator", "nullvalue", "newline",   "cmd",  "init",    "vfs",
+                                  "heap",      "pagecache", "lookaside", "mmap", "maxsize", NULL};
   for (int i = 0; v[i]; i++)
     if (strcmp(z, v[i]) == 0) return 1;
   return 0;
@@ -537,12 +540,14 @@ int main(int argc, char **argv) {
     }
     if (sh->quit && sh->exitcode) rc = sh->exitcode;
   } else if (sh->interactive) {
-    printf("Shale version %s\n"
-           "Enter \".help\" for usage hints.\n",
-           shale_libversion());
+    printf(
+        "Shale version %s\n"
+        "Enter \".help\" for usage hints.\n",
+        shale_libversion());
     if (!dbname)
-      printf("Connected to a transient in-memory database.\n"
-             "Use \".open FILENAME\" to reopen on a persistent database.\n");
+      printf(
+          "Connected to a transient in-memory database.\n"
+          "Use \".open FILENAME\" to reopen on a persistent database.\n");
     signal(SIGINT, on_sigint);
     edit_init(1);
     rc = shell_process(sh, stdin, 1);

@@ -49,14 +49,14 @@ enum {
 
 typedef struct Shell {
   shale *db;
-  char *dbname;  /* as given ("" = in-memory, shown as such by .show) */
-  int readonly;  /* -readonly: open read-only */
+  char *dbname; /* as given ("" = in-memory, shown as such by .show) */
+  int readonly; /* -readonly: open read-only */
   int mode;
-  char *table;   /* insert mode's table, already quoted when it needs to be */
+  char *table; /* insert mode's table, already quoted when it needs to be */
   int headers;
   int headers_set; /* .headers or -header/-noheader seen: columnar modes keep it */
   char colsep[SEP_MAX], rowsep[SEP_MAX], nullvalue[SEP_MAX];
-  int *widths;   /* .width */
+  int *widths; /* .width */
   int nwidths;
   FILE *out;
   char *outname; /* "stdout" or the file of .output/.once */

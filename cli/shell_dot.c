@@ -73,7 +73,8 @@ static int split_args(char *line, char **argv) {
       if (delim == '"') resolve_backslashes(argv[n - 1]);
     } else {
       argv[n++] = &line[h];
-      while (line[h] && line[h] != ' ' && line[h] != '\t' && line[h] != '\n' && line[h] != '\r') h++;
+      while (line[h] && line[h] != ' ' && line[h] != '\t' && line[h] != '\n' && line[h] != '\r')
+        h++;
       if (line[h]) line[h++] = 0;
       resolve_backslashes(argv[n - 1]);
     }
@@ -342,21 +343,46 @@ typedef struct DotCmd {
 } DotCmd;
 
 enum {
-  D_BAIL, D_CHANGES, D_CHECK, D_COUNT, D_DBINFO, D_DUMP, D_ECHO, D_EXIT, D_HEADERS, D_HELP,
-  D_IMPORT, D_INDEXES, D_INDICES, D_MODE, D_NULLVALUE, D_ONCE, D_OPEN, D_OUTPUT, D_PRINT,
-  D_QUIT, D_READ, D_ROWS, D_SCHEMA, D_SEPARATOR, D_SHOW, D_TABLES, D_TIMER, D_WIDTH
+  D_BAIL,
+  D_CHANGES,
+  D_CHECK,
+  D_COUNT,
+  D_DBINFO,
+  D_DUMP,
+  D_ECHO,
+  D_EXIT,
+  D_HEADERS,
+  D_HELP,
+  D_IMPORT,
+  D_INDEXES,
+  D_INDICES,
+  D_MODE,
+  D_NULLVALUE,
+  D_ONCE,
+  D_OPEN,
+  D_OUTPUT,
+  D_PRINT,
+  D_QUIT,
+  D_READ,
+  D_ROWS,
+  D_SCHEMA,
+  D_SEPARATOR,
+  D_SHOW,
+  D_TABLES,
+  D_TIMER,
+  D_WIDTH
 };
 
 static const DotCmd cmds[] = {
-    {"bail", 2, D_BAIL},         {"changes", 3, D_CHANGES},   {"check", 3, D_CHECK},
-    {"count", 3, D_COUNT},       {"dbinfo", 2, D_DBINFO},     {"dump", 2, D_DUMP},
-    {"echo", 2, D_ECHO},         {"exit", 2, D_EXIT},         {"headers", 1, D_HEADERS},
-    {"help", 2, D_HELP},         {"import", 2, D_IMPORT},     {"indexes", 3, D_INDEXES},
-    {"indices", 3, D_INDICES},   {"mode", 1, D_MODE},         {"nullvalue", 1, D_NULLVALUE},
-    {"once", 2, D_ONCE},         {"open", 2, D_OPEN},         {"output", 2, D_OUTPUT},
-    {"print", 2, D_PRINT},       {"quit", 1, D_QUIT},         {"read", 3, D_READ},
-    {"rows", 2, D_ROWS},         {"schema", 2, D_SCHEMA},     {"separator", 3, D_SEPARATOR},
-    {"show", 2, D_SHOW},         {"tables", 2, D_TABLES},     {"timer", 2, D_TIMER},
+    {"bail", 2, D_BAIL},       {"changes", 3, D_CHANGES}, {"check", 3, D_CHECK},
+    {"count", 3, D_COUNT},     {"dbinfo", 2, D_DBINFO},   {"dump", 2, D_DUMP},
+    {"echo", 2, D_ECHO},       {"exit", 2, D_EXIT},       {"headers", 1, D_HEADERS},
+    {"help", 2, D_HELP},       {"import", 2, D_IMPORT},   {"indexes", 3, D_INDEXES},
+    {"indices", 3, D_INDICES}, {"mode", 1, D_MODE},       {"nullvalue", 1, D_NULLVALUE},
+    {"once", 2, D_ONCE},       {"open", 2, D_OPEN},       {"output", 2, D_OUTPUT},
+    {"print", 2, D_PRINT},     {"quit", 1, D_QUIT},       {"read", 3, D_READ},
+    {"rows", 2, D_ROWS},       {"schema", 2, D_SCHEMA},   {"separator", 3, D_SEPARATOR},
+    {"show", 2, D_SHOW},       {"tables", 2, D_TABLES},   {"timer", 2, D_TIMER},
     {"width", 1, D_WIDTH},
 };
 
@@ -370,81 +396,101 @@ static int run_cmd(Shell *sh, int argc, char **argv) {
       break;
     }
   switch (id) {
-  case D_BAIL: return onoff(argc, argv, &sh->bail, ".bail on|off");
-  case D_CHANGES: return onoff(argc, argv, &sh->changes, ".changes on|off");
-  case D_ECHO: return onoff(argc, argv, &sh->echo, ".echo on|off");
-  case D_TIMER: return onoff(argc, argv, &sh->timer, ".timer on|off");
-  case D_HEADERS: {
-    int rc = onoff(argc, argv, &sh->headers, ".headers on|off");
-    if (!rc) sh->headers_set = 1;
-    return rc;
-  }
-  case D_CHECK: return store_check(sh);
-  case D_COUNT:
-    if (argc != 2) {
-      fputs("Error: usage: .count TABLE\n", stderr);
+    case D_BAIL:
+      return onoff(argc, argv, &sh->bail, ".bail on|off");
+    case D_CHANGES:
+      return onoff(argc, argv, &sh->changes, ".changes on|off");
+    case D_ECHO:
+      return onoff(argc, argv, &sh->echo, ".echo on|off");
+    case D_TIMER:
+      return onoff(argc, argv, &sh->timer, ".timer on|off");
+    case D_HEADERS: {
+      int rc = onoff(argc, argv, &sh->headers, ".headers on|off");
+      if (!rc) sh->headers_set = 1;
+      return rc;
+    }
+    case D_CHECK:
+      return store_check(sh);
+    case D_COUNT:
+      if (argc != 2) {
+        fputs("Error: usage: .count TABLE\n", stderr);
+        return 1;
+      }
+      return store_count(sh, argv[1]);
+    case D_ROWS:
+      if (argc != 2) {
+        fputs("Error: usage: .rows TABLE\n", stderr);
+        return 1;
+      }
+      return store_rows(sh, argv[1]);
+    case D_DBINFO:
+      return store_dbinfo(sh);
+    case D_DUMP:
+      return dump_command(sh, argc, argv);
+    case D_SCHEMA:
+      return schema_command(sh, argc, argv);
+    case D_TABLES:
+      return tables_command(sh, argc, argv, 0);
+    case D_INDEXES:
+    case D_INDICES:
+      return tables_command(sh, argc, argv, 1);
+    case D_IMPORT:
+      return import_command(sh, argc, argv);
+    case D_EXIT:
+      if (argc > 1 && atoi(argv[1]) != 0) {
+        sh->quit = 1;
+        sh->exitcode = atoi(argv[1]);
+      }
+      return 2;
+    case D_QUIT:
+      return 2;
+    case D_HELP:
+      return cmd_help(sh, argc, argv);
+    case D_MODE:
+      return mode_parse(sh, argc, argv);
+    case D_NULLVALUE:
+      if (argc != 2) {
+        fputs("Usage: .nullvalue STRING\n", stderr);
+        return 1;
+      }
+      snprintf(sh->nullvalue, SEP_MAX, "%s", argv[1]);
+      return 0;
+    case D_SEPARATOR:
+      if (argc < 2 || argc > 3) {
+        fputs("Usage: .separator COL ?ROW?\n", stderr);
+        return 1;
+      }
+      snprintf(sh->colsep, SEP_MAX, "%s", argv[1]);
+      if (argc == 3) snprintf(sh->rowsep, SEP_MAX, "%s", argv[2]);
+      return 0;
+    case D_ONCE:
+      return cmd_output(sh, argc, argv, 1);
+    case D_OUTPUT:
+      return cmd_output(sh, argc, argv, 0);
+    case D_OPEN:
+      return cmd_open(sh, argc, argv);
+    case D_READ:
+      return cmd_read(sh, argc, argv);
+    case D_SHOW:
+      return cmd_show(sh, argc);
+    case D_PRINT:
+      for (int i = 1; i < argc; i++) fprintf(sh->out, "%s%s", i > 1 ? " " : "", argv[i]);
+      fputc('\n', sh->out);
+      return 0;
+    case D_WIDTH: {
+      int *w = shale_malloc(sizeof(int) * (size_t)(argc > 1 ? argc - 1 : 1));
+      if (!w) return 1;
+      for (int i = 1; i < argc; i++) w[i - 1] = atoi(argv[i]);
+      shale_free(sh->widths);
+      sh->widths = w;
+      sh->nwidths = argc - 1;
+      return 0;
+    }
+    default:
+      fprintf(stderr,
+              "Error: unknown command or invalid arguments:  \"%s\". Enter \".help\" for help\n",
+              c);
       return 1;
-    }
-    return store_count(sh, argv[1]);
-  case D_ROWS:
-    if (argc != 2) {
-      fputs("Error: usage: .rows TABLE\n", stderr);
-      return 1;
-    }
-    return store_rows(sh, argv[1]);
-  case D_DBINFO: return store_dbinfo(sh);
-  case D_DUMP: return dump_command(sh, argc, argv);
-  case D_SCHEMA: return schema_command(sh, argc, argv);
-  case D_TABLES: return tables_command(sh, argc, argv, 0);
-  case D_INDEXES:
-  case D_INDICES: return tables_command(sh, argc, argv, 1);
-  case D_IMPORT: return import_command(sh, argc, argv);
-  case D_EXIT:
-    if (argc > 1 && atoi(argv[1]) != 0) {
-      sh->quit = 1;
-      sh->exitcode = atoi(argv[1]);
-    }
-    return 2;
-  case D_QUIT: return 2;
-  case D_HELP: return cmd_help(sh, argc, argv);
-  case D_MODE: return mode_parse(sh, argc, argv);
-  case D_NULLVALUE:
-    if (argc != 2) {
-      fputs("Usage: .nullvalue STRING\n", stderr);
-      return 1;
-    }
-    snprintf(sh->nullvalue, SEP_MAX, "%s", argv[1]);
-    return 0;
-  case D_SEPARATOR:
-    if (argc < 2 || argc > 3) {
-      fputs("Usage: .separator COL ?ROW?\n", stderr);
-      return 1;
-    }
-    snprintf(sh->colsep, SEP_MAX, "%s", argv[1]);
-    if (argc == 3) snprintf(sh->rowsep, SEP_MAX, "%s", argv[2]);
-    return 0;
-  case D_ONCE: return cmd_output(sh, argc, argv, 1);
-  case D_OUTPUT: return cmd_output(sh, argc, argv, 0);
-  case D_OPEN: return cmd_open(sh, argc, argv);
-  case D_READ: return cmd_read(sh, argc, argv);
-  case D_SHOW: return cmd_show(sh, argc);
-  case D_PRINT:
-    for (int i = 1; i < argc; i++) fprintf(sh->out, "%s%s", i > 1 ? " " : "", argv[i]);
-    fputc('\n', sh->out);
-    return 0;
-  case D_WIDTH: {
-    int *w = shale_malloc(sizeof(int) * (size_t)(argc > 1 ? argc - 1 : 1));
-    if (!w) return 1;
-    for (int i = 1; i < argc; i++) w[i - 1] = atoi(argv[i]);
-    shale_free(sh->widths);
-    sh->widths = w;
-    sh->nwidths = argc - 1;
-    return 0;
-  }
-  default:
-    fprintf(stderr, "Error: unknown command or invalid arguments:  \"%s\". Enter \".help\" for help\n",
-            c);
-    return 1;
   }
 }
 

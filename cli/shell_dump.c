@@ -200,7 +200,9 @@ static void print_schema_line_n(Shell *sh, char *z, size_t n, const char *tail) 
   z[n] = c;
 }
 
-static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+static int is_ws(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
 /* Only white space (or a "--" comment) up to the end of the line. */
 static int ws_to_eol(const char *z) {
@@ -261,7 +263,8 @@ static void print_pretty(Shell *sh, const char *sql) {
         }
       }
       z[j++] = c;
-      if (paren == 1 && end == 0 && (c == '(' || c == '\n' || (c == ',' && !ws_to_eol(z + i + 1)))) {
+      if (paren == 1 && end == 0 &&
+          (c == '(' || c == '\n' || (c == ',' && !ws_to_eol(z + i + 1)))) {
         if (c == '\n') j--;
         print_schema_line_n(sh, z, j, "\n  ");
         j = 0;
@@ -299,18 +302,19 @@ int schema_command(Shell *sh, int argc, char **argv) {
     }
   }
   if (pat && (!util_stricmp(pat, "sqlite_master") || !util_stricmp(pat, "sqlite_schema"))) {
-    fprintf(sh->out, "CREATE TABLE %s (\n  type text,\n  name text,\n  tbl_name text,\n"
-                     "  rootpage integer,\n  sql text\n);\n",
+    fprintf(sh->out,
+            "CREATE TABLE %s (\n  type text,\n  name text,\n  tbl_name text,\n"
+            "  rootpage integer,\n  sql text\n);\n",
             pat);
     return 0;
   }
   char sql[400];
   int glob = pat && (strchr(pat, '*') || strchr(pat, '?') || strchr(pat, '['));
-  snprintf(sql, sizeof sql,
-           "SELECT sql, type, name FROM sqlite_schema WHERE %s %s sql IS NOT NULL ORDER BY rowid",
-           pat ? (glob ? "lower(tbl_name) GLOB ?1 AND" : "lower(tbl_name) LIKE ?1 ESCAPE '\\' AND")
-               : "",
-           nosys ? "name NOT LIKE 'sqlite_%' AND" : "");
+  snprintf(
+      sql, sizeof sql,
+      "SELECT sql, type, name FROM sqlite_schema WHERE %s %s sql IS NOT NULL ORDER BY rowid",
+      pat ? (glob ? "lower(tbl_name) GLOB ?1 AND" : "lower(tbl_name) LIKE ?1 ESCAPE '\\' AND") : "",
+      nosys ? "name NOT LIKE 'sqlite_%' AND" : "");
   shale_stmt *st;
   if (prepare(sh, sql, &st)) return 1;
   if (pat) shale_bind_text(st, 1, pat, -1, SHALE_TRANSIENT);
@@ -399,28 +403,28 @@ static int dump_rows(Shell *sh, const char *name) {
       for (int i = 0; i < nc; i++) {
         fputs(i ? "," : " VALUES(", sh->out);
         switch (shale_column_type(st, i)) {
-        case SHALE_NULL:
-          fputs("NULL", sh->out);
-          break;
-        case SHALE_INTEGER:
-          fputs((const char *)shale_column_text(st, i), sh->out);
-          break;
-        case SHALE_FLOAT: {
-          char buf[64];
-          mode_real(shale_column_double(st, i), buf, sizeof buf);
-          fputs(buf, sh->out);
-          break;
-        }
-        case SHALE_BLOB: {
-          const unsigned char *b = shale_column_blob(st, i);
-          int nb = shale_column_bytes(st, i);
-          fputs("X'", sh->out);
-          for (int k = 0; k < nb; k++) fprintf(sh->out, "%02x", b[k]);
-          fputc('\'', sh->out);
-          break;
-        }
-        default:
-          mode_quoted_string(sh->out, (const char *)shale_column_text(st, i), 1);
+          case SHALE_NULL:
+            fputs("NULL", sh->out);
+            break;
+          case SHALE_INTEGER:
+            fputs((const char *)shale_column_text(st, i), sh->out);
+            break;
+          case SHALE_FLOAT: {
+            char buf[64];
+            mode_real(shale_column_double(st, i), buf, sizeof buf);
+            fputs(buf, sh->out);
+            break;
+          }
+          case SHALE_BLOB: {
+            const unsigned char *b = shale_column_blob(st, i);
+            int nb = shale_column_bytes(st, i);
+            fputs("X'", sh->out);
+            for (int k = 0; k < nb; k++) fprintf(sh->out, "%02x", b[k]);
+            fputc('\'', sh->out);
+            break;
+          }
+          default:
+            mode_quoted_string(sh->out, (const char *)shale_column_text(st, i), 1);
         }
       }
       fputs(");\n", sh->out);

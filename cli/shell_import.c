@@ -31,10 +31,10 @@
 typedef struct Reader {
   FILE *in;
   const char *file;
-  char *z;      /* the field (allocated before the first read) */
+  char *z; /* the field (allocated before the first read) */
   size_t n, cap;
-  int line;     /* current line (1-based) */
-  int term;     /* what ended the last field: csep, rsep or EOF */
+  int line; /* current line (1-based) */
+  int term; /* what ended the last field: csep, rsep or EOF */
   int csep, rsep;
   int not_first;
   int nomem;
@@ -91,7 +91,8 @@ static char *csv_field(Reader *r) {
         r->term = c;
         break;
       }
-      if (pc == q && c != '\r') fprintf(stderr, "%s:%d: unescaped %c character\n", r->file, r->line, q);
+      if (pc == q && c != '\r')
+        fprintf(stderr, "%s:%d: unescaped %c character\n", r->file, r->line, q);
       if (c == EOF) {
         fprintf(stderr, "%s:%d: unterminated %c-quoted field\n", r->file, start, q);
         r->term = c;
@@ -330,7 +331,8 @@ int import_command(Shell *sh, int argc, char **argv) {
       fputs("Error: non-null row separator required for import\n", stderr);
       return 1;
     }
-    if (sh->mode == MODE_CSV && strcmp(sh->rowsep, "\r\n") == 0) snprintf(sh->rowsep, SEP_MAX, "\n");
+    if (sh->mode == MODE_CSV && strcmp(sh->rowsep, "\r\n") == 0)
+      snprintf(sh->rowsep, SEP_MAX, "\n");
     if (strlen(sh->rowsep) > 1) {
       fputs("Error: multi-character row separators not allowed for import\n", stderr);
       return 1;

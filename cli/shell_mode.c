@@ -31,13 +31,13 @@
 #include "shell.h"
 
 /* ---- wrap options of the columnar modes ---- */
-static int g_wrap;     /* 0: no limit */
+static int g_wrap; /* 0: no limit */
 static int g_wordwrap;
 static int g_quote;
 
-static const char *const mode_names[] = {"list", "line", "column", "table", "box",
-                                         "markdown", "csv", "json", "insert", "quote",
-                                         "list", "html", "tcl", "ascii"};
+static const char *const mode_names[] = {"list",     "line", "column", "table",  "box",
+                                         "markdown", "csv",  "json",   "insert", "quote",
+                                         "list",     "html", "tcl",    "ascii"};
 
 const char *mode_name(int mode) { return mode_names[mode]; }
 
@@ -147,27 +147,27 @@ static void print_blob_hex(FILE *out, const unsigned char *b, int n, char x) {
 static void print_sql_value(Shell *sh, shale_stmt *st, int i, int escape) {
   FILE *out = sh->out;
   switch (shale_column_type(st, i)) {
-  case SHALE_NULL:
-    fputs("NULL", out);
-    break;
-  case SHALE_INTEGER:
-    fputs((const char *)shale_column_text(st, i), out);
-    break;
-  case SHALE_FLOAT: {
-    char buf[64];
-    mode_real(shale_column_double(st, i), buf, sizeof buf);
-    fputs(buf, out);
-    break;
-  }
-  case SHALE_BLOB: {
-    const unsigned char *b = shale_column_blob(st, i);
-    print_blob_hex(out, b, shale_column_bytes(st, i), 'X');
-    break;
-  }
-  default: {
-    const char *t = (const char *)shale_column_text(st, i);
-    mode_quoted_string(out, t ? t : "", escape);
-  }
+    case SHALE_NULL:
+      fputs("NULL", out);
+      break;
+    case SHALE_INTEGER:
+      fputs((const char *)shale_column_text(st, i), out);
+      break;
+    case SHALE_FLOAT: {
+      char buf[64];
+      mode_real(shale_column_double(st, i), buf, sizeof buf);
+      fputs(buf, out);
+      break;
+    }
+    case SHALE_BLOB: {
+      const unsigned char *b = shale_column_blob(st, i);
+      print_blob_hex(out, b, shale_column_bytes(st, i), 'X');
+      break;
+    }
+    default: {
+      const char *t = (const char *)shale_column_text(st, i);
+      mode_quoted_string(out, t ? t : "", escape);
+    }
   }
 }
 
@@ -227,12 +227,23 @@ static void print_json_string(FILE *out, const char *z, int n) {
 static void print_html(FILE *out, const char *z) {
   for (; *z; z++) {
     switch (*z) {
-    case '<': fputs("&lt;", out); break;
-    case '&': fputs("&amp;", out); break;
-    case '>': fputs("&gt;", out); break;
-    case '"': fputs("&quot;", out); break;
-    case '\'': fputs("&#39;", out); break;
-    default: fputc(*z, out);
+      case '<':
+        fputs("&lt;", out);
+        break;
+      case '&':
+        fputs("&amp;", out);
+        break;
+      case '>':
+        fputs("&gt;", out);
+        break;
+      case '"':
+        fputs("&quot;", out);
+        break;
+      case '\'':
+        fputs("&#39;", out);
+        break;
+      default:
+        fputc(*z, out);
     }
   }
 }
@@ -261,147 +272,149 @@ static void print_c_string(FILE *out, const char *z) {
 
 /* ---- row-at-a-time modes ---- */
 
-static const char *col_text(shale_stmt *st, int i) { return (const char *)shale_column_text(st, i); }
+static const char *col_text(shale_stmt *st, int i) {
+  return (const char *)shale_column_text(st, i);
+}
 
 static void print_row(Shell *sh, shale_stmt *st, int n) {
   FILE *out = sh->out;
   int first = sh->rowcnt++ == 0;
   switch (sh->mode) {
-  case MODE_LINE: {
-    int w = 5;
-    for (int i = 0; i < n; i++) {
-      const char *c = shale_column_name(st, i);
-      int len = c ? (int)strlen(c) : 0;
-      if (len > w) w = len;
-    }
-    if (!first) fputs(sh->rowsep, out);
-    for (int i = 0; i < n; i++) {
-      const char *v = col_text(st, i);
-      fprintf(out, "%*s = %s%s", w, shale_column_name(st, i), v ? v : sh->nullvalue, sh->rowsep);
-    }
-    break;
-  }
-  case MODE_CSV:
-    if (first && sh->headers) {
+    case MODE_LINE: {
+      int w = 5;
       for (int i = 0; i < n; i++) {
         const char *c = shale_column_name(st, i);
-        print_csv(sh, c ? c : "", i < n - 1);
+        int len = c ? (int)strlen(c) : 0;
+        if (len > w) w = len;
       }
-      fputs(sh->rowsep, out);
-    }
-    if (n > 0) {
-      for (int i = 0; i < n; i++) print_csv(sh, col_text(st, i), i < n - 1);
-      fputs(sh->rowsep, out);
-    }
-    break;
-  case MODE_JSON:
-    fputs(first ? "[{" : ",\n{", out);
-    for (int i = 0; i < n; i++) {
-      const char *c = shale_column_name(st, i);
-      print_json_string(out, c, (int)strlen(c));
-      fputc(':', out);
-      switch (shale_column_type(st, i)) {
-      case SHALE_NULL:
-        fputs("null", out);
-        break;
-      case SHALE_FLOAT: {
-        char buf[64];
-        mode_real(shale_column_double(st, i), buf, sizeof buf);
-        fputs(buf, out);
-        break;
-      }
-      case SHALE_BLOB: {
-        const char *b = shale_column_blob(st, i);
-        print_json_string(out, b ? b : "", shale_column_bytes(st, i));
-        break;
-      }
-      case SHALE_TEXT: {
-        const char *t = col_text(st, i);
-        print_json_string(out, t, (int)strlen(t));
-        break;
-      }
-      default:
-        fputs(col_text(st, i), out);
-      }
-      if (i < n - 1) fputc(',', out);
-    }
-    fputc('}', out);
-    break;
-  case MODE_INSERT:
-    fprintf(out, "INSERT INTO %s", sh->table ? sh->table : "\"table\"");
-    if (sh->headers) {
-      fputc('(', out);
+      if (!first) fputs(sh->rowsep, out);
       for (int i = 0; i < n; i++) {
-        if (i) fputc(',', out);
-        char *q = mode_quote_name(shale_column_name(st, i));
-        fputs(q ? q : "", out);
-        shale_free(q);
+        const char *v = col_text(st, i);
+        fprintf(out, "%*s = %s%s", w, shale_column_name(st, i), v ? v : sh->nullvalue, sh->rowsep);
       }
-      fputc(')', out);
+      break;
     }
-    for (int i = 0; i < n; i++) {
-      fputs(i ? "," : " VALUES(", out);
-      print_sql_value(sh, st, i, 1);
-    }
-    fputs(");\n", out);
-    break;
-  case MODE_QUOTE:
-    if (first && sh->headers) {
+    case MODE_CSV:
+      if (first && sh->headers) {
+        for (int i = 0; i < n; i++) {
+          const char *c = shale_column_name(st, i);
+          print_csv(sh, c ? c : "", i < n - 1);
+        }
+        fputs(sh->rowsep, out);
+      }
+      if (n > 0) {
+        for (int i = 0; i < n; i++) print_csv(sh, col_text(st, i), i < n - 1);
+        fputs(sh->rowsep, out);
+      }
+      break;
+    case MODE_JSON:
+      fputs(first ? "[{" : ",\n{", out);
+      for (int i = 0; i < n; i++) {
+        const char *c = shale_column_name(st, i);
+        print_json_string(out, c, (int)strlen(c));
+        fputc(':', out);
+        switch (shale_column_type(st, i)) {
+          case SHALE_NULL:
+            fputs("null", out);
+            break;
+          case SHALE_FLOAT: {
+            char buf[64];
+            mode_real(shale_column_double(st, i), buf, sizeof buf);
+            fputs(buf, out);
+            break;
+          }
+          case SHALE_BLOB: {
+            const char *b = shale_column_blob(st, i);
+            print_json_string(out, b ? b : "", shale_column_bytes(st, i));
+            break;
+          }
+          case SHALE_TEXT: {
+            const char *t = col_text(st, i);
+            print_json_string(out, t, (int)strlen(t));
+            break;
+          }
+          default:
+            fputs(col_text(st, i), out);
+        }
+        if (i < n - 1) fputc(',', out);
+      }
+      fputc('}', out);
+      break;
+    case MODE_INSERT:
+      fprintf(out, "INSERT INTO %s", sh->table ? sh->table : "\"table\"");
+      if (sh->headers) {
+        fputc('(', out);
+        for (int i = 0; i < n; i++) {
+          if (i) fputc(',', out);
+          char *q = mode_quote_name(shale_column_name(st, i));
+          fputs(q ? q : "", out);
+          shale_free(q);
+        }
+        fputc(')', out);
+      }
+      for (int i = 0; i < n; i++) {
+        fputs(i ? "," : " VALUES(", out);
+        print_sql_value(sh, st, i, 1);
+      }
+      fputs(");\n", out);
+      break;
+    case MODE_QUOTE:
+      if (first && sh->headers) {
+        for (int i = 0; i < n; i++) {
+          if (i) fputs(sh->colsep, out);
+          mode_quoted_string(out, shale_column_name(st, i), 0);
+        }
+        fputs(sh->rowsep, out);
+      }
       for (int i = 0; i < n; i++) {
         if (i) fputs(sh->colsep, out);
-        mode_quoted_string(out, shale_column_name(st, i), 0);
+        print_sql_value(sh, st, i, 0);
       }
       fputs(sh->rowsep, out);
-    }
-    for (int i = 0; i < n; i++) {
-      if (i) fputs(sh->colsep, out);
-      print_sql_value(sh, st, i, 0);
-    }
-    fputs(sh->rowsep, out);
-    break;
-  case MODE_HTML:
-    if (first && sh->headers) {
+      break;
+    case MODE_HTML:
+      if (first && sh->headers) {
+        fputs("<TR>", out);
+        for (int i = 0; i < n; i++) {
+          fputs("<TH>", out);
+          print_html(out, shale_column_name(st, i));
+          fputs("</TH>\n", out);
+        }
+        fputs("</TR>\n", out);
+      }
       fputs("<TR>", out);
       for (int i = 0; i < n; i++) {
-        fputs("<TH>", out);
-        print_html(out, shale_column_name(st, i));
-        fputs("</TH>\n", out);
+        const char *v = col_text(st, i);
+        fputs("<TD>", out);
+        print_html(out, v ? v : sh->nullvalue);
+        fputs("</TD>\n", out);
       }
       fputs("</TR>\n", out);
-    }
-    fputs("<TR>", out);
-    for (int i = 0; i < n; i++) {
-      const char *v = col_text(st, i);
-      fputs("<TD>", out);
-      print_html(out, v ? v : sh->nullvalue);
-      fputs("</TD>\n", out);
-    }
-    fputs("</TR>\n", out);
-    break;
-  case MODE_TCL:
-    if (first && sh->headers) {
+      break;
+    case MODE_TCL:
+      if (first && sh->headers) {
+        for (int i = 0; i < n; i++) {
+          print_c_string(out, shale_column_name(st, i));
+          if (i < n - 1) fputs(sh->colsep, out);
+        }
+        fputs(sh->rowsep, out);
+      }
       for (int i = 0; i < n; i++) {
-        print_c_string(out, shale_column_name(st, i));
+        const char *v = col_text(st, i);
+        print_c_string(out, v ? v : sh->nullvalue);
         if (i < n - 1) fputs(sh->colsep, out);
       }
       fputs(sh->rowsep, out);
-    }
-    for (int i = 0; i < n; i++) {
-      const char *v = col_text(st, i);
-      print_c_string(out, v ? v : sh->nullvalue);
-      if (i < n - 1) fputs(sh->colsep, out);
-    }
-    fputs(sh->rowsep, out);
-    break;
-  default: /* list, tabs, ascii */
-    if (first && sh->headers)
-      for (int i = 0; i < n; i++)
-        fprintf(out, "%s%s", shale_column_name(st, i), i == n - 1 ? sh->rowsep : sh->colsep);
-    for (int i = 0; i < n; i++) {
-      const char *v = col_text(st, i);
-      fputs(v ? v : sh->nullvalue, out);
-      fputs(i < n - 1 ? sh->colsep : sh->rowsep, out);
-    }
+      break;
+    default: /* list, tabs, ascii */
+      if (first && sh->headers)
+        for (int i = 0; i < n; i++)
+          fprintf(out, "%s%s", shale_column_name(st, i), i == n - 1 ? sh->rowsep : sh->colsep);
+      for (int i = 0; i < n; i++) {
+        const char *v = col_text(st, i);
+        fputs(v ? v : sh->nullvalue, out);
+        fputs(i < n - 1 ? sh->colsep : sh->rowsep, out);
+      }
   }
 }
 
@@ -640,50 +653,50 @@ static int columnar(Shell *sh, shale_stmt *st) {
   }
   const char *colsep = "  ", *rowsepz = "\n";
   switch (sh->mode) {
-  case MODE_COLUMN:
-    if (sh->headers) {
-      for (int i = 0; i < ncol; i++) {
-        width_print(out, sh->widths[i] < 0 ? -aw[i] : aw[i], data[i] ? data[i] : "");
-        fputs(i == ncol - 1 ? "\n" : "  ", out);
+    case MODE_COLUMN:
+      if (sh->headers) {
+        for (int i = 0; i < ncol; i++) {
+          width_print(out, sh->widths[i] < 0 ? -aw[i] : aw[i], data[i] ? data[i] : "");
+          fputs(i == ncol - 1 ? "\n" : "  ", out);
+        }
+        for (int i = 0; i < ncol; i++) {
+          put_n(out, "-", aw[i]);
+          fputs(i == ncol - 1 ? "\n" : "  ", out);
+        }
       }
+      break;
+    case MODE_TABLE:
+      colsep = " | ";
+      rowsepz = " |\n";
+      row_sep(out, ncol, aw, "+");
+      fputs("| ", out);
       for (int i = 0; i < ncol; i++) {
-        put_n(out, "-", aw[i]);
-        fputs(i == ncol - 1 ? "\n" : "  ", out);
+        center(out, aw[i], data[i] ? data[i] : "");
+        fputs(i == ncol - 1 ? " |\n" : " | ", out);
       }
-    }
-    break;
-  case MODE_TABLE:
-    colsep = " | ";
-    rowsepz = " |\n";
-    row_sep(out, ncol, aw, "+");
-    fputs("| ", out);
-    for (int i = 0; i < ncol; i++) {
-      center(out, aw[i], data[i] ? data[i] : "");
-      fputs(i == ncol - 1 ? " |\n" : " | ", out);
-    }
-    row_sep(out, ncol, aw, "+");
-    break;
-  case MODE_MARKDOWN:
-    colsep = " | ";
-    rowsepz = " |\n";
-    fputs("| ", out);
-    for (int i = 0; i < ncol; i++) {
-      center(out, aw[i], data[i] ? data[i] : "");
-      fputs(i == ncol - 1 ? " |\n" : " | ", out);
-    }
-    row_sep(out, ncol, aw, "|");
-    break;
-  case MODE_BOX:
-    colsep = " " BOX_V " ";
-    rowsepz = " " BOX_V "\n";
-    box_sep(out, ncol, aw, "\xe2\x94\x8c", "\xe2\x94\xac", "\xe2\x94\x90");
-    fputs(BOX_V " ", out);
-    for (int i = 0; i < ncol; i++) {
-      center(out, aw[i], data[i] ? data[i] : "");
-      fputs(i == ncol - 1 ? " " BOX_V "\n" : " " BOX_V " ", out);
-    }
-    box_sep(out, ncol, aw, "\xe2\x94\x9c", "\xe2\x94\xbc", "\xe2\x94\xa4");
-    break;
+      row_sep(out, ncol, aw, "+");
+      break;
+    case MODE_MARKDOWN:
+      colsep = " | ";
+      rowsepz = " |\n";
+      fputs("| ", out);
+      for (int i = 0; i < ncol; i++) {
+        center(out, aw[i], data[i] ? data[i] : "");
+        fputs(i == ncol - 1 ? " |\n" : " | ", out);
+      }
+      row_sep(out, ncol, aw, "|");
+      break;
+    case MODE_BOX:
+      colsep = " " BOX_V " ";
+      rowsepz = " " BOX_V "\n";
+      box_sep(out, ncol, aw, "\xe2\x94\x8c", "\xe2\x94\xac", "\xe2\x94\x90");
+      fputs(BOX_V " ", out);
+      for (int i = 0; i < ncol; i++) {
+        center(out, aw[i], data[i] ? data[i] : "");
+        fputs(i == ncol - 1 ? " " BOX_V "\n" : " " BOX_V " ", out);
+      }
+      box_sep(out, ncol, aw, "\xe2\x94\x9c", "\xe2\x94\xbc", "\xe2\x94\xa4");
+      break;
   }
   for (size_t i = (size_t)ncol, j = 0; i < nd; i++, j++) {
     if (j == 0 && sh->mode != MODE_COLUMN) fputs(sh->mode == MODE_BOX ? BOX_V " " : "| ", out);
@@ -883,13 +896,14 @@ int mode_parse(Shell *sh, int argc, char **argv) {
       ztab = z;
     } else if (z[0] == '-') {
       fprintf(stderr, "unknown option: %s\n", z);
-      fputs("options:\n"
-            "  --noquote\n"
-            "  --quote\n"
-            "  --wordwrap on/off\n"
-            "  --wrap N\n"
-            "  --ww\n",
-            stderr);
+      fputs(
+          "options:\n"
+          "  --noquote\n"
+          "  --quote\n"
+          "  --wordwrap on/off\n"
+          "  --wrap N\n"
+          "  --ww\n",
+          stderr);
       return 1;
     } else {
       fprintf(stderr, "extra argument: \"%s\"\n", z);
@@ -952,9 +966,10 @@ int mode_parse(Shell *sh, int argc, char **argv) {
   } else if (prefix(zmode, "json")) {
     sh->mode = MODE_JSON;
   } else {
-    fputs("Error: mode should be one of: ascii box column csv html insert json line list "
-          "markdown qbox quote table tabs tcl\n",
-          stderr);
+    fputs(
+        "Error: mode should be one of: ascii box column csv html insert json line list "
+        "markdown qbox quote table tabs tcl\n",
+        stderr);
     return 1;
   }
   if (columnar_mode) {
@@ -972,12 +987,12 @@ void mode_option(Shell *sh, const char *name) {
     const char *name;
     int mode;
     const char *col, *row;
-  } opts[] = {{"html", MODE_HTML, NULL, NULL},     {"list", MODE_LIST, NULL, NULL},
-              {"quote", MODE_QUOTE, ",", "\n"},    {"line", MODE_LINE, NULL, NULL},
-              {"column", MODE_COLUMN, NULL, NULL}, {"json", MODE_JSON, NULL, NULL},
+  } opts[] = {{"html", MODE_HTML, NULL, NULL},         {"list", MODE_LIST, NULL, NULL},
+              {"quote", MODE_QUOTE, ",", "\n"},        {"line", MODE_LINE, NULL, NULL},
+              {"column", MODE_COLUMN, NULL, NULL},     {"json", MODE_JSON, NULL, NULL},
               {"markdown", MODE_MARKDOWN, NULL, NULL}, {"table", MODE_TABLE, NULL, NULL},
-              {"box", MODE_BOX, NULL, NULL},       {"csv", MODE_CSV, ",", NULL},
-              {"ascii", MODE_ASCII, "\x1f", "\x1e"}, {"tabs", MODE_LIST, "\t", NULL}};
+              {"box", MODE_BOX, NULL, NULL},           {"csv", MODE_CSV, ",", NULL},
+              {"ascii", MODE_ASCII, "\x1f", "\x1e"},   {"tabs", MODE_LIST, "\t", NULL}};
   for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
     if (strcmp(name, opts[i].name) != 0) continue;
     sh->mode = opts[i].mode;

@@ -28,10 +28,10 @@
 
 #include "../src/api/api_int.h"
 #include "../src/btree/btree.h"
+#include "../src/compile/schema_load.h"
+#include "../src/parse/ast.h"
 #include "../src/record/record.h"
 #include "../src/schema/schema.h"
-#include "../src/parse/ast.h"
-#include "../src/compile/schema_load.h"
 #include "shell.h"
 
 static FILE *g_out;
@@ -337,7 +337,6 @@ static void free_defaults(const Table *t, ShValue *d) {
 
 /* ---- commands ---- */
 
-
 static void cmd_dbinfo(Store *sh) {
   if (begin_read(sh)) return;
   if (btree_page_count(sh->bt) == 0) {
@@ -369,10 +368,10 @@ static void cmd_dbinfo(Store *sh) {
   fprintf(g_out, "incremental vacuum:  %u\n", util_get4(h + 64));
   uint32_t enc = util_get4(h + 56);
   fprintf(g_out, "text encoding:       %u%s\n", enc,
-         enc == 1   ? " (utf8)"
-         : enc == 2 ? " (utf16le)"
-         : enc == 3 ? " (utf16be)"
-                    : "");
+          enc == 1   ? " (utf8)"
+          : enc == 2 ? " (utf16le)"
+          : enc == 3 ? " (utf16be)"
+                     : "");
   fprintf(g_out, "user version:        %d\n", (int32_t)util_get4(h + 60));
   fprintf(g_out, "application id:      %d\n", (int32_t)util_get4(h + 68));
   fprintf(g_out, "software version:    %u\n", util_get4(h + 96));
@@ -396,9 +395,6 @@ static void cmd_dbinfo(Store *sh) {
   pager_unref(pg);
   end_read(sh);
 }
-
-
-
 
 /* Resolve TABLE to its root and, if the schema loaded, its Table (*t, or
  * NULL). 0 on success. */
@@ -544,7 +540,6 @@ done:
   shale_free(roots);
   end_read(sh);
 }
-
 
 static Store g_store;
 

@@ -129,8 +129,7 @@ static const unsigned char *pick(const unsigned char **p1, const unsigned char *
  * where present and defined); 0 when no non-key column ends changed
  * (changesets only). */
 static int merge_update(SessBuf *out, const SessTable *t, int patch, const unsigned char *o1,
-                        const unsigned char *o2, const unsigned char *n1,
-                        const unsigned char *n2) {
+                        const unsigned char *o2, const unsigned char *n1, const unsigned char *n2) {
   if (!patch) {
     const unsigned char *a1 = o1, *a2 = o2, *b1 = n1, *b2 = n2;
     int needed = 0;

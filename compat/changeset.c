@@ -98,13 +98,13 @@ static int start_strm(sqlite3_changeset_iter **pp, int (*in)(void *, void *, int
   return rc;
 }
 
-int sqlite3changeset_start_strm(sqlite3_changeset_iter **pp,
-                                int (*in)(void *, void *, int *), void *arg) {
+int sqlite3changeset_start_strm(sqlite3_changeset_iter **pp, int (*in)(void *, void *, int *),
+                                void *arg) {
   return start_strm(pp, in, arg, 0);
 }
 
-int sqlite3changeset_start_v2_strm(sqlite3_changeset_iter **pp,
-                                   int (*in)(void *, void *, int *), void *arg, int flags) {
+int sqlite3changeset_start_v2_strm(sqlite3_changeset_iter **pp, int (*in)(void *, void *, int *),
+                                   void *arg, int flags) {
   return start_strm(pp, in, arg, (flags & SQLITE_CHANGESETSTART_INVERT) != 0);
 }
 
@@ -125,9 +125,14 @@ static int read_value(sqlite3_changeset_iter *it, sqlite3_value **out) {
   it->off += len;
   shale_value *v = NULL;
   switch (p[0]) {
-    case 0: return SQLITE_OK;
-    case SQLITE_NULL: v = shale_value_make(SHALE_NULL, 0, 0, NULL, 0); break;
-    case SQLITE_INTEGER: v = shale_value_make(SHALE_INTEGER, sess_get_i64(p + 1), 0, NULL, 0); break;
+    case 0:
+      return SQLITE_OK;
+    case SQLITE_NULL:
+      v = shale_value_make(SHALE_NULL, 0, 0, NULL, 0);
+      break;
+    case SQLITE_INTEGER:
+      v = shale_value_make(SHALE_INTEGER, sess_get_i64(p + 1), 0, NULL, 0);
+      break;
     case SQLITE_FLOAT: {
       sqlite3_int64 bits = sess_get_i64(p + 1);
       double d;
@@ -428,9 +433,7 @@ int sqlite3rebaser_create(sqlite3_rebaser **pp) {
   if (pp) *pp = NULL;
   return SQLITE_ERROR;
 }
-int sqlite3rebaser_configure(sqlite3_rebaser *r, int n, const void *data) {
-  return SQLITE_MISUSE;
-}
+int sqlite3rebaser_configure(sqlite3_rebaser *r, int n, const void *data) { return SQLITE_MISUSE; }
 int sqlite3rebaser_rebase(sqlite3_rebaser *r, int n, const void *in, int *pn, void **pp) {
   clear_out(pn, pp);
   return SQLITE_MISUSE;

@@ -50,10 +50,10 @@ typedef struct Apply {
   unsigned char *pk; /* target's key flags */
   char **cols;
   sqlite3_stmt *del, *ins, *sel;
-  SessBuf put_aside; /* records that hit a constraint */
-  SessBuf rebase;    /* the rebase buffer, when the caller asked for it */
+  SessBuf put_aside;               /* records that hit a constraint */
+  SessBuf rebase;                  /* the rebase buffer, when the caller asked for it */
   int want_rebase, rebase_started; /* started: this table's header written */
-  int defer;         /* put constraint failures aside (until no progress) */
+  int defer;                       /* put constraint failures aside (until no progress) */
   int invert;
   ConflictFn conflict;
   void *ctx;
@@ -261,8 +261,10 @@ static int apply_op(sqlite3_changeset_iter *it, Apply *p, const char *tab, int *
     for (int i = 0; rc == SQLITE_OK && i < p->ncol; i++) {
       sqlite3_value *o = it->vals[i], *nv = it->vals[it->ncol + i];
       if (p->pk[i] || (!by_key && o)) {
-        if (!o) rc = SQLITE_CORRUPT;
-        else rc = sqlite3_bind_value(up, 2 * i + 2, o);
+        if (!o)
+          rc = SQLITE_CORRUPT;
+        else
+          rc = sqlite3_bind_value(up, 2 * i + 2, o);
       }
       if (rc == SQLITE_OK && nv) rc = sqlite3_bind_value(up, 2 * i + 1, nv);
     }
@@ -316,7 +318,8 @@ static int retry_put_aside(Apply *p, const sqlite3_changeset_iter *hdr, const ch
     rc = sess_iter_start(&it, (int)recs.n, recs.a, p->invert);
     if (rc == SQLITE_OK) {
       sqlite3_value **v = sqlite3_malloc64(sizeof *v * 2 * (sqlite3_uint64)hdr->ncol);
-      if (!v) rc = SQLITE_NOMEM;
+      if (!v)
+        rc = SQLITE_NOMEM;
       else {
         memset(v, 0, sizeof *v * 2 * (size_t)hdr->ncol);
         it->vals = v;
@@ -350,8 +353,9 @@ static int table_fits(Apply *p, sqlite3_changeset_iter *it, int *fits) {
   if (n == 0) {
     sqlite3_log(SQLITE_SCHEMA, "sqlite3changeset_apply(): no such table: %s", it->tab);
   } else if (n < it->ncol) {
-    sqlite3_log(SQLITE_SCHEMA, "sqlite3changeset_apply(): table %s has %d columns, expected %d or more",
-                it->tab, n, it->ncol);
+    sqlite3_log(SQLITE_SCHEMA,
+                "sqlite3changeset_apply(): table %s has %d columns, expected %d or more", it->tab,
+                n, it->ncol);
   } else if (it->ncol < min || memcmp(p->pk, it->pk, (size_t)it->ncol)) {
     sqlite3_log(SQLITE_SCHEMA, "sqlite3changeset_apply(): primary key mismatch for table %s",
                 it->tab);
@@ -440,9 +444,9 @@ static int apply_all(sqlite3 *db, sqlite3_changeset_iter *it, int (*filter)(void
   return rc;
 }
 
-int sqlite3changeset_apply_v2(sqlite3 *db, int n, void *data,
-                              int (*filter)(void *, const char *), ConflictFn conflict, void *ctx,
-                              void **prebase, int *pnrebase, int flags) {
+int sqlite3changeset_apply_v2(sqlite3 *db, int n, void *data, int (*filter)(void *, const char *),
+                              ConflictFn conflict, void *ctx, void **prebase, int *pnrebase,
+                              int flags) {
   if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
   sqlite3_changeset_iter *it = NULL;
   int rc = sess_iter_start(&it, n, data, (flags & SQLITE_CHANGESETAPPLY_INVERT) != 0);

@@ -34,14 +34,18 @@ void compat_forget_stmt(sqlite3_stmt *st);
 void *compat_take_db(sqlite3 *db);
 void compat_give_back_db(sqlite3 *db, void *list);
 void compat_release(void *list);
-enum { COMPAT_SLOT_ERRMSG = -1, COMPAT_SLOT_NEEDED = -2, COMPAT_SLOT_SHARED = -3,
-       COMPAT_SLOT_FNAME = -4, /* the connection's filename object (uri.c) */
-       COMPAT_SLOT_DBFILE = -100 /* - database index */ };
+enum {
+  COMPAT_SLOT_ERRMSG = -1,
+  COMPAT_SLOT_NEEDED = -2,
+  COMPAT_SLOT_SHARED = -3,
+  COMPAT_SLOT_FNAME = -4,   /* the connection's filename object (uri.c) */
+  COMPAT_SLOT_DBFILE = -100 /* - database index */
+};
 
 /* utf16.c: the UTF-16 variants of bind_text64, result_text64 and
  * create_collation_v2 (enc SQLITE_UTF16, _LE or _BE). */
-int compat_bind_text16(sqlite3_stmt *st, int i, const void *z, sqlite3_int64 n,
-                       void (*d)(void *), int enc);
+int compat_bind_text16(sqlite3_stmt *st, int i, const void *z, sqlite3_int64 n, void (*d)(void *),
+                       int enc);
 void compat_result_text16(sqlite3_context *c, const void *z, sqlite3_int64 n, void (*d)(void *),
                           int enc);
 int compat_collation16(sqlite3 *db, const char *name, int enc, void *arg,

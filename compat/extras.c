@@ -115,8 +115,10 @@ int sqlite3_get_table(sqlite3 *db, const char *sql, char ***presult, int *pnrow,
   sqlite3_free(t.err);
   if (rc != SQLITE_OK) {
     sqlite3_free_table(t.a + 1);
-    if (perr) *perr = err;
-    else sqlite3_free(err);
+    if (perr)
+      *perr = err;
+    else
+      sqlite3_free(err);
     return rc;
   }
   sqlite3_free(err);
@@ -231,9 +233,7 @@ int sqlite3_keyword_name(int i, const char **pz, int *pn) {
   if (pn) *pn = (int)strlen(z);
   return SQLITE_OK;
 }
-int sqlite3_keyword_check(const char *z, int n) {
-  return z && n > 0 && sql_keyword(z, n) != TK_ID;
-}
+int sqlite3_keyword_check(const char *z, int n) { return z && n > 0 && sql_keyword(z, n) != TK_ID; }
 int sqlite3_complete(const char *sql) { return shale_complete(sql); }
 
 /* ---------------------------------------------------------------- mutexes */
@@ -313,8 +313,8 @@ int sqlite3_db_release_memory(sqlite3 *db) {
   return shale_db_live((shale *)db) ? SQLITE_OK : SQLITE_MISUSE; /* a hint: nothing to drop */
 }
 int sqlite3_db_cacheflush(sqlite3 *db) { return refuse(db, "sqlite3_db_cacheflush"); }
-int sqlite3_autovacuum_pages(sqlite3 *db, unsigned (*cb)(void *, const char *, unsigned, unsigned,
-                                                         unsigned),
+int sqlite3_autovacuum_pages(sqlite3 *db,
+                             unsigned (*cb)(void *, const char *, unsigned, unsigned, unsigned),
                              void *arg, void (*destroy)(void *)) {
   if (!cb) return shale_db_live((shale *)db) ? SQLITE_OK : SQLITE_MISUSE;
   int rc = refuse(db, "sqlite3_autovacuum_pages");

@@ -33,11 +33,10 @@ static void (*dtor(void (*d)(void *)))(void *) {
 
 /* ---- functions ---- */
 
-int sqlite3_create_function_v2(sqlite3 *db, const char *name, int n, int enc, void *app,
-                               xfunc_t f, xfunc_t s, xfinal_t fin, void (*destroy)(void *)) {
+int sqlite3_create_function_v2(sqlite3 *db, const char *name, int n, int enc, void *app, xfunc_t f,
+                               xfunc_t s, xfinal_t fin, void (*destroy)(void *)) {
   if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
-  return shale_create_function_v2((shale *)db, name, n, enc, app, FN(f), FN(s), FIN(fin),
-                                  destroy);
+  return shale_create_function_v2((shale *)db, name, n, enc, app, FN(f), FN(s), FIN(fin), destroy);
 }
 
 int sqlite3_create_function(sqlite3 *db, const char *name, int n, int enc, void *app, xfunc_t f,
@@ -73,8 +72,8 @@ int sqlite3_create_collation(sqlite3 *db, const char *name, int enc, void *arg,
 int sqlite3_collation_needed(sqlite3 *db, void *arg,
                              void (*cb)(void *, sqlite3 *, int, const char *)) {
   if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
-  return shale_collation_needed(
-      (shale *)db, arg, (void (*)(void *, shale *, int, const char *))(void (*)(void))cb);
+  return shale_collation_needed((shale *)db, arg,
+                                (void (*)(void *, shale *, int, const char *))(void (*)(void))cb);
 }
 
 /* ---- the context ---- */
@@ -96,8 +95,7 @@ void sqlite3_set_auxdata(sqlite3_context *c, int n, void *p, void (*d)(void *)) 
 void sqlite3_result_blob(sqlite3_context *c, const void *p, int n, void (*d)(void *)) {
   shale_result_blob64(CTX(c), p, n < 0 ? 0 : (sqlite3_uint64)n, dtor(d));
 }
-void sqlite3_result_blob64(sqlite3_context *c, const void *p, sqlite3_uint64 n,
-                           void (*d)(void *)) {
+void sqlite3_result_blob64(sqlite3_context *c, const void *p, sqlite3_uint64 n, void (*d)(void *)) {
   shale_result_blob64(CTX(c), p, n, dtor(d));
 }
 void sqlite3_result_double(sqlite3_context *c, double v) { shale_result_double(CTX(c), v); }
@@ -106,19 +104,15 @@ void sqlite3_result_error(sqlite3_context *c, const char *z, int n) {
 }
 void sqlite3_result_error_toobig(sqlite3_context *c) { shale_result_error_toobig(CTX(c)); }
 void sqlite3_result_error_nomem(sqlite3_context *c) { shale_result_error_nomem(CTX(c)); }
-void sqlite3_result_error_code(sqlite3_context *c, int rc) {
-  shale_result_error_code(CTX(c), rc);
-}
+void sqlite3_result_error_code(sqlite3_context *c, int rc) { shale_result_error_code(CTX(c), rc); }
 void sqlite3_result_int(sqlite3_context *c, int v) { shale_result_int64(CTX(c), v); }
-void sqlite3_result_int64(sqlite3_context *c, sqlite3_int64 v) {
-  shale_result_int64(CTX(c), v);
-}
+void sqlite3_result_int64(sqlite3_context *c, sqlite3_int64 v) { shale_result_int64(CTX(c), v); }
 void sqlite3_result_null(sqlite3_context *c) { shale_result_null(CTX(c)); }
 void sqlite3_result_text(sqlite3_context *c, const char *z, int n, void (*d)(void *)) {
   shale_result_text64(CTX(c), z, n, dtor(d));
 }
-void sqlite3_result_text64(sqlite3_context *c, const char *z, sqlite3_uint64 n,
-                           void (*d)(void *), unsigned char enc) {
+void sqlite3_result_text64(sqlite3_context *c, const char *z, sqlite3_uint64 n, void (*d)(void *),
+                           unsigned char enc) {
   if (n > 0x7fffffff) { /* SQLite's limit for text64 */
     if (z && d != SQLITE_STATIC && d != SQLITE_TRANSIENT) d((void *)z);
     shale_result_error_toobig(CTX(c));
@@ -139,6 +133,4 @@ void sqlite3_result_zeroblob(sqlite3_context *c, int n) {
 int sqlite3_result_zeroblob64(sqlite3_context *c, sqlite3_uint64 n) {
   return shale_result_zeroblob64(CTX(c), n);
 }
-void sqlite3_result_subtype(sqlite3_context *c, unsigned int t) {
-  shale_result_subtype(CTX(c), t);
-}
+void sqlite3_result_subtype(sqlite3_context *c, unsigned int t) { shale_result_subtype(CTX(c), t); }

@@ -36,8 +36,10 @@ static Held *list_of(const void *owner, int slot) {
   return slot >= 0 ? shale_stmt_userptr((shale_stmt *)owner) : shale_db_userptr((shale *)owner);
 }
 static void set_list(const void *owner, int slot, Held *h) {
-  if (slot >= 0) shale_stmt_set_userptr((shale_stmt *)owner, h);
-  else shale_db_set_userptr((shale *)owner, h);
+  if (slot >= 0)
+    shale_stmt_set_userptr((shale_stmt *)owner, h);
+  else
+    shale_db_set_userptr((shale *)owner, h);
 }
 
 int compat_hold(const void *owner, int slot, void *p, void (*release)(void *)) {

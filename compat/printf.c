@@ -92,17 +92,23 @@ static void collect(const char *fmt, va_list ap, char *out, Args *a) {
     switch (conv) {
       case 'd':
       case 'i':
-        if (nlong >= 2) arg_int(a, va_arg(ap, long long));
-        else if (nlong == 1) arg_int(a, va_arg(ap, long));
-        else arg_int(a, va_arg(ap, int));
+        if (nlong >= 2)
+          arg_int(a, va_arg(ap, long long));
+        else if (nlong == 1)
+          arg_int(a, va_arg(ap, long));
+        else
+          arg_int(a, va_arg(ap, int));
         break;
       case 'u':
       case 'x':
       case 'X':
       case 'o':
-        if (nlong >= 2) arg_int(a, (int64_t)va_arg(ap, unsigned long long));
-        else if (nlong == 1) arg_int(a, (int64_t)va_arg(ap, unsigned long));
-        else arg_int(a, (int64_t)va_arg(ap, unsigned int));
+        if (nlong >= 2)
+          arg_int(a, (int64_t)va_arg(ap, unsigned long long));
+        else if (nlong == 1)
+          arg_int(a, (int64_t)va_arg(ap, unsigned long));
+        else
+          arg_int(a, (int64_t)va_arg(ap, unsigned int));
         break;
       case 'p':
         arg_int(a, (int64_t)(uintptr_t)va_arg(ap, void *));

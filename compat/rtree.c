@@ -30,8 +30,7 @@ static void reg_free(void *p) {
 }
 
 static void call_without_rtree(sqlite3_context *c, int argc, sqlite3_value **argv) {
-  sqlite3_result_error(c, "R-Tree geometry and query functions are not supported by Shale yet",
-                       -1);
+  sqlite3_result_error(c, "R-Tree geometry and query functions are not supported by Shale yet", -1);
 }
 
 static int reg(sqlite3 *db, const char *name, void *ctx, void (*destroy)(void *)) {
@@ -49,8 +48,8 @@ static int reg(sqlite3 *db, const char *name, void *ctx, void (*destroy)(void *)
 }
 
 int sqlite3_rtree_geometry_callback(sqlite3 *db, const char *name,
-                                    int (*geom)(sqlite3_rtree_geometry *, int,
-                                                sqlite3_rtree_dbl *, int *),
+                                    int (*geom)(sqlite3_rtree_geometry *, int, sqlite3_rtree_dbl *,
+                                                int *),
                                     void *ctx) {
   return reg(db, name, ctx, NULL);
 }

@@ -149,9 +149,11 @@ sqlite3_int64 sess_value_len(const unsigned char *p, sqlite3_int64 n) {
   if (n < 1) return -1;
   switch (p[0]) {
     case 0:
-    case SQLITE_NULL: return 1;
+    case SQLITE_NULL:
+      return 1;
     case SQLITE_INTEGER:
-    case SQLITE_FLOAT: return n >= 9 ? 9 : -1;
+    case SQLITE_FLOAT:
+      return n >= 9 ? 9 : -1;
     case SQLITE_TEXT:
     case SQLITE_BLOB: {
       sqlite3_uint64 len;
@@ -159,7 +161,8 @@ sqlite3_int64 sess_value_len(const unsigned char *p, sqlite3_int64 n) {
       if (!k || len > (sqlite3_uint64)(n - 1 - k)) return -1;
       return 1 + k + (sqlite3_int64)len;
     }
-    default: return -1;
+    default:
+      return -1;
   }
 }
 
@@ -175,8 +178,12 @@ typedef struct RowSource {
   void *ctx;
 } RowSource;
 
-static int pu_old(void *db, int i, sqlite3_value **out) { return sqlite3_preupdate_old(db, i, out); }
-static int pu_new(void *db, int i, sqlite3_value **out) { return sqlite3_preupdate_new(db, i, out); }
+static int pu_old(void *db, int i, sqlite3_value **out) {
+  return sqlite3_preupdate_old(db, i, out);
+}
+static int pu_new(void *db, int i, sqlite3_value **out) {
+  return sqlite3_preupdate_new(db, i, out);
+}
 static int pu_count(void *db) { return sqlite3_preupdate_count(db); }
 static int pu_depth(void *db) { return sqlite3_preupdate_depth(db); }
 
@@ -192,9 +199,9 @@ struct sqlite3_session {
   int (*filter)(void *, const char *);
   void *filter_ctx;
   SessTable *tabs;
-  sqlite3_int64 mem; /* bytes allocated for tables and changes */
+  sqlite3_int64 mem;      /* bytes allocated for tables and changes */
   sqlite3_int64 max_size; /* changeset_size: SQLite's running upper bound */
-  sqlite3_session *next; /* the connection's next session */
+  sqlite3_session *next;  /* the connection's next session */
 };
 
 static char *dup_str(const char *z) {
@@ -244,7 +251,7 @@ unsigned sess_hash_record(const SessTable *t, const unsigned char *a, sqlite3_in
 /* Hash of the row the preupdate hook reports (old key, or new for use_new);
  * *null_pk set when a key column is NULL. */
 static int hash_row(const RowSource *src, const SessTable *t, int use_new, unsigned *out,
-                          int *null_pk) {
+                    int *null_pk) {
   unsigned h = 0;
   for (int i = 0; i < t->ncol; i++) {
     if (!t->pk[i]) continue;
@@ -274,8 +281,7 @@ static int hash_row(const RowSource *src, const SessTable *t, int use_new, unsig
 }
 
 /* Does change c hold the key of the reported row? */
-static int same_key(const RowSource *src, const SessTable *t, const SessChange *c,
-                    int use_new) {
+static int same_key(const RowSource *src, const SessTable *t, const SessChange *c, int use_new) {
   const unsigned char *a = c->rec, *end = c->rec + c->nrec;
   for (int i = 0; i < t->ncol; i++) {
     sqlite3_int64 len = sess_value_len(a, end - a);
@@ -295,8 +301,8 @@ static int same_key(const RowSource *src, const SessTable *t, const SessChange *
       } else {
         sqlite3_uint64 m;
         int k = sess_get_varint(a + 1, end - a - 1, &m);
-        const void *p = ty == SQLITE_TEXT ? (const void *)sqlite3_value_text(v)
-                                          : sqlite3_value_blob(v);
+        const void *p =
+            ty == SQLITE_TEXT ? (const void *)sqlite3_value_text(v) : sqlite3_value_blob(v);
         if ((sqlite3_uint64)sqlite3_value_bytes(v) != m) return 0;
         if (m && memcmp(a + 1 + k, p, (size_t)m)) return 0;
       }
@@ -306,8 +312,8 @@ static int same_key(const RowSource *src, const SessTable *t, const SessChange *
   return 1;
 }
 
-int sess_table_info(sqlite3 *db, const char *zdb, const char *name, int *pncol,
-                      unsigned char **ppk, char ***pcols) {
+int sess_table_info(sqlite3 *db, const char *zdb, const char *name, int *pncol, unsigned char **ppk,
+                    char ***pcols) {
   char *sql = sqlite3_mprintf("PRAGMA \"%w\".table_info(\"%w\")", zdb, name);
   if (!sql) return SQLITE_NOMEM;
   sqlite3_stmt *st = NULL;
@@ -443,7 +449,8 @@ static int table_load(sqlite3_session *s, SessTable *t) {
   t->loaded = 1;
   for (int i = 0; i < t->ncol; i++) t->npk += t->pk[i] != 0;
   if (s->size_on) /* a table header */
-    s->max_size += 1 + varint_len((sqlite3_uint64)t->ncol) + t->ncol + (sqlite3_int64)strlen(t->name) + 1;
+    s->max_size +=
+        1 + varint_len((sqlite3_uint64)t->ncol) + t->ncol + (sqlite3_int64)strlen(t->name) + 1;
   s->mem += t->ncol * 9;
   return SQLITE_OK;
 }
@@ -702,9 +709,7 @@ int sqlite3session_isempty(sqlite3_session *s) {
   return 1;
 }
 
-sqlite3_int64 sqlite3session_memory_used(sqlite3_session *s) {
-  return s->mem;
-}
+sqlite3_int64 sqlite3session_memory_used(sqlite3_session *s) { return s->mem; }
 
 /* Bytes per xOutput call of the streaming forms (SQLite's default, 1024). */
 static int g_strm_chunk = 1024;
@@ -739,8 +744,8 @@ static int column_same(sqlite3_stmt *st, int i, const unsigned char *a, sqlite3_
   sqlite3_uint64 m;
   int k = sess_get_varint(a + 1, len - 1, &m);
   if ((sqlite3_uint64)sqlite3_column_bytes(st, i) != m) return 0;
-  const void *p = ty == SQLITE_TEXT ? (const void *)sqlite3_column_text(st, i)
-                                    : sqlite3_column_blob(st, i);
+  const void *p =
+      ty == SQLITE_TEXT ? (const void *)sqlite3_column_text(st, i) : sqlite3_column_blob(st, i);
   return m == 0 || !memcmp(a + 1 + k, p, (size_t)m);
 }
 
@@ -956,9 +961,7 @@ int sqlite3session_patchset_strm(sqlite3_session *s, int (*out)(void *, const vo
   return generate_strm(s, 1, out, arg);
 }
 
-sqlite3_int64 sqlite3session_changeset_size(sqlite3_session *s) {
-  return s ? s->max_size : 0;
-}
+sqlite3_int64 sqlite3session_changeset_size(sqlite3_session *s) { return s ? s->max_size : 0; }
 
 /* ---------------------------------------------------------------- diff */
 
@@ -1016,8 +1019,9 @@ static int diff_rows(sqlite3_session *s, SessTable *t, sqlite3_str *q, int op, i
 static int diff_missing(sqlite3_session *s, SessTable *t, const char *from, const char *db1,
                         const char *db2, int op) {
   sqlite3_str *q = sqlite3_str_new(s->db);
-  sqlite3_str_appendf(q, "SELECT * FROM \"%w\".\"%w\" WHERE NOT EXISTS (SELECT 1 FROM \"%w\".\"%w\" WHERE ",
-                      db1, t->name, db2, t->name);
+  sqlite3_str_appendf(
+      q, "SELECT * FROM \"%w\".\"%w\" WHERE NOT EXISTS (SELECT 1 FROM \"%w\".\"%w\" WHERE ", db1,
+      t->name, db2, t->name);
   compare_expr(q, t, s->zdb, from, 0);
   sqlite3_str_appendall(q, ")");
   return diff_rows(s, t, q, op, 0);

@@ -53,14 +53,14 @@ typedef struct SessChange {
   int indirect;
   int nrec;
   sqlite3_int64 max_size; /* a session's: the most this change has added to changeset_size */
-  unsigned char *rec; /* a session: the original values (session.c, invariant 2);
-                         a changegroup: the change's record(s) as a changeset has them */
+  unsigned char *rec;     /* a session: the original values (session.c, invariant 2);
+                             a changegroup: the change's record(s) as a changeset has them */
 } SessChange;
 
 typedef struct SessTable {
   struct SessTable *next;
   char *name;
-  int loaded;     /* a session's table: columns read (session.c, invariant 3) */
+  int loaded; /* a session's table: columns read (session.c, invariant 3) */
   int ncol, npk;
   unsigned char *pk; /* per column: 0, or 1-based place in the key */
   char **cols;       /* column names (sessions only) */
@@ -70,8 +70,7 @@ typedef struct SessTable {
 
 /* SQLite's hash of the key in a record (pk_only: the record holds only the
  * key columns); the bucket is the hash modulo t->nbucket. */
-unsigned sess_hash_record(const SessTable *t, const unsigned char *a, sqlite3_int64 n,
-                          int pk_only);
+unsigned sess_hash_record(const SessTable *t, const unsigned char *a, sqlite3_int64 n, int pk_only);
 /* Grows t's hash as SQLite does when half full (first 256 buckets); mem,
  * if not NULL, counts the bytes added. */
 int sess_table_grow(SessTable *t, int patch, sqlite3_int64 *mem);
@@ -81,8 +80,8 @@ void sess_table_free(SessTable *t);
 /* The columns of zdb.name in order (PRAGMA table_info): *pncol of them,
  * ppk[i] 0 or the column's place in the PRIMARY KEY, pcols[i] its name
  * (free with sess_free_cols and sqlite3_free). No such table: 0 columns. */
-int sess_table_info(sqlite3 *db, const char *zdb, const char *name, int *pncol,
-                    unsigned char **ppk, char ***pcols);
+int sess_table_info(sqlite3 *db, const char *zdb, const char *name, int *pncol, unsigned char **ppk,
+                    char ***pcols);
 void sess_free_cols(char **cols, int n);
 /* Prepares the SQL q holds (and frees q). */
 int sess_prepare(sqlite3 *db, sqlite3_str *q, sqlite3_stmt **pst);

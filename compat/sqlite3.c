@@ -30,9 +30,9 @@
  *     sqlite3_malloc) is shale_malloc memory, released by sqlite3_free.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,8 +224,10 @@ static int close_common(sqlite3 *db, int v2) {
   if (!shale_db_live(DB(db))) return SQLITE_MISUSE;
   void *held = compat_take_db(db);
   int rc = v2 ? shale_close_v2(DB(db)) : shale_close(DB(db));
-  if (rc == SQLITE_OK) compat_release(held);
-  else compat_give_back_db(db, held);
+  if (rc == SQLITE_OK)
+    compat_release(held);
+  else
+    compat_give_back_db(db, held);
   return rc;
 }
 int sqlite3_close(sqlite3 *db) { return close_common(db, 0); }
@@ -242,8 +244,8 @@ int sqlite3_extended_result_codes(sqlite3 *db, int onoff) {
   return shale_extended_result_codes(DB(db), onoff);
 }
 
-int sqlite3_exec(sqlite3 *db, const char *sql, int (*cb)(void *, int, char **, char **),
-                 void *arg, char **errmsg) {
+int sqlite3_exec(sqlite3 *db, const char *sql, int (*cb)(void *, int, char **, char **), void *arg,
+                 char **errmsg) {
   if (errmsg) *errmsg = NULL;
   CHECK_DB(db, SQLITE_MISUSE);
   shale_mutex *mu = shale_db_mutex(DB(db)); /* invariant 2 */
@@ -469,8 +471,7 @@ int sqlite3_db_config(sqlite3 *db, int op, ...) {
 int sqlite3_prepare(sqlite3 *db, const char *sql, int n, sqlite3_stmt **pst, const char **tail) {
   return shale_prepare_v2(DB(db), sql, n, (shale_stmt **)pst, tail);
 }
-int sqlite3_prepare_v2(sqlite3 *db, const char *sql, int n, sqlite3_stmt **pst,
-                       const char **tail) {
+int sqlite3_prepare_v2(sqlite3 *db, const char *sql, int n, sqlite3_stmt **pst, const char **tail) {
   return shale_prepare_v2(DB(db), sql, n, (shale_stmt **)pst, tail);
 }
 int sqlite3_prepare_v3(sqlite3 *db, const char *sql, int n, unsigned flags, sqlite3_stmt **pst,
@@ -517,8 +518,8 @@ int sqlite3_bind_text(sqlite3_stmt *st, int i, const char *z, int n, void (*d)(v
 int sqlite3_bind_blob(sqlite3_stmt *st, int i, const void *z, int n, void (*d)(void *)) {
   return shale_bind_blob(ST(st), i, z, n, d);
 }
-int sqlite3_bind_text64(sqlite3_stmt *st, int i, const char *z, sqlite3_uint64 n,
-                        void (*d)(void *), unsigned char enc) {
+int sqlite3_bind_text64(sqlite3_stmt *st, int i, const char *z, sqlite3_uint64 n, void (*d)(void *),
+                        unsigned char enc) {
   if (!shale_stmt_live(ST(st))) {
     drop(z, d);
     return SQLITE_MISUSE;

@@ -145,8 +145,10 @@ static int int64_of(const char *z, sqlite3_int64 *out) {
     sqlite3_uint64 u = 0;
     int k = 2;
     for (; z[k]; k++) {
-      int c = z[k], d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                                : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      int c = z[k], d = c >= '0' && c <= '9'   ? c - '0'
+                        : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                        : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                               : -1;
       if (d < 0 || k > 17) return 0;
       u = u * 16 + (unsigned)d;
     }
@@ -234,7 +236,7 @@ void compat_shared_unref(const char *name) {
     static const char *const sfx[] = {"", "-journal", "-wal", "-shm"};
     for (int i = 0; i < 4; i++) {
       char *z = sqlite3_mprintf("%s%s", name, sfx[i]);
-      if (z) v->delete(v, z, 0);
+      if (z) v->delete (v, z, 0);
       sqlite3_free(z);
     }
   }
@@ -243,8 +245,10 @@ void compat_shared_unref(const char *name) {
 /* ---------------------------------------------------------------- parsing */
 
 static int hexval(int c) {
-  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+  return c >= '0' && c <= '9'   ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                : -1;
 }
 
 /* Percent-decode z[0..n) into out (NUL-terminated); returns its length. */
@@ -369,10 +373,9 @@ int compat_open_parse(const char *filename, int flags, const char *vfs, CompatOp
       } else if (!strcmp(k, "mode")) {
         static const char *const names[] = {"ro", "rw", "rwc", "memory"};
         static const int bits[] = {SQLITE_OPEN_READONLY, SQLITE_OPEN_READWRITE,
-                                   SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                                   SQLITE_OPEN_MEMORY};
-        int mask = SQLITE_OPEN_READONLY | SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                   SQLITE_OPEN_MEMORY;
+                                   SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, SQLITE_OPEN_MEMORY};
+        int mask =
+            SQLITE_OPEN_READONLY | SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_MEMORY;
         int m = mode_of(v, names, bits, 4);
         if (!m) {
           rc = fail(o, SQLITE_ERROR, sqlite3_mprintf("no such access mode: %s", v));
@@ -411,8 +414,8 @@ int compat_open_parse(const char *filename, int flags, const char *vfs, CompatOp
   if (rc == SQLITE_OK && !mem && is_uri) {
     for (int i = 0; i < npair; i++)
       if (!strcmp(kv[2 * i], "immutable") && boolean_of(kv[2 * i + 1], 0))
-        o->flags = (o->flags & ~(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) |
-                   SQLITE_OPEN_READONLY;
+        o->flags =
+            (o->flags & ~(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_READONLY;
   }
   if (rc == SQLITE_OK) {
     if (mem) {

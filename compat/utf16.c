@@ -66,7 +66,8 @@ static char *value_from16(const void *z, sqlite3_int64 nbytes, int enc, int *n8)
 static char *sql_from16(const void *z, int nbytes, int *n8) {
   const uint8_t *p = z;
   size_t n = 0;
-  if (nbytes < 0) n = util_utf16_len(z);
+  if (nbytes < 0)
+    n = util_utf16_len(z);
   else
     while (n + 1 < (size_t)nbytes && (p[n] || p[n + 1])) n += 2;
   return util_utf16_to_utf8(p, (int)n, BE_NATIVE, n8);
@@ -88,9 +89,9 @@ int sqlite3_open16(const void *filename, sqlite3 **ppdb) {
   return rc;
 }
 
-
 const void *sqlite3_errmsg16(sqlite3 *db) {
-  static const uint16_t oom[] = {'o', 'u', 't', ' ', 'o', 'f', ' ', 'm', 'e', 'm', 'o', 'r', 'y', 0};
+  static const uint16_t oom[] = {'o', 'u', 't', ' ', 'o', 'f', ' ',
+                                 'm', 'e', 'm', 'o', 'r', 'y', 0};
   static const char misuse[] = "bad parameter or other API misuse";
   static uint16_t misuse16[sizeof misuse];
   if (!db) return oom;
@@ -121,8 +122,9 @@ static int prep16(sqlite3 *db, const void *sql, int nbytes, unsigned flags, int 
   if (pst) *pst = NULL;
   if (tail) *tail = sql;
   if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
-  if (!pst || !sql) return v3 ? sqlite3_prepare_v3(db, NULL, 0, flags, pst, NULL)
-                              : sqlite3_prepare_v2(db, NULL, 0, pst, NULL);
+  if (!pst || !sql)
+    return v3 ? sqlite3_prepare_v3(db, NULL, 0, flags, pst, NULL)
+              : sqlite3_prepare_v2(db, NULL, 0, pst, NULL);
   int n8 = 0;
   char *z = sql_from16(sql, nbytes, &n8);
   if (!z) return SQLITE_NOMEM;
@@ -152,8 +154,8 @@ int sqlite3_prepare16_v3(sqlite3 *db, const void *sql, int n, unsigned f, sqlite
 
 /* ---------------------------------------------------------------- binding */
 
-int compat_bind_text16(sqlite3_stmt *st, int i, const void *z, sqlite3_int64 n,
-                       void (*d)(void *), int enc) {
+int compat_bind_text16(sqlite3_stmt *st, int i, const void *z, sqlite3_int64 n, void (*d)(void *),
+                       int enc) {
   if (!shale_stmt_live((shale_stmt *)st)) {
     run_dtor(z, d);
     return SQLITE_MISUSE;

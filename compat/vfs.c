@@ -63,8 +63,8 @@ static int c_sector(sqlite3_file *p) { return os_sector_size(F(p)); }
 static int c_devchar(sqlite3_file *p) { return os_device_characteristics(F(p)); }
 
 static const sqlite3_io_methods c_methods = {
-    1, c_close, c_read, c_write, c_truncate, c_sync, c_size, c_lock, c_unlock, c_reserved,
-    c_fcntl, c_sector, c_devchar, NULL, NULL, NULL, NULL, NULL, NULL};
+    1,       c_close,  c_read,    c_write, c_truncate, c_sync, c_size, c_lock, c_unlock, c_reserved,
+    c_fcntl, c_sector, c_devchar, NULL,    NULL,       NULL,   NULL,   NULL,   NULL};
 
 static int v_open(sqlite3_vfs *v, const char *name, sqlite3_file *p, int flags, int *out) {
   CFile *c = (CFile *)p;
@@ -82,7 +82,7 @@ static int v_open(sqlite3_vfs *v, const char *name, sqlite3_file *p, int flags, 
 }
 static int v_delete(sqlite3_vfs *v, const char *name, int sync_dir) {
   OsVfs *o = os_of(v);
-  return o ? o->delete(o, name, sync_dir) : SQLITE_IOERR_DELETE;
+  return o ? o->delete (o, name, sync_dir) : SQLITE_IOERR_DELETE;
 }
 static int v_access(sqlite3_vfs *v, const char *name, int flags, int *res) {
   OsVfs *o = os_of(v);
@@ -126,11 +126,11 @@ static int v_lasterr(sqlite3_vfs *v, int n, char *out) {
   return errno;
 }
 
-#define CVFS(zname)                                                                         \
-  {                                                                                         \
-    2, (int)sizeof(CFile), 512, NULL, zname, (void *)zname, v_open, v_delete, v_access,     \
-        v_fullpath, v_dlopen, v_dlerror, v_dlsym, v_dlclose, v_random, v_sleep, v_time, \
-        v_lasterr, v_time64, NULL, NULL, NULL                                               \
+#define CVFS(zname)                                                                                \
+  {                                                                                                \
+    2, (int)sizeof(CFile), 512, NULL, zname, (void *)zname, v_open, v_delete, v_access,            \
+        v_fullpath, v_dlopen, v_dlerror, v_dlsym, v_dlclose, v_random, v_sleep, v_time, v_lasterr, \
+        v_time64, NULL, NULL, NULL                                                                 \
   }
 
 static sqlite3_vfs vfs_unix = CVFS("unix");

@@ -57,9 +57,7 @@ int sqlite3_vtab_config(sqlite3 *db, int op, ...) {
 }
 
 int sqlite3_vtab_on_conflict(sqlite3 *db) { return shale_vtab_on_conflict((shale *)db); }
-int sqlite3_vtab_nochange(sqlite3_context *c) {
-  return shale_vtab_nochange((shale_context *)c);
-}
+int sqlite3_vtab_nochange(sqlite3_context *c) { return shale_vtab_nochange((shale_context *)c); }
 const char *sqlite3_vtab_collation(sqlite3_index_info *info, int i) {
   return shale_vtab_collation((shale_index_info *)info, i);
 }

@@ -219,8 +219,8 @@ const char *shale_errstr(int rc);
 /* ==================== connections and statements ==================== */
 /* Same prototypes and semantics as SQLite's sqlite3_* twins (sqlite3.h). */
 
-typedef struct shale shale;           /* a database connection */
-typedef struct shale_stmt shale_stmt; /* a prepared statement */
+typedef struct shale shale;             /* a database connection */
+typedef struct shale_stmt shale_stmt;   /* a prepared statement */
 typedef struct shale_value shale_value; /* a result column's value */
 typedef int64_t shale_int64;
 typedef uint64_t shale_uint64;
@@ -268,8 +268,7 @@ int shale_close_v2(shale *db);
  * compilations are cached by their text. The statement belongs to `db` and
  * must be finalized before db is closed. */
 int shale_prepare(shale *db, const char *sql, int nbyte, shale_stmt **stmt, const char **tail);
-int shale_prepare_v2(shale *db, const char *sql, int nbyte, shale_stmt **stmt,
-                     const char **tail);
+int shale_prepare_v2(shale *db, const char *sql, int nbyte, shale_stmt **stmt, const char **tail);
 int shale_prepare_v3(shale *db, const char *sql, int nbyte, unsigned flags, shale_stmt **stmt,
                      const char **tail);
 /* Run the statement until its next row or its end. Returns SHALE_ROW (a
@@ -502,8 +501,7 @@ void *shale_update_hook(shale *db,
                         void (*cb)(void *, int op, const char *zdb, const char *table,
                                    shale_int64 rowid),
                         void *arg);
-void *shale_wal_hook(shale *db, int (*cb)(void *, shale *, const char *zdb, int nframe),
-                     void *arg);
+void *shale_wal_hook(shale *db, int (*cb)(void *, shale *, const char *zdb, int nframe), void *arg);
 /* The preupdate hook (src/api/api_preupdate.c), as sqlite3_preupdate_hook:
  * cb runs before each row change of a rowid table (op SHALE_INSERT /
  * SHALE_UPDATE / SHALE_DELETE codes 18/23/9, key1/key2 the old/new rowid);
@@ -512,8 +510,8 @@ void *shale_wal_hook(shale *db, int (*cb)(void *, shale *, const char *zdb, int 
  * SHALE_RANGE for a bad column), valid until the callback returns;
  * count is the table's column count, depth the trigger depth, blobwrite -1. */
 void *shale_preupdate_hook(shale *db,
-                           void (*cb)(void *, shale *, int op, const char *zdb,
-                                      const char *table, shale_int64 key1, shale_int64 key2),
+                           void (*cb)(void *, shale *, int op, const char *zdb, const char *table,
+                                      shale_int64 key1, shale_int64 key2),
                            void *arg);
 /* A value's text as UTF-16 (be 1: big-endian, 0: little-endian), NUL-
  * terminated, *nbytes (if given) its length in bytes; valid until the value
@@ -547,8 +545,8 @@ int shale_preupdate_depth(shale *db);
 int shale_preupdate_blobwrite(shale *db);
 /* Authorizer action codes are SQLite's (SQLITE_CREATE_INDEX = 1, ...). */
 int shale_set_authorizer(shale *db,
-                         int (*cb)(void *, int action, const char *, const char *,
-                                   const char *zdb, const char *ztrigger),
+                         int (*cb)(void *, int action, const char *, const char *, const char *zdb,
+                                   const char *ztrigger),
                          void *arg);
 #define SHALE_DENY 1
 #define SHALE_IGNORE 2
@@ -627,8 +625,7 @@ int shale_table_column_metadata(shale *db, const char *zdb, const char *table, c
  * finish: release it (always, also after an error); returns the first
  * error. remaining/pagecount: pages left and in all, as of the last step. */
 typedef struct shale_backup shale_backup;
-shale_backup *shale_backup_init(shale *dst, const char *dst_name, shale *src,
-                                const char *src_name);
+shale_backup *shale_backup_init(shale *dst, const char *dst_name, shale *src, const char *src_name);
 int shale_backup_step(shale_backup *b, int npage);
 int shale_backup_finish(shale_backup *b);
 int shale_backup_remaining(shale_backup *b);
@@ -658,8 +655,7 @@ int shale_blob_write(shale_blob *b, const void *buf, int n, int offset);
 /* The database zschema ("main") as one image (shale_malloc'ed; NULL when it
  * has no pages or on error); *size gets its size, -1 on error. NOCOPY:
  * always NULL (Shale never keeps a database as one contiguous image). */
-unsigned char *shale_serialize(shale *db, const char *zschema, shale_int64 *size,
-                               unsigned flags);
+unsigned char *shale_serialize(shale *db, const char *zschema, shale_int64 *size, unsigned flags);
 /* Replace the database zschema with an in-memory copy of data[0..size).
  * FREEONCLOSE: data (shale_malloc'ed) is freed here, the copy being made. */
 int shale_deserialize(shale *db, const char *zschema, unsigned char *data, shale_int64 size,
@@ -745,7 +741,6 @@ void shale_result_error_toobig(shale_context *ctx);
 void shale_result_subtype(shale_context *ctx, unsigned subtype);
 unsigned shale_value_subtype(shale_value *v);
 
-
 /* ---- virtual tables (SQLite's module contract, same layout) ----
  *
  * The structs below have exactly the layout of SQLite 3.40.1's
@@ -768,8 +763,7 @@ struct shale_module {
   int (*xDestroy)(shale_vtab *);
   int (*xOpen)(shale_vtab *, shale_vtab_cursor **out);
   int (*xClose)(shale_vtab_cursor *);
-  int (*xFilter)(shale_vtab_cursor *, int idxNum, const char *idxStr, int argc,
-                 shale_value **argv);
+  int (*xFilter)(shale_vtab_cursor *, int idxNum, const char *idxStr, int argc, shale_value **argv);
   int (*xNext)(shale_vtab_cursor *);
   int (*xEof)(shale_vtab_cursor *);
   int (*xColumn)(shale_vtab_cursor *, shale_context *, int col);
@@ -791,21 +785,21 @@ struct shale_index_info {
   /* inputs */
   int nConstraint;
   struct shale_index_constraint {
-    int iColumn;           /* -1: the rowid */
-    unsigned char op;      /* SHALE_INDEX_CONSTRAINT_* */
-    unsigned char usable;  /* 0 when it reads a table not yet looped */
+    int iColumn;          /* -1: the rowid */
+    unsigned char op;     /* SHALE_INDEX_CONSTRAINT_* */
+    unsigned char usable; /* 0 when it reads a table not yet looped */
     int iTermOffset;
-  } *aConstraint;
+  } * aConstraint;
   int nOrderBy;
   struct shale_index_orderby {
     int iColumn;
     unsigned char desc;
-  } *aOrderBy;
+  } * aOrderBy;
   /* outputs */
   struct shale_index_constraint_usage {
     int argvIndex;      /* > 0: the constraint's value is argv[argvIndex - 1] of xFilter */
     unsigned char omit; /* the engine need not test it again */
-  } *aConstraintUsage;
+  } * aConstraintUsage;
   int idxNum;
   char *idxStr;
   int needToFreeIdxStr; /* idxStr is shale_malloc'ed: the engine frees it */

@@ -58,7 +58,8 @@ extern "C" {
 /* ===== Version ===== */
 #define SQLITE_VERSION "3.40.1"
 #define SQLITE_VERSION_NUMBER 3040001
-#define SQLITE_SOURCE_ID "2022-12-28 14:03:47 df5c253c0b3dd24916e4ec7cf77d3db5294cc9fd shale-compat-3.40.1"
+#define SQLITE_SOURCE_ID \
+  "2022-12-28 14:03:47 df5c253c0b3dd24916e4ec7cf77d3db5294cc9fd shale-compat-3.40.1"
 
 /* ===== Basic types ===== */
 typedef long long int sqlite_int64;
@@ -75,7 +76,6 @@ typedef struct sqlite3_backup sqlite3_backup;
 typedef struct sqlite3_mutex sqlite3_mutex;
 typedef struct sqlite3_str sqlite3_str;
 typedef struct sqlite3_api_routines sqlite3_api_routines;
-
 
 typedef int (*sqlite3_callback)(void *, int, char **, char **);
 typedef void (*sqlite3_destructor_type)(void *);
@@ -590,7 +590,7 @@ struct sqlite3_io_methods {
 
 struct sqlite3_vfs {
   int iVersion;
-  int szOsFile;            /* bytes of the VFS's sqlite3_file subclass */
+  int szOsFile; /* bytes of the VFS's sqlite3_file subclass */
   int mxPathname;
   sqlite3_vfs *pNext;
   const char *zName;
@@ -650,10 +650,10 @@ typedef struct sqlite3_module sqlite3_module;
 
 struct sqlite3_module {
   int iVersion;
-  int (*xCreate)(sqlite3 *, void *pAux, int argc, const char *const *argv,
-                 sqlite3_vtab **ppVTab, char **);
-  int (*xConnect)(sqlite3 *, void *pAux, int argc, const char *const *argv,
-                  sqlite3_vtab **ppVTab, char **);
+  int (*xCreate)(sqlite3 *, void *pAux, int argc, const char *const *argv, sqlite3_vtab **ppVTab,
+                 char **);
+  int (*xConnect)(sqlite3 *, void *pAux, int argc, const char *const *argv, sqlite3_vtab **ppVTab,
+                  char **);
   int (*xBestIndex)(sqlite3_vtab *pVTab, sqlite3_index_info *);
   int (*xDisconnect)(sqlite3_vtab *pVTab);
   int (*xDestroy)(sqlite3_vtab *pVTab);
@@ -689,17 +689,17 @@ struct sqlite3_index_info {
     unsigned char op;
     unsigned char usable;
     int iTermOffset;
-  } *aConstraint;
+  } * aConstraint;
   int nOrderBy;
   struct sqlite3_index_orderby {
     int iColumn;
     unsigned char desc;
-  } *aOrderBy;
+  } * aOrderBy;
   /* filled in by xBestIndex */
   struct sqlite3_index_constraint_usage {
     int argvIndex;
     unsigned char omit;
-  } *aConstraintUsage;
+  } * aConstraintUsage;
   int idxNum;
   char *idxStr;
   int needToFreeIdxStr;
@@ -765,8 +765,7 @@ SQLITE_API int sqlite3_close_v2(sqlite3 *);
 SQLITE_API int sqlite3_db_config(sqlite3 *, int op, ...);
 SQLITE_API int sqlite3_extended_result_codes(sqlite3 *, int onoff);
 SQLITE_API int sqlite3_exec(sqlite3 *, const char *sql,
-                            int (*callback)(void *, int, char **, char **), void *,
-                            char **errmsg);
+                            int (*callback)(void *, int, char **, char **), void *, char **errmsg);
 SQLITE_API sqlite3_int64 sqlite3_last_insert_rowid(sqlite3 *);
 SQLITE_API void sqlite3_set_last_insert_rowid(sqlite3 *, sqlite3_int64);
 SQLITE_API int sqlite3_changes(sqlite3 *);
@@ -813,8 +812,7 @@ SQLITE_API const char *sqlite3_filename_wal(const char *);
 /* A filename object as a VFS sees it (database, URI parameters, journal, WAL),
  * for testing VFSes: sqlite3_free_filename releases it. */
 SQLITE_API const char *sqlite3_create_filename(const char *zDatabase, const char *zJournal,
-                                               const char *zWal, int nParam,
-                                               const char **azParam);
+                                               const char *zWal, int nParam, const char **azParam);
 SQLITE_API void sqlite3_free_filename(const char *);
 
 /* ===== Hooks, handlers, tracing ===== */
@@ -830,10 +828,8 @@ SQLITE_API int sqlite3_trace_v2(sqlite3 *, unsigned uMask,
 SQLITE_API void sqlite3_progress_handler(sqlite3 *, int, int (*)(void *), void *);
 SQLITE_API void *sqlite3_commit_hook(sqlite3 *, int (*)(void *), void *);
 SQLITE_API void *sqlite3_rollback_hook(sqlite3 *, void (*)(void *), void *);
-SQLITE_API void *sqlite3_update_hook(sqlite3 *,
-                                     void (*)(void *, int, char const *, char const *,
-                                              sqlite3_int64),
-                                     void *);
+SQLITE_API void *sqlite3_update_hook(
+    sqlite3 *, void (*)(void *, int, char const *, char const *, sqlite3_int64), void *);
 /* The preupdate hook (SQLite builds it with SQLITE_ENABLE_PREUPDATE_HOOK, as
  * Debian's library is): called before each row change of a rowid table. */
 SQLITE_API void *sqlite3_preupdate_hook(sqlite3 *db,
@@ -851,8 +847,7 @@ SQLITE_API int sqlite3_autovacuum_pages(sqlite3 *db,
                                         unsigned int (*)(void *, const char *, unsigned int,
                                                          unsigned int, unsigned int),
                                         void *, void (*)(void *));
-SQLITE_API void *sqlite3_wal_hook(sqlite3 *, int (*)(void *, sqlite3 *, const char *, int),
-                                  void *);
+SQLITE_API void *sqlite3_wal_hook(sqlite3 *, int (*)(void *, sqlite3 *, const char *, int), void *);
 SQLITE_API int sqlite3_wal_autocheckpoint(sqlite3 *db, int N);
 SQLITE_API int sqlite3_wal_checkpoint(sqlite3 *db, const char *zDb);
 SQLITE_API int sqlite3_wal_checkpoint_v2(sqlite3 *db, const char *zDb, int eMode, int *pnLog,
@@ -863,15 +858,14 @@ SQLITE_API int sqlite3_complete(const char *sql);
 SQLITE_API int sqlite3_complete16(const void *sql);
 SQLITE_API int sqlite3_prepare(sqlite3 *db, const char *zSql, int nByte, sqlite3_stmt **ppStmt,
                                const char **pzTail);
-SQLITE_API int sqlite3_prepare_v2(sqlite3 *db, const char *zSql, int nByte,
-                                  sqlite3_stmt **ppStmt, const char **pzTail);
-SQLITE_API int sqlite3_prepare_v3(sqlite3 *db, const char *zSql, int nByte,
-                                  unsigned int prepFlags, sqlite3_stmt **ppStmt,
+SQLITE_API int sqlite3_prepare_v2(sqlite3 *db, const char *zSql, int nByte, sqlite3_stmt **ppStmt,
                                   const char **pzTail);
-SQLITE_API int sqlite3_prepare16(sqlite3 *db, const void *zSql, int nByte,
-                                 sqlite3_stmt **ppStmt, const void **pzTail);
-SQLITE_API int sqlite3_prepare16_v2(sqlite3 *db, const void *zSql, int nByte,
-                                    sqlite3_stmt **ppStmt, const void **pzTail);
+SQLITE_API int sqlite3_prepare_v3(sqlite3 *db, const char *zSql, int nByte, unsigned int prepFlags,
+                                  sqlite3_stmt **ppStmt, const char **pzTail);
+SQLITE_API int sqlite3_prepare16(sqlite3 *db, const void *zSql, int nByte, sqlite3_stmt **ppStmt,
+                                 const void **pzTail);
+SQLITE_API int sqlite3_prepare16_v2(sqlite3 *db, const void *zSql, int nByte, sqlite3_stmt **ppStmt,
+                                    const void **pzTail);
 SQLITE_API int sqlite3_prepare16_v3(sqlite3 *db, const void *zSql, int nByte,
                                     unsigned int prepFlags, sqlite3_stmt **ppStmt,
                                     const void **pzTail);
@@ -1012,8 +1006,7 @@ SQLITE_API void sqlite3_result_subtype(sqlite3_context *, unsigned int);
 SQLITE_API int sqlite3_create_collation(sqlite3 *, const char *zName, int eTextRep, void *pArg,
                                         int (*xCompare)(void *, int, const void *, int,
                                                         const void *));
-SQLITE_API int sqlite3_create_collation_v2(sqlite3 *, const char *zName, int eTextRep,
-                                           void *pArg,
+SQLITE_API int sqlite3_create_collation_v2(sqlite3 *, const char *zName, int eTextRep, void *pArg,
                                            int (*xCompare)(void *, int, const void *, int,
                                                            const void *),
                                            void (*xDestroy)(void *));
@@ -1023,8 +1016,7 @@ SQLITE_API int sqlite3_create_collation16(sqlite3 *, const void *zName, int eTex
 SQLITE_API int sqlite3_collation_needed(sqlite3 *, void *,
                                         void (*)(void *, sqlite3 *, int eTextRep, const char *));
 SQLITE_API int sqlite3_collation_needed16(sqlite3 *, void *,
-                                          void (*)(void *, sqlite3 *, int eTextRep,
-                                                   const void *));
+                                          void (*)(void *, sqlite3 *, int eTextRep, const void *));
 
 /* ===== Extensions ===== */
 SQLITE_API int sqlite3_load_extension(sqlite3 *db, const char *zFile, const char *zProc,
@@ -1053,8 +1045,8 @@ SQLITE_API int sqlite3_backup_remaining(sqlite3_backup *p);
 SQLITE_API int sqlite3_backup_pagecount(sqlite3_backup *p);
 
 /* ===== Serialization ===== */
-SQLITE_API unsigned char *sqlite3_serialize(sqlite3 *db, const char *zSchema,
-                                            sqlite3_int64 *piSize, unsigned int mFlags);
+SQLITE_API unsigned char *sqlite3_serialize(sqlite3 *db, const char *zSchema, sqlite3_int64 *piSize,
+                                            unsigned int mFlags);
 SQLITE_API int sqlite3_deserialize(sqlite3 *db, const char *zSchema, unsigned char *pData,
                                    sqlite3_int64 szDb, sqlite3_int64 szBuf, unsigned mFlags);
 
@@ -1125,13 +1117,11 @@ SQLITE_API int sqlite3_vtab_rhs_value(sqlite3_index_info *, int, sqlite3_value *
 /* ===== Snapshots, scan status, unlock notification, test hooks ===== */
 SQLITE_API int sqlite3_snapshot_get(sqlite3 *db, const char *zSchema,
                                     sqlite3_snapshot **ppSnapshot);
-SQLITE_API int sqlite3_snapshot_open(sqlite3 *db, const char *zSchema,
-                                     sqlite3_snapshot *pSnapshot);
+SQLITE_API int sqlite3_snapshot_open(sqlite3 *db, const char *zSchema, sqlite3_snapshot *pSnapshot);
 SQLITE_API void sqlite3_snapshot_free(sqlite3_snapshot *);
 SQLITE_API int sqlite3_snapshot_cmp(sqlite3_snapshot *p1, sqlite3_snapshot *p2);
 SQLITE_API int sqlite3_snapshot_recover(sqlite3 *db, const char *zDb);
-SQLITE_API int sqlite3_stmt_scanstatus(sqlite3_stmt *pStmt, int idx, int iScanStatusOp,
-                                       void *pOut);
+SQLITE_API int sqlite3_stmt_scanstatus(sqlite3_stmt *pStmt, int idx, int iScanStatusOp, void *pOut);
 SQLITE_API void sqlite3_stmt_scanstatus_reset(sqlite3_stmt *);
 SQLITE_API int sqlite3_unlock_notify(sqlite3 *pBlocked, void (*xNotify)(void **apArg, int nArg),
                                      void *pNotifyArg);
@@ -1143,11 +1133,11 @@ typedef struct sqlite3_rtree_geometry sqlite3_rtree_geometry;
 typedef struct sqlite3_rtree_query_info sqlite3_rtree_query_info;
 typedef double sqlite3_rtree_dbl; /* SQLite's type without SQLITE_RTREE_INT_ONLY */
 struct sqlite3_rtree_geometry {
-  void *pContext;           /* the registration's context */
-  int nParam;               /* entries of aParam */
+  void *pContext;            /* the registration's context */
+  int nParam;                /* entries of aParam */
   sqlite3_rtree_dbl *aParam; /* the SQL function's arguments */
-  void *pUser;              /* the callback's own data */
-  void (*xDelUser)(void *); /* frees pUser */
+  void *pUser;               /* the callback's own data */
+  void (*xDelUser)(void *);  /* frees pUser */
 };
 struct sqlite3_rtree_query_info {
   void *pContext;
@@ -1155,8 +1145,8 @@ struct sqlite3_rtree_query_info {
   sqlite3_rtree_dbl *aParam;
   void *pUser;
   void (*xDelUser)(void *);
-  sqlite3_rtree_dbl *aCoord;  /* the node or entry's coordinates */
-  unsigned int *anQueue;      /* pending entries per level */
+  sqlite3_rtree_dbl *aCoord; /* the node or entry's coordinates */
+  unsigned int *anQueue;     /* pending entries per level */
   int nCoord;
   int iLevel;
   int mxLevel;
@@ -1184,8 +1174,7 @@ SQLITE_API int sqlite3_expired(sqlite3_stmt *);
 SQLITE_API int sqlite3_transfer_bindings(sqlite3_stmt *, sqlite3_stmt *);
 SQLITE_API int sqlite3_global_recover(void);
 SQLITE_API void sqlite3_thread_cleanup(void);
-SQLITE_API int sqlite3_memory_alarm(void (*)(void *, sqlite3_int64, int), void *,
-                                    sqlite3_int64);
+SQLITE_API int sqlite3_memory_alarm(void (*)(void *, sqlite3_int64, int), void *, sqlite3_int64);
 SQLITE_API void sqlite3_soft_heap_limit(int N);
 
 #ifdef __cplusplus

@@ -44,7 +44,6 @@ typedef struct sqlite3_rebaser sqlite3_rebaser;
 #define SQLITE_CHANGESET_ABORT 2
 #define SQLITE_SESSION_CONFIG_STRMSIZE 1
 
-
 SQLITE_API int sqlite3session_create(sqlite3 *db, const char *zDb, sqlite3_session **ppSession);
 SQLITE_API void sqlite3session_delete(sqlite3_session *pSession);
 SQLITE_API int sqlite3session_object_config(sqlite3_session *, int op, void *pArg);
@@ -57,8 +56,8 @@ SQLITE_API void sqlite3session_table_filter(sqlite3_session *pSession,
 SQLITE_API int sqlite3session_changeset(sqlite3_session *pSession, int *pnChangeset,
                                         void **ppChangeset);
 SQLITE_API sqlite3_int64 sqlite3session_changeset_size(sqlite3_session *pSession);
-SQLITE_API int sqlite3session_diff(sqlite3_session *pSession, const char *zFromDb,
-                                   const char *zTbl, char **pzErrMsg);
+SQLITE_API int sqlite3session_diff(sqlite3_session *pSession, const char *zFromDb, const char *zTbl,
+                                   char **pzErrMsg);
 SQLITE_API int sqlite3session_patchset(sqlite3_session *pSession, int *pnPatchset,
                                        void **ppPatchset);
 SQLITE_API int sqlite3session_isempty(sqlite3_session *pSession);
@@ -90,10 +89,11 @@ SQLITE_API void sqlite3changegroup_delete(sqlite3_changegroup *);
 SQLITE_API int sqlite3changeset_apply(
     sqlite3 *db, int nChangeset, void *pChangeset, int (*xFilter)(void *pCtx, const char *zTab),
     int (*xConflict)(void *pCtx, int eConflict, sqlite3_changeset_iter *p), void *pCtx);
-SQLITE_API int sqlite3changeset_apply_v2(
-    sqlite3 *db, int nChangeset, void *pChangeset, int (*xFilter)(void *pCtx, const char *zTab),
-    int (*xConflict)(void *pCtx, int eConflict, sqlite3_changeset_iter *p), void *pCtx,
-    void **ppRebase, int *pnRebase, int flags);
+SQLITE_API int sqlite3changeset_apply_v2(sqlite3 *db, int nChangeset, void *pChangeset,
+                                         int (*xFilter)(void *pCtx, const char *zTab),
+                                         int (*xConflict)(void *pCtx, int eConflict,
+                                                          sqlite3_changeset_iter *p),
+                                         void *pCtx, void **ppRebase, int *pnRebase, int flags);
 SQLITE_API int sqlite3rebaser_create(sqlite3_rebaser **ppNew);
 SQLITE_API int sqlite3rebaser_configure(sqlite3_rebaser *, int nRebase, const void *pRebase);
 SQLITE_API int sqlite3rebaser_rebase(sqlite3_rebaser *, int nIn, const void *pIn, int *pnOut,
@@ -108,18 +108,13 @@ SQLITE_API int sqlite3changeset_apply_v2_strm(
     int (*xFilter)(void *pCtx, const char *zTab),
     int (*xConflict)(void *pCtx, int eConflict, sqlite3_changeset_iter *p), void *pCtx,
     void **ppRebase, int *pnRebase, int flags);
-SQLITE_API int sqlite3changeset_concat_strm(int (*xInputA)(void *pIn, void *pData, int *pnData),
-                                            void *pInA,
-                                            int (*xInputB)(void *pIn, void *pData, int *pnData),
-                                            void *pInB,
-                                            int (*xOutput)(void *pOut, const void *pData,
-                                                           int nData),
-                                            void *pOut);
-SQLITE_API int sqlite3changeset_invert_strm(int (*xInput)(void *pIn, void *pData, int *pnData),
-                                            void *pIn,
-                                            int (*xOutput)(void *pOut, const void *pData,
-                                                           int nData),
-                                            void *pOut);
+SQLITE_API int sqlite3changeset_concat_strm(
+    int (*xInputA)(void *pIn, void *pData, int *pnData), void *pInA,
+    int (*xInputB)(void *pIn, void *pData, int *pnData), void *pInB,
+    int (*xOutput)(void *pOut, const void *pData, int nData), void *pOut);
+SQLITE_API int sqlite3changeset_invert_strm(
+    int (*xInput)(void *pIn, void *pData, int *pnData), void *pIn,
+    int (*xOutput)(void *pOut, const void *pData, int nData), void *pOut);
 SQLITE_API int sqlite3changeset_start_strm(sqlite3_changeset_iter **pp,
                                            int (*xInput)(void *pIn, void *pData, int *pnData),
                                            void *pIn);
@@ -137,15 +132,12 @@ SQLITE_API int sqlite3session_patchset_strm(sqlite3_session *pSession,
 SQLITE_API int sqlite3changegroup_add_strm(sqlite3_changegroup *,
                                            int (*xInput)(void *pIn, void *pData, int *pnData),
                                            void *pIn);
-SQLITE_API int sqlite3changegroup_output_strm(sqlite3_changegroup *,
-                                              int (*xOutput)(void *pOut, const void *pData,
-                                                             int nData),
-                                              void *pOut);
+SQLITE_API int sqlite3changegroup_output_strm(
+    sqlite3_changegroup *, int (*xOutput)(void *pOut, const void *pData, int nData), void *pOut);
 SQLITE_API int sqlite3rebaser_rebase_strm(sqlite3_rebaser *pRebaser,
                                           int (*xInput)(void *pIn, void *pData, int *pnData),
                                           void *pIn,
-                                          int (*xOutput)(void *pOut, const void *pData,
-                                                         int nData),
+                                          int (*xOutput)(void *pOut, const void *pData, int nData),
                                           void *pOut);
 SQLITE_API int sqlite3session_config(int op, void *pArg);
 

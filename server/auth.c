@@ -79,8 +79,8 @@ int auth_load(const char *path) {
       }
       keys[n_keys++] = key;
     } else if (add_raw_key(p)) {
-      fprintf(stderr, "shale-server: %s: \"%.40s\" is not a base64url Ed25519 public key\n",
-              path, p);
+      fprintf(stderr, "shale-server: %s: \"%.40s\" is not a base64url Ed25519 public key\n", path,
+              p);
       fclose(f);
       return -1;
     }
@@ -172,7 +172,8 @@ static char *b64url(const unsigned char *in, size_t n) {
   char *s = b64_encode(in, n);
   if (!s) return NULL;
   size_t k = 0;
-  for (size_t i = 0; s[i] && s[i] != '='; i++) s[k++] = s[i] == '+' ? '-' : s[i] == '/' ? '_' : s[i];
+  for (size_t i = 0; s[i] && s[i] != '='; i++)
+    s[k++] = s[i] == '+' ? '-' : s[i] == '/' ? '_' : s[i];
   s[k] = 0;
   return s;
 }

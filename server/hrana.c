@@ -40,7 +40,10 @@ json_t *herr(const char *code, const char *fmt, ...) {
   return json_pack("{s:s,s:s}", "message", buf, "code", code);
 }
 
-static const struct { int rc; const char *name; } primary_names[] = {
+static const struct {
+  int rc;
+  const char *name;
+} primary_names[] = {
 #define PRIMARY(NAME, num, text) {num, "SQLITE_" #NAME},
 #define EXTENDED(NAME, P, detail, text)
 #include "../src/util/result_codes.def"
@@ -203,32 +206,32 @@ static json_t *tagged(const char *type, const char *key, json_t *val) {
 
 static json_t *value_out(shale_stmt *st, int i) {
   switch (shale_column_type(st, i)) {
-  case SHALE_INTEGER: {
-    char buf[32];
-    snprintf(buf, sizeof buf, "%lld", (long long)shale_column_int64(st, i));
-    return tagged("integer", "value", json_string_nocheck(buf));
-  }
-  case SHALE_FLOAT: {
-    double d = shale_column_double(st, i);
-    /* JSON has no infinities: the largest finite double stands in. */
-    if (isinf(d)) d = d > 0 ? 1.7976931348623157e308 : -1.7976931348623157e308;
-    if (isnan(d)) return tagged("null", NULL, NULL);
-    return tagged("float", "value", json_real(d));
-  }
-  case SHALE_TEXT: {
-    const char *t = (const char *)shale_column_text(st, i);
-    int n = shale_column_bytes(st, i);
-    return tagged("text", "value", json_stringn_nocheck(t ? t : "", (size_t)n));
-  }
-  case SHALE_BLOB: {
-    const unsigned char *b = shale_column_blob(st, i);
-    char *enc = b64_encode(b, (size_t)shale_column_bytes(st, i));
-    json_t *v = tagged("blob", "base64", json_string_nocheck(enc ? enc : ""));
-    free(enc);
-    return v;
-  }
-  default:
-    return tagged("null", NULL, NULL);
+    case SHALE_INTEGER: {
+      char buf[32];
+      snprintf(buf, sizeof buf, "%lld", (long long)shale_column_int64(st, i));
+      return tagged("integer", "value", json_string_nocheck(buf));
+    }
+    case SHALE_FLOAT: {
+      double d = shale_column_double(st, i);
+      /* JSON has no infinities: the largest finite double stands in. */
+      if (isinf(d)) d = d > 0 ? 1.7976931348623157e308 : -1.7976931348623157e308;
+      if (isnan(d)) return tagged("null", NULL, NULL);
+      return tagged("float", "value", json_real(d));
+    }
+    case SHALE_TEXT: {
+      const char *t = (const char *)shale_column_text(st, i);
+      int n = shale_column_bytes(st, i);
+      return tagged("text", "value", json_stringn_nocheck(t ? t : "", (size_t)n));
+    }
+    case SHALE_BLOB: {
+      const unsigned char *b = shale_column_blob(st, i);
+      char *enc = b64_encode(b, (size_t)shale_column_bytes(st, i));
+      json_t *v = tagged("blob", "base64", json_string_nocheck(enc ? enc : ""));
+      free(enc);
+      return v;
+    }
+    default:
+      return tagged("null", NULL, NULL);
   }
 }
 
@@ -277,7 +280,8 @@ static int bind_value(shale_stmt *st, int idx, json_t *v, json_t **err) {
   } else if (!strcmp(type, "blob")) {
     json_t *b = json_object_get(v, "base64");
     unsigned char *data = NULL;
-    long n = json_is_string(b) ? b64_decode(json_string_value(b), json_string_length(b), &data) : -1;
+    long n =
+        json_is_string(b) ? b64_decode(json_string_value(b), json_string_length(b), &data) : -1;
     if (n < 0) {
       *err = herr("ARGS_INVALID", "argument %d: blob needs valid base64", idx);
       return -1;
@@ -289,8 +293,10 @@ static int bind_value(shale_stmt *st, int idx, json_t *v, json_t **err) {
     return -1;
   }
   if (rc != SHALE_OK) {
-    *err = rc == SHALE_RANGE ? herr("ARGS_INVALID", "argument %d is out of range: the statement "
-                                    "has %d parameters", idx, shale_bind_parameter_count(st))
+    *err = rc == SHALE_RANGE ? herr("ARGS_INVALID",
+                                    "argument %d is out of range: the statement "
+                                    "has %d parameters",
+                                    idx, shale_bind_parameter_count(st))
                              : herr_db(shale_db_handle(st), rc);
     return -1;
   }
@@ -510,7 +516,9 @@ static int run_batch(Stream *s, SqlStore *store, json_t *batch, StepSink sink, v
   return 0;
 }
 
-typedef struct { json_t *results, *errors; } BatchOut;
+typedef struct {
+  json_t *results, *errors;
+} BatchOut;
 
 static void batch_sink(void *arg, size_t i, json_t *res, json_t *e) {
   BatchOut *b = arg;
@@ -532,20 +540,19 @@ static json_t *exec_batch(Stream *s, SqlStore *store, json_t *batch, json_t **er
 static void cursor_sink(void *arg, size_t i, json_t *res, json_t *e) {
   json_t *out = arg;
   if (e) {
-    json_array_append_new(out, json_pack("{s:s,s:I,s:o}", "type", "step_error", "step",
-                                         (json_int_t)i, "error", e));
+    json_array_append_new(
+        out, json_pack("{s:s,s:I,s:o}", "type", "step_error", "step", (json_int_t)i, "error", e));
   } else if (res) {
     json_array_append_new(out, json_pack("{s:s,s:I,s:O}", "type", "step_begin", "step",
                                          (json_int_t)i, "cols", json_object_get(res, "cols")));
     json_t *rows = json_object_get(res, "rows");
     for (size_t r = 0; r < json_array_size(rows); r++)
-      json_array_append_new(out, json_pack("{s:s,s:O}", "type", "row", "row",
-                                           json_array_get(rows, r)));
-    json_array_append_new(out, json_pack("{s:s,s:O,s:O}", "type", "step_end",
-                                         "affected_row_count",
-                                         json_object_get(res, "affected_row_count"),
-                                         "last_insert_rowid",
-                                         json_object_get(res, "last_insert_rowid")));
+      json_array_append_new(out,
+                            json_pack("{s:s,s:O}", "type", "row", "row", json_array_get(rows, r)));
+    json_array_append_new(out,
+                          json_pack("{s:s,s:O,s:O}", "type", "step_end", "affected_row_count",
+                                    json_object_get(res, "affected_row_count"), "last_insert_rowid",
+                                    json_object_get(res, "last_insert_rowid")));
     json_decref(res);
   }
 }
@@ -595,8 +602,7 @@ static json_t *exec_sequence(Stream *s, SqlStore *store, json_t *req, json_t **e
 
 static int is_explain(const char *sql) {
   while (isspace((unsigned char)*sql)) sql++;
-  return strncasecmp(sql, "explain", 7) == 0 && !isalnum((unsigned char)sql[7]) &&
-         sql[7] != '_';
+  return strncasecmp(sql, "explain", 7) == 0 && !isalnum((unsigned char)sql[7]) && sql[7] != '_';
 }
 
 static json_t *exec_describe(Stream *s, SqlStore *store, json_t *req, json_t **err) {
@@ -611,9 +617,8 @@ static json_t *exec_describe(Stream *s, SqlStore *store, json_t *req, json_t **e
   json_t *params = json_array();
   for (int i = 1; i <= shale_bind_parameter_count(st); i++)
     json_array_append_new(params, json_pack("{s:s?}", "name", shale_bind_parameter_name(st, i)));
-  json_t *res = json_pack("{s:o,s:o,s:b,s:b}", "params", params, "cols", cols_of(st),
-                          "is_explain", is_explain(shale_sql(st)), "is_readonly",
-                          shale_stmt_readonly(st));
+  json_t *res = json_pack("{s:o,s:o,s:b,s:b}", "params", params, "cols", cols_of(st), "is_explain",
+                          is_explain(shale_sql(st)), "is_readonly", shale_stmt_readonly(st));
   shale_finalize(st);
   return json_pack("{s:s,s:o}", "type", "describe", "result", res);
 }
@@ -645,7 +650,7 @@ json_t *hrana_request(Stream *s, SqlStore *store, const char *type, json_t *req,
   if (version >= 3 && !strcmp(type, "get_autocommit"))
     return json_pack("{s:s,s:b}", "type", "get_autocommit", "is_autocommit",
                      shale_get_autocommit(s->db) != 0);
-  *err = herr("REQUEST_UNKNOWN", "unknown request type \"%s\" for protocol version %d", type,
-              version);
+  *err =
+      herr("REQUEST_UNKNOWN", "unknown request type \"%s\" for protocol version %d", type, version);
   return NULL;
 }

@@ -97,10 +97,14 @@ int main(int argc, char **argv) {
     long ttl = 3600;
     int ro = 0;
     for (int i = 2; i < argc; i++) {
-      if (!strcmp(argv[i], "--key") && i + 1 < argc) key = argv[++i];
-      else if (!strcmp(argv[i], "--ttl") && i + 1 < argc) ttl = atol(argv[++i]);
-      else if (!strcmp(argv[i], "--read-only")) ro = 1;
-      else key = NULL, i = argc;
+      if (!strcmp(argv[i], "--key") && i + 1 < argc)
+        key = argv[++i];
+      else if (!strcmp(argv[i], "--ttl") && i + 1 < argc)
+        ttl = atol(argv[++i]);
+      else if (!strcmp(argv[i], "--read-only"))
+        ro = 1;
+      else
+        key = NULL, i = argc;
     }
     if (!key) {
       usage();
@@ -111,11 +115,11 @@ int main(int argc, char **argv) {
   snprintf(host, sizeof host, "%s", g_cfg.host);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NUM(opt, field)                                                                        \
-  if (!strcmp(a, opt) && v) {                                                                  \
-    g_cfg.field = atoi(v);                                                                     \
-    i++;                                                                                       \
-    continue;                                                                                  \
+#define NUM(opt, field)       \
+  if (!strcmp(a, opt) && v) { \
+    g_cfg.field = atoi(v);    \
+    i++;                      \
+    continue;                 \
   }
     NUM("--stream-timeout", stream_timeout_ms)
     NUM("--txn-timeout", txn_timeout_ms)

@@ -38,9 +38,19 @@
 
 /* ---- per-connection state ---- */
 
-typedef struct WsStream { int64_t id; Stream *s; } WsStream;
-typedef struct WsCursor { int64_t id; json_t *entries; size_t pos; } WsCursor;
-typedef struct OutMsg { unsigned char *buf; size_t len; } OutMsg; /* buf has LWS_PRE room */
+typedef struct WsStream {
+  int64_t id;
+  Stream *s;
+} WsStream;
+typedef struct WsCursor {
+  int64_t id;
+  json_t *entries;
+  size_t pos;
+} WsCursor;
+typedef struct OutMsg {
+  unsigned char *buf;
+  size_t len;
+} OutMsg; /* buf has LWS_PRE room */
 
 typedef struct WsConn {
   struct WsConn *next, *prev; /* all open sockets (for the sweep) */
@@ -65,7 +75,7 @@ typedef struct HttpConn {
   char *body;
   size_t n, cap;
   int too_big;
-  int answered; /* the response of this request is under way */
+  int answered;        /* the response of this request is under way */
   unsigned char *resp; /* LWS_PRE + body */
   size_t resp_len;
 } HttpConn;
@@ -173,9 +183,9 @@ static int http_pipeline(struct lws *wsi, HttpConn *h, int version, json_t *req)
     stream_http_close(s);
   else
     stream_http_baton(s, next, sizeof next);
-  return http_json(wsi, h, 200,
-                   json_pack("{s:s?,s:n,s:o}", "baton", closed ? NULL : next, "base_url",
-                             "results", results));
+  return http_json(
+      wsi, h, 200,
+      json_pack("{s:s?,s:n,s:o}", "baton", closed ? NULL : next, "base_url", "results", results));
 }
 
 static int http_cursor(struct lws *wsi, HttpConn *h, json_t *req) {
@@ -208,21 +218,20 @@ static int http_cursor(struct lws *wsi, HttpConn *h, json_t *req) {
     n += k;
     body[n++] = '\n';
     free(line);
-    line = i < json_array_size(entries) ? json_dumps(json_array_get(entries, i), JSON_COMPACT)
-                                         : NULL;
+    line =
+        i < json_array_size(entries) ? json_dumps(json_array_get(entries, i), JSON_COMPACT) : NULL;
   }
   json_decref(entries);
   return http_respond(wsi, h, 200, "text/plain", body, n);
 }
 
 static int http_post(struct lws *wsi, HttpConn *h) {
-  if (h->auth_failed)
-    return http_error(wsi, h, 401, herr("AUTH_FAILED", "%s", h->auth_why));
+  if (h->auth_failed) return http_error(wsi, h, 401, herr("AUTH_FAILED", "%s", h->auth_why));
   if (h->too_big)
-    return http_error(wsi, h, 413, herr("HTTP_BODY_TOO_LARGE",
-                                        "the request body is over %zu bytes (--max-body)",
-                                        g_cfg.max_body));
-  int version = !strcmp(h->path, "/v2/pipeline") ? 2
+    return http_error(wsi, h, 413,
+                      herr("HTTP_BODY_TOO_LARGE", "the request body is over %zu bytes (--max-body)",
+                           g_cfg.max_body));
+  int version = !strcmp(h->path, "/v2/pipeline")   ? 2
                 : !strcmp(h->path, "/v3/pipeline") ? 3
                 : !strcmp(h->path, "/v3/cursor")   ? -3
                                                    : 0;
@@ -232,8 +241,8 @@ static int http_post(struct lws *wsi, HttpConn *h) {
   json_t *req = json_loadb(h->body ? h->body : "", h->n, JSON_ALLOW_NUL, &jerr);
   if (!json_is_object(req)) {
     json_decref(req);
-    return http_error(wsi, h, 400, herr("HTTP_BODY_INVALID", "the body is not a JSON object: %s",
-                                        jerr.text));
+    return http_error(wsi, h, 400,
+                      herr("HTTP_BODY_INVALID", "the body is not a JSON object: %s", jerr.text));
   }
   int rc = version < 0 ? http_cursor(wsi, h, req) : http_pipeline(wsi, h, version, req);
   json_decref(req);
@@ -254,8 +263,10 @@ static void http_auth(struct lws *wsi, HttpConn *h) {
   char hdr[8192] = "";
   const char *jwt = NULL;
   int n = lws_hdr_copy(wsi, hdr, sizeof hdr, WSI_TOKEN_HTTP_AUTHORIZATION);
-  if (n > 7 && !strncasecmp(hdr, "Bearer ", 7)) jwt = hdr + 7;
-  else if (n > 0) jwt = "-"; /* some other scheme: not a token */
+  if (n > 7 && !strncasecmp(hdr, "Bearer ", 7))
+    jwt = hdr + 7;
+  else if (n > 0)
+    jwt = "-"; /* some other scheme: not a token */
   h->auth_failed = auth_check(jwt, &h->readonly, &h->auth_why) != 0;
 }
 
@@ -360,8 +371,9 @@ static int ws_request(WsConn *w, json_t *id, json_t *req) {
     size_t total = json_array_size(c->entries);
     for (json_int_t k = 0; k < json_integer_value(mc) && c->pos < total; k++)
       json_array_append(out, json_array_get(c->entries, c->pos++));
-    ws_ok(w, id, json_pack("{s:s,s:o,s:b}", "type", "fetch_cursor", "entries", out, "done",
-                           c->pos >= total));
+    ws_ok(w, id,
+          json_pack("{s:s,s:o,s:b}", "type", "fetch_cursor", "entries", out, "done",
+                    c->pos >= total));
     return 0;
   }
   if (w->version >= 3 && !strcmp(type, "close_cursor")) {
@@ -379,8 +391,11 @@ static int ws_request(WsConn *w, json_t *id, json_t *req) {
   }
   if (ws && ws->s->timed_out) {
     ws->s->timed_out = 0;
-    ws_err(w, id, herr("TRANSACTION_TIMEOUT", "the stream's transaction sat idle over %d ms and "
-                       "was rolled back", g_cfg.txn_timeout_ms));
+    ws_err(w, id,
+           herr("TRANSACTION_TIMEOUT",
+                "the stream's transaction sat idle over %d ms and "
+                "was rolled back",
+                g_cfg.txn_timeout_ms));
     return 0;
   }
   if (w->version >= 3 && !strcmp(type, "open_cursor")) {
@@ -453,8 +468,10 @@ static void ws_free(WsConn *w) {
   for (size_t i = 0; i < w->out_n; i++) free(w->out[w->out_head + i].buf);
   free(w->out);
   free(w->rx);
-  if (w->prev) w->prev->next = w->next;
-  else if (ws_all == w) ws_all = w->next;
+  if (w->prev)
+    w->prev->next = w->next;
+  else if (ws_all == w)
+    ws_all = w->next;
   if (w->next) w->next->prev = w->prev;
   w->next = w->prev = NULL;
 }
@@ -477,112 +494,114 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
                     size_t len) {
   Session *se = user;
   switch (reason) {
-  case LWS_CALLBACK_HTTP: {
-    HttpConn *h = &se->h;
-    http_reset(h);
-    se->kind = 0;
-    snprintf(h->path, sizeof h->path, "%s", (const char *)in);
-    h->is_post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
-    if (h->is_post) {
-      http_auth(wsi, h);
-      char cl[32] = "";
-      /* no body to wait for: answer now */
-      if (lws_hdr_copy(wsi, cl, sizeof cl, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 && atoll(cl) == 0)
-        return http_post(wsi, h);
+    case LWS_CALLBACK_HTTP: {
+      HttpConn *h = &se->h;
+      http_reset(h);
+      se->kind = 0;
+      snprintf(h->path, sizeof h->path, "%s", (const char *)in);
+      h->is_post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
+      if (h->is_post) {
+        http_auth(wsi, h);
+        char cl[32] = "";
+        /* no body to wait for: answer now */
+        if (lws_hdr_copy(wsi, cl, sizeof cl, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 && atoll(cl) == 0)
+          return http_post(wsi, h);
+        return 0;
+      }
+      if (!lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI))
+        return http_error(wsi, h, 405, herr("HTTP_METHOD", "only GET and POST are served"));
+      return http_get(wsi, h);
+    }
+    case LWS_CALLBACK_HTTP_BODY: {
+      HttpConn *h = &se->h;
+      if (!len) return 0;
+      if (h->too_big || h->n + len > g_cfg.max_body) {
+        h->too_big = 1;
+        return 0;
+      }
+      if (h->n + len > h->cap) {
+        size_t cap = (h->n + len) * 2;
+        if (cap > g_cfg.max_body + 1) cap = g_cfg.max_body + 1;
+        char *b = realloc(h->body, cap);
+        if (!b) return -1;
+        h->body = b;
+        h->cap = cap;
+      }
+      memcpy(h->body + h->n, in, len);
+      h->n += len;
       return 0;
     }
-    if (!lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI))
-      return http_error(wsi, h, 405, herr("HTTP_METHOD", "only GET and POST are served"));
-    return http_get(wsi, h);
-  }
-  case LWS_CALLBACK_HTTP_BODY: {
-    HttpConn *h = &se->h;
-    if (!len) return 0;
-    if (h->too_big || h->n + len > g_cfg.max_body) {
-      h->too_big = 1;
+    case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+      return http_post(wsi, &se->h);
+    case LWS_CALLBACK_HTTP_WRITEABLE: {
+      HttpConn *h = &se->h;
+      if (!h->resp) return 0;
+      int n = lws_write(wsi, h->resp + LWS_PRE, h->resp_len, LWS_WRITE_HTTP_FINAL);
+      free(h->resp);
+      h->resp = NULL;
+      if (n < 0) return -1;
+      free(h->body);
+      h->body = NULL;
+      h->n = h->cap = 0;
+      return lws_http_transaction_completed(wsi) ? -1 : 0;
+    }
+    case LWS_CALLBACK_CLOSED_HTTP:
+      if (se && se->kind == 0) http_reset(&se->h);
+      return 0;
+    case LWS_CALLBACK_ESTABLISHED: {
+      const struct lws_protocols *p = lws_get_protocol(wsi);
+      if (!p || strncmp(p->name, "hrana", 5)) return -1; /* no Hrana subprotocol asked for */
+      http_reset(&se->h);
+      se->kind = 1;
+      memset(&se->w, 0, sizeof se->w);
+      se->w.wsi = wsi;
+      se->w.version = p->name[5] - '0';
+      se->w.next = ws_all;
+      if (ws_all) ws_all->prev = &se->w;
+      ws_all = &se->w;
       return 0;
     }
-    if (h->n + len > h->cap) {
-      size_t cap = (h->n + len) * 2;
-      if (cap > g_cfg.max_body + 1) cap = g_cfg.max_body + 1;
-      char *b = realloc(h->body, cap);
-      if (!b) return -1;
-      h->body = b;
-      h->cap = cap;
+    case LWS_CALLBACK_RECEIVE: {
+      WsConn *w = &se->w;
+      if (lws_frame_is_binary(wsi))
+        return ws_close(w, LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE, "binary messages are not spoken");
+      if (w->rx_n + len > g_cfg.max_body)
+        return ws_close(w, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, "message over --max-body");
+      if (!len && !w->rx) w->rx = malloc(1);
+      if (w->rx_n + len > w->rx_cap) {
+        w->rx_cap = (w->rx_n + len) * 2;
+        w->rx = realloc(w->rx, w->rx_cap);
+      }
+      if (len) memcpy(w->rx + w->rx_n, in, len);
+      w->rx_n += len;
+      if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi)) return 0;
+      size_t n = w->rx_n;
+      w->rx_n = 0;
+      return ws_message(w, w->rx, n);
     }
-    memcpy(h->body + h->n, in, len);
-    h->n += len;
-    return 0;
-  }
-  case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-    return http_post(wsi, &se->h);
-  case LWS_CALLBACK_HTTP_WRITEABLE: {
-    HttpConn *h = &se->h;
-    if (!h->resp) return 0;
-    int n = lws_write(wsi, h->resp + LWS_PRE, h->resp_len, LWS_WRITE_HTTP_FINAL);
-    free(h->resp);
-    h->resp = NULL;
-    if (n < 0) return -1;
-    free(h->body);
-    h->body = NULL;
-    h->n = h->cap = 0;
-    return lws_http_transaction_completed(wsi) ? -1 : 0;
-  }
-  case LWS_CALLBACK_CLOSED_HTTP:
-    if (se && se->kind == 0) http_reset(&se->h);
-    return 0;
-  case LWS_CALLBACK_ESTABLISHED: {
-    const struct lws_protocols *p = lws_get_protocol(wsi);
-    if (!p || strncmp(p->name, "hrana", 5)) return -1; /* no Hrana subprotocol asked for */
-    http_reset(&se->h);
-    se->kind = 1;
-    memset(&se->w, 0, sizeof se->w);
-    se->w.wsi = wsi;
-    se->w.version = p->name[5] - '0';
-    se->w.next = ws_all;
-    if (ws_all) ws_all->prev = &se->w;
-    ws_all = &se->w;
-    return 0;
-  }
-  case LWS_CALLBACK_RECEIVE: {
-    WsConn *w = &se->w;
-    if (lws_frame_is_binary(wsi))
-      return ws_close(w, LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE, "binary messages are not spoken");
-    if (w->rx_n + len > g_cfg.max_body)
-      return ws_close(w, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, "message over --max-body");
-    if (!len && !w->rx) w->rx = malloc(1);
-    if (w->rx_n + len > w->rx_cap) {
-      w->rx_cap = (w->rx_n + len) * 2;
-      w->rx = realloc(w->rx, w->rx_cap);
+    case LWS_CALLBACK_SERVER_WRITEABLE: {
+      WsConn *w = &se->w;
+      if (!w->out_n)
+        return w->hello_done < 0
+                   ? ws_close(w, LWS_CLOSE_STATUS_POLICY_VIOLATION, "authentication failed")
+                   : 0;
+      OutMsg m = w->out[w->out_head++];
+      w->out_n--;
+      int n = lws_write(wsi, m.buf + LWS_PRE, m.len, LWS_WRITE_TEXT);
+      free(m.buf);
+      if (n < (int)m.len) return -1;
+      if (w->flow_off && (int)w->out_n <= g_cfg.max_inflight / 2) {
+        w->flow_off = 0;
+        lws_rx_flow_control(wsi, 1);
+      }
+      if (w->out_n || w->hello_done < 0) lws_callback_on_writable(wsi);
+      return 0;
     }
-    if (len) memcpy(w->rx + w->rx_n, in, len);
-    w->rx_n += len;
-    if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi)) return 0;
-    size_t n = w->rx_n;
-    w->rx_n = 0;
-    return ws_message(w, w->rx, n);
-  }
-  case LWS_CALLBACK_SERVER_WRITEABLE: {
-    WsConn *w = &se->w;
-    if (!w->out_n) return w->hello_done < 0 ? ws_close(w, LWS_CLOSE_STATUS_POLICY_VIOLATION,
-                                                       "authentication failed") : 0;
-    OutMsg m = w->out[w->out_head++];
-    w->out_n--;
-    int n = lws_write(wsi, m.buf + LWS_PRE, m.len, LWS_WRITE_TEXT);
-    free(m.buf);
-    if (n < (int)m.len) return -1;
-    if (w->flow_off && (int)w->out_n <= g_cfg.max_inflight / 2) {
-      w->flow_off = 0;
-      lws_rx_flow_control(wsi, 1);
-    }
-    if (w->out_n || w->hello_done < 0) lws_callback_on_writable(wsi);
-    return 0;
-  }
-  case LWS_CALLBACK_CLOSED:
-    if (se->kind == 1) ws_free(&se->w);
-    return 0;
-  default:
-    return 0;
+    case LWS_CALLBACK_CLOSED:
+      if (se->kind == 1) ws_free(&se->w);
+      return 0;
+    default:
+      return 0;
   }
 }
 

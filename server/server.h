@@ -31,20 +31,20 @@
 
 /* ---- configuration (main.c) ---- */
 typedef struct ServerConfig {
-  const char *db_path;     /* --db (default shale-server.db) */
-  const char *host;        /* --listen host part */
-  int port;                /* --listen port part; 0: pick a free one */
-  const char *key_file;    /* --auth-jwt-key-file: NULL = no auth */
-  int readonly;            /* --readonly: every client read-only */
-  int stream_timeout_ms;   /* idle HTTP stream (and its transaction) expiry */
-  int txn_timeout_ms;      /* WS stream idle inside a transaction: rolled back */
-  size_t max_body;         /* request body / WS message bytes */
-  int max_rows;            /* rows of one statement result */
-  int max_streams;         /* open streams, all clients together */
-  int max_sql;             /* stored SQL texts per stream / WS connection */
-  int max_inflight;        /* queued WS responses before reading stops */
-  int busy_ms;             /* busy timeout of each connection */
-  int journal_wal;         /* WAL mode (default on; --no-wal) */
+  const char *db_path;   /* --db (default shale-server.db) */
+  const char *host;      /* --listen host part */
+  int port;              /* --listen port part; 0: pick a free one */
+  const char *key_file;  /* --auth-jwt-key-file: NULL = no auth */
+  int readonly;          /* --readonly: every client read-only */
+  int stream_timeout_ms; /* idle HTTP stream (and its transaction) expiry */
+  int txn_timeout_ms;    /* WS stream idle inside a transaction: rolled back */
+  size_t max_body;       /* request body / WS message bytes */
+  int max_rows;          /* rows of one statement result */
+  int max_streams;       /* open streams, all clients together */
+  int max_sql;           /* stored SQL texts per stream / WS connection */
+  int max_inflight;      /* queued WS responses before reading stops */
+  int busy_ms;           /* busy timeout of each connection */
+  int journal_wal;       /* WAL mode (default on; --no-wal) */
 } ServerConfig;
 
 extern ServerConfig g_cfg;
@@ -61,22 +61,25 @@ json_t *herr_db(shale *db, int rc);
 /* ---- stored SQL (hrana.c) ---- */
 typedef struct SqlStore {
   int n, cap;
-  struct { int64_t id; char *sql; } *v;
+  struct {
+    int64_t id;
+    char *sql;
+  } * v;
 } SqlStore;
 void sqlstore_clear(SqlStore *s);
 
 /* ---- streams (stream.c) ---- */
 typedef struct Stream Stream;
 struct Stream {
-  shale *db;           /* this stream's connection (from the pool) */
-  int readonly;        /* the client's access level */
-  SqlStore sqls;       /* HTTP streams: this stream's store_sql texts */
-  int64_t last_used;   /* server_now_ms() of the last request */
-  int timed_out;       /* WS: its transaction was rolled back by the timeout */
+  shale *db;         /* this stream's connection (from the pool) */
+  int readonly;      /* the client's access level */
+  SqlStore sqls;     /* HTTP streams: this stream's store_sql texts */
+  int64_t last_used; /* server_now_ms() of the last request */
+  int timed_out;     /* WS: its transaction was rolled back by the timeout */
   /* HTTP streams only: */
-  int http_slot;       /* index in the baton table, -1 for WS streams */
+  int http_slot;           /* index in the baton table, -1 for WS streams */
   unsigned char token[16]; /* the one valid baton's secret */
-  uint32_t gen;        /* bumped at every baton issued */
+  uint32_t gen;            /* bumped at every baton issued */
 };
 
 /* Open a stream: a pooled connection (or a new one). NULL with *err when

@@ -120,15 +120,17 @@ Stream *stream_http_get(const char *baton, int readonly, json_t **err) {
   char hex[33];
   unsigned char tok[16];
   int used = 0;
-  if (sscanf(baton, "%u.%u.%32[0-9a-f]%n", &slot, &gen, hex, &used) != 3 ||
-      baton[used] != 0 || strlen(hex) != 32) {
+  if (sscanf(baton, "%u.%u.%32[0-9a-f]%n", &slot, &gen, hex, &used) != 3 || baton[used] != 0 ||
+      strlen(hex) != 32) {
     *err = herr("BATON_INVALID", "the baton is malformed");
     return NULL;
   }
-  for (int i = 0; i < 16; i++) tok[i] = (unsigned char)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
+  for (int i = 0; i < 16; i++)
+    tok[i] = (unsigned char)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
   Stream *s = slot < (unsigned)n_slots ? slots[slot] : NULL;
   if (!s || s->gen != gen || CRYPTO_memcmp(tok, s->token, 16) != 0) {
-    *err = herr("STREAM_EXPIRED", "the stream of this baton is closed or expired, or the baton "
+    *err = herr("STREAM_EXPIRED",
+                "the stream of this baton is closed or expired, or the baton "
                 "was already used");
     return NULL;
   }
@@ -146,7 +148,8 @@ void stream_http_baton(Stream *s, char *buf, size_t n) {
   s->gen++;
   if (RAND_bytes(s->token, sizeof s->token) != 1) memset(s->token, 0, sizeof s->token);
   int k = snprintf(buf, n, "%d.%u.", s->http_slot, s->gen);
-  for (int i = 0; i < 16 && (size_t)k + 2 < n; i++) k += snprintf(buf + k, n - (size_t)k, "%02x", s->token[i]);
+  for (int i = 0; i < 16 && (size_t)k + 2 < n; i++)
+    k += snprintf(buf + k, n - (size_t)k, "%02x", s->token[i]);
   s->last_used = server_now_ms();
 }
 

@@ -34,37 +34,37 @@ int test_long(void);
 /* Allow a case to leave allocations behind (e.g. it checks a global). */
 void test_allow_leaks(void);
 
-#define TEST(name)                                                            \
-  static void name(void);                                                     \
-  __attribute__((constructor)) static void test_reg_##name(void) {            \
-    test_register(#name, name);                                               \
-  }                                                                           \
+#define TEST(name)                                                                               \
+  static void name(void);                                                                        \
+  __attribute__((constructor)) static void test_reg_##name(void) { test_register(#name, name); } \
   static void name(void)
 
-#define CHECK(c)                                                              \
-  do {                                                                        \
-    if (!(c)) test_fail(__FILE__, __LINE__, "CHECK(%s)", #c);                 \
+#define CHECK(c)                                              \
+  do {                                                        \
+    if (!(c)) test_fail(__FILE__, __LINE__, "CHECK(%s)", #c); \
   } while (0)
 
-#define CHECK_EQ(a, b)                                                        \
-  do {                                                                        \
-    long long _a = (long long)(a), _b = (long long)(b);                       \
-    if (_a != _b) test_fail(__FILE__, __LINE__, "%s == %lld, expected %s == %lld", #a, _a, #b, _b); \
+#define CHECK_EQ(a, b)                                                                  \
+  do {                                                                                  \
+    long long _a = (long long)(a), _b = (long long)(b);                                 \
+    if (_a != _b)                                                                       \
+      test_fail(__FILE__, __LINE__, "%s == %lld, expected %s == %lld", #a, _a, #b, _b); \
   } while (0)
 
-#define CHECK_RC(expr, rc)                                                    \
-  do {                                                                        \
-    int _r = (expr), _e = (rc);                                               \
+#define CHECK_RC(expr, rc)                                                                     \
+  do {                                                                                         \
+    int _r = (expr), _e = (rc);                                                                \
     if (_r != _e) test_fail(__FILE__, __LINE__, "%s returned %d, expected %d", #expr, _r, _e); \
   } while (0)
 
 #define CHECK_OK(expr) CHECK_RC(expr, 0)
 
-#define CHECK_STR(a, b)                                                       \
-  do {                                                                        \
-    const char *_a = (a), *_b = (b);                                          \
-    if (!_a || !_b || strcmp(_a, _b))                                         \
-      test_fail(__FILE__, __LINE__, "%s == \"%s\", expected \"%s\"", #a, _a ? _a : "(null)", _b ? _b : "(null)"); \
+#define CHECK_STR(a, b)                                                                      \
+  do {                                                                                       \
+    const char *_a = (a), *_b = (b);                                                         \
+    if (!_a || !_b || strcmp(_a, _b))                                                        \
+      test_fail(__FILE__, __LINE__, "%s == \"%s\", expected \"%s\"", #a, _a ? _a : "(null)", \
+                _b ? _b : "(null)");                                                         \
   } while (0)
 
 /* Deterministic PRNG for tests (xorshift64*). */

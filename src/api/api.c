@@ -719,10 +719,18 @@ static int hook_drop_object(void *ctx, int idb, int kind, const char *name, char
   if (!as || !name) return SHALE_OK;
   Schema *s = as->s;
   switch (kind) {
-    case 0: schema_remove_table(s, name); break;
-    case 1: schema_remove_index(s, name); break;
-    case 2: schema_remove_trigger(s, name); break;
-    default: schema_remove_view(s, name); break;
+    case 0:
+      schema_remove_table(s, name);
+      break;
+    case 1:
+      schema_remove_index(s, name);
+      break;
+    case 2:
+      schema_remove_trigger(s, name);
+      break;
+    default:
+      schema_remove_view(s, name);
+      break;
   }
   return SHALE_OK;
 }
@@ -859,7 +867,8 @@ static int close_common(shale *db, int v2) {
    * may be open on them (fts5's): they are left as they are. */
   if (db->nactive == 0) vtab_disconnect_closing(&db->vtabs);
   if (!v2 && (db->stmts || db->nhandles)) {
-    api_error(db, SHALE_BUSY, "unable to close due to unfinalized statements or unfinished backups");
+    api_error(db, SHALE_BUSY,
+              "unable to close due to unfinalized statements or unfinished backups");
     rc = SHALE_BUSY;
   } else {
     api_trace_close(db);
@@ -1049,7 +1058,8 @@ static ApiCached *cache_take(shale *db, const char *sql, int n) {
         c->settings != settings)
       continue;
     if (c->nkey > n || c->nkey == 0 || c->key[c->nkey - 1] != sql[c->nkey - 1] ||
-        memcmp(c->key, sql, (size_t)c->nkey) != 0) /* the last byte first: texts differ at the end */
+        memcmp(c->key, sql, (size_t)c->nkey) !=
+            0) /* the last byte first: texts differ at the end */
       continue;
     if (c->nkey < n && (c->nkey == 0 || c->key[c->nkey - 1] != ';')) continue;
     *pp = c->next;
@@ -1112,8 +1122,8 @@ static void stmt_free(shale_stmt *st) {
   api_handle_retire(&st->db->free_stmts, st);
 }
 
-static int prepare_in_scope(shale *db, const char *sql, int nbyte, unsigned flags,
-                            shale_stmt **out, const char **tail);
+static int prepare_in_scope(shale *db, const char *sql, int nbyte, unsigned flags, shale_stmt **out,
+                            const char **tail);
 
 /* The bytes of records a sorter (ORDER BY, GROUP BY, CREATE INDEX, hash
  * sets) keeps in memory before it spills, as SQLite's (vdbesort.c): the main
@@ -1150,8 +1160,8 @@ int shale_prepare_v3(shale *db, const char *sql, int nbyte, unsigned flags, shal
   return rc;
 }
 
-static int prepare_in_scope(shale *db, const char *sql, int nbyte, unsigned flags,
-                            shale_stmt **out, const char **tail) {
+static int prepare_in_scope(shale *db, const char *sql, int nbyte, unsigned flags, shale_stmt **out,
+                            const char **tail) {
   if (out) *out = NULL;
   if (tail) *tail = sql;
   if (!db || !out || !sql) {
@@ -1381,8 +1391,7 @@ static int stmt_finish(shale_stmt *st, int rc) {
       db->txn_ddl = 0;
       txn_ended(db);
     }
-    if (rc != SHALE_DONE && st->cs.kind >= SQL_STMT_CREATE_TABLE &&
-        st->cs.kind <= SQL_STMT_ALTER)
+    if (rc != SHALE_DONE && st->cs.kind >= SQL_STMT_CREATE_TABLE && st->cs.kind <= SQL_STMT_ALTER)
       db->schema_dirty = 1;
   }
   st->halted = 1;
@@ -1415,8 +1424,7 @@ static int stmt_start(shale_stmt *st) {
   int rc;
   if (db->nactive == 0) db->interrupted = 0;
   if (!db->schema || st->schema != db->schema || st->x.gen != db->xgen ||
-      st->settings != api_settings(db) ||
-      (st->cs.is_txn_ctl && st->in_txn != !db->autocommit)) {
+      st->settings != api_settings(db) || (st->cs.is_txn_ctl && st->in_txn != !db->autocommit)) {
     rc = stmt_compile(st);
     if (rc) return rc;
     st->stat[SHALE_STMTSTATUS_REPREPARE]++;
@@ -1473,8 +1481,7 @@ static int stmt_start(shale_stmt *st) {
       vm_free(st->vm);
       st->vm = NULL;
     }
-    if ((st->cs.db_rmask & 2) && !db->dbx[1].bt && (rc = api_temp_open(db)) != SHALE_OK)
-      return rc;
+    if ((st->cs.db_rmask & 2) && !db->dbx[1].bt && (rc = api_temp_open(db)) != SHALE_OK) return rc;
     if (!st->vm) {
       if (!st->cs.prog) {
         api_error(db, SHALE_INTERNAL, "statement has no program");
@@ -1799,8 +1806,8 @@ static const unsigned char *column_text_impl(shale_stmt *st, int i) {
   shale_value *c = cell(st, i);
   /* a long text the VM holds NUL-terminated (an overflowing record it
    * gathered, a bound parameter): returned as it is, not copied again */
-  if (c->v.type == SHALE_TEXT && c->v.n >= 64 && !(c->v.flags & VAL_OWNED) && !st->row &&
-      st->vm && vm_text_terminated(st->vm, c->v.z, c->v.n))
+  if (c->v.type == SHALE_TEXT && c->v.n >= 64 && !(c->v.flags & VAL_OWNED) && !st->row && st->vm &&
+      vm_text_terminated(st->vm, c->v.z, c->v.n))
     return (const unsigned char *)c->v.z;
   return shale_value_text(c);
 }

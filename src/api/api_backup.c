@@ -75,9 +75,7 @@ static Btree *named_bt(shale *db, const char *name, shale *err) {
   return bt;
 }
 
-static int sticky(int rc) {
-  return rc != SHALE_OK && rc != SHALE_BUSY && rc != SHALE_LOCKED;
-}
+static int sticky(int rc) { return rc != SHALE_OK && rc != SHALE_BUSY && rc != SHALE_LOCKED; }
 
 static shale_backup *backup_init_impl(shale *dst, const char *dname, shale *src,
                                       const char *sname) {

@@ -125,7 +125,8 @@ int shale_sql_error_offset(const char *sql, const char *msg) {
     if (paren) *paren = 0;
     return find_ident(sql, name);
   }
-  if ((p = strstr(msg, "no such column: ")) == msg || (p = strstr(msg, "no such function: ")) == msg ||
+  if ((p = strstr(msg, "no such column: ")) == msg ||
+      (p = strstr(msg, "no such function: ")) == msg ||
       (p = strstr(msg, "ambiguous column name: ")) == msg) {
     p = strchr(msg, ':') + 2;
     snprintf(name, sizeof name, "%s", p);

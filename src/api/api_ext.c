@@ -112,8 +112,12 @@ static void append_value(StrBuf *b, const ShValue *v) {
   char tmp[32];
   static const char hex[] = "0123456789abcdef";
   switch (v ? v->type : SHALE_NULL) {
-    case SHALE_INTEGER: strbuf_append(b, tmp, record_int_to_text(v->i, tmp)); break;
-    case SHALE_FLOAT: strbuf_append(b, tmp, record_real_to_text(v->r, tmp)); break;
+    case SHALE_INTEGER:
+      strbuf_append(b, tmp, record_int_to_text(v->i, tmp));
+      break;
+    case SHALE_FLOAT:
+      strbuf_append(b, tmp, record_real_to_text(v->r, tmp));
+      break;
     case SHALE_TEXT: {
       strbuf_append(b, "'", 1);
       uint32_t s = 0;
@@ -136,7 +140,9 @@ static void append_value(StrBuf *b, const ShValue *v) {
       }
       strbuf_append(b, "'", 1);
       break;
-    default: strbuf_append(b, "NULL", 4); break;
+    default:
+      strbuf_append(b, "NULL", 4);
+      break;
   }
 }
 
@@ -266,8 +272,9 @@ static int txn_state_impl(shale *db, const char *zdb) {
   for (int i = lo; i <= hi; i++) {
     Btree *bt = api_db_bt(db, i);
     int s = bt ? btree_txn_state(bt) : PAGER_TXN_NONE;
-    int t = s == PAGER_TXN_WRITE ? SHALE_TXN_WRITE : s == PAGER_TXN_READ ? SHALE_TXN_READ
-                                                                          : SHALE_TXN_NONE;
+    int t = s == PAGER_TXN_WRITE  ? SHALE_TXN_WRITE
+            : s == PAGER_TXN_READ ? SHALE_TXN_READ
+                                  : SHALE_TXN_NONE;
     if (t > st) st = t;
   }
   return st;
@@ -286,7 +293,7 @@ static int txn_state_impl(shale *db, const char *zdb) {
  * on), or -1 for another option. Statements compiled under the other state
  * recompile (api_settings). */
 static int db_config_switch_impl(shale *db, int op, int onoff) {
-  uint32_t pf = !db ? 0
+  uint32_t pf = !db          ? 0
                 : op == 1011 ? API_PF_WRITABLE_SCHEMA
                 : op == 1012 ? API_PF_LEGACY_ALTER_TABLE
                 : op == 1017 ? API_PF_TRUSTED_SCHEMA
@@ -300,7 +307,7 @@ static int db_config_switch_impl(shale *db, int op, int onoff) {
     if (onoff >= 0) db->no_ckpt_on_close = onoff != 0;
     return db->no_ckpt_on_close;
   }
-  uint8_t *on = !db ? NULL
+  uint8_t *on = !db          ? NULL
                 : op == 1004 ? &db->fts3_tokenizer
                 : op == 1007 ? &db->qpsg
                 : op == 1008 ? &db->trigger_eqp
@@ -310,7 +317,7 @@ static int db_config_switch_impl(shale *db, int op, int onoff) {
     if (onoff >= 0) *on = onoff != 0;
     return *on;
   }
-  uint8_t *off = !db ? NULL
+  uint8_t *off = !db          ? NULL
                  : op == 1003 ? &db->no_triggers
                  : op == 1013 ? &db->no_dqs_dml
                  : op == 1014 ? &db->no_dqs_ddl

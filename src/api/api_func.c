@@ -102,8 +102,8 @@ static int create_func(shale *db, const char *name, int nargs, int flags, void *
                        shale_final_fn xvalue, shale_func_fn xinverse, void (*xdestroy)(void *),
                        int *kept) {
   *kept = 0;
-  if (!name || (xfunc && xfinal) || (!xfinal != !xstep) || (!xvalue != !xinverse) ||
-      nargs < -1 || nargs > 127 || strlen(name) > 255) {
+  if (!name || (xfunc && xfinal) || (!xfinal != !xstep) || (!xvalue != !xinverse) || nargs < -1 ||
+      nargs > 127 || strlen(name) > 255) {
     return SHALE_MISUSE; /* SQLite leaves the connection's error alone */
   }
   /* A preferred encoding of UTF-16 registers the function as UTF-8 ones are:
@@ -174,8 +174,7 @@ static int create_func_api(shale *db, const char *name, int nargs, int flags, vo
 static int create_function_v2_impl(shale *db, const char *name, int nargs, int flags, void *user,
                                    shale_func_fn xfunc, shale_func_fn xstep, shale_final_fn xfinal,
                                    void (*xdestroy)(void *)) {
-  return create_func_api(db, name, nargs, flags, user, xfunc, xstep, xfinal, NULL, NULL,
-                         xdestroy);
+  return create_func_api(db, name, nargs, flags, user, xfunc, xstep, xfinal, NULL, NULL, xdestroy);
 }
 
 static int create_window_function_impl(shale *db, const char *name, int nargs, int flags,
@@ -330,8 +329,10 @@ static void result_bytes(FuncCtx *c, int text, const void *z, int64_t n, void (*
                                           : FUNC_TRANSIENT;
   if (n > func_max_length(c)) {
     func_result_error_toobig(c);
-    if (mode == FUNC_OWNED) shale_free((void *)z);
-    else if (destroy != SHALE_STATIC && destroy != SHALE_TRANSIENT) destroy((void *)z);
+    if (mode == FUNC_OWNED)
+      shale_free((void *)z);
+    else if (destroy != SHALE_STATIC && destroy != SHALE_TRANSIENT)
+      destroy((void *)z);
     return;
   }
   if (text)

@@ -194,14 +194,18 @@ static int commit_all(shale *db, char **errmsg, int write_only) {
     db->nactive--;
     db->api_txn = saved_txn;
     if (vrc != SHALE_OK) {
-      if (errmsg) *errmsg = m ? m : util_strdup(shale_errstr(vrc));
-      else shale_free(m);
+      if (errmsg)
+        *errmsg = m ? m : util_strdup(shale_errstr(vrc));
+      else
+        shale_free(m);
       return vrc;
     }
   }
   int rc = commit_files(db, errmsg, write_only);
-  if (rc == SHALE_OK) vtab_commit(&db->vtabs); /* xCommit after the files */
-  else vtab_rollback(&db->vtabs);
+  if (rc == SHALE_OK)
+    vtab_commit(&db->vtabs); /* xCommit after the files */
+  else
+    vtab_rollback(&db->vtabs);
   return rc;
 }
 
@@ -210,7 +214,8 @@ static int commit_files(shale *db, char **errmsg, int write_only) {
     /* the readers' cursors now fail with ABORT_ROLLBACK, as SQLite */
     for (int i = 0; i < db->ndb; i++) {
       Btree *b = api_db_bt(db, i);
-      if (b && btree_txn_state(b) != PAGER_TXN_NONE && (!write_only || btree_txn_state(b) == PAGER_TXN_WRITE))
+      if (b && btree_txn_state(b) != PAGER_TXN_NONE &&
+          (!write_only || btree_txn_state(b) == PAGER_TXN_WRITE))
         btree_rollback(b);
     }
     if (db->rollback_cb) db->rollback_cb(db->rollback_arg);

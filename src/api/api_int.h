@@ -48,9 +48,9 @@
 #include <pthread.h>
 
 #include "../btree/btree.h"
+#include "../compile/compile.h"
 #include "../func/func.h"
 #include "../schema/schema.h"
-#include "../compile/compile.h"
 #include "../vm/vm.h"
 #include "../vtab/vtab.h"
 #include "shale.h"
@@ -158,7 +158,7 @@ typedef struct ApiRows {
 typedef struct ApiCached {
   char *key; /* the text given to prepare (exactly nkey bytes) */
   int nkey;
-  int tail;  /* offset of the tail in key */
+  int tail; /* offset of the tail in key */
   CompiledStmt cs;
   ApiSchema *schema;
   uint8_t in_txn;
@@ -212,13 +212,13 @@ struct shale {
   void *userptr;      /* shale_db_userptr: the API user's, never read here */
   ApiHandle *free_stmts, *free_backups, *free_blobs; /* retired handles (invariant 6) */
   char *fullname; /* absolute name of the main file ("" for memory) */
-  Btree *bt; /* the main database (dbx[0] is unused: main lives here and in schema) */
+  Btree *bt;      /* the main database (dbx[0] is unused: main lives here and in schema) */
   ApiDb dbx[API_MAX_DB];
   int ndb;       /* databases (>= 2: main and temp) */
   unsigned xgen; /* bumped when a schema of database 1.. is replaced, at ATTACH/DETACH */
   CompileDb cdbs[API_MAX_DB]; /* compile_env's list */
   VtabReg vtabs;              /* modules and connected virtual tables (api_vtab.c) */
-  char *filename; /* as given ("" for memory) */
+  char *filename;             /* as given ("" for memory) */
   int open_flags;
   ApiSchema *schema;
   FuncRegistry funcs;
@@ -241,15 +241,15 @@ struct shale {
   int errcode; /* extended */
   char *errmsg;
   char *err_sql; /* the text of the prepare that failed last (api_erroff.c), or NULL */
-  int errmask; /* 0xff, or ~0 with extended result codes */
+  int errmask;   /* 0xff, or ~0 with extended result codes */
   /* settings */
   int busy_ms;
-  int sync_level; /* PRAGMA synchronous as set (reported for memory dbs too) */
-  int wal_autocheckpoint; /* PRAGMA wal_autocheckpoint (reported only) */
-  int analysis_limit;     /* PRAGMA analysis_limit (reported only: ANALYZE reads every row) */
-  uint8_t temp_store;     /* PRAGMA temp_store (reported only) */
+  int sync_level;          /* PRAGMA synchronous as set (reported for memory dbs too) */
+  int wal_autocheckpoint;  /* PRAGMA wal_autocheckpoint (reported only) */
+  int analysis_limit;      /* PRAGMA analysis_limit (reported only: ANALYZE reads every row) */
+  uint8_t temp_store;      /* PRAGMA temp_store (reported only) */
   uint32_t next_page_size; /* PRAGMA page_size set on a non-empty database (VACUUM), or 0 */
-  uint8_t dflt_lock_mode; /* PRAGMA locking_mode as last set (SQLite's dfltLockMode) */
+  uint8_t dflt_lock_mode;  /* PRAGMA locking_mode as last set (SQLite's dfltLockMode) */
   uint8_t foreign_keys, recursive_triggers, case_sensitive_like, reverse_unordered;
   uint8_t defer_foreign_keys; /* PRAGMA defer_foreign_keys: cleared when a transaction ends */
   /* SQLite's flag pragmas (API_PF_*): automatic_index, ignore_check_constraints,
@@ -259,9 +259,9 @@ struct shale {
    * short_column_names and empty_result_callbacks are SQLite's deprecated
    * ones; legacy_alter_table, trusted_schema, cell_size_check) */
   uint32_t pflags;
-  uint8_t query_only;    /* API_PF_QUERY_ONLY, read by the VM (hooks.query_only) */
-  uint8_t secure_delete; /* PRAGMA secure_delete: 0, 1, 2 = FAST; reported only */
-  int cache_spill;       /* PRAGMA cache_spill=N (SQLite's szSpill; 1 at open) */
+  uint8_t query_only;         /* API_PF_QUERY_ONLY, read by the VM (hooks.query_only) */
+  uint8_t secure_delete;      /* PRAGMA secure_delete: 0, 1, 2 = FAST; reported only */
+  int cache_spill;            /* PRAGMA cache_spill=N (SQLite's szSpill; 1 at open) */
   int64_t journal_size_limit; /* PRAGMA journal_size_limit (-1 at open); reported only */
   int pragma_standin; /* database standing in for main while a PRAGMA runs (pragma.c), or 0 */
   Btree *standin_bt;  /* main's own while it stands in */
@@ -307,12 +307,12 @@ struct shale {
   void *progress_arg;
   int (*busy_cb)(void *, int); /* sqlite3_busy_handler (busy_ms = 0 then) */
   void *busy_arg;
-  uint8_t busy_ran;      /* the pager ran the handler during this vm_step */
-  int limits[12];        /* SHALE_LIMIT_*: current values */
-  long stat_base[4];     /* pager hits, misses, writes, spills at the last reset */
-  int wal_frames;        /* WAL frames when the WAL hook last looked */
-  unsigned auth_gen;     /* bumped by set_authorizer: statements recompile */
-  shale_stmt *stepping;  /* the statement in vm_step (trace of trigger programs) */
+  uint8_t busy_ran;     /* the pager ran the handler during this vm_step */
+  int limits[12];       /* SHALE_LIMIT_*: current values */
+  long stat_base[4];    /* pager hits, misses, writes, spills at the last reset */
+  int wal_frames;       /* WAL frames when the WAL hook last looked */
+  unsigned auth_gen;    /* bumped by set_authorizer: statements recompile */
+  shale_stmt *stepping; /* the statement in vm_step (trace of trigger programs) */
   /* user collations and functions (api_func.c) */
   ApiColl *colls;
   CollationScope coll_scope; /* finds colls (set around prepare/step) */
@@ -331,8 +331,8 @@ struct shale_stmt {
   ApiHandle h; /* API_STMT_LIVE or API_DEAD (invariant 6) */
   shale *db;
   void *userptr; /* shale_stmt_userptr: the API user's, never read here */
-  char *sql;  /* this statement's text (NUL-terminated) */
-  char *key;  /* the whole text given to prepare (cache key) */
+  char *sql;     /* this statement's text (NUL-terminated) */
+  char *key;     /* the whole text given to prepare (cache key) */
   int nkey, tail;
   CompiledStmt cs;
   ApiSchema *schema; /* compiled against */
@@ -346,22 +346,22 @@ struct shale_stmt {
   ShValue *vars;
   ApiVarBuf *varbuf; /* [0..nvar]: the bytes of TEXT/BLOB bindings, reused by the next bind */
   /* state */
-  uint8_t active;   /* invariant 4 */
-  uint8_t halted;   /* returned DONE or an error: next step resets first */
+  uint8_t active; /* invariant 4 */
+  uint8_t halted; /* returned DONE or an error: next step resets first */
   uint8_t has_row;
-  uint8_t produced;  /* this run returned a row */
-  int nbusy;         /* busy handler calls in this run */
-  int64_t t_start;   /* os_now_ms() at the first step (profile), 0 when not timing */
-  int64_t stat[8];   /* SHALE_STMTSTATUS_* counters not kept by the Vm; VM ones: base */
-  uint8_t traced;    /* TRACE_STMT reported for this run */
-  int last_rc;       /* code of the last run (for reset/finalize) */
-  char *errmsg_copy; /* its message */
-  ApiRows rows; /* materialized result (PRAGMA/EXPLAIN) */
-  int rowpos;   /* next row of rows */
+  uint8_t produced;   /* this run returned a row */
+  int nbusy;          /* busy handler calls in this run */
+  int64_t t_start;    /* os_now_ms() at the first step (profile), 0 when not timing */
+  int64_t stat[8];    /* SHALE_STMTSTATUS_* counters not kept by the Vm; VM ones: base */
+  uint8_t traced;     /* TRACE_STMT reported for this run */
+  int last_rc;        /* code of the last run (for reset/finalize) */
+  char *errmsg_copy;  /* its message */
+  ApiRows rows;       /* materialized result (PRAGMA/EXPLAIN) */
+  int rowpos;         /* next row of rows */
   const ShValue *row; /* current row (ncol values) */
   int row_n;
   uint64_t gen;
-  shale_value *cells; /* ncol cells for column_* conversions */
+  shale_value *cells;    /* ncol cells for column_* conversions */
   uint64_t detached_gen; /* gen whose row api_detach_rows copied into cells */
   int ncells;
   shale_stmt *next;

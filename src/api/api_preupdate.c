@@ -55,8 +55,8 @@ static void tramp_preupdate(void *ctx, const VmPreupdate *pu) {
 }
 
 void *shale_preupdate_hook(shale *db,
-                           void (*cb)(void *, shale *, int, const char *, const char *,
-                                      shale_int64, shale_int64),
+                           void (*cb)(void *, shale *, int, const char *, const char *, shale_int64,
+                                      shale_int64),
                            void *arg) {
   if (!api_db_enter(db)) return NULL;
   void *old = db->preupdate_arg;
@@ -125,8 +125,10 @@ int shale_preupdate_count(shale *db) {
   if (db->pu_tab) return db->pu_tab->ncol;
   int n = 0;
   const VmPreupdate *pu = db->pu;
-  if (pu->old_rec) record_column_count(pu->old_rec, pu->old_n, &n);
-  else if (pu->new_rec) record_column_count(pu->new_rec, pu->new_n, &n);
+  if (pu->old_rec)
+    record_column_count(pu->old_rec, pu->old_n, &n);
+  else if (pu->new_rec)
+    record_column_count(pu->new_rec, pu->new_n, &n);
   return n;
 }
 

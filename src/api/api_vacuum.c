@@ -51,8 +51,8 @@
  */
 #include <string.h>
 
-#include "api_int.h"
 #include "../record/record.h"
+#include "api_int.h"
 
 /* One row of the source's sqlite_schema. */
 typedef struct VacRow {
@@ -69,7 +69,7 @@ typedef struct Vac {
   int nrow, caprow;
   uint8_t *buf; /* payload buffer */
   uint32_t nbuf;
-  int64_t next_rowid; /* next sqlite_schema rowid in the copy */
+  int64_t next_rowid;   /* next sqlite_schema rowid in the copy */
   BtCursor *schema_cur; /* write cursor on the copy's sqlite_schema */
   char *errmsg;
   int ntree;      /* trees created in the copy */
@@ -97,9 +97,7 @@ static int text_ieq(const ShValue *a, const ShValue *b) {
   return 1;
 }
 
-static int64_t row_root(const VacRow *r) {
-  return r->v[3].type == SHALE_INTEGER ? r->v[3].i : 0;
-}
+static int64_t row_root(const VacRow *r) { return r->v[3].type == SHALE_INTEGER ? r->v[3].i : 0; }
 
 static int buf_room(Vac *v, uint32_t n) {
   if (n <= v->nbuf) return SHALE_OK;
@@ -287,8 +285,7 @@ static int build_copy(Vac *v) {
   /* the other indexes */
   for (int i = 0; rc == SHALE_OK && i < v->nrow; i++) {
     VacRow *r = &v->rows[i];
-    if (r->done || !is_text(&r->v[0], "index") || r->v[4].type == SHALE_NULL ||
-        row_root(r) <= 0)
+    if (r->done || !is_text(&r->v[0], "index") || r->v[4].type == SHALE_NULL || row_root(r) <= 0)
       continue;
     rc = place(v, r, &trees[ntree].droot);
     trees[ntree++].sroot = (uint32_t)row_root(r);
@@ -475,8 +472,7 @@ int api_vacuum_hook(void *ctx, int idb, const ShValue *into, char **errmsg) {
   }
   if (rc == SHALE_OK && !empty) rc = build_copy(&v);
   /* as SQLite's copy: schema format 4 once a table was created, else 0 */
-  if (rc == SHALE_OK && v.ntree == 0)
-    rc = btree_update_meta(v.dst, BTREE_META_SCHEMA_FORMAT, 0);
+  if (rc == SHALE_OK && v.ntree == 0) rc = btree_update_meta(v.dst, BTREE_META_SCHEMA_FORMAT, 0);
   if (rc == SHALE_OK && into) rc = btree_commit(v.dst);
   if (rc == SHALE_OK && !into) {
     if (want == ps)

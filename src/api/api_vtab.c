@@ -47,8 +47,10 @@ int shale_declare_vtab(shale *db, const char *sql) {
   if (!api_db_enter(db)) return SHALE_MISUSE;
   char *msg = NULL;
   int rc = db->vtabs.connecting ? vtab_declare(&db->vtabs, sql, &msg) : SHALE_MISUSE;
-  if (rc == SHALE_MISUSE) api_error(db, rc, "bad parameter or other API misuse");
-  else if (rc != SHALE_OK) api_error(db, rc, "%s", msg ? msg : "out of memory");
+  if (rc == SHALE_MISUSE)
+    api_error(db, rc, "bad parameter or other API misuse");
+  else if (rc != SHALE_OK)
+    api_error(db, rc, "%s", msg ? msg : "out of memory");
   shale_free(msg);
   api_leave(db);
   return rc;
@@ -58,11 +60,16 @@ int shale_vtab_config(shale *db, int op, int arg) {
   if (!api_db_enter(db)) return SHALE_MISUSE;
   VtabTable *t = db->vtabs.connecting;
   int rc = SHALE_OK;
-  if (!t) rc = SHALE_MISUSE;
-  else if (op == SHALE_VTAB_CONSTRAINT_SUPPORT) t->constraint_support = arg != 0;
-  else if (op == SHALE_VTAB_INNOCUOUS) t->innocuous = 1;
-  else if (op == SHALE_VTAB_DIRECTONLY) t->directonly = 1;
-  else rc = SHALE_MISUSE;
+  if (!t)
+    rc = SHALE_MISUSE;
+  else if (op == SHALE_VTAB_CONSTRAINT_SUPPORT)
+    t->constraint_support = arg != 0;
+  else if (op == SHALE_VTAB_INNOCUOUS)
+    t->innocuous = 1;
+  else if (op == SHALE_VTAB_DIRECTONLY)
+    t->directonly = 1;
+  else
+    rc = SHALE_MISUSE;
   if (rc) api_error(db, rc, "bad parameter or other API misuse");
   api_leave(db);
   return rc;

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_int.h"
 #include "../compile/analyze.h"
+#include "api_int.h"
 
 enum {
   PR_UNKNOWN,
@@ -33,10 +33,10 @@ enum {
 typedef struct PragmaDef {
   const char *name;
   int id;
-  int ncol;                  /* columns when read (or when it returns rows) */
-  const char *const *names;  /* NULL: one column named after the pragma */
-  uint8_t rows_when_set;     /* setting it still returns its value */
-  uint8_t needs_arg;         /* without an argument it does nothing */
+  int ncol;                 /* columns when read (or when it returns rows) */
+  const char *const *names; /* NULL: one column named after the pragma */
+  uint8_t rows_when_set;    /* setting it still returns its value */
+  uint8_t needs_arg;        /* without an argument it does nothing */
 } PragmaDef;
 
 /* pragma.def's list: SQLite's pragma_list order (alphabetical) */
@@ -225,21 +225,36 @@ static int temp_dir_pragma(shale *db, const char *val, ApiRows *out) {
 /* The flag pragmas (SQLite's db->flags bits) and their API_PF_* bit. */
 static uint32_t flag_bit(int id) {
   switch (id) {
-    case PR_AUTOMATIC_INDEX: return API_PF_AUTOMATIC_INDEX;
-    case PR_CELL_SIZE_CHECK: return API_PF_CELL_SIZE_CHECK;
-    case PR_CHECKPOINT_FULLFSYNC: return API_PF_CHECKPOINT_FULLFSYNC;
-    case PR_COUNT_CHANGES: return API_PF_COUNT_CHANGES;
-    case PR_EMPTY_RESULT_CALLBACKS: return API_PF_EMPTY_RESULT_CALLBACKS;
-    case PR_FULL_COLUMN_NAMES: return API_PF_FULL_COLUMN_NAMES;
-    case PR_FULLFSYNC: return API_PF_FULLFSYNC;
-    case PR_IGNORE_CHECK_CONSTRAINTS: return API_PF_IGNORE_CHECKS;
-    case PR_LEGACY_ALTER_TABLE: return API_PF_LEGACY_ALTER_TABLE;
-    case PR_QUERY_ONLY: return API_PF_QUERY_ONLY;
-    case PR_READ_UNCOMMITTED: return API_PF_READ_UNCOMMITTED;
-    case PR_SHORT_COLUMN_NAMES: return API_PF_SHORT_COLUMN_NAMES;
-    case PR_TRUSTED_SCHEMA: return API_PF_TRUSTED_SCHEMA;
-    case PR_WRITABLE_SCHEMA: return API_PF_WRITABLE_SCHEMA;
-    default: return 0;
+    case PR_AUTOMATIC_INDEX:
+      return API_PF_AUTOMATIC_INDEX;
+    case PR_CELL_SIZE_CHECK:
+      return API_PF_CELL_SIZE_CHECK;
+    case PR_CHECKPOINT_FULLFSYNC:
+      return API_PF_CHECKPOINT_FULLFSYNC;
+    case PR_COUNT_CHANGES:
+      return API_PF_COUNT_CHANGES;
+    case PR_EMPTY_RESULT_CALLBACKS:
+      return API_PF_EMPTY_RESULT_CALLBACKS;
+    case PR_FULL_COLUMN_NAMES:
+      return API_PF_FULL_COLUMN_NAMES;
+    case PR_FULLFSYNC:
+      return API_PF_FULLFSYNC;
+    case PR_IGNORE_CHECK_CONSTRAINTS:
+      return API_PF_IGNORE_CHECKS;
+    case PR_LEGACY_ALTER_TABLE:
+      return API_PF_LEGACY_ALTER_TABLE;
+    case PR_QUERY_ONLY:
+      return API_PF_QUERY_ONLY;
+    case PR_READ_UNCOMMITTED:
+      return API_PF_READ_UNCOMMITTED;
+    case PR_SHORT_COLUMN_NAMES:
+      return API_PF_SHORT_COLUMN_NAMES;
+    case PR_TRUSTED_SCHEMA:
+      return API_PF_TRUSTED_SCHEMA;
+    case PR_WRITABLE_SCHEMA:
+      return API_PF_WRITABLE_SCHEMA;
+    default:
+      return 0;
   }
 }
 
@@ -277,8 +292,10 @@ static int default_cache_pragma(shale *db, const char *val, ApiRows *out) {
     rc = api_txn_begin(db, BTREE_TXN_WRITE, &began);
     if (rc) return rc;
     rc = btree_update_meta(db->bt, BTREE_META_DEFAULT_CACHE, (uint32_t)n);
-    if (rc) api_error(db, rc, "%s", shale_errstr(rc));
-    else pager_set_cache_size(btree_pager(db->bt), (int)n);
+    if (rc)
+      api_error(db, rc, "%s", shale_errstr(rc));
+    else
+      pager_set_cache_size(btree_pager(db->bt), (int)n);
     return api_txn_end(db, began, rc);
   }
   rc = api_txn_begin(db, BTREE_TXN_READ, &began);
@@ -290,8 +307,8 @@ static int default_cache_pragma(shale *db, const char *val, ApiRows *out) {
   return api_txn_end(db, began, rc);
 }
 
-static const char *const journal_names[] = {"delete", "persist", "off",
-                                            "truncate", "memory", "wal"};
+static const char *const journal_names[] = {"delete",   "persist", "off",
+                                            "truncate", "memory",  "wal"};
 
 static int meta_pragma(shale *db, const PragmaReq *req, int idx, ApiRows *out) {
   int began, rc;
@@ -480,7 +497,8 @@ static int table_info(shale *db, const char *name, int extended, ApiRows *out) {
     const char *type = c->type ? c->type : "";
     if (t->is_schema && strlen(type) < sizeof up) { /* SQLite declares them in capitals */
       size_t k = 0;
-      for (; type[k]; k++) up[k] = (char)(type[k] >= 'a' && type[k] <= 'z' ? type[k] - 32 : type[k]);
+      for (; type[k]; k++)
+        up[k] = (char)(type[k] >= 'a' && type[k] <= 'z' ? type[k] - 32 : type[k]);
       up[k] = 0;
       type = up;
     }
@@ -945,8 +963,8 @@ static int table_list(shale *db, const char *only, int main_only, ApiRows *out) 
 static int fk_list(shale *db, const char *name, ApiRows *out) {
   Table *t = schema_find_table(db->schema->s, name);
   if (!t) return SHALE_OK;
-  static const char *const act[] = {"NO ACTION", "SET NULL", "SET DEFAULT", "CASCADE",
-                                    "RESTRICT",  "NO ACTION"};
+  static const char *const act[] = {"NO ACTION", "SET NULL", "SET DEFAULT",
+                                    "CASCADE",   "RESTRICT", "NO ACTION"};
   for (int k = t->nfk - 1, id = 0; k >= 0; k--, id++) {
     const ForeignKey *fk = &t->fks[k];
     for (int j = 0; j < fk->ncol; j++) {
@@ -954,8 +972,7 @@ static int fk_list(shale *db, const char *name, ApiRows *out) {
       value_set_int(&v[0], id);
       value_set_int(&v[1], j);
       set_text(&v[2], fk->parent);
-      set_text(&v[3], fk->cols[j] >= 0 && fk->cols[j] < t->ncol ? t->cols[fk->cols[j]].name
-                                                                : NULL);
+      set_text(&v[3], fk->cols[j] >= 0 && fk->cols[j] < t->ncol ? t->cols[fk->cols[j]].name : NULL);
       set_text(&v[4], fk->parent_cols ? fk->parent_cols[j] : NULL);
       set_text(&v[5], act[fk->on_update <= 5 ? fk->on_update : 0]);
       set_text(&v[6], act[fk->on_delete <= 5 ? fk->on_delete : 0]);
@@ -1149,9 +1166,10 @@ static int dec_or_hex(const char *z, int64_t *v) {
     const char *q = z + 2;
     if (!*q) return 0;
     for (; *q; q++) {
-      int d = (*q >= '0' && *q <= '9') ? *q - '0'
+      int d = (*q >= '0' && *q <= '9')   ? *q - '0'
               : (*q >= 'a' && *q <= 'f') ? *q - 'a' + 10
-              : (*q >= 'A' && *q <= 'F') ? *q - 'A' + 10 : -1;
+              : (*q >= 'A' && *q <= 'F') ? *q - 'A' + 10
+                                         : -1;
       if (d < 0) return 0;
       u = u * 16 + (uint64_t)d;
     }
@@ -1210,8 +1228,8 @@ static int optimize_pragma(shale *db, const char *val, ApiRows *out) {
       break;
     }
     if (!need && x->has_stat) {
-      char *q = util_mprintf("SELECT count(*) >= 25 * %lld FROM main.\"%s\"",
-                             (long long)x->stat_rows, w);
+      char *q =
+          util_mprintf("SELECT count(*) >= 25 * %lld FROM main.\"%s\"", (long long)x->stat_rows, w);
       if (!q) {
         shale_free(w);
         rc = SHALE_NOMEM;
@@ -1229,8 +1247,10 @@ static int optimize_pragma(shale *db, const char *val, ApiRows *out) {
     }
     sqls[nsql] = util_mprintf("ANALYZE \"main\".\"%s\"", w);
     shale_free(w);
-    if (!sqls[nsql]) rc = SHALE_NOMEM;
-    else nsql++;
+    if (!sqls[nsql])
+      rc = SHALE_NOMEM;
+    else
+      nsql++;
   }
   shale_free(t);
   for (int i = 0; i < nsql; i++) {
@@ -1283,7 +1303,7 @@ static int pragma_db(shale *db, const PragmaDef *d, const PragmaReq *req) {
 
 int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
   const PragmaDef *d = find_def(req->name);
-  if (req->ignored) return SHALE_OK; /* the authorizer's IGNORE */
+  if (req->ignored) return SHALE_OK;                      /* the authorizer's IGNORE */
   if (req->schema && api_db_index(db, req->schema) < 0) { /* also for an unknown pragma */
     api_error(db, SHALE_ERROR, "unknown database %s", req->schema);
     return SHALE_ERROR;
@@ -1337,7 +1357,8 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
       if (d->id == PR_INDEX_XINFO) return index_info(db, val, 1, out);
       if (d->id == PR_FOREIGN_KEY_LIST) return fk_list(db, val, out);
       return table_list(db, val, req->schema != NULL, out);
-    case PR_JOURNAL_MODE: return journal_mode(db, req, out);
+    case PR_JOURNAL_MODE:
+      return journal_mode(db, req, out);
     case PR_SYNCHRONOUS:
       if (val) {
         /* SQLite's getSafetyLevel, then (level + 1) & 7, 0 taken as 1 */
@@ -1365,7 +1386,8 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
       if (val) {
         int64_t n = parse_int(val);
         if (n >= 512 && n <= 65536 && (n & (n - 1)) == 0) {
-          btree_set_page_size(db->bt, (uint32_t)n, (int)(pager_page_size(pg) - pager_usable_size(pg)));
+          btree_set_page_size(db->bt, (uint32_t)n,
+                              (int)(pager_page_size(pg) - pager_usable_size(pg)));
           db->next_page_size = (uint32_t)n; /* for VACUUM */
         }
         return SHALE_OK;
@@ -1385,9 +1407,12 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
       }
       return api_txn_end(db, began, rc);
     }
-    case PR_USER_VERSION: return meta_pragma(db, req, BTREE_META_USER_VERSION, out);
-    case PR_APPLICATION_ID: return meta_pragma(db, req, BTREE_META_APPLICATION_ID, out);
-    case PR_SCHEMA_VERSION: return meta_pragma(db, req, BTREE_META_SCHEMA_COOKIE, out);
+    case PR_USER_VERSION:
+      return meta_pragma(db, req, BTREE_META_USER_VERSION, out);
+    case PR_APPLICATION_ID:
+      return meta_pragma(db, req, BTREE_META_APPLICATION_ID, out);
+    case PR_SCHEMA_VERSION:
+      return meta_pragma(db, req, BTREE_META_SCHEMA_COOKIE, out);
     case PR_INTEGRITY_CHECK:
     case PR_QUICK_CHECK:
       rc = api_schema_current(db);
@@ -1460,7 +1485,8 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
       }
       return rc;
     }
-    case PR_ENCODING: return add_text(out, "UTF-8");
+    case PR_ENCODING:
+      return add_text(out, "UTF-8");
     case PR_WAL_CHECKPOINT: {
       int mode = PAGER_CKPT_PASSIVE;
       if (val) {
@@ -1480,8 +1506,10 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
       }
       return api_rows_add(out, v);
     }
-    case PR_OPTIMIZE: return optimize_pragma(db, val, out);
-    case PR_ANALYSIS_LIMIT: return analysis_limit_pragma(db, val, out);
+    case PR_OPTIMIZE:
+      return optimize_pragma(db, val, out);
+    case PR_ANALYSIS_LIMIT:
+      return analysis_limit_pragma(db, val, out);
     case PR_WAL_AUTOCHECKPOINT:
       if (val) db->wal_autocheckpoint = (int)parse_int(val);
       return add_int(out, db->wal_autocheckpoint);
@@ -1490,8 +1518,10 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
       if (pager_is_memory(pg)) return SHALE_OK;
       if (val) pager_set_mmap_size(pg, parse_i64(val));
       return add_int(out, pager_mmap_size(pg));
-    case PR_AUTO_VACUUM: return auto_vacuum_pragma(db, val, out);
-    case PR_INCREMENTAL_VACUUM: return incremental_vacuum_pragma(db, val);
+    case PR_AUTO_VACUUM:
+      return auto_vacuum_pragma(db, val, out);
+    case PR_INCREMENTAL_VACUUM:
+      return incremental_vacuum_pragma(db, val);
     case PR_LOCKING_MODE: {
       /* As SQLite: without a schema name and without a valid value it
        * reports the connection's default (the last value set); otherwise it
@@ -1543,8 +1573,10 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
         db->pflags &= ~(uint32_t)API_PF_CACHE_SPILL;
       return SHALE_OK;
     }
-    case PR_DATA_VERSION: return data_version_pragma(db, out);
-    case PR_DEFAULT_CACHE_SIZE: return default_cache_pragma(db, val, out);
+    case PR_DATA_VERSION:
+      return data_version_pragma(db, out);
+    case PR_DEFAULT_CACHE_SIZE:
+      return default_cache_pragma(db, val, out);
     case PR_HARD_HEAP_LIMIT: {
       int64_t n;
       if (val && dec_or_hex(val, &n)) {
@@ -1598,8 +1630,10 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
         shale_limit(db, SHALE_LIMIT_WORKER_THREADS, (int)(n & 0x7fffffff));
       return add_int(out, shale_limit(db, SHALE_LIMIT_WORKER_THREADS, -1));
     }
-    case PR_SHRINK_MEMORY: return SHALE_OK; /* caches shrink as pages are released */
-    case PR_TEMP_STORE_DIRECTORY: return temp_dir_pragma(db, val, out);
+    case PR_SHRINK_MEMORY:
+      return SHALE_OK; /* caches shrink as pages are released */
+    case PR_TEMP_STORE_DIRECTORY:
+      return temp_dir_pragma(db, val, out);
     case PR_TEMP_STORE:
       if (val) {
         if (!util_stricmp(val, "default"))
@@ -1613,7 +1647,8 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
         return SHALE_OK;
       }
       return add_int(out, db->temp_store);
-    default: return SHALE_OK;
+    default:
+      return SHALE_OK;
   }
 }
 

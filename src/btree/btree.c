@@ -23,8 +23,8 @@
  *     parked in, nor a tree it is on: commit, rollback and drop close them.
  */
 #include <assert.h>
-#include <stdio.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "btree_int.h"
@@ -291,17 +291,17 @@ static int super_create(Btree *const *bts, const uint8_t *want, int n, char **na
     at += strlen(j) + 1;
   }
   OsFile *f = NULL;
-  rc = os_open_alloc(vfs, z,
-                     SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_EXCLUSIVE |
-                         SHALE_OPEN_SUPER_JOURNAL,
-                     NULL, &f);
+  rc = os_open_alloc(
+      vfs, z,
+      SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_EXCLUSIVE | SHALE_OPEN_SUPER_JOURNAL,
+      NULL, &f);
   if (rc == SHALE_OK) rc = os_write(f, buf, (int)len, 0);
   if (rc == SHALE_OK && sync) rc = os_sync(f, OS_SYNC_NORMAL);
   int opened = f != NULL;
   os_close_free(f);
   shale_free(buf);
   if (rc != SHALE_OK) {
-    if (opened) vfs->delete(vfs, z, 0);
+    if (opened) vfs->delete (vfs, z, 0);
     shale_free(z);
     return rc;
   }
@@ -327,7 +327,7 @@ int btree_commit_super(Btree *const *bts, int n, int keep_read, int *done) {
     if (want[i]) rc = btree_commit_phase1(bts[i], super);
   if (super) {
     OsVfs *vfs = pager_vfs(bts[0]->pager);
-    int r2 = vfs->delete(vfs, super, 1); /* the commit point */
+    int r2 = vfs->delete (vfs, super, 1); /* the commit point */
     if (rc == SHALE_OK) rc = r2;
     shale_free(super);
   }
@@ -680,8 +680,10 @@ static int schema_root_moved(Btree *bt, uint32_t from, uint32_t to) {
       }
       p += util_get_varint(rec + p, &st[i]);
       uint32_t len = st[i] >= 12 ? (uint32_t)((st[i] - 12) / 2)
-                                 : (uint32_t)(st[i] == 5 ? 6 : st[i] == 6 || st[i] == 7 ? 8
-                                                            : st[i] < 5 ? st[i] : 0);
+                                 : (uint32_t)(st[i] == 5                 ? 6
+                                              : st[i] == 6 || st[i] == 7 ? 8
+                                              : st[i] < 5                ? st[i]
+                                                                         : 0);
       if (i == 3) {
         off3 = body;
         len3 = len;

@@ -204,8 +204,8 @@ int btree_seek_cmp(BtCursor *, int (*cmp)(void *ctx, const void *key, uint32_t n
                    int *res);
 
 /* The entry under the cursor. */
-int64_t btree_rowid(BtCursor *);          /* table trees */
-uint32_t btree_payload_size(BtCursor *);  /* data (table) or key (index) bytes */
+int64_t btree_rowid(BtCursor *);         /* table trees */
+uint32_t btree_payload_size(BtCursor *); /* data (table) or key (index) bytes */
 /* The part of the payload stored on the page: valid until the cursor moves
  * or the tree is modified. *navail gets its length (<= payload size). */
 const void *btree_payload_fetch(BtCursor *, uint32_t *navail);

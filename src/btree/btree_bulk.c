@@ -30,14 +30,14 @@
 #include "btree_int.h"
 
 typedef struct BulkLevel {
-  uint8_t *buf;      /* cell bytes, back to back */
-  uint32_t nbuf;     /* bytes used in buf */
-  uint32_t *off;     /* cell i starts at buf + off[i] */
-  uint16_t *sz;      /* and has sz[i] bytes */
-  int n, cap;        /* cells, room in off/sz */
-  uint32_t used;     /* page bytes used: sum of max(4, sz) + 2 */
-  int64_t last;      /* table leaves: rowid of the last cell */
-  uint8_t *pend;     /* index levels: a cell that did not fit (or NULL) */
+  uint8_t *buf;  /* cell bytes, back to back */
+  uint32_t nbuf; /* bytes used in buf */
+  uint32_t *off; /* cell i starts at buf + off[i] */
+  uint16_t *sz;  /* and has sz[i] bytes */
+  int n, cap;    /* cells, room in off/sz */
+  uint32_t used; /* page bytes used: sum of max(4, sz) + 2 */
+  int64_t last;  /* table leaves: rowid of the last cell */
+  uint8_t *pend; /* index levels: a cell that did not fit (or NULL) */
   uint16_t npend;
 } BulkLevel;
 

@@ -368,8 +368,8 @@ static inline int search_cells(Btree *bt, PgPage *pg, const uint8_t *d, const ui
   return SHALE_OK;
 }
 
-static int leaf_search(Btree *bt, PgPage *pg, int lo, int hi, int64_t rowid, int *at,
-                       int64_t *kat, int *got) {
+static int leaf_search(Btree *bt, PgPage *pg, int lo, int hi, int64_t rowid, int *at, int64_t *kat,
+                       int *got) {
   MemPage *m = page_mem(pg);
   const uint8_t *d = pager_data(pg);
   const uint8_t *ptr = d + m->hdr + m->hdrlen;

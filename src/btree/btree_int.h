@@ -222,7 +222,7 @@ int page_cell_parse(Btree *, PgPage *, int i, CellInfo *);
  * read is below the usable size. Returns 0 when the cell is another case,
  * which cell_parse's general path then parses (and judges). */
 BT_HOT int leaf_cell_quick(const Btree *bt, const uint8_t *data, uint32_t off, int intkey,
-                                  CellInfo *ci) {
+                           CellInfo *ci) {
   const uint32_t u = bt->usable;
   if (off >= u) return 0;
   const uint8_t *p = data + off;
@@ -269,7 +269,8 @@ BT_HOT int leaf_cell_quick(const Btree *bt, const uint8_t *data, uint32_t off, i
 /* page_cell_parse, also giving the cell's address on the page (*cell; set
  * even when the cell then fails to parse, and then meaningless); a page whose
  * header is not parsed or an i out of range is corrupt (*cell untouched). */
-static inline int page_cell_parse_at(Btree *bt, PgPage *pg, int i, CellInfo *ci, const uint8_t **cell) {
+static inline int page_cell_parse_at(Btree *bt, PgPage *pg, int i, CellInfo *ci,
+                                     const uint8_t **cell) {
   MemPage *m = page_mem(pg);
   if (!m->init || i < 0 || i >= m->ncell) {
     return BT_CORRUPT(bt, pager_pgno(pg), "page reused while in use");

@@ -34,7 +34,9 @@ uint32_t ptrmap_pageno(Btree *bt, uint32_t pgno) {
   return p;
 }
 
-int ptrmap_is_page(Btree *bt, uint32_t pgno) { return pgno >= 2 && ptrmap_pageno(bt, pgno) == pgno; }
+int ptrmap_is_page(Btree *bt, uint32_t pgno) {
+  return pgno >= 2 && ptrmap_pageno(bt, pgno) == pgno;
+}
 
 int ptrmap_put(Btree *bt, uint32_t key, int type, uint32_t parent) {
   if (!bt->autovac) return SHALE_OK;
@@ -236,8 +238,7 @@ static int vacuum_step(Btree *bt, uint32_t fin, uint32_t last, int commit) {
   uint32_t got;
   for (;;) {
     uint32_t dbsize = pager_db_size(bt->pager);
-    rc = btree_alloc_page_mode(bt, commit ? 0 : fin, commit ? BTALLOC_ANY : BTALLOC_LE, &dst,
-                               &got);
+    rc = btree_alloc_page_mode(bt, commit ? 0 : fin, commit ? BTALLOC_ANY : BTALLOC_LE, &dst, &got);
     if (rc) return rc;
     if (got > dbsize) {
       pager_unref(dst);

@@ -20,12 +20,13 @@
  *     label, so it can be moved to the epilogue as raw ops.
  */
 #include "compile.h"
-#include "dml_int.h"
-#include "../os/os.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "../os/os.h"
+#include "dml_int.h"
 
 /* ---- errors and memory ---- */
 
@@ -139,9 +140,12 @@ static void *find_in(Parse *p, int i, int kind, const char *name) {
     case PARSE_OBJ_TABLE:
       if (i == 1 && is_temp_master(name)) return s->schema_table;
       return schema_find_table(s, name);
-    case PARSE_OBJ_INDEX: return schema_find_index(s, name);
-    case PARSE_OBJ_VIEW: return schema_find_view(s, name);
-    default: return schema_find_trigger(s, name);
+    case PARSE_OBJ_INDEX:
+      return schema_find_index(s, name);
+    case PARSE_OBJ_VIEW:
+      return schema_find_view(s, name);
+    default:
+      return schema_find_trigger(s, name);
   }
 }
 
@@ -184,8 +188,8 @@ static int pragma_prepare_checks(Parse *p, const PragmaReq *q) {
     /* as SQLite: only while the database is empty (later the value is
      * ignored, whatever it is) */
     if (p->schema && p->schema->cookie != 0) return 0;
-    static const char *const encs[] = {"UTF8", "UTF-8", "UTF-16le", "UTF-16be", "UTF16le",
-                                       "UTF16be", "UTF-16", "UTF16"};
+    static const char *const encs[] = {"UTF8",    "UTF-8",   "UTF-16le", "UTF-16be",
+                                       "UTF16le", "UTF16be", "UTF-16",   "UTF16"};
     for (size_t i = 0; i < sizeof encs / sizeof encs[0]; i++)
       if (!util_stricmp(q->value, encs[i])) return 0;
     parse_error(p, "unsupported encoding: %s", q->value);
@@ -204,7 +208,6 @@ static int pragma_prepare_checks(Parse *p, const PragmaReq *q) {
   const Table *t = parse_find_object(p, PARSE_OBJ_TABLE, q->schema, q->value, &idb);
   return parse_vtab_missing(p, t);
 }
-
 
 int parse_other_db(const Parse *p, const char *zdb) {
   if (!zdb) return 0;
@@ -339,8 +342,8 @@ void parse_open_index(Parse *p, int cur, const Index *idx, int write) {
   if (!ki) return;
   int idb = parse_table_db(p, idx->table);
   parse_need_db(p, idb, write);
-  vm_builder_add_p4(&p->b, write ? OP_OpenWrite : OP_OpenRead, cur, (int)idx->root, idb,
-                    P4_KEYINFO, ki);
+  vm_builder_add_p4(&p->b, write ? OP_OpenWrite : OP_OpenRead, cur, (int)idx->root, idb, P4_KEYINFO,
+                    ki);
 }
 
 void parse_open_table(Parse *p, int cur, const Table *tab, int write) {
@@ -438,7 +441,8 @@ static const char *drop_table_of(Parse *p, const SqlDrop *d) {
 static int auth_stmt(Parse *p, const SqlStmt *s) {
   if (!p->env || !p->env->auth) return AUTH_OK;
   switch (s->kind) {
-    case SQL_STMT_SELECT: return parse_auth(p, AUTH_SELECT, NULL, NULL, NULL);
+    case SQL_STMT_SELECT:
+      return parse_auth(p, AUTH_SELECT, NULL, NULL, NULL);
     case SQL_STMT_ATTACH: {
       const SqlExpr *f = s->u.attach.file;
       return parse_auth(p, AUTH_ATTACH, f->op == SQL_E_STRING ? f->z : NULL, NULL, NULL);
@@ -462,8 +466,8 @@ static int auth_stmt(Parse *p, const SqlStmt *s) {
     }
     case SQL_STMT_CREATE_TABLE: {
       const SqlCreateTable *c = &s->u.create_table;
-      return parse_auth(p, c->temp ? AUTH_CREATE_TEMP_TABLE : AUTH_CREATE_TABLE, c->name.name,
-                        NULL, c->temp ? "temp" : "main");
+      return parse_auth(p, c->temp ? AUTH_CREATE_TEMP_TABLE : AUTH_CREATE_TABLE, c->name.name, NULL,
+                        c->temp ? "temp" : "main");
     }
     case SQL_STMT_CREATE_INDEX: {
       const SqlCreateIndex *c = &s->u.create_index;
@@ -476,8 +480,8 @@ static int auth_stmt(Parse *p, const SqlStmt *s) {
     }
     case SQL_STMT_CREATE_TRIGGER: {
       const SqlCreateTrigger *c = &s->u.create_trigger;
-      return parse_auth(p, c->temp ? AUTH_CREATE_TEMP_TRIGGER : AUTH_CREATE_TRIGGER,
-                        c->name.name, c->table, c->temp ? "temp" : "main");
+      return parse_auth(p, c->temp ? AUTH_CREATE_TEMP_TRIGGER : AUTH_CREATE_TRIGGER, c->name.name,
+                        c->table, c->temp ? "temp" : "main");
     }
     case SQL_STMT_DROP: {
       const SqlDrop *d = &s->u.drop;
@@ -502,8 +506,10 @@ static int auth_stmt(Parse *p, const SqlStmt *s) {
     }
     case SQL_STMT_ALTER:
       return parse_auth(p, AUTH_ALTER_TABLE, "main", s->u.alter.table.name, NULL);
-    case SQL_STMT_BEGIN: return parse_auth(p, AUTH_TRANSACTION, "BEGIN", NULL, NULL);
-    case SQL_STMT_COMMIT: return parse_auth(p, AUTH_TRANSACTION, "COMMIT", NULL, NULL);
+    case SQL_STMT_BEGIN:
+      return parse_auth(p, AUTH_TRANSACTION, "BEGIN", NULL, NULL);
+    case SQL_STMT_COMMIT:
+      return parse_auth(p, AUTH_TRANSACTION, "COMMIT", NULL, NULL);
     case SQL_STMT_ROLLBACK:
       if (s->u.rollback.savepoint)
         return parse_auth(p, AUTH_SAVEPOINT, "ROLLBACK", s->u.rollback.savepoint, NULL);
@@ -541,7 +547,8 @@ static int auth_stmt(Parse *p, const SqlStmt *s) {
       }
       return AUTH_OK;
     }
-    default: return AUTH_OK;
+    default:
+      return AUTH_OK;
   }
 }
 
@@ -601,7 +608,8 @@ static int create_db(Parse *p, const SqlQualName *q, int temp, int dflt) {
  * reports "no such ..."). */
 static int object_db(Parse *p, const char *zdb, const char *name, int k1, int k2) {
   int idb = -1;
-  if (!parse_find_object(p, k1, zdb, name, &idb) && k2 >= 0) parse_find_object(p, k2, zdb, name, &idb);
+  if (!parse_find_object(p, k1, zdb, name, &idb) && k2 >= 0)
+    parse_find_object(p, k2, zdb, name, &idb);
   if (idb < 0 && zdb) idb = parse_find_db(p, zdb);
   return idb;
 }
@@ -698,7 +706,9 @@ static int stmt_target(Parse *p, const SqlStmt *s) {
               : d->object == TK_VIEW  ? PARSE_OBJ_VIEW
                                       : PARSE_OBJ_TRIGGER;
       idb = object_db(p, d->name.schema, d->name.name, k,
-                      k == PARSE_OBJ_TABLE ? PARSE_OBJ_VIEW : k == PARSE_OBJ_VIEW ? PARSE_OBJ_TABLE : -1);
+                      k == PARSE_OBJ_TABLE  ? PARSE_OBJ_VIEW
+                      : k == PARSE_OBJ_VIEW ? PARSE_OBJ_TABLE
+                                            : -1);
       break;
     }
     case SQL_STMT_ALTER:
@@ -1054,7 +1064,8 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
   out->uses_vtab = p.uses_vtab;
   out->db_rmask = p.rmask | p.wmask;
   out->db_wmask = p.wmask;
-  if (s->kind == SQL_STMT_BEGIN && (s->u.begin.mode == TK_IMMEDIATE || s->u.begin.mode == TK_EXCLUSIVE))
+  if (s->kind == SQL_STMT_BEGIN &&
+      (s->u.begin.mode == TK_IMMEDIATE || s->u.begin.mode == TK_EXCLUSIVE))
     out->db_rmask |= (parse_ndb(&p) >= 32 ? ~0u : (1u << parse_ndb(&p)) - 1) & ~2u;
   out->stmt_journal = 1;
   if (s->kind == SQL_STMT_INSERT || s->kind == SQL_STMT_UPDATE || s->kind == SQL_STMT_DELETE) {

@@ -54,10 +54,10 @@
 #define SHALE_SQL_COMPILE_H
 
 #include "../func/func.h"
-#include "../schema/schema.h"
-#include "../vm/vm.h"
 #include "../parse/ast.h"
 #include "../parse/parse.h"
+#include "../schema/schema.h"
+#include "../vm/vm.h"
 
 /* ======================= public part (API layer) ======================= */
 
@@ -88,16 +88,16 @@ typedef struct CompileEnv {
   int (*auth)(void *ctx, int action, const char *a, const char *b, const char *db,
               const char *trigger);
   void *auth_ctx;
-  int max_trigger_depth;     /* SQLITE_LIMIT_TRIGGER_DEPTH (0: default) */
+  int max_trigger_depth; /* SQLITE_LIMIT_TRIGGER_DEPTH (0: default) */
   uint8_t recursive_triggers;
-  uint8_t foreign_keys;      /* PRAGMA foreign_keys */
+  uint8_t foreign_keys;       /* PRAGMA foreign_keys */
   uint8_t defer_foreign_keys; /* PRAGMA defer_foreign_keys (RESTRICT acts as NO ACTION, no
                                  immediate FK halts: compile_fk.c) */
-  uint8_t in_txn;            /* an explicit transaction is open (BEGIN ran) */
-  uint8_t reverse_unordered; /* PRAGMA reverse_unordered_selects */
-  uint8_t no_auto_index;     /* PRAGMA automatic_index=OFF */
-  uint8_t ignore_checks;     /* PRAGMA ignore_check_constraints: CHECKs not coded */
-  uint8_t writable_schema;   /* PRAGMA writable_schema: sqlite_schema takes DML */
+  uint8_t in_txn;             /* an explicit transaction is open (BEGIN ran) */
+  uint8_t reverse_unordered;  /* PRAGMA reverse_unordered_selects */
+  uint8_t no_auto_index;      /* PRAGMA automatic_index=OFF */
+  uint8_t ignore_checks;      /* PRAGMA ignore_check_constraints: CHECKs not coded */
+  uint8_t writable_schema;    /* PRAGMA writable_schema: sqlite_schema takes DML */
   /* sqlite3_db_config switches, inverted so that 0 is SQLite's default (on):
    * no_triggers   ENABLE_TRIGGER off: only TEMP triggers fire;
    * no_views      ENABLE_VIEW off: views outside TEMP are refused;
@@ -122,13 +122,32 @@ typedef struct CompileEnv {
 
 /* Authorizer actions and answers (SQLite's SQLITE_* numbers). */
 enum {
-  AUTH_CREATE_INDEX = 1, AUTH_CREATE_TABLE = 2, AUTH_CREATE_TEMP_TABLE = 4,
-  AUTH_CREATE_TEMP_VIEW = 6, AUTH_CREATE_TEMP_TRIGGER = 5, AUTH_CREATE_TRIGGER = 7,
-  AUTH_CREATE_VIEW = 8, AUTH_DELETE = 9, AUTH_DROP_INDEX = 10, AUTH_DROP_TABLE = 11,
-  AUTH_DROP_TRIGGER = 16, AUTH_DROP_VIEW = 17, AUTH_INSERT = 18, AUTH_PRAGMA = 19,
-  AUTH_READ = 20, AUTH_SELECT = 21, AUTH_TRANSACTION = 22, AUTH_UPDATE = 23,
-  AUTH_ATTACH = 24, AUTH_DETACH = 25, AUTH_ALTER_TABLE = 26, AUTH_REINDEX = 27,
-  AUTH_ANALYZE = 28, AUTH_FUNCTION = 31, AUTH_SAVEPOINT = 32, AUTH_RECURSIVE = 33
+  AUTH_CREATE_INDEX = 1,
+  AUTH_CREATE_TABLE = 2,
+  AUTH_CREATE_TEMP_TABLE = 4,
+  AUTH_CREATE_TEMP_VIEW = 6,
+  AUTH_CREATE_TEMP_TRIGGER = 5,
+  AUTH_CREATE_TRIGGER = 7,
+  AUTH_CREATE_VIEW = 8,
+  AUTH_DELETE = 9,
+  AUTH_DROP_INDEX = 10,
+  AUTH_DROP_TABLE = 11,
+  AUTH_DROP_TRIGGER = 16,
+  AUTH_DROP_VIEW = 17,
+  AUTH_INSERT = 18,
+  AUTH_PRAGMA = 19,
+  AUTH_READ = 20,
+  AUTH_SELECT = 21,
+  AUTH_TRANSACTION = 22,
+  AUTH_UPDATE = 23,
+  AUTH_ATTACH = 24,
+  AUTH_DETACH = 25,
+  AUTH_ALTER_TABLE = 26,
+  AUTH_REINDEX = 27,
+  AUTH_ANALYZE = 28,
+  AUTH_FUNCTION = 31,
+  AUTH_SAVEPOINT = 32,
+  AUTH_RECURSIVE = 33
 };
 #define AUTH_OK 0
 #define AUTH_DENY 1
@@ -161,26 +180,26 @@ typedef struct PragmaReq {
 
 /* CompiledStmt.kind beyond SqlStmtKind: what the API does with it. */
 typedef struct CompiledStmt {
-  VmProgram *prog;     /* the program (NULL for an empty statement or PRAGMA) */
-  int kind;            /* SqlStmtKind of the statement; -1 for an empty one */
-  int explain;         /* 0, 1 EXPLAIN (the API lists prog), 2 EXPLAIN QUERY PLAN */
-  int ncol;            /* result columns (0 for statements without rows) */
-  ResultCol *cols;     /* ncol entries */
-  int nvar;            /* parameters (largest number) */
+  VmProgram *prog;        /* the program (NULL for an empty statement or PRAGMA) */
+  int kind;               /* SqlStmtKind of the statement; -1 for an empty one */
+  int explain;            /* 0, 1 EXPLAIN (the API lists prog), 2 EXPLAIN QUERY PLAN */
+  int ncol;               /* result columns (0 for statements without rows) */
+  ResultCol *cols;        /* ncol entries */
+  int nvar;               /* parameters (largest number) */
   const char **var_names; /* nvar entries, NULL for unnamed ones ("?"), else ":a" */
-  uint8_t readonly;    /* writes nothing (shale_stmt_readonly) */
-  uint8_t stmt_journal; /* inside a transaction, a failed run undoes what it wrote (SQLite's
-                           statement journal: always, except for an INSERT/UPDATE/DELETE that
-                           cannot write several rows or cannot abort midway) */
-  uint8_t is_txn_ctl;  /* BEGIN/COMMIT/ROLLBACK/SAVEPOINT/RELEASE */
-  uint8_t uses_vtab;   /* reads or writes a virtual table: never reused from a cache (SQLite
-                          prepares again, and modules see every xBestIndex) */
-  PragmaReq pragma;    /* kind == SQL_STMT_PRAGMA */
-  uint32_t db_rmask;   /* databases the program opens a transaction on (bit i = dbs[i]) */
-  uint32_t db_wmask;   /* ... a write transaction on */
-  int neqp;            /* EXPLAIN QUERY PLAN rows (explain == 2) */
+  uint8_t readonly;       /* writes nothing (shale_stmt_readonly) */
+  uint8_t stmt_journal;   /* inside a transaction, a failed run undoes what it wrote (SQLite's
+                             statement journal: always, except for an INSERT/UPDATE/DELETE that
+                             cannot write several rows or cannot abort midway) */
+  uint8_t is_txn_ctl;     /* BEGIN/COMMIT/ROLLBACK/SAVEPOINT/RELEASE */
+  uint8_t uses_vtab;      /* reads or writes a virtual table: never reused from a cache (SQLite
+                             prepares again, and modules see every xBestIndex) */
+  PragmaReq pragma;       /* kind == SQL_STMT_PRAGMA */
+  uint32_t db_rmask;      /* databases the program opens a transaction on (bit i = dbs[i]) */
+  uint32_t db_wmask;      /* ... a write transaction on */
+  int neqp;               /* EXPLAIN QUERY PLAN rows (explain == 2) */
   EqpRow *eqp;
-  UtilArena arena;     /* owns cols, var_names, pragma strings, eqp */
+  UtilArena arena; /* owns cols, var_names, pragma strings, eqp */
 } CompiledStmt;
 
 /* Compile the first statement of sql (nbytes < 0: to the NUL). On SHALE_OK
@@ -202,10 +221,11 @@ typedef struct AggInfo AggInfo;
 /* ---- FROM lists ---- */
 
 /* SrcItem.kind */
-#define SRC_TABLE 0    /* a base table read through cursor */
-#define SRC_SUBQUERY 1 /* subquery or view: rows materialized into ephemeral
-                          table `cursor` (columns 0..ncol-1, rowid order), or
-                          produced by a coroutine (co_reg != 0) */
+#define SRC_TABLE 0 /* a base table read through cursor */
+#define SRC_SUBQUERY                                       \
+  1 /* subquery or view: rows materialized into ephemeral  \
+       table `cursor` (columns 0..ncol-1, rowid order), or \
+       produced by a coroutine (co_reg != 0) */
 
 typedef struct SrcItem {
   const SqlSrcItem *ast; /* NULL for items made up by the code generator */
@@ -246,7 +266,7 @@ typedef struct SrcItem {
    * are looked up through the first one (src_nest_ref). */
   SqlSelect *nest;
   Table *nest_tab;
-  const char *nest_alias; /* its alias, or NULL */
+  const char *nest_alias;   /* its alias, or NULL */
   uint8_t cte_materialized; /* a CTE written AS MATERIALIZED (never a co-routine) */
   struct CteUse *cte_use;   /* a CTE: the record of its uses (compile_select.c) */
   int nest_n;
@@ -287,11 +307,11 @@ void src_code_refill(Parse *, SrcItem *);
 
 /* A pragma usable in FROM as pragma_NAME(...) (src/compile/pragma_tab.c). */
 typedef struct SqlPragmaTab {
-  const char *name;         /* without the "pragma_" prefix */
-  int ncol;                 /* result columns */
-  const char *const *cols;  /* their names; NULL: one column named after the pragma */
-  int hidden;               /* SQL_PRAGMA_ARG | SQL_PRAGMA_SCHEMA: hidden columns "arg",
-                               "schema" (in that order) after the result columns */
+  const char *name;        /* without the "pragma_" prefix */
+  int ncol;                /* result columns */
+  const char *const *cols; /* their names; NULL: one column named after the pragma */
+  int hidden;              /* SQL_PRAGMA_ARG | SQL_PRAGMA_SCHEMA: hidden columns "arg",
+                              "schema" (in that order) after the result columns */
 } SqlPragmaTab;
 #define SQL_PRAGMA_ARG 1
 #define SQL_PRAGMA_SCHEMA 2
@@ -318,18 +338,19 @@ int *sql_table_hash_order(const char *const *names, int n);
 #define NC_ORDER_BY 0x0400    /* resolving ORDER BY/GROUP BY: aliases first */
 #define NC_HAS_CORREL 0x0800  /* out: referred to an outer query */
 #define NC_IN_ON 0x1000       /* resolving an ON clause */
-#define NC_FROM_SCHEMA 0x2000 /* an expression of the schema (DEFAULT, CHECK, generated
-                                 column, index) compiled for a row: a missing
-                                 function is "unknown function: f()" */
+#define NC_FROM_SCHEMA                                             \
+  0x2000 /* an expression of the schema (DEFAULT, CHECK, generated \
+            column, index) compiled for a row: a missing           \
+            function is "unknown function: f()" */
 
 /* One level of name lookup. Lookups try src, then (for unqualified names in
  * ORDER BY/GROUP BY/HAVING/WHERE) the result aliases, then outer. */
 struct NameCtx {
-  SrcList *src;              /* FROM items visible at this level (may be NULL) */
-  SqlExprList *result;       /* result columns, for alias references */
-  NameCtx *outer;            /* enclosing query */
-  int flags;                 /* NC_* */
-  AggInfo *agg;              /* the query's aggregate info, or NULL */
+  SrcList *src;        /* FROM items visible at this level (may be NULL) */
+  SqlExprList *result; /* result columns, for alias references */
+  NameCtx *outer;      /* enclosing query */
+  int flags;           /* NC_* */
+  AggInfo *agg;        /* the query's aggregate info, or NULL */
   /* Trigger bodies: NEW/OLD refer to trig_tab; trig_mask bit 0 OLD, bit 1 NEW
    * available. Resolution turns NEW.x / OLD.x into SQL_E_TRIGREF. In an
    * INSTEAD OF / UPDATE / INSERT trigger body or WHEN clause only. */
@@ -338,7 +359,7 @@ struct NameCtx {
   /* UPSERT/CHECK/generated columns: bare column names resolve against
    * self_tab as SQL_E_COLREF with cursor self_cursor (CHECK and generated
    * columns are evaluated with the row in registers: see code_column). */
-  const char *err_ctx;       /* "CHECK constraints", "index expressions", ... */
+  const char *err_ctx; /* "CHECK constraints", "index expressions", ... */
 };
 
 /* Resolve e in place within nc: column names -> SQL_E_COLREF (with
@@ -360,15 +381,15 @@ int resolve_terms_limit(Parse *, int n, const char *what);
 /* ---- aggregates (compile_select.c) ---- */
 
 typedef struct AggFunc {
-  SqlExpr *expr;       /* the SQL_E_FUNC call */
+  SqlExpr *expr; /* the SQL_E_FUNC call */
   const FuncDef *func;
   int acc_reg;         /* accumulator register */
   int distinct_cursor; /* ephemeral index for f(DISTINCT x), or -1 */
 } AggFunc;
 
 typedef struct AggCol {
-  SqlExpr *expr;       /* a SQL_E_COLREF read inside an aggregate query */
-  int reg;             /* register holding its value for the current group */
+  SqlExpr *expr; /* a SQL_E_COLREF read inside an aggregate query */
+  int reg;       /* register holding its value for the current group */
 } AggCol;
 
 struct AggInfo {
@@ -377,26 +398,30 @@ struct AggInfo {
   int ncol, capcol;
   AggCol *cols;
   SqlExprList *group_by;
-  int first_reg;       /* first of the registers above (contiguous) */
+  int first_reg; /* first of the registers above (contiguous) */
 };
 
 /* ---- SELECT (compile_select.c) ---- */
 
 /* SelectDest.kind */
-#define SD_OUTPUT 1    /* ResultRow each row */
-#define SD_SET 2       /* IN (SELECT ...): MakeRecord with aff, IdxInsert into
-                          ephemeral index `cursor` (opened by the caller) */
-#define SD_MEM 3       /* scalar subquery: first row into reg..reg+nreg-1
-                          (NULL when no row); LIMIT 1 implied */
-#define SD_EXISTS 4    /* EXISTS: reg = 1 on the first row */
-#define SD_TABLE 5     /* rows into ephemeral table `cursor` with NewRowid
+#define SD_OUTPUT 1 /* ResultRow each row */
+#define SD_SET                                              \
+  2 /* IN (SELECT ...): MakeRecord with aff, IdxInsert into \
+       ephemeral index `cursor` (opened by the caller) */
+#define SD_MEM                                                         \
+  3                 /* scalar subquery: first row into reg..reg+nreg-1 \
+                       (NULL when no row); LIMIT 1 implied */
+#define SD_EXISTS 4 /* EXISTS: reg = 1 on the first row */
+#define SD_TABLE                                                           \
+  5                    /* rows into ephemeral table `cursor` with NewRowid \
                           (FROM subqueries, views, INSERT ... SELECT staging) */
 #define SD_COROUTINE 6 /* Yield reg each row, values in out..out+nreg-1 */
 #define SD_DISCARD 7   /* evaluate and drop */
 #define SD_UNION 8     /* record into ephemeral index `cursor` (UNION/DISTINCT) */
 #define SD_EXCEPT 9    /* delete the record from ephemeral index `cursor` */
-#define SD_REGS 10     /* each row into out..out+nreg-1, then Gosub reg (INSERT
-                          ... SELECT row by row) */
+#define SD_REGS                                               \
+  10 /* each row into out..out+nreg-1, then Gosub reg (INSERT \
+        ... SELECT row by row) */
 
 typedef struct SelectDest {
   int kind;        /* SD_* */
@@ -440,11 +465,12 @@ typedef struct WhereInfo WhereInfo;
 /* where_begin flags */
 #define WHERE_ORDERBY_MIN 0x0001 /* min() optimization: first row only */
 #define WHERE_ORDERBY_MAX 0x0002
-#define WHERE_ONEPASS 0x0004     /* DML: the caller changes rows as it goes: item 0's table
-                                    cursor is opened for writing, no covering index */
-#define WHERE_DISTINCT 0x0008    /* the caller wants distinct rows (hint) */
-#define WHERE_GROUPBY 0x0010     /* order_by is a GROUP BY list */
-#define WHERE_NO_REORDER 0x0020  /* keep the FROM order (CROSS JOIN rules hold anyway) */
+#define WHERE_ONEPASS                                                                      \
+  0x0004                        /* DML: the caller changes rows as it goes: item 0's table \
+                                   cursor is opened for writing, no covering index */
+#define WHERE_DISTINCT 0x0008   /* the caller wants distinct rows (hint) */
+#define WHERE_GROUPBY 0x0010    /* order_by is a GROUP BY list */
+#define WHERE_NO_REORDER 0x0020 /* keep the FROM order (CROSS JOIN rules hold anyway) */
 
 /* Open nested loops over src (in the order the planner chooses) that visit
  * every combination satisfying where (may be NULL) and the ON clauses,
@@ -578,8 +604,8 @@ int ddl_analyze(Parse *, const SqlStmt *);
 struct Parse {
   const CompileEnv *env;
   Schema *schema;
-  const char *sql;      /* the whole text given to sql_compile */
-  uint8_t uses_vtab;    /* CompiledStmt.uses_vtab */
+  const char *sql;   /* the whole text given to sql_compile */
+  uint8_t uses_vtab; /* CompiledStmt.uses_vtab */
   /* a SELECT whose LIMIT (and OFFSET) a virtual table may see as
    * constraints (compile_select.c sets it, compile_vtab.c reads it): its one
    * FROM item, the values (literal or register), the offset counter */
@@ -587,11 +613,11 @@ struct Parse {
   SqlExpr *vl_limit, *vl_offset;
   int vl_offset_reg;
   SqlExprList *vl_order;
-  UtilArena arena;      /* invariant 1 */
-  VmBuilder b;          /* the program being built */
-  SqlStmt *stmt;        /* the top statement */
-  int rc;               /* invariant 2 */
-  char *errmsg;         /* shale_malloc'ed */
+  UtilArena arena; /* invariant 1 */
+  VmBuilder b;     /* the program being built */
+  SqlStmt *stmt;   /* the top statement */
+  int rc;          /* invariant 2 */
+  char *errmsg;    /* shale_malloc'ed */
   /* transaction needs (invariant 4) */
   uint8_t need_read, need_write;
   uint8_t schema_changed; /* DDL: the API reloads the schema after running */
@@ -612,7 +638,7 @@ struct Parse {
     int tab_cur, idx_cur;
     const Index *idx;
     int reg; /* nonzero: a co-routine's item; column i is in r[reg + i] */
-  } *covers;
+  } * covers;
   int ncover, capcover;
   /* result columns of the top statement (select_result_names) */
   int ncol;
@@ -620,8 +646,8 @@ struct Parse {
   /* EXPLAIN QUERY PLAN rows */
   EqpRow *eqp;
   int neqp, capeqp;
-  int eqp_parent;         /* id new rows hang under (where/select set it) */
-  EqpRow *eqp_trig;       /* TRIGGER_EQP: the trigger programs' rows, after ours */
+  int eqp_parent;   /* id new rows hang under (where/select set it) */
+  EqpRow *eqp_trig; /* TRIGGER_EQP: the trigger programs' rows, after ours */
   int neqp_trig, capeqp_trig;
   int eqp_next_id;
   /* parse_table_db's last answer (the schemas do not change while a
@@ -629,7 +655,7 @@ struct Parse {
   const Table *tdb_tab;
   int tdb_db;
   /* trigger compilation: program-wide data */
-  const Table *trig_tab;  /* table of the trigger being compiled */
+  const Table *trig_tab; /* table of the trigger being compiled */
   int trig_depth;
   /* select part (compile_select.c, resolve.c): per-SELECT resolution data */
   struct SelectState *select_state;

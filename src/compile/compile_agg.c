@@ -31,7 +31,7 @@ typedef struct AggWork {
   int minmax;      /* the min/max rule applies (some min()/max() call) */
   int *rule_call;  /* per func: 1 for a min()/max() call of the rule (AggHit) */
   int hit_reg;     /* 1: the last min/max call run did not take this row */
-  int loaded_reg; /* 1 once the bare columns hold the group's first row */
+  int loaded_reg;  /* 1 once the bare columns hold the group's first row */
   SqlExpr **nodes; /* nodes replaced by agg_replace, for agg_restore */
   int nnodes;
   int in_base, nin;
@@ -86,8 +86,7 @@ static int collect_funcs_list(Parse *p, AggInfo *ai, SqlExprList *l, int level) 
  * (resolve.c stored the owner's distance in depth). */
 static int collect_funcs_at(Parse *p, AggInfo *ai, SqlExpr *e, int level) {
   if (!e) return 0;
-  if (e->op == SQL_E_FUNC && e->agg == 1)
-    return e->depth == level ? agg_add_func(p, ai, e) : 0;
+  if (e->op == SQL_E_FUNC && e->agg == 1) return e->depth == level ? agg_add_func(p, ai, e) : 0;
   if (e->op == SQL_E_REG) return 0;
   if (e->op == SQL_E_FUNC && e->agg == 2 && e->over &&
       (collect_funcs_at(p, ai, e->filter, level) ||
@@ -412,7 +411,8 @@ void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc)
     r += e->list ? e->list->n : 0;
     if (e->filter) aw.filter_reg[i] = r++;
   }
-  for (int i = 0; i < ai->ncol; i++) aw.col_in[i] = aw.col_dup[i] < 0 ? r++ : aw.col_in[aw.col_dup[i]];
+  for (int i = 0; i < ai->ncol; i++)
+    aw.col_in[i] = aw.col_dup[i] < 0 ? r++ : aw.col_in[aw.col_dup[i]];
   aw.in_base = kbase + nk;
   aw.nin = nin;
   ai->first_reg = emit_regs(p, ai->nfunc + ai->ncol + 1);
@@ -422,7 +422,8 @@ void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc)
     if (f->expr->flags & SQL_EF_DISTINCT) f->distinct_cursor = emit_cursor(p);
   }
   for (int i = 0; i < ai->ncol; i++)
-    ai->cols[i].reg = aw.col_dup[i] < 0 ? ai->first_reg + ai->nfunc + i : ai->cols[aw.col_dup[i]].reg;
+    ai->cols[i].reg =
+        aw.col_dup[i] < 0 ? ai->first_reg + ai->nfunc + i : ai->cols[aw.col_dup[i]].reg;
   aw.rule_call = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
   if (!aw.rule_call) return;
   /* (the rule only picks the row the bare columns are read from) */
@@ -435,7 +436,8 @@ void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc)
   }
   if (aw.minmax) aw.hit_reg = emit_regs(p, 1);
   aw.loaded_reg = emit_regs(p, 1);
-  if (ai->ncol) emit(p, OP_Null, 0, ai->first_reg + ai->nfunc, ai->first_reg + ai->nfunc + ai->ncol - 1);
+  if (ai->ncol)
+    emit(p, OP_Null, 0, ai->first_reg + ai->nfunc, ai->first_reg + ai->nfunc + ai->ncol - 1);
   agg_reset(p, &aw);
 
   Loop loop;
@@ -464,8 +466,8 @@ void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc)
   KeyInfo *ki = parse_keyinfo(p, nk, coll, NULL);
   int hcur = hash_group_ok(ai, wc, coll, nk) ? emit_cursor(p) : -1;
   if (hcur >= 0)
-    vm_builder_add_p4(&p->b, OP_HashAggOpen, hcur, aw.loaded_reg - ai->first_reg + 1,
-                      ai->first_reg, P4_KEYINFO, ki);
+    vm_builder_add_p4(&p->b, OP_HashAggOpen, hcur, aw.loaded_reg - ai->first_reg + 1, ai->first_reg,
+                      P4_KEYINFO, ki);
   /* the sorter also compares the sequence number: groups keep the rows in
    * the order they came (first row, min/max ties, group_concat order) */
   const Collation **coll2 = parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1));
@@ -506,9 +508,8 @@ void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc)
   int ret = emit_regs(p, 1);
   int rec2 = emit_regs(p, 1);
   int pseudo = emit_cursor(p);
-  int l_end = emit_label(p), l_top = emit_label(p), l_new = emit_label(p),
-      l_same = emit_label(p), l_first = emit_label(p), l_out = emit_label(p),
-      l_fin = emit_label(p), l_rest = emit_label(p);
+  int l_end = emit_label(p), l_top = emit_label(p), l_new = emit_label(p), l_same = emit_label(p),
+      l_first = emit_label(p), l_out = emit_label(p), l_fin = emit_label(p), l_rest = emit_label(p);
   emit(p, OP_OpenPseudo, pseudo, rec2, nk + 1 + nin);
   emit(p, OP_Null, 0, prev, prev + nk - 1);
   emit(p, OP_Integer, 0, has_group, 0);
@@ -552,4 +553,3 @@ void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc)
   }
   agg_restore(&aw);
 }
-

@@ -80,8 +80,7 @@ static int index_order(Parse *p, const Table *tab, const Index ***out) {
   int k = 0;
   for (const Index *x = tab->indexes; x; x = x->next) {
     int pos = 0;
-    if (x->on_conflict == SCHEMA_OE_REPLACE && k > 0 &&
-        a[0]->on_conflict != SCHEMA_OE_REPLACE) {
+    if (x->on_conflict == SCHEMA_OE_REPLACE && k > 0 && a[0]->on_conflict != SCHEMA_OE_REPLACE) {
       pos = 1;
       while (pos < k && a[pos]->on_conflict != SCHEMA_OE_REPLACE) pos++;
     }
@@ -111,8 +110,8 @@ static void analyze_index(Parse *p, const Table *tab, const Index *idx, int scur
   if (!ki || parse_failed(p)) return;
   int icur = emit_cursor(p);
   int nrow = emit_regs(p, 1);
-  int d = emit_regs(p, nkey);      /* distinct prefixes of 1..nkey columns */
-  int prev = emit_regs(p, nkey);   /* the previous entry's key */
+  int d = emit_regs(p, nkey);    /* distinct prefixes of 1..nkey columns */
+  int prev = emit_regs(p, nkey); /* the previous entry's key */
   int tmp = emit_regs(p, 1);
   parse_open_index(p, icur, idx, 0);
   emit(p, OP_Integer, 0, nrow, 0);

@@ -62,7 +62,6 @@ static void check_types(Writer *w, int cols) {
   }
 }
 
-
 /* A STRICT table with generated columns has its (other) columns' types
  * checked before everything else: SQLite checks them where it would apply
  * their affinity before computing the generated columns. */
@@ -125,7 +124,7 @@ void dml_check_row(Writer *w, int rowid, int cols, int ignore) {
     Check *ck = &tab->checks[k];
     if (!check_reads_changed(w, ck->expr)) continue;
     SqlExpr *e = dml_row_expr(p, tab, ck->expr, rowid, cols, NC_IS_CHECK | NC_NO_SUBQUERY,
-                          "CHECK constraints");
+                              "CHECK constraints");
     if (!e) return;
     int oe = dml_pick_oe(w->stmt_oe, 0);
     if (oe == SQL_OE_REPLACE) oe = SQL_OE_ABORT;
@@ -135,7 +134,9 @@ void dml_check_row(Writer *w, int rowid, int cols, int ignore) {
       emit(p, OP_Goto, 0, ignore, 0);
     } else {
       snprintf(buf, sizeof buf, "CHECK constraint failed: %s",
-               ck->name ? ck->name : ck->sql ? ck->sql : "");
+               ck->name  ? ck->name
+               : ck->sql ? ck->sql
+                         : "");
       dml_halt_msg(p, SHALE_CONSTRAINT_CHECK, oe, buf);
     }
     emit_resolve(p, ok);
@@ -177,8 +178,9 @@ static void recheck_replaced(Writer *w, int rowid, int old, int rowid_chk) {
     }
     const char *msg = unique_msg(p, x);
     if (!msg) return;
-    dml_halt_msg(p, x->origin == INDEX_ORIGIN_PK ? SHALE_CONSTRAINT_PRIMARYKEY : SHALE_CONSTRAINT_UNIQUE,
-             SQL_OE_ABORT, msg);
+    dml_halt_msg(
+        p, x->origin == INDEX_ORIGIN_PK ? SHALE_CONSTRAINT_PRIMARYKEY : SHALE_CONSTRAINT_UNIQUE,
+        SQL_OE_ABORT, msg);
     emit_resolve(p, ok);
   }
   emit_resolve(p, done);
@@ -226,8 +228,10 @@ void dml_check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, in
    * (SQLite 3.40 raises them after the delete, which there only removes
    * index entries; the rows seen are the same). */
   int types_first = do_rowid && ipk_oe == SQL_OE_REPLACE && dml_up_clause(w, -1) < 0;
-  if (types_early(tab)) types_first = 1; /* done by dml_check_row */
-  else if (types_first && tab->ncheck == 0) check_types(w, cols);
+  if (types_early(tab))
+    types_first = 1; /* done by dml_check_row */
+  else if (types_first && tab->ncheck == 0)
+    check_types(w, cols);
   for (int i = 0; i <= w->nidx && !parse_failed(p); i++) {
     if (i == at) {
       int ok = emit_label(p);
@@ -333,9 +337,9 @@ void dml_check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, in
       } else {
         const char *msg = unique_msg(p, x);
         if (!msg) return;
-        dml_halt_msg(p, x->origin == INDEX_ORIGIN_PK ? SHALE_CONSTRAINT_PRIMARYKEY
-                                                 : SHALE_CONSTRAINT_UNIQUE,
-                 oe, msg);
+        dml_halt_msg(
+            p, x->origin == INDEX_ORIGIN_PK ? SHALE_CONSTRAINT_PRIMARYKEY : SHALE_CONSTRAINT_UNIQUE,
+            oe, msg);
       }
       emit_resolve(p, ok);
     }

@@ -317,11 +317,20 @@ static const char *ctas_sql(Parse *p, const char *name, const Table *t) {
     k += ident_put(z + k, t->cols[i].name);
     const char *ty = "";
     switch (t->cols[i].affinity) {
-      case AFF_TEXT: ty = " TEXT"; break;
-      case AFF_NUMERIC: ty = " NUM"; break;
-      case AFF_INTEGER: ty = " INT"; break;
-      case AFF_REAL: ty = " REAL"; break;
-      default: break;
+      case AFF_TEXT:
+        ty = " TEXT";
+        break;
+      case AFF_NUMERIC:
+        ty = " NUM";
+        break;
+      case AFF_INTEGER:
+        ty = " INT";
+        break;
+      case AFF_REAL:
+        ty = " REAL";
+        break;
+      default:
+        break;
     }
     memcpy(z + k, ty, strlen(ty));
     k += strlen(ty);
@@ -351,7 +360,8 @@ static int create_table_as(Parse *p, const SqlStmt *s) {
    * affinities (a compound's later arms may not have them) and appends it */
   char *aff = parse_alloc(p, (size_t)rt->ncol + 1);
   if (!aff) return 1;
-  for (int i = 0; i < rt->ncol; i++) aff[i] = rt->cols[i].affinity ? rt->cols[i].affinity : AFF_BLOB;
+  for (int i = 0; i < rt->ncol; i++)
+    aff[i] = rt->cols[i].affinity ? rt->cols[i].affinity : AFF_BLOB;
   int ret = emit_regs(p, 1), out = emit_regs(p, rt->ncol + 2);
   int body = emit_label(p), after = emit_label(p);
   emit(p, OP_Goto, 0, after, 0);
@@ -375,8 +385,8 @@ int ddl_create_table(Parse *p, const SqlStmt *s) {
   const SqlCreateTable *ct = &s->u.create_table;
   if (check_new_table_name(p, &ct->name, ct->temp, ct->if_not_exists)) return parse_failed(p);
   if (ct->as_select) return create_table_as(p, s);
-  const char *sql =
-      ddl_stored_sql(p, s, &ct->name, "TABLE", ct->options ? DDL_END_LOOKAHEAD : DDL_END_LAST_TOKEN);
+  const char *sql = ddl_stored_sql(p, s, &ct->name, "TABLE",
+                                   ct->options ? DDL_END_LOOKAHEAD : DDL_END_LAST_TOKEN);
   if (!sql) return 1;
   Schema *scratch = ddl_scratch_with(p, NULL);
   if (!scratch) return 1;

@@ -512,8 +512,7 @@ static void rename_stmt(Renamer *rn, SqlStmt *st) {
       break;
     case SQL_STMT_INSERT: {
       SqlInsert *in = &st->u.insert;
-      if (!util_stricmp(in->table.name, rn->old))
-        rename_qualified_at(rn, in->table.span.start);
+      if (!util_stricmp(in->table.name, rn->old)) rename_qualified_at(rn, in->table.span.start);
       walk_select(rn, in->select);
       for (SqlUpsert *u = in->upsert; u; u = u->next) {
         walk_list(rn, u->target);
@@ -643,9 +642,7 @@ static int check_view_in(Parse *p, Schema *sc, View *v, const char *after, char 
 
 /* "error in view v: ..." when view v does not resolve (in a Parse of its
  * own: errors there stay there). */
-static int check_view(Parse *p, View *v) {
-  return check_view_in(p, p->schema, v, "", NULL);
-}
+static int check_view(Parse *p, View *v) { return check_view_in(p, p->schema, v, "", NULL); }
 
 /* check_view against schema sc; the error is "error in view v<after>: ..."
  * and, when msg is not NULL, returned there (shale_malloc) instead of set. */
@@ -767,7 +764,8 @@ static int check_schema(Parse *p) {
 }
 
 static const char *colren_sql(Parse *p, const char *sql, const Table *t, const char *old,
-                              const char *plain, const char *quoted, int bquote, const char **first);
+                              const char *plain, const char *quoted, int bquote,
+                              const char **first);
 
 /* A rename that TEMP views and triggers follow: RENAME TO (col NULL: t's new
  * name nn, quoted) or RENAME COLUMN (t's column col to plain / quoted). */
@@ -796,11 +794,13 @@ static void rename_in_temp(Parse *p, const TempRen *r) {
     while ((o = schema_map_next(kind ? &tmp->triggers : &tmp->views, &pos)) != NULL && n < cap) {
       const char *sql = kind ? ((Trigger *)o)->sql : ((View *)o)->sql;
       const char *name = kind ? ((Trigger *)o)->name : ((View *)o)->name;
-      const char *x = r->col ? colren_sql(p, sql, r->t, r->col, r->plain, r->quoted, r->bquote, NULL)
-                             : renamed_sql(p, sql, old, r->quoted);
+      const char *x = r->col
+                          ? colren_sql(p, sql, r->t, r->col, r->plain, r->quoted, r->bquote, NULL)
+                          : renamed_sql(p, sql, old, r->quoted);
       if (parse_failed(p)) return;
       int on = kind && !r->col && !util_stricmp(((Trigger *)o)->table, old);
-      if (x || on) u[n++] = (SchemaUpd){kind ? "trigger" : "view", name, NULL, on ? r->nn : NULL, x};
+      if (x || on)
+        u[n++] = (SchemaUpd){kind ? "trigger" : "view", name, NULL, on ? r->nn : NULL, x};
     }
   }
   if (n == 0) return;
@@ -843,16 +843,16 @@ static int rename_table(Parse *p, const SqlStmt *s) {
   int cap = 16, n = 0;
   SchemaUpd *u = parse_alloc(p, sizeof *u * (size_t)cap);
   if (!u) return 1;
-#define ADD_UPD(...)                                                       \
-  do {                                                                     \
-    if (n == cap) {                                                        \
-      SchemaUpd *nu = parse_alloc(p, sizeof *nu * (size_t)(cap * 2));      \
-      if (!nu) return 1;                                                   \
-      memcpy(nu, u, sizeof *nu * (size_t)n);                               \
-      u = nu;                                                              \
-      cap *= 2;                                                            \
-    }                                                                      \
-    u[n++] = (SchemaUpd){__VA_ARGS__};                                     \
+#define ADD_UPD(...)                                                  \
+  do {                                                                \
+    if (n == cap) {                                                   \
+      SchemaUpd *nu = parse_alloc(p, sizeof *nu * (size_t)(cap * 2)); \
+      if (!nu) return 1;                                              \
+      memcpy(nu, u, sizeof *nu *(size_t)n);                           \
+      u = nu;                                                         \
+      cap *= 2;                                                       \
+    }                                                                 \
+    u[n++] = (SchemaUpd){__VA_ARGS__};                                \
   } while (0)
   /* the table itself */
   const char *tsql = renamed_sql(p, t->sql, t->name, quoted);
@@ -937,7 +937,6 @@ static int rename_table(Parse *p, const SqlStmt *s) {
   return parse_failed(p);
 }
 
-
 /* --------------------------------------------------------- RENAME COLUMN */
 
 /* A name scope: the FROM items of a query, an UPDATE/DELETE target, or the
@@ -951,15 +950,15 @@ typedef struct Frame {
 #define MAX_FRAMES 64
 
 typedef struct ColRen {
-  Renamer rn;         /* rn.old = the column's old name; rn.w the walker */
-  const Table *t;     /* the table whose column is renamed */
-  const char *plain;  /* the new name as is (used where neither name is quoted) */
-  int bquote;         /* the new name was written quoted */
-  int trig_on_t;      /* walking a trigger on t: NEW.x / OLD.x name t's columns */
-  int overflow;       /* scopes nested deeper than MAX_FRAMES (ignored) */
-  int detect;         /* DROP COLUMN's check: expressions only (SQLite's re-read does
-                       * not check column lists: INSERT, SET, UPDATE OF, keys) */
-  const char *first;  /* the first reference found, as SQLite names it in errors */
+  Renamer rn;        /* rn.old = the column's old name; rn.w the walker */
+  const Table *t;    /* the table whose column is renamed */
+  const char *plain; /* the new name as is (used where neither name is quoted) */
+  int bquote;        /* the new name was written quoted */
+  int trig_on_t;     /* walking a trigger on t: NEW.x / OLD.x name t's columns */
+  int overflow;      /* scopes nested deeper than MAX_FRAMES (ignored) */
+  int detect;        /* DROP COLUMN's check: expressions only (SQLite's re-read does
+                      * not check column lists: INSERT, SET, UPDATE OF, keys) */
+  const char *first; /* the first reference found, as SQLite names it in errors */
   Frame fr[MAX_FRAMES];
   int nfr;
 } ColRen;
@@ -1154,7 +1153,8 @@ static void edit_paren_list(ColRen *cr, int start, int end) {
 
 /* REFERENCES tbl(cols) inside [start, end): the column list if tbl is t. */
 static void cr_fk_refs(ColRen *cr, SqlSpan sp, const SqlForeignKey *fk) {
-  if (cr->detect || !fk || !fk->table || util_stricmp(fk->table, cr->t->name) || !fk->to_cols) return;
+  if (cr->detect || !fk || !fk->table || util_stricmp(fk->table, cr->t->name) || !fk->to_cols)
+    return;
   int r = find_token(cr->rn.text, sp.start, sp.start + sp.len, TK_REFERENCES);
   if (r >= 0) edit_paren_list(cr, r, sp.start + sp.len);
 }
@@ -1358,16 +1358,16 @@ static int colren_all(Parse *p, const Table *t, const char *old, const char *pla
   int cap = 8, n = 0;
   SchemaUpd *u = parse_alloc(p, sizeof *u * (size_t)cap);
   if (!u) return -1;
-#define ADD_CU(...)                                                        \
-  do {                                                                     \
-    if (n == cap) {                                                        \
-      SchemaUpd *nu = parse_alloc(p, sizeof *nu * (size_t)(cap * 2));      \
-      if (!nu) return -1;                                                  \
-      memcpy(nu, u, sizeof *nu * (size_t)n);                               \
-      u = nu;                                                              \
-      cap *= 2;                                                            \
-    }                                                                      \
-    u[n++] = (SchemaUpd){__VA_ARGS__};                                     \
+#define ADD_CU(...)                                                   \
+  do {                                                                \
+    if (n == cap) {                                                   \
+      SchemaUpd *nu = parse_alloc(p, sizeof *nu * (size_t)(cap * 2)); \
+      if (!nu) return -1;                                             \
+      memcpy(nu, u, sizeof *nu *(size_t)n);                           \
+      u = nu;                                                         \
+      cap *= 2;                                                       \
+    }                                                                 \
+    u[n++] = (SchemaUpd){__VA_ARGS__};                                \
   } while (0)
   int pos = 0;
   Table *o;
@@ -1524,8 +1524,8 @@ static int rename_column(Parse *p, const SqlStmt *s) {
   }
   schema_update(p, u, n);
   ddl_finish(p);
-  TempRen tr = {.t = t, .col = t->cols[ci].name, .plain = plain, .quoted = quoted,
-                .bquote = bquote};
+  TempRen tr = {
+      .t = t, .col = t->cols[ci].name, .plain = plain, .quoted = quoted, .bquote = bquote};
   rename_in_temp(p, &tr);
   return parse_failed(p);
 }
@@ -1535,8 +1535,8 @@ static int rename_column(Parse *p, const SqlStmt *s) {
 /* "error in <kind> <name> after drop column: no such column: x" (a run-time
  * error, as SQLite reports the failed schema check) when sql still names
  * column col of t. Returns 1 if so. */
-static int drop_check(Parse *p, const Table *t, const char *col, const char *sql,
-                      const char *kind, const char *name) {
+static int drop_check(Parse *p, const Table *t, const char *col, const char *sql, const char *kind,
+                      const char *name) {
   const char *first = NULL;
   colren_sql(p, sql, t, col, col, col, 0, &first);
   if (parse_failed(p)) return 1;

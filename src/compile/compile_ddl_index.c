@@ -231,8 +231,8 @@ int ddl_create_index(Parse *p, const SqlStmt *s) {
     parse_error(p, "too many columns in index"); /* SQLITE_LIMIT_COLUMN */
     return 1;
   }
-  const char *sql = ddl_stored_sql(p, s, &ci->name, ci->unique ? "UNIQUE INDEX" : "INDEX",
-                                   DDL_END_LOOKAHEAD);
+  const char *sql =
+      ddl_stored_sql(p, s, &ci->name, ci->unique ? "UNIQUE INDEX" : "INDEX", DDL_END_LOOKAHEAD);
   if (!sql) return 1;
   Schema *scratch = ddl_scratch_with(p, tab);
   if (!scratch) return 1;
@@ -248,8 +248,7 @@ int ddl_create_index(Parse *p, const SqlStmt *s) {
   if (p->env && p->env->auth) { /* as SQLite: READ of each key column, then REINDEX */
     for (int i = 0; i < idx->nkey && !parse_failed(p); i++)
       if (idx->cols[i].col >= 0 && idx->table)
-        parse_auth(p, AUTH_READ, idx->table->name, idx->table->cols[idx->cols[i].col].name,
-                   "main");
+        parse_auth(p, AUTH_READ, idx->table->name, idx->table->cols[idx->cols[i].col].name, "main");
     parse_auth(p, AUTH_REINDEX, idx->name, NULL, "main");
     if (parse_failed(p)) {
       schema_free(scratch);

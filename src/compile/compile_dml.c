@@ -30,7 +30,6 @@
 #include "compile.h"
 #include "dml_int.h"
 
-
 /* ---------------------------------------------------------------- copies */
 
 SqlExprList *dml_list_dup(Parse *p, const SqlExprList *l) {
@@ -119,9 +118,7 @@ void dml_trig_nc(Parse *p, NameCtx *nc) {
   TrigFrame *f = dml_frame(p);
   if (f && f->trig) {
     nc->trig_tab = p->trig_tab;
-    nc->trig_mask = f->trig->event == TRIGGER_INSERT   ? 2
-                    : f->trig->event == TRIGGER_DELETE ? 1
-                                                       : 3;
+    nc->trig_mask = f->trig->event == TRIGGER_INSERT ? 2 : f->trig->event == TRIGGER_DELETE ? 1 : 3;
   }
 }
 
@@ -166,7 +163,8 @@ int dml_is_rowid_name(const char *z) {
 static const char *col_aff_str(Parse *p, const Table *tab) {
   char *z = parse_alloc(p, (size_t)tab->ncol + 1);
   if (!z) return NULL;
-  for (int i = 0; i < tab->ncol; i++) z[i] = tab->cols[i].affinity ? tab->cols[i].affinity : AFF_BLOB;
+  for (int i = 0; i < tab->ncol; i++)
+    z[i] = tab->cols[i].affinity ? tab->cols[i].affinity : AFF_BLOB;
   return z;
 }
 
@@ -373,7 +371,7 @@ static void build_key_regs(Writer *w, int i, int rowid, int cols, int regs, SqlE
       if (!ex) ex = parse_alloc(p, (size_t)x->ncol * sizeof *ex);
       if (!ex) return;
       ex[j] = dml_row_expr(p, w->tab, x->cols[j].expr, rowid, cols, NC_IS_INDEX | NC_NO_SUBQUERY,
-                       "index expressions");
+                           "index expressions");
       if (!ex[j]) return;
       expr_code(p, ex[j], regs + j);
     } else {
@@ -393,7 +391,7 @@ void dml_build_new_keys(Writer *w, int rowid, int cols) {
     if (dml_kept(w, i)) continue;
     if (x->where) {
       SqlExpr *e = dml_row_expr(p, w->tab, x->where, rowid, cols, NC_IS_PARTIAL | NC_NO_SUBQUERY,
-                            "index expressions");
+                                "index expressions");
       if (!e) return;
       skip = emit_label(p);
       done = emit_label(p);
@@ -508,7 +506,6 @@ void dml_own_new_row(Parse *p, Table *tab, int cols) {
   for (int j = 0; j < tab->ncol; j++) emit(p, OP_SCopy, tmp + j, cols + j, 0);
 }
 
-
 /* Delete the row tabcur is on (REPLACE victims): index entries, then the
  * row. count: counts as a change. keep_row: only the index entries go, the
  * row is left for the Insert of the new row with the same rowid to
@@ -516,7 +513,7 @@ void dml_own_new_row(Parse *p, Table *tab, int cols) {
 void dml_delete_current(Writer *w, int count, int keep_row) {
   Parse *p = w->p;
   uint8_t *keep = w->keep;
-  w->keep = NULL; /* a victim loses every index entry */
+  w->keep = NULL;                           /* a victim loses every index entry */
   int fk = fk_required(p, w->tab, NULL, 0); /* a victim is deleted as by DELETE (FK) */
   if (fk || w->tab->without_rowid) {
     dml_read_row(w, w->vrow);
@@ -526,8 +523,10 @@ void dml_delete_current(Writer *w, int count, int keep_row) {
     /* keep_row: a no-op Delete, so that the preupdate hook still sees the
      * victim go (SQLite's OPFLAG_ISNOOP) */
     int a = vm_builder_add_text(&p->b, OP_Delete, w->tabcur, 0, 0, w->tab->name, -1);
-    if (keep_row) vm_builder_set_p5(&p->b, a, VM_OPFLAG_ISNOOP);
-    else if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
+    if (keep_row)
+      vm_builder_set_p5(&p->b, a, VM_OPFLAG_ISNOOP);
+    else if (count)
+      vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
     w->keep = keep;
     return;
   }
@@ -631,14 +630,13 @@ void dml_code_generated(Parse *p, Table *tab, int rowid, int cols) {
     Column *c = &tab->cols[j];
     if (!c->gen) continue;
     SqlExpr *e = dml_row_expr(p, tab, c->gen, rowid, cols, NC_IS_GENCOL | NC_NO_SUBQUERY,
-                          "generated columns");
+                              "generated columns");
     if (!e) return;
     expr_code(p, e, cols + j);
     char a = c->affinity ? c->affinity : AFF_BLOB;
     vm_builder_add_text(&p->b, OP_Affinity, cols + j, 1, 0, &a, 1);
   }
 }
-
 
 /* WITH on UPDATE/DELETE: the CTEs are given to every outermost subquery of
  * the statement's expressions (their scope), before resolution. */
@@ -725,8 +723,8 @@ Table *dml_view_table(Parse *p, View *v, int op) {
 /* A SET list (name = expr, (a, b) = (x, y)) of a view's UPDATE or an
  * UPSERT's DO UPDATE: each value duplicated and resolved in nc, into
  * set[column] with changed[column] = 1. 1 after parse_error. */
-int dml_set_list_resolve(Parse *p, const SqlExprList *setl, Table *tab, NameCtx *nc,
-                         SqlExpr **set, uint8_t *changed) {
+int dml_set_list_resolve(Parse *p, const SqlExprList *setl, Table *tab, NameCtx *nc, SqlExpr **set,
+                         uint8_t *changed) {
   for (int i = 0; i < setl->n; i++) {
     SqlExprItem *it = &setl->a[i];
     int nn = it->nnames > 0 ? it->nnames : 1;
@@ -817,8 +815,7 @@ int dml_returning_setup(Parse *p, Table *tab, const char *alias, const SqlExprLi
   memset(r, 0, sizeof *r);
   if (!ast) return 0;
   int n = 0;
-  for (int i = 0; i < ast->n; i++)
-    n += ast->a[i].expr->op == SQL_E_STAR ? tab->ncol : 1;
+  for (int i = 0; i < ast->n; i++) n += ast->a[i].expr->op == SQL_E_STAR ? tab->ncol : 1;
   SqlExprList *l = parse_alloc(p, sizeof *l);
   if (!l) return 1;
   l->a = parse_alloc(p, (size_t)(n ? n : 1) * sizeof *l->a);

@@ -18,7 +18,7 @@
  *  3. NULL logic: a condition jumps to "true", "false" or "null"; value
  *     contexts turn the three outcomes into 1, 0 and NULL; jump contexts send
  *     "null" where jumpifnull says.
-  *  4. A subquery that refers to no outer column runs once per statement
+ *  4. A subquery that refers to no outer column runs once per statement
  *     (Once guard); a correlated one runs every time it is evaluated.
  *  5. Evaluation order follows SQLite where it shows (errors, short
  *     circuits): parse-time folds (x AND 0 -> 0, x IN (c) -> x = +c,
@@ -1928,15 +1928,19 @@ void code_column(Parse *p, const Table *tab, int cur, int col, int target) {
     return;
   }
   if (tab->vtab) { /* a virtual table's cursor (compile_vtab.c) */
-    if (col < 0) emit(p, OP_VRowid, cur, target, 0);
-    else emit(p, OP_VColumn, cur, col, target);
+    if (col < 0)
+      emit(p, OP_VRowid, cur, target, 0);
+    else
+      emit(p, OP_VColumn, cur, col, target);
     return;
   }
   const struct ParseCover *cv = parse_find_cover(p, cur);
   int is_rowid = col < 0 || (col == tab->rowid_alias && !tab->without_rowid);
   if (cv && cv->reg) { /* a co-routine's row (copied: the next row overwrites it) */
-    if (col < 0 || col >= tab->ncol) emit(p, OP_Null, 0, target, 0);
-    else vm_builder_set_p5(&p->b, emit(p, OP_Copy, cv->reg + col, target, 0), 1);
+    if (col < 0 || col >= tab->ncol)
+      emit(p, OP_Null, 0, target, 0);
+    else
+      vm_builder_set_p5(&p->b, emit(p, OP_Copy, cv->reg + col, target, 0), 1);
     /* (no subtype crosses a subquery, as in SQLite); a REAL column's
      * integers read as reals, as from a materialized row */
     if (col >= 0 && col < tab->ncol && tab->cols[col].affinity == AFF_REAL)

@@ -47,10 +47,10 @@
 
 struct FkAct {
   const ForeignKey *fk;
-  int upd;              /* 0: ON DELETE, 1: ON UPDATE */
-  int action;           /* SCHEMA_FK_* */
-  Trigger *trig;        /* the synthetic trigger (its frame identifies the program) */
-  VmProgram **cell;     /* invariant 2 */
+  int upd;          /* 0: ON DELETE, 1: ON UPDATE */
+  int action;       /* SCHEMA_FK_* */
+  Trigger *trig;    /* the synthetic trigger (its frame identifies the program) */
+  VmProgram **cell; /* invariant 2 */
   struct FkAct *next;
 };
 
@@ -351,7 +351,8 @@ static void scan_children(Parse *p, const Table *par, const Index *idx, const Fo
   SqlExpr *where = NULL;
   for (int i = 0; i < fk->ncol; i++) {
     int pc = idx ? idx->cols[i].col : -1;
-    SqlExpr *eq = bin_node(p, TK_EQ, parent_value(p, par, reg, pc), child_column(p, child, aicol[i]));
+    SqlExpr *eq =
+        bin_node(p, TK_EQ, parent_value(p, par, reg, pc), child_column(p, child, aicol[i]));
     where = bin_node(p, TK_AND, where, eq);
   }
   if (par == child && incr > 0) { /* the row does not count as its own child */
@@ -368,8 +369,9 @@ static void scan_children(Parse *p, const Table *par, const Index *idx, const Fo
       SqlExpr *all = NULL;
       for (int i = 0; i < idx->nkey; i++) {
         int pc = idx->cols[i].col;
-        all = bin_node(p, TK_AND, all,
-                       bin_node(p, TK_IS, parent_value(p, par, reg, pc), child_column(p, child, pc)));
+        all =
+            bin_node(p, TK_AND, all,
+                     bin_node(p, TK_IS, parent_value(p, par, reg, pc), child_column(p, child, pc)));
       }
       ne = new_node(p, SQL_E_UNARY);
       if (!ne) return;
@@ -488,8 +490,8 @@ static void parent_key_name(Txt *t, const Table *par, const Index *idx, int i) {
 }
 
 /* The action trigger's SQL (NULL if none applies). */
-static const char *action_sql(Parse *p, const Table *par, const Table *child,
-                              const ForeignKey *fk, int upd, int action) {
+static const char *action_sql(Parse *p, const Table *par, const Table *child, const ForeignKey *fk,
+                              int upd, int action) {
   int aicol[FK_MAX_COLS];
   const Index *idx = NULL;
   if (fk_locate(p, par, child, fk, &idx, aicol, 1)) return NULL;

@@ -92,8 +92,11 @@ static int cookie_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   static const struct {
     const char *name;
     int meta;
-  } tab[] = {{"user_version", 6}, {"schema_version", 1}, {"application_id", 8},
-             {"freelist_count", 0}, {"page_count", -1}};
+  } tab[] = {{"user_version", 6},
+             {"schema_version", 1},
+             {"application_id", 8},
+             {"freelist_count", 0},
+             {"page_count", -1}};
   if (util_strnicmp(a->name, "pragma_", 7) != 0) return -1;
   int k = -1;
   for (int i = 0; i < 5; i++)
@@ -383,8 +386,10 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
   char *err = NULL;
   int rc = sql_parse(&p->arena, txt, -1, &stmt, NULL, &err);
   if (rc || !stmt || stmt->kind != SQL_STMT_SELECT || !stmt->u.select->with) {
-    if (err) parse_error(p, "%s", err);
-    else parse_nomem(p);
+    if (err)
+      parse_error(p, "%s", err);
+    else
+      parse_nomem(p);
     shale_free(err);
     return 1;
   }
@@ -459,8 +464,10 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
         st->rec_cursor = scur;
         st->rec_refs = srefs;
         if (!bad && select_ncol(rec) != select_ncol(setup)) {
-          parse_error(p, "SELECTs to the left and right of %s do not have the same number of "
-                         "result columns", sel_compound_name(op));
+          parse_error(p,
+                      "SELECTs to the left and right of %s do not have the same number of "
+                      "result columns",
+                      sel_compound_name(op));
           bad = 1;
         }
         int *order_col = NULL;
@@ -713,15 +720,15 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
     if (!it->tab) return 1;
   } else {
     if (a->schema && parse_find_db(p, a->schema) < 0 &&
-        (parse_ndb(p) > 1 || (util_stricmp(a->schema, "main") != 0 &&
-                              util_stricmp(a->schema, "temp") != 0))) {
+        (parse_ndb(p) > 1 ||
+         (util_stricmp(a->schema, "main") != 0 && util_stricmp(a->schema, "temp") != 0))) {
       parse_error(p, "no such table: %s.%s", a->schema, a->name);
       return 1;
     }
     if (a->has_args) {
       int rc = tvf_item(p, it, a);
       if (rc < 0) rc = vtab_schema_item(p, it, a); /* t('x') of a virtual table t */
-      if (rc < 0) rc = vtab_from_item(p, it, a); /* an eponymous module (compile_vtab.c) */
+      if (rc < 0) rc = vtab_from_item(p, it, a);   /* an eponymous module (compile_vtab.c) */
       if (rc < 0 && (!a->args || a->args->n == 0)) rc = cookie_item(p, it, a);
       if (rc < 0) rc = pragma_item(p, it, a);
       if (rc < 0) parse_error(p, "no such table: %s", a->name);
@@ -765,10 +772,12 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
         }
       }
       if (!v) {
-        if (a->schema) parse_error(p, "no such table: %s.%s", a->schema, a->name);
+        if (a->schema)
+          parse_error(p, "no such table: %s.%s", a->schema, a->name);
         else if (p->scope_db1 > 1)
           parse_error(p, "no such table: %s.%s", parse_db_name(p, p->scope_db1 - 1), a->name);
-        else parse_error(p, "no such table: %s", a->name);
+        else
+          parse_error(p, "no such table: %s", a->name);
         return 1;
       }
       if (p->env && p->env->no_views && vdb != 1) { /* SQLITE_DBCONFIG_ENABLE_VIEW off */
@@ -900,7 +909,8 @@ static int join_term(Parse *p, SrcList *s, int i, const char *name, const char *
         break;
       }
       SqlExpr *x = sel_new_expr(p, SQL_E_COLREF);
-      if (!x || (!args && !(args = sel_list_add(p, NULL, l))) || !sel_list_add(p, args, x)) return 1;
+      if (!x || (!args && !(args = sel_list_add(p, NULL, l))) || !sel_list_add(p, args, x))
+        return 1;
       sel_colref(x, &s->a[item], col);
     }
     if (args) {
@@ -1010,4 +1020,3 @@ int src_resolve_joins(Parse *p, SrcList *s) {
   if (ambig) parse_error(p, "ambiguous reference to %s in USING()", ambig);
   return parse_failed(p);
 }
-

@@ -30,8 +30,8 @@ typedef struct InsertCtx {
   int *colmap; /* column -> value index, or -1 */
   int ipk;     /* value index of the rowid, or -1 */
   int vals;
-  int newrow;  /* nonzero: the row's registers, vals = newrow + 1 (the values
-                  are the columns in table order: no copy) */
+  int newrow; /* nonzero: the row's registers, vals = newrow + 1 (the values
+                 are the columns in table order: no copy) */
   Writer w;
   /* AUTOINCREMENT: the table's sqlite_sequence value and row */
   Table *seqtab;
@@ -156,7 +156,7 @@ static void upsert_update(Parse *p, InsertCtx *ic, int c, int newrow, int ignore
   dml_check_row(w, nrow, cols, ignore);
   int fk = fk_required(p, tab, u->changed, key_change);
   dml_writer_keep_unchanged(w, u->changed, key_change || fk == 2,
-                        trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE));
+                            trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE));
   dml_build_new_keys(w, nrow, cols);
   dml_check_unique(w, nrow, cols, old, key_change, ignore);
   if (fk) fk_check(p, tab, old, 0, u->changed, key_change);
@@ -460,7 +460,8 @@ int dml_insert(Parse *p, const SqlStmt *s) {
                !sel->limit;
   int nvals = 0;
   /* as SQLite: several rows, or triggers, may be written */
-  if ((sel && (!direct || sel->cols->n > 1)) || ic.is_view || trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE) ||
+  if ((sel && (!direct || sel->cols->n > 1)) || ic.is_view ||
+      trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE) ||
       trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_AFTER))
     p->multi_write = 1;
   /* as SQLite: a REPLACE deleting rows, or an UPSERT's UPDATE, with
@@ -509,8 +510,8 @@ int dml_insert(Parse *p, const SqlStmt *s) {
     }
   } else if (sel) {
     if (nvals != ninsertable) {
-      parse_error(p, "table %s has %d columns but %d values were supplied", tab->name,
-                  ninsertable, nvals);
+      parse_error(p, "table %s has %d columns but %d values were supplied", tab->name, ninsertable,
+                  nvals);
       return 1;
     }
     for (int j = 0, k = 0; j < tab->ncol; j++)

@@ -106,7 +106,8 @@ static int item_uses(SrcList *s, int k, const char *name) {
     if (util_stricmp(a->using_cols->a[j], name) == 0) return 1;
   if (!(it->jointype & SQL_JOIN_NATURAL)) return 0;
   int j = table_column_index(it->tab, name), lc;
-  return j >= 0 && it->tab->cols[j].hidden != COL_HIDDEN && sel_left_item_with(s, k, name, &lc) >= 0;
+  return j >= 0 && it->tab->cols[j].hidden != COL_HIDDEN &&
+         sel_left_item_with(s, k, name, &lc) >= 0;
 }
 
 /* The next item after k at k's level (a flattened join counts as one). */
@@ -429,8 +430,7 @@ static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
   if (s->group_by) {
     info->group_col = parse_alloc(p, sizeof(int) * (size_t)s->group_by->n);
     if (!info->group_col) return 1;
-    if (resolve_order_by_ex(p, nc, s->group_by, info->result, "GROUP", info->group_col))
-      return 1;
+    if (resolve_order_by_ex(p, nc, s->group_by, info->result, "GROUP", info->group_col)) return 1;
   }
   if (s->having) {
     /* SQLite: an aggregate query is one with GROUP BY or aggregates in its
@@ -564,10 +564,14 @@ int sel_resolve_compound_order(Parse *p, SqlSelect *head) {
 
 const char *sel_compound_name(int op) {
   switch (op) {
-  case SQL_COMPOUND_UNION_ALL: return "UNION ALL";
-  case SQL_COMPOUND_INTERSECT: return "INTERSECT";
-  case SQL_COMPOUND_EXCEPT: return "EXCEPT";
-  default: return "UNION";
+    case SQL_COMPOUND_UNION_ALL:
+      return "UNION ALL";
+    case SQL_COMPOUND_INTERSECT:
+      return "INTERSECT";
+    case SQL_COMPOUND_EXCEPT:
+      return "EXCEPT";
+    default:
+      return "UNION";
   }
 }
 
@@ -610,8 +614,9 @@ static int select_resolve_inner(Parse *p, SqlSelect *s, NameCtx *outer) {
   }
   for (SqlSelect *c = s; c->prior; c = c->prior) {
     if (c->info->result->n != c->prior->info->result->n) {
-      parse_error(p, "SELECTs to the left and right of %s do not have the same number of result columns",
-                  sel_compound_name(c->compound));
+      parse_error(
+          p, "SELECTs to the left and right of %s do not have the same number of result columns",
+          sel_compound_name(c->compound));
       return 1;
     }
   }
@@ -819,78 +824,77 @@ Table *select_result_table(Parse *p, SqlSelect *s, const char *name, const SqlId
 
 /* ---- code: output of rows ---- */
 
-
 static void emit_dest(Parse *p, OutCtx *oc, int regs) {
   SelectDest *d = oc->dest;
   int n = oc->ncol;
   int skip = emit_label(p);
   if (oc->reg_offset) emit(p, OP_IfPos, oc->reg_offset, skip, 1);
   switch (d->kind) {
-  case SD_OUTPUT:
-    emit(p, OP_ResultRow, regs, n, 0);
-    break;
-  case SD_MEM:
-    emit(p, OP_Copy, regs, d->reg, (d->nreg ? d->nreg : n) - 1);
-    break;
-  case SD_EXISTS:
-    emit(p, OP_Integer, 1, d->reg, 0);
-    break;
-  case SD_SET: {
-    int r = emit_regs(p, 1);
-    if (d->aff)
-      vm_builder_add_text(&p->b, OP_MakeRecord, regs, n, r, d->aff, -1);
-    else
-      emit(p, OP_MakeRecord, regs, n, r);
-    emit(p, OP_IdxInsert, d->cursor, r, 0);
-    break;
-  }
-  case SD_UNION: {
-    int r = emit_regs(p, 1);
-    emit(p, OP_MakeRecord, regs, n, r);
-    emit(p, OP_IdxInsert, d->cursor, r, 0);
-    break;
-  }
-  case SD_EXCEPT:
-    emit(p, OP_IdxDelete, d->cursor, regs, n);
-    break;
-  case SD_TABLE: {
-    int r = emit_regs(p, 2);
-    emit(p, OP_MakeRecord, regs, n, r);
-    emit(p, OP_NewRowid, d->cursor, r + 1, 0);
-    emit(p, OP_Insert, d->cursor, r, r + 1);
-    break;
-  }
-  case SD_COROUTINE:
-    if (d->out != regs) emit(p, OP_Copy, regs, d->out, n - 1);
-    emit(p, OP_Yield, d->reg, 0, 0);
-    break;
-  case SD_REGS:
-    if (d->out != regs) emit(p, OP_Copy, regs, d->out, n - 1);
-    emit(p, OP_Gosub, d->reg, d->cursor, 0);
-    break;
-  case SD_CTEQ: {
-    int r = emit_regs(p, 2);
-    emit(p, OP_MakeRecord, regs, n, r);
-    if (d->out > 0) {
-      emit(p, OP_Found, d->out - 1, skip, r);
-      emit(p, OP_IdxInsert, d->out - 1, r, 0);
-    }
-    if (d->nqkey) { /* priority queue: (keys, sequence, row) */
-      int nk = d->nqkey, base = emit_regs(p, nk + 1 + n);
-      for (int i = 0; i < nk; i++) emit(p, OP_SCopy, regs + d->qkey[i], base + i, 0);
-      emit(p, OP_Sequence, d->cursor, base + nk, 0);
-      for (int i = 0; i < n; i++) emit(p, OP_SCopy, regs + i, base + nk + 1 + i, 0);
-      emit(p, OP_MakeRecord, base, nk + 1 + n, r);
+    case SD_OUTPUT:
+      emit(p, OP_ResultRow, regs, n, 0);
+      break;
+    case SD_MEM:
+      emit(p, OP_Copy, regs, d->reg, (d->nreg ? d->nreg : n) - 1);
+      break;
+    case SD_EXISTS:
+      emit(p, OP_Integer, 1, d->reg, 0);
+      break;
+    case SD_SET: {
+      int r = emit_regs(p, 1);
+      if (d->aff)
+        vm_builder_add_text(&p->b, OP_MakeRecord, regs, n, r, d->aff, -1);
+      else
+        emit(p, OP_MakeRecord, regs, n, r);
       emit(p, OP_IdxInsert, d->cursor, r, 0);
       break;
     }
-    emit(p, OP_NewRowid, d->cursor, r + 1, 0);
-    emit(p, OP_Insert, d->cursor, r, r + 1);
-    break;
-  }
-  case SD_DISCARD:
-  default:
-    break;
+    case SD_UNION: {
+      int r = emit_regs(p, 1);
+      emit(p, OP_MakeRecord, regs, n, r);
+      emit(p, OP_IdxInsert, d->cursor, r, 0);
+      break;
+    }
+    case SD_EXCEPT:
+      emit(p, OP_IdxDelete, d->cursor, regs, n);
+      break;
+    case SD_TABLE: {
+      int r = emit_regs(p, 2);
+      emit(p, OP_MakeRecord, regs, n, r);
+      emit(p, OP_NewRowid, d->cursor, r + 1, 0);
+      emit(p, OP_Insert, d->cursor, r, r + 1);
+      break;
+    }
+    case SD_COROUTINE:
+      if (d->out != regs) emit(p, OP_Copy, regs, d->out, n - 1);
+      emit(p, OP_Yield, d->reg, 0, 0);
+      break;
+    case SD_REGS:
+      if (d->out != regs) emit(p, OP_Copy, regs, d->out, n - 1);
+      emit(p, OP_Gosub, d->reg, d->cursor, 0);
+      break;
+    case SD_CTEQ: {
+      int r = emit_regs(p, 2);
+      emit(p, OP_MakeRecord, regs, n, r);
+      if (d->out > 0) {
+        emit(p, OP_Found, d->out - 1, skip, r);
+        emit(p, OP_IdxInsert, d->out - 1, r, 0);
+      }
+      if (d->nqkey) { /* priority queue: (keys, sequence, row) */
+        int nk = d->nqkey, base = emit_regs(p, nk + 1 + n);
+        for (int i = 0; i < nk; i++) emit(p, OP_SCopy, regs + d->qkey[i], base + i, 0);
+        emit(p, OP_Sequence, d->cursor, base + nk, 0);
+        for (int i = 0; i < n; i++) emit(p, OP_SCopy, regs + i, base + nk + 1 + i, 0);
+        emit(p, OP_MakeRecord, base, nk + 1 + n, r);
+        emit(p, OP_IdxInsert, d->cursor, r, 0);
+        break;
+      }
+      emit(p, OP_NewRowid, d->cursor, r + 1, 0);
+      emit(p, OP_Insert, d->cursor, r, r + 1);
+      break;
+    }
+    case SD_DISCARD:
+    default:
+      break;
   }
   if (d->kind == SD_MEM || d->kind == SD_EXISTS) {
     emit(p, OP_Goto, 0, oc->end_label, 0);
@@ -934,8 +938,10 @@ void sel_emit_output(Parse *p, OutCtx *oc, int regs) {
       int col = oc->order_col ? oc->order_col[i] : -1;
       int nulls_key = nulls_key_of(t);
       int vreg = nulls_key ? k + 1 : k;
-      if (col >= 0) emit(p, OP_SCopy, regs + col, vreg, 0);
-      else expr_code(p, t->expr, vreg);
+      if (col >= 0)
+        emit(p, OP_SCopy, regs + col, vreg, 0);
+      else
+        expr_code(p, t->expr, vreg);
       if (nulls_key) {
         int l = emit_label(p);
         emit(p, OP_Integer, 0, k, 0);
@@ -962,14 +968,18 @@ void sel_emit_output(Parse *p, OutCtx *oc, int regs) {
  * not NULL): a column reference (BINARY by default) or COLLATE. */
 static int has_coll(Parse *p, const SqlExpr *e) {
   while (e) {
-    if (e->op == SQL_E_REG && e->orig) e = e->orig;
+    if (e->op == SQL_E_REG && e->orig)
+      e = e->orig;
     else if (e->op == SQL_E_COLREF || e->op == SQL_E_TRIGREF)
       /* SQLite reads the rowid (and an INTEGER PRIMARY KEY) as column -1,
        * which has no collation */
       return e->column >= 0 && !(e->tab && e->column == e->tab->rowid_alias);
-    else if (e->op == SQL_E_COLLATE) return 1;
-    else if (e->op == SQL_E_CAST || (e->op == SQL_E_UNARY && e->sub == TK_PLUS)) e = e->a;
-    else return expr_collation(p, e) != NULL;
+    else if (e->op == SQL_E_COLLATE)
+      return 1;
+    else if (e->op == SQL_E_CAST || (e->op == SQL_E_UNARY && e->sub == TK_PLUS))
+      e = e->a;
+    else
+      return expr_collation(p, e) != NULL;
   }
   return 0;
 }
@@ -1115,9 +1125,7 @@ static void sorter_output(Parse *p, OutCtx *oc) {
 
 /* ---- code: row loops ---- */
 
-
-int sel_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, SqlExprList *ob, int flags,
-                      Loop *l) {
+int sel_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, SqlExprList *ob, int flags, Loop *l) {
   l->w = NULL;
   l->skip = 0;
   if (info->src && info->src->n > 0) {
@@ -1131,8 +1139,10 @@ int sel_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, SqlExprList *ob, int f
 }
 
 void sel_loop_end(Parse *p, Loop *l) {
-  if (l->w) where_end(l->w);
-  else emit_resolve(p, l->skip);
+  if (l->w)
+    where_end(l->w);
+  else
+    emit_resolve(p, l->skip);
 }
 
 static void values_code(Parse *p, SqlSelect *s, OutCtx *oc) {
@@ -1153,9 +1163,9 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
    * a compound's de-duplicating table (UNION, INTERSECT, EXCEPT without an
    * ORDER BY; with one it merges sorted arms and keeps it): the compound's
    * collations alone then decide which rows are equal. */
-  int distinct = s->distinct == 1 && oc.dest->kind != SD_EXISTS &&
-                 !((oc.dest->kind == SD_UNION || oc.dest->kind == SD_EXCEPT) &&
-                   !oc.ordered_compound);
+  int distinct =
+      s->distinct == 1 && oc.dest->kind != SD_EXISTS &&
+      !((oc.dest->kind == SD_UNION || oc.dest->kind == SD_EXCEPT) && !oc.ordered_compound);
   if (distinct) {
     /* this core's own collations (not the compound's) */
     const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)(oc.ncol + 1));
@@ -1174,8 +1184,10 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
       vm_builder_add_p4(&p->b, OP_OpenEphemeral, oc.distinct_cur, oc.ncol, 0, P4_KEYINFO, ki);
   }
   if (s->kind == SQL_SEL_VALUES) {
-    if (s->cols && s->cols->n == 1) parse_eqp(p, "SCAN CONSTANT ROW");
-    else parse_eqp(p, "SCAN %d CONSTANT ROWS", s->cols ? s->cols->n : 0);
+    if (s->cols && s->cols->n == 1)
+      parse_eqp(p, "SCAN CONSTANT ROW");
+    else
+      parse_eqp(p, "SCAN %d CONSTANT ROWS", s->cols ? s->cols->n : 0);
     values_code(p, s, &oc);
     return;
   }
@@ -1234,10 +1246,14 @@ static void arm_code(Parse *p, SqlSelect *s, OutCtx *oc, const char *label) {
 
 static const char *arm_label(int op) {
   switch (op) {
-  case SQL_COMPOUND_UNION_ALL: return "UNION ALL";
-  case SQL_COMPOUND_INTERSECT: return "INTERSECT USING TEMP B-TREE";
-  case SQL_COMPOUND_EXCEPT: return "EXCEPT USING TEMP B-TREE";
-  default: return "UNION USING TEMP B-TREE";
+    case SQL_COMPOUND_UNION_ALL:
+      return "UNION ALL";
+    case SQL_COMPOUND_INTERSECT:
+      return "INTERSECT USING TEMP B-TREE";
+    case SQL_COMPOUND_EXCEPT:
+      return "EXCEPT USING TEMP B-TREE";
+    default:
+      return "UNION USING TEMP B-TREE";
   }
 }
 
@@ -1413,8 +1429,8 @@ static void rec_cte_code(Parse *p, struct RecCte *r, SrcItem *it) {
   }
   SelectDest dq = {SD_CTEQ, q, 0, dcur + 1, n, NULL, r->order_col, nk};
   int save = p->eqp_parent;
-  int top_eqp = parse_eqp(p, "%s %s", co ? "CO-ROUTINE" : "MATERIALIZE",
-                          it->name ? it->name : it->tab->name);
+  int top_eqp =
+      parse_eqp(p, "%s %s", co ? "CO-ROUTINE" : "MATERIALIZE", it->name ? it->name : it->tab->name);
   p->eqp_parent = top_eqp;
   p->eqp_parent = parse_eqp(p, "SETUP");
   select_code(p, r->setup, &dq);

@@ -313,7 +313,8 @@ static VmProgram **trigger_cell(Parse *p, const Trigger *t, const Table *tab, in
   TrigFrame *r = root_frame(p);
   Parse *root = r ? r->outer : p;
   for (struct TrigProg *x = root->trig_progs; x; x = x->next)
-    if (x->t == t && x->oe == oe) return x->cell; /* t names its table (a view's: rebuilt per use) */
+    if (x->t == t && x->oe == oe)
+      return x->cell; /* t names its table (a view's: rebuilt per use) */
   struct TrigProg *x = parse_alloc(root, sizeof *x);
   VmProgram **cell = root->b.prog ? util_arena_alloc(&root->b.prog->arena, sizeof *cell) : NULL;
   if (!x || !cell) {

@@ -200,8 +200,8 @@ static void rows_loop_end(Parse *p, RowList *rl, int top, int next) {
  * loop wi (one pass), or in a loop over the rows collected by it (wi not
  * NULL; scur its cursor) or before (rl). Returns the label that goes to the
  * next row, 0 after an error. */
-static int dml_loop_begin(Parse *p, WhereInfo *wi, int onepass, Writer *w, RowList *rl,
-                          int scur, int done, int *top) {
+static int dml_loop_begin(Parse *p, WhereInfo *wi, int onepass, Writer *w, RowList *rl, int scur,
+                          int done, int *top) {
   if (onepass) {
     if (where_code(wi)) return 0;
     return onepass == ONEPASS_ONE ? where_break_label(wi) : where_continue_label(wi);
@@ -239,7 +239,8 @@ void dml_reseek_row(Parse *p, Writer *w, int old, int next) {
 int dml_update(Parse *p, const SqlStmt *s) {
   const SqlUpdate *u = &s->u.update;
   int nsetcol = 0; /* SQLite's SQLITE_LIMIT_COLUMN check, made while parsing */
-  for (int i = 0; u->set && i < u->set->n; i++) nsetcol += u->set->a[i].names ? u->set->a[i].nnames : 1;
+  for (int i = 0; u->set && i < u->set->n; i++)
+    nsetcol += u->set->a[i].names ? u->set->a[i].nnames : 1;
   if (p->env && p->env->max_columns > 0 && nsetcol > p->env->max_columns) {
     parse_error(p, "too many columns in set list");
     return 1;
@@ -258,7 +259,7 @@ int dml_update(Parse *p, const SqlStmt *s) {
   Table *tab = dml_table(p, u->table->schema, u->table->name, &view);
   if (!tab && view)
     return dml_view_dml(p, view, TRIGGER_UPDATE, u->table->alias, u->set, u->where,
-                    dml_stmt_oe_of(p, u->or_conflict));
+                        dml_stmt_oe_of(p, u->or_conflict));
   if (tab && tab->vtab) return vtab_update_stmt(p, u, tab, dml_stmt_oe_of(p, u->or_conflict));
   if (!tab || parse_failed(p)) return 1;
   int stmt_oe = dml_stmt_oe_of(p, u->or_conflict);
@@ -276,7 +277,8 @@ int dml_update(Parse *p, const SqlStmt *s) {
     if (!all->a) return 1;
     all->a[0] = *u->table;
     for (int i = 0; i < u->from->n; i++) all->a[i + 1] = u->from->a[i];
-    if (!(all->a[1].jointype & ~SQL_JOIN_COMMA)) all->a[1].jointype = SQL_JOIN_INNER | SQL_JOIN_COMMA;
+    if (!(all->a[1].jointype & ~SQL_JOIN_COMMA))
+      all->a[1].jointype = SQL_JOIN_INNER | SQL_JOIN_COMMA;
     NameCtx onc;
     memset(&onc, 0, sizeof onc);
     dml_trig_nc(p, &onc);
@@ -389,8 +391,7 @@ int dml_update(Parse *p, const SqlStmt *s) {
       }
     }
   }
-  if (rowid_expr && tab->rowid_alias < 0 &&
-      (resolve_expr(p, &nc, rowid_expr) || parse_failed(p)))
+  if (rowid_expr && tab->rowid_alias < 0 && (resolve_expr(p, &nc, rowid_expr) || parse_failed(p)))
     return 1;
   SqlExpr *where = dml_expr_dup(p, u->where);
   if (where && (resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
@@ -530,7 +531,7 @@ int dml_update(Parse *p, const SqlStmt *s) {
   w.rowid_changed = rowid_expr != NULL;
   dml_check_row(&w, newrow, cols, next);
   dml_writer_keep_unchanged(&w, changed, key_change || fk == 2,
-                        trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE));
+                            trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE));
   dml_build_new_keys(&w, newrow, cols);
   dml_check_unique(&w, newrow, cols, old, rowid_expr != NULL, next);
   if (fk) fk_check(p, tab, old, 0, changed, rowid_expr != NULL);
@@ -571,7 +572,8 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   View *view = NULL;
   Table *tab = dml_table(p, d->table->schema, d->table->name, &view);
   if (!tab && view)
-    return dml_view_dml(p, view, TRIGGER_DELETE, d->table->alias, NULL, d->where, dml_stmt_oe_of(p, 0));
+    return dml_view_dml(p, view, TRIGGER_DELETE, d->table->alias, NULL, d->where,
+                        dml_stmt_oe_of(p, 0));
   if (tab && tab->vtab) return vtab_delete_stmt(p, d, tab);
   if (!tab || parse_failed(p)) return 1;
   int before = trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE);
@@ -607,8 +609,8 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   } else {
     wi = where_plan(p, src, where, NULL, WHERE_ONEPASS);
     if (!wi) return 1;
-    onepass = onepass_mode(wi, !before && !after && !fk && !d->returning && !has_subquery(where),
-                           NULL);
+    onepass =
+        onepass_mode(wi, !before && !after && !fk && !d->returning && !has_subquery(where), NULL);
     if (onepass != ONEPASS_ONE) p->multi_write = 1;
   }
   if (parse_failed(p)) return 1;

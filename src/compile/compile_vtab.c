@@ -95,8 +95,10 @@ static Table *decl_table(Parse *p, VtabTable *vt, const char *name, const char *
   size_t nn = strlen(name) + 1, nm_len = strlen(module) + 1;
   char *nm = tab ? util_arena_alloc(schema_arena(s), nn + nm_len) : NULL;
   if (rc != SHALE_OK || !tab || !nm) {
-    if (rc == SHALE_OK) parse_nomem(p);
-    else parse_error(p, "%s", err ? err : "vtable constructor failed");
+    if (rc == SHALE_OK)
+      parse_nomem(p);
+    else
+      parse_error(p, "%s", err ? err : "vtable constructor failed");
     shale_free(err);
     decl_free(d);
     return NULL;
@@ -125,8 +127,10 @@ Table *parse_vtab_connect(Parse *p, const Table *t, int idb) {
   char *msg = NULL;
   int rc = vtab_connect_sql(r, 0, idb, parse_db_name(p, idb), t->sql, &vt, &msg);
   if (rc) {
-    if (rc == SHALE_NOMEM) parse_nomem(p);
-    else parse_error_code(p, rc, "%s", msg ? msg : "vtable constructor failed");
+    if (rc == SHALE_NOMEM)
+      parse_nomem(p);
+    else
+      parse_error_code(p, rc, "%s", msg ? msg : "vtable constructor failed");
     shale_free(msg);
     return NULL;
   }
@@ -159,8 +163,10 @@ int vtab_from_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   char *msg = NULL;
   int rc = vtab_connect(r, 0, 0, "main", m->name, m->name, 0, NULL, "", &vt, &msg);
   if (rc) {
-    if (rc == SHALE_NOMEM) parse_nomem(p);
-    else parse_error_code(p, rc, "%s", msg ? msg : "vtable constructor failed");
+    if (rc == SHALE_NOMEM)
+      parse_nomem(p);
+    else
+      parse_error_code(p, rc, "%s", msg ? msg : "vtable constructor failed");
     shale_free(msg);
     return 1;
   }
@@ -256,13 +262,13 @@ void vtab_limit_offer(Parse *p, const SrcList *src, const SqlSelect *s, int limi
 }
 
 typedef struct VCons {
-  int term;         /* planner term */
-  int op;           /* SHALE_INDEX_CONSTRAINT_* */
-  int column;       /* -1 rowid */
-  SqlExpr *value;   /* NULL for ISNULL / ISNOTNULL */
-  uint64_t prereq;  /* items the value reads */
-  uint8_t is_in;    /* col IN (...): offered as EQ, one xFilter per value */
-} VCons; /* term < 0: LIMIT or OFFSET (no planner term) */
+  int term;        /* planner term */
+  int op;          /* SHALE_INDEX_CONSTRAINT_* */
+  int column;      /* -1 rowid */
+  SqlExpr *value;  /* NULL for ISNULL / ISNOTNULL */
+  uint64_t prereq; /* items the value reads */
+  uint8_t is_in;   /* col IN (...): offered as EQ, one xFilter per value */
+} VCons;           /* term < 0: LIMIT or OFFSET (no planner term) */
 
 typedef struct VPlan {
   uint8_t omit_offset; /* the module applies OFFSET itself: the counter is zeroed */
@@ -287,15 +293,24 @@ struct VtabWhere {
 
 static int map_op(int op) {
   switch (op) {
-  case PLAN_OP_EQ: return SHALE_INDEX_CONSTRAINT_EQ;
-  case PLAN_OP_IS: return SHALE_INDEX_CONSTRAINT_IS;
-  case PLAN_OP_LT: return SHALE_INDEX_CONSTRAINT_LT;
-  case PLAN_OP_LE: return SHALE_INDEX_CONSTRAINT_LE;
-  case PLAN_OP_GT: return SHALE_INDEX_CONSTRAINT_GT;
-  case PLAN_OP_GE: return SHALE_INDEX_CONSTRAINT_GE;
-  case PLAN_OP_ISNULL: return SHALE_INDEX_CONSTRAINT_ISNULL;
-  case PLAN_OP_IN: return SHALE_INDEX_CONSTRAINT_EQ;
-  default: return 0;
+    case PLAN_OP_EQ:
+      return SHALE_INDEX_CONSTRAINT_EQ;
+    case PLAN_OP_IS:
+      return SHALE_INDEX_CONSTRAINT_IS;
+    case PLAN_OP_LT:
+      return SHALE_INDEX_CONSTRAINT_LT;
+    case PLAN_OP_LE:
+      return SHALE_INDEX_CONSTRAINT_LE;
+    case PLAN_OP_GT:
+      return SHALE_INDEX_CONSTRAINT_GT;
+    case PLAN_OP_GE:
+      return SHALE_INDEX_CONSTRAINT_GE;
+    case PLAN_OP_ISNULL:
+      return SHALE_INDEX_CONSTRAINT_ISNULL;
+    case PLAN_OP_IN:
+      return SHALE_INDEX_CONSTRAINT_EQ;
+    default:
+      return 0;
   }
 }
 
@@ -312,36 +327,43 @@ static int term_ok(const PlanTerm *t, int item, int left) {
 /* The auxiliary constraint of expression e on the item's cursor, if any. */
 static int aux_cons(const SqlExpr *e, int cursor, const SqlExpr **col, SqlExpr **val) {
   switch (e->op) {
-  case SQL_E_BINARY:
-    if (e->sub != TK_NE) return 0;
-    if (colref_of(e->a, cursor)) *col = e->a, *val = e->b;
-    else if (colref_of(e->b, cursor)) *col = e->b, *val = e->a;
-    else return 0;
-    return SHALE_INDEX_CONSTRAINT_NE;
-  case SQL_E_ISNOT:
-    if (colref_of(e->a, cursor) && e->b && e->b->op == SQL_E_NULL) {
-      *col = e->a; /* x IS NOT NULL: SQLite's TK_NOTNULL */
+    case SQL_E_BINARY:
+      if (e->sub != TK_NE) return 0;
+      if (colref_of(e->a, cursor))
+        *col = e->a, *val = e->b;
+      else if (colref_of(e->b, cursor))
+        *col = e->b, *val = e->a;
+      else
+        return 0;
+      return SHALE_INDEX_CONSTRAINT_NE;
+    case SQL_E_ISNOT:
+      if (colref_of(e->a, cursor) && e->b && e->b->op == SQL_E_NULL) {
+        *col = e->a; /* x IS NOT NULL: SQLite's TK_NOTNULL */
+        *val = NULL;
+        return SHALE_INDEX_CONSTRAINT_ISNOTNULL;
+      }
+      if (colref_of(e->a, cursor))
+        *col = e->a, *val = e->b;
+      else if (colref_of(e->b, cursor))
+        *col = e->b, *val = e->a;
+      else
+        return 0;
+      return SHALE_INDEX_CONSTRAINT_ISNOT;
+    case SQL_E_NOTNULL:
+      if (!colref_of(e->a, cursor)) return 0;
+      *col = e->a;
       *val = NULL;
       return SHALE_INDEX_CONSTRAINT_ISNOTNULL;
-    }
-    if (colref_of(e->a, cursor)) *col = e->a, *val = e->b;
-    else if (colref_of(e->b, cursor)) *col = e->b, *val = e->a;
-    else return 0;
-    return SHALE_INDEX_CONSTRAINT_ISNOT;
-  case SQL_E_NOTNULL:
-    if (!colref_of(e->a, cursor)) return 0;
-    *col = e->a;
-    *val = NULL;
-    return SHALE_INDEX_CONSTRAINT_ISNOTNULL;
-  case SQL_E_LIKE:
-    if ((e->flags & SQL_EF_NOT) || e->c || !colref_of(e->a, cursor)) return 0;
-    *col = e->a;
-    *val = e->b;
-    return e->sub == TK_GLOB    ? SHALE_INDEX_CONSTRAINT_GLOB
-           : e->sub == TK_MATCH ? SHALE_INDEX_CONSTRAINT_MATCH
-           : e->sub == TK_REGEXP ? SHALE_INDEX_CONSTRAINT_REGEXP
-                                 : SHALE_INDEX_CONSTRAINT_LIKE;
-  default: return 0;
+    case SQL_E_LIKE:
+      if ((e->flags & SQL_EF_NOT) || e->c || !colref_of(e->a, cursor)) return 0;
+      *col = e->a;
+      *val = e->b;
+      return e->sub == TK_GLOB     ? SHALE_INDEX_CONSTRAINT_GLOB
+             : e->sub == TK_MATCH  ? SHALE_INDEX_CONSTRAINT_MATCH
+             : e->sub == TK_REGEXP ? SHALE_INDEX_CONSTRAINT_REGEXP
+                                   : SHALE_INDEX_CONSTRAINT_LIKE;
+    default:
+      return 0;
   }
 }
 
@@ -401,8 +423,10 @@ static int ask(Parse *p, VtabWhere *vw, VtabIndex *x, uint64_t usable_mask, int 
     return 2;
   }
   if (rc) {
-    if (rc == SHALE_NOMEM) parse_nomem(p);
-    else parse_error_code(p, rc, "%s", msg ? msg : shale_errstr(rc));
+    if (rc == SHALE_NOMEM)
+      parse_nomem(p);
+    else
+      parse_error_code(p, rc, "%s", msg ? msg : shale_errstr(rc));
     shale_free(msg);
     return 1;
   }
@@ -458,8 +482,9 @@ int vtab_where_plan(Parse *p, SrcItem *it, int item, PlanItem *pi, Planner *pl,
     int op = map_op(t->op);
     if (op == SHALE_INDEX_CONSTRAINT_IS && t->value && t->value->op == SQL_E_NULL)
       op = SHALE_INDEX_CONSTRAINT_ISNULL; /* x IS NULL, as SQLite's TK_ISNULL */
-    VCons c = {k, op, t->column, t->op == PLAN_OP_ISNULL ? NULL : t->value, t->prereq,
-               t->op == PLAN_OP_IN};
+    VCons c = {k,         op,
+               t->column, t->op == PLAN_OP_ISNULL ? NULL : t->value,
+               t->prereq, t->op == PLAN_OP_IN};
     if (add_cons(p, vw, &cap, c)) return 1;
   }
   for (int k = pl->nterm - 1; k >= 0; k--) {
@@ -500,8 +525,8 @@ int vtab_where_plan(Parse *p, SrcItem *it, int item, PlanItem *pi, Planner *pl,
   if (order_by && order_by->n > 0) {
     norder = order_by->n;
     for (int i = 0; i < order_by->n; i++)
-      if (!colref_of(order_by->a[i].expr, it->cursor) ||
-          order_by->a[i].expr->op != SQL_E_COLREF) norder = 0;
+      if (!colref_of(order_by->a[i].expr, it->cursor) || order_by->a[i].expr->op != SQL_E_COLREF)
+        norder = 0;
   }
   VtabIndex *x = vtab_index_new(vw->ncons, norder);
   if (!x) return parse_nomem(p), 1;
@@ -585,8 +610,10 @@ void vtab_where_code(Parse *p, VtabWhere *vw, const PlanLevel *L, uint8_t *coded
   for (int k = 0; k < vp->nargv; k++) {
     const VCons *c = &vw->cons[vp->argv_cons[k]];
     if (c->is_in) continue;
-    if (c->value) expr_code(p, c->value, base + 2 + k);
-    else emit(p, OP_Null, 0, base + 2 + k, 0);
+    if (c->value)
+      expr_code(p, c->value, base + 2 + k);
+    else
+      emit(p, OP_Null, 0, base + 2 + k, 0);
   }
   if (vp->omit_offset && p->vl_offset_reg) emit(p, OP_Integer, 0, p->vl_offset_reg, 0);
   emit(p, OP_Integer, vp->idx_num, base, 0);

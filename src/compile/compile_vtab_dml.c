@@ -23,10 +23,10 @@
  */
 #include <string.h>
 
+#include "../vtab/vtab.h"
 #include "compile.h"
 #include "dml_int.h"
 #include "select_int.h"
-#include "../vtab/vtab.h"
 
 static void vbegin(Parse *p, const Table *tab) {
   parse_need_write(p);
@@ -95,8 +95,7 @@ int vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
     for (int j = 0; j < tab->ncol; j++)
       if (tab->cols[j].hidden != COL_HIDDEN) colmap[j] = nvis++;
     if (nvals != nvis) {
-      parse_error(p, "table %s has %d columns but %d values were supplied", tab->name, nvis,
-                  nvals);
+      parse_error(p, "table %s has %d columns but %d values were supplied", tab->name, nvis, nvals);
       return 1;
     }
   }
@@ -119,7 +118,8 @@ int vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
     emit_resolve(p, after);
     if (reads_self) { /* invariant 4: the rows first, then the writes */
       staged = emit_cursor(p);
-      int rec = emit_regs(p, 1), rid = emit_regs(p, 1), fill = emit_label(p), filled = emit_label(p);
+      int rec = emit_regs(p, 1), rid = emit_regs(p, 1), fill = emit_label(p),
+          filled = emit_label(p);
       emit(p, OP_OpenEphemeral, staged, nvals, 0);
       emit_resolve(p, fill);
       emit(p, OP_Yield, co, filled, 0);
@@ -137,16 +137,22 @@ int vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
     }
   }
   emit(p, OP_Null, 0, base, 0);
-  if (ipk >= 0) emit(p, OP_Copy, out + ipk, base + 1, 0);
-  else emit(p, OP_Null, 0, base + 1, 0);
+  if (ipk >= 0)
+    emit(p, OP_Copy, out + ipk, base + 1, 0);
+  else
+    emit(p, OP_Null, 0, base + 1, 0);
   for (int j = 0; j < tab->ncol; j++) {
-    if (colmap[j] >= 0) emit(p, OP_Copy, out + colmap[j], base + 2 + j, 0);
-    else emit(p, OP_Null, 0, base + 2 + j, 0);
+    if (colmap[j] >= 0)
+      emit(p, OP_Copy, out + colmap[j], base + 2 + j, 0);
+    else
+      emit(p, OP_Null, 0, base + 2 + j, 0);
   }
   int a = vm_builder_add_p4(&p->b, OP_VUpdate, 1, argc, base, P4_VTAB, tab->vtab);
   if (a >= 0) vm_builder_set_p5(&p->b, a, (uint16_t)oe);
-  if (sel && staged >= 0) emit(p, OP_Next, staged, top, 0);
-  else if (sel) emit(p, OP_Goto, 0, top, 0);
+  if (sel && staged >= 0)
+    emit(p, OP_Next, staged, top, 0);
+  else if (sel)
+    emit(p, OP_Goto, 0, top, 0);
   emit_resolve(p, done);
   return parse_failed(p);
 }
@@ -214,11 +220,15 @@ static int scan_write(Parse *p, Table *tab, const char *alias, const SqlExpr *wh
   if (!wi) return 1;
   int cur = src->a[0].cursor;
   emit(p, OP_VRowid, cur, row, 0);
-  if (rowid_set >= 0) expr_code(p, vals->a[rowid_set].expr, row + 1);
-  else emit(p, OP_Copy, row, row + 1, 0);
+  if (rowid_set >= 0)
+    expr_code(p, vals->a[rowid_set].expr, row + 1);
+  else
+    emit(p, OP_Copy, row, row + 1, 0);
   for (int j = 0; j < tab->ncol; j++) {
-    if (setcol[j] >= 0) expr_code(p, vals->a[setcol[j]].expr, row + 2 + j);
-    else vm_builder_set_p5(&p->b, emit(p, OP_VColumn, cur, j, row + 2 + j), 1);
+    if (setcol[j] >= 0)
+      expr_code(p, vals->a[setcol[j]].expr, row + 2 + j);
+    else
+      vm_builder_set_p5(&p->b, emit(p, OP_VColumn, cur, j, row + 2 + j), 1);
   }
   int rec = emit_regs(p, 2);
   emit(p, OP_MakeRecord, row, argc, rec);

@@ -69,27 +69,27 @@
 
 typedef struct WInLoop {
   int next_op; /* OP_Next, or OP_Prev for a descending ORDER BY */
-  int cursor; /* ephemeral set */
-  int top;    /* label: read the next value */
-  int next;   /* label: Next on the set */
+  int cursor;  /* ephemeral set */
+  int top;     /* label: read the next value */
+  int next;    /* label: Next on the set */
 } WInLoop;
 
 typedef struct WLevel {
-  int item;        /* index in src */
-  PlanLevel *pl;   /* access path */
-  int cont, brk;   /* labels */
-  int top;         /* label of the loop body start (after positioning) */
-  int body;        /* label after the match flag is set */
-  int done;        /* label after padding */
-  int adv_op;      /* OP_Next, OP_Prev, OP_Goto (coroutine), or 0 (one row) */
-  int adv_cur;     /* cursor for adv_op */
-  int match_reg;   /* LEFT JOIN match flag, else 0 */
-  int null_reg;    /* LEFT JOIN: 1 while the row is padded */
-  int idx_cur;     /* index cursor or -1 */
-  int auto_cur;    /* PLAN_AUTO: the automatic index's ephemeral cursor */
-  int rj_mode;     /* RIGHT/FULL JOIN item: register, 1 during its unmatched-rows pass */
-  int rj_set;      /* ... cursor: keys of its rows that matched */
-  int rj_next;     /* ... label: next row of the unmatched-rows pass */
+  int item;           /* index in src */
+  PlanLevel *pl;      /* access path */
+  int cont, brk;      /* labels */
+  int top;            /* label of the loop body start (after positioning) */
+  int body;           /* label after the match flag is set */
+  int done;           /* label after padding */
+  int adv_op;         /* OP_Next, OP_Prev, OP_Goto (coroutine), or 0 (one row) */
+  int adv_cur;        /* cursor for adv_op */
+  int match_reg;      /* LEFT JOIN match flag, else 0 */
+  int null_reg;       /* LEFT JOIN: 1 while the row is padded */
+  int idx_cur;        /* index cursor or -1 */
+  int auto_cur;       /* PLAN_AUTO: the automatic index's ephemeral cursor */
+  int rj_mode;        /* RIGHT/FULL JOIN item: register, 1 during its unmatched-rows pass */
+  int rj_set;         /* ... cursor: keys of its rows that matched */
+  int rj_next;        /* ... label: next row of the unmatched-rows pass */
   uint8_t rowid_only; /* a MULTI-INDEX OR sub-path: only the rowid is needed */
   int nin;
   WInLoop in[MAX_IN];
@@ -97,7 +97,7 @@ typedef struct WLevel {
 
 struct WhereInfo {
   Parse *p;
-  int right;      /* index of the first RIGHT/FULL JOIN item, or -1 */
+  int right; /* index of the first RIGHT/FULL JOIN item, or -1 */
   SrcList *src;
   int nlevel;
   WLevel *lv;
@@ -107,11 +107,11 @@ struct WhereInfo {
   /* terms [on_start[i], on_start[i + 1]) came from item i's ON clause,
    * [on_start[n], nterm) from WHERE */
   int *on_start;
-  int brk;      /* after every loop */
-  int order_ok; /* the loops deliver order_by */
-  int flags;    /* where_plan flags (WHERE_*) */
+  int brk;        /* after every loop */
+  int order_ok;   /* the loops deliver order_by */
+  int flags;      /* where_plan flags (WHERE_*) */
   uint8_t *coded; /* per term: coded already (or enforced by the access path) */
-  VtabWhere **vw;  /* per item: a virtual table's xBestIndex answers (compile_vtab.c), or NULL */
+  VtabWhere **vw; /* per item: a virtual table's xBestIndex answers (compile_vtab.c), or NULL */
 };
 
 /* ---- planner hooks ---- */
@@ -378,9 +378,9 @@ static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj) {
   char buf[1024];
   int n = 0;
   buf[0] = 0;
-#define ADD(...)                                                                                   \
-  do {                                                                                             \
-    if (n < (int)sizeof buf) n += snprintf(buf + n, sizeof buf - (size_t)n, __VA_ARGS__);          \
+#define ADD(...)                                                                          \
+  do {                                                                                    \
+    if (n < (int)sizeof buf) n += snprintf(buf + n, sizeof buf - (size_t)n, __VA_ARGS__); \
   } while (0)
   if (pl->kind == PLAN_ROWID_RANGE) {
     if (pl->lo >= 0) ADD("rowid>?");
@@ -438,8 +438,10 @@ static void code_row_lookup(WhereInfo *w, WLevel *L, int miss) {
 
 /* Code the value of term t into reg (IS NULL: NULL). */
 static void code_value(Parse *p, PlanTerm *t, int reg) {
-  if (t->op == PLAN_OP_ISNULL) emit(p, OP_Null, 0, reg, 0);
-  else expr_code(p, t->value, reg);
+  if (t->op == PLAN_OP_ISNULL)
+    emit(p, OP_Null, 0, reg, 0);
+  else
+    expr_code(p, t->value, reg);
 }
 
 /* Term ti is enforced exactly by the level's seek and end test: it needs no
@@ -551,8 +553,10 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
       emit(p, OP_Rowid, it->cursor, rr, 0);
       int strict = (last->op & (PLAN_OP_GT | PLAN_OP_LT)) != 0;
       int op;
-      if (!rev) op = strict ? OP_Ge : OP_Gt; /* stop when rowid >= / > hi */
-      else op = strict ? OP_Le : OP_Lt;      /* stop when rowid <= / < lo */
+      if (!rev)
+        op = strict ? OP_Ge : OP_Gt; /* stop when rowid >= / > hi */
+      else
+        op = strict ? OP_Le : OP_Lt; /* stop when rowid <= / < lo */
       int a = emit(p, op, rlast, exit, rr);
       vm_builder_set_p5(&p->b, a, VM_CMP_AFF(AFF_NUMERIC) | VM_JUMPIFNULL);
       /* the end test is the term's own comparison (numeric affinity) */
@@ -610,8 +614,8 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
   int d = rev ^ (has_range ? idx->cols[neq].desc : 0);
   /* first bound: the one the scan starts from; implicit NULL = "not NULL" */
   PlanTerm *first = d ? hi : lo, *last = d ? lo : hi;
-  int first_null = has_range && !lo && !d;  /* start after the NULLs */
-  int last_null = has_range && !lo && d;    /* stop at the NULLs */
+  int first_null = has_range && !lo && !d; /* start after the NULLs */
+  int last_null = has_range && !lo && d;   /* stop at the NULLs */
   int nstart = neq, nend = neq;
   int start_strict = 0, end_strict = 0;
   if (first || first_null) {
@@ -649,16 +653,20 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
     emit(p, rev ? OP_Last : OP_Rewind, cur, exit, 0);
   } else {
     int op;
-    if (!rev) op = (nstart > neq && start_strict) ? OP_SeekGT : OP_SeekGE;
-    else op = (nstart > neq && start_strict) ? OP_SeekLT : OP_SeekLE;
+    if (!rev)
+      op = (nstart > neq && start_strict) ? OP_SeekGT : OP_SeekGE;
+    else
+      op = (nstart > neq && start_strict) ? OP_SeekLT : OP_SeekLE;
     vm_builder_add_i4(&p->b, op, cur, exit, key, nstart);
   }
   emit_resolve(p, L->top);
   if (ekey && nend > 0) {
     int op;
     int strict_end = nend > neq && end_strict;
-    if (!rev) op = strict_end ? OP_IdxGE : OP_IdxGT;
-    else op = strict_end ? OP_IdxLE : OP_IdxLT;
+    if (!rev)
+      op = strict_end ? OP_IdxGE : OP_IdxGT;
+    else
+      op = strict_end ? OP_IdxLE : OP_IdxLT;
     vm_builder_add_i4(&p->b, op, cur, exit, ekey, nend);
   }
   if (!pl->is_pk && !pl->covering && !L->rowid_only) code_row_lookup(w, L, L->cont);
@@ -700,8 +708,10 @@ static void open_or_level(WhereInfo *w, WLevel *L) {
     S.idx_cur = -1;
     S.rowid_only = 1;
     open_table_level(w, &S);
-    if (S.idx_cur >= 0) emit(p, OP_IdxRowid, S.idx_cur, r, 0);
-    else emit(p, OP_Rowid, it->cursor, r, 0);
+    if (S.idx_cur >= 0)
+      emit(p, OP_IdxRowid, S.idx_cur, r, 0);
+    else
+      emit(p, OP_Rowid, it->cursor, r, 0);
     emit(p, OP_RowSetAdd, set, r, 0);
     emit_resolve(p, S.cont);
     if (S.adv_op) emit(p, S.adv_op, S.adv_cur, S.top, 0);
@@ -869,34 +879,41 @@ static int is_vtab_col(SrcList *src, const SqlExpr *e) {
 static int nonnull_walk(SrcList *src, const SqlExpr *e, int cursor) {
   if (!e) return 0;
   switch (e->op) {
-  case SQL_E_ISNOT:
-  case SQL_E_ISNULL:
-  case SQL_E_NOTNULL:
-  case SQL_E_CASE:
-  case SQL_E_IN:
-  case SQL_E_FUNC:
-  case SQL_E_ROW:
-  case SQL_E_EXISTS:
-  case SQL_E_SUBQUERY: return 0;
-  case SQL_E_COLREF: return e->cursor == cursor && e->depth == 0;
-  case SQL_E_BETWEEN: return nonnull_walk(src, e->a, cursor);
-  case SQL_E_BINARY:
-    switch (e->sub) {
-    case TK_IS:
-    case TK_OR: return 0;
-    case TK_AND: return nonnull_walk(src, e->a, cursor) && nonnull_walk(src, e->b, cursor);
-    case TK_EQ:
-    case TK_NE:
-    case TK_LT:
-    case TK_LE:
-    case TK_GT:
-    case TK_GE:
-      if (is_vtab_col(src, e->a) || is_vtab_col(src, e->b)) return 0;
+    case SQL_E_ISNOT:
+    case SQL_E_ISNULL:
+    case SQL_E_NOTNULL:
+    case SQL_E_CASE:
+    case SQL_E_IN:
+    case SQL_E_FUNC:
+    case SQL_E_ROW:
+    case SQL_E_EXISTS:
+    case SQL_E_SUBQUERY:
+      return 0;
+    case SQL_E_COLREF:
+      return e->cursor == cursor && e->depth == 0;
+    case SQL_E_BETWEEN:
+      return nonnull_walk(src, e->a, cursor);
+    case SQL_E_BINARY:
+      switch (e->sub) {
+        case TK_IS:
+        case TK_OR:
+          return 0;
+        case TK_AND:
+          return nonnull_walk(src, e->a, cursor) && nonnull_walk(src, e->b, cursor);
+        case TK_EQ:
+        case TK_NE:
+        case TK_LT:
+        case TK_LE:
+        case TK_GT:
+        case TK_GE:
+          if (is_vtab_col(src, e->a) || is_vtab_col(src, e->b)) return 0;
+          break;
+        default:
+          break;
+      }
       break;
-    default: break;
-    }
-    break;
-  default: break;
+    default:
+      break;
   }
   if (nonnull_walk(src, e->a, cursor) || nonnull_walk(src, e->b, cursor) ||
       nonnull_walk(src, e->c, cursor))
@@ -909,7 +926,8 @@ static int nonnull_walk(SrcList *src, const SqlExpr *e, int cursor) {
 /* e without COLLATE and likely()/unlikely()/likelihood() on top. */
 static const SqlExpr *skip_collate_likely(const SqlExpr *e) {
   while (e) {
-    if (e->op == SQL_E_COLLATE) e = e->a;
+    if (e->op == SQL_E_COLLATE)
+      e = e->a;
     else if (e->op == SQL_E_FUNC && e->z && e->list && e->list->n >= 1 &&
              (util_stricmp(e->z, "likely") == 0 || util_stricmp(e->z, "unlikely") == 0 ||
               util_stricmp(e->z, "likelihood") == 0))
@@ -942,7 +960,7 @@ static void simplify_left_joins(SrcList *src, const SqlExpr *where) {
   for (int i = 0; i < src->n; i++) {
     SrcItem *it = &src->a[i];
     if ((it->jointype & SQL_JOIN_LEFT) && implies_nonnull_row(src, where, it->cursor))
-      it->jointype &= (uint8_t)~(SQL_JOIN_LEFT | SQL_JOIN_OUTER);
+      it->jointype &= (uint8_t) ~(SQL_JOIN_LEFT | SQL_JOIN_OUTER);
   }
 }
 
@@ -1060,8 +1078,10 @@ WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order
   if (p->env && p->env->no_auto_index) pflags |= PLAN_NO_AUTO;
   int rc = plan_choose(&w->pl, order_by, pflags, &w->plan);
   if (rc) {
-    if (rc == SHALE_NOMEM) parse_nomem(p);
-    else parse_error_code(p, rc, "query planner failed");
+    if (rc == SHALE_NOMEM)
+      parse_nomem(p);
+    else
+      parse_error_code(p, rc, "query planner failed");
     return NULL;
   }
   /* the unmatched rows of a RIGHT/FULL JOIN come after the loops: no
@@ -1181,9 +1201,12 @@ int where_code(WhereInfo *w) {
         emit_resolve(p, L->top);
         L->adv_op = OP_VNext;
         L->adv_cur = it->cursor;
-      } else if (L->pl->kind == PLAN_OR) open_or_level(w, L);
-      else open_table_level(w, L);
-      if (L->idx_cur >= 0 && L->pl->covering) parse_set_cover(p, it->cursor, L->pl->idx, L->idx_cur);
+      } else if (L->pl->kind == PLAN_OR)
+        open_or_level(w, L);
+      else
+        open_table_level(w, L);
+      if (L->idx_cur >= 0 && L->pl->covering)
+        parse_set_cover(p, it->cursor, L->pl->idx, L->idx_cur);
     }
     have |= bit(L->item);
     /* ON terms of a LEFT JOIN item: here, before the match flag. */
@@ -1264,8 +1287,10 @@ void where_end(WhereInfo *w) {
     emit_resolve(p, L->cont);
     if (L->rj_mode) emit(p, OP_If, L->rj_mode, L->rj_next, 0);
     if (L->null_reg) emit(p, OP_If, L->null_reg, L->done, 0);
-    if (L->adv_op == OP_Goto) emit(p, OP_Goto, 0, L->top, 0);
-    else if (L->adv_op) emit(p, L->adv_op, L->adv_cur, L->top, 0);
+    if (L->adv_op == OP_Goto)
+      emit(p, OP_Goto, 0, L->top, 0);
+    else if (L->adv_op)
+      emit(p, L->adv_op, L->adv_cur, L->top, 0);
     for (int j = L->nin - 1; j >= 0; j--) {
       emit_resolve(p, L->in[j].next);
       emit(p, L->in[j].next_op, L->in[j].cursor, L->in[j].top, 0);

@@ -57,9 +57,12 @@ static SqlWindow *apply_base(Parse *p, SqlWindow *list, SqlWindow *w, int depth)
   b = chain_window(p, list, b, depth + 1);
   if (!b) return NULL;
   const char *what = NULL;
-  if (w->partition) what = "PARTITION clause";
-  else if (b->order && w->order) what = "ORDER BY clause";
-  else if (b->frame != SQL_FRAME_NONE) what = "frame specification";
+  if (w->partition)
+    what = "PARTITION clause";
+  else if (b->order && w->order)
+    what = "ORDER BY clause";
+  else if (b->frame != SQL_FRAME_NONE)
+    what = "frame specification";
   if (what) {
     parse_error(p, "cannot override %s of window: %s", what, w->base);
     return NULL;
@@ -165,16 +168,16 @@ typedef struct WinFrame {
 } WinFrame;
 
 typedef struct WinPass {
-  SqlWindow *w;       /* partition and ORDER BY */
+  SqlWindow *w; /* partition and ORDER BY */
   WinFrame fr;
-  int nfn;            /* window calls in this pass */
-  int *fn;            /* their indexes in WinCtx.fns */
+  int nfn;                 /* window calls in this pass */
+  int *fn;                 /* their indexes in WinCtx.fns */
   int part_col, order_col; /* first column of its partition / order values */
-  int nkey;           /* sorter key columns (before the sequence) */
-  uint8_t presorted;  /* its rows come from the next pass already in its order */
-  int sorter;         /* sorter cursor */
-  int wcur;           /* window cursor */
-  int in_width;       /* columns of the rows it reads */
+  int nkey;                /* sorter key columns (before the sequence) */
+  uint8_t presorted;       /* its rows come from the next pass already in its order */
+  int sorter;              /* sorter cursor */
+  int wcur;                /* window cursor */
+  int in_width;            /* columns of the rows it reads */
 } WinPass;
 
 typedef struct WinFn {
@@ -192,7 +195,7 @@ struct WinCtx {
   WinPass *passes; /* in order of first appearance; run last to first */
   int nleaf, capleaf;
   SqlExpr **leaves;
-  int m;           /* input row width */
+  int m; /* input row width */
   /* columns of the rows between passes: ids 0..m-1 are the input row's,
    * m + i the result of call i; owner[id] is the pass whose input id is
    * (-1: a leaf), pos[id] its place in the current pass's row (-1: not
@@ -222,15 +225,22 @@ static int statement_cores(Parse *p) {
   const SqlStmt *st = p->stmt;
   if (!st || p->nested > 0 || p->trig_tab) return 1;
   switch (st->kind) {
-  case SQL_STMT_SELECT: sql_walk_select(&w, st->u.select); break;
-  case SQL_STMT_INSERT: sql_walk_select(&w, st->u.insert.select); break;
-  case SQL_STMT_UPDATE:
-    for (int i = 0; st->u.update.set && i < st->u.update.set->n; i++)
-      sql_walk_expr(&w, st->u.update.set->a[i].expr);
-    sql_walk_expr(&w, st->u.update.where);
-    break;
-  case SQL_STMT_DELETE: sql_walk_expr(&w, st->u.del.where); break;
-  default: break;
+    case SQL_STMT_SELECT:
+      sql_walk_select(&w, st->u.select);
+      break;
+    case SQL_STMT_INSERT:
+      sql_walk_select(&w, st->u.insert.select);
+      break;
+    case SQL_STMT_UPDATE:
+      for (int i = 0; st->u.update.set && i < st->u.update.set->n; i++)
+        sql_walk_expr(&w, st->u.update.set->a[i].expr);
+      sql_walk_expr(&w, st->u.update.where);
+      break;
+    case SQL_STMT_DELETE:
+      sql_walk_expr(&w, st->u.del.where);
+      break;
+    default:
+      break;
   }
   return n;
 }
@@ -262,8 +272,7 @@ static void fixed_frame(const SqlExpr *e, WinFrame *fr, Parse *p) {
        SQL_BOUND_UNBOUNDED_FOLLOWING},
       {FUNC_WIN_CUME_DIST, SQL_FRAME_GROUPS, SQL_BOUND_FOLLOWING, SQL_BOUND_UNBOUNDED_FOLLOWING},
       {FUNC_WIN_NTILE, SQL_FRAME_ROWS, SQL_BOUND_CURRENT_ROW, SQL_BOUND_UNBOUNDED_FOLLOWING},
-      {FUNC_WIN_LEAD, SQL_FRAME_ROWS, SQL_BOUND_UNBOUNDED_PRECEDING,
-       SQL_BOUND_UNBOUNDED_FOLLOWING},
+      {FUNC_WIN_LEAD, SQL_FRAME_ROWS, SQL_BOUND_UNBOUNDED_PRECEDING, SQL_BOUND_UNBOUNDED_FOLLOWING},
       {FUNC_WIN_LAG, SQL_FRAME_ROWS, SQL_BOUND_UNBOUNDED_PRECEDING, SQL_BOUND_CURRENT_ROW},
   };
   for (size_t i = 0; i < sizeof up / sizeof up[0]; i++) {
@@ -607,11 +616,9 @@ WinCtx *window_begin(Parse *p, SqlSelect *s, SelInfo *info) {
     wc->passes[k].presorted = (uint8_t)keys_prefix(p, &wc->passes[k], &wc->passes[k + 1]);
   /* every pass's sorter, opened before the rows come */
   for (int k = 0; k < wc->npass; k++)
-    pass_sorter(p, &wc->passes[k],
-                k == wc->npass - 1 && groups_reversed(s, info, &wc->passes[k]));
+    pass_sorter(p, &wc->passes[k], k == wc->npass - 1 && groups_reversed(s, info, &wc->passes[k]));
   return parse_failed(p) ? NULL : wc;
 }
-
 
 /* Open a pass's sorter: key = partition values, ORDER BY values (with a
  * NULL-placement column where needed), sequence. */

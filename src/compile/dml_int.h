@@ -47,10 +47,10 @@ typedef struct Writer {
   int *rec;    /* new key record per index (NULL: partial WHERE false) */
   int *okey;   /* old key registers per index */
   int stmt_oe;
-  int zero;    /* holds 0: the rowid operand of a WITHOUT ROWID Insert */
-  int vrow;    /* scratch row for REPLACE victims (ncol+1) */
-  int vtmp;    /* scratch (ncol+1) */
-  int pkreg;   /* WITHOUT ROWID: PRIMARY KEY values (npk) */
+  int zero;  /* holds 0: the rowid operand of a WITHOUT ROWID Insert */
+  int vrow;  /* scratch row for REPLACE victims (ncol+1) */
+  int vtmp;  /* scratch (ncol+1) */
+  int pkreg; /* WITHOUT ROWID: PRIMARY KEY values (npk) */
   const char *caff;
   /* UPSERT: a conflict on a clause's target (index up_of[i], the rowid
    * up_ipk; any other uniqueness constraint: up_any) goes to that clause's
@@ -104,8 +104,7 @@ int dml_stmt_oe_of(Parse *p, int own);
 void dml_halt_msg(Parse *p, int code, int oe, const char *msg);
 int dml_reads_changed(const Table *tab, SqlExpr *e, const uint8_t *chg, int rowid_changed,
                       int gen_changed);
-uint8_t *dml_changed_closure(Parse *p, const Table *tab, const uint8_t *changed,
-                             int rowid_changed);
+uint8_t *dml_changed_closure(Parse *p, const Table *tab, const uint8_t *changed, int rowid_changed);
 int dml_index_affected(const Index *x, const uint8_t *chg);
 void dml_writer_keep_unchanged(Writer *w, const uint8_t *changed, int key_change, int before);
 int dml_kept(const Writer *w, int i);
@@ -123,8 +122,8 @@ void dml_attach_with(SqlWith *with, SqlExpr *e);
 void dml_attach_with_list(SqlWith *with, SqlExprList *l);
 Table *dml_table(Parse *p, const char *schema, const char *name, View **view);
 Table *dml_view_table(Parse *p, View *v, int op);
-int dml_set_list_resolve(Parse *p, const SqlExprList *setl, Table *tab, NameCtx *nc,
-                         SqlExpr **set, uint8_t *changed);
+int dml_set_list_resolve(Parse *p, const SqlExprList *setl, Table *tab, NameCtx *nc, SqlExpr **set,
+                         uint8_t *changed);
 int dml_view_dml(Parse *p, View *v, int op, const char *alias, const SqlExprList *setl,
                  const SqlExpr *where_ast, int stmt_oe);
 int dml_returning_setup(Parse *p, Table *tab, const char *alias, const SqlExprList *ast,

@@ -113,25 +113,25 @@ int expr_same(const SqlExpr *a, const SqlExpr *b) {
   if (a->op != b->op || a->sub != b->sub) return 0;
   if ((a->flags & ~SQL_EF_PAREN) != (b->flags & ~SQL_EF_PAREN)) return 0;
   switch (a->op) {
-  case SQL_E_COLREF:
-    return a->cursor == b->cursor && a->column == b->column;
-  case SQL_E_TRIGREF:
-    return a->cursor == b->cursor && a->column == b->column;
-  case SQL_E_REG:
-    return a->reg == b->reg;
-  case SQL_E_FUNC:
-    if (!a->z || !b->z || util_stricmp(a->z, b->z) != 0) return 0;
-    if (a->over || b->over) return 0;
-    break;
-  case SQL_E_COLLATE:
-    if (!a->z || !b->z || util_stricmp(a->z, b->z) != 0) return 0;
-    break;
-  case SQL_E_SUBQUERY:
-  case SQL_E_EXISTS:
-    return 0;
-  default:
-    if (!str_same(a->z, b->z)) return 0;
-    if (!str_same(a->table, b->table)) return 0;
+    case SQL_E_COLREF:
+      return a->cursor == b->cursor && a->column == b->column;
+    case SQL_E_TRIGREF:
+      return a->cursor == b->cursor && a->column == b->column;
+    case SQL_E_REG:
+      return a->reg == b->reg;
+    case SQL_E_FUNC:
+      if (!a->z || !b->z || util_stricmp(a->z, b->z) != 0) return 0;
+      if (a->over || b->over) return 0;
+      break;
+    case SQL_E_COLLATE:
+      if (!a->z || !b->z || util_stricmp(a->z, b->z) != 0) return 0;
+      break;
+    case SQL_E_SUBQUERY:
+    case SQL_E_EXISTS:
+      return 0;
+    default:
+      if (!str_same(a->z, b->z)) return 0;
+      if (!str_same(a->table, b->table)) return 0;
   }
   if (a->select != b->select) return 0;
   if (!expr_same(a->a, b->a) || !expr_same(a->b, b->b) || !expr_same(a->c, b->c)) return 0;
@@ -149,10 +149,14 @@ const char *ordinal_suffix(int n) {
   int m = n % 100;
   if (m >= 11 && m <= 13) return "th";
   switch (n % 10) {
-  case 1: return "st";
-  case 2: return "nd";
-  case 3: return "rd";
-  default: return "th";
+    case 1:
+      return "st";
+    case 2:
+      return "nd";
+    case 3:
+      return "rd";
+    default:
+      return "th";
   }
 }
 
@@ -264,7 +268,8 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
       if ((isnew && (n->trig_mask & 2)) || (isold && (n->trig_mask & 1))) {
         const Table *t = n->trig_tab;
         int j = table_column_index(t, col);
-        if (j < 0 && is_rowid_name(col) && !t->without_rowid) j = -1;
+        if (j < 0 && is_rowid_name(col) && !t->without_rowid)
+          j = -1;
         else if (j < 0) {
           parse_error(p, "no such column: %s.%s", tname, col);
           return 1;
@@ -321,9 +326,8 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
       }
       if (tname) {
         if (!it->name || util_stricmp(it->name, tname) != 0) continue;
-        if (db && (it->kind != SRC_TABLE ||
-                   (util_stricmp(db, parse_db_name(p, it->idb)) != 0 &&
-                    (parse_ndb(p) > 1 || util_stricmp(db, "main") != 0))))
+        if (db && (it->kind != SRC_TABLE || (util_stricmp(db, parse_db_name(p, it->idb)) != 0 &&
+                                             (parse_ndb(p) > 1 || util_stricmp(db, "main") != 0))))
           continue;
       }
       int j = table_column_index(it->tab, col);
@@ -348,9 +352,12 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
       mcol = rmatch->tab->rowid_alias >= 0 ? rmatch->tab->rowid_alias : -1;
     }
     if (cnt > 1) {
-      if (tname && db) parse_error(p, "ambiguous column name: %s.%s.%s", db, tname, col);
-      else if (tname) parse_error(p, "ambiguous column name: %s.%s", tname, col);
-      else parse_error(p, "ambiguous column name: %s", col);
+      if (tname && db)
+        parse_error(p, "ambiguous column name: %s.%s.%s", db, tname, col);
+      else if (tname)
+        parse_error(p, "ambiguous column name: %s.%s", tname, col);
+      else
+        parse_error(p, "ambiguous column name: %s", col);
       return 1;
     }
     if (cnt == 1 && mcol < 0 && match->kind == SRC_SUBQUERY) {
@@ -361,8 +368,7 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
     if (cnt == 1 && match->nest) {
       src_nest_ref(p, src, match, mcol, e, depth);
       SrcItem *m = e->op == SQL_E_COLREF ? src_find_cursor(src, e->cursor) : NULL;
-      if (!tname && m && e->column >= 0)
-        src_coalesce_ref(p, src, (int)(m - src->a), e->column, e);
+      if (!tname && m && e->column >= 0) src_coalesce_ref(p, src, (int)(m - src->a), e->column, e);
       for (NameCtx *m2 = nc; m2 != n; m2 = m2->outer) m2->flags |= NC_HAS_CORREL;
       return 0;
     }
@@ -412,9 +418,12 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
     return 0;
   }
   if (is_true_false(e)) return 0;
-  if (db) parse_error(p, "no such column: %s.%s.%s", db, tname, col);
-  else if (tname) parse_error(p, "no such column: %s.%s", tname, col);
-  else parse_error(p, "no such column: %s", col);
+  if (db)
+    parse_error(p, "no such column: %s.%s.%s", db, tname, col);
+  else if (tname)
+    parse_error(p, "no such column: %s.%s", tname, col);
+  else
+    parse_error(p, "no such column: %s", col);
   return 1;
 }
 
@@ -542,8 +551,10 @@ static int resolve_func(Parse *p, NameCtx *nc, SqlExpr *e) {
       d = 0;
     }
     if (!(owner->flags & NC_ALLOW_AGG) || (owner->flags & NC_IN_AGG)) {
-      if (owner != nc) parse_error(p, "misuse of aggregate: %s()", e->z);
-      else parse_error(p, "misuse of aggregate function %s()", e->z);
+      if (owner != nc)
+        parse_error(p, "misuse of aggregate: %s()", e->z);
+      else
+        parse_error(p, "misuse of aggregate function %s()", e->z);
       return 1;
     }
     e->depth = (uint8_t)d;
@@ -568,20 +579,26 @@ static int check_subquery_allowed(Parse *p, NameCtx *nc) {
 /* Operators whose operands may be row values (vectors). */
 static int vector_ok(const SqlExpr *e) {
   switch (e->op) {
-  case SQL_E_ROW:
-  case SQL_E_ISNOT:
-  case SQL_E_BETWEEN:
-  case SQL_E_IN:
-    return 1;
-  case SQL_E_BINARY:
-    switch (e->sub) {
-    case TK_EQ: case TK_NE: case TK_LT: case TK_LE: case TK_GT: case TK_GE: case TK_IS:
+    case SQL_E_ROW:
+    case SQL_E_ISNOT:
+    case SQL_E_BETWEEN:
+    case SQL_E_IN:
       return 1;
+    case SQL_E_BINARY:
+      switch (e->sub) {
+        case TK_EQ:
+        case TK_NE:
+        case TK_LT:
+        case TK_LE:
+        case TK_GT:
+        case TK_GE:
+        case TK_IS:
+          return 1;
+        default:
+          return 0;
+      }
     default:
       return 0;
-    }
-  default:
-    return 0;
   }
 }
 
@@ -599,67 +616,70 @@ int resolve_check_scalar(Parse *p, const SqlExpr *e) {
 int resolve_expr(Parse *p, NameCtx *nc, SqlExpr *e) {
   if (!e || parse_failed(p)) return parse_failed(p);
   switch (e->op) {
-  case SQL_E_COLREF:
-  case SQL_E_TRIGREF:
-  case SQL_E_REG:
-    return 0;
-  case SQL_E_ID:
-  case SQL_E_COLUMN:
-    return lookup_name(p, nc, e);
-  case SQL_E_FUNC: {
-    int fl = nc ? nc->flags : 0;
-    int pure = fl & NC_IS_CHECK ? 1 : fl & NC_IS_GENCOL ? 2 : fl & (NC_IS_INDEX | NC_IS_PARTIAL) ? 3 : 0;
-    e->flags = (uint8_t)((e->flags & ~SQL_EF_PURE_MASK) | (pure << SQL_EF_PURE_SHIFT));
-    return resolve_func(p, nc, e);
-  }
-  case SQL_E_STAR:
-    parse_error(p, "near \"*\": syntax error");
-    return 1;
-  case SQL_E_SUBQUERY:
-  case SQL_E_EXISTS:
-    if (check_subquery_allowed(p, nc)) return 1;
-    return select_resolve(p, e->select, nc);
-  case SQL_E_IN:
-    if (resolve_expr(p, nc, e->a)) return 1;
-    if (!e->select && e->table && !(e->flags & SQL_EF_TVF)) {
-      /* x IN t  ==  x IN (SELECT * FROM t) */
-      SqlSelect *s = parse_alloc(p, sizeof *s);
-      SqlSrcList *from = parse_alloc(p, sizeof *from);
-      SqlExprList *cols = parse_alloc(p, sizeof *cols);
-      SqlExpr *star = parse_alloc(p, sizeof *star);
-      if (!s || !from || !cols || !star) return 1;
-      from->a = parse_alloc(p, sizeof(SqlSrcItem));
-      cols->a = parse_alloc(p, sizeof(SqlExprItem));
-      if (!from->a || !cols->a) return 1;
-      from->n = from->cap = 1;
-      from->a[0].name = e->table;
-      from->a[0].schema = e->schema;
-      from->a[0].span = e->span;
-      star->op = SQL_E_STAR;
-      star->height = 1;
-      cols->n = cols->cap = 1;
-      cols->a[0].expr = star;
-      s->cols = cols;
-      s->from = from;
-      s->span = e->span;
-      e->select = s;
-      e->table = NULL;
-      e->schema = NULL;
-    }
-    if (e->select) {
-      if (check_subquery_allowed(p, nc)) return 1;
-      if (select_resolve(p, e->select, nc)) return 1;
-      int want = e->a && e->a->op == SQL_E_ROW && e->a->list ? e->a->list->n : 1;
-      int got = select_ncol(e->select);
-      if (got != want) {
-        parse_error(p, "sub-select returns %d columns - expected %d", got, want);
-        return 1;
-      }
+    case SQL_E_COLREF:
+    case SQL_E_TRIGREF:
+    case SQL_E_REG:
       return 0;
+    case SQL_E_ID:
+    case SQL_E_COLUMN:
+      return lookup_name(p, nc, e);
+    case SQL_E_FUNC: {
+      int fl = nc ? nc->flags : 0;
+      int pure = fl & NC_IS_CHECK                     ? 1
+                 : fl & NC_IS_GENCOL                  ? 2
+                 : fl & (NC_IS_INDEX | NC_IS_PARTIAL) ? 3
+                                                      : 0;
+      e->flags = (uint8_t)((e->flags & ~SQL_EF_PURE_MASK) | (pure << SQL_EF_PURE_SHIFT));
+      return resolve_func(p, nc, e);
     }
-    return resolve_list(p, nc, e->list);
-  default:
-    break;
+    case SQL_E_STAR:
+      parse_error(p, "near \"*\": syntax error");
+      return 1;
+    case SQL_E_SUBQUERY:
+    case SQL_E_EXISTS:
+      if (check_subquery_allowed(p, nc)) return 1;
+      return select_resolve(p, e->select, nc);
+    case SQL_E_IN:
+      if (resolve_expr(p, nc, e->a)) return 1;
+      if (!e->select && e->table && !(e->flags & SQL_EF_TVF)) {
+        /* x IN t  ==  x IN (SELECT * FROM t) */
+        SqlSelect *s = parse_alloc(p, sizeof *s);
+        SqlSrcList *from = parse_alloc(p, sizeof *from);
+        SqlExprList *cols = parse_alloc(p, sizeof *cols);
+        SqlExpr *star = parse_alloc(p, sizeof *star);
+        if (!s || !from || !cols || !star) return 1;
+        from->a = parse_alloc(p, sizeof(SqlSrcItem));
+        cols->a = parse_alloc(p, sizeof(SqlExprItem));
+        if (!from->a || !cols->a) return 1;
+        from->n = from->cap = 1;
+        from->a[0].name = e->table;
+        from->a[0].schema = e->schema;
+        from->a[0].span = e->span;
+        star->op = SQL_E_STAR;
+        star->height = 1;
+        cols->n = cols->cap = 1;
+        cols->a[0].expr = star;
+        s->cols = cols;
+        s->from = from;
+        s->span = e->span;
+        e->select = s;
+        e->table = NULL;
+        e->schema = NULL;
+      }
+      if (e->select) {
+        if (check_subquery_allowed(p, nc)) return 1;
+        if (select_resolve(p, e->select, nc)) return 1;
+        int want = e->a && e->a->op == SQL_E_ROW && e->a->list ? e->a->list->n : 1;
+        int got = select_ncol(e->select);
+        if (got != want) {
+          parse_error(p, "sub-select returns %d columns - expected %d", got, want);
+          return 1;
+        }
+        return 0;
+      }
+      return resolve_list(p, nc, e->list);
+    default:
+      break;
   }
   if (e->a && resolve_expr(p, nc, e->a)) return 1;
   if (e->b && resolve_expr(p, nc, e->b)) return 1;
@@ -762,7 +782,8 @@ int resolve_order_by_ex(Parse *p, NameCtx *nc, SqlExprList *terms, SqlExprList *
       nc->result = result;
       if (is_group) nc->flags = (nc->flags | NC_IN_GROUPBY) & ~NC_ALLOW_AGG;
       int rc = resolve_expr(p, nc, e);
-      nc->flags = (nc->flags & ~(NC_IN_GROUPBY | NC_ALLOW_AGG)) | (save & (NC_ALLOW_AGG | NC_IN_GROUPBY));
+      nc->flags =
+          (nc->flags & ~(NC_IN_GROUPBY | NC_ALLOW_AGG)) | (save & (NC_ALLOW_AGG | NC_IN_GROUPBY));
       nc->result = save_res;
       if (rc) return 1;
       e = *slot;

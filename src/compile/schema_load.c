@@ -38,9 +38,9 @@
 #include <string.h>
 
 #include "../btree/btree.h"
-#include "../schema/schema.h"
 #include "../func/func.h"
 #include "../parse/ast.h"
+#include "../schema/schema.h"
 
 #define MAX_COLUMNS 2000
 
@@ -52,8 +52,8 @@ typedef struct Build {
   int loading; /* reading sqlite_schema: skip checks SQLite skips then */
   int temp;    /* loading the TEMP schema: triggers may be on other databases' tables */
   int rc;
-  int ncols_total;  /* columns of the CREATE TABLE being built (room for keys) */
-  uint8_t ipk_desc; /* PRIMARY KEY(x DESC) that made x the rowid alias */
+  int ncols_total;       /* columns of the CREATE TABLE being built (room for keys) */
+  uint8_t ipk_desc;      /* PRIMARY KEY(x DESC) that made x the rowid alias */
   const SchemaFuncs *sf; /* CHECK/generated/index expressions checked against it */
 } Build;
 
@@ -267,7 +267,7 @@ static int resolve_walk(ResWalk *r, const SqlExpr *e) {
   if (!e) return 0;
   int rc = resolve_node(r, e);
   if (rc >= 0) return rc;
-  if (r->msg[0]) return 1; /* an earlier error: the walk ends here */
+  if (r->msg[0]) return 1;   /* an earlier error: the walk ends here */
   if (e->op == SQL_E_CASE) { /* SQLite's order: the base, the arms, then ELSE */
     if (resolve_walk(r, e->a)) return 1;
     for (int i = 0; e->list && i < e->list->n; i++)
@@ -379,8 +379,8 @@ typedef struct IdxWalk {
 
 static int nondeterministic_name(const char *z) {
   static const char *const names[] = {
-      "random",         "randomblob",          "changes",   "total_changes",
-      "last_insert_rowid", "sqlite_version", "sqlite_source_id", NULL};
+      "random",         "randomblob",       "changes", "total_changes", "last_insert_rowid",
+      "sqlite_version", "sqlite_source_id", NULL};
   for (int i = 0; z && names[i]; i++)
     if (!util_stricmp(z, names[i])) return 1;
   return 0;
@@ -896,11 +896,10 @@ int schema_table_from_create(Schema *s, const SqlStmt *create, const char *sql, 
   return schema_table_from_create_src(s, create, sql, NULL, NULL, out, errmsg);
 }
 
-int schema_table_from_create_src(Schema *s, const SqlStmt *create, const char *sql,
-                                 const char *src, const SchemaFuncs *sf, Table **out,
-                                 char **errmsg) {
-  Build b = {.s = s, .sql = sql, .src = src, .errmsg = errmsg, .loading = 0, .rc = SHALE_OK,
-             .sf = sf};
+int schema_table_from_create_src(Schema *s, const SqlStmt *create, const char *sql, const char *src,
+                                 const SchemaFuncs *sf, Table **out, char **errmsg) {
+  Build b = {
+      .s = s, .sql = sql, .src = src, .errmsg = errmsg, .loading = 0, .rc = SHALE_OK, .sf = sf};
   if (errmsg) *errmsg = NULL;
   build_table(&b, create, out);
   if (b.rc != SHALE_OK) *out = NULL;
@@ -1364,9 +1363,14 @@ static const char *stat_text(Build *b, const uint8_t *rec, uint32_t n, int col) 
       if (!z) nomem(b);
       return z;
     }
-    case SHALE_INTEGER: snprintf(num, sizeof num, "%lld", (long long)v.i); break;
-    case SHALE_FLOAT: snprintf(num, sizeof num, "%.15g", v.r); break;
-    default: return NULL;
+    case SHALE_INTEGER:
+      snprintf(num, sizeof num, "%lld", (long long)v.i);
+      break;
+    case SHALE_FLOAT:
+      snprintf(num, sizeof num, "%.15g", v.r);
+      break;
+    default:
+      return NULL;
   }
   char *z = util_arena_strndup(&b->s->arena, num, strlen(num));
   if (!z) nomem(b);
@@ -1375,8 +1379,7 @@ static const char *stat_text(Build *b, const uint8_t *rec, uint32_t n, int col) 
 
 /* SQLite's reading of a stat string: up to nout decimal numbers separated
  * by single spaces (a non-digit reads as 0), then space-separated options. */
-static int stat_decode(const char *z, int nout, int64_t *out, uint8_t *unordered,
-                       uint8_t *noskip) {
+static int stat_decode(const char *z, int nout, int64_t *out, uint8_t *unordered, uint8_t *noskip) {
   int i = 0;
   for (; *z && i < nout; i++) {
     int64_t v = 0;
@@ -1502,8 +1505,8 @@ int schema_load_fn(Btree *bt, int temp, const SchemaFuncs *sf, Schema **out, cha
   if (errmsg) *errmsg = NULL;
   Schema *s = schema_new();
   if (!s) return SHALE_NOMEM;
-  Build b = {.s = s, .sql = NULL, .errmsg = errmsg, .loading = 1, .temp = temp, .rc = SHALE_OK,
-             .sf = sf};
+  Build b = {
+      .s = s, .sql = NULL, .errmsg = errmsg, .loading = 1, .temp = temp, .rc = SHALE_OK, .sf = sf};
   int own_txn = btree_txn_state(bt) == PAGER_TXN_NONE;
   int rc = own_txn ? btree_begin(bt, BTREE_TXN_READ) : SHALE_OK;
   if (rc != SHALE_OK) {

@@ -13,8 +13,8 @@
 #define SHALE_SQL_SCHEMA_LOAD_H
 
 #include "../btree/btree.h"
-#include "../schema/schema.h"
 #include "../parse/ast.h"
+#include "../schema/schema.h"
 
 /* What schema expressions are checked against: the connection's functions
  * and whether its schema is trusted (db_config TRUSTED_SCHEMA). */

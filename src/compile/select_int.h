@@ -21,16 +21,16 @@
 
 typedef struct SelInfo {
   const SqlSelect *sel;
-  int state;            /* 0 new, 1 resolving, 2 resolved */
+  int state; /* 0 new, 1 resolving, 2 resolved */
   SrcList *src;
-  NameCtx nc;           /* this core's name context */
-  NameCtx from_nc;      /* for FROM subqueries: no visible items, outer = nc.outer */
-  SqlExprList *result;  /* after '*' expansion */
-  const char *text;     /* the text spans refer to */
-  int is_agg;           /* aggregate query (aggregates, GROUP BY or HAVING) */
-  int *order_col;       /* head of a select: per ORDER BY term, result column or -1 */
-  int *group_col;       /* per GROUP BY term: result column or -1 */
-  int correlated;       /* refers to an outer query */
+  NameCtx nc;          /* this core's name context */
+  NameCtx from_nc;     /* for FROM subqueries: no visible items, outer = nc.outer */
+  SqlExprList *result; /* after '*' expansion */
+  const char *text;    /* the text spans refer to */
+  int is_agg;          /* aggregate query (aggregates, GROUP BY or HAVING) */
+  int *order_col;      /* head of a select: per ORDER BY term, result column or -1 */
+  int *group_col;      /* per GROUP BY term: result column or -1 */
+  int correlated;      /* refers to an outer query */
   /* A parenthesized join's SELECT * (SQLite's SF_NestedFrom): flat when its
    * items are spliced into the enclosing FROM list instead of materialized;
    * ncols: per result column the names a reference may use -- database and
@@ -40,7 +40,7 @@ typedef struct SelInfo {
   struct NestCol {
     const char *db, *tab, *col;
     uint8_t using_term, noexpand;
-  } *ncols;
+  } * ncols;
 } SelInfo;
 
 /* Per-Parse state of the select part (Parse.select_state). */
@@ -67,11 +67,11 @@ typedef struct SelectState {
   } * ctes;
   /* recursive CTE references and their materialization (src_code_subquery) */
   struct RecCte {
-    int cursor;           /* the item's cursor: every row of the CTE */
-    int cur_cursor;       /* the current-row table the recursive part reads */
-    SqlSelect *setup;     /* initial (non-recursive) part */
-    SqlSelect *rec;       /* recursive part (one core) */
-    int op;               /* SQL_COMPOUND_UNION or _UNION_ALL */
+    int cursor;       /* the item's cursor: every row of the CTE */
+    int cur_cursor;   /* the current-row table the recursive part reads */
+    SqlSelect *setup; /* initial (non-recursive) part */
+    SqlSelect *rec;   /* recursive part (one core) */
+    int op;           /* SQL_COMPOUND_UNION or _UNION_ALL */
     SqlExpr *limit, *offset;
     SqlExprList *order_by; /* ORDER BY of the CTE: its queue is a priority queue */
     int *order_col;        /* per term: the result column it sorts by */
@@ -104,10 +104,10 @@ typedef struct SelectState {
    * arguments */
   struct TvfItem {
     int cursor;
-    const FuncDef *def;          /* NULL for a pragma (OP_PragmaRows) */
-    const SqlPragmaTab *pragma;  /* pragma_NAME: args has 2 entries (arg, schema) */
-    uint8_t given[2];            /* those written as arguments or taken from WHERE/ON */
-    SqlExprList *args; /* resolved with the FROM list in scope (tvf_resolve) */
+    const FuncDef *def;         /* NULL for a pragma (OP_PragmaRows) */
+    const SqlPragmaTab *pragma; /* pragma_NAME: args has 2 entries (arg, schema) */
+    uint8_t given[2];           /* those written as arguments or taken from WHERE/ON */
+    SqlExprList *args;          /* resolved with the FROM list in scope (tvf_resolve) */
     int resolved;
     struct TvfItem *next;
   } * tvfs;
@@ -204,10 +204,10 @@ typedef struct OutCtx {
   int sorter_cur;
   SqlExprList *order_by;
   int *order_col;
-  int nkey; /* key columns in the sorter record, before the sequence */
-  int *res_field; /* per result column: its field in the sorter record (a key
-                     column holding the same value, or one after the sequence) */
-  int ndata;      /* result columns stored after the sequence */
+  int nkey;                     /* key columns in the sorter record, before the sequence */
+  int *res_field;               /* per result column: its field in the sorter record (a key
+                                   column holding the same value, or one after the sequence) */
+  int ndata;                    /* result columns stored after the sequence */
   const SqlSelect *order_owner; /* the core whose loop may deliver ORDER BY order */
   int ordered_compound;         /* the compound's rows go to an ORDER BY sorter */
 } OutCtx;

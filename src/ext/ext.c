@@ -7,6 +7,7 @@
  *     open then fails (ext.h invariant 1).
  */
 #include "ext.h"
+
 #include "fts5/fts5.h"
 #include "rtree/rtree.h"
 

@@ -46,9 +46,9 @@ typedef void (*FuncFinalFn)(FuncCtx *ctx);
  * producer). */
 typedef int (*FuncRowFn)(void *arg, ShValue *row, int ncol);
 typedef struct FuncTable {
-  int ncol;                 /* columns per row, the argument columns last */
-  int nhidden;              /* the last nhidden columns are HIDDEN: the arguments */
-  const char *const *cols;  /* column names */
+  int ncol;                /* columns per row, the argument columns last */
+  int nhidden;             /* the last nhidden columns are HIDDEN: the arguments */
+  const char *const *cols; /* column names */
   /* Produce the rows for argv[0..argc) (argc <= nhidden). SHALE_OK, or an
    * error code with *errmsg (shale_malloc'ed) set or NULL. */
   int (*rows)(int argc, ShValue *argv, FuncRowFn emit, void *arg, char **errmsg);
@@ -69,9 +69,10 @@ typedef struct FuncTable {
 #define FUNC_INNOCUOUS 0x0200
 #define FUNC_SLOWCHANGE 0x0400 /* changes()/last_insert_rowid(): per statement */
 #define FUNC_UNLIKELY 0x0800   /* likelihood/likely/unlikely: planner hint */
-#define FUNC_WINDOW 0x1000     /* a built-in window function (row_number .. nth_value):
-                                  only with OVER; user_data holds its FUNC_WIN_* kind */
-#define FUNC_BUILTIN 0x8000    /* set on built-ins */
+#define FUNC_WINDOW                                                                  \
+  0x1000                    /* a built-in window function (row_number .. nth_value): \
+                               only with OVER; user_data holds its FUNC_WIN_* kind */
+#define FUNC_BUILTIN 0x8000 /* set on built-ins */
 
 /* The built-in window functions (FuncDef.user_data of FUNC_WINDOW defs). The
  * VM computes them itself from the partition's rows (src/vm/vm_window.c). */
@@ -101,7 +102,7 @@ struct FuncDef {
   FuncScalarFn inverse; /* window: remove a row (or NULL) */
   void *user_data;
   void (*destroy)(void *user_data); /* user functions: called on replacement/free */
-  const FuncTable *table; /* table-valued function (func_table_find), else NULL */
+  const FuncTable *table;           /* table-valued function (func_table_find), else NULL */
 };
 
 static inline int func_is_aggregate(const FuncDef *d) { return d->step != NULL; }
@@ -143,7 +144,7 @@ struct shale_value {
   size_t cap;
   uint8_t buf16; /* buf holds the UTF-16 form instead: 1 LE, 2 BE (shale_value_text16) */
   uint32_t n16;  /* its length in bytes */
-  uint64_t gen; /* row generation the value belongs to */
+  uint64_t gen;  /* row generation the value belongs to */
 };
 
 struct FuncCtx {
@@ -156,11 +157,11 @@ struct FuncCtx {
   int max_like_pattern;        /* SQLITE_LIMIT_LIKE_PATTERN_LENGTH; 0 = default */
   FuncAux **aux;               /* the statement's auxdata list (NULL: none kept) */
   int aux_site;
-  int64_t *now_ms; /* 'now' cached per VM step (Julian day in ms, 0 = not read
-                      yet), or NULL: the date functions read the clock */
-  uint8_t pure;    /* the call is in a CHECK constraint (1), a generated column (2) or
-                      an index (3): the date functions fail on 'now', localtime, utc */
-  void *agg; /* aggregate context (func_aggregate_context) */
+  int64_t *now_ms;    /* 'now' cached per VM step (Julian day in ms, 0 = not read
+                         yet), or NULL: the date functions read the clock */
+  uint8_t pure;       /* the call is in a CHECK constraint (1), a generated column (2) or
+                         an index (3): the date functions fail on 'now', localtime, utc */
+  void *agg;          /* aggregate context (func_aggregate_context) */
   int agg_size;       /* its size in bytes */
   void *agg_spare;    /* a finished context's block offered for reuse (or NULL) */
   int agg_spare_size; /* its size */

@@ -286,9 +286,7 @@ static void compute_ymd_hms(DateTime *p) {
   compute_hms(p);
 }
 
-static void clear_ymd_hms_tz(DateTime *p) {
-  p->valid_ymd = p->valid_hms = p->valid_tz = 0;
-}
+static void clear_ymd_hms_tz(DateTime *p) { p->valid_ymd = p->valid_hms = p->valid_tz = 0; }
 
 /* Turn the UTC time p into local time (TZ rules, localtime_r). Outside
  * 1970-01-01..2038-01-18 the year is mapped to one of 2000..2003 with the
@@ -331,9 +329,9 @@ static const struct {
   const char *name;
   double limit, xform; /* |N| below limit; seconds per unit */
 } xform_types[] = {
-    {6, "second", 4.6427e+14, 1.0},        {6, "minute", 7.7379e+12, 60.0},
-    {4, "hour", 1.2897e+11, 3600.0},       {3, "day", 5373485.0, 86400.0},
-    {5, "month", 176546.0, 2592000.0},     {4, "year", 14713.0, 31536000.0},
+    {6, "second", 4.6427e+14, 1.0},    {6, "minute", 7.7379e+12, 60.0},
+    {4, "hour", 1.2897e+11, 3600.0},   {3, "day", 5373485.0, 86400.0},
+    {5, "month", 176546.0, 2592000.0}, {4, "year", 14713.0, 31536000.0},
 };
 
 /* Apply modifier z[0..n) (argument index idx, 1-based) to p; 0 on success.
@@ -582,8 +580,7 @@ static void julianday_fn(FuncCtx *ctx, int argc, ShValue *argv) {
 
 static void unixepoch_fn(FuncCtx *ctx, int argc, ShValue *argv) {
   DateTime x;
-  if (is_date(ctx, argc, argv, &x) == 0)
-    func_result_int(ctx, x.jd / 1000 - INT64_C(210866760000));
+  if (is_date(ctx, argc, argv, &x) == 0) func_result_int(ctx, x.jd / 1000 - INT64_C(210866760000));
 }
 
 static void datetime_fn(FuncCtx *ctx, int argc, ShValue *argv) {
@@ -751,8 +748,9 @@ static void cdate_fn(FuncCtx *ctx, int argc, ShValue *argv) { date_fn(ctx, 0, NU
   { .name = nm, .nargs = 0, .flags = DT, .scalar = fn }
 
 const FuncDef func_date_defs[] = {
-    V("julianday", julianday_fn), V("unixepoch", unixepoch_fn), V("date", date_fn),
-    V("time", time_fn),           V("datetime", datetime_fn),   V("strftime", strftime_fn),
+    V("julianday", julianday_fn), V("unixepoch", unixepoch_fn),
+    V("date", date_fn),           V("time", time_fn),
+    V("datetime", datetime_fn),   V("strftime", strftime_fn),
     Z("current_time", ctime_fn),  Z("current_timestamp", ctimestamp_fn),
     Z("current_date", cdate_fn),
 };

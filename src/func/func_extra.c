@@ -75,13 +75,21 @@ static void load_extension_fn(FuncCtx *ctx, int argc, ShValue *argv) {
 }
 
 const FuncDef func_extra_defs[] = {
-    {.name = "sqlite_compileoption_used", .nargs = 1, .flags = FUNC_BUILTIN,
+    {.name = "sqlite_compileoption_used",
+     .nargs = 1,
+     .flags = FUNC_BUILTIN,
      .scalar = compileoption_used_fn},
-    {.name = "sqlite_compileoption_get", .nargs = 1, .flags = FUNC_BUILTIN,
+    {.name = "sqlite_compileoption_get",
+     .nargs = 1,
+     .flags = FUNC_BUILTIN,
      .scalar = compileoption_get_fn},
-    {.name = "load_extension", .nargs = 1, .flags = FUNC_BUILTIN | FUNC_DIRECTONLY,
+    {.name = "load_extension",
+     .nargs = 1,
+     .flags = FUNC_BUILTIN | FUNC_DIRECTONLY,
      .scalar = load_extension_fn},
-    {.name = "load_extension", .nargs = 2, .flags = FUNC_BUILTIN | FUNC_DIRECTONLY,
+    {.name = "load_extension",
+     .nargs = 2,
+     .flags = FUNC_BUILTIN | FUNC_DIRECTONLY,
      .scalar = load_extension_fn},
 };
 const int func_extra_ndefs = (int)(sizeof func_extra_defs / sizeof func_extra_defs[0]);

@@ -38,8 +38,8 @@
 #define JSON_MAX_DEPTH 2000
 
 enum { JT_NULL, JT_TRUE, JT_FALSE, JT_INT, JT_REAL, JT_STRING, JT_ARRAY, JT_OBJECT };
-static const char *const jtype_names[] = {"null", "true",  "false", "integer",
-                                          "real", "text",  "array", "object"};
+static const char *const jtype_names[] = {"null", "true", "false", "integer",
+                                          "real", "text", "array", "object"};
 
 #define JF_ESCAPE 0x01  /* string contains backslash escapes */
 #define JF_RAW 0x02     /* z[0..n) is unquoted SQL text (a label made by an edit) */
@@ -98,15 +98,9 @@ static int jadd(JParse *p, int type, uint32_t n, const char *z) {
 
 static int jspace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 static int jdigit(char c) { return c >= '0' && c <= '9'; }
-static int jalnum(char c) {
-  return jdigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-static int jhex(char c) {
-  return jdigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-static int jhexval(char c) {
-  return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
-}
+static int jalnum(char c) { return jdigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static int jhex(char c) { return jdigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+static int jhexval(char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; }
 
 static uint32_t jsize(const JNode *x) { return x->type >= JT_ARRAY ? x->n + 1 : 1; }
 
@@ -408,7 +402,9 @@ static void jresult_sb(FuncCtx *ctx, StrBuf *b, int json) {
   if (json && ctx->rc == SHALE_OK) func_result_subtype(ctx, JSON_SUBTYPE);
 }
 
-static void jblob_error(FuncCtx *ctx) { func_result_error(ctx, "JSON cannot hold BLOB values", -1); }
+static void jblob_error(FuncCtx *ctx) {
+  func_result_error(ctx, "JSON cannot hold BLOB values", -1);
+}
 
 /* Render x as the JSON-text result. */
 static void jresult_json(FuncCtx *ctx, const JNode *x, const ShValue *argv) {
@@ -461,8 +457,12 @@ static void jresult_string(FuncCtx *ctx, const JNode *x) {
       }
       j += (uint32_t)func_utf8_write((unsigned char *)out + j, v);
     } else {
-      out[j++] = c == 'b' ? '\b' : c == 'f' ? '\f' : c == 'n' ? '\n' : c == 'r' ? '\r'
-                 : c == 't' ? '\t' : c;
+      out[j++] = c == 'b'   ? '\b'
+                 : c == 'f' ? '\f'
+                 : c == 'n' ? '\n'
+                 : c == 'r' ? '\r'
+                 : c == 't' ? '\t'
+                            : c;
     }
   }
   out[j] = 0;
@@ -583,7 +583,8 @@ static int64_t jlookup_step(JParse *p, uint32_t iroot, const char *path, int *ap
     uint32_t j = 1;
     for (;;) {
       while (j <= root->n) {
-        if (jlabel_eq(&root[j], key, nkey)) return jlookup_step(p, iroot + j + 1, path + i, apnd, err);
+        if (jlabel_eq(&root[j], key, nkey))
+          return jlookup_step(p, iroot + j + 1, path + i, apnd, err);
         j++;
         j += jsize(&root[j]);
       }
@@ -1389,7 +1390,7 @@ static int json_tree_rows(int argc, ShValue *argv, FuncRowFn emit, void *arg, ch
   return jeach_rows(1, argc, argv, emit, arg, errmsg);
 }
 
-static const char *const jeach_cols[] = {"key",  "value",    "type", "atom", "id",
+static const char *const jeach_cols[] = {"key",    "value",   "type", "atom", "id",
                                          "parent", "fullkey", "path", "json", "root"};
 static const FuncTable json_each_table = {10, 2, jeach_cols, json_each_rows};
 static const FuncTable json_tree_table = {10, 2, jeach_cols, json_tree_rows};

@@ -322,7 +322,7 @@ void func_result_sb_error(FuncCtx *ctx, int err) {
 
 struct FuncEntry {
   FuncDef def;
-  int owned; /* def.name is ours and def.destroy applies */
+  int owned;         /* def.name is ours and def.destroy applies */
   FuncEntry *shadow; /* the built-in this user entry overrides (restored on delete) */
   FuncEntry *next;
 };
@@ -418,8 +418,10 @@ static int put(FuncRegistry *reg, const FuncDef *def, int owned) {
     *pp = e;
     if (owned) { /* a user function keeps the built-in it overrides */
       e->shadow = old->owned ? old->shadow : old;
-      if (old->owned) old->shadow = NULL;
-      else old = NULL;
+      if (old->owned)
+        old->shadow = NULL;
+      else
+        old = NULL;
     }
     if (old) entry_free(old);
   } else {
@@ -435,14 +437,10 @@ int func_registry_init(FuncRegistry *reg) {
   static const struct {
     const FuncDef *defs;
     const int *n;
-  } tables[] = {{func_core_defs, &func_core_ndefs},
-                {func_text_defs, &func_text_ndefs},
-                {func_math_defs, &func_math_ndefs},
-                {func_agg_defs, &func_agg_ndefs},
-                {func_window_defs, &func_window_ndefs},
-                {func_printf_defs, &func_printf_ndefs},
-                {func_date_defs, &func_date_ndefs},
-                {func_json_defs, &func_json_ndefs},
+  } tables[] = {{func_core_defs, &func_core_ndefs},     {func_text_defs, &func_text_ndefs},
+                {func_math_defs, &func_math_ndefs},     {func_agg_defs, &func_agg_ndefs},
+                {func_window_defs, &func_window_ndefs}, {func_printf_defs, &func_printf_ndefs},
+                {func_date_defs, &func_date_ndefs},     {func_json_defs, &func_json_ndefs},
                 {func_extra_defs, &func_extra_ndefs}};
   for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
     for (int i = 0; i < *tables[t].n; i++) {

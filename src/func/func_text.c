@@ -174,8 +174,7 @@ static int like_literal_runs(UPtr pat, uint32_t np, UPtr str, uint32_t ns, uint3
  * answer is known from the first bytes of the string, so its length (up to
  * a NUL) is not needed; a NUL among those bytes never equals a pattern byte.
  * 1/0, or -1 when the pattern is not of that form. */
-static int like_prefix(UPtr pat, uint32_t np, UPtr str, uint32_t nstr, uint32_t esc,
-                       int nocase) {
+static int like_prefix(UPtr pat, uint32_t np, UPtr str, uint32_t nstr, uint32_t esc, int nocase) {
   if (np == 0 || pat[np - 1] != '%') return -1;
   uint32_t n = np - 1;
   for (uint32_t i = 0; i < n; i++) {

@@ -30,10 +30,10 @@ static void win_step(FuncCtx *ctx, int argc, ShValue *argv) {
 static void win_final(FuncCtx *ctx) { func_result_null(ctx); }
 
 #define WFL (FUNC_WINDOW | FUNC_BUILTIN)
-#define WIN(nm, na, kind)                                                                      \
-  {                                                                                            \
-    .name = nm, .nargs = na, .flags = WFL, .step = win_step, .final = win_final,                \
-    .value = win_final, .user_data = (void *)(intptr_t)(kind)                                  \
+#define WIN(nm, na, kind)                                                        \
+  {                                                                              \
+    .name = nm, .nargs = na, .flags = WFL, .step = win_step, .final = win_final, \
+    .value = win_final, .user_data = (void *)(intptr_t)(kind)                    \
   }
 
 const FuncDef func_window_defs[] = {

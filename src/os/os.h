@@ -81,8 +81,8 @@ struct OsFileMethods {
   int (*truncate)(OsFile *, int64_t size);
   int (*sync)(OsFile *, int flags);
   int (*file_size)(OsFile *, int64_t *size);
-  int (*lock)(OsFile *, int level);    /* SHALE_BUSY if it cannot be had now */
-  int (*unlock)(OsFile *, int level);  /* level is SHARED or NONE */
+  int (*lock)(OsFile *, int level);          /* SHALE_BUSY if it cannot be had now */
+  int (*unlock)(OsFile *, int level);        /* level is SHARED or NONE */
   int (*check_reserved)(OsFile *, int *out); /* 1 if any process holds RESERVED+ */
   int (*sector_size)(OsFile *);
   int (*device_characteristics)(OsFile *);
@@ -115,7 +115,7 @@ struct OsFileMethods {
 
 struct OsVfs {
   const char *name;
-  int file_size;   /* bytes the caller allocates for an OsFile of this VFS */
+  int file_size; /* bytes the caller allocates for an OsFile of this VFS */
   int max_pathname;
   void *app_data;
   /* path NULL means an anonymous temp file deleted on close. flags are
@@ -137,8 +137,12 @@ int os_vfs_register(OsVfs *, int make_default);
 int os_vfs_unregister(OsVfs *);
 
 /* Convenience wrappers: call through the method tables. */
-static inline int os_read(OsFile *f, void *b, int n, int64_t o) { return f->methods->read(f, b, n, o); }
-static inline int os_write(OsFile *f, const void *b, int n, int64_t o) { return f->methods->write(f, b, n, o); }
+static inline int os_read(OsFile *f, void *b, int n, int64_t o) {
+  return f->methods->read(f, b, n, o);
+}
+static inline int os_write(OsFile *f, const void *b, int n, int64_t o) {
+  return f->methods->write(f, b, n, o);
+}
 static inline int os_truncate(OsFile *f, int64_t s) { return f->methods->truncate(f, s); }
 static inline int os_sync(OsFile *f, int fl) { return f->methods->sync(f, fl); }
 static inline int os_file_size(OsFile *f, int64_t *s) { return f->methods->file_size(f, s); }
@@ -146,11 +150,15 @@ static inline int os_lock(OsFile *f, int l) { return f->methods->lock(f, l); }
 static inline int os_unlock(OsFile *f, int l) { return f->methods->unlock(f, l); }
 static inline int os_check_reserved(OsFile *f, int *r) { return f->methods->check_reserved(f, r); }
 static inline int os_sector_size(OsFile *f) { return f->methods->sector_size(f); }
-static inline int os_device_characteristics(OsFile *f) { return f->methods->device_characteristics(f); }
+static inline int os_device_characteristics(OsFile *f) {
+  return f->methods->device_characteristics(f);
+}
 /* Mapped reads: os_can_map() is 0 for a VFS without them. */
 static inline int os_can_map(OsFile *f) { return f->methods->map != NULL; }
 static inline int os_map(OsFile *f, int64_t s) { return f->methods->map(f, s); }
-static inline int os_fetch(OsFile *f, int64_t o, int n, void **pp) { return f->methods->fetch(f, o, n, pp); }
+static inline int os_fetch(OsFile *f, int64_t o, int n, void **pp) {
+  return f->methods->fetch(f, o, n, pp);
+}
 static inline void os_unfetch(OsFile *f, int64_t o, void *p) { f->methods->unfetch(f, o, p); }
 static inline void os_map_release(OsFile *f) {
   if (f->methods->map_release) f->methods->map_release(f);

@@ -180,12 +180,12 @@ static int f_close(OsFile *pf) {
 /* The same, holding fv->mu: an operation that passed DEAD_CHECK and then
  * waited for the mutex while os_fault_power_loss ran must fail too, or a
  * write or sync would land after the crash image was made. */
-#define DEAD_CHECK_LOCKED(f, fv)                                           \
-  do {                                                                     \
-    if (__atomic_load_n(&(f)->dead, __ATOMIC_ACQUIRE)) {                   \
-      pthread_mutex_unlock(&(fv)->mu);                                     \
-      return SHALE_IOERR;                                                  \
-    }                                                                      \
+#define DEAD_CHECK_LOCKED(f, fv)                         \
+  do {                                                   \
+    if (__atomic_load_n(&(f)->dead, __ATOMIC_ACQUIRE)) { \
+      pthread_mutex_unlock(&(fv)->mu);                   \
+      return SHALE_IOERR;                                \
+    }                                                    \
   } while (0)
 
 static int f_read(OsFile *pf, void *buf, int amt, int64_t off) {

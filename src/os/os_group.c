@@ -66,7 +66,7 @@ struct OsGroup {
   pthread_mutex_t mu;
   /* writer token (invariant 2) */
   int held;
-  int bypass; /* times the head waiter was overtaken (invariant 2) */
+  int bypass;       /* times the head waiter was overtaken (invariant 2) */
   int wake_pending; /* the head was signalled and has not run since */
   GroupWaiter *head, *tail;
   uint64_t handoffs; /* leave() calls: progress seen by the waiters */
@@ -137,8 +137,10 @@ void os_group_detach(OsGroup *g) {
 
 static void enqueue(OsGroup *g, GroupWaiter *me) {
   me->next = NULL;
-  if (g->tail) g->tail->next = me;
-  else g->head = me;
+  if (g->tail)
+    g->tail->next = me;
+  else
+    g->head = me;
   g->tail = me;
 }
 
@@ -306,7 +308,9 @@ void os_group_stats(OsGroup *g, uint64_t *ncommit, long *nsync) {
 
 static _Atomic int g_map_users;
 
-void os_map_users(int delta) { atomic_fetch_add_explicit(&g_map_users, delta, memory_order_relaxed); }
+void os_map_users(int delta) {
+  atomic_fetch_add_explicit(&g_map_users, delta, memory_order_relaxed);
+}
 
 int64_t os_map_window(void) {
   int n = atomic_load_explicit(&g_map_users, memory_order_relaxed);

@@ -21,7 +21,6 @@
  *  3. On failure the state is left exactly as the raw locks are.
  */
 #include <assert.h>
-
 #include <time.h>
 
 #include "os_int.h"

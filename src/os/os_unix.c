@@ -93,9 +93,9 @@ struct UnixFile {
   char *path;   /* as given (NULL for anonymous files) */
   int shm_attached;
   uint8_t shm_sh, shm_ex; /* this connection's shm lock slots */
-  uint8_t *map;     /* read-only map of [0, map_size), or NULL (invariant 6) */
+  uint8_t *map;           /* read-only map of [0, map_size), or NULL (invariant 6) */
   int64_t map_size;
-  int nfetch;       /* fetches not yet released */
+  int nfetch; /* fetches not yet released */
 };
 
 static pthread_mutex_t unix_mu = PTHREAD_MUTEX_INITIALIZER;

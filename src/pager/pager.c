@@ -291,11 +291,10 @@ int pager_close(Pager *p) {
 void pager_set_keep_wal(Pager *p, int keep) { p->keep_wal = keep != 0; }
 
 int pager_set_page_size(Pager *p, uint32_t page_size, int reserve) {
-  if (page_size < 512 || page_size > 65536 || (page_size & (page_size - 1)) ||
-      reserve < 0 || reserve > 255 || (int)page_size - reserve < 480)
+  if (page_size < 512 || page_size > 65536 || (page_size & (page_size - 1)) || reserve < 0 ||
+      reserve > 255 || (int)page_size - reserve < 480)
     return SHALE_READONLY;
-  if (p->txn == PAGER_TXN_WRITE || p->ncached > 0 ||
-      (p->txn != PAGER_TXN_NONE && p->db_size > 0))
+  if (p->txn == PAGER_TXN_WRITE || p->ncached > 0 || (p->txn != PAGER_TXN_NONE && p->db_size > 0))
     return SHALE_READONLY;
   if (p->txn == PAGER_TXN_NONE && p->hdr_valid) {
     /* The file had pages at the last look: leave it to the header. */
@@ -394,8 +393,10 @@ int pager_set_journal_mode(Pager *p, int mode) {
   if (p->txn == PAGER_TXN_WRITE) return p->journal_mode;
   if (mode == PAGER_JOURNAL_WAL || p->wal) {
     if (mode == p->journal_mode || p->txn != PAGER_TXN_NONE) return p->journal_mode;
-    if (mode == PAGER_JOURNAL_WAL) enter_wal(p);
-    else leave_wal(p, mode);
+    if (mode == PAGER_JOURNAL_WAL)
+      enter_wal(p);
+    else
+      leave_wal(p, mode);
     return p->journal_mode;
   }
   int old = p->journal_mode;
@@ -409,7 +410,7 @@ int pager_set_journal_mode(Pager *p, int mode) {
         p->lock = OS_LOCK_RESERVED;
         int exists = 0;
         if (p->vfs->access(p->vfs, p->jpath, OS_ACCESS_EXISTS, &exists) == SHALE_OK && exists)
-          p->vfs->delete(p->vfs, p->jpath, 0);
+          p->vfs->delete (p->vfs, p->jpath, 0);
       }
       pager_end_read(p);
     }
@@ -735,7 +736,8 @@ int pager_write_pages(Pager *p, PgPage *list) {
     next = pg->sort;
     assert(pg->pgno <= p->db_size);
     if (pg->pgno != lockpg) {
-      int rc = os_write(p->fd, pg->v.data, (int)p->page_size, (int64_t)(pg->pgno - 1) * p->page_size);
+      int rc =
+          os_write(p->fd, pg->v.data, (int)p->page_size, (int64_t)(pg->pgno - 1) * p->page_size);
       if (rc != SHALE_OK) return rc;
       p->stats.writes++;
     }

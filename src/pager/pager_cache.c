@@ -425,8 +425,10 @@ static int spill(Pager *p) {
       p->dbmod = 1;
       rc = pager_write_pages(p, list);
     }
-    if (rc != SHALE_OK) rc = pager_set_error(p, rc);
-    else p->stats.spills++;
+    if (rc != SHALE_OK)
+      rc = pager_set_error(p, rc);
+    else
+      p->stats.spills++;
   }
   p->in_spill = 0;
   return rc;

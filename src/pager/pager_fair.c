@@ -114,7 +114,8 @@ void pager_fair_acquired(Pager *p) {
 int pager_fair_before_commit(Pager *p) {
   int yield = 0;
   if (pager_fair_contended(p)) {
-    if (!p->fair_run_len) p->fair_run_len = turn_clamp(turn_us(p->fair_empty) - p->fair_balance_us / 2);
+    if (!p->fair_run_len)
+      p->fair_run_len = turn_clamp(turn_us(p->fair_empty) - p->fair_balance_us / 2);
     yield = os_now_us() - p->fair_run_us >= p->fair_run_len;
   }
   wal_set_yield(p->wal, yield);

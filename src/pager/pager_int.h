@@ -41,11 +41,11 @@ struct PgPage {
   uint32_t pgno;
   int nref;
   int flags;
-  PgPage *hnext;              /* hash chain */
-  PgPage *aprev, *anext;      /* list of every cached page (cache walks) */
-  PgPage *lprev, *lnext;      /* LRU list (clean, unreferenced) */
-  PgPage *dprev, *dnext;      /* dirty list */
-  PgPage *sort;               /* scratch link for sorting at commit */
+  PgPage *hnext;         /* hash chain */
+  PgPage *aprev, *anext; /* list of every cached page (cache walks) */
+  PgPage *lprev, *lnext; /* LRU list (clean, unreferenced) */
+  PgPage *dprev, *dnext; /* dirty list */
+  PgPage *sort;          /* scratch link for sorting at commit */
 };
 
 /* A set of page numbers (open addressing, 0 = empty slot). */
@@ -64,18 +64,18 @@ typedef struct SubRec {
 } SubRec;
 
 typedef struct Savepoint {
-  uint32_t db_size;  /* database size when opened */
-  int sub_start;     /* first sub-journal record that belongs to it */
-  PgSet saved;       /* pages with a record at index >= sub_start */
+  uint32_t db_size; /* database size when opened */
+  int sub_start;    /* first sub-journal record that belongs to it */
+  PgSet saved;      /* pages with a record at index >= sub_start */
 } Savepoint;
 
 struct Pager {
   OsVfs *vfs;
-  OsFile *fd;          /* database file */
-  OsFile *jfd;         /* journal (file or memdb anonymous file), or NULL */
-  OsFile *jspare;      /* emptied in-memory journal kept for the next txn */
-  char *path;          /* full path of the database, NULL if in-memory */
-  char *jpath;         /* path of the journal, NULL if in-memory */
+  OsFile *fd;     /* database file */
+  OsFile *jfd;    /* journal (file or memdb anonymous file), or NULL */
+  OsFile *jspare; /* emptied in-memory journal kept for the next txn */
+  char *path;     /* full path of the database, NULL if in-memory */
+  char *jpath;    /* path of the journal, NULL if in-memory */
   int readonly;
   uint64_t data_version; /* pager_data_version() */
   uint32_t max_pgno;     /* pager_max_page_count() */
@@ -86,95 +86,95 @@ struct Pager {
 
   uint32_t page_size;
   int reserve;
-  int cache_cfg;       /* as set by pager_set_cache_size */
-  int budget;          /* cache bound in pages */
+  int cache_cfg; /* as set by pager_set_cache_size */
+  int budget;    /* cache bound in pages */
   int journal_mode;
   int sync_level;
   int (*busy)(void *, int);
   void *busy_arg;
 
-  int txn;             /* PAGER_TXN_* */
-  int lock;            /* lock level we hold on fd */
-  int err;             /* error state (pager.h invariant 5) */
-  uint32_t db_size;    /* size in pages seen by the transaction */
-  uint32_t orig_size;  /* size when the write transaction began */
-  uint8_t hdr[16];     /* bytes 24..39 of the file the cache reflects */
+  int txn;                /* PAGER_TXN_* */
+  int lock;               /* lock level we hold on fd */
+  int err;                /* error state (pager.h invariant 5) */
+  uint32_t db_size;       /* size in pages seen by the transaction */
+  uint32_t orig_size;     /* size when the write transaction began */
+  uint8_t hdr[16];        /* bytes 24..39 of the file the cache reflects */
   uint8_t commit_hdr[16]; /* hdr as phase one of a commit wrote it (phase two adopts it) */
   uint8_t phase1;         /* pager_commit_phase1 ran; the journal awaits phase two */
   int hdr_valid;
-  int dbmod;           /* database file written in this write txn */
-  int wrote;           /* pager_write/pager_truncate called in this txn */
-  uint32_t min_size;   /* smallest db_size in this write txn (truncation) */
+  int dbmod;         /* database file written in this write txn */
+  int wrote;         /* pager_write/pager_truncate called in this txn */
+  uint32_t min_size; /* smallest db_size in this write txn (truncation) */
 
   /* Journal writing state. */
-  int jopen_tried;     /* journal opened for this write txn */
-  int64_t jhdr;        /* offset of the current segment header */
-  int64_t jofs;        /* where the next record goes */
-  uint32_t jnrec;      /* records in the current segment */
-  uint32_t jnonce;     /* nonce of the current segment */
-  int jneed_hdr;       /* a new segment header is due before the next record */
-  int junsynced;       /* records written since the last sync */
-  uint32_t jsector;    /* header area size (512) */
-  PgSet journaled;     /* pages whose original is in the journal */
-  uint8_t *jbuf;       /* page_size + 8 bytes: one record being written */
+  int jopen_tried;  /* journal opened for this write txn */
+  int64_t jhdr;     /* offset of the current segment header */
+  int64_t jofs;     /* where the next record goes */
+  uint32_t jnrec;   /* records in the current segment */
+  uint32_t jnonce;  /* nonce of the current segment */
+  int jneed_hdr;    /* a new segment header is due before the next record */
+  int junsynced;    /* records written since the last sync */
+  uint32_t jsector; /* header area size (512) */
+  PgSet journaled;  /* pages whose original is in the journal */
+  uint8_t *jbuf;    /* page_size + 8 bytes: one record being written */
 
   /* Savepoints and the in-memory sub-journal. */
   Savepoint *sp;
   int nsp, spcap;
   SubRec *sub;
   int nsub, subcap;
-  int nsub_mem;        /* records held in memory */
-  OsFile *sjfd;        /* temporary file for the rest, or NULL */
-  int64_t sjend;       /* bytes used in sjfd */
+  int nsub_mem;  /* records held in memory */
+  OsFile *sjfd;  /* temporary file for the rest, or NULL */
+  int64_t sjend; /* bytes used in sjfd */
 
   /* Cache. */
   PgPage **hash;
-  uint32_t nhash;      /* power of two */
+  uint32_t nhash; /* power of two */
   int ncached;
   int ndirty;
-  int nrefd;           /* pages with nref > 0 */
-  PgPage *all_head;    /* every cached page, through aprev/anext */
+  int nrefd;        /* pages with nref > 0 */
+  PgPage *all_head; /* every cached page, through aprev/anext */
   PgPage *lru_head, *lru_tail;
   PgPage *dirty_head, *dirty_tail;
-  int in_spill;        /* re-entrancy guard */
-  int spill_busy;      /* a spill in this write txn found EXCLUSIVE busy */
-  int64_t wal_foreign_ms;  /* os_now_ms() when the log's WRITE lock was last busy
-                            * while we held the process's writer token: a
-                            * writer of another process (pager.c) */
+  int in_spill;           /* re-entrancy guard */
+  int spill_busy;         /* a spill in this write txn found EXCLUSIVE busy */
+  int64_t wal_foreign_ms; /* os_now_ms() when the log's WRITE lock was last busy
+                           * while we held the process's writer token: a
+                           * writer of another process (pager.c) */
   /* Turns at the WRITE lock with other processes' writers (pager_fair.c). */
-  int64_t fair_run_us;     /* os_now_us() when our current run began (0: none) */
-  int64_t fair_run_len;    /* its length once contended (0: not drawn yet) */
-  int64_t fair_yield_us;   /* our last commit was a yield commit, at this time */
-  int fair_empty;          /* turns in a row that nobody took */
-  int64_t fair_balance_us; /* our turns minus the others' runs we ended */
+  int64_t fair_run_us;        /* os_now_us() when our current run began (0: none) */
+  int64_t fair_run_len;       /* its length once contended (0: not drawn yet) */
+  int64_t fair_yield_us;      /* our last commit was a yield commit, at this time */
+  int fair_empty;             /* turns in a row that nobody took */
+  int64_t fair_balance_us;    /* our turns minus the others' runs we ended */
   int64_t fair_other_seen_us; /* os_now_us() at the last commit of another engine seen */
-  uint32_t fair_own_change; /* iChange of our last commit */
-  uint32_t fair_seen_change; /* waiting: the last commit seen, its kind */
+  uint32_t fair_own_change;   /* iChange of our last commit */
+  uint32_t fair_seen_change;  /* waiting: the last commit seen, its kind */
   int fair_seen_kind;
-  int64_t fair_hold_us;    /* waiting: do not retry before this (a turn left free) */
+  int64_t fair_hold_us;                  /* waiting: do not retry before this (a turn left free) */
   int64_t fair_other_us, fair_other_len; /* waiting: another engine's run */
 
   /* WAL mode (journal_mode == PAGER_JOURNAL_WAL with a Wal open). */
-  Wal *wal;            /* open log, or NULL; SHARED is kept while it is open */
-  int hdr_wal;         /* the file header read last says 2/2 (bytes 18/19) */
-  int ckpt_due;        /* a commit grew the log past the auto-checkpoint mark */
-  int no_wal;          /* leaving WAL mode: don't reopen the log at begin_read */
-  int wal_spilled;     /* this WAL write txn appended uncommitted frames (pager_wal.c) */
-  int excl_mode;       /* locking_mode=EXCLUSIVE (pager_wal.c) */
-  int keep_wal;        /* pager_set_keep_wal: close leaves the log */
-  int wal_heap;        /* the Wal's index is in heap memory (exclusive mode) */
+  Wal *wal;        /* open log, or NULL; SHARED is kept while it is open */
+  int hdr_wal;     /* the file header read last says 2/2 (bytes 18/19) */
+  int ckpt_due;    /* a commit grew the log past the auto-checkpoint mark */
+  int no_wal;      /* leaving WAL mode: don't reopen the log at begin_read */
+  int wal_spilled; /* this WAL write txn appended uncommitted frames (pager_wal.c) */
+  int excl_mode;   /* locking_mode=EXCLUSIVE (pager_wal.c) */
+  int keep_wal;    /* pager_set_keep_wal: close leaves the log */
+  int wal_heap;    /* the Wal's index is in heap memory (exclusive mode) */
 
   /* Mapped reads (pager_cache.c; docs/architecture.md departure on mmap). */
-  int64_t mmap_user;   /* PRAGMA mmap_size as set, -1 = never set (reports 0) */
-  int64_t mmap_limit;  /* bytes the map may cover; 0 = read() only */
-  int64_t fsz;         /* file size learned by the last fstat, -1 = unknown */
-  int map_refresh;     /* fstat again at the next read transaction */
+  int64_t mmap_user;    /* PRAGMA mmap_size as set, -1 = never set (reports 0) */
+  int64_t mmap_limit;   /* bytes the map may cover; 0 = read() only */
+  int64_t fsz;          /* file size learned by the last fstat, -1 = unknown */
+  int map_refresh;      /* fstat again at the next read transaction */
   uint32_t wal_mx_seen; /* the log's mxFrame at the last WAL snapshot */
-  int64_t map_len;     /* size last given to os_map (0 = none) */
-  uint8_t *map;        /* fetched during a read transaction: the file's start */
-  int64_t map_bytes;   /* bytes [0, map_bytes) of the file are read from map */
-  int64_t map_read;    /* bytes read from the map since its last release */
-  uint8_t map_user;  /* counted in os_map_users (a mappable file) */
+  int64_t map_len;      /* size last given to os_map (0 = none) */
+  uint8_t *map;         /* fetched during a read transaction: the file's start */
+  int64_t map_bytes;    /* bytes [0, map_bytes) of the file are read from map */
+  int64_t map_read;     /* bytes read from the map since its last release */
+  uint8_t map_user;     /* counted in os_map_users (a mappable file) */
 
   PagerStats stats;
 };
@@ -198,7 +198,7 @@ void pgset_add(PgSet *, uint32_t pgno);
 
 /* ---- cache (pager_cache.c) ---- */
 int pager_cache_init(Pager *);
-void pager_cache_free_all(Pager *);  /* frees every page, referenced or not */
+void pager_cache_free_all(Pager *); /* frees every page, referenced or not */
 PgPage *pager_cache_find(Pager *, uint32_t pgno);
 /* Obtain a page struct for pgno (not yet in the cache), evicting or spilling
  * if over budget. The page comes back unlinked with nref 0. */

@@ -50,9 +50,9 @@ uint32_t pager_journal_cksum(uint32_t nonce, const uint8_t *data, uint32_t page_
 }
 
 int pager_journal_uses_file(Pager *p) {
-  return !p->memory && (p->journal_mode == PAGER_JOURNAL_DELETE ||
-                        p->journal_mode == PAGER_JOURNAL_TRUNCATE ||
-                        p->journal_mode == PAGER_JOURNAL_PERSIST);
+  return !p->memory &&
+         (p->journal_mode == PAGER_JOURNAL_DELETE || p->journal_mode == PAGER_JOURNAL_TRUNCATE ||
+          p->journal_mode == PAGER_JOURNAL_PERSIST);
 }
 
 /* Journals whose headers carry magic + nRec 0xFFFFFFFF from the start. */
@@ -264,23 +264,23 @@ int pager_journal_finalize(Pager *p) {
    * instead of deleting it (as SQLite); nobody else can be in the file. */
   if (mode == PAGER_JOURNAL_DELETE && p->excl_mode) mode = PAGER_JOURNAL_PERSIST;
   switch (mode) {
-  case PAGER_JOURNAL_TRUNCATE:
-    rc = os_truncate(p->jfd, 0);
-    if (rc == SHALE_OK && full) rc = os_sync(p->jfd, OS_SYNC_NORMAL);
-    pager_journal_close(p);
-    break;
-  case PAGER_JOURNAL_PERSIST: {
-    uint8_t z[JHDR_BYTES];
-    memset(z, 0, sizeof z);
-    rc = os_write(p->jfd, z, (int)sizeof z, 0);
-    if (rc == SHALE_OK && full) rc = os_sync(p->jfd, OS_SYNC_NORMAL);
-    pager_journal_close(p);
-    break;
-  }
-  default: /* DELETE */
-    pager_journal_close(p);
-    rc = p->vfs->delete(p->vfs, p->jpath, p->sync_level >= PAGER_SYNC_EXTRA);
-    break;
+    case PAGER_JOURNAL_TRUNCATE:
+      rc = os_truncate(p->jfd, 0);
+      if (rc == SHALE_OK && full) rc = os_sync(p->jfd, OS_SYNC_NORMAL);
+      pager_journal_close(p);
+      break;
+    case PAGER_JOURNAL_PERSIST: {
+      uint8_t z[JHDR_BYTES];
+      memset(z, 0, sizeof z);
+      rc = os_write(p->jfd, z, (int)sizeof z, 0);
+      if (rc == SHALE_OK && full) rc = os_sync(p->jfd, OS_SYNC_NORMAL);
+      pager_journal_close(p);
+      break;
+    }
+    default: /* DELETE */
+      pager_journal_close(p);
+      rc = p->vfs->delete (p->vfs, p->jpath, p->sync_level >= PAGER_SYNC_EXTRA);
+      break;
   }
   return rc;
 }
@@ -441,7 +441,7 @@ int pager_journal_playback_disk(Pager *p, int *played) {
 /* Delete the journal file (closing our handle first). */
 static int delete_journal(Pager *p) {
   pager_journal_close(p);
-  return p->vfs->delete(p->vfs, p->jpath, 0);
+  return p->vfs->delete (p->vfs, p->jpath, 0);
 }
 
 /* The super-journal named by the open journal p->jfd, or NULL. */
@@ -507,7 +507,7 @@ static int delete_super_if_unused(Pager *p, const char *super) {
   }
   shale_free(list);
   if (rc != SHALE_OK) return rc;
-  if (!in_use) rc = p->vfs->delete(p->vfs, super, 0);
+  if (!in_use) rc = p->vfs->delete (p->vfs, super, 0);
   return rc;
 }
 

@@ -49,7 +49,7 @@ int pager_wal_spill(Pager *p) {
   WalPage wp[SPILL_BATCH];
   PgPage *done[SPILL_BATCH];
   uint32_t lockpg = pager_lock_page(p);
-  int sync = p->sync_level == PAGER_SYNC_OFF ? WAL_SYNC_OFF
+  int sync = p->sync_level == PAGER_SYNC_OFF      ? WAL_SYNC_OFF
              : p->sync_level == PAGER_SYNC_NORMAL ? WAL_SYNC_NORMAL
                                                   : WAL_SYNC_FULL;
   int rc = SHALE_OK, any = 0;
@@ -90,8 +90,10 @@ int pager_wal_after_rollback(Pager *p) {
 
 int pager_set_locking_mode(Pager *p, int mode) {
   if (p->memory) return PAGER_LOCKING_EXCLUSIVE; /* private: always exclusive, as SQLite */
-  if (mode == PAGER_LOCKING_EXCLUSIVE) p->excl_mode = 1;
-  else if (mode == PAGER_LOCKING_NORMAL && !p->wal_heap) p->excl_mode = 0;
+  if (mode == PAGER_LOCKING_EXCLUSIVE)
+    p->excl_mode = 1;
+  else if (mode == PAGER_LOCKING_NORMAL && !p->wal_heap)
+    p->excl_mode = 0;
   return p->excl_mode ? PAGER_LOCKING_EXCLUSIVE : PAGER_LOCKING_NORMAL;
 }
 

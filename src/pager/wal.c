@@ -108,9 +108,9 @@ typedef struct IdxHdr {
 _Static_assert(sizeof(IdxHdr) == 48, "index header is 48 bytes");
 
 /* Word offsets (u32) of the checkpoint info in region 0. */
-#define W_BACKFILL 24           /* byte 96 */
+#define W_BACKFILL 24            /* byte 96 */
 #define W_READMARK(i) (25 + (i)) /* bytes 100.. */
-#define W_ATTEMPTED 32          /* byte 128 */
+#define W_ATTEMPTED 32           /* byte 128 */
 
 struct Wal {
   OsVfs *vfs;
@@ -121,33 +121,33 @@ struct Wal {
   int sync_level;
   int nregion;
   volatile uint32_t **regions;
-  IdxHdr hdr;         /* snapshot (invariant 1) */
-  IdxHdr seen;        /* header of the last read transaction begun */
-  IdxHdr own;         /* header this connection last published (own_valid) */
+  IdxHdr hdr;  /* snapshot (invariant 1) */
+  IdxHdr seen; /* header of the last read transaction begun */
+  IdxHdr own;  /* header this connection last published (own_valid) */
   uint8_t own_valid;
   uint8_t ext_changed; /* wal_read_changed_by_others() */
-  int read_lock;      /* -1 none, else slot i of READ(i) */
+  int read_lock;       /* -1 none, else slot i of READ(i) */
   int write_lock;
   uint32_t min_frame; /* nBackfill + 1 at read start */
   uint32_t ckpt_seq;  /* private checkpoint sequence (§W1.6) */
   int ever_read;
-  int heap;           /* wal-index in heap memory (wal_use_heap_memory) */
-  uint8_t *buf;       /* FRAME_HDRSIZE + page_size scratch */
+  int heap;     /* wal-index in heap memory (wal_use_heap_memory) */
+  uint8_t *buf; /* FRAME_HDRSIZE + page_size scratch */
   /* group commit (wal_group_* below; invariant 5) */
-  OsGroup *group;     /* shared with this process's other users of the log */
-  int token;          /* this Wal holds the group's writer token */
-  int write_busy;     /* the last wal_begin_write found WRITE itself busy */
-  uint64_t sync_seq;  /* commit announced but not yet synced (0 = none) */
-  int yield_next;     /* the next published header carries the yield flag */
+  OsGroup *group;    /* shared with this process's other users of the log */
+  int token;         /* this Wal holds the group's writer token */
+  int write_busy;    /* the last wal_begin_write found WRITE itself busy */
+  uint64_t sync_seq; /* commit announced but not yet synced (0 = none) */
+  int yield_next;    /* the next published header carries the yield flag */
   /* mapped frame reads (invariant 6) */
-  int map_on;         /* wal_set_map */
-  uint8_t *map;       /* fetched for the read transaction, or NULL */
+  int map_on;          /* wal_set_map */
+  uint8_t *map;        /* fetched for the read transaction, or NULL */
   uint32_t map_frames; /* frames 1..map_frames are read from map */
-  int64_t map_len;    /* bytes last given to os_map */
-  int64_t wf_known;   /* the log's size at its last fstat (0 = unknown) */
-  uint32_t map_mx;    /* mxFrame at the last map_begin (a drop: restart) */
-  int64_t map_read;   /* bytes read from the map since its last release */
-  uint8_t map_user; /* counted in os_map_users (a mappable log) */
+  int64_t map_len;     /* bytes last given to os_map */
+  int64_t wf_known;    /* the log's size at its last fstat (0 = unknown) */
+  uint32_t map_mx;     /* mxFrame at the last map_begin (a drop: restart) */
+  int64_t map_read;    /* bytes read from the map since its last release */
+  uint8_t map_user;    /* counted in os_map_users (a mappable log) */
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -174,7 +174,7 @@ static void cksum(const uint8_t *p, size_t n, int be, uint32_t s[2]) {
 #define CKSUM_STEP(get, q) (s0 += get(q) + s1, s1 += get((q) + 4) + s0)
 #define CKSUM_SWAP(q) __builtin_bswap32(host4(q))
   size_t i = 0, n32 = n & ~(size_t)31; /* four steps per turn, then the rest */
-  if (host_le != !be) { /* the words are in the other order than the host's */
+  if (host_le != !be) {                /* the words are in the other order than the host's */
     for (; i < n32; i += 32) {
       CKSUM_STEP(CKSUM_SWAP, p + i);
       CKSUM_STEP(CKSUM_SWAP, p + i + 8);
@@ -210,7 +210,8 @@ static void barrier(Wal *w) { w->db->methods->shm_barrier(w->db); }
 /* Exclusive lock, retrying through the busy handler while it says so. */
 static int lock_busy(Wal *w, int slot, int n, WalBusy busy, void *arg) {
   int rc, count = 0;
-  while ((rc = lock_shm(w, slot, n, OS_SHM_EXCLUSIVE)) == SHALE_BUSY && busy && busy(arg, count++)) {
+  while ((rc = lock_shm(w, slot, n, OS_SHM_EXCLUSIVE)) == SHALE_BUSY && busy &&
+         busy(arg, count++)) {
   }
   return rc;
 }
@@ -269,7 +270,9 @@ static void hdr_cksum(const IdxHdr *h, uint32_t out[2]) {
   cksum(b, 40, !host_le(), out);
 }
 
-static uint32_t page_size_of(uint16_t v) { return (uint32_t)(v & 0xfe00) + ((uint32_t)(v & 1) << 16); }
+static uint32_t page_size_of(uint16_t v) {
+  return (uint32_t)(v & 0xfe00) + ((uint32_t)(v & 1) << 16);
+}
 
 /* The word Shale writes into the header's unused field (invariant 8): a
  * function of the change counter, so that a writer that copies the field
@@ -334,7 +337,9 @@ static int hdr_same_as_live(Wal *w) {
 /* ------------------------------------------------------- index blocks */
 
 static int block_of(uint32_t frame) { return (int)((frame + 33) / PGNO_PER_BLOCK); }
-static uint32_t block_base(int k) { return k == 0 ? 0 : BLOCK0_FRAMES + PGNO_PER_BLOCK * (uint32_t)(k - 1); }
+static uint32_t block_base(int k) {
+  return k == 0 ? 0 : BLOCK0_FRAMES + PGNO_PER_BLOCK * (uint32_t)(k - 1);
+}
 static uint32_t hash_of(uint32_t pgno) { return (pgno * 383u) & (HASH_SLOTS - 1); }
 
 typedef struct Block {
@@ -442,8 +447,8 @@ int wal_open(OsVfs *vfs, OsFile *db, const char *wal_path, uint32_t page_size, W
   if (rc == SHALE_OK && !getenv("SHALE_NO_GROUP_COMMIT"))
     rc = os_group_attach(vfs, wal_path, &w->group);
   if (rc == SHALE_OK)
-    rc = os_open_alloc(vfs, wal_path,
-                       SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_WAL, NULL, &w->wf);
+    rc = os_open_alloc(vfs, wal_path, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_WAL,
+                       NULL, &w->wf);
   if (rc != SHALE_OK) {
     os_group_detach(w->group);
     shale_free(w->path);
@@ -676,8 +681,8 @@ static int begin_read(Wal *w, int force_wal, int *changed) {
     if (rc != SHALE_OK) return rc;
     int ch = !w->ever_read || memcmp(&w->seen, &w->hdr, sizeof w->seen) != 0;
     if (changed) *changed = ch;
-    w->ext_changed = ch && w->ever_read &&
-                     !(w->own_valid && memcmp(&w->own, &w->hdr, sizeof w->own) == 0);
+    w->ext_changed =
+        ch && w->ever_read && !(w->own_valid && memcmp(&w->own, &w->hdr, sizeof w->own) == 0);
     w->seen = w->hdr;
     w->ever_read = 1;
     return SHALE_OK;
@@ -902,7 +907,8 @@ int wal_append(Wal *w, const WalPage *pages, int n, uint32_t commit_db_size, int
     cksum(fb + FRAME_HDRSIZE, ps, w->hdr.big_end, c);
     util_put4(fb + 16, c[0]);
     util_put4(fb + 20, c[1]);
-    rc = os_write(w->wf, fb, (int)(FRAME_HDRSIZE + ps), WAL_HDRSIZE + (int64_t)(f - 1) * (FRAME_HDRSIZE + ps));
+    rc = os_write(w->wf, fb, (int)(FRAME_HDRSIZE + ps),
+                  WAL_HDRSIZE + (int64_t)(f - 1) * (FRAME_HDRSIZE + ps));
     if (rc != SHALE_OK) return rc;
   }
   /* the log now holds these frames: our next read needs no fstat for them
@@ -1148,7 +1154,7 @@ int wal_close(Wal *w, int flags) {
   int r = os_close_free(w->wf);
   if (rc == SHALE_OK) rc = r;
   if (del) {
-    r = w->vfs->delete(w->vfs, w->path, 0);
+    r = w->vfs->delete (w->vfs, w->path, 0);
     if (rc == SHALE_OK) rc = r;
   }
   wal_queue_leave(w);

@@ -97,16 +97,16 @@ struct SqlExpr {
   SqlExprList *order; /* ORDER BY inside an aggregate call */
   SqlWindow *over;    /* OVER ... */
   /* ---- filled by name resolution and the code generator; 0 from the parser ---- */
-  int cursor;                /* SQL_E_COLREF: VM cursor of the FROM item */
-  int column;                /* SQL_E_COLREF/TRIGREF: column index, -1 = rowid */
-  int reg;                   /* SQL_E_REG: the register; elsewhere: see compile.h */
-  int agg_slot;              /* SQL_E_FUNC aggregate: slot in its query's AggInfo;
-                                SQL_E_COLREF in an aggregate query: column slot */
-  char aff;                  /* SQL_E_COLREF/TRIGREF: the column's affinity */
-  uint8_t agg;               /* SQL_E_FUNC: 1 = aggregate call, 2 = window call */
-  uint8_t depth;             /* SQL_E_COLREF: how many queries out the FROM item is
-                                (0 = this query, 1 = the enclosing one, ...) */
-  const struct Table *tab;   /* SQL_E_COLREF/TRIGREF: the table (or a subquery's) */
+  int cursor;                 /* SQL_E_COLREF: VM cursor of the FROM item */
+  int column;                 /* SQL_E_COLREF/TRIGREF: column index, -1 = rowid */
+  int reg;                    /* SQL_E_REG: the register; elsewhere: see compile.h */
+  int agg_slot;               /* SQL_E_FUNC aggregate: slot in its query's AggInfo;
+                                 SQL_E_COLREF in an aggregate query: column slot */
+  char aff;                   /* SQL_E_COLREF/TRIGREF: the column's affinity */
+  uint8_t agg;                /* SQL_E_FUNC: 1 = aggregate call, 2 = window call */
+  uint8_t depth;              /* SQL_E_COLREF: how many queries out the FROM item is
+                                 (0 = this query, 1 = the enclosing one, ...) */
+  const struct Table *tab;    /* SQL_E_COLREF/TRIGREF: the table (or a subquery's) */
   const struct FuncDef *func; /* SQL_E_FUNC: the function resolved */
   const struct SqlExpr *orig; /* SQL_E_REG: the expression it replaced (affinity,
                                  collation, naming) */

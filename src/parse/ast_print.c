@@ -389,7 +389,8 @@ static void with_(StrBuf *b, const SqlWith *w) {
       strbuf_appendz(b, " ");
       idlist(b, c->columns);
     }
-    if (c->materialized) strbuf_appendz(b, c->materialized == 1 ? " MATERIALIZED" : " NOT MATERIALIZED");
+    if (c->materialized)
+      strbuf_appendz(b, c->materialized == 1 ? " MATERIALIZED" : " NOT MATERIALIZED");
     strbuf_appendz(b, " ");
     select_(b, c->select);
     strbuf_appendz(b, ")");
@@ -762,7 +763,8 @@ static void stmt(StrBuf *b, const SqlStmt *s) {
       strbuf_appendz(b, " ");
       qualname(b, &v->name);
       strbuf_printf(b, " (USING %s", v->module);
-      for (int i = 0; i < v->nargs; i++) strbuf_printf(b, " [%d+%d]", v->args[i].start, v->args[i].len);
+      for (int i = 0; i < v->nargs; i++)
+        strbuf_printf(b, " [%d+%d]", v->args[i].start, v->args[i].len);
       strbuf_appendz(b, "))");
       break;
     }

@@ -53,12 +53,12 @@ static const uint8_t TRANS[8][8] = {
 /* SqlCompleteScan.lex: what the last bytes fed left open. */
 enum {
   LX_NONE,
-  LX_QUOTE,   /* a string or quoted name up to `close` */
-  LX_BLOCK,   /* a block comment (star: the last byte was '*') */
-  LX_LINE,    /* a -- comment, up to the newline */
-  LX_WORD,    /* a word (its first bytes in word[]) */
-  LX_SLASH,   /* a '/' that may open a block comment */
-  LX_DASH,    /* a '-' that may open a -- comment */
+  LX_QUOTE, /* a string or quoted name up to `close` */
+  LX_BLOCK, /* a block comment (star: the last byte was '*') */
+  LX_LINE,  /* a -- comment, up to the newline */
+  LX_WORD,  /* a word (its first bytes in word[]) */
+  LX_SLASH, /* a '/' that may open a block comment */
+  LX_DASH,  /* a '-' that may open a -- comment */
 };
 
 static int word_char(unsigned char c) {
@@ -138,14 +138,22 @@ void sql_complete_scan_feed(SqlCompleteScan *s, const char *text, size_t n) {
         break;
     }
     switch (c) {
-      case ';': step(s, T_SEMI); break;
+      case ';':
+        step(s, T_SEMI);
+        break;
       case ' ':
       case '\t':
       case '\n':
       case '\r':
-      case '\f': step(s, T_WS); break;
-      case '/': s->lex = LX_SLASH; break;
-      case '-': s->lex = LX_DASH; break;
+      case '\f':
+        step(s, T_WS);
+        break;
+      case '/':
+        s->lex = LX_SLASH;
+        break;
+      case '-':
+        s->lex = LX_DASH;
+        break;
       case '[':
         s->lex = LX_QUOTE;
         s->close = ']';
@@ -173,11 +181,17 @@ int sql_complete_scan_done(const SqlCompleteScan *s) {
   SqlCompleteScan t = *s;
   switch (t.lex) {
     case LX_QUOTE:
-    case LX_BLOCK: return 0;
-    case LX_WORD: step(&t, word_token(&t)); break;
+    case LX_BLOCK:
+      return 0;
+    case LX_WORD:
+      step(&t, word_token(&t));
+      break;
     case LX_SLASH:
-    case LX_DASH: step(&t, T_OTHER); break;
-    default: break; /* LX_LINE: the comment is white space */
+    case LX_DASH:
+      step(&t, T_OTHER);
+      break;
+    default:
+      break; /* LX_LINE: the comment is white space */
   }
   return t.state == 1;
 }

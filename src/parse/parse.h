@@ -114,8 +114,7 @@ int sql_parse_limited(UtilArena *arena, const char *sql, int nbytes, struct SqlS
  * of a CREATE TRIGGER (SQLite checks the header there, before the body),
  * returns 1 with *out that statement without WHEN and body (in the arena);
  * else 0 with *out NULL. */
-int sql_parse_trigger_header(UtilArena *arena, const char *sql, int nbytes,
-                             struct SqlStmt **out);
+int sql_parse_trigger_header(UtilArena *arena, const char *sql, int nbytes, struct SqlStmt **out);
 
 /* ---- AST printer (ast_print.c) ---- */
 /* The statement as S-expression text in shale_malloc memory (NULL on OOM). */

@@ -46,7 +46,7 @@ typedef struct Parser {
   int ct_has_pk;      /* ... already has a PRIMARY KEY */
   int pend_kind;      /* error pending on a variable: 0 none, 1 ?NNN range, 2 #N */
   SqlTok pend_tok;
-  int pend_next; /* offset of the token after the variable */
+  int pend_next;            /* offset of the token after the variable */
   struct SqlStmt *trig_hdr; /* CREATE TRIGGER whose BEGIN was read (header complete) */
   int max_depth;            /* expression height limit (SQLITE_LIMIT_EXPR_DEPTH) */
 } Parser;

@@ -107,8 +107,8 @@ SqlExprList *p_result_cols(Parser *p) {
     /* as SQLite: the text up to the next token, comments included, less
      * trailing white space (a trailing comment is part of the name) */
     int stop = p->tok.start;
-    while (stop > p->prev_end && (p->sql[stop - 1] == ' ' || (p->sql[stop - 1] >= '\t' &&
-                                                               p->sql[stop - 1] <= '\r')))
+    while (stop > p->prev_end &&
+           (p->sql[stop - 1] == ' ' || (p->sql[stop - 1] >= '\t' && p->sql[stop - 1] <= '\r')))
       stop--;
     l->a[l->n - 1].span.start = start;
     l->a[l->n - 1].span.len = stop - start;

@@ -23,15 +23,15 @@
  *     index search was weighed (a per-connection hint, as SQLite's
  *     TF_StatsUsed, read by PRAGMA optimize).
  */
+#include "plan.h"
+
 #include <math.h>
 #include <string.h>
 
-#include "plan.h"
-
-#define TAB_ROWS 1048576.0 /* rows assumed in a table */
-#define LOOKUP 5.0         /* cost of one seek / rowid lookup */
-#define ROW_TABLE 3.0      /* cost of reading one table row in a scan */
-#define ROW_INDEX 2.0      /* cost of reading one index entry */
+#define TAB_ROWS 1048576.0  /* rows assumed in a table */
+#define LOOKUP 5.0          /* cost of one seek / rowid lookup */
+#define ROW_TABLE 3.0       /* cost of reading one table row in a scan */
+#define ROW_INDEX 2.0       /* cost of reading one index entry */
 #define ROW_LOOKUP_STAT 2.5 /* a row lookup from an index search on a table with statistics */
 
 static uint64_t bit(int i) { return (uint64_t)1 << (i < 63 ? i : 63); }
@@ -106,7 +106,8 @@ static int col_size_est(const Column *c) {
   for (const char *p = z; *p; p++) {
     char ch = *p >= 'A' && *p <= 'Z' ? (char)(*p + 32) : *p;
     h = (h << 8) + (uint8_t)ch;
-    if (h == (('c' << 24) | ('h' << 16) | ('a' << 8) | 'r')) size_at = p + 1;
+    if (h == (('c' << 24) | ('h' << 16) | ('a' << 8) | 'r'))
+      size_at = p + 1;
     else if (h == (('b' << 24) | ('l' << 16) | ('o' << 8) | 'b') && p[1] == '(')
       size_at = p + 1;
   }
@@ -221,11 +222,16 @@ static int col_item(const Planner *pl, SqlExpr *e, int *column) {
 
 static int commute(int op) {
   switch (op) {
-  case PLAN_OP_LT: return PLAN_OP_GT;
-  case PLAN_OP_LE: return PLAN_OP_GE;
-  case PLAN_OP_GT: return PLAN_OP_LT;
-  case PLAN_OP_GE: return PLAN_OP_LE;
-  default: return op;
+    case PLAN_OP_LT:
+      return PLAN_OP_GT;
+    case PLAN_OP_LE:
+      return PLAN_OP_GE;
+    case PLAN_OP_GT:
+      return PLAN_OP_LT;
+    case PLAN_OP_GE:
+      return PLAN_OP_LE;
+    default:
+      return op;
   }
 }
 
@@ -314,7 +320,7 @@ static void add_group_terms(Planner *pl, int ti, int g, SqlExpr *d) {
   }
   PlanTerm *t = new_term(pl);
   if (!t) return;
-  const PlanTerm *or = &pl->terms[ti];
+  const PlanTerm * or = &pl->terms[ti];
   t->expr = d;
   t->mask = pl->hooks.mask(pl->hooks.ctx, d);
   t->on_item = or->on_item;
@@ -381,7 +387,8 @@ static void like_ranges(Planner *pl, int ti, SqlExpr *e) {
   if (pl->items[item].tab->cols[column].affinity != AFF_TEXT) return;
   const char *z = e->b->z;
   size_t n = 0;
-  while (z[n] && !(glob ? (z[n] == '*' || z[n] == '?' || z[n] == '[') : (z[n] == '%' || z[n] == '_')))
+  while (z[n] &&
+         !(glob ? (z[n] == '*' || z[n] == '?' || z[n] == '[') : (z[n] == '%' || z[n] == '_')))
     n++;
   if (n == 0) return;
   unsigned char last = (unsigned char)z[n - 1];
@@ -416,76 +423,90 @@ static void like_ranges(Planner *pl, int ti, SqlExpr *e) {
 static void analyse(Planner *pl, int ti) {
   SqlExpr *e = pl->terms[ti].expr;
   switch (e->op) {
-  case SQL_E_BINARY: {
-    int op = 0;
-    switch (e->sub) {
-    case TK_EQ: op = PLAN_OP_EQ; break;
-    case TK_IS: op = PLAN_OP_IS; break;
-    case TK_LT: op = PLAN_OP_LT; break;
-    case TK_LE: op = PLAN_OP_LE; break;
-    case TK_GT: op = PLAN_OP_GT; break;
-    case TK_GE: op = PLAN_OP_GE; break;
-    case TK_OR: {
-      SqlExpr *col = NULL;
-      SqlExprList *list = util_arena_zalloc(pl->arena, sizeof *list);
-      SqlExpr *in = util_arena_zalloc(pl->arena, sizeof *in);
-      if (!list || !in) {
-        pl->rc = SHALE_NOMEM;
-        return;
+    case SQL_E_BINARY: {
+      int op = 0;
+      switch (e->sub) {
+        case TK_EQ:
+          op = PLAN_OP_EQ;
+          break;
+        case TK_IS:
+          op = PLAN_OP_IS;
+          break;
+        case TK_LT:
+          op = PLAN_OP_LT;
+          break;
+        case TK_LE:
+          op = PLAN_OP_LE;
+          break;
+        case TK_GT:
+          op = PLAN_OP_GT;
+          break;
+        case TK_GE:
+          op = PLAN_OP_GE;
+          break;
+        case TK_OR: {
+          SqlExpr *col = NULL;
+          SqlExprList *list = util_arena_zalloc(pl->arena, sizeof *list);
+          SqlExpr *in = util_arena_zalloc(pl->arena, sizeof *in);
+          if (!list || !in) {
+            pl->rc = SHALE_NOMEM;
+            return;
+          }
+          if (!or_collect(pl, e, &col, list) || !col || list->n < 2) {
+            if (pl->terms[ti].group < 0) add_or_groups(pl, ti, e);
+            return;
+          }
+          in->op = SQL_E_IN;
+          in->a = col;
+          in->list = list;
+          in->span = e->span;
+          in->height = e->height;
+          add_form(pl, ti, PLAN_OP_IN, col, in, col, NULL);
+          return;
+        }
+        default:
+          return;
       }
-      if (!or_collect(pl, e, &col, list) || !col || list->n < 2) {
-        if (pl->terms[ti].group < 0) add_or_groups(pl, ti, e);
-        return;
-      }
-      in->op = SQL_E_IN;
-      in->a = col;
-      in->list = list;
-      in->span = e->span;
-      in->height = e->height;
-      add_form(pl, ti, PLAN_OP_IN, col, in, col, NULL);
+      if (!e->a || !e->b) return;
+      add_form(pl, ti, op, e->a, e->b, e->a, e->b);
+      add_form(pl, ti, commute(op), e->b, e->a, e->a, e->b);
       return;
     }
-    default: return;
-    }
-    if (!e->a || !e->b) return;
-    add_form(pl, ti, op, e->a, e->b, e->a, e->b);
-    add_form(pl, ti, commute(op), e->b, e->a, e->a, e->b);
-    return;
-  }
-  case SQL_E_ISNULL:
-    add_form(pl, ti, PLAN_OP_ISNULL, e->a, NULL, e->a, NULL);
-    return;
-  case SQL_E_BETWEEN:
-    if (e->flags & SQL_EF_NOT) return;
-    if (!e->a || !e->b || !e->c) return;
-    {
-      /* two derived ranges; the BETWEEN itself has no form */
-      int column;
-      if (col_item(pl, e->a, &column) < 0) return;
-      PlanTerm *lo = new_term(pl);
-      if (!lo) return;
-      *lo = pl->terms[ti];
-      lo->parent = ti;
-      int li = pl->nterm - 1;
-      PlanTerm *hi = new_term(pl);
-      if (!hi) return;
-      *hi = pl->terms[ti];
-      hi->parent = ti;
-      int hj = pl->nterm - 1;
-      add_form(pl, li, PLAN_OP_GE, e->a, e->b, e->a, e->b);
-      add_form(pl, hj, PLAN_OP_LE, e->a, e->c, e->a, e->c);
-    }
-    return;
-  case SQL_E_LIKE:
-    like_ranges(pl, ti, e);
-    return;
-  case SQL_E_IN:
-    if (e->flags & (SQL_EF_NOT | SQL_EF_TVF)) return;
-    if (e->table || !e->a || e->a->op == SQL_E_ROW) return;
-    if (!e->list && !e->select) return;
-    add_form(pl, ti, PLAN_OP_IN, e->a, e, e->a, NULL);
-    return;
-  default: return;
+    case SQL_E_ISNULL:
+      add_form(pl, ti, PLAN_OP_ISNULL, e->a, NULL, e->a, NULL);
+      return;
+    case SQL_E_BETWEEN:
+      if (e->flags & SQL_EF_NOT) return;
+      if (!e->a || !e->b || !e->c) return;
+      {
+        /* two derived ranges; the BETWEEN itself has no form */
+        int column;
+        if (col_item(pl, e->a, &column) < 0) return;
+        PlanTerm *lo = new_term(pl);
+        if (!lo) return;
+        *lo = pl->terms[ti];
+        lo->parent = ti;
+        int li = pl->nterm - 1;
+        PlanTerm *hi = new_term(pl);
+        if (!hi) return;
+        *hi = pl->terms[ti];
+        hi->parent = ti;
+        int hj = pl->nterm - 1;
+        add_form(pl, li, PLAN_OP_GE, e->a, e->b, e->a, e->b);
+        add_form(pl, hj, PLAN_OP_LE, e->a, e->c, e->a, e->c);
+      }
+      return;
+    case SQL_E_LIKE:
+      like_ranges(pl, ti, e);
+      return;
+    case SQL_E_IN:
+      if (e->flags & (SQL_EF_NOT | SQL_EF_TVF)) return;
+      if (e->table || !e->a || e->a->op == SQL_E_ROW) return;
+      if (!e->list && !e->select) return;
+      add_form(pl, ti, PLAN_OP_IN, e->a, e, e->a, NULL);
+      return;
+    default:
+      return;
   }
 }
 
@@ -567,22 +588,25 @@ static int expr_same(const Table *tab, int cursor, const SqlExpr *ie, const SqlE
     return ie->z && qe->z && strcmp(ie->z, qe->z) == 0;
   }
   switch (ie->op) {
-  case SQL_E_UNARY:
-  case SQL_E_BINARY:
-  case SQL_E_ISNOT:
-  case SQL_E_ISNULL:
-  case SQL_E_NOTNULL:
-    if ((ie->flags & SQL_EF_NOT) != (qe->flags & SQL_EF_NOT)) return 0;
-    return expr_same(tab, cursor, ie->a, qe->a) && expr_same(tab, cursor, ie->b, qe->b);
-  default: return 0;
+    case SQL_E_UNARY:
+    case SQL_E_BINARY:
+    case SQL_E_ISNOT:
+    case SQL_E_ISNULL:
+    case SQL_E_NOTNULL:
+      if ((ie->flags & SQL_EF_NOT) != (qe->flags & SQL_EF_NOT)) return 0;
+      return expr_same(tab, cursor, ie->a, qe->a) && expr_same(tab, cursor, ie->b, qe->b);
+    default:
+      return 0;
   }
 }
 
 /* Is "col IS NOT NULL" (ie) implied by a query term comparing that column? */
 static int implies_notnull(const Planner *pl, int item, const SqlExpr *ie, uint64_t ok_on) {
   const SqlExpr *c = NULL;
-  if (ie->op == SQL_E_NOTNULL) c = ie->a;
-  else if (ie->op == SQL_E_ISNOT && ie->b && ie->b->op == SQL_E_NULL) c = ie->a;
+  if (ie->op == SQL_E_NOTNULL)
+    c = ie->a;
+  else if (ie->op == SQL_E_ISNOT && ie->b && ie->b->op == SQL_E_NULL)
+    c = ie->a;
   if (!c || (c->op != SQL_E_ID && c->op != SQL_E_COLUMN)) return 0;
   const Table *tab = pl->items[item].tab;
   int col = table_column_index(tab, c->z);
@@ -901,16 +925,17 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
   c.item = i;
   c.lo = c.hi = -1;
   int sub = pl->cur_group >= 0; /* an OR disjunct's path: no scans */
-  if (it->nvpath) { /* a virtual table: the cheapest answer its prereqs allow */
+  if (it->nvpath) {             /* a virtual table: the cheapest answer its prereqs allow */
     for (int k = 0; k < it->nvpath; k++) {
       const PlanVpath *vp = &it->vpath[k];
       if (vp->prereq & ~avail) continue;
       double cost = vp->cost + (outer && ob && !vp->order ? sort_cost(vp->rows) : 0);
       double bcost = best->cost + (outer && ob && !*best_order ? sort_cost(best->rows) : 0);
       /* a tie goes to the path needing fewer items (SQLite's whereLoopInsert) */
-      if (best->kind >= 0 && (cost > bcost ||
-                              (cost == bcost && __builtin_popcountll(vp->prereq) >=
-                                                    __builtin_popcountll(it->vpath[best->vpath].prereq))))
+      if (best->kind >= 0 &&
+          (cost > bcost ||
+           (cost == bcost && __builtin_popcountll(vp->prereq) >=
+                                 __builtin_popcountll(it->vpath[best->vpath].prereq))))
         continue;
       c.kind = PLAN_VTAB;
       c.vpath = k;
@@ -1002,7 +1027,9 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
       for (int pass = 0; pass < 3 && found < 0; pass++) {
         for (int k = 0; k < pl->nterm && found < 0; k++) {
           const PlanTerm *t = &pl->terms[k];
-          int want = pass == 0 ? PLAN_OP_EQ : pass == 1 ? (PLAN_OP_IS | PLAN_OP_ISNULL) : PLAN_OP_IN;
+          int want = pass == 0   ? PLAN_OP_EQ
+                     : pass == 1 ? (PLAN_OP_IS | PLAN_OP_ISNULL)
+                                 : PLAN_OP_IN;
           if (!(t->op & want) || !term_usable(pl, t, i, avail)) continue;
           if (!plan_index_col_ok(t, tab, idx, j)) continue;
           found = k;
@@ -1039,13 +1066,16 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
     }
     ((Table *)tab)->stats_used = 1; /* invariant 5: PRAGMA optimize's hint */
     double rows;
-    if (c.neq == idx->nkey && idx->unique && all_eq) rows = 1;
+    if (c.neq == idx->nkey && idx->unique && all_eq)
+      rows = 1;
     else if (c.neq > 0)
       rows = eq_rows(idx, c.neq);
     else
       rows = index_rows(idx, N);
-    if (lo >= 0 && hi >= 0) rows /= 16;
-    else if (lo >= 0 || hi >= 0) rows /= 4;
+    if (lo >= 0 && hi >= 0)
+      rows /= 16;
+    else if (lo >= 0 || hi >= 0)
+      rows /= 4;
     if (rows < 1) rows = 1;
     rows *= nseek;
     c.rows = rows;
@@ -1106,8 +1136,8 @@ static void search(Search *s, int depth, uint64_t placed, double outer_rows, dou
     if (placed & bit(i)) continue;
     if (!may_place(pl, i, placed)) continue;
     int ord = 0;
-    best_path(pl, i, placed, outer_rows, depth == 0 ? s->ob : NULL, s->groupby, depth == 0, &s->cur[depth],
-              &ord);
+    best_path(pl, i, placed, outer_rows, depth == 0 ? s->ob : NULL, s->groupby, depth == 0,
+              &s->cur[depth], &ord);
     if (depth == 0) s->cur_order = ord;
     PlanLevel *L = &s->cur[depth];
     search(s, depth + 1, placed | bit(i), outer_rows * L->rows, cost + outer_rows * L->cost);

@@ -22,14 +22,14 @@
 
 #include <stdint.h>
 
-#include "../schema/schema.h"
 #include "../parse/ast.h"
+#include "../schema/schema.h"
 
 #define PLAN_MAX_EQ 64 /* index columns a path may constrain */
 
 /* PlanTerm.op */
-#define PLAN_OP_EQ 0x001     /* col = value */
-#define PLAN_OP_IS 0x002     /* col IS value (NULL matches NULL) */
+#define PLAN_OP_EQ 0x001 /* col = value */
+#define PLAN_OP_IS 0x002 /* col IS value (NULL matches NULL) */
 #define PLAN_OP_LT 0x004
 #define PLAN_OP_LE 0x008
 #define PLAN_OP_GT 0x010
@@ -40,38 +40,40 @@
 
 /* One AND-term of WHERE or of an ON clause. */
 typedef struct PlanTerm {
-  SqlExpr *expr;    /* the term as written (for a BETWEEN half: the BETWEEN) */
-  uint64_t mask;    /* FROM items the whole term reads (bit i = item i) */
-  int on_item;      /* LEFT/RIGHT JOIN item whose ON clause holds the term; -1
-                       WHERE or an inner ON; -2 WHERE of a query with a RIGHT
-                       JOIN (restricts no loop) */
-  int parent;       /* index of the term this one was derived from, or -1 */
-  uint8_t varies;   /* reads no item yet is not constant (caller sets it) */
-  int group;        /* -1; else the OR disjunct (see Planner.group_or) the term is a
-                       conjunct of: it only drives that disjunct's sub-path */
+  SqlExpr *expr;  /* the term as written (for a BETWEEN half: the BETWEEN) */
+  uint64_t mask;  /* FROM items the whole term reads (bit i = item i) */
+  int on_item;    /* LEFT/RIGHT JOIN item whose ON clause holds the term; -1
+                     WHERE or an inner ON; -2 WHERE of a query with a RIGHT
+                     JOIN (restricts no loop) */
+  int parent;     /* index of the term this one was derived from, or -1 */
+  uint8_t varies; /* reads no item yet is not constant (caller sets it) */
+  int group;      /* -1; else the OR disjunct (see Planner.group_or) the term is a
+                     conjunct of: it only drives that disjunct's sub-path */
   /* column-op-value form (op == 0: none) */
-  int op;           /* PLAN_OP_* */
-  int item, column; /* the column side: FROM item, column (-1 = rowid) */
-  SqlExpr *col_expr;/* the column reference */
-  SqlExpr *value;   /* the other side (IN: the IN expression; ISNULL: NULL) */
-  SqlExpr *left, *right; /* the comparison's operands as written (affinity/collation) */
-  uint64_t prereq;  /* FROM items value reads */
-  char aff;         /* comparison affinity applied to the value (0 = none); caller fills */
-  const char *coll; /* comparison collation name (NULL = BINARY); caller fills */
+  int op;                   /* PLAN_OP_* */
+  int item, column;         /* the column side: FROM item, column (-1 = rowid) */
+  SqlExpr *col_expr;        /* the column reference */
+  SqlExpr *value;           /* the other side (IN: the IN expression; ISNULL: NULL) */
+  SqlExpr *left, *right;    /* the comparison's operands as written (affinity/collation) */
+  uint64_t prereq;          /* FROM items value reads */
+  char aff;                 /* comparison affinity applied to the value (0 = none); caller fills */
+  const char *coll;         /* comparison collation name (NULL = BINARY); caller fills */
   const Collation *collseq; /* the same collation (NULL = BINARY); caller fills */
-  uint8_t usable;   /* caller: 0 if the term may not drive an index (e.g. bad collation) */
+  uint8_t usable;           /* caller: 0 if the term may not drive an index (e.g. bad collation) */
 } PlanTerm;
 
 /* PlanLevel.kind */
-#define PLAN_SCAN 0      /* full scan of the table (or of idx when set: ORDER BY / covering) */
-#define PLAN_ROWID_EQ 1  /* SeekRowid on eq[0] (=, IN) */
+#define PLAN_SCAN 0        /* full scan of the table (or of idx when set: ORDER BY / covering) */
+#define PLAN_ROWID_EQ 1    /* SeekRowid on eq[0] (=, IN) */
 #define PLAN_ROWID_RANGE 2 /* rowid between lo/hi */
-#define PLAN_INDEX 3     /* index idx: neq equality columns, optional range on column neq */
-#define PLAN_AUTO 4      /* automatic covering index on the columns of eq[0..neq) (join
-                            terms), built by the caller before the loops */
-#define PLAN_OR 5        /* MULTI-INDEX OR: the rowids of each disjunct's path (sub[0..nsub))
-                            into a RowSet, then each row by rowid (rowid tables) */
-#define PLAN_VTAB 6      /* a virtual table: the xBestIndex answer vpath of its item */
+#define PLAN_INDEX 3       /* index idx: neq equality columns, optional range on column neq */
+#define PLAN_AUTO                                                  \
+  4 /* automatic covering index on the columns of eq[0..neq) (join \
+       terms), built by the caller before the loops */
+#define PLAN_OR                                                                          \
+  5                 /* MULTI-INDEX OR: the rowids of each disjunct's path (sub[0..nsub)) \
+                       into a RowSet, then each row by rowid (rowid tables) */
+#define PLAN_VTAB 6 /* a virtual table: the xBestIndex answer vpath of its item */
 
 /* The access path of one FROM item. */
 typedef struct PlanLevel {
@@ -86,10 +88,10 @@ typedef struct PlanLevel {
   uint8_t is_pk;       /* idx is a WITHOUT ROWID table's PRIMARY KEY (read in place) */
   int nsub;            /* PLAN_OR: one path per disjunct */
   struct PlanLevel *sub;
-  int or_term;         /* PLAN_OR: the OR term */
-  double rows;         /* estimated rows out per outer row */
-  double cost;         /* estimated cost per outer row */
-  int vpath;           /* PLAN_VTAB: index in the item's vpath */
+  int or_term; /* PLAN_OR: the OR term */
+  double rows; /* estimated rows out per outer row */
+  double cost; /* estimated cost per outer row */
+  int vpath;   /* PLAN_VTAB: index in the item's vpath */
 } PlanLevel;
 
 /* One xBestIndex answer for a virtual table (the caller asks the module):
@@ -102,19 +104,19 @@ typedef struct PlanVpath {
 
 /* One FROM item as the planner sees it. */
 typedef struct PlanItem {
-  const Table *tab;        /* base table or a subquery's Table (is_sub), or NULL */
-  uint8_t is_sub;          /* a materialized subquery: scanned, or through an automatic
-                              index when auto_ok */
-  uint8_t auto_ok;         /* is_sub: its rows do not change while the loops run */
-  int cursor;              /* its VM cursor (column references name it) */
-  uint8_t jointype;        /* SQL_JOIN_* joining it to the items on its left */
-  uint8_t not_indexed;     /* NOT INDEXED */
-  uint8_t no_cover;        /* the caller needs the table row itself (DML) */
-  const char *indexed_by;  /* INDEXED BY name, or NULL */
-  uint64_t colused;        /* columns read (bit 63: a column >= 63) */
-  uint64_t after;          /* items that must be looped outside it (bit i = item i): the
-                              ones a table-valued function's arguments read */
-  int nvpath;              /* a virtual table: its access paths (PLAN_VTAB only) */
+  const Table *tab;       /* base table or a subquery's Table (is_sub), or NULL */
+  uint8_t is_sub;         /* a materialized subquery: scanned, or through an automatic
+                             index when auto_ok */
+  uint8_t auto_ok;        /* is_sub: its rows do not change while the loops run */
+  int cursor;             /* its VM cursor (column references name it) */
+  uint8_t jointype;       /* SQL_JOIN_* joining it to the items on its left */
+  uint8_t not_indexed;    /* NOT INDEXED */
+  uint8_t no_cover;       /* the caller needs the table row itself (DML) */
+  const char *indexed_by; /* INDEXED BY name, or NULL */
+  uint64_t colused;       /* columns read (bit 63: a column >= 63) */
+  uint64_t after;         /* items that must be looped outside it (bit i = item i): the
+                             ones a table-valued function's arguments read */
+  int nvpath;             /* a virtual table: its access paths (PLAN_VTAB only) */
   const PlanVpath *vpath;
 } PlanItem;
 
@@ -144,10 +146,10 @@ typedef struct Planner {
   int nterm, capterm;
   PlanTerm *terms;
   int ngroup, capgroup;
-  int *group_or;  /* OR term of each disjunct group */
-  int cur_group;  /* internal: the group whose terms may drive paths (-1: none) */
+  int *group_or;   /* OR term of each disjunct group */
+  int cur_group;   /* internal: the group whose terms may drive paths (-1: none) */
   uint8_t no_auto; /* internal: PLAN_NO_AUTO */
-  int rc; /* SHALE_NOMEM after an allocation failed */
+  int rc;          /* SHALE_NOMEM after an allocation failed */
 } Planner;
 
 /* The chosen loops, outermost first. */

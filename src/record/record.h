@@ -36,8 +36,9 @@
 
 /* ShValue.flags */
 #define VAL_OWNED 0x01 /* z is shale_malloc'ed and freed by value_clear */
-#define VAL_SUBTYPE_JSON 0x02 /* TEXT made by a JSON function: subtype 'J' (kept by register
-                                 copies, lost when stored) */
+#define VAL_SUBTYPE_JSON                                              \
+  0x02 /* TEXT made by a JSON function: subtype 'J' (kept by register \
+          copies, lost when stored) */
 
 /* A small tagged value. type is SHALE_INTEGER / FLOAT / TEXT / BLOB / NULL
  * (include/shale.h). For TEXT and BLOB, z points at n bytes (TEXT is UTF-8,
@@ -192,22 +193,26 @@ int record_unpack(const void *rec, uint32_t n, ShValue *out, int max, int *ncol)
 /* Serial type that stores v (format 4). TEXT/BLOB lengths must be < 2^31. */
 static inline uint32_t record_serial_type(const ShValue *v) {
   switch (v->type) {
-  case SHALE_INTEGER: {
-    int64_t i = v->i;
-    if (i == 0) return 8;
-    if (i == 1) return 9;
-    uint64_t u = i < 0 ? ~(uint64_t)i : (uint64_t)i; /* -128 -> 127 */
-    if (u <= 0x7f) return 1;
-    if (u <= 0x7fff) return 2;
-    if (u <= 0x7fffff) return 3;
-    if (u <= 0x7fffffff) return 4;
-    if (u <= 0x7fffffffffffULL) return 5;
-    return 6;
-  }
-  case SHALE_FLOAT: return v->r != v->r ? 0 : 7; /* NaN is stored as NULL */
-  case SHALE_TEXT: return v->n * 2 + 13;
-  case SHALE_BLOB: return v->n * 2 + 12;
-  default: return 0;
+    case SHALE_INTEGER: {
+      int64_t i = v->i;
+      if (i == 0) return 8;
+      if (i == 1) return 9;
+      uint64_t u = i < 0 ? ~(uint64_t)i : (uint64_t)i; /* -128 -> 127 */
+      if (u <= 0x7f) return 1;
+      if (u <= 0x7fff) return 2;
+      if (u <= 0x7fffff) return 3;
+      if (u <= 0x7fffffff) return 4;
+      if (u <= 0x7fffffffffffULL) return 5;
+      return 6;
+    }
+    case SHALE_FLOAT:
+      return v->r != v->r ? 0 : 7; /* NaN is stored as NULL */
+    case SHALE_TEXT:
+      return v->n * 2 + 13;
+    case SHALE_BLOB:
+      return v->n * 2 + 12;
+    default:
+      return 0;
   }
 }
 /* Bytes the body of serial type st takes (0 for 10/11). */
@@ -244,20 +249,27 @@ int record_parse_header_ex(const void *rec, uint32_t navail, uint32_t total, uin
 
 /* The big-endian two's-complement integer of len bytes at p (serial types
  * 1..6), sign-extended from the first byte. Each width is one load (and a
- * byte swap, as the compiler reads the shifts), not a byte loop: Column decodes one per integer column read. */
+ * byte swap, as the compiler reads the shifts), not a byte loop: Column decodes one per integer
+ * column read. */
 static inline int64_t record_int_body(const uint8_t *p, uint32_t len) {
   switch (len) {
-  case 1: return (int8_t)p[0];
-  case 2: return (int16_t)(uint16_t)((uint32_t)p[0] << 8 | p[1]);
-  case 3: return (int64_t)(((uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2]) ^ 0x800000u) - 0x800000;
-  case 4: return (int32_t)util_get4(p);
-  case 6: return (int64_t)(int16_t)(uint16_t)util_get2(p) * 4294967296LL + util_get4(p + 2);
-  case 8: return (int64_t)((uint64_t)util_get4(p) << 32 | util_get4(p + 4));
-  default: {
-    uint64_t x = (p[0] & 0x80) ? ~(uint64_t)0 : 0;
-    for (uint32_t k = 0; k < len; k++) x = (x << 8) | p[k];
-    return (int64_t)x;
-  }
+    case 1:
+      return (int8_t)p[0];
+    case 2:
+      return (int16_t)(uint16_t)((uint32_t)p[0] << 8 | p[1]);
+    case 3:
+      return (int64_t)(((uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2]) ^ 0x800000u) - 0x800000;
+    case 4:
+      return (int32_t)util_get4(p);
+    case 6:
+      return (int64_t)(int16_t)(uint16_t)util_get2(p) * 4294967296LL + util_get4(p + 2);
+    case 8:
+      return (int64_t)((uint64_t)util_get4(p) << 32 | util_get4(p + 4));
+    default: {
+      uint64_t x = (p[0] & 0x80) ? ~(uint64_t)0 : 0;
+      for (uint32_t k = 0; k < len; k++) x = (x << 8) | p[k];
+      return (int64_t)x;
+    }
   }
 }
 
@@ -274,33 +286,33 @@ static inline void record_decode_value(uint32_t st, const uint8_t *p, ShValue *o
     return;
   }
   switch (st) {
-  case 0:
-  case 10:
-  case 11:
-    out->type = SHALE_NULL;
-    out->i = 0;
-    return;
-  case 8:
-  case 9:
-    out->type = SHALE_INTEGER;
-    out->i = st - 8;
-    return;
-  case 1:
-    out->type = SHALE_INTEGER;
-    out->i = (int8_t)p[0];
-    return;
-  case 7: {
-    uint64_t bits = (uint64_t)util_get4(p) << 32 | util_get4(p + 4);
-    double d;
-    memcpy(&d, &bits, 8);
-    out->r = d;
-    out->type = d != d ? SHALE_NULL : SHALE_FLOAT; /* as SQLite reads NaN */
-    return;
-  }
-  default:
-    out->type = SHALE_INTEGER;
-    out->i = record_int_body(p, record_serial_len(st));
-    return;
+    case 0:
+    case 10:
+    case 11:
+      out->type = SHALE_NULL;
+      out->i = 0;
+      return;
+    case 8:
+    case 9:
+      out->type = SHALE_INTEGER;
+      out->i = st - 8;
+      return;
+    case 1:
+      out->type = SHALE_INTEGER;
+      out->i = (int8_t)p[0];
+      return;
+    case 7: {
+      uint64_t bits = (uint64_t)util_get4(p) << 32 | util_get4(p + 4);
+      double d;
+      memcpy(&d, &bits, 8);
+      out->r = d;
+      out->type = d != d ? SHALE_NULL : SHALE_FLOAT; /* as SQLite reads NaN */
+      return;
+    }
+    default:
+      out->type = SHALE_INTEGER;
+      out->i = record_int_body(p, record_serial_len(st));
+      return;
   }
 }
 

@@ -162,9 +162,15 @@ void schema_free(Schema *s) {
 
 /* A NULL schema (a compile without a database, as in unit tests) holds no
  * objects. */
-Table *schema_find_table(const Schema *s, const char *name) { return s ? map_get(&s->tables, name) : NULL; }
-Index *schema_find_index(const Schema *s, const char *name) { return s ? map_get(&s->indexes, name) : NULL; }
-View *schema_find_view(const Schema *s, const char *name) { return s ? map_get(&s->views, name) : NULL; }
+Table *schema_find_table(const Schema *s, const char *name) {
+  return s ? map_get(&s->tables, name) : NULL;
+}
+Index *schema_find_index(const Schema *s, const char *name) {
+  return s ? map_get(&s->indexes, name) : NULL;
+}
+View *schema_find_view(const Schema *s, const char *name) {
+  return s ? map_get(&s->views, name) : NULL;
+}
 Trigger *schema_find_trigger(const Schema *s, const char *name) {
   return map_get(&s->triggers, name);
 }

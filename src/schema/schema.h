@@ -46,7 +46,6 @@
 #include "../parse/ast.h"
 #include "../record/record.h"
 
-
 typedef struct Schema Schema;
 typedef struct Table Table;
 typedef struct Index Index;

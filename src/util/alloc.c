@@ -25,7 +25,7 @@ static atomic_long fault_countdown; /* 0 = disarmed */
 static atomic_int fault_persist;
 static atomic_int fault_tripped;
 static atomic_long fault_hits;
-static atomic_llong hw_bytes;    /* high-water marks (sqlite3_status) */
+static atomic_llong hw_bytes; /* high-water marks (sqlite3_status) */
 static atomic_long hw_blocks;
 static atomic_llong hw_request;
 static atomic_llong heap_limit; /* 0 = none (sqlite3_hard_heap_limit64) */

@@ -21,8 +21,8 @@
 
 struct UtilArenaChunk {
   UtilArenaChunk *next;
-  size_t size;      /* payload bytes (a multiple of 8) */
-  size_t borrowed;  /* 1: the caller's buffer (invariant 3) */
+  size_t size;     /* payload bytes (a multiple of 8) */
+  size_t borrowed; /* 1: the caller's buffer (invariant 3) */
   uint64_t payload[];
 };
 
@@ -60,7 +60,7 @@ static UtilArenaChunk *new_chunk(size_t size) {
 
 void *util_arena_alloc_slow(UtilArena *a, size_t n) {
   size_t need = n ? (n + 7) & ~(size_t)7 : 8;
-  if (need < n) return NULL; /* overflow */
+  if (need < n) return NULL;               /* overflow */
   if ((size_t)(a->end - a->cur) >= need) { /* n == 0 with room */
     void *p = a->cur;
     a->cur += need;

@@ -72,7 +72,8 @@ const char *shale_errstr(int rc) {
 #include "result_codes.def"
 #undef PRIMARY
 #undef EXTENDED
-    default: break;
+    default:
+      break;
   }
   rc &= 0xff;
   if (rc >= 0 && rc < (int)(sizeof rc_text / sizeof rc_text[0]) && rc_text[rc]) return rc_text[rc];

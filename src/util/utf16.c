@@ -81,8 +81,11 @@ size_t util_utf8_to_utf16(const char *zs, size_t n, int be, uint8_t *out) {
   while (z < end) {
     uint32_t c = *z++;
     if (c >= 0xc0) { /* invariant 1 */
-      c = c < 0xe0 ? c & 0x1f : c < 0xf0 ? c & 0x0f : c < 0xf8 ? c & 0x07 : c < 0xfc ? c & 0x03
-                                                                            : c == 0xfd;
+      c = c < 0xe0   ? c & 0x1f
+          : c < 0xf0 ? c & 0x0f
+          : c < 0xf8 ? c & 0x07
+          : c < 0xfc ? c & 0x03
+                     : c == 0xfd;
       while (z < end && (*z & 0xc0) == 0x80) c = (c << 6) + (*z++ & 0x3f);
       if (c < 0x80 || (c & 0xfffff800) == 0xd800 || (c & 0xfffffffe) == 0xfffe) c = 0xfffd;
     }

@@ -33,11 +33,11 @@
  * itself (SHALE_CORRUPT) is an error the normal paths report, never an
  * assert. Release builds compile it away. */
 #ifdef SHALE_DEBUG
-#define SHALE_VALIDATE(expr)                             \
-  do {                                                   \
-    int validate_rc_ = (expr);                           \
+#define SHALE_VALIDATE(expr)                                           \
+  do {                                                                 \
+    int validate_rc_ = (expr);                                         \
     assert(validate_rc_ == SHALE_OK || validate_rc_ == SHALE_CORRUPT); \
-    (void)validate_rc_;                                  \
+    (void)validate_rc_;                                                \
   } while (0)
 #else
 #define SHALE_VALIDATE(expr) ((void)0)
@@ -67,8 +67,8 @@ int64_t util_alloc_max_request(int reset);
 /* SQLite's heap limit rules (sqlite3_hard/soft_heap_limit64, also behind
  * PRAGMA hard_heap_limit / soft_heap_limit), n < 0 only queries, both
  * return the previous value. hard: allocations that would take
- * util_alloc_bytes() past n fail (0: no limit), and the soft limit comes down to it when above it or unset. soft: advisory (Shale's
- * caches are per connection and sized by cache_size), kept to be
+ * util_alloc_bytes() past n fail (0: no limit), and the soft limit comes down to it when above it
+ * or unset. soft: advisory (Shale's caches are per connection and sized by cache_size), kept to be
  * reported; not above a hard limit, 0 meaning the hard limit when one is
  * set. */
 int64_t util_alloc_hard_limit(int64_t n);
@@ -123,9 +123,9 @@ int util_strnicmp(const char *a, const char *b, int n);
 #define STRBUF_NOLIMIT ((int64_t)1 << 62)
 
 typedef struct StrBuf {
-  char *z;               /* the text (shale_malloc'ed), or NULL while empty */
-  int64_t n, cap, max;   /* bytes of text, bytes allocated, the length limit */
-  int err;               /* SHALE_OK, SHALE_NOMEM or SHALE_TOOBIG (sticky) */
+  char *z;             /* the text (shale_malloc'ed), or NULL while empty */
+  int64_t n, cap, max; /* bytes of text, bytes allocated, the length limit */
+  int err;             /* SHALE_OK, SHALE_NOMEM or SHALE_TOOBIG (sticky) */
 } StrBuf;
 
 /* An empty buffer whose text may not pass max bytes (STRBUF_NOLIMIT). A
@@ -135,7 +135,7 @@ void strbuf_init(StrBuf *, int64_t max);
  * set (it stays set: every later append is ignored). */
 int strbuf_reserve(StrBuf *, int64_t k);
 void strbuf_append(StrBuf *, const char *z, int64_t n);
-void strbuf_appendz(StrBuf *, const char *z); /* a C string */
+void strbuf_appendz(StrBuf *, const char *z);            /* a C string */
 void strbuf_appendchar(StrBuf *, int64_t count, char c); /* c, count times */
 void strbuf_printf(StrBuf *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The NUL-terminated text (the caller shale_free's it; "" when nothing was

@@ -494,8 +494,8 @@ void vm_free(Vm *v) { vm_free_keep(v, NULL); }
 
 void vm_free_keep(Vm *v, VmSpare *spare) {
   if (!v) return;
-  if (v->stepped) vm_reset(v); /* else nothing to close, undo or clear */
-  if (v->eph) btree_close(v->eph); /* kept open across executions (vm_close_run) */
+  if (v->stepped) vm_reset(v);               /* else nothing to close, undo or clear */
+  if (v->eph) btree_close(v->eph);           /* kept open across executions (vm_close_run) */
   for (int i = 0; i < v->prog->ncursor; i++) /* cursors parked by the last halt */
     if (v->cur[i].bc) btree_cursor_close(v->cur[i].bc);
   /* most of these buffers were never needed: the tests skip the calls */
@@ -653,49 +653,66 @@ int vm_bind_blob(Vm *v, int i, const void *z, int n) {
 void vm_explain_p4(const VmOp *o, char *buf, int nbuf) {
   buf[0] = 0;
   switch (o->p4type) {
-  case P4_INT32: snprintf(buf, (size_t)nbuf, "%d", (int)o->p4.i); break;
-  case P4_INT64: snprintf(buf, (size_t)nbuf, "%lld", (long long)*o->p4.pi); break;
-  case P4_REAL: {
-    char t[32];
-    record_real_to_text(*o->p4.pr, t);
-    snprintf(buf, (size_t)nbuf, "%s", t);
-    break;
-  }
-  case P4_TEXT: snprintf(buf, (size_t)nbuf, "%s", o->p4.z); break;
-  case P4_VALUE: {
-    char t[32];
-    const char *z;
-    uint32_t n;
-    if (!value_text_view(o->p4.v, t, &z, &n))
-      snprintf(buf, (size_t)nbuf, "NULL");
-    else
-      snprintf(buf, (size_t)nbuf, "%.*s", (int)n, z);
-    break;
-  }
-  case P4_KEYINFO: {
-    const KeyInfo *ki = o->p4.ki;
-    int w = snprintf(buf, (size_t)nbuf, "k(%d", ki->ncol);
-    for (int i = 0; i < ki->ncol && w > 0 && w < nbuf; i++) {
-      const Collation *c = ki->coll ? ki->coll[i] : NULL;
-      w += snprintf(buf + w, (size_t)(nbuf - w), ",%s%s", ki->desc && ki->desc[i] ? "-" : "",
-                    c ? c->name : "");
+    case P4_INT32:
+      snprintf(buf, (size_t)nbuf, "%d", (int)o->p4.i);
+      break;
+    case P4_INT64:
+      snprintf(buf, (size_t)nbuf, "%lld", (long long)*o->p4.pi);
+      break;
+    case P4_REAL: {
+      char t[32];
+      record_real_to_text(*o->p4.pr, t);
+      snprintf(buf, (size_t)nbuf, "%s", t);
+      break;
     }
-    if (w > 0 && w < nbuf) snprintf(buf + w, (size_t)(nbuf - w), ")");
-    break;
-  }
-  case P4_FUNC: snprintf(buf, (size_t)nbuf, "%s(%d)", o->p4.func->name, o->p4.func->nargs); break;
-  case P4_VTAB: snprintf(buf, (size_t)nbuf, "vtab:%p", (const void *)o->p4.vtab); break;
-  case P4_COLL: snprintf(buf, (size_t)nbuf, "%s", o->p4.coll ? o->p4.coll->name : "BINARY"); break;
-  case P4_WINDOW: snprintf(buf, (size_t)nbuf, "win(%d)", o->p4.win->nfunc); break;
-  case P4_SUBREF: snprintf(buf, (size_t)nbuf, "program"); break;
-  case P4_ROOTS: {
-    int w = snprintf(buf, (size_t)nbuf, "roots(");
-    for (int i = 0; i < o->p4.roots->n && w > 0 && w < nbuf; i++)
-      w += snprintf(buf + w, (size_t)(nbuf - w), "%s%u", i ? "," : "", o->p4.roots->r[i].root);
-    if (w > 0 && w < nbuf) snprintf(buf + w, (size_t)(nbuf - w), ")");
-    break;
-  }
-  default: break;
+    case P4_TEXT:
+      snprintf(buf, (size_t)nbuf, "%s", o->p4.z);
+      break;
+    case P4_VALUE: {
+      char t[32];
+      const char *z;
+      uint32_t n;
+      if (!value_text_view(o->p4.v, t, &z, &n))
+        snprintf(buf, (size_t)nbuf, "NULL");
+      else
+        snprintf(buf, (size_t)nbuf, "%.*s", (int)n, z);
+      break;
+    }
+    case P4_KEYINFO: {
+      const KeyInfo *ki = o->p4.ki;
+      int w = snprintf(buf, (size_t)nbuf, "k(%d", ki->ncol);
+      for (int i = 0; i < ki->ncol && w > 0 && w < nbuf; i++) {
+        const Collation *c = ki->coll ? ki->coll[i] : NULL;
+        w += snprintf(buf + w, (size_t)(nbuf - w), ",%s%s", ki->desc && ki->desc[i] ? "-" : "",
+                      c ? c->name : "");
+      }
+      if (w > 0 && w < nbuf) snprintf(buf + w, (size_t)(nbuf - w), ")");
+      break;
+    }
+    case P4_FUNC:
+      snprintf(buf, (size_t)nbuf, "%s(%d)", o->p4.func->name, o->p4.func->nargs);
+      break;
+    case P4_VTAB:
+      snprintf(buf, (size_t)nbuf, "vtab:%p", (const void *)o->p4.vtab);
+      break;
+    case P4_COLL:
+      snprintf(buf, (size_t)nbuf, "%s", o->p4.coll ? o->p4.coll->name : "BINARY");
+      break;
+    case P4_WINDOW:
+      snprintf(buf, (size_t)nbuf, "win(%d)", o->p4.win->nfunc);
+      break;
+    case P4_SUBREF:
+      snprintf(buf, (size_t)nbuf, "program");
+      break;
+    case P4_ROOTS: {
+      int w = snprintf(buf, (size_t)nbuf, "roots(");
+      for (int i = 0; i < o->p4.roots->n && w > 0 && w < nbuf; i++)
+        w += snprintf(buf + w, (size_t)(nbuf - w), "%s%u", i ? "," : "", o->p4.roots->r[i].root);
+      if (w > 0 && w < nbuf) snprintf(buf + w, (size_t)(nbuf - w), ")");
+      break;
+    }
+    default:
+      break;
   }
 }
 

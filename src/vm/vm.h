@@ -137,15 +137,15 @@ typedef struct VmWinFunc {
  * (the code generator sorts them); the spec says how to cut partitions,
  * find peers and frames. */
 typedef struct VmWinSpec {
-  int ncol;                        /* columns per row pushed */
-  int npart;                       /* PARTITION BY: columns part[i] */
+  int ncol;  /* columns per row pushed */
+  int npart; /* PARTITION BY: columns part[i] */
   const int *part;
   const Collation **part_coll;
-  int norder;                      /* ORDER BY: columns order[i] */
+  int norder; /* ORDER BY: columns order[i] */
   const int *order;
   const Collation **order_coll;
-  const uint8_t *order_desc;       /* 1: DESC */
-  const uint8_t *order_nulls_first; /* 1: NULLs sort before the other values */
+  const uint8_t *order_desc;          /* 1: DESC */
+  const uint8_t *order_nulls_first;   /* 1: NULLs sort before the other values */
   uint8_t frame, start, end, exclude; /* VM_FRAME_*, VM_BOUND_*, VM_EXCLUDE_* */
   int nfunc;
   const VmWinFunc *funcs;
@@ -185,10 +185,10 @@ typedef struct VmOp {
 typedef struct VmProgram {
   VmOp *ops; /* in the arena (vm_builder_add) */
   int nop;
-  int nreg;     /* registers 1..nreg */
-  int ncursor;  /* cursors 0..ncursor-1 */
-  int nvar;     /* largest parameter number used by Variable */
-  int ncolumn;  /* result columns (widest ResultRow) */
+  int nreg;        /* registers 1..nreg */
+  int ncursor;     /* cursors 0..ncursor-1 */
+  int nvar;        /* largest parameter number used by Variable */
+  int ncolumn;     /* result columns (widest ResultRow) */
   const char *sql; /* the statement text (arena), or NULL */
   UtilArena arena;
   struct VmProgram **subs; /* sub-programs owned (freed with this one) */
@@ -264,12 +264,14 @@ void vm_builder_abort(VmBuilder *);
 typedef struct Vm Vm;
 
 /* vm_new flags */
-#define VM_AUTOCOMMIT 0x01 /* a transaction begun by this Vm ends at halt:
-                              committed on success, rolled back on error */
-#define VM_STMT_JOURNAL 0x02 /* a write Transaction op inside a transaction the
-                                Vm did not begin opens a statement savepoint:
-                                released at halt, rolled back on error (per
-                                the conflict resolution below) */
+#define VM_AUTOCOMMIT                                  \
+  0x01 /* a transaction begun by this Vm ends at halt: \
+          committed on success, rolled back on error */
+#define VM_STMT_JOURNAL                                   \
+  0x02 /* a write Transaction op inside a transaction the \
+          Vm did not begin opens a statement savepoint:   \
+          released at halt, rolled back on error (per     \
+          the conflict resolution below) */
 
 /* Conflict resolution in Halt p2 (SQLite's OE_* numbers): what an error
  * halt undoes. ROLLBACK: the whole transaction; ABORT (and 0, and errors not
@@ -330,8 +332,8 @@ typedef struct VmPreupdate {
 
 typedef struct VmConnHooks {
   void *ctx;
-  int (*autocommit)(void *ctx, int on, int rollback, char **errmsg);  /* AutoCommit */
-  int (*savepoint)(void *ctx, int op, const char *name, char **errmsg); /* Savepoint */
+  int (*autocommit)(void *ctx, int on, int rollback, char **errmsg);        /* AutoCommit */
+  int (*savepoint)(void *ctx, int op, const char *name, char **errmsg);     /* Savepoint */
   int (*parse_schema)(void *ctx, int db, const char *where, char **errmsg); /* ParseSchema */
   int (*drop_object)(void *ctx, int db, int kind, const char *name,
                      char **errmsg); /* DropObject (db = p2) */
@@ -387,8 +389,7 @@ typedef struct VmConnHooks {
    * result row of ncol values. SHALE_OK, or an error code with *errmsg
    * (shale_malloc'ed) set or NULL. NULL hook: no rows. */
   int (*pragma_rows)(void *ctx, const char *name, const ShValue *h0, const ShValue *h1, int ncol,
-                     int (*emit)(void *arg, ShValue *row, int ncol), void *emit_arg,
-                     char **errmsg);
+                     int (*emit)(void *arg, ShValue *row, int ncol), void *emit_arg, char **errmsg);
   /* the connection's virtual-table registry (VCreate; transactions) */
   struct VtabReg *vtabs;
 } VmConnHooks;

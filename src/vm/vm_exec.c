@@ -164,14 +164,40 @@ static int eph_open(Vm *v) {
 
 /* 1 + the body bytes of each one-byte serial type; 0: not a one-byte type
  * (10/11 reserved, 0x80 and up a varint's first byte). */
-#define ST_TXT(x) (1 + ((x) - 12) / 2)
-#define ST_ROW8(b)                                                                                 \
-  ST_TXT(b), ST_TXT(b + 1), ST_TXT(b + 2), ST_TXT(b + 3), ST_TXT(b + 4), ST_TXT(b + 5),          \
+#define ST_TXT(x) (1 + ((x)-12) / 2)
+#define ST_ROW8(b)                                                                      \
+  ST_TXT(b), ST_TXT(b + 1), ST_TXT(b + 2), ST_TXT(b + 3), ST_TXT(b + 4), ST_TXT(b + 5), \
       ST_TXT(b + 6), ST_TXT(b + 7)
-static const uint8_t st_len1[256] = {
-    1, 2, 3, 4, 5, 7, 9, 9, 1, 1, 0, 0, ST_TXT(12), ST_TXT(13), ST_TXT(14), ST_TXT(15),
-    ST_ROW8(16), ST_ROW8(24), ST_ROW8(32), ST_ROW8(40), ST_ROW8(48), ST_ROW8(56), ST_ROW8(64),
-    ST_ROW8(72), ST_ROW8(80), ST_ROW8(88), ST_ROW8(96), ST_ROW8(104), ST_ROW8(112), ST_ROW8(120)};
+static const uint8_t st_len1[256] = {1,
+                                     2,
+                                     3,
+                                     4,
+                                     5,
+                                     7,
+                                     9,
+                                     9,
+                                     1,
+                                     1,
+                                     0,
+                                     0,
+                                     ST_TXT(12),
+                                     ST_TXT(13),
+                                     ST_TXT(14),
+                                     ST_TXT(15),
+                                     ST_ROW8(16),
+                                     ST_ROW8(24),
+                                     ST_ROW8(32),
+                                     ST_ROW8(40),
+                                     ST_ROW8(48),
+                                     ST_ROW8(56),
+                                     ST_ROW8(64),
+                                     ST_ROW8(72),
+                                     ST_ROW8(80),
+                                     ST_ROW8(88),
+                                     ST_ROW8(96),
+                                     ST_ROW8(104),
+                                     ST_ROW8(112),
+                                     ST_ROW8(120)};
 #undef ST_ROW8
 #undef ST_TXT
 
@@ -347,21 +373,26 @@ static int cursor_cache(Vm *v, VmCursor *c) {
 /* 0 NULL, 1 integer (*i), 2 real (*r). */
 static int num_type(const ShValue *x, int64_t *i, double *r) {
   switch (x->type) {
-  case SHALE_INTEGER: *i = x->i; return 1;
-  case SHALE_FLOAT: *r = x->r; return 2;
-  case SHALE_NULL: return 0;
-  default: {
-    double rv = 0;
-    int64_t iv = 0;
-    int rc = value_text_to_real(x->z, (int)x->n, &rv);
-    int ri = value_text_to_int64(x->z, (int)x->n, &iv);
-    if ((rc == 0 || rc == 1) && ri <= 1) {
-      *i = iv;
+    case SHALE_INTEGER:
+      *i = x->i;
       return 1;
+    case SHALE_FLOAT:
+      *r = x->r;
+      return 2;
+    case SHALE_NULL:
+      return 0;
+    default: {
+      double rv = 0;
+      int64_t iv = 0;
+      int rc = value_text_to_real(x->z, (int)x->n, &rv);
+      int ri = value_text_to_int64(x->z, (int)x->n, &iv);
+      if ((rc == 0 || rc == 1) && ri <= 1) {
+        *i = iv;
+        return 1;
+      }
+      *r = rv;
+      return 2;
     }
-    *r = rv;
-    return 2;
-  }
   }
 }
 
@@ -386,45 +417,51 @@ static void arith(int op, const ShValue *a, const ShValue *b, ShValue *res) {
   goto fp_math;
 int_math:
   switch (op) {
-  case OP_Add:
-    if (__builtin_add_overflow(ib, ia, &ir)) goto fp_math;
-    break;
-  case OP_Subtract:
-    if (__builtin_sub_overflow(ib, ia, &ir)) goto fp_math;
-    break;
-  case OP_Multiply:
-    if (__builtin_mul_overflow(ib, ia, &ir)) goto fp_math;
-    break;
-  case OP_Divide:
-    if (ia == 0) goto null;
-    if (ia == -1 && ib == INT64_MIN) goto fp_math;
-    ir = ib / ia;
-    break;
-  default: /* Remainder */
-    if (ia == 0) goto null;
-    if (ia == -1) ia = 1;
-    ir = ib % ia;
-    break;
+    case OP_Add:
+      if (__builtin_add_overflow(ib, ia, &ir)) goto fp_math;
+      break;
+    case OP_Subtract:
+      if (__builtin_sub_overflow(ib, ia, &ir)) goto fp_math;
+      break;
+    case OP_Multiply:
+      if (__builtin_mul_overflow(ib, ia, &ir)) goto fp_math;
+      break;
+    case OP_Divide:
+      if (ia == 0) goto null;
+      if (ia == -1 && ib == INT64_MIN) goto fp_math;
+      ir = ib / ia;
+      break;
+    default: /* Remainder */
+      if (ia == 0) goto null;
+      if (ia == -1) ia = 1;
+      ir = ib % ia;
+      break;
   }
   value_set_int(res, ir);
   return;
-fp_math: {
+fp_math : {
   double x = real_of(a), y = real_of(b);
   switch (op) {
-  case OP_Add: y += x; break;
-  case OP_Subtract: y -= x; break;
-  case OP_Multiply: y *= x; break;
-  case OP_Divide:
-    if (x == 0.0) goto null;
-    y /= x;
-    break;
-  default: {
-    int64_t xa = value_int64(a), xb = value_int64(b);
-    if (xa == 0) goto null;
-    if (xa == -1) xa = 1;
-    y = (double)(xb % xa);
-    break;
-  }
+    case OP_Add:
+      y += x;
+      break;
+    case OP_Subtract:
+      y -= x;
+      break;
+    case OP_Multiply:
+      y *= x;
+      break;
+    case OP_Divide:
+      if (x == 0.0) goto null;
+      y /= x;
+      break;
+    default: {
+      int64_t xa = value_int64(a), xb = value_int64(b);
+      if (xa == 0) goto null;
+      if (xa == -1) xa = 1;
+      y = (double)(xb % xa);
+      break;
+    }
   }
   if (isnan(y)) goto null;
   value_set_real(res, y);
@@ -437,7 +474,7 @@ null:
 /* Apply comparison affinity to a local copy. */
 static void cmp_affinity(ShValue *x, int aff, char buf[32]) {
   x->flags &= (uint8_t)~VAL_OWNED; /* the copy never owns: the register keeps its memory */
-  if (aff >= 3) { /* NUMERIC, INTEGER, REAL */
+  if (aff >= 3) {                  /* NUMERIC, INTEGER, REAL */
     if (x->type == SHALE_TEXT) value_numeric_type(x);
   } else if (aff == 2) { /* TEXT */
     if (x->type == SHALE_INTEGER || x->type == SHALE_FLOAT) {
@@ -481,11 +518,15 @@ static int seek_int_key(const ShValue *x, int *op, int64_t *key) {
   } else {
     i = (int64_t)r;
     if ((double)i < r) {
-      if (*op == OP_SeekGE) *op = OP_SeekGT;
-      else if (*op == OP_SeekLT) *op = OP_SeekLE;
+      if (*op == OP_SeekGE)
+        *op = OP_SeekGT;
+      else if (*op == OP_SeekLT)
+        *op = OP_SeekLE;
     } else if ((double)i > r) {
-      if (*op == OP_SeekGT) *op = OP_SeekGE;
-      else if (*op == OP_SeekLE) *op = OP_SeekLT;
+      if (*op == OP_SeekGT)
+        *op = OP_SeekGE;
+      else if (*op == OP_SeekLE)
+        *op = OP_SeekLT;
     }
   }
   *key = i;
@@ -682,10 +723,14 @@ static int vm_check(Vm *v) {
 
 int64_t vm_stat(Vm *v, int which) {
   switch (which) {
-    case VM_STAT_FULLSCAN_STEP: return v->nfullscan;
-    case VM_STAT_SORT: return v->nsort;
-    case VM_STAT_VM_STEP: return v->check_at - v->left;
-    default: return 0;
+    case VM_STAT_FULLSCAN_STEP:
+      return v->nfullscan;
+    case VM_STAT_SORT:
+      return v->nsort;
+    case VM_STAT_VM_STEP:
+      return v->check_at - v->left;
+    default:
+      return 0;
   }
 }
 
@@ -775,25 +820,25 @@ int vm_step(Vm *v) {
 /* Both dispatch styles re-enter at `dispatch` (a jump: the target is
  * checked) or `dispatch_next` (the op after this one: no check needed, as
  * ops[nop] is a Halt, vm_builder_finish). */
-#define NEXT()                                                                                     \
-  do {                                                                                             \
-    op++;                                                                                          \
-    goto dispatch_next;                                                                            \
+#define NEXT()          \
+  do {                  \
+    op++;               \
+    goto dispatch_next; \
   } while (0)
-#define JUMP(to)                                                                                   \
-  do {                                                                                             \
-    jt = (unsigned)(to);                                                                           \
-    goto dispatch;                                                                                 \
+#define JUMP(to)         \
+  do {                   \
+    jt = (unsigned)(to); \
+    goto dispatch;       \
   } while (0)
-#define FAIL(code)                                                                                 \
-  do {                                                                                             \
-    rc = (code);                                                                                   \
-    goto abort;                                                                                    \
+#define FAIL(code) \
+  do {             \
+    rc = (code);   \
+    goto abort;    \
   } while (0)
-#define CHK(expr)                                                                                  \
-  do {                                                                                             \
-    rc = (expr);                                                                                   \
-    if (rc) goto abort;                                                                            \
+#define CHK(expr)       \
+  do {                  \
+    rc = (expr);        \
+    if (rc) goto abort; \
   } while (0)
 
   const unsigned nop = (unsigned)v->prog->nop;
@@ -817,9 +862,7 @@ dispatch_next:
 #endif
 
   /* ---- control flow ---- */
-  CASE(Init) {
-    JUMP(op->p2 > 0 ? op->p2 : PC + 1);
-  }
+  CASE(Init) { JUMP(op->p2 > 0 ? op->p2 : PC + 1); }
   CASE(Goto) { JUMP(op->p2); }
   CASE(Gosub) {
     value_clear(&reg[op->p1]);
@@ -925,7 +968,8 @@ dispatch_next:
   CASE(MustBeInt) {
     ShValue *x = &reg[op->p1];
     if (x->type != SHALE_INTEGER) {
-      if (x->type == SHALE_TEXT || x->type == SHALE_FLOAT) CHK(value_apply_affinity(x, AFF_NUMERIC));
+      if (x->type == SHALE_TEXT || x->type == SHALE_FLOAT)
+        CHK(value_apply_affinity(x, AFF_NUMERIC));
       if (x->type != SHALE_INTEGER) {
         if (op->p2 == 0) {
           set_err(v, SHALE_MISMATCH, "datatype mismatch");
@@ -936,12 +980,11 @@ dispatch_next:
     }
     NEXT();
   }
-  CASE(Jump) {
-    JUMP(v->cmp_result < 0 ? op->p1 : v->cmp_result == 0 ? op->p2 : op->p3);
-  }
+  CASE(Jump) { JUMP(v->cmp_result < 0 ? op->p1 : v->cmp_result == 0 ? op->p2 : op->p3); }
   CASE(Noop) { NEXT(); }
   CASE(Trace) {
-    if (v->hooks && v->hooks->trace && op->p4type == P4_TEXT) v->hooks->trace(v->hooks->ctx, op->p4.z);
+    if (v->hooks && v->hooks->trace && op->p4type == P4_TEXT)
+      v->hooks->trace(v->hooks->ctx, op->p4.z);
     NEXT();
   }
 
@@ -1224,12 +1267,24 @@ dispatch_next:
     }
   cmp_done:
     switch (op->op) {
-    case OP_Eq: jump = res == 0; break;
-    case OP_Ne: jump = res != 0; break;
-    case OP_Lt: jump = res < 0; break;
-    case OP_Le: jump = res <= 0; break;
-    case OP_Gt: jump = res > 0; break;
-    default: jump = res >= 0; break;
+      case OP_Eq:
+        jump = res == 0;
+        break;
+      case OP_Ne:
+        jump = res != 0;
+        break;
+      case OP_Lt:
+        jump = res < 0;
+        break;
+      case OP_Le:
+        jump = res <= 0;
+        break;
+      case OP_Gt:
+        jump = res > 0;
+        break;
+      default:
+        jump = res >= 0;
+        break;
     }
     if (op->p5 & VM_STOREP2) {
       value_clear(&reg[op->p2]);
@@ -1399,8 +1454,9 @@ dispatch_next:
         v->own_mask |= bit;
         v->own_txn = 1;
       }
-      rc = btree_begin(tb, op->p2 >= 2 ? BTREE_TXN_EXCLUSIVE : op->p2 ? BTREE_TXN_WRITE
-                                                                      : BTREE_TXN_READ);
+      rc = btree_begin(tb, op->p2 >= 2 ? BTREE_TXN_EXCLUSIVE
+                           : op->p2    ? BTREE_TXN_WRITE
+                                       : BTREE_TXN_READ);
       if (rc) {
         if (btree_txn_state(tb) == PAGER_TXN_NONE) v->own_mask &= ~bit;
         v->own_txn = v->own_mask != 0;
@@ -1416,8 +1472,7 @@ dispatch_next:
       v->stmt_sp = 0;
       if (v->sp_mask == bit) {
         v->stmt_def_fk = v->hooks && v->hooks->deferred_fk ? *v->hooks->deferred_fk : 0;
-        v->stmt_def_imm_fk =
-            v->hooks && v->hooks->deferred_imm_fk ? *v->hooks->deferred_imm_fk : 0;
+        v->stmt_def_imm_fk = v->hooks && v->hooks->deferred_imm_fk ? *v->hooks->deferred_imm_fk : 0;
       }
     }
     if (op->p5 & VM_TXN_CHECK_COOKIE) {
@@ -1635,18 +1690,18 @@ dispatch_next:
     }
     if (btree_eof(c->bc)) JUMP(op->p2);
     switch (sop) {
-    case OP_SeekGE:
-      if (res < 0) CHK(btree_next(c->bc, &eof));
-      break;
-    case OP_SeekGT:
-      if (res <= 0) CHK(btree_next(c->bc, &eof));
-      break;
-    case OP_SeekLE:
-      if (res > 0) CHK(btree_prev(c->bc, &eof));
-      break;
-    default:
-      if (res >= 0) CHK(btree_prev(c->bc, &eof));
-      break;
+      case OP_SeekGE:
+        if (res < 0) CHK(btree_next(c->bc, &eof));
+        break;
+      case OP_SeekGT:
+        if (res <= 0) CHK(btree_next(c->bc, &eof));
+        break;
+      case OP_SeekLE:
+        if (res > 0) CHK(btree_prev(c->bc, &eof));
+        break;
+      default:
+        if (res >= 0) CHK(btree_prev(c->bc, &eof));
+        break;
     }
     if (eof) JUMP(op->p2);
     NEXT();
@@ -1661,10 +1716,10 @@ dispatch_next:
     c->ki->corrupt = 0;
     int res = record_compare_unpacked(c->ki, c->rec, c->nrec, &reg[op->p3], op->p4.i);
     if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
-    int jump = op->op == OP_IdxGE ? res >= 0
-             : op->op == OP_IdxGT ? res > 0
-             : op->op == OP_IdxLE ? res <= 0
-                                  : res < 0;
+    int jump = op->op == OP_IdxGE   ? res >= 0
+               : op->op == OP_IdxGT ? res > 0
+               : op->op == OP_IdxLE ? res <= 0
+                                    : res < 0;
     if (jump) JUMP(op->p2);
     NEXT();
   }
@@ -1876,8 +1931,7 @@ dispatch_next:
     int hook = (op->p5 & VM_OPFLAG_NCHANGE) && op->p4type == P4_TEXT && v->hooks &&
                v->hooks->update && c->kind == VMC_TABLE;
     int64_t rowid = hook ? btree_rowid(c->bc) : 0;
-    if (v->hooks && v->hooks->preupdate && c->kind == VMC_TABLE)
-      CHK(vm_preupdate_delete(v, op, c));
+    if (v->hooks && v->hooks->preupdate && c->kind == VMC_TABLE) CHK(vm_preupdate_delete(v, op, c));
     if (op->p5 & VM_OPFLAG_ISNOOP) NEXT();
     invalidate_all(v);
     CHK(btree_delete(c->bc));
@@ -1990,8 +2044,8 @@ dispatch_next:
     }
     PrSink sink = {{v, c, 0}, &reg[op->p2], op->p3, op->p5, NULL};
     char *msg = NULL;
-    int prc = v->hooks->pragma_rows(v->hooks->ctx, op->p4.z, av[0], av[1], op->p5, pr_emit,
-                                    &sink, &msg);
+    int prc =
+        v->hooks->pragma_rows(v->hooks->ctx, op->p4.z, av[0], av[1], op->p5, pr_emit, &sink, &msg);
     shale_free(sink.row);
     if (prc) {
       shale_free(v->errmsg);
@@ -2273,8 +2327,10 @@ dispatch_next:
     int lo = rs->pos, hi = rs->n;
     while (lo < hi) {
       int mid = lo + (hi - lo) / 2;
-      if (rs->a[mid] < x) lo = mid + 1;
-      else hi = mid;
+      if (rs->a[mid] < x)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     int iset = op->p4type == P4_INT32 ? op->p4.i : 1;
     if (lo < rs->n && rs->a[lo] == x) {
@@ -2299,21 +2355,20 @@ dispatch_next:
 #ifndef VM_USE_GOTO
   default:
 #endif
-  unimpl: {
+  unimpl : {
     shale_free(v->errmsg);
-    v->errmsg = util_mprintf("opcode %s cannot run here (no connection hook)",
-                             vm_opcode_name(op->op));
+    v->errmsg =
+        util_mprintf("opcode %s cannot run here (no connection hook)", vm_opcode_name(op->op));
     FAIL(SHALE_INTERNAL);
   }
 #ifndef VM_USE_GOTO
-  }
+}
 #endif
 
-abort:
-  v->pc = PC;
-  if (!v->errmsg && (rc & 0xff) == SHALE_CORRUPT) {
-    const char *m = v->bt ? btree_errmsg(v->bt) : NULL;
-    set_err(v, rc, m ? m : "database disk image is malformed");
-  }
-  return halt(v, rc);
+abort : v->pc = PC;
+if (!v->errmsg && (rc & 0xff) == SHALE_CORRUPT) {
+  const char *m = v->bt ? btree_errmsg(v->bt) : NULL;
+  set_err(v, rc, m ? m : "database disk image is malformed");
+}
+return halt(v, rc);
 }

@@ -66,7 +66,7 @@ struct VmHashAgg {
   int lo, nstate;
   UtilArena arena;
   HGroup **bucket;
-  uint32_t nbucket; /* a power of two, or 0 */
+  uint32_t nbucket;     /* a power of two, or 0 */
   HGroup **list, **tmp; /* tmp: the merge sort's second array (caplist too) */
   int ngroup, caplist;
   HGroup *cur;
@@ -98,27 +98,30 @@ static uint64_t hash_bytes(uint64_t h, const uint8_t *z, uint32_t n, int fold) {
 
 static uint64_t hash_value(const ShValue *x, const Collation *coll) {
   switch (x->type) {
-  case SHALE_INTEGER: return mix(1, (uint64_t)x->i);
-  case SHALE_FLOAT: {
-    double r = x->r;
-    if (r >= -9223372036854775808.0 && r < 9223372036854775808.0 && (double)(int64_t)r == r)
-      return mix(1, (uint64_t)(int64_t)r);
-    uint64_t bits;
-    memcpy(&bits, &r, 8);
-    return mix(2, bits);
-  }
-  case SHALE_TEXT: {
-    uint32_t n = x->n;
-    if (!coll || coll == &record_coll_binary) return hash_bytes(3, (const uint8_t *)x->z, n, 0);
-    if (coll == &record_coll_nocase) return hash_bytes(3, (const uint8_t *)x->z, n, 1);
-    if (coll == &record_coll_rtrim) {
-      while (n > 0 && x->z[n - 1] == ' ') n--;
-      return hash_bytes(3, (const uint8_t *)x->z, n, 0);
+    case SHALE_INTEGER:
+      return mix(1, (uint64_t)x->i);
+    case SHALE_FLOAT: {
+      double r = x->r;
+      if (r >= -9223372036854775808.0 && r < 9223372036854775808.0 && (double)(int64_t)r == r)
+        return mix(1, (uint64_t)(int64_t)r);
+      uint64_t bits;
+      memcpy(&bits, &r, 8);
+      return mix(2, bits);
     }
-    return 3;
-  }
-  case SHALE_BLOB: return hash_bytes(4, (const uint8_t *)x->z, x->n, 0);
-  default: return 5;
+    case SHALE_TEXT: {
+      uint32_t n = x->n;
+      if (!coll || coll == &record_coll_binary) return hash_bytes(3, (const uint8_t *)x->z, n, 0);
+      if (coll == &record_coll_nocase) return hash_bytes(3, (const uint8_t *)x->z, n, 1);
+      if (coll == &record_coll_rtrim) {
+        while (n > 0 && x->z[n - 1] == ' ') n--;
+        return hash_bytes(3, (const uint8_t *)x->z, n, 0);
+      }
+      return 3;
+    }
+    case SHALE_BLOB:
+      return hash_bytes(4, (const uint8_t *)x->z, x->n, 0);
+    default:
+      return 5;
   }
 }
 

@@ -77,7 +77,7 @@ typedef struct VmSpill {
 
 typedef struct VmCursor {
   int kind;
-  int db;       /* OpenRead/OpenWrite: the database index (p3) */
+  int db; /* OpenRead/OpenWrite: the database index (p3) */
   BtCursor *bc;
   /* A table/index cursor parked at halt inside a transaction that goes on
    * (btree_cursor_park on &bc; the Btree clears bc when it closes it): the
@@ -86,26 +86,26 @@ typedef struct VmCursor {
   int parked;
   uint32_t root;
   int wr;
-  BtBulk *bulk; /* VMC_BULK: OpenWrite with VM_OPFLAG_BULK (bc is NULL) */
+  BtBulk *bulk;       /* VMC_BULK: OpenWrite with VM_OPFLAG_BULK (bc is NULL) */
   struct VtabCur *vc; /* VMC_VTAB: VOpen's cursor (vm_vtab.c) */
-  KeyInfo *ki;  /* index cursors */
-  int nfield;   /* declared column count (informational) */
-  int nullrow;  /* NullRow: every column reads NULL */
-  int tvf;      /* filled by TableFunc: BLOB columns read as JSON-subtype TEXT */
+  KeyInfo *ki;        /* index cursors */
+  int nfield;         /* declared column count (informational) */
+  int nullrow;        /* NullRow: every column reads NULL */
+  int tvf;            /* filled by TableFunc: BLOB columns read as JSON-subtype TEXT */
   int pseudo_reg;
   int pseudo_fed; /* the pseudo cursor reads records SorterData puts in its
                      register (only SorterData writes it): the header cache
                      then holds until the next SorterData */
-  int64_t seq;  /* Sequence counter */
+  int64_t seq;    /* Sequence counter */
   /* current-row cache */
   int cache_ok;
   const uint8_t *rec;
   uint32_t nrec;
-  int hdr_ncol;      /* columns of the header parsed so far */
-  int hdr_done;      /* the whole header is parsed */
-  uint32_t hdr_pos;  /* next serial type's offset in the header */
-  uint32_t hdr_end;  /* header length */
-  uint32_t body;     /* body offset of the next column */
+  int hdr_ncol;     /* columns of the header parsed so far */
+  int hdr_done;     /* the whole header is parsed */
+  uint32_t hdr_pos; /* next serial type's offset in the header */
+  uint32_t hdr_end; /* header length */
+  uint32_t body;    /* body offset of the next column */
   uint32_t *types, *offsets;
   int capcol;
   uint8_t *buf;
@@ -115,7 +115,7 @@ typedef struct VmCursor {
   uint64_t slen, scap;
   VmSortEnt *sent, *stmp; /* stmp: the merge sort's room (capsent / 2 + 1) */
   int nsent, capsent;
-  int keymode; /* SORTKEY_*: how sort_key reduces the first key column */
+  int keymode;   /* SORTKEY_*: how sort_key reduces the first key column */
   int64_t topn;  /* SorterLimit: keep only the topn first records (a max-heap in
                     sent[0..nsent) by sort order), 0: all */
   uint64_t live; /* bytes of sbuf the kept records use (topn) */
@@ -159,20 +159,20 @@ struct Vm {
   int rc;
   int halted;
   uint8_t stepped; /* vm_step ran since vm_new / the last vm_reset (vm_free resets only then) */
-  size_t blk_size;  /* bytes of the block vm_new allocated (the Vm and its arrays) */
+  size_t blk_size; /* bytes of the block vm_new allocated (the Vm and its arrays) */
   char *errmsg;
-  ShValue *reg;   /* nreg + 1 */
-  VmBuf *rbuf;    /* nreg + 1 */
+  ShValue *reg; /* nreg + 1 */
+  VmBuf *rbuf;  /* nreg + 1 */
   VmBuf keybuf;
-  VmBuf recvals; /* MakeRecord: the row's values as stored (REAL stored as integer) */   /* DISTINCT aggregate keys */
-  VmBuf scratch;  /* spare buffer swapped with rbuf[r] (Concat, MakeRecord) */
-  VmAgg *agg;     /* nreg + 1 */
-  VmCursor *cur;  /* ncursor */
-  ShValue *var;   /* nvar + 1 */
+  VmBuf recvals; /* MakeRecord: the row's values as stored (REAL stored as integer) */
+  VmBuf scratch; /* spare buffer swapped with rbuf[r] (Concat, MakeRecord) */
+  VmAgg *agg;    /* nreg + 1 */
+  VmCursor *cur; /* ncursor */
+  ShValue *var;  /* nvar + 1 */
   VmBuf *vbuf;
-  uint8_t *once;  /* nop */
+  uint8_t *once; /* nop */
   int res_base, res_n;
-  int cmp_result; /* Compare -> Jump */
+  int cmp_result;        /* Compare -> Jump */
   const Collation *coll; /* CollSeq */
   int agg_skip;          /* the last AggStep: 0 its row became the best of min()/max(),
                             1 not (FuncCtx.skip_accum_load), 2 not called (DISTINCT) */
@@ -183,15 +183,15 @@ struct Vm {
    * slot's blocks */
   FuncCtx actx;
   uint8_t actx_ok;
-  int own_txn;    /* this Vm began a transaction (own_mask != 0) */
-  uint32_t own_mask; /* databases whose transaction this Vm began (bit i: dbv[i]) */
-  int stmt_sp;    /* >= 0 while statement savepoints are open (sp_db) */
-  uint32_t sp_mask;  /* databases with a statement savepoint open */
-  int sp_db[VM_MAX_DB]; /* sp_mask bit i: index of database i's statement savepoint */
+  int own_txn;           /* this Vm began a transaction (own_mask != 0) */
+  uint32_t own_mask;     /* databases whose transaction this Vm began (bit i: dbv[i]) */
+  int stmt_sp;           /* >= 0 while statement savepoints are open (sp_db) */
+  uint32_t sp_mask;      /* databases with a statement savepoint open */
+  int sp_db[VM_MAX_DB];  /* sp_mask bit i: index of database i's statement savepoint */
   Btree *dbv[VM_MAX_DB]; /* the connection's databases (0 main, 1 temp, 2.. attached);
                             dbv[0] == bt; NULL: not open (temp not used yet) */
   int ndb;
-  int oe;         /* conflict resolution of the failing Halt (0 = ABORT) */
+  int oe; /* conflict resolution of the failing Halt (0 = ABORT) */
   int txn_rolled_back;
   int64_t nchange;
   int64_t nchange_sub; /* changes made by trigger sub-programs (total_changes) */
@@ -201,25 +201,25 @@ struct Vm {
   const FuncConnCallbacks *cb;
   FuncAux *aux;
   int64_t now_ms; /* 'now' of the date functions: cached for one vm_step (0 = unset) */
-  Btree *eph; /* in-memory database for ephemeral tables (lazily opened; kept
-               * open, emptied, across executions; closed by vm_free) */
+  Btree *eph;     /* in-memory database for ephemeral tables (lazily opened; kept
+                   * open, emptied, across executions; closed by vm_free) */
   const VmConnHooks *hooks;
-  int64_t nfk; /* statement FK violation counter */
+  int64_t nfk;                          /* statement FK violation counter */
   int64_t stmt_def_fk, stmt_def_imm_fk; /* deferred FK counters when the statement
                                            savepoint opened (restored if it rolls back) */
-  int depth;   /* sub-program nesting (0: a top-level Vm) */
-  VmRowSet *rowset; /* nreg + 1, lazily allocated */
+  int depth;                            /* sub-program nesting (0: a top-level Vm) */
+  VmRowSet *rowset;                     /* nreg + 1, lazily allocated */
   /* sub-programs (triggers) */
-  Vm *parent;       /* the caller, while this Vm runs as a sub-program */
-  int param_base;   /* caller's register that Param p1 = 0 reads */
-  Vm **subvm;       /* nop, lazily allocated: a reusable child per Program op */
-  int busy;         /* running as a child (recursion gets a fresh Vm) */
+  Vm *parent;             /* the caller, while this Vm runs as a sub-program */
+  int param_base;         /* caller's register that Param p1 = 0 reads */
+  Vm **subvm;             /* nop, lazily allocated: a reusable child per Program op */
+  int busy;               /* running as a child (recursion gets a fresh Vm) */
   uint64_t sorter_budget; /* bytes of records a sorter keeps in memory */
   /* counters (vm_stat) and the progress/interrupt check */
   /* ops executed since vm_new = check_at - left; the dispatch only counts
    * left down (one decrement per op) and runs vm_check when it reaches 0 */
-  int64_t check_at;   /* op count at which the next progress/interrupt check runs */
-  int64_t left;       /* ops until then (>= 0 between ops) */
+  int64_t check_at; /* op count at which the next progress/interrupt check runs */
+  int64_t left;     /* ops until then (>= 0 between ops) */
   int64_t nfullscan, nsort;
   /* preupdate hook (vm_preupdate.c): the old row an UPDATE that changes the
    * rowid deleted, kept for the Insert that follows on cursor pu_cur */

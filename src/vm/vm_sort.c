@@ -223,10 +223,10 @@ static int spill_open_file(OsFile **out) {
   OsFile *f = shale_malloc((size_t)vfs->file_size);
   if (!f) return SHALE_NOMEM;
   memset(f, 0, (size_t)vfs->file_size);
-  int rc = vfs->open(vfs, NULL, f,
-                     SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_DELETEONCLOSE |
-                         SHALE_OPEN_TEMP_JOURNAL,
-                     NULL);
+  int rc = vfs->open(
+      vfs, NULL, f,
+      SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_DELETEONCLOSE | SHALE_OPEN_TEMP_JOURNAL,
+      NULL);
   if (rc) {
     shale_free(f);
     return rc;
@@ -437,9 +437,7 @@ static int merge_step(VmCursor *c, VmSpill *sp) {
   return SHALE_OK;
 }
 
-static const VmRun *merge_top(const VmSpill *sp) {
-  return sp->nheap ? &sp->rd[sp->heap[0]] : NULL;
-}
+static const VmRun *merge_top(const VmSpill *sp) { return sp->nheap ? &sp->rd[sp->heap[0]] : NULL; }
 
 /* One merge pass: every VM_MERGE_FANIN consecutive runs of file 0 become
  * one run of file 1; then file 0 is emptied and the files swap. */
@@ -484,7 +482,7 @@ void vm_sorter_open(VmCursor *c, KeyInfo *ki, int nfield) {
   c->ki = ki;
   c->nfield = nfield;
   const Collation *k0 = ki->ncol > 0 && ki->coll ? ki->coll[0] : NULL;
-  c->keymode = ki->ncol == 0                        ? SORTKEY_NONE
+  c->keymode = ki->ncol == 0                      ? SORTKEY_NONE
                : !k0 || k0 == &record_coll_binary ? SORTKEY_BINARY
                : k0 == &record_coll_nocase        ? SORTKEY_NOCASE
                                                   : SORTKEY_NONE;

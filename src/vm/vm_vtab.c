@@ -67,74 +67,77 @@ int vm_vtab_exec(Vm *v, const VmOp *op, ShValue *reg, int *jump) {
   char *msg = NULL;
   int rc = SHALE_OK;
   switch (op->op) {
-  case OP_VCreate: return vcreate(v, op, &reg[op->p2]);
-  case OP_VDestroy: {
-    VtabReg *r = reg_of(v);
-    if (!r) return fail(v, SHALE_INTERNAL, NULL);
-    rc = vtab_destroy(r, op->p4.vtab, &msg);
-    break;
-  }
-  case OP_VOpen: {
-    VmCursor *c = &v->cur[op->p1];
-    vm_cursor_close(v, c);
-    rc = vtab_open(op->p4.vtab, &c->vc, &msg);
-    if (rc == SHALE_OK) c->kind = VMC_VTAB;
-    break;
-  }
-  case OP_VFilter: {
-    VmCursor *c = &v->cur[op->p1];
-    if (!c->vc) return fail(v, SHALE_INTERNAL, NULL);
-    c->nullrow = 0;
-    int argc = (int)reg[op->p3 + 1].i;
-    const char *idx = op->p4type == P4_TEXT ? op->p4.z : NULL;
-    rc = vtab_filter(c->vc, (int)reg[op->p3].i, idx, argc, &reg[op->p3 + 2], &msg);
-    if (rc == SHALE_OK && c->vc->eof) *jump = 1;
-    break;
-  }
-  case OP_VNext: {
-    VmCursor *c = &v->cur[op->p1];
-    if (!c->vc || c->vc->eof) return SHALE_OK;
-    rc = vtab_next(c->vc, &msg);
-    if (rc == SHALE_OK && !c->vc->eof) *jump = 1;
-    break;
-  }
-  case OP_VColumn: return column(v, op, &reg[op->p3]);
-  case OP_VRowid: {
-    VmCursor *c = &v->cur[op->p1];
-    value_clear(&reg[op->p2]);
-    if (c->nullrow || !c->vc || c->vc->eof) return SHALE_OK;
-    int64_t rowid = 0;
-    rc = vtab_rowid(c->vc, &rowid, &msg);
-    if (rc == SHALE_OK) value_set_int(&reg[op->p2], rowid);
-    break;
-  }
-  case OP_VUpdate: {
-    VtabTable *t = op->p4.vtab;
-    VtabReg *r = reg_of(v);
-    if (!r || !t->vt) return fail(v, SHALE_ERROR, util_mprintf("no such table: %s", t->name));
-    static const int oe_map[] = {4, 1, 4, 3, 2, 5}; /* VM_OE_* -> SQLite's numbers */
-    int oe = op->p5 < 6 ? oe_map[op->p5] : 4;
-    int64_t rowid = 0;
-    rc = vtab_update(r, t, op->p2, &reg[op->p3], oe, &rowid, &msg);
-    if (rc == SHALE_OK) {
-      v->nchange++;
-      if (op->p1) {
-        v->last_rowid = rowid;
-        v->last_rowid_set = 1;
-      }
-    } else if ((rc & 0xff) == SHALE_CONSTRAINT && oe == 2 && t->constraint_support) {
-      shale_free(msg); /* OR IGNORE: the row is skipped */
-      return SHALE_OK;
+    case OP_VCreate:
+      return vcreate(v, op, &reg[op->p2]);
+    case OP_VDestroy: {
+      VtabReg *r = reg_of(v);
+      if (!r) return fail(v, SHALE_INTERNAL, NULL);
+      rc = vtab_destroy(r, op->p4.vtab, &msg);
+      break;
     }
-    break;
-  }
-  case OP_VBegin: {
-    VtabReg *r = reg_of(v);
-    if (!r) return SHALE_OK;
-    rc = vtab_begin(r, op->p4.vtab, 0, &msg);
-    break;
-  }
-  default: return fail(v, SHALE_INTERNAL, NULL);
+    case OP_VOpen: {
+      VmCursor *c = &v->cur[op->p1];
+      vm_cursor_close(v, c);
+      rc = vtab_open(op->p4.vtab, &c->vc, &msg);
+      if (rc == SHALE_OK) c->kind = VMC_VTAB;
+      break;
+    }
+    case OP_VFilter: {
+      VmCursor *c = &v->cur[op->p1];
+      if (!c->vc) return fail(v, SHALE_INTERNAL, NULL);
+      c->nullrow = 0;
+      int argc = (int)reg[op->p3 + 1].i;
+      const char *idx = op->p4type == P4_TEXT ? op->p4.z : NULL;
+      rc = vtab_filter(c->vc, (int)reg[op->p3].i, idx, argc, &reg[op->p3 + 2], &msg);
+      if (rc == SHALE_OK && c->vc->eof) *jump = 1;
+      break;
+    }
+    case OP_VNext: {
+      VmCursor *c = &v->cur[op->p1];
+      if (!c->vc || c->vc->eof) return SHALE_OK;
+      rc = vtab_next(c->vc, &msg);
+      if (rc == SHALE_OK && !c->vc->eof) *jump = 1;
+      break;
+    }
+    case OP_VColumn:
+      return column(v, op, &reg[op->p3]);
+    case OP_VRowid: {
+      VmCursor *c = &v->cur[op->p1];
+      value_clear(&reg[op->p2]);
+      if (c->nullrow || !c->vc || c->vc->eof) return SHALE_OK;
+      int64_t rowid = 0;
+      rc = vtab_rowid(c->vc, &rowid, &msg);
+      if (rc == SHALE_OK) value_set_int(&reg[op->p2], rowid);
+      break;
+    }
+    case OP_VUpdate: {
+      VtabTable *t = op->p4.vtab;
+      VtabReg *r = reg_of(v);
+      if (!r || !t->vt) return fail(v, SHALE_ERROR, util_mprintf("no such table: %s", t->name));
+      static const int oe_map[] = {4, 1, 4, 3, 2, 5}; /* VM_OE_* -> SQLite's numbers */
+      int oe = op->p5 < 6 ? oe_map[op->p5] : 4;
+      int64_t rowid = 0;
+      rc = vtab_update(r, t, op->p2, &reg[op->p3], oe, &rowid, &msg);
+      if (rc == SHALE_OK) {
+        v->nchange++;
+        if (op->p1) {
+          v->last_rowid = rowid;
+          v->last_rowid_set = 1;
+        }
+      } else if ((rc & 0xff) == SHALE_CONSTRAINT && oe == 2 && t->constraint_support) {
+        shale_free(msg); /* OR IGNORE: the row is skipped */
+        return SHALE_OK;
+      }
+      break;
+    }
+    case OP_VBegin: {
+      VtabReg *r = reg_of(v);
+      if (!r) return SHALE_OK;
+      rc = vtab_begin(r, op->p4.vtab, 0, &msg);
+      break;
+    }
+    default:
+      return fail(v, SHALE_INTERNAL, NULL);
   }
   if (rc) return fail(v, rc, msg);
   shale_free(msg);
@@ -153,6 +156,8 @@ int vm_vtab_sync(Vm *v) {
 void vm_vtab_end(Vm *v, int commit) {
   VtabReg *r = reg_of(v);
   if (!r || !vtab_in_txn(r)) return;
-  if (commit) vtab_commit(r);
-  else vtab_rollback(r);
+  if (commit)
+    vtab_commit(r);
+  else
+    vtab_rollback(r);
 }

@@ -51,17 +51,17 @@
 #define WIN_BLOCK (32u << 10)
 typedef struct WinStore {
   OsFile *f;
-  int64_t fsize;  /* bytes in f; the rest of the tuples are in wbuf */
-  uint8_t *wbuf;  /* WIN_BLOCK bytes */
+  int64_t fsize; /* bytes in f; the rest of the tuples are in wbuf */
+  uint8_t *wbuf; /* WIN_BLOCK bytes */
   uint32_t wlen;
-  uint8_t *rbuf;  /* WIN_BLOCK bytes of f read ahead from rboff */
+  uint8_t *rbuf; /* WIN_BLOCK bytes of f read ahead from rboff */
   int64_t rboff;
   uint32_t rblen;
-  uint8_t *big;   /* a tuple larger than a block */
+  uint8_t *big; /* a tuple larger than a block */
   uint32_t bigcap;
-  int64_t *off;   /* rows: where tuple i starts */
+  int64_t *off; /* rows: where tuple i starts */
   int n, cap;
-  int64_t rpos;   /* results: the next tuple to read */
+  int64_t rpos; /* results: the next tuple to read */
 } WinStore;
 
 /* Decoded rows, direct-mapped by index (slot i % WIN_NSLOT): a pointer
@@ -79,8 +79,8 @@ typedef struct VmWin {
   ShValue off[2]; /* start / end offsets (owned copies) */
   int off_checked;
   uint64_t budget;
-  WinStore rows;  /* the pushed rows */
-  WinStore *res;  /* per function: its results, in row order */
+  WinStore rows; /* the pushed rows */
+  WinStore *res; /* per function: its results, in row order */
   WinSlot slot[WIN_NSLOT];
   ShValue *nulls; /* ncol NULLs: what win_get returns after an error */
   int rc;         /* the first I/O or memory error of a store read */
@@ -302,7 +302,8 @@ static ShValue *win_get(VmWin *w, int i) {
   int rc = store_read(st, a, len, &p);
   if (rc == SHALE_OK && len > sl->cap) {
     uint8_t *nb = shale_realloc(sl->buf, len);
-    if (!nb) rc = SHALE_NOMEM;
+    if (!nb)
+      rc = SHALE_NOMEM;
     else {
       sl->buf = nb;
       sl->cap = len;
@@ -490,8 +491,8 @@ static void range_target(const ShValue *kc, const ShValue *off, int add, ShValue
   if (kc->type != SHALE_INTEGER && kc->type != SHALE_FLOAT) return;
   if (kc->type == SHALE_INTEGER && off->type == SHALE_INTEGER) {
     int64_t r;
-    int ovf = add ? __builtin_add_overflow(kc->i, off->i, &r)
-                  : __builtin_sub_overflow(kc->i, off->i, &r);
+    int ovf =
+        add ? __builtin_add_overflow(kc->i, off->i, &r) : __builtin_sub_overflow(kc->i, off->i, &r);
     if (!ovf) {
       value_set_int(out, r);
       return;
@@ -546,30 +547,62 @@ static void frame_of(VmWin *w, int base, int n, int i, int *ps, int *pe) {
   int64_t o1 = w->off[1].type == SHALE_INTEGER ? w->off[1].i : 0;
   if (s->frame == VM_FRAME_ROWS) {
     switch (s->start) {
-    case VM_BOUND_PRECEDING: st = o0 > i ? 0 : (int)(i - o0); break;
-    case VM_BOUND_CURRENT_ROW: st = i; break;
-    case VM_BOUND_FOLLOWING: st = o0 >= n - i ? n : (int)(i + o0); break;
-    default: st = 0; break;
+      case VM_BOUND_PRECEDING:
+        st = o0 > i ? 0 : (int)(i - o0);
+        break;
+      case VM_BOUND_CURRENT_ROW:
+        st = i;
+        break;
+      case VM_BOUND_FOLLOWING:
+        st = o0 >= n - i ? n : (int)(i + o0);
+        break;
+      default:
+        st = 0;
+        break;
     }
     switch (s->end) {
-    case VM_BOUND_PRECEDING: en = o1 > i ? 0 : (int)(i - o1 + 1); break;
-    case VM_BOUND_CURRENT_ROW: en = i + 1; break;
-    case VM_BOUND_FOLLOWING: en = o1 >= n - i ? n : (int)(i + o1 + 1); break;
-    default: en = n; break;
+      case VM_BOUND_PRECEDING:
+        en = o1 > i ? 0 : (int)(i - o1 + 1);
+        break;
+      case VM_BOUND_CURRENT_ROW:
+        en = i + 1;
+        break;
+      case VM_BOUND_FOLLOWING:
+        en = o1 >= n - i ? n : (int)(i + o1 + 1);
+        break;
+      default:
+        en = n;
+        break;
     }
   } else if (s->frame == VM_FRAME_GROUPS) {
     int g = PGRP(w, i), ng = PGRP(w, n - 1) + 1;
     switch (s->start) {
-    case VM_BOUND_PRECEDING: st = GSTART(w, o0 > g ? 0 : (int)(g - o0)); break;
-    case VM_BOUND_CURRENT_ROW: st = PSTART(w, i); break;
-    case VM_BOUND_FOLLOWING: st = o0 >= ng - g ? n : GSTART(w, g + o0); break;
-    default: st = 0; break;
+      case VM_BOUND_PRECEDING:
+        st = GSTART(w, o0 > g ? 0 : (int)(g - o0));
+        break;
+      case VM_BOUND_CURRENT_ROW:
+        st = PSTART(w, i);
+        break;
+      case VM_BOUND_FOLLOWING:
+        st = o0 >= ng - g ? n : GSTART(w, g + o0);
+        break;
+      default:
+        st = 0;
+        break;
     }
     switch (s->end) {
-    case VM_BOUND_PRECEDING: en = o1 > g ? 0 : GEND(w, g - o1, n); break;
-    case VM_BOUND_CURRENT_ROW: en = PEND(w, i, n); break;
-    case VM_BOUND_FOLLOWING: en = o1 >= ng - g ? n : GEND(w, g + o1, n); break;
-    default: en = n; break;
+      case VM_BOUND_PRECEDING:
+        en = o1 > g ? 0 : GEND(w, g - o1, n);
+        break;
+      case VM_BOUND_CURRENT_ROW:
+        en = PEND(w, i, n);
+        break;
+      case VM_BOUND_FOLLOWING:
+        en = o1 >= ng - g ? n : GEND(w, g + o1, n);
+        break;
+      default:
+        en = n;
+        break;
     }
   } else { /* RANGE */
     int desc = s->order_desc && s->order_desc[0];
@@ -580,26 +613,34 @@ static void frame_of(VmWin *w, int base, int n, int i, int *ps, int *pe) {
       w->rc = SHALE_NOMEM;
     const ShValue *kc = s->norder > 0 ? &kcv : NULL;
     switch (s->start) {
-    case VM_BOUND_PRECEDING: /* rows r with r + off >= current (ASC) */
-      st = range_search_moved(w, base, n, kc, &w->off[0], !desc, 0);
-      break;
-    case VM_BOUND_FOLLOWING:
-      range_target(kc, &w->off[0], !desc, &t);
-      st = range_search(w, base, n, &t, 0);
-      break;
-    case VM_BOUND_CURRENT_ROW: st = PSTART(w, i); break;
-    default: st = 0; break;
+      case VM_BOUND_PRECEDING: /* rows r with r + off >= current (ASC) */
+        st = range_search_moved(w, base, n, kc, &w->off[0], !desc, 0);
+        break;
+      case VM_BOUND_FOLLOWING:
+        range_target(kc, &w->off[0], !desc, &t);
+        st = range_search(w, base, n, &t, 0);
+        break;
+      case VM_BOUND_CURRENT_ROW:
+        st = PSTART(w, i);
+        break;
+      default:
+        st = 0;
+        break;
     }
     switch (s->end) {
-    case VM_BOUND_PRECEDING: /* rows r with r + off <= current (ASC) */
-      en = range_search_moved(w, base, n, kc, &w->off[1], !desc, 1);
-      break;
-    case VM_BOUND_FOLLOWING:
-      range_target(kc, &w->off[1], !desc, &t);
-      en = range_search(w, base, n, &t, 1);
-      break;
-    case VM_BOUND_CURRENT_ROW: en = PEND(w, i, n); break;
-    default: en = n; break;
+      case VM_BOUND_PRECEDING: /* rows r with r + off <= current (ASC) */
+        en = range_search_moved(w, base, n, kc, &w->off[1], !desc, 1);
+        break;
+      case VM_BOUND_FOLLOWING:
+        range_target(kc, &w->off[1], !desc, &t);
+        en = range_search(w, base, n, &t, 1);
+        break;
+      case VM_BOUND_CURRENT_ROW:
+        en = PEND(w, i, n);
+        break;
+      default:
+        en = n;
+        break;
     }
     value_clear(&kcv);
   }
@@ -611,10 +652,14 @@ static void frame_of(VmWin *w, int base, int n, int i, int *ps, int *pe) {
 /* 1 if row r is excluded from row i's frame. */
 static int excluded(VmWin *w, int i, int r) {
   switch (w->spec->exclude) {
-  case VM_EXCLUDE_CURRENT_ROW: return r == i;
-  case VM_EXCLUDE_GROUP: return PGRP(w, r) == PGRP(w, i);
-  case VM_EXCLUDE_TIES: return r != i && PGRP(w, r) == PGRP(w, i);
-  default: return 0;
+    case VM_EXCLUDE_CURRENT_ROW:
+      return r == i;
+    case VM_EXCLUDE_GROUP:
+      return PGRP(w, r) == PGRP(w, i);
+    case VM_EXCLUDE_TIES:
+      return r != i && PGRP(w, r) == PGRP(w, i);
+    default:
+      return 0;
   }
 }
 
@@ -799,80 +844,89 @@ static int builtin_partition(Vm *v, VmWin *w, int fi, int base, int n) {
     value_set_null(out);
     const ShValue *row = ROW(w, base + i);
     switch (kind) {
-    case FUNC_WIN_ROW_NUMBER: value_set_int(out, i + 1); break;
-    case FUNC_WIN_RANK: value_set_int(out, PSTART(w, i) + 1); break;
-    case FUNC_WIN_DENSE_RANK: value_set_int(out, PGRP(w, i) + 1); break;
-    case FUNC_WIN_PERCENT_RANK:
-      value_set_real(out, n > 1 ? (double)PSTART(w, i) / (double)(n - 1) : 0.0);
-      break;
-    case FUNC_WIN_CUME_DIST: value_set_real(out, (double)PEND(w, i, n) / (double)n); break;
-    case FUNC_WIN_NTILE: {
-      int64_t size = n / ntile, large = n - ntile * size;
-      if (size == 0) {
+      case FUNC_WIN_ROW_NUMBER:
         value_set_int(out, i + 1);
-      } else {
-        int64_t small_rows = large * (size + 1);
-        if (i < small_rows)
-          value_set_int(out, 1 + i / (size + 1));
-        else
-          value_set_int(out, 1 + large + (i - small_rows) / size);
-      }
-      break;
-    }
-    case FUNC_WIN_LAG:
-    case FUNC_WIN_LEAD: {
-      int64_t off = 1;
-      int found = 0;
-      if (f->nargs < 2) {
-        found = 1;
-      } else if (row[f->arg + 1].type != SHALE_NULL) {
-        found = int_arg(&row[f->arg + 1], &off);
-      }
-      int64_t t = 0;
-      if (found) {
-        if (kind == FUNC_WIN_LAG ? __builtin_sub_overflow((int64_t)i, off, &t)
-                                 : __builtin_add_overflow((int64_t)i, off, &t))
-          found = 0;
-      }
-      const ShValue *src = NULL;
-      if (found && t >= 0 && t < n)
-        src = &ROW(w, base + t)[f->arg];
-      else if (f->nargs >= 3)
-        src = &ROW(w, base + i)[f->arg + 2]; /* row's slot may have been reused */
-      if (src && copy_owned(out, src)) rc = SHALE_NOMEM;
-      break;
-    }
-    case FUNC_WIN_FIRST_VALUE:
-    case FUNC_WIN_LAST_VALUE:
-    case FUNC_WIN_NTH_VALUE: {
-      int64_t nth = 1;
-      if (kind == FUNC_WIN_NTH_VALUE) {
-        if (!int_arg(&row[f->arg + 1], &nth) || nth <= 0) {
-          rc = win_err(v, SHALE_ERROR, "second argument to nth_value must be a positive integer");
-          break;
+        break;
+      case FUNC_WIN_RANK:
+        value_set_int(out, PSTART(w, i) + 1);
+        break;
+      case FUNC_WIN_DENSE_RANK:
+        value_set_int(out, PGRP(w, i) + 1);
+        break;
+      case FUNC_WIN_PERCENT_RANK:
+        value_set_real(out, n > 1 ? (double)PSTART(w, i) / (double)(n - 1) : 0.0);
+        break;
+      case FUNC_WIN_CUME_DIST:
+        value_set_real(out, (double)PEND(w, i, n) / (double)n);
+        break;
+      case FUNC_WIN_NTILE: {
+        int64_t size = n / ntile, large = n - ntile * size;
+        if (size == 0) {
+          value_set_int(out, i + 1);
+        } else {
+          int64_t small_rows = large * (size + 1);
+          if (i < small_rows)
+            value_set_int(out, 1 + i / (size + 1));
+          else
+            value_set_int(out, 1 + large + (i - small_rows) / size);
         }
+        break;
       }
-      int st, en;
-      frame_of(w, base, n, i, &st, &en);
-      int pick = -1;
-      if (kind == FUNC_WIN_LAST_VALUE) {
-        for (int r = en - 1; r >= st; r--)
-          if (!excluded(w, i, r)) {
-            pick = r;
+      case FUNC_WIN_LAG:
+      case FUNC_WIN_LEAD: {
+        int64_t off = 1;
+        int found = 0;
+        if (f->nargs < 2) {
+          found = 1;
+        } else if (row[f->arg + 1].type != SHALE_NULL) {
+          found = int_arg(&row[f->arg + 1], &off);
+        }
+        int64_t t = 0;
+        if (found) {
+          if (kind == FUNC_WIN_LAG ? __builtin_sub_overflow((int64_t)i, off, &t)
+                                   : __builtin_add_overflow((int64_t)i, off, &t))
+            found = 0;
+        }
+        const ShValue *src = NULL;
+        if (found && t >= 0 && t < n)
+          src = &ROW(w, base + t)[f->arg];
+        else if (f->nargs >= 3)
+          src = &ROW(w, base + i)[f->arg + 2]; /* row's slot may have been reused */
+        if (src && copy_owned(out, src)) rc = SHALE_NOMEM;
+        break;
+      }
+      case FUNC_WIN_FIRST_VALUE:
+      case FUNC_WIN_LAST_VALUE:
+      case FUNC_WIN_NTH_VALUE: {
+        int64_t nth = 1;
+        if (kind == FUNC_WIN_NTH_VALUE) {
+          if (!int_arg(&row[f->arg + 1], &nth) || nth <= 0) {
+            rc = win_err(v, SHALE_ERROR, "second argument to nth_value must be a positive integer");
             break;
           }
-      } else {
-        int64_t cnt = 0;
-        for (int r = st; r < en; r++)
-          if (!excluded(w, i, r) && ++cnt == nth) {
-            pick = r;
-            break;
-          }
+        }
+        int st, en;
+        frame_of(w, base, n, i, &st, &en);
+        int pick = -1;
+        if (kind == FUNC_WIN_LAST_VALUE) {
+          for (int r = en - 1; r >= st; r--)
+            if (!excluded(w, i, r)) {
+              pick = r;
+              break;
+            }
+        } else {
+          int64_t cnt = 0;
+          for (int r = st; r < en; r++)
+            if (!excluded(w, i, r) && ++cnt == nth) {
+              pick = r;
+              break;
+            }
+        }
+        if (pick >= 0 && copy_owned(out, &ROW(w, base + pick)[f->arg])) rc = SHALE_NOMEM;
+        break;
       }
-      if (pick >= 0 && copy_owned(out, &ROW(w, base + pick)[f->arg])) rc = SHALE_NOMEM;
-      break;
-    }
-    default: break;
+      default:
+        break;
     }
     if (!rc) rc = res_put(w, fi, out);
   }
@@ -931,7 +985,7 @@ static int compute_partition(Vm *v, VmWin *w) {
     else
       rc = agg_partition(v, w, fi, base, n);
     if (!rc) rc = w->rc; /* a row that could not be read */
-    if (rc) return rc;  /* the statement fails: the stores go with the cursor */
+    if (rc) return rc;   /* the statement fails: the stores go with the cursor */
   }
   w->ready = w->nrow;
   return SHALE_OK;

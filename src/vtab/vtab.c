@@ -12,12 +12,13 @@
  *  2. g_nochange is set only during an xColumn the VM runs for an UPDATE of
  *     an unchanged column (thread-local: calls do not nest across threads).
  */
+#include "vtab.h"
+
 #include <string.h>
 
-#include "../parse/parse.h"
 #include "../parse/ast.h"
+#include "../parse/parse.h"
 #include "../util/util.h"
-#include "vtab.h"
 
 static _Thread_local int g_nochange;
 
@@ -28,8 +29,10 @@ void vtab_reg_init(VtabReg *r, void *db) {
 
 static void take_err(shale_vtab *vt, char **errmsg) {
   if (!vt || !vt->zErrMsg) return;
-  if (errmsg && !*errmsg) *errmsg = vt->zErrMsg;
-  else shale_free(vt->zErrMsg);
+  if (errmsg && !*errmsg)
+    *errmsg = vt->zErrMsg;
+  else
+    shale_free(vt->zErrMsg);
   vt->zErrMsg = NULL;
 }
 
@@ -213,8 +216,10 @@ int vtab_connect(VtabReg *r, int create, int idb, const char *dbname, const char
   r->declared = save_decl;
   if (argv != stack) shale_free((void *)argv);
   if (rc != SHALE_OK) {
-    if (msg) set_err(errmsg, util_mprintf("%s", msg));
-    else set_err(errmsg, util_mprintf("vtable constructor failed: %s", name));
+    if (msg)
+      set_err(errmsg, util_mprintf("%s", msg));
+    else
+      set_err(errmsg, util_mprintf("vtable constructor failed: %s", name));
     shale_free(msg);
     shale_free(t->sql);
     t->sql = NULL;
@@ -269,7 +274,8 @@ int vtab_declare(VtabReg *r, const char *sql, char **errmsg) {
   SqlStmt *st = NULL;
   char *err = NULL;
   int rc = sql_parse(&a, sql, -1, &st, NULL, &err);
-  if (rc == SHALE_OK && (!st || st->kind != SQL_STMT_CREATE_TABLE || st->u.create_table.as_select)) {
+  if (rc == SHALE_OK &&
+      (!st || st->kind != SQL_STMT_CREATE_TABLE || st->u.create_table.as_select)) {
     rc = SHALE_ERROR;
   }
   util_arena_free(&a);
@@ -345,7 +351,8 @@ void vtab_index_free(VtabIndex *x) {
 void vtab_index_reset(VtabIndex *x) {
   shale_index_info *in = &x->info;
   free_idxstr(in);
-  memset(in->aConstraintUsage, 0, sizeof *in->aConstraintUsage * (size_t)(in->nConstraint > 0 ? in->nConstraint : 1));
+  memset(in->aConstraintUsage, 0,
+         sizeof *in->aConstraintUsage * (size_t)(in->nConstraint > 0 ? in->nConstraint : 1));
   in->idxNum = 0;
   in->orderByConsumed = 0;
   in->estimatedCost = 5e98; /* SQLITE_BIG_DBL / 2 */
@@ -358,8 +365,10 @@ int vtab_best_index(VtabTable *t, VtabIndex *x, char **errmsg) {
   if (!t->vt) return SHALE_ERROR;
   int rc = t->mod->m->xBestIndex(t->vt, &x->info);
   if (rc != SHALE_OK && rc != SHALE_CONSTRAINT) {
-    if (t->vt->zErrMsg) take_err(t->vt, errmsg);
-    else if (rc != SHALE_NOMEM) set_err(errmsg, util_mprintf("%s", shale_errstr(rc)));
+    if (t->vt->zErrMsg)
+      take_err(t->vt, errmsg);
+    else if (rc != SHALE_NOMEM)
+      set_err(errmsg, util_mprintf("%s", shale_errstr(rc)));
     return rc;
   }
   if (t->vt->zErrMsg) {

@@ -52,10 +52,10 @@ typedef struct VtabTable {
   char *decl;      /* the CREATE TABLE text the module declared */
   void *decl_obj;  /* the compile layer's object built from decl (or NULL) */
   void (*decl_free)(void *);
-  uint8_t in_txn;  /* invariant 3 */
+  uint8_t in_txn; /* invariant 3 */
   uint8_t constraint_support, innocuous, directonly;
-  uint8_t eponymous; /* the module's own table (no schema row) */
-  int txn_seq;       /* order of xBegin within the transaction */
+  uint8_t eponymous;   /* the module's own table (no schema row) */
+  int txn_seq;         /* order of xBegin within the transaction */
   struct VtabReg *reg; /* its registry */
   struct VtabTable *next;
 } VtabTable;
@@ -68,8 +68,8 @@ typedef struct VtabReg {
   int declared;          /* declare_vtab succeeded for it */
   int on_conflict;       /* during xUpdate: SQLite's 1..5 */
   int txn_seq;
-  int destroying;        /* xDestroy calls running: the statements running them
-                            do not keep the module's DROP TABLEs out (SQLite's nVDestroy) */
+  int destroying; /* xDestroy calls running: the statements running them
+                     do not keep the module's DROP TABLEs out (SQLite's nVDestroy) */
 } VtabReg;
 
 void vtab_reg_init(VtabReg *, void *db);
@@ -118,9 +118,9 @@ typedef struct VtabIndex {
   const char **colls;    /* per constraint: collation name (NULL: BINARY) */
   ShValue **rhs;         /* per constraint: the right side when constant, else NULL */
   shale_value *rhs_cells;
-  uint8_t *in_ok;        /* per constraint: an IN the module may take whole */
-  uint8_t *in_take;      /* ... and the module asked for it */
-  int distinct;          /* shale_vtab_distinct's answer */
+  uint8_t *in_ok;   /* per constraint: an IN the module may take whole */
+  uint8_t *in_take; /* ... and the module asked for it */
+  int distinct;     /* shale_vtab_distinct's answer */
 } VtabIndex;
 
 /* A zeroed VtabIndex with room for ncons constraints and norder ORDER BY

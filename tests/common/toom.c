@@ -52,10 +52,11 @@ void toom_sweep(int (*workload)(void), long once_step, long persist_step, long *
       if (hits == 0) break; /* the workload no longer reaches allocation n */
     }
   }
-  printf("OOM runs %ld: %ld leaked, %ld crashed (first leak at allocation %ld%s, first crash at "
-         "%ld%s)\n",
-         runs, *leaks, *crashes, first_leak / 2, first_leak % 2 ? " persistent" : "",
-         first_crash / 2, first_crash % 2 ? " persistent" : "");
+  printf(
+      "OOM runs %ld: %ld leaked, %ld crashed (first leak at allocation %ld%s, first crash at "
+      "%ld%s)\n",
+      runs, *leaks, *crashes, first_leak / 2, first_leak % 2 ? " persistent" : "", first_crash / 2,
+      first_crash % 2 ? " persistent" : "");
 }
 
 int toom_exec_list(shale *db, const char *const *sql, int n) {

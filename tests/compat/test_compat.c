@@ -29,7 +29,7 @@
 #include "../test.h"
 
 static char g_build[1024]; /* absolute BUILD directory */
-static char g_root[1024];   /* repository root */
+static char g_root[1024];  /* repository root */
 
 static void find_dirs(void) {
   if (g_build[0]) return;
@@ -103,8 +103,9 @@ static void run_same(const char *name) {
     while (a[k] && a[k] == b[k]) line += a[k++] == '\n';
     size_t s0 = k;
     while (s0 > 0 && a[s0 - 1] != '\n') s0--;
-    test_fail(__FILE__, __LINE__, "%s: output differs at line %zu:\n  shale:  %.300s\n  sqlite: %.300s",
-              name, line, a + s0, b + s0);
+    test_fail(__FILE__, __LINE__,
+              "%s: output differs at line %zu:\n  shale:  %.300s\n  sqlite: %.300s", name, line,
+              a + s0, b + s0);
   }
 }
 

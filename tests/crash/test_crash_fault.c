@@ -150,8 +150,7 @@ TEST(crash_autovac_fault_sweeps) {
         5);
   CHECK(sweep("write, persistent, spill, av full", OS_FAULT_WRITE, 1, PAGER_JOURNAL_PERSIST, 1,
               512) > 5);
-  CHECK(sweep("sync, once, delete, av full", OS_FAULT_SYNC, 0, PAGER_JOURNAL_DELETE, 0, 1024) >=
-        1);
+  CHECK(sweep("sync, once, delete, av full", OS_FAULT_SYNC, 0, PAGER_JOURNAL_DELETE, 0, 1024) >= 1);
   CHECK(sweep("alloc, once, av full", KIND_ALLOC, 0, PAGER_JOURNAL_DELETE, 0, 1024) > 10);
   base_autovac = 2;
   CHECK(sweep("write, once, delete, av incr", OS_FAULT_WRITE, 0, PAGER_JOURNAL_DELETE, 0, 1024) >

@@ -114,7 +114,10 @@ static void kill_rounds(const char *name, int sqlite_writes, int autovac) {
   char msg[512], *rep = NULL;
   static TwModel m;
   uint64_t seed = test_seed() ^ 0x4b494c4c;
-  int target = test_long() ? 2000 : autovac ? 120 : 200, rounds = 0, killed = 0, total = 0, idle = 0, hot = 0;
+  int target = test_long() ? 2000
+               : autovac   ? 120
+                           : 200,
+      rounds = 0, killed = 0, total = 0, idle = 0, hot = 0;
   uint32_t k = 0;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -202,7 +205,11 @@ static void kill_rounds(const char *name, int sqlite_writes, int autovac) {
   printf(
       "  sigkill (%s commits%s): %d rounds, %d children killed, %d reopened beside a journal with "
       "a header, %d commits survived, %.1f s\n",
-      sqlite_writes ? "SQLite" : "Shale", autovac == 1 ? ", auto_vacuum=FULL" : autovac ? ", auto_vacuum=INCREMENTAL" : "", rounds, killed, hot, total,
+      sqlite_writes ? "SQLite" : "Shale",
+      autovac == 1 ? ", auto_vacuum=FULL"
+      : autovac    ? ", auto_vacuum=INCREMENTAL"
+                   : "",
+      rounds, killed, hot, total,
       (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
   CHECK(total >= target);
   CHECK(killed >= NMODES);

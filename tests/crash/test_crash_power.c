@@ -11,11 +11,11 @@
  * through, after it (with synchronous=FULL and a successful commit, exactly
  * after; with NORMAL a successful commit may still be lost -- the journal's
  * finalization is not synced, as in SQLite -- but never half-applied). Both Shale's integrity
- * check and SQLite's (with a read of every row) run in every case. In one case in three the power fails again during the next open,
- * while it rolls the hot journal back. Four files with page sizes 512, 1024,
- * 4096 and 65536 take turns. The auto-vacuum case does the same on four
- * files created with auto_vacuum=FULL (512, 4096: pages move and the file
- * shrinks at every commit that freed some) and INCREMENTAL (1024, 65536).
+ * check and SQLite's (with a read of every row) run in every case. In one case in three the power
+ * fails again during the next open, while it rolls the hot journal back. Four files with page sizes
+ * 512, 1024, 4096 and 65536 take turns. The auto-vacuum case does the same on four files created
+ * with auto_vacuum=FULL (512, 4096: pages move and the file shrinks at every commit that freed
+ * some) and INCREMENTAL (1024, 65536).
  *
  * Invariants:
  *  1. A case starts from a file whose content the model describes exactly.
@@ -189,9 +189,10 @@ static void power_cases(int autovac, int ncases) {
       "%d committed-but-lost under synchronous=NORMAL: delete %d, truncate %d, persist %d), "
       "%d crashes during the next open (%d of them with a hot journal), %d sqlite3 checks, %.1f "
       "s\n",
-      autovac ? " (auto_vacuum)" : "", st.cases, st.faults_fired, st.committed, st.pre, st.post, st.lost_normal, st.lost_by_mode[0],
-      st.lost_by_mode[1], st.lost_by_mode[2], st.recovery_crashes, st.hot_journals,
-      st.sqlite_checks, (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+      autovac ? " (auto_vacuum)" : "", st.cases, st.faults_fired, st.committed, st.pre, st.post,
+      st.lost_normal, st.lost_by_mode[0], st.lost_by_mode[1], st.lost_by_mode[2],
+      st.recovery_crashes, st.hot_journals, st.sqlite_checks,
+      (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
   CHECK(st.cases >= ncases);
   CHECK(st.pre > 0 && st.post > 0);
   for (int f = 0; f < 4 && autovac; f++) {

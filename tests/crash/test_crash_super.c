@@ -26,12 +26,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "shale.h"
-
 #include "../../src/os/os.h"
-
 #include "../common/tscratch.h"
 #include "../test.h"
+#include "shale.h"
 
 static void paths(const char *tag, char *a, char *b, size_t n) {
   char x[64];
@@ -88,8 +86,9 @@ static void make_pair(const char *a, const char *b) {
   char sql[800];
   snprintf(sql, sizeof sql, "ATTACH '%s' AS b", b);
   sq_exec(db, sql);
-  sq_exec(db, "CREATE TABLE main.c(n); INSERT INTO main.c VALUES (0); CREATE TABLE main.t(x);"
-              "CREATE TABLE b.bc(n); INSERT INTO b.bc VALUES (0); CREATE TABLE b.bt(x)");
+  sq_exec(db,
+          "CREATE TABLE main.c(n); INSERT INTO main.c VALUES (0); CREATE TABLE main.t(x);"
+          "CREATE TABLE b.bc(n); INSERT INTO b.bc VALUES (0); CREATE TABLE b.bt(x)");
   sqlite3_close(db);
 }
 
@@ -190,8 +189,10 @@ static void sigkill_rounds(const char *tag, int autocommit) {
     kill(pid, SIGKILL);
     int status = 0;
     waitpid(pid, &status, 0);
-    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) killed++;
-    else test_fail(__FILE__, __LINE__, "child ended with status %d", status);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+      killed++;
+    else
+      test_fail(__FILE__, __LINE__, "child ended with status %d", status);
     long long na, nb;
     if (r % 2 == 0) {
       sqlite3 *q = NULL;

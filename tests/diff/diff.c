@@ -663,8 +663,7 @@ static const char *why_category(const char *why) {
   return "values differ";
 }
 
-static void eqp_compare(const DiffOptions *o, void *hr, void *ht, const char *sql,
-                        DiffStats *st);
+static void eqp_compare(const DiffOptions *o, void *hr, void *ht, const char *sql, DiffStats *st);
 static void order_compare(const DiffResult *ref, const DiffResult *got, int mode, DiffStats *st);
 
 int diff_run(const DiffOptions *o, DiffStats *st) {
@@ -869,8 +868,7 @@ static void order_compare(const DiffResult *ref, const DiffResult *got, int mode
 }
 
 /* opts.eqp: run EXPLAIN QUERY PLAN of sql on both engines and count. */
-static void eqp_compare(const DiffOptions *o, void *hr, void *ht, const char *sql,
-                        DiffStats *st) {
+static void eqp_compare(const DiffOptions *o, void *hr, void *ht, const char *sql, DiffStats *st) {
   size_t len = strlen(sql);
   char *q = malloc(len + 24);
   if (!q) return;
@@ -885,8 +883,10 @@ static void eqp_compare(const DiffOptions *o, void *hr, void *ht, const char *sq
   if (ta && tb && nb) {
     st->eqp_total++;
     if (!strcmp(ta, tb)) st->eqp_same++;
-    if (!strcmp(ta, nb)) st->eqp_same_noauto++;
-    else if (o->eqp > 1) fprintf(o->out ? o->out : stderr, "EQP differs: %s\n%s--\n%s", sql, ta, nb);
+    if (!strcmp(ta, nb))
+      st->eqp_same_noauto++;
+    else if (o->eqp > 1)
+      fprintf(o->out ? o->out : stderr, "EQP differs: %s\n%s--\n%s", sql, ta, nb);
   }
   free(ta);
   free(tb);

@@ -33,7 +33,9 @@
 #define MAXTAB 4
 #define MAXCOL 6
 #define MAXSRC 8
-#define NEST_MAXSRC 6 /* sources of a FROM list with a parenthesized join (row counts stay small) */
+#define NEST_MAXSRC                                                             \
+  6 /* sources of a FROM list with a parenthesized join (row counts stay small) \
+     */
 #define MAXSCOL 16
 
 enum { AFF_NONE, AFF_TEXT, AFF_NUM, AFF_INT, AFF_REAL };
@@ -99,20 +101,20 @@ struct DiffGen {
   Src view;
   int nsub; /* subquery alias counter within a statement */
   uint32_t tags;
-  uint64_t ws; /* the window queries' own stream (window_turn) */
-  int in_rhs;  /* the next subselect_one is the right side of IN */
-  uint64_t fs; /* the issue-7 feature statements' own stream (feature_*_turn) */
-  int nren;    /* RENAME COLUMN targets so far (names r1, r2, ...) */
-  int fk;      /* this round: 1 PRAGMA foreign_keys=ON still to come, 2 on */
+  uint64_t ws;       /* the window queries' own stream (window_turn) */
+  int in_rhs;        /* the next subselect_one is the right side of IN */
+  uint64_t fs;       /* the issue-7 feature statements' own stream (feature_*_turn) */
+  int nren;          /* RENAME COLUMN targets so far (names r1, r2, ...) */
+  int fk;            /* this round: 1 PRAGMA foreign_keys=ON still to come, 2 on */
   int no_order_coll; /* order_all: no COLLATE on the terms */
-  uint64_t as; /* the ATTACH/TEMP statements' own stream (attach rounds) */
-  int att;     /* this round attaches ':memory:' AS aux and spreads tables over main/temp/aux */
-  int att_pre; /* attach-round statements written so far before the data */
-  int att_tail; /* attach-round closing statements written so far */
-  int trig_tab; /* the table tr1..tr3 watch (-1: none) */
-  uint64_t ns;  /* the parenthesized joins' own stream (nested_joins) */
-  int nnest;    /* parenthesized-join alias counter (g1, g2, ...) */
-  int nest_right;   /* this FROM list has a RIGHT or FULL JOIN so far */
+  uint64_t as;       /* the ATTACH/TEMP statements' own stream (attach rounds) */
+  int att;        /* this round attaches ':memory:' AS aux and spreads tables over main/temp/aux */
+  int att_pre;    /* attach-round statements written so far before the data */
+  int att_tail;   /* attach-round closing statements written so far */
+  int trig_tab;   /* the table tr1..tr3 watch (-1: none) */
+  uint64_t ns;    /* the parenthesized joins' own stream (nested_joins) */
+  int nnest;      /* parenthesized-join alias counter (g1, g2, ...) */
+  int nest_right; /* this FROM list has a RIGHT or FULL JOIN so far */
   int nest_noright; /* ... and may get none (USING/NATURAL follow) */
   int nest_free;    /* a join without a condition was written in the parenthesized part */
   int no_real_cast; /* expr: no CAST(... AS REAL/NUMERIC) */
@@ -121,10 +123,10 @@ struct DiffGen {
 };
 
 static const char *const tag_names[GT_NTAGS] = {
-    "join",     "left-join", "subquery", "correlated", "aggregate", "group-by",  "compound",
-    "distinct", "order-by",  "limit",    "cast",       "collate",   "like/glob", "in",
-    "case",     "derived",   "exists",   "function",   "using",     "error",     "conflict",
-    "window",   "cte",      "returning",  "alter",     "feature",   "nested-join"};
+    "join",     "left-join", "subquery",  "correlated", "aggregate", "group-by",   "compound",
+    "distinct", "order-by",  "limit",     "cast",       "collate",   "like/glob",  "in",
+    "case",     "derived",   "exists",    "function",   "using",     "error",      "conflict",
+    "window",   "cte",       "returning", "alter",      "feature",   "nested-join"};
 
 const char *gen_tag_name(int i) { return i >= 0 && i < GT_NTAGS ? tag_names[i] : "?"; }
 
@@ -496,8 +498,8 @@ static void gen_create_table(DiffGen *g, int ti, Buf *b) {
     snprintf(c->name, sizeof c->name, "%s", colnames[k]);
     c->gen = gstored ? 2 : 1; /* 2: STORED */
     if (gform == 4 && (src->wide || src->ipk)) gform = 0;
-    static const char *const forms[] = {"length(%s)", "typeof(%s)", "(%s || 'g')",
-                                        "(%s IS NULL)", "(%s + 1)"};
+    static const char *const forms[] = {"length(%s)", "typeof(%s)", "(%s || 'g')", "(%s IS NULL)",
+                                        "(%s + 1)"};
     static const char *const sdecl[] = {" INT", " TEXT", " TEXT", " INTEGER", " ANY"};
     static const char *const decl[] = {" INT", "", " TEXT", "", ""};
     static const int aff[] = {AFF_INT, AFF_TEXT, AFF_TEXT, AFF_INT, AFF_NONE};
@@ -906,8 +908,10 @@ static Props func_call(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode)
       one = ch(g, 50) ? "trim" : ch(g, 50) ? "ltrim" : "rtrim";
       break;
     case 10: /* hex() text like '362E3235' is a huge number: not in exact sums */
-      if (narrow) one = "length", ret = P_INT;
-      else one = "hex";
+      if (narrow)
+        one = "length", ret = P_INT;
+      else
+        one = "hex";
       break;
     case 11:
       one = "quote";
@@ -951,15 +955,17 @@ static Props func_call(DiffGen *g, Buf *b, const Scope *sc, int depth, int mode)
       return p;
     case 17: { /* date and time functions (never 'now') */
       static const char *const fmts[] = {"%Y-%m-%d", "%H:%M:%f", "%j %W %w", "%s", "%J"};
-      static const char *const mods[] = {"'+1 day'", "'-3 months'", "'start of year'",
-                                         "'weekday 2'", "'unixepoch'", "'+1.5 hours'",
+      static const char *const mods[] = {"'+1 day'",         "'-3 months'", "'start of year'",
+                                         "'weekday 2'",      "'unixepoch'", "'+1.5 hours'",
                                          "'start of month'", "'auto'"};
       int k = rnd(g, 4), f = rnd(g, 5);
       /* narrow: no julian day numbers (inexact reals under sum()) */
       if (narrow && k == 3) k = 1;
       if (narrow && f == 4) f = 3;
-      if (k == 0) bp(b, "strftime('%s', ", fmts[f]);
-      else bs(b, k == 1 ? "date(" : k == 2 ? "datetime(" : "julianday(");
+      if (k == 0)
+        bp(b, "strftime('%s', ", fmts[f]);
+      else
+        bs(b, k == 1 ? "date(" : k == 2 ? "datetime(" : "julianday(");
       expr(g, b, sc, depth - 1, mode);
       if (ch(g, 60)) bp(b, ", %s", mods[rnd(g, 8)]);
       bs(b, ")");
@@ -1252,11 +1258,11 @@ static int common_cols(const Src *a, const Src *b, const char **names) {
 typedef struct FromInfo {
   int star_cols;
   Props star_props;
-  int nested;          /* a parenthesized join was added (nested_joins): its sources are
-                          sc->src[sc->nsrc .. nsrc_all), hidden from the main stream */
+  int nested; /* a parenthesized join was added (nested_joins): its sources are
+                 sc->src[sc->nsrc .. nsrc_all), hidden from the main stream */
   int nsrc_all;
-  int on_and;          /* an ON clause of its own joins has an extra AND term */
-  int cross;           /* its own joins have a CROSS or comma join */
+  int on_and;           /* an ON clause of its own joins has an extra AND term */
+  int cross;            /* its own joins have a CROSS or comma join */
   char star_list[1024]; /* the columns "*" stands for, as alias.col, before it */
 } FromInfo;
 
@@ -1268,8 +1274,8 @@ static void star_list_add(FromInfo *fi, const Src *s, const char *const *skip, i
     while (k < n && strcmp(skip[k], s->col[i].name)) k++;
     if (k < n) continue;
     size_t len = strlen(fi->star_list);
-    snprintf(fi->star_list + len, sizeof fi->star_list - len, "%s%s.%s", len ? ", " : "",
-             s->alias, s->col[i].name);
+    snprintf(fi->star_list + len, sizeof fi->star_list - len, "%s%s.%s", len ? ", " : "", s->alias,
+             s->col[i].name);
   }
 }
 
@@ -1329,8 +1335,8 @@ static void gen_view(DiffGen *g, Buf *b) {
  * (RIGHT and FULL too), cond ON / USING / NATURAL / none. Inner ON clauses
  * see only the group's own sources (and the enclosing query's). ---- */
 
-static const char *const nest_kws[] = {" JOIN ",       " LEFT JOIN ",  " RIGHT JOIN ",
-                                       " FULL JOIN ",  " CROSS JOIN ", ", ",
+static const char *const nest_kws[] = {" JOIN ",       " LEFT JOIN ",       " RIGHT JOIN ",
+                                       " FULL JOIN ",  " CROSS JOIN ",      ", ",
                                        " INNER JOIN ", " LEFT OUTER JOIN ", " FULL OUTER JOIN "};
 
 /* A join keyword. SQLite 3.40.1 matches a NULL USING key through a
@@ -1830,15 +1836,23 @@ static void win_spec(DiffGen *g, Buf *b, const Scope *sc, int allow_frame) {
   /* end: 1 N PRECEDING, 2 CURRENT ROW, 3 N FOLLOWING, 4 UNBOUNDED FOLLOWING */
   if (!offsets && (e == 1 || e == 3)) e = ch(g, 50) ? 2 : 4;
   bs(b, "BETWEEN ");
-  if (s == 0) bs(b, "UNBOUNDED PRECEDING");
-  else if (s == 1) bp(b, "%s PRECEDING", off[rnd(g, noff)]);
-  else if (s == 2) bs(b, "CURRENT ROW");
-  else bp(b, "%s FOLLOWING", off[rnd(g, noff)]);
+  if (s == 0)
+    bs(b, "UNBOUNDED PRECEDING");
+  else if (s == 1)
+    bp(b, "%s PRECEDING", off[rnd(g, noff)]);
+  else if (s == 2)
+    bs(b, "CURRENT ROW");
+  else
+    bp(b, "%s FOLLOWING", off[rnd(g, noff)]);
   bs(b, " AND ");
-  if (e == 1) bp(b, "%s PRECEDING", off[rnd(g, noff)]);
-  else if (e == 2) bs(b, "CURRENT ROW");
-  else if (e == 3) bp(b, "%s FOLLOWING", off[rnd(g, noff)]);
-  else bs(b, "UNBOUNDED FOLLOWING");
+  if (e == 1)
+    bp(b, "%s PRECEDING", off[rnd(g, noff)]);
+  else if (e == 2)
+    bs(b, "CURRENT ROW");
+  else if (e == 3)
+    bp(b, "%s FOLLOWING", off[rnd(g, noff)]);
+  else
+    bs(b, "UNBOUNDED FOLLOWING");
   if (ch(g, 25)) {
     static const char *const ex[] = {" EXCLUDE NO OTHERS", " EXCLUDE CURRENT ROW", " EXCLUDE GROUP",
                                      " EXCLUDE TIES"};
@@ -2144,7 +2158,7 @@ static void insert_select(DiffGen *g, Buf *b, const GTab *t) {
   int nv = 0;
   for (int i = 0; i < t->ncol; i++) {
     int narrow = !t->col[i].wide; /* keep narrow columns narrow (invariant 3) */
-    if (t->col[i].gen) continue; /* generated: no value */
+    if (t->col[i].gen) continue;  /* generated: no value */
     if (nv++) bs(b, ", ");
     if (ch(g, 75) || narrow)
       colref(g, b, &sc, narrow, NULL);
@@ -2346,7 +2360,8 @@ static void cte_query(DiffGen *g, Buf *b, GenStmt *st) {
       bp(b, "WITH q AS %s(%s) SELECT * FROM q UNION ALL SELECT * FROM q", h, in.z);
       break;
     case 3:
-      bp(b, "WITH q AS %s(%s), r AS (SELECT * FROM q) SELECT * FROM r WHERE EXISTS (SELECT 1 FROM q)",
+      bp(b,
+         "WITH q AS %s(%s), r AS (SELECT * FROM q) SELECT * FROM r WHERE EXISTS (SELECT 1 FROM q)",
          h, in.z);
       break;
     default:
@@ -2542,9 +2557,9 @@ static void total_window_query(DiffGen *g, Buf *b, GenStmt *st) {
     if (ch(g, 60)) {
       /* ROWS (or GROUPS: the same over a unique key), with any bounds */
       static const char *const st_b[] = {"UNBOUNDED PRECEDING", "1 PRECEDING", "2 PRECEDING",
-                                          "CURRENT ROW", "1 FOLLOWING"};
-      static const char *const en_b[] = {"1 PRECEDING", "CURRENT ROW", "1 FOLLOWING",
-                                          "2 FOLLOWING", "UNBOUNDED FOLLOWING"};
+                                         "CURRENT ROW", "1 FOLLOWING"};
+      static const char *const en_b[] = {"1 PRECEDING", "CURRENT ROW", "1 FOLLOWING", "2 FOLLOWING",
+                                         "UNBOUNDED FOLLOWING"};
       int s = rnd(g, 5), e = rnd(g, 5);
       bp(b, " %s BETWEEN %s AND %s", ch(g, 80) ? "ROWS" : "GROUPS", st_b[s], en_b[e]);
       if (ch(g, 25)) {
@@ -2616,16 +2631,19 @@ static void func_probe_query(DiffGen *g, Buf *b, GenStmt *st) {
     int r = rnd(g, 4);
     if (r == 0) {
       static const char *const fmts[] = {
-          "'%d'",       "'%5d|%-5d|'",  "'%x %X %o'", "'%.3s|%-6s|%6s'", "'%10.4f'",
-          "'%e|%.2e'",  "'%g|%.3g'",    "'%q'",       "'%Q'",            "'%c'",
-          "'%+d % d'",  "'%05d|%-05d'", "'%.2f%%'",   "'%s-%s'",         "'%,d'",
-          "'%#x %#o'",  "'%.0f|%.1f'",  "'%i'",       "'%20.10s|'",      "'%.*d'"};
+          "'%d'",        "'%5d|%-5d|'", "'%x %X %o'", "'%.3s|%-6s|%6s'",
+          "'%10.4f'",    "'%e|%.2e'",   "'%g|%.3g'",  "'%q'",
+          "'%Q'",        "'%c'",        "'%+d % d'",  "'%05d|%-05d'",
+          "'%.2f%%'",    "'%s-%s'",     "'%,d'",      "'%#x %#o'",
+          "'%.0f|%.1f'", "'%i'",        "'%20.10s|'", "'%.*d'"};
       const char *f = PICK(g, fmts);
       bp(b, "%s(%s", ch(g, 50) ? "printf" : "format", f);
       int nargs = 0;
       for (const char *z = f; *z; z++)
-        if (*z == '%' && z[1] != '%') nargs += z[1] == '.' && z[2] == '*' ? 2 : 1;
-        else if (*z == '%') z++;
+        if (*z == '%' && z[1] != '%')
+          nargs += z[1] == '.' && z[2] == '*' ? 2 : 1;
+        else if (*z == '%')
+          z++;
       for (int a = 0; a < nargs; a++) {
         bs(b, ", ");
         if (ch(g, 40))
@@ -2635,8 +2653,8 @@ static void func_probe_query(DiffGen *g, Buf *b, GenStmt *st) {
       }
       bs(b, ")");
     } else if (r == 1) {
-      static const char *const m1[] = {"sqrt", "exp",  "ln",   "log10", "log2",  "ceil",
-                                       "floor", "trunc", "sin", "cos",   "atan",  "acos",
+      static const char *const m1[] = {"sqrt",    "exp",     "ln",  "log10",   "log2", "ceil",
+                                       "floor",   "trunc",   "sin", "cos",     "atan", "acos",
                                        "degrees", "radians", "log", "ceiling", "tanh", "asinh"};
       int two = ch(g, 25);
       if (two) {
@@ -2650,16 +2668,20 @@ static void func_probe_query(DiffGen *g, Buf *b, GenStmt *st) {
         bs(b, ")");
       }
     } else if (r == 2) {
-      static const char *const dates[] = {"'2024-01-31'", "'2000-02-29 23:59:59.999'",
-                                          "'1970-01-01'", "'2023-12-31T12:30'", "'0000-01-01'",
-                                          "'9999-12-31 23:59:59'", "2451545.5", "'12:34:56'",
-                                          "1700000000", "'2024-03-10 01:02:03.5'"};
-      static const char *const mods[] = {"'+1 month'", "'-1 month'", "'+1 year'", "'start of month'",
-                                         "'start of year'", "'start of day'", "'weekday 0'",
-                                         "'weekday 3'", "'+36 hours'", "'-90 minutes'",
-                                         "'+2.5 days'", "'unixepoch'", "'julianday'", "'auto'",
-                                         "'+10 seconds'", "'-1.5 years'"};
-      static const char *const fns[] = {"date(", "time(", "datetime(", "julianday(", "unixepoch(",
+      static const char *const dates[] = {
+          "'2024-01-31'", "'2000-02-29 23:59:59.999'", "'1970-01-01'", "'2023-12-31T12:30'",
+          "'0000-01-01'", "'9999-12-31 23:59:59'",     "2451545.5",    "'12:34:56'",
+          "1700000000",   "'2024-03-10 01:02:03.5'"};
+      static const char *const mods[] = {
+          "'+1 month'",      "'-1 month'",     "'+1 year'",     "'start of month'",
+          "'start of year'", "'start of day'", "'weekday 0'",   "'weekday 3'",
+          "'+36 hours'",     "'-90 minutes'",  "'+2.5 days'",   "'unixepoch'",
+          "'julianday'",     "'auto'",         "'+10 seconds'", "'-1.5 years'"};
+      static const char *const fns[] = {"date(",
+                                        "time(",
+                                        "datetime(",
+                                        "julianday(",
+                                        "unixepoch(",
                                         "strftime('%Y-%m-%d %H:%M:%f %j %w %W %s', ",
                                         "strftime('%J|%%|%d/%m', "};
       bs(b, PICK(g, fns));
@@ -3070,8 +3092,7 @@ static void attach_query_turn(DiffGen *g, Buf *b, GenStmt *st) {
     const GTab *t = &g->tab[arnd(g, g->ntab)];
     const GCol *c = &t->col[arnd(g, t->ncol)];
     bp(b, "SELECT l.k, %s, count(*) FROM temp.tlog AS l %sJOIN %s AS j ON j.%s = l.v GROUP BY 1",
-       r == 2 ? "count(l.v)" : "max(l.v)", r == 2 ? "" : "LEFT ", tref(g, t),
-       c->name);
+       r == 2 ? "count(l.v)" : "max(l.v)", r == 2 ? "" : "LEFT ", tref(g, t), c->name);
   }
 }
 

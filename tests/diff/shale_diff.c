@@ -11,10 +11,10 @@
  * minimized for the first --minimize of them) and a summary grouped by
  * cause. --eqp also runs EXPLAIN QUERY PLAN of every query both engines
  * answered and reports the share whose plan text equals the reference's
- * (--eqp-show prints those that differ). --print only prints the generated statements; --replay FILE runs a
- * reproduction script (as printed in a report) on both engines and shows
- * every statement's results side by side. Exit status: 0 when
- * there was no difference, 1 when there were, 2 on a usage error.
+ * (--eqp-show prints those that differ). --print only prints the generated statements; --replay
+ * FILE runs a reproduction script (as printed in a report) on both engines and shows every
+ * statement's results side by side. Exit status: 0 when there was no difference, 1 when there were,
+ * 2 on a usage error.
  */
 #include <stdio.h>
 #include <stdlib.h>

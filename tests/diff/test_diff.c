@@ -221,9 +221,9 @@ TEST(diff_sqlite_vs_sqlite_other_plans) {
    * unordered scans: any statement whose result depends on the plan is a
    * generator bug, so this must be exact (gen.h invariant 2). */
   long n = getenv("SHALE_DIFF_N") ? diff_n(0)
-           : DIFF_SANITIZED      ? 4000
-           : diff_engine_shale   ? 6000
-                                 : 20000;
+           : DIFF_SANITIZED       ? 4000
+           : diff_engine_shale    ? 6000
+                                  : 20000;
   run_batch(&diff_engine_sqlite_other_plans, n, 1, "sqlite vs sqlite-other-plans");
 }
 

@@ -1148,9 +1148,10 @@ TEST(sql_fuzz_parser) {
   free(b.z);
 #if SHALE_HAS_SQL_API
   shale_close(sdb);
-  printf("Shale: %ld inputs prepared (compiled), one in five also stepped; %ld errors (messages"
-         " all non-empty)\n",
-         st.shale_run, st.shale_err);
+  printf(
+      "Shale: %ld inputs prepared (compiled), one in five also stepped; %ld errors (messages"
+      " all non-empty)\n",
+      st.shale_run, st.shale_err);
   CHECK(st.shale_run >= total); /* the issue asks for >= 100,000 through the compiler */
 #endif
   sqlite3_close(ref);

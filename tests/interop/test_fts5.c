@@ -73,10 +73,18 @@ static char *q_sqlite(sqlite3 *db, const char *sql, const char *arg) {
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     for (int i = 0; i < sqlite3_column_count(st); i++) {
       switch (sqlite3_column_type(st, i)) {
-      case SQLITE_NULL: out_add(&o, "NULL", 4); break;
-      case SQLITE_INTEGER: out_fmt(&o, "%lld", (long long)sqlite3_column_int64(st, i)); break;
-      case SQLITE_FLOAT: out_fmt(&o, "%.17g", sqlite3_column_double(st, i)); break;
-      default: out_add(&o, (const char *)sqlite3_column_text(st, i), (size_t)sqlite3_column_bytes(st, i));
+        case SQLITE_NULL:
+          out_add(&o, "NULL", 4);
+          break;
+        case SQLITE_INTEGER:
+          out_fmt(&o, "%lld", (long long)sqlite3_column_int64(st, i));
+          break;
+        case SQLITE_FLOAT:
+          out_fmt(&o, "%.17g", sqlite3_column_double(st, i));
+          break;
+        default:
+          out_add(&o, (const char *)sqlite3_column_text(st, i),
+                  (size_t)sqlite3_column_bytes(st, i));
       }
       out_add(&o, "|", 1);
     }
@@ -100,10 +108,17 @@ static char *q_shale(shale *db, const char *sql, const char *arg) {
   while ((rc = shale_step(st)) == SHALE_ROW) {
     for (int i = 0; i < shale_column_count(st); i++) {
       switch (shale_column_type(st, i)) {
-      case SHALE_NULL: out_add(&o, "NULL", 4); break;
-      case SHALE_INTEGER: out_fmt(&o, "%lld", (long long)shale_column_int64(st, i)); break;
-      case SHALE_FLOAT: out_fmt(&o, "%.17g", shale_column_double(st, i)); break;
-      default: out_add(&o, (const char *)shale_column_text(st, i), (size_t)shale_column_bytes(st, i));
+        case SHALE_NULL:
+          out_add(&o, "NULL", 4);
+          break;
+        case SHALE_INTEGER:
+          out_fmt(&o, "%lld", (long long)shale_column_int64(st, i));
+          break;
+        case SHALE_FLOAT:
+          out_fmt(&o, "%.17g", shale_column_double(st, i));
+          break;
+        default:
+          out_add(&o, (const char *)shale_column_text(st, i), (size_t)shale_column_bytes(st, i));
       }
       out_add(&o, "|", 1);
     }
@@ -118,7 +133,8 @@ static char *q_shale(shale *db, const char *sql, const char *arg) {
 static void close_shale(shale *db) {
   if (shale_close(db) == SHALE_OK) return;
   for (shale_stmt *st = shale_next_stmt(db, NULL); st; st = shale_next_stmt(db, st))
-    test_fail(__FILE__, __LINE__, "statement left open: %s (busy %d)", shale_sql(st), shale_stmt_busy(st));
+    test_fail(__FILE__, __LINE__, "statement left open: %s (busy %d)", shale_sql(st),
+              shale_stmt_busy(st));
   shale_close_v2(db);
 }
 
@@ -140,11 +156,11 @@ static int exec_shale(shale *db, const char *sql) {
 
 /* ---- random documents and queries ---- */
 static const char *const words[] = {
-    "alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa",
-    "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon",
-    "café", "Café", "naïve", "résumé", "Ünïcödé", "straße", "ÉLAN", "élan", "ça", "garçon",
-    "αλφα", "Βήτα", "γάμμα", "δέλτα", "Москва", "москва", "привет", "ЁЖИК", "ёжик", "мир",
-    "123", "42", "3.14", "x1", "a_b", "don't", "e-mail", "A", "b", "Zz"};
+    "alpha",  "beta", "gamma", "delta",  "eps",     "zeta",   "eta",    "theta", "iota", "kappa",
+    "lambda", "mu",   "nu",    "xi",     "omicron", "pi",     "rho",    "sigma", "tau",  "upsilon",
+    "café",   "Café", "naïve", "résumé", "Ünïcödé", "straße", "ÉLAN",   "élan",  "ça",   "garçon",
+    "αλφα",   "Βήτα", "γάμμα", "δέλτα",  "Москва",  "москва", "привет", "ЁЖИК",  "ёжик", "мир",
+    "123",    "42",   "3.14",  "x1",     "a_b",     "don't",  "e-mail", "A",     "b",    "Zz"};
 #define NWORDS ((int)(sizeof(words) / sizeof(words[0])))
 static const char *const seps[] = {" ", " ", " ", ", ", ". ", "; ", " - ", "! ", "\n", " (", ") "};
 #define NSEPS ((int)(sizeof(seps) / sizeof(seps[0])))
@@ -170,8 +186,8 @@ static const char *qword(uint64_t *rs) {
 
 static int bareword_ok(const char *w) {
   for (const unsigned char *p = (const unsigned char *)w; *p; p++)
-    if (!(*p >= 0x80 || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-          *p == '_'))
+    if (!(*p >= 0x80 || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+          (*p >= '0' && *p <= '9') || *p == '_'))
       return 0;
   return strcmp(w, "AND") && strcmp(w, "OR") && strcmp(w, "NOT") && strcmp(w, "NEAR");
 }
@@ -191,8 +207,10 @@ static void gen_phrase(uint64_t *rs, Out *o) {
     while (w[i] && ((unsigned char)w[i] & 0xc0) == 0x80) i++;
     memcpy(pre, w, (size_t)i);
     pre[i] = 0;
-    if (bareword_ok(pre)) out_fmt(o, "%s*", pre);
-    else out_fmt(o, "\"%s\"*", pre);
+    if (bareword_ok(pre))
+      out_fmt(o, "%s*", pre);
+    else
+      out_fmt(o, "\"%s\"*", pre);
   } else if (k == 2) {
     out_fmt(o, "%s + %s", bareword_ok(w) ? w : "alpha", "beta");
   } else if (bareword_ok(w)) {
@@ -205,29 +223,56 @@ static void gen_phrase(uint64_t *rs, Out *o) {
 static void gen_query(uint64_t *rs, Out *o, int depth, int ncol) {
   int k = (int)(test_rand(rs) % (depth > 2 ? 4 : 11));
   switch (k) {
-  case 4: gen_query(rs, o, depth + 1, ncol); out_add(o, " AND ", 5); gen_query(rs, o, depth + 1, ncol); break;
-  case 5: gen_query(rs, o, depth + 1, ncol); out_add(o, " OR ", 4); gen_query(rs, o, depth + 1, ncol); break;
-  case 6: gen_query(rs, o, depth + 1, ncol); out_add(o, " NOT ", 5); gen_query(rs, o, depth + 1, ncol); break;
-  case 7: out_add(o, "(", 1); gen_query(rs, o, depth + 1, ncol); out_add(o, ")", 1); break;
-  case 8:
-    out_add(o, "NEAR(", 5);
-    gen_phrase(rs, o);
-    out_add(o, " ", 1);
-    gen_phrase(rs, o);
-    if (test_rand(rs) % 2) out_fmt(o, ", %d", (int)(test_rand(rs) % 6));
-    out_add(o, ")", 1);
-    break;
-  case 9: {
-    int c = (int)(test_rand(rs) % (uint64_t)ncol);
-    if (test_rand(rs) % 3 == 0) out_fmt(o, "{c%d} : ", c);
-    else if (test_rand(rs) % 3 == 0 && ncol > 1) out_fmt(o, "- c%d : ", c);
-    else out_fmt(o, "c%d : ", c);
-    gen_phrase(rs, o);
-    break;
-  }
-  case 10: out_add(o, "^", 1); gen_phrase(rs, o); break;
-  case 3: gen_phrase(rs, o); out_add(o, " ", 1); gen_phrase(rs, o); break;
-  default: gen_phrase(rs, o);
+    case 4:
+      gen_query(rs, o, depth + 1, ncol);
+      out_add(o, " AND ", 5);
+      gen_query(rs, o, depth + 1, ncol);
+      break;
+    case 5:
+      gen_query(rs, o, depth + 1, ncol);
+      out_add(o, " OR ", 4);
+      gen_query(rs, o, depth + 1, ncol);
+      break;
+    case 6:
+      gen_query(rs, o, depth + 1, ncol);
+      out_add(o, " NOT ", 5);
+      gen_query(rs, o, depth + 1, ncol);
+      break;
+    case 7:
+      out_add(o, "(", 1);
+      gen_query(rs, o, depth + 1, ncol);
+      out_add(o, ")", 1);
+      break;
+    case 8:
+      out_add(o, "NEAR(", 5);
+      gen_phrase(rs, o);
+      out_add(o, " ", 1);
+      gen_phrase(rs, o);
+      if (test_rand(rs) % 2) out_fmt(o, ", %d", (int)(test_rand(rs) % 6));
+      out_add(o, ")", 1);
+      break;
+    case 9: {
+      int c = (int)(test_rand(rs) % (uint64_t)ncol);
+      if (test_rand(rs) % 3 == 0)
+        out_fmt(o, "{c%d} : ", c);
+      else if (test_rand(rs) % 3 == 0 && ncol > 1)
+        out_fmt(o, "- c%d : ", c);
+      else
+        out_fmt(o, "c%d : ", c);
+      gen_phrase(rs, o);
+      break;
+    }
+    case 10:
+      out_add(o, "^", 1);
+      gen_phrase(rs, o);
+      break;
+    case 3:
+      gen_phrase(rs, o);
+      out_add(o, " ", 1);
+      gen_phrase(rs, o);
+      break;
+    default:
+      gen_phrase(rs, o);
   }
 }
 
@@ -265,8 +310,8 @@ static int compare_queries(const char *path, uint64_t *rs, int nq, int ncol) {
       while (k > 0 && a[k - 1] != '\n') k--;
       line = k;
       bad++;
-      test_fail(__FILE__, __LINE__, "query %s [%s]\nsqlite:\n%.300s\nshale:\n%.300s", sql, q.p, a + line,
-                b + line);
+      test_fail(__FILE__, __LINE__, "query %s [%s]\nsqlite:\n%.300s\nshale:\n%.300s", sql, q.p,
+                a + line, b + line);
     }
     free(a);
     free(b);
@@ -277,10 +322,12 @@ static int compare_queries(const char *path, uint64_t *rs, int nq, int ncol) {
   return bad;
 }
 
-static const char *const tokenizers[] = {
-    "", ", tokenize='ascii'", ", tokenize='unicode61 remove_diacritics 0'",
-    ", tokenize='unicode61 remove_diacritics 2'", ", tokenize = \"unicode61 tokenchars '-_'\"",
-    ", tokenize='unicode61 separators x'"};
+static const char *const tokenizers[] = {"",
+                                         ", tokenize='ascii'",
+                                         ", tokenize='unicode61 remove_diacritics 0'",
+                                         ", tokenize='unicode61 remove_diacritics 2'",
+                                         ", tokenize = \"unicode61 tokenchars '-_'\"",
+                                         ", tokenize='unicode61 separators x'"};
 
 static void create_sql(uint64_t *rs, char *sql, size_t cap, int *ncol) {
   *ncol = 1 + (int)(test_rand(rs) % 3);
@@ -289,7 +336,8 @@ static void create_sql(uint64_t *rs, char *sql, size_t cap, int *ncol) {
     n += (size_t)snprintf(sql + n, cap - n, "%sc%d%s", c ? ", " : "", c,
                           c == 2 && test_rand(rs) % 2 ? " UNINDEXED" : "");
   if (test_rand(rs) % 2) n += (size_t)snprintf(sql + n, cap - n, ", prefix='1 3'");
-  snprintf(sql + n, cap - n, "%s)", tokenizers[test_rand(rs) % (sizeof(tokenizers) / sizeof(tokenizers[0]))]);
+  snprintf(sql + n, cap - n, "%s)",
+           tokenizers[test_rand(rs) % (sizeof(tokenizers) / sizeof(tokenizers[0]))]);
 }
 
 typedef int (*ExecFn)(void *db, const char *sql);
@@ -309,7 +357,8 @@ static size_t put_lit(char *sql, size_t n, size_t cap, const char *z) {
 }
 
 /* Random writes: ntx transactions of inserts, deletes, updates. */
-static void write_docs(void *db, ExecFn ex, uint64_t *rs, int ncol, int ntx, int per_tx, int64_t *next) {
+static void write_docs(void *db, ExecFn ex, uint64_t *rs, int ncol, int ntx, int per_tx,
+                       int64_t *next) {
   char doc[3][600], sql[4000];
   for (int t = 0; t < ntx; t++) {
     ex(db, "BEGIN");
@@ -431,7 +480,8 @@ TEST(fts5_sqlite_writes) {
 /* Every code point (but surrogates) in documents of 64: SQLite's
  * integrity-check re-tokenizes them with its own tokenizer. */
 TEST(fts5_every_code_point) {
-  const char *toks[] = {"unicode61 remove_diacritics 0", "unicode61", "unicode61 remove_diacritics 2"};
+  const char *toks[] = {"unicode61 remove_diacritics 0", "unicode61",
+                        "unicode61 remove_diacritics 2"};
   for (int k = 0; k < 3; k++) {
     char path[512], sql[256];
     snprintf(path, sizeof path, "%s", test_path("cp.db"));
@@ -451,10 +501,21 @@ TEST(fts5_every_code_point) {
       for (int i = 0; i < 64 && cp < 0x110000; cp += (uint32_t)step) {
         if (cp >= 0xd800 && cp <= 0xdfff) continue;
         uint32_t c = cp;
-        if (c < 0x80) buf[n++] = (unsigned char)c;
-        else if (c < 0x800) { buf[n++] = (unsigned char)(0xc0 | (c >> 6)); buf[n++] = (unsigned char)(0x80 | (c & 0x3f)); }
-        else if (c < 0x10000) { buf[n++] = (unsigned char)(0xe0 | (c >> 12)); buf[n++] = (unsigned char)(0x80 | ((c >> 6) & 0x3f)); buf[n++] = (unsigned char)(0x80 | (c & 0x3f)); }
-        else { buf[n++] = (unsigned char)(0xf0 | (c >> 18)); buf[n++] = (unsigned char)(0x80 | ((c >> 12) & 0x3f)); buf[n++] = (unsigned char)(0x80 | ((c >> 6) & 0x3f)); buf[n++] = (unsigned char)(0x80 | (c & 0x3f)); }
+        if (c < 0x80)
+          buf[n++] = (unsigned char)c;
+        else if (c < 0x800) {
+          buf[n++] = (unsigned char)(0xc0 | (c >> 6));
+          buf[n++] = (unsigned char)(0x80 | (c & 0x3f));
+        } else if (c < 0x10000) {
+          buf[n++] = (unsigned char)(0xe0 | (c >> 12));
+          buf[n++] = (unsigned char)(0x80 | ((c >> 6) & 0x3f));
+          buf[n++] = (unsigned char)(0x80 | (c & 0x3f));
+        } else {
+          buf[n++] = (unsigned char)(0xf0 | (c >> 18));
+          buf[n++] = (unsigned char)(0x80 | ((c >> 12) & 0x3f));
+          buf[n++] = (unsigned char)(0x80 | ((c >> 6) & 0x3f));
+          buf[n++] = (unsigned char)(0x80 | (c & 0x3f));
+        }
         if (i % 3 == 2) buf[n++] = 'a';
         if (i % 5 == 4) buf[n++] = ' ';
         i++;
@@ -485,8 +546,7 @@ TEST(fts5_corrupt) {
     write_docs(ref, ex_sqlite, &rs, 2, 3, 20, &next);
     /* change 1-4 random bytes of one random block (or truncate it) */
     char sql[256];
-    snprintf(sql, sizeof sql,
-             "SELECT id, length(block) FROM f_data ORDER BY id LIMIT 1 OFFSET %d",
+    snprintf(sql, sizeof sql, "SELECT id, length(block) FROM f_data ORDER BY id LIMIT 1 OFFSET %d",
              (int)(test_rand(&rs) % 6));
     sqlite3_stmt *st = NULL;
     sqlite3_prepare_v2(ref, sql, -1, &st, NULL);
@@ -503,7 +563,8 @@ TEST(fts5_corrupt) {
       for (int k = 0; len > 0 && k < 1 + (int)(test_rand(&rs) % 4); k++) {
         int off = (int)(test_rand(&rs) % (uint64_t)len);
         snprintf(sql, sizeof sql,
-                 "UPDATE f_data SET block = substr(block, 1, %d) || x'%02x' || substr(block, %d) WHERE id = %lld",
+                 "UPDATE f_data SET block = substr(block, 1, %d) || x'%02x' || substr(block, %d) "
+                 "WHERE id = %lld",
                  off, (int)(test_rand(&rs) & 0xff), off + 2, id);
         exec_sqlite(ref, sql);
       }

@@ -31,8 +31,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "shale.h"
 #include "../test.h"
+#include "shale.h"
 
 #define NREADS 1000
 
@@ -121,10 +121,14 @@ static int traced(const char *self, const char *path, const char *engine, Counts
       continue;
     }
     c->total++;
-    if (!strncmp(p, "fcntl", 5)) c->fcntl++;
-    else if (!strncmp(p, "read(", 5) || !strncmp(p, "pread", 5)) c->reads++;
-    else if (strstr(p, "stat")) c->stats++;
-    else if (!strncmp(p, "open", 4)) c->opens++;
+    if (!strncmp(p, "fcntl", 5))
+      c->fcntl++;
+    else if (!strncmp(p, "read(", 5) || !strncmp(p, "pread", 5))
+      c->reads++;
+    else if (strstr(p, "stat"))
+      c->stats++;
+    else if (!strncmp(p, "open", 4))
+      c->opens++;
   }
   fclose(f);
   return seen == 2 ? 1 : -1;
@@ -155,10 +159,11 @@ TEST(wal_reads_make_no_io_syscalls) {
   }
   CHECK_EQ(r1, 1);
   CHECK_EQ(r2, 1);
-  printf("  %d WAL read transactions: shale %ld calls (%ld fcntl, %ld read, %ld stat, %ld open;"
-         " %ld futex); sqlite %ld calls (%ld fcntl, %ld read, %ld stat, %ld open)\n",
-         NREADS, sh.total, sh.fcntl, sh.reads, sh.stats, sh.opens, sh.futex, sq.total, sq.fcntl,
-         sq.reads, sq.stats, sq.opens);
+  printf(
+      "  %d WAL read transactions: shale %ld calls (%ld fcntl, %ld read, %ld stat, %ld open;"
+      " %ld futex); sqlite %ld calls (%ld fcntl, %ld read, %ld stat, %ld open)\n",
+      NREADS, sh.total, sh.fcntl, sh.reads, sh.stats, sh.opens, sh.futex, sq.total, sq.fcntl,
+      sq.reads, sq.stats, sq.opens);
   CHECK_EQ(sh.reads, 0);
   CHECK_EQ(sh.stats, 0);
   CHECK_EQ(sh.opens, 0);

@@ -243,8 +243,11 @@ static int run_seed(uint64_t seed, int nops) {
     box_values(ndim, is_int, vals, sizeof vals);
     const char *auxv = aux ? ",'t',3.5" : "";
     if (what < 6) {
-      if (rnd() % 3) snprintf(sql, sizeof sql, "INSERT INTO r VALUES(NULL%s%s)", vals, auxv);
-      else snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO r VALUES(%d%s%s)", (int)(rnd() % 500), vals, auxv);
+      if (rnd() % 3)
+        snprintf(sql, sizeof sql, "INSERT INTO r VALUES(NULL%s%s)", vals, auxv);
+      else
+        snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO r VALUES(%d%s%s)", (int)(rnd() % 500),
+                 vals, auxv);
     } else if (what < 8) {
       snprintf(sql, sizeof sql, "DELETE FROM r WHERE id = %d", (int)(rnd() % 500));
     } else if (what < 9) {
@@ -299,12 +302,18 @@ TEST(rtree_messages_same) {
       "INSERT INTO r VALUES(2.5, 1, 2, 3, 4, 'real id')",
       "INSERT OR REPLACE INTO r VALUES(1, 7, 8, 9, 10, 'replaced')",
       "SELECT *, typeof(x0), typeof(id), typeof(name) FROM r",
-      "SELECT id FROM r WHERE x0 < 'a'", "SELECT id FROM r WHERE x0 <= 'a'",
-      "SELECT id FROM r WHERE x0 > 'a'", "SELECT id FROM r WHERE x0 >= 'a'",
-      "SELECT id FROM r WHERE x0 = NULL", "SELECT id FROM r WHERE x0 >= '3'",
-      "SELECT id FROM r WHERE x0 <= x'00'", "SELECT id FROM r WHERE id = '1'",
-      "SELECT id FROM r WHERE id = 1.0", "SELECT id FROM r WHERE id = 1.5",
-      "SELECT id FROM r WHERE rowid = 2", "SELECT id FROM r WHERE name = 'a'",
+      "SELECT id FROM r WHERE x0 < 'a'",
+      "SELECT id FROM r WHERE x0 <= 'a'",
+      "SELECT id FROM r WHERE x0 > 'a'",
+      "SELECT id FROM r WHERE x0 >= 'a'",
+      "SELECT id FROM r WHERE x0 = NULL",
+      "SELECT id FROM r WHERE x0 >= '3'",
+      "SELECT id FROM r WHERE x0 <= x'00'",
+      "SELECT id FROM r WHERE id = '1'",
+      "SELECT id FROM r WHERE id = 1.0",
+      "SELECT id FROM r WHERE id = 1.5",
+      "SELECT id FROM r WHERE rowid = 2",
+      "SELECT id FROM r WHERE name = 'a'",
       "EXPLAIN QUERY PLAN SELECT * FROM r WHERE x0 > 1 AND y1 <= 3 AND name = 'x'",
       "EXPLAIN QUERY PLAN SELECT * FROM r WHERE id = 3",
       "EXPLAIN QUERY PLAN SELECT * FROM r",
@@ -313,17 +322,22 @@ TEST(rtree_messages_same) {
       "UPDATE r SET id = 0 WHERE id = 1",
       "UPDATE r SET x1 = -100 WHERE id = 0",
       "SELECT rtreecheck('r'), rtreecheck('main', 'r')",
-      "SELECT rtreecheck()", "SELECT rtreecheck('nosuch')",
+      "SELECT rtreecheck()",
+      "SELECT rtreecheck('nosuch')",
       "SELECT rtreenode(2, data), rtreedepth(data) FROM r_node",
-      "SELECT rtreedepth(1)", "SELECT rtreenode(0, x'0000'), rtreenode(2, x'00')",
+      "SELECT rtreedepth(1)",
+      "SELECT rtreenode(0, x'0000'), rtreenode(2, x'00')",
       "SELECT last_insert_rowid(), changes()",
       "INSERT INTO r SELECT id + 100, x0 + 1, x1 + 1, y0, y1, name FROM r WHERE x0 < 50",
       "SELECT count(*), sum(x0) FROM r",
       "SELECT a.id, b.id FROM r a, r b WHERE a.id = 0 AND b.x0 >= a.x0 - 1 AND b.x1 <= a.x1 + 1",
-      "DROP TABLE r", "SELECT name FROM sqlite_schema ORDER BY name",
+      "DROP TABLE r",
+      "SELECT name FROM sqlite_schema ORDER BY name",
       "CREATE VIRTUAL TABLE i USING rtree_i32(id, a, b)",
-      "INSERT INTO i VALUES(1, 2.7, 3e9)", "INSERT INTO i VALUES(1, -2.7, 3.9)",
-      "SELECT *, typeof(a) FROM i", "SELECT id FROM i WHERE a <= -2.5",
+      "INSERT INTO i VALUES(1, 2.7, 3e9)",
+      "INSERT INTO i VALUES(1, -2.7, 3.9)",
+      "SELECT *, typeof(a) FROM i",
+      "SELECT id FROM i WHERE a <= -2.5",
       "SELECT rtreecheck('i')",
   };
   for (unsigned i = 0; i < sizeof sql / sizeof sql[0]; i++) {
@@ -406,11 +420,13 @@ static void corrupt_case(const char *damage, int compare) {
   SAME(&p, damage);
   /* Both engines must fail or agree; Shale must not crash. Compare the
    * codes of the first statements that read the tree. */
-  static const char *const reads[] = {
-      "SELECT count(*) FROM r", "SELECT id FROM r WHERE x0 > 0 AND y1 < 100",
-      "SELECT id FROM r WHERE id = 17", "SELECT rtreecheck('r')",
-      "INSERT INTO r VALUES(NULL, 1, 2, 3, 4, 'x')", "DELETE FROM r WHERE id = 17",
-      "DELETE FROM r WHERE id > 100 AND id < 200"};
+  static const char *const reads[] = {"SELECT count(*) FROM r",
+                                      "SELECT id FROM r WHERE x0 > 0 AND y1 < 100",
+                                      "SELECT id FROM r WHERE id = 17",
+                                      "SELECT rtreecheck('r')",
+                                      "INSERT INTO r VALUES(NULL, 1, 2, 3, 4, 'x')",
+                                      "DELETE FROM r WHERE id = 17",
+                                      "DELETE FROM r WHERE id > 100 AND id < 200"};
   for (unsigned i = 0; i < sizeof reads / sizeof reads[0]; i++) {
     Out a = {0}, b = {0};
     out_s(&a, "");
@@ -432,8 +448,10 @@ TEST(rtree_corrupt_nodes) {
       "UPDATE r_node SET data = zeroblob(10) WHERE nodeno = 2",
       "UPDATE r_node SET data = x'0063ffff' || substr(data, 5) WHERE nodeno = 1",
       "UPDATE r_node SET data = substr(data, 1, 2) || x'ffff' || substr(data, 5) WHERE nodeno = 3",
-      "UPDATE r_node SET data = substr(data, 1, 4) || x'0000000000000001' || substr(data, 13) WHERE nodeno = 2",
-      "UPDATE r_node SET data = substr(data, 1, 4) || x'0000000000000001' || substr(data, 13) WHERE nodeno = 1",
+      "UPDATE r_node SET data = substr(data, 1, 4) || x'0000000000000001' || substr(data, 13) "
+      "WHERE nodeno = 2",
+      "UPDATE r_node SET data = substr(data, 1, 4) || x'0000000000000001' || substr(data, 13) "
+      "WHERE nodeno = 1",
       "DELETE FROM r_node WHERE nodeno = 2",
       "DELETE FROM r_parent",
       "UPDATE r_rowid SET nodeno = 1",
@@ -446,8 +464,9 @@ TEST(rtree_corrupt_nodes) {
       "UPDATE r_node SET data = randomblob(length(data)) WHERE nodeno > 1",
   };
   for (unsigned i = 0; i < sizeof damage / sizeof damage[0]; i++)
-    corrupt_case(damage[i], !strstr(damage[i], "randomblob") &&
-                                !(strstr(damage[i], "x'0000000000000001'") && strstr(damage[i], "nodeno = 1")));
+    corrupt_case(damage[i],
+                 !strstr(damage[i], "randomblob") && !(strstr(damage[i], "x'0000000000000001'") &&
+                                                       strstr(damage[i], "nodeno = 1")));
   /* the errors SQLite reports for a few of them, compared */
   Pair p;
   CHECK(!pair_open(&p, NULL, NULL));
@@ -458,7 +477,9 @@ TEST(rtree_corrupt_nodes) {
   pair_close(&p);
   CHECK(!pair_open(&p, NULL, NULL));
   fill_file(&p, 400, 9);
-  SAME(&p, "UPDATE r_node SET data = zeroblob(100) WHERE nodeno = 2; DELETE FROM r_rowid WHERE rowid = 3");
+  SAME(&p,
+       "UPDATE r_node SET data = zeroblob(100) WHERE nodeno = 2; DELETE FROM r_rowid WHERE rowid = "
+       "3");
   SAME(&p, "SELECT rtreecheck('r')");
   pair_close(&p);
 }

@@ -39,7 +39,6 @@ static int exec_ref(sqlite3 *db, const char *sql, int line) {
 }
 #define REF(db, sql) exec_ref(db, sql, __LINE__)
 
-
 static void same_dump_at(const char *a_path, const char *b_path, const char *q, int line) {
   char *a = tsql_dump(a_path, q), *b = tsql_dump(b_path, q);
   if (strcmp(a, b))
@@ -102,8 +101,7 @@ static void fill(void *db, int is_shale) {
     snprintf(e, sizeof e, "INSERT INTO plain VALUES(%d, %d, 'z%d')", i % 10, i, i);
     snprintf(f, sizeof f, "INSERT INTO st VALUES(%d, 't%d', %d.5, x'%02x', %d)", i, i, i, i % 256,
              i);
-    stmts[n++] = a, stmts[n++] = b, stmts[n++] = c, stmts[n++] = d, stmts[n++] = e,
-    stmts[n++] = f;
+    stmts[n++] = a, stmts[n++] = b, stmts[n++] = c, stmts[n++] = d, stmts[n++] = e, stmts[n++] = f;
     for (int k = 0; k < n; k++) {
       snprintf(sql, sizeof sql, "%s", stmts[k]);
       if (is_shale)
@@ -166,10 +164,11 @@ TEST(schema_shale_writes_sqlite_reads) {
   SAME_DUMP(sp, rp, "SELECT * FROM totals ORDER BY c LIMIT 20");
   /* SQLite modifies the Shale-made file and it stays intact */
   sqlite3 *q2 = tsql_open(sp);
-  REF(q2, "INSERT INTO cust(name, email) VALUES('late', 'late@x'); "
-          "UPDATE cust SET name = upper(name) WHERE id % 7 = 0; DELETE FROM ord WHERE oid % 5 = 0;"
-          "INSERT INTO ord(cust, amount) VALUES(1, 99); DELETE FROM kv WHERE ts % 2 = 0;"
-          "CREATE INDEX late_i ON plain(z); DROP TABLE extra;");
+  REF(q2,
+      "INSERT INTO cust(name, email) VALUES('late', 'late@x'); "
+      "UPDATE cust SET name = upper(name) WHERE id % 7 = 0; DELETE FROM ord WHERE oid % 5 = 0;"
+      "INSERT INTO ord(cust, amount) VALUES(1, 99); DELETE FROM kv WHERE ts % 2 = 0;"
+      "CREATE INDEX late_i ON plain(z); DROP TABLE extra;");
   sqlite3_close(q2);
   INTACT(sp);
 }

@@ -37,8 +37,9 @@ static void diff_report(const char *name, const char *what, const char *a, const
   }
   size_t s = k;
   while (s > 0 && a[s - 1] != '\n') s--;
-  test_fail(__FILE__, __LINE__, "%s: %s differs at line %zu:\n    shale:   \"%.120s\"\n    sqlite3: \"%.120s\"",
-            name, what, line, a + s, b + s);
+  test_fail(__FILE__, __LINE__,
+            "%s: %s differs at line %zu:\n    shale:   \"%.120s\"\n    sqlite3: \"%.120s\"", name,
+            what, line, a + s, b + s);
 }
 
 static void run_case(const char *name) {

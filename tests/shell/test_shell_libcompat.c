@@ -69,8 +69,10 @@ static void run_one(ShellRun *r, const char *name, int shale, const char *path, 
 #if defined(__SANITIZE_ADDRESS__)
   if (shale) preload_sanitizers();
 #endif
-  if (merged) shell_run_merged(r, REF_SHELL, tag, argv, nargs, path, setup);
-  else shell_run(r, REF_SHELL, tag, argv, nargs, path, setup);
+  if (merged)
+    shell_run_merged(r, REF_SHELL, tag, argv, nargs, path, setup);
+  else
+    shell_run(r, REF_SHELL, tag, argv, nargs, path, setup);
   unsetenv("LD_LIBRARY_PATH");
 #if defined(__SANITIZE_ADDRESS__)
   unsetenv("LD_PRELOAD");
@@ -141,8 +143,7 @@ static const char *known(const char *name) {
 static void run_case(const char *name) {
   if (known(name)) {
     if (same_case(name, 0))
-      test_fail(__FILE__, __LINE__, "%s now passes on Shale's library: drop it from kKnown",
-                name);
+      test_fail(__FILE__, __LINE__, "%s now passes on Shale's library: drop it from kKnown", name);
     return;
   }
   same_case(name, 1);

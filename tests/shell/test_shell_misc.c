@@ -51,7 +51,8 @@ TEST(shell_pty_session) {
 TEST(shell_dump_loads_in_sqlite3) {
   const char *script =
       ".read setup.sql\n"
-      "create table \"odd name\"(a integer primary key autoincrement, \"b c\" text, d default 'x');\n"
+      "create table \"odd name\"(a integer primary key autoincrement, \"b c\" text, d default "
+      "'x');\n"
       "insert into \"odd name\"(\"b c\") values('one'), ('two\nlines'), (null), ('cr\r');\n"
       "create table w(k primary key, v) without rowid;\n"
       "insert into w values('k1', 1.5), ('k2', x'0102'), ('k3', 1e-300), ('k4', -1e300);\n"
@@ -84,9 +85,11 @@ TEST(shell_dump_loads_in_sqlite3) {
   char *d2 = shell_read_file(dump, &n2);
   CHECK(d1 && d2);
   if (d1 && d2) {
-    CHECK(strstr(d1, "INSERT INTO \"odd name\" VALUES(2,replace('two\\nlines','\\n',char(10)),'x');"));
+    CHECK(strstr(d1,
+                 "INSERT INTO \"odd name\" VALUES(2,replace('two\\nlines','\\n',char(10)),'x');"));
     CHECK(strstr(d1, "INSERT INTO sqlite_sequence VALUES('odd name',4);"));
-    if (n1 != n2 || memcmp(d1, d2, n1) != 0) test_fail(__FILE__, __LINE__, "dumps differ:\n%s\n---\n%s", d1, d2);
+    if (n1 != n2 || memcmp(d1, d2, n1) != 0)
+      test_fail(__FILE__, __LINE__, "dumps differ:\n%s\n---\n%s", d1, d2);
   }
   free(d1);
   free(d2);
@@ -100,10 +103,10 @@ TEST(shell_help_version_dbinfo) {
   shell_run(&a, shell_binary(), "help-shale", NULL, 0, in, NULL);
   CHECK_EQ(a.code, 0);
   /* sqlite3's .help layout: ".name ARGS" padded to column 26, then text */
-  static const char *const cmds[] = {".bail", ".changes", ".dbinfo", ".dump", ".echo", ".exit",
-                                     ".headers", ".help", ".import", ".indexes", ".mode",
-                                     ".nullvalue", ".once", ".open", ".output", ".quit", ".read",
-                                     ".schema", ".separator", ".show", ".tables", ".timer", NULL};
+  static const char *const cmds[] = {
+      ".bail",   ".changes", ".dbinfo",    ".dump",      ".echo",   ".exit",  ".headers", ".help",
+      ".import", ".indexes", ".mode",      ".nullvalue", ".once",   ".open",  ".output",  ".quit",
+      ".read",   ".schema",  ".separator", ".show",      ".tables", ".timer", NULL};
   for (int i = 0; cmds[i]; i++) {
     char want[64];
     snprintf(want, sizeof want, "\n%s ", cmds[i]);
@@ -123,19 +126,23 @@ TEST(shell_help_version_dbinfo) {
   shell_run_free(&a);
 
   /* .dbinfo on a file: sqlite3's fields with the header's values */
-  write_file(in, "create table a(x); create index ai on a(x); create view v as select 1;\n"
-                 "pragma user_version=7;\n.dbinfo\n");
+  write_file(in,
+             "create table a(x); create index ai on a(x); create view v as select 1;\n"
+             "pragma user_version=7;\n.dbinfo\n");
   char *args2[] = {(char *)"test.db"};
   shell_run(&a, shell_binary(), "dbinfo-shale", args2, 1, in, NULL);
   CHECK_EQ(a.code, 0);
   static const char *const fields[] = {
-      "database page size:  4096\n", "write format:        1\n", "read format:         1\n",
-      "reserved bytes:      0\n",     "database page count: 3\n", "freelist page count: 0\n",
-      "schema format:       4\n",     "text encoding:       1 (utf8)\n",
-      "user version:        7\n",     "number of tables:    1\n", "number of indexes:   1\n",
-      "number of triggers:  0\n",     "number of views:     1\n", NULL};
+      "database page size:  4096\n", "write format:        1\n",
+      "read format:         1\n",    "reserved bytes:      0\n",
+      "database page count: 3\n",    "freelist page count: 0\n",
+      "schema format:       4\n",    "text encoding:       1 (utf8)\n",
+      "user version:        7\n",    "number of tables:    1\n",
+      "number of indexes:   1\n",    "number of triggers:  0\n",
+      "number of views:     1\n",    NULL};
   for (int i = 0; fields[i]; i++)
-    if (!strstr(a.out, fields[i])) test_fail(__FILE__, __LINE__, ".dbinfo lacks \"%s\":\n%s", fields[i], a.out);
+    if (!strstr(a.out, fields[i]))
+      test_fail(__FILE__, __LINE__, ".dbinfo lacks \"%s\":\n%s", fields[i], a.out);
   shell_run_free(&a);
 }
 

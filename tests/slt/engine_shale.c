@@ -55,7 +55,9 @@ static int sh_query(void *h, const char *sql, int *ncol, SltRowFn row, void *ctx
       v[i].z = NULL;
       v[i].n = 0;
       switch (shale_column_type(st, i)) {
-        case SHALE_NULL: v[i].type = SLT_NULL; break;
+        case SHALE_NULL:
+          v[i].type = SLT_NULL;
+          break;
         case SHALE_INTEGER:
           v[i].type = SLT_INT;
           v[i].i = shale_column_int64(st, i);

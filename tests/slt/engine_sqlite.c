@@ -48,7 +48,9 @@ static int sq_query(void *h, const char *sql, int *ncol, SltRowFn row, void *ctx
       v[i].z = NULL;
       v[i].n = 0;
       switch (sqlite3_column_type(st, i)) {
-        case SQLITE_NULL: v[i].type = SLT_NULL; break;
+        case SQLITE_NULL:
+          v[i].type = SLT_NULL;
+          break;
         case SQLITE_INTEGER:
           v[i].type = SLT_INT;
           v[i].i = sqlite3_column_int64(st, i);

@@ -14,10 +14,10 @@
 #include <stdint.h>
 
 typedef struct SltMd5 {
-  uint32_t h[4];     /* state A, B, C, D */
-  uint64_t nbytes;   /* total bytes fed */
-  uint8_t buf[64];   /* pending partial block */
-  size_t nbuf;       /* bytes in buf */
+  uint32_t h[4];   /* state A, B, C, D */
+  uint64_t nbytes; /* total bytes fed */
+  uint8_t buf[64]; /* pending partial block */
+  size_t nbuf;     /* bytes in buf */
 } SltMd5;
 
 void slt_md5_init(SltMd5 *m);

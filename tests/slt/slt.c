@@ -70,8 +70,10 @@ int64_t slt_text_to_i64(const char *z, size_t n) {
   uint64_t v = 0;
   int big = 0;
   for (; i < n && z[i] >= '0' && z[i] <= '9'; i++) {
-    if (v > (UINT64_MAX - 9) / 10) big = 1;
-    else v = v * 10 + (uint64_t)(z[i] - '0');
+    if (v > (UINT64_MAX - 9) / 10)
+      big = 1;
+    else
+      v = v * 10 + (uint64_t)(z[i] - '0');
   }
   if (neg) return (big || v > (uint64_t)INT64_MAX + 1) ? INT64_MIN : (int64_t)(0 - v);
   return (big || v > (uint64_t)INT64_MAX) ? INT64_MAX : (int64_t)v;
@@ -124,13 +126,13 @@ size_t slt_fmt_real(double r, char *out, size_t cap) {
   if (len <= 0 || (size_t)len >= sizeof d - 1) return (size_t)snprintf(out, cap, "?");
   d[0] = '0'; /* room for a carry out of the first digit */
   char *dot = strchr(d + 1, '.');
-  int p = (int)(dot - d);           /* digits before the point, with the spare 0 */
+  int p = (int)(dot - d); /* digits before the point, with the spare 0 */
   memmove(dot, dot + 1, strlen(dot + 1) + 1);
   int nd = (int)strlen(d);
   int s = 0;
   while (s < nd && d[s] == '0') s++;
-  int cut = p + 2;                  /* index of the 3rd decimal */
-  if (s + 15 < cut) cut = s + 15;   /* the 16th significant digit */
+  int cut = p + 2;                /* index of the 3rd decimal */
+  if (s + 15 < cut) cut = s + 15; /* the 16th significant digit */
   if (cut + 1 < nd && d[cut + 1] >= '5') {
     int k = cut;
     while (d[k] == '9') d[k--] = '0';
@@ -159,17 +161,23 @@ size_t slt_render(char type, const SltValue *v, SltBuf *out) {
   }
   if (type == 'I') {
     int64_t x;
-    if (v->type == SLT_INT) x = v->i;
-    else if (v->type == SLT_REAL) x = real_to_i64(v->r);
-    else x = slt_text_to_i64(v->z ? v->z : "", v->n);
+    if (v->type == SLT_INT)
+      x = v->i;
+    else if (v->type == SLT_REAL)
+      x = real_to_i64(v->r);
+    else
+      x = slt_text_to_i64(v->z ? v->z : "", v->n);
     int32_t w = (int32_t)(uint32_t)(uint64_t)x; /* low 32 bits, as column_int */
     int n = snprintf(tmp, sizeof tmp, "%d", (int)w);
     buf_append(out, tmp, (size_t)n + 1);
   } else if (type == 'R') {
     double r;
-    if (v->type == SLT_REAL) r = v->r;
-    else if (v->type == SLT_INT) r = (double)v->i;
-    else r = slt_text_to_real(v->z ? v->z : "", v->n);
+    if (v->type == SLT_REAL)
+      r = v->r;
+    else if (v->type == SLT_INT)
+      r = (double)v->i;
+    else
+      r = slt_text_to_real(v->z ? v->z : "", v->n);
     size_t n = slt_fmt_real(r, tmp, sizeof tmp);
     buf_append(out, tmp, n + 1);
   } else { /* 'T' */
@@ -305,12 +313,12 @@ static int label_check(Labels *L, const char *label, const char *md5) {
 /* ---- one query's result */
 
 typedef struct Result {
-  SltBuf arena;   /* rendered values, NUL-ended */
-  size_t *off;    /* offset of each value in arena */
+  SltBuf arena; /* rendered values, NUL-ended */
+  size_t *off;  /* offset of each value in arena */
   size_t n, cap;
   const char *types;
   int ntypes;
-  int bad_ncol;   /* engine's column count differs from the type string */
+  int bad_ncol; /* engine's column count differs from the type string */
   int ncol;
 } Result;
 
@@ -489,7 +497,8 @@ static void do_query(const SltEngine *e, void *h, Run *run, Labels *labels, int 
     }
   }
   if (label && !label_check(labels, label, digest)) {
-    if (ok) fail(run, lineno, sql, "labeled result [%.20s] does not agree with previous values", label);
+    if (ok)
+      fail(run, lineno, sql, "labeled result [%.20s] does not agree with previous values", label);
     ok = 0;
   }
   if (ok) run->st->passed++;
@@ -590,8 +599,10 @@ int slt_run_file(const SltEngine *e, const char *path, SltStats *st) {
       int match = tk.n > 1 && !strcasecmp(tk.t[1], e->name);
       if (tk.t[0][0] == 's' ? match : !match) skip = 1;
       k++;
-      if (k < nrec) tokenize(rec[k].z, &tk);
-      else tk.n = 0;
+      if (k < nrec)
+        tokenize(rec[k].z, &tk);
+      else
+        tk.n = 0;
     }
     int lineno = k < nrec ? rec[k].no : rec[0].no;
     Line *body = rec + k + 1;
@@ -621,11 +632,15 @@ int slt_run_file(const SltEngine *e, const char *path, SltStats *st) {
       const char *mode = tk.n > 1 ? tk.t[1] : "";
       int err = e->exec(h, sql);
       if (!strcmp(mode, "ok")) {
-        if (!err) st->passed++;
-        else fail(&run, lineno, sql, "statement ok failed: %s", e->errmsg(h));
+        if (!err)
+          st->passed++;
+        else
+          fail(&run, lineno, sql, "statement ok failed: %s", e->errmsg(h));
       } else if (!strcmp(mode, "error")) {
-        if (err) st->passed++;
-        else fail(&run, lineno, sql, "statement error succeeded");
+        if (err)
+          st->passed++;
+        else
+          fail(&run, lineno, sql, "statement error succeeded");
       } else {
         fail(&run, lineno, sql, "statement argument should be 'ok' or 'error'");
       }
@@ -651,7 +666,7 @@ int slt_run_file(const SltEngine *e, const char *path, SltStats *st) {
   free(rec);
   free(labels.v);
   if (e->close(h)) fail(&run, 0, NULL, "close failed");
-cleanup: {
+cleanup : {
   static const char *suffix[] = {"", "-journal", "-wal", "-shm"};
   for (int s = 0; s < 4; s++) {
     char f[4300];

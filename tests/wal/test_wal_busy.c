@@ -28,7 +28,8 @@ static long long now_ms(void) {
 }
 
 /* Two connections on a fresh WAL database with t(x) holding one row. */
-static void setup2(int eng, const char *path, WConn *a, WConn *b, int busy_a, int busy_b, Trace *t) {
+static void setup2(int eng, const char *path, WConn *a, WConn *b, int busy_a, int busy_b,
+                   Trace *t) {
   CHECK_OK(wc_open(a, eng, path, busy_a));
   char mode[32];
   wc_text(a, "PRAGMA journal_mode=WAL", mode, sizeof mode);

@@ -141,7 +141,8 @@ static void run(int ew, int er, int ec) {
   for (int i = 0; i < got.n && i < oracle.n; i++) {
     if (verbose) fprintf(stderr, "  %-18s %lld %lld\n", oracle.what[i], oracle.v[i], got.v[i]);
     if (got.v[i] != oracle.v[i])
-      test_fail(__FILE__, __LINE__, "writer %s reader %s checkpointer %s: step %d (%s): %lld, sqlite %lld",
+      test_fail(__FILE__, __LINE__,
+                "writer %s reader %s checkpointer %s: step %d (%s): %lld, sqlite %lld",
                 weng_name(ew), weng_name(er), weng_name(ec), i, oracle.what[i], got.v[i],
                 oracle.v[i]);
   }
@@ -150,5 +151,9 @@ static void run(int ew, int er, int ec) {
 TEST(ckpt_all_shale) { run(WENG_SHALE, WENG_SHALE, WENG_SHALE); }
 TEST(ckpt_shale_writer_sqlite_reader_checkpointer) { run(WENG_SHALE, WENG_SQLITE, WENG_SQLITE); }
 TEST(ckpt_sqlite_writer_shale_reader_checkpointer) { run(WENG_SQLITE, WENG_SHALE, WENG_SHALE); }
-TEST(ckpt_sqlite_writer_shale_reader_sqlite_checkpointer) { run(WENG_SQLITE, WENG_SHALE, WENG_SQLITE); }
-TEST(ckpt_shale_writer_sqlite_reader_shale_checkpointer) { run(WENG_SHALE, WENG_SQLITE, WENG_SHALE); }
+TEST(ckpt_sqlite_writer_shale_reader_sqlite_checkpointer) {
+  run(WENG_SQLITE, WENG_SHALE, WENG_SQLITE);
+}
+TEST(ckpt_shale_writer_sqlite_reader_shale_checkpointer) {
+  run(WENG_SHALE, WENG_SQLITE, WENG_SHALE);
+}

@@ -119,9 +119,10 @@ static void crash_rounds(const char *name, int child_eng) {
   {
     WConn s;
     CHECK_OK(wc_open(&s, WENG_SHALE, path, 0));
-    CHECK_OK(wc_exec(&s, "PRAGMA journal_mode=WAL;"
-                         "CREATE TABLE t(k INTEGER, i INTEGER, v BLOB, PRIMARY KEY(k, i));"
-                         "CREATE TABLE meta(k INTEGER); INSERT INTO meta VALUES(0)"));
+    CHECK_OK(wc_exec(&s,
+                     "PRAGMA journal_mode=WAL;"
+                     "CREATE TABLE t(k INTEGER, i INTEGER, v BLOB, PRIMARY KEY(k, i));"
+                     "CREATE TABLE meta(k INTEGER); INSERT INTO meta VALUES(0)"));
     wc_close(&s);
   }
   int rounds = test_long() ? 100 : WALT_ASAN ? 6 : 16;
@@ -200,8 +201,9 @@ TEST(crash_checkpoint_cut_after_page1) {
   CHECK_OK(wc_exec(&s, "PRAGMA journal_mode=WAL; CREATE TABLE t(x); INSERT INTO t VALUES(1)"));
   long long v[3];
   CHECK_OK(wc_row3(&s, "PRAGMA wal_checkpoint(TRUNCATE)", v));
-  CHECK_OK(wc_exec(&s, "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 200)"
-                       " INSERT INTO t SELECT randomblob(1000) FROM c"));
+  CHECK_OK(wc_exec(&s,
+                   "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 200)"
+                   " INSERT INTO t SELECT randomblob(1000) FROM c"));
   CHECK_OK(copy(path, cdb));
   CHECK_OK(copy(wal, cwal));
   wc_close(&s);
@@ -222,7 +224,8 @@ TEST(crash_checkpoint_cut_after_page1) {
   f = fopen(cdb, "r+b");
   CHECK(f != NULL);
   if (!f) return;
-  uint8_t b[4] = {(uint8_t)(size >> 24), (uint8_t)(size >> 16), (uint8_t)(size >> 8), (uint8_t)size};
+  uint8_t b[4] = {(uint8_t)(size >> 24), (uint8_t)(size >> 16), (uint8_t)(size >> 8),
+                  (uint8_t)size};
   fseek(f, 28, SEEK_SET);
   fwrite(b, 1, 4, f);
   fclose(f);

@@ -118,9 +118,10 @@ static void one_case(int c, int kind, uint64_t *seed, Stats *st) {
   WConn a;
   CHECK_OK(wc_open_vfs(&a, path, "walfault"));
   /* the schema is made durable (FULL) before the case's level applies */
-  CHECK_OK(wc_exec(&a, "PRAGMA synchronous=FULL; PRAGMA journal_mode=WAL; BEGIN;"
-                       "CREATE TABLE t(k INTEGER, i INTEGER, v BLOB, PRIMARY KEY(k, i));"
-                       "CREATE TABLE meta(k INTEGER); INSERT INTO meta VALUES(0); COMMIT"));
+  CHECK_OK(wc_exec(&a,
+                   "PRAGMA synchronous=FULL; PRAGMA journal_mode=WAL; BEGIN;"
+                   "CREATE TABLE t(k INTEGER, i INTEGER, v BLOB, PRIMARY KEY(k, i));"
+                   "CREATE TABLE meta(k INTEGER); INSERT INTO meta VALUES(0); COMMIT"));
   CHECK_OK(wc_exec(&a, full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
   if (small_cache) CHECK_OK(wc_exec(&a, "PRAGMA cache_size=10"));
   long long acked = 0, synced_floor = 0;
@@ -181,7 +182,9 @@ static void run_kind(int kind, int n) {
   memset(&st, 0, sizeof st);
   for (int c = 0; c < n; c++) one_case(c, kind, &seed, &st);
   if (getenv("SHALE_WALT_VERBOSE"))
-    fprintf(stderr, "  %d cases, %d lost acknowledged commits (NORMAL), %d faulted commits went through, %d checkpoints failed\n",
+    fprintf(stderr,
+            "  %d cases, %d lost acknowledged commits (NORMAL), %d faulted commits went through, "
+            "%d checkpoints failed\n",
             st.cases, st.lost_tail, st.faulted_committed, st.ckpt_faults);
 }
 

@@ -158,7 +158,8 @@ static void sc_leave_heap(int eng, const char *path, Trace *t) {
   WConn a, b;
   CHECK_OK(wc_open(&a, eng, path, 0));
   tr(t, "a exclusive", pr(&a, "PRAGMA locking_mode=EXCLUSIVE"));
-  tr(t, "setup", wc_exec(&a, "PRAGMA journal_mode=WAL; CREATE TABLE t(x); INSERT INTO t VALUES(1)"));
+  tr(t, "setup",
+     wc_exec(&a, "PRAGMA journal_mode=WAL; CREATE TABLE t(x); INSERT INTO t VALUES(1)"));
   char mode[16];
   tr(t, "to delete", wc_text(&a, "PRAGMA journal_mode=DELETE", mode, sizeof mode));
   tr(t, "mode is delete", !strcmp(mode, "delete"));

@@ -73,8 +73,7 @@ static int transfer_writes(WConn *c, int me, uint64_t *seed) {
            "UPDATE acct SET bal = bal + %d WHERE id = %d;"
            "UPDATE ctr SET n = n + 1 WHERE w = %d;"
            "INSERT INTO ops(w, n, pad) SELECT w, n, randomblob(%d) FROM ctr WHERE w = %d",
-           x, a, x, b, me,
-           test_rand(seed) % 20 == 0 ? 30000 : (int)(test_rand(seed) % 400), me);
+           x, a, x, b, me, test_rand(seed) % 20 == 0 ? 30000 : (int)(test_rand(seed) % 400), me);
   return wc_exec(c, sql);
 }
 
@@ -83,7 +82,7 @@ static void worker(WConn *c, int me, long long ms, uint64_t seed, WRes *r) {
   char sql[200];
   long long t0 = 0;
   int pick = 0;
-  for (;; ) {
+  for (;;) {
     long long now = mono_ms();
     if (t0 && now - t0 > r->max_ms) {
       r->max_ms = now - t0;
@@ -264,11 +263,12 @@ static void soak(const char *name, int nthreads, int nshale, int nsqlite, int sm
     WConn s;
     CHECK_OK(wc_open(&s, WENG_SHALE, path, 0));
     char sql[200];
-    CHECK_OK(wc_exec(&s, "PRAGMA journal_mode=WAL;"
-                         "CREATE TABLE acct(id INTEGER PRIMARY KEY, bal INTEGER);"
-                         "CREATE TABLE ctr(w INTEGER PRIMARY KEY, n INTEGER);"
-                         "CREATE TABLE ops(id INTEGER PRIMARY KEY, w INTEGER, n INTEGER, pad BLOB);"
-                         "CREATE INDEX ops_w ON ops(w, n)"));
+    CHECK_OK(wc_exec(&s,
+                     "PRAGMA journal_mode=WAL;"
+                     "CREATE TABLE acct(id INTEGER PRIMARY KEY, bal INTEGER);"
+                     "CREATE TABLE ctr(w INTEGER PRIMARY KEY, n INTEGER);"
+                     "CREATE TABLE ops(id INTEGER PRIMARY KEY, w INTEGER, n INTEGER, pad BLOB);"
+                     "CREATE INDEX ops_w ON ops(w, n)"));
     for (int i = 1; i <= NACCT; i++) {
       snprintf(sql, sizeof sql, "INSERT INTO acct VALUES(%d, %d)", i, START_BAL);
       CHECK_OK(wc_exec(&s, sql));
@@ -286,8 +286,8 @@ static void soak(const char *name, int nthreads, int nshale, int nsqlite, int sm
   pthread_t th[MAXW];
   for (int i = 0; i < nshale + nsqlite; i++) {
     int eng = i < nshale ? WENG_SHALE : WENG_SQLITE;
-    procs[np] = spawn(eng, nthreads + i, small && eng == WENG_SHALE, ms, seed + 1000 + (uint64_t)i,
-                      path);
+    procs[np] =
+        spawn(eng, nthreads + i, small && eng == WENG_SHALE, ms, seed + 1000 + (uint64_t)i, path);
     CHECK(procs[np].pid > 0);
     np++;
   }
@@ -315,10 +315,14 @@ static void soak(const char *name, int nthreads, int nshale, int nsqlite, int sm
   }
   long long total_commits = 0;
   for (int w = 0; w < nw; w++) {
-    const char *kind = w < nthreads ? "shale thread" : w < nthreads + nshale ? "shale process" : "sqlite process";
+    const char *kind = w < nthreads            ? "shale thread"
+                       : w < nthreads + nshale ? "shale process"
+                                               : "sqlite process";
     if (getenv("SHALE_WALT_VERBOSE"))
-      fprintf(stderr, "  worker %d (%s): %lld commits, %lld checks, %lld aborted, slowest %lld ms (op %d)\n",
-              w, kind, res[w].commits, res[w].checks, res[w].aborted, res[w].max_ms, res[w].max_pick);
+      fprintf(
+          stderr,
+          "  worker %d (%s): %lld commits, %lld checks, %lld aborted, slowest %lld ms (op %d)\n", w,
+          kind, res[w].commits, res[w].checks, res[w].aborted, res[w].max_ms, res[w].max_pick);
     if (res[w].violations || res[w].errors)
       test_fail(__FILE__, __LINE__, "worker %d (%s): %lld violations, %lld errors: %s", w, kind,
                 res[w].violations, res[w].errors, res[w].first_err);

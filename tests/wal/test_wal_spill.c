@@ -24,8 +24,8 @@
 
 static int insert_rows(WConn *c, int from, int to) {
   shale_stmt *st;
-  int rc = shale_prepare_v2(c->s, "INSERT INTO t(id, v) VALUES(?1, printf('%0990d', ?1))", -1,
-                            &st, NULL);
+  int rc = shale_prepare_v2(c->s, "INSERT INTO t(id, v) VALUES(?1, printf('%0990d', ?1))", -1, &st,
+                            NULL);
   if (rc) return rc;
   for (int i = from; i <= to && rc == SHALE_OK; i++) {
     shale_bind_int(st, 1, i);

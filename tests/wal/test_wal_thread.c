@@ -43,12 +43,18 @@ static void *step_main(void *arg) {
       s->rc = shale_open(s->path, s->db);
       if (!s->rc) s->rc = shale_exec(*s->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
       break;
-    case OP_BEGIN: s->rc = shale_exec(*s->db, "BEGIN", NULL, NULL, NULL); break;
-    case OP_READ: s->out = count_rows(*s->db, &s->rc); break;
+    case OP_BEGIN:
+      s->rc = shale_exec(*s->db, "BEGIN", NULL, NULL, NULL);
+      break;
+    case OP_READ:
+      s->out = count_rows(*s->db, &s->rc);
+      break;
     case OP_WRITE:
       s->rc = shale_exec(*s->db, "INSERT INTO t VALUES(randomblob(100))", NULL, NULL, NULL);
       break;
-    case OP_COMMIT: s->rc = shale_exec(*s->db, "COMMIT", NULL, NULL, NULL); break;
+    case OP_COMMIT:
+      s->rc = shale_exec(*s->db, "COMMIT", NULL, NULL, NULL);
+      break;
     case OP_PREPARE:
       s->rc = shale_prepare_v2(*s->db, "SELECT x FROM t", -1, s->st, NULL);
       for (int i = 0; i < 5 && !s->rc; i++)
@@ -60,8 +66,12 @@ static void *step_main(void *arg) {
       s->rc = rc == SHALE_DONE ? SHALE_OK : rc;
       break;
     }
-    case OP_FINISH: s->rc = shale_finalize(*s->st); break;
-    case OP_CLOSE: s->rc = shale_close(*s->db); break;
+    case OP_FINISH:
+      s->rc = shale_finalize(*s->st);
+      break;
+    case OP_CLOSE:
+      s->rc = shale_close(*s->db);
+      break;
   }
   return NULL;
 }
@@ -183,7 +193,9 @@ TEST(thread_pool_shares_connections) {
     shale_busy_timeout(pl.db[k], 10000);
     CHECK_OK(shale_exec(pl.db[k], "PRAGMA synchronous=NORMAL", NULL, NULL, NULL));
     pthread_mutex_init(&pl.mu[k], NULL);
-    if (k == 0) CHECK_OK(shale_exec(pl.db[0], "PRAGMA journal_mode=WAL; CREATE TABLE t(x)", NULL, NULL, NULL));
+    if (k == 0)
+      CHECK_OK(
+          shale_exec(pl.db[0], "PRAGMA journal_mode=WAL; CREATE TABLE t(x)", NULL, NULL, NULL));
   }
   pthread_t th[NTHREAD];
   for (int i = 0; i < NTHREAD; i++) CHECK_OK(pthread_create(&th[i], NULL, pool_main, &pl));

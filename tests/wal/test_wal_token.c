@@ -54,8 +54,8 @@ static void token_run(const char *name, const char *sync, int rounds, int shale_
     wc_text(r, "SELECT who FROM tok WHERE id = 1", buf, sizeof buf);
     long long seen = wc_int(r, "SELECT max(i) FROM log", -1);
     if (n != i || strcmp(buf, wn) != 0 || seen != i) {
-      test_fail(__FILE__, __LINE__, "round %d: %s sees n=%lld who=%s max(i)=%lld after %s's write", i,
-                weng_name(r->eng), n, buf, seen, wn);
+      test_fail(__FILE__, __LINE__, "round %d: %s sees n=%lld who=%s max(i)=%lld after %s's write",
+                i, weng_name(r->eng), n, buf, seen, wn);
       bad++;
     }
     if (i % 97 == 0) { /* a checkpoint now and then, from either side */

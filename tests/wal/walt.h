@@ -398,12 +398,24 @@ __attribute__((constructor)) static void walt_server(void) {
     memset(&r, 0, sizeof r);
     r.v[0] = r.v[1] = r.v[2] = -9;
     switch (op) {
-      case WOP_EXEC: r.rc = wc_exec(&c, sql); break;
-      case WOP_INT: r.v[0] = wc_int_rc(&c, sql, -1, &r.rc); break;
-      case WOP_ROW3: r.rc = wc_row3(&c, sql, r.v); break;
-      case WOP_TEXT: r.rc = wc_text(&c, sql, r.text, sizeof r.text); break;
-      case WOP_AUTOCOMMIT: r.v[0] = wc_autocommit(&c); break;
-      case WOP_CLOSE: wc_close(&c); break;
+      case WOP_EXEC:
+        r.rc = wc_exec(&c, sql);
+        break;
+      case WOP_INT:
+        r.v[0] = wc_int_rc(&c, sql, -1, &r.rc);
+        break;
+      case WOP_ROW3:
+        r.rc = wc_row3(&c, sql, r.v);
+        break;
+      case WOP_TEXT:
+        r.rc = wc_text(&c, sql, r.text, sizeof r.text);
+        break;
+      case WOP_AUTOCOMMIT:
+        r.v[0] = wc_autocommit(&c);
+        break;
+      case WOP_CLOSE:
+        wc_close(&c);
+        break;
     }
     if (wr_full(1, &r, sizeof r, 1)) break;
     if (op == WOP_CLOSE) _exit(0);

@@ -136,8 +136,10 @@ static void fn_bm25(shale_context *ctx, int argc, shale_value **argv) {
   }
   double r;
   int rc = fts5_bm25((Fts5Table *)c->base.pVtab, c, c->rows[c->i], argc - 1, argv + 1, &r);
-  if (rc) shale_result_error_code(ctx, rc);
-  else shale_result_double(ctx, r);
+  if (rc)
+    shale_result_error_code(ctx, rc);
+  else
+    shale_result_double(ctx, r);
 }
 
 /* ---- highlight and snippet ---- */
@@ -255,7 +257,8 @@ static void fn_highlight(shale_context *ctx, int argc, shale_value **argv) {
       if (rc == SHALE_OK) rc = h.rc;
     }
     shale_free(in);
-    if (rc == SHALE_OK) shale_result_text64(ctx, h.out.p ? (const char *)h.out.p : "", h.out.n, SHALE_TRANSIENT);
+    if (rc == SHALE_OK)
+      shale_result_text64(ctx, h.out.p ? (const char *)h.out.p : "", h.out.n, SHALE_TRANSIENT);
   }
   fts5_buf_free(&h.out);
   (void)count_positions_cb;
@@ -386,8 +389,10 @@ static void fn_snippet(shale_context *ctx, int argc, shale_value **argv) {
   }
   Hl h;
   memset(&h, 0, sizeof h);
-  if (rc == SHALE_OK && best_col >= 0 && best_col < t->c.ncol) rc = fts5_cursor_text(c, best_col, &h.zin, &h.nin);
-  if (rc == SHALE_OK && colsize == 0 && best_col >= 0 && best_col < t->c.ncol) colsize = sizes[best_col];
+  if (rc == SHALE_OK && best_col >= 0 && best_col < t->c.ncol)
+    rc = fts5_cursor_text(c, best_col, &h.zin, &h.nin);
+  if (rc == SHALE_OK && colsize == 0 && best_col >= 0 && best_col < t->c.ncol)
+    colsize = sizes[best_col];
   if (rc == SHALE_OK && h.zin) {
     h.c = c;
     h.in = in;
@@ -401,10 +406,13 @@ static void fn_snippet(shale_context *ctx, int argc, shale_value **argv) {
     if (best_start > 0) hl_append(&h, ellips, -1);
     while (h.start >= 0 && h.start < best_start) hl_next(&h);
     rc = fts5_tokenize(t->c.tok, h.zin, h.nin, &h, hl_cb);
-    if (h.range_end >= colsize - 1) hl_append(&h, h.zin + h.off, h.nin - h.off);
-    else hl_append(&h, ellips, -1);
+    if (h.range_end >= colsize - 1)
+      hl_append(&h, h.zin + h.off, h.nin - h.off);
+    else
+      hl_append(&h, ellips, -1);
     if (rc == SHALE_OK) rc = h.rc;
-    if (rc == SHALE_OK) shale_result_text64(ctx, h.out.p ? (const char *)h.out.p : "", h.out.n, SHALE_TRANSIENT);
+    if (rc == SHALE_OK)
+      shale_result_text64(ctx, h.out.p ? (const char *)h.out.p : "", h.out.n, SHALE_TRANSIENT);
   }
   fts5_buf_free(&h.out);
   shale_free(in);
@@ -416,7 +424,8 @@ static void fn_snippet(shale_context *ctx, int argc, shale_value **argv) {
 int fts5_aux_register(shale *db, Fts5Global *g) {
   int rc = shale_create_function_v2(db, "bm25", -1, SHALE_UTF8, g, fn_bm25, NULL, NULL, NULL);
   if (rc == SHALE_OK)
-    rc = shale_create_function_v2(db, "highlight", -1, SHALE_UTF8, g, fn_highlight, NULL, NULL, NULL);
+    rc = shale_create_function_v2(db, "highlight", -1, SHALE_UTF8, g, fn_highlight, NULL, NULL,
+                                  NULL);
   if (rc == SHALE_OK)
     rc = shale_create_function_v2(db, "snippet", -1, SHALE_UTF8, g, fn_snippet, NULL, NULL, NULL);
   return rc;

@@ -147,7 +147,8 @@ static int set_option(Fts5Config *c, const char *k, const char *v, char **err) {
       *err = util_mprintf("multiple content=... directives");
       return SHALE_ERROR;
     }
-    if (!*v) c->content = FTS5_CONTENT_NONE;
+    if (!*v)
+      c->content = FTS5_CONTENT_NONE;
     else {
       c->content = FTS5_CONTENT_EXTERNAL;
       c->zcontent = util_mprintf("%s", v);
@@ -258,15 +259,18 @@ int fts5_config_parse(Fts5Config *c, shale *db, int argc, const char *const *arg
     if (*p) {
       char *w2 = next_word(&p, &q2);
       while (is_space(*p)) p++;
-      if (w2 && ci_eq(w2, "unindexed") && !*p) unindexed = 1;
+      if (w2 && ci_eq(w2, "unindexed") && !*p)
+        unindexed = 1;
       else {
         *err = util_mprintf("unrecognized column option: %s", w2 ? w2 : "");
         rc = SHALE_ERROR;
       }
       shale_free(w2);
     }
-    if (rc == SHALE_OK) rc = add_column(c, w1, unindexed, err);
-    else shale_free(w1);
+    if (rc == SHALE_OK)
+      rc = add_column(c, w1, unindexed, err);
+    else
+      shale_free(w1);
   }
   if (rc == SHALE_OK && c->ncol == 0) {
     *err = util_mprintf("vtable constructor failed: %s", c->zname);

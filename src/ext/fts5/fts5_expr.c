@@ -47,7 +47,7 @@ enum { N_NEAR, N_AND, N_OR, N_NOT };
 typedef struct Node {
   int kind;
   struct Node *l, *r;
-  int *phr;   /* N_NEAR: phrase indexes */
+  int *phr; /* N_NEAR: phrase indexes */
   int nphr, near;
   int64_t *rows;
   int nrows;
@@ -61,8 +61,25 @@ struct Fts5Expr {
 };
 
 /* ---- lexer ---- */
-enum { T_EOF, T_STRING, T_LP, T_RP, T_LCP, T_RCP, T_COLON, T_COMMA, T_PLUS, T_STAR, T_MINUS,
-       T_CARET, T_AND, T_OR, T_NOT, T_NEAR, T_ERR };
+enum {
+  T_EOF,
+  T_STRING,
+  T_LP,
+  T_RP,
+  T_LCP,
+  T_RCP,
+  T_COLON,
+  T_COMMA,
+  T_PLUS,
+  T_STAR,
+  T_MINUS,
+  T_CARET,
+  T_AND,
+  T_OR,
+  T_NOT,
+  T_NEAR,
+  T_ERR
+};
 
 typedef struct Lex {
   const char *z, *p;
@@ -95,63 +112,93 @@ static void lex_next(Lex *x) {
   x->tp = p;
   x->tn = 1;
   switch (*p) {
-  case 0: x->tok = T_EOF; x->tn = 0; x->p = p; return;
-  case '(': x->tok = T_LP; break;
-  case ')': x->tok = T_RP; break;
-  case '{': x->tok = T_LCP; break;
-  case '}': x->tok = T_RCP; break;
-  case ':': x->tok = T_COLON; break;
-  case ',': x->tok = T_COMMA; break;
-  case '+': x->tok = T_PLUS; break;
-  case '*': x->tok = T_STAR; break;
-  case '-': x->tok = T_MINUS; break;
-  case '^': x->tok = T_CARET; break;
-  case '"': {
-    const char *q = p + 1;
-    for (;;) {
-      if (!*q) {
+    case 0:
+      x->tok = T_EOF;
+      x->tn = 0;
+      x->p = p;
+      return;
+    case '(':
+      x->tok = T_LP;
+      break;
+    case ')':
+      x->tok = T_RP;
+      break;
+    case '{':
+      x->tok = T_LCP;
+      break;
+    case '}':
+      x->tok = T_RCP;
+      break;
+    case ':':
+      x->tok = T_COLON;
+      break;
+    case ',':
+      x->tok = T_COMMA;
+      break;
+    case '+':
+      x->tok = T_PLUS;
+      break;
+    case '*':
+      x->tok = T_STAR;
+      break;
+    case '-':
+      x->tok = T_MINUS;
+      break;
+    case '^':
+      x->tok = T_CARET;
+      break;
+    case '"': {
+      const char *q = p + 1;
+      for (;;) {
+        if (!*q) {
+          x->tok = T_ERR;
+          x->p = p + 1;
+          return;
+        }
+        if (*q == '"') {
+          if (q[1] == '"') {
+            q += 2;
+            continue;
+          }
+          break;
+        }
+        q++;
+      }
+      x->tok = T_STRING;
+      x->tn = (int)(q + 1 - p);
+      x->p = q + 1;
+      return;
+    }
+    default:
+      if (!is_bare((unsigned char)*p)) {
         x->tok = T_ERR;
         x->p = p + 1;
         return;
       }
-      if (*q == '"') {
-        if (q[1] == '"') {
-          q += 2;
-          continue;
-        }
-        break;
-      }
-      q++;
-    }
-    x->tok = T_STRING;
-    x->tn = (int)(q + 1 - p);
-    x->p = q + 1;
-    return;
-  }
-  default:
-    if (!is_bare((unsigned char)*p)) {
-      x->tok = T_ERR;
-      x->p = p + 1;
+      const char *q = p;
+      while (is_bare((unsigned char)*q)) q++;
+      x->tn = (int)(q - p);
+      x->tok = T_STRING;
+      if (x->tn == 2 && !memcmp(p, "OR", 2))
+        x->tok = T_OR;
+      else if (x->tn == 3 && !memcmp(p, "AND", 3))
+        x->tok = T_AND;
+      else if (x->tn == 3 && !memcmp(p, "NOT", 3))
+        x->tok = T_NOT;
+      else if (x->tn == 4 && !memcmp(p, "NEAR", 4))
+        x->tok = T_NEAR;
+      x->p = q;
       return;
-    }
-    const char *q = p;
-    while (is_bare((unsigned char)*q)) q++;
-    x->tn = (int)(q - p);
-    x->tok = T_STRING;
-    if (x->tn == 2 && !memcmp(p, "OR", 2)) x->tok = T_OR;
-    else if (x->tn == 3 && !memcmp(p, "AND", 3)) x->tok = T_AND;
-    else if (x->tn == 3 && !memcmp(p, "NOT", 3)) x->tok = T_NOT;
-    else if (x->tn == 4 && !memcmp(p, "NEAR", 4)) x->tok = T_NEAR;
-    x->p = q;
-    return;
   }
   x->p = p + 1;
 }
 
 static void syntax_error(Lex *x) {
   if (x->err) return;
-  if (x->tok == T_EOF) x->err = util_mprintf("fts5: syntax error near \"\"");
-  else x->err = util_mprintf("fts5: syntax error near \"%.*s\"", x->tn, x->tp);
+  if (x->tok == T_EOF)
+    x->err = util_mprintf("fts5: syntax error near \"\"");
+  else
+    x->err = util_mprintf("fts5: syntax error near \"%.*s\"", x->tn, x->tp);
 }
 
 /* ---- building ---- */
@@ -341,8 +388,10 @@ static Node *parse_nearset(Lex *x) {
       int ok = x->tok == T_STRING;
       int v = 0;
       for (int i = 0; ok && i < x->tn; i++) {
-        if (x->tp[i] < '0' || x->tp[i] > '9') ok = 0;
-        else v = v * 10 + (x->tp[i] - '0');
+        if (x->tp[i] < '0' || x->tp[i] > '9')
+          ok = 0;
+        else
+          v = v * 10 + (x->tp[i] - '0');
       }
       if (!ok) {
         if (!x->err) x->err = util_mprintf("expected integer, got \"%.*s\"", x->tn, x->tp);
@@ -605,8 +654,10 @@ static Fts5Doc *find_doc(const Fts5List *l, int64_t rowid) {
   while (lo <= hi) {
     int mid = (lo + hi) / 2;
     if (l->a[mid].rowid == rowid) return &l->a[mid];
-    if (l->a[mid].rowid < rowid) lo = mid + 1;
-    else hi = mid - 1;
+    if (l->a[mid].rowid < rowid)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
   }
   return NULL;
 }
@@ -616,8 +667,10 @@ static int has_pos(const Fts5Pos *p, int64_t v) {
   while (lo <= hi) {
     int mid = (lo + hi) / 2;
     if (p->a[mid] == v) return 1;
-    if (p->a[mid] < v) lo = mid + 1;
-    else hi = mid - 1;
+    if (p->a[mid] < v)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
   }
   return 0;
 }
@@ -653,7 +706,8 @@ static int phrase_eval(Fts5Expr *e, Fts5Index *ix, Phrase *p, Fts5List *out, int
     if (!ok) continue;
     /* a candidate: every term has a position in the phrase's columns (the
      * column filter is applied by SQLite's term iterators) */
-    for (int i = 0; i < p->nterm && ok; i++) ok = has_col(&find_doc(&t[i], d0->rowid)->pos, p->colmask);
+    for (int i = 0; i < p->nterm && ok; i++)
+      ok = has_col(&find_doc(&t[i], d0->rowid)->pos, p->colmask);
     if (!ok) continue;
     if (cand && (rc = rows_push(cand, ncand, &capc, d0->rowid))) break;
     Fts5Doc nd = {d0->rowid, {0}};
@@ -664,7 +718,8 @@ static int phrase_eval(Fts5Expr *e, Fts5Index *ix, Phrase *p, Fts5List *out, int
       if (col >= 64 && p->colmask != ~(uint64_t)0) continue;
       if (p->caret && (v & 0xffffffff) != 0) continue;
       int match = 1;
-      for (int i = 1; i < p->nterm && match; i++) match = has_pos(&find_doc(&t[i], d0->rowid)->pos, v + i);
+      for (int i = 1; i < p->nterm && match; i++)
+        match = has_pos(&find_doc(&t[i], d0->rowid)->pos, v + i);
       if (match) fts5_pos_add(&rc, &nd.pos, v);
     }
     if (rc == SHALE_OK && nd.pos.n) {
@@ -707,8 +762,10 @@ static int row_in(const int64_t *a, int n, int64_t v) {
   while (lo <= hi) {
     int mid = (lo + hi) / 2;
     if (a[mid] == v) return 1;
-    if (a[mid] < v) lo = mid + 1;
-    else hi = mid - 1;
+    if (a[mid] < v)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
   }
   return 0;
 }
@@ -782,8 +839,8 @@ typedef struct It {
   int kind;
   struct It **kid;
   int nkid;
-  Node *leaf;     /* N_NEAR: the AST node (phrases, near) */
-  int64_t *cand;  /* N_NEAR: candidate rows */
+  Node *leaf;    /* N_NEAR: the AST node (phrases, near) */
+  int64_t *cand; /* N_NEAR: candidate rows */
   int ncand, k;
   int64_t rowid;
   int eof, nomatch;
@@ -973,8 +1030,10 @@ static int it_first(Fts5Expr *e, It *t) {
   }
   if (rc) return rc;
   t->rowid = t->kid[0]->rowid; /* SQLite starts from the first child's row */
-  if (t->kind == N_NOT) t->eof = t->kid[0]->eof;
-  else if (t->kind == N_OR && eof) it_set_eof(t);
+  if (t->kind == N_NOT)
+    t->eof = t->kid[0]->eof;
+  else if (t->kind == N_OR && eof)
+    it_set_eof(t);
   for (int i = 0; t->kind == N_AND && i < t->nkid; i++)
     if (t->kid[i]->eof) it_set_eof(t);
   return t->eof ? SHALE_OK : it_test(e, t);
@@ -985,7 +1044,8 @@ static int it_next(Fts5Expr *e, It *t, int from_valid, int64_t from) {
   if (t->kind == N_NEAR) {
     t->nomatch = 0;
     int64_t cur = t->rowid;
-    while (t->k < t->ncand && (t->cand[t->k] <= cur || (from_valid && t->cand[t->k] < from))) t->k++;
+    while (t->k < t->ncand && (t->cand[t->k] <= cur || (from_valid && t->cand[t->k] < from)))
+      t->k++;
     t->eof = t->k >= t->ncand;
     return t->eof ? SHALE_OK : leaf_test(e, t);
   }
@@ -1049,8 +1109,10 @@ int fts5_expr_eval(Fts5Expr *e, Fts5Index *ix, int64_t **rows, int *nrows) {
   if (!root) return rc;
   It **leaf = shale_malloc(sizeof(It *) * (size_t)(e->nph ? e->nph : 1));
   Fts5List *out = shale_malloc(sizeof(Fts5List) * (size_t)(e->nph ? e->nph : 1));
-  if (!leaf || !out) rc = SHALE_NOMEM;
-  else memset(out, 0, sizeof(Fts5List) * (size_t)(e->nph ? e->nph : 1));
+  if (!leaf || !out)
+    rc = SHALE_NOMEM;
+  else
+    memset(out, 0, sizeof(Fts5List) * (size_t)(e->nph ? e->nph : 1));
   for (int i = 0; rc == SHALE_OK && i < e->nph; i++) leaf[i] = leaf_of(root, i);
   root->root = 1;
   if (rc == SHALE_OK) rc = it_first(e, root);
@@ -1060,7 +1122,8 @@ int fts5_expr_eval(Fts5Expr *e, Fts5Index *ix, int64_t **rows, int *nrows) {
     rc = rows_push(rows, nrows, &cap, r);
     for (int i = 0; rc == SHALE_OK && i < e->nph; i++) {
       It *l = leaf[i];
-      if (l && !l->eof && l->rowid == r && e->ph[i].cur.n) rc = hits_push(&out[i], r, &e->ph[i].cur);
+      if (l && !l->eof && l->rowid == r && e->ph[i].cur.n)
+        rc = hits_push(&out[i], r, &e->ph[i].cur);
     }
     do {
       if (rc == SHALE_OK) rc = it_next(e, root, 0, 0);

@@ -62,11 +62,11 @@ typedef struct Structure {
 typedef struct PTerm {
   struct PTerm *next;
   int nterm;
-  Fts5Buf dl;        /* closed entries: rowid (delta), size header, poslist */
-  int64_t last;      /* rowid of the last closed entry (dl.n > 0) */
-  int64_t rowid;     /* the open entry's row */
+  Fts5Buf dl;    /* closed entries: rowid (delta), size header, poslist */
+  int64_t last;  /* rowid of the last closed entry (dl.n > 0) */
+  int64_t rowid; /* the open entry's row */
   int open, del;
-  Fts5Buf cur;       /* poslist bytes of the open entry */
+  Fts5Buf cur; /* poslist bytes of the open entry */
   int64_t col, prev;
   char term[];
 } PTerm;
@@ -76,7 +76,7 @@ struct Fts5Index {
   PTerm **hash;
   int nhash, nterm;
   int64_t pending_bytes;
-  int64_t row;       /* row being written */
+  int64_t row; /* row being written */
   int row_del;
   int have_row;
   shale_stmt *read, *write, *del_range, *idx_ins, *idx_del, *idx_seek;
@@ -292,8 +292,8 @@ static int structure_write(Fts5Index *x, const Structure *s) {
   Fts5Buf b = {0};
   int rc = SHALE_OK, nseg = 0;
   for (int i = 0; i < s->nlevel; i++) nseg += s->lv[i].nseg;
-  uint8_t ck[4] = {(uint8_t)(s->cookie >> 24), (uint8_t)(s->cookie >> 16), (uint8_t)(s->cookie >> 8),
-                   (uint8_t)s->cookie};
+  uint8_t ck[4] = {(uint8_t)(s->cookie >> 24), (uint8_t)(s->cookie >> 16),
+                   (uint8_t)(s->cookie >> 8), (uint8_t)s->cookie};
   fts5_buf_append(&rc, &b, ck, 4);
   fts5_buf_varint(&rc, &b, (uint64_t)s->nlevel);
   fts5_buf_varint(&rc, &b, (uint64_t)nseg);
@@ -418,8 +418,10 @@ static void writer_rowid(Writer *w, int64_t rowid) {
   if (w->rc) return;
   if (w->page.n + w->pgidx.n >= w->x->c->pgsz) writer_flush(w);
   if (w->first_rowid_in_page) fts5_buf_u16(w->page.p, w->page.n);
-  if (w->first_in_doclist || w->first_rowid_in_page) fts5_buf_varint(&w->rc, &w->page, (uint64_t)rowid);
-  else fts5_buf_varint(&w->rc, &w->page, (uint64_t)rowid - (uint64_t)w->prev_rowid);
+  if (w->first_in_doclist || w->first_rowid_in_page)
+    fts5_buf_varint(&w->rc, &w->page, (uint64_t)rowid);
+  else
+    fts5_buf_varint(&w->rc, &w->page, (uint64_t)rowid - (uint64_t)w->prev_rowid);
   w->prev_rowid = rowid;
   w->first_in_doclist = 0;
   w->first_rowid_in_page = 0;
@@ -704,14 +706,14 @@ static void gather_free(Gather *g) {
 typedef struct SegScan {
   Fts5Index *x;
   Seg seg;
-  int pgno;        /* current leaf */
+  int pgno; /* current leaf */
   Fts5Buf leaf;
   int szleaf;
-  int iidx;        /* offset in the page index of the next term's entry */
-  int termoff;     /* offset of the next term on the leaf (0: none) */
-  Fts5Buf term;    /* current term */
-  Fts5Buf dl;      /* its doclist, gathered over leaves */
-  int *abs;        /* offsets in dl of absolute rowids */
+  int iidx;     /* offset in the page index of the next term's entry */
+  int termoff;  /* offset of the next term on the leaf (0: none) */
+  Fts5Buf term; /* current term */
+  Fts5Buf dl;   /* its doclist, gathered over leaves */
+  int *abs;     /* offsets in dl of absolute rowids */
   int nabs, capabs;
   int eof;
 } SegScan;
@@ -868,9 +870,12 @@ static int gather_doclist(Gather *g, SegScan *s, int age) {
     if (!(k = fts5_get_varint(p, end, &v))) return FTS5_CORRUPT;
     p += k;
     while (ia < s->nabs && s->abs[ia] < off) ia++;
-    if (ia < s->nabs && s->abs[ia] == off) rowid = (int64_t)v;
-    else if (v == 0) return FTS5_CORRUPT;
-    else rowid = (int64_t)((uint64_t)rowid + v);
+    if (ia < s->nabs && s->abs[ia] == off)
+      rowid = (int64_t)v;
+    else if (v == 0)
+      return FTS5_CORRUPT;
+    else
+      rowid = (int64_t)((uint64_t)rowid + v);
     if (!(k = fts5_get_varint(p, end, &h))) return FTS5_CORRUPT;
     p += k;
     if ((h >> 1) > (uint64_t)(end - p)) return FTS5_CORRUPT;
@@ -1034,7 +1039,8 @@ int fts5_index_optimize(Fts5Index *x) {
     writer_init(&w, x, segid);
     for (int i = 0; i < g.n && w.rc == SHALE_OK; i++) {
       Ent *e = &g.a[i];
-      if (!i || term_cmp(g.arena.p + e->toff, e->tlen, g.arena.p + g.a[i - 1].toff, g.a[i - 1].tlen))
+      if (!i ||
+          term_cmp(g.arena.p + e->toff, e->tlen, g.arena.p + g.a[i - 1].toff, g.a[i - 1].tlen))
         writer_term(&w, g.arena.p + e->toff, e->tlen);
       write_entry(&w, e->rowid, 0, g.arena.p + e->poff, e->plen);
     }
@@ -1044,7 +1050,8 @@ int fts5_index_optimize(Fts5Index *x) {
   }
   gather_free(&g);
   for (int i = 0; rc == SHALE_OK && i < s.nlevel; i++)
-    for (int j = 0; rc == SHALE_OK && j < s.lv[i].nseg; j++) rc = seg_delete(x, s.lv[i].seg[j].segid);
+    for (int j = 0; rc == SHALE_OK && j < s.lv[i].nseg; j++)
+      rc = seg_delete(x, s.lv[i].seg[j].segid);
   if (rc == SHALE_OK) {
     int nlevel = s.nlevel < 2 ? 2 : s.nlevel;
     uint32_t cookie = s.cookie;
@@ -1076,7 +1083,8 @@ int fts5_index_delete_all(Fts5Index *x) {
   int rc = structure_read(x, &s);
   if (rc) return rc;
   for (int i = 0; rc == SHALE_OK && i < s.nlevel; i++)
-    for (int j = 0; rc == SHALE_OK && j < s.lv[i].nseg; j++) rc = seg_delete(x, s.lv[i].seg[j].segid);
+    for (int j = 0; rc == SHALE_OK && j < s.lv[i].nseg; j++)
+      rc = seg_delete(x, s.lv[i].seg[j].segid);
   uint32_t cookie = s.cookie;
   structure_free(&s);
   s.cookie = cookie;

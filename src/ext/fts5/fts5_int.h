@@ -80,8 +80,8 @@ typedef struct Fts5Config {
   int ncol;
   char **cols;
   uint8_t *unindexed;
-  int content; /* FTS5_CONTENT_* */
-  char *zcontent;    /* external content table (quoted name) or NULL */
+  int content;    /* FTS5_CONTENT_* */
+  char *zcontent; /* external content table (quoted name) or NULL */
   char *zcontent_rowid;
   int nprefix;
   int prefix[FTS5_MAX_PREFIX];

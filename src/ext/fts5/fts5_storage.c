@@ -56,9 +56,10 @@ static int prep(Fts5Table *t, shale_stmt **st, const char *sql) {
 
 int fts5_storage_create(Fts5Table *t) {
   const char *db = t->c.zdb, *nm = t->c.zname;
-  int rc = exec_fmt(t, "CREATE TABLE \"%s\".\"%s_data\"(id INTEGER PRIMARY KEY, block BLOB);"
-                       "CREATE TABLE \"%s\".\"%s_idx\"(segid, term, pgno, PRIMARY KEY(segid, term)) "
-                       "WITHOUT ROWID;",
+  int rc = exec_fmt(t,
+                    "CREATE TABLE \"%s\".\"%s_data\"(id INTEGER PRIMARY KEY, block BLOB);"
+                    "CREATE TABLE \"%s\".\"%s_idx\"(segid, term, pgno, PRIMARY KEY(segid, term)) "
+                    "WITHOUT ROWID;",
                     db, nm, db, nm);
   if (rc == SHALE_OK && t->c.content == FTS5_CONTENT_NORMAL) {
     Fts5Buf b = {0};
@@ -74,7 +75,8 @@ int fts5_storage_create(Fts5Table *t) {
     fts5_buf_free(&b);
   }
   if (rc == SHALE_OK && t->c.columnsize)
-    rc = exec_fmt(t, "CREATE TABLE \"%s\".\"%s_docsize\"(id INTEGER PRIMARY KEY, sz BLOB);", db, nm);
+    rc =
+        exec_fmt(t, "CREATE TABLE \"%s\".\"%s_docsize\"(id INTEGER PRIMARY KEY, sz BLOB);", db, nm);
   if (rc == SHALE_OK)
     rc = exec_fmt(t,
                   "CREATE TABLE \"%s\".\"%s_config\"(k PRIMARY KEY, v) WITHOUT ROWID;"
@@ -87,10 +89,11 @@ int fts5_storage_create(Fts5Table *t) {
 
 int fts5_storage_drop(Fts5Table *t) {
   const char *db = t->c.zdb, *nm = t->c.zname;
-  int rc = exec_fmt(t,
-                    "DROP TABLE IF EXISTS \"%s\".\"%s_data\";DROP TABLE IF EXISTS \"%s\".\"%s_idx\";"
-                    "DROP TABLE IF EXISTS \"%s\".\"%s_config\";",
-                    db, nm, db, nm, db, nm);
+  int rc =
+      exec_fmt(t,
+               "DROP TABLE IF EXISTS \"%s\".\"%s_data\";DROP TABLE IF EXISTS \"%s\".\"%s_idx\";"
+               "DROP TABLE IF EXISTS \"%s\".\"%s_config\";",
+               db, nm, db, nm, db, nm);
   if (rc == SHALE_OK && t->c.columnsize)
     rc = exec_fmt(t, "DROP TABLE IF EXISTS \"%s\".\"%s_docsize\";", db, nm);
   if (rc == SHALE_OK && t->c.content == FTS5_CONTENT_NORMAL)
@@ -117,7 +120,8 @@ static int stmt_fmt(Fts5Table *t, shale_stmt **st, const char *fmt, ...) {
 int fts5_storage_load_totals(Fts5Table *t) {
   if (t->avg_loaded) return SHALE_OK;
   shale_stmt *st = NULL;
-  int rc = stmt_fmt(t, &st, "SELECT block FROM \"%s\".\"%s_data\" WHERE id=1", t->c.zdb, t->c.zname);
+  int rc =
+      stmt_fmt(t, &st, "SELECT block FROM \"%s\".\"%s_data\" WHERE id=1", t->c.zdb, t->c.zname);
   if (rc) return rc;
   if (!t->coltotal) {
     t->coltotal = shale_malloc(sizeof(int64_t) * (size_t)t->c.ncol);
@@ -206,8 +210,9 @@ int fts5_storage_index_row(Fts5Table *t, int64_t rowid, shale_value **vals, int 
         rc = shale_reset(t->st_del_docsize);
       }
     } else {
-      rc = stmt_fmt(t, &t->st_ins_docsize, "REPLACE INTO \"%s\".\"%s_docsize\"(id, sz) VALUES(?, ?)",
-                    t->c.zdb, t->c.zname);
+      rc =
+          stmt_fmt(t, &t->st_ins_docsize, "REPLACE INTO \"%s\".\"%s_docsize\"(id, sz) VALUES(?, ?)",
+                   t->c.zdb, t->c.zname);
       if (rc == SHALE_OK) {
         shale_bind_int64(t->st_ins_docsize, 1, rowid);
         shale_bind_blob(t->st_ins_docsize, 2, sz.p ? (const void *)sz.p : "", sz.n, SHALE_STATIC);
@@ -285,17 +290,23 @@ static int row_stmt(Fts5Table *t, shale_stmt **st) {
   int rc = SHALE_OK;
   fts5_buf_append(&rc, &b, "SELECT ", 7);
   for (int i = 0; i < t->c.ncol; i++) {
-    char *col = t->c.content == FTS5_CONTENT_NORMAL ? util_mprintf("%sc%d", i ? "," : "", i)
-                                                     : util_mprintf("%s\"%s\"", i ? "," : "", t->c.cols[i]);
-    if (!col) rc = SHALE_NOMEM;
-    else fts5_buf_append(&rc, &b, col, (int)strlen(col));
+    char *col = t->c.content == FTS5_CONTENT_NORMAL
+                    ? util_mprintf("%sc%d", i ? "," : "", i)
+                    : util_mprintf("%s\"%s\"", i ? "," : "", t->c.cols[i]);
+    if (!col)
+      rc = SHALE_NOMEM;
+    else
+      fts5_buf_append(&rc, &b, col, (int)strlen(col));
     shale_free(col);
   }
   char *tail = t->c.content == FTS5_CONTENT_NORMAL
                    ? util_mprintf(" FROM \"%s\".\"%s_content\" WHERE id=?", t->c.zdb, t->c.zname)
-                   : util_mprintf(" FROM \"%s\".%s WHERE %s=?", t->c.zdb, t->c.zcontent, t->c.zcontent_rowid);
-  if (!tail) rc = SHALE_NOMEM;
-  else fts5_buf_append(&rc, &b, tail, (int)strlen(tail) + 1);
+                   : util_mprintf(" FROM \"%s\".%s WHERE %s=?", t->c.zdb, t->c.zcontent,
+                                  t->c.zcontent_rowid);
+  if (!tail)
+    rc = SHALE_NOMEM;
+  else
+    fts5_buf_append(&rc, &b, tail, (int)strlen(tail) + 1);
   shale_free(tail);
   if (rc == SHALE_OK) rc = prep(t, st, (const char *)b.p);
   fts5_buf_free(&b);
@@ -309,8 +320,10 @@ int fts5_storage_old_row(Fts5Table *t, int64_t rowid, shale_stmt **out) {
   if (rc) return rc;
   shale_bind_int64(t->st_row, 1, rowid);
   rc = shale_step(t->st_row);
-  if (rc == SHALE_ROW) *out = t->st_row;
-  else if (rc != SHALE_DONE) return shale_reset(t->st_row);
+  if (rc == SHALE_ROW)
+    *out = t->st_row;
+  else if (rc != SHALE_DONE)
+    return shale_reset(t->st_row);
   return SHALE_OK;
 }
 
@@ -448,8 +461,10 @@ int fts5_storage_integrity(Fts5Table *t) {
   if (rc) return rc;
   int *sizes = shale_malloc(sizeof(int) * (size_t)t->c.ncol);
   int64_t *tot = shale_malloc(sizeof(int64_t) * (size_t)t->c.ncol);
-  if (!sizes || !tot) rc = SHALE_NOMEM;
-  else memset(tot, 0, sizeof(int64_t) * (size_t)t->c.ncol);
+  if (!sizes || !tot)
+    rc = SHALE_NOMEM;
+  else
+    memset(tot, 0, sizeof(int64_t) * (size_t)t->c.ncol);
   CkCtx ck = {0, 0, t->c.nprefix, t->c.prefix, 0, 0};
   for (int i = 0; rc == SHALE_OK && i < n; i++) {
     shale_stmt *st;
@@ -507,7 +522,8 @@ int fts5_storage_config_set(Fts5Table *t, const char *key, shale_value *v) {
     return SHALE_ERROR;
   }
   shale_stmt *st = NULL;
-  int rc = stmt_fmt(t, &st, "REPLACE INTO \"%s\".\"%s_config\"(k, v) VALUES(?, ?)", t->c.zdb, t->c.zname);
+  int rc = stmt_fmt(t, &st, "REPLACE INTO \"%s\".\"%s_config\"(k, v) VALUES(?, ?)", t->c.zdb,
+                    t->c.zname);
   if (rc) return rc;
   shale_bind_text(st, 1, key, -1, SHALE_STATIC);
   shale_bind_value(st, 2, v);
@@ -524,16 +540,22 @@ int fts5_storage_config_load(Fts5Table *t) {
     const char *k = (const char *)shale_column_text(st, 0);
     int v = shale_column_int(st, 1);
     if (!k) continue;
-    if (!strcmp(k, "version")) version = v;
-    else if (!strcmp(k, "pgsz") && v >= 32 && v <= 65536) t->c.pgsz = v;
-    else if (!strcmp(k, "automerge")) t->c.automerge = v;
-    else if (!strcmp(k, "crisismerge")) t->c.crisismerge = v;
-    else if (!strcmp(k, "usermerge")) t->c.usermerge = v;
+    if (!strcmp(k, "version"))
+      version = v;
+    else if (!strcmp(k, "pgsz") && v >= 32 && v <= 65536)
+      t->c.pgsz = v;
+    else if (!strcmp(k, "automerge"))
+      t->c.automerge = v;
+    else if (!strcmp(k, "crisismerge"))
+      t->c.crisismerge = v;
+    else if (!strcmp(k, "usermerge"))
+      t->c.usermerge = v;
   }
   rc = shale_finalize(st);
   if (rc == SHALE_OK && version != 4) {
     shale_free(t->base.zErrMsg);
-    t->base.zErrMsg = util_mprintf("invalid fts5 file format (found %d, expected 4) - run 'rebuild'", version);
+    t->base.zErrMsg =
+        util_mprintf("invalid fts5 file format (found %d, expected 4) - run 'rebuild'", version);
     rc = SHALE_ERROR;
   }
   return rc;

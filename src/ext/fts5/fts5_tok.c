@@ -34,7 +34,7 @@ struct Fts5Tokenizer {
   int kind;
   int remove_diacritics;
   int nexc;
-  uint32_t *exc;  /* code points whose class is flipped (sorted) */
+  uint32_t *exc;      /* code points whose class is flipped (sorted) */
   uint8_t ascii[128]; /* token character? (ASCII, after the options) */
 };
 
@@ -42,8 +42,10 @@ static const Fts5URun *urun(uint32_t c) {
   int lo = 0, hi = (int)(sizeof(fts5_unitab) / sizeof(fts5_unitab[0])) - 1;
   while (lo < hi) {
     int mid = (lo + hi + 1) / 2;
-    if (fts5_unitab[mid].first <= c) lo = mid;
-    else hi = mid - 1;
+    if (fts5_unitab[mid].first <= c)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   return &fts5_unitab[lo];
 }
@@ -53,8 +55,10 @@ static int is_exception(const Fts5Tokenizer *t, uint32_t c) {
   while (lo <= hi) {
     int mid = (lo + hi) / 2;
     if (t->exc[mid] == c) return 1;
-    if (t->exc[mid] < c) lo = mid + 1;
-    else hi = mid - 1;
+    if (t->exc[mid] < c)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
   }
   return 0;
 }
@@ -64,7 +68,11 @@ static uint32_t read_utf8(const uint8_t **pp, const uint8_t *end) {
   const uint8_t *p = *pp;
   uint32_t c = *p++;
   if (c >= 0xc0) {
-    c = c < 0xe0 ? c & 0x1f : c < 0xf0 ? c & 0x0f : c < 0xf8 ? c & 0x07 : c < 0xfc ? c & 0x03 : c & 0x01;
+    c = c < 0xe0   ? c & 0x1f
+        : c < 0xf0 ? c & 0x0f
+        : c < 0xf8 ? c & 0x07
+        : c < 0xfc ? c & 0x03
+                   : c & 0x01;
     while (p < end && (*p & 0xc0) == 0x80) c = (c << 6) + (uint32_t)(*p++ & 0x3f);
     if (c < 0x80 || (c & 0xfffff800) == 0xd800 || (c & 0xfffffffe) == 0xfffe) c = 0xfffd;
   }
@@ -150,8 +158,10 @@ int fts5_tokenize(Fts5Tokenizer *t, const char *text, int n, void *ctx, Fts5Toke
         out = o;
         cap = ncap;
       }
-      if (t->kind == TOK_ASCII && c >= 0x80) out[nout++] = (uint8_t)c;
-      else if (f) nout += put_utf8(out + nout, f);
+      if (t->kind == TOK_ASCII && c >= 0x80)
+        out[nout++] = (uint8_t)c;
+      else if (f)
+        nout += put_utf8(out + nout, f);
       tokend = p;
       if (p >= end) break;
       if (t->kind == TOK_ASCII && *p >= 0x80) {
@@ -202,8 +212,10 @@ Fts5Tokenizer *fts5_tokenizer_new(int argc, const char *const *argv, char **err)
   t->remove_diacritics = 1;
   for (int c = 0; c < 128; c++)
     t->ascii[c] = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-  if (!strcmp(name, "ascii")) t->kind = TOK_ASCII;
-  else if (!strcmp(name, "unicode61")) t->kind = TOK_UNICODE61;
+  if (!strcmp(name, "ascii"))
+    t->kind = TOK_ASCII;
+  else if (!strcmp(name, "unicode61"))
+    t->kind = TOK_UNICODE61;
   else {
     *err = util_mprintf("no such tokenizer: %s", name);
     shale_free(t);

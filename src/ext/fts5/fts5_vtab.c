@@ -17,13 +17,14 @@
  *  2. A cursor's rows are materialized at xFilter: sorted by rowid (or by
  *     rank, then rowid), each matching the whole expression.
  */
+#include "fts5_vtab.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fts5.h"
 #include "../../util/util.h"
-#include "fts5_vtab.h"
+#include "fts5.h"
 
 static void set_err(Fts5Table *t, char *msg) {
   shale_free(t->base.zErrMsg);
@@ -41,8 +42,10 @@ static int declare(Fts5Table *t) {
     shale_free(col);
   }
   char *tail = util_mprintf("\"%s\" HIDDEN, rank HIDDEN)", t->c.zname);
-  if (!tail) rc = SHALE_NOMEM;
-  else fts5_buf_append(&rc, &b, tail, (int)strlen(tail) + 1);
+  if (!tail)
+    rc = SHALE_NOMEM;
+  else
+    fts5_buf_append(&rc, &b, tail, (int)strlen(tail) + 1);
   shale_free(tail);
   if (rc == SHALE_OK) rc = shale_declare_vtab(t->c.db, (const char *)b.p);
   fts5_buf_free(&b);
@@ -117,11 +120,14 @@ static int x_best_index(shale_vtab *vt, shale_index_info *info) {
   for (int i = 0; i < info->nConstraint; i++) {
     struct shale_index_constraint *c = &info->aConstraint[i];
     if (!c->usable) continue;
-    int is_match = (c->op == SHALE_INDEX_CONSTRAINT_MATCH && c->iColumn >= 0 && c->iColumn <= ncol) ||
-                   (c->op == SHALE_INDEX_CONSTRAINT_EQ && c->iColumn == ncol);
+    int is_match =
+        (c->op == SHALE_INDEX_CONSTRAINT_MATCH && c->iColumn >= 0 && c->iColumn <= ncol) ||
+        (c->op == SHALE_INDEX_CONSTRAINT_EQ && c->iColumn == ncol);
     if (is_match && nidx < (int)sizeof(idx) - 16) {
-      if (c->iColumn == ncol) idx[nidx++] = 'M';
-      else nidx += snprintf(idx + nidx, sizeof(idx) - (size_t)nidx, "c%d.", c->iColumn);
+      if (c->iColumn == ncol)
+        idx[nidx++] = 'M';
+      else
+        nidx += snprintf(idx + nidx, sizeof(idx) - (size_t)nidx, "c%d.", c->iColumn);
       info->aConstraintUsage[i].argvIndex = ++argc;
       info->aConstraintUsage[i].omit = 1;
       match = 1;
@@ -242,8 +248,10 @@ static int x_filter(shale_vtab_cursor *vc, int num, const char *idx, int argc, s
       set_err(t, err ? err : util_mprintf("out of memory"));
       return rc == SHALE_NOMEM ? rc : SHALE_ERROR;
     }
-    if (!c->expr) c->expr = e;
-    else rc = fts5_expr_and(&c->expr, e);
+    if (!c->expr)
+      c->expr = e;
+    else
+      rc = fts5_expr_and(&c->expr, e);
   }
   if (rc) return rc;
   if (c->expr) {
@@ -356,7 +364,8 @@ static int x_column(shale_vtab_cursor *vc, shale_context *ctx, int col) {
   if (col == t->c.ncol + 1) {
     if (!c->expr) return SHALE_OK;
     double r;
-    int rc = c->ranks ? (r = c->ranks[c->i], SHALE_OK) : fts5_bm25(t, c, c->rows[c->i], 0, NULL, &r);
+    int rc =
+        c->ranks ? (r = c->ranks[c->i], SHALE_OK) : fts5_bm25(t, c, c->rows[c->i], 0, NULL, &r);
     if (rc) return rc;
     shale_result_double(ctx, r);
     return SHALE_OK;
@@ -390,11 +399,15 @@ static int delete_row(Fts5Table *t, int64_t rowid, shale_value **given) {
   return rc;
 }
 
-static int special(Fts5Table *t, const char *cmd, shale_value *arg, shale_value **cols, shale_value *rowid) {
+static int special(Fts5Table *t, const char *cmd, shale_value *arg, shale_value **cols,
+                   shale_value *rowid) {
   int rc = SHALE_OK;
   if (!strcmp(cmd, "delete-all")) {
     if (t->c.content == FTS5_CONTENT_NORMAL) {
-      set_err(t, util_mprintf("'delete-all' may only be used with a contentless or external content fts5 table"));
+      set_err(
+          t,
+          util_mprintf(
+              "'delete-all' may only be used with a contentless or external content fts5 table"));
       return SHALE_ERROR;
     }
     return fts5_storage_delete_all(t);
@@ -418,7 +431,9 @@ static int special(Fts5Table *t, const char *cmd, shale_value *arg, shale_value 
   }
   if (!strcmp(cmd, "delete")) {
     if (t->c.content == FTS5_CONTENT_NORMAL) {
-      set_err(t, util_mprintf("'delete' may only be used with a contentless or external content fts5 table"));
+      set_err(t,
+              util_mprintf(
+                  "'delete' may only be used with a contentless or external content fts5 table"));
       return SHALE_ERROR;
     }
     return delete_row(t, shale_value_int64(rowid), cols);
@@ -490,10 +505,9 @@ static int x_shadow_name(const char *z) {
 }
 
 static const shale_module fts5_module = {
-    3,          x_create, x_connect, x_best_index, x_disconnect, x_destroy, x_open,
-    x_close,    x_filter, x_next,    x_eof,        x_column,     x_rowid,   x_update,
-    x_begin,    x_sync,   x_commit,  x_rollback,   NULL,         NULL,      NULL,
-    NULL,       NULL,     x_shadow_name,
+    3,        x_create,   x_connect, x_best_index, x_disconnect, x_destroy, x_open,  x_close,
+    x_filter, x_next,     x_eof,     x_column,     x_rowid,      x_update,  x_begin, x_sync,
+    x_commit, x_rollback, NULL,      NULL,         NULL,         NULL,      NULL,    x_shadow_name,
 };
 
 static void global_free(void *p) { shale_free(p); }
@@ -504,7 +518,9 @@ int fts5_register(shale *db) {
   memset(g, 0, sizeof *g);
   g->db = db;
   int rc = fts5_aux_register(db, g);
-  if (rc == SHALE_OK) rc = shale_create_module_v2(db, "fts5", &fts5_module, g, global_free);
-  else shale_free(g);
+  if (rc == SHALE_OK)
+    rc = shale_create_module_v2(db, "fts5", &fts5_module, g, global_free);
+  else
+    shale_free(g);
   return rc;
 }

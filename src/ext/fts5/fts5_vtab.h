@@ -42,14 +42,14 @@ struct Fts5Cursor {
   int64_t id;
   Fts5Expr *expr; /* NULL: no MATCH */
   int64_t *rows;
-  double *ranks;  /* per row when ordered by rank */
+  double *ranks; /* per row when ordered by rank */
   int nrows, i, desc;
   int64_t row_loaded; /* rowid whose content st_row holds */
   int have_row;
   int *colsize;
   int64_t colsize_row;
   int have_colsize;
-  double *idf;  /* bm25: per phrase, computed at the first call after xFilter */
+  double *idf; /* bm25: per phrase, computed at the first call after xFilter */
   double avgdl;
 };
 

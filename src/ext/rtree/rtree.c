@@ -25,10 +25,11 @@
  *     computes not above it, a max to the smallest not below (its
  *     arithmetic, below), an rtree_i32 bound as its integer value.
  */
+#include "rtree.h"
+
 #include <string.h>
 
 #include "../../util/util.h"
-#include "rtree.h"
 #include "rtree_int.h"
 
 /* ---- names and statements ---- */
@@ -59,27 +60,64 @@ static char *stmt_sql(const Rtree *t, int st) {
   StrBuf b;
   strbuf_init(&b, STRBUF_NOLIMIT);
   switch (st) {
-  case RT_ST_READ_NODE: strbuf_appendz(&b, "SELECT data FROM "); shadow(&b, t, "_node"); strbuf_appendz(&b, " WHERE nodeno=?1"); break;
-  case RT_ST_WRITE_NODE: strbuf_appendz(&b, "INSERT OR REPLACE INTO "); shadow(&b, t, "_node"); strbuf_appendz(&b, " VALUES(?1,?2)"); break;
-  case RT_ST_DEL_NODE: strbuf_appendz(&b, "DELETE FROM "); shadow(&b, t, "_node"); strbuf_appendz(&b, " WHERE nodeno=?1"); break;
-  case RT_ST_READ_ROWID: strbuf_appendz(&b, "SELECT nodeno FROM "); shadow(&b, t, "_rowid"); strbuf_appendz(&b, " WHERE rowid=?1"); break;
-  case RT_ST_WRITE_ROWID:
-    strbuf_appendz(&b, "INSERT INTO ");
-    shadow(&b, t, "_rowid");
-    strbuf_appendz(&b, "(rowid,nodeno)VALUES(?1,?2)ON CONFLICT(rowid)DO UPDATE SET nodeno=excluded.nodeno");
-    break;
-  case RT_ST_DEL_ROWID: strbuf_appendz(&b, "DELETE FROM "); shadow(&b, t, "_rowid"); strbuf_appendz(&b, " WHERE rowid=?1"); break;
-  case RT_ST_READ_PARENT: strbuf_appendz(&b, "SELECT parentnode FROM "); shadow(&b, t, "_parent"); strbuf_appendz(&b, " WHERE nodeno=?1"); break;
-  case RT_ST_WRITE_PARENT: strbuf_appendz(&b, "INSERT OR REPLACE INTO "); shadow(&b, t, "_parent"); strbuf_appendz(&b, " VALUES(?1,?2)"); break;
-  case RT_ST_DEL_PARENT: strbuf_appendz(&b, "DELETE FROM "); shadow(&b, t, "_parent"); strbuf_appendz(&b, " WHERE nodeno=?1"); break;
-  case RT_ST_WRITE_AUX:
-    strbuf_appendz(&b, "UPDATE ");
-    shadow(&b, t, "_rowid");
-    strbuf_appendz(&b, " SET ");
-    for (int i = 0; i < t->naux; i++) strbuf_printf(&b, "%sa%d=?%d", i ? "," : "", i, i + 2);
-    strbuf_appendz(&b, " WHERE rowid=?1");
-    break;
-  default: strbuf_appendz(&b, "SELECT * FROM "); shadow(&b, t, "_rowid"); strbuf_appendz(&b, " WHERE rowid=?1"); break;
+    case RT_ST_READ_NODE:
+      strbuf_appendz(&b, "SELECT data FROM ");
+      shadow(&b, t, "_node");
+      strbuf_appendz(&b, " WHERE nodeno=?1");
+      break;
+    case RT_ST_WRITE_NODE:
+      strbuf_appendz(&b, "INSERT OR REPLACE INTO ");
+      shadow(&b, t, "_node");
+      strbuf_appendz(&b, " VALUES(?1,?2)");
+      break;
+    case RT_ST_DEL_NODE:
+      strbuf_appendz(&b, "DELETE FROM ");
+      shadow(&b, t, "_node");
+      strbuf_appendz(&b, " WHERE nodeno=?1");
+      break;
+    case RT_ST_READ_ROWID:
+      strbuf_appendz(&b, "SELECT nodeno FROM ");
+      shadow(&b, t, "_rowid");
+      strbuf_appendz(&b, " WHERE rowid=?1");
+      break;
+    case RT_ST_WRITE_ROWID:
+      strbuf_appendz(&b, "INSERT INTO ");
+      shadow(&b, t, "_rowid");
+      strbuf_appendz(
+          &b, "(rowid,nodeno)VALUES(?1,?2)ON CONFLICT(rowid)DO UPDATE SET nodeno=excluded.nodeno");
+      break;
+    case RT_ST_DEL_ROWID:
+      strbuf_appendz(&b, "DELETE FROM ");
+      shadow(&b, t, "_rowid");
+      strbuf_appendz(&b, " WHERE rowid=?1");
+      break;
+    case RT_ST_READ_PARENT:
+      strbuf_appendz(&b, "SELECT parentnode FROM ");
+      shadow(&b, t, "_parent");
+      strbuf_appendz(&b, " WHERE nodeno=?1");
+      break;
+    case RT_ST_WRITE_PARENT:
+      strbuf_appendz(&b, "INSERT OR REPLACE INTO ");
+      shadow(&b, t, "_parent");
+      strbuf_appendz(&b, " VALUES(?1,?2)");
+      break;
+    case RT_ST_DEL_PARENT:
+      strbuf_appendz(&b, "DELETE FROM ");
+      shadow(&b, t, "_parent");
+      strbuf_appendz(&b, " WHERE nodeno=?1");
+      break;
+    case RT_ST_WRITE_AUX:
+      strbuf_appendz(&b, "UPDATE ");
+      shadow(&b, t, "_rowid");
+      strbuf_appendz(&b, " SET ");
+      for (int i = 0; i < t->naux; i++) strbuf_printf(&b, "%sa%d=?%d", i ? "," : "", i, i + 2);
+      strbuf_appendz(&b, " WHERE rowid=?1");
+      break;
+    default:
+      strbuf_appendz(&b, "SELECT * FROM ");
+      shadow(&b, t, "_rowid");
+      strbuf_appendz(&b, " WHERE rowid=?1");
+      break;
   }
   return strbuf_finish(&b);
 }
@@ -192,8 +230,10 @@ static int token_len(const char *z) {
     int i = 1;
     for (; z[i]; i++) {
       if (z[i] == q) {
-        if (q != ']' && z[i + 1] == q) i++;
-        else return i + 1;
+        if (q != ']' && z[i + 1] == q)
+          i++;
+        else
+          return i + 1;
       }
     }
     return i;
@@ -260,10 +300,9 @@ static void rtree_free(Rtree *t) {
 
 static int rt_init(shale *db, void *aux, int argc, const char *const *argv, shale_vtab **out,
                    char **errmsg, int create) {
-  static const char *const msgs[] = {NULL, "Wrong number of columns for an rtree table",
-                                     "Too few columns for an rtree table",
-                                     "Too many columns for an rtree table",
-                                     "Auxiliary rtree columns must be last"};
+  static const char *const msgs[] = {
+      NULL, "Wrong number of columns for an rtree table", "Too few columns for an rtree table",
+      "Too many columns for an rtree table", "Auxiliary rtree columns must be last"};
   int is_int = aux != NULL;
   if (argc < 6 || argc > RT_MAX_AUX + 3) {
     *errmsg = util_strdup(msgs[2 + (argc >= 6)]);
@@ -296,7 +335,8 @@ static int rt_init(shale *db, void *aux, int argc, const char *const *argv, shal
   strbuf_appendz(&b, ");");
   char *decl = strbuf_finish(&b);
   int rc = SHALE_OK;
-  if (!decl || !t->zdb || !t->zname) rc = SHALE_NOMEM;
+  if (!decl || !t->zdb || !t->zname)
+    rc = SHALE_NOMEM;
   else if (i < argc) {
     *errmsg = util_strdup(msgs[4]);
     rc = SHALE_ERROR;
@@ -319,7 +359,8 @@ static int rt_init(shale *db, void *aux, int argc, const char *const *argv, shal
     rc = get_int(db, util_mprintf("PRAGMA \"%s\".page_size", t->zdb), &v, &found);
     if (rc == SHALE_OK) {
       t->node_size = (int)v - 64;
-      if (4 + t->cell_size * RT_MAX_CELLS < t->node_size) t->node_size = 4 + t->cell_size * RT_MAX_CELLS;
+      if (4 + t->cell_size * RT_MAX_CELLS < t->node_size)
+        t->node_size = 4 + t->cell_size * RT_MAX_CELLS;
     }
   } else {
     rc = get_int(db, shadow_sql(t, "SELECT length(data) FROM ", "_node", " WHERE nodeno = 1"), &v,
@@ -407,8 +448,10 @@ static int x_rename(shale_vtab *vt, const char *name) {
     shadow(&b, t, sfx[i]);
     strbuf_appendz(&b, " RENAME TO ");
     char *n = util_mprintf("%s%s", name, sfx[i]);
-    if (n) rt_quote(&b, n);
-    else b.err = SHALE_NOMEM;
+    if (n)
+      rt_quote(&b, n);
+    else
+      b.err = SHALE_NOMEM;
     shale_free(n);
     strbuf_appendz(&b, ";");
   }
@@ -429,7 +472,15 @@ static int x_shadow_name(const char *suffix) {
 
 /* ---- planning ---- */
 
-enum { OP_EQ = 'A', OP_LE = 'B', OP_LT = 'C', OP_GE = 'D', OP_GT = 'E', OP_TRUE = '?', OP_FALSE = '@' };
+enum {
+  OP_EQ = 'A',
+  OP_LE = 'B',
+  OP_LT = 'C',
+  OP_GE = 'D',
+  OP_GT = 'E',
+  OP_TRUE = '?',
+  OP_FALSE = '@'
+};
 
 static int x_best_index(shale_vtab *vt, shale_index_info *info) {
   Rtree *t = (Rtree *)vt;
@@ -454,12 +505,23 @@ static int x_best_index(shale_vtab *vt, shale_index_info *info) {
     char op = 0;
     int omit = 1;
     switch (p->op) {
-    case SHALE_INDEX_CONSTRAINT_EQ: op = OP_EQ, omit = 0; break;
-    case SHALE_INDEX_CONSTRAINT_GT: op = OP_GT, omit = 0; break;
-    case SHALE_INDEX_CONSTRAINT_LE: op = OP_LE; break;
-    case SHALE_INDEX_CONSTRAINT_LT: op = OP_LT, omit = 0; break;
-    case SHALE_INDEX_CONSTRAINT_GE: op = OP_GE; break;
-    default: break;
+      case SHALE_INDEX_CONSTRAINT_EQ:
+        op = OP_EQ, omit = 0;
+        break;
+      case SHALE_INDEX_CONSTRAINT_GT:
+        op = OP_GT, omit = 0;
+        break;
+      case SHALE_INDEX_CONSTRAINT_LE:
+        op = OP_LE;
+        break;
+      case SHALE_INDEX_CONSTRAINT_LT:
+        op = OP_LT, omit = 0;
+        break;
+      case SHALE_INDEX_CONSTRAINT_GE:
+        op = OP_GE;
+        break;
+      default:
+        break;
     }
     if (!op) continue;
     idx[n++] = op;
@@ -498,9 +560,9 @@ typedef struct RtCursor {
   RtCons cons[RT_MAX_DIM * 4];
   int nframe, depth; /* frame i holds the node at level depth - i */
   RtFrame frame[RT_MAX_DEPTH + 1];
-  uint8_t *buf;      /* (RT_MAX_DEPTH + 1) nodes, allocated at the first filter */
-  RtCell cell;       /* the current entry */
-  shale_stmt *aux;   /* NAME_rowid row of the current entry, or NULL */
+  uint8_t *buf;    /* (RT_MAX_DEPTH + 1) nodes, allocated at the first filter */
+  RtCell cell;     /* the current entry */
+  shale_stmt *aux; /* NAME_rowid row of the current entry, or NULL */
   int aux_ok;
 } RtCursor;
 
@@ -546,8 +608,11 @@ static int cell_matches(const Rtree *t, const RtCursor *c, const RtCell *x, int 
     if (k->op == OP_FALSE) return 0;
     if (leaf) {
       double v = rt_coord(t, x->c[k->coord]);
-      int ok = k->op == OP_EQ ? v == k->v : k->op == OP_LE ? v <= k->v : k->op == OP_LT ? v < k->v
-               : k->op == OP_GE ? v >= k->v : v > k->v;
+      int ok = k->op == OP_EQ   ? v == k->v
+               : k->op == OP_LE ? v <= k->v
+               : k->op == OP_LT ? v < k->v
+               : k->op == OP_GE ? v >= k->v
+                                : v > k->v;
       if (!ok) return 0;
     } else {
       double lo = rt_coord(t, x->c[k->coord & ~1]), hi = rt_coord(t, x->c[k->coord | 1]);
@@ -600,7 +665,8 @@ static int x_filter(shale_vtab_cursor *vc, int idx_num, const char *idx_str, int
   if (idx_num == 1) {
     int type = argc > 0 ? shale_value_numeric_type(argv[0]) : SHALE_NULL;
     int64_t id = argc > 0 ? shale_value_int64(argv[0]) : 0;
-    if (type != SHALE_INTEGER && !(type == SHALE_FLOAT && shale_value_double(argv[0]) == (double)id))
+    if (type != SHALE_INTEGER &&
+        !(type == SHALE_FLOAT && shale_value_double(argv[0]) == (double)id))
       return SHALE_OK;
     int found;
     int64_t leaf;
@@ -626,9 +692,12 @@ static int x_filter(shale_vtab_cursor *vc, int idx_num, const char *idx_str, int
     k->coord = idx_str[2 * i + 1] - '0';
     if (k->coord < 0 || k->coord >= t->ndim2) return SHALE_ERROR;
     int type = shale_value_numeric_type(argv[i]); /* invariant 2 */
-    if (type == SHALE_INTEGER || type == SHALE_FLOAT) k->v = shale_value_double(argv[i]);
-    else if (type == SHALE_NULL) k->op = OP_FALSE;
-    else k->op = (k->op == OP_LT || k->op == OP_LE) ? OP_TRUE : OP_FALSE;
+    if (type == SHALE_INTEGER || type == SHALE_FLOAT)
+      k->v = shale_value_double(argv[i]);
+    else if (type == SHALE_NULL)
+      k->op = OP_FALSE;
+    else
+      k->op = (k->op == OP_LT || k->op == OP_LE) ? OP_TRUE : OP_FALSE;
   }
   c->ncons = n;
   int rc = load_frame(c, 0, 1);
@@ -664,8 +733,10 @@ static int x_column(shale_vtab_cursor *vc, shale_context *ctx, int col) {
     return SHALE_OK;
   }
   if (col <= t->ndim2) {
-    if (t->is_int) shale_result_int64(ctx, c->cell.c[col - 1].i);
-    else shale_result_double(ctx, c->cell.c[col - 1].f);
+    if (t->is_int)
+      shale_result_int64(ctx, c->cell.c[col - 1].i);
+    else
+      shale_result_double(ctx, c->cell.c[col - 1].f);
     return SHALE_OK;
   }
   if (!c->aux_ok) {
@@ -746,8 +817,10 @@ static int x_update(shale_vtab *vt, int argc, shale_value **argv, shale_int64 *r
         int64_t ignored;
         rc = rt_lookup(t, RT_ST_READ_ROWID, cell.id, &found, &ignored);
         if (rc == SHALE_OK && found) {
-          if (shale_vtab_on_conflict(t->db) == 5 /* REPLACE */) rc = rt_delete(t, cell.id);
-          else rc = rt_constraint_error(t, 0);
+          if (shale_vtab_on_conflict(t->db) == 5 /* REPLACE */)
+            rc = rt_delete(t, cell.id);
+          else
+            rc = rt_constraint_error(t, 0);
         }
       }
       have_id = 1;

@@ -53,13 +53,16 @@ static shale_stmt *check_prepare(Check *c, const char *sql_head, const char *suf
   strbuf_appendz(&b, sql_head);
   rt_quote(&b, c->zdb);
   strbuf_appendchar(&b, 1, '.');
-  if (name) rt_quote(&b, name);
-  else b.err = SHALE_NOMEM;
+  if (name)
+    rt_quote(&b, name);
+  else
+    b.err = SHALE_NOMEM;
   shale_free(name);
   strbuf_appendz(&b, tail);
   char *sql = strbuf_finish(&b);
   shale_stmt *s = NULL;
-  if (!sql) c->rc = SHALE_NOMEM;
+  if (!sql)
+    c->rc = SHALE_NOMEM;
   else if (shale_prepare_v2(c->db, sql, -1, &s, NULL) != SHALE_OK) {
     c->rc = shale_errcode(c->db);
     s = NULL;
@@ -79,8 +82,10 @@ static uint8_t *check_get_node(Check *c, int64_t no, int *n) {
     /* SQLite asks for a copy of exactly k bytes, and 0 bytes gives NULL,
      * which it reports as out of memory: the same answer here */
     out = k ? shale_malloc((size_t)k + 1) : NULL;
-    if (!out) c->rc = SHALE_NOMEM;
-    else if (k) memcpy(out, p, (size_t)k);
+    if (!out)
+      c->rc = SHALE_NOMEM;
+    else if (k)
+      memcpy(out, p, (size_t)k);
     *n = k;
   }
   int rc = shale_reset(c->get_node);
@@ -91,8 +96,9 @@ static uint8_t *check_get_node(Check *c, int64_t no, int *n) {
 
 static void check_mapping(Check *c, int leaf, int64_t key, int64_t val) {
   if (!c->map[leaf])
-    c->map[leaf] = leaf ? check_prepare(c, "SELECT nodeno FROM ", "_rowid", " WHERE rowid=?1")
-                        : check_prepare(c, "SELECT parentnode FROM ", "_parent", " WHERE nodeno=?1");
+    c->map[leaf] = leaf
+                       ? check_prepare(c, "SELECT nodeno FROM ", "_rowid", " WHERE rowid=?1")
+                       : check_prepare(c, "SELECT parentnode FROM ", "_parent", " WHERE nodeno=?1");
   shale_stmt *s = c->map[leaf];
   if (!s) return;
   shale_bind_int64(s, 1, key);
@@ -118,9 +124,12 @@ static RtCoord read_coord(const uint8_t *p) {
   return x;
 }
 
-static int coord_lt(const Check *c, RtCoord a, RtCoord b) { return c->is_int ? a.i < b.i : a.f < b.f; }
+static int coord_lt(const Check *c, RtCoord a, RtCoord b) {
+  return c->is_int ? a.i < b.i : a.f < b.f;
+}
 
-static void check_coords(Check *c, int64_t node, int cell, const uint8_t *p, const uint8_t *parent) {
+static void check_coords(Check *c, int64_t node, int cell, const uint8_t *p,
+                         const uint8_t *parent) {
   for (int i = 0; i < c->ndim; i++) {
     RtCoord c1 = read_coord(p + 8 * i), c2 = read_coord(p + 8 * i + 4);
     if (coord_lt(c, c2, c1))
@@ -199,14 +208,18 @@ static void rtreecheck_fn(shale_context *ctx, int argc, shale_value **argv) {
   if (!c.zdb || !c.ztab) c.ztab = c.zdb = "";
   int naux = 0;
   shale_stmt *s = check_prepare(&c, "SELECT * FROM ", "_rowid", "");
-  if (s) naux = shale_column_count(s) - 2;
-  else if (c.rc != SHALE_NOMEM) c.rc = SHALE_OK;
+  if (s)
+    naux = shale_column_count(s) - 2;
+  else if (c.rc != SHALE_NOMEM)
+    c.rc = SHALE_OK;
   shale_finalize(s);
   s = check_prepare(&c, "SELECT * FROM ", "", "");
   if (s) {
     c.ndim = (shale_column_count(s) - 1 - naux) / 2;
-    if (c.ndim < 1) check_msg(&c, "Schema corrupt or not an rtree");
-    else if (shale_step(s) == SHALE_ROW) c.is_int = shale_column_type(s, 1) == SHALE_INTEGER;
+    if (c.ndim < 1)
+      check_msg(&c, "Schema corrupt or not an rtree");
+    else if (shale_step(s) == SHALE_ROW)
+      c.is_int = shale_column_type(s, 1) == SHALE_INTEGER;
     int rc = shale_finalize(s);
     if ((rc & 0xff) != SHALE_CORRUPT) c.rc = rc;
   }
@@ -220,9 +233,12 @@ static void rtreecheck_fn(shale_context *ctx, int argc, shale_value **argv) {
     if (c.rc == SHALE_OK) check_count(&c, "_parent", c.nnonleaf);
   }
   char *report = strbuf_finish(&c.report);
-  if (c.rc != SHALE_OK) shale_result_error_code(ctx, c.rc);
-  else if (!report && c.nerr) shale_result_error_nomem(ctx);
-  else shale_result_text64(ctx, c.nerr ? report : "ok", -1, SHALE_TRANSIENT);
+  if (c.rc != SHALE_OK)
+    shale_result_error_code(ctx, c.rc);
+  else if (!report && c.nerr)
+    shale_result_error_nomem(ctx);
+  else
+    shale_result_text64(ctx, c.nerr ? report : "ok", -1, SHALE_TRANSIENT);
   shale_free(report);
 }
 
@@ -244,13 +260,16 @@ static void rtreenode_fn(shale_context *ctx, int argc, shale_value **argv) {
     int64_t id = 0;
     for (int k = 0; k < 8; k++) id = (int64_t)(((uint64_t)id << 8) | q[k]);
     strbuf_printf(&b, "%s{%lld", i ? " " : "", (long long)id);
-    for (int k = 0; k < 2 * ndim; k++) strbuf_printf(&b, " %g", (double)read_coord(q + 8 + 4 * k).f);
+    for (int k = 0; k < 2 * ndim; k++)
+      strbuf_printf(&b, " %g", (double)read_coord(q + 8 + 4 * k).f);
     strbuf_appendchar(&b, 1, '}');
   }
   int err = b.err;
   char *z = strbuf_finish(&b);
-  if (err) shale_result_error_nomem(ctx);
-  else shale_result_text64(ctx, z ? z : "", -1, SHALE_TRANSIENT);
+  if (err)
+    shale_result_error_nomem(ctx);
+  else
+    shale_result_text64(ctx, z ? z : "", -1, SHALE_TRANSIENT);
   shale_free(z);
 }
 
@@ -261,18 +280,20 @@ static void rtreedepth_fn(shale_context *ctx, int argc, shale_value **argv) {
     return;
   }
   const uint8_t *p = shale_value_blob(argv[0]);
-  if (!p) shale_result_error_nomem(ctx);
-  else shale_result_int64(ctx, rt_get2(p));
+  if (!p)
+    shale_result_error_nomem(ctx);
+  else
+    shale_result_int64(ctx, rt_get2(p));
 }
 
 int rt_register_functions(shale *db) {
-  int rc = shale_create_function_v2(db, "rtreenode", 2, SHALE_UTF8, NULL, rtreenode_fn, NULL,
-                                    NULL, NULL);
+  int rc = shale_create_function_v2(db, "rtreenode", 2, SHALE_UTF8, NULL, rtreenode_fn, NULL, NULL,
+                                    NULL);
   if (rc == SHALE_OK)
-    rc = shale_create_function_v2(db, "rtreedepth", 1, SHALE_UTF8, NULL, rtreedepth_fn, NULL,
-                                  NULL, NULL);
+    rc = shale_create_function_v2(db, "rtreedepth", 1, SHALE_UTF8, NULL, rtreedepth_fn, NULL, NULL,
+                                  NULL);
   if (rc == SHALE_OK)
-    rc = shale_create_function_v2(db, "rtreecheck", -1, SHALE_UTF8, NULL, rtreecheck_fn, NULL,
-                                  NULL, NULL);
+    rc = shale_create_function_v2(db, "rtreecheck", -1, SHALE_UTF8, NULL, rtreecheck_fn, NULL, NULL,
+                                  NULL);
   return rc;
 }

@@ -52,33 +52,41 @@ typedef struct RtCell {
 } RtCell;
 
 typedef struct RtNode {
-  int64_t no;             /* 0: new, numbered when first written; deleted: its height */
-  struct RtNode *parent;  /* invariant 2 (NULL: root or not known yet) */
-  struct RtNode *next;    /* in Rtree.cache or Rtree.deleted */
+  int64_t no;            /* 0: new, numbered when first written; deleted: its height */
+  struct RtNode *parent; /* invariant 2 (NULL: root or not known yet) */
+  struct RtNode *next;   /* in Rtree.cache or Rtree.deleted */
   int dirty;
-  uint8_t *data;          /* node_size bytes */
+  uint8_t *data; /* node_size bytes */
 } RtNode;
 
 typedef struct Rtree {
   shale_vtab base;
   shale *db;
-  char *zdb, *zname;      /* database and table name */
-  int is_int;             /* rtree_i32 */
+  char *zdb, *zname; /* database and table name */
+  int is_int;        /* rtree_i32 */
   int ndim, ndim2, naux;
   int node_size, cell_size;
-  int depth;              /* read from the root at each operation */
-  int reinsert_height;    /* SQLite keeps it across operations of a connection */
+  int depth;           /* read from the root at each operation */
+  int reinsert_height; /* SQLite keeps it across operations of a connection */
   int64_t nrow_est;
   RtNode *cache, *deleted;
-  shale_stmt *st[11];     /* prepared lazily, see rtree.c RT_ST_* */
-  int nreaders;           /* open cursors positioned in the tree */
+  shale_stmt *st[11]; /* prepared lazily, see rtree.c RT_ST_* */
+  int nreaders;       /* open cursors positioned in the tree */
 } Rtree;
 
 enum {
-  RT_ST_READ_NODE, RT_ST_WRITE_NODE, RT_ST_DEL_NODE,
-  RT_ST_READ_ROWID, RT_ST_WRITE_ROWID, RT_ST_DEL_ROWID,
-  RT_ST_READ_PARENT, RT_ST_WRITE_PARENT, RT_ST_DEL_PARENT,
-  RT_ST_WRITE_AUX, RT_ST_READ_AUX, RT_ST_COUNT
+  RT_ST_READ_NODE,
+  RT_ST_WRITE_NODE,
+  RT_ST_DEL_NODE,
+  RT_ST_READ_ROWID,
+  RT_ST_WRITE_ROWID,
+  RT_ST_DEL_ROWID,
+  RT_ST_READ_PARENT,
+  RT_ST_WRITE_PARENT,
+  RT_ST_DEL_PARENT,
+  RT_ST_WRITE_AUX,
+  RT_ST_READ_AUX,
+  RT_ST_COUNT
 };
 
 /* ---- node bytes (rtree_tree.c) ---- */

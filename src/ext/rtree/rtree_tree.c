@@ -77,7 +77,8 @@ double rt_coord(const Rtree *t, RtCoord c) { return t->is_int ? (double)c.i : (d
 static double cell_area(const Rtree *t, const RtCell *p) {
   double a = 1.0;
   for (int d = t->ndim - 1; d >= 0; d--) {
-    if (t->is_int) a *= (double)((int64_t)p->c[2 * d + 1].i - (int64_t)p->c[2 * d].i);
+    if (t->is_int)
+      a *= (double)((int64_t)p->c[2 * d + 1].i - (int64_t)p->c[2 * d].i);
     else {
       float diff = p->c[2 * d + 1].f - p->c[2 * d].f;
       a *= diff;
@@ -88,8 +89,7 @@ static double cell_area(const Rtree *t, const RtCell *p) {
 
 static double cell_margin(const Rtree *t, const RtCell *p) {
   double m = 0;
-  for (int k = t->ndim2 - 2; k >= 0; k -= 2)
-    m += rt_coord(t, p->c[k + 1]) - rt_coord(t, p->c[k]);
+  for (int k = t->ndim2 - 2; k >= 0; k -= 2) m += rt_coord(t, p->c[k + 1]) - rt_coord(t, p->c[k]);
   return m;
 }
 
@@ -180,8 +180,10 @@ static int node_write(Rtree *t, RtNode *n) {
   shale_stmt *s;
   int rc = rt_stmt(t, RT_ST_WRITE_NODE, &s);
   if (rc) return rc;
-  if (n->no) shale_bind_int64(s, 1, n->no);
-  else shale_bind_null(s, 1);
+  if (n->no)
+    shale_bind_int64(s, 1, n->no);
+  else
+    shale_bind_null(s, 1);
   shale_bind_blob(s, 2, n->data, t->node_size, SHALE_STATIC);
   shale_step(s);
   rc = shale_reset(s);
@@ -351,8 +353,10 @@ static void merge_sort(int *idx, int n, int *spare, LessFn less, const void *ctx
   memcpy(spare, left, sizeof(int) * (size_t)nl);
   int i = 0, j = 0;
   while (i < nl || j < nr) {
-    if (i < nl && (j == nr || less(ctx, spare[i], right[j]))) idx[i + j] = spare[i], i++;
-    else idx[i + j] = right[j], j++;
+    if (i < nl && (j == nr || less(ctx, spare[i], right[j])))
+      idx[i + j] = spare[i], i++;
+    else
+      idx[i + j] = right[j], j++;
   }
 }
 
@@ -529,8 +533,10 @@ static int reinsert(Rtree *t, RtNode *n, RtCell *c, int height) {
   int *order = (int *)(dist + k), *spare = order + k;
   double center[RT_MAX_DIM] = {0};
   for (int i = 0; i < k; i++) {
-    if (i == k - 1) cells[i] = *c;
-    else rt_cell_get(t, n->data, i, &cells[i]);
+    if (i == k - 1)
+      cells[i] = *c;
+    else
+      rt_cell_get(t, n->data, i, &cells[i]);
     order[i] = i;
     for (int d = 0; d < t->ndim; d++) {
       center[d] += rt_coord(t, cells[i].c[2 * d]);

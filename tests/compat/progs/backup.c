@@ -57,7 +57,8 @@ static void fill(sqlite3 *db, int n) {
   char sql[200];
   snprintf(sql, sizeof sql,
            "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM r WHERE i<%d) "
-           "INSERT INTO t SELECT i, printf('row %%d', i), randomblob(i %% 700) FROM r", n);
+           "INSERT INTO t SELECT i, printf('row %%d', i), randomblob(i %% 700) FROM r",
+           n);
   EXEC_OK(db, sql);
 }
 

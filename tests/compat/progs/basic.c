@@ -21,7 +21,8 @@ int main(void) {
   EXPECT_INT(sqlite3_bind_parameter_count(ins), 5);
   EXPECT_STR(sqlite3_bind_parameter_name(ins, 3), ":s");
   EXPECT_STR(sqlite3_bind_parameter_name(ins, 4), "@b");
-  EXPECT(sqlite3_bind_parameter_name(ins, 1) == NULL || !strcmp(sqlite3_bind_parameter_name(ins, 1), "?1"));
+  EXPECT(sqlite3_bind_parameter_name(ins, 1) == NULL ||
+         !strcmp(sqlite3_bind_parameter_name(ins, 1), "?1"));
   EXPECT_INT(sqlite3_bind_parameter_index(ins, "$n"), 5);
   EXPECT_INT(sqlite3_bind_parameter_index(ins, ":nope"), 0);
   EXPECT_STR(sqlite3_sql(ins), sql);
@@ -53,7 +54,9 @@ int main(void) {
   EXPECT_INT(sqlite3_bind_text64(ins, 3, txt, 4, my_free, SQLITE_UTF8), SQLITE_OK);
   EXPECT_INT(sqlite3_bind_blob64(ins, 4, "abc", 3, SQLITE_TRANSIENT), SQLITE_OK);
   exp = sqlite3_expanded_sql(ins);
-  EXPECT_STR(exp, "INSERT INTO t(i, r, s, b, n) VALUES (9007199254740993, NULL, 'it''s', x'616263', NULL)");
+  EXPECT_STR(
+      exp,
+      "INSERT INTO t(i, r, s, b, n) VALUES (9007199254740993, NULL, 'it''s', x'616263', NULL)");
   sqlite3_free(exp);
   EXPECT_INT(sqlite3_bind_zeroblob(ins, 5, 4), SQLITE_OK);
   EXPECT_INT(sqlite3_step(ins), SQLITE_DONE);
@@ -64,7 +67,9 @@ int main(void) {
 
   /* query every type */
   sqlite3_stmt *q = NULL;
-  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT id, i, r, s, b, n, i + 0.5 AS half FROM t ORDER BY id", -1, &q, NULL), SQLITE_OK);
+  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT id, i, r, s, b, n, i + 0.5 AS half FROM t ORDER BY id",
+                                -1, &q, NULL),
+             SQLITE_OK);
   EXPECT_INT(sqlite3_stmt_readonly(q), 1);
   EXPECT_INT(sqlite3_column_count(q), 7);
   EXPECT_STR(sqlite3_column_name(q, 6), "half");

@@ -36,13 +36,14 @@ static void open_err(sqlite3 *db, const char *zdb, const char *t, const char *c,
 int main(void) {
   sqlite3 *db = NULL;
   EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
-  EXEC_OK(db, "CREATE TABLE t(a INTEGER PRIMARY KEY, b, c, d);"
-              "CREATE INDEX tc ON t(c);"
-              "INSERT INTO t VALUES(1, x'0102030405', x'aa', 'text'), (2, NULL, 3, 4.5),"
-              " (3, zeroblob(1000000), 'x', 'y'), (4, 'hello', 'i', 'j');"
-              "CREATE TABLE w(k PRIMARY KEY, v) WITHOUT ROWID;"
-              "CREATE VIEW vv AS SELECT 1 AS x;"
-              "CREATE TABLE e(x); CREATE INDEX ee ON e(x + 1); INSERT INTO e VALUES(x'00');");
+  EXEC_OK(db,
+          "CREATE TABLE t(a INTEGER PRIMARY KEY, b, c, d);"
+          "CREATE INDEX tc ON t(c);"
+          "INSERT INTO t VALUES(1, x'0102030405', x'aa', 'text'), (2, NULL, 3, 4.5),"
+          " (3, zeroblob(1000000), 'x', 'y'), (4, 'hello', 'i', 'j');"
+          "CREATE TABLE w(k PRIMARY KEY, v) WITHOUT ROWID;"
+          "CREATE VIEW vv AS SELECT 1 AS x;"
+          "CREATE TABLE e(x); CREATE INDEX ee ON e(x + 1); INSERT INTO e VALUES(x'00');");
 
   OPEN_ERR("main", "nosuch", "b", 1, 0, SQLITE_ERROR, "no such table: main.nosuch");
   OPEN_ERR("main", "t", "zz", 1, 0, SQLITE_ERROR, "no such column: \"zz\"");

@@ -13,7 +13,8 @@ int main(void) {
   EXPECT_INT(sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FKEY, 0, &v), SQLITE_OK);
   EXPECT_INT(v, 0);
   EXPECT_INT(sqlite3_exec(db, "CREATE TABLE p(a PRIMARY KEY); CREATE TABLE c(b REFERENCES p);",
-                          NULL, NULL, NULL), SQLITE_OK);
+                          NULL, NULL, NULL),
+             SQLITE_OK);
   EXPECT_INT(sqlite3_exec(db, "INSERT INTO c VALUES (1)", NULL, NULL, NULL), SQLITE_OK);
   EXPECT_INT(sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FKEY, 1, &v), SQLITE_OK);
   EXPECT_INT(v, 1);
@@ -32,11 +33,10 @@ int main(void) {
 
   static const int on[] = {SQLITE_DBCONFIG_ENABLE_TRIGGER, SQLITE_DBCONFIG_ENABLE_VIEW,
                            SQLITE_DBCONFIG_TRUSTED_SCHEMA};
-  static const int off[] = {SQLITE_DBCONFIG_ENABLE_QPSG, SQLITE_DBCONFIG_TRIGGER_EQP,
-                            SQLITE_DBCONFIG_DEFENSIVE, SQLITE_DBCONFIG_WRITABLE_SCHEMA,
-                            SQLITE_DBCONFIG_LEGACY_ALTER_TABLE,
-                            SQLITE_DBCONFIG_LEGACY_FILE_FORMAT, SQLITE_DBCONFIG_RESET_DATABASE,
-                            SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE};
+  static const int off[] = {SQLITE_DBCONFIG_ENABLE_QPSG,        SQLITE_DBCONFIG_TRIGGER_EQP,
+                            SQLITE_DBCONFIG_DEFENSIVE,          SQLITE_DBCONFIG_WRITABLE_SCHEMA,
+                            SQLITE_DBCONFIG_LEGACY_ALTER_TABLE, SQLITE_DBCONFIG_LEGACY_FILE_FORMAT,
+                            SQLITE_DBCONFIG_RESET_DATABASE,     SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE};
   for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
     v = -1;
     EXPECT_INT(sqlite3_db_config(db, on[i], -1, &v), SQLITE_OK);

@@ -111,8 +111,8 @@ static void trusted(void) {
 static sqlite3 *open_udf(const char *path, int trust) {
   sqlite3 *a = NULL;
   sqlite3_open(path, &a);
-  sqlite3_create_function(a, "unsafe2", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, f_plain,
-                          NULL, NULL);
+  sqlite3_create_function(a, "unsafe2", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, f_plain, NULL,
+                          NULL);
   if (trust >= 0) opt(a, SQLITE_DBCONFIG_TRUSTED_SCHEMA, trust);
   return a;
 }
@@ -200,8 +200,9 @@ static void reset_database(const char *dir) {
   sqlite3 *db = NULL;
   sqlite3_open(path, &db);
   printf("-- reset_database\n");
-  run(db, "PRAGMA page_size=1024; CREATE TABLE t(a); CREATE INDEX i ON t(a);"
-          "INSERT INTO t VALUES(1),(2),(3); PRAGMA user_version=7");
+  run(db,
+      "PRAGMA page_size=1024; CREATE TABLE t(a); CREATE INDEX i ON t(a);"
+      "INSERT INTO t VALUES(1),(2),(3); PRAGMA user_version=7");
   run(db, "VACUUM");
   run(db, "SELECT count(*) FROM t; PRAGMA page_count");
   opt(db, SQLITE_DBCONFIG_RESET_DATABASE, 1);
@@ -229,7 +230,8 @@ static void reset_database(const char *dir) {
     fclose(f);
   }
   sqlite3_open(path, &db);
-  printf("select from the corrupt file: rc=%d\n", sqlite3_exec(db, "SELECT * FROM t", NULL, NULL, NULL));
+  printf("select from the corrupt file: rc=%d\n",
+         sqlite3_exec(db, "SELECT * FROM t", NULL, NULL, NULL));
   opt(db, SQLITE_DBCONFIG_RESET_DATABASE, 1);
   run(db, "VACUUM");
   opt(db, SQLITE_DBCONFIG_RESET_DATABASE, 0);
@@ -266,13 +268,14 @@ static void trigger_eqp(void) {
     sqlite3 *db = open_mem();
     printf("-- trigger_eqp %d\n", on);
     opt(db, SQLITE_DBCONFIG_TRIGGER_EQP, on);
-    run(db, "CREATE TABLE t(a, b); CREATE TABLE log(x); CREATE INDEX lx ON log(x);"
-            "CREATE TABLE log2(y);"
-            "CREATE TRIGGER tr AFTER INSERT ON t BEGIN "
-            "  UPDATE log SET x = 3 WHERE rowid > 1; "
-            "  DELETE FROM log WHERE x = 7; INSERT INTO log2 SELECT b FROM t; END;"
-            "CREATE TRIGGER tr0 BEFORE INSERT ON t BEGIN INSERT INTO log2 SELECT a FROM t; END;"
-            "CREATE TRIGGER tl AFTER UPDATE ON log BEGIN INSERT INTO log2 SELECT a FROM t; END");
+    run(db,
+        "CREATE TABLE t(a, b); CREATE TABLE log(x); CREATE INDEX lx ON log(x);"
+        "CREATE TABLE log2(y);"
+        "CREATE TRIGGER tr AFTER INSERT ON t BEGIN "
+        "  UPDATE log SET x = 3 WHERE rowid > 1; "
+        "  DELETE FROM log WHERE x = 7; INSERT INTO log2 SELECT b FROM t; END;"
+        "CREATE TRIGGER tr0 BEFORE INSERT ON t BEGIN INSERT INTO log2 SELECT a FROM t; END;"
+        "CREATE TRIGGER tl AFTER UPDATE ON log BEGIN INSERT INTO log2 SELECT a FROM t; END");
     eqp(db, "EXPLAIN QUERY PLAN INSERT INTO t VALUES(1, 2)");
     eqp(db, "EXPLAIN QUERY PLAN INSERT INTO t SELECT b, a FROM t WHERE a > 3");
     eqp(db, "EXPLAIN QUERY PLAN UPDATE log SET x = 2");

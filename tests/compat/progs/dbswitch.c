@@ -20,7 +20,8 @@ static void run(const char *sql) {
     if (!st) break;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
       for (int i = 0; i < sqlite3_column_count(st); i++)
-        printf(" %s", sqlite3_column_text(st, i) ? (const char *)sqlite3_column_text(st, i) : "NULL");
+        printf(" %s",
+               sqlite3_column_text(st, i) ? (const char *)sqlite3_column_text(st, i) : "NULL");
     if (rc != SQLITE_DONE) printf(" step error: %s", sqlite3_errmsg(db));
     sqlite3_finalize(st);
   }
@@ -37,7 +38,8 @@ int main(void) {
   EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
   run("CREATE TABLE t(a); CREATE TABLE log(m); CREATE VIEW v AS SELECT a FROM t");
   run("CREATE TRIGGER tr AFTER INSERT ON t BEGIN INSERT INTO log VALUES('main ' || new.a); END");
-  run("CREATE TEMP TRIGGER ttr AFTER INSERT ON t BEGIN INSERT INTO log VALUES('temp ' || new.a); END");
+  run("CREATE TEMP TRIGGER ttr AFTER INSERT ON t BEGIN INSERT INTO log VALUES('temp ' || new.a); "
+      "END");
   run("CREATE TEMP VIEW tv AS SELECT a FROM t");
   sqlite3_stmt *ins = NULL;
   EXPECT_INT(sqlite3_prepare_v2(db, "INSERT INTO t VALUES(?)", -1, &ins, NULL), SQLITE_OK);

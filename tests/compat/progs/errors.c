@@ -90,7 +90,8 @@ int main(void) {
   /* close with a statement open: BUSY; close_v2 defers */
   EXPECT_INT(sqlite3_prepare_v2(db, "SELECT 1", -1, &st, NULL), SQLITE_OK);
   EXPECT_INT(sqlite3_close(db), SQLITE_BUSY);
-  EXPECT_STR(sqlite3_errmsg(db), "unable to close due to unfinalized statements or unfinished backups");
+  EXPECT_STR(sqlite3_errmsg(db),
+             "unable to close due to unfinalized statements or unfinished backups");
   EXPECT_INT(sqlite3_close_v2(db), SQLITE_OK);
   EXPECT_INT(sqlite3_step(st), SQLITE_ROW);
   EXPECT_INT(sqlite3_column_int(st, 0), 1);

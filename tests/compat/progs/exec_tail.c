@@ -35,8 +35,10 @@ int main(void) {
 
   /* exec stops at the first error; earlier statements stay done */
   err = NULL;
-  EXPECT_INT(sqlite3_exec(db, "INSERT INTO t VALUES (4, 'w'); SELECT * FROM nope; "
-                              "INSERT INTO t VALUES (5, 'v')", NULL, NULL, &err),
+  EXPECT_INT(sqlite3_exec(db,
+                          "INSERT INTO t VALUES (4, 'w'); SELECT * FROM nope; "
+                          "INSERT INTO t VALUES (5, 'v')",
+                          NULL, NULL, &err),
              SQLITE_ERROR);
   EXPECT_STR(err, "no such table: nope");
   sqlite3_free(err);

@@ -14,8 +14,7 @@ int main(void) {
   EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
   EXEC_OK(db, "CREATE TABLE t(a, b); INSERT INTO t VALUES(1, x'00'), (2, x'01')");
   sqlite3_stmt *st = NULL;
-  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT a, ?2 FROM t WHERE a >= ?1", -1, &st, NULL),
-             SQLITE_OK);
+  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT a, ?2 FROM t WHERE a >= ?1", -1, &st, NULL), SQLITE_OK);
   EXPECT_INT(sqlite3_bind_parameter_count(st), 2);
   EXPECT_INT(sqlite3_bind_int(st, 0, 1), SQLITE_RANGE);
   EXPECT_INT(sqlite3_bind_int(st, 3, 1), SQLITE_RANGE);
@@ -73,8 +72,7 @@ int main(void) {
 
   /* a runtime error, then step again: the statement restarts */
   sqlite3_stmt *bad = NULL;
-  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT abs(-9223372036854775808)", -1, &bad, NULL),
-             SQLITE_OK);
+  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT abs(-9223372036854775808)", -1, &bad, NULL), SQLITE_OK);
   EXPECT_INT(sqlite3_step(bad), SQLITE_ERROR);
   EXPECT_INT(sqlite3_step(bad), SQLITE_ERROR);
   EXPECT_INT(sqlite3_reset(bad), SQLITE_ERROR);

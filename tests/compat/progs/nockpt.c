@@ -9,14 +9,17 @@
 
 #include "prog.h"
 
-static void exec(sqlite3 *db, const char *sql) { EXPECT_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK); }
+static void exec(sqlite3 *db, const char *sql) {
+  EXPECT_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+}
 
 static void show(const char *when) {
   struct stat stw, std;
   int wal = stat("t.db-wal", &stw) == 0;
   int dbf = stat("t.db", &std) == 0;
-  printf("%s: db %d (%lld pages), wal %d (%s)\n", when, dbf, dbf ? (long long)std.st_size / 4096 : 0,
-         wal, wal ? (stw.st_size > 32 ? "frames" : "empty") : "-");
+  printf("%s: db %d (%lld pages), wal %d (%s)\n", when, dbf,
+         dbf ? (long long)std.st_size / 4096 : 0, wal,
+         wal ? (stw.st_size > 32 ? "frames" : "empty") : "-");
 }
 
 static long long count(void) {
@@ -24,8 +27,10 @@ static long long count(void) {
   sqlite3_stmt *st = NULL;
   long long n = -1;
   EXPECT_INT(sqlite3_open("t.db", &db), SQLITE_OK);
-  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT count(*), sum(length(b)) FROM t", -1, &st, NULL), SQLITE_OK);
-  if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0) * 1000000 + sqlite3_column_int64(st, 1);
+  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT count(*), sum(length(b)) FROM t", -1, &st, NULL),
+             SQLITE_OK);
+  if (sqlite3_step(st) == SQLITE_ROW)
+    n = sqlite3_column_int64(st, 0) * 1000000 + sqlite3_column_int64(st, 1);
   sqlite3_finalize(st);
   EXPECT_INT(sqlite3_close(db), SQLITE_OK);
   return n;
@@ -40,9 +45,11 @@ int main(void) {
   sqlite3 *db = NULL;
   int v = -1;
   EXPECT_INT(sqlite3_open("t.db", &db), SQLITE_OK);
-  exec(db, "PRAGMA page_size=4096; PRAGMA journal_mode=WAL; CREATE TABLE t(a INTEGER PRIMARY KEY, b)");
-  exec(db, "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<500) "
-           "INSERT INTO t SELECT i, randomblob(100) FROM c");
+  exec(db,
+       "PRAGMA page_size=4096; PRAGMA journal_mode=WAL; CREATE TABLE t(a INTEGER PRIMARY KEY, b)");
+  exec(db,
+       "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<500) "
+       "INSERT INTO t SELECT i, randomblob(100) FROM c");
   EXPECT_INT(sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, -1, &v), SQLITE_OK);
   printf("no_ckpt_on_close default %d\n", v);
   EXPECT_INT(sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, &v), SQLITE_OK);

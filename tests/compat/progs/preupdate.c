@@ -10,22 +10,34 @@
 #include "prog.h"
 
 static const char *opname(int op) {
-  return op == SQLITE_INSERT ? "INSERT" : op == SQLITE_UPDATE ? "UPDATE"
-         : op == SQLITE_DELETE ? "DELETE" : "?";
+  return op == SQLITE_INSERT   ? "INSERT"
+         : op == SQLITE_UPDATE ? "UPDATE"
+         : op == SQLITE_DELETE ? "DELETE"
+                               : "?";
 }
 
 static void print_value(sqlite3_value *v) {
   switch (sqlite3_value_type(v)) {
-    case SQLITE_NULL: printf("NULL"); break;
-    case SQLITE_INTEGER: printf("%lld", sqlite3_value_int64(v)); break;
-    case SQLITE_FLOAT: printf("%.3f(r)", sqlite3_value_double(v)); break;
-    case SQLITE_TEXT: printf("'%s'", sqlite3_value_text(v)); break;
-    default: printf("x%d", sqlite3_value_bytes(v)); break;
+    case SQLITE_NULL:
+      printf("NULL");
+      break;
+    case SQLITE_INTEGER:
+      printf("%lld", sqlite3_value_int64(v));
+      break;
+    case SQLITE_FLOAT:
+      printf("%.3f(r)", sqlite3_value_double(v));
+      break;
+    case SQLITE_TEXT:
+      printf("'%s'", sqlite3_value_text(v));
+      break;
+    default:
+      printf("x%d", sqlite3_value_bytes(v));
+      break;
   }
 }
 
-static void cb(void *arg, sqlite3 *db, int op, const char *zdb, const char *tab,
-               sqlite3_int64 k1, sqlite3_int64 k2) {
+static void cb(void *arg, sqlite3 *db, int op, const char *zdb, const char *tab, sqlite3_int64 k1,
+               sqlite3_int64 k2) {
   int n = sqlite3_preupdate_count(db);
   printf("%s %s.%s %lld %lld n=%d depth=%d blobwrite=%d", opname(op), zdb, tab, k1, k2, n,
          sqlite3_preupdate_depth(db), sqlite3_preupdate_blobwrite(db));
@@ -48,8 +60,9 @@ static void cb(void *arg, sqlite3 *db, int op, const char *zdb, const char *tab,
   } else {
     printf(" new:%d", sqlite3_preupdate_new(db, 0, &v));
   }
-  printf(" range:%d,%d\n", sqlite3_preupdate_old(db, n, &v) == SQLITE_RANGE ||
-                               sqlite3_preupdate_new(db, n, &v) == SQLITE_RANGE,
+  printf(" range:%d,%d\n",
+         sqlite3_preupdate_old(db, n, &v) == SQLITE_RANGE ||
+             sqlite3_preupdate_new(db, n, &v) == SQLITE_RANGE,
          sqlite3_preupdate_old(db, -1, &v) == SQLITE_RANGE ||
              sqlite3_preupdate_new(db, -1, &v) == SQLITE_RANGE);
   (*(int *)arg)++;

@@ -22,47 +22,47 @@
 
 static int prog_failed, prog_checks;
 
-#define EXPECT(c)                                                          \
-  do {                                                                     \
-    prog_checks++;                                                         \
-    if (!(c)) {                                                            \
-      fprintf(stderr, "%s:%d: EXPECT(%s)\n", __FILE__, __LINE__, #c);      \
-      prog_failed++;                                                       \
-    }                                                                      \
+#define EXPECT(c)                                                     \
+  do {                                                                \
+    prog_checks++;                                                    \
+    if (!(c)) {                                                       \
+      fprintf(stderr, "%s:%d: EXPECT(%s)\n", __FILE__, __LINE__, #c); \
+      prog_failed++;                                                  \
+    }                                                                 \
   } while (0)
 
-#define EXPECT_INT(a, b)                                                   \
-  do {                                                                     \
-    long long _a = (long long)(a), _b = (long long)(b);                    \
-    prog_checks++;                                                         \
-    if (_a != _b) {                                                        \
+#define EXPECT_INT(a, b)                                                                     \
+  do {                                                                                       \
+    long long _a = (long long)(a), _b = (long long)(b);                                      \
+    prog_checks++;                                                                           \
+    if (_a != _b) {                                                                          \
       fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", __FILE__, __LINE__, #a, _a, _b); \
-      prog_failed++;                                                       \
-    }                                                                      \
+      prog_failed++;                                                                         \
+    }                                                                                        \
   } while (0)
 
-#define EXPECT_STR(a, b)                                                   \
-  do {                                                                     \
-    const char *_a = (const char *)(a), *_b = (b);                         \
-    prog_checks++;                                                         \
-    if (!_a || !_b || strcmp(_a, _b)) {                                    \
+#define EXPECT_STR(a, b)                                                                \
+  do {                                                                                  \
+    const char *_a = (const char *)(a), *_b = (b);                                      \
+    prog_checks++;                                                                      \
+    if (!_a || !_b || strcmp(_a, _b)) {                                                 \
       fprintf(stderr, "%s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__, __LINE__, #a, \
-              _a ? _a : "(null)", _b ? _b : "(null)");                     \
-      prog_failed++;                                                       \
-    }                                                                      \
+              _a ? _a : "(null)", _b ? _b : "(null)");                                  \
+      prog_failed++;                                                                    \
+    }                                                                                   \
   } while (0)
 
 /* Run SQL that must succeed. */
-#define EXEC_OK(db, sql)                                                   \
-  do {                                                                     \
-    char *_e = NULL;                                                       \
-    int _r = sqlite3_exec((db), (sql), NULL, NULL, &_e);                   \
-    prog_checks++;                                                         \
-    if (_r != SQLITE_OK) {                                                 \
+#define EXEC_OK(db, sql)                                                                         \
+  do {                                                                                           \
+    char *_e = NULL;                                                                             \
+    int _r = sqlite3_exec((db), (sql), NULL, NULL, &_e);                                         \
+    prog_checks++;                                                                               \
+    if (_r != SQLITE_OK) {                                                                       \
       fprintf(stderr, "%s:%d: exec(%s) = %d %s\n", __FILE__, __LINE__, (sql), _r, _e ? _e : ""); \
-      prog_failed++;                                                       \
-    }                                                                      \
-    sqlite3_free(_e);                                                      \
+      prog_failed++;                                                                             \
+    }                                                                                            \
+    sqlite3_free(_e);                                                                            \
   } while (0)
 
 /* Bytes as hex, 32 to a line, after a label and the count. */

@@ -15,8 +15,6 @@
 #define SQLITE_ENABLE_PREUPDATE_HOOK 1
 #include "prog.h"
 
-
-
 static void dump(sqlite3_session *s, const char *label) {
   int n = -1;
   void *p = NULL;
@@ -54,7 +52,8 @@ static int collect(void *arg, const void *p, int n) {
 int main(void) {
   sqlite3 *db;
   EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
-  EXEC_OK(db, "CREATE TABLE t1(a INTEGER PRIMARY KEY, b, c);"
+  EXEC_OK(db,
+          "CREATE TABLE t1(a INTEGER PRIMARY KEY, b, c);"
           "CREATE TABLE t2(a, b, c REAL, PRIMARY KEY(c, a));"
           "CREATE TABLE t3(x TEXT PRIMARY KEY, y);"
           "CREATE TABLE nokey(x, y);"
@@ -77,13 +76,14 @@ int main(void) {
   EXPECT_INT(sqlite3session_object_config(s, 99, &sz), SQLITE_MISUSE);
   EXPECT_INT(sqlite3session_attach(s, NULL), SQLITE_OK);
   dump(s, "nothing yet");
-  EXEC_OK(db, "INSERT INTO t1 VALUES(10, 'ten', 10);"             /* insert */
+  EXEC_OK(db,
+          "INSERT INTO t1 VALUES(10, 'ten', 10);" /* insert */
           "INSERT INTO t1 VALUES(11, 'x', 11); UPDATE t1 SET b = 'eleven' WHERE a = 11;"
           "INSERT INTO t1 VALUES(12, 'gone', 12); DELETE FROM t1 WHERE a = 12;"
-          "UPDATE t1 SET c = 2.5 WHERE a = 1;"                 /* update one column */
-          "UPDATE t1 SET b = b WHERE a = 3;"                   /* no-op update */
-          "DELETE FROM t1 WHERE a = 2;"                        /* delete */
-          "UPDATE t1 SET a = 30 WHERE a = 3;"                  /* key change */
+          "UPDATE t1 SET c = 2.5 WHERE a = 1;" /* update one column */
+          "UPDATE t1 SET b = b WHERE a = 3;"   /* no-op update */
+          "DELETE FROM t1 WHERE a = 2;"        /* delete */
+          "UPDATE t1 SET a = 30 WHERE a = 3;"  /* key change */
           "INSERT INTO nokey VALUES(1, 2);"
           "UPDATE t2 SET b = 'bb' WHERE a = 2;"
           "DELETE FROM t2 WHERE a = 1; INSERT INTO t2 VALUES(1, 'again', 1.0);"
@@ -132,7 +132,8 @@ int main(void) {
   EXPECT_INT(sqlite3session_attach(s1, "missing"), SQLITE_OK);
   int calls = 0;
   sqlite3session_table_filter(s2, only_t2, &calls);
-  EXEC_OK(db, "INSERT INTO t1 VALUES(60, 'sixty', 6);"
+  EXEC_OK(db,
+          "INSERT INTO t1 VALUES(60, 'sixty', 6);"
           "INSERT INTO t2 VALUES(60, 'sixty', 6);"
           "INSERT INTO t3 VALUES('k60', 60);"
           "INSERT INTO nokey VALUES(6, 0);");
@@ -156,7 +157,8 @@ int main(void) {
   EXPECT_INT(sqlite3session_attach(s, "t3"), SQLITE_OK);
   EXPECT_INT(sqlite3session_object_config(s, SQLITE_SESSION_OBJCONFIG_SIZE, &sz), SQLITE_MISUSE);
   EXPECT_INT(sqlite3session_attach(s, "t1"), SQLITE_OK);
-  EXEC_OK(db, "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i + 1 FROM c WHERE i < 1000) "
+  EXEC_OK(db,
+          "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i + 1 FROM c WHERE i < 1000) "
           "INSERT INTO t1 SELECT 1000 + i, i * 7, i / 3.0 FROM c;"
           "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i + 1 FROM c WHERE i < 300) "
           "INSERT INTO t3 SELECT 'key' || i, CAST(i * 3 AS BLOB) FROM c;"
@@ -168,7 +170,8 @@ int main(void) {
   EXEC_OK(db, "ATTACH ':memory:' AS aux; CREATE TABLE aux.t(k PRIMARY KEY, v);");
   EXPECT_INT(sqlite3session_create(db, "aux", &s), SQLITE_OK);
   EXPECT_INT(sqlite3session_attach(s, NULL), SQLITE_OK);
-  EXEC_OK(db, "INSERT INTO aux.t VALUES(1, 'a'), (2.5, 'b'), ('three', x'00ff'), (x'01', NULL);"
+  EXEC_OK(db,
+          "INSERT INTO aux.t VALUES(1, 'a'), (2.5, 'b'), ('three', x'00ff'), (x'01', NULL);"
           "INSERT INTO main.t3 VALUES('notseen', 0);");
   dump(s, "aux");
   sqlite3session_delete(s);

@@ -4,16 +4,14 @@
  * sqlite3changeset_apply/_v2 into databases prepared to conflict in every
  * way (DATA, NOTFOUND, CONFLICT, CONSTRAINT, FOREIGN_KEY) under handlers
  * answering OMIT, REPLACE or ABORT, with a table filter, NOSAVEPOINT and
- * INVERT, patchsets too, with the rebase buffers _v2 returns. Every callback (kind, change, conflicting row) and
- * each resulting table content is printed; tests/compat/test_compat.c
- * requires the same output from both libraries. The changesets are
- * recorded by the library under test, which tests/compat/progs/session.c
- * shows to be byte-identical to SQLite's, so SQLite's changesets are what
- * Shale applies here and the reverse. */
+ * INVERT, patchsets too, with the rebase buffers _v2 returns. Every callback (kind, change,
+ * conflicting row) and each resulting table content is printed; tests/compat/test_compat.c requires
+ * the same output from both libraries. The changesets are recorded by the library under test, which
+ * tests/compat/progs/session.c shows to be byte-identical to SQLite's, so SQLite's changesets are
+ * what Shale applies here and the reverse. */
 #define SQLITE_ENABLE_SESSION 1
 #define SQLITE_ENABLE_PREUPDATE_HOOK 1
 #include "prog.h"
-
 
 static void print_value(sqlite3_value *v) {
   if (!v) {
@@ -21,10 +19,18 @@ static void print_value(sqlite3_value *v) {
     return;
   }
   switch (sqlite3_value_type(v)) {
-    case SQLITE_NULL: printf("NULL"); break;
-    case SQLITE_INTEGER: printf("%lld", sqlite3_value_int64(v)); break;
-    case SQLITE_FLOAT: printf("%.3f", sqlite3_value_double(v)); break;
-    case SQLITE_TEXT: printf("'%s'", sqlite3_value_text(v)); break;
+    case SQLITE_NULL:
+      printf("NULL");
+      break;
+    case SQLITE_INTEGER:
+      printf("%lld", sqlite3_value_int64(v));
+      break;
+    case SQLITE_FLOAT:
+      printf("%.3f", sqlite3_value_double(v));
+      break;
+    case SQLITE_TEXT:
+      printf("'%s'", sqlite3_value_text(v));
+      break;
     default: {
       const unsigned char *b = sqlite3_value_blob(v);
       printf("x'");
@@ -35,8 +41,10 @@ static void print_value(sqlite3_value *v) {
 }
 
 static const char *opname(int op) {
-  return op == SQLITE_INSERT ? "INSERT" : op == SQLITE_UPDATE ? "UPDATE"
-         : op == SQLITE_DELETE ? "DELETE" : "?";
+  return op == SQLITE_INSERT   ? "INSERT"
+         : op == SQLITE_UPDATE ? "UPDATE"
+         : op == SQLITE_DELETE ? "DELETE"
+                               : "?";
 }
 
 static void print_change(sqlite3_changeset_iter *it) {
@@ -53,16 +61,20 @@ static void print_change(sqlite3_changeset_iter *it) {
   for (int i = 0; i < ncol; i++) {
     v = NULL;
     int rc = sqlite3changeset_old(it, i, &v);
-    if (rc) printf("rc%d", rc);
-    else print_value(v);
+    if (rc)
+      printf("rc%d", rc);
+    else
+      print_value(v);
     printf(i + 1 < ncol ? "," : "");
   }
   printf(") new(");
   for (int i = 0; i < ncol; i++) {
     v = NULL;
     int rc = sqlite3changeset_new(it, i, &v);
-    if (rc) printf("rc%d", rc);
-    else print_value(v);
+    if (rc)
+      printf("rc%d", rc);
+    else
+      print_value(v);
     printf(i + 1 < ncol ? "," : "");
   }
   printf(")");
@@ -85,7 +97,6 @@ static void list(const char *label, int n, void *p, int flags) {
   }
   printf("  end %d finalize %d\n", rc, sqlite3changeset_finalize(it));
 }
-
 
 static void show(sqlite3 *db, const char *sql) {
   sqlite3_stmt *st = NULL;
@@ -120,12 +131,18 @@ typedef struct Script {
 
 static const char *kindname(int k) {
   switch (k) {
-    case SQLITE_CHANGESET_DATA: return "DATA";
-    case SQLITE_CHANGESET_NOTFOUND: return "NOTFOUND";
-    case SQLITE_CHANGESET_CONFLICT: return "CONFLICT";
-    case SQLITE_CHANGESET_CONSTRAINT: return "CONSTRAINT";
-    case SQLITE_CHANGESET_FOREIGN_KEY: return "FOREIGN_KEY";
-    default: return "?";
+    case SQLITE_CHANGESET_DATA:
+      return "DATA";
+    case SQLITE_CHANGESET_NOTFOUND:
+      return "NOTFOUND";
+    case SQLITE_CHANGESET_CONFLICT:
+      return "CONFLICT";
+    case SQLITE_CHANGESET_CONSTRAINT:
+      return "CONSTRAINT";
+    case SQLITE_CHANGESET_FOREIGN_KEY:
+      return "FOREIGN_KEY";
+    default:
+      return "?";
   }
 }
 
@@ -147,7 +164,8 @@ static int handler(void *ctx, int kind, sqlite3_changeset_iter *it) {
     sqlite3changeset_op(it, &tab, &ncol, &op, NULL);
     int rc = sqlite3changeset_conflict(it, 0, &v);
     printf(" conflict(");
-    if (rc) printf("rc%d", rc);
+    if (rc)
+      printf("rc%d", rc);
     else
       for (int i = 0; i < ncol; i++) {
         sqlite3changeset_conflict(it, i, &v);
@@ -158,8 +176,9 @@ static int handler(void *ctx, int kind, sqlite3_changeset_iter *it) {
   }
   if (a == 'R' && kind != SQLITE_CHANGESET_DATA && kind != SQLITE_CHANGESET_CONFLICT) a = 'O';
   printf(" -> %c\n", a);
-  return a == 'R' || a == 'X' ? SQLITE_CHANGESET_REPLACE : a == 'A' ? SQLITE_CHANGESET_ABORT
-                                                        : SQLITE_CHANGESET_OMIT;
+  return a == 'R' || a == 'X' ? SQLITE_CHANGESET_REPLACE
+         : a == 'A'           ? SQLITE_CHANGESET_ABORT
+                              : SQLITE_CHANGESET_OMIT;
 }
 
 static int filter(void *ctx, const char *tab) {
@@ -188,12 +207,12 @@ static sqlite3 *target(const char *diverge) {
 }
 
 static const char *diverge =
-    "UPDATE t1 SET b = 'TWO' WHERE a = 2;"  /* the source deletes row 2: DATA */
-    "DELETE FROM t1 WHERE a = 3;"           /* the source updates row 3: NOTFOUND */
-    "INSERT INTO t1 VALUES(10, 'mine', 100);" /* the source inserts 10: CONFLICT */
-    "INSERT INTO t1 VALUES(20, 'uniq', 11);"  /* the source's 11 has c = 11: CONSTRAINT */
+    "UPDATE t1 SET b = 'TWO' WHERE a = 2;"     /* the source deletes row 2: DATA */
+    "DELETE FROM t1 WHERE a = 3;"              /* the source updates row 3: NOTFOUND */
+    "INSERT INTO t1 VALUES(10, 'mine', 100);"  /* the source inserts 10: CONFLICT */
+    "INSERT INTO t1 VALUES(20, 'uniq', 11);"   /* the source's 11 has c = 11: CONSTRAINT */
     "UPDATE t2 SET z = 'changed' WHERE x = 1;" /* the source updates t2 (1,'a'): DATA */
-    "DELETE FROM t2 WHERE x = 2;";           /* the source deletes t2 (2,'b'): NOTFOUND */
+    "DELETE FROM t2 WHERE x = 2;";             /* the source deletes t2 (2,'b'): NOTFOUND */
 
 static void try_apply(const char *label, int n, void *p, const char *answers, int flags,
                       int filter_out, int v2) {
@@ -223,14 +242,15 @@ int main(void) {
   sqlite3_session *s = NULL;
   EXPECT_INT(sqlite3session_create(src, "main", &s), SQLITE_OK);
   EXPECT_INT(sqlite3session_attach(s, NULL), SQLITE_OK);
-  EXEC_OK(src, "DELETE FROM t1 WHERE a = 2;"
-           "UPDATE t1 SET b = 'THREE' WHERE a = 3;"
-           "INSERT INTO t1 VALUES(10, 'ten', 10);"
-           "INSERT INTO t1 VALUES(11, 'eleven', 11);"
-           "UPDATE t2 SET z = 2.5 WHERE x = 1;"
-           "DELETE FROM t2 WHERE x = 2;"
-           "INSERT INTO t2 VALUES(3, 'c', NULL);"
-           "INSERT INTO child VALUES(1, 4);");
+  EXEC_OK(src,
+          "DELETE FROM t1 WHERE a = 2;"
+          "UPDATE t1 SET b = 'THREE' WHERE a = 3;"
+          "INSERT INTO t1 VALUES(10, 'ten', 10);"
+          "INSERT INTO t1 VALUES(11, 'eleven', 11);"
+          "UPDATE t2 SET z = 2.5 WHERE x = 1;"
+          "DELETE FROM t2 WHERE x = 2;"
+          "INSERT INTO t2 VALUES(3, 'c', NULL);"
+          "INSERT INTO child VALUES(1, 4);");
   int nc = 0, np = 0;
   void *c = NULL, *p = NULL;
   EXPECT_INT(sqlite3session_changeset(s, &nc, &c), SQLITE_OK);
@@ -279,8 +299,8 @@ int main(void) {
   try_apply("abort at the first", nc, c, "A", 0, 0, 1);
   try_apply("abort at the third", nc, c, "OOA", 0, 0, 1);
   try_apply("filter out t2", nc, c, "O", 0, 1, 0);
-  try_apply("nosavepoint, abort at the second", nc, c, "OA", SQLITE_CHANGESETAPPLY_NOSAVEPOINT,
-            0, 1);
+  try_apply("nosavepoint, abort at the second", nc, c, "OA", SQLITE_CHANGESETAPPLY_NOSAVEPOINT, 0,
+            1);
   try_apply("patchset, omit", np, p, "O", 0, 0, 1);
   try_apply("patchset, replace", np, p, "R", 0, 0, 1);
   try_apply("inverse, replace", nc, c, "R", SQLITE_CHANGESETAPPLY_INVERT, 0, 1);

@@ -30,25 +30,26 @@ static void out(sqlite3_session *s, const char *label) {
 int main(void) {
   sqlite3 *db;
   EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
-  EXEC_OK(db, "ATTACH ':memory:' AS aux;"
-              "CREATE TABLE t(k INTEGER PRIMARY KEY, v, w);"
-              "CREATE TABLE aux.t(k INTEGER PRIMARY KEY, v, w);"
-              "CREATE TABLE c(a, b, c, PRIMARY KEY(b, a));"
-              "CREATE TABLE aux.c(a, b, c, PRIMARY KEY(b, a));"
-              "CREATE TABLE nokey(x, y); CREATE TABLE aux.nokey(x, y);"
-              "CREATE TABLE odd(k PRIMARY KEY, v); CREATE TABLE aux.odd(k PRIMARY KEY, other);"
-              "CREATE TABLE fewer(k PRIMARY KEY, v); CREATE TABLE aux.fewer(k PRIMARY KEY);"
-              "INSERT INTO t VALUES(1, 'same', 1), (2, 'main only', 2), (3, 'changed', 3),"
-              "  (5, 'w differs', NULL), (6, 'x', 1.5);"
-              "INSERT INTO aux.t VALUES(1, 'same', 1), (3, 'CHANGED', 3), (4, 'aux only', 4),"
-              "  (5, 'w differs', 0), (6, 'x', 1.5);"
-              "INSERT INTO c VALUES(1, 'a', 'x'), (2, 'b', 'y'), (3, 'c', x'00');"
-              "INSERT INTO aux.c VALUES(1, 'a', 'x'), (2, 'b', 'Y'), (4, 'd', NULL);"
-              "INSERT INTO odd VALUES(1, 1); INSERT INTO aux.odd VALUES(1, 2);"
-              "WITH RECURSIVE n(i) AS (VALUES(100) UNION ALL SELECT i + 1 FROM n WHERE i < 400)"
-              "  INSERT INTO t SELECT i, 'bulk', i FROM n;"
-              "WITH RECURSIVE n(i) AS (VALUES(300) UNION ALL SELECT i + 1 FROM n WHERE i < 600)"
-              "  INSERT INTO aux.t SELECT i, 'bulk', CASE WHEN i % 3 THEN i ELSE -i END FROM n;");
+  EXEC_OK(db,
+          "ATTACH ':memory:' AS aux;"
+          "CREATE TABLE t(k INTEGER PRIMARY KEY, v, w);"
+          "CREATE TABLE aux.t(k INTEGER PRIMARY KEY, v, w);"
+          "CREATE TABLE c(a, b, c, PRIMARY KEY(b, a));"
+          "CREATE TABLE aux.c(a, b, c, PRIMARY KEY(b, a));"
+          "CREATE TABLE nokey(x, y); CREATE TABLE aux.nokey(x, y);"
+          "CREATE TABLE odd(k PRIMARY KEY, v); CREATE TABLE aux.odd(k PRIMARY KEY, other);"
+          "CREATE TABLE fewer(k PRIMARY KEY, v); CREATE TABLE aux.fewer(k PRIMARY KEY);"
+          "INSERT INTO t VALUES(1, 'same', 1), (2, 'main only', 2), (3, 'changed', 3),"
+          "  (5, 'w differs', NULL), (6, 'x', 1.5);"
+          "INSERT INTO aux.t VALUES(1, 'same', 1), (3, 'CHANGED', 3), (4, 'aux only', 4),"
+          "  (5, 'w differs', 0), (6, 'x', 1.5);"
+          "INSERT INTO c VALUES(1, 'a', 'x'), (2, 'b', 'y'), (3, 'c', x'00');"
+          "INSERT INTO aux.c VALUES(1, 'a', 'x'), (2, 'b', 'Y'), (4, 'd', NULL);"
+          "INSERT INTO odd VALUES(1, 1); INSERT INTO aux.odd VALUES(1, 2);"
+          "WITH RECURSIVE n(i) AS (VALUES(100) UNION ALL SELECT i + 1 FROM n WHERE i < 400)"
+          "  INSERT INTO t SELECT i, 'bulk', i FROM n;"
+          "WITH RECURSIVE n(i) AS (VALUES(300) UNION ALL SELECT i + 1 FROM n WHERE i < 600)"
+          "  INSERT INTO aux.t SELECT i, 'bulk', CASE WHEN i % 3 THEN i ELSE -i END FROM n;");
 
   sqlite3_session *s = NULL;
   EXPECT_INT(sqlite3session_create(db, "main", &s), SQLITE_OK);

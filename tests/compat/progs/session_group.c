@@ -90,7 +90,8 @@ static void dump(sqlite3 *db, const char *label) {
   EXPECT_INT(sqlite3_prepare_v2(db, "SELECT k, v, w FROM t ORDER BY k", -1, &st, NULL), SQLITE_OK);
   while (sqlite3_step(st) == SQLITE_ROW)
     printf(" (%d,%s,%s)", sqlite3_column_int(st, 0), sqlite3_column_text(st, 1),
-           sqlite3_column_type(st, 2) == SQLITE_NULL ? "NULL" : (const char *)sqlite3_column_text(st, 2));
+           sqlite3_column_type(st, 2) == SQLITE_NULL ? "NULL"
+                                                     : (const char *)sqlite3_column_text(st, 2));
   printf("\n");
   sqlite3_finalize(st);
 }
@@ -112,26 +113,29 @@ int main(void) {
   EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
   EXEC_OK(db, start);
   Blob c[4], p[4];
-  record(db, "INSERT INTO t VALUES(1, 'a', 1);"  /* k1: insert, then update */
-             "INSERT INTO t VALUES(2, 'b', 2);"  /* k2: insert, then delete */
-             "UPDATE t SET v = 'C' WHERE k = 3;" /* k3: update, update */
-             "UPDATE t SET v = 'D' WHERE k = 4;" /* k4: update, update back */
-             "UPDATE t SET w = 50 WHERE k = 5;"  /* k5: update, delete */
-             "DELETE FROM t WHERE k = 6;"        /* k6: delete, insert other */
-             "DELETE FROM t WHERE k = 7;"        /* k7: delete, insert same */
-             "UPDATE u SET b = 'z' WHERE a = 1;",
+  record(db,
+         "INSERT INTO t VALUES(1, 'a', 1);"  /* k1: insert, then update */
+         "INSERT INTO t VALUES(2, 'b', 2);"  /* k2: insert, then delete */
+         "UPDATE t SET v = 'C' WHERE k = 3;" /* k3: update, update */
+         "UPDATE t SET v = 'D' WHERE k = 4;" /* k4: update, update back */
+         "UPDATE t SET w = 50 WHERE k = 5;"  /* k5: update, delete */
+         "DELETE FROM t WHERE k = 6;"        /* k6: delete, insert other */
+         "DELETE FROM t WHERE k = 7;"        /* k7: delete, insert same */
+         "UPDATE u SET b = 'z' WHERE a = 1;",
          0, &c[0], &p[0]);
-  record(db, "UPDATE t SET w = 100 WHERE k = 1;"
-             "DELETE FROM t WHERE k = 2;"
-             "UPDATE t SET w = 30 WHERE k = 3;"
-             "UPDATE t SET v = 'd' WHERE k = 4;"
-             "DELETE FROM t WHERE k = 5;"
-             "INSERT INTO t VALUES(6, 'F', NULL);"
-             "INSERT INTO t VALUES(7, 'g', 7);"
-             "UPDATE t SET v = 'I' WHERE k = 9;",
+  record(db,
+         "UPDATE t SET w = 100 WHERE k = 1;"
+         "DELETE FROM t WHERE k = 2;"
+         "UPDATE t SET w = 30 WHERE k = 3;"
+         "UPDATE t SET v = 'd' WHERE k = 4;"
+         "DELETE FROM t WHERE k = 5;"
+         "INSERT INTO t VALUES(6, 'F', NULL);"
+         "INSERT INTO t VALUES(7, 'g', 7);"
+         "UPDATE t SET v = 'I' WHERE k = 9;",
          1, &c[1], &p[1]);
-  record(db, "UPDATE t SET v = 'II' WHERE k = 9; DELETE FROM t WHERE k = 10;"
-             "INSERT INTO t VALUES(11, 'k', 11);",
+  record(db,
+         "UPDATE t SET v = 'II' WHERE k = 9; DELETE FROM t WHERE k = 10;"
+         "INSERT INTO t VALUES(11, 'k', 11);",
          0, &c[2], &p[2]);
   dump(db, "final");
 
@@ -140,10 +144,11 @@ int main(void) {
   EXPECT_INT(sqlite3_open(":memory:", &other), SQLITE_OK);
   EXEC_OK(other, start);
   EXEC_OK(other, "DELETE FROM t WHERE k = 3;");
-  record(other, "INSERT INTO t VALUES(1, 'other', 0);" /* INSERT after INSERT */
-                "INSERT INTO t VALUES(3, 'again', 0);" /* INSERT after UPDATE */
-                "UPDATE t SET v = 'x' WHERE k = 6;"    /* UPDATE after DELETE... */
-                "DELETE FROM t WHERE k = 10;",         /* DELETE after DELETE */
+  record(other,
+         "INSERT INTO t VALUES(1, 'other', 0);" /* INSERT after INSERT */
+         "INSERT INTO t VALUES(3, 'again', 0);" /* INSERT after UPDATE */
+         "UPDATE t SET v = 'x' WHERE k = 6;"    /* UPDATE after DELETE... */
+         "DELETE FROM t WHERE k = 10;",         /* DELETE after DELETE */
          0, &c[3], &p[3]);
 
   for (int i = 0; i < 4; i++) {

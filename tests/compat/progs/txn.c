@@ -43,8 +43,9 @@ int main(void) {
   EXPECT_INT(sqlite3_get_autocommit(a), 1);
   EXPECT_INT(count(a, "SELECT count(*) FROM t"), 0);
 
-  EXEC_OK(a, "BEGIN; INSERT INTO t VALUES (1); SAVEPOINT s; INSERT INTO t VALUES (2);"
-             "ROLLBACK TO s; RELEASE s; COMMIT");
+  EXEC_OK(a,
+          "BEGIN; INSERT INTO t VALUES (1); SAVEPOINT s; INSERT INTO t VALUES (2);"
+          "ROLLBACK TO s; RELEASE s; COMMIT");
   EXPECT_INT(count(a, "SELECT count(*) FROM t"), 1);
 
   /* a second connection sees committed data and is locked out by a writer */

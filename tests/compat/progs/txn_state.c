@@ -9,8 +9,8 @@ static sqlite3 *db;
 
 static void states(const char *when) {
   printf("%-28s all %d main %d temp %d aux %d nosuch %d\n", when, sqlite3_txn_state(db, NULL),
-         sqlite3_txn_state(db, "main"), sqlite3_txn_state(db, "temp"),
-         sqlite3_txn_state(db, "aux"), sqlite3_txn_state(db, "nosuch"));
+         sqlite3_txn_state(db, "main"), sqlite3_txn_state(db, "temp"), sqlite3_txn_state(db, "aux"),
+         sqlite3_txn_state(db, "nosuch"));
 }
 
 static void exec(const char *sql) {
@@ -76,8 +76,9 @@ int main(void) {
   /* embedded NULs */
   static const char text[] = {'a', 0, 'b', 0, 0, 'c'};
   static const unsigned char blob[] = {0, 1, 0, 255, 0};
-  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT ?1, ?2, length(?1), length(?2), hex(?1), hex(?2), "
-                                    "typeof(?1), ?1 = ?1",
+  EXPECT_INT(sqlite3_prepare_v2(db,
+                                "SELECT ?1, ?2, length(?1), length(?2), hex(?1), hex(?2), "
+                                "typeof(?1), ?1 = ?1",
                                 -1, &st, NULL),
              SQLITE_OK);
   sqlite3_bind_text(st, 1, text, sizeof text, SQLITE_STATIC);

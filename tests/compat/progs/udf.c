@@ -120,12 +120,24 @@ static void f_describe(sqlite3_context *c, int argc, sqlite3_value **argv) {
 static void f_kind(sqlite3_context *c, int argc, sqlite3_value **argv) {
   int k = sqlite3_value_int(argv[0]);
   switch (k) {
-    case 0: sqlite3_result_null(c); break;
-    case 1: sqlite3_result_int(c, -42); break;
-    case 2: sqlite3_result_int64(c, 9007199254740993LL); break;
-    case 3: sqlite3_result_double(c, 2.5); break;
-    case 4: sqlite3_result_text(c, "static text", -1, SQLITE_STATIC); break;
-    case 5: sqlite3_result_text(c, "transientXXX", 9, SQLITE_TRANSIENT); break;
+    case 0:
+      sqlite3_result_null(c);
+      break;
+    case 1:
+      sqlite3_result_int(c, -42);
+      break;
+    case 2:
+      sqlite3_result_int64(c, 9007199254740993LL);
+      break;
+    case 3:
+      sqlite3_result_double(c, 2.5);
+      break;
+    case 4:
+      sqlite3_result_text(c, "static text", -1, SQLITE_STATIC);
+      break;
+    case 5:
+      sqlite3_result_text(c, "transientXXX", 9, SQLITE_TRANSIENT);
+      break;
     case 6: {
       char *p = malloc(6);
       memcpy(p, "owned", 6);
@@ -138,32 +150,62 @@ static void f_kind(sqlite3_context *c, int argc, sqlite3_value **argv) {
       sqlite3_result_blob(c, p, 3, blob_free);
       break;
     }
-    case 8: sqlite3_result_blob(c, "\x01\x02", 2, SQLITE_STATIC); break;
-    case 9: sqlite3_result_zeroblob(c, 4); break;
-    case 10: sqlite3_result_text64(c, "t64", 3, SQLITE_TRANSIENT, SQLITE_UTF8); break;
-    case 11: sqlite3_result_blob64(c, "abc", 3, SQLITE_TRANSIENT); break;
-    case 12: EXPECT_INT(sqlite3_result_zeroblob64(c, 5), SQLITE_OK); break;
-    case 13: sqlite3_result_text(c, sqlite3_mprintf("m%d", 7), -1, sqlite3_free); break;
-    case 14: sqlite3_result_int(c, 1), sqlite3_result_text(c, "last wins", -1, SQLITE_STATIC); break;
-    case 15: sqlite3_result_double(c, 0.0 / 0.0); break; /* NaN is NULL */
-    default: break; /* no result at all: NULL */
+    case 8:
+      sqlite3_result_blob(c, "\x01\x02", 2, SQLITE_STATIC);
+      break;
+    case 9:
+      sqlite3_result_zeroblob(c, 4);
+      break;
+    case 10:
+      sqlite3_result_text64(c, "t64", 3, SQLITE_TRANSIENT, SQLITE_UTF8);
+      break;
+    case 11:
+      sqlite3_result_blob64(c, "abc", 3, SQLITE_TRANSIENT);
+      break;
+    case 12:
+      EXPECT_INT(sqlite3_result_zeroblob64(c, 5), SQLITE_OK);
+      break;
+    case 13:
+      sqlite3_result_text(c, sqlite3_mprintf("m%d", 7), -1, sqlite3_free);
+      break;
+    case 14:
+      sqlite3_result_int(c, 1), sqlite3_result_text(c, "last wins", -1, SQLITE_STATIC);
+      break;
+    case 15:
+      sqlite3_result_double(c, 0.0 / 0.0);
+      break; /* NaN is NULL */
+    default:
+      break; /* no result at all: NULL */
   }
 }
 
 /* fail(k): errors of each kind. */
 static void f_fail(sqlite3_context *c, int argc, sqlite3_value **argv) {
   switch (sqlite3_value_int(argv[0])) {
-    case 0: sqlite3_result_error(c, "boom", -1); break;
-    case 1: sqlite3_result_error(c, "boomerang", 4); break;
-    case 2: sqlite3_result_error_code(c, SQLITE_CONSTRAINT); break;
+    case 0:
+      sqlite3_result_error(c, "boom", -1);
+      break;
+    case 1:
+      sqlite3_result_error(c, "boomerang", 4);
+      break;
+    case 2:
+      sqlite3_result_error_code(c, SQLITE_CONSTRAINT);
+      break;
     case 3:
       sqlite3_result_error(c, "custom", -1);
       sqlite3_result_error_code(c, SQLITE_ABORT);
       break;
-    case 4: sqlite3_result_error_nomem(c); break;
-    case 5: sqlite3_result_error_toobig(c); break;
-    case 6: sqlite3_result_error_code(c, SQLITE_CONSTRAINT_FUNCTION); break;
-    default: sqlite3_result_int(c, 1);
+    case 4:
+      sqlite3_result_error_nomem(c);
+      break;
+    case 5:
+      sqlite3_result_error_toobig(c);
+      break;
+    case 6:
+      sqlite3_result_error_code(c, SQLITE_CONSTRAINT_FUNCTION);
+      break;
+    default:
+      sqlite3_result_int(c, 1);
   }
 }
 
@@ -209,9 +251,9 @@ static void f_match(sqlite3_context *c, int argc, sqlite3_value **argv) {
 }
 
 static void test_scalars(void) {
-  EXPECT_INT(sqlite3_create_function(db, "typecodes", -1, SQLITE_UTF8, NULL, f_typecodes, NULL,
-                                     NULL),
-             SQLITE_OK);
+  EXPECT_INT(
+      sqlite3_create_function(db, "typecodes", -1, SQLITE_UTF8, NULL, f_typecodes, NULL, NULL),
+      SQLITE_OK);
   EXPECT_INT(sqlite3_create_function(db, "echo", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
                                      f_echo, NULL, NULL),
              SQLITE_OK);
@@ -221,8 +263,7 @@ static void test_scalars(void) {
              SQLITE_OK);
   EXPECT_STR(q("SELECT typecodes(1, 2.5, 'x', x'00', NULL)"), "12345");
   EXPECT_STR(q("SELECT typecodes()"), "");
-  EXPECT_STR(q("SELECT typecodes(1,2,3,4,5,6,7,8,9,10,'a','b',x'01',NULL,1.5)"),
-             "111111111133452");
+  EXPECT_STR(q("SELECT typecodes(1,2,3,4,5,6,7,8,9,10,'a','b',x'01',NULL,1.5)"), "111111111133452");
   EXPECT_STR(q("SELECT typeof(echo(1)) || typeof(echo(1.5)) || typeof(echo('a')) || "
                "typeof(echo(x'01')) || typeof(echo(NULL))"),
              "integerrealtextblobnull");
@@ -254,8 +295,9 @@ static void test_scalars(void) {
   EXPECT_INT(n_text_free, 1);
   EXPECT_INT(n_blob_free, 2);
   /* in every clause, over table rows, with NULLs */
-  EXEC_OK(db, "CREATE TABLE t(a INTEGER, b TEXT);"
-              "INSERT INTO t VALUES (1,'one'),(2,'two'),(3,NULL),(NULL,'four');");
+  EXEC_OK(db,
+          "CREATE TABLE t(a INTEGER, b TEXT);"
+          "INSERT INTO t VALUES (1,'one'),(2,'two'),(3,NULL),(NULL,'four');");
   EXPECT_STR(qall("SELECT describe(b) FROM t ORDER BY rowid"),
              "text:one:3,text:two:3,null,text:four:4");
   EXPECT_STR(qall("SELECT a FROM t WHERE echo(a) >= 2 ORDER BY echo(a) DESC"), "3,2");
@@ -313,9 +355,10 @@ static void test_errors(void) {
 static void test_auxdata(void) {
   EXPECT_INT(sqlite3_create_function(db, "match", 2, SQLITE_UTF8, NULL, f_match, NULL, NULL),
              SQLITE_OK);
-  EXEC_OK(db, "CREATE TABLE words(w TEXT, p TEXT);"
-              "INSERT INTO words VALUES ('apple','pp'),('banana','an'),('cherry','er'),"
-              "('grape','x'),('pineapple','pp');");
+  EXEC_OK(db,
+          "CREATE TABLE words(w TEXT, p TEXT);"
+          "INSERT INTO words VALUES ('apple','pp'),('banana','an'),('cherry','er'),"
+          "('grape','x'),('pineapple','pp');");
   n_compile = n_aux_free = 0;
   /* constant pattern: compiled once for the whole statement */
   EXPECT_STR(qall("SELECT w FROM words WHERE match('pp', w) ORDER BY w"), "apple,pineapple");
@@ -323,7 +366,8 @@ static void test_auxdata(void) {
   EXPECT_INT(n_aux_free, 1);
   /* a pattern from a column: fresh for every row, freed at once */
   n_compile = n_aux_free = 0;
-  EXPECT_STR(qall("SELECT w FROM words WHERE match(p, w) ORDER BY w"), "apple,banana,cherry,pineapple");
+  EXPECT_STR(qall("SELECT w FROM words WHERE match(p, w) ORDER BY w"),
+             "apple,banana,cherry,pineapple");
   EXPECT_INT(n_compile, 5);
   EXPECT_INT(n_aux_free, 5);
   /* two call sites keep separate data */
@@ -334,8 +378,7 @@ static void test_auxdata(void) {
   /* a prepared statement re-run: the data goes at reset */
   n_compile = n_aux_free = 0;
   sqlite3_stmt *st;
-  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT count(*) FROM words WHERE match(?, w)", -1, &st,
-                                NULL),
+  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT count(*) FROM words WHERE match(?, w)", -1, &st, NULL),
              SQLITE_OK);
   for (int i = 0; i < 3; i++) {
     sqlite3_bind_text(st, 1, i == 1 ? "e" : "a", -1, SQLITE_STATIC);
@@ -425,8 +468,9 @@ static void test_aggregates(void) {
   EXPECT_INT(sqlite3_create_function(db, "aggctx", 1, SQLITE_UTF8, &user_marker, NULL,
                                      a_ctxinfo_step, a_ctxinfo_final),
              SQLITE_OK);
-  EXEC_OK(db, "CREATE TABLE g(k TEXT, v INTEGER);"
-              "INSERT INTO g VALUES ('a',1),('a',2),('b',10),('b',NULL),('c',NULL),('a',3);");
+  EXEC_OK(db,
+          "CREATE TABLE g(k TEXT, v INTEGER);"
+          "INSERT INTO g VALUES ('a',1),('a',2),('b',10),('b',NULL),('c',NULL),('a',3);");
   n_final = n_final_empty = 0;
   EXPECT_STR(q("SELECT mysum(v) FROM g"), "16");
   EXPECT_STR(qall("SELECT k || '=' || mysum(v) FROM g GROUP BY k ORDER BY k"), "a=6,b=10,c=0");
@@ -449,9 +493,9 @@ static void test_aggregates(void) {
   /* a statement abandoned in the middle of a group still finalizes it */
   n_final = 0;
   sqlite3_stmt *st;
-  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT k, mysum(v, k) FROM g GROUP BY k ORDER BY k", -1,
-                                &st, NULL),
-             SQLITE_OK);
+  EXPECT_INT(
+      sqlite3_prepare_v2(db, "SELECT k, mysum(v, k) FROM g GROUP BY k ORDER BY k", -1, &st, NULL),
+      SQLITE_OK);
   EXPECT_INT(sqlite3_step(st), SQLITE_ROW);
   EXPECT_STR(sqlite3_column_text(st, 1), "6:aaa");
   sqlite3_finalize(st); /* the open group's text buffer must not leak (ASan) */
@@ -471,16 +515,16 @@ static void test_registry(void) {
   /* overloading by argument count; -1 takes any count */
   EXPECT_INT(sqlite3_create_function(db, "nargs", -1, SQLITE_UTF8, NULL, f_nargs, NULL, NULL),
              SQLITE_OK);
-  EXPECT_INT(sqlite3_create_function(db, "NARGS", 2, SQLITE_UTF8, (void *)100L, f_const, NULL,
-                                     NULL),
-             SQLITE_OK);
+  EXPECT_INT(
+      sqlite3_create_function(db, "NARGS", 2, SQLITE_UTF8, (void *)100L, f_const, NULL, NULL),
+      SQLITE_OK);
   EXPECT_STR(q("SELECT nargs() || nargs(1) || nargs(1,2) || nargs(1,2,3)"), "011003");
   /* names ignore case */
   EXPECT_STR(q("SELECT NaRgS(1, 2)"), "100");
   /* user_data and context_db_handle */
-  EXPECT_INT(sqlite3_create_function(db, "ctxinfo", 0, SQLITE_UTF8, &user_marker, f_ctxinfo,
-                                     NULL, NULL),
-             SQLITE_OK);
+  EXPECT_INT(
+      sqlite3_create_function(db, "ctxinfo", 0, SQLITE_UTF8, &user_marker, f_ctxinfo, NULL, NULL),
+      SQLITE_OK);
   EXPECT_STR(q("SELECT ctxinfo()"), "1");
   /* a prepared statement sees a replacement at its next run */
   EXPECT_INT(sqlite3_create_function(db, "ver", 0, SQLITE_UTF8, (void *)1L, f_const, NULL, NULL),
@@ -496,8 +540,7 @@ static void test_registry(void) {
   EXPECT_INT(sqlite3_column_int(st, 0), 2);
   sqlite3_reset(st);
   /* deleting it: the statement fails to recompile */
-  EXPECT_INT(sqlite3_create_function(db, "ver", 0, SQLITE_UTF8, NULL, NULL, NULL, NULL),
-             SQLITE_OK);
+  EXPECT_INT(sqlite3_create_function(db, "ver", 0, SQLITE_UTF8, NULL, NULL, NULL, NULL), SQLITE_OK);
   EXPECT_INT(sqlite3_step(st), SQLITE_ERROR);
   EXPECT_STR(sqlite3_errmsg(db), "no such function: ver");
   sqlite3_finalize(st);
@@ -507,16 +550,14 @@ static void test_registry(void) {
              SQLITE_OK);
   /* overriding a built-in; deleting the override hides the built-in too
    * (SQLite keeps a deleted entry that is not callable) */
-  EXPECT_INT(sqlite3_create_function(db, "upper", 1, SQLITE_UTF8, NULL, f_upper_custom, NULL,
-                                     NULL),
+  EXPECT_INT(sqlite3_create_function(db, "upper", 1, SQLITE_UTF8, NULL, f_upper_custom, NULL, NULL),
              SQLITE_OK);
   EXPECT_STR(q("SELECT upper('abc')"), "custom");
   EXPECT_STR(q("SELECT lower('ABC')"), "abc");
   EXPECT_INT(sqlite3_create_function(db, "upper", 1, SQLITE_UTF8, NULL, NULL, NULL, NULL),
              SQLITE_OK);
   EXPECT_STR(q("SELECT upper('abc')"), "ERR 1 wrong number of arguments to function upper()");
-  EXPECT_INT(sqlite3_create_function(db, "upper", 1, SQLITE_UTF8, NULL, f_upper_custom, NULL,
-                                     NULL),
+  EXPECT_INT(sqlite3_create_function(db, "upper", 1, SQLITE_UTF8, NULL, f_upper_custom, NULL, NULL),
              SQLITE_OK);
   EXPECT_STR(q("SELECT upper('abc')"), "custom");
   EXPECT_INT(sqlite3_create_function(db, "lower", 1, SQLITE_UTF8, NULL, NULL, NULL, NULL),
@@ -528,12 +569,10 @@ static void test_registry(void) {
   EXPECT_INT(sqlite3_create_function(db, "uf", 2, SQLITE_UTF8, NULL, f_echo, NULL, NULL),
              SQLITE_OK);
   EXPECT_STR(q("SELECT uf(7, 8) || uf(1)"), "71");
-  EXPECT_INT(sqlite3_create_function(db, "uf", 2, SQLITE_UTF8, NULL, NULL, NULL, NULL),
-             SQLITE_OK);
+  EXPECT_INT(sqlite3_create_function(db, "uf", 2, SQLITE_UTF8, NULL, NULL, NULL, NULL), SQLITE_OK);
   EXPECT_STR(q("SELECT uf(7, 8)"), "ERR 1 wrong number of arguments to function uf()");
   EXPECT_STR(q("SELECT uf(7, 8, 9)"), "3");
-  EXPECT_INT(sqlite3_create_function(db, "uf", -1, SQLITE_UTF8, NULL, NULL, NULL, NULL),
-             SQLITE_OK);
+  EXPECT_INT(sqlite3_create_function(db, "uf", -1, SQLITE_UTF8, NULL, NULL, NULL, NULL), SQLITE_OK);
   EXPECT_STR(q("SELECT uf(7)"), "ERR 1 no such function: uf");
   EXPECT_INT(sqlite3_create_function(db, "uf", 2, SQLITE_UTF8, NULL, f_echo, NULL, NULL),
              SQLITE_OK);
@@ -574,19 +613,19 @@ static void test_destructors(void) {
   sqlite3 *d2;
   EXPECT_INT(sqlite3_open(":memory:", &d2), SQLITE_OK);
   n_destroy = 0;
-  EXPECT_INT(sqlite3_create_function_v2(d2, "f", 1, SQLITE_UTF8, NULL, f_echo, NULL, NULL,
-                                        count_destroy),
-             SQLITE_OK);
+  EXPECT_INT(
+      sqlite3_create_function_v2(d2, "f", 1, SQLITE_UTF8, NULL, f_echo, NULL, NULL, count_destroy),
+      SQLITE_OK);
   EXPECT_INT(n_destroy, 0);
   /* replaced: the old one's destructor runs */
-  EXPECT_INT(sqlite3_create_function_v2(d2, "f", 1, SQLITE_UTF8, NULL, f_echo, NULL, NULL,
-                                        count_destroy),
-             SQLITE_OK);
+  EXPECT_INT(
+      sqlite3_create_function_v2(d2, "f", 1, SQLITE_UTF8, NULL, f_echo, NULL, NULL, count_destroy),
+      SQLITE_OK);
   EXPECT_INT(n_destroy, 1);
   /* another arity is another function */
-  EXPECT_INT(sqlite3_create_function_v2(d2, "f", 2, SQLITE_UTF8, NULL, f_nargs, NULL, NULL,
-                                        count_destroy),
-             SQLITE_OK);
+  EXPECT_INT(
+      sqlite3_create_function_v2(d2, "f", 2, SQLITE_UTF8, NULL, f_nargs, NULL, NULL, count_destroy),
+      SQLITE_OK);
   EXPECT_INT(n_destroy, 1);
   /* deleted: its destructor runs */
   EXPECT_INT(sqlite3_create_function_v2(d2, "f", 2, SQLITE_UTF8, NULL, NULL, NULL, NULL, NULL),
@@ -613,24 +652,23 @@ static void test_destructors(void) {
   EXEC_OK(d2, "CREATE TABLE x(a); INSERT INTO x VALUES (1),(2)");
   EXPECT_INT(sqlite3_prepare_v2(d2, "SELECT f(a) FROM x", -1, &st, NULL), SQLITE_OK);
   EXPECT_INT(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_INT(sqlite3_create_function_v2(d2, "f", 1, SQLITE_UTF8, NULL, f_nargs, NULL, NULL,
-                                        count_destroy),
-             SQLITE_BUSY);
+  EXPECT_INT(
+      sqlite3_create_function_v2(d2, "f", 1, SQLITE_UTF8, NULL, f_nargs, NULL, NULL, count_destroy),
+      SQLITE_BUSY);
   EXPECT_STR(sqlite3_errmsg(d2), "unable to delete/modify user-function due to active statements");
   EXPECT_INT(n_destroy, 5);
-  EXPECT_INT(sqlite3_create_function(d2, "f", 1, SQLITE_UTF8, NULL, NULL, NULL, NULL),
-             SQLITE_BUSY);
+  EXPECT_INT(sqlite3_create_function(d2, "f", 1, SQLITE_UTF8, NULL, NULL, NULL, NULL), SQLITE_BUSY);
   /* a new function is fine while statements run */
-  EXPECT_INT(sqlite3_create_function_v2(d2, "h", 1, SQLITE_UTF8, NULL, f_echo, NULL, NULL,
-                                        count_destroy),
-             SQLITE_OK);
+  EXPECT_INT(
+      sqlite3_create_function_v2(d2, "h", 1, SQLITE_UTF8, NULL, f_echo, NULL, NULL, count_destroy),
+      SQLITE_OK);
   EXPECT_INT(sqlite3_step(st), SQLITE_ROW);
   EXPECT_INT(sqlite3_column_int(st, 0), 2);
   EXPECT_INT(sqlite3_step(st), SQLITE_DONE);
   /* done: not active any more */
-  EXPECT_INT(sqlite3_create_function_v2(d2, "f", 1, SQLITE_UTF8, NULL, f_nargs, NULL, NULL,
-                                        count_destroy),
-             SQLITE_OK);
+  EXPECT_INT(
+      sqlite3_create_function_v2(d2, "f", 1, SQLITE_UTF8, NULL, f_nargs, NULL, NULL, count_destroy),
+      SQLITE_OK);
   EXPECT_INT(n_destroy, 6);
   EXPECT_INT(sqlite3_reset(st), SQLITE_OK);
   EXPECT_INT(sqlite3_step(st), SQLITE_ROW);
@@ -644,22 +682,25 @@ static void test_destructors(void) {
 /* ---- DIRECTONLY, INNOCUOUS ---- */
 
 static void test_directonly(void) {
-  EXPECT_INT(sqlite3_create_function(db, "direct", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL,
-                                     f_echo, NULL, NULL),
+  EXPECT_INT(sqlite3_create_function(db, "direct", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, f_echo,
+                                     NULL, NULL),
              SQLITE_OK);
-  EXPECT_INT(sqlite3_create_function(db, "innoc", 1, SQLITE_UTF8 | SQLITE_INNOCUOUS, NULL,
-                                     f_echo, NULL, NULL),
+  EXPECT_INT(sqlite3_create_function(db, "innoc", 1, SQLITE_UTF8 | SQLITE_INNOCUOUS, NULL, f_echo,
+                                     NULL, NULL),
              SQLITE_OK);
   EXPECT_STR(q("SELECT direct(5)"), "5");
   EXEC_OK(db, "CREATE VIEW vd AS SELECT direct(a) AS d FROM t");
   EXPECT_STR(q("SELECT d FROM vd"), "ERR 1 unsafe use of direct()");
   EXEC_OK(db, "CREATE VIEW vi AS SELECT innoc(a) AS d FROM t WHERE a = 2");
   EXPECT_STR(q("SELECT d FROM vi"), "2");
-  EXEC_OK(db, "CREATE TABLE log(x); CREATE TABLE trg(a);"
-              "CREATE TRIGGER tr AFTER INSERT ON trg BEGIN INSERT INTO log VALUES (direct(new.a)); END;");
+  EXEC_OK(
+      db,
+      "CREATE TABLE log(x); CREATE TABLE trg(a);"
+      "CREATE TRIGGER tr AFTER INSERT ON trg BEGIN INSERT INTO log VALUES (direct(new.a)); END;");
   EXPECT_STR(q("INSERT INTO trg VALUES (1)"), "ERR 1 unsafe use of direct()");
-  EXEC_OK(db, "DROP TRIGGER tr; CREATE TRIGGER tr AFTER INSERT ON trg BEGIN "
-              "INSERT INTO log VALUES (innoc(new.a)); END;");
+  EXEC_OK(db,
+          "DROP TRIGGER tr; CREATE TRIGGER tr AFTER INSERT ON trg BEGIN "
+          "INSERT INTO log VALUES (innoc(new.a)); END;");
   EXEC_OK(db, "INSERT INTO trg VALUES (1)");
   EXPECT_STR(q("SELECT x FROM log"), "1");
 }

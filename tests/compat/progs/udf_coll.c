@@ -92,19 +92,19 @@ static void on_needed(void *arg, sqlite3 *d, int enc, const char *name) {
   EXPECT(d == db);
   EXPECT_INT(enc, SQLITE_UTF8);
   snprintf(needed_name, sizeof needed_name, "%s", name);
-  if (!strcmp(name, "lazy"))
-    sqlite3_create_collation(d, "lazy", SQLITE_UTF8, NULL, c_rev);
+  if (!strcmp(name, "lazy")) sqlite3_create_collation(d, "lazy", SQLITE_UTF8, NULL, c_rev);
 }
 
 static void test_ordering(void) {
   EXPECT_INT(sqlite3_create_collation(db, "rev", SQLITE_UTF8, NULL, c_rev), SQLITE_OK);
   static int three = 3;
-  EXPECT_INT(sqlite3_create_collation_v2(db, "pre3", SQLITE_UTF8, &three, c_prefix_nocase,
-                                         count_destroy),
-             SQLITE_OK);
+  EXPECT_INT(
+      sqlite3_create_collation_v2(db, "pre3", SQLITE_UTF8, &three, c_prefix_nocase, count_destroy),
+      SQLITE_OK);
   EXPECT_INT(sqlite3_create_collation(db, "nat", SQLITE_UTF8, NULL, c_natural), SQLITE_OK);
-  EXEC_OK(db, "CREATE TABLE w(s TEXT);"
-              "INSERT INTO w VALUES ('b'),('a'),('c'),('B'),('abc'),('ab');");
+  EXEC_OK(db,
+          "CREATE TABLE w(s TEXT);"
+          "INSERT INTO w VALUES ('b'),('a'),('c'),('B'),('abc'),('ab');");
   EXPECT_STR(qall("SELECT s FROM w ORDER BY s"), "B,a,ab,abc,b,c");
   EXPECT_STR(qall("SELECT s FROM w ORDER BY s COLLATE rev"), "c,b,abc,ab,a,B");
   EXPECT_STR(qall("SELECT s FROM w ORDER BY s COLLATE REV DESC"), "B,a,ab,abc,b,c");
@@ -119,42 +119,42 @@ static void test_ordering(void) {
              "110");
   EXPECT_STR(qall("SELECT s FROM w WHERE s = 'AB' COLLATE pre3 ORDER BY rowid"), "ab");
   EXPECT_STR(qall("SELECT s FROM w WHERE s IN ('B', 'ABCD') COLLATE pre3 ORDER BY s"), "B");
-  EXPECT_STR(qall("SELECT s FROM w WHERE s COLLATE pre3 IN ('B', 'ABCD') ORDER BY s"),
-             "B,abc,b");
+  EXPECT_STR(qall("SELECT s FROM w WHERE s COLLATE pre3 IN ('B', 'ABCD') ORDER BY s"), "B,abc,b");
   EXPECT_STR(qall("SELECT s FROM w WHERE s COLLATE pre3 BETWEEN 'AB' AND 'b' ORDER BY s"),
              "B,ab,abc,b");
   EXPECT_STR(qall("SELECT max(s COLLATE rev) FROM w"), "B");
   EXPECT_STR(qall("SELECT min(s COLLATE rev) FROM w"), "c");
   EXPECT_STR(qall("SELECT 'x' || ('ab' COLLATE rev < 'b')"), "x0");
   /* natural order */
-  EXEC_OK(db, "CREATE TABLE files(name TEXT COLLATE nat);"
-              "INSERT INTO files VALUES ('f10'),('f2'),('f1'),('f20'),('g1'),('f3');");
+  EXEC_OK(db,
+          "CREATE TABLE files(name TEXT COLLATE nat);"
+          "INSERT INTO files VALUES ('f10'),('f2'),('f1'),('f20'),('g1'),('f3');");
   EXPECT_STR(qall("SELECT name FROM files ORDER BY name"), "f1,f2,f3,f10,f20,g1");
   EXPECT_STR(qall("SELECT name FROM files WHERE name > 'f9' ORDER BY name"), "f10,f20,g1");
-  EXPECT_STR(qall("SELECT name FROM files ORDER BY name COLLATE binary"),
-             "f1,f10,f2,f20,f3,g1");
+  EXPECT_STR(qall("SELECT name FROM files ORDER BY name COLLATE binary"), "f1,f10,f2,f20,f3,g1");
   EXPECT_STR(qall("SELECT max(name) FROM files WHERE name < 'g'"), "f20");
 }
 
 static void test_distinct_group(void) {
-  EXEC_OK(db, "CREATE TABLE names(n TEXT);"
-              "INSERT INTO names VALUES ('Anna'),('ANNE'),('bob'),('BOBBY'),('anx'),('Bo');");
+  EXEC_OK(db,
+          "CREATE TABLE names(n TEXT);"
+          "INSERT INTO names VALUES ('Anna'),('ANNE'),('bob'),('BOBBY'),('anx'),('Bo');");
   /* pre3: the first three letters, any case */
   EXPECT_STR(qall("SELECT count(DISTINCT n COLLATE pre3) FROM names"), "4");
   EXPECT_STR(qall("SELECT count(*) FROM (SELECT DISTINCT n COLLATE pre3 FROM names)"), "4");
   EXPECT_STR(qall("SELECT lower(substr(n, 1, 3)) || ':' || count(*) FROM names "
                   "GROUP BY n COLLATE pre3 ORDER BY 1"),
              "ann:2,anx:1,bo:1,bob:2");
-  EXPECT_STR(qall("SELECT count(*) FROM names GROUP BY n COLLATE rev ORDER BY 1"),
-             "1,1,1,1,1,1");
+  EXPECT_STR(qall("SELECT count(*) FROM names GROUP BY n COLLATE rev ORDER BY 1"), "1,1,1,1,1,1");
   EXPECT_STR(qall("SELECT n FROM names UNION SELECT 'ANNA' COLLATE pre3 ORDER BY 1"),
              "ANNA,ANNE,Anna,BOBBY,Bo,anx,bob");
 }
 
 static void test_indexes(void) {
-  EXEC_OK(db, "CREATE TABLE k(v TEXT COLLATE rev, w TEXT);"
-              "CREATE INDEX k_v ON k(v);"
-              "CREATE INDEX k_w ON k(w COLLATE pre3);");
+  EXEC_OK(db,
+          "CREATE TABLE k(v TEXT COLLATE rev, w TEXT);"
+          "CREATE INDEX k_v ON k(v);"
+          "CREATE INDEX k_w ON k(w COLLATE pre3);");
   sqlite3_stmt *ins;
   EXPECT_INT(sqlite3_prepare_v2(db, "INSERT INTO k VALUES (?, ?)", -1, &ins, NULL), SQLITE_OK);
   for (int i = 0; i < 200; i++) {
@@ -179,8 +179,7 @@ static void test_indexes(void) {
   /* a UNIQUE constraint under the collation */
   EXEC_OK(db, "CREATE TABLE u(x TEXT UNIQUE COLLATE pre3)");
   EXEC_OK(db, "INSERT INTO u VALUES ('Hello')");
-  EXPECT_STR(qall("INSERT INTO u VALUES ('HELP')"),
-             "ERR 19 UNIQUE constraint failed: u.x");
+  EXPECT_STR(qall("INSERT INTO u VALUES ('HELP')"), "ERR 19 UNIQUE constraint failed: u.x");
   EXEC_OK(db, "INSERT INTO u VALUES ('Hex')");
   EXPECT_STR(qall("SELECT x FROM u ORDER BY x"), "Hello,Hex");
   /* REINDEX with the collation's name */
@@ -203,7 +202,8 @@ static void test_missing_and_needed(void) {
   EXPECT_INT(needed_calls, 0);
   /* a callback that does not define it: still missing */
   needed_calls = 0;
-  EXPECT_STR(qall("SELECT 1 ORDER BY 'x' COLLATE other"), "ERR 1 no such collation sequence: other");
+  EXPECT_STR(qall("SELECT 1 ORDER BY 'x' COLLATE other"),
+             "ERR 1 no such collation sequence: other");
   EXPECT(needed_calls >= 1);
   EXPECT_STR(needed_name, "other");
   /* built-ins never ask */

@@ -93,9 +93,10 @@ int main(void) {
              SQLITE_OK);
   EXPECT_INT(sqlite3_create_function(db, "plain", 1, SQLITE_UTF8, NULL, NULL, p_step, p_final),
              SQLITE_OK);
-  EXEC_OK(db, "CREATE TABLE t(g TEXT, x INTEGER);"
-              "INSERT INTO t VALUES ('a',1),('a',2),('a',3),('b',10),('b',20),('b',NULL),"
-              "('c',5);");
+  EXEC_OK(db,
+          "CREATE TABLE t(g TEXT, x INTEGER);"
+          "INSERT INTO t VALUES ('a',1),('a',2),('a',3),('b',10),('b',20),('b',NULL),"
+          "('c',5);");
   /* as a plain aggregate: xFinal */
   EXPECT_STR(qall("SELECT wsum(x) FROM t"), "F41/6");
   EXPECT_STR(qall("SELECT wsum(x) FROM t WHERE 0"), "F0/0");

@@ -6,10 +6,10 @@
 #define SQLITE_ENABLE_PREUPDATE_HOOK 1
 #include "prog.h"
 
-#define EXPECT_UNSUP(db, expr, what)                                        \
-  do {                                                                      \
-    EXPECT_INT((expr), SQLITE_ERROR);                                       \
-    EXPECT_STR(sqlite3_errmsg(db), what " is not supported by Shale yet");  \
+#define EXPECT_UNSUP(db, expr, what)                                       \
+  do {                                                                     \
+    EXPECT_INT((expr), SQLITE_ERROR);                                      \
+    EXPECT_STR(sqlite3_errmsg(db), what " is not supported by Shale yet"); \
   } while (0)
 
 int main(void) {

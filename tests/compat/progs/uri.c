@@ -69,8 +69,8 @@ static void sql(sqlite3 *db, const char *q) {
 int main(void) {
   mkdir("uri.tmp", 0777);
   if (chdir("uri.tmp") || !getcwd(cwd, sizeof cwd)) return 1;
-  static const char *const files[] = {"plain.db", "file:plain.db", "ro.db", "rw.db", "rwc.db",
-                                      "two words.db", "att.db", "imm.db", "q.db"};
+  static const char *const files[] = {"plain.db",     "file:plain.db", "ro.db",  "rw.db", "rwc.db",
+                                      "two words.db", "att.db",        "imm.db", "q.db"};
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) remove(files[i]);
   const int RWC = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
 
@@ -109,8 +109,7 @@ int main(void) {
   sqlite3_close(db);
 
   /* percent-decoding, parameters, fragments */
-  db = open_one("file:two%20words.db?Key=Va%6Cue&flag=yes&n=0x10&neg=-7&e=&dup=1&dup=2#frag",
-                RWC);
+  db = open_one("file:two%20words.db?Key=Va%6Cue&flag=yes&n=0x10&neg=-7&e=&dup=1&dup=2#frag", RWC);
   printf("  decoded file made: %d\n", exists("two words.db"));
   show_name(db, "main");
   const char *f = sqlite3_db_filename(db, "main");
@@ -167,7 +166,8 @@ int main(void) {
   show_name(db, "mem");
   show_name(db, "temp");
   printf("  unknown: %s\n", sqlite3_db_filename(db, "nosuch") ? "set" : "(null)");
-  for (int i = 0; i < 5; i++) printf("  db_name(%d) = %s\n", i, sqlite3_db_name(db, i) ? sqlite3_db_name(db, i) : "(null)");
+  for (int i = 0; i < 5; i++)
+    printf("  db_name(%d) = %s\n", i, sqlite3_db_name(db, i) ? sqlite3_db_name(db, i) : "(null)");
   sqlite3_close(db);
 
   /* sqlite3_create_filename */
@@ -176,8 +176,7 @@ int main(void) {
   printf("create_filename: db %s journal %s wal %s a %s bee %d third-key \"%s\" n %lld\n",
          sqlite3_filename_database(fn), sqlite3_filename_journal(fn), sqlite3_filename_wal(fn),
          sqlite3_uri_parameter(fn, "a"), sqlite3_uri_boolean(fn, "bee", 0),
-         sqlite3_uri_key(fn, 2) ? sqlite3_uri_key(fn, 2) : "(null)",
-         sqlite3_uri_int64(fn, "a", 9));
+         sqlite3_uri_key(fn, 2) ? sqlite3_uri_key(fn, 2) : "(null)", sqlite3_uri_int64(fn, "a", 9));
   sqlite3_free_filename(fn);
   sqlite3_free_filename(NULL);
 

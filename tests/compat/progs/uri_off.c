@@ -14,7 +14,8 @@ int main(void) {
   printf("open %d\n", sqlite3_open_v2("file:uri_off.db?a=1", &db, RWC, NULL));
   printf("literal file made %d, uri file made %d\n", access("file:uri_off.db?a=1", F_OK) == 0,
          access("uri_off.db", F_OK) == 0);
-  printf("param %s\n", sqlite3_uri_parameter(sqlite3_db_filename(db, "main"), "a") ? "set" : "none");
+  printf("param %s\n",
+         sqlite3_uri_parameter(sqlite3_db_filename(db, "main"), "a") ? "set" : "none");
   sqlite3_close(db);
   remove("file:uri_off.db?a=1");
   printf("open %d\n", sqlite3_open_v2("file:uri_off.db?a=1", &db, RWC | SQLITE_OPEN_URI, NULL));

@@ -108,8 +108,9 @@ int main(void) {
   sqlite3 *db = NULL;
   remove("utf16.db");
   EXPECT_INT(sqlite3_open("utf16.db", &db), SQLITE_OK);
-  EXEC_OK(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, s TEXT, n NUMERIC); "
-              "INSERT INTO t VALUES(1, 'abc', 2.5), (2, 'ünï 日本 😀', NULL), (3, '', x'4100')");
+  EXEC_OK(db,
+          "CREATE TABLE t(id INTEGER PRIMARY KEY, s TEXT, n NUMERIC); "
+          "INSERT INTO t VALUES(1, 'abc', 2.5), (2, 'ünï 日本 😀', NULL), (3, '', x'4100')");
   sqlite3_close(db);
 
   /* open16 on an existing file, prepare16 family */
@@ -168,14 +169,14 @@ int main(void) {
     EXPECT_INT(sqlite3_step(st), SQLITE_DONE);
     sqlite3_reset(st);
   }
-  EXPECT_INT(sqlite3_bind_text64(st, 1, (const char *)be16, sizeof be16, SQLITE_STATIC,
-                                 SQLITE_UTF16BE),
-             SQLITE_OK);
+  EXPECT_INT(
+      sqlite3_bind_text64(st, 1, (const char *)be16, sizeof be16, SQLITE_STATIC, SQLITE_UTF16BE),
+      SQLITE_OK);
   EXPECT_INT(sqlite3_step(st), SQLITE_DONE);
   sqlite3_reset(st);
-  EXPECT_INT(sqlite3_bind_text64(st, 1, (const char *)be16, sizeof be16, SQLITE_STATIC,
-                                 SQLITE_UTF16LE),
-             SQLITE_OK);
+  EXPECT_INT(
+      sqlite3_bind_text64(st, 1, (const char *)be16, sizeof be16, SQLITE_STATIC, SQLITE_UTF16LE),
+      SQLITE_OK);
   EXPECT_INT(sqlite3_step(st), SQLITE_DONE);
   sqlite3_finalize(st);
   EXPECT_INT(sqlite3_prepare_v2(db, "SELECT x, length(x), hex(x) FROM b", -1, &st, NULL),
@@ -189,9 +190,9 @@ int main(void) {
   /* a UTF-8 connection: functions, collations, bad UTF-8 out */
   EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
   rows(db, "SELECT CAST(x'41ff80c3' AS TEXT), CAST(x'f09f9880' AS TEXT), 12, 1.5, NULL, x'00'");
-  EXPECT_INT(sqlite3_create_function16(db, w("echo16", b1), -1, SQLITE_UTF16, NULL, f_echo16,
-                                       NULL, NULL),
-             SQLITE_OK);
+  EXPECT_INT(
+      sqlite3_create_function16(db, w("echo16", b1), -1, SQLITE_UTF16, NULL, f_echo16, NULL, NULL),
+      SQLITE_OK);
   rows(db, "SELECT echo16('hé', 0)");
   rows(db, "SELECT echo16(123, 1)");
   rows(db, "SELECT echo16('x', 2), hex(echo16('x', 2))");
@@ -199,8 +200,7 @@ int main(void) {
   rows(db, "SELECT echo16('x', 4)");
   EXPECT_INT(sqlite3_create_collation16(db, w("rev16", b1), SQLITE_UTF16LE, NULL, cmp16),
              SQLITE_OK);
-  EXPECT_INT(sqlite3_create_collation(db, "rev16be", SQLITE_UTF16BE, (void *)1, cmp16),
-             SQLITE_OK);
+  EXPECT_INT(sqlite3_create_collation(db, "rev16be", SQLITE_UTF16BE, (void *)1, cmp16), SQLITE_OK);
   EXEC_OK(db, "CREATE TABLE c(v); INSERT INTO c VALUES('a'),('ß'),('b'),('日'),('A')");
   rows(db, "SELECT group_concat(v, ',') FROM (SELECT v FROM c ORDER BY v COLLATE rev16)");
   rows(db, "SELECT group_concat(v, ',') FROM (SELECT v FROM c ORDER BY v COLLATE rev16be)");

@@ -14,11 +14,11 @@ static char *vm(const char *fmt, ...) {
   return z;
 }
 
-#define EXPECT_FMT(want, ...)                                               \
-  do {                                                                      \
-    char *_z = sqlite3_mprintf(__VA_ARGS__);                                \
-    EXPECT_STR(_z, want);                                                   \
-    sqlite3_free(_z);                                                       \
+#define EXPECT_FMT(want, ...)                \
+  do {                                       \
+    char *_z = sqlite3_mprintf(__VA_ARGS__); \
+    EXPECT_STR(_z, want);                    \
+    sqlite3_free(_z);                        \
   } while (0)
 
 int main(void) {
@@ -35,8 +35,7 @@ int main(void) {
              3.14159, 1000.0, 0.5);
   EXPECT_FMT("[   ab] [ab   ] [a]", "[%5s] [%-5s] [%.1s]", "ab", "ab", "ab");
   EXPECT_FMT("[  7] [007]", "[%*d] [%0*d]", 3, 7, 3, 7);
-  EXPECT_FMT("it''s 'it''s' NULL a\"\"b", "%q %Q %Q %w", "it's", "it's", (char *)NULL,
-             "a\"b");
+  EXPECT_FMT("it''s 'it''s' NULL a\"\"b", "%q %Q %Q %w", "it's", "it's", (char *)NULL, "a\"b");
   EXPECT_FMT("(NULL) 100%", "(%Q) 100%%", (char *)NULL);
   EXPECT_FMT("", "%s", "");
   EXPECT_FMT("", "%s", (char *)NULL);

@@ -57,9 +57,9 @@ int main(void) {
   /* a file through the VFS */
   sqlite3_file *f = calloc(1, (size_t)v->szOsFile);
   int got = 0;
-  EXPECT_INT(v->xOpen(v, raw, f, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_MAIN_DB,
-                      &got),
-             SQLITE_OK);
+  EXPECT_INT(
+      v->xOpen(v, raw, f, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_MAIN_DB, &got),
+      SQLITE_OK);
   EXPECT(f->pMethods != NULL);
   if (f->pMethods) {
     EXPECT_INT(f->pMethods->xWrite(f, "hello vfs", 9, 100), SQLITE_OK);
@@ -142,8 +142,7 @@ int main(void) {
   EXPECT_INT(sqlite3_soft_heap_limit64(lim * 2), lim);
   EXPECT_INT(sqlite3_soft_heap_limit64(-1), lim);
   sqlite3_stmt *st = NULL;
-  EXPECT_INT(sqlite3_prepare_v2(a, "SELECT length(randomblob(20000000))", -1, &st,
-                                NULL),
+  EXPECT_INT(sqlite3_prepare_v2(a, "SELECT length(randomblob(20000000))", -1, &st, NULL),
              SQLITE_OK);
   EXPECT_INT(sqlite3_step(st), SQLITE_NOMEM);
   sqlite3_finalize(st);

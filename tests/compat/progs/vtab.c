@@ -21,33 +21,60 @@
 
 static void pv(sqlite3_value *v) {
   switch (sqlite3_value_type(v)) {
-  case SQLITE_NULL: printf("NULL"); break;
-  case SQLITE_INTEGER: printf("%lld", sqlite3_value_int64(v)); break;
-  case SQLITE_FLOAT: printf("%g", sqlite3_value_double(v)); break;
-  case SQLITE_TEXT: printf("'%s'", sqlite3_value_text(v)); break;
-  default: printf("x'%d bytes'", sqlite3_value_bytes(v)); break;
+    case SQLITE_NULL:
+      printf("NULL");
+      break;
+    case SQLITE_INTEGER:
+      printf("%lld", sqlite3_value_int64(v));
+      break;
+    case SQLITE_FLOAT:
+      printf("%g", sqlite3_value_double(v));
+      break;
+    case SQLITE_TEXT:
+      printf("'%s'", sqlite3_value_text(v));
+      break;
+    default:
+      printf("x'%d bytes'", sqlite3_value_bytes(v));
+      break;
   }
 }
 
 static const char *opname(int op) {
   switch (op) {
-  case SQLITE_INDEX_CONSTRAINT_EQ: return "EQ";
-  case SQLITE_INDEX_CONSTRAINT_GT: return "GT";
-  case SQLITE_INDEX_CONSTRAINT_LE: return "LE";
-  case SQLITE_INDEX_CONSTRAINT_LT: return "LT";
-  case SQLITE_INDEX_CONSTRAINT_GE: return "GE";
-  case SQLITE_INDEX_CONSTRAINT_MATCH: return "MATCH";
-  case SQLITE_INDEX_CONSTRAINT_LIKE: return "LIKE";
-  case SQLITE_INDEX_CONSTRAINT_GLOB: return "GLOB";
-  case SQLITE_INDEX_CONSTRAINT_REGEXP: return "REGEXP";
-  case SQLITE_INDEX_CONSTRAINT_NE: return "NE";
-  case SQLITE_INDEX_CONSTRAINT_ISNOT: return "ISNOT";
-  case SQLITE_INDEX_CONSTRAINT_ISNOTNULL: return "ISNOTNULL";
-  case SQLITE_INDEX_CONSTRAINT_ISNULL: return "ISNULL";
-  case SQLITE_INDEX_CONSTRAINT_IS: return "IS";
-  case SQLITE_INDEX_CONSTRAINT_LIMIT: return "LIMIT";
-  case SQLITE_INDEX_CONSTRAINT_OFFSET: return "OFFSET";
-  default: return "?";
+    case SQLITE_INDEX_CONSTRAINT_EQ:
+      return "EQ";
+    case SQLITE_INDEX_CONSTRAINT_GT:
+      return "GT";
+    case SQLITE_INDEX_CONSTRAINT_LE:
+      return "LE";
+    case SQLITE_INDEX_CONSTRAINT_LT:
+      return "LT";
+    case SQLITE_INDEX_CONSTRAINT_GE:
+      return "GE";
+    case SQLITE_INDEX_CONSTRAINT_MATCH:
+      return "MATCH";
+    case SQLITE_INDEX_CONSTRAINT_LIKE:
+      return "LIKE";
+    case SQLITE_INDEX_CONSTRAINT_GLOB:
+      return "GLOB";
+    case SQLITE_INDEX_CONSTRAINT_REGEXP:
+      return "REGEXP";
+    case SQLITE_INDEX_CONSTRAINT_NE:
+      return "NE";
+    case SQLITE_INDEX_CONSTRAINT_ISNOT:
+      return "ISNOT";
+    case SQLITE_INDEX_CONSTRAINT_ISNOTNULL:
+      return "ISNOTNULL";
+    case SQLITE_INDEX_CONSTRAINT_ISNULL:
+      return "ISNULL";
+    case SQLITE_INDEX_CONSTRAINT_IS:
+      return "IS";
+    case SQLITE_INDEX_CONSTRAINT_LIMIT:
+      return "LIMIT";
+    case SQLITE_INDEX_CONSTRAINT_OFFSET:
+      return "OFFSET";
+    default:
+      return "?";
   }
 }
 
@@ -68,7 +95,7 @@ typedef struct {
   sqlite3_value *fval[8];
 } SeriesCur;
 
-static int g_series_limit; /* take LIMIT and OFFSET (omit) */
+static int g_series_limit;           /* take LIMIT and OFFSET (omit) */
 static int g_series_constraint_fail; /* xBestIndex returns SQLITE_CONSTRAINT without stop */
 
 static int series_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
@@ -76,7 +103,8 @@ static int series_connect(sqlite3 *db, void *aux, int argc, const char *const *a
   printf("  series.xConnect argc=%d", argc);
   for (int i = 0; i < argc; i++) printf(" [%s]", argv[i]);
   printf("\n");
-  int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(value, start hidden, stop hidden, step hidden)");
+  int rc =
+      sqlite3_declare_vtab(db, "CREATE TABLE x(value, start hidden, stop hidden, step hidden)");
   if (rc != SQLITE_OK) return rc;
   SeriesTab *t = sqlite3_malloc(sizeof *t);
   if (!t) return SQLITE_NOMEM;
@@ -178,16 +206,34 @@ static int series_ok(SeriesCur *c) {
     }
     sqlite3_int64 x = sqlite3_value_int64(f), v = c->v;
     switch (c->fop[i]) {
-    case SQLITE_INDEX_CONSTRAINT_EQ: if (v != x) return 0; break;
-    case SQLITE_INDEX_CONSTRAINT_IS: if (v != x) return 0; break;
-    case SQLITE_INDEX_CONSTRAINT_GT: if (!(v > x)) return 0; break;
-    case SQLITE_INDEX_CONSTRAINT_GE: if (!(v >= x)) return 0; break;
-    case SQLITE_INDEX_CONSTRAINT_LT: if (!(v < x)) return 0; break;
-    case SQLITE_INDEX_CONSTRAINT_LE: if (!(v <= x)) return 0; break;
-    case SQLITE_INDEX_CONSTRAINT_NE: if (v == x) return 0; break;
-    case SQLITE_INDEX_CONSTRAINT_ISNOT: if (v == x) return 0; break;
-    case SQLITE_INDEX_CONSTRAINT_ISNULL: return 0;
-    default: break; /* LIKE/GLOB...: the engine tests them again */
+      case SQLITE_INDEX_CONSTRAINT_EQ:
+        if (v != x) return 0;
+        break;
+      case SQLITE_INDEX_CONSTRAINT_IS:
+        if (v != x) return 0;
+        break;
+      case SQLITE_INDEX_CONSTRAINT_GT:
+        if (!(v > x)) return 0;
+        break;
+      case SQLITE_INDEX_CONSTRAINT_GE:
+        if (!(v >= x)) return 0;
+        break;
+      case SQLITE_INDEX_CONSTRAINT_LT:
+        if (!(v < x)) return 0;
+        break;
+      case SQLITE_INDEX_CONSTRAINT_LE:
+        if (!(v <= x)) return 0;
+        break;
+      case SQLITE_INDEX_CONSTRAINT_NE:
+        if (v == x) return 0;
+        break;
+      case SQLITE_INDEX_CONSTRAINT_ISNOT:
+        if (v == x) return 0;
+        break;
+      case SQLITE_INDEX_CONSTRAINT_ISNULL:
+        return 0;
+      default:
+        break; /* LIKE/GLOB...: the engine tests them again */
     }
   }
   return 1;
@@ -223,14 +269,14 @@ static int series_filter(sqlite3_vtab_cursor *cur, int idx, const char *str, int
   /* the value filters, in idxStr order */
   const char *s = str ? str : "";
   while (*s && k < argc && c->nf < 8) {
-    static const int ops[] = {SQLITE_INDEX_CONSTRAINT_EQ, SQLITE_INDEX_CONSTRAINT_GT,
-                              SQLITE_INDEX_CONSTRAINT_LE, SQLITE_INDEX_CONSTRAINT_LT,
-                              SQLITE_INDEX_CONSTRAINT_GE, SQLITE_INDEX_CONSTRAINT_MATCH,
-                              SQLITE_INDEX_CONSTRAINT_LIKE, SQLITE_INDEX_CONSTRAINT_GLOB,
+    static const int ops[] = {SQLITE_INDEX_CONSTRAINT_EQ,     SQLITE_INDEX_CONSTRAINT_GT,
+                              SQLITE_INDEX_CONSTRAINT_LE,     SQLITE_INDEX_CONSTRAINT_LT,
+                              SQLITE_INDEX_CONSTRAINT_GE,     SQLITE_INDEX_CONSTRAINT_MATCH,
+                              SQLITE_INDEX_CONSTRAINT_LIKE,   SQLITE_INDEX_CONSTRAINT_GLOB,
                               SQLITE_INDEX_CONSTRAINT_REGEXP, SQLITE_INDEX_CONSTRAINT_NE,
-                              SQLITE_INDEX_CONSTRAINT_ISNOT, SQLITE_INDEX_CONSTRAINT_ISNOTNULL,
+                              SQLITE_INDEX_CONSTRAINT_ISNOT,  SQLITE_INDEX_CONSTRAINT_ISNOTNULL,
                               SQLITE_INDEX_CONSTRAINT_ISNULL, SQLITE_INDEX_CONSTRAINT_IS,
-                              SQLITE_INDEX_CONSTRAINT_LIMIT, SQLITE_INDEX_CONSTRAINT_OFFSET};
+                              SQLITE_INDEX_CONSTRAINT_LIMIT,  SQLITE_INDEX_CONSTRAINT_OFFSET};
     size_t n = strcspn(s, ",");
     int op = 0;
     for (size_t j = 0; j < sizeof ops / sizeof ops[0]; j++)
@@ -262,8 +308,10 @@ static int series_eof(sqlite3_vtab_cursor *cur) {
 
 static int series_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   SeriesCur *c = (SeriesCur *)cur;
-  sqlite3_int64 x = col == S_VALUE ? c->v : col == S_START ? c->start : col == S_STOP ? c->stop
-                                                                                      : c->step;
+  sqlite3_int64 x = col == S_VALUE   ? c->v
+                    : col == S_START ? c->start
+                    : col == S_STOP  ? c->stop
+                                     : c->step;
   sqlite3_result_int64(ctx, x);
   return SQLITE_OK;
 }
@@ -274,9 +322,11 @@ static int series_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *r) {
 }
 
 static sqlite3_module series_module = {
-    0, NULL, series_connect, series_best, series_disconnect, NULL, series_open, series_close,
-    series_filter, series_next, series_eof, series_column, series_rowid, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    0,          NULL,          series_connect, series_best,   series_disconnect,
+    NULL,       series_open,   series_close,   series_filter, series_next,
+    series_eof, series_column, series_rowid,   NULL,          NULL,
+    NULL,       NULL,          NULL,           NULL,          NULL,
+    NULL,       NULL,          NULL,           NULL};
 
 /* A non-eponymous copy: CREATE VIRTUAL TABLE s USING series2 */
 static sqlite3_module series2_module;
@@ -340,12 +390,12 @@ static int kv_init(sqlite3 *db, int create, int argc, const char *const *argv, s
   return SQLITE_OK;
 }
 
-static int kv_create(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                     sqlite3_vtab **out, char **err) {
+static int kv_create(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+                     char **err) {
   return kv_init(db, 1, argc, argv, out, err);
 }
-static int kv_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                      sqlite3_vtab **out, char **err) {
+static int kv_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+                      char **err) {
   return kv_init(db, 0, argc, argv, out, err);
 }
 
@@ -447,8 +497,10 @@ static int kv_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   KvCur *c = (KvCur *)cur;
   KvRow *r = &((KvTab *)c->base.pVtab)->rows[c->i];
   const char *z = col == 0 ? r->k : r->v;
-  if (z) sqlite3_result_text(ctx, z, -1, SQLITE_TRANSIENT);
-  else sqlite3_result_null(ctx);
+  if (z)
+    sqlite3_result_text(ctx, z, -1, SQLITE_TRANSIENT);
+  else
+    sqlite3_result_null(ctx);
   return SQLITE_OK;
 }
 
@@ -510,10 +562,10 @@ static int kv_update(sqlite3_vtab *vt, int argc, sqlite3_value **argv, sqlite3_i
   return SQLITE_OK;
 }
 
-#define HOOK(hook)                                                  \
-  static int kv_##hook(sqlite3_vtab *vt) {                          \
-    printf("  kv.x" #hook " %s\n", ((KvTab *)vt)->name);            \
-    return SQLITE_OK;                                               \
+#define HOOK(hook)                                       \
+  static int kv_##hook(sqlite3_vtab *vt) {               \
+    printf("  kv.x" #hook " %s\n", ((KvTab *)vt)->name); \
+    return SQLITE_OK;                                    \
   }
 HOOK(Begin)
 HOOK(Sync)
@@ -521,9 +573,9 @@ HOOK(Commit)
 HOOK(Rollback)
 
 static sqlite3_module kv_module = {
-    1, kv_create, kv_connect, kv_best, kv_disconnect, kv_destroy, kv_open, kv_close, kv_filter,
-    kv_next, kv_eof, kv_column, kv_rowid, kv_update, kv_Begin, kv_Sync, kv_Commit, kv_Rollback,
-    NULL, NULL, NULL, NULL, NULL, NULL};
+    1,         kv_create,   kv_connect, kv_best,   kv_disconnect, kv_destroy, kv_open,  kv_close,
+    kv_filter, kv_next,     kv_eof,     kv_column, kv_rowid,      kv_update,  kv_Begin, kv_Sync,
+    kv_Commit, kv_Rollback, NULL,       NULL,      NULL,          NULL,       NULL,     NULL};
 
 static void aux_destroy(void *p) { printf("  destroy(%s)\n", (const char *)p); }
 

@@ -48,8 +48,8 @@ TEST(open_close_memory_and_file) {
 TEST(open_errors) {
   shale *db = NULL;
   /* no such directory: SQLITE_CANTOPEN, and a handle to ask */
-  int rc = shale_open_v2("/nonexistent-dir/x.db", &db, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE,
-                         NULL);
+  int rc =
+      shale_open_v2("/nonexistent-dir/x.db", &db, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, NULL);
   CHECK_EQ(rc, SHALE_CANTOPEN);
   CHECK(db != NULL);
   CHECK_STR(shale_errmsg(db), "unable to open database file");
@@ -84,7 +84,8 @@ TEST(close_busy_with_open_statements) {
   shale_stmt *st = NULL;
   CHECK_OK(shale_prepare_v2(db, "SELECT 1", -1, &st, NULL));
   CHECK_EQ(shale_close(db), SHALE_BUSY);
-  CHECK_STR(shale_errmsg(db), "unable to close due to unfinalized statements or unfinished backups");
+  CHECK_STR(shale_errmsg(db),
+            "unable to close due to unfinalized statements or unfinished backups");
   CHECK(shale_next_stmt(db, NULL) == st);
   CHECK(shale_next_stmt(db, st) == NULL);
   CHECK(shale_db_handle(st) == db);
@@ -154,8 +155,9 @@ TEST(tables_rows_and_counters) {
   const char *setup = "CREATE TABLE t(a INTEGER, b TEXT, c REAL, d BLOB, e);";
   SH_EXEC(db, setup);
   sqlite3_exec(sq, setup, NULL, NULL, NULL);
-  const char *ins = "INSERT INTO t VALUES(1, 'one', 1.5, x'0102', NULL);"
-                    "INSERT INTO t VALUES(2, 'two', 2, x'', 'z');";
+  const char *ins =
+      "INSERT INTO t VALUES(1, 'one', 1.5, x'0102', NULL);"
+      "INSERT INTO t VALUES(2, 'two', 2, x'', 'z');";
   SH_EXEC(db, ins);
   sqlite3_exec(sq, ins, NULL, NULL, NULL);
   CHECK_EQ(shale_changes(db), 1);
@@ -236,8 +238,9 @@ TEST(binding) {
   CHECK_EQ(shale_step(st), SHALE_DONE);
   CHECK_OK(shale_finalize(st));
   char *got = sh_run(db, "SELECT a, b FROM t");
-  CHECK_STR(got, "names: a|b\n1|hello\n9223372036854775807|abc\n2.25r|x'000102'\n"
-                 "x'00000000'|NULL\nNULL|NULL\n");
+  CHECK_STR(got,
+            "names: a|b\n1|hello\n9223372036854775807|abc\n2.25r|x'000102'\n"
+            "x'00000000'|NULL\nNULL|NULL\n");
   free(got);
   /* named parameters */
   CHECK_OK(shale_prepare_v2(db, "SELECT :x, @y, $z, ?5, :x", -1, &sel, NULL));
@@ -319,8 +322,9 @@ TEST(binding_buffers_reused) {
   free(buf);
   CHECK_OK(shale_finalize(st));
   sqlite3_finalize(qs);
-  CHECK_SAME(db, sq, "SELECT a, typeof(b), length(b), hex(substr(b, 1, 4)), hex(substr(b, -4)), "
-                     "length(c), substr(c, 1, 4) FROM t ORDER BY a");
+  CHECK_SAME(db, sq,
+             "SELECT a, typeof(b), length(b), hex(substr(b, 1, 4)), hex(substr(b, -4)), "
+             "length(c), substr(c, 1, 4) FROM t ORDER BY a");
   CHECK_SAME(db, sq, "SELECT count(*), sum(length(b)), sum(length(c)) FROM t");
   CHECK_OK(shale_close(db));
   sqlite3_close(sq);
@@ -330,8 +334,9 @@ TEST(errors_match_sqlite) {
   shale *db = open_mem();
   sqlite3 *sq = NULL;
   sqlite3_open(":memory:", &sq);
-  const char *setup = "CREATE TABLE t(a INTEGER PRIMARY KEY, b NOT NULL, c UNIQUE);"
-                      "INSERT INTO t VALUES(1, 1, 1);";
+  const char *setup =
+      "CREATE TABLE t(a INTEGER PRIMARY KEY, b NOT NULL, c UNIQUE);"
+      "INSERT INTO t VALUES(1, 1, 1);";
   SH_EXEC(db, setup);
   sqlite3_exec(sq, setup, NULL, NULL, NULL);
   CHECK_SAME(db, sq, "SELECT * FROM nosuch");
@@ -394,8 +399,9 @@ TEST(exec_callback_and_errors) {
   CHECK_STR(err, "query aborted");
   shale_free(err);
   err = NULL;
-  CHECK_EQ(shale_exec(db, "INSERT INTO t VALUES(3, 3); SELECT * FROM nosuch; INSERT INTO t "
-                          "VALUES(4, 4)",
+  CHECK_EQ(shale_exec(db,
+                      "INSERT INTO t VALUES(3, 3); SELECT * FROM nosuch; INSERT INTO t "
+                      "VALUES(4, 4)",
                       NULL, NULL, &err),
            SHALE_ERROR);
   CHECK_STR(err, "no such table: nosuch");
@@ -478,12 +484,24 @@ TEST(stmt_readonly_matches_sqlite) {
   SH_EXEC(db, setup);
   sqlite3_exec(sq, setup, NULL, NULL, NULL);
   static const char *const q[] = {
-      "SELECT 1",          "SELECT a FROM t",         "INSERT INTO t VALUES(1)",
-      "UPDATE t SET a = 2", "DELETE FROM t",          "CREATE TABLE u(b)",
-      "DROP TABLE t",      "CREATE INDEX i ON t(a)",  "BEGIN",
-      "COMMIT",            "ROLLBACK",                "SAVEPOINT s",
-      "RELEASE s",         "PRAGMA user_version",     "PRAGMA user_version = 1",
-      "EXPLAIN SELECT 1",  "EXPLAIN INSERT INTO t VALUES(1)", "SELECT * FROM v",
+      "SELECT 1",
+      "SELECT a FROM t",
+      "INSERT INTO t VALUES(1)",
+      "UPDATE t SET a = 2",
+      "DELETE FROM t",
+      "CREATE TABLE u(b)",
+      "DROP TABLE t",
+      "CREATE INDEX i ON t(a)",
+      "BEGIN",
+      "COMMIT",
+      "ROLLBACK",
+      "SAVEPOINT s",
+      "RELEASE s",
+      "PRAGMA user_version",
+      "PRAGMA user_version = 1",
+      "EXPLAIN SELECT 1",
+      "EXPLAIN INSERT INTO t VALUES(1)",
+      "SELECT * FROM v",
       "EXPLAIN QUERY PLAN SELECT a FROM t",
   };
   for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
@@ -537,12 +555,13 @@ TEST(column_text_long_values_match_sqlite) {
   shale *db = open_mem();
   sqlite3 *sq = NULL;
   sqlite3_open(":memory:", &sq);
-  const char *setup = "CREATE TABLE t(id INTEGER PRIMARY KEY, a TEXT, b TEXT);"
-                      "INSERT INTO t VALUES(1, 'x', printf('%.*c', 9000, 'q'));"
-                      "INSERT INTO t VALUES(2, printf('%.*c', 7000, 'm'), 'tail');"
-                      "INSERT INTO t VALUES(3, printf('%.*c', 70, 'k') || char(0) || 'z', "
-                      " printf('%.*c', 5000, 'w') || 'end');"
-                      "INSERT INTO t VALUES(4, printf('%.*c', 100, 's'), x'6869');";
+  const char *setup =
+      "CREATE TABLE t(id INTEGER PRIMARY KEY, a TEXT, b TEXT);"
+      "INSERT INTO t VALUES(1, 'x', printf('%.*c', 9000, 'q'));"
+      "INSERT INTO t VALUES(2, printf('%.*c', 7000, 'm'), 'tail');"
+      "INSERT INTO t VALUES(3, printf('%.*c', 70, 'k') || char(0) || 'z', "
+      " printf('%.*c', 5000, 'w') || 'end');"
+      "INSERT INTO t VALUES(4, printf('%.*c', 100, 's'), x'6869');";
   SH_EXEC(db, setup);
   sqlite3_exec(sq, setup, NULL, NULL, NULL);
   const char *q = "SELECT a, b, ?1 FROM t ORDER BY id";
@@ -566,8 +585,8 @@ TEST(column_text_long_values_match_sqlite) {
       CHECK(z && w && strcmp(z, w) == 0);
       if (i == 0) { /* a write by another statement while z is held */
         shale_stmt *up = NULL;
-        CHECK_OK(shale_prepare_v2(db, "UPDATE t SET a = 'gone', b = 'gone' WHERE id = ?1", -1,
-                                  &up, NULL));
+        CHECK_OK(shale_prepare_v2(db, "UPDATE t SET a = 'gone', b = 'gone' WHERE id = ?1", -1, &up,
+                                  NULL));
         shale_bind_int(up, 1, rows);
         CHECK_EQ(shale_step(up), SHALE_DONE);
         shale_finalize(up);
@@ -589,14 +608,16 @@ TEST(rebound_comparison_params_match_sqlite) {
   shale *db = open_mem();
   sqlite3 *sq = NULL;
   sqlite3_open(":memory:", &sq);
-  const char *setup = "CREATE TABLE t(a INTEGER, b TEXT, c REAL);"
-                      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)"
-                      " INSERT INTO t SELECT i, CAST(i % 37 AS TEXT), i / 7.0 FROM n;"
-                      "INSERT INTO t VALUES(NULL, NULL, NULL), ('x', 'y', 'z');";
+  const char *setup =
+      "CREATE TABLE t(a INTEGER, b TEXT, c REAL);"
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)"
+      " INSERT INTO t SELECT i, CAST(i % 37 AS TEXT), i / 7.0 FROM n;"
+      "INSERT INTO t VALUES(NULL, NULL, NULL), ('x', 'y', 'z');";
   SH_EXEC(db, setup);
   sqlite3_exec(sq, setup, NULL, NULL, NULL);
-  const char *q = "SELECT count(*), sum(a), group_concat(b, '') FROM t"
-                  " WHERE a > ?1 AND b BETWEEN ?2 AND ?3 AND (c < ?4 OR ?4 IS NULL)";
+  const char *q =
+      "SELECT count(*), sum(a), group_concat(b, '') FROM t"
+      " WHERE a > ?1 AND b BETWEEN ?2 AND ?3 AND (c < ?4 OR ?4 IS NULL)";
   shale_stmt *st = NULL;
   sqlite3_stmt *ss = NULL;
   CHECK_OK(shale_prepare_v2(db, q, -1, &st, NULL));

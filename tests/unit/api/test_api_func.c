@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../test.h"
-#include "../../common/toom.h"
-#include "shale.h"
 #include "../../../src/util/util.h"
+#include "../../common/toom.h"
+#include "../../test.h"
+#include "shale.h"
 
 static int n_destroy;
 static void count_destroy(void *p) { n_destroy++; }
@@ -79,11 +79,11 @@ TEST(api_func_native) {
   CHECK_OK(shale_create_collation_v2(db, "rev", SHALE_UTF8, NULL, c_rev, count_destroy));
   CHECK_STR(first(db, "SELECT addall(1, 2, 3)", b, sizeof b), "1006");
   CHECK_STR(first(db, "SELECT wrap(12) || wrap(NULL)", b, sizeof b), "<12><null>");
-  CHECK_OK(shale_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1),(2),(3)", NULL, NULL,
-                      NULL));
+  CHECK_OK(shale_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1),(2),(3)", NULL, NULL, NULL));
   CHECK_STR(first(db, "SELECT total2(x) FROM t", b, sizeof b), "6");
-  CHECK_STR(first(db, "SELECT group_concat(x) FROM (SELECT CAST(x AS TEXT) AS x FROM t "
-                      "ORDER BY x COLLATE rev)",
+  CHECK_STR(first(db,
+                  "SELECT group_concat(x) FROM (SELECT CAST(x AS TEXT) AS x FROM t "
+                  "ORDER BY x COLLATE rev)",
                   b, sizeof b),
             "3,2,1");
   /* a UTF-16 preferred encoding registers the function as UTF-8 ones are

@@ -78,14 +78,16 @@ static void build_both(const char *setup) {
   ref_exec(b, INDEXES);
   sqlite3 *db = NULL;
   sqlite3_open(a, &db);
-  char *got = sq_run(db, "PRAGMA integrity_check; SELECT count(*) FROM sqlite_schema;"
-                         "SELECT count(*) FROM t INDEXED BY t_b_nocase WHERE b > 'key01';"
-                         "SELECT count(*) FROM t INDEXED BY t_c_long WHERE c > 'L';");
+  char *got = sq_run(db,
+                     "PRAGMA integrity_check; SELECT count(*) FROM sqlite_schema;"
+                     "SELECT count(*) FROM t INDEXED BY t_b_nocase WHERE b > 'key01';"
+                     "SELECT count(*) FROM t INDEXED BY t_c_long WHERE c > 'L';");
   sqlite3_close(db);
   sqlite3_open(b, &db);
-  char *want = sq_run(db, "PRAGMA integrity_check; SELECT count(*) FROM sqlite_schema;"
-                          "SELECT count(*) FROM t INDEXED BY t_b_nocase WHERE b > 'key01';"
-                          "SELECT count(*) FROM t INDEXED BY t_c_long WHERE c > 'L';");
+  char *want = sq_run(db,
+                      "PRAGMA integrity_check; SELECT count(*) FROM sqlite_schema;"
+                      "SELECT count(*) FROM t INDEXED BY t_b_nocase WHERE b > 'key01';"
+                      "SELECT count(*) FROM t INDEXED BY t_c_long WHERE c > 'L';");
   sqlite3_close(db);
   if (strcmp(got, want) != 0)
     test_fail(__FILE__, __LINE__, "%s: shale file:\n%.2000s\nsqlite file:\n%.2000s", setup, got,
@@ -94,8 +96,9 @@ static void build_both(const char *setup) {
   free(want);
   /* pages as full as SQLite's (pointer-map placement may cost a page) */
   int64_t pa = ref_int(a, "PRAGMA page_count"), pb = ref_int(b, "PRAGMA page_count");
-  if (pa > pb + pb / 500 + 1) test_fail(__FILE__, __LINE__, "%s: %lld pages, SQLite %lld", setup, (long long)pa,
-                         (long long)pb);
+  if (pa > pb + pb / 500 + 1)
+    test_fail(__FILE__, __LINE__, "%s: %lld pages, SQLite %lld", setup, (long long)pa,
+              (long long)pb);
 }
 
 TEST(index_build_passes_sqlite_check) {
@@ -134,8 +137,7 @@ TEST(unique_failure_leaves_nothing) {
       {"CREATE UNIQUE INDEX u ON t(a % 10)", "UNIQUE constraint failed: index 'u'"},
       {"CREATE UNIQUE INDEX u ON w(k)", "UNIQUE constraint failed: w.k"},
       {"CREATE UNIQUE INDEX u ON w(j % 7) WHERE j > 10", "UNIQUE constraint failed: index 'u'"},
-      {"BEGIN; CREATE TABLE z(x); CREATE UNIQUE INDEX u ON t(c)",
-       "UNIQUE constraint failed: t.c"},
+      {"BEGIN; CREATE TABLE z(x); CREATE UNIQUE INDEX u ON t(c)", "UNIQUE constraint failed: t.c"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char *m = sh_try(base, out, cases[i].sql);
@@ -186,11 +188,12 @@ TEST(unique_failure_leaves_nothing) {
 TEST(sort_larger_than_budget) {
   const char *p = test_path("ib_big.db");
   rm_db(p);
-  sh_exec_file(p, "CREATE TABLE big(x TEXT);"
-                  "WITH RECURSIVE n(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM n WHERE i < 24000)"
-                  " INSERT INTO big SELECT printf('%08d', (i * 7919) % 24007) ||"
-                  " printf('%.*c', 900, 'x') FROM n;"
-                  "CREATE UNIQUE INDEX big_x ON big(x);");
+  sh_exec_file(p,
+               "CREATE TABLE big(x TEXT);"
+               "WITH RECURSIVE n(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM n WHERE i < 24000)"
+               " INSERT INTO big SELECT printf('%08d', (i * 7919) % 24007) ||"
+               " printf('%.*c', 900, 'x') FROM n;"
+               "CREATE UNIQUE INDEX big_x ON big(x);");
   char *d = ref_dump(p);
   CHECK(strstr(d, "\nok\n") != NULL);
   free(d);
@@ -204,10 +207,11 @@ TEST(sort_larger_than_budget) {
 TEST(io_error_sweep) {
   const char *keep = test_path("ib_f_keep.db"), *p = test_path("ib_f.db");
   rm_db(keep);
-  ref_exec(keep, "PRAGMA page_size = 1024;"
-                 "CREATE TABLE t(a INTEGER PRIMARY KEY, b);"
-                 "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM c WHERE i<1500)"
-                 " INSERT INTO t SELECT i, printf('%.*c', i % 300, 'z') || i FROM c;");
+  ref_exec(keep,
+           "PRAGMA page_size = 1024;"
+           "CREATE TABLE t(a INTEGER PRIMARY KEY, b);"
+           "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM c WHERE i<1500)"
+           " INSERT INTO t SELECT i, printf('%.*c', i % 300, 'z') || i FROM c;");
   char *want = ref_dump(keep);
   OsVfs *fv = os_fault_vfs_create("ibfault", os_vfs_find("unix"));
   CHECK(fv != NULL);

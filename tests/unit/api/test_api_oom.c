@@ -43,7 +43,8 @@ static int workload(void) {
       "EXPLAIN SELECT * FROM t",
       "SELECT a, b, c FROM t ORDER BY b",
       "CREATE VIEW v AS SELECT b, count(*) AS n FROM t GROUP BY b",
-      "CREATE TABLE log(x); CREATE TRIGGER tr AFTER INSERT ON t BEGIN INSERT INTO log VALUES(new.a); END",
+      "CREATE TABLE log(x); CREATE TRIGGER tr AFTER INSERT ON t BEGIN INSERT INTO log "
+      "VALUES(new.a); END",
       "SELECT * FROM v",
       "PRAGMA user_version = 3",
       "DROP TRIGGER tr; DROP TABLE log",

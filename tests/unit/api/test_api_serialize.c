@@ -7,9 +7,9 @@
  * READONLY, FREEONCLOSE), errors (unknown schema, busy connection, junk
  * image), shale_data_version, and out-of-memory runs over all of it.
  */
+#include "../../common/toom.h"
 #include "../../test.h"
 #include "test_api_util.h"
-#include "../../common/toom.h"
 
 static const char *k_fill =
     "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT, c BLOB);"
@@ -85,8 +85,8 @@ TEST(serialize_sqlite_to_shale_and_back) {
   CHECK_STR(a, "error 1: no such table: gone\n");
   free(a);
   /* change it on Shale, hand it back */
-  CHECK_OK(shale_exec(db, "DELETE FROM t WHERE a % 2; INSERT INTO u VALUES(9, 'nine')", NULL,
-                      NULL, NULL));
+  CHECK_OK(shale_exec(db, "DELETE FROM t WHERE a % 2; INSERT INTO u VALUES(9, 'nine')", NULL, NULL,
+                      NULL));
   CHECK_EQ(sqlite3_exec(ref, "DELETE FROM t WHERE a % 2; INSERT INTO u VALUES(9, 'nine')", NULL,
                         NULL, NULL),
            SQLITE_OK);
@@ -250,8 +250,8 @@ TEST(backup_result_passes_sqlite_integrity_check) {
 static int oom_workload(void) {
   shale *a = NULL, *b = NULL;
   if (shale_open(":memory:", &a) == SHALE_OK &&
-      shale_exec(a, "CREATE TABLE t(x); INSERT INTO t VALUES(zeroblob(3000)), ('abc')", NULL,
-                 NULL, NULL) == SHALE_OK &&
+      shale_exec(a, "CREATE TABLE t(x); INSERT INTO t VALUES(zeroblob(3000)), ('abc')", NULL, NULL,
+                 NULL) == SHALE_OK &&
       shale_open(":memory:", &b) == SHALE_OK) {
     shale_backup *bk = shale_backup_init(b, "main", a, "main");
     if (bk) {

@@ -135,14 +135,8 @@ TEST(constraint_error_inside_transaction_keeps_earlier_work) {
   sqlite3 *sq = NULL;
   sqlite3_open(":memory:", &sq);
   static const char *const script[] = {
-      "CREATE TABLE t(a UNIQUE)",
-      "BEGIN",
-      "INSERT INTO t VALUES(1)",
-      "INSERT INTO t VALUES(1)",
-      "INSERT INTO t VALUES(2)",
-      "COMMIT",
-      "SELECT a FROM t",
-      "INSERT INTO t VALUES(1)",
+      "CREATE TABLE t(a UNIQUE)", "BEGIN",  "INSERT INTO t VALUES(1)", "INSERT INTO t VALUES(1)",
+      "INSERT INTO t VALUES(2)",  "COMMIT", "SELECT a FROM t",         "INSERT INTO t VALUES(1)",
       "SELECT a FROM t",
   };
   same_script(db, sq, script, (int)(sizeof script / sizeof script[0]));
@@ -326,7 +320,8 @@ static char *run_sh_stmt(shale_stmt *st, int a, int b) {
   int rc;
   while ((rc = shale_step(st)) == SHALE_ROW)
     for (int i = 0; i < shale_column_count(st); i++)
-      tb_add(&out, "%s%s", shale_column_text(st, i) ? (const char *)shale_column_text(st, i) : "NULL",
+      tb_add(&out, "%s%s",
+             shale_column_text(st, i) ? (const char *)shale_column_text(st, i) : "NULL",
              i + 1 < shale_column_count(st) ? "|" : "\n");
   if (rc != SHALE_DONE) tb_add(&out, "rc %d\n", rc);
   shale_reset(st);
@@ -360,7 +355,8 @@ static void kept_cursors_case(const char *mode) {
   snprintf(sql, sizeof sql,
            "PRAGMA journal_mode=%s; PRAGMA synchronous=OFF;"
            "CREATE TABLE t(a INTEGER PRIMARY KEY, b, c);"
-           "CREATE INDEX tb ON t(b); CREATE TABLE u(x); BEGIN;", mode);
+           "CREATE INDEX tb ON t(b); CREATE TABLE u(x); BEGIN;",
+           mode);
   SH_EXEC(db, sql);
   CHECK_EQ(sqlite3_exec(sq, sql, NULL, NULL, NULL), SQLITE_OK);
   shale_stmt *sh[KEPT_NSTMT];
@@ -606,8 +602,9 @@ TEST(busy_timeout_waits_for_the_lock) {
 TEST(reader_active_while_writing) {
   shale *db = NULL;
   CHECK_OK(shale_open(test_path("rw.db"), &db));
-  SH_EXEC(db, "CREATE TABLE t(a); INSERT INTO t VALUES(1); INSERT INTO t VALUES(2);"
-              "CREATE TABLE u(b);");
+  SH_EXEC(db,
+          "CREATE TABLE t(a); INSERT INTO t VALUES(1); INSERT INTO t VALUES(2);"
+          "CREATE TABLE u(b);");
   shale_stmt *rd = NULL;
   CHECK_OK(shale_prepare_v2(db, "SELECT a FROM t", -1, &rd, NULL));
   CHECK_EQ(shale_step(rd), SHALE_ROW);
@@ -713,14 +710,15 @@ static int inner_sqlite(void *arg, int n, char **v, char **c) {
 TEST(statements_inside_a_running_query) {
   CHECK_OK(shale_open(":memory:", &g_db));
   sqlite3_open(":memory:", &g_sq);
-  const char *setup = "CREATE TABLE t(a); CREATE TABLE u(b); CREATE TABLE w(c);"
-                      "CREATE VIEW v AS SELECT a FROM t; INSERT INTO t VALUES(1), (2);";
+  const char *setup =
+      "CREATE TABLE t(a); CREATE TABLE u(b); CREATE TABLE w(c);"
+      "CREATE VIEW v AS SELECT a FROM t; INSERT INTO t VALUES(1), (2);";
   SH_EXEC(g_db, setup);
   sqlite3_exec(g_sq, setup, NULL, NULL, NULL);
   static const char *const q[] = {
-      "INSERT INTO u VALUES(1)", "DROP TABLE t",    "DROP TABLE w",  "DROP VIEW v",
-      "CREATE TABLE x(y)",       "BEGIN",           "COMMIT",        "CREATE INDEX ti ON t(a)",
-      "DELETE FROM u",           "SAVEPOINT s",     "RELEASE s",     "SELECT count(*) FROM u",
+      "INSERT INTO u VALUES(1)", "DROP TABLE t", "DROP TABLE w", "DROP VIEW v",
+      "CREATE TABLE x(y)",       "BEGIN",        "COMMIT",       "CREATE INDEX ti ON t(a)",
+      "DELETE FROM u",           "SAVEPOINT s",  "RELEASE s",    "SELECT count(*) FROM u",
   };
   for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
     g_out[0][0] = g_out[1][0] = 0;
@@ -772,8 +770,8 @@ static void reader_commit_scenario_sqlite(const char *f, int wal, char *out, siz
   sqlite3_open(f, &a);
   sqlite3_open(f, &b);
   if (wal) sqlite3_exec(a, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
-  sqlite3_exec(a, "CREATE TABLE t(a); INSERT INTO t VALUES(1), (2); CREATE TABLE u(b);", NULL,
-               NULL, NULL);
+  sqlite3_exec(a, "CREATE TABLE t(a); INSERT INTO t VALUES(1), (2); CREATE TABLE u(b);", NULL, NULL,
+               NULL);
   sqlite3_stmt *rd = NULL;
   sqlite3_prepare_v2(a, "SELECT a FROM t", -1, &rd, NULL);
   int s1 = sqlite3_step(rd);

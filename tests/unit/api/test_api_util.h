@@ -45,17 +45,26 @@ static void tb_add(TBuf *b, const char *fmt, ...) {
   }
 }
 
-static inline void tb_value(TBuf *b, int type, long long i, double r, const unsigned char *z, int n) {
+static inline void tb_value(TBuf *b, int type, long long i, double r, const unsigned char *z,
+                            int n) {
   switch (type) {
-    case 1: tb_add(b, "%lld", i); break;
-    case 2: tb_add(b, "%.15gr", r); break;
-    case 3: tb_add(b, "%.*s", n, (const char *)z); break;
+    case 1:
+      tb_add(b, "%lld", i);
+      break;
+    case 2:
+      tb_add(b, "%.15gr", r);
+      break;
+    case 3:
+      tb_add(b, "%.*s", n, (const char *)z);
+      break;
     case 4:
       tb_add(b, "x'");
       for (int k = 0; k < n; k++) tb_add(b, "%02x", z[k]);
       tb_add(b, "'");
       break;
-    default: tb_add(b, "NULL"); break;
+    default:
+      tb_add(b, "NULL");
+      break;
   }
 }
 
@@ -121,8 +130,7 @@ static inline char *sq_run(sqlite3 *db, const char *sql) {
       for (int i = 0; i < n; i++) {
         if (i) tb_add(&b, "|");
         int t = sqlite3_column_type(st, i);
-        const unsigned char *s =
-            t == 4 ? sqlite3_column_blob(st, i) : sqlite3_column_text(st, i);
+        const unsigned char *s = t == 4 ? sqlite3_column_blob(st, i) : sqlite3_column_text(st, i);
         tb_value(&b, t, sqlite3_column_int64(st, i), sqlite3_column_double(st, i), s,
                  sqlite3_column_bytes(st, i));
       }
@@ -137,30 +145,29 @@ static inline char *sq_run(sqlite3 *db, const char *sql) {
 }
 
 /* Run sql on both and check the outputs are equal (printing both if not). */
-#define CHECK_SAME(sh, sq, sql)                                                      \
-  do {                                                                               \
-    char *a_ = sh_run((sh), (sql)), *b_ = sq_run((sq), (sql));                       \
-    if (strcmp(a_, b_) != 0)                                                         \
+#define CHECK_SAME(sh, sq, sql)                                                          \
+  do {                                                                                   \
+    char *a_ = sh_run((sh), (sql)), *b_ = sq_run((sq), (sql));                           \
+    if (strcmp(a_, b_) != 0)                                                             \
       test_fail(__FILE__, __LINE__, "%s\n--- shale:\n%s--- sqlite:\n%s", (sql), a_, b_); \
-    free(a_);                                                                        \
-    free(b_);                                                                        \
+    free(a_);                                                                            \
+    free(b_);                                                                            \
   } while (0)
 
 /* Exec on Shale, fail the test on error. */
-#define SH_EXEC(db, sql)                                                          \
-  do {                                                                            \
-    char *m_ = NULL;                                                              \
-    int rc_ = shale_exec((db), (sql), NULL, NULL, &m_);                           \
-    if (rc_ != SHALE_OK)                                                          \
+#define SH_EXEC(db, sql)                                                           \
+  do {                                                                             \
+    char *m_ = NULL;                                                               \
+    int rc_ = shale_exec((db), (sql), NULL, NULL, &m_);                            \
+    if (rc_ != SHALE_OK)                                                           \
       test_fail(__FILE__, __LINE__, "%s: error %d: %s", (sql), rc_, m_ ? m_ : ""); \
-    shale_free(m_);                                                               \
+    shale_free(m_);                                                                \
   } while (0)
 
 static inline int64_t sh_int(shale *db, const char *sql) {
   shale_stmt *st = NULL;
   int64_t v = -999;
-  if (shale_prepare_v2(db, sql, -1, &st, NULL) == SHALE_OK && st &&
-      shale_step(st) == SHALE_ROW)
+  if (shale_prepare_v2(db, sql, -1, &st, NULL) == SHALE_OK && st && shale_step(st) == SHALE_ROW)
     v = shale_column_int64(st, 0);
   shale_finalize(st);
   return v;

@@ -26,8 +26,8 @@
 #include "../../../src/util/util.h"
 #include "../../common/toom.h"
 #include "../../test.h"
-#include "shale.h"
 #include "api_files.h"
+#include "shale.h"
 #include "test_api_util.h"
 
 /* A workload with every kind of object, free pages and overflow chains. */
@@ -60,7 +60,8 @@ static const char *WORKLOAD =
 
 static void check_same_dump(const char *a, const char *b) {
   char *x = ref_dump(a), *y = ref_dump(b);
-  if (strcmp(x, y) != 0) test_fail(__FILE__, __LINE__, "%s vs %s\n--- a:\n%.3000s\n--- b:\n%.3000s", a, b, x, y);
+  if (strcmp(x, y) != 0)
+    test_fail(__FILE__, __LINE__, "%s vs %s\n--- a:\n%.3000s\n--- b:\n%.3000s", a, b, x, y);
   free(x);
   free(y);
 }
@@ -155,8 +156,9 @@ TEST(vacuum_auto_vacuum_modes) {
 TEST(vacuum_schema_format) {
   const char *src = test_path("fmt.db");
   rm_db(src);
-  ref_exec(src, "CREATE TABLE t(x); INSERT INTO t VALUES(1),(2); CREATE INDEX i ON t(x);"
-                "DELETE FROM t WHERE x = 1;");
+  ref_exec(src,
+           "CREATE TABLE t(x); INSERT INTO t VALUES(1),(2); CREATE INDEX i ON t(x);"
+           "DELETE FROM t WHERE x = 1;");
   FILE *f = fopen(src, "r+b");
   CHECK(f != NULL);
   if (f) {
@@ -200,8 +202,9 @@ TEST(vacuum_empty_and_tiny) {
   CHECK_EQ(ref_int(p, "SELECT count(*) FROM sqlite_schema"), 0);
   /* in-memory database */
   CHECK_OK(shale_open(":memory:", &db));
-  SH_EXEC(db, "CREATE TABLE t(x); INSERT INTO t VALUES(zeroblob(50000)); DELETE FROM t;"
-              "INSERT INTO t VALUES(1)");
+  SH_EXEC(db,
+          "CREATE TABLE t(x); INSERT INTO t VALUES(zeroblob(50000)); DELETE FROM t;"
+          "INSERT INTO t VALUES(1)");
   CHECK(sh_int(db, "PRAGMA freelist_count") > 5);
   SH_EXEC(db, "VACUUM");
   CHECK_EQ(sh_int(db, "PRAGMA freelist_count"), 0);
@@ -435,8 +438,8 @@ TEST(vacuum_other_connection_sees_new_schema) {
   CHECK_OK(shale_open(p, &a));
   CHECK_OK(shale_open(p, &b));
   shale_stmt *st = NULL;
-  CHECK_OK(shale_prepare_v2(b, "SELECT count(*), sum(length(c)) FROM t1 WHERE c > ''", -1, &st,
-                            NULL));
+  CHECK_OK(
+      shale_prepare_v2(b, "SELECT count(*), sum(length(c)) FROM t1 WHERE c > ''", -1, &st, NULL));
   CHECK_RC(shale_step(st), SHALE_ROW);
   int64_t n = shale_column_int64(st, 0), len = shale_column_int64(st, 1);
   shale_reset(st);
@@ -470,10 +473,11 @@ static void fault_run(const char *setup, int power_loss) {
   const char *done = test_path("fault_done.db");
   rm_db(keep);
   rm_db(done);
-  sh_exec_file(keep, "CREATE TABLE t(a INTEGER PRIMARY KEY, b); CREATE INDEX tb ON t(b);"
-                     "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM c WHERE i<400)"
-                     " INSERT INTO t SELECT i, printf('%.*c', i % 300, 'z') FROM c;"
-                     "DELETE FROM t WHERE a % 3 = 0;");
+  sh_exec_file(keep,
+               "CREATE TABLE t(a INTEGER PRIMARY KEY, b); CREATE INDEX tb ON t(b);"
+               "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM c WHERE i<400)"
+               " INSERT INTO t SELECT i, printf('%.*c', i % 300, 'z') FROM c;"
+               "DELETE FROM t WHERE a % 3 = 0;");
   copy_file(keep, done);
   char sql[200];
   snprintf(sql, sizeof sql, "%sVACUUM", setup);
@@ -509,8 +513,8 @@ static void fault_run(const char *setup, int power_loss) {
       failures++;
       char *got = ref_dump(p);
       if (strcmp(got, want) != 0 && !(power_loss && strcmp(got, want_done) == 0))
-        test_fail(__FILE__, __LINE__, "%s kind %d n %ld: database changed:\n%.2000s", setup, k,
-                  n, got);
+        test_fail(__FILE__, __LINE__, "%s kind %d n %ld: database changed:\n%.2000s", setup, k, n,
+                  got);
       free(got);
     }
   }
@@ -565,8 +569,9 @@ TEST(vacuum_page_size_in_place) {
   rm_db(src);
   shale *db = NULL;
   CHECK_OK(shale_open(src, &db));
-  SH_EXEC(db, "PRAGMA journal_mode = WAL; CREATE TABLE t(x); INSERT INTO t VALUES(1);"
-              "PRAGMA page_size = 1024; VACUUM;");
+  SH_EXEC(db,
+          "PRAGMA journal_mode = WAL; CREATE TABLE t(x); INSERT INTO t VALUES(1);"
+          "PRAGMA page_size = 1024; VACUUM;");
   CHECK_EQ(sh_int(db, "PRAGMA page_size"), 4096);
   shale_close(db);
 }
@@ -749,8 +754,8 @@ static void attach_run_ref(const char *main_db, const char *aux, const char *sql
 
 TEST(vacuum_attached_and_temp) {
   static const char *names[9] = {"att_src.db",  "att_main1.db", "att_main2.db",
-                                  "att_aux1.db", "att_aux2.db",  "att_out1.db",
-                                  "att_out2.db", "att_tmp1.db",  "att_tmp2.db"};
+                                 "att_aux1.db", "att_aux2.db",  "att_out1.db",
+                                 "att_out2.db", "att_tmp1.db",  "att_tmp2.db"};
   static char path[9][300]; /* test_path's buffers rotate: own copies */
   for (int i = 0; i < 9; i++) {
     snprintf(path[i], sizeof path[i], "%s", test_path(names[i]));

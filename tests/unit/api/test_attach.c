@@ -185,7 +185,8 @@ TEST(attach_schema_changed_elsewhere) {
   rm_db(a);
   shale *db = NULL, *other = NULL;
   CHECK_OK(shale_open(m, &db));
-  snprintf(sql, sizeof sql, "ATTACH '%s' AS aux; CREATE TABLE aux.t(b); INSERT INTO aux.t VALUES(1)", a);
+  snprintf(sql, sizeof sql,
+           "ATTACH '%s' AS aux; CREATE TABLE aux.t(b); INSERT INTO aux.t VALUES(1)", a);
   CHECK_OK(shale_exec(db, sql, NULL, NULL, NULL));
   shale_stmt *st = NULL;
   CHECK_OK(shale_prepare_v2(db, "SELECT count(*) FROM aux.t", -1, &st, NULL));
@@ -204,7 +205,8 @@ TEST(attach_schema_changed_elsewhere) {
   CHECK(strstr(x, "\n7\n") != NULL);
   free(x);
   /* names of attached databases in the C API */
-  CHECK(shale_db_filename(db, "aux") != NULL && strstr(shale_db_filename(db, "aux"), "att3_aux.db"));
+  CHECK(shale_db_filename(db, "aux") != NULL &&
+        strstr(shale_db_filename(db, "aux"), "att3_aux.db"));
   CHECK(shale_db_filename(db, "nosuch") == NULL);
   CHECK_EQ(shale_db_readonly(db, "aux"), 0);
   CHECK_EQ(shale_db_readonly(db, "nosuch"), -1);

@@ -9,9 +9,9 @@
  * Invariants:
  *  1. Each case builds the same schema on both engines first.
  */
+#include "../../../src/util/util.h"
 #include "../../test.h"
 #include "test_api_util.h"
-#include "../../../src/util/util.h"
 
 static const char *setup_sql =
     "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT NOT NULL DEFAULT 'x', c);"
@@ -82,15 +82,15 @@ static void pair_close(Pair *p) {
   sqlite3_close(p->sq);
 }
 
-#define CHECK_BOUND_COL(p, sql, p1, only)                                                \
-  do {                                                                                   \
-    char *a_ = sh_bound((p).db, (sql), (p1), (only));                                    \
-    char *b_ = sq_bound((p).sq, (sql), (p1), (only));                                    \
-    if (strcmp(a_, b_) != 0)                                                             \
-      test_fail(__FILE__, __LINE__, "%s [%s]\n--- shale:\n%s--- sqlite:\n%s", (sql),     \
-                (p1) ? (p1) : "NULL", a_, b_);                                           \
-    free(a_);                                                                            \
-    free(b_);                                                                            \
+#define CHECK_BOUND_COL(p, sql, p1, only)                                            \
+  do {                                                                               \
+    char *a_ = sh_bound((p).db, (sql), (p1), (only));                                \
+    char *b_ = sq_bound((p).sq, (sql), (p1), (only));                                \
+    if (strcmp(a_, b_) != 0)                                                         \
+      test_fail(__FILE__, __LINE__, "%s [%s]\n--- shale:\n%s--- sqlite:\n%s", (sql), \
+                (p1) ? (p1) : "NULL", a_, b_);                                       \
+    free(a_);                                                                        \
+    free(b_);                                                                        \
   } while (0)
 #define CHECK_BOUND(p, sql, p1) CHECK_BOUND_COL(p, sql, p1, -1)
 
@@ -158,8 +158,7 @@ TEST(pragma_tvf_plans_and_errors) {
       "EXPLAIN QUERY PLAN SELECT * FROM pragma_user_version",
       "EXPLAIN QUERY PLAN SELECT * FROM pragma_table_info AS y WHERE arg = 'u'",
   };
-  for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
-    CHECK_BOUND_COL(p, plans[i], NULL, 3);
+  for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++) CHECK_BOUND_COL(p, plans[i], NULL, 3);
   pair_close(&p);
 }
 

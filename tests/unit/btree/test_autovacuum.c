@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shale.h"
 #include "../../test.h"
+#include "shale.h"
 
 typedef struct Buf {
   char *p;
@@ -160,8 +160,7 @@ static void workload(int mode, int psz, uint64_t seed, int nsteps) {
     } else if (op < 65) {
       snprintf(sql, sizeof sql,
                "UPDATE t%d SET c = replace(hex(zeroblob(%d)), '00', 'u%d') WHERE a %% %d = 1", t,
-               (int)(test_rand(&s) % (uint64_t)(psz * 2)), step % 89,
-               2 + (int)(test_rand(&s) % 4));
+               (int)(test_rand(&s) % (uint64_t)(psz * 2)), step % 89, 2 + (int)(test_rand(&s) % 4));
     } else if (op < 72) {
       if (nidx[t] < 2) {
         snprintf(sql, sizeof sql, "CREATE INDEX t%d_i%d ON t%d(%s)", t, nidx[t], t,
@@ -195,9 +194,11 @@ static void workload(int mode, int psz, uint64_t seed, int nsteps) {
         int64_t after = sh_int(sdb, "PRAGMA freelist_count");
         int64_t want = k <= 0 ? 0 : (before > k ? before - k : 0);
         if (after != want) {
-          test_fail(__FILE__, __LINE__, "seed %llu step %d: incremental_vacuum(%d): free %lld -> "
-                    "%lld, expected %lld", (unsigned long long)seed, step, k, (long long)before,
-                    (long long)after, (long long)want);
+          test_fail(__FILE__, __LINE__,
+                    "seed %llu step %d: incremental_vacuum(%d): free %lld -> "
+                    "%lld, expected %lld",
+                    (unsigned long long)seed, step, k, (long long)before, (long long)after,
+                    (long long)want);
           failures++;
         }
         sql[0] = 0;
@@ -222,8 +223,8 @@ static void workload(int mode, int psz, uint64_t seed, int nsteps) {
     failures += both(sdb, rdb, "SELECT type, name, rootpage FROM sqlite_schema ORDER BY name");
     for (int i = 0; i < MAXT; i++) {
       if (!exists[i]) continue;
-      snprintf(sql, sizeof sql,
-               "SELECT count(*), sum(a), sum(b), sum(length(c)), max(c) FROM t%d", i);
+      snprintf(sql, sizeof sql, "SELECT count(*), sum(a), sum(b), sum(length(c)), max(c) FROM t%d",
+               i);
       failures += both(sdb, rdb, sql);
     }
     if (!in_txn) {

@@ -872,12 +872,18 @@ TEST(seek_rowid_from_position) {
     int64_t r;
     int k = (int)(test_rand(&s) % 6);
     int64_t cur = btree_eof(c) ? 0 : btree_rowid(c);
-    if (k == 0) r = cur + 1;
-    else if (k == 1) r = cur + 2;
-    else if (k == 2) r = cur - 1 - (int64_t)(test_rand(&s) % 40);
-    else if (k == 3) r = cur + (int64_t)(test_rand(&s) % 40);
-    else if (k == 4) r = (int64_t)(test_rand(&s) % 6200) - 100;
-    else r = (test_rand(&s) & 1) ? -5 - (int64_t)(test_rand(&s) % 3) : 7000 + round;
+    if (k == 0)
+      r = cur + 1;
+    else if (k == 1)
+      r = cur + 2;
+    else if (k == 2)
+      r = cur - 1 - (int64_t)(test_rand(&s) % 40);
+    else if (k == 3)
+      r = cur + (int64_t)(test_rand(&s) % 40);
+    else if (k == 4)
+      r = (int64_t)(test_rand(&s) % 6200) - 100;
+    else
+      r = (test_rand(&s) & 1) ? -5 - (int64_t)(test_rand(&s) % 3) : 7000 + round;
     BtCursor *cold;
     CHECK_OK(btree_cursor_open(bt, root, 0, NULL, NULL, &cold));
     same_seek(c, cold, r);

@@ -2,9 +2,9 @@
  * test_lazy.c -- lazy page validation (btree_page.c invariant 1): a read
  * cursor loads a page with the cheap checks only (header, free space, cell
  * pointers) and validates a cell when it parses it; a write that copies a
- * page's cells by size (balance, defragmentation) validates every cell first. A corrupt cell reached only on parse gives SHALE_CORRUPT, the
- * other rows of its page stay readable, and the bounded rowid reads of the
- * binary search report a cell running off the page as SHALE_CORRUPT.
+ * page's cells by size (balance, defragmentation) validates every cell first. A corrupt cell
+ * reached only on parse gives SHALE_CORRUPT, the other rows of its page stay readable, and the
+ * bounded rowid reads of the binary search report a cell running off the page as SHALE_CORRUPT.
  *
  * The file: made by the reference SQLite (page size 1024, t(a INTEGER
  * PRIMARY KEY, b) with 400 rows of 40-byte blobs, root page 2 interior),
@@ -26,12 +26,13 @@ static void make_db(const char *path) {
   sqlite3 *db;
   CHECK_EQ(sqlite3_open(path, &db), SQLITE_OK);
   char *err = NULL;
-  CHECK_EQ(sqlite3_exec(db,
-                        "PRAGMA page_size=1024; CREATE TABLE t(a INTEGER PRIMARY KEY, b);"
-                        "WITH RECURSIVE s(v) AS (SELECT 1 UNION ALL SELECT v + 1 FROM s WHERE v < 400)"
-                        " INSERT INTO t SELECT v, randomblob(40) FROM s;",
-                        NULL, NULL, &err),
-           SQLITE_OK);
+  CHECK_EQ(
+      sqlite3_exec(db,
+                   "PRAGMA page_size=1024; CREATE TABLE t(a INTEGER PRIMARY KEY, b);"
+                   "WITH RECURSIVE s(v) AS (SELECT 1 UNION ALL SELECT v + 1 FROM s WHERE v < 400)"
+                   " INSERT INTO t SELECT v, randomblob(40) FROM s;",
+                   NULL, NULL, &err),
+      SQLITE_OK);
   sqlite3_free(err);
   sqlite3_close(db);
 }

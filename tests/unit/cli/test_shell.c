@@ -258,7 +258,8 @@ TEST(shell_errors_and_misc) {
   check_built();
   const char *path = make_db();
   int st;
-  char *out = run_shell(path, "select * from nosuch;\n.rows nosuch\n.count\n.bogus\n.count w\n", &st);
+  char *out =
+      run_shell(path, "select * from nosuch;\n.rows nosuch\n.count\n.bogus\n.count w\n", &st);
   CHECK_EQ(st, 1); /* sqlite3 exits 1 after errors in its input */
   CHECK(strstr(out, "Parse error near line 1: no such table: nosuch\n"));
   CHECK(strstr(out, "Error: no such table: nosuch\n"));

@@ -35,107 +35,286 @@
 #define MAXN 2048
 #define CCFLAGS "-Werror -Wall -Wextra -std=c11 -pedantic"
 
-static char g_root[4096];   /* repository root */
-static char g_hdr[4200];    /* absolute path of include/sqlite3.h */
+static char g_root[4096]; /* repository root */
+static char g_hdr[4200];  /* absolute path of include/sqlite3.h */
 
 /* Macros we define that the reference lacks, or that are not integers. */
-static const char *const kSkipMacros[] = {
-    "SQLITE_API", "SQLITE_EXTERN", "SQLITE_CDECL", "SQLITE_APICALL", "SQLITE_STDCALL",
-    "SQLITE_CALLBACK", "SQLITE_SYSAPI", "SQLITE_DEPRECATED", "SQLITE_EXPERIMENTAL",
-    "SQLITE_STATIC", "SQLITE_TRANSIENT", "SQLITE_VERSION", "SQLITE_SOURCE_ID", NULL};
+static const char *const kSkipMacros[] = {"SQLITE_API",          "SQLITE_EXTERN",
+                                          "SQLITE_CDECL",        "SQLITE_APICALL",
+                                          "SQLITE_STDCALL",      "SQLITE_CALLBACK",
+                                          "SQLITE_SYSAPI",       "SQLITE_DEPRECATED",
+                                          "SQLITE_EXPERIMENTAL", "SQLITE_STATIC",
+                                          "SQLITE_TRANSIENT",    "SQLITE_VERSION",
+                                          "SQLITE_SOURCE_ID",    NULL};
 
 /* Every function issue 4 requires (without the sqlite3_ prefix). */
-static const char *const kIssueFns[] = {
-    "aggregate_context", "backup_finish", "backup_init", "backup_pagecount", "backup_remaining",
-    "backup_step", "bind_blob", "bind_blob64", "bind_double", "bind_int", "bind_int64",
-    "bind_null", "bind_parameter_count", "bind_parameter_index", "bind_parameter_name",
-    "bind_text", "bind_text64", "bind_value", "bind_zeroblob", "blob_bytes", "blob_close",
-    "blob_open", "blob_read", "blob_reopen", "blob_write", "busy_handler", "busy_timeout",
-    "changes", "changes64", "clear_bindings", "close", "close_v2", "column_blob",
-    "column_bytes", "column_count", "column_database_name", "column_decltype", "column_double",
-    "column_int", "column_int64", "column_name", "column_origin_name", "column_table_name",
-    "column_text", "column_type", "column_value", "commit_hook", "complete", "config",
-    "context_db_handle", "create_collation", "create_collation_v2", "create_function",
-    "create_function_v2", "create_window_function", "data_count", "db_config", "db_filename",
-    "db_handle", "db_readonly", "db_status", "deserialize", "enable_load_extension",
-    "enable_shared_cache", "errcode", "errmsg", "errstr", "exec", "expanded_sql",
-    "extended_errcode", "extended_result_codes", "file_control", "finalize", "free",
-    "get_autocommit", "get_auxdata", "initialize", "interrupt", "last_insert_rowid",
-    "libversion", "libversion_number", "limit", "load_extension", "malloc", "malloc64",
-    "memory_used", "mprintf", "next_stmt", "open", "open_v2", "prepare", "prepare_v2",
-    "prepare_v3", "progress_handler", "randomness", "realloc", "realloc64", "reset",
-    "result_blob", "result_blob64", "result_double", "result_error", "result_error_code",
-    "result_error_nomem", "result_error_toobig", "result_int", "result_int64", "result_null",
-    "result_text", "result_text64", "result_value", "result_zeroblob", "rollback_hook",
-    "serialize", "set_authorizer", "set_auxdata", "shutdown", "sleep", "snprintf",
-    "soft_heap_limit64", "sourceid", "sql", "status", "status64", "step", "stmt_busy",
-    "stmt_readonly", "stmt_status", "stricmp", "strnicmp", "table_column_metadata",
-    "threadsafe", "total_changes", "total_changes64", "trace_v2", "update_hook", "user_data",
-    "value_blob", "value_bytes", "value_double", "value_dup", "value_free", "value_int",
-    "value_int64", "value_nochange", "value_numeric_type", "value_subtype", "value_text",
-    "value_type", "vfs_find", "vmprintf", "wal_autocheckpoint", "wal_checkpoint",
-    "wal_checkpoint_v2", NULL};
+static const char *const kIssueFns[] = {"aggregate_context",
+                                        "backup_finish",
+                                        "backup_init",
+                                        "backup_pagecount",
+                                        "backup_remaining",
+                                        "backup_step",
+                                        "bind_blob",
+                                        "bind_blob64",
+                                        "bind_double",
+                                        "bind_int",
+                                        "bind_int64",
+                                        "bind_null",
+                                        "bind_parameter_count",
+                                        "bind_parameter_index",
+                                        "bind_parameter_name",
+                                        "bind_text",
+                                        "bind_text64",
+                                        "bind_value",
+                                        "bind_zeroblob",
+                                        "blob_bytes",
+                                        "blob_close",
+                                        "blob_open",
+                                        "blob_read",
+                                        "blob_reopen",
+                                        "blob_write",
+                                        "busy_handler",
+                                        "busy_timeout",
+                                        "changes",
+                                        "changes64",
+                                        "clear_bindings",
+                                        "close",
+                                        "close_v2",
+                                        "column_blob",
+                                        "column_bytes",
+                                        "column_count",
+                                        "column_database_name",
+                                        "column_decltype",
+                                        "column_double",
+                                        "column_int",
+                                        "column_int64",
+                                        "column_name",
+                                        "column_origin_name",
+                                        "column_table_name",
+                                        "column_text",
+                                        "column_type",
+                                        "column_value",
+                                        "commit_hook",
+                                        "complete",
+                                        "config",
+                                        "context_db_handle",
+                                        "create_collation",
+                                        "create_collation_v2",
+                                        "create_function",
+                                        "create_function_v2",
+                                        "create_window_function",
+                                        "data_count",
+                                        "db_config",
+                                        "db_filename",
+                                        "db_handle",
+                                        "db_readonly",
+                                        "db_status",
+                                        "deserialize",
+                                        "enable_load_extension",
+                                        "enable_shared_cache",
+                                        "errcode",
+                                        "errmsg",
+                                        "errstr",
+                                        "exec",
+                                        "expanded_sql",
+                                        "extended_errcode",
+                                        "extended_result_codes",
+                                        "file_control",
+                                        "finalize",
+                                        "free",
+                                        "get_autocommit",
+                                        "get_auxdata",
+                                        "initialize",
+                                        "interrupt",
+                                        "last_insert_rowid",
+                                        "libversion",
+                                        "libversion_number",
+                                        "limit",
+                                        "load_extension",
+                                        "malloc",
+                                        "malloc64",
+                                        "memory_used",
+                                        "mprintf",
+                                        "next_stmt",
+                                        "open",
+                                        "open_v2",
+                                        "prepare",
+                                        "prepare_v2",
+                                        "prepare_v3",
+                                        "progress_handler",
+                                        "randomness",
+                                        "realloc",
+                                        "realloc64",
+                                        "reset",
+                                        "result_blob",
+                                        "result_blob64",
+                                        "result_double",
+                                        "result_error",
+                                        "result_error_code",
+                                        "result_error_nomem",
+                                        "result_error_toobig",
+                                        "result_int",
+                                        "result_int64",
+                                        "result_null",
+                                        "result_text",
+                                        "result_text64",
+                                        "result_value",
+                                        "result_zeroblob",
+                                        "rollback_hook",
+                                        "serialize",
+                                        "set_authorizer",
+                                        "set_auxdata",
+                                        "shutdown",
+                                        "sleep",
+                                        "snprintf",
+                                        "soft_heap_limit64",
+                                        "sourceid",
+                                        "sql",
+                                        "status",
+                                        "status64",
+                                        "step",
+                                        "stmt_busy",
+                                        "stmt_readonly",
+                                        "stmt_status",
+                                        "stricmp",
+                                        "strnicmp",
+                                        "table_column_metadata",
+                                        "threadsafe",
+                                        "total_changes",
+                                        "total_changes64",
+                                        "trace_v2",
+                                        "update_hook",
+                                        "user_data",
+                                        "value_blob",
+                                        "value_bytes",
+                                        "value_double",
+                                        "value_dup",
+                                        "value_free",
+                                        "value_int",
+                                        "value_int64",
+                                        "value_nochange",
+                                        "value_numeric_type",
+                                        "value_subtype",
+                                        "value_text",
+                                        "value_type",
+                                        "vfs_find",
+                                        "vmprintf",
+                                        "wal_autocheckpoint",
+                                        "wal_checkpoint",
+                                        "wal_checkpoint_v2",
+                                        NULL};
 
 /* Struct fields whose offsets must match (struct, field). */
 static const char *const kFields[][2] = {
     {"sqlite3_file", "pMethods"},
-    {"sqlite3_io_methods", "iVersion"}, {"sqlite3_io_methods", "xClose"},
-    {"sqlite3_io_methods", "xRead"}, {"sqlite3_io_methods", "xWrite"},
-    {"sqlite3_io_methods", "xTruncate"}, {"sqlite3_io_methods", "xSync"},
-    {"sqlite3_io_methods", "xFileSize"}, {"sqlite3_io_methods", "xLock"},
-    {"sqlite3_io_methods", "xUnlock"}, {"sqlite3_io_methods", "xCheckReservedLock"},
-    {"sqlite3_io_methods", "xFileControl"}, {"sqlite3_io_methods", "xSectorSize"},
-    {"sqlite3_io_methods", "xDeviceCharacteristics"}, {"sqlite3_io_methods", "xShmMap"},
-    {"sqlite3_io_methods", "xShmLock"}, {"sqlite3_io_methods", "xShmBarrier"},
-    {"sqlite3_io_methods", "xShmUnmap"}, {"sqlite3_io_methods", "xFetch"},
+    {"sqlite3_io_methods", "iVersion"},
+    {"sqlite3_io_methods", "xClose"},
+    {"sqlite3_io_methods", "xRead"},
+    {"sqlite3_io_methods", "xWrite"},
+    {"sqlite3_io_methods", "xTruncate"},
+    {"sqlite3_io_methods", "xSync"},
+    {"sqlite3_io_methods", "xFileSize"},
+    {"sqlite3_io_methods", "xLock"},
+    {"sqlite3_io_methods", "xUnlock"},
+    {"sqlite3_io_methods", "xCheckReservedLock"},
+    {"sqlite3_io_methods", "xFileControl"},
+    {"sqlite3_io_methods", "xSectorSize"},
+    {"sqlite3_io_methods", "xDeviceCharacteristics"},
+    {"sqlite3_io_methods", "xShmMap"},
+    {"sqlite3_io_methods", "xShmLock"},
+    {"sqlite3_io_methods", "xShmBarrier"},
+    {"sqlite3_io_methods", "xShmUnmap"},
+    {"sqlite3_io_methods", "xFetch"},
     {"sqlite3_io_methods", "xUnfetch"},
-    {"sqlite3_vfs", "iVersion"}, {"sqlite3_vfs", "szOsFile"}, {"sqlite3_vfs", "mxPathname"},
-    {"sqlite3_vfs", "pNext"}, {"sqlite3_vfs", "zName"}, {"sqlite3_vfs", "pAppData"},
-    {"sqlite3_vfs", "xOpen"}, {"sqlite3_vfs", "xDelete"}, {"sqlite3_vfs", "xAccess"},
-    {"sqlite3_vfs", "xFullPathname"}, {"sqlite3_vfs", "xDlOpen"}, {"sqlite3_vfs", "xDlError"},
-    {"sqlite3_vfs", "xDlSym"}, {"sqlite3_vfs", "xDlClose"}, {"sqlite3_vfs", "xRandomness"},
-    {"sqlite3_vfs", "xSleep"}, {"sqlite3_vfs", "xCurrentTime"},
-    {"sqlite3_vfs", "xGetLastError"}, {"sqlite3_vfs", "xCurrentTimeInt64"},
-    {"sqlite3_vfs", "xSetSystemCall"}, {"sqlite3_vfs", "xGetSystemCall"},
+    {"sqlite3_vfs", "iVersion"},
+    {"sqlite3_vfs", "szOsFile"},
+    {"sqlite3_vfs", "mxPathname"},
+    {"sqlite3_vfs", "pNext"},
+    {"sqlite3_vfs", "zName"},
+    {"sqlite3_vfs", "pAppData"},
+    {"sqlite3_vfs", "xOpen"},
+    {"sqlite3_vfs", "xDelete"},
+    {"sqlite3_vfs", "xAccess"},
+    {"sqlite3_vfs", "xFullPathname"},
+    {"sqlite3_vfs", "xDlOpen"},
+    {"sqlite3_vfs", "xDlError"},
+    {"sqlite3_vfs", "xDlSym"},
+    {"sqlite3_vfs", "xDlClose"},
+    {"sqlite3_vfs", "xRandomness"},
+    {"sqlite3_vfs", "xSleep"},
+    {"sqlite3_vfs", "xCurrentTime"},
+    {"sqlite3_vfs", "xGetLastError"},
+    {"sqlite3_vfs", "xCurrentTimeInt64"},
+    {"sqlite3_vfs", "xSetSystemCall"},
+    {"sqlite3_vfs", "xGetSystemCall"},
     {"sqlite3_vfs", "xNextSystemCall"},
-    {"sqlite3_mem_methods", "xMalloc"}, {"sqlite3_mem_methods", "xFree"},
-    {"sqlite3_mem_methods", "xRealloc"}, {"sqlite3_mem_methods", "xSize"},
-    {"sqlite3_mem_methods", "xRoundup"}, {"sqlite3_mem_methods", "xInit"},
-    {"sqlite3_mem_methods", "xShutdown"}, {"sqlite3_mem_methods", "pAppData"},
-    {"sqlite3_mutex_methods", "xMutexInit"}, {"sqlite3_mutex_methods", "xMutexNotheld"},
-    {"sqlite3_module", "iVersion"}, {"sqlite3_module", "xCreate"},
-    {"sqlite3_module", "xConnect"}, {"sqlite3_module", "xBestIndex"},
-    {"sqlite3_module", "xDisconnect"}, {"sqlite3_module", "xDestroy"},
-    {"sqlite3_module", "xOpen"}, {"sqlite3_module", "xClose"}, {"sqlite3_module", "xFilter"},
-    {"sqlite3_module", "xNext"}, {"sqlite3_module", "xEof"}, {"sqlite3_module", "xColumn"},
-    {"sqlite3_module", "xRowid"}, {"sqlite3_module", "xUpdate"}, {"sqlite3_module", "xBegin"},
-    {"sqlite3_module", "xSync"}, {"sqlite3_module", "xCommit"},
-    {"sqlite3_module", "xRollback"}, {"sqlite3_module", "xFindFunction"},
-    {"sqlite3_module", "xRename"}, {"sqlite3_module", "xSavepoint"},
-    {"sqlite3_module", "xRelease"}, {"sqlite3_module", "xRollbackTo"},
+    {"sqlite3_mem_methods", "xMalloc"},
+    {"sqlite3_mem_methods", "xFree"},
+    {"sqlite3_mem_methods", "xRealloc"},
+    {"sqlite3_mem_methods", "xSize"},
+    {"sqlite3_mem_methods", "xRoundup"},
+    {"sqlite3_mem_methods", "xInit"},
+    {"sqlite3_mem_methods", "xShutdown"},
+    {"sqlite3_mem_methods", "pAppData"},
+    {"sqlite3_mutex_methods", "xMutexInit"},
+    {"sqlite3_mutex_methods", "xMutexNotheld"},
+    {"sqlite3_module", "iVersion"},
+    {"sqlite3_module", "xCreate"},
+    {"sqlite3_module", "xConnect"},
+    {"sqlite3_module", "xBestIndex"},
+    {"sqlite3_module", "xDisconnect"},
+    {"sqlite3_module", "xDestroy"},
+    {"sqlite3_module", "xOpen"},
+    {"sqlite3_module", "xClose"},
+    {"sqlite3_module", "xFilter"},
+    {"sqlite3_module", "xNext"},
+    {"sqlite3_module", "xEof"},
+    {"sqlite3_module", "xColumn"},
+    {"sqlite3_module", "xRowid"},
+    {"sqlite3_module", "xUpdate"},
+    {"sqlite3_module", "xBegin"},
+    {"sqlite3_module", "xSync"},
+    {"sqlite3_module", "xCommit"},
+    {"sqlite3_module", "xRollback"},
+    {"sqlite3_module", "xFindFunction"},
+    {"sqlite3_module", "xRename"},
+    {"sqlite3_module", "xSavepoint"},
+    {"sqlite3_module", "xRelease"},
+    {"sqlite3_module", "xRollbackTo"},
     {"sqlite3_module", "xShadowName"},
-    {"sqlite3_index_info", "nConstraint"}, {"sqlite3_index_info", "aConstraint"},
-    {"sqlite3_index_info", "nOrderBy"}, {"sqlite3_index_info", "aOrderBy"},
-    {"sqlite3_index_info", "aConstraintUsage"}, {"sqlite3_index_info", "idxNum"},
-    {"sqlite3_index_info", "idxStr"}, {"sqlite3_index_info", "needToFreeIdxStr"},
-    {"sqlite3_index_info", "orderByConsumed"}, {"sqlite3_index_info", "estimatedCost"},
-    {"sqlite3_index_info", "estimatedRows"}, {"sqlite3_index_info", "idxFlags"},
+    {"sqlite3_index_info", "nConstraint"},
+    {"sqlite3_index_info", "aConstraint"},
+    {"sqlite3_index_info", "nOrderBy"},
+    {"sqlite3_index_info", "aOrderBy"},
+    {"sqlite3_index_info", "aConstraintUsage"},
+    {"sqlite3_index_info", "idxNum"},
+    {"sqlite3_index_info", "idxStr"},
+    {"sqlite3_index_info", "needToFreeIdxStr"},
+    {"sqlite3_index_info", "orderByConsumed"},
+    {"sqlite3_index_info", "estimatedCost"},
+    {"sqlite3_index_info", "estimatedRows"},
+    {"sqlite3_index_info", "idxFlags"},
     {"sqlite3_index_info", "colUsed"},
-    {"struct sqlite3_index_constraint", "iColumn"}, {"struct sqlite3_index_constraint", "op"},
+    {"struct sqlite3_index_constraint", "iColumn"},
+    {"struct sqlite3_index_constraint", "op"},
     {"struct sqlite3_index_constraint", "usable"},
     {"struct sqlite3_index_constraint", "iTermOffset"},
-    {"struct sqlite3_index_orderby", "iColumn"}, {"struct sqlite3_index_orderby", "desc"},
+    {"struct sqlite3_index_orderby", "iColumn"},
+    {"struct sqlite3_index_orderby", "desc"},
     {"struct sqlite3_index_constraint_usage", "argvIndex"},
     {"struct sqlite3_index_constraint_usage", "omit"},
-    {"sqlite3_vtab", "pModule"}, {"sqlite3_vtab", "nRef"}, {"sqlite3_vtab", "zErrMsg"},
-    {"sqlite3_vtab_cursor", "pVtab"}, {"sqlite3_snapshot", "hidden"},
+    {"sqlite3_vtab", "pModule"},
+    {"sqlite3_vtab", "nRef"},
+    {"sqlite3_vtab", "zErrMsg"},
+    {"sqlite3_vtab_cursor", "pVtab"},
+    {"sqlite3_snapshot", "hidden"},
 };
 
 /* What we parsed out of our header. */
 static char *g_macros[MAXN];
 static int g_nmacro;
-static char *g_protos[MAXN];  /* full prototype text, "SQLITE_API" ... ";" */
-static char *g_fnames[MAXN];  /* function name of each prototype */
+static char *g_protos[MAXN]; /* full prototype text, "SQLITE_API" ... ";" */
+static char *g_fnames[MAXN]; /* function name of each prototype */
 static int g_nproto;
 static int g_parsed;
 
@@ -200,7 +379,7 @@ static int parse_header(void) {
     if (!strncmp(line, d, strlen(d))) {
       char *name = line + 8, *p = name;
       while (*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')) p++;
-      if (*p == ' ') {  /* object-like macro with a value */
+      if (*p == ' ') { /* object-like macro with a value */
         char *val = p + 1;
         *p = 0;
         int ok = *val && !strchr(val, '"') && !strstr(val, "sqlite3_") && !strstr(val, "extern");
@@ -222,8 +401,8 @@ static int parse_header(void) {
       char *e = paren;
       while (e > p && e[-1] == ' ') e--;
       char *b = e;
-      while (b > p && (b[-1] == '_' || (b[-1] >= 'a' && b[-1] <= 'z') ||
-                       (b[-1] >= '0' && b[-1] <= '9')))
+      while (b > p &&
+             (b[-1] == '_' || (b[-1] >= 'a' && b[-1] <= 'z') || (b[-1] >= '0' && b[-1] <= '9')))
         b--;
       g_fnames[g_nproto] = strndup(b, (size_t)(e - b));
       g_protos[g_nproto] = strndup(p, (size_t)(end - p + 1));
@@ -236,9 +415,7 @@ static int parse_header(void) {
   return 1;
 }
 
-static int have_cc(void) {
-  return system("command -v cc >/dev/null 2>&1") == 0;
-}
+static int have_cc(void) { return system("command -v cc >/dev/null 2>&1") == 0; }
 
 /* Run a shell command, return its exit status (nonzero also if it died). */
 static int run(const char *cmd) {
@@ -252,14 +429,22 @@ static void write_printer(const char *path) {
   if (!f) return;
   fprintf(f, "#include <stddef.h>\n#include <stdio.h>\n#include HDR\nint main(void) {\n");
   for (int i = 0; i < g_nmacro; i++) {
-    fprintf(f, "#ifdef %s\n  printf(\"%s %%lld\\n\", (long long)(%s));\n#else\n"
-               "  printf(\"%s MISSING\\n\");\n#endif\n",
+    fprintf(f,
+            "#ifdef %s\n  printf(\"%s %%lld\\n\", (long long)(%s));\n#else\n"
+            "  printf(\"%s MISSING\\n\");\n#endif\n",
             g_macros[i], g_macros[i], g_macros[i], g_macros[i]);
   }
-  const char *structs[] = {"sqlite3_file", "sqlite3_io_methods", "sqlite3_vfs",
-                           "sqlite3_mem_methods", "sqlite3_mutex_methods", "sqlite3_module",
-                           "sqlite3_index_info", "sqlite3_vtab", "sqlite3_vtab_cursor",
-                           "sqlite3_snapshot", "struct sqlite3_index_constraint",
+  const char *structs[] = {"sqlite3_file",
+                           "sqlite3_io_methods",
+                           "sqlite3_vfs",
+                           "sqlite3_mem_methods",
+                           "sqlite3_mutex_methods",
+                           "sqlite3_module",
+                           "sqlite3_index_info",
+                           "sqlite3_vtab",
+                           "sqlite3_vtab_cursor",
+                           "sqlite3_snapshot",
+                           "struct sqlite3_index_constraint",
                            "struct sqlite3_index_orderby",
                            "struct sqlite3_index_constraint_usage"};
   for (size_t i = 0; i < sizeof structs / sizeof structs[0]; i++)
@@ -380,11 +565,12 @@ TEST(header_alone_is_pedantic_clean_and_declares_all) {
   fprintf(f, "#include \"%s\"\n#include <stdio.h>\ntypedef void (*AnyFn)(void);\n", g_hdr);
   fprintf(f, "static const AnyFn fns[] = {\n");
   for (int i = 0; i < g_nproto; i++) fprintf(f, "  (AnyFn)%s,\n", g_fnames[i]);
-  fprintf(f, "};\nint main(void) {\n  sqlite3_destructor_type d = SQLITE_TRANSIENT;\n"
-             "  sqlite3_file file = {0};\n  sqlite3_vfs vfs = {0};\n"
-             "  (void)d; (void)file; (void)vfs;\n"
-             "  printf(\"%%d %%s %%s\\n\", SQLITE_VERSION_NUMBER, SQLITE_VERSION,"
-             " SQLITE_SOURCE_ID);\n  return fns[0] == 0;\n}\n");
+  fprintf(f,
+          "};\nint main(void) {\n  sqlite3_destructor_type d = SQLITE_TRANSIENT;\n"
+          "  sqlite3_file file = {0};\n  sqlite3_vfs vfs = {0};\n"
+          "  (void)d; (void)file; (void)vfs;\n"
+          "  printf(\"%%d %%s %%s\\n\", SQLITE_VERSION_NUMBER, SQLITE_VERSION,"
+          " SQLITE_SOURCE_ID);\n  return fns[0] == 0;\n}\n");
   fclose(f);
   char cmd[8192];
   const char *err = test_path("addr.err");
@@ -423,8 +609,8 @@ TEST(reference_macros_all_defined) {
     char name[128];
     size_t k = 0;
     const char *s = p + 7;
-    while (k < sizeof name - 1 && (*s == '_' || (*s >= 'A' && *s <= 'Z') ||
-                                   (*s >= '0' && *s <= '9')))
+    while (k < sizeof name - 1 &&
+           (*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
       name[k++] = *s++;
     name[k] = 0;
     int skip = 0;
@@ -435,8 +621,8 @@ TEST(reference_macros_all_defined) {
     char want[160];
     snprintf(want, sizeof want, "#define %s", name);
     char *hit = strstr(ours, want);
-    int ok = hit && (hit[strlen(want)] == ' ' || hit[strlen(want)] == '\n' ||
-                     hit[strlen(want)] == '(');
+    int ok =
+        hit && (hit[strlen(want)] == ' ' || hit[strlen(want)] == '\n' || hit[strlen(want)] == '(');
     if (!ok) {
       /* a second occurrence may be the exact one (prefix clash) */
       while (hit && !ok) {
@@ -459,8 +645,10 @@ TEST(header_compiles_as_cxx) {
   FILE *f = fopen(src, "w");
   CHECK(f != NULL);
   if (!f) return;
-  fprintf(f, "#include \"%s\"\nint main() {\n"
-             "  const char *(*f)(void) = sqlite3_libversion;\n  return f() == 0;\n}\n", g_hdr);
+  fprintf(f,
+          "#include \"%s\"\nint main() {\n"
+          "  const char *(*f)(void) = sqlite3_libversion;\n  return f() == 0;\n}\n",
+          g_hdr);
   fclose(f);
   char cmd[8192];
   snprintf(cmd, sizeof cmd, "c++ -Werror -Wall -Wextra -pedantic -fsyntax-only '%s' 2>'%s'", src,

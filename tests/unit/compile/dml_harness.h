@@ -48,7 +48,7 @@ typedef struct DhPair {
   sqlite3 *q;
   char spath[512], qpath[520];
   int skip_rowid; /* 1: do not compare last_insert_rowid (see dh_run) */
-  int quiet; /* 1: do not fail on a mismatch (random tests count them) */
+  int quiet;      /* 1: do not fail on a mismatch (random tests count them) */
   int mismatches;
 } DhPair;
 
@@ -101,22 +101,30 @@ typedef struct DhOut {
 static void dh_val_text(DhBuf *b, int type, long long i, double r, const unsigned char *t, int n) {
   char tmp[64];
   switch (type) {
-  case SQLITE_INTEGER: snprintf(tmp, sizeof tmp, "i%lld", i); dh_puts(b, tmp); break;
-  case SQLITE_FLOAT: snprintf(tmp, sizeof tmp, "r%.17g", r); dh_puts(b, tmp); break;
-  case SQLITE_TEXT:
-    dh_puts(b, "t'");
-    dh_put(b, (const char *)t, (size_t)n);
-    dh_puts(b, "'");
-    break;
-  case SQLITE_BLOB:
-    dh_puts(b, "x'");
-    for (int k = 0; k < n; k++) {
-      snprintf(tmp, sizeof tmp, "%02x", t[k]);
+    case SQLITE_INTEGER:
+      snprintf(tmp, sizeof tmp, "i%lld", i);
       dh_puts(b, tmp);
-    }
-    dh_puts(b, "'");
-    break;
-  default: dh_puts(b, "N"); break;
+      break;
+    case SQLITE_FLOAT:
+      snprintf(tmp, sizeof tmp, "r%.17g", r);
+      dh_puts(b, tmp);
+      break;
+    case SQLITE_TEXT:
+      dh_puts(b, "t'");
+      dh_put(b, (const char *)t, (size_t)n);
+      dh_puts(b, "'");
+      break;
+    case SQLITE_BLOB:
+      dh_puts(b, "x'");
+      for (int k = 0; k < n; k++) {
+        snprintf(tmp, sizeof tmp, "%02x", t[k]);
+        dh_puts(b, tmp);
+      }
+      dh_puts(b, "'");
+      break;
+    default:
+      dh_puts(b, "N");
+      break;
   }
 }
 
@@ -190,8 +198,7 @@ static void dh_run_sqlite(sqlite3 *db, const char *sql, DhOut *o) {
         if (t == SQLITE_TEXT) tx = sqlite3_column_text(st, i);
         if (t == SQLITE_BLOB) tx = sqlite3_column_blob(st, i);
         if (t == SQLITE_TEXT || t == SQLITE_BLOB) n = sqlite3_column_bytes(st, i);
-        dh_val_text(&o->rows, t, sqlite3_column_int64(st, i), sqlite3_column_double(st, i), tx,
-                    n);
+        dh_val_text(&o->rows, t, sqlite3_column_int64(st, i), sqlite3_column_double(st, i), tx, n);
         dh_puts(&o->rows, "|");
       }
       dh_puts(&o->rows, "\n");
@@ -206,10 +213,10 @@ static void dh_run_sqlite(sqlite3 *db, const char *sql, DhOut *o) {
   }
 }
 
-#define dh_fail(p, ...)                                                                            \
-  do {                                                                                             \
-    (p)->mismatches++;                                                                             \
-    if (!(p)->quiet) test_fail(__FILE__, __LINE__, __VA_ARGS__);                                   \
+#define dh_fail(p, ...)                                          \
+  do {                                                           \
+    (p)->mismatches++;                                           \
+    if (!(p)->quiet) test_fail(__FILE__, __LINE__, __VA_ARGS__); \
   } while (0)
 
 static int dh_is_dml(const char *sql) {
@@ -233,7 +240,8 @@ static int dh_run(DhPair *p, const char *sql) {
   if (b.rc == 0 && dh_is_dml(sql) && shale_changes(p->s) != sqlite3_changes(p->q))
     dh_fail(p, "%s\n  changes: shale %d sqlite %d", sql, shale_changes(p->s),
             sqlite3_changes(p->q));
-  if (!p->skip_rowid && b.rc == 0 && shale_last_insert_rowid(p->s) != sqlite3_last_insert_rowid(p->q))
+  if (!p->skip_rowid && b.rc == 0 &&
+      shale_last_insert_rowid(p->s) != sqlite3_last_insert_rowid(p->q))
     dh_fail(p, "%s\n  last_insert_rowid: shale %lld sqlite %lld", sql,
             (long long)shale_last_insert_rowid(p->s), (long long)sqlite3_last_insert_rowid(p->q));
   if (shale_get_autocommit(p->s) != sqlite3_get_autocommit(p->q))

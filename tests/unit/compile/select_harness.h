@@ -79,21 +79,28 @@ static void sh_close(ShPair *p) {
 static void sh_value(ShBuf *b, int type, long long i, double r, const unsigned char *z, int n) {
   char tmp[64];
   switch (type) {
-  case 1: snprintf(tmp, sizeof tmp, "%lld", i); sh_puts(b, tmp); break;
-  case 2: snprintf(tmp, sizeof tmp, "r%.17g", r); sh_puts(b, tmp); break;
-  case 3:
-    sh_puts(b, "'");
-    sh_put(b, (const char *)z, (size_t)n);
-    sh_puts(b, "'");
-    break;
-  case 4:
-    sh_puts(b, "x");
-    for (int k = 0; k < n; k++) {
-      snprintf(tmp, sizeof tmp, "%02x", z[k]);
+    case 1:
+      snprintf(tmp, sizeof tmp, "%lld", i);
       sh_puts(b, tmp);
-    }
-    break;
-  default: sh_puts(b, "N");
+      break;
+    case 2:
+      snprintf(tmp, sizeof tmp, "r%.17g", r);
+      sh_puts(b, tmp);
+      break;
+    case 3:
+      sh_puts(b, "'");
+      sh_put(b, (const char *)z, (size_t)n);
+      sh_puts(b, "'");
+      break;
+    case 4:
+      sh_puts(b, "x");
+      for (int k = 0; k < n; k++) {
+        snprintf(tmp, sizeof tmp, "%02x", z[k]);
+        sh_puts(b, tmp);
+      }
+      break;
+    default:
+      sh_puts(b, "N");
   }
 }
 

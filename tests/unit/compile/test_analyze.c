@@ -15,8 +15,8 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 
-#include "shale.h"
 #include "../../test.h"
+#include "shale.h"
 
 typedef struct Buf {
   char *z;
@@ -142,8 +142,7 @@ static void both(Pair *p, const char *sql) {
 #define SAME(p, sql) same_rows(p, sql, __LINE__)
 static void same_rows(Pair *p, const char *sql, int line) {
   char *a = rows_sh(p->sh, sql), *b = rows_sq(p->sq, sql);
-  if (strcmp(a, b) != 0)
-    test_fail(__FILE__, line, "%s\n  shale:\n%s\n  sqlite:\n%s", sql, a, b);
+  if (strcmp(a, b) != 0) test_fail(__FILE__, line, "%s\n  shale:\n%s\n  sqlite:\n%s", sql, a, b);
   free(a);
   free(b);
 }
@@ -173,8 +172,7 @@ static void same_eqp(Pair *p, const char *sql, int line) {
     }
     *w = 0;
   }
-  if (strcmp(a, b) != 0)
-    test_fail(__FILE__, line, "%s\n  shale:\n%s  sqlite:\n%s", sql, a, b);
+  if (strcmp(a, b) != 0) test_fail(__FILE__, line, "%s\n  shale:\n%s  sqlite:\n%s", sql, a, b);
   free(a);
   free(b);
 }
@@ -300,20 +298,22 @@ TEST(analyze_user_rows_reload) {
   both(&p, SETUP);
   both(&p, "ANALYZE");
   /* written by hand: no effect until ANALYZE sqlite_schema reloads them */
-  both(&p, "UPDATE sqlite_stat1 SET stat = '3000 3000' WHERE idx = 'a_x';"
-           "UPDATE sqlite_stat1 SET stat = '3000 1 1' WHERE idx = 'a_y'");
+  both(&p,
+       "UPDATE sqlite_stat1 SET stat = '3000 3000' WHERE idx = 'a_x';"
+       "UPDATE sqlite_stat1 SET stat = '3000 1 1' WHERE idx = 'a_y'");
   SAME_EQP(&p, "SELECT * FROM a WHERE x = 1 AND z = 2");
   SAME_EQP(&p, "SELECT * FROM a WHERE y = 1 AND z = 2");
   both(&p, "ANALYZE sqlite_schema");
   SAME_EQP(&p, "SELECT * FROM a WHERE y = 1 AND z = 2");
   SAME_EQP(&p, "SELECT * FROM a WHERE x = 1 AND z = 2");
   /* options after the numbers, short and malformed strings are read as SQLite reads them */
-  both(&p, "UPDATE sqlite_stat1 SET stat = '3000 10 unordered' WHERE idx = 'a_x';"
-           "UPDATE sqlite_stat1 SET stat = '3000' WHERE idx = 'a_xy';"
-           "UPDATE sqlite_stat1 SET stat = 'abc' WHERE idx = 'b_w';"
-           "INSERT INTO sqlite_stat1 VALUES('nosuch', 'nosuch', '1 1');"
-           "INSERT INTO sqlite_stat1 VALUES('c', NULL, 12);"
-           "ANALYZE sqlite_master");
+  both(&p,
+       "UPDATE sqlite_stat1 SET stat = '3000 10 unordered' WHERE idx = 'a_x';"
+       "UPDATE sqlite_stat1 SET stat = '3000' WHERE idx = 'a_xy';"
+       "UPDATE sqlite_stat1 SET stat = 'abc' WHERE idx = 'b_w';"
+       "INSERT INTO sqlite_stat1 VALUES('nosuch', 'nosuch', '1 1');"
+       "INSERT INTO sqlite_stat1 VALUES('c', NULL, 12);"
+       "ANALYZE sqlite_master");
   SAME_EQP(&p, "SELECT * FROM c, b, a WHERE a.y = b.w AND b.id = c.bid AND c.v = 5");
   for (size_t i = 0; i < sizeof RESULT_QUERIES / sizeof *RESULT_QUERIES; i++)
     SAME(&p, RESULT_QUERIES[i]);
@@ -334,19 +334,21 @@ TEST(analyze_stat1_rows) {
   SAME(&p, "ANALYZE");
   SAME(&p, "SELECT type, name, tbl_name, sql FROM sqlite_schema");
   SAME(&p, "PRAGMA schema_version");
-  both(&p, "CREATE TABLE w(a, b, c, PRIMARY KEY(a, b)) WITHOUT ROWID;"
-           "CREATE INDEX w_c ON w(c);"
-           "CREATE TABLE p(a, b); CREATE INDEX p_a ON p(a) WHERE a > 5;"
-           "CREATE TABLE e(x); CREATE TABLE n(x); CREATE INDEX n_x ON n(x);"
-           "INSERT INTO e VALUES(1), (2);"
-           "WITH RECURSIVE s(v) AS (SELECT 1 UNION ALL SELECT v+1 FROM s WHERE v<50)"
-           " INSERT INTO w SELECT v%3, v, v%10 FROM s;"
-           "WITH RECURSIVE s(v) AS (SELECT 1 UNION ALL SELECT v+1 FROM s WHERE v<20)"
-           " INSERT INTO p SELECT v, v FROM s");
+  both(&p,
+       "CREATE TABLE w(a, b, c, PRIMARY KEY(a, b)) WITHOUT ROWID;"
+       "CREATE INDEX w_c ON w(c);"
+       "CREATE TABLE p(a, b); CREATE INDEX p_a ON p(a) WHERE a > 5;"
+       "CREATE TABLE e(x); CREATE TABLE n(x); CREATE INDEX n_x ON n(x);"
+       "INSERT INTO e VALUES(1), (2);"
+       "WITH RECURSIVE s(v) AS (SELECT 1 UNION ALL SELECT v+1 FROM s WHERE v<50)"
+       " INSERT INTO w SELECT v%3, v, v%10 FROM s;"
+       "WITH RECURSIVE s(v) AS (SELECT 1 UNION ALL SELECT v+1 FROM s WHERE v<20)"
+       " INSERT INTO p SELECT v, v FROM s");
   for (int i = 1; i <= 24; i++) {
     char q[200];
-    snprintf(q, sizeof q, "CREATE TABLE h%d(k, j); CREATE INDEX h%d_k ON h%d(k, j);"
-                          "INSERT INTO h%d VALUES(%d, 1), (%d, 2), (1, 1)",
+    snprintf(q, sizeof q,
+             "CREATE TABLE h%d(k, j); CREATE INDEX h%d_k ON h%d(k, j);"
+             "INSERT INTO h%d VALUES(%d, 1), (%d, 2), (1, 1)",
              i, i, i, i, i, i % 3);
     both(&p, q);
   }
@@ -373,11 +375,12 @@ TEST(analyze_stat1_rows) {
 TEST(analyze_pragma_optimize) {
   Pair p;
   pair_open(&p, "opt");
-  both(&p, "CREATE TABLE t(a, b); CREATE INDEX ta ON t(a);"
-           "CREATE TABLE u(x); CREATE INDEX ux ON u(x);"
-           "CREATE TABLE v(y);"
-           "CREATE TABLE \"q\"\"x\"(k); CREATE INDEX qk ON \"q\"\"x\"(k);"
-           "INSERT INTO t VALUES(1, 2), (3, 4)");
+  both(&p,
+       "CREATE TABLE t(a, b); CREATE INDEX ta ON t(a);"
+       "CREATE TABLE u(x); CREATE INDEX ux ON u(x);"
+       "CREATE TABLE v(y);"
+       "CREATE TABLE \"q\"\"x\"(k); CREATE INDEX qk ON \"q\"\"x\"(k);"
+       "INSERT INTO t VALUES(1, 2), (3, 4)");
   SAME(&p, "PRAGMA optimize(3)");
   SAME(&p, "SELECT * FROM t WHERE a = 1");
   SAME(&p, "SELECT * FROM v WHERE y = 2");
@@ -422,16 +425,17 @@ TEST(analyze_rolled_back) {
 TEST(analyze_new_index_defaults) {
   Pair p;
   pair_open(&p, "newidx");
-  both(&p, "CREATE TABLE s(id INTEGER PRIMARY KEY, k, v);"
-           "CREATE TABLE l(id INTEGER PRIMARY KEY, sk, w);"
-           "CREATE INDEX l_sk ON l(sk);"
-           "WITH RECURSIVE r(v) AS (SELECT 1 UNION ALL SELECT v+1 FROM r WHERE v<20)"
-           " INSERT INTO s SELECT v, v%4, v FROM r;"
-           "WITH RECURSIVE r(v) AS (SELECT 1 UNION ALL SELECT v+1 FROM r WHERE v<2000)"
-           " INSERT INTO l SELECT v, v%20, v FROM r;"
-           "ANALYZE;"
-           "CREATE INDEX s_k ON s(k);"
-           "CREATE INDEX l_w ON l(w)");
+  both(&p,
+       "CREATE TABLE s(id INTEGER PRIMARY KEY, k, v);"
+       "CREATE TABLE l(id INTEGER PRIMARY KEY, sk, w);"
+       "CREATE INDEX l_sk ON l(sk);"
+       "WITH RECURSIVE r(v) AS (SELECT 1 UNION ALL SELECT v+1 FROM r WHERE v<20)"
+       " INSERT INTO s SELECT v, v%4, v FROM r;"
+       "WITH RECURSIVE r(v) AS (SELECT 1 UNION ALL SELECT v+1 FROM r WHERE v<2000)"
+       " INSERT INTO l SELECT v, v%20, v FROM r;"
+       "ANALYZE;"
+       "CREATE INDEX s_k ON s(k);"
+       "CREATE INDEX l_w ON l(w)");
   SAME_EQP(&p, "SELECT * FROM s, l WHERE l.w = s.v");
   SAME_EQP(&p, "SELECT * FROM s, l WHERE l.w = s.v AND s.k = 2");
   SAME_EQP(&p, "SELECT * FROM l, s WHERE s.k = l.w AND l.sk = 3");
@@ -451,10 +455,11 @@ TEST(analyze_attached) {
   snprintf(sb, sizeof sb, "ATTACH '%s.aux.sqlite' AS aux", test_path("att"));
   CHECK_OK(shale_exec(p.sh, sa, NULL, NULL, NULL));
   CHECK_EQ(sqlite3_exec(p.sq, sb, NULL, NULL, NULL), SQLITE_OK);
-  both(&p, "CREATE TABLE aux.t(a, b); CREATE INDEX aux.ta ON t(a);"
-           "INSERT INTO aux.t VALUES(1, 1), (1, 2), (2, 3);"
-           "CREATE TABLE m(x); CREATE INDEX mx ON m(x); INSERT INTO m VALUES(1), (1), (1), (2);"
-           "CREATE TEMP TABLE tt(y); CREATE INDEX temp.tty ON tt(y); INSERT INTO tt VALUES(5), (6)");
+  both(&p,
+       "CREATE TABLE aux.t(a, b); CREATE INDEX aux.ta ON t(a);"
+       "INSERT INTO aux.t VALUES(1, 1), (1, 2), (2, 3);"
+       "CREATE TABLE m(x); CREATE INDEX mx ON m(x); INSERT INTO m VALUES(1), (1), (1), (2);"
+       "CREATE TEMP TABLE tt(y); CREATE INDEX temp.tty ON tt(y); INSERT INTO tt VALUES(5), (6)");
   SAME(&p, "ANALYZE");
   SAME(&p, "SELECT * FROM main.sqlite_stat1");
   SAME(&p, "SELECT * FROM aux.sqlite_stat1");
@@ -483,8 +488,9 @@ TEST(analyze_attached) {
 TEST(eqp_schema_qualified_names) {
   Pair p;
   pair_open(&p, "eqp_names");
-  both(&p, "ATTACH ':memory:' AS aux; CREATE TABLE aux.et(a, b); CREATE INDEX aux.eti ON et(a);"
-           "CREATE TEMP TABLE tt(c, d); CREATE TABLE mt(e, f)");
+  both(&p,
+       "ATTACH ':memory:' AS aux; CREATE TABLE aux.et(a, b); CREATE INDEX aux.eti ON et(a);"
+       "CREATE TEMP TABLE tt(c, d); CREATE TABLE mt(e, f)");
   SAME_EQP(&p, "SELECT b FROM aux.et WHERE a=1");
   SAME_EQP(&p, "SELECT b FROM aux.et AS q WHERE a=1");
   SAME_EQP(&p, "SELECT b FROM et WHERE a=1");

@@ -100,14 +100,10 @@ TEST(core_raise_and_triggers) {
       "INSERT INTO t VALUES(1, 'x')",
   };
   static const char *const q[] = {
-      "INSERT INTO t VALUES(-1, 'y')",
-      "INSERT INTO t VALUES(0, 'ignored')",
-      "INSERT INTO t VALUES(2, 'z')",
-      "UPDATE t SET b = 'bad' WHERE a = 2",
-      "SELECT * FROM t ORDER BY a",
-      "SELECT * FROM log ORDER BY m",
-      "SELECT RAISE(ABORT, 'x')",
-      "SELECT RAISE(IGNORE)",
+      "INSERT INTO t VALUES(-1, 'y')", "INSERT INTO t VALUES(0, 'ignored')",
+      "INSERT INTO t VALUES(2, 'z')",  "UPDATE t SET b = 'bad' WHERE a = 2",
+      "SELECT * FROM t ORDER BY a",    "SELECT * FROM log ORDER BY m",
+      "SELECT RAISE(ABORT, 'x')",      "SELECT RAISE(IGNORE)",
   };
   Dual d;
   CHECK_OK(dual_open(&d));

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 
 #include "../../common/tsql.h"
-#include "shale.h"
 #include "../../test.h"
+#include "shale.h"
 
 typedef struct Pair {
   shale *s;
@@ -100,13 +100,13 @@ static void both_at(Pair *p, const char *sql, int line) {
 }
 #define BOTH(p, sql) both_at(p, sql, __LINE__)
 
-
 #define SCHEMA_Q "SELECT type, name, tbl_name, rootpage, sql FROM sqlite_schema ORDER BY rowid"
 
 /* Same query result on both files (read by SQLite). */
 static void same_dump_at(Pair *p, const char *query, int line) {
   char *a = tsql_dump(p->spath, query), *b = tsql_dump(p->qpath, query);
-  if (strcmp(a, b)) test_fail(__FILE__, line, "%s differs:\n--- shale\n%s--- sqlite\n%s", query, a, b);
+  if (strcmp(a, b))
+    test_fail(__FILE__, line, "%s differs:\n--- shale\n%s--- sqlite\n%s", query, a, b);
   free(a);
   free(b);
 }
@@ -130,11 +130,13 @@ TEST(ddl_create_table_rows) {
   SAME(&p, "create table main.m(x)");
   SAME(&p, "CREATE TABLE w(a, b, primary key(b,a), unique(a)) without rowid");
   SAME(&p, "CREATE TABLE w2(a INTEGER PRIMARY KEY, b UNIQUE, c UNIQUE) WITHOUT ROWID");
-  SAME(&p, "CREATE TABLE w3(a UNIQUE, b PRIMARY KEY, c UNIQUE, UNIQUE(c, a), UNIQUE(a)) WITHOUT ROWID");
+  SAME(&p,
+       "CREATE TABLE w3(a UNIQUE, b PRIMARY KEY, c UNIQUE, UNIQUE(c, a), UNIQUE(a)) WITHOUT ROWID");
   SAME(&p, "CREATE TABLE ai(a integer primary key autoincrement, b)");
   SAME(&p, "CREATE TABLE ai2(a integer primary key autoincrement)");
-  SAME(&p, "CREATE TABLE k(a PRIMARY KEY, b UNIQUE, c CHECK(c > 0), d DEFAULT 5 NOT NULL, "
-           "e REFERENCES t1(a), f AS (a + 1), g COLLATE NOCASE UNIQUE) -- comment");
+  SAME(&p,
+       "CREATE TABLE k(a PRIMARY KEY, b UNIQUE, c CHECK(c > 0), d DEFAULT 5 NOT NULL, "
+       "e REFERENCES t1(a), f AS (a + 1), g COLLATE NOCASE UNIQUE) -- comment");
   SAME(&p, "CREATE TABLE s(a INT, b TEXT, c ANY) STRICT");
   SAME(&p, "CREATE TABLE s2(a INT, b TEXT, c ANY) STRICT ;");
   SAME(&p, "CREATE TABLE s3(a PRIMARY KEY) WITHOUT ROWID /* c */ ;");
@@ -150,8 +152,9 @@ TEST(ddl_create_table_rows) {
 TEST(ddl_create_errors) {
   Pair p;
   pair_open(&p, "ce.db");
-  BOTH(&p, "CREATE TABLE t(a, b); CREATE TABLE u(a UNIQUE); CREATE INDEX i ON t(b);"
-           "CREATE VIEW v AS SELECT 1; CREATE TRIGGER g AFTER DELETE ON t BEGIN SELECT 1; END;");
+  BOTH(&p,
+       "CREATE TABLE t(a, b); CREATE TABLE u(a UNIQUE); CREATE INDEX i ON t(b);"
+       "CREATE VIEW v AS SELECT 1; CREATE TRIGGER g AFTER DELETE ON t BEGIN SELECT 1; END;");
   static const char *const cases[] = {
       "create table t(b)",
       "create table \"T\"(b)",
@@ -231,52 +234,53 @@ TEST(ddl_create_errors) {
 TEST(ddl_drop) {
   Pair p;
   pair_open(&p, "dr.db");
-  BOTH(&p, "CREATE TABLE t(a, b UNIQUE, c PRIMARY KEY); CREATE TABLE u(a UNIQUE);"
-           "CREATE INDEX i ON t(a); CREATE INDEX i2 ON u(a, a);"
-           "CREATE VIEW v AS SELECT 1; CREATE VIEW v2 AS SELECT 2;"
-           "CREATE TRIGGER g AFTER DELETE ON t BEGIN SELECT 1; END;"
-           "CREATE TRIGGER g2 AFTER DELETE ON u BEGIN SELECT 1; END;"
-           "CREATE TRIGGER g3 INSTEAD OF DELETE ON v BEGIN SELECT 1; END;"
-           "CREATE TABLE a1(x INTEGER PRIMARY KEY AUTOINCREMENT);"
-           "CREATE TABLE w(a, b, PRIMARY KEY(a), UNIQUE(b)) WITHOUT ROWID;");
-  static const char *const cases[] = {
-      "drop table nosuch",
-      "drop table \"NoSuch\"",
-      "drop table main.nosuch",
-      "drop table other.nosuch",
-      "drop table if exists nosuch",
-      "drop table if exists other.nosuch",
-      "drop table v",
-      "drop table \"V\"",
-      "drop view t",
-      "drop view nosuch",
-      "drop view if exists nosuch",
-      "drop index nosuch",
-      "drop index main.nosuch",
-      "drop index if exists nosuch",
-      "drop index sqlite_autoindex_u_1",
-      "drop index sqlite_autoindex_t_2",
-      "drop trigger nosuch",
-      "drop trigger main.\"NoSuch\"",
-      "drop trigger if exists nosuch",
-      "drop table sqlite_schema",
-      "drop table sqlite_master",
-      "drop table sqlite_sequence",
-      "drop index i",
-      "drop trigger g2",
-      "drop view v",
-      "drop table t",
-      "drop table w",
-      "drop table a1",
-      "drop table IF EXISTS u",
-      "drop view v2",
-      NULL};
+  BOTH(&p,
+       "CREATE TABLE t(a, b UNIQUE, c PRIMARY KEY); CREATE TABLE u(a UNIQUE);"
+       "CREATE INDEX i ON t(a); CREATE INDEX i2 ON u(a, a);"
+       "CREATE VIEW v AS SELECT 1; CREATE VIEW v2 AS SELECT 2;"
+       "CREATE TRIGGER g AFTER DELETE ON t BEGIN SELECT 1; END;"
+       "CREATE TRIGGER g2 AFTER DELETE ON u BEGIN SELECT 1; END;"
+       "CREATE TRIGGER g3 INSTEAD OF DELETE ON v BEGIN SELECT 1; END;"
+       "CREATE TABLE a1(x INTEGER PRIMARY KEY AUTOINCREMENT);"
+       "CREATE TABLE w(a, b, PRIMARY KEY(a), UNIQUE(b)) WITHOUT ROWID;");
+  static const char *const cases[] = {"drop table nosuch",
+                                      "drop table \"NoSuch\"",
+                                      "drop table main.nosuch",
+                                      "drop table other.nosuch",
+                                      "drop table if exists nosuch",
+                                      "drop table if exists other.nosuch",
+                                      "drop table v",
+                                      "drop table \"V\"",
+                                      "drop view t",
+                                      "drop view nosuch",
+                                      "drop view if exists nosuch",
+                                      "drop index nosuch",
+                                      "drop index main.nosuch",
+                                      "drop index if exists nosuch",
+                                      "drop index sqlite_autoindex_u_1",
+                                      "drop index sqlite_autoindex_t_2",
+                                      "drop trigger nosuch",
+                                      "drop trigger main.\"NoSuch\"",
+                                      "drop trigger if exists nosuch",
+                                      "drop table sqlite_schema",
+                                      "drop table sqlite_master",
+                                      "drop table sqlite_sequence",
+                                      "drop index i",
+                                      "drop trigger g2",
+                                      "drop view v",
+                                      "drop table t",
+                                      "drop table w",
+                                      "drop table a1",
+                                      "drop table IF EXISTS u",
+                                      "drop view v2",
+                                      NULL};
   for (int i = 0; cases[i]; i++) SAME(&p, cases[i]);
   SAME_SCHEMA(&p);
   INTACT(&p);
   /* the freed pages are reused as SQLite reuses them */
-  BOTH(&p, "CREATE TABLE n1(a UNIQUE, b UNIQUE); CREATE INDEX n1i ON n1(b, a);"
-           "CREATE TABLE n2(x)");
+  BOTH(&p,
+       "CREATE TABLE n1(a UNIQUE, b UNIQUE); CREATE INDEX n1i ON n1(b, a);"
+       "CREATE TABLE n2(x)");
   SAME_SCHEMA(&p);
   INTACT(&p);
   pair_close(&p);
@@ -291,8 +295,9 @@ TEST(ddl_views_triggers) {
   SAME(&p, "Create View IF NOT EXISTS main.v3 as select * from t where a > 1 /* c */");
   SAME(&p, "create view v5 as select nosuch from nosuch");
   SAME(&p, "create trigger tr1 after insert on t begin select 1; end");
-  SAME(&p, "CREATE TRIGGER IF NOT EXISTS main.tr2 BEFORE UPDATE OF a ON t FOR EACH ROW WHEN "
-           "new.a > 0 BEGIN UPDATE t SET b = 1 WHERE a = new.a; DELETE FROM t; END ;");
+  SAME(&p,
+       "CREATE TRIGGER IF NOT EXISTS main.tr2 BEFORE UPDATE OF a ON t FOR EACH ROW WHEN "
+       "new.a > 0 BEGIN UPDATE t SET b = 1 WHERE a = new.a; DELETE FROM t; END ;");
   SAME(&p, "create trigger tr3 instead of delete on v1 begin select 1; end");
   SAME(&p, "create trigger tr4 delete on t begin select nosuch from nosuch; end");
   SAME(&p, "create view v6 as select 1 -- c\n ; ");
@@ -309,9 +314,10 @@ TEST(ddl_temp_objects) {
   const char *path = test_path("temp.db");
   remove(path);
   CHECK_OK(shale_open(path, &db));
-  CHECK_OK(shale_exec(db, "CREATE TEMP TABLE t1(x); CREATE TEMPORARY VIEW v1 AS SELECT 1;"
-                          "CREATE TEMP TRIGGER g1 AFTER INSERT ON t1 BEGIN SELECT 1; END;"
-                          "CREATE TABLE temp.t2(y); DROP VIEW v1; DROP TABLE temp.t2;",
+  CHECK_OK(shale_exec(db,
+                      "CREATE TEMP TABLE t1(x); CREATE TEMPORARY VIEW v1 AS SELECT 1;"
+                      "CREATE TEMP TRIGGER g1 AFTER INSERT ON t1 BEGIN SELECT 1; END;"
+                      "CREATE TABLE temp.t2(y); DROP VIEW v1; DROP TABLE temp.t2;",
                       NULL, NULL, NULL));
   CHECK_OK(shale_close(db));
 }
@@ -319,7 +325,8 @@ TEST(ddl_temp_objects) {
 TEST(ddl_create_index_rows) {
   Pair p;
   pair_open(&p, "ci.db");
-  BOTH(&p, "CREATE TABLE t(a, b, c REAL); CREATE TABLE w(x, y, z, PRIMARY KEY(y, x)) WITHOUT ROWID");
+  BOTH(&p,
+       "CREATE TABLE t(a, b, c REAL); CREATE TABLE w(x, y, z, PRIMARY KEY(y, x)) WITHOUT ROWID");
   SAME(&p, "create index i1 on t(a)");
   SAME(&p, "create unique index  i2 on t(c desc) where c > 0 ;");
   SAME(&p, "CREATE INDEX IF NOT EXISTS i3 ON t(a COLLATE NOCASE, b DESC)");
@@ -338,11 +345,13 @@ TEST(ddl_create_index_rows) {
 TEST(ddl_create_index_data) {
   Pair p;
   pair_open(&p, "cd.db");
-  BOTH(&p, "CREATE TABLE t(a, b, c REAL, d TEXT COLLATE NOCASE);"
-           "CREATE TABLE w(x, y, z, PRIMARY KEY(y, x)) WITHOUT ROWID");
-  BOTH(&p, "INSERT INTO t VALUES(1, 2, 3, 'a'), (1, 3, 4.5, 'A'), (2, 2, NULL, 'b'),"
-           "(NULL, NULL, 7, NULL), (NULL, 5, 7, 'c');"
-           "INSERT INTO w VALUES(1, 2, 3), (2, 2, 3), (3, 1, NULL)");
+  BOTH(&p,
+       "CREATE TABLE t(a, b, c REAL, d TEXT COLLATE NOCASE);"
+       "CREATE TABLE w(x, y, z, PRIMARY KEY(y, x)) WITHOUT ROWID");
+  BOTH(&p,
+       "INSERT INTO t VALUES(1, 2, 3, 'a'), (1, 3, 4.5, 'A'), (2, 2, NULL, 'b'),"
+       "(NULL, NULL, 7, NULL), (NULL, 5, 7, 'c');"
+       "INSERT INTO w VALUES(1, 2, 3), (2, 2, 3), (3, 1, NULL)");
   SAME(&p, "CREATE UNIQUE INDEX u1 ON t(a)");
   SAME(&p, "CREATE UNIQUE INDEX u2 ON t(b, a)");
   SAME(&p, "CREATE UNIQUE INDEX u3 ON t(a + 1)");
@@ -356,8 +365,9 @@ TEST(ddl_create_index_data) {
   SAME(&p, "CREATE INDEX i3 ON t(a * 10 + b) WHERE a IS NOT NULL");
   SAME(&p, "CREATE INDEX i4 ON w(z)");
   SAME(&p, "CREATE UNIQUE INDEX u9 ON w(z, y)");
-  BOTH(&p, "CREATE TABLE wd(a, b TEXT COLLATE NOCASE, c, PRIMARY KEY(a DESC, b)) WITHOUT ROWID;"
-           "INSERT INTO wd VALUES(1, 'x', 5), (1, 'Y', 6), (2, 'x', 7), (3, 'z', NULL)");
+  BOTH(&p,
+       "CREATE TABLE wd(a, b TEXT COLLATE NOCASE, c, PRIMARY KEY(a DESC, b)) WITHOUT ROWID;"
+       "INSERT INTO wd VALUES(1, 'x', 5), (1, 'Y', 6), (2, 'x', 7), (3, 'z', NULL)");
   SAME(&p, "CREATE INDEX wd1 ON wd(c)");
   SAME(&p, "CREATE INDEX wd2 ON wd(b, c DESC)");
   SAME(&p, "CREATE INDEX wd3 ON wd(c * 2) WHERE c > 5");
@@ -385,21 +395,25 @@ TEST(ddl_create_index_data) {
 TEST(ddl_create_table_as) {
   Pair p;
   pair_open(&p, "ctas.db");
-  BOTH(&p, "CREATE TABLE t(a integer, b text, c, d VARCHAR(3), e REAL, f BLOB);"
-           "INSERT INTO t VALUES(1, 'x', 2.5, 'abc', 3, x'00'), (2, 'y', NULL, 7, 4.5, 'z')");
-  SAME(&p, "create table c1 as select a, b as \"x y\", c+1, 1.5, 'a', a||b, cast(a as int) k,"
-           " cast(a as numeric) FROM t");
+  BOTH(&p,
+       "CREATE TABLE t(a integer, b text, c, d VARCHAR(3), e REAL, f BLOB);"
+       "INSERT INTO t VALUES(1, 'x', 2.5, 'abc', 3, x'00'), (2, 'y', NULL, 7, 4.5, 'z')");
+  SAME(&p,
+       "create table c1 as select a, b as \"x y\", c+1, 1.5, 'a', a||b, cast(a as int) k,"
+       " cast(a as numeric) FROM t");
   SAME(&p, "create table c2 as select 1 as \"select\", 2 as \"9a\", 3 as a_b, 4 as [a\"b]");
-  SAME(&p, "create table c3 as select * from (select 1 as aaaaaaaaaaaaaaaaaaaaaaaaaaaaa,"
-           " 2 as bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb, 3 as c)");
+  SAME(&p,
+       "create table c3 as select * from (select 1 as aaaaaaaaaaaaaaaaaaaaaaaaaaaaa,"
+       " 2 as bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb, 3 as c)");
   SAME(&p, "create table c4 as select d, e, f, a, a from t");
   SAME(&p, "create table if not exists c4 as select 1");
   SAME(&p, "create table c5 as select nosuch from t");
   SAME(&p, "create table c6 as select * from t where 0");
   SAME(&p, "create table c7 as select 1 as x union select 2 order by 1");
   SAME(&p, "create table c1 as select 1");
-  SAME(&p, "create table c8 as select a, b, e from t union all select '5', 6, '7.5' "
-           "union all select 'x', 8.0, 9");
+  SAME(&p,
+       "create table c8 as select a, b, e from t union all select '5', 6, '7.5' "
+       "union all select 'x', 8.0, 9");
   SAME(&p, "create table c9 as select count(*), max(a) m, group_concat(b) from t");
   SAME_SCHEMA(&p);
   SAME_DUMP(&p, "SELECT * FROM c1");
@@ -451,46 +465,34 @@ TEST(ddl_rollback) {
 TEST(ddl_alter_add_column) {
   Pair p;
   pair_open(&p, "aa.db");
-  BOTH(&p, "CREATE TABLE t(a, b, UNIQUE(a)); CREATE TABLE e(a); CREATE VIEW v AS SELECT 1;"
-           "CREATE TABLE w(k PRIMARY KEY, z) WITHOUT ROWID; INSERT INTO t VALUES(1, 2), (3, 4);"
-           "INSERT INTO w VALUES(1, 2)");
+  BOTH(&p,
+       "CREATE TABLE t(a, b, UNIQUE(a)); CREATE TABLE e(a); CREATE VIEW v AS SELECT 1;"
+       "CREATE TABLE w(k PRIMARY KEY, z) WITHOUT ROWID; INSERT INTO t VALUES(1, 2), (3, 4);"
+       "INSERT INTO w VALUES(1, 2)");
   static const char *const cases[] = {
-      "alter table t add column c",
-      "alter table t add d integer default 5 ;",
-      "alter table t add column f not null",
-      "alter table e add column f not null",
-      "alter table t add column g not null default 0",
-      "alter table t add column h primary key",
-      "alter table t add column h unique",
-      "alter table t add column h default (1+1)",
-      "alter table e add column h default (1+1)",
-      "alter table t add column h default current_time",
-      "alter table t add column i default -5",
-      "alter table t add column j default (5)",
-      "alter table t add column k as (a+1)",
-      "alter table t add column l as (a+1) stored",
-      "alter table e add column l as (a+1) stored",
-      "alter table t add column a",
-      "alter table t add column \"A\" text",
-      "alter table v add column c",
-      "alter table nosuch add column c",
-      "alter table main.nosuch add column c",
+      "alter table t add column c", "alter table t add d integer default 5 ;",
+      "alter table t add column f not null", "alter table e add column f not null",
+      "alter table t add column g not null default 0", "alter table t add column h primary key",
+      "alter table t add column h unique", "alter table t add column h default (1+1)",
+      "alter table e add column h default (1+1)", "alter table t add column h default current_time",
+      "alter table t add column i default -5", "alter table t add column j default (5)",
+      "alter table t add column k as (a+1)", "alter table t add column l as (a+1) stored",
+      "alter table e add column l as (a+1) stored", "alter table t add column a",
+      "alter table t add column \"A\" text", "alter table v add column c",
+      "alter table nosuch add column c", "alter table main.nosuch add column c",
       "alter table sqlite_schema add column c",
       "alter table t add column m references u(x) default 5",
-      "alter table t add column n check(n > 0)",
-      "alter table t add column o collate nosuch",
+      "alter table t add column n check(n > 0)", "alter table t add column o collate nosuch",
       "alter table w add column c",
       /* "alter table t add column p default true": schema_load refuses DEFAULT true */
-      "alter table t add column \"x y\" text /* c */ ;",
-      "alter table w add q default 'q'",
+      "alter table t add column \"x y\" text /* c */ ;", "alter table w add q default 'q'",
       "alter table e add column r default 0 check(r > 0)",
       "alter table t add column s default 0 check(a > 1)",
       "alter table t add column u default 5 check(u > 0)",
       "alter table t add column v as (a) not null",
       "alter table t add column x as (a + 10) not null",
       "alter table t add column y check(y is null)",
-      "alter table w add column z default -1 check(z > k)",
-      NULL};
+      "alter table w add column z default -1 check(z > k)", NULL};
   for (int i = 0; cases[i]; i++) SAME(&p, cases[i]);
   SAME_SCHEMA(&p);
   INTACT(&p);
@@ -506,17 +508,18 @@ TEST(ddl_alter_add_column) {
 TEST(ddl_alter_rename) {
   Pair p;
   pair_open(&p, "ar.db");
-  BOTH(&p, "create table t(a integer primary key autoincrement, b unique, c);"
-           "create index i on t(b, c); create index i2 on t(c) where c > 0;"
-           "create table r(x references t(a), y references \"T\", z, foreign key(z) references t);"
-           "create view v as select t.a, x.b from t, t as x where t.a = 1;"
-           "create view v2 as select * from (select a from t) union select b from main.t;"
-           "create trigger g after insert on t begin update t set c = 1 where a = new.a;"
-           " insert into r values(new.a, 1, 2); delete from t where a in (select a from t); end;"
-           "create trigger g2 after insert on r begin select * from t; end;"
-           "create table other(q); create view v3 as select q from other;"
-           "insert into t values(null, 1, 2);"
-           "delete from sqlite_sequence; insert into sqlite_sequence values('t', 7);");
+  BOTH(&p,
+       "create table t(a integer primary key autoincrement, b unique, c);"
+       "create index i on t(b, c); create index i2 on t(c) where c > 0;"
+       "create table r(x references t(a), y references \"T\", z, foreign key(z) references t);"
+       "create view v as select t.a, x.b from t, t as x where t.a = 1;"
+       "create view v2 as select * from (select a from t) union select b from main.t;"
+       "create trigger g after insert on t begin update t set c = 1 where a = new.a;"
+       " insert into r values(new.a, 1, 2); delete from t where a in (select a from t); end;"
+       "create trigger g2 after insert on r begin select * from t; end;"
+       "create table other(q); create view v3 as select q from other;"
+       "insert into t values(null, 1, 2);"
+       "delete from sqlite_sequence; insert into sqlite_sequence values('t', 7);");
   SAME(&p, "alter table t rename to \"New Name\"");
   SAME(&p, "alter table \"New Name\" rename to t3");
   SAME(&p, "alter table t3 rename to v");
@@ -526,7 +529,9 @@ TEST(ddl_alter_rename) {
   SAME(&p, "alter table v rename to x");
   SAME(&p, "alter table sqlite_master rename to x");
   SAME(&p, "alter table other rename to o2");
-  BOTH(&p, "create table q(b); create trigger gq after insert on q begin insert into nosuch values(1); end");
+  BOTH(&p,
+       "create table q(b); create trigger gq after insert on q begin insert into nosuch values(1); "
+       "end");
   SAME(&p, "alter table o2 rename to o3");
   BOTH(&p, "drop trigger gq; create trigger gq after update on q begin update q set zz = 1; end");
   SAME(&p, "alter table o2 rename to o3");
@@ -579,24 +584,33 @@ static const char *pick(uint64_t *s, const char *const *a, int n) {
 }
 
 static void random_table(uint64_t *s, char *out, size_t cap, int k) {
-  static const char *const types[] = {"", " INTEGER", " INT", " TEXT", " REAL", " BLOB",
-                                      " VARCHAR(5)", " NUMERIC"};
-  static const char *const cons[] = {"", "", "", " UNIQUE", " NOT NULL", " PRIMARY KEY",
-                                     " DEFAULT 3", " COLLATE NOCASE", " CHECK(c0 IS NOT c1)",
-                                     " UNIQUE ON CONFLICT IGNORE", " PRIMARY KEY DESC"};
+  static const char *const types[] = {"",      " INTEGER", " INT",        " TEXT",
+                                      " REAL", " BLOB",    " VARCHAR(5)", " NUMERIC"};
+  static const char *const cons[] = {"",
+                                     "",
+                                     "",
+                                     " UNIQUE",
+                                     " NOT NULL",
+                                     " PRIMARY KEY",
+                                     " DEFAULT 3",
+                                     " COLLATE NOCASE",
+                                     " CHECK(c0 IS NOT c1)",
+                                     " UNIQUE ON CONFLICT IGNORE",
+                                     " PRIMARY KEY DESC"};
   /* at most one PRIMARY KEY: Shale's parser reports "more than one primary
    * key" before the compiler can say "table t already exists" */
   int ncol = 1 + (int)(test_rand(s) % 4), pk = 0;
-  size_t n = (size_t)snprintf(out, cap, "CREATE TABLE %st%d(", test_rand(s) % 5 ? "" : "IF NOT EXISTS ", k);
+  size_t n = (size_t)snprintf(out, cap, "CREATE TABLE %st%d(",
+                              test_rand(s) % 5 ? "" : "IF NOT EXISTS ", k);
   for (int i = 0; i < ncol; i++) {
     const char *c = pick(s, cons, 11);
     if (strstr(c, "PRIMARY") && pk++) c = "";
     n += (size_t)snprintf(out + n, cap - n, "%sc%d%s%s", i ? ", " : "", i, pick(s, types, 8), c);
   }
   if (test_rand(s) % 3 == 0)
-    n += (size_t)snprintf(out + n, cap - n, ", UNIQUE(c%d, c0)", (int)(test_rand(s) % (uint64_t)ncol));
-  if (test_rand(s) % 4 == 0 && !pk)
-    n += (size_t)snprintf(out + n, cap - n, ", PRIMARY KEY(c0)");
+    n += (size_t)snprintf(out + n, cap - n, ", UNIQUE(c%d, c0)",
+                          (int)(test_rand(s) % (uint64_t)ncol));
+  if (test_rand(s) % 4 == 0 && !pk) n += (size_t)snprintf(out + n, cap - n, ", PRIMARY KEY(c0)");
   snprintf(out + n, cap - n, ")%s", test_rand(s) % 3 == 0 ? " WITHOUT ROWID" : "");
 }
 
@@ -632,8 +646,8 @@ TEST(ddl_random_sequences) {
         snprintf(sql, sizeof sql, "%s", test_rand(&seed) % 2 ? "DROP VIEW v1" : "DROP TRIGGER g1");
         break;
       case 8:
-        snprintf(sql, sizeof sql, "CREATE TRIGGER g%d AFTER INSERT ON t%d BEGIN SELECT 1; END", j % 2,
-                 k);
+        snprintf(sql, sizeof sql, "CREATE TRIGGER g%d AFTER INSERT ON t%d BEGIN SELECT 1; END",
+                 j % 2, k);
         break;
       default:
         if (test_rand(&seed) % 2)
@@ -659,15 +673,23 @@ TEST(ddl_random_sequences) {
 TEST(ddl_readonly_flag) {
   Pair p;
   pair_open(&p, "ro.db");
-  BOTH(&p, "create table t(a); create index i on t(a); create view v as select 1;"
-           "create trigger g after insert on t begin select 1; end");
+  BOTH(&p,
+       "create table t(a); create index i on t(a); create view v as select 1;"
+       "create trigger g after insert on t begin select 1; end");
   static const char *const q[] = {
-      "create table if not exists t(b)", "create index if not exists i on t(a)",
+      "create table if not exists t(b)",
+      "create index if not exists i on t(a)",
       "create view if not exists v as select 2",
       "create trigger if not exists g after insert on t begin select 1; end",
-      "drop table if exists nosuch", "drop index if exists nosuch", "drop view if exists nosuch",
-      "drop trigger if exists nosuch", "reindex", "create table x(a)", "drop table t",
-      "alter table t add column b", NULL};
+      "drop table if exists nosuch",
+      "drop index if exists nosuch",
+      "drop view if exists nosuch",
+      "drop trigger if exists nosuch",
+      "reindex",
+      "create table x(a)",
+      "drop table t",
+      "alter table t add column b",
+      NULL};
   for (int i = 0; q[i]; i++) {
     shale_stmt *a = NULL;
     sqlite3_stmt *b = NULL;

@@ -8,10 +8,10 @@
  */
 #include "dml_harness.h"
 
-#define SCRIPT(p, ...)                                                                             \
-  do {                                                                                             \
-    static const char *const s_[] = {__VA_ARGS__, NULL};                                           \
-    dh_script(p, s_);                                                                              \
+#define SCRIPT(p, ...)                                   \
+  do {                                                   \
+    static const char *const s_[] = {__VA_ARGS__, NULL}; \
+    dh_script(p, s_);                                    \
   } while (0)
 
 TEST(dml_insert_values) {
@@ -62,18 +62,20 @@ TEST(dml_insert_ipk) {
 TEST(dml_not_null_check) {
   DhPair p;
   if (!dh_open(&p, "dml4.db")) return;
-  SCRIPT(&p, "CREATE TABLE t(a NOT NULL, b NOT NULL DEFAULT 'd', c CHECK(c > 0), "
-             "CONSTRAINT pos CHECK(a <> 'bad'))",
-         "INSERT INTO t VALUES(1, 2, 3)", "INSERT INTO t VALUES(NULL, 2, 3)",
-         "INSERT INTO t VALUES(1, NULL, 3)", "INSERT OR REPLACE INTO t VALUES(1, NULL, 3)",
-         "INSERT OR REPLACE INTO t VALUES(NULL, 1, 3)", "INSERT OR IGNORE INTO t VALUES(NULL, 1, 3)",
-         "INSERT INTO t VALUES(1, 1, 0)", "INSERT INTO t VALUES(1, 1, NULL)",
-         "INSERT INTO t VALUES('bad', 1, 1)", "INSERT OR IGNORE INTO t VALUES(1, 1, -1)",
-         "INSERT OR REPLACE INTO t VALUES(1, 1, -1)", "INSERT INTO t(a, c) VALUES(7, 7)",
-         "CREATE TABLE u(a NOT NULL ON CONFLICT IGNORE, b NOT NULL ON CONFLICT REPLACE DEFAULT 0)",
-         "INSERT INTO u VALUES(NULL, 1)", "INSERT INTO u VALUES(1, NULL)",
-         "INSERT OR FAIL INTO u VALUES(NULL, 1)", "UPDATE t SET a = NULL",
-         "UPDATE OR IGNORE t SET a = NULL", "UPDATE t SET c = -c", "UPDATE OR REPLACE t SET b = NULL");
+  SCRIPT(
+      &p,
+      "CREATE TABLE t(a NOT NULL, b NOT NULL DEFAULT 'd', c CHECK(c > 0), "
+      "CONSTRAINT pos CHECK(a <> 'bad'))",
+      "INSERT INTO t VALUES(1, 2, 3)", "INSERT INTO t VALUES(NULL, 2, 3)",
+      "INSERT INTO t VALUES(1, NULL, 3)", "INSERT OR REPLACE INTO t VALUES(1, NULL, 3)",
+      "INSERT OR REPLACE INTO t VALUES(NULL, 1, 3)", "INSERT OR IGNORE INTO t VALUES(NULL, 1, 3)",
+      "INSERT INTO t VALUES(1, 1, 0)", "INSERT INTO t VALUES(1, 1, NULL)",
+      "INSERT INTO t VALUES('bad', 1, 1)", "INSERT OR IGNORE INTO t VALUES(1, 1, -1)",
+      "INSERT OR REPLACE INTO t VALUES(1, 1, -1)", "INSERT INTO t(a, c) VALUES(7, 7)",
+      "CREATE TABLE u(a NOT NULL ON CONFLICT IGNORE, b NOT NULL ON CONFLICT REPLACE DEFAULT 0)",
+      "INSERT INTO u VALUES(NULL, 1)", "INSERT INTO u VALUES(1, NULL)",
+      "INSERT OR FAIL INTO u VALUES(NULL, 1)", "UPDATE t SET a = NULL",
+      "UPDATE OR IGNORE t SET a = NULL", "UPDATE t SET c = -c", "UPDATE OR REPLACE t SET b = NULL");
   dh_same_files(&p);
   dh_close(&p);
 }
@@ -89,9 +91,9 @@ TEST(dml_unique) {
          "INSERT OR REPLACE INTO t VALUES(1, 2, 9)", "INSERT OR REPLACE INTO t VALUES(7, 7, 2)",
          "BEGIN", "INSERT INTO t VALUES(10, 10, 10)",
          "INSERT OR FAIL INTO t SELECT 20, 20, 20 UNION ALL SELECT 1, 0, 0",
-         "INSERT OR ABORT INTO t VALUES(30, 30, 30), (1, 0, 0)", "COMMIT",
-         "BEGIN", "INSERT INTO t VALUES(40, 40, 40)", "INSERT OR ROLLBACK INTO t VALUES(1, 0, 0)",
-         "COMMIT", "UPDATE t SET a = 2 WHERE a = 1", "UPDATE OR REPLACE t SET a = 2 WHERE a = 1",
+         "INSERT OR ABORT INTO t VALUES(30, 30, 30), (1, 0, 0)", "COMMIT", "BEGIN",
+         "INSERT INTO t VALUES(40, 40, 40)", "INSERT OR ROLLBACK INTO t VALUES(1, 0, 0)", "COMMIT",
+         "UPDATE t SET a = 2 WHERE a = 1", "UPDATE OR REPLACE t SET a = 2 WHERE a = 1",
          "UPDATE OR IGNORE t SET c = 10", "UPDATE t SET a = a + 100", "DELETE FROM t WHERE a > 105",
          "DELETE FROM t");
   dh_same_files(&p);
@@ -135,16 +137,16 @@ TEST(dml_partial_expr_index) {
 TEST(dml_without_rowid) {
   DhPair p;
   if (!dh_open(&p, "dml8.db")) return;
-  SCRIPT(&p, "CREATE TABLE t(a, b, c, PRIMARY KEY(b, a)) WITHOUT ROWID",
-         "CREATE INDEX tc ON t(c)", "CREATE UNIQUE INDEX tca ON t(c, a)",
-         "INSERT INTO t VALUES(1, 'x', 10)", "INSERT INTO t VALUES(2, 'x', 20)",
-         "INSERT INTO t VALUES(1, 'x', 30)", "INSERT INTO t VALUES(NULL, 'y', 1)",
-         "INSERT OR REPLACE INTO t VALUES(1, 'x', 31)", "INSERT OR IGNORE INTO t VALUES(2, 'x', 0)",
-         "INSERT INTO t VALUES(3, 'z', 20)", "INSERT INTO t VALUES(2, 'z', 20)",
-         "INSERT OR REPLACE INTO t VALUES(9, 'q', 20)", "UPDATE t SET c = c + 1",
-         "UPDATE t SET a = 5 WHERE b = 'x' AND a = 1", "UPDATE t SET a = 2 WHERE a = 5",
-         "UPDATE OR REPLACE t SET a = 2 WHERE a = 5", "DELETE FROM t WHERE c > 30",
-         "INSERT INTO t SELECT a + 100, b, c + 100 FROM t", "DELETE FROM t");
+  SCRIPT(&p, "CREATE TABLE t(a, b, c, PRIMARY KEY(b, a)) WITHOUT ROWID", "CREATE INDEX tc ON t(c)",
+         "CREATE UNIQUE INDEX tca ON t(c, a)", "INSERT INTO t VALUES(1, 'x', 10)",
+         "INSERT INTO t VALUES(2, 'x', 20)", "INSERT INTO t VALUES(1, 'x', 30)",
+         "INSERT INTO t VALUES(NULL, 'y', 1)", "INSERT OR REPLACE INTO t VALUES(1, 'x', 31)",
+         "INSERT OR IGNORE INTO t VALUES(2, 'x', 0)", "INSERT INTO t VALUES(3, 'z', 20)",
+         "INSERT INTO t VALUES(2, 'z', 20)", "INSERT OR REPLACE INTO t VALUES(9, 'q', 20)",
+         "UPDATE t SET c = c + 1", "UPDATE t SET a = 5 WHERE b = 'x' AND a = 1",
+         "UPDATE t SET a = 2 WHERE a = 5", "UPDATE OR REPLACE t SET a = 2 WHERE a = 5",
+         "DELETE FROM t WHERE c > 30", "INSERT INTO t SELECT a + 100, b, c + 100 FROM t",
+         "DELETE FROM t");
   dh_same_files(&p);
   dh_close(&p);
 }
@@ -155,8 +157,9 @@ TEST(dml_insert_select) {
   SCRIPT(&p, "CREATE TABLE t(a INTEGER PRIMARY KEY, b)", "CREATE TABLE u(x, y UNIQUE)",
          "INSERT INTO t(b) VALUES('a'), ('b'), ('c')", "INSERT INTO u SELECT * FROM t",
          "INSERT INTO u SELECT a, b FROM t", "INSERT OR IGNORE INTO u SELECT a + 10, b FROM t",
-         "INSERT INTO t(b) SELECT b || '2' FROM t", "INSERT INTO t SELECT NULL, a FROM t WHERE a < 3",
-         "INSERT INTO u(y) SELECT 1, 2", "INSERT INTO u SELECT 1", "INSERT INTO u(y, x) SELECT b, a FROM t ORDER BY a DESC LIMIT 2",
+         "INSERT INTO t(b) SELECT b || '2' FROM t",
+         "INSERT INTO t SELECT NULL, a FROM t WHERE a < 3", "INSERT INTO u(y) SELECT 1, 2",
+         "INSERT INTO u SELECT 1", "INSERT INTO u(y, x) SELECT b, a FROM t ORDER BY a DESC LIMIT 2",
          "INSERT INTO u VALUES(1, 'q') , (2, 'r')");
   dh_same_files(&p);
   dh_close(&p);
@@ -165,8 +168,8 @@ TEST(dml_insert_select) {
 TEST(dml_update_delete) {
   DhPair p;
   if (!dh_open(&p, "dml10.db")) return;
-  SCRIPT(&p, "CREATE TABLE t(id INTEGER PRIMARY KEY, a, b TEXT, c REAL)",
-         "CREATE INDEX ta ON t(a)", "CREATE INDEX tbc ON t(b, c)",
+  SCRIPT(&p, "CREATE TABLE t(id INTEGER PRIMARY KEY, a, b TEXT, c REAL)", "CREATE INDEX ta ON t(a)",
+         "CREATE INDEX tbc ON t(b, c)",
          "INSERT INTO t(a, b, c) VALUES(1, 'x', 1), (2, 'y', 2), (3, 'z', 3), (4, 'w', 4)",
          "UPDATE t SET a = a * 10", "UPDATE t SET b = a, c = '5' WHERE id > 2",
          "UPDATE t SET id = id + 10 WHERE id < 3", "UPDATE t SET id = 4 WHERE id = 11",
@@ -175,7 +178,8 @@ TEST(dml_update_delete) {
          "UPDATE t SET id = NULL WHERE id = 3", "UPDATE t SET a = 1 WHERE 0",
          "DELETE FROM t WHERE a = 30", "DELETE FROM t WHERE id = 999", "DELETE FROM t",
          "INSERT INTO t VALUES(1, 1, 1, 1)", "DELETE FROM t WHERE 1", "UPDATE nosuch SET a = 1",
-         "DELETE FROM nosuch", "DELETE FROM sqlite_master", "INSERT INTO sqlite_master VALUES(1,2,3,4,5)");
+         "DELETE FROM nosuch", "DELETE FROM sqlite_master",
+         "INSERT INTO sqlite_master VALUES(1,2,3,4,5)");
   dh_same_files(&p);
   dh_close(&p);
 }
@@ -185,8 +189,8 @@ TEST(dml_transactions) {
   if (!dh_open(&p, "dml11.db")) return;
   SCRIPT(&p, "CREATE TABLE t(a UNIQUE)", "BEGIN", "INSERT INTO t VALUES(1), (2)",
          "INSERT INTO t VALUES(3), (1)", "SELECT count(*) FROM t", "ROLLBACK", "BEGIN",
-         "INSERT INTO t VALUES(5)", "INSERT OR FAIL INTO t VALUES(6), (5), (7)", "COMMIT",
-         "BEGIN", "INSERT INTO t VALUES(8)", "UPDATE OR ROLLBACK t SET a = 5 WHERE a = 6",
+         "INSERT INTO t VALUES(5)", "INSERT OR FAIL INTO t VALUES(6), (5), (7)", "COMMIT", "BEGIN",
+         "INSERT INTO t VALUES(8)", "UPDATE OR ROLLBACK t SET a = 5 WHERE a = 6",
          "INSERT INTO t VALUES(9)");
   dh_same_files(&p);
   dh_close(&p);
@@ -202,11 +206,10 @@ TEST(dml_random) {
   if (!dh_open(&p, "dml12.db")) return;
   uint64_t seed = test_seed();
   SCRIPT(&p, "CREATE TABLE t(id INTEGER PRIMARY KEY, a UNIQUE, b, c, d, UNIQUE(b, c))",
-         "CREATE INDEX tc ON t(c)",
-         "CREATE TABLE w(k, v UNIQUE, x, PRIMARY KEY(k)) WITHOUT ROWID",
+         "CREATE INDEX tc ON t(c)", "CREATE TABLE w(k, v UNIQUE, x, PRIMARY KEY(k)) WITHOUT ROWID",
          "CREATE TABLE r(a NOT NULL ON CONFLICT IGNORE, b UNIQUE ON CONFLICT REPLACE, c)");
-  static const char *const oe[] = {"", " OR REPLACE", " OR IGNORE", " OR ABORT", " OR FAIL",
-                                   " OR ROLLBACK"};
+  static const char *const oe[] = {"",          " OR REPLACE", " OR IGNORE",
+                                   " OR ABORT", " OR FAIL",    " OR ROLLBACK"};
   int n = test_long() ? 3000 : 400;
   char sql[512];
   int in_txn = 0;
@@ -219,51 +222,56 @@ TEST(dml_random) {
     int v1 = (int)(test_rand(&seed) % 12), v2 = (int)(test_rand(&seed) % 5),
         v3 = (int)(test_rand(&seed) % 5);
     switch (k) {
-    case 0:
-    case 1:
-      snprintf(sql, sizeof sql, "INSERT%s INTO t(a, b, c, d) VALUES(%d, %d, %d, %d)", oe[o], v1, v2, v3,
-               v1 % 3);
-      break;
-    case 2:
-      snprintf(sql, sizeof sql, "INSERT%s INTO t VALUES(%d, %d, %d, %d, %d)", oe[o], v2 + 1, v1,
-               v3, v2, v1 % 3);
-      break;
-    case 3:
-      snprintf(sql, sizeof sql, "UPDATE%s t SET a = a + %d WHERE d = %d", oe[o], v2, v3 % 3);
-      break;
-    case 4:
-      snprintf(sql, sizeof sql, "UPDATE%s t SET b = %d, c = c + 1, d = %d WHERE id > %d", oe[o], v2, v3 % 3,
-               v1);
-      break;
-    case 5: snprintf(sql, sizeof sql, "DELETE FROM t WHERE a %% 3 = %d", v2 % 3); break;
-    case 6:
-      snprintf(sql, sizeof sql, "INSERT%s INTO w VALUES(%d, %d, %d)", oe[o], v1, v2, v3);
-      break;
-    case 7:
-      snprintf(sql, sizeof sql, "UPDATE%s w SET k = k + %d, v = %d WHERE x = %d", oe[o], v2, v1,
-               v3);
-      break;
-    case 8: snprintf(sql, sizeof sql, "DELETE FROM w WHERE v = %d", v2); break;
-    case 9:
-      snprintf(sql, sizeof sql, "INSERT%s INTO r VALUES(%s, %d, %d)", oe[o],
-               v3 == 0 ? "NULL" : "1", v2, v1);
-      break;
-    case 10:
-      snprintf(sql, sizeof sql, "UPDATE%s r SET b = b + %d, a = %s", oe[o], v2,
-               v3 == 0 ? "NULL" : "a");
-      break;
-    case 11:
-      snprintf(sql, sizeof sql, "INSERT%s INTO t(a, b, c, d) SELECT b, c, a, d FROM t WHERE id %% 4 = %d",
-               oe[o], v2 % 4);
-      break;
-    case 12:
-      snprintf(sql, sizeof sql, "%s", in_txn ? "COMMIT" : "BEGIN");
-      in_txn = !in_txn;
-      break;
-    default:
-      snprintf(sql, sizeof sql, "INSERT%s INTO t(a, b, c) VALUES(%d, %d, %d), (%d, %d, %d)", oe[o],
-               v1, v2, v3, v3, v1, v2);
-      break;
+      case 0:
+      case 1:
+        snprintf(sql, sizeof sql, "INSERT%s INTO t(a, b, c, d) VALUES(%d, %d, %d, %d)", oe[o], v1,
+                 v2, v3, v1 % 3);
+        break;
+      case 2:
+        snprintf(sql, sizeof sql, "INSERT%s INTO t VALUES(%d, %d, %d, %d, %d)", oe[o], v2 + 1, v1,
+                 v3, v2, v1 % 3);
+        break;
+      case 3:
+        snprintf(sql, sizeof sql, "UPDATE%s t SET a = a + %d WHERE d = %d", oe[o], v2, v3 % 3);
+        break;
+      case 4:
+        snprintf(sql, sizeof sql, "UPDATE%s t SET b = %d, c = c + 1, d = %d WHERE id > %d", oe[o],
+                 v2, v3 % 3, v1);
+        break;
+      case 5:
+        snprintf(sql, sizeof sql, "DELETE FROM t WHERE a %% 3 = %d", v2 % 3);
+        break;
+      case 6:
+        snprintf(sql, sizeof sql, "INSERT%s INTO w VALUES(%d, %d, %d)", oe[o], v1, v2, v3);
+        break;
+      case 7:
+        snprintf(sql, sizeof sql, "UPDATE%s w SET k = k + %d, v = %d WHERE x = %d", oe[o], v2, v1,
+                 v3);
+        break;
+      case 8:
+        snprintf(sql, sizeof sql, "DELETE FROM w WHERE v = %d", v2);
+        break;
+      case 9:
+        snprintf(sql, sizeof sql, "INSERT%s INTO r VALUES(%s, %d, %d)", oe[o],
+                 v3 == 0 ? "NULL" : "1", v2, v1);
+        break;
+      case 10:
+        snprintf(sql, sizeof sql, "UPDATE%s r SET b = b + %d, a = %s", oe[o], v2,
+                 v3 == 0 ? "NULL" : "a");
+        break;
+      case 11:
+        snprintf(sql, sizeof sql,
+                 "INSERT%s INTO t(a, b, c, d) SELECT b, c, a, d FROM t WHERE id %% 4 = %d", oe[o],
+                 v2 % 4);
+        break;
+      case 12:
+        snprintf(sql, sizeof sql, "%s", in_txn ? "COMMIT" : "BEGIN");
+        in_txn = !in_txn;
+        break;
+      default:
+        snprintf(sql, sizeof sql, "INSERT%s INTO t(a, b, c) VALUES(%d, %d, %d), (%d, %d, %d)",
+                 oe[o], v1, v2, v3, v3, v1, v2);
+        break;
     }
     /* last_insert_rowid is not compared here: after an INSERT into a WITHOUT
      * ROWID table or a failed INSERT the API's value differs (reported) */
@@ -357,8 +365,8 @@ TEST(dml_generated_columns) {
          "INSERT INTO t(a, b) VALUES(1, 'x'), (2, 'y')", "INSERT INTO t VALUES(3, 'z')",
          "INSERT INTO t(a, b, c) VALUES(3, 'z', 1)", "INSERT INTO t(a, b) VALUES(1, 'dup')",
          "INSERT INTO t(a, b) VALUES(99, 'big')", "UPDATE t SET a = a + 10 WHERE b = 'x'",
-         "UPDATE t SET c = 5", "UPDATE t SET b = upper(b)", "SELECT a, b, c, d, e FROM t ORDER BY a",
-         "DELETE FROM t WHERE d = 'Y!'");
+         "UPDATE t SET c = 5", "UPDATE t SET b = upper(b)",
+         "SELECT a, b, c, d, e FROM t ORDER BY a", "DELETE FROM t WHERE d = 'Y!'");
   dh_same_files(&p);
   dh_close(&p);
 }
@@ -444,46 +452,50 @@ TEST(dml_random_mixed) {
     int v1 = (int)(test_rand(&seed) % 10), v2 = (int)(test_rand(&seed) % 4),
         v3 = (int)(test_rand(&seed) % 4) - 1;
     switch (k) {
-    case 0:
-    case 1:
-      snprintf(sql, sizeof sql, "INSERT%s INTO t(a, b, c, d) VALUES(%d, %s, %d, %d)", oe[o], v1,
-               v2 == 0 ? "NULL" : "2", v3, v2 - 1);
-      break;
-    case 2:
-      snprintf(sql, sizeof sql, "INSERT%s INTO t VALUES(%d, %d, %d, %d, %d)", oe[o], v1 + 1, v2,
-               v1 % 3, v2, v3);
-      break;
-    case 3:
-      snprintf(sql, sizeof sql, "UPDATE%s t SET a = a + %d, d = %d WHERE id %% 3 = %d", oe[o],
-               v2, v3, v1 % 3);
-      break;
-    case 4:
-      snprintf(sql, sizeof sql, "UPDATE%s t SET b = %s, c = %d WHERE id > %d", oe[o],
-               v2 == 0 ? "NULL" : "b + 1", v3, v1);
-      break;
-    case 5: snprintf(sql, sizeof sql, "DELETE FROM t WHERE id %% 4 = %d", v2); break;
-    case 6:
-      snprintf(sql, sizeof sql, "INSERT%s INTO w VALUES(%d, %d, %d, %d)", oe[o], v1 % 4, v2, v1,
-               v2);
-      break;
-    case 7:
-      snprintf(sql, sizeof sql, "UPDATE%s w SET v = v + %d, k1 = k1 + %d WHERE x = %d", oe[o],
-               v2, v3 + 1, v2);
-      break;
-    case 8: snprintf(sql, sizeof sql, "DELETE FROM w WHERE k1 = %d", v2); break;
-    case 9:
-      snprintf(sql, sizeof sql, "INSERT%s INTO t(a, b, c, d) SELECT v, k1, k2, x FROM w", oe[o]);
-      break;
-    case 10:
-      snprintf(sql, sizeof sql, "%s", in_txn ? "COMMIT" : "BEGIN");
-      in_txn = !in_txn;
-      break;
-    default:
-      snprintf(sql, sizeof sql,
-               "INSERT INTO t(a, b, c, d) VALUES(%d, 1, %d, 1) ON CONFLICT(b + c) DO UPDATE SET "
-               "d = d + 1",
-               v1, v2);
-      break;
+      case 0:
+      case 1:
+        snprintf(sql, sizeof sql, "INSERT%s INTO t(a, b, c, d) VALUES(%d, %s, %d, %d)", oe[o], v1,
+                 v2 == 0 ? "NULL" : "2", v3, v2 - 1);
+        break;
+      case 2:
+        snprintf(sql, sizeof sql, "INSERT%s INTO t VALUES(%d, %d, %d, %d, %d)", oe[o], v1 + 1, v2,
+                 v1 % 3, v2, v3);
+        break;
+      case 3:
+        snprintf(sql, sizeof sql, "UPDATE%s t SET a = a + %d, d = %d WHERE id %% 3 = %d", oe[o], v2,
+                 v3, v1 % 3);
+        break;
+      case 4:
+        snprintf(sql, sizeof sql, "UPDATE%s t SET b = %s, c = %d WHERE id > %d", oe[o],
+                 v2 == 0 ? "NULL" : "b + 1", v3, v1);
+        break;
+      case 5:
+        snprintf(sql, sizeof sql, "DELETE FROM t WHERE id %% 4 = %d", v2);
+        break;
+      case 6:
+        snprintf(sql, sizeof sql, "INSERT%s INTO w VALUES(%d, %d, %d, %d)", oe[o], v1 % 4, v2, v1,
+                 v2);
+        break;
+      case 7:
+        snprintf(sql, sizeof sql, "UPDATE%s w SET v = v + %d, k1 = k1 + %d WHERE x = %d", oe[o], v2,
+                 v3 + 1, v2);
+        break;
+      case 8:
+        snprintf(sql, sizeof sql, "DELETE FROM w WHERE k1 = %d", v2);
+        break;
+      case 9:
+        snprintf(sql, sizeof sql, "INSERT%s INTO t(a, b, c, d) SELECT v, k1, k2, x FROM w", oe[o]);
+        break;
+      case 10:
+        snprintf(sql, sizeof sql, "%s", in_txn ? "COMMIT" : "BEGIN");
+        in_txn = !in_txn;
+        break;
+      default:
+        snprintf(sql, sizeof sql,
+                 "INSERT INTO t(a, b, c, d) VALUES(%d, 1, %d, 1) ON CONFLICT(b + c) DO UPDATE SET "
+                 "d = d + 1",
+                 v1, v2);
+        break;
     }
     if (getenv("DML_TRACE")) fprintf(stderr, "%s;\n", sql);
     dh_run(&p, sql);
@@ -499,8 +511,8 @@ TEST(dml_update_from) {
   DhPair p;
   if (!dh_open(&p, "dml21.db")) return;
   SCRIPT(&p, "CREATE TABLE t(id INTEGER PRIMARY KEY, a, b UNIQUE)",
-         "INSERT INTO t VALUES(1, 0, 'x'), (2, 0, 'y'), (3, 0, 'z')",
-         "CREATE TABLE s(id, v)", "INSERT INTO s VALUES(1, 10), (3, 30), (4, 40)",
+         "INSERT INTO t VALUES(1, 0, 'x'), (2, 0, 'y'), (3, 0, 'z')", "CREATE TABLE s(id, v)",
+         "INSERT INTO s VALUES(1, 10), (3, 30), (4, 40)",
          "UPDATE t SET a = s.v FROM s WHERE s.id = t.id",
          "UPDATE t SET a = a + q.total FROM (SELECT id, sum(v) AS total FROM s GROUP BY id) AS q "
          "WHERE q.id = t.id",
@@ -528,9 +540,9 @@ TEST(dml_random_types) {
          "i INTEGER, b BLOB)",
          "CREATE UNIQUE INDEX tn ON t(n DESC, i)", "CREATE INDEX tr ON t(r, x COLLATE BINARY)",
          "CREATE TABLE w(k TEXT COLLATE NOCASE PRIMARY KEY, v NUMERIC UNIQUE) WITHOUT ROWID");
-  static const char *const vals[] = {"1",     "'1'",   "1.0",  "'1.0'", "'a'", "'A'", "'b'",
-                                     "NULL",  "x'01'", "2.5",  "'2.5'", "' 3'", "-1.5", "'abc'",
-                                     "'ABC'", "1e3",   "'1e3'", "9223372036854775807"};
+  static const char *const vals[] = {
+      "1",   "'1'",   "1.0",  "'1.0'", "'a'",   "'A'",   "'b'", "NULL",  "x'01'",
+      "2.5", "'2.5'", "' 3'", "-1.5",  "'abc'", "'ABC'", "1e3", "'1e3'", "9223372036854775807"};
   static const char *const oe[] = {"", " OR REPLACE", " OR IGNORE"};
   int nv = (int)(sizeof vals / sizeof vals[0]);
   int n = test_long() ? 2000 : 300;
@@ -541,16 +553,24 @@ TEST(dml_random_types) {
     const char *a = vals[test_rand(&seed) % nv], *b = vals[test_rand(&seed) % nv],
                *c = vals[test_rand(&seed) % nv];
     switch (k) {
-    case 0:
-    case 1:
-      snprintf(sql, sizeof sql, "INSERT%s INTO t(x, n, r, i, b) VALUES(%s, %s, %s, %s, %s)", o, a,
-               b, c, a, b);
-      break;
-    case 2: snprintf(sql, sizeof sql, "UPDATE%s t SET x = %s, n = %s WHERE id = %d", o, a, b,
-                     (int)(test_rand(&seed) % 20)); break;
-    case 3: snprintf(sql, sizeof sql, "DELETE FROM t WHERE x = %s", a); break;
-    case 4: snprintf(sql, sizeof sql, "INSERT%s INTO w VALUES(%s, %s)", o, a, b); break;
-    default: snprintf(sql, sizeof sql, "UPDATE%s w SET k = %s WHERE v = %s", o, a, b); break;
+      case 0:
+      case 1:
+        snprintf(sql, sizeof sql, "INSERT%s INTO t(x, n, r, i, b) VALUES(%s, %s, %s, %s, %s)", o, a,
+                 b, c, a, b);
+        break;
+      case 2:
+        snprintf(sql, sizeof sql, "UPDATE%s t SET x = %s, n = %s WHERE id = %d", o, a, b,
+                 (int)(test_rand(&seed) % 20));
+        break;
+      case 3:
+        snprintf(sql, sizeof sql, "DELETE FROM t WHERE x = %s", a);
+        break;
+      case 4:
+        snprintf(sql, sizeof sql, "INSERT%s INTO w VALUES(%s, %s)", o, a, b);
+        break;
+      default:
+        snprintf(sql, sizeof sql, "UPDATE%s w SET k = %s WHERE v = %s", o, a, b);
+        break;
     }
     if (getenv("DML_TRACE")) fprintf(stderr, "%s;\n", sql);
     dh_run(&p, sql);
@@ -601,13 +621,11 @@ static int explain_has(shale *db, const char *sql, const char *name) {
 TEST(dml_onepass_plans) {
   DhPair p;
   if (!dh_open(&p, "dml_onepass.db")) return;
-  SCRIPT(&p,
-         "CREATE TABLE t(a INTEGER PRIMARY KEY, b INT, c TEXT, d, e AS (b * 2))",
+  SCRIPT(&p, "CREATE TABLE t(a INTEGER PRIMARY KEY, b INT, c TEXT, d, e AS (b * 2))",
          "CREATE INDEX tb ON t(b)", "CREATE UNIQUE INDEX tc ON t(c COLLATE NOCASE)",
          "CREATE INDEX te ON t(e) WHERE d IS NOT NULL",
          "CREATE TABLE w(k TEXT PRIMARY KEY, v INT, x) WITHOUT ROWID", "CREATE INDEX wv ON w(v)",
-         "CREATE TABLE s(a INTEGER PRIMARY KEY, b INT, c TEXT, d)",
-         "CREATE TABLE log(x)",
+         "CREATE TABLE s(a INTEGER PRIMARY KEY, b INT, c TEXT, d)", "CREATE TABLE log(x)",
          "INSERT INTO t(a, b, c, d) VALUES(1, 10, 'one', NULL), (2, 20, 'two', 2), "
          "(3, 30, 'three', 3), (4, 40, 'Four', NULL), (5, 50, 'five', 5)",
          "INSERT INTO w VALUES('a', 1, 'x'), ('b', 2, 'y'), ('c', 3, 'z')");
@@ -646,7 +664,9 @@ TEST(dml_onepass_plans) {
     dh_script(&p, one);
   }
   /* triggers: one row stays one pass, several rows are collected */
-  SCRIPT(&p, "CREATE TRIGGER tu AFTER UPDATE ON t BEGIN INSERT INTO log VALUES(old.b || '>' || new.b); END");
+  SCRIPT(&p,
+         "CREATE TRIGGER tu AFTER UPDATE ON t BEGIN INSERT INTO log VALUES(old.b || '>' || new.b); "
+         "END");
   if (explain_has(p.s, "UPDATE t SET b = 1 WHERE a = 2", "RowSetAdd") != 0)
     test_fail(__FILE__, __LINE__, "one-row UPDATE with a trigger collects its row");
   if (explain_has(p.s, "UPDATE t SET d = 1 WHERE b > 0", "RowSetAdd") != 1)

@@ -18,9 +18,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "shale.h"
 #include "../../../src/api/api_int.h"
 #include "../../test.h"
+#include "shale.h"
 
 static size_t put_value(char *out, size_t cap, int type, double r, const unsigned char *z) {
   if (type == SHALE_FLOAT) return (size_t)snprintf(out, cap, "r%.17g|", r);
@@ -111,18 +111,34 @@ TEST(group_by_hash_and_spill_match_sqlite) {
     const char *kexpr;
     char kbuf[40];
     switch (test_rand(&s) % 6) {
-    case 0: kexpr = "NULL"; break;
-    case 1: snprintf(kbuf, sizeof kbuf, "%d.0", kk); kexpr = kbuf; break;
-    case 2: snprintf(kbuf, sizeof kbuf, "'%d'", kk); kexpr = kbuf; break;
-    case 3: snprintf(kbuf, sizeof kbuf, "x'%02x'", kk); kexpr = kbuf; break;
-    case 4: snprintf(kbuf, sizeof kbuf, "%d.5", kk); kexpr = kbuf; break;
-    default: snprintf(kbuf, sizeof kbuf, "%d", kk); kexpr = kbuf; break;
+      case 0:
+        kexpr = "NULL";
+        break;
+      case 1:
+        snprintf(kbuf, sizeof kbuf, "%d.0", kk);
+        kexpr = kbuf;
+        break;
+      case 2:
+        snprintf(kbuf, sizeof kbuf, "'%d'", kk);
+        kexpr = kbuf;
+        break;
+      case 3:
+        snprintf(kbuf, sizeof kbuf, "x'%02x'", kk);
+        kexpr = kbuf;
+        break;
+      case 4:
+        snprintf(kbuf, sizeof kbuf, "%d.5", kk);
+        kexpr = kbuf;
+        break;
+      default:
+        snprintf(kbuf, sizeof kbuf, "%d", kk);
+        kexpr = kbuf;
+        break;
     }
     const char *w1 = words[test_rand(&s) % 10], *w2 = words[test_rand(&s) % 10];
     const char *w3 = words[test_rand(&s) % 10];
-    snprintf(sql, sizeof sql,
-             "INSERT INTO t VALUES(%d, %s, %d.%03d, %s, '%s', '%s', x'%02x')",
-             i, kexpr, (int)(test_rand(&s) % 1000), (int)(test_rand(&s) % 1000),
+    snprintf(sql, sizeof sql, "INSERT INTO t VALUES(%d, %s, %d.%03d, %s, '%s', '%s', x'%02x')", i,
+             kexpr, (int)(test_rand(&s) % 1000), (int)(test_rand(&s) % 1000),
              test_rand(&s) % 9 ? "'v' || (abs(random()) % 5)" : "NULL", w2, w3,
              (int)(test_rand(&s) % 4));
     (void)w1;
@@ -181,11 +197,12 @@ TEST(group_by_hash_and_spill_match_sqlite) {
 TEST(group_paths_out_of_memory) {
   shale *sh = NULL;
   CHECK_OK(shale_open_v2(":memory:", &sh, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, NULL));
-  CHECK_OK(shale_exec(sh,
-                      "CREATE TABLE t(id INTEGER PRIMARY KEY, k, v TEXT);"
-                      "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < 300)"
-                      " INSERT INTO t SELECT i, i % 37, 'v' || (i % 11) FROM g;",
-                      NULL, NULL, NULL));
+  CHECK_OK(
+      shale_exec(sh,
+                 "CREATE TABLE t(id INTEGER PRIMARY KEY, k, v TEXT);"
+                 "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < 300)"
+                 " INSERT INTO t SELECT i, i % 37, 'v' || (i % 11) FROM g;",
+                 NULL, NULL, NULL));
   static const char *queries[] = {
       "SELECT k, count(*), group_concat(v), max(v), id FROM t GROUP BY k",
       "SELECT v, count(DISTINCT k), sum(id) FROM t GROUP BY v",
@@ -200,7 +217,8 @@ TEST(group_paths_out_of_memory) {
     shale_stmt *kept = NULL;
     if (q >= 4) {
       CHECK_OK(shale_prepare_v2(sh, sql, -1, &kept, NULL));
-      while (shale_step(kept) == SHALE_ROW) {}
+      while (shale_step(kept) == SHALE_ROW) {
+      }
       shale_reset(kept);
       CHECK(kept->vm != NULL);
       if (kept->vm) vm_set_sorter_budget(kept->vm, 200);

@@ -50,8 +50,9 @@ TEST(limits_default_column) {
                        "a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a) FROM t"));
   run_owned(&p, repeat("SELECT count(*) FROM (SELECT a FROM t ORDER BY ", "a", ",", 2001, ")"));
   run_owned(&p, repeat("UPDATE t SET ", "a = 1", ",", 2001, ""));
-  dh_run(&p, "SELECT printf('%.2000000000f', 1) IS NULL, length(printf('%.200000000f', 1)), "
-             "length(printf('%.*f', 2000000000, 1)), length(printf('%.100000001e', 1))");
+  dh_run(&p,
+         "SELECT printf('%.2000000000f', 1) IS NULL, length(printf('%.200000000f', 1)), "
+         "length(printf('%.*f', 2000000000, 1)), length(printf('%.100000001e', 1))");
   dh_close(&p);
 }
 
@@ -63,14 +64,22 @@ TEST(limits_lowered) {
   static const char *const q[] = {
       "CREATE INDEX i3 ON t(a, b, a, b)", /* (one that works would make SQLite's schema reload
                                               fail: its sqlite_master has 5 columns) */
-      "SELECT a FROM t ORDER BY a, b, a, b", "SELECT a FROM t ORDER BY a, b, a",
-      "SELECT a FROM t GROUP BY 1, 2, 1, 2", "SELECT a, b, a, b FROM t", "CREATE TABLE w(a, b, c, d)",
-      "UPDATE t SET a = 1, b = 2, a = 3, b = 4", "UPDATE t SET (a, b) = (1, 2), (a, b) = (3, 4)",
-      "UPDATE t SET a = 1, b = 2, a = 3", "SELECT * FROM t t1, t t2", "VALUES(1, 2, 3, 4)",
-      "VALUES(1, 2, 3)", "SELECT row_number() OVER (PARTITION BY a, b ORDER BY a, b) FROM t",
+      "SELECT a FROM t ORDER BY a, b, a, b",
+      "SELECT a FROM t ORDER BY a, b, a",
+      "SELECT a FROM t GROUP BY 1, 2, 1, 2",
+      "SELECT a, b, a, b FROM t",
+      "CREATE TABLE w(a, b, c, d)",
+      "UPDATE t SET a = 1, b = 2, a = 3, b = 4",
+      "UPDATE t SET (a, b) = (1, 2), (a, b) = (3, 4)",
+      "UPDATE t SET a = 1, b = 2, a = 3",
+      "SELECT * FROM t t1, t t2",
+      "VALUES(1, 2, 3, 4)",
+      "VALUES(1, 2, 3)",
+      "SELECT row_number() OVER (PARTITION BY a, b ORDER BY a, b) FROM t",
       "SELECT row_number() OVER (PARTITION BY a, b ORDER BY a) FROM t",
       "SELECT count(*) OVER (ORDER BY a, b, a, b) FROM t",
-      "SELECT a FROM t UNION SELECT b FROM t ORDER BY 1, 1, 1, 1", NULL};
+      "SELECT a FROM t UNION SELECT b FROM t ORDER BY 1, 1, 1, 1",
+      NULL};
   dh_script(&p, q);
   both_limit(&p, SHALE_LIMIT_COLUMN, 2000);
   /* the statement cache: a text compiled under the old limit is checked again */
@@ -100,8 +109,9 @@ TEST(limits_lowered) {
   both_limit(&p, SHALE_LIMIT_EXPR_DEPTH, 1000);
   both_limit(&p, SHALE_LIMIT_LENGTH, 50);
   dh_run(&p, "SELECT 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'");
-  dh_run(&p, "SELECT x'000000000000000000000000000000000000000000000000000000000000000000000000"
-             "0000000000000000000000000000000000000000000000'");
+  dh_run(&p,
+         "SELECT x'000000000000000000000000000000000000000000000000000000000000000000000000"
+         "0000000000000000000000000000000000000000000000'");
   dh_run(&p, "SELECT zeroblob(60)");
   dh_run(&p, "SELECT 'aaaaaaaaaaaaaaaaaaaa'");
   both_limit(&p, SHALE_LIMIT_LENGTH, 1000000000);

@@ -12,9 +12,9 @@
  */
 #include <stdio.h>
 
-#include "shale.h"
 #include "../../../src/util/util.h"
 #include "../../test.h"
+#include "shale.h"
 
 static long runs_allocs(shale *db, const char *sql, int nparam) {
   shale_stmt *st = NULL;
@@ -47,8 +47,7 @@ static void check_mode(const char *journal) {
                       "CREATE INDEX t_k ON t(k); BEGIN;",
                       NULL, NULL, NULL));
   for (int i = 1; i <= 500; i++) {
-    snprintf(sql, sizeof sql, "INSERT INTO t VALUES(%d, %d, 'text value number %d')", i, i % 97,
-             i);
+    snprintf(sql, sizeof sql, "INSERT INTO t VALUES(%d, %d, 'text value number %d')", i, i % 97, i);
     CHECK_OK(shale_exec(db, sql, NULL, NULL, NULL));
   }
   CHECK_OK(shale_exec(db, "COMMIT", NULL, NULL, NULL));
@@ -64,8 +63,8 @@ static void check_mode(const char *journal) {
   };
   for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
     long n = runs_allocs(db, qs[i].sql, qs[i].nparam);
-    if (n != 0) fprintf(stderr, "  %s mode: %ld allocations in 200 runs of %s\n", journal, n,
-                        qs[i].sql);
+    if (n != 0)
+      fprintf(stderr, "  %s mode: %ld allocations in 200 runs of %s\n", journal, n, qs[i].sql);
     CHECK_EQ(n, 0);
   }
   shale_close(db);

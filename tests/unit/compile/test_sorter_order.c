@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "shale.h"
 #include "../../test.h"
+#include "shale.h"
 
 static void render_shale(shale *db, const char *sql, char *out, size_t cap) {
   shale_stmt *st = NULL;
@@ -97,8 +97,10 @@ TEST(sorter_ties_keep_insertion_order) {
 TEST(seek_rowid_text_key_keeps_register) {
   shale *sh = NULL;
   CHECK_OK(shale_open_v2(":memory:", &sh, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, NULL));
-  CHECK_OK(shale_exec(sh, "CREATE TABLE t1(a INTEGER PRIMARY KEY, b INT);"
-                          "INSERT INTO t1 VALUES(1, 2);", NULL, NULL, NULL));
+  CHECK_OK(shale_exec(sh,
+                      "CREATE TABLE t1(a INTEGER PRIMARY KEY, b INT);"
+                      "INSERT INTO t1 VALUES(1, 2);",
+                      NULL, NULL, NULL));
   static const char *qs[] = {"SELECT 1 FROM t1 WHERE a = lower('X')",
                              "SELECT b FROM t1 WHERE a = lower(' 1')",
                              "SELECT b FROM t1 WHERE a = upper('1.0')",
@@ -109,7 +111,8 @@ TEST(seek_rowid_text_key_keeps_register) {
     CHECK_OK(shale_prepare_v2(sh, qs[i], -1, &st, NULL));
     for (int rep = 0; rep < 2; rep++) {
       int rc;
-      while ((rc = shale_step(st)) == SHALE_ROW) {}
+      while ((rc = shale_step(st)) == SHALE_ROW) {
+      }
       CHECK_EQ(rc, SHALE_DONE);
       shale_reset(st);
     }
@@ -150,7 +153,8 @@ TEST(real_column_stores_integral_values_as_integers) {
   shale_finalize(sa);
   sqlite3_finalize(qb);
   static const char *qs[] = {"SELECT r, typeof(r) FROM t ORDER BY k",
-                             "SELECT r FROM t WHERE r >= -1 ORDER BY r", "SELECT k FROM t WHERE r = 0"};
+                             "SELECT r FROM t WHERE r >= -1 ORDER BY r",
+                             "SELECT k FROM t WHERE r = 0"};
   for (int q = 0; q < 3; q++) {
     CHECK_OK(shale_prepare_v2(sh, qs[q], -1, &sa, NULL));
     CHECK_EQ(sqlite3_prepare_v2(sq, qs[q], -1, &qb, NULL), SQLITE_OK);

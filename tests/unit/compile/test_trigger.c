@@ -9,10 +9,10 @@
  */
 #include "dml_harness.h"
 
-#define SCRIPT(p, ...)                                                                             \
-  do {                                                                                             \
-    static const char *const s_[] = {__VA_ARGS__, NULL};                                           \
-    dh_script(p, s_);                                                                              \
+#define SCRIPT(p, ...)                                   \
+  do {                                                   \
+    static const char *const s_[] = {__VA_ARGS__, NULL}; \
+    dh_script(p, s_);                                    \
   } while (0)
 
 TEST(trigger_insert_log) {
@@ -77,8 +77,7 @@ TEST(trigger_view_instead_of) {
          "CREATE TRIGGER vi INSTEAD OF INSERT ON v BEGIN INSERT INTO t VALUES(new.a * 10, "
          "new.b); END",
          "INSERT INTO v VALUES(1, 2)", "INSERT INTO v(b) VALUES(5), (6)", "SELECT * FROM t",
-         "UPDATE v SET a = 1", "DELETE FROM v",
-         "CREATE TABLE log(k, x, y, z, w)",
+         "UPDATE v SET a = 1", "DELETE FROM v", "CREATE TABLE log(k, x, y, z, w)",
          "CREATE TRIGGER vu INSTEAD OF UPDATE ON v BEGIN INSERT INTO log VALUES('u', old.a, "
          "old.b, new.a, new.b); UPDATE t SET b = new.b WHERE a = old.a; END",
          "CREATE TRIGGER vd INSTEAD OF DELETE ON v WHEN old.b > 5 BEGIN INSERT INTO log "
@@ -195,30 +194,43 @@ TEST(trigger_random) {
     int o = (int)(test_rand(&seed) % 5);
     int v1 = (int)(test_rand(&seed) % 8), v2 = (int)(test_rand(&seed) % 12) - 2;
     switch (k) {
-    case 0:
-    case 1:
-      snprintf(sql, sizeof sql, "INSERT%s INTO a(k, v) VALUES(%d, %d)", oe[o], v1, v2);
-      break;
-    case 2: snprintf(sql, sizeof sql, "UPDATE%s a SET v = %d WHERE k = %d", oe[o], v2, v1); break;
-    case 3: snprintf(sql, sizeof sql, "UPDATE%s a SET k = k + 1 WHERE id = %d", oe[o], v1); break;
-    case 4: snprintf(sql, sizeof sql, "DELETE FROM a WHERE k = %d", v1); break;
-    case 5: snprintf(sql, sizeof sql, "INSERT INTO av(k, v) VALUES(%d, %d)", v1, v2); break;
-    case 6: snprintf(sql, sizeof sql, "UPDATE av SET v = %d WHERE k = %d", v2, v1); break;
-    case 7: snprintf(sql, sizeof sql, "DELETE FROM av WHERE k = %d", v1); break;
-    case 8:
-      snprintf(sql, sizeof sql, "%s", in_txn ? "COMMIT" : "BEGIN");
-      in_txn = !in_txn;
-      break;
-    default:
-      snprintf(sql, sizeof sql, "INSERT%s INTO b VALUES(%d, %d, 'direct')", oe[o], v1, v2);
-      break;
+      case 0:
+      case 1:
+        snprintf(sql, sizeof sql, "INSERT%s INTO a(k, v) VALUES(%d, %d)", oe[o], v1, v2);
+        break;
+      case 2:
+        snprintf(sql, sizeof sql, "UPDATE%s a SET v = %d WHERE k = %d", oe[o], v2, v1);
+        break;
+      case 3:
+        snprintf(sql, sizeof sql, "UPDATE%s a SET k = k + 1 WHERE id = %d", oe[o], v1);
+        break;
+      case 4:
+        snprintf(sql, sizeof sql, "DELETE FROM a WHERE k = %d", v1);
+        break;
+      case 5:
+        snprintf(sql, sizeof sql, "INSERT INTO av(k, v) VALUES(%d, %d)", v1, v2);
+        break;
+      case 6:
+        snprintf(sql, sizeof sql, "UPDATE av SET v = %d WHERE k = %d", v2, v1);
+        break;
+      case 7:
+        snprintf(sql, sizeof sql, "DELETE FROM av WHERE k = %d", v1);
+        break;
+      case 8:
+        snprintf(sql, sizeof sql, "%s", in_txn ? "COMMIT" : "BEGIN");
+        in_txn = !in_txn;
+        break;
+      default:
+        snprintf(sql, sizeof sql, "INSERT%s INTO b VALUES(%d, %d, 'direct')", oe[o], v1, v2);
+        break;
     }
     if (getenv("DML_TRACE")) fprintf(stderr, "%s;\n", sql);
     dh_run(&p, sql);
     if (sqlite3_get_autocommit(p.q)) in_txn = 0;
     if (getenv("DML_CHECK_EACH"))
-      dh_run(&p, "SELECT * FROM a ORDER BY id; SELECT * FROM b ORDER BY k; SELECT * FROM audit "
-                 "ORDER BY rowid");
+      dh_run(&p,
+             "SELECT * FROM a ORDER BY id; SELECT * FROM b ORDER BY k; SELECT * FROM audit "
+             "ORDER BY rowid");
     if (p.mismatches) break;
   }
   if (in_txn) dh_run(&p, "COMMIT");
@@ -236,8 +248,8 @@ TEST(trigger_recursion_depth) {
          "CREATE TRIGGER down AFTER INSERT ON c WHEN new.n > 0 BEGIN "
          "INSERT INTO log VALUES(new.n); INSERT INTO c VALUES(new.n - 1); END",
          "INSERT INTO c VALUES(999)", "SELECT count(*), min(n), max(n) FROM log",
-         "INSERT INTO c VALUES(1000)", "SELECT count(*) FROM c", "DELETE FROM c",
-         "DELETE FROM log", "INSERT INTO c VALUES(1001)", "SELECT count(*) FROM c");
+         "INSERT INTO c VALUES(1000)", "SELECT count(*) FROM c", "DELETE FROM c", "DELETE FROM log",
+         "INSERT INTO c VALUES(1001)", "SELECT count(*) FROM c");
   CHECK_EQ(shale_limit(p.s, SHALE_LIMIT_TRIGGER_DEPTH, 50), 1000);
   CHECK_EQ(sqlite3_limit(p.q, SQLITE_LIMIT_TRIGGER_DEPTH, 50), 1000);
   SCRIPT(&p, "INSERT INTO c VALUES(49)", "SELECT count(*) FROM log", "INSERT INTO c VALUES(50)",
@@ -273,10 +285,10 @@ TEST(trigger_no_recursion_at_run_time) {
          "CREATE TRIGGER vi INSTEAD OF INSERT ON v BEGIN INSERT INTO t VALUES(new.a); "
          "INSERT INTO v VALUES(new.a + 100); END",
          "INSERT INTO v VALUES(1)", "SELECT * FROM t",
-         "CREATE TRIGGER ta AFTER INSERT ON t WHEN new.a < 5 BEGIN INSERT INTO t VALUES(new.a + 1); END",
+         "CREATE TRIGGER ta AFTER INSERT ON t WHEN new.a < 5 BEGIN INSERT INTO t VALUES(new.a + "
+         "1); END",
          "INSERT INTO t VALUES(2)", "SELECT * FROM t ORDER BY a", "PRAGMA recursive_triggers = 1",
-         "INSERT INTO t VALUES(2)", "SELECT * FROM t ORDER BY a",
-         "CREATE TABLE u(a)",
+         "INSERT INTO t VALUES(2)", "SELECT * FROM t ORDER BY a", "CREATE TABLE u(a)",
          "CREATE TRIGGER ua AFTER INSERT ON u BEGIN INSERT INTO u SELECT a + 1 FROM u WHERE a < 3 "
          "AND a = new.a; UPDATE u SET a = a WHERE 0; END",
          "INSERT INTO u VALUES(0)", "SELECT * FROM u ORDER BY a");

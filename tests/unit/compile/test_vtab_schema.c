@@ -17,10 +17,10 @@
  */
 #include "dml_harness.h"
 
-#define SCRIPT(p, ...)                                                                             \
-  do {                                                                                             \
-    static const char *const s_[] = {__VA_ARGS__, NULL};                                           \
-    dh_script(p, s_);                                                                              \
+#define SCRIPT(p, ...)                                   \
+  do {                                                   \
+    static const char *const s_[] = {__VA_ARGS__, NULL}; \
+    dh_script(p, s_);                                    \
   } while (0)
 
 /* Copy file a to b (both paths in the scratch folder). */
@@ -83,37 +83,35 @@ static int open_with_vtab(DhPair *p, const char *name, const char *vtab_sql, int
 
 /* What a file with the virtual table f must do on both engines. */
 static void vtab_script(DhPair *p) {
-  SCRIPT(p, "SELECT * FROM p ORDER BY a", "SELECT * FROM pv",
-         "SELECT type, name, tbl_name, rootpage, sql FROM sqlite_schema ORDER BY rowid",
-         "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
-         "INSERT INTO p VALUES(4, 'four')", "SELECT * FROM log", "SELECT * FROM f",
-         "SELECT * FROM main.f", "SELECT rowid FROM f WHERE f MATCH 'x'",
-         "SELECT count(*) FROM p, f", "SELECT (SELECT 1 FROM f)", "SELECT f.x FROM p",
-         "INSERT INTO f VALUES(1)", "INSERT INTO f SELECT b FROM p", "UPDATE f SET x = 1",
-         "DELETE FROM f", "PRAGMA table_info(f)", "PRAGMA table_xinfo(f)",
-         "PRAGMA main.table_info(f)", "SELECT * FROM pragma_table_info('f')",
-         "SELECT count(*) FROM pragma_table_info('p')", "PRAGMA index_list(f)",
-         "PRAGMA index_info(f)", "PRAGMA foreign_key_list(f)", "PRAGMA foreign_key_check",
-         "PRAGMA table_list", "PRAGMA integrity_check", "PRAGMA quick_check",
-         "PRAGMA integrity_check(f)", "CREATE INDEX fi ON f(x)", "ALTER TABLE f ADD COLUMN z",
-         "ALTER TABLE f RENAME TO g", "ALTER TABLE f RENAME COLUMN x TO y",
-         "ALTER TABLE f DROP COLUMN x", "CREATE TABLE f(z)", "CREATE TABLE IF NOT EXISTS f(z)",
-         "CREATE VIEW f AS SELECT 1", "CREATE INDEX f ON p(b)",
-         "CREATE VIRTUAL TABLE f USING fts5(a)",
-         "CREATE VIRTUAL TABLE IF NOT EXISTS f USING fts5(a)",
-         "CREATE VIRTUAL TABLE g USING fts5(a)",
-         "CREATE TRIGGER ft AFTER INSERT ON f BEGIN SELECT 1; END",
-         "CREATE TRIGGER pf AFTER DELETE ON p BEGIN DELETE FROM f; END",
-         "DELETE FROM p WHERE a = 4", "DROP TRIGGER pf", "CREATE VIEW fv AS SELECT * FROM f",
-         "SELECT * FROM fv", "DROP VIEW fv", "DROP VIEW f", "DROP INDEX f", "DROP TABLE f",
-         "DROP TABLE IF EXISTS f", "REINDEX", "ANALYZE", "SELECT * FROM sqlite_stat1 ORDER BY 1, 2",
-         "ANALYZE f", "ALTER TABLE p RENAME TO p2", "ALTER TABLE p2 RENAME COLUMN b TO bb",
-         "ALTER TABLE p2 ADD COLUMN c DEFAULT 7",
-         "SELECT type, name, tbl_name, rootpage, sql FROM sqlite_schema ORDER BY rowid",
-         "VACUUM", "SELECT type, name, tbl_name, rootpage, sql FROM sqlite_schema ORDER BY rowid",
-         "SELECT * FROM p2 ORDER BY a", "SELECT * FROM f", "PRAGMA integrity_check",
-         "CREATE TEMP TRIGGER tt AFTER INSERT ON f BEGIN SELECT 1; END",
-         "SELECT * FROM temp.f", "SELECT * FROM temp.sqlite_schema");
+  SCRIPT(
+      p, "SELECT * FROM p ORDER BY a", "SELECT * FROM pv",
+      "SELECT type, name, tbl_name, rootpage, sql FROM sqlite_schema ORDER BY rowid",
+      "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+      "INSERT INTO p VALUES(4, 'four')", "SELECT * FROM log", "SELECT * FROM f",
+      "SELECT * FROM main.f", "SELECT rowid FROM f WHERE f MATCH 'x'", "SELECT count(*) FROM p, f",
+      "SELECT (SELECT 1 FROM f)", "SELECT f.x FROM p", "INSERT INTO f VALUES(1)",
+      "INSERT INTO f SELECT b FROM p", "UPDATE f SET x = 1", "DELETE FROM f",
+      "PRAGMA table_info(f)", "PRAGMA table_xinfo(f)", "PRAGMA main.table_info(f)",
+      "SELECT * FROM pragma_table_info('f')", "SELECT count(*) FROM pragma_table_info('p')",
+      "PRAGMA index_list(f)", "PRAGMA index_info(f)", "PRAGMA foreign_key_list(f)",
+      "PRAGMA foreign_key_check", "PRAGMA table_list", "PRAGMA integrity_check",
+      "PRAGMA quick_check", "PRAGMA integrity_check(f)", "CREATE INDEX fi ON f(x)",
+      "ALTER TABLE f ADD COLUMN z", "ALTER TABLE f RENAME TO g",
+      "ALTER TABLE f RENAME COLUMN x TO y", "ALTER TABLE f DROP COLUMN x", "CREATE TABLE f(z)",
+      "CREATE TABLE IF NOT EXISTS f(z)", "CREATE VIEW f AS SELECT 1", "CREATE INDEX f ON p(b)",
+      "CREATE VIRTUAL TABLE f USING fts5(a)", "CREATE VIRTUAL TABLE IF NOT EXISTS f USING fts5(a)",
+      "CREATE VIRTUAL TABLE g USING fts5(a)",
+      "CREATE TRIGGER ft AFTER INSERT ON f BEGIN SELECT 1; END",
+      "CREATE TRIGGER pf AFTER DELETE ON p BEGIN DELETE FROM f; END", "DELETE FROM p WHERE a = 4",
+      "DROP TRIGGER pf", "CREATE VIEW fv AS SELECT * FROM f", "SELECT * FROM fv", "DROP VIEW fv",
+      "DROP VIEW f", "DROP INDEX f", "DROP TABLE f", "DROP TABLE IF EXISTS f", "REINDEX", "ANALYZE",
+      "SELECT * FROM sqlite_stat1 ORDER BY 1, 2", "ANALYZE f", "ALTER TABLE p RENAME TO p2",
+      "ALTER TABLE p2 RENAME COLUMN b TO bb", "ALTER TABLE p2 ADD COLUMN c DEFAULT 7",
+      "SELECT type, name, tbl_name, rootpage, sql FROM sqlite_schema ORDER BY rowid", "VACUUM",
+      "SELECT type, name, tbl_name, rootpage, sql FROM sqlite_schema ORDER BY rowid",
+      "SELECT * FROM p2 ORDER BY a", "SELECT * FROM f", "PRAGMA integrity_check",
+      "CREATE TEMP TRIGGER tt AFTER INSERT ON f BEGIN SELECT 1; END", "SELECT * FROM temp.f",
+      "SELECT * FROM temp.sqlite_schema");
 }
 
 TEST(vtab_unknown_module) {
@@ -134,8 +132,8 @@ TEST(vtab_fts5) {
   if (!open_with_vtab(&p, "vt_fts5.db", "CREATE VIRTUAL TABLE f USING fts5(x)", 0)) return;
   vtab_script(&p);
   SCRIPT(&p, "SELECT * FROM f_data ORDER BY id", "SELECT * FROM f_config",
-         "SELECT * FROM f_content", "PRAGMA table_info(f_idx)", "INSERT INTO f_docsize VALUES(9, x'00')",
-         "SELECT * FROM f_docsize ORDER BY id");
+         "SELECT * FROM f_content", "PRAGMA table_info(f_idx)",
+         "INSERT INTO f_docsize VALUES(9, x'00')", "SELECT * FROM f_docsize ORDER BY id");
   dh_same_files(&p); /* read by the reference with its modules */
   dh_close(&p);
 }

@@ -15,8 +15,8 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 
-#include "shale.h"
 #include "../../test.h"
+#include "shale.h"
 
 /* sh: Shale with the indexes; sh0: Shale, same tables and rows, no CREATE
  * INDEX (full scans only); sq: the reference SQLite with the indexes. */
@@ -54,27 +54,28 @@ static void buf_str(Buf *b, const char *s) { buf_add(b, s, strlen(s)); }
 static void render(Buf *b, int type, long long i, double r, const unsigned char *t, int n) {
   char tmp[64];
   switch (type) {
-  case SQLITE_INTEGER:
-    snprintf(tmp, sizeof tmp, "i%lld", i);
-    buf_str(b, tmp);
-    break;
-  case SQLITE_FLOAT:
-    snprintf(tmp, sizeof tmp, "r%.17g", r);
-    buf_str(b, tmp);
-    break;
-  case SQLITE_TEXT:
-    buf_str(b, "t'");
-    buf_add(b, (const char *)t, (size_t)n);
-    buf_str(b, "'");
-    break;
-  case SQLITE_BLOB:
-    buf_str(b, "x");
-    for (int k = 0; k < n; k++) {
-      snprintf(tmp, sizeof tmp, "%02x", t[k]);
+    case SQLITE_INTEGER:
+      snprintf(tmp, sizeof tmp, "i%lld", i);
       buf_str(b, tmp);
-    }
-    break;
-  default: buf_str(b, "N");
+      break;
+    case SQLITE_FLOAT:
+      snprintf(tmp, sizeof tmp, "r%.17g", r);
+      buf_str(b, tmp);
+      break;
+    case SQLITE_TEXT:
+      buf_str(b, "t'");
+      buf_add(b, (const char *)t, (size_t)n);
+      buf_str(b, "'");
+      break;
+    case SQLITE_BLOB:
+      buf_str(b, "x");
+      for (int k = 0; k < n; k++) {
+        snprintf(tmp, sizeof tmp, "%02x", t[k]);
+        buf_str(b, tmp);
+      }
+      break;
+    default:
+      buf_str(b, "N");
   }
 }
 
@@ -129,8 +130,10 @@ static char *rows_sq(sqlite3 *db, const char *sql) {
       int ty = sqlite3_column_type(st, i);
       const unsigned char *t = NULL;
       int n = 0;
-      if (ty == SQLITE_TEXT) t = sqlite3_column_text(st, i);
-      else if (ty == SQLITE_BLOB) t = sqlite3_column_blob(st, i);
+      if (ty == SQLITE_TEXT)
+        t = sqlite3_column_text(st, i);
+      else if (ty == SQLITE_BLOB)
+        t = sqlite3_column_blob(st, i);
       if (ty == SQLITE_TEXT || ty == SQLITE_BLOB) n = sqlite3_column_bytes(st, i);
       render(&b, ty, sqlite3_column_int64(st, i), sqlite3_column_double(st, i), t, n);
     }
@@ -160,8 +163,10 @@ static char *rows_sh(shale *db, const char *sql) {
       int ty = shale_column_type(st, i);
       const unsigned char *t = NULL;
       int n = 0;
-      if (ty == SHALE_TEXT) t = shale_column_text(st, i);
-      else if (ty == SHALE_BLOB) t = shale_column_blob(st, i);
+      if (ty == SHALE_TEXT)
+        t = shale_column_text(st, i);
+      else if (ty == SHALE_BLOB)
+        t = shale_column_blob(st, i);
       if (ty == SHALE_TEXT || ty == SHALE_BLOB) n = shale_column_bytes(st, i);
       render(&b, ty, shale_column_int64(st, i), shale_column_double(st, i), t, n);
     }
@@ -265,10 +270,9 @@ static void pair_close(Pair *p) {
 
 /* ---- the schema and data ---- */
 
-static const char *const vals[] = {"NULL",  "0",     "1",     "2",      "-1",   "3",
-                                   "1.5",   "2.0",   "'1'",   "'2'",    "'1.5'", "'abc'",
-                                   "'ABC'", "'b'",   "' 1'",  "x'01'",  "x'61'", "'a'",
-                                   "'A'",   "'a '",  "10",    "'10'"};
+static const char *const vals[] = {
+    "NULL",  "0",     "1",   "2",    "-1",    "3",     "1.5", "2.0", "'1'",  "'2'", "'1.5'",
+    "'abc'", "'ABC'", "'b'", "' 1'", "x'01'", "x'61'", "'a'", "'A'", "'a '", "10",  "'10'"};
 #define NVALS ((int)(sizeof vals / sizeof vals[0]))
 
 static const char *const schema_sql =
@@ -305,8 +309,7 @@ static void fill(Pair *p, uint64_t seed) {
              vals[test_rand(&s) % NVALS], vals[test_rand(&s) % NVALS]);
     pair_exec(p, sql);
     snprintf(sql, sizeof sql, "INSERT INTO t2 VALUES(%s, %s, %s, %s)", vals[test_rand(&s) % NVALS],
-             vals[test_rand(&s) % NVALS], vals[test_rand(&s) % NVALS],
-             vals[test_rand(&s) % NVALS]);
+             vals[test_rand(&s) % NVALS], vals[test_rand(&s) % NVALS], vals[test_rand(&s) % NVALS]);
     pair_exec(p, sql);
     snprintf(sql, sizeof sql, "INSERT INTO t3 VALUES(%d, %s, %s)", i * 2 - 20,
              vals[test_rand(&s) % NVALS], vals[test_rand(&s) % NVALS]);
@@ -327,10 +330,8 @@ static const struct {
   const char *cols[5];
   const char *key;
 } tabs[] = {
-    {"t1", {"a", "b", "c", "rowid", NULL}, "rowid"},
-    {"t2", {"a", "b", "c", "d", NULL}, "rowid"},
-    {"t3", {"k", "v", "w", "rowid", NULL}, "k"},
-    {"t4", {"k", "j", "v", NULL}, "k, j"},
+    {"t1", {"a", "b", "c", "rowid", NULL}, "rowid"}, {"t2", {"a", "b", "c", "d", NULL}, "rowid"},
+    {"t3", {"k", "v", "w", "rowid", NULL}, "k"},     {"t4", {"k", "j", "v", NULL}, "k, j"},
     {"t5", {"x", "y", "rowid", NULL}, "rowid"},
 };
 #define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
@@ -358,10 +359,11 @@ TEST(where_scan_basic) {
 TEST(where_left_join) {
   Pair p;
   pair_open(&p);
-  pair_exec(&p, "CREATE TABLE a(x, y); CREATE TABLE b(x, z); CREATE TABLE c(z, w);"
-                "INSERT INTO a VALUES(1, 1), (2, 2), (3, NULL), (NULL, 4);"
-                "INSERT INTO b VALUES(1, 10), (1, 11), (3, 30), (5, 50);"
-                "INSERT INTO c VALUES(10, 'p'), (30, 'q'), (50, 'r');");
+  pair_exec(&p,
+            "CREATE TABLE a(x, y); CREATE TABLE b(x, z); CREATE TABLE c(z, w);"
+            "INSERT INTO a VALUES(1, 1), (2, 2), (3, NULL), (NULL, 4);"
+            "INSERT INTO b VALUES(1, 10), (1, 11), (3, 30), (5, 50);"
+            "INSERT INTO c VALUES(10, 'p'), (30, 'q'), (50, 'r');");
   static const char *const q[] = {
       "SELECT * FROM a LEFT JOIN b ON a.x = b.x",
       "SELECT * FROM a LEFT JOIN b ON a.x = b.x WHERE b.z IS NULL",
@@ -547,18 +549,29 @@ TEST(where_multi_column) {
     same(&p, sql, 0);
   }
   static const char *const likeq[] = {
-      "SELECT * FROM t5 WHERE x LIKE 'a%'",   "SELECT * FROM t5 WHERE x LIKE 'A%'",
-      "SELECT * FROM t5 WHERE x LIKE 'ab%'",  "SELECT * FROM t5 WHERE x LIKE 'abc'",
-      "SELECT * FROM t5 WHERE x LIKE 'a_'",   "SELECT * FROM t5 WHERE x LIKE 'z%'",
-      "SELECT * FROM t5 WHERE x LIKE '1%'",   "SELECT * FROM t5 WHERE x LIKE ' %'",
-      "SELECT * FROM t5 WHERE x GLOB 'a*'",   "SELECT * FROM t5 WHERE x GLOB 'A*'",
-      "SELECT * FROM t5 WHERE x NOT LIKE 'a%'", "SELECT * FROM t5 WHERE x LIKE 'a%' ESCAPE 'x'",
-      "SELECT * FROM t2 WHERE a LIKE 'a%'",   "SELECT * FROM t2 WHERE a GLOB 'a*'",
-      "SELECT * FROM t2 WHERE a GLOB 'AB*'",  "SELECT * FROM t2 WHERE a GLOB '1*'",
-      "SELECT * FROM t2 WHERE a LIKE '1.%'",  "SELECT * FROM t2 WHERE a GLOB '[a]*'",
+      "SELECT * FROM t5 WHERE x LIKE 'a%'",
+      "SELECT * FROM t5 WHERE x LIKE 'A%'",
+      "SELECT * FROM t5 WHERE x LIKE 'ab%'",
+      "SELECT * FROM t5 WHERE x LIKE 'abc'",
+      "SELECT * FROM t5 WHERE x LIKE 'a_'",
+      "SELECT * FROM t5 WHERE x LIKE 'z%'",
+      "SELECT * FROM t5 WHERE x LIKE '1%'",
+      "SELECT * FROM t5 WHERE x LIKE ' %'",
+      "SELECT * FROM t5 WHERE x GLOB 'a*'",
+      "SELECT * FROM t5 WHERE x GLOB 'A*'",
+      "SELECT * FROM t5 WHERE x NOT LIKE 'a%'",
+      "SELECT * FROM t5 WHERE x LIKE 'a%' ESCAPE 'x'",
+      "SELECT * FROM t2 WHERE a LIKE 'a%'",
+      "SELECT * FROM t2 WHERE a GLOB 'a*'",
+      "SELECT * FROM t2 WHERE a GLOB 'AB*'",
+      "SELECT * FROM t2 WHERE a GLOB '1*'",
+      "SELECT * FROM t2 WHERE a LIKE '1.%'",
+      "SELECT * FROM t2 WHERE a GLOB '[a]*'",
       "SELECT * FROM t2 WHERE a LIKE 'a%' ORDER BY a, rowid",
-      "SELECT * FROM t1 WHERE b LIKE 'a%'",   "SELECT * FROM t3 WHERE w LIKE 'a%'",
-      "SELECT * FROM t3 WHERE w GLOB 'a*'",   "SELECT * FROM t4 WHERE k GLOB 'A*'",
+      "SELECT * FROM t1 WHERE b LIKE 'a%'",
+      "SELECT * FROM t3 WHERE w LIKE 'a%'",
+      "SELECT * FROM t3 WHERE w GLOB 'a*'",
+      "SELECT * FROM t4 WHERE k GLOB 'A*'",
   };
   for (int i = 0; i < (int)(sizeof likeq / sizeof likeq[0]); i++) same(&p, likeq[i], 0);
   static const char *const orq[] = {
@@ -600,7 +613,8 @@ TEST(where_order_by) {
   }
   same(&p, "SELECT * FROM t1 WHERE b = 1 ORDER BY c, rowid", 1);
   same(&p, "SELECT * FROM t1 WHERE a IN (1, 'abc', NULL, 2.0, x'01') ORDER BY a, rowid", 1);
-  same(&p, "SELECT * FROM t1 WHERE a IN (1, 'abc', NULL, 2.0, x'01') ORDER BY a DESC, rowid DESC", 1);
+  same(&p, "SELECT * FROM t1 WHERE a IN (1, 'abc', NULL, 2.0, x'01') ORDER BY a DESC, rowid DESC",
+       1);
   same(&p, "SELECT * FROM t1 WHERE b IN (1, 2, 'b') ORDER BY b, c, rowid", 1);
   same(&p, "SELECT * FROM t1 WHERE b IN (1, 2, 'b') ORDER BY b DESC, c DESC, rowid DESC", 1);
   same(&p, "SELECT * FROM t1 WHERE b IN (1, 2, 'b') AND c > 0 ORDER BY b, c, rowid", 1);
@@ -773,35 +787,36 @@ static void same_eqp(Pair *p, const char *sql) {
 TEST(where_eqp_standard) {
   Pair p;
   pair_open(&p);
-  pair_exec(&p, "CREATE TABLE t(a, b, c);"
-                "CREATE INDEX ta ON t(a);"
-                "CREATE INDEX tbc ON t(b, c);"
-                "CREATE TABLE u(x INTEGER PRIMARY KEY, y, z);"
-                "CREATE INDEX uy ON u(y DESC);"
-                "CREATE TABLE w(k TEXT PRIMARY KEY, v) WITHOUT ROWID;"
-                "CREATE TABLE w2(k TEXT, j INT, v, PRIMARY KEY(k, j)) WITHOUT ROWID;"
-                "CREATE INDEX w2v ON w2(v);"
-                "CREATE TABLE n(s TEXT COLLATE NOCASE, q);"
-                "CREATE INDEX ns ON n(s);"
-                "CREATE INDEX nsb ON n(s COLLATE BINARY);"
-                "CREATE TABLE pt(a, b);"
-                "CREATE INDEX pa ON pt(a) WHERE a IS NOT NULL;"
-                "CREATE TABLE e(a, b);"
-                "CREATE TABLE e2(a, c);"
-                "CREATE TABLE emp(id INTEGER PRIMARY KEY, name TEXT, boss INT, dept TEXT);"
-                "CREATE INDEX eb ON emp(boss);"
-                "CREATE TABLE tw(a INTEGER PRIMARY KEY, d, e);"
-                "CREATE INDEX twd ON tw(d);"
-                "CREATE TABLE tq(k INT, v INT);"
-                "CREATE INDEX tqkv ON tq(k, v);"
-                "CREATE TABLE tx(k VARCHAR(40), v TEXT, n INT);"
-                "CREATE INDEX txk ON tx(k);"
-                "CREATE INDEX txkv ON tx(k, v);"
-                "CREATE VIEW vw AS SELECT d, e FROM tw WHERE e > 0;"
-                "CREATE TABLE tg(d INT PRIMARY KEY, c VARCHAR(10), a INT AS (length(c)),"
-                " b AS (c || 'x') STORED) WITHOUT ROWID;"
-                "CREATE INDEX tgc ON tg(c);"
-                "CREATE INDEX tgb ON tg(b);");
+  pair_exec(&p,
+            "CREATE TABLE t(a, b, c);"
+            "CREATE INDEX ta ON t(a);"
+            "CREATE INDEX tbc ON t(b, c);"
+            "CREATE TABLE u(x INTEGER PRIMARY KEY, y, z);"
+            "CREATE INDEX uy ON u(y DESC);"
+            "CREATE TABLE w(k TEXT PRIMARY KEY, v) WITHOUT ROWID;"
+            "CREATE TABLE w2(k TEXT, j INT, v, PRIMARY KEY(k, j)) WITHOUT ROWID;"
+            "CREATE INDEX w2v ON w2(v);"
+            "CREATE TABLE n(s TEXT COLLATE NOCASE, q);"
+            "CREATE INDEX ns ON n(s);"
+            "CREATE INDEX nsb ON n(s COLLATE BINARY);"
+            "CREATE TABLE pt(a, b);"
+            "CREATE INDEX pa ON pt(a) WHERE a IS NOT NULL;"
+            "CREATE TABLE e(a, b);"
+            "CREATE TABLE e2(a, c);"
+            "CREATE TABLE emp(id INTEGER PRIMARY KEY, name TEXT, boss INT, dept TEXT);"
+            "CREATE INDEX eb ON emp(boss);"
+            "CREATE TABLE tw(a INTEGER PRIMARY KEY, d, e);"
+            "CREATE INDEX twd ON tw(d);"
+            "CREATE TABLE tq(k INT, v INT);"
+            "CREATE INDEX tqkv ON tq(k, v);"
+            "CREATE TABLE tx(k VARCHAR(40), v TEXT, n INT);"
+            "CREATE INDEX txk ON tx(k);"
+            "CREATE INDEX txkv ON tx(k, v);"
+            "CREATE VIEW vw AS SELECT d, e FROM tw WHERE e > 0;"
+            "CREATE TABLE tg(d INT PRIMARY KEY, c VARCHAR(10), a INT AS (length(c)),"
+            " b AS (c || 'x') STORED) WITHOUT ROWID;"
+            "CREATE INDEX tgc ON tg(c);"
+            "CREATE INDEX tgb ON tg(b);");
   static const char *const q[] = {
       /* issue 19: the filter on the outer table counts in the join order
        * (SQLite's truth heuristic), a rowid search costs a seek */
@@ -921,8 +936,9 @@ TEST(where_eqp_standard) {
 TEST(where_uses_index) {
   Pair p;
   pair_open(&p);
-  pair_exec(&p, "CREATE TABLE t(a INTEGER, b TEXT, c);"
-                "CREATE INDEX ta ON t(a); CREATE INDEX tb ON t(b);");
+  pair_exec(&p,
+            "CREATE TABLE t(a INTEGER, b TEXT, c);"
+            "CREATE INDEX ta ON t(a); CREATE INDEX tb ON t(b);");
   static const struct {
     const char *sql, *want;
   } q[] = {
@@ -956,18 +972,20 @@ TEST(where_uses_index) {
 TEST(where_affinity_rules) {
   Pair p;
   pair_open(&p);
-  pair_exec(&p, "CREATE TABLE m(a, b TEXT, c NUMERIC, d INTEGER, e REAL);"
-                "CREATE INDEX ma ON m(a); CREATE INDEX mb ON m(b); CREATE INDEX mc ON m(c);"
-                "CREATE INDEX md ON m(d); CREATE INDEX me ON m(e);"
-                "INSERT INTO m VALUES(1, 1, 1, 1, 1), (1.0, '1', '1', '1', '1'),"
-                "('1', '1.0', '1.0', '1.0', '1.0'), (x'31', x'31', x'31', x'31', x'31'),"
-                "(NULL, NULL, NULL, NULL, NULL), ('abc', 'abc', 'abc', 'abc', 'abc'),"
-                "(2, 2, 2, 2, 2), ('2', '2', '2', '2', '2'), (' 2', ' 2', ' 2', ' 2', ' 2');"
-                "CREATE TABLE k(v, vt TEXT, vi INTEGER);"
-                "INSERT INTO k VALUES(1, 1, 1), ('1', '1', '1'), (2, '2', 2), ('abc', 'abc', 'abc');");
+  pair_exec(&p,
+            "CREATE TABLE m(a, b TEXT, c NUMERIC, d INTEGER, e REAL);"
+            "CREATE INDEX ma ON m(a); CREATE INDEX mb ON m(b); CREATE INDEX mc ON m(c);"
+            "CREATE INDEX md ON m(d); CREATE INDEX me ON m(e);"
+            "INSERT INTO m VALUES(1, 1, 1, 1, 1), (1.0, '1', '1', '1', '1'),"
+            "('1', '1.0', '1.0', '1.0', '1.0'), (x'31', x'31', x'31', x'31', x'31'),"
+            "(NULL, NULL, NULL, NULL, NULL), ('abc', 'abc', 'abc', 'abc', 'abc'),"
+            "(2, 2, 2, 2, 2), ('2', '2', '2', '2', '2'), (' 2', ' 2', ' 2', ' 2', ' 2');"
+            "CREATE TABLE k(v, vt TEXT, vi INTEGER);"
+            "INSERT INTO k VALUES(1, 1, 1), ('1', '1', '1'), (2, '2', 2), ('abc', 'abc', 'abc');");
   static const char *const cols[] = {"a", "b", "c", "d", "e"};
-  static const char *const v[] = {"1", "'1'", "1.0", "'1.0'", "x'31'", "2", "'2'", "' 2'",
-                                  "'abc'", "NULL", "+1", "CAST(1 AS TEXT)", "(SELECT '1')"};
+  static const char *const v[] = {
+      "1",    "'1'",   "1.0",  "'1.0'", "x'31'",           "2",           "'2'",
+      "' 2'", "'abc'", "NULL", "+1",    "CAST(1 AS TEXT)", "(SELECT '1')"};
   char sql[256];
   for (int c = 0; c < 5; c++) {
     for (int i = 0; i < (int)(sizeof v / sizeof v[0]); i++) {

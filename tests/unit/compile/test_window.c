@@ -128,7 +128,8 @@ static void eqp_details(char *rows) {
     char *nl = strchr(line, '\n');
     if (!nl) break;
     char *d = line;
-    for (int k = 0; k < 3 && d; k++) d = memchr(d, '|', (size_t)(nl - d)) ? strchr(d, '|') + 1 : NULL;
+    for (int k = 0; k < 3 && d; k++)
+      d = memchr(d, '|', (size_t)(nl - d)) ? strchr(d, '|') + 1 : NULL;
     if (d && d < nl) {
       size_t l = (size_t)(nl - d) + 1;
       memmove(out, d, l);
@@ -211,14 +212,17 @@ TEST(window_step_errors) {
   static const struct {
     const char *sql, *msg;
   } c[] = {
-      {"SELECT ntile(a - 1) OVER (ORDER BY a) FROM t", "argument of ntile must be a positive integer"},
-      {"SELECT sum(a) OVER (ROWS ? PRECEDING) FROM t", "frame starting offset must be a non-negative integer"},
+      {"SELECT ntile(a - 1) OVER (ORDER BY a) FROM t",
+       "argument of ntile must be a positive integer"},
+      {"SELECT sum(a) OVER (ROWS ? PRECEDING) FROM t",
+       "frame starting offset must be a non-negative integer"},
       {"SELECT sum(a) OVER (ORDER BY a RANGE BETWEEN CURRENT ROW AND 'z' FOLLOWING) FROM t",
        "frame ending offset must be a non-negative number"},
       {"SELECT nth_value(a, a - 2) OVER () FROM t",
        "second argument to nth_value must be a positive integer"},
       {"SELECT sum(a) OVER (ORDER BY a ROWS 1 PRECEDING) FROM (SELECT 9223372036854775807 AS a "
-       "UNION ALL SELECT 9223372036854775806)", "integer overflow"},
+       "UNION ALL SELECT 9223372036854775806)",
+       "integer overflow"},
   };
   for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
     char *r = rows_shale(db, c[i].sql);
@@ -288,8 +292,9 @@ TEST(window_many_definitions) {
   sqlite3 *ref = NULL;
   CHECK_OK(shale_open(":memory:", &sdb));
   CHECK_EQ(sqlite3_open(":memory:", &ref), SQLITE_OK);
-  const char *mk = "CREATE TABLE t(a, b); WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 "
-                   "FROM s WHERE x < 120) INSERT INTO t SELECT x, x % 7 FROM s;";
+  const char *mk =
+      "CREATE TABLE t(a, b); WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 "
+      "FROM s WHERE x < 120) INSERT INTO t SELECT x, x % 7 FROM s;";
   CHECK_OK(shale_exec(sdb, mk, NULL, NULL, NULL));
   CHECK_EQ(sqlite3_exec(ref, mk, NULL, NULL, NULL), SQLITE_OK);
   size_t cap = 120 * 64 + 200, k = 0;
@@ -355,10 +360,14 @@ TEST(window_depth_limit) {
     int n;
     const char *arg, *lead, *part, *where;
   } cases[] = {
-      {50, "x", "", "", ""},          {51, "x", "", "", ""},
-      {33, "x+1", "", "", ""},        {34, "x+1", "", "", ""},
-      {20, "x+1+1+1", "", "", ""},    {21, "x+1+1+1", "", "", ""},
-      {43, "x", "", "", deep_where},  {44, "x", "", "", deep_where},
+      {50, "x", "", "", ""},
+      {51, "x", "", "", ""},
+      {33, "x+1", "", "", ""},
+      {34, "x+1", "", "", ""},
+      {20, "x+1+1+1", "", "", ""},
+      {21, "x+1+1+1", "", "", ""},
+      {43, "x", "", "", deep_where},
+      {44, "x", "", "", deep_where},
       {36, "x", leaf, "PARTITION BY x%3 ", ""},
       {37, "x", leaf, "PARTITION BY x%3 ", ""},
   };
@@ -384,8 +393,9 @@ TEST(window_presorted_pass) {
   sqlite3 *ref = NULL;
   CHECK_OK(shale_open(":memory:", &sdb));
   CHECK_EQ(sqlite3_open(":memory:", &ref), SQLITE_OK);
-  const char *mk = "CREATE TABLE t(a, b, c); WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 "
-                   "FROM s WHERE x < 60) INSERT INTO t SELECT x % 3, x % 5, x FROM s;";
+  const char *mk =
+      "CREATE TABLE t(a, b, c); WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 "
+      "FROM s WHERE x < 60) INSERT INTO t SELECT x % 3, x % 5, x FROM s;";
   CHECK_OK(shale_exec(sdb, mk, NULL, NULL, NULL));
   CHECK_EQ(sqlite3_exec(ref, mk, NULL, NULL, NULL), SQLITE_OK);
   static const char *const q[] = {

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shale.h"
 #include "../../test.h"
+#include "shale.h"
 
 typedef struct SqlDiffBuf {
   char *z;

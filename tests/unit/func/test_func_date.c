@@ -211,33 +211,32 @@ static const char *const exprs[] = {
     "date(1234567890,'+1 day','auto')",
     NULL};
 
-static const char *const tz_exprs[] = {
-    "datetime('2020-01-01 10:00:00','localtime')",
-    "datetime('2020-01-01 10:00:00','utc')",
-    "datetime('2020-01-01 10:00:00','utc','utc')",
-    "datetime('2020-01-01 10:00:00+01:00','utc')",
-    "datetime('2020-07-01 10:00:00','localtime')",
-    "datetime('2020-07-01 10:00:00','localtime','utc')",
-    "datetime('1950-07-01 10:00:00','localtime')",
-    "datetime('2050-07-01 10:00:00','localtime')",
-    "datetime('2020-03-29 01:30:00','localtime')",
-    "datetime('2020-03-29 02:30:00','utc')",
-    "datetime('2020-10-25 02:30:00','utc')",
-    "datetime('2020-10-25 01:30:00','localtime')",
-    "datetime('now', 'localtime') is not null",
-    "datetime(0, 'unixepoch', 'localtime')",
-    "datetime(-1e10, 'unixepoch', 'localtime')",
-    "datetime(3e10, 'unixepoch', 'localtime', 'utc')",
-    "datetime('0001-06-15 12:00', 'localtime')",
-    "datetime('-0001-06-15 12:00', 'utc')",
-    "datetime('9999-12-31 23:00', 'localtime')",
-    "strftime('%s %f', '2021-06-15 12:34:56.789', 'localtime')",
-    "datetime('2021-06-15 12:00 +02:00', 'utc')",
-    "datetime('2021-06-15 12:00', 'utc', 'localtime')",
-    "datetime('2021-03-28 02:30', 'utc')",
-    "datetime('2021-03-14 02:30', 'utc')",
-    "datetime('2021-11-07 01:30', 'utc')",
-    NULL};
+static const char *const tz_exprs[] = {"datetime('2020-01-01 10:00:00','localtime')",
+                                       "datetime('2020-01-01 10:00:00','utc')",
+                                       "datetime('2020-01-01 10:00:00','utc','utc')",
+                                       "datetime('2020-01-01 10:00:00+01:00','utc')",
+                                       "datetime('2020-07-01 10:00:00','localtime')",
+                                       "datetime('2020-07-01 10:00:00','localtime','utc')",
+                                       "datetime('1950-07-01 10:00:00','localtime')",
+                                       "datetime('2050-07-01 10:00:00','localtime')",
+                                       "datetime('2020-03-29 01:30:00','localtime')",
+                                       "datetime('2020-03-29 02:30:00','utc')",
+                                       "datetime('2020-10-25 02:30:00','utc')",
+                                       "datetime('2020-10-25 01:30:00','localtime')",
+                                       "datetime('now', 'localtime') is not null",
+                                       "datetime(0, 'unixepoch', 'localtime')",
+                                       "datetime(-1e10, 'unixepoch', 'localtime')",
+                                       "datetime(3e10, 'unixepoch', 'localtime', 'utc')",
+                                       "datetime('0001-06-15 12:00', 'localtime')",
+                                       "datetime('-0001-06-15 12:00', 'utc')",
+                                       "datetime('9999-12-31 23:00', 'localtime')",
+                                       "strftime('%s %f', '2021-06-15 12:34:56.789', 'localtime')",
+                                       "datetime('2021-06-15 12:00 +02:00', 'utc')",
+                                       "datetime('2021-06-15 12:00', 'utc', 'localtime')",
+                                       "datetime('2021-03-28 02:30', 'utc')",
+                                       "datetime('2021-03-14 02:30', 'utc')",
+                                       "datetime('2021-11-07 01:30', 'utc')",
+                                       NULL};
 
 static void open_both(shale **s, sqlite3 **r) {
   CHECK_OK(shale_open(":memory:", s));
@@ -269,8 +268,9 @@ TEST(date_expressions) {
 }
 
 TEST(date_timezones) {
-  static const char *const zones[] = {"UTC", "Europe/Berlin", "America/New_York",
-                                      "Australia/Lord_Howe", "Asia/Kolkata", "Pacific/Chatham"};
+  static const char *const zones[] = {
+      "UTC",          "Europe/Berlin",  "America/New_York", "Australia/Lord_Howe",
+      "Asia/Kolkata", "Pacific/Chatham"};
   const char *old = getenv("TZ");
   char *save = old ? strdup(old) : NULL;
   for (int z = 0; z < (int)(sizeof zones / sizeof zones[0]); z++) {
@@ -284,8 +284,10 @@ TEST(date_timezones) {
     CHECK_EQ(bad, 0);
     close_both(s, r);
   }
-  if (save) setenv("TZ", save, 1);
-  else unsetenv("TZ");
+  if (save)
+    setenv("TZ", save, 1);
+  else
+    unsetenv("TZ");
   free(save);
   tzset();
 }
@@ -306,8 +308,8 @@ static void random_time(uint64_t *seed, char *out, size_t cap) {
                (int)(test_rand(seed) % 1000));
       break;
     case 2:
-      snprintf(out, cap, "'%04d-%02d-%02dT%02d:%02d%c%02d:%02d'", Y, M % 13, D % 32, h % 24, mi % 60,
-               test_rand(seed) % 2 ? '+' : '-', (int)(test_rand(seed) % 16),
+      snprintf(out, cap, "'%04d-%02d-%02dT%02d:%02d%c%02d:%02d'", Y, M % 13, D % 32, h % 24,
+               mi % 60, test_rand(seed) % 2 ? '+' : '-', (int)(test_rand(seed) % 16),
                (int)(test_rand(seed) % 60));
       break;
     case 3:
@@ -331,10 +333,9 @@ static void random_time(uint64_t *seed, char *out, size_t cap) {
 static void random_modifier(uint64_t *seed, char *out, size_t cap) {
   static const char *const units[] = {"second", "seconds", "minute", "minutes", "hour", "hours",
                                       "day",    "days",    "month",  "months",  "year", "years"};
-  static const char *const fixed[] = {"start of month", "start of year", "start of day",
-                                      "unixepoch",      "auto",          "julianday",
-                                      "weekday 0",      "weekday 3",     "weekday 6",
-                                      "utc",            "localtime",     "start of week"};
+  static const char *const fixed[] = {
+      "start of month", "start of year", "start of day", "unixepoch", "auto",      "julianday",
+      "weekday 0",      "weekday 3",     "weekday 6",    "utc",       "localtime", "start of week"};
   switch (test_rand(seed) % 4) {
     case 0:
     case 1: {

@@ -28,11 +28,29 @@ static void gput(Gen *g, const char *s) {
 static int grnd(Gen *g, int n) { return (int)(test_rand(&g->seed) % (uint64_t)n); }
 
 static const char *const keys[] = {"a", "b", "c", "x y", "a.b", "", "k1", "\\u0061", "q\\\"z", "1"};
-static const char *const scalars[] = {
-    "0",     "-0",   "1",        "-12",  "1.5",     "-0.25", "1e3",   "2E-2", "1.0e+10",
-    "9223372036854775807", "9223372036854775808", "-9223372036854775809", "123456789012345678901",
-    "true",  "false", "null",    "\"\"", "\"abc\"", "\"a\\nb\"", "\"\\u00e9\\ud83d\\ude00\"",
-    "\"\\/\\\\\\\"\"", "\"it's\"", "\"\\u0000x\""};
+static const char *const scalars[] = {"0",
+                                      "-0",
+                                      "1",
+                                      "-12",
+                                      "1.5",
+                                      "-0.25",
+                                      "1e3",
+                                      "2E-2",
+                                      "1.0e+10",
+                                      "9223372036854775807",
+                                      "9223372036854775808",
+                                      "-9223372036854775809",
+                                      "123456789012345678901",
+                                      "true",
+                                      "false",
+                                      "null",
+                                      "\"\"",
+                                      "\"abc\"",
+                                      "\"a\\nb\"",
+                                      "\"\\u00e9\\ud83d\\ude00\"",
+                                      "\"\\/\\\\\\\"\"",
+                                      "\"it's\"",
+                                      "\"\\u0000x\""};
 
 static void gen_value(Gen *g, int depth) {
   int k = depth > 0 ? grnd(g, 10) : 9;
@@ -61,7 +79,7 @@ static void gen_value(Gen *g, int depth) {
 }
 
 static void gen_path(Gen *g, char *out, size_t cap) {
-  static const char *const steps[] = {".a",  ".b",   ".c",  "[0]",  "[1]",  "[2]", "[#]",
+  static const char *const steps[] = {".a",    ".b",       ".c",       "[0]", "[1]",   "[2]", "[#]",
                                       "[#-1]", ".\"x y\"", ".\"a.b\"", ".k1", "[#-2]", ".1"};
   static const char *const bad[] = {"", "a", "$.", "$[", "$[x]", "$.a[", "$..a", "$a", "$[#+1]"};
   if (grnd(g, 12) == 0) {
@@ -70,7 +88,8 @@ static void gen_path(Gen *g, char *out, size_t cap) {
   }
   size_t k = (size_t)snprintf(out, cap, "$");
   int n = grnd(g, 4);
-  for (int i = 0; i < n && k < cap - 16; i++) k += (size_t)snprintf(out + k, cap - k, "%s", steps[grnd(g, 13)]);
+  for (int i = 0; i < n && k < cap - 16; i++)
+    k += (size_t)snprintf(out + k, cap - k, "%s", steps[grnd(g, 13)]);
 }
 
 /* SQL string literal of z (quotes doubled) appended to buf. */
@@ -103,8 +122,8 @@ TEST(json_random) {
   CHECK(sqlite3_open(":memory:", &r) == SQLITE_OK);
   Gen g = {test_seed(), NULL, 0, 0};
   int n = test_long() ? 20000 : 2500, bad = 0, quota = 10;
-  static const char *const vals[] = {"1", "'x'", "NULL", "json('[1,{\"z\":2}]')", "2.5",
-                                     "json_array()", "'[1]'", "x'00'"};
+  static const char *const vals[] = {"1",   "'x'",          "NULL",  "json('[1,{\"z\":2}]')",
+                                     "2.5", "json_array()", "'[1]'", "x'00'"};
   char *sql = malloc(16384);
   for (int i = 0; i < n; i++) {
     char *doc = random_doc(&g), *doc2 = random_doc(&g);
@@ -189,7 +208,8 @@ TEST(json_random) {
         strcat(sql, ")");
         break;
       default:
-        strcat(sql, "SELECT json_group_array(value), json_group_object(fullkey, atom) FROM json_tree(");
+        strcat(sql,
+               "SELECT json_group_array(value), json_group_object(fullkey, atom) FROM json_tree(");
         sql_quote(sql, 16384, doc);
         strcat(sql, ")");
     }
@@ -257,8 +277,7 @@ TEST(json_each_correlated) {
       /* the function written before the table its argument reads */
       "SELECT t.id, e.key, e.value FROM json_each(t.j) e, t ORDER BY 1, 2, 3",
       "SELECT t.id, b.value FROM json_each(a.value) b, json_each(t.j) a, t ORDER BY 1, 2",
-      "SELECT t.id, e.fullkey FROM json_tree(t.j) e JOIN t ON t.id > 1 ORDER BY 1, 2",
-      NULL};
+      "SELECT t.id, e.fullkey FROM json_tree(t.j) e JOIN t ON t.id > 1 ORDER BY 1, 2", NULL};
   int bad = 0, quota = 10;
   for (int i = 0; qs[i]; i++) bad += !sqldiff_query(s, r, qs[i], &quota);
   CHECK_EQ(bad, 0);

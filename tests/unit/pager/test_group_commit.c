@@ -57,8 +57,9 @@ static void make_db(const char *path, const char *vfs) {
   rm_db(path);
   shale *db = NULL;
   CHECK_OK(shale_open_v2(path, &db, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, vfs));
-  CHECK_OK(sx(db, "PRAGMA journal_mode=WAL; CREATE TABLE t(id INTEGER PRIMARY KEY, th INT,"
-                  " pad TEXT)"));
+  CHECK_OK(sx(db,
+              "PRAGMA journal_mode=WAL; CREATE TABLE t(id INTEGER PRIMARY KEY, th INT,"
+              " pad TEXT)"));
   CHECK_OK(shale_close(db));
 }
 
@@ -100,7 +101,8 @@ static int sqlite_has_ids(const char *path, const int64_t *ids, long n, long *mi
     sqlite3_bind_int64(st, 1, ids[i]);
     if (sqlite3_step(st) != SQLITE_ROW) {
       (*missing)++;
-      if (getenv("GC_DEBUG")) fprintf(stderr, "missing id %lld (%ld of %ld)\n", (long long)ids[i], i, n);
+      if (getenv("GC_DEBUG"))
+        fprintf(stderr, "missing id %lld (%ld of %ld)\n", (long long)ids[i], i, n);
     }
     sqlite3_reset(st);
   }
@@ -113,10 +115,10 @@ static int sqlite_has_ids(const char *path, const int64_t *ids, long n, long *mi
 
 typedef struct Writer {
   const char *path, *vfs, *sync;
-  int th, n;      /* thread number, inserts to make (n < 0: until an error) */
-  int64_t *done;  /* ids whose commit returned SHALE_OK */
+  int th, n;     /* thread number, inserts to make (n < 0: until an error) */
+  int64_t *done; /* ids whose commit returned SHALE_OK */
   long ndone, cap;
-  int rc;         /* first error, 0 if none */
+  int rc; /* first error, 0 if none */
   atomic_int *stop;
   atomic_int *ready; /* incremented after the first commit (may be NULL) */
 } Writer;
@@ -215,8 +217,10 @@ static void *committer_main(void *arg) {
   OsFile f = {&slow_methods};
   for (int i = 0; i < c->n; i++) {
     uint64_t seq = os_group_commit(c->g);
-    if (os_group_sync(c->g, seq, &f, OS_SYNC_NORMAL) == SHALE_OK) c->nok++;
-    else c->nerr++;
+    if (os_group_sync(c->g, seq, &f, OS_SYNC_NORMAL) == SHALE_OK)
+      c->nok++;
+    else
+      c->nerr++;
   }
   return NULL;
 }

@@ -44,9 +44,9 @@ TEST(busy_wait_gives_up_after_timeout) {
   int calls = 0;
   while (pager_busy_wait(&timeout, calls)) calls++;
   int64_t spent = os_now_ms() - t0;
-  CHECK(calls >= 4);     /* 1+2+5+10 = 18 ms, then 12 of the 15 ms step */
-  CHECK(spent >= 25);    /* slept about the timeout */
-  CHECK(spent < 1000);   /* and did not overshoot wildly */
+  CHECK(calls >= 4);   /* 1+2+5+10 = 18 ms, then 12 of the 15 ms step */
+  CHECK(spent >= 25);  /* slept about the timeout */
+  CHECK(spent < 1000); /* and did not overshoot wildly */
 }
 
 TEST(busy_timeout_expires_while_lock_held) {

@@ -17,8 +17,10 @@ static int db_state(const char *db) {
   if (open_pager(db, &p)) return -1;
   if (pager_begin_read(p) == SHALE_OK) {
     uint32_t n = pager_db_size(p);
-    if (n == OLD_N && count_bad(p, OLD_N, 1) == 0) st = 0;
-    else if (n == NEW_N && count_bad(p, NEW_N, 2) == 0) st = 1;
+    if (n == OLD_N && count_bad(p, OLD_N, 1) == 0)
+      st = 0;
+    else if (n == NEW_N && count_bad(p, NEW_N, 2) == 0)
+      st = 1;
     pager_end_read(p);
   }
   pager_close(p);
@@ -138,8 +140,10 @@ static void io_sweep(int kind, int cache, int sync_level) {
     pager_end_read(p);
     pager_close(p);
     int st = db_state(db);
-    if (rc != SHALE_OK) CHECK_EQ(st, 0);
-    else CHECK_EQ(st, 1);
+    if (rc != SHALE_OK)
+      CHECK_EQ(st, 0);
+    else
+      CHECK_EQ(st, 1);
   }
   if (getenv("PAGER_TEST_VERBOSE")) fprintf(stderr, "  io failures %d\n", failures);
   CHECK(done);
@@ -243,14 +247,17 @@ static void mode_sweep1(int jmode, int kind, int persist, int cache) {
     int rc = do_txn(p, cache);
     int fired = os_fault_count(fv, kind) - before >= n;
     int rb = SHALE_ERROR, seen = -1;
-    if (getenv("PAGER_TEST_TRACE")) fprintf(stderr, "  mode %d kind %d n %ld rc %d fired %d\n", jmode, kind, n, rc, fired);
+    if (getenv("PAGER_TEST_TRACE"))
+      fprintf(stderr, "  mode %d kind %d n %ld rc %d fired %d\n", jmode, kind, n, rc, fired);
     if (rc != SHALE_OK) {
       os_fault_arm(fv, kind, 0, 0);
       rb = pager_rollback(p);
       if (rb == SHALE_OK) {
         uint32_t sz = pager_db_size(p);
-        if (sz == OLD_N && count_bad(p, OLD_N, 1) == 0) seen = 0;
-        else if (sz == NEW_N && count_bad(p, NEW_N, 2) == 0) seen = 1;
+        if (sz == OLD_N && count_bad(p, OLD_N, 1) == 0)
+          seen = 0;
+        else if (sz == NEW_N && count_bad(p, NEW_N, 2) == 0)
+          seen = 1;
         CHECK(seen == 0 || seen == 1);
       }
     } else if (!fired) {

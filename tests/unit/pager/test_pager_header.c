@@ -117,8 +117,8 @@ static uint32_t mem_hdr4(Pager *p, int off) {
   PgPage *pg;
   CHECK_OK(pager_get(p, 1, 0, &pg));
   uint8_t *d = pager_data(pg);
-  uint32_t v = (uint32_t)d[off] << 24 | (uint32_t)d[off + 1] << 16 | (uint32_t)d[off + 2] << 8 |
-               d[off + 3];
+  uint32_t v =
+      (uint32_t)d[off] << 24 | (uint32_t)d[off + 1] << 16 | (uint32_t)d[off + 2] << 8 | d[off + 3];
   pager_unref(pg);
   return v;
 }

@@ -126,19 +126,23 @@ TEST(journal_modes_after_commit) {
     CHECK_OK(write_all(p, 6, 2));
     long n = file_size(jpath_of(db));
     switch (modes[m]) {
-    case PAGER_JOURNAL_DELETE:
-    case PAGER_JOURNAL_MEMORY:
-    case PAGER_JOURNAL_OFF: CHECK_EQ(n, -1); break;
-    case PAGER_JOURNAL_TRUNCATE: CHECK_EQ(n, 0); break;
-    case PAGER_JOURNAL_PERSIST: {
-      CHECK(n > 28);
-      uint8_t *j = slurp(jpath_of(db), &n);
-      int z = 0;
-      for (int i = 0; i < 28; i++) z |= j[i];
-      CHECK_EQ(z, 0);
-      free(j);
-      break;
-    }
+      case PAGER_JOURNAL_DELETE:
+      case PAGER_JOURNAL_MEMORY:
+      case PAGER_JOURNAL_OFF:
+        CHECK_EQ(n, -1);
+        break;
+      case PAGER_JOURNAL_TRUNCATE:
+        CHECK_EQ(n, 0);
+        break;
+      case PAGER_JOURNAL_PERSIST: {
+        CHECK(n > 28);
+        uint8_t *j = slurp(jpath_of(db), &n);
+        int z = 0;
+        for (int i = 0; i < 28; i++) z |= j[i];
+        CHECK_EQ(z, 0);
+        free(j);
+        break;
+      }
     }
     /* Rollback works in every mode but OFF; the leftover is never hot. */
     CHECK_OK(pager_begin_write(p, 0));
@@ -359,13 +363,15 @@ static void sqlite_hot(int page_size, const char *sync, const char *tag) {
   char sql[256];
   snprintf(sql, sizeof sql, "PRAGMA page_size=%d; PRAGMA synchronous=%s;", page_size, sync);
   CHECK_EQ(exec(db, sql), SQLITE_OK);
-  CHECK_EQ(exec(db, "CREATE TABLE t(a INTEGER PRIMARY KEY, b); CREATE INDEX tb ON t(b);"
-                    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<2000)"
-                    " INSERT INTO t SELECT x, randomblob(100) FROM c;"),
+  CHECK_EQ(exec(db,
+                "CREATE TABLE t(a INTEGER PRIMARY KEY, b); CREATE INDEX tb ON t(b);"
+                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<2000)"
+                " INSERT INTO t SELECT x, randomblob(100) FROM c;"),
            SQLITE_OK);
   CHECK_OK(copy_file(dbp, orig));
-  CHECK_EQ(exec(db, "PRAGMA cache_size=10; BEGIN; UPDATE t SET b=randomblob(120) WHERE a%3=0;"
-                    "INSERT INTO t SELECT a+5000, randomblob(300) FROM t WHERE a<500;"),
+  CHECK_EQ(exec(db,
+                "PRAGMA cache_size=10; BEGIN; UPDATE t SET b=randomblob(120) WHERE a%3=0;"
+                "INSERT INTO t SELECT a+5000, randomblob(300) FROM t WHERE a<500;"),
            SQLITE_OK);
   CHECK(file_exists(jpath_of(dbp)));
   CHECK_OK(copy_file(dbp, copy));
@@ -422,9 +428,10 @@ TEST(journal_shale_hot_read_by_sqlite) {
   /* Build a real SQLite database, then change it through the pager. */
   sqlite3 *s;
   CHECK_EQ(sqlite3_open(db, &s), SQLITE_OK);
-  CHECK_EQ(exec(s, "CREATE TABLE t(a INTEGER PRIMARY KEY, b);"
-                   "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<3000)"
-                   " INSERT INTO t SELECT x, randomblob(200) FROM c;"),
+  CHECK_EQ(exec(s,
+                "CREATE TABLE t(a INTEGER PRIMARY KEY, b);"
+                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<3000)"
+                " INSERT INTO t SELECT x, randomblob(200) FROM c;"),
            SQLITE_OK);
   sqlite3_close(s);
   long on;
@@ -513,9 +520,10 @@ TEST(journal_live_sqlite_writer) {
   const char *dbp = test_path("live.db");
   sqlite3 *s;
   CHECK_EQ(sqlite3_open(dbp, &s), SQLITE_OK);
-  CHECK_EQ(exec(s, "CREATE TABLE t(a INTEGER PRIMARY KEY, b);"
-                   "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<500)"
-                   " INSERT INTO t SELECT x, randomblob(50) FROM c;"),
+  CHECK_EQ(exec(s,
+                "CREATE TABLE t(a INTEGER PRIMARY KEY, b);"
+                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<500)"
+                " INSERT INTO t SELECT x, randomblob(50) FROM c;"),
            SQLITE_OK);
   sqlite3_close(s);
   long on;

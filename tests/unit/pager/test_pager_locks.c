@@ -11,7 +11,7 @@
 
 typedef struct BusyCtx {
   int calls;
-  int release_at;   /* end `other`'s read txn on this call */
+  int release_at; /* end `other`'s read txn on this call */
   Pager *other;
 } BusyCtx;
 
@@ -252,8 +252,9 @@ TEST(locks_busy_handler_on_shared) {
 
 TEST(locks_open_errors) {
   Pager *p = NULL;
-  CHECK_RC(pager_open(NULL, test_path("nodir/x.db"), SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, 0, &p),
-           SHALE_CANTOPEN);
+  CHECK_RC(
+      pager_open(NULL, test_path("nodir/x.db"), SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, 0, &p),
+      SHALE_CANTOPEN);
   CHECK(p == NULL);
   CHECK_RC(pager_open(NULL, test_path("missing.db"), SHALE_OPEN_READWRITE, 0, &p), SHALE_CANTOPEN);
   /* A read-only pager meeting a hot journal can't roll it back. */
@@ -377,7 +378,7 @@ TEST(locks_multiprocess_counters) {
         if (pager_get(c, 2, 0, &a) || pager_get(c, 3 + (t & 1), 0, &b)) _exit(3);
         if (pager_write(a) || pager_write(b)) _exit(4);
         uint32_t v = util_get4(pager_data(a));
-        util_put4(pager_data(a), v + 1);                        /* total */
+        util_put4(pager_data(a), v + 1); /* total */
         util_put4(pager_data(a) + 4 + 4 * k, util_get4(pager_data(a) + 4 + 4 * k) + 1);
         util_put4(pager_data(b), util_get4(pager_data(b)) + 1); /* per parity */
         pager_unref(a);

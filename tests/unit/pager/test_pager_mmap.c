@@ -292,13 +292,22 @@ TEST(mmap_off_agrees) {
 /* PRAGMA mmap_size answers as the reference SQLite's for the same script. */
 TEST(mmap_pragma_as_sqlite) {
   static const char *const script[] = {
-      "PRAGMA mmap_size",        "PRAGMA mmap_size=1000000",        "PRAGMA mmap_size",
-      "PRAGMA mmap_size=-5",     "PRAGMA mmap_size",                "PRAGMA mmap_size=1e15",
-      "PRAGMA mmap_size=99999999999999", "PRAGMA mmap_size",        "PRAGMA mmap_size=0",
       "PRAGMA mmap_size",
-      "PRAGMA mmap_size=0x10000", "PRAGMA mmap_size=99999999999999999999999",
-      "PRAGMA mmap_size=+4096",  "PRAGMA mmap_size=abc",
-      "PRAGMA mmap_size=-99999999999999999999", "PRAGMA mmap_size=' 4096'",
+      "PRAGMA mmap_size=1000000",
+      "PRAGMA mmap_size",
+      "PRAGMA mmap_size=-5",
+      "PRAGMA mmap_size",
+      "PRAGMA mmap_size=1e15",
+      "PRAGMA mmap_size=99999999999999",
+      "PRAGMA mmap_size",
+      "PRAGMA mmap_size=0",
+      "PRAGMA mmap_size",
+      "PRAGMA mmap_size=0x10000",
+      "PRAGMA mmap_size=99999999999999999999999",
+      "PRAGMA mmap_size=+4096",
+      "PRAGMA mmap_size=abc",
+      "PRAGMA mmap_size=-99999999999999999999",
+      "PRAGMA mmap_size=' 4096'",
       "PRAGMA mmap_size",
   };
   const char *db1 = test_path("m8s.db"), *db2 = test_path("m8r.db");

@@ -131,8 +131,10 @@ static void run_model(uint64_t seed, int nops) {
       wrote = 1;
       if (g > cur.size) cur.size = g;
       int slot = (int)(test_rand(&seed) % (MAXHELD * 3));
-      if (slot < MAXHELD && !held[slot]) held[slot] = pg;
-      else pager_unref(pg);
+      if (slot < MAXHELD && !held[slot])
+        held[slot] = pg;
+      else
+        pager_unref(pg);
     } else if (r < 60) { /* drop a held page */
       int slot = (int)(test_rand(&seed) % MAXHELD);
       if (held[slot]) {

@@ -34,7 +34,7 @@ static int rec_open(OsVfs *v, const char *path, OsFile *f, int flags, int *out_f
 static int rec_delete(OsVfs *v, const char *path, int sync_dir) {
   ndelete++;
   if (sync_dir) ndelete_sync++;
-  return base->delete(base, path, sync_dir);
+  return base->delete (base, path, sync_dir);
 }
 
 static void setup(void) {
@@ -89,8 +89,8 @@ TEST(sync_levels_at_commit) {
     CHECK_EQ(ndelete, 1); /* the journal is deleted at every level */
   }
   CHECK_EQ(syncs[PAGER_SYNC_OFF], 0);
-  CHECK(syncs[PAGER_SYNC_NORMAL] >= 2);                       /* journal, then database */
-  CHECK(syncs[PAGER_SYNC_FULL] > syncs[PAGER_SYNC_NORMAL]);   /* header rewritten, synced again */
+  CHECK(syncs[PAGER_SYNC_NORMAL] >= 2);                     /* journal, then database */
+  CHECK(syncs[PAGER_SYNC_FULL] > syncs[PAGER_SYNC_NORMAL]); /* header rewritten, synced again */
   CHECK(syncs[PAGER_SYNC_EXTRA] >= syncs[PAGER_SYNC_FULL]);
   CHECK_EQ(dsync[PAGER_SYNC_OFF], 0);
   CHECK_EQ(dsync[PAGER_SYNC_NORMAL], 0);

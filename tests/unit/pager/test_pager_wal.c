@@ -177,8 +177,7 @@ TEST(wal_switch_and_sqlite_sees_commits) {
 }
 
 TEST(wal_sqlite_commits_shale_reads) {
-  const char *db = test_path("sq.db"), *cp = test_path("sq-copy.db"),
-             *ck = test_path("sq-ckpt.db");
+  const char *db = test_path("sq.db"), *cp = test_path("sq-copy.db"), *ck = test_path("sq-ckpt.db");
   make_db(db, 50);
   sqlite3 *s;
   CHECK_EQ(sqlite3_open(db, &s), SQLITE_OK);

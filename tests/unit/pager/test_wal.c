@@ -98,8 +98,8 @@ typedef struct Conn {
 static int conn_open_vfs(Conn *c, OsVfs *vfs, const char *path, uint32_t ps) {
   memset(c, 0, sizeof *c);
   c->vfs = vfs;
-  int rc = os_open_alloc(c->vfs, path, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_MAIN_DB,
-                         NULL, &c->db);
+  int rc = os_open_alloc(
+      c->vfs, path, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_MAIN_DB, NULL, &c->db);
   if (rc == SHALE_OK) rc = os_lock(c->db, OS_LOCK_SHARED);
   if (rc == SHALE_OK) rc = wal_open(c->vfs, c->db, suffix(path, "-wal"), ps, &c->w);
   return rc;
@@ -139,7 +139,8 @@ static void make_sqlite_wal(const char *src, const char *a, const char *b, uint3
   sqlite3 *s;
   CHECK_EQ(sqlite3_open(src, &s), SQLITE_OK);
   char q[256];
-  snprintf(q, sizeof q, "PRAGMA page_size=%u; PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;", ps);
+  snprintf(q, sizeof q,
+           "PRAGMA page_size=%u; PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;", ps);
   sql(s, q);
   sql(s, "CREATE TABLE t(a INTEGER PRIMARY KEY, b); CREATE INDEX tb ON t(b);");
   for (int i = 0; i < ncommit; i++) {
@@ -147,7 +148,8 @@ static void make_sqlite_wal(const char *src, const char *a, const char *b, uint3
     snprintf(q, sizeof q,
              "BEGIN; WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM c WHERE i<%d) "
              "INSERT INTO t(b) SELECT randomblob(%d) FROM c;"
-             "UPDATE t SET b=randomblob(50) WHERE a %% %d = 0; DELETE FROM t WHERE a %% 13 = %d; COMMIT;",
+             "UPDATE t SET b=randomblob(50) WHERE a %% %d = 0; DELETE FROM t WHERE a %% 13 = %d; "
+             "COMMIT;",
              (int)((r >> 20) % 40) + 1, (int)(r % 300) + 10, (int)((r >> 30) % 7) + 2, i % 13);
     sql(s, q);
   }
@@ -199,7 +201,8 @@ static void read_sqlite_log(uint32_t ps, int ncommit, uint64_t seed, uint32_t mi
     uint32_t f = 0;
     CHECK_OK(conn_page(&c, p, buf, ps, &f));
     from_wal += f != 0;
-    if (memcmp(buf, want + (size_t)(p - 1) * ps, ps) != 0) test_fail(__FILE__, __LINE__, "page %u differs", p);
+    if (memcmp(buf, want + (size_t)(p - 1) * ps, ps) != 0)
+      test_fail(__FILE__, __LINE__, "page %u differs", p);
   }
   CHECK(from_wal > 0);
   wal_end_read(c.w);
@@ -284,9 +287,10 @@ TEST(wal_sqlite_reads_our_log) {
   rm3(py);
   sqlite3 *s;
   CHECK_EQ(sqlite3_open(py, &s), SQLITE_OK);
-  sql(s, "PRAGMA page_size=1024; CREATE TABLE t(a INTEGER PRIMARY KEY, b); CREATE INDEX tb ON t(b);"
-         "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM c WHERE i<50) "
-         "INSERT INTO t(b) SELECT randomblob(100) FROM c;");
+  sql(s,
+      "PRAGMA page_size=1024; CREATE TABLE t(a INTEGER PRIMARY KEY, b); CREATE INDEX tb ON t(b);"
+      "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM c WHERE i<50) "
+      "INSERT INTO t(b) SELECT randomblob(100) FROM c;");
   sqlite3_close(s);
   copy_file(py, px);
   uint32_t n0;
@@ -310,8 +314,9 @@ TEST(wal_sqlite_reads_our_log) {
     CHECK_EQ(sqlite3_open(py, &s), SQLITE_OK);
     sql(s, steps[i]);
     free(want);
-    want = sql_text(s, "SELECT count(*) || ',' || total(length(b)) || ',' || "
-                       "(SELECT group_concat(name) FROM sqlite_schema) FROM t");
+    want = sql_text(s,
+                    "SELECT count(*) || ',' || total(length(b)) || ',' || "
+                    "(SELECT group_concat(name) FROM sqlite_schema) FROM t");
     sqlite3_close(s);
     uint32_t nnext;
     uint8_t *next = db_pages(py, ps, &nnext);
@@ -364,8 +369,9 @@ TEST(wal_sqlite_reads_our_log) {
   char *jm = sql_text(s, "PRAGMA journal_mode");
   CHECK_STR(jm, "wal");
   free(jm);
-  char *got = sql_text(s, "SELECT count(*) || ',' || total(length(b)) || ',' || "
-                          "(SELECT group_concat(name) FROM sqlite_schema) FROM t");
+  char *got = sql_text(s,
+                       "SELECT count(*) || ',' || total(length(b)) || ',' || "
+                       "(SELECT group_concat(name) FROM sqlite_schema) FROM t");
   CHECK_STR(got, want);
   free(got);
   char *ic = sql_text(s, "PRAGMA integrity_check");
@@ -377,8 +383,9 @@ TEST(wal_sqlite_reads_our_log) {
   ic = sql_text(s, "PRAGMA integrity_check");
   CHECK_STR(ic, "ok");
   free(ic);
-  got = sql_text(s, "SELECT count(*) || ',' || total(length(b)) || ',' || "
-                    "(SELECT group_concat(name) FROM sqlite_schema) FROM t");
+  got = sql_text(s,
+                 "SELECT count(*) || ',' || total(length(b)) || ',' || "
+                 "(SELECT group_concat(name) FROM sqlite_schema) FROM t");
   CHECK_STR(got, want);
   free(got);
   sqlite3_close(s);
@@ -423,8 +430,10 @@ static void expect_page(Conn *c, uint32_t pgno, uint32_t ver, int line) {
   uint32_t f;
   memset(buf, 0, PS);
   int rc = conn_page(c, pgno, buf, PS, &f);
-  if (ver) fill(want, pgno, ver);
-  else memset(want, 0, PS);
+  if (ver)
+    fill(want, pgno, ver);
+  else
+    memset(want, 0, PS);
   if (rc != SHALE_OK || memcmp(buf, want, PS) != 0)
     test_fail(__FILE__, line, "page %u: rc %d, not version %u (frame %u)", pgno, rc, ver, f);
 }
@@ -518,7 +527,8 @@ TEST(wal_recovery_rules) {
     /* magic ...82: little-endian words on x86 */
     s[0] = s[1] = 0;
     for (int i = 0; i < 24; i += 8) {
-      uint32_t a = (uint32_t)m[i] | (uint32_t)m[i + 1] << 8 | (uint32_t)m[i + 2] << 16 | (uint32_t)m[i + 3] << 24;
+      uint32_t a = (uint32_t)m[i] | (uint32_t)m[i + 1] << 8 | (uint32_t)m[i + 2] << 16 |
+                   (uint32_t)m[i + 3] << 24;
       uint32_t b = (uint32_t)m[i + 4] | (uint32_t)m[i + 5] << 8 | (uint32_t)m[i + 6] << 16 |
                    (uint32_t)m[i + 7] << 24;
       s[0] += a + s[1];
@@ -698,8 +708,8 @@ TEST(wal_readers_writers_marks) {
 #include <sys/wait.h>
 
 static char g_img[256];
-#define CONTENT_Q                                                                         \
-  "SELECT count(*) || ',' || total(length(b)) || ',' || total(a) || ',' || "              \
+#define CONTENT_Q                                                            \
+  "SELECT count(*) || ',' || total(length(b)) || ',' || total(a) || ',' || " \
   "(SELECT group_concat(name) FROM sqlite_schema) FROM t"
 
 /* Run fn in a child process (which must not touch our connections). */
@@ -769,8 +779,9 @@ static int child_read_any(void) {
   sqlite3 *s;
   if (sqlite3_open(g_path, &s) != SQLITE_OK) return 3;
   char *ic = sql_text(s, "PRAGMA integrity_check");
-  char *ct = sql_text(s, "SELECT count(*) || ',' || total(length(b)) || ',' || "
-                         "(SELECT group_concat(name) FROM sqlite_schema) FROM t");
+  char *ct = sql_text(s,
+                      "SELECT count(*) || ',' || total(length(b)) || ',' || "
+                      "(SELECT group_concat(name) FROM sqlite_schema) FROM t");
   int bad = strcmp(ic, "ok") != 0;
   out_write(ct);
   free(ic);
@@ -861,16 +872,18 @@ TEST(wal_live_with_sqlite_process) {
   rm3(py);
   sqlite3 *s;
   CHECK_EQ(sqlite3_open(py, &s), SQLITE_OK);
-  sql(s, "PRAGMA page_size=1024; CREATE TABLE t(a INTEGER PRIMARY KEY, b); CREATE INDEX tb ON t(b);"
-         "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM c WHERE i<40) "
-         "INSERT INTO t(b) SELECT randomblob(120) FROM c;");
+  sql(s,
+      "PRAGMA page_size=1024; CREATE TABLE t(a INTEGER PRIMARY KEY, b); CREATE INDEX tb ON t(b);"
+      "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM c WHERE i<40) "
+      "INSERT INTO t(b) SELECT randomblob(120) FROM c;");
   sqlite3_close(s);
   uint32_t n0, n1;
   uint8_t *v0 = db_pages(py, ps, &n0);
   spit(g_path, v0, (long)n0 * ps);
   CHECK_EQ(sqlite3_open(py, &s), SQLITE_OK);
-  sql(s, "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM c WHERE i<90) "
-         "INSERT INTO t(b) SELECT randomblob(200) FROM c; UPDATE t SET b = NULL WHERE a % 7 = 0");
+  sql(s,
+      "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM c WHERE i<90) "
+      "INSERT INTO t(b) SELECT randomblob(200) FROM c; UPDATE t SET b = NULL WHERE a % 7 = 0");
   char *want1 = sql_text(s, CONTENT_Q);
   sqlite3_close(s);
   uint8_t *v1 = db_pages(py, ps, &n1);
@@ -1080,8 +1093,10 @@ static int fv_state(const char *path, int maxk) {
         uint32_t f, v = fv_ver(k, pg);
         memset(buf, 0, PS);
         if (conn_page(&c, pg, buf, PS, &f) != SHALE_OK) ok = 0;
-        if (v) fill(want, pg, v);
-        else memset(want, 0, PS);
+        if (v)
+          fill(want, pg, v);
+        else
+          memset(want, 0, PS);
         if (memcmp(buf, want, PS)) ok = 0;
       }
       if (ok) st = k;
@@ -1111,7 +1126,8 @@ TEST(wal_io_errors) {
       int rc2 = SHALE_OK;
       if (ki >= 2) { /* reads and truncates happen in checkpoints */
         int nl, nc;
-        rc2 = wal_checkpoint(c.w, ki == 3 ? WAL_CKPT_TRUNCATE : WAL_CKPT_PASSIVE, NULL, NULL, &nl, &nc);
+        rc2 = wal_checkpoint(c.w, ki == 3 ? WAL_CKPT_TRUNCATE : WAL_CKPT_PASSIVE, NULL, NULL, &nl,
+                             &nc);
       }
       os_fault_arm(fv, kinds[ki], 0, 0);
       fails += rc != SHALE_OK || rc2 != SHALE_OK;
@@ -1120,8 +1136,10 @@ TEST(wal_io_errors) {
       wal_end_read(c.w);
       conn_close(&c, WAL_CLOSE_KEEP);
       int st = fv_state(p, 3);
-      if (rc == SHALE_OK) CHECK_EQ(st, 3);
-      else CHECK(st == 2 || st == 3);
+      if (rc == SHALE_OK)
+        CHECK_EQ(st, 3);
+      else
+        CHECK(st == 2 || st == 3);
     }
   }
   CHECK(fails > 0);
@@ -1358,8 +1376,10 @@ static void *st_writer(void *arg) {
       int spill = n > 1 ? (int)(bits % (uint64_t)n) : 0;
       rc = spill ? wal_append(c.w, wp, spill, 0, WAL_SYNC_OFF) : SHALE_OK;
       if (rc == SHALE_OK) rc = wal_append(c.w, wp + spill, n - spill, ST_PAGES, WAL_SYNC_OFF);
-      if (rc == SHALE_OK) g_st_commits++;
-      else g_st_errors++;
+      if (rc == SHALE_OK)
+        g_st_commits++;
+      else
+        g_st_errors++;
       wal_end_write(c.w);
     } else if ((rc & 0xff) != SHALE_BUSY) {
       g_st_errors++;
@@ -1406,8 +1426,10 @@ static void *st_ckpt(void *arg) {
   while (!g_st_stop) {
     int nl, nc;
     int rc = wal_checkpoint(c.w, (int)(test_rand(&seed) % 4), NULL, NULL, &nl, &nc);
-    if (rc == SHALE_OK) g_st_ckpts++;
-    else if ((rc & 0xff) != SHALE_BUSY) g_st_errors++;
+    if (rc == SHALE_OK)
+      g_st_ckpts++;
+    else if ((rc & 0xff) != SHALE_BUSY)
+      g_st_errors++;
   }
   conn_close(&c, WAL_CLOSE_KEEP);
   return NULL;
@@ -1462,8 +1484,8 @@ static int child_concurrent_reader(void) {
     for (int i = last_idx; i <= CC_VERSIONS && idx < 0; i++)
       if (g_cc_counts[i] == n) idx = i;
     if (strcmp(ic, "ok") != 0 || idx < 0) {
-      snprintf(msg, sizeof msg, "iter %d: integrity %.60s count %s (last version %d)", iters, ic, cnt,
-               last_idx);
+      snprintf(msg, sizeof msg, "iter %d: integrity %.60s count %s (last version %d)", iters, ic,
+               cnt, last_idx);
       rc = 4;
     } else {
       last_idx = idx;
@@ -1494,7 +1516,8 @@ TEST(wal_concurrent_sqlite_reader) {
   uint32_t nver[CC_VERSIONS + 1];
   sqlite3 *s;
   CHECK_EQ(sqlite3_open(py, &s), SQLITE_OK);
-  sql(s, "PRAGMA page_size=1024; CREATE TABLE t(a INTEGER PRIMARY KEY, b); CREATE INDEX tb ON t(b);");
+  sql(s,
+      "PRAGMA page_size=1024; CREATE TABLE t(a INTEGER PRIMARY KEY, b); CREATE INDEX tb ON t(b);");
   uint64_t seed = test_seed();
   for (int i = 0; i <= CC_VERSIONS; i++) {
     if (i > 0) {
@@ -1527,9 +1550,12 @@ TEST(wal_concurrent_sqlite_reader) {
     commit_diff(&c, ver[i - 1], nver[i - 1], ver[i], nver[i], ps);
     if (i % 3 == 0) {
       int nl, nc;
-      int rc = wal_checkpoint(c.w, i % 6 == 0 ? WAL_CKPT_RESTART : WAL_CKPT_PASSIVE, NULL, NULL, &nl, &nc);
-      if (rc == SHALE_BUSY) busy++;
-      else CHECK_OK(rc);
+      int rc = wal_checkpoint(c.w, i % 6 == 0 ? WAL_CKPT_RESTART : WAL_CKPT_PASSIVE, NULL, NULL,
+                              &nl, &nc);
+      if (rc == SHALE_BUSY)
+        busy++;
+      else
+        CHECK_OK(rc);
     }
     usleep(2000);
   }
@@ -1539,7 +1565,8 @@ TEST(wal_concurrent_sqlite_reader) {
   CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   char *msg = out_read();
   if (strncmp(msg, "ok", 2) != 0) test_fail(__FILE__, __LINE__, "child: %s", msg);
-  if (getenv("WAL_TEST_VERBOSE")) fprintf(stderr, "  child %s, our busy checkpoints %d\n", msg, busy);
+  if (getenv("WAL_TEST_VERBOSE"))
+    fprintf(stderr, "  child %s, our busy checkpoints %d\n", msg, busy);
   free(msg);
   CHECK_OK(conn_close(&c, 0));
   CHECK_EQ(fsize(suffix(g_path, "-wal")), -1);
@@ -1588,9 +1615,10 @@ TEST(wal_sqlite_recovered_first) {
   unlink(g_out);
   sqlite3 *s;
   CHECK_EQ(sqlite3_open(py, &s), SQLITE_OK);
-  sql(s, "PRAGMA page_size=1024; CREATE TABLE t(a INTEGER PRIMARY KEY, b);"
-         "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM c WHERE i<30) "
-         "INSERT INTO t(b) SELECT randomblob(100) FROM c;");
+  sql(s,
+      "PRAGMA page_size=1024; CREATE TABLE t(a INTEGER PRIMARY KEY, b);"
+      "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i+1 FROM c WHERE i<30) "
+      "INSERT INTO t(b) SELECT randomblob(100) FROM c;");
   sqlite3_close(s);
   uint32_t n0, n1;
   uint8_t *v0 = db_pages(py, ps, &n0);

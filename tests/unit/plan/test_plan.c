@@ -11,9 +11,9 @@
  */
 #include <string.h>
 
-#include "../../../src/plan/plan.h"
 #include "../../../src/compile/schema_load.h"
 #include "../../../src/parse/parse.h"
+#include "../../../src/plan/plan.h"
 #include "../../test.h"
 
 typedef struct Fix {
@@ -58,8 +58,10 @@ static void bind(Fix *f, SqlExpr *e) {
       const char *nm = si->alias ? si->alias : si->name;
       if (e->op == SQL_E_COLUMN && util_stricmp(e->table, nm) != 0) continue;
       int c = table_column_index(t, e->z);
-      if (c < 0 && util_stricmp(e->z, "rowid") == 0) c = -1;
-      else if (c < 0) continue;
+      if (c < 0 && util_stricmp(e->z, "rowid") == 0)
+        c = -1;
+      else if (c < 0)
+        continue;
       e->op = SQL_E_COLREF;
       e->cursor = 100 + i;
       e->column = c;
@@ -100,17 +102,24 @@ static void h_term(void *ctx, PlanTerm *t) {
   (void)ctx;
   char l = aff_of(t->left), r = t->right ? aff_of(t->right) : 0;
   char a;
-  if (t->op == PLAN_OP_IN) a = l;
-  else if (l && r) a = (l >= AFF_NUMERIC || r >= AFF_NUMERIC) ? AFF_NUMERIC : AFF_BLOB;
-  else if (!l && !r) a = AFF_BLOB;
-  else a = l ? l : r;
+  if (t->op == PLAN_OP_IN)
+    a = l;
+  else if (l && r)
+    a = (l >= AFF_NUMERIC || r >= AFF_NUMERIC) ? AFF_NUMERIC : AFF_BLOB;
+  else if (!l && !r)
+    a = AFF_BLOB;
+  else
+    a = l ? l : r;
   if (t->op == PLAN_OP_ISNULL) a = 0;
   t->aff = a;
   /* an explicit COLLATE wins (left first), then a column's collation */
   const char *c = NULL;
-  if (t->left->op == SQL_E_COLLATE) c = t->left->z;
-  else if (t->right && t->right->op == SQL_E_COLLATE) c = t->right->z;
-  else c = coll_of(t->left) ? coll_of(t->left) : t->right ? coll_of(t->right) : NULL;
+  if (t->left->op == SQL_E_COLLATE)
+    c = t->left->z;
+  else if (t->right && t->right->op == SQL_E_COLLATE)
+    c = t->right->z;
+  else
+    c = coll_of(t->left) ? coll_of(t->left) : t->right ? coll_of(t->right) : NULL;
   t->coll = c;
 }
 static const char *h_coll(void *ctx, SqlExpr *e) {
@@ -190,20 +199,26 @@ static const char *desc(Fix *f, int k, char *buf, size_t n) {
   PlanLevel *L = &f->plan.levels[k];
   const char *tn = f->items[L->item].tab->name;
   switch (L->kind) {
-  case PLAN_SCAN:
-    snprintf(buf, n, "%s SCAN%s%s%s", tn, L->idx && !L->is_pk ? " " : "",
-             L->idx && !L->is_pk ? L->idx->name : "", L->reverse ? " rev" : "");
-    break;
-  case PLAN_ROWID_EQ: snprintf(buf, n, "%s ROWID=", tn); break;
-  case PLAN_AUTO: snprintf(buf, n, "%s AUTO %d", tn, L->neq); break;
-  case PLAN_OR: snprintf(buf, n, "%s OR %d", tn, L->nsub); break;
-  case PLAN_ROWID_RANGE:
-    snprintf(buf, n, "%s ROWID%s%s%s", tn, L->lo >= 0 ? " lo" : "", L->hi >= 0 ? " hi" : "",
-             L->reverse ? " rev" : "");
-    break;
-  default:
-    snprintf(buf, n, "%s %s %d%s%s%s%s", tn, L->idx->name, L->neq, L->lo >= 0 ? " lo" : "",
-             L->hi >= 0 ? " hi" : "", L->covering ? " cov" : "", L->reverse ? " rev" : "");
+    case PLAN_SCAN:
+      snprintf(buf, n, "%s SCAN%s%s%s", tn, L->idx && !L->is_pk ? " " : "",
+               L->idx && !L->is_pk ? L->idx->name : "", L->reverse ? " rev" : "");
+      break;
+    case PLAN_ROWID_EQ:
+      snprintf(buf, n, "%s ROWID=", tn);
+      break;
+    case PLAN_AUTO:
+      snprintf(buf, n, "%s AUTO %d", tn, L->neq);
+      break;
+    case PLAN_OR:
+      snprintf(buf, n, "%s OR %d", tn, L->nsub);
+      break;
+    case PLAN_ROWID_RANGE:
+      snprintf(buf, n, "%s ROWID%s%s%s", tn, L->lo >= 0 ? " lo" : "", L->hi >= 0 ? " hi" : "",
+               L->reverse ? " rev" : "");
+      break;
+    default:
+      snprintf(buf, n, "%s %s %d%s%s%s%s", tn, L->idx->name, L->neq, L->lo >= 0 ? " lo" : "",
+               L->hi >= 0 ? " hi" : "", L->covering ? " cov" : "", L->reverse ? " rev" : "");
   }
   return buf;
 }

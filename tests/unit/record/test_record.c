@@ -837,8 +837,8 @@ TEST(record_compare_first_column_bytes) {
       int got = record_compare(ki, ra, na, rb, nb);
       int gp = ki ? record_compare_prefix(ki, ra, na, rb, nb) : got;
       if ((got > 0) - (got < 0) != (c > 0) - (c < 0)) {
-        test_fail(__FILE__, __LINE__, "iter %d keyinfo %d: record_compare %d, expected %d", iter,
-                  k, got, c);
+        test_fail(__FILE__, __LINE__, "iter %d keyinfo %d: record_compare %d, expected %d", iter, k,
+                  got, c);
         return;
       }
       /* the prefix compare stops after the KeyInfo's one column */
@@ -892,8 +892,8 @@ TEST(record_compare_all_columns_bytes) {
       }
       int got = sign(record_compare(ki, ra, na, rb, nb));
       if (got != want[3]) {
-        test_fail(__FILE__, __LINE__, "iter %d keyinfo %d: record_compare %d, expected %d", iter,
-                  k, got, want[3]);
+        test_fail(__FILE__, __LINE__, "iter %d keyinfo %d: record_compare %d, expected %d", iter, k,
+                  got, want[3]);
         return;
       }
       if (ki) CHECK_EQ(sign(record_compare_prefix(ki, ra, na, rb, nb)), want[2]);

@@ -246,8 +246,10 @@ TEST(record_seek_whole_is_record_compare) {
   uint64_t s = test_seed() ^ 0x3a11;
   int bad = 0;
   for (int round = 0; round < 3; round++) {
-    KeyInfo ki = {round == 0 ? 0 : round == 1 ? 2 : 3, round ? colls : NULL,
-                  round ? desc : NULL, 0};
+    KeyInfo ki = {round == 0   ? 0
+                  : round == 1 ? 2
+                               : 3,
+                  round ? colls : NULL, round ? desc : NULL, 0};
     for (int t = 0; t < 20000; t++) {
       char ba[4][8], bb[4][8];
       ShValue a[4], b[4];

@@ -19,9 +19,9 @@
 #include <string.h>
 
 #include "../../../src/btree/btree.h"
-#include "../../../src/schema/schema.h"
-#include "../../../src/parse/ast.h"
 #include "../../../src/compile/schema_load.h"
+#include "../../../src/parse/ast.h"
+#include "../../../src/schema/schema.h"
 #include "../../test.h"
 
 /* ---- the corpus ---- */

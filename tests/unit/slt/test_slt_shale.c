@@ -17,10 +17,6 @@
  *     ../shared/slt, else /work/shared/slt; when absent the case passes with
  *     a note.
  */
-#include "../../slt/md5.c"
-#include "../../slt/slt.c"
-#include "../../slt/engine_shale.c"
-
 #include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -28,13 +24,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../slt/engine_shale.c"
+#include "../../slt/md5.c"
+#include "../../slt/slt.c"
 #include "../../test.h"
 
 /* Time caps guard against a hang, not against slowness: on two loaded cores
  * the whole corpus takes 20-90 s (tests/run.sh kills a binary at 600 s). */
-#define SLT_BUDGET 480.0   /* seconds for the whole corpus */
+#define SLT_BUDGET 480.0    /* seconds for the whole corpus */
 #define SLT_FILE_SOFT 150.0 /* at most this per file */
-#define SLT_FILE_MIN 2.0   /* kept in reserve for each file not yet run */
+#define SLT_FILE_MIN 2.0    /* kept in reserve for each file not yet run */
 #define SLT_FILE_HARD 200
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -222,9 +221,10 @@ TEST(slt_corpus_on_shale) {
          passed, total, total ? 100.0 * (double)passed / (double)total : 0.0, skipped, nrun, lost,
          mono() - t0);
   if (capped_records)
-    printf("  (%ld of the failures are records refused at a file's time cap: %ld/%ld of the "
-           "records that ran pass)\n",
-           capped_records, passed, total - capped_records);
+    printf(
+        "  (%ld of the failures are records refused at a file's time cap: %ld/%ld of the "
+        "records that ran pass)\n",
+        capped_records, passed, total - capped_records);
   CHECK(nrun > 0);
   CHECK_EQ(lost, 0);
   CHECK_EQ(capped_records, 0);

@@ -130,7 +130,6 @@ static long gaps_stale(const Files *fs) {
   return stale;
 }
 
-
 static int cmp_path(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -229,9 +228,10 @@ static long run_isolated(const EngineRow *er, const Files *fs, long *failed, lon
     slt_fail_hook = NULL;
     r[2] = gap_unexpected + (ng < 0);
     r[3] = gaps_stale(fs);
-    printf("tests/sql on %s: %d known gaps listed, %ld unexpected failures, %ld listed records "
-           "that pass\n",
-           er->label, ngaps, r[2], r[3]);
+    printf(
+        "tests/sql on %s: %d known gaps listed, %ld unexpected failures, %ld listed records "
+        "that pass\n",
+        er->label, ngaps, r[2], r[3]);
     fflush(stdout);
     if (write(fd[1], r, sizeof r) != (ssize_t)sizeof r) _exit(3);
     _exit(0);
@@ -259,11 +259,10 @@ TEST(sql_scripts_pass_on_every_engine) {
   CHECK(fs.n > 0);
   for (size_t e = 0; e < sizeof engines / sizeof engines[0]; e++) {
     long failed = 0, unexpected = 0, stale = 0;
-    long total = engines[e].fatal
-                     ? run_all(&engines[e], &fs, &failed)
-                     : run_isolated(&engines[e], &fs, &failed, &unexpected, &stale);
+    long total = engines[e].fatal ? run_all(&engines[e], &fs, &failed)
+                                  : run_isolated(&engines[e], &fs, &failed, &unexpected, &stale);
     if (engines[e].fatal) CHECK_EQ(failed, 0);
-    CHECK(total >= 0); /* the engine did not crash */
+    CHECK(total >= 0);       /* the engine did not crash */
     CHECK_EQ(unexpected, 0); /* every failing record is a known gap */
     CHECK_EQ(stale, 0);      /* every known gap still fails */
     if (fs.n > 1 && total >= 0) CHECK(total >= 1000);

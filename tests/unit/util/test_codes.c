@@ -21,13 +21,13 @@ TEST(codes_headers_are_generated) {
 
 TEST(codes_match_the_reference) {
   int n = 0;
-#define PRIMARY(name, num, text)                                                       \
-  CHECK_EQ(SHALE_##name, SQLITE_##name);                                             \
-  CHECK_STR(shale_errstr(SHALE_##name), sqlite3_errstr(SQLITE_##name));                \
+#define PRIMARY(name, num, text)                                        \
+  CHECK_EQ(SHALE_##name, SQLITE_##name);                                \
+  CHECK_STR(shale_errstr(SHALE_##name), sqlite3_errstr(SQLITE_##name)); \
   n++;
-#define EXTENDED(name, prim, detail, text)                                             \
-  CHECK_EQ(SHALE_##name, SQLITE_##name);                                             \
-  CHECK_STR(shale_errstr(SHALE_##name), sqlite3_errstr(SQLITE_##name));                \
+#define EXTENDED(name, prim, detail, text)                              \
+  CHECK_EQ(SHALE_##name, SQLITE_##name);                                \
+  CHECK_STR(shale_errstr(SHALE_##name), sqlite3_errstr(SQLITE_##name)); \
   n++;
 #include "../../../src/util/result_codes.def"
 #undef PRIMARY

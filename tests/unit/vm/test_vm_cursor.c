@@ -26,16 +26,19 @@ static int same_col(const ShValue *v, sqlite3_stmt *st, int i) {
   int t = sqlite3_column_type(st, i);
   if (t != v->type) return 0;
   switch (t) {
-  case SQLITE_INTEGER: return sqlite3_column_int64(st, i) == v->i;
-  case SQLITE_FLOAT: return sqlite3_column_double(st, i) == v->r;
-  case SQLITE_TEXT:
-  case SQLITE_BLOB: {
-    const void *z = t == SQLITE_TEXT ? (const void *)sqlite3_column_text(st, i)
-                                     : sqlite3_column_blob(st, i);
-    int n = sqlite3_column_bytes(st, i);
-    return (uint32_t)n == v->n && (n == 0 || memcmp(z, v->z, (size_t)n) == 0);
-  }
-  default: return 1;
+    case SQLITE_INTEGER:
+      return sqlite3_column_int64(st, i) == v->i;
+    case SQLITE_FLOAT:
+      return sqlite3_column_double(st, i) == v->r;
+    case SQLITE_TEXT:
+    case SQLITE_BLOB: {
+      const void *z =
+          t == SQLITE_TEXT ? (const void *)sqlite3_column_text(st, i) : sqlite3_column_blob(st, i);
+      int n = sqlite3_column_bytes(st, i);
+      return (uint32_t)n == v->n && (n == 0 || memcmp(z, v->z, (size_t)n) == 0);
+    }
+    default:
+      return 1;
   }
 }
 
@@ -71,16 +74,17 @@ static uint32_t root_of(sqlite3 *db, const char *name) {
 static void make_scan_db(const char *path) {
   sqlite3 *db = tsql_open(path);
   CHECK(db != NULL);
-  CHECK(tsql_exec(db, "CREATE TABLE t(a, b, c);"
-                      "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<300)"
-                      " INSERT INTO t SELECT CASE i%5 WHEN 0 THEN NULL WHEN 1 THEN i WHEN 2 THEN"
-                      " i*1.5 WHEN 3 THEN 'text'||i ELSE randomblob(i%7) END,"
-                      " CASE WHEN i%17=0 THEN zeroblob(3000+i) ELSE -i END,"
-                      " CASE WHEN i%23=0 THEN printf('%.*c', 6000, 'x') ELSE i*9223372036854 END"
-                      " FROM s;"
-                      "ALTER TABLE t ADD COLUMN d DEFAULT 5;"
-                      "INSERT INTO t VALUES(1,2,3,4),(NULL,NULL,NULL,NULL);"
-                      "DELETE FROM t WHERE rowid % 11 = 0;") == SQLITE_OK);
+  CHECK(tsql_exec(db,
+                  "CREATE TABLE t(a, b, c);"
+                  "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<300)"
+                  " INSERT INTO t SELECT CASE i%5 WHEN 0 THEN NULL WHEN 1 THEN i WHEN 2 THEN"
+                  " i*1.5 WHEN 3 THEN 'text'||i ELSE randomblob(i%7) END,"
+                  " CASE WHEN i%17=0 THEN zeroblob(3000+i) ELSE -i END,"
+                  " CASE WHEN i%23=0 THEN printf('%.*c', 6000, 'x') ELSE i*9223372036854 END"
+                  " FROM s;"
+                  "ALTER TABLE t ADD COLUMN d DEFAULT 5;"
+                  "INSERT INTO t VALUES(1,2,3,4),(NULL,NULL,NULL,NULL);"
+                  "DELETE FROM t WHERE rowid % 11 = 0;") == SQLITE_OK);
   sqlite3_close(db);
 }
 
@@ -214,12 +218,22 @@ TEST(vm_insert_delete_pass_integrity_check) {
   for (int i = 1; i <= n; i++) {
     uint64_t x = test_rand(&s);
     switch (x % 6) {
-    case 0: vm_bind_null(vm, 1); break;
-    case 1:
-    case 2: vm_bind_int(vm, 1, (int64_t)(x >> 8) % 100); break;
-    case 3: vm_bind_real(vm, 1, (double)((x >> 8) % 100) / 4); break;
-    case 4: vm_bind_text(vm, 1, big, (int)((x >> 8) % 40)); break;
-    default: vm_bind_blob(vm, 1, big, (int)((x >> 8) % 3000)); break;
+      case 0:
+        vm_bind_null(vm, 1);
+        break;
+      case 1:
+      case 2:
+        vm_bind_int(vm, 1, (int64_t)(x >> 8) % 100);
+        break;
+      case 3:
+        vm_bind_real(vm, 1, (double)((x >> 8) % 100) / 4);
+        break;
+      case 4:
+        vm_bind_text(vm, 1, big, (int)((x >> 8) % 40));
+        break;
+      default:
+        vm_bind_blob(vm, 1, big, (int)((x >> 8) % 3000));
+        break;
     }
     if (i % 7 == 0)
       vm_bind_blob(vm, 2, big, (int)sizeof big);
@@ -321,11 +335,11 @@ static VmProgram *build_range(uint32_t iroot, int backward) {
 TEST(vm_index_range_scans_match_sqlite) {
   const char *path = test_path("idx.db");
   sqlite3 *db = tsql_open(path);
-  CHECK(tsql_exec(db, "CREATE TABLE t3(a, b); CREATE INDEX i3 ON t3(a);"
-                      "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<2000)"
-                      " INSERT INTO t3 SELECT CASE WHEN i%13=0 THEN NULL WHEN i%7=0 THEN"
-                      " 'k'||(i%50) WHEN i%5=0 THEN (i%60)+0.5 ELSE i%60 END, i FROM s;") ==
-        SQLITE_OK);
+  CHECK(tsql_exec(db,
+                  "CREATE TABLE t3(a, b); CREATE INDEX i3 ON t3(a);"
+                  "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<2000)"
+                  " INSERT INTO t3 SELECT CASE WHEN i%13=0 THEN NULL WHEN i%7=0 THEN"
+                  " 'k'||(i%50) WHEN i%5=0 THEN (i%60)+0.5 ELSE i%60 END, i FROM s;") == SQLITE_OK);
   uint32_t iroot = root_of(db, "i3"), troot = root_of(db, "t3");
   Btree *bt;
   CHECK_OK(btree_open(NULL, path, SHALE_OPEN_READWRITE, &bt));
@@ -420,9 +434,10 @@ TEST(vm_index_range_scans_match_sqlite) {
 TEST(vm_table_rowid_seeks) {
   const char *path = test_path("rowid.db");
   sqlite3 *db = tsql_open(path);
-  CHECK(tsql_exec(db, "CREATE TABLE t4(x);"
-                      "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<500)"
-                      " INSERT INTO t4(rowid, x) SELECT i*2, i FROM s;") == SQLITE_OK);
+  CHECK(tsql_exec(db,
+                  "CREATE TABLE t4(x);"
+                  "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<500)"
+                  " INSERT INTO t4(rowid, x) SELECT i*2, i FROM s;") == SQLITE_OK);
   uint32_t root = root_of(db, "t4");
   sqlite3_close(db);
   Btree *bt;
@@ -431,9 +446,9 @@ TEST(vm_table_rowid_seeks) {
     int op;
     double key;
     int64_t want; /* rowid landed on, 0 = jumped (none) */
-  } cases[] = {{OP_SeekGE, 10, 10},   {OP_SeekGE, 11, 12},  {OP_SeekGT, 10, 12},
-               {OP_SeekGT, 10.5, 12}, {OP_SeekGE, 10.5, 12}, {OP_SeekLE, 10.5, 10},
-               {OP_SeekLT, 10, 8},    {OP_SeekLT, 2, 0},     {OP_SeekGT, 1000, 0},
+  } cases[] = {{OP_SeekGE, 10, 10},     {OP_SeekGE, 11, 12},   {OP_SeekGT, 10, 12},
+               {OP_SeekGT, 10.5, 12},   {OP_SeekGE, 10.5, 12}, {OP_SeekLE, 10.5, 10},
+               {OP_SeekLT, 10, 8},      {OP_SeekLT, 2, 0},     {OP_SeekGT, 1000, 0},
                {OP_SeekLE, 1e30, 1000}, {OP_SeekGE, -1e30, 2}, {OP_SeekLT, 9.5, 8}};
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     VmBuilder b;
@@ -526,11 +541,12 @@ TEST(vm_create_btree) {
 TEST(vm_sorter_and_ephemeral_match_sqlite) {
   const char *path = test_path("sort.db");
   sqlite3 *db = tsql_open(path);
-  CHECK(tsql_exec(db, "CREATE TABLE t5(a, b);"
-                      "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<3000)"
-                      " INSERT INTO t5 SELECT CASE WHEN i%13=0 THEN NULL WHEN i%7=0 THEN"
-                      " 'k'||(i%50) WHEN i%5=0 THEN (i%60)+0.5 WHEN i%11=0 THEN"
-                      " randomblob(i%5) ELSE i%60 END, i FROM s;") == SQLITE_OK);
+  CHECK(tsql_exec(db,
+                  "CREATE TABLE t5(a, b);"
+                  "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<3000)"
+                  " INSERT INTO t5 SELECT CASE WHEN i%13=0 THEN NULL WHEN i%7=0 THEN"
+                  " 'k'||(i%50) WHEN i%5=0 THEN (i%60)+0.5 WHEN i%11=0 THEN"
+                  " randomblob(i%5) ELSE i%60 END, i FROM s;") == SQLITE_OK);
   uint32_t root = root_of(db, "t5");
   Btree *bt;
   CHECK_OK(btree_open(NULL, path, SHALE_OPEN_READWRITE, &bt));
@@ -614,8 +630,7 @@ TEST(vm_sorter_and_ephemeral_match_sqlite) {
   vm_builder_add(&b, OP_Halt, 0, 0, 0);
   CHECK_OK(vm_builder_finish(&b, &p));
   CHECK_OK(vm_new(p, bt, VM_AUTOCOMMIT, &vm));
-  CHECK(sqlite3_prepare_v2(db, "SELECT DISTINCT a FROM t5 ORDER BY a", -1, &st, NULL) ==
-        SQLITE_OK);
+  CHECK(sqlite3_prepare_v2(db, "SELECT DISTINCT a FROM t5 ORDER BY a", -1, &st, NULL) == SQLITE_OK);
   int nd = compare_rows(vm, st, 1);
   CHECK(nd > 100);
   sqlite3_reset(st);
@@ -769,8 +784,8 @@ TEST(vm_statement_journal_conflict_resolution) {
   db = tsql_open(path);
   CHECK_EQ(tsql_int(db, "SELECT count(*) FROM t2"), 2 * 3 + 2 + 2);
   sqlite3_stmt *st;
-  CHECK(sqlite3_prepare_v2(db, "SELECT group_concat(a) FROM (SELECT a FROM t2 ORDER BY rowid)",
-                           -1, &st, NULL) == SQLITE_OK);
+  CHECK(sqlite3_prepare_v2(db, "SELECT group_concat(a) FROM (SELECT a FROM t2 ORDER BY rowid)", -1,
+                           &st, NULL) == SQLITE_OK);
   CHECK(sqlite3_step(st) == SQLITE_ROW);
   CHECK_STR((const char *)sqlite3_column_text(st, 0), "10,11,20,21,200,201,30,31,7,8");
   sqlite3_finalize(st);
@@ -867,12 +882,12 @@ TEST(vm_trigger_subprograms) {
 TEST(vm_affinity_records_match_sqlite) {
   const char *path = test_path("aff.db");
   sqlite3 *db = tsql_open(path);
-  CHECK(tsql_exec(db, "CREATE TABLE ty(i INTEGER, r REAL, t TEXT, n NUMERIC, b BLOB);"
-                      "CREATE TABLE ref(i INTEGER, r REAL, t TEXT, n NUMERIC, b BLOB);") ==
-        SQLITE_OK);
+  CHECK(tsql_exec(db,
+                  "CREATE TABLE ty(i INTEGER, r REAL, t TEXT, n NUMERIC, b BLOB);"
+                  "CREATE TABLE ref(i INTEGER, r REAL, t TEXT, n NUMERIC, b BLOB);") == SQLITE_OK);
   uint32_t root = root_of(db, "ty");
-  static const char *const texts[] = {"12", "12.5", "abc", " 7 ", "1e3", "9223372036854775808",
-                                      "-0", "2.0", "0x10", "1.5e400", ""};
+  static const char *const texts[] = {"12", "12.5", "abc",  " 7 ",     "1e3", "9223372036854775808",
+                                      "-0", "2.0",  "0x10", "1.5e400", ""};
   static const double reals[] = {2.0, 2.5, 1e20, -0.0, 140737488355328.0, 9.5e18};
   static const int64_t ints[] = {0, -1, 42, INT64_MAX, INT64_MIN, 140737488355328LL};
   int nval = 1 + 11 + 6 + 6 + 1;
@@ -922,10 +937,11 @@ TEST(vm_affinity_records_match_sqlite) {
   char msg[300];
   CHECK(tsql_integrity(path, msg, sizeof msg));
   CHECK_EQ(tsql_int(db, "SELECT count(*) FROM ty"), nval);
-  int ndiff = (int)tsql_int(db, "SELECT count(*) FROM ty JOIN ref ON ty.rowid = ref.rowid WHERE "
-                               "quote(ty.i) IS NOT quote(ref.i) OR quote(ty.r) IS NOT quote(ref.r)"
-                               " OR quote(ty.t) IS NOT quote(ref.t) OR quote(ty.n) IS NOT "
-                               "quote(ref.n) OR quote(ty.b) IS NOT quote(ref.b)");
+  int ndiff = (int)tsql_int(db,
+                            "SELECT count(*) FROM ty JOIN ref ON ty.rowid = ref.rowid WHERE "
+                            "quote(ty.i) IS NOT quote(ref.i) OR quote(ty.r) IS NOT quote(ref.r)"
+                            " OR quote(ty.t) IS NOT quote(ref.t) OR quote(ty.n) IS NOT "
+                            "quote(ref.n) OR quote(ty.b) IS NOT quote(ref.b)");
   CHECK_EQ(ndiff, 0);
   if (ndiff) {
     sqlite3_stmt *st;
@@ -1014,8 +1030,7 @@ TEST(vm_affinity_records_match_sqlite) {
         }
         int before = test_failures_guard();
         CHECK_EQ(compare_rows(vm, st, 1), nval);
-        if (test_failures_guard() != before)
-          fprintf(stderr, "  in: %s with value #%d\n", sql, x);
+        if (test_failures_guard() != before) fprintf(stderr, "  in: %s with value #%d\n", sql, x);
         ncmp += nval;
       }
       sqlite3_finalize(st);
@@ -1033,8 +1048,9 @@ TEST(vm_affinity_records_match_sqlite) {
 TEST(vm_cursor_misc_ops) {
   const char *path = test_path("misc.db");
   sqlite3 *db = tsql_open(path);
-  CHECK(tsql_exec(db, "CREATE TABLE m(a, b); INSERT INTO m VALUES(1,'x'),(2,'y'),(3,'z');"
-                      "CREATE TABLE gone(x); INSERT INTO gone VALUES(1);") == SQLITE_OK);
+  CHECK(tsql_exec(db,
+                  "CREATE TABLE m(a, b); INSERT INTO m VALUES(1,'x'),(2,'y'),(3,'z');"
+                  "CREATE TABLE gone(x); INSERT INTO gone VALUES(1);") == SQLITE_OK);
   uint32_t root = root_of(db, "m"), groot = root_of(db, "gone");
   sqlite3_close(db);
   Btree *bt;
@@ -1088,8 +1104,9 @@ TEST(vm_cursor_misc_ops) {
   db = tsql_open(path);
   CHECK_EQ(tsql_int(db, "PRAGMA user_version"), 77);
   CHECK_EQ(tsql_int(db, "SELECT count(*) FROM m"), 0);
-  CHECK(tsql_exec(db, "PRAGMA writable_schema=ON; DELETE FROM sqlite_schema WHERE name='gone';"
-                      "PRAGMA writable_schema=OFF;") == SQLITE_OK);
+  CHECK(tsql_exec(db,
+                  "PRAGMA writable_schema=ON; DELETE FROM sqlite_schema WHERE name='gone';"
+                  "PRAGMA writable_schema=OFF;") == SQLITE_OK);
   sqlite3_close(db);
   char msg[300];
   CHECK(tsql_integrity(path, msg, sizeof msg));

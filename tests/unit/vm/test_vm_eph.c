@@ -11,8 +11,8 @@
  */
 #include <sqlite3.h>
 
-#include "shale.h"
 #include "../../test.h"
+#include "shale.h"
 
 static int64_t one_int(shale *db, const char *sql) {
   shale_stmt *st = NULL;

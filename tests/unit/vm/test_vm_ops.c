@@ -62,26 +62,26 @@ static const TV tvals[] = {
 
 static void bind_both(Vm *vm, sqlite3_stmt *st, int idx, const TV *t) {
   switch (t->type) {
-  case SHALE_NULL:
-    vm_bind_null(vm, idx);
-    sqlite3_bind_null(st, idx);
-    break;
-  case SHALE_INTEGER:
-    vm_bind_int(vm, idx, t->i);
-    sqlite3_bind_int64(st, idx, t->i);
-    break;
-  case SHALE_FLOAT:
-    vm_bind_real(vm, idx, t->r);
-    sqlite3_bind_double(st, idx, t->r);
-    break;
-  case SHALE_TEXT:
-    vm_bind_text(vm, idx, t->z, t->n);
-    sqlite3_bind_text(st, idx, t->z, t->n, SQLITE_STATIC);
-    break;
-  default:
-    vm_bind_blob(vm, idx, t->z, t->n);
-    sqlite3_bind_blob(st, idx, t->z, t->n, SQLITE_STATIC);
-    break;
+    case SHALE_NULL:
+      vm_bind_null(vm, idx);
+      sqlite3_bind_null(st, idx);
+      break;
+    case SHALE_INTEGER:
+      vm_bind_int(vm, idx, t->i);
+      sqlite3_bind_int64(st, idx, t->i);
+      break;
+    case SHALE_FLOAT:
+      vm_bind_real(vm, idx, t->r);
+      sqlite3_bind_double(st, idx, t->r);
+      break;
+    case SHALE_TEXT:
+      vm_bind_text(vm, idx, t->z, t->n);
+      sqlite3_bind_text(st, idx, t->z, t->n, SQLITE_STATIC);
+      break;
+    default:
+      vm_bind_blob(vm, idx, t->z, t->n);
+      sqlite3_bind_blob(st, idx, t->z, t->n, SQLITE_STATIC);
+      break;
   }
 }
 
@@ -94,34 +94,35 @@ static int same_value(const ShValue *v, sqlite3_stmt *st, char *why, size_t nwhy
     return 0;
   }
   switch (t) {
-  case SQLITE_INTEGER:
-    if (sqlite3_column_int64(st, 0) != v->i) {
-      snprintf(why, nwhy, "%lld vs sqlite %lld", (long long)v->i,
-               (long long)sqlite3_column_int64(st, 0));
-      return 0;
+    case SQLITE_INTEGER:
+      if (sqlite3_column_int64(st, 0) != v->i) {
+        snprintf(why, nwhy, "%lld vs sqlite %lld", (long long)v->i,
+                 (long long)sqlite3_column_int64(st, 0));
+        return 0;
+      }
+      return 1;
+    case SQLITE_FLOAT: {
+      double r = sqlite3_column_double(st, 0);
+      if (memcmp(&r, &v->r, sizeof r) != 0) {
+        snprintf(why, nwhy, "%.17g vs sqlite %.17g", v->r, r);
+        return 0;
+      }
+      return 1;
     }
-    return 1;
-  case SQLITE_FLOAT: {
-    double r = sqlite3_column_double(st, 0);
-    if (memcmp(&r, &v->r, sizeof r) != 0) {
-      snprintf(why, nwhy, "%.17g vs sqlite %.17g", v->r, r);
-      return 0;
+    case SQLITE_TEXT:
+    case SQLITE_BLOB: {
+      const void *z =
+          t == SQLITE_TEXT ? (const void *)sqlite3_column_text(st, 0) : sqlite3_column_blob(st, 0);
+      int n = sqlite3_column_bytes(st, 0);
+      if ((uint32_t)n != v->n || (n && memcmp(z, v->z, (size_t)n))) {
+        snprintf(why, nwhy, "'%.*s' vs sqlite '%.*s'", (int)v->n, v->z ? v->z : "", n,
+                 (const char *)z);
+        return 0;
+      }
+      return 1;
     }
-    return 1;
-  }
-  case SQLITE_TEXT:
-  case SQLITE_BLOB: {
-    const void *z = t == SQLITE_TEXT ? (const void *)sqlite3_column_text(st, 0)
-                                     : sqlite3_column_blob(st, 0);
-    int n = sqlite3_column_bytes(st, 0);
-    if ((uint32_t)n != v->n || (n && memcmp(z, v->z, (size_t)n))) {
-      snprintf(why, nwhy, "'%.*s' vs sqlite '%.*s'", (int)v->n, v->z ? v->z : "", n,
-               (const char *)z);
-      return 0;
-    }
-    return 1;
-  }
-  default: return 1;
+    default:
+      return 1;
   }
 }
 
@@ -176,17 +177,23 @@ static VmProgram *build_case(const OpCase *c) {
   vm_builder_add(&b, OP_Variable, 2, r2, 0);
   int a;
   switch (c->form) {
-  case 0: vm_builder_add(&b, c->op, r2, r1, out); break;
-  case 1: vm_builder_add(&b, c->op, r1, r2, out); break;
-  case 2:
-    a = vm_builder_add(&b, c->op, r2, out, r1);
-    vm_builder_set_p5(&b, a, c->arg);
-    break;
-  case 3: vm_builder_add(&b, c->op, r1, out, 0); break;
-  default:
-    vm_builder_add(&b, c->op, r1, c->arg, 0);
-    vm_builder_add(&b, OP_SCopy, r1, out, 0);
-    break;
+    case 0:
+      vm_builder_add(&b, c->op, r2, r1, out);
+      break;
+    case 1:
+      vm_builder_add(&b, c->op, r1, r2, out);
+      break;
+    case 2:
+      a = vm_builder_add(&b, c->op, r2, out, r1);
+      vm_builder_set_p5(&b, a, c->arg);
+      break;
+    case 3:
+      vm_builder_add(&b, c->op, r1, out, 0);
+      break;
+    default:
+      vm_builder_add(&b, c->op, r1, c->arg, 0);
+      vm_builder_add(&b, OP_SCopy, r1, out, 0);
+      break;
   }
   vm_builder_add(&b, OP_ResultRow, out, 1, 0);
   vm_builder_add(&b, OP_Halt, 0, 0, 0);
@@ -732,14 +739,26 @@ static int column_of(const char *rec, int n, int col, ShValue *out) {
 TEST(vm_column_corrupt_records) {
   ShValue x;
   /* good: header 3 bytes (len, int8, text len 1), body 0x05 'a' */
-  CHECK_RC(column_of("\x03\x01\x0f\x05" "a", 5, 0, &x), SHALE_ROW);
+  CHECK_RC(column_of("\x03\x01\x0f\x05"
+                     "a",
+                     5, 0, &x),
+           SHALE_ROW);
   CHECK_EQ(x.i, 5);
-  CHECK_RC(column_of("\x03\x01\x0f\x05" "a", 5, 2, &x), SHALE_ROW); /* past the end: default */
+  CHECK_RC(column_of("\x03\x01\x0f\x05"
+                     "a",
+                     5, 2, &x),
+           SHALE_ROW); /* past the end: default */
   CHECK_EQ(x.i, -7);
   /* body longer than the record */
-  CHECK_RC(column_of("\x03\x01\x13\x05" "a", 5, 1, &x), SHALE_CORRUPT);
+  CHECK_RC(column_of("\x03\x01\x13\x05"
+                     "a",
+                     5, 1, &x),
+           SHALE_CORRUPT);
   /* body shorter than the record (trailing garbage) */
-  CHECK_RC(column_of("\x03\x01\x0f\x05" "ab", 6, 1, &x), SHALE_CORRUPT);
+  CHECK_RC(column_of("\x03\x01\x0f\x05"
+                     "ab",
+                     6, 1, &x),
+           SHALE_CORRUPT);
   /* serial type 10 */
   CHECK_RC(column_of("\x02\x0a", 2, 0, &x), SHALE_CORRUPT);
   /* header length past the record */
