@@ -1607,14 +1607,25 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
       return api_txn_end(db, began, rc);
     }
     case PR_MODULE_LIST: {
-      int n = 0;
-      while (func_table_name(n)) n++;
-      const char *names[8];
-      for (int i = 0; i < n && i < 8; i++) names[i] = func_table_name(i);
+      /* the table-valued functions, then the registered modules in the
+       * order they were registered (the registry lists the newest first) */
+      int nfn = 0, nmod = 0;
+      while (func_table_name(nfn)) nfn++;
+      for (const VtabModule *m = db->vtabs.mods; m; m = m->next) nmod++;
+      int n = nfn + nmod;
+      const char **names = shale_malloc((size_t)(n ? n : 1) * sizeof *names);
+      if (!names) return SHALE_NOMEM;
+      for (int i = 0; i < nfn; i++) names[i] = func_table_name(i);
+      int k = n;
+      for (const VtabModule *m = db->vtabs.mods; m; m = m->next) names[--k] = m->name;
       int *ord = sql_table_hash_order(names, n); /* SQLite's module hash */
-      if (!ord) return SHALE_NOMEM;
+      if (!ord) {
+        shale_free(names);
+        return SHALE_NOMEM;
+      }
       for (int i = 0; i < n && rc == SHALE_OK; i++) rc = add_text(out, names[ord[i]]);
       shale_free(ord);
+      shale_free(names);
       return rc;
     }
     case PR_PRAGMA_LIST:

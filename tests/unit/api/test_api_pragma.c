@@ -401,17 +401,31 @@ TEST(pragma_every_name) {
   pair_close(&p);
 }
 
-/* PRAGMA module_list / pragma_module_list: the modules Shale has (json_each,
- * json_tree), each one the reference lists too, in the reference's order. */
+/* PRAGMA module_list / pragma_module_list: the table-valued functions and
+ * every registered module (the built-in R-Tree and FTS5, and one the
+ * program registers), each one the reference lists too (it has more:
+ * fts3, dbstat, ...). */
 TEST(pragma_module_list) {
   Pair p = pair_open(":memory:", ":memory:", NULL);
+  static const shale_module bare; /* listing needs no method */
+  CHECK(shale_create_module_v2(p.db, "my_mod", &bare, NULL, NULL) == SHALE_OK);
   char *a = sh_run(p.db, "PRAGMA module_list");
   char *b = sh_run(p.db, "SELECT name FROM pragma_module_list");
-  char *ref = sq_run(p.sq, "SELECT name FROM pragma_module_list WHERE name LIKE 'json%'");
   CHECK_STR(a, b);
-  CHECK_STR(b, ref);
+  char *mine = sh_run(p.db,
+                      "SELECT group_concat(name, ' ') FROM "
+                      "(SELECT name FROM pragma_module_list WHERE name <> 'my_mod' "
+                      "ORDER BY name)");
+  CHECK(strstr(mine, "\nfts5 json_each json_tree rtree rtree_i32\n") != NULL);
+  char *ref = sq_run(p.sq,
+                     "SELECT group_concat(name, ' ') FROM (SELECT name FROM "
+                     "pragma_module_list WHERE name IN "
+                     "('fts5','json_each','json_tree','rtree','rtree_i32') ORDER BY name)");
+  CHECK_STR(mine, ref);
+  CHECK(strstr(a, "my_mod\n") != NULL);
   free(a);
   free(b);
+  free(mine);
   free(ref);
   pair_close(&p);
 }
