@@ -283,18 +283,20 @@ int sqlite3_stmt_isexplain(sqlite3_stmt *st) {
 }
 int sqlite3_bind_pointer(sqlite3_stmt *st, int i, void *p, const char *type,
                          void (*destroy)(void *)) {
-  /* SQL sees a pointer binding as NULL; only sqlite3_value_pointer in an
-   * application function could read it, and those do not exist yet. */
-  int rc = shale_stmt_live((shale_stmt *)st) ? shale_bind_null((shale_stmt *)st, i) : SQLITE_MISUSE;
-  if (destroy) destroy(p);
-  return rc;
+  if (!shale_stmt_live((shale_stmt *)st)) {
+    if (destroy) destroy(p);
+    return SQLITE_MISUSE;
+  }
+  return shale_bind_pointer((shale_stmt *)st, i, p, type, destroy);
 }
-void *sqlite3_value_pointer(sqlite3_value *v, const char *type) { return NULL; }
+void *sqlite3_value_pointer(sqlite3_value *v, const char *type) {
+  return shale_value_pointer((shale_value *)v, type);
+}
 int sqlite3_expired(sqlite3_stmt *st) { return st ? 0 : 1; }
 int sqlite3_transfer_bindings(sqlite3_stmt *from, sqlite3_stmt *to) {
   if (!shale_stmt_live((shale_stmt *)from) || !shale_stmt_live((shale_stmt *)to))
     return SQLITE_MISUSE;
-  return refuse((sqlite3 *)shale_db_handle((shale_stmt *)to), "sqlite3_transfer_bindings");
+  return shale_transfer_bindings((shale_stmt *)from, (shale_stmt *)to);
 }
 int sqlite3_stmt_scanstatus(sqlite3_stmt *st, int idx, int op, void *out) { return 1; }
 void sqlite3_stmt_scanstatus_reset(sqlite3_stmt *st) {}
@@ -312,7 +314,9 @@ int sqlite3_txn_state(sqlite3 *db, const char *schema) {
 int sqlite3_db_release_memory(sqlite3 *db) {
   return shale_db_live((shale *)db) ? SQLITE_OK : SQLITE_MISUSE; /* a hint: nothing to drop */
 }
-int sqlite3_db_cacheflush(sqlite3 *db) { return refuse(db, "sqlite3_db_cacheflush"); }
+int sqlite3_db_cacheflush(sqlite3 *db) {
+  return shale_db_live((shale *)db) ? shale_db_cacheflush((shale *)db) : SQLITE_MISUSE;
+}
 int sqlite3_autovacuum_pages(sqlite3 *db,
                              unsigned (*cb)(void *, const char *, unsigned, unsigned, unsigned),
                              void *arg, void (*destroy)(void *)) {
@@ -325,11 +329,11 @@ int sqlite3_unlock_notify(sqlite3 *db, void (*cb)(void **, int), void *arg) {
   return refuse(db, "sqlite3_unlock_notify");
 }
 int sqlite3_overload_function(sqlite3 *db, const char *name, int n) {
-  return refuse(db, "sqlite3_overload_function");
+  return shale_db_live((shale *)db) ? shale_overload_function((shale *)db, name, n) : SQLITE_MISUSE;
 }
 
 void sqlite3_result_pointer(sqlite3_context *c, void *p, const char *t, void (*d)(void *)) {
-  if (d) d(p);
+  shale_result_pointer((shale_context *)c, p, t, d);
 }
 
 /* ---------------------------------------------------------------- extensions */

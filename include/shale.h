@@ -355,6 +355,18 @@ int shale_bind_parameter_count(shale_stmt *stmt);
 int shale_bind_parameter_index(shale_stmt *stmt, const char *name);
 const char *shale_bind_parameter_name(shale_stmt *stmt, int i);
 int shale_clear_bindings(shale_stmt *stmt);
+/* Move every binding of from to to (two statements of one connection with
+ * the same number of parameters); from's become NULL. SHALE_OK,
+ * SHALE_ERROR (different parameter counts), SHALE_MISUSE (a statement is
+ * running, or other connections). */
+int shale_transfer_bindings(shale_stmt *from, shale_stmt *to);
+/* Bind a pointer (SQLite's pointer-passing interface): SQL sees NULL, and
+ * only an application function calling shale_value_pointer with the same
+ * type string gets p back. type must stay valid while bound (a string
+ * constant). destroy (or NULL) is called once with p when the parameter is
+ * rebound, cleared or the statement finalized, and at once if the bind
+ * fails. Returns as the other binds. */
+int shale_bind_pointer(shale_stmt *stmt, int i, void *p, const char *type, void (*destroy)(void *));
 
 typedef int (*shale_callback)(void *arg, int ncol, char **values, char **names);
 /* Prepare, step and finalize each statement of sql in turn. cb (if not
@@ -739,7 +751,25 @@ void shale_result_error_code(shale_context *ctx, int rc);
 void shale_result_error_nomem(shale_context *ctx);
 void shale_result_error_toobig(shale_context *ctx);
 void shale_result_subtype(shale_context *ctx, unsigned subtype);
+/* A value's subtype (0-255) as the function that made it set it; kept by
+ * copies and function results (shale_result_value), lost when stored. */
 unsigned shale_value_subtype(shale_value *v);
+/* Make sure a function name(nargs) exists, so that a virtual table's
+ * xFindFunction can overload it on its columns: when none is registered,
+ * registers one that fails with "unable to use function NAME in the
+ * requested context". SHALE_OK, SHALE_NOMEM, SHALE_MISUSE. */
+int shale_overload_function(shale *db, const char *name, int nargs);
+/* Write the dirty pages of every database in a write transaction now
+ * (journalled first, or as uncommitted WAL frames), without committing:
+ * SQLite's sqlite3_db_cacheflush. SHALE_OK, SHALE_BUSY (a database's lock
+ * was busy; the others were flushed), or the I/O error that stopped it. */
+int shale_db_cacheflush(shale *db);
+/* The result is a NULL carrying p, for another function to read with
+ * shale_value_pointer(v, type); destroy(p) runs when the statement is reset
+ * or finalized (at once in an aggregate's step or final). */
+void shale_result_pointer(shale_context *ctx, void *p, const char *type, void (*destroy)(void *));
+/* The pointer v carries when it was bound or returned with type, else NULL. */
+void *shale_value_pointer(shale_value *v, const char *type);
 
 /* ---- virtual tables (SQLite's module contract, same layout) ----
  *

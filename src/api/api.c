@@ -1102,13 +1102,24 @@ static void cache_put(shale *db, shale_stmt *st) {
   db->ncache++;
 }
 
+/* Parameter i back to NULL; a pointer bound there is released. */
+static void var_release(shale_stmt *st, int i) {
+  ShValue *d = &st->vars[i];
+  if (d->flags & VAL_POINTER) {
+    ValPtr *vp = (ValPtr *)(void *)st->varbuf[i].z;
+    if (vp->destroy) vp->destroy(vp->p);
+  }
+  value_clear(d);
+  value_set_null(d);
+}
+
 static void stmt_free(shale_stmt *st) {
   if (st->vm) vm_free(st->vm);
   compiled_stmt_free(&st->cs);
   schema_unref(st->schema);
   xrefs_drop(&st->x);
   rows_clear(&st->rows);
-  for (int i = 0; i <= st->nvar && st->vars; i++) value_clear(&st->vars[i]);
+  for (int i = 0; i <= st->nvar && st->vars; i++) var_release(st, i);
   shale_free(st->vars);
   for (int i = 0; i <= st->nvar && st->varbuf; i++) shale_free(st->varbuf[i].z);
   shale_free(st->varbuf);
@@ -1855,8 +1866,7 @@ static int bind_check(shale_stmt *st, int i) {
     api_error(st->db, SHALE_RANGE, "column index out of range");
     return SHALE_RANGE;
   }
-  value_clear(&st->vars[i]);
-  value_set_null(&st->vars[i]);
+  var_release(st, i);
   return SHALE_OK;
 }
 
@@ -1984,10 +1994,7 @@ static int bind_parameter_index_impl(shale_stmt *st, const char *name) {
 
 static int clear_bindings_impl(shale_stmt *st) {
   if (!st) return SHALE_OK;
-  for (int i = 1; i <= st->nvar; i++) {
-    value_clear(&st->vars[i]);
-    value_set_null(&st->vars[i]);
-  }
+  for (int i = 1; i <= st->nvar; i++) var_release(st, i);
   return SHALE_OK;
 }
 
@@ -2194,6 +2201,52 @@ int shale_bind_blob(shale_stmt *st, int i, const void *z, int n, void (*destroy)
 
 int shale_bind_zeroblob(shale_stmt *st, int i, int n) {
   API_ST_CALL(st, SHALE_MISUSE, bind_zeroblob_impl(st, i, n));
+}
+
+/* The ValPtr lives in the parameter's byte buffer (invariant 5). */
+static int bind_pointer_impl(shale_stmt *st, int i, void *p, const char *type,
+                             void (*destroy)(void *)) {
+  int rc = bind_check(st, i);
+  ValPtr *vp = rc == SHALE_OK ? (ValPtr *)(void *)var_buf(&st->varbuf[i], NULL, sizeof *vp) : NULL;
+  if (!vp) {
+    if (rc == SHALE_OK) {
+      rc = SHALE_NOMEM;
+      api_error(st->db, rc, "out of memory");
+    }
+    if (destroy) destroy(p);
+    return rc;
+  }
+  *vp = (ValPtr){p, type ? type : "", destroy};
+  st->vars[i].flags = VAL_POINTER;
+  st->vars[i].z = (const char *)(const void *)vp;
+  return SHALE_OK;
+}
+int shale_bind_pointer(shale_stmt *st, int i, void *p, const char *type, void (*destroy)(void *)) {
+  if (!st) {
+    if (destroy) destroy(p);
+    return SHALE_MISUSE;
+  }
+  API_ST_CALL(st, SHALE_MISUSE, bind_pointer_impl(st, i, p, type, destroy));
+}
+
+/* Each binding of from moves to to (bytes, pointers and all); from's become
+ * NULL. SQLite's deprecated sqlite3_transfer_bindings. */
+static int transfer_bindings_impl(shale_stmt *from, shale_stmt *to) {
+  if (from->nvar != to->nvar) return SHALE_ERROR;
+  if (to->active || to->halted || from->active || from->halted) return SHALE_MISUSE;
+  for (int i = 1; i <= to->nvar; i++) {
+    var_release(to, i);
+    ApiVarBuf b = to->varbuf[i];
+    to->varbuf[i] = from->varbuf[i];
+    from->varbuf[i] = b;
+    to->vars[i] = from->vars[i];
+    value_set_null(&from->vars[i]); /* its bytes went with the buffer */
+  }
+  return SHALE_OK;
+}
+int shale_transfer_bindings(shale_stmt *from, shale_stmt *to) {
+  if (!from || !to || shale_db_handle(from) != shale_db_handle(to)) return SHALE_MISUSE;
+  API_ST_CALL(to, SHALE_MISUSE, transfer_bindings_impl(from, to));
 }
 
 int shale_bind_value(shale_stmt *st, int i, const shale_value *v) {

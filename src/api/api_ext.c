@@ -369,6 +369,27 @@ const char *shale_db_name(shale *db, int i) { API_DB_CALL(db, NULL, db_name_impl
 
 int shale_txn_state(shale *db, const char *zdb) { API_DB_CALL(db, -1, txn_state_impl(db, zdb)); }
 
+/* Every database in a write transaction writes its dirty pages now; a busy
+ * one does not stop the others (SQLite's order: BUSY reported at the end,
+ * any other error at once). */
+static int cacheflush_impl(shale *db) {
+  int busy = 0;
+  for (int i = 0; i < db->ndb; i++) {
+    Btree *bt = api_db_bt(db, i);
+    if (!bt) continue;
+    int rc = pager_cacheflush(btree_pager(bt));
+    if (rc == SHALE_BUSY) {
+      busy = 1;
+    } else if (rc != SHALE_OK) {
+      api_error(db, rc, "%s", shale_errstr(rc));
+      return rc;
+    }
+  }
+  if (busy) api_error(db, SHALE_BUSY, "%s", shale_errstr(SHALE_BUSY));
+  return busy ? SHALE_BUSY : SHALE_OK;
+}
+int shale_db_cacheflush(shale *db) { API_DB_CALL(db, SHALE_MISUSE, cacheflush_impl(db)); }
+
 int shale_db_config_switch(shale *db, int op, int onoff) {
   API_DB_CALL(db, -1, db_config_switch_impl(db, op, onoff));
 }

@@ -397,9 +397,33 @@ void shale_result_subtype(shale_context *ctx, unsigned subtype) {
   func_result_subtype(CTX(ctx), subtype);
 }
 
-/* The one subtype Shale carries between functions: JSON text ('J'). */
-unsigned shale_value_subtype(shale_value *v) {
-  return v && v->v.type == SHALE_TEXT && (v->v.flags & VAL_SUBTYPE_JSON) ? 'J' : 0;
+unsigned shale_value_subtype(shale_value *v) { return v ? value_subtype(&v->v) : 0; }
+void shale_result_pointer(shale_context *ctx, void *p, const char *type, void (*destroy)(void *)) {
+  func_result_pointer(CTX(ctx), p, type, destroy);
+}
+void *shale_value_pointer(shale_value *v, const char *type) {
+  return v ? value_pointer(&v->v, type) : NULL;
+}
+
+/* What a name registered by shale_overload_function does when called: a
+ * virtual table's xFindFunction may replace it; otherwise it is an error. */
+static void overload_placeholder(shale_context *ctx, int argc, shale_value **argv) {
+  const char *name = CTX(ctx)->def->name;
+  char *m = util_mprintf("unable to use function %s in the requested context", name);
+  if (!m) {
+    shale_result_error_nomem(ctx);
+    return;
+  }
+  shale_result_error(ctx, m, -1);
+  shale_free(m);
+}
+
+static int overload_function_impl(shale *db, const char *name, int nargs) {
+  if (!name || nargs < -1) return SHALE_MISUSE;
+  const FuncDef *d = func_find(&db->funcs, name, nargs);
+  if (d && (d->nargs == nargs || nargs == -1)) return SHALE_OK; /* it exists */
+  return create_func_api(db, name, nargs, SHALE_UTF8, NULL, overload_placeholder, NULL, NULL, NULL,
+                         NULL, NULL);
 }
 
 /* ------------------------------------------------------------ entry points */
@@ -412,6 +436,10 @@ int shale_create_function_v2(shale *db, const char *name, int nargs, int flags, 
   API_DB_CALL(
       db, SHALE_MISUSE,
       create_function_v2_impl(db, name, nargs, flags, user, xfunc, xstep, xfinal, xdestroy));
+}
+
+int shale_overload_function(shale *db, const char *name, int nargs) {
+  API_DB_CALL(db, SHALE_MISUSE, overload_function_impl(db, name, nargs));
 }
 
 int shale_create_window_function(shale *db, const char *name, int nargs, int flags, void *user,

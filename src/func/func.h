@@ -201,6 +201,15 @@ void func_agg_finish_keep(FuncCtx *ctx);
 void *func_get_auxdata(FuncCtx *ctx, int iarg);
 void func_set_auxdata(FuncCtx *ctx, int iarg, void *p, void (*destroy)(void *));
 void func_auxdata_clear(FuncAux **list);
+/* The result: a NULL carrying p (sqlite3_result_pointer). The pointer lives
+ * in the statement's auxdata list (as an entry of site -1 - the call site)
+ * until func_pointers_drop: destroy(p) runs then. Without a list
+ * (aggregates) the result is a plain NULL and destroy(p) runs at once. */
+void func_result_pointer(FuncCtx *ctx, void *p, const char *type, void (*destroy)(void *));
+/* Release the pointer results of call site site (its result register is
+ * about to be overwritten, as SQLite releases a register's pointer), or all
+ * of them when site < 0 (the statement halts). */
+void func_pointers_drop(FuncAux **list, int site);
 /* After a call at site: drop (destroying) the site's auxdata for arguments
  * that are not constant (bit iarg of const_mask clear, or iarg > 31), as
  * SQLite does: only constant arguments keep auxdata from row to row. */

@@ -308,7 +308,7 @@ static int jappend_value(StrBuf *b, const ShValue *v) {
       strbuf_append(b, buf, record_real_to_text(v->r, buf));
       return 0;
     case SHALE_TEXT:
-      if (v->flags & VAL_SUBTYPE_JSON)
+      if (value_subtype(v) == 'J')
         strbuf_append(b, v->z, v->n);
       else
         jappend_string(b, v->z, v->n);

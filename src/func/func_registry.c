@@ -94,7 +94,10 @@ void func_ctx_reset(FuncCtx *ctx) {
 
 void func_ctx_take_result(FuncCtx *ctx, ShValue *out) {
   *out = ctx->result;
-  if (ctx->subtype == 'J' && out->type == SHALE_TEXT) out->flags |= VAL_SUBTYPE_JSON;
+  if (ctx->subtype) {
+    out->flags |= VAL_SUBTYPE;
+    out->subtype = ctx->subtype;
+  }
   value_set_null(&ctx->result);
 }
 
@@ -196,6 +199,49 @@ void func_auxdata_drop(FuncAux **list, int site, uint32_t const_mask) {
   }
 }
 
+/* A pointer result's auxdata entry: site -1 - the call site, never matched
+ * by the auxdata of a call site. */
+typedef struct PtrAux {
+  FuncAux a;
+  ValPtr vp;
+} PtrAux;
+
+static void ptr_aux_release(void *x) {
+  ValPtr *vp = x;
+  if (vp->destroy) vp->destroy(vp->p);
+}
+
+void func_result_pointer(FuncCtx *ctx, void *p, const char *type, void (*destroy)(void *)) {
+  value_clear(&ctx->result);
+  value_set_null(&ctx->result);
+  PtrAux *e = ctx->aux && type ? shale_malloc(sizeof *e) : NULL;
+  if (!e) {
+    if (destroy) destroy(p);
+    if (ctx->aux && type) func_result_error_nomem(ctx);
+    return;
+  }
+  e->vp = (ValPtr){p, type, destroy};
+  e->a = (FuncAux){.site = -1 - ctx->aux_site, .p = &e->vp, .destroy = ptr_aux_release};
+  e->a.next = *ctx->aux;
+  *ctx->aux = &e->a;
+  ctx->result.flags = VAL_POINTER;
+  ctx->result.z = (const char *)(const void *)&e->vp;
+}
+
+void func_pointers_drop(FuncAux **list, int site) {
+  FuncAux **pp = list;
+  while (*pp) {
+    FuncAux *a = *pp;
+    if (a->site < 0 && (site < 0 || a->site == -1 - site)) {
+      *pp = a->next;
+      a->destroy(a->p);
+      shale_free(a);
+    } else {
+      pp = &a->next;
+    }
+  }
+}
+
 void func_result_null(FuncCtx *ctx) { value_clear(&ctx->result); }
 
 void func_result_int(FuncCtx *ctx, int64_t i) {
@@ -269,14 +315,16 @@ void func_result_value(FuncCtx *ctx, const ShValue *v) {
       break;
     case SHALE_TEXT:
       result_bytes(ctx, SHALE_TEXT, v->n ? v->z : "", v->n, FUNC_TRANSIENT);
-      if (v->flags & VAL_SUBTYPE_JSON) ctx->subtype = 'J'; /* the subtype goes along */
       break;
     case SHALE_BLOB:
       result_bytes(ctx, SHALE_BLOB, v->n ? v->z : "", v->n, FUNC_TRANSIENT);
       break;
     default:
       func_result_null(ctx);
+      /* a pointer goes along (its owner outlives the statement's registers) */
+      if (v->flags & VAL_POINTER) ctx->result = *v;
   }
+  ctx->subtype = (uint8_t)value_subtype(v); /* the subtype goes along */
 }
 
 void func_result_error(FuncCtx *ctx, const char *z, int n) {

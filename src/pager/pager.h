@@ -135,6 +135,12 @@ int pager_is_memory(Pager *);
 const char *pager_filename(Pager *);
 OsVfs *pager_vfs(Pager *);
 int pager_txn_state(Pager *);
+/* In a write transaction, write every unreferenced dirty page now (to the
+ * database file after journalling it, or to the log as uncommitted frames
+ * in WAL mode), as a cache spill does; nothing to do otherwise.
+ * SHALE_OK, SHALE_BUSY (the file's EXCLUSIVE lock could not be had: nothing
+ * written), or an I/O error (the pager is in the error state). */
+int pager_cacheflush(Pager *);
 
 /* locking_mode, as PRAGMA locking_mode (SQLite's pager semantics):
  * EXCLUSIVE keeps every lock taken at the end of transactions (rollback

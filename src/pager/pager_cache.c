@@ -434,6 +434,11 @@ static int spill(Pager *p) {
   return rc;
 }
 
+int pager_cacheflush(Pager *p) {
+  if (p->txn != PAGER_TXN_WRITE || p->ndirty == 0 || p->in_spill || p->memory) return SHALE_OK;
+  return p->wal ? pager_wal_spill(p) : spill(p);
+}
+
 int pager_cache_alloc(Pager *p, uint32_t pgno, PgPage **out) {
   PgPage *pg = NULL;
   *out = NULL;

@@ -36,9 +36,21 @@
 
 /* ShValue.flags */
 #define VAL_OWNED 0x01 /* z is shale_malloc'ed and freed by value_clear */
-#define VAL_SUBTYPE_JSON                                              \
-  0x02 /* TEXT made by a JSON function: subtype 'J' (kept by register \
-          copies, lost when stored) */
+/* The value carries a subtype (ShValue.subtype; sqlite3_result_subtype):
+ * kept by register copies, lost when stored. JSON functions mark their TEXT
+ * results with 'J'. */
+#define VAL_SUBTYPE 0x02
+/* A NULL carrying a pointer (sqlite3_bind_pointer / sqlite3_result_pointer):
+ * z points at a ValPtr owned by the binding or by the statement's auxdata
+ * list, which outlive every register copy of the value. */
+#define VAL_POINTER 0x04
+
+/* The pointer of a VAL_POINTER value, its type string and its destructor. */
+typedef struct ValPtr {
+  void *p;
+  const char *type;
+  void (*destroy)(void *);
+} ValPtr;
 
 /* A small tagged value. type is SHALE_INTEGER / FLOAT / TEXT / BLOB / NULL
  * (include/shale.h). For TEXT and BLOB, z points at n bytes (TEXT is UTF-8,
@@ -46,6 +58,7 @@
 typedef struct ShValue {
   uint8_t type;
   uint8_t flags;
+  uint8_t subtype; /* with VAL_SUBTYPE: 0-255 (in the padding: no size cost) */
   uint32_t n;
   union {
     int64_t i;
@@ -60,6 +73,21 @@ static inline void value_set_null(ShValue *v) {
   v->n = 0;
   v->i = 0;
 }
+/* v's subtype (0 = none), as sqlite3_value_subtype reports it. */
+static inline unsigned value_subtype(const ShValue *v) {
+  return v->flags & VAL_SUBTYPE ? v->subtype : 0;
+}
+/* v is TEXT made by a JSON function. */
+static inline int value_is_json(const ShValue *v) {
+  return v->type == SHALE_TEXT && value_subtype(v) == 'J';
+}
+/* The pointer v carries when its type string is type, else NULL. */
+static inline void *value_pointer(const ShValue *v, const char *type) {
+  if (v->type != SHALE_NULL || !(v->flags & VAL_POINTER) || !type) return NULL;
+  const ValPtr *vp = (const ValPtr *)(const void *)v->z;
+  return strcmp(vp->type, type) ? NULL : vp->p;
+}
+
 static inline void value_set_int(ShValue *v, int64_t i) {
   v->type = SHALE_INTEGER;
   v->flags = 0;

@@ -558,7 +558,7 @@ int vm_text_terminated(const Vm *v, const char *z, uint32_t n) {
 }
 
 const ShValue *vm_column(Vm *v, int i) {
-  static const ShValue null_value = {SHALE_NULL, 0, 0, {0}};
+  static const ShValue null_value = {.type = SHALE_NULL};
   if (i < 0 || i >= v->res_n) return &null_value;
   return &v->reg[v->res_base + i];
 }
@@ -604,7 +604,7 @@ int vm_bind_value(Vm *v, int i, const ShValue *x) {
     d->z = z;
   } else {
     *d = *x;
-    d->flags = 0;
+    d->flags = x->flags & VAL_POINTER; /* a pointer's owner is the caller's binding */
   }
   return SHALE_OK;
 }

@@ -77,6 +77,7 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
 static void eph_empty(Vm *v);
 
 void vm_close_run(Vm *v, int park) {
+  if (v->aux) func_pointers_drop(&v->aux, -1); /* no register holds them past the run */
   if (!v->cur) return;
   for (int i = 0; i < v->prog->ncursor; i++) {
     VmCursor *c = &v->cur[i];
@@ -1048,9 +1049,9 @@ dispatch_next:
         z[x.n] = 0;
         x.z = z;
       }
-      /* a copy keeps the JSON subtype (unless p5 says drop it, as a read
-       * through a subquery does), not the ownership */
-      x.flags &= op->p5 & 1 ? 0 : VAL_SUBTYPE_JSON;
+      /* a copy keeps the subtype (unless p5 says drop it, as a read
+       * through a subquery does) and a pointer, not the ownership */
+      x.flags &= op->p5 & 1 ? 0 : VAL_SUBTYPE | VAL_POINTER;
       value_clear(&reg[d]);
       reg[d] = x;
     }
@@ -1320,8 +1321,9 @@ dispatch_next:
                    .pure = v->pure,
                    .result = {.type = SHALE_NULL}};
     ctx_limits(v, &ctx);
-    v->coll = NULL; /* CollSeq applies to the next call only */
-    v->pure = 0;    /* PureFunc applies to the next call only */
+    v->coll = NULL;                              /* CollSeq applies to the next call only */
+    v->pure = 0;                                 /* PureFunc applies to the next call only */
+    if (v->aux) func_pointers_drop(&v->aux, PC); /* the last call's pointer result goes */
     op->p4.func->scalar(&ctx, op->p5, &reg[op->p2]);
     if (v->aux) func_auxdata_drop(&v->aux, PC, (uint32_t)op->p1);
     if (ctx.rc) FAIL(call_error(v, &ctx));
@@ -1503,7 +1505,7 @@ dispatch_next:
   }
   /* ---- window functions (vm_window.c) ---- */
   CASE(WinOpen) {
-    static const ShValue none = {SHALE_NULL, 0, 0, {0}};
+    static const ShValue none = {.type = SHALE_NULL};
     CHK(vm_win_open(v, &v->cur[op->p1], op->p4.win, op->p2 ? &reg[op->p2] : &none,
                     op->p3 ? &reg[op->p3] : &none));
     NEXT();
@@ -1770,7 +1772,8 @@ dispatch_next:
       record_decode_value(c->types[op->p2], c->rec + c->offsets[op->p2], out);
       if (c->tvf && out->type == SHALE_BLOB) { /* json_each's JSON text (see TableFunc) */
         out->type = SHALE_TEXT;
-        out->flags |= VAL_SUBTYPE_JSON;
+        out->flags |= VAL_SUBTYPE;
+        out->subtype = 'J';
       }
     } else if (op->p4type == P4_VALUE) {
       *out = *op->p4.v;

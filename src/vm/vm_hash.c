@@ -317,7 +317,7 @@ static int state_save(Vm *v, VmHashAgg *h, HGroup *g) {
     } else {
       s->v = *r;
     }
-    s->v.flags &= VAL_SUBTYPE_JSON;
+    s->v.flags &= VAL_SUBTYPE;
     value_clear(r);
     s->agg = slot->agg;
     s->agg_size = slot->agg_size;

@@ -42,7 +42,7 @@
 #include "vm_int.h"
 
 /* Values serialized one tuple after another: per value a tag byte (the
- * type, 0x80 for the JSON subtype), then 8 bytes (INTEGER, REAL) or a
+ * type, 0x80 when a subtype byte follows), then 8 bytes (INTEGER, REAL) or a
  * varint length and the bytes (TEXT, BLOB). Appended in order through a
  * write buffer to a spill file that stays in memory up to the sorter
  * budget and then moves to a temp file (os_open_spill), so a partition
@@ -174,7 +174,7 @@ static int store_reset(WinStore *st) {
 static uint32_t tuple_size(const ShValue *v, int n) {
   uint64_t sz = 0;
   for (int k = 0; k < n; k++) {
-    sz += 1;
+    sz += 1 + (v[k].flags & VAL_SUBTYPE ? 1 : 0);
     if (v[k].type == SHALE_INTEGER || v[k].type == SHALE_FLOAT)
       sz += 8;
     else if (v[k].type == SHALE_TEXT || v[k].type == SHALE_BLOB)
@@ -186,7 +186,8 @@ static uint32_t tuple_size(const ShValue *v, int n) {
 static void tuple_put(const ShValue *v, int n, uint8_t *p) {
   for (int k = 0; k < n; k++) {
     uint8_t t = v[k].type;
-    *p++ = (uint8_t)(t | ((v[k].flags & VAL_SUBTYPE_JSON) ? 0x80 : 0));
+    *p++ = (uint8_t)(t | ((v[k].flags & VAL_SUBTYPE) ? 0x80 : 0));
+    if (v[k].flags & VAL_SUBTYPE) *p++ = v[k].subtype;
     if (t == SHALE_INTEGER || t == SHALE_FLOAT) {
       memcpy(p, &v[k].i, 8);
       p += 8;
@@ -205,7 +206,12 @@ static int tuple_get(const uint8_t *p, uint32_t len, ShValue *v, int n) {
     if (p >= e) return 0;
     uint8_t tag = *p++, t = tag & 0x7f;
     v[k].type = t;
-    v[k].flags = (tag & 0x80) ? VAL_SUBTYPE_JSON : 0;
+    v[k].flags = 0;
+    if (tag & 0x80) {
+      if (p >= e) return 0;
+      v[k].flags = VAL_SUBTYPE;
+      v[k].subtype = *p++;
+    }
     v[k].n = 0;
     if (t == SHALE_INTEGER || t == SHALE_FLOAT) {
       if (e - p < 8) return 0;
@@ -333,12 +339,13 @@ static int res_next(VmWin *w, int f, ShValue *out) {
   int rc = store_read(st, st->rpos, hk, &p);
   if (rc) return rc;
   uint8_t t = p[0] & 0x7f;
-  uint64_t len = 1;
+  uint64_t len = 1 + (p[0] & 0x80 ? 1 : 0); /* the subtype byte */
   if (t == SHALE_INTEGER || t == SHALE_FLOAT) {
     len += 8;
   } else if (t == SHALE_TEXT || t == SHALE_BLOB) {
     uint64_t m;
-    int h = util_get_varint_safe(p + 1, p + hk, &m);
+    if (len >= hk) return SHALE_CORRUPT;
+    int h = util_get_varint_safe(p + len, p + hk, &m);
     if (h == 0) return SHALE_CORRUPT;
     len += (uint64_t)h + m;
   }

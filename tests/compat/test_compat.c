@@ -215,6 +215,8 @@ TEST(compat_dbswitch_same) { run_same("dbswitch"); }
 TEST(compat_nockpt_same) { run_same("nockpt"); }
 TEST(compat_vtab_same) { run_same("vtab"); }
 TEST(compat_dbconfig_opts_same) { run_same("dbconfig_opts"); }
+TEST(compat_pointers_same) { run_same("pointers"); }
+TEST(compat_cacheflush_same) { run_same("cacheflush"); }
 TEST(compat_basic_shale) { run_prog("basic", 1); }
 TEST(compat_basic_sqlite) { run_prog("basic", 0); }
 TEST(compat_errors_shale) { run_prog("errors", 1); }

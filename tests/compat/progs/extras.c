@@ -1,8 +1,8 @@
 /* extras.c -- the less common helpers: sqlite3_get_table/free_table, the
  * sqlite3_str builder, strglob/strlike, keywords, mutexes, stmt_isexplain,
  * set_last_insert_rowid, bind_pointer, compileoption_used/get, the legacy
- * sqlite3_prepare, value_subtype (JSON's 'J') and value_nochange. Portable:
- * SQLite and Shale. */
+ * sqlite3_prepare, value_subtype (JSON's 'J'), value_nochange,
+ * overload_function and transfer_bindings. Portable: SQLite and Shale. */
 #include "prog.h"
 
 /* f(x) = x's subtype + 1000 * nochange(x) */
@@ -145,6 +145,41 @@ int main(void) {
   EXPECT_INT(sqlite3_step(st), SQLITE_ROW);
   EXPECT_INT(sqlite3_column_int(st, 0), 1);
   EXPECT_INT(sqlite3_finalize(st), SQLITE_OK);
+
+  /* overload_function: a placeholder that fails outside a virtual table;
+   * an existing function (built-in or not) stays as it is */
+  EXPECT_INT(sqlite3_overload_function(db, "my_match", 2), SQLITE_OK);
+  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT my_match(1, 2)", -1, &st, NULL), SQLITE_OK);
+  EXPECT_INT(sqlite3_step(st), SQLITE_ERROR);
+  EXPECT_STR(sqlite3_errmsg(db), "unable to use function my_match in the requested context");
+  EXPECT_INT(sqlite3_finalize(st), SQLITE_ERROR);
+  EXPECT_INT(sqlite3_overload_function(db, "length", 1), SQLITE_OK);
+  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT length('abc')", -1, &st, NULL), SQLITE_OK);
+  EXPECT_INT(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_INT(sqlite3_column_int(st, 0), 3);
+  EXPECT_INT(sqlite3_finalize(st), SQLITE_OK);
+  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT my_match(1)", -1, &st, NULL), SQLITE_ERROR);
+  EXPECT_STR(sqlite3_errmsg(db), "wrong number of arguments to function my_match()");
+
+  /* transfer_bindings moves the values; the source's become NULL */
+  sqlite3_stmt *a, *b;
+  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT ?1, ?2", -1, &a, NULL), SQLITE_OK);
+  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT typeof(?1) || ':' || ?1, ?2", -1, &b, NULL), SQLITE_OK);
+  sqlite3_bind_text(a, 1, "moved", -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int(a, 2, 77);
+  EXPECT_INT(sqlite3_transfer_bindings(a, b), SQLITE_OK);
+  EXPECT_INT(sqlite3_step(b), SQLITE_ROW);
+  EXPECT_STR(sqlite3_column_text(b, 0), "text:moved");
+  EXPECT_INT(sqlite3_column_int(b, 1), 77);
+  EXPECT_INT(sqlite3_step(a), SQLITE_ROW);
+  EXPECT_INT(sqlite3_column_type(a, 0), SQLITE_NULL);
+  EXPECT_INT(sqlite3_column_type(a, 1), SQLITE_NULL);
+  EXPECT_INT(sqlite3_finalize(a), SQLITE_OK);
+  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT ?1", -1, &a, NULL), SQLITE_OK);
+  EXPECT_INT(sqlite3_reset(b), SQLITE_OK);
+  EXPECT_INT(sqlite3_transfer_bindings(a, b), SQLITE_ERROR);
+  EXPECT_INT(sqlite3_finalize(a), SQLITE_OK);
+  EXPECT_INT(sqlite3_finalize(b), SQLITE_OK);
   EXPECT_INT(sqlite3_close(db), SQLITE_OK);
   return prog_done();
 }
