@@ -48,8 +48,17 @@ static void put_be(uint8_t *p, uint64_t x, int len) {
   }
 }
 
+size_t record_measure(const ShValue *v, int n, uint32_t *hdr) {
+  size_t body;
+  *hdr = sizes(v, n, &body);
+  return *hdr + body;
+}
+
 size_t record_encode(const ShValue *v, int n, uint8_t *out) {
-  uint32_t h = sizes(v, n, NULL);
+  return record_encode_measured(v, n, sizes(v, n, NULL), out);
+}
+
+size_t record_encode_measured(const ShValue *v, int n, uint32_t h, uint8_t *out) {
   uint8_t *hp = out, *bp = out + h;
   hp += util_put_varint(hp, h);
   for (int i = 0; i < n; i++) {
