@@ -146,16 +146,24 @@ static int content_from_page(Bal *b, PgPage *pg, Content *ct, int extra, uint8_t
   const int n = m->ncell, leaf = m->leaf, intkey = m->intkey;
   const uint32_t maxlocal = bt->max_local;
   uint32_t bytes = 0;
-  for (int i = 0; i < n; i++) {
-    uint8_t *cell = d + util_get2(ptr + 2 * i);
-    uint16_t sz;
-    if (leaf && !intkey && cell[0] < 0x80 && cell[0] <= maxlocal)
-      sz = (uint16_t)(1 + cell[0]);
-    else
-      sz = cell_size_bytes(bt, cell, leaf, intkey);
-    cells[i] = cell;
-    sizes[i] = sz;
-    bytes += cell_alloc(sz);
+  if (leaf && !intkey) {
+    for (int i = 0; i < n; i++) {
+      uint8_t *cell = d + util_get2(ptr + 2 * i);
+      uint16_t sz = cell[0] < 0x80 && cell[0] <= maxlocal
+                        ? (uint16_t)(1 + cell[0])
+                        : (uint16_t)cell_size_bytes(bt, cell, 1, 0);
+      cells[i] = cell;
+      sizes[i] = sz;
+      bytes += cell_alloc(sz);
+    }
+  } else {
+    for (int i = 0; i < n; i++) {
+      uint8_t *cell = d + util_get2(ptr + 2 * i);
+      uint16_t sz = cell_size_bytes(bt, cell, leaf, intkey);
+      cells[i] = cell;
+      sizes[i] = sz;
+      bytes += cell_alloc(sz);
+    }
   }
   ct->n = n;
   ct->bytes = bytes;
