@@ -146,16 +146,24 @@ static int content_from_page(Bal *b, PgPage *pg, Content *ct, int extra, uint8_t
   const int n = m->ncell, leaf = m->leaf, intkey = m->intkey;
   const uint32_t maxlocal = bt->max_local;
   uint32_t bytes = 0;
-  for (int i = 0; i < n; i++) {
-    uint8_t *cell = d + util_get2(ptr + 2 * i);
-    uint16_t sz;
-    if (leaf && !intkey && cell[0] < 0x80 && cell[0] <= maxlocal)
-      sz = (uint16_t)(1 + cell[0]);
-    else
-      sz = cell_size_bytes(bt, cell, leaf, intkey);
-    cells[i] = cell;
-    sizes[i] = sz;
-    bytes += cell_alloc(sz);
+  if (leaf && !intkey) {
+    for (int i = 0; i < n; i++) {
+      uint8_t *cell = d + util_get2(ptr + 2 * i);
+      uint16_t sz = cell[0] < 0x80 && cell[0] <= maxlocal
+                        ? (uint16_t)(1 + cell[0])
+                        : (uint16_t)cell_size_bytes(bt, cell, 1, 0);
+      cells[i] = cell;
+      sizes[i] = sz;
+      bytes += cell_alloc(sz);
+    }
+  } else {
+    for (int i = 0; i < n; i++) {
+      uint8_t *cell = d + util_get2(ptr + 2 * i);
+      uint16_t sz = cell_size_bytes(bt, cell, leaf, intkey);
+      cells[i] = cell;
+      sizes[i] = sz;
+      bytes += cell_alloc(sz);
+    }
   }
   ct->n = n;
   ct->bytes = bytes;
@@ -174,11 +182,29 @@ static int balance_level(Bal *b, int level, Content *ct);
 
 /* ---- packing ---- */
 
+/* The first x in [lo, hi) for which pred (an expression in x) holds, hi if
+ * none; pred must be monotone in x (false ... false true ... true). */
+#define FIRST_TRUE(lo, hi, pred, out) \
+  do {                                \
+    int lo_ = (lo), hi_ = (hi);       \
+    while (lo_ < hi_) {               \
+      int x = lo_ + (hi_ - lo_) / 2;  \
+      if (pred)                       \
+        hi_ = x;                      \
+      else                            \
+        lo_ = x + 1;                  \
+    }                                 \
+    (out) = lo_;                      \
+  } while (0)
+
 /* Split cells [0,n) into k groups for pages of capacity cap. promote: one
  * cell between consecutive groups goes to the parent. Group j is
- * [start[j], end[j]); returns k, or 0 if impossible. */
+ * [start[j], end[j]); returns k, or 0 if impossible. pre (n + 1 entries,
+ * the caller's scratch) gets the running byte totals: the room taken by
+ * cells [s, e) is pre[e] - pre[s], so every boundary is a binary search
+ * instead of a walk over the cells. */
 static int pack(const Content *ct, uint32_t cap, int promote, int greedy, int *start, int *end,
-                int maxk) {
+                int maxk, uint32_t *pre) {
   int n = ct->n;
   uint32_t total = content_bytes(ct);
   if (n == 0 || total <= cap) {
@@ -186,17 +212,14 @@ static int pack(const Content *ct, uint32_t cap, int promote, int greedy, int *s
     end[0] = n;
     return 1;
   }
-  /* k from a greedy fill: the fewest pages. */
+  pre[0] = 0;
+  for (int i = 0; i < n; i++) pre[i + 1] = pre[i] + cell_alloc(ct->size[i]);
+  /* k from a greedy fill: the fewest pages. Cell e ends a group when it
+   * would take the group past cap. */
   int k = 0, s = 0;
   while (s < n) {
-    uint32_t used = 0;
-    int e = s;
-    while (e < n) {
-      uint32_t a = cell_alloc(ct->size[e]);
-      if (used + a > cap) break;
-      used += a;
-      e++;
-    }
+    int e;
+    FIRST_TRUE(s, n, pre[x + 1] - pre[s] > cap, e);
     if (e == s || k >= maxk) return 0;
     if (e < n && promote) {
       if (e + 1 == n) {
@@ -216,7 +239,9 @@ static int pack(const Content *ct, uint32_t cap, int promote, int greedy, int *s
     }
   }
   if (greedy || k == 1) return k;
-  /* Even fill: each group aims at the average of what remains. */
+  /* Even fill: each group aims at the average of what remains; it ends
+   * before the cell that would pass cap, or whose middle would pass the
+   * target (both monotone in e). */
   for (int tryk = k; tryk <= k + 1 && tryk <= maxk; tryk++) {
     int st[8], en[8], ok = 1;
     uint32_t remaining = total;
@@ -228,34 +253,29 @@ static int pack(const Content *ct, uint32_t cap, int promote, int greedy, int *s
         break;
       }
       uint32_t target = remaining / (uint32_t)left;
-      uint32_t used = 0;
-      int e = s;
       if (left == 1) {
-        for (e = s; e < n; e++) used += cell_alloc(ct->size[e]);
-        if (used > cap) ok = 0;
+        if (pre[n] - pre[s] > cap) ok = 0;
         st[j] = s;
         en[j] = n;
         break;
       }
-      while (e < n) {
-        uint32_t a = cell_alloc(ct->size[e]);
-        if (used + a > cap) break;
-        if (e > s && used + a / 2 > target) break;
-        used += a;
-        e++;
-      }
+      int e;
+      FIRST_TRUE(s, n,
+                 pre[x + 1] - pre[s] > cap ||
+                     (x > s && pre[x] - pre[s] + (pre[x + 1] - pre[x]) / 2 > target),
+                 e);
       /* leave enough cells for the groups (and separators) still to come */
       int need = promote ? 2 * (left - 1) : left - 1;
-      while (e > s + 1 && n - e < need) used -= cell_alloc(ct->size[--e]);
+      if (n - e < need && e > s + 1) e = n - need > s + 1 ? n - need : s + 1;
       if (e == s || n - e < need) {
         ok = 0;
         break;
       }
       st[j] = s;
       en[j] = e;
-      remaining -= used;
+      remaining -= pre[e] - pre[s];
       if (promote) {
-        remaining -= cell_alloc(ct->size[e]);
+        remaining -= pre[e + 1] - pre[e];
         s = e + 1;
       } else {
         s = e;
@@ -271,6 +291,7 @@ static int pack(const Content *ct, uint32_t cap, int promote, int greedy, int *s
   }
   return k;
 }
+#undef FIRST_TRUE
 
 /* ---- the root ---- */
 
@@ -453,7 +474,12 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
   int promote = !(ct->leaf && ct->intkey);
   uint32_t cap = bt->usable - (ct->leaf ? 8 : 12);
   int st[8], en[8];
-  k = pack(&all, cap, promote, greedy, st, en, 8);
+  uint32_t *pre = aalloc(b, sizeof(uint32_t) * ((size_t)all.n + 1));
+  if (!pre) {
+    rc = SHALE_NOMEM;
+    goto out;
+  }
+  k = pack(&all, cap, promote, greedy, st, en, 8, pre);
   if (k == 0) {
     rc = BT_CORRUPT(bt, pager_pgno(parent), "cells too large to balance");
     goto out;

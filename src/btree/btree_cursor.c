@@ -484,28 +484,43 @@ int cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
 
 /* The key of an index cell whose payload is wholly local, read inline for a
  * seek probe: off is the offset of the payload-size varint (past the child
- * pointer on interior pages). Returns 0 when the cell needs cell_key's full
- * parse: a size varint longer than 2 bytes, a payload that spills, or a
- * cell running past the usable end (cell_parse then reports it). */
-static inline int probe_key(const Btree *bt, const uint8_t *d, uint32_t off, const uint8_t **key,
-                            uint32_t *nkey) {
-  const uint32_t u = bt->usable;
+ * pointer on interior pages), u the usable size and maxlocal the largest
+ * local payload. Returns 0 when the cell needs cell_key's full parse: a size
+ * varint longer than 2 bytes, a payload that spills, or a cell running past
+ * the usable end (cell_parse then reports it). */
+static inline int probe_key(const uint8_t *d, uint32_t off, uint32_t u, uint32_t maxlocal,
+                            const uint8_t **key, uint32_t *nkey) {
   const uint8_t *p = d + off;
   uint32_t n, h;
-  if (off >= u) return 0;
+  if (off + 2 > u) return 0; /* (a one-byte size at u - 1 takes the full parse) */
   if (p[0] < 0x80) {
     n = p[0];
     h = 1;
-  } else if (off + 1 < u && p[1] < 0x80) {
+  } else if (p[1] < 0x80) {
     n = (uint32_t)(p[0] & 0x7f) << 7 | p[1];
     h = 2;
   } else {
     return 0;
   }
-  if (n > bt->max_local || off + h + n > u) return 0;
+  if (n > maxlocal || off + h + n > u) return 0;
   *key = p + h;
   *nkey = n;
   return 1;
+}
+
+/* A probe of a cell probe_key does not read: the full parse, and a gathered
+ * copy of a spilled key. */
+__attribute__((noinline)) static int probe_slow(BtCursor *c, PgPage *pg, int i,
+                                                int (*cmp)(void *, const void *, uint32_t),
+                                                void *ctx, int *r) {
+  const uint8_t *key;
+  uint32_t nkey;
+  uint8_t *freeme = NULL;
+  int rc = cell_key(c->bt, pg, i, &key, &nkey, &freeme);
+  if (rc) return rc;
+  *r = cmp(ctx, key, nkey);
+  if (freeme) shale_free(freeme);
+  return SHALE_OK;
 }
 
 /* Index seek: cmp(ctx, cellkey, n) = sign(cell - search). Each probe reads
@@ -520,23 +535,24 @@ static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), v
     return SHALE_OK;
   }
   if (c->intkey) return BT_CORRUPT(c->bt, c->root, "key seek on a table tree");
+  const uint32_t u = c->bt->usable, maxlocal = c->bt->max_local;
   for (;;) {
     PgPage *pg = c->pg[c->depth - 1];
     MemPage *m = page_mem(pg);
     const uint8_t *d = pager_data(pg), *ptr = d + m->hdr + m->hdrlen;
     const uint32_t skip = m->leaf ? 0 : 4;
-    int lo = 0, hi = m->ncell, r = 1;
+    const int ncell = m->ncell;
+    int lo = 0, hi = ncell, r = 1;
     while (lo < hi) {
       int mid = (lo + hi) / 2;
       const uint8_t *key;
       uint32_t nkey;
-      uint8_t *freeme = NULL;
-      if (!probe_key(c->bt, d, util_get2(ptr + 2 * mid) + skip, &key, &nkey)) {
-        rc = cell_key(c->bt, pg, mid, &key, &nkey, &freeme);
+      if (probe_key(d, util_get2(ptr + 2 * mid) + skip, u, maxlocal, &key, &nkey)) {
+        r = cmp(ctx, key, nkey);
+      } else {
+        rc = probe_slow(c, pg, mid, cmp, ctx, &r);
         if (rc) return rc;
       }
-      r = cmp(ctx, key, nkey);
-      if (freeme) shale_free(freeme);
       if (r == 0) {
         lo = mid;
         break;
@@ -546,25 +562,25 @@ static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), v
       else
         hi = mid;
     }
-    if (r == 0 && lo < m->ncell && hi > lo) {
+    if (r == 0 && lo < ncell && hi > lo) {
       c->idx[c->depth - 1] = (uint16_t)lo;
       c->state = CUR_VALID;
       *res = 0;
       return SHALE_OK;
     }
     if (m->leaf) {
-      if (m->ncell == 0) {
+      if (ncell == 0) {
         if (c->depth > 1) return BT_CORRUPT(c->bt, pager_pgno(pg), "empty non-root page");
         c->state = CUR_INVALID;
         *res = -1;
         return SHALE_OK;
       }
       c->state = CUR_VALID;
-      if (lo < m->ncell) {
+      if (lo < ncell) {
         c->idx[c->depth - 1] = (uint16_t)lo;
         *res = 1;
       } else {
-        c->idx[c->depth - 1] = (uint16_t)(m->ncell - 1);
+        c->idx[c->depth - 1] = (uint16_t)(ncell - 1);
         *res = -1;
       }
       return SHALE_OK;

@@ -48,8 +48,17 @@ static void put_be(uint8_t *p, uint64_t x, int len) {
   }
 }
 
+size_t record_measure(const ShValue *v, int n, uint32_t *hdr) {
+  size_t body;
+  *hdr = sizes(v, n, &body);
+  return *hdr + body;
+}
+
 size_t record_encode(const ShValue *v, int n, uint8_t *out) {
-  uint32_t h = sizes(v, n, NULL);
+  return record_encode_measured(v, n, sizes(v, n, NULL), out);
+}
+
+size_t record_encode_measured(const ShValue *v, int n, uint32_t h, uint8_t *out) {
   uint8_t *hp = out, *bp = out + h;
   hp += util_put_varint(hp, h);
   for (int i = 0; i < n; i++) {
@@ -500,37 +509,48 @@ int record_seek_cmp(void *seek, const void *rec, uint32_t n) {
 static int seek_cmp_int(void *seek, const void *rec, uint32_t n) {
   const RecordSeek *sk = seek;
   const uint8_t *p = rec;
-  uint32_t st;
-  const uint8_t *body;
-  if (first_col(p, n, &st, &body) && (st == 0 || is_int_type(st))) {
-    int c;
-    if (st == 0) {
-      c = -1;
-    } else {
-      int64_t x = int_body(st, body);
-      c = x < sk->key[0].i ? -1 : x > sk->key[0].i;
+  /* first_col's test, narrowed to NULL and the integer types (0-6, 8, 9):
+   * a one-byte header size and first type, the body within the record */
+  if (n >= 2) {
+    uint32_t h = p[0], st = p[1];
+    if (h - 2 < 0x7e && st < 10 && ((0x37fu >> st) & 1) && h + record_serial_len(st) <= n) {
+      int c;
+      if (st == 0) {
+        c = -1;
+      } else {
+        int64_t x = int_body(st, p + h);
+        c = x < sk->key[0].i ? -1 : x > sk->key[0].i;
+      }
+      if (c) return sk->flip0 ? -c : c;
+      if (sk->nkey == 1 && sk->default_rc != RECORD_SEEK_WHOLE) return sk->default_rc;
     }
-    if (c) return sk->flip0 ? -c : c;
-    if (sk->nkey == 1 && sk->default_rc != RECORD_SEEK_WHOLE) return sk->default_rc;
   }
   return record_seek_cmp(seek, rec, n);
 }
 
 /* The same for a text first value under BINARY: a text first column is
- * compared by its bytes, a NULL or number sorts before it, a blob after. */
+ * compared by its bytes, a NULL or number sorts before it, a blob after.
+ * The first type may take two bytes (text up to 8185 bytes). */
 static int seek_cmp_text(void *seek, const void *rec, uint32_t n) {
   const RecordSeek *sk = seek;
   const uint8_t *p = rec;
-  uint32_t st;
-  const uint8_t *body;
-  if (first_col(p, n, &st, &body)) {
-    int c;
-    if (st >= 13 && (st & 1))
-      c = bytes_cmp(body, (st - 13) / 2, (const uint8_t *)sk->key[0].z, (uint32_t)sk->key[0].n);
+  if (n >= 2 && p[0] - 2u < 0x7eu) {
+    uint32_t h = p[0], st;
+    if (p[1] < 0x80)
+      st = p[1];
+    else if (h >= 3 && p[2] < 0x80)
+      st = (uint32_t)(p[1] & 0x7f) << 7 | p[2];
     else
-      c = st >= 12 ? 1 : -1;
-    if (c) return sk->flip0 ? -c : c;
-    if (sk->nkey == 1 && sk->default_rc != RECORD_SEEK_WHOLE) return sk->default_rc;
+      return record_seek_cmp(seek, rec, n);
+    if (st != 10 && st != 11 && h + record_serial_len(st) <= n) {
+      int c;
+      if (st >= 13 && (st & 1))
+        c = bytes_cmp(p + h, (st - 13) / 2, (const uint8_t *)sk->key[0].z, (uint32_t)sk->key[0].n);
+      else
+        c = st >= 12 ? 1 : -1;
+      if (c) return sk->flip0 ? -c : c;
+      if (sk->nkey == 1 && sk->default_rc != RECORD_SEEK_WHOLE) return sk->default_rc;
+    }
   }
   return record_seek_cmp(seek, rec, n);
 }

@@ -254,6 +254,11 @@ size_t record_encoded_size(const ShValue *v, int n);
 /* Write the record for v[0..n) to out (room for record_encoded_size bytes);
  * returns the number of bytes written. */
 size_t record_encode(const ShValue *v, int n, uint8_t *out);
+/* The same in two steps that share one size pass: record_measure returns
+ * the record's size and sets *hdr to its header's; record_encode_measured
+ * writes it given that header size. */
+size_t record_measure(const ShValue *v, int n, uint32_t *hdr);
+size_t record_encode_measured(const ShValue *v, int n, uint32_t hdr, uint8_t *out);
 
 /* Parse the header of the record rec[0..n): for the first min(ncol_in_header,
  * maxcol) columns, types[i] gets the serial type and offsets[i] the body

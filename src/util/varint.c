@@ -70,6 +70,12 @@ int util_put_varint(uint8_t *p, uint64_t v) {
     p[1] = (uint8_t)(v & 0x7f);
     return 2;
   }
+  if (v <= 0x1fffff) { /* rowids up to two million */
+    p[0] = (uint8_t)((v >> 14) | 0x80);
+    p[1] = (uint8_t)(((v >> 7) & 0x7f) | 0x80);
+    p[2] = (uint8_t)(v & 0x7f);
+    return 3;
+  }
   if (v > 0x00ffffffffffffffULL) {
     p[8] = (uint8_t)v;
     v >>= 8;

@@ -1895,14 +1895,15 @@ dispatch_next:
         in = tmp;
       }
     }
-    size_t n = record_encoded_size(in, op->p2);
+    uint32_t hdr;
+    size_t n = record_measure(in, op->p2, &hdr);
     if ((int64_t)n > max_len(v)) {
       set_err(v, SHALE_TOOBIG, "string or blob too big");
       FAIL(SHALE_TOOBIG);
     }
     char *z = vm_buf_need(&v->scratch, (uint32_t)n);
     if (!z) FAIL(SHALE_NOMEM);
-    record_encode(in, op->p2, (uint8_t *)z);
+    record_encode_measured(in, op->p2, hdr, (uint8_t *)z);
     value_clear(&reg[op->p3]);
     swap_scratch(v, op->p3);
     value_set_blob(&reg[op->p3], z, (uint32_t)n);

@@ -158,3 +158,15 @@ char *tsql_dump(const char *path, const char *query) {
   sqlite3_close(db);
   return out;
 }
+
+char *tsql_diff(const char *a, const char *b, const char *query) {
+  char *x = tsql_dump(a, query), *y = tsql_dump(b, query), *msg = NULL;
+  if (strcmp(x, y)) {
+    size_t cap = strlen(query) + 4200;
+    msg = malloc(cap);
+    snprintf(msg, cap, "%s differs:\n--- shale\n%.2000s--- sqlite\n%.2000s", query, x, y);
+  }
+  free(x);
+  free(y);
+  return msg;
+}

@@ -30,6 +30,9 @@ TdbValue tsql_column(sqlite3_stmt *st, int i);
  * text: columns joined by '|', NULL as "NULL", one line per row; errors as
  * a line of text. malloc'ed: the caller frees. */
 char *tsql_dump(const char *path, const char *query);
+/* NULL when the query's rows (tsql_dump) are the same read from the files a
+ * (Shale's) and b (SQLite's); else both dumps in a malloc'ed message. */
+char *tsql_diff(const char *a, const char *b, const char *query);
 /* Open path read-write with SQLite (creating it); NULL on failure. */
 sqlite3 *tsql_open(const char *path);
 
