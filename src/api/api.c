@@ -765,6 +765,7 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   db->conn_cb.last_insert_rowid = cb_last_rowid;
   db->conn_cb.changes = cb_changes;
   db->conn_cb.total_changes = cb_total_changes;
+  db->conn_cb.load_extension = api_loadext_sql;
   db->hooks.ctx = db;
   db->hooks.autocommit = hook_autocommit;
   db->hooks.savepoint = hook_savepoint;
@@ -820,7 +821,7 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
     api_error(db, SHALE_NOMEM, NULL);
     return SHALE_NOMEM;
   }
-  return SHALE_OK;
+  return api_auto_extensions(db);
 }
 
 int shale_open(const char *filename, shale **db) {
@@ -851,7 +852,8 @@ static void db_free(shale *db) {
   shale_free(db->err_sql);
   shale_free(db->filename);
   shale_free(db->fullname);
-  api_db_retire(db); /* the struct goes to the free list at the last leave */
+  api_loadext_close(db); /* last: what was registered may point into them */
+  api_db_retire(db);     /* the struct goes to the free list at the last leave */
 }
 
 /* The connection's contents are freed when it has no statements or handles
