@@ -214,6 +214,7 @@ TEST(compat_txn_state_same) { run_same("txn_state"); }
 TEST(compat_dbswitch_same) { run_same("dbswitch"); }
 TEST(compat_nockpt_same) { run_same("nockpt"); }
 TEST(compat_vtab_same) { run_same("vtab"); }
+TEST(compat_loadext_same) { run_same("loadext"); }
 TEST(compat_dbconfig_opts_same) { run_same("dbconfig_opts"); }
 TEST(compat_basic_shale) { run_prog("basic", 1); }
 TEST(compat_basic_sqlite) { run_prog("basic", 0); }
