@@ -736,6 +736,9 @@ void *parse_find_object(Parse *, int kind, const char *zdb, const char *name, in
 Table *parse_vtab_connect(Parse *, const Table *t, int idb);
 /* t a virtual table that cannot be connected: the error, and 1; else 0. */
 int parse_vtab_missing(Parse *, const Table *);
+/* The declared Table of a connected table whose statement compiled (NULL
+ * if none was built): PRAGMA table_info reads its columns. */
+const Table *vtab_declared_table(const struct VtabTable *vt);
 /* DROP TABLE of virtual table t (of p->idb): OP_VDestroy. */
 void parse_vtab_destroy(Parse *, const Table *t);
 /* The WHERE side of a virtual-table scan (compile_where.c): the

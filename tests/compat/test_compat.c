@@ -215,6 +215,7 @@ TEST(compat_dbswitch_same) { run_same("dbswitch"); }
 TEST(compat_nockpt_same) { run_same("nockpt"); }
 TEST(compat_vtab_same) { run_same("vtab"); }
 TEST(compat_loadext_same) { run_same("loadext"); }
+TEST(compat_vtab_more_same) { run_same("vtab_more"); }
 TEST(compat_dbconfig_opts_same) { run_same("dbconfig_opts"); }
 TEST(compat_basic_shale) { run_prog("basic", 1); }
 TEST(compat_basic_sqlite) { run_prog("basic", 0); }

@@ -1,0 +1,164 @@
+/*
+ * vtab_more.c -- more of the virtual-table contract (issue 15), on the
+ * reference and on Shale (test_compat.c compares the output): a module
+ * ("tr", version 1) that prints each call, then
+ *   - CREATE VIRTUAL TABLE whose xCreate fails (with and without a message,
+ *     and after declaring) leaves no schema row and no table behind;
+ *   - PRAGMA table_info / table_xinfo on a virtual table (hidden columns).
+ * (ALTER TABLE RENAME and xRename: not yet, docs/compat.md.)
+ *
+ * Invariants:
+ *  1. Output depends only on the calls the engine makes and their
+ *     arguments (no pointers, no timing).
+ */
+#include "prog.h"
+
+typedef struct {
+  sqlite3_vtab base;
+  char name[64];
+} TrTab;
+typedef struct {
+  sqlite3_vtab_cursor base;
+  int row;
+} TrCur;
+
+static int tr_init(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+                   char **err, const char *how) {
+  printf("  %s(%s", how, argv[2]);
+  for (int i = 3; i < argc; i++) printf(", %s", argv[i]);
+  printf(")\n");
+  if (argc > 3 && !strcmp(argv[3], "fail")) {
+    *err = sqlite3_mprintf("tr: refused %s", argv[2]);
+    return SQLITE_ERROR;
+  }
+  if (argc > 3 && !strcmp(argv[3], "failquiet")) return SQLITE_ERROR;
+  int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(a INTEGER, b TEXT, h HIDDEN)");
+  if (rc != SQLITE_OK) return rc;
+  if (argc > 3 && !strcmp(argv[3], "faillate")) {
+    *err = sqlite3_mprintf("tr: refused after declaring");
+    return SQLITE_ERROR;
+  }
+  TrTab *t = sqlite3_malloc(sizeof *t);
+  if (!t) return SQLITE_NOMEM;
+  memset(t, 0, sizeof *t);
+  snprintf(t->name, sizeof t->name, "%s", argv[2]);
+  *out = &t->base;
+  return SQLITE_OK;
+}
+static int tr_create(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+                     char **err) {
+  return tr_init(db, aux, argc, argv, out, err, "xCreate");
+}
+static int tr_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+                      char **err) {
+  return tr_init(db, aux, argc, argv, out, err, "xConnect");
+}
+static int tr_disconnect(sqlite3_vtab *vt) {
+  printf("  xDisconnect(%s)\n", ((TrTab *)vt)->name);
+  sqlite3_free(vt);
+  return SQLITE_OK;
+}
+static int tr_destroy(sqlite3_vtab *vt) {
+  printf("  xDestroy(%s)\n", ((TrTab *)vt)->name);
+  sqlite3_free(vt);
+  return SQLITE_OK;
+}
+static int tr_best(sqlite3_vtab *vt, sqlite3_index_info *info) {
+  info->estimatedCost = 10;
+  return SQLITE_OK;
+}
+static int tr_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
+  TrCur *c = sqlite3_malloc(sizeof *c);
+  if (!c) return SQLITE_NOMEM;
+  memset(c, 0, sizeof *c);
+  *out = &c->base;
+  return SQLITE_OK;
+}
+static int tr_close(sqlite3_vtab_cursor *c) {
+  sqlite3_free(c);
+  return SQLITE_OK;
+}
+static int tr_filter(sqlite3_vtab_cursor *c, int num, const char *str, int argc,
+                     sqlite3_value **argv) {
+  ((TrCur *)c)->row = 0;
+  return SQLITE_OK;
+}
+static int tr_next(sqlite3_vtab_cursor *c) {
+  ((TrCur *)c)->row++;
+  return SQLITE_OK;
+}
+static int tr_eof(sqlite3_vtab_cursor *c) { return ((TrCur *)c)->row >= 2; }
+static int tr_column(sqlite3_vtab_cursor *c, sqlite3_context *ctx, int col) {
+  TrTab *t = (TrTab *)c->pVtab;
+  if (col == 1)
+    sqlite3_result_text(ctx, t->name, -1, SQLITE_TRANSIENT);
+  else
+    sqlite3_result_int(ctx, ((TrCur *)c)->row + 10 * col);
+  return SQLITE_OK;
+}
+static int tr_rowid(sqlite3_vtab_cursor *c, sqlite3_int64 *r) {
+  *r = ((TrCur *)c)->row;
+  return SQLITE_OK;
+}
+
+static sqlite3_module tr_module = {
+    .iVersion = 1,
+    .xCreate = tr_create,
+    .xConnect = tr_connect,
+    .xBestIndex = tr_best,
+    .xDisconnect = tr_disconnect,
+    .xDestroy = tr_destroy,
+    .xOpen = tr_open,
+    .xClose = tr_close,
+    .xFilter = tr_filter,
+    .xNext = tr_next,
+    .xEof = tr_eof,
+    .xColumn = tr_column,
+    .xRowid = tr_rowid,
+};
+
+static int row_cb(void *arg, int n, char **v, char **names) {
+  printf("   ");
+  for (int i = 0; i < n; i++) printf("%s%s", i ? "|" : "", v[i] ? v[i] : "NULL");
+  printf("\n");
+  return 0;
+}
+
+static void q(sqlite3 *db, const char *sql) {
+  char *err = NULL;
+  printf("%s\n", sql);
+  int rc = sqlite3_exec(db, sql, row_cb, NULL, &err);
+  if (rc != SQLITE_OK) printf("   rc=%d err=%s\n", rc, err ? err : "(none)");
+  sqlite3_free(err);
+}
+
+int main(void) {
+  sqlite3 *db = NULL;
+  EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
+  EXPECT_INT(sqlite3_create_module(db, "tr", &tr_module, NULL), SQLITE_OK);
+
+  /* a failed CREATE VIRTUAL TABLE leaves nothing behind */
+  q(db, "CREATE VIRTUAL TABLE f1 USING tr(fail)");
+  q(db, "CREATE VIRTUAL TABLE f2 USING tr(failquiet)");
+  q(db, "CREATE VIRTUAL TABLE f3 USING tr(faillate)");
+  q(db, "SELECT type, name FROM sqlite_schema");
+  q(db, "SELECT * FROM f1");
+  q(db, "CREATE TABLE f1(x)");
+  q(db, "DROP TABLE f1");
+  q(db, "BEGIN; CREATE TABLE keep(x); CREATE VIRTUAL TABLE f4 USING tr(fail); COMMIT");
+  q(db, "SELECT type, name FROM sqlite_schema");
+  q(db, "COMMIT");
+
+  /* PRAGMA table_info on a virtual table */
+  q(db, "CREATE VIRTUAL TABLE v USING tr(ok)");
+  q(db, "PRAGMA table_info(v)");
+  q(db, "PRAGMA table_xinfo(v)");
+  q(db, "SELECT * FROM pragma_table_info('v')");
+  q(db, "SELECT a, b, h FROM v");
+
+  q(db, "PRAGMA main.table_info(v)");
+  q(db, "DROP TABLE v");
+  q(db, "SELECT type, name FROM sqlite_schema");
+  EXPECT_INT(sqlite3_close(db), SQLITE_OK);
+  return prog_done();
+}
