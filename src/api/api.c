@@ -631,6 +631,9 @@ static int hook_autocommit(void *ctx, int on, int rollback, char **errmsg) {
   }
   if (!rollback) return commit_txn(db, errmsg);
   api_rollback(db, 1);
+  /* As SQLite's reset of the schemas after rolling DDL back: the virtual
+   * tables disconnect (unless another statement may have cursors on them) */
+  if (db->txn_ddl && db->nactive <= 1) vtab_disconnect_db(&db->vtabs, -1);
   if (db->txn_ddl) db->schema_dirty = 1;
   db->txn_ddl = 0;
   txn_ended(db);

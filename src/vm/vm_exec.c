@@ -2020,7 +2020,8 @@ dispatch_next:
   CASE(VColumn)
   CASE(VRowid)
   CASE(VUpdate)
-  CASE(VBegin) {
+  CASE(VBegin)
+  CASE(VRename) {
     int jump = 0;
     CHK(vm_vtab_exec(v, op, reg, &jump));
     if (jump) JUMP(op->p2);

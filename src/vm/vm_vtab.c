@@ -136,6 +136,16 @@ int vm_vtab_exec(Vm *v, const VmOp *op, ShValue *reg, int *jump) {
       rc = vtab_begin(r, op->p4.vtab, 0, &msg);
       break;
     }
+    case OP_VRename: {
+      VtabReg *r = reg_of(v);
+      const ShValue *nm = &reg[op->p1];
+      if (!r || nm->type != SHALE_TEXT) return fail(v, SHALE_INTERNAL, NULL);
+      char *name = util_mprintf("%.*s", (int)nm->n, nm->z);
+      if (!name) return SHALE_NOMEM;
+      rc = vtab_rename(r, op->p4.vtab, name, &msg);
+      shale_free(name);
+      break;
+    }
     default:
       return fail(v, SHALE_INTERNAL, NULL);
   }

@@ -580,6 +580,19 @@ int vtab_begin(VtabReg *r, VtabTable *t, int nsavepoint, char **errmsg) {
   return SHALE_OK;
 }
 
+int vtab_rename(VtabReg *r, VtabTable *t, const char *name, char **errmsg) {
+  shale_vtab *vt = t->vt;
+  if (vt && vt->pModule->xRename) {
+    int rc = vt->pModule->xRename(vt, name);
+    if (rc != SHALE_OK) {
+      take_err(vt, errmsg);
+      return rc;
+    }
+  }
+  vtab_disconnect_db(r, t->idb);
+  return SHALE_OK;
+}
+
 /* The tables in the transaction, in the order they began (invariant 3):
  * the list is short, so a scan per step. */
 static VtabTable *next_in_txn(VtabReg *r, int after) {

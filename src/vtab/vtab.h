@@ -167,6 +167,10 @@ void vtab_rollback(VtabReg *);
 /* Savepoint op (0 begin, 1 release, 2 rollback to) number n on the tables
  * in the transaction (version >= 2 modules). */
 int vtab_savepoint(VtabReg *, int op, int n, char **errmsg);
+/* ALTER TABLE RENAME of t: xRename(name) when the module has it (its error
+ * fails the statement, nothing else happens), then every table of t's
+ * database disconnects, as SQLite's schema reset after the rename does. */
+int vtab_rename(VtabReg *, VtabTable *t, const char *name, char **errmsg);
 /* 1 if some table is in the transaction. */
 int vtab_in_txn(const VtabReg *);
 

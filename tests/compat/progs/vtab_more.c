@@ -4,8 +4,11 @@
  * ("tr", version 1) that prints each call, then
  *   - CREATE VIRTUAL TABLE whose xCreate fails (with and without a message,
  *     and after declaring) leaves no schema row and no table behind;
- *   - PRAGMA table_info / table_xinfo on a virtual table (hidden columns).
- * (ALTER TABLE RENAME and xRename: not yet, docs/compat.md.)
+ *   - PRAGMA table_info / table_xinfo on a virtual table (hidden columns);
+ *   - ALTER TABLE ... RENAME TO calls xRename first (a failing one fails the
+ *     ALTER and leaves the name as it was), then the schema's virtual tables
+ *     disconnect, as after ROLLBACK of a transaction that renamed one; a
+ *     module without xRename ("tr0") is renamed all the same.
  *
  * Invariants:
  *  1. Output depends only on the calls the engine makes and their
@@ -21,6 +24,8 @@ typedef struct {
   sqlite3_vtab_cursor base;
   int row;
 } TrCur;
+
+static int fail_rename;
 
 static int tr_init(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
                    char **err, const char *how) {
@@ -101,6 +106,18 @@ static int tr_rowid(sqlite3_vtab_cursor *c, sqlite3_int64 *r) {
   return SQLITE_OK;
 }
 
+static int tr_rename(sqlite3_vtab *vt, const char *name) {
+  TrTab *t = (TrTab *)vt;
+  printf("  xRename(%s -> %s)\n", t->name, name);
+  if (fail_rename) {
+    sqlite3_free(vt->zErrMsg);
+    vt->zErrMsg = sqlite3_mprintf("tr: no renaming %s", t->name);
+    return SQLITE_ERROR;
+  }
+  snprintf(t->name, sizeof t->name, "%s", name);
+  return SQLITE_OK;
+}
+
 static sqlite3_module tr_module = {
     .iVersion = 1,
     .xCreate = tr_create,
@@ -115,6 +132,7 @@ static sqlite3_module tr_module = {
     .xEof = tr_eof,
     .xColumn = tr_column,
     .xRowid = tr_rowid,
+    .xRename = tr_rename,
 };
 
 static int row_cb(void *arg, int n, char **v, char **names) {
@@ -136,6 +154,10 @@ int main(void) {
   sqlite3 *db = NULL;
   EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
   EXPECT_INT(sqlite3_create_module(db, "tr", &tr_module, NULL), SQLITE_OK);
+  static sqlite3_module tr0_module;
+  tr0_module = tr_module;
+  tr0_module.xRename = NULL;
+  EXPECT_INT(sqlite3_create_module(db, "tr0", &tr0_module, NULL), SQLITE_OK);
 
   /* a failed CREATE VIRTUAL TABLE leaves nothing behind */
   q(db, "CREATE VIRTUAL TABLE f1 USING tr(fail)");
@@ -157,7 +179,44 @@ int main(void) {
   q(db, "SELECT a, b, h FROM v");
 
   q(db, "PRAGMA main.table_info(v)");
-  q(db, "DROP TABLE v");
+
+  /* ALTER TABLE RENAME: xRename */
+  q(db, "ALTER TABLE v RENAME TO w");
+  q(db, "SELECT type, name, tbl_name, sql FROM sqlite_schema WHERE type = 'table'");
+  q(db, "SELECT a, b FROM w");
+  fail_rename = 1;
+  q(db, "ALTER TABLE w RENAME TO z");
+  q(db, "SELECT name FROM sqlite_schema WHERE name IN ('w', 'z')");
+  q(db, "SELECT a, b FROM w");
+  fail_rename = 0;
+  q(db, "BEGIN; ALTER TABLE w RENAME TO z; SELECT a, b FROM z; ROLLBACK");
+  q(db, "SELECT name FROM sqlite_schema WHERE name IN ('w', 'z')");
+  q(db, "SELECT a, b FROM w");
+  q(db, "CREATE VIRTUAL TABLE n USING tr0(ok)");
+  q(db, "ALTER TABLE n RENAME TO n2");
+  q(db, "SELECT a, b FROM n2");
+  q(db, "ALTER TABLE n2 RENAME TO keep");
+  q(db, "SELECT type, name FROM sqlite_schema");
+  q(db, "DROP TABLE n2");
+  q(db, "DROP TABLE w");
+  /* the built-in modules rename their shadow tables in xRename */
+  q(db,
+    "CREATE VIRTUAL TABLE r USING rtree(id, x0, x1); INSERT INTO r VALUES (1, 0, 5), (2, 3, 9)");
+  q(db, "ALTER TABLE r RENAME TO \"r 2\"");
+  q(db, "SELECT * FROM \"r 2\" WHERE x1 > 6");
+  q(db, "SELECT rtreecheck('r 2')");
+  q(db, "CREATE VIRTUAL TABLE f USING fts5(a); INSERT INTO f VALUES ('one two'), ('two three')");
+  q(db, "ALTER TABLE f RENAME TO g");
+  q(db, "SELECT a FROM g WHERE g MATCH 'two' ORDER BY rowid");
+  q(db,
+    "BEGIN; INSERT INTO g VALUES ('four two'); INSERT INTO \"r 2\" VALUES (3, 7, 8); "
+    "ALTER TABLE g RENAME TO h; ALTER TABLE \"r 2\" RENAME TO r3; COMMIT");
+  q(db, "SELECT a FROM h WHERE h MATCH 'two' ORDER BY rowid");
+  q(db, "SELECT id FROM r3 WHERE x0 >= 3 ORDER BY id");
+  q(db, "SELECT rtreecheck('r3')");
+  q(db, "INSERT INTO h(h) VALUES ('integrity-check')");
+  q(db, "SELECT type, name, sql FROM sqlite_schema ORDER BY name");
+  q(db, "DROP TABLE r3; DROP TABLE h");
   q(db, "SELECT type, name FROM sqlite_schema");
   EXPECT_INT(sqlite3_close(db), SQLITE_OK);
   return prog_done();
