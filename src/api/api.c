@@ -549,6 +549,7 @@ static int release_vm_txns(shale *db) {
 }
 
 static void savepoints_clear(shale *db) {
+  db->vtabs.nsavepoint = 0;
   for (int i = 0; i < db->nsp; i++) shale_free(db->sp[i].name);
   db->nsp = 0;
   db->sp_txn = 0;
@@ -668,6 +669,13 @@ static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
       db->api_txn = 0;
       db->sp_txn = 1;
       db->txn_ddl = 0;
+    } else { /* the virtual tables in the transaction: xSavepoint (SQLite's numbering) */
+      int rc = vtab_savepoint(&db->vtabs, 0, db->vtabs.nsavepoint, errmsg);
+      if (rc != SHALE_OK) {
+        shale_free(z);
+        return rc;
+      }
+      db->vtabs.nsavepoint++;
     }
     db->sp[db->nsp].deferred_fk = db->deferred_fk;
     db->sp[db->nsp].deferred_imm_fk = db->deferred_imm_fk;
@@ -690,7 +698,9 @@ static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
     }
     for (int k = i; k < db->nsp; k++) shale_free(db->sp[k].name);
     db->nsp = i;
-    return SHALE_OK;
+    int vi = i - (db->sp_txn ? 1 : 0); /* SQLite's index: the transaction's own not counted */
+    db->vtabs.nsavepoint = vi;
+    return vtab_savepoint(&db->vtabs, 1, vi, errmsg);
   }
   /* ROLLBACK TO: undo to savepoint i, keep it, drop later ones */
   for (int k = 0; k < db->ndb; k++) {
@@ -706,7 +716,9 @@ static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
   db->deferred_fk = db->sp[i].deferred_fk;
   db->deferred_imm_fk = db->sp[i].deferred_imm_fk;
   if (db->txn_ddl) db->schema_dirty = 1;
-  return SHALE_OK;
+  int vi = i - (db->sp_txn ? 1 : 0);
+  db->vtabs.nsavepoint = vi + 1;
+  return vtab_savepoint(&db->vtabs, 2, vi, errmsg);
 }
 
 static int hook_parse_schema(void *ctx, int idb, const char *where, char **errmsg) {

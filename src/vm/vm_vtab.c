@@ -133,7 +133,7 @@ int vm_vtab_exec(Vm *v, const VmOp *op, ShValue *reg, int *jump) {
     case OP_VBegin: {
       VtabReg *r = reg_of(v);
       if (!r) return SHALE_OK;
-      rc = vtab_begin(r, op->p4.vtab, 0, &msg);
+      rc = vtab_begin(r, op->p4.vtab, r->nsavepoint, &msg);
       break;
     }
     case OP_VRename: {

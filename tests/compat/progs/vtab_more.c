@@ -8,7 +8,11 @@
  *   - ALTER TABLE ... RENAME TO calls xRename first (a failing one fails the
  *     ALTER and leaves the name as it was), then the schema's virtual tables
  *     disconnect, as after ROLLBACK of a transaction that renamed one; a
- *     module without xRename ("tr0") is renamed all the same.
+ *     module without xRename ("tr0") is renamed all the same;
+ *   - a version-2 module ("svp") sees xBegin, xSavepoint, xRelease,
+ *     xRollbackTo, xSync, xCommit and xRollback in SQLite's order and
+ *     numbering under BEGIN, SAVEPOINT (also one that began the
+ *     transaction), RELEASE, ROLLBACK TO and ROLLBACK.
  *
  * Invariants:
  *  1. Output depends only on the calls the engine makes and their
@@ -135,6 +139,33 @@ static sqlite3_module tr_module = {
     .xRename = tr_rename,
 };
 
+/* ---- svp: a version-2 module that prints its transaction calls ---- */
+
+static int svp_update(sqlite3_vtab *vt, int argc, sqlite3_value **argv, sqlite3_int64 *rowid) {
+  printf("  xUpdate(%d)\n", argc);
+  *rowid = 1;
+  return SQLITE_OK;
+}
+#define SVP_HOOK(name)                      \
+  static int svp_##name(sqlite3_vtab *vt) { \
+    printf("  " #name "\n");                \
+    return SQLITE_OK;                       \
+  }
+SVP_HOOK(xBegin)
+SVP_HOOK(xSync)
+SVP_HOOK(xCommit)
+SVP_HOOK(xRollback)
+#define SVP_LEVEL(name)                            \
+  static int svp_##name(sqlite3_vtab *vt, int n) { \
+    printf("  " #name "(%d)\n", n);                \
+    return SQLITE_OK;                              \
+  }
+SVP_LEVEL(xSavepoint)
+SVP_LEVEL(xRelease)
+SVP_LEVEL(xRollbackTo)
+
+static void svp_run(sqlite3 *db);
+
 static int row_cb(void *arg, int n, char **v, char **names) {
   printf("   ");
   for (int i = 0; i < n; i++) printf("%s%s", i ? "|" : "", v[i] ? v[i] : "NULL");
@@ -218,6 +249,36 @@ int main(void) {
   q(db, "SELECT type, name, sql FROM sqlite_schema ORDER BY name");
   q(db, "DROP TABLE r3; DROP TABLE h");
   q(db, "SELECT type, name FROM sqlite_schema");
+  svp_run(db);
   EXPECT_INT(sqlite3_close(db), SQLITE_OK);
   return prog_done();
+}
+
+static void svp_run(sqlite3 *db) {
+  static sqlite3_module svp;
+  svp = tr_module;
+  svp.iVersion = 2;
+  svp.xUpdate = svp_update;
+  svp.xBegin = svp_xBegin;
+  svp.xSync = svp_xSync;
+  svp.xCommit = svp_xCommit;
+  svp.xRollback = svp_xRollback;
+  svp.xSavepoint = svp_xSavepoint;
+  svp.xRelease = svp_xRelease;
+  svp.xRollbackTo = svp_xRollbackTo;
+  EXPECT_INT(sqlite3_create_module(db, "svp", &svp, NULL), SQLITE_OK);
+  static const char *const script[] = {
+      "CREATE VIRTUAL TABLE k USING svp(ok)",
+      /* savepoints inside BEGIN, the table joined before them */
+      "BEGIN", "INSERT INTO k(a) VALUES (1)", "SAVEPOINT a", "INSERT INTO k(a) VALUES (2)",
+      "SAVEPOINT b", "INSERT INTO k(a) VALUES (3)", "ROLLBACK TO b", "RELEASE a", "COMMIT",
+      /* a SAVEPOINT that began the transaction is not counted */
+      "SAVEPOINT a", "INSERT INTO k(a) VALUES (1)", "SAVEPOINT b", "RELEASE b", "ROLLBACK TO a",
+      "RELEASE a",
+      /* the table joins under two savepoints: one xSavepoint(1) */
+      "BEGIN", "SAVEPOINT a", "SAVEPOINT b", "INSERT INTO k(a) VALUES (1)", "RELEASE b",
+      "ROLLBACK TO a", "RELEASE a", "ROLLBACK",
+      /* no transaction: no savepoints */
+      "INSERT INTO k(a) VALUES (4)", "DROP TABLE k", NULL};
+  for (int i = 0; script[i]; i++) q(db, script[i]);
 }
