@@ -1488,9 +1488,11 @@ static int stmt_start(shale_stmt *st) {
         release_vm_txns(db);
         db->api_txn = 1;
         flags = st->cs.stmt_journal ? VM_STMT_JOURNAL : 0;
+        if (st->cs.vtab_stmt_sp) flags |= VM_STMT_JOURNAL | VM_VTAB_SAVEPOINT;
       }
     } else {
       flags = st->cs.stmt_journal ? VM_STMT_JOURNAL : 0;
+      if (st->cs.vtab_stmt_sp) flags |= VM_STMT_JOURNAL | VM_VTAB_SAVEPOINT;
       if (!st->cs.readonly && (rc = open_savepoints(db, st->cs.db_wmask)) != SHALE_OK) return rc;
     }
     if (st->vm && st->vm_flags != flags) {

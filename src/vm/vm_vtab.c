@@ -154,6 +154,28 @@ int vm_vtab_exec(Vm *v, const VmOp *op, ShValue *reg, int *jump) {
   return SHALE_OK;
 }
 
+int vm_vtab_stmt_sp(Vm *v, int op) {
+  VtabReg *r = reg_of(v);
+  if (!r || (op == 0 && !(v->flags & VM_VTAB_SAVEPOINT)) || (op != 0 && v->vtab_sp < 0))
+    return SHALE_OK;
+  char *msg = NULL;
+  int rc = SHALE_OK;
+  if (op == 0) {
+    v->vtab_sp = r->nsavepoint++;
+    rc = vtab_savepoint(r, 0, v->vtab_sp, &msg);
+    if (rc) return fail(v, rc, msg);
+    return SHALE_OK;
+  }
+  /* at the statement's end: its own error, if any, stays the one reported */
+  if (op == 2) rc = vtab_savepoint(r, 2, v->vtab_sp, &msg);
+  int r2 = vtab_savepoint(r, 1, v->vtab_sp, &msg);
+  if (rc == SHALE_OK) rc = r2;
+  if (r->nsavepoint > v->vtab_sp) r->nsavepoint = v->vtab_sp;
+  v->vtab_sp = -1;
+  shale_free(msg);
+  return rc;
+}
+
 int vm_vtab_sync(Vm *v) {
   VtabReg *r = reg_of(v);
   if (!r || !vtab_in_txn(r)) return SHALE_OK;

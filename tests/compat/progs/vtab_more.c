@@ -278,7 +278,18 @@ static void svp_run(sqlite3 *db) {
       /* the table joins under two savepoints: one xSavepoint(1) */
       "BEGIN", "SAVEPOINT a", "SAVEPOINT b", "INSERT INTO k(a) VALUES (1)", "RELEASE b",
       "ROLLBACK TO a", "RELEASE a", "ROLLBACK",
+      /* statement savepoints inside a transaction: every write but a
+       * one-row INSERT, at the level above the open savepoints */
+      "CREATE TABLE p(x)", "INSERT INTO p VALUES (1), (2)", "BEGIN", "INSERT INTO k(a) VALUES (1)",
+      "INSERT INTO k(a) VALUES (2), (3)", "INSERT INTO k(a) SELECT 5",
+      "INSERT INTO k(a) SELECT x FROM p", "UPDATE k SET a = 1 WHERE rowid = 1", "SAVEPOINT s",
+      "UPDATE k SET a = a + 1", "DELETE FROM k WHERE rowid = 1", "DELETE FROM k",
+      "INSERT INTO p VALUES (3)", "UPDATE p SET x = x + 1", "RELEASE s", "COMMIT",
+      /* a SAVEPOINT that began the transaction, then a statement savepoint
+       * under which the table joins */
+      "SAVEPOINT t", "INSERT INTO k(a) SELECT x FROM p", "ROLLBACK TO t", "RELEASE t",
       /* no transaction: no savepoints */
-      "INSERT INTO k(a) VALUES (4)", "DROP TABLE k", NULL};
+      "INSERT INTO k(a) VALUES (4)", "INSERT INTO k(a) VALUES (5), (6)", "DROP TABLE k",
+      "DROP TABLE p", NULL};
   for (int i = 0; script[i]; i++) q(db, script[i]);
 }
