@@ -5,8 +5,8 @@
  * load_extension() SQL function, its functions, collation and eponymous
  * virtual table used, the refusals and failures with their texts, the
  * switches (sqlite3_enable_load_extension, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION)
- * and the automatic extensions. Everything is printed; test_compat.c runs it
- * on the reference library and on Shale's and compares the output.
+ * the automatic extensions, and the default VFS's xDlOpen family. Everything is printed;
+ * test_compat.c runs it on the reference library and on Shale's and compares the output.
  *
  * Invariants:
  *  1. Paths are made from this program's own location, so both runs print
@@ -183,6 +183,27 @@ int main(void) {
   load(db, "libtestext.so", NULL);
   q(db, "SELECT half(9), ext_perm()"); /* what was loaded stays */
   EXPECT_INT(sqlite3_close(db), SQLITE_OK);
+
+  /* the VFS's shared-library calls */
+  sqlite3_vfs *vfs = sqlite3_vfs_find(NULL);
+  char path[PATH_MAX + 32], msg[512] = "(none)";
+  snprintf(path, sizeof path, "%s/libtestext.so", g_dir);
+  void *lib = vfs->xDlOpen(vfs, path);
+  printf("xDlOpen: %s\n", lib ? "ok" : "NULL");
+  printf("xDlSym(sqlite3_testext_init): %s\n",
+         lib && vfs->xDlSym(vfs, lib, "sqlite3_testext_init") ? "found" : "NULL");
+  printf("xDlSym(nope): %s\n", lib && vfs->xDlSym(vfs, lib, "nope") ? "found" : "NULL");
+  vfs->xDlError(vfs, (int)sizeof msg, msg);
+  printf("xDlError: ");
+  pz(msg);
+  printf("\n");
+  if (lib) vfs->xDlClose(vfs, lib);
+  snprintf(path, sizeof path, "%s/nonexistent.so", g_dir);
+  printf("xDlOpen(nonexistent): %s\n", vfs->xDlOpen(vfs, path) ? "ok" : "NULL");
+  vfs->xDlError(vfs, 40, msg); /* cut to 39 bytes */
+  printf("xDlError(40): ");
+  pz(msg);
+  printf("\n");
 
   /* automatic extensions */
   EXPECT_INT(sqlite3_auto_extension((void (*)(void))auto_ok), SQLITE_OK);
