@@ -272,8 +272,21 @@ $(BUILD)/compat/progs/dlclose: tests/compat/progs/dlclose.c
 	$(CC) $(CSTD) $(OPT) -g $(WARN) $(if $(filter 1,$(WERROR)),-Werror) $(SANFLAGS) \
 	  -o $@ $< -ldl -pthread
 
+# The test extension (tests/compat/ext/testext.c) is built as a third party
+# builds one: against the system <sqlite3ext.h>, into a library of its own;
+# testext_dflt.so also has the default entry point sqlite3_extension_init.
+TESTEXT_SO := $(BUILD)/compat/ext/libtestext.so $(BUILD)/compat/ext/testext_dflt.so
+$(BUILD)/compat/ext/libtestext.so: tests/compat/ext/testext.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) -O1 -g $(WARN) $(if $(filter 1,$(WERROR)),-Werror) -I/usr/include -fPIC -shared \
+	  -o $@ $<
+$(BUILD)/compat/ext/testext_dflt.so: tests/compat/ext/testext.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) -O1 -g $(WARN) $(if $(filter 1,$(WERROR)),-Werror) -I/usr/include -fPIC -shared \
+	  -DTESTEXT_DEFAULT -o $@ $<
+
 $(foreach s,$(COMPAT_TEST_SRC),$(eval $(call test_rule,$(s))))
-$(COMPAT_TEST_BIN): | compat $(COMPAT_PROGS) $(BUILD)/libshale.so
+$(COMPAT_TEST_BIN): | compat $(COMPAT_PROGS) $(TESTEXT_SO) $(BUILD)/libshale.so
 
 # The sqlite3_* layer's cost over the native API (bench/compat/overhead.c):
 # one workload built against libshale.so and against the compat library.

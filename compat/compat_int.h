@@ -22,6 +22,8 @@
  * "<what> is not supported by Shale yet" and returns SQLITE_ERROR (a dead or
  * NULL handle: SQLITE_MISUSE, nothing set). */
 int compat_refuse(sqlite3 *db, const char *what);
+/* ext.c: hand the sqlite3_api_routines table to the loader (sqlite3_initialize). */
+void compat_ext_init(void);
 
 /* held.c: memory kept for a handle under a slot until the same slot is held
  * again or the handle goes (compat_forget_stmt at finalize; compat_take_db,

@@ -336,12 +336,7 @@ void sqlite3_result_pointer(sqlite3_context *c, void *p, const char *t, void (*d
   shale_result_pointer((shale_context *)c, p, t, d);
 }
 
-/* ---------------------------------------------------------------- extensions */
-
-int sqlite3_auto_extension(void (*entry)(void)) { return SQLITE_ERROR; }
-int sqlite3_cancel_auto_extension(void (*entry)(void)) { return 0; }
-void sqlite3_reset_auto_extension(void) {}
-/* virtual tables: compat/vtab.c */
+/* extensions: compat/ext.c; virtual tables: compat/vtab.c */
 
 /* ---------------------------------------------------------------- snapshots */
 

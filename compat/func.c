@@ -59,9 +59,11 @@ int sqlite3_create_collation_v2(sqlite3 *db, const char *name, int enc, void *ar
                                 void (*destroy)(void *)) {
   if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
   int e = enc == SQLITE_UTF16_ALIGNED ? SQLITE_UTF16 : enc;
-  if (name && (e == SQLITE_UTF16 || e == SQLITE_UTF16LE || e == SQLITE_UTF16BE))
-    return compat_collation16(db, name, e, arg, cmp, destroy);
-  return shale_create_collation_v2((shale *)db, name, enc, arg, cmp, destroy);
+  int rc = name && (e == SQLITE_UTF16 || e == SQLITE_UTF16LE || e == SQLITE_UTF16BE)
+               ? compat_collation16(db, name, e, arg, cmp, destroy)
+               : shale_create_collation_v2((shale *)db, name, enc, arg, cmp, destroy);
+  if (rc == SQLITE_OK) shale_set_error((shale *)db, SQLITE_OK, NULL); /* as SQLite's: cleared */
+  return rc;
 }
 
 int sqlite3_create_collation(sqlite3 *db, const char *name, int enc, void *arg,

@@ -64,6 +64,7 @@ static int initialized;     /* sqlite3_initialize ran (no sqlite3_shutdown since
 static int default_nomutex; /* CONFIG_MULTITHREAD / SINGLETHREAD: no connection mutex */
 
 int sqlite3_initialize(void) {
+  compat_ext_init();
   __atomic_store_n(&initialized, 1, __ATOMIC_RELAXED);
   return SQLITE_OK;
 }

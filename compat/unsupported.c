@@ -1,6 +1,6 @@
 /*
  * unsupported.c -- the sqlite3_* entry points whose feature Shale does not
- * have yet (extensions, ...) and the few status/config calls that only
+ * have yet (shared cache, ...) and the few status/config calls that only
  * report.
  *
  * Each one fails cleanly so a program or binding built against SQLite can be
@@ -33,16 +33,8 @@ static int unsupported(sqlite3 *db, const char *what) {
 
 int compat_refuse(sqlite3 *db, const char *what) { return unsupported(db, what); }
 
-/* ---- extensions, shared cache ---- */
+/* ---- shared cache ---- */
 
-int sqlite3_load_extension(sqlite3 *db, const char *file, const char *proc, char **err) {
-  if (err) *err = sqlite3_mprintf("loading extensions is not supported by Shale yet");
-  return unsupported(db, "loading extensions");
-}
-int sqlite3_enable_load_extension(sqlite3 *db, int onoff) {
-  if (!onoff) return shale_db_live((shale *)db) ? SQLITE_OK : SQLITE_MISUSE;
-  return unsupported(db, "loading extensions");
-}
 int sqlite3_enable_shared_cache(int onoff) { return onoff ? SQLITE_ERROR : SQLITE_OK; }
 
 /* ---- status and configuration ---- */

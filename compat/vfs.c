@@ -12,7 +12,8 @@
  *     xOpen gives an sqlite3_file whose io methods (version 1: no shared
  *     memory, no mmap) call the OsFile's; xFullPathname, xRandomness,
  *     xSleep, xCurrentTime(Int64), xAccess and xDelete are the OsVfs's;
- *     xDlOpen finds nothing (extensions are not supported).
+ *     xDlOpen, xDlSym, xDlClose and xDlError are the shared-library calls the
+ *     extension loader uses (src/os/os_dl.c).
  *  2. sqlite3_vfs_register accepts only these two (already registered:
  *     a no-op); other VFSes and sqlite3_vfs_unregister of a non-NULL VFS
  *     are refused with SQLITE_ERROR (Shale cannot run SQL over a foreign
@@ -92,12 +93,12 @@ static int v_fullpath(sqlite3_vfs *v, const char *name, int n, char *out) {
   OsVfs *o = os_of(v);
   return o ? o->full_pathname(o, name, n, out) : SQLITE_CANTOPEN;
 }
-static void *v_dlopen(sqlite3_vfs *v, const char *f) { return NULL; }
-static void v_dlerror(sqlite3_vfs *v, int n, char *out) {
-  if (n > 0) sqlite3_snprintf(n, out, "loading extensions is not supported by Shale yet");
+static void *v_dlopen(sqlite3_vfs *v, const char *f) { return os_dl_open(f); }
+static void v_dlerror(sqlite3_vfs *v, int n, char *out) { os_dl_error(out, n); }
+static void (*v_dlsym(sqlite3_vfs *v, void *h, const char *sym))(void) {
+  return (void (*)(void))os_dl_sym(h, sym);
 }
-static void (*v_dlsym(sqlite3_vfs *v, void *h, const char *sym))(void) { return NULL; }
-static void v_dlclose(sqlite3_vfs *v, void *h) {}
+static void v_dlclose(sqlite3_vfs *v, void *h) { os_dl_close(h); }
 static int v_random(sqlite3_vfs *v, int n, char *out) {
   OsVfs *o = os_of(v);
   if (!o || n <= 0) return 0;

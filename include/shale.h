@@ -549,6 +549,40 @@ int shale_txn_state(shale *db, const char *zdb);
  * and ENABLE_VIEW (1015): onoff 1/0 sets, -1 reads; the state in force, or
  * -1 for another option. */
 int shale_db_config_switch(shale *db, int op, int onoff);
+
+/* ---- loadable extensions (SQLite's sqlite3_load_extension rules) ----
+ * An extension is a shared library with an entry point
+ *   int entry(shale *db, char **errmsg, const void *api);
+ * called with the connection, a place for an error message (shale_malloc
+ * memory) and the routine table set by shale_set_extension_api (the compat
+ * library sets SQLite's sqlite3_api_routines; NULL if none was set). It
+ * returns SHALE_OK (the library stays open until the connection closes),
+ * SHALE_OK_LOAD_PERMANENTLY (it stays open for good) or an error.
+ *
+ * shale_load_extension: file is opened as given, then with ".so" appended;
+ * proc NULL tries "sqlite3_extension_init", then "sqlite3_X_init" where X is
+ * the file's last path component without a leading "lib", its letters only,
+ * lower-cased, up to the first '.'. Returns SHALE_OK or SHALE_ERROR with
+ * *errmsg (if errmsg) set to SQLite's text ("not authorized", the dynamic
+ * linker's message, "error during initialization: ..."); the connection's
+ * own error is left as it was, as SQLite leaves it. Refused ("not
+ * authorized") unless enabled: the C call is on at open (Debian's build),
+ * the load_extension() SQL function is off. */
+int shale_load_extension(shale *db, const char *file, const char *proc, char **errmsg);
+/* Both switches on (onoff 1) or off (0), as sqlite3_enable_load_extension;
+ * sqlite3_db_config ENABLE_LOAD_EXTENSION (1005, shale_db_config_switch)
+ * sets the C call's alone. */
+int shale_enable_load_extension(shale *db, int onoff);
+/* The table handed to every entry point (process-wide; set once, before
+ * extensions load). */
+void shale_set_extension_api(const void *api);
+/* Entry points run at the end of every shale_open_v2, in the order
+ * registered (each once); a failure makes the open return its code with
+ * "automatic extension loading failed: ...". cancel returns 1 if entry was
+ * registered, else 0. */
+int shale_auto_extension(void (*entry)(void));
+int shale_cancel_auto_extension(void (*entry)(void));
+void shale_reset_auto_extension(void);
 int shale_sql_error_offset(const char *sql, const char *msg);
 int shale_preupdate_old(shale *db, int i, shale_value **out);
 int shale_preupdate_new(shale *db, int i, shale_value **out);

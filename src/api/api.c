@@ -549,6 +549,7 @@ static int release_vm_txns(shale *db) {
 }
 
 static void savepoints_clear(shale *db) {
+  db->vtabs.nsavepoint = 0;
   for (int i = 0; i < db->nsp; i++) shale_free(db->sp[i].name);
   db->nsp = 0;
   db->sp_txn = 0;
@@ -631,6 +632,9 @@ static int hook_autocommit(void *ctx, int on, int rollback, char **errmsg) {
   }
   if (!rollback) return commit_txn(db, errmsg);
   api_rollback(db, 1);
+  /* As SQLite's reset of the schemas after rolling DDL back: the virtual
+   * tables disconnect (unless another statement may have cursors on them) */
+  if (db->txn_ddl && db->nactive <= 1) vtab_disconnect_db(&db->vtabs, -1);
   if (db->txn_ddl) db->schema_dirty = 1;
   db->txn_ddl = 0;
   txn_ended(db);
@@ -665,6 +669,13 @@ static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
       db->api_txn = 0;
       db->sp_txn = 1;
       db->txn_ddl = 0;
+    } else { /* the virtual tables in the transaction: xSavepoint (SQLite's numbering) */
+      int rc = vtab_savepoint(&db->vtabs, 0, db->vtabs.nsavepoint, errmsg);
+      if (rc != SHALE_OK) {
+        shale_free(z);
+        return rc;
+      }
+      db->vtabs.nsavepoint++;
     }
     db->sp[db->nsp].deferred_fk = db->deferred_fk;
     db->sp[db->nsp].deferred_imm_fk = db->deferred_imm_fk;
@@ -687,7 +698,9 @@ static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
     }
     for (int k = i; k < db->nsp; k++) shale_free(db->sp[k].name);
     db->nsp = i;
-    return SHALE_OK;
+    int vi = i - (db->sp_txn ? 1 : 0); /* SQLite's index: the transaction's own not counted */
+    db->vtabs.nsavepoint = vi;
+    return vtab_savepoint(&db->vtabs, 1, vi, errmsg);
   }
   /* ROLLBACK TO: undo to savepoint i, keep it, drop later ones */
   for (int k = 0; k < db->ndb; k++) {
@@ -703,7 +716,9 @@ static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
   db->deferred_fk = db->sp[i].deferred_fk;
   db->deferred_imm_fk = db->sp[i].deferred_imm_fk;
   if (db->txn_ddl) db->schema_dirty = 1;
-  return SHALE_OK;
+  int vi = i - (db->sp_txn ? 1 : 0);
+  db->vtabs.nsavepoint = vi + 1;
+  return vtab_savepoint(&db->vtabs, 2, vi, errmsg);
 }
 
 static int hook_parse_schema(void *ctx, int idb, const char *where, char **errmsg) {
@@ -765,6 +780,7 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   db->conn_cb.last_insert_rowid = cb_last_rowid;
   db->conn_cb.changes = cb_changes;
   db->conn_cb.total_changes = cb_total_changes;
+  db->conn_cb.load_extension = api_loadext_sql;
   db->hooks.ctx = db;
   db->hooks.autocommit = hook_autocommit;
   db->hooks.savepoint = hook_savepoint;
@@ -820,7 +836,7 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
     api_error(db, SHALE_NOMEM, NULL);
     return SHALE_NOMEM;
   }
-  return SHALE_OK;
+  return api_auto_extensions(db);
 }
 
 int shale_open(const char *filename, shale **db) {
@@ -851,7 +867,8 @@ static void db_free(shale *db) {
   shale_free(db->err_sql);
   shale_free(db->filename);
   shale_free(db->fullname);
-  api_db_retire(db); /* the struct goes to the free list at the last leave */
+  api_loadext_close(db); /* last: what was registered may point into them */
+  api_db_retire(db);     /* the struct goes to the free list at the last leave */
 }
 
 /* The connection's contents are freed when it has no statements or handles
@@ -1482,9 +1499,11 @@ static int stmt_start(shale_stmt *st) {
         release_vm_txns(db);
         db->api_txn = 1;
         flags = st->cs.stmt_journal ? VM_STMT_JOURNAL : 0;
+        if (st->cs.vtab_stmt_sp) flags |= VM_STMT_JOURNAL | VM_VTAB_SAVEPOINT;
       }
     } else {
       flags = st->cs.stmt_journal ? VM_STMT_JOURNAL : 0;
+      if (st->cs.vtab_stmt_sp) flags |= VM_STMT_JOURNAL | VM_VTAB_SAVEPOINT;
       if (!st->cs.readonly && (rc = open_savepoints(db, st->cs.db_wmask)) != SHALE_OK) return rc;
     }
     if (st->vm && st->vm_flags != flags) {

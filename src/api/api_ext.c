@@ -284,6 +284,7 @@ static int txn_state_impl(shale *db, const char *zdb) {
  * 1003, DQS_DML 1013, DQS_DDL 1014 and ENABLE_VIEW 1015 (CompileEnv);
  * WRITABLE_SCHEMA 1011, LEGACY_ALTER_TABLE 1012 and TRUSTED_SCHEMA 1017 (the
  * pragmas' flags, as in SQLite: the two read and set one bit);
+ * ENABLE_LOAD_EXTENSION 1005 (the C call's switch, api_loadext.c);
  * NO_CKPT_ON_CLOSE 1006 (on: closing leaves each WAL file as it is);
  * RESET_DATABASE 1009 (on: VACUUM and VACUUM INTO write an empty database,
  * api_vacuum.c); TRIGGER_EQP 1008 (CompileEnv.trigger_eqp);
@@ -303,6 +304,7 @@ static int db_config_switch_impl(shale *db, int op, int onoff) {
     if (onoff == 0) db->pflags &= ~pf;
     return (db->pflags & pf) != 0;
   }
+  if (db && op == 1005) return api_loadext_switch(db, onoff);
   if (db && op == 1006) {
     if (onoff >= 0) db->no_ckpt_on_close = onoff != 0;
     return db->no_ckpt_on_close;

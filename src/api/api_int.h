@@ -272,6 +272,10 @@ struct shale {
   uint8_t qpsg;             /* db_config ENABLE_QPSG (kept: plans never use bound values) */
   uint8_t trigger_eqp;      /* db_config TRIGGER_EQP (CompileEnv.trigger_eqp) */
   uint8_t fts3_tokenizer;   /* db_config ENABLE_FTS3_TOKENIZER (kept: no FTS3 here) */
+  uint8_t no_load_ext;      /* db_config ENABLE_LOAD_EXTENSION off (the C call; on at open) */
+  uint8_t load_ext_func;    /* the load_extension() SQL function allowed (off at open) */
+  void **ext_libs;          /* shared libraries loaded (api_loadext.c), closed last */
+  int next_libs;
   volatile int interrupted;
   uint8_t zombie; /* shale_close_v2 with statements open */
   int nhandles;   /* open backups and blob handles using this connection */
@@ -517,6 +521,15 @@ void api_detach_rows(shale *db, shale_stmt *except);
 void api_func_init(shale *db);
 /* Free user collations (at close, after the function registry is freed). */
 void api_func_close(shale *db);
+
+/* api_loadext.c: db_config ENABLE_LOAD_EXTENSION (onoff < 0 reads; the
+ * state in force), the load_extension() SQL function's callback, the
+ * libraries closed at the end of close, the automatic extensions run at the
+ * end of an open (SHALE_OK or the failing entry's code, error set). */
+int api_loadext_switch(shale *db, int onoff);
+int api_loadext_sql(void *conn, const char *file, const char *proc, char **errmsg);
+void api_loadext_close(shale *db);
+int api_auto_extensions(shale *db);
 
 /* api_backup.c: copy page pgno of sp over page pgno of dp (write
  * transaction open on dp; pages past dst_orig are new). Page 1 bytes 18/19

@@ -473,8 +473,20 @@ static int view_info(shale *db, const View *vw, int extended, ApiRows *out) {
   return rc;
 }
 
+/* A virtual table's declared columns: compiling a read of it connects it
+ * (xConnect if it is not yet: the error is the connection's). */
+static const Table *vtab_columns(shale *db, const Table *t) {
+  const View fake = {.name = t->name};
+  CompiledStmt cs;
+  if (view_compile(db, &fake, &cs) != SHALE_OK) return NULL;
+  compiled_stmt_free(&cs);
+  const Table *d = vtab_declared_table(vtab_find(&db->vtabs, 0, t->name));
+  if (!d) api_error(db, SHALE_ERROR, "no such module: %s", t->vtab_module);
+  return d;
+}
+
 static int table_info(shale *db, const char *name, int extended, ApiRows *out) {
-  Table *t = schema_find_table(db->schema->s, name);
+  const Table *t = schema_find_table(db->schema->s, name);
   if (!t && name &&
       (!util_stricmp(name, "sqlite_temp_schema") || !util_stricmp(name, "sqlite_temp_master")))
     t = schema_find_table(db->schema->s, "sqlite_schema"); /* the same columns */
@@ -483,8 +495,8 @@ static int table_info(shale *db, const char *name, int extended, ApiRows *out) {
     return vw ? view_info(db, vw, extended, out) : SHALE_OK;
   }
   if (t->vtab_module) { /* SQLite connects it first (schema.h invariant 5) */
-    api_error(db, SHALE_ERROR, "no such module: %s", t->vtab_module);
-    return SHALE_ERROR;
+    t = vtab_columns(db, t);
+    if (!t) return SHALE_ERROR;
   }
   int cid = 0;
   for (int i = 0; i < t->ncol; i++) {

@@ -1074,6 +1074,7 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
      * reference) count too */
     for (int i = 0; i < out->prog->nsub && !out->stmt_journal; i++)
       if (p.multi_write && program_may_abort(out->prog->subs[i])) out->stmt_journal = 1;
+    out->vtab_stmt_sp = p.vtab_sp ? p.vtab_sp == 2 : out->stmt_journal;
   }
   if (fill_out(&p, out, s)) {
     parse_nomem(&p);

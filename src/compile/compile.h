@@ -192,6 +192,9 @@ typedef struct CompiledStmt {
                              statement journal: always, except for an INSERT/UPDATE/DELETE that
                              cannot write several rows or cannot abort midway) */
   uint8_t is_txn_ctl;     /* BEGIN/COMMIT/ROLLBACK/SAVEPOINT/RELEASE */
+  uint8_t vtab_stmt_sp;   /* SQLite would use a statement journal here (VM_VTAB_SAVEPOINT): an
+                             INSERT/UPDATE/DELETE with stmt_journal, or a write of a virtual
+                             table other than a one-row INSERT */
   uint8_t uses_vtab;      /* reads or writes a virtual table: never reused from a cache (SQLite
                              prepares again, and modules see every xBestIndex) */
   PragmaReq pragma;       /* kind == SQL_STMT_PRAGMA */
@@ -622,6 +625,8 @@ struct Parse {
   uint8_t need_read, need_write;
   uint8_t schema_changed; /* DDL: the API reloads the schema after running */
   uint8_t multi_write;    /* DML: may write more than one row (SQLite's isMultiWrite) */
+  uint8_t vtab_sp;        /* a virtual-table write: 1 a one-row INSERT (no statement savepoint in
+                             SQLite), 2 any other (CompiledStmt.vtab_stmt_sp) */
   uint8_t is_explain;     /* 1 EXPLAIN, 2 EXPLAIN QUERY PLAN */
   int nested;             /* > 0 while compiling a trigger sub-program */
   int in_view;            /* > 0 while resolving a view's body */
@@ -736,6 +741,9 @@ void *parse_find_object(Parse *, int kind, const char *zdb, const char *name, in
 Table *parse_vtab_connect(Parse *, const Table *t, int idb);
 /* t a virtual table that cannot be connected: the error, and 1; else 0. */
 int parse_vtab_missing(Parse *, const Table *);
+/* The declared Table of a connected table whose statement compiled (NULL
+ * if none was built): PRAGMA table_info reads its columns. */
+const Table *vtab_declared_table(const struct VtabTable *vt);
 /* DROP TABLE of virtual table t (of p->idb): OP_VDestroy. */
 void parse_vtab_destroy(Parse *, const Table *t);
 /* The WHERE side of a virtual-table scan (compile_where.c): the

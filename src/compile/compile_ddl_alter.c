@@ -482,6 +482,12 @@ static void rename_stmt(Renamer *rn, SqlStmt *st) {
       }
       break;
     }
+    case SQL_STMT_CREATE_VTAB: {
+      SqlCreateVtab *cv = &st->u.create_vtab;
+      if (!util_stricmp(cv->name.name, rn->old))
+        add_edit(rn, cv->name.name_start, cv->name.span.start + cv->name.span.len);
+      break;
+    }
     case SQL_STMT_CREATE_INDEX: {
       SqlCreateIndex *ci = &st->u.create_index;
       if (!util_stricmp(ci->table, rn->old)) {
@@ -825,7 +831,9 @@ static int rename_table(Parse *p, const SqlStmt *s) {
     parse_error(p, "object name reserved for internal use: %s", nn);
     return 1;
   }
-  if (parse_vtab_missing(p, t)) return 1; /* SQLite connects it to ask for xRename */
+  /* SQLite connects it to ask for xRename */
+  const Table *vd = t->vtab_module ? parse_vtab_connect(p, t, parse_table_db(p, t)) : NULL;
+  if (t->vtab_module && !vd) return 1;
   if (check_schema(p)) return 1;
   /* "new" with its double quotes doubled, in double quotes */
   size_t ln = strlen(nn);
@@ -906,6 +914,11 @@ static int rename_table(Parse *p, const SqlStmt *s) {
   }
 #undef ADD_UPD
   parse_need_write(p);
+  if (vd) { /* xRename first: its error leaves the schema as it is */
+    int r = emit_regs(p, 1);
+    ddl_emit_text(p, r, nn);
+    vm_builder_add_p4(&p->b, OP_VRename, r, 0, 0, P4_VTAB, vd->vtab);
+  }
   schema_update(p, u, n);
   if (t->autoincrement) { /* its sqlite_sequence row */
     Table *seq = schema_find_table(p->schema, "sqlite_sequence");

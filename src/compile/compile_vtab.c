@@ -117,6 +117,10 @@ static Table *decl_table(Parse *p, VtabTable *vt, const char *name, const char *
   return tab;
 }
 
+const Table *vtab_declared_table(const VtabTable *vt) {
+  return vt && vt->decl_obj ? ((const DeclObj *)vt->decl_obj)->t : NULL;
+}
+
 Table *parse_vtab_connect(Parse *p, const Table *t, int idb) {
   VtabReg *r = p->env ? p->env->vtabs : NULL;
   if (!r) {

@@ -100,6 +100,9 @@ int vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
     }
   }
   vbegin(p, tab);
+  int one_row = !sel || (sel->kind == SQL_SEL_VALUES && !sel->prior && !sel->with &&
+                         !sel->order_by && !sel->limit && sel->cols->n == 1);
+  p->vtab_sp = one_row ? 1 : 2;
   int argc = 2 + tab->ncol;
   int base = emit_regs(p, argc);
   int done = emit_label(p);
@@ -195,6 +198,7 @@ static int scan_write(Parse *p, Table *tab, const char *alias, const SqlExpr *wh
     }
   }
   vbegin(p, tab);
+  p->vtab_sp = 2;
   int argc = set ? 2 + tab->ncol : 1;
   int row = emit_regs(p, argc + 1);
   if (!set) { /* DELETE: the rowids into a RowSet, deleted in rowid order */

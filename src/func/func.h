@@ -114,6 +114,9 @@ typedef struct FuncConnCallbacks {
   int64_t (*last_insert_rowid)(void *conn);
   int64_t (*changes)(void *conn);
   int64_t (*total_changes)(void *conn);
+  /* load_extension(file, proc): SHALE_OK, or an error code with *errmsg
+   * (shale_malloc'ed, may be NULL) set; NULL callback: "not authorized". */
+  int (*load_extension)(void *conn, const char *file, const char *proc, char **errmsg);
 } FuncConnCallbacks;
 
 /* Per-statement cached data keyed by (call site, argument index). The VM

@@ -1,8 +1,9 @@
 /*
  * func_extra.c -- the remaining core functions of SQLite 3.40.1 that are
  * about the build rather than values: sqlite_compileoption_used,
- * sqlite_compileoption_get and load_extension (always "not authorized":
- * Shale loads no extensions, as SQLite with extension loading disabled).
+ * sqlite_compileoption_get and load_extension (through the connection's
+ * FuncConnCallbacks.load_extension, src/api/api_loadext.c, which decides
+ * whether it is allowed; "not authorized" without a connection).
  *
  * Owns the func_extra_defs table and the compile-option list.
  *
@@ -70,8 +71,37 @@ static void compileoption_get_fn(FuncCtx *ctx, int argc, ShValue *argv) {
   if (z) func_result_text(ctx, z, -1, FUNC_STATIC);
 }
 
+/* An argument's text, NUL-terminated (shale_malloc), as the C call wants it;
+ * NULL on out-of-memory. */
+static char *arg_cstr(const ShValue *v) {
+  char buf[32];
+  const char *z;
+  uint32_t n;
+  func_arg_text(v, buf, &z, &n);
+  return util_mprintf("%.*s", (int)func_cstr_len(z, n), z ? z : "");
+}
+
+/* As SQLite's: NULL for a NULL file or a load that worked, else the
+ * loader's message as the error (a NULL proc is the default entry point). */
 static void load_extension_fn(FuncCtx *ctx, int argc, ShValue *argv) {
-  func_result_error(ctx, "not authorized", -1);
+  if (!ctx->cb || !ctx->cb->load_extension) {
+    func_result_error(ctx, "not authorized", -1);
+    return;
+  }
+  if (argv[0].type == SHALE_NULL) return;
+  char *file = arg_cstr(&argv[0]);
+  char *proc = argc == 2 && argv[1].type != SHALE_NULL ? arg_cstr(&argv[1]) : NULL;
+  char *err = NULL;
+  int rc = !file || (argc == 2 && argv[1].type != SHALE_NULL && !proc)
+               ? SHALE_NOMEM
+               : ctx->cb->load_extension(ctx->conn, file, proc, &err);
+  if (rc == SHALE_NOMEM && !err)
+    func_result_error_nomem(ctx);
+  else if (rc != SHALE_OK)
+    func_result_error(ctx, err ? err : "", -1);
+  shale_free(err);
+  shale_free(file);
+  shale_free(proc);
 }
 
 const FuncDef func_extra_defs[] = {

@@ -252,4 +252,13 @@ int64_t os_now_ms(void);
 /* The same clock in microseconds. */
 int64_t os_now_us(void);
 
+/* Shared libraries (os_dl.c): open (RTLD_NOW | RTLD_GLOBAL; NULL on
+ * failure), a symbol's address (NULL if absent), close, and the dynamic
+ * linker's message for the last failure copied into buf (n bytes with the
+ * NUL; buf unchanged when there is none). */
+void *os_dl_open(const char *path);
+void *os_dl_sym(void *lib, const char *name);
+void os_dl_close(void *lib);
+void os_dl_error(char *buf, int n);
+
 #endif /* SHALE_OS_H */

@@ -361,6 +361,7 @@ int vm_new_reuse(const VmProgram *prog, Btree *bt, int flags, VmSpare *spare, Vm
   v->dbv[0] = bt;
   v->ndb = 1;
   v->stmt_sp = -1;
+  v->vtab_sp = -1;
   v->pu_cur = -1;
   v->sorter_budget = VM_SORTER_BUDGET_DEFAULT;
   v->flags = flags;
@@ -413,7 +414,8 @@ int vm_stmt_sp_end(Vm *v, int rollback) {
   }
   v->sp_mask = 0;
   v->stmt_sp = -1;
-  return rc;
+  int r4 = vm_vtab_stmt_sp(v, rollback ? 2 : 1);
+  return rc ? rc : r4;
 }
 
 void vm_set_conn(Vm *v, void *conn, const FuncConnCallbacks *cb) {

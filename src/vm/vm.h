@@ -272,6 +272,11 @@ typedef struct Vm Vm;
           Vm did not begin opens a statement savepoint:   \
           released at halt, rolled back on error (per     \
           the conflict resolution below) */
+#define VM_VTAB_SAVEPOINT                                    \
+  0x04 /* with VM_STMT_JOURNAL: SQLite would use a statement \
+          journal, so the virtual tables in the transaction  \
+          see xSavepoint when it opens and xRollbackTo /     \
+          xRelease when it ends */
 
 /* Conflict resolution in Halt p2 (SQLite's OE_* numbers): what an error
  * halt undoes. ROLLBACK: the whole transaction; ABORT (and 0, and errors not

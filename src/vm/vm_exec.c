@@ -653,6 +653,7 @@ static int halt(Vm *v, int rc) {
       v->txn_rolled_back = 1;
       v->sp_mask = 0;
       v->stmt_sp = -1;
+      v->vtab_sp = -1; /* the transaction is gone, its levels with it */
     } else if (v->stmt_sp >= 0) {
       vm_stmt_sp_end(v, 1);
       fk_deferred_set(v, v->stmt_def_fk, v->stmt_def_imm_fk);
@@ -1475,6 +1476,7 @@ dispatch_next:
       if (v->sp_mask == bit) {
         v->stmt_def_fk = v->hooks && v->hooks->deferred_fk ? *v->hooks->deferred_fk : 0;
         v->stmt_def_imm_fk = v->hooks && v->hooks->deferred_imm_fk ? *v->hooks->deferred_imm_fk : 0;
+        CHK(vm_vtab_stmt_sp(v, 0)); /* VM_VTAB_SAVEPOINT: xSavepoint */
       }
     }
     if (op->p5 & VM_TXN_CHECK_COOKIE) {
@@ -2024,7 +2026,8 @@ dispatch_next:
   CASE(VColumn)
   CASE(VRowid)
   CASE(VUpdate)
-  CASE(VBegin) {
+  CASE(VBegin)
+  CASE(VRename) {
     int jump = 0;
     CHK(vm_vtab_exec(v, op, reg, &jump));
     if (jump) JUMP(op->p2);

@@ -183,10 +183,11 @@ struct Vm {
    * slot's blocks */
   FuncCtx actx;
   uint8_t actx_ok;
-  int own_txn;           /* this Vm began a transaction (own_mask != 0) */
-  uint32_t own_mask;     /* databases whose transaction this Vm began (bit i: dbv[i]) */
-  int stmt_sp;           /* >= 0 while statement savepoints are open (sp_db) */
-  uint32_t sp_mask;      /* databases with a statement savepoint open */
+  int own_txn;       /* this Vm began a transaction (own_mask != 0) */
+  uint32_t own_mask; /* databases whose transaction this Vm began (bit i: dbv[i]) */
+  int stmt_sp;       /* >= 0 while statement savepoints are open (sp_db) */
+  uint32_t sp_mask;  /* databases with a statement savepoint open */
+  int vtab_sp;       /* >= 0: the virtual tables' statement savepoint level (VM_VTAB_SAVEPOINT) */
   int sp_db[VM_MAX_DB];  /* sp_mask bit i: index of database i's statement savepoint */
   Btree *dbv[VM_MAX_DB]; /* the connection's databases (0 main, 1 temp, 2.. attached);
                             dbv[0] == bt; NULL: not open (temp not used yet) */
@@ -288,6 +289,9 @@ void vm_vtab_close(VmCursor *);
  * B-trees xCommit) and of a rollback. */
 int vm_vtab_sync(Vm *);
 void vm_vtab_end(Vm *, int commit);
+/* The statement savepoint on the virtual tables (VM_VTAB_SAVEPOINT): op 0
+ * opens it (xSavepoint), 1 releases it, 2 rolls back to it and releases it. */
+int vm_vtab_stmt_sp(Vm *, int op);
 /* Close the cursors of a run that ended (halt, reset), keeping parked
  * ones; park: park the table and index cursors of databases whose
  * transaction this Vm does not end (a halt without error). */

@@ -133,7 +133,17 @@ int vm_vtab_exec(Vm *v, const VmOp *op, ShValue *reg, int *jump) {
     case OP_VBegin: {
       VtabReg *r = reg_of(v);
       if (!r) return SHALE_OK;
-      rc = vtab_begin(r, op->p4.vtab, 0, &msg);
+      rc = vtab_begin(r, op->p4.vtab, r->nsavepoint, &msg);
+      break;
+    }
+    case OP_VRename: {
+      VtabReg *r = reg_of(v);
+      const ShValue *nm = &reg[op->p1];
+      if (!r || nm->type != SHALE_TEXT) return fail(v, SHALE_INTERNAL, NULL);
+      char *name = util_mprintf("%.*s", (int)nm->n, nm->z);
+      if (!name) return SHALE_NOMEM;
+      rc = vtab_rename(r, op->p4.vtab, name, &msg);
+      shale_free(name);
       break;
     }
     default:
@@ -142,6 +152,28 @@ int vm_vtab_exec(Vm *v, const VmOp *op, ShValue *reg, int *jump) {
   if (rc) return fail(v, rc, msg);
   shale_free(msg);
   return SHALE_OK;
+}
+
+int vm_vtab_stmt_sp(Vm *v, int op) {
+  VtabReg *r = reg_of(v);
+  if (!r || (op == 0 && !(v->flags & VM_VTAB_SAVEPOINT)) || (op != 0 && v->vtab_sp < 0))
+    return SHALE_OK;
+  char *msg = NULL;
+  int rc = SHALE_OK;
+  if (op == 0) {
+    v->vtab_sp = r->nsavepoint++;
+    rc = vtab_savepoint(r, 0, v->vtab_sp, &msg);
+    if (rc) return fail(v, rc, msg);
+    return SHALE_OK;
+  }
+  /* at the statement's end: its own error, if any, stays the one reported */
+  if (op == 2) rc = vtab_savepoint(r, 2, v->vtab_sp, &msg);
+  int r2 = vtab_savepoint(r, 1, v->vtab_sp, &msg);
+  if (rc == SHALE_OK) rc = r2;
+  if (r->nsavepoint > v->vtab_sp) r->nsavepoint = v->vtab_sp;
+  v->vtab_sp = -1;
+  shale_free(msg);
+  return rc;
 }
 
 int vm_vtab_sync(Vm *v) {

@@ -569,14 +569,28 @@ int vtab_begin(VtabReg *r, VtabTable *t, int nsavepoint, char **errmsg) {
   }
   t->in_txn = 1;
   t->txn_seq = ++r->txn_seq;
-  if (m->iVersion >= 2 && m->xSavepoint)
-    for (int i = 0; i < nsavepoint; i++) {
-      int rc = m->xSavepoint(vt, i);
-      if (rc != SHALE_OK) {
-        take_err(vt, errmsg);
-        return rc;
-      }
+  t->isp = 0;
+  if (nsavepoint > 0 && m->xBegin && m->iVersion >= 2 && m->xSavepoint) {
+    t->isp = nsavepoint;
+    int rc = m->xSavepoint(vt, nsavepoint - 1);
+    if (rc != SHALE_OK) {
+      take_err(vt, errmsg);
+      return rc;
     }
+  }
+  return SHALE_OK;
+}
+
+int vtab_rename(VtabReg *r, VtabTable *t, const char *name, char **errmsg) {
+  shale_vtab *vt = t->vt;
+  if (vt && vt->pModule->xRename) {
+    int rc = vt->pModule->xRename(vt, name);
+    if (rc != SHALE_OK) {
+      take_err(vt, errmsg);
+      return rc;
+    }
+  }
+  vtab_disconnect_db(r, t->idb);
   return SHALE_OK;
 }
 
@@ -617,9 +631,10 @@ void vtab_rollback(VtabReg *r) { end_txn(r, 0); }
 int vtab_savepoint(VtabReg *r, int op, int n, char **errmsg) {
   for (VtabTable *t = next_in_txn(r, 0); t; t = next_in_txn(r, t->txn_seq)) {
     const shale_module *m = t->vt->pModule;
-    if (m->iVersion < 2) continue;
+    if (m->iVersion < 2 || !m->xBegin) continue;
     int (*fn)(shale_vtab *, int) = op == 0 ? m->xSavepoint : op == 1 ? m->xRelease : m->xRollbackTo;
-    if (!fn) continue;
+    if (op == 0) t->isp = n + 1;
+    if (!fn || t->isp <= n) continue;
     int rc = fn(t->vt, n);
     if (rc != SHALE_OK) {
       take_err(t->vt, errmsg);

@@ -56,6 +56,7 @@ typedef struct VtabTable {
   uint8_t constraint_support, innocuous, directonly;
   uint8_t eponymous;   /* the module's own table (no schema row) */
   int txn_seq;         /* order of xBegin within the transaction */
+  int isp;             /* SQLite's VTable.iSavepoint: savepoint levels it has seen */
   struct VtabReg *reg; /* its registry */
   struct VtabTable *next;
 } VtabTable;
@@ -68,6 +69,8 @@ typedef struct VtabReg {
   int declared;          /* declare_vtab succeeded for it */
   int on_conflict;       /* during xUpdate: SQLite's 1..5 */
   int txn_seq;
+  int nsavepoint; /* SQLite's db->nSavepoint: open SAVEPOINTs, less one that began the
+                     transaction (kept by the API, 0 when a transaction ends) */
   int destroying; /* xDestroy calls running: the statements running them
                      do not keep the module's DROP TABLEs out (SQLite's nVDestroy) */
 } VtabReg;
@@ -157,7 +160,9 @@ int vtab_rowid(VtabCur *, int64_t *rowid, char **errmsg);
  * (SQLite's 1..5). *rowid: the new rowid of an insert. */
 int vtab_update(VtabReg *, VtabTable *, int argc, ShValue *argv, int oe, int64_t *rowid,
                 char **errmsg);
-/* xBegin once per transaction (and the open savepoints: xSavepoint). */
+/* xBegin once per transaction; then, with nsavepoint > 0 savepoint levels
+ * open (r->nsavepoint, plus the statement's own), xSavepoint(nsavepoint - 1)
+ * once, as SQLite's sqlite3VtabBegin. */
 int vtab_begin(VtabReg *, VtabTable *, int nsavepoint, char **errmsg);
 /* End of the transaction: xSync on every table in it (phase 1), then
  * xCommit; or xRollback. Each returns the first error. */
@@ -165,8 +170,14 @@ int vtab_sync(VtabReg *, char **errmsg);
 void vtab_commit(VtabReg *);
 void vtab_rollback(VtabReg *);
 /* Savepoint op (0 begin, 1 release, 2 rollback to) number n on the tables
- * in the transaction (version >= 2 modules). */
+ * in the transaction, by SQLite's rule: modules of version >= 2 with xBegin
+ * (SQLite's aVTrans), begin order; BEGIN sets the table's isp to n + 1, and
+ * a method runs only while isp > n. */
 int vtab_savepoint(VtabReg *, int op, int n, char **errmsg);
+/* ALTER TABLE RENAME of t: xRename(name) when the module has it (its error
+ * fails the statement, nothing else happens), then every table of t's
+ * database disconnects, as SQLite's schema reset after the rename does. */
+int vtab_rename(VtabReg *, VtabTable *t, const char *name, char **errmsg);
 /* 1 if some table is in the transaction. */
 int vtab_in_txn(const VtabReg *);
 

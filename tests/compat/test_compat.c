@@ -180,6 +180,26 @@ TEST(compat_session_header_agrees_with_reference) {
   CHECK_EQ(rc, 0);
 }
 
+/* Debian's own shell loads the test extension (.load, load_extension())
+ * through our library as through SQLite's: the same output. */
+TEST(compat_shell_load_extension) {
+  static char a[1 << 16], b[1 << 16];
+  char cmd[4 * PATH_MAX];
+  find_dirs();
+  if (access("/usr/bin/sqlite3", X_OK) != 0) return; /* no shell installed */
+  snprintf(cmd, sizeof cmd,
+           "printf '.load %s/compat/ext/libtestext\\nSELECT half(3), ext_which();\\n"
+           "SELECT value FROM ext_series(1, 3);\\n.load %s/compat/ext/libtestext "
+           "testext_fail_init\\n.load %s/compat/ext/nonexistent\\n"
+           "SELECT load_extension(\\047%s/compat/ext/libtestext\\047, "
+           "\\047testext_perm_init\\047);\\nSELECT ext_perm();\\n' | /usr/bin/sqlite3 :memory:",
+           g_build, g_build, g_build, g_build);
+  int ra = run(cmd, 1, a, sizeof a), rb = run(cmd, 0, b, sizeof b);
+  CHECK_EQ(ra, rb);
+  CHECK(strstr(b, "1.5|derived") != NULL);
+  if (strcmp(a, b)) test_fail(__FILE__, __LINE__, "shell output differs:\n%s\n---\n%s", a, b);
+}
+
 TEST(compat_exports_only_sqlite3_names) {
   char cmd[PATH_MAX + 64];
   static char out[1 << 16];
@@ -214,6 +234,8 @@ TEST(compat_txn_state_same) { run_same("txn_state"); }
 TEST(compat_dbswitch_same) { run_same("dbswitch"); }
 TEST(compat_nockpt_same) { run_same("nockpt"); }
 TEST(compat_vtab_same) { run_same("vtab"); }
+TEST(compat_loadext_same) { run_same("loadext"); }
+TEST(compat_vtab_more_same) { run_same("vtab_more"); }
 TEST(compat_dbconfig_opts_same) { run_same("dbconfig_opts"); }
 TEST(compat_pointers_same) { run_same("pointers"); }
 TEST(compat_cacheflush_same) { run_same("cacheflush"); }

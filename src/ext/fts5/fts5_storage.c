@@ -101,6 +101,18 @@ int fts5_storage_drop(Fts5Table *t) {
   return rc;
 }
 
+int fts5_storage_rename(Fts5Table *t, const char *name) {
+  static const char *const sfx[] = {"data", "idx", "config", "docsize", "content"};
+  int rc = SHALE_OK;
+  for (int i = 0; i < 5 && rc == SHALE_OK; i++) {
+    if (i == 3 && !t->c.columnsize) continue;
+    if (i == 4 && t->c.content != FTS5_CONTENT_NORMAL) continue;
+    rc = exec_fmt(t, "ALTER TABLE \"%s\".\"%s_%s\" RENAME TO \"%s_%s\";", t->c.zdb, t->c.zname,
+                  sfx[i], name, sfx[i]);
+  }
+  return rc;
+}
+
 static int stmt_fmt(Fts5Table *t, shale_stmt **st, const char *fmt, ...) {
   if (*st) {
     shale_reset(*st);

@@ -484,6 +484,16 @@ static int x_sync(shale_vtab *vt) {
   return rc;
 }
 
+/* ALTER TABLE RENAME: what is pending is written first, then the shadow
+ * tables are renamed (the connection disconnects the table afterwards). */
+static int x_rename(shale_vtab *vt, const char *name) {
+  Fts5Table *t = (Fts5Table *)vt;
+  int rc = x_sync(vt);
+  fts5_storage_close(t);
+  if (rc == SHALE_OK) rc = fts5_storage_rename(t, name);
+  return rc;
+}
+
 static int x_commit(shale_vtab *vt) {
   Fts5Table *t = (Fts5Table *)vt;
   t->avg_loaded = 0;
@@ -507,7 +517,7 @@ static int x_shadow_name(const char *z) {
 static const shale_module fts5_module = {
     3,        x_create,   x_connect, x_best_index, x_disconnect, x_destroy, x_open,  x_close,
     x_filter, x_next,     x_eof,     x_column,     x_rowid,      x_update,  x_begin, x_sync,
-    x_commit, x_rollback, NULL,      NULL,         NULL,         NULL,      NULL,    x_shadow_name,
+    x_commit, x_rollback, NULL,      x_rename,     NULL,         NULL,      NULL,    x_shadow_name,
 };
 
 static void global_free(void *p) { shale_free(p); }

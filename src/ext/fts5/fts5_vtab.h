@@ -56,6 +56,8 @@ struct Fts5Cursor {
 /* ---- storage (fts5_storage.c) ---- */
 int fts5_storage_create(Fts5Table *);
 int fts5_storage_drop(Fts5Table *);
+/* ALTER TABLE RENAME: each shadow table renamed to name_SUFFIX (xRename). */
+int fts5_storage_rename(Fts5Table *, const char *name);
 int fts5_storage_load_totals(Fts5Table *);
 int fts5_storage_write_totals(Fts5Table *);
 /* Index row rowid with column values vals[ncol] (insert) or remove it

@@ -17,12 +17,6 @@ int main(void) {
   EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
   EXPECT(strstr(sqlite3_sourceid(), "shale") != NULL);
 
-  char *err = NULL;
-  EXPECT_UNSUP(db, sqlite3_load_extension(db, "x.so", NULL, &err), "loading extensions");
-  EXPECT_STR(err, "loading extensions is not supported by Shale yet");
-  sqlite3_free(err);
-  EXPECT_UNSUP(db, sqlite3_enable_load_extension(db, 1), "loading extensions");
-  EXPECT_INT(sqlite3_enable_load_extension(db, 0), SQLITE_OK);
   EXPECT_INT(sqlite3_enable_shared_cache(1), SQLITE_ERROR);
   EXPECT_INT(sqlite3_enable_shared_cache(0), SQLITE_OK);
   EXPECT_INT(sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL), SQLITE_ERROR);
@@ -39,8 +33,8 @@ int main(void) {
   EXPECT_INT(sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0), SQLITE_MISUSE);
 
   /* declared rarities (snapshots: not in the reference library this
-   * program links against); virtual tables work (vtab.c) */
-  EXPECT_INT(sqlite3_auto_extension(NULL), SQLITE_ERROR);
+   * program links against); virtual tables work (vtab.c), extensions
+   * load (loadext.c) */
 
   /* the session extension's rebasers: none is ever made (compat/changeset.c) */
   sqlite3_rebaser *rb = (sqlite3_rebaser *)1;

@@ -391,7 +391,7 @@ TEST(connection_functions) {
   FuncRegistry reg;
   CHECK_OK(func_registry_init(&reg));
   int64_t conn = 41;
-  FuncConnCallbacks cb = {cb_rowid, cb_changes, NULL};
+  FuncConnCallbacks cb = {cb_rowid, cb_changes, NULL, NULL};
   const char *names[] = {"last_insert_rowid", "changes", "total_changes"};
   int64_t want[] = {41, 42, 0};
   for (int i = 0; i < 3; i++) {
