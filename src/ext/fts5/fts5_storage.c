@@ -241,7 +241,9 @@ int fts5_storage_content_insert(Fts5Table *t, shale_value *rowid_in, shale_value
                                 int64_t *rowid) {
   if (t->c.content != FTS5_CONTENT_NORMAL) {
     if (!rowid_in || shale_value_type(rowid_in) == SHALE_NULL) {
-      /* contentless / external: the next rowid after the largest in %_docsize */
+      /* contentless / external: the next rowid after the largest in
+       * %_docsize; without %_docsize (columnsize=0) SQLite's mismatch */
+      if (!t->c.columnsize) return SHALE_MISMATCH;
       shale_stmt *st = NULL;
       int rc = stmt_fmt(t, &st, "SELECT max(id) FROM \"%s\".\"%s_docsize\"", t->c.zdb, t->c.zname);
       if (rc) return rc;
@@ -339,9 +341,40 @@ int fts5_storage_old_row(Fts5Table *t, int64_t rowid, shale_stmt **out) {
   return SHALE_OK;
 }
 
+static int count_cb(void *ctx, const char *tok, int ntok, int start, int end) {
+  (void)tok;
+  (void)ntok;
+  (void)start;
+  (void)end;
+  (*(int *)ctx)++;
+  return SHALE_OK;
+}
+
+/* columnsize=0: the sizes are the content's tokens counted again (-1 for
+ * each indexed column of a contentless table, which has no text), as
+ * SQLite's xColumnSize. Its own statement: st_row may hold a cursor's row. */
+static int count_sizes(Fts5Table *t, int64_t rowid, int *sizes) {
+  if (t->c.content == FTS5_CONTENT_NONE) {
+    for (int i = 0; i < t->c.ncol; i++) sizes[i] = t->c.unindexed[i] ? 0 : -1;
+    return SHALE_OK;
+  }
+  int rc = row_stmt(t, &t->st_size_row);
+  if (rc) return rc;
+  shale_stmt *st = t->st_size_row;
+  shale_bind_int64(st, 1, rowid);
+  if (shale_step(st) == SHALE_ROW)
+    for (int i = 0; rc == SHALE_OK && i < t->c.ncol; i++)
+      if (!t->c.unindexed[i] && shale_column_type(st, i) != SHALE_NULL) {
+        const char *z = (const char *)shale_column_text(st, i);
+        rc = fts5_tokenize(t->c.tok, z, shale_column_bytes(st, i), &sizes[i], count_cb);
+      }
+  int rc2 = shale_reset(st);
+  return rc ? rc : rc2;
+}
+
 int fts5_storage_docsize(Fts5Table *t, int64_t rowid, int *sizes) {
   memset(sizes, 0, sizeof(int) * (size_t)t->c.ncol);
-  if (!t->c.columnsize) return SHALE_OK;
+  if (!t->c.columnsize) return count_sizes(t, rowid, sizes);
   int rc = stmt_fmt(t, &t->st_docsize, "SELECT sz FROM \"%s\".\"%s_docsize\" WHERE id=?", t->c.zdb,
                     t->c.zname);
   if (rc) return rc;
@@ -500,7 +533,7 @@ int fts5_storage_integrity(Fts5Table *t) {
       tot[c] += ck.pos;
     }
     shale_reset(st);
-    if (rc == SHALE_OK) rc = fts5_storage_docsize(t, rows[i], sizes);
+    if (rc == SHALE_OK && t->c.columnsize) rc = fts5_storage_docsize(t, rows[i], sizes);
     if (rc == SHALE_OK && t->c.columnsize && memcmp(got, sizes, sizeof(int) * (size_t)t->c.ncol))
       rc = FTS5_CORRUPT;
     shale_free(got);
@@ -580,6 +613,7 @@ void fts5_storage_close(Fts5Table *t) {
   shale_finalize(t->st_del_docsize);
   shale_finalize(t->st_docsize);
   shale_finalize(t->st_row);
+  shale_finalize(t->st_size_row);
   t->st_ins_content = t->st_del_content = t->st_ins_docsize = t->st_del_docsize = NULL;
-  t->st_docsize = t->st_row = NULL;
+  t->st_docsize = t->st_row = t->st_size_row = NULL;
 }

@@ -254,6 +254,11 @@ static int x_filter(shale_vtab_cursor *vc, int num, const char *idx, int argc, s
       rc = fts5_expr_and(&c->expr, e);
   }
   if (rc) return rc;
+  if (!c->expr && t->c.content == FTS5_CONTENT_NONE && !t->c.columnsize) {
+    /* no %_docsize to list the rows from */
+    set_err(t, util_mprintf("%s: table does not support scanning", t->c.zname));
+    return SHALE_ERROR;
+  }
   if (c->expr) {
     rc = fts5_expr_eval(c->expr, t->ix, &c->rows, &c->nrows);
   } else if (have_rowid) {

@@ -33,7 +33,7 @@ typedef struct Fts5Table {
   int64_t nrow;
   int64_t *coltotal;
   shale_stmt *st_ins_content, *st_del_content, *st_ins_docsize, *st_del_docsize, *st_docsize,
-      *st_row;
+      *st_row, *st_size_row;
 } Fts5Table;
 
 struct Fts5Cursor {
@@ -71,7 +71,8 @@ int fts5_storage_content_delete(Fts5Table *, int64_t rowid);
 /* Old values of rowid from the content table (normal or external): a
  * statement positioned on the row (columns 0..ncol-1), or NULL if none. */
 int fts5_storage_old_row(Fts5Table *, int64_t rowid, shale_stmt **out);
-/* Token count per column of rowid (%_docsize). */
+/* Token count per column of rowid (%_docsize; columnsize=0: counted
+ * from the content, -1 per indexed column when contentless). */
 int fts5_storage_docsize(Fts5Table *, int64_t rowid, int *sizes);
 int fts5_storage_rebuild(Fts5Table *);
 int fts5_storage_integrity(Fts5Table *);
