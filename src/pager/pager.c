@@ -57,6 +57,10 @@ int pager_set_error(Pager *p, int rc) {
 
 int pager_lock_wait(Pager *p, int level) {
   int n = 0;
+  if (pager_memstore(p)) { /* private: no lock calls (pager_mem.c) */
+    if (level > p->lock) p->lock = level;
+    return SHALE_OK;
+  }
   for (;;) {
     int rc = os_lock(p->fd, level);
     if (rc == SHALE_OK) {
@@ -71,7 +75,7 @@ static void unlock_to(Pager *p, int level) {
   if (p->excl_mode) return; /* locking_mode=EXCLUSIVE keeps them (pager_wal.c) */
   if (p->wal && level < OS_LOCK_SHARED) level = OS_LOCK_SHARED; /* kept while the Wal is open */
   if (p->lock > level) {
-    os_unlock(p->fd, level);
+    if (!pager_memstore(p)) os_unlock(p->fd, level);
     p->lock = level;
   }
 }
@@ -276,6 +280,7 @@ int pager_close(Pager *p) {
   shale_free(p->sp);
   shale_free(p->sub);
   pgset_clear(&p->journaled);
+  pager_mem_free(p);
   pager_journal_close(p);
   unlock_to(p, OS_LOCK_NONE);
   pager_cache_free_all(p);
@@ -301,6 +306,7 @@ int pager_set_page_size(Pager *p, uint32_t page_size, int reserve) {
     static const uint8_t zero[16];
     if (memcmp(p->hdr, zero, 16) != 0) return SHALE_READONLY;
   }
+  if (page_size != p->page_size) pager_mem_free(p); /* spare images of the old size */
   p->page_size = page_size;
   p->reserve = reserve;
   pager_cache_set_budget(p);
@@ -682,7 +688,7 @@ int pager_begin_write(Pager *p, int exclusive) {
       }
       return rc;
     }
-    rc = os_lock(p->fd, OS_LOCK_RESERVED);
+    rc = pager_memstore(p) ? SHALE_OK : os_lock(p->fd, OS_LOCK_RESERVED);
     if (rc == SHALE_OK) break;
     /* Waiting while holding SHARED would deadlock with the RESERVED holder
      * waiting for our SHARED to go: retry only if we can drop the read
@@ -696,7 +702,7 @@ int pager_begin_write(Pager *p, int exclusive) {
     rc = pager_lock_wait(p, OS_LOCK_EXCLUSIVE);
     if (rc != SHALE_OK) {
       unlock_to(p, OS_LOCK_SHARED);
-      os_unlock(p->fd, OS_LOCK_SHARED); /* clears a PENDING left behind */
+      if (!pager_memstore(p)) os_unlock(p->fd, OS_LOCK_SHARED); /* clears a PENDING left behind */
       if (was_none) pager_end_read(p);
       return rc;
     }
@@ -722,7 +728,8 @@ static void end_write(Pager *p) {
   os_close_free(p->sjfd);
   p->sjfd = NULL;
   unlock_to(p, OS_LOCK_SHARED);
-  if (p->lock == OS_LOCK_SHARED) os_unlock(p->fd, OS_LOCK_SHARED); /* any PENDING */
+  if (p->lock == OS_LOCK_SHARED && !pager_memstore(p))
+    os_unlock(p->fd, OS_LOCK_SHARED); /* any PENDING */
   p->txn = PAGER_TXN_READ;
   p->orig_size = p->db_size;
   p->dbmod = 0;
@@ -754,7 +761,7 @@ static int prepare_write(Pager *p, PgPage *pg) {
   if (pgno == pager_lock_page(p)) return SHALE_OK;
   if (!p->wal && p->journal_mode != PAGER_JOURNAL_OFF && pgno <= p->orig_size &&
       !pgset_has(&p->journaled, pgno)) {
-    rc = pager_journal_page(p, pg);
+    rc = pager_memstore(p) ? pager_mem_save(p, pg) : pager_journal_page(p, pg);
     if (rc != SHALE_OK) return rc;
   }
   int need = 0;
@@ -928,6 +935,12 @@ int pager_commit_phase1(Pager *p, const char *super) {
       rc = p->memory ? update_page1_memory(p, newhdr) : update_page1(p, newhdr);
       if (rc != SHALE_OK) return rc;
     }
+    if (pager_memstore(p)) { /* the cache is the database (pager_mem.c) */
+      pager_mem_commit(p);
+      memcpy(p->commit_hdr, newhdr, 16);
+      p->phase1 = 1;
+      return SHALE_OK;
+    }
     if (super && pager_journal_uses_file(p)) {
       rc = pager_journal_write_super(p, super);
       if (rc != SHALE_OK) return pager_set_error(p, rc);
@@ -981,7 +994,9 @@ int pager_rollback(Pager *p) {
      * forgotten before pages are re-read below. */
     rc = wal_undo(p->wal);
   }
-  if (p->dbmod && !p->wal && p->journal_mode != PAGER_JOURNAL_OFF) {
+  if (pager_memstore(p)) {
+    pager_mem_rollback(p); /* images back in place (pager_mem.c) */
+  } else if (p->dbmod && !p->wal && p->journal_mode != PAGER_JOURNAL_OFF) {
     /* The file was written. If our journal is still open, play it back and
      * cut the file to its original size. If a failed commit already closed
      * it, the journal on disk decides: still valid -> played back like a hot
@@ -1070,7 +1085,7 @@ int pager_savepoint_rollback(Pager *p, int idx) {
   if (p->txn == PAGER_TXN_WRITE) {
     /* Size first: a spill while pages are being restored must see them
      * inside the database. */
-    pager_cache_drop_above(p, sp->db_size);
+    if (!pager_memstore(p) || p->db_size > sp->db_size) pager_cache_drop_above(p, sp->db_size);
     p->db_size = sp->db_size;
     /* Newest first, so that the oldest image of each page wins. */
     for (int k = p->nsub - 1; k >= sp->sub_start; k--) {

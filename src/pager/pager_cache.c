@@ -248,7 +248,7 @@ void pager_cache_set_budget(Pager *p) {
   long n = p->cache_cfg;
   if (n < 0) n = (-(long)n * 1024) / ((long)p->page_size + p->extra_size);
   if (n < 1) n = 1;
-  if (n > 0x3fffffff) n = 0x3fffffff;
+  if (n > 0x3fffffff || pager_memstore(p)) n = 0x3fffffff; /* the cache is the db (pager_mem.c) */
   p->budget = (int)n;
 }
 

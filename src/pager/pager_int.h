@@ -127,6 +127,12 @@ struct Pager {
   OsFile *sjfd;  /* temporary file for the rest, or NULL */
   int64_t sjend; /* bytes used in sjfd */
 
+  /* In-memory page store (pager_mem.c): transaction-start images. */
+  SubRec *mimg;
+  int nmimg, mimgcap;
+  uint8_t *mspare[32]; /* spare image buffers */
+  int nmspare;
+
   /* Cache. */
   PgPage **hash;
   uint32_t nhash; /* power of two */
@@ -187,6 +193,20 @@ struct Pager {
 /* Bytes a temporary database's file or journal keeps in memory before it
  * moves to disk: the cache bound (pager_cache_set_budget) in bytes. */
 int64_t pager_temp_limit(Pager *);
+
+/* An in-memory database whose pages live in the cache alone (pager_mem.c):
+ * ":memory:" and other private ones, not a temporary database. */
+static inline int pager_memstore(const Pager *p) { return p->memory && !p->temp; }
+
+/* ---- in-memory page store (pager_mem.c) ---- */
+/* Save the image of pg (pgno <= orig_size, not yet saved) before its first
+ * change in the write transaction; adds it to the journalled set. */
+int pager_mem_save(Pager *, PgPage *);
+/* Commit: dirty pages made clean, images dropped. */
+void pager_mem_commit(Pager *);
+/* Rollback: images copied back, added pages dropped, size restored. */
+void pager_mem_rollback(Pager *);
+void pager_mem_free(Pager *);
 
 /* ---- pgset (pager_cache.c) ---- */
 void pgset_clear(PgSet *);

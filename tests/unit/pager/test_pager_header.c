@@ -144,16 +144,16 @@ TEST(memory_counter_and_size) {
   pager_stats(p, &s0);
   CHECK_OK(pager_commit(p));
   pager_stats(p, &s1);
-  CHECK_EQ(s1.writes - s0.writes, 1);
+  CHECK_EQ(s1.writes - s0.writes, 0); /* the cache is the database (pager_mem.c) */
   pager_end_read(p);
-  /* growth under a tiny cache (spills), then a rollback */
+  /* growth under a tiny cache (no spill: pager_mem.c), then a rollback */
   pager_set_cache_size(p, 2);
   CHECK_OK(pager_begin_write(p, 0));
   for (uint32_t i = 2; i <= 40; i++) mem_page(p, i, 0x77);
   CHECK_EQ(pager_db_size(p), 40);
   PagerStats s2;
   pager_stats(p, &s2);
-  CHECK(s2.spills > s1.spills);
+  CHECK_EQ(s2.spills, s1.spills);
   CHECK_OK(pager_rollback(p));
   CHECK_EQ(pager_db_size(p), 3);
   pager_end_read(p);
