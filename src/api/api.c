@@ -180,6 +180,7 @@ static int schema_reload(shale *db) {
   }
   schema_unref(db->schema);
   db->schema = as;
+  db->text_enc = (uint8_t)s->text_enc;
   db->schema_loads++;
   cache_clear(db);
   return SHALE_OK;
@@ -760,6 +761,8 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   db->journal_size_limit = -1;
   db->secure_delete = 1; /* Debian's build: SQLITE_SECURE_DELETE */
   db->hooks.query_only = &db->query_only;
+  db->hooks.text_enc = &db->text_enc;
+  db->text_enc = RECORD_ENC_UTF8;
   db->errmask = (flags & SHALE_OPEN_EXRESCODE) ? ~0 : 0xff;
   db->open_flags = flags;
   db->conn_cb.last_insert_rowid = cb_last_rowid;

@@ -343,6 +343,32 @@ static int auto_vacuum_mode(const char *z) {
  * into the new page 1 (the file is created, as SQLite does for full and
  * incremental); on a file with content only full <-> incremental changes
  * (header offset 64), anything else is remembered for VACUUM. */
+/* PRAGMA encoding: the main database's text encoding; set (as SQLite) only
+ * while the database is empty, for it and the temp database. */
+static int encoding_pragma(shale *db, const char *val, ApiRows *out) {
+  static const struct {
+    const char *name;
+    uint8_t enc;
+  } encs[] = {{"UTF-8", RECORD_ENC_UTF8},         {"UTF8", RECORD_ENC_UTF8},
+              {"UTF-16le", RECORD_ENC_UTF16LE},   {"UTF-16be", RECORD_ENC_UTF16BE},
+              {"UTF16le", RECORD_ENC_UTF16LE},    {"UTF16be", RECORD_ENC_UTF16BE},
+              {"UTF-16", RECORD_ENC_UTF16NATIVE}, {"UTF16", RECORD_ENC_UTF16NATIVE}};
+  if (!val) {
+    static const char *const names[] = {"UTF-8", "UTF-8", "UTF-16le", "UTF-16be"};
+    return add_text(out, names[db->text_enc <= 3 ? db->text_enc : 1]);
+  }
+  if (db->schema && db->schema->s->cookie != 0) return SHALE_OK; /* ignored */
+  for (size_t i = 0; i < sizeof encs / sizeof encs[0]; i++) {
+    if (util_stricmp(val, encs[i].name)) continue;
+    db->text_enc = encs[i].enc;
+    for (int k = 0; k < db->ndb && k < 2; k++)
+      if (api_db_bt(db, k)) btree_set_new_encoding(api_db_bt(db, k), encs[i].enc);
+    if (db->schema) db->schema->s->text_enc = encs[i].enc;
+    return SHALE_OK;
+  }
+  return SHALE_OK; /* the compiler refused other names */
+}
+
 static int auto_vacuum_pragma(shale *db, const char *val, ApiRows *out) {
   int began, rc = api_txn_begin(db, BTREE_TXN_READ, &began);
   if (rc) return rc;
@@ -1486,7 +1512,7 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
       return rc;
     }
     case PR_ENCODING:
-      return add_text(out, "UTF-8");
+      return encoding_pragma(db, val, out);
     case PR_WAL_CHECKPOINT: {
       int mode = PAGER_CKPT_PASSIVE;
       if (val) {

@@ -158,6 +158,7 @@ struct Vm {
   int pc;
   int rc;
   int halted;
+  int enc; /* text encoding of the records (RECORD_ENC_*; hooks->text_enc, set by vm_step) */
   uint8_t stepped; /* vm_step ran since vm_new / the last vm_reset (vm_free resets only then) */
   size_t blk_size; /* bytes of the block vm_new allocated (the Vm and its arrays) */
   char *errmsg;

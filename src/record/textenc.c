@@ -1,0 +1,67 @@
+/*
+ * textenc.c -- the one boundary between the engine's UTF-8 text and the
+ * text of a UTF-16 database's records (docs/architecture.md, "Text
+ * encodings").
+ *
+ * Owns: nothing (converted values are VAL_OWNED, released by value_clear).
+ *
+ * Invariants:
+ *  1. Registers, the compiler and the functions see UTF-8 only. TEXT in a
+ *     record is in the database's encoding (RECORD_ENC_*): record_text_decode
+ *     makes it UTF-8 as a column is read, record_text_encode makes a
+ *     register's UTF-8 the database's encoding before it is written into a
+ *     record or compared with one (a seek key).
+ *  2. Both are no-ops for RECORD_ENC_UTF8 and for non-TEXT values: callers
+ *     test the encoding first, so that UTF-8 databases pay one compare.
+ *  3. Conversions follow util_utf16_to_utf8 / util_utf8_to_utf16 (SQLite's
+ *     handling of bad input).
+ */
+#include <string.h>
+
+#include "../util/util.h"
+#include "record.h"
+
+int record_text_decode(ShValue *v, int enc) {
+  if (v->type != SHALE_TEXT || enc == RECORD_ENC_UTF8) return SHALE_OK;
+  int n = 0;
+  char *z = util_utf16_to_utf8(v->n ? v->z : "", (int)v->n, enc == RECORD_ENC_UTF16BE, &n);
+  if (!z) return SHALE_NOMEM;
+  int sub = v->flags & ~VAL_OWNED;
+  value_clear(v);
+  v->type = SHALE_TEXT;
+  v->flags = (uint8_t)(VAL_OWNED | sub);
+  v->n = (uint32_t)n;
+  v->z = z;
+  return SHALE_OK;
+}
+
+int record_text_encode(ShValue *v, int enc) {
+  if (v->type != SHALE_TEXT || enc == RECORD_ENC_UTF8) return SHALE_OK;
+  uint8_t *z = shale_malloc((size_t)v->n * 2 + 2);
+  if (!z) return SHALE_NOMEM;
+  size_t n = util_utf8_to_utf16(v->z, v->n, enc == RECORD_ENC_UTF16BE, z);
+  z[n] = z[n + 1] = 0;
+  int sub = v->flags & ~VAL_OWNED;
+  value_clear(v);
+  v->type = SHALE_TEXT;
+  v->flags = (uint8_t)(VAL_OWNED | sub);
+  v->n = (uint32_t)n;
+  v->z = (const char *)z;
+  return SHALE_OK;
+}
+
+int record_values_encode(const ShValue *in, int n, int enc, ShValue *out) {
+  for (int i = 0; i < n; i++) {
+    out[i] = in[i];
+    out[i].flags &= (uint8_t)~VAL_OWNED; /* borrowed from in[i] */
+    if (in[i].type == SHALE_TEXT && record_text_encode(&out[i], enc) != SHALE_OK) {
+      record_values_clear(out, i);
+      return SHALE_NOMEM;
+    }
+  }
+  return SHALE_OK;
+}
+
+void record_values_clear(ShValue *v, int n) {
+  for (int i = 0; i < n; i++) value_clear(&v[i]);
+}
