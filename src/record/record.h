@@ -118,6 +118,12 @@ int record_text_encode(ShValue *v, int enc);
 int record_values_encode(const ShValue *in, int n, int enc, ShValue *out);
 void record_values_clear(ShValue *v, int n);
 
+struct KeyInfo;
+/* For the records of a database of encoding enc: a copy of ki (one
+ * shale_free'd block) whose collations other than BINARY see UTF-8, or NULL
+ * when ki needs none (UTF-8, all BINARY; *rc SHALE_OK) or on SHALE_NOMEM. */
+struct KeyInfo *record_keyinfo_for_enc(const struct KeyInfo *ki, int enc, int *rc);
+
 /* ---- collations ---- */
 
 /* A text collation. cmp returns <0, 0, >0; it must be a total order. */

@@ -65,3 +65,59 @@ int record_values_encode(const ShValue *in, int n, int enc, ShValue *out) {
 void record_values_clear(ShValue *v, int n) {
   for (int i = 0; i < n; i++) value_clear(&v[i]);
 }
+
+/* A collation other than BINARY on the text of a UTF-16 record: both sides
+ * made UTF-8 first, as SQLite calls a collation registered for UTF-8 only
+ * (NOCASE, RTRIM, and user ones: the API converts again for the UTF-16
+ * ones). BINARY stays memcmp of the stored bytes, SQLite's order. */
+typedef struct EncColl {
+  Collation c;
+  const Collation *inner;
+  int enc;
+} EncColl;
+
+static int enc_coll_cmp(void *ctx, int n1, const void *a, int n2, const void *b) {
+  const EncColl *e = ctx;
+  ShValue va = {SHALE_TEXT, 0, (uint32_t)n1, {.z = a}},
+          vb = {SHALE_TEXT, 0, (uint32_t)n2, {.z = b}};
+  int c;
+  if (record_text_decode(&va, e->enc) == SHALE_OK && record_text_decode(&vb, e->enc) == SHALE_OK)
+    c = e->inner->cmp(e->inner->ctx, (int)va.n, va.z, (int)vb.n, vb.z);
+  else /* out of memory: some total order */
+    c = record_coll_binary.cmp(NULL, n1, a, n2, b);
+  value_clear(&va);
+  value_clear(&vb);
+  return c;
+}
+
+static int needs_wrap(const Collation *c) { return c && c != &record_coll_binary; }
+
+KeyInfo *record_keyinfo_for_enc(const KeyInfo *ki, int enc, int *rc) {
+  *rc = SHALE_OK;
+  if (enc == RECORD_ENC_UTF8 || !ki || !ki->coll) return NULL;
+  int nwrap = 0;
+  for (int i = 0; i < ki->ncol; i++) nwrap += needs_wrap(ki->coll[i]);
+  if (!nwrap) return NULL;
+  size_t n = (size_t)ki->ncol;
+  KeyInfo *k = shale_malloc(sizeof *k + n * (sizeof(EncColl) + sizeof(Collation *)));
+  if (!k) {
+    *rc = SHALE_NOMEM;
+    return NULL;
+  }
+  EncColl *w = (EncColl *)(k + 1);
+  const Collation **coll = (const Collation **)(w + n);
+  *k = *ki;
+  k->coll = coll;
+  for (int i = 0; i < ki->ncol; i++) {
+    coll[i] = ki->coll[i];
+    if (!needs_wrap(coll[i])) continue;
+    /* a copy of a copy wraps the original collation again */
+    w[i].inner = coll[i]->cmp == enc_coll_cmp ? ((const EncColl *)coll[i]->ctx)->inner : coll[i];
+    w[i].enc = enc;
+    w[i].c.name = coll[i]->name;
+    w[i].c.cmp = enc_coll_cmp;
+    w[i].c.ctx = &w[i];
+    coll[i] = &w[i].c;
+  }
+  return k;
+}

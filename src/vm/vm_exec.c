@@ -64,6 +64,8 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
   if (c->vc) vm_vtab_close(c);
   c->kind = VMC_NONE;
   c->ki = NULL;
+  shale_free(c->ki_own);
+  c->ki_own = NULL;
   c->nullrow = 0;
   c->tvf = 0;
   c->pseudo_fed = 0;
@@ -769,6 +771,20 @@ static void enc_free(ShValue *vals, int n) {
   if (!vals) return;
   record_values_clear(vals, n);
   shale_free(vals);
+}
+
+/* The KeyInfo of a cursor over records whose text is in v->enc: *ki, or
+ * (UTF-16 and a collation other than BINARY) a copy the cursor owns. Called
+ * on a closed cursor. */
+static int cursor_ki(const Vm *v, VmCursor *c, KeyInfo **ki) {
+  if (v->enc == RECORD_ENC_UTF8 || !*ki) return SHALE_OK;
+  int rc;
+  KeyInfo *k = record_keyinfo_for_enc(*ki, v->enc, &rc);
+  if (k) {
+    c->ki_own = k;
+    *ki = k;
+  }
+  return rc;
 }
 
 /* OP_TableFunc's row sink: each row becomes a record appended to the table. */
@@ -1612,6 +1628,7 @@ dispatch_next:
     vm_cursor_close(v, c);
     Btree *dbt = vm_db(v, op->p3);
     if (!dbt) FAIL(SHALE_INTERNAL);
+    CHK(cursor_ki(v, c, &ki));
     if ((op->p5 & VM_OPFLAG_BULK) && op->op == OP_OpenWrite && ki) {
       CHK(btree_bulk_open(dbt, root, BTREE_BLOBKEY, &c->bulk));
       c->kind = VMC_BULK;
@@ -2043,6 +2060,7 @@ dispatch_next:
     vm_cursor_close(v, c);
     KeyInfo *ki = op->p4type == P4_KEYINFO ? op->p4.ki : NULL;
     CHK(eph_open(v));
+    CHK(cursor_ki(v, c, &ki));
     if (old && old_index == (ki != NULL)) {
       CHK(btree_clear_table(v->eph, old, NULL));
       c->eph_root = old;
@@ -2115,9 +2133,11 @@ dispatch_next:
     VmCursor *c = &v->cur[op->p1], *o = &v->cur[op->p2];
     vm_cursor_close(v, c);
     if (!v->eph || !o->eph_root) FAIL(SHALE_INTERNAL);
-    CHK(btree_cursor_open(v->eph, o->eph_root, 1, o->ki ? record_compare : NULL, o->ki, &c->bc));
+    KeyInfo *ki = o->ki;
+    CHK(cursor_ki(v, c, &ki)); /* its own copy: o may close first */
+    CHK(btree_cursor_open(v->eph, o->eph_root, 1, ki ? record_compare : NULL, ki, &c->bc));
     c->kind = o->kind;
-    c->ki = o->ki;
+    c->ki = ki;
     c->nfield = o->nfield;
     c->eph_root = o->eph_root;
     NEXT();
@@ -2125,7 +2145,9 @@ dispatch_next:
   CASE(SorterOpen) {
     VmCursor *c = &v->cur[op->p1];
     vm_cursor_close(v, c);
-    vm_sorter_open(c, op->p4.ki, op->p2);
+    KeyInfo *ki = op->p4.ki;
+    CHK(cursor_ki(v, c, &ki));
+    vm_sorter_open(c, ki, op->p2);
     NEXT();
   }
   CASE(SorterLimit) {

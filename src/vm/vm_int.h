@@ -89,6 +89,7 @@ typedef struct VmCursor {
   BtBulk *bulk;       /* VMC_BULK: OpenWrite with VM_OPFLAG_BULK (bc is NULL) */
   struct VtabCur *vc; /* VMC_VTAB: VOpen's cursor (vm_vtab.c) */
   KeyInfo *ki;        /* index cursors */
+  KeyInfo *ki_own;    /* ki when it is the cursor's copy for a UTF-16 database (freed at close) */
   int nfield;         /* declared column count (informational) */
   int nullrow;        /* NullRow: every column reads NULL */
   int tvf;            /* filled by TableFunc: BLOB columns read as JSON-subtype TEXT */
