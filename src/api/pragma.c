@@ -359,14 +359,19 @@ static int encoding_pragma(shale *db, const char *val, ApiRows *out) {
   }
   if (db->schema && db->schema->s->cookie != 0) return SHALE_OK; /* ignored */
   for (size_t i = 0; i < sizeof encs / sizeof encs[0]; i++) {
-    if (util_stricmp(val, encs[i].name)) continue;
-    db->text_enc = encs[i].enc;
-    for (int k = 0; k < db->ndb && k < 2; k++)
-      if (api_db_bt(db, k)) btree_set_new_encoding(api_db_bt(db, k), encs[i].enc);
-    if (db->schema) db->schema->s->text_enc = encs[i].enc;
-    return SHALE_OK;
+    if (!util_stricmp(val, encs[i].name)) return shale_db_new_encoding(db, encs[i].enc);
   }
   return SHALE_OK; /* the compiler refused other names */
+}
+
+int shale_db_new_encoding(shale *db, int enc) {
+  if (enc < RECORD_ENC_UTF8 || enc > RECORD_ENC_UTF16BE) return SHALE_MISUSE;
+  if (db->schema && db->schema->s->cookie != 0) return SHALE_OK; /* the file's stays */
+  db->text_enc = (uint8_t)enc;
+  for (int k = 0; k < db->ndb && k < 2; k++)
+    if (api_db_bt(db, k)) btree_set_new_encoding(api_db_bt(db, k), enc);
+  if (db->schema) db->schema->s->text_enc = enc;
+  return SHALE_OK;
 }
 
 static int auto_vacuum_pragma(shale *db, const char *val, ApiRows *out) {
