@@ -643,6 +643,17 @@ static int ck_index_usable(const Index *ix) {
   return 1;
 }
 
+/* An index's KeyInfo for the records of the main database: for a UTF-16
+ * one, collations other than BINARY see UTF-8 (src/record/textenc.c). */
+static KeyInfo *ck_keyinfo(shale *db, Index *ix, int *unknown) {
+  KeyInfo *ki = schema_index_keyinfo(ix, unknown);
+  int rc;
+  KeyInfo *k = ki ? record_keyinfo_for_enc(ki, db->text_enc, &rc) : NULL;
+  if (!k) return ki;
+  shale_free(ki);
+  return k;
+}
+
 static int ck_table(CkState *c, Table *t, int quick) {
   Btree *bt = c->db->bt;
   int nix = 0;
@@ -670,7 +681,7 @@ static int ck_table(CkState *c, Table *t, int quick) {
   KeyInfo *tki = NULL; /* WITHOUT ROWID: the table tree's order */
   if (t->without_rowid && t->pk_index) {
     int unknown = 0;
-    tki = schema_index_keyinfo(t->pk_index, &unknown);
+    tki = ck_keyinfo(c->db, t->pk_index, &unknown);
   }
   rc = btree_cursor_open(bt, t->root, 0, tki ? record_compare : NULL, tki, &tc);
   int64_t nrows = 0;
@@ -679,7 +690,7 @@ static int ck_table(CkState *c, Table *t, int quick) {
   for (k = 0; rc == SHALE_OK && k < nix; k++) {
     if (ixs[k] == t->pk_index) continue;
     int unknown = 0;
-    iki[k] = schema_index_keyinfo(ixs[k], &unknown);
+    iki[k] = ck_keyinfo(c->db, ixs[k], &unknown);
     if (!iki[k]) {
       rc = SHALE_NOMEM;
       break;
@@ -811,7 +822,7 @@ static int integrity(shale *db, const PragmaReq *req, int quick, ApiRows *out) {
     for (Index *ix = t->indexes; ix; ix = ix->next) {
       if (ix->root == 0) continue;
       int unknown = 0;
-      KeyInfo *ki = schema_index_keyinfo(ix, &unknown);
+      KeyInfo *ki = ck_keyinfo(db, ix, &unknown);
       if (ki && unknown) {
         shale_free(ki);
         ki = NULL;

@@ -67,7 +67,7 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
   shale_free(c->ki_own);
   c->ki_own = NULL;
   c->nullrow = 0;
-  c->tvf = 0;
+  c->tvf = v->enc != RECORD_ENC_UTF8 ? VM_COLFIX_ENC : 0; /* the next open's records */
   c->pseudo_fed = 0;
   c->cache_ok = 0;
   c->seq = 0;
@@ -839,7 +839,6 @@ static int pr_emit(void *arg, ShValue *row, int ncol) {
 int vm_step(Vm *v) {
   if (v->halted) vm_reset(v);
   v->stepped = 1;
-  v->enc = v->hooks && v->hooks->text_enc ? *v->hooks->text_enc : RECORD_ENC_UTF8;
   v->now_ms = 0;
   const VmOp *ops = v->prog->ops;
   /* the op being run: the program counter (PC is its address) */
@@ -1488,6 +1487,7 @@ dispatch_next:
   /* ---- transactions and schema ---- */
   CASE(Transaction) {
     Btree *tb = vm_db(v, op->p1);
+    if (v->hooks && v->hooks->text_enc) v->enc = *v->hooks->text_enc; /* known by now */
     if (!tb) {
       if (op->p1 == 1) NEXT(); /* temp not opened yet: nothing to read */
       FAIL(SHALE_INTERNAL);
@@ -1832,10 +1832,12 @@ dispatch_next:
     value_clear(out);
     if (op->p2 < c->hdr_ncol) {
       record_decode_value(c->types[op->p2], c->rec + c->offsets[op->p2], out);
-      if (v->enc != RECORD_ENC_UTF8) CHK(record_text_decode(out, v->enc));
-      if (c->tvf && out->type == SHALE_BLOB) { /* json_each's JSON text (see TableFunc) */
-        out->type = SHALE_TEXT;
-        out->flags |= VAL_SUBTYPE_JSON;
+      if (c->tvf) { /* the rare column fix-ups, one test on the usual path */
+        if (c->tvf & VM_COLFIX_ENC) CHK(record_text_decode(out, v->enc));
+        if ((c->tvf & VM_COLFIX_JSON) && out->type == SHALE_BLOB) { /* json_each's JSON text */
+          out->type = SHALE_TEXT;
+          out->flags |= VAL_SUBTYPE_JSON;
+        }
       }
     } else if (op->p4type == P4_VALUE) {
       *out = *op->p4.v;
@@ -2076,7 +2078,7 @@ dispatch_next:
   CASE(TableFunc) {
     VmCursor *c = &v->cur[op->p1];
     CHK(refill_open(v, c));
-    c->tvf = 1;
+    c->tvf |= VM_COLFIX_JSON;
     TfSink sink = {v, c, 0};
     char *msg = NULL;
     int trc = op->p4.func->table->rows(op->p3, &reg[op->p2], tf_emit, &sink, &msg);
