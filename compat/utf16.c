@@ -6,7 +6,8 @@
  * create_function16, create_collation16 (and UTF-16 collations through
  * create_collation), collation_needed16, complete16.
  *
- * Shale keeps text as UTF-8 (databases are UTF-8 files): UTF-16 coming in is
+ * Shale keeps text as UTF-8 inside (UTF-16 databases convert at the record
+ * boundary, src/record/textenc.c): UTF-16 coming in is
  * converted to UTF-8 at the door, UTF-16 going out is converted from it
  * (src/util/utf16.c, with SQLite's rules for bad input). SQLITE_UTF16 means
  * the machine's byte order (little-endian here); a byte-order mark at the
@@ -86,6 +87,9 @@ int sqlite3_open16(const void *filename, sqlite3 **ppdb) {
   if (!f) return SQLITE_NOMEM;
   int rc = sqlite3_open_v2(f, ppdb, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
   shale_free(f);
+  /* as SQLite: a new database made through open16 is UTF-16 in the
+   * machine's byte order */
+  if (rc == SQLITE_OK) shale_db_new_encoding((shale *)*ppdb, BE_NATIVE ? 3 : 2);
   return rc;
 }
 

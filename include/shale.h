@@ -452,6 +452,10 @@ int shale_mutex_held(shale_mutex *m);
 shale_mutex *shale_db_mutex(shale *db);
 /* 1 if db is an open connection (not closed, not a zombie of close_v2). */
 int shale_db_live(shale *db);
+/* The text encoding (1 UTF-8, 2 UTF-16le, 3 UTF-16be) an empty main
+ * database gets (PRAGMA encoding, sqlite3_open16); a database with content
+ * keeps its own. SHALE_OK, or SHALE_MISUSE for another value. */
+int shale_db_new_encoding(shale *db, int enc);
 /* 1 if st is a prepared statement not yet finalized. */
 int shale_stmt_live(shale_stmt *st);
 /* One pointer kept with a connection or a statement for the program that

@@ -180,6 +180,7 @@ static int schema_reload(shale *db) {
   }
   schema_unref(db->schema);
   db->schema = as;
+  db->text_enc = (uint8_t)s->text_enc;
   db->schema_loads++;
   cache_clear(db);
   return SHALE_OK;
@@ -292,6 +293,7 @@ int api_temp_open(shale *db) {
     return rc;
   }
   pager_set_busy_handler(btree_pager(db->dbx[1].bt), NULL, NULL);
+  btree_set_new_encoding(db->dbx[1].bt, db->text_enc); /* temp text is main's encoding */
   return SHALE_OK;
 }
 
@@ -421,8 +423,13 @@ static int attach_db(shale *db, const char *file, const char *name) {
     Schema *s = NULL;
     char *msg = NULL;
     SchemaFuncs sf = {&db->funcs, !(db->pflags & API_PF_TRUSTED_SCHEMA)};
+    btree_set_new_encoding(bt, db->text_enc); /* an empty file takes main's */
     rc = schema_load_fn(bt, 0, &sf, &s, &msg);
-    if (rc == SHALE_OK) {
+    if (rc == SHALE_OK && s->text_enc != db->text_enc) {
+      schema_free(s);
+      rc = SHALE_ERROR;
+      api_error(db, rc, "attached databases must use the same text encoding as main database");
+    } else if (rc == SHALE_OK) {
       db->ndb++;
       rc = schema_set_db(db, db->ndb - 1, s);
       if (rc) db->ndb--;
@@ -775,6 +782,8 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   db->journal_size_limit = -1;
   db->secure_delete = 1; /* Debian's build: SQLITE_SECURE_DELETE */
   db->hooks.query_only = &db->query_only;
+  db->hooks.text_enc = &db->text_enc;
+  db->text_enc = RECORD_ENC_UTF8;
   db->errmask = (flags & SHALE_OPEN_EXRESCODE) ? ~0 : 0xff;
   db->open_flags = flags;
   db->conn_cb.last_insert_rowid = cb_last_rowid;

@@ -260,6 +260,7 @@ struct shale {
    * ones; legacy_alter_table, trusted_schema, cell_size_check) */
   uint32_t pflags;
   uint8_t query_only;         /* API_PF_QUERY_ONLY, read by the VM (hooks.query_only) */
+  uint8_t text_enc;           /* main database's text encoding (RECORD_ENC_*), read by the VM */
   uint8_t secure_delete;      /* PRAGMA secure_delete: 0, 1, 2 = FAST; reported only */
   int cache_spill;            /* PRAGMA cache_spill=N (SQLite's szSpill; 1 at open) */
   int64_t journal_size_limit; /* PRAGMA journal_size_limit (-1 at open); reported only */

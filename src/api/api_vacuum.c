@@ -75,6 +75,7 @@ typedef struct Vac {
   int ntree;      /* trees created in the copy */
   int into;       /* VACUUM INTO (rowids all kept) */
   Schema *schema; /* the source database's loaded schema */
+  int enc;        /* the source's text encoding (RECORD_ENC_*), the copy's too */
 } Vac;
 
 static int vac_err(Vac *v, int rc, const char *msg) {
@@ -138,6 +139,8 @@ static int read_schema(Vac *v) {
     v->nrow++;
     rc = btree_payload_read(c, 0, r->nrec, r->rec);
     for (int i = 0; rc == SHALE_OK && i < 5; i++) rc = record_column(r->rec, r->nrec, i, &r->v[i]);
+    /* the names and SQL of a UTF-16 file made UTF-8 (owned copies) */
+    for (int i = 0; rc == SHALE_OK && i < 5; i++) rc = record_text_decode(&r->v[i], v->enc);
     if (rc == SHALE_OK) rc = btree_next(c, &eof);
   }
   btree_cursor_close(c);
@@ -147,12 +150,14 @@ static int read_schema(Vac *v) {
 /* Append row r to the copy's sqlite_schema with rootpage root. */
 static int put_schema_row(Vac *v, const VacRow *r, int64_t root) {
   ShValue vals[5];
-  memcpy(vals, r->v, sizeof vals);
+  int rc = record_values_encode(r->v, 5, v->enc, vals); /* text in the file's encoding */
+  if (rc) return rc;
   if (r->v[3].type == SHALE_INTEGER) value_set_int(&vals[3], root);
   size_t n = record_encoded_size(vals, 5);
-  int rc = buf_room(v, (uint32_t)n);
+  rc = buf_room(v, (uint32_t)n);
+  if (rc == SHALE_OK) record_encode(vals, 5, v->buf);
+  record_values_clear(vals, 5);
   if (rc) return rc;
-  record_encode(vals, 5, v->buf);
   return btree_insert(v->schema_cur, v->next_rowid++, v->buf, (uint32_t)n, 0, BTREE_APPEND);
 }
 
@@ -245,6 +250,7 @@ static int renumbers(Vac *v, const VacRow *r) {
 
 /* Build the whole copy in v->dst (its write transaction open). */
 static int build_copy(Vac *v) {
+  v->enc = btree_text_encoding(v->src);
   int rc = read_schema(v);
   if (rc) return rc;
   VacTree *trees = shale_malloc(sizeof *trees * (size_t)(v->nrow + 1));
@@ -334,7 +340,10 @@ static int copy_meta(Vac *v) {
 
 static void vac_free(Vac *v) {
   if (v->schema_cur) btree_cursor_close(v->schema_cur);
-  for (int i = 0; i < v->nrow; i++) shale_free(v->rows[i].rec);
+  for (int i = 0; i < v->nrow; i++) {
+    record_values_clear(v->rows[i].v, 5);
+    shale_free(v->rows[i].rec);
+  }
   shale_free(v->rows);
   shale_free(v->buf);
 }

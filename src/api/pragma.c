@@ -343,6 +343,37 @@ static int auto_vacuum_mode(const char *z) {
  * into the new page 1 (the file is created, as SQLite does for full and
  * incremental); on a file with content only full <-> incremental changes
  * (header offset 64), anything else is remembered for VACUUM. */
+/* PRAGMA encoding: the main database's text encoding; set (as SQLite) only
+ * while the database is empty, for it and the temp database. */
+static int encoding_pragma(shale *db, const char *val, ApiRows *out) {
+  static const struct {
+    const char *name;
+    uint8_t enc;
+  } encs[] = {{"UTF-8", RECORD_ENC_UTF8},         {"UTF8", RECORD_ENC_UTF8},
+              {"UTF-16le", RECORD_ENC_UTF16LE},   {"UTF-16be", RECORD_ENC_UTF16BE},
+              {"UTF16le", RECORD_ENC_UTF16LE},    {"UTF16be", RECORD_ENC_UTF16BE},
+              {"UTF-16", RECORD_ENC_UTF16NATIVE}, {"UTF16", RECORD_ENC_UTF16NATIVE}};
+  if (!val) {
+    static const char *const names[] = {"UTF-8", "UTF-8", "UTF-16le", "UTF-16be"};
+    return add_text(out, names[db->text_enc <= 3 ? db->text_enc : 1]);
+  }
+  if (db->schema && db->schema->s->cookie != 0) return SHALE_OK; /* ignored */
+  for (size_t i = 0; i < sizeof encs / sizeof encs[0]; i++) {
+    if (!util_stricmp(val, encs[i].name)) return shale_db_new_encoding(db, encs[i].enc);
+  }
+  return SHALE_OK; /* the compiler refused other names */
+}
+
+int shale_db_new_encoding(shale *db, int enc) {
+  if (enc < RECORD_ENC_UTF8 || enc > RECORD_ENC_UTF16BE) return SHALE_MISUSE;
+  if (db->schema && db->schema->s->cookie != 0) return SHALE_OK; /* the file's stays */
+  db->text_enc = (uint8_t)enc;
+  for (int k = 0; k < db->ndb && k < 2; k++)
+    if (api_db_bt(db, k)) btree_set_new_encoding(api_db_bt(db, k), enc);
+  if (db->schema) db->schema->s->text_enc = enc;
+  return SHALE_OK;
+}
+
 static int auto_vacuum_pragma(shale *db, const char *val, ApiRows *out) {
   int began, rc = api_txn_begin(db, BTREE_TXN_READ, &began);
   if (rc) return rc;
@@ -624,6 +655,17 @@ static int ck_index_usable(const Index *ix) {
   return 1;
 }
 
+/* An index's KeyInfo for the records of the main database: for a UTF-16
+ * one, collations other than BINARY see UTF-8 (src/record/textenc.c). */
+static KeyInfo *ck_keyinfo(shale *db, Index *ix, int *unknown) {
+  KeyInfo *ki = schema_index_keyinfo(ix, unknown);
+  int rc;
+  KeyInfo *k = ki ? record_keyinfo_for_enc(ki, db->text_enc, &rc) : NULL;
+  if (!k) return ki;
+  shale_free(ki);
+  return k;
+}
+
 static int ck_table(CkState *c, Table *t, int quick) {
   Btree *bt = c->db->bt;
   int nix = 0;
@@ -651,7 +693,7 @@ static int ck_table(CkState *c, Table *t, int quick) {
   KeyInfo *tki = NULL; /* WITHOUT ROWID: the table tree's order */
   if (t->without_rowid && t->pk_index) {
     int unknown = 0;
-    tki = schema_index_keyinfo(t->pk_index, &unknown);
+    tki = ck_keyinfo(c->db, t->pk_index, &unknown);
   }
   rc = btree_cursor_open(bt, t->root, 0, tki ? record_compare : NULL, tki, &tc);
   int64_t nrows = 0;
@@ -660,7 +702,7 @@ static int ck_table(CkState *c, Table *t, int quick) {
   for (k = 0; rc == SHALE_OK && k < nix; k++) {
     if (ixs[k] == t->pk_index) continue;
     int unknown = 0;
-    iki[k] = schema_index_keyinfo(ixs[k], &unknown);
+    iki[k] = ck_keyinfo(c->db, ixs[k], &unknown);
     if (!iki[k]) {
       rc = SHALE_NOMEM;
       break;
@@ -792,7 +834,7 @@ static int integrity(shale *db, const PragmaReq *req, int quick, ApiRows *out) {
     for (Index *ix = t->indexes; ix; ix = ix->next) {
       if (ix->root == 0) continue;
       int unknown = 0;
-      KeyInfo *ki = schema_index_keyinfo(ix, &unknown);
+      KeyInfo *ki = ck_keyinfo(db, ix, &unknown);
       if (ki && unknown) {
         shale_free(ki);
         ki = NULL;
@@ -1498,7 +1540,7 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
       return rc;
     }
     case PR_ENCODING:
-      return add_text(out, "UTF-8");
+      return encoding_pragma(db, val, out);
     case PR_WAL_CHECKPOINT: {
       int mode = PAGER_CKPT_PASSIVE;
       if (val) {

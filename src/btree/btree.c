@@ -105,6 +105,7 @@ static int read_header(Btree *bt) {
   bt->cookie_ok = 0;
   bt->autovac = bt->new_autovac != 0;
   bt->incrvac = bt->new_autovac == 2;
+  bt->enc = bt->new_enc ? bt->new_enc : 1;
   if (pager_db_size(bt->pager) == 0) return SHALE_OK;
   PgPage *p1;
   int rc = pager_get(bt->pager, 1, 0, &p1);
@@ -121,9 +122,6 @@ static int read_header(Btree *bt) {
   } else if (util_get4(h + 44) > 4) {
     btree_set_error(bt, "unsupported file format");
     rc = SHALE_ERROR;
-  } else if (util_get4(h + 56) == 2 || util_get4(h + 56) == 3) {
-    btree_set_error(bt, "unsupported text encoding: UTF-16 databases are not supported yet");
-    rc = SHALE_ERROR;
   } else if (util_get4(h + 56) > 3) {
     btree_set_error(bt, "unsupported encoding");
     rc = SHALE_ERROR;
@@ -134,6 +132,7 @@ static int read_header(Btree *bt) {
   if (rc == SHALE_OK) {
     bt->autovac = util_get4(h + 52) != 0;
     bt->incrvac = util_get4(h + 64) != 0;
+    if (util_get4(h + 56)) bt->enc = (int)util_get4(h + 56); /* 0: no schema yet */
     bt->cookie = util_get4(h + 40);
     bt->cookie_dv = pager_data_version(bt->pager);
     bt->cookie_ok = 1;
@@ -163,7 +162,7 @@ static int init_page1(Btree *bt) {
   h[23] = 32;
   util_put4(h + 44, 4);
   util_put4(h + 52, bt->autovac ? 1 : 0); /* largest root: sqlite_schema's */
-  util_put4(h + 56, 1);
+  util_put4(h + 56, bt->new_enc ? (uint32_t)bt->new_enc : 1);
   util_put4(h + 64, bt->incrvac ? 1 : 0);
   util_put4(h + 96, PAGER_VERSION_STAMP);
   page_mem(p1)->init = 0;
@@ -823,6 +822,18 @@ int btree_get_auto_vacuum(Btree *bt) {
 }
 
 int btree_next_auto_vacuum(Btree *bt) { return bt->next_autovac; }
+
+/* ---- text encoding ---- */
+
+int btree_text_encoding(Btree *bt) {
+  if (pager_txn_state(bt->pager) != PAGER_TXN_NONE && pager_db_size(bt->pager) > 0) return bt->enc;
+  return bt->new_enc ? bt->new_enc : 1;
+}
+
+void btree_set_new_encoding(Btree *bt, int enc) {
+  bt->new_enc = enc;
+  if (pager_txn_state(bt->pager) == PAGER_TXN_NONE || pager_db_size(bt->pager) == 0) bt->enc = enc;
+}
 
 /* ---- insert / delete ---- */
 

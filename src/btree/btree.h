@@ -152,6 +152,12 @@ int btree_set_auto_vacuum(Btree *, int mode);
 int btree_get_auto_vacuum(Btree *);
 /* The mode last passed to btree_set_auto_vacuum, or -1 if none. */
 int btree_next_auto_vacuum(Btree *);
+/* The text encoding of the database (header offset 56: 1 UTF-8, 2
+ * UTF-16le, 3 UTF-16be): the header's within a transaction on a file with
+ * content, else the one a new database gets (btree_set_new_encoding, 1 by
+ * default). */
+int btree_text_encoding(Btree *);
+void btree_set_new_encoding(Btree *, int enc);
 /* One incremental-vacuum step (write transaction): the last page of the
  * file is freed (moved to a free slot if in use) and the file shrinks.
  * SHALE_DONE when the freelist is empty or the file is not auto-vacuum. */

@@ -88,6 +88,8 @@ struct Btree {
   int incrvac;        /* incremental vacuum (offset 64 != 0): no vacuum at commit */
   int new_autovac;    /* mode for a new database: 0 none, 1 full, 2 incremental */
   int next_autovac;   /* mode last asked for (PRAGMA auto_vacuum=), -1 none */
+  int enc;            /* text encoding (offset 56): 1 UTF-8, 2 UTF-16le, 3 UTF-16be */
+  int new_enc;        /* encoding for a new (empty) database: 0 = 1 */
   const char *ro_reason;
   int in_txn;
   char errmsg[256];

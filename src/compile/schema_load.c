@@ -1133,7 +1133,12 @@ static const char *rec_text(Build *b, const uint8_t *rec, uint32_t n, int col) {
     return NULL;
   }
   if (v.type != SHALE_TEXT) return NULL;
+  if (record_text_decode(&v, b->s->text_enc) != SHALE_OK) {
+    nomem(b);
+    return NULL;
+  }
   char *z = util_arena_strndup(&b->s->arena, v.z ? v.z : "", v.n);
+  value_clear(&v);
   if (!z) nomem(b);
   return z;
 }
@@ -1359,7 +1364,12 @@ static const char *stat_text(Build *b, const uint8_t *rec, uint32_t n, int col) 
   switch (v.type) {
     case SHALE_TEXT:
     case SHALE_BLOB: {
+      if (record_text_decode(&v, b->s->text_enc) != SHALE_OK) {
+        nomem(b);
+        return NULL;
+      }
       char *z = util_arena_strndup(&b->s->arena, v.z ? v.z : "", v.n);
+      value_clear(&v);
       if (!z) nomem(b);
       return z;
     }
@@ -1514,6 +1524,7 @@ int schema_load_fn(Btree *bt, int temp, const SchemaFuncs *sf, Schema **out, cha
     return rc;
   }
   uint32_t npages = btree_page_count(bt);
+  s->text_enc = btree_text_encoding(bt);
   Row *rows = NULL;
   int nrows = 0;
   if (npages > 0) {

@@ -124,6 +124,34 @@ static inline void value_clear(ShValue *v) {
  * and already-owned values. SHALE_OK or SHALE_NOMEM (v unchanged). */
 int value_make_owned(ShValue *v);
 
+/* ---- text encodings (textenc.c) ---- */
+
+/* A database's text encoding: header offset 56, SQLite's SQLITE_UTF8/16LE/16BE */
+#define RECORD_ENC_UTF8 1
+#define RECORD_ENC_UTF16LE 2
+#define RECORD_ENC_UTF16BE 3
+/* UTF-16 in the machine's byte order (sqlite3_open16, PRAGMA encoding='UTF-16') */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define RECORD_ENC_UTF16NATIVE RECORD_ENC_UTF16BE
+#else
+#define RECORD_ENC_UTF16NATIVE RECORD_ENC_UTF16LE
+#endif
+/* TEXT v read from a record of encoding enc made UTF-8 (an owned copy);
+ * no-op for UTF-8 or other types. SHALE_OK or SHALE_NOMEM (v unchanged). */
+int record_text_decode(ShValue *v, int enc);
+/* The reverse: UTF-8 TEXT v made enc (owned, two NUL bytes after it). */
+int record_text_encode(ShValue *v, int enc);
+/* out[0..n) = in[0..n) with TEXT in encoding enc (borrowed where not
+ * converted); release with record_values_clear. SHALE_OK or SHALE_NOMEM. */
+int record_values_encode(const ShValue *in, int n, int enc, ShValue *out);
+void record_values_clear(ShValue *v, int n);
+
+struct KeyInfo;
+/* For the records of a database of encoding enc: a copy of ki (one
+ * shale_free'd block) whose collations other than BINARY see UTF-8, or NULL
+ * when ki needs none (UTF-8, all BINARY; *rc SHALE_OK) or on SHALE_NOMEM. */
+struct KeyInfo *record_keyinfo_for_enc(const struct KeyInfo *ki, int enc, int *rc);
+
 /* ---- collations ---- */
 
 /* A text collation. cmp returns <0, 0, >0; it must be a total order. */

@@ -142,6 +142,7 @@ Schema *schema_new(void) {
   Schema *s = shale_malloc(sizeof *s);
   if (!s) return NULL;
   memset(s, 0, sizeof *s);
+  s->text_enc = 1; /* UTF-8 */
   util_arena_init(&s->arena, 16384);
   if (add_schema_table(s) != SHALE_OK) {
     schema_free(s);

@@ -224,6 +224,7 @@ struct Schema {
   SchemaMap tables, indexes, views, triggers;
   uint32_t cookie;      /* schema cookie it was loaded at */
   uint32_t file_format; /* schema format number */
+  int text_enc;         /* the file's text encoding (RECORD_ENC_*; a new file's if empty) */
   Table *schema_table;  /* sqlite_schema */
   /* names of the tables and views in sqlite_schema row order (schema_load
    * fills it; NULL for a schema built otherwise): the order SQLite's

@@ -357,6 +357,7 @@ int vm_new_reuse(const VmProgram *prog, Btree *bt, int flags, VmSpare *spare, Vm
   Vm *v = (Vm *)blk;
   v->blk_size = total;
   v->prog = prog;
+  v->enc = RECORD_ENC_UTF8; /* until vm_set_hooks */
   v->bt = bt;
   v->dbv[0] = bt;
   v->ndb = 1;
@@ -540,7 +541,10 @@ void vm_free_keep(Vm *v, VmSpare *spare) {
 
 const char *vm_errmsg(Vm *v) { return v->errmsg; }
 void vm_set_sorter_budget(Vm *v, uint64_t bytes) { v->sorter_budget = bytes ? bytes : 1; }
-void vm_set_hooks(Vm *v, const VmConnHooks *hooks) { v->hooks = hooks; }
+void vm_set_hooks(Vm *v, const VmConnHooks *hooks) {
+  v->hooks = hooks;
+  v->enc = hooks && hooks->text_enc ? *hooks->text_enc : RECORD_ENC_UTF8;
+}
 int64_t vm_fk_count(Vm *v) { return v->nfk; }
 int vm_txn_rolled_back(Vm *v) { return v->txn_rolled_back; }
 int vm_column_count(Vm *v) { return v->res_n; }

@@ -357,6 +357,9 @@ typedef struct VmConnHooks {
   /* PRAGMA query_only: when *query_only is nonzero a Transaction op that
    * would write fails with SHALE_READONLY (NULL: never) */
   uint8_t *query_only;
+  /* The main database's text encoding (RECORD_ENC_*; NULL: UTF-8): TEXT in
+   * the records the Vm writes, reads and seeks (src/record/textenc.c) */
+  const uint8_t *text_enc;
   /* Optional observers (NULL: none; the API sets them from sqlite3_*_hook):
    * commit: before a Vm commits a write transaction it began; nonzero
    *   vetoes it (rolled back, SHALE_CONSTRAINT_COMMITHOOK "constraint failed");

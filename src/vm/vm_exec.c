@@ -64,8 +64,10 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
   if (c->vc) vm_vtab_close(c);
   c->kind = VMC_NONE;
   c->ki = NULL;
+  shale_free(c->ki_own);
+  c->ki_own = NULL;
   c->nullrow = 0;
-  c->tvf = 0;
+  c->tvf = v->enc != RECORD_ENC_UTF8 ? VM_COLFIX_ENC : 0; /* the next open's records */
   c->pseudo_fed = 0;
   c->cache_ok = 0;
   c->seq = 0;
@@ -753,6 +755,40 @@ static int refill_open(Vm *v, VmCursor *c) {
   return SHALE_OK;
 }
 
+/* Registers about to be written into a record, or compared with the records
+ * of a database whose text is not UTF-8 (v->enc): *out is a copy of
+ * in[0..n) with its text in that encoding (src/record/textenc.c), released
+ * by enc_free. Only called when v->enc is not RECORD_ENC_UTF8. */
+static int enc_values(const Vm *v, const ShValue *in, int n, ShValue **out) {
+  *out = shale_malloc(sizeof(ShValue) * (size_t)(n > 0 ? n : 1));
+  if (!*out) return SHALE_NOMEM;
+  int rc = record_values_encode(in, n, v->enc, *out);
+  if (rc) {
+    shale_free(*out);
+    *out = NULL;
+  }
+  return rc;
+}
+static void enc_free(ShValue *vals, int n) {
+  if (!vals) return;
+  record_values_clear(vals, n);
+  shale_free(vals);
+}
+
+/* The KeyInfo of a cursor over records whose text is in v->enc: *ki, or
+ * (UTF-16 and a collation other than BINARY) a copy the cursor owns. Called
+ * on a closed cursor. */
+static int cursor_ki(const Vm *v, VmCursor *c, KeyInfo **ki) {
+  if (v->enc == RECORD_ENC_UTF8 || !*ki) return SHALE_OK;
+  int rc;
+  KeyInfo *k = record_keyinfo_for_enc(*ki, v->enc, &rc);
+  if (k) {
+    c->ki_own = k;
+    *ki = k;
+  }
+  return rc;
+}
+
 /* OP_TableFunc's row sink: each row becomes a record appended to the table. */
 typedef struct TfSink {
   Vm *v;
@@ -762,11 +798,17 @@ typedef struct TfSink {
 
 static int tf_emit(void *arg, ShValue *row, int ncol) {
   TfSink *s = arg;
+  ShValue *conv = NULL;
+  if (s->v->enc != RECORD_ENC_UTF8) {
+    int rc = enc_values(s->v, row, ncol, &conv);
+    if (rc) return rc;
+    row = conv;
+  }
   size_t n = record_encoded_size(row, ncol);
-  if (n > FUNC_MAX_LENGTH_DEFAULT) return SHALE_TOOBIG;
-  char *z = vm_buf_need(&s->v->keybuf, (uint32_t)n);
-  if (!z) return SHALE_NOMEM;
-  record_encode(row, ncol, (uint8_t *)z);
+  char *z = n > FUNC_MAX_LENGTH_DEFAULT ? NULL : vm_buf_need(&s->v->keybuf, (uint32_t)n);
+  if (z) record_encode(row, ncol, (uint8_t *)z);
+  enc_free(conv, ncol);
+  if (!z) return n > FUNC_MAX_LENGTH_DEFAULT ? SHALE_TOOBIG : SHALE_NOMEM;
   return btree_insert(s->c->bc, ++s->rowid, z, (uint32_t)n, 0, BTREE_APPEND);
 }
 
@@ -1352,11 +1394,16 @@ dispatch_next:
       }
     } else if (op->op == OP_AggStep && op->p1 >= 0) { /* DISTINCT: skip arguments seen before */
       VmCursor *dc = &v->cur[op->p1];
-      size_t n = record_encoded_size(&reg[op->p2], op->p5);
+      const ShValue *in = &reg[op->p2];
+      ShValue *conv = NULL;
+      if (v->enc != RECORD_ENC_UTF8) CHK(enc_values(v, in, op->p5, &conv));
+      if (conv) in = conv;
+      size_t n = record_encoded_size(in, op->p5);
       char *z = vm_buf_need(&v->keybuf, (uint32_t)n);
       int res;
+      if (z) record_encode(in, op->p5, (uint8_t *)z);
+      enc_free(conv, op->p5);
       if (!z) FAIL(SHALE_NOMEM);
-      record_encode(&reg[op->p2], op->p5, (uint8_t *)z);
       dc->cache_ok = 0;
       CHK(btree_seek_key(dc->bc, z, (uint32_t)n, &res));
       if (res == 0 && !btree_eof(dc->bc)) {
@@ -1443,6 +1490,7 @@ dispatch_next:
   /* ---- transactions and schema ---- */
   CASE(Transaction) {
     Btree *tb = vm_db(v, op->p1);
+    if (v->hooks && v->hooks->text_enc) v->enc = *v->hooks->text_enc; /* known by now */
     if (!tb) {
       if (op->p1 == 1) NEXT(); /* temp not opened yet: nothing to read */
       FAIL(SHALE_INTERNAL);
@@ -1529,7 +1577,10 @@ dispatch_next:
   CASE(SetCookie) {
     Btree *dbt = vm_db(v, op->p1);
     if (!dbt) FAIL(SHALE_INTERNAL);
-    CHK(btree_update_meta(dbt, op->p2, (uint32_t)op->p3));
+    /* the text encoding a new file gets is the connection's (the main
+     * database's: PRAGMA encoding) */
+    uint32_t val = op->p2 == BTREE_META_TEXT_ENCODING ? (uint32_t)v->enc : (uint32_t)op->p3;
+    CHK(btree_update_meta(dbt, op->p2, val));
     NEXT();
   }
   CASE(CreateBtree) {
@@ -1581,6 +1632,7 @@ dispatch_next:
     vm_cursor_close(v, c);
     Btree *dbt = vm_db(v, op->p3);
     if (!dbt) FAIL(SHALE_INTERNAL);
+    CHK(cursor_ki(v, c, &ki));
     if ((op->p5 & VM_OPFLAG_BULK) && op->op == OP_OpenWrite && ki) {
       CHK(btree_bulk_open(dbt, root, BTREE_BLOBKEY, &c->bulk));
       c->kind = VMC_BULK;
@@ -1684,12 +1736,17 @@ dispatch_next:
       CHK(btree_seek_rowid(c->bc, key, &res));
     } else {
       RecordSeek rs;
+      ShValue *conv = NULL;
       rs.ki = c->ki;
       rs.key = &reg[op->p3];
       rs.nkey = op->p4.i;
       rs.default_rc = (sop == OP_SeekGE || sop == OP_SeekLT) ? 1 : -1;
+      if (v->enc != RECORD_ENC_UTF8) CHK(enc_values(v, rs.key, rs.nkey, &conv));
+      if (conv) rs.key = conv;
       c->ki->corrupt = 0;
-      CHK(btree_seek_cmp(c->bc, record_seek_pick(&rs), &rs, &res));
+      rc = btree_seek_cmp(c->bc, record_seek_pick(&rs), &rs, &res);
+      enc_free(conv, rs.nkey);
+      CHK(rc);
       if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
     }
     if (btree_eof(c->bc)) JUMP(op->p2);
@@ -1718,7 +1775,10 @@ dispatch_next:
     CHK(cursor_cache(v, c));
     if (!c->rec) FAIL(SHALE_CORRUPT);
     c->ki->corrupt = 0;
-    int res = record_compare_unpacked(c->ki, c->rec, c->nrec, &reg[op->p3], op->p4.i);
+    ShValue *conv = NULL;
+    if (v->enc != RECORD_ENC_UTF8) CHK(enc_values(v, &reg[op->p3], op->p4.i, &conv));
+    int res = record_compare_unpacked(c->ki, c->rec, c->nrec, conv ? conv : &reg[op->p3], op->p4.i);
+    enc_free(conv, op->p4.i);
     if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
     int jump = op->op == OP_IdxGE   ? res >= 0
                : op->op == OP_IdxGT ? res > 0
@@ -1748,9 +1808,13 @@ dispatch_next:
       for (int i = 0; i < nkey; i++)
         if (key[i].type == SHALE_NULL) JUMP(op->p2);
     }
-    RecordSeek rs = {c->ki, key, nkey, 0, 0};
+    ShValue *conv = NULL; /* a record's text is in v->enc already */
+    if (v->enc != RECORD_ENC_UTF8 && key != tmp) CHK(enc_values(v, key, nkey, &conv));
+    RecordSeek rs = {c->ki, conv ? conv : key, nkey, 0, 0};
     c->ki->corrupt = 0;
-    CHK(btree_seek_cmp(c->bc, record_seek_pick(&rs), &rs, &res));
+    rc = btree_seek_cmp(c->bc, record_seek_pick(&rs), &rs, &res);
+    enc_free(conv, nkey);
+    CHK(rc);
     if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
     int found = res == 0 && !btree_eof(c->bc);
     if (op->op == OP_Found ? found : !found) JUMP(op->p2);
@@ -1772,10 +1836,13 @@ dispatch_next:
     value_clear(out);
     if (op->p2 < c->hdr_ncol) {
       record_decode_value(c->types[op->p2], c->rec + c->offsets[op->p2], out);
-      if (c->tvf && out->type == SHALE_BLOB) { /* json_each's JSON text (see TableFunc) */
-        out->type = SHALE_TEXT;
-        out->flags |= VAL_SUBTYPE;
-        out->subtype = 'J';
+      if (c->tvf) { /* the rare column fix-ups, one test on the usual path */
+        if (c->tvf & VM_COLFIX_ENC) CHK(record_text_decode(out, v->enc));
+        if ((c->tvf & VM_COLFIX_JSON) && out->type == SHALE_BLOB) { /* json_each's JSON text */
+          out->type = SHALE_TEXT;
+          out->flags |= VAL_SUBTYPE;
+          out->subtype = 'J';
+        }
       }
     } else if (op->p4type == P4_VALUE) {
       *out = *op->p4.v;
@@ -1897,15 +1964,20 @@ dispatch_next:
         in = tmp;
       }
     }
+    ShValue *conv = NULL;
+    if (v->enc != RECORD_ENC_UTF8) CHK(enc_values(v, in, op->p2, &conv));
+    if (conv) in = conv;
     uint32_t hdr;
     size_t n = record_measure(in, op->p2, &hdr);
     if ((int64_t)n > max_len(v)) {
+      enc_free(conv, op->p2);
       set_err(v, SHALE_TOOBIG, "string or blob too big");
       FAIL(SHALE_TOOBIG);
     }
     char *z = vm_buf_need(&v->scratch, (uint32_t)n);
+    if (z) record_encode_measured(in, op->p2, hdr, (uint8_t *)z);
+    enc_free(conv, op->p2);
     if (!z) FAIL(SHALE_NOMEM);
-    record_encode_measured(in, op->p2, hdr, (uint8_t *)z);
     value_clear(&reg[op->p3]);
     swap_scratch(v, op->p3);
     value_set_blob(&reg[op->p3], z, (uint32_t)n);
@@ -1970,10 +2042,14 @@ dispatch_next:
   CASE(IdxDelete) {
     VmCursor *c = &v->cur[op->p1];
     int res;
-    RecordSeek rs = {c->ki, &reg[op->p2], op->p3, 0, 0};
+    ShValue *conv = NULL;
+    if (v->enc != RECORD_ENC_UTF8) CHK(enc_values(v, &reg[op->p2], op->p3, &conv));
+    RecordSeek rs = {c->ki, conv ? conv : &reg[op->p2], op->p3, 0, 0};
     invalidate_all(v);
     c->ki->corrupt = 0;
-    CHK(btree_seek_cmp(c->bc, record_seek_pick(&rs), &rs, &res));
+    rc = btree_seek_cmp(c->bc, record_seek_pick(&rs), &rs, &res);
+    enc_free(conv, op->p3);
+    CHK(rc);
     if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
     if (res == 0 && !btree_eof(c->bc)) CHK(btree_delete(c->bc));
     NEXT();
@@ -1992,6 +2068,7 @@ dispatch_next:
     vm_cursor_close(v, c);
     KeyInfo *ki = op->p4type == P4_KEYINFO ? op->p4.ki : NULL;
     CHK(eph_open(v));
+    CHK(cursor_ki(v, c, &ki));
     if (old && old_index == (ki != NULL)) {
       CHK(btree_clear_table(v->eph, old, NULL));
       c->eph_root = old;
@@ -2007,7 +2084,7 @@ dispatch_next:
   CASE(TableFunc) {
     VmCursor *c = &v->cur[op->p1];
     CHK(refill_open(v, c));
-    c->tvf = 1;
+    c->tvf |= VM_COLFIX_JSON;
     TfSink sink = {v, c, 0};
     char *msg = NULL;
     int trc = op->p4.func->table->rows(op->p3, &reg[op->p2], tf_emit, &sink, &msg);
@@ -2065,9 +2142,11 @@ dispatch_next:
     VmCursor *c = &v->cur[op->p1], *o = &v->cur[op->p2];
     vm_cursor_close(v, c);
     if (!v->eph || !o->eph_root) FAIL(SHALE_INTERNAL);
-    CHK(btree_cursor_open(v->eph, o->eph_root, 1, o->ki ? record_compare : NULL, o->ki, &c->bc));
+    KeyInfo *ki = o->ki;
+    CHK(cursor_ki(v, c, &ki)); /* its own copy: o may close first */
+    CHK(btree_cursor_open(v->eph, o->eph_root, 1, ki ? record_compare : NULL, ki, &c->bc));
     c->kind = o->kind;
-    c->ki = o->ki;
+    c->ki = ki;
     c->nfield = o->nfield;
     c->eph_root = o->eph_root;
     NEXT();
@@ -2075,7 +2154,9 @@ dispatch_next:
   CASE(SorterOpen) {
     VmCursor *c = &v->cur[op->p1];
     vm_cursor_close(v, c);
-    vm_sorter_open(c, op->p4.ki, op->p2);
+    KeyInfo *ki = op->p4.ki;
+    CHK(cursor_ki(v, c, &ki));
+    vm_sorter_open(c, ki, op->p2);
     NEXT();
   }
   CASE(SorterLimit) {

@@ -89,9 +89,12 @@ typedef struct VmCursor {
   BtBulk *bulk;       /* VMC_BULK: OpenWrite with VM_OPFLAG_BULK (bc is NULL) */
   struct VtabCur *vc; /* VMC_VTAB: VOpen's cursor (vm_vtab.c) */
   KeyInfo *ki;        /* index cursors */
+  KeyInfo *ki_own;    /* ki when it is the cursor's copy for a UTF-16 database (freed at close) */
   int nfield;         /* declared column count (informational) */
   int nullrow;        /* NullRow: every column reads NULL */
-  int tvf;            /* filled by TableFunc: BLOB columns read as JSON-subtype TEXT */
+  int tvf;            /* VM_COLFIX_*: what Column does to each value it reads */
+#define VM_COLFIX_JSON 1 /* filled by TableFunc: BLOB columns read as JSON-subtype TEXT */
+#define VM_COLFIX_ENC 2  /* records of a UTF-16 database: TEXT made UTF-8 (v->enc) */
   int pseudo_reg;
   int pseudo_fed; /* the pseudo cursor reads records SorterData puts in its
                      register (only SorterData writes it): the header cache
@@ -158,6 +161,8 @@ struct Vm {
   int pc;
   int rc;
   int halted;
+  int enc;         /* text encoding of the records: RECORD_ENC_*, *hooks->text_enc (vm_set_hooks,
+                      Transaction) */
   uint8_t stepped; /* vm_step ran since vm_new / the last vm_reset (vm_free resets only then) */
   size_t blk_size; /* bytes of the block vm_new allocated (the Vm and its arrays) */
   char *errmsg;
