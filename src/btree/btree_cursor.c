@@ -888,11 +888,18 @@ int btree_payload_write(BtCursor *c, uint32_t offset, uint32_t n, const void *bu
 /* Full key of the entry under the cursor (index trees), for delete/insert. */
 
 int btree_cursor_key_copy(BtCursor *c, uint8_t **out, uint32_t *n) {
+  return btree_cursor_key_into(c, NULL, 0, out, n);
+}
+
+int btree_cursor_key_into(BtCursor *c, uint8_t *buf, uint32_t cap, uint8_t **out, uint32_t *n) {
   const uint8_t *key;
   uint8_t *freeme;
   int rc = cell_key(c->bt, c->pg[c->depth - 1], c->idx[c->depth - 1], &key, n, &freeme);
   if (rc) return rc;
-  if (!freeme) {
+  if (!freeme && buf && *n <= cap) {
+    memcpy(buf, key, *n);
+    freeme = buf;
+  } else if (!freeme) {
     freeme = shale_malloc(*n ? *n : 1);
     if (!freeme) return SHALE_NOMEM;
     memcpy(freeme, key, *n);
