@@ -1041,6 +1041,7 @@ static void keep_after_delete(BtCursor *c) {
   c->info_ok = 0;
   c->novfl = 0;
   c->state = CUR_VALID;
+  c->deleted = 1;
   if (c->idx[level] < m->ncell) {
     c->skip = 1;
   } else if (m->ncell > 0) {
@@ -1065,27 +1066,25 @@ int btree_delete(BtCursor *c) {
   uint8_t *key = NULL, *pred = NULL;
   uint32_t nkey = 0, npred = 0;
   uint8_t *cell = NULL;
-  uint8_t kbuf[256]; /* a small index key, needed only if the delete balances */
   int leaf = page_mem(c->pg[c->depth - 1])->leaf, balanced;
   if (c->intkey) {
     rc = cursor_rowid(c, &rowid);
     if (rc) goto done;
   } else {
-    rc = btree_cursor_key_into(c, leaf ? kbuf : NULL, sizeof kbuf, &key, &nkey);
+    rc = btree_cursor_key_copy(c, &key, &nkey);
     if (rc) goto done;
   }
   if (leaf) {
     rc = delete_leaf_entry(c, &balanced);
     if (rc == SHALE_OK && !balanced) {
-      if (key != kbuf) shale_free(key);
+      /* the deleted key stays saved: cursor_save falls back to it */
+      c->saved_rowid = rowid;
+      shale_free(c->saved_key);
+      c->saved_key = key;
+      c->saved_nkey = nkey;
       keep_after_delete(c);
       SHALE_VALIDATE(btree_cursor_check(c));
       return SHALE_OK;
-    }
-    if (key == kbuf) { /* saved below: the key must outlive this call */
-      key = rc ? NULL : shale_malloc(nkey ? nkey : 1);
-      if (key) memcpy(key, kbuf, nkey);
-      if (!rc && !key) rc = SHALE_NOMEM;
     }
     goto done;
   }

@@ -608,9 +608,13 @@ int cursor_seek_cmp(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), voi
 int cursor_save(BtCursor *c) {
   if (c->state != CUR_VALID) return SHALE_OK;
   CellInfo *ci;
-  int rc = cursor_info(c, &ci);
-  if (rc) return rc;
-  if (c->intkey) {
+  int rc = SHALE_OK;
+  if (c->deleted && c->skip != 0) {
+    /* left past a delete: saved at the deleted key, so that a re-seek
+     * yields the entries around it, whatever is inserted meanwhile */
+  } else if ((rc = cursor_info(c, &ci)) != SHALE_OK) {
+    return rc;
+  } else if (c->intkey) {
     c->saved_rowid = ci->key;
   } else {
     const uint8_t *key;
@@ -631,6 +635,7 @@ int cursor_save(BtCursor *c) {
   cursor_release(c);
   c->state = CUR_REQSEEK;
   c->skip = 0;
+  c->deleted = 0;
   return SHALE_OK;
 }
 
@@ -648,6 +653,7 @@ int cursor_restore(BtCursor *c) {
   }
   if (rc) return fault(c, rc);
   c->skip = c->state == CUR_VALID ? res : 0;
+  c->deleted = 0;
   return SHALE_OK;
 }
 
@@ -888,18 +894,11 @@ int btree_payload_write(BtCursor *c, uint32_t offset, uint32_t n, const void *bu
 /* Full key of the entry under the cursor (index trees), for delete/insert. */
 
 int btree_cursor_key_copy(BtCursor *c, uint8_t **out, uint32_t *n) {
-  return btree_cursor_key_into(c, NULL, 0, out, n);
-}
-
-int btree_cursor_key_into(BtCursor *c, uint8_t *buf, uint32_t cap, uint8_t **out, uint32_t *n) {
   const uint8_t *key;
   uint8_t *freeme;
   int rc = cell_key(c->bt, c->pg[c->depth - 1], c->idx[c->depth - 1], &key, n, &freeme);
   if (rc) return rc;
-  if (!freeme && buf && *n <= cap) {
-    memcpy(buf, key, *n);
-    freeme = buf;
-  } else if (!freeme) {
+  if (!freeme) {
     freeme = shale_malloc(*n ? *n : 1);
     if (!freeme) return SHALE_NOMEM;
     memcpy(freeme, key, *n);

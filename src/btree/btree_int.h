@@ -120,8 +120,9 @@ struct BtCursor {
   void *cmp_ctx;
   int state;
   int fault_rc;
-  int skip;   /* after restore: >0 next() stays, <0 prev() stays */
-  int intkey; /* known after the root is loaded */
+  int skip;    /* after restore: >0 next() stays, <0 prev() stays */
+  int deleted; /* skip set by a delete: the deleted key is in saved_* */
+  int intkey;  /* known after the root is loaded */
   int kind_known;
   int depth; /* levels in the stack (0 = none) */
   PgPage *pg[BT_MAX_DEPTH];
@@ -355,9 +356,6 @@ int cursor_info(BtCursor *, CellInfo **);
 int cursor_rowid(BtCursor *, int64_t *rowid);
 /* Copy of the full key of the entry under a VALID cursor (shale_free it). */
 int btree_cursor_key_copy(BtCursor *, uint8_t **out, uint32_t *n);
-/* The same into buf when the key is local and fits in cap bytes (*out ==
- * buf), else into a new allocation the caller frees. */
-int btree_cursor_key_into(BtCursor *, uint8_t *buf, uint32_t cap, uint8_t **out, uint32_t *n);
 int cursor_move_to_root(BtCursor *);
 int cursor_load_child(BtCursor *, uint32_t child);
 
