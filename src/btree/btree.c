@@ -1028,17 +1028,41 @@ int btree_insert_cmp(BtCursor *c, const void *key, uint32_t n,
   return insert_entry(c, 0, key, n, 0, &is);
 }
 
-/* Delete the leaf entry under the cursor (no repositioning). */
-static int delete_leaf_entry(BtCursor *c) {
+/* Delete the leaf entry under the cursor (no repositioning); *balanced
+ * when the page was rebalanced (the cursor's stack is then stale). */
+static int delete_leaf_entry(BtCursor *c, int *balanced) {
   int level = c->depth - 1;
   PgPage *pg = c->pg[level];
   CellInfo ci;
+  *balanced = 0;
   int rc = page_cell_parse(c->bt, pg, c->idx[level], &ci);
   if (rc) return rc;
   rc = btree_free_cell_overflow(c->bt, pg, &ci);
   if (rc) return rc;
-  int balanced;
-  return btree_modify_level(c, level, c->idx[level], 1, NULL, 0, &balanced);
+  return btree_modify_level(c, level, c->idx[level], 1, NULL, 0, balanced);
+}
+
+/* After a leaf delete that left the page as it was but for the cell: the
+ * cursor stays on the page, on the next entry with next() staying there,
+ * or (the leaf's last cell gone) on the previous one with prev() staying
+ * there (invariant 5 without a re-seek, SQLite's skipNext). */
+static void keep_after_delete(BtCursor *c) {
+  int level = c->depth - 1;
+  MemPage *m = page_mem(c->pg[level]);
+  c->info_ok = 0;
+  c->novfl = 0;
+  c->state = CUR_VALID;
+  c->deleted = 1;
+  if (c->idx[level] < m->ncell) {
+    c->skip = 1;
+  } else if (m->ncell > 0) {
+    c->idx[level] = (uint16_t)(m->ncell - 1);
+    c->skip = -1;
+  } else { /* an empty root leaf: the tree is empty */
+    cursor_release(c);
+    c->state = CUR_INVALID;
+    c->skip = 0;
+  }
 }
 
 int btree_delete(BtCursor *c) {
@@ -1053,17 +1077,26 @@ int btree_delete(BtCursor *c) {
   uint8_t *key = NULL, *pred = NULL;
   uint32_t nkey = 0, npred = 0;
   uint8_t *cell = NULL;
+  int leaf = page_mem(c->pg[c->depth - 1])->leaf, balanced;
   if (c->intkey) {
-    CellInfo *ci;
-    rc = cursor_info(c, &ci);
+    rc = cursor_rowid(c, &rowid);
     if (rc) goto done;
-    rowid = ci->key;
   } else {
     rc = btree_cursor_key_copy(c, &key, &nkey);
     if (rc) goto done;
   }
-  if (page_mem(c->pg[c->depth - 1])->leaf) {
-    rc = delete_leaf_entry(c);
+  if (leaf) {
+    rc = delete_leaf_entry(c, &balanced);
+    if (rc == SHALE_OK && !balanced) {
+      /* the deleted key stays saved: cursor_save falls back to it */
+      c->saved_rowid = rowid;
+      shale_free(c->saved_key);
+      c->saved_key = key;
+      c->saved_nkey = nkey;
+      keep_after_delete(c);
+      SHALE_VALIDATE(btree_cursor_check(c));
+      return SHALE_OK;
+    }
     goto done;
   }
   /* An index entry in an interior cell: its predecessor (the last entry of
@@ -1077,7 +1110,7 @@ int btree_delete(BtCursor *c) {
   }
   rc = btree_cursor_key_copy(c, &pred, &npred);
   if (rc) goto done;
-  rc = delete_leaf_entry(c);
+  rc = delete_leaf_entry(c, &balanced);
   if (rc) goto done;
   int res;
   rc = cursor_seek_key(c, key, nkey, &res);
@@ -1090,7 +1123,7 @@ int btree_delete(BtCursor *c) {
    * the predecessor, no longer in the tree, takes its cell. */
   int level = c->depth - 1;
   PgPage *pg = c->pg[level];
-  int leaf = page_mem(pg)->leaf;
+  leaf = page_mem(pg)->leaf;
   CellInfo ci;
   rc = page_cell_parse(bt, pg, c->idx[level], &ci);
   if (rc) goto done;
@@ -1105,7 +1138,6 @@ int btree_delete(BtCursor *c) {
   util_put4(cell, ci.child);
   rc = btree_free_cell_overflow(bt, pg, &ci);
   if (rc) goto done;
-  int balanced;
   rc = btree_modify_level(c, level, c->idx[level], 1, leaf ? cell + 4 : cell, leaf ? sz : sz + 4,
                           &balanced);
 done:

@@ -624,9 +624,13 @@ int cursor_seek_cmp(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), voi
 int cursor_save(BtCursor *c) {
   if (c->state != CUR_VALID) return SHALE_OK;
   CellInfo *ci;
-  int rc = cursor_info(c, &ci);
-  if (rc) return rc;
-  if (c->intkey) {
+  int rc = SHALE_OK;
+  if (c->deleted && c->skip != 0) {
+    /* left past a delete: saved at the deleted key, so that a re-seek
+     * yields the entries around it, whatever is inserted meanwhile */
+  } else if ((rc = cursor_info(c, &ci)) != SHALE_OK) {
+    return rc;
+  } else if (c->intkey) {
     c->saved_rowid = ci->key;
   } else {
     const uint8_t *key;
@@ -647,6 +651,7 @@ int cursor_save(BtCursor *c) {
   cursor_release(c);
   c->state = CUR_REQSEEK;
   c->skip = 0;
+  c->deleted = 0;
   return SHALE_OK;
 }
 
@@ -664,6 +669,7 @@ int cursor_restore(BtCursor *c) {
   }
   if (rc) return fault(c, rc);
   c->skip = c->state == CUR_VALID ? res : 0;
+  c->deleted = 0;
   return SHALE_OK;
 }
 

@@ -122,8 +122,9 @@ struct BtCursor {
   void *cmp_ctx;
   int state;
   int fault_rc;
-  int skip;   /* after restore: >0 next() stays, <0 prev() stays */
-  int intkey; /* known after the root is loaded */
+  int skip;    /* after restore: >0 next() stays, <0 prev() stays */
+  int deleted; /* skip set by a delete: the deleted key is in saved_* */
+  int intkey;  /* known after the root is loaded */
   int kind_known;
   int depth; /* levels in the stack (0 = none) */
   PgPage *pg[BT_MAX_DEPTH];

@@ -502,6 +502,26 @@ int record_seek_cmp(void *seek, const void *rec, uint32_t n) {
   return sk->default_rc;
 }
 
+/* seek_cmp_int past a tie on the first column of a two-value key whose
+ * second value is an integer (an index on one integer column with its
+ * rowid: every entry of a repeated value ties there): the record's second
+ * column, when a one-byte serial type of an integer, compared here; 2 to
+ * take record_seek_cmp. */
+static int second_int_cmp(const RecordSeek *sk, const uint8_t *p, uint32_t n, uint32_t st0) {
+  uint32_t hs = p[0], st = hs >= 3 ? p[2] : 0;
+  if (st >= 0x80 || !is_int_type(st)) return 2;
+  uint32_t off = hs + record_serial_len(st0);
+  if (off + record_serial_len(st) > n) return 2;
+  int64_t x = int_body(st, p + off);
+  int c = x < sk->key[1].i ? -1 : x > sk->key[1].i;
+  if (c) {
+    const Order o = order_of(sk->ki);
+    return col_dir(&o, 1, c);
+  }
+  if (sk->default_rc == RECORD_SEEK_WHOLE) return hs > 3; /* more columns: after the key */
+  return sk->default_rc;
+}
+
 /* record_seek_cmp for a key whose first value is an integer: a first
  * column that first_col reads and that is NULL or an integer is compared
  * here (NULL sorts before every number); anything else, and a tie on a key
@@ -523,6 +543,10 @@ static int seek_cmp_int(void *seek, const void *rec, uint32_t n) {
       }
       if (c) return sk->flip0 ? -c : c;
       if (sk->nkey == 1 && sk->default_rc != RECORD_SEEK_WHOLE) return sk->default_rc;
+      if (sk->nkey == 2 && sk->key[1].type == SHALE_INTEGER) {
+        c = second_int_cmp(sk, p, n, st);
+        if (c != 2) return c;
+      }
     }
   }
   return record_seek_cmp(seek, rec, n);
