@@ -299,6 +299,14 @@ static void agg_reset(Parse *p, AggWork *aw) {
   if (aw->loaded_reg) emit(p, OP_Integer, 0, aw->loaded_reg, 0);
 }
 
+/* EQP: one temp b-tree per DISTINCT aggregate (SQLite's resetAccumulator
+ * rows: before the loop without GROUP BY, after the GROUP BY sorter with). */
+static void agg_distinct_eqp(Parse *p, const AggInfo *ai) {
+  for (int i = 0; i < ai->nfunc; i++)
+    if (ai->funcs[i].distinct_cursor >= 0)
+      parse_eqp(p, "USE TEMP B-TREE FOR %s(DISTINCT)", ai->funcs[i].func->name);
+}
+
 static void agg_final(Parse *p, AggWork *aw) {
   AggInfo *ai = aw->ai;
   for (int i = 0; i < ai->nfunc; i++) {
@@ -344,6 +352,43 @@ static int hash_group_ok(const AggInfo *ai, const WinCtx *wc, const Collation **
   for (int i = 0; i < nk; i++)
     if (!sel_hashable_coll(coll[i])) return 0;
   return 1;
+}
+
+/* GROUP BY over rows that come in group order (the loops of l are open,
+ * the group's key and inputs go to kbase..): a group is output when a row
+ * with another key comes, the last one after the loops. */
+static void group_stream(Parse *p, AggWork *aw, SqlSelect *s, SelInfo *info, OutCtx *oc,
+                         KeyInfo *ki, int kbase, int prev, int has_group, int ret, Loop *l) {
+  int nk = s->group_by->n;
+  int l_new = emit_label(p), l_same = emit_label(p), l_first = emit_label(p);
+  int l_out = emit_label(p), l_rest = emit_label(p), l_end = emit_label(p);
+  expr_code_list(p, s->group_by, kbase);
+  agg_inputs(p, aw);
+  emit(p, OP_IfNot, has_group, l_first, 1);
+  vm_builder_add_p4(&p->b, OP_Compare, kbase, prev, nk, P4_KEYINFO, ki);
+  emit(p, OP_Jump, l_new, l_same, l_new);
+  emit_resolve(p, l_new);
+  emit(p, OP_Gosub, ret, l_out, 0);
+  agg_reset(p, aw);
+  emit_resolve(p, l_first);
+  emit(p, OP_Copy, kbase, prev, nk - 1);
+  emit(p, OP_Integer, 1, has_group, 0);
+  emit_resolve(p, l_same);
+  agg_step(p, aw);
+  sel_loop_end(p, l);
+  agg_distinct_eqp(p, aw->ai);
+  agg_replace(p, aw);
+  emit(p, OP_IfNot, has_group, l_rest, 1);
+  emit(p, OP_Gosub, ret, l_out, 0);
+  emit_resolve(p, l_rest);
+  emit(p, OP_Goto, 0, l_end, 0);
+  /* subroutine: one finished group */
+  emit_resolve(p, l_out);
+  agg_final(p, aw);
+  agg_output(p, s, info, oc, NULL);
+  emit(p, OP_Return, ret, 0, 0);
+  emit_resolve(p, l_end);
+  agg_restore(aw);
 }
 
 /* Output (subroutine l_out) every group of hash cursor hcur in key order,
@@ -442,6 +487,7 @@ void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc)
 
   Loop loop;
   if (nk == 0) {
+    agg_distinct_eqp(p, ai);
     if (sel_loop_begin(p, info, s, NULL, 0, &loop)) return;
     agg_inputs(p, &aw);
     agg_step(p, &aw);
@@ -465,9 +511,10 @@ void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc)
   for (int i = 0; i < nk; i++) coll[i] = sel_coll_of(p, s->group_by->a[i].expr);
   KeyInfo *ki = parse_keyinfo(p, nk, coll, NULL);
   int hcur = hash_group_ok(ai, wc, coll, nk) ? emit_cursor(p) : -1;
+  int a_hopen = -1;
   if (hcur >= 0)
-    vm_builder_add_p4(&p->b, OP_HashAggOpen, hcur, aw.loaded_reg - ai->first_reg + 1, ai->first_reg,
-                      P4_KEYINFO, ki);
+    a_hopen = vm_builder_add_p4(&p->b, OP_HashAggOpen, hcur, aw.loaded_reg - ai->first_reg + 1,
+                                ai->first_reg, P4_KEYINFO, ki);
   /* the sorter also compares the sequence number: groups keep the rows in
    * the order they came (first row, min/max ties, group_concat order) */
   const Collation **coll2 = parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1));
@@ -475,8 +522,21 @@ void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc)
   memcpy(coll2, coll, sizeof(Collation *) * (size_t)nk);
   KeyInfo *ski = parse_keyinfo(p, nk + 1, coll2, NULL);
   int scur = emit_cursor(p);
-  vm_builder_add_p4(&p->b, OP_SorterOpen, scur, nk + 1, 0, P4_KEYINFO, ski);
-  if (sel_loop_begin(p, info, s, NULL, 0, &loop)) return;
+  int a_sopen = vm_builder_add_p4(&p->b, OP_SorterOpen, scur, nk + 1, 0, P4_KEYINFO, ski);
+  int prev = emit_regs(p, nk);
+  int has_group = emit_regs(p, 1);
+  int ret = emit_regs(p, 1);
+  emit(p, OP_Integer, 0, has_group, 0);
+  /* the loops may deliver the rows in GROUP BY order (an index, the rowid):
+   * then each group is finished as the next one starts, with no sorter */
+  if (sel_loop_begin(p, info, s, wc ? NULL : s->group_by, WHERE_GROUPBY, &loop)) return;
+  if (loop.w && where_order_satisfied(loop.w)) {
+    if (p->b.rc) return;
+    p->b.prog->ops[a_sopen].op = OP_Noop;
+    if (a_hopen >= 0) p->b.prog->ops[a_hopen].op = OP_Noop;
+    group_stream(p, &aw, s, info, oc, ki, kbase, prev, has_group, ret, &loop);
+    return;
+  }
   int srec = emit_regs(p, nk + 1 + nin + 1);
   expr_code_list(p, s->group_by, kbase);
   agg_inputs(p, &aw);
@@ -496,6 +556,7 @@ void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc)
   emit_resolve(p, l_stepped);
   sel_loop_end(p, &loop);
   parse_eqp(p, "USE TEMP B-TREE FOR GROUP BY");
+  agg_distinct_eqp(p, ai);
   if (hcur >= 0) {
     emit(p, OP_HashAggSave, hcur, 0, 0);
     emit(p, OP_HashAggSort, hcur, 0, 0);
@@ -503,9 +564,6 @@ void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc)
 
   agg_replace(p, &aw);
 
-  int prev = emit_regs(p, nk);
-  int has_group = emit_regs(p, 1);
-  int ret = emit_regs(p, 1);
   int rec2 = emit_regs(p, 1);
   int pseudo = emit_cursor(p);
   int l_end = emit_label(p), l_top = emit_label(p), l_new = emit_label(p), l_same = emit_label(p),

@@ -1051,6 +1051,12 @@ static int group_order_is_order_by(Parse *p, SqlSelect *s, SelInfo *info) {
   return 1;
 }
 
+/* An aggregate without GROUP BY (nor a window over it) yields one row at
+ * most: its ORDER BY makes no difference (SQLite drops it). */
+static int single_row_agg(SqlSelect *s, SelInfo *info) {
+  return !s->prior && info->is_agg && !s->group_by && !window_in_core(s);
+}
+
 /* Sorter for ORDER BY: opened before the rows are produced. */
 static void sorter_setup(Parse *p, OutCtx *oc, SqlSelect *s, SqlExprList *ob, int *order_col) {
   int nk = 0;
@@ -1341,7 +1347,7 @@ int select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
   /* an ORDER BY makes no difference to EXISTS (SQLite drops it), nor to
    * groups that come out in that order anyway */
   if (s->order_by && info->order_col && dest->kind != SD_EXISTS && !window_sorts_output(p, s) &&
-      !group_order_is_order_by(p, s, info))
+      !group_order_is_order_by(p, s, info) && !single_row_agg(s, info))
     sorter_setup(p, &oc, s, s->order_by, info->order_col);
   if (!s->prior) {
     oc.order_owner = s;

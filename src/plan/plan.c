@@ -696,10 +696,14 @@ static int order_ok(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int 
   } else {
     ncols = 1; /* rowid */
   }
-  int pos = start, dir = -1;
+  int pos = start, dir = -1, distinct = 0;
   for (int k = 0; k < ob->n; k++) {
     int column;
     SqlExpr *e = ob->a[k].expr;
+    /* past the rowid every row of the loop differs: a term on its row alone
+     * is settled (SQLite's order-distinct loop) */
+    if (distinct && pl->hooks.mask && (pl->hooks.mask(pl->hooks.ctx, e) & ~bit(L->item)) == 0)
+      continue;
     int item = col_item(pl, e, &column);
     if (item != L->item) return 0;
     /* pinned by an equality: any order */
@@ -733,6 +737,7 @@ static int order_ok(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int 
       if (dir >= 0 && dir != r) return 0;
       dir = r;
     }
+    if (icol < 0) distinct = 1;
     pos++;
   }
   *rev = dir > 0;

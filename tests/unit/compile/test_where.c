@@ -638,6 +638,15 @@ TEST(where_order_by) {
   same(&p, "SELECT x, count(*) FROM t5 GROUP BY x", 0);
   same(&p, "SELECT b, c, count(*) FROM t1 GROUP BY b, c", 0);
   same(&p, "SELECT min(a), max(a) FROM t1", 0);
+  /* groups streamed in index or rowid order (no GROUP BY sorter) */
+  same(&p, "SELECT b, count(*), group_concat(rowid), min(c) FROM t1 GROUP BY b", 1);
+  same(&p, "SELECT b, c, count(*) FROM t1 GROUP BY b, c HAVING count(*) > 1 LIMIT 5 OFFSET 1", 1);
+  same(&p, "SELECT b, count(DISTINCT c), sum(c) FROM t1 GROUP BY b ORDER BY b", 1);
+  same(&p, "SELECT k, count(*), max(v) FROM t3 WHERE k > 3 GROUP BY k", 1);
+  same(&p, "SELECT a, b, count(*), group_concat(rowid) FROM t2 WHERE a > 'a' GROUP BY a, b", 1);
+  same(&p, "SELECT k, count(*), group_concat(j) FROM t4 GROUP BY k", 1);
+  same(&p, "SELECT count(*), max(a) FROM t1 ORDER BY 1, 2", 1);
+  same(&p, "SELECT k, v FROM t3 ORDER BY k DESC, v", 1);
   same(&p, "SELECT k FROM t3 WHERE k > 3 ORDER BY k DESC LIMIT 3", 1);
   same(&p, "SELECT k FROM t3 WHERE k < '5' ORDER BY k DESC", 1);
   same(&p, "SELECT k FROM t3 WHERE k < 'abc' ORDER BY k DESC", 1);
@@ -926,6 +935,20 @@ TEST(where_eqp_standard) {
       "SELECT * FROM n WHERE s GLOB 'ab*'",
       "SELECT * FROM w WHERE k GLOB 'ab*'",
       "SELECT * FROM w WHERE k LIKE 'ab%'",
+      /* GROUP BY delivered by an index or the rowid; DISTINCT aggregates;
+       * an aggregate's single row needs no ORDER BY; past the rowid */
+      "SELECT a, count(*) FROM t GROUP BY a",
+      "SELECT b, c, sum(a) FROM t GROUP BY b, c",
+      "SELECT x, count(*) FROM u GROUP BY x",
+      "SELECT y, count(*) FROM u GROUP BY y",
+      "SELECT k, count(*) FROM w GROUP BY k",
+      "SELECT c, count(*) FROM t GROUP BY c",
+      "SELECT a, count(DISTINCT b) FROM t GROUP BY a",
+      "SELECT c, count(DISTINCT b), group_concat(DISTINCT a) FROM t GROUP BY c",
+      "SELECT count(DISTINCT b), sum(DISTINCT c) FROM t",
+      "SELECT count(*) FROM t ORDER BY 1",
+      "SELECT x, y FROM u ORDER BY x DESC, y",
+      "SELECT x, y FROM u ORDER BY x, y, z",
   };
   for (int i = 0; i < (int)(sizeof q / sizeof q[0]); i++) same_eqp(&p, q[i]);
   pair_close(&p);
