@@ -1340,6 +1340,15 @@ dispatch_next:
   CASE(AggStep)
   CASE(AggInverse) {
     VmAgg *slot = &v->agg[op->p3];
+    if (op->p1 < 0 && op->op == OP_AggStep && slot->agg && slot->def == op->p4.func &&
+        op->p4.func->step_state) {
+      /* the state block exists: the step without a call context (count,
+       * sum ...), which cannot fail and leaves no result */
+      op->p4.func->step_state(slot->agg, op->p5, &reg[op->p2]);
+      v->coll = NULL;
+      v->agg_skip = 0;
+      NEXT();
+    }
     if (op->op == OP_AggStep && op->p1 >= 0 && v->cur[op->p1].kind == VMC_HASH) {
       int found; /* DISTINCT through a hash set */
       CHK(vm_hash_add(v, &v->cur[op->p1], &reg[op->p2], &found));
