@@ -843,6 +843,7 @@ int vm_step(Vm *v) {
 
   const unsigned nop = (unsigned)v->prog->nop;
   v->actx_ok = 0;
+  v->sctx_ok = 0;
   /* hooks may have changed since the last step: check at the first op */
   v->check_at = v->check_at - v->left + 1;
   v->left = 1;
@@ -1309,25 +1310,36 @@ dispatch_next:
     NEXT();
   }
   CASE(Function) {
-    /* (an initializer, not func_ctx_init: no memset call per row) */
-    FuncCtx ctx = {.def = op->p4.func,
-                   .coll = v->coll,
-                   .conn = v->conn,
-                   .cb = v->cb,
-                   .aux = &v->aux,
-                   .aux_site = PC,
-                   .now_ms = &v->now_ms,
-                   .pure = v->pure,
-                   .result = {.type = SHALE_NULL}};
-    ctx_limits(v, &ctx);
+    FuncCtx *ctx = &v->sctx;
+    if (!v->sctx_ok) {
+      *ctx = (FuncCtx){.conn = v->conn,
+                       .cb = v->cb,
+                       .aux = &v->aux,
+                       .now_ms = &v->now_ms,
+                       .result = {.type = SHALE_NULL}};
+      ctx_limits(v, ctx);
+      v->sctx_ok = 1;
+    }
+    ctx->def = op->p4.func;
+    ctx->coll = v->coll;
+    ctx->aux_site = PC;
+    ctx->pure = v->pure;
     v->coll = NULL; /* CollSeq applies to the next call only */
     v->pure = 0;    /* PureFunc applies to the next call only */
-    op->p4.func->scalar(&ctx, op->p5, &reg[op->p2]);
+    op->p4.func->scalar(ctx, op->p5, &reg[op->p2]);
     if (v->aux) func_auxdata_drop(&v->aux, PC, (uint32_t)op->p1);
-    if (ctx.rc) FAIL(call_error(v, &ctx));
+    if (ctx->rc) {
+      v->sctx_ok = 0; /* rebuilt by the next call */
+      FAIL(call_error(v, ctx));
+    }
     ShValue res;
-    func_ctx_take_result(&ctx, &res);
-    ctx_done(&ctx);
+    func_ctx_take_result(ctx, &res);
+    ctx->subtype = 0;
+    if (ctx->errmsg || ctx->agg) { /* a message without an error; a scalar's state */
+      v->sctx_ok = 0;
+      ctx_done(ctx);
+      shale_free(ctx->agg);
+    }
     if ((res.type == SHALE_TEXT || res.type == SHALE_BLOB) && (int64_t)res.n > max_len(v)) {
       value_clear(&res);
       set_err(v, SHALE_TOOBIG, "string or blob too big");

@@ -183,6 +183,10 @@ struct Vm {
    * slot's blocks */
   FuncCtx actx;
   uint8_t actx_ok;
+  /* Function's call context, kept the same way (sctx_ok cleared at entry);
+   * each call sets def, coll, aux_site and pure */
+  FuncCtx sctx;
+  uint8_t sctx_ok;
   int own_txn;           /* this Vm began a transaction (own_mask != 0) */
   uint32_t own_mask;     /* databases whose transaction this Vm began (bit i: dbv[i]) */
   int stmt_sp;           /* >= 0 while statement savepoints are open (sp_db) */
