@@ -1913,14 +1913,19 @@ dispatch_next:
         in = tmp;
       }
     }
-    size_t n = record_encoded_size(in, op->p2);
+    uint32_t sts[VM_RECORD_TYPES], hdr = 0; /* serial types computed once */
+    int typed = op->p2 <= VM_RECORD_TYPES;
+    size_t n = typed ? record_size_types(in, op->p2, sts, &hdr) : record_encoded_size(in, op->p2);
     if ((int64_t)n > max_len(v)) {
       set_err(v, SHALE_TOOBIG, "string or blob too big");
       FAIL(SHALE_TOOBIG);
     }
     char *z = vm_buf_need(&v->scratch, (uint32_t)n);
     if (!z) FAIL(SHALE_NOMEM);
-    record_encode(in, op->p2, (uint8_t *)z);
+    if (typed)
+      record_encode_types(in, op->p2, sts, hdr, (uint8_t *)z);
+    else
+      record_encode(in, op->p2, (uint8_t *)z);
     value_clear(&reg[op->p3]);
     swap_scratch(v, op->p3);
     value_set_blob(&reg[op->p3], z, (uint32_t)n);

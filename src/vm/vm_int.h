@@ -59,6 +59,9 @@ typedef struct VmRun {
 #define VM_SPILL_BLOCK (64u << 10)
 /* Runs merged at once (vm_sort.c invariant 2): 1 MiB of read buffers. */
 #define VM_MERGE_FANIN 16
+/* MakeRecord keeps the serial types of records up to this many columns on
+ * the stack (record_size_types); wider ones compute them twice */
+#define VM_RECORD_TYPES 64
 
 typedef struct VmSpill {
   OsFile *file[2]; /* file[0] holds the runs; file[1] receives a merge pass */
