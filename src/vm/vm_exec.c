@@ -362,6 +362,28 @@ static int cursor_cache_cols(Vm *v, VmCursor *c, int want) {
   return SHALE_OK;
 }
 
+/* cursor_cache_cols inlined for the usual row (a B-tree cursor's record
+ * wholly on its page, a one-byte header size); any other takes the call,
+ * which fetches the payload again (the cursor keeps the cell parsed). */
+static inline __attribute__((always_inline)) int cursor_cache_quick(Vm *v, VmCursor *c, int want) {
+  if (!c->bc) return cursor_cache_cols(v, c, want);
+  const void *local;
+  uint32_t n, navail;
+  int rc = btree_payload(c->bc, &local, &n, &navail);
+  if (rc) return rc;
+  const uint8_t *rec = local;
+  if (!rec || navail < n || n == 0 || rec[0] - 1u >= 0x7fu || rec[0] > n)
+    return cursor_cache_cols(v, c, want);
+  c->rec = rec;
+  c->nrec = n;
+  c->hdr_end = rec[0];
+  c->hdr_done = 0;
+  rc = header_scan(c, rec, 1, rec[0], 0, want);
+  if (rc) return rc;
+  c->cache_ok = c->kind != VMC_PSEUDO || c->pseudo_fed;
+  return SHALE_OK;
+}
+
 /* Fill c's row cache (record pointer; the header is parsed on demand). */
 static int cursor_cache(Vm *v, VmCursor *c) {
   if (c->cache_ok) return SHALE_OK;
@@ -1783,7 +1805,7 @@ dispatch_next:
     /* a few columns past the one asked for: the next Column of this row
      * usually wants one of them */
     if (!c->cache_ok)
-      CHK(cursor_cache_cols(v, c, op->p2 + 8));
+      CHK(cursor_cache_quick(v, c, op->p2 + 8));
     else if (op->p2 >= c->hdr_ncol && !c->hdr_done)
       CHK(header_parse(c, op->p2 + 8));
     value_clear(out);
