@@ -306,6 +306,21 @@ static int cursor_no_row(VmCursor *c, int cache_ok) {
   return SHALE_OK;
 }
 
+/* Point c's row cache at rec[0..n), a record of header size hlen whose
+ * first serial type is at k, and parse the first `want` columns. */
+static inline __attribute__((always_inline)) int cache_record(VmCursor *c, const uint8_t *rec,
+                                                              uint32_t n, uint32_t hlen, uint32_t k,
+                                                              int want) {
+  c->rec = rec;
+  c->nrec = n;
+  c->hdr_end = hlen;
+  c->hdr_done = 0;
+  int rc = header_scan(c, rec, k, hlen, 0, want);
+  if (rc) return rc;
+  c->cache_ok = c->kind != VMC_PSEUDO || c->pseudo_fed;
+  return SHALE_OK;
+}
+
 /* Fill c's row cache: the record pointer, and its header parsed for the
  * first `want` columns (0: none yet; Column parses on as it needs). */
 static int cursor_cache_cols(Vm *v, VmCursor *c, int want) {
@@ -352,14 +367,7 @@ static int cursor_cache_cols(Vm *v, VmCursor *c, int want) {
     k = (uint32_t)util_get_varint_safe(rec, rec + hlen, &x);
     if (k == 0) return SHALE_CORRUPT;
   }
-  c->rec = rec;
-  c->nrec = n;
-  c->hdr_end = hlen;
-  c->hdr_done = 0;
-  int rc = header_scan(c, rec, k, hlen, 0, want);
-  if (rc) return rc;
-  c->cache_ok = c->kind != VMC_PSEUDO || c->pseudo_fed;
-  return SHALE_OK;
+  return cache_record(c, rec, n, hlen, k, want);
 }
 
 /* cursor_cache_cols inlined for the usual row (a B-tree cursor's record
@@ -374,14 +382,7 @@ static inline __attribute__((always_inline)) int cursor_cache_quick(Vm *v, VmCur
   const uint8_t *rec = local;
   if (!rec || navail < n || n == 0 || rec[0] - 1u >= 0x7fu || rec[0] > n)
     return cursor_cache_cols(v, c, want);
-  c->rec = rec;
-  c->nrec = n;
-  c->hdr_end = rec[0];
-  c->hdr_done = 0;
-  rc = header_scan(c, rec, 1, rec[0], 0, want);
-  if (rc) return rc;
-  c->cache_ok = c->kind != VMC_PSEUDO || c->pseudo_fed;
-  return SHALE_OK;
+  return cache_record(c, rec, n, rec[0], 1, want);
 }
 
 /* Fill c's row cache (record pointer; the header is parsed on demand). */
