@@ -1248,17 +1248,38 @@ dispatch_next:
     if (x->type == SHALE_INTEGER) value_set_real(x, (double)x->i);
     NEXT();
   }
-  CASE(Eq)
-  CASE(Ne)
-  CASE(Lt)
-  CASE(Le)
-  CASE(Gt)
-  CASE(Ge) {
+  /* Each comparison first tries two integers or two reals that jump on the
+   * result: no affinity but TEXT changes them, and they compare in place with
+   * the op's own operator (a NaN, which no register should hold, takes the
+   * general path, as does a result stored in p2). */
+#define CMP_FAST(OPR)                                                                 \
+  {                                                                                   \
+    const ShValue *pa = &reg[op->p3], *pb = &reg[op->p1];                             \
+    unsigned fl = op->p5 & (VM_AFF_MASK | VM_STOREP2); /* VM_STOREP2 > VM_AFF_MASK */ \
+    if (pa->type == pb->type && fl != 2 && fl < VM_STOREP2) {                         \
+      if (pa->type == SHALE_INTEGER) {                                                \
+        if (pa->i OPR pb->i) JUMP(op->p2);                                            \
+        NEXT();                                                                       \
+      }                                                                               \
+      if (pa->type == SHALE_FLOAT && (pa->r < pb->r || pa->r >= pb->r)) {             \
+        if (pa->r OPR pb->r) JUMP(op->p2);                                            \
+        NEXT();                                                                       \
+      }                                                                               \
+    }                                                                                 \
+    goto cmp_general;                                                                 \
+  }
+  // clang-format off
+  CASE(Eq) CMP_FAST(==)
+  CASE(Ne) CMP_FAST(!=)
+  CASE(Lt) CMP_FAST(<)
+  CASE(Le) CMP_FAST(<=)
+  CASE(Gt) CMP_FAST(>)
+  CASE(Ge) CMP_FAST(>=)
+#undef CMP_FAST
+cmp_general: {
+    // clang-format on
     const ShValue *pa = &reg[op->p3], *pb = &reg[op->p1];
     int res, jump;
-    /* two integers or two reals: no affinity but TEXT changes them, and
-     * they compare in place (a NaN, which no register should hold, takes
-     * the general path) */
     if (pa->type == pb->type && (op->p5 & VM_AFF_MASK) != 2) {
       if (pa->type == SHALE_INTEGER) {
         res = (pa->i > pb->i) - (pa->i < pb->i);
