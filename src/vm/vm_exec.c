@@ -869,16 +869,24 @@ int vm_step(Vm *v) {
   v->sctx_ok = 0;
   /* hooks may have changed since the last step: check at the first op */
   v->check_at = v->check_at - v->left + 1;
-  v->left = 1;
+  /* v->left kept in a local while the loop runs: stored back before
+   * vm_check and on every way out (v->left is then exact again) */
+  int64_t left = 1;
   op = ops; /* (PC is defined before the first dispatch) */
 dispatch:
   if (jt >= nop) { /* also a negative target */
+    v->left = left;
     v->pc = (int)jt;
     return halt(v, SHALE_OK);
   }
   op = &ops[jt];
 dispatch_next:
-  if (--v->left == 0) CHK(vm_check(v));
+  if (--left == 0) {
+    v->left = 0;
+    rc = vm_check(v);
+    left = v->left;
+    if (rc) goto abort;
+  }
 #ifdef VM_USE_GOTO
   goto *labels[op->op];
 #else
@@ -919,6 +927,7 @@ dispatch_next:
     }
     v->oe = op->p2; /* VM_OE_IGNORE here is RAISE(IGNORE) in a sub-program */
     v->pc = PC;
+    v->left = left;
     return halt(v, SHALE_OK);
   }
   CASE(HaltIfNull) {
@@ -1103,6 +1112,7 @@ dispatch_next:
     v->res_base = op->p1;
     v->res_n = op->p2;
     v->pc = PC + 1;
+    v->left = left;
     return SHALE_ROW;
   }
 
@@ -2436,6 +2446,7 @@ cmp_general: {
 #endif
 
 abort : v->pc = PC;
+v->left = left;
 if (!v->errmsg && (rc & 0xff) == SHALE_CORRUPT) {
   const char *m = v->bt ? btree_errmsg(v->bt) : NULL;
   set_err(v, rc, m ? m : "database disk image is malformed");
