@@ -100,6 +100,10 @@ struct FuncDef {
   FuncFinalFn final;    /* aggregate final: sets the result */
   FuncFinalFn value;    /* window: current value without finishing (or NULL) */
   FuncScalarFn inverse; /* window: remove a row (or NULL) */
+  /* aggregate step on the state block a first `step` made (or NULL): the VM
+   * calls it instead of `step` once the block exists. It reads no context
+   * (no collation, no auxdata) and cannot fail or set a result. */
+  void (*step_state)(void *state, int argc, ShValue *argv);
   void *user_data;
   void (*destroy)(void *user_data); /* user functions: called on replacement/free */
   const FuncTable *table;           /* table-valued function (func_table_find), else NULL */

@@ -25,9 +25,13 @@ typedef struct CountCtx {
   int64_t n;
 } CountCtx;
 
+static void count_state(void *state, int argc, ShValue *argv) {
+  CountCtx *p = state;
+  if (argc == 0 || argv[0].type != SHALE_NULL) p->n++;
+}
 static void count_step(FuncCtx *ctx, int argc, ShValue *argv) {
   CountCtx *p = func_aggregate_context(ctx, sizeof(*p));
-  if (p && (argc == 0 || argv[0].type != SHALE_NULL)) p->n++;
+  if (p) count_state(p, argc, argv);
 }
 static void count_inverse(FuncCtx *ctx, int argc, ShValue *argv) {
   CountCtx *p = func_aggregate_context(ctx, sizeof(*p));
@@ -48,12 +52,13 @@ typedef struct SumCtx {
   uint8_t approx;
 } SumCtx;
 
-static void sum_step(FuncCtx *ctx, int argc, ShValue *argv) {
-  SumCtx *p = func_aggregate_context(ctx, sizeof(*p));
+static void sum_state(void *state, int argc, ShValue *argv) {
+  (void)argc;
+  SumCtx *p = state;
   ShValue c = argv[0];
   c.flags = 0;
   int t = c.type == SHALE_TEXT ? value_numeric_type(&c) : c.type;
-  if (!p || t == SHALE_NULL) return;
+  if (t == SHALE_NULL) return;
   p->cnt++;
   if (t == SHALE_INTEGER) {
     int64_t v = c.i;
@@ -65,6 +70,10 @@ static void sum_step(FuncCtx *ctx, int argc, ShValue *argv) {
     p->rsum += value_double(&c);
     p->approx = 1;
   }
+}
+static void sum_step(FuncCtx *ctx, int argc, ShValue *argv) {
+  SumCtx *p = func_aggregate_context(ctx, sizeof(*p));
+  if (p) sum_state(p, argc, argv);
 }
 
 static void sum_inverse(FuncCtx *ctx, int argc, ShValue *argv) {
@@ -295,23 +304,25 @@ static void concat_final(FuncCtx *ctx) {
 }
 
 #define DET (FUNC_DETERMINISTIC | FUNC_BUILTIN)
-#define AGG(nm, na, fl, st, fi, va, inv, ud)                                                    \
+/* ss: the step on an existing state block (FuncDef.step_state), or NULL */
+#define AGG(nm, na, fl, st, fi, va, inv, ud, ss)                                                \
   {                                                                                             \
     .name = nm, .nargs = na, .flags = fl, .step = st, .final = fi, .value = va, .inverse = inv, \
-    .user_data = ud                                                                             \
+    .user_data = ud, .step_state = ss                                                           \
   }
 
 const FuncDef func_agg_defs[] = {
-    AGG("count", 0, DET | FUNC_COUNT, count_step, count_final, count_final, count_inverse, 0),
-    AGG("count", 1, DET, count_step, count_final, count_final, count_inverse, 0),
-    AGG("sum", 1, DET, sum_step, sum_final, sum_final, sum_inverse, 0),
-    AGG("total", 1, DET, sum_step, total_final, total_final, sum_inverse, 0),
-    AGG("avg", 1, DET, sum_step, avg_final, avg_final, sum_inverse, 0),
+    AGG("count", 0, DET | FUNC_COUNT, count_step, count_final, count_final, count_inverse, 0,
+        count_state),
+    AGG("count", 1, DET, count_step, count_final, count_final, count_inverse, 0, count_state),
+    AGG("sum", 1, DET, sum_step, sum_final, sum_final, sum_inverse, 0, sum_state),
+    AGG("total", 1, DET, sum_step, total_final, total_final, sum_inverse, 0, sum_state),
+    AGG("avg", 1, DET, sum_step, avg_final, avg_final, sum_inverse, 0, sum_state),
     AGG("min", 1, DET | FUNC_NEEDCOLL | FUNC_MINMAX, minmax_step, minmax_final, minmax_value, NULL,
-        NULL),
+        NULL, NULL),
     AGG("max", 1, DET | FUNC_NEEDCOLL | FUNC_MINMAX, minmax_step, minmax_final, minmax_value, NULL,
-        (void *)1),
-    AGG("group_concat", 1, DET, concat_step, concat_final, concat_value, concat_inverse, 0),
-    AGG("group_concat", 2, DET, concat_step, concat_final, concat_value, concat_inverse, 0),
+        (void *)1, NULL),
+    AGG("group_concat", 1, DET, concat_step, concat_final, concat_value, concat_inverse, 0, NULL),
+    AGG("group_concat", 2, DET, concat_step, concat_final, concat_value, concat_inverse, 0, NULL),
 };
 const int func_agg_ndefs = (int)(sizeof(func_agg_defs) / sizeof(func_agg_defs[0]));

@@ -170,25 +170,34 @@ static int like_literal_runs(UPtr pat, uint32_t np, UPtr str, uint32_t ns, uint3
   return 1;
 }
 
-/* A pattern that is an ASCII literal and one '%' at its end ('abc%'): the
+/* The pattern's length up to a NUL, found in the same pass that tells
+ * whether it is an ASCII literal and one '%' at its end ('abc%'): then the
  * answer is known from the first bytes of the string, so its length (up to
  * a NUL) is not needed; a NUL among those bytes never equals a pattern byte.
- * 1/0, or -1 when the pattern is not of that form. */
-static int like_prefix(UPtr pat, uint32_t np, UPtr str, uint32_t nstr, uint32_t esc, int nocase) {
-  if (np == 0 || pat[np - 1] != '%') return -1;
-  uint32_t n = np - 1;
-  for (uint32_t i = 0; i < n; i++) {
+ * *m: 1/0 for such a pattern, else -1. */
+static uint32_t like_prefix(UPtr pat, uint32_t npat, UPtr str, uint32_t nstr, uint32_t esc,
+                            int nocase, int *m) {
+  uint32_t i = 0;
+  int plain = esc != '%'; /* ASCII bytes other than '_', '%' and esc so far */
+  for (; i < npat; i++) {
     uint8_t b = pat[i];
-    if (b >= 0x80 || b == '_' || b == '%' || (esc && b == esc)) return -1;
+    if (b == 0) break;
+    if (b >= 0x80 || b == '_' || b == '%' || (esc && b == esc)) {
+      if (b == '%' && plain && (i + 1 == npat || pat[i + 1] == 0)) {
+        *m = nstr >= i && lit_eq(pat, str, i, nocase);
+        return i + 1;
+      }
+      plain = 0;
+    }
   }
-  if (esc == '%') return -1;
-  return nstr >= n && lit_eq(pat, str, n, nocase);
+  *m = -1;
+  return i;
 }
 
 int func_like_match(const char *pat, int npat, const char *str, int nstr, uint32_t esc,
                     int nocase) {
-  uint32_t np = func_cstr_len(pat, (uint32_t)npat);
-  int r = like_prefix((UPtr)pat, np, (UPtr)str, (uint32_t)nstr, esc, nocase);
+  int r;
+  uint32_t np = like_prefix((UPtr)pat, (uint32_t)npat, (UPtr)str, (uint32_t)nstr, esc, nocase, &r);
   if (r >= 0) return r;
   uint32_t ns = func_cstr_len(str, (uint32_t)nstr);
   r = like_literal_runs((UPtr)pat, np, (UPtr)str, ns, esc, nocase);

@@ -19,14 +19,16 @@
 
 /* ---- serial types ---- */
 
-/* Header and body sizes of the record for v[0..n) in one pass. */
-static uint32_t sizes(const ShValue *v, int n, size_t *body) {
+/* Header and body sizes of the record for v[0..n) in one pass; with st,
+ * each value's serial type is kept in st[i]. */
+static inline uint32_t sizes(const ShValue *v, int n, size_t *body, uint32_t *st) {
   uint32_t nh = 0;
   size_t nb = 0;
   for (int i = 0; i < n; i++) {
-    uint32_t st = record_serial_type(&v[i]);
-    nh += st < 0x80 ? 1 : (uint32_t)util_varint_len(st);
-    nb += record_serial_len(st);
+    uint32_t t = record_serial_type(&v[i]);
+    if (st) st[i] = t;
+    nh += t < 0x80 ? 1 : (uint32_t)util_varint_len(t);
+    nb += record_serial_len(t);
   }
   if (body) *body = nb;
   /* H counts its own varint: find the smallest length that holds nh+len. */
@@ -37,8 +39,14 @@ static uint32_t sizes(const ShValue *v, int n, size_t *body) {
 
 size_t record_encoded_size(const ShValue *v, int n) {
   size_t body;
-  uint32_t h = sizes(v, n, &body);
+  uint32_t h = sizes(v, n, &body, NULL);
   return h + body;
+}
+
+size_t record_size_types(const ShValue *v, int n, uint32_t *st, uint32_t *hdr) {
+  size_t body;
+  *hdr = sizes(v, n, &body, st);
+  return *hdr + body;
 }
 
 static void put_be(uint8_t *p, uint64_t x, int len) {
@@ -48,21 +56,14 @@ static void put_be(uint8_t *p, uint64_t x, int len) {
   }
 }
 
-size_t record_measure(const ShValue *v, int n, uint32_t *hdr) {
-  size_t body;
-  *hdr = sizes(v, n, &body);
-  return *hdr + body;
-}
-
-size_t record_encode(const ShValue *v, int n, uint8_t *out) {
-  return record_encode_measured(v, n, sizes(v, n, NULL), out);
-}
-
-size_t record_encode_measured(const ShValue *v, int n, uint32_t h, uint8_t *out) {
+/* record_encode's writer: the serial types from st when given, else each
+ * computed again; h is the header size. */
+static inline size_t encode(const ShValue *v, int n, const uint32_t *sts, uint32_t h,
+                            uint8_t *out) {
   uint8_t *hp = out, *bp = out + h;
   hp += util_put_varint(hp, h);
   for (int i = 0; i < n; i++) {
-    uint32_t st = record_serial_type(&v[i]);
+    uint32_t st = sts ? sts[i] : record_serial_type(&v[i]);
     if (st < 0x80)
       *hp++ = (uint8_t)st;
     else
@@ -81,6 +82,15 @@ size_t record_encode_measured(const ShValue *v, int n, uint32_t h, uint8_t *out)
   }
   assert(hp == out + h);
   return (size_t)(bp - out);
+}
+
+size_t record_encode(const ShValue *v, int n, uint8_t *out) {
+  return encode(v, n, NULL, sizes(v, n, NULL, NULL), out);
+}
+
+size_t record_encode_types(const ShValue *v, int n, const uint32_t *st, uint32_t hdr,
+                           uint8_t *out) {
+  return encode(v, n, st, hdr, out);
 }
 
 /* ---- decoding ---- */

@@ -282,11 +282,13 @@ size_t record_encoded_size(const ShValue *v, int n);
 /* Write the record for v[0..n) to out (room for record_encoded_size bytes);
  * returns the number of bytes written. */
 size_t record_encode(const ShValue *v, int n, uint8_t *out);
-/* The same in two steps that share one size pass: record_measure returns
- * the record's size and sets *hdr to its header's; record_encode_measured
- * writes it given that header size. */
-size_t record_measure(const ShValue *v, int n, uint32_t *hdr);
-size_t record_encode_measured(const ShValue *v, int n, uint32_t hdr, uint8_t *out);
+/* The same in one pass over the values' types: record_size_types returns
+ * record_encoded_size, keeping each value's serial type in st[0..n) and the
+ * header size in *hdr; record_encode_types then writes the record from them
+ * (the values unchanged in between). st may be NULL (no room for n types):
+ * one size pass still, and the writer computes each type again. */
+size_t record_size_types(const ShValue *v, int n, uint32_t *st, uint32_t *hdr);
+size_t record_encode_types(const ShValue *v, int n, const uint32_t *st, uint32_t hdr, uint8_t *out);
 
 /* Parse the header of the record rec[0..n): for the first min(ncol_in_header,
  * maxcol) columns, types[i] gets the serial type and offsets[i] the body

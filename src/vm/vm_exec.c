@@ -309,6 +309,21 @@ static int cursor_no_row(VmCursor *c, int cache_ok) {
   return SHALE_OK;
 }
 
+/* Point c's row cache at rec[0..n), a record of header size hlen whose
+ * first serial type is at k, and parse the first `want` columns. */
+static inline __attribute__((always_inline)) int cache_record(VmCursor *c, const uint8_t *rec,
+                                                              uint32_t n, uint32_t hlen, uint32_t k,
+                                                              int want) {
+  c->rec = rec;
+  c->nrec = n;
+  c->hdr_end = hlen;
+  c->hdr_done = 0;
+  int rc = header_scan(c, rec, k, hlen, 0, want);
+  if (rc) return rc;
+  c->cache_ok = c->kind != VMC_PSEUDO || c->pseudo_fed;
+  return SHALE_OK;
+}
+
 /* Fill c's row cache: the record pointer, and its header parsed for the
  * first `want` columns (0: none yet; Column parses on as it needs). */
 static int cursor_cache_cols(Vm *v, VmCursor *c, int want) {
@@ -355,14 +370,22 @@ static int cursor_cache_cols(Vm *v, VmCursor *c, int want) {
     k = (uint32_t)util_get_varint_safe(rec, rec + hlen, &x);
     if (k == 0) return SHALE_CORRUPT;
   }
-  c->rec = rec;
-  c->nrec = n;
-  c->hdr_end = hlen;
-  c->hdr_done = 0;
-  int rc = header_scan(c, rec, k, hlen, 0, want);
+  return cache_record(c, rec, n, hlen, k, want);
+}
+
+/* cursor_cache_cols inlined for the usual row (a B-tree cursor's record
+ * wholly on its page, a one-byte header size); any other takes the call,
+ * which fetches the payload again (the cursor keeps the cell parsed). */
+static inline __attribute__((always_inline)) int cursor_cache_quick(Vm *v, VmCursor *c, int want) {
+  if (!c->bc) return cursor_cache_cols(v, c, want);
+  const void *local;
+  uint32_t n, navail;
+  int rc = btree_payload(c->bc, &local, &n, &navail);
   if (rc) return rc;
-  c->cache_ok = c->kind != VMC_PSEUDO || c->pseudo_fed;
-  return SHALE_OK;
+  const uint8_t *rec = local;
+  if (!rec || navail < n || n == 0 || rec[0] - 1u >= 0x7fu || rec[0] > n)
+    return cursor_cache_cols(v, c, want);
+  return cache_record(c, rec, n, rec[0], 1, want);
 }
 
 /* Fill c's row cache (record pointer; the header is parsed on demand). */
@@ -887,18 +910,27 @@ int vm_step(Vm *v) {
 
   const unsigned nop = (unsigned)v->prog->nop;
   v->actx_ok = 0;
+  v->sctx_ok = 0;
   /* hooks may have changed since the last step: check at the first op */
   v->check_at = v->check_at - v->left + 1;
-  v->left = 1;
+  /* v->left kept in a local while the loop runs: stored back before
+   * vm_check and on every way out (v->left is then exact again) */
+  int64_t left = 1;
   op = ops; /* (PC is defined before the first dispatch) */
 dispatch:
   if (jt >= nop) { /* also a negative target */
+    v->left = left;
     v->pc = (int)jt;
     return halt(v, SHALE_OK);
   }
   op = &ops[jt];
 dispatch_next:
-  if (--v->left == 0) CHK(vm_check(v));
+  if (--left == 0) {
+    v->left = 0;
+    rc = vm_check(v);
+    left = v->left;
+    if (rc) goto abort;
+  }
 #ifdef VM_USE_GOTO
   goto *labels[op->op];
 #else
@@ -939,6 +971,7 @@ dispatch_next:
     }
     v->oe = op->p2; /* VM_OE_IGNORE here is RAISE(IGNORE) in a sub-program */
     v->pc = PC;
+    v->left = left;
     return halt(v, SHALE_OK);
   }
   CASE(HaltIfNull) {
@@ -1123,6 +1156,7 @@ dispatch_next:
     v->res_base = op->p1;
     v->res_n = op->p2;
     v->pc = PC + 1;
+    v->left = left;
     return SHALE_ROW;
   }
 
@@ -1268,17 +1302,38 @@ dispatch_next:
     if (x->type == SHALE_INTEGER) value_set_real(x, (double)x->i);
     NEXT();
   }
-  CASE(Eq)
-  CASE(Ne)
-  CASE(Lt)
-  CASE(Le)
-  CASE(Gt)
-  CASE(Ge) {
+  /* Each comparison first tries two integers or two reals that jump on the
+   * result: no affinity but TEXT changes them, and they compare in place with
+   * the op's own operator (a NaN, which no register should hold, takes the
+   * general path, as does a result stored in p2). */
+#define CMP_FAST(OPR)                                                                 \
+  {                                                                                   \
+    const ShValue *pa = &reg[op->p3], *pb = &reg[op->p1];                             \
+    unsigned fl = op->p5 & (VM_AFF_MASK | VM_STOREP2); /* VM_STOREP2 > VM_AFF_MASK */ \
+    if (pa->type == pb->type && fl != 2 && fl < VM_STOREP2) {                         \
+      if (pa->type == SHALE_INTEGER) {                                                \
+        if (pa->i OPR pb->i) JUMP(op->p2);                                            \
+        NEXT();                                                                       \
+      }                                                                               \
+      if (pa->type == SHALE_FLOAT && (pa->r < pb->r || pa->r >= pb->r)) {             \
+        if (pa->r OPR pb->r) JUMP(op->p2);                                            \
+        NEXT();                                                                       \
+      }                                                                               \
+    }                                                                                 \
+    goto cmp_general;                                                                 \
+  }
+  // clang-format off
+  CASE(Eq) CMP_FAST(==)
+  CASE(Ne) CMP_FAST(!=)
+  CASE(Lt) CMP_FAST(<)
+  CASE(Le) CMP_FAST(<=)
+  CASE(Gt) CMP_FAST(>)
+  CASE(Ge) CMP_FAST(>=)
+#undef CMP_FAST
+cmp_general: {
+    // clang-format on
     const ShValue *pa = &reg[op->p3], *pb = &reg[op->p1];
     int res, jump;
-    /* two integers or two reals: no affinity but TEXT changes them, and
-     * they compare in place (a NaN, which no register should hold, takes
-     * the general path) */
     if (pa->type == pb->type && (op->p5 & VM_AFF_MASK) != 2) {
       if (pa->type == SHALE_INTEGER) {
         res = (pa->i > pb->i) - (pa->i < pb->i);
@@ -1353,26 +1408,37 @@ dispatch_next:
     NEXT();
   }
   CASE(Function) {
-    /* (an initializer, not func_ctx_init: no memset call per row) */
-    FuncCtx ctx = {.def = op->p4.func,
-                   .coll = v->coll,
-                   .conn = v->conn,
-                   .cb = v->cb,
-                   .aux = &v->aux,
-                   .aux_site = PC,
-                   .now_ms = &v->now_ms,
-                   .pure = v->pure,
-                   .result = {.type = SHALE_NULL}};
-    ctx_limits(v, &ctx);
+    FuncCtx *ctx = &v->sctx;
+    if (!v->sctx_ok) {
+      *ctx = (FuncCtx){.conn = v->conn,
+                       .cb = v->cb,
+                       .aux = &v->aux,
+                       .now_ms = &v->now_ms,
+                       .result = {.type = SHALE_NULL}};
+      ctx_limits(v, ctx);
+      v->sctx_ok = 1;
+    }
+    ctx->def = op->p4.func;
+    ctx->coll = v->coll;
+    ctx->aux_site = PC;
+    ctx->pure = v->pure;
     v->coll = NULL;                              /* CollSeq applies to the next call only */
     v->pure = 0;                                 /* PureFunc applies to the next call only */
     if (v->aux) func_pointers_drop(&v->aux, PC); /* the last call's pointer result goes */
-    op->p4.func->scalar(&ctx, op->p5, &reg[op->p2]);
+    op->p4.func->scalar(ctx, op->p5, &reg[op->p2]);
     if (v->aux) func_auxdata_drop(&v->aux, PC, (uint32_t)op->p1);
-    if (ctx.rc) FAIL(call_error(v, &ctx));
+    if (ctx->rc) {
+      v->sctx_ok = 0; /* rebuilt by the next call */
+      FAIL(call_error(v, ctx));
+    }
     ShValue res;
-    func_ctx_take_result(&ctx, &res);
-    ctx_done(&ctx);
+    func_ctx_take_result(ctx, &res);
+    ctx->subtype = 0;
+    if (ctx->errmsg || ctx->agg) { /* a message without an error; a scalar's state */
+      v->sctx_ok = 0;
+      ctx_done(ctx);
+      shale_free(ctx->agg);
+    }
     if ((res.type == SHALE_TEXT || res.type == SHALE_BLOB) && (int64_t)res.n > max_len(v)) {
       value_clear(&res);
       set_err(v, SHALE_TOOBIG, "string or blob too big");
@@ -1385,6 +1451,15 @@ dispatch_next:
   CASE(AggStep)
   CASE(AggInverse) {
     VmAgg *slot = &v->agg[op->p3];
+    if (op->p1 < 0 && op->op == OP_AggStep && slot->agg && slot->def == op->p4.func &&
+        op->p4.func->step_state) {
+      /* the state block exists: the step without a call context (count,
+       * sum ...), which cannot fail and leaves no result */
+      op->p4.func->step_state(slot->agg, op->p5, &reg[op->p2]);
+      v->coll = NULL;
+      v->agg_skip = 0;
+      NEXT();
+    }
     if (op->op == OP_AggStep && op->p1 >= 0 && v->cur[op->p1].kind == VMC_HASH) {
       int found; /* DISTINCT through a hash set */
       CHK(vm_hash_add(v, &v->cur[op->p1], &reg[op->p2], &found));
@@ -1830,7 +1905,7 @@ dispatch_next:
     /* a few columns past the one asked for: the next Column of this row
      * usually wants one of them */
     if (!c->cache_ok)
-      CHK(cursor_cache_cols(v, c, op->p2 + 8));
+      CHK(cursor_cache_quick(v, c, op->p2 + 8));
     else if (op->p2 >= c->hdr_ncol && !c->hdr_done)
       CHK(header_parse(c, op->p2 + 8));
     value_clear(out);
@@ -1967,15 +2042,16 @@ dispatch_next:
     ShValue *conv = NULL;
     if (v->enc != RECORD_ENC_UTF8) CHK(enc_values(v, in, op->p2, &conv));
     if (conv) in = conv;
-    uint32_t hdr;
-    size_t n = record_measure(in, op->p2, &hdr);
+    uint32_t sts[VM_RECORD_TYPES], hdr = 0; /* serial types computed once */
+    uint32_t *stp = op->p2 <= VM_RECORD_TYPES ? sts : NULL;
+    size_t n = record_size_types(in, op->p2, stp, &hdr);
     if ((int64_t)n > max_len(v)) {
       enc_free(conv, op->p2);
       set_err(v, SHALE_TOOBIG, "string or blob too big");
       FAIL(SHALE_TOOBIG);
     }
     char *z = vm_buf_need(&v->scratch, (uint32_t)n);
-    if (z) record_encode_measured(in, op->p2, hdr, (uint8_t *)z);
+    if (z) record_encode_types(in, op->p2, stp, hdr, (uint8_t *)z);
     enc_free(conv, op->p2);
     if (!z) FAIL(SHALE_NOMEM);
     value_clear(&reg[op->p3]);
@@ -2454,6 +2530,7 @@ dispatch_next:
 #endif
 
 abort : v->pc = PC;
+v->left = left;
 if (!v->errmsg && (rc & 0xff) == SHALE_CORRUPT) {
   const char *m = v->bt ? btree_errmsg(v->bt) : NULL;
   set_err(v, rc, m ? m : "database disk image is malformed");

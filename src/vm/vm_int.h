@@ -59,6 +59,9 @@ typedef struct VmRun {
 #define VM_SPILL_BLOCK (64u << 10)
 /* Runs merged at once (vm_sort.c invariant 2): 1 MiB of read buffers. */
 #define VM_MERGE_FANIN 16
+/* MakeRecord keeps the serial types of records up to this many columns on
+ * the stack (record_size_types); wider ones compute them twice */
+#define VM_RECORD_TYPES 64
 
 typedef struct VmSpill {
   OsFile *file[2]; /* file[0] holds the runs; file[1] receives a merge pass */
@@ -188,6 +191,10 @@ struct Vm {
    * slot's blocks */
   FuncCtx actx;
   uint8_t actx_ok;
+  /* Function's call context, kept the same way (sctx_ok cleared at entry);
+   * each call sets def, coll, aux_site and pure */
+  FuncCtx sctx;
+  uint8_t sctx_ok;
   int own_txn;       /* this Vm began a transaction (own_mask != 0) */
   uint32_t own_mask; /* databases whose transaction this Vm began (bit i: dbv[i]) */
   int stmt_sp;       /* >= 0 while statement savepoints are open (sp_db) */
