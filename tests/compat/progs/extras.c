@@ -2,12 +2,17 @@
  * sqlite3_str builder, strglob/strlike, keywords, mutexes, stmt_isexplain,
  * set_last_insert_rowid, bind_pointer, compileoption_used/get, the legacy
  * sqlite3_prepare, value_subtype (JSON's 'J'), value_nochange,
- * overload_function and transfer_bindings. Portable: SQLite and Shale. */
+ * overload_function, transfer_bindings and unlock_notify. Portable: SQLite and Shale. */
 #include "prog.h"
 
 /* f(x) = x's subtype + 1000 * nochange(x) */
 static void subtype_fn(sqlite3_context *c, int n, sqlite3_value **v) {
   sqlite3_result_int(c, (int)sqlite3_value_subtype(v[0]) + 1000 * sqlite3_value_nochange(v[0]));
+}
+
+/* unlock_notify's callback: counts the connections it was told about */
+static void notify_cb(void **args, int n) {
+  for (int i = 0; i < n; i++) (*(int *)args[i])++;
 }
 
 int main(void) {
@@ -160,6 +165,13 @@ int main(void) {
   EXPECT_INT(sqlite3_finalize(st), SQLITE_OK);
   EXPECT_INT(sqlite3_prepare_v2(db, "SELECT my_match(1)", -1, &st, NULL), SQLITE_ERROR);
   EXPECT_STR(sqlite3_errmsg(db), "wrong number of arguments to function my_match()");
+
+  /* unlock_notify on a connection that waits for none: the callback at once */
+  static int notified;
+  EXPECT_INT(sqlite3_unlock_notify(db, notify_cb, &notified), SQLITE_OK);
+  EXPECT_INT(notified, 1);
+  EXPECT_INT(sqlite3_unlock_notify(db, NULL, NULL), SQLITE_OK);
+  EXPECT_INT(notified, 1);
 
   /* transfer_bindings moves the values; the source's become NULL */
   sqlite3_stmt *a, *b;
