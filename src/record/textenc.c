@@ -99,15 +99,21 @@ KeyInfo *record_keyinfo_for_enc(const KeyInfo *ki, int enc, int *rc) {
   for (int i = 0; i < ki->ncol; i++) nwrap += needs_wrap(ki->coll[i]);
   if (!nwrap) return NULL;
   size_t n = (size_t)ki->ncol;
-  KeyInfo *k = shale_malloc(sizeof *k + n * (sizeof(EncColl) + sizeof(Collation *)));
+  /* self-contained (the copy outlives ki): collations, then the DESC flags */
+  KeyInfo *k = shale_malloc(sizeof *k + n * (sizeof(EncColl) + sizeof(Collation *) + 1));
   if (!k) {
     *rc = SHALE_NOMEM;
     return NULL;
   }
   EncColl *w = (EncColl *)(k + 1);
   const Collation **coll = (const Collation **)(w + n);
+  uint8_t *desc = (uint8_t *)(coll + n);
   *k = *ki;
   k->coll = coll;
+  if (ki->desc) {
+    memcpy(desc, ki->desc, n);
+    k->desc = desc;
+  }
   for (int i = 0; i < ki->ncol; i++) {
     coll[i] = ki->coll[i];
     if (!needs_wrap(coll[i])) continue;
