@@ -1131,6 +1131,22 @@ static void sorter_output(Parse *p, OutCtx *oc) {
 
 /* ---- code: row loops ---- */
 
+/* The loop of a core with windows outside an aggregate: planned for the
+ * last window pass's order (window_loop_planned). */
+static int win_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, WinCtx *wc, int flags, Loop *l) {
+  l->w = NULL;
+  l->skip = 0;
+  if (!info->src || info->src->n == 0) {
+    window_loop_planned(p, wc, 0);
+    return sel_loop_begin(p, info, s, NULL, flags, l);
+  }
+  SqlExprList *wob = window_loop_order(p, wc);
+  l->w = where_plan(p, info->src, s->where, wob, flags);
+  if (!l->w) return 1;
+  window_loop_planned(p, wc, wob && where_order_satisfied(l->w));
+  return where_code(l->w) || parse_failed(p);
+}
+
 int sel_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, SqlExprList *ob, int flags, Loop *l) {
   l->w = NULL;
   l->skip = 0;
@@ -1206,7 +1222,9 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
   }
   Loop loop;
   SqlExprList *ob = !wc && oc.sorter_cur >= 0 && oc0->order_owner == s ? s->order_by : NULL;
-  if (sel_loop_begin(p, info, s, ob, distinct ? WHERE_DISTINCT : 0, &loop)) return;
+  if (wc ? win_loop_begin(p, info, s, wc, distinct ? WHERE_DISTINCT : 0, &loop)
+         : sel_loop_begin(p, info, s, ob, distinct ? WHERE_DISTINCT : 0, &loop))
+    return;
   if (ob && loop.w && where_order_satisfied(loop.w)) {
     oc.sorter_cur = -1; /* rows already come in order */
     oc0->sorter_cur = -1;

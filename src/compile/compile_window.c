@@ -208,6 +208,7 @@ struct WinCtx {
   int nsaved;
   /* EXPLAIN QUERY PLAN: one "CO-ROUTINE (subquery-N)" row per pass */
   int eqp_save, eqp_base;
+  uint8_t defer_last; /* the last pass's sorter opens once the loop is planned */
   int *eqp_id;
 };
 
@@ -614,10 +615,34 @@ WinCtx *window_begin(Parse *p, SqlSelect *s, SelInfo *info) {
    * arrival order (the sorter orders by the sequence alone) */
   for (int k = 0; k + 1 < wc->npass; k++)
     wc->passes[k].presorted = (uint8_t)keys_prefix(p, &wc->passes[k], &wc->passes[k + 1]);
-  /* every pass's sorter, opened before the rows come */
-  for (int k = 0; k < wc->npass; k++)
+  /* every pass's sorter, opened before the rows come; outside an
+   * aggregate the one the loop fills waits for the loop's plan
+   * (window_loop_planned) */
+  wc->defer_last = (uint8_t)!info->is_agg;
+  for (int k = 0; k < wc->npass - wc->defer_last; k++)
     pass_sorter(p, &wc->passes[k], k == wc->npass - 1 && groups_reversed(s, info, &wc->passes[k]));
   return parse_failed(p) ? NULL : wc;
+}
+
+SqlExprList *window_loop_order(Parse *p, WinCtx *wc) {
+  if (!wc || !wc->defer_last) return NULL;
+  SqlWindow *w = wc->passes[wc->npass - 1].w;
+  SqlExprList *l = NULL;
+  for (int i = 0; w->partition && i < w->partition->n; i++)
+    if (!(l = sel_list_add(p, l, w->partition->a[i].expr))) return NULL;
+  for (int i = 0; w->order && i < w->order->n; i++) {
+    if (!(l = sel_list_add(p, l, w->order->a[i].expr))) return NULL;
+    l->a[l->n - 1].sort = w->order->a[i].sort;
+    l->a[l->n - 1].nulls = w->order->a[i].nulls;
+  }
+  return l;
+}
+
+void window_loop_planned(Parse *p, WinCtx *wc, int ordered) {
+  if (!wc || !wc->defer_last) return;
+  WinPass *ps = &wc->passes[wc->npass - 1];
+  if (ordered) ps->presorted = 1;
+  pass_sorter(p, ps, 0);
 }
 
 /* Open a pass's sorter: key = partition values, ORDER BY values (with a

@@ -171,6 +171,14 @@ int window_check_call(Parse *, SqlExpr *e);
  * terms): NULL when it has none (or after an error). Emits the sorters'
  * opening: call it before the core's loop. */
 WinCtx *window_begin(Parse *, SqlSelect *s, SelInfo *info);
+/* Outside an aggregate the loop feeds the last pass (the innermost of
+ * SQLite's window subqueries, whose ORDER BY is that window's PARTITION BY
+ * and ORDER BY terms): window_loop_order is that list, for the planner
+ * (NULL when none), and window_loop_planned, called between planning and
+ * coding the loop, opens the pass's sorter -- keyed by arrival alone when
+ * the loop delivers that order, as SQLite then sorts nothing. */
+SqlExprList *window_loop_order(Parse *, WinCtx *wc);
+void window_loop_planned(Parse *, WinCtx *wc, int ordered);
 /* 1 if the rows out of a windowed core's last pass already come in its
  * ORDER BY order (a prefix of the first window's PARTITION BY + ORDER BY):
  * SQLite then drops the ORDER BY sort, and so does select_code. */

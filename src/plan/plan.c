@@ -647,18 +647,29 @@ static int term_usable(const Planner *pl, const PlanTerm *t, int i, uint64_t ava
   return t->on_item == -1;
 }
 
+/* The columns of idx SQLite counts as held by it: all of them, but for the
+ * UNIQUE and PRIMARY KEY constraint indexes of a WITHOUT ROWID table only
+ * the declared key (SQLite builds those before it appends the primary key
+ * columns, and never counts the appended ones as covered). */
+static int cover_cols(const Table *tab, const Index *idx) {
+  if (tab->without_rowid && idx != tab->pk_index && idx->origin != INDEX_ORIGIN_CREATE)
+    return idx->nkey;
+  return idx->ncol;
+}
+
 /* Does idx hold every column the query reads? A generated column read
  * needs the whole row (SQLite counts every column as used then). */
 static int covers(const PlanItem *it, const Index *idx) {
   const Table *tab = it->tab;
   if (it->no_cover) return 0;
   if (it->colused & bit(63)) return 0;
+  int ncov = cover_cols(tab, idx);
   for (int c = 0; c < tab->ncol && c < 63; c++) {
     if (!(it->colused & bit(c))) continue;
     if (tab->cols[c].hidden == COL_VIRTUAL || tab->cols[c].hidden == COL_STORED) return 0;
     if (c == tab->rowid_alias && !tab->without_rowid) continue;
     int found = 0;
-    for (int j = 0; j < idx->ncol && !found; j++) found = idx->cols[j].col == c;
+    for (int j = 0; j < ncov && !found; j++) found = idx->cols[j].col == c;
     if (!found) return 0;
   }
   return 1;

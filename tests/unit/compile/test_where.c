@@ -954,6 +954,63 @@ TEST(where_eqp_standard) {
   pair_close(&p);
 }
 
+/* Issue 19, plan classes fixed one by one (same plan text as SQLite, same
+ * rows): (1) the UNIQUE / PRIMARY KEY constraint indexes of a WITHOUT ROWID
+ * table cover only their declared columns (SQLite does not count the
+ * primary key columns appended to them), a CREATE INDEX covers them too;
+ * (2) outside an aggregate the loop is planned for the innermost window's
+ * PARTITION BY + ORDER BY, and when it delivers that order the window
+ * sorts nothing (SQLite's window subquery ORDER BY). */
+TEST(where_eqp_issue19_classes) {
+  Pair p;
+  pair_open(&p);
+  pair_exec(&p,
+            "CREATE TABLE wr(e INTEGER, f BLOB, d FLOAT UNIQUE, c DOUBLE, a,"
+            " PRIMARY KEY(e, f)) WITHOUT ROWID;"
+            "CREATE INDEX wrc ON wr(c);"
+            "CREATE TABLE wu(k INT, v TEXT, u INT, PRIMARY KEY(k), UNIQUE(u, v)) WITHOUT ROWID;"
+            "CREATE TABLE rw(id INTEGER PRIMARY KEY, x, y INT UNIQUE);"
+            "CREATE INDEX rwx ON rw(x);"
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30)"
+            " INSERT INTO wr SELECT i % 7, i, i * 1.5, i % 4, i % 3 FROM n;"
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30)"
+            " INSERT INTO wu SELECT i, 'v' || (i % 5), i % 6 FROM n;"
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30)"
+            " INSERT INTO rw SELECT i, i % 4, i * 3 FROM n;");
+  static const char *const q[] = {
+      /* (1) */
+      "SELECT f FROM wr",
+      "SELECT e, d FROM wr",
+      "SELECT d FROM wr",
+      "SELECT d, e FROM wr WHERE d > 3",
+      "SELECT e, f FROM wr WHERE d = 4.5",
+      "SELECT c, e, f FROM wr",
+      "SELECT c FROM wr WHERE c = 2",
+      "SELECT u, v FROM wu",
+      "SELECT u, v, k FROM wu WHERE u = 2",
+      "SELECT k FROM wu WHERE u = 2 AND v = 'v2'",
+      "SELECT y, id FROM rw WHERE y > 10",
+      /* (2) */
+      "SELECT e, f, sum(c) OVER (ORDER BY e, f ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM wr",
+      "SELECT e, f, row_number() OVER (ORDER BY e DESC, f DESC) FROM wr",
+      "SELECT e, f, rank() OVER (PARTITION BY e ORDER BY f) FROM wr",
+      "SELECT e, f, count(*) OVER (ORDER BY e), sum(f) OVER (ORDER BY e, f) FROM wr",
+      "SELECT e, f, count(*) OVER (ORDER BY f) FROM wr",
+      "SELECT id, sum(x) OVER (ORDER BY id) FROM rw",
+      "SELECT id, sum(x) OVER (ORDER BY id DESC) FROM rw WHERE id > 5",
+      "SELECT x, id, lag(id) OVER (PARTITION BY x ORDER BY id) FROM rw",
+      "SELECT x, id, lag(id) OVER (ORDER BY x, id) FROM rw WHERE x = 2",
+      "SELECT y, first_value(id) OVER (ORDER BY y) FROM rw",
+      "SELECT a.id, b.x, sum(a.x) OVER (ORDER BY a.id) FROM rw AS a JOIN rw AS b ON a.y = b.id",
+      "SELECT id, sum(x) OVER (ORDER BY id) FROM rw ORDER BY id",
+  };
+  for (int i = 0; i < (int)(sizeof q / sizeof q[0]); i++) {
+    same_eqp(&p, q[i]);
+    same(&p, q[i], 0);
+  }
+  pair_close(&p);
+}
+
 /* "Never a full scan where an index answers": =, IN, ranges and ORDER BY
  * use the index (checked on the plan text). */
 TEST(where_uses_index) {
