@@ -228,7 +228,10 @@ static void code_ready_terms(WhereInfo *w, uint8_t *coded, uint64_t have, int la
      * left matches); WHERE: after every loop */
     if (t->on_item == -2 && !last && (from < 0 || !(have & bit(from)))) continue;
     if ((t->mask & ~have) != 0) continue;
-    if (t->varies && !last) continue;
+    /* a term that reads no item but is not constant (a subquery, a
+     * non-deterministic function): at the first loop, as SQLite codes it
+     * (after every loop when a RIGHT JOIN's unmatched rows must see it) */
+    if (t->varies && !last && (have == 0 || w->right >= 0)) continue;
     coded[i] = 1;
     /* the ON of an inner join left of a RIGHT/FULL JOIN item belongs to
      * that join's left side: not tested on its unmatched rows (SQLite

@@ -960,7 +960,8 @@ TEST(where_eqp_standard) {
  * primary key columns appended to them), a CREATE INDEX covers them too;
  * (2) outside an aggregate the loop is planned for the innermost window's
  * PARTITION BY + ORDER BY, and when it delivers that order the window
- * sorts nothing (SQLite's window subquery ORDER BY). */
+ * sorts nothing (SQLite's window subquery ORDER BY); (3) a term that reads
+ * no table but is not constant (a subquery) is tested in the first loop. */
 TEST(where_eqp_issue19_classes) {
   Pair p;
   pair_open(&p);
@@ -1003,6 +1004,12 @@ TEST(where_eqp_issue19_classes) {
       "SELECT y, first_value(id) OVER (ORDER BY y) FROM rw",
       "SELECT a.id, b.x, sum(a.x) OVER (ORDER BY a.id) FROM rw AS a JOIN rw AS b ON a.y = b.id",
       "SELECT id, sum(x) OVER (ORDER BY id) FROM rw ORDER BY id",
+      /* (3) */
+      "SELECT a.id, b.id FROM rw AS a JOIN rw AS b ON a.x = b.y WHERE EXISTS (SELECT 1 FROM wu)",
+      "SELECT a.id, b.k FROM rw AS a, wu AS b WHERE 2 IN (SELECT x + 1 FROM rw) AND a.x = b.u",
+      "SELECT a.id FROM rw AS a JOIN rw AS b ON a.x = b.x AND 3 NOT IN (SELECT u + 1 FROM wu)",
+      "SELECT a.id, b.id FROM rw AS a LEFT JOIN rw AS b ON a.x = b.id"
+      " WHERE NOT EXISTS (SELECT 1 FROM wu WHERE u > 90)",
   };
   for (int i = 0; i < (int)(sizeof q / sizeof q[0]); i++) {
     same_eqp(&p, q[i]);
