@@ -174,6 +174,10 @@ static int tvf_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   it->sub = sel;
   it->tab = tab;
   it->name = a->alias ? a->alias : a->name;
+  /* SQLite's json_each/json_tree are virtual tables whose xBestIndex
+   * numbers the plan by the arguments given: 1 the JSON alone, 3 with a
+   * root path (0 neither) */
+  it->vtab_idx = (uint8_t)(1 + (nargs >= 2 ? 3 : nargs));
   ti->cursor = it->cursor;
   ti->def = f;
   ti->args = a->args;

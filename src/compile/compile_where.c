@@ -1024,7 +1024,10 @@ WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order
     pi->tab = it->tab;
     if (it->kind == SRC_SUBQUERY) {
       pi->is_sub = 1;
-      pi->auto_ok = !it->co_reg && !it->refill && it->sub && !sub_is_correlated(it->sub);
+      /* (never a table-valued function: SQLite's virtual tables get no
+       * automatic index) */
+      pi->auto_ok =
+          !it->co_reg && !it->refill && !it->vtab_idx && it->sub && !sub_is_correlated(it->sub);
     }
     pi->cursor = it->cursor;
     pi->jointype = it->jointype;

@@ -961,7 +961,9 @@ TEST(where_eqp_standard) {
  * (2) outside an aggregate the loop is planned for the innermost window's
  * PARTITION BY + ORDER BY, and when it delivers that order the window
  * sorts nothing (SQLite's window subquery ORDER BY); (3) a term that reads
- * no table but is not constant (a subquery) is tested in the first loop. */
+ * no table but is not constant (a subquery) is tested in the first loop;
+ * (4) json_each / json_tree read as SQLite's virtual tables with its plan
+ * numbers ("VIRTUAL TABLE INDEX 1:", 3 with a root path). */
 TEST(where_eqp_issue19_classes) {
   Pair p;
   pair_open(&p);
@@ -1010,6 +1012,12 @@ TEST(where_eqp_issue19_classes) {
       "SELECT a.id FROM rw AS a JOIN rw AS b ON a.x = b.x AND 3 NOT IN (SELECT u + 1 FROM wu)",
       "SELECT a.id, b.id FROM rw AS a LEFT JOIN rw AS b ON a.x = b.id"
       " WHERE NOT EXISTS (SELECT 1 FROM wu WHERE u > 90)",
+      /* (4) */
+      "SELECT key, value FROM json_each('[1, 2, {\"a\": 3}]')",
+      "SELECT key, value FROM json_each('{\"a\": [4, 5]}', '$.a') AS je",
+      "SELECT fullkey, atom FROM json_tree('{\"a\": [4, 5]}')",
+      "SELECT rw.id, je.value FROM rw, json_each(json_array(rw.x, rw.y)) AS je WHERE rw.id < 4",
+      "SELECT rw.id, je.value FROM rw LEFT JOIN json_each('[1, 2]') AS je ON je.value = rw.x",
   };
   for (int i = 0; i < (int)(sizeof q / sizeof q[0]); i++) {
     same_eqp(&p, q[i]);
