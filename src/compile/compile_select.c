@@ -1178,6 +1178,52 @@ static void values_code(Parse *p, SqlSelect *s, OutCtx *oc) {
 
 /* ---- code: cores and compounds ---- */
 
+/* Result column of core reading column col of the FROM item at cursor
+ * (through COLLATE) with collation coll (NULL: any); -1 if none. */
+static int result_reads(Parse *p, const SelInfo *info, int cursor, int col, const char *coll) {
+  for (int i = 0; i < info->result->n; i++) {
+    const SqlExpr *e = info->result->a[i].expr;
+    while (e && e->op == SQL_E_COLLATE) e = e->a;
+    if (!e || e->op != SQL_E_COLREF || e->depth != 0 || e->cursor != cursor || e->column != col)
+      continue;
+    const Collation *c = sel_coll_of(p, info->result->a[i].expr);
+    if (!coll || util_stricmp(c ? c->name : "BINARY", coll) == 0) return i;
+  }
+  return -1;
+}
+
+/* SQLite's isDistinctRedundant: a DISTINCT over one table whose result
+ * reads its rowid, or every key column of a UNIQUE index (not partial,
+ * each column NOT NULL and in the index's collation), can have no
+ * duplicate rows: SQLite drops it (no temporary b-tree). */
+static int distinct_redundant(Parse *p, const SqlSelect *s, const SelInfo *info) {
+  const SrcList *src = info->src;
+  if (info->is_agg || window_in_core(s) || !src || src->n != 1 || !info->result) return 0;
+  const SrcItem *it = &src->a[0];
+  const Table *tab = it->tab;
+  if (it->kind != SRC_TABLE || !tab) return 0;
+  if (!tab->without_rowid &&
+      (result_reads(p, info, it->cursor, -1, NULL) >= 0 ||
+       (tab->rowid_alias >= 0 && result_reads(p, info, it->cursor, tab->rowid_alias, NULL) >= 0)))
+    return 1;
+  for (const Index *idx = tab->indexes; idx; idx = idx->next) {
+    if (!idx->unique || idx->where) continue;
+    int j = 0;
+    for (; j < idx->nkey; j++) {
+      int c = idx->cols[j].col;
+      if (c < 0 || c == tab->rowid_alias) break;
+      int notnull = tab->cols[c].notnull;
+      /* a WITHOUT ROWID table's primary key columns are NOT NULL */
+      for (int k = 0; !notnull && tab->without_rowid && tab->pk_index && k < tab->pk_index->nkey;
+           k++)
+        notnull = tab->pk_index->cols[k].col == c;
+      if (!notnull || result_reads(p, info, it->cursor, c, idx->cols[j].coll) < 0) break;
+    }
+    if (j == idx->nkey) return 1;
+  }
+  return 0;
+}
+
 static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
   SelInfo *info = s->info;
   OutCtx oc = *oc0;
@@ -1187,7 +1233,8 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
    * collations alone then decide which rows are equal. */
   int distinct =
       s->distinct == 1 && oc.dest->kind != SD_EXISTS &&
-      !((oc.dest->kind == SD_UNION || oc.dest->kind == SD_EXCEPT) && !oc.ordered_compound);
+      !((oc.dest->kind == SD_UNION || oc.dest->kind == SD_EXCEPT) && !oc.ordered_compound) &&
+      !distinct_redundant(p, s, info);
   if (distinct) {
     /* this core's own collations (not the compound's) */
     const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)(oc.ncol + 1));

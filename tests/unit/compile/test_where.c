@@ -963,7 +963,9 @@ TEST(where_eqp_standard) {
  * sorts nothing (SQLite's window subquery ORDER BY); (3) a term that reads
  * no table but is not constant (a subquery) is tested in the first loop;
  * (4) json_each / json_tree read as SQLite's virtual tables with its plan
- * numbers ("VIRTUAL TABLE INDEX 1:", 3 with a root path). */
+ * numbers ("VIRTUAL TABLE INDEX 1:", 3 with a root path); (5) a DISTINCT
+ * over one table reading its rowid or a whole NOT NULL UNIQUE key is
+ * dropped (SQLite's isDistinctRedundant). */
 TEST(where_eqp_issue19_classes) {
   Pair p;
   pair_open(&p);
@@ -979,7 +981,9 @@ TEST(where_eqp_issue19_classes) {
             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30)"
             " INSERT INTO wu SELECT i, 'v' || (i % 5), i % 6 FROM n;"
             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30)"
-            " INSERT INTO rw SELECT i, i % 4, i * 3 FROM n;");
+            " INSERT INTO rw SELECT i, i % 4, i * 3 FROM n;"
+            "CREATE TABLE nn(a TEXT NOT NULL COLLATE NOCASE, b INT NOT NULL, UNIQUE(a, b));"
+            "INSERT INTO nn VALUES('x', 1), ('X ', 1), ('y', 2), ('Y', 3), ('z', 2);");
   static const char *const q[] = {
       /* (1) */
       "SELECT f FROM wr",
@@ -1018,6 +1022,15 @@ TEST(where_eqp_issue19_classes) {
       "SELECT fullkey, atom FROM json_tree('{\"a\": [4, 5]}')",
       "SELECT rw.id, je.value FROM rw, json_each(json_array(rw.x, rw.y)) AS je WHERE rw.id < 4",
       "SELECT rw.id, je.value FROM rw LEFT JOIN json_each('[1, 2]') AS je ON je.value = rw.x",
+      /* (5) */
+      "SELECT DISTINCT id, x FROM rw",
+      "SELECT DISTINCT rowid, x FROM rw",
+      "SELECT DISTINCT e, f, c FROM wr",
+      "SELECT DISTINCT k, u FROM wu",
+      "SELECT DISTINCT v COLLATE NOCASE, u, k FROM wu",
+      "SELECT DISTINCT nn.a, nn.b FROM nn",
+      "SELECT DISTINCT nn.a COLLATE BINARY, nn.b FROM nn",
+      "SELECT DISTINCT nn.b FROM nn",
   };
   for (int i = 0; i < (int)(sizeof q / sizeof q[0]); i++) {
     same_eqp(&p, q[i]);
