@@ -1195,13 +1195,14 @@ static int result_reads(Parse *p, const SelInfo *info, int cursor, int col, cons
 /* SQLite's isDistinctRedundant: a DISTINCT over one table whose result
  * reads its rowid, or every key column of a UNIQUE index (not partial,
  * each column NOT NULL and in the index's collation), can have no
- * duplicate rows: SQLite drops it (no temporary b-tree). */
+ * duplicate rows: SQLite drops it (no temporary b-tree). Not over a
+ * virtual table, whose rowids only its module vouches for. */
 static int distinct_redundant(Parse *p, const SqlSelect *s, const SelInfo *info) {
   const SrcList *src = info->src;
   if (info->is_agg || window_in_core(s) || !src || src->n != 1 || !info->result) return 0;
   const SrcItem *it = &src->a[0];
   const Table *tab = it->tab;
-  if (it->kind != SRC_TABLE || !tab) return 0;
+  if (it->kind != SRC_TABLE || !tab || tab->vtab || tab->vtab_module) return 0;
   if (!tab->without_rowid &&
       (result_reads(p, info, it->cursor, -1, NULL) >= 0 ||
        (tab->rowid_alias >= 0 && result_reads(p, info, it->cursor, tab->rowid_alias, NULL) >= 0)))
