@@ -213,12 +213,30 @@ $(BUILD)/shale-bench: $(BENCH_OBJ) $(BUILD)/libshale.a
 	$(CC) $(LDFLAGS_ALL) -Wl,--wrap=shale_malloc -Wl,--wrap=shale_realloc -o $@ $(BENCH_OBJ) \
 	  $(BUILD)/libshale.a -lsqlite3 $(LDLIBS_CORE)
 
-.PHONY: bench speedtest1
+# The cost of the network (bench/net/): the speedtest1 port and lookup_rowid
+# embedded and through build/shale-server over HTTP (a Hrana client on
+# libcurl + jansson), docs/network.md. NETBENCH_ARGS="--rows a,b --reps 5".
+NETBENCH_SRC := $(sort $(wildcard bench/net/*.c))
+NETBENCH_OBJ := $(NETBENCH_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/bench/run.o \
+  $(BUILD)/obj/bench/engine_shale.o
+$(NETBENCH_SRC:%.c=$(BUILD)/obj/%.o): $(wildcard bench/*.inc) bench/bench.h
+$(BUILD)/shale-netbench: $(NETBENCH_OBJ) $(BUILD)/libshale.a
+	$(CC) $(LDFLAGS_ALL) -Wl,--wrap=shale_malloc -Wl,--wrap=shale_realloc -o $@ $(NETBENCH_OBJ) \
+	  $(BUILD)/libshale.a -lcurl -ljansson -lcrypto $(LDLIBS_CORE)
+
+.PHONY: bench speedtest1 netbench
 bench: deps
 	@bash bench/deps.sh $(if $(INSTR),instr)
 	@$(MAKE) --no-print-directory $(BUILD)/shale-bench compat
 	$(BUILD)/shale-bench $(if $(FULL),--full) $(if $(INSTR),--instr) $(BENCH_ARGS)
 	python3 bench/speedtest1.py --build $(BUILD) $(SPEEDTEST1_ARGS)
+	@$(MAKE) --no-print-directory netbench
+
+netbench: deps
+	@bash bench/deps.sh net
+	@bash server/deps.sh
+	@$(MAKE) --no-print-directory $(BUILD)/shale-netbench $(BUILD)/shale-server
+	$(BUILD)/shale-netbench $(NETBENCH_ARGS)
 
 # SQLite's speedtest1.c (fetched from Debian's source package into
 # $(BUILD)/speedtest1/, not kept in the tree) on the reference library and on

@@ -31,6 +31,8 @@
  *     callgrind, never from the timed children: valgrind's slowdown does not
  *     touch the wall-clock figures, and the counts cover run() only.
  */
+#include "bench.h"
+
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
@@ -45,278 +47,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__has_include)
-#if __has_include(<valgrind/callgrind.h>)
-#include <valgrind/callgrind.h>
-#define HAVE_CALLGRIND 1
-#endif
-#endif
-#ifndef HAVE_CALLGRIND
-#define CALLGRIND_START_INSTRUMENTATION
-#define CALLGRIND_STOP_INSTRUMENTATION
-#define CALLGRIND_TOGGLE_COLLECT
-#endif
 
-#include "bench.h"
 #include "shale.h"
-
-#define MAX_REPS 50
-
-/* Allocation counting for Shale: the link wraps shale_malloc and
- * shale_realloc (-Wl,--wrap=..., see the Makefile's bench block). */
-void *__real_shale_malloc(size_t n);
-void *__real_shale_realloc(void *p, size_t n);
-void *__wrap_shale_malloc(size_t n);
-void *__wrap_shale_realloc(void *p, size_t n);
-static long g_alloc_calls;
-void *__wrap_shale_malloc(size_t n) {
-  g_alloc_calls++;
-  return __real_shale_malloc(n);
-}
-void *__wrap_shale_realloc(void *p, size_t n) {
-  g_alloc_calls++;
-  return __real_shale_realloc(p, n);
-}
-long bench_alloc_calls(void) { return g_alloc_calls; }
-
-typedef struct Result {
-  int ok;
-  char err[512];
-  long ops;
-  uint64_t checksum;
-  long allocs;    /* shale_malloc/realloc calls in the last timed repetition */
-  int agree_reps; /* every repetition gave the same checksum */
-  double ms[MAX_REPS];
-  int nrep;
-  double median, min, max;
-  double peak_mb;
-  double ir_per_op; /* --instr: instructions per operation in run(), 0 if not measured */
-} Result;
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void rm_rf(const char *dir) {
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0) fprintf(stderr, "bench: could not remove %s\n", dir);
-}
-
-/* Child: run one row on one engine, print the outcome on fd. */
-static void child(const BenchRow *row, void (*finish)(void), int reps, int warm, int fd) {
-  char dir[] = "/tmp/shale-bench-XXXXXX";
-  FILE *out = fdopen(fd, "w");
-  if (!mkdtemp(dir)) {
-    fprintf(out, "err mkdtemp\n");
-    fclose(out);
-    _exit(1);
-  }
-  BenchCtx c;
-  memset(&c, 0, sizeof c);
-  c.dir = dir;
-  c.scale = 1;
-  c.arg = row->arg;
-  snprintf(c.path, sizeof c.path, "%s/bench.db", dir);
-  int rc = row->setup ? row->setup(&c) : 0;
-  uint64_t first = 0;
-  int same = 1;
-  double ms[MAX_REPS];
-  long allocs = 0;
-  int started = 0;
-  for (int r = warm ? -1 : 0; rc == 0 && r < reps; r++) {
-    c.checksum = 0;
-    if (row->prep && (rc = row->prep(&c)) != 0) break;
-    c.checksum = 0;
-    long a0 = bench_alloc_calls();
-    if (r >= 0) { /* no-ops unless run under callgrind (invariant 4) */
-      CALLGRIND_START_INSTRUMENTATION;
-      CALLGRIND_TOGGLE_COLLECT;
-    }
-    double t0 = now_ms();
-    rc = row->run(&c);
-    double t1 = now_ms();
-    if (r >= 0) {
-      CALLGRIND_TOGGLE_COLLECT;
-      CALLGRIND_STOP_INSTRUMENTATION;
-    }
-    allocs = bench_alloc_calls() - a0;
-    if (rc) break;
-    if (r < 0) {
-      first = c.checksum;
-      started = 1;
-      continue; /* warm-up */
-    }
-    if (!started) {
-      first = c.checksum;
-      started = 1;
-    }
-    if (c.checksum != first) same = 0;
-    ms[r] = t1 - t0;
-  }
-  finish();
-  rm_rf(dir);
-  if (rc) {
-    for (char *p = c.err; *p; p++)
-      if (*p == '\n') *p = ' ';
-    fprintf(out, "err %s\n", c.err[0] ? c.err : "failed");
-  } else {
-    fprintf(out, "ok %ld %llu %d %ld", c.ops, (unsigned long long)first, same, allocs);
-    for (int r = 0; r < reps; r++) fprintf(out, " %.4f", ms[r]);
-    fprintf(out, "\n");
-  }
-  fclose(out);
-  _exit(rc ? 1 : 0);
-}
-
-/* The 1, 5 and 15-minute load averages, as /proc/loadavg prints them. */
-static void loadavg(char *out, size_t n) {
-  snprintf(out, n, "unknown");
-  FILE *f = fopen("/proc/loadavg", "r");
-  if (!f) return;
-  double a, b, c;
-  if (fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3) snprintf(out, n, "%.2f %.2f %.2f", a, b, c);
-  fclose(f);
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* The path of this program, for the callgrind re-execution. */
-static char g_self[1024];
-
-/* In the forked child of an --instr run: replace the process by
- * valgrind --tool=callgrind running this program's hidden --child mode on
- * the same row, engine and pipe (fd). */
-static void exec_callgrind(const char *row, const char *engine, int reps, int fd,
-                           const char *outfile) {
-  char out_opt[700], reps_s[16], fd_s[16];
-  snprintf(out_opt, sizeof out_opt, "--callgrind-out-file=%s", outfile);
-  snprintf(reps_s, sizeof reps_s, "%d", reps);
-  snprintf(fd_s, sizeof fd_s, "%d", fd);
-  char *argv[] = {"valgrind",
-                  "--tool=callgrind",
-                  "-q",
-                  "--instr-atstart=no",
-                  "--collect-atstart=no",
-                  out_opt,
-                  g_self,
-                  "--child",
-                  (char *)row,
-                  (char *)engine,
-                  reps_s,
-                  fd_s,
-                  NULL};
-  execvp("valgrind", argv);
-  dprintf(fd, "err cannot run valgrind: %s\n", strerror(errno));
-  _exit(1);
-}
-
-/* The total of the first event (Ir) in a callgrind output file, or -1.
- * With --collect-atstart=no callgrind writes "summary: 0" and the collected
- * cost on the "totals:" line, so the larger of the two is taken. */
-static double callgrind_total(const char *path) {
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  char line[512];
-  double v = -1;
-  while (fgets(line, sizeof line, f))
-    if (!strncmp(line, "summary:", 8) || !strncmp(line, "totals:", 7)) {
-      double x = strtod(strchr(line, ':') + 1, NULL);
-      if (x > v) v = x;
-    }
-  fclose(f);
-  return v;
-}
-
-/* Run one row on one engine in a child process. engine/instr_out non-NULL:
- * the child runs under callgrind (exec_callgrind) and the instruction count
- * of its timed repetitions lands in res->ir_per_op. */
-static void run_one(const BenchRow *row, void (*finish)(void), int reps, int warm, int cpu,
-                    Result *res, const char *engine, const char *instr_out) {
-  memset(res, 0, sizeof *res);
-  int fds[2];
-  if (pipe(fds)) {
-    snprintf(res->err, sizeof res->err, "pipe: %s", strerror(errno));
-    return;
-  }
-  fflush(stdout);
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    if (cpu >= 0) {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(cpu, &set);
-      sched_setaffinity(0, sizeof set, &set);
-    }
-    if (instr_out) exec_callgrind(row->name, engine, reps, fds[1], instr_out);
-    child(row, finish, reps, warm, fds[1]);
-  }
-  close(fds[1]);
-  char buf[4096] = {0};
-  size_t n = 0;
-  ssize_t k;
-  while (n + 1 < sizeof buf && (k = read(fds[0], buf + n, sizeof buf - 1 - n)) > 0) n += (size_t)k;
-  close(fds[0]);
-  int status = 0;
-  struct rusage ru;
-  memset(&ru, 0, sizeof ru);
-  wait4(pid, &status, 0, &ru);
-  res->peak_mb = ru.ru_maxrss / 1024.0;
-  if (strncmp(buf, "ok ", 3) == 0) {
-    char *p = buf + 3;
-    unsigned long long ck;
-    int same;
-    res->ops = strtol(p, &p, 10);
-    ck = strtoull(p, &p, 10);
-    same = (int)strtol(p, &p, 10);
-    res->allocs = strtol(p, &p, 10);
-    res->checksum = ck;
-    res->agree_reps = same;
-    for (int r = 0; r < reps; r++) res->ms[r] = strtod(p, &p);
-    res->nrep = reps;
-    double s[MAX_REPS];
-    memcpy(s, res->ms, sizeof(double) * (size_t)reps);
-    qsort(s, (size_t)reps, sizeof(double), cmp_double);
-    res->min = s[0];
-    res->max = s[reps - 1];
-    res->median = reps % 2 ? s[reps / 2] : (s[reps / 2 - 1] + s[reps / 2]) / 2;
-    res->ok = 1;
-    if (instr_out) {
-      double ir = callgrind_total(instr_out);
-      remove(instr_out);
-      if (ir < 0) {
-        res->ok = 0;
-        snprintf(res->err, sizeof res->err, "no callgrind output in %s", instr_out);
-      } else {
-        res->ir_per_op = ir / ((double)reps * (double)(res->ops > 0 ? res->ops : 1));
-      }
-    }
-  } else if (strncmp(buf, "err ", 4) == 0) {
-    buf[strcspn(buf, "\n")] = 0;
-    snprintf(res->err, sizeof res->err, "%.500s", buf + 4);
-  } else {
-    snprintf(res->err, sizeof res->err, "child died (status %d)", status);
-  }
-}
-
-static int selected(const char *list, const BenchRow *row, int full) {
-  if (!list) return full || row->quick;
-  if (strcmp(list, "all") == 0) return 1;
-  size_t n = strlen(row->name);
-  for (const char *p = list; *p;) {
-    const char *e = strchr(p, ',');
-    size_t len = e ? (size_t)(e - p) : strlen(p);
-    if (len == n && strncmp(p, row->name, n) == 0) return 1;
-    p += len + (e ? 1 : 0);
-  }
-  return 0;
-}
 
 static void usage(const char *argv0, FILE *to) {
   fprintf(to,
@@ -341,8 +73,9 @@ static int child_main(char **argv) {
   int reps = atoi(argv[2]), fd = atoi(argv[3]);
   for (int i = 0; i < bench_nrows; i++)
     if (!strcmp(bench_rows_sqlite[i].name, argv[0])) {
-      if (!strcmp(argv[1], "shale")) child(&bench_rows_shale[i], bench_finish_shale, reps, 1, fd);
-      child(&bench_rows_sqlite[i], bench_finish_sqlite, reps, 1, fd);
+      if (!strcmp(argv[1], "shale"))
+        bench_child(&bench_rows_shale[i], bench_finish_shale, reps, 1, fd);
+      bench_child(&bench_rows_sqlite[i], bench_finish_sqlite, reps, 1, fd);
     }
   dprintf(fd, "err no row %s\n", argv[0]);
   return 1;
@@ -350,16 +83,17 @@ static int child_main(char **argv) {
 
 /* --instr: run row i on the selected engines under callgrind; the counts go
  * to sh->ir_per_op and sq->ir_per_op (0 when not measured). */
-static void instr_row(int i, const char *engines, int reps, int cpu, Result *sh, Result *sq) {
+static void instr_row(int i, const char *engines, int reps, int cpu, BenchResult *sh,
+                      BenchResult *sq) {
   static const char *names[2] = {"shale", "sqlite"};
-  Result *dst[2] = {sh, sq};
+  BenchResult *dst[2] = {sh, sq};
   for (int e = 0; e < 2; e++) {
     if (!strstr(engines, names[e])) continue;
     char out[256];
     snprintf(out, sizeof out, "/tmp/shale-bench-cg-%ld-%d-%s.out", (long)getpid(), i, names[e]);
-    Result r;
-    run_one(e ? &bench_rows_sqlite[i] : &bench_rows_shale[i], NULL, reps, 1, cpu, &r, names[e],
-            out);
+    BenchResult r;
+    bench_run_one(e ? &bench_rows_sqlite[i] : &bench_rows_shale[i], NULL, reps, 1, cpu, &r,
+                  names[e], out);
     if (r.ok)
       dst[e]->ir_per_op = r.ir_per_op;
     else
@@ -396,32 +130,30 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-#ifndef HAVE_CALLGRIND
-  if (instr) {
+  if (instr && !bench_have_callgrind) {
     fprintf(stderr, "%s: built without <valgrind/callgrind.h>: --instr is not available\n",
             argv[0]);
     return 2;
   }
-#endif
   if (instr) {
-    ssize_t n = readlink("/proc/self/exe", g_self, sizeof g_self - 1);
+    ssize_t n = readlink("/proc/self/exe", bench_self, sizeof bench_self - 1);
     if (n <= 0) {
       fprintf(stderr, "%s: cannot find its own path for --instr\n", argv[0]);
       return 2;
     }
-    g_self[n] = 0;
+    bench_self[n] = 0;
     if (instr_reps < 1) instr_reps = 1;
-    if (instr_reps > MAX_REPS) instr_reps = MAX_REPS;
+    if (instr_reps > BENCH_MAX_REPS) instr_reps = BENCH_MAX_REPS;
   }
   if (reps < 1) reps = 1;
-  if (reps > MAX_REPS) reps = MAX_REPS;
+  if (reps > BENCH_MAX_REPS) reps = BENCH_MAX_REPS;
 
-  Result *rs = calloc((size_t)bench_nrows * 2, sizeof(Result));
+  BenchResult *rs = calloc((size_t)bench_nrows * 2, sizeof(BenchResult));
   int *sel = calloc((size_t)bench_nrows, sizeof(int));
   if (!rs || !sel) return 1;
   int nfail = 0, nrun = 0;
   char load0[64], load1[64];
-  loadavg(load0, sizeof load0);
+  bench_loadavg(load0, sizeof load0);
   double logsum = 0;
   int nlog = 0;
   printf("%-26s %12s %12s %8s %9s %s", "row", "shale ms", "sqlite ms", "ratio", "allocs/op",
@@ -430,16 +162,16 @@ int main(int argc, char **argv) {
   printf("\n");
   for (int i = 0; i < bench_nrows; i++) {
     const BenchRow *row = &bench_rows_sqlite[i];
-    if (!(sel[i] = selected(rows, row, full))) continue;
+    if (!(sel[i] = bench_selected(rows, row, full))) continue;
     nrun++;
-    Result *sh = &rs[2 * i], *sq = &rs[2 * i + 1];
+    BenchResult *sh = &rs[2 * i], *sq = &rs[2 * i + 1];
     if (strstr(engines, "shale"))
-      run_one(&bench_rows_shale[i], bench_finish_shale, reps, 1, cpu, sh, NULL, NULL);
+      bench_run_one(&bench_rows_shale[i], bench_finish_shale, reps, 1, cpu, sh, NULL, NULL);
     if (strstr(engines, "sqlite"))
-      run_one(&bench_rows_sqlite[i], bench_finish_sqlite, reps, 1, cpu, sq, NULL, NULL);
+      bench_run_one(&bench_rows_sqlite[i], bench_finish_sqlite, reps, 1, cpu, sq, NULL, NULL);
     if (instr) instr_row(i, engines, instr_reps, cpu, sh, sq);
     if (!strstr(engines, "shale") || !strstr(engines, "sqlite")) {
-      Result *r1 = strstr(engines, "shale") ? sh : sq;
+      BenchResult *r1 = strstr(engines, "shale") ? sh : sq;
       if (r1->ok)
         printf("%-26s %s %.2f ms (min %.2f) allocs/op %.1f", row->name, engines, r1->median,
                r1->min, (double)r1->allocs / (double)(r1->ops ? r1->ops : 1));
@@ -472,7 +204,7 @@ int main(int argc, char **argv) {
   }
   if (!strstr(engines, "shale") || !strstr(engines, "sqlite")) return 0; /* profiling only */
   double geo = nlog ? exp(logsum / nlog) : 0;
-  loadavg(load1, sizeof load1);
+  bench_loadavg(load1, sizeof load1);
   printf("geometric mean of %d ratios (open_time excluded): %.2fx; %d of %d rows failed\n", nlog,
          geo, nfail, nrun);
 
@@ -545,7 +277,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < bench_nrows; i++) {
     if (!sel[i]) continue;
     const BenchRow *row = &bench_rows_sqlite[i];
-    Result *sh = &rs[2 * i], *sq = &rs[2 * i + 1];
+    BenchResult *sh = &rs[2 * i], *sq = &rs[2 * i + 1];
     int agree =
         sh->ok && sq->ok && sh->checksum == sq->checksum && sh->agree_reps && sq->agree_reps;
     if (sh->ok && sq->ok) {
@@ -589,7 +321,7 @@ int main(int argc, char **argv) {
             "Wall ratio |\n|---|---:|---:|---:|---:|\n",
             instr_reps);
     for (int i = 0; i < bench_nrows; i++) {
-      Result *sh = &rs[2 * i], *sq = &rs[2 * i + 1];
+      BenchResult *sh = &rs[2 * i], *sq = &rs[2 * i + 1];
       if (!sel[i] || !(sh->ok && sq->ok && sh->ir_per_op > 0 && sq->ir_per_op > 0)) continue;
       fprintf(md, "| %s | %.0f | %.0f | %.2fx | %.2fx |\n", bench_rows_sqlite[i].name,
               sh->ir_per_op, sq->ir_per_op, sh->ir_per_op / sq->ir_per_op, sh->median / sq->median);
@@ -606,7 +338,7 @@ int main(int argc, char **argv) {
     int n = 0;
     for (int i = 0; i < bench_nrows; i++) {
       const BenchRow *row = &bench_rows_sqlite[i];
-      Result *sh = &rs[2 * i], *sq = &rs[2 * i + 1];
+      BenchResult *sh = &rs[2 * i], *sq = &rs[2 * i + 1];
       if (!sel[i] || strcmp(row->group, groups[g]) || !strcmp(row->name, "open_time")) continue;
       if (!(sh->ok && sq->ok && sh->checksum == sq->checksum && sh->agree_reps && sq->agree_reps))
         continue;

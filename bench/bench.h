@@ -20,6 +20,7 @@
 #ifndef SHALE_BENCH_H
 #define SHALE_BENCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct BenchCtx {
@@ -54,6 +55,44 @@ void bench_finish_shale(void);
  * wrappers in bench.c: the link uses -Wl,--wrap; calls made inside
  * src/util/alloc.c itself are not seen). */
 long bench_alloc_calls(void);
+
+/* ---- the runtime shared by the drivers (run.c) ---- */
+
+#define BENCH_MAX_REPS 50
+
+/* One row on one engine: the child's figures as the parent read them. */
+typedef struct BenchResult {
+  int ok;
+  char err[512];
+  long ops;
+  uint64_t checksum;
+  long allocs;    /* shale_malloc/realloc calls in the last timed repetition */
+  int agree_reps; /* every repetition gave the same checksum */
+  double ms[BENCH_MAX_REPS];
+  int nrep;
+  double median, min, max;
+  double peak_mb;
+  double ir_per_op; /* --instr: instructions per operation in run(), 0 if not measured */
+} BenchResult;
+
+/* Run row on one engine in a forked child (setup, warm-up when warm, reps
+ * timed runs; finish closes the engine's connection after the last one).
+ * cpu >= 0 pins the child. engine and instr_out non-NULL: the child runs
+ * this program's hidden "--child ROW ENGINE REPS FD" mode under callgrind
+ * (bench_self must hold the program's path) and res->ir_per_op gets the
+ * instructions per operation of the timed runs. */
+void bench_run_one(const BenchRow *row, void (*finish)(void), int reps, int warm, int cpu,
+                   BenchResult *res, const char *engine, const char *instr_out);
+/* The child's side of bench_run_one: runs and reports on fd; never returns. */
+void bench_child(const BenchRow *row, void (*finish)(void), int reps, int warm, int fd);
+/* Is row in the comma-separated list (NULL: the quick set, or all when
+ * full; "all": every row)? */
+int bench_selected(const char *list, const BenchRow *row, int full);
+/* The 1, 5 and 15-minute load averages as text ("unknown" when unreadable). */
+void bench_loadavg(char *out, size_t n);
+extern char bench_self[1024];
+/* Built with <valgrind/callgrind.h>: --instr can count instructions. */
+extern const int bench_have_callgrind;
 
 static inline void bench_mix(BenchCtx *c, const void *p, uint64_t n) {
   const unsigned char *s = p;
