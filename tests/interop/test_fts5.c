@@ -329,6 +329,9 @@ static const char *const tokenizers[] = {"",
                                          ", tokenize = \"unicode61 tokenchars '-_'\"",
                                          ", tokenize='unicode61 separators x'"};
 
+/* detail= option of the tables create_sql makes ("" for the default). */
+static const char *detail_opt = "";
+
 static void create_sql(uint64_t *rs, char *sql, size_t cap, int *ncol) {
   *ncol = 1 + (int)(test_rand(rs) % 3);
   size_t n = (size_t)snprintf(sql, cap, "CREATE VIRTUAL TABLE f USING fts5(");
@@ -337,8 +340,8 @@ static void create_sql(uint64_t *rs, char *sql, size_t cap, int *ncol) {
                           c == 2 && test_rand(rs) % 2 ? " UNINDEXED" : "");
   if (test_rand(rs) % 2) n += (size_t)snprintf(sql + n, cap - n, ", prefix='1 3'");
   if (test_rand(rs) % 3 == 0) n += (size_t)snprintf(sql + n, cap - n, ", columnsize=0");
-  snprintf(sql + n, cap - n, "%s)",
-           tokenizers[test_rand(rs) % (sizeof(tokenizers) / sizeof(tokenizers[0]))]);
+  snprintf(sql + n, cap - n, "%s%s)",
+           tokenizers[test_rand(rs) % (sizeof(tokenizers) / sizeof(tokenizers[0]))], detail_opt);
 }
 
 typedef int (*ExecFn)(void *db, const char *sql);
@@ -415,10 +418,13 @@ static void check_shale_integrity(const char *path) {
   close_shale(db);
 }
 
-TEST(fts5_shale_writes) {
+/* Shale builds the index (tables of create_sql, detail= as given); SQLite
+ * checks it and both answer the same queries. */
+static void shale_writes(const char *detail, uint64_t salt) {
   int seeds = test_long() ? 40 : 8;
+  detail_opt = detail;
   for (int s = 0; s < seeds; s++) {
-    uint64_t rs = test_seed() * 7919 + (uint64_t)s * 104729 + 1;
+    uint64_t rs = test_seed() * 7919 + (uint64_t)s * 104729 + 1 + salt;
     char path[512], sql[512];
     snprintf(path, sizeof path, "%s", test_path("sw.db"));
     remove(path);
@@ -445,10 +451,17 @@ TEST(fts5_shale_writes) {
   }
 }
 
-TEST(fts5_sqlite_writes) {
+TEST(fts5_shale_writes) { shale_writes("", 0); }
+TEST(fts5_detail_column_shale_writes) { shale_writes(", detail=column", 11); }
+TEST(fts5_detail_none_shale_writes) { shale_writes(", detail=none", 23); }
+
+/* SQLite builds (automerged, optimized, merged), Shale reads and updates,
+ * SQLite checks again. */
+static void sqlite_writes(const char *detail, uint64_t salt) {
   int seeds = test_long() ? 40 : 8;
+  detail_opt = detail;
   for (int s = 0; s < seeds; s++) {
-    uint64_t rs = test_seed() * 31 + (uint64_t)s * 1299709 + 7;
+    uint64_t rs = test_seed() * 31 + (uint64_t)s * 1299709 + 7 + salt;
     char path[512], sql[512];
     snprintf(path, sizeof path, "%s", test_path("qw.db"));
     remove(path);
@@ -477,6 +490,10 @@ TEST(fts5_sqlite_writes) {
     if (compare_queries(path, &rs, 60, ncol)) break;
   }
 }
+
+TEST(fts5_sqlite_writes) { sqlite_writes("", 0); }
+TEST(fts5_detail_column_sqlite_writes) { sqlite_writes(", detail=column", 13); }
+TEST(fts5_detail_none_sqlite_writes) { sqlite_writes(", detail=none", 29); }
 
 /* Each statement on a fresh file per engine: the same rows or error. */
 static void compare_steps(const char *name, const char *const *steps, size_t n) {

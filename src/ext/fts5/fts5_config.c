@@ -1,7 +1,7 @@
 /*
  * fts5_config.c -- the arguments of CREATE VIRTUAL TABLE ... USING
  * fts5(...): columns (with UNINDEXED), and the options content=,
- * content_rowid=, prefix=, tokenize=, columnsize=, with SQLite's error
+ * content_rowid=, prefix=, tokenize=, columnsize=, detail=, with SQLite's error
  * messages; and the %_config values (pgsz, automerge, ...) read back.
  *
  * Invariants:
@@ -173,8 +173,14 @@ static int set_option(Fts5Config *c, const char *k, const char *v, char **err) {
     return SHALE_OK;
   }
   if (ci_eq(k, "detail")) {
-    if (ci_eq(v, "full")) return SHALE_OK;
-    *err = util_mprintf("detail=%s is not supported yet", v);
+    static const char *const names[] = {"full", "column", "none"};
+    for (int i = 0; i < 3; i++) {
+      if (ci_eq(v, names[i])) {
+        c->detail = i;
+        return SHALE_OK;
+      }
+    }
+    *err = util_mprintf("malformed detail=... directive");
     return SHALE_ERROR;
   }
   *err = util_mprintf("unrecognized option: \"%s\"", k);

@@ -73,6 +73,11 @@ int fts5_tokenize(Fts5Tokenizer *, const char *text, int n, void *ctx, Fts5Token
 
 /* ---- configuration ---- */
 enum { FTS5_CONTENT_NORMAL, FTS5_CONTENT_NONE, FTS5_CONTENT_EXTERNAL };
+/* detail=: what a doclist entry holds after its rowid. FULL: a poslist
+ * (column, offset); COLUMN: a poslist whose offsets are the columns the
+ * term occurs in (all in column 0); NONE: nothing, or 0x00 (deleted) or
+ * 0x00 0x00 (deleted, and present again). */
+enum { FTS5_DETAIL_FULL, FTS5_DETAIL_COLUMN, FTS5_DETAIL_NONE };
 
 typedef struct Fts5Config {
   shale *db;
@@ -86,6 +91,7 @@ typedef struct Fts5Config {
   int nprefix;
   int prefix[FTS5_MAX_PREFIX];
   int columnsize;
+  int detail; /* FTS5_DETAIL_* */
   Fts5Tokenizer *tok;
   int pgsz;
   int automerge, crisismerge, usermerge;
@@ -149,6 +155,15 @@ int fts5_expr_eval(Fts5Expr *, Fts5Index *, int64_t **rows, int *nrows);
  * first token of each match), and the phrase's size in tokens. */
 const Fts5Pos *fts5_expr_phrase_hits(Fts5Expr *, int ip, int64_t rowid);
 int fts5_expr_phrase_size(Fts5Expr *, int ip);
+/* detail=column/none (no positions in the index): the instances are found
+ * again in the text, as SQLite does. For each phrase whose column filter
+ * admits col (and, when live, that has hits at rowid), the offsets of its
+ * token in z (column col's text) are appended to out[ip] (one per phrase). */
+int fts5_expr_populate(Fts5Expr *, int64_t rowid, int live, int col, const char *z, int n,
+                       Fts5Pos *out);
+/* After populating every phrase (not live: SQLite's rank-sorted cursor),
+ * empty the lists of the subtrees the row does not match. */
+void fts5_expr_check(Fts5Expr *, Fts5Pos *out);
 /* Number of rows of the whole table matching phrase ip alone. */
 int fts5_expr_phrase_rows(Fts5Expr *, Fts5Index *, int ip, int64_t *n);
 

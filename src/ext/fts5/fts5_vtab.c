@@ -189,6 +189,7 @@ static void cursor_reset(Fts5Cursor *c) {
   shale_free(c->idf);
   c->rows = NULL;
   c->ranks = NULL;
+  c->sorted = 0;
   c->idf = NULL;
   c->nrows = c->i = 0;
   c->have_row = c->have_colsize = 0;
@@ -302,6 +303,7 @@ static int x_filter(shale_vtab_cursor *vc, int num, const char *idx, int argc, s
       c->rows[i] = rr[i].rowid;
       c->ranks[i] = rr[i].rank;
     }
+    c->sorted = 1;
     shale_free(rr);
   } else if (num & 4) {
     for (int i = 0, j = c->nrows - 1; i < j; i++, j--) {
@@ -369,8 +371,9 @@ static int x_column(shale_vtab_cursor *vc, shale_context *ctx, int col) {
   if (col == t->c.ncol + 1) {
     if (!c->expr) return SHALE_OK;
     double r;
-    int rc =
-        c->ranks ? (r = c->ranks[c->i], SHALE_OK) : fts5_bm25(t, c, c->rows[c->i], 0, NULL, &r);
+    int rc = c->ranks && t->c.detail == FTS5_DETAIL_FULL
+                 ? (r = c->ranks[c->i], SHALE_OK)
+                 : fts5_bm25(t, c, c->rows[c->i], 0, NULL, &r);
     if (rc) return rc;
     shale_result_double(ctx, r);
     return SHALE_OK;

@@ -43,6 +43,7 @@ struct Fts5Cursor {
   Fts5Expr *expr; /* NULL: no MATCH */
   int64_t *rows;
   double *ranks; /* per row when ordered by rank */
+  int sorted;    /* rows in rank order (ranks filled) */
   int nrows, i, desc;
   int64_t row_loaded; /* rowid whose content st_row holds */
   int have_row;
