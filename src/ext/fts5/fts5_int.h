@@ -68,6 +68,9 @@ typedef int (*Fts5TokenCb)(void *ctx, const char *tok, int ntok, int start, int 
 /* Parse a tokenize= argument list (argv[0] the tokenizer name). NULL and
  * *err set (shale_malloc'ed) on a bad specification. */
 Fts5Tokenizer *fts5_tokenizer_new(int argc, const char *const *argv, char **err);
+/* The porter tokenizer's stem of tok into buf (ntok + 1 bytes): 0 when the
+ * token passes unchanged (fts5_porter.c). */
+int fts5_porter_token(const char *tok, int ntok, char *buf, int *nbuf);
 void fts5_tokenizer_free(Fts5Tokenizer *);
 int fts5_tokenize(Fts5Tokenizer *, const char *text, int n, void *ctx, Fts5TokenCb cb);
 

@@ -1,6 +1,7 @@
 /*
  * fts5_tok.c -- FTS5's built-in tokenizers: unicode61 (remove_diacritics
- * 0/1/2, tokenchars, separators) and ascii, with SQLite's rules:
+ * 0/1/2, tokenchars, separators) and ascii, with SQLite's rules (and
+ * porter, which stems another's tokens: fts5_porter.c):
  *  - input is read as UTF-8 the way SQLite reads it (a lead byte gathers the
  *    continuation bytes that follow; an overlong form, a surrogate, U+FFFE
  *    or U+FFFF reads as U+FFFD; a stray continuation byte is its own value);
@@ -28,10 +29,11 @@ typedef struct Fts5URun {
 #define FTS5_U_DROP (INT32_MIN + 1)
 #include "fts5_unitab.h"
 
-enum { TOK_UNICODE61, TOK_ASCII };
+enum { TOK_UNICODE61, TOK_ASCII, TOK_PORTER };
 
 struct Fts5Tokenizer {
   int kind;
+  Fts5Tokenizer *parent; /* porter: the tokenizer whose tokens it stems */
   int remove_diacritics;
   int nexc;
   uint32_t *exc;      /* code points whose class is flipped (sorted) */
@@ -126,7 +128,24 @@ static int classify(const Fts5Tokenizer *t, uint32_t c, uint32_t *fold, int star
   return tok;
 }
 
+typedef struct PorterCtx {
+  void *ctx;
+  Fts5TokenCb cb;
+} PorterCtx;
+
+static int porter_cb(void *ctx, const char *tok, int ntok, int start, int end) {
+  PorterCtx *p = ctx;
+  char buf[80];
+  int n;
+  if (!fts5_porter_token(tok, ntok, buf, &n)) return p->cb(p->ctx, tok, ntok, start, end);
+  return p->cb(p->ctx, buf, n, start, end);
+}
+
 int fts5_tokenize(Fts5Tokenizer *t, const char *text, int n, void *ctx, Fts5TokenCb cb) {
+  if (t->kind == TOK_PORTER) {
+    PorterCtx p = {ctx, cb};
+    return fts5_tokenize(t->parent, text, n, &p, porter_cb);
+  }
   const uint8_t *p = (const uint8_t *)text, *end = p + (n < 0 ? 0 : n);
   const uint8_t *base = p;
   uint8_t small[256];
@@ -204,8 +223,28 @@ static int add_exceptions(Fts5Tokenizer *t, const char *z, int tokchar) {
   return SHALE_OK;
 }
 
+/* porter [parent [args...]]: the parent unicode61 by default. */
+static Fts5Tokenizer *porter_new(int argc, const char *const *argv, char **err) {
+  Fts5Tokenizer *t = shale_malloc(sizeof *t);
+  if (!t) return NULL;
+  memset(t, 0, sizeof *t);
+  t->kind = TOK_PORTER;
+  static const char *const def[] = {"unicode61"};
+  char *perr = NULL;
+  t->parent =
+      argc > 1 ? fts5_tokenizer_new(argc - 1, argv + 1, &perr) : fts5_tokenizer_new(1, def, &perr);
+  if (!t->parent) {
+    shale_free(perr);
+    *err = util_mprintf("error in tokenizer constructor");
+    shale_free(t);
+    return NULL;
+  }
+  return t;
+}
+
 Fts5Tokenizer *fts5_tokenizer_new(int argc, const char *const *argv, char **err) {
   const char *name = argc > 0 ? argv[0] : "unicode61";
+  if (!strcmp(name, "porter")) return porter_new(argc, argv, err);
   Fts5Tokenizer *t = shale_malloc(sizeof *t);
   if (!t) return NULL;
   memset(t, 0, sizeof *t);
@@ -247,6 +286,7 @@ Fts5Tokenizer *fts5_tokenizer_new(int argc, const char *const *argv, char **err)
 
 void fts5_tokenizer_free(Fts5Tokenizer *t) {
   if (!t) return;
+  fts5_tokenizer_free(t->parent);
   shale_free(t->exc);
   shale_free(t);
 }
