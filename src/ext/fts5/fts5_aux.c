@@ -162,8 +162,12 @@ static void fn_bm25(shale_context *ctx, int argc, shale_value **argv) {
   if (argc < 1) return;
   Fts5Cursor *c = find_cursor(ctx, argv[0]);
   if (!c) return;
-  if (!c->expr || c->i >= c->nrows) {
+  if (c->i >= c->nrows) {
     shale_result_null(ctx);
+    return;
+  }
+  if (!c->expr) { /* no phrases (a scan, a pattern without a trigram): a score of 0 */
+    shale_result_double(ctx, -0.0);
     return;
   }
   double r;

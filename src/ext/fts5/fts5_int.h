@@ -68,6 +68,9 @@ typedef int (*Fts5TokenCb)(void *ctx, const char *tok, int ntok, int start, int 
 /* Parse a tokenize= argument list (argv[0] the tokenizer name). NULL and
  * *err set (shale_malloc'ed) on a bad specification. */
 Fts5Tokenizer *fts5_tokenizer_new(int argc, const char *const *argv, char **err);
+/* The LIKE/GLOB constraints the tokenizer's index serves: trigram folded
+ * SHALE_INDEX_CONSTRAINT_LIKE (LIKE and GLOB), case-sensitive _GLOB; else 0. */
+int fts5_tokenizer_pattern(const Fts5Tokenizer *);
 /* The porter tokenizer's stem of tok into buf (ntok + 1 bytes): 0 when the
  * token passes unchanged (fts5_porter.c). */
 int fts5_porter_token(const char *tok, int ntok, char *buf, int *nbuf);

@@ -112,6 +112,74 @@ static int x_destroy(shale_vtab *vt) {
   return rc;
 }
 
+/* A LIKE or GLOB on an indexed column the tokenizer's index can serve. */
+static int pattern_usable(Fts5Table *t, const struct shale_index_constraint *c) {
+  int pat = fts5_tokenizer_pattern(t->c.tok);
+  if (c->iColumn < 0 || c->iColumn >= t->c.ncol || !pat) return 0;
+  return c->op == SHALE_INDEX_CONSTRAINT_GLOB ||
+         (c->op == SHALE_INDEX_CONSTRAINT_LIKE && pat == SHALE_INDEX_CONSTRAINT_LIKE);
+}
+
+typedef struct PatCtx {
+  Fts5Buf *out;
+  int rc;
+} PatCtx;
+
+static void quote_append(int *rc, Fts5Buf *out, const char *z, int n) {
+  fts5_buf_append(rc, out, "\"", 1);
+  for (int i = 0; i < n; i++) {
+    fts5_buf_append(rc, out, z + i, 1);
+    if (z[i] == '"') fts5_buf_append(rc, out, "\"", 1);
+  }
+  fts5_buf_append(rc, out, "\" ", 2);
+}
+
+static int pattern_tok_cb(void *ctx, const char *tok, int ntok, int start, int end) {
+  PatCtx *p = ctx;
+  (void)start;
+  (void)end;
+  quote_append(&p->rc, p->out, tok, ntok);
+  return p->rc;
+}
+
+/* The query a LIKE (glob 0) or GLOB pattern stands for, as SQLite's
+ * fts5 builds it: each run of 3 or more bytes between wildcards (LIKE: _ %,
+ * GLOB: * ? and [...] sets) a phrase, all ANDed; with detail=column/none
+ * each of a run's trigrams a term of its own. *q NULL: no such run (the
+ * pattern restricts nothing). */
+static int pattern_query(Fts5Table *t, const char *z, int glob, char **q) {
+  Fts5Buf out = {0};
+  int rc = SHALE_OK, n = (int)strlen(z), first = 0;
+  const char *spec = glob ? "*?[" : "_%";
+  for (int i = 0; i <= n && rc == SHALE_OK; i++) {
+    if (i < n && !strchr(spec, z[i])) continue;
+    if (i - first >= 3) {
+      if (t->c.detail == FTS5_DETAIL_FULL) {
+        quote_append(&rc, &out, z + first, i - first);
+      } else {
+        PatCtx pc = {&out, SHALE_OK};
+        int before = out.n;
+        rc = fts5_tokenize(t->c.tok, z + first, i - first, &pc, pattern_tok_cb);
+        if (rc == SHALE_OK && out.n == before) quote_append(&rc, &out, "", 0); /* no trigram */
+      }
+    }
+    if (glob && i < n && z[i] == '[') { /* skip the set */
+      i += 2;
+      if (i - 1 < n && z[i - 1] == '^') i++;
+      while (i < n && z[i] != ']') i++;
+    }
+    first = i + 1;
+  }
+  fts5_buf_append(&rc, &out, "", 1);
+  if (rc || out.n <= 1) {
+    fts5_buf_free(&out);
+    *q = NULL;
+    return rc;
+  }
+  *q = (char *)out.p;
+  return SHALE_OK;
+}
+
 static int x_best_index(shale_vtab *vt, shale_index_info *info) {
   Fts5Table *t = (Fts5Table *)vt;
   int ncol = t->c.ncol, argc = 0, match = 0, rowid_eq = 0;
@@ -130,6 +198,12 @@ static int x_best_index(shale_vtab *vt, shale_index_info *info) {
         nidx += snprintf(idx + nidx, sizeof(idx) - (size_t)nidx, "c%d.", c->iColumn);
       info->aConstraintUsage[i].argvIndex = ++argc;
       info->aConstraintUsage[i].omit = 1;
+      match = 1;
+    } else if (pattern_usable(t, c) && nidx < (int)sizeof(idx) - 16) {
+      /* served by the trigram index; SQLite's core still checks each row */
+      nidx += snprintf(idx + nidx, sizeof(idx) - (size_t)nidx, "%c%d.",
+                       c->op == SHALE_INDEX_CONSTRAINT_LIKE ? 'L' : 'G', c->iColumn);
+      info->aConstraintUsage[i].argvIndex = ++argc;
       match = 1;
     } else if (c->op == SHALE_INDEX_CONSTRAINT_EQ && c->iColumn < 0 && !rowid_eq && nidx < 250) {
       idx[nidx++] = 'r';
@@ -235,16 +309,24 @@ static int x_filter(shale_vtab_cursor *vc, int num, const char *idx, int argc, s
       if (shale_value_type(argv[a]) == SHALE_NULL) have_rowid = 2; /* matches nothing */
       continue;
     }
-    int col = -1;
-    if (*p == 'c') {
+    int col = -1, kind = *p;
+    if (*p == 'c' || *p == 'L' || *p == 'G') {
       col = atoi(p + 1);
       while (*p && *p != '.') p++;
     }
     p++;
     const char *q = (const char *)shale_value_text(argv[a]);
+    char *pq = NULL;
+    if (kind == 'L' || kind == 'G') {
+      rc = pattern_query(t, q ? q : "", kind == 'G', &pq);
+      if (rc || !pq) continue;
+      q = pq;
+      if (t->c.detail == FTS5_DETAIL_NONE) col = -1; /* no columns to filter on */
+    }
     Fts5Expr *e = NULL;
     char *err = NULL;
     rc = fts5_expr_parse(&t->c, q ? q : "", col, &e, &err);
+    shale_free(pq);
     if (rc) {
       set_err(t, err ? err : util_mprintf("out of memory"));
       return rc == SHALE_NOMEM ? rc : SHALE_ERROR;
@@ -296,8 +378,10 @@ static int x_filter(shale_vtab_cursor *vc, int num, const char *idx, int argc, s
     }
     for (int i = 0; rc == SHALE_OK && i < c->nrows; i++) {
       rr[i].rowid = c->rows[i];
+      c->i = i; /* the row whose text detail=column/none read */
       rc = fts5_bm25(t, c, c->rows[i], 0, NULL, &rr[i].rank);
     }
+    c->i = 0;
     if (rc == SHALE_OK) qsort(rr, (size_t)c->nrows, sizeof(RankRow), rank_cmp);
     for (int i = 0; i < c->nrows; i++) {
       c->rows[i] = rr[i].rowid;
