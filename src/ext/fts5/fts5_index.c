@@ -1172,6 +1172,23 @@ uint64_t fts5_entry_checksum(int64_t rowid, int col, int pos, int idx, const cha
   return h * 0x9e3779b97f4a7c15ull;
 }
 
+int fts5_index_entries(Fts5Index *x, void *ctx, Fts5EntryCb cb) {
+  int rc = fts5_index_flush(x);
+  if (rc) return rc;
+  Gather g;
+  rc = gather(x, (const uint8_t *)"0", 1, 1, &g);
+  Fts5Pos pos = {0};
+  for (int i = 0; rc == SHALE_OK && i < g.n; i++) {
+    Ent *e = &g.a[i];
+    rc = entry_decode(x, g.arena.p + e->poff, e->plen, &pos);
+    if (rc == SHALE_OK)
+      rc = cb(ctx, (const char *)g.arena.p + e->toff + 1, e->tlen - 1, e->rowid, &pos);
+  }
+  fts5_pos_free(&pos);
+  gather_free(&g);
+  return rc;
+}
+
 int fts5_index_checksum(Fts5Index *x, uint64_t *out) {
   *out = 0;
   int rc = fts5_index_flush(x);

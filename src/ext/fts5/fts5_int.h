@@ -108,6 +108,8 @@ typedef struct Fts5Config {
  * SHALE_OK, or SHALE_ERROR with *err (SQLite's message). */
 int fts5_config_parse(Fts5Config *c, shale *db, int argc, const char *const *argv, char **err);
 void fts5_config_free(Fts5Config *c);
+/* ASCII case-insensitive equality of two names. */
+int fts5_ci_eq(const char *a, const char *b);
 
 /* ---- the index (fts5_index.c) ---- */
 typedef struct Fts5Index Fts5Index;
@@ -140,6 +142,13 @@ int fts5_index_query(Fts5Index *, const char *term, int nterm, int prefix, Fts5L
 /* Merge every segment into one ('optimize'), drop everything ('delete-all'). */
 int fts5_index_optimize(Fts5Index *);
 int fts5_index_delete_all(Fts5Index *);
+/* Every entry of the main index in (term, rowid) order, deleted rows
+ * left out: the term without its index byte, the positions as the query
+ * gives them (detail=column: col << 32; none: one 0). Nonzero from cb stops
+ * the scan with that code. */
+typedef int (*Fts5EntryCb)(void *ctx, const char *term, int nterm, int64_t rowid,
+                           const Fts5Pos *pos);
+int fts5_index_entries(Fts5Index *, void *ctx, Fts5EntryCb cb);
 /* Check the index against a checksum of the expected contents: every
  * (rowid, col, pos, term) of the main and prefix indexes. */
 int fts5_index_checksum(Fts5Index *, uint64_t *out);

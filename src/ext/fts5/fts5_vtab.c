@@ -52,7 +52,19 @@ static int declare(Fts5Table *t) {
   return rc;
 }
 
+Fts5Table *fts5_find_table(Fts5Global *g, const char *zdb, const char *zname) {
+  for (Fts5Table *t = g->tables; t; t = t->next_table)
+    if (fts5_ci_eq(t->c.zdb, zdb) && fts5_ci_eq(t->c.zname, zname)) return t;
+  return NULL;
+}
+
 static void table_free(Fts5Table *t) {
+  for (Fts5Table **pp = t->g ? &t->g->tables : NULL; pp && *pp; pp = &(*pp)->next_table) {
+    if (*pp == t) {
+      *pp = t->next_table;
+      break;
+    }
+  }
   fts5_storage_close(t);
   fts5_index_close(t->ix);
   fts5_config_free(&t->c);
@@ -84,6 +96,8 @@ static int init_table(shale *db, void *aux, int argc, const char *const *argv, s
     return rc == SHALE_NOMEM ? rc : SHALE_ERROR;
   }
   shale_free(err);
+  t->next_table = t->g->tables;
+  t->g->tables = t;
   *out = &t->base;
   return SHALE_OK;
 }
@@ -624,5 +638,6 @@ int fts5_register(shale *db) {
     rc = shale_create_module_v2(db, "fts5", &fts5_module, g, global_free);
   else
     shale_free(g);
+  if (rc == SHALE_OK) rc = fts5_vocab_register(db, g);
   return rc;
 }
