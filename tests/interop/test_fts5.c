@@ -59,8 +59,9 @@ static void out_fmt(Out *o, const char *fmt, ...) {
   out_add(o, buf, (size_t)(n < (int)sizeof buf ? n : (int)sizeof buf - 1));
 }
 
-/* Run sql with text parameter arg on SQLite; the rows (or the error). */
-static char *q_sqlite(sqlite3 *db, const char *sql, const char *arg) {
+/* Run sql with text parameters arg (and arg2, if sql has a ?2) on SQLite;
+ * the rows (or the error). */
+static char *q_sqlite2(sqlite3 *db, const char *sql, const char *arg, const char *arg2) {
   Out o = {0};
   sqlite3_stmt *st = NULL;
   out_add(&o, "", 0);
@@ -69,6 +70,8 @@ static char *q_sqlite(sqlite3 *db, const char *sql, const char *arg) {
     return o.p;
   }
   if (arg) sqlite3_bind_text(st, 1, arg, -1, SQLITE_TRANSIENT);
+  if (arg2 && sqlite3_bind_parameter_count(st) > 1)
+    sqlite3_bind_text(st, 2, arg2, -1, SQLITE_TRANSIENT);
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     for (int i = 0; i < sqlite3_column_count(st); i++) {
@@ -95,7 +98,11 @@ static char *q_sqlite(sqlite3 *db, const char *sql, const char *arg) {
   return o.p;
 }
 
-static char *q_shale(shale *db, const char *sql, const char *arg) {
+static char *q_sqlite(sqlite3 *db, const char *sql, const char *arg) {
+  return q_sqlite2(db, sql, arg, NULL);
+}
+
+static char *q_shale2(shale *db, const char *sql, const char *arg, const char *arg2) {
   Out o = {0};
   shale_stmt *st = NULL;
   out_add(&o, "", 0);
@@ -104,6 +111,7 @@ static char *q_shale(shale *db, const char *sql, const char *arg) {
     return o.p;
   }
   if (arg) shale_bind_text(st, 1, arg, -1, SHALE_TRANSIENT);
+  if (arg2 && shale_bind_parameter_count(st) > 1) shale_bind_text(st, 2, arg2, -1, SHALE_TRANSIENT);
   int rc;
   while ((rc = shale_step(st)) == SHALE_ROW) {
     for (int i = 0; i < shale_column_count(st); i++) {
@@ -127,6 +135,10 @@ static char *q_shale(shale *db, const char *sql, const char *arg) {
   if (rc != SHALE_DONE) out_fmt(&o, "error: %s", shale_errmsg(db));
   shale_finalize(st);
   return o.p;
+}
+
+static char *q_shale(shale *db, const char *sql, const char *arg) {
+  return q_shale2(db, sql, arg, NULL);
 }
 
 /* Close, failing the case when statements were left behind. */
@@ -327,7 +339,14 @@ static const char *const tokenizers[] = {"",
                                          ", tokenize='unicode61 remove_diacritics 0'",
                                          ", tokenize='unicode61 remove_diacritics 2'",
                                          ", tokenize = \"unicode61 tokenchars '-_'\"",
-                                         ", tokenize='unicode61 separators x'"};
+                                         ", tokenize='unicode61 separators x'",
+                                         ", tokenize='porter'",
+                                         ", tokenize='porter ascii'",
+                                         ", tokenize='trigram'",
+                                         ", tokenize='trigram case_sensitive 1'"};
+
+/* detail= option of the tables create_sql makes ("" for the default). */
+static const char *detail_opt = "";
 
 static void create_sql(uint64_t *rs, char *sql, size_t cap, int *ncol) {
   *ncol = 1 + (int)(test_rand(rs) % 3);
@@ -337,8 +356,8 @@ static void create_sql(uint64_t *rs, char *sql, size_t cap, int *ncol) {
                           c == 2 && test_rand(rs) % 2 ? " UNINDEXED" : "");
   if (test_rand(rs) % 2) n += (size_t)snprintf(sql + n, cap - n, ", prefix='1 3'");
   if (test_rand(rs) % 3 == 0) n += (size_t)snprintf(sql + n, cap - n, ", columnsize=0");
-  snprintf(sql + n, cap - n, "%s)",
-           tokenizers[test_rand(rs) % (sizeof(tokenizers) / sizeof(tokenizers[0]))]);
+  snprintf(sql + n, cap - n, "%s%s)",
+           tokenizers[test_rand(rs) % (sizeof(tokenizers) / sizeof(tokenizers[0]))], detail_opt);
 }
 
 typedef int (*ExecFn)(void *db, const char *sql);
@@ -415,10 +434,13 @@ static void check_shale_integrity(const char *path) {
   close_shale(db);
 }
 
-TEST(fts5_shale_writes) {
+/* Shale builds the index (tables of create_sql, detail= as given); SQLite
+ * checks it and both answer the same queries. */
+static void shale_writes(const char *detail, uint64_t salt) {
   int seeds = test_long() ? 40 : 8;
+  detail_opt = detail;
   for (int s = 0; s < seeds; s++) {
-    uint64_t rs = test_seed() * 7919 + (uint64_t)s * 104729 + 1;
+    uint64_t rs = test_seed() * 7919 + (uint64_t)s * 104729 + 1 + salt;
     char path[512], sql[512];
     snprintf(path, sizeof path, "%s", test_path("sw.db"));
     remove(path);
@@ -445,10 +467,17 @@ TEST(fts5_shale_writes) {
   }
 }
 
-TEST(fts5_sqlite_writes) {
+TEST(fts5_shale_writes) { shale_writes("", 0); }
+TEST(fts5_detail_column_shale_writes) { shale_writes(", detail=column", 11); }
+TEST(fts5_detail_none_shale_writes) { shale_writes(", detail=none", 23); }
+
+/* SQLite builds (automerged, optimized, merged), Shale reads and updates,
+ * SQLite checks again. */
+static void sqlite_writes(const char *detail, uint64_t salt) {
   int seeds = test_long() ? 40 : 8;
+  detail_opt = detail;
   for (int s = 0; s < seeds; s++) {
-    uint64_t rs = test_seed() * 31 + (uint64_t)s * 1299709 + 7;
+    uint64_t rs = test_seed() * 31 + (uint64_t)s * 1299709 + 7 + salt;
     char path[512], sql[512];
     snprintf(path, sizeof path, "%s", test_path("qw.db"));
     remove(path);
@@ -477,6 +506,10 @@ TEST(fts5_sqlite_writes) {
     if (compare_queries(path, &rs, 60, ncol)) break;
   }
 }
+
+TEST(fts5_sqlite_writes) { sqlite_writes("", 0); }
+TEST(fts5_detail_column_sqlite_writes) { sqlite_writes(", detail=column", 13); }
+TEST(fts5_detail_none_sqlite_writes) { sqlite_writes(", detail=none", 29); }
 
 /* Each statement on a fresh file per engine: the same rows or error. */
 static void compare_steps(const char *name, const char *const *steps, size_t n) {
@@ -586,6 +619,261 @@ TEST(fts5_every_code_point) {
     exec_shale(db, "COMMIT");
     close_shale(db);
     check_sqlite_integrity(path);
+  }
+}
+
+/* A LIKE or GLOB pattern around one or two query words (some letters
+ * upper-cased), with wildcards and GLOB sets. */
+static void gen_pattern(uint64_t *rs, Out *o, int glob) {
+  static const char *const like_w[] = {"%", "_", "", "%_"}, *const glob_w[] = {"*", "?", "",
+                                                                               "[a-z]*", "*[^0-9]"};
+  const char *const *wild = glob ? glob_w : like_w;
+  int nw = glob ? 5 : 4, nwords = 1 + (int)(test_rand(rs) % 2);
+  out_fmt(o, "%s", wild[test_rand(rs) % (uint64_t)nw]);
+  for (int i = 0; i < nwords; i++) {
+    const char *w = qword(rs);
+    int from = (int)(test_rand(rs) % 2), n = (int)strlen(w);
+    while (from < n && ((unsigned char)w[from] & 0xc0) == 0x80) from++; /* valid UTF-8 only */
+    for (int k = from; k < n; k++) {
+      char ch = w[k];
+      if (ch >= 'a' && ch <= 'z' && test_rand(rs) % 4 == 0) ch = (char)(ch - 32);
+      if (ch == '\'') ch = 'q';
+      out_add(o, &ch, 1);
+    }
+    out_fmt(o, "%s", wild[test_rand(rs) % (uint64_t)nw]);
+  }
+}
+
+/* fts5vocab (row, col, instance) over one file on both engines: the same
+ * rows, in the same order. */
+static int compare_vocab(const char *path) {
+  static const char *const types[] = {"row", "col", "instance"};
+  sqlite3 *ref = NULL;
+  shale *sh = NULL;
+  int bad = 0;
+  sqlite3_open(path, &ref);
+  shale_open(path, &sh);
+  for (int k = 0; k < 3; k++) {
+    char sql[128];
+    snprintf(sql, sizeof sql, "CREATE VIRTUAL TABLE temp.v%d USING fts5vocab(main, f, %s)", k,
+             types[k]);
+    exec_sqlite(ref, sql);
+    exec_shale(sh, sql);
+    snprintf(sql, sizeof sql, "SELECT * FROM v%d", k);
+    char *a = q_sqlite(ref, sql, NULL), *b = q_shale(sh, sql, NULL);
+    CHECK(*a && strncmp(a, "error", 5)); /* a real answer to compare */
+    if (strcmp(a, b)) {
+      bad++;
+      test_fail(__FILE__, __LINE__, "fts5vocab %s of %s\nsqlite:\n%.300s\nshale:\n%.300s", types[k],
+                path, a, b);
+    }
+    free(a);
+    free(b);
+  }
+  sqlite3_close(ref);
+  close_shale(sh);
+  return bad;
+}
+
+/* fts5vocab tables answer as SQLite's over indexes either engine wrote,
+ * on every detail=, prefix indexes left out, deleted rows gone. */
+TEST(fts5_vocab) {
+  static const char *const details[] = {"", ", detail=column", ", detail=none"};
+  for (int s = 0; s < 6; s++) {
+    uint64_t rs = test_seed() * 8191 + (uint64_t)s * 31 + 5;
+    char path[512], sql[512];
+    snprintf(path, sizeof path, "%s", test_path("vo.db"));
+    remove(path);
+    int ncol;
+    detail_opt = details[s % 3];
+    create_sql(&rs, sql, sizeof sql, &ncol);
+    int64_t next = 0;
+    if (s < 3) {
+      shale *db = NULL;
+      CHECK_OK(shale_open(path, &db));
+      exec_shale(db, sql);
+      write_docs(db, ex_shale, &rs, ncol, 3, 40, &next);
+      close_shale(db);
+    } else {
+      sqlite3 *db = NULL;
+      CHECK_OK(sqlite3_open(path, &db));
+      exec_sqlite(db, sql);
+      write_docs(db, ex_sqlite, &rs, ncol, 6, 30, &next);
+      sqlite3_close(db);
+    }
+    if (compare_vocab(path)) {
+      fprintf(stderr, "seed %d: %s\n", s, sql);
+      break;
+    }
+  }
+  detail_opt = "";
+}
+
+/* Whether LIKE pattern p has 3 bytes in a row that are not wildcards. */
+static int has_run3(const char *p) {
+  int run = 0;
+  for (; *p; p++) {
+    run = *p == '%' || *p == '_' ? 0 : run + 1;
+    if (run >= 3) return 1;
+  }
+  return 0;
+}
+
+/* Whether pattern p has a run of 3 or more bytes between wildcards that
+ * holds fewer than 3 characters (SQLite 3.40.1 crashes on those with
+ * detail=column/none). */
+static int short_run(const char *p) {
+  int bytes = 0, chars = 0;
+  for (;; p++) {
+    if (!*p || strchr("%_*?[]^", *p)) {
+      if (bytes >= 3 && chars < 3) return 1;
+      if (!*p) return 0;
+      bytes = chars = 0;
+      continue;
+    }
+    bytes++;
+    if (((unsigned char)*p & 0xc0) != 0x80) chars++;
+  }
+}
+
+/* The trigram tokenizer: LIKE and GLOB served by its index (case_sensitive
+ * 0: both, 1: GLOB only) give SQLite's rows, alone, combined, and with
+ * MATCH; on every detail=; Shale's index passes SQLite's integrity-check. */
+TEST(fts5_trigram_patterns) {
+  static const char *const details[] = {"", ", detail=column", ", detail=none"};
+  int seeds = test_long() ? 24 : 6;
+  for (int s = 0; s < seeds; s++) {
+    uint64_t rs = test_seed() * 4099 + (uint64_t)s * 7 + 3;
+    char path[512], sql[512];
+    snprintf(path, sizeof path, "%s", test_path("tg.db"));
+    remove(path);
+    int ncol = 1 + (int)(test_rand(&rs) % 3), cs = s % 2;
+    snprintf(sql, sizeof sql, "CREATE VIRTUAL TABLE f USING fts5(%s, tokenize='trigram%s'%s)",
+             ncol == 1   ? "c0"
+             : ncol == 2 ? "c0, c1"
+                         : "c0, c1, c2",
+             cs ? " case_sensitive 1" : "", details[(s / 2) % 3]);
+    shale *db = NULL;
+    CHECK_OK(shale_open(path, &db));
+    exec_shale(db, sql);
+    int64_t next = 0;
+    write_docs(db, ex_shale, &rs, ncol, 4, 50, &next);
+    close_shale(db);
+    if (check_sqlite_integrity(path)) break;
+    sqlite3 *ref = NULL;
+    shale *sh = NULL;
+    sqlite3_open(path, &ref);
+    shale_open(path, &sh);
+    int bad = 0;
+    for (int i = 0; i < 200 && bad < 5; i++) {
+      Out q = {0}, q2 = {0};
+      out_add(&q, "", 0);
+      out_add(&q2, "", 0);
+      int form = (int)(test_rand(&rs) % 5);
+      gen_pattern(&rs, &q, form == 1 || form == 3);
+      const char *forms[] = {"SELECT rowid FROM f WHERE c0 LIKE ?1",
+                             "SELECT rowid, c0 FROM f WHERE c0 GLOB ?1",
+                             "SELECT rowid FROM f WHERE c0 LIKE ?1 AND f MATCH ?2",
+                             "SELECT count(*) FROM f WHERE c0 GLOB ?1 OR c0 LIKE ?2",
+                             "SELECT rowid, bm25(f) FROM f WHERE c0 LIKE ?1 ORDER BY rank"};
+      if (form == 2) gen_query(&rs, &q2, 2, 1);
+      if (form == 3) gen_pattern(&rs, &q2, 0);
+      int skip = form == 2 && !has_run3(q.p); /* SQLite 3.40.1 crashes on those */
+      if ((s / 2) % 3 && (short_run(q.p) || (form == 3 && short_run(q2.p)))) skip = 1;
+      if (skip) {
+        free(q.p);
+        free(q2.p);
+        continue;
+      }
+      char *a = q_sqlite2(ref, forms[form], q.p, q2.p), *b = q_shale2(sh, forms[form], q.p, q2.p);
+      if (strcmp(a, b)) {
+        bad++;
+        test_fail(__FILE__, __LINE__, "%s [%s] [%s]\n%s\nsqlite:\n%.300s\nshale:\n%.300s",
+                  forms[form], q.p, q2.p, sql, a, b);
+      }
+      free(a);
+      free(b);
+      free(q.p);
+      free(q2.p);
+    }
+    sqlite3_close(ref);
+    close_shale(sh);
+    if (bad) break;
+  }
+}
+
+/* A word for the stemmer: random letters (vowels, y, doubled consonants,
+ * a non-ASCII letter now and then) with zero to two of Porter's suffixes. */
+static void porter_word(uint64_t *rs, char *w, size_t cap) {
+  static const char *const suf[] = {
+      "ational", "tional", "enci",    "anci",  "izer",  "logi",  "bli",     "alli",    "entli",
+      "eli",     "ousli",  "ization", "ation", "ator",  "alism", "iveness", "fulness", "ousness",
+      "aliti",   "iviti",  "biliti",  "icate", "ative", "alize", "iciti",   "ical",    "ful",
+      "ness",    "al",     "ance",    "ence",  "er",    "ic",    "able",    "ible",    "ant",
+      "ement",   "ment",   "ent",     "sion",  "tion",  "ou",    "ism",     "ate",     "iti",
+      "ous",     "ive",    "ize",     "ing",   "ed",    "eed",   "s",       "es",      "ies",
+      "sses",    "y",      "ly",      "ll",    "e",     "at",    "bl",      "iz",      "ss"};
+  static const char letters[] = "aeiouyybcdlmnrsstzwxgl";
+  size_t n = 0, nl = (size_t)(test_rand(rs) % 8);
+  for (size_t i = 0; i < nl; i++) w[n++] = letters[test_rand(rs) % (sizeof letters - 1)];
+  for (int k = 0; k < 2; k++) {
+    if (test_rand(rs) % 10 >= (k ? 2u : 7u)) continue;
+    const char *x = suf[test_rand(rs) % (sizeof suf / sizeof suf[0])];
+    size_t m = strlen(x);
+    if (n + m + 3 < cap) memcpy(w + n, x, m), n += m;
+  }
+  if (test_rand(rs) % 20 == 0) memcpy(w + n, "\xc3\xa9", 2), n += 2;
+  w[n] = 0;
+}
+
+/* The porter tokenizer stems as SQLite's: the same words indexed by each
+ * engine give the same terms (fts5vocab, read by SQLite) and SQLite's
+ * integrity-check of Shale's index passes. */
+TEST(fts5_porter_stems) {
+  const char *const toks[] = {"porter", "porter ascii", "porter unicode61 remove_diacritics 0"};
+  int nword = test_long() ? 60000 : 12000;
+  for (int k = 0; k < 3; k++) {
+    char path[2][512], sql[640], w[64];
+    snprintf(path[0], sizeof path[0], "%s", test_path("pt-ref.db"));
+    snprintf(path[1], sizeof path[1], "%s", test_path("pt-shale.db"));
+    remove(path[0]);
+    remove(path[1]);
+    sqlite3 *ref = NULL;
+    shale *sh = NULL;
+    CHECK_OK(sqlite3_open(path[0], &ref));
+    CHECK_OK(shale_open(path[1], &sh));
+    snprintf(sql, sizeof sql, "CREATE VIRTUAL TABLE f USING fts5(a, tokenize='%s')", toks[k]);
+    exec_sqlite(ref, sql);
+    exec_shale(sh, sql);
+    exec_sqlite(ref, "BEGIN");
+    exec_shale(sh, "BEGIN");
+    uint64_t rs = test_seed() * 977 + (uint64_t)k;
+    for (int i = 0; i < nword; i++) {
+      porter_word(&rs, w, sizeof w);
+      snprintf(sql, sizeof sql, "INSERT INTO f VALUES('%s %s')", w, i % 7 ? "" : "Running");
+      exec_sqlite(ref, sql);
+      exec_shale(sh, sql);
+    }
+    exec_sqlite(ref, "COMMIT");
+    exec_shale(sh, "COMMIT");
+    close_shale(sh);
+    check_sqlite_integrity(path[1]);
+    snprintf(sql, sizeof sql, "ATTACH '%s' AS s", path[1]);
+    exec_sqlite(ref, sql);
+    exec_sqlite(ref, "CREATE VIRTUAL TABLE temp.v1 USING fts5vocab(main, f, row)");
+    exec_sqlite(ref, "CREATE VIRTUAL TABLE temp.v2 USING fts5vocab(s, f, row)");
+    char *a = q_sqlite(ref, "SELECT count(*) FROM v1", NULL);
+    char *b =
+        q_sqlite(ref,
+                 "SELECT term, doc, cnt FROM v1 EXCEPT SELECT term, doc, cnt FROM v2 UNION ALL "
+                 "SELECT 'only shale', term, doc FROM (SELECT term, doc, cnt FROM v2 EXCEPT "
+                 "SELECT term, doc, cnt FROM v1) LIMIT 10",
+                 NULL);
+    CHECK(atoi(a) > nword / 4);
+    if (*b) test_fail(__FILE__, __LINE__, "%s: terms differ (sqlite's first):\n%s", toks[k], b);
+    free(a);
+    free(b);
+    sqlite3_close(ref);
   }
 }
 

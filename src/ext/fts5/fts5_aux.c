@@ -35,22 +35,48 @@ static int inst_cmp(const void *a, const void *b) {
   return x->phrase - y->phrase;
 }
 
+/* detail=column/none: each phrase's instances in the row, found in its
+ * text (none when contentless, as SQLite). pos: one per phrase. A cursor
+ * sorted by rank finds every phrase's, then keeps those of the subtrees
+ * that match (SQLite's sorter cursor); others only those of the phrases
+ * the iteration left at the row. */
+static int row_positions(Fts5Cursor *c, int64_t rowid, Fts5Pos *pos) {
+  Fts5Table *t = (Fts5Table *)c->base.pVtab;
+  int rc = SHALE_OK;
+  for (int i = 0; rc == SHALE_OK && t->c.content != FTS5_CONTENT_NONE && i < t->c.ncol; i++) {
+    const char *z;
+    int n;
+    rc = fts5_cursor_text(c, i, &z, &n);
+    if (rc == SHALE_OK && z) rc = fts5_expr_populate(c->expr, rowid, !c->sorted, i, z, n, pos);
+  }
+  if (rc == SHALE_OK && c->sorted && t->c.content != FTS5_CONTENT_NONE)
+    fts5_expr_check(c->expr, pos);
+  return rc;
+}
+
 /* The instances of the cursor's current row (shale_malloc'ed). */
 static int row_insts(Fts5Cursor *c, int64_t rowid, Inst **out, int *n) {
   *out = NULL;
   *n = 0;
   if (!c->expr) return SHALE_OK;
-  int total = 0, np = fts5_expr_nphrase(c->expr);
+  Fts5Table *t = (Fts5Table *)c->base.pVtab;
+  int total = 0, np = fts5_expr_nphrase(c->expr), rc = SHALE_OK;
+  Fts5Pos *found = NULL;
+  if (t->c.detail != FTS5_DETAIL_FULL && np) {
+    found = shale_malloc(sizeof(Fts5Pos) * (size_t)np);
+    if (!found) return SHALE_NOMEM;
+    memset(found, 0, sizeof(Fts5Pos) * (size_t)np);
+    rc = row_positions(c, rowid, found);
+  }
   for (int i = 0; i < np; i++) {
-    const Fts5Pos *p = fts5_expr_phrase_hits(c->expr, i, rowid);
+    const Fts5Pos *p = found ? &found[i] : fts5_expr_phrase_hits(c->expr, i, rowid);
     if (p) total += p->n;
   }
-  if (!total) return SHALE_OK;
-  Inst *a = shale_malloc(sizeof(Inst) * (size_t)total);
-  if (!a) return SHALE_NOMEM;
+  Inst *a = total && rc == SHALE_OK ? shale_malloc(sizeof(Inst) * (size_t)total) : NULL;
+  if (total && !a && rc == SHALE_OK) rc = SHALE_NOMEM;
   int k = 0;
-  for (int i = 0; i < np; i++) {
-    const Fts5Pos *p = fts5_expr_phrase_hits(c->expr, i, rowid);
+  for (int i = 0; a && i < np; i++) {
+    const Fts5Pos *p = found ? &found[i] : fts5_expr_phrase_hits(c->expr, i, rowid);
     for (int j = 0; p && j < p->n; j++) {
       a[k].phrase = i;
       a[k].col = (int)(p->a[j] >> 32);
@@ -58,7 +84,13 @@ static int row_insts(Fts5Cursor *c, int64_t rowid, Inst **out, int *n) {
       k++;
     }
   }
-  qsort(a, (size_t)k, sizeof(Inst), inst_cmp);
+  for (int i = 0; found && i < np; i++) fts5_pos_free(&found[i]);
+  shale_free(found);
+  if (rc) {
+    shale_free(a);
+    return rc;
+  }
+  if (k) qsort(a, (size_t)k, sizeof(Inst), inst_cmp);
   *out = a;
   *n = k;
   return SHALE_OK;
@@ -130,8 +162,12 @@ static void fn_bm25(shale_context *ctx, int argc, shale_value **argv) {
   if (argc < 1) return;
   Fts5Cursor *c = find_cursor(ctx, argv[0]);
   if (!c) return;
-  if (!c->expr || c->i >= c->nrows) {
+  if (c->i >= c->nrows) {
     shale_result_null(ctx);
+    return;
+  }
+  if (!c->expr) { /* no phrases (a scan, a pattern without a trigram): a score of 0 */
+    shale_result_double(ctx, -0.0);
     return;
   }
   double r;

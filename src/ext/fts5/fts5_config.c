@@ -1,7 +1,7 @@
 /*
  * fts5_config.c -- the arguments of CREATE VIRTUAL TABLE ... USING
  * fts5(...): columns (with UNINDEXED), and the options content=,
- * content_rowid=, prefix=, tokenize=, columnsize=, with SQLite's error
+ * content_rowid=, prefix=, tokenize=, columnsize=, detail=, with SQLite's error
  * messages; and the %_config values (pgsz, automerge, ...) read back.
  *
  * Invariants:
@@ -67,7 +67,7 @@ static char *next_word(const char **pz, int *quoted) {
   return dup_n(z, (int)(p - z));
 }
 
-static int ci_eq(const char *a, const char *b) {
+int fts5_ci_eq(const char *a, const char *b) {
   for (; *a && *b; a++, b++) {
     int x = (unsigned char)*a, y = (unsigned char)*b;
     if (x >= 'A' && x <= 'Z') x += 32;
@@ -104,7 +104,7 @@ static void free_words(char **w, int n) {
 }
 
 static int set_option(Fts5Config *c, const char *k, const char *v, char **err) {
-  if (ci_eq(k, "prefix")) {
+  if (fts5_ci_eq(k, "prefix")) {
     const char *p = v;
     for (;;) {
       while (*p == ' ' || *p == ',') p++;
@@ -127,7 +127,7 @@ static int set_option(Fts5Config *c, const char *k, const char *v, char **err) {
     }
     return SHALE_OK;
   }
-  if (ci_eq(k, "tokenize")) {
+  if (fts5_ci_eq(k, "tokenize")) {
     char **w;
     int n;
     if (c->tok) {
@@ -142,7 +142,7 @@ static int set_option(Fts5Config *c, const char *k, const char *v, char **err) {
     free_words(w, n);
     return c->tok ? SHALE_OK : SHALE_ERROR;
   }
-  if (ci_eq(k, "content")) {
+  if (fts5_ci_eq(k, "content")) {
     if (c->zcontent || c->content != FTS5_CONTENT_NORMAL) {
       *err = util_mprintf("multiple content=... directives");
       return SHALE_ERROR;
@@ -156,7 +156,7 @@ static int set_option(Fts5Config *c, const char *k, const char *v, char **err) {
     }
     return SHALE_OK;
   }
-  if (ci_eq(k, "content_rowid")) {
+  if (fts5_ci_eq(k, "content_rowid")) {
     if (c->zcontent_rowid) {
       *err = util_mprintf("multiple content_rowid=... directives");
       return SHALE_ERROR;
@@ -164,7 +164,7 @@ static int set_option(Fts5Config *c, const char *k, const char *v, char **err) {
     c->zcontent_rowid = util_mprintf("%s", v);
     return c->zcontent_rowid ? SHALE_OK : SHALE_NOMEM;
   }
-  if (ci_eq(k, "columnsize")) {
+  if (fts5_ci_eq(k, "columnsize")) {
     if (strcmp(v, "0") && strcmp(v, "1")) {
       *err = util_mprintf("malformed columnsize=... directive");
       return SHALE_ERROR;
@@ -172,9 +172,15 @@ static int set_option(Fts5Config *c, const char *k, const char *v, char **err) {
     c->columnsize = v[0] == '1';
     return SHALE_OK;
   }
-  if (ci_eq(k, "detail")) {
-    if (ci_eq(v, "full")) return SHALE_OK;
-    *err = util_mprintf("detail=%s is not supported yet", v);
+  if (fts5_ci_eq(k, "detail")) {
+    static const char *const names[] = {"full", "column", "none"};
+    for (int i = 0; i < 3; i++) {
+      if (fts5_ci_eq(v, names[i])) {
+        c->detail = i;
+        return SHALE_OK;
+      }
+    }
+    *err = util_mprintf("malformed detail=... directive");
     return SHALE_ERROR;
   }
   *err = util_mprintf("unrecognized option: \"%s\"", k);
@@ -182,13 +188,13 @@ static int set_option(Fts5Config *c, const char *k, const char *v, char **err) {
 }
 
 static int add_column(Fts5Config *c, char *name, int unindexed, char **err) {
-  if (ci_eq(name, "rank") || ci_eq(name, "rowid")) {
+  if (fts5_ci_eq(name, "rank") || fts5_ci_eq(name, "rowid")) {
     *err = util_mprintf("reserved fts5 column name: %s", name);
     shale_free(name);
     return SHALE_ERROR;
   }
   for (int i = 0; i < c->ncol; i++) {
-    if (ci_eq(c->cols[i], name)) {
+    if (fts5_ci_eq(c->cols[i], name)) {
       *err = util_mprintf("duplicate column name: %s", name);
       shale_free(name);
       return SHALE_ERROR;
@@ -259,7 +265,7 @@ int fts5_config_parse(Fts5Config *c, shale *db, int argc, const char *const *arg
     if (*p) {
       char *w2 = next_word(&p, &q2);
       while (is_space(*p)) p++;
-      if (w2 && ci_eq(w2, "unindexed") && !*p)
+      if (w2 && fts5_ci_eq(w2, "unindexed") && !*p)
         unindexed = 1;
       else {
         *err = util_mprintf("unrecognized column option: %s", w2 ? w2 : "");

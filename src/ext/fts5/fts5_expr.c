@@ -356,6 +356,8 @@ static void renumber(Node *n, int by) {
   renumber(n->r, by);
 }
 
+static void drop_phrase(Fts5Expr *e, int k, Node *later);
+
 /* nearset: current token CARET, STRING or NEAR. */
 static Node *parse_nearset(Lex *x) {
   Node *n = new_node(N_NEAR, NULL, NULL);
@@ -374,6 +376,18 @@ static Node *parse_nearset(Lex *x) {
       if (parse_phrase(x, &ip)) {
         node_free(n);
         return NULL;
+      }
+      if (n->nphr) { /* SQLite keeps no empty phrase in a group of several */
+        int last = n->phr[n->nphr - 1];
+        if (x->e->ph[ip].nterm == 0) {
+          drop_phrase(x->e, ip, NULL);
+          continue;
+        }
+        if (x->e->ph[last].nterm == 0) {
+          drop_phrase(x->e, last, NULL);
+          n->nphr--;
+          ip--;
+        }
       }
       int *a = shale_realloc(n->phr, sizeof(int) * (size_t)(n->nphr + 1));
       if (!a) {
@@ -430,6 +444,27 @@ static Node *parse_nearset(Lex *x) {
   return n;
 }
 
+/* detail=column/none indexes have no positions: SQLite refuses phrases of
+ * several tokens, ^ and NEAR groups of several phrases as it reduces the
+ * nearset, and column filters on detail=none. NULL (n freed) on refusal. */
+static Node *detail_check_near(Lex *x, Node *n) {
+  if (!n || x->c->detail == FTS5_DETAIL_FULL) return n;
+  Phrase *p = &x->e->ph[n->phr[0]];
+  if (n->nphr == 1 && p->nterm <= 1 && !(p->nterm && p->caret)) return n;
+  if (!x->err)
+    x->err = util_mprintf("fts5: %s queries are not supported (detail!=full)",
+                          n->nphr == 1 ? "phrase" : "NEAR");
+  node_free(n);
+  return NULL;
+}
+
+static Node *detail_check_colset(Lex *x, Node *n) {
+  if (!n || x->c->detail != FTS5_DETAIL_NONE) return n;
+  if (!x->err) x->err = util_mprintf("fts5: column queries are not supported (detail=none)");
+  node_free(n);
+  return NULL;
+}
+
 static int starts_cnearset(int tok) {
   return tok == T_STRING || tok == T_CARET || tok == T_NEAR || tok == T_LCP || tok == T_MINUS;
 }
@@ -476,7 +511,7 @@ static Node *parse_primary(Lex *x, int *paren) {
     lex_next(x);
     if (x->tok == T_LP) {
       Node *n = parse_paren(x);
-      if (!n) return NULL;
+      if (!n || !(n = detail_check_colset(x, n))) return NULL;
       apply_colset(x->e, n, mask);
       *paren = 1;
       return n;
@@ -486,8 +521,8 @@ static Node *parse_primary(Lex *x, int *paren) {
     syntax_error(x);
     return NULL;
   }
-  Node *n = parse_nearset(x);
-  if (n && has_colset) apply_colset(x->e, n, mask);
+  Node *n = detail_check_near(x, parse_nearset(x));
+  if (n && has_colset && (n = detail_check_colset(x, n))) apply_colset(x->e, n, mask);
   return n;
 }
 
@@ -589,6 +624,7 @@ int fts5_expr_parse(Fts5Config *c, const char *q, int col, Fts5Expr **out, char 
   }
   e->root = parse_expr(&x, 0);
   if (e->root && x.tok != T_EOF) syntax_error(&x);
+  if (e->root && col >= 0 && col < c->ncol) e->root = detail_check_colset(&x, e->root);
   if (!e->root || x.err) {
     if (!x.err) x.err = util_mprintf("out of memory");
     *err = x.err;
@@ -1159,4 +1195,76 @@ int fts5_expr_phrase_rows(Fts5Expr *e, Fts5Index *ix, int ip, int64_t *n) {
   *n = rc == SHALE_OK ? l.n : 0;
   fts5_list_free(&l);
   return rc;
+}
+
+typedef struct PopCtx {
+  Fts5Expr *e;
+  const uint8_t *ok; /* per phrase: collect its instances */
+  Fts5Pos *out;
+  int64_t col;
+  int pos, rc;
+} PopCtx;
+
+static int populate_cb(void *ctx, const char *tok, int ntok, int start, int end) {
+  PopCtx *c = ctx;
+  (void)start;
+  (void)end;
+  int pos = c->pos++;
+  for (int i = 0; i < c->e->nph; i++) {
+    Phrase *p = &c->e->ph[i];
+    if (!c->ok[i]) continue;
+    const char *t = p->terms[0].t + 1; /* after the index byte */
+    int nt = p->terms[0].n - 1;
+    if ((nt == ntok || (nt < ntok && p->terms[0].prefix)) && !memcmp(t, tok, (size_t)nt))
+      fts5_pos_add(&c->rc, &c->out[i], (c->col << 32) | pos);
+  }
+  return c->rc;
+}
+
+int fts5_expr_populate(Fts5Expr *e, int64_t rowid, int live, int col, const char *z, int n,
+                       Fts5Pos *out) {
+  uint8_t small[64];
+  uint8_t *ok = e->nph <= (int)sizeof small ? small : shale_malloc((size_t)e->nph);
+  if (!ok) return SHALE_NOMEM;
+  int any = 0;
+  for (int i = 0; i < e->nph; i++) {
+    Phrase *p = &e->ph[i];
+    const Fts5Pos *h = fts5_expr_phrase_hits(e, i, rowid);
+    int in_cols = col >= 64 ? p->colmask == ~(uint64_t)0 : (p->colmask >> col) & 1;
+    ok[i] = p->nterm == 1 && (!live || (h && h->n)) && in_cols;
+    any |= ok[i];
+  }
+  PopCtx c = {e, ok, out, col, 0, SHALE_OK};
+  int rc = any ? fts5_tokenize(e->c->tok, z, n, &c, populate_cb) : SHALE_OK;
+  if (ok != small) shale_free(ok);
+  return rc ? rc : c.rc;
+}
+
+static void check_clear(Node *n, Fts5Pos *out) {
+  for (int i = 0; i < n->nphr; i++) out[n->phr[i]].n = 0;
+  if (n->l) check_clear(n->l, out);
+  if (n->r) check_clear(n->r, out);
+}
+
+/* SQLite's fts5ExprCheckPoslists: whether the row matches n by the lists. */
+static int check_node(Node *n, Fts5Pos *out) {
+  int ok;
+  switch (n->kind) {
+    case N_NEAR:
+      return out[n->phr[0]].n > 0;
+    case N_OR:
+      ok = check_node(n->l, out);
+      return check_node(n->r, out) || ok;
+    case N_AND:
+      ok = check_node(n->l, out) && check_node(n->r, out);
+      break;
+    default: /* N_NOT */
+      ok = check_node(n->l, out) && !check_node(n->r, out);
+  }
+  if (!ok) check_clear(n, out);
+  return ok;
+}
+
+void fts5_expr_check(Fts5Expr *e, Fts5Pos *out) {
+  if (e->root) check_node(e->root, out);
 }

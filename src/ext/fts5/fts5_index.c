@@ -20,6 +20,10 @@
  *    varint (byte size * 2 + delete flag). A doclist and even a poslist
  *    may continue on the next leaves (split between varints); the first
  *    rowid written on a leaf is absolute and the header points at it.
+ *    detail=column: the poslist's offsets are the term's columns, all in
+ *    column 0. detail=none: no size header and no poslist; a rowid may be
+ *    followed, on its own leaf, by 0x00 (deleted) or 0x00 0x00 (deleted
+ *    and present again, from one batch).
  *  - %_idx(segid, term, pgno): for each leaf that holds a term, the
  *    shortest prefix of its first term greater than the previous leaf's
  *    last term (leaf 1: the empty term), pgno = leaf << 1 | has-dlidx.
@@ -36,6 +40,11 @@
  *     term, and leaves no larger than pgsz plus one varint.
  *  3. A decoded length or offset is checked against the page before use;
  *     damage gives FTS5_CORRUPT.
+ *  4. Inside Shale (pending data, gathered entries) every detail mode keeps
+ *     an entry as size header plus poslist bytes: detail=column's column
+ *     list, and for detail=none the byte 0x02 (one position) when the row
+ *     is present, nothing for a plain delete. Only segments hold
+ *     detail=none's own flags (see fts5_int.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -547,16 +556,29 @@ static int pending_add(Fts5Index *x, int col, int pos, const char *t, int n) {
   PTerm *e = pending_term(x, &rc, t, n);
   if (!e) return rc;
   if (e->open && e->rowid != x->row) pterm_close(&rc, e);
+  int detail = x->c->detail;
   if (!e->open) {
     e->open = 1;
     e->rowid = x->row;
     e->del = 0;
-    e->col = 0;
+    e->col = detail == FTS5_DETAIL_FULL ? 0 : -1;
     e->prev = 0;
     e->cur.n = 0;
   }
   if (x->row_del) {
     e->del = 1;
+    return rc;
+  }
+  if (detail == FTS5_DETAIL_NONE) { /* present: one pseudo position (invariant 4) */
+    if (!e->cur.n) fts5_buf_varint(&rc, &e->cur, 2);
+    return rc;
+  }
+  if (detail == FTS5_DETAIL_COLUMN) { /* each column once, as an offset */
+    if (col != e->col) {
+      fts5_buf_varint(&rc, &e->cur, (uint64_t)(col - e->prev + 2));
+      e->col = e->prev = col;
+      x->pending_bytes += 2;
+    }
     return rc;
   }
   if (col != e->col) {
@@ -610,6 +632,11 @@ static void write_entry(Writer *w, int64_t rowid, int del, const uint8_t *pl, in
   uint8_t hdr[10];
   Fts5Buf tmp = {0};
   writer_rowid(w, rowid);
+  if (w->x->c->detail == FTS5_DETAIL_NONE) { /* flags on the rowid's leaf */
+    static const uint8_t zero[2] = {0, 0};
+    if (del) fts5_buf_append(&w->rc, &w->page, zero, npl ? 2 : 1);
+    return;
+  }
   int k = util_put_varint(hdr, (uint64_t)npl * 2 + (uint64_t)del);
   if (w->page.n + w->pgidx.n + k + npl < w->x->c->pgsz) {
     fts5_buf_append(&w->rc, &w->page, hdr, k);
@@ -857,9 +884,36 @@ static int term_cmp(const uint8_t *a, int na, const uint8_t *b, int nb) {
   return c ? c : na - nb;
 }
 
+/* Whether offset off of s->dl starts an absolute rowid (a leaf's first). */
+static int at_abs(const SegScan *s, int off) {
+  for (int i = 0; i < s->nabs; i++)
+    if (s->abs[i] >= off) return s->abs[i] == off;
+  return 0;
+}
+
+/* detail=none: the flags after a rowid at *pp, as a poslist header (size
+ * 1 for the pseudo position of invariant 4, or 0, plus the delete bit).
+ * A 0x00 starting the next leaf's first rowid is not a flag. */
+static uint64_t none_flags(const SegScan *s, const uint8_t **pp, const uint8_t *end) {
+  const uint8_t *p = *pp;
+  uint64_t h = 2;
+  if (p < end && *p == 0 && !at_abs(s, (int)(p - s->dl.p))) {
+    p++;
+    h = 1;
+    if (p < end && *p == 0 && !at_abs(s, (int)(p - s->dl.p))) {
+      p++;
+      h = 3;
+    }
+  }
+  *pp = p;
+  return h;
+}
+
+static const uint8_t pseudo_pos = 2; /* detail=none: position 0 */
+
 /* Add the current doclist of s to g. */
 static int gather_doclist(Gather *g, SegScan *s, int age) {
-  int rc = SHALE_OK, toff = g->arena.n;
+  int rc = SHALE_OK, toff = g->arena.n, none = s->x->c->detail == FTS5_DETAIL_NONE;
   fts5_buf_append(&rc, &g->arena, s->term.p, s->term.n);
   const uint8_t *p = s->dl.p, *end = p + s->dl.n;
   int64_t rowid = 0;
@@ -876,9 +930,13 @@ static int gather_doclist(Gather *g, SegScan *s, int age) {
       return FTS5_CORRUPT;
     else
       rowid = (int64_t)((uint64_t)rowid + v);
-    if (!(k = fts5_get_varint(p, end, &h))) return FTS5_CORRUPT;
-    p += k;
-    if ((h >> 1) > (uint64_t)(end - p)) return FTS5_CORRUPT;
+    if (none) {
+      h = none_flags(s, &p, end);
+    } else {
+      if (!(k = fts5_get_varint(p, end, &h))) return FTS5_CORRUPT;
+      p += k;
+      if ((h >> 1) > (uint64_t)(end - p)) return FTS5_CORRUPT;
+    }
     if (g->n == g->cap) {
       int cap = g->cap ? g->cap * 2 : 64;
       Ent *a = shale_realloc(g->a, sizeof(Ent) * (size_t)cap);
@@ -894,8 +952,8 @@ static int gather_doclist(Gather *g, SegScan *s, int age) {
     e->del = (int)(h & 1);
     e->plen = (int)(h >> 1);
     e->poff = g->arena.n;
-    fts5_buf_append(&rc, &g->arena, p, e->plen);
-    p += h >> 1;
+    fts5_buf_append(&rc, &g->arena, none ? &pseudo_pos : p, e->plen);
+    if (!none) p += h >> 1;
   }
   return rc;
 }
@@ -976,6 +1034,19 @@ static int ent_rowid_cmp(const void *a, const void *b) {
   return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
 }
 
+/* An entry's poslist bytes as (column << 32 | offset) values: detail=column
+ * lists columns (offset 0 each), detail=none one pseudo position 0. */
+static int entry_decode(Fts5Index *x, const uint8_t *p, int n, Fts5Pos *out) {
+  int rc = fts5_poslist_decode(p, n, out);
+  if (rc == SHALE_OK && x->c->detail == FTS5_DETAIL_COLUMN) {
+    for (int i = 0; i < out->n; i++) {
+      if (out->a[i] >> 32) return FTS5_CORRUPT;
+      out->a[i] <<= 32;
+    }
+  }
+  return rc;
+}
+
 int fts5_index_query(Fts5Index *x, const char *term, int nterm, int prefix, Fts5List *out) {
   memset(out, 0, sizeof *out);
   int rc = fts5_index_flush(x);
@@ -1001,7 +1072,7 @@ int fts5_index_query(Fts5Index *x, const char *term, int nterm, int prefix, Fts5
       out->a[out->n++].rowid = e->rowid;
     }
     Fts5Doc *d = &out->a[out->n - 1];
-    rc = fts5_poslist_decode(g.arena.p + e->poff, e->plen, &tmp);
+    rc = entry_decode(x, g.arena.p + e->poff, e->plen, &tmp);
     for (int j = 0; rc == SHALE_OK && j < tmp.n; j++) fts5_pos_add(&rc, &d->pos, tmp.a[j]);
     if (rc == SHALE_OK && d->pos.n > tmp.n) { /* several terms: sort, unique */
       qsort(d->pos.a, (size_t)d->pos.n, sizeof(int64_t), i64_cmp);
@@ -1101,6 +1172,23 @@ uint64_t fts5_entry_checksum(int64_t rowid, int col, int pos, int idx, const cha
   return h * 0x9e3779b97f4a7c15ull;
 }
 
+int fts5_index_entries(Fts5Index *x, void *ctx, Fts5EntryCb cb) {
+  int rc = fts5_index_flush(x);
+  if (rc) return rc;
+  Gather g;
+  rc = gather(x, (const uint8_t *)"0", 1, 1, &g);
+  Fts5Pos pos = {0};
+  for (int i = 0; rc == SHALE_OK && i < g.n; i++) {
+    Ent *e = &g.a[i];
+    rc = entry_decode(x, g.arena.p + e->poff, e->plen, &pos);
+    if (rc == SHALE_OK)
+      rc = cb(ctx, (const char *)g.arena.p + e->toff + 1, e->tlen - 1, e->rowid, &pos);
+  }
+  fts5_pos_free(&pos);
+  gather_free(&g);
+  return rc;
+}
+
 int fts5_index_checksum(Fts5Index *x, uint64_t *out) {
   *out = 0;
   int rc = fts5_index_flush(x);
@@ -1114,7 +1202,7 @@ int fts5_index_checksum(Fts5Index *x, uint64_t *out) {
       rc = FTS5_CORRUPT;
       break;
     }
-    rc = fts5_poslist_decode(g.arena.p + e->poff, e->plen, &pos);
+    rc = entry_decode(x, g.arena.p + e->poff, e->plen, &pos);
     const char *t = (const char *)g.arena.p + e->toff;
     for (int j = 0; rc == SHALE_OK && j < pos.n; j++)
       *out += fts5_entry_checksum(e->rowid, (int)(pos.a[j] >> 32), (int)(pos.a[j] & 0xffffffff),

@@ -68,11 +68,22 @@ typedef int (*Fts5TokenCb)(void *ctx, const char *tok, int ntok, int start, int 
 /* Parse a tokenize= argument list (argv[0] the tokenizer name). NULL and
  * *err set (shale_malloc'ed) on a bad specification. */
 Fts5Tokenizer *fts5_tokenizer_new(int argc, const char *const *argv, char **err);
+/* The LIKE/GLOB constraints the tokenizer's index serves: trigram folded
+ * SHALE_INDEX_CONSTRAINT_LIKE (LIKE and GLOB), case-sensitive _GLOB; else 0. */
+int fts5_tokenizer_pattern(const Fts5Tokenizer *);
+/* The porter tokenizer's stem of tok into buf (ntok + 1 bytes): 0 when the
+ * token passes unchanged (fts5_porter.c). */
+int fts5_porter_token(const char *tok, int ntok, char *buf, int *nbuf);
 void fts5_tokenizer_free(Fts5Tokenizer *);
 int fts5_tokenize(Fts5Tokenizer *, const char *text, int n, void *ctx, Fts5TokenCb cb);
 
 /* ---- configuration ---- */
 enum { FTS5_CONTENT_NORMAL, FTS5_CONTENT_NONE, FTS5_CONTENT_EXTERNAL };
+/* detail=: what a doclist entry holds after its rowid. FULL: a poslist
+ * (column, offset); COLUMN: a poslist whose offsets are the columns the
+ * term occurs in (all in column 0); NONE: nothing, or 0x00 (deleted) or
+ * 0x00 0x00 (deleted, and present again). */
+enum { FTS5_DETAIL_FULL, FTS5_DETAIL_COLUMN, FTS5_DETAIL_NONE };
 
 typedef struct Fts5Config {
   shale *db;
@@ -86,6 +97,7 @@ typedef struct Fts5Config {
   int nprefix;
   int prefix[FTS5_MAX_PREFIX];
   int columnsize;
+  int detail; /* FTS5_DETAIL_* */
   Fts5Tokenizer *tok;
   int pgsz;
   int automerge, crisismerge, usermerge;
@@ -96,6 +108,8 @@ typedef struct Fts5Config {
  * SHALE_OK, or SHALE_ERROR with *err (SQLite's message). */
 int fts5_config_parse(Fts5Config *c, shale *db, int argc, const char *const *argv, char **err);
 void fts5_config_free(Fts5Config *c);
+/* ASCII case-insensitive equality of two names. */
+int fts5_ci_eq(const char *a, const char *b);
 
 /* ---- the index (fts5_index.c) ---- */
 typedef struct Fts5Index Fts5Index;
@@ -128,6 +142,13 @@ int fts5_index_query(Fts5Index *, const char *term, int nterm, int prefix, Fts5L
 /* Merge every segment into one ('optimize'), drop everything ('delete-all'). */
 int fts5_index_optimize(Fts5Index *);
 int fts5_index_delete_all(Fts5Index *);
+/* Every entry of the main index in (term, rowid) order, deleted rows
+ * left out: the term without its index byte, the positions as the query
+ * gives them (detail=column: col << 32; none: one 0). Nonzero from cb stops
+ * the scan with that code. */
+typedef int (*Fts5EntryCb)(void *ctx, const char *term, int nterm, int64_t rowid,
+                           const Fts5Pos *pos);
+int fts5_index_entries(Fts5Index *, void *ctx, Fts5EntryCb cb);
 /* Check the index against a checksum of the expected contents: every
  * (rowid, col, pos, term) of the main and prefix indexes. */
 int fts5_index_checksum(Fts5Index *, uint64_t *out);
@@ -149,6 +170,15 @@ int fts5_expr_eval(Fts5Expr *, Fts5Index *, int64_t **rows, int *nrows);
  * first token of each match), and the phrase's size in tokens. */
 const Fts5Pos *fts5_expr_phrase_hits(Fts5Expr *, int ip, int64_t rowid);
 int fts5_expr_phrase_size(Fts5Expr *, int ip);
+/* detail=column/none (no positions in the index): the instances are found
+ * again in the text, as SQLite does. For each phrase whose column filter
+ * admits col (and, when live, that has hits at rowid), the offsets of its
+ * token in z (column col's text) are appended to out[ip] (one per phrase). */
+int fts5_expr_populate(Fts5Expr *, int64_t rowid, int live, int col, const char *z, int n,
+                       Fts5Pos *out);
+/* After populating every phrase (not live: SQLite's rank-sorted cursor),
+ * empty the lists of the subtrees the row does not match. */
+void fts5_expr_check(Fts5Expr *, Fts5Pos *out);
 /* Number of rows of the whole table matching phrase ip alone. */
 int fts5_expr_phrase_rows(Fts5Expr *, Fts5Index *, int ip, int64_t *n);
 

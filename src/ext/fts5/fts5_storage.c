@@ -12,6 +12,7 @@
  *  2. Positions are counted per column from 0; UNINDEXED columns have size
  *     0 and give no tokens.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../util/util.h"
@@ -473,12 +474,46 @@ int fts5_storage_rebuild(Fts5Table *t) {
   return rc;
 }
 
+/* detail=column/none index a (row, column, term) or (row, term) once, so
+ * their entries are gathered per row and counted once each (row_hash). */
 typedef struct CkCtx {
-  int col, pos, nprefix;
+  int col, pos, nprefix, detail;
   const int *prefix;
   int64_t rowid;
   uint64_t sum;
+  uint64_t *row_hash;
+  int nrow_hash, cap_row_hash;
 } CkCtx;
+
+static int check_add(CkCtx *c, int idx, const char *tok, int ntok, int pos) {
+  if (c->detail == FTS5_DETAIL_FULL) {
+    c->sum += fts5_entry_checksum(c->rowid, c->col, pos, idx, tok, ntok);
+    return SHALE_OK;
+  }
+  int col = c->detail == FTS5_DETAIL_COLUMN ? c->col : 0;
+  if (c->nrow_hash == c->cap_row_hash) {
+    int cap = c->cap_row_hash ? c->cap_row_hash * 2 : 64;
+    uint64_t *a = shale_realloc(c->row_hash, sizeof(uint64_t) * (size_t)cap);
+    if (!a) return SHALE_NOMEM;
+    c->row_hash = a;
+    c->cap_row_hash = cap;
+  }
+  c->row_hash[c->nrow_hash++] = fts5_entry_checksum(c->rowid, col, 0, idx, tok, ntok);
+  return SHALE_OK;
+}
+
+static int u64_cmp(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* End of a row: its distinct detail=column/none entries into the sum. */
+static void check_row_done(CkCtx *c) {
+  if (c->nrow_hash) qsort(c->row_hash, (size_t)c->nrow_hash, sizeof(uint64_t), u64_cmp);
+  for (int i = 0; i < c->nrow_hash; i++)
+    if (!i || c->row_hash[i] != c->row_hash[i - 1]) c->sum += c->row_hash[i];
+  c->nrow_hash = 0;
+}
 
 static int check_cb(void *ctx, const char *tok, int ntok, int start, int end) {
   CkCtx *c = ctx;
@@ -486,12 +521,12 @@ static int check_cb(void *ctx, const char *tok, int ntok, int start, int end) {
   (void)end;
   if (ntok > FTS5_MAX_TOKEN) ntok = FTS5_MAX_TOKEN;
   int pos = c->pos++;
-  c->sum += fts5_entry_checksum(c->rowid, c->col, pos, 0, tok, ntok);
-  for (int i = 0; i < c->nprefix; i++) {
+  int rc = check_add(c, 0, tok, ntok, pos);
+  for (int i = 0; rc == SHALE_OK && i < c->nprefix; i++) {
     int nb = fts5_prefix_bytes(tok, ntok, c->prefix[i]);
-    if (nb) c->sum += fts5_entry_checksum(c->rowid, c->col, pos, i + 1, tok, nb);
+    if (nb) rc = check_add(c, i + 1, tok, nb, pos);
   }
-  return SHALE_OK;
+  return rc;
 }
 
 /* 'integrity-check': the index's entries against the content's tokens, the
@@ -510,7 +545,10 @@ int fts5_storage_integrity(Fts5Table *t) {
     rc = SHALE_NOMEM;
   else
     memset(tot, 0, sizeof(int64_t) * (size_t)t->c.ncol);
-  CkCtx ck = {0, 0, t->c.nprefix, t->c.prefix, 0, 0};
+  CkCtx ck = {0};
+  ck.nprefix = t->c.nprefix;
+  ck.prefix = t->c.prefix;
+  ck.detail = t->c.detail;
   for (int i = 0; rc == SHALE_OK && i < n; i++) {
     shale_stmt *st;
     rc = fts5_storage_old_row(t, rows[i], &st);
@@ -533,6 +571,7 @@ int fts5_storage_integrity(Fts5Table *t) {
       tot[c] += ck.pos;
     }
     shale_reset(st);
+    check_row_done(&ck);
     if (rc == SHALE_OK && t->c.columnsize) rc = fts5_storage_docsize(t, rows[i], sizes);
     if (rc == SHALE_OK && t->c.columnsize && memcmp(got, sizes, sizeof(int) * (size_t)t->c.ncol))
       rc = FTS5_CORRUPT;
@@ -546,6 +585,7 @@ int fts5_storage_integrity(Fts5Table *t) {
     for (int c = 0; rc == SHALE_OK && c < t->c.ncol; c++)
       if (tot[c] != t->coltotal[c]) rc = FTS5_CORRUPT;
   }
+  shale_free(ck.row_hash);
   shale_free(sizes);
   shale_free(tot);
   shale_free(rows);

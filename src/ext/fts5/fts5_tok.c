@@ -1,6 +1,8 @@
 /*
  * fts5_tok.c -- FTS5's built-in tokenizers: unicode61 (remove_diacritics
- * 0/1/2, tokenchars, separators) and ascii, with SQLite's rules:
+ * 0/1/2, tokenchars, separators) and ascii, with SQLite's rules (and
+ * porter, which stems another's tokens: fts5_porter.c; and trigram, every
+ * three characters, case folded unless case_sensitive 1):
  *  - input is read as UTF-8 the way SQLite reads it (a lead byte gathers the
  *    continuation bytes that follow; an overlong form, a surrogate, U+FFFE
  *    or U+FFFF reads as U+FFFD; a stray continuation byte is its own value);
@@ -28,10 +30,12 @@ typedef struct Fts5URun {
 #define FTS5_U_DROP (INT32_MIN + 1)
 #include "fts5_unitab.h"
 
-enum { TOK_UNICODE61, TOK_ASCII };
+enum { TOK_UNICODE61, TOK_ASCII, TOK_PORTER, TOK_TRIGRAM };
 
 struct Fts5Tokenizer {
   int kind;
+  Fts5Tokenizer *parent; /* porter: the tokenizer whose tokens it stems */
+  int fold;              /* trigram: case folded (case_sensitive 0) */
   int remove_diacritics;
   int nexc;
   uint32_t *exc;      /* code points whose class is flipped (sorted) */
@@ -126,7 +130,60 @@ static int classify(const Fts5Tokenizer *t, uint32_t c, uint32_t *fold, int star
   return tok;
 }
 
+typedef struct PorterCtx {
+  void *ctx;
+  Fts5TokenCb cb;
+} PorterCtx;
+
+static int porter_cb(void *ctx, const char *tok, int ntok, int start, int end) {
+  PorterCtx *p = ctx;
+  char buf[80];
+  int n;
+  if (!fts5_porter_token(tok, ntok, buf, &n)) return p->cb(p->ctx, tok, ntok, start, end);
+  return p->cb(p->ctx, buf, n, start, end);
+}
+
+/* Case fold of c as SQLite's trigram tokenizer (remove_diacritics 0). */
+static uint32_t fold0(uint32_t c) {
+  if (c < 128) return (c >= 'A' && c <= 'Z') ? c + 32 : c;
+  int32_t d = urun(c)->d[0];
+  return d == FTS5_U_SEP || d == FTS5_U_DROP ? c : (uint32_t)((int32_t)c + d);
+}
+
+/* trigram: every run of three characters from each character on (folded
+ * unless case_sensitive); a NUL character ends the text. */
+static int trigram_tokenize(Fts5Tokenizer *t, const char *text, int n, void *ctx, Fts5TokenCb cb) {
+  const uint8_t *base = (const uint8_t *)text, *end = base + (n < 0 ? 0 : n), *p = base;
+  int rc = SHALE_OK;
+  while (rc == SHALE_OK && p < end) {
+    uint8_t buf[16];
+    int nb = 0;
+    const uint8_t *q = p, *next = NULL;
+    int k;
+    for (k = 0; k < 3 && q < end; k++) {
+      uint32_t c = read_utf8(&q, end);
+      if (c == 0) return rc;
+      if (k == 0) next = q;
+      nb += put_utf8(buf + nb, t->fold ? fold0(c) : c);
+    }
+    if (k < 3) break;
+    rc = cb(ctx, (const char *)buf, nb, (int)(p - base), (int)(q - base));
+    p = next;
+  }
+  return rc;
+}
+
+int fts5_tokenizer_pattern(const Fts5Tokenizer *t) {
+  if (t->kind != TOK_TRIGRAM) return 0;
+  return t->fold ? SHALE_INDEX_CONSTRAINT_LIKE : SHALE_INDEX_CONSTRAINT_GLOB;
+}
+
 int fts5_tokenize(Fts5Tokenizer *t, const char *text, int n, void *ctx, Fts5TokenCb cb) {
+  if (t->kind == TOK_PORTER) {
+    PorterCtx p = {ctx, cb};
+    return fts5_tokenize(t->parent, text, n, &p, porter_cb);
+  }
+  if (t->kind == TOK_TRIGRAM) return trigram_tokenize(t, text, n, ctx, cb);
   const uint8_t *p = (const uint8_t *)text, *end = p + (n < 0 ? 0 : n);
   const uint8_t *base = p;
   uint8_t small[256];
@@ -204,8 +261,28 @@ static int add_exceptions(Fts5Tokenizer *t, const char *z, int tokchar) {
   return SHALE_OK;
 }
 
+/* porter [parent [args...]]: the parent unicode61 by default. */
+static Fts5Tokenizer *porter_new(int argc, const char *const *argv, char **err) {
+  Fts5Tokenizer *t = shale_malloc(sizeof *t);
+  if (!t) return NULL;
+  memset(t, 0, sizeof *t);
+  t->kind = TOK_PORTER;
+  static const char *const def[] = {"unicode61"};
+  char *perr = NULL;
+  t->parent =
+      argc > 1 ? fts5_tokenizer_new(argc - 1, argv + 1, &perr) : fts5_tokenizer_new(1, def, &perr);
+  if (!t->parent) {
+    shale_free(perr);
+    *err = util_mprintf("error in tokenizer constructor");
+    shale_free(t);
+    return NULL;
+  }
+  return t;
+}
+
 Fts5Tokenizer *fts5_tokenizer_new(int argc, const char *const *argv, char **err) {
   const char *name = argc > 0 ? argv[0] : "unicode61";
+  if (!strcmp(name, "porter")) return porter_new(argc, argv, err);
   Fts5Tokenizer *t = shale_malloc(sizeof *t);
   if (!t) return NULL;
   memset(t, 0, sizeof *t);
@@ -214,6 +291,8 @@ Fts5Tokenizer *fts5_tokenizer_new(int argc, const char *const *argv, char **err)
     t->ascii[c] = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
   if (!strcmp(name, "ascii"))
     t->kind = TOK_ASCII;
+  else if (!strcmp(name, "trigram"))
+    t->kind = TOK_TRIGRAM, t->fold = 1;
   else if (!strcmp(name, "unicode61"))
     t->kind = TOK_UNICODE61;
   else {
@@ -224,7 +303,10 @@ Fts5Tokenizer *fts5_tokenizer_new(int argc, const char *const *argv, char **err)
   int ok = (argc - 1) % 2 == 0;
   for (int i = 1; ok && i + 1 < argc; i += 2) {
     const char *k = argv[i], *v = argv[i + 1];
-    if (!strcmp(k, "remove_diacritics") && t->kind == TOK_UNICODE61) {
+    if (t->kind == TOK_TRIGRAM) {
+      ok = !strcmp(k, "case_sensitive") && (v[0] == '0' || v[0] == '1') && !v[1];
+      t->fold = v[0] == '0';
+    } else if (!strcmp(k, "remove_diacritics") && t->kind == TOK_UNICODE61) {
       ok = (v[0] == '0' || v[0] == '1' || v[0] == '2') && !v[1];
       t->remove_diacritics = v[0] - '0';
     } else if (!strcmp(k, "tokenchars")) {
@@ -247,6 +329,7 @@ Fts5Tokenizer *fts5_tokenizer_new(int argc, const char *const *argv, char **err)
 
 void fts5_tokenizer_free(Fts5Tokenizer *t) {
   if (!t) return;
+  fts5_tokenizer_free(t->parent);
   shale_free(t->exc);
   shale_free(t);
 }

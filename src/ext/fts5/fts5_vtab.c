@@ -52,7 +52,19 @@ static int declare(Fts5Table *t) {
   return rc;
 }
 
+Fts5Table *fts5_find_table(Fts5Global *g, const char *zdb, const char *zname) {
+  for (Fts5Table *t = g->tables; t; t = t->next_table)
+    if (fts5_ci_eq(t->c.zdb, zdb) && fts5_ci_eq(t->c.zname, zname)) return t;
+  return NULL;
+}
+
 static void table_free(Fts5Table *t) {
+  for (Fts5Table **pp = t->g ? &t->g->tables : NULL; pp && *pp; pp = &(*pp)->next_table) {
+    if (*pp == t) {
+      *pp = t->next_table;
+      break;
+    }
+  }
   fts5_storage_close(t);
   fts5_index_close(t->ix);
   fts5_config_free(&t->c);
@@ -84,6 +96,8 @@ static int init_table(shale *db, void *aux, int argc, const char *const *argv, s
     return rc == SHALE_NOMEM ? rc : SHALE_ERROR;
   }
   shale_free(err);
+  t->next_table = t->g->tables;
+  t->g->tables = t;
   *out = &t->base;
   return SHALE_OK;
 }
@@ -112,6 +126,74 @@ static int x_destroy(shale_vtab *vt) {
   return rc;
 }
 
+/* A LIKE or GLOB on an indexed column the tokenizer's index can serve. */
+static int pattern_usable(Fts5Table *t, const struct shale_index_constraint *c) {
+  int pat = fts5_tokenizer_pattern(t->c.tok);
+  if (c->iColumn < 0 || c->iColumn >= t->c.ncol || !pat) return 0;
+  return c->op == SHALE_INDEX_CONSTRAINT_GLOB ||
+         (c->op == SHALE_INDEX_CONSTRAINT_LIKE && pat == SHALE_INDEX_CONSTRAINT_LIKE);
+}
+
+typedef struct PatCtx {
+  Fts5Buf *out;
+  int rc;
+} PatCtx;
+
+static void quote_append(int *rc, Fts5Buf *out, const char *z, int n) {
+  fts5_buf_append(rc, out, "\"", 1);
+  for (int i = 0; i < n; i++) {
+    fts5_buf_append(rc, out, z + i, 1);
+    if (z[i] == '"') fts5_buf_append(rc, out, "\"", 1);
+  }
+  fts5_buf_append(rc, out, "\" ", 2);
+}
+
+static int pattern_tok_cb(void *ctx, const char *tok, int ntok, int start, int end) {
+  PatCtx *p = ctx;
+  (void)start;
+  (void)end;
+  quote_append(&p->rc, p->out, tok, ntok);
+  return p->rc;
+}
+
+/* The query a LIKE (glob 0) or GLOB pattern stands for, as SQLite's
+ * fts5 builds it: each run of 3 or more bytes between wildcards (LIKE: _ %,
+ * GLOB: * ? and [...] sets) a phrase, all ANDed; with detail=column/none
+ * each of a run's trigrams a term of its own. *q NULL: no such run (the
+ * pattern restricts nothing). */
+static int pattern_query(Fts5Table *t, const char *z, int glob, char **q) {
+  Fts5Buf out = {0};
+  int rc = SHALE_OK, n = (int)strlen(z), first = 0;
+  const char *spec = glob ? "*?[" : "_%";
+  for (int i = 0; i <= n && rc == SHALE_OK; i++) {
+    if (i < n && !strchr(spec, z[i])) continue;
+    if (i - first >= 3) {
+      if (t->c.detail == FTS5_DETAIL_FULL) {
+        quote_append(&rc, &out, z + first, i - first);
+      } else {
+        PatCtx pc = {&out, SHALE_OK};
+        int before = out.n;
+        rc = fts5_tokenize(t->c.tok, z + first, i - first, &pc, pattern_tok_cb);
+        if (rc == SHALE_OK && out.n == before) quote_append(&rc, &out, "", 0); /* no trigram */
+      }
+    }
+    if (glob && i < n && z[i] == '[') { /* skip the set */
+      i += 2;
+      if (i - 1 < n && z[i - 1] == '^') i++;
+      while (i < n && z[i] != ']') i++;
+    }
+    first = i + 1;
+  }
+  fts5_buf_append(&rc, &out, "", 1);
+  if (rc || out.n <= 1) {
+    fts5_buf_free(&out);
+    *q = NULL;
+    return rc;
+  }
+  *q = (char *)out.p;
+  return SHALE_OK;
+}
+
 static int x_best_index(shale_vtab *vt, shale_index_info *info) {
   Fts5Table *t = (Fts5Table *)vt;
   int ncol = t->c.ncol, argc = 0, match = 0, rowid_eq = 0;
@@ -130,6 +212,12 @@ static int x_best_index(shale_vtab *vt, shale_index_info *info) {
         nidx += snprintf(idx + nidx, sizeof(idx) - (size_t)nidx, "c%d.", c->iColumn);
       info->aConstraintUsage[i].argvIndex = ++argc;
       info->aConstraintUsage[i].omit = 1;
+      match = 1;
+    } else if (pattern_usable(t, c) && nidx < (int)sizeof(idx) - 16) {
+      /* served by the trigram index; SQLite's core still checks each row */
+      nidx += snprintf(idx + nidx, sizeof(idx) - (size_t)nidx, "%c%d.",
+                       c->op == SHALE_INDEX_CONSTRAINT_LIKE ? 'L' : 'G', c->iColumn);
+      info->aConstraintUsage[i].argvIndex = ++argc;
       match = 1;
     } else if (c->op == SHALE_INDEX_CONSTRAINT_EQ && c->iColumn < 0 && !rowid_eq && nidx < 250) {
       idx[nidx++] = 'r';
@@ -189,6 +277,7 @@ static void cursor_reset(Fts5Cursor *c) {
   shale_free(c->idf);
   c->rows = NULL;
   c->ranks = NULL;
+  c->sorted = 0;
   c->idf = NULL;
   c->nrows = c->i = 0;
   c->have_row = c->have_colsize = 0;
@@ -234,16 +323,24 @@ static int x_filter(shale_vtab_cursor *vc, int num, const char *idx, int argc, s
       if (shale_value_type(argv[a]) == SHALE_NULL) have_rowid = 2; /* matches nothing */
       continue;
     }
-    int col = -1;
-    if (*p == 'c') {
+    int col = -1, kind = *p;
+    if (*p == 'c' || *p == 'L' || *p == 'G') {
       col = atoi(p + 1);
       while (*p && *p != '.') p++;
     }
     p++;
     const char *q = (const char *)shale_value_text(argv[a]);
+    char *pq = NULL;
+    if (kind == 'L' || kind == 'G') {
+      rc = pattern_query(t, q ? q : "", kind == 'G', &pq);
+      if (rc || !pq) continue;
+      q = pq;
+      if (t->c.detail == FTS5_DETAIL_NONE) col = -1; /* no columns to filter on */
+    }
     Fts5Expr *e = NULL;
     char *err = NULL;
     rc = fts5_expr_parse(&t->c, q ? q : "", col, &e, &err);
+    shale_free(pq);
     if (rc) {
       set_err(t, err ? err : util_mprintf("out of memory"));
       return rc == SHALE_NOMEM ? rc : SHALE_ERROR;
@@ -295,13 +392,16 @@ static int x_filter(shale_vtab_cursor *vc, int num, const char *idx, int argc, s
     }
     for (int i = 0; rc == SHALE_OK && i < c->nrows; i++) {
       rr[i].rowid = c->rows[i];
+      c->i = i; /* the row whose text detail=column/none read */
       rc = fts5_bm25(t, c, c->rows[i], 0, NULL, &rr[i].rank);
     }
+    c->i = 0;
     if (rc == SHALE_OK) qsort(rr, (size_t)c->nrows, sizeof(RankRow), rank_cmp);
     for (int i = 0; i < c->nrows; i++) {
       c->rows[i] = rr[i].rowid;
       c->ranks[i] = rr[i].rank;
     }
+    c->sorted = 1;
     shale_free(rr);
   } else if (num & 4) {
     for (int i = 0, j = c->nrows - 1; i < j; i++, j--) {
@@ -369,8 +469,9 @@ static int x_column(shale_vtab_cursor *vc, shale_context *ctx, int col) {
   if (col == t->c.ncol + 1) {
     if (!c->expr) return SHALE_OK;
     double r;
-    int rc =
-        c->ranks ? (r = c->ranks[c->i], SHALE_OK) : fts5_bm25(t, c, c->rows[c->i], 0, NULL, &r);
+    int rc = c->ranks && t->c.detail == FTS5_DETAIL_FULL
+                 ? (r = c->ranks[c->i], SHALE_OK)
+                 : fts5_bm25(t, c, c->rows[c->i], 0, NULL, &r);
     if (rc) return rc;
     shale_result_double(ctx, r);
     return SHALE_OK;
@@ -537,5 +638,6 @@ int fts5_register(shale *db) {
     rc = shale_create_module_v2(db, "fts5", &fts5_module, g, global_free);
   else
     shale_free(g);
+  if (rc == SHALE_OK) rc = fts5_vocab_register(db, g);
   return rc;
 }

@@ -7,7 +7,8 @@
  *  1. Fts5Table.nrow/coltotal mirror the averages record (%_data id 1)
  *     plus this transaction's changes once avg_loaded; they are written
  *     back at xSync (avg_dirty) and dropped at commit/rollback.
- *  2. A cursor is on its connection's Fts5Global list from xOpen to
+ *  2. A table is on its connection's Fts5Global list from a successful
+ *     xCreate/xConnect to xDisconnect/xDestroy. A cursor is on its list from xOpen to
  *     xClose; its id (the value of the hidden column named like the table)
  *     is how an auxiliary function finds it.
  */
@@ -18,14 +19,18 @@
 
 typedef struct Fts5Cursor Fts5Cursor;
 
+typedef struct Fts5Table Fts5Table;
+
 typedef struct Fts5Global {
   shale *db;
   Fts5Cursor *cursors;
+  Fts5Table *tables; /* connected fts5 tables (fts5vocab finds them here) */
   int64_t next_id;
 } Fts5Global;
 
-typedef struct Fts5Table {
+struct Fts5Table {
   shale_vtab base;
+  Fts5Table *next_table;
   Fts5Config c;
   Fts5Index *ix;
   Fts5Global *g;
@@ -34,7 +39,7 @@ typedef struct Fts5Table {
   int64_t *coltotal;
   shale_stmt *st_ins_content, *st_del_content, *st_ins_docsize, *st_del_docsize, *st_docsize,
       *st_row, *st_size_row;
-} Fts5Table;
+};
 
 struct Fts5Cursor {
   shale_vtab_cursor base;
@@ -43,6 +48,7 @@ struct Fts5Cursor {
   Fts5Expr *expr; /* NULL: no MATCH */
   int64_t *rows;
   double *ranks; /* per row when ordered by rank */
+  int sorted;    /* rows in rank order (ranks filled) */
   int nrows, i, desc;
   int64_t row_loaded; /* rowid whose content st_row holds */
   int have_row;
@@ -82,6 +88,12 @@ int fts5_storage_config_load(Fts5Table *);
 /* Every rowid of the table in order (for scans without MATCH). */
 int fts5_storage_all_rowids(Fts5Table *, int64_t **rows, int *n);
 void fts5_storage_close(Fts5Table *);
+
+/* The connected fts5 table zdb.zname of the connection (NULL if none). */
+Fts5Table *fts5_find_table(Fts5Global *, const char *zdb, const char *zname);
+
+/* ---- fts5vocab (fts5_vocab.c) ---- */
+int fts5_vocab_register(shale *db, Fts5Global *g);
 
 /* ---- auxiliary functions (fts5_aux.c) ---- */
 int fts5_aux_register(shale *db, Fts5Global *g);
