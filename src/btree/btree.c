@@ -430,14 +430,17 @@ int btree_cursor_open(Btree *bt, uint32_t root, int wrflag, BtreeKeyCmp cmp, voi
   }
   if (root == 0) return SHALE_CORRUPT;
   /* A statement re-run opens the same cursors again: reuse a closed one
-   * (its overflow-list buffer too) instead of allocating. */
+   * (its overflow-list and deleted-key buffers too) instead of allocating. */
   BtCursor *c = bt->spare;
-  uint32_t *ovfl = NULL, ovfl_alloc = 0;
+  uint32_t *ovfl = NULL, ovfl_alloc = 0, delcap = 0;
+  uint8_t *delkey = NULL;
   if (c) {
     bt->spare = c->next;
     bt->nspare--;
     ovfl = c->ovfl;
     ovfl_alloc = c->ovfl_alloc;
+    delkey = c->delkey;
+    delcap = c->delcap;
   } else {
     c = shale_malloc(sizeof *c);
     if (!c) return SHALE_NOMEM;
@@ -449,6 +452,8 @@ int btree_cursor_open(Btree *bt, uint32_t root, int wrflag, BtreeKeyCmp cmp, voi
   memset(&c->info_ok, 0, sizeof *c - offsetof(BtCursor, info_ok));
   c->ovfl = ovfl;
   c->ovfl_alloc = ovfl_alloc;
+  c->delkey = delkey;
+  c->delcap = delcap;
   c->bt = bt;
   c->root = root;
   c->wrflag = wrflag;
@@ -492,6 +497,7 @@ void btree_cursor_close(BtCursor *c) {
     return;
   }
   shale_free(c->ovfl);
+  shale_free(c->delkey);
   shale_free(c);
 }
 
@@ -501,6 +507,7 @@ static void free_spares(Btree *bt) {
     BtCursor *c = bt->spare;
     bt->spare = c->next;
     shale_free(c->ovfl);
+    shale_free(c->delkey);
     shale_free(c);
   }
   bt->nspare = 0;
@@ -1074,25 +1081,24 @@ int btree_delete(BtCursor *c) {
   rc = prepare_write(c);
   if (rc) return rc;
   int64_t rowid = 0;
-  uint8_t *key = NULL, *pred = NULL;
-  uint32_t nkey = 0, npred = 0;
+  uint8_t *pred = NULL;
+  uint32_t npred = 0, predcap = 0;
   uint8_t *cell = NULL;
   int leaf = page_mem(c->pg[c->depth - 1])->leaf, balanced;
   if (c->intkey) {
     rc = cursor_rowid(c, &rowid);
     if (rc) goto done;
   } else {
-    rc = btree_cursor_key_copy(c, &key, &nkey);
+    rc = btree_cursor_key_copy(c, &c->delkey, &c->delcap, &c->ndelkey);
     if (rc) goto done;
   }
   if (leaf) {
     rc = delete_leaf_entry(c, &balanced);
     if (rc == SHALE_OK && !balanced) {
-      /* the deleted key stays saved: cursor_save falls back to it */
+      /* the deleted key stays kept (delkey): cursor_save falls back to it */
       c->saved_rowid = rowid;
       shale_free(c->saved_key);
-      c->saved_key = key;
-      c->saved_nkey = nkey;
+      c->saved_key = NULL;
       keep_after_delete(c);
       SHALE_VALIDATE(btree_cursor_check(c));
       return SHALE_OK;
@@ -1108,12 +1114,12 @@ int btree_delete(BtCursor *c) {
     rc = BT_CORRUPT(bt, c->root, "no predecessor for an interior entry");
     goto done;
   }
-  rc = btree_cursor_key_copy(c, &pred, &npred);
+  rc = btree_cursor_key_copy(c, &pred, &predcap, &npred);
   if (rc) goto done;
   rc = delete_leaf_entry(c, &balanced);
   if (rc) goto done;
   int res;
-  rc = cursor_seek_key(c, key, nkey, &res);
+  rc = cursor_seek_key(c, c->delkey, c->ndelkey, &res);
   if (rc) goto done;
   if (res != 0) {
     rc = BT_CORRUPT(bt, c->root, "entry lost while deleting");
@@ -1144,7 +1150,6 @@ done:
   cursor_release(c);
   shale_free(pred);
   if (rc) {
-    shale_free(key);
     c->state = CUR_INVALID;
     return rc;
   }
@@ -1152,9 +1157,12 @@ done:
   c->state = CUR_REQSEEK;
   c->skip = 0;
   c->saved_rowid = rowid;
-  shale_free(c->saved_key);
-  c->saved_key = key;
-  c->saved_nkey = nkey;
+  if (c->intkey) {
+    shale_free(c->saved_key);
+    c->saved_key = NULL;
+  } else {
+    cursor_delkey_to_saved(c);
+  }
   SHALE_VALIDATE(btree_cursor_check(c));
   return SHALE_OK;
 }
