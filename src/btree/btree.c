@@ -869,6 +869,59 @@ static int seek_key_with(BtCursor *c, const InsertSeek *is, const void *key, uin
                        : cursor_seek_key(c, key, nkey, res);
 }
 
+/* The order of entry i of the cursor's leaf against the key being inserted
+ * (*r = sign(entry - key), through the insert's comparison): 1 when read,
+ * 0 when the entry is out of range or spills (then the caller seeks). */
+static int near_probe(BtCursor *c, PgPage *pg, int i, const InsertSeek *is, int *r, int *rc) {
+  if (i < 0 || i >= page_mem(pg)->ncell) return 0;
+  CellInfo ci;
+  const uint8_t *cell = NULL;
+  if ((*rc = page_cell_parse_at(c->bt, pg, i, &ci, &cell)) != SHALE_OK) return 1;
+  if (ci.nlocal != ci.npayload) return 0;
+  *r = is->cmp(is->ctx, cell + ci.payoff, ci.npayload);
+  return 1;
+}
+
+/* An index insert next to the entry the cursor is on (after the delete of
+ * a neighbouring key, as an UPDATE of an indexed column does, or after a
+ * seek that stopped at the insert point): when the key sorts between two
+ * entries i-1 and i of the same leaf, no other page can hold it, so it
+ * goes at i without a seek from the root. Returns 1 with the cursor placed
+ * as a seek would leave it (*res), or with *rc set on an error; 0 when the
+ * key may belong elsewhere (the caller seeks). */
+static int insert_near(BtCursor *c, const InsertSeek *is, int *res, int *rc) {
+  if (!is || !is->cmp || c->state != CUR_VALID || c->depth == 0) return 0;
+  int level = c->depth - 1;
+  PgPage *pg = c->pg[level];
+  if (!page_mem(pg)->init || !page_mem(pg)->leaf) return 0;
+  int i = c->idx[level], r, r2;
+  if (!near_probe(c, pg, i, is, &r, rc)) return 0;
+  if (*rc == SHALE_OK && r != 0) { /* the other neighbour: below or above */
+    int j = r > 0 ? i - 1 : i + 1;
+    if (!near_probe(c, pg, j, is, &r2, rc)) return 0;
+    if (*rc == SHALE_OK && r2 != 0 && (r2 > 0) == (r > 0)) return 0; /* not between them */
+    if (*rc == SHALE_OK && r2 == 0) {
+      i = j;
+      r = 0;
+    } else if (r < 0) {
+      i = j; /* entry j is above the key */
+      r = 1;
+    }
+  }
+  if (*rc) return 1;
+  if (c->saved_key) {
+    shale_free(c->saved_key);
+    c->saved_key = NULL;
+  }
+  c->idx[level] = (uint16_t)i;
+  c->info_ok = 0;
+  c->novfl = 0;
+  c->skip = 0;
+  c->deleted = 0;
+  *res = r; /* 0: on an equal entry; 1: on the entry just above the key */
+  return 1;
+}
+
 /* Re-seek after a balance. */
 static int reseek(BtCursor *c, int64_t rowid, const InsertSeek *is, const void *key,
                   uint32_t nkey) {
@@ -960,6 +1013,8 @@ static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n
   (void)balanced_any; /* read by debug builds only */
   if (c->intkey && at_last_below(c, rowid)) {
     res = -1; /* appending: the cursor already sits where the row goes */
+  } else if (!c->intkey && insert_near(c, is, &res, &rc)) {
+    if (rc) goto done;
   } else {
     rc = c->intkey ? cursor_seek_rowid(c, rowid, &res) : seek_key_with(c, is, key, nkey, &res);
     if (rc) goto done;
