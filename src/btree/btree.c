@@ -882,15 +882,18 @@ static int near_probe(BtCursor *c, PgPage *pg, int i, const InsertSeek *is, int 
   return 1;
 }
 
-/* An index insert next to the entry the cursor is on (after the delete of
- * a neighbouring key, as an UPDATE of an indexed column does, or after a
- * seek that stopped at the insert point): when the key sorts between two
- * entries i-1 and i of the same leaf, no other page can hold it, so it
- * goes at i without a seek from the root. Returns 1 with the cursor placed
- * as a seek would leave it (*res), or with *rc set on an error; 0 when the
- * key may belong elsewhere (the caller seeks). */
+/* An index insert where the cursor has just deleted an entry (an UPDATE of
+ * an indexed column deletes the old key, then inserts the new one, often
+ * next to it): when the key sorts between two entries i-1 and i of the
+ * cursor's leaf, no other page can hold it, so it goes at i without a seek
+ * from the root. Tried only right after a delete (deleted, not moved
+ * since): elsewhere, as in a run of random inserts, the cursor is rarely
+ * next to the new key and the probes would be wasted. Returns 1 with the
+ * cursor placed as a seek would leave it (*res), or with *rc set on an
+ * error; 0 when the key may belong elsewhere (the caller seeks). */
 static int insert_near(BtCursor *c, const InsertSeek *is, int *res, int *rc) {
   if (!is || !is->cmp || c->state != CUR_VALID || c->depth == 0) return 0;
+  if (!c->deleted || c->skip == 0) return 0;
   int level = c->depth - 1;
   PgPage *pg = c->pg[level];
   if (!page_mem(pg)->init || !page_mem(pg)->leaf) return 0;

@@ -352,10 +352,11 @@ static void insert_cmp_id(BtCursor *c, uint8_t *present, uint32_t id, uint32_t p
 }
 
 /* Index inserts next to where the cursor is: after deleting a neighbour
- * (an UPDATE of an indexed column), after a seek that missed (a UNIQUE
- * check), on an equal key, and at keys that belong to other leaves (the
- * first and last entries of a leaf, far keys, spilled neighbours): the tree
- * matches the model and passes both integrity checks. */
+ * or the same key (an UPDATE of an indexed column), after a seek that
+ * missed (a UNIQUE check: the seek path), and at keys that belong to other
+ * leaves (the first and last entries of a leaf, far keys, spilled
+ * neighbours): the tree matches the model and passes both integrity
+ * checks. */
 static void insert_near_run(const char *name, uint32_t page_size) {
   Btree *bt = bt_fresh(name, page_size);
   uint32_t root, range = 8000, n;
@@ -371,10 +372,10 @@ static void insert_near_run(const char *name, uint32_t page_size) {
     int res, k = (int)(test_rand(&s) % 5);
     CHECK_OK(btree_seek_key(c, key, n, &res));
     free(key);
-    if (k <= 1 && res == 0) { /* delete, then a neighbour (or the same key) */
+    if (k <= 1 && res == 0) { /* delete, then a neighbour, the same key or any */
       CHECK_OK(btree_delete(c));
       present[id] = 0;
-      uint32_t to = id + (uint32_t)(test_rand(&s) % 3) - 1;
+      uint32_t to = k ? id + (uint32_t)(test_rand(&s) % 3) - 1 : (uint32_t)(test_rand(&s) % range);
       if (to < range) insert_cmp_id(c, present, to, page_size);
     } else if (k == 2) { /* the key sought (missing or equal) */
       insert_cmp_id(c, present, id, page_size);
