@@ -430,14 +430,17 @@ int btree_cursor_open(Btree *bt, uint32_t root, int wrflag, BtreeKeyCmp cmp, voi
   }
   if (root == 0) return SHALE_CORRUPT;
   /* A statement re-run opens the same cursors again: reuse a closed one
-   * (its overflow-list buffer too) instead of allocating. */
+   * (its overflow-list and deleted-key buffers too) instead of allocating. */
   BtCursor *c = bt->spare;
-  uint32_t *ovfl = NULL, ovfl_alloc = 0;
+  uint32_t *ovfl = NULL, ovfl_alloc = 0, delcap = 0;
+  uint8_t *delkey = NULL;
   if (c) {
     bt->spare = c->next;
     bt->nspare--;
     ovfl = c->ovfl;
     ovfl_alloc = c->ovfl_alloc;
+    delkey = c->delkey;
+    delcap = c->delcap;
   } else {
     c = shale_malloc(sizeof *c);
     if (!c) return SHALE_NOMEM;
@@ -449,6 +452,8 @@ int btree_cursor_open(Btree *bt, uint32_t root, int wrflag, BtreeKeyCmp cmp, voi
   memset(&c->info_ok, 0, sizeof *c - offsetof(BtCursor, info_ok));
   c->ovfl = ovfl;
   c->ovfl_alloc = ovfl_alloc;
+  c->delkey = delkey;
+  c->delcap = delcap;
   c->bt = bt;
   c->root = root;
   c->wrflag = wrflag;
@@ -492,6 +497,7 @@ void btree_cursor_close(BtCursor *c) {
     return;
   }
   shale_free(c->ovfl);
+  shale_free(c->delkey);
   shale_free(c);
 }
 
@@ -501,6 +507,7 @@ static void free_spares(Btree *bt) {
     BtCursor *c = bt->spare;
     bt->spare = c->next;
     shale_free(c->ovfl);
+    shale_free(c->delkey);
     shale_free(c);
   }
   bt->nspare = 0;
@@ -862,6 +869,62 @@ static int seek_key_with(BtCursor *c, const InsertSeek *is, const void *key, uin
                        : cursor_seek_key(c, key, nkey, res);
 }
 
+/* The order of entry i of the cursor's leaf against the key being inserted
+ * (*r = sign(entry - key), through the insert's comparison): 1 when read,
+ * 0 when the entry is out of range or spills (then the caller seeks). */
+static int near_probe(BtCursor *c, PgPage *pg, int i, const InsertSeek *is, int *r, int *rc) {
+  if (i < 0 || i >= page_mem(pg)->ncell) return 0;
+  CellInfo ci;
+  const uint8_t *cell = NULL;
+  if ((*rc = page_cell_parse_at(c->bt, pg, i, &ci, &cell)) != SHALE_OK) return 1;
+  if (ci.nlocal != ci.npayload) return 0;
+  *r = is->cmp(is->ctx, cell + ci.payoff, ci.npayload);
+  return 1;
+}
+
+/* An index insert where the cursor has just deleted an entry (an UPDATE of
+ * an indexed column deletes the old key, then inserts the new one, often
+ * next to it): when the key sorts between two entries i-1 and i of the
+ * cursor's leaf, no other page can hold it, so it goes at i without a seek
+ * from the root. Tried only right after a delete (deleted, not moved
+ * since): elsewhere, as in a run of random inserts, the cursor is rarely
+ * next to the new key and the probes would be wasted. Returns 1 with the
+ * cursor placed as a seek would leave it (*res), or with *rc set on an
+ * error; 0 when the key may belong elsewhere (the caller seeks). */
+static int insert_near(BtCursor *c, const InsertSeek *is, int *res, int *rc) {
+  if (!is || !is->cmp || c->state != CUR_VALID || c->depth == 0) return 0;
+  if (!c->deleted || c->skip == 0) return 0;
+  int level = c->depth - 1;
+  PgPage *pg = c->pg[level];
+  if (!page_mem(pg)->init || !page_mem(pg)->leaf) return 0;
+  int i = c->idx[level], r, r2;
+  if (!near_probe(c, pg, i, is, &r, rc)) return 0;
+  if (*rc == SHALE_OK && r != 0) { /* the other neighbour: below or above */
+    int j = r > 0 ? i - 1 : i + 1;
+    if (!near_probe(c, pg, j, is, &r2, rc)) return 0;
+    if (*rc == SHALE_OK && r2 != 0 && (r2 > 0) == (r > 0)) return 0; /* not between them */
+    if (*rc == SHALE_OK && r2 == 0) {
+      i = j;
+      r = 0;
+    } else if (r < 0) {
+      i = j; /* entry j is above the key */
+      r = 1;
+    }
+  }
+  if (*rc) return 1;
+  if (c->saved_key) {
+    shale_free(c->saved_key);
+    c->saved_key = NULL;
+  }
+  c->idx[level] = (uint16_t)i;
+  c->info_ok = 0;
+  c->novfl = 0;
+  c->skip = 0;
+  c->deleted = 0;
+  *res = r; /* 0: on an equal entry; 1: on the entry just above the key */
+  return 1;
+}
+
 /* Re-seek after a balance. */
 static int reseek(BtCursor *c, int64_t rowid, const InsertSeek *is, const void *key,
                   uint32_t nkey) {
@@ -953,6 +1016,8 @@ static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n
   (void)balanced_any; /* read by debug builds only */
   if (c->intkey && at_last_below(c, rowid)) {
     res = -1; /* appending: the cursor already sits where the row goes */
+  } else if (!c->intkey && insert_near(c, is, &res, &rc)) {
+    if (rc) goto done;
   } else {
     rc = c->intkey ? cursor_seek_rowid(c, rowid, &res) : seek_key_with(c, is, key, nkey, &res);
     if (rc) goto done;
@@ -1074,25 +1139,24 @@ int btree_delete(BtCursor *c) {
   rc = prepare_write(c);
   if (rc) return rc;
   int64_t rowid = 0;
-  uint8_t *key = NULL, *pred = NULL;
-  uint32_t nkey = 0, npred = 0;
+  uint8_t *pred = NULL;
+  uint32_t npred = 0, predcap = 0;
   uint8_t *cell = NULL;
   int leaf = page_mem(c->pg[c->depth - 1])->leaf, balanced;
   if (c->intkey) {
     rc = cursor_rowid(c, &rowid);
     if (rc) goto done;
   } else {
-    rc = btree_cursor_key_copy(c, &key, &nkey);
+    rc = btree_cursor_key_copy(c, &c->delkey, &c->delcap, &c->ndelkey);
     if (rc) goto done;
   }
   if (leaf) {
     rc = delete_leaf_entry(c, &balanced);
     if (rc == SHALE_OK && !balanced) {
-      /* the deleted key stays saved: cursor_save falls back to it */
+      /* the deleted key stays kept (delkey): cursor_save falls back to it */
       c->saved_rowid = rowid;
       shale_free(c->saved_key);
-      c->saved_key = key;
-      c->saved_nkey = nkey;
+      c->saved_key = NULL;
       keep_after_delete(c);
       SHALE_VALIDATE(btree_cursor_check(c));
       return SHALE_OK;
@@ -1108,12 +1172,12 @@ int btree_delete(BtCursor *c) {
     rc = BT_CORRUPT(bt, c->root, "no predecessor for an interior entry");
     goto done;
   }
-  rc = btree_cursor_key_copy(c, &pred, &npred);
+  rc = btree_cursor_key_copy(c, &pred, &predcap, &npred);
   if (rc) goto done;
   rc = delete_leaf_entry(c, &balanced);
   if (rc) goto done;
   int res;
-  rc = cursor_seek_key(c, key, nkey, &res);
+  rc = cursor_seek_key(c, c->delkey, c->ndelkey, &res);
   if (rc) goto done;
   if (res != 0) {
     rc = BT_CORRUPT(bt, c->root, "entry lost while deleting");
@@ -1144,7 +1208,6 @@ done:
   cursor_release(c);
   shale_free(pred);
   if (rc) {
-    shale_free(key);
     c->state = CUR_INVALID;
     return rc;
   }
@@ -1152,9 +1215,12 @@ done:
   c->state = CUR_REQSEEK;
   c->skip = 0;
   c->saved_rowid = rowid;
-  shale_free(c->saved_key);
-  c->saved_key = key;
-  c->saved_nkey = nkey;
+  if (c->intkey) {
+    shale_free(c->saved_key);
+    c->saved_key = NULL;
+  } else {
+    cursor_delkey_to_saved(c);
+  }
   SHALE_VALIDATE(btree_cursor_check(c));
   return SHALE_OK;
 }

@@ -628,6 +628,7 @@ int cursor_save(BtCursor *c) {
   if (c->deleted && c->skip != 0) {
     /* left past a delete: saved at the deleted key, so that a re-seek
      * yields the entries around it, whatever is inserted meanwhile */
+    if (!c->intkey) cursor_delkey_to_saved(c);
   } else if ((rc = cursor_info(c, &ci)) != SHALE_OK) {
     return rc;
   } else if (c->intkey) {
@@ -909,18 +910,34 @@ int btree_payload_write(BtCursor *c, uint32_t offset, uint32_t n, const void *bu
 
 /* Full key of the entry under the cursor (index trees), for delete/insert. */
 
-int btree_cursor_key_copy(BtCursor *c, uint8_t **out, uint32_t *n) {
+int btree_cursor_key_copy(BtCursor *c, uint8_t **buf, uint32_t *cap, uint32_t *n) {
   const uint8_t *key;
   uint8_t *freeme;
   int rc = cell_key(c->bt, c->pg[c->depth - 1], c->idx[c->depth - 1], &key, n, &freeme);
   if (rc) return rc;
-  if (!freeme) {
-    freeme = shale_malloc(*n ? *n : 1);
-    if (!freeme) return SHALE_NOMEM;
-    memcpy(freeme, key, *n);
+  if (freeme) { /* an overflowing key, already copied: take its buffer */
+    shale_free(*buf);
+    *buf = freeme;
+    *cap = *n ? *n : 1;
+    return SHALE_OK;
   }
-  *out = freeme;
+  if (*cap < *n || !*buf) {
+    uint8_t *b = shale_malloc(*n ? *n : 1);
+    if (!b) return SHALE_NOMEM;
+    shale_free(*buf);
+    *buf = b;
+    *cap = *n ? *n : 1;
+  }
+  memcpy(*buf, key, *n);
   return SHALE_OK;
+}
+
+void cursor_delkey_to_saved(BtCursor *c) {
+  shale_free(c->saved_key);
+  c->saved_key = c->delkey;
+  c->saved_nkey = c->ndelkey;
+  c->delkey = NULL;
+  c->ndelkey = c->delcap = 0;
 }
 
 int btree_count(BtCursor *c, int64_t *n) {

@@ -123,7 +123,7 @@ struct BtCursor {
   int state;
   int fault_rc;
   int skip;    /* after restore: >0 next() stays, <0 prev() stays */
-  int deleted; /* skip set by a delete: the deleted key is in saved_* */
+  int deleted; /* skip set by a delete: its key is in saved_rowid/delkey */
   int intkey;  /* known after the root is loaded */
   int kind_known;
   int depth; /* levels in the stack (0 = none) */
@@ -137,6 +137,10 @@ struct BtCursor {
   uint32_t *ovfl; /* overflow page list of the current entry */
   uint32_t novfl, ovfl_alloc;
   int ovfl_ok;
+  /* The key of the last index entry deleted under the cursor: a buffer kept
+   * across deletes (and cursor reuse), so a delete allocates nothing. */
+  uint8_t *delkey;
+  uint32_t ndelkey, delcap;
 };
 
 /* Varint decoding with the one-byte case inline (most sizes and many
@@ -356,8 +360,11 @@ int cursor_seek_cmp(BtCursor *, int (*cmp)(void *, const void *, uint32_t), void
 int cursor_info(BtCursor *, CellInfo **);
 /* The rowid of the entry under a VALID table cursor (no full cell parse). */
 int cursor_rowid(BtCursor *, int64_t *rowid);
-/* Copy of the full key of the entry under a VALID cursor (shale_free it). */
-int btree_cursor_key_copy(BtCursor *, uint8_t **out, uint32_t *n);
+/* Copy the full key of the entry under a VALID cursor into *buf, a buffer
+ * of *cap bytes grown (reallocated) as needed; *n gets the key's size. */
+int btree_cursor_key_copy(BtCursor *, uint8_t **buf, uint32_t *cap, uint32_t *n);
+/* Hand the deleted key (delkey) over to saved_key, for a re-seek. */
+void cursor_delkey_to_saved(BtCursor *);
 int cursor_move_to_root(BtCursor *);
 int cursor_load_child(BtCursor *, uint32_t child);
 

@@ -723,7 +723,7 @@ int pager_begin_write(Pager *p, int exclusive) {
 static void end_write(Pager *p) {
   p->phase1 = 0;
   if (p->wal) wal_end_write(p->wal);
-  pgset_clear(&p->journaled);
+  pgset_reset(&p->journaled);
   savepoints_free(p);
   os_close_free(p->sjfd);
   p->sjfd = NULL;

@@ -51,6 +51,18 @@ void pgset_clear(PgSet *s) {
   s->n = 0;
 }
 
+/* Slots kept by pgset_reset: 4 KiB, a transaction of up to 512 pages. */
+#define PGSET_KEEP 1024
+
+void pgset_reset(PgSet *s) {
+  if (s->cap > PGSET_KEEP) {
+    pgset_clear(s);
+    return;
+  }
+  if (s->n > 0) memset(s->slot, 0, s->cap * sizeof(uint32_t));
+  s->n = 0;
+}
+
 int pgset_has(const PgSet *s, uint32_t pgno) {
   if (s->cap == 0) return 0;
   uint32_t mask = s->cap - 1;

@@ -210,6 +210,9 @@ void pager_mem_free(Pager *);
 
 /* ---- pgset (pager_cache.c) ---- */
 void pgset_clear(PgSet *);
+/* Empty the set for the next transaction, keeping a small slot array (no
+ * allocation per transaction); a large one is freed as by pgset_clear. */
+void pgset_reset(PgSet *);
 int pgset_has(const PgSet *, uint32_t pgno);
 /* Make room so that `more` inserts cannot fail. SHALE_NOMEM on failure. */
 int pgset_reserve(PgSet *, uint32_t more);

@@ -231,3 +231,176 @@ TEST(index_memcmp_default_and_seek_cmp) {
   CHECK_OK(btree_commit(bt));
   CHECK_OK(btree_close(bt));
 }
+
+/* One step of a walk that deletes under cursor c: the entry c is on goes
+ * (sometimes), then cursor o changes the tree around it (c saved at the
+ * deleted key, from its kept buffer), and c moves on: it must reach the
+ * nearest present key past the one it was on, in the walk's direction. */
+static uint32_t walk_step(Btree *bt, uint32_t root, BtCursor *c, BtCursor **o, uint8_t *present,
+                          uint32_t range, uint32_t cur, int back, uint64_t *s) {
+  uint32_t page_size = btree_page_size(bt), n;
+  if (test_rand(s) % 3 != 0) {
+    CHECK_OK(btree_delete(c));
+    present[cur] = 0;
+  }
+  int k = (int)(test_rand(s) % 4);
+  if (k == 3) { /* a fresh (reused) cursor for the other writer */
+    btree_cursor_close(*o);
+    CHECK_OK(btree_cursor_open(bt, root, 1, blob_cmp, NULL, o));
+  }
+  if (k >= 1) { /* insert near cur, on either side */
+    uint32_t id = cur + 1 - (uint32_t)(test_rand(s) % 3);
+    if (id < range) {
+      uint8_t *key = make_key(id, page_size, 1, &n);
+      CHECK_OK(btree_insert(*o, 0, key, n, 0, 0));
+      present[id] = 1;
+      free(key);
+    }
+  }
+  if (k == 2) { /* delete some other entry */
+    uint32_t id = (uint32_t)(test_rand(s) % range);
+    uint8_t *key = make_key(id, page_size, 1, &n);
+    int res;
+    CHECK_OK(btree_seek_key(*o, key, n, &res));
+    if (res == 0 && id != cur) {
+      CHECK_OK(btree_delete(*o));
+      present[id] = 0;
+    }
+    free(key);
+  }
+  int eof;
+  CHECK_OK(back ? btree_prev(c, &eof) : btree_next(c, &eof));
+  int64_t want = cur;
+  do want += back ? -1 : 1;
+  while (want >= 0 && want < range && !present[want]);
+  int none = want < 0 || want >= range;
+  CHECK_EQ(eof, none);
+  if (eof || none) return UINT32_MAX;
+  CHECK_EQ(cur_id(c), (uint32_t)want);
+  return (uint32_t)want;
+}
+
+/* Deletes through a walking cursor while another cursor writes the same
+ * index (long keys with overflow too, interior entries among them): the
+ * walk sees every key the model says is there, in order, and nothing
+ * twice; the tree passes both integrity checks. */
+static void delete_walk_run(const char *name, uint32_t page_size, int back) {
+  Btree *bt = bt_fresh(name, page_size);
+  uint32_t root, range = 6000, n;
+  CHECK_OK(btree_create_table(bt, BTREE_BLOBKEY, &root));
+  uint8_t *present = calloc(range, 1);
+  BtCursor *c, *o;
+  CHECK_OK(btree_cursor_open(bt, root, 1, blob_cmp, NULL, &c));
+  CHECK_OK(btree_cursor_open(bt, root, 1, blob_cmp, NULL, &o));
+  for (uint32_t id = 0; id < range; id += 2) {
+    uint8_t *key = make_key(id, page_size, 1, &n);
+    CHECK_OK(btree_insert(c, 0, key, n, 0, 0));
+    present[id] = 1;
+    free(key);
+  }
+  uint64_t s = test_seed() ^ page_size;
+  for (int pass = 0; pass < 3; pass++) {
+    int empty;
+    CHECK_OK(back ? btree_last(c, &empty) : btree_first(c, &empty));
+    if (empty) break;
+    uint32_t cur = cur_id(c);
+    int steps = 0;
+    while (cur != UINT32_MAX && steps++ < 4000)
+      cur = walk_step(bt, root, c, &o, present, range, cur, back, &s);
+  }
+  int64_t count = 0;
+  for (uint32_t id = 0; id < range; id++) count += present[id];
+  verify_index(c, present, range, page_size, count);
+  btree_cursor_close(c);
+  btree_cursor_close(o);
+  {
+    BtreeCheckRoot roots[2] = {{1, 1, NULL, NULL}, {root, 0, blob_cmp, NULL}};
+    CHECK_BT_INTEGRITY(bt, roots, 2);
+  }
+  CHECK_OK(
+      bt_register(bt, 1, "table", "w", root, "CREATE TABLE w(k BLOB PRIMARY KEY) WITHOUT ROWID"));
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+  CHECK_SQLITE_OK(test_path(name));
+  free(present);
+}
+
+TEST(index_delete_walk_next_1024) { delete_walk_run("idw1024.db", 1024, 0); }
+TEST(index_delete_walk_prev_512) { delete_walk_run("idw512.db", 512, 1); }
+TEST(index_delete_walk_next_4096) { delete_walk_run("idw4096.db", 4096, 0); }
+
+/* The search key of an insert through btree_insert_cmp. */
+typedef struct NearKey {
+  const uint8_t *key;
+  uint32_t n;
+} NearKey;
+
+static int near_cmp(void *ctx, const void *cell, uint32_t n) {
+  NearKey *k = ctx;
+  return blob_cmp(NULL, cell, n, k->key, k->n);
+}
+
+/* Insert id through btree_insert_cmp from wherever c is; c must end on it. */
+static void insert_cmp_id(BtCursor *c, uint8_t *present, uint32_t id, uint32_t page_size) {
+  uint32_t n;
+  uint8_t *key = make_key(id, page_size, 1, &n);
+  NearKey k = {key, n};
+  CHECK_OK(btree_insert_cmp(c, key, n, near_cmp, &k, 0));
+  if (cur_id(c) != id) test_fail(__FILE__, __LINE__, "not on inserted key %u", id);
+  present[id] = 1;
+  free(key);
+}
+
+/* Index inserts next to where the cursor is: after deleting a neighbour
+ * or the same key (an UPDATE of an indexed column), after a seek that
+ * missed (a UNIQUE check: the seek path), and at keys that belong to other
+ * leaves (the first and last entries of a leaf, far keys, spilled
+ * neighbours): the tree matches the model and passes both integrity
+ * checks. */
+static void insert_near_run(const char *name, uint32_t page_size) {
+  Btree *bt = bt_fresh(name, page_size);
+  uint32_t root, range = 8000, n;
+  CHECK_OK(btree_create_table(bt, BTREE_BLOBKEY, &root));
+  uint8_t *present = calloc(range, 1);
+  BtCursor *c;
+  CHECK_OK(btree_cursor_open(bt, root, 1, blob_cmp, NULL, &c));
+  for (uint32_t id = 0; id < range; id += 3) insert_cmp_id(c, present, id, page_size);
+  uint64_t s = test_seed() ^ (page_size * 3);
+  for (int op = 0; op < 12000; op++) {
+    uint32_t id = (uint32_t)(test_rand(&s) % range);
+    uint8_t *key = make_key(id, page_size, 1, &n);
+    int res, k = (int)(test_rand(&s) % 5);
+    CHECK_OK(btree_seek_key(c, key, n, &res));
+    free(key);
+    if (k <= 1 && res == 0) { /* delete, then a neighbour, the same key or any */
+      CHECK_OK(btree_delete(c));
+      present[id] = 0;
+      uint32_t to = k ? id + (uint32_t)(test_rand(&s) % 3) - 1 : (uint32_t)(test_rand(&s) % range);
+      if (to < range) insert_cmp_id(c, present, to, page_size);
+    } else if (k == 2) { /* the key sought (missing or equal) */
+      insert_cmp_id(c, present, id, page_size);
+    } else if (k == 3) { /* a key near the cursor, either side */
+      uint32_t to = id + (uint32_t)(test_rand(&s) % 7) - 3;
+      if (to < range) insert_cmp_id(c, present, to, page_size);
+    } else { /* anywhere */
+      insert_cmp_id(c, present, (uint32_t)(test_rand(&s) % range), page_size);
+    }
+  }
+  int64_t count = 0;
+  for (uint32_t id = 0; id < range; id++) count += present[id];
+  verify_index(c, present, range, page_size, count);
+  btree_cursor_close(c);
+  {
+    BtreeCheckRoot roots[2] = {{1, 1, NULL, NULL}, {root, 0, blob_cmp, NULL}};
+    CHECK_BT_INTEGRITY(bt, roots, 2);
+  }
+  CHECK_OK(
+      bt_register(bt, 1, "table", "w", root, "CREATE TABLE w(k BLOB PRIMARY KEY) WITHOUT ROWID"));
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+  CHECK_SQLITE_OK(test_path(name));
+  free(present);
+}
+
+TEST(index_insert_near_cursor_512) { insert_near_run("inear512.db", 512); }
+TEST(index_insert_near_cursor_4096) { insert_near_run("inear4096.db", 4096); }
