@@ -294,6 +294,7 @@ int api_temp_open(shale *db) {
   }
   pager_set_busy_handler(btree_pager(db->dbx[1].bt), NULL, NULL);
   btree_set_new_encoding(db->dbx[1].bt, db->text_enc); /* temp text is main's encoding */
+  api_autovac_install(db, db->dbx[1].bt);
   return SHALE_OK;
 }
 
@@ -411,6 +412,7 @@ static int attach_db(shale *db, const char *file, const char *name) {
     return rc;
   }
   pager_set_busy_handler(btree_pager(bt), NULL, NULL);
+  api_autovac_install(db, bt);
   ApiDb *d = &db->dbx[db->ndb];
   memset(d, 0, sizeof *d);
   d->bt = bt;
@@ -876,6 +878,7 @@ static void db_free(shale *db) {
   shale_free(db->err_sql);
   shale_free(db->filename);
   shale_free(db->fullname);
+  api_autovac_free(db);
   api_loadext_close(db); /* last: what was registered may point into them */
   api_db_retire(db);     /* the struct goes to the free list at the last leave */
 }

@@ -299,6 +299,11 @@ struct shale {
   void *update_arg;
   int (*wal_cb)(void *, shale *, const char *, int);
   void *wal_arg;
+  /* sqlite3_autovacuum_pages (api_hooks.c; every Btree gets it through
+   * api_autovac_install) */
+  unsigned (*avac_cb)(void *, const char *, unsigned, unsigned, unsigned);
+  void *avac_arg;
+  void (*avac_destroy)(void *);
   int (*auth_cb)(void *, int, const char *, const char *, const char *, const char *);
   void *auth_arg;
   unsigned trace_mask; /* SHALE_TRACE_* for trace_cb */
@@ -496,6 +501,10 @@ void api_trace_end(shale_stmt *st);
 void api_trace_close(shale *db);
 /* Before a Vm of st is freed: keep its counters (stmt_status). */
 void api_stmt_keep_stats(shale_stmt *st);
+/* Give a B-tree of the connection the autovacuum pages callback (after
+ * opening one); api_autovac_free runs its destructor at close. */
+void api_autovac_install(shale *db, Btree *bt);
+void api_autovac_free(shale *db);
 /* The WAL hook after a statement finished in autocommit mode. */
 void api_wal_notify(shale *db);
 /* Forget the loaded schema and the statement cache (the database content
