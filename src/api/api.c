@@ -949,6 +949,7 @@ void api_compile_env(shale *db, CompileEnv *env) {
   env->no_dqs_ddl = db->no_dqs_ddl;
   env->untrusted = !(db->pflags & API_PF_TRUSTED_SCHEMA);
   env->trigger_eqp = db->trigger_eqp;
+  env->legacy_file_format = db->legacy_format;
   if (db->schema) {
     db->cdbs[0].name = "main";
     db->cdbs[0].schema = db->schema->s;
@@ -971,8 +972,8 @@ void api_compile_env(shale *db, CompileEnv *env) {
 static int api_settings(const shale *db) {
   return (db->foreign_keys | db->recursive_triggers << 1 | db->reverse_unordered << 2 |
           db->case_sensitive_like << 3 | db->no_triggers << 26 | db->no_views << 27 |
-          db->trigger_eqp << 24 | db->no_dqs_dml << 28 | db->no_dqs_ddl << 29 |
-          db->defer_foreign_keys << 30) ^
+          db->trigger_eqp << 24 | db->legacy_format << 25 | db->no_dqs_dml << 28 |
+          db->no_dqs_ddl << 29 | db->defer_foreign_keys << 30) ^
          (int)(db->auth_gen << 4) ^ (int)(db->pflags << 8); /* pflags: bits 8..22 */
 }
 

@@ -272,6 +272,7 @@ struct shale {
   uint8_t reset_database;   /* db_config RESET_DATABASE: VACUUM writes an empty database */
   uint8_t qpsg;             /* db_config ENABLE_QPSG (kept: plans never use bound values) */
   uint8_t trigger_eqp;      /* db_config TRIGGER_EQP (CompileEnv.trigger_eqp) */
+  uint8_t legacy_format;    /* db_config LEGACY_FILE_FORMAT (CompileEnv.legacy_file_format) */
   uint8_t fts3_tokenizer;   /* db_config ENABLE_FTS3_TOKENIZER (kept: no FTS3 here) */
   uint8_t no_load_ext;      /* db_config ENABLE_LOAD_EXTENSION off (the C call; on at open) */
   uint8_t load_ext_func;    /* the load_extension() SQL function allowed (off at open) */

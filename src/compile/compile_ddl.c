@@ -192,6 +192,12 @@ Schema *ddl_scratch_with(Parse *p, Table *tab) {
     parse_nomem(p);
     return NULL;
   }
+  /* the target's schema format (DESC in indexes depends on it); 0: the
+   * first CREATE of this transaction writes it (code_file_format) */
+  const Schema *real = parse_db_schema(p, p->idb);
+  s->file_format = real && real->file_format              ? real->file_format
+                   : p->env && p->env->legacy_file_format ? 1
+                                                          : 4;
   return s;
 }
 
@@ -207,13 +213,15 @@ void ddl_build_error(Parse *p, int rc, char *msg) {
 }
 
 /* The file format and text encoding SQLite writes on the first CREATE of a
- * database whose header has none yet (schema format 0). */
+ * database whose header has none yet (schema format 0): 4, or 1 under
+ * LEGACY_FILE_FORMAT. */
 static void code_file_format(Parse *p) {
   int r = emit_regs(p, 1);
   int skip = emit_label(p);
   emit(p, OP_ReadCookie, p->idb, r, BTREE_META_SCHEMA_FORMAT);
   emit(p, OP_If, r, skip, 0);
-  emit(p, OP_SetCookie, p->idb, BTREE_META_SCHEMA_FORMAT, 4);
+  emit(p, OP_SetCookie, p->idb, BTREE_META_SCHEMA_FORMAT,
+       p->env && p->env->legacy_file_format ? 1 : 4);
   emit(p, OP_SetCookie, p->idb, BTREE_META_TEXT_ENCODING, 1);
   emit_resolve(p, skip);
 }
