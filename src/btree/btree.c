@@ -160,7 +160,7 @@ static int init_page1(Btree *bt) {
   h[21] = 64;
   h[22] = 32;
   h[23] = 32;
-  util_put4(h + 44, 0); /* schema format: set by the first CREATE (compile_ddl.c), as SQLite */
+  util_put4(h + 44, 4);
   util_put4(h + 52, bt->autovac ? 1 : 0); /* largest root: sqlite_schema's */
   util_put4(h + 56, bt->new_enc ? (uint32_t)bt->new_enc : 1);
   util_put4(h + 64, bt->incrvac ? 1 : 0);

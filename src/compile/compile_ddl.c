@@ -213,15 +213,19 @@ void ddl_build_error(Parse *p, int rc, char *msg) {
 }
 
 /* The file format and text encoding SQLite writes on the first CREATE of a
- * database whose header has none yet (schema format 0): 4, or 1 under
- * LEGACY_FILE_FORMAT. */
+ * database whose header has none yet (schema format 0). Under
+ * LEGACY_FILE_FORMAT the first CREATE of a database (schema cookie still
+ * 0; Shale's new files carry format 4 from the start) writes format 1. */
 static void code_file_format(Parse *p) {
+  if (p->env && p->env->legacy_file_format && p->schema && p->schema->cookie == 0) {
+    emit(p, OP_SetCookie, p->idb, BTREE_META_SCHEMA_FORMAT, 1);
+    return;
+  }
   int r = emit_regs(p, 1);
   int skip = emit_label(p);
   emit(p, OP_ReadCookie, p->idb, r, BTREE_META_SCHEMA_FORMAT);
   emit(p, OP_If, r, skip, 0);
-  emit(p, OP_SetCookie, p->idb, BTREE_META_SCHEMA_FORMAT,
-       p->env && p->env->legacy_file_format ? 1 : 4);
+  emit(p, OP_SetCookie, p->idb, BTREE_META_SCHEMA_FORMAT, 4);
   emit(p, OP_SetCookie, p->idb, BTREE_META_TEXT_ENCODING, 1);
   emit_resolve(p, skip);
 }

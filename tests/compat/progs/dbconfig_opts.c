@@ -324,7 +324,6 @@ static void legacy_format(const char *dir) {
     opt(db, SQLITE_DBCONFIG_LEGACY_FILE_FORMAT, -1);
     opt(db, SQLITE_DBCONFIG_LEGACY_FILE_FORMAT, legacy);
     run(db, "PRAGMA user_version = 7");
-    printf("format before CREATE: %d\n", file_format(path));
     run(db,
         "CREATE TABLE t(a, b); CREATE INDEX ta ON t(a DESC, b); "
         "INSERT INTO t VALUES (1, 0), (2, 1), (3, 2)");
