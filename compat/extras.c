@@ -3,17 +3,17 @@
  * any program built against SQLite finds every symbol it may import:
  * sqlite3_get_table, the sqlite3_str builder, strglob/strlike, keywords,
  * sqlite3_complete (src/parse/complete.c's, through shale_complete),
- * mutexes, stmt_isexplain, set_last_insert_rowid, bind_pointer; and clean
- * refusals for UTF-16 entry points, virtual tables, snapshots, extensions
- * and the remaining rarely used calls.
+ * mutexes, stmt_isexplain, set_last_insert_rowid, bind_pointer, WAL
+ * snapshots (over shale_snapshot_*, src/api/api_snapshot.c),
+ * autovacuum_pages (shale_autovacuum_pages); the testing and deprecated
+ * leftovers answer as SQLite's do.
  *
  * Owns: nothing (mutexes, the static ones included, are the native
  * shale_mutex_*: src/api/api_mutex.c).
  *
  * Invariants:
- *  1. Same failure rule as unsupported.c: an error code and, on a live
- *     connection, "<feature> is not supported by Shale yet"; never a crash
- *     or a false success.
+ *  1. Nothing here fails with "not supported": every call does what
+ *     SQLite's does (unsupported.c keeps the refusals).
  *  2. sqlite3_get_table's array has SQLite's layout: entry -1 (hidden) holds
  *     the number of entries, then column names, then values row by row; all
  *     of it freed by sqlite3_free_table.
@@ -27,14 +27,6 @@
 #include "../src/func/func.h"
 #include "../src/parse/parse.h"
 #include "compat_int.h"
-
-static int refuse(sqlite3 *db, const char *what) {
-  if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
-  char *m = sqlite3_mprintf("%s is not supported by Shale yet", what);
-  shale_set_error((shale *)db, SQLITE_ERROR, m);
-  sqlite3_free(m);
-  return SQLITE_ERROR;
-}
 
 /* ---------------------------------------------------------------- get_table */
 
@@ -320,10 +312,7 @@ int sqlite3_db_cacheflush(sqlite3 *db) {
 int sqlite3_autovacuum_pages(sqlite3 *db,
                              unsigned (*cb)(void *, const char *, unsigned, unsigned, unsigned),
                              void *arg, void (*destroy)(void *)) {
-  if (!cb) return shale_db_live((shale *)db) ? SQLITE_OK : SQLITE_MISUSE;
-  int rc = refuse(db, "sqlite3_autovacuum_pages");
-  if (destroy) destroy(arg);
-  return rc;
+  return shale_autovacuum_pages((shale *)db, cb, arg, destroy);
 }
 /* A connection waits for another only on shared-cache table locks
  * (SQLITE_LOCKED_SHAREDCACHE), which Shale never takes: its shared-cache
@@ -347,17 +336,21 @@ void sqlite3_result_pointer(sqlite3_context *c, void *p, const char *t, void (*d
 
 /* ---------------------------------------------------------------- snapshots */
 
+/* sqlite3_snapshot has shale_snapshot's 48 bytes (include/shale.h). */
+_Static_assert(sizeof(sqlite3_snapshot) == sizeof(shale_snapshot), "same snapshot layout");
+
 int sqlite3_snapshot_get(sqlite3 *db, const char *schema, sqlite3_snapshot **out) {
-  if (out) *out = NULL;
-  return refuse(db, "sqlite3_snapshot_get");
+  return shale_snapshot_get((shale *)db, schema, (shale_snapshot **)out);
 }
 int sqlite3_snapshot_open(sqlite3 *db, const char *schema, sqlite3_snapshot *snap) {
-  return refuse(db, "sqlite3_snapshot_open");
+  return shale_snapshot_open((shale *)db, schema, (const shale_snapshot *)snap);
 }
-void sqlite3_snapshot_free(sqlite3_snapshot *snap) {}
-int sqlite3_snapshot_cmp(sqlite3_snapshot *a, sqlite3_snapshot *b) { return 0; }
+void sqlite3_snapshot_free(sqlite3_snapshot *snap) { shale_snapshot_free((shale_snapshot *)snap); }
+int sqlite3_snapshot_cmp(sqlite3_snapshot *a, sqlite3_snapshot *b) {
+  return shale_snapshot_cmp((const shale_snapshot *)a, (const shale_snapshot *)b);
+}
 int sqlite3_snapshot_recover(sqlite3 *db, const char *schema) {
-  return refuse(db, "sqlite3_snapshot_recover");
+  return shale_snapshot_recover((shale *)db, schema);
 }
 
 /* ---------------------------------------------------------------- deprecated / testing */

@@ -713,6 +713,49 @@ int shale_deserialize(shale *db, const char *zschema, unsigned char *data, shale
 /* A number that changes when the database zschema may have changed
  * (SQLITE_FCNTL_DATA_VERSION); SHALE_ERROR for an unknown schema. */
 int shale_data_version(shale *db, const char *zschema, unsigned *out);
+/* sqlite3_autovacuum_pages: before each commit of a write transaction on
+ * an auto_vacuum=FULL database, cb(arg, schema, pages in the file, free
+ * pages, page size) says how many free pages the commit gives back (0:
+ * none, as many as there are or more: all). NULL cb: all (the default).
+ * destroy(arg), if given, runs when the callback is replaced or the
+ * connection closes. */
+int shale_autovacuum_pages(shale *db,
+                           unsigned (*cb)(void *, const char *, unsigned, unsigned, unsigned),
+                           void *arg, void (*destroy)(void *));
+/* ---- WAL snapshots (src/api/api_snapshot.c), as sqlite3_snapshot_* ----
+ * A snapshot names one state of a WAL database: the log's index header
+ * (its last commit frame, salts and checksums; SQLite's 48-byte layout, so
+ * a snapshot can be copied and kept as bytes). zdb names the database
+ * ("main" or an attached one; NULL and "temp" are SHALE_ERROR). */
+typedef struct shale_snapshot {
+  unsigned char hidden[48];
+} shale_snapshot;
+/* A new snapshot (free it with shale_snapshot_free) of the read
+ * transaction open on zdb, starting one if needed. SHALE_ERROR unless the
+ * connection is inside BEGIN (not autocommit), zdb is in WAL mode with a
+ * log that has been written since it was created, and zdb has no write
+ * transaction open. */
+int shale_snapshot_get(shale *db, const char *zdb, shale_snapshot **out);
+/* Inside BEGIN, start zdb's read transaction at snap instead of at the
+ * newest commit; a read transaction already open is replaced when no
+ * statement is running. SHALE_ERROR_SNAPSHOT when the log no longer holds
+ * snap (restarted since, or checkpointed past it: a checkpoint never goes
+ * past a reader, so an open snapshot stays readable), SHALE_ERROR when the
+ * call is not allowed (autocommit, a write transaction, running
+ * statements, not WAL, or a connection that has not read zdb yet). The
+ * read transaction cannot write (SHALE_BUSY_SNAPSHOT) unless snap is the
+ * newest state. */
+int shale_snapshot_open(shale *db, const char *zdb, const shale_snapshot *snap);
+void shale_snapshot_free(shale_snapshot *snap);
+/* <0 when a is older than b, 0 when they are the same, >0 when newer; only
+ * meaningful for two snapshots of one database taken since its log file
+ * was last deleted. */
+int shale_snapshot_cmp(const shale_snapshot *a, const shale_snapshot *b);
+/* After the log's index was rebuilt (every connection closed without
+ * deleting the log, or a crash), the snapshots still held whole by the log
+ * and the database file become openable again. zdb must have no read
+ * transaction open (SHALE_ERROR otherwise, and when not in WAL mode). */
+int shale_snapshot_recover(shale *db, const char *zdb);
 /* ---- User-defined functions and collations (src/api/api_func.c) ---- */
 /* Same semantics as SQLite's sqlite3_create_function_v2 & co. A
  * shale_context is the call's context; the argument values are valid only

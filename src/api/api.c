@@ -294,6 +294,7 @@ int api_temp_open(shale *db) {
   }
   pager_set_busy_handler(btree_pager(db->dbx[1].bt), NULL, NULL);
   btree_set_new_encoding(db->dbx[1].bt, db->text_enc); /* temp text is main's encoding */
+  api_autovac_install(db, db->dbx[1].bt);
   return SHALE_OK;
 }
 
@@ -411,6 +412,7 @@ static int attach_db(shale *db, const char *file, const char *name) {
     return rc;
   }
   pager_set_busy_handler(btree_pager(bt), NULL, NULL);
+  api_autovac_install(db, bt);
   ApiDb *d = &db->dbx[db->ndb];
   memset(d, 0, sizeof *d);
   d->bt = bt;
@@ -876,6 +878,7 @@ static void db_free(shale *db) {
   shale_free(db->err_sql);
   shale_free(db->filename);
   shale_free(db->fullname);
+  api_autovac_free(db);
   api_loadext_close(db); /* last: what was registered may point into them */
   api_db_retire(db);     /* the struct goes to the free list at the last leave */
 }
@@ -946,6 +949,7 @@ void api_compile_env(shale *db, CompileEnv *env) {
   env->no_dqs_ddl = db->no_dqs_ddl;
   env->untrusted = !(db->pflags & API_PF_TRUSTED_SCHEMA);
   env->trigger_eqp = db->trigger_eqp;
+  env->legacy_file_format = db->legacy_format;
   if (db->schema) {
     db->cdbs[0].name = "main";
     db->cdbs[0].schema = db->schema->s;
@@ -968,8 +972,8 @@ void api_compile_env(shale *db, CompileEnv *env) {
 static int api_settings(const shale *db) {
   return (db->foreign_keys | db->recursive_triggers << 1 | db->reverse_unordered << 2 |
           db->case_sensitive_like << 3 | db->no_triggers << 26 | db->no_views << 27 |
-          db->trigger_eqp << 24 | db->no_dqs_dml << 28 | db->no_dqs_ddl << 29 |
-          db->defer_foreign_keys << 30) ^
+          db->trigger_eqp << 24 | db->legacy_format << 25 | db->no_dqs_dml << 28 |
+          db->no_dqs_ddl << 29 | db->defer_foreign_keys << 30) ^
          (int)(db->auth_gen << 4) ^ (int)(db->pflags << 8); /* pflags: bits 8..22 */
 }
 

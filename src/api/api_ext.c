@@ -287,7 +287,8 @@ static int txn_state_impl(shale *db, const char *zdb) {
  * ENABLE_LOAD_EXTENSION 1005 (the C call's switch, api_loadext.c);
  * NO_CKPT_ON_CLOSE 1006 (on: closing leaves each WAL file as it is);
  * RESET_DATABASE 1009 (on: VACUUM and VACUUM INTO write an empty database,
- * api_vacuum.c); TRIGGER_EQP 1008 (CompileEnv.trigger_eqp);
+ * api_vacuum.c); TRIGGER_EQP 1008 (CompileEnv.trigger_eqp); LEGACY_FILE_FORMAT
+ * 1016 (CompileEnv.legacy_file_format: new files get schema format 1);
  * ENABLE_FTS3_TOKENIZER 1004 and ENABLE_QPSG 1007 (kept and
  * reported: there is no FTS3, and no plan depends on a bound value, so both
  * hold as set). onoff 1/0 sets, < 0 reads; returns the state in force (1
@@ -314,6 +315,7 @@ static int db_config_switch_impl(shale *db, int op, int onoff) {
                 : op == 1007 ? &db->qpsg
                 : op == 1008 ? &db->trigger_eqp
                 : op == 1009 ? &db->reset_database
+                : op == 1016 ? &db->legacy_format
                              : NULL;
   if (on) {
     if (onoff >= 0) *on = onoff != 0;

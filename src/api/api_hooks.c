@@ -572,6 +572,55 @@ void *shale_update_hook(shale *db, void (*cb)(void *, int, const char *, const c
   API_DB_CALL(db, NULL, update_hook_impl(db, cb, arg));
 }
 
+/* The schema name of bt, also while a PRAGMA lets another database stand
+ * in for main (pragma.c); NULL if bt is none of the connection's. */
+static const char *autovac_schema(shale *db, Btree *bt) {
+  if (db->pragma_standin) {
+    if (bt == db->bt) return api_db_name(db, db->pragma_standin);
+    if (bt == db->standin_bt) return "main";
+  }
+  int i = api_db_of_bt(db, bt);
+  return i < 0 ? NULL : api_db_name(db, i);
+}
+
+/* The B-tree layer asks with its Btree: the callback gets the schema's
+ * name. */
+static uint32_t autovac_tramp(void *arg, Btree *bt, uint32_t npages, uint32_t nfree,
+                              uint32_t page_size) {
+  shale *db = arg;
+  const char *name = autovac_schema(db, bt);
+  if (!name || !db->avac_cb) return nfree;
+  return db->avac_cb(db->avac_arg, name, npages, nfree, page_size);
+}
+
+void api_autovac_install(shale *db, Btree *bt) {
+  if (bt) btree_set_autovac_pages(bt, db->avac_cb ? autovac_tramp : NULL, db);
+}
+
+void api_autovac_free(shale *db) {
+  if (db->avac_destroy) db->avac_destroy(db->avac_arg);
+  db->avac_destroy = NULL;
+}
+
+/* As SQLite: the previous destructor runs, and the new one is kept even
+ * with a NULL callback (it runs at close or at the next replacement). */
+static int autovac_pages_impl(shale *db,
+                              unsigned (*cb)(void *, const char *, unsigned, unsigned, unsigned),
+                              void *arg, void (*destroy)(void *)) {
+  api_autovac_free(db);
+  db->avac_cb = cb;
+  db->avac_arg = arg;
+  db->avac_destroy = destroy;
+  for (int i = 0; i < db->ndb; i++) api_autovac_install(db, api_db_bt(db, i));
+  return SHALE_OK;
+}
+
+int shale_autovacuum_pages(shale *db,
+                           unsigned (*cb)(void *, const char *, unsigned, unsigned, unsigned),
+                           void *arg, void (*destroy)(void *)) {
+  API_DB_CALL(db, SHALE_MISUSE, autovac_pages_impl(db, cb, arg, destroy));
+}
+
 void *shale_wal_hook(shale *db, int (*cb)(void *, shale *, const char *, int), void *arg) {
   API_DB_CALL(db, NULL, wal_hook_impl(db, cb, arg));
 }

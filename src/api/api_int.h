@@ -272,6 +272,7 @@ struct shale {
   uint8_t reset_database;   /* db_config RESET_DATABASE: VACUUM writes an empty database */
   uint8_t qpsg;             /* db_config ENABLE_QPSG (kept: plans never use bound values) */
   uint8_t trigger_eqp;      /* db_config TRIGGER_EQP (CompileEnv.trigger_eqp) */
+  uint8_t legacy_format;    /* db_config LEGACY_FILE_FORMAT (CompileEnv.legacy_file_format) */
   uint8_t fts3_tokenizer;   /* db_config ENABLE_FTS3_TOKENIZER (kept: no FTS3 here) */
   uint8_t no_load_ext;      /* db_config ENABLE_LOAD_EXTENSION off (the C call; on at open) */
   uint8_t load_ext_func;    /* the load_extension() SQL function allowed (off at open) */
@@ -299,6 +300,11 @@ struct shale {
   void *update_arg;
   int (*wal_cb)(void *, shale *, const char *, int);
   void *wal_arg;
+  /* sqlite3_autovacuum_pages (api_hooks.c; every Btree gets it through
+   * api_autovac_install) */
+  unsigned (*avac_cb)(void *, const char *, unsigned, unsigned, unsigned);
+  void *avac_arg;
+  void (*avac_destroy)(void *);
   int (*auth_cb)(void *, int, const char *, const char *, const char *, const char *);
   void *auth_arg;
   unsigned trace_mask; /* SHALE_TRACE_* for trace_cb */
@@ -496,6 +502,10 @@ void api_trace_end(shale_stmt *st);
 void api_trace_close(shale *db);
 /* Before a Vm of st is freed: keep its counters (stmt_status). */
 void api_stmt_keep_stats(shale_stmt *st);
+/* Give a B-tree of the connection the autovacuum pages callback (after
+ * opening one); api_autovac_free runs its destructor at close. */
+void api_autovac_install(shale *db, Btree *bt);
+void api_autovac_free(shale *db);
 /* The WAL hook after a statement finished in autocommit mode. */
 void api_wal_notify(shale *db);
 /* Forget the loaded schema and the statement cache (the database content

@@ -119,6 +119,7 @@ static int deserialize_impl(shale *db, const char *zs, unsigned char *data, shal
     if (rc == SHALE_OK) {
       if (flags & SHALE_DESERIALIZE_READONLY) pager_set_readonly(btree_pager(nb), 1);
       pager_set_busy_handler(btree_pager(nb), NULL, NULL);
+      api_autovac_install(db, nb);
       if (db->bt) btree_close(db->bt);
       db->bt = nb;
       api_schema_reset(db);

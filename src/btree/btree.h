@@ -162,6 +162,13 @@ void btree_set_new_encoding(Btree *, int enc);
  * file is freed (moved to a free slot if in use) and the file shrinks.
  * SHALE_DONE when the freelist is empty or the file is not auto-vacuum. */
 int btree_incr_vacuum(Btree *);
+/* sqlite3_autovacuum_pages: at each commit of a write transaction on an
+ * auto_vacuum=FULL file, fn says how many of its nfree free pages the
+ * commit gives back (0: none, nfree or more: all); npages is the file's
+ * size in pages. NULL (the default): all. */
+typedef uint32_t (*BtreeAutovacPages)(void *arg, Btree *bt, uint32_t npages, uint32_t nfree,
+                                      uint32_t page_size);
+void btree_set_autovac_pages(Btree *, BtreeAutovacPages fn, void *arg);
 int btree_update_meta(Btree *, int idx, uint32_t value); /* write txn */
 
 /* ---- cursors ---- */

@@ -80,16 +80,18 @@ struct Btree {
   BtCursor *spare; /* closed cursors kept for reuse (linked by next) */
   int nspare;
   uint32_t page_size, usable;
-  uint32_t max_leaf;  /* X for table leaves */
-  uint32_t max_local; /* X for index cells */
-  uint32_t min_local; /* M */
-  int readonly;       /* header forbids writing (write version too new) */
-  int autovac;        /* auto-vacuum file (header offset 52 != 0): pointer maps */
-  int incrvac;        /* incremental vacuum (offset 64 != 0): no vacuum at commit */
-  int new_autovac;    /* mode for a new database: 0 none, 1 full, 2 incremental */
-  int next_autovac;   /* mode last asked for (PRAGMA auto_vacuum=), -1 none */
-  int enc;            /* text encoding (offset 56): 1 UTF-8, 2 UTF-16le, 3 UTF-16be */
-  int new_enc;        /* encoding for a new (empty) database: 0 = 1 */
+  uint32_t max_leaf;         /* X for table leaves */
+  uint32_t max_local;        /* X for index cells */
+  uint32_t min_local;        /* M */
+  int readonly;              /* header forbids writing (write version too new) */
+  int autovac;               /* auto-vacuum file (header offset 52 != 0): pointer maps */
+  int incrvac;               /* incremental vacuum (offset 64 != 0): no vacuum at commit */
+  int new_autovac;           /* mode for a new database: 0 none, 1 full, 2 incremental */
+  int next_autovac;          /* mode last asked for (PRAGMA auto_vacuum=), -1 none */
+  BtreeAutovacPages avac_fn; /* pages a FULL commit frees (btree_set_autovac_pages) */
+  void *avac_arg;
+  int enc;     /* text encoding (offset 56): 1 UTF-8, 2 UTF-16le, 3 UTF-16be */
+  int new_enc; /* encoding for a new (empty) database: 0 = 1 */
   const char *ro_reason;
   int in_txn;
   char errmsg[256];

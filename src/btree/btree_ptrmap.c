@@ -256,6 +256,19 @@ static int vacuum_step(Btree *bt, uint32_t fin, uint32_t last, int commit) {
   return rc;
 }
 
+void btree_set_autovac_pages(Btree *bt, BtreeAutovacPages fn, void *arg) {
+  bt->avac_fn = fn;
+  bt->avac_arg = arg;
+}
+
+/* The free pages this commit gives back: all, or what avac_fn says (asked
+ * at every commit, with or without free pages, as SQLite). */
+static uint32_t autovac_pages(Btree *bt, uint32_t norig, uint32_t nfree) {
+  if (!bt->avac_fn) return nfree;
+  uint32_t n = bt->avac_fn(bt->avac_arg, bt, norig, nfree, bt->page_size);
+  return n < nfree ? n : nfree;
+}
+
 int btree_autovac_commit(Btree *bt) {
   if (!bt->autovac || bt->incrvac || pager_txn_state(bt->pager) != PAGER_TXN_WRITE) return 0;
   uint32_t norig = pager_db_size(bt->pager);
@@ -263,24 +276,29 @@ int btree_autovac_commit(Btree *bt) {
   if (ptrmap_is_page(bt, norig) || norig == btree_lockbyte_page(bt))
     return BT_CORRUPT(bt, norig, "database ends on a pointer map page");
   uint32_t nfree = free_count(bt);
-  if (nfree == 0) return SHALE_OK;
-  uint32_t fin = final_size(bt, norig, nfree);
+  uint32_t nvac = autovac_pages(bt, norig, nfree);
+  if (nvac == 0) return SHALE_OK;
+  /* all of them: the free list is dropped whole at the end; some: each
+   * page leaves the list as it goes (incremental vacuum's steps) */
+  int all = nvac == nfree;
+  uint32_t fin = final_size(bt, norig, nvac);
   if (fin > norig || nfree >= norig) return BT_CORRUPT(bt, 1, "free page count too big");
   int rc = save_all_cursors(bt);
   for (uint32_t last = norig; last > fin && rc == SHALE_OK; last--)
-    rc = vacuum_step(bt, fin, last, 1);
+    rc = vacuum_step(bt, fin, last, all);
   if (rc != SHALE_OK && rc != SHALE_DONE) return rc;
-  PgPage *p1;
-  rc = pager_get(bt->pager, 1, 0, &p1);
-  if (rc) return rc;
-  rc = pager_write(p1);
-  if (rc == SHALE_OK) {
-    util_put4(pager_data(p1) + 32, 0);
-    util_put4(pager_data(p1) + 36, 0);
+  if (all) {
+    PgPage *p1;
+    rc = pager_get(bt->pager, 1, 0, &p1);
+    if (rc) return rc;
+    rc = pager_write(p1);
+    if (rc == SHALE_OK) {
+      util_put4(pager_data(p1) + 32, 0);
+      util_put4(pager_data(p1) + 36, 0);
+    }
+    pager_unref(p1);
   }
-  pager_unref(p1);
-  if (rc == SHALE_OK) rc = pager_truncate(bt->pager, fin);
-  return rc;
+  return rc == SHALE_OK || rc == SHALE_DONE ? pager_truncate(bt->pager, fin) : rc;
 }
 
 int btree_incr_vacuum(Btree *bt) {

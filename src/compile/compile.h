@@ -111,6 +111,9 @@ typedef struct CompileEnv {
   /* TRIGGER_EQP on (db_config): EXPLAIN QUERY PLAN also lists the plans of
    * the trigger programs a statement runs (compile_trigger.c) */
   uint8_t trigger_eqp;
+  /* LEGACY_FILE_FORMAT on (db_config): a new database gets schema format 1
+   * (compile_ddl.c), whose indexes ignore DESC (schema_load.c) */
+  uint8_t legacy_file_format;
   /* Every database (ATTACH/TEMP): dbs[0] main (schema == the schema field
    * above), dbs[1] temp, dbs[2..ndb) attached in order. ndb == 0: main only
    * (callers that predate ATTACH). */

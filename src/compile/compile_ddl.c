@@ -192,6 +192,12 @@ Schema *ddl_scratch_with(Parse *p, Table *tab) {
     parse_nomem(p);
     return NULL;
   }
+  /* the target's schema format (DESC in indexes depends on it); 0: the
+   * first CREATE of this transaction writes it (code_file_format) */
+  const Schema *real = parse_db_schema(p, p->idb);
+  s->file_format = real && real->file_format              ? real->file_format
+                   : p->env && p->env->legacy_file_format ? 1
+                                                          : 4;
   return s;
 }
 
@@ -207,8 +213,14 @@ void ddl_build_error(Parse *p, int rc, char *msg) {
 }
 
 /* The file format and text encoding SQLite writes on the first CREATE of a
- * database whose header has none yet (schema format 0). */
+ * database whose header has none yet (schema format 0). Under
+ * LEGACY_FILE_FORMAT the first CREATE of a database (schema cookie still
+ * 0; Shale's new files carry format 4 from the start) writes format 1. */
 static void code_file_format(Parse *p) {
+  if (p->env && p->env->legacy_file_format && p->schema && p->schema->cookie == 0) {
+    emit(p, OP_SetCookie, p->idb, BTREE_META_SCHEMA_FORMAT, 1);
+    return;
+  }
   int r = emit_regs(p, 1);
   int skip = emit_label(p);
   emit(p, OP_ReadCookie, p->idb, r, BTREE_META_SCHEMA_FORMAT);

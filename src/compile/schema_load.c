@@ -57,6 +57,14 @@ typedef struct Build {
   const SchemaFuncs *sf; /* CHECK/generated/index expressions checked against it */
 } Build;
 
+/* A legacy file (schema format 1..3, SQLite before 3.3.0; written again
+ * under SQLITE_DBCONFIG_LEGACY_FILE_FORMAT) has no descending indexes: DESC
+ * in an index's columns is ignored, as SQLite does. */
+static uint8_t index_desc(const Build *b, int sort) {
+  uint32_t ff = b->s->file_format;
+  return sort == SQL_SORT_DESC && !(ff >= 1 && ff < 4);
+}
+
 static int fail(Build *b, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(Build *b, int rc, const char *fmt, ...) {
   if (b->rc == SHALE_OK) {
@@ -554,7 +562,7 @@ static int constraint_index(Build *b, Table *t, SqlExprList *terms, int col, uin
     }
     ic[i].col = c;
     ic[i].coll = coll ? sdup(b, coll) : col_coll(t, c);
-    ic[i].desc = s == SQL_SORT_DESC;
+    ic[i].desc = index_desc(b, s);
   }
   for (Index *o = t->indexes; o; o = o->next) {
     if (!same_key(o, idx)) continue;
@@ -994,7 +1002,7 @@ static int build_index(Build *b, const SqlStmt *st, Index **out) {
       return fail(b, SHALE_ERROR, "no such collation sequence: %s", coll);
     ic[i].col = c;
     ic[i].coll = coll ? sdup(b, coll) : c >= 0 ? col_coll(t, c) : "BINARY";
-    ic[i].desc = ci->columns->a[i].sort == SQL_SORT_DESC;
+    ic[i].desc = index_desc(b, ci->columns->a[i].sort);
   }
   /* generated-column loops show once every name is resolved (when the
    * index is coded: the WHERE, then the key columns) */

@@ -530,7 +530,8 @@ static int wal_snapshot(Pager *p) {
   int rc, changed = 0;
   wal_set_map(p->wal, p->mmap_limit > 0);
   for (int n = 0;;) {
-    rc = wal_begin_read(p->wal, &changed);
+    rc = p->snap_next ? wal_begin_read_at(p->wal, p->snap_next, &changed)
+                      : wal_begin_read(p->wal, &changed);
     /* SHALE_BUSY_RECOVERY (another connection rebuilding the index) too,
      * as SQLite's busy loop tests rc & 0xff */
     if ((rc & 0xff) != SHALE_BUSY || !p->busy || !p->busy(p->busy_arg, n++)) break;

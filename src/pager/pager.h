@@ -318,4 +318,24 @@ int pager_wal_checkpoint(Pager *, int mode, int *nlog, int *nckpt);
 /* Frames in the WAL (0 when not in WAL mode): sqlite3_wal_hook's count. */
 int pager_wal_frames(Pager *);
 
+/* Snapshots of a WAL database (pager_wal.c; wal.h): PAGER_SNAPSHOT_SIZE
+ * bytes naming a state of the log. All SHALE_ERROR when the pager has no
+ * log open (not in WAL mode, or not read yet). */
+#define PAGER_SNAPSHOT_SIZE 48
+/* The open read transaction's snapshot (none, or writing: SHALE_ERROR). */
+int pager_snapshot_get(Pager *, uint8_t out[PAGER_SNAPSHOT_SIZE]);
+/* The next read transaction (pager_begin_read) opens at snap, which the
+ * caller keeps until pager_snapshot_next(p, NULL); begin_read then fails
+ * with SHALE_ERROR_SNAPSHOT if the log no longer holds it. */
+int pager_snapshot_next(Pager *, const uint8_t *snap);
+/* Inside a read transaction: SHALE_OK when snap can still be opened, with
+ * checkpoints held off until pager_snapshot_unlock (which is also right
+ * after an error); else SHALE_ERROR_SNAPSHOT. */
+int pager_snapshot_check(Pager *, const uint8_t snap[PAGER_SNAPSHOT_SIZE]);
+void pager_snapshot_unlock(Pager *);
+/* Inside a read transaction: sqlite3_snapshot_recover (wal.h). */
+int pager_snapshot_recover(Pager *);
+/* Order of two snapshots of one database: <0, 0, >0. */
+int pager_snapshot_cmp(const uint8_t a[PAGER_SNAPSHOT_SIZE], const uint8_t b[PAGER_SNAPSHOT_SIZE]);
+
 #endif /* SHALE_PAGER_H */

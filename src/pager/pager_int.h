@@ -169,6 +169,8 @@ struct Pager {
   int excl_mode;   /* locking_mode=EXCLUSIVE (pager_wal.c) */
   int keep_wal;    /* pager_set_keep_wal: close leaves the log */
   int wal_heap;    /* the Wal's index is in heap memory (exclusive mode) */
+  /* the next read transaction opens at this snapshot (pager_wal.c) */
+  const uint8_t *snap_next;
 
   /* Mapped reads (pager_cache.c; docs/architecture.md departure on mmap). */
   int64_t mmap_user;    /* PRAGMA mmap_size as set, -1 = never set (reports 0) */

@@ -31,6 +31,10 @@
  *  - NORMAL again: the locks drop to what the journal mode keeps between
  *    transactions at the end of the next transaction.
  *
+ * Snapshots (sqlite3_snapshot_*): thin calls into wal.c; a snapshot to
+ * open is handed to the next read transaction through snap_next, which
+ * wal_snapshot (pager.c) passes to wal_begin_read_at.
+ *
  * Invariants:
  *  1. wal_spilled is set only while a WAL write transaction is open and
  *     frames past the last commit were appended by it; it is cleared at
@@ -104,4 +108,37 @@ int pager_locking_mode(Pager *p) {
 int pager_wal_exclusive_lock(Pager *p) {
   if (!p->excl_mode || p->lock >= OS_LOCK_EXCLUSIVE) return SHALE_OK;
   return pager_lock_wait(p, OS_LOCK_EXCLUSIVE);
+}
+
+/* ---- snapshots ---- */
+
+_Static_assert(PAGER_SNAPSHOT_SIZE == WAL_SNAPSHOT_SIZE, "one snapshot format");
+
+int pager_snapshot_get(Pager *p, uint8_t out[PAGER_SNAPSHOT_SIZE]) {
+  if (!p->wal || p->txn != PAGER_TXN_READ) return SHALE_ERROR;
+  return wal_snapshot_get(p->wal, out);
+}
+
+int pager_snapshot_next(Pager *p, const uint8_t *snap) {
+  if (snap && !p->wal) return SHALE_ERROR;
+  p->snap_next = snap;
+  return SHALE_OK;
+}
+
+int pager_snapshot_check(Pager *p, const uint8_t snap[PAGER_SNAPSHOT_SIZE]) {
+  if (!p->wal || p->txn == PAGER_TXN_NONE) return SHALE_ERROR;
+  return wal_snapshot_check(p->wal, snap);
+}
+
+void pager_snapshot_unlock(Pager *p) {
+  if (p->wal) wal_snapshot_unlock(p->wal);
+}
+
+int pager_snapshot_recover(Pager *p) {
+  if (!p->wal || p->txn == PAGER_TXN_NONE) return SHALE_ERROR;
+  return wal_snapshot_recover(p->wal);
+}
+
+int pager_snapshot_cmp(const uint8_t a[PAGER_SNAPSHOT_SIZE], const uint8_t b[PAGER_SNAPSHOT_SIZE]) {
+  return wal_snapshot_cmp(a, b);
 }

@@ -46,6 +46,16 @@
  *     when it commits, and reads nothing from it): wal_last_commit tells a
  *     waiting writer whether the last commit was a Shale process's and
  *     whether it ended that writer's run (pager_fair.c).
+ *  9. Snapshots (wal_snapshot_*, SQLite's SQLITE_ENABLE_SNAPSHOT): a
+ *     snapshot is a copy of the index header. A read transaction opened at
+ *     one (wal_begin_read_at) holds a read mark no higher than its mxFrame
+ *     (snap_cap is the cap while the mark is chosen, UINT32_MAX otherwise),
+ *     reads frames 1..mxFrame (min_frame 1: a checkpoint may have skipped an
+ *     early frame whose page has a later frame past the snapshot), and is
+ *     refused (SHALE_ERROR_SNAPSHOT) once the log restarted (other salts)
+ *     or a checkpoint attempted frames past it (nBackfillAttempted). CKPT
+ *     is held shared from the check to the new read mark, so that no
+ *     checkpoint runs in between.
  *
  * Not done yet (differences from SQLite 3.40, docs/format.md):
  *  - a page written twice in one transaction gets two frames (valid, and
@@ -148,6 +158,9 @@ struct Wal {
   uint32_t map_mx;     /* mxFrame at the last map_begin (a drop: restart) */
   int64_t map_read;    /* bytes read from the map since its last release */
   uint8_t map_user;    /* counted in os_map_users (a mappable log) */
+  /* snapshots (invariant 9) */
+  uint32_t snap_cap; /* while wal_begin_read_at: read marks above it do not fit */
+  uint8_t snap_ckpt; /* this Wal holds CKPT shared for a snapshot */
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -441,6 +454,7 @@ int wal_open(OsVfs *vfs, OsFile *db, const char *wal_path, uint32_t page_size, W
   w->page_size = page_size;
   w->sync_level = WAL_SYNC_FULL;
   w->read_lock = -1;
+  w->snap_cap = UINT32_MAX;
   w->path = util_strdup(wal_path);
   w->buf = shale_malloc(FRAME_HDRSIZE + page_size);
   int rc = (w->path && w->buf) ? SHALE_OK : SHALE_NOMEM;
@@ -612,6 +626,7 @@ static int try_begin_read(Wal *w, int force_wal) {
   volatile uint32_t *r0 = info(w);
   uint32_t mx = w->hdr.mx_frame;
   int rc;
+  if (w->snap_cap < mx) mx = w->snap_cap; /* invariant 9 */
   if (!force_wal && r0[W_BACKFILL] == mx) {
     rc = lock_shm(w, SLOT_READ(0), 1, OS_SHM_SHARED);
     if (rc == SHALE_OK) {
@@ -1164,4 +1179,129 @@ int wal_close(Wal *w, int flags) {
   shale_free(w->buf);
   shale_free(w);
   return rc;
+}
+
+/* ---------------------------------------------------------- snapshots */
+
+_Static_assert(sizeof(IdxHdr) == WAL_SNAPSHOT_SIZE, "a snapshot is an index header");
+
+int wal_snapshot_get(Wal *w, uint8_t out[WAL_SNAPSHOT_SIZE]) {
+  if (w->read_lock < 0 || w->write_lock) return SHALE_ERROR;
+  /* no log header since the index was built: nothing was ever written to
+   * this log (SQLite: zero salts and frame checksums) */
+  if (w->hdr.mx_frame == 0 && w->hdr.frame_cksum[0] == 0 && w->hdr.frame_cksum[1] == 0)
+    return SHALE_ERROR;
+  memcpy(out, &w->hdr, sizeof w->hdr);
+  return SHALE_OK;
+}
+
+/* The snapshot is still in the log: same salts, and no checkpoint has
+ * attempted frames past it. Needs a mapped region 0. */
+static int snap_usable(Wal *w, const IdxHdr *s) {
+  return memcmp(s->salt, w->hdr.salt, 8) == 0 && s->mx_frame >= info(w)[W_ATTEMPTED];
+}
+
+static int snap_lock(Wal *w) {
+  if (w->snap_ckpt) return SHALE_OK;
+  int rc = lock_shm(w, SLOT_CKPT, 1, OS_SHM_SHARED);
+  if (rc == SHALE_OK) w->snap_ckpt = 1;
+  return rc;
+}
+
+void wal_snapshot_unlock(Wal *w) {
+  if (!w->snap_ckpt) return;
+  unlock_shm(w, SLOT_CKPT, 1, OS_SHM_SHARED);
+  w->snap_ckpt = 0;
+}
+
+int wal_snapshot_check(Wal *w, const uint8_t snap[WAL_SNAPSHOT_SIZE]) {
+  if (w->read_lock < 0) return SHALE_ERROR;
+  IdxHdr s;
+  memcpy(&s, snap, sizeof s);
+  int rc = snap_lock(w);
+  if (rc != SHALE_OK) return rc;
+  if (!snap_usable(w, &s)) {
+    wal_snapshot_unlock(w);
+    return SHALE_ERROR_SNAPSHOT;
+  }
+  return SHALE_OK;
+}
+
+int wal_begin_read_at(Wal *w, const uint8_t snap[WAL_SNAPSHOT_SIZE], int *changed) {
+  IdxHdr s, prev = w->seen;
+  memcpy(&s, snap, sizeof s);
+  int ever = w->ever_read, held = w->snap_ckpt;
+  int rc = snap_lock(w);
+  if (rc != SHALE_OK) return rc;
+  w->snap_cap = s.mx_frame;
+  rc = begin_read(w, 1, NULL);
+  w->snap_cap = UINT32_MAX;
+  if (rc == SHALE_OK && memcmp(&s, &w->hdr, sizeof s) != 0) {
+    if (snap_usable(w, &s)) {
+      w->hdr = s;
+      w->min_frame = 1;
+    } else {
+      wal_end_read(w);
+      rc = SHALE_ERROR_SNAPSHOT;
+    }
+  }
+  if (!held) wal_snapshot_unlock(w);
+  if (rc != SHALE_OK) {
+    w->seen = prev; /* nothing was read: the cache still holds prev's pages */
+    w->ever_read = ever;
+    return rc;
+  }
+  int ch = !ever || memcmp(&prev, &s, sizeof s) != 0;
+  if (changed) *changed = ch;
+  w->ext_changed = ch && ever;
+  w->seen = s;
+  map_begin(w);
+  return SHALE_OK;
+}
+
+/* The page of frame f, from its index block. */
+static int frame_pgno(Wal *w, uint32_t f, uint32_t *pgno) {
+  Block b;
+  int rc = block_get(w, block_of(f), 0, &b);
+  if (rc == SHALE_OK) *pgno = b.pgno[f - b.base - 1];
+  return rc;
+}
+
+int wal_snapshot_recover(Wal *w) {
+  if (w->read_lock < 0) return SHALE_ERROR;
+  int rc = snap_lock(w);
+  if (rc != SHALE_OK) return rc;
+  volatile uint32_t *r0 = info(w);
+  int64_t db_bytes = 0;
+  uint8_t *page = shale_malloc(w->page_size);
+  rc = page ? os_file_size(w->db, &db_bytes) : SHALE_NOMEM;
+  /* Going down from the last frame a checkpoint attempted: a frame whose
+   * page in the database file differs was not copied, so snapshots from
+   * before it are still whole; the first frame found copied stops. */
+  for (uint32_t f = r0[W_ATTEMPTED]; rc == SHALE_OK && f > r0[W_BACKFILL]; f--) {
+    uint32_t pg = 0;
+    rc = frame_pgno(w, f, &pg);
+    if (rc != SHALE_OK) break;
+    int64_t off = (int64_t)(pg - 1) * w->page_size;
+    if (pg != 0 && off + w->page_size <= db_bytes) {
+      rc = wal_read_frame(w, f, w->buf);
+      if (rc == SHALE_OK) rc = os_read(w->db, page, (int)w->page_size, off);
+      if (rc != SHALE_OK || memcmp(page, w->buf, w->page_size) == 0) break;
+    }
+    r0[W_ATTEMPTED] = f - 1;
+  }
+  shale_free(page);
+  wal_snapshot_unlock(w);
+  return rc;
+}
+
+int wal_snapshot_cmp(const uint8_t a[WAL_SNAPSHOT_SIZE], const uint8_t b[WAL_SNAPSHOT_SIZE]) {
+  IdxHdr x, y;
+  memcpy(&x, a, sizeof x);
+  memcpy(&y, b, sizeof y);
+  /* salt-1 grows by one at each restart of the log (restart_hdr) */
+  uint32_t sx = util_get4(x.salt), sy = util_get4(y.salt);
+  if (sx != sy) return sx < sy ? -1 : 1;
+  if (x.mx_frame != y.mx_frame) return x.mx_frame < y.mx_frame ? -1 : 1;
+  return 0;
 }

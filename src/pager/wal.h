@@ -183,4 +183,31 @@ void wal_queue_leave(Wal *w);
  * other writers of the process. SHALE_OK at once if nothing is pending. */
 int wal_sync_commit(Wal *w);
 
+/* ---- snapshots (wal.c invariant 9; SQLite's sqlite3_snapshot_*) ----
+ * A snapshot is the 48 bytes of an index header, SQLite's layout. */
+#define WAL_SNAPSHOT_SIZE 48
+
+/* The snapshot of the open read transaction (not while writing).
+ * SHALE_ERROR without one, or when nothing was ever written to the log. */
+int wal_snapshot_get(Wal *w, uint8_t out[WAL_SNAPSHOT_SIZE]);
+/* Inside a read transaction: SHALE_OK if snap can still be opened, and
+ * CKPT is then held shared (no checkpoint starts) until
+ * wal_snapshot_unlock; SHALE_ERROR_SNAPSHOT if it cannot (restarted log, or
+ * checkpointed past it). */
+int wal_snapshot_check(Wal *w, const uint8_t snap[WAL_SNAPSHOT_SIZE]);
+void wal_snapshot_unlock(Wal *w);
+/* wal_begin_read, but reading the database as it was at snap (taken from
+ * this log by wal_snapshot_get): SHALE_ERROR_SNAPSHOT when the log no
+ * longer holds it. A write transaction cannot start on an old snapshot
+ * (SHALE_BUSY_SNAPSHOT). */
+int wal_begin_read_at(Wal *w, const uint8_t snap[WAL_SNAPSHOT_SIZE], int *changed);
+/* Inside a read transaction: make older snapshots openable again after the
+ * wal-index was rebuilt (recovery counts every frame as attempted by a
+ * checkpoint): frames not yet copied into the database file are given back,
+ * as SQLite's sqlite3_snapshot_recover. */
+int wal_snapshot_recover(Wal *w);
+/* <0, 0, >0 as snapshot a is older than, the same as, newer than b (both of
+ * one database, since its log was last deleted). */
+int wal_snapshot_cmp(const uint8_t a[WAL_SNAPSHOT_SIZE], const uint8_t b[WAL_SNAPSHOT_SIZE]);
+
 #endif /* SHALE_WAL_H */

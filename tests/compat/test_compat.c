@@ -239,6 +239,10 @@ TEST(compat_vtab_more_same) { run_same("vtab_more"); }
 TEST(compat_dbconfig_opts_same) { run_same("dbconfig_opts"); }
 TEST(compat_pointers_same) { run_same("pointers"); }
 TEST(compat_cacheflush_same) { run_same("cacheflush"); }
+/* Debian's library has no snapshots (no SQLITE_ENABLE_SNAPSHOT): Shale only,
+ * against SQLite's documented rules, with the real SQLite writing the file. */
+TEST(compat_snapshot_shale) { run_prog("snapshot", 1); }
+TEST(compat_autovac_pages_same) { run_same("autovac_pages"); }
 TEST(compat_basic_shale) { run_prog("basic", 1); }
 TEST(compat_basic_sqlite) { run_prog("basic", 0); }
 TEST(compat_errors_shale) { run_prog("errors", 1); }

@@ -4,8 +4,9 @@
  * columns and indexes; TEMP objects exempt), RESET_DATABASE (VACUUM empties
  * the database, also a corrupt one), TRIGGER_EQP (EXPLAIN QUERY PLAN lists
  * trigger programs), ENABLE_QPSG (Shale's plans never
- * depend on bound values) and ENABLE_FTS3_TOKENIZER (kept; Shale has no
- * FTS3). Every statement's
+ * depend on bound values), ENABLE_FTS3_TOKENIZER (kept; Shale has no
+ * FTS3) and LEGACY_FILE_FORMAT (schema format 1, DESC ignored in indexes).
+ * Every statement's
  * outcome and rows are printed; tests/compat/test_compat.c requires the
  * same output from both libraries. */
 #include "prog.h"
@@ -299,6 +300,47 @@ static void others(void) {
   sqlite3_close(db);
 }
 
+/* The schema format number of a file (header offset 44). */
+static int file_format(const char *path) {
+  unsigned char h[48];
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  size_t n = fread(h, 1, sizeof h, f);
+  fclose(f);
+  return n == sizeof h ? h[44] << 24 | h[45] << 16 | h[46] << 8 | h[47] : -1;
+}
+
+/* LEGACY_FILE_FORMAT: new files get schema format 1, whose indexes ignore
+ * DESC (also when such a file is opened again without the option); a file
+ * made without it keeps format 4 and DESC. */
+static void legacy_format(const char *dir) {
+  printf("-- legacy_file_format\n");
+  char path[600];
+  for (int legacy = 1; legacy >= 0; legacy--) {
+    snprintf(path, sizeof path, "%s/legacy%d.db", dir, legacy);
+    remove(path);
+    sqlite3 *db = NULL;
+    sqlite3_open(path, &db);
+    opt(db, SQLITE_DBCONFIG_LEGACY_FILE_FORMAT, -1);
+    opt(db, SQLITE_DBCONFIG_LEGACY_FILE_FORMAT, legacy);
+    run(db, "PRAGMA user_version = 7");
+    run(db,
+        "CREATE TABLE t(a, b); CREATE INDEX ta ON t(a DESC, b); "
+        "INSERT INTO t VALUES (1, 0), (2, 1), (3, 2)");
+    run(db, "SELECT name, desc FROM pragma_index_xinfo('ta')");
+    run(db, "SELECT a FROM t ORDER BY a DESC");
+    sqlite3_close(db);
+    printf("format: %d\n", file_format(path));
+    sqlite3_open(path, &db); /* the option is off: the file decides */
+    run(db, "CREATE INDEX tb ON t(b DESC)");
+    run(db, "SELECT name, desc FROM pragma_index_xinfo('tb') WHERE cid >= 0");
+    run(db, "SELECT b FROM t ORDER BY b DESC");
+    run(db, "PRAGMA integrity_check");
+    sqlite3_close(db);
+    remove(path);
+  }
+}
+
 int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : "dbconfig_opts.tmp";
   char mk[600];
@@ -310,5 +352,6 @@ int main(int argc, char **argv) {
   reset_database(dir);
   trigger_eqp();
   others();
+  legacy_format(dir);
   return 0;
 }

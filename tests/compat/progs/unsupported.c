@@ -32,8 +32,7 @@ int main(void) {
   /* config after initialize (open ran it): misuse, as SQLite */
   EXPECT_INT(sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0), SQLITE_MISUSE);
 
-  /* declared rarities (snapshots: not in the reference library this
-   * program links against); virtual tables work (vtab.c), extensions
+  /* snapshots work (snapshot.c), virtual tables too (vtab.c), extensions
    * load (loadext.c) */
 
   /* the session extension's rebasers: none is ever made (compat/changeset.c) */
