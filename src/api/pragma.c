@@ -676,8 +676,6 @@ static int ck_table(CkState *c, Table *t, int quick) {
   Index **ixs = shale_malloc(sizeof *ixs * (size_t)(nix + 1));
   ShValue *vals = shale_malloc(sizeof *vals * (size_t)(t->ncol + 2));
   uint32_t *types = shale_malloc(sizeof *types * (size_t)(t->nstored + 1) * 2);
-  uint8_t *key = NULL;
-  size_t keycap = 0;
   int rc = SHALE_OK;
   if (!icur || !iki || !ixs || !vals || !types) {
     rc = SHALE_NOMEM;
@@ -756,19 +754,11 @@ static int ck_table(CkState *c, Table *t, int quick) {
         }
       }
       if (skip) continue;
-      size_t need = record_encoded_size(kv, ix->ncol);
-      if (need > keycap) {
-        uint8_t *b = shale_realloc(key, need);
-        if (!b) {
-          rc = SHALE_NOMEM;
-          break;
-        }
-        key = b;
-        keycap = need;
-      }
-      size_t kn = record_encode(kv, ix->ncol, key);
+      /* the entry the row needs, sought with its key unpacked (the row's
+       * values: typed compares, no record built per row and index) */
+      RecordSeek rs = {.ki = iki[k], .key = kv, .nkey = ix->ncol, .default_rc = RECORD_SEEK_WHOLE};
       int res = 1;
-      rc = btree_seek_key(icur[k], key, (uint32_t)kn, &res);
+      rc = btree_seek_cmp(icur[k], record_seek_pick(&rs), &rs, &res);
       if (rc == SHALE_OK && (res != 0 || btree_eof(icur[k])))
         rc = ck_msg(c, util_mprintf("row %lld missing from index %s", (long long)nrows, ix->name));
     }
@@ -789,7 +779,6 @@ static int ck_table(CkState *c, Table *t, int quick) {
     if (iki) shale_free(iki[k]);
   }
 done:
-  shale_free(key);
   shale_free(icur);
   shale_free(iki);
   shale_free(ixs);

@@ -687,45 +687,62 @@ static double seek_cost(double n) {
 /* Cost of the sorter for n rows. */
 static double sort_cost(double n) { return n * log2n(n) * 1.2 + n; }
 
-/* Does level L deliver order_by? Sets *rev. */
-static int order_ok(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int groupby, int *rev) {
+/* Is the ORDER BY term at ob->a[k] (column of L's item) held constant in
+ * L's loop by one of its equality terms? The term's collation must be the
+ * ORDER BY's, or rows equal under it may still differ in order. */
+static int order_pinned(const Planner *pl, const PlanLevel *L, SqlExpr *e, int column) {
+  for (int j = 0; j < L->neq; j++) {
+    const PlanTerm *t = &pl->terms[L->eq[j]];
+    if (t->column != column || t->op == PLAN_OP_IN) continue;
+    const char *oc = pl->hooks.coll_name ? pl->hooks.coll_name(pl->hooks.ctx, e) : NULL;
+    if (column < 0 || util_stricmp(oc ? oc : "BINARY", t->coll ? t->coll : "BINARY") == 0) return 1;
+  }
+  return 0;
+}
+
+/* How far does level L deliver ob, starting at term k0? Returns the first
+ * term it does not deliver (ob->n: all). Terms reading only the items of
+ * settled (outer loops whose rows are already all distinct) are skipped;
+ * *dir is the scan direction the terms ask for (-1: any, 1: backwards);
+ * *distinct is set once the order reaches the rowid, past which every row
+ * of the loop differs (SQLite's order-distinct loop). */
+static int order_run(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int k0, int groupby,
+                     uint64_t settled, int *dir, int *distinct) {
   const PlanItem *it = &pl->items[L->item];
   const Table *tab = it->tab;
-  if (!tab || it->is_sub || !ob || ob->n == 0) return 0;
+  *dir = -1;
+  *distinct = 0;
+  if (!tab || it->is_sub || !ob || k0 >= ob->n) return k0;
   /* the ordering columns: table column numbers (-1 rowid) with collation and desc */
   const Index *idx = L->idx;
-  int ncols = 0, start = 0;
-  if (L->kind == PLAN_ROWID_EQ || L->kind == PLAN_AUTO || L->kind == PLAN_OR) return 0;
-  if (idx) {
+  int ncols = 0;
+  if (L->kind == PLAN_AUTO || L->kind == PLAN_OR || L->kind == PLAN_VTAB) return k0;
+  if (L->kind == PLAN_ROWID_EQ) {
+    /* one row per outer row unless it is an IN list */
+    if (pl->terms[L->eq[0]].op == PLAN_OP_IN) return k0;
+    *distinct = 1;
+  } else if (idx) {
     /* equality columns are constant; an IN column orders like the index
      * (its set is read in the index column's collation order) */
-    start = 0;
     ncols = idx->nkey;
     if (!tab->without_rowid) ncols = idx->nkey + 1; /* then the rowid */
   } else if (tab->without_rowid) {
-    return 0;
+    return k0;
   } else {
     ncols = 1; /* rowid */
   }
-  int pos = start, dir = -1, distinct = 0;
-  for (int k = 0; k < ob->n; k++) {
+  int pos = 0;
+  for (int k = k0; k < ob->n; k++) {
     int column;
     SqlExpr *e = ob->a[k].expr;
-    /* past the rowid every row of the loop differs: a term on its row alone
-     * is settled (SQLite's order-distinct loop) */
-    if (distinct && pl->hooks.mask && (pl->hooks.mask(pl->hooks.ctx, e) & ~bit(L->item)) == 0)
-      continue;
+    uint64_t done = settled | (*distinct ? bit(L->item) : 0);
+    if (done && pl->hooks.mask && (pl->hooks.mask(pl->hooks.ctx, e) & ~done) == 0) continue;
+    if (*distinct) return k;
     int item = col_item(pl, e, &column);
-    if (item != L->item) return 0;
-    /* pinned by an equality: any order */
-    int pinned = 0;
-    for (int j = 0; j < L->neq && !pinned; j++) {
-      const PlanTerm *t = &pl->terms[L->eq[j]];
-      if (t->column == column && t->op != PLAN_OP_IN) pinned = 1;
-    }
-    if (pinned) continue;
+    if (item != L->item) return k;
+    if (order_pinned(pl, L, e, column)) continue;
     while (pos < L->neq && pl->terms[L->eq[pos]].op != PLAN_OP_IN) pos++;
-    if (pos >= ncols) return 0;
+    if (pos >= ncols) return k;
     int icol, idesc = 0;
     const char *icoll = "BINARY";
     if (idx && pos < idx->nkey) {
@@ -735,24 +752,70 @@ static int order_ok(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int 
     } else {
       icol = -1;
     }
-    if (icol != column) return 0;
+    if (icol != column) return k;
     if (icol >= 0) {
       const char *oc = pl->hooks.coll_name ? pl->hooks.coll_name(pl->hooks.ctx, e) : NULL;
-      if (util_stricmp(oc ? oc : "BINARY", icoll) != 0) return 0;
+      if (util_stricmp(oc ? oc : "BINARY", icoll) != 0) return k;
     }
     if (!groupby) {
       int desc = ob->a[k].sort == SQL_SORT_DESC;
-      if (ob->a[k].nulls == SQL_NULLS_LAST && !desc) return 0;
-      if (ob->a[k].nulls == SQL_NULLS_FIRST && desc) return 0;
+      /* NULLS placed against the index order (a rowid is never NULL) */
+      if (icol >= 0 && ob->a[k].nulls == SQL_NULLS_LAST && !desc) return k;
+      if (icol >= 0 && ob->a[k].nulls == SQL_NULLS_FIRST && desc) return k;
       int r = desc ^ idesc;
-      if (dir >= 0 && dir != r) return 0;
-      dir = r;
+      if (*dir >= 0 && *dir != r) return k;
+      *dir = r;
     }
-    if (icol < 0) distinct = 1;
+    if (icol < 0) *distinct = 1;
     pos++;
   }
+  return ob->n;
+}
+
+/* Does level L alone deliver order_by? Sets *rev. */
+static int order_ok(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int groupby, int *rev) {
+  int dir, distinct;
+  if (!ob || ob->n == 0 || order_run(pl, L, ob, 0, groupby, 0, &dir, &distinct) < ob->n) return 0;
   *rev = dir > 0;
   return 1;
+}
+
+/* Follow ob through the loops lv[0..n), each level continuing the order
+ * where the one outside it stopped. Returns the first term not delivered;
+ * *live: every level so far ended distinct, so an inner loop may continue;
+ * *settled: those levels' items; *rev: the levels that scan backwards. */
+static int chain_walk(const Planner *pl, const PlanLevel *lv, int n, SqlExprList *ob, int groupby,
+                      uint64_t *settled, uint64_t *rev, int *live) {
+  int k = 0;
+  *settled = *rev = 0;
+  *live = ob && ob->n > 0 && n < 64;
+  for (int d = 0; d < n && *live && k < ob->n; d++) {
+    int dir, distinct;
+    k = order_run(pl, &lv[d], ob, k, groupby, *settled, &dir, &distinct);
+    if (dir > 0) *rev |= bit(d);
+    *live = distinct;
+    *settled |= bit(lv[d].item);
+  }
+  return *live || (ob && k == ob->n) ? k : 0;
+}
+
+/* Do the loops lv[0..n) deliver ob together? Sets *revmask. */
+static int chain_order(const Planner *pl, const PlanLevel *lv, int n, SqlExprList *ob, int groupby,
+                       uint64_t *revmask) {
+  uint64_t settled;
+  int live;
+  return ob && ob->n > 0 && chain_walk(pl, lv, n, ob, groupby, &settled, revmask, &live) == ob->n;
+}
+
+/* After the choice: the loops deliver ob together when level 0 alone does
+ * not; a level 0 that delivers no order scans forwards. */
+static void finish_order(const Planner *pl, Plan *out, SqlExprList *ob, int groupby) {
+  uint64_t rev;
+  if (!out->order_ok && chain_order(pl, out->levels, out->nlevel, ob, groupby, &rev)) {
+    out->order_ok = 1;
+    for (int d = 0; d < out->nlevel; d++) out->levels[d].reverse = (rev & bit(d)) != 0;
+  }
+  if (!out->order_ok) out->levels[0].reverse = 0;
 }
 
 static double in_count(const PlanTerm *t);
@@ -825,6 +888,19 @@ static void consider(const Planner *pl, PlanLevel *cand, uint64_t avail, SqlExpr
   cand->rows = residual(pl, cand, avail, cand->rows);
   int rev = 0, ord = 0;
   double cost = cand->cost;
+  if (pl->chain_ob && pl->cur_group < 0) {
+    /* only paths that continue the order of the loops outside; the sort
+     * they save is counted once the loops are complete */
+    int distinct, k = order_run(pl, cand, pl->chain_ob, pl->chain_k, groupby, pl->chain_settled,
+                                &rev, &distinct);
+    if (k < pl->chain_ob->n && !distinct) return;
+    if (best->kind < 0 || cost < best->cost) {
+      *best = *cand;
+      best->reverse = 0;
+      *best_order = 0;
+    }
+    return;
+  }
   if (outer && ob) {
     ord = order_ok(pl, cand, ob, groupby, &rev);
     if (!ord) cost += sort_cost(cand->rows);
@@ -1134,12 +1210,40 @@ static int may_place(const Planner *pl, int i, uint64_t placed) {
   return 1;
 }
 
+static void search(Search *s, int depth, uint64_t placed, double outer_rows, double cost);
+
+static int same_path(const PlanLevel *a, const PlanLevel *b) {
+  return a->kind == b->kind && a->idx == b->idx && a->neq == b->neq && a->lo == b->lo &&
+         a->hi == b->hi;
+}
+
+/* Besides item i's cheapest path at this depth (plain), its cheapest path
+ * that continues the order delivered so far (ob from term k, the items of
+ * settled distinct): dearer here, it may save the sort at the end. */
+static void search_chain(Search *s, int depth, int i, uint64_t placed, double outer_rows,
+                         double cost, int k, uint64_t settled, const PlanLevel *plain) {
+  Planner *mpl = (Planner *)s->pl; /* the chain fields are scratch state of the search */
+  int ord = 0;
+  mpl->chain_ob = s->ob;
+  mpl->chain_k = k;
+  mpl->chain_settled = settled;
+  best_path(s->pl, i, placed, outer_rows, depth == 0 ? s->ob : NULL, s->groupby, depth == 0,
+            &s->cur[depth], &ord);
+  mpl->chain_ob = NULL;
+  PlanLevel *L = &s->cur[depth];
+  if (L->kind < 0 || same_path(L, plain)) return;
+  if (depth == 0) s->cur_order = 0;
+  search(s, depth + 1, placed | bit(i), outer_rows * L->rows, cost + outer_rows * L->cost);
+}
+
 static void search(Search *s, int depth, uint64_t placed, double outer_rows, double cost) {
   const Planner *pl = s->pl;
   if (s->found && cost >= s->best_cost) return;
   if (depth == s->n) {
     double total = cost;
-    if (s->ob && !s->cur_order) total += sort_cost(outer_rows);
+    uint64_t rev;
+    if (s->ob && !s->cur_order && !chain_order(pl, s->cur, s->n, s->ob, s->groupby, &rev))
+      total += sort_cost(outer_rows);
     if (!s->found || total < s->best_cost) {
       s->found = 1;
       s->best_cost = total;
@@ -1148,6 +1252,11 @@ static void search(Search *s, int depth, uint64_t placed, double outer_rows, dou
     }
     return;
   }
+  /* can this depth continue the order of the loops outside it? */
+  uint64_t settled = 0, rev;
+  int live = 0,
+      k = s->ob ? chain_walk(pl, s->cur, depth, s->ob, s->groupby, &settled, &rev, &live) : 0;
+  live = live && k < s->ob->n;
   for (int i = 0; i < s->n; i++) {
     if (placed & bit(i)) continue;
     if (!may_place(pl, i, placed)) continue;
@@ -1155,8 +1264,9 @@ static void search(Search *s, int depth, uint64_t placed, double outer_rows, dou
     best_path(pl, i, placed, outer_rows, depth == 0 ? s->ob : NULL, s->groupby, depth == 0,
               &s->cur[depth], &ord);
     if (depth == 0) s->cur_order = ord;
-    PlanLevel *L = &s->cur[depth];
-    search(s, depth + 1, placed | bit(i), outer_rows * L->rows, cost + outer_rows * L->cost);
+    PlanLevel L = s->cur[depth];
+    search(s, depth + 1, placed | bit(i), outer_rows * L.rows, cost + outer_rows * L.cost);
+    if (live) search_chain(s, depth, i, placed, outer_rows, cost, k, settled, &L);
   }
 }
 
@@ -1233,7 +1343,7 @@ static int beam_choose(Planner *pl, SqlExprList *ob, int groupby, Plan *out) {
     rows *= out->levels[d].rows;
   }
   out->cost = cur[0].cost;
-  if (!out->order_ok) out->levels[0].reverse = 0;
+  finish_order(pl, out, ob, groupby);
   return SHALE_OK;
 }
 
@@ -1276,7 +1386,7 @@ int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
       outer *= out->levels[d].rows;
     }
     out->cost = cost;
-    if (!out->order_ok) out->levels[0].reverse = 0;
+    finish_order(pl, out, order_by, groupby);
     return SHALE_OK;
   }
   Search s;
@@ -1291,6 +1401,6 @@ int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
   if (!s.found) return pl->rc = SHALE_INTERNAL;
   out->order_ok = (uint8_t)s.best_order;
   out->cost = s.best_cost;
-  if (!out->order_ok) out->levels[0].reverse = 0;
+  finish_order(pl, out, order_by, groupby);
   return SHALE_OK;
 }

@@ -149,7 +149,12 @@ typedef struct Planner {
   int *group_or;   /* OR term of each disjunct group */
   int cur_group;   /* internal: the group whose terms may drive paths (-1: none) */
   uint8_t no_auto; /* internal: PLAN_NO_AUTO */
-  int rc;          /* SHALE_NOMEM after an allocation failed */
+  /* internal: the search asks for paths that continue this order from
+   * term chain_k, the items of chain_settled looped outside (NULL: none) */
+  SqlExprList *chain_ob;
+  int chain_k;
+  uint64_t chain_settled;
+  int rc; /* SHALE_NOMEM after an allocation failed */
 } Planner;
 
 /* The chosen loops, outermost first. */

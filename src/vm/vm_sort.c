@@ -15,8 +15,9 @@
  *  1. The sort is stable: equal records come out in insertion order. Runs
  *     are written in insertion order, a merge breaks ties by run number,
  *     and a merge pass merges consecutive runs into one run each.
- *  2. Memory stays bounded: records held in memory never exceed the
- *     budget (a run is spilled first) and a merge reads at most
+ *  2. Memory stays bounded: the records held in memory with their
+ *     entries, and the buffers holding them (sorter_held), stay within the
+ *     budget (a run is spilled first), a single larger record aside, and a merge reads at most
  *     VM_MERGE_FANIN runs at once (VM_SPILL_BLOCK bytes of buffer each);
  *     more runs are first merged in passes into fewer, longer runs in the
  *     other temp file (the one read is emptied afterwards), so the merge
@@ -83,24 +84,42 @@ static uint64_t sort_key(const VmCursor *c, const uint8_t *rec, uint32_t n) {
   return c->ki->desc && c->ki->desc[0] ? ~key : key;
 }
 
-static int sorter_add(VmCursor *c, const void *rec, uint32_t n) {
+/* Memory a sorter entry costs besides its record: its VmSortEnt and its
+ * share of the merge sort's room (stmp, half as many entries). */
+#define SORT_ENT_COST (sizeof(VmSortEnt) + sizeof(VmSortEnt) / 2)
+
+/* Bytes held by the buffers: sbuf and the entry arrays. */
+static uint64_t sorter_held(const VmCursor *c) {
+  return c->scap + (uint64_t)c->capsent * SORT_ENT_COST;
+}
+
+/* Add one record. The buffers grow by half, and with a limit (0: none) no
+ * further than what keeps sorter_held within it, unless this record needs
+ * more (vm_sorter_insert spills before that happens to a non-empty run). */
+static int sorter_add(VmCursor *c, const void *rec, uint32_t n, uint64_t limit) {
   if (c->slen + n > c->scap) {
-    uint64_t ncap = c->scap ? c->scap : 4096;
-    while (ncap < c->slen + n) ncap *= 2;
+    uint64_t ncap = c->scap ? c->scap + c->scap / 2 : 4096;
+    uint64_t room = limit > sorter_held(c) ? limit - sorter_held(c) + c->scap : 0;
+    if (limit && ncap > room) ncap = room;
+    if (ncap < c->slen + n) ncap = c->slen + n;
     uint8_t *b = shale_realloc(c->sbuf, (size_t)ncap);
     if (!b) return SHALE_NOMEM;
     c->sbuf = b;
     c->scap = ncap;
   }
   if (c->nsent == c->capsent) {
-    int ncap = c->capsent ? c->capsent * 2 : 64;
+    uint64_t ncap = c->capsent ? (uint64_t)c->capsent + (uint64_t)c->capsent / 2 : 64;
+    uint64_t room = limit > sorter_held(c) ? (limit - sorter_held(c)) / SORT_ENT_COST : 0;
+    if (limit && ncap > (uint64_t)c->capsent + room) ncap = (uint64_t)c->capsent + room;
+    if (ncap < (uint64_t)c->nsent + 1) ncap = (uint64_t)c->nsent + 1;
+    if (ncap > INT32_MAX / 2) return SHALE_NOMEM;
     VmSortEnt *e = shale_realloc(c->sent, (size_t)ncap * sizeof *e);
     if (!e) return SHALE_NOMEM;
     c->sent = e;
     VmSortEnt *t = shale_realloc(c->stmp, (size_t)(ncap / 2 + 1) * sizeof *t);
     if (!t) return SHALE_NOMEM;
     c->stmp = t;
-    c->capsent = ncap;
+    c->capsent = (int)ncap;
   }
   if (n) memcpy(c->sbuf + c->slen, rec, n);
   c->sent[c->nsent].key = sort_key(c, rec, n);
@@ -184,7 +203,7 @@ static int topn_insert(VmCursor *c, const void *rec, uint32_t n) {
   }
   if (c->slen + n > c->scap && c->slen > 2 * c->live && (rc = topn_compact(c, n)) != SHALE_OK)
     return rc;
-  if ((rc = sorter_add(c, rec, n)) != SHALE_OK) return rc;
+  if ((rc = sorter_add(c, rec, n, 0)) != SHALE_OK) return rc;
   c->live += n;
   heap_up(c, c->nsent - 1);
   return SHALE_OK;
@@ -506,11 +525,18 @@ int vm_sorter_insert(Vm *v, VmCursor *c, const void *rec, uint32_t n) {
     if (c->live > v->sorter_budget) c->topn = 0;
     return SHALE_OK;
   }
-  if (c->nsent > 0 && (c->slen + n > v->sorter_budget || c->slen + n > UINT32_MAX)) {
+  /* the budget holds the records and their entries (SQLite counts its
+   * list entries the same way), and the buffers grow no further */
+  uint64_t budget = v->sorter_budget;
+  uint64_t mem = c->slen + n + (uint64_t)(c->nsent + 1) * SORT_ENT_COST;
+  uint64_t grown = (c->slen + n > c->scap ? c->slen + n : c->scap) +
+                   (uint64_t)(c->nsent == c->capsent ? c->capsent + 1 : c->capsent) * SORT_ENT_COST;
+  int grows = c->slen + n > c->scap || c->nsent == c->capsent;
+  if (c->nsent > 0 && (mem > budget || (grows && grown > budget) || c->slen + n > UINT32_MAX)) {
     int rc = spill_run(c);
     if (rc) return rc;
   }
-  return sorter_add(c, rec, n);
+  return sorter_add(c, rec, n, budget);
 }
 
 int vm_sorter_sort(Vm *v, VmCursor *c, int *empty) {

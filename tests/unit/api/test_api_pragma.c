@@ -280,6 +280,57 @@ TEST(integrity_check_index_contents) {
   CHECK_OK(shale_close(db));
 }
 
+/* Every row found in its indexes by the typed lookup (the row's values
+ * unpacked, no record built): mixed storage classes, NULLs, integral REALs,
+ * blobs, NOCASE / RTRIM / DESC columns, UTF-16; then an index declared on
+ * another column (its entries still in order, the rows not in it): the same
+ * rows as SQLite's. */
+TEST(integrity_check_index_lookup_types) {
+  static const char *const encs[] = {"UTF-8", "UTF-16le", "UTF-16be"};
+  for (int e = 0; e < 3; e++) {
+    const char *f = test_path("ixtypes.db");
+    remove(f);
+    sqlite3 *sq = NULL;
+    sqlite3_open(f, &sq);
+    char sql[2048];
+    snprintf(sql, sizeof sql,
+             "PRAGMA encoding='%s';"
+             "CREATE TABLE t(a, r REAL, s TEXT, b BLOB, n COLLATE NOCASE);"
+             "CREATE INDEX ta ON t(a DESC, r);"
+             "CREATE INDEX ts ON t(s COLLATE RTRIM, n);"
+             "CREATE INDEX tn ON t(n, a, b);"
+             "CREATE INDEX tc ON t(s COLLATE NOCASE DESC);"
+             "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < 400)"
+             " INSERT INTO t SELECT CASE i %% 6 WHEN 0 THEN NULL WHEN 1 THEN i WHEN 2 THEN i / 8.0"
+             " WHEN 3 THEN 'a' || (i %% 9) WHEN 4 THEN x'00ff' || i ELSE -i * 1000000007 END,"
+             " i %% 7, CASE i %% 4 WHEN 0 THEN 'Ab ' WHEN 1 THEN 'ab' WHEN 2 THEN 'AB  ' ELSE"
+             " 'x' || i END, CASE WHEN i %% 5 = 0 THEN NULL ELSE randomblob(1 + i %% 3) END,"
+             " CASE i %% 3 WHEN 0 THEN 'Q' WHEN 1 THEN 'q' ELSE i END FROM g;",
+             encs[e]);
+    CHECK_EQ(sqlite3_exec(sq, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(sq);
+    shale *db = NULL;
+    CHECK_OK(shale_open(f, &db));
+    sqlite3_open(f, &sq);
+    CHECK_SAME(db, sq, "PRAGMA integrity_check");
+    sqlite3_close(sq);
+    CHECK_OK(shale_close(db));
+    /* tc's entries hold s, sorted NOCASE DESC: in order for n too */
+    sqlite3_open(f, &sq);
+    sqlite3_exec(sq,
+                 "PRAGMA writable_schema=ON;"
+                 "UPDATE sqlite_schema SET sql='CREATE INDEX tc ON t(n DESC)' WHERE name='tc';",
+                 NULL, NULL, NULL);
+    sqlite3_close(sq);
+    CHECK_OK(shale_open(f, &db));
+    sqlite3_open(f, &sq);
+    CHECK_SAME(db, sq, "PRAGMA integrity_check");
+    CHECK_SAME(db, sq, "PRAGMA integrity_check(7)");
+    sqlite3_close(sq);
+    CHECK_OK(shale_close(db));
+  }
+}
+
 /* The functions the reference build adds through extensions and its shell
  * (FTS, R-Tree, decimal, ieee754, sha3, zipfile, ...): not SQLite's core. */
 static int extension_function(const char *name) {

@@ -1119,3 +1119,115 @@ TEST(where_affinity_rules) {
   }
   pair_close(&p);
 }
+
+/* Nested loops that deliver an ORDER BY / GROUP BY together: each inner
+ * loop continues the order once the rows outside it are distinct (the
+ * outer order reached its rowid, or the outer loop yields one row). The
+ * rows must be SQLite's; the plans (no sorter) too where listed. */
+TEST(where_order_chain) {
+  Pair p;
+  pair_open(&p);
+  pair_exec(&p,
+            "CREATE TABLE oa(id INTEGER PRIMARY KEY, u, t TEXT COLLATE NOCASE, r);"
+            "CREATE INDEX oau ON oa(u);"
+            "CREATE INDEX oat ON oa(t);"
+            "CREATE TABLE oc(id INTEGER PRIMARY KEY, a INT, s TEXT, w);"
+            "CREATE INDEX oca ON oc(a);"
+            "CREATE INDEX ocaw ON oc(a, w DESC);"
+            "CREATE TABLE od(k INTEGER PRIMARY KEY, c, v);"
+            "CREATE INDEX odc ON od(c);");
+  /* mixed types, NULLs, case variants, blobs, ties on every key */
+  pair_exec(&p,
+            "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < 60)"
+            " INSERT INTO oa SELECT i, CASE i % 7 WHEN 0 THEN NULL WHEN 1 THEN 'x' WHEN 2"
+            " THEN 2.5 ELSE i % 4 END, CASE i % 5 WHEN 0 THEN 'Ab' WHEN 1 THEN 'aB' WHEN 2"
+            " THEN NULL WHEN 3 THEN x'41' ELSE 'c' END, i % 3 FROM g;"
+            "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < 300)"
+            " INSERT INTO oc SELECT i, CASE WHEN i % 11 = 0 THEN NULL WHEN i % 13 = 0 THEN"
+            " 'x7' ELSE i % 61 END, 's' || (i % 9), CASE i % 4 WHEN 0 THEN NULL WHEN 1 THEN"
+            " 'w' ELSE i % 5 END FROM g;"
+            "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < 500)"
+            " INSERT INTO od SELECT i, i % 301, i % 6 FROM g;");
+  static const char *const q[] = {
+      "SELECT oa.id, oc.id, oc.s FROM oa JOIN oc ON oc.a = oa.id WHERE oa.u = 3"
+      " ORDER BY oa.id, oc.id",
+      "SELECT oa.id, oc.id FROM oa JOIN oc ON oc.a = oa.id WHERE oa.u = 'x'"
+      " ORDER BY oa.id DESC, oc.id",
+      "SELECT oa.id, oc.id FROM oa JOIN oc ON oc.a = oa.id WHERE oa.u = 2.5"
+      " ORDER BY oa.id DESC, oc.id DESC",
+      "SELECT oa.id, oc.id FROM oa JOIN oc ON oc.a = oa.id WHERE oa.u = 1"
+      " ORDER BY oa.id, oc.id DESC",
+      "SELECT oa.id, oc.id FROM oa JOIN oc ON oc.a = oa.id WHERE oa.u IS NULL"
+      " ORDER BY oa.id, oc.id",
+      "SELECT oa.id, oc.id, od.k FROM oa JOIN oc ON oc.a = oa.id JOIN od ON od.c = oc.id"
+      " WHERE oa.u = 3 ORDER BY oa.id, oc.id, od.c, od.k",
+      "SELECT oa.id, oc.id, oc.w FROM oa JOIN oc ON oc.a = oa.id WHERE oa.u = 0"
+      " ORDER BY oa.id, oc.w DESC, oc.id",
+      "SELECT oa.id, oa.r, oc.id FROM oa JOIN oc ON oc.a = oa.id WHERE oa.u = 3"
+      " ORDER BY oa.id, oa.r, oc.id",
+      "SELECT oa.id, oc.id FROM oa JOIN oc ON oc.a = oa.id WHERE oa.u = 3"
+      " ORDER BY oa.id, oc.id LIMIT 5 OFFSET 3",
+      "SELECT oa.id, oc.id FROM oa JOIN oc ON oc.a = oa.id WHERE oa.u = 3"
+      " ORDER BY oa.id, oc.id LIMIT 0",
+      "SELECT oa.id, oc.id FROM oa JOIN oc ON oc.a = oa.id WHERE oa.u = 3"
+      " ORDER BY oa.id, oc.id LIMIT -1 OFFSET 4",
+      "SELECT oa.id, oc.id, od.k FROM oa JOIN oc ON oc.a = oa.id JOIN od ON od.c = oc.id"
+      " WHERE oa.u = 3 ORDER BY oa.id, oc.id, od.k",
+      "SELECT oa.id, oc.id, od.k FROM oa JOIN oc ON oc.a = oa.id JOIN od ON od.c = oc.id"
+      " WHERE oa.u = 3 ORDER BY oa.id, od.k, oc.id",
+      "SELECT oa.id, oc.id FROM oa LEFT JOIN oc ON oc.a = oa.id WHERE oa.u = 3"
+      " ORDER BY oa.id, oc.id",
+      "SELECT oa.id, oc.id FROM oa LEFT JOIN oc ON oc.a = oa.id AND oc.w = 'w'"
+      " WHERE oa.u = 2 ORDER BY oa.id, oc.id",
+      "SELECT oa.t, oa.id, oc.id FROM oa JOIN oc ON oc.a = oa.id WHERE oa.t = 'ab'"
+      " ORDER BY oa.t, oa.id, oc.id",
+      "SELECT oc.id, oa.id FROM oc JOIN oa ON oa.id = oc.a WHERE oc.id BETWEEN 10 AND 90"
+      " ORDER BY oc.id, oa.id",
+      "SELECT oc.id, oa.id, oa.t FROM oc JOIN oa ON oa.id = oc.a WHERE oc.id > 250"
+      " ORDER BY oc.id DESC, oa.t",
+      "SELECT x.id, y.id FROM oa AS x, oa AS y WHERE x.u = 1 AND y.u = 1"
+      " ORDER BY x.id, y.id",
+      "SELECT x.id, y.id FROM oa AS x, oa AS y WHERE x.u = 1 AND y.u = 1"
+      " ORDER BY x.id DESC, y.id DESC",
+      "SELECT x.id, y.id FROM oa AS x, oa AS y WHERE x.u = 1 AND y.u = 1"
+      " ORDER BY x.id, y.id NULLS LAST",
+      "SELECT x.id, y.id FROM oa AS x, oa AS y WHERE x.u = 1 AND y.u = 1"
+      " ORDER BY x.id DESC NULLS FIRST, y.id",
+      "SELECT x.id, y.id FROM oa AS x, oa AS y WHERE x.u = 1 AND y.u IN (1, 'x', NULL)"
+      " ORDER BY x.id, y.u, y.id",
+      "SELECT x.id, y.id FROM oa AS x, oa AS y WHERE x.u = 1 AND y.u IN (1, 'x', NULL)"
+      " ORDER BY x.id, y.u DESC, y.id DESC",
+      "SELECT oa.id, oc.w, count(*) FROM oa JOIN oc ON oc.a = oa.id WHERE oa.u = 0"
+      " GROUP BY oa.id, oc.w ORDER BY oa.id, oc.w, 3",
+      "SELECT oa.id, oc.id FROM oa JOIN oc ON oc.a = oa.id WHERE oa.id = 5"
+      " ORDER BY oa.u, oc.id",
+      "SELECT oa.id, oc.id FROM oc JOIN oa ON oa.id = oc.a WHERE oc.id = 66"
+      " ORDER BY oa.t, oc.id",
+      "SELECT oa.id, (SELECT count(*) FROM od WHERE od.c = oc.id), oc.id FROM oa, oc"
+      " WHERE oc.a = oa.id AND oa.u = 3 ORDER BY oa.id, oc.id",
+  };
+  /* rows only: SQLite sorts the right part of the ORDER BY alone, or picks
+   * the narrower of two equal indexes (costs outside the order) */
+  static const char *const q2[] = {
+      "SELECT oa.id, oc.id, oc.w FROM oa JOIN oc ON oc.a = oa.id WHERE oa.u = 0"
+      " ORDER BY oa.id, oc.w, oc.id",
+      "SELECT oa.t, oa.id, oc.id FROM oa JOIN oc ON oc.a = oa.id WHERE oa.t = 'ab'"
+      " ORDER BY oa.t COLLATE BINARY, oa.id, oc.id",
+      "SELECT oa.id, oc.s, oc.id FROM oa JOIN oc ON oc.a = oa.id WHERE oa.u = 3"
+      " ORDER BY oa.id, oc.s, oc.id",
+      "SELECT oa.id, count(*), sum(oc.id), max(oc.w) FROM oa JOIN oc ON oc.a = oa.id"
+      " WHERE oa.u = 3 GROUP BY oa.id",
+      "SELECT DISTINCT oa.id, oc.s FROM oa JOIN oc ON oc.a = oa.id WHERE oa.u = 3"
+      " ORDER BY oa.id, oc.s",
+      "SELECT oa.id, oc.id FROM oa, oc WHERE oc.a = oa.id AND oa.u = 3"
+      " ORDER BY oa.id + 0, oc.id",
+      "SELECT oa.id, oc.id FROM oa, oc WHERE oc.a = oa.id AND oa.u = 3"
+      " ORDER BY oc.id, oa.id",
+  };
+  for (int i = 0; i < (int)(sizeof q / sizeof q[0]); i++) {
+    same(&p, q[i], 1);
+    same_eqp(&p, q[i]);
+  }
+  for (int i = 0; i < (int)(sizeof q2 / sizeof q2[0]); i++) same(&p, q2[i], 1);
+  pair_close(&p);
+}
