@@ -771,8 +771,10 @@ void vtab_where_args(Parse *, SrcItem *it, struct Planner *pl, int on);
 void vtab_limit_offer(Parse *, const struct SrcList *src, const SqlSelect *s, int limit_reg,
                       int offset_reg);
 /* in_loop opens the IN loop of planner term `term` reading each value into
- * reg, and returns where the VFilter goes at eof (the loop's next). */
-typedef int (*VtabInLoop)(void *ctx, int term, int reg);
+ * reg, and returns where the VFilter goes at eof (the loop's next); with
+ * whole set, it builds the term's set and puts it in reg as one argument
+ * (VInitIn: the module took the IN whole) and returns 0. */
+typedef int (*VtabInLoop)(void *ctx, int term, int reg, int whole);
 void vtab_where_code(Parse *, VtabWhere *, const struct PlanLevel *L, uint8_t *coded,
                      const struct PlanTerm *terms, int brk, VtabInLoop in_loop, void *ctx);
 void vtab_where_eqp(Parse *, const VtabWhere *, const struct PlanLevel *L, const char *name,

@@ -271,7 +271,8 @@ typedef struct VCons {
   int column;      /* -1 rowid */
   SqlExpr *value;  /* NULL for ISNULL / ISNOTNULL */
   uint64_t prereq; /* items the value reads */
-  uint8_t is_in;   /* col IN (...): offered as EQ, one xFilter per value */
+  uint8_t is_in;   /* col IN (...): offered as EQ, one xFilter per value
+                     unless the module takes it whole (sqlite3_vtab_in) */
 } VCons;           /* term < 0: LIMIT or OFFSET (no planner term) */
 
 typedef struct VPlan {
@@ -281,6 +282,7 @@ typedef struct VPlan {
   int nargv;
   int *argv_cons; /* argv[k] is constraint argv_cons[k] */
   uint8_t *omit;  /* per constraint */
+  uint8_t *whole; /* per constraint: an IN passed whole (sqlite3_vtab_in) */
 } VPlan;
 
 #define VTAB_MAX_PLANS 16
@@ -442,8 +444,10 @@ static int ask(Parse *p, VtabWhere *vw, VtabIndex *x, uint64_t usable_mask, int 
   vp->idx_str = x->info.idxStr ? parse_strdup(p, x->info.idxStr) : NULL;
   vp->argv_cons = parse_alloc(p, sizeof(int) * (size_t)(vw->ncons + 1));
   vp->omit = parse_alloc(p, (size_t)(vw->ncons + 1));
-  if (!vp->argv_cons || !vp->omit) return 1;
+  vp->whole = parse_alloc(p, (size_t)(vw->ncons + 1));
+  if (!vp->argv_cons || !vp->omit || !vp->whole) return 1;
   memset(vp->omit, 0, (size_t)(vw->ncons + 1));
+  memset(vp->whole, 0, (size_t)(vw->ncons + 1));
   int n = 0;
   for (int i = 0; i < vw->ncons; i++) {
     int a = x->info.aConstraintUsage[i].argvIndex;
@@ -457,7 +461,10 @@ static int ask(Parse *p, VtabWhere *vw, VtabIndex *x, uint64_t usable_mask, int 
     vp->omit[i] = x->info.aConstraintUsage[i].omit;
     if (vp->omit[i] && vw->cons[i].op == SHALE_INDEX_CONSTRAINT_OFFSET) vp->omit_offset = 1;
     pp->prereq |= vw->cons[i].prereq;
-    if (vw->cons[i].is_in) *used_in = 1;
+    if (vw->cons[i].is_in && x->in_take[i])
+      vp->whole[i] = 1; /* SQLite's mHandleIn: only with an argvIndex */
+    else if (vw->cons[i].is_in)
+      *used_in = 1;
   }
   vp->nargv = n;
   pp->cost = x->info.estimatedCost;
@@ -541,6 +548,7 @@ int vtab_where_plan(Parse *p, SrcItem *it, int item, PlanItem *pi, Planner *pl,
     x->info.aConstraint[i].iTermOffset = c->term >= 0 ? c->term : 0;
     x->colls[i] = c->term >= 0 ? pl->terms[c->term].coll : NULL;
     x->rhs[i] = rhs_literal(p, c->value);
+    x->in_ok[i] = c->is_in && i < 32; /* SQLite's mIn: the first 32 constraints */
   }
   for (int i = 0; i < norder; i++) {
     x->info.aOrderBy[i].iColumn = order_by->a[i].expr->column;
@@ -609,10 +617,11 @@ void vtab_where_code(Parse *p, VtabWhere *vw, const PlanLevel *L, uint8_t *coded
   int exit = brk;
   for (int k = 0; k < vp->nargv; k++) { /* IN values: one loop each, outside the VFilter */
     const VCons *c = &vw->cons[vp->argv_cons[k]];
-    if (c->is_in) exit = in_loop(ctx, c->term, base + 2 + k);
+    if (c->is_in && !vp->whole[vp->argv_cons[k]]) exit = in_loop(ctx, c->term, base + 2 + k, 0);
   }
   for (int k = 0; k < vp->nargv; k++) {
     const VCons *c = &vw->cons[vp->argv_cons[k]];
+    if (c->is_in && vp->whole[vp->argv_cons[k]]) in_loop(ctx, c->term, base + 2 + k, 1);
     if (c->is_in) continue;
     if (c->value)
       expr_code(p, c->value, base + 2 + k);

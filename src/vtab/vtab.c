@@ -9,8 +9,9 @@
  *  1. Module callbacks get shale_value cells over the VM's registers
  *     (borrowed); text conversions the module asked for are freed when the
  *     call returns (vtab_cells_free).
- *  2. g_nochange is set only during an xColumn the VM runs for an UPDATE of
- *     an unchanged column (thread-local: calls do not nest across threads).
+ *  2. The result of an xColumn the VM runs for an UPDATE of an unchanged
+ *     column starts as a NULL marked VAL_NOCHANGE (sqlite3_vtab_nochange
+ *     tests the mark; any result the module sets clears it).
  */
 #include "vtab.h"
 
@@ -19,8 +20,6 @@
 #include "../parse/ast.h"
 #include "../parse/parse.h"
 #include "../util/util.h"
-
-static _Thread_local int g_nochange;
 
 void vtab_reg_init(VtabReg *r, void *db) {
   memset(r, 0, sizeof *r);
@@ -495,9 +494,8 @@ int vtab_next(VtabCur *c, char **errmsg) {
 int vtab_column(VtabCur *c, int col, FuncCtx *ctx, int nochange, ShValue *out, char **errmsg) {
   shale_vtab *vt = c->t->vt;
   if (!vt) return SHALE_ERROR;
-  g_nochange = nochange;
+  if (nochange) ctx->result.flags = VAL_NOCHANGE; /* invariant 2 */
   int rc = vt->pModule->xColumn(c->c, (shale_context *)ctx, col);
-  g_nochange = 0;
   if (ctx->rc) {
     if (ctx->errmsg) {
       set_err(errmsg, ctx->errmsg);
@@ -513,8 +511,6 @@ int vtab_column(VtabCur *c, int col, FuncCtx *ctx, int nochange, ShValue *out, c
   func_ctx_take_result(ctx, out);
   return SHALE_OK;
 }
-
-int vtab_nochange_now(void) { return g_nochange; }
 
 int vtab_rowid(VtabCur *c, int64_t *rowid, char **errmsg) {
   shale_vtab *vt = c->t->vt;

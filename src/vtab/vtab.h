@@ -151,7 +151,8 @@ int vtab_filter(VtabCur *, int idx_num, const char *idx_str, int argc, ShValue *
 int vtab_next(VtabCur *, char **errmsg);
 /* xColumn of column col into out (owned); ctx: a FuncCtx template with the
  * connection fields set (its result is used). nochange: the module may
- * leave the column (shale_vtab_nochange returns 1). */
+ * leave the column unset (shale_vtab_nochange returns 1), and out is then
+ * a NULL marked VAL_NOCHANGE. */
 int vtab_column(VtabCur *, int col, FuncCtx *ctx, int nochange, ShValue *out, char **errmsg);
 int vtab_rowid(VtabCur *, int64_t *rowid, char **errmsg);
 
@@ -185,7 +186,19 @@ int vtab_in_txn(const VtabReg *);
 void vtab_cells(shale_value *cells, shale_value **ptrs, ShValue *argv, int argc);
 void vtab_cells_free(shale_value *cells, int argc);
 
-/* 1 during an xColumn that may leave its column unchanged (UPDATE). */
-int vtab_nochange_now(void);
+/* An IN list handed to xFilter whole (shale_vtab_in): the argument is a
+ * NULL carrying vp (type VTAB_IN_TYPE, SQLite's "ValueList"), whose p is
+ * this list. step reads the list's first (first = 1) or next value into
+ * cell.v: SHALE_OK, SHALE_DONE past the end, or an error. The VM owns the
+ * list (freed with the IN set's cursor); cell's conversions are freed by
+ * the next step or at that free. */
+#define VTAB_IN_TYPE "ValueList"
+typedef struct VtabInList {
+  ValPtr vp;
+  int (*step)(struct VtabInList *, int first);
+  void *owner; /* the VM */
+  int cursor;  /* its IN set's cursor */
+  shale_value cell;
+} VtabInList;
 
 #endif /* SHALE_VTAB_H */

@@ -1,0 +1,272 @@
+/*
+ * vtab_ext.c -- the rest of the virtual-table contract (issue 15), on the
+ * reference and on Shale (test_compat.c compares the output): a module
+ * ("lst": ten rows a = 1..10, b = 'r' || a) that prints what xBestIndex is
+ * offered and what xFilter gets, then
+ *   - IN constraints: one xFilter per value unless xBestIndex takes the IN
+ *     whole with sqlite3_vtab_in(info, i, 1) and gives it an argvIndex;
+ *     the list then comes as one argument read with sqlite3_vtab_in_first /
+ *     _in_next (distinct values in the set's order, the column's affinity
+ *     applied); sqlite3_vtab_in on other constraints says 0, and
+ *     sqlite3_vtab_in_first on a plain value is SQLITE_MISUSE;
+ *   - sqlite3_vtab_nochange in xColumn during an UPDATE, and
+ *     sqlite3_value_nochange of the xUpdate arguments left unset.
+ *
+ * Invariants:
+ *  1. Output depends only on the calls the engine makes and their
+ *     arguments (no pointers, no timing).
+ */
+#include "prog.h"
+
+/* How xBestIndex treats an IN on column a (in_mode):
+ * 0 ignores sqlite3_vtab_in, 1 takes the IN whole, 2 takes it but gives no
+ * argvIndex, 3 takes it and then gives it back (handle 0). */
+static int in_mode;
+static int omit_mode;
+
+typedef struct {
+  sqlite3_vtab base;
+  int rows[11]; /* rows[a]: 1 present; b of a changed: its new text */
+  char b[11][16];
+} LstTab;
+
+typedef struct {
+  sqlite3_vtab_cursor base;
+  int a;     /* current row */
+  int nwant; /* -1: every row */
+  long long want[16];
+} LstCur;
+
+static int lst_init(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+                    char **err) {
+  int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(a INTEGER, b TEXT)");
+  if (rc != SQLITE_OK) return rc;
+  LstTab *t = sqlite3_malloc(sizeof *t);
+  if (!t) return SQLITE_NOMEM;
+  memset(t, 0, sizeof *t);
+  for (int a = 1; a <= 10; a++) {
+    t->rows[a] = 1;
+    snprintf(t->b[a], sizeof t->b[a], "r%d", a);
+  }
+  *out = &t->base;
+  return SQLITE_OK;
+}
+static int lst_disconnect(sqlite3_vtab *vt) {
+  sqlite3_free(vt);
+  return SQLITE_OK;
+}
+
+static int lst_best(sqlite3_vtab *vt, sqlite3_index_info *info) {
+  int used = 0;
+  for (int i = 0; i < info->nConstraint; i++) {
+    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+    int in = sqlite3_vtab_in(info, i, -1);
+    printf("  best c%d col=%d op=%d usable=%d in=%d\n", i, c->iColumn, c->op, c->usable, in);
+    if (used || !c->usable || c->iColumn != 0 || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
+    if (in && in_mode) {
+      sqlite3_vtab_in(info, i, 1);
+      if (in_mode == 3) sqlite3_vtab_in(info, i, 0);
+      if (in_mode == 2) continue;
+    }
+    info->aConstraintUsage[i].argvIndex = 1;
+    info->aConstraintUsage[i].omit = (unsigned char)omit_mode;
+    used = 1;
+  }
+  printf("  best in(-1 constraint)=%d in(nConstraint)=%d\n", sqlite3_vtab_in(info, -1, -1),
+         sqlite3_vtab_in(info, info->nConstraint, -1));
+  info->idxNum = used;
+  info->estimatedCost = used ? 10 : 1000;
+  return SQLITE_OK;
+}
+
+static int lst_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
+  LstCur *c = sqlite3_malloc(sizeof *c);
+  if (!c) return SQLITE_NOMEM;
+  memset(c, 0, sizeof *c);
+  *out = &c->base;
+  return SQLITE_OK;
+}
+static int lst_close(sqlite3_vtab_cursor *c) {
+  sqlite3_free(c);
+  return SQLITE_OK;
+}
+
+static int wanted(LstCur *c, int a) {
+  if (c->nwant < 0) return 1;
+  for (int i = 0; i < c->nwant; i++)
+    if (c->want[i] == a) return 1;
+  return 0;
+}
+static void advance(LstCur *c) {
+  LstTab *t = (LstTab *)c->base.pVtab;
+  while (c->a <= 10 && (!t->rows[c->a] || !wanted(c, c->a))) c->a++;
+}
+
+static void print_value(sqlite3_value *v) {
+  switch (sqlite3_value_type(v)) {
+    case SQLITE_INTEGER:
+      printf(" int:%lld", sqlite3_value_int64(v));
+      break;
+    case SQLITE_FLOAT:
+      printf(" real:%g", sqlite3_value_double(v));
+      break;
+    case SQLITE_TEXT:
+      printf(" text:%s", (const char *)sqlite3_value_text(v));
+      break;
+    case SQLITE_BLOB:
+      printf(" blob:%d", sqlite3_value_bytes(v));
+      break;
+    default:
+      printf(" null");
+  }
+}
+
+static void want_add(LstCur *c, sqlite3_value *v) {
+  if (c->nwant < 16 && sqlite3_value_type(v) == SQLITE_INTEGER)
+    c->want[c->nwant++] = sqlite3_value_int64(v);
+}
+
+static int lst_filter(sqlite3_vtab_cursor *cur, int idx, const char *s, int argc,
+                      sqlite3_value **argv) {
+  LstCur *c = (LstCur *)cur;
+  c->a = 1;
+  c->nwant = argc ? 0 : -1;
+  printf("  filter idx=%d argc=%d", idx, argc);
+  if (argc) {
+    sqlite3_value *v = NULL;
+    int rc = sqlite3_vtab_in_first(argv[0], &v);
+    if (rc == SQLITE_OK) {
+      printf(" list:");
+      for (; rc == SQLITE_OK; rc = sqlite3_vtab_in_next(argv[0], &v)) {
+        print_value(v);
+        want_add(c, v);
+      }
+      printf(" end=%d null=%d", rc, v == NULL);
+    } else {
+      printf(" in_first=%d null=%d value:", rc, v == NULL);
+      print_value(argv[0]);
+      want_add(c, argv[0]);
+    }
+  }
+  printf("\n");
+  advance(c);
+  return SQLITE_OK;
+}
+static int lst_next(sqlite3_vtab_cursor *cur) {
+  LstCur *c = (LstCur *)cur;
+  c->a++;
+  advance(c);
+  return SQLITE_OK;
+}
+static int lst_eof(sqlite3_vtab_cursor *cur) { return ((LstCur *)cur)->a > 10; }
+static int lst_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+  LstCur *c = (LstCur *)cur;
+  LstTab *t = (LstTab *)cur->pVtab;
+  int nc = sqlite3_vtab_nochange(ctx);
+  if (nc) printf("  column %d of row %d: nochange\n", col, c->a);
+  if (nc && col == 1) return SQLITE_OK; /* left unset: b is not changed */
+  if (col == 0)
+    sqlite3_result_int(ctx, c->a);
+  else
+    sqlite3_result_text(ctx, t->b[c->a], -1, SQLITE_TRANSIENT);
+  return SQLITE_OK;
+}
+static int lst_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *r) {
+  *r = ((LstCur *)cur)->a;
+  return SQLITE_OK;
+}
+
+static int lst_update(sqlite3_vtab *vt, int argc, sqlite3_value **argv, sqlite3_int64 *rowid) {
+  LstTab *t = (LstTab *)vt;
+  printf("  update argc=%d", argc);
+  for (int i = 0; i < argc; i++) {
+    print_value(argv[i]);
+    if (sqlite3_value_nochange(argv[i])) printf("(nochange)");
+  }
+  printf("\n");
+  if (argc == 1) {
+    long long a = sqlite3_value_int64(argv[0]);
+    if (a >= 1 && a <= 10) t->rows[a] = 0;
+    return SQLITE_OK;
+  }
+  long long a = sqlite3_value_int64(argv[0]);
+  if (a < 1 || a > 10 || sqlite3_value_type(argv[0]) != SQLITE_INTEGER) return SQLITE_OK;
+  if (!sqlite3_value_nochange(argv[3]))
+    snprintf(t->b[a], sizeof t->b[a], "%s", (const char *)sqlite3_value_text(argv[3]));
+  return SQLITE_OK;
+}
+
+static sqlite3_module lst_module = {
+    .iVersion = 1,
+    .xCreate = lst_init,
+    .xConnect = lst_init,
+    .xBestIndex = lst_best,
+    .xDisconnect = lst_disconnect,
+    .xDestroy = lst_disconnect,
+    .xOpen = lst_open,
+    .xClose = lst_close,
+    .xFilter = lst_filter,
+    .xNext = lst_next,
+    .xEof = lst_eof,
+    .xColumn = lst_column,
+    .xRowid = lst_rowid,
+    .xUpdate = lst_update,
+};
+
+static int print_row(void *u, int n, char **v, char **names) {
+  printf("   ");
+  for (int i = 0; i < n; i++) printf(" %s", v[i] ? v[i] : "NULL");
+  printf("\n");
+  return 0;
+}
+
+static void run(sqlite3 *db, const char *sql) {
+  printf("%s\n", sql);
+  char *err = NULL;
+  int rc = sqlite3_exec(db, sql, print_row, NULL, &err);
+  if (rc) printf("  rc=%d %s\n", rc, err ? err : "");
+  sqlite3_free(err);
+}
+
+static void in_lists(sqlite3 *db) {
+  static const char *q[] = {
+      "SELECT a, b FROM t WHERE a IN (7, 3, 1, 3)",
+      "SELECT a FROM t WHERE a IN ('2', 5, 2.0, 'x')",
+      "SELECT a FROM t WHERE a IN (SELECT v FROM n)",
+      "SELECT a FROM t WHERE a = 4",
+      "SELECT a FROM t WHERE b IN ('r1', 'r2')",
+      "SELECT n.v, t.b FROM n CROSS JOIN t WHERE t.a IN (n.v, n.v + 1) ORDER BY 1, 2",
+      "SELECT a FROM t WHERE a IN (1, 2) AND a IN (2, 3)",
+  };
+  for (int mode = 0; mode <= 3; mode++) {
+    for (int om = 0; om <= 1; om++) {
+      in_mode = mode;
+      omit_mode = om;
+      printf("-- in_mode %d omit %d\n", mode, om);
+      for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) run(db, q[i]);
+    }
+  }
+  in_mode = omit_mode = 0;
+}
+
+static void nochange(sqlite3 *db) {
+  printf("-- nochange\n");
+  run(db, "UPDATE t SET a = a WHERE a = 2");
+  run(db, "UPDATE t SET b = 'new' WHERE a = 3");
+  run(db, "UPDATE t SET a = 4, b = b || '!' WHERE a = 4");
+  run(db, "UPDATE t SET rowid = rowid WHERE a = 5");
+  run(db, "DELETE FROM t WHERE a = 6");
+  run(db, "SELECT a, b FROM t WHERE a BETWEEN 2 AND 6");
+}
+
+int main(void) {
+  sqlite3 *db;
+  EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
+  EXPECT_INT(sqlite3_create_module(db, "lst", &lst_module, NULL), SQLITE_OK);
+  EXEC_OK(db, "CREATE VIRTUAL TABLE t USING lst");
+  EXEC_OK(db, "CREATE TABLE n(v INTEGER); INSERT INTO n VALUES (2), (9), (2), (5)");
+  in_lists(db);
+  nochange(db);
+  sqlite3_close(db);
+  return prog_done();
+}
