@@ -770,6 +770,13 @@ void vtab_where_args(Parse *, SrcItem *it, struct Planner *pl, int on);
  * offered to xBestIndex (SQLite's sqlite3WhereAddLimit). */
 void vtab_limit_offer(Parse *, const struct SrcList *src, const SqlSelect *s, int limit_reg,
                       int offset_reg);
+/* The definition a call of f (NULL: a built-in stub called name) with
+ * nargs arguments uses when its overloading argument col (the first; the
+ * left operand of LIKE, GLOB, MATCH, REGEXP) is a virtual table's column
+ * whose xFindFunction overloads it (SQLite's sqlite3VtabOverloadFunction);
+ * else f. */
+const struct FuncDef *vtab_overload_call(Parse *, const struct FuncDef *f, const char *name,
+                                         int nargs, const SqlExpr *col);
 /* in_loop opens the IN loop of planner term `term` reading each value into
  * reg, and returns where the VFilter goes at eof (the loop's next); with
  * whole set, it builds the term's set and puts it in reg as one argument

@@ -244,6 +244,18 @@ void parse_vtab_destroy(Parse *p, const Table *t) {
   if (d) vm_builder_add_p4(&p->b, OP_VDestroy, p->idb, 0, 0, P4_VTAB, d->vtab);
 }
 
+/* ---- function overloading ---- */
+
+const FuncDef *vtab_overload_call(Parse *p, const FuncDef *f, const char *name, int nargs,
+                                  const SqlExpr *col) {
+  VtabReg *r = p->env ? p->env->vtabs : NULL;
+  if (!r || !col || col->op != SQL_E_COLREF || !col->tab || !col->tab->vtab) return f;
+  int nomem = 0;
+  const FuncDef *o = vtab_overload(r, col->tab->vtab, f, f ? f->name : name, nargs, &nomem);
+  if (nomem) parse_nomem(p);
+  return o;
+}
+
 /* ---- WHERE: xBestIndex and the scan ---- */
 
 static SqlExpr *reg_expr(Parse *p, const SqlExpr *lit, int reg) {
@@ -330,9 +342,43 @@ static int term_ok(const PlanTerm *t, int item, int left) {
   return t->on_item == -1;
 }
 
+/* A two-argument call as a constraint (SQLite's isAuxiliaryVtabOperator):
+ * match/glob/like/regexp(x, col), or f(col, x) when t's xFindFunction
+ * answers SQLITE_INDEX_CONSTRAINT_FUNCTION or more for f as written. */
+static int func_cons(const SqlExpr *e, int cursor, VtabTable *t, const SqlExpr **col,
+                     SqlExpr **val) {
+  static const struct {
+    const char *name;
+    int op;
+  } ops[] = {{"match", SHALE_INDEX_CONSTRAINT_MATCH},
+             {"glob", SHALE_INDEX_CONSTRAINT_GLOB},
+             {"like", SHALE_INDEX_CONSTRAINT_LIKE},
+             {"regexp", SHALE_INDEX_CONSTRAINT_REGEXP}};
+  if (!e->list || e->list->n != 2 || !e->z || e->over || e->filter) return 0;
+  SqlExpr *a0 = e->list->a[0].expr, *a1 = e->list->a[1].expr;
+  if (a1 && a1->op == SQL_E_COLREF && colref_of(a1, cursor))
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+      if (util_stricmp(e->z, ops[i].name) == 0) {
+        *col = a1;
+        *val = a0;
+        return ops[i].op;
+      }
+  if (!a0 || a0->op != SQL_E_COLREF || !colref_of(a0, cursor)) return 0;
+  shale_func_fn fn;
+  void *arg;
+  int op = vtab_find_function(t, 2, e->z, &fn, &arg);
+  if (op < SHALE_INDEX_CONSTRAINT_FUNCTION || op > 255) return 0;
+  *col = a0;
+  *val = a1;
+  return op;
+}
+
 /* The auxiliary constraint of expression e on the item's cursor, if any. */
-static int aux_cons(const SqlExpr *e, int cursor, const SqlExpr **col, SqlExpr **val) {
+static int aux_cons(const SqlExpr *e, int cursor, VtabTable *t, const SqlExpr **col,
+                    SqlExpr **val) {
   switch (e->op) {
+    case SQL_E_FUNC:
+      return func_cons(e, cursor, t, col, val);
     case SQL_E_BINARY:
       if (e->sub != TK_NE) return 0;
       if (colref_of(e->a, cursor))
@@ -503,7 +549,7 @@ int vtab_where_plan(Parse *p, SrcItem *it, int item, PlanItem *pi, Planner *pl,
     if (t->parent >= 0 || t->group >= 0 || !term_ok(t, item, left)) continue;
     const SqlExpr *col = NULL;
     SqlExpr *val = NULL;
-    int op = aux_cons(t->expr, it->cursor, &col, &val);
+    int op = aux_cons(t->expr, it->cursor, vw->t, &col, &val);
     if (!op) continue;
     uint64_t pre = val ? pl->hooks.mask(pl->hooks.ctx, val) : 0;
     if (pre & self) continue;

@@ -61,8 +61,21 @@ typedef struct VtabTable {
   struct VtabTable *next;
 } VtabTable;
 
+/* A function a module's xFindFunction put in place of def's base for the
+ * calls on one of its columns (SQLite's ephemeral FuncDef): def is a copy of
+ * the base with vtab_func_scalar calling fn; arg is what
+ * sqlite3_user_data returns. Kept by the registry (programs point at def). */
+typedef struct VtabFunc {
+  FuncDef def;
+  shale_func_fn fn;
+  void *arg;
+  struct VtabTable *t;
+  struct VtabFunc *next;
+} VtabFunc;
+
 typedef struct VtabReg {
   void *db; /* handed to xCreate/xConnect */
+  VtabFunc *funcs;
   VtabModule *mods;
   VtabTable *tabs;
   VtabTable *connecting; /* the table whose xCreate/xConnect runs (declare_vtab) */
@@ -112,6 +125,20 @@ void vtab_disconnect_closing(VtabReg *);
 
 /* shale_declare_vtab's work: checks sql is one CREATE TABLE. */
 int vtab_declare(VtabReg *, const char *sql, char **errmsg);
+
+/* ---- function overloading (xFindFunction) ---- */
+
+/* xFindFunction(nargs, name) of connected table t: its answer (0: not
+ * overloaded; SQLite's SQLITE_INDEX_CONSTRAINT_FUNCTION and above also
+ * make a function constraint), with *fn and *arg set. 0 without the method. */
+int vtab_find_function(VtabTable *t, int nargs, const char *name, shale_func_fn *fn, void **arg);
+/* The definition to call for base (NULL: a built-in stub named name) with
+ * nargs arguments, the overloading one when t's xFindFunction answers
+ * non-zero for name in lower case; else base. *nomem set on OOM. */
+const FuncDef *vtab_overload(VtabReg *, VtabTable *t, const FuncDef *base, const char *name,
+                             int nargs, int *nomem);
+/* FuncDef.scalar of a VtabFunc. */
+void vtab_func_scalar(FuncCtx *ctx, int argc, ShValue *argv);
 
 /* ---- xBestIndex ---- */
 

@@ -10,7 +10,11 @@
  *     applied); sqlite3_vtab_in on other constraints says 0, and
  *     sqlite3_vtab_in_first on a plain value is SQLITE_MISUSE;
  *   - sqlite3_vtab_nochange in xColumn during an UPDATE, and
- *     sqlite3_value_nochange of the xUpdate arguments left unset.
+ *     sqlite3_value_nochange of the xUpdate arguments left unset;
+ *   - xFindFunction: functions overloaded on a column (the first argument,
+ *     the left operand of LIKE and MATCH) with the module's user data, and
+ *     function constraints (xFindFunction >= SQLITE_INDEX_CONSTRAINT_FUNCTION)
+ *     offered to xBestIndex, omitted or tested again.
  *
  * Invariants:
  *  1. Output depends only on the calls the engine makes and their
@@ -57,25 +61,31 @@ static int lst_disconnect(sqlite3_vtab *vt) {
 }
 
 static int lst_best(sqlite3_vtab *vt, sqlite3_index_info *info) {
-  int used = 0;
+  int used = 0, fn_used = 0;
   for (int i = 0; i < info->nConstraint; i++) {
     const struct sqlite3_index_constraint *c = &info->aConstraint[i];
     int in = sqlite3_vtab_in(info, i, -1);
     printf("  best c%d col=%d op=%d usable=%d in=%d\n", i, c->iColumn, c->op, c->usable, in);
+    if (c->op >= SQLITE_INDEX_CONSTRAINT_FUNCTION && c->usable && !fn_used) {
+      fn_used = 1 + used;
+      info->aConstraintUsage[i].argvIndex = fn_used;
+      info->aConstraintUsage[i].omit = (unsigned char)omit_mode;
+      continue;
+    }
     if (used || !c->usable || c->iColumn != 0 || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
     if (in && in_mode) {
       sqlite3_vtab_in(info, i, 1);
       if (in_mode == 3) sqlite3_vtab_in(info, i, 0);
       if (in_mode == 2) continue;
     }
-    info->aConstraintUsage[i].argvIndex = 1;
+    info->aConstraintUsage[i].argvIndex = 1 + (fn_used != 0);
     info->aConstraintUsage[i].omit = (unsigned char)omit_mode;
     used = 1;
   }
   printf("  best in(-1 constraint)=%d in(nConstraint)=%d\n", sqlite3_vtab_in(info, -1, -1),
          sqlite3_vtab_in(info, info->nConstraint, -1));
-  info->idxNum = used;
-  info->estimatedCost = used ? 10 : 1000;
+  info->idxNum = used + 2 * (fn_used != 0);
+  info->estimatedCost = used ? 10 : fn_used ? 100 : 1000;
   return SQLITE_OK;
 }
 
@@ -130,9 +140,13 @@ static int lst_filter(sqlite3_vtab_cursor *cur, int idx, const char *s, int argc
                       sqlite3_value **argv) {
   LstCur *c = (LstCur *)cur;
   c->a = 1;
-  c->nwant = argc ? 0 : -1;
+  c->nwant = idx & 1 ? 0 : -1;
   printf("  filter idx=%d argc=%d", idx, argc);
-  if (argc) {
+  for (int k = idx & 1 ? 1 : 0; k < argc; k++) {
+    printf(" arg%d:", k);
+    print_value(argv[k]);
+  }
+  if (idx & 1) {
     sqlite3_value *v = NULL;
     int rc = sqlite3_vtab_in_first(argv[0], &v);
     if (rc == SQLITE_OK) {
@@ -196,6 +210,68 @@ static int lst_update(sqlite3_vtab *vt, int argc, sqlite3_value **argv, sqlite3_
   return SQLITE_OK;
 }
 
+/* The overloading functions: each prints its name, user data and
+ * arguments. */
+static void fn_print(sqlite3_context *ctx, int argc, sqlite3_value **argv, const char *what) {
+  printf("  %s[%s]", what, (const char *)sqlite3_user_data(ctx));
+  for (int i = 0; i < argc; i++) print_value(argv[i]);
+  printf("\n");
+}
+static void fn_upper(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  fn_print(ctx, argc, argv, "upper");
+  sqlite3_result_text(ctx, sqlite3_mprintf("U:%s", sqlite3_value_text(argv[0])), -1, sqlite3_free);
+}
+/* like(pattern, b): b ends with the pattern's first character */
+static void fn_like(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  fn_print(ctx, argc, argv, "like");
+  const char *pat = (const char *)sqlite3_value_text(argv[0]);
+  const char *b = (const char *)sqlite3_value_text(argv[1]);
+  size_t n = b ? strlen(b) : 0;
+  sqlite3_result_int(ctx, pat && n && b[n - 1] == pat[0]);
+}
+static void fn_match(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  fn_print(ctx, argc, argv, "match");
+  const char *q = (const char *)sqlite3_value_text(argv[0]);
+  const char *b = (const char *)sqlite3_value_text(argv[1]);
+  sqlite3_result_int(ctx, q && b && !strcmp(q, b));
+}
+/* near(a, x): |a - x| <= 1 */
+static void fn_near(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  fn_print(ctx, argc, argv, "near");
+  long long d = sqlite3_value_int64(argv[0]) - sqlite3_value_int64(argv[1]);
+  sqlite3_result_int(ctx, d >= -1 && d <= 1);
+}
+
+static int lst_find(sqlite3_vtab *vt, int nargs, const char *name,
+                    void (**fn)(sqlite3_context *, int, sqlite3_value **), void **arg) {
+  if (!strcmp(name, "upper") && nargs == 1) {
+    *fn = fn_upper;
+    *arg = "up";
+    return 1;
+  }
+  if (!strcmp(name, "like") && nargs == 2) {
+    *fn = fn_like;
+    *arg = "lk";
+    return 1;
+  }
+  if (!strcmp(name, "match") && nargs == 2) {
+    *fn = fn_match;
+    *arg = "mt";
+    return 1;
+  }
+  if (!sqlite3_stricmp(name, "near") && nargs == 2) {
+    *fn = fn_near;
+    *arg = "nr";
+    return SQLITE_INDEX_CONSTRAINT_FUNCTION;
+  }
+  if (!sqlite3_stricmp(name, "far") && nargs == 2) {
+    *fn = fn_near;
+    *arg = "fr";
+    return SQLITE_INDEX_CONSTRAINT_FUNCTION + 7;
+  }
+  return 0;
+}
+
 static sqlite3_module lst_module = {
     .iVersion = 1,
     .xCreate = lst_init,
@@ -211,6 +287,7 @@ static sqlite3_module lst_module = {
     .xColumn = lst_column,
     .xRowid = lst_rowid,
     .xUpdate = lst_update,
+    .xFindFunction = lst_find,
 };
 
 static int print_row(void *u, int n, char **v, char **names) {
@@ -259,6 +336,32 @@ static void nochange(sqlite3 *db) {
   run(db, "SELECT a, b FROM t WHERE a BETWEEN 2 AND 6");
 }
 
+static void find_function(sqlite3 *db) {
+  static const char *q[] = {
+      "SELECT upper(b), upper('x'), lower(b) FROM t WHERE a <= 2",
+      "SELECT a FROM t WHERE b LIKE 'r1%'",
+      "SELECT a FROM t WHERE b NOT LIKE '0'",
+      "SELECT a FROM t WHERE like('3', b)",
+      "SELECT a FROM t WHERE 'r1' LIKE b",
+      "SELECT a FROM t WHERE b MATCH 'r5'",
+      "SELECT a FROM t WHERE near(a, 5)",
+      "SELECT a FROM t WHERE NEAR(a, 5) AND a = 4",
+      "SELECT a FROM t WHERE far(a, 9)",
+      "SELECT a FROM t WHERE near(5, a)",
+      "SELECT near(a, 2) FROM t WHERE a < 4",
+      "SELECT a FROM n CROSS JOIN t WHERE near(t.a, n.v) AND n.v = 9",
+      "SELECT a FROM t WHERE b NOT LIKE 'r1%'",
+  };
+  EXPECT_INT(sqlite3_overload_function(db, "near", 2), SQLITE_OK);
+  EXPECT_INT(sqlite3_overload_function(db, "far", 2), SQLITE_OK);
+  for (int om = 0; om <= 1; om++) {
+    omit_mode = om;
+    printf("-- xFindFunction omit %d\n", om);
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) run(db, q[i]);
+  }
+  omit_mode = 0;
+}
+
 int main(void) {
   sqlite3 *db;
   EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
@@ -267,6 +370,7 @@ int main(void) {
   EXEC_OK(db, "CREATE TABLE n(v INTEGER); INSERT INTO n VALUES (2), (9), (2), (5)");
   in_lists(db);
   nochange(db);
+  find_function(db);
   sqlite3_close(db);
   return prog_done();
 }
