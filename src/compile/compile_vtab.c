@@ -244,6 +244,29 @@ void parse_vtab_destroy(Parse *p, const Table *t) {
   if (d) vm_builder_add_p4(&p->b, OP_VDestroy, p->idb, 0, 0, P4_VTAB, d->vtab);
 }
 
+/* ---- shadow tables ---- */
+
+int vtab_is_shadow(Parse *p, Schema *s, const Table *t) {
+  VtabReg *r = p->env ? p->env->vtabs : NULL;
+  const char *tail = t && !t->vtab_module ? strrchr(t->name, '_') : NULL;
+  if (!r || !s || !tail) return 0;
+  size_t n = (size_t)(tail - t->name);
+  char *owner = parse_alloc(p, n + 1);
+  if (!owner) return 0;
+  memcpy(owner, t->name, n);
+  owner[n] = 0;
+  const Table *v = schema_find_table(s, owner);
+  const VtabModule *m = v && v->vtab_module ? vtab_module_find(r, v->vtab_module) : NULL;
+  if (!m || !m->m || m->m->iVersion < 3 || !m->m->xShadowName) return 0;
+  return m->m->xShadowName(tail + 1) != 0;
+}
+
+int vtab_shadow_refused(Parse *p, Schema *s, const Table *t, const char *what) {
+  if (!p->env || !p->env->shadow_ro || !vtab_is_shadow(p, s, t)) return 0;
+  parse_error(p, "table %s may not be %s", t->name, what);
+  return 1;
+}
+
 /* ---- function overloading ---- */
 
 const FuncDef *vtab_overload_call(Parse *p, const FuncDef *f, const char *name, int nargs,

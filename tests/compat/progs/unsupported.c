@@ -19,9 +19,10 @@ int main(void) {
 
   EXPECT_INT(sqlite3_enable_shared_cache(1), SQLITE_ERROR);
   EXPECT_INT(sqlite3_enable_shared_cache(0), SQLITE_OK);
-  EXPECT_INT(sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL), SQLITE_ERROR);
+  EXPECT_INT(sqlite3_db_config(db, SQLITE_DBCONFIG_LEGACY_FILE_FORMAT, 1, (int *)NULL),
+             SQLITE_ERROR);
   EXPECT_STR(sqlite3_errmsg(db),
-             "sqlite3_db_config option 1010 set to 1 is not supported by Shale yet");
+             "sqlite3_db_config option 1016 set to 1 is not supported by Shale yet");
   EXPECT_INT(sqlite3_db_config(db, SQLITE_DBCONFIG_MAINDBNAME, "x"), SQLITE_ERROR);
   int cur = 0, hi = 0;
   sqlite3_stmt *st = NULL;

@@ -14,7 +14,11 @@
  *   - xFindFunction: functions overloaded on a column (the first argument,
  *     the left operand of LIKE and MATCH) with the module's user data, and
  *     function constraints (xFindFunction >= SQLITE_INDEX_CONSTRAINT_FUNCTION)
- *     offered to xBestIndex, omitted or tested again.
+ *     offered to xBestIndex, omitted or tested again;
+ *   - SQLITE_DBCONFIG_DEFENSIVE: the shadow tables of a version-3 module
+ *     with xShadowName ("shd", and R-Tree's and FTS5's) refuse INSERT,
+ *     UPDATE, DELETE and DROP from ordinary SQL, but not from the module's
+ *     own statements (xCreate, xUpdate); writable_schema has no effect.
  *
  * Invariants:
  *  1. Output depends only on the calls the engine makes and their
@@ -336,6 +340,117 @@ static void nochange(sqlite3 *db) {
   run(db, "SELECT a, b FROM t WHERE a BETWEEN 2 AND 6");
 }
 
+/* ---- "shd": keeps its rows in the shadow table NAME_data ---- */
+
+typedef struct {
+  sqlite3_vtab base;
+  sqlite3 *db;
+  char name[64];
+} ShdTab;
+
+static int shd_create(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+                      char **err) {
+  int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(v)");
+  char *sql = sqlite3_mprintf("CREATE TABLE IF NOT EXISTS \"%w_data\"(v)", argv[2]);
+  if (rc == SQLITE_OK) rc = sqlite3_exec(db, sql, NULL, NULL, err);
+  sqlite3_free(sql);
+  if (rc != SQLITE_OK) return rc;
+  ShdTab *t = sqlite3_malloc(sizeof *t);
+  if (!t) return SQLITE_NOMEM;
+  memset(t, 0, sizeof *t);
+  t->db = db;
+  snprintf(t->name, sizeof t->name, "%s", argv[2]);
+  *out = &t->base;
+  return SQLITE_OK;
+}
+static int shd_best(sqlite3_vtab *vt, sqlite3_index_info *info) {
+  info->estimatedCost = 100;
+  return SQLITE_OK;
+}
+static int shd_filter(sqlite3_vtab_cursor *cur, int idx, const char *s, int argc,
+                      sqlite3_value **argv) {
+  return SQLITE_OK;
+}
+static int shd_filter_next(sqlite3_vtab_cursor *cur) { return SQLITE_OK; }
+static int shd_eof(sqlite3_vtab_cursor *cur) { return 1; }
+static int shd_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) { return SQLITE_OK; }
+static int shd_update(sqlite3_vtab *vt, int argc, sqlite3_value **argv, sqlite3_int64 *rowid) {
+  ShdTab *t = (ShdTab *)vt;
+  if (argc < 3) return SQLITE_OK;
+  char *sql = sqlite3_mprintf("INSERT INTO \"%w_data\" VALUES (%Q)", t->name,
+                              (const char *)sqlite3_value_text(argv[2]));
+  int rc = sqlite3_exec(t->db, sql, NULL, NULL, &vt->zErrMsg);
+  sqlite3_free(sql);
+  return rc;
+}
+/* (when SQLite and Shale ask differs: SQLite marks the table at CREATE) */
+static int shd_shadow(const char *suffix) { return !strcmp(suffix, "data"); }
+
+static sqlite3_module shd_module = {
+    .iVersion = 3,
+    .xCreate = shd_create,
+    .xConnect = shd_create,
+    .xBestIndex = shd_best,
+    .xDisconnect = lst_disconnect,
+    .xDestroy = lst_disconnect,
+    .xOpen = lst_open,
+    .xClose = lst_close,
+    .xFilter = shd_filter,
+    .xNext = shd_filter_next,
+    .xEof = shd_eof,
+    .xColumn = shd_column,
+    .xRowid = lst_rowid,
+    .xUpdate = shd_update,
+    .xShadowName = shd_shadow,
+};
+
+static void defensive(sqlite3 *db) {
+  static const char *q[] = {
+      "INSERT INTO s_data VALUES ('direct')",
+      "UPDATE s_data SET v = v || '+'",
+      "DELETE FROM s_data WHERE v = 'none'",
+      "INSERT INTO s VALUES ('via module')",
+      "INSERT INTO s_other VALUES (1)",
+      "INSERT INTO r VALUES (1, 0, 1)",
+      "INSERT INTO r_node VALUES (99, x'')",
+      "UPDATE r_rowid SET nodeno = nodeno",
+      "DELETE FROM r_parent",
+      "INSERT INTO f VALUES ('hello world')",
+      "INSERT INTO f_data VALUES (99, x'')",
+      "DELETE FROM f_docsize WHERE id = 99",
+      "PRAGMA writable_schema = ON",
+      "PRAGMA writable_schema",
+      "UPDATE sqlite_schema SET sql = sql WHERE name = 's_other'",
+      "PRAGMA writable_schema = OFF",
+      "SELECT count(*) FROM s_data",
+      "SELECT count(*) FROM r_node",
+  };
+  printf("-- defensive\n");
+  EXPECT_INT(sqlite3_create_module(db, "shd", &shd_module, NULL), SQLITE_OK);
+  run(db, "CREATE VIRTUAL TABLE s USING shd");
+  run(db, "CREATE TABLE s_other(x)");
+  run(db, "CREATE VIRTUAL TABLE r USING rtree(id, x0, x1)");
+  run(db, "CREATE VIRTUAL TABLE f USING fts5(body)");
+  for (int on = 0; on <= 1; on++) {
+    int v = -1;
+    EXPECT_INT(sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, on, &v), SQLITE_OK);
+    EXPECT_INT(v, on);
+    printf("-- DEFENSIVE %d\n", on);
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) run(db, q[i]);
+    v = -1;
+    EXPECT_INT(sqlite3_db_config(db, SQLITE_DBCONFIG_WRITABLE_SCHEMA, 1, &v), SQLITE_OK);
+    run(db, "UPDATE sqlite_schema SET sql = sql WHERE name = 's_other'");
+    EXPECT_INT(sqlite3_db_config(db, SQLITE_DBCONFIG_WRITABLE_SCHEMA, 0, &v), SQLITE_OK);
+    run(db, "BEGIN; INSERT INTO s VALUES ('in txn'); INSERT INTO f VALUES ('more'); COMMIT");
+  }
+  run(db, "DROP TABLE s_data");
+  run(db, "DROP TABLE r_node");
+  run(db, "DROP TABLE s_other");
+  run(db, "DROP TABLE s");
+  EXPECT_INT(sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 0, NULL), SQLITE_OK);
+  run(db, "DROP TABLE s_data");
+}
+
 static void find_function(sqlite3 *db) {
   static const char *q[] = {
       "SELECT upper(b), upper('x'), lower(b) FROM t WHERE a <= 2",
@@ -371,6 +486,7 @@ int main(void) {
   in_lists(db);
   nochange(db);
   find_function(db);
+  defensive(db);
   sqlite3_close(db);
   return prog_done();
 }
