@@ -8,9 +8,11 @@
  * Planning, as SQLite's module: a usable `rowid = ?` (id column or rowid)
  * gives idxNum 1 (one row, cost 30); otherwise idxNum 2 with idxStr the
  * pairs (operator letter, coordinate digit) of every usable =, <, <=, >,
- * >= on a coordinate column (A =, B <=, C <, D >=, E >), costing
- * 6 * (row estimate >> constraints used); <= and >= are omitted from the
- * engine's checks, the others are checked again (rounded bounds).
+ * >= on a coordinate column (A =, B <=, C <, D >=, E >) and of every MATCH
+ * (F, on any column: a geometry function's value), costing
+ * 6 * (row estimate >> constraints used); <=, >= and MATCH are omitted from
+ * the engine's checks, the others are checked again (rounded bounds). A
+ * MATCH anywhere keeps the rowid lookup out, as in SQLite.
  *
  * Invariants:
  *  1. A cursor keeps its own copy of each node on its path (root to the
@@ -24,6 +26,9 @@
  *  4. Bounds are stored rounded outward: a min to the largest float SQLite
  *     computes not above it, a max to the smallest not below (its
  *     arithmetic, below), an rtree_i32 bound as its integer value.
+ *  5. A MATCH constraint's geometry (its parameters copied, the callback's
+ *     pUser) belongs to the cursor until the next xFilter or xClose, which
+ *     run its xDelUser.
  */
 #include "rtree.h"
 
@@ -478,6 +483,7 @@ enum {
   OP_LT = 'C',
   OP_GE = 'D',
   OP_GT = 'E',
+  OP_MATCH = 'F',
   OP_TRUE = '?',
   OP_FALSE = '@'
 };
@@ -485,10 +491,12 @@ enum {
 static int x_best_index(shale_vtab *vt, shale_index_info *info) {
   Rtree *t = (Rtree *)vt;
   char idx[RT_MAX_DIM * 8 + 1];
-  int n = 0;
+  int n = 0, match = 0;
+  for (int i = 0; i < info->nConstraint; i++)
+    match |= info->aConstraint[i].op == SHALE_INDEX_CONSTRAINT_MATCH;
   for (int i = 0; i < info->nConstraint && n < (int)sizeof idx - 1; i++) {
     const struct shale_index_constraint *p = &info->aConstraint[i];
-    if (p->usable && p->iColumn <= 0 && p->op == SHALE_INDEX_CONSTRAINT_EQ) {
+    if (!match && p->usable && p->iColumn <= 0 && p->op == SHALE_INDEX_CONSTRAINT_EQ) {
       for (int j = 0; j < i; j++) {
         info->aConstraintUsage[j].argvIndex = 0;
         info->aConstraintUsage[j].omit = 0;
@@ -501,7 +509,8 @@ static int x_best_index(shale_vtab *vt, shale_index_info *info) {
       info->idxFlags = SHALE_INDEX_SCAN_UNIQUE;
       return SHALE_OK;
     }
-    if (!p->usable || p->iColumn <= 0 || p->iColumn > t->ndim2) continue;
+    int is_match = p->op == SHALE_INDEX_CONSTRAINT_MATCH;
+    if (!p->usable || (!is_match && (p->iColumn <= 0 || p->iColumn > t->ndim2))) continue;
     char op = 0;
     int omit = 1;
     switch (p->op) {
@@ -519,6 +528,9 @@ static int x_best_index(shale_vtab *vt, shale_index_info *info) {
         break;
       case SHALE_INDEX_CONSTRAINT_GE:
         op = OP_GE;
+        break;
+      case SHALE_INDEX_CONSTRAINT_MATCH:
+        op = OP_MATCH;
         break;
       default:
         break;
@@ -545,6 +557,9 @@ typedef struct RtCons {
   char op;
   int coord;
   double v;
+  /* OP_MATCH: the callback and its argument (invariant 5) */
+  int (*geom)(RtreeGeometry *, int ncoord, double *coord, int *res);
+  RtreeGeometry geo;
 } RtCons;
 
 typedef struct RtFrame {
@@ -576,8 +591,22 @@ static int x_open(shale_vtab *vt, shale_vtab_cursor **out) {
   return SHALE_OK;
 }
 
+/* Release the MATCH geometries of the last filter (invariant 5). */
+static void cons_free(RtCursor *c) {
+  for (int i = 0; i < c->ncons; i++) {
+    RtCons *k = &c->cons[i];
+    if (!k->geom) continue;
+    if (k->geo.xDelUser) k->geo.xDelUser(k->geo.pUser);
+    shale_free(k->geo.aParam);
+    memset(&k->geo, 0, sizeof k->geo);
+    k->geom = NULL;
+  }
+  c->ncons = 0;
+}
+
 static int x_close(shale_vtab_cursor *vc) {
   RtCursor *c = (RtCursor *)vc;
+  cons_free(c);
   shale_finalize(c->aux);
   shale_free(c->buf);
   shale_free(c);
@@ -600,12 +629,29 @@ static int load_frame(RtCursor *c, int i, int64_t no) {
   return SHALE_OK;
 }
 
-/* 1 if the subtree (level > 0) or entry (level 0) of cell may match. */
-static int cell_matches(const Rtree *t, const RtCursor *c, const RtCell *x, int leaf) {
+/* The geometry callback's answer for cell x: 1 in, 0 out, or -1 - its
+ * error code. */
+static int geometry_matches(const Rtree *t, RtCons *k, const RtCell *x) {
+  double coord[RT_MAX_DIM * 2];
+  for (int j = 0; j < t->ndim2; j++) coord[j] = rt_coord(t, x->c[j]);
+  int res = 0;
+  int rc = k->geom(&k->geo, t->ndim2, coord, &res);
+  if (rc != SHALE_OK) return -1 - rc;
+  return res != 0;
+}
+
+/* 1 if the subtree (level > 0) or entry (level 0) of cell may match, 0 if
+ * not, -1 - the error code of a geometry callback that failed. */
+static int cell_matches(const Rtree *t, RtCursor *c, const RtCell *x, int leaf) {
   for (int i = 0; i < c->ncons; i++) {
-    const RtCons *k = &c->cons[i];
+    RtCons *k = &c->cons[i];
     if (k->op == OP_TRUE) continue;
     if (k->op == OP_FALSE) return 0;
+    if (k->op == OP_MATCH) {
+      int in = geometry_matches(t, k, x);
+      if (in <= 0) return in;
+      continue;
+    }
     if (leaf) {
       double v = rt_coord(t, x->c[k->coord]);
       int ok = k->op == OP_EQ   ? v == k->v
@@ -636,7 +682,9 @@ static int step(RtCursor *c) {
     }
     RtCell x;
     rt_cell_get(t, f->data, f->icell++, &x);
-    if (!cell_matches(t, c, &x, level == 0)) continue;
+    int in = cell_matches(t, c, &x, level == 0);
+    if (in < 0) return -1 - in;
+    if (!in) continue;
     if (level == 0) {
       c->cell = x;
       return SHALE_OK;
@@ -650,13 +698,28 @@ static int step(RtCursor *c) {
   return SHALE_OK;
 }
 
+/* The geometry of a MATCH argument v (SQLite's deserializeGeometry): not a
+ * geometry function's value is SHALE_ERROR. */
+static int match_arg(RtCons *k, shale_value *v) {
+  const RtreeMatchArg *m = shale_value_pointer(v, RTREE_MATCH_TYPE);
+  if (!m) return SHALE_ERROR;
+  memset(&k->geo, 0, sizeof k->geo);
+  k->geom = m->geom;
+  k->geo.pContext = m->context;
+  k->geo.nParam = m->nparam;
+  k->geo.aParam = shale_malloc(sizeof(double) * (size_t)(m->nparam > 0 ? m->nparam : 1));
+  if (!k->geo.aParam) return SHALE_NOMEM;
+  if (m->nparam > 0) memcpy(k->geo.aParam, m->param, sizeof(double) * (size_t)m->nparam);
+  return SHALE_OK;
+}
+
 static int x_filter(shale_vtab_cursor *vc, int idx_num, const char *idx_str, int argc,
                     shale_value **argv) {
   RtCursor *c = (RtCursor *)vc;
   Rtree *t = (Rtree *)vc->pVtab;
   c->eof = 1;
   c->nframe = 0;
-  c->ncons = 0;
+  cons_free(c);
   c->aux_ok = 0;
   if (!c->buf) {
     c->buf = shale_malloc((size_t)t->node_size * (RT_MAX_DEPTH + 1));
@@ -690,6 +753,12 @@ static int x_filter(shale_vtab_cursor *vc, int idx_num, const char *idx_str, int
     RtCons *k = &c->cons[i];
     k->op = idx_str[2 * i];
     k->coord = idx_str[2 * i + 1] - '0';
+    c->ncons = i + 1; /* cons_free sees the geometries made so far */
+    if (k->op == OP_MATCH) {
+      int rc = match_arg(k, argv[i]);
+      if (rc) return rc;
+      continue;
+    }
     if (k->coord < 0 || k->coord >= t->ndim2) return SHALE_ERROR;
     int type = shale_value_numeric_type(argv[i]); /* invariant 2 */
     if (type == SHALE_INTEGER || type == SHALE_FLOAT)

@@ -16,4 +16,24 @@
 
 int rtree_register(shale *db);
 
+/* A MATCH argument: what a function registered by
+ * sqlite3_rtree_geometry_callback (compat/rtree.c) returns, a pointer of
+ * type RTREE_MATCH_TYPE. RtreeGeometry has sqlite3_rtree_geometry's layout;
+ * geom is called as SQLite calls it, for each cell the search reaches
+ * (node bounding boxes and entries), with the cell's coordinates. */
+#define RTREE_MATCH_TYPE "RtreeMatchArg"
+typedef struct RtreeGeometry {
+  void *pContext;
+  int nParam;
+  double *aParam;
+  void *pUser;
+  void (*xDelUser)(void *);
+} RtreeGeometry;
+typedef struct RtreeMatchArg {
+  int (*geom)(RtreeGeometry *, int ncoord, double *coord, int *res);
+  void *context;
+  int nparam;
+  double param[]; /* the function's arguments as numbers */
+} RtreeMatchArg;
+
 #endif /* SHALE_EXT_RTREE_H */

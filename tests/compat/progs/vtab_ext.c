@@ -18,7 +18,11 @@
  *   - SQLITE_DBCONFIG_DEFENSIVE: the shadow tables of a version-3 module
  *     with xShadowName ("shd", and R-Tree's and FTS5's) refuse INSERT,
  *     UPDATE, DELETE and DROP from ordinary SQL, but not from the module's
- *     own statements (xCreate, xUpdate); writable_schema has no effect.
+ *     own statements (xCreate, xUpdate); writable_schema has no effect;
+ *   - sqlite3_rtree_geometry_callback: "circle" (and a failing "bad")
+ *     registered and used through MATCH on rtree and rtree_i32 tables,
+ *     with the parameters, the context and pUser/xDelUser as SQLite hands
+ *     them over, the calls counted per query.
  *
  * Invariants:
  *  1. Output depends only on the calls the engine makes and their
@@ -451,6 +455,61 @@ static void defensive(sqlite3 *db) {
   run(db, "DROP TABLE s_data");
 }
 
+/* ---- R-Tree geometry callbacks ---- */
+
+typedef struct {
+  int calls;
+} CircleUser;
+
+static void circle_user_free(void *p) {
+  printf("  circle: %d calls\n", ((CircleUser *)p)->calls);
+  sqlite3_free(p);
+}
+
+/* circle(x, y, r): the box (2 dimensions) overlaps the circle's bounding
+ * square */
+static int circle_geom(sqlite3_rtree_geometry *g, int n, sqlite3_rtree_dbl *a, int *res) {
+  if (g->nParam != 3 || n != 4) return SQLITE_ERROR;
+  if (!g->pUser) {
+    CircleUser *u = sqlite3_malloc(sizeof *u);
+    if (!u) return SQLITE_NOMEM;
+    u->calls = 0;
+    g->pUser = u;
+    g->xDelUser = circle_user_free;
+    printf("  circle: context %s, params %g %g %g\n", (const char *)g->pContext, g->aParam[0],
+           g->aParam[1], g->aParam[2]);
+  }
+  ((CircleUser *)g->pUser)->calls++;
+  double x = g->aParam[0], y = g->aParam[1], r = g->aParam[2];
+  *res = a[0] <= x + r && a[1] >= x - r && a[2] <= y + r && a[3] >= y - r;
+  return SQLITE_OK;
+}
+
+static void rtree_geometry(sqlite3 *db) {
+  static const char *q[] = {
+      "SELECT id FROM g WHERE id MATCH circle(50, 50, 8)",
+      "SELECT count(*) FROM g WHERE id MATCH circle(20, 20, 15) AND x0 > 10",
+      "SELECT id, x0 FROM g WHERE x0 MATCH circle(0, 0, 9) AND id > 100",
+      "SELECT id FROM g WHERE id MATCH circle(50, 50, 8) AND id MATCH circle(48, 48, 2)",
+      "SELECT n.v, g.id FROM n CROSS JOIN g WHERE g.id MATCH circle(n.v * 10, n.v * 10, 3)",
+      "SELECT id FROM gi WHERE id MATCH circle(30, 70, 6)",
+      "SELECT id FROM g WHERE id = 5 AND id MATCH circle(0, 0, 100)",
+      "SELECT id FROM g WHERE id MATCH circle(1, 2)",
+      "SELECT id FROM g WHERE id MATCH 5",
+      "SELECT circle(1, 2, 3) IS NULL, typeof(circle(1, 2, 3))",
+  };
+  printf("-- rtree geometry\n");
+  EXPECT_INT(sqlite3_rtree_geometry_callback(db, "circle", circle_geom, "ctx"), SQLITE_OK);
+  run(db, "CREATE VIRTUAL TABLE g USING rtree(id, x0, x1, y0, y1)");
+  run(db, "CREATE VIRTUAL TABLE gi USING rtree_i32(id, x0, x1, y0, y1)");
+  run(db,
+      "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 300) "
+      "INSERT INTO g SELECT i, (i * 37) % 100, (i * 37) % 100 + 2.5, (i * 53) % 100, "
+      "(i * 53) % 100 + 3.25 FROM c");
+  run(db, "INSERT INTO gi SELECT * FROM g");
+  for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) run(db, q[i]);
+}
+
 static void find_function(sqlite3 *db) {
   static const char *q[] = {
       "SELECT upper(b), upper('x'), lower(b) FROM t WHERE a <= 2",
@@ -487,6 +546,7 @@ int main(void) {
   nochange(db);
   find_function(db);
   defensive(db);
+  rtree_geometry(db);
   sqlite3_close(db);
   return prog_done();
 }
