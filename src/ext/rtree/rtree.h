@@ -12,6 +12,8 @@
 #ifndef SHALE_EXT_RTREE_H
 #define SHALE_EXT_RTREE_H
 
+#include <stdint.h>
+
 #include "shale.h"
 
 int rtree_register(shale *db);
@@ -29,11 +31,32 @@ typedef struct RtreeGeometry {
   void *pUser;
   void (*xDelUser)(void *);
 } RtreeGeometry;
+/* sqlite3_rtree_query_info's layout (a query callback's argument). */
+typedef struct RtreeQueryInfo {
+  void *pContext;
+  int nParam;
+  double *aParam;
+  void *pUser;
+  void (*xDelUser)(void *);
+  double *aCoord;
+  unsigned int *anQueue;
+  int nCoord;
+  int iLevel;
+  int mxLevel;
+  int64_t iRowid;
+  double rParentScore;
+  int eParentWithin;
+  int eWithin;
+  double rScore;
+  shale_value **apSqlParam;
+} RtreeQueryInfo;
 typedef struct RtreeMatchArg {
-  int (*geom)(RtreeGeometry *, int ncoord, double *coord, int *res);
+  int (*geom)(RtreeGeometry *, int ncoord, double *coord, int *res); /* or */
+  int (*query)(RtreeQueryInfo *);
   void *context;
   int nparam;
-  double param[]; /* the function's arguments as numbers */
+  shale_value **values; /* query: copies of the arguments */
+  double param[];       /* the function's arguments as numbers */
 } RtreeMatchArg;
 
 #endif /* SHALE_EXT_RTREE_H */

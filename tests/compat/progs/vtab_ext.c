@@ -485,6 +485,62 @@ static int circle_geom(sqlite3_rtree_geometry *g, int n, sqlite3_rtree_dbl *a, i
   return SQLITE_OK;
 }
 
+/* near(x, y, r): a query callback scoring cells by the distance of their
+ * centre from (x, y); boxes outside the square of side 2r are out, inside
+ * it fully within. Entries at an odd rowid score half (a level-dependent
+ * rule, so that the order is the queue's). */
+static int near_query(sqlite3_rtree_query_info *q) {
+  if (q->nParam != 3 || q->nCoord != 4) return SQLITE_ERROR;
+  if (!q->pUser) {
+    CircleUser *u = sqlite3_malloc(sizeof *u);
+    if (!u) return SQLITE_NOMEM;
+    u->calls = 0;
+    q->pUser = u;
+    q->xDelUser = circle_user_free;
+    printf("  near: context %s, params %g %g %g (sql %s), mxLevel %d, first level %d\n",
+           (const char *)q->pContext, q->aParam[0], q->aParam[1], q->aParam[2],
+           sqlite3_value_text(q->apSqlParam[2]), q->mxLevel, q->iLevel);
+  }
+  ((CircleUser *)q->pUser)->calls++;
+  double x = q->aParam[0], y = q->aParam[1], r = q->aParam[2];
+  const sqlite3_rtree_dbl *a = q->aCoord;
+  if (a[0] > x + r || a[1] < x - r || a[2] > y + r || a[3] < y - r) {
+    q->eWithin = NOT_WITHIN;
+    return SQLITE_OK;
+  }
+  int inside = a[0] >= x - r && a[1] <= x + r && a[2] >= y - r && a[3] <= y + r;
+  if (q->eParentWithin != FULLY_WITHIN) q->eWithin = inside ? FULLY_WITHIN : PARTLY_WITHIN;
+  double dx = (a[0] + a[1]) / 2 - x, dy = (a[2] + a[3]) / 2 - y;
+  q->rScore = dx * dx + dy * dy;
+  if (q->iLevel == 0 && (q->iRowid & 1)) q->rScore /= 2;
+  return SQLITE_OK;
+}
+
+static void rtree_query(sqlite3 *db) {
+  static const char *q[] = {
+      "SELECT id FROM g WHERE id MATCH near(50, 50, 10)",
+      "SELECT id, x0 FROM g WHERE id MATCH near(20, 30, 12) AND x0 >= 15",
+      "SELECT id FROM g WHERE id MATCH near(50, 50, 10) AND id MATCH circle(52, 52, 3)",
+      "SELECT id FROM gi WHERE id MATCH near(70, 20, 8) LIMIT 4",
+      "SELECT n.v, g.id FROM n CROSS JOIN g WHERE g.id MATCH near(n.v * 10, 50, 4)",
+      "SELECT count(*) FROM g WHERE id MATCH near(0, 0, 1000)",
+      "SELECT id FROM g WHERE id MATCH near(1, 2)",
+  };
+  printf("-- rtree query\n");
+  EXPECT_INT(sqlite3_rtree_query_callback(db, "near", near_query, "qctx", NULL), SQLITE_OK);
+  for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) run(db, q[i]);
+  /* a deeper tree: three levels */
+  run(db, "CREATE VIRTUAL TABLE g3 USING rtree(id, x0, x1, y0, y1)");
+  run(db,
+      "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 6000) "
+      "INSERT INTO g3 SELECT i, (i * 7919) % 1000 / 10.0, (i * 7919) % 1000 / 10.0 + 0.5, "
+      "(i * 104729) % 1000 / 10.0, (i * 104729) % 1000 / 10.0 + 0.75 FROM c");
+  run(db, "SELECT rtreedepth(data) FROM g3_node WHERE nodeno = 1");
+  run(db, "SELECT id FROM g3 WHERE id MATCH near(40, 60, 2.5)");
+  run(db, "SELECT id FROM g3 WHERE id MATCH circle(40, 60, 1.5)");
+  run(db, "SELECT count(*), sum(id) FROM g3 WHERE id MATCH near(30, 30, 20) AND y0 < 40");
+}
+
 static void rtree_geometry(sqlite3 *db) {
   static const char *q[] = {
       "SELECT id FROM g WHERE id MATCH circle(50, 50, 8)",
@@ -547,6 +603,7 @@ int main(void) {
   find_function(db);
   defensive(db);
   rtree_geometry(db);
+  rtree_query(db);
   sqlite3_close(db);
   return prog_done();
 }
