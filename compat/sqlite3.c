@@ -606,7 +606,7 @@ const unsigned char *sqlite3_value_text(sqlite3_value *v) { return shale_value_t
 int sqlite3_value_bytes(sqlite3_value *v) { return shale_value_bytes(VAL(v)); }
 int sqlite3_value_type(sqlite3_value *v) { return shale_value_type(VAL(v)); }
 int sqlite3_value_numeric_type(sqlite3_value *v) { return shale_value_numeric_type(VAL(v)); }
-int sqlite3_value_nochange(sqlite3_value *v) { return 0; }
+int sqlite3_value_nochange(sqlite3_value *v) { return shale_value_nochange((shale_value *)v); }
 int sqlite3_value_frombind(sqlite3_value *v) { return 0; }
 unsigned int sqlite3_value_subtype(sqlite3_value *v) { return shale_value_subtype(VAL(v)); }
 sqlite3_value *sqlite3_value_dup(const sqlite3_value *v) {

@@ -979,6 +979,9 @@ int shale_vtab_on_conflict(shale *db);
 /* From xColumn during an UPDATE: 1 if the column is not changed (the
  * module may then return nothing). */
 int shale_vtab_nochange(shale_context *ctx);
+/* In xUpdate: 1 if argument v is a column an UPDATE does not change whose
+ * xColumn (under shale_vtab_nochange) left it unset. */
+int shale_value_nochange(shale_value *v);
 /* From xBestIndex: the collation name of constraint i ("BINARY" default). */
 const char *shale_vtab_collation(shale_index_info *info, int i);
 /* From xBestIndex: 0 plain ORDER BY, 1 GROUP BY, 2 DISTINCT, 3 both. */
@@ -987,8 +990,8 @@ int shale_vtab_distinct(shale_index_info *info);
  * whole (handle >= 0 asks for it: 1 yes, 0 no; -1 asks only). */
 int shale_vtab_in(shale_index_info *info, int i, int handle);
 /* From xFilter: iterate the values of an IN constraint taken whole.
- * SHALE_OK (*out the value), SHALE_DONE at the end, SHALE_ERROR (not such
- * a value). */
+ * SHALE_OK (*out the value), SHALE_DONE at the end, SHALE_MISUSE (not such
+ * a value), or an error reading the list. */
 int shale_vtab_in_first(shale_value *v, shale_value **out);
 int shale_vtab_in_next(shale_value *v, shale_value **out);
 /* From xBestIndex: the value of constraint i's right side when it is known

@@ -942,7 +942,13 @@ void api_compile_env(shale *db, CompileEnv *env) {
   env->reverse_unordered = db->reverse_unordered;
   env->no_auto_index = !(db->pflags & API_PF_AUTOMATIC_INDEX);
   env->ignore_checks = (db->pflags & API_PF_IGNORE_CHECKS) != 0;
-  env->writable_schema = (db->pflags & API_PF_WRITABLE_SCHEMA) != 0;
+  /* SQLite's sqlite3WritableSchema and sqlite3ReadOnlyShadowTables: DEFENSIVE
+   * cancels writable_schema, and makes shadow tables read-only to SQL
+   * compiled outside a module's xCreate/xConnect, a running statement and
+   * the xSync calls of a commit */
+  int defensive = (db->pflags & API_PF_DEFENSIVE) != 0;
+  env->writable_schema = (db->pflags & API_PF_WRITABLE_SCHEMA) != 0 && !defensive;
+  env->shadow_ro = defensive && !db->stepping && !db->vtabs.connecting && !db->vtab_syncing;
   env->no_triggers = db->no_triggers;
   env->no_views = db->no_views;
   env->no_dqs_dml = db->no_dqs_dml;
@@ -1614,9 +1620,10 @@ static int step_in_scope(shale_stmt *st) {
       return stmt_finish(st, SHALE_DONE);
     }
     db->busy_ran = 0;
+    shale_stmt *outer = db->stepping; /* a module's statement runs inside another */
     db->stepping = st;
     int rc = vm_step(st->vm);
-    db->stepping = NULL;
+    db->stepping = outer;
     if (rc == SHALE_ROW) {
       st->has_row = 1;
       st->produced = 1;

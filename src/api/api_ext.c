@@ -283,7 +283,9 @@ static int txn_state_impl(shale *db, const char *zdb) {
 /* The db_config switches Shale has (SQLite's option numbers): ENABLE_TRIGGER
  * 1003, DQS_DML 1013, DQS_DDL 1014 and ENABLE_VIEW 1015 (CompileEnv);
  * WRITABLE_SCHEMA 1011, LEGACY_ALTER_TABLE 1012 and TRUSTED_SCHEMA 1017 (the
- * pragmas' flags, as in SQLite: the two read and set one bit);
+ * pragmas' flags, as in SQLite: the two read and set one bit); DEFENSIVE
+ * 1010 (CompileEnv.shadow_ro; writable_schema, still set and reported, then
+ * has no effect);
  * ENABLE_LOAD_EXTENSION 1005 (the C call's switch, api_loadext.c);
  * NO_CKPT_ON_CLOSE 1006 (on: closing leaves each WAL file as it is);
  * RESET_DATABASE 1009 (on: VACUUM and VACUUM INTO write an empty database,
@@ -299,6 +301,7 @@ static int db_config_switch_impl(shale *db, int op, int onoff) {
                 : op == 1011 ? API_PF_WRITABLE_SCHEMA
                 : op == 1012 ? API_PF_LEGACY_ALTER_TABLE
                 : op == 1017 ? API_PF_TRUSTED_SCHEMA
+                : op == 1010 ? API_PF_DEFENSIVE
                              : 0;
   if (pf) {
     if (onoff > 0) db->pflags |= pf;

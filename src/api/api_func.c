@@ -292,6 +292,8 @@ void *shale_aggregate_context(shale_context *ctx, int nbytes) {
 }
 
 void *shale_user_data(shale_context *ctx) {
+  if (ctx && CTX(ctx)->def && CTX(ctx)->def->scalar == vtab_func_scalar) /* xFindFunction's */
+    return ((const VtabFunc *)(const void *)CTX(ctx)->def)->arg;
   if (!ctx || !is_user_def(CTX(ctx)->def)) return NULL;
   return udf_of(CTX(ctx))->user;
 }

@@ -82,9 +82,15 @@ int shale_vtab_on_conflict(shale *db) {
   return oe;
 }
 
+/* The mark vtab_column puts on the result of an xColumn for an unchanged
+ * column (vtab.c invariant 2), as SQLite tests its output cell. */
 int shale_vtab_nochange(shale_context *ctx) {
-  (void)ctx;
-  return vtab_nochange_now();
+  const ShValue *r = ctx ? &((FuncCtx *)ctx)->result : NULL;
+  return r && r->type == SHALE_NULL && (r->flags & VAL_NOCHANGE) != 0;
+}
+
+int shale_value_nochange(shale_value *v) {
+  return v && v->v.type == SHALE_NULL && (v->v.flags & VAL_NOCHANGE) != 0;
 }
 
 static VtabIndex *vidx(shale_index_info *info) { return (VtabIndex *)info; } /* invariant 3 */
@@ -105,15 +111,20 @@ int shale_vtab_in(shale_index_info *info, int i, int handle) {
   return 1;
 }
 
-/* IN lists are passed by value one xFilter per element (shale_vtab_in
- * offers no list), so no value is an IN list. */
-int shale_vtab_in_first(shale_value *v, shale_value **out) {
-  (void)v;
+/* The list an xFilter argument carries when the module took an IN whole
+ * (vtab.h VtabInList); otherwise SHALE_MISUSE, as SQLite. */
+static int in_step(shale_value *v, shale_value **out, int first) {
   if (out) *out = NULL;
-  return SHALE_ERROR;
+  VtabInList *l = v ? value_pointer(&v->v, VTAB_IN_TYPE) : NULL;
+  if (!l || !out) return SHALE_MISUSE;
+  int rc = l->step(l, first);
+  if (rc == SHALE_OK) *out = &l->cell;
+  return rc;
 }
 
-int shale_vtab_in_next(shale_value *v, shale_value **out) { return shale_vtab_in_first(v, out); }
+int shale_vtab_in_first(shale_value *v, shale_value **out) { return in_step(v, out, 1); }
+
+int shale_vtab_in_next(shale_value *v, shale_value **out) { return in_step(v, out, 0); }
 
 int shale_vtab_rhs_value(shale_index_info *info, int i, shale_value **out) {
   if (out) *out = NULL;

@@ -98,6 +98,7 @@ typedef struct CompileEnv {
   uint8_t no_auto_index;      /* PRAGMA automatic_index=OFF */
   uint8_t ignore_checks;      /* PRAGMA ignore_check_constraints: CHECKs not coded */
   uint8_t writable_schema;    /* PRAGMA writable_schema: sqlite_schema takes DML */
+  uint8_t shadow_ro;          /* DEFENSIVE: shadow tables (vtab_is_shadow) refuse DML and DROP */
   /* sqlite3_db_config switches, inverted so that 0 is SQLite's default (on):
    * no_triggers   ENABLE_TRIGGER off: only TEMP triggers fire;
    * no_views      ENABLE_VIEW off: views outside TEMP are refused;
@@ -773,9 +774,24 @@ void vtab_where_args(Parse *, SrcItem *it, struct Planner *pl, int on);
  * offered to xBestIndex (SQLite's sqlite3WhereAddLimit). */
 void vtab_limit_offer(Parse *, const struct SrcList *src, const SqlSelect *s, int limit_reg,
                       int offset_reg);
+/* t (of schema s) is a shadow table: its name is V_SUFFIX for a virtual
+ * table V of s whose module (version >= 3) says xShadowName(SUFFIX). */
+int vtab_is_shadow(Parse *, Schema *s, const Table *t);
+/* With DEFENSIVE (CompileEnv.shadow_ro) and t a shadow table: SQLite's
+ * "table %s may not be <what>" and 1; else 0. */
+int vtab_shadow_refused(Parse *, Schema *s, const Table *t, const char *what);
+/* The definition a call of f (NULL: a built-in stub called name) with
+ * nargs arguments uses when its overloading argument col (the first; the
+ * left operand of LIKE, GLOB, MATCH, REGEXP) is a virtual table's column
+ * whose xFindFunction overloads it (SQLite's sqlite3VtabOverloadFunction);
+ * else f. */
+const struct FuncDef *vtab_overload_call(Parse *, const struct FuncDef *f, const char *name,
+                                         int nargs, const SqlExpr *col);
 /* in_loop opens the IN loop of planner term `term` reading each value into
- * reg, and returns where the VFilter goes at eof (the loop's next). */
-typedef int (*VtabInLoop)(void *ctx, int term, int reg);
+ * reg, and returns where the VFilter goes at eof (the loop's next); with
+ * whole set, it builds the term's set and puts it in reg as one argument
+ * (VInitIn: the module took the IN whole) and returns 0. */
+typedef int (*VtabInLoop)(void *ctx, int term, int reg, int whole);
 void vtab_where_code(Parse *, VtabWhere *, const struct PlanLevel *L, uint8_t *coded,
                      const struct PlanTerm *terms, int brk, VtabInLoop in_loop, void *ctx);
 void vtab_where_eqp(Parse *, const VtabWhere *, const struct PlanLevel *L, const char *name,

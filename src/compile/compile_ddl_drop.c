@@ -91,6 +91,7 @@ static int drop_table(Parse *p, const SqlDrop *d, Table *t) {
     parse_error(p, "table %s may not be dropped", ddl_table_name(t));
     return 1;
   }
+  if (vtab_shadow_refused(p, p->schema, t, "dropped")) return 1; /* DEFENSIVE */
   int ntrig = triggers_on(p, t->name, NULL, 0);
   int nidx = 0;
   for (Index *i = t->indexes; i; i = i->next) nidx++;

@@ -671,6 +671,7 @@ Table *dml_table(Parse *p, const char *schema, const char *name, View **view) {
       parse_error(p, "table %s may not be modified", "sqlite_master");
       return NULL;
     }
+    if (vtab_shadow_refused(p, p->schema, t, "modified")) return NULL;
     return t->vtab_module ? parse_vtab_connect(p, t, p->idb) : t; /* compile_vtab_dml.c */
   }
   View *v = schema_find_view(p->schema, name);

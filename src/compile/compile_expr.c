@@ -1204,6 +1204,8 @@ static void code_function_call(Parse *p, SqlExpr *e, int target, int cache) {
       return;
     }
   }
+  if (n > 0) f = vtab_overload_call(p, f, e->z, n, e->list->a[0].expr); /* xFindFunction */
+  if (!f) return;
   int base = n > 0 ? emit_regs(p, n) : tmp_reg(p);
   int mask = 0;
   const Collation *coll = NULL;
@@ -1239,6 +1241,9 @@ static void code_like(Parse *p, SqlExpr *e, int target) {
                                            : "like";
   int n = e->c ? 3 : 2;
   const FuncDef *f = p->env && p->env->funcs ? func_find(p->env->funcs, name, n) : NULL;
+  /* xFindFunction on the left operand; for NOT LIKE on the first argument
+   * (the pattern), as SQLite marks only the NOT as infix */
+  f = vtab_overload_call(p, f, name, n, e->flags & SQL_EF_NOT ? e->b : e->a);
   if (!f) {
     /* SQLite names the function by the operator as written */
     char as_written[16];

@@ -244,6 +244,41 @@ void parse_vtab_destroy(Parse *p, const Table *t) {
   if (d) vm_builder_add_p4(&p->b, OP_VDestroy, p->idb, 0, 0, P4_VTAB, d->vtab);
 }
 
+/* ---- shadow tables ---- */
+
+int vtab_is_shadow(Parse *p, Schema *s, const Table *t) {
+  VtabReg *r = p->env ? p->env->vtabs : NULL;
+  const char *tail = t && !t->vtab_module ? strrchr(t->name, '_') : NULL;
+  if (!r || !s || !tail) return 0;
+  size_t n = (size_t)(tail - t->name);
+  char *owner = parse_alloc(p, n + 1);
+  if (!owner) return 0;
+  memcpy(owner, t->name, n);
+  owner[n] = 0;
+  const Table *v = schema_find_table(s, owner);
+  const VtabModule *m = v && v->vtab_module ? vtab_module_find(r, v->vtab_module) : NULL;
+  if (!m || !m->m || m->m->iVersion < 3 || !m->m->xShadowName) return 0;
+  return m->m->xShadowName(tail + 1) != 0;
+}
+
+int vtab_shadow_refused(Parse *p, Schema *s, const Table *t, const char *what) {
+  if (!p->env || !p->env->shadow_ro || !vtab_is_shadow(p, s, t)) return 0;
+  parse_error(p, "table %s may not be %s", t->name, what);
+  return 1;
+}
+
+/* ---- function overloading ---- */
+
+const FuncDef *vtab_overload_call(Parse *p, const FuncDef *f, const char *name, int nargs,
+                                  const SqlExpr *col) {
+  VtabReg *r = p->env ? p->env->vtabs : NULL;
+  if (!r || !col || col->op != SQL_E_COLREF || !col->tab || !col->tab->vtab) return f;
+  int nomem = 0;
+  const FuncDef *o = vtab_overload(r, col->tab->vtab, f, f ? f->name : name, nargs, &nomem);
+  if (nomem) parse_nomem(p);
+  return o;
+}
+
 /* ---- WHERE: xBestIndex and the scan ---- */
 
 static SqlExpr *reg_expr(Parse *p, const SqlExpr *lit, int reg) {
@@ -271,7 +306,8 @@ typedef struct VCons {
   int column;      /* -1 rowid */
   SqlExpr *value;  /* NULL for ISNULL / ISNOTNULL */
   uint64_t prereq; /* items the value reads */
-  uint8_t is_in;   /* col IN (...): offered as EQ, one xFilter per value */
+  uint8_t is_in;   /* col IN (...): offered as EQ, one xFilter per value
+                     unless the module takes it whole (sqlite3_vtab_in) */
 } VCons;           /* term < 0: LIMIT or OFFSET (no planner term) */
 
 typedef struct VPlan {
@@ -281,6 +317,7 @@ typedef struct VPlan {
   int nargv;
   int *argv_cons; /* argv[k] is constraint argv_cons[k] */
   uint8_t *omit;  /* per constraint */
+  uint8_t *whole; /* per constraint: an IN passed whole (sqlite3_vtab_in) */
 } VPlan;
 
 #define VTAB_MAX_PLANS 16
@@ -328,9 +365,43 @@ static int term_ok(const PlanTerm *t, int item, int left) {
   return t->on_item == -1;
 }
 
+/* A two-argument call as a constraint (SQLite's isAuxiliaryVtabOperator):
+ * match/glob/like/regexp(x, col), or f(col, x) when t's xFindFunction
+ * answers SQLITE_INDEX_CONSTRAINT_FUNCTION or more for f as written. */
+static int func_cons(const SqlExpr *e, int cursor, VtabTable *t, const SqlExpr **col,
+                     SqlExpr **val) {
+  static const struct {
+    const char *name;
+    int op;
+  } ops[] = {{"match", SHALE_INDEX_CONSTRAINT_MATCH},
+             {"glob", SHALE_INDEX_CONSTRAINT_GLOB},
+             {"like", SHALE_INDEX_CONSTRAINT_LIKE},
+             {"regexp", SHALE_INDEX_CONSTRAINT_REGEXP}};
+  if (!e->list || e->list->n != 2 || !e->z || e->over || e->filter) return 0;
+  SqlExpr *a0 = e->list->a[0].expr, *a1 = e->list->a[1].expr;
+  if (a1 && a1->op == SQL_E_COLREF && colref_of(a1, cursor))
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+      if (util_stricmp(e->z, ops[i].name) == 0) {
+        *col = a1;
+        *val = a0;
+        return ops[i].op;
+      }
+  if (!a0 || a0->op != SQL_E_COLREF || !colref_of(a0, cursor)) return 0;
+  shale_func_fn fn;
+  void *arg;
+  int op = vtab_find_function(t, 2, e->z, &fn, &arg);
+  if (op < SHALE_INDEX_CONSTRAINT_FUNCTION || op > 255) return 0;
+  *col = a0;
+  *val = a1;
+  return op;
+}
+
 /* The auxiliary constraint of expression e on the item's cursor, if any. */
-static int aux_cons(const SqlExpr *e, int cursor, const SqlExpr **col, SqlExpr **val) {
+static int aux_cons(const SqlExpr *e, int cursor, VtabTable *t, const SqlExpr **col,
+                    SqlExpr **val) {
   switch (e->op) {
+    case SQL_E_FUNC:
+      return func_cons(e, cursor, t, col, val);
     case SQL_E_BINARY:
       if (e->sub != TK_NE) return 0;
       if (colref_of(e->a, cursor))
@@ -442,8 +513,10 @@ static int ask(Parse *p, VtabWhere *vw, VtabIndex *x, uint64_t usable_mask, int 
   vp->idx_str = x->info.idxStr ? parse_strdup(p, x->info.idxStr) : NULL;
   vp->argv_cons = parse_alloc(p, sizeof(int) * (size_t)(vw->ncons + 1));
   vp->omit = parse_alloc(p, (size_t)(vw->ncons + 1));
-  if (!vp->argv_cons || !vp->omit) return 1;
+  vp->whole = parse_alloc(p, (size_t)(vw->ncons + 1));
+  if (!vp->argv_cons || !vp->omit || !vp->whole) return 1;
   memset(vp->omit, 0, (size_t)(vw->ncons + 1));
+  memset(vp->whole, 0, (size_t)(vw->ncons + 1));
   int n = 0;
   for (int i = 0; i < vw->ncons; i++) {
     int a = x->info.aConstraintUsage[i].argvIndex;
@@ -457,7 +530,10 @@ static int ask(Parse *p, VtabWhere *vw, VtabIndex *x, uint64_t usable_mask, int 
     vp->omit[i] = x->info.aConstraintUsage[i].omit;
     if (vp->omit[i] && vw->cons[i].op == SHALE_INDEX_CONSTRAINT_OFFSET) vp->omit_offset = 1;
     pp->prereq |= vw->cons[i].prereq;
-    if (vw->cons[i].is_in) *used_in = 1;
+    if (vw->cons[i].is_in && x->in_take[i])
+      vp->whole[i] = 1; /* SQLite's mHandleIn: only with an argvIndex */
+    else if (vw->cons[i].is_in)
+      *used_in = 1;
   }
   vp->nargv = n;
   pp->cost = x->info.estimatedCost;
@@ -496,7 +572,7 @@ int vtab_where_plan(Parse *p, SrcItem *it, int item, PlanItem *pi, Planner *pl,
     if (t->parent >= 0 || t->group >= 0 || !term_ok(t, item, left)) continue;
     const SqlExpr *col = NULL;
     SqlExpr *val = NULL;
-    int op = aux_cons(t->expr, it->cursor, &col, &val);
+    int op = aux_cons(t->expr, it->cursor, vw->t, &col, &val);
     if (!op) continue;
     uint64_t pre = val ? pl->hooks.mask(pl->hooks.ctx, val) : 0;
     if (pre & self) continue;
@@ -541,6 +617,7 @@ int vtab_where_plan(Parse *p, SrcItem *it, int item, PlanItem *pi, Planner *pl,
     x->info.aConstraint[i].iTermOffset = c->term >= 0 ? c->term : 0;
     x->colls[i] = c->term >= 0 ? pl->terms[c->term].coll : NULL;
     x->rhs[i] = rhs_literal(p, c->value);
+    x->in_ok[i] = c->is_in && i < 32; /* SQLite's mIn: the first 32 constraints */
   }
   for (int i = 0; i < norder; i++) {
     x->info.aOrderBy[i].iColumn = order_by->a[i].expr->column;
@@ -609,10 +686,11 @@ void vtab_where_code(Parse *p, VtabWhere *vw, const PlanLevel *L, uint8_t *coded
   int exit = brk;
   for (int k = 0; k < vp->nargv; k++) { /* IN values: one loop each, outside the VFilter */
     const VCons *c = &vw->cons[vp->argv_cons[k]];
-    if (c->is_in) exit = in_loop(ctx, c->term, base + 2 + k);
+    if (c->is_in && !vp->whole[vp->argv_cons[k]]) exit = in_loop(ctx, c->term, base + 2 + k, 0);
   }
   for (int k = 0; k < vp->nargv; k++) {
     const VCons *c = &vw->cons[vp->argv_cons[k]];
+    if (c->is_in && vp->whole[vp->argv_cons[k]]) in_loop(ctx, c->term, base + 2 + k, 1);
     if (c->is_in) continue;
     if (c->value)
       expr_code(p, c->value, base + 2 + k);

@@ -250,6 +250,36 @@ static void code_ready_terms(WhereInfo *w, uint8_t *coded, uint64_t have, int la
 
 static char aff_letter(char a) { return a ? a : AFF_BLOB; }
 
+/* Fill ephemeral index cursor `cursor` with the distinct values of IN term
+ * t (its affinity and collation). */
+static void build_in_set(Parse *p, PlanTerm *t, int cursor) {
+  const Collation *coll = t->collseq;
+  KeyInfo *ki = parse_keyinfo(p, 1, &coll, NULL);
+  if (!ki) return;
+  vm_builder_add_p4(&p->b, OP_OpenEphemeral, cursor, 1, 0, P4_KEYINFO, ki);
+  char affs[2] = {aff_letter(t->aff), 0};
+  SqlExpr *e = t->value;
+  if (e->select) {
+    SelectDest d;
+    memset(&d, 0, sizeof d);
+    d.kind = SD_SET;
+    d.cursor = cursor;
+    d.nreg = 1;
+    d.aff = parse_strdup(p, affs);
+    /* its plan rows come from the term's own test (LIST SUBQUERY) */
+    int neqp = p->neqp;
+    select_code(p, e->select, &d);
+    p->neqp = neqp;
+  } else {
+    int r = emit_regs(p, 2);
+    for (int i = 0; e->list && i < e->list->n; i++) {
+      expr_code(p, e->list->a[i].expr, r);
+      vm_builder_add_text(&p->b, OP_MakeRecord, r, 1, r + 1, affs, 1);
+      emit(p, OP_IdxInsert, cursor, r + 1, 0);
+    }
+  }
+}
+
 /* Build the ephemeral set of an IN term and open its loop; the value is
  * read into reg at each iteration. exit = where to go when the set is done. */
 static void open_in_loop(WhereInfo *w, WLevel *L, PlanTerm *t, int reg, int exit) {
@@ -262,31 +292,7 @@ static void open_in_loop(WhereInfo *w, WLevel *L, PlanTerm *t, int reg, int exit
   in->cursor = emit_cursor(p);
   in->top = emit_label(p);
   in->next = emit_label(p);
-  const Collation *coll = t->collseq;
-  KeyInfo *ki = parse_keyinfo(p, 1, &coll, NULL);
-  if (!ki) return;
-  vm_builder_add_p4(&p->b, OP_OpenEphemeral, in->cursor, 1, 0, P4_KEYINFO, ki);
-  char affs[2] = {aff_letter(t->aff), 0};
-  SqlExpr *e = t->value;
-  if (e->select) {
-    SelectDest d;
-    memset(&d, 0, sizeof d);
-    d.kind = SD_SET;
-    d.cursor = in->cursor;
-    d.nreg = 1;
-    d.aff = parse_strdup(p, affs);
-    /* its plan rows come from the term's own test (LIST SUBQUERY) */
-    int neqp = p->neqp;
-    select_code(p, e->select, &d);
-    p->neqp = neqp;
-  } else {
-    int r = emit_regs(p, 2);
-    for (int i = 0; e->list && i < e->list->n; i++) {
-      expr_code(p, e->list->a[i].expr, r);
-      vm_builder_add_text(&p->b, OP_MakeRecord, r, 1, r + 1, affs, 1);
-      emit(p, OP_IdxInsert, in->cursor, r + 1, 0);
-    }
-  }
+  build_in_set(p, t, in->cursor);
   int rev = L->pl && L->pl->reverse;
   in->next_op = rev ? OP_Prev : OP_Next;
   emit(p, rev ? OP_Last : OP_Rewind, in->cursor, exit, 0);
@@ -302,8 +308,14 @@ typedef struct VtabInCtx {
   WLevel *L;
 } VtabInCtx;
 
-static int vtab_in_loop(void *ctx, int term, int reg) {
+static int vtab_in_loop(void *ctx, int term, int reg, int whole) {
   VtabInCtx *c = ctx;
+  if (whole) { /* sqlite3_vtab_in: the set itself is the argument */
+    int cursor = emit_cursor(c->w->p);
+    build_in_set(c->w->p, &c->w->pl.terms[term], cursor);
+    emit(c->w->p, OP_VInitIn, cursor, reg, 0);
+    return 0;
+  }
   int exit = c->L->nin ? c->L->in[c->L->nin - 1].next : c->L->brk;
   open_in_loop(c->w, c->L, &c->w->pl.terms[term], reg, exit);
   return c->L->in[c->L->nin - 1].next;

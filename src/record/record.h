@@ -44,6 +44,11 @@
  * z points at a ValPtr owned by the binding or by the statement's auxdata
  * list, which outlive every register copy of the value. */
 #define VAL_POINTER 0x04
+/* A NULL an xColumn left unset during an UPDATE of an unchanged column
+ * (sqlite3_vtab_nochange; sqlite3_value_nochange reports it). A record
+ * stores it as serial type 10, which reads back as such, as SQLite does
+ * for the UPDATE's temporary table; register copies drop it. */
+#define VAL_NOCHANGE 0x08
 
 /* The pointer of a VAL_POINTER value, its type string and its destructor. */
 typedef struct ValPtr {
@@ -268,7 +273,7 @@ static inline uint32_t record_serial_type(const ShValue *v) {
     case SHALE_BLOB:
       return v->n * 2 + 12;
     default:
-      return 0;
+      return v->flags & VAL_NOCHANGE ? 10 : 0;
   }
 }
 /* Bytes the body of serial type st takes (0 for 10/11). */
@@ -349,8 +354,12 @@ static inline void record_decode_value(uint32_t st, const uint8_t *p, ShValue *o
     return;
   }
   switch (st) {
+    case 10: /* VAL_NOCHANGE */
+      out->flags = VAL_NOCHANGE;
+      out->type = SHALE_NULL;
+      out->i = 0;
+      return;
     case 0:
-    case 10:
     case 11:
       out->type = SHALE_NULL;
       out->i = 0;

@@ -61,7 +61,7 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
   c->parked = 0;
   btree_bulk_free(c->bulk); /* not finished: an error stopped the program */
   c->bulk = NULL;
-  if (c->vc) vm_vtab_close(c);
+  if (c->vc || c->inl) vm_vtab_close(c);
   c->kind = VMC_NONE;
   c->ki = NULL;
   shale_free(c->ki_own);
@@ -247,7 +247,8 @@ static __attribute__((noinline)) int header_parse_any(VmCursor *c, int want) {
     uint32_t st = rec[pos];
     if (st < 0x80) {
       pos++;
-      if (st - 10u < 2u) return SHALE_CORRUPT;
+      /* 10: a VAL_NOCHANGE NULL, in a temporary table only */
+      if (st - 10u < 2u && (st == 11u || !c->eph_root)) return SHALE_CORRUPT;
     } else {
       uint64_t x;
       int k = util_get_varint_safe(rec + pos, rec + end, &x);
@@ -2180,6 +2181,7 @@ cmp_general: {
   CASE(VRowid)
   CASE(VUpdate)
   CASE(VBegin)
+  CASE(VInitIn)
   CASE(VRename) {
     int jump = 0;
     CHK(vm_vtab_exec(v, op, reg, &jump));

@@ -98,6 +98,8 @@ typedef struct VmCursor {
   int tvf;            /* VM_COLFIX_*: what Column does to each value it reads */
 #define VM_COLFIX_JSON 1 /* filled by TableFunc: BLOB columns read as JSON-subtype TEXT */
 #define VM_COLFIX_ENC 2  /* records of a UTF-16 database: TEXT made UTF-8 (v->enc) */
+
+  struct VtabInList *inl; /* an IN set handed to xFilter whole (VInitIn, vm_vtab.c) */
   int pseudo_reg;
   int pseudo_fed; /* the pseudo cursor reads records SorterData puts in its
                      register (only SorterData writes it): the header cache

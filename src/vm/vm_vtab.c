@@ -21,9 +21,75 @@ static int fail(Vm *v, int rc, char *msg) {
   return rc;
 }
 
+/* Drop the list's current value and its conversions. */
+static void in_cell_reset(VtabInList *l) {
+  vtab_cells_free(&l->cell, 1);
+  value_clear(&l->cell.v);
+  ShValue v = l->cell.v;
+  memset(&l->cell, 0, sizeof l->cell);
+  l->cell.v = v;
+}
+
+static void in_list_free(VtabInList *l) {
+  if (!l) return;
+  in_cell_reset(l);
+  shale_free(l);
+}
+
 void vm_vtab_close(VmCursor *c) {
   vtab_close(c->vc);
   c->vc = NULL;
+  in_list_free(c->inl);
+  c->inl = NULL;
+}
+
+/* VtabInList.step over an IN set's ephemeral index: its keys in order,
+ * column 0 of each (a copy: the page may move before the next step). */
+static int in_list_step(VtabInList *l, int first) {
+  Vm *v = l->owner;
+  VmCursor *c = &v->cur[l->cursor];
+  in_cell_reset(l);
+  if (!c->bc) return SHALE_DONE;
+  int end = 0;
+  int rc = first ? btree_first(c->bc, &end) : btree_next(c->bc, &end);
+  c->cache_ok = 0;
+  if (rc) return rc;
+  if (end) return SHALE_DONE;
+  uint32_t n = btree_payload_size(c->bc);
+  uint8_t *rec = shale_malloc(n ? n : 1);
+  if (!rec) return SHALE_NOMEM;
+  rc = btree_payload_read(c->bc, 0, n, rec);
+  ShValue x;
+  value_set_null(&x);
+  if (rc == SHALE_OK) rc = record_column(rec, n, 0, &x);
+  if (rc == SHALE_OK) rc = value_make_owned(&x);
+  shale_free(rec);
+  if (rc == SHALE_OK && v->enc != RECORD_ENC_UTF8) rc = record_text_decode(&x, v->enc);
+  if (rc) {
+    value_clear(&x);
+    return rc;
+  }
+  l->cell.v = x;
+  return SHALE_OK;
+}
+
+/* VInitIn: r[p2] carries the list over the IN set of cursor p1. */
+static int init_in(Vm *v, const VmOp *op, ShValue *out) {
+  VmCursor *c = &v->cur[op->p1];
+  if (!c->inl) {
+    VtabInList *l = shale_malloc(sizeof *l);
+    if (!l) return SHALE_NOMEM;
+    memset(l, 0, sizeof *l);
+    l->vp = (ValPtr){l, VTAB_IN_TYPE, NULL};
+    l->step = in_list_step;
+    l->owner = v;
+    l->cursor = op->p1;
+    c->inl = l;
+  }
+  value_clear(out);
+  out->flags = VAL_POINTER;
+  out->z = (const char *)(const void *)&c->inl->vp;
+  return SHALE_OK;
 }
 
 static VtabReg *reg_of(Vm *v) { return v->hooks ? v->hooks->vtabs : NULL; }
@@ -130,6 +196,8 @@ int vm_vtab_exec(Vm *v, const VmOp *op, ShValue *reg, int *jump) {
       }
       break;
     }
+    case OP_VInitIn:
+      return init_in(v, op, &reg[op->p2]);
     case OP_VBegin: {
       VtabReg *r = reg_of(v);
       if (!r) return SHALE_OK;

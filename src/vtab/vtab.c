@@ -9,8 +9,9 @@
  *  1. Module callbacks get shale_value cells over the VM's registers
  *     (borrowed); text conversions the module asked for are freed when the
  *     call returns (vtab_cells_free).
- *  2. g_nochange is set only during an xColumn the VM runs for an UPDATE of
- *     an unchanged column (thread-local: calls do not nest across threads).
+ *  2. The result of an xColumn the VM runs for an UPDATE of an unchanged
+ *     column starts as a NULL marked VAL_NOCHANGE (sqlite3_vtab_nochange
+ *     tests the mark; any result the module sets clears it).
  */
 #include "vtab.h"
 
@@ -19,8 +20,6 @@
 #include "../parse/ast.h"
 #include "../parse/parse.h"
 #include "../util/util.h"
-
-static _Thread_local int g_nochange;
 
 void vtab_reg_init(VtabReg *r, void *db) {
   memset(r, 0, sizeof *r);
@@ -76,6 +75,11 @@ static void disconnect_rev(VtabTable *t) {
 
 void vtab_reg_free(VtabReg *r) {
   disconnect_rev(r->tabs);
+  while (r->funcs) {
+    VtabFunc *f = r->funcs;
+    r->funcs = f->next;
+    shale_free(f);
+  }
   while (r->tabs) {
     VtabTable *t = r->tabs;
     r->tabs = t->next;
@@ -495,9 +499,8 @@ int vtab_next(VtabCur *c, char **errmsg) {
 int vtab_column(VtabCur *c, int col, FuncCtx *ctx, int nochange, ShValue *out, char **errmsg) {
   shale_vtab *vt = c->t->vt;
   if (!vt) return SHALE_ERROR;
-  g_nochange = nochange;
+  if (nochange) ctx->result.flags = VAL_NOCHANGE; /* invariant 2 */
   int rc = vt->pModule->xColumn(c->c, (shale_context *)ctx, col);
-  g_nochange = 0;
   if (ctx->rc) {
     if (ctx->errmsg) {
       set_err(errmsg, ctx->errmsg);
@@ -514,8 +517,6 @@ int vtab_column(VtabCur *c, int col, FuncCtx *ctx, int nochange, ShValue *out, c
   return SHALE_OK;
 }
 
-int vtab_nochange_now(void) { return g_nochange; }
-
 int vtab_rowid(VtabCur *c, int64_t *rowid, char **errmsg) {
   shale_vtab *vt = c->t->vt;
   if (!vt) return SHALE_ERROR;
@@ -527,6 +528,82 @@ int vtab_rowid(VtabCur *c, int64_t *rowid, char **errmsg) {
   }
   *rowid = r;
   return SHALE_OK;
+}
+
+/* ---- function overloading ---- */
+
+int vtab_find_function(VtabTable *t, int nargs, const char *name, shale_func_fn *fn, void **arg) {
+  *fn = NULL;
+  *arg = NULL;
+  shale_vtab *vt = t->vt;
+  if (!vt || !vt->pModule->xFindFunction) return 0;
+  return vt->pModule->xFindFunction(vt, nargs, name, fn, arg);
+}
+
+void vtab_func_scalar(FuncCtx *ctx, int argc, ShValue *argv) {
+  const VtabFunc *f = (const VtabFunc *)(const void *)ctx->def; /* def is its first member */
+  Cells cs;
+  if (cells_open(&cs, argv, argc)) {
+    func_result_error_nomem(ctx);
+    return;
+  }
+  f->fn((shale_context *)ctx, argc, cs.pv);
+  cells_close(&cs);
+}
+
+const FuncDef *vtab_overload(VtabReg *r, VtabTable *t, const FuncDef *base, const char *name,
+                             int nargs, int *nomem) {
+  size_t n = strlen(name);
+  char *lower = shale_malloc(n + 1);
+  if (!lower) {
+    *nomem = 1;
+    return base;
+  }
+  for (size_t i = 0; i <= n; i++)
+    lower[i] = name[i] >= 'A' && name[i] <= 'Z' ? (char)(name[i] + 32) : name[i];
+  shale_func_fn fn;
+  void *arg;
+  int rc = vtab_find_function(t, nargs, lower, &fn, &arg);
+  if (rc == 0 || !fn) {
+    shale_free(lower);
+    return base;
+  }
+  VtabFunc *f = r->funcs;
+  while (f && !(f->t == t && f->fn == fn && f->arg == arg && f->def.nargs == nargs &&
+                strcmp(f->def.name, base ? base->name : lower) == 0))
+    f = f->next;
+  if (!f) { /* a new one: the base's definition with the module's function */
+    const char *nm = base ? base->name : lower;
+    size_t nn = strlen(nm) + 1;
+    f = shale_malloc(sizeof *f + nn);
+    if (!f) {
+      shale_free(lower);
+      *nomem = 1;
+      return base;
+    }
+    memset(f, 0, sizeof *f);
+    if (base) f->def = *base;
+    memcpy(f + 1, nm, nn);
+    f->def.name = (const char *)(f + 1);
+    f->def.nargs = nargs;
+    f->def.scalar = vtab_func_scalar;
+    f->def.step = NULL;
+    f->def.step_state = NULL;
+    f->def.final = f->def.value = NULL;
+    f->def.inverse = NULL;
+    f->def.user_data = NULL;
+    f->def.destroy = NULL;
+    f->def.table = NULL;
+    /* what the VM reads of a plain scalar's definition */
+    f->def.flags &= FUNC_DETERMINISTIC | FUNC_NEEDCOLL | FUNC_DIRECTONLY | FUNC_INNOCUOUS;
+    f->fn = fn;
+    f->arg = arg;
+    f->t = t;
+    f->next = r->funcs;
+    r->funcs = f;
+  }
+  shale_free(lower);
+  return &f->def;
 }
 
 /* ---- writes and transactions ---- */

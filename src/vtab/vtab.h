@@ -61,8 +61,21 @@ typedef struct VtabTable {
   struct VtabTable *next;
 } VtabTable;
 
+/* A function a module's xFindFunction put in place of def's base for the
+ * calls on one of its columns (SQLite's ephemeral FuncDef): def is a copy of
+ * the base with vtab_func_scalar calling fn; arg is what
+ * sqlite3_user_data returns. Kept by the registry (programs point at def). */
+typedef struct VtabFunc {
+  FuncDef def;
+  shale_func_fn fn;
+  void *arg;
+  struct VtabTable *t;
+  struct VtabFunc *next;
+} VtabFunc;
+
 typedef struct VtabReg {
   void *db; /* handed to xCreate/xConnect */
+  VtabFunc *funcs;
   VtabModule *mods;
   VtabTable *tabs;
   VtabTable *connecting; /* the table whose xCreate/xConnect runs (declare_vtab) */
@@ -113,6 +126,20 @@ void vtab_disconnect_closing(VtabReg *);
 /* shale_declare_vtab's work: checks sql is one CREATE TABLE. */
 int vtab_declare(VtabReg *, const char *sql, char **errmsg);
 
+/* ---- function overloading (xFindFunction) ---- */
+
+/* xFindFunction(nargs, name) of connected table t: its answer (0: not
+ * overloaded; SQLite's SQLITE_INDEX_CONSTRAINT_FUNCTION and above also
+ * make a function constraint), with *fn and *arg set. 0 without the method. */
+int vtab_find_function(VtabTable *t, int nargs, const char *name, shale_func_fn *fn, void **arg);
+/* The definition to call for base (NULL: a built-in stub named name) with
+ * nargs arguments, the overloading one when t's xFindFunction answers
+ * non-zero for name in lower case; else base. *nomem set on OOM. */
+const FuncDef *vtab_overload(VtabReg *, VtabTable *t, const FuncDef *base, const char *name,
+                             int nargs, int *nomem);
+/* FuncDef.scalar of a VtabFunc. */
+void vtab_func_scalar(FuncCtx *ctx, int argc, ShValue *argv);
+
 /* ---- xBestIndex ---- */
 
 /* An index info and what the vtab_* calls of xBestIndex read. */
@@ -151,7 +178,8 @@ int vtab_filter(VtabCur *, int idx_num, const char *idx_str, int argc, ShValue *
 int vtab_next(VtabCur *, char **errmsg);
 /* xColumn of column col into out (owned); ctx: a FuncCtx template with the
  * connection fields set (its result is used). nochange: the module may
- * leave the column (shale_vtab_nochange returns 1). */
+ * leave the column unset (shale_vtab_nochange returns 1), and out is then
+ * a NULL marked VAL_NOCHANGE. */
 int vtab_column(VtabCur *, int col, FuncCtx *ctx, int nochange, ShValue *out, char **errmsg);
 int vtab_rowid(VtabCur *, int64_t *rowid, char **errmsg);
 
@@ -185,7 +213,19 @@ int vtab_in_txn(const VtabReg *);
 void vtab_cells(shale_value *cells, shale_value **ptrs, ShValue *argv, int argc);
 void vtab_cells_free(shale_value *cells, int argc);
 
-/* 1 during an xColumn that may leave its column unchanged (UPDATE). */
-int vtab_nochange_now(void);
+/* An IN list handed to xFilter whole (shale_vtab_in): the argument is a
+ * NULL carrying vp (type VTAB_IN_TYPE, SQLite's "ValueList"), whose p is
+ * this list. step reads the list's first (first = 1) or next value into
+ * cell.v: SHALE_OK, SHALE_DONE past the end, or an error. The VM owns the
+ * list (freed with the IN set's cursor); cell's conversions are freed by
+ * the next step or at that free. */
+#define VTAB_IN_TYPE "ValueList"
+typedef struct VtabInList {
+  ValPtr vp;
+  int (*step)(struct VtabInList *, int first);
+  void *owner; /* the VM */
+  int cursor;  /* its IN set's cursor */
+  shale_value cell;
+} VtabInList;
 
 #endif /* SHALE_VTAB_H */

@@ -236,6 +236,7 @@ TEST(compat_nockpt_same) { run_same("nockpt"); }
 TEST(compat_vtab_same) { run_same("vtab"); }
 TEST(compat_loadext_same) { run_same("loadext"); }
 TEST(compat_vtab_more_same) { run_same("vtab_more"); }
+TEST(compat_vtab_ext_same) { run_same("vtab_ext"); }
 TEST(compat_dbconfig_opts_same) { run_same("dbconfig_opts"); }
 TEST(compat_pointers_same) { run_same("pointers"); }
 TEST(compat_cacheflush_same) { run_same("cacheflush"); }

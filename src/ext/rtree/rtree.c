@@ -8,9 +8,11 @@
  * Planning, as SQLite's module: a usable `rowid = ?` (id column or rowid)
  * gives idxNum 1 (one row, cost 30); otherwise idxNum 2 with idxStr the
  * pairs (operator letter, coordinate digit) of every usable =, <, <=, >,
- * >= on a coordinate column (A =, B <=, C <, D >=, E >), costing
- * 6 * (row estimate >> constraints used); <= and >= are omitted from the
- * engine's checks, the others are checked again (rounded bounds).
+ * >= on a coordinate column (A =, B <=, C <, D >=, E >) and of every MATCH
+ * (F, on any column: a geometry function's value), costing
+ * 6 * (row estimate >> constraints used); <=, >= and MATCH are omitted from
+ * the engine's checks, the others are checked again (rounded bounds). A
+ * MATCH anywhere keeps the rowid lookup out, as in SQLite.
  *
  * Invariants:
  *  1. A cursor keeps its own copy of each node on its path (root to the
@@ -24,6 +26,12 @@
  *  4. Bounds are stored rounded outward: a min to the largest float SQLite
  *     computes not above it, a max to the smallest not below (its
  *     arithmetic, below), an rtree_i32 bound as its integer value.
+ *  5. A MATCH constraint's geometry (its parameters copied, the callback's
+ *     pUser) belongs to the cursor until the next xFilter or xClose, which
+ *     run its xDelUser.
+ *  6. With a query callback's MATCH the search is SQLite's instead
+ *     (qmode): a priority queue of points by (score, level), the best one
+ *     kept aside in spt, so entries come in the order SQLite returns them.
  */
 #include "rtree.h"
 
@@ -478,6 +486,8 @@ enum {
   OP_LT = 'C',
   OP_GE = 'D',
   OP_GT = 'E',
+  OP_MATCH = 'F',
+  OP_QUERY = 'G', /* a MATCH whose function is a query callback's (set by xFilter) */
   OP_TRUE = '?',
   OP_FALSE = '@'
 };
@@ -485,10 +495,12 @@ enum {
 static int x_best_index(shale_vtab *vt, shale_index_info *info) {
   Rtree *t = (Rtree *)vt;
   char idx[RT_MAX_DIM * 8 + 1];
-  int n = 0;
+  int n = 0, match = 0;
+  for (int i = 0; i < info->nConstraint; i++)
+    match |= info->aConstraint[i].op == SHALE_INDEX_CONSTRAINT_MATCH;
   for (int i = 0; i < info->nConstraint && n < (int)sizeof idx - 1; i++) {
     const struct shale_index_constraint *p = &info->aConstraint[i];
-    if (p->usable && p->iColumn <= 0 && p->op == SHALE_INDEX_CONSTRAINT_EQ) {
+    if (!match && p->usable && p->iColumn <= 0 && p->op == SHALE_INDEX_CONSTRAINT_EQ) {
       for (int j = 0; j < i; j++) {
         info->aConstraintUsage[j].argvIndex = 0;
         info->aConstraintUsage[j].omit = 0;
@@ -501,7 +513,8 @@ static int x_best_index(shale_vtab *vt, shale_index_info *info) {
       info->idxFlags = SHALE_INDEX_SCAN_UNIQUE;
       return SHALE_OK;
     }
-    if (!p->usable || p->iColumn <= 0 || p->iColumn > t->ndim2) continue;
+    int is_match = p->op == SHALE_INDEX_CONSTRAINT_MATCH;
+    if (!p->usable || (!is_match && (p->iColumn <= 0 || p->iColumn > t->ndim2))) continue;
     char op = 0;
     int omit = 1;
     switch (p->op) {
@@ -519,6 +532,9 @@ static int x_best_index(shale_vtab *vt, shale_index_info *info) {
         break;
       case SHALE_INDEX_CONSTRAINT_GE:
         op = OP_GE;
+        break;
+      case SHALE_INDEX_CONSTRAINT_MATCH:
+        op = OP_MATCH;
         break;
       default:
         break;
@@ -545,6 +561,11 @@ typedef struct RtCons {
   char op;
   int coord;
   double v;
+  /* OP_MATCH / OP_QUERY: the callback and its argument (invariant 5); a
+   * geometry callback gets qi's first members, as SQLite's */
+  int (*geom)(RtreeGeometry *, int ncoord, double *coord, int *res);
+  int (*query)(RtreeQueryInfo *);
+  RtreeQueryInfo qi;
 } RtCons;
 
 typedef struct RtFrame {
@@ -552,6 +573,14 @@ typedef struct RtFrame {
   int ncell, icell;
   uint8_t *data;
 } RtFrame;
+
+typedef struct RtPoint {
+  double score;
+  int64_t id; /* node (level > 0), or the leaf holding the entry */
+  int level;  /* 0: an entry, cell icell of node id */
+  int icell;
+  uint8_t within;
+} RtPoint;
 
 typedef struct RtCursor {
   shale_vtab_cursor base;
@@ -564,6 +593,13 @@ typedef struct RtCursor {
   RtCell cell;     /* the current entry */
   shale_stmt *aux; /* NAME_rowid row of the current entry, or NULL */
   int aux_ok;
+  /* with a query callback: SQLite's priority queue of search points */
+  int qmode;
+  RtPoint *pts, spt; /* the heap, and the point kept ahead of it (bpt) */
+  int npt, cappt, bpt;
+  unsigned anq[RT_MAX_DEPTH + 2]; /* points queued per level (anQueue) */
+  int64_t qnode_id;               /* node in qnode (0: none) */
+  int qncell;
 } RtCursor;
 
 static int x_open(shale_vtab *vt, shale_vtab_cursor **out) {
@@ -576,8 +612,24 @@ static int x_open(shale_vtab *vt, shale_vtab_cursor **out) {
   return SHALE_OK;
 }
 
+/* Release the MATCH geometries of the last filter (invariant 5). */
+static void cons_free(RtCursor *c) {
+  for (int i = 0; i < c->ncons; i++) {
+    RtCons *k = &c->cons[i];
+    if (!k->geom && !k->query) continue;
+    if (k->qi.xDelUser) k->qi.xDelUser(k->qi.pUser);
+    shale_free(k->qi.aParam);
+    memset(&k->qi, 0, sizeof k->qi);
+    k->geom = NULL;
+    k->query = NULL;
+  }
+  c->ncons = 0;
+}
+
 static int x_close(shale_vtab_cursor *vc) {
   RtCursor *c = (RtCursor *)vc;
+  cons_free(c);
+  shale_free(c->pts);
   shale_finalize(c->aux);
   shale_free(c->buf);
   shale_free(c);
@@ -600,25 +652,46 @@ static int load_frame(RtCursor *c, int i, int64_t no) {
   return SHALE_OK;
 }
 
-/* 1 if the subtree (level > 0) or entry (level 0) of cell may match. */
-static int cell_matches(const Rtree *t, const RtCursor *c, const RtCell *x, int leaf) {
+/* The geometry callback's answer for cell x: 1 in, 0 out, or -1 - its
+ * error code. */
+static int geometry_matches(const Rtree *t, RtCons *k, const RtCell *x) {
+  double coord[RT_MAX_DIM * 2];
+  for (int j = 0; j < t->ndim2; j++) coord[j] = rt_coord(t, x->c[j]);
+  int res = 0;
+  int rc = k->geom((RtreeGeometry *)(void *)&k->qi, t->ndim2, coord, &res);
+  if (rc != SHALE_OK) return -1 - rc;
+  return res != 0;
+}
+
+/* 1 if the subtree (level > 0) or entry (level 0) of cell may match, 0 if
+ * not, -1 - the error code of a geometry callback that failed. */
+/* Coordinate constraint k on cell x: 1 may match, 0 not. */
+static int coord_matches(const Rtree *t, const RtCons *k, const RtCell *x, int leaf) {
+  if (k->op == OP_TRUE) return 1;
+  if (k->op == OP_FALSE) return 0;
+  if (leaf) {
+    double v = rt_coord(t, x->c[k->coord]);
+    return k->op == OP_EQ   ? v == k->v
+           : k->op == OP_LE ? v <= k->v
+           : k->op == OP_LT ? v < k->v
+           : k->op == OP_GE ? v >= k->v
+                            : v > k->v;
+  }
+  double lo = rt_coord(t, x->c[k->coord & ~1]), hi = rt_coord(t, x->c[k->coord | 1]);
+  if ((k->op == OP_LE || k->op == OP_LT || k->op == OP_EQ) && !(k->v >= lo)) return 0;
+  if ((k->op == OP_GE || k->op == OP_GT || k->op == OP_EQ) && !(k->v <= hi)) return 0;
+  return 1;
+}
+
+static int cell_matches(const Rtree *t, RtCursor *c, const RtCell *x, int leaf) {
   for (int i = 0; i < c->ncons; i++) {
-    const RtCons *k = &c->cons[i];
-    if (k->op == OP_TRUE) continue;
-    if (k->op == OP_FALSE) return 0;
-    if (leaf) {
-      double v = rt_coord(t, x->c[k->coord]);
-      int ok = k->op == OP_EQ   ? v == k->v
-               : k->op == OP_LE ? v <= k->v
-               : k->op == OP_LT ? v < k->v
-               : k->op == OP_GE ? v >= k->v
-                                : v > k->v;
-      if (!ok) return 0;
-    } else {
-      double lo = rt_coord(t, x->c[k->coord & ~1]), hi = rt_coord(t, x->c[k->coord | 1]);
-      if ((k->op == OP_LE || k->op == OP_LT || k->op == OP_EQ) && !(k->v >= lo)) return 0;
-      if ((k->op == OP_GE || k->op == OP_GT || k->op == OP_EQ) && !(k->v <= hi)) return 0;
+    RtCons *k = &c->cons[i];
+    if (k->op == OP_MATCH) {
+      int in = geometry_matches(t, k, x);
+      if (in <= 0) return in;
+      continue;
     }
+    if (!coord_matches(t, k, x, leaf)) return 0;
   }
   return 1;
 }
@@ -636,7 +709,9 @@ static int step(RtCursor *c) {
     }
     RtCell x;
     rt_cell_get(t, f->data, f->icell++, &x);
-    if (!cell_matches(t, c, &x, level == 0)) continue;
+    int in = cell_matches(t, c, &x, level == 0);
+    if (in < 0) return -1 - in;
+    if (!in) continue;
     if (level == 0) {
       c->cell = x;
       return SHALE_OK;
@@ -650,14 +725,227 @@ static int step(RtCursor *c) {
   return SHALE_OK;
 }
 
+/* ---- searches with a query callback: SQLite's priority queue ---- */
+
+enum { NOT_WITHIN = 0, PARTLY_WITHIN = 1, FULLY_WITHIN = 2 };
+
+/* SQLite's rtreeSearchPointCompare: by score, then level. */
+static int pt_cmp(const RtPoint *a, const RtPoint *b) {
+  if (a->score < b->score) return -1;
+  if (a->score > b->score) return 1;
+  if (a->level < b->level) return -1;
+  if (a->level > b->level) return 1;
+  return 0;
+}
+
+static void pt_swap(RtCursor *c, int i, int j) {
+  RtPoint x = c->pts[i];
+  c->pts[i] = c->pts[j];
+  c->pts[j] = x;
+}
+
+static RtPoint *pt_first(RtCursor *c) { return c->bpt ? &c->spt : c->npt ? c->pts : NULL; }
+
+/* Into the heap (rtreeEnqueue). */
+static RtPoint *pt_enqueue(RtCursor *c, double score, int level) {
+  if (c->npt >= c->cappt) {
+    int n = c->cappt ? c->cappt * 2 + 8 : 8;
+    RtPoint *a = shale_realloc(c->pts, sizeof *a * (size_t)n);
+    if (!a) return NULL;
+    c->pts = a;
+    c->cappt = n;
+  }
+  int i = c->npt++;
+  RtPoint *p = &c->pts[i];
+  p->score = score;
+  p->level = level;
+  while (i > 0) {
+    int j = (i - 1) / 2;
+    if (pt_cmp(p, &c->pts[j]) >= 0) break;
+    pt_swap(c, j, i);
+    i = j;
+    p = &c->pts[j];
+  }
+  return p;
+}
+
+/* A new point (rtreeSearchPointNew): one that sorts first is kept aside
+ * in spt, the one there before going into the heap. */
+static RtPoint *pt_new(RtCursor *c, double score, int level) {
+  RtPoint *first = pt_first(c);
+  c->anq[level]++;
+  if (!first || first->score > score || (first->score == score && first->level > level)) {
+    if (c->bpt) {
+      RtPoint *p = pt_enqueue(c, score, level);
+      if (!p) return NULL;
+      *p = c->spt;
+    }
+    c->spt.score = score;
+    c->spt.level = level;
+    c->bpt = 1;
+    return &c->spt;
+  }
+  return pt_enqueue(c, score, level);
+}
+
+/* Drop the first point (rtreeSearchPointPop). */
+static void pt_pop(RtCursor *c) {
+  if (c->bpt) {
+    c->anq[c->spt.level]--;
+    c->bpt = 0;
+    return;
+  }
+  if (!c->npt) return;
+  c->anq[c->pts[0].level]--;
+  int n = --c->npt;
+  c->pts[0] = c->pts[n];
+  int i = 0, j;
+  while ((j = i * 2 + 1) < n) {
+    int k = j + 1;
+    int m = k < n && pt_cmp(&c->pts[k], &c->pts[j]) < 0 ? k : j;
+    if (pt_cmp(&c->pts[m], &c->pts[i]) >= 0) break;
+    pt_swap(c, i, m);
+    i = m;
+  }
+}
+
+/* Node id into the cursor's node buffer (c->buf), checked. */
+static int qnode_load(RtCursor *c, int64_t id) {
+  if (c->qnode_id == id) return SHALE_OK;
+  Rtree *t = (Rtree *)c->base.pVtab;
+  c->qnode_id = 0;
+  int rc = rt_read_blob(t, id, c->buf);
+  if (rc) return rc;
+  c->qncell = rt_get2(c->buf + 2);
+  if (c->qncell > rt_max_cells(t)) return SHALE_CORRUPT_VTAB;
+  c->qnode_id = id;
+  return SHALE_OK;
+}
+
+/* A callback constraint on cell x of point p (rtreeCallbackConstraint). */
+static int callback_cons(const Rtree *t, RtCursor *c, RtCons *k, const RtCell *x, const RtPoint *p,
+                         double *score, int *within) {
+  if (k->op == OP_MATCH) {
+    int in = geometry_matches(t, k, x);
+    if (in < 0) return -1 - in;
+    if (!in) *within = NOT_WITHIN;
+    *score = 0.0;
+    return SHALE_OK;
+  }
+  double coord[RT_MAX_DIM * 2];
+  for (int j = 0; j < t->ndim2; j++) coord[j] = rt_coord(t, x->c[j]);
+  RtreeQueryInfo *q = &k->qi;
+  if (p->level == 1) q->iRowid = x->id;
+  q->aCoord = coord;
+  q->nCoord = t->ndim2;
+  q->anQueue = c->anq;
+  q->mxLevel = c->depth + 1;
+  q->iLevel = p->level - 1;
+  q->rScore = q->rParentScore = p->score;
+  q->eWithin = q->eParentWithin = p->within;
+  int rc = k->query(q);
+  q->aCoord = NULL;
+  if (q->eWithin < *within) *within = q->eWithin;
+  if (q->rScore < *score || *score < 0.0) *score = q->rScore;
+  return rc;
+}
+
+/* To the next entry in score order (rtreeStepToLeaf). */
+static int step_query(RtCursor *c) {
+  Rtree *t = (Rtree *)c->base.pVtab;
+  RtPoint *p;
+  c->aux_ok = 0;
+  while ((p = pt_first(c)) != NULL && p->level > 0) {
+    int rc = qnode_load(c, p->id);
+    if (rc) return rc;
+    int ncell = c->qncell;
+    while (p->icell < ncell) {
+      double score = -1.0;
+      int within = FULLY_WITHIN;
+      RtCell x;
+      rt_cell_get(t, c->buf, p->icell, &x);
+      for (int i = 0; i < c->ncons && within != NOT_WITHIN; i++) {
+        RtCons *k = &c->cons[i];
+        if (k->op == OP_MATCH || k->op == OP_QUERY) {
+          rc = callback_cons(t, c, k, &x, p, &score, &within);
+          if (rc) return rc;
+        } else if (!coord_matches(t, k, &x, p->level == 1)) {
+          within = NOT_WITHIN;
+        }
+      }
+      p->icell++;
+      if (within == NOT_WITHIN) continue;
+      RtPoint nx = {.level = p->level - 1};
+      if (nx.level) {
+        nx.id = x.id;
+        for (int i = 0; i < c->npt; i++)
+          if (c->pts[i].id == nx.id) return SHALE_CORRUPT_VTAB;
+      } else {
+        nx.id = p->id;
+        nx.icell = p->icell - 1;
+      }
+      if (p->icell >= ncell) pt_pop(c);
+      if (score < 0.0) score = 0.0;
+      if (nx.level > RT_MAX_DEPTH + 1) return SHALE_CORRUPT_VTAB;
+      p = pt_new(c, score, nx.level);
+      if (!p) return SHALE_NOMEM;
+      p->within = (uint8_t)within;
+      p->id = nx.id;
+      p->icell = nx.icell;
+      break;
+    }
+    if (p->icell >= ncell) pt_pop(c);
+  }
+  c->eof = p == NULL;
+  if (!p) return SHALE_OK;
+  int rc = qnode_load(c, p->id);
+  if (rc) return rc;
+  if (p->icell >= c->qncell) return SHALE_CORRUPT_VTAB;
+  rt_cell_get(t, c->buf, p->icell, &c->cell);
+  return SHALE_OK;
+}
+
+/* Start a search in score order from the root (depth already read). */
+static int start_query(RtCursor *c) {
+  c->qmode = 1;
+  c->npt = c->bpt = 0;
+  c->qnode_id = 0;
+  memset(c->anq, 0, sizeof c->anq);
+  RtPoint *p = pt_new(c, 0.0, c->depth + 1);
+  if (!p) return SHALE_NOMEM;
+  p->id = 1;
+  p->icell = 0;
+  p->within = PARTLY_WITHIN;
+  return step_query(c);
+}
+
+/* The geometry of a MATCH argument v (SQLite's deserializeGeometry): not a
+ * geometry function's value is SHALE_ERROR. */
+static int match_arg(RtCons *k, shale_value *v) {
+  const RtreeMatchArg *m = shale_value_pointer(v, RTREE_MATCH_TYPE);
+  if (!m) return SHALE_ERROR;
+  memset(&k->qi, 0, sizeof k->qi);
+  k->geom = m->geom;
+  k->query = m->query;
+  if (m->query) k->op = OP_QUERY;
+  k->qi.apSqlParam = m->values;
+  k->qi.pContext = m->context;
+  k->qi.nParam = m->nparam;
+  k->qi.aParam = shale_malloc(sizeof(double) * (size_t)(m->nparam > 0 ? m->nparam : 1));
+  if (!k->qi.aParam) return SHALE_NOMEM;
+  if (m->nparam > 0) memcpy(k->qi.aParam, m->param, sizeof(double) * (size_t)m->nparam);
+  return SHALE_OK;
+}
+
 static int x_filter(shale_vtab_cursor *vc, int idx_num, const char *idx_str, int argc,
                     shale_value **argv) {
   RtCursor *c = (RtCursor *)vc;
   Rtree *t = (Rtree *)vc->pVtab;
   c->eof = 1;
   c->nframe = 0;
-  c->ncons = 0;
+  cons_free(c);
   c->aux_ok = 0;
+  c->qmode = 0;
   if (!c->buf) {
     c->buf = shale_malloc((size_t)t->node_size * (RT_MAX_DEPTH + 1));
     if (!c->buf) return SHALE_NOMEM;
@@ -690,6 +978,12 @@ static int x_filter(shale_vtab_cursor *vc, int idx_num, const char *idx_str, int
     RtCons *k = &c->cons[i];
     k->op = idx_str[2 * i];
     k->coord = idx_str[2 * i + 1] - '0';
+    c->ncons = i + 1; /* cons_free sees the geometries made so far */
+    if (k->op == OP_MATCH) {
+      int rc = match_arg(k, argv[i]);
+      if (rc) return rc;
+      continue;
+    }
     if (k->coord < 0 || k->coord >= t->ndim2) return SHALE_ERROR;
     int type = shale_value_numeric_type(argv[i]); /* invariant 2 */
     if (type == SHALE_INTEGER || type == SHALE_FLOAT)
@@ -704,6 +998,8 @@ static int x_filter(shale_vtab_cursor *vc, int idx_num, const char *idx_str, int
   if (rc) return rc;
   c->depth = rt_get2(c->frame[0].data);
   if (c->depth > RT_MAX_DEPTH) return SHALE_CORRUPT_VTAB;
+  for (int i = 0; i < n; i++)
+    if (c->cons[i].op == OP_QUERY) return start_query(c);
   c->nframe = 1;
   c->eof = 0;
   return step(c);
@@ -711,6 +1007,10 @@ static int x_filter(shale_vtab_cursor *vc, int idx_num, const char *idx_str, int
 
 static int x_next(shale_vtab_cursor *vc) {
   RtCursor *c = (RtCursor *)vc;
+  if (c->qmode) {
+    pt_pop(c);
+    return step_query(c);
+  }
   if (c->nframe == 0) {
     c->eof = 1;
     return SHALE_OK;

@@ -12,8 +12,51 @@
 #ifndef SHALE_EXT_RTREE_H
 #define SHALE_EXT_RTREE_H
 
+#include <stdint.h>
+
 #include "shale.h"
 
 int rtree_register(shale *db);
+
+/* A MATCH argument: what a function registered by
+ * sqlite3_rtree_geometry_callback (compat/rtree.c) returns, a pointer of
+ * type RTREE_MATCH_TYPE. RtreeGeometry has sqlite3_rtree_geometry's layout;
+ * geom is called as SQLite calls it, for each cell the search reaches
+ * (node bounding boxes and entries), with the cell's coordinates. */
+#define RTREE_MATCH_TYPE "RtreeMatchArg"
+typedef struct RtreeGeometry {
+  void *pContext;
+  int nParam;
+  double *aParam;
+  void *pUser;
+  void (*xDelUser)(void *);
+} RtreeGeometry;
+/* sqlite3_rtree_query_info's layout (a query callback's argument). */
+typedef struct RtreeQueryInfo {
+  void *pContext;
+  int nParam;
+  double *aParam;
+  void *pUser;
+  void (*xDelUser)(void *);
+  double *aCoord;
+  unsigned int *anQueue;
+  int nCoord;
+  int iLevel;
+  int mxLevel;
+  int64_t iRowid;
+  double rParentScore;
+  int eParentWithin;
+  int eWithin;
+  double rScore;
+  shale_value **apSqlParam;
+} RtreeQueryInfo;
+typedef struct RtreeMatchArg {
+  int (*geom)(RtreeGeometry *, int ncoord, double *coord, int *res); /* or */
+  int (*query)(RtreeQueryInfo *);
+  void *context;
+  int nparam;
+  shale_value **values; /* query: copies of the arguments */
+  double param[];       /* the function's arguments as numbers */
+} RtreeMatchArg;
 
 #endif /* SHALE_EXT_RTREE_H */
