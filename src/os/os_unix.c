@@ -302,16 +302,48 @@ out:
 /* ---- the keeper: drops -shm read locks left lingering (os_int.h) ----
  *
  * One thread per process, started with the first lingering lock. While
- * locks linger (and for KEEPER_IDLE_NS after) it wakes every KEEPER_TICK_NS
- * and releases those older than OS_SHM_LINGER_NS; then it sleeps on
- * keeper_cv until a lock lingers again. Readers never wait for it and make
- * no system call to hand it work unless it is asleep. The library's
- * destructor (keeper_shutdown: at exit and at dlclose) stops and joins it,
- * releasing what still lingers, so no thread of ours outlives the code it
- * runs (a program that unloads the library, as PHP does at exit, would
- * otherwise crash in it). */
-#define KEEPER_TICK_NS 250000
-#define KEEPER_IDLE_NS 50000000
+ * locks linger it sleeps until the first of them is due (OS_SHM_LINGER_NS
+ * after it was let go) and releases what is due then; a lock taken again
+ * meanwhile is not due, and its new deadline is waited for. With nothing
+ * lingering it looks again every KEEPER_IDLE_TICK_NS for KEEPER_IDLE_NS (a
+ * lock let go meanwhile is then dropped at most OS_SHM_LINGER_NS +
+ * KEEPER_IDLE_TICK_NS late), then sleeps on keeper_cv until a lock lingers
+ * again. So a connection running transactions back to back wakes it about
+ * once a millisecond, not at a fixed fast tick: each wake-up takes unix_mu,
+ * which the connection's own lock calls then wait for. If the connection
+ * holds unix_mu when the keeper wakes, the keeper comes back shortly rather
+ * than queue on the mutex. Readers never wait for it and make no system
+ * call to hand it work unless it is asleep. The library's destructor
+ * (keeper_shutdown: at exit and at dlclose) stops and joins it, releasing
+ * what still lingers, so no thread of ours outlives the code it runs (a
+ * program that unloads the library, as PHP does at exit, would otherwise
+ * crash in it). */
+#define KEEPER_IDLE_TICK_NS (OS_SHM_LINGER_NS / 2)
+#define KEEPER_IDLE_NS 20000000
+#define KEEPER_RETRY_NS 100000
+#define KEEPER_MIN_SLEEP_NS 20000
+
+/* Release the due lingering locks of every -shm; returns the time the first
+ * of the rest is due, or -1 if none lingers. Caller holds unix_mu. */
+static int64_t keeper_expire(int64_t now) {
+  int64_t next = -1;
+  for (UnixInode *in = inodes; in; in = in->next) {
+    OsShmLocks *s = in->shm ? &in->shm->locks : NULL;
+    if (!s || !s->linger || !os_shm_linger_expire(s, now, raw_shm, in->shm)) continue;
+    for (int i = 0; i < OS_SHM_NLOCK; i++) {
+      if (!(s->linger & (1u << i))) continue;
+      int64_t due = s->linger_at[i] + OS_SHM_LINGER_NS;
+      if (next < 0 || due < next) next = due;
+    }
+  }
+  return next;
+}
+
+static void keeper_nap(int64_t ns) {
+  if (ns < KEEPER_MIN_SLEEP_NS) ns = KEEPER_MIN_SLEEP_NS;
+  struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+  nanosleep(&ts, NULL);
+}
 
 static void *keeper_main(void *arg) {
   (void)arg;
@@ -319,17 +351,14 @@ static void *keeper_main(void *arg) {
   int64_t busy_at = os_mono_ns();
   while (!keeper_stop) {
     int64_t now = os_mono_ns();
-    int left = 0;
-    for (UnixInode *in = inodes; in; in = in->next)
-      if (in->shm && in->shm->locks.linger)
-        left += os_shm_linger_expire(&in->shm->locks, now, raw_shm, in->shm);
-    if (left) busy_at = now;
-    if (now - busy_at < KEEPER_IDLE_NS) {
+    int64_t next = keeper_expire(now);
+    if (next >= 0) busy_at = now;
+    if (next >= 0 || now - busy_at < KEEPER_IDLE_NS) {
       keeper_state = 1;
       pthread_mutex_unlock(&unix_mu);
-      struct timespec ts = {0, KEEPER_TICK_NS};
-      nanosleep(&ts, NULL);
-      pthread_mutex_lock(&unix_mu);
+      keeper_nap(next >= 0 ? next - now : KEEPER_IDLE_TICK_NS);
+      /* a connection in its lock calls: come back soon instead of waiting */
+      while (pthread_mutex_trylock(&unix_mu) != 0) keeper_nap(KEEPER_RETRY_NS);
       continue;
     }
     keeper_state = 2;
@@ -412,11 +441,13 @@ static int unix_shm_lock(OsFile *pf, int ofst, int n, int flags) {
   return rc;
 }
 
+/* A full fence orders this thread's -shm loads and stores against the other
+ * threads' and processes' (they share the mapped pages). SQLite also takes
+ * and drops its global mutex here; unix_mu is taken by the keeper thread at
+ * each of its wake-ups, so here it would only make a reader wait for it. */
 static void unix_shm_barrier(OsFile *pf) {
   (void)pf;
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  pthread_mutex_lock(&unix_mu);
-  pthread_mutex_unlock(&unix_mu);
 }
 
 /* Detach f from the shm node; caller holds unix_mu. */
