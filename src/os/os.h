@@ -247,6 +247,12 @@ int os_group_sync(OsGroup *, uint64_t seq, OsFile *f, int flags);
 /* Commits announced and syncs led so far (for tests). */
 void os_group_stats(OsGroup *, uint64_t *ncommit, long *nsync);
 
+/* Whether the last shm_lock() of this thread refused with SHALE_BUSY was
+ * refused by another connection of this process (the built-in VFSes'
+ * in-process arbiter, os_lock.c) rather than by another process's lock.
+ * Meaningful only right after such a refusal by a built-in VFS. */
+int os_shm_busy_in_process(void);
+
 /* Milliseconds since an arbitrary epoch, monotonic; for busy timeouts. */
 int64_t os_now_ms(void);
 /* The same clock in microseconds. */

@@ -19,6 +19,10 @@
  *     SHARED; s->nshared counts connections at SHARED or more.
  *  2. A raw call is made only when the process-wide state changes.
  *  3. On failure the state is left exactly as the raw locks are.
+ *  4. shm_busy_here tells the thread's last os_shm_lock_apply call that
+ *     returned SHALE_BUSY apart: 1 when another connection of the process
+ *     held the slot (no raw call was made), 0 when the raw call was
+ *     refused, i.e. another process holds it.
  */
 #include <assert.h>
 #include <time.h>
@@ -114,9 +118,20 @@ int os_lock_down(OsLockShared *s, int *mine, int want, OsRawLock raw, void *ctx)
   return rc;
 }
 
+static _Thread_local int shm_busy_here; /* invariant 4 */
+
+int os_shm_busy_in_process(void) { return shm_busy_here; }
+
+/* A refusal by another connection of this process (invariant 4). */
+static int busy_here(void) {
+  shm_busy_here = 1;
+  return SHALE_BUSY;
+}
+
 int os_shm_lock_apply(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, int n, int flags,
                       OsRawLock raw, void *ctx) {
   int rc;
+  shm_busy_here = 0;
   if (ofst < 0 || n < 1 || ofst + n > OS_SHM_NLOCK) return SHALE_MISUSE;
   uint8_t mask = (uint8_t)(((1u << n) - 1) << ofst);
 
@@ -154,7 +169,7 @@ int os_shm_lock_apply(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, i
     for (int i = ofst; i < ofst + n; i++) {
       uint8_t b = (uint8_t)(1u << i);
       if (*my_sh & b) continue;
-      if (s->excl & b) return SHALE_BUSY;
+      if (s->excl & b) return busy_here();
       if (s->nshared[i] == 0) {
         if (s->linger & b) {
           s->linger &= (uint8_t)~b; /* still held by the process */
@@ -172,8 +187,8 @@ int os_shm_lock_apply(OsShmLocks *s, uint8_t *my_sh, uint8_t *my_ex, int ofst, i
   /* exclusive: nobody else in this process may hold any of the slots */
   for (int i = ofst; i < ofst + n; i++) {
     uint8_t b = (uint8_t)(1u << i);
-    if ((s->excl & b) && !(*my_ex & b)) return SHALE_BUSY;
-    if (s->nshared[i] > ((*my_sh & b) ? 1 : 0)) return SHALE_BUSY;
+    if ((s->excl & b) && !(*my_ex & b)) return busy_here();
+    if (s->nshared[i] > ((*my_sh & b) ? 1 : 0)) return busy_here();
   }
   if ((*my_ex & mask) == mask) return SHALE_OK;
   /* A lingering read lock of ours upgrades in place (POSIX locks of one

@@ -27,9 +27,18 @@
  *  5. shm->nref counts connections attached to the shm node; the node, its
  *     mappings and its descriptor go away when it reaches 0.
  *  6. A file's read-only map (unix_map/fetch/unfetch: the pager's mapped
- *     reads) belongs to its connection alone; it is moved or resized only
- *     while no fetch is out (nfetch == 0), and unmapped at close. The
- *     caller keeps its accesses below the file's end (os.h).
+ *     reads) is a UnixMap shared by the connections of the process that
+ *     map the same inode: a connection asking for size bytes takes the
+ *     inode's newest map if it is at least that large, else makes a new
+ *     one (which becomes the inode's; older ones live on while used).
+ *     The kernel counts a resident page once per mapping, and maps a whole
+ *     neighbourhood of pages at each fault, so 64 connections with maps of
+ *     their own held up to 64 copies of the file's hot pages in the
+ *     process's resident set. m->nref counts the connections using m (under
+ *     unix_mu); it is unmapped when the last one lets go. A connection
+ *     moves to another map only while no fetch is out (nfetch == 0). Each
+ *     caller keeps its accesses below the size it asked for and the file's
+ *     end (os.h).
  */
 #include <assert.h>
 #include <errno.h>
@@ -72,6 +81,13 @@ struct UnixShm {
   OsShmLocks locks;
 };
 
+/* A read-only map of a file, shared (invariant 6). */
+typedef struct UnixMap {
+  uint8_t *p;
+  int64_t size;
+  int nref; /* connections using it */
+} UnixMap;
+
 struct UnixInode {
   dev_t dev;
   ino_t ino;
@@ -80,6 +96,7 @@ struct UnixInode {
   Parked *parked; /* descriptors waiting for lk.nshared == 0 */
   int nparked, cparked;
   UnixShm *shm;
+  UnixMap *map; /* the newest map of the file, or NULL (invariant 6) */
   UnixInode *next;
 };
 
@@ -94,8 +111,9 @@ struct UnixFile {
   int shm_attached;
   uint8_t shm_sh, shm_ex; /* this connection's shm lock slots */
   uint8_t *map;           /* read-only map of [0, map_size), or NULL (invariant 6) */
-  int64_t map_size;
-  int nfetch; /* fetches not yet released */
+  int64_t map_size;       /* what this connection asked for: <= mobj->size */
+  UnixMap *mobj;          /* the shared map behind map */
+  int nfetch;             /* fetches not yet released */
 };
 
 static pthread_mutex_t unix_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -475,15 +493,13 @@ static int unix_shm_unmap(OsFile *pf, int delete_flag) {
 
 /* ------------------------------------------------------------- file I/O */
 
+static void map_drop(UnixFile *f);
+
 static int unix_close(OsFile *pf) {
   UnixFile *f = (UnixFile *)pf;
   int rc = SHALE_OK;
-  if (f->map) {
-    munmap(f->map, (size_t)f->map_size);
-    f->map = NULL;
-    f->map_size = 0;
-  }
   pthread_mutex_lock(&unix_mu);
+  map_drop(f);
   UnixInode *in = f->inode;
   if (in) {
     shm_detach(f, 0);
@@ -647,31 +663,69 @@ static int unix_device_characteristics(OsFile *pf) {
 
 /* ------------------------------------------------------ mapped reads */
 
+/* New maps are made a multiple of this size (invariant 6). */
+#define MAP_GRANULE ((int64_t)1 << 20)
+
+/* Let go of f's map (invariant 6); caller holds unix_mu. */
+static void map_drop(UnixFile *f) {
+  UnixMap *m = f->mobj;
+  f->map = NULL;
+  f->map_size = 0;
+  f->mobj = NULL;
+  if (!m || --m->nref > 0) return;
+  if (f->inode && f->inode->map == m) f->inode->map = NULL;
+  munmap(m->p, (size_t)m->size);
+  shale_free(m);
+}
+
+/* The inode's newest map if it covers size bytes, else a new one that
+ * becomes the inode's; caller holds unix_mu. */
+static UnixMap *map_get(UnixFile *f, int64_t size) {
+  UnixMap *m = f->inode ? f->inode->map : NULL;
+  if (m && m->size >= size) {
+    m->nref++;
+    return m;
+  }
+  m = shale_malloc(sizeof *m);
+  if (!m) return NULL;
+  /* room to grow: a log or database growing a page at a time does not
+   * make a map per page (nothing past the file's end is touched) */
+  int64_t room = (size + MAP_GRANULE - 1) / MAP_GRANULE * MAP_GRANULE;
+  if ((uint64_t)room <= (uint64_t)SIZE_MAX) size = room;
+  void *p = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, f->fd, 0);
+  if (p == MAP_FAILED) {
+    shale_free(m);
+    return NULL;
+  }
+  m->p = p;
+  m->size = size;
+  m->nref = 1;
+  if (f->inode) f->inode->map = m;
+  return m;
+}
+
 static int unix_map(OsFile *pf, int64_t size) {
   UnixFile *f = (UnixFile *)pf;
   if (size < 0 || (uint64_t)size > (uint64_t)SIZE_MAX) return SHALE_MISUSE;
   if (size == f->map_size) return SHALE_OK;
   if (f->nfetch > 0) return SHALE_BUSY;
-  if (size == 0) {
-    munmap(f->map, (size_t)f->map_size);
-    f->map = NULL;
-    f->map_size = 0;
-    return SHALE_OK;
+  pthread_mutex_lock(&unix_mu);
+  int rc = SHALE_OK;
+  if (size > 0 && f->mobj && f->mobj->size >= size) {
+    f->map_size = size; /* our map covers it already */
+  } else {
+    map_drop(f);
+    UnixMap *m = size > 0 ? map_get(f, size) : NULL;
+    if (m) {
+      f->mobj = m;
+      f->map = m->p;
+      f->map_size = size;
+    } else if (size > 0) {
+      rc = SHALE_IOERR_MMAP;
+    }
   }
-  void *p;
-  if (f->map)
-    p = mremap(f->map, (size_t)f->map_size, (size_t)size, MREMAP_MAYMOVE);
-  else
-    p = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, f->fd, 0);
-  if (p == MAP_FAILED) {
-    if (f->map) munmap(f->map, (size_t)f->map_size);
-    f->map = NULL;
-    f->map_size = 0;
-    return SHALE_IOERR_MMAP;
-  }
-  f->map = p;
-  f->map_size = size;
-  return SHALE_OK;
+  pthread_mutex_unlock(&unix_mu);
+  return rc;
 }
 
 static int unix_fetch(OsFile *pf, int64_t off, int amt, void **pp) {

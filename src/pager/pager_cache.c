@@ -36,6 +36,13 @@
  *     open pagers and logs of mappable files) a map's pages are released
  *     (os_map_release), so a scan of a file larger than the cache, or 64
  *     connections to one file, cost no more memory than read() would.
+ *  8. Removed pages are kept on the spare list while ncached + nspare stays
+ *     within the budget, and pager_cache_alloc takes them before malloc: a
+ *     reader that drops its cache at every commit of another connection
+ *     (pager_cache_invalidate) reuses the same blocks instead of churning
+ *     the allocator (whose per-thread arenas then trim and regrow with a
+ *     system call per page). A block is reused only at the size it was
+ *     made for (page size + extra size).
  */
 #include <assert.h>
 #include <string.h>
@@ -239,9 +246,46 @@ static void detach(Pager *p, PgPage *pg) {
   hash_unlink(p, pg);
 }
 
+static size_t block_size(const Pager *p) {
+  return sizeof(PgPage) + p->page_size + (size_t)p->extra_size;
+}
+
+static PgPage *spare_pop(Pager *p) {
+  PgPage *pg = p->spare;
+  p->spare = pg->hnext;
+  p->nspare--;
+  return pg;
+}
+
+static void spare_free_all(Pager *p) {
+  while (p->spare) shale_free(spare_pop(p));
+}
+
+/* Keep pg's block for reuse if it fits in the budget (invariant 8). */
+static void spare_put(Pager *p, PgPage *pg) {
+  size_t sz = block_size(p);
+  if (p->spare_sz != sz) spare_free_all(p);
+  if (p->ncached + p->nspare >= p->budget) {
+    shale_free(pg);
+    return;
+  }
+  p->spare_sz = sz;
+  pg->hnext = p->spare;
+  p->spare = pg;
+  p->nspare++;
+}
+
+static PgPage *spare_take(Pager *p) {
+  if (!p->spare || p->spare_sz != block_size(p)) {
+    spare_free_all(p);
+    return NULL;
+  }
+  return spare_pop(p);
+}
+
 void pager_cache_remove(Pager *p, PgPage *pg) {
   detach(p, pg);
-  shale_free(pg);
+  spare_put(p, pg);
 }
 
 void pager_cache_free_all(Pager *p) {
@@ -252,6 +296,7 @@ void pager_cache_free_all(Pager *p) {
     shale_free(pg);
   }
   p->all_head = NULL;
+  spare_free_all(p);
   p->ncached = p->ndirty = p->nrefd = 0;
   p->lru_head = p->lru_tail = p->dirty_head = p->dirty_tail = NULL;
 }
@@ -270,6 +315,7 @@ int64_t pager_temp_limit(Pager *p) {
 
 void pager_cache_trim(Pager *p) {
   while (p->ncached > p->budget && p->lru_head) pager_cache_remove(p, p->lru_head);
+  while (p->spare && p->ncached + p->nspare > p->budget) shale_free(spare_pop(p));
 }
 
 /* ---- reading ---- */
@@ -466,9 +512,9 @@ int pager_cache_alloc(Pager *p, uint32_t pgno, PgPage **out) {
       detach(p, pg);
     }
   }
+  if (!pg) pg = spare_take(p);
   if (!pg) {
-    size_t sz = sizeof(PgPage) + p->page_size + (size_t)p->extra_size;
-    pg = shale_malloc(sz);
+    pg = shale_malloc(block_size(p));
     if (!pg) return SHALE_NOMEM;
   }
   memset(pg, 0, sizeof(PgPage));

@@ -142,6 +142,9 @@ struct Pager {
   PgPage *all_head; /* every cached page, through aprev/anext */
   PgPage *lru_head, *lru_tail;
   PgPage *dirty_head, *dirty_tail;
+  PgPage *spare;          /* page blocks of spare_sz bytes kept for reuse (hnext) */
+  int nspare;             /* ncached + nspare <= budget (pager_cache.c invariant 8) */
+  size_t spare_sz;        /* the block size they were made for */
   int in_spill;           /* re-entrancy guard */
   int spill_busy;         /* a spill in this write txn found EXCLUSIVE busy */
   int64_t wal_foreign_ms; /* os_now_ms() when the log's WRITE lock was last busy

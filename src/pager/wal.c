@@ -146,7 +146,7 @@ struct Wal {
   /* group commit (wal_group_* below; invariant 5) */
   OsGroup *group;    /* shared with this process's other users of the log */
   int token;         /* this Wal holds the group's writer token */
-  int write_busy;    /* the last wal_begin_write found WRITE itself busy */
+  int write_busy;    /* the last wal_begin_write found WRITE held by another process */
   uint64_t sync_seq; /* commit announced but not yet synced (0 = none) */
   int yield_next;    /* the next published header carries the yield flag */
   /* mapped frame reads (invariant 6) */
@@ -807,7 +807,7 @@ int wal_begin_write(Wal *w) {
   int rc = wal_queue_enter(w, NULL, NULL);
   if (rc != SHALE_OK) return rc;
   rc = lock_shm(w, SLOT_WRITE, 1, OS_SHM_EXCLUSIVE);
-  w->write_busy = rc == SHALE_BUSY;
+  w->write_busy = rc == SHALE_BUSY && !os_shm_busy_in_process(); /* another process's */
   if (rc != SHALE_OK) {
     wal_queue_leave(w);
     return rc;

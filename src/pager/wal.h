@@ -124,8 +124,10 @@ int wal_begin_write(Wal *w);
  * last read (another connection committed or restarted the log): a writer
  * waiting for the WRITE lock retries then. Reads shared memory only. */
 int wal_log_moved(Wal *w);
-/* 1 if the last wal_begin_write found the WRITE lock itself busy (the
- * process's writer token was ours: a writer outside this process's group). */
+/* 1 if the last wal_begin_write found the WRITE lock itself held by another
+ * process (the process's writer token was ours); a connection of this
+ * process holding it (a reader rebuilding the index header, a checkpoint)
+ * does not count. */
 int wal_write_lock_busy(Wal *w);
 /* Who made the last commit of the shared header (wal.c invariant 8), read
  * without a lock (a torn read only misleads the fairness heuristics):

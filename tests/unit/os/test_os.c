@@ -5,6 +5,7 @@
  * test_os_fault.c; shm: test_os_shm.c.)
  */
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -388,4 +389,62 @@ TEST(unix_dangling_symlink_create) {
   CHECK_RC(os_open_alloc(u, link, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE | SHALE_OPEN_NOFOLLOW,
                          NULL, &f),
            SHALE_CANTOPEN_SYMLINK);
+}
+
+/* Connections of one process that map one file share the map (os_unix.c
+ * invariant 6): the same bytes at the same address, so the process's
+ * resident set holds each page once; a larger request makes a new map while
+ * the old one stays valid for its users; every map reads the file's bytes. */
+TEST(unix_map_shared_by_connections) {
+  OsVfs *v = os_vfs_find("unix");
+  const char *path = test_path("map.db");
+  unlink(path);
+  OsFile *a = open_rw(v, path), *b = open_rw(v, path), *c = open_rw(v, path);
+  if (!a || !b || !c) return;
+  uint8_t page[4096];
+  for (int i = 0; i < 4; i++) {
+    memset(page, 'a' + i, sizeof page);
+    CHECK_OK(os_write(a, page, (int)sizeof page, (int64_t)i * 4096));
+  }
+  CHECK_OK(os_map(a, 2 * 4096));
+  CHECK_OK(os_map(b, 4096));
+  void *pa = NULL, *pb = NULL, *pc = NULL;
+  CHECK_OK(os_fetch(a, 4096, 4096, &pa));
+  CHECK_OK(os_fetch(b, 0, 4096, &pb));
+  CHECK(pa && pb && (uint8_t *)pa == (uint8_t *)pb + 4096); /* one map */
+  CHECK_OK(os_fetch(b, 4096, 4096, &pc));
+  CHECK(pc == NULL); /* past what b asked for */
+  /* past the shared map's room: a new map for c; a's stays as it was */
+  CHECK_OK(os_map(c, (int64_t)(2 << 20)));
+  CHECK_OK(os_fetch(c, 3 * 4096, 4096, &pc));
+  CHECK(pc != NULL && pc != (uint8_t *)pb + 3 * 4096);
+  if (pa && pb && pc) {
+    CHECK_EQ(((uint8_t *)pa)[10], 'b');
+    CHECK_EQ(((uint8_t *)pb)[10], 'a');
+    CHECK_EQ(((uint8_t *)pc)[10], 'd');
+  }
+  os_unfetch(a, 4096, pa);
+  os_unfetch(b, 0, pb);
+  os_unfetch(c, 3 * 4096, pc);
+  /* a larger request that a's map has room for keeps it; a newcomer takes the newest */
+  CHECK_OK(os_map(a, 4 * 4096));
+  CHECK_OK(os_fetch(a, 3 * 4096, 4096, &pa));
+  CHECK(pa == (uint8_t *)pb + 3 * 4096);
+  os_unfetch(a, 3 * 4096, pa);
+  OsFile *d = open_rw(v, path);
+  if (!d) return;
+  CHECK_OK(os_map(d, 4 * 4096));
+  CHECK_OK(os_fetch(d, 3 * 4096, 4096, &pa));
+  CHECK(pa == pc);
+  os_unfetch(d, 3 * 4096, pa);
+  os_close_free(d);
+  CHECK_OK(os_map(b, 0));
+  os_close_free(c);
+  CHECK_OK(os_map(b, 4096)); /* c's map is gone with its last user: b makes one */
+  CHECK_OK(os_fetch(a, 2 * 4096, 4096, &pa));
+  if (pa) CHECK_EQ(((uint8_t *)pa)[0], 'c');
+  os_unfetch(a, 2 * 4096, pa);
+  os_close_free(a);
+  os_close_free(b);
+  CHECK_OK(v->delete (v, path, 0));
 }

@@ -49,7 +49,9 @@ static void shm_basics(OsVfs *v, const char *path) {
   CHECK_OK(b->methods->shm_lock(b, 3, 1, OS_SHM_UNLOCK | OS_SHM_SHARED));
   CHECK_OK(a->methods->shm_lock(a, 0, 1, OS_SHM_LOCK | OS_SHM_EXCLUSIVE));
   CHECK_RC(b->methods->shm_lock(b, 0, 1, OS_SHM_LOCK | OS_SHM_EXCLUSIVE), SHALE_BUSY);
+  CHECK(os_shm_busy_in_process()); /* a's lock, not another process's */
   CHECK_RC(b->methods->shm_lock(b, 0, 1, OS_SHM_LOCK | OS_SHM_SHARED), SHALE_BUSY);
+  CHECK(os_shm_busy_in_process());
   CHECK_OK(b->methods->shm_lock(b, 1, 2, OS_SHM_LOCK | OS_SHM_EXCLUSIVE)); /* other slots free */
   CHECK_RC(a->methods->shm_lock(a, 0, 2, OS_SHM_LOCK | OS_SHM_EXCLUSIVE), SHALE_BUSY);
   CHECK_OK(a->methods->shm_lock(a, 0, 1, OS_SHM_UNLOCK | OS_SHM_EXCLUSIVE));
@@ -155,7 +157,9 @@ TEST(unix_shm_cross_process) {
   CHECK(pp != NULL);
   if (pp) CHECK_EQ(((volatile uint32_t *)pp)[20], 0x12345678);
   CHECK_RC(f->methods->shm_lock(f, 0, 1, OS_SHM_LOCK | OS_SHM_EXCLUSIVE), SHALE_BUSY);
+  CHECK(!os_shm_busy_in_process()); /* the child's lock: another process */
   CHECK_RC(f->methods->shm_lock(f, 0, 1, OS_SHM_LOCK | OS_SHM_SHARED), SHALE_BUSY);
+  CHECK(!os_shm_busy_in_process());
   CHECK_OK(f->methods->shm_lock(f, 1, 1, OS_SHM_LOCK | OS_SHM_EXCLUSIVE));
   char x = 'x';
   CHECK_EQ(write(to, &x, 1), 1);

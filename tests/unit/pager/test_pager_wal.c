@@ -308,6 +308,42 @@ TEST(wal_own_commit_keeps_cache) {
   CHECK_OK(pager_close(a));
 }
 
+/* A reader that drops its cache at another pager's commit reads the pages
+ * back into the blocks it dropped (pager_cache.c invariant 8): no
+ * allocation per page once it has read them once. */
+TEST(wal_reader_reuses_dropped_pages) {
+  const char *db = test_path("reuse.db");
+  unlink(db);
+  Pager *a, *b;
+  CHECK_OK(open_pager(db, &a));
+  CHECK_OK(open_pager(db, &b));
+  CHECK_OK(write_all(a, 12, 1));
+  pager_end_read(a);
+  CHECK_EQ(pager_set_journal_mode(a, PAGER_JOURNAL_WAL), PAGER_JOURNAL_WAL);
+  CHECK_OK(write_all(a, 12, 2));
+  pager_end_read(a);
+  CHECK_EQ(count_bad(b, 12, 2), 0);
+  long allocs = 0;
+  PagerStats s0, s1;
+  pager_stats(b, &s0);
+  for (uint32_t k = 3; k < 8; k++) {
+    CHECK_OK(write_all(a, 12, k));
+    pager_end_read(a);
+    long before = util_alloc_count();
+    CHECK_EQ(count_bad(b, 12, k), 0); /* b drops its cache and reads anew */
+    allocs += util_alloc_count() - before;
+  }
+  pager_stats(b, &s1);
+  CHECK_EQ(s1.misses - s0.misses, 5 * 12);
+  CHECK(allocs < 12); /* not one per page read */
+  /* a smaller cache gives the spare blocks back too */
+  pager_set_cache_size(b, 2);
+  CHECK_EQ(count_bad(b, 12, 7), 0);
+  CHECK_OK(pager_check(b));
+  CHECK_OK(pager_close(b));
+  CHECK_OK(pager_close(a));
+}
+
 TEST(wal_crash_recovery) {
   const char *db = test_path("cr.db"), *cp = test_path("cr-copy.db");
   unlink(db);

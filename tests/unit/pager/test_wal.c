@@ -1661,3 +1661,75 @@ TEST(wal_sqlite_recovered_first) {
   free(v0);
   free(v1);
 }
+
+/* wal_write_lock_busy tells another process's writer (the reference SQLite
+ * in a child, in BEGIN IMMEDIATE) from a connection of this process that
+ * holds the WRITE slot without being a writer of the process's group (as a
+ * reader rebuilding the index header does): only the first is a foreign
+ * writer for pager_fair.c. */
+TEST(wal_write_busy_foreign_only) {
+  const char *p = test_path("wbusy.db");
+  unlink(p);
+  unlink(suffix(p, "-wal"));
+  unlink(suffix(p, "-shm"));
+  sqlite3 *s = NULL;
+  CHECK_EQ(sqlite3_open(p, &s), SQLITE_OK);
+  CHECK_EQ(sqlite3_exec(s, "PRAGMA journal_mode=WAL; CREATE TABLE t(x); INSERT INTO t VALUES(1);",
+                        NULL, NULL, NULL),
+           SQLITE_OK);
+  sqlite3_close(s);
+  Conn a, c;
+  CHECK_OK(conn_open(&a, p, 4096));
+  CHECK_OK(conn_open(&c, p, 4096));
+  /* c holds WRITE outside the group: busy, but not foreign */
+  CHECK_OK(wal_begin_read(c.w, NULL));
+  CHECK_OK(c.db->methods->shm_lock(c.db, 0, 1, OS_SHM_LOCK | OS_SHM_EXCLUSIVE));
+  CHECK_OK(wal_begin_read(a.w, NULL));
+  CHECK_RC(wal_begin_write(a.w), SHALE_BUSY);
+  CHECK(!wal_write_lock_busy(a.w));
+  wal_end_read(a.w);
+  c.db->methods->shm_lock(c.db, 0, 1, OS_SHM_UNLOCK | OS_SHM_EXCLUSIVE);
+  wal_end_read(c.w);
+  /* a SQLite writer in another process: foreign */
+  int to[2], from[2];
+  CHECK_EQ(pipe(to), 0);
+  CHECK_EQ(pipe(from), 0);
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    sqlite3 *cs = NULL;
+    char ok = sqlite3_open(p, &cs) == SQLITE_OK &&
+                      sqlite3_exec(cs, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK
+                  ? '1'
+                  : '0';
+    char x;
+    if (write(from[1], &ok, 1) != 1 || read(to[0], &x, 1) < 0) _exit(2);
+    sqlite3_exec(cs, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(cs);
+    _exit(0);
+  }
+  char ok = 0, x = 'x';
+  CHECK_EQ(read(from[0], &ok, 1), 1);
+  CHECK_EQ(ok, '1');
+  CHECK_OK(wal_begin_read(a.w, NULL));
+  CHECK_RC(wal_begin_write(a.w), SHALE_BUSY);
+  CHECK(wal_write_lock_busy(a.w));
+  wal_end_read(a.w);
+  CHECK_EQ(write(to[1], &x, 1), 1);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  for (int i = 0; i < 2; i++) {
+    close(to[i]);
+    close(from[i]);
+  }
+  /* free again */
+  CHECK_OK(wal_begin_read(a.w, NULL));
+  CHECK_OK(wal_begin_write(a.w));
+  CHECK(!wal_write_lock_busy(a.w));
+  wal_end_write(a.w);
+  wal_end_read(a.w);
+  CHECK_OK(conn_close(&c, 0));
+  CHECK_OK(conn_close(&a, 0));
+}
