@@ -173,10 +173,11 @@ static int set_err(NetDb *db, int rc, const char *fmt, const char *what) {
   return rc;
 }
 
-/* Send {"baton", "requests": [req]} and return the one result's response
- * object (owned by *holder), or NULL with db->err set and *rc the code. */
-static json_t *pipeline(NetDb *db, json_t *req, json_t **holder, int *rc) {
-  json_t *body = json_pack("{s:s?,s:[o]}", "baton", db->baton, "requests", req);
+/* Send {"baton", "requests": [req, extra]} (extra may be NULL) and return
+ * the first result's response object (owned by *holder; the second result
+ * is in (*holder)["results"][1]), or NULL with db->err set and *rc the code. */
+static json_t *pipeline(NetDb *db, json_t *req, json_t *extra, json_t **holder, int *rc) {
+  json_t *body = json_pack("{s:s?,s:[o,o*]}", "baton", db->baton, "requests", req, extra);
   char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
   json_decref(body);
   *holder = NULL;
@@ -245,7 +246,7 @@ static int net_close(NetDb *db) {
   if (db->curl && db->baton) { /* end the stream: its connection goes back to the pool */
     json_t *holder;
     int rc;
-    pipeline(db, json_pack("{s:s}", "type", "close"), &holder, &rc);
+    pipeline(db, json_pack("{s:s}", "type", "close"), NULL, &holder, &rc);
     json_decref(holder);
   }
   if (db->curl) curl_easy_cleanup(db->curl);
@@ -273,7 +274,9 @@ static int net_busy_timeout(NetDb *db, int ms) {
   return NET_OK;
 }
 
-/* Run SQL text of any number of statements (a sequence request). Row
+/* Run SQL text of any number of statements (a sequence request), with
+ * "SELECT changes(), last_insert_rowid()" in the same round trip, since a
+ * sequence reports no counts and programs read changes() after an exec. Row
  * callbacks are not part of the Hrana sequence request: a callback is
  * refused with an error rather than silently not called. */
 static int net_exec(NetDb *db, const char *sql, int (*cb)(void *, int, char **, char **), void *arg,
@@ -285,7 +288,18 @@ static int net_exec(NetDb *db, const char *sql, int (*cb)(void *, int, char **, 
     set_err(db, 0, "%s", "exec with a row callback is not available over the network");
   } else {
     json_t *holder;
-    pipeline(db, json_pack("{s:s,s:s}", "type", "sequence", "sql", sql), &holder, &rc);
+    json_t *counts = json_pack("{s:s,s:{s:s,s:b}}", "type", "execute", "stmt", "sql",
+                               "SELECT changes(), last_insert_rowid()", "want_rows", 1);
+    if (pipeline(db, json_pack("{s:s,s:s}", "type", "sequence", "sql", sql), counts, &holder,
+                 &rc)) {
+      json_t *res = json_array_get(json_object_get(holder, "results"), 1);
+      json_t *row = json_array_get(
+          json_object_get(json_object_get(json_object_get(res, "response"), "result"), "rows"), 0);
+      const char *ch = json_string_value(json_object_get(json_array_get(row, 0), "value"));
+      const char *id = json_string_value(json_object_get(json_array_get(row, 1), "value"));
+      if (ch) db->changes = strtoll(ch, NULL, 10);
+      if (id) db->last_rowid = strtoll(id, NULL, 10);
+    }
     json_decref(holder);
   }
   if (rc != NET_OK && errmsg) *errmsg = strdup(db->err);
@@ -375,7 +389,7 @@ static int run(NetStmt *st) {
   int rc;
   json_t *req = json_pack("{s:s,s:{s:s,s:O,s:b}}", "type", "execute", "stmt", "sql", st->sql,
                           "args", st->args, "want_rows", 1);
-  json_t *resp = pipeline(st->db, req, &holder, &rc);
+  json_t *resp = pipeline(st->db, req, NULL, &holder, &rc);
   if (!resp) {
     json_decref(holder);
     return rc;
