@@ -94,6 +94,24 @@ static void verify_index(BtCursor *c, const uint8_t *present, uint32_t range, ui
   CHECK_EQ(n, count);
 }
 
+/* End of a run: the index holds exactly the present keys, both integrity
+ * checks pass, and after registering the index as table w and committing,
+ * SQLite's integrity_check passes too. Closes c and bt. */
+static void finish_index(Btree *bt, BtCursor *c, uint32_t root, const uint8_t *present,
+                         uint32_t range, uint32_t page_size, int64_t count, const char *name) {
+  verify_index(c, present, range, page_size, count);
+  btree_cursor_close(c);
+  {
+    BtreeCheckRoot roots[2] = {{1, 1, NULL, NULL}, {root, 0, blob_cmp, NULL}};
+    CHECK_BT_INTEGRITY(bt, roots, 2);
+  }
+  CHECK_OK(
+      bt_register(bt, 1, "table", "w", root, "CREATE TABLE w(k BLOB PRIMARY KEY) WITHOUT ROWID"));
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+  CHECK_SQLITE_OK(test_path(name));
+}
+
 static void index_run(const char *name, uint32_t page_size, int nops) {
   Btree *bt = bt_fresh(name, page_size);
   uint32_t root;
@@ -137,17 +155,7 @@ static void index_run(const char *name, uint32_t page_size, int nops) {
     }
     free(k);
   }
-  verify_index(c, present, range, page_size, count);
-  btree_cursor_close(c);
-  {
-    BtreeCheckRoot roots[2] = {{1, 1, NULL, NULL}, {root, 0, blob_cmp, NULL}};
-    CHECK_BT_INTEGRITY(bt, roots, 2);
-  }
-  CHECK_OK(
-      bt_register(bt, 1, "table", "w", root, "CREATE TABLE w(k BLOB PRIMARY KEY) WITHOUT ROWID"));
-  CHECK_OK(btree_commit(bt));
-  CHECK_OK(btree_close(bt));
-  CHECK_SQLITE_OK(test_path(name));
+  finish_index(bt, c, root, present, range, page_size, count, name);
   /* sqlite3 sees the same number of keys */
   sqlite3 *db;
   sqlite3_open(test_path(name), &db);
@@ -310,18 +318,8 @@ static void delete_walk_run(const char *name, uint32_t page_size, int back) {
   }
   int64_t count = 0;
   for (uint32_t id = 0; id < range; id++) count += present[id];
-  verify_index(c, present, range, page_size, count);
-  btree_cursor_close(c);
   btree_cursor_close(o);
-  {
-    BtreeCheckRoot roots[2] = {{1, 1, NULL, NULL}, {root, 0, blob_cmp, NULL}};
-    CHECK_BT_INTEGRITY(bt, roots, 2);
-  }
-  CHECK_OK(
-      bt_register(bt, 1, "table", "w", root, "CREATE TABLE w(k BLOB PRIMARY KEY) WITHOUT ROWID"));
-  CHECK_OK(btree_commit(bt));
-  CHECK_OK(btree_close(bt));
-  CHECK_SQLITE_OK(test_path(name));
+  finish_index(bt, c, root, present, range, page_size, count, name);
   free(present);
 }
 
@@ -388,17 +386,7 @@ static void insert_near_run(const char *name, uint32_t page_size) {
   }
   int64_t count = 0;
   for (uint32_t id = 0; id < range; id++) count += present[id];
-  verify_index(c, present, range, page_size, count);
-  btree_cursor_close(c);
-  {
-    BtreeCheckRoot roots[2] = {{1, 1, NULL, NULL}, {root, 0, blob_cmp, NULL}};
-    CHECK_BT_INTEGRITY(bt, roots, 2);
-  }
-  CHECK_OK(
-      bt_register(bt, 1, "table", "w", root, "CREATE TABLE w(k BLOB PRIMARY KEY) WITHOUT ROWID"));
-  CHECK_OK(btree_commit(bt));
-  CHECK_OK(btree_close(bt));
-  CHECK_SQLITE_OK(test_path(name));
+  finish_index(bt, c, root, present, range, page_size, count, name);
   free(present);
 }
 
