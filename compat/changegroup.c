@@ -1,7 +1,8 @@
 /*
  * changegroup.c -- combining changesets: sqlite3changegroup_new, add
  * (+ _strm), output (+ _strm), delete, and sqlite3changeset_concat
- * (+ _strm), which is a changegroup of two.
+ * (+ _strm), which is a changegroup of two; rebasers (sqlite3rebaser_*),
+ * which hold rebase buffers in a changegroup merged the rebase way.
  *
  * A changegroup keeps, per table (in the order first seen), one change per
  * primary key in a hash table like a session's (SQLite's hash and growth,
@@ -14,7 +15,8 @@
  *   DELETE+DELETE keep the first and drop the second.
  * The merged change is indirect only if both were.
  *
- * Owns: sqlite3_changegroup objects, their tables and changes.
+ * Owns: sqlite3_changegroup and sqlite3_rebaser objects, their tables and
+ * changes.
  *
  * Invariants:
  *  1. All input of one changegroup is changesets or all patchsets (else
@@ -267,8 +269,12 @@ static SessTable *group_table(sqlite3_changegroup *g, const sqlite3_changeset_it
   return t;
 }
 
-int sqlite3changegroup_add(sqlite3_changegroup *g, int n, void *data) {
-  if (!g) return SQLITE_MISUSE;
+static int rebase_merge(const SessTable *t, SessChange *ex, int op2, int indirect,
+                        const unsigned char *rec, sqlite3_int64 nrec, SessChange **out);
+
+/* Adds the changes of a changeset to g, merged the changegroup way or (for a
+ * rebaser) the rebase way. */
+static int add_changes(sqlite3_changegroup *g, int n, const void *data, int rebase) {
   sqlite3_changeset_iter *it = NULL;
   int rc = sess_iter_start(&it, n, data, 0);
   if (rc) return rc;
@@ -301,7 +307,10 @@ int sqlite3changegroup_add(sqlite3_changegroup *g, int n, void *data) {
       }
     }
     SessChange *c;
-    rc = merge(t, it->patch, ex, op, indirect, rec, nrec, &c);
+    if (rebase)
+      rc = rebase_merge(t, ex, op, indirect, rec, nrec, &c);
+    else
+      rc = merge(t, it->patch, ex, op, indirect, rec, nrec, &c);
     if (!rc && c) {
       c->next = t->hash[k];
       t->hash[k] = c;
@@ -310,6 +319,10 @@ int sqlite3changegroup_add(sqlite3_changegroup *g, int n, void *data) {
   }
   int rc2 = sqlite3changeset_finalize(it);
   return rc ? rc : rc2;
+}
+
+int sqlite3changegroup_add(sqlite3_changegroup *g, int n, void *data) {
+  return g ? add_changes(g, n, data, 0) : SQLITE_MISUSE;
 }
 
 int sqlite3changegroup_output(sqlite3_changegroup *g, int *pn, void **pp) {
@@ -382,5 +395,227 @@ int sqlite3changeset_concat_strm(int (*ina)(void *, void *, int *), void *a,
   if (!rc) rc = sqlite3changegroup_add_strm(g, inb, b);
   if (!rc) rc = sqlite3changegroup_output_strm(g, out, oarg);
   sqlite3changegroup_delete(g);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- rebasers */
+
+/* A rebaser holds the rebase buffers configured into it as a changegroup of
+ * INSERT and DELETE changes per key, merged the rebase way (rebase_merge);
+ * sqlite3rebaser_rebase then rewrites each change of a changeset that meets
+ * one of them (rebase_one), as SQLite 3.40.1 does. A change's record marks a
+ * column 0xFF when a remote change replaced it. */
+struct sqlite3_rebaser {
+  sqlite3_changegroup grp;
+};
+
+int sqlite3rebaser_create(sqlite3_rebaser **pp) {
+  if (!pp) return SQLITE_MISUSE;
+  *pp = sqlite3_malloc64(sizeof **pp);
+  if (!*pp) return SQLITE_NOMEM;
+  memset(*pp, 0, sizeof **pp);
+  return SQLITE_OK;
+}
+
+void sqlite3rebaser_delete(sqlite3_rebaser *r) {
+  if (!r) return;
+  SessTable *next;
+  for (SessTable *t = r->grp.tabs; t; t = next) {
+    next = t->next;
+    sess_table_free(t);
+  }
+  sqlite3_free(r);
+}
+
+/* A first indirect change keeps only its key and which columns are defined
+ * (0xFF: replaced); a later one for the same key merges column by column. */
+static int rebase_merge(const SessTable *t, SessChange *ex, int op2, int indirect,
+                        const unsigned char *rec, sqlite3_int64 nrec, SessChange **out) {
+  SessBuf b = {0};
+  const unsigned char *a2 = rec;
+  if (!ex) {
+    if (!indirect) return merge(t, 0, NULL, op2, indirect, rec, nrec, out);
+    for (int i = 0; i < t->ncol; i++) {
+      sqlite3_int64 l;
+      const unsigned char *v = take(&a2, &l);
+      if (!v[0])
+        sess_buf_byte(&b, 0);
+      else if (!t->pk[i])
+        sess_buf_byte(&b, 0xFF);
+      else
+        sess_buf_bytes(&b, v, l);
+    }
+  } else if (ex->op == SQLITE_DELETE && ex->indirect) {
+    *out = ex;
+    return SQLITE_OK;
+  } else {
+    const unsigned char *a1 = ex->rec;
+    for (int i = 0; i < t->ncol; i++) {
+      sqlite3_int64 l1, l2;
+      const unsigned char *v1 = take(&a1, &l1), *v2 = take(&a2, &l2);
+      if (v1[0] == 0xFF || (!t->pk[i] && indirect))
+        sess_buf_byte(&b, 0xFF);
+      else if (!v2[0])
+        sess_buf_bytes(&b, v1, l1);
+      else
+        sess_buf_bytes(&b, v2, l2);
+    }
+    indirect = indirect || ex->indirect;
+    sqlite3_free(ex->rec);
+    sqlite3_free(ex);
+  }
+  *out = b.rc ? NULL : new_change(op2, indirect, b.a ? b.a : (const unsigned char *)"", b.n);
+  sqlite3_free(b.a);
+  return *out ? SQLITE_OK : b.rc ? b.rc : SQLITE_NOMEM;
+}
+
+int sqlite3rebaser_configure(sqlite3_rebaser *r, int n, const void *data) {
+  return r ? add_changes(&r->grp, n, data, 1) : SQLITE_MISUSE;
+}
+
+/* Per column: a's value unless undefined or replaced, else b's. */
+static void merge_defined(SessBuf *out, int ncol, const unsigned char *a, const unsigned char *b) {
+  for (int i = 0; i < ncol; i++) {
+    sqlite3_int64 la, lb;
+    const unsigned char *va = take(&a, &la), *vb = take(&b, &lb);
+    if (va[0] == 0 || va[0] == 0xFF)
+      sess_buf_bytes(out, vb, lb);
+    else
+      sess_buf_bytes(out, va, la);
+  }
+}
+
+/* A local UPDATE (old and new records at rec) against a remote change c:
+ * columns the remote replaced are no longer updated; other updated columns
+ * take the remote's value as their old value. Nothing when no column is
+ * left updated. */
+static void rebase_update(SessBuf *out, const sqlite3_changeset_iter *it, const unsigned char *rec,
+                          const SessChange *c) {
+  SessBuf b = {0};
+  const unsigned char *a1 = rec, *a2 = c->rec;
+  int data = 0;
+  sess_buf_byte(&b, SQLITE_UPDATE);
+  sess_buf_byte(&b, it->indirect);
+  for (int i = 0; i < it->ncol; i++) {
+    sqlite3_int64 l1, l2;
+    const unsigned char *v1 = take(&a1, &l1), *v2 = take(&a2, &l2);
+    if (it->pk[i] || !v2[0]) {
+      if (!it->pk[i] && v1[0]) data = 1;
+      sess_buf_bytes(&b, v1, l1);
+    } else if (v2[0] != 0xFF && v1[0]) {
+      data = 1;
+      sess_buf_bytes(&b, v2, l2);
+    } else {
+      sess_buf_byte(&b, 0);
+    }
+  }
+  a2 = c->rec;
+  for (int i = 0; i < it->ncol; i++) {
+    sqlite3_int64 l1, l2;
+    const unsigned char *v1 = take(&a1, &l1), *v2 = take(&a2, &l2);
+    if (it->pk[i] || v2[0] != 0xFF)
+      sess_buf_bytes(&b, v1, l1);
+    else
+      sess_buf_byte(&b, 0);
+  }
+  if (b.rc) out->rc = b.rc;
+  if (data) sess_buf_bytes(out, b.a, b.n);
+  sqlite3_free(b.a);
+}
+
+/* The current change of it rewritten against c (may be NULL): 1 if handled
+ * (written, or dropped), 0 to copy it unchanged. */
+static int rebase_one(SessBuf *out, const SessTable *t, const sqlite3_changeset_iter *it,
+                      const unsigned char *rec, sqlite3_int64 nrec, const SessChange *c) {
+  if (!c) return 0;
+  int op = it->a[it->cur];
+  if (op == SQLITE_INSERT) {
+    if (c->op != SQLITE_INSERT) return 0;
+    if (!c->indirect) {
+      sess_buf_byte(out, SQLITE_UPDATE);
+      sess_buf_byte(out, it->indirect);
+      sess_buf_bytes(out, c->rec, c->nrec);
+      sess_buf_bytes(out, rec, nrec);
+    }
+  } else if (op == SQLITE_UPDATE) {
+    if (c->op == SQLITE_DELETE) {
+      if (!c->indirect) { /* the local new row, completed by the remote's */
+        sqlite3_int64 old = record_len(t, rec, nrec, 0);
+        sess_buf_byte(out, SQLITE_INSERT);
+        sess_buf_byte(out, it->indirect);
+        merge_defined(out, it->ncol, rec + old, c->rec);
+      }
+    } else {
+      rebase_update(out, it, rec, c);
+    }
+  } else if (c->op == SQLITE_INSERT) {
+    sess_buf_byte(out, SQLITE_DELETE);
+    sess_buf_byte(out, it->indirect);
+    merge_defined(out, it->ncol, c->rec, rec);
+  }
+  return 1;
+}
+
+static SessTable *rebase_table(sqlite3_rebaser *r, const char *name) {
+  for (SessTable *t = r->grp.tabs; t; t = t->next)
+    if (!sqlite3_stricmp(t->name, name)) return t;
+  return NULL;
+}
+
+int sqlite3rebaser_rebase(sqlite3_rebaser *r, int n, const void *in, int *pn, void **pp) {
+  if (pn) *pn = 0;
+  if (pp) *pp = NULL;
+  if (!r || !pn || !pp) return SQLITE_MISUSE;
+  sqlite3_changeset_iter *it = NULL;
+  int rc = sess_iter_start(&it, n, in, 0);
+  if (rc) return rc;
+  SessBuf b = {0};
+  SessTable *t = NULL;
+  const char *tab = NULL;
+  while (rc == SQLITE_OK && sqlite3changeset_next(it) == SQLITE_ROW) {
+    if (it->tab != tab) { /* a new table: its header, as the input has it */
+      tab = it->tab;
+      t = rebase_table(r, tab);
+      if (it->patch) rc = SQLITE_ERROR; /* a patchset cannot be rebased */
+      sess_buf_byte(&b, it->patch ? 'P' : 'T');
+      sess_buf_varint(&b, (sqlite3_uint64)it->ncol);
+      sess_buf_bytes(&b, it->pk, it->ncol);
+      sess_buf_bytes(&b, tab, (sqlite3_int64)strlen(tab) + 1);
+    }
+    if (rc) break;
+    const unsigned char *rec = it->a + it->cur + 2;
+    sqlite3_int64 nrec = it->off - it->cur - 2;
+    const SessChange *c = NULL;
+    if (t && t->nbucket) {
+      unsigned k = sess_hash_record(t, rec, nrec, 0) % (unsigned)t->nbucket;
+      for (c = t->hash[k]; c && !same_key(t, rec, 0, c->rec, 0); c = c->next) {
+      }
+    }
+    if (!rebase_one(&b, t, it, rec, nrec, c)) sess_buf_bytes(&b, it->a + it->cur, nrec + 2);
+  }
+  int rc2 = sqlite3changeset_finalize(it);
+  if (!rc) rc = rc2;
+  if (!rc) rc = b.rc;
+  if (!rc && b.n > 0x7fffffff) rc = SQLITE_TOOBIG;
+  if (rc) {
+    sqlite3_free(b.a);
+    return rc;
+  }
+  *pn = (int)b.n;
+  *pp = b.a;
+  return SQLITE_OK;
+}
+
+int sqlite3rebaser_rebase_strm(sqlite3_rebaser *r, int (*in)(void *, void *, int *), void *arg,
+                               int (*out)(void *, const void *, int), void *oarg) {
+  if (!r) return SQLITE_MISUSE;
+  int n, m;
+  void *data, *res = NULL;
+  int rc = sess_read_stream(in, arg, &n, &data);
+  if (rc) return rc;
+  rc = sqlite3rebaser_rebase(r, n, data, &m, &res);
+  sqlite3_free(data);
+  if (rc == SQLITE_OK && m > 0) rc = out(oarg, res, m);
+  sqlite3_free(res);
   return rc;
 }

@@ -2,8 +2,7 @@
  * changeset.c -- reading changesets and patchsets (sqlite3changeset_start,
  * next, op, pk, old, new, conflict, fk_conflicts, finalize) and inverting
  * them (sqlite3changeset_invert); the format is described in
- * compat/session_int.h. Rebasing (sqlite3rebaser_*) is not built yet and
- * fails cleanly.
+ * compat/session_int.h. Rebasing is in compat/changegroup.c.
  *
  * What the iterator shows, as SQLite's does: an INSERT has only new values,
  * a DELETE only old ones; an UPDATE's undefined columns read as NULL
@@ -20,9 +19,7 @@
  *     the end.
  *  2. it->vals holds 2*ncol values of the current record, freed when the
  *     iterator moves on; a value returned to the caller lives until then.
- *  3. No rebaser object is ever made: sqlite3rebaser_create sets *pp = NULL
- *     and returns SQLITE_ERROR; calls on one return SQLITE_MISUSE (delete does
- *     nothing); outputs are zeroed before any failure.
+ *  3. Outputs are zeroed before any failure.
  */
 #include <string.h>
 
@@ -424,22 +421,3 @@ int sqlite3changeset_invert_strm(int (*in)(void *, void *, int *), void *arg,
   sqlite3_free(inv);
   return rc;
 }
-
-/* ---------------------------------------------------------------- not built yet */
-
-/* ---------------------------------------------------------------- rebasers */
-
-int sqlite3rebaser_create(sqlite3_rebaser **pp) {
-  if (pp) *pp = NULL;
-  return SQLITE_ERROR;
-}
-int sqlite3rebaser_configure(sqlite3_rebaser *r, int n, const void *data) { return SQLITE_MISUSE; }
-int sqlite3rebaser_rebase(sqlite3_rebaser *r, int n, const void *in, int *pn, void **pp) {
-  clear_out(pn, pp);
-  return SQLITE_MISUSE;
-}
-int sqlite3rebaser_rebase_strm(sqlite3_rebaser *r, int (*in)(void *, void *, int *), void *arg,
-                               int (*out)(void *, const void *, int), void *oarg) {
-  return SQLITE_MISUSE;
-}
-void sqlite3rebaser_delete(sqlite3_rebaser *r) {}

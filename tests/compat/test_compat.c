@@ -227,6 +227,7 @@ TEST(compat_session_record_same) { run_same("session"); }
 TEST(compat_session_apply_same) { run_same("session_apply"); }
 TEST(compat_session_group_same) { run_same("session_group"); }
 TEST(compat_session_diff_same) { run_same("session_diff"); }
+TEST(compat_rebase_same) { run_same("rebase"); }
 TEST(compat_utf16_same) { run_same("utf16"); }
 TEST(compat_uri_same) { run_same("uri"); }
 TEST(compat_uri_off_same) { run_same("uri_off"); }
