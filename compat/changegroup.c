@@ -404,7 +404,7 @@ int sqlite3changeset_concat_strm(int (*ina)(void *, void *, int *), void *a,
  * INSERT and DELETE changes per key, merged the rebase way (rebase_merge);
  * sqlite3rebaser_rebase then rewrites each change of a changeset that meets
  * one of them (rebase_one), as SQLite 3.40.1 does. A change's record marks a
- * column 0xFF when a remote change replaced it. */
+ * column SESS_REPLACED when a remote change replaced it. */
 struct sqlite3_rebaser {
   sqlite3_changegroup grp;
 };
@@ -428,7 +428,7 @@ void sqlite3rebaser_delete(sqlite3_rebaser *r) {
 }
 
 /* A first indirect change keeps only its key and which columns are defined
- * (0xFF: replaced); a later one for the same key merges column by column. */
+ * (SESS_REPLACED: replaced); a later one for the same key merges column by column. */
 static int rebase_merge(const SessTable *t, SessChange *ex, int op2, int indirect,
                         const unsigned char *rec, sqlite3_int64 nrec, SessChange **out) {
   SessBuf b = {0};
@@ -441,7 +441,7 @@ static int rebase_merge(const SessTable *t, SessChange *ex, int op2, int indirec
       if (!v[0])
         sess_buf_byte(&b, 0);
       else if (!t->pk[i])
-        sess_buf_byte(&b, 0xFF);
+        sess_buf_byte(&b, SESS_REPLACED);
       else
         sess_buf_bytes(&b, v, l);
     }
@@ -453,8 +453,8 @@ static int rebase_merge(const SessTable *t, SessChange *ex, int op2, int indirec
     for (int i = 0; i < t->ncol; i++) {
       sqlite3_int64 l1, l2;
       const unsigned char *v1 = take(&a1, &l1), *v2 = take(&a2, &l2);
-      if (v1[0] == 0xFF || (!t->pk[i] && indirect))
-        sess_buf_byte(&b, 0xFF);
+      if (v1[0] == SESS_REPLACED || (!t->pk[i] && indirect))
+        sess_buf_byte(&b, SESS_REPLACED);
       else if (!v2[0])
         sess_buf_bytes(&b, v1, l1);
       else
@@ -478,7 +478,7 @@ static void merge_defined(SessBuf *out, int ncol, const unsigned char *a, const 
   for (int i = 0; i < ncol; i++) {
     sqlite3_int64 la, lb;
     const unsigned char *va = take(&a, &la), *vb = take(&b, &lb);
-    if (va[0] == 0 || va[0] == 0xFF)
+    if (va[0] == 0 || va[0] == SESS_REPLACED)
       sess_buf_bytes(out, vb, lb);
     else
       sess_buf_bytes(out, va, la);
@@ -502,7 +502,7 @@ static void rebase_update(SessBuf *out, const sqlite3_changeset_iter *it, const 
     if (it->pk[i] || !v2[0]) {
       if (!it->pk[i] && v1[0]) data = 1;
       sess_buf_bytes(&b, v1, l1);
-    } else if (v2[0] != 0xFF && v1[0]) {
+    } else if (v2[0] != SESS_REPLACED && v1[0]) {
       data = 1;
       sess_buf_bytes(&b, v2, l2);
     } else {
@@ -513,7 +513,7 @@ static void rebase_update(SessBuf *out, const sqlite3_changeset_iter *it, const 
   for (int i = 0; i < it->ncol; i++) {
     sqlite3_int64 l1, l2;
     const unsigned char *v1 = take(&a1, &l1), *v2 = take(&a2, &l2);
-    if (it->pk[i] || v2[0] != 0xFF)
+    if (it->pk[i] || v2[0] != SESS_REPLACED)
       sess_buf_bytes(&b, v1, l1);
     else
       sess_buf_byte(&b, 0);

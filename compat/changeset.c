@@ -118,7 +118,7 @@ static int read_value(sqlite3_changeset_iter *it, sqlite3_value **out) {
   const unsigned char *p = it->a + it->off;
   sqlite3_int64 len = sess_value_len(p, it->n - it->off);
   *out = NULL;
-  if (len < 0) return SQLITE_CORRUPT;
+  if (len < 0 || p[0] == SESS_REPLACED) return SQLITE_CORRUPT;
   it->off += len;
   shale_value *v = NULL;
   switch (p[0]) {
@@ -310,7 +310,7 @@ static int record_spans(const unsigned char *p, sqlite3_int64 n, int ncol, sqlit
   for (int i = 0; i < ncol; i++) {
     starts[i] = at;
     sqlite3_int64 len = sess_value_len(p + at, n - at);
-    if (len < 0) return SQLITE_CORRUPT;
+    if (len < 0 || p[at] == SESS_REPLACED) return SQLITE_CORRUPT;
     at += len;
   }
   starts[ncol] = at;

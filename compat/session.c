@@ -150,6 +150,7 @@ sqlite3_int64 sess_value_len(const unsigned char *p, sqlite3_int64 n) {
   switch (p[0]) {
     case 0:
     case SQLITE_NULL:
+    case SESS_REPLACED:
       return 1;
     case SQLITE_INTEGER:
     case SQLITE_FLOAT:

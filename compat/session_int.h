@@ -42,7 +42,11 @@ void sess_buf_value(SessBuf *b, sqlite3_value *v);
 /* Reads a varint at p (at most n bytes); returns its length, 0 if truncated. */
 int sess_get_varint(const unsigned char *p, sqlite3_int64 n, sqlite3_uint64 *v);
 sqlite3_int64 sess_get_i64(const unsigned char *p);
-/* Length of the encoded value at p (type byte included), -1 if corrupt. */
+/* A rebaser's mark for a column a remote change replaced (compat/changegroup.c);
+ * never valid in a changeset (the iterator refuses it). */
+#define SESS_REPLACED 0xFF
+/* Length of the encoded value at p (type byte included; SESS_REPLACED is one
+ * byte), -1 if corrupt. */
 sqlite3_int64 sess_value_len(const unsigned char *p, sqlite3_int64 n);
 
 /* A row's change: in a session (compat/session.c) or a changegroup

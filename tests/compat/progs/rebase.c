@@ -143,7 +143,7 @@ int main(void) {
       "INSERT INTO t VALUES (7, 'r7', 70); UPDATE t SET c = 55 WHERE a = 5";
   round_trip(SQLITE_CHANGESET_REPLACE, local2, remote2);
   round_trip(SQLITE_CHANGESET_OMIT, local2, remote2);
-  /* two buffers configured into one rebaser; null and misuse */
+  /* a rebaser with nothing configured; deleting NULL */
   sqlite3_rebaser *r = NULL;
   EXPECT_INT(sqlite3rebaser_create(&r), SQLITE_OK);
   sqlite3rebaser_delete(r);
