@@ -4,7 +4,7 @@
  * .rows TABLE (every record of a table's tree), .count TABLE (entries in the
  * tree) and .check (the B-tree integrity check over every tree). They read
  * the trees of the connection's Btree directly; columns and index key
- * orders come from the schema layer (schema_load).
+ * orders come from the schema layer (compile_schema_load).
  *
  * Invariants:
  *  1. Every command runs in a read transaction, ended before it returns
@@ -182,7 +182,7 @@ static int begin_read(Store *sh) {
     return rc;
   }
   char *msg = NULL;
-  if (schema_load(sh->bt, &sh->schema, &msg) != SHALE_OK) sh->schema = NULL;
+  if (compile_schema_load(sh->bt, &sh->schema, &msg) != SHALE_OK) sh->schema = NULL;
   shale_free(msg); /* the raw rows still serve (invariant 5) */
   return SHALE_OK;
 }
@@ -284,7 +284,7 @@ static void eval_default(const SqlExpr *e, ShValue *v) {
       break;
     case SQL_E_STRING:
       value_set_text(v, e->z, (uint32_t)strlen(e->z));
-      if (value_make_owned(v) != SHALE_OK) value_set_null(v);
+      if (record_value_make_owned(v) != SHALE_OK) value_set_null(v);
       break;
     case SQL_E_BLOB: {
       size_t nhex = strlen(e->z);
@@ -325,7 +325,7 @@ static ShValue *make_defaults(const Table *t) {
     char aff = t->cols[i].affinity;
     if (aff == AFF_BLOB && (d[i].type == SHALE_INTEGER || d[i].type == SHALE_FLOAT))
       aff = AFF_NUMERIC;
-    if (value_apply_affinity(&d[i], aff) != SHALE_OK) value_clear(&d[i]);
+    if (record_value_apply_affinity(&d[i], aff) != SHALE_OK) value_clear(&d[i]);
   }
   return d;
 }

@@ -69,7 +69,7 @@ int api_rows_add(ApiRows *r, const ShValue *vals) {
   for (int i = 0; i < r->ncol; i++) {
     dst[i] = vals[i];
     if ((dst[i].type == SHALE_TEXT || dst[i].type == SHALE_BLOB) && !(dst[i].flags & VAL_OWNED)) {
-      if (value_make_owned(&dst[i]) != SHALE_OK) {
+      if (record_value_make_owned(&dst[i]) != SHALE_OK) {
         for (int j = 0; j < i; j++) value_clear(&dst[j]);
         return SHALE_NOMEM;
       }
@@ -111,7 +111,7 @@ static void xrefs_take(shale *db, ApiXRefs *x) {
 
 /* What an entry holds, freed (the entry itself is left). */
 static void cache_entry_clear(ApiCached *c) {
-  compiled_stmt_free(&c->cs);
+  compile_stmt_free(&c->cs);
   xrefs_drop(&c->x);
   schema_unref(c->schema);
   shale_free(c->key);
@@ -143,7 +143,7 @@ static int schema_reload(shale *db) {
   Schema *s = NULL;
   char *msg = NULL;
   SchemaFuncs sf = {&db->funcs, !(db->pflags & API_PF_TRUSTED_SCHEMA)};
-  int rc = schema_load_fn(db->bt, 0, &sf, &s, &msg);
+  int rc = compile_schema_load_fn(db->bt, 0, &sf, &s, &msg);
   if ((rc == SHALE_CORRUPT || rc == SHALE_NOTADB) && db->reset_database) {
     /* db_config RESET_DATABASE: a schema that cannot be read is taken as
      * empty, so that the VACUUM which resets the database can run */
@@ -220,7 +220,7 @@ static int schema_reload_db(shale *db, int i) {
   Schema *s = NULL;
   char *msg = NULL;
   SchemaFuncs sf = {&db->funcs, !(db->pflags & API_PF_TRUSTED_SCHEMA)};
-  int rc = schema_load_fn(bt, i == 1, &sf, &s, &msg);
+  int rc = compile_schema_load_fn(bt, i == 1, &sf, &s, &msg);
   if (rc == SHALE_OK) rc = schema_set_db(db, i, s);
   if (rc != SHALE_OK) {
     if (!msg && rc != SHALE_NOMEM) {
@@ -426,7 +426,7 @@ static int attach_db(shale *db, const char *file, const char *name) {
     char *msg = NULL;
     SchemaFuncs sf = {&db->funcs, !(db->pflags & API_PF_TRUSTED_SCHEMA)};
     btree_set_new_encoding(bt, db->text_enc); /* an empty file takes main's */
-    rc = schema_load_fn(bt, 0, &sf, &s, &msg);
+    rc = compile_schema_load_fn(bt, 0, &sf, &s, &msg);
     if (rc == SHALE_OK && s->text_enc != db->text_enc) {
       schema_free(s);
       rc = SHALE_ERROR;
@@ -1015,7 +1015,7 @@ static int stmt_ncol(const shale_stmt *st) {
 }
 
 /* Compile st->sql against the current schema into st->cs. */
-/* sql_compile; as SQLite (schemaIsValid), a compile that fails with
+/* compile_sql; as SQLite (schemaIsValid), a compile that fails with
  * SHALE_ERROR ("no such table", ...) checks the file's schema cookie, and
  * if another connection changed the schema, reloads it and compiles once
  * more. env is (re)filled here. */
@@ -1024,7 +1024,7 @@ static int compile_checked(shale *db, CompileEnv *env, const char *sql, int n, C
   int rc;
   for (int attempt = 0;; attempt++) {
     api_compile_env(db, env);
-    rc = sql_compile(env, sql, n, cs, end, msg);
+    rc = compile_sql(env, sql, n, cs, end, msg);
     if (rc != SHALE_ERROR || attempt > 0 || db->txn_ddl) break;
     long loads = db->schema_loads;
     if (api_schema_current(db) != SHALE_OK || db->schema_loads == loads) break;
@@ -1044,7 +1044,7 @@ static int stmt_compile(shale_stmt *st) {
     vm_free(st->vm);
     st->vm = NULL;
   }
-  compiled_stmt_free(&st->cs);
+  compile_stmt_free(&st->cs);
   memset(&st->cs, 0, sizeof st->cs);
   schema_unref(st->schema);
   st->schema = NULL;
@@ -1151,7 +1151,7 @@ static void var_release(shale_stmt *st, int i) {
 
 static void stmt_free(shale_stmt *st) {
   if (st->vm) vm_free(st->vm);
-  compiled_stmt_free(&st->cs);
+  compile_stmt_free(&st->cs);
   schema_unref(st->schema);
   xrefs_drop(&st->x);
   rows_clear(&st->rows);
@@ -1779,7 +1779,7 @@ void api_detach_rows(shale *db, shale_stmt *except) {
       shale_value *c = cell(s, i);
       if (c == &null_cell || (c->v.flags & VAL_OWNED)) continue;
       if ((c->v.type == SHALE_TEXT || c->v.type == SHALE_BLOB) &&
-          value_make_owned(&c->v) != SHALE_OK)
+          record_value_make_owned(&c->v) != SHALE_OK)
         value_set_null(&c->v); /* out of memory: as SQLite's column_* after OOM */
     }
   }
@@ -1827,9 +1827,9 @@ static int column_count_impl(shale_stmt *st) { return st ? stmt_ncol(st) : 0; }
 static int data_count_impl(shale_stmt *st) { return st && st->has_row ? st->row_n : 0; }
 
 int shale_value_type(shale_value *v) { return v ? v->v.type : SHALE_NULL; }
-int shale_value_int(shale_value *v) { return v ? (int)value_int64(&v->v) : 0; }
-shale_int64 shale_value_int64(shale_value *v) { return v ? value_int64(&v->v) : 0; }
-double shale_value_double(shale_value *v) { return v ? value_double(&v->v) : 0.0; }
+int shale_value_int(shale_value *v) { return v ? (int)record_value_int64(&v->v) : 0; }
+shale_int64 shale_value_int64(shale_value *v) { return v ? record_value_int64(&v->v) : 0; }
+double shale_value_double(shale_value *v) { return v ? record_value_double(&v->v) : 0.0; }
 const unsigned char *shale_value_text(shale_value *v) {
   return v ? (const unsigned char *)cell_text(v, NULL) : NULL;
 }

@@ -205,7 +205,7 @@ static int blob_open_impl(shale *db, const char *zdb, const char *table, const c
     api_error(db, SHALE_ERROR, "cannot open table without rowid: %s", table);
     return SHALE_ERROR;
   }
-  int ci = table_column_index(t, column);
+  int ci = schema_table_column_index(t, column);
   if (ci < 0 || t->cols[ci].storage < 0) {
     api_error(db, SHALE_ERROR, "no such column: \"%s\"", column);
     return SHALE_ERROR;

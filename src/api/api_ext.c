@@ -103,7 +103,7 @@ int shale_value_numeric_type(shale_value *v) {
   if (!v) return SHALE_NULL;
   if (v->v.type != SHALE_TEXT) return v->v.type;
   ShValue t = v->v;
-  return value_numeric_type(&t);
+  return record_value_numeric_type(&t);
 }
 
 /* ---- expanded SQL ---- */

@@ -470,7 +470,7 @@ static int view_compile_in(shale *db, int idb, const View *vw, CompiledStmt *cs)
   env.auth = NULL;
   memset(cs, 0, sizeof *cs);
   char *msg = NULL;
-  int rc = sql_compile(&env, sql, -1, cs, NULL, &msg);
+  int rc = compile_sql(&env, sql, -1, cs, NULL, &msg);
   if (standin > 0) standin_undo(db, standin, 0);
   db->pragma_standin = standin;
   shale_free(sql);
@@ -500,7 +500,7 @@ static int view_info(shale *db, const View *vw, int extended, ApiRows *out) {
     rc = api_rows_add(out, v);
   }
   (void)extended;
-  compiled_stmt_free(&cs);
+  compile_stmt_free(&cs);
   return rc;
 }
 
@@ -510,8 +510,8 @@ static const Table *vtab_columns(shale *db, const Table *t) {
   const View fake = {.name = t->name};
   CompiledStmt cs;
   if (view_compile(db, &fake, &cs) != SHALE_OK) return NULL;
-  compiled_stmt_free(&cs);
-  const Table *d = vtab_declared_table(vtab_find(&db->vtabs, 0, t->name));
+  compile_stmt_free(&cs);
+  const Table *d = compile_vtab_declared_table(vtab_find(&db->vtabs, 0, t->name));
   if (!d) api_error(db, SHALE_ERROR, "no such module: %s", t->vtab_module);
   return d;
 }
@@ -916,7 +916,7 @@ static int table_list_row(shale *db, int idb, const Table *t, const View *vw, Ap
       int rc = view_compile_in(db, idb, vw, &cs);
       if (rc) return rc;
       ncol = cs.ncol;
-      compiled_stmt_free(&cs);
+      compile_stmt_free(&cs);
     }
     value_set_int(&v[3], ncol);
     value_set_int(&v[4], 0);
@@ -939,7 +939,7 @@ static int table_list_db(shale *db, int idb, Schema *s, const char *only, ApiRow
   if (names) {
     names[0] = master;
     for (int i = 1; i < n; i++) names[i] = s->order[i - 1];
-    ord = sql_table_hash_order(names, n);
+    ord = compile_sql_table_hash_order(names, n);
   }
   if (n && (!names || !ord)) {
     shale_free(names);
@@ -1054,7 +1054,7 @@ static char *fk_check_sql(const Schema *s, const Table *t) {
       strbuf_appendz(&b, ", 0");
       continue;
     }
-    if (!par || fk_parent_key(par, fk, &idx, aicol)) {
+    if (!par || compile_fk_parent_key(par, fk, &idx, aicol)) {
       for (int i = 0; i < fk->ncol; i++) aicol[i] = fk->cols[i];
       par = NULL;
     }
@@ -1096,7 +1096,7 @@ static int fk_check_table(shale *db, const Table *t, ApiRows *out) {
   env.foreign_keys = 0;
   CompiledStmt cs;
   char *err = NULL;
-  int rc = sql_compile(&env, sql, -1, &cs, NULL, &err);
+  int rc = compile_sql(&env, sql, -1, &cs, NULL, &err);
   shale_free(sql);
   if (rc) {
     api_error(db, rc, "%s", err ? err : shale_errstr(rc));
@@ -1127,7 +1127,7 @@ static int fk_check_table(shale *db, const Table *t, ApiRows *out) {
     }
   }
   vm_free(v);
-  compiled_stmt_free(&cs);
+  compile_stmt_free(&cs);
   return rc;
 }
 
@@ -1172,7 +1172,7 @@ static int fk_check_pragma(shale *db, const char *name, ApiRows *out) {
       const Table *par = schema_find_table(s, fk->parent);
       const Index *idx;
       int aicol[64];
-      if (par && (fk->ncol > 64 || fk_parent_key(par, fk, &idx, aicol))) {
+      if (par && (fk->ncol > 64 || compile_fk_parent_key(par, fk, &idx, aicol))) {
         api_error(db, SHALE_ERROR, "foreign key mismatch - \"%s\" referencing \"%s\"", t->name,
                   fk->parent);
         rc = SHALE_ERROR;
@@ -1255,7 +1255,7 @@ static int optimize_pragma(shale *db, const char *val, ApiRows *out) {
   if (rc) return rc;
   Table **t;
   int n;
-  if (analyze_table_order(db->schema->s, &t, &n) != SHALE_OK) return SHALE_NOMEM;
+  if (compile_analyze_table_order(db->schema->s, &t, &n) != SHALE_OK) return SHALE_NOMEM;
   /* the statements first: running one reloads the schema */
   char **sqls = n ? shale_malloc(sizeof(char *) * (size_t)n) : NULL;
   int nsql = 0;
@@ -1661,7 +1661,7 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
       for (int i = 0; i < nfn; i++) names[i] = func_table_name(i);
       int k = n;
       for (const VtabModule *m = db->vtabs.mods; m; m = m->next) names[--k] = m->name;
-      int *ord = sql_table_hash_order(names, n); /* SQLite's module hash */
+      int *ord = compile_sql_table_hash_order(names, n); /* SQLite's module hash */
       if (!ord) {
         shale_free(names);
         return SHALE_NOMEM;

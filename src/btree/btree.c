@@ -166,7 +166,7 @@ static int init_page1(Btree *bt) {
   util_put4(h + 64, bt->incrvac ? 1 : 0);
   util_put4(h + 96, PAGER_VERSION_STAMP);
   page_mem(p1)->init = 0;
-  page_zero(bt, p1, PT_TABLE_LEAF);
+  btree_page_zero(bt, p1, PT_TABLE_LEAF);
   pager_unref(p1);
   return SHALE_OK;
 }
@@ -345,7 +345,7 @@ int btree_commit_super(Btree *const *bts, int n, int keep_read, int *done) {
 
 static void abort_cursors(Btree *bt, int rc) {
   for (BtCursor *c = bt->cursors; c; c = c->next) {
-    cursor_release(c);
+    btree_cursor_release(c);
     if (c->saved_key) {
       shale_free(c->saved_key);
       c->saved_key = NULL;
@@ -370,7 +370,7 @@ int btree_savepoint_release(Btree *bt, int idx) { return pager_savepoint_release
 
 int btree_savepoint_rollback(Btree *bt, int idx) {
   for (BtCursor *c = bt->cursors; c; c = c->next) {
-    int rc = cursor_save(c);
+    int rc = btree_cursor_save(c);
     if (rc) return rc;
   }
   bt->cookie_ok = 0;
@@ -392,7 +392,7 @@ int btree_savepoint_rollback(Btree *bt, int idx) {
 int btree_save_cursors(Btree *bt, uint32_t root, BtCursor *except) {
   for (BtCursor *c = bt->cursors; c; c = c->next) {
     if (c == except || c->root != root) continue;
-    int rc = cursor_save(c);
+    int rc = btree_cursor_save(c);
     if (rc) return rc;
   }
   return SHALE_OK;
@@ -402,7 +402,7 @@ void btree_invalidate_cursors(Btree *bt, uint32_t root, BtCursor *except) {
   for (BtCursor *c = bt->cursors; c; c = c->next) {
     if (c == except || c->root != root) continue;
     if (c->state == CUR_FAULT) continue;
-    cursor_release(c);
+    btree_cursor_release(c);
     if (c->saved_key) {
       shale_free(c->saved_key);
       c->saved_key = NULL;
@@ -479,7 +479,7 @@ void btree_cursor_close(BtCursor *c) {
   if (!c) return;
   Btree *bt = c->bt;
   if (c->parked) *c->parked = NULL;
-  cursor_release(c);
+  btree_cursor_release(c);
   for (BtCursor **pp = &bt->cursors; *pp; pp = &(*pp)->next) {
     if (*pp == c) {
       *pp = c->next;
@@ -528,7 +528,7 @@ static int set_largest_root(Btree *bt, uint32_t v) {
 /* Save every cursor (before pages of any tree move). */
 static int save_all(Btree *bt) {
   for (BtCursor *c = bt->cursors; c; c = c->next) {
-    int rc = cursor_save(c);
+    int rc = btree_cursor_save(c);
     if (rc) return rc;
   }
   return SHALE_OK;
@@ -541,7 +541,7 @@ static int create_root_autovac(Btree *bt, PgPage **out, uint32_t *root) {
   int rc = btree_get_meta(bt, BTREE_META_LARGEST_ROOT, &largest);
   if (rc) return rc;
   uint32_t want = largest + 1;
-  while (ptrmap_is_page(bt, want) || want == btree_lockbyte_page(bt)) want++;
+  while (btree_ptrmap_is_page(bt, want) || want == btree_lockbyte_page(bt)) want++;
   if (want > pager_db_size(bt->pager) + 2) return BT_CORRUPT(bt, 1, "largest root page too big");
   PgPage *pg;
   uint32_t got;
@@ -556,7 +556,7 @@ static int create_root_autovac(Btree *bt, PgPage **out, uint32_t *root) {
     int type;
     uint32_t parent;
     rc = save_all(bt);
-    if (rc == SHALE_OK) rc = ptrmap_get(bt, want, &type, &parent);
+    if (rc == SHALE_OK) rc = btree_ptrmap_get(bt, want, &type, &parent);
     if (rc == SHALE_OK && (type == PTRMAP_ROOT || type == PTRMAP_FREE))
       rc = BT_CORRUPT(bt, want, "page after the largest root is a root or free");
     if (rc == SHALE_OK) rc = btree_relocate(bt, want, type, parent, pg);
@@ -572,7 +572,7 @@ static int create_root_autovac(Btree *bt, PgPage **out, uint32_t *root) {
     memset(pager_data(pg), 0, bt->page_size);
     page_mem(pg)->init = 0;
   }
-  rc = ptrmap_put(bt, want, PTRMAP_ROOT, 0);
+  rc = btree_ptrmap_put(bt, want, PTRMAP_ROOT, 0);
   if (rc == SHALE_OK) rc = set_largest_root(bt, want);
   if (rc) {
     pager_unref(pg);
@@ -597,7 +597,7 @@ int btree_create_table(Btree *bt, int kind, uint32_t *root) {
     rc = btree_alloc_page(bt, 1, &pg, &pgno);
   }
   if (rc) return rc;
-  page_zero(bt, pg, kind == BTREE_INTKEY ? PT_TABLE_LEAF : PT_INDEX_LEAF);
+  btree_page_zero(bt, pg, kind == BTREE_INTKEY ? PT_TABLE_LEAF : PT_INDEX_LEAF);
   pager_unref(pg);
   *root = pgno;
   return SHALE_OK;
@@ -607,7 +607,7 @@ int btree_create_table(Btree *bt, int kind, uint32_t *root) {
 static int clear_page(Btree *bt, uint32_t pgno, int depth, int free_it, int64_t *count) {
   if (depth >= BT_MAX_DEPTH) return BT_CORRUPT(bt, pgno, "tree too deep (cycle?)");
   PgPage *pg;
-  int rc = page_get(bt, pgno, &pg);
+  int rc = btree_page_get(bt, pgno, &pg);
   if (rc) return rc;
   MemPage *m = page_mem(pg);
   int leaf = m->leaf, intkey = m->intkey, n = m->ncell;
@@ -618,7 +618,7 @@ static int clear_page(Btree *bt, uint32_t pgno, int depth, int free_it, int64_t 
       break;
     }
     CellInfo ci;
-    rc = page_cell_parse(bt, pg, i, &ci);
+    rc = btree_page_cell_parse(bt, pg, i, &ci);
     if (rc) break;
     if (leaf || !intkey) (*count)++;
     rc = btree_free_cell_overflow(bt, pg, &ci);
@@ -631,7 +631,7 @@ static int clear_page(Btree *bt, uint32_t pgno, int depth, int free_it, int64_t 
       return btree_free_page(bt, pgno);
     }
     rc = pager_write(pg);
-    if (rc == SHALE_OK) page_zero(bt, pg, intkey ? PT_TABLE_LEAF : PT_INDEX_LEAF);
+    if (rc == SHALE_OK) btree_page_zero(bt, pg, intkey ? PT_TABLE_LEAF : PT_INDEX_LEAF);
   }
   pager_unref(pg);
   return rc;
@@ -767,7 +767,8 @@ int btree_drop_table(Btree *bt, uint32_t root) {
   }
   do {
     largest--;
-  } while (largest > 1 && (largest == btree_lockbyte_page(bt) || ptrmap_is_page(bt, largest)));
+  } while (largest > 1 &&
+           (largest == btree_lockbyte_page(bt) || btree_ptrmap_is_page(bt, largest)));
   return set_largest_root(bt, largest);
 }
 
@@ -850,7 +851,7 @@ static int prepare_write(BtCursor *c) {
   int rc = can_write(c->bt);
   if (rc) return rc;
   if (!c->kind_known) {
-    rc = cursor_move_to_root(c);
+    rc = btree_cursor_move_to_root(c);
     if (rc) return rc;
   }
   return btree_save_cursors(c->bt, c->root, c);
@@ -865,8 +866,8 @@ typedef struct InsertSeek {
 
 static int seek_key_with(BtCursor *c, const InsertSeek *is, const void *key, uint32_t nkey,
                          int *res) {
-  return is && is->cmp ? cursor_seek_cmp(c, is->cmp, is->ctx, res)
-                       : cursor_seek_key(c, key, nkey, res);
+  return is && is->cmp ? btree_cursor_seek_cmp(c, is->cmp, is->ctx, res)
+                       : btree_cursor_seek_key(c, key, nkey, res);
 }
 
 /* The order of entry i of the cursor's leaf against the key being inserted
@@ -929,7 +930,8 @@ static int insert_near(BtCursor *c, const InsertSeek *is, int *res, int *rc) {
 static int reseek(BtCursor *c, int64_t rowid, const InsertSeek *is, const void *key,
                   uint32_t nkey) {
   int res;
-  int rc = c->intkey ? cursor_seek_rowid(c, rowid, &res) : seek_key_with(c, is, key, nkey, &res);
+  int rc =
+      c->intkey ? btree_cursor_seek_rowid(c, rowid, &res) : seek_key_with(c, is, key, nkey, &res);
   if (rc) return rc;
   if (res != 0) return BT_CORRUPT(c->bt, c->root, "entry not found after a change");
   return SHALE_OK;
@@ -950,7 +952,7 @@ uint8_t *btree_cell_scratch(Btree *bt) {
  * `rowid`? Then an insert of rowid goes right after it, no seek needed. */
 static int at_last_below(BtCursor *c, int64_t rowid) {
   int64_t last;
-  return cursor_at_last(c) && cursor_rowid(c, &last) == SHALE_OK && last < rowid;
+  return btree_cursor_at_last(c) && btree_cursor_rowid(c, &last) == SHALE_OK && last < rowid;
 }
 
 /* The insert of a table row whose cell needs no overflow page, written
@@ -972,7 +974,7 @@ static int insert_in_place(BtCursor *c, int res, int64_t rowid, const void *data
   int idx = c->idx[level];
   if (c->state == CUR_VALID && res == 0) {
     CellInfo ci;
-    if ((*rc = page_cell_parse(bt, pg, idx, &ci)) != SHALE_OK) return 1;
+    if ((*rc = btree_page_cell_parse(bt, pg, idx, &ci)) != SHALE_OK) return 1;
     if (ci.ovfl || ci.size != sz) return 0;
     if ((*rc = pager_write(pg)) != SHALE_OK) return 1;
     at = pager_data(pg) + page_cell_off(pg, idx);
@@ -981,7 +983,7 @@ static int insert_in_place(BtCursor *c, int res, int64_t rowid, const void *data
     if (c->state == CUR_VALID && res < 0) idx++;
     if (c->state != CUR_VALID) idx = 0;
     if ((*rc = pager_write(pg)) != SHALE_OK) return 1;
-    if ((*rc = page_insert_space(bt, pg, idx, sz, &at)) != SHALE_OK) return 1;
+    if ((*rc = btree_page_insert_space(bt, pg, idx, sz, &at)) != SHALE_OK) return 1;
     c->idx[level] = (uint16_t)idx;
   }
   uint32_t built;
@@ -1019,7 +1021,8 @@ static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n
   } else if (!c->intkey && insert_near(c, is, &res, &rc)) {
     if (rc) goto done;
   } else {
-    rc = c->intkey ? cursor_seek_rowid(c, rowid, &res) : seek_key_with(c, is, key, nkey, &res);
+    rc =
+        c->intkey ? btree_cursor_seek_rowid(c, rowid, &res) : seek_key_with(c, is, key, nkey, &res);
     if (rc) goto done;
   }
   if (c->intkey && c->depth > 0 && insert_in_place(c, res, rowid, data, n, nzero, &rc)) goto done;
@@ -1039,7 +1042,7 @@ static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n
   if (rc) goto done;
   if (c->state == CUR_VALID && res == 0) {
     CellInfo ci;
-    rc = page_cell_parse(bt, pg, idx, &ci);
+    rc = btree_page_cell_parse(bt, pg, idx, &ci);
     if (rc) goto done;
     rc = btree_free_cell_overflow(bt, pg, &ci);
     if (rc) goto done;
@@ -1065,7 +1068,7 @@ static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n
   }
 done:
   if (rc) {
-    cursor_release(c);
+    btree_cursor_release(c);
     c->state = CUR_INVALID;
   }
   shale_free(keybuf);
@@ -1074,7 +1077,7 @@ done:
 #ifdef SHALE_DEBUG
     /* after a balance, every page on the path was rewritten: check its cells */
     if (balanced_any)
-      for (int l = 0; l < c->depth; l++) SHALE_VALIDATE(page_check_cells(bt, c->pg[l]));
+      for (int l = 0; l < c->depth; l++) SHALE_VALIDATE(btree_page_check_cells(bt, c->pg[l]));
 #endif
   }
   return rc;
@@ -1100,7 +1103,7 @@ static int delete_leaf_entry(BtCursor *c, int *balanced) {
   PgPage *pg = c->pg[level];
   CellInfo ci;
   *balanced = 0;
-  int rc = page_cell_parse(c->bt, pg, c->idx[level], &ci);
+  int rc = btree_page_cell_parse(c->bt, pg, c->idx[level], &ci);
   if (rc) return rc;
   rc = btree_free_cell_overflow(c->bt, pg, &ci);
   if (rc) return rc;
@@ -1124,7 +1127,7 @@ static void keep_after_delete(BtCursor *c) {
     c->idx[level] = (uint16_t)(m->ncell - 1);
     c->skip = -1;
   } else { /* an empty root leaf: the tree is empty */
-    cursor_release(c);
+    btree_cursor_release(c);
     c->state = CUR_INVALID;
     c->skip = 0;
   }
@@ -1132,7 +1135,7 @@ static void keep_after_delete(BtCursor *c) {
 
 int btree_delete(BtCursor *c) {
   Btree *bt = c->bt;
-  int rc = cursor_restore(c);
+  int rc = btree_cursor_restore(c);
   if (rc) return rc;
   if (c->state != CUR_VALID) return SHALE_MISUSE;
   if (c->skip != 0) return SHALE_MISUSE; /* its entry is already gone */
@@ -1144,7 +1147,7 @@ int btree_delete(BtCursor *c) {
   uint8_t *cell = NULL;
   int leaf = page_mem(c->pg[c->depth - 1])->leaf, balanced;
   if (c->intkey) {
-    rc = cursor_rowid(c, &rowid);
+    rc = btree_cursor_rowid(c, &rowid);
     if (rc) goto done;
   } else {
     rc = btree_cursor_key_copy(c, &c->delkey, &c->delcap, &c->ndelkey);
@@ -1153,7 +1156,7 @@ int btree_delete(BtCursor *c) {
   if (leaf) {
     rc = delete_leaf_entry(c, &balanced);
     if (rc == SHALE_OK && !balanced) {
-      /* the deleted key stays kept (delkey): cursor_save falls back to it */
+      /* the deleted key stays kept (delkey): btree_cursor_save falls back to it */
       c->saved_rowid = rowid;
       shale_free(c->saved_key);
       c->saved_key = NULL;
@@ -1177,7 +1180,7 @@ int btree_delete(BtCursor *c) {
   rc = delete_leaf_entry(c, &balanced);
   if (rc) goto done;
   int res;
-  rc = cursor_seek_key(c, c->delkey, c->ndelkey, &res);
+  rc = btree_cursor_seek_key(c, c->delkey, c->ndelkey, &res);
   if (rc) goto done;
   if (res != 0) {
     rc = BT_CORRUPT(bt, c->root, "entry lost while deleting");
@@ -1189,7 +1192,7 @@ int btree_delete(BtCursor *c) {
   PgPage *pg = c->pg[level];
   leaf = page_mem(pg)->leaf;
   CellInfo ci;
-  rc = page_cell_parse(bt, pg, c->idx[level], &ci);
+  rc = btree_page_cell_parse(bt, pg, c->idx[level], &ci);
   if (rc) goto done;
   cell = btree_cell_scratch(bt);
   if (!cell) {
@@ -1205,7 +1208,7 @@ int btree_delete(BtCursor *c) {
   rc = btree_modify_level(c, level, c->idx[level], 1, leaf ? cell + 4 : cell, leaf ? sz : sz + 4,
                           &balanced);
 done:
-  cursor_release(c);
+  btree_cursor_release(c);
   shale_free(pred);
   if (rc) {
     c->state = CUR_INVALID;
@@ -1219,7 +1222,7 @@ done:
     shale_free(c->saved_key);
     c->saved_key = NULL;
   } else {
-    cursor_delkey_to_saved(c);
+    btree_cursor_delkey_to_saved(c);
   }
   SHALE_VALIDATE(btree_cursor_check(c));
   return SHALE_OK;

@@ -127,7 +127,7 @@ static int page_type(int leaf, int intkey) {
 static int content_from_page(Bal *b, PgPage *pg, Content *ct, int extra, uint8_t **copy) {
   Btree *bt = b->bt;
   MemPage *m = page_mem(pg);
-  int rc = page_check_cells(bt, pg); /* cells are copied by their sizes */
+  int rc = btree_page_check_cells(bt, pg); /* cells are copied by their sizes */
   if (rc) return rc;
   uint8_t *d = aalloc(b, bt->page_size + 16);
   if (!d) return SHALE_NOMEM;
@@ -301,13 +301,13 @@ static int balance_root(Bal *b, Content *ct) {
   PgPage *root = c->pg[0];
   int rc = pager_write(root);
   if (rc) return rc;
-  if (content_bytes(ct) <= page_capacity(bt, root, ct->leaf)) {
+  if (content_bytes(ct) <= btree_page_capacity(bt, root, ct->leaf)) {
     /* Collapse an interior root with no cells onto its only child. */
     while (!ct->leaf && ct->n == 0) {
       uint32_t child = ct->right;
       if (child == c->root) return BT_CORRUPT(bt, child, "root is its own child");
       PgPage *cp;
-      rc = page_get(bt, child, &cp);
+      rc = btree_page_get(bt, child, &cp);
       if (rc) return rc;
       if (page_mem(cp)->intkey != ct->intkey) {
         pager_unref(cp);
@@ -317,22 +317,23 @@ static int balance_root(Bal *b, Content *ct) {
       rc = content_from_page(b, cp, &cc, 0, NULL);
       pager_unref(cp);
       if (rc) return rc;
-      if (content_bytes(&cc) > page_capacity(bt, root, cc.leaf)) break;
+      if (content_bytes(&cc) > btree_page_capacity(bt, root, cc.leaf)) break;
       rc = btree_free_page(bt, child);
       if (rc) return rc;
       *ct = cc;
     }
-    page_rebuild(bt, root, page_type(ct->leaf, ct->intkey), ct->cell, ct->size, ct->n, ct->right);
-    return ptrmap_cells(bt, root);
+    btree_page_rebuild(bt, root, page_type(ct->leaf, ct->intkey), ct->cell, ct->size, ct->n,
+                       ct->right);
+    return btree_ptrmap_cells(bt, root);
   }
   /* Split: the content moves to a new child of an empty interior root. */
   PgPage *child;
   uint32_t cpgno;
   rc = btree_alloc_page(bt, c->root, &child, &cpgno);
   if (rc) return rc;
-  page_rebuild(bt, root, page_type(0, ct->intkey), NULL, NULL, 0, cpgno);
-  page_zero(bt, child, page_type(ct->leaf, ct->intkey));
-  rc = ptrmap_put(bt, cpgno, PTRMAP_BTREE, c->root);
+  btree_page_rebuild(bt, root, page_type(0, ct->intkey), NULL, NULL, 0, cpgno);
+  btree_page_zero(bt, child, page_type(ct->leaf, ct->intkey));
+  rc = btree_ptrmap_put(bt, cpgno, PTRMAP_BTREE, c->root);
   if (rc) {
     pager_unref(child);
     return rc;
@@ -363,7 +364,7 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
   int nout = 0;
 
   if (pidx > np) return BT_CORRUPT(bt, pager_pgno(parent), "cursor index out of range");
-  rc = page_check_cells(bt, parent); /* its cells are copied by their sizes */
+  rc = btree_page_check_cells(bt, parent); /* its cells are copied by their sizes */
   if (rc) return rc;
   if (b->append && pidx == np) {
     first = pidx;
@@ -427,7 +428,7 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
       rc = BT_CORRUPT(bt, sibno[j], "page is its own sibling");
       goto out;
     }
-    rc = page_get(bt, sibno[j], &sib[j]);
+    rc = btree_page_get(bt, sibno[j], &sib[j]);
     if (rc) goto out;
     MemPage *sm = page_mem(sib[j]);
     if (sm->intkey != ct->intkey || sm->leaf != ct->leaf) {
@@ -522,10 +523,10 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
   for (int j = 0; j < k; j++) {
     uint32_t right = 0;
     if (!ct->leaf) right = j == k - 1 ? all.right : util_get4(all.cell[en[j]]);
-    page_rebuild(bt, out[j], type, all.cell + st[j], all.size + st[j], en[j] - st[j], right);
+    btree_page_rebuild(bt, out[j], type, all.cell + st[j], all.size + st[j], en[j] - st[j], right);
     if (bt->autovac) {
-      rc = ptrmap_put(bt, outno[j], PTRMAP_BTREE, pager_pgno(parent));
-      if (rc == SHALE_OK) rc = ptrmap_cells(bt, out[j]);
+      rc = btree_ptrmap_put(bt, outno[j], PTRMAP_BTREE, pager_pgno(parent));
+      if (rc == SHALE_OK) rc = btree_ptrmap_cells(bt, out[j]);
       if (rc) goto out;
     }
     if (j == k - 1) break;
@@ -584,7 +585,7 @@ out:
   int lastci = first + nsib - 1;
   uint32_t oldb = 0, newb = content_bytes(&divs);
   for (int j = 0; j < nsib - 1; j++) oldb += cell_alloc(psize[j]);
-  uint32_t pcap = page_capacity(bt, parent, 0);
+  uint32_t pcap = btree_page_capacity(bt, parent, 0);
   int ncell_after = np - (nsib - 1) + (k - 1);
   if (pm->nfree + oldb >= newb && ncell_after > 0 &&
       (level - 1 == 0 || pcap - (pm->nfree + oldb - newb) >= pcap / 3)) {
@@ -592,7 +593,7 @@ out:
     rc = pager_write(parent);
     if (rc) return rc;
     for (int j = 0; j < nsib - 1; j++) {
-      rc = page_drop_cell(bt, parent, first, psize[j]);
+      rc = btree_page_drop_cell(bt, parent, first, psize[j]);
       if (rc) return rc;
     }
     if (lastci < np) {
@@ -601,11 +602,11 @@ out:
       page_set_right(parent, outno[k - 1]);
     }
     for (int j = 0; j < divs.n; j++) {
-      rc = page_insert_cell(bt, parent, first + j, divs.cell[j], divs.size[j]);
+      rc = btree_page_insert_cell(bt, parent, first + j, divs.cell[j], divs.size[j]);
       if (rc) return rc;
     }
     for (int j = 0; j < divs.n && bt->autovac; j++) {
-      rc = ptrmap_cell(bt, parent, first + j);
+      rc = btree_ptrmap_cell(bt, parent, first + j);
       if (rc) return rc;
     }
     return SHALE_OK;
@@ -637,13 +638,14 @@ static int balance_level(Bal *b, int level, Content *ct) {
   release_below(c, level);
   if (level == 0) return balance_root(b, ct);
   PgPage *pg = c->pg[level];
-  uint32_t cap = page_capacity(bt, pg, ct->leaf);
+  uint32_t cap = btree_page_capacity(bt, pg, ct->leaf);
   uint32_t used = content_bytes(ct);
   if (used <= cap && ct->n > 0 && used >= cap / 3) {
     int rc = pager_write(pg);
     if (rc) return rc;
-    page_rebuild(bt, pg, page_type(ct->leaf, ct->intkey), ct->cell, ct->size, ct->n, ct->right);
-    return ptrmap_cells(bt, pg);
+    btree_page_rebuild(bt, pg, page_type(ct->leaf, ct->intkey), ct->cell, ct->size, ct->n,
+                       ct->right);
+    return btree_ptrmap_cells(bt, pg);
   }
   return balance_nonroot(b, level, ct);
 }
@@ -662,7 +664,7 @@ static int append_split(BtCursor *c, int level, const uint8_t *cell, uint32_t sz
   MemPage *m = page_mem(pg), *pm = page_mem(parent);
   if (!pm->init || c->idx[level - 1] != pm->ncell || m->ncell == 0) return 0;
   CellInfo last;
-  if ((*rc = page_cell_parse(bt, pg, m->ncell - 1, &last)) != SHALE_OK) return 1;
+  if ((*rc = btree_page_cell_parse(bt, pg, m->ncell - 1, &last)) != SHALE_OK) return 1;
   uint8_t div[4 + 9];
   uint32_t dsz = 4 + (uint32_t)util_put_varint(div + 4, (uint64_t)last.key);
   if (pm->nfree < dsz + 2) return 0;
@@ -672,11 +674,11 @@ static int append_split(BtCursor *c, int level, const uint8_t *cell, uint32_t sz
   if ((*rc = btree_alloc_page(bt, pager_pgno(pg), &npg, &nno)) != SHALE_OK) return 1;
   uint8_t *cells[1] = {(uint8_t *)cell};
   uint16_t sizes[1] = {(uint16_t)sz};
-  page_rebuild(bt, npg, PT_TABLE_LEAF, cells, sizes, 1, 0);
+  btree_page_rebuild(bt, npg, PT_TABLE_LEAF, cells, sizes, 1, 0);
   util_put4(div, pager_pgno(pg));
-  *rc = ptrmap_put(bt, nno, PTRMAP_BTREE, pager_pgno(parent));
-  if (*rc == SHALE_OK) *rc = ptrmap_cell(bt, npg, 0);
-  if (*rc == SHALE_OK) *rc = page_insert_cell(bt, parent, pm->ncell, div, dsz);
+  *rc = btree_ptrmap_put(bt, nno, PTRMAP_BTREE, pager_pgno(parent));
+  if (*rc == SHALE_OK) *rc = btree_ptrmap_cell(bt, npg, 0);
+  if (*rc == SHALE_OK) *rc = btree_page_insert_cell(bt, parent, pm->ncell, div, dsz);
   if (*rc) {
     pager_unref(npg);
     return 1;
@@ -702,15 +704,15 @@ int btree_modify_level(BtCursor *c, int level, int i, int ndel, const uint8_t *c
   int was_end = ndel == 0 && i == m->ncell;
   if (ndel) {
     CellInfo ci;
-    rc = page_cell_parse(bt, pg, i, &ci);
+    rc = btree_page_cell_parse(bt, pg, i, &ci);
     if (rc) return rc;
-    rc = page_drop_cell(bt, pg, i, ci.size);
+    rc = btree_page_drop_cell(bt, pg, i, ci.size);
     if (rc) return rc;
   }
-  uint32_t cap = page_capacity(bt, pg, m->leaf);
+  uint32_t cap = btree_page_capacity(bt, pg, m->leaf);
   if (cell && m->nfree >= (sz < 4 ? 4 : sz) + 2) {
-    rc = page_insert_cell(bt, pg, i, cell, sz);
-    if (rc == SHALE_OK) rc = ptrmap_cell(bt, pg, i);
+    rc = btree_page_insert_cell(bt, pg, i, cell, sz);
+    if (rc == SHALE_OK) rc = btree_ptrmap_cell(bt, pg, i);
     if (rc) return rc;
     c->idx[level] = (uint16_t)i;
     c->info_ok = 0;
@@ -747,7 +749,7 @@ int btree_modify_level(BtCursor *c, int level, int i, int ndel, const uint8_t *c
     rc = balance_level(&b, level, &ct);
   }
   afree(&b);
-  cursor_release(c);
+  btree_cursor_release(c);
   c->state = CUR_INVALID;
   *balanced = 1; /* the stack is gone: the caller re-seeks */
   return rc;

@@ -17,13 +17,13 @@
  * Invariants:
  *  1. Pages are allocated in the order they are completed, so a fresh file
  *     grows with no holes; the freelist is only used if it has pages.
- *  2. Every written page obeys btree.h invariant 1 (page_rebuild lays it
+ *  2. Every written page obeys btree.h invariant 1 (btree_page_rebuild lays it
  *     out) and holds at least one cell unless it is an empty root leaf.
  *  3. Entries must come in strictly increasing key order (not checked: the
  *     caller copies a valid tree in order).
  *  4. On any error the tree is left unusable: the caller rolls back.
  *  5. In an auto-vacuum file every page laid out gets the pointer-map
- *     entries of what it points to (ptrmap_cells: children, first overflow
+ *     entries of what it points to (btree_ptrmap_cells: children, first overflow
  *     pages; later overflow pages are entered as they are allocated), so the
  *     map is exact when btree_bulk_finish returns.
  */
@@ -48,7 +48,7 @@ struct BtBulk {
   int nlevel;
   BulkLevel lv[BT_MAX_DEPTH];
   uint8_t *cell;  /* scratch for one built cell */
-  uint8_t **ptrs; /* scratch for page_rebuild */
+  uint8_t **ptrs; /* scratch for btree_page_rebuild */
   uint32_t hint;  /* last page allocated */
 };
 
@@ -136,11 +136,11 @@ static int level_fits(BtBulk *b, int l, uint32_t sz) {
 static int level_lay(BtBulk *b, int l, PgPage *pg, uint32_t right) {
   BulkLevel *v = &b->lv[l];
   for (int i = 0; i < v->n; i++) b->ptrs[i] = v->buf + v->off[i];
-  page_rebuild(b->bt, pg, page_type_of(b, l), b->ptrs, v->sz, v->n, right);
+  btree_page_rebuild(b->bt, pg, page_type_of(b, l), b->ptrs, v->sz, v->n, right);
   v->n = 0;
   v->nbuf = 0;
   v->used = 0;
-  return ptrmap_cells(b->bt, pg);
+  return btree_ptrmap_cells(b->bt, pg);
 }
 
 /* Write level l's page to a new page; *pgno gets its number. */

@@ -14,15 +14,15 @@
  *     saved_key; the first use re-seeks and sets skip to the seek's res, so
  *     next()/prev() yield the entries after/before the saved key.
  *  3. Every page entered is checked: same tree kind as the root, depth <
- *     BT_MAX_DEPTH (cycles), page number within the database (page_get*).
- *     Pages are entered with page_get_lazy (page_init only), each cell being
+ *     BT_MAX_DEPTH (cycles), page number within the database (btree_page_get*).
+ *     Pages are entered with btree_page_get_lazy (btree_page_init only), each cell being
  *     validated when it is parsed and the rowid reads of the binary search
  *     bounded by the usable size. Writes validate a whole page only where
  *     they copy its cells by size (balance, defragmentation: btree_page.c
  *     invariant 1), so a write cursor costs no more than a read cursor.
  *  4. The overflow cache (ovfl[0..novfl)) belongs to the current entry and
  *     is dropped whenever the cursor moves (info_ok = 0).
- *  5. A re-seek keeps the root referenced (cursor_move_to_root drops only
+ *  5. A re-seek keeps the root referenced (btree_cursor_move_to_root drops only
  *     the levels below) while the root is still parsed (init) and of the
  *     cursor's kind; otherwise the root is released and loaded again.
  */
@@ -33,7 +33,7 @@ static void moved(BtCursor *c) {
   c->novfl = 0;
 }
 
-void cursor_release(BtCursor *c) {
+void btree_cursor_release(BtCursor *c) {
   for (int i = 0; i < c->depth; i++) pager_unref(c->pg[i]);
   c->depth = 0;
   moved(c);
@@ -41,12 +41,12 @@ void cursor_release(BtCursor *c) {
 
 static int fault(BtCursor *c, int rc) {
   if (rc == SHALE_OK) return rc;
-  cursor_release(c);
+  btree_cursor_release(c);
   c->state = CUR_INVALID;
   return rc;
 }
 
-int cursor_move_to_root(BtCursor *c) {
+int btree_cursor_move_to_root(BtCursor *c) {
   if (c->state == CUR_FAULT) return c->fault_rc;
   if (c->saved_key) {
     shale_free(c->saved_key);
@@ -65,7 +65,7 @@ int cursor_move_to_root(BtCursor *c) {
     moved(c);
     return SHALE_OK;
   }
-  cursor_release(c);
+  btree_cursor_release(c);
   if (c->root == 1 && dbsize == 0) {
     /* an empty file: sqlite_schema is an empty table (depth stays 0) */
     c->intkey = 1;
@@ -73,7 +73,7 @@ int cursor_move_to_root(BtCursor *c) {
     return SHALE_OK;
   }
   PgPage *pg;
-  int rc = page_get_lazy(c->bt, c->root, &pg);
+  int rc = btree_page_get_lazy(c->bt, c->root, &pg);
   if (rc) return rc;
   MemPage *m = page_mem(pg);
   if (!c->kind_known) {
@@ -89,12 +89,12 @@ int cursor_move_to_root(BtCursor *c) {
   return SHALE_OK;
 }
 
-int cursor_load_child(BtCursor *c, uint32_t child) {
+int btree_cursor_load_child(BtCursor *c, uint32_t child) {
   if (c->depth >= BT_MAX_DEPTH) {
     return BT_CORRUPT(c->bt, pager_pgno(c->pg[c->depth - 1]), "tree too deep (cycle?)");
   }
   PgPage *pg;
-  int rc = page_get_lazy(c->bt, child, &pg);
+  int rc = btree_page_get_lazy(c->bt, child, &pg);
   if (rc) return rc;
   if (page_mem(pg)->intkey != c->intkey) {
     pager_unref(pg);
@@ -114,7 +114,7 @@ static inline int cell_rowid(Btree *bt, PgPage *pg, int i, int64_t *out);
 static int descend_left(BtCursor *c) {
   while (!top(c)->leaf) {
     c->idx[c->depth - 1] = 0;
-    int rc = cursor_load_child(c, page_child(c->pg[c->depth - 1], 0));
+    int rc = btree_cursor_load_child(c, btree_page_child(c->pg[c->depth - 1], 0));
     if (rc) return rc;
   }
   c->idx[c->depth - 1] = 0;
@@ -128,7 +128,7 @@ static int descend_right(BtCursor *c) {
   while (!top(c)->leaf) {
     MemPage *m = top(c);
     c->idx[c->depth - 1] = m->ncell;
-    int rc = cursor_load_child(c, page_right(c->pg[c->depth - 1]));
+    int rc = btree_cursor_load_child(c, page_right(c->pg[c->depth - 1]));
     if (rc) return rc;
   }
   MemPage *m = top(c);
@@ -139,7 +139,7 @@ static int descend_right(BtCursor *c) {
   return SHALE_OK;
 }
 
-int cursor_rowid(BtCursor *c, int64_t *rowid) {
+int btree_cursor_rowid(BtCursor *c, int64_t *rowid) {
   if (c->info_ok) {
     *rowid = c->info.key;
     return SHALE_OK;
@@ -147,9 +147,9 @@ int cursor_rowid(BtCursor *c, int64_t *rowid) {
   return cell_rowid(c->bt, c->pg[c->depth - 1], c->idx[c->depth - 1], rowid);
 }
 
-int cursor_info(BtCursor *c, CellInfo **out) {
+int btree_cursor_info(BtCursor *c, CellInfo **out) {
   if (!c->info_ok) {
-    int rc = page_cell_parse(c->bt, c->pg[c->depth - 1], c->idx[c->depth - 1], &c->info);
+    int rc = btree_page_cell_parse(c->bt, c->pg[c->depth - 1], c->idx[c->depth - 1], &c->info);
     if (rc) return rc;
     c->info_ok = 1;
   }
@@ -248,7 +248,7 @@ static int cell_key(Btree *bt, PgPage *pg, int i, const uint8_t **key, uint32_t 
                     uint8_t **freeme) {
   CellInfo ci;
   *freeme = NULL;
-  int rc = page_cell_parse(bt, pg, i, &ci);
+  int rc = btree_page_cell_parse(bt, pg, i, &ci);
   if (rc) return rc;
   uint32_t off = page_cell_off(pg, i);
   *nkey = ci.npayload;
@@ -271,7 +271,7 @@ static int cell_key(Btree *bt, PgPage *pg, int i, const uint8_t **key, uint32_t 
 /* ---- seeks ---- */
 
 /* Rowid of the table cell at offset off of page pg (data d, kind leaf).
- * Lazy validation: page_init only checked that the cell starts inside the
+ * Lazy validation: btree_page_init only checked that the cell starts inside the
  * content area with room for the smallest cell, so the varints are read
  * unchecked only when the longest ones fit below the usable size; a cell
  * nearer the end is read from a zero-padded copy of the page's last bytes
@@ -329,7 +329,7 @@ static inline int cell_rowid(Btree *bt, PgPage *pg, int i, int64_t *out) {
 }
 
 /* Child pointer i (0..ncell, ncell = the right pointer) of an interior
- * page: page_init checked that each cell pointer leaves room for the 4-byte
+ * page: btree_page_init checked that each cell pointer leaves room for the 4-byte
  * child (a 0 child reads as corrupt when loaded). */
 static inline uint32_t interior_child(PgPage *pg, const MemPage *m, int i) {
   const uint8_t *d = pager_data(pg);
@@ -442,10 +442,10 @@ static int seek_rowid_here(BtCursor *c, int64_t rowid, int *res, int *rc) {
   return 1;
 }
 
-int cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
+int btree_cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
   int rc = SHALE_OK;
   if (seek_rowid_here(c, rowid, res, &rc)) return rc;
-  rc = cursor_move_to_root(c);
+  rc = btree_cursor_move_to_root(c);
   if (rc) return rc;
   if (c->depth == 0) {
     *res = -1;
@@ -477,7 +477,7 @@ int cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
       return SHALE_OK;
     }
     c->idx[c->depth - 1] = (uint16_t)lo;
-    rc = cursor_load_child(c, interior_child(pg, m, lo));
+    rc = btree_cursor_load_child(c, interior_child(pg, m, lo));
     if (rc) return rc;
   }
 }
@@ -487,7 +487,7 @@ int cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
  * pointer on interior pages), u the usable size and maxlocal the largest
  * local payload. Returns 0 when the cell needs cell_key's full parse: a size
  * varint longer than 2 bytes, a payload that spills, or a cell running past
- * the usable end (cell_parse then reports it). */
+ * the usable end (btree_cell_parse then reports it). */
 static inline int probe_key(const uint8_t *d, uint32_t off, uint32_t u, uint32_t maxlocal,
                             const uint8_t **key, uint32_t *nkey) {
   const uint8_t *p = d + off;
@@ -528,7 +528,7 @@ __attribute__((noinline)) static int probe_slow(BtCursor *c, PgPage *pg, int i,
  * cell takes the full parse and, if it spills, a gathered copy. */
 static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), void *ctx,
                       int *res) {
-  int rc = cursor_move_to_root(c);
+  int rc = btree_cursor_move_to_root(c);
   if (rc) return rc;
   if (c->depth == 0) {
     *res = -1;
@@ -586,7 +586,7 @@ static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), v
       return SHALE_OK;
     }
     c->idx[c->depth - 1] = (uint16_t)lo;
-    rc = cursor_load_child(c, interior_child(pg, m, lo));
+    rc = btree_cursor_load_child(c, interior_child(pg, m, lo));
     if (rc) return rc;
   }
 }
@@ -610,26 +610,27 @@ static int key_cmp(void *ctx, const void *cell, uint32_t n) {
   return memcmp_keys(cell, n, k->key, k->nkey);
 }
 
-int cursor_seek_key(BtCursor *c, const void *key, uint32_t nkey, int *res) {
+int btree_cursor_seek_key(BtCursor *c, const void *key, uint32_t nkey, int *res) {
   KeyCtx k = {c, key, nkey};
   return seek_index(c, key_cmp, &k, res);
 }
 
-int cursor_seek_cmp(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), void *ctx, int *res) {
+int btree_cursor_seek_cmp(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), void *ctx,
+                          int *res) {
   return seek_index(c, cmp, ctx, res);
 }
 
 /* ---- save / restore (invariant 5) ---- */
 
-int cursor_save(BtCursor *c) {
+int btree_cursor_save(BtCursor *c) {
   if (c->state != CUR_VALID) return SHALE_OK;
   CellInfo *ci;
   int rc = SHALE_OK;
   if (c->deleted && c->skip != 0) {
     /* left past a delete: saved at the deleted key, so that a re-seek
      * yields the entries around it, whatever is inserted meanwhile */
-    if (!c->intkey) cursor_delkey_to_saved(c);
-  } else if ((rc = cursor_info(c, &ci)) != SHALE_OK) {
+    if (!c->intkey) btree_cursor_delkey_to_saved(c);
+  } else if ((rc = btree_cursor_info(c, &ci)) != SHALE_OK) {
     return rc;
   } else if (c->intkey) {
     c->saved_rowid = ci->key;
@@ -649,23 +650,23 @@ int cursor_save(BtCursor *c) {
     c->saved_key = copy;
     c->saved_nkey = nkey;
   }
-  cursor_release(c);
+  btree_cursor_release(c);
   c->state = CUR_REQSEEK;
   c->skip = 0;
   c->deleted = 0;
   return SHALE_OK;
 }
 
-int cursor_restore(BtCursor *c) {
+int btree_cursor_restore(BtCursor *c) {
   if (c->state == CUR_FAULT) return c->fault_rc;
   if (c->state != CUR_REQSEEK) return SHALE_OK;
   int res = 0, rc;
   if (c->intkey) {
-    rc = cursor_seek_rowid(c, c->saved_rowid, &res);
+    rc = btree_cursor_seek_rowid(c, c->saved_rowid, &res);
   } else {
     uint8_t *key = c->saved_key;
-    c->saved_key = NULL; /* cursor_move_to_root frees saved_key */
-    rc = cursor_seek_key(c, key, c->saved_nkey, &res);
+    c->saved_key = NULL; /* btree_cursor_move_to_root frees saved_key */
+    rc = btree_cursor_seek_key(c, key, c->saved_nkey, &res);
     shale_free(key);
   }
   if (rc) return fault(c, rc);
@@ -678,7 +679,7 @@ int cursor_restore(BtCursor *c) {
 
 int btree_cursor_is_intkey(BtCursor *c) { return c->intkey; }
 
-int cursor_at_last(BtCursor *c) {
+int btree_cursor_at_last(BtCursor *c) {
   if (c->state != CUR_VALID || c->depth == 0) return 0;
   for (int l = 0; l < c->depth - 1; l++) {
     MemPage *m = page_mem(c->pg[l]);
@@ -692,12 +693,12 @@ int cursor_at_last(BtCursor *c) {
  * already on the last entry stays (a new rowid is asked for at every
  * insert, SQLite's BTCF_AtLast). */
 static int move_to_end(BtCursor *c, int *empty, int right) {
-  if (right && cursor_at_last(c)) {
+  if (right && btree_cursor_at_last(c)) {
     c->skip = 0;
     *empty = 0;
     return SHALE_OK;
   }
-  int rc = cursor_move_to_root(c);
+  int rc = btree_cursor_move_to_root(c);
   if (rc) return fault(c, rc);
   if (c->depth == 0) {
     *empty = 1;
@@ -722,7 +723,7 @@ int btree_last(BtCursor *c, int *empty) { return move_to_end(c, empty, 1); }
 int btree_next(BtCursor *c, int *eof) {
   int rc;
   if (c->state != CUR_VALID) { /* the call only where it has work */
-    rc = cursor_restore(c);
+    rc = btree_cursor_restore(c);
     if (rc) return rc;
   }
   *eof = 0;
@@ -741,7 +742,7 @@ int btree_next(BtCursor *c, int *eof) {
   if (!m->leaf) {
     /* on an index interior entry: the next one is leftmost in child idx+1 */
     c->idx[t]++;
-    rc = cursor_load_child(c, page_child(c->pg[t], c->idx[t]));
+    rc = btree_cursor_load_child(c, btree_page_child(c->pg[t], c->idx[t]));
     if (!rc) rc = descend_left(c);
     return fault(c, rc);
   }
@@ -759,7 +760,7 @@ int btree_next(BtCursor *c, int *eof) {
     if (c->idx[t] < m->ncell) {
       if (!c->intkey) return SHALE_OK; /* the interior cell is the next entry */
       c->idx[t]++;
-      rc = cursor_load_child(c, page_child(c->pg[t], c->idx[t]));
+      rc = btree_cursor_load_child(c, btree_page_child(c->pg[t], c->idx[t]));
       if (!rc) rc = descend_left(c);
       return fault(c, rc);
     }
@@ -769,7 +770,7 @@ int btree_next(BtCursor *c, int *eof) {
 int btree_prev(BtCursor *c, int *eof) {
   int rc;
   if (c->state != CUR_VALID) { /* the call only where it has work */
-    rc = cursor_restore(c);
+    rc = btree_cursor_restore(c);
     if (rc) return rc;
   }
   *eof = 0;
@@ -786,7 +787,7 @@ int btree_prev(BtCursor *c, int *eof) {
   int t = c->depth - 1;
   MemPage *m = top(c);
   if (!m->leaf) {
-    rc = cursor_load_child(c, page_child(c->pg[t], c->idx[t]));
+    rc = btree_cursor_load_child(c, btree_page_child(c->pg[t], c->idx[t]));
     if (!rc) rc = descend_right(c);
     return fault(c, rc);
   }
@@ -806,7 +807,7 @@ int btree_prev(BtCursor *c, int *eof) {
     if (c->idx[t] > 0) {
       c->idx[t]--;
       if (!c->intkey) return SHALE_OK;
-      rc = cursor_load_child(c, page_child(c->pg[t], c->idx[t]));
+      rc = btree_cursor_load_child(c, btree_page_child(c->pg[t], c->idx[t]));
       if (!rc) rc = descend_right(c);
       return fault(c, rc);
     }
@@ -814,19 +815,19 @@ int btree_prev(BtCursor *c, int *eof) {
 }
 
 int btree_eof(BtCursor *c) {
-  if (c->state == CUR_REQSEEK && cursor_restore(c) != SHALE_OK) return 1;
+  if (c->state == CUR_REQSEEK && btree_cursor_restore(c) != SHALE_OK) return 1;
   return c->state != CUR_VALID;
 }
 
 int btree_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
   if (c->state == CUR_FAULT) return c->fault_rc;
-  int rc = cursor_seek_rowid(c, rowid, res);
+  int rc = btree_cursor_seek_rowid(c, rowid, res);
   return fault(c, rc);
 }
 
 int btree_seek_key(BtCursor *c, const void *key, uint32_t nkey, int *res) {
   if (c->state == CUR_FAULT) return c->fault_rc;
-  int rc = cursor_seek_key(c, key, nkey, res);
+  int rc = btree_cursor_seek_key(c, key, nkey, res);
   return fault(c, rc);
 }
 
@@ -838,9 +839,9 @@ int btree_seek_cmp(BtCursor *c, int (*cmp)(void *ctx, const void *key, uint32_t 
 }
 
 static int ready(BtCursor *c, CellInfo **ci) {
-  if (c->state == CUR_REQSEEK && cursor_restore(c) != SHALE_OK) return SHALE_ERROR;
+  if (c->state == CUR_REQSEEK && btree_cursor_restore(c) != SHALE_OK) return SHALE_ERROR;
   if (c->state != CUR_VALID) return SHALE_MISUSE;
-  return cursor_info(c, ci);
+  return btree_cursor_info(c, ci);
 }
 
 int64_t btree_rowid(BtCursor *c) {
@@ -849,7 +850,7 @@ int64_t btree_rowid(BtCursor *c) {
   if (c->state == CUR_VALID && c->intkey) {
     /* the rowid alone (NewRowid after btree_last): no full cell parse */
     int64_t k;
-    return cursor_rowid(c, &k) ? 0 : k;
+    return btree_cursor_rowid(c, &k) ? 0 : k;
   }
   if (ready(c, &ci)) return 0;
   return c->intkey ? ci->key : 0;
@@ -873,13 +874,13 @@ const void *btree_payload_fetch(BtCursor *c, uint32_t *navail) {
 int btree_payload(BtCursor *c, const void **p, uint32_t *n, uint32_t *navail) {
   *p = NULL;
   *n = *navail = 0;
-  if (c->state == CUR_REQSEEK && cursor_restore(c) != SHALE_OK) return SHALE_OK;
+  if (c->state == CUR_REQSEEK && btree_cursor_restore(c) != SHALE_OK) return SHALE_OK;
   if (c->state != CUR_VALID) return SHALE_OK;
   PgPage *pg = c->pg[c->depth - 1];
   const uint8_t *cell = NULL;
   if (c->info_ok) {
     cell = page_cell(pg, c->idx[c->depth - 1]);
-  } else { /* cursor_info's parse, the cell's address kept */
+  } else { /* btree_cursor_info's parse, the cell's address kept */
     int rc = page_cell_parse_at(c->bt, pg, c->idx[c->depth - 1], &c->info, &cell);
     if (rc) return rc;
     c->info_ok = 1;
@@ -932,7 +933,7 @@ int btree_cursor_key_copy(BtCursor *c, uint8_t **buf, uint32_t *cap, uint32_t *n
   return SHALE_OK;
 }
 
-void cursor_delkey_to_saved(BtCursor *c) {
+void btree_cursor_delkey_to_saved(BtCursor *c) {
   shale_free(c->saved_key);
   c->saved_key = c->delkey;
   c->saved_nkey = c->ndelkey;
@@ -941,7 +942,7 @@ void cursor_delkey_to_saved(BtCursor *c) {
 }
 
 int btree_count(BtCursor *c, int64_t *n) {
-  int rc = cursor_move_to_root(c);
+  int rc = btree_cursor_move_to_root(c);
   int64_t total = 0;
   if (rc) return fault(c, rc);
   if (c->depth == 0) {
@@ -957,14 +958,14 @@ int btree_count(BtCursor *c, int64_t *n) {
       total += m->ncell;
     }
     if (!m->leaf && c->idx[t] <= m->ncell) {
-      rc = cursor_load_child(c, page_child(c->pg[t], c->idx[t]));
+      rc = btree_cursor_load_child(c, btree_page_child(c->pg[t], c->idx[t]));
       if (rc) return fault(c, rc);
       continue;
     }
     /* done with this page: pop to the parent and advance it */
     for (;;) {
       if (c->depth == 1) {
-        cursor_release(c);
+        btree_cursor_release(c);
         c->state = CUR_INVALID;
         *n = total;
         return SHALE_OK;
@@ -989,7 +990,7 @@ int btree_cursor_check(BtCursor *c) {
     if (!m->init || m->intkey != c->intkey) return SHALE_INTERNAL;
     if (l < c->depth - 1) {
       if (m->leaf || c->idx[l] > m->ncell) return SHALE_INTERNAL;
-      if (page_child(c->pg[l], c->idx[l]) != pager_pgno(c->pg[l + 1])) return SHALE_INTERNAL;
+      if (btree_page_child(c->pg[l], c->idx[l]) != pager_pgno(c->pg[l + 1])) return SHALE_INTERNAL;
     }
   }
   if (c->state == CUR_VALID) {

@@ -52,7 +52,7 @@ static int take_free(Btree *bt, PgPage *p1, uint32_t hint, int mode, PgPage **ou
   if (mode == BTALLOC_EXACT && hint <= dbsize && bt->autovac) {
     int type;
     uint32_t parent;
-    rc = ptrmap_get(bt, hint, &type, &parent);
+    rc = btree_ptrmap_get(bt, hint, &type, &parent);
     if (rc) return rc;
     search = type == PTRMAP_FREE;
   } else if (mode == BTALLOC_LE) {
@@ -215,7 +215,7 @@ int btree_alloc_page_mode(Btree *bt, uint32_t hint, int mode, PgPage **out, uint
   } else {
     pgno = dbsize + 1;
     if (pgno == btree_lockbyte_page(bt)) pgno++;
-    if (bt->autovac && ptrmap_is_page(bt, pgno)) {
+    if (bt->autovac && btree_ptrmap_is_page(bt, pgno)) {
       /* the map page comes first, empty */
       PgPage *mp;
       rc = pager_get(bt->pager, pgno, PAGER_GET_NOCONTENT, &mp);
@@ -263,7 +263,7 @@ int btree_free_page(Btree *bt, uint32_t pgno) {
   uint32_t trunk = util_get4(h + 32), count = util_get4(h + 36);
   forget_parse(bt, pgno);
   if ((rc = pager_write(p1)) != 0) goto done;
-  if ((rc = ptrmap_put(bt, pgno, PTRMAP_FREE, 0)) != 0) goto done;
+  if ((rc = btree_ptrmap_put(bt, pgno, PTRMAP_FREE, 0)) != 0) goto done;
   if (trunk) {
     if (trunk > dbsize) {
       rc = BT_CORRUPT(bt, 1, "bad freelist head");
@@ -352,7 +352,7 @@ int btree_build_cell(Btree *bt, uint32_t hint, int intkey, int64_t rowid, const 
   uint8_t *p = buf;
   p += util_put_varint(p, np);
   if (intkey) p += util_put_varint(p, (uint64_t)rowid);
-  uint32_t local = cell_local_size(bt, intkey, np);
+  uint32_t local = btree_cell_local_size(bt, intkey, np);
   copy_payload(p, data, n, 0, local);
   p += local;
   *sz = (uint32_t)(p - buf) + (local < np ? 4 : 0);
@@ -366,7 +366,7 @@ int btree_build_cell(Btree *bt, uint32_t hint, int intkey, int64_t rowid, const 
     uint32_t pgno;
     rc = btree_alloc_page(bt, hint, &pg, &pgno);
     if (rc) break;
-    rc = ptrmap_put(bt, pgno, first ? PTRMAP_OVFL2 : PTRMAP_OVFL1, first ? hint : cell_pg);
+    rc = btree_ptrmap_put(bt, pgno, first ? PTRMAP_OVFL2 : PTRMAP_OVFL1, first ? hint : cell_pg);
     if (rc) {
       pager_unref(pg);
       break;

@@ -8,12 +8,12 @@
  *
  * Invariants:
  *  1. A MemPage with init == 0 is stale (the pager zeroes the extra space
- *     whenever a page is loaded or restored); page_init() re-validates the
+ *     whenever a page is loaded or restored); btree_page_init() re-validates the
  *     page header, free space and cell pointer array before any use
- *     (cheap); page_check_cells() validates every cell (full == 1), which
- *     page_get() and code copying a page's cells by size (balance,
+ *     (cheap); btree_page_check_cells() validates every cell (full == 1), which
+ *     btree_page_get() and code copying a page's cells by size (balance,
  *     defragmentation) require, while cursors load pages with
- *     page_get_lazy() and validate each cell only when they parse it.
+ *     btree_page_get_lazy() and validate each cell only when they parse it.
  *     Functions that modify a page keep its MemPage (ncell, nfree) exact, so
  *     init and full stay 1 across our own edits.
  *  2. Every cell parse is bounds-checked against the usable size: a hostile
@@ -53,7 +53,7 @@ typedef struct MemPage {
   uint8_t leaf;   /* 1 for 0x0a/0x0d */
   uint8_t intkey; /* 1 for table pages */
   uint8_t hdrlen; /* 8 or 12 */
-  uint8_t full;   /* 1 = every cell was validated too (page_check_cells) */
+  uint8_t full;   /* 1 = every cell was validated too (btree_page_check_cells) */
   uint16_t hdr;   /* offset of the page header: 100 on page 1, else 0 */
   uint16_t ncell;
   uint32_t nfree; /* free bytes: gap + freeblocks + fragments */
@@ -176,23 +176,23 @@ uint32_t btree_lockbyte_page(Btree *);
 uint8_t *btree_cell_scratch(Btree *);
 /* Is the cursor VALID on the last entry of its tree (every interior level
  * on its right child, the leaf on its last cell, every page parsed)? */
-int cursor_at_last(BtCursor *);
+int btree_cursor_at_last(BtCursor *);
 
 /* ---- btree_page.c ---- */
 static inline MemPage *page_mem(PgPage *pg) { return (MemPage *)pager_extra(pg); }
 /* Get page pgno with a fresh reference and a valid MemPage (every cell
  * validated: full == 1). */
-int page_get(Btree *, uint32_t pgno, PgPage **out);
-/* The same with only the cheap checks of page_init (for read cursors: each
+int btree_page_get(Btree *, uint32_t pgno, PgPage **out);
+/* The same with only the cheap checks of btree_page_init (for read cursors: each
  * cell is validated when parsed). */
-int page_get_lazy(Btree *, uint32_t pgno, PgPage **out);
+int btree_page_get_lazy(Btree *, uint32_t pgno, PgPage **out);
 /* Validate and parse an already referenced page: header, free space, cell
- * pointer array (invariant 2). Cells themselves: page_check_cells. */
-int page_init(Btree *, PgPage *);
-/* page_init plus the validation of every cell (sets full). */
-int page_check_cells(Btree *, PgPage *);
+ * pointer array (invariant 2). Cells themselves: btree_page_check_cells. */
+int btree_page_init(Btree *, PgPage *);
+/* btree_page_init plus the validation of every cell (sets full). */
+int btree_page_check_cells(Btree *, PgPage *);
 /* Initialize an empty page of the given type byte (writable page). */
-void page_zero(Btree *, PgPage *, int type);
+void btree_page_zero(Btree *, PgPage *, int type);
 /* Offset of cell i (pointer array value). */
 static inline uint32_t page_cell_off(PgPage *pg, int i) {
   MemPage *m = page_mem(pg);
@@ -210,14 +210,14 @@ static inline void page_set_right(PgPage *pg, uint32_t child) {
   util_put4(pager_data(pg) + m->hdr + 8, child);
 }
 /* Child pointer at position i (0..ncell; ncell = right pointer). */
-uint32_t page_child(PgPage *, int i);
+uint32_t btree_page_child(PgPage *, int i);
 /* Bytes of payload stored locally for a payload of n bytes. */
-uint32_t cell_local_size(Btree *, int table_leaf, uint32_t n);
+uint32_t btree_cell_local_size(Btree *, int table_leaf, uint32_t n);
 /* Parse the cell at offset off of a page with the given type flags; bounds
  * checked against the usable size. */
-int cell_parse(Btree *, uint32_t pgno, const uint8_t *data, uint32_t off, int leaf, int intkey,
-               CellInfo *);
-int page_cell_parse(Btree *, PgPage *, int i, CellInfo *);
+int btree_cell_parse(Btree *, uint32_t pgno, const uint8_t *data, uint32_t off, int leaf,
+                     int intkey, CellInfo *);
+int btree_page_cell_parse(Btree *, PgPage *, int i, CellInfo *);
 /* Inlined on the scan paths (a row costs one cell parse). */
 #if defined(__GNUC__)
 #define BT_HOT static inline __attribute__((always_inline))
@@ -229,7 +229,7 @@ int page_cell_parse(Btree *, PgPage *, int i, CellInfo *);
  * or two varint bytes, a rowid of at most three (or nine with room for
  * them), the payload wholly local and inside the usable size. Every byte
  * read is below the usable size. Returns 0 when the cell is another case,
- * which cell_parse's general path then parses (and judges). */
+ * which btree_cell_parse's general path then parses (and judges). */
 BT_HOT int leaf_cell_quick(const Btree *bt, const uint8_t *data, uint32_t off, int intkey,
                            CellInfo *ci) {
   const uint32_t u = bt->usable;
@@ -275,7 +275,7 @@ BT_HOT int leaf_cell_quick(const Btree *bt, const uint8_t *data, uint32_t off, i
   return 1;
 }
 
-/* page_cell_parse, also giving the cell's address on the page (*cell; set
+/* btree_page_cell_parse, also giving the cell's address on the page (*cell; set
  * even when the cell then fails to parse, and then meaningless); a page whose
  * header is not parsed or an i out of range is corrupt (*cell untouched). */
 static inline int page_cell_parse_at(Btree *bt, PgPage *pg, int i, CellInfo *ci,
@@ -288,13 +288,13 @@ static inline int page_cell_parse_at(Btree *bt, PgPage *pg, int i, CellInfo *ci,
   uint32_t off = util_get2(d + m->hdr + m->hdrlen + 2 * i);
   *cell = d + off;
   if (m->leaf && leaf_cell_quick(bt, d, off, m->intkey, ci)) return SHALE_OK;
-  return cell_parse(bt, pager_pgno(pg), d, off, m->leaf, m->intkey, ci);
+  return btree_cell_parse(bt, pager_pgno(pg), d, off, m->leaf, m->intkey, ci);
 }
 
 /* Size in bytes of a cell given its bytes, for a page of the given kind
  * (cell_size_bytes: the common cell -- a one-byte payload size, payload
- * wholly local -- inline, any other through cell_size_slow). */
-uint16_t cell_size_slow(Btree *, const uint8_t *cell, int leaf, int intkey);
+ * wholly local -- inline, any other through btree_cell_size_slow). */
+uint16_t btree_cell_size_slow(Btree *, const uint8_t *cell, int leaf, int intkey);
 static inline uint16_t cell_size_bytes(Btree *bt, const uint8_t *cell, int leaf, int intkey) {
   const uint8_t *p = leaf ? cell : cell + 4;
   int k = 0;
@@ -303,30 +303,31 @@ static inline uint16_t cell_size_bytes(Btree *bt, const uint8_t *cell, int leaf,
     return (uint16_t)(4 + k + 1);
   }
   uint32_t np = p[0];
-  if (np >= 0x80) return cell_size_slow(bt, cell, leaf, intkey);
+  if (np >= 0x80) return btree_cell_size_slow(bt, cell, leaf, intkey);
   p++;
   if (intkey) {
     while (k < 8 && (p[k] & 0x80)) k++;
     p += k + 1;
   }
-  if (np > (intkey ? bt->max_leaf : bt->max_local)) return cell_size_slow(bt, cell, leaf, intkey);
+  if (np > (intkey ? bt->max_leaf : bt->max_local))
+    return btree_cell_size_slow(bt, cell, leaf, intkey);
   return (uint16_t)((uint32_t)(p - cell) + np);
 }
 /* Insert cell bytes at position i; needs nfree >= max(4,sz)+2 (may
  * defragment). Page must be writable. */
-int page_insert_cell(Btree *, PgPage *, int i, const uint8_t *cell, uint32_t sz);
+int btree_page_insert_cell(Btree *, PgPage *, int i, const uint8_t *cell, uint32_t sz);
 /* The same without the bytes: room for a cell of sz bytes is made at
  * position i and *cell points to it (on the page; the caller writes the
  * cell there before anything else touches the page). */
-int page_insert_space(Btree *, PgPage *, int i, uint32_t sz, uint8_t **cell);
+int btree_page_insert_space(Btree *, PgPage *, int i, uint32_t sz, uint8_t **cell);
 /* Remove cell i (its bytes freed on the page; overflow untouched). */
-int page_drop_cell(Btree *, PgPage *, int i, uint32_t sz);
+int btree_page_drop_cell(Btree *, PgPage *, int i, uint32_t sz);
 /* Rewrite the whole page with the given cells (all fitting). */
-void page_rebuild(Btree *, PgPage *, int type, uint8_t **cells, const uint16_t *sizes, int n,
-                  uint32_t right);
+void btree_page_rebuild(Btree *, PgPage *, int type, uint8_t **cells, const uint16_t *sizes, int n,
+                        uint32_t right);
 /* Bytes available for cells + pointers on a page with header at hdr. */
-uint32_t page_capacity(Btree *, PgPage *, int leaf);
-int page_defragment(Btree *, PgPage *);
+uint32_t btree_page_capacity(Btree *, PgPage *, int leaf);
+int btree_page_defragment(Btree *, PgPage *);
 
 /* ---- btree_freelist.c ---- */
 /* Allocate a page (freelist first, hint = nearby page); returned writable,
@@ -352,23 +353,24 @@ int btree_build_cell(Btree *, uint32_t hint, int intkey, int64_t rowid, const vo
                      uint32_t n, uint32_t nzero, uint8_t *buf, uint32_t *sz);
 
 /* ---- btree_cursor.c ---- */
-void cursor_release(BtCursor *);
-int cursor_restore(BtCursor *);
-int cursor_save(BtCursor *);
-int cursor_seek_rowid(BtCursor *, int64_t rowid, int *res);
-int cursor_seek_key(BtCursor *, const void *key, uint32_t nkey, int *res);
+void btree_cursor_release(BtCursor *);
+int btree_cursor_restore(BtCursor *);
+int btree_cursor_save(BtCursor *);
+int btree_cursor_seek_rowid(BtCursor *, int64_t rowid, int *res);
+int btree_cursor_seek_key(BtCursor *, const void *key, uint32_t nkey, int *res);
 /* An index seek with a caller's comparison (see btree_seek_cmp). */
-int cursor_seek_cmp(BtCursor *, int (*cmp)(void *, const void *, uint32_t), void *ctx, int *res);
-int cursor_info(BtCursor *, CellInfo **);
+int btree_cursor_seek_cmp(BtCursor *, int (*cmp)(void *, const void *, uint32_t), void *ctx,
+                          int *res);
+int btree_cursor_info(BtCursor *, CellInfo **);
 /* The rowid of the entry under a VALID table cursor (no full cell parse). */
-int cursor_rowid(BtCursor *, int64_t *rowid);
+int btree_cursor_rowid(BtCursor *, int64_t *rowid);
 /* Copy the full key of the entry under a VALID cursor into *buf, a buffer
  * of *cap bytes grown (reallocated) as needed; *n gets the key's size. */
 int btree_cursor_key_copy(BtCursor *, uint8_t **buf, uint32_t *cap, uint32_t *n);
 /* Hand the deleted key (delkey) over to saved_key, for a re-seek. */
-void cursor_delkey_to_saved(BtCursor *);
-int cursor_move_to_root(BtCursor *);
-int cursor_load_child(BtCursor *, uint32_t child);
+void btree_cursor_delkey_to_saved(BtCursor *);
+int btree_cursor_move_to_root(BtCursor *);
+int btree_cursor_load_child(BtCursor *, uint32_t child);
 
 /* ---- btree_balance.c ---- */
 /* Replace the content of the page at cursor level `level`: remove ndel
@@ -387,15 +389,15 @@ int btree_modify_level(BtCursor *, int level, int i, int ndel, const uint8_t *ce
 #define PTRMAP_OVFL2 4
 #define PTRMAP_BTREE 5
 /* The map page holding pgno's entry (pgno itself for a map page); 0 for 1. */
-uint32_t ptrmap_pageno(Btree *, uint32_t pgno);
-int ptrmap_is_page(Btree *, uint32_t pgno);
+uint32_t btree_ptrmap_pageno(Btree *, uint32_t pgno);
+int btree_ptrmap_is_page(Btree *, uint32_t pgno);
 /* Set / read the entry of page key (put is a no-op without auto-vacuum). */
-int ptrmap_put(Btree *, uint32_t key, int type, uint32_t parent);
-int ptrmap_get(Btree *, uint32_t key, int *type, uint32_t *parent);
+int btree_ptrmap_put(Btree *, uint32_t key, int type, uint32_t parent);
+int btree_ptrmap_get(Btree *, uint32_t key, int *type, uint32_t *parent);
 /* Entries for what cell i of a b-tree page points to (child, overflow), or
  * for every cell and the right child of the page. */
-int ptrmap_cell(Btree *, PgPage *, int i);
-int ptrmap_cells(Btree *, PgPage *);
+int btree_ptrmap_cell(Btree *, PgPage *, int i);
+int btree_ptrmap_cells(Btree *, PgPage *);
 /* Move page `from` (entry type/parent) into to_pg (writable, referenced),
  * fixing the parent's pointer and the map entries of what it points to.
  * Every cursor must have been saved. */

@@ -8,23 +8,23 @@
  * cell formats with the X/M/K payload spill rule.
  *
  * Invariants:
- *  1. page_init() accepts a page only if: the type byte is one of 02/05/0a/0d;
+ *  1. btree_page_init() accepts a page only if: the type byte is one of 02/05/0a/0d;
  *     the pointer array fits; content start lies between the pointer array
  *     and the usable size; freeblocks are ascending, non-overlapping, >= 4
  *     bytes and inside the content area; every cell pointer lies inside the
  *     content area with room for the smallest cell of the page's kind.
- *     Otherwise SHALE_CORRUPT. page_check_cells() adds: every cell parses
+ *     Otherwise SHALE_CORRUPT. btree_page_check_cells() adds: every cell parses
  *     and lies below the usable size, child numbers are within the
  *     database (MemPage.full). Code that copies a page's cells by their
- *     computed sizes (page_defragment, the balance code) makes the page full
+ *     computed sizes (btree_page_defragment, the balance code) makes the page full
  *     first; cursors, readers and writers alike, descend with the lazy
- *     page_get_lazy() and validate a cell when they parse it (cell_parse, or
+ *     btree_page_get_lazy() and validate a cell when they parse it (btree_cell_parse, or
  *     the bounded rowid reads of the cursor's binary search), so a write
  *     that only adds, drops or overwrites a cell (its own cell parsed, the
- *     free space checked by page_init) reads no other cell of the page, as
+ *     free space checked by btree_page_init) reads no other cell of the page, as
  *     SQLite's.
  *  2. MemPage.nfree = gap + freeblock bytes + fragment bytes, kept exact by
- *     page_insert_cell / page_drop_cell / page_rebuild / page_defragment.
+ *     btree_page_insert_cell / btree_page_drop_cell / btree_page_rebuild / btree_page_defragment.
  *  3. Every allocation of cell space is max(4, cell size) bytes, so that a
  *     freed cell can always become a freeblock.
  *  4. The fragment count never exceeds 60: a freeblock whose remainder would
@@ -37,7 +37,7 @@ static uint32_t content_start(const uint8_t *d, uint32_t hdr) {
   return c == 0 ? 65536 : c;
 }
 
-uint32_t cell_local_size(Btree *bt, int table_leaf, uint32_t n) {
+uint32_t btree_cell_local_size(Btree *bt, int table_leaf, uint32_t n) {
   uint32_t x = table_leaf ? bt->max_leaf : bt->max_local;
   if (n <= x) return n;
   uint32_t m = bt->min_local;
@@ -45,8 +45,8 @@ uint32_t cell_local_size(Btree *bt, int table_leaf, uint32_t n) {
   return k <= x ? k : m;
 }
 
-int cell_parse(Btree *bt, uint32_t pgno, const uint8_t *data, uint32_t off, int leaf, int intkey,
-               CellInfo *ci) {
+int btree_cell_parse(Btree *bt, uint32_t pgno, const uint8_t *data, uint32_t off, int leaf,
+                     int intkey, CellInfo *ci) {
   if (leaf && leaf_cell_quick(bt, data, off, intkey, ci)) return SHALE_OK;
   uint32_t u = bt->usable;
   const uint8_t *p = data + off, *end = data + u;
@@ -82,8 +82,9 @@ int cell_parse(Btree *bt, uint32_t pgno, const uint8_t *data, uint32_t off, int 
   }
   ci->payoff = (uint16_t)(p - (data + off));
   /* most payloads are local: no call for the spill rule */
-  ci->nlocal = ci->npayload <= bt->max_local ? ci->npayload
-                                             : cell_local_size(bt, intkey && leaf, ci->npayload);
+  ci->nlocal = ci->npayload <= bt->max_local
+                   ? ci->npayload
+                   : btree_cell_local_size(bt, intkey && leaf, ci->npayload);
   uint32_t sz = ci->payoff + ci->nlocal;
   if (ci->nlocal < ci->npayload) {
     if (off + sz + 4 > u) return BT_CORRUPT(bt, pgno, "cell overflows the page");
@@ -102,12 +103,12 @@ int cell_parse(Btree *bt, uint32_t pgno, const uint8_t *data, uint32_t off, int 
   return SHALE_OK;
 }
 
-int page_cell_parse(Btree *bt, PgPage *pg, int i, CellInfo *ci) {
+int btree_page_cell_parse(Btree *bt, PgPage *pg, int i, CellInfo *ci) {
   const uint8_t *cell;
   return page_cell_parse_at(bt, pg, i, ci, &cell);
 }
 
-uint16_t cell_size_slow(Btree *bt, const uint8_t *cell, int leaf, int intkey) {
+uint16_t btree_cell_size_slow(Btree *bt, const uint8_t *cell, int leaf, int intkey) {
   const uint8_t *p = cell;
   uint64_t v;
   if (!leaf) p += 4;
@@ -115,20 +116,20 @@ uint16_t cell_size_slow(Btree *bt, const uint8_t *cell, int leaf, int intkey) {
   p += bt_varint(p, &v);
   uint32_t np = (uint32_t)v;
   if (intkey) p += bt_varint(p, &v);
-  uint32_t local = cell_local_size(bt, intkey && leaf, np);
+  uint32_t local = btree_cell_local_size(bt, intkey && leaf, np);
   uint32_t sz = (uint32_t)(p - cell) + local;
   if (local < np) sz += 4;
   return (uint16_t)sz;
 }
 
-uint32_t page_child(PgPage *pg, int i) {
+uint32_t btree_page_child(PgPage *pg, int i) {
   MemPage *m = page_mem(pg);
   if (m->leaf) return 0; /* only on a clobbered page; 0 reads as corrupt */
   if (i >= m->ncell) return page_right(pg);
   return util_get4(page_cell(pg, i));
 }
 
-uint32_t page_capacity(Btree *bt, PgPage *pg, int leaf) {
+uint32_t btree_page_capacity(Btree *bt, PgPage *pg, int leaf) {
   uint32_t hdr = pager_pgno(pg) == 1 ? 100 : 0;
   return bt->usable - hdr - (leaf ? 8 : 12);
 }
@@ -161,7 +162,7 @@ static int ptrs_in_range(const uint8_t *ptr, uint32_t n, uint32_t lo, uint32_t h
   return 1;
 }
 
-int page_init(Btree *bt, PgPage *pg) {
+int btree_page_init(Btree *bt, PgPage *pg) {
   MemPage *m = page_mem(pg);
   if (m->init) return SHALE_OK;
   const uint8_t *d = pager_data(pg);
@@ -217,8 +218,8 @@ int page_init(Btree *bt, PgPage *pg) {
    * area with room for the smallest cell of its kind (a leaf cell: 1 byte;
    * an interior cell: 4-byte child + 1-byte varint), so readers may take an
    * interior cell's child pointer without a check; everything else of a
-   * cell is validated when it is parsed (cell_parse) or by
-   * page_check_cells. */
+   * cell is validated when it is parsed (btree_cell_parse) or by
+   * btree_page_check_cells. */
   if (!ptrs_in_range(d + hdr + t.hdrlen, ncell, content, u - (t.leaf ? 1 : 5))) {
     return BT_CORRUPT(bt, pgno, "cell pointer out of range");
   }
@@ -228,17 +229,17 @@ int page_init(Btree *bt, PgPage *pg) {
   return SHALE_OK;
 }
 
-int page_check_cells(Btree *bt, PgPage *pg) {
+int btree_page_check_cells(Btree *bt, PgPage *pg) {
   MemPage *m = page_mem(pg);
   if (m->init && m->full) return SHALE_OK; /* (code that clears init leaves full) */
-  int rc = page_init(bt, pg);
+  int rc = btree_page_init(bt, pg);
   if (rc) return rc;
   const uint8_t *d = pager_data(pg);
   uint32_t pgno = pager_pgno(pg);
   uint32_t dbsize = pager_db_size(bt->pager);
   for (uint32_t i = 0; i < m->ncell; i++) {
     CellInfo ci;
-    rc = cell_parse(bt, pgno, d, page_cell_off(pg, (int)i), m->leaf, m->intkey, &ci);
+    rc = btree_cell_parse(bt, pgno, d, page_cell_off(pg, (int)i), m->leaf, m->intkey, &ci);
     if (rc) return rc;
     if (!m->leaf && (ci.child == 0 || ci.child > dbsize)) {
       return BT_CORRUPT(bt, pgno, "child page number out of range");
@@ -262,7 +263,7 @@ static int get_page(Btree *bt, uint32_t pgno, int full, PgPage **out) {
   PgPage *pg;
   int rc = pager_get(bt->pager, pgno, 0, &pg);
   if (rc) return rc;
-  rc = full ? page_check_cells(bt, pg) : page_init(bt, pg);
+  rc = full ? btree_page_check_cells(bt, pg) : btree_page_init(bt, pg);
   if (rc) {
     pager_unref(pg);
     return rc;
@@ -271,9 +272,11 @@ static int get_page(Btree *bt, uint32_t pgno, int full, PgPage **out) {
   return SHALE_OK;
 }
 
-int page_get(Btree *bt, uint32_t pgno, PgPage **out) { return get_page(bt, pgno, 1, out); }
+int btree_page_get(Btree *bt, uint32_t pgno, PgPage **out) { return get_page(bt, pgno, 1, out); }
 
-int page_get_lazy(Btree *bt, uint32_t pgno, PgPage **out) { return get_page(bt, pgno, 0, out); }
+int btree_page_get_lazy(Btree *bt, uint32_t pgno, PgPage **out) {
+  return get_page(bt, pgno, 0, out);
+}
 
 /* Copy a cell of sz bytes into its room of max(sz, 4) (a short cell's
  * padding zeroed). Most cells are small: they are moved by two fixed-size
@@ -295,8 +298,8 @@ static inline void copy_cell(uint8_t *dst, const uint8_t *src, uint32_t sz) {
   }
 }
 
-void page_rebuild(Btree *bt, PgPage *pg, int type, uint8_t **cells, const uint16_t *sizes, int n,
-                  uint32_t right) {
+void btree_page_rebuild(Btree *bt, PgPage *pg, int type, uint8_t **cells, const uint16_t *sizes,
+                        int n, uint32_t right) {
   uint8_t *d = pager_data(pg);
   MemPage *m = page_mem(pg);
   uint32_t hdr = pager_pgno(pg) == 1 ? 100 : 0;
@@ -327,10 +330,12 @@ void page_rebuild(Btree *bt, PgPage *pg, int type, uint8_t **cells, const uint16
   m->nfree = content - (ptr + 2 * (uint32_t)n);
 }
 
-void page_zero(Btree *bt, PgPage *pg, int type) { page_rebuild(bt, pg, type, NULL, NULL, 0, 0); }
+void btree_page_zero(Btree *bt, PgPage *pg, int type) {
+  btree_page_rebuild(bt, pg, type, NULL, NULL, 0, 0);
+}
 
-int page_defragment(Btree *bt, PgPage *pg) {
-  int rc = page_check_cells(bt, pg); /* every cell is copied by its size */
+int btree_page_defragment(Btree *bt, PgPage *pg) {
+  int rc = btree_page_check_cells(bt, pg); /* every cell is copied by its size */
   if (rc) return rc;
   MemPage *m = page_mem(pg);
   uint8_t *d = pager_data(pg);
@@ -377,7 +382,7 @@ static int alloc_space(Btree *bt, PgPage *pg, uint32_t a, uint32_t *out) {
   uint32_t content = content_start(d, hdr);
   int rc;
   if (content < ptrend + 2) {
-    rc = page_defragment(bt, pg);
+    rc = btree_page_defragment(bt, pg);
     if (rc) return rc;
     content = content_start(d, hdr);
   } else {
@@ -406,7 +411,7 @@ static int alloc_space(Btree *bt, PgPage *pg, uint32_t a, uint32_t *out) {
       fb = util_get2(d + fb);
     }
     if (content < ptrend + 2 + a) {
-      rc = page_defragment(bt, pg);
+      rc = btree_page_defragment(bt, pg);
       if (rc) return rc;
       content = content_start(d, hdr);
     }
@@ -418,7 +423,7 @@ static int alloc_space(Btree *bt, PgPage *pg, uint32_t a, uint32_t *out) {
   return SHALE_OK;
 }
 
-int page_insert_space(Btree *bt, PgPage *pg, int i, uint32_t sz, uint8_t **cell) {
+int btree_page_insert_space(Btree *bt, PgPage *pg, int i, uint32_t sz, uint8_t **cell) {
   MemPage *m = page_mem(pg);
   uint8_t *d = pager_data(pg);
   uint32_t a = sz < 4 ? 4 : sz;
@@ -442,9 +447,9 @@ int page_insert_space(Btree *bt, PgPage *pg, int i, uint32_t sz, uint8_t **cell)
   return SHALE_OK;
 }
 
-int page_insert_cell(Btree *bt, PgPage *pg, int i, const uint8_t *cell, uint32_t sz) {
+int btree_page_insert_cell(Btree *bt, PgPage *pg, int i, const uint8_t *cell, uint32_t sz) {
   uint8_t *at;
-  int rc = page_insert_space(bt, pg, i, sz, &at);
+  int rc = btree_page_insert_space(bt, pg, i, sz, &at);
   if (rc == SHALE_OK) memcpy(at, cell, sz);
   return rc;
 }
@@ -499,7 +504,7 @@ static int free_space(Btree *bt, PgPage *pg, uint32_t off, uint32_t size) {
   return SHALE_OK;
 }
 
-int page_drop_cell(Btree *bt, PgPage *pg, int i, uint32_t sz) {
+int btree_page_drop_cell(Btree *bt, PgPage *pg, int i, uint32_t sz) {
   MemPage *m = page_mem(pg);
   uint8_t *d = pager_data(pg);
   if (!m->init || !pager_is_writable(pg) || i >= m->ncell) {

@@ -13,9 +13,9 @@
  * Invariants:
  *  1. With bt->autovac set, every page in use or on the freelist has a
  *     correct entry at the end of every b-tree operation: allocation sites
- *     (btree_freelist.c, btree_balance.c, btree.c) call ptrmap_put /
- *     ptrmap_cells as they link a page; btree_free_page marks it free.
- *  2. ptrmap_put writes only when the entry differs (no needless journal
+ *     (btree_freelist.c, btree_balance.c, btree.c) call btree_ptrmap_put /
+ *     btree_ptrmap_cells as they link a page; btree_free_page marks it free.
+ *  2. btree_ptrmap_put writes only when the entry differs (no needless journal
  *     writes); it is a no-op in files without auto-vacuum.
  *  3. A page is relocated only into a page taken off the freelist (or the
  *     page that becomes a new root), after every cursor of the Btree has been
@@ -26,7 +26,7 @@
  */
 #include "btree_int.h"
 
-uint32_t ptrmap_pageno(Btree *bt, uint32_t pgno) {
+uint32_t btree_ptrmap_pageno(Btree *bt, uint32_t pgno) {
   if (pgno < 2) return 0;
   uint32_t per = bt->usable / 5 + 1;
   uint32_t p = ((pgno - 2) / per) * per + 2;
@@ -34,14 +34,14 @@ uint32_t ptrmap_pageno(Btree *bt, uint32_t pgno) {
   return p;
 }
 
-int ptrmap_is_page(Btree *bt, uint32_t pgno) {
-  return pgno >= 2 && ptrmap_pageno(bt, pgno) == pgno;
+int btree_ptrmap_is_page(Btree *bt, uint32_t pgno) {
+  return pgno >= 2 && btree_ptrmap_pageno(bt, pgno) == pgno;
 }
 
-int ptrmap_put(Btree *bt, uint32_t key, int type, uint32_t parent) {
+int btree_ptrmap_put(Btree *bt, uint32_t key, int type, uint32_t parent) {
   if (!bt->autovac) return SHALE_OK;
   if (key == 0) return BT_CORRUPT(bt, 0, "pointer map entry for page 0");
-  uint32_t pm = ptrmap_pageno(bt, key);
+  uint32_t pm = btree_ptrmap_pageno(bt, key);
   if (pm == 0 || key <= pm) return BT_CORRUPT(bt, key, "pointer map entry for a map page");
   PgPage *pg;
   int rc = pager_get(bt->pager, pm, 0, &pg);
@@ -67,10 +67,10 @@ int ptrmap_put(Btree *bt, uint32_t key, int type, uint32_t parent) {
   return rc;
 }
 
-int ptrmap_get(Btree *bt, uint32_t key, int *type, uint32_t *parent) {
+int btree_ptrmap_get(Btree *bt, uint32_t key, int *type, uint32_t *parent) {
   *type = 0;
   *parent = 0;
-  uint32_t pm = ptrmap_pageno(bt, key);
+  uint32_t pm = btree_ptrmap_pageno(bt, key);
   if (pm == 0 || key <= pm || pm > pager_db_size(bt->pager))
     return BT_CORRUPT(bt, key, "no pointer map entry");
   PgPage *pg;
@@ -88,24 +88,26 @@ int ptrmap_get(Btree *bt, uint32_t key, int *type, uint32_t *parent) {
   return SHALE_OK;
 }
 
-int ptrmap_cell(Btree *bt, PgPage *pg, int i) {
+int btree_ptrmap_cell(Btree *bt, PgPage *pg, int i) {
   if (!bt->autovac) return SHALE_OK;
   CellInfo ci;
-  int rc = page_cell_parse(bt, pg, i, &ci);
+  int rc = btree_page_cell_parse(bt, pg, i, &ci);
   if (rc) return rc;
   uint32_t pgno = pager_pgno(pg);
-  if (ci.ovfl) rc = ptrmap_put(bt, ci.ovfl, PTRMAP_OVFL1, pgno);
-  if (rc == SHALE_OK && !page_mem(pg)->leaf) rc = ptrmap_put(bt, ci.child, PTRMAP_BTREE, pgno);
+  if (ci.ovfl) rc = btree_ptrmap_put(bt, ci.ovfl, PTRMAP_OVFL1, pgno);
+  if (rc == SHALE_OK && !page_mem(pg)->leaf)
+    rc = btree_ptrmap_put(bt, ci.child, PTRMAP_BTREE, pgno);
   return rc;
 }
 
-int ptrmap_cells(Btree *bt, PgPage *pg) {
+int btree_ptrmap_cells(Btree *bt, PgPage *pg) {
   if (!bt->autovac) return SHALE_OK;
-  int rc = page_check_cells(bt, pg); /* child numbers in range (lazy page_init) */
+  int rc = btree_page_check_cells(bt, pg); /* child numbers in range (lazy btree_page_init) */
   if (rc) return rc;
   MemPage *m = page_mem(pg);
-  for (int i = 0; i < m->ncell && rc == SHALE_OK; i++) rc = ptrmap_cell(bt, pg, i);
-  if (rc == SHALE_OK && !m->leaf) rc = ptrmap_put(bt, page_right(pg), PTRMAP_BTREE, pager_pgno(pg));
+  for (int i = 0; i < m->ncell && rc == SHALE_OK; i++) rc = btree_ptrmap_cell(bt, pg, i);
+  if (rc == SHALE_OK && !m->leaf)
+    rc = btree_ptrmap_put(bt, page_right(pg), PTRMAP_BTREE, pager_pgno(pg));
   return rc;
 }
 
@@ -114,7 +116,7 @@ int ptrmap_cells(Btree *bt, PgPage *pg) {
 /* Save every cursor of the Btree (invariant 3). */
 static int save_all_cursors(Btree *bt) {
   for (BtCursor *c = bt->cursors; c; c = c->next) {
-    int rc = cursor_save(c);
+    int rc = btree_cursor_save(c);
     if (rc) return rc;
   }
   return SHALE_OK;
@@ -137,14 +139,14 @@ static int modify_pointer(Btree *bt, uint32_t parent, uint32_t from, uint32_t to
     return rc;
   }
   PgPage *pg;
-  int rc = page_get(bt, parent, &pg);
+  int rc = btree_page_get(bt, parent, &pg);
   if (rc) return rc;
   rc = pager_write(pg);
   if (rc) goto out;
   MemPage *m = page_mem(pg);
   for (int i = 0; i < m->ncell; i++) {
     CellInfo ci;
-    rc = page_cell_parse(bt, pg, i, &ci);
+    rc = btree_page_cell_parse(bt, pg, i, &ci);
     if (rc) goto out;
     uint8_t *cell = page_cell(pg, i);
     if (type == PTRMAP_OVFL1 && ci.ovfl == from) {
@@ -180,14 +182,14 @@ int btree_relocate(Btree *bt, uint32_t from, int type, uint32_t parent, PgPage *
   if (rc) return rc;
   page_mem(to_pg)->init = 0;
   if (type == PTRMAP_BTREE || type == PTRMAP_ROOT) {
-    rc = ptrmap_cells(bt, to_pg);
+    rc = btree_ptrmap_cells(bt, to_pg);
   } else {
     uint32_t next = util_get4(pager_data(to_pg));
-    if (next) rc = ptrmap_put(bt, next, PTRMAP_OVFL2, to);
+    if (next) rc = btree_ptrmap_put(bt, next, PTRMAP_OVFL2, to);
   }
   if (rc == SHALE_OK && type != PTRMAP_ROOT) {
     rc = modify_pointer(bt, parent, from, to, type);
-    if (rc == SHALE_OK) rc = ptrmap_put(bt, to, type, parent);
+    if (rc == SHALE_OK) rc = btree_ptrmap_put(bt, to, type, parent);
   }
   return rc;
 }
@@ -198,11 +200,11 @@ int btree_relocate(Btree *bt, uint32_t from, int type, uint32_t parent, PgPage *
  * that then have nothing to map) are gone. */
 static uint32_t final_size(Btree *bt, uint32_t norig, uint32_t nfree) {
   int64_t nentry = bt->usable / 5;
-  int64_t nptrmap = ((int64_t)nfree - norig + ptrmap_pageno(bt, norig) + nentry) / nentry;
+  int64_t nptrmap = ((int64_t)nfree - norig + btree_ptrmap_pageno(bt, norig) + nentry) / nentry;
   int64_t fin = (int64_t)norig - nfree - nptrmap;
   uint32_t lock = btree_lockbyte_page(bt);
   if (norig > lock && fin < lock) fin--;
-  while (fin > 0 && (ptrmap_is_page(bt, (uint32_t)fin) || (uint32_t)fin == lock)) fin--;
+  while (fin > 0 && (btree_ptrmap_is_page(bt, (uint32_t)fin) || (uint32_t)fin == lock)) fin--;
   return fin < 0 ? 0 : (uint32_t)fin;
 }
 
@@ -217,11 +219,11 @@ static uint32_t free_count(Btree *bt) {
 /* One step: page last is free (then only taken off the list when !commit)
  * or moved to a free page (<= fin). SHALE_DONE when the freelist is empty. */
 static int vacuum_step(Btree *bt, uint32_t fin, uint32_t last, int commit) {
-  if (ptrmap_is_page(bt, last) || last == btree_lockbyte_page(bt)) return SHALE_OK;
+  if (btree_ptrmap_is_page(bt, last) || last == btree_lockbyte_page(bt)) return SHALE_OK;
   if (free_count(bt) == 0) return SHALE_DONE;
   int type;
   uint32_t parent;
-  int rc = ptrmap_get(bt, last, &type, &parent);
+  int rc = btree_ptrmap_get(bt, last, &type, &parent);
   if (rc) return rc;
   if (type == PTRMAP_ROOT) return BT_CORRUPT(bt, last, "root page past the end of a vacuum");
   if (type == PTRMAP_FREE) {
@@ -273,7 +275,7 @@ int btree_autovac_commit(Btree *bt) {
   if (!bt->autovac || bt->incrvac || pager_txn_state(bt->pager) != PAGER_TXN_WRITE) return 0;
   uint32_t norig = pager_db_size(bt->pager);
   if (norig == 0) return SHALE_OK;
-  if (ptrmap_is_page(bt, norig) || norig == btree_lockbyte_page(bt))
+  if (btree_ptrmap_is_page(bt, norig) || norig == btree_lockbyte_page(bt))
     return BT_CORRUPT(bt, norig, "database ends on a pointer map page");
   uint32_t nfree = free_count(bt);
   uint32_t nvac = autovac_pages(bt, norig, nfree);
@@ -319,6 +321,6 @@ int btree_incr_vacuum(Btree *bt) {
   uint32_t n = norig;
   do {
     n--;
-  } while (n == btree_lockbyte_page(bt) || ptrmap_is_page(bt, n));
+  } while (n == btree_lockbyte_page(bt) || btree_ptrmap_is_page(bt, n));
   return pager_truncate(bt->pager, n);
 }

@@ -15,6 +15,6 @@
 /* The tables of s in SQLite's table-hash order: *out gets a shale_malloc'ed
  * array of *n pointers (the caller frees it; NULL when *n is 0). SHALE_OK or
  * SHALE_NOMEM. */
-int analyze_table_order(const Schema *s, Table ***out, int *n);
+int compile_analyze_table_order(const Schema *s, Table ***out, int *n);
 
 #endif /* SHALE_SQL_ANALYZE_H */

@@ -1,16 +1,16 @@
 /*
- * compile.c -- sql_compile (parse, dispatch, program shape), the Parse
+ * compile.c -- compile_sql (parse, dispatch, program shape), the Parse
  * helpers every code generator uses (errors, arena, transaction needs,
  * covering-index redirections, EXPLAIN QUERY PLAN rows, cursor opening,
  * KeyInfos), and the transaction-control statements (BEGIN, COMMIT,
  * ROLLBACK, SAVEPOINT, RELEASE).
  *
- * Owns: the Parse of one sql_compile call (its arena, the builder until the
+ * Owns: the Parse of one compile_sql call (its arena, the builder until the
  * program is handed over) and everything in CompiledStmt.arena.
  *
  * Invariants:
- *  1. sql_compile leaves nothing behind on error: the builder is aborted, the
- *     Parse arena freed, *out emptied (compiled_stmt_free on it is a no-op).
+ *  1. compile_sql leaves nothing behind on error: the builder is aborted, the
+ *     Parse arena freed, *out emptied (compile_stmt_free on it is a no-op).
  *  2. Program shape (compile.h invariant 4): Init (-> epilogue); body; Halt;
  *     epilogue = [Transaction p1=0 p2=need_write p3=cookie p5=CHECK_COOKIE]
  *     [hoisted constant ops]; Goto 1 (the first op of the body).
@@ -37,42 +37,42 @@ static void verror(Parse *p, int rc, const char *fmt, va_list ap) {
   if (!p->errmsg) p->rc = SHALE_NOMEM;
 }
 
-void parse_error(Parse *p, const char *fmt, ...) {
+void compile_parse_error(Parse *p, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   verror(p, SHALE_ERROR, fmt, ap);
   va_end(ap);
 }
 
-void parse_error_code(Parse *p, int rc, const char *fmt, ...) {
+void compile_parse_error_code(Parse *p, int rc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   verror(p, rc, fmt, ap);
   va_end(ap);
 }
 
-void parse_nomem(Parse *p) {
+void compile_parse_nomem(Parse *p) {
   if (!p->rc) p->rc = SHALE_NOMEM;
 }
 
-void *parse_alloc(Parse *p, size_t n) {
+void *compile_parse_alloc(Parse *p, size_t n) {
   void *r = util_arena_zalloc(&p->arena, n ? n : 1);
-  if (!r) parse_nomem(p);
+  if (!r) compile_parse_nomem(p);
   return r;
 }
 
-char *parse_strdup(Parse *p, const char *z) {
+char *compile_parse_strdup(Parse *p, const char *z) {
   if (!z) return NULL;
   char *r = util_arena_strndup(&p->arena, z, strlen(z));
-  if (!r) parse_nomem(p);
+  if (!r) compile_parse_nomem(p);
   return r;
 }
 
 /* ---- transaction needs, covers, EQP ---- */
 
-void parse_need_read(Parse *p) { parse_need_db(p, p->idb, 0); }
-void parse_need_write(Parse *p) { parse_need_db(p, p->idb, 1); }
-void parse_need_db(Parse *p, int idb, int write) {
+void compile_parse_need_read(Parse *p) { compile_parse_need_db(p, p->idb, 0); }
+void compile_parse_need_write(Parse *p) { compile_parse_need_db(p, p->idb, 1); }
+void compile_parse_need_db(Parse *p, int idb, int write) {
   if (idb < 0 || idb >= 32) idb = 0;
   p->need_read = 1;
   p->rmask |= 1u << idb;
@@ -84,41 +84,41 @@ void parse_need_db(Parse *p, int idb, int write) {
 
 /* ---- databases ---- */
 
-int parse_ndb(const Parse *p) { return p->env && p->env->ndb > 0 ? p->env->ndb : 1; }
+int compile_parse_ndb(const Parse *p) { return p->env && p->env->ndb > 0 ? p->env->ndb : 1; }
 
-const char *parse_db_name(const Parse *p, int i) {
+const char *compile_parse_db_name(const Parse *p, int i) {
   if (p->env && p->env->ndb > 0 && i >= 0 && i < p->env->ndb) return p->env->dbs[i].name;
   return i == 1 ? "temp" : "main";
 }
 
-Schema *parse_db_schema(const Parse *p, int i) {
+Schema *compile_parse_db_schema(const Parse *p, int i) {
   /* the target's schema may be a stand-in (ALTER checks build one) */
   if (i == p->idb && p->schema) return p->schema;
   if (i == 0 || !p->env || p->env->ndb == 0) return p->env ? p->env->schema : NULL;
   return i > 0 && i < p->env->ndb ? p->env->dbs[i].schema : NULL;
 }
 
-Btree *parse_db_bt(const Parse *p, int i) {
+Btree *compile_parse_db_bt(const Parse *p, int i) {
   if (!p->env) return NULL;
   if (i == 0 || p->env->ndb == 0) return p->env->bt;
   return i > 0 && i < p->env->ndb ? p->env->dbs[i].bt : NULL;
 }
 
-int parse_find_db(const Parse *p, const char *name) {
+int compile_parse_find_db(const Parse *p, const char *name) {
   if (!name) return -1;
-  int n = parse_ndb(p);
+  int n = compile_parse_ndb(p);
   for (int i = 0; i < n; i++)
-    if (!util_stricmp(parse_db_name(p, i), name)) return i;
+    if (!util_stricmp(compile_parse_db_name(p, i), name)) return i;
   return -1;
 }
 
-int parse_table_db(Parse *p, const Table *tab) {
-  int n = parse_ndb(p);
+int compile_parse_table_db(Parse *p, const Table *tab) {
+  int n = compile_parse_ndb(p);
   if (n <= 1 || !tab || !tab->name) return 0;
   if (tab == p->tdb_tab) return p->tdb_db;
   for (int k = 0; k < n; k++) {
     int i = k == 0 ? 0 : k == 1 ? 1 : k; /* main first: the common case */
-    const Schema *s = parse_db_schema(p, i);
+    const Schema *s = compile_parse_db_schema(p, i);
     if (!s) continue;
     if (s->schema_table == tab || schema_find_table(s, tab->name) == tab) {
       p->tdb_tab = tab;
@@ -134,7 +134,7 @@ static int is_temp_master(const char *name) {
 }
 
 static void *find_in(Parse *p, int i, int kind, const char *name) {
-  Schema *s = parse_db_schema(p, i);
+  Schema *s = compile_parse_db_schema(p, i);
   if (!s) return NULL;
   switch (kind) {
     case PARSE_OBJ_TABLE:
@@ -149,16 +149,16 @@ static void *find_in(Parse *p, int i, int kind, const char *name) {
   }
 }
 
-void *parse_find_object(Parse *p, int kind, const char *zdb, const char *name, int *idb) {
+void *compile_parse_find_object(Parse *p, int kind, const char *zdb, const char *name, int *idb) {
   *idb = -1;
   if (!name) return NULL;
   if (zdb) {
-    int i = parse_find_db(p, zdb);
+    int i = compile_parse_find_db(p, zdb);
     void *o = i >= 0 ? find_in(p, i, kind, name) : NULL;
     if (o) *idb = i;
     return o;
   }
-  int n = parse_ndb(p);
+  int n = compile_parse_ndb(p);
   if (p->scope_db1 > 0 && p->scope_db1 <= n) {
     int i = p->scope_db1 - 1;
     void *o = find_in(p, i, kind, name);
@@ -192,7 +192,7 @@ static int pragma_prepare_checks(Parse *p, const PragmaReq *q) {
                                        "UTF16le", "UTF16be", "UTF-16",   "UTF16"};
     for (size_t i = 0; i < sizeof encs / sizeof encs[0]; i++)
       if (!util_stricmp(q->value, encs[i])) return 0;
-    parse_error(p, "unsupported encoding: %s", q->value);
+    compile_parse_error(p, "unsupported encoding: %s", q->value);
     return 1;
   }
   if (!util_stricmp(q->name, "temp_store_directory")) {
@@ -200,26 +200,26 @@ static int pragma_prepare_checks(Parse *p, const PragmaReq *q) {
     int ok = 0;
     if (!q->value[0]) return 0; /* clears it */
     if (vfs && vfs->access(vfs, q->value, OS_ACCESS_READWRITE, &ok) == SHALE_OK && ok) return 0;
-    parse_error(p, "not a writable directory");
+    compile_parse_error(p, "not a writable directory");
     return 1;
   }
   if (util_stricmp(q->name, "table_info") && util_stricmp(q->name, "table_xinfo")) return 0;
   int idb;
-  const Table *t = parse_find_object(p, PARSE_OBJ_TABLE, q->schema, q->value, &idb);
-  return parse_vtab_missing(p, t);
+  const Table *t = compile_parse_find_object(p, PARSE_OBJ_TABLE, q->schema, q->value, &idb);
+  return compile_parse_vtab_missing(p, t);
 }
 
-int parse_other_db(const Parse *p, const char *zdb) {
+int compile_parse_other_db(const Parse *p, const char *zdb) {
   if (!zdb) return 0;
-  if (parse_ndb(p) == 1) return util_stricmp(zdb, "main") && util_stricmp(zdb, "temp");
-  return parse_find_db(p, zdb) != p->idb;
+  if (compile_parse_ndb(p) == 1) return util_stricmp(zdb, "main") && util_stricmp(zdb, "temp");
+  return compile_parse_find_db(p, zdb) != p->idb;
 }
 
-void parse_set_db(Parse *p, int idb) {
-  if (idb < 0 || idb >= parse_ndb(p)) idb = 0;
+void compile_parse_set_db(Parse *p, int idb) {
+  if (idb < 0 || idb >= compile_parse_ndb(p)) idb = 0;
   p->idb = idb;
   p->schema = NULL;
-  p->schema = parse_db_schema(p, idb);
+  p->schema = compile_parse_db_schema(p, idb);
 }
 
 /* The redirection entry of cursor tab_cur; a new zeroed one when create
@@ -230,7 +230,7 @@ static struct ParseCover *cover_entry(Parse *p, int tab_cur, int create) {
   if (!create) return NULL;
   if (p->ncover == p->capcover) {
     int cap = p->capcover ? p->capcover * 2 : 8;
-    struct ParseCover *a = parse_alloc(p, sizeof *a * (size_t)cap);
+    struct ParseCover *a = compile_parse_alloc(p, sizeof *a * (size_t)cap);
     if (!a) return NULL;
     if (p->ncover) memcpy(a, p->covers, sizeof *a * (size_t)p->ncover);
     p->covers = a;
@@ -242,32 +242,32 @@ static struct ParseCover *cover_entry(Parse *p, int tab_cur, int create) {
   return c;
 }
 
-void parse_set_cover(Parse *p, int tab_cur, const Index *idx, int idx_cur) {
+void compile_parse_set_cover(Parse *p, int tab_cur, const Index *idx, int idx_cur) {
   struct ParseCover *c = cover_entry(p, tab_cur, idx != NULL);
   if (!c) return;
   c->idx = idx;
   c->idx_cur = idx_cur;
 }
 
-const struct ParseCover *parse_find_cover(const Parse *p, int tab_cur) {
+const struct ParseCover *compile_parse_find_cover(const Parse *p, int tab_cur) {
   for (int i = 0; i < p->ncover; i++)
     if (p->covers[i].tab_cur == tab_cur && (p->covers[i].idx || p->covers[i].reg))
       return &p->covers[i];
   return NULL;
 }
 
-void parse_set_coroutine(Parse *p, int tab_cur, int reg) {
+void compile_parse_set_coroutine(Parse *p, int tab_cur, int reg) {
   struct ParseCover *c = cover_entry(p, tab_cur, reg != 0);
   if (c) c->reg = reg;
 }
 
-int parse_eqp(Parse *p, const char *fmt, ...) {
+int compile_parse_eqp(Parse *p, const char *fmt, ...) {
   /* the rows are only read by EXPLAIN QUERY PLAN: other statements take
    * the id alone (no formatting) */
   if (p->is_explain != 2) return ++p->eqp_next_id;
   if (p->neqp == p->capeqp) {
     int cap = p->capeqp ? p->capeqp * 2 : 8;
-    EqpRow *a = parse_alloc(p, sizeof *a * (size_t)cap);
+    EqpRow *a = compile_parse_alloc(p, sizeof *a * (size_t)cap);
     if (!a) return 0;
     if (p->neqp) memcpy(a, p->eqp, sizeof *a * (size_t)p->neqp);
     p->eqp = a;
@@ -278,10 +278,10 @@ int parse_eqp(Parse *p, const char *fmt, ...) {
   char *z = util_vmprintf(fmt, ap);
   va_end(ap);
   if (!z) {
-    parse_nomem(p);
+    compile_parse_nomem(p);
     return 0;
   }
-  char *d = parse_strdup(p, z);
+  char *d = compile_parse_strdup(p, z);
   shale_free(z);
   if (!d) return 0;
   EqpRow *r = &p->eqp[p->neqp++];
@@ -293,9 +293,9 @@ int parse_eqp(Parse *p, const char *fmt, ...) {
 
 /* ---- KeyInfos and cursors ---- */
 
-KeyInfo *parse_keyinfo(Parse *p, int n, const Collation **coll, const uint8_t *desc) {
+KeyInfo *compile_parse_keyinfo(Parse *p, int n, const Collation **coll, const uint8_t *desc) {
   if (!p->b.prog) {
-    parse_nomem(p);
+    compile_parse_nomem(p);
     return NULL;
   }
   UtilArena *a = &p->b.prog->arena;
@@ -303,7 +303,7 @@ KeyInfo *parse_keyinfo(Parse *p, int n, const Collation **coll, const uint8_t *d
   const Collation **c = util_arena_zalloc(a, sizeof *c * (size_t)(n > 0 ? n : 1));
   uint8_t *d = util_arena_zalloc(a, (size_t)(n > 0 ? n : 1));
   if (!ki || !c || !d) {
-    parse_nomem(p);
+    compile_parse_nomem(p);
     return NULL;
   }
   for (int i = 0; i < n; i++) {
@@ -316,10 +316,10 @@ KeyInfo *parse_keyinfo(Parse *p, int n, const Collation **coll, const uint8_t *d
   return ki;
 }
 
-KeyInfo *parse_index_keyinfo(Parse *p, const Index *idx) {
+KeyInfo *compile_parse_index_keyinfo(Parse *p, const Index *idx) {
   int n = idx->ncol;
-  const Collation **coll = parse_alloc(p, sizeof *coll * (size_t)(n > 0 ? n : 1));
-  uint8_t *desc = parse_alloc(p, (size_t)(n > 0 ? n : 1));
+  const Collation **coll = compile_parse_alloc(p, sizeof *coll * (size_t)(n > 0 ? n : 1));
+  uint8_t *desc = compile_parse_alloc(p, (size_t)(n > 0 ? n : 1));
   if (!coll || !desc) return NULL;
   for (int i = 0; i < n; i++) {
     const char *name = idx->cols[i].coll;
@@ -327,36 +327,37 @@ KeyInfo *parse_index_keyinfo(Parse *p, const Index *idx) {
     if (name && util_stricmp(name, "BINARY") != 0) {
       c = record_collation_find(name);
       if (!c) {
-        parse_error_code(p, SHALE_ERROR_MISSING_COLLSEQ, "no such collation sequence: %s", name);
+        compile_parse_error_code(p, SHALE_ERROR_MISSING_COLLSEQ, "no such collation sequence: %s",
+                                 name);
         return NULL;
       }
     }
     coll[i] = c;
     desc[i] = idx->cols[i].desc;
   }
-  return parse_keyinfo(p, n, coll, desc);
+  return compile_parse_keyinfo(p, n, coll, desc);
 }
 
-void parse_open_index(Parse *p, int cur, const Index *idx, int write) {
-  KeyInfo *ki = parse_index_keyinfo(p, idx);
+void compile_parse_open_index(Parse *p, int cur, const Index *idx, int write) {
+  KeyInfo *ki = compile_parse_index_keyinfo(p, idx);
   if (!ki) return;
-  int idb = parse_table_db(p, idx->table);
-  parse_need_db(p, idb, write);
+  int idb = compile_parse_table_db(p, idx->table);
+  compile_parse_need_db(p, idb, write);
   vm_builder_add_p4(&p->b, write ? OP_OpenWrite : OP_OpenRead, cur, (int)idx->root, idb, P4_KEYINFO,
                     ki);
 }
 
-void parse_open_table(Parse *p, int cur, const Table *tab, int write) {
+void compile_parse_open_table(Parse *p, int cur, const Table *tab, int write) {
   if (tab->vtab) {
     vm_builder_add_p4(&p->b, OP_VOpen, cur, 0, 0, P4_VTAB, tab->vtab);
     return;
   }
   if (tab->without_rowid && tab->pk_index) {
-    parse_open_index(p, cur, tab->pk_index, write);
+    compile_parse_open_index(p, cur, tab->pk_index, write);
     return;
   }
-  int idb = parse_table_db(p, tab);
-  parse_need_db(p, idb, write);
+  int idb = compile_parse_table_db(p, tab);
+  compile_parse_need_db(p, idb, write);
   int ncol = tab->nstored > 0 ? tab->nstored : tab->ncol;
   vm_builder_add_i4(&p->b, write ? OP_OpenWrite : OP_OpenRead, cur, (int)tab->root, idb, ncol);
 }
@@ -367,7 +368,7 @@ static int compile_txn(Parse *p, const SqlStmt *s) {
   switch (s->kind) {
     case SQL_STMT_BEGIN:
       if (s->u.begin.mode == TK_IMMEDIATE || s->u.begin.mode == TK_EXCLUSIVE)
-        for (int i = 0; i < parse_ndb(p); i++) /* every database, as SQLite */
+        for (int i = 0; i < compile_parse_ndb(p); i++) /* every database, as SQLite */
           emit(p, OP_Transaction, i, s->u.begin.mode == TK_EXCLUSIVE ? 2 : 1, 0);
       emit(p, OP_AutoCommit, 0, 0, 0);
       break;
@@ -392,14 +393,14 @@ static int compile_txn(Parse *p, const SqlStmt *s) {
 
 static int compile_select_stmt(Parse *p, const SqlStmt *s) {
   SqlSelect *sel = s->u.select;
-  if (select_resolve(p, sel, NULL)) return p->rc ? p->rc : SHALE_ERROR;
+  if (compile_select_resolve(p, sel, NULL)) return p->rc ? p->rc : SHALE_ERROR;
   if (p->nested == 0 && !p->trig_tab && s == p->stmt) {
-    if (select_result_names(p, sel)) return p->rc ? p->rc : SHALE_ERROR;
+    if (compile_select_result_names(p, sel)) return p->rc ? p->rc : SHALE_ERROR;
   }
   SelectDest d;
   memset(&d, 0, sizeof d);
   d.kind = SD_OUTPUT;
-  select_code(p, sel, &d);
+  compile_select_code(p, sel, &d);
   return p->rc;
 }
 
@@ -411,15 +412,15 @@ static const char *auth_trigger(Parse *p) {
   return f && f->trig ? f->trig->name : NULL;
 }
 
-int parse_auth(Parse *p, int action, const char *a, const char *b, const char *db) {
+int compile_parse_auth(Parse *p, int action, const char *a, const char *b, const char *db) {
   const CompileEnv *env = p->env;
   if (!env || !env->auth || parse_failed(p)) return AUTH_OK;
   int rc = env->auth(env->auth_ctx, action, a, b, db, auth_trigger(p));
   if (rc == AUTH_OK || rc == AUTH_IGNORE) return rc;
   if (rc == AUTH_DENY)
-    parse_error_code(p, SHALE_AUTH, "not authorized");
+    compile_parse_error_code(p, SHALE_AUTH, "not authorized");
   else
-    parse_error(p, "authorizer malfunction");
+    compile_parse_error(p, "authorizer malfunction");
   return AUTH_DENY;
 }
 
@@ -442,46 +443,46 @@ static int auth_stmt(Parse *p, const SqlStmt *s) {
   if (!p->env || !p->env->auth) return AUTH_OK;
   switch (s->kind) {
     case SQL_STMT_SELECT:
-      return parse_auth(p, AUTH_SELECT, NULL, NULL, NULL);
+      return compile_parse_auth(p, AUTH_SELECT, NULL, NULL, NULL);
     case SQL_STMT_ATTACH: {
       const SqlExpr *f = s->u.attach.file;
-      return parse_auth(p, AUTH_ATTACH, f->op == SQL_E_STRING ? f->z : NULL, NULL, NULL);
+      return compile_parse_auth(p, AUTH_ATTACH, f->op == SQL_E_STRING ? f->z : NULL, NULL, NULL);
     }
     case SQL_STMT_DETACH: {
       const SqlExpr *f = s->u.detach.schema;
-      return parse_auth(p, AUTH_DETACH, f->op == SQL_E_STRING || f->op == SQL_E_ID ? f->z : NULL,
-                        NULL, NULL);
+      return compile_parse_auth(
+          p, AUTH_DETACH, f->op == SQL_E_STRING || f->op == SQL_E_ID ? f->z : NULL, NULL, NULL);
     }
     case SQL_STMT_INSERT: {
-      int rc = parse_auth(p, AUTH_INSERT, s->u.insert.table.name, NULL, "main");
+      int rc = compile_parse_auth(p, AUTH_INSERT, s->u.insert.table.name, NULL, "main");
       const SqlSelect *sel = s->u.insert.select;
       if (rc == AUTH_OK && sel &&
           (sel->kind != SQL_SEL_VALUES || sel->prior || (sel->cols && sel->cols->n > 1)))
-        rc = parse_auth(p, AUTH_SELECT, NULL, NULL, NULL);
+        rc = compile_parse_auth(p, AUTH_SELECT, NULL, NULL, NULL);
       return rc;
     }
     case SQL_STMT_DELETE: { /* IGNORE: the rows are deleted all the same (SQLite) */
-      int rc = parse_auth(p, AUTH_DELETE, s->u.del.table->name, NULL, "main");
+      int rc = compile_parse_auth(p, AUTH_DELETE, s->u.del.table->name, NULL, "main");
       return rc == AUTH_IGNORE ? AUTH_OK : rc;
     }
     case SQL_STMT_CREATE_TABLE: {
       const SqlCreateTable *c = &s->u.create_table;
-      return parse_auth(p, c->temp ? AUTH_CREATE_TEMP_TABLE : AUTH_CREATE_TABLE, c->name.name, NULL,
-                        c->temp ? "temp" : "main");
+      return compile_parse_auth(p, c->temp ? AUTH_CREATE_TEMP_TABLE : AUTH_CREATE_TABLE,
+                                c->name.name, NULL, c->temp ? "temp" : "main");
     }
     case SQL_STMT_CREATE_INDEX: {
       const SqlCreateIndex *c = &s->u.create_index;
-      return parse_auth(p, AUTH_CREATE_INDEX, c->name.name, c->table, "main");
+      return compile_parse_auth(p, AUTH_CREATE_INDEX, c->name.name, c->table, "main");
     }
     case SQL_STMT_CREATE_VIEW: {
       const SqlCreateView *c = &s->u.create_view;
-      return parse_auth(p, c->temp ? AUTH_CREATE_TEMP_VIEW : AUTH_CREATE_VIEW, c->name.name, NULL,
-                        c->temp ? "temp" : "main");
+      return compile_parse_auth(p, c->temp ? AUTH_CREATE_TEMP_VIEW : AUTH_CREATE_VIEW, c->name.name,
+                                NULL, c->temp ? "temp" : "main");
     }
     case SQL_STMT_CREATE_TRIGGER: {
       const SqlCreateTrigger *c = &s->u.create_trigger;
-      return parse_auth(p, c->temp ? AUTH_CREATE_TEMP_TRIGGER : AUTH_CREATE_TRIGGER, c->name.name,
-                        c->table, c->temp ? "temp" : "main");
+      return compile_parse_auth(p, c->temp ? AUTH_CREATE_TEMP_TRIGGER : AUTH_CREATE_TRIGGER,
+                                c->name.name, c->table, c->temp ? "temp" : "main");
     }
     case SQL_STMT_DROP: {
       const SqlDrop *d = &s->u.drop;
@@ -490,34 +491,34 @@ static int auth_stmt(Parse *p, const SqlStmt *s) {
       switch (d->object) {
         case TK_TABLE:
           if (p->schema && !schema_find_table(p->schema, n)) return AUTH_OK; /* error later */
-          rc = parse_auth(p, AUTH_DROP_TABLE, n, NULL, "main");
-          return rc == AUTH_OK ? parse_auth(p, AUTH_DELETE, n, NULL, "main") : rc;
+          rc = compile_parse_auth(p, AUTH_DROP_TABLE, n, NULL, "main");
+          return rc == AUTH_OK ? compile_parse_auth(p, AUTH_DELETE, n, NULL, "main") : rc;
         case TK_VIEW:
           if (p->schema && !schema_find_view(p->schema, n)) return AUTH_OK;
-          rc = parse_auth(p, AUTH_DROP_VIEW, n, NULL, "main");
-          return rc == AUTH_OK ? parse_auth(p, AUTH_DELETE, n, NULL, "main") : rc;
+          rc = compile_parse_auth(p, AUTH_DROP_VIEW, n, NULL, "main");
+          return rc == AUTH_OK ? compile_parse_auth(p, AUTH_DELETE, n, NULL, "main") : rc;
         case TK_INDEX:
           if (!drop_table_of(p, d)) return AUTH_OK;
-          return parse_auth(p, AUTH_DROP_INDEX, n, drop_table_of(p, d), "main");
+          return compile_parse_auth(p, AUTH_DROP_INDEX, n, drop_table_of(p, d), "main");
         default:
           if (!drop_table_of(p, d)) return AUTH_OK;
-          return parse_auth(p, AUTH_DROP_TRIGGER, n, drop_table_of(p, d), "main");
+          return compile_parse_auth(p, AUTH_DROP_TRIGGER, n, drop_table_of(p, d), "main");
       }
     }
     case SQL_STMT_ALTER:
-      return parse_auth(p, AUTH_ALTER_TABLE, "main", s->u.alter.table.name, NULL);
+      return compile_parse_auth(p, AUTH_ALTER_TABLE, "main", s->u.alter.table.name, NULL);
     case SQL_STMT_BEGIN:
-      return parse_auth(p, AUTH_TRANSACTION, "BEGIN", NULL, NULL);
+      return compile_parse_auth(p, AUTH_TRANSACTION, "BEGIN", NULL, NULL);
     case SQL_STMT_COMMIT:
-      return parse_auth(p, AUTH_TRANSACTION, "COMMIT", NULL, NULL);
+      return compile_parse_auth(p, AUTH_TRANSACTION, "COMMIT", NULL, NULL);
     case SQL_STMT_ROLLBACK:
       if (s->u.rollback.savepoint)
-        return parse_auth(p, AUTH_SAVEPOINT, "ROLLBACK", s->u.rollback.savepoint, NULL);
-      return parse_auth(p, AUTH_TRANSACTION, "ROLLBACK", NULL, NULL);
+        return compile_parse_auth(p, AUTH_SAVEPOINT, "ROLLBACK", s->u.rollback.savepoint, NULL);
+      return compile_parse_auth(p, AUTH_TRANSACTION, "ROLLBACK", NULL, NULL);
     case SQL_STMT_SAVEPOINT:
-      return parse_auth(p, AUTH_SAVEPOINT, "BEGIN", s->u.savepoint.name, NULL);
+      return compile_parse_auth(p, AUTH_SAVEPOINT, "BEGIN", s->u.savepoint.name, NULL);
     case SQL_STMT_RELEASE:
-      return parse_auth(p, AUTH_SAVEPOINT, "RELEASE", s->u.savepoint.name, NULL);
+      return compile_parse_auth(p, AUTH_SAVEPOINT, "RELEASE", s->u.savepoint.name, NULL);
     case SQL_STMT_REINDEX:
     case SQL_STMT_ANALYZE: {
       /* per index (REINDEX) / table (ANALYZE) named, or every one */
@@ -528,12 +529,12 @@ static int auth_stmt(Parse *p, const SqlStmt *s) {
             schema_find_table(p->schema, n)) {
           const Table *t = schema_find_table(p->schema, n);
           for (const Index *x = t->indexes; x; x = x->next) {
-            int rc = parse_auth(p, act, x->name, NULL, "main");
+            int rc = compile_parse_auth(p, act, x->name, NULL, "main");
             if (rc != AUTH_OK) return rc;
           }
           return AUTH_OK;
         }
-        return parse_auth(p, act, n, NULL, "main");
+        return compile_parse_auth(p, act, n, NULL, "main");
       }
       if (!p->schema) return AUTH_OK;
       const SchemaMap *m = act == AUTH_REINDEX ? &p->schema->indexes : &p->schema->tables;
@@ -542,7 +543,7 @@ static int auth_stmt(Parse *p, const SqlStmt *s) {
         const char *n = act == AUTH_REINDEX ? ((const Index *)m->slots[i].val)->name
                                             : ((const Table *)m->slots[i].val)->name;
         if (act == AUTH_ANALYZE && !util_strnicmp(n, "sqlite_", 7)) continue;
-        int rc = parse_auth(p, act, n, NULL, "main");
+        int rc = compile_parse_auth(p, act, n, NULL, "main");
         if (rc != AUTH_OK) return rc;
       }
       return AUTH_OK;
@@ -553,12 +554,12 @@ static int auth_stmt(Parse *p, const SqlStmt *s) {
 }
 
 /* The database index a statement's schema name designates: 0 for main (or
- * no name), 1 for temp, 2.. attached (parse_find_db); else "unknown
+ * no name), 1 for temp, 2.. attached (compile_parse_find_db); else "unknown
  * database X" and -1. */
 static int schema_db_index(Parse *p, const char *name) {
   if (!name) return 0;
-  int i = parse_find_db(p, name);
-  if (i < 0) parse_error(p, "unknown database %s", name);
+  int i = compile_parse_find_db(p, name);
+  if (i < 0) compile_parse_error(p, "unknown database %s", name);
   return i;
 }
 
@@ -573,9 +574,9 @@ static int compile_vacuum(Parse *p, const SqlStmt *s) {
   if (s->u.vacuum.into) {
     NameCtx nc;
     memset(&nc, 0, sizeof nc);
-    if (resolve_expr(p, &nc, s->u.vacuum.into) || parse_failed(p)) return p->rc;
+    if (compile_resolve_expr(p, &nc, s->u.vacuum.into) || parse_failed(p)) return p->rc;
     reg = emit_regs(p, 1);
-    expr_code(p, s->u.vacuum.into, reg);
+    compile_expr_code(p, s->u.vacuum.into, reg);
   }
   emit(p, OP_Vacuum, db, reg, 0);
   return p->rc;
@@ -587,15 +588,15 @@ static int compile_vacuum(Parse *p, const SqlStmt *s) {
 static int create_db(Parse *p, const SqlQualName *q, int temp, int dflt) {
   int idb = dflt;
   if (q->schema) {
-    idb = parse_find_db(p, q->schema);
+    idb = compile_parse_find_db(p, q->schema);
     if (idb < 0) {
-      parse_error(p, "unknown database %s", q->schema);
+      compile_parse_error(p, "unknown database %s", q->schema);
       return -1;
     }
   }
   if (temp) {
     if (q->schema && idb != 1) {
-      parse_error(p, "temporary table name must be unqualified");
+      compile_parse_error(p, "temporary table name must be unqualified");
       return -1;
     }
     idb = 1;
@@ -608,9 +609,9 @@ static int create_db(Parse *p, const SqlQualName *q, int temp, int dflt) {
  * reports "no such ..."). */
 static int object_db(Parse *p, const char *zdb, const char *name, int k1, int k2) {
   int idb = -1;
-  if (!parse_find_object(p, k1, zdb, name, &idb) && k2 >= 0)
-    parse_find_object(p, k2, zdb, name, &idb);
-  if (idb < 0 && zdb) idb = parse_find_db(p, zdb);
+  if (!compile_parse_find_object(p, k1, zdb, name, &idb) && k2 >= 0)
+    compile_parse_find_object(p, k2, zdb, name, &idb);
+  if (idb < 0 && zdb) idb = compile_parse_find_db(p, zdb);
   return idb;
 }
 
@@ -624,7 +625,7 @@ struct FixCheck {
 static int fix_src(struct FixCheck *fc, const SqlSrcList *l) {
   for (int i = 0; l && i < l->n; i++) {
     const SqlSrcItem *it = &l->a[i];
-    if (it->schema && parse_find_db(fc->p, it->schema) != fc->idb) {
+    if (it->schema && compile_parse_find_db(fc->p, it->schema) != fc->idb) {
       fc->bad = it->schema;
       return 1;
     }
@@ -667,8 +668,8 @@ static int stmt_target(Parse *p, const SqlStmt *s) {
         SqlWalker w = {fix_expr_cb, fix_select_cb, &fc};
         if (s->u.create_view.select) sql_walk_select(&w, s->u.create_view.select);
         if (fc.bad) {
-          parse_error(p, "view %s cannot reference objects in database %s",
-                      s->u.create_view.name.name, fc.bad);
+          compile_parse_error(p, "view %s cannot reference objects in database %s",
+                              s->u.create_view.name.name, fc.bad);
           return -1;
         }
       }
@@ -676,14 +677,14 @@ static int stmt_target(Parse *p, const SqlStmt *s) {
     case SQL_STMT_CREATE_TRIGGER: {
       const SqlCreateTrigger *tr = &s->u.create_trigger;
       if (tr->temp && tr->name.schema) {
-        parse_error(p, "temporary trigger may not have qualified name");
+        compile_parse_error(p, "temporary trigger may not have qualified name");
         return -1;
       }
       int dflt = 0;
       if (!tr->name.schema && !tr->table_schema) { /* a trigger on a TEMP table is TEMP */
         int t = -1;
-        if (!parse_find_object(p, PARSE_OBJ_TABLE, NULL, tr->table, &t))
-          parse_find_object(p, PARSE_OBJ_VIEW, NULL, tr->table, &t);
+        if (!compile_parse_find_object(p, PARSE_OBJ_TABLE, NULL, tr->table, &t))
+          compile_parse_find_object(p, PARSE_OBJ_VIEW, NULL, tr->table, &t);
         if (t == 1) dflt = 1;
       }
       idb = create_db(p, &tr->name, tr->temp, dflt);
@@ -695,7 +696,7 @@ static int stmt_target(Parse *p, const SqlStmt *s) {
         idb = create_db(p, &ci->name, 0, 0);
       } else { /* main, unless the table is a TEMP one */
         int t = -1;
-        idb = parse_find_object(p, PARSE_OBJ_TABLE, "temp", ci->table, &t) ? 1 : 0;
+        idb = compile_parse_find_object(p, PARSE_OBJ_TABLE, "temp", ci->table, &t) ? 1 : 0;
       }
       break;
     }
@@ -718,9 +719,9 @@ static int stmt_target(Parse *p, const SqlStmt *s) {
     case SQL_STMT_REINDEX:
     case SQL_STMT_ANALYZE:
       if (s->u.analyze.has_name && s->u.analyze.name.schema) {
-        idb = parse_find_db(p, s->u.analyze.name.schema);
+        idb = compile_parse_find_db(p, s->u.analyze.name.schema);
         if (idb < 0) {
-          parse_error(p, "unknown database %s", s->u.analyze.name.schema);
+          compile_parse_error(p, "unknown database %s", s->u.analyze.name.schema);
           return -1;
         }
       }
@@ -729,7 +730,7 @@ static int stmt_target(Parse *p, const SqlStmt *s) {
       return 0;
   }
   if (idb < 0) idb = p->scope_db1 > 0 ? p->scope_db1 - 1 : 0; /* reported by the statement */
-  parse_set_db(p, idb);
+  compile_parse_set_db(p, idb);
   return idb;
 }
 
@@ -752,8 +753,8 @@ static int compile_attach(Parse *p, const SqlStmt *s) {
     NameCtx nc;
     memset(&nc, 0, sizeof nc);
     nc.flags = NC_NO_COLUMN;
-    if (resolve_expr(p, &nc, e)) return p->rc ? p->rc : SHALE_ERROR;
-    expr_code(p, e, r + i);
+    if (compile_resolve_expr(p, &nc, e)) return p->rc ? p->rc : SHALE_ERROR;
+    compile_expr_code(p, e, r + i);
   }
   emit(p, OP_ResultRow, r, n, 0);
   return p->rc;
@@ -761,32 +762,32 @@ static int compile_attach(Parse *p, const SqlStmt *s) {
 
 int compile_stmt(Parse *p, const SqlStmt *s) {
   if (parse_failed(p)) return p->rc;
-  if (parse_ndb(p) > 1 && stmt_target(p, s) < 0) return p->rc;
+  if (compile_parse_ndb(p) > 1 && stmt_target(p, s) < 0) return p->rc;
   int auth = auth_stmt(p, s);
   if (auth != AUTH_OK) return p->rc; /* IGNORE: a statement that does nothing */
   switch (s->kind) {
     case SQL_STMT_SELECT:
       return compile_select_stmt(p, s);
     case SQL_STMT_INSERT:
-      return dml_insert(p, s);
+      return compile_dml_insert(p, s);
     case SQL_STMT_UPDATE:
-      return dml_update(p, s);
+      return compile_dml_update(p, s);
     case SQL_STMT_DELETE:
-      return dml_delete(p, s);
+      return compile_dml_delete(p, s);
     case SQL_STMT_CREATE_TABLE:
-      return ddl_create_table(p, s);
+      return compile_ddl_create_table(p, s);
     case SQL_STMT_CREATE_INDEX:
-      return ddl_create_index(p, s);
+      return compile_ddl_create_index(p, s);
     case SQL_STMT_CREATE_VIEW:
-      return ddl_create_view(p, s);
+      return compile_ddl_create_view(p, s);
     case SQL_STMT_CREATE_TRIGGER:
-      return ddl_create_trigger(p, s);
+      return compile_ddl_create_trigger(p, s);
     case SQL_STMT_DROP:
-      return ddl_drop(p, s);
+      return compile_drop(p, s);
     case SQL_STMT_ALTER:
-      return ddl_alter(p, s);
+      return compile_alter(p, s);
     case SQL_STMT_REINDEX:
-      return ddl_reindex(p, s);
+      return compile_ddl_reindex(p, s);
     case SQL_STMT_BEGIN:
     case SQL_STMT_COMMIT:
     case SQL_STMT_ROLLBACK:
@@ -794,16 +795,16 @@ int compile_stmt(Parse *p, const SqlStmt *s) {
     case SQL_STMT_RELEASE:
       return compile_txn(p, s);
     case SQL_STMT_CREATE_VTAB:
-      return ddl_create_vtab(p, s);
+      return compile_ddl_create_vtab(p, s);
     case SQL_STMT_ANALYZE:
-      return ddl_analyze(p, s);
+      return compile_ddl_analyze(p, s);
     case SQL_STMT_VACUUM:
       return compile_vacuum(p, s);
     case SQL_STMT_ATTACH:
     case SQL_STMT_DETACH:
       return compile_attach(p, s);
     default:
-      parse_error(p, "statement not supported");
+      compile_parse_error(p, "statement not supported");
       return p->rc;
   }
 }
@@ -814,9 +815,9 @@ int compile_stmt(Parse *p, const SqlStmt *s) {
 static int finish_program(Parse *p, int body_start, VmProgram **out) {
   emit(p, OP_Halt, 0, 0, 0);
   emit_resolve(p, p->once_label);
-  for (int i = 0; i < parse_ndb(p) && i < 32; i++) {
+  for (int i = 0; i < compile_parse_ndb(p) && i < 32; i++) {
     if (!((p->rmask | p->wmask) & (1u << i))) continue;
-    const Schema *sc = parse_db_schema(p, i);
+    const Schema *sc = compile_parse_db_schema(p, i);
     uint32_t cookie = sc ? sc->cookie : 0;
     int a = emit(p, OP_Transaction, i, (p->wmask >> i) & 1, (int)cookie);
     vm_builder_set_p5(&p->b, a, VM_TXN_CHECK_COOKIE);
@@ -902,7 +903,7 @@ static int fill_out(Parse *p, CompiledStmt *out, const SqlStmt *s) {
     }
     out->ncol = p->ncol;
   }
-  if (p->neqp_trig > 0) trigger_eqp_flush(p);
+  if (p->neqp_trig > 0) compile_trigger_eqp_flush(p);
   if (p->neqp > 0) {
     out->eqp = util_arena_zalloc(&out->arena, sizeof(EqpRow) * (size_t)p->neqp);
     if (!out->eqp) return SHALE_NOMEM;
@@ -922,11 +923,11 @@ static int check_vars(Parse *p, const SqlStmt *s) {
   for (int i = 0; i < s->nvar_names; i++) {
     const char *n = s->var_names[i].name;
     if (n && n[0] == '?' && s->var_names[i].num > max) {
-      parse_error(p, "variable number must be between ?1 and ?%d", max);
+      compile_parse_error(p, "variable number must be between ?1 and ?%d", max);
       return p->rc;
     }
   }
-  if (s->nvar > max) parse_error(p, "too many SQL variables");
+  if (s->nvar > max) compile_parse_error(p, "too many SQL variables");
   return p->rc;
 }
 
@@ -960,7 +961,7 @@ static int program_may_abort(const VmProgram *prog) {
   return 0;
 }
 
-int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt *out,
+int compile_sql(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt *out,
                 const char **tail, char **errmsg) {
   memset(out, 0, sizeof *out);
   out->kind = -1;
@@ -983,7 +984,8 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
   if (tail) *tail = end ? end : sql + nbytes;
   SqlStmt *hdr = NULL;
   if (rc == SHALE_ERROR && sql_parse_trigger_header(&p.arena, sql, nbytes, &hdr) &&
-      ((parse_ndb(&p) > 1 && stmt_target(&p, hdr) < 0) || ddl_trigger_header_error(&p, hdr))) {
+      ((compile_parse_ndb(&p) > 1 && stmt_target(&p, hdr) < 0) ||
+       compile_ddl_trigger_header_error(&p, hdr))) {
     /* SQLite stops at the header's error before it reads the body */
     shale_free(perr);
     perr = p.errmsg;
@@ -1011,17 +1013,17 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
     rc = fill_pragma(out, s);
     if (!rc) rc = fill_out(&p, out, s);
     if (rc) {
-      parse_nomem(&p);
+      compile_parse_nomem(&p);
       goto fail;
     }
     if (!util_stricmp(out->pragma.name, "foreign_key_check") &&
         (!out->pragma.schema || !util_stricmp(out->pragma.schema, "main")) &&
-        fk_check_pragma_prepare(&p, out->pragma.value)) /* SQLite's prepare-time errors */
+        compile_fk_check_pragma_prepare(&p, out->pragma.value)) /* SQLite's prepare-time errors */
       goto fail;
     if (pragma_prepare_checks(&p, &out->pragma)) goto fail;
     if (env->auth) {
       const PragmaReq *q = &out->pragma;
-      int a = parse_auth(&p, AUTH_PRAGMA, q->name, q->value, q->schema);
+      int a = compile_parse_auth(&p, AUTH_PRAGMA, q->name, q->value, q->schema);
       if (a == AUTH_DENY) goto fail;
       if (a == AUTH_IGNORE) out->pragma.ignored = 1;
     }
@@ -1036,7 +1038,7 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
     size_t n = (size_t)((end ? end : sql + nbytes) - sql);
     char *text = util_arena_strndup(&p.arena, sql, n);
     if (!text || vm_builder_init(&p.b, text)) {
-      parse_nomem(&p);
+      compile_parse_nomem(&p);
       goto fail;
     }
   }
@@ -1046,7 +1048,7 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
   compile_stmt(&p, s);
   if (parse_failed(&p)) goto fail;
   if (p.b.rc) {
-    parse_nomem(&p);
+    compile_parse_nomem(&p);
     goto fail;
   }
   rc = finish_program(&p, body_start, &out->prog);
@@ -1066,7 +1068,7 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
   out->db_wmask = p.wmask;
   if (s->kind == SQL_STMT_BEGIN &&
       (s->u.begin.mode == TK_IMMEDIATE || s->u.begin.mode == TK_EXCLUSIVE))
-    out->db_rmask |= (parse_ndb(&p) >= 32 ? ~0u : (1u << parse_ndb(&p)) - 1) & ~2u;
+    out->db_rmask |= (compile_parse_ndb(&p) >= 32 ? ~0u : (1u << compile_parse_ndb(&p)) - 1) & ~2u;
   out->stmt_journal = 1;
   if (s->kind == SQL_STMT_INSERT || s->kind == SQL_STMT_UPDATE || s->kind == SQL_STMT_DELETE) {
     out->stmt_journal = p.multi_write && program_may_abort(out->prog);
@@ -1077,7 +1079,7 @@ int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
     out->vtab_stmt_sp = p.vtab_sp ? p.vtab_sp == 2 : out->stmt_journal;
   }
   if (fill_out(&p, out, s)) {
-    parse_nomem(&p);
+    compile_parse_nomem(&p);
     goto fail_noabort;
   }
   util_arena_free(&p.arena);
@@ -1092,12 +1094,12 @@ fail_noabort:
   else
     shale_free(p.errmsg);
   util_arena_free(&p.arena);
-  compiled_stmt_free(out);
+  compile_stmt_free(out);
   if (tail) *tail = sql + nbytes;
   return rc;
 }
 
-void compiled_stmt_free(CompiledStmt *c) {
+void compile_stmt_free(CompiledStmt *c) {
   if (!c) return;
   if (c->prog) vm_program_free(c->prog);
   util_arena_free(&c->arena);

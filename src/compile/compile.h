@@ -3,13 +3,13 @@
  * (Parse), resolved FROM lists, name contexts, select destinations, and the
  * entry points of each compile_*.c file. Only src/compile/ and src/api/
  * include it; the API layer uses just the public part at the top
- * (sql_compile and CompiledStmt).
+ * (compile_sql and CompiledStmt).
  *
  * Files and owners of the functions declared here (src/compile/README.md):
- *   compile.c           sql_compile, Parse helpers, prologue/epilogue,
+ *   compile.c           compile_sql, Parse helpers, prologue/epilogue,
  *                       BEGIN/COMMIT/ROLLBACK/SAVEPOINT/RELEASE, EXPLAIN
  *   resolve.c           name resolution (resolve_*)
- *   compile_expr.c      expressions (expr_*), column reads (code_column)
+ *   compile_expr.c      expressions (expr_*), column reads (compile_code_column)
  *   compile_select.c    SELECT (select_*), FROM lists (src_*), views,
  *                       subqueries, co-routines, result column names
  *   compile_window.c    window functions (window_*)
@@ -17,38 +17,38 @@
  *   compile_dml.c       what INSERT/UPDATE/DELETE share: rows, the Writer,
  *                       views, RETURNING (dml_*, dml_int.h)
  *   compile_constraint.c  NOT NULL, CHECK, STRICT, UNIQUE/PK conflicts
- *   compile_insert.c    INSERT, UPSERT, AUTOINCREMENT (dml_insert)
- *   compile_update.c    UPDATE and DELETE (dml_update, dml_delete)
+ *   compile_insert.c    INSERT, UPSERT, AUTOINCREMENT (compile_dml_insert)
+ *   compile_update.c    UPDATE and DELETE (compile_dml_update, compile_dml_delete)
  *   compile_fk.c        foreign keys (fk_*)
  *   compile_trigger.c   trigger programs (trigger_*)
  *   compile_ddl*.c      CREATE/DROP/ALTER, indexes, REINDEX (ddl_*)
  *   compile_analyze.c   ANALYZE
- *   pragma_tab.c        pragma_NAME(...) in FROM (sql_pragma_tab)
+ *   pragma_tab.c        pragma_NAME(...) in FROM (compile_sql_pragma_tab)
  *   schema_load.c       the schema from sqlite_schema (schema_load.h)
  *
  * Invariants:
  *  1. One Parse compiles one statement. Every compile-time allocation is in
- *     Parse.arena (freed by sql_compile when it returns) except the program,
+ *     Parse.arena (freed by compile_sql when it returns) except the program,
  *     which the builder owns until vm_builder_finish hands it to the
  *     CompiledStmt. The AST lives in Parse.arena too, so AST nodes may be
  *     annotated in place (resolution writes the fields under "filled by name
  *     resolution" in ast.h).
- *  2. Errors are sticky: the first parse_error wins (message, code); later
+ *  2. Errors are sticky: the first compile_parse_error wins (message, code); later
  *     calls are ignored; code generators check parse_failed() and return
  *     early. Nothing ever aborts halfway with a half-built program escaping:
- *     sql_compile discards the builder on error.
+ *     compile_sql discards the builder on error.
  *  3. Schema objects (Table, Index, Column, FuncDef, Collation) are borrowed
  *     from the environment; the program stays valid only while the schema it
  *     was compiled against is loaded. The Transaction op checks the schema
  *     cookie (VM_TXN_CHECK_COOKIE) so a stale program fails with SHALE_SCHEMA
  *     and the API layer recompiles it.
  *  4. Program shape: Init -> body -> Halt -> [epilogue: Transaction ops,
- *     once-only constants] -> Goto body. parse_need_read/parse_need_write
+ *     once-only constants] -> Goto body. compile_parse_need_read/parse_need_write
  *     decide what the epilogue opens.
  *  5. Cursor numbers are unique in a program; register numbers too. A
  *     SrcItem's cursor is its table (or materialized subquery) cursor; an
  *     index read instead (covering scan) is recorded with
- *     parse_set_cover so code_column reads from the index cursor.
+ *     compile_parse_set_cover so compile_code_column reads from the index cursor.
  */
 #ifndef SHALE_SQL_COMPILE_H
 #define SHALE_SQL_COMPILE_H
@@ -98,7 +98,7 @@ typedef struct CompileEnv {
   uint8_t no_auto_index;      /* PRAGMA automatic_index=OFF */
   uint8_t ignore_checks;      /* PRAGMA ignore_check_constraints: CHECKs not coded */
   uint8_t writable_schema;    /* PRAGMA writable_schema: sqlite_schema takes DML */
-  uint8_t shadow_ro;          /* DEFENSIVE: shadow tables (vtab_is_shadow) refuse DML and DROP */
+  uint8_t shadow_ro; /* DEFENSIVE: shadow tables (compile_vtab_is_shadow) refuse DML and DROP */
   /* sqlite3_db_config switches, inverted so that 0 is SQLite's default (on):
    * no_triggers   ENABLE_TRIGGER off: only TEMP triggers fire;
    * no_views      ENABLE_VIEW off: views outside TEMP are refused;
@@ -213,10 +213,10 @@ typedef struct CompiledStmt {
  * *out is filled (kind -1 and prog NULL for an empty statement) and *tail
  * (if tail) points past the statement. On error returns the code with
  * *errmsg set (shale_malloc'ed; NULL only for SHALE_NOMEM) and *out is
- * empty (compiled_stmt_free on it is a no-op). */
-int sql_compile(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt *out,
+ * empty (compile_stmt_free on it is a no-op). */
+int compile_sql(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt *out,
                 const char **tail, char **errmsg);
-void compiled_stmt_free(CompiledStmt *);
+void compile_stmt_free(CompiledStmt *);
 
 /* =================== internal part (src/compile/ only) =================== */
 
@@ -251,14 +251,14 @@ typedef struct SrcItem {
   uint8_t not_indexed;
   const char *indexed_by;
   SqlExpr *on;           /* ON expression (USING/NATURAL turned into ON terms by
-                            src_resolve_joins) */
+                            compile_src_resolve_joins) */
   uint64_t colused;      /* bit i: column i is read (bit 63: a column >= 63);
                             rowid reads are not counted */
   int null_reg;          /* LEFT JOIN: register holding 1 while the row is a
-                            NULL-padded one (set by where_begin), else 0 */
+                            NULL-padded one (set by compile_where_begin), else 0 */
   uint8_t refill;        /* table-valued function (json_each...) whose arguments
                             read items on its left: its table is filled again
-                            each time its loop starts (src_code_refill), and
+                            each time its loop starts (compile_src_code_refill), and
                             the planner keeps it after those items */
   SqlExprList *tvf_args; /* refill: those arguments */
   uint8_t vtab_idx;      /* nonzero: an eponymous virtual table (pragma_NAME); its
@@ -270,7 +270,7 @@ typedef struct SrcItem {
    * nest_tab that result's Table. Either the item itself is that subquery
    * (sub == nest, materialized) or the join was flattened: its items follow
    * here, this one first (nest_n items), the others marked in_nest; names
-   * are looked up through the first one (src_nest_ref). */
+   * are looked up through the first one (compile_src_nest_ref). */
   SqlSelect *nest;
   Table *nest_tab;
   const char *nest_alias;   /* its alias, or NULL */
@@ -289,28 +289,28 @@ struct SrcList {
  * views ("no such table: t"), makes SrcItems for subqueries and views
  * (their Tables with column names/affinities), assigns cursors, checks
  * alias clashes. Views and subqueries are resolved recursively here. Returns
- * NULL after parse_error. */
-SrcList *src_from_ast(Parse *, const SqlSrcList *from, NameCtx *outer);
+ * NULL after compile_parse_error. */
+SrcList *compile_src_from_ast(Parse *, const SqlSrcList *from, NameCtx *outer);
 /* A one-table list for UPDATE/DELETE/INSERT/triggers (compile_select.c). */
-SrcList *src_single(Parse *, Table *tab, const char *alias);
+SrcList *compile_src_single(Parse *, Table *tab, const char *alias);
 /* Turn NATURAL and USING into ON terms, after resolution set up names
  * (compile_select.c). */
-int src_resolve_joins(Parse *, SrcList *);
+int compile_src_resolve_joins(Parse *, SrcList *);
 /* The item whose cursor is cur, or NULL. */
-SrcItem *src_find_cursor(SrcList *, int cur);
+SrcItem *compile_src_find_cursor(SrcList *, int cur);
 /* Emit code that fills the ephemeral table of a SRC_SUBQUERY item (once, with
- * a Once guard when correlated=0) -- called by where_begin before looping.
+ * a Once guard when correlated=0) -- called by compile_where_begin before looping.
  * For an item run as a co-routine (co_reg set): the co-routine, started
  * again where this is emitted. */
-void src_code_subquery(Parse *, SrcItem *);
+void compile_src_code_subquery(Parse *, SrcItem *);
 /* 1 if the SRC_SUBQUERY item can run as a co-routine that yields its rows
  * one at a time (a subquery, view or CTE -- recursive too -- but not one
  * filled by an op or written AS MATERIALIZED), when the loops keep it
  * outermost. */
-int src_can_coroutine(Parse *, const SrcItem *);
+int compile_src_can_coroutine(Parse *, const SrcItem *);
 /* For an item with refill set: fill its table from the current values of its
- * arguments (where_begin calls it where the item's loop starts). */
-void src_code_refill(Parse *, SrcItem *);
+ * arguments (compile_where_begin calls it where the item's loop starts). */
+void compile_src_code_refill(Parse *, SrcItem *);
 
 /* A pragma usable in FROM as pragma_NAME(...) (src/compile/pragma_tab.c). */
 typedef struct SqlPragmaTab {
@@ -323,11 +323,11 @@ typedef struct SqlPragmaTab {
 #define SQL_PRAGMA_ARG 1
 #define SQL_PRAGMA_SCHEMA 2
 /* The entry for name (no prefix, any case), or NULL. */
-const SqlPragmaTab *sql_pragma_tab(const char *name);
+const SqlPragmaTab *compile_sql_pragma_tab(const char *name);
 /* The order SQLite's table hash lists n names inserted in the given order
  * (rehash to 2 * count buckets, at most 64, before the 10th, 21st, ...
  * insertion): the permutation, shale_malloc'ed (free it), or NULL. */
-int *sql_table_hash_order(const char *const *names, int n);
+int *compile_sql_table_hash_order(const char *const *names, int n);
 
 /* ---- name resolution (resolve.c) ---- */
 
@@ -365,25 +365,25 @@ struct NameCtx {
   int trig_mask;
   /* UPSERT/CHECK/generated columns: bare column names resolve against
    * self_tab as SQL_E_COLREF with cursor self_cursor (CHECK and generated
-   * columns are evaluated with the row in registers: see code_column). */
+   * columns are evaluated with the row in registers: see compile_code_column). */
   const char *err_ctx; /* "CHECK constraints", "index expressions", ... */
 };
 
 /* Resolve e in place within nc: column names -> SQL_E_COLREF (with
  * colused bits set), functions -> func (errors "no such function: f",
  * "wrong number of arguments to function f()", "misuse of aggregate: f()"),
- * subqueries resolved recursively (select_resolve), variables checked.
- * Returns 0, or nonzero after parse_error. */
-int resolve_expr(Parse *, NameCtx *, SqlExpr *e);
-int resolve_list(Parse *, NameCtx *, SqlExprList *);
+ * subqueries resolved recursively (compile_select_resolve), variables checked.
+ * Returns 0, or nonzero after compile_parse_error. */
+int compile_resolve_expr(Parse *, NameCtx *, SqlExpr *e);
+int compile_resolve_list(Parse *, NameCtx *, SqlExprList *);
 /* ORDER BY / GROUP BY terms: an integer constant k is result column k
  * ("1st ORDER BY term out of range - should be between 1 and N"), a bare
- * name matching an alias is that result expression; else resolve_expr.
+ * name matching an alias is that result expression; else compile_resolve_expr.
  * what = "ORDER" or "GROUP". */
 /* SQLite's SQLITE_LIMIT_COLUMN check of an ORDER BY / GROUP BY list of n
  * terms (what: "ORDER", "GROUP"): "too many terms in ORDER BY clause" and
  * 1, else 0. */
-int resolve_terms_limit(Parse *, int n, const char *what);
+int compile_resolve_terms_limit(Parse *, int n, const char *what);
 
 /* ---- aggregates (compile_select.c) ---- */
 
@@ -447,29 +447,30 @@ typedef struct SelectDest {
  * lists, '*' expansion, names, aggregates. Idempotent: a second call on the
  * same node does nothing. outer is the enclosing name context (correlated
  * subqueries) or NULL. */
-int select_resolve(Parse *, SqlSelect *, NameCtx *outer);
+int compile_select_resolve(Parse *, SqlSelect *, NameCtx *outer);
 /* Generate code for a resolved SELECT into dest. */
-int select_code(Parse *, SqlSelect *, SelectDest *dest);
+int compile_select_code(Parse *, SqlSelect *, SelectDest *dest);
 /* 1 if a core of the resolved SELECT refers to an enclosing query (its
  * name context was marked so during resolution). */
-int select_has_correl(const SqlSelect *);
+int compile_select_has_correl(const SqlSelect *);
 /* Number of result columns of a resolved SELECT (after '*' expansion). */
-int select_ncol(const SqlSelect *);
+int compile_select_ncol(const SqlSelect *);
 /* The result column list (after '*' expansion) of a resolved SELECT core. */
-SqlExprList *select_result(const SqlSelect *);
+SqlExprList *compile_select_result(const SqlSelect *);
 /* Fill Parse.cols (names, decltypes, origins) for the top-level SELECT, by
  * SQLite's naming rules. */
-int select_result_names(Parse *, SqlSelect *);
+int compile_select_result_names(Parse *, SqlSelect *);
 /* A Table describing a resolved SELECT's result (names with SQLite's
  * ":1" dedup rule, affinities, collations): for views and FROM subqueries.
  * Allocated in Parse.arena. */
-Table *select_result_table(Parse *, SqlSelect *, const char *name, const SqlIdList *colnames);
+Table *compile_select_result_table(Parse *, SqlSelect *, const char *name,
+                                   const SqlIdList *colnames);
 
 /* ---- WHERE loops (compile_where.c, on src/plan/) ---- */
 
 typedef struct WhereInfo WhereInfo;
 
-/* where_begin flags */
+/* compile_where_begin flags */
 #define WHERE_ORDERBY_MIN 0x0001 /* min() optimization: first row only */
 #define WHERE_ORDERBY_MAX 0x0002
 #define WHERE_ONEPASS                                                                      \
@@ -481,137 +482,139 @@ typedef struct WhereInfo WhereInfo;
 
 /* Open nested loops over src (in the order the planner chooses) that visit
  * every combination satisfying where (may be NULL) and the ON clauses,
- * LEFT JOINs padded with NULL rows. The code emitted after where_begin
- * runs once per combination; where_end closes the loops. order_by (may be
+ * LEFT JOINs padded with NULL rows. The code emitted after compile_where_begin
+ * runs once per combination; compile_where_end closes the loops. order_by (may be
  * NULL) is what the caller will sort by: if the chosen loops deliver rows in
- * that order, where_order_satisfied returns 1 and the caller skips its
+ * that order, compile_where_order_satisfied returns 1 and the caller skips its
  * sorter. Adds EXPLAIN QUERY PLAN rows (SCAN/SEARCH ... USING ...). Returns
- * NULL after parse_error. */
-WhereInfo *where_begin(Parse *, SrcList *src, SqlExpr *where, SqlExprList *order_by, int flags);
-/* where_begin in two steps: where_plan analyses the terms and picks the
- * loops (no code; where_one_row, where_scan_index and where_order_satisfied
- * answer from then on), where_code emits them (nonzero after an error). The
+ * NULL after compile_parse_error. */
+WhereInfo *compile_where_begin(Parse *, SrcList *src, SqlExpr *where, SqlExprList *order_by,
+                               int flags);
+/* compile_where_begin in two steps: compile_where_plan analyses the terms and picks the
+ * loops (no code; compile_where_one_row, compile_where_scan_index and compile_where_order_satisfied
+ * answer from then on), compile_where_code emits them (nonzero after an error). The
  * caller may emit code in between (it runs before the loops). */
-WhereInfo *where_plan(Parse *, SrcList *src, SqlExpr *where, SqlExprList *order_by, int flags);
-int where_code(WhereInfo *);
+WhereInfo *compile_where_plan(Parse *, SrcList *src, SqlExpr *where, SqlExprList *order_by,
+                              int flags);
+int compile_where_code(WhereInfo *);
 /* The index a single-table loop walks (scan or search), or NULL for the
  * table itself (rowid, a WITHOUT ROWID table's PRIMARY KEY, MULTI-INDEX OR:
  * rowids collected first). */
-const Index *where_scan_index(const WhereInfo *);
-int where_order_satisfied(const WhereInfo *);
+const Index *compile_where_scan_index(const WhereInfo *);
+int compile_where_order_satisfied(const WhereInfo *);
 /* 1 if the loops visit at most one row: a single table looked up by rowid
  * or by every column of a UNIQUE index with "=" (SQLite's one-pass single
  * row case). */
-int where_one_row(const WhereInfo *);
+int compile_where_one_row(const WhereInfo *);
 /* Label that moves to the next combination (a "continue"). */
-int where_continue_label(const WhereInfo *);
+int compile_where_continue_label(const WhereInfo *);
 /* Label just after the loops (a "break"). */
-int where_break_label(const WhereInfo *);
-void where_end(WhereInfo *);
+int compile_where_break_label(const WhereInfo *);
+void compile_where_end(WhereInfo *);
 
 /* ---- expressions (compile_expr.c) ---- */
 
 /* Evaluate e into r[target]. */
-void expr_code(Parse *, SqlExpr *e, int target);
+void compile_expr_code(Parse *, SqlExpr *e, int target);
 /* Evaluate list->a[i].expr into r[target + i] for every i. */
-void expr_code_list(Parse *, SqlExprList *list, int target);
+void compile_expr_code_list(Parse *, SqlExprList *list, int target);
 /* Jump to label if e is true (false); NULL jumps iff jumpifnull. */
-void expr_if_true(Parse *, SqlExpr *e, int label, int jumpifnull);
-void expr_if_false(Parse *, SqlExpr *e, int label, int jumpifnull);
+void compile_expr_if_true(Parse *, SqlExpr *e, int label, int jumpifnull);
+void compile_expr_if_false(Parse *, SqlExpr *e, int label, int jumpifnull);
 /* SQLite's affinity of an expression (AFF_* or 0 for none). */
-char expr_affinity(const SqlExpr *e);
+char compile_expr_affinity(const SqlExpr *e);
 /* The collation of an expression (explicit COLLATE, else a column's), or
  * NULL for BINARY; the comparison collation of a binary operator
- * (left first, as SQLite). Unknown name: parse_error "no such collation
+ * (left first, as SQLite). Unknown name: compile_parse_error "no such collation
  * sequence: X". */
-const Collation *expr_collation(Parse *, const SqlExpr *e);
-const Collation *expr_cmp_collation(Parse *, const SqlExpr *l, const SqlExpr *r);
+const Collation *compile_expr_collation(Parse *, const SqlExpr *e);
+const Collation *compile_expr_cmp_collation(Parse *, const SqlExpr *l, const SqlExpr *r);
 /* Affinity to apply when comparing l with r (SQLite's rules), AFF_* or 0. */
-char expr_cmp_affinity(const SqlExpr *l, const SqlExpr *r);
+char compile_expr_cmp_affinity(const SqlExpr *l, const SqlExpr *r);
 /* 1 if e reads no column, parameter-free or not (no side effects, no
  * subquery, no non-deterministic function): it can be computed once. */
-int expr_is_constant(const SqlExpr *e);
+int compile_expr_is_constant(const SqlExpr *e);
 /* Read column col (-1 = rowid) of table tab positioned in cursor cur into
  * r[target]: honours the rowid alias, WITHOUT ROWID storage slots, a
- * covering index (parse_set_cover), defaults of short records (Column p4),
+ * covering index (compile_parse_set_cover), defaults of short records (Column p4),
  * REAL affinity (RealAffinity) and virtual generated columns. */
-void code_column(Parse *, const Table *tab, int cur, int col, int target);
+void compile_code_column(Parse *, const Table *tab, int cur, int col, int target);
 /* Emit a constant expression once (hoisted to the epilogue) and return its
- * register (regs reused per statement). Non-constant e: plain expr_code
+ * register (regs reused per statement). Non-constant e: plain compile_expr_code
  * into a fresh register. */
-int expr_code_once(Parse *, SqlExpr *e);
+int compile_expr_code_once(Parse *, SqlExpr *e);
 
 /* ---- DML (compile_dml.c, compile_insert.c, compile_update.c) and triggers
  * (compile_trigger.c) ---- */
-int dml_insert(Parse *, const SqlStmt *);
-int dml_update(Parse *, const SqlStmt *);
-int dml_delete(Parse *, const SqlStmt *);
+int compile_dml_insert(Parse *, const SqlStmt *);
+int compile_dml_update(Parse *, const SqlStmt *);
+int compile_dml_delete(Parse *, const SqlStmt *);
 /* Run the triggers of tab for op (TRIGGER_INSERT/UPDATE/DELETE) and timing
  * (TRIGGER_BEFORE/AFTER/INSTEAD_OF): old_reg/new_reg hold rowid then every
  * column (ncol+1 registers each) or 0 when absent; changed (UPDATE) is the
  * per-column set, for UPDATE OF. on_ignore = label a RAISE(IGNORE) jumps to. */
-void trigger_code(Parse *, const Table *tab, int op, int timing, const uint8_t *changed,
-                  int old_reg, int new_reg, int on_conflict, int on_ignore);
+void compile_trigger_code(Parse *, const Table *tab, int op, int timing, const uint8_t *changed,
+                          int old_reg, int new_reg, int on_conflict, int on_ignore);
 /* 1 if tab has any trigger for op/timing. */
-int trigger_exists(Parse *, const Table *tab, int op, int timing);
+int compile_trigger_exists(Parse *, const Table *tab, int op, int timing);
 
 /* Compile a trigger into a sub-program (compile_trigger.c) for the caller's
  * own use (foreign-key actions: compile_fk.c): t->sql is parsed; a trigger
  * without a name gets no Trace ops. NULL after an error recorded in p. */
-VmProgram *trigger_program_of(Parse *, const Trigger *t, const Table *tab, int on_conflict);
+VmProgram *compile_trigger_program_of(Parse *, const Trigger *t, const Table *tab, int on_conflict);
 /* TRIGGER_EQP: the trigger programs' EXPLAIN QUERY PLAN rows after the
  * statement's own (called once the statement is compiled). */
-void trigger_eqp_flush(Parse *);
+void compile_trigger_eqp_flush(Parse *);
 
 /* ---- foreign keys (compile_fk.c), all no-ops unless env->foreign_keys ----
- * Row registers: rowid then every column (the trigger_code layout); changed
+ * Row registers: rowid then every column (the compile_trigger_code layout); changed
  * is the UPDATE's per-column set (NULL for INSERT/DELETE), rowid_changed 1
  * when the UPDATE assigns the rowid. */
 /* Nonzero if writing tab (INSERT/DELETE: changed NULL) needs FK code; 2
  * (SQLite's value) for an UPDATE of a self-referencing child key or of a
  * parent key with an ON UPDATE action: then every index entry of the row is
  * rewritten, none kept. */
-int fk_required(Parse *, const Table *tab, const uint8_t *changed, int rowid_changed);
+int compile_fk_required(Parse *, const Table *tab, const uint8_t *changed, int rowid_changed);
 /* SQLite's checks for a row removed (old_reg) and/or added (new_reg): child
  * keys looked up in their parents, children of the row counted. */
-void fk_check(Parse *, const Table *tab, int old_reg, int new_reg, const uint8_t *changed,
-              int rowid_changed);
+void compile_fk_check(Parse *, const Table *tab, int old_reg, int new_reg, const uint8_t *changed,
+                      int rowid_changed);
 /* ON DELETE / ON UPDATE actions for a removed or changed parent row (after
  * it was written), as trigger sub-programs. */
-void fk_actions(Parse *, const Table *tab, int old_reg, int new_reg, const uint8_t *changed,
-                int rowid_changed);
+void compile_fk_actions(Parse *, const Table *tab, int old_reg, int new_reg, const uint8_t *changed,
+                        int rowid_changed);
 /* DROP TABLE: the implicit DELETE FROM with its FK checks and actions. */
-void fk_drop_table(Parse *, const Table *tab);
+void compile_fk_drop_table(Parse *, const Table *tab);
 /* The parent key fk refers to in par (SQLite's sqlite3FkLocateIndex): *idx =
  * NULL for the rowid, else the UNIQUE index; aicol[i] (fk->ncol entries) =
  * the child column matched with the key's column i. 1 if there is none
  * ("foreign key mismatch"). */
-int fk_parent_key(const Table *par, const ForeignKey *fk, const Index **idx, int *aicol);
+int compile_fk_parent_key(const Table *par, const ForeignKey *fk, const Index **idx, int *aicol);
 /* The errors PRAGMA foreign_key_check[(table)] reports when prepared: "no
- * such table: T", "foreign key mismatch ..."; 1 after parse_error. */
-int fk_check_pragma_prepare(Parse *, const char *table);
+ * such table: T", "foreign key mismatch ..."; 1 after compile_parse_error. */
+int compile_fk_check_pragma_prepare(Parse *, const char *table);
 
 /* ---- DDL (compile_ddl.c) ---- */
-int ddl_create_table(Parse *, const SqlStmt *);
-int ddl_create_index(Parse *, const SqlStmt *);
-int ddl_create_view(Parse *, const SqlStmt *);
-int ddl_create_vtab(Parse *, const SqlStmt *);
-int ddl_create_trigger(Parse *, const SqlStmt *);
+int compile_ddl_create_table(Parse *, const SqlStmt *);
+int compile_ddl_create_index(Parse *, const SqlStmt *);
+int compile_ddl_create_view(Parse *, const SqlStmt *);
+int compile_ddl_create_vtab(Parse *, const SqlStmt *);
+int compile_ddl_create_trigger(Parse *, const SqlStmt *);
 /* The error SQLite reports for a CREATE TRIGGER header (s may have no body)
- * before it reads the body: 1 after parse_error, else 0 (emits no code). */
-int ddl_trigger_header_error(Parse *, const SqlStmt *);
-int ddl_drop(Parse *, const SqlStmt *);
-int ddl_reindex(Parse *, const SqlStmt *);
-int ddl_alter(Parse *, const SqlStmt *);
+ * before it reads the body: 1 after compile_parse_error, else 0 (emits no code). */
+int compile_ddl_trigger_header_error(Parse *, const SqlStmt *);
+int compile_drop(Parse *, const SqlStmt *);
+int compile_ddl_reindex(Parse *, const SqlStmt *);
+int compile_alter(Parse *, const SqlStmt *);
 /* ANALYZE (compile_analyze.c): fills sqlite_stat1, then reloads the schema. */
-int ddl_analyze(Parse *, const SqlStmt *);
+int compile_ddl_analyze(Parse *, const SqlStmt *);
 
 /* ---- the compile context (compile.c) ---- */
 
 struct Parse {
   const CompileEnv *env;
   Schema *schema;
-  const char *sql;   /* the whole text given to sql_compile */
+  const char *sql;   /* the whole text given to compile_sql */
   uint8_t uses_vtab; /* CompiledStmt.uses_vtab */
   /* a SELECT whose LIMIT (and OFFSET) a virtual table may see as
    * constraints (compile_select.c sets it, compile_vtab.c reads it): its one
@@ -642,14 +645,14 @@ struct Parse {
   VmOp *const_ops;
   int nconst_ops, capconst_ops;
   /* covering-index redirections: reads of table cursor tab_cur come from
-   * index cursor idx_cur (parse_set_cover) */
+   * index cursor idx_cur (compile_parse_set_cover) */
   struct ParseCover {
     int tab_cur, idx_cur;
     const Index *idx;
     int reg; /* nonzero: a co-routine's item; column i is in r[reg + i] */
   } * covers;
   int ncover, capcover;
-  /* result columns of the top statement (select_result_names) */
+  /* result columns of the top statement (compile_select_result_names) */
   int ncol;
   ResultCol *cols;
   /* EXPLAIN QUERY PLAN rows */
@@ -659,7 +662,7 @@ struct Parse {
   EqpRow *eqp_trig; /* TRIGGER_EQP: the trigger programs' rows, after ours */
   int neqp_trig, capeqp_trig;
   int eqp_next_id;
-  /* parse_table_db's last answer (the schemas do not change while a
+  /* compile_parse_table_db's last answer (the schemas do not change while a
    * statement compiles) */
   const Table *tdb_tab;
   int tdb_db;
@@ -667,7 +670,7 @@ struct Parse {
   const Table *trig_tab; /* table of the trigger being compiled */
   int trig_depth;
   /* select part (compile_select.c, resolve.c): per-SELECT resolution data */
-  struct SelectState *select_state;
+  struct SelectState *compile_select_state;
   /* foreign keys (compile_fk.c): action programs compiled for this
    * statement (outermost Parse only); DROP TABLE's implicit DELETE runs with
    * disable_triggers set (no user triggers, missing parents tolerated) */
@@ -678,7 +681,7 @@ struct Parse {
    * pTriggerPrg head; compile_trigger.c sets it, compile_fk.c reads it) */
   const Trigger *last_trig;
   /* databases (ATTACH/TEMP): idb is the database the statement targets
-   * (schema == its schema): DDL and DML work there, parse_need_read/write
+   * (schema == its schema): DDL and DML work there, compile_parse_need_read/write
    * and the database-level ops (SetCookie, CreateBtree, ...) name it.
    * rmask/wmask: databases needing a read/write transaction (epilogue).
    * scope_db1: when nonzero, unqualified names resolve only in database
@@ -692,17 +695,17 @@ struct Parse {
  * is none), AUTH_IGNORE, or AUTH_DENY after recording SHALE_AUTH "not
  * authorized" (a malfunctioning answer records "authorizer malfunction" and
  * also returns AUTH_DENY). The trigger argument comes from p. */
-int parse_auth(Parse *, int action, const char *a, const char *b, const char *db);
+int compile_parse_auth(Parse *, int action, const char *a, const char *b, const char *db);
 
 /* Record the first error (printf-style message) with code rc (SHALE_ERROR
  * unless said otherwise). */
-void parse_error(Parse *, const char *fmt, ...);
-void parse_error_code(Parse *, int rc, const char *fmt, ...);
-void parse_nomem(Parse *);
+void compile_parse_error(Parse *, const char *fmt, ...);
+void compile_parse_error_code(Parse *, int rc, const char *fmt, ...);
+void compile_parse_nomem(Parse *);
 static inline int parse_failed(const Parse *p) { return p->rc != 0; }
 /* Arena helpers (NULL after recording SHALE_NOMEM). */
-void *parse_alloc(Parse *, size_t n); /* zeroed */
-char *parse_strdup(Parse *, const char *z);
+void *compile_parse_alloc(Parse *, size_t n); /* zeroed */
+char *compile_parse_strdup(Parse *, const char *z);
 /* Emitting: thin wrappers of vm_builder_* on p->b. */
 static inline int emit(Parse *p, int op, int p1, int p2, int p3) {
   return vm_builder_add(&p->b, op, p1, p2, p3);
@@ -713,22 +716,22 @@ static inline int emit_regs(Parse *p, int n) { return vm_builder_regs(&p->b, n);
 static inline int emit_cursor(Parse *p) { return vm_builder_cursor(&p->b); }
 static inline int emit_addr(Parse *p) { return vm_builder_addr(&p->b); }
 /* The statement reads / writes database p->idb (epilogue Transaction). */
-void parse_need_read(Parse *);
-void parse_need_write(Parse *);
+void compile_parse_need_read(Parse *);
+void compile_parse_need_write(Parse *);
 /* ... database idb. */
-void parse_need_db(Parse *, int idb, int write);
+void compile_parse_need_db(Parse *, int idb, int write);
 
 /* ---- databases (compile.c) ---- */
 /* Number of databases (>= 1), database i's name and schema (NULL if none). */
-int parse_ndb(const Parse *);
-const char *parse_db_name(const Parse *, int i);
-Schema *parse_db_schema(const Parse *, int i);
-Btree *parse_db_bt(const Parse *, int i);
+int compile_parse_ndb(const Parse *);
+const char *compile_parse_db_name(const Parse *, int i);
+Schema *compile_parse_db_schema(const Parse *, int i);
+Btree *compile_parse_db_bt(const Parse *, int i);
 /* Index of the database named name ("main", "temp", attached), or -1. */
-int parse_find_db(const Parse *, const char *name);
+int compile_parse_find_db(const Parse *, const char *name);
 /* The database whose schema holds tab (a Table of some schema, sqlite_schema
  * included); p->idb when none does (subquery tables, tables being built). */
-int parse_table_db(Parse *, const Table *tab);
+int compile_parse_table_db(Parse *, const Table *tab);
 /* Look up an object of kind PARSE_OBJ_* by optional schema name and name:
  * unqualified names search temp, main, then attached databases in order
  * (only scope_db1 - 1 when set). *idb gets the database (-1: not found or
@@ -738,18 +741,18 @@ int parse_table_db(Parse *, const Table *tab);
 #define PARSE_OBJ_INDEX 1
 #define PARSE_OBJ_VIEW 2
 #define PARSE_OBJ_TRIGGER 3
-void *parse_find_object(Parse *, int kind, const char *zdb, const char *name, int *idb);
+void *compile_parse_find_object(Parse *, int kind, const char *zdb, const char *name, int *idb);
 /* compile_vtab.c. A virtual table t of the schema (schema.h invariant 5)
  * connected (lazily, xConnect): its declared Table (tab->vtab set), or NULL
  * after SQLite's error ("no such module: M", the module's message). */
-Table *parse_vtab_connect(Parse *, const Table *t, int idb);
+Table *compile_parse_vtab_connect(Parse *, const Table *t, int idb);
 /* t a virtual table that cannot be connected: the error, and 1; else 0. */
-int parse_vtab_missing(Parse *, const Table *);
+int compile_parse_vtab_missing(Parse *, const Table *);
 /* The declared Table of a connected table whose statement compiled (NULL
  * if none was built): PRAGMA table_info reads its columns. */
-const Table *vtab_declared_table(const struct VtabTable *vt);
+const Table *compile_vtab_declared_table(const struct VtabTable *vt);
 /* DROP TABLE of virtual table t (of p->idb): OP_VDestroy. */
-void parse_vtab_destroy(Parse *, const Table *t);
+void compile_parse_vtab_destroy(Parse *, const Table *t);
 /* The WHERE side of a virtual-table scan (compile_where.c): the
  * constraints and xBestIndex answers for item `item` (pi gets the paths),
  * the VFilter of the chosen path (its argv coded, omitted terms marked in
@@ -759,77 +762,77 @@ struct PlanItem;
 struct Planner;
 struct PlanLevel;
 struct PlanTerm;
-int vtab_where_plan(Parse *, SrcItem *it, int item, struct PlanItem *pi, struct Planner *pl,
-                    SqlExprList *order_by, VtabWhere **out);
+int compile_vtab_where_plan(Parse *, SrcItem *it, int item, struct PlanItem *pi, struct Planner *pl,
+                            SqlExprList *order_by, VtabWhere **out);
 /* An eponymous module named like FROM item a (SQLite: no xCreate, or xCreate
  * == xConnect): it becomes the module's own table, its arguments bound to
- * the hidden columns in order (vtab_where_args adds "hidden = arg" terms
+ * the hidden columns in order (compile_vtab_where_args adds "hidden = arg" terms
  * after the WHERE clause, as SQLite's sqlite3WhereTabFuncArgs). -1 if none,
  * 1 after an error, 0. */
-int vtab_from_item(Parse *, SrcItem *it, const SqlSrcItem *a);
+int compile_vtab_from_item(Parse *, SrcItem *it, const SqlSrcItem *a);
 /* t(args) for a virtual table t of the schema: -1 if there is none. */
-int vtab_schema_item(Parse *, SrcItem *it, const SqlSrcItem *a);
-void vtab_where_args(Parse *, SrcItem *it, struct Planner *pl, int on);
+int compile_vtab_schema_item(Parse *, SrcItem *it, const SqlSrcItem *a);
+void compile_vtab_where_args(Parse *, SrcItem *it, struct Planner *pl, int on);
 /* A SELECT of one virtual table with a LIMIT: its LIMIT/OFFSET may be
  * offered to xBestIndex (SQLite's sqlite3WhereAddLimit). */
-void vtab_limit_offer(Parse *, const struct SrcList *src, const SqlSelect *s, int limit_reg,
-                      int offset_reg);
+void compile_vtab_limit_offer(Parse *, const struct SrcList *src, const SqlSelect *s, int limit_reg,
+                              int offset_reg);
 /* t (of schema s) is a shadow table: its name is V_SUFFIX for a virtual
  * table V of s whose module (version >= 3) says xShadowName(SUFFIX). */
-int vtab_is_shadow(Parse *, Schema *s, const Table *t);
+int compile_vtab_is_shadow(Parse *, Schema *s, const Table *t);
 /* With DEFENSIVE (CompileEnv.shadow_ro) and t a shadow table: SQLite's
  * "table %s may not be <what>" and 1; else 0. */
-int vtab_shadow_refused(Parse *, Schema *s, const Table *t, const char *what);
+int compile_vtab_shadow_refused(Parse *, Schema *s, const Table *t, const char *what);
 /* The definition a call of f (NULL: a built-in stub called name) with
  * nargs arguments uses when its overloading argument col (the first; the
  * left operand of LIKE, GLOB, MATCH, REGEXP) is a virtual table's column
  * whose xFindFunction overloads it (SQLite's sqlite3VtabOverloadFunction);
  * else f. */
-const struct FuncDef *vtab_overload_call(Parse *, const struct FuncDef *f, const char *name,
-                                         int nargs, const SqlExpr *col);
+const struct FuncDef *compile_vtab_overload_call(Parse *, const struct FuncDef *f, const char *name,
+                                                 int nargs, const SqlExpr *col);
 /* in_loop opens the IN loop of planner term `term` reading each value into
  * reg, and returns where the VFilter goes at eof (the loop's next); with
  * whole set, it builds the term's set and puts it in reg as one argument
  * (VInitIn: the module took the IN whole) and returns 0. */
 typedef int (*VtabInLoop)(void *ctx, int term, int reg, int whole);
-void vtab_where_code(Parse *, VtabWhere *, const struct PlanLevel *L, uint8_t *coded,
-                     const struct PlanTerm *terms, int brk, VtabInLoop in_loop, void *ctx);
-void vtab_where_eqp(Parse *, const VtabWhere *, const struct PlanLevel *L, const char *name,
-                    const char *lj);
+void compile_vtab_where_code(Parse *, VtabWhere *, const struct PlanLevel *L, uint8_t *coded,
+                             const struct PlanTerm *terms, int brk, VtabInLoop in_loop, void *ctx);
+void compile_vtab_where_eqp(Parse *, const VtabWhere *, const struct PlanLevel *L, const char *name,
+                            const char *lj);
 /* compile_vtab_dml.c: INSERT / UPDATE / DELETE on a connected virtual
  * table tab (its declared Table) through xUpdate; oe the conflict mode. */
-int vtab_insert(Parse *, const SqlInsert *ins, Table *tab, int oe);
-int vtab_update_stmt(Parse *, const SqlUpdate *u, Table *tab, int oe);
-int vtab_delete_stmt(Parse *, const SqlDelete *d, Table *tab);
+int compile_vtab_insert(Parse *, const SqlInsert *ins, Table *tab, int oe);
+int compile_vtab_update_stmt(Parse *, const SqlUpdate *u, Table *tab, int oe);
+int compile_vtab_delete_stmt(Parse *, const SqlDelete *d, Table *tab);
 /* 1 if zdb (may be NULL: 0) names another database than p->idb, or none. */
-int parse_other_db(const Parse *, const char *zdb);
+int compile_parse_other_db(const Parse *, const char *zdb);
 /* Make database idb the statement's target (p->idb, p->schema). */
-void parse_set_db(Parse *, int idb);
+void compile_parse_set_db(Parse *, int idb);
 /* Reads of table cursor tab_cur are served by index idx on cursor idx_cur
  * (covering index) until cleared with idx = NULL. */
-void parse_set_cover(Parse *, int tab_cur, const Index *idx, int idx_cur);
+void compile_parse_set_cover(Parse *, int tab_cur, const Index *idx, int idx_cur);
 /* Reads of cursor tab_cur's columns come from registers reg, reg+1, ...
  * (a FROM item run as a co-routine) until cleared with reg = 0. */
-void parse_set_coroutine(Parse *, int tab_cur, int reg);
-const struct ParseCover *parse_find_cover(const Parse *, int tab_cur);
+void compile_parse_set_coroutine(Parse *, int tab_cur, int reg);
+const struct ParseCover *compile_parse_find_cover(const Parse *, int tab_cur);
 /* Add an EXPLAIN QUERY PLAN row under p->eqp_parent; returns its id. Only
  * an EXPLAIN QUERY PLAN statement (is_explain 2) keeps the row: others just
  * take a fresh id (no formatting). */
-int parse_eqp(Parse *, const char *fmt, ...);
+int compile_parse_eqp(Parse *, const char *fmt, ...);
 /* Open cursor cur for reading (write = 0) or writing on table tab's tree
  * (the PRIMARY KEY index for WITHOUT ROWID) / on index idx: emits
  * OpenRead/OpenWrite with the KeyInfo or column count. */
-void parse_open_table(Parse *, int cur, const Table *tab, int write);
-void parse_open_index(Parse *, int cur, const Index *idx, int write);
+void compile_parse_open_table(Parse *, int cur, const Table *tab, int write);
+void compile_parse_open_index(Parse *, int cur, const Index *idx, int write);
 /* KeyInfo for an index (cached per Parse, owned by the program arena so it
  * outlives the Parse: P4_KEYINFO pointers must stay valid while the program
  * lives). */
-KeyInfo *parse_index_keyinfo(Parse *, const Index *idx);
+KeyInfo *compile_parse_index_keyinfo(Parse *, const Index *idx);
 /* A KeyInfo for n columns with the given collations (may be NULL = all
  * BINARY) and sort orders (NULL = ascending), owned by the program. */
-KeyInfo *parse_keyinfo(Parse *, int n, const Collation **coll, const uint8_t *desc);
+KeyInfo *compile_parse_keyinfo(Parse *, int n, const Collation **coll, const uint8_t *desc);
 /* Compile one statement (any kind) into the current program: dispatch used
- * by sql_compile and by trigger bodies. */
+ * by compile_sql and by trigger bodies. */
 int compile_stmt(Parse *, const SqlStmt *);
 
 #endif /* SHALE_SQL_COMPILE_H */

@@ -42,7 +42,7 @@ static int agg_add_func(Parse *p, AggInfo *ai, SqlExpr *e) {
     if (ai->funcs[i].expr == e) return 0;
   if (ai->nfunc == ai->capfunc) {
     int cap = ai->capfunc ? ai->capfunc * 2 : 8;
-    AggFunc *a = parse_alloc(p, sizeof(AggFunc) * (size_t)cap);
+    AggFunc *a = compile_parse_alloc(p, sizeof(AggFunc) * (size_t)cap);
     if (!a) return 1;
     if (ai->nfunc) memcpy(a, ai->funcs, sizeof(AggFunc) * (size_t)ai->nfunc);
     ai->funcs = a;
@@ -61,7 +61,7 @@ static int agg_add_col(Parse *p, AggInfo *ai, SqlExpr *e) {
     if (ai->cols[i].expr == e) return 0; /* reached twice (a shared subquery) */
   if (ai->ncol == ai->capcol) {
     int cap = ai->capcol ? ai->capcol * 2 : 8;
-    AggCol *a = parse_alloc(p, sizeof(AggCol) * (size_t)cap);
+    AggCol *a = compile_parse_alloc(p, sizeof(AggCol) * (size_t)cap);
     if (!a) return 1;
     if (ai->ncol) memcpy(a, ai->cols, sizeof(AggCol) * (size_t)ai->ncol);
     ai->cols = a;
@@ -127,7 +127,7 @@ static int is_agg_func_of(AggInfo *ai, const SqlExpr *e) {
 static int colwalk_expr(SqlWalker *w, SqlExpr *e) {
   ColWalk *cw = w->arg;
   if (is_agg_func_of(cw->ai, e)) return SQL_WALK_PRUNE;
-  if (e->op == SQL_E_COLREF && src_find_cursor(cw->src, e->cursor)) {
+  if (e->op == SQL_E_COLREF && compile_src_find_cursor(cw->src, e->cursor)) {
     if (agg_add_col(cw->p, cw->ai, e)) {
       cw->rc = 1;
       return SQL_WALK_ABORT;
@@ -153,8 +153,8 @@ static int collect_cols(Parse *p, AggInfo *ai, SrcList *src, SqlExpr *e) {
 /* Replace node e by a SQL_E_REG for register reg (the original kept in
  * orig). An outer reference (a column, a call, or with outer_regs an
  * earlier REG, of depth > 0) stays visible below the new node. */
-int select_expr_to_reg(Parse *p, SqlExpr *e, int reg, int outer_regs) {
-  SqlExpr *o = parse_alloc(p, sizeof *o);
+int compile_select_expr_to_reg(Parse *p, SqlExpr *e, int reg, int outer_regs) {
+  SqlExpr *o = compile_parse_alloc(p, sizeof *o);
   if (!o) return 0;
   *o = *e;
   SqlSpan sp = e->span;
@@ -181,11 +181,11 @@ int select_expr_to_reg(Parse *p, SqlExpr *e, int reg, int outer_regs) {
  * AggInfo then points at the original nodes. */
 static void agg_replace(Parse *p, AggWork *aw) {
   AggInfo *ai = aw->ai;
-  aw->nodes = parse_alloc(p, sizeof(SqlExpr *) * (size_t)(ai->nfunc + ai->ncol + 1));
+  aw->nodes = compile_parse_alloc(p, sizeof(SqlExpr *) * (size_t)(ai->nfunc + ai->ncol + 1));
   if (!aw->nodes) return;
   for (int i = 0; i < ai->nfunc; i++) {
     SqlExpr *e = ai->funcs[i].expr;
-    select_expr_to_reg(p, e, ai->funcs[i].acc_reg, 0);
+    compile_select_expr_to_reg(p, e, ai->funcs[i].acc_reg, 0);
     if (e->op == SQL_E_REG && e->orig) {
       ai->funcs[i].expr = (SqlExpr *)e->orig;
       aw->nodes[aw->nnodes++] = e;
@@ -193,7 +193,7 @@ static void agg_replace(Parse *p, AggWork *aw) {
   }
   for (int i = 0; i < ai->ncol; i++) {
     SqlExpr *e = ai->cols[i].expr;
-    select_expr_to_reg(p, e, ai->cols[i].reg, 0);
+    compile_select_expr_to_reg(p, e, ai->cols[i].reg, 0);
     if (e->op == SQL_E_REG && e->orig) {
       ai->cols[i].expr = (SqlExpr *)e->orig;
       aw->nodes[aw->nnodes++] = e;
@@ -216,11 +216,11 @@ static void agg_inputs(Parse *p, AggWork *aw) {
   AggInfo *ai = aw->ai;
   for (int i = 0; i < ai->nfunc; i++) {
     SqlExpr *e = ai->funcs[i].expr;
-    if (e->list) expr_code_list(p, e->list, aw->arg_reg[i]);
-    if (e->filter) expr_code(p, e->filter, aw->filter_reg[i]);
+    if (e->list) compile_expr_code_list(p, e->list, aw->arg_reg[i]);
+    if (e->filter) compile_expr_code(p, e->filter, aw->filter_reg[i]);
   }
   for (int i = 0; i < ai->ncol; i++)
-    if (aw->col_dup[i] < 0) expr_code(p, ai->cols[i].expr, aw->col_in[i]);
+    if (aw->col_dup[i] < 0) compile_expr_code(p, ai->cols[i].expr, aw->col_in[i]);
 }
 
 static void agg_bare_load(Parse *p, AggWork *aw) {
@@ -254,7 +254,7 @@ static void agg_step(Parse *p, AggWork *aw) {
       emit(p, OP_Copy, aw->loaded_reg, aw->hit_reg, 0);
     if (e->filter) emit(p, OP_IfNot, aw->filter_reg[i], skip, 1);
     if ((f->func->flags & FUNC_NEEDCOLL) && nargs > 0) {
-      const Collation *c = sel_coll_of(p, e->list->a[0].expr);
+      const Collation *c = compile_sel_coll_of(p, e->list->a[0].expr);
       vm_builder_add_p4(&p->b, OP_CollSeq, 0, 0, 0, P4_COLL, c);
     }
     int a = vm_builder_add_p4(&p->b, OP_AggStep, f->distinct_cursor, aw->arg_reg[i], f->acc_reg,
@@ -287,9 +287,9 @@ static void agg_reset(Parse *p, AggWork *aw) {
     AggFunc *f = &ai->funcs[i];
     emit(p, OP_Null, 0, f->acc_reg, 0);
     if (f->distinct_cursor >= 0) {
-      const Collation *c = sel_coll_of(p, f->expr->list->a[0].expr);
-      KeyInfo *ki = parse_keyinfo(p, 1, &c, NULL);
-      if (sel_hashable_coll(c))
+      const Collation *c = compile_sel_coll_of(p, f->expr->list->a[0].expr);
+      KeyInfo *ki = compile_parse_keyinfo(p, 1, &c, NULL);
+      if (compile_sel_hashable_coll(c))
         vm_builder_add_p4(&p->b, OP_HashAggOpen, f->distinct_cursor, 0, 0, P4_KEYINFO, ki);
       else
         vm_builder_add_p4(&p->b, OP_OpenEphemeral, f->distinct_cursor, 1, 0, P4_KEYINFO, ki);
@@ -304,7 +304,7 @@ static void agg_reset(Parse *p, AggWork *aw) {
 static void agg_distinct_eqp(Parse *p, const AggInfo *ai) {
   for (int i = 0; i < ai->nfunc; i++)
     if (ai->funcs[i].distinct_cursor >= 0)
-      parse_eqp(p, "USE TEMP B-TREE FOR %s(DISTINCT)", ai->funcs[i].func->name);
+      compile_parse_eqp(p, "USE TEMP B-TREE FOR %s(DISTINCT)", ai->funcs[i].func->name);
 }
 
 static void agg_final(Parse *p, AggWork *aw) {
@@ -313,7 +313,7 @@ static void agg_final(Parse *p, AggWork *aw) {
     AggFunc *f = &ai->funcs[i];
     int nargs = f->expr->list ? f->expr->list->n : 0;
     if ((f->func->flags & FUNC_NEEDCOLL) && nargs > 0) {
-      const Collation *c = sel_coll_of(p, f->expr->list->a[0].expr);
+      const Collation *c = compile_sel_coll_of(p, f->expr->list->a[0].expr);
       vm_builder_add_p4(&p->b, OP_CollSeq, 0, 0, 0, P4_COLL, c);
     }
     vm_builder_add_p4(&p->b, OP_AggFinal, f->acc_reg, nargs, 0, P4_FUNC, f->func);
@@ -323,22 +323,22 @@ static void agg_final(Parse *p, AggWork *aw) {
 /* The result row of a finished group: HAVING, result columns, output. */
 static void agg_output(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc) {
   int skip = emit_label(p);
-  if (s->having) expr_if_false(p, s->having, skip, 1);
+  if (s->having) compile_expr_if_false(p, s->having, skip, 1);
   if (wc) {
-    window_push(p, wc); /* the group's row goes to the window passes */
+    compile_window_push(p, wc); /* the group's row goes to the window passes */
   } else {
     int regs = emit_regs(p, oc->ncol);
-    expr_code_list(p, info->result, regs);
-    sel_emit_output(p, oc, regs);
+    compile_expr_code_list(p, info->result, regs);
+    compile_sel_emit_output(p, oc, regs);
   }
   emit_resolve(p, skip);
 }
 
-void sel_win_output(Parse *p, void *arg) {
+void compile_sel_win_output(Parse *p, void *arg) {
   WinOut *wo = arg;
   int regs = emit_regs(p, wo->oc->ncol);
-  expr_code_list(p, wo->info->result, regs);
-  sel_emit_output(p, wo->oc, regs);
+  compile_expr_code_list(p, wo->info->result, regs);
+  compile_sel_emit_output(p, wo->oc, regs);
 }
 
 /* GROUP BY through a hash table (vm_hash.c) when every group's state is
@@ -350,7 +350,7 @@ static int hash_group_ok(const AggInfo *ai, const WinCtx *wc, const Collation **
   for (int i = 0; i < ai->nfunc; i++)
     if (ai->funcs[i].distinct_cursor >= 0 || ai->funcs[i].expr->order) return 0;
   for (int i = 0; i < nk; i++)
-    if (!sel_hashable_coll(coll[i])) return 0;
+    if (!compile_sel_hashable_coll(coll[i])) return 0;
   return 1;
 }
 
@@ -362,7 +362,7 @@ static void group_stream(Parse *p, AggWork *aw, SqlSelect *s, SelInfo *info, Out
   int nk = s->group_by->n;
   int l_new = emit_label(p), l_same = emit_label(p), l_first = emit_label(p);
   int l_out = emit_label(p), l_rest = emit_label(p), l_end = emit_label(p);
-  expr_code_list(p, s->group_by, kbase);
+  compile_expr_code_list(p, s->group_by, kbase);
   agg_inputs(p, aw);
   emit(p, OP_IfNot, has_group, l_first, 1);
   vm_builder_add_p4(&p->b, OP_Compare, kbase, prev, nk, P4_KEYINFO, ki);
@@ -375,7 +375,7 @@ static void group_stream(Parse *p, AggWork *aw, SqlSelect *s, SelInfo *info, Out
   emit(p, OP_Integer, 1, has_group, 0);
   emit_resolve(p, l_same);
   agg_step(p, aw);
-  sel_loop_end(p, l);
+  compile_sel_loop_end(p, l);
   agg_distinct_eqp(p, aw->ai);
   agg_replace(p, aw);
   emit(p, OP_IfNot, has_group, l_rest, 1);
@@ -402,8 +402,8 @@ static void hash_groups_out(Parse *p, int hcur, int bound, int ret, int l_out) {
   emit_resolve(p, done);
 }
 
-void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc) {
-  AggInfo *ai = parse_alloc(p, sizeof *ai);
+void compile_sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc) {
+  AggInfo *ai = compile_parse_alloc(p, sizeof *ai);
   if (!ai) return;
   ai->group_by = s->group_by;
   SqlExprList *res = info->result;
@@ -423,10 +423,10 @@ void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc)
   memset(&aw, 0, sizeof aw);
   aw.ai = ai;
   aw.src = info->src;
-  aw.arg_reg = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
-  aw.filter_reg = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
-  aw.col_in = parse_alloc(p, sizeof(int) * (size_t)(ai->ncol + 1));
-  aw.col_dup = parse_alloc(p, sizeof(int) * (size_t)(ai->ncol + 1));
+  aw.arg_reg = compile_parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
+  aw.filter_reg = compile_parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
+  aw.col_in = compile_parse_alloc(p, sizeof(int) * (size_t)(ai->ncol + 1));
+  aw.col_dup = compile_parse_alloc(p, sizeof(int) * (size_t)(ai->ncol + 1));
   if (!aw.arg_reg || !aw.filter_reg || !aw.col_in || !aw.col_dup) return;
   /* the same column read twice (k in "k % 10" and in "k + 1") is one input */
   for (int i = 0; i < ai->ncol; i++) {
@@ -469,7 +469,7 @@ void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc)
   for (int i = 0; i < ai->ncol; i++)
     ai->cols[i].reg =
         aw.col_dup[i] < 0 ? ai->first_reg + ai->nfunc + i : ai->cols[aw.col_dup[i]].reg;
-  aw.rule_call = parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
+  aw.rule_call = compile_parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
   if (!aw.rule_call) return;
   /* (the rule only picks the row the bare columns are read from) */
   for (int i = 0; ai->ncol > 0 && i < ai->nfunc; i++) {
@@ -488,17 +488,17 @@ void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc)
   Loop loop;
   if (nk == 0) {
     agg_distinct_eqp(p, ai);
-    if (sel_loop_begin(p, info, s, NULL, 0, &loop)) return;
+    if (compile_sel_loop_begin(p, info, s, NULL, 0, &loop)) return;
     agg_inputs(p, &aw);
     agg_step(p, &aw);
-    sel_loop_end(p, &loop);
+    compile_sel_loop_end(p, &loop);
     /* replace calls and bare columns by their registers, then output */
     agg_replace(p, &aw);
     agg_final(p, &aw);
     agg_output(p, s, info, oc, wc);
     if (wc) {
       WinOut wo = {oc, info};
-      window_end(p, wc, sel_win_output, &wo);
+      compile_window_end(p, wc, compile_sel_win_output, &wo);
     }
     agg_restore(&aw);
     return;
@@ -506,10 +506,10 @@ void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc)
   /* GROUP BY: rows into a sorter by the keys, then groups in order; or
    * (hash_group_ok) each row stepped at once in its group of a hash table,
    * rows of new keys going to the sorter only once the table is full */
-  const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)nk);
+  const Collation **coll = compile_parse_alloc(p, sizeof(Collation *) * (size_t)nk);
   if (!coll) return;
-  for (int i = 0; i < nk; i++) coll[i] = sel_coll_of(p, s->group_by->a[i].expr);
-  KeyInfo *ki = parse_keyinfo(p, nk, coll, NULL);
+  for (int i = 0; i < nk; i++) coll[i] = compile_sel_coll_of(p, s->group_by->a[i].expr);
+  KeyInfo *ki = compile_parse_keyinfo(p, nk, coll, NULL);
   int hcur = hash_group_ok(ai, wc, coll, nk) ? emit_cursor(p) : -1;
   int a_hopen = -1;
   if (hcur >= 0)
@@ -517,10 +517,10 @@ void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc)
                                 ai->first_reg, P4_KEYINFO, ki);
   /* the sorter also compares the sequence number: groups keep the rows in
    * the order they came (first row, min/max ties, group_concat order) */
-  const Collation **coll2 = parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1));
+  const Collation **coll2 = compile_parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1));
   if (!coll2) return;
   memcpy(coll2, coll, sizeof(Collation *) * (size_t)nk);
-  KeyInfo *ski = parse_keyinfo(p, nk + 1, coll2, NULL);
+  KeyInfo *ski = compile_parse_keyinfo(p, nk + 1, coll2, NULL);
   int scur = emit_cursor(p);
   int a_sopen = vm_builder_add_p4(&p->b, OP_SorterOpen, scur, nk + 1, 0, P4_KEYINFO, ski);
   int prev = emit_regs(p, nk);
@@ -529,8 +529,8 @@ void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc)
   emit(p, OP_Integer, 0, has_group, 0);
   /* the loops may deliver the rows in GROUP BY order (an index, the rowid):
    * then each group is finished as the next one starts, with no sorter */
-  if (sel_loop_begin(p, info, s, wc ? NULL : s->group_by, WHERE_GROUPBY, &loop)) return;
-  if (loop.w && where_order_satisfied(loop.w)) {
+  if (compile_sel_loop_begin(p, info, s, wc ? NULL : s->group_by, WHERE_GROUPBY, &loop)) return;
+  if (loop.w && compile_where_order_satisfied(loop.w)) {
     if (p->b.rc) return;
     p->b.prog->ops[a_sopen].op = OP_Noop;
     if (a_hopen >= 0) p->b.prog->ops[a_hopen].op = OP_Noop;
@@ -538,7 +538,7 @@ void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc)
     return;
   }
   int srec = emit_regs(p, nk + 1 + nin + 1);
-  expr_code_list(p, s->group_by, kbase);
+  compile_expr_code_list(p, s->group_by, kbase);
   agg_inputs(p, &aw);
   int l_spill = emit_label(p), l_stepped = emit_label(p);
   if (hcur >= 0) {
@@ -554,8 +554,8 @@ void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc)
   emit(p, OP_MakeRecord, srec, nk + 1 + nin, rec);
   emit(p, OP_SorterInsert, scur, rec, 0);
   emit_resolve(p, l_stepped);
-  sel_loop_end(p, &loop);
-  parse_eqp(p, "USE TEMP B-TREE FOR GROUP BY");
+  compile_sel_loop_end(p, &loop);
+  compile_parse_eqp(p, "USE TEMP B-TREE FOR GROUP BY");
   agg_distinct_eqp(p, ai);
   if (hcur >= 0) {
     emit(p, OP_HashAggSave, hcur, 0, 0);
@@ -607,7 +607,7 @@ void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc)
   emit_resolve(p, l_end);
   if (wc) {
     WinOut wo = {oc, info};
-    window_end(p, wc, sel_win_output, &wo);
+    compile_window_end(p, wc, compile_sel_win_output, &wo);
   }
   agg_restore(&aw);
 }

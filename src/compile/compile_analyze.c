@@ -12,7 +12,7 @@
  *
  * Invariants:
  *  1. The rows are SQLite 3.40.1's: tables in the order SQLite's table hash
- *     lists them (sql_table_hash_order over Schema.order), indexes of a table
+ *     lists them (compile_sql_table_hash_order over Schema.order), indexes of a table
  *     in SQLite's list order (index_order), the average of the first i key
  *     columns ceil(N / distinct_i), 1 instead of 2 when N * 10 <= distinct_i
  *     * 11; a WITHOUT ROWID table's PRIMARY KEY is named by its table.
@@ -23,8 +23,8 @@
  *     no row either.
  *  4. Databases: ANALYZE alone visits main and the attached ones (not
  *     TEMP), ANALYZE name a database by name (analyze_db) or the database
- *     of the table/index found (parse_find_object: temp, main, attached);
- *     every op names that database (p->idb, set by parse_set_db).
+ *     of the table/index found (compile_parse_find_object: temp, main, attached);
+ *     every op names that database (p->idb, set by compile_parse_set_db).
  */
 #include <string.h>
 
@@ -34,7 +34,7 @@
 
 static const char STAT1_SQL[] = "CREATE TABLE sqlite_stat1(tbl,idx,stat)";
 
-int analyze_table_order(const Schema *s, Table ***out, int *n) {
+int compile_analyze_table_order(const Schema *s, Table ***out, int *n) {
   *out = NULL;
   *n = 0;
   int m = s->norder;
@@ -45,7 +45,7 @@ int analyze_table_order(const Schema *s, Table ***out, int *n) {
   if (!names || !t) goto nomem;
   names[0] = "sqlite_master"; /* SQLite's schema table is hashed first */
   for (int i = 0; i < m; i++) names[i + 1] = s->order[i];
-  ord = sql_table_hash_order(names, m + 1);
+  ord = compile_sql_table_hash_order(names, m + 1);
   if (!ord) goto nomem;
   for (int k = 0; k < m + 1; k++) {
     if (ord[k] == 0) continue;
@@ -75,7 +75,7 @@ nomem:
 static int index_order(Parse *p, const Table *tab, const Index ***out) {
   int n = 0;
   for (const Index *x = tab->indexes; x; x = x->next) n++;
-  const Index **a = parse_alloc(p, sizeof *a * (size_t)(n + 1));
+  const Index **a = compile_parse_alloc(p, sizeof *a * (size_t)(n + 1));
   if (!a) return -1;
   int k = 0;
   for (const Index *x = tab->indexes; x; x = x->next) {
@@ -95,8 +95,8 @@ static int index_order(Parse *p, const Table *tab, const Index ***out) {
 /* Append a row (tbl, idx, r[stat]) through cursor scur. */
 static void insert_row(Parse *p, int scur, const char *tbl, const char *idx, int stat) {
   int r = emit_regs(p, 5);
-  ddl_emit_text(p, r, tbl);
-  ddl_emit_text(p, r + 1, idx);
+  compile_ddl_emit_text(p, r, tbl);
+  compile_ddl_emit_text(p, r + 1, idx);
   emit(p, OP_SCopy, stat, r + 2, 0);
   emit(p, OP_MakeRecord, r, 3, r + 3);
   emit(p, OP_NewRowid, scur, r + 4, 0);
@@ -106,18 +106,18 @@ static void insert_row(Parse *p, int scur, const char *tbl, const char *idx, int
 /* The stat row of one index (invariant 1). */
 static void analyze_index(Parse *p, const Table *tab, const Index *idx, int scur) {
   int nkey = idx->nkey;
-  KeyInfo *ki = parse_index_keyinfo(p, idx);
+  KeyInfo *ki = compile_parse_index_keyinfo(p, idx);
   if (!ki || parse_failed(p)) return;
   int icur = emit_cursor(p);
   int nrow = emit_regs(p, 1);
   int d = emit_regs(p, nkey);    /* distinct prefixes of 1..nkey columns */
   int prev = emit_regs(p, nkey); /* the previous entry's key */
   int tmp = emit_regs(p, 1);
-  parse_open_index(p, icur, idx, 0);
+  compile_parse_open_index(p, icur, idx, 0);
   emit(p, OP_Integer, 0, nrow, 0);
   for (int i = 0; i < nkey; i++) emit(p, OP_Integer, 0, d + i, 0);
   int done = emit_label(p), first = emit_label(p), next = emit_label(p);
-  int *chg = parse_alloc(p, sizeof(int) * (size_t)(nkey + 1));
+  int *chg = compile_parse_alloc(p, sizeof(int) * (size_t)(nkey + 1));
   if (!chg) return;
   for (int i = 0; i < nkey; i++) chg[i] = emit_label(p);
   emit(p, OP_Rewind, icur, done, 0);
@@ -189,7 +189,7 @@ static void analyze_table(Parse *p, const Table *tab, const Index *only, int scu
   int tcur = emit_cursor(p);
   int cnt = emit_regs(p, 1), s = emit_regs(p, 1);
   int skip = emit_label(p);
-  parse_open_table(p, tcur, tab, 0);
+  compile_parse_open_table(p, tcur, tab, 0);
   emit(p, OP_Count, tcur, cnt, 0);
   emit(p, OP_Close, tcur, 0, 0);
   emit(p, OP_IfNot, cnt, skip, 0);
@@ -207,22 +207,22 @@ static void analyze_table(Parse *p, const Table *tab, const Index *only, int scu
  * SQLite does. Returns the cursor, or -1 after an error. */
 static int open_stat(Parse *p, int col, const char *where) {
   Schema *s = p->schema;
-  parse_need_write(p);
+  compile_parse_need_write(p);
   int scur = emit_cursor(p);
   Table *st = schema_find_table(s, "sqlite_stat1");
   if (!st) {
-    ddl_file_format(p);
+    compile_ddl_file_format(p);
     int root = emit_regs(p, 1);
     emit(p, OP_CreateBtree, p->idb, root, BTREE_INTKEY);
-    int cur = ddl_open_schema(p);
-    ddl_schema_insert(p, cur, "table", "sqlite_stat1", "sqlite_stat1", root, STAT1_SQL);
+    int cur = compile_ddl_open_schema(p);
+    compile_ddl_schema_insert(p, cur, "table", "sqlite_stat1", "sqlite_stat1", root, STAT1_SQL);
     emit(p, OP_Close, cur, 0, 0);
-    ddl_finish(p);
+    compile_ddl_finish(p);
     int a = vm_builder_add_i4(&p->b, OP_OpenWrite, scur, root, p->idb, 3);
     vm_builder_set_p5(&p->b, a, VM_OPFLAG_P2ISREG);
   } else {
     if (where)
-      ddl_delete_rows_eq(p, st, col, where);
+      compile_ddl_delete_rows_eq(p, st, col, where);
     else
       emit(p, OP_Clear, (int)st->root, p->idb, 0);
     vm_builder_add_i4(&p->b, OP_OpenWrite, scur, (int)st->root, p->idb, st->ncol);
@@ -234,7 +234,7 @@ static int open_stat(Parse *p, int col, const char *where) {
     if (!where)
       emit(p, OP_Clear, (int)o->root, p->idb, 0);
     else if (o->ncol > col)
-      ddl_delete_rows_eq(p, o, col, where);
+      compile_ddl_delete_rows_eq(p, o, col, where);
   }
   return parse_failed(p) ? -1 : scur;
 }
@@ -242,15 +242,15 @@ static int open_stat(Parse *p, int col, const char *where) {
 /* Every table of database idb, in SQLite's order (the database becomes the
  * statement's target: p->idb, p->schema). */
 static void analyze_database(Parse *p, int idb) {
-  parse_set_db(p, idb);
+  compile_parse_set_db(p, idb);
   Schema *s = p->schema;
   if (!s) return;
   int scur = open_stat(p, 0, NULL);
   if (scur < 0) return;
   Table **t;
   int n;
-  if (analyze_table_order(s, &t, &n) != SHALE_OK) {
-    parse_nomem(p);
+  if (compile_analyze_table_order(s, &t, &n) != SHALE_OK) {
+    compile_parse_nomem(p);
     return;
   }
   for (int k = 0; k < n && !parse_failed(p); k++) analyze_table(p, t[k], NULL, scur);
@@ -260,25 +260,25 @@ static void analyze_database(Parse *p, int idb) {
 }
 
 /* The database named z, for ANALYZE: -1 when none (invariant 4). */
-static int analyze_db(Parse *p, const char *z) { return parse_find_db(p, z); }
+static int analyze_db(Parse *p, const char *z) { return compile_parse_find_db(p, z); }
 
-int ddl_analyze(Parse *p, const SqlStmt *st) {
+int compile_ddl_analyze(Parse *p, const SqlStmt *st) {
   const SqlQualName *q = &st->u.analyze.name;
   if (!p->schema) { /* compiled without a database (unit tests): nothing to read */
-    parse_need_write(p);
+    compile_parse_need_write(p);
     return 0;
   }
   int idb;
   if (!st->u.analyze.has_name) {
     /* every database but TEMP, as SQLite */
-    for (int i = 0; i < parse_ndb(p) && !parse_failed(p); i++)
+    for (int i = 0; i < compile_parse_ndb(p) && !parse_failed(p); i++)
       if (i != 1) analyze_database(p, i);
-    if (parse_ndb(p) == 1) parse_need_read(p);
+    if (compile_parse_ndb(p) == 1) compile_parse_need_read(p);
     return parse_failed(p);
   }
   if (!q->schema && (idb = analyze_db(p, q->name)) >= 0) {
-    if (!parse_db_schema(p, idb)) { /* TEMP not opened yet: nothing in it */
-      parse_need_read(p);
+    if (!compile_parse_db_schema(p, idb)) { /* TEMP not opened yet: nothing in it */
+      compile_parse_need_read(p);
       return 0;
     }
     analyze_database(p, idb);
@@ -286,25 +286,25 @@ int ddl_analyze(Parse *p, const SqlStmt *st) {
   }
   const char *zdb = q->schema, *zname = q->name;
   if (zdb && analyze_db(p, zdb) < 0) {
-    if (parse_ndb(p) == 1 && !util_stricmp(zdb, "temp")) { /* before ATTACH/TEMP */
+    if (compile_parse_ndb(p) == 1 && !util_stricmp(zdb, "temp")) { /* before ATTACH/TEMP */
       zdb = NULL;
     } else {
-      parse_error(p, "unknown database %s", zdb);
+      compile_parse_error(p, "unknown database %s", zdb);
       return 1;
     }
   }
   int iidx = -1, itab = -1, iview = -1;
-  Index *idx = parse_find_object(p, PARSE_OBJ_INDEX, zdb, zname, &iidx);
-  Table *tab = idx ? idx->table : parse_find_object(p, PARSE_OBJ_TABLE, zdb, zname, &itab);
-  View *v = tab ? NULL : parse_find_object(p, PARSE_OBJ_VIEW, zdb, zname, &iview);
+  Index *idx = compile_parse_find_object(p, PARSE_OBJ_INDEX, zdb, zname, &iidx);
+  Table *tab = idx ? idx->table : compile_parse_find_object(p, PARSE_OBJ_TABLE, zdb, zname, &itab);
+  View *v = tab ? NULL : compile_parse_find_object(p, PARSE_OBJ_VIEW, zdb, zname, &iview);
   if (!tab && !v) {
     if (q->schema)
-      parse_error(p, "no such table: %s.%s", q->schema, zname);
+      compile_parse_error(p, "no such table: %s.%s", q->schema, zname);
     else
-      parse_error(p, "no such table: %s", zname);
+      compile_parse_error(p, "no such table: %s", zname);
     return 1;
   }
-  parse_set_db(p, idx ? iidx : tab ? itab : iview);
+  compile_parse_set_db(p, idx ? iidx : tab ? itab : iview);
   const char *tname = tab ? (tab->is_schema ? "sqlite_master" : tab->name) : v->name;
   int scur = open_stat(p, idx ? 1 : 0, idx ? idx->name : tname);
   if (scur < 0) return 1;

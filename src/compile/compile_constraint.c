@@ -5,7 +5,7 @@
  * (ABORT/FAIL/ROLLBACK halts, IGNORE skips the row, REPLACE deletes the
  * victims, UPSERT targets go to their DO clause).
  *
- * Owns: dml_check_row, dml_check_unique (and their helpers).
+ * Owns: compile_dml_check_row, compile_dml_check_unique (and their helpers).
  *
  * Invariants:
  *  1. Unique checks run, like SQLite's, in the table's index order with the
@@ -28,7 +28,7 @@ static const char *unique_msg(Parse *p, const Index *x) {
   for (int j = 0; j < x->nkey; j++) {
     if (x->cols[j].col == INDEX_COL_EXPR) {
       snprintf(buf, sizeof buf, "UNIQUE constraint failed: index '%s'", x->name);
-      return parse_strdup(p, buf);
+      return compile_parse_strdup(p, buf);
     }
   }
   n = (size_t)snprintf(buf, sizeof buf, "UNIQUE constraint failed: ");
@@ -37,7 +37,7 @@ static const char *unique_msg(Parse *p, const Index *x) {
     const char *cn = c >= 0 ? x->table->cols[c].name : "rowid";
     n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s.%s", j ? ", " : "", x->table->name, cn);
   }
-  return parse_strdup(p, buf);
+  return compile_parse_strdup(p, buf);
 }
 
 /* STRICT tables: each column's declared type, after affinity. Always an
@@ -71,9 +71,9 @@ static int types_early(const Table *tab) {
   return 0;
 }
 
-/* Checks for the new row (rowid, cols) before any write: dml_check_row (NOT
+/* Checks for the new row (rowid, cols) before any write: compile_dml_check_row (NOT
  * NULL, CHECK; may put a default in place: before the keys are built), then
- * dml_check_unique (after dml_build_new_keys).
+ * compile_dml_check_unique (after compile_dml_build_new_keys).
  *   old:        UPDATE: the old row (ncol+1 registers), else 0
  *   rowid_chk:  the rowid is given (INSERT with an INTEGER PRIMARY KEY value,
  *               UPDATE of the rowid): check it is free
@@ -82,10 +82,10 @@ static int types_early(const Table *tab) {
  * column, or a name it cannot place)? Always 1 for an INSERT. */
 static int check_reads_changed(const Writer *w, SqlExpr *e) {
   if (!w->changed) return 1;
-  return dml_reads_changed(w->tab, e, w->changed, w->rowid_changed, 1);
+  return compile_dml_reads_changed(w->tab, e, w->changed, w->rowid_changed, 1);
 }
 
-void dml_check_row(Writer *w, int rowid, int cols, int ignore) {
+void compile_dml_check_row(Writer *w, int rowid, int cols, int ignore) {
   Parse *p = w->p;
   Table *tab = w->tab;
   char buf[512];
@@ -97,7 +97,7 @@ void dml_check_row(Writer *w, int rowid, int cols, int ignore) {
     Column *c = &tab->cols[j];
     if (!c->notnull || j == tab->rowid_alias) continue;
     if (w->changed && !w->changed[j] && !c->gen) continue; /* UPDATE leaves it */
-    int oe = dml_pick_oe(w->stmt_oe, c->notnull_conflict);
+    int oe = compile_dml_pick_oe(w->stmt_oe, c->notnull_conflict);
     if (oe == SQL_OE_REPLACE && !c->dflt) oe = SQL_OE_ABORT;
     snprintf(buf, sizeof buf, "NOT NULL constraint failed: %s.%s", tab->name, c->name);
     if (oe == SQL_OE_IGNORE) {
@@ -106,7 +106,7 @@ void dml_check_row(Writer *w, int rowid, int cols, int ignore) {
       int ok = emit_label(p);
       replaced = 1;
       emit(p, OP_NotNull, cols + j, ok, 0);
-      dml_code_default(p, c, cols + j);
+      compile_dml_code_default(p, c, cols + j);
       vm_builder_add_text(&p->b, OP_Affinity, cols + j, 1, 0, w->caff + j, 1);
       /* a NULL default still fails; as in SQLite this check also makes the
        * statement one that may abort (its statement journal, compile.c) */
@@ -117,19 +117,19 @@ void dml_check_row(Writer *w, int rowid, int cols, int ignore) {
       vm_builder_add_text(&p->b, OP_HaltIfNull, SHALE_CONSTRAINT_NOTNULL, oe, cols + j, buf, -1);
     }
   }
-  if (replaced) dml_code_generated(p, tab, rowid, cols); /* as SQLite: over the defaults */
+  if (replaced) compile_dml_code_generated(p, tab, rowid, cols); /* as SQLite: over the defaults */
   if (tab->ncheck > 0 && !early) check_types(w, cols);
   /* CHECK (none under PRAGMA ignore_check_constraints) */
   for (int k = 0; k < tab->ncheck && !parse_failed(p) && !(p->env && p->env->ignore_checks); k++) {
     Check *ck = &tab->checks[k];
     if (!check_reads_changed(w, ck->expr)) continue;
-    SqlExpr *e = dml_row_expr(p, tab, ck->expr, rowid, cols, NC_IS_CHECK | NC_NO_SUBQUERY,
-                              "CHECK constraints");
+    SqlExpr *e = compile_dml_row_expr(p, tab, ck->expr, rowid, cols, NC_IS_CHECK | NC_NO_SUBQUERY,
+                                      "CHECK constraints");
     if (!e) return;
-    int oe = dml_pick_oe(w->stmt_oe, 0);
+    int oe = compile_dml_pick_oe(w->stmt_oe, 0);
     if (oe == SQL_OE_REPLACE) oe = SQL_OE_ABORT;
     int ok = emit_label(p);
-    expr_if_true(p, e, ok, 1);
+    compile_expr_if_true(p, e, ok, 1);
     if (oe == SQL_OE_IGNORE) {
       emit(p, OP_Goto, 0, ignore, 0);
     } else {
@@ -137,13 +137,13 @@ void dml_check_row(Writer *w, int rowid, int cols, int ignore) {
                ck->name  ? ck->name
                : ck->sql ? ck->sql
                          : "");
-      dml_halt_msg(p, SHALE_CONSTRAINT_CHECK, oe, buf);
+      compile_dml_halt_msg(p, SHALE_CONSTRAINT_CHECK, oe, buf);
     }
     emit_resolve(p, ok);
   }
 }
 
-/* Uniqueness checks for the new row (keys built by dml_build_new_keys). */
+/* Uniqueness checks for the new row (keys built by compile_dml_build_new_keys). */
 /* After REPLACE victims were deleted with FK actions (w->trigcnt > 0), the
  * REPLACE constraints must hold again (the actions may have written rows):
  * otherwise ABORT, as SQLite. */
@@ -154,20 +154,22 @@ static void recheck_replaced(Writer *w, int rowid, int old, int rowid_chk) {
   int done = emit_label(p);
   emit(p, OP_IfNot, w->trigcnt, done, 0);
   if (rowid_chk && !tab->without_rowid &&
-      dml_pick_oe(w->stmt_oe, tab->pk_conflict) == SQL_OE_REPLACE && dml_up_clause(w, -1) < 0) {
+      compile_dml_pick_oe(w->stmt_oe, tab->pk_conflict) == SQL_OE_REPLACE &&
+      compile_dml_up_clause(w, -1) < 0) {
     int ok = emit_label(p);
     if (old) emit(p, OP_Eq, old, ok, rowid);
     emit(p, OP_NotExists, w->tabcur, ok, rowid);
     const char *cn = tab->rowid_alias >= 0 ? tab->cols[tab->rowid_alias].name : "rowid";
     snprintf(buf, sizeof buf, "UNIQUE constraint failed: %s.%s", tab->name, cn);
-    dml_halt_msg(p, SHALE_CONSTRAINT_PRIMARYKEY, SQL_OE_ABORT, buf);
+    compile_dml_halt_msg(p, SHALE_CONSTRAINT_PRIMARYKEY, SQL_OE_ABORT, buf);
     emit_resolve(p, ok);
   }
   for (int i = 0; i < w->nidx; i++) {
     Index *x = w->idx[i];
-    if (!x->unique || dml_kept(w, i) || (x == tab->pk_index && w->keep) || dml_up_clause(w, i) >= 0)
+    if (!x->unique || compile_dml_kept(w, i) || (x == tab->pk_index && w->keep) ||
+        compile_dml_up_clause(w, i) >= 0)
       continue;
-    if (dml_pick_oe(w->stmt_oe, x->on_conflict) != SQL_OE_REPLACE) continue;
+    if (compile_dml_pick_oe(w->stmt_oe, x->on_conflict) != SQL_OE_REPLACE) continue;
     int ok = emit_label(p);
     emit(p, OP_IsNull, w->rec[i], ok, 0);
     vm_builder_add_i4(&p->b, OP_NoConflict, w->cur[i], ok, w->key[i], x->nkey);
@@ -178,7 +180,7 @@ static void recheck_replaced(Writer *w, int rowid, int old, int rowid_chk) {
     }
     const char *msg = unique_msg(p, x);
     if (!msg) return;
-    dml_halt_msg(
+    compile_dml_halt_msg(
         p, x->origin == INDEX_ORIGIN_PK ? SHALE_CONSTRAINT_PRIMARYKEY : SHALE_CONSTRAINT_UNIQUE,
         SQL_OE_ABORT, msg);
     emit_resolve(p, ok);
@@ -201,7 +203,7 @@ static void load_pk_of_entry(Writer *w, int i, const Index *x) {
   }
 }
 
-void dml_check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, int ignore) {
+void compile_dml_check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, int ignore) {
   Parse *p = w->p;
   Table *tab = w->tab;
   char buf[512];
@@ -209,9 +211,9 @@ void dml_check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, in
   if (w->trigcnt) emit(p, OP_Integer, 0, w->trigcnt, 0);
   /* rowid conflict (deferred after the indexes when the table's own
    * REPLACE rule applies and other constraints may say otherwise) */
-  int ipk_oe = dml_pick_oe(w->stmt_oe, tab->pk_conflict);
+  int ipk_oe = compile_dml_pick_oe(w->stmt_oe, tab->pk_conflict);
   int defer = rowid_chk && ipk_oe == SQL_OE_REPLACE && w->stmt_oe != SQL_OE_REPLACE && w->nidx &&
-              dml_up_clause(w, -1) < 0;
+              compile_dml_up_clause(w, -1) < 0;
   int do_rowid = rowid_chk && !tab->without_rowid;
   /* where the rowid is checked among the indexes: first; after the UPSERT
    * target indexes (moved to the front) when the rowid is no target; last
@@ -227,9 +229,9 @@ void dml_check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, in
    * before that, so a failing row never costs the row it would replace
    * (SQLite 3.40 raises them after the delete, which there only removes
    * index entries; the rows seen are the same). */
-  int types_first = do_rowid && ipk_oe == SQL_OE_REPLACE && dml_up_clause(w, -1) < 0;
+  int types_first = do_rowid && ipk_oe == SQL_OE_REPLACE && compile_dml_up_clause(w, -1) < 0;
   if (types_early(tab))
-    types_first = 1; /* done by dml_check_row */
+    types_first = 1; /* done by compile_dml_check_row */
   else if (types_first && tab->ncheck == 0)
     check_types(w, cols);
   for (int i = 0; i <= w->nidx && !parse_failed(p); i++) {
@@ -237,7 +239,7 @@ void dml_check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, in
       int ok = emit_label(p);
       if (old) emit(p, OP_Eq, old, ok, rowid);
       emit(p, OP_NotExists, w->tabcur, ok, rowid);
-      int uc = dml_up_clause(w, -1);
+      int uc = compile_dml_up_clause(w, -1);
       if (uc >= 0) {
         emit(p, OP_Goto, 0, w->up_nothing[uc] ? ignore : w->up_label[uc], 0);
       } else if (ipk_oe == SQL_OE_REPLACE) {
@@ -247,13 +249,13 @@ void dml_check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, in
          * over the victim: its record need not be deleted first. */
         if (w->nidx) p->multi_write = 1;
         int last = !old && !w->nup && (i == w->nidx || w->stmt_oe == SQL_OE_REPLACE);
-        dml_delete_current(w, 0, last);
+        compile_dml_delete_current(w, 0, last);
       } else if (ipk_oe == SQL_OE_IGNORE) {
         emit(p, OP_Goto, 0, ignore, 0);
       } else {
         const char *cn = tab->rowid_alias >= 0 ? tab->cols[tab->rowid_alias].name : "rowid";
         snprintf(buf, sizeof buf, "UNIQUE constraint failed: %s.%s", tab->name, cn);
-        dml_halt_msg(p, SHALE_CONSTRAINT_PRIMARYKEY, ipk_oe, buf);
+        compile_dml_halt_msg(p, SHALE_CONSTRAINT_PRIMARYKEY, ipk_oe, buf);
       }
       emit_resolve(p, ok);
     }
@@ -262,9 +264,9 @@ void dml_check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, in
     /* UNIQUE index i */
     {
       Index *x = w->idx[i];
-      if (!x->unique || dml_kept(w, i)) continue;
+      if (!x->unique || compile_dml_kept(w, i)) continue;
       if (x == tab->pk_index && w->keep) continue; /* UPDATE keeping the PRIMARY KEY */
-      int oe = dml_pick_oe(w->stmt_oe, x->on_conflict);
+      int oe = compile_dml_pick_oe(w->stmt_oe, x->on_conflict);
       int ok = emit_label(p);
       emit(p, OP_IsNull, w->rec[i], ok, 0);
       vm_builder_add_i4(&p->b, OP_NoConflict, w->cur[i], ok, w->key[i], x->nkey);
@@ -292,7 +294,7 @@ void dml_check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, in
           emit_resolve(p, diff);
         }
       }
-      int uc = dml_up_clause(w, i);
+      int uc = compile_dml_up_clause(w, i);
       if (uc >= 0 && w->up_nothing[uc]) {
         emit(p, OP_Goto, 0, ignore, 0);
       } else if (uc >= 0) {
@@ -316,10 +318,10 @@ void dml_check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, in
             int skip = emit_label(p);
             load_pk_of_entry(w, i, x);
             vm_builder_add_i4(&p->b, OP_NotFound, w->tabcur, skip, w->pkreg, pk->nkey);
-            dml_delete_current(w, 0, 0);
+            compile_dml_delete_current(w, 0, 0);
             emit_resolve(p, skip);
           } else {
-            dml_delete_current(w, 0, 0);
+            compile_dml_delete_current(w, 0, 0);
           }
         } else {
           int skip = emit_label(p), t = emit_regs(p, 1);
@@ -327,8 +329,8 @@ void dml_check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, in
           emit(p, OP_NotExists, w->tabcur, skip, t);
           /* nothing moves cursor i before the victim's entries go (foreign
            * key checks might: then it is found again by its key) */
-          if (!fk_required(p, tab, NULL, 0)) w->on_victim = i;
-          dml_delete_current(w, 0, 0);
+          if (!compile_fk_required(p, tab, NULL, 0)) w->on_victim = i;
+          compile_dml_delete_current(w, 0, 0);
           w->on_victim = -1;
           emit_resolve(p, skip);
         }
@@ -337,7 +339,7 @@ void dml_check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, in
       } else {
         const char *msg = unique_msg(p, x);
         if (!msg) return;
-        dml_halt_msg(
+        compile_dml_halt_msg(
             p, x->origin == INDEX_ORIGIN_PK ? SHALE_CONSTRAINT_PRIMARYKEY : SHALE_CONSTRAINT_UNIQUE,
             oe, msg);
       }

@@ -44,7 +44,7 @@ typedef struct SchemaUpd {
 
 static void schema_update(Parse *p, const SchemaUpd *u, int n) {
   if (n <= 0) return;
-  int cur = ddl_open_schema(p);
+  int cur = compile_ddl_open_schema(p);
   int r = emit_regs(p, 9);
   int done = emit_label(p), next = emit_label(p);
   emit(p, OP_Rewind, cur, done, 0);
@@ -52,15 +52,15 @@ static void schema_update(Parse *p, const SchemaUpd *u, int n) {
   for (int i = 0; i < 5; i++) emit(p, OP_Column, cur, i, r + i);
   for (int i = 0; i < n; i++) {
     int skip = emit_label(p);
-    ddl_emit_text(p, r + 5, u[i].name);
+    compile_ddl_emit_text(p, r + 5, u[i].name);
     int a = emit(p, OP_Ne, r + 5, skip, r + 1);
     vm_builder_set_p5(&p->b, a, VM_JUMPIFNULL);
-    ddl_emit_text(p, r + 5, u[i].type);
+    compile_ddl_emit_text(p, r + 5, u[i].type);
     a = emit(p, OP_Ne, r + 5, skip, r);
     vm_builder_set_p5(&p->b, a, VM_JUMPIFNULL);
-    if (u[i].new_name) ddl_emit_text(p, r + 1, u[i].new_name);
-    if (u[i].new_tbl) ddl_emit_text(p, r + 2, u[i].new_tbl);
-    if (u[i].new_sql) ddl_emit_text(p, r + 4, u[i].new_sql);
+    if (u[i].new_name) compile_ddl_emit_text(p, r + 1, u[i].new_name);
+    if (u[i].new_tbl) compile_ddl_emit_text(p, r + 2, u[i].new_tbl);
+    if (u[i].new_sql) compile_ddl_emit_text(p, r + 4, u[i].new_sql);
     emit(p, OP_MakeRecord, r, 5, r + 6);
     emit(p, OP_Rowid, cur, r + 7, 0);
     emit(p, OP_Insert, cur, r + 6, r + 7);
@@ -89,24 +89,25 @@ static int skip_space(const char *z, int i) {
  * actions. NULL after an error. */
 static Table *alter_target(Parse *p, const SqlAlter *a, int is_add) {
   const SqlQualName *q = &a->table;
-  int other = parse_other_db(p, q->schema);
+  int other = compile_parse_other_db(p, q->schema);
   Table *t = other ? NULL : schema_find_table(p->schema, q->name);
   if (!t) {
     if (!other && schema_find_view(p->schema, q->name)) {
       if (is_add)
-        parse_error(p, "Cannot add a column to a view");
+        compile_parse_error(p, "Cannot add a column to a view");
       else
-        parse_error(p, "view %s may not be altered", schema_find_view(p->schema, q->name)->name);
+        compile_parse_error(p, "view %s may not be altered",
+                            schema_find_view(p->schema, q->name)->name);
       return NULL;
     }
     if (q->schema)
-      parse_error(p, "no such table: %s.%s", q->schema, q->name);
+      compile_parse_error(p, "no such table: %s.%s", q->schema, q->name);
     else
-      parse_error(p, "no such table: %s", q->name);
+      compile_parse_error(p, "no such table: %s", q->name);
     return NULL;
   }
   if (t->is_schema || !util_strnicmp(t->name, "sqlite_", 7)) {
-    parse_error(p, "table %s may not be altered", ddl_table_name(t));
+    compile_parse_error(p, "table %s may not be altered", compile_ddl_table_name(t));
     return NULL;
   }
   return t;
@@ -116,7 +117,7 @@ static Table *alter_target(Parse *p, const SqlAlter *a, int is_add) {
 static void error_if_not_empty(Parse *p, const Table *t, const char *msg) {
   int cur = emit_cursor(p);
   int empty = emit_label(p);
-  parse_open_table(p, cur, t, 0);
+  compile_parse_open_table(p, cur, t, 0);
   emit(p, OP_Rewind, cur, empty, 0);
   vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, msg, -1);
   emit_resolve(p, empty);
@@ -150,7 +151,7 @@ static int constant_default(const SqlExpr *e) {
 static void check_rows(Parse *p, const Table *t, Table *nt, int gen_notnull) {
   nt->root = t->root;
   if (nt->pk_index) nt->pk_index->root = t->root;
-  SrcList *src = src_single(p, nt, NULL);
+  SrcList *src = compile_src_single(p, nt, NULL);
   if (!src || parse_failed(p)) return;
   NameCtx nc;
   memset(&nc, 0, sizeof nc);
@@ -158,22 +159,22 @@ static void check_rows(Parse *p, const Table *t, Table *nt, int gen_notnull) {
   nc.flags = NC_IS_CHECK | NC_NO_SUBQUERY;
   nc.err_ctx = "CHECK constraints";
   for (int i = 0; i < nt->ncheck; i++)
-    if (resolve_expr(p, &nc, nt->checks[i].expr)) return;
+    if (compile_resolve_expr(p, &nc, nt->checks[i].expr)) return;
   int cur = src->a[0].cursor;
   int r = emit_regs(p, 1);
   int done = emit_label(p), next = emit_label(p), bad_check = emit_label(p);
-  parse_open_table(p, cur, nt, 0);
+  compile_parse_open_table(p, cur, nt, 0);
   emit(p, OP_Rewind, cur, done, 0);
   int top = emit_addr(p);
   if (gen_notnull) {
     int ok = emit_label(p);
-    code_column(p, nt, cur, nt->ncol - 1, r);
+    compile_code_column(p, nt, cur, nt->ncol - 1, r);
     emit(p, OP_NotNull, r, ok, 0);
     vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, "NOT NULL constraint failed",
                         -1);
     emit_resolve(p, ok);
   }
-  for (int i = 0; i < nt->ncheck; i++) expr_if_false(p, nt->checks[i].expr, bad_check, 0);
+  for (int i = 0; i < nt->ncheck; i++) compile_expr_if_false(p, nt->checks[i].expr, bad_check, 0);
   emit_resolve(p, next);
   emit(p, OP_Next, cur, top, 0);
   emit(p, OP_Goto, 0, done, 0);
@@ -188,12 +189,12 @@ static int add_column(Parse *p, const SqlStmt *s) {
   Table *t = alter_target(p, a, 1);
   if (!t) return 1;
   if (t->vtab_module) {
-    parse_error(p, "virtual tables may not be altered");
+    compile_parse_error(p, "virtual tables may not be altered");
     return 1;
   }
   const SqlColumnDef *cd = a->column;
-  if (table_column_index(t, cd->name) >= 0) {
-    parse_error(p, "duplicate column name: %s", cd->name);
+  if (schema_table_column_index(t, cd->name) >= 0) {
+    compile_parse_error(p, "duplicate column name: %s", cd->name);
     return 1;
   }
   const SqlConstraint *dflt = NULL;
@@ -202,10 +203,10 @@ static int add_column(Parse *p, const SqlStmt *s) {
     const SqlConstraint *c = &cd->cons[i];
     switch (c->type) {
       case SQL_CONS_PRIMARY_KEY:
-        parse_error(p, "Cannot add a PRIMARY KEY column");
+        compile_parse_error(p, "Cannot add a PRIMARY KEY column");
         return 1;
       case SQL_CONS_UNIQUE:
-        parse_error(p, "Cannot add a UNIQUE column");
+        compile_parse_error(p, "Cannot add a UNIQUE column");
         return 1;
       case SQL_CONS_NOT_NULL:
         notnull = 1;
@@ -227,56 +228,56 @@ static int add_column(Parse *p, const SqlStmt *s) {
   const SqlExpr *dv = dflt ? dflt->expr : NULL;
   if (dv && dv->op == SQL_E_NULL) dv = NULL;
   if (!generated && refs && dv && p->env->foreign_keys) {
-    parse_error(p, "Cannot add a REFERENCES column with non-NULL default value");
+    compile_parse_error(p, "Cannot add a REFERENCES column with non-NULL default value");
     return 1;
   }
   /* the new CREATE TABLE text (invariant 1) */
-  SqlStmt *old = ddl_reparse(p, t->sql);
+  SqlStmt *old = compile_ddl_reparse(p, t->sql);
   if (!old || old->kind != SQL_STMT_CREATE_TABLE || old->u.create_table.ncols < 1) {
     if (!parse_failed(p))
-      parse_error_code(p, SHALE_CORRUPT, "malformed database schema (%s)", t->name);
+      compile_parse_error_code(p, SHALE_CORRUPT, "malformed database schema (%s)", t->name);
     return 1;
   }
   const SqlCreateTable *oct = &old->u.create_table;
   const SqlColumnDef *last = &oct->cols[oct->ncols - 1];
   int at = skip_space(t->sql, last->span.start + last->span.len);
-  int cstart = cd->span.start, cend = ddl_stored_end(p, s, DDL_END_TRIM);
+  int cstart = cd->span.start, cend = compile_ddl_stored_end(p, s, DDL_END_TRIM);
   size_t lold = strlen(t->sql), lcol = (size_t)(cend > cstart ? cend - cstart : 0);
-  char *sql = parse_alloc(p, lold + lcol + 3);
+  char *sql = compile_parse_alloc(p, lold + lcol + 3);
   if (!sql) return 1;
   memcpy(sql, t->sql, (size_t)at);
   memcpy(sql + at, ", ", 2);
   memcpy(sql + at + 2, p->sql + cstart, lcol);
   memcpy(sql + at + 2 + lcol, t->sql + at, lold - (size_t)at + 1);
   /* the new definition must build (collations, CHECK columns, ...) */
-  SqlStmt *nst = ddl_reparse(p, sql);
+  SqlStmt *nst = compile_ddl_reparse(p, sql);
   if (!nst) return 1;
-  Schema *scratch = ddl_scratch_with(p, NULL);
+  Schema *scratch = compile_ddl_scratch_with(p, NULL);
   if (!scratch) return 1;
   Table *nt = NULL;
   char *msg = NULL;
-  int rc = schema_table_from_create(scratch, nst, sql, &nt, &msg);
+  int rc = compile_schema_table_from_create(scratch, nst, sql, &nt, &msg);
   if (rc == SHALE_ERROR && msg && strstr(msg, " datatype for ")) {
     /* STRICT type errors surface when SQLite re-reads the schema after the
      * change: a run-time error with its wording */
     schema_free(scratch);
-    parse_need_write(p);
+    compile_parse_need_write(p);
     char *m = util_mprintf("error in table %s after add column: %s", t->name, msg);
     if (m)
       vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, m, -1);
     else
-      parse_nomem(p);
+      compile_parse_nomem(p);
     shale_free(m);
     shale_free(msg);
-    ddl_finish(p);
+    compile_ddl_finish(p);
     return parse_failed(p);
   }
   if (rc != SHALE_OK) {
     schema_free(scratch);
-    ddl_build_error(p, rc, msg);
+    compile_ddl_build_error(p, rc, msg);
     return 1;
   }
-  parse_need_write(p);
+  compile_parse_need_write(p);
   if (!generated) {
     if (notnull && !dv)
       error_if_not_empty(p, t, "Cannot add a NOT NULL column with default value NULL");
@@ -296,7 +297,7 @@ static int add_column(Parse *p, const SqlStmt *s) {
   if (nt->ncheck > 0 || gen_notnull) check_rows(p, t, nt, gen_notnull);
   SchemaUpd u = {"table", t->name, NULL, NULL, sql};
   schema_update(p, &u, 1);
-  ddl_finish(p);
+  compile_ddl_finish(p);
   schema_free(scratch);
   return parse_failed(p);
 }
@@ -323,7 +324,7 @@ static void add_edit(Renamer *rn, int start, int end) {
     if (rn->e[i].start == start) return;
   if (rn->n == rn->cap) {
     int cap = rn->cap ? 2 * rn->cap : 8;
-    Edit *ne = parse_alloc(rn->p, sizeof *ne * (size_t)cap);
+    Edit *ne = compile_parse_alloc(rn->p, sizeof *ne * (size_t)cap);
     if (!ne) return;
     if (rn->n) memcpy(ne, rn->e, sizeof *ne * (size_t)rn->n);
     rn->e = ne;
@@ -562,7 +563,7 @@ static const char *apply_edits(Renamer *rn, const char *quoted) {
   size_t len = strlen(rn->text), lq = strlen(quoted);
   for (int i = 0; i < rn->n; i++)
     if (rn->e[i].z && strlen(rn->e[i].z) > lq) lq = strlen(rn->e[i].z);
-  char *out = parse_alloc(rn->p, len + (size_t)rn->n * lq + 1);
+  char *out = compile_parse_alloc(rn->p, len + (size_t)rn->n * lq + 1);
   if (!out) return NULL;
   size_t k = 0;
   int pos = 0;
@@ -583,7 +584,7 @@ static const char *apply_edits(Renamer *rn, const char *quoted) {
  * does not mention the table. */
 static const char *renamed_sql(Parse *p, const char *sql, const char *old, const char *quoted) {
   if (!sql) return NULL;
-  SqlStmt *st = ddl_reparse(p, sql);
+  SqlStmt *st = compile_ddl_reparse(p, sql);
   if (!st) return NULL;
   Renamer rn;
   memset(&rn, 0, sizeof rn);
@@ -601,12 +602,12 @@ static const char *renamed_sql(Parse *p, const char *sql, const char *old, const
  * Parse of its own (errors there stay there). */
 /* The view and trigger rows of sqlite_schema in rowid order (the order
  * SQLite checks objects in) as "v" / "t" + name, read from the file within a
- * read transaction of its own when none is open (as schema_load does). At
+ * read transaction of its own when none is open (as compile_schema_load does). At
  * most cap; NULL-terminated, arena memory; NULL after an error. */
 static const char **names_in_order(Parse *p, int cap) {
-  const char **out = parse_alloc(p, sizeof *out * (size_t)(cap + 1));
+  const char **out = compile_parse_alloc(p, sizeof *out * (size_t)(cap + 1));
   if (!out || !cap) return out;
-  Btree *bt = parse_db_bt(p, p->idb);
+  Btree *bt = compile_parse_db_bt(p, p->idb);
   if (!bt) return out;
   int own = btree_txn_state(bt) == PAGER_TXN_NONE, n = 0;
   if (own && btree_begin(bt, BTREE_TXN_READ) != SHALE_OK) own = -1;
@@ -657,7 +658,9 @@ static int check_view_in(Parse *p, Schema *sc, View *v, const char *after, char 
   memset(&tp, 0, sizeof tp);
   tp.env = p->env;
   tp.idb = p->idb;
-  tp.scope_db1 = p->scope_db1 ? p->scope_db1 : parse_ndb(p) > 1 && p->idb != 1 ? p->idb + 1 : 0;
+  tp.scope_db1 = p->scope_db1                              ? p->scope_db1
+                 : compile_parse_ndb(p) > 1 && p->idb != 1 ? p->idb + 1
+                                                           : 0;
   tp.schema = sc;
   tp.sql = v->sql;
   util_arena_init(&tp.arena, 0);
@@ -668,12 +671,12 @@ static int check_view_in(Parse *p, Schema *sc, View *v, const char *after, char 
   if (rc == SHALE_OK && st && st->kind == SQL_STMT_CREATE_VIEW &&
       vm_builder_init(&tp.b, NULL) == SHALE_OK) {
     tp.stmt = st;
-    select_resolve(&tp, st->u.create_view.select, NULL);
+    compile_select_resolve(&tp, st->u.create_view.select, NULL);
     vm_builder_abort(&tp.b);
   }
   int bad = 0;
   if (tp.rc == SHALE_NOMEM) {
-    parse_nomem(p);
+    compile_parse_nomem(p);
   } else if (tp.rc) {
     char *m;
     if (tp.errmsg && !strncmp(tp.errmsg, "no such table: ", 15) &&
@@ -683,11 +686,11 @@ static int check_view_in(Parse *p, Schema *sc, View *v, const char *after, char 
     else
       m = util_mprintf("error in view %s%s: %s", v->name, after, tp.errmsg ? tp.errmsg : "?");
     if (!m)
-      parse_nomem(p);
+      compile_parse_nomem(p);
     else if (msg)
       *msg = m, bad = 1;
     else
-      parse_error(p, "%s", m);
+      compile_parse_error(p, "%s", m);
     if (!msg) shale_free(m);
   }
   shale_free(tp.errmsg);
@@ -713,10 +716,10 @@ static int check_trigger(Parse *p, Trigger *g) {
   while (ok && (v = schema_map_next(&p->schema->views, &k)) != NULL)
     ok = schema_add_view(scratch, v) == SHALE_OK;
   if (ok) ok = schema_add_trigger(scratch, g) == SHALE_OK;
-  uint8_t *changed = ok ? parse_alloc(p, (size_t)tab->ncol + 1) : NULL;
+  uint8_t *changed = ok ? compile_parse_alloc(p, (size_t)tab->ncol + 1) : NULL;
   if (!ok || !changed) {
     schema_free(scratch);
-    parse_nomem(p);
+    compile_parse_nomem(p);
     return 1;
   }
   memset(changed, 1, (size_t)tab->ncol + 1);
@@ -729,18 +732,18 @@ static int check_trigger(Parse *p, Trigger *g) {
   util_arena_init(&tp.arena, 0);
   if (vm_builder_init(&tp.b, NULL) == SHALE_OK) {
     int ign = emit_label(&tp);
-    trigger_code(&tp, tab, g->event, g->timing, changed, 0, 0, VM_OE_ABORT, ign);
+    compile_trigger_code(&tp, tab, g->event, g->timing, changed, 0, 0, VM_OE_ABORT, ign);
     vm_builder_abort(&tp.b);
   } else {
-    parse_nomem(&tp);
+    compile_parse_nomem(&tp);
   }
   if (tp.rc == SHALE_NOMEM)
-    parse_nomem(p);
+    compile_parse_nomem(p);
   else if (tp.rc && tp.errmsg && !strncmp(tp.errmsg, "no such table: ", 15) &&
            !strchr(tp.errmsg + 15, '.'))
-    parse_error(p, "error in trigger %s: no such table: main.%s", g->name, tp.errmsg + 15);
+    compile_parse_error(p, "error in trigger %s: no such table: main.%s", g->name, tp.errmsg + 15);
   else if (tp.rc && tp.errmsg && !strncmp(tp.errmsg, "no such table: ", 15))
-    parse_error(p, "error in trigger %s: %s", g->name, tp.errmsg);
+    compile_parse_error(p, "error in trigger %s: %s", g->name, tp.errmsg);
   /* other errors (columns, NEW/OLD) SQLite's rename check does not see */
   shale_free(tp.errmsg);
   util_arena_free(&tp.arena);
@@ -788,11 +791,11 @@ typedef struct TempRen {
 static void rename_in_temp(Parse *p, const TempRen *r) {
   int own = p->idb;
   const char *old = r->t->name;
-  if (own == 1 || parse_ndb(p) < 2 || parse_failed(p)) return;
-  Schema *tmp = parse_db_schema(p, 1);
+  if (own == 1 || compile_parse_ndb(p) < 2 || parse_failed(p)) return;
+  Schema *tmp = compile_parse_db_schema(p, 1);
   if (!tmp || schema_find_table(tmp, old) || (!tmp->views.n && !tmp->triggers.n)) return;
   int cap = tmp->views.n + tmp->triggers.n, n = 0;
-  SchemaUpd *u = parse_alloc(p, sizeof *u * (size_t)(cap + 1));
+  SchemaUpd *u = compile_parse_alloc(p, sizeof *u * (size_t)(cap + 1));
   if (!u) return;
   for (int kind = 0; kind < 2; kind++) {
     int pos = 0;
@@ -810,11 +813,11 @@ static void rename_in_temp(Parse *p, const TempRen *r) {
     }
   }
   if (n == 0) return;
-  parse_set_db(p, 1);
-  parse_need_write(p);
+  compile_parse_set_db(p, 1);
+  compile_parse_need_write(p);
   schema_update(p, u, n);
-  ddl_finish(p);
-  parse_set_db(p, own);
+  compile_ddl_finish(p);
+  compile_parse_set_db(p, own);
 }
 
 static int rename_table(Parse *p, const SqlStmt *s) {
@@ -824,20 +827,21 @@ static int rename_table(Parse *p, const SqlStmt *s) {
   const char *nn = a->new_name;
   if (schema_find_table(p->schema, nn) || schema_find_index(p->schema, nn) ||
       schema_find_view(p->schema, nn)) {
-    parse_error(p, "there is already another table or index with this name: %s", nn);
+    compile_parse_error(p, "there is already another table or index with this name: %s", nn);
     return 1;
   }
   if (!util_strnicmp(nn, "sqlite_", 7)) {
-    parse_error(p, "object name reserved for internal use: %s", nn);
+    compile_parse_error(p, "object name reserved for internal use: %s", nn);
     return 1;
   }
   /* SQLite connects it to ask for xRename */
-  const Table *vd = t->vtab_module ? parse_vtab_connect(p, t, parse_table_db(p, t)) : NULL;
+  const Table *vd =
+      t->vtab_module ? compile_parse_vtab_connect(p, t, compile_parse_table_db(p, t)) : NULL;
   if (t->vtab_module && !vd) return 1;
   if (check_schema(p)) return 1;
   /* "new" with its double quotes doubled, in double quotes */
   size_t ln = strlen(nn);
-  char *quoted = parse_alloc(p, 2 * ln + 3);
+  char *quoted = compile_parse_alloc(p, 2 * ln + 3);
   if (!quoted) return 1;
   size_t k = 0;
   quoted[k++] = '"';
@@ -849,18 +853,18 @@ static int rename_table(Parse *p, const SqlStmt *s) {
   quoted[k] = 0;
 
   int cap = 16, n = 0;
-  SchemaUpd *u = parse_alloc(p, sizeof *u * (size_t)cap);
+  SchemaUpd *u = compile_parse_alloc(p, sizeof *u * (size_t)cap);
   if (!u) return 1;
-#define ADD_UPD(...)                                                  \
-  do {                                                                \
-    if (n == cap) {                                                   \
-      SchemaUpd *nu = parse_alloc(p, sizeof *nu * (size_t)(cap * 2)); \
-      if (!nu) return 1;                                              \
-      memcpy(nu, u, sizeof *nu *(size_t)n);                           \
-      u = nu;                                                         \
-      cap *= 2;                                                       \
-    }                                                                 \
-    u[n++] = (SchemaUpd){__VA_ARGS__};                                \
+#define ADD_UPD(...)                                                          \
+  do {                                                                        \
+    if (n == cap) {                                                           \
+      SchemaUpd *nu = compile_parse_alloc(p, sizeof *nu * (size_t)(cap * 2)); \
+      if (!nu) return 1;                                                      \
+      memcpy(nu, u, sizeof *nu *(size_t)n);                                   \
+      u = nu;                                                                 \
+      cap *= 2;                                                               \
+    }                                                                         \
+    u[n++] = (SchemaUpd){__VA_ARGS__};                                        \
   } while (0)
   /* the table itself */
   const char *tsql = renamed_sql(p, t->sql, t->name, quoted);
@@ -874,10 +878,10 @@ static int rename_table(Parse *p, const SqlStmt *s) {
       const char *suffix = i->name + 17 + lt; /* "sqlite_autoindex_" + old + "_N" */
       char *nm = util_mprintf("sqlite_autoindex_%s%s", nn, strlen(i->name) > 17 + lt ? suffix : "");
       if (!nm) {
-        parse_nomem(p);
+        compile_parse_nomem(p);
         return 1;
       }
-      char *nm2 = parse_strdup(p, nm);
+      char *nm2 = compile_parse_strdup(p, nm);
       shale_free(nm);
       if (!nm2) return 1;
       ADD_UPD("index", i->name, nm2, nn, NULL);
@@ -913,10 +917,10 @@ static int rename_table(Parse *p, const SqlStmt *s) {
     if (x || on) ADD_UPD("trigger", g->name, NULL, on ? nn : NULL, x);
   }
 #undef ADD_UPD
-  parse_need_write(p);
+  compile_parse_need_write(p);
   if (vd) { /* xRename first: its error leaves the schema as it is */
     int r = emit_regs(p, 1);
-    ddl_emit_text(p, r, nn);
+    compile_ddl_emit_text(p, r, nn);
     vm_builder_add_p4(&p->b, OP_VRename, r, 0, 0, P4_VTAB, vd->vtab);
   }
   schema_update(p, u, n);
@@ -927,13 +931,13 @@ static int rename_table(Parse *p, const SqlStmt *s) {
       vm_builder_add_i4(&p->b, OP_OpenWrite, cur, (int)seq->root, p->idb, seq->ncol);
       int r = emit_regs(p, 5);
       int done = emit_label(p), next = emit_label(p);
-      ddl_emit_text(p, r + 2, t->name);
+      compile_ddl_emit_text(p, r + 2, t->name);
       emit(p, OP_Rewind, cur, done, 0);
       int top = emit_addr(p);
       emit(p, OP_Column, cur, 0, r);
       int ad = emit(p, OP_Ne, r + 2, next, r);
       vm_builder_set_p5(&p->b, ad, VM_JUMPIFNULL);
-      ddl_emit_text(p, r, nn);
+      compile_ddl_emit_text(p, r, nn);
       emit(p, OP_Column, cur, 1, r + 1);
       emit(p, OP_MakeRecord, r, 2, r + 3);
       emit(p, OP_Rowid, cur, r + 4, 0);
@@ -944,7 +948,7 @@ static int rename_table(Parse *p, const SqlStmt *s) {
       emit(p, OP_Close, cur, 0, 0);
     }
   }
-  ddl_finish(p);
+  compile_ddl_finish(p);
   TempRen tr = {.t = t, .nn = nn, .quoted = quoted};
   rename_in_temp(p, &tr);
   return parse_failed(p);
@@ -993,7 +997,7 @@ static int item_col(const ColRen *cr, const SqlSrcItem *it) {
   if (item_is_t(cr, it)) return 1;
   if (!it->name || it->select || it->has_args) return -1;
   Table *o = schema_find_table(cr->rn.p->schema, it->name);
-  return o && table_column_index(o, cr->rn.old) >= 0 ? 0 : -1;
+  return o && schema_table_column_index(o, cr->rn.old) >= 0 ? 0 : -1;
 }
 
 /* -1: no item called x; else 1 if the item so called is t. */
@@ -1098,8 +1102,8 @@ static int cr_expr_cb(SqlWalker *w, SqlExpr *e) {
              qual_is_t(cr, e->table, e->schema)) {
     if (!cr->first) {
       char *m = util_mprintf("%s.%s", e->table, e->z);
-      cr->first = m ? parse_strdup(cr->rn.p, m) : NULL;
-      if (!m) parse_nomem(cr->rn.p);
+      cr->first = m ? compile_parse_strdup(cr->rn.p, m) : NULL;
+      if (!m) compile_parse_nomem(cr->rn.p);
       shale_free(m);
     }
     edit_region(cr, e->span.start, e->span.start + e->span.len, 1);
@@ -1312,7 +1316,7 @@ static const char *colren_sql(Parse *p, const char *sql, const Table *t, const c
                               const char *plain, const char *quoted, int bquote,
                               const char **first) {
   if (!sql) return NULL;
-  SqlStmt *st = ddl_reparse(p, sql);
+  SqlStmt *st = compile_ddl_reparse(p, sql);
   if (!st) return NULL;
   ColRen cr;
   memset(&cr, 0, sizeof cr);
@@ -1333,7 +1337,7 @@ static const char *colren_sql(Parse *p, const char *sql, const Table *t, const c
 /* The double-quoted form of name ("%w"), arena memory. */
 static char *quote_name(Parse *p, const char *nn) {
   size_t ln = strlen(nn);
-  char *quoted = parse_alloc(p, 2 * ln + 3);
+  char *quoted = compile_parse_alloc(p, 2 * ln + 3);
   if (!quoted) return NULL;
   size_t k = 0;
   quoted[k++] = '"';
@@ -1350,15 +1354,15 @@ static char *quote_name(Parse *p, const char *nn) {
  * refused: "cannot <what> view ..."). */
 static Table *alter_col_target(Parse *p, const SqlAlter *a, const char *what) {
   const SqlQualName *q = &a->table;
-  int other = parse_other_db(p, q->schema);
+  int other = compile_parse_other_db(p, q->schema);
   View *v = other ? NULL : schema_find_view(p->schema, q->name);
   if (v && !schema_find_table(p->schema, q->name)) {
-    parse_error(p, "cannot %s view \"%s\"", what, v->name);
+    compile_parse_error(p, "cannot %s view \"%s\"", what, v->name);
     return NULL;
   }
   Table *t = alter_target(p, a, 0);
   if (t && t->vtab_module) {
-    parse_error(p, "cannot %s virtual table \"%s\"", what, t->name);
+    compile_parse_error(p, "cannot %s virtual table \"%s\"", what, t->name);
     return NULL;
   }
   return t;
@@ -1369,18 +1373,18 @@ static Table *alter_col_target(Parse *p, const SqlAlter *a, const char *what) {
 static int colren_all(Parse *p, const Table *t, const char *old, const char *plain, int bquote,
                       const char *quoted, SchemaUpd **out) {
   int cap = 8, n = 0;
-  SchemaUpd *u = parse_alloc(p, sizeof *u * (size_t)cap);
+  SchemaUpd *u = compile_parse_alloc(p, sizeof *u * (size_t)cap);
   if (!u) return -1;
-#define ADD_CU(...)                                                   \
-  do {                                                                \
-    if (n == cap) {                                                   \
-      SchemaUpd *nu = parse_alloc(p, sizeof *nu * (size_t)(cap * 2)); \
-      if (!nu) return -1;                                             \
-      memcpy(nu, u, sizeof *nu *(size_t)n);                           \
-      u = nu;                                                         \
-      cap *= 2;                                                       \
-    }                                                                 \
-    u[n++] = (SchemaUpd){__VA_ARGS__};                                \
+#define ADD_CU(...)                                                           \
+  do {                                                                        \
+    if (n == cap) {                                                           \
+      SchemaUpd *nu = compile_parse_alloc(p, sizeof *nu * (size_t)(cap * 2)); \
+      if (!nu) return -1;                                                     \
+      memcpy(nu, u, sizeof *nu *(size_t)n);                                   \
+      u = nu;                                                                 \
+      cap *= 2;                                                               \
+    }                                                                         \
+    u[n++] = (SchemaUpd){__VA_ARGS__};                                        \
   } while (0)
   int pos = 0;
   Table *o;
@@ -1432,7 +1436,7 @@ static const char *upd_sql(const SchemaUpd *u, int n, const char *type, const ch
 static int after_rename_check(Parse *p, const Table *t, const SchemaUpd *u, int n) {
   Schema *sc = schema_new();
   if (!sc) {
-    parse_nomem(p);
+    compile_parse_nomem(p);
     return 1;
   }
   char *msg = NULL;
@@ -1444,10 +1448,10 @@ static int after_rename_check(Parse *p, const Table *t, const SchemaUpd *u, int 
       continue;
     }
     const char *sql = upd_sql(u, n, "table", t->name, t->sql);
-    SqlStmt *st = ddl_reparse(p, sql);
+    SqlStmt *st = compile_ddl_reparse(p, sql);
     Table *nt = NULL;
     if (!st || st->kind != SQL_STMT_CREATE_TABLE ||
-        schema_table_from_create(sc, st, sql, &nt, &msg) != SHALE_OK ||
+        compile_schema_table_from_create(sc, st, sql, &nt, &msg) != SHALE_OK ||
         schema_add_table(sc, nt) != SHALE_OK)
       ok = 0;
     else
@@ -1457,17 +1461,17 @@ static int after_rename_check(Parse *p, const Table *t, const SchemaUpd *u, int 
   View *v;
   while (ok && (v = schema_map_next(&p->schema->views, &pos)) != NULL) {
     const char *sql = upd_sql(u, n, "view", v->name, v->sql);
-    SqlStmt *st = ddl_reparse(p, sql);
+    SqlStmt *st = compile_ddl_reparse(p, sql);
     View *nv = NULL;
     if (!st || st->kind != SQL_STMT_CREATE_VIEW ||
-        schema_view_from_create(sc, st, sql, &nv, &msg) != SHALE_OK ||
+        compile_schema_view_from_create(sc, st, sql, &nv, &msg) != SHALE_OK ||
         schema_add_view(sc, nv) != SHALE_OK)
       ok = 0;
   }
   if (!ok) { /* should not happen: the texts were valid before the edit */
     schema_free(sc);
     shale_free(msg);
-    if (!parse_failed(p)) parse_nomem(p);
+    if (!parse_failed(p)) compile_parse_nomem(p);
     return 1;
   }
   int cap = 0;
@@ -1483,7 +1487,7 @@ static int after_rename_check(Parse *p, const Table *t, const SchemaUpd *u, int 
     if (nv) bad = check_view_in(p, sc, nv, " after rename", &msg);
   }
   if (bad && msg) {
-    parse_need_write(p);
+    compile_parse_need_write(p);
     vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, msg, -1);
   }
   shale_free(msg);
@@ -1495,9 +1499,9 @@ static int rename_column(Parse *p, const SqlStmt *s) {
   const SqlAlter *a = &s->u.alter;
   Table *t = alter_col_target(p, a, "rename columns of");
   if (!t) return 1;
-  int ci = table_column_index(t, a->old_name);
+  int ci = schema_table_column_index(t, a->old_name);
   if (ci < 0) {
-    parse_error(p, "no such column: \"%s\"", a->old_name);
+    compile_parse_error(p, "no such column: \"%s\"", a->old_name);
     return 1;
   }
   if (check_schema(p)) return 1;
@@ -1513,10 +1517,10 @@ static int rename_column(Parse *p, const SqlStmt *s) {
   }
   if (last >= 0 && strchr("\"'`[", p->sql[last])) bquote = 1;
   char *quoted = quote_name(p, nn);
-  char *plain = parse_strdup(p, nn);
+  char *plain = compile_parse_strdup(p, nn);
   if (!quoted || !plain) return 1;
-  parse_need_write(p);
-  int dup = table_column_index(t, nn);
+  compile_parse_need_write(p);
+  int dup = schema_table_column_index(t, nn);
   if (dup >= 0 && dup != ci) {
     /* the new text's later column of the two is the duplicate */
     char *m = util_mprintf("error in table %s after rename: duplicate column name: %s", t->name,
@@ -1524,7 +1528,7 @@ static int rename_column(Parse *p, const SqlStmt *s) {
     if (m)
       vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, m, -1);
     else
-      parse_nomem(p);
+      compile_parse_nomem(p);
     shale_free(m);
     return parse_failed(p);
   }
@@ -1532,11 +1536,11 @@ static int rename_column(Parse *p, const SqlStmt *s) {
   int n = colren_all(p, t, t->cols[ci].name, plain, bquote, quoted, &u);
   if (n < 0) return 1;
   if (after_rename_check(p, t, u, n)) {
-    ddl_finish(p);
+    compile_ddl_finish(p);
     return parse_failed(p);
   }
   schema_update(p, u, n);
-  ddl_finish(p);
+  compile_ddl_finish(p);
   TempRen tr = {
       .t = t, .col = t->cols[ci].name, .plain = plain, .quoted = quoted, .bquote = bquote};
   rename_in_temp(p, &tr);
@@ -1558,7 +1562,7 @@ static int drop_check(Parse *p, const Table *t, const char *col, const char *sql
   if (m)
     vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, m, -1);
   else
-    parse_nomem(p);
+    compile_parse_nomem(p);
   shale_free(m);
   return 1;
 }
@@ -1573,7 +1577,7 @@ static void drop_rewrite_rows(Parse *p, const Table *t, int dslot) {
     eph = emit_cursor(p);
     emit(p, OP_OpenEphemeral, eph, n, 0);
   }
-  parse_open_table(p, cur, t, !t->without_rowid);
+  compile_parse_open_table(p, cur, t, !t->without_rowid);
   emit(p, OP_Rewind, cur, done, 0);
   int top = emit_addr(p);
   int k = 0;
@@ -1588,7 +1592,7 @@ static void drop_rewrite_rows(Parse *p, const Table *t, int dslot) {
     if (c >= 0 && c == t->rowid_alias)
       emit(p, OP_Null, 0, r + k, 0);
     else if (c >= 0)
-      code_column(p, t, cur, c, r + k);
+      compile_code_column(p, t, cur, c, r + k);
     else
       emit(p, OP_Column, cur, j, r + k);
     k++;
@@ -1609,7 +1613,7 @@ static void drop_rewrite_rows(Parse *p, const Table *t, int dslot) {
    * new records kept in eph */
   int done2 = emit_label(p);
   emit(p, OP_Clear, (int)t->root, p->idb, 0);
-  parse_open_table(p, cur, t, 1);
+  compile_parse_open_table(p, cur, t, 1);
   emit(p, OP_Rewind, eph, done2, 0);
   int top2 = emit_addr(p);
   emit(p, OP_RowData, eph, r + n, 0);
@@ -1624,31 +1628,31 @@ static int drop_column(Parse *p, const SqlStmt *s) {
   const SqlAlter *a = &s->u.alter;
   Table *t = alter_col_target(p, a, "drop column from");
   if (!t) return 1;
-  int ci = table_column_index(t, a->old_name);
+  int ci = schema_table_column_index(t, a->old_name);
   if (ci < 0) {
-    parse_error(p, "no such column: \"%s\"", a->old_name);
+    compile_parse_error(p, "no such column: \"%s\"", a->old_name);
     return 1;
   }
   const Column *col = &t->cols[ci];
   if (col->pk) {
-    parse_error(p, "cannot drop PRIMARY KEY column: \"%s\"", col->name);
+    compile_parse_error(p, "cannot drop PRIMARY KEY column: \"%s\"", col->name);
     return 1;
   }
   if (col->unique) {
-    parse_error(p, "cannot drop UNIQUE column: \"%s\"", col->name);
+    compile_parse_error(p, "cannot drop UNIQUE column: \"%s\"", col->name);
     return 1;
   }
   if (t->ncol <= 1) {
-    parse_error(p, "cannot drop column \"%s\": no other columns exist", col->name);
+    compile_parse_error(p, "cannot drop column \"%s\": no other columns exist", col->name);
     return 1;
   }
   if (check_schema(p)) return 1;
   /* the new CREATE TABLE text: from the column to the next one, or from
    * the ',' before it to the token after it when it is the last */
-  SqlStmt *old = ddl_reparse(p, t->sql);
+  SqlStmt *old = compile_ddl_reparse(p, t->sql);
   if (!old || old->kind != SQL_STMT_CREATE_TABLE || old->u.create_table.ncols != t->ncol) {
     if (!parse_failed(p))
-      parse_error_code(p, SHALE_CORRUPT, "malformed database schema (%s)", t->name);
+      compile_parse_error_code(p, SHALE_CORRUPT, "malformed database schema (%s)", t->name);
     return 1;
   }
   const SqlCreateTable *oct = &old->u.create_table;
@@ -1661,27 +1665,27 @@ static int drop_column(Parse *p, const SqlStmt *s) {
     to = skip_space(t->sql, oct->cols[ci].span.start + oct->cols[ci].span.len);
   }
   size_t lold = strlen(t->sql);
-  char *sql = parse_alloc(p, lold + 1);
+  char *sql = compile_parse_alloc(p, lold + 1);
   if (!sql) return 1;
   memcpy(sql, t->sql, (size_t)from);
   memcpy(sql + from, t->sql + to, lold - (size_t)to + 1);
-  parse_need_write(p);
+  compile_parse_need_write(p);
   /* the schema as SQLite re-reads it: the table, then its dependants */
-  SqlStmt *nst = ddl_reparse(p, sql);
+  SqlStmt *nst = compile_ddl_reparse(p, sql);
   if (!nst) return 1;
   if (drop_check(p, t, col->name, sql, "table", t->name)) {
-    ddl_finish(p);
+    compile_ddl_finish(p);
     return parse_failed(p);
   }
-  Schema *scratch = ddl_scratch_with(p, NULL);
+  Schema *scratch = compile_ddl_scratch_with(p, NULL);
   if (!scratch) return 1;
   Table *nt = NULL;
   char *msg = NULL;
-  int rc = schema_table_from_create(scratch, nst, sql, &nt, &msg);
+  int rc = compile_schema_table_from_create(scratch, nst, sql, &nt, &msg);
   schema_free(scratch);
   if (rc == SHALE_NOMEM) {
     shale_free(msg);
-    parse_nomem(p);
+    compile_parse_nomem(p);
     return 1;
   }
   if (rc != SHALE_OK) {
@@ -1689,17 +1693,17 @@ static int drop_column(Parse *p, const SqlStmt *s) {
     if (m)
       vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, m, -1);
     else
-      parse_nomem(p);
+      compile_parse_nomem(p);
     shale_free(m);
     shale_free(msg);
-    ddl_finish(p);
+    compile_ddl_finish(p);
     return parse_failed(p);
   }
   shale_free(msg);
   for (Index *i = t->indexes; i; i = i->next)
     if (i != t->pk_index && !i->is_autoindex && i->sql &&
         drop_check(p, t, col->name, i->sql, "index", i->name)) {
-      ddl_finish(p);
+      compile_ddl_finish(p);
       return parse_failed(p);
     }
   int cap = 0, pos = 0;
@@ -1718,7 +1722,7 @@ static int drop_column(Parse *p, const SqlStmt *s) {
       bad = g && drop_check(p, t, col->name, g->sql, "trigger", g->name);
     }
     if (bad) {
-      ddl_finish(p);
+      compile_ddl_finish(p);
       return parse_failed(p);
     }
   }
@@ -1726,11 +1730,11 @@ static int drop_column(Parse *p, const SqlStmt *s) {
   SchemaUpd u = {"table", t->name, NULL, NULL, sql};
   schema_update(p, &u, 1);
   if (col->storage >= 0) drop_rewrite_rows(p, t, col->storage);
-  ddl_finish(p);
+  compile_ddl_finish(p);
   return parse_failed(p);
 }
 
-int ddl_alter(Parse *p, const SqlStmt *s) {
+int compile_alter(Parse *p, const SqlStmt *s) {
   const SqlAlter *a = &s->u.alter;
   switch (a->action) {
     case SQL_ALTER_ADD_COLUMN:

@@ -32,21 +32,21 @@
 /* The KeyInfo of the first n columns of the stored keys of idx (n =
  * idx->ncol: the whole key), owned by the program. */
 static KeyInfo *index_keyinfo(Parse *p, const Index *idx, int n) {
-  const Collation **coll = parse_alloc(p, sizeof *coll * (size_t)(n + 1));
-  uint8_t *desc = parse_alloc(p, (size_t)n + 1);
+  const Collation **coll = compile_parse_alloc(p, sizeof *coll * (size_t)(n + 1));
+  uint8_t *desc = compile_parse_alloc(p, (size_t)n + 1);
   if (!coll || !desc) return NULL;
   for (int i = 0; i < n; i++) {
     const char *c = idx->cols[i].coll;
     coll[i] = c && util_stricmp(c, "BINARY") ? record_collation_find(c) : NULL;
     desc[i] = idx->cols[i].desc;
   }
-  return parse_keyinfo(p, n, coll, desc);
+  return compile_parse_keyinfo(p, n, coll, desc);
 }
 
 /* Read column col of tab at cursor cur into r[target] as stored. */
 static void load_column(Parse *p, const Table *tab, int cur, int col, int target) {
   int before = emit_addr(p);
-  code_column(p, tab, cur, col, target);
+  compile_code_column(p, tab, cur, col, target);
   int after = emit_addr(p);
   /* a REAL column's integer goes back into the index as the integer */
   if (after > before && !p->b.rc) {
@@ -63,16 +63,16 @@ static const char *unique_msg(Parse *p, const Index *idx) {
     if (idx->cols[i].col < 0) {
       char *m = util_mprintf("UNIQUE constraint failed: index '%s'", idx->name);
       if (!m) {
-        parse_nomem(p);
+        compile_parse_nomem(p);
         return NULL;
       }
-      char *z = parse_strdup(p, m);
+      char *z = compile_parse_strdup(p, m);
       shale_free(m);
       return z;
     }
     room += strlen(t->name) + strlen(t->cols[idx->cols[i].col].name) + 4;
   }
-  char *z = parse_alloc(p, room + 32);
+  char *z = compile_parse_alloc(p, room + 32);
   if (!z) return NULL;
   strcpy(z, "UNIQUE constraint failed: ");
   for (int i = 0; i < idx->nkey; i++) {
@@ -84,14 +84,14 @@ static const char *unique_msg(Parse *p, const Index *idx) {
   return z;
 }
 
-/* Populate index idx (built by schema_index_from_create from an AST in the
+/* Populate index idx (built by compile_schema_index_from_create from an AST in the
  * Parse arena) whose tree root is in register root_reg: scan its table,
  * build each key (columns, expressions, partial WHERE), insert; UNIQUE
  * duplicates halt with "UNIQUE constraint failed: ...". */
 static void ddl_fill_index(Parse *p, const Index *idx, int root_reg) {
   Table *tab = idx->table;
   if (parse_failed(p)) return;
-  SrcList *src = src_single(p, tab, NULL);
+  SrcList *src = compile_src_single(p, tab, NULL);
   if (!src || parse_failed(p)) return;
   int tcur = src->a[0].cursor;
   NameCtx nc;
@@ -102,13 +102,14 @@ static void ddl_fill_index(Parse *p, const Index *idx, int root_reg) {
   if (idx->where) {
     nc.flags = NC_IS_PARTIAL | NC_NO_SUBQUERY;
     nc.err_ctx = "partial index WHERE clauses";
-    if (resolve_expr(p, &nc, idx->where)) return;
+    if (compile_resolve_expr(p, &nc, idx->where)) return;
   }
   if (has_expr) {
     nc.flags = NC_IS_INDEX | NC_NO_SUBQUERY;
     nc.err_ctx = "index expressions";
     for (int i = 0; i < idx->nkey; i++)
-      if (idx->cols[i].col == INDEX_COL_EXPR && resolve_expr(p, &nc, idx->cols[i].expr)) return;
+      if (idx->cols[i].col == INDEX_COL_EXPR && compile_resolve_expr(p, &nc, idx->cols[i].expr))
+        return;
   }
   KeyInfo *ki = index_keyinfo(p, idx, idx->ncol);
   KeyInfo *uki = idx->unique ? index_keyinfo(p, idx, idx->nkey) : NULL;
@@ -117,20 +118,20 @@ static void ddl_fill_index(Parse *p, const Index *idx, int root_reg) {
   if (parse_failed(p)) return;
 
   /* Pass 1 (invariant 4): every row's key into the sorter. */
-  parse_open_table(p, tcur, tab, 0);
+  compile_parse_open_table(p, tcur, tab, 0);
   int scur = emit_cursor(p), icur = emit_cursor(p);
   vm_builder_add_p4(&p->b, OP_SorterOpen, scur, idx->ncol, 0, P4_KEYINFO, ki);
   int key = emit_regs(p, idx->ncol + 1);
   int sorted = emit_label(p), next = emit_label(p), done = emit_label(p);
   emit(p, OP_Rewind, tcur, sorted, 0);
   int top = emit_addr(p);
-  if (idx->where) expr_if_false(p, idx->where, next, 1);
+  if (idx->where) compile_expr_if_false(p, idx->where, next, 1);
   for (int i = 0; i < idx->ncol; i++) {
     const IndexColumn *ic = &idx->cols[i];
     if (ic->col == INDEX_COL_ROWID)
       emit(p, OP_Rowid, tcur, key + i, 0);
     else if (ic->col == INDEX_COL_EXPR)
-      expr_code(p, ic->expr, key + i);
+      compile_expr_code(p, ic->expr, key + i);
     else
       load_column(p, tab, tcur, ic->col, key + i);
   }
@@ -182,87 +183,90 @@ static void ddl_fill_index(Parse *p, const Index *idx, int root_reg) {
 
 /* SQLite's "table X may not be indexed / dropped" tables: sqlite_* except
  * the statistics tables. */
-int ddl_is_system_table(const Table *t) {
+int compile_ddl_is_system_table(const Table *t) {
   return !util_strnicmp(t->name, "sqlite_", 7) && util_strnicmp(t->name + 7, "stat", 4) &&
          util_strnicmp(t->name + 7, "parameters", 10);
 }
 
 /* The name SQLite prints for a table in messages. */
-const char *ddl_table_name(const Table *t) { return t->is_schema ? "sqlite_master" : t->name; }
+const char *compile_ddl_table_name(const Table *t) {
+  return t->is_schema ? "sqlite_master" : t->name;
+}
 
-int ddl_create_index(Parse *p, const SqlStmt *s) {
+int compile_ddl_create_index(Parse *p, const SqlStmt *s) {
   const SqlCreateIndex *ci = &s->u.create_index;
-  if (ddl_check_db(p, &ci->name)) return 1;
+  if (compile_ddl_check_db(p, &ci->name)) return 1;
   Table *tab = schema_find_table(p->schema, ci->table);
   if (!tab) {
     if (schema_find_view(p->schema, ci->table))
-      parse_error(p, "views may not be indexed");
+      compile_parse_error(p, "views may not be indexed");
     else
-      parse_error(p, "no such table: %s.%s", parse_db_name(p, p->idb), ci->table);
+      compile_parse_error(p, "no such table: %s.%s", compile_parse_db_name(p, p->idb), ci->table);
     return 1;
   }
-  if (tab->is_schema || ddl_is_system_table(tab)) {
-    parse_error(p, "table %s may not be indexed", ddl_table_name(tab));
+  if (tab->is_schema || compile_ddl_is_system_table(tab)) {
+    compile_parse_error(p, "table %s may not be indexed", compile_ddl_table_name(tab));
     return 1;
   }
   if (tab->vtab_module) {
-    parse_error(p, "virtual tables may not be indexed");
+    compile_parse_error(p, "virtual tables may not be indexed");
     return 1;
   }
   const char *name = ci->name.name;
   if (!util_strnicmp(name, "sqlite_", 7)) {
-    parse_error(p, "object name reserved for internal use: %s", name);
+    compile_parse_error(p, "object name reserved for internal use: %s", name);
     return 1;
   }
   if (schema_find_table(p->schema, name) || schema_find_view(p->schema, name)) {
-    parse_error(p, "there is already a table named %s", name);
+    compile_parse_error(p, "there is already a table named %s", name);
     return 1;
   }
   if (schema_find_index(p->schema, name)) {
     if (ci->if_not_exists) { /* no-op, not read-only (as SQLite) */
-      parse_need_read(p);
+      compile_parse_need_read(p);
       p->schema_changed = 1;
       return 0;
     }
-    parse_error(p, "index %s already exists", name);
+    compile_parse_error(p, "index %s already exists", name);
     return 1;
   }
   if (p->env && p->env->max_columns > 0 && ci->columns && ci->columns->n > p->env->max_columns) {
-    parse_error(p, "too many columns in index"); /* SQLITE_LIMIT_COLUMN */
+    compile_parse_error(p, "too many columns in index"); /* SQLITE_LIMIT_COLUMN */
     return 1;
   }
-  const char *sql =
-      ddl_stored_sql(p, s, &ci->name, ci->unique ? "UNIQUE INDEX" : "INDEX", DDL_END_LOOKAHEAD);
+  const char *sql = compile_ddl_stored_sql(p, s, &ci->name, ci->unique ? "UNIQUE INDEX" : "INDEX",
+                                           DDL_END_LOOKAHEAD);
   if (!sql) return 1;
-  Schema *scratch = ddl_scratch_with(p, tab);
+  Schema *scratch = compile_ddl_scratch_with(p, tab);
   if (!scratch) return 1;
   Index *idx = NULL;
   char *msg = NULL;
   SchemaFuncs sf = {p->env ? p->env->funcs : NULL, p->env ? p->env->untrusted : 0};
-  int rc = schema_index_from_create_fn(scratch, s, sql, &sf, &idx, &msg);
+  int rc = compile_schema_index_from_create_fn(scratch, s, sql, &sf, &idx, &msg);
   if (rc != SHALE_OK) {
-    ddl_build_error(p, rc, msg);
+    compile_ddl_build_error(p, rc, msg);
     schema_free(scratch);
     return 1;
   }
   if (p->env && p->env->auth) { /* as SQLite: READ of each key column, then REINDEX */
     for (int i = 0; i < idx->nkey && !parse_failed(p); i++)
       if (idx->cols[i].col >= 0 && idx->table)
-        parse_auth(p, AUTH_READ, idx->table->name, idx->table->cols[idx->cols[i].col].name, "main");
-    parse_auth(p, AUTH_REINDEX, idx->name, NULL, "main");
+        compile_parse_auth(p, AUTH_READ, idx->table->name, idx->table->cols[idx->cols[i].col].name,
+                           "main");
+    compile_parse_auth(p, AUTH_REINDEX, idx->name, NULL, "main");
     if (parse_failed(p)) {
       schema_free(scratch);
       return 1;
     }
   }
-  parse_need_write(p);
+  compile_parse_need_write(p);
   int root = emit_regs(p, 1);
   emit(p, OP_CreateBtree, p->idb, root, BTREE_BLOBKEY);
-  int cur = ddl_open_schema(p);
-  ddl_schema_insert(p, cur, "index", idx->name, tab->name, root, sql);
+  int cur = compile_ddl_open_schema(p);
+  compile_ddl_schema_insert(p, cur, "index", idx->name, tab->name, root, sql);
   emit(p, OP_Close, cur, 0, 0);
   ddl_fill_index(p, idx, root);
-  ddl_finish(p);
+  compile_ddl_finish(p);
   schema_free(scratch);
   return parse_failed(p);
 }
@@ -276,20 +280,20 @@ static void reindex_one(Parse *p, Index *idx) {
   Index *fresh = idx;
   Schema *scratch = NULL;
   if (idx->sql) { /* expressions and WHERE from a fresh AST (invariant 3) */
-    SqlStmt *st = ddl_reparse(p, idx->sql);
+    SqlStmt *st = compile_ddl_reparse(p, idx->sql);
     if (!st) return;
-    scratch = ddl_scratch_with(p, tab);
+    scratch = compile_ddl_scratch_with(p, tab);
     if (!scratch) return;
     char *msg = NULL;
-    int rc = schema_index_from_create(scratch, st, idx->sql, &fresh, &msg);
+    int rc = compile_schema_index_from_create(scratch, st, idx->sql, &fresh, &msg);
     if (rc != SHALE_OK) {
-      ddl_build_error(p, rc, msg);
+      compile_ddl_build_error(p, rc, msg);
       schema_free(scratch);
       return;
     }
   }
   int r = emit_regs(p, 1);
-  emit(p, OP_Clear, (int)idx->root, parse_table_db(p, idx->table), 0);
+  emit(p, OP_Clear, (int)idx->root, compile_parse_table_db(p, idx->table), 0);
   emit(p, OP_Integer, (int)idx->root, r, 0);
   ddl_fill_index(p, fresh, r);
   schema_free(scratch);
@@ -310,10 +314,10 @@ static void reindex_all(Parse *p, const char *coll) {
       if (!coll || uses_collation(idx, coll)) reindex_one(p, idx);
 }
 
-int ddl_reindex(Parse *p, const SqlStmt *s) {
+int compile_ddl_reindex(Parse *p, const SqlStmt *s) {
   const SqlQualName *q = &s->u.analyze.name;
-  if (s->u.analyze.has_name && ddl_check_db(p, q)) return 1;
-  parse_need_write(p);
+  if (s->u.analyze.has_name && compile_ddl_check_db(p, q)) return 1;
+  compile_parse_need_write(p);
   if (!s->u.analyze.has_name) {
     reindex_all(p, NULL);
     return parse_failed(p);
@@ -332,6 +336,6 @@ int ddl_reindex(Parse *p, const SqlStmt *s) {
     reindex_one(p, idx);
     return parse_failed(p);
   }
-  parse_error(p, "unable to identify the object to be reindexed");
+  compile_parse_error(p, "unable to identify the object to be reindexed");
   return 1;
 }

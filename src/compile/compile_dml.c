@@ -7,11 +7,11 @@
  * themselves are compile_insert.c and compile_update.c (UPDATE, DELETE); the
  * constraint checks compile_constraint.c; dml_int.h is their interface.
  *
- * Owns: dml_expr_dup, dml_list_dup, the Writer (dml_writer_open, ...),
- * dml_table, dml_view_dml, dml_returning_*.
+ * Owns: compile_dml_expr_dup, compile_dml_list_dup, the Writer (compile_dml_writer_open, ...),
+ * compile_dml_table, compile_dml_view_dml, dml_returning_*.
  *
  * Row layout: a row is ncol+1 consecutive registers, the rowid first, then
- * every column in table order (the trigger_code layout). The rowid alias
+ * every column in table order (the compile_trigger_code layout). The rowid alias
  * column's register holds the rowid; the stored record holds NULL there.
  *
  * Invariants:
@@ -32,33 +32,33 @@
 
 /* ---------------------------------------------------------------- copies */
 
-SqlExprList *dml_list_dup(Parse *p, const SqlExprList *l) {
+SqlExprList *compile_dml_list_dup(Parse *p, const SqlExprList *l) {
   if (!l) return NULL;
-  SqlExprList *n = parse_alloc(p, sizeof *n);
+  SqlExprList *n = compile_parse_alloc(p, sizeof *n);
   if (!n) return NULL;
   n->n = n->cap = l->n;
   if (l->n > 0) {
-    n->a = parse_alloc(p, (size_t)l->n * sizeof *n->a);
+    n->a = compile_parse_alloc(p, (size_t)l->n * sizeof *n->a);
     if (!n->a) return NULL;
     for (int i = 0; i < l->n; i++) {
       n->a[i] = l->a[i];
-      n->a[i].expr = dml_expr_dup(p, l->a[i].expr);
+      n->a[i].expr = compile_dml_expr_dup(p, l->a[i].expr);
     }
   }
   return n;
 }
 
-SqlExpr *dml_expr_dup(Parse *p, const SqlExpr *e) {
+SqlExpr *compile_dml_expr_dup(Parse *p, const SqlExpr *e) {
   if (!e) return NULL;
-  SqlExpr *n = parse_alloc(p, sizeof *n);
+  SqlExpr *n = compile_parse_alloc(p, sizeof *n);
   if (!n) return NULL;
   *n = *e;
-  n->a = dml_expr_dup(p, e->a);
-  n->b = dml_expr_dup(p, e->b);
-  n->c = dml_expr_dup(p, e->c);
-  n->filter = dml_expr_dup(p, e->filter);
-  n->list = dml_list_dup(p, e->list);
-  n->order = dml_list_dup(p, e->order);
+  n->a = compile_dml_expr_dup(p, e->a);
+  n->b = compile_dml_expr_dup(p, e->b);
+  n->c = compile_dml_expr_dup(p, e->c);
+  n->filter = compile_dml_expr_dup(p, e->filter);
+  n->list = compile_dml_list_dup(p, e->list);
+  n->order = compile_dml_list_dup(p, e->order);
   return n;
 }
 
@@ -77,7 +77,7 @@ static int bind_expr_cb(SqlWalker *w, SqlExpr *e) {
     return SQL_WALK_CONTINUE;
   }
   if (e->op == SQL_E_COLREF && e->cursor == rb->cursor) {
-    SqlExpr *o = parse_alloc(rb->p, sizeof *o);
+    SqlExpr *o = compile_parse_alloc(rb->p, sizeof *o);
     if (!o) return SQL_WALK_ABORT;
     *o = *e;
     e->op = SQL_E_REG;
@@ -94,27 +94,27 @@ static int bind_select_cb(SqlWalker *w, SqlSelect *s) {
 }
 
 /* Turn the column references of cursor into reads of the row in registers. */
-void dml_bind_row(Parse *p, SqlExpr *e, int cursor, int rowid, int cols) {
+void compile_dml_bind_row(Parse *p, SqlExpr *e, int cursor, int rowid, int cols) {
   RowBind rb = {p, cursor, rowid, cols, -1};
   SqlWalker w = {bind_expr_cb, bind_select_cb, &rb};
   if (e) sql_walk_expr(&w, e);
 }
 
 /* Re-point the column references of cursor `from` at cursor `to` (a table
- * cursor positioned on the row): unlike dml_bind_row this keeps them column
+ * cursor positioned on the row): unlike compile_dml_bind_row this keeps them column
  * reads, so a subquery using them stays correlated (evaluated per row). */
-void dml_remap_cursor(Parse *p, SqlExpr *e, int from, int to) {
+void compile_dml_remap_cursor(Parse *p, SqlExpr *e, int from, int to) {
   RowBind rb = {p, from, 0, 0, to};
   SqlWalker w = {bind_expr_cb, bind_select_cb, &rb};
   if (e) sql_walk_expr(&w, e);
 }
-void dml_remap_cursor_select(Parse *p, SqlSelect *s, int from, int to) {
+void compile_dml_remap_cursor_select(Parse *p, SqlSelect *s, int from, int to) {
   RowBind rb = {p, from, 0, 0, to};
   SqlWalker w = {bind_expr_cb, bind_select_cb, &rb};
   if (s) sql_walk_select(&w, s);
 }
 
-void dml_trig_nc(Parse *p, NameCtx *nc) {
+void compile_dml_trig_nc(Parse *p, NameCtx *nc) {
   TrigFrame *f = dml_frame(p);
   if (f && f->trig) {
     nc->trig_tab = p->trig_tab;
@@ -124,51 +124,51 @@ void dml_trig_nc(Parse *p, NameCtx *nc) {
 
 /* A copy of the schema expression e, resolved against tab and bound to the
  * row in registers (rowid, cols). NULL after an error. */
-SqlExpr *dml_row_expr(Parse *p, Table *tab, const SqlExpr *e, int rowid, int cols, int flags,
-                      const char *ctx) {
-  SqlExpr *c = dml_expr_dup(p, e);
+SqlExpr *compile_dml_row_expr(Parse *p, Table *tab, const SqlExpr *e, int rowid, int cols,
+                              int flags, const char *ctx) {
+  SqlExpr *c = compile_dml_expr_dup(p, e);
   if (!c) return NULL;
-  SrcList *src = src_single(p, tab, NULL);
+  SrcList *src = compile_src_single(p, tab, NULL);
   if (!src) return NULL;
   NameCtx nc;
   memset(&nc, 0, sizeof nc);
   nc.src = src;
   nc.flags = flags | NC_FROM_SCHEMA;
   nc.err_ctx = ctx;
-  if (resolve_expr(p, &nc, c) || parse_failed(p)) return NULL;
-  dml_bind_row(p, c, src->a[0].cursor, rowid, cols);
+  if (compile_resolve_expr(p, &nc, c) || parse_failed(p)) return NULL;
+  compile_dml_bind_row(p, c, src->a[0].cursor, rowid, cols);
   return c;
 }
 
 /* A DEFAULT expression (no column references) into target. */
-void dml_code_default(Parse *p, Column *col, int target) {
+void compile_dml_code_default(Parse *p, Column *col, int target) {
   if (!col->dflt) {
     emit(p, OP_Null, 0, target, 0);
     return;
   }
-  SqlExpr *c = dml_expr_dup(p, col->dflt);
+  SqlExpr *c = compile_dml_expr_dup(p, col->dflt);
   if (!c) return;
   NameCtx nc;
   memset(&nc, 0, sizeof nc);
   nc.flags = NC_NO_COLUMN | NC_NO_SUBQUERY | NC_FROM_SCHEMA;
-  if (resolve_expr(p, &nc, c) || parse_failed(p)) return;
-  expr_code(p, c, target);
+  if (compile_resolve_expr(p, &nc, c) || parse_failed(p)) return;
+  compile_expr_code(p, c, target);
 }
 
-int dml_is_rowid_name(const char *z) {
+int compile_dml_is_rowid_name(const char *z) {
   return !strcasecmp(z, "rowid") || !strcasecmp(z, "oid") || !strcasecmp(z, "_rowid_");
 }
 
 /* Affinity string of every column in table order (arena). */
 static const char *col_aff_str(Parse *p, const Table *tab) {
-  char *z = parse_alloc(p, (size_t)tab->ncol + 1);
+  char *z = compile_parse_alloc(p, (size_t)tab->ncol + 1);
   if (!z) return NULL;
   for (int i = 0; i < tab->ncol; i++)
     z[i] = tab->cols[i].affinity ? tab->cols[i].affinity : AFF_BLOB;
   return z;
 }
 
-int dml_pick_oe(int stmt_oe, int cons_oe) {
+int compile_dml_pick_oe(int stmt_oe, int cons_oe) {
   if (stmt_oe) return stmt_oe;
   if (cons_oe) return cons_oe;
   return SQL_OE_ABORT;
@@ -178,7 +178,7 @@ int dml_pick_oe(int stmt_oe, int cons_oe) {
  * statement's (dml_int.h invariant 2). */
 /* 1 if a conflict writing tab under the statement's OR clause may be
  * resolved by REPLACE (deleting rows). */
-int dml_may_replace(const Table *tab, int stmt_oe) {
+int compile_dml_may_replace(const Table *tab, int stmt_oe) {
   if (stmt_oe) return stmt_oe == SQL_OE_REPLACE;
   if (tab->pk_conflict == SQL_OE_REPLACE) return 1;
   for (const Index *x = tab->indexes; x; x = x->next)
@@ -186,13 +186,13 @@ int dml_may_replace(const Table *tab, int stmt_oe) {
   return 0;
 }
 
-int dml_stmt_oe_of(Parse *p, int own) {
+int compile_dml_stmt_oe_of(Parse *p, int own) {
   TrigFrame *f = dml_frame(p);
   if (f && f->oe) return f->oe;
   return own;
 }
 
-void dml_halt_msg(Parse *p, int code, int oe, const char *msg) {
+void compile_dml_halt_msg(Parse *p, int code, int oe, const char *msg) {
   vm_builder_add_text(&p->b, OP_Halt, code, oe, 0, msg, -1);
 }
 
@@ -210,16 +210,16 @@ typedef struct ChangedRef {
 static int changed_ref_cb(SqlWalker *wk, SqlExpr *e) {
   const ChangedRef *r = wk->arg;
   if (e->op == SQL_E_ID || e->op == SQL_E_COLUMN) {
-    int j = table_column_index(r->tab, e->z);
+    int j = schema_table_column_index(r->tab, e->z);
     if (j >= 0 ? r->chg[j] || (r->gen_changed && r->tab->cols[j].gen != NULL)
-               : (r->rowid_changed || !dml_is_rowid_name(e->z)))
+               : (r->rowid_changed || !compile_dml_is_rowid_name(e->z)))
       return SQL_WALK_ABORT;
   }
   return SQL_WALK_CONTINUE;
 }
 
-int dml_reads_changed(const Table *tab, SqlExpr *e, const uint8_t *chg, int rowid_changed,
-                      int gen_changed) {
+int compile_dml_reads_changed(const Table *tab, SqlExpr *e, const uint8_t *chg, int rowid_changed,
+                              int gen_changed) {
   if (!e) return 0;
   ChangedRef r = {tab, chg, rowid_changed, gen_changed};
   SqlWalker wk = {changed_ref_cb, NULL, &r};
@@ -229,56 +229,59 @@ int dml_reads_changed(const Table *tab, SqlExpr *e, const uint8_t *chg, int rowi
 /* The columns an UPDATE assigning changed[] (and the rowid when
  * rowid_changed) changes: those, and every generated column computed from a
  * changed one, to a fixpoint (as SQLite marks them). Arena; NULL on OOM. */
-uint8_t *dml_changed_closure(Parse *p, const Table *tab, const uint8_t *changed,
-                             int rowid_changed) {
-  uint8_t *chg = parse_alloc(p, (size_t)(tab->ncol ? tab->ncol : 1));
+uint8_t *compile_dml_changed_closure(Parse *p, const Table *tab, const uint8_t *changed,
+                                     int rowid_changed) {
+  uint8_t *chg = compile_parse_alloc(p, (size_t)(tab->ncol ? tab->ncol : 1));
   if (!chg) return NULL;
   memcpy(chg, changed, (size_t)tab->ncol);
   for (int again = tab->has_generated; again;) {
     again = 0;
     for (int j = 0; j < tab->ncol; j++) {
       if (chg[j] || !tab->cols[j].gen) continue;
-      if (dml_reads_changed(tab, tab->cols[j].gen, chg, rowid_changed, 0)) chg[j] = again = 1;
+      if (compile_dml_reads_changed(tab, tab->cols[j].gen, chg, rowid_changed, 0))
+        chg[j] = again = 1;
     }
   }
   return chg;
 }
 
-/* 1 if an UPDATE changing the columns chg[] (dml_changed_closure) may change
+/* 1 if an UPDATE changing the columns chg[] (compile_dml_changed_closure) may change
  * index x's entry: a key column, a column its expressions or its partial
  * WHERE read (SQLite's rule). The rowid changing is the caller's case. */
-int dml_index_affected(const Index *x, const uint8_t *chg) {
+int compile_dml_index_affected(const Index *x, const uint8_t *chg) {
   const Table *tab = x->table;
-  if (x->where && dml_reads_changed(tab, x->where, chg, 0, 0)) return 1;
+  if (x->where && compile_dml_reads_changed(tab, x->where, chg, 0, 0)) return 1;
   for (int j = 0; j < x->ncol; j++) {
     int c = x->cols[j].col;
-    if (c == INDEX_COL_EXPR ? dml_reads_changed(tab, x->cols[j].expr, chg, 0, 0) : c >= 0 && chg[c])
+    if (c == INDEX_COL_EXPR ? compile_dml_reads_changed(tab, x->cols[j].expr, chg, 0, 0)
+                            : c >= 0 && chg[c])
       return 1;
   }
   return 0;
 }
 
 /* Mark the indexes an UPDATE assigning the columns in changed[] leaves
- * alone (Writer.keep): those no changed column feeds (dml_index_affected). A
+ * alone (Writer.keep): those no changed column feeds (compile_dml_index_affected). A
  * key change and BEFORE triggers (they may rewrite the row) keep nothing. */
-void dml_writer_keep_unchanged(Writer *w, const uint8_t *changed, int key_change, int before) {
+void compile_dml_writer_keep_unchanged(Writer *w, const uint8_t *changed, int key_change,
+                                       int before) {
   w->keep = NULL;
   if (key_change || before || w->nidx == 0) return;
   for (int c = 0; c < w->tab->ncol; c++)
     if (changed[c] && w->tab->cols[c].pk) return; /* every entry holds the key */
-  const uint8_t *chg = dml_changed_closure(w->p, w->tab, changed, 0);
-  w->keep = parse_alloc(w->p, (size_t)w->nidx);
+  const uint8_t *chg = compile_dml_changed_closure(w->p, w->tab, changed, 0);
+  w->keep = compile_parse_alloc(w->p, (size_t)w->nidx);
   if (!w->keep || !chg) return;
   for (int i = 0; i < w->nidx; i++) {
     const Index *x = w->idx[i];
-    w->keep[i] = x != w->tab->pk_index && !dml_index_affected(x, chg);
+    w->keep[i] = x != w->tab->pk_index && !compile_dml_index_affected(x, chg);
   }
 }
 
-int dml_kept(const Writer *w, int i) { return w->keep && w->keep[i]; }
+int compile_dml_kept(const Writer *w, int i) { return w->keep && w->keep[i]; }
 
 /* The UPSERT clause for index i (i < 0: the rowid), or -1. */
-int dml_up_clause(const Writer *w, int i) {
+int compile_dml_up_clause(const Writer *w, int i) {
   if (!w->nup) return -1;
   int c = i < 0 ? w->up_ipk : w->up_of[i];
   return c >= 0 ? c : w->up_any;
@@ -286,7 +289,7 @@ int dml_up_clause(const Writer *w, int i) {
 
 /* Open the writer's cursors: the table's (tabcur < 0; else the caller's
  * cursor tabcur, already open for writing) and every index's. */
-int dml_writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe, int tabcur) {
+int compile_dml_writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe, int tabcur) {
   memset(w, 0, sizeof *w);
   w->p = p;
   w->tab = tab;
@@ -296,15 +299,15 @@ int dml_writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe, int tabcur) {
   for (Index *x = tab->indexes; x; x = x->next) n++;
   w->nidx = n;
   if (n) {
-    w->idx = parse_alloc(p, (size_t)n * sizeof *w->idx);
-    w->cur = parse_alloc(p, (size_t)n * sizeof *w->cur);
-    w->key = parse_alloc(p, (size_t)n * sizeof *w->key);
-    w->rec = parse_alloc(p, (size_t)n * sizeof *w->rec);
-    w->okey = parse_alloc(p, (size_t)n * sizeof *w->okey);
+    w->idx = compile_parse_alloc(p, (size_t)n * sizeof *w->idx);
+    w->cur = compile_parse_alloc(p, (size_t)n * sizeof *w->cur);
+    w->key = compile_parse_alloc(p, (size_t)n * sizeof *w->key);
+    w->rec = compile_parse_alloc(p, (size_t)n * sizeof *w->rec);
+    w->okey = compile_parse_alloc(p, (size_t)n * sizeof *w->okey);
     if (!w->idx || !w->cur || !w->key || !w->rec || !w->okey) return 1;
     /* SQLite's list: newest first, REPLACE indexes appended in creation
      * order. */
-    Index **all = parse_alloc(p, (size_t)n * sizeof *all);
+    Index **all = compile_parse_alloc(p, (size_t)n * sizeof *all);
     if (!all) return 1;
     int k = 0, m = 0;
     for (Index *x = tab->indexes; x; x = x->next) all[k++] = x;
@@ -314,12 +317,12 @@ int dml_writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe, int tabcur) {
       if (all[i]->on_conflict == SQL_OE_REPLACE) w->idx[m++] = all[i];
   }
   w->caff = col_aff_str(p, tab);
-  parse_need_write(p);
+  compile_parse_need_write(p);
   if (tabcur >= 0) {
     w->tabcur = tabcur;
   } else {
     w->tabcur = emit_cursor(p);
-    parse_open_table(p, w->tabcur, tab, 1);
+    compile_parse_open_table(p, w->tabcur, tab, 1);
   }
   for (int i = 0; i < n; i++) {
     Index *x = w->idx[i];
@@ -327,7 +330,7 @@ int dml_writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe, int tabcur) {
       w->cur[i] = w->tabcur;
     } else {
       w->cur[i] = emit_cursor(p);
-      parse_open_index(p, w->cur[i], x, 1);
+      compile_parse_open_index(p, w->cur[i], x, 1);
     }
     w->key[i] = emit_regs(p, x->ncol);
     w->okey[i] = emit_regs(p, x->ncol);
@@ -343,14 +346,14 @@ int dml_writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe, int tabcur) {
 
 /* Affinity string of index x's stored key (arena). */
 static const char *index_aff(Parse *p, const Index *x, SqlExpr **exprs) {
-  char *z = parse_alloc(p, (size_t)x->ncol + 1);
+  char *z = compile_parse_alloc(p, (size_t)x->ncol + 1);
   if (!z) return NULL;
   for (int j = 0; j < x->ncol; j++) {
     int c = x->cols[j].col;
     if (c == INDEX_COL_ROWID)
       z[j] = AFF_INTEGER;
     else if (c == INDEX_COL_EXPR) {
-      char a = exprs && exprs[j] ? expr_affinity(exprs[j]) : 0;
+      char a = exprs && exprs[j] ? compile_expr_affinity(exprs[j]) : 0;
       z[j] = a ? a : AFF_BLOB;
     } else
       z[j] = x->table->cols[c].affinity ? x->table->cols[c].affinity : AFF_BLOB;
@@ -368,12 +371,12 @@ static void build_key_regs(Writer *w, int i, int rowid, int cols, int regs, SqlE
     if (c == INDEX_COL_ROWID) {
       emit(p, OP_SCopy, rowid, regs + j, 0);
     } else if (c == INDEX_COL_EXPR) {
-      if (!ex) ex = parse_alloc(p, (size_t)x->ncol * sizeof *ex);
+      if (!ex) ex = compile_parse_alloc(p, (size_t)x->ncol * sizeof *ex);
       if (!ex) return;
-      ex[j] = dml_row_expr(p, w->tab, x->cols[j].expr, rowid, cols, NC_IS_INDEX | NC_NO_SUBQUERY,
-                           "index expressions");
+      ex[j] = compile_dml_row_expr(p, w->tab, x->cols[j].expr, rowid, cols,
+                                   NC_IS_INDEX | NC_NO_SUBQUERY, "index expressions");
       if (!ex[j]) return;
-      expr_code(p, ex[j], regs + j);
+      compile_expr_code(p, ex[j], regs + j);
     } else {
       emit(p, OP_SCopy, cols + c, regs + j, 0);
     }
@@ -383,19 +386,19 @@ static void build_key_regs(Writer *w, int i, int rowid, int cols, int regs, SqlE
 
 /* New key and record of every index for the row (rowid, cols); a partial
  * index whose WHERE fails gets a NULL record. */
-void dml_build_new_keys(Writer *w, int rowid, int cols) {
+void compile_dml_build_new_keys(Writer *w, int rowid, int cols) {
   Parse *p = w->p;
   for (int i = 0; i < w->nidx && !parse_failed(p); i++) {
     Index *x = w->idx[i];
     int skip = 0, done = 0;
-    if (dml_kept(w, i)) continue;
+    if (compile_dml_kept(w, i)) continue;
     if (x->where) {
-      SqlExpr *e = dml_row_expr(p, w->tab, x->where, rowid, cols, NC_IS_PARTIAL | NC_NO_SUBQUERY,
-                                "index expressions");
+      SqlExpr *e = compile_dml_row_expr(p, w->tab, x->where, rowid, cols,
+                                        NC_IS_PARTIAL | NC_NO_SUBQUERY, "index expressions");
       if (!e) return;
       skip = emit_label(p);
       done = emit_label(p);
-      expr_if_false(p, e, skip, 1);
+      compile_expr_if_false(p, e, skip, 1);
     }
     SqlExpr **ex = NULL;
     build_key_regs(w, i, rowid, cols, w->key[i], &ex);
@@ -413,11 +416,11 @@ void dml_build_new_keys(Writer *w, int rowid, int cols) {
 
 /* Delete the index entries of the row (rowid, cols); WITHOUT ROWID: also
  * the row itself when with_pk (its PK index entry is the row). */
-void dml_delete_keys(Writer *w, int rowid, int cols, int with_pk) {
+void compile_dml_delete_keys(Writer *w, int rowid, int cols, int with_pk) {
   Parse *p = w->p;
   for (int i = 0; i < w->nidx && !parse_failed(p); i++) {
     Index *x = w->idx[i];
-    if ((x == w->tab->pk_index && !with_pk) || dml_kept(w, i)) continue;
+    if ((x == w->tab->pk_index && !with_pk) || compile_dml_kept(w, i)) continue;
     build_key_regs(w, i, rowid, cols, w->okey[i], NULL);
     /* the PK entry of a WITHOUT ROWID table is found by its PK alone: a row
      * written before ALTER TABLE ADD COLUMN has fewer fields than ncol */
@@ -431,7 +434,7 @@ void dml_delete_keys(Writer *w, int rowid, int cols, int with_pk) {
 }
 
 /* Read the row tabcur is on into dst (ncol+1 registers, deep copies). */
-void dml_read_row(Writer *w, int dst) {
+void compile_dml_read_row(Writer *w, int dst) {
   Parse *p = w->p;
   Table *tab = w->tab;
   int t = w->vtmp;
@@ -439,7 +442,7 @@ void dml_read_row(Writer *w, int dst) {
     emit(p, OP_Null, 0, t, 0);
   else
     emit(p, OP_Rowid, w->tabcur, t, 0);
-  for (int j = 0; j < tab->ncol; j++) code_column(p, tab, w->tabcur, j, t + 1 + j);
+  for (int j = 0; j < tab->ncol; j++) compile_code_column(p, tab, w->tabcur, j, t + 1 + j);
   emit(p, OP_Copy, t, dst, tab->ncol);
 }
 
@@ -452,10 +455,10 @@ typedef struct ColUse {
 static int col_use_cb(SqlWalker *wk, SqlExpr *e) {
   ColUse *u = wk->arg;
   if (e->op == SQL_E_ID || e->op == SQL_E_COLUMN) {
-    int j = table_column_index(u->tab, e->z);
+    int j = schema_table_column_index(u->tab, e->z);
     if (j >= 0)
       u->mask[j] = 1;
-    else if (!dml_is_rowid_name(e->z))
+    else if (!compile_dml_is_rowid_name(e->z))
       u->unknown = 1;
   }
   return SQL_WALK_CONTINUE;
@@ -467,17 +470,17 @@ static int col_use_cb(SqlWalker *wk, SqlExpr *e) {
  * key or RETURNING needs no other. The values are borrowed from the row:
  * valid until the table cursor moves or writes (only index writes come
  * before the row's own delete). */
-void dml_read_index_cols(Writer *w, int dst) {
+void compile_dml_read_index_cols(Writer *w, int dst) {
   Parse *p = w->p;
   Table *tab = w->tab;
   if (w->nidx == 0) return;
-  uint8_t *mask = parse_alloc(p, (size_t)(tab->ncol ? tab->ncol : 1));
+  uint8_t *mask = compile_parse_alloc(p, (size_t)(tab->ncol ? tab->ncol : 1));
   if (!mask) return;
   ColUse u = {tab, mask, 0};
   SqlWalker wk = {col_use_cb, NULL, &u};
   for (int i = 0; i < w->nidx; i++) {
     const Index *x = w->idx[i];
-    if (x == tab->pk_index) continue; /* the row itself (dml_delete_keys skips it) */
+    if (x == tab->pk_index) continue; /* the row itself (compile_dml_delete_keys skips it) */
     if (x->where) sql_walk_expr(&wk, x->where);
     for (int j = 0; j < x->ncol; j++) {
       int c = x->cols[j].col;
@@ -492,15 +495,15 @@ void dml_read_index_cols(Writer *w, int dst) {
   else
     emit(p, OP_Rowid, w->tabcur, dst, 0);
   for (int j = 0; j < tab->ncol; j++)
-    if (mask[j] || u.unknown) code_column(p, tab, w->tabcur, j, dst + 1 + j);
+    if (mask[j] || u.unknown) compile_code_column(p, tab, w->tabcur, j, dst + 1 + j);
 }
 
 /* Before an UPDATE writes the row: AFTER UPDATE triggers read the new
  * values afterwards, and a SET value read from the row itself (`c = CASE
  * ... t.c ...`) still points into the record the write moves: deep copies
  * into scratch registers, borrowed back (valid for this row). */
-void dml_own_new_row(Parse *p, Table *tab, int cols) {
-  if (!trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER)) return;
+void compile_dml_own_new_row(Parse *p, Table *tab, int cols) {
+  if (!compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER)) return;
   int tmp = emit_regs(p, tab->ncol);
   emit(p, OP_Copy, cols, tmp, tab->ncol - 1);
   for (int j = 0; j < tab->ncol; j++) emit(p, OP_SCopy, tmp + j, cols + j, 0);
@@ -510,16 +513,16 @@ void dml_own_new_row(Parse *p, Table *tab, int cols) {
  * row. count: counts as a change. keep_row: only the index entries go, the
  * row is left for the Insert of the new row with the same rowid to
  * overwrite (the caller knows that Insert follows). */
-void dml_delete_current(Writer *w, int count, int keep_row) {
+void compile_dml_delete_current(Writer *w, int count, int keep_row) {
   Parse *p = w->p;
   uint8_t *keep = w->keep;
-  w->keep = NULL;                           /* a victim loses every index entry */
-  int fk = fk_required(p, w->tab, NULL, 0); /* a victim is deleted as by DELETE (FK) */
+  w->keep = NULL;                                   /* a victim loses every index entry */
+  int fk = compile_fk_required(p, w->tab, NULL, 0); /* a victim is deleted as by DELETE (FK) */
   if (fk || w->tab->without_rowid) {
-    dml_read_row(w, w->vrow);
+    compile_dml_read_row(w, w->vrow);
   } else {
-    dml_read_index_cols(w, w->vrow); /* only its index entries need its values */
-    dml_delete_keys(w, w->vrow, w->vrow + 1, 0);
+    compile_dml_read_index_cols(w, w->vrow); /* only its index entries need its values */
+    compile_dml_delete_keys(w, w->vrow, w->vrow + 1, 0);
     /* keep_row: a no-op Delete, so that the preupdate hook still sees the
      * victim go (SQLite's OPFLAG_ISNOOP) */
     int a = vm_builder_add_text(&p->b, OP_Delete, w->tabcur, 0, 0, w->tab->name, -1);
@@ -530,11 +533,11 @@ void dml_delete_current(Writer *w, int count, int keep_row) {
     w->keep = keep;
     return;
   }
-  if (fk) fk_check(p, w->tab, w->vrow, 0, NULL, 0);
+  if (fk) compile_fk_check(p, w->tab, w->vrow, 0, NULL, 0);
   if (fk && w->trigcnt) emit(p, OP_AddImm, w->trigcnt, 1, 0);
   if (w->tab->without_rowid) {
     /* the PK entry is the row: reposition on it by its full key, delete */
-    dml_delete_keys(w, w->vrow, w->vrow + 1, 0);
+    compile_dml_delete_keys(w, w->vrow, w->vrow + 1, 0);
     int i = 0;
     while (i < w->nidx && w->idx[i] != w->tab->pk_index) i++;
     if (i == w->nidx) {
@@ -547,15 +550,15 @@ void dml_delete_current(Writer *w, int count, int keep_row) {
     int a = emit(p, OP_Delete, w->tabcur, 0, 0);
     if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
     emit_resolve(p, skip);
-    if (fk) fk_actions(p, w->tab, w->vrow, 0, NULL, 0);
+    if (fk) compile_fk_actions(p, w->tab, w->vrow, 0, NULL, 0);
   } else {
-    dml_delete_keys(w, w->vrow, w->vrow + 1, 0);
+    compile_dml_delete_keys(w, w->vrow, w->vrow + 1, 0);
     int skip = emit_label(p);
     emit(p, OP_NotExists, w->tabcur, skip, w->vrow);
     int a = vm_builder_add_text(&p->b, OP_Delete, w->tabcur, 0, 0, w->tab->name, -1);
     if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
     emit_resolve(p, skip);
-    if (fk) fk_actions(p, w->tab, w->vrow, 0, NULL, 0);
+    if (fk) compile_fk_actions(p, w->tab, w->vrow, 0, NULL, 0);
   }
   w->keep = keep;
 }
@@ -571,7 +574,7 @@ static void insert_record(Writer *w, int rec, int rowid, int lastrowid) {
 }
 
 /* Write the new row: index entries, then the record. lastrowid: INSERT. */
-void dml_write_row(Writer *w, int rowid, int cols, int lastrowid) {
+void compile_dml_write_row(Writer *w, int rowid, int cols, int lastrowid) {
   Parse *p = w->p;
   Table *tab = w->tab;
   int pkrec = 0;
@@ -580,7 +583,7 @@ void dml_write_row(Writer *w, int rowid, int cols, int lastrowid) {
       pkrec = w->rec[i];
       continue;
     }
-    if (dml_kept(w, i)) continue;
+    if (compile_dml_kept(w, i)) continue;
     int skip = emit_label(p);
     emit(p, OP_IsNull, w->rec[i], skip, 0);
     emit(p, OP_IdxInsert, w->cur[i], w->rec[i], 0);
@@ -605,7 +608,7 @@ void dml_write_row(Writer *w, int rowid, int cols, int lastrowid) {
     return;
   }
   int base = emit_regs(p, n > 0 ? n : 1);
-  char *aff = parse_alloc(p, (size_t)n + 1);
+  char *aff = compile_parse_alloc(p, (size_t)n + 1);
   if (!aff) return;
   for (int j = 0; j < tab->ncol; j++) {
     int s = tab->cols[j].storage;
@@ -624,15 +627,15 @@ void dml_write_row(Writer *w, int rowid, int cols, int lastrowid) {
 }
 
 /* Generated columns of the row (after the others are known). */
-void dml_code_generated(Parse *p, Table *tab, int rowid, int cols) {
+void compile_dml_code_generated(Parse *p, Table *tab, int rowid, int cols) {
   if (!tab->has_generated) return;
   for (int j = 0; j < tab->ncol && !parse_failed(p); j++) {
     Column *c = &tab->cols[j];
     if (!c->gen) continue;
-    SqlExpr *e = dml_row_expr(p, tab, c->gen, rowid, cols, NC_IS_GENCOL | NC_NO_SUBQUERY,
-                              "generated columns");
+    SqlExpr *e = compile_dml_row_expr(p, tab, c->gen, rowid, cols, NC_IS_GENCOL | NC_NO_SUBQUERY,
+                                      "generated columns");
     if (!e) return;
-    expr_code(p, e, cols + j);
+    compile_expr_code(p, e, cols + j);
     char a = c->affinity ? c->affinity : AFF_BLOB;
     vm_builder_add_text(&p->b, OP_Affinity, cols + j, 1, 0, &a, 1);
   }
@@ -649,30 +652,31 @@ static int with_expr_cb(SqlWalker *w, SqlExpr *e) {
   (void)e;
   return SQL_WALK_CONTINUE;
 }
-void dml_attach_with(SqlWith *with, SqlExpr *e) {
+void compile_dml_attach_with(SqlWith *with, SqlExpr *e) {
   SqlWalker w = {with_expr_cb, with_select_cb, with};
   if (with && e) sql_walk_expr(&w, e);
 }
-void dml_attach_with_list(SqlWith *with, SqlExprList *l) {
-  for (int i = 0; with && l && i < l->n; i++) dml_attach_with(with, l->a[i].expr);
+void compile_dml_attach_with_list(SqlWith *with, SqlExprList *l) {
+  for (int i = 0; with && l && i < l->n; i++) compile_dml_attach_with(with, l->a[i].expr);
 }
 
 /* ---------------------------------------------------------------- lookup */
 
-Table *dml_table(Parse *p, const char *schema, const char *name, View **view) {
+Table *compile_dml_table(Parse *p, const char *schema, const char *name, View **view) {
   *view = NULL;
-  if (schema && (parse_find_db(p, schema) < 0 || parse_find_db(p, schema) != p->idb)) {
-    parse_error(p, "no such table: %s.%s", schema, name);
+  if (schema &&
+      (compile_parse_find_db(p, schema) < 0 || compile_parse_find_db(p, schema) != p->idb)) {
+    compile_parse_error(p, "no such table: %s.%s", schema, name);
     return NULL;
   }
   Table *t = schema_find_table(p->schema, name);
   if (t) {
     if (t->is_schema && !(p->env && p->env->writable_schema)) {
-      parse_error(p, "table %s may not be modified", "sqlite_master");
+      compile_parse_error(p, "table %s may not be modified", "sqlite_master");
       return NULL;
     }
-    if (vtab_shadow_refused(p, p->schema, t, "modified")) return NULL;
-    return t->vtab_module ? parse_vtab_connect(p, t, p->idb) : t; /* compile_vtab_dml.c */
+    if (compile_vtab_shadow_refused(p, p->schema, t, "modified")) return NULL;
+    return t->vtab_module ? compile_parse_vtab_connect(p, t, p->idb) : t; /* compile_vtab_dml.c */
   }
   View *v = schema_find_view(p->schema, name);
   if (v) {
@@ -680,9 +684,9 @@ Table *dml_table(Parse *p, const char *schema, const char *name, View **view) {
     return NULL;
   }
   if (schema)
-    parse_error(p, "no such table: %s.%s", schema, name);
+    compile_parse_error(p, "no such table: %s.%s", schema, name);
   else
-    parse_error(p, "no such table: %s", name);
+    compile_parse_error(p, "no such table: %s", name);
   return NULL;
 }
 
@@ -693,12 +697,12 @@ static SrcList *view_src(Parse *p, View *v, int op, const char *alias) {
   Table fake;
   memset(&fake, 0, sizeof fake);
   fake.name = v->name;
-  if (!trigger_exists(p, &fake, op, TRIGGER_INSTEAD_OF)) {
-    parse_error(p, "cannot modify %s because it is a view", v->name);
+  if (!compile_trigger_exists(p, &fake, op, TRIGGER_INSTEAD_OF)) {
+    compile_parse_error(p, "cannot modify %s because it is a view", v->name);
     return NULL;
   }
-  SqlSrcList *sl = parse_alloc(p, sizeof *sl);
-  SqlSrcItem *it = parse_alloc(p, sizeof *it);
+  SqlSrcList *sl = compile_parse_alloc(p, sizeof *sl);
+  SqlSrcItem *it = compile_parse_alloc(p, sizeof *it);
   if (!sl || !it) return NULL;
   it->name = v->name;
   it->alias = alias;
@@ -706,13 +710,13 @@ static SrcList *view_src(Parse *p, View *v, int op, const char *alias) {
   sl->a = it;
   NameCtx nc;
   memset(&nc, 0, sizeof nc);
-  dml_trig_nc(p, &nc);
-  SrcList *src = src_from_ast(p, sl, p->nested ? &nc : NULL);
+  compile_dml_trig_nc(p, &nc);
+  SrcList *src = compile_src_from_ast(p, sl, p->nested ? &nc : NULL);
   if (!src || src->n != 1 || parse_failed(p)) return NULL;
   return src;
 }
 
-Table *dml_view_table(Parse *p, View *v, int op) {
+Table *compile_dml_view_table(Parse *p, View *v, int op) {
   SrcList *src = view_src(p, v, op, NULL);
   return src ? src->a[0].tab : NULL;
 }
@@ -723,9 +727,9 @@ Table *dml_view_table(Parse *p, View *v, int op) {
  * tables the view reads. */
 /* A SET list (name = expr, (a, b) = (x, y)) of a view's UPDATE or an
  * UPSERT's DO UPDATE: each value duplicated and resolved in nc, into
- * set[column] with changed[column] = 1. 1 after parse_error. */
-int dml_set_list_resolve(Parse *p, const SqlExprList *setl, Table *tab, NameCtx *nc, SqlExpr **set,
-                         uint8_t *changed) {
+ * set[column] with changed[column] = 1. 1 after compile_parse_error. */
+int compile_dml_set_list_resolve(Parse *p, const SqlExprList *setl, Table *tab, NameCtx *nc,
+                                 SqlExpr **set, uint8_t *changed) {
   for (int i = 0; i < setl->n; i++) {
     SqlExprItem *it = &setl->a[i];
     int nn = it->nnames > 0 ? it->nnames : 1;
@@ -734,19 +738,19 @@ int dml_set_list_resolve(Parse *p, const SqlExprList *setl, Table *tab, NameCtx 
       SqlExpr *e = it->expr;
       if (it->nnames > 0) {
         if (e->op != SQL_E_ROW || !e->list || e->list->n != it->nnames) {
-          parse_error(p, "%d columns assigned %d values", it->nnames,
-                      e->op == SQL_E_ROW && e->list ? e->list->n : 1);
+          compile_parse_error(p, "%d columns assigned %d values", it->nnames,
+                              e->op == SQL_E_ROW && e->list ? e->list->n : 1);
           return 1;
         }
         e = e->list->a[k].expr;
       }
-      int j = table_column_index(tab, nm);
+      int j = schema_table_column_index(tab, nm);
       if (j < 0) {
-        parse_error(p, "no such column: %s", nm);
+        compile_parse_error(p, "no such column: %s", nm);
         return 1;
       }
-      e = dml_expr_dup(p, e);
-      if (!e || resolve_expr(p, nc, e) || parse_failed(p)) return 1;
+      e = compile_dml_expr_dup(p, e);
+      if (!e || compile_resolve_expr(p, nc, e) || parse_failed(p)) return 1;
       set[j] = e;
       changed[j] = 1;
     }
@@ -754,8 +758,8 @@ int dml_set_list_resolve(Parse *p, const SqlExprList *setl, Table *tab, NameCtx 
   return 0;
 }
 
-int dml_view_dml(Parse *p, View *v, int op, const char *alias, const SqlExprList *setl,
-                 const SqlExpr *where_ast, int stmt_oe) {
+int compile_dml_view_dml(Parse *p, View *v, int op, const char *alias, const SqlExprList *setl,
+                         const SqlExpr *where_ast, int stmt_oe) {
   SrcList *src = view_src(p, v, op, alias);
   if (!src) return 1;
   Table *vt = src->a[0].tab;
@@ -763,35 +767,35 @@ int dml_view_dml(Parse *p, View *v, int op, const char *alias, const SqlExprList
   NameCtx nc;
   memset(&nc, 0, sizeof nc);
   nc.src = src;
-  dml_trig_nc(p, &nc);
+  compile_dml_trig_nc(p, &nc);
   SqlExpr **set = NULL;
   uint8_t *changed = NULL;
   if (setl) {
-    set = parse_alloc(p, (size_t)(ncol ? ncol : 1) * sizeof *set);
-    changed = parse_alloc(p, (size_t)(ncol ? ncol : 1));
+    set = compile_parse_alloc(p, (size_t)(ncol ? ncol : 1) * sizeof *set);
+    changed = compile_parse_alloc(p, (size_t)(ncol ? ncol : 1));
     if (!set || !changed) return 1;
-    if (dml_set_list_resolve(p, setl, vt, &nc, set, changed)) return 1;
+    if (compile_dml_set_list_resolve(p, setl, vt, &nc, set, changed)) return 1;
   }
-  SqlExpr *where = dml_expr_dup(p, where_ast);
-  if (where && (resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
+  SqlExpr *where = compile_dml_expr_dup(p, where_ast);
+  if (where && (compile_resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
   int nrec = setl ? 2 * ncol : ncol;
   int eph = emit_cursor(p), vals = emit_regs(p, nrec > 0 ? nrec : 1), rec = emit_regs(p, 1),
       rid = emit_regs(p, 1);
   emit(p, OP_OpenEphemeral, eph, nrec, 0);
-  WhereInfo *wi = where_begin(p, src, where, NULL, 0);
+  WhereInfo *wi = compile_where_begin(p, src, where, NULL, 0);
   if (!wi) return 1;
   int cur = src->a[0].cursor;
-  for (int j = 0; j < ncol; j++) code_column(p, vt, cur, j, vals + j);
+  for (int j = 0; j < ncol; j++) compile_code_column(p, vt, cur, j, vals + j);
   for (int j = 0; setl && j < ncol; j++) {
     if (set[j])
-      expr_code(p, set[j], vals + ncol + j);
+      compile_expr_code(p, set[j], vals + ncol + j);
     else
       emit(p, OP_SCopy, vals + j, vals + ncol + j, 0);
   }
   emit(p, OP_MakeRecord, vals, nrec, rec);
   emit(p, OP_NewRowid, eph, rid, 0);
   emit(p, OP_Insert, eph, rec, rid);
-  where_end(wi);
+  compile_where_end(wi);
   int old = emit_regs(p, ncol + 1), nw = setl ? emit_regs(p, ncol + 1) : 0;
   int done = emit_label(p), top = emit_label(p), next = emit_label(p);
   emit(p, OP_Rewind, eph, done, 0);
@@ -802,7 +806,7 @@ int dml_view_dml(Parse *p, View *v, int op, const char *alias, const SqlExprList
     emit(p, OP_Null, 0, nw, 0);
     for (int j = 0; j < ncol; j++) emit(p, OP_Column, eph, ncol + j, nw + 1 + j);
   }
-  trigger_code(p, vt, op, TRIGGER_INSTEAD_OF, changed, old, nw, stmt_oe, next);
+  compile_trigger_code(p, vt, op, TRIGGER_INSTEAD_OF, changed, old, nw, stmt_oe, next);
   emit_resolve(p, next);
   emit(p, OP_Next, eph, top, 0);
   emit_resolve(p, done);
@@ -811,26 +815,26 @@ int dml_view_dml(Parse *p, View *v, int op, const char *alias, const SqlExprList
 
 /* ------------------------------------------------------------- RETURNING */
 
-int dml_returning_setup(Parse *p, Table *tab, const char *alias, const SqlExprList *ast,
-                        Returning *r) {
+int compile_dml_returning_setup(Parse *p, Table *tab, const char *alias, const SqlExprList *ast,
+                                Returning *r) {
   memset(r, 0, sizeof *r);
   if (!ast) return 0;
   int n = 0;
   for (int i = 0; i < ast->n; i++) n += ast->a[i].expr->op == SQL_E_STAR ? tab->ncol : 1;
-  SqlExprList *l = parse_alloc(p, sizeof *l);
+  SqlExprList *l = compile_parse_alloc(p, sizeof *l);
   if (!l) return 1;
-  l->a = parse_alloc(p, (size_t)(n ? n : 1) * sizeof *l->a);
+  l->a = compile_parse_alloc(p, (size_t)(n ? n : 1) * sizeof *l->a);
   if (!l->a) return 1;
   l->cap = n;
   for (int i = 0; i < ast->n; i++) {
     const SqlExprItem *it = &ast->a[i];
     if (it->expr->op == SQL_E_STAR) {
       if (it->expr->table && strcasecmp(it->expr->table, alias ? alias : tab->name) != 0) {
-        parse_error(p, "no such table: %s", it->expr->table);
+        compile_parse_error(p, "no such table: %s", it->expr->table);
         return 1;
       }
       for (int j = 0; j < tab->ncol; j++) {
-        SqlExpr *e = parse_alloc(p, sizeof *e);
+        SqlExpr *e = compile_parse_alloc(p, sizeof *e);
         if (!e) return 1;
         e->op = SQL_E_ID;
         e->z = tab->cols[j].name;
@@ -841,15 +845,15 @@ int dml_returning_setup(Parse *p, Table *tab, const char *alias, const SqlExprLi
       }
     } else {
       l->a[l->n] = *it;
-      l->a[l->n].expr = dml_expr_dup(p, it->expr);
+      l->a[l->n].expr = compile_dml_expr_dup(p, it->expr);
       if (!l->a[l->n].expr) return 1;
       if (!it->name) {
         const SqlExpr *e = it->expr;
         if (e->op == SQL_E_ID || e->op == SQL_E_COLUMN) {
-          int j = table_column_index(tab, e->z);
+          int j = schema_table_column_index(tab, e->z);
           l->a[l->n].name = j >= 0 ? tab->cols[j].name : e->z;
         } else {
-          char *z = parse_alloc(p, (size_t)it->span.len + 1);
+          char *z = compile_parse_alloc(p, (size_t)it->span.len + 1);
           if (!z) return 1;
           memcpy(z, p->sql + it->span.start, (size_t)it->span.len);
           l->a[l->n].name = z;
@@ -858,12 +862,12 @@ int dml_returning_setup(Parse *p, Table *tab, const char *alias, const SqlExprLi
       l->n++;
     }
   }
-  SrcList *src = src_single(p, tab, alias);
+  SrcList *src = compile_src_single(p, tab, alias);
   if (!src) return 1;
   NameCtx nc;
   memset(&nc, 0, sizeof nc);
   nc.src = src;
-  if (resolve_list(p, &nc, l) || parse_failed(p)) return 1;
+  if (compile_resolve_list(p, &nc, l) || parse_failed(p)) return 1;
   r->list = l;
   r->n = l->n;
   r->cursor = src->a[0].cursor;
@@ -871,7 +875,7 @@ int dml_returning_setup(Parse *p, Table *tab, const char *alias, const SqlExprLi
   r->vals = emit_regs(p, r->n);
   emit(p, OP_OpenEphemeral, r->eph, r->n, 0);
   if (!p->nested) {
-    p->cols = parse_alloc(p, (size_t)r->n * sizeof *p->cols);
+    p->cols = compile_parse_alloc(p, (size_t)r->n * sizeof *p->cols);
     if (!p->cols) return 1;
     for (int i = 0; i < r->n; i++) p->cols[i].name = l->a[i].name;
     p->ncol = r->n;
@@ -880,12 +884,12 @@ int dml_returning_setup(Parse *p, Table *tab, const char *alias, const SqlExprLi
 }
 
 /* Buffer one RETURNING row computed from the row in registers. */
-void dml_returning_row(Parse *p, Returning *r, int rowid, int cols) {
+void compile_dml_returning_row(Parse *p, Returning *r, int rowid, int cols) {
   if (!r->list) return;
-  SqlExprList *l = dml_list_dup(p, r->list);
+  SqlExprList *l = compile_dml_list_dup(p, r->list);
   if (!l) return;
-  for (int i = 0; i < l->n; i++) dml_bind_row(p, l->a[i].expr, r->cursor, rowid, cols);
-  expr_code_list(p, l, r->vals);
+  for (int i = 0; i < l->n; i++) compile_dml_bind_row(p, l->a[i].expr, r->cursor, rowid, cols);
+  compile_expr_code_list(p, l, r->vals);
   int rec = emit_regs(p, 1), rid = emit_regs(p, 1);
   emit(p, OP_MakeRecord, r->vals, r->n, rec);
   emit(p, OP_NewRowid, r->eph, rid, 0);
@@ -893,7 +897,7 @@ void dml_returning_row(Parse *p, Returning *r, int rowid, int cols) {
 }
 
 /* After the statement: hand the buffered rows out. */
-void dml_returning_end(Parse *p, Returning *r) {
+void compile_dml_returning_end(Parse *p, Returning *r) {
   if (!r->list) return;
   int done = emit_label(p), top = emit_label(p);
   emit(p, OP_Rewind, r->eph, done, 0);

@@ -3,7 +3,7 @@
  * values into registers, conditional jumps with SQLite's three-valued logic,
  * affinity and collation rules of comparisons, IN / EXISTS / scalar
  * subqueries, row values, CASE, CAST, functions (with the short-circuiting
- * inline ones), RAISE, column reads (code_column) and constant hoisting.
+ * inline ones), RAISE, column reads (compile_code_column) and constant hoisting.
  *
  * Owns nothing beyond the Parse arena nodes it makes (synthetic SQL_E_REG
  * stand-ins for values computed once, e.g. the left operand of BETWEEN).
@@ -12,9 +12,9 @@
  *  1. Operands are evaluated into fresh registers (registers are never
  *     reused), so an operand can never clobber the target of its parent
  *     before the parent reads it.
- *  2. Comparisons follow SQLite: affinity from expr_cmp_affinity (a column's
+ *  2. Comparisons follow SQLite: affinity from compile_expr_cmp_affinity (a column's
  *     affinity against no affinity; numeric wins over text), collation from
- *     expr_cmp_collation (explicit COLLATE first, left operand first).
+ *     compile_expr_cmp_collation (explicit COLLATE first, left operand first).
  *  3. NULL logic: a condition jumps to "true", "false" or "null"; value
  *     contexts turn the three outcomes into 1, 0 and NULL; jump contexts send
  *     "null" where jumpifnull says.
@@ -34,7 +34,7 @@
 /* ---- small helpers ---- */
 
 static SqlExpr *new_expr(Parse *p, int op) {
-  SqlExpr *e = parse_alloc(p, sizeof *e);
+  SqlExpr *e = compile_parse_alloc(p, sizeof *e);
   if (e) {
     e->op = (uint8_t)op;
     e->height = 1;
@@ -69,18 +69,18 @@ static int tmp_reg(Parse *p) { return emit_regs(p, 1); }
  * register already holding it (a column cache, SQL_E_REG) -- do not write
  * to the returned register unless it is target. */
 static int expr_code_reg(Parse *, SqlExpr *e, int target);
-/* expr_code_once into register r (fresh for this use: nothing else writes it). */
+/* compile_expr_code_once into register r (fresh for this use: nothing else writes it). */
 static int code_once_at(Parse *p, SqlExpr *e, int r);
 
 /* A comparison operand's register. A literal or a parameter cannot fail
  * nor change during a run: it is loaded once, in the epilogue (SQLite's
- * constant factoring; expr_code_once), not at every row. Anything else
+ * constant factoring; compile_expr_code_once), not at every row. Anything else
  * (functions included: their errors and calls stay where SQLite has them)
  * is evaluated here into a fresh register. */
 static int cmp_operand(Parse *p, SqlExpr *e) {
   int leaf = e && (e->op == SQL_E_INTEGER || e->op == SQL_E_FLOAT || e->op == SQL_E_STRING ||
                    e->op == SQL_E_BLOB || e->op == SQL_E_VARIABLE);
-  if (leaf && p->nested == 0) return expr_code_once(p, e);
+  if (leaf && p->nested == 0) return compile_expr_code_once(p, e);
   return expr_code_reg(p, e, tmp_reg(p));
 }
 
@@ -104,14 +104,14 @@ static int true_false_id(const SqlExpr *e) {
 static int vector_size(const SqlExpr *e) {
   if (!e) return 1;
   if (e->op == SQL_E_ROW) return e->list ? e->list->n : 0;
-  if (e->op == SQL_E_SUBQUERY && e->select) return select_ncol(e->select);
+  if (e->op == SQL_E_SUBQUERY && e->select) return compile_select_ncol(e->select);
   return 1;
 }
 
 static int is_vector(const SqlExpr *e) {
   if (!e) return 0;
   if (e->op == SQL_E_ROW) return 1;
-  if (e->op == SQL_E_SUBQUERY && e->select) return select_ncol(e->select) != 1;
+  if (e->op == SQL_E_SUBQUERY && e->select) return compile_select_ncol(e->select) != 1;
   return 0;
 }
 
@@ -153,7 +153,7 @@ static int select_is_correlated(SqlSelect *s) {
   sql_walk_select(&w, s);
   /* a CTE's body is parsed again per use, apart from this tree: its outer
    * references show in the name contexts resolution marked */
-  return c.found || select_has_correl(s);
+  return c.found || compile_select_has_correl(s);
 }
 
 /* SQLite's number for a SELECT (EXPLAIN QUERY PLAN "SCALAR SUBQUERY n"): the
@@ -200,14 +200,14 @@ static int select_number(Parse *p, const SqlSelect *target) {
  * parent of the subquery's rows; returns the previous parent. */
 static int eqp_subquery(Parse *p, SqlSelect *s, const char *kind, int correl) {
   int save = p->eqp_parent;
-  p->eqp_parent =
-      parse_eqp(p, "%s%s SUBQUERY %d", correl ? "CORRELATED " : "", kind, select_number(p, s));
+  p->eqp_parent = compile_parse_eqp(p, "%s%s SUBQUERY %d", correl ? "CORRELATED " : "", kind,
+                                    select_number(p, s));
   return save;
 }
 
 /* ---- affinity and collation ---- */
 
-char expr_affinity(const SqlExpr *e) {
+char compile_expr_affinity(const SqlExpr *e) {
   while (e) {
     switch (e->op) {
       case SQL_E_TRIGREF: /* SQLite: NEW.x / OLD.x have no affinity (the rowid: INTEGER) */
@@ -231,7 +231,7 @@ char expr_affinity(const SqlExpr *e) {
         e = e->list->a[0].expr;
         continue;
       case SQL_E_SUBQUERY: {
-        SqlExprList *l = e->select ? select_result(e->select) : NULL;
+        SqlExprList *l = e->select ? compile_select_result(e->select) : NULL;
         if (!l || l->n == 0) return 0;
         e = l->a[0].expr;
         continue;
@@ -245,11 +245,11 @@ char expr_affinity(const SqlExpr *e) {
   return 0;
 }
 
-char expr_cmp_affinity(const SqlExpr *l, const SqlExpr *r) {
+char compile_expr_cmp_affinity(const SqlExpr *l, const SqlExpr *r) {
   /* A BLOB-affinity column counts as having an affinity (SQLite's
    * SQLITE_AFF_BLOB > SQLITE_AFF_NONE): BLOB against TEXT converts nothing,
    * while no affinity against TEXT converts to text. */
-  char a1 = expr_affinity(l), a2 = r ? expr_affinity(r) : 0;
+  char a1 = compile_expr_affinity(l), a2 = r ? compile_expr_affinity(r) : 0;
   if (a1 && a2) {
     if (a1 >= AFF_NUMERIC || a2 >= AFF_NUMERIC) return AFF_NUMERIC;
     return AFF_BLOB;
@@ -316,7 +316,9 @@ static const SqlExpr *first_collate_child(const SqlExpr *e) {
 static const Collation *find_coll(Parse *p, const char *name) {
   if (!name || util_stricmp(name, "BINARY") == 0) return NULL;
   const Collation *c = record_collation_find(name);
-  if (!c) parse_error_code(p, SHALE_ERROR_MISSING_COLLSEQ, "no such collation sequence: %s", name);
+  if (!c)
+    compile_parse_error_code(p, SHALE_ERROR_MISSING_COLLSEQ, "no such collation sequence: %s",
+                             name);
   return c;
 }
 
@@ -356,12 +358,12 @@ static const Collation *coll_of(Parse *p, const SqlExpr *e, int *found) {
   return NULL;
 }
 
-const Collation *expr_collation(Parse *p, const SqlExpr *e) {
+const Collation *compile_expr_collation(Parse *p, const SqlExpr *e) {
   int found;
   return coll_of(p, e, &found);
 }
 
-const Collation *expr_cmp_collation(Parse *p, const SqlExpr *l, const SqlExpr *r) {
+const Collation *compile_expr_cmp_collation(Parse *p, const SqlExpr *l, const SqlExpr *r) {
   int found;
   if (has_collate(l)) return coll_of(p, l, &found);
   if (r && has_collate(r)) return coll_of(p, r, &found);
@@ -377,7 +379,7 @@ static int func_is_constant(const FuncDef *f) {
   return (f->flags & (FUNC_DETERMINISTIC | FUNC_SLOWCHANGE | FUNC_CONSTANT)) != 0;
 }
 
-int expr_is_constant(const SqlExpr *e) {
+int compile_expr_is_constant(const SqlExpr *e) {
   if (!e) return 1;
   switch (e->op) {
     case SQL_E_NULL:
@@ -409,10 +411,12 @@ int expr_is_constant(const SqlExpr *e) {
     default:
       break;
   }
-  if (!expr_is_constant(e->a) || !expr_is_constant(e->b) || !expr_is_constant(e->c)) return 0;
+  if (!compile_expr_is_constant(e->a) || !compile_expr_is_constant(e->b) ||
+      !compile_expr_is_constant(e->c))
+    return 0;
   if (e->list)
     for (int i = 0; i < e->list->n; i++)
-      if (!expr_is_constant(e->list->a[i].expr)) return 0;
+      if (!compile_expr_is_constant(e->list->a[i].expr)) return 0;
   return 1;
 }
 
@@ -421,7 +425,7 @@ static int parse_time_constant(const SqlExpr *e) {
   if (!e) return 1;
   if (e->op == SQL_E_FUNC || e->op == SQL_E_CTIME) return 0;
   if (e->op == SQL_E_ID) return 0;
-  if (!expr_is_constant(e)) return 0;
+  if (!compile_expr_is_constant(e)) return 0;
   if (!parse_time_constant(e->a) || !parse_time_constant(e->b) || !parse_time_constant(e->c))
     return 0;
   if (e->list)
@@ -467,7 +471,7 @@ static int expr_is_int(const SqlExpr *e, int64_t *v) {
   if (is_hex(e->z)) {
     if (!hex_value(e->z, &x)) return 0;
   } else {
-    int r = value_text_to_int64(e->z, (int)strlen(e->z), &x);
+    int r = record_value_text_to_int64(e->z, (int)strlen(e->z), &x);
     if (r == 3 && neg) {
       *v = INT64_MIN;
       return 1;
@@ -498,17 +502,17 @@ static void code_number(Parse *p, const SqlExpr *e, int neg, int target) {
     int64_t x;
     if (is_hex(z)) {
       if (!hex_value(z, &x)) {
-        parse_error(p, "hex literal too big: %s%s", neg ? "-" : "", z);
+        compile_parse_error(p, "hex literal too big: %s%s", neg ? "-" : "", z);
         return;
       }
       if (neg && x == INT64_MIN) {
-        parse_error(p, "hex literal too big: -%s", z);
+        compile_parse_error(p, "hex literal too big: -%s", z);
         return;
       }
       code_int64(p, neg ? -x : x, target);
       return;
     }
-    int r = value_text_to_int64(z, (int)strlen(z), &x);
+    int r = record_value_text_to_int64(z, (int)strlen(z), &x);
     if (r == 0) {
       code_int64(p, neg ? -x : x, target);
       return;
@@ -519,7 +523,7 @@ static void code_number(Parse *p, const SqlExpr *e, int neg, int target) {
     }
   }
   double d = 0;
-  value_text_to_real(z, (int)strlen(z), &d);
+  record_value_text_to_real(z, (int)strlen(z), &d);
   vm_builder_add_real(&p->b, OP_Real, 0, target, 0, neg ? -d : d);
 }
 
@@ -532,7 +536,7 @@ static int hexdig(int c) {
 
 static void code_blob(Parse *p, const char *hex, int target) {
   int n = hex ? (int)strlen(hex) / 2 : 0;
-  char *buf = parse_alloc(p, (size_t)n + 1);
+  char *buf = compile_parse_alloc(p, (size_t)n + 1);
   if (!buf) return;
   for (int i = 0; i < n; i++) buf[i] = (char)(hexdig(hex[2 * i]) * 16 + hexdig(hex[2 * i + 1]));
   vm_builder_add_text(&p->b, OP_Blob, n, target, 0, buf, n);
@@ -543,7 +547,7 @@ static void code_blob(Parse *p, const char *hex, int target) {
 /* Run a scalar / row subquery into fresh registers; returns the first. */
 static int code_subquery_mem(Parse *p, SqlExpr *e) {
   SqlSelect *s = e->select;
-  int n = select_ncol(s);
+  int n = compile_select_ncol(s);
   if (n < 1) n = 1;
   int base = emit_regs(p, n);
   int skip = 0;
@@ -559,7 +563,7 @@ static int code_subquery_mem(Parse *p, SqlExpr *e) {
   d.reg = base;
   d.nreg = n;
   int parent = eqp_subquery(p, s, "SCALAR", correl);
-  select_code(p, s, &d);
+  compile_select_code(p, s, &d);
   p->eqp_parent = parent;
   if (skip) emit_resolve(p, skip);
   return base;
@@ -580,7 +584,7 @@ static int code_exists(Parse *p, SqlExpr *e) {
   d.reg = r;
   d.nreg = 1;
   int parent = eqp_subquery(p, e->select, "SCALAR", correl);
-  select_code(p, e->select, &d);
+  compile_select_code(p, e->select, &d);
   p->eqp_parent = parent;
   if (skip) emit_resolve(p, skip);
   return r;
@@ -591,7 +595,7 @@ static int code_exists(Parse *p, SqlExpr *e) {
 static SqlExpr *vector_elem(Parse *p, SqlExpr *e, int i, int sub_base) {
   if (e->op == SQL_E_ROW) return e->list->a[i].expr;
   if (e->op == SQL_E_SUBQUERY) {
-    SqlExprList *l = select_result(e->select);
+    SqlExprList *l = compile_select_result(e->select);
     return reg_expr(p, sub_base + i, l && i < l->n ? l->a[i].expr : NULL);
   }
   return e;
@@ -642,8 +646,8 @@ static int invert_cmp(int op) {
 /* Emit "if r_l OP r_r -> dest" with the comparison's affinity/collation. */
 static void emit_cmp(Parse *p, int op, const SqlExpr *l, const SqlExpr *r, int rl, int rr, int dest,
                      int p5) {
-  char aff = expr_cmp_affinity(l, r);
-  const Collation *c = expr_cmp_collation(p, l, r);
+  char aff = compile_expr_cmp_affinity(l, r);
+  const Collation *c = compile_expr_cmp_collation(p, l, r);
   int a = c ? vm_builder_add_p4(&p->b, op, rr, dest, rl, P4_COLL, c) : emit(p, op, rr, dest, rl);
   vm_builder_set_p5(&p->b, a, cmp_p5(aff) | p5);
 }
@@ -660,7 +664,7 @@ static void vector_cmp_jumps(Parse *p, SqlExpr *e, int lt, int lf, int ln) {
   int tk = e->op == SQL_E_ISNOT ? TK_ISNOT_ : e->sub;
   int n = vector_size(e->a);
   if (!is_vector(e->a) || !is_vector(e->b) || n != vector_size(e->b)) {
-    parse_error(p, "row value misused");
+    compile_parse_error(p, "row value misused");
     return;
   }
   int ba = e->a->op == SQL_E_SUBQUERY ? code_subquery_mem(p, e->a) : 0;
@@ -679,7 +683,7 @@ static void vector_cmp_jumps(Parse *p, SqlExpr *e, int lt, int lf, int ln) {
     SqlExpr *ea = vector_elem(p, e->a, i, ba), *eb = vector_elem(p, e->b, i, bb);
     if (!ea || !eb) return;
     if (is_vector(ea) || is_vector(eb)) {
-      parse_error(p, "row value misused");
+      compile_parse_error(p, "row value misused");
       return;
     }
     int ra = expr_code_reg(p, ea, tmp_reg(p));
@@ -723,8 +727,8 @@ static void in_list_vector(Parse *p, SqlExpr *lhs, SqlExprList *l, int lt, int l
   if (lhs->op == SQL_E_ROW) {
     int n = lhs->list->n;
     row = new_expr(p, SQL_E_ROW);
-    SqlExprList *rl = parse_alloc(p, sizeof *rl);
-    SqlExprItem *items = parse_alloc(p, sizeof *items * (size_t)(n ? n : 1));
+    SqlExprList *rl = compile_parse_alloc(p, sizeof *rl);
+    SqlExprItem *items = compile_parse_alloc(p, sizeof *items * (size_t)(n ? n : 1));
     if (!row || !rl || !items) return;
     rl->n = rl->cap = n;
     rl->a = items;
@@ -732,7 +736,7 @@ static void in_list_vector(Parse *p, SqlExpr *lhs, SqlExprList *l, int lt, int l
     for (int i = 0; i < n; i++) {
       SqlExpr *x = lhs->list->a[i].expr;
       if (is_vector(x)) {
-        parse_error(p, "row value misused");
+        compile_parse_error(p, "row value misused");
         return;
       }
       items[i].expr = reg_expr(p, expr_code_reg(p, x, tmp_reg(p)), x);
@@ -740,7 +744,7 @@ static void in_list_vector(Parse *p, SqlExpr *lhs, SqlExprList *l, int lt, int l
   }
   /* SQLite turns the list into a VALUES subquery: every value is computed
    * before any comparison */
-  SqlExpr **vals = parse_alloc(p, sizeof *vals * (size_t)l->n);
+  SqlExpr **vals = compile_parse_alloc(p, sizeof *vals * (size_t)l->n);
   if (!vals) return;
   for (int i = 0; i < l->n; i++) {
     SqlExpr *el = l->a[i].expr;
@@ -750,8 +754,8 @@ static void in_list_vector(Parse *p, SqlExpr *lhs, SqlExprList *l, int lt, int l
     }
     int k = el->list->n;
     SqlExpr *rv = new_expr(p, SQL_E_ROW);
-    SqlExprList *vl = parse_alloc(p, sizeof *vl);
-    SqlExprItem *it = parse_alloc(p, sizeof *it * (size_t)(k ? k : 1));
+    SqlExprList *vl = compile_parse_alloc(p, sizeof *vl);
+    SqlExprItem *it = compile_parse_alloc(p, sizeof *it * (size_t)(k ? k : 1));
     if (!rv || !vl || !it) return;
     vl->n = vl->cap = k;
     vl->a = it;
@@ -759,7 +763,7 @@ static void in_list_vector(Parse *p, SqlExpr *lhs, SqlExprList *l, int lt, int l
     for (int j = 0; j < k; j++) {
       SqlExpr *x = el->list->a[j].expr;
       if (is_vector(x)) {
-        parse_error(p, "row value misused");
+        compile_parse_error(p, "row value misused");
         return;
       }
       it[j].expr = reg_expr(p, expr_code_reg(p, x, tmp_reg(p)), x);
@@ -795,7 +799,7 @@ static void in_list_index(Parse *p, SqlExpr *lhs, SqlExprList *l, char aff, cons
   char kaff[2] = {aff ? (aff == AFF_REAL ? AFF_NUMERIC : aff) : AFF_BLOB, 0};
   int cur = emit_cursor(p);
   int rhasnull = tmp_reg(p), rv = tmp_reg(p), rrec = tmp_reg(p);
-  KeyInfo *ki = parse_keyinfo(p, 1, &coll, NULL);
+  KeyInfo *ki = compile_parse_keyinfo(p, 1, &coll, NULL);
   if (!ki) return;
   int built = emit_label(p);
   emit(p, OP_Once, 0, built, 0);
@@ -803,7 +807,7 @@ static void in_list_index(Parse *p, SqlExpr *lhs, SqlExprList *l, char aff, cons
   emit(p, OP_Integer, 0, rhasnull, 0);
   for (int i = 0; i < l->n; i++) {
     int isnull = emit_label(p), next = emit_label(p);
-    expr_code(p, l->a[i].expr, rv);
+    compile_expr_code(p, l->a[i].expr, rv);
     emit(p, OP_IsNull, rv, isnull, 0);
     vm_builder_add_text(&p->b, OP_MakeRecord, rv, 1, rrec, kaff, 1);
     emit(p, OP_IdxInsert, cur, rrec, 0);
@@ -814,7 +818,7 @@ static void in_list_index(Parse *p, SqlExpr *lhs, SqlExprList *l, char aff, cons
   }
   emit_resolve(p, built);
   int rl = tmp_reg(p);
-  expr_code(p, lhs, rl);
+  compile_expr_code(p, lhs, rl);
   emit(p, OP_IsNull, rl, ln, 0);
   if (aff && aff != AFF_BLOB) {
     char a1[2] = {aff, 0};
@@ -829,7 +833,7 @@ static void in_list_index(Parse *p, SqlExpr *lhs, SqlExprList *l, char aff, cons
 static void in_jumps(Parse *p, SqlExpr *e, int lt, int lf, int ln) {
   SqlExpr *lhs = e->a;
   if (e->table) {
-    parse_error(p, "no such table: %s", e->table);
+    compile_parse_error(p, "no such table: %s", e->table);
     return;
   }
   if (!e->select) {
@@ -842,11 +846,12 @@ static void in_jumps(Parse *p, SqlExpr *e, int lt, int lf, int ln) {
     for (int i = 0; i < l->n; i++) {
       int k = vector_size(l->a[i].expr);
       if (nl == 1 && k != 1) {
-        parse_error(p, "row value misused");
+        compile_parse_error(p, "row value misused");
         return;
       }
       if (k != nl) {
-        parse_error(p, "IN(...) element has %d term%s - expected %d", k, k == 1 ? "" : "s", nl);
+        compile_parse_error(p, "IN(...) element has %d term%s - expected %d", k, k == 1 ? "" : "s",
+                            nl);
         return;
       }
     }
@@ -864,10 +869,10 @@ static void in_jumps(Parse *p, SqlExpr *e, int lt, int lf, int ln) {
       if (eq) cond_jumps(p, eq, lt, lf, ln);
       return;
     }
-    char aff = expr_affinity(lhs);
-    const Collation *coll = expr_collation(p, lhs);
+    char aff = compile_expr_affinity(lhs);
+    const Collation *coll = compile_expr_collation(p, lhs);
     int all_const = l->n > IN_INDEX_MIN;
-    for (int i = 0; all_const && i < l->n; i++) all_const = expr_is_constant(l->a[i].expr);
+    for (int i = 0; all_const && i < l->n; i++) all_const = compile_expr_is_constant(l->a[i].expr);
     if (all_const && !parse_failed(p)) {
       in_list_index(p, lhs, l, aff, coll, lt, lf, ln);
       return;
@@ -889,27 +894,27 @@ static void in_jumps(Parse *p, SqlExpr *e, int lt, int lf, int ln) {
   }
   /* IN (SELECT ...) */
   SqlSelect *s = e->select;
-  int n = select_ncol(s);
+  int n = compile_select_ncol(s);
   int nl = vector_size(lhs);
   if (nl != n) {
     if (is_vector(lhs) || n != 1)
-      parse_error(p, "sub-select returns %d columns - expected %d", n, nl);
+      compile_parse_error(p, "sub-select returns %d columns - expected %d", n, nl);
     else
-      parse_error(p, "row value misused");
+      compile_parse_error(p, "row value misused");
     return;
   }
-  SqlExprList *rl = select_result(s);
+  SqlExprList *rl = compile_select_result(s);
   int lb = lhs->op == SQL_E_SUBQUERY && n > 1 ? code_subquery_mem(p, lhs) : 0;
-  char *aff = parse_alloc(p, (size_t)n + 1);
-  const Collation **colls = parse_alloc(p, sizeof *colls * (size_t)n);
-  SqlExpr **le = parse_alloc(p, sizeof *le * (size_t)n);
+  char *aff = compile_parse_alloc(p, (size_t)n + 1);
+  const Collation **colls = compile_parse_alloc(p, sizeof *colls * (size_t)n);
+  SqlExpr **le = compile_parse_alloc(p, sizeof *le * (size_t)n);
   if (!aff || !colls || !le) return;
   for (int i = 0; i < n; i++) {
     le[i] = n > 1 ? vector_elem(p, lhs, i, lb) : lhs;
     SqlExpr *re = rl && i < rl->n ? rl->a[i].expr : NULL;
-    char a = expr_cmp_affinity(re, le[i]);
+    char a = compile_expr_cmp_affinity(re, le[i]);
     aff[i] = a ? a : AFF_BLOB;
-    colls[i] = expr_cmp_collation(p, le[i], re);
+    colls[i] = compile_expr_cmp_collation(p, le[i], re);
   }
   if (parse_failed(p)) return;
   int cur = emit_cursor(p);
@@ -919,7 +924,7 @@ static void in_jumps(Parse *p, SqlExpr *e, int lt, int lf, int ln) {
     skip = emit_label(p);
     emit(p, OP_Once, 0, skip, 0);
   }
-  KeyInfo *ki = parse_keyinfo(p, n, colls, NULL);
+  KeyInfo *ki = compile_parse_keyinfo(p, n, colls, NULL);
   if (!ki) return;
   vm_builder_add_p4(&p->b, OP_OpenEphemeral, cur, n, 0, P4_KEYINFO, ki);
   SelectDest d;
@@ -929,13 +934,13 @@ static void in_jumps(Parse *p, SqlExpr *e, int lt, int lf, int ln) {
   d.nreg = n;
   d.aff = aff;
   int parent = eqp_subquery(p, s, "LIST", correl);
-  select_code(p, s, &d);
+  compile_select_code(p, s, &d);
   p->eqp_parent = parent;
   if (skip) emit_resolve(p, skip);
   /* the left side; a NULL in it skips the lookup (and, as in SQLite, the
    * key affinity, which is applied only for the lookup) */
   int base = emit_regs(p, n);
-  for (int i = 0; i < n; i++) expr_code(p, le[i], base + i);
+  for (int i = 0; i < n; i++) compile_expr_code(p, le[i], base + i);
   int lnull = emit_label(p);
   for (int i = 0; i < n; i++) emit(p, OP_IsNull, base + i, lnull, 0);
   vm_builder_add_text(&p->b, OP_Affinity, base, n, 0, aff, n);
@@ -960,7 +965,7 @@ static void in_jumps(Parse *p, SqlExpr *e, int lt, int lf, int ln) {
   emit(p, OP_Rewind, cur, lf, 0);
   emit_resolve(p, loop);
   for (int i = 0; i < n; i++) {
-    const Collation *c = expr_collation(p, le[i]); /* the left side's, as SQLite */
+    const Collation *c = compile_expr_collation(p, le[i]); /* the left side's, as SQLite */
     emit(p, OP_Column, cur, i, rt);
     if (c)
       vm_builder_add_p4(&p->b, OP_Ne, rt, next, base + i, P4_COLL, c);
@@ -979,8 +984,8 @@ static SqlExpr *between_rewrite(Parse *p, SqlExpr *e) {
   if (e->a->op == SQL_E_ROW) {
     int n = e->a->list->n;
     ra = new_expr(p, SQL_E_ROW);
-    SqlExprList *l = parse_alloc(p, sizeof *l);
-    SqlExprItem *items = parse_alloc(p, sizeof *items * (size_t)(n ? n : 1));
+    SqlExprList *l = compile_parse_alloc(p, sizeof *l);
+    SqlExprItem *items = compile_parse_alloc(p, sizeof *items * (size_t)(n ? n : 1));
     if (!ra || !l || !items) return NULL;
     l->n = l->cap = n;
     l->a = items;
@@ -1081,7 +1086,7 @@ static void cond_jumps(Parse *p, SqlExpr *e, int lt, int lf, int ln) {
   int op = e->op == SQL_E_BINARY ? cmp_opcode(e->sub) : -1;
   if (op >= 0) {
     if (is_vector(e->a) || is_vector(e->b)) {
-      parse_error(p, "row value misused");
+      compile_parse_error(p, "row value misused");
       return;
     }
     int ra = cmp_operand(p, e->a);
@@ -1130,9 +1135,9 @@ static const FuncDef *resolve_func(Parse *p, SqlExpr *e) {
   const FuncDef *f = p->env && p->env->funcs ? func_find(p->env->funcs, e->z, n) : NULL;
   if (!f) {
     if (p->env && p->env->funcs && func_exists_name(p->env->funcs, e->z))
-      parse_error(p, "wrong number of arguments to function %s()", e->z);
+      compile_parse_error(p, "wrong number of arguments to function %s()", e->z);
     else
-      parse_error(p, "no such function: %s", e->z);
+      compile_parse_error(p, "no such function: %s", e->z);
     return NULL;
   }
   e->func = f;
@@ -1154,10 +1159,11 @@ static void code_function_call(Parse *p, SqlExpr *e, int target, int cache) {
   const FuncDef *f = resolve_func(p, e);
   if (!f) return;
   if (func_is_aggregate(f)) {
-    parse_error(p, "misuse of aggregate function %s()", e->z);
+    compile_parse_error(p, "misuse of aggregate function %s()", e->z);
     return;
   }
-  if (cache && !(f->flags & FUNC_INLINE) && p->nested == 0 && !p->trig_tab && expr_is_constant(e)) {
+  if (cache && !(f->flags & FUNC_INLINE) && p->nested == 0 && !p->trig_tab &&
+      compile_expr_is_constant(e)) {
     int r = tmp_reg(p), skip = emit_label(p);
     emit(p, OP_Once, 0, skip, 0);
     code_function_call(p, e, r, 0);
@@ -1173,38 +1179,39 @@ static void code_function_call(Parse *p, SqlExpr *e, int target, int cache) {
       double d = -1;
       const SqlExpr *x = e->list->a[1].expr;
       if (x->op == SQL_E_FLOAT || x->op == SQL_E_INTEGER)
-        value_text_to_real(x->z, (int)strlen(x->z), &d);
+        record_value_text_to_real(x->z, (int)strlen(x->z), &d);
       if (d < 0.0 || d > 1.0) {
-        parse_error(p, "second argument to likelihood() must be a constant between 0.0 and 1.0");
+        compile_parse_error(
+            p, "second argument to likelihood() must be a constant between 0.0 and 1.0");
         return;
       }
     }
     if ((f->flags & FUNC_UNLIKELY) && n >= 1) {
-      expr_code(p, e->list->a[0].expr, target);
+      compile_expr_code(p, e->list->a[0].expr, target);
       return;
     }
     if (util_stricmp(nm, "iif") == 0 && n == 3) {
       int lelse = emit_label(p), end = emit_label(p);
-      expr_if_false(p, e->list->a[0].expr, lelse, 1);
-      expr_code(p, e->list->a[1].expr, target);
+      compile_expr_if_false(p, e->list->a[0].expr, lelse, 1);
+      compile_expr_code(p, e->list->a[1].expr, target);
       emit(p, OP_Goto, 0, end, 0);
       emit_resolve(p, lelse);
-      expr_code(p, e->list->a[2].expr, target);
+      compile_expr_code(p, e->list->a[2].expr, target);
       emit_resolve(p, end);
       return;
     }
     if ((util_stricmp(nm, "coalesce") == 0 || util_stricmp(nm, "ifnull") == 0) && n >= 2) {
       int end = emit_label(p);
-      expr_code(p, e->list->a[0].expr, target);
+      compile_expr_code(p, e->list->a[0].expr, target);
       for (int i = 1; i < n; i++) {
         emit(p, OP_NotNull, target, end, 0);
-        expr_code(p, e->list->a[i].expr, target);
+        compile_expr_code(p, e->list->a[i].expr, target);
       }
       emit_resolve(p, end);
       return;
     }
   }
-  if (n > 0) f = vtab_overload_call(p, f, e->z, n, e->list->a[0].expr); /* xFindFunction */
+  if (n > 0) f = compile_vtab_overload_call(p, f, e->z, n, e->list->a[0].expr); /* xFindFunction */
   if (!f) return;
   int base = n > 0 ? emit_regs(p, n) : tmp_reg(p);
   int mask = 0;
@@ -1213,16 +1220,16 @@ static void code_function_call(Parse *p, SqlExpr *e, int target, int cache) {
   for (int i = 0; i < n; i++) {
     SqlExpr *a = e->list->a[i].expr;
     if (is_vector(a)) {
-      parse_error(p, "row value misused");
+      compile_parse_error(p, "row value misused");
       return;
     }
-    if (i < 32 && expr_is_constant(a)) mask |= 1 << i;
+    if (i < 32 && compile_expr_is_constant(a)) mask |= 1 << i;
     if ((f->flags & FUNC_NEEDCOLL) && !have_coll) {
       int found;
       coll = coll_of(p, a, &found);
       have_coll = found;
     }
-    expr_code(p, a, base + i);
+    compile_expr_code(p, a, base + i);
   }
   if (f->flags & FUNC_NEEDCOLL)
     vm_builder_add_p4(&p->b, OP_CollSeq, 0, 0, 0, P4_COLL, coll ? coll : &record_coll_binary);
@@ -1243,7 +1250,7 @@ static void code_like(Parse *p, SqlExpr *e, int target) {
   const FuncDef *f = p->env && p->env->funcs ? func_find(p->env->funcs, name, n) : NULL;
   /* xFindFunction on the left operand; for NOT LIKE on the first argument
    * (the pattern), as SQLite marks only the NOT as infix */
-  f = vtab_overload_call(p, f, name, n, e->flags & SQL_EF_NOT ? e->b : e->a);
+  f = compile_vtab_overload_call(p, f, name, n, e->flags & SQL_EF_NOT ? e->b : e->a);
   if (!f) {
     /* SQLite names the function by the operator as written */
     char as_written[16];
@@ -1258,11 +1265,11 @@ static void code_like(Parse *p, SqlExpr *e, int target) {
         }
     }
     if (e->sub == TK_MATCH)
-      parse_error(p, "unable to use function %s in the requested context", "MATCH");
+      compile_parse_error(p, "unable to use function %s in the requested context", "MATCH");
     else if (p->env && p->env->funcs && func_exists_name(p->env->funcs, name))
-      parse_error(p, "wrong number of arguments to function %s()", as_written);
+      compile_parse_error(p, "wrong number of arguments to function %s()", as_written);
     else
-      parse_error(p, "no such function: %s", as_written);
+      compile_parse_error(p, "no such function: %s", as_written);
     return;
   }
   SqlExpr *args[3] = {e->b, e->a, e->c};
@@ -1270,10 +1277,10 @@ static void code_like(Parse *p, SqlExpr *e, int target) {
   int mask = 0;
   for (int i = 0; i < n; i++) {
     if (is_vector(args[i])) {
-      parse_error(p, "row value misused");
+      compile_parse_error(p, "row value misused");
       return;
     }
-    if (expr_is_constant(args[i])) mask |= 1 << i;
+    if (compile_expr_is_constant(args[i])) mask |= 1 << i;
     /* the built-in like()/glob() only read their arguments: a literal
      * pattern (or escape) is loaded once, not per row, as cmp_operand's */
     const SqlExpr *x = args[i];
@@ -1281,11 +1288,11 @@ static void code_like(Parse *p, SqlExpr *e, int target) {
     if (leaf && (f->flags & FUNC_LIKE))
       code_once_at(p, args[i], base + i);
     else
-      expr_code(p, args[i], base + i);
+      compile_expr_code(p, args[i], base + i);
   }
   if (f->flags & FUNC_NEEDCOLL) {
-    const Collation *c = expr_collation(p, e->b);
-    if (!c) c = expr_collation(p, e->a);
+    const Collation *c = compile_expr_collation(p, e->b);
+    if (!c) c = compile_expr_collation(p, e->a);
     vm_builder_add_p4(&p->b, OP_CollSeq, 0, 0, 0, P4_COLL, c ? c : &record_coll_binary);
   }
   int a = vm_builder_add_p4(&p->b, OP_Function, mask, base, target, P4_FUNC, f);
@@ -1295,7 +1302,7 @@ static void code_like(Parse *p, SqlExpr *e, int target) {
 
 static void code_raise(Parse *p, SqlExpr *e) {
   if (!p->trig_tab && p->nested == 0) {
-    parse_error(p, "RAISE() may only be used within a trigger-program");
+    compile_parse_error(p, "RAISE() may only be used within a trigger-program");
     return;
   }
   if (e->sub == TK_IGNORE) {
@@ -1340,7 +1347,7 @@ static void code_case(Parse *p, SqlExpr *e, int target) {
   SqlExpr *base = NULL;
   if (e->a) {
     if (is_vector(e->a)) {
-      parse_error(p, "row value misused");
+      compile_parse_error(p, "row value misused");
       return;
     }
     base = reg_expr(p, expr_code_reg(p, e->a, tmp_reg(p)), e->a);
@@ -1353,16 +1360,16 @@ static void code_case(Parse *p, SqlExpr *e, int target) {
     if (base) {
       SqlExpr *eq = binary_expr(p, TK_EQ, base, w);
       if (!eq) return;
-      expr_if_false(p, eq, next, 1);
+      compile_expr_if_false(p, eq, next, 1);
     } else {
-      expr_if_false(p, w, next, 1);
+      compile_expr_if_false(p, w, next, 1);
     }
-    expr_code(p, e->list->a[i + 1].expr, target);
+    compile_expr_code(p, e->list->a[i + 1].expr, target);
     emit(p, OP_Goto, 0, end, 0);
     emit_resolve(p, next);
   }
   if (e->b)
-    expr_code(p, e->b, target);
+    compile_expr_code(p, e->b, target);
   else
     emit(p, OP_Null, 0, target, 0);
   emit_resolve(p, end);
@@ -1387,7 +1394,7 @@ static int expr_code_reg(Parse *p, SqlExpr *e, int target) {
       /* a literal longer than SQLITE_LIMIT_LENGTH fails to prepare, as SQLite */
       size_t n = strlen(e->z) / (e->op == SQL_E_BLOB ? 2 : 1);
       if (p->env && p->env->max_length > 0 && n > (size_t)p->env->max_length) {
-        parse_error_code(p, SHALE_TOOBIG, "string or blob too big");
+        compile_parse_error_code(p, SHALE_TOOBIG, "string or blob too big");
         return target;
       }
       if (e->op == SQL_E_BLOB)
@@ -1401,7 +1408,7 @@ static int expr_code_reg(Parse *p, SqlExpr *e, int target) {
       return target;
     case SQL_E_REG:
       if (e->reg > 0) return e->reg;
-      expr_code(p, (SqlExpr *)e->orig, target);
+      compile_expr_code(p, (SqlExpr *)e->orig, target);
       return target;
     case SQL_E_CTIME: {
       const char *nm = e->sub == TK_CURRENT_DATE   ? "current_date"
@@ -1409,7 +1416,7 @@ static int expr_code_reg(Parse *p, SqlExpr *e, int target) {
                                                    : "current_timestamp";
       const FuncDef *f = p->env && p->env->funcs ? func_find(p->env->funcs, nm, 0) : NULL;
       if (!f) {
-        parse_error(p, "no such function: %s", nm);
+        compile_parse_error(p, "no such function: %s", nm);
         return target;
       }
       int a = vm_builder_add_p4(&p->b, OP_Function, 0, target, target, P4_FUNC, f);
@@ -1423,22 +1430,22 @@ static int expr_code_reg(Parse *p, SqlExpr *e, int target) {
       } else if (e->flags & SQL_EF_QUOTED) {
         vm_builder_add_text(&p->b, OP_String, 0, target, 0, e->z, -1);
       } else {
-        parse_error(p, "no such column: %s", e->z);
+        compile_parse_error(p, "no such column: %s", e->z);
       }
       return target;
     }
     case SQL_E_COLUMN:
       if (e->schema)
-        parse_error(p, "no such column: %s.%s.%s", e->schema, e->table, e->z);
+        compile_parse_error(p, "no such column: %s.%s.%s", e->schema, e->table, e->z);
       else
-        parse_error(p, "no such column: %s.%s", e->table, e->z);
+        compile_parse_error(p, "no such column: %s.%s", e->table, e->z);
       return target;
     case SQL_E_STAR:
-      parse_error(p, "no such column: *");
+      compile_parse_error(p, "no such column: *");
       return target;
     case SQL_E_COLREF:
       if (e->agg_slot > 0 && e->reg > 0) return e->reg;
-      code_column(p, e->tab, e->cursor, e->column, target);
+      compile_code_column(p, e->tab, e->cursor, e->column, target);
       return target;
     case SQL_E_TRIGREF: {
       int ncol = e->tab ? e->tab->ncol : 0;
@@ -1457,7 +1464,7 @@ static int expr_code_reg(Parse *p, SqlExpr *e, int target) {
           }
           {
             if (is_vector(e->a)) {
-              parse_error(p, "row value misused");
+              compile_parse_error(p, "row value misused");
               return target;
             }
             int r = expr_code_reg(p, e->a, tmp_reg(p));
@@ -1466,14 +1473,14 @@ static int expr_code_reg(Parse *p, SqlExpr *e, int target) {
           return target;
         case TK_PLUS:
           if (is_vector(e->a)) {
-            parse_error(p, "row value misused");
+            compile_parse_error(p, "row value misused");
             return target;
           }
           return expr_code_reg(p, e->a, target);
         case TK_BITNOT:
         case TK_NOT: {
           if (is_vector(e->a)) {
-            parse_error(p, "row value misused");
+            compile_parse_error(p, "row value misused");
             return target;
           }
           if (e->sub == TK_NOT) {
@@ -1487,7 +1494,7 @@ static int expr_code_reg(Parse *p, SqlExpr *e, int target) {
           return target;
         }
         default:
-          parse_error(p, "unsupported unary operator");
+          compile_parse_error(p, "unsupported unary operator");
           return target;
       }
     case SQL_E_BINARY: {
@@ -1498,7 +1505,7 @@ static int expr_code_reg(Parse *p, SqlExpr *e, int target) {
       }
       if (tk == TK_AND || tk == TK_OR) {
         if (is_vector(e->a) || is_vector(e->b)) {
-          parse_error(p, "row value misused");
+          compile_parse_error(p, "row value misused");
           return target;
         }
         int ra = expr_code_reg(p, e->a, tmp_reg(p));
@@ -1509,7 +1516,7 @@ static int expr_code_reg(Parse *p, SqlExpr *e, int target) {
       int op = arith_opcode(tk);
       if (op >= 0) {
         if (is_vector(e->a) || is_vector(e->b)) {
-          parse_error(p, "row value misused");
+          compile_parse_error(p, "row value misused");
           return target;
         }
         int ra = expr_code_reg(p, e->a, tmp_reg(p));
@@ -1531,12 +1538,12 @@ static int expr_code_reg(Parse *p, SqlExpr *e, int target) {
         }
         const FuncDef *f = p->env && p->env->funcs ? func_find(p->env->funcs, nm, 2) : NULL;
         if (!f) {
-          parse_error(p, "no such function: %s", nm);
+          compile_parse_error(p, "no such function: %s", nm);
           return target;
         }
         int base = emit_regs(p, 2);
-        expr_code(p, e->a, base);
-        expr_code(p, e->b, base + 1);
+        compile_expr_code(p, e->a, base);
+        compile_expr_code(p, e->b, base + 1);
         int a = vm_builder_add_p4(&p->b, OP_Function, 0, base, target, P4_FUNC, f);
         vm_builder_set_p5(&p->b, a, 2);
         return target;
@@ -1564,7 +1571,7 @@ static int expr_code_reg(Parse *p, SqlExpr *e, int target) {
           emit_cmp(p, cop, e->a, e->b, ra, rb, target, VM_STOREP2);
         return target;
       }
-      parse_error(p, "unsupported operator %s", sql_op_text(tk));
+      compile_parse_error(p, "unsupported operator %s", sql_op_text(tk));
       return target;
     }
     case SQL_E_ISNOT: {
@@ -1587,7 +1594,7 @@ static int expr_code_reg(Parse *p, SqlExpr *e, int target) {
     case SQL_E_ISNULL:
     case SQL_E_NOTNULL: {
       if (is_vector(e->a)) {
-        parse_error(p, "row value misused");
+        compile_parse_error(p, "row value misused");
         return target;
       }
       int r = expr_code_reg(p, e->a, tmp_reg(p));
@@ -1607,7 +1614,7 @@ static int expr_code_reg(Parse *p, SqlExpr *e, int target) {
         three_way_value(p, target, cond_jumps, x, (e->flags & SQL_EF_NOT) != 0);
         return target;
       }
-      expr_code(p, x, target);
+      compile_expr_code(p, x, target);
       if (e->flags & SQL_EF_NOT) emit(p, OP_Not, target, target, 0);
       return target;
     }
@@ -1619,25 +1626,25 @@ static int expr_code_reg(Parse *p, SqlExpr *e, int target) {
       return r;
     }
     case SQL_E_SUBQUERY: {
-      int n = select_ncol(e->select);
+      int n = compile_select_ncol(e->select);
       if (n != 1) {
-        parse_error(p, "sub-select returns %d columns - expected 1", n);
+        compile_parse_error(p, "sub-select returns %d columns - expected 1", n);
         return target;
       }
       return code_subquery_mem(p, e);
     }
     case SQL_E_ROW:
       if (e->list && e->list->n == 1) return expr_code_reg(p, e->list->a[0].expr, target);
-      parse_error(p, "row value misused");
+      compile_parse_error(p, "row value misused");
       return target;
     case SQL_E_COLLATE:
       return expr_code_reg(p, e->a, target); /* checked where used */
     case SQL_E_CAST: {
       if (is_vector(e->a)) {
-        parse_error(p, "row value misused");
+        compile_parse_error(p, "row value misused");
         return target;
       }
-      expr_code(p, e->a, target);
+      compile_expr_code(p, e->a, target);
       char aff = e->z ? record_type_affinity(e->z, (int)strlen(e->z)) : AFF_BLOB;
       emit(p, OP_Cast, target, aff, 0);
       return target;
@@ -1653,18 +1660,18 @@ static int expr_code_reg(Parse *p, SqlExpr *e, int target) {
       emit(p, OP_Null, 0, target, 0);
       return target;
     default:
-      parse_error(p, "unsupported expression");
+      compile_parse_error(p, "unsupported expression");
       return target;
   }
 }
 
-void expr_code(Parse *p, SqlExpr *e, int target) {
+void compile_expr_code(Parse *p, SqlExpr *e, int target) {
   int r = expr_code_reg(p, e, target);
   if (r != target && !parse_failed(p)) emit(p, OP_Copy, r, target, 0);
 }
 
-void expr_code_list(Parse *p, SqlExprList *list, int target) {
-  for (int i = 0; list && i < list->n; i++) expr_code(p, list->a[i].expr, target + i);
+void compile_expr_code_list(Parse *p, SqlExprList *list, int target) {
+  for (int i = 0; list && i < list->n; i++) compile_expr_code(p, list->a[i].expr, target + i);
 }
 
 /* ---- jumps ---- */
@@ -1673,15 +1680,15 @@ static int needs_three_way(const SqlExpr *e) {
   return e->op == SQL_E_IN || e->op == SQL_E_BETWEEN || is_vector_cmp(e);
 }
 
-void expr_if_true(Parse *p, SqlExpr *e, int label, int jumpifnull) {
+void compile_expr_if_true(Parse *p, SqlExpr *e, int label, int jumpifnull) {
   if (parse_failed(p) || !e) return;
   switch (e->op) {
     case SQL_E_COLLATE:
-      expr_if_true(p, e->a, label, jumpifnull);
+      compile_expr_if_true(p, e->a, label, jumpifnull);
       return;
     case SQL_E_UNARY:
       if (e->sub == TK_NOT) {
-        expr_if_false(p, e->a, label, jumpifnull);
+        compile_expr_if_false(p, e->a, label, jumpifnull);
         return;
       }
       break;
@@ -1689,14 +1696,14 @@ void expr_if_true(Parse *p, SqlExpr *e, int label, int jumpifnull) {
       if (and_always_false(e)) return; /* never true */
       if (e->sub == TK_AND) {
         int skip = emit_label(p);
-        expr_if_false(p, e->a, skip, !jumpifnull);
-        expr_if_true(p, e->b, label, jumpifnull);
+        compile_expr_if_false(p, e->a, skip, !jumpifnull);
+        compile_expr_if_true(p, e->b, label, jumpifnull);
         emit_resolve(p, skip);
         return;
       }
       if (e->sub == TK_OR) {
-        expr_if_true(p, e->a, label, jumpifnull);
-        expr_if_true(p, e->b, label, jumpifnull);
+        compile_expr_if_true(p, e->a, label, jumpifnull);
+        compile_expr_if_true(p, e->b, label, jumpifnull);
         return;
       }
       break;
@@ -1705,9 +1712,9 @@ void expr_if_true(Parse *p, SqlExpr *e, int label, int jumpifnull) {
         SqlExpr *x = between_rewrite(p, e);
         if (!x) return;
         if (e->flags & SQL_EF_NOT)
-          expr_if_false(p, x, label, jumpifnull);
+          compile_expr_if_false(p, x, label, jumpifnull);
         else
-          expr_if_true(p, x, label, jumpifnull);
+          compile_expr_if_true(p, x, label, jumpifnull);
         return;
       }
       break;
@@ -1719,7 +1726,7 @@ void expr_if_true(Parse *p, SqlExpr *e, int label, int jumpifnull) {
     int op = e->op == SQL_E_BINARY ? cmp_opcode(e->sub) : -1;
     if (op >= 0) {
       if (is_vector(e->a) || is_vector(e->b)) {
-        parse_error(p, "row value misused");
+        compile_parse_error(p, "row value misused");
         return;
       }
       int ra = cmp_operand(p, e->a);
@@ -1729,7 +1736,7 @@ void expr_if_true(Parse *p, SqlExpr *e, int label, int jumpifnull) {
     }
     if ((e->op == SQL_E_BINARY && e->sub == TK_IS) || e->op == SQL_E_ISNOT) {
       if (is_vector(e->a) || is_vector(e->b)) {
-        parse_error(p, "row value misused");
+        compile_parse_error(p, "row value misused");
         return;
       }
       int ra = cmp_operand(p, e->a);
@@ -1751,15 +1758,15 @@ void expr_if_true(Parse *p, SqlExpr *e, int label, int jumpifnull) {
   emit_resolve(p, skip);
 }
 
-void expr_if_false(Parse *p, SqlExpr *e, int label, int jumpifnull) {
+void compile_expr_if_false(Parse *p, SqlExpr *e, int label, int jumpifnull) {
   if (parse_failed(p) || !e) return;
   switch (e->op) {
     case SQL_E_COLLATE:
-      expr_if_false(p, e->a, label, jumpifnull);
+      compile_expr_if_false(p, e->a, label, jumpifnull);
       return;
     case SQL_E_UNARY:
       if (e->sub == TK_NOT) {
-        expr_if_true(p, e->a, label, jumpifnull);
+        compile_expr_if_true(p, e->a, label, jumpifnull);
         return;
       }
       break;
@@ -1769,14 +1776,14 @@ void expr_if_false(Parse *p, SqlExpr *e, int label, int jumpifnull) {
         return;
       }
       if (e->sub == TK_AND) {
-        expr_if_false(p, e->a, label, jumpifnull);
-        expr_if_false(p, e->b, label, jumpifnull);
+        compile_expr_if_false(p, e->a, label, jumpifnull);
+        compile_expr_if_false(p, e->b, label, jumpifnull);
         return;
       }
       if (e->sub == TK_OR) {
         int skip = emit_label(p);
-        expr_if_true(p, e->a, skip, !jumpifnull);
-        expr_if_false(p, e->b, label, jumpifnull);
+        compile_expr_if_true(p, e->a, skip, !jumpifnull);
+        compile_expr_if_false(p, e->b, label, jumpifnull);
         emit_resolve(p, skip);
         return;
       }
@@ -1786,9 +1793,9 @@ void expr_if_false(Parse *p, SqlExpr *e, int label, int jumpifnull) {
         SqlExpr *x = between_rewrite(p, e);
         if (!x) return;
         if (e->flags & SQL_EF_NOT)
-          expr_if_true(p, x, label, jumpifnull);
+          compile_expr_if_true(p, x, label, jumpifnull);
         else
-          expr_if_false(p, x, label, jumpifnull);
+          compile_expr_if_false(p, x, label, jumpifnull);
         return;
       }
       break;
@@ -1800,7 +1807,7 @@ void expr_if_false(Parse *p, SqlExpr *e, int label, int jumpifnull) {
     int op = e->op == SQL_E_BINARY ? cmp_opcode(e->sub) : -1;
     if (op >= 0) {
       if (is_vector(e->a) || is_vector(e->b)) {
-        parse_error(p, "row value misused");
+        compile_parse_error(p, "row value misused");
         return;
       }
       int ra = cmp_operand(p, e->a);
@@ -1810,7 +1817,7 @@ void expr_if_false(Parse *p, SqlExpr *e, int label, int jumpifnull) {
     }
     if ((e->op == SQL_E_BINARY && e->sub == TK_IS) || e->op == SQL_E_ISNOT) {
       if (is_vector(e->a) || is_vector(e->b)) {
-        parse_error(p, "row value misused");
+        compile_parse_error(p, "row value misused");
         return;
       }
       int ra = cmp_operand(p, e->a);
@@ -1860,18 +1867,18 @@ static int default_value(Parse *p, const SqlExpr *e, char aff, ShValue *out) {
         value_set_int(out, x);
         break;
       }
-      if (!is_hex(e->z) && value_text_to_int64(e->z, (int)strlen(e->z), &x) == 3 && neg) {
+      if (!is_hex(e->z) && record_value_text_to_int64(e->z, (int)strlen(e->z), &x) == 3 && neg) {
         value_set_int(out, INT64_MIN);
         break;
       }
       double d = 0;
-      value_text_to_real(e->z, (int)strlen(e->z), &d);
+      record_value_text_to_real(e->z, (int)strlen(e->z), &d);
       value_set_real(out, neg ? -d : d);
       break;
     }
     case SQL_E_FLOAT: {
       double d = 0;
-      value_text_to_real(e->z, (int)strlen(e->z), &d);
+      record_value_text_to_real(e->z, (int)strlen(e->z), &d);
       value_set_real(out, neg ? -d : d);
       break;
     }
@@ -1882,7 +1889,7 @@ static int default_value(Parse *p, const SqlExpr *e, char aff, ShValue *out) {
     case SQL_E_BLOB: {
       if (neg) return 0;
       int n = (int)strlen(e->z) / 2;
-      char *buf = parse_alloc(p, (size_t)n + 1);
+      char *buf = compile_parse_alloc(p, (size_t)n + 1);
       if (!buf) return 0;
       for (int i = 0; i < n; i++)
         buf[i] = (char)(hexdig(e->z[2 * i]) * 16 + hexdig(e->z[2 * i + 1]));
@@ -1900,8 +1907,8 @@ static int default_value(Parse *p, const SqlExpr *e, char aff, ShValue *out) {
   }
   if (aff && out->type != SHALE_NULL) {
     ShValue v = *out;
-    if (value_apply_affinity(&v, aff)) {
-      parse_nomem(p);
+    if (record_value_apply_affinity(&v, aff)) {
+      compile_parse_nomem(p);
       return 0;
     }
     if (v.flags & VAL_OWNED) {
@@ -1910,7 +1917,7 @@ static int default_value(Parse *p, const SqlExpr *e, char aff, ShValue *out) {
       uint8_t t = v.type;
       value_clear(&v);
       if (!z) {
-        parse_nomem(p);
+        compile_parse_nomem(p);
         return 0;
       }
       out->type = t;
@@ -1926,7 +1933,7 @@ static int default_value(Parse *p, const SqlExpr *e, char aff, ShValue *out) {
 
 static void code_virtual_column(Parse *p, const Table *tab, int cur, int col, int target);
 
-void code_column(Parse *p, const Table *tab, int cur, int col, int target) {
+void compile_code_column(Parse *p, const Table *tab, int cur, int col, int target) {
   if (parse_failed(p)) return;
   if (!tab) {
     emit(p, OP_Column, cur, col, target);
@@ -1939,7 +1946,7 @@ void code_column(Parse *p, const Table *tab, int cur, int col, int target) {
       emit(p, OP_VColumn, cur, col, target);
     return;
   }
-  const struct ParseCover *cv = parse_find_cover(p, cur);
+  const struct ParseCover *cv = compile_parse_find_cover(p, cur);
   int is_rowid = col < 0 || (col == tab->rowid_alias && !tab->without_rowid);
   if (cv && cv->reg) { /* a co-routine's row (copied: the next row overwrites it) */
     if (col < 0 || col >= tab->ncol)
@@ -1992,23 +1999,23 @@ void code_column(Parse *p, const Table *tab, int cur, int col, int target) {
 
 /* Deep copy of an expression tree (subqueries are shared: generated
  * columns have none). */
-static SqlExpr *expr_dup(Parse *p, const SqlExpr *e) {
+static SqlExpr *compile_expr_dup(Parse *p, const SqlExpr *e) {
   if (!e) return NULL;
-  SqlExpr *x = parse_alloc(p, sizeof *x);
+  SqlExpr *x = compile_parse_alloc(p, sizeof *x);
   if (!x) return NULL;
   *x = *e;
-  x->a = expr_dup(p, e->a);
-  x->b = expr_dup(p, e->b);
-  x->c = expr_dup(p, e->c);
+  x->a = compile_expr_dup(p, e->a);
+  x->b = compile_expr_dup(p, e->b);
+  x->c = compile_expr_dup(p, e->c);
   if (e->list) {
-    SqlExprList *l = parse_alloc(p, sizeof *l);
-    SqlExprItem *it = parse_alloc(p, sizeof *it * (size_t)(e->list->n ? e->list->n : 1));
+    SqlExprList *l = compile_parse_alloc(p, sizeof *l);
+    SqlExprItem *it = compile_parse_alloc(p, sizeof *it * (size_t)(e->list->n ? e->list->n : 1));
     if (!l || !it) return NULL;
     l->n = l->cap = e->list->n;
     l->a = it;
     for (int i = 0; i < l->n; i++) {
       it[i] = e->list->a[i];
-      it[i].expr = expr_dup(p, e->list->a[i].expr);
+      it[i].expr = compile_expr_dup(p, e->list->a[i].expr);
     }
     x->list = l;
   }
@@ -2017,12 +2024,12 @@ static SqlExpr *expr_dup(Parse *p, const SqlExpr *e) {
 
 static void code_virtual_column(Parse *p, const Table *tab, int cur, int col, int target) {
   const Column *c = &tab->cols[col];
-  SqlExpr *g = expr_dup(p, c->gen);
+  SqlExpr *g = compile_expr_dup(p, c->gen);
   if (!g) {
     emit(p, OP_Null, 0, target, 0);
     return;
   }
-  SrcList *src = src_single(p, (Table *)tab, NULL);
+  SrcList *src = compile_src_single(p, (Table *)tab, NULL);
   if (!src) return;
   src->a[0].cursor = cur;
   NameCtx nc;
@@ -2030,11 +2037,11 @@ static void code_virtual_column(Parse *p, const Table *tab, int cur, int col, in
   nc.src = src;
   nc.flags = NC_IS_GENCOL | NC_FROM_SCHEMA;
   nc.err_ctx = "generated columns";
-  if (resolve_expr(p, &nc, g)) return;
+  if (compile_resolve_expr(p, &nc, g)) return;
   /* the NULL row of an outer join has NULL in every column, this one too */
   int null_row = emit_label(p), done = emit_label(p);
   emit(p, OP_IfNullRow, cur, null_row, 0);
-  expr_code(p, g, target);
+  compile_expr_code(p, g, target);
   if (c->affinity && c->affinity != AFF_BLOB) {
     char aff[2] = {c->affinity, 0};
     vm_builder_add_text(&p->b, OP_Affinity, target, 1, 0, aff, 1);
@@ -2047,11 +2054,11 @@ static void code_virtual_column(Parse *p, const Table *tab, int cur, int col, in
 
 /* ---- hoisting ---- */
 
-int expr_code_once(Parse *p, SqlExpr *e) { return code_once_at(p, e, tmp_reg(p)); }
+int compile_expr_code_once(Parse *p, SqlExpr *e) { return code_once_at(p, e, tmp_reg(p)); }
 
 static int code_once_at(Parse *p, SqlExpr *e, int r) {
-  if (!expr_is_constant(e) || p->nested > 0) {
-    expr_code(p, e, r);
+  if (!compile_expr_is_constant(e) || p->nested > 0) {
+    compile_expr_code(p, e, r);
     return r;
   }
   int start = emit_addr(p);
@@ -2060,7 +2067,7 @@ static int code_once_at(Parse *p, SqlExpr *e, int r) {
    * off while nested > 0; a constant expression reaches nothing else that
    * looks at nested) */
   p->nested++;
-  expr_code(p, e, r);
+  compile_expr_code(p, e, r);
   p->nested--;
   if (parse_failed(p) || p->b.rc) return r;
   int end = emit_addr(p);
@@ -2073,7 +2080,7 @@ static int code_once_at(Parse *p, SqlExpr *e, int r) {
   if (p->nconst_ops + n > p->capconst_ops) {
     int cap = p->capconst_ops ? p->capconst_ops * 2 : 16;
     while (cap < p->nconst_ops + n) cap *= 2;
-    VmOp *ops = parse_alloc(p, sizeof *ops * (size_t)cap);
+    VmOp *ops = compile_parse_alloc(p, sizeof *ops * (size_t)cap);
     if (!ops) return r;
     if (p->nconst_ops) memcpy(ops, p->const_ops, sizeof *ops * (size_t)p->nconst_ops);
     p->const_ops = ops;

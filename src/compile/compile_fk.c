@@ -21,8 +21,8 @@
  *    reference (P4_SUBREF), so a cascade through a self-referencing table
  *    recurses at run time (limit: SQLITE_LIMIT_TRIGGER_DEPTH).
  *
- * Owns: fk_required, fk_check, fk_actions, fk_drop_table, and the FkAct
- * list of the outermost Parse.
+ * Owns: compile_fk_required, compile_fk_check, compile_fk_actions, compile_fk_drop_table, and the
+ * FkAct list of the outermost Parse.
  *
  * Invariants:
  *  1. Foreign keys of a table are visited last declared first (SQLite's
@@ -92,7 +92,7 @@ static int fk_refs(Parse *p, const Table *tab, FkRef **out) {
       if (util_stricmp(t->fks[k].parent, tab->name) != 0) continue;
       if (n == cap) {
         int ncap = cap ? cap * 2 : 8;
-        FkRef *b = parse_alloc(p, (size_t)ncap * sizeof *b);
+        FkRef *b = compile_parse_alloc(p, (size_t)ncap * sizeof *b);
         if (!b) return 0;
         if (n) memcpy(b, a, (size_t)n * sizeof *b);
         a = b;
@@ -131,7 +131,7 @@ static int has_refs(Parse *p, const Table *tab) {
  * exactly the named columns with the columns' declared collations (the
  * PRIMARY KEY when none are named). aicol[i] = child column matched with
  * the index's column i. 1 = none: "foreign key mismatch" recorded if report. */
-int fk_parent_key(const Table *par, const ForeignKey *fk, const Index **idx, int *aicol) {
+int compile_fk_parent_key(const Table *par, const ForeignKey *fk, const Index **idx, int *aicol) {
   int n = fk->ncol;
   const char *key0 = fk->parent_cols ? fk->parent_cols[0] : NULL;
   *idx = NULL;
@@ -173,9 +173,10 @@ int fk_parent_key(const Table *par, const ForeignKey *fk, const Index **idx, int
 static int fk_locate(Parse *p, const Table *par, const Table *child, const ForeignKey *fk,
                      const Index **idx, int *aicol, int report) {
   if (fk->ncol > FK_MAX_COLS) return 1;
-  if (fk_parent_key(par, fk, idx, aicol) == 0) return 0;
+  if (compile_fk_parent_key(par, fk, idx, aicol) == 0) return 0;
   if (report)
-    parse_error(p, "foreign key mismatch - \"%s\" referencing \"%s\"", child->name, fk->parent);
+    compile_parse_error(p, "foreign key mismatch - \"%s\" referencing \"%s\"", child->name,
+                        fk->parent);
   return 1;
 }
 
@@ -201,7 +202,7 @@ static int parent_modified(const Table *tab, const ForeignKey *fk, const uint8_t
   return 0;
 }
 
-int fk_required(Parse *p, const Table *tab, const uint8_t *changed, int rowid_changed) {
+int compile_fk_required(Parse *p, const Table *tab, const uint8_t *changed, int rowid_changed) {
   if (!fk_on(p) || !tab || !p->schema) return 0;
   if (!changed) return tab->nfk > 0 || has_refs(p, tab);
   int ret = 0;
@@ -247,7 +248,7 @@ static void lookup_parent(Parse *p, const Table *par, const Index *idx, const Fo
     emit(p, OP_Copy, reg + 1 + aicol[0], t, 0);
     emit(p, OP_MustBeInt, t, missing, 0);
     if (par == child && incr == 1) emit(p, OP_Eq, reg, ok, t); /* the row itself */
-    parse_open_table(p, cur, par, 0);
+    compile_parse_open_table(p, cur, par, 0);
     emit(p, OP_NotExists, cur, missing, t);
     emit(p, OP_Goto, 0, ok, 0);
   } else {
@@ -265,7 +266,7 @@ static void lookup_parent(Parse *p, const Table *par, const Index *idx, const Fo
       emit(p, OP_Goto, 0, ok, 0);
       emit_resolve(p, differ);
     }
-    char *aff = parse_alloc(p, (size_t)n + 1);
+    char *aff = compile_parse_alloc(p, (size_t)n + 1);
     if (!aff) return;
     for (int i = 0; i < n; i++) {
       int pc = idx->cols[i].col;
@@ -273,7 +274,7 @@ static void lookup_parent(Parse *p, const Table *par, const Index *idx, const Fo
       aff[i] = a ? a : AFF_BLOB;
     }
     vm_builder_add_text(&p->b, OP_Affinity, t, n, 0, aff, n);
-    parse_open_index(p, cur, idx, 0);
+    compile_parse_open_index(p, cur, idx, 0);
     vm_builder_add_i4(&p->b, OP_Found, cur, ok, t, n);
   }
   emit_resolve(p, missing);
@@ -285,7 +286,7 @@ static void lookup_parent(Parse *p, const Table *par, const Index *idx, const Fo
 /* ----------------------------------------------------------- parent side */
 
 static SqlExpr *new_node(Parse *p, int op) {
-  SqlExpr *e = parse_alloc(p, sizeof *e);
+  SqlExpr *e = compile_parse_alloc(p, sizeof *e);
   if (e) {
     e->op = (uint8_t)op;
     e->height = 1;
@@ -346,7 +347,7 @@ static void scan_children(Parse *p, const Table *par, const Index *idx, const Fo
                           const int *aicol, Table *child, int reg, int incr) {
   int done = emit_label(p);
   if (incr < 0) emit(p, OP_FkIfZero, fk->deferred ? 1 : 0, done, 0);
-  SrcList *src = src_single(p, child, NULL);
+  SrcList *src = compile_src_single(p, child, NULL);
   if (!src) return;
   SqlExpr *where = NULL;
   for (int i = 0; i < fk->ncol; i++) {
@@ -385,11 +386,11 @@ static void scan_children(Parse *p, const Table *par, const Index *idx, const Fo
   NameCtx nc;
   memset(&nc, 0, sizeof nc);
   nc.src = src;
-  if (resolve_expr(p, &nc, where) || parse_failed(p)) return;
-  WhereInfo *wi = where_begin(p, src, where, NULL, 0);
+  if (compile_resolve_expr(p, &nc, where) || parse_failed(p)) return;
+  WhereInfo *wi = compile_where_begin(p, src, where, NULL, 0);
   if (!wi) return;
   emit(p, OP_FkCounter, fk->deferred ? 1 : 0, incr, 0);
-  where_end(wi);
+  compile_where_end(wi);
   emit_resolve(p, done);
 }
 
@@ -406,8 +407,8 @@ static int in_set_null_action(Parse *p, const ForeignKey *fk) {
   return 0;
 }
 
-void fk_check(Parse *p, const Table *tab, int old_reg, int new_reg, const uint8_t *changed,
-              int rowid_changed) {
+void compile_fk_check(Parse *p, const Table *tab, int old_reg, int new_reg, const uint8_t *changed,
+                      int rowid_changed) {
   if (!fk_on(p) || parse_failed(p) || !p->schema) return;
   int ignore_errors = p->disable_triggers; /* DROP TABLE's implicit DELETE */
   int aicol[FK_MAX_COLS];
@@ -419,7 +420,7 @@ void fk_check(Parse *p, const Table *tab, int old_reg, int new_reg, const uint8_
     const Index *idx = NULL;
     if (!par || fk_locate(p, par, tab, fk, &idx, aicol, !ignore_errors)) {
       if (!ignore_errors) {
-        if (!par) parse_error(p, "no such table: main.%s", fk->parent);
+        if (!par) compile_parse_error(p, "no such table: main.%s", fk->parent);
         return;
       }
       if (!par && old_reg) { /* a missing parent is an empty one */
@@ -463,7 +464,7 @@ typedef struct Txt {
 static void txt_add(Txt *t, const char *s, size_t len) {
   if (t->n + len + 1 > t->cap) {
     size_t cap = (t->cap ? t->cap * 2 : 256) + len;
-    char *z = parse_alloc(t->p, cap);
+    char *z = compile_parse_alloc(t->p, cap);
     if (!z) return;
     if (t->n) memcpy(z, t->z, t->n);
     t->z = z;
@@ -557,11 +558,11 @@ static struct FkAct *action_get(Parse *p, const Table *par, const Table *child,
     if (a->fk == fk && a->upd == upd) return a;
   const char *sql = action_sql(p, par, child, fk, upd, action);
   if (!sql) return NULL;
-  struct FkAct *a = parse_alloc(root, sizeof *a);
-  Trigger *tr = parse_alloc(root, sizeof *tr);
+  struct FkAct *a = compile_parse_alloc(root, sizeof *a);
+  Trigger *tr = compile_parse_alloc(root, sizeof *tr);
   VmProgram **cell = root->b.prog ? util_arena_alloc(&root->b.prog->arena, sizeof *cell) : NULL;
   if (!a || !tr || !cell) {
-    parse_nomem(p);
+    compile_parse_nomem(p);
     return NULL;
   }
   *cell = NULL;
@@ -576,18 +577,18 @@ static struct FkAct *action_get(Parse *p, const Table *par, const Table *child,
   a->cell = cell;
   a->next = root->fk_acts;
   root->fk_acts = a; /* before compiling: invariant 2 */
-  VmProgram *sub = trigger_program_of(p, tr, par, SQL_OE_ABORT);
+  VmProgram *sub = compile_trigger_program_of(p, tr, par, SQL_OE_ABORT);
   if (!sub) return NULL;
   if (vm_builder_adopt(&root->b, sub)) {
-    parse_nomem(p);
+    compile_parse_nomem(p);
     return NULL;
   }
   *cell = sub;
   return a;
 }
 
-void fk_actions(Parse *p, const Table *tab, int old_reg, int new_reg, const uint8_t *changed,
-                int rowid_changed) {
+void compile_fk_actions(Parse *p, const Table *tab, int old_reg, int new_reg,
+                        const uint8_t *changed, int rowid_changed) {
   if (!fk_on(p) || parse_failed(p) || !p->schema || !old_reg) return;
   FkRef *refs;
   int n = fk_refs(p, tab, &refs);
@@ -622,7 +623,7 @@ void fk_actions(Parse *p, const Table *tab, int old_reg, int new_reg, const uint
 
 /* ------------------------------------------------------------ DROP TABLE */
 
-void fk_drop_table(Parse *p, const Table *tab) {
+void compile_fk_drop_table(Parse *p, const Table *tab) {
   if (!fk_on(p) || parse_failed(p) || !tab || tab->is_schema || !p->schema) return;
   int skip = 0;
   if (!has_refs(p, tab)) {
@@ -634,15 +635,15 @@ void fk_drop_table(Parse *p, const Table *tab) {
     skip = emit_label(p);
     emit(p, OP_FkIfZero, 1, skip, 0);
   }
-  SqlStmt *s = parse_alloc(p, sizeof *s);
-  SqlSrcItem *it = parse_alloc(p, sizeof *it);
+  SqlStmt *s = compile_parse_alloc(p, sizeof *s);
+  SqlSrcItem *it = compile_parse_alloc(p, sizeof *it);
   if (!s || !it) return;
   s->kind = SQL_STMT_DELETE;
   it->name = tab->name;
   s->u.del.table = it;
   int cur0 = p->b.prog ? p->b.prog->ncursor : 0;
   p->disable_triggers = 1;
-  dml_delete(p, s);
+  compile_dml_delete(p, s);
   p->disable_triggers = 0;
   /* no cursor may stay open on a tree the DROP destroys */
   int cur1 = p->b.prog ? p->b.prog->ncursor : 0;
@@ -670,12 +671,12 @@ static int fk_table_mismatch(Parse *p, const Table *t) {
   return 0;
 }
 
-int fk_check_pragma_prepare(Parse *p, const char *table) {
+int compile_fk_check_pragma_prepare(Parse *p, const char *table) {
   if (!p->schema) return 0;
   if (table) {
     const Table *t = schema_find_table(p->schema, table);
     if (!t) {
-      parse_error(p, "no such table: %s", table);
+      compile_parse_error(p, "no such table: %s", table);
       return 1;
     }
     return fk_table_mismatch(p, t);
@@ -688,7 +689,8 @@ int fk_check_pragma_prepare(Parse *p, const char *table) {
     for (int k = 0; k < t->nfk; k++) {
       const Table *par = schema_find_table(p->schema, t->fks[k].parent);
       const Index *idx;
-      if (par && (t->fks[k].ncol > FK_MAX_COLS || fk_parent_key(par, &t->fks[k], &idx, aicol))) {
+      if (par &&
+          (t->fks[k].ncol > FK_MAX_COLS || compile_fk_parent_key(par, &t->fks[k], &idx, aicol))) {
         if (!bad || t->root > bad->root) bad = t;
         break;
       }

@@ -21,16 +21,16 @@
 
 /* ---- FROM lists ---- */
 
-SrcItem *src_find_cursor(SrcList *s, int cur) {
+SrcItem *compile_src_find_cursor(SrcList *s, int cur) {
   for (int i = 0; s && i < s->n; i++)
     if (s->a[i].cursor == cur) return &s->a[i];
   return NULL;
 }
 
-SrcList *src_single(Parse *p, Table *tab, const char *alias) {
-  SrcList *s = parse_alloc(p, sizeof *s);
+SrcList *compile_src_single(Parse *p, Table *tab, const char *alias) {
+  SrcList *s = compile_parse_alloc(p, sizeof *s);
   if (!s) return NULL;
-  s->a = parse_alloc(p, sizeof(SrcItem));
+  s->a = compile_parse_alloc(p, sizeof(SrcItem));
   if (!s->a) return NULL;
   s->n = 1;
   SrcItem *it = &s->a[0];
@@ -38,8 +38,8 @@ SrcList *src_single(Parse *p, Table *tab, const char *alias) {
   it->name = alias ? alias : tab->name;
   it->kind = SRC_TABLE;
   it->cursor = emit_cursor(p);
-  it->idb = parse_table_db(p, tab);
-  parse_need_db(p, it->idb, 0);
+  it->idb = compile_parse_table_db(p, tab);
+  compile_parse_need_db(p, it->idb, 0);
   return s;
 }
 
@@ -53,7 +53,7 @@ static int count_items(const SqlSrcList *from) {
 static SqlExpr *and_expr(Parse *p, SqlExpr *a, SqlExpr *b) {
   if (!a) return b;
   if (!b) return a;
-  SqlExpr *e = sel_new_expr(p, SQL_E_BINARY);
+  SqlExpr *e = compile_sel_new_expr(p, SQL_E_BINARY);
   if (!e) return NULL;
   e->sub = TK_AND;
   e->a = a;
@@ -68,10 +68,10 @@ static SqlSelect *view_select(Parse *p, const View *v, const char **text) {
   int rc = sql_parse(&p->arena, v->sql, -1, &st, NULL, &err);
   if (rc || !st || st->kind != SQL_STMT_CREATE_VIEW) {
     if (err) {
-      parse_error(p, "%s", err);
+      compile_parse_error(p, "%s", err);
       shale_free(err);
     } else {
-      parse_error(p, "malformed view: %s", v->name);
+      compile_parse_error(p, "malformed view: %s", v->name);
     }
     return NULL;
   }
@@ -102,18 +102,18 @@ static int cookie_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   for (int i = 0; i < 5; i++)
     if (util_stricmp(a->name + 7, tab[i].name) == 0) k = i;
   if (k < 0) return -1;
-  SelectState *st = select_state(p);
-  SqlSelect *sel = parse_alloc(p, sizeof *sel);
-  struct CookieItem *ci = parse_alloc(p, sizeof *ci);
+  SelectState *st = compile_select_state(p);
+  SqlSelect *sel = compile_parse_alloc(p, sizeof *sel);
+  struct CookieItem *ci = compile_parse_alloc(p, sizeof *ci);
   if (!st || !sel || !ci) return 1;
-  SqlExpr *one = sel_new_expr(p, SQL_E_INTEGER);
+  SqlExpr *one = compile_sel_new_expr(p, SQL_E_INTEGER);
   if (!one) return 1;
   one->z = "0";
-  if (!(sel->cols = sel_list_add(p, NULL, one))) return 1;
-  if (select_resolve(p, sel, NULL)) return 1;
+  if (!(sel->cols = compile_sel_list_add(p, NULL, one))) return 1;
+  if (compile_select_resolve(p, sel, NULL)) return 1;
   const char *nm = tab[k].name;
   SqlIdList ids = {1, 1, &nm};
-  Table *t = select_result_table(p, sel, a->name, &ids);
+  Table *t = compile_select_result_table(p, sel, a->name, &ids);
   if (!t) return 1;
   it->kind = SRC_SUBQUERY;
   it->sub = sel;
@@ -124,13 +124,13 @@ static int cookie_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   it->vtab_idx = 1;
   ci->next = st->cookies;
   st->cookies = ci;
-  parse_need_read(p);
+  compile_parse_need_read(p);
   return 0;
 }
 
 static SqlExpr *lit(Parse *p, int op, const char *z) {
-  SqlExpr *e = sel_new_expr(p, op);
-  if (e && z) e->z = parse_strdup(p, z);
+  SqlExpr *e = compile_sel_new_expr(p, op);
+  if (e && z) e->z = compile_parse_strdup(p, z);
   return e;
 }
 
@@ -147,28 +147,28 @@ static SqlExpr *lit_int(Parse *p, long v) {
  * that OP_TableFunc fills from the arguments. The arguments are resolved
  * with the FROM list in scope (resolve_core -> tvf_resolve); when they read
  * an item of the same FROM the item gets `refill` and its table is filled
- * again each time its loop starts (src_code_refill from where_begin). */
+ * again each time its loop starts (compile_src_code_refill from compile_where_begin). */
 static int tvf_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   const FuncDef *f = func_table_find(a->name);
   if (!f) return -1;
   const FuncTable *t = f->table;
   int nargs = a->args ? a->args->n : 0;
   if (nargs > t->nhidden) {
-    parse_error(p, "too many arguments on %s() - max %d", a->name, t->nhidden);
+    compile_parse_error(p, "too many arguments on %s() - max %d", a->name, t->nhidden);
     return 1;
   }
-  SelectState *st = select_state(p);
-  SqlSelect *sel = parse_alloc(p, sizeof *sel);
-  struct TvfItem *ti = parse_alloc(p, sizeof *ti);
+  SelectState *st = compile_select_state(p);
+  SqlSelect *sel = compile_parse_alloc(p, sizeof *sel);
+  struct TvfItem *ti = compile_parse_alloc(p, sizeof *ti);
   if (!st || !sel || !ti) return 1;
   for (int k = 0; k < t->ncol; k++)
-    if (!(sel->cols = sel_list_add(p, sel->cols, lit(p, SQL_E_NULL, NULL)))) return 1;
+    if (!(sel->cols = compile_sel_list_add(p, sel->cols, lit(p, SQL_E_NULL, NULL)))) return 1;
   sel->where = lit_int(p, 0);
-  if (select_resolve(p, sel, NULL)) return 1;
+  if (compile_select_resolve(p, sel, NULL)) return 1;
   SqlIdList ids = {t->ncol, t->ncol, (const char **)t->cols};
-  Table *tab = select_result_table(p, sel, a->name, &ids);
+  Table *tab = compile_select_result_table(p, sel, a->name, &ids);
   if (!tab) return 1;
-  for (int c = 0; c < t->ncol; c++) tab->cols[c].name = parse_strdup(p, t->cols[c]);
+  for (int c = 0; c < t->ncol; c++) tab->cols[c].name = compile_parse_strdup(p, t->cols[c]);
   for (int c = t->ncol - t->nhidden; c < t->ncol; c++) tab->cols[c].hidden = COL_HIDDEN;
   it->kind = SRC_SUBQUERY;
   it->sub = sel;
@@ -194,38 +194,38 @@ static int tvf_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
  * name is not such a pragma. */
 static int pragma_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   if (util_strnicmp(a->name, "pragma_", 7) != 0) return -1;
-  const SqlPragmaTab *pt = sql_pragma_tab(a->name + 7);
+  const SqlPragmaTab *pt = compile_sql_pragma_tab(a->name + 7);
   if (!pt) return -1;
   int nh = ((pt->hidden & SQL_PRAGMA_ARG) != 0) + ((pt->hidden & SQL_PRAGMA_SCHEMA) != 0);
   int nargs = a->args ? a->args->n : 0;
   if (nargs > nh) {
-    parse_error(p, "too many arguments on %s() - max %d", a->name, nh);
+    compile_parse_error(p, "too many arguments on %s() - max %d", a->name, nh);
     return 1;
   }
-  SelectState *st = select_state(p);
-  SqlSelect *sel = parse_alloc(p, sizeof *sel);
-  struct TvfItem *ti = parse_alloc(p, sizeof *ti);
+  SelectState *st = compile_select_state(p);
+  SqlSelect *sel = compile_parse_alloc(p, sizeof *sel);
+  struct TvfItem *ti = compile_parse_alloc(p, sizeof *ti);
   if (!st || !sel || !ti) return 1;
   int ncol = pt->ncol + nh;
   for (int k = 0; k < ncol; k++)
-    if (!(sel->cols = sel_list_add(p, sel->cols, lit(p, SQL_E_NULL, NULL)))) return 1;
+    if (!(sel->cols = compile_sel_list_add(p, sel->cols, lit(p, SQL_E_NULL, NULL)))) return 1;
   sel->where = lit_int(p, 0);
-  if (select_resolve(p, sel, NULL)) return 1;
+  if (compile_select_resolve(p, sel, NULL)) return 1;
   const char *names[16];
   for (int k = 0; k < pt->ncol; k++) names[k] = pt->cols ? pt->cols[k] : pt->name;
   int k = pt->ncol;
   if (pt->hidden & SQL_PRAGMA_ARG) names[k++] = "arg";
   if (pt->hidden & SQL_PRAGMA_SCHEMA) names[k++] = "schema";
   SqlIdList ids = {ncol, ncol, names};
-  Table *tab = select_result_table(p, sel, a->name, &ids);
+  Table *tab = compile_select_result_table(p, sel, a->name, &ids);
   if (!tab) return 1;
-  for (int c = 0; c < ncol; c++) tab->cols[c].name = parse_strdup(p, names[c]);
+  for (int c = 0; c < ncol; c++) tab->cols[c].name = compile_parse_strdup(p, names[c]);
   for (int c = pt->ncol; c < ncol; c++) tab->cols[c].hidden = COL_HIDDEN;
   /* two argument slots (arg, schema): the written arguments fill the
    * pragma's hidden columns in order */
   SqlExprList *args = NULL;
   for (int j = 0; j < 2; j++)
-    if (!(args = sel_list_add(p, args, lit(p, SQL_E_NULL, NULL)))) return 1;
+    if (!(args = compile_sel_list_add(p, args, lit(p, SQL_E_NULL, NULL)))) return 1;
   int slot = (pt->hidden & SQL_PRAGMA_ARG) ? 0 : 1;
   for (int j = 0; j < nargs; j++, slot++) {
     args->a[slot].expr = a->args->a[j].expr;
@@ -241,7 +241,7 @@ static int pragma_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   it->vtab_idx = 1;
   ti->next = st->tvfs;
   st->tvfs = ti;
-  parse_need_read(p);
+  compile_parse_need_read(p);
   return parse_failed(p);
 }
 
@@ -260,10 +260,11 @@ static int pragma_hidden_ref(const struct TvfItem *ti, const SrcItem *it, const 
 /* Take the arguments not written of pragma item ti from the AND terms of e:
  * "arg = x", "x = arg", "arg IN (x)". As SQLite's pragma virtual table
  * consumes such a term, it is not tested again: it becomes TRUE. */
-int sel_pragma_pushdown(Parse *p, struct TvfItem *ti, const SrcItem *it, SqlExpr *e) {
+int compile_sel_pragma_pushdown(Parse *p, struct TvfItem *ti, const SrcItem *it, SqlExpr *e) {
   if (!e) return 0;
   if (e->op == SQL_E_BINARY && e->sub == TK_AND)
-    return sel_pragma_pushdown(p, ti, it, e->a) || sel_pragma_pushdown(p, ti, it, e->b);
+    return compile_sel_pragma_pushdown(p, ti, it, e->a) ||
+           compile_sel_pragma_pushdown(p, ti, it, e->b);
   const SqlExpr *val = NULL;
   int slot = -1;
   if (e->op == SQL_E_BINARY && e->sub == TK_EQ) {
@@ -276,7 +277,7 @@ int sel_pragma_pushdown(Parse *p, struct TvfItem *ti, const SrcItem *it, SqlExpr
     val = e->list->a[0].expr;
   }
   if (slot < 0 || !val || ti->given[slot] || pragma_hidden_ref(ti, it, val) >= 0) return 0;
-  SqlExpr *copy = expr_dup(p, val);
+  SqlExpr *copy = compile_expr_dup(p, val);
   if (!copy) return 1;
   ti->args->a[slot].expr = copy;
   ti->given[slot] = 1;
@@ -296,16 +297,16 @@ static int local_ref_cb(SqlWalker *w, SqlExpr *e) {
 }
 
 /* Resolve the arguments of the table-valued functions of src. */
-int sel_tvf_resolve(Parse *p, NameCtx *nc, SrcList *src) {
-  SelectState *st = select_state(p);
+int compile_sel_tvf_resolve(Parse *p, NameCtx *nc, SrcList *src) {
+  SelectState *st = compile_select_state(p);
   for (struct TvfItem *ti = st ? st->tvfs : NULL; ti; ti = ti->next) {
-    SrcItem *it = src_find_cursor(src, ti->cursor);
+    SrcItem *it = compile_src_find_cursor(src, ti->cursor);
     if (!it || ti->resolved) continue;
     ti->resolved = 1;
     int local = 0;
     SqlWalker w = {local_ref_cb, NULL, &local};
     for (int k = 0; ti->args && k < ti->args->n; k++) {
-      if (resolve_expr(p, nc, ti->args->a[k].expr)) return 1;
+      if (compile_resolve_expr(p, nc, ti->args->a[k].expr)) return 1;
       sql_walk_expr(&w, ti->args->a[k].expr);
     }
     it->refill = local != 0;
@@ -314,17 +315,17 @@ int sel_tvf_resolve(Parse *p, NameCtx *nc, SrcList *src) {
   return 0;
 }
 
-struct TvfItem *sel_tvf_find(Parse *p, int cursor) {
-  SelectState *st = select_state(p);
+struct TvfItem *compile_sel_tvf_find(Parse *p, int cursor) {
+  SelectState *st = compile_select_state(p);
   for (struct TvfItem *ti = st ? st->tvfs : NULL; ti; ti = ti->next)
     if (ti->cursor == cursor) return ti;
   return NULL;
 }
 
-void sel_tvf_fill(Parse *p, struct TvfItem *ti, SrcItem *it) {
+void compile_sel_tvf_fill(Parse *p, struct TvfItem *ti, SrcItem *it) {
   int n = ti->args ? ti->args->n : 0;
   int base = emit_regs(p, n ? n : 1);
-  for (int k = 0; k < n; k++) expr_code(p, ti->args->a[k].expr, base + k);
+  for (int k = 0; k < n; k++) compile_expr_code(p, ti->args->a[k].expr, base + k);
   if (ti->pragma) {
     /* the stored row: the result columns, then r[base] (arg) and r[base+1]
      * (schema); a pragma with only a schema column reads "arg"'s slot
@@ -336,14 +337,14 @@ void sel_tvf_fill(Parse *p, struct TvfItem *ti, SrcItem *it) {
   vm_builder_add_p4(&p->b, OP_TableFunc, it->cursor, base, n, P4_FUNC, ti->def);
 }
 
-void src_code_refill(Parse *p, SrcItem *it) {
-  struct TvfItem *ti = parse_failed(p) ? NULL : sel_tvf_find(p, it->cursor);
-  if (ti) sel_tvf_fill(p, ti, it);
+void compile_src_code_refill(Parse *p, SrcItem *it) {
+  struct TvfItem *ti = parse_failed(p) ? NULL : compile_sel_tvf_find(p, it->cursor);
+  if (ti) compile_sel_tvf_fill(p, ti, it);
 }
 
-const char *sel_compound_name(int op);
-int sel_resolve_compound_order(Parse *p, SqlSelect *head);
-int sel_has_correl(const SqlSelect *s);
+const char *compile_sel_compound_name(int op);
+int compile_sel_resolve_compound_order(Parse *p, SqlSelect *head);
+int compile_sel_has_correl(const SqlSelect *s);
 
 /* 1 if a core of s names `name` in its FROM list (a recursive CTE). */
 static int from_names(const SqlSrcList *from, const char *name) {
@@ -364,9 +365,9 @@ static int select_names(const SqlSelect *s, const char *name) {
 /* A FROM item naming CTE i of scope sc: a fresh copy of its body (parsed
  * again, like a view) resolved with the CTEs before it in view. */
 static int cte_width_ok(Parse *p, const SqlCte *cte, SqlSelect *s) {
-  if (cte->columns && cte->columns->n != select_ncol(s)) {
-    parse_error(p, "table %s has %d values for %d columns", cte->name, select_ncol(s),
-                cte->columns->n);
+  if (cte->columns && cte->columns->n != compile_select_ncol(s)) {
+    compile_parse_error(p, "table %s has %d values for %d columns", cte->name,
+                        compile_select_ncol(s), cte->columns->n);
     return 0;
   }
   return 1;
@@ -374,13 +375,13 @@ static int cte_width_ok(Parse *p, const SqlCte *cte, SqlSelect *s) {
 
 static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope *sc, int i,
                     NameCtx *outer) {
-  SelectState *st = select_state(p);
+  SelectState *st = compile_select_state(p);
   const SqlCte *cte = &sc->with->a[i];
   const char *base = sc->text ? sc->text : p->sql;
   size_t n = (size_t)cte->span.len;
   char *txt = util_arena_alloc(&p->arena, n + 32);
   if (!txt) {
-    parse_nomem(p);
+    compile_parse_nomem(p);
     return 1;
   }
   memcpy(txt, "WITH ", 5);
@@ -391,9 +392,9 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
   int rc = sql_parse(&p->arena, txt, -1, &stmt, NULL, &err);
   if (rc || !stmt || stmt->kind != SQL_STMT_SELECT || !stmt->u.select->with) {
     if (err)
-      parse_error(p, "%s", err);
+      compile_parse_error(p, "%s", err);
     else
-      parse_nomem(p);
+      compile_parse_nomem(p);
     shale_free(err);
     return 1;
   }
@@ -425,9 +426,9 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
           c->compound != first->compound)
         ops_ok = 0; /* (SQLite: one operator for the whole recursive part) */
     if (!first || !first->prior || !ops_ok) {
-      parse_error(p, "circular reference: %s", cte->name);
+      compile_parse_error(p, "circular reference: %s", cte->name);
       bad = 1;
-    } else if (parse_auth(p, AUTH_RECURSIVE, NULL, NULL, NULL) == AUTH_DENY) {
+    } else if (compile_parse_auth(p, AUTH_RECURSIVE, NULL, NULL, NULL) == AUTH_DENY) {
       bad = 1;
     } else {
       SqlSelect *setup = first->prior;
@@ -438,14 +439,14 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
       SqlExprList *ob = rec->order_by;
       rec->limit = rec->offset = NULL;
       rec->order_by = NULL;
-      bad = select_resolve(p, setup, outer);
+      bad = compile_select_resolve(p, setup, outer);
       if (!bad && !cte_width_ok(p, cte, setup)) bad = 1;
-      Table *t = bad ? NULL : select_result_table(p, setup, cte->name, cte->columns);
+      Table *t = bad ? NULL : compile_select_result_table(p, setup, cte->name, cte->columns);
       if (!t) bad = 1;
       NameCtx lnc;
       memset(&lnc, 0, sizeof lnc);
-      if (!bad && lim && resolve_expr(p, &lnc, lim)) bad = 1;
-      if (!bad && off && resolve_expr(p, &lnc, off)) bad = 1;
+      if (!bad && lim && compile_resolve_expr(p, &lnc, lim)) bad = 1;
+      if (!bad && off && compile_resolve_expr(p, &lnc, off)) bad = 1;
       if (!bad) {
         const char *sn = st->rec_name;
         Table *stab = st->rec_tab;
@@ -459,19 +460,19 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
           SqlSelect *pr = c->prior;
           c->prior = NULL;
           st->rec_refs = 0;
-          bad = select_resolve(p, c, outer);
+          bad = compile_select_resolve(p, c, outer);
           c->prior = pr;
         }
-        if (!bad) bad = select_resolve(p, rec, outer);
+        if (!bad) bad = compile_select_resolve(p, rec, outer);
         st->rec_name = sn;
         st->rec_tab = stab;
         st->rec_cursor = scur;
         st->rec_refs = srefs;
-        if (!bad && select_ncol(rec) != select_ncol(setup)) {
-          parse_error(p,
-                      "SELECTs to the left and right of %s do not have the same number of "
-                      "result columns",
-                      sel_compound_name(op));
+        if (!bad && compile_select_ncol(rec) != compile_select_ncol(setup)) {
+          compile_parse_error(p,
+                              "SELECTs to the left and right of %s do not have the same number of "
+                              "result columns",
+                              compile_sel_compound_name(op));
           bad = 1;
         }
         int *order_col = NULL;
@@ -480,13 +481,13 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
           first->prior = setup;
           first->compound = (uint8_t)op;
           rec->order_by = ob;
-          bad = sel_resolve_compound_order(p, rec);
+          bad = compile_sel_resolve_compound_order(p, rec);
           order_col = rec->info->order_col;
           first->prior = NULL;
           first->compound = 0;
           rec->order_by = NULL;
         }
-        struct RecCte *r = bad ? NULL : parse_alloc(p, sizeof *r);
+        struct RecCte *r = bad ? NULL : compile_parse_alloc(p, sizeof *r);
         if (r) {
           r->cursor = it->cursor;
           r->cur_cursor = ccur;
@@ -497,7 +498,7 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
           r->offset = off;
           r->order_by = ob;
           r->order_col = order_col;
-          r->ncol = select_ncol(setup);
+          r->ncol = compile_select_ncol(setup);
           r->next = st->recs;
           st->recs = r;
           it->sub = setup;
@@ -508,11 +509,11 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
       }
     }
   } else {
-    bad = select_resolve(p, copy, outer);
+    bad = compile_select_resolve(p, copy, outer);
     if (!bad && !cte_width_ok(p, cte, copy)) bad = 1;
     if (!bad) {
       it->sub = copy;
-      it->tab = select_result_table(p, copy, cte->name, cte->columns);
+      it->tab = compile_select_result_table(p, copy, cte->name, cte->columns);
       if (!it->tab) bad = 1;
     }
   }
@@ -521,7 +522,7 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
   if (!bad && !parse_failed(p)) {
     struct CteUse *u = st->cte_uses;
     while (u && u->cte != cte) u = u->next;
-    if (!u && (u = parse_alloc(p, sizeof *u))) {
+    if (!u && (u = compile_parse_alloc(p, sizeof *u))) {
       u->cte = cte;
       u->next = st->cte_uses;
       st->cte_uses = u;
@@ -535,11 +536,11 @@ static int cte_item(Parse *p, SrcItem *it, const SqlSrcItem *a, struct CteScope 
 
 /* 1 if the CTE item's rows come from the one materialization of a CTE read
  * more than once (SQLite's rule: not NOT MATERIALIZED, not correlated). */
-int sel_cte_shared(const SrcItem *it, const struct RecCte *r) {
+int compile_sel_cte_shared(const SrcItem *it, const struct RecCte *r) {
   const struct CteUse *u = it->cte_use;
   if (!u || u->nuse < 2 || u->cte->materialized == 2) return 0;
-  if (r) return !sel_has_correl(r->setup) && !sel_has_correl(r->rec);
-  return !sel_has_correl(it->sub);
+  if (r) return !compile_sel_has_correl(r->setup) && !compile_sel_has_correl(r->rec);
+  return !compile_sel_has_correl(it->sub);
 }
 
 /* 1 if a RIGHT or FULL JOIN is written anywhere in the parenthesized list. */
@@ -551,21 +552,21 @@ static int nest_has_right(const SqlSrcList *l) {
   return 0;
 }
 
-void src_nest_ref(Parse *p, SrcList *src, SrcItem *it, int j, SqlExpr *e, int depth) {
+void compile_src_nest_ref(Parse *p, SrcList *src, SrcItem *it, int j, SqlExpr *e, int depth) {
   if (it->sub == it->nest) {
-    sel_colref(e, it, j);
+    compile_sel_colref(e, it, j);
     e->depth = (uint8_t)depth;
     return;
   }
   const SqlExpr *r = it->nest->info->result->a[j].expr;
-  SrcItem *in = r->op == SQL_E_COLREF ? src_find_cursor(src, r->cursor) : NULL;
+  SrcItem *in = r->op == SQL_E_COLREF ? compile_src_find_cursor(src, r->cursor) : NULL;
   if (!in) { /* not a column (the authorizer made it NULL) */
     SqlSpan sp = e->span;
     *e = *r;
     e->span = sp;
     return;
   }
-  sel_colref(e, in, r->column);
+  compile_sel_colref(e, in, r->column);
   e->depth = (uint8_t)depth;
 }
 
@@ -577,26 +578,26 @@ void src_nest_ref(Parse *p, SrcList *src, SrcItem *it, int j, SqlExpr *e, int de
  * USING/NATURAL on it, no RIGHT/FULL JOIN inside; else it is one
  * materialized subquery item (outer joins keep their semantics). */
 static int nest_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer) {
-  SelectState *st = select_state(p);
-  SqlSelect *sel = parse_alloc(p, sizeof *sel);
-  SqlExpr *star = sel_new_expr(p, SQL_E_STAR);
+  SelectState *st = compile_select_state(p);
+  SqlSelect *sel = compile_parse_alloc(p, sizeof *sel);
+  SqlExpr *star = compile_sel_new_expr(p, SQL_E_STAR);
   if (!st || !sel || !star) return 1;
   star->span = a->span;
   sel->span = a->span;
   sel->kind = SQL_SEL_SELECT;
   sel->from = a->nested;
-  if (!(sel->cols = sel_list_add(p, NULL, star))) return 1;
+  if (!(sel->cols = compile_sel_list_add(p, NULL, star))) return 1;
   sel->cols->a[0].span = a->span;
   int flat = !(a->jointype & (SQL_JOIN_LEFT | SQL_JOIN_RIGHT | SQL_JOIN_NATURAL)) &&
              !a->using_cols && !nest_has_right(a->nested);
-  SelInfo *si = sel_info(p, sel, 1);
+  SelInfo *si = compile_sel_info(p, sel, 1);
   if (!si) return 1;
   si->nested_from = 1;
   si->nest_flat = (uint8_t)flat;
-  if (select_resolve(p, sel, outer)) return 1;
+  if (compile_select_resolve(p, sel, outer)) return 1;
   char nm[40];
   snprintf(nm, sizeof nm, "(join-%d)", ++st->nsubquery);
-  Table *t = select_result_table(p, sel, a->alias ? a->alias : nm, NULL);
+  Table *t = compile_select_result_table(p, sel, a->alias ? a->alias : nm, NULL);
   if (!t) return 1;
   SrcList *in = si->src;
   if (!flat || !in || in->n == 0) {
@@ -653,7 +654,7 @@ static int add_items(Parse *p, SrcList *s, const SqlSrcList *from, NameCtx *oute
         /* (b) AS x ON ...: the one item with the outer alias, ON/USING
          * and join type (its own alias and INDEXED BY are dropped, as
          * SQLite does) */
-        SqlSrcItem *c = parse_alloc(p, sizeof *c);
+        SqlSrcItem *c = compile_parse_alloc(p, sizeof *c);
         if (!c) return 1;
         *c = a->nested->a[0];
         c->alias = a->alias;
@@ -688,12 +689,12 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
   it->indexed_by = a->indexed_by;
   it->on = a->on;
   it->db = a->schema;
-  SelectState *st0 = select_state(p);
+  SelectState *st0 = compile_select_state(p);
   if (!st0) return 1;
   if (!a->select && !a->schema && st0->rec_name && util_stricmp(st0->rec_name, a->name) == 0) {
     /* the recursive part's reference to its own CTE: the current row */
     if (st0->rec_refs++) {
-      parse_error(p, "multiple references to recursive table: %s", a->name);
+      compile_parse_error(p, "multiple references to recursive table: %s", a->name);
       return 1;
     }
     it->kind = SRC_SUBQUERY;
@@ -716,26 +717,26 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
   if (a->select) {
     it->kind = SRC_SUBQUERY;
     it->sub = a->select;
-    if (select_resolve(p, a->select, outer)) return 1;
+    if (compile_select_resolve(p, a->select, outer)) return 1;
     it->name = a->alias;
     char sqname[40];
     snprintf(sqname, sizeof sqname, "(subquery-%d)", ++st0->nsubquery);
-    it->tab = select_result_table(p, a->select, a->alias ? a->alias : sqname, NULL);
+    it->tab = compile_select_result_table(p, a->select, a->alias ? a->alias : sqname, NULL);
     if (!it->tab) return 1;
   } else {
-    if (a->schema && parse_find_db(p, a->schema) < 0 &&
-        (parse_ndb(p) > 1 ||
+    if (a->schema && compile_parse_find_db(p, a->schema) < 0 &&
+        (compile_parse_ndb(p) > 1 ||
          (util_stricmp(a->schema, "main") != 0 && util_stricmp(a->schema, "temp") != 0))) {
-      parse_error(p, "no such table: %s.%s", a->schema, a->name);
+      compile_parse_error(p, "no such table: %s.%s", a->schema, a->name);
       return 1;
     }
     if (a->has_args) {
       int rc = tvf_item(p, it, a);
-      if (rc < 0) rc = vtab_schema_item(p, it, a); /* t('x') of a virtual table t */
-      if (rc < 0) rc = vtab_from_item(p, it, a);   /* an eponymous module (compile_vtab.c) */
+      if (rc < 0) rc = compile_vtab_schema_item(p, it, a); /* t('x') of a virtual table t */
+      if (rc < 0) rc = compile_vtab_from_item(p, it, a); /* an eponymous module (compile_vtab.c) */
       if (rc < 0 && (!a->args || a->args->n == 0)) rc = cookie_item(p, it, a);
       if (rc < 0) rc = pragma_item(p, it, a);
-      if (rc < 0) parse_error(p, "no such table: %s", a->name);
+      if (rc < 0) compile_parse_error(p, "no such table: %s", a->name);
       if (rc) return 1;
       s->n++;
       return 0;
@@ -748,18 +749,18 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
     }
     it->name = a->alias ? a->alias : a->name;
     int tdb = 0, vdb = 0;
-    const char *zdb = parse_ndb(p) > 1 ? a->schema : NULL;
-    Table *t = parse_find_object(p, PARSE_OBJ_TABLE, zdb, a->name, &tdb);
-    if (t && t->vtab_module && !(t = parse_vtab_connect(p, t, tdb))) return 1;
+    const char *zdb = compile_parse_ndb(p) > 1 ? a->schema : NULL;
+    Table *t = compile_parse_find_object(p, PARSE_OBJ_TABLE, zdb, a->name, &tdb);
+    if (t && t->vtab_module && !(t = compile_parse_vtab_connect(p, t, tdb))) return 1;
     if (t) {
       it->kind = SRC_TABLE;
       it->tab = t;
       it->idb = tdb;
-      parse_need_db(p, tdb, 0);
+      compile_parse_need_db(p, tdb, 0);
     } else {
-      View *v = parse_find_object(p, PARSE_OBJ_VIEW, zdb, a->name, &vdb);
+      View *v = compile_parse_find_object(p, PARSE_OBJ_VIEW, zdb, a->name, &vdb);
       if (!v) {
-        int rc = vtab_from_item(p, it, a);
+        int rc = compile_vtab_from_item(p, it, a);
         if (rc >= 0) {
           if (rc) return 1;
           s->n++;
@@ -777,33 +778,34 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
       }
       if (!v) {
         if (a->schema)
-          parse_error(p, "no such table: %s.%s", a->schema, a->name);
+          compile_parse_error(p, "no such table: %s.%s", a->schema, a->name);
         else if (p->scope_db1 > 1)
-          parse_error(p, "no such table: %s.%s", parse_db_name(p, p->scope_db1 - 1), a->name);
+          compile_parse_error(p, "no such table: %s.%s", compile_parse_db_name(p, p->scope_db1 - 1),
+                              a->name);
         else
-          parse_error(p, "no such table: %s", a->name);
+          compile_parse_error(p, "no such table: %s", a->name);
         return 1;
       }
       if (p->env && p->env->no_views && vdb != 1) { /* SQLITE_DBCONFIG_ENABLE_VIEW off */
-        parse_error(p, "access to view \"%s\" prohibited", a->name);
+        compile_parse_error(p, "access to view \"%s\" prohibited", a->name);
         return 1;
       }
       if (depth > 64) {
-        parse_error(p, "view %s is circularly defined", a->name);
+        compile_parse_error(p, "view %s is circularly defined", a->name);
         return 1;
       }
       const char *text = NULL;
       SqlSelect *sel = view_select(p, v, &text);
       if (!sel) return 1;
-      SelectState *st = select_state(p);
+      SelectState *st = compile_select_state(p);
       if (!st) return 1;
       const char *save = st->text;
       st->text = text;
       p->in_view++;
       if (vdb != 1) p->from_ddl++; /* not a TEMP view */
       int save_scope = p->scope_db1;
-      if (parse_ndb(p) > 1) p->scope_db1 = vdb == 1 ? 0 : vdb + 1; /* its own database */
-      int rc = select_resolve(p, sel, NULL);
+      if (compile_parse_ndb(p) > 1) p->scope_db1 = vdb == 1 ? 0 : vdb + 1; /* its own database */
+      int rc = compile_select_resolve(p, sel, NULL);
       p->scope_db1 = save_scope;
       if (vdb != 1) p->from_ddl--;
       p->in_view--;
@@ -817,27 +819,27 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
       it->kind = SRC_SUBQUERY;
       it->is_view = 1;
       it->sub = sel;
-      it->tab = select_result_table(p, sel, v->name, v->ncol ? &ids : NULL);
+      it->tab = compile_select_result_table(p, sel, v->name, v->ncol ? &ids : NULL);
       if (!it->tab) return 1;
-      parse_need_db(p, vdb, 0);
+      compile_parse_need_db(p, vdb, 0);
     }
   }
   s->n++;
   return 0;
 }
 
-SrcList *src_from_ast(Parse *p, const SqlSrcList *from, NameCtx *outer) {
-  SrcList *s = parse_alloc(p, sizeof *s);
+SrcList *compile_src_from_ast(Parse *p, const SqlSrcList *from, NameCtx *outer) {
+  SrcList *s = compile_parse_alloc(p, sizeof *s);
   if (!s) return NULL;
   int n = count_items(from);
   if (n > 64) {
-    parse_error(p, "at most 64 tables in a join");
+    compile_parse_error(p, "at most 64 tables in a join");
     return NULL;
   }
-  s->a = parse_alloc(p, sizeof(SrcItem) * (size_t)(n ? n : 1));
+  s->a = compile_parse_alloc(p, sizeof(SrcItem) * (size_t)(n ? n : 1));
   if (!s->a) return NULL;
   if (from && add_items(p, s, from, outer, 0)) return NULL;
-  if (!src_extras(p, s, 1)) return NULL;
+  if (!compile_src_extras(p, s, 1)) return NULL;
   return parse_failed(p) ? NULL : s;
 }
 
@@ -848,15 +850,15 @@ static int level_col(SrcList *s, int k, const char *name, int *item, int *col) {
   SrcItem *it = &s->a[k];
   if (!it->tab || it->in_nest) return 0;
   if (it->nest && it->nest != it->sub) {
-    int j = table_column_index(it->nest_tab, name);
+    int j = schema_table_column_index(it->nest_tab, name);
     const SqlExpr *r = j >= 0 ? it->nest->info->result->a[j].expr : NULL;
-    SrcItem *in = r && r->op == SQL_E_COLREF ? src_find_cursor(s, r->cursor) : NULL;
+    SrcItem *in = r && r->op == SQL_E_COLREF ? compile_src_find_cursor(s, r->cursor) : NULL;
     if (!in) return 0;
     *item = (int)(in - s->a);
     *col = r->column;
     return 1;
   }
-  int j = table_column_index(it->tab, name);
+  int j = schema_table_column_index(it->tab, name);
   if (j < 0) return 0;
   *item = k;
   *col = j;
@@ -864,7 +866,7 @@ static int level_col(SrcList *s, int k, const char *name, int *item, int *col) {
 }
 
 /* First item left of i having column name; its column in *col. */
-int sel_left_item_with(SrcList *s, int i, const char *name, int *col) {
+int compile_sel_left_item_with(SrcList *s, int i, const char *name, int *col) {
   for (int k = 0; k < i; k++) {
     int item;
     if (level_col(s, k, name, &item, col)) return item;
@@ -881,21 +883,22 @@ static int joined_using(SrcList *s, int k, const char *name) {
     if (util_stricmp(a->using_cols->a[j], name) == 0) return 1;
   if (!(it->jointype & SQL_JOIN_NATURAL)) return 0;
   int lc;
-  return table_column_index(it->tab, name) >= 0 && sel_left_item_with(s, k, name, &lc) >= 0;
+  return schema_table_column_index(it->tab, name) >= 0 &&
+         compile_sel_left_item_with(s, k, name, &lc) >= 0;
 }
 
 static int join_term(Parse *p, SrcList *s, int i, const char *name, const char **ambig) {
-  int lcol, rcol = table_column_index(s->a[i].tab, name);
-  int k = sel_left_item_with(s, i, name, &lcol);
+  int lcol, rcol = schema_table_column_index(s->a[i].tab, name);
+  int k = compile_sel_left_item_with(s, i, name, &lcol);
   if (k < 0 || rcol < 0) {
-    parse_error(p, "cannot join using column %s - column not present in both tables", name);
+    compile_parse_error(p, "cannot join using column %s - column not present in both tables", name);
     return 1;
   }
-  SqlExpr *l = sel_new_expr(p, SQL_E_COLREF), *r = sel_new_expr(p, SQL_E_COLREF);
-  SqlExpr *eq = sel_new_expr(p, SQL_E_BINARY);
+  SqlExpr *l = compile_sel_new_expr(p, SQL_E_COLREF), *r = compile_sel_new_expr(p, SQL_E_COLREF);
+  SqlExpr *eq = compile_sel_new_expr(p, SQL_E_BINARY);
   if (!l || !r || !eq) return 1;
-  sel_colref(l, &s->a[k], lcol);
-  sel_colref(r, &s->a[i], rcol);
+  compile_sel_colref(l, &s->a[k], lcol);
+  compile_sel_colref(r, &s->a[i], rcol);
   int any_right = 0;
   for (int j = 0; j < s->n; j++)
     if (s->a[j].jointype & SQL_JOIN_RIGHT) any_right = 1;
@@ -912,15 +915,16 @@ static int join_term(Parse *p, SrcList *s, int i, const char *name, const char *
         *ambig = name;
         break;
       }
-      SqlExpr *x = sel_new_expr(p, SQL_E_COLREF);
-      if (!x || (!args && !(args = sel_list_add(p, NULL, l))) || !sel_list_add(p, args, x))
+      SqlExpr *x = compile_sel_new_expr(p, SQL_E_COLREF);
+      if (!x || (!args && !(args = compile_sel_list_add(p, NULL, l))) ||
+          !compile_sel_list_add(p, args, x))
         return 1;
-      sel_colref(x, &s->a[item], col);
+      compile_sel_colref(x, &s->a[item], col);
     }
     if (args) {
       const FuncDef *f =
           p->env && p->env->funcs ? func_find(p->env->funcs, "coalesce", args->n) : NULL;
-      SqlExpr *c = sel_new_expr(p, SQL_E_FUNC);
+      SqlExpr *c = compile_sel_new_expr(p, SQL_E_FUNC);
       if (!f || !c) return 1;
       c->z = "coalesce";
       c->func = f;
@@ -933,13 +937,13 @@ static int join_term(Parse *p, SrcList *s, int i, const char *name, const char *
   eq->a = l;
   eq->b = r;
   s->a[i].on = and_expr(p, s->a[i].on, eq);
-  struct SrcX *x = src_extras(p, s, 1);
+  struct SrcX *x = compile_src_extras(p, s, 1);
   if (!x) return 1;
   x->merged[i] |= (uint64_t)1 << (rcol >= 63 ? 63 : rcol);
   if (s->a[i].jointype & SQL_JOIN_RIGHT) {
     if (x->npairs == x->cappairs) {
       int cap = x->cappairs ? x->cappairs * 2 : 4;
-      struct SrcPair *a = parse_alloc(p, sizeof *a * (size_t)cap);
+      struct SrcPair *a = compile_parse_alloc(p, sizeof *a * (size_t)cap);
       if (!a) return 1;
       if (x->npairs) memcpy(a, x->pairs, sizeof *a * (size_t)x->npairs);
       x->pairs = a;
@@ -950,8 +954,8 @@ static int join_term(Parse *p, SrcList *s, int i, const char *name, const char *
   return 0;
 }
 
-int src_coalesce_ref(Parse *p, SrcList *s, int item, int col, SqlExpr *e) {
-  struct SrcX *x = src_extras(p, s, 0);
+int compile_src_coalesce_ref(Parse *p, SrcList *s, int item, int col, SqlExpr *e) {
+  struct SrcX *x = compile_src_extras(p, s, 0);
   if (!x || !x->npairs || item < 0 || item >= s->n || col < 0) return 0;
   const char *name = s->a[item].tab->cols[col].name;
   /* the items an unqualified name of a USING column stands for, as
@@ -964,7 +968,7 @@ int src_coalesce_ref(Parse *p, SrcList *s, int item, int col, SqlExpr *e) {
     SrcItem *it = &s->a[k];
     int jt = it->jointype & (SQL_JOIN_LEFT | SQL_JOIN_RIGHT);
     if (!(jt & SQL_JOIN_RIGHT) || !it->tab) continue;
-    int j = table_column_index(it->tab, name);
+    int j = schema_table_column_index(it->tab, name);
     if (j < 0 || !(x->merged[k] & ((uint64_t)1 << (j >= 63 ? 63 : j)))) continue;
     if (jt == SQL_JOIN_RIGHT) n = 0;
     chain[n] = k;
@@ -973,7 +977,7 @@ int src_coalesce_ref(Parse *p, SrcList *s, int item, int col, SqlExpr *e) {
   if (n == 1 && chain[0] == item) return 0;
   uint8_t d = e->depth;
   if (n == 1) { /* RIGHT JOIN: the right item's column (never NULL-padded) */
-    sel_colref(e, &s->a[chain[0]], ccol[0]);
+    compile_sel_colref(e, &s->a[chain[0]], ccol[0]);
     e->depth = d;
     return 1;
   }
@@ -981,9 +985,9 @@ int src_coalesce_ref(Parse *p, SrcList *s, int item, int col, SqlExpr *e) {
   SqlExprList *args = NULL;
   if (!f) return 0;
   for (int i = 0; i < n; i++) {
-    SqlExpr *c = sel_new_expr(p, SQL_E_COLREF);
-    if (!c || !(args = sel_list_add(p, args, c))) return 0;
-    sel_colref(c, &s->a[chain[i]], ccol[i]);
+    SqlExpr *c = compile_sel_new_expr(p, SQL_E_COLREF);
+    if (!c || !(args = compile_sel_list_add(p, args, c))) return 0;
+    compile_sel_colref(c, &s->a[chain[i]], ccol[i]);
     c->depth = d;
   }
   SqlSpan sp = e->span;
@@ -999,7 +1003,7 @@ int src_coalesce_ref(Parse *p, SrcList *s, int item, int col, SqlExpr *e) {
   return 1;
 }
 
-int src_resolve_joins(Parse *p, SrcList *s) {
+int compile_src_resolve_joins(Parse *p, SrcList *s) {
   const char *ambig = NULL;
   for (int i = 1; s && i < s->n; i++) {
     SrcItem *it = &s->a[i];
@@ -1007,13 +1011,13 @@ int src_resolve_joins(Parse *p, SrcList *s) {
     if (!a || it->in_nest) continue; /* a flattened join's items were joined inside it */
     if (it->jointype & SQL_JOIN_NATURAL) {
       if (a->on || a->using_cols) {
-        parse_error(p, "a NATURAL join may not have an ON or USING clause");
+        compile_parse_error(p, "a NATURAL join may not have an ON or USING clause");
         return 1;
       }
       for (int j = 0; j < it->tab->ncol; j++) {
         if (it->tab->cols[j].hidden == COL_HIDDEN) continue;
         int lc;
-        if (sel_left_item_with(s, i, it->tab->cols[j].name, &lc) < 0) continue;
+        if (compile_sel_left_item_with(s, i, it->tab->cols[j].name, &lc) < 0) continue;
         if (join_term(p, s, i, it->tab->cols[j].name, &ambig)) return 1;
       }
     } else if (a->using_cols) {
@@ -1021,6 +1025,6 @@ int src_resolve_joins(Parse *p, SrcList *s) {
         if (join_term(p, s, i, a->using_cols->a[j], &ambig)) return 1;
     }
   }
-  if (ambig) parse_error(p, "ambiguous reference to %s in USING()", ambig);
+  if (ambig) compile_parse_error(p, "ambiguous reference to %s in USING()", ambig);
   return parse_failed(p);
 }

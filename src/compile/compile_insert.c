@@ -4,7 +4,7 @@
  * sqlite_sequence, UPSERT (ON CONFLICT targets and DO UPDATE/NOTHING),
  * INSERT into a view through INSTEAD OF triggers, RETURNING.
  *
- * Owns: dml_insert.
+ * Owns: compile_dml_insert.
  *
  * Invariants:
  *  1. Column affinity is applied to the new row (Affinity) before BEFORE
@@ -59,7 +59,7 @@ static void autoinc_begin(Parse *p, InsertCtx *ic) {
   ic->seqrow = emit_regs(p, 1);
   int name = emit_regs(p, 1), t = emit_regs(p, 1);
   int done = emit_label(p), top = emit_label(p), next = emit_label(p);
-  parse_open_table(p, ic->seqcur, ic->seqtab, 1);
+  compile_parse_open_table(p, ic->seqcur, ic->seqtab, 1);
   /* no row yet: 0, as SQLite (a negative rowid never lowers it, and the
    * statement writes the row even when it inserts nothing) */
   emit(p, OP_Integer, 0, ic->seqval, 0);
@@ -115,12 +115,12 @@ static void upsert_update(Parse *p, InsertCtx *ic, int c, int newrow, int ignore
   struct UpsertDo *u = &ic->ups[c];
   int ncol = tab->ncol;
   int old = emit_regs(p, ncol + 1), nrow = emit_regs(p, ncol + 1), cols = nrow + 1;
-  dml_read_row(w, old);
+  compile_dml_read_row(w, old);
   for (int j = 0; j < ncol; j++) {
     if (u->set[j]) {
-      dml_remap_cursor(p, u->set[j], u->cur, w->tabcur);
-      dml_bind_row(p, u->set[j], u->excl, newrow, newrow + 1);
-      expr_code(p, u->set[j], cols + j);
+      compile_dml_remap_cursor(p, u->set[j], u->cur, w->tabcur);
+      compile_dml_bind_row(p, u->set[j], u->excl, newrow, newrow + 1);
+      compile_expr_code(p, u->set[j], cols + j);
     } else {
       emit(p, OP_SCopy, old + 1 + j, cols + j, 0);
     }
@@ -136,15 +136,15 @@ static void upsert_update(Parse *p, InsertCtx *ic, int c, int newrow, int ignore
   }
   if (tab->rowid_alias >= 0) emit(p, OP_SCopy, nrow, cols + tab->rowid_alias, 0);
   if (u->where) {
-    dml_remap_cursor(p, u->where, u->cur, w->tabcur);
-    dml_bind_row(p, u->where, u->excl, newrow, newrow + 1);
-    expr_if_false(p, u->where, ignore, 1);
+    compile_dml_remap_cursor(p, u->where, u->cur, w->tabcur);
+    compile_dml_bind_row(p, u->where, u->excl, newrow, newrow + 1);
+    compile_expr_if_false(p, u->where, ignore, 1);
   }
   vm_builder_add_text(&p->b, OP_Affinity, cols, ncol, 0, w->caff, ncol);
-  dml_code_generated(p, tab, nrow, cols);
-  if (trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE)) {
-    trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE, u->changed, old, nrow, 0, ignore);
-    dml_reseek_row(p, w, old, ignore);
+  compile_dml_code_generated(p, tab, nrow, cols);
+  if (compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE)) {
+    compile_trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE, u->changed, old, nrow, 0, ignore);
+    compile_dml_reseek_row(p, w, old, ignore);
   }
   /* the update's own conflicts: ABORT, no UPSERT */
   Writer saved = *w;
@@ -153,18 +153,18 @@ static void upsert_update(Parse *p, InsertCtx *ic, int c, int newrow, int ignore
   w->trigcnt = 0;
   w->changed = u->changed;
   w->rowid_changed = key_change;
-  dml_check_row(w, nrow, cols, ignore);
-  int fk = fk_required(p, tab, u->changed, key_change);
-  dml_writer_keep_unchanged(w, u->changed, key_change || fk == 2,
-                            trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE));
-  dml_build_new_keys(w, nrow, cols);
-  dml_check_unique(w, nrow, cols, old, key_change, ignore);
-  if (fk) fk_check(p, tab, old, 0, u->changed, key_change);
+  compile_dml_check_row(w, nrow, cols, ignore);
+  int fk = compile_fk_required(p, tab, u->changed, key_change);
+  compile_dml_writer_keep_unchanged(w, u->changed, key_change || fk == 2,
+                                    compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE));
+  compile_dml_build_new_keys(w, nrow, cols);
+  compile_dml_check_unique(w, nrow, cols, old, key_change, ignore);
+  if (fk) compile_fk_check(p, tab, old, 0, u->changed, key_change);
   /* RETURNING reads the new row now: unchanged columns still point into
    * the old record, which the writes below may move */
-  dml_returning_row(p, &ic->ret, nrow, cols);
-  dml_own_new_row(p, tab, cols);
-  dml_delete_keys(w, old, old + 1, 1);
+  compile_dml_returning_row(p, &ic->ret, nrow, cols);
+  compile_dml_own_new_row(p, tab, cols);
+  compile_dml_delete_keys(w, old, old + 1, 1);
   if (key_change) {
     int same = emit_label(p);
     emit(p, OP_Eq, old, same, nrow);
@@ -172,12 +172,12 @@ static void upsert_update(Parse *p, InsertCtx *ic, int c, int newrow, int ignore
     emit(p, OP_Delete, w->tabcur, 0, 0);
     emit_resolve(p, same);
   }
-  if (fk) fk_check(p, tab, 0, nrow, u->changed, key_change);
-  dml_write_row(w, nrow, cols, 0);
-  if (fk) fk_actions(p, tab, old, nrow, u->changed, key_change);
+  if (fk) compile_fk_check(p, tab, 0, nrow, u->changed, key_change);
+  compile_dml_write_row(w, nrow, cols, 0);
+  if (fk) compile_fk_actions(p, tab, old, nrow, u->changed, key_change);
   *w = saved;
-  if (trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER))
-    trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER, u->changed, old, nrow, 0, ignore);
+  if (compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER))
+    compile_trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER, u->changed, old, nrow, 0, ignore);
 }
 
 static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
@@ -191,17 +191,17 @@ static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
     else if (tab->cols[j].gen)
       emit(p, OP_Null, 0, cols + j, 0);
     else
-      dml_code_default(p, &tab->cols[j], cols + j);
+      compile_dml_code_default(p, &tab->cols[j], cols + j);
   }
   if (parse_failed(p)) return;
   if (ic->is_view) {
     emit(p, OP_Null, 0, newrow, 0);
-    trigger_code(p, tab, TRIGGER_INSERT, TRIGGER_INSTEAD_OF, NULL, 0, newrow, ic->w.stmt_oe,
-                 ignore);
+    compile_trigger_code(p, tab, TRIGGER_INSERT, TRIGGER_INSTEAD_OF, NULL, 0, newrow, ic->w.stmt_oe,
+                         ignore);
     return;
   }
-  int before = trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE);
-  int after = trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_AFTER);
+  int before = compile_trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE);
+  int after = compile_trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_AFTER);
   vm_builder_add_text(&p->b, OP_Affinity, cols, tab->ncol, 0, ic->w.caff, tab->ncol);
   if (before) {
     if (ic->ipk >= 0) {
@@ -215,8 +215,9 @@ static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
       emit(p, OP_Integer, -1, newrow, 0);
     }
     if (tab->rowid_alias >= 0) emit(p, OP_SCopy, newrow, cols + tab->rowid_alias, 0);
-    dml_code_generated(p, tab, newrow, cols);
-    trigger_code(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE, NULL, 0, newrow, ic->w.stmt_oe, ignore);
+    compile_dml_code_generated(p, tab, newrow, cols);
+    compile_trigger_code(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE, NULL, 0, newrow, ic->w.stmt_oe,
+                         ignore);
   }
   if (tab->without_rowid) {
     emit(p, OP_Null, 0, newrow, 0);
@@ -236,15 +237,17 @@ static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
   /* as SQLite, the largest rowid counts once it is known, also for a row
    * that a check then ignores or an UPSERT turns into an update */
   autoinc_note(p, ic, newrow);
-  dml_code_generated(p, tab, newrow, cols);
-  dml_check_row(&ic->w, newrow, cols, ignore);
-  dml_build_new_keys(&ic->w, newrow, cols);
-  dml_check_unique(&ic->w, newrow, cols, 0, ic->ipk >= 0, ignore);
-  fk_check(p, tab, 0, newrow, NULL, 0);
-  dml_returning_row(p, &ic->ret, newrow, cols); /* before the write moves any source record */
-  dml_write_row(&ic->w, newrow, cols, 1);
+  compile_dml_code_generated(p, tab, newrow, cols);
+  compile_dml_check_row(&ic->w, newrow, cols, ignore);
+  compile_dml_build_new_keys(&ic->w, newrow, cols);
+  compile_dml_check_unique(&ic->w, newrow, cols, 0, ic->ipk >= 0, ignore);
+  compile_fk_check(p, tab, 0, newrow, NULL, 0);
+  compile_dml_returning_row(p, &ic->ret, newrow,
+                            cols); /* before the write moves any source record */
+  compile_dml_write_row(&ic->w, newrow, cols, 1);
   if (after)
-    trigger_code(p, tab, TRIGGER_INSERT, TRIGGER_AFTER, NULL, 0, newrow, ic->w.stmt_oe, ignore);
+    compile_trigger_code(p, tab, TRIGGER_INSERT, TRIGGER_AFTER, NULL, 0, newrow, ic->w.stmt_oe,
+                         ignore);
   if (ic->w.nup) {
     emit(p, OP_Goto, 0, ignore, 0);
     for (int c = 0; c < ic->w.nup; c++) {
@@ -261,7 +264,7 @@ static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
 static int code_reads_table(Parse *p, int from, int to, const Table *tab) {
   const VmProgram *prog = p->b.prog;
   if (!prog) return 1;
-  int idb = parse_table_db(p, tab);
+  int idb = compile_parse_table_db(p, tab);
   for (int a = from; a < to && a < prog->nop; a++) {
     const VmOp *op = &prog->ops[a];
     if ((op->op != OP_OpenRead && op->op != OP_OpenWrite) || op->p3 != idb) continue;
@@ -326,13 +329,14 @@ static int upsert_target(Parse *p, InsertCtx *ic, const SqlUpsert *u, int c, int
     return 0;
   }
   int n = u->target->n;
-  int *cols = parse_alloc(p, (size_t)n * sizeof(int));
+  int *cols = compile_parse_alloc(p, (size_t)n * sizeof(int));
   if (!cols) return -1;
   for (int i = 0; i < n; i++) {
     const SqlExpr *e = u->target->a[i].expr;
     while (e && e->op == SQL_E_COLLATE) e = e->a;
-    cols[i] = e && e->op == SQL_E_ID ? table_column_index(tab, e->z) : INDEX_COL_EXPR;
-    if (cols[i] < 0 && e && e->op == SQL_E_ID && dml_is_rowid_name(e->z) && !tab->without_rowid)
+    cols[i] = e && e->op == SQL_E_ID ? schema_table_column_index(tab, e->z) : INDEX_COL_EXPR;
+    if (cols[i] < 0 && e && e->op == SQL_E_ID && compile_dml_is_rowid_name(e->z) &&
+        !tab->without_rowid)
       cols[i] = -1;
   }
   if (n == 1 && !tab->without_rowid &&
@@ -375,10 +379,11 @@ static int upsert_target(Parse *p, InsertCtx *ic, const SqlUpsert *u, int c, int
                       : n1 % 10 == 2       ? "nd"
                       : n1 % 10 == 3       ? "rd"
                                            : "th";
-    parse_error(p, "%d%s ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE constraint",
-                n1, sfx);
+    compile_parse_error(
+        p, "%d%s ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE constraint", n1, sfx);
   } else {
-    parse_error(p, "ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE constraint");
+    compile_parse_error(p,
+                        "ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE constraint");
   }
   return -1;
 }
@@ -389,10 +394,10 @@ static int upsert_setup(Parse *p, InsertCtx *ic, const SqlInsert *ins) {
   Writer *w = &ic->w;
   int nup = 0, front = 0;
   for (const SqlUpsert *u = ins->upsert; u; u = u->next) nup++;
-  w->up_of = parse_alloc(p, (size_t)(w->nidx ? w->nidx : 1) * sizeof(int));
-  w->up_nothing = parse_alloc(p, (size_t)nup * sizeof(int));
-  w->up_label = parse_alloc(p, (size_t)nup * sizeof(int));
-  ic->ups = parse_alloc(p, (size_t)nup * sizeof *ic->ups);
+  w->up_of = compile_parse_alloc(p, (size_t)(w->nidx ? w->nidx : 1) * sizeof(int));
+  w->up_nothing = compile_parse_alloc(p, (size_t)nup * sizeof(int));
+  w->up_label = compile_parse_alloc(p, (size_t)nup * sizeof(int));
+  ic->ups = compile_parse_alloc(p, (size_t)nup * sizeof *ic->ups);
   if (!w->up_of || !w->up_nothing || !w->up_label || !ic->ups) return 1;
   for (int i = 0; i < w->nidx; i++) w->up_of[i] = -1;
   w->up_ipk = w->up_any = -1;
@@ -407,8 +412,8 @@ static int upsert_setup(Parse *p, InsertCtx *ic, const SqlInsert *ins) {
     struct UpsertDo *ud = &ic->ups[c];
     /* bare names are the existing row; "excluded" only qualified: it sits
      * one level out so it never makes a bare name ambiguous */
-    SrcList *s1 = src_single(p, tab, ins->alias);
-    SrcList *s2 = src_single(p, tab, "excluded");
+    SrcList *s1 = compile_src_single(p, tab, ins->alias);
+    SrcList *s2 = compile_src_single(p, tab, "excluded");
     if (!s1 || !s2) return 1;
     ud->cur = s1->a[0].cursor;
     ud->excl = s2->a[0].cursor;
@@ -416,30 +421,30 @@ static int upsert_setup(Parse *p, InsertCtx *ic, const SqlInsert *ins) {
     memset(&ncx, 0, sizeof ncx);
     memset(&nc, 0, sizeof nc);
     ncx.src = s2;
-    dml_trig_nc(p, &ncx);
+    compile_dml_trig_nc(p, &ncx);
     nc.src = s1;
     nc.outer = &ncx;
     int ncol = tab->ncol;
-    ud->set = parse_alloc(p, (size_t)(ncol ? ncol : 1) * sizeof *ud->set);
-    ud->changed = parse_alloc(p, (size_t)(ncol ? ncol : 1));
+    ud->set = compile_parse_alloc(p, (size_t)(ncol ? ncol : 1) * sizeof *ud->set);
+    ud->changed = compile_parse_alloc(p, (size_t)(ncol ? ncol : 1));
     if (!ud->set || !ud->changed) return 1;
-    if (u->set && dml_set_list_resolve(p, u->set, tab, &nc, ud->set, ud->changed)) return 1;
+    if (u->set && compile_dml_set_list_resolve(p, u->set, tab, &nc, ud->set, ud->changed)) return 1;
     if (u->where) {
-      ud->where = dml_expr_dup(p, u->where);
-      if (!ud->where || resolve_expr(p, &nc, ud->where) || parse_failed(p)) return 1;
+      ud->where = compile_dml_expr_dup(p, u->where);
+      if (!ud->where || compile_resolve_expr(p, &nc, ud->where) || parse_failed(p)) return 1;
     }
   }
   return 0;
 }
 
-int dml_insert(Parse *p, const SqlStmt *s) {
+int compile_dml_insert(Parse *p, const SqlStmt *s) {
   const SqlInsert *ins = &s->u.insert;
   SqlSelect *sel = ins->select;
   if (ins->with && sel) {
     /* WITH ... INSERT ... SELECT: the CTEs belong to the SELECT (DEFAULT
      * VALUES reads nothing: the WITH is unused) */
     if (sel->with) {
-      parse_error(p, "WITH is not supported on this INSERT yet");
+      compile_parse_error(p, "WITH is not supported on this INSERT yet");
       return 1;
     }
     sel->with = ins->with;
@@ -447,13 +452,14 @@ int dml_insert(Parse *p, const SqlStmt *s) {
   View *view = NULL;
   InsertCtx ic;
   memset(&ic, 0, sizeof ic);
-  Table *tab = dml_table(p, ins->table.schema, ins->table.name, &view);
-  if (!tab && view) tab = dml_view_table(p, view, TRIGGER_INSERT);
+  Table *tab = compile_dml_table(p, ins->table.schema, ins->table.name, &view);
+  if (!tab && view) tab = compile_dml_view_table(p, view, TRIGGER_INSERT);
   if (!tab || parse_failed(p)) return 1;
-  if (tab->vtab) return vtab_insert(p, ins, tab, dml_stmt_oe_of(p, ins->or_conflict));
+  if (tab->vtab)
+    return compile_vtab_insert(p, ins, tab, compile_dml_stmt_oe_of(p, ins->or_conflict));
   ic.tab = tab;
   ic.is_view = view != NULL;
-  int stmt_oe = dml_stmt_oe_of(p, ins->or_conflict);
+  int stmt_oe = compile_dml_stmt_oe_of(p, ins->or_conflict);
 
   /* the values' shape */
   int direct = sel && sel->kind == SQL_SEL_VALUES && !sel->prior && !sel->with && !sel->order_by &&
@@ -461,57 +467,58 @@ int dml_insert(Parse *p, const SqlStmt *s) {
   int nvals = 0;
   /* as SQLite: several rows, or triggers, may be written */
   if ((sel && (!direct || sel->cols->n > 1)) || ic.is_view ||
-      trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE) ||
-      trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_AFTER))
+      compile_trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE) ||
+      compile_trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_AFTER))
     p->multi_write = 1;
   /* as SQLite: a REPLACE deleting rows, or an UPSERT's UPDATE, with
    * foreign keys writes several */
-  int fk_replace = !ic.is_view && fk_required(p, tab, NULL, 0) && dml_may_replace(tab, stmt_oe);
-  if (fk_replace || (!ic.is_view && ins->upsert && fk_required(p, tab, NULL, 0)))
+  int fk_replace =
+      !ic.is_view && compile_fk_required(p, tab, NULL, 0) && compile_dml_may_replace(tab, stmt_oe);
+  if (fk_replace || (!ic.is_view && ins->upsert && compile_fk_required(p, tab, NULL, 0)))
     p->multi_write = 1;
   if (direct) {
     nvals = sel->cols->a[0].expr->list ? sel->cols->a[0].expr->list->n : 0;
   } else if (sel) {
     NameCtx nc;
     memset(&nc, 0, sizeof nc);
-    dml_trig_nc(p, &nc);
-    if (select_resolve(p, sel, p->nested ? &nc : NULL) || parse_failed(p)) return 1;
-    nvals = select_ncol(sel);
+    compile_dml_trig_nc(p, &nc);
+    if (compile_select_resolve(p, sel, p->nested ? &nc : NULL) || parse_failed(p)) return 1;
+    nvals = compile_select_ncol(sel);
   }
   int ninsertable = 0;
   for (int j = 0; j < tab->ncol; j++)
     if (!tab->cols[j].gen) ninsertable++;
-  ic.colmap = parse_alloc(p, (size_t)(tab->ncol ? tab->ncol : 1) * sizeof(int));
+  ic.colmap = compile_parse_alloc(p, (size_t)(tab->ncol ? tab->ncol : 1) * sizeof(int));
   if (!ic.colmap) return 1;
   for (int j = 0; j < tab->ncol; j++) ic.colmap[j] = -1;
   ic.ipk = -1;
   if (ins->columns) {
     for (int i = 0; i < ins->columns->n; i++) {
       const char *nm = ins->columns->a[i];
-      int j = table_column_index(tab, nm);
+      int j = schema_table_column_index(tab, nm);
       if (j < 0) {
-        if (dml_is_rowid_name(nm) && !tab->without_rowid && !ic.is_view) {
+        if (compile_dml_is_rowid_name(nm) && !tab->without_rowid && !ic.is_view) {
           ic.ipk = i;
           continue;
         }
-        parse_error(p, "table %s has no column named %s", tab->name, nm);
+        compile_parse_error(p, "table %s has no column named %s", tab->name, nm);
         return 1;
       }
       if (tab->cols[j].gen) {
-        parse_error(p, "cannot INSERT into generated column \"%s\"", tab->cols[j].name);
+        compile_parse_error(p, "cannot INSERT into generated column \"%s\"", tab->cols[j].name);
         return 1;
       }
       ic.colmap[j] = i;
       if (j == tab->rowid_alias) ic.ipk = i;
     }
     if (sel && nvals != ins->columns->n) {
-      parse_error(p, "%d values for %d columns", nvals, ins->columns->n);
+      compile_parse_error(p, "%d values for %d columns", nvals, ins->columns->n);
       return 1;
     }
   } else if (sel) {
     if (nvals != ninsertable) {
-      parse_error(p, "table %s has %d columns but %d values were supplied", tab->name, ninsertable,
-                  nvals);
+      compile_parse_error(p, "table %s has %d columns but %d values were supplied", tab->name,
+                          ninsertable, nvals);
       return 1;
     }
     for (int j = 0, k = 0; j < tab->ncol; j++)
@@ -526,22 +533,22 @@ int dml_insert(Parse *p, const SqlStmt *s) {
     ic.w.tab = tab;
     ic.w.stmt_oe = stmt_oe;
     ic.w.on_victim = -1;
-  } else if (dml_writer_open(p, &ic.w, tab, stmt_oe, -1)) {
+  } else if (compile_dml_writer_open(p, &ic.w, tab, stmt_oe, -1)) {
     return 1;
   } else {
     if (fk_replace) ic.w.trigcnt = emit_regs(p, 1);
     autoinc_begin(p, &ic);
     if (ins->upsert && upsert_setup(p, &ic, ins)) return 1;
-    if (dml_returning_setup(p, tab, ins->alias, ins->returning, &ic.ret)) return 1;
+    if (compile_dml_returning_setup(p, tab, ins->alias, ins->returning, &ic.ret)) return 1;
   }
   if (ic.is_view && ins->returning) {
-    parse_error(p, "cannot use RETURNING on a view");
+    compile_parse_error(p, "cannot use RETURNING on a view");
     return 1;
   }
   /* values that are the columns in table order go straight into the row's
    * registers (insert_row) */
   int identity = !ic.is_view && nvals == tab->ncol && nvals > 0 && !tab->has_generated &&
-                 !trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE); /* it reads the
+                 !compile_trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE); /* it reads the
                                                     INTEGER PRIMARY KEY value twice */
   for (int j = 0; j < tab->ncol && identity; j++) identity = ic.colmap[j] == j;
   if (identity) {
@@ -559,16 +566,16 @@ int dml_insert(Parse *p, const SqlStmt *s) {
       SqlExpr *row = sel->cols->a[r].expr;
       int n = row->list ? row->list->n : 0;
       if (n != nvals) {
-        parse_error(p, "all VALUES must have the same number of terms");
+        compile_parse_error(p, "all VALUES must have the same number of terms");
         return 1;
       }
-      SqlExprList *l = dml_list_dup(p, row->list);
+      SqlExprList *l = compile_dml_list_dup(p, row->list);
       if (!l && n) return 1;
       NameCtx nc;
       memset(&nc, 0, sizeof nc);
-      dml_trig_nc(p, &nc);
-      if (l && (resolve_list(p, &nc, l) || parse_failed(p))) return 1;
-      if (l) expr_code_list(p, l, ic.vals);
+      compile_dml_trig_nc(p, &nc);
+      if (l && (compile_resolve_list(p, &nc, l) || parse_failed(p))) return 1;
+      if (l) compile_expr_code_list(p, l, ic.vals);
       emit(p, OP_Gosub, ret, lrow, 0);
     }
   } else {
@@ -587,10 +594,10 @@ int dml_insert(Parse *p, const SqlStmt *s) {
     d.cursor = sink;
     d.out = ic.vals;
     d.nreg = nvals;
-    if (select_code(p, sel, &d) || parse_failed(p)) return 1;
+    if (compile_select_code(p, sel, &d) || parse_failed(p)) return 1;
     int stage = ic.is_view || ins->returning ||
-                trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE) ||
-                trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_AFTER) ||
+                compile_trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE) ||
+                compile_trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_AFTER) ||
                 code_reads_table(p, start, vm_builder_addr(&p->b), tab);
     if (!stage) {
       vm_builder_set_p2(&p->b, head, start);
@@ -624,6 +631,6 @@ int dml_insert(Parse *p, const SqlStmt *s) {
   emit(p, OP_Return, ret, 0, 0);
   emit_resolve(p, ldone);
   autoinc_end(p, &ic);
-  dml_returning_end(p, &ic.ret);
+  compile_dml_returning_end(p, &ic.ret);
   return parse_failed(p);
 }

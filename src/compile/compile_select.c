@@ -35,8 +35,8 @@
 
 /* ---- small helpers ---- */
 
-SqlExpr *sel_new_expr(Parse *p, int op) {
-  SqlExpr *e = parse_alloc(p, sizeof *e);
+SqlExpr *compile_sel_new_expr(Parse *p, int op) {
+  SqlExpr *e = compile_parse_alloc(p, sizeof *e);
   if (e) {
     e->op = (uint8_t)op;
     e->height = 1;
@@ -44,14 +44,14 @@ SqlExpr *sel_new_expr(Parse *p, int op) {
   return e;
 }
 
-SqlExprList *sel_list_add(Parse *p, SqlExprList *l, SqlExpr *e) {
+SqlExprList *compile_sel_list_add(Parse *p, SqlExprList *l, SqlExpr *e) {
   if (!l) {
-    l = parse_alloc(p, sizeof *l);
+    l = compile_parse_alloc(p, sizeof *l);
     if (!l) return NULL;
   }
   if (l->n == l->cap) {
     int cap = l->cap ? l->cap * 2 : 8;
-    SqlExprItem *a = parse_alloc(p, sizeof(SqlExprItem) * (size_t)cap);
+    SqlExprItem *a = compile_parse_alloc(p, sizeof(SqlExprItem) * (size_t)cap);
     if (!a) return NULL;
     if (l->n) memcpy(a, l->a, sizeof(SqlExprItem) * (size_t)l->n);
     l->a = a;
@@ -67,24 +67,24 @@ static SqlSelect *leftmost(SqlSelect *s) {
   return s;
 }
 
-char src_item_col_aff(const SrcItem *it, int col) {
+char compile_src_item_col_aff(const SrcItem *it, int col) {
   if (col < 0) return AFF_INTEGER;
   if (it->kind == SRC_SUBQUERY && it->sub) {
     const SqlSelect *l = it->sub;
     while (l->prior) l = l->prior;
     if (l->info && l->info->result && col < l->info->result->n)
-      return expr_affinity(l->info->result->a[col].expr);
+      return compile_expr_affinity(l->info->result->a[col].expr);
   }
   char a = it->tab->cols[col].affinity;
   return a ? a : AFF_BLOB;
 }
 
-void sel_colref(SqlExpr *e, SrcItem *it, int col) {
+void compile_sel_colref(SqlExpr *e, SrcItem *it, int col) {
   e->op = SQL_E_COLREF;
   e->cursor = it->cursor;
   e->column = col;
   e->tab = it->tab;
-  e->aff = src_item_col_aff(it, col);
+  e->aff = compile_src_item_col_aff(it, col);
   if (col >= 0) it->colused |= col >= 63 ? (uint64_t)1 << 63 : (uint64_t)1 << col;
 }
 
@@ -95,7 +95,7 @@ void sel_colref(SqlExpr *e, SrcItem *it, int col) {
 /* The database part of an item's long column names, as SQLite 3.40 tags
  * them: the table's database, or "*" for a subquery or view. */
 static const char *item_db_tag(Parse *p, const SrcItem *it) {
-  return it->kind == SRC_TABLE ? parse_db_name(p, it->idb) : "*";
+  return it->kind == SRC_TABLE ? compile_parse_db_name(p, it->idb) : "*";
 }
 
 static int item_uses(SrcList *s, int k, const char *name) {
@@ -105,9 +105,9 @@ static int item_uses(SrcList *s, int k, const char *name) {
   for (int j = 0; a && a->using_cols && j < a->using_cols->n; j++)
     if (util_stricmp(a->using_cols->a[j], name) == 0) return 1;
   if (!(it->jointype & SQL_JOIN_NATURAL)) return 0;
-  int j = table_column_index(it->tab, name), lc;
+  int j = schema_table_column_index(it->tab, name), lc;
   return j >= 0 && it->tab->cols[j].hidden != COL_HIDDEN &&
-         sel_left_item_with(s, k, name, &lc) >= 0;
+         compile_sel_left_item_with(s, k, name, &lc) >= 0;
 }
 
 /* The next item after k at k's level (a flattened join counts as one). */
@@ -123,12 +123,12 @@ typedef struct StarOut {
 } StarOut;
 
 static int star_add(Parse *p, StarOut *o, SqlExpr *c, const char *name, struct NestCol nc) {
-  if (!sel_list_add(p, o->r, c)) return 1;
+  if (!compile_sel_list_add(p, o->r, c)) return 1;
   o->r->a[o->r->n - 1].name = name;
   if (o->nc) {
     if (o->r->n > o->cap) {
       int cap = o->cap * 2 + 8;
-      struct NestCol *a = parse_alloc(p, sizeof *a * (size_t)cap);
+      struct NestCol *a = compile_parse_alloc(p, sizeof *a * (size_t)cap);
       if (!a) return 1;
       if (o->cap) memcpy(a, o->nc, sizeof *a * (size_t)o->cap);
       o->nc = a;
@@ -146,7 +146,7 @@ static int star_nest(Parse *p, SelInfo *info, StarOut *o, SqlExpr *e, int k, int
   SrcItem *it = &src->a[k];
   const SelInfo *ni = it->nest->info;
   const Table *nt = it->nest_tab;
-  struct SrcX *x = src_extras(p, src, 0);
+  struct SrcX *x = compile_src_extras(p, src, 0);
   int next = next_item(src, k);
   for (int j = 0; j < nt->ncol; j++) {
     const struct NestCol *c = &ni->ncols[j];
@@ -165,10 +165,10 @@ static int star_nest(Parse *p, SelInfo *info, StarOut *o, SqlExpr *e, int k, int
       nc.noexpand = c->noexpand || item_uses(src, k, nt->cols[j].name) ||
                     item_uses(src, next, nt->cols[j].name);
     }
-    SqlExpr *ce = sel_new_expr(p, SQL_E_COLREF);
+    SqlExpr *ce = compile_sel_new_expr(p, SQL_E_COLREF);
     if (!ce) return 1;
     ce->span = e->span;
-    src_nest_ref(p, src, it, j, ce, 0);
+    compile_src_nest_ref(p, src, it, j, ce, 0);
     const char *name = NULL;
     if (ce->op == SQL_E_COLREF && ce->tab && ce->column >= 0 &&
         util_stricmp(ce->tab->cols[ce->column].name, nt->cols[j].name) != 0)
@@ -187,14 +187,14 @@ static int expand_star(Parse *p, SelInfo *info, SqlExprList *cols) {
     info->result = cols;
     return 0;
   }
-  SqlExprList *r = parse_alloc(p, sizeof *r);
+  SqlExprList *r = compile_parse_alloc(p, sizeof *r);
   if (!r) return 1;
   StarOut o = {r, NULL, 0};
   if (info->nested_from) {
     o.cap = 8;
-    if (!(o.nc = parse_alloc(p, sizeof *o.nc * (size_t)o.cap))) return 1;
+    if (!(o.nc = compile_parse_alloc(p, sizeof *o.nc * (size_t)o.cap))) return 1;
   }
-  struct SrcX *x = src_extras(p, src, 0);
+  struct SrcX *x = compile_src_extras(p, src, 0);
   for (int i = 0; i < cols->n; i++) {
     SqlExpr *e = cols->a[i].expr;
     if (!e || e->op != SQL_E_STAR) {
@@ -203,7 +203,7 @@ static int expand_star(Parse *p, SelInfo *info, SqlExprList *cols) {
       continue;
     }
     if (!src || src->n == 0) {
-      parse_error(p, "no tables specified");
+      compile_parse_error(p, "no tables specified");
       return 1;
     }
     int found = 0;
@@ -224,12 +224,13 @@ static int expand_star(Parse *p, SelInfo *info, SqlExprList *cols) {
           if (nx->jointype & SQL_JOIN_NATURAL) {
             int lc;
             un = nx->tab->cols[u].name;
-            if (nx->tab->cols[u].hidden == COL_HIDDEN || sel_left_item_with(src, next, un, &lc) < 0)
+            if (nx->tab->cols[u].hidden == COL_HIDDEN ||
+                compile_sel_left_item_with(src, next, un, &lc) < 0)
               continue;
           } else {
             un = na->using_cols->a[u];
           }
-          SqlExpr *id = sel_new_expr(p, SQL_E_ID);
+          SqlExpr *id = compile_sel_new_expr(p, SQL_E_ID);
           if (!id) return 1;
           id->z = un;
           id->span = e->span;
@@ -252,12 +253,12 @@ static int expand_star(Parse *p, SelInfo *info, SqlExprList *cols) {
           if (src->a[k2].in_nest || src->a[k2].nest) continue;
           if (util_stricmp(src->a[k2].name, it->name) != 0) continue;
           if (util_stricmp(item_db_tag(p, &src->a[k2]), item_db_tag(p, it)) != 0) continue;
-          int j2 = table_column_index(src->a[k2].tab, it->tab->cols[j].name);
+          int j2 = schema_table_column_index(src->a[k2].tab, it->tab->cols[j].name);
           if (j2 < 0) continue;
           if (x && ((x->merged[k2] | x->merged[k]) & ((uint64_t)1 << (j2 >= 63 ? 63 : j2))))
             continue; /* a USING column is not ambiguous */
-          parse_error(p, "ambiguous column name: %s.%s.%s", item_db_tag(p, it), it->name,
-                      it->tab->cols[j].name);
+          compile_parse_error(p, "ambiguous column name: %s.%s.%s", item_db_tag(p, it), it->name,
+                              it->tab->cols[j].name);
           return 1;
         }
         const char *cn = it->tab->cols[j].name;
@@ -271,19 +272,19 @@ static int expand_star(Parse *p, SelInfo *info, SqlExprList *cols) {
           nc.col = cn;
           nc.noexpand = item_uses(src, k, cn) || item_uses(src, next, cn);
         }
-        SqlExpr *c = sel_new_expr(p, SQL_E_COLREF);
+        SqlExpr *c = compile_sel_new_expr(p, SQL_E_COLREF);
         if (!c || star_add(p, &o, c, NULL, nc)) return 1;
-        sel_colref(c, it, j);
+        compile_sel_colref(c, it, j);
         c->span = e->span;
         if (p->env && p->env->auth && (it->kind == SRC_TABLE || it->is_view) &&
-            resolve_auth_read(p, it->tab, j, c) == AUTH_DENY)
+            compile_resolve_auth_read(p, it->tab, j, c) == AUTH_DENY)
           return 1;
-        if (!e->table && !info->nested_from && src_coalesce_ref(p, src, k, j, c))
+        if (!e->table && !info->nested_from && compile_src_coalesce_ref(p, src, k, j, c))
           r->a[r->n - 1].name = cn;
       }
     }
     if (!found) {
-      parse_error(p, "no such table: %s", e->table);
+      compile_parse_error(p, "no such table: %s", e->table);
       return 1;
     }
   }
@@ -292,13 +293,13 @@ static int expand_star(Parse *p, SelInfo *info, SqlExprList *cols) {
   return 0;
 }
 
-int sel_has_correl(const SqlSelect *s) {
+int compile_sel_has_correl(const SqlSelect *s) {
   for (; s; s = s->prior)
     if (s->info && (s->info->nc.flags & NC_HAS_CORREL)) return 1;
   return 0;
 }
 
-int select_has_correl(const SqlSelect *s) { return sel_has_correl(s); }
+int compile_select_has_correl(const SqlSelect *s) { return compile_sel_has_correl(s); }
 
 static int resolve_values(Parse *p, SqlSelect *s, SelInfo *info) {
   SqlExprList *rows = s->cols;
@@ -307,22 +308,22 @@ static int resolve_values(Parse *p, SqlSelect *s, SelInfo *info) {
     SqlExpr *row = rows->a[i].expr;
     int m = row->list ? row->list->n : 0;
     if (m != n) {
-      parse_error(p, "all VALUES must have the same number of terms");
+      compile_parse_error(p, "all VALUES must have the same number of terms");
       return 1;
     }
-    if (resolve_list(p, &info->nc, row->list)) return 1;
+    if (compile_resolve_list(p, &info->nc, row->list)) return 1;
   }
   if (p->env && p->env->max_columns > 0 && n > p->env->max_columns) {
-    parse_error(p, "too many columns in result set");
+    compile_parse_error(p, "too many columns in result set");
     return 1;
   }
-  SqlExprList *r = parse_alloc(p, sizeof *r);
+  SqlExprList *r = compile_parse_alloc(p, sizeof *r);
   if (!r) return 1;
   for (int j = 0; j < n; j++) {
-    if (!sel_list_add(p, r, rows->a[0].expr->list->a[j].expr)) return 1;
+    if (!compile_sel_list_add(p, r, rows->a[0].expr->list->a[j].expr)) return 1;
     char buf[32];
     snprintf(buf, sizeof buf, "column%d", j + 1);
-    r->a[j].name = parse_strdup(p, buf);
+    r->a[j].name = compile_parse_strdup(p, buf);
     r->a[j].span = rows->a[0].expr->list->a[j].span;
   }
   info->result = r;
@@ -345,8 +346,8 @@ static int resolve_limits(Parse *p, SqlSelect *s, NameCtx *outer) {
   NameCtx lnc;
   memset(&lnc, 0, sizeof lnc);
   lnc.outer = outer;
-  if (s->limit && resolve_expr(p, &lnc, s->limit)) return 1;
-  if (s->offset && resolve_expr(p, &lnc, s->offset)) return 1;
+  if (s->limit && compile_resolve_expr(p, &lnc, s->limit)) return 1;
+  if (s->offset && compile_resolve_expr(p, &lnc, s->offset)) return 1;
   return 0;
 }
 
@@ -364,7 +365,7 @@ static int refs_right(const SqlExpr *e, SrcList *src, int i) {
 }
 
 static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
-  SelInfo *info = sel_info(p, s, 1);
+  SelInfo *info = compile_sel_info(p, s, 1);
   if (!info) return 1;
   if (info->state) return parse_failed(p);
   info->state = 1;
@@ -375,17 +376,17 @@ static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
     info->state = 2;
     return 0;
   }
-  info->src = src_from_ast(p, s->from, &info->from_nc);
+  info->src = compile_src_from_ast(p, s->from, &info->from_nc);
   if (!info->src) return 1;
   if (info->from_nc.flags & NC_HAS_CORREL) info->nc.flags |= NC_HAS_CORREL;
   NameCtx *nc = &info->nc;
   nc->src = info->src;
-  if (src_resolve_joins(p, info->src)) return 1;
-  if (window_prepare(p, s)) return 1;
+  if (compile_src_resolve_joins(p, info->src)) return 1;
+  if (compile_window_prepare(p, s)) return 1;
   if (info->nest_flat) {
     /* a flattened join's '*' reads nothing: the enclosing query's
      * references mark what is read */
-    uint64_t *used = parse_alloc(p, sizeof(uint64_t) * (size_t)(info->src->n + 1));
+    uint64_t *used = compile_parse_alloc(p, sizeof(uint64_t) * (size_t)(info->src->n + 1));
     if (!used) return 1;
     for (int i = 0; i < info->src->n; i++) used[i] = info->src->a[i].colused;
     if (expand_star(p, info, s->cols)) return 1;
@@ -394,71 +395,75 @@ static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
     return 1;
   }
   if (p->env && p->env->max_columns > 0 && info->result->n > p->env->max_columns) {
-    parse_error(p, "too many columns in result set");
+    compile_parse_error(p, "too many columns in result set");
     return 1;
   }
   nc->flags |= NC_ALLOW_AGG | NC_ALLOW_WIN;
-  if (resolve_list(p, nc, info->result)) return 1;
+  if (compile_resolve_list(p, nc, info->result)) return 1;
   nc->flags &= ~(NC_ALLOW_AGG | NC_ALLOW_WIN);
   for (int i = 0; i < info->result->n; i++)
-    if (resolve_check_scalar(p, info->result->a[i].expr)) return 1;
+    if (compile_resolve_check_scalar(p, info->result->a[i].expr)) return 1;
   int result_agg = (nc->flags & NC_HAS_AGG) != 0;
-  for (struct TvfItem *ti = select_state(p)->tvfs; ti; ti = ti->next) {
-    SrcItem *it = ti->pragma && !ti->resolved ? src_find_cursor(info->src, ti->cursor) : NULL;
-    if (it && (sel_pragma_pushdown(p, ti, it, s->where) || sel_pragma_pushdown(p, ti, it, it->on)))
+  for (struct TvfItem *ti = compile_select_state(p)->tvfs; ti; ti = ti->next) {
+    SrcItem *it =
+        ti->pragma && !ti->resolved ? compile_src_find_cursor(info->src, ti->cursor) : NULL;
+    if (it && (compile_sel_pragma_pushdown(p, ti, it, s->where) ||
+               compile_sel_pragma_pushdown(p, ti, it, it->on)))
       return 1;
   }
   for (int i = 0; i < info->src->n; i++) {
     SrcItem *it = &info->src->a[i];
     if (!it->on) continue;
     nc->flags |= NC_IN_ON;
-    int rc = resolve_expr(p, nc, it->on);
+    int rc = compile_resolve_expr(p, nc, it->on);
     nc->flags &= ~NC_IN_ON;
     if (rc) return 1;
     if ((it->jointype & (SQL_JOIN_LEFT | SQL_JOIN_RIGHT)) && refs_right(it->on, info->src, i)) {
-      parse_error(p, "ON clause references tables to its right");
+      compile_parse_error(p, "ON clause references tables to its right");
       return 1;
     }
   }
-  if (sel_tvf_resolve(p, nc, info->src)) return 1;
+  if (compile_sel_tvf_resolve(p, nc, info->src)) return 1;
   if (s->where) {
     nc->result = info->result;
-    int rc = resolve_expr(p, nc, s->where);
+    int rc = compile_resolve_expr(p, nc, s->where);
     nc->result = NULL;
     if (rc) return 1;
   }
   if (s->group_by) {
-    info->group_col = parse_alloc(p, sizeof(int) * (size_t)s->group_by->n);
+    info->group_col = compile_parse_alloc(p, sizeof(int) * (size_t)s->group_by->n);
     if (!info->group_col) return 1;
-    if (resolve_order_by_ex(p, nc, s->group_by, info->result, "GROUP", info->group_col)) return 1;
+    if (compile_resolve_order_by_ex(p, nc, s->group_by, info->result, "GROUP", info->group_col))
+      return 1;
   }
   if (s->having) {
     /* SQLite: an aggregate query is one with GROUP BY or aggregates in its
      * result list; HAVING alone does not make one */
     if (!s->group_by && !result_agg) {
-      parse_error(p, "HAVING clause on a non-aggregate query");
+      compile_parse_error(p, "HAVING clause on a non-aggregate query");
       return 1;
     }
     nc->result = info->result;
     nc->flags |= NC_ALLOW_AGG;
-    int rc = resolve_expr(p, nc, s->having);
+    int rc = compile_resolve_expr(p, nc, s->having);
     nc->flags &= ~NC_ALLOW_AGG;
     nc->result = NULL;
     if (rc) return 1;
   }
   int agg = (nc->flags & NC_HAS_AGG) || s->group_by;
   if (s->order_by && !s->prior) {
-    info->order_col = parse_alloc(p, sizeof(int) * (size_t)s->order_by->n);
+    info->order_col = compile_parse_alloc(p, sizeof(int) * (size_t)s->order_by->n);
     if (!info->order_col) return 1;
     nc->flags |= NC_ALLOW_AGG | NC_ALLOW_WIN;
-    int rc = resolve_order_by_ex(p, nc, s->order_by, info->result, "ORDER", info->order_col);
+    int rc =
+        compile_resolve_order_by_ex(p, nc, s->order_by, info->result, "ORDER", info->order_col);
     nc->flags &= ~(NC_ALLOW_AGG | NC_ALLOW_WIN);
     if (rc) return 1;
     if (!agg) {
       for (int i = 0; i < s->order_by->n; i++) {
         const SqlExpr *f = find_agg(s->order_by->a[i].expr);
         if (f) {
-          parse_error(p, "misuse of aggregate: %s()", f->z);
+          compile_parse_error(p, "misuse of aggregate: %s()", f->z);
           return 1;
         }
       }
@@ -472,7 +477,7 @@ static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
       if (it->tab && it->tab->rowid_alias >= 0 && it->tab->rowid_alias < 63)
         used &= ~((uint64_t)1 << it->tab->rowid_alias);
       if (it->kind == SRC_TABLE && it->tab && !used &&
-          parse_auth(p, AUTH_READ, it->tab->name, "", it->db) == AUTH_DENY)
+          compile_parse_auth(p, AUTH_READ, it->tab->name, "", it->db) == AUTH_DENY)
         return 1;
     }
   info->is_agg = agg;
@@ -485,33 +490,33 @@ static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
 static int compound_term_match(Parse *p, SqlSelect *core, const SqlExpr *term) {
   SelInfo *ci = core->info;
   if (!ci || !ci->result) return -1;
-  SqlExpr *d = expr_dup(p, term);
+  SqlExpr *d = compile_expr_dup(p, term);
   if (!d) return -1;
   int rc0 = p->rc;
   char *msg0 = p->errmsg;
   p->rc = 0;
   p->errmsg = NULL;
-  int bad = resolve_expr(p, &ci->nc, d);
+  int bad = compile_resolve_expr(p, &ci->nc, d);
   if (p->rc == SHALE_NOMEM) bad = 2;
   if (p->errmsg) shale_free(p->errmsg);
   p->rc = rc0;
   p->errmsg = msg0;
   if (bad == 2) {
-    parse_nomem(p);
+    compile_parse_nomem(p);
     return -1;
   }
   if (bad) return -1;
   for (int k = 0; k < ci->result->n; k++)
-    if (expr_same(d, ci->result->a[k].expr)) return k;
+    if (compile_expr_same(d, ci->result->a[k].expr)) return k;
   return -1;
 }
 
-int sel_resolve_compound_order(Parse *p, SqlSelect *head) {
+int compile_sel_resolve_compound_order(Parse *p, SqlSelect *head) {
   SelInfo *hi = head->info;
   SqlExprList *ob = head->order_by;
   int ncol = hi->result->n;
-  if (resolve_terms_limit(p, ob->n, "ORDER")) return 1;
-  hi->order_col = parse_alloc(p, sizeof(int) * (size_t)ob->n);
+  if (compile_resolve_terms_limit(p, ob->n, "ORDER")) return 1;
+  hi->order_col = compile_parse_alloc(p, sizeof(int) * (size_t)ob->n);
   if (!hi->order_col) return 1;
   for (int i = 0; i < ob->n; i++) {
     SqlExpr *e = ob->a[i].expr;
@@ -530,8 +535,8 @@ int sel_resolve_compound_order(Parse *p, SqlSelect *head) {
       }
       if (ok) {
         if (v < 1 || v > ncol) {
-          parse_error(p, "%d%s ORDER BY term out of range - should be between 1 and %d", i + 1,
-                      ordinal_suffix(i + 1), ncol);
+          compile_parse_error(p, "%d%s ORDER BY term out of range - should be between 1 and %d",
+                              i + 1, compile_ordinal_suffix(i + 1), ncol);
           return 1;
         }
         col = (int)v - 1;
@@ -553,8 +558,8 @@ int sel_resolve_compound_order(Parse *p, SqlSelect *head) {
       c = nx;
     }
     if (col < 0) {
-      parse_error(p, "%d%s ORDER BY term does not match any column in the result set", i + 1,
-                  ordinal_suffix(i + 1));
+      compile_parse_error(p, "%d%s ORDER BY term does not match any column in the result set",
+                          i + 1, compile_ordinal_suffix(i + 1));
       return 1;
     }
     hi->order_col[i] = col;
@@ -562,7 +567,7 @@ int sel_resolve_compound_order(Parse *p, SqlSelect *head) {
   return 0;
 }
 
-const char *sel_compound_name(int op) {
+const char *compile_sel_compound_name(int op) {
   switch (op) {
     case SQL_COMPOUND_UNION_ALL:
       return "UNION ALL";
@@ -581,17 +586,17 @@ static int with_dup_check(Parse *p, const SqlWith *w) {
   for (int i = 0; i < w->n; i++)
     for (int k = 0; k < i; k++)
       if (util_stricmp(w->a[i].name, w->a[k].name) == 0) {
-        parse_error(p, "duplicate WITH table name: %s", w->a[i].name);
+        compile_parse_error(p, "duplicate WITH table name: %s", w->a[i].name);
         return 1;
       }
   return 0;
 }
 
-int select_resolve(Parse *p, SqlSelect *s, NameCtx *outer) {
+int compile_select_resolve(Parse *p, SqlSelect *s, NameCtx *outer) {
   if (!s || parse_failed(p)) return parse_failed(p);
   if (s->info && s->info->state == 2) return 0;
   if (!s->with) return select_resolve_inner(p, s, outer);
-  SelectState *st = select_state(p);
+  SelectState *st = compile_select_state(p);
   if (!st) return 1;
   if (with_dup_check(p, s->with)) return 1;
   struct CteScope sc = {s->with, s->with->n, st->text, st->ctes};
@@ -609,26 +614,28 @@ static int select_resolve_inner(Parse *p, SqlSelect *s, NameCtx *outer) {
     n++;
   }
   if (p->env && p->env->max_compound > 0 && n > p->env->max_compound) {
-    parse_error(p, "too many terms in compound SELECT");
+    compile_parse_error(p, "too many terms in compound SELECT");
     return 1;
   }
   for (SqlSelect *c = s; c->prior; c = c->prior) {
     if (c->info->result->n != c->prior->info->result->n) {
-      parse_error(
+      compile_parse_error(
           p, "SELECTs to the left and right of %s do not have the same number of result columns",
-          sel_compound_name(c->compound));
+          compile_sel_compound_name(c->compound));
       return 1;
     }
   }
-  if (s->order_by && sel_resolve_compound_order(p, s)) return 1;
+  if (s->order_by && compile_sel_resolve_compound_order(p, s)) return 1;
   return parse_failed(p);
 }
 
-int select_ncol(const SqlSelect *s) {
+int compile_select_ncol(const SqlSelect *s) {
   return s && s->info && s->info->result ? s->info->result->n : 0;
 }
 
-SqlExprList *select_result(const SqlSelect *s) { return s && s->info ? s->info->result : NULL; }
+SqlExprList *compile_select_result(const SqlSelect *s) {
+  return s && s->info ? s->info->result : NULL;
+}
 
 /* ---- result names and tables ---- */
 
@@ -655,7 +662,7 @@ static const SqlExpr *follow_subquery(const SqlSelect *core, const SqlExpr *e) {
   /* COLREF of a SRC_SUBQUERY item of core: the sub's result expression */
   e = skip_reg(e);
   if (!e || e->op != SQL_E_COLREF || !core || !core->info || !core->info->src) return NULL;
-  SrcItem *it = src_find_cursor(core->info->src, e->cursor);
+  SrcItem *it = compile_src_find_cursor(core->info->src, e->cursor);
   if (!it || it->kind != SRC_SUBQUERY || !it->sub || e->column < 0) return NULL;
   SqlSelect *l = leftmost(it->sub);
   if (!l->info || !l->info->result || e->column >= l->info->result->n) return NULL;
@@ -664,7 +671,7 @@ static const SqlExpr *follow_subquery(const SqlSelect *core, const SqlExpr *e) {
 
 static const SqlSelect *sub_core(const SqlSelect *core, const SqlExpr *e) {
   e = skip_reg(e);
-  SrcItem *it = src_find_cursor(core->info->src, e->cursor);
+  SrcItem *it = compile_src_find_cursor(core->info->src, e->cursor);
   return leftmost(it->sub);
 }
 
@@ -724,16 +731,16 @@ static const char *result_name(Parse *p, const SqlSelect *core, int i) {
     if (e->tab && e->column < e->tab->ncol) return e->tab->cols[e->column].name;
   }
   if (e && e->op == SQL_E_TRIGREF && e->tab && e->column >= 0) return e->tab->cols[e->column].name;
-  return span_text(p, core->info->text, it->span);
+  return compile_span_text(p, core->info->text, it->span);
 }
 
-int select_result_names(Parse *p, SqlSelect *s) {
+int compile_select_result_names(Parse *p, SqlSelect *s) {
   if (parse_failed(p)) return 1;
   const SqlSelect *core = leftmost(s);
   if (!core->info || !core->info->result) return 0;
   int n = core->info->result->n;
   p->ncol = n;
-  p->cols = parse_alloc(p, sizeof(ResultCol) * (size_t)(n ? n : 1));
+  p->cols = compile_parse_alloc(p, sizeof(ResultCol) * (size_t)(n ? n : 1));
   if (!p->cols) return 1;
   for (int i = 0; i < n; i++) {
     ResultCol *rc = &p->cols[i];
@@ -742,7 +749,7 @@ int select_result_names(Parse *p, SqlSelect *s) {
     int col = 0;
     if (trace_origin(core, core->info->result->a[i].expr, &t, &col)) {
       rc->table = t->name;
-      rc->db = parse_db_name(p, parse_table_db(p, t));
+      rc->db = compile_parse_db_name(p, compile_parse_table_db(p, t));
       if (col < 0) {
         rc->origin = t->rowid_alias >= 0 ? t->cols[t->rowid_alias].name : "rowid";
         rc->decltype = "INTEGER";
@@ -755,25 +762,26 @@ int select_result_names(Parse *p, SqlSelect *s) {
   return parse_failed(p);
 }
 
-Table *select_result_table(Parse *p, SqlSelect *s, const char *name, const SqlIdList *colnames) {
+Table *compile_select_result_table(Parse *p, SqlSelect *s, const char *name,
+                                   const SqlIdList *colnames) {
   if (parse_failed(p)) return NULL;
   SqlSelect *core = leftmost(s);
   if (!core->info || !core->info->result) {
-    parse_error(p, "internal: unresolved SELECT");
+    compile_parse_error(p, "internal: unresolved SELECT");
     return NULL;
   }
   int n = core->info->result->n;
   if (colnames && colnames->n != n) {
-    parse_error(p, "expected %d columns for '%s' but got %d", colnames->n, name, n);
+    compile_parse_error(p, "expected %d columns for '%s' but got %d", colnames->n, name, n);
     return NULL;
   }
-  Table *t = parse_alloc(p, sizeof *t);
+  Table *t = compile_parse_alloc(p, sizeof *t);
   if (!t) return NULL;
-  t->name = parse_strdup(p, name ? name : "subquery");
+  t->name = compile_parse_strdup(p, name ? name : "subquery");
   t->ncol = n;
   t->nstored = n;
   t->rowid_alias = -1;
-  t->cols = parse_alloc(p, sizeof(Column) * (size_t)(n ? n : 1));
+  t->cols = compile_parse_alloc(p, sizeof(Column) * (size_t)(n ? n : 1));
   if (!t->cols) return NULL;
   for (int i = 0; i < n; i++) {
     Column *c = &t->cols[i];
@@ -784,7 +792,7 @@ Table *select_result_table(Parse *p, SqlSelect *s, const char *name, const SqlId
        * as the constants): it is columnN */
       char buf[32];
       snprintf(buf, sizeof buf, "column%d", i + 1);
-      nm = parse_strdup(p, buf);
+      nm = compile_parse_strdup(p, buf);
       if (!nm) return NULL;
     }
     /* SQLite's dedup: while the name is taken, drop a ":digits" suffix and
@@ -800,10 +808,10 @@ Table *select_result_table(Parse *p, SqlSelect *s, const char *name, const SqlId
       if (len > 0 && nm[j] == ':') len = j;
       char *z = util_mprintf("%.*s:%d", len, nm, ++cnt);
       if (!z) {
-        parse_nomem(p);
+        compile_parse_nomem(p);
         return NULL;
       }
-      nm = parse_strdup(p, z);
+      nm = compile_parse_strdup(p, z);
       shale_free(z);
       if (!nm) return NULL;
     }
@@ -811,8 +819,8 @@ Table *select_result_table(Parse *p, SqlSelect *s, const char *name, const SqlId
     SqlExpr *e = core->info->result->a[i].expr;
     /* a compound's column: the leftmost core decides (as SQLite); no
      * affinity stays 0 (SQLite's NONE: the other operand's applies) */
-    c->affinity = expr_affinity(e);
-    const Collation *coll = expr_collation(p, e);
+    c->affinity = compile_expr_affinity(e);
+    const Collation *coll = compile_expr_collation(p, e);
     c->coll = coll ? coll->name : NULL;
     const Table *ot = NULL;
     int oc = 0;
@@ -904,10 +912,12 @@ static void emit_dest(Parse *p, OutCtx *oc, int regs) {
   emit_resolve(p, skip);
 }
 
-const Collation *sel_coll_of(Parse *p, const SqlExpr *e) { return expr_collation(p, e); }
+const Collation *compile_sel_coll_of(Parse *p, const SqlExpr *e) {
+  return compile_expr_collation(p, e);
+}
 
 /* 1 when the VM's hash tables (vm_hash.c) can hash text under collation c. */
-int sel_hashable_coll(const Collation *c) {
+int compile_sel_hashable_coll(const Collation *c) {
   return !c || c == &record_coll_binary || c == &record_coll_nocase || c == &record_coll_rtrim;
 }
 
@@ -918,7 +928,7 @@ static int nulls_key_of(const SqlExprItem *t) {
          (t->nulls == SQL_NULLS_FIRST && t->sort == SQL_SORT_DESC);
 }
 
-void sel_emit_output(Parse *p, OutCtx *oc, int regs) {
+void compile_sel_emit_output(Parse *p, OutCtx *oc, int regs) {
   int skip = emit_label(p);
   int n = oc->ncol;
   if (oc->distinct_cur >= 0 && oc->distinct_hash) {
@@ -941,7 +951,7 @@ void sel_emit_output(Parse *p, OutCtx *oc, int regs) {
       if (col >= 0)
         emit(p, OP_SCopy, regs + col, vreg, 0);
       else
-        expr_code(p, t->expr, vreg);
+        compile_expr_code(p, t->expr, vreg);
       if (nulls_key) {
         int l = emit_label(p);
         emit(p, OP_Integer, 0, k, 0);
@@ -979,7 +989,7 @@ static int has_coll(Parse *p, const SqlExpr *e) {
     else if (e->op == SQL_E_CAST || (e->op == SQL_E_UNARY && e->sub == TK_PLUS))
       e = e->a;
     else
-      return expr_collation(p, e) != NULL;
+      return compile_expr_collation(p, e) != NULL;
   }
   return 0;
 }
@@ -1018,16 +1028,16 @@ static const Collation *compound_coll(Parse *p, SqlSelect *s, int i) {
   for (SqlSelect *c = s; c; c = c->prior) {
     if (!c->info || !c->info->result || i >= c->info->result->n) continue;
     const SqlExpr *e = c->info->result->a[i].expr;
-    if (arm_has_coll(p, c, e)) r = sel_coll_of(p, e);
+    if (arm_has_coll(p, c, e)) r = compile_sel_coll_of(p, e);
   }
   return r;
 }
 
 static KeyInfo *result_keyinfo(Parse *p, SqlSelect *s, int n) {
-  const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)(n ? n : 1));
+  const Collation **coll = compile_parse_alloc(p, sizeof(Collation *) * (size_t)(n ? n : 1));
   if (!coll) return NULL;
   for (int i = 0; i < n; i++) coll[i] = compound_coll(p, s, i);
-  return parse_keyinfo(p, n, coll, NULL);
+  return compile_parse_keyinfo(p, n, coll, NULL);
 }
 
 /* 1 when an aggregate query's ORDER BY is its GROUP BY term for term
@@ -1036,7 +1046,8 @@ static KeyInfo *result_keyinfo(Parse *p, SqlSelect *s, int n) {
  * finds when the two lists are identical. */
 static int group_order_is_order_by(Parse *p, SqlSelect *s, SelInfo *info) {
   SqlExprList *gb = s->group_by, *ob = s->order_by;
-  if (s->prior || !info->is_agg || !gb || !ob || gb->n != ob->n || window_in_core(s)) return 0;
+  if (s->prior || !info->is_agg || !gb || !ob || gb->n != ob->n || compile_window_in_core(s))
+    return 0;
   for (int i = 0; i < ob->n; i++) {
     const SqlExprItem *t = &ob->a[i];
     if (t->sort == SQL_SORT_DESC || t->nulls != SQL_NULLS_NONE) return 0;
@@ -1044,8 +1055,8 @@ static int group_order_is_order_by(Parse *p, SqlSelect *s, SelInfo *info) {
     /* (SQLite keeps its sorter for some COLLATE forms, e.g. a GROUP BY
      * alias of a COLLATE expression: with one, the sorter stays) */
     if (e->op == SQL_E_COLLATE || gb->a[i].expr->op == SQL_E_COLLATE ||
-        t->expr->op == SQL_E_COLLATE || !expr_same(e, gb->a[i].expr) ||
-        sel_coll_of(p, t->expr) != sel_coll_of(p, gb->a[i].expr))
+        t->expr->op == SQL_E_COLLATE || !compile_expr_same(e, gb->a[i].expr) ||
+        compile_sel_coll_of(p, t->expr) != compile_sel_coll_of(p, gb->a[i].expr))
       return 0;
   }
   return 1;
@@ -1054,7 +1065,7 @@ static int group_order_is_order_by(Parse *p, SqlSelect *s, SelInfo *info) {
 /* An aggregate without GROUP BY (nor a window over it) yields one row at
  * most: its ORDER BY makes no difference (SQLite drops it). */
 static int single_row_agg(SqlSelect *s, SelInfo *info) {
-  return !s->prior && info->is_agg && !s->group_by && !window_in_core(s);
+  return !s->prior && info->is_agg && !s->group_by && !compile_window_in_core(s);
 }
 
 /* Sorter for ORDER BY: opened before the rows are produced. */
@@ -1065,8 +1076,8 @@ static void sorter_setup(Parse *p, OutCtx *oc, SqlSelect *s, SqlExprList *ob, in
     int nulls_key = nulls_key_of(t);
     nk += 1 + nulls_key;
   }
-  const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1));
-  uint8_t *desc = parse_alloc(p, (size_t)(nk + 1));
+  const Collation **coll = compile_parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1));
+  uint8_t *desc = compile_parse_alloc(p, (size_t)(nk + 1));
   if (!coll || !desc) return;
   int k = 0;
   for (int i = 0; i < ob->n; i++) {
@@ -1077,19 +1088,19 @@ static void sorter_setup(Parse *p, OutCtx *oc, SqlSelect *s, SqlExprList *ob, in
     if (s->prior && t->expr->op != SQL_E_COLLATE && order_col[i] >= 0)
       coll[k] = compound_coll(p, s, order_col[i]);
     else
-      coll[k] = sel_coll_of(p, t->expr);
+      coll[k] = compile_sel_coll_of(p, t->expr);
     desc[k++] = d;
   }
   /* SQLite's aggregate queries deliver rows tying on a single DESC term in
    * reverse order: the sequence number sorts descending then */
   if (s && s->info && s->info->is_agg && s->group_by && ob->n == 1 &&
-      ob->a[0].sort == SQL_SORT_DESC && !window_in_core(s))
+      ob->a[0].sort == SQL_SORT_DESC && !compile_window_in_core(s))
     desc[nk] = 1;
-  KeyInfo *ki = parse_keyinfo(p, nk + 1, coll, desc);
+  KeyInfo *ki = compile_parse_keyinfo(p, nk + 1, coll, desc);
   if (!ki) return;
   /* a result column that an ORDER BY term stores as its key unchanged is
    * read back from the key (SQLite's iOrderByCol): one copy per record */
-  oc->res_field = parse_alloc(p, sizeof(int) * (size_t)(oc->ncol + 1));
+  oc->res_field = compile_parse_alloc(p, sizeof(int) * (size_t)(oc->ncol + 1));
   if (!oc->res_field) return;
   oc->ndata = 0;
   for (int i = 0; i < oc->ncol; i++) {
@@ -1132,37 +1143,38 @@ static void sorter_output(Parse *p, OutCtx *oc) {
 /* ---- code: row loops ---- */
 
 /* The loop of a core with windows outside an aggregate: planned for the
- * last window pass's order (window_loop_planned). */
+ * last window pass's order (compile_window_loop_planned). */
 static int win_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, WinCtx *wc, int flags, Loop *l) {
   l->w = NULL;
   l->skip = 0;
   if (!info->src || info->src->n == 0) {
-    window_loop_planned(p, wc, 0);
-    return sel_loop_begin(p, info, s, NULL, flags, l);
+    compile_window_loop_planned(p, wc, 0);
+    return compile_sel_loop_begin(p, info, s, NULL, flags, l);
   }
-  SqlExprList *wob = window_loop_order(p, wc);
-  l->w = where_plan(p, info->src, s->where, wob, flags);
+  SqlExprList *wob = compile_window_loop_order(p, wc);
+  l->w = compile_where_plan(p, info->src, s->where, wob, flags);
   if (!l->w) return 1;
-  window_loop_planned(p, wc, wob && where_order_satisfied(l->w));
-  return where_code(l->w) || parse_failed(p);
+  compile_window_loop_planned(p, wc, wob && compile_where_order_satisfied(l->w));
+  return compile_where_code(l->w) || parse_failed(p);
 }
 
-int sel_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, SqlExprList *ob, int flags, Loop *l) {
+int compile_sel_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, SqlExprList *ob, int flags,
+                           Loop *l) {
   l->w = NULL;
   l->skip = 0;
   if (info->src && info->src->n > 0) {
-    l->w = where_begin(p, info->src, s->where, ob, flags);
+    l->w = compile_where_begin(p, info->src, s->where, ob, flags);
     return l->w ? 0 : 1;
   }
   l->skip = emit_label(p);
-  parse_eqp(p, "SCAN CONSTANT ROW");
-  if (s->where) expr_if_false(p, s->where, l->skip, 1);
+  compile_parse_eqp(p, "SCAN CONSTANT ROW");
+  if (s->where) compile_expr_if_false(p, s->where, l->skip, 1);
   return parse_failed(p);
 }
 
-void sel_loop_end(Parse *p, Loop *l) {
+void compile_sel_loop_end(Parse *p, Loop *l) {
   if (l->w)
-    where_end(l->w);
+    compile_where_end(l->w);
   else
     emit_resolve(p, l->skip);
 }
@@ -1171,8 +1183,8 @@ static void values_code(Parse *p, SqlSelect *s, OutCtx *oc) {
   int n = oc->ncol;
   int regs = emit_regs(p, n);
   for (int i = 0; s->cols && i < s->cols->n; i++) {
-    expr_code_list(p, s->cols->a[i].expr->list, regs);
-    sel_emit_output(p, oc, regs);
+    compile_expr_code_list(p, s->cols->a[i].expr->list, regs);
+    compile_sel_emit_output(p, oc, regs);
   }
 }
 
@@ -1186,7 +1198,7 @@ static int result_reads(Parse *p, const SelInfo *info, int cursor, int col, cons
     while (e && e->op == SQL_E_COLLATE) e = e->a;
     if (!e || e->op != SQL_E_COLREF || e->depth != 0 || e->cursor != cursor || e->column != col)
       continue;
-    const Collation *c = sel_coll_of(p, info->result->a[i].expr);
+    const Collation *c = compile_sel_coll_of(p, info->result->a[i].expr);
     if (!coll || util_stricmp(c ? c->name : "BINARY", coll) == 0) return i;
   }
   return -1;
@@ -1199,7 +1211,7 @@ static int result_reads(Parse *p, const SelInfo *info, int cursor, int col, cons
  * virtual table, whose rowids only its module vouches for. */
 static int distinct_redundant(Parse *p, const SqlSelect *s, const SelInfo *info) {
   const SrcList *src = info->src;
-  if (info->is_agg || window_in_core(s) || !src || src->n != 1 || !info->result) return 0;
+  if (info->is_agg || compile_window_in_core(s) || !src || src->n != 1 || !info->result) return 0;
   const SrcItem *it = &src->a[0];
   const Table *tab = it->tab;
   if (it->kind != SRC_TABLE || !tab || tab->vtab || tab->vtab_module) return 0;
@@ -1238,16 +1250,16 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
       !distinct_redundant(p, s, info);
   if (distinct) {
     /* this core's own collations (not the compound's) */
-    const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)(oc.ncol + 1));
+    const Collation **coll = compile_parse_alloc(p, sizeof(Collation *) * (size_t)(oc.ncol + 1));
     if (!coll) return;
     for (int i = 0; i < oc.ncol && i < info->result->n; i++)
-      coll[i] = sel_coll_of(p, info->result->a[i].expr);
-    KeyInfo *ki = parse_keyinfo(p, oc.ncol, coll, NULL);
+      coll[i] = compile_sel_coll_of(p, info->result->a[i].expr);
+    KeyInfo *ki = compile_parse_keyinfo(p, oc.ncol, coll, NULL);
     oc.distinct_cur = emit_cursor(p);
     /* the rows seen only need membership: a hash set when it can hash them */
     oc.distinct_hash = 1;
     for (int i = 0; i < oc.ncol; i++)
-      if (!sel_hashable_coll(coll[i])) oc.distinct_hash = 0;
+      if (!compile_sel_hashable_coll(coll[i])) oc.distinct_hash = 0;
     if (oc.distinct_hash)
       vm_builder_add_p4(&p->b, OP_HashAggOpen, oc.distinct_cur, 0, 0, P4_KEYINFO, ki);
     else
@@ -1255,43 +1267,43 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
   }
   if (s->kind == SQL_SEL_VALUES) {
     if (s->cols && s->cols->n == 1)
-      parse_eqp(p, "SCAN CONSTANT ROW");
+      compile_parse_eqp(p, "SCAN CONSTANT ROW");
     else
-      parse_eqp(p, "SCAN %d CONSTANT ROWS", s->cols ? s->cols->n : 0);
+      compile_parse_eqp(p, "SCAN %d CONSTANT ROWS", s->cols ? s->cols->n : 0);
     values_code(p, s, &oc);
     return;
   }
-  WinCtx *wc = window_begin(p, s, info);
+  WinCtx *wc = compile_window_begin(p, s, info);
   if (parse_failed(p)) return;
   if (info->is_agg) {
-    sel_agg_code(p, s, info, &oc, wc);
-    if (oc.distinct_cur >= 0) parse_eqp(p, "USE TEMP B-TREE FOR DISTINCT");
+    compile_sel_agg_code(p, s, info, &oc, wc);
+    if (oc.distinct_cur >= 0) compile_parse_eqp(p, "USE TEMP B-TREE FOR DISTINCT");
     return;
   }
   Loop loop;
   SqlExprList *ob = !wc && oc.sorter_cur >= 0 && oc0->order_owner == s ? s->order_by : NULL;
   if (wc ? win_loop_begin(p, info, s, wc, distinct ? WHERE_DISTINCT : 0, &loop)
-         : sel_loop_begin(p, info, s, ob, distinct ? WHERE_DISTINCT : 0, &loop))
+         : compile_sel_loop_begin(p, info, s, ob, distinct ? WHERE_DISTINCT : 0, &loop))
     return;
-  if (ob && loop.w && where_order_satisfied(loop.w)) {
+  if (ob && loop.w && compile_where_order_satisfied(loop.w)) {
     oc.sorter_cur = -1; /* rows already come in order */
     oc0->sorter_cur = -1;
   }
   if (wc) {
-    window_push(p, wc);
+    compile_window_push(p, wc);
   } else {
     int regs = emit_regs(p, oc.ncol);
     /* EXISTS never reads the result columns: SQLite does not evaluate them
      * (so their functions make no statement journal, see compile.c) */
-    if (oc.dest->kind != SD_EXISTS) expr_code_list(p, info->result, regs);
-    sel_emit_output(p, &oc, regs);
+    if (oc.dest->kind != SD_EXISTS) compile_expr_code_list(p, info->result, regs);
+    compile_sel_emit_output(p, &oc, regs);
   }
-  sel_loop_end(p, &loop);
+  compile_sel_loop_end(p, &loop);
   if (wc) {
     WinOut wo = {&oc, info};
-    window_end(p, wc, sel_win_output, &wo);
+    compile_window_end(p, wc, compile_sel_win_output, &wo);
   }
-  if (oc.distinct_cur >= 0) parse_eqp(p, "USE TEMP B-TREE FOR DISTINCT");
+  if (oc.distinct_cur >= 0) compile_parse_eqp(p, "USE TEMP B-TREE FOR DISTINCT");
 }
 
 static void scan_eph(Parse *p, int cur, OutCtx *oc, int filter_cur) {
@@ -1302,7 +1314,7 @@ static void scan_eph(Parse *p, int cur, OutCtx *oc, int filter_cur) {
   emit_resolve(p, top);
   for (int i = 0; i < n; i++) emit(p, OP_Column, cur, i, regs + i);
   if (filter_cur >= 0) vm_builder_add_i4(&p->b, OP_NotFound, filter_cur, next, regs, n);
-  sel_emit_output(p, oc, regs);
+  compile_sel_emit_output(p, oc, regs);
   emit_resolve(p, next);
   emit(p, OP_Next, cur, top, 0);
   emit_resolve(p, done);
@@ -1311,7 +1323,7 @@ static void scan_eph(Parse *p, int cur, OutCtx *oc, int filter_cur) {
 /* One arm of a compound, under its EXPLAIN QUERY PLAN row. */
 static void arm_code(Parse *p, SqlSelect *s, OutCtx *oc, const char *label) {
   int save = p->eqp_parent;
-  p->eqp_parent = parse_eqp(p, "%s", label);
+  p->eqp_parent = compile_parse_eqp(p, "%s", label);
   core_code(p, s, oc);
   p->eqp_parent = save;
 }
@@ -1372,13 +1384,13 @@ static void set_code(Parse *p, SqlSelect *s, OutCtx *oc) {
   scan_eph(p, u, oc, -1);
 }
 
-int select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
+int compile_select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
   if (parse_failed(p)) return 1;
   if (!s->info || s->info->state != 2) {
-    if (select_resolve(p, s, NULL)) return 1;
+    if (compile_select_resolve(p, s, NULL)) return 1;
   }
   SelInfo *info = s->info;
-  int n = select_ncol(s);
+  int n = compile_select_ncol(s);
   OutCtx oc;
   memset(&oc, 0, sizeof oc);
   oc.dest = dest;
@@ -1394,13 +1406,13 @@ int select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
   }
   if (s->limit) {
     oc.reg_limit = emit_regs(p, 1);
-    expr_code(p, s->limit, oc.reg_limit);
+    compile_expr_code(p, s->limit, oc.reg_limit);
     emit(p, OP_MustBeInt, oc.reg_limit, 0, 0);
     emit(p, OP_IfNot, oc.reg_limit, oc.end_label, 1);
     if (s->offset) {
       oc.reg_offset = emit_regs(p, 1);
       int l = emit_label(p);
-      expr_code(p, s->offset, oc.reg_offset);
+      compile_expr_code(p, s->offset, oc.reg_offset);
       emit(p, OP_MustBeInt, oc.reg_offset, 0, 0);
       emit(p, OP_IfPos, oc.reg_offset, l, 0);
       emit(p, OP_Integer, 0, oc.reg_offset, 0);
@@ -1409,18 +1421,19 @@ int select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
   }
   if (s->limit && !s->prior && s->distinct != 1 && !info->is_agg && info->src &&
       info->src->n == 1 && info->src->a[0].tab && info->src->a[0].tab->vtab)
-    vtab_limit_offer(p, info->src, s, oc.reg_limit, oc.reg_offset); /* compile_vtab.c */
+    compile_vtab_limit_offer(p, info->src, s, oc.reg_limit, oc.reg_offset); /* compile_vtab.c */
   /* an ORDER BY makes no difference to EXISTS (SQLite drops it), nor to
    * groups that come out in that order anyway */
-  if (s->order_by && info->order_col && dest->kind != SD_EXISTS && !window_sorts_output(p, s) &&
-      !group_order_is_order_by(p, s, info) && !single_row_agg(s, info))
+  if (s->order_by && info->order_col && dest->kind != SD_EXISTS &&
+      !compile_window_sorts_output(p, s) && !group_order_is_order_by(p, s, info) &&
+      !single_row_agg(s, info))
     sorter_setup(p, &oc, s, s->order_by, info->order_col);
   if (!s->prior) {
     oc.order_owner = s;
     core_code(p, s, &oc);
   } else {
     int save = p->eqp_parent;
-    p->eqp_parent = parse_eqp(p, "COMPOUND QUERY");
+    p->eqp_parent = compile_parse_eqp(p, "COMPOUND QUERY");
     if (oc.sorter_cur >= 0) {
       /* every row of the compound into the sorter, then sorted out */
       OutCtx so = oc;
@@ -1433,7 +1446,7 @@ int select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
     p->eqp_parent = save;
   }
   if (oc.sorter_cur >= 0) {
-    parse_eqp(p, "USE TEMP B-TREE FOR ORDER BY");
+    compile_parse_eqp(p, "USE TEMP B-TREE FOR ORDER BY");
     sorter_output(p, &oc);
   }
   emit_resolve(p, oc.end_label);
@@ -1455,7 +1468,8 @@ static void rec_cte_code(Parse *p, struct RecCte *r, SrcItem *it) {
     emit(p, OP_InitCoroutine, co, after, a + 1);
   } else {
     /* a correlated CTE is computed again for each outer row */
-    if (!sel_has_correl(r->setup) && !sel_has_correl(r->rec)) emit(p, OP_Once, 0, after, 0);
+    if (!compile_sel_has_correl(r->setup) && !compile_sel_has_correl(r->rec))
+      emit(p, OP_Once, 0, after, 0);
     emit(p, OP_OpenEphemeral, r->cursor, n, 0);
   }
   int q = emit_cursor(p);
@@ -1463,16 +1477,16 @@ static void rec_cte_code(Parse *p, struct RecCte *r, SrcItem *it) {
   if (nk) {
     /* ORDER BY: the queue hands out its smallest row first (SQLite's
      * priority queue); equal keys leave in the order they came */
-    const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1 + n));
-    uint8_t *desc = parse_alloc(p, (size_t)(nk + 1 + n));
+    const Collation **coll = compile_parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1 + n));
+    uint8_t *desc = compile_parse_alloc(p, (size_t)(nk + 1 + n));
     if (!coll || !desc) return;
     for (int i = 0; i < nk; i++) {
       SqlExprItem *t = &r->order_by->a[i];
-      coll[i] = t->expr->op == SQL_E_COLLATE ? sel_coll_of(p, t->expr)
+      coll[i] = t->expr->op == SQL_E_COLLATE ? compile_sel_coll_of(p, t->expr)
                                              : compound_coll(p, r->setup, r->order_col[i]);
       desc[i] = t->sort == SQL_SORT_DESC;
     }
-    KeyInfo *ki = parse_keyinfo(p, nk + 1 + n, coll, desc);
+    KeyInfo *ki = compile_parse_keyinfo(p, nk + 1 + n, coll, desc);
     vm_builder_add_p4(&p->b, OP_OpenEphemeral, q, nk + 1 + n, 0, P4_KEYINFO, ki);
   } else {
     emit(p, OP_OpenEphemeral, q, n, 0);
@@ -1486,13 +1500,13 @@ static void rec_cte_code(Parse *p, struct RecCte *r, SrcItem *it) {
   int rl = 0, ro = 0;
   if (r->limit) {
     rl = emit_regs(p, 1);
-    expr_code(p, r->limit, rl);
+    compile_expr_code(p, r->limit, rl);
     emit(p, OP_MustBeInt, rl, 0, 0);
     emit(p, OP_IfNot, rl, done, 1);
     if (r->offset) {
       ro = emit_regs(p, 1);
       int l = emit_label(p);
-      expr_code(p, r->offset, ro);
+      compile_expr_code(p, r->offset, ro);
       emit(p, OP_MustBeInt, ro, 0, 0);
       emit(p, OP_IfPos, ro, l, 0);
       emit(p, OP_Integer, 0, ro, 0);
@@ -1501,11 +1515,11 @@ static void rec_cte_code(Parse *p, struct RecCte *r, SrcItem *it) {
   }
   SelectDest dq = {SD_CTEQ, q, 0, dcur + 1, n, NULL, r->order_col, nk};
   int save = p->eqp_parent;
-  int top_eqp =
-      parse_eqp(p, "%s %s", co ? "CO-ROUTINE" : "MATERIALIZE", it->name ? it->name : it->tab->name);
+  int top_eqp = compile_parse_eqp(p, "%s %s", co ? "CO-ROUTINE" : "MATERIALIZE",
+                                  it->name ? it->name : it->tab->name);
   p->eqp_parent = top_eqp;
-  p->eqp_parent = parse_eqp(p, "SETUP");
-  select_code(p, r->setup, &dq);
+  p->eqp_parent = compile_parse_eqp(p, "SETUP");
+  compile_select_code(p, r->setup, &dq);
   p->eqp_parent = top_eqp;
   int regs = emit_regs(p, n);
   int rec = emit_regs(p, 3);
@@ -1528,8 +1542,8 @@ static void rec_cte_code(Parse *p, struct RecCte *r, SrcItem *it) {
   }
   if (rl) emit(p, OP_DecrJumpZero, rl, done, 0);
   emit_resolve(p, skipo);
-  p->eqp_parent = parse_eqp(p, "RECURSIVE STEP");
-  select_code(p, r->rec, &dq);
+  p->eqp_parent = compile_parse_eqp(p, "RECURSIVE STEP");
+  compile_select_code(p, r->rec, &dq);
   p->eqp_parent = save;
   emit(p, OP_Goto, 0, top, 0);
   emit_resolve(p, done);
@@ -1538,29 +1552,29 @@ static void rec_cte_code(Parse *p, struct RecCte *r, SrcItem *it) {
 }
 
 static struct RecCte *rec_find(Parse *p, int cursor) {
-  SelectState *st = select_state(p);
+  SelectState *st = compile_select_state(p);
   for (struct RecCte *r = st ? st->recs : NULL; r; r = r->next)
     if (r->cursor == cursor) return r;
   return NULL;
 }
 
-int src_can_coroutine(Parse *p, const SrcItem *it) {
+int compile_src_can_coroutine(Parse *p, const SrcItem *it) {
   if (it->kind != SRC_SUBQUERY || !it->sub || parse_failed(p) || it->refill) return 0;
   struct RecCte *r = rec_find(p, it->cursor);
-  if (sel_cte_shared(it, r)) return 0; /* one table for every use */
+  if (compile_sel_cte_shared(it, r)) return 0; /* one table for every use */
   if (r) return 1;
-  if (sel_tvf_find(p, it->cursor) || it->vtab_idx) return 0; /* filled by an op */
-  SelectState *st = select_state(p);
+  if (compile_sel_tvf_find(p, it->cursor) || it->vtab_idx) return 0; /* filled by an op */
+  SelectState *st = compile_select_state(p);
   for (struct CookieItem *c = st ? st->cookies : NULL; c; c = c->next)
     if (c->cursor == it->cursor) return 0;
   return !it->cte_materialized; /* WITH x AS MATERIALIZED: SQLite materializes it */
 }
 
-void src_code_subquery(Parse *p, SrcItem *it) {
+void compile_src_code_subquery(Parse *p, SrcItem *it) {
   if (parse_failed(p) || !it || it->kind != SRC_SUBQUERY || !it->sub) return;
-  SelectState *st = select_state(p);
+  SelectState *st = compile_select_state(p);
   struct RecCte *rc = rec_find(p, it->cursor);
-  if (!it->co_reg && sel_cte_shared(it, rc)) {
+  if (!it->co_reg && compile_sel_cte_shared(it, rc)) {
     struct CteUse *u = it->cte_use;
     if (!u->coded) { /* the subroutine, here, jumped over */
       u->coded = 1;
@@ -1580,12 +1594,12 @@ void src_code_subquery(Parse *p, SrcItem *it) {
         rc->cursor = cur;
         it->name = nm;
       } else {
-        int n = select_ncol(it->sub);
+        int n = compile_select_ncol(it->sub);
         emit(p, OP_OpenEphemeral, u->shared, n, 0);
         SelectDest d = {SD_TABLE, u->shared, 0, 0, n, NULL, NULL, 0};
         int save = p->eqp_parent;
-        p->eqp_parent = parse_eqp(p, "MATERIALIZE %s", u->cte->name);
-        select_code(p, it->sub, &d);
+        p->eqp_parent = compile_parse_eqp(p, "MATERIALIZE %s", u->cte->name);
+        compile_select_code(p, it->sub, &d);
         p->eqp_parent = save;
       }
       emit_resolve(p, done);
@@ -1613,32 +1627,32 @@ void src_code_subquery(Parse *p, SrcItem *it) {
       emit(p, OP_Insert, it->cursor, r + 1, r + 2);
       return;
     }
-  struct TvfItem *ti = sel_tvf_find(p, it->cursor);
+  struct TvfItem *ti = compile_sel_tvf_find(p, it->cursor);
   if (ti) { /* table-valued function: open once; filled now or per loop */
     int opened = emit_label(p);
     emit(p, OP_Once, 0, opened, 0);
     emit(p, OP_OpenEphemeral, it->cursor, it->tab->ncol, 0);
     emit_resolve(p, opened);
-    if (!it->refill) sel_tvf_fill(p, ti, it);
+    if (!it->refill) compile_sel_tvf_fill(p, ti, it);
     return;
   }
   if (it->co_reg) { /* a co-routine: started again here, yields each row */
     int after = emit_label(p), a = emit_addr(p);
-    int n = select_ncol(it->sub);
+    int n = compile_select_ncol(it->sub);
     emit(p, OP_InitCoroutine, it->co_reg, after, a + 1);
     SelectDest d = {SD_COROUTINE, 0, it->co_reg, it->co_out, n, NULL, NULL, 0};
     int save = p->eqp_parent;
-    p->eqp_parent = parse_eqp(p, "CO-ROUTINE %s", it->name ? it->name : it->tab->name);
-    select_code(p, it->sub, &d);
+    p->eqp_parent = compile_parse_eqp(p, "CO-ROUTINE %s", it->name ? it->name : it->tab->name);
+    compile_select_code(p, it->sub, &d);
     p->eqp_parent = save;
     emit(p, OP_EndCoroutine, it->co_reg, 0, 0);
     emit_resolve(p, after);
     return;
   }
-  int correlated = sel_has_correl(it->sub);
+  int correlated = compile_sel_has_correl(it->sub);
   int skip = emit_label(p);
   if (!correlated) emit(p, OP_Once, 0, skip, 0);
-  int n = select_ncol(it->sub);
+  int n = compile_select_ncol(it->sub);
   emit(p, OP_OpenEphemeral, it->cursor, n, 0);
   SelectDest d = {SD_TABLE, it->cursor, 0, 0, n, NULL, NULL, 0};
   int save = p->eqp_parent;
@@ -1646,8 +1660,8 @@ void src_code_subquery(Parse *p, SrcItem *it) {
   const char *mname = it->ast && it->ast->name && !it->ast->select ? it->ast->name
                       : it->name                                   ? it->name
                                                                    : it->tab->name;
-  p->eqp_parent = parse_eqp(p, "MATERIALIZE %s", mname);
-  select_code(p, it->sub, &d);
+  p->eqp_parent = compile_parse_eqp(p, "MATERIALIZE %s", mname);
+  compile_select_code(p, it->sub, &d);
   p->eqp_parent = save;
   emit_resolve(p, skip);
 }

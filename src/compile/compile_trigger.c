@@ -4,7 +4,7 @@
  * sub-program (a nested Parse with its own VmBuilder) and call it with
  * Program.
  *
- * Owns: trigger_code, trigger_exists.
+ * Owns: compile_trigger_code, compile_trigger_exists.
  *
  * Register layout passed to the sub-program (Program p1 = base): OLD rowid at
  * base, OLD columns at base+1.., NEW rowid at base+ncol+1, NEW columns after
@@ -63,18 +63,18 @@ static TrigFrame *root_frame(Parse *p) {
  * SQLite lists them: a "-- TRIGGER t" row whose parent is no row (so a
  * shell's plan tree leaves it out), the program's rows under it, then the
  * blocks of the triggers it fires. The block waits in p's eqp_trig (ids in
- * p's numbering) and follows p's own rows (compile.c, trigger_eqp_flush;
+ * p's numbering) and follows p's own rows (compile.c, compile_trigger_eqp_flush;
  * for p a trigger program, here). */
 static int eqp_trig_add(Parse *p, int id, int parent, const char *detail) {
   if (p->neqp_trig == p->capeqp_trig) {
     int cap = p->capeqp_trig ? p->capeqp_trig * 2 : 8;
-    EqpRow *a = parse_alloc(p, sizeof *a * (size_t)cap);
+    EqpRow *a = compile_parse_alloc(p, sizeof *a * (size_t)cap);
     if (!a) return 1;
     if (p->neqp_trig) memcpy(a, p->eqp_trig, sizeof *a * (size_t)p->neqp_trig);
     p->eqp_trig = a;
     p->capeqp_trig = cap;
   }
-  const char *d = parse_strdup(p, detail);
+  const char *d = compile_parse_strdup(p, detail);
   if (!d) return 1;
   p->eqp_trig[p->neqp_trig++] = (EqpRow){id, parent, d};
   return 0;
@@ -85,7 +85,7 @@ static void eqp_take_trigger(Parse *p, Parse *np, const Trigger *t) {
   int orphan = head + np->eqp_next_id + 1; /* past every id given below */
   char *z = util_mprintf("-- TRIGGER %s", t->name);
   if (!z) {
-    parse_nomem(p);
+    compile_parse_nomem(p);
     return;
   }
   int bad = eqp_trig_add(p, head, orphan, z);
@@ -97,16 +97,17 @@ static void eqp_take_trigger(Parse *p, Parse *np, const Trigger *t) {
       bad = eqp_trig_add(p, rows[i].id + head, rows[i].parent ? rows[i].parent + head : head,
                          rows[i].detail);
   }
-  if (bad) parse_nomem(p);
+  if (bad) compile_parse_nomem(p);
   p->eqp_next_id = orphan;
 }
 
-void trigger_eqp_flush(Parse *p) {
+void compile_trigger_eqp_flush(Parse *p) {
   int next = p->eqp_next_id; /* the rows keep their ids */
   for (int i = 0; i < p->neqp_trig; i++) {
     int saved = p->eqp_parent;
     p->eqp_parent = p->eqp_trig[i].parent;
-    if (parse_eqp(p, "%s", p->eqp_trig[i].detail) > 0) p->eqp[p->neqp - 1].id = p->eqp_trig[i].id;
+    if (compile_parse_eqp(p, "%s", p->eqp_trig[i].detail) > 0)
+      p->eqp[p->neqp - 1].id = p->eqp_trig[i].id;
     p->eqp_parent = saved;
   }
   p->eqp_next_id = next;
@@ -119,14 +120,14 @@ void trigger_eqp_flush(Parse *p) {
  * (CompileEnv.no_triggers). Returns how many (0..2) in sc[], databases
  * in idb[]. */
 static int trigger_schemas(Parse *p, const Table *tab, Schema *sc[2], int idb[2]) {
-  int n = 0, d = parse_table_db(p, tab);
-  Schema *own = parse_ndb(p) > 1 ? parse_db_schema(p, d) : p->schema;
+  int n = 0, d = compile_parse_table_db(p, tab);
+  Schema *own = compile_parse_ndb(p) > 1 ? compile_parse_db_schema(p, d) : p->schema;
   if (!own) own = p->schema;
   if (own) {
     idb[n] = d;
     sc[n++] = own;
   }
-  Schema *tmp = parse_ndb(p) > 1 && d != 1 ? parse_db_schema(p, 1) : NULL;
+  Schema *tmp = compile_parse_ndb(p) > 1 && d != 1 ? compile_parse_db_schema(p, 1) : NULL;
   if (tmp && tmp != own && tmp->triggers.n > 0 && !schema_find_table(tmp, tab->name)) {
     idb[n] = 1;
     sc[n++] = tmp;
@@ -143,11 +144,11 @@ static int trigger_schemas(Parse *p, const Table *tab, Schema *sc[2], int idb[2]
   return n;
 }
 
-int trigger_exists(Parse *p, const Table *tab, int op, int timing) {
+int compile_trigger_exists(Parse *p, const Table *tab, int op, int timing) {
   if (p->disable_triggers) return 0;
   int any = 0; /* the common case: no database has a trigger at all */
-  for (int i = 0, n = parse_ndb(p); i < n && !any; i++) {
-    const Schema *s = parse_db_schema(p, i);
+  for (int i = 0, n = compile_parse_ndb(p); i < n && !any; i++) {
+    const Schema *s = compile_parse_db_schema(p, i);
     any = s && s->triggers.n > 0; /* n counts removed slots too: never a false 0 */
   }
   if (!any) return 0;
@@ -172,7 +173,7 @@ static int cmp_trig_desc(const void *a, const void *b) {
 static int update_of_hit(const Trigger *t, const Table *tab, const uint8_t *changed) {
   if (t->nupdate_of == 0 || !changed) return 1;
   for (int i = 0; i < t->nupdate_of; i++) {
-    int j = table_column_index(tab, t->update_of[i]);
+    int j = schema_table_column_index(tab, t->update_of[i]);
     if (j >= 0 && changed[j]) return 1;
   }
   return 0;
@@ -190,8 +191,8 @@ static VmProgram *trigger_program(Parse *p, const Trigger *t, const Table *tab, 
   Parse *np = &f.p;
   np->env = p->env;
   np->schema = p->schema;
-  if (parse_ndb(p) > 1) { /* a non-TEMP trigger's body only sees its own database */
-    parse_set_db(np, tdb);
+  if (compile_parse_ndb(p) > 1) { /* a non-TEMP trigger's body only sees its own database */
+    compile_parse_set_db(np, tdb);
     np->scope_db1 = tdb == 1 ? 0 : tdb + 1;
   }
   np->sql = t->sql;
@@ -210,15 +211,16 @@ static VmProgram *trigger_program(Parse *p, const Trigger *t, const Table *tab, 
   int rc = sql_parse(&np->arena, t->sql, -1, &cs, NULL, &perr);
   if (rc || !cs || cs->kind != SQL_STMT_CREATE_TRIGGER) {
     if (rc == SHALE_NOMEM)
-      parse_nomem(p);
+      compile_parse_nomem(p);
     else
-      parse_error(p, "malformed trigger %s%s%s", t->name, perr ? ": " : "", perr ? perr : "");
+      compile_parse_error(p, "malformed trigger %s%s%s", t->name, perr ? ": " : "",
+                          perr ? perr : "");
     shale_free(perr);
     util_arena_free(&np->arena);
     return NULL;
   }
   if (vm_builder_init(&np->b, NULL)) {
-    parse_nomem(p);
+    compile_parse_nomem(p);
     util_arena_free(&np->arena);
     return NULL;
   }
@@ -229,7 +231,7 @@ static VmProgram *trigger_program(Parse *p, const Trigger *t, const Table *tab, 
   int body = emit_addr(np);
   if (t->name) { /* what sqlite3_trace_v2 reports for a trigger run (as SQLite) */
     char *z = util_mprintf("-- TRIGGER %s", t->name);
-    if (!z) parse_nomem(np);
+    if (!z) compile_parse_nomem(np);
     vm_builder_add_text(&np->b, OP_Trace, 0, 0, 0, z ? z : "", -1);
     shale_free(z);
   }
@@ -239,25 +241,26 @@ static VmProgram *trigger_program(Parse *p, const Trigger *t, const Table *tab, 
   nc.trig_tab = tab;
   nc.trig_mask = t->event == TRIGGER_INSERT ? 2 : t->event == TRIGGER_DELETE ? 1 : 3;
   if (ct->when) {
-    if (!resolve_expr(np, &nc, ct->when) && !parse_failed(np)) expr_if_false(np, ct->when, end, 1);
+    if (!compile_resolve_expr(np, &nc, ct->when) && !parse_failed(np))
+      compile_expr_if_false(np, ct->when, end, 1);
   }
   for (int i = 0; i < ct->nstmts && !parse_failed(np); i++) {
     SqlStmt *st = ct->stmts[i];
     if (st->span.len > 0 && t->name) {
       char *z = util_mprintf("-- %.*s", st->span.len, t->sql + st->span.start);
-      if (!z) parse_nomem(np);
+      if (!z) compile_parse_nomem(np);
       vm_builder_add_text(&np->b, OP_Trace, 0, 0, 0, z ? z : "", -1);
       shale_free(z);
     }
     if (st->kind == SQL_STMT_SELECT) {
-      int auth = parse_auth(np, AUTH_SELECT, NULL, NULL, NULL);
+      int auth = compile_parse_auth(np, AUTH_SELECT, NULL, NULL, NULL);
       if (auth == AUTH_DENY) break;
       if (auth == AUTH_IGNORE) continue;
-      if (select_resolve(np, st->u.select, &nc) || parse_failed(np)) break;
+      if (compile_select_resolve(np, st->u.select, &nc) || parse_failed(np)) break;
       SelectDest d;
       memset(&d, 0, sizeof d);
       d.kind = SD_DISCARD;
-      select_code(np, st->u.select, &d);
+      compile_select_code(np, st->u.select, &d);
     } else {
       compile_stmt(np, st);
     }
@@ -272,15 +275,15 @@ static VmProgram *trigger_program(Parse *p, const Trigger *t, const Table *tab, 
   emit(np, OP_Goto, 0, body, 0);
   if (parse_failed(np)) {
     if (np->rc == SHALE_NOMEM)
-      parse_nomem(p);
+      compile_parse_nomem(p);
     else
-      parse_error_code(p, np->rc, "%s", np->errmsg ? np->errmsg : "error in trigger");
+      compile_parse_error_code(p, np->rc, "%s", np->errmsg ? np->errmsg : "error in trigger");
     vm_builder_abort(&np->b);
   } else if (np->b.rc) {
-    parse_nomem(p);
+    compile_parse_nomem(p);
     vm_builder_abort(&np->b);
   } else if (vm_builder_finish(&np->b, &sub)) {
-    parse_nomem(p);
+    compile_parse_nomem(p);
     sub = NULL;
   }
   if (np->is_explain == 2 && !parse_failed(p)) eqp_take_trigger(p, np, t);
@@ -295,14 +298,15 @@ static VmProgram *trigger_program(Parse *p, const Trigger *t, const Table *tab, 
 
 /* The database whose schema holds trigger t (p->idb when none does). */
 static int trigger_db(Parse *p, const Trigger *t) {
-  for (int i = 0; i < parse_ndb(p); i++) {
-    const Schema *s = parse_db_schema(p, i);
+  for (int i = 0; i < compile_parse_ndb(p); i++) {
+    const Schema *s = compile_parse_db_schema(p, i);
     if (s && schema_find_trigger(s, t->name) == t) return i;
   }
   return p->idb;
 }
 
-VmProgram *trigger_program_of(Parse *p, const Trigger *t, const Table *tab, int on_conflict) {
+VmProgram *compile_trigger_program_of(Parse *p, const Trigger *t, const Table *tab,
+                                      int on_conflict) {
   return trigger_program(p, t, tab, on_conflict, trigger_db(p, t));
 }
 
@@ -315,10 +319,10 @@ static VmProgram **trigger_cell(Parse *p, const Trigger *t, const Table *tab, in
   for (struct TrigProg *x = root->trig_progs; x; x = x->next)
     if (x->t == t && x->oe == oe)
       return x->cell; /* t names its table (a view's: rebuilt per use) */
-  struct TrigProg *x = parse_alloc(root, sizeof *x);
+  struct TrigProg *x = compile_parse_alloc(root, sizeof *x);
   VmProgram **cell = root->b.prog ? util_arena_alloc(&root->b.prog->arena, sizeof *cell) : NULL;
   if (!x || !cell) {
-    parse_nomem(p);
+    compile_parse_nomem(p);
     return NULL;
   }
   *cell = NULL;
@@ -330,15 +334,15 @@ static VmProgram **trigger_cell(Parse *p, const Trigger *t, const Table *tab, in
   VmProgram *sub = trigger_program(p, t, tab, oe, tdb);
   if (!sub) return NULL;
   if (vm_builder_adopt(&root->b, sub)) {
-    parse_nomem(p);
+    compile_parse_nomem(p);
     return NULL;
   }
   *cell = sub;
   return cell;
 }
 
-void trigger_code(Parse *p, const Table *tab, int op, int timing, const uint8_t *changed,
-                  int old_reg, int new_reg, int on_conflict, int on_ignore) {
+void compile_trigger_code(Parse *p, const Table *tab, int op, int timing, const uint8_t *changed,
+                          int old_reg, int new_reg, int on_conflict, int on_ignore) {
   if (!p->schema || parse_failed(p) || p->disable_triggers) return;
   Trigger *list[64];
   int ldb[64];

@@ -4,7 +4,7 @@
  * pass or collected first, the old row in registers for triggers, foreign
  * keys and RETURNING, the new row checked and written by the Writer.
  *
- * Owns: dml_update, dml_delete, dml_reseek_row.
+ * Owns: compile_dml_update, compile_dml_delete, compile_dml_reseek_row.
  *
  * Invariants:
  *  1. Column affinity is applied to the new row (Affinity) before BEFORE
@@ -36,7 +36,7 @@ typedef struct RowList {
 /* Collect the rows of the planned loop wi (over src item 0, cursor scur):
  * rowids in a RowSet (read back in rowid order), PRIMARY KEYs of a WITHOUT
  * ROWID table in an ephemeral index (PRIMARY KEY order), as SQLite's
- * two-pass UPDATE/DELETE. Emits the loop (where_code) and closes it. */
+ * two-pass UPDATE/DELETE. Emits the loop (compile_where_code) and closes it. */
 static void collect_rows(Parse *p, WhereInfo *wi, int scur, Table *tab, RowList *rl) {
   memset(rl, 0, sizeof *rl);
   rl->eph = -1;
@@ -46,14 +46,14 @@ static void collect_rows(Parse *p, WhereInfo *wi, int scur, Table *tab, RowList 
     emit(p, OP_Null, 0, rl->set, 0);
   } else {
     rl->eph = emit_cursor(p);
-    KeyInfo *ki = parse_keyinfo(p, rl->nkey, NULL, NULL);
+    KeyInfo *ki = compile_parse_keyinfo(p, rl->nkey, NULL, NULL);
     if (!ki) return;
     vm_builder_add_p4(&p->b, OP_OpenEphemeral, rl->eph, rl->nkey, 0, P4_KEYINFO, ki);
   }
-  if (where_code(wi)) return;
+  if (compile_where_code(wi)) return;
   int k = emit_regs(p, rl->nkey);
   if (tab->without_rowid) {
-    for (int j = 0; j < tab->npk; j++) code_column(p, tab, scur, tab->pk_cols[j], k + j);
+    for (int j = 0; j < tab->npk; j++) compile_code_column(p, tab, scur, tab->pk_cols[j], k + j);
     int rec = emit_regs(p, 1);
     emit(p, OP_MakeRecord, k, rl->nkey, rec);
     emit(p, OP_IdxInsert, rl->eph, rec, 0);
@@ -61,7 +61,7 @@ static void collect_rows(Parse *p, WhereInfo *wi, int scur, Table *tab, RowList 
     emit(p, OP_Rowid, scur, k, 0);
     emit(p, OP_RowSetAdd, rl->set, k, 0);
   }
-  where_end(wi);
+  compile_where_end(wi);
 }
 
 static int sub_cb(SqlWalker *w, SqlSelect *s) {
@@ -95,10 +95,10 @@ static int has_subquery(SqlExpr *e) {
 enum { ONEPASS_OFF, ONEPASS_ONE, ONEPASS_MULTI };
 
 static int onepass_mode(WhereInfo *wi, int multi_ok, const uint8_t *chg) {
-  if (where_one_row(wi)) return ONEPASS_ONE;
+  if (compile_where_one_row(wi)) return ONEPASS_ONE;
   if (!multi_ok) return ONEPASS_OFF;
-  const Index *x = where_scan_index(wi);
-  if (x && chg && dml_index_affected(x, chg)) return ONEPASS_OFF;
+  const Index *x = compile_where_scan_index(wi);
+  if (x && chg && compile_dml_index_affected(x, chg)) return ONEPASS_OFF;
   return ONEPASS_MULTI;
 }
 
@@ -111,15 +111,15 @@ static void collect_rows_limited(Parse *p, const SqlSrcItem *item, const SqlExpr
   memset(rl, 0, sizeof *rl);
   rl->eph = -1;
   rl->nkey = tab->without_rowid ? tab->npk : 1;
-  SqlSelect *sel = parse_alloc(p, sizeof *sel);
-  SqlExprList *cols = parse_alloc(p, sizeof *cols);
-  SqlSrcList *from = parse_alloc(p, sizeof *from);
-  SqlSrcItem *it = parse_alloc(p, sizeof *it);
+  SqlSelect *sel = compile_parse_alloc(p, sizeof *sel);
+  SqlExprList *cols = compile_parse_alloc(p, sizeof *cols);
+  SqlSrcList *from = compile_parse_alloc(p, sizeof *from);
+  SqlSrcItem *it = compile_parse_alloc(p, sizeof *it);
   if (!sel || !cols || !from || !it) return;
-  cols->a = parse_alloc(p, (size_t)rl->nkey * sizeof *cols->a);
+  cols->a = compile_parse_alloc(p, (size_t)rl->nkey * sizeof *cols->a);
   if (!cols->a) return;
   for (int j = 0; j < rl->nkey; j++) {
-    SqlExpr *e = parse_alloc(p, sizeof *e);
+    SqlExpr *e = compile_parse_alloc(p, sizeof *e);
     if (!e) return;
     e->op = SQL_E_ID;
     e->height = 1;
@@ -135,16 +135,16 @@ static void collect_rows_limited(Parse *p, const SqlSrcItem *item, const SqlExpr
   sel->kind = SQL_SEL_SELECT;
   sel->cols = cols;
   sel->from = from;
-  sel->where = dml_expr_dup(p, where);
-  sel->order_by = dml_list_dup(p, order_by);
-  sel->limit = dml_expr_dup(p, limit);
-  sel->offset = dml_expr_dup(p, offset);
+  sel->where = compile_dml_expr_dup(p, where);
+  sel->order_by = compile_dml_list_dup(p, order_by);
+  sel->limit = compile_dml_expr_dup(p, limit);
+  sel->offset = compile_dml_expr_dup(p, offset);
   sel->with = with;
   if (parse_failed(p)) return;
   NameCtx nc;
   memset(&nc, 0, sizeof nc);
-  dml_trig_nc(p, &nc);
-  if (select_resolve(p, sel, p->nested ? &nc : NULL) || parse_failed(p)) return;
+  compile_dml_trig_nc(p, &nc);
+  if (compile_select_resolve(p, sel, p->nested ? &nc : NULL) || parse_failed(p)) return;
   rl->eph = emit_cursor(p);
   emit(p, OP_OpenEphemeral, rl->eph, rl->nkey, 0);
   SelectDest d;
@@ -152,7 +152,7 @@ static void collect_rows_limited(Parse *p, const SqlSrcItem *item, const SqlExpr
   d.kind = SD_TABLE;
   d.cursor = rl->eph;
   d.nreg = rl->nkey;
-  select_code(p, sel, &d);
+  compile_select_code(p, sel, &d);
 }
 
 /* Loop head over collected rows: positions the writer's table cursor on
@@ -203,8 +203,9 @@ static void rows_loop_end(Parse *p, RowList *rl, int top, int next) {
 static int dml_loop_begin(Parse *p, WhereInfo *wi, int onepass, Writer *w, RowList *rl, int scur,
                           int done, int *top) {
   if (onepass) {
-    if (where_code(wi)) return 0;
-    return onepass == ONEPASS_ONE ? where_break_label(wi) : where_continue_label(wi);
+    if (compile_where_code(wi)) return 0;
+    return onepass == ONEPASS_ONE ? compile_where_break_label(wi)
+                                  : compile_where_continue_label(wi);
   }
   if (wi) collect_rows(p, wi, scur, w->tab, rl);
   if (parse_failed(p)) return 0;
@@ -219,13 +220,13 @@ static void dml_loop_end(Parse *p, WhereInfo *wi, int onepass, RowList *rl, int 
     rows_loop_end(p, rl, top, next);
     return;
   }
-  if (onepass == ONEPASS_ONE) emit(p, OP_Goto, 0, where_break_label(wi), 0);
-  where_end(wi);
+  if (onepass == ONEPASS_ONE) emit(p, OP_Goto, 0, compile_where_break_label(wi), 0);
+  compile_where_end(wi);
 }
 
 /* Reposition the table cursor on the old row after triggers ran; -> next
  * if it is gone. */
-void dml_reseek_row(Parse *p, Writer *w, int old, int next) {
+void compile_dml_reseek_row(Parse *p, Writer *w, int old, int next) {
   Table *tab = w->tab;
   if (tab->without_rowid) {
     for (int j = 0; j < tab->npk; j++)
@@ -236,44 +237,45 @@ void dml_reseek_row(Parse *p, Writer *w, int old, int next) {
   }
 }
 
-int dml_update(Parse *p, const SqlStmt *s) {
+int compile_dml_update(Parse *p, const SqlStmt *s) {
   const SqlUpdate *u = &s->u.update;
   int nsetcol = 0; /* SQLite's SQLITE_LIMIT_COLUMN check, made while parsing */
   for (int i = 0; u->set && i < u->set->n; i++)
     nsetcol += u->set->a[i].names ? u->set->a[i].nnames : 1;
   if (p->env && p->env->max_columns > 0 && nsetcol > p->env->max_columns) {
-    parse_error(p, "too many columns in set list");
+    compile_parse_error(p, "too many columns in set list");
     return 1;
   }
   if (u->order_by && !u->limit) {
-    parse_error(p, "ORDER BY without LIMIT on UPDATE");
+    compile_parse_error(p, "ORDER BY without LIMIT on UPDATE");
     return 1;
   }
   if (u->with) {
-    dml_attach_with(u->with, u->where);
-    dml_attach_with_list(u->with, u->set);
-    dml_attach_with_list(u->with, u->returning);
-    dml_attach_with_list(u->with, u->order_by);
+    compile_dml_attach_with(u->with, u->where);
+    compile_dml_attach_with_list(u->with, u->set);
+    compile_dml_attach_with_list(u->with, u->returning);
+    compile_dml_attach_with_list(u->with, u->order_by);
   }
   View *view = NULL;
-  Table *tab = dml_table(p, u->table->schema, u->table->name, &view);
+  Table *tab = compile_dml_table(p, u->table->schema, u->table->name, &view);
   if (!tab && view)
-    return dml_view_dml(p, view, TRIGGER_UPDATE, u->table->alias, u->set, u->where,
-                        dml_stmt_oe_of(p, u->or_conflict));
-  if (tab && tab->vtab) return vtab_update_stmt(p, u, tab, dml_stmt_oe_of(p, u->or_conflict));
+    return compile_dml_view_dml(p, view, TRIGGER_UPDATE, u->table->alias, u->set, u->where,
+                                compile_dml_stmt_oe_of(p, u->or_conflict));
+  if (tab && tab->vtab)
+    return compile_vtab_update_stmt(p, u, tab, compile_dml_stmt_oe_of(p, u->or_conflict));
   if (!tab || parse_failed(p)) return 1;
-  int stmt_oe = dml_stmt_oe_of(p, u->or_conflict);
+  int stmt_oe = compile_dml_stmt_oe_of(p, u->or_conflict);
   SrcList *src;
   if (u->from) {
     /* UPDATE ... FROM: the target joined with the FROM list */
     if (u->limit) {
-      parse_error(p, "this form of UPDATE ... FROM is not supported yet");
+      compile_parse_error(p, "this form of UPDATE ... FROM is not supported yet");
       return 1;
     }
-    SqlSrcList *all = parse_alloc(p, sizeof *all);
+    SqlSrcList *all = compile_parse_alloc(p, sizeof *all);
     if (!all) return 1;
     all->n = all->cap = u->from->n + 1;
-    all->a = parse_alloc(p, (size_t)all->n * sizeof *all->a);
+    all->a = compile_parse_alloc(p, (size_t)all->n * sizeof *all->a);
     if (!all->a) return 1;
     all->a[0] = *u->table;
     for (int i = 0; i < u->from->n; i++) all->a[i + 1] = u->from->a[i];
@@ -281,28 +283,28 @@ int dml_update(Parse *p, const SqlStmt *s) {
       all->a[1].jointype = SQL_JOIN_INNER | SQL_JOIN_COMMA;
     NameCtx onc;
     memset(&onc, 0, sizeof onc);
-    dml_trig_nc(p, &onc);
-    src = src_from_ast(p, all, p->nested ? &onc : NULL);
+    compile_dml_trig_nc(p, &onc);
+    src = compile_src_from_ast(p, all, p->nested ? &onc : NULL);
     if (!src || parse_failed(p)) return 1;
     if (src->a[0].tab != tab || src->a[0].kind != SRC_TABLE) {
-      parse_error(p, "this form of UPDATE ... FROM is not supported yet");
+      compile_parse_error(p, "this form of UPDATE ... FROM is not supported yet");
       return 1;
     }
   } else {
-    src = src_single(p, tab, u->table->alias);
+    src = compile_src_single(p, tab, u->table->alias);
   }
   if (!src) return 1;
   NameCtx nc;
   memset(&nc, 0, sizeof nc);
   nc.src = src;
-  dml_trig_nc(p, &nc);
+  compile_dml_trig_nc(p, &nc);
 
   if (u->from) {
-    if (src_resolve_joins(p, src) || parse_failed(p)) return 1;
+    if (compile_src_resolve_joins(p, src) || parse_failed(p)) return 1;
     for (int i = 1; i < src->n; i++) {
       if (!src->a[i].on) continue;
       nc.flags |= NC_IN_ON;
-      int bad = resolve_expr(p, &nc, src->a[i].on) || parse_failed(p);
+      int bad = compile_resolve_expr(p, &nc, src->a[i].on) || parse_failed(p);
       nc.flags &= ~NC_IN_ON;
       if (bad) return 1;
     }
@@ -310,26 +312,26 @@ int dml_update(Parse *p, const SqlStmt *s) {
 
   /* SET targets */
   int ncol = tab->ncol;
-  SqlExpr **set = parse_alloc(p, (size_t)(ncol ? ncol : 1) * sizeof *set);
-  uint8_t *changed = parse_alloc(p, (size_t)(ncol ? ncol : 1));
+  SqlExpr **set = compile_parse_alloc(p, (size_t)(ncol ? ncol : 1) * sizeof *set);
+  uint8_t *changed = compile_parse_alloc(p, (size_t)(ncol ? ncol : 1));
   if (!set || !changed) return 1;
   SqlExpr *rowid_expr = NULL;
   /* SET (a, b) = (SELECT ...): the subquery fills n registers per row */
-  SqlSelect **rsub = parse_alloc(p, (size_t)u->set->n * sizeof *rsub);
-  int *rbase = parse_alloc(p, (size_t)u->set->n * sizeof(int));
+  SqlSelect **rsub = compile_parse_alloc(p, (size_t)u->set->n * sizeof *rsub);
+  int *rbase = compile_parse_alloc(p, (size_t)u->set->n * sizeof(int));
   if (!rsub || !rbase) return 1;
   for (int i = 0; i < u->set->n; i++) {
     SqlExprItem *it = &u->set->a[i];
     int nn = it->nnames > 0 ? it->nnames : 1;
     if (it->nnames > 0 && it->expr->op == SQL_E_SUBQUERY && u->from) {
-      parse_error(p, "this form of UPDATE ... FROM is not supported yet");
+      compile_parse_error(p, "this form of UPDATE ... FROM is not supported yet");
       return 1;
     }
     if (it->nnames > 0 && it->expr->op == SQL_E_SUBQUERY) {
-      if (select_resolve(p, it->expr->select, &nc) || parse_failed(p)) return 1;
-      int w = select_ncol(it->expr->select);
+      if (compile_select_resolve(p, it->expr->select, &nc) || parse_failed(p)) return 1;
+      int w = compile_select_ncol(it->expr->select);
       if (w != it->nnames) {
-        parse_error(p, "%d columns assigned %d values", it->nnames, w);
+        compile_parse_error(p, "%d columns assigned %d values", it->nnames, w);
         return 1;
       }
       rsub[i] = it->expr->select;
@@ -339,8 +341,8 @@ int dml_update(Parse *p, const SqlStmt *s) {
       const char *nm = it->nnames > 0 ? it->names[k] : it->name;
       SqlExpr *e;
       if (rsub[i]) {
-        SqlExpr *nul = parse_alloc(p, sizeof *nul);
-        e = parse_alloc(p, sizeof *e);
+        SqlExpr *nul = compile_parse_alloc(p, sizeof *nul);
+        e = compile_parse_alloc(p, sizeof *e);
         if (!e || !nul) return 1;
         nul->op = SQL_E_NULL;
         nul->height = 1;
@@ -350,27 +352,27 @@ int dml_update(Parse *p, const SqlStmt *s) {
         e->orig = nul;
       } else if (it->nnames > 0) {
         if (it->expr->op != SQL_E_ROW || !it->expr->list || it->expr->list->n != it->nnames) {
-          parse_error(p, "%d columns assigned %d values", it->nnames,
-                      it->expr->op == SQL_E_ROW && it->expr->list ? it->expr->list->n : 1);
+          compile_parse_error(p, "%d columns assigned %d values", it->nnames,
+                              it->expr->op == SQL_E_ROW && it->expr->list ? it->expr->list->n : 1);
           return 1;
         }
         e = it->expr->list->a[k].expr;
       } else {
         e = it->expr;
       }
-      if (!rsub[i]) e = dml_expr_dup(p, e);
+      if (!rsub[i]) e = compile_dml_expr_dup(p, e);
       if (!e) return 1;
-      int j = table_column_index(tab, nm);
+      int j = schema_table_column_index(tab, nm);
       if (j < 0) {
-        if (dml_is_rowid_name(nm) && !tab->without_rowid) {
+        if (compile_dml_is_rowid_name(nm) && !tab->without_rowid) {
           rowid_expr = e;
           continue;
         }
-        parse_error(p, "no such column: %s", nm);
+        compile_parse_error(p, "no such column: %s", nm);
         return 1;
       }
       if (tab->cols[j].gen) {
-        parse_error(p, "cannot UPDATE generated column \"%s\"", tab->cols[j].name);
+        compile_parse_error(p, "cannot UPDATE generated column \"%s\"", tab->cols[j].name);
         return 1;
       }
       set[j] = e;
@@ -379,10 +381,11 @@ int dml_update(Parse *p, const SqlStmt *s) {
     }
   }
   for (int j = 0; j < ncol; j++) {
-    if (set[j] && set[j]->op != SQL_E_REG && (resolve_expr(p, &nc, set[j]) || parse_failed(p)))
+    if (set[j] && set[j]->op != SQL_E_REG &&
+        (compile_resolve_expr(p, &nc, set[j]) || parse_failed(p)))
       return 1;
     if (set[j] && p->env && p->env->auth) { /* UPDATE per column; IGNORE keeps it as it is */
-      int rc = parse_auth(p, AUTH_UPDATE, tab->name, tab->cols[j].name, "main");
+      int rc = compile_parse_auth(p, AUTH_UPDATE, tab->name, tab->cols[j].name, "main");
       if (rc == AUTH_DENY) return 1;
       if (rc == AUTH_IGNORE) {
         if (rowid_expr == set[j]) rowid_expr = NULL;
@@ -391,16 +394,17 @@ int dml_update(Parse *p, const SqlStmt *s) {
       }
     }
   }
-  if (rowid_expr && tab->rowid_alias < 0 && (resolve_expr(p, &nc, rowid_expr) || parse_failed(p)))
+  if (rowid_expr && tab->rowid_alias < 0 &&
+      (compile_resolve_expr(p, &nc, rowid_expr) || parse_failed(p)))
     return 1;
-  SqlExpr *where = dml_expr_dup(p, u->where);
-  if (where && (resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
+  SqlExpr *where = compile_dml_expr_dup(p, u->where);
+  if (where && (compile_resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
   if (u->from && rowid_expr) {
-    parse_error(p, "this form of UPDATE ... FROM is not supported yet");
+    compile_parse_error(p, "this form of UPDATE ... FROM is not supported yet");
     return 1;
   }
 
-  parse_need_write(p);
+  compile_parse_need_write(p);
   /* SQLite changes rows in scan order (one pass) unless the key changes, a
    * REPLACE may delete rows, or triggers run; then in key order */
   int replace = stmt_oe == SQL_OE_REPLACE;
@@ -414,9 +418,9 @@ int dml_update(Parse *p, const SqlStmt *s) {
   int key_change = rowid_expr != NULL;
   for (int j = 0; j < ncol; j++)
     if (set[j] && tab->cols[j].pk) key_change = 1;
-  int trig = trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE) ||
-             trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER);
-  int fk = fk_required(p, tab, changed, rowid_expr != NULL);
+  int trig = compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE) ||
+             compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER);
+  int fk = compile_fk_required(p, tab, changed, rowid_expr != NULL);
   if (trig || fk || u->from || u->limit) p->multi_write = 1;
   RowList rl;
   memset(&rl, 0, sizeof rl);
@@ -434,76 +438,76 @@ int dml_update(Parse *p, const SqlStmt *s) {
     rl.eph = emit_cursor(p);
     if (tab->without_rowid) {
       rl.nkey = tab->npk; /* an index on the PRIMARY KEY, the values after it */
-      KeyInfo *ki = parse_keyinfo(p, tab->npk, NULL, NULL);
+      KeyInfo *ki = compile_parse_keyinfo(p, tab->npk, NULL, NULL);
       if (!ki) return 1;
       vm_builder_add_p4(&p->b, OP_OpenEphemeral, rl.eph, voff + nset, 0, P4_KEYINFO, ki);
     } else {
       rl.nkey = -1; /* keyed by the target rowid, values in columns */
       emit(p, OP_OpenEphemeral, rl.eph, nset, 0);
     }
-    WhereInfo *fw = where_begin(p, src, where, NULL, 0);
+    WhereInfo *fw = compile_where_begin(p, src, where, NULL, 0);
     if (!fw) return 1;
     int vals = emit_regs(p, voff + (nset > 0 ? nset : 1)), r = emit_regs(p, 1),
         rec = emit_regs(p, 1);
     for (int j = 0, k = 0; j < ncol; j++)
-      if (set[j]) expr_code(p, set[j], vals + voff + k++);
+      if (set[j]) compile_expr_code(p, set[j], vals + voff + k++);
     if (tab->without_rowid) {
       int skip = emit_label(p);
       for (int j = 0; j < tab->npk; j++)
-        code_column(p, tab, src->a[0].cursor, tab->pk_cols[j], vals + j);
+        compile_code_column(p, tab, src->a[0].cursor, tab->pk_cols[j], vals + j);
       vm_builder_add_i4(&p->b, OP_Found, rl.eph, skip, vals, tab->npk);
       emit(p, OP_MakeRecord, vals, voff + nset, rec);
       emit(p, OP_IdxInsert, rl.eph, rec, 0);
       emit_resolve(p, skip);
     } else {
-      code_column(p, tab, src->a[0].cursor, -1, r); /* the loop may scan a covering index */
+      compile_code_column(p, tab, src->a[0].cursor, -1, r); /* the loop may scan a covering index */
       emit(p, OP_MakeRecord, vals, nset, rec);
       emit(p, OP_Insert, rl.eph, rec, r);
     }
-    where_end(fw);
+    compile_where_end(fw);
   } else if (u->limit) {
     collect_rows_limited(p, u->table, u->where, u->order_by, u->limit, u->offset, tab, u->with,
                          &rl);
   } else {
-    wi = where_plan(p, src, where, NULL, WHERE_ONEPASS);
+    wi = compile_where_plan(p, src, where, NULL, WHERE_ONEPASS);
     if (!wi) return 1;
     int sub = has_subquery(where);
     for (int i = 0; i < u->set->n; i++) sub |= rsub[i] != NULL;
     for (int j = 0; j < ncol; j++) sub |= set[j] && has_subquery(set[j]);
     int multi_ok = !replace && !key_change && !trig && !fk && !u->returning && !sub;
-    const uint8_t *chg = multi_ok ? dml_changed_closure(p, tab, changed, 0) : NULL;
+    const uint8_t *chg = multi_ok ? compile_dml_changed_closure(p, tab, changed, 0) : NULL;
     onepass = onepass_mode(wi, multi_ok, chg);
     if (onepass != ONEPASS_ONE) p->multi_write = 1;
   }
   if (parse_failed(p)) return 1;
   Writer w;
   /* the loop and the writes share the table cursor (the loop opens it) */
-  if (dml_writer_open(p, &w, tab, stmt_oe, wi ? src->a[0].cursor : -1)) return 1;
-  if (replace && fk_required(p, tab, NULL, 0)) w.trigcnt = emit_regs(p, 1);
+  if (compile_dml_writer_open(p, &w, tab, stmt_oe, wi ? src->a[0].cursor : -1)) return 1;
+  if (replace && compile_fk_required(p, tab, NULL, 0)) w.trigcnt = emit_regs(p, 1);
   Returning ret;
-  if (dml_returning_setup(p, tab, u->table->alias, u->returning, &ret)) return 1;
+  if (compile_dml_returning_setup(p, tab, u->table->alias, u->returning, &ret)) return 1;
   int old = emit_regs(p, ncol + 1), newrow = emit_regs(p, ncol + 1), cols = newrow + 1;
   int done = emit_label(p), top = 0;
   int next = dml_loop_begin(p, wi, onepass, &w, &rl, src->a[0].cursor, done, &top);
   if (!next) return 1;
-  dml_read_row(&w, old);
+  compile_dml_read_row(&w, old);
   int scur = src->a[0].cursor;
   for (int i = 0; i < u->set->n; i++) {
     if (!rsub[i]) continue;
-    dml_remap_cursor_select(p, rsub[i], scur, w.tabcur);
+    compile_dml_remap_cursor_select(p, rsub[i], scur, w.tabcur);
     SelectDest d;
     memset(&d, 0, sizeof d);
     d.kind = SD_MEM;
     d.reg = rbase[i];
     d.nreg = u->set->a[i].nnames;
-    select_code(p, rsub[i], &d);
+    compile_select_code(p, rsub[i], &d);
   }
   for (int j = 0, k = 0; j < ncol; j++) {
     if (set[j] && u->from) {
       emit(p, OP_Column, rl.eph, voff + k++, cols + j);
     } else if (set[j]) {
-      dml_remap_cursor(p, set[j], scur, w.tabcur);
-      expr_code(p, set[j], cols + j);
+      compile_dml_remap_cursor(p, set[j], scur, w.tabcur);
+      compile_expr_code(p, set[j], cols + j);
     } else {
       emit(p, OP_SCopy, old + 1 + j, cols + j, 0);
     }
@@ -511,9 +515,9 @@ int dml_update(Parse *p, const SqlStmt *s) {
   if (tab->without_rowid) {
     emit(p, OP_Null, 0, newrow, 0);
   } else if (rowid_expr) {
-    dml_remap_cursor(p, rowid_expr, scur, w.tabcur);
+    compile_dml_remap_cursor(p, rowid_expr, scur, w.tabcur);
     if (tab->rowid_alias < 0 || !set[tab->rowid_alias])
-      expr_code(p, rowid_expr, newrow);
+      compile_expr_code(p, rowid_expr, newrow);
     else
       emit(p, OP_SCopy, cols + tab->rowid_alias, newrow, 0);
     emit(p, OP_MustBeInt, newrow, 0, 0);
@@ -522,24 +526,25 @@ int dml_update(Parse *p, const SqlStmt *s) {
   }
   if (tab->rowid_alias >= 0) emit(p, OP_SCopy, newrow, cols + tab->rowid_alias, 0);
   vm_builder_add_text(&p->b, OP_Affinity, cols, ncol, 0, w.caff, ncol);
-  dml_code_generated(p, tab, newrow, cols);
-  if (trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE)) {
-    trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE, changed, old, newrow, stmt_oe, next);
-    dml_reseek_row(p, &w, old, next);
+  compile_dml_code_generated(p, tab, newrow, cols);
+  if (compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE)) {
+    compile_trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE, changed, old, newrow, stmt_oe,
+                         next);
+    compile_dml_reseek_row(p, &w, old, next);
   }
   w.changed = changed;
   w.rowid_changed = rowid_expr != NULL;
-  dml_check_row(&w, newrow, cols, next);
-  dml_writer_keep_unchanged(&w, changed, key_change || fk == 2,
-                            trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE));
-  dml_build_new_keys(&w, newrow, cols);
-  dml_check_unique(&w, newrow, cols, old, rowid_expr != NULL, next);
-  if (fk) fk_check(p, tab, old, 0, changed, rowid_expr != NULL);
+  compile_dml_check_row(&w, newrow, cols, next);
+  compile_dml_writer_keep_unchanged(&w, changed, key_change || fk == 2,
+                                    compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE));
+  compile_dml_build_new_keys(&w, newrow, cols);
+  compile_dml_check_unique(&w, newrow, cols, old, rowid_expr != NULL, next);
+  if (fk) compile_fk_check(p, tab, old, 0, changed, rowid_expr != NULL);
   /* RETURNING reads the new row now: unchanged columns still point into
    * the old record, which the writes below may move */
-  dml_returning_row(p, &ret, newrow, cols);
-  dml_own_new_row(p, tab, cols);
-  dml_delete_keys(&w, old, old + 1, 1);
+  compile_dml_returning_row(p, &ret, newrow, cols);
+  compile_dml_own_new_row(p, tab, cols);
+  compile_dml_delete_keys(&w, old, old + 1, 1);
   if (rowid_expr && !tab->without_rowid) {
     int same = emit_label(p);
     emit(p, OP_Eq, old, same, newrow);
@@ -547,40 +552,41 @@ int dml_update(Parse *p, const SqlStmt *s) {
     emit(p, OP_Delete, w.tabcur, 0, 0);
     emit_resolve(p, same);
   }
-  if (fk) fk_check(p, tab, 0, newrow, changed, rowid_expr != NULL);
-  dml_write_row(&w, newrow, cols, 0);
-  if (fk) fk_actions(p, tab, old, newrow, changed, rowid_expr != NULL);
-  if (trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER))
-    trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER, changed, old, newrow, stmt_oe, next);
+  if (fk) compile_fk_check(p, tab, 0, newrow, changed, rowid_expr != NULL);
+  compile_dml_write_row(&w, newrow, cols, 0);
+  if (fk) compile_fk_actions(p, tab, old, newrow, changed, rowid_expr != NULL);
+  if (compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER))
+    compile_trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER, changed, old, newrow, stmt_oe,
+                         next);
   dml_loop_end(p, wi, onepass, &rl, top, next);
   emit_resolve(p, done);
-  dml_returning_end(p, &ret);
+  compile_dml_returning_end(p, &ret);
   return parse_failed(p);
 }
 
-int dml_delete(Parse *p, const SqlStmt *s) {
+int compile_dml_delete(Parse *p, const SqlStmt *s) {
   const SqlDelete *d = &s->u.del;
   if (d->order_by && !d->limit) {
-    parse_error(p, "ORDER BY without LIMIT on DELETE");
+    compile_parse_error(p, "ORDER BY without LIMIT on DELETE");
     return 1;
   }
   if (d->with) {
-    dml_attach_with(d->with, d->where);
-    dml_attach_with_list(d->with, d->returning);
-    dml_attach_with_list(d->with, d->order_by);
+    compile_dml_attach_with(d->with, d->where);
+    compile_dml_attach_with_list(d->with, d->returning);
+    compile_dml_attach_with_list(d->with, d->order_by);
   }
   View *view = NULL;
-  Table *tab = dml_table(p, d->table->schema, d->table->name, &view);
+  Table *tab = compile_dml_table(p, d->table->schema, d->table->name, &view);
   if (!tab && view)
-    return dml_view_dml(p, view, TRIGGER_DELETE, d->table->alias, NULL, d->where,
-                        dml_stmt_oe_of(p, 0));
-  if (tab && tab->vtab) return vtab_delete_stmt(p, d, tab);
+    return compile_dml_view_dml(p, view, TRIGGER_DELETE, d->table->alias, NULL, d->where,
+                                compile_dml_stmt_oe_of(p, 0));
+  if (tab && tab->vtab) return compile_vtab_delete_stmt(p, d, tab);
   if (!tab || parse_failed(p)) return 1;
-  int before = trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE);
-  int after = trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_AFTER);
-  int fk = fk_required(p, tab, NULL, 0);
+  int before = compile_trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE);
+  int after = compile_trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_AFTER);
+  int fk = compile_fk_required(p, tab, NULL, 0);
   if (before || after || fk || d->limit) p->multi_write = 1;
-  parse_need_write(p);
+  compile_parse_need_write(p);
   if (!d->where && !before && !after && !fk && !d->returning && !d->limit) {
     for (Index *x = tab->indexes; x; x = x->next)
       if (x != tab->pk_index) emit(p, OP_Clear, (int)x->root, p->idb, 0);
@@ -591,14 +597,14 @@ int dml_delete(Parse *p, const SqlStmt *s) {
       vm_builder_add_text(&p->b, OP_Clear, (int)tab->root, p->idb, 1, tab->name, -1);
     return parse_failed(p);
   }
-  SrcList *src = src_single(p, tab, d->table->alias);
+  SrcList *src = compile_src_single(p, tab, d->table->alias);
   if (!src) return 1;
   NameCtx nc;
   memset(&nc, 0, sizeof nc);
   nc.src = src;
-  dml_trig_nc(p, &nc);
-  SqlExpr *where = dml_expr_dup(p, d->where);
-  if (where && (resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
+  compile_dml_trig_nc(p, &nc);
+  SqlExpr *where = compile_dml_expr_dup(p, d->where);
+  if (where && (compile_resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
   RowList rl;
   memset(&rl, 0, sizeof rl);
   WhereInfo *wi = NULL;
@@ -607,7 +613,7 @@ int dml_delete(Parse *p, const SqlStmt *s) {
     collect_rows_limited(p, d->table, d->where, d->order_by, d->limit, d->offset, tab, d->with,
                          &rl);
   } else {
-    wi = where_plan(p, src, where, NULL, WHERE_ONEPASS);
+    wi = compile_where_plan(p, src, where, NULL, WHERE_ONEPASS);
     if (!wi) return 1;
     onepass =
         onepass_mode(wi, !before && !after && !fk && !d->returning && !has_subquery(where), NULL);
@@ -615,9 +621,9 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   }
   if (parse_failed(p)) return 1;
   Writer w;
-  if (dml_writer_open(p, &w, tab, 0, wi ? src->a[0].cursor : -1)) return 1;
+  if (compile_dml_writer_open(p, &w, tab, 0, wi ? src->a[0].cursor : -1)) return 1;
   Returning ret;
-  if (dml_returning_setup(p, tab, d->table->alias, d->returning, &ret)) return 1;
+  if (compile_dml_returning_setup(p, tab, d->table->alias, d->returning, &ret)) return 1;
   int old = emit_regs(p, tab->ncol + 1);
   int done = emit_label(p), top = 0;
   int next = dml_loop_begin(p, wi, onepass, &w, &rl, src->a[0].cursor, done, &top);
@@ -625,16 +631,16 @@ int dml_delete(Parse *p, const SqlStmt *s) {
   /* the old row: every column for triggers, foreign keys and RETURNING,
    * else only what the index entries hold */
   if (before || after || fk || d->returning)
-    dml_read_row(&w, old);
+    compile_dml_read_row(&w, old);
   else
-    dml_read_index_cols(&w, old);
+    compile_dml_read_index_cols(&w, old);
   if (before) {
-    trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE, NULL, old, 0, 0, next);
-    dml_reseek_row(p, &w, old, next);
+    compile_trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE, NULL, old, 0, 0, next);
+    compile_dml_reseek_row(p, &w, old, next);
   }
-  if (fk) fk_check(p, tab, old, 0, NULL, 0);
-  dml_returning_row(p, &ret, old, old + 1);
-  dml_delete_keys(&w, old, old + 1, 0);
+  if (fk) compile_fk_check(p, tab, old, 0, NULL, 0);
+  compile_dml_returning_row(p, &ret, old, old + 1);
+  compile_dml_delete_keys(&w, old, old + 1, 0);
   if (tab->without_rowid) {
     int a = emit(p, OP_Delete, w.tabcur, 0, 0);
     vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
@@ -642,10 +648,10 @@ int dml_delete(Parse *p, const SqlStmt *s) {
     int a = vm_builder_add_text(&p->b, OP_Delete, w.tabcur, 0, 0, tab->name, -1);
     vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
   }
-  if (fk) fk_actions(p, tab, old, 0, NULL, 0);
-  if (after) trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_AFTER, NULL, old, 0, 0, next);
+  if (fk) compile_fk_actions(p, tab, old, 0, NULL, 0);
+  if (after) compile_trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_AFTER, NULL, old, 0, 0, next);
   dml_loop_end(p, wi, onepass, &rl, top, next);
   emit_resolve(p, done);
-  dml_returning_end(p, &ret);
+  compile_dml_returning_end(p, &ret);
   return parse_failed(p);
 }

@@ -7,7 +7,7 @@
  *
  * Owns: per connected table, a private Schema holding its declared Table
  * (VtabTable.decl_obj, freed by the registry); the VtabWhere of a scan
- * (Parse arena; the index infos are freed before vtab_where_plan returns).
+ * (Parse arena; the index infos are freed before compile_vtab_where_plan returns).
  *
  * Invariants:
  *  1. The declared Table is never in a schema's lists: tab->vtab is set,
@@ -82,7 +82,7 @@ static Table *decl_table(Parse *p, VtabTable *vt, const char *name, const char *
   if (!d || !s) {
     shale_free(d);
     schema_free(s);
-    parse_nomem(p);
+    compile_parse_nomem(p);
     return NULL;
   }
   d->s = s;
@@ -91,14 +91,14 @@ static Table *decl_table(Parse *p, VtabTable *vt, const char *name, const char *
   char *err = NULL;
   int rc = sql_parse(schema_arena(s), vt->decl, -1, &st, NULL, &err);
   Table *tab = NULL;
-  if (rc == SHALE_OK) rc = schema_table_from_create(s, st, vt->decl, &tab, &err);
+  if (rc == SHALE_OK) rc = compile_schema_table_from_create(s, st, vt->decl, &tab, &err);
   size_t nn = strlen(name) + 1, nm_len = strlen(module) + 1;
   char *nm = tab ? util_arena_alloc(schema_arena(s), nn + nm_len) : NULL;
   if (rc != SHALE_OK || !tab || !nm) {
     if (rc == SHALE_OK)
-      parse_nomem(p);
+      compile_parse_nomem(p);
     else
-      parse_error(p, "%s", err ? err : "vtable constructor failed");
+      compile_parse_error(p, "%s", err ? err : "vtable constructor failed");
     shale_free(err);
     decl_free(d);
     return NULL;
@@ -117,24 +117,24 @@ static Table *decl_table(Parse *p, VtabTable *vt, const char *name, const char *
   return tab;
 }
 
-const Table *vtab_declared_table(const VtabTable *vt) {
+const Table *compile_vtab_declared_table(const VtabTable *vt) {
   return vt && vt->decl_obj ? ((const DeclObj *)vt->decl_obj)->t : NULL;
 }
 
-Table *parse_vtab_connect(Parse *p, const Table *t, int idb) {
+Table *compile_parse_vtab_connect(Parse *p, const Table *t, int idb) {
   VtabReg *r = p->env ? p->env->vtabs : NULL;
   if (!r) {
-    parse_error(p, "no such module: %s", t->vtab_module);
+    compile_parse_error(p, "no such module: %s", t->vtab_module);
     return NULL;
   }
   VtabTable *vt = NULL;
   char *msg = NULL;
-  int rc = vtab_connect_sql(r, 0, idb, parse_db_name(p, idb), t->sql, &vt, &msg);
+  int rc = vtab_connect_sql(r, 0, idb, compile_parse_db_name(p, idb), t->sql, &vt, &msg);
   if (rc) {
     if (rc == SHALE_NOMEM)
-      parse_nomem(p);
+      compile_parse_nomem(p);
     else
-      parse_error_code(p, rc, "%s", msg ? msg : "vtable constructor failed");
+      compile_parse_error_code(p, rc, "%s", msg ? msg : "vtable constructor failed");
     shale_free(msg);
     return NULL;
   }
@@ -148,16 +148,16 @@ static int tvf_args(Parse *p, SrcItem *it, const SqlSrcItem *a, Table *tab, int 
 
 /* A virtual table of the schema written with arguments, t('x') (SQLite's
  * table-valued form of any virtual table): -1 if name is no such table. */
-int vtab_schema_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
+int compile_vtab_schema_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   int tdb = 0;
-  const char *zdb = parse_ndb(p) > 1 ? a->schema : NULL;
-  Table *t = parse_find_object(p, PARSE_OBJ_TABLE, zdb, a->name, &tdb);
+  const char *zdb = compile_parse_ndb(p) > 1 ? a->schema : NULL;
+  Table *t = compile_parse_find_object(p, PARSE_OBJ_TABLE, zdb, a->name, &tdb);
   if (!t || !t->vtab_module) return -1;
-  if (!(t = parse_vtab_connect(p, t, tdb))) return 1;
+  if (!(t = compile_parse_vtab_connect(p, t, tdb))) return 1;
   return tvf_args(p, it, a, t, tdb);
 }
 
-int vtab_from_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
+int compile_vtab_from_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   VtabReg *r = p->env ? p->env->vtabs : NULL;
   if (!r || !a->name || (a->schema && util_stricmp(a->schema, "main"))) return -1;
   VtabModule *m = vtab_module_find(r, a->name);
@@ -168,9 +168,9 @@ int vtab_from_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   int rc = vtab_connect(r, 0, 0, "main", m->name, m->name, 0, NULL, "", &vt, &msg);
   if (rc) {
     if (rc == SHALE_NOMEM)
-      parse_nomem(p);
+      compile_parse_nomem(p);
     else
-      parse_error_code(p, rc, "%s", msg ? msg : "vtable constructor failed");
+      compile_parse_error_code(p, rc, "%s", msg ? msg : "vtable constructor failed");
     shale_free(msg);
     return 1;
   }
@@ -186,17 +186,17 @@ static int tvf_args(Parse *p, SrcItem *it, const SqlSrcItem *a, Table *tab, int 
   int nargs = a->args ? a->args->n : 0, nhidden = 0;
   for (int c = 0; c < tab->ncol; c++) nhidden += tab->cols[c].hidden == COL_HIDDEN;
   if (nargs > nhidden) {
-    parse_error(p, "too many arguments on %s() - max %d", a->name, nhidden);
+    compile_parse_error(p, "too many arguments on %s() - max %d", a->name, nhidden);
     return 1;
   }
   it->kind = SRC_TABLE;
   it->tab = tab;
   it->name = a->alias ? a->alias : a->name;
   it->idb = idb;
-  parse_need_db(p, idb, 0);
-  if (nargs) { /* resolved with the FROM list in scope (sel_tvf_resolve) */
-    SelectState *st = select_state(p);
-    struct TvfItem *ti = parse_alloc(p, sizeof *ti);
+  compile_parse_need_db(p, idb, 0);
+  if (nargs) { /* resolved with the FROM list in scope (compile_sel_tvf_resolve) */
+    SelectState *st = compile_select_state(p);
+    struct TvfItem *ti = compile_parse_alloc(p, sizeof *ti);
     if (!st || !ti) return 1;
     memset(ti, 0, sizeof *ti);
     ti->cursor = it->cursor;
@@ -214,11 +214,12 @@ static int hidden_col(const Table *tab, int k) {
   return -1;
 }
 
-void vtab_where_args(Parse *p, SrcItem *it, Planner *pl, int on) {
+void compile_vtab_where_args(Parse *p, SrcItem *it, Planner *pl, int on) {
   const SqlExprList *args = it->tvf_args;
   for (int k = 0; args && k < args->n; k++) {
     int c = hidden_col(it->tab, k);
-    SqlExpr *col = sel_new_expr(p, SQL_E_COLREF), *eq = sel_new_expr(p, SQL_E_BINARY);
+    SqlExpr *col = compile_sel_new_expr(p, SQL_E_COLREF),
+            *eq = compile_sel_new_expr(p, SQL_E_BINARY);
     if (c < 0 || !col || !eq) return;
     col->cursor = it->cursor;
     col->column = c;
@@ -234,24 +235,24 @@ void vtab_where_args(Parse *p, SrcItem *it, Planner *pl, int on) {
   }
 }
 
-int parse_vtab_missing(Parse *p, const Table *t) {
+int compile_parse_vtab_missing(Parse *p, const Table *t) {
   if (!t || !t->vtab_module) return 0;
-  return parse_vtab_connect(p, t, parse_table_db(p, t)) == NULL;
+  return compile_parse_vtab_connect(p, t, compile_parse_table_db(p, t)) == NULL;
 }
 
-void parse_vtab_destroy(Parse *p, const Table *t) {
-  Table *d = parse_vtab_connect(p, t, p->idb);
+void compile_parse_vtab_destroy(Parse *p, const Table *t) {
+  Table *d = compile_parse_vtab_connect(p, t, p->idb);
   if (d) vm_builder_add_p4(&p->b, OP_VDestroy, p->idb, 0, 0, P4_VTAB, d->vtab);
 }
 
 /* ---- shadow tables ---- */
 
-int vtab_is_shadow(Parse *p, Schema *s, const Table *t) {
+int compile_vtab_is_shadow(Parse *p, Schema *s, const Table *t) {
   VtabReg *r = p->env ? p->env->vtabs : NULL;
   const char *tail = t && !t->vtab_module ? strrchr(t->name, '_') : NULL;
   if (!r || !s || !tail) return 0;
   size_t n = (size_t)(tail - t->name);
-  char *owner = parse_alloc(p, n + 1);
+  char *owner = compile_parse_alloc(p, n + 1);
   if (!owner) return 0;
   memcpy(owner, t->name, n);
   owner[n] = 0;
@@ -261,21 +262,21 @@ int vtab_is_shadow(Parse *p, Schema *s, const Table *t) {
   return m->m->xShadowName(tail + 1) != 0;
 }
 
-int vtab_shadow_refused(Parse *p, Schema *s, const Table *t, const char *what) {
-  if (!p->env || !p->env->shadow_ro || !vtab_is_shadow(p, s, t)) return 0;
-  parse_error(p, "table %s may not be %s", t->name, what);
+int compile_vtab_shadow_refused(Parse *p, Schema *s, const Table *t, const char *what) {
+  if (!p->env || !p->env->shadow_ro || !compile_vtab_is_shadow(p, s, t)) return 0;
+  compile_parse_error(p, "table %s may not be %s", t->name, what);
   return 1;
 }
 
 /* ---- function overloading ---- */
 
-const FuncDef *vtab_overload_call(Parse *p, const FuncDef *f, const char *name, int nargs,
-                                  const SqlExpr *col) {
+const FuncDef *compile_vtab_overload_call(Parse *p, const FuncDef *f, const char *name, int nargs,
+                                          const SqlExpr *col) {
   VtabReg *r = p->env ? p->env->vtabs : NULL;
   if (!r || !col || col->op != SQL_E_COLREF || !col->tab || !col->tab->vtab) return f;
   int nomem = 0;
   const FuncDef *o = vtab_overload(r, col->tab->vtab, f, f ? f->name : name, nargs, &nomem);
-  if (nomem) parse_nomem(p);
+  if (nomem) compile_parse_nomem(p);
   return o;
 }
 
@@ -283,7 +284,7 @@ const FuncDef *vtab_overload_call(Parse *p, const FuncDef *f, const char *name, 
 
 static SqlExpr *reg_expr(Parse *p, const SqlExpr *lit, int reg) {
   if (lit && lit->op == SQL_E_INTEGER) return (SqlExpr *)lit; /* rhs_value sees it */
-  SqlExpr *e = sel_new_expr(p, SQL_E_REG);
+  SqlExpr *e = compile_sel_new_expr(p, SQL_E_REG);
   if (e) {
     e->reg = reg;
     e->height = 1;
@@ -291,8 +292,8 @@ static SqlExpr *reg_expr(Parse *p, const SqlExpr *lit, int reg) {
   return e;
 }
 
-void vtab_limit_offer(Parse *p, const SrcList *src, const SqlSelect *s, int limit_reg,
-                      int offset_reg) {
+void compile_vtab_limit_offer(Parse *p, const SrcList *src, const SqlSelect *s, int limit_reg,
+                              int offset_reg) {
   p->vl_src = src;
   p->vl_limit = reg_expr(p, s->limit, limit_reg);
   p->vl_offset = s->offset ? reg_expr(p, s->offset, offset_reg) : NULL;
@@ -445,7 +446,7 @@ static int aux_cons(const SqlExpr *e, int cursor, VtabTable *t, const SqlExpr **
 static int add_cons(Parse *p, VtabWhere *vw, int *cap, VCons c) {
   if (vw->ncons == *cap) {
     int nc = *cap ? *cap * 2 : 8;
-    VCons *a = parse_alloc(p, sizeof *a * (size_t)nc);
+    VCons *a = compile_parse_alloc(p, sizeof *a * (size_t)nc);
     if (!a) return 1;
     if (vw->ncons) memcpy(a, vw->cons, sizeof *a * (size_t)vw->ncons);
     vw->cons = a;
@@ -458,7 +459,7 @@ static int add_cons(Parse *p, VtabWhere *vw, int *cap, VCons c) {
 /* A literal's value for sqlite3_vtab_rhs_value (arena), or NULL. */
 static ShValue *rhs_literal(Parse *p, const SqlExpr *e) {
   if (!e) return NULL;
-  ShValue *v = parse_alloc(p, sizeof *v);
+  ShValue *v = compile_parse_alloc(p, sizeof *v);
   if (!v) return NULL;
   memset(v, 0, sizeof *v);
   if (e->op == SQL_E_INTEGER && e->z && strncmp(e->z, "0x", 2) && strncmp(e->z, "0X", 2)) {
@@ -499,9 +500,9 @@ static int ask(Parse *p, VtabWhere *vw, VtabIndex *x, uint64_t usable_mask, int 
   }
   if (rc) {
     if (rc == SHALE_NOMEM)
-      parse_nomem(p);
+      compile_parse_nomem(p);
     else
-      parse_error_code(p, rc, "%s", msg ? msg : shale_errstr(rc));
+      compile_parse_error_code(p, rc, "%s", msg ? msg : shale_errstr(rc));
     shale_free(msg);
     return 1;
   }
@@ -510,10 +511,10 @@ static int ask(Parse *p, VtabWhere *vw, VtabIndex *x, uint64_t usable_mask, int 
   memset(vp, 0, sizeof *vp);
   memset(pp, 0, sizeof *pp);
   vp->idx_num = x->info.idxNum;
-  vp->idx_str = x->info.idxStr ? parse_strdup(p, x->info.idxStr) : NULL;
-  vp->argv_cons = parse_alloc(p, sizeof(int) * (size_t)(vw->ncons + 1));
-  vp->omit = parse_alloc(p, (size_t)(vw->ncons + 1));
-  vp->whole = parse_alloc(p, (size_t)(vw->ncons + 1));
+  vp->idx_str = x->info.idxStr ? compile_parse_strdup(p, x->info.idxStr) : NULL;
+  vp->argv_cons = compile_parse_alloc(p, sizeof(int) * (size_t)(vw->ncons + 1));
+  vp->omit = compile_parse_alloc(p, (size_t)(vw->ncons + 1));
+  vp->whole = compile_parse_alloc(p, (size_t)(vw->ncons + 1));
   if (!vp->argv_cons || !vp->omit || !vp->whole) return 1;
   memset(vp->omit, 0, (size_t)(vw->ncons + 1));
   memset(vp->whole, 0, (size_t)(vw->ncons + 1));
@@ -522,7 +523,7 @@ static int ask(Parse *p, VtabWhere *vw, VtabIndex *x, uint64_t usable_mask, int 
     int a = x->info.aConstraintUsage[i].argvIndex;
     if (a <= 0) continue;
     if (a > vw->ncons || !x->info.aConstraint[i].usable) {
-      parse_error(p, "%s.xBestIndex malfunction", vw->t->mod ? vw->t->mod->name : "?");
+      compile_parse_error(p, "%s.xBestIndex malfunction", vw->t->mod ? vw->t->mod->name : "?");
       return 1;
     }
     vp->argv_cons[a - 1] = i;
@@ -543,10 +544,10 @@ static int ask(Parse *p, VtabWhere *vw, VtabIndex *x, uint64_t usable_mask, int 
   return 0;
 }
 
-int vtab_where_plan(Parse *p, SrcItem *it, int item, PlanItem *pi, Planner *pl,
-                    SqlExprList *order_by, VtabWhere **out) {
+int compile_vtab_where_plan(Parse *p, SrcItem *it, int item, PlanItem *pi, Planner *pl,
+                            SqlExprList *order_by, VtabWhere **out) {
   *out = NULL;
-  VtabWhere *vw = parse_alloc(p, sizeof *vw);
+  VtabWhere *vw = compile_parse_alloc(p, sizeof *vw);
   if (!vw) return 1;
   memset(vw, 0, sizeof *vw);
   vw->t = it->tab->vtab;
@@ -609,7 +610,7 @@ int vtab_where_plan(Parse *p, SrcItem *it, int item, PlanItem *pi, Planner *pl,
         norder = 0;
   }
   VtabIndex *x = vtab_index_new(vw->ncons, norder);
-  if (!x) return parse_nomem(p), 1;
+  if (!x) return compile_parse_nomem(p), 1;
   for (int i = 0; i < vw->ncons; i++) {
     VCons *c = &vw->cons[i];
     x->info.aConstraint[i].iColumn = c->column;
@@ -666,7 +667,7 @@ int vtab_where_plan(Parse *p, SrcItem *it, int item, PlanItem *pi, Planner *pl,
   }
   vtab_index_free(x);
   if (vw->nplan == 0) { /* every call said SQLITE_CONSTRAINT */
-    parse_error(p, "no query solution");
+    compile_parse_error(p, "no query solution");
     return 1;
   }
   pi->nvpath = vw->nplan;
@@ -675,10 +676,10 @@ int vtab_where_plan(Parse *p, SrcItem *it, int item, PlanItem *pi, Planner *pl,
   return 0;
 }
 
-void vtab_where_code(Parse *p, VtabWhere *vw, const PlanLevel *L, uint8_t *coded,
-                     const PlanTerm *terms, int brk, VtabInLoop in_loop, void *ctx) {
+void compile_vtab_where_code(Parse *p, VtabWhere *vw, const PlanLevel *L, uint8_t *coded,
+                             const PlanTerm *terms, int brk, VtabInLoop in_loop, void *ctx) {
   if (L->vpath < 0 || L->vpath >= vw->nplan) {
-    parse_error(p, "no query solution");
+    compile_parse_error(p, "no query solution");
     return;
   }
   const VPlan *vp = &vw->plans[L->vpath];
@@ -693,7 +694,7 @@ void vtab_where_code(Parse *p, VtabWhere *vw, const PlanLevel *L, uint8_t *coded
     if (c->is_in && vp->whole[vp->argv_cons[k]]) in_loop(ctx, c->term, base + 2 + k, 1);
     if (c->is_in) continue;
     if (c->value)
-      expr_code(p, c->value, base + 2 + k);
+      compile_expr_code(p, c->value, base + 2 + k);
     else
       emit(p, OP_Null, 0, base + 2 + k, 0);
   }
@@ -711,9 +712,9 @@ void vtab_where_code(Parse *p, VtabWhere *vw, const PlanLevel *L, uint8_t *coded
   }
 }
 
-void vtab_where_eqp(Parse *p, const VtabWhere *vw, const PlanLevel *L, const char *name,
-                    const char *lj) {
+void compile_vtab_where_eqp(Parse *p, const VtabWhere *vw, const PlanLevel *L, const char *name,
+                            const char *lj) {
   const VPlan *vp = L->vpath >= 0 && L->vpath < vw->nplan ? &vw->plans[L->vpath] : NULL;
-  parse_eqp(p, "SCAN %s VIRTUAL TABLE INDEX %d:%s%s", name, vp ? vp->idx_num : 0,
-            vp && vp->idx_str ? vp->idx_str : "", lj);
+  compile_parse_eqp(p, "SCAN %s VIRTUAL TABLE INDEX %d:%s%s", name, vp ? vp->idx_num : 0,
+                    vp && vp->idx_str ? vp->idx_str : "", lj);
 }

@@ -29,7 +29,7 @@
 #include "select_int.h"
 
 static void vbegin(Parse *p, const Table *tab) {
-  parse_need_write(p);
+  compile_parse_need_write(p);
   p->multi_write = 1;
   vm_builder_add_p4(&p->b, OP_VBegin, 0, 0, 0, P4_VTAB, tab->vtab);
 }
@@ -54,22 +54,22 @@ static int code_reads_vtab(Parse *p, int from, int to, const VtabTable *vt) {
   return 0;
 }
 
-int vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
+int compile_vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
   SqlSelect *sel = ins->select;
   if (ins->upsert) {
-    parse_error(p, "UPSERT not implemented for virtual table \"%s\"", tab->name);
+    compile_parse_error(p, "UPSERT not implemented for virtual table \"%s\"", tab->name);
     return 1;
   }
   if (ins->returning) {
-    parse_error(p, "RETURNING on a virtual table is not supported by Shale yet");
+    compile_parse_error(p, "RETURNING on a virtual table is not supported by Shale yet");
     return 1;
   }
   int nvals = 0;
   if (sel) {
-    if (select_resolve(p, sel, NULL) || parse_failed(p)) return 1;
-    nvals = select_ncol(sel);
+    if (compile_select_resolve(p, sel, NULL) || parse_failed(p)) return 1;
+    nvals = compile_select_ncol(sel);
   }
-  int *colmap = parse_alloc(p, sizeof(int) * (size_t)(tab->ncol + 1));
+  int *colmap = compile_parse_alloc(p, sizeof(int) * (size_t)(tab->ncol + 1));
   if (!colmap) return 1;
   for (int j = 0; j < tab->ncol; j++) colmap[j] = -1;
   int ipk = -1;
@@ -81,13 +81,13 @@ int vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
         continue;
       }
       if (j < 0) {
-        parse_error(p, "table %s has no column named %s", tab->name, ins->columns->a[i]);
+        compile_parse_error(p, "table %s has no column named %s", tab->name, ins->columns->a[i]);
         return 1;
       }
       colmap[j] = i;
     }
     if (sel && nvals != ins->columns->n) {
-      parse_error(p, "%d values for %d columns", nvals, ins->columns->n);
+      compile_parse_error(p, "%d values for %d columns", nvals, ins->columns->n);
       return 1;
     }
   } else if (sel) {
@@ -95,7 +95,8 @@ int vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
     for (int j = 0; j < tab->ncol; j++)
       if (tab->cols[j].hidden != COL_HIDDEN) colmap[j] = nvis++;
     if (nvals != nvis) {
-      parse_error(p, "table %s has %d columns but %d values were supplied", tab->name, nvis, nvals);
+      compile_parse_error(p, "table %s has %d columns but %d values were supplied", tab->name, nvis,
+                          nvals);
       return 1;
     }
   }
@@ -115,7 +116,7 @@ int vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
     emit(p, OP_InitCoroutine, co, after, a + 1);
     SelectDest d = {SD_COROUTINE, 0, co, out, nvals, NULL, NULL, 0};
     int from = vm_builder_addr(&p->b);
-    select_code(p, sel, &d);
+    compile_select_code(p, sel, &d);
     int reads_self = code_reads_vtab(p, from, vm_builder_addr(&p->b), tab->vtab);
     emit(p, OP_EndCoroutine, co, 0, 0);
     emit_resolve(p, after);
@@ -164,37 +165,37 @@ int vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
  * rows, then xUpdate each (invariant 2). */
 static int scan_write(Parse *p, Table *tab, const char *alias, const SqlExpr *where0,
                       const SqlExprList *set, int oe) {
-  SrcList *src = src_single(p, tab, alias);
+  SrcList *src = compile_src_single(p, tab, alias);
   if (!src) return 1;
   NameCtx nc;
   memset(&nc, 0, sizeof nc);
   nc.src = src;
-  SqlExpr *where = dml_expr_dup(p, where0);
-  if (where && (resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
+  SqlExpr *where = compile_dml_expr_dup(p, where0);
+  if (where && (compile_resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
   int *setcol = NULL;
   SqlExprList *vals = NULL;
   int rowid_set = -1;
   if (set) {
-    setcol = parse_alloc(p, sizeof(int) * (size_t)(tab->ncol + 1));
-    vals = dml_list_dup(p, set);
+    setcol = compile_parse_alloc(p, sizeof(int) * (size_t)(tab->ncol + 1));
+    vals = compile_dml_list_dup(p, set);
     if (!setcol || !vals) return 1;
     for (int j = 0; j < tab->ncol; j++) setcol[j] = -1;
     for (int i = 0; i < vals->n; i++) {
       const char *nm = vals->a[i].name;
       if (!nm) {
-        parse_error(p, "row-value SET on a virtual table is not supported by Shale yet");
+        compile_parse_error(p, "row-value SET on a virtual table is not supported by Shale yet");
         return 1;
       }
       int j = col_index(tab, nm);
       if (j < 0 && is_rowid(nm)) {
         rowid_set = i;
       } else if (j < 0) {
-        parse_error(p, "no such column: %s", nm);
+        compile_parse_error(p, "no such column: %s", nm);
         return 1;
       } else {
         setcol[j] = i;
       }
-      if (resolve_expr(p, &nc, vals->a[i].expr) || parse_failed(p)) return 1;
+      if (compile_resolve_expr(p, &nc, vals->a[i].expr) || parse_failed(p)) return 1;
     }
   }
   vbegin(p, tab);
@@ -204,11 +205,11 @@ static int scan_write(Parse *p, Table *tab, const char *alias, const SqlExpr *wh
   if (!set) { /* DELETE: the rowids into a RowSet, deleted in rowid order */
     int rs = emit_regs(p, 1);
     emit(p, OP_Null, 0, rs, 0);
-    WhereInfo *wi = where_begin(p, src, where, NULL, 0);
+    WhereInfo *wi = compile_where_begin(p, src, where, NULL, 0);
     if (!wi) return 1;
     emit(p, OP_VRowid, src->a[0].cursor, row, 0);
     emit(p, OP_RowSetAdd, rs, row, 0);
-    where_end(wi);
+    compile_where_end(wi);
     int done = emit_label(p);
     int top = emit_addr(p);
     emit(p, OP_RowSetRead, rs, done, row);
@@ -220,17 +221,17 @@ static int scan_write(Parse *p, Table *tab, const char *alias, const SqlExpr *wh
   }
   int eph = emit_cursor(p);
   emit(p, OP_OpenEphemeral, eph, argc, 0);
-  WhereInfo *wi = where_begin(p, src, where, NULL, 0);
+  WhereInfo *wi = compile_where_begin(p, src, where, NULL, 0);
   if (!wi) return 1;
   int cur = src->a[0].cursor;
   emit(p, OP_VRowid, cur, row, 0);
   if (rowid_set >= 0)
-    expr_code(p, vals->a[rowid_set].expr, row + 1);
+    compile_expr_code(p, vals->a[rowid_set].expr, row + 1);
   else
     emit(p, OP_Copy, row, row + 1, 0);
   for (int j = 0; j < tab->ncol; j++) {
     if (setcol[j] >= 0)
-      expr_code(p, vals->a[setcol[j]].expr, row + 2 + j);
+      compile_expr_code(p, vals->a[setcol[j]].expr, row + 2 + j);
     else
       vm_builder_set_p5(&p->b, emit(p, OP_VColumn, cur, j, row + 2 + j), 1);
   }
@@ -238,7 +239,7 @@ static int scan_write(Parse *p, Table *tab, const char *alias, const SqlExpr *wh
   emit(p, OP_MakeRecord, row, argc, rec);
   emit(p, OP_NewRowid, eph, rec + 1, 0);
   emit(p, OP_Insert, eph, rec, rec + 1);
-  where_end(wi);
+  compile_where_end(wi);
   int done = emit_label(p);
   emit(p, OP_Rewind, eph, done, 0);
   int top = emit_addr(p);
@@ -250,17 +251,17 @@ static int scan_write(Parse *p, Table *tab, const char *alias, const SqlExpr *wh
   return parse_failed(p);
 }
 
-int vtab_update_stmt(Parse *p, const SqlUpdate *u, Table *tab, int oe) {
+int compile_vtab_update_stmt(Parse *p, const SqlUpdate *u, Table *tab, int oe) {
   if (u->returning || u->from || u->limit || u->order_by) {
-    parse_error(p, "this UPDATE form on a virtual table is not supported by Shale yet");
+    compile_parse_error(p, "this UPDATE form on a virtual table is not supported by Shale yet");
     return 1;
   }
   return scan_write(p, tab, u->table->alias, u->where, u->set, oe);
 }
 
-int vtab_delete_stmt(Parse *p, const SqlDelete *d, Table *tab) {
+int compile_vtab_delete_stmt(Parse *p, const SqlDelete *d, Table *tab) {
   if (d->returning || d->limit || d->order_by) {
-    parse_error(p, "this DELETE form on a virtual table is not supported by Shale yet");
+    compile_parse_error(p, "this DELETE form on a virtual table is not supported by Shale yet");
     return 1;
   }
   return scan_write(p, tab, d->table->alias, d->where, NULL, 0);

@@ -1,5 +1,5 @@
 /*
- * compile_where.c -- nested loops over a FROM list (where_begin/where_end),
+ * compile_where.c -- nested loops over a FROM list (compile_where_begin/where_end),
  * on the plan chosen by src/plan/.
  *
  * Owns: the WhereInfo of one loop nest (Parse arena). The terms of WHERE and
@@ -28,8 +28,8 @@
  *     [if match -> done; NullRow X; null = 1; match = 1; -> body]
  *   done:
  *
- * where_begin = where_plan (terms analysed, loops chosen, no code) +
- * where_code (the code below); DML calls them apart to choose one pass or
+ * compile_where_begin = compile_where_plan (terms analysed, loops chosen, no code) +
+ * compile_where_code (the code below); DML calls them apart to choose one pass or
  * two from the plan (WHERE_ONEPASS: item 0's cursor is opened for writing).
  *
  * Before the loops: table cursors opened, materialized FROM subqueries
@@ -52,8 +52,8 @@
  *     coded at its own level so that failing them pads instead of dropping.
  *  3. A LEFT JOIN or CROSS JOIN item comes after every item to its left in
  *     loop order (plan.h invariant 2).
- *  4. A covering index redirection (parse_set_cover) lasts from where_begin
- *     to where_end; automatic indexes are always covering.
+ *  4. A covering index redirection (compile_parse_set_cover) lasts from compile_where_begin
+ *     to compile_where_end; automatic indexes are always covering.
  *  5. Every key register of a seek is a register this file owns (values are
  *     coded into it, then affinity is applied in place), never a column
  *     cache register of the expression code.
@@ -109,7 +109,7 @@ struct WhereInfo {
   int *on_start;
   int brk;        /* after every loop */
   int order_ok;   /* the loops deliver order_by */
-  int flags;      /* where_plan flags (WHERE_*) */
+  int flags;      /* compile_where_plan flags (WHERE_*) */
   uint8_t *coded; /* per term: coded already (or enforced by the access path) */
   VtabWhere **vw; /* per item: a virtual table's xBestIndex answers (compile_vtab.c), or NULL */
 };
@@ -150,7 +150,7 @@ static uint64_t hook_mask(void *ctx, SqlExpr *e) {
 
 static int hook_is_constant(void *ctx, SqlExpr *e) {
   (void)ctx;
-  return expr_is_constant(e);
+  return compile_expr_is_constant(e);
 }
 
 static void hook_term_info(void *ctx, PlanTerm *t) {
@@ -167,20 +167,21 @@ static void hook_term_info(void *ctx, PlanTerm *t) {
   } else if (t->op == PLAN_OP_IN) {
     SqlExpr *in = t->value;
     if (in->select) {
-      SqlExprList *res = select_ncol(in->select) == 1 ? select_result(in->select) : NULL;
+      SqlExprList *res =
+          compile_select_ncol(in->select) == 1 ? compile_select_result(in->select) : NULL;
       if (!res || res->n != 1) {
         t->usable = 0;
         return;
       }
-      aff = expr_cmp_affinity(t->left, res->a[0].expr);
-      coll = expr_cmp_collation(p, t->left, res->a[0].expr);
+      aff = compile_expr_cmp_affinity(t->left, res->a[0].expr);
+      coll = compile_expr_cmp_collation(p, t->left, res->a[0].expr);
     } else {
-      aff = expr_affinity(t->left);
-      coll = expr_collation(p, t->left);
+      aff = compile_expr_affinity(t->left);
+      coll = compile_expr_collation(p, t->left);
     }
   } else {
-    aff = expr_cmp_affinity(t->left, t->right);
-    coll = expr_cmp_collation(p, t->left, t->right);
+    aff = compile_expr_cmp_affinity(t->left, t->right);
+    coll = compile_expr_cmp_collation(p, t->left, t->right);
   }
   if (parse_failed(p)) {
     t->usable = 0;
@@ -193,7 +194,7 @@ static void hook_term_info(void *ctx, PlanTerm *t) {
 
 static const char *hook_coll_name(void *ctx, SqlExpr *e) {
   HookCtx *h = ctx;
-  const Collation *c = expr_collation(h->p, e);
+  const Collation *c = compile_expr_collation(h->p, e);
   return c ? c->name : NULL;
 }
 
@@ -211,7 +212,7 @@ static const char *item_name(const SrcItem *it) {
 
 static void code_term(WhereInfo *w, PlanTerm *t, int label) {
   (void)w;
-  expr_if_false(w->p, t->expr, label, 1);
+  compile_expr_if_false(w->p, t->expr, label, 1);
 }
 
 /* Terms (not derived ones) that can be coded once `have` items are
@@ -254,7 +255,7 @@ static char aff_letter(char a) { return a ? a : AFF_BLOB; }
  * t (its affinity and collation). */
 static void build_in_set(Parse *p, PlanTerm *t, int cursor) {
   const Collation *coll = t->collseq;
-  KeyInfo *ki = parse_keyinfo(p, 1, &coll, NULL);
+  KeyInfo *ki = compile_parse_keyinfo(p, 1, &coll, NULL);
   if (!ki) return;
   vm_builder_add_p4(&p->b, OP_OpenEphemeral, cursor, 1, 0, P4_KEYINFO, ki);
   char affs[2] = {aff_letter(t->aff), 0};
@@ -265,15 +266,15 @@ static void build_in_set(Parse *p, PlanTerm *t, int cursor) {
     d.kind = SD_SET;
     d.cursor = cursor;
     d.nreg = 1;
-    d.aff = parse_strdup(p, affs);
+    d.aff = compile_parse_strdup(p, affs);
     /* its plan rows come from the term's own test (LIST SUBQUERY) */
     int neqp = p->neqp;
-    select_code(p, e->select, &d);
+    compile_select_code(p, e->select, &d);
     p->neqp = neqp;
   } else {
     int r = emit_regs(p, 2);
     for (int i = 0; e->list && i < e->list->n; i++) {
-      expr_code(p, e->list->a[i].expr, r);
+      compile_expr_code(p, e->list->a[i].expr, r);
       vm_builder_add_text(&p->b, OP_MakeRecord, r, 1, r + 1, affs, 1);
       emit(p, OP_IdxInsert, cursor, r + 1, 0);
     }
@@ -285,7 +286,7 @@ static void build_in_set(Parse *p, PlanTerm *t, int cursor) {
 static void open_in_loop(WhereInfo *w, WLevel *L, PlanTerm *t, int reg, int exit) {
   Parse *p = w->p;
   if (L->nin >= MAX_IN) {
-    parse_error(p, "too many IN terms");
+    compile_parse_error(p, "too many IN terms");
     return;
   }
   WInLoop *in = &L->in[L->nin++];
@@ -342,7 +343,7 @@ static const char *eqp_item_name(Parse *p, const SrcItem *it) {
   if (!a || a->alias || !a->schema || !a->name || a->select || it->kind != SRC_TABLE)
     return item_name(it);
   size_t ns = strlen(a->schema), nn = strlen(a->name);
-  char *z = parse_alloc(p, ns + nn + 2);
+  char *z = compile_parse_alloc(p, ns + nn + 2);
   if (!z) return item_name(it);
   memcpy(z, a->schema, ns);
   z[ns] = '.';
@@ -357,15 +358,15 @@ static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj) {
   const char *name = eqp_item_name(p, it);
   const Table *tab = it->tab;
   if (pl->kind == PLAN_VTAB) {
-    vtab_where_eqp(p, w->vw[L->item], pl, name, lj);
+    compile_vtab_where_eqp(p, w->vw[L->item], pl, name, lj);
     return;
   }
   if (it->kind == SRC_TABLE && pl->kind == PLAN_OR) {
     int save = p->eqp_parent;
-    int top = parse_eqp(p, "MULTI-INDEX OR");
+    int top = compile_parse_eqp(p, "MULTI-INDEX OR");
     for (int k = 0; k < pl->nsub; k++) {
       p->eqp_parent = top;
-      p->eqp_parent = parse_eqp(p, "INDEX %d", k + 1);
+      p->eqp_parent = compile_parse_eqp(p, "INDEX %d", k + 1);
       WLevel S;
       memset(&S, 0, sizeof S);
       S.item = L->item;
@@ -377,16 +378,16 @@ static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj) {
   }
   if ((it->kind != SRC_TABLE && pl->kind != PLAN_AUTO) || pl->kind == PLAN_SCAN) {
     if (it->kind == SRC_TABLE && pl->idx && !pl->is_pk)
-      parse_eqp(p, "SCAN %s USING %sINDEX %s%s", name, pl->covering ? "COVERING " : "",
-                pl->idx->name, lj);
+      compile_parse_eqp(p, "SCAN %s USING %sINDEX %s%s", name, pl->covering ? "COVERING " : "",
+                        pl->idx->name, lj);
     else if (it->vtab_idx)
-      parse_eqp(p, "SCAN %s VIRTUAL TABLE INDEX %d:%s", name, it->vtab_idx - 1, lj);
+      compile_parse_eqp(p, "SCAN %s VIRTUAL TABLE INDEX %d:%s", name, it->vtab_idx - 1, lj);
     else
-      parse_eqp(p, "SCAN %s%s", name, lj);
+      compile_parse_eqp(p, "SCAN %s%s", name, lj);
     return;
   }
   if (pl->kind == PLAN_ROWID_EQ) {
-    parse_eqp(p, "SEARCH %s USING INTEGER PRIMARY KEY (rowid=?)%s", name, lj);
+    compile_parse_eqp(p, "SEARCH %s USING INTEGER PRIMARY KEY (rowid=?)%s", name, lj);
     return;
   }
   int is_auto = pl->kind == PLAN_AUTO;
@@ -400,7 +401,7 @@ static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj) {
   if (pl->kind == PLAN_ROWID_RANGE) {
     if (pl->lo >= 0) ADD("rowid>?");
     if (pl->hi >= 0) ADD("%srowid<?", pl->lo >= 0 ? " AND " : "");
-    parse_eqp(p, "SEARCH %s USING INTEGER PRIMARY KEY (%s)%s", name, buf, lj);
+    compile_parse_eqp(p, "SEARCH %s USING INTEGER PRIMARY KEY (%s)%s", name, buf, lj);
     return;
   }
   const Index *idx = pl->idx;
@@ -416,12 +417,12 @@ static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj) {
   }
 #undef ADD
   if (is_auto)
-    parse_eqp(p, "SEARCH %s USING AUTOMATIC COVERING INDEX (%s)%s", name, buf, lj);
+    compile_parse_eqp(p, "SEARCH %s USING AUTOMATIC COVERING INDEX (%s)%s", name, buf, lj);
   else if (pl->is_pk)
-    parse_eqp(p, "SEARCH %s USING PRIMARY KEY (%s)%s", name, buf, lj);
+    compile_parse_eqp(p, "SEARCH %s USING PRIMARY KEY (%s)%s", name, buf, lj);
   else
-    parse_eqp(p, "SEARCH %s USING %sINDEX %s (%s)%s", name, pl->covering ? "COVERING " : "",
-              idx->name, buf, lj);
+    compile_parse_eqp(p, "SEARCH %s USING %sINDEX %s (%s)%s", name, pl->covering ? "COVERING " : "",
+                      idx->name, buf, lj);
 }
 
 /* Move the table cursor to the row of the index entry (not covering). */
@@ -443,7 +444,7 @@ static void code_row_lookup(WhereInfo *w, WLevel *L, int miss) {
     for (int j = 0; j < idx->ncol && pos < 0; j++)
       if (idx->cols[j].col == tab->pk_cols[k]) pos = j;
     if (pos < 0) {
-      parse_error(p, "index %s lacks a PRIMARY KEY column", idx->name);
+      compile_parse_error(p, "index %s lacks a PRIMARY KEY column", idx->name);
       return;
     }
     emit(p, OP_Column, L->idx_cur, pos, r + k);
@@ -456,7 +457,7 @@ static void code_value(Parse *p, PlanTerm *t, int reg) {
   if (t->op == PLAN_OP_ISNULL)
     emit(p, OP_Null, 0, reg, 0);
   else
-    expr_code(p, t->value, reg);
+    compile_expr_code(p, t->value, reg);
 }
 
 /* Term ti is enforced exactly by the level's seek and end test: it needs no
@@ -494,7 +495,7 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
     int cur = it->cursor;
     if (pl->idx && !pl->is_pk) {
       L->idx_cur = emit_cursor(p);
-      parse_open_index(p, L->idx_cur, pl->idx, 0);
+      compile_parse_open_index(p, L->idx_cur, pl->idx, 0);
       cur = L->idx_cur;
     }
     emit(p, rev ? OP_Last : OP_Rewind, cur, L->brk, 0);
@@ -593,14 +594,14 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
     cur = L->idx_cur;
   } else {
     L->idx_cur = emit_cursor(p);
-    parse_open_index(p, L->idx_cur, idx, 0);
+    compile_parse_open_index(p, L->idx_cur, idx, 0);
     cur = L->idx_cur;
   }
   int neq = pl->neq;
   int has_range = pl->lo >= 0 || pl->hi >= 0;
   int key = emit_regs(p, neq + 1);
   int exit = L->brk;
-  char *affs = parse_alloc(p, (size_t)neq + 2);
+  char *affs = compile_parse_alloc(p, (size_t)neq + 2);
   if (!affs) return;
   /* IN loops first (outermost), each reading its value into its key slot */
   for (int j = 0; j < neq; j++) {
@@ -765,16 +766,16 @@ static int sub_is_correlated(SqlSelect *s) {
 /* Fill an ephemeral covering index on the join columns of level L's table:
  * key columns first (with the terms' collations), then every other column
  * read (the PRIMARY KEY of a WITHOUT ROWID table), then the rowid. Sets
- * L->pl->idx to a description of it (code_column reads through it). */
+ * L->pl->idx to a description of it (compile_code_column reads through it). */
 static void build_auto_index(WhereInfo *w, WLevel *L) {
   Parse *p = w->p;
   SrcItem *it = &w->src->a[L->item];
   const Table *tab = it->tab;
   PlanLevel *pl = L->pl;
   int cap = pl->neq + tab->ncol + 1;
-  IndexColumn *cols = parse_alloc(p, sizeof(IndexColumn) * (size_t)cap);
-  const Collation **colls = parse_alloc(p, sizeof(Collation *) * (size_t)cap);
-  Index *ix = parse_alloc(p, sizeof(Index));
+  IndexColumn *cols = compile_parse_alloc(p, sizeof(IndexColumn) * (size_t)cap);
+  const Collation **colls = compile_parse_alloc(p, sizeof(Collation *) * (size_t)cap);
+  Index *ix = compile_parse_alloc(p, sizeof(Index));
   if (!cols || !colls || !ix) return;
   int nc = 0;
   for (int j = 0; j < pl->neq; j++) {
@@ -807,7 +808,7 @@ static void build_auto_index(WhereInfo *w, WLevel *L) {
   ix->nkey = pl->neq;
   ix->ncol = nc;
   ix->cols = cols;
-  KeyInfo *ki = parse_keyinfo(p, nc, colls, NULL);
+  KeyInfo *ki = compile_parse_keyinfo(p, nc, colls, NULL);
   if (!ki) return;
   L->auto_cur = emit_cursor(p);
   vm_builder_add_p4(&p->b, OP_OpenEphemeral, L->auto_cur, nc, 0, P4_KEYINFO, ki);
@@ -815,7 +816,7 @@ static void build_auto_index(WhereInfo *w, WLevel *L) {
   int done = emit_label(p), top = emit_label(p);
   emit(p, OP_Rewind, it->cursor, done, 0);
   emit_resolve(p, top);
-  for (int j = 0; j < nc; j++) code_column(p, tab, it->cursor, cols[j].col, regs + j);
+  for (int j = 0; j < nc; j++) compile_code_column(p, tab, it->cursor, cols[j].col, regs + j);
   emit(p, OP_MakeRecord, regs, nc, regs + nc);
   emit(p, OP_IdxInsert, L->auto_cur, regs + nc, 0);
   emit(p, OP_Next, it->cursor, top, 0);
@@ -873,7 +874,7 @@ static void rj_pass(WhereInfo *w, WLevel *L) {
   emit_resolve(p, done);
 }
 
-/* ---- where_begin / where_end ---- */
+/* ---- compile_where_begin / compile_where_end ---- */
 
 /* ---- LEFT JOIN simplification ----
  *
@@ -887,7 +888,7 @@ static void rj_pass(WhereInfo *w, WLevel *L) {
 
 static int is_vtab_col(SrcList *src, const SqlExpr *e) {
   if (!e || e->op != SQL_E_COLREF) return 0;
-  const SrcItem *it = src_find_cursor(src, e->cursor);
+  const SrcItem *it = compile_src_find_cursor(src, e->cursor);
   return it && it->kind == SRC_TABLE && it->tab && it->tab->vtab;
 }
 
@@ -979,22 +980,23 @@ static void simplify_left_joins(SrcList *src, const SqlExpr *where) {
   }
 }
 
-WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order_by, int flags) {
+WhereInfo *compile_where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order_by,
+                              int flags) {
   if (parse_failed(p)) return NULL;
-  WhereInfo *w = parse_alloc(p, sizeof *w);
+  WhereInfo *w = compile_parse_alloc(p, sizeof *w);
   if (!w) return NULL;
   w->p = p;
   w->flags = flags;
   w->src = src;
   int n = src ? src->n : 0;
   if (n > 64) {
-    parse_error(p, "at most 64 tables in a join");
+    compile_parse_error(p, "at most 64 tables in a join");
     return NULL;
   }
   w->nlevel = n;
-  w->lv = n ? parse_alloc(p, sizeof(WLevel) * (size_t)n) : NULL;
-  w->items = n ? parse_alloc(p, sizeof(PlanItem) * (size_t)n) : NULL;
-  HookCtx *hc = parse_alloc(p, sizeof *hc);
+  w->lv = n ? compile_parse_alloc(p, sizeof(WLevel) * (size_t)n) : NULL;
+  w->items = n ? compile_parse_alloc(p, sizeof(PlanItem) * (size_t)n) : NULL;
+  HookCtx *hc = compile_parse_alloc(p, sizeof *hc);
   if ((n && (!w->lv || !w->items)) || !hc) return NULL;
   w->brk = emit_label(p);
   hc->p = p;
@@ -1010,7 +1012,7 @@ WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order
    * loops keep it outermost) runs as a co-routine: its rows stream to the
    * loops, so a LIMIT or an early exit stops it */
   int co_first = 0;
-  if (n > 0 && !(flags & WHERE_ONEPASS) && src_can_coroutine(p, &src->a[0]) &&
+  if (n > 0 && !(flags & WHERE_ONEPASS) && compile_src_can_coroutine(p, &src->a[0]) &&
       (n == 1 || (src->a[1].jointype & (SQL_JOIN_LEFT | SQL_JOIN_CROSS)))) {
     co_first = 1;
     for (int i = 0; i < n; i++)
@@ -1020,14 +1022,14 @@ WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order
     SrcItem *f = &src->a[0];
     f->co_reg = emit_regs(p, 1);
     f->co_out = emit_regs(p, f->tab->ncol > 0 ? f->tab->ncol : 1);
-    parse_set_coroutine(p, f->cursor, f->co_out);
+    compile_parse_set_coroutine(p, f->cursor, f->co_out);
   }
   w->right = -1;
   for (int i = 0; i < n; i++) {
     SrcItem *it = &src->a[i];
     if (it->jointype & SQL_JOIN_RIGHT) {
       if (it->kind == SRC_SUBQUERY && it->co_reg) {
-        parse_error(p, "RIGHT and FULL OUTER JOINs of a coroutine are not supported");
+        compile_parse_error(p, "RIGHT and FULL OUTER JOINs of a coroutine are not supported");
         return NULL;
       }
       if (w->right < 0) w->right = i;
@@ -1058,7 +1060,7 @@ WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order
       const Index *x = it->tab->indexes;
       while (x && util_stricmp(x->name, it->indexed_by) != 0) x = x->next;
       if (!x) {
-        parse_error(p, "no such index: %s", it->indexed_by);
+        compile_parse_error(p, "no such index: %s", it->indexed_by);
         return NULL;
       }
     }
@@ -1068,7 +1070,7 @@ WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order
   /* With a RIGHT JOIN the WHERE (and the ON of an inner join right of it)
    * applies after the unmatched rows are added: it filters nothing before
    * the last loop (on_item -2) */
-  w->on_start = parse_alloc(p, sizeof(int) * (size_t)(n + 1));
+  w->on_start = compile_parse_alloc(p, sizeof(int) * (size_t)(n + 1));
   if (!w->on_start) return NULL;
   for (int i = 0; i < n; i++) {
     SrcItem *it = &src->a[i];
@@ -1081,14 +1083,14 @@ WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order
   plan_add_clause(&w->pl, where, w->right >= 0 ? -2 : -1);
   for (int i = 0; i < n; i++) /* a table-valued function's arguments, after WHERE */
     if (src->a[i].tab && src->a[i].tab->vtab && src->a[i].tvf_args)
-      vtab_where_args(p, &src->a[i], &w->pl, (src->a[i].jointype & SQL_JOIN_LEFT) ? i : -1);
+      compile_vtab_where_args(p, &src->a[i], &w->pl, (src->a[i].jointype & SQL_JOIN_LEFT) ? i : -1);
   if (parse_failed(p)) return NULL;
   for (int i = 0; i < n; i++) {
     SrcItem *it = &src->a[i];
     if (it->kind != SRC_TABLE || !it->tab->vtab) continue;
-    if (!w->vw && !(w->vw = parse_alloc(p, sizeof *w->vw * (size_t)n))) return NULL;
+    if (!w->vw && !(w->vw = compile_parse_alloc(p, sizeof *w->vw * (size_t)n))) return NULL;
     w->vw[i] = NULL;
-    if (vtab_where_plan(p, it, i, &w->items[i], &w->pl, order_by, &w->vw[i])) return NULL;
+    if (compile_vtab_where_plan(p, it, i, &w->items[i], &w->pl, order_by, &w->vw[i])) return NULL;
   }
   int pflags = 0;
   if ((flags & WHERE_NO_REORDER) || w->right >= 0) pflags |= PLAN_NO_REORDER;
@@ -1097,9 +1099,9 @@ WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order
   int rc = plan_choose(&w->pl, order_by, pflags, &w->plan);
   if (rc) {
     if (rc == SHALE_NOMEM)
-      parse_nomem(p);
+      compile_parse_nomem(p);
     else
-      parse_error_code(p, rc, "query planner failed");
+      compile_parse_error_code(p, rc, "query planner failed");
     return NULL;
   }
   /* the unmatched rows of a RIGHT/FULL JOIN come after the loops: no
@@ -1112,12 +1114,12 @@ WhereInfo *where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order
   return w;
 }
 
-int where_code(WhereInfo *w) {
+int compile_where_code(WhereInfo *w) {
   Parse *p = w->p;
   SrcList *src = w->src;
   int n = w->nlevel;
   if (parse_failed(p)) return 1;
-  uint8_t *coded = w->pl.nterm ? parse_alloc(p, (size_t)w->pl.nterm) : NULL;
+  uint8_t *coded = w->pl.nterm ? compile_parse_alloc(p, (size_t)w->pl.nterm) : NULL;
   if (w->pl.nterm && !coded) return 1;
   w->coded = coded;
 
@@ -1127,8 +1129,8 @@ int where_code(WhereInfo *w) {
     SrcItem *it = &src->a[w->lv[k].item];
     if (it->kind == SRC_TABLE) {
       int write = (w->flags & WHERE_ONEPASS) && w->lv[k].item == 0;
-      if (!write) parse_need_read(p);
-      parse_open_table(p, it->cursor, it->tab, write);
+      if (!write) compile_parse_need_read(p);
+      compile_parse_open_table(p, it->cursor, it->tab, write);
     }
   }
 
@@ -1141,7 +1143,7 @@ int where_code(WhereInfo *w) {
     L->rj_set = emit_cursor(p);
     L->rj_next = emit_label(p);
     emit(p, OP_Integer, 0, L->rj_mode, 0);
-    KeyInfo *ki = parse_keyinfo(p, nk, NULL, NULL);
+    KeyInfo *ki = compile_parse_keyinfo(p, nk, NULL, NULL);
     if (!ki) return 1;
     vm_builder_add_p4(&p->b, OP_OpenEphemeral, L->rj_set, nk, 0, P4_KEYINFO, ki);
     /* every item left of it may be padded */
@@ -1158,7 +1160,7 @@ int where_code(WhereInfo *w) {
     WLevel *L = &w->lv[k];
     SrcItem *it = &src->a[L->item];
     if (it->kind != SRC_SUBQUERY || it->co_reg) continue;
-    src_code_subquery(p, it);
+    compile_src_code_subquery(p, it);
     if (L->pl->kind == PLAN_AUTO) {
       int built = emit_label(p);
       emit(p, OP_Once, 0, built, 0);
@@ -1196,10 +1198,10 @@ int where_code(WhereInfo *w) {
       /* materialized and indexed before the loops: search like a table */
       level_eqp(w, L);
       open_table_level(w, L);
-      if (L->idx_cur >= 0) parse_set_cover(p, it->cursor, L->pl->idx, L->idx_cur);
+      if (L->idx_cur >= 0) compile_parse_set_cover(p, it->cursor, L->pl->idx, L->idx_cur);
     } else if (it->kind == SRC_SUBQUERY) {
-      if (it->co_reg) src_code_subquery(p, it); /* restarts the coroutine */
-      if (it->refill) src_code_refill(p, it);   /* json_each(t.col): rows for this t row */
+      if (it->co_reg) compile_src_code_subquery(p, it); /* restarts the coroutine */
+      if (it->refill) compile_src_code_refill(p, it);   /* json_each(t.col): rows for this t row */
       if (it->co_reg) {
         emit_resolve(p, L->top);
         emit(p, OP_Yield, it->co_reg, L->brk, 0);
@@ -1215,7 +1217,8 @@ int where_code(WhereInfo *w) {
       level_eqp(w, L);
       if (L->pl->kind == PLAN_VTAB) { /* VFilter ... VNext (compile_vtab.c) */
         VtabInCtx ic = {w, L};
-        vtab_where_code(p, w->vw[L->item], L->pl, coded, w->pl.terms, L->brk, vtab_in_loop, &ic);
+        compile_vtab_where_code(p, w->vw[L->item], L->pl, coded, w->pl.terms, L->brk, vtab_in_loop,
+                                &ic);
         emit_resolve(p, L->top);
         L->adv_op = OP_VNext;
         L->adv_cur = it->cursor;
@@ -1224,7 +1227,7 @@ int where_code(WhereInfo *w) {
       else
         open_table_level(w, L);
       if (L->idx_cur >= 0 && L->pl->covering)
-        parse_set_cover(p, it->cursor, L->pl->idx, L->idx_cur);
+        compile_parse_set_cover(p, it->cursor, L->pl->idx, L->idx_cur);
     }
     have |= bit(L->item);
     /* ON terms of a LEFT JOIN item: here, before the match flag. */
@@ -1251,22 +1254,23 @@ int where_code(WhereInfo *w) {
     SrcItem *r = &src->a[w->lv[k].item];
     if (!(r->jointype & SQL_JOIN_RIGHT)) continue;
     int save = p->eqp_parent;
-    p->eqp_parent = parse_eqp(p, "RIGHT-JOIN %s", right_join_name(r));
-    parse_eqp(p, "SCAN %s", item_name(r));
+    p->eqp_parent = compile_parse_eqp(p, "RIGHT-JOIN %s", right_join_name(r));
+    compile_parse_eqp(p, "SCAN %s", item_name(r));
     p->eqp_parent = save;
   }
   return parse_failed(p);
 }
 
-WhereInfo *where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order_by, int flags) {
-  WhereInfo *w = where_plan(p, src, where, order_by, flags);
-  if (!w || where_code(w)) return NULL;
+WhereInfo *compile_where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprList *order_by,
+                               int flags) {
+  WhereInfo *w = compile_where_plan(p, src, where, order_by, flags);
+  if (!w || compile_where_code(w)) return NULL;
   return w;
 }
 
-int where_order_satisfied(const WhereInfo *w) { return w ? w->order_ok : 0; }
+int compile_where_order_satisfied(const WhereInfo *w) { return w ? w->order_ok : 0; }
 
-int where_one_row(const WhereInfo *w) {
+int compile_where_one_row(const WhereInfo *w) {
   if (!w || w->plan.nlevel != 1) return 0;
   const PlanLevel *lv = &w->plan.levels[0];
   int neq;
@@ -1282,21 +1286,21 @@ int where_one_row(const WhereInfo *w) {
   return 1;
 }
 
-const Index *where_scan_index(const WhereInfo *w) {
+const Index *compile_where_scan_index(const WhereInfo *w) {
   if (!w || w->plan.nlevel != 1) return NULL;
   const PlanLevel *lv = &w->plan.levels[0];
   if ((lv->kind == PLAN_SCAN || lv->kind == PLAN_INDEX) && lv->idx && !lv->is_pk) return lv->idx;
   return NULL;
 }
 
-int where_continue_label(const WhereInfo *w) {
+int compile_where_continue_label(const WhereInfo *w) {
   if (!w) return 0;
   return w->nlevel ? w->lv[w->nlevel - 1].cont : w->brk;
 }
 
-int where_break_label(const WhereInfo *w) { return w ? w->brk : 0; }
+int compile_where_break_label(const WhereInfo *w) { return w ? w->brk : 0; }
 
-void where_end(WhereInfo *w) {
+void compile_where_end(WhereInfo *w) {
   if (!w) return;
   Parse *p = w->p;
   for (int k = w->nlevel - 1; k >= 0; k--) {
@@ -1328,7 +1332,8 @@ void where_end(WhereInfo *w) {
       emit(p, OP_Goto, 0, L->body, 0);
     }
     emit_resolve(p, L->done);
-    if (L->idx_cur >= 0 && L->pl && L->pl->covering) parse_set_cover(p, it->cursor, NULL, 0);
+    if (L->idx_cur >= 0 && L->pl && L->pl->covering)
+      compile_parse_set_cover(p, it->cursor, NULL, 0);
   }
   /* unmatched rows of each RIGHT/FULL item, left to right (a later pass
    * sees the rows an earlier one added) */
@@ -1337,6 +1342,6 @@ void where_end(WhereInfo *w) {
   emit_resolve(p, w->brk);
   for (int k = 0; k < w->nlevel; k++) {
     SrcItem *it = &w->src->a[w->lv[k].item];
-    if (it->co_reg) parse_set_coroutine(p, it->cursor, 0);
+    if (it->co_reg) compile_parse_set_coroutine(p, it->cursor, 0);
   }
 }

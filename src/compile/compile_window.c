@@ -21,7 +21,7 @@
  * Owns: WinCtx and the VmWinSpec of each pass (program arena).
  *
  * Invariants:
- *  1. A window call's SqlWindow (e->over) is, after window_prepare, a full
+ *  1. A window call's SqlWindow (e->over) is, after compile_window_prepare, a full
  *     definition of its own (named windows copied in), never shared with
  *     the WINDOW clause.
  *  2. Built-in window functions other than first_value/last_value/
@@ -51,7 +51,7 @@ static SqlWindow *apply_base(Parse *p, SqlWindow *list, SqlWindow *w, int depth)
   if (!w->base) return w;
   SqlWindow *b = find_window(list, w->base);
   if (!b || depth > 100) {
-    parse_error(p, "no such window: %s", w->base);
+    compile_parse_error(p, "no such window: %s", w->base);
     return NULL;
   }
   b = chain_window(p, list, b, depth + 1);
@@ -64,10 +64,10 @@ static SqlWindow *apply_base(Parse *p, SqlWindow *list, SqlWindow *w, int depth)
   else if (b->frame != SQL_FRAME_NONE)
     what = "frame specification";
   if (what) {
-    parse_error(p, "cannot override %s of window: %s", what, w->base);
+    compile_parse_error(p, "cannot override %s of window: %s", what, w->base);
     return NULL;
   }
-  SqlWindow *n = parse_alloc(p, sizeof *n);
+  SqlWindow *n = compile_parse_alloc(p, sizeof *n);
   if (!n) return NULL;
   *n = *w;
   n->base = NULL;
@@ -88,7 +88,7 @@ static int merge_over(Parse *p, SqlSelect *s, SqlExpr *e) {
     /* OVER name */
     SqlWindow *w = find_window(s->windows, o->name);
     if (!w) {
-      parse_error(p, "no such window: %s", o->name);
+      compile_parse_error(p, "no such window: %s", o->name);
       return 1;
     }
     def = chain_window(p, s->windows, w, 0);
@@ -98,16 +98,16 @@ static int merge_over(Parse *p, SqlSelect *s, SqlExpr *e) {
     def = o;
   }
   if (!def) return 1;
-  SqlWindow *n = parse_alloc(p, sizeof *n);
+  SqlWindow *n = compile_parse_alloc(p, sizeof *n);
   if (!n) return 1;
   *n = *def;
   n->name = NULL;
   n->base = NULL;
   n->next = NULL;
-  n->partition = expr_list_dup(p, def->partition);
-  n->order = expr_list_dup(p, def->order);
-  n->start_expr = expr_dup(p, def->start_expr);
-  n->end_expr = expr_dup(p, def->end_expr);
+  n->partition = compile_expr_list_dup(p, def->partition);
+  n->order = compile_expr_list_dup(p, def->order);
+  n->start_expr = compile_expr_dup(p, def->start_expr);
+  n->end_expr = compile_expr_dup(p, def->end_expr);
   if (parse_failed(p)) return 1;
   e->over = n;
   return 0;
@@ -125,7 +125,7 @@ static int prepare_expr(Parse *p, SqlSelect *s, SqlExpr *e) {
   if (!e) return 0;
   if (e->op == SQL_E_FUNC && e->over && e->agg != 2) {
     if (e->flags & SQL_EF_DISTINCT) {
-      parse_error(p, "DISTINCT is not supported for window functions");
+      compile_parse_error(p, "DISTINCT is not supported for window functions");
       return 1;
     }
     if (merge_over(p, s, e)) return 1;
@@ -137,26 +137,27 @@ static int prepare_expr(Parse *p, SqlSelect *s, SqlExpr *e) {
   return 0;
 }
 
-int window_prepare(Parse *p, SqlSelect *s) {
+int compile_window_prepare(Parse *p, SqlSelect *s) {
   if (prepare_list(p, s, s->cols)) return 1;
   if (!s->prior && prepare_list(p, s, s->order_by)) return 1;
   return 0;
 }
 
-int window_check_call(Parse *p, SqlExpr *e) {
+int compile_window_check_call(Parse *p, SqlExpr *e) {
   SqlWindow *w = e->over;
   if (e->filter && e->func && (e->func->flags & FUNC_WINDOW)) {
-    parse_error(p, "FILTER clause may only be used with aggregate window functions");
+    compile_parse_error(p, "FILTER clause may only be used with aggregate window functions");
     return 1;
   }
   if (w->frame == SQL_FRAME_RANGE && (w->start_expr || w->end_expr) &&
       (!w->order || w->order->n != 1)) {
-    parse_error(p, "RANGE with offset PRECEDING/FOLLOWING requires one ORDER BY expression");
+    compile_parse_error(p,
+                        "RANGE with offset PRECEDING/FOLLOWING requires one ORDER BY expression");
     return 1;
   }
   /* SQLite sorts by the partition and ORDER BY terms together */
-  return resolve_terms_limit(p, (w->partition ? w->partition->n : 0) + (w->order ? w->order->n : 0),
-                             "ORDER");
+  return compile_resolve_terms_limit(
+      p, (w->partition ? w->partition->n : 0) + (w->order ? w->order->n : 0), "ORDER");
 }
 
 /* ---- code ---- */
@@ -204,7 +205,7 @@ struct WinCtx {
   int *sel;        /* scratch: the positions carried into the next pass */
   int ins;         /* registers of a sorter insert, shared by every pass */
   int bank;        /* a pass's row registers (m + nfn), then its output's */
-  SqlExpr **saved; /* replaced nodes (window_end) */
+  SqlExpr **saved; /* replaced nodes (compile_window_end) */
   int nsaved;
   /* EXPLAIN QUERY PLAN: one "CO-ROUTINE (subquery-N)" row per pass */
   int eqp_save, eqp_base;
@@ -284,7 +285,7 @@ static void fixed_frame(const SqlExpr *e, WinFrame *fr, Parse *p) {
     fr->exclude = SQL_EXCLUDE_NONE;
     fr->start_expr = fr->end_expr = NULL;
     if (fr->start == SQL_BOUND_FOLLOWING) {
-      SqlExpr *one = parse_alloc(p, sizeof *one);
+      SqlExpr *one = compile_parse_alloc(p, sizeof *one);
       if (one) {
         one->op = SQL_E_INTEGER;
         one->z = "1";
@@ -301,7 +302,7 @@ static int list_same(const SqlExprList *a, const SqlExprList *b) {
   if (na != nb) return 0;
   for (int i = 0; i < na; i++) {
     if (a->a[i].sort != b->a[i].sort || a->a[i].nulls != b->a[i].nulls) return 0;
-    if (!expr_same(a->a[i].expr, b->a[i].expr)) return 0;
+    if (!compile_expr_same(a->a[i].expr, b->a[i].expr)) return 0;
   }
   return 1;
 }
@@ -310,9 +311,10 @@ static int same_pass(const WinPass *ps, const SqlWindow *w, const WinFrame *fr) 
   return ps->fr.frame == fr->frame && ps->fr.start == fr->start && ps->fr.end == fr->end &&
          ps->fr.exclude == fr->exclude &&
          ((!ps->fr.start_expr && !fr->start_expr) ||
-          (ps->fr.start_expr && fr->start_expr && expr_same(ps->fr.start_expr, fr->start_expr))) &&
+          (ps->fr.start_expr && fr->start_expr &&
+           compile_expr_same(ps->fr.start_expr, fr->start_expr))) &&
          ((!ps->fr.end_expr && !fr->end_expr) ||
-          (ps->fr.end_expr && fr->end_expr && expr_same(ps->fr.end_expr, fr->end_expr))) &&
+          (ps->fr.end_expr && fr->end_expr && compile_expr_same(ps->fr.end_expr, fr->end_expr))) &&
          list_same(ps->w->partition, w->partition) && list_same(ps->w->order, w->order);
 }
 
@@ -321,7 +323,7 @@ static int add_fn(Parse *p, WinCtx *wc, SqlExpr *e) {
     if (wc->fns[i].e == e) return 0;
   if (wc->nfn == wc->capfn) {
     int cap = wc->capfn ? wc->capfn * 2 : 8;
-    WinFn *a = parse_alloc(p, sizeof(WinFn) * (size_t)cap);
+    WinFn *a = compile_parse_alloc(p, sizeof(WinFn) * (size_t)cap);
     if (!a) return 1;
     if (wc->nfn) memcpy(a, wc->fns, sizeof(WinFn) * (size_t)wc->nfn);
     wc->fns = a;
@@ -362,7 +364,7 @@ typedef struct LeafWalk {
 } LeafWalk;
 
 static int is_our_col(WinCtx *wc, const SqlExpr *e) {
-  return e->op == SQL_E_COLREF && src_find_cursor(wc->info->src, e->cursor) != NULL;
+  return e->op == SQL_E_COLREF && compile_src_find_cursor(wc->info->src, e->cursor) != NULL;
 }
 
 static int add_leaf(Parse *p, WinCtx *wc, SqlExpr *e) {
@@ -370,7 +372,7 @@ static int add_leaf(Parse *p, WinCtx *wc, SqlExpr *e) {
     if (wc->leaves[i] == e) return 0;
   if (wc->nleaf == wc->capleaf) {
     int cap = wc->capleaf ? wc->capleaf * 2 : 8;
-    SqlExpr **a = parse_alloc(p, sizeof(SqlExpr *) * (size_t)cap);
+    SqlExpr **a = compile_parse_alloc(p, sizeof(SqlExpr *) * (size_t)cap);
     if (!a) return 1;
     if (wc->nleaf) memcpy(a, wc->leaves, sizeof(SqlExpr *) * (size_t)wc->nleaf);
     wc->leaves = a;
@@ -512,7 +514,7 @@ static int window_depth_check(Parse *p, WinCtx *wc) {
     }
     if (h < 1) h = 1;
     if (acc + h > max) {
-      parse_error(p, "Expression tree is too large (maximum depth %d)", max);
+      compile_parse_error(p, "Expression tree is too large (maximum depth %d)", max);
       return 1;
     }
     /* this level's own height, for the levels inside it */
@@ -560,15 +562,15 @@ static int keys_prefix(Parse *p, const WinPass *a, const WinPass *b) {
     const SqlExprItem *x = sort_term(a, i, &pa), *y = sort_term(b, i, &pb);
     int dx = !pa && x->sort == SQL_SORT_DESC, dy = !pb && y->sort == SQL_SORT_DESC;
     int nx = !pa && nulls_key(x), ny = !pb && nulls_key(y);
-    if (dx != dy || nx != ny || !expr_same(x->expr, y->expr)) return 0;
-    if (expr_collation(p, x->expr) != expr_collation(p, y->expr)) return 0;
+    if (dx != dy || nx != ny || !compile_expr_same(x->expr, y->expr)) return 0;
+    if (compile_expr_collation(p, x->expr) != compile_expr_collation(p, y->expr)) return 0;
   }
   return 1;
 }
 
-WinCtx *window_begin(Parse *p, SqlSelect *s, SelInfo *info) {
+WinCtx *compile_window_begin(Parse *p, SqlSelect *s, SelInfo *info) {
   if (parse_failed(p) || s->kind == SQL_SEL_VALUES || !info || !info->result) return NULL;
-  WinCtx *wc = parse_alloc(p, sizeof *wc);
+  WinCtx *wc = compile_parse_alloc(p, sizeof *wc);
   if (!wc) return NULL;
   wc->s = s;
   wc->info = info;
@@ -578,7 +580,7 @@ WinCtx *window_begin(Parse *p, SqlSelect *s, SelInfo *info) {
     if (collect_fns(p, wc, order_term(wc, i))) return NULL;
   if (!wc->nfn) return NULL;
   /* group the calls into passes */
-  wc->passes = parse_alloc(p, sizeof(WinPass) * (size_t)wc->nfn);
+  wc->passes = compile_parse_alloc(p, sizeof(WinPass) * (size_t)wc->nfn);
   if (!wc->passes) return NULL;
   for (int i = 0; i < wc->nfn; i++) {
     SqlExpr *e = wc->fns[i].e;
@@ -591,7 +593,7 @@ WinCtx *window_begin(Parse *p, SqlSelect *s, SelInfo *info) {
       memset(ps, 0, sizeof *ps);
       ps->w = e->over;
       ps->fr = fr;
-      ps->fn = parse_alloc(p, sizeof(int) * (size_t)wc->nfn);
+      ps->fn = compile_parse_alloc(p, sizeof(int) * (size_t)wc->nfn);
       if (!ps->fn) return NULL;
     }
     wc->fns[i].pass = k;
@@ -599,14 +601,14 @@ WinCtx *window_begin(Parse *p, SqlSelect *s, SelInfo *info) {
   }
   if (window_depth_check(p, wc)) return NULL;
   /* EXPLAIN QUERY PLAN: the loop's rows go under the innermost co-routine */
-  SelectState *sst = select_state(p);
-  wc->eqp_id = parse_alloc(p, sizeof(int) * (size_t)wc->npass);
+  SelectState *sst = compile_select_state(p);
+  wc->eqp_id = compile_parse_alloc(p, sizeof(int) * (size_t)wc->npass);
   if (!sst || !wc->eqp_id) return NULL;
   wc->eqp_base = statement_cores(p) + 1 + sst->nwinsub;
   sst->nwinsub += wc->npass;
   wc->eqp_save = p->eqp_parent;
   for (int k = 0; k < wc->npass; k++) {
-    wc->eqp_id[k] = parse_eqp(p, "CO-ROUTINE (subquery-%d)", wc->eqp_base + k);
+    wc->eqp_id[k] = compile_parse_eqp(p, "CO-ROUTINE (subquery-%d)", wc->eqp_base + k);
     p->eqp_parent = wc->eqp_id[k];
   }
   /* a pass whose partition and ORDER BY terms begin the next pass's (the
@@ -617,28 +619,28 @@ WinCtx *window_begin(Parse *p, SqlSelect *s, SelInfo *info) {
     wc->passes[k].presorted = (uint8_t)keys_prefix(p, &wc->passes[k], &wc->passes[k + 1]);
   /* every pass's sorter, opened before the rows come; outside an
    * aggregate the one the loop fills waits for the loop's plan
-   * (window_loop_planned) */
+   * (compile_window_loop_planned) */
   wc->defer_last = (uint8_t)!info->is_agg;
   for (int k = 0; k < wc->npass - wc->defer_last; k++)
     pass_sorter(p, &wc->passes[k], k == wc->npass - 1 && groups_reversed(s, info, &wc->passes[k]));
   return parse_failed(p) ? NULL : wc;
 }
 
-SqlExprList *window_loop_order(Parse *p, WinCtx *wc) {
+SqlExprList *compile_window_loop_order(Parse *p, WinCtx *wc) {
   if (!wc || !wc->defer_last) return NULL;
   SqlWindow *w = wc->passes[wc->npass - 1].w;
   SqlExprList *l = NULL;
   for (int i = 0; w->partition && i < w->partition->n; i++)
-    if (!(l = sel_list_add(p, l, w->partition->a[i].expr))) return NULL;
+    if (!(l = compile_sel_list_add(p, l, w->partition->a[i].expr))) return NULL;
   for (int i = 0; w->order && i < w->order->n; i++) {
-    if (!(l = sel_list_add(p, l, w->order->a[i].expr))) return NULL;
+    if (!(l = compile_sel_list_add(p, l, w->order->a[i].expr))) return NULL;
     l->a[l->n - 1].sort = w->order->a[i].sort;
     l->a[l->n - 1].nulls = w->order->a[i].nulls;
   }
   return l;
 }
 
-void window_loop_planned(Parse *p, WinCtx *wc, int ordered) {
+void compile_window_loop_planned(Parse *p, WinCtx *wc, int ordered) {
   if (!wc || !wc->defer_last) return;
   WinPass *ps = &wc->passes[wc->npass - 1];
   if (ordered) ps->presorted = 1;
@@ -653,20 +655,20 @@ static void pass_sorter(Parse *p, WinPass *ps, int seq_desc) {
   if (ps->presorted) np = no = 0; /* the sequence alone */
   int nk = np;
   for (int i = 0; i < no; i++) nk += 1 + nulls_key(&w->order->a[i]);
-  const Collation **coll = parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1));
-  uint8_t *desc = parse_alloc(p, (size_t)(nk + 1));
+  const Collation **coll = compile_parse_alloc(p, sizeof(Collation *) * (size_t)(nk + 1));
+  uint8_t *desc = compile_parse_alloc(p, (size_t)(nk + 1));
   if (!coll || !desc) return;
   int k = 0;
-  for (int i = 0; i < np; i++) coll[k++] = expr_collation(p, w->partition->a[i].expr);
+  for (int i = 0; i < np; i++) coll[k++] = compile_expr_collation(p, w->partition->a[i].expr);
   for (int i = 0; i < no; i++) {
     SqlExprItem *t = &w->order->a[i];
     uint8_t d = t->sort == SQL_SORT_DESC;
     if (nulls_key(t)) desc[k++] = d;
-    coll[k] = expr_collation(p, t->expr);
+    coll[k] = compile_expr_collation(p, t->expr);
     desc[k++] = d;
   }
   desc[nk] = (uint8_t)seq_desc;
-  KeyInfo *ki = parse_keyinfo(p, nk + 1, coll, desc);
+  KeyInfo *ki = compile_parse_keyinfo(p, nk + 1, coll, desc);
   if (!ki) return;
   ps->nkey = nk;
   ps->sorter = emit_cursor(p);
@@ -702,7 +704,7 @@ static void pass_insert(Parse *p, WinCtx *wc, WinPass *ps, int src, const int *s
   emit(p, OP_SorterInsert, ps->sorter, rec, 0);
 }
 
-int window_in_core(const SqlSelect *s) {
+int compile_window_in_core(const SqlSelect *s) {
   const SelInfo *info = s->info;
   if (!info || !info->result || s->kind == SQL_SEL_VALUES) return 0;
   for (int i = 0; i < info->result->n; i++)
@@ -725,7 +727,7 @@ static SqlExpr *first_call(SqlExpr *e) {
   return NULL;
 }
 
-int window_sorts_output(Parse *p, SqlSelect *s) {
+int compile_window_sorts_output(Parse *p, SqlSelect *s) {
   SelInfo *info = s->info;
   if (s->prior || !s->order_by || !info || !info->result || s->kind == SQL_SEL_VALUES) return 0;
   SqlExpr *f = NULL;
@@ -744,13 +746,13 @@ int window_sorts_output(Parse *p, SqlSelect *s) {
     const SqlExprItem *k = i < np ? &w->partition->a[i] : &w->order->a[i - np];
     uint8_t ks = i < np ? SQL_SORT_NONE : k->sort, kn = i < np ? SQL_NULLS_NONE : k->nulls;
     if ((t->sort == SQL_SORT_DESC) != (ks == SQL_SORT_DESC)) return 0;
-    if (t->nulls != kn || !oe || !expr_same(oe, k->expr)) return 0;
-    if (expr_collation(p, oe) != expr_collation(p, k->expr)) return 0;
+    if (t->nulls != kn || !oe || !compile_expr_same(oe, k->expr)) return 0;
+    if (compile_expr_collation(p, oe) != compile_expr_collation(p, k->expr)) return 0;
   }
   return 1;
 }
 
-void window_push(Parse *p, WinCtx *wc) {
+void compile_window_push(Parse *p, WinCtx *wc) {
   if (parse_failed(p)) return;
   SqlSelect *s = wc->s;
   SelInfo *info = wc->info;
@@ -777,9 +779,9 @@ void window_push(Parse *p, WinCtx *wc) {
   }
   wc->m = m;
   int nid = m + wc->nfn, maxkey = 0;
-  wc->owner = parse_alloc(p, sizeof(int) * (size_t)(nid + 1));
-  wc->pos = parse_alloc(p, sizeof(int) * (size_t)(nid + 1));
-  wc->sel = parse_alloc(p, sizeof(int) * (size_t)(3 * nid + 1));
+  wc->owner = compile_parse_alloc(p, sizeof(int) * (size_t)(nid + 1));
+  wc->pos = compile_parse_alloc(p, sizeof(int) * (size_t)(nid + 1));
+  wc->sel = compile_parse_alloc(p, sizeof(int) * (size_t)(3 * nid + 1));
   if (!wc->owner || !wc->pos || !wc->sel) return;
   for (int c = 0; c < nid; c++) {
     wc->owner[c] = -1;
@@ -802,17 +804,17 @@ void window_push(Parse *p, WinCtx *wc) {
   wc->ins = emit_regs(p, maxkey + 1 + nid);
   wc->bank = emit_regs(p, 2 * nid + 1);
   int row = emit_regs(p, m > 0 ? m : 1);
-  for (int i = 0; i < wc->nleaf; i++) expr_code(p, wc->leaves[i], row + i);
+  for (int i = 0; i < wc->nleaf; i++) compile_expr_code(p, wc->leaves[i], row + i);
   for (int k = 0; k < wc->npass; k++) {
     WinPass *ps = &wc->passes[k];
-    if (ps->w->partition) expr_code_list(p, ps->w->partition, row + ps->part_col);
+    if (ps->w->partition) compile_expr_code_list(p, ps->w->partition, row + ps->part_col);
     for (int i = 0; ps->w->order && i < ps->w->order->n; i++)
-      expr_code(p, ps->w->order->a[i].expr, row + ps->order_col + i);
+      compile_expr_code(p, ps->w->order->a[i].expr, row + ps->order_col + i);
   }
   for (int i = 0; i < wc->nfn; i++) {
     WinFn *f = &wc->fns[i];
-    if (f->e->list) expr_code_list(p, f->e->list, row + f->arg_col);
-    if (f->e->filter) expr_code(p, f->e->filter, row + f->filter_col);
+    if (f->e->list) compile_expr_code_list(p, f->e->list, row + f->arg_col);
+    if (f->e->filter) compile_expr_code(p, f->e->filter, row + f->filter_col);
   }
   pass_insert(p, wc, &wc->passes[wc->npass - 1], row, wc->pos, wc->sel, m);
 }
@@ -849,13 +851,13 @@ static int offset_reg(Parse *p, SqlExpr *e) {
   if (!bad) {
     NameCtx nc;
     memset(&nc, 0, sizeof nc);
-    if (resolve_expr(p, &nc, e)) return r;
-    if (!expr_is_constant(e)) bad = 1;
+    if (compile_resolve_expr(p, &nc, e)) return r;
+    if (!compile_expr_is_constant(e)) bad = 1;
   }
   if (bad)
     emit(p, OP_Null, 0, r, 0);
   else
-    expr_code(p, e, r);
+    compile_expr_code(p, e, r);
   return r;
 }
 
@@ -874,14 +876,14 @@ static VmWinSpec *pass_spec(Parse *p, WinCtx *wc, WinPass *ps, int width) {
   uint8_t *nf = util_arena_zalloc(a, (size_t)(no + 1));
   VmWinFunc *fns = util_arena_zalloc(a, sizeof(VmWinFunc) * (size_t)(ps->nfn + 1));
   if (!sp || !part || !pcoll || !order || !ocoll || !desc || !nf || !fns) {
-    parse_nomem(p);
+    compile_parse_nomem(p);
     return NULL;
   }
   sp->ncol = width;
   sp->npart = np;
   for (int i = 0; i < np; i++) {
     part[i] = wc->pos[ps->part_col + i];
-    pcoll[i] = expr_collation(p, w->partition->a[i].expr);
+    pcoll[i] = compile_expr_collation(p, w->partition->a[i].expr);
   }
   sp->part = part;
   sp->part_coll = pcoll;
@@ -889,7 +891,7 @@ static VmWinSpec *pass_spec(Parse *p, WinCtx *wc, WinPass *ps, int width) {
   for (int i = 0; i < no; i++) {
     SqlExprItem *t = &w->order->a[i];
     order[i] = wc->pos[ps->order_col + i];
-    ocoll[i] = expr_collation(p, t->expr);
+    ocoll[i] = compile_expr_collation(p, t->expr);
     desc[i] = t->sort == SQL_SORT_DESC;
     nf[i] = t->nulls == SQL_NULLS_FIRST || (t->nulls == SQL_NULLS_NONE && !desc[i]);
   }
@@ -910,16 +912,16 @@ static VmWinSpec *pass_spec(Parse *p, WinCtx *wc, WinPass *ps, int width) {
     vf->nargs = f->e->list ? f->e->list->n : 0;
     vf->filter = f->filter_col >= 0 ? wc->pos[f->filter_col] : -1;
     if ((vf->def->flags & FUNC_NEEDCOLL) && vf->nargs > 0)
-      vf->coll = expr_collation(p, f->e->list->a[0].expr);
+      vf->coll = compile_expr_collation(p, f->e->list->a[0].expr);
   }
   sp->funcs = fns;
   return sp;
 }
 
 /* Replace node e by register reg, keeping the original (as the aggregate
- * code does), and remember it for window_end's restore. */
+ * code does), and remember it for compile_window_end's restore. */
 static void node_to_reg(Parse *p, WinCtx *wc, SqlExpr *e, int reg) {
-  if (select_expr_to_reg(p, e, reg, 1)) wc->saved[wc->nsaved++] = e;
+  if (compile_select_expr_to_reg(p, e, reg, 1)) wc->saved[wc->nsaved++] = e;
 }
 
 /* After pass ps (its rows of width in_width, then one value per call):
@@ -948,7 +950,7 @@ static int pass_carry(WinCtx *wc, int k, int in_width) {
   return n;
 }
 
-void window_end(Parse *p, WinCtx *wc, void (*out)(Parse *, void *), void *arg) {
+void compile_window_end(Parse *p, WinCtx *wc, void (*out)(Parse *, void *), void *arg) {
   if (parse_failed(p)) return;
   int width = wc->m;
   int nid = wc->m + wc->nfn;
@@ -958,9 +960,9 @@ void window_end(Parse *p, WinCtx *wc, void (*out)(Parse *, void *), void *arg) {
     int in_width = width;
     VmWinSpec *spec = pass_spec(p, wc, ps, in_width);
     if (!spec) return;
-    if (ps->nkey) parse_eqp(p, "USE TEMP B-TREE FOR ORDER BY");
+    if (ps->nkey) compile_parse_eqp(p, "USE TEMP B-TREE FOR ORDER BY");
     p->eqp_parent = k > 0 ? wc->eqp_id[k - 1] : wc->eqp_save;
-    parse_eqp(p, "SCAN (subquery-%d)", wc->eqp_base + k);
+    compile_parse_eqp(p, "SCAN (subquery-%d)", wc->eqp_base + k);
     int r0 = offset_reg(p, ps->fr.start_expr);
     int r1 = offset_reg(p, ps->fr.end_expr);
     if (parse_failed(p)) return;
@@ -998,7 +1000,7 @@ void window_end(Parse *p, WinCtx *wc, void (*out)(Parse *, void *), void *arg) {
     } else {
       /* the output: leaves and window calls read the row's registers */
       for (int j = 0; j < ps->nfn; j++) wc->pos[wc->m + ps->fn[j]] = in_width + j;
-      wc->saved = parse_alloc(p, sizeof(SqlExpr *) * (size_t)(wc->nleaf + wc->nfn + 1));
+      wc->saved = compile_parse_alloc(p, sizeof(SqlExpr *) * (size_t)(wc->nleaf + wc->nfn + 1));
       if (!wc->saved) return;
       wc->nsaved = 0;
       for (int i = 0; i < wc->nfn; i++)

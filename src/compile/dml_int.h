@@ -31,8 +31,8 @@ typedef struct TrigFrame {
 static inline TrigFrame *dml_frame(Parse *p) { return p->nested > 0 ? (TrigFrame *)p : NULL; }
 
 /* Deep copy of an expression tree into the Parse arena (subqueries shared). */
-SqlExpr *dml_expr_dup(Parse *, const SqlExpr *);
-SqlExprList *dml_list_dup(Parse *, const SqlExprList *);
+SqlExpr *compile_dml_expr_dup(Parse *, const SqlExpr *);
+SqlExprList *compile_dml_list_dup(Parse *, const SqlExprList *);
 
 /* The table being written and its indexes: cursors, key registers, the
  * conflict resolution (compile_dml.c). */
@@ -63,7 +63,7 @@ typedef struct Writer {
   /* UPDATE: per index, 1 when the update cannot change its entry (no key
    * column assigned, rowid/PRIMARY KEY unchanged): its key is not rebuilt,
    * checked, deleted or written, as SQLite skips such indexes. NULL = none
-   * kept. REPLACE victims still lose every entry (dml_delete_current). */
+   * kept. REPLACE victims still lose every entry (compile_dml_delete_current). */
   uint8_t *keep;
   /* UPDATE: the columns assigned (NULL: an INSERT, every column is new);
    * NOT NULL and CHECK constraints on other columns alone are not checked,
@@ -76,7 +76,7 @@ typedef struct Writer {
    * not needed. */
   int trigcnt;
   /* REPLACE: the index (position in idx) whose cursor the conflict check
-   * left on the victim's entry, or -1: dml_delete_keys deletes that entry where
+   * left on the victim's entry, or -1: compile_dml_delete_keys deletes that entry where
    * the cursor is, without a seek */
   int on_victim;
 } Writer;
@@ -90,52 +90,54 @@ typedef struct Returning {
 } Returning;
 
 /* compile_dml.c */
-void dml_bind_row(Parse *p, SqlExpr *e, int cursor, int rowid, int cols);
-void dml_remap_cursor(Parse *p, SqlExpr *e, int from, int to);
-void dml_remap_cursor_select(Parse *p, SqlSelect *s, int from, int to);
-void dml_trig_nc(Parse *p, NameCtx *nc);
-SqlExpr *dml_row_expr(Parse *p, Table *tab, const SqlExpr *e, int rowid, int cols, int flags,
-                      const char *ctx);
-void dml_code_default(Parse *p, Column *col, int target);
-int dml_is_rowid_name(const char *z);
-int dml_pick_oe(int stmt_oe, int cons_oe);
-int dml_may_replace(const Table *tab, int stmt_oe);
-int dml_stmt_oe_of(Parse *p, int own);
-void dml_halt_msg(Parse *p, int code, int oe, const char *msg);
-int dml_reads_changed(const Table *tab, SqlExpr *e, const uint8_t *chg, int rowid_changed,
-                      int gen_changed);
-uint8_t *dml_changed_closure(Parse *p, const Table *tab, const uint8_t *changed, int rowid_changed);
-int dml_index_affected(const Index *x, const uint8_t *chg);
-void dml_writer_keep_unchanged(Writer *w, const uint8_t *changed, int key_change, int before);
-int dml_kept(const Writer *w, int i);
-int dml_up_clause(const Writer *w, int i);
-int dml_writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe, int tabcur);
-void dml_build_new_keys(Writer *w, int rowid, int cols);
-void dml_delete_keys(Writer *w, int rowid, int cols, int with_pk);
-void dml_read_row(Writer *w, int dst);
-void dml_read_index_cols(Writer *w, int dst);
-void dml_own_new_row(Parse *p, Table *tab, int cols);
-void dml_delete_current(Writer *w, int count, int keep_row);
-void dml_write_row(Writer *w, int rowid, int cols, int lastrowid);
-void dml_code_generated(Parse *p, Table *tab, int rowid, int cols);
-void dml_attach_with(SqlWith *with, SqlExpr *e);
-void dml_attach_with_list(SqlWith *with, SqlExprList *l);
-Table *dml_table(Parse *p, const char *schema, const char *name, View **view);
-Table *dml_view_table(Parse *p, View *v, int op);
-int dml_set_list_resolve(Parse *p, const SqlExprList *setl, Table *tab, NameCtx *nc, SqlExpr **set,
-                         uint8_t *changed);
-int dml_view_dml(Parse *p, View *v, int op, const char *alias, const SqlExprList *setl,
-                 const SqlExpr *where_ast, int stmt_oe);
-int dml_returning_setup(Parse *p, Table *tab, const char *alias, const SqlExprList *ast,
-                        Returning *r);
-void dml_returning_row(Parse *p, Returning *r, int rowid, int cols);
-void dml_returning_end(Parse *p, Returning *r);
+void compile_dml_bind_row(Parse *p, SqlExpr *e, int cursor, int rowid, int cols);
+void compile_dml_remap_cursor(Parse *p, SqlExpr *e, int from, int to);
+void compile_dml_remap_cursor_select(Parse *p, SqlSelect *s, int from, int to);
+void compile_dml_trig_nc(Parse *p, NameCtx *nc);
+SqlExpr *compile_dml_row_expr(Parse *p, Table *tab, const SqlExpr *e, int rowid, int cols,
+                              int flags, const char *ctx);
+void compile_dml_code_default(Parse *p, Column *col, int target);
+int compile_dml_is_rowid_name(const char *z);
+int compile_dml_pick_oe(int stmt_oe, int cons_oe);
+int compile_dml_may_replace(const Table *tab, int stmt_oe);
+int compile_dml_stmt_oe_of(Parse *p, int own);
+void compile_dml_halt_msg(Parse *p, int code, int oe, const char *msg);
+int compile_dml_reads_changed(const Table *tab, SqlExpr *e, const uint8_t *chg, int rowid_changed,
+                              int gen_changed);
+uint8_t *compile_dml_changed_closure(Parse *p, const Table *tab, const uint8_t *changed,
+                                     int rowid_changed);
+int compile_dml_index_affected(const Index *x, const uint8_t *chg);
+void compile_dml_writer_keep_unchanged(Writer *w, const uint8_t *changed, int key_change,
+                                       int before);
+int compile_dml_kept(const Writer *w, int i);
+int compile_dml_up_clause(const Writer *w, int i);
+int compile_dml_writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe, int tabcur);
+void compile_dml_build_new_keys(Writer *w, int rowid, int cols);
+void compile_dml_delete_keys(Writer *w, int rowid, int cols, int with_pk);
+void compile_dml_read_row(Writer *w, int dst);
+void compile_dml_read_index_cols(Writer *w, int dst);
+void compile_dml_own_new_row(Parse *p, Table *tab, int cols);
+void compile_dml_delete_current(Writer *w, int count, int keep_row);
+void compile_dml_write_row(Writer *w, int rowid, int cols, int lastrowid);
+void compile_dml_code_generated(Parse *p, Table *tab, int rowid, int cols);
+void compile_dml_attach_with(SqlWith *with, SqlExpr *e);
+void compile_dml_attach_with_list(SqlWith *with, SqlExprList *l);
+Table *compile_dml_table(Parse *p, const char *schema, const char *name, View **view);
+Table *compile_dml_view_table(Parse *p, View *v, int op);
+int compile_dml_set_list_resolve(Parse *p, const SqlExprList *setl, Table *tab, NameCtx *nc,
+                                 SqlExpr **set, uint8_t *changed);
+int compile_dml_view_dml(Parse *p, View *v, int op, const char *alias, const SqlExprList *setl,
+                         const SqlExpr *where_ast, int stmt_oe);
+int compile_dml_returning_setup(Parse *p, Table *tab, const char *alias, const SqlExprList *ast,
+                                Returning *r);
+void compile_dml_returning_row(Parse *p, Returning *r, int rowid, int cols);
+void compile_dml_returning_end(Parse *p, Returning *r);
 
 /* compile_constraint.c */
-void dml_check_row(Writer *w, int rowid, int cols, int ignore);
-void dml_check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, int ignore);
+void compile_dml_check_row(Writer *w, int rowid, int cols, int ignore);
+void compile_dml_check_unique(Writer *w, int rowid, int cols, int old, int rowid_chk, int ignore);
 
 /* compile_update.c */
-void dml_reseek_row(Parse *p, Writer *w, int old, int next);
+void compile_dml_reseek_row(Parse *p, Writer *w, int old, int next);
 
 #endif

@@ -29,7 +29,7 @@ static const SqlPragmaTab tabs[] = {
 #undef PT_ARG
 #undef PT_SCHEMA
 
-const SqlPragmaTab *sql_pragma_tab(const char *name) {
+const SqlPragmaTab *compile_sql_pragma_tab(const char *name) {
   for (size_t i = 0; name && i < sizeof tabs / sizeof tabs[0]; i++)
     if (tabs[i].hidden >= 0 && util_stricmp(tabs[i].name, name) == 0) return &tabs[i];
   return NULL;
@@ -65,7 +65,7 @@ static void sim_insert(int *list, int *n, int htsize, int *bcount, int *bhead,
   (*n)++;
 }
 
-int *sql_table_hash_order(const char *const *names, int n) {
+int *compile_sql_table_hash_order(const char *const *names, int n) {
   int *list = shale_malloc(sizeof(int) * (size_t)(2 * n + 2 + 128));
   if (!list) return NULL;
   int *old = list + n + 1, *bcount = old + n + 1, *bhead = bcount + 64;

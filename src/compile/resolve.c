@@ -30,21 +30,21 @@
 
 /* ---- per-Parse state ---- */
 
-SelectState *select_state(Parse *p) {
-  if (!p->select_state) {
-    SelectState *s = parse_alloc(p, sizeof *s);
+SelectState *compile_select_state(Parse *p) {
+  if (!p->compile_select_state) {
+    SelectState *s = compile_parse_alloc(p, sizeof *s);
     if (!s) return NULL;
     s->text = p->sql;
-    p->select_state = s;
+    p->compile_select_state = s;
   }
-  return p->select_state;
+  return p->compile_select_state;
 }
 
-SelInfo *sel_info(Parse *p, const SqlSelect *sel, int create) {
+SelInfo *compile_sel_info(Parse *p, const SqlSelect *sel, int create) {
   if (sel->info || !create) return sel->info;
-  SelectState *st = select_state(p);
+  SelectState *st = compile_select_state(p);
   if (!st) return NULL;
-  SelInfo *i = parse_alloc(p, sizeof *i);
+  SelInfo *i = compile_parse_alloc(p, sizeof *i);
   if (!i) return NULL;
   i->sel = sel;
   i->text = st->text;
@@ -52,16 +52,16 @@ SelInfo *sel_info(Parse *p, const SqlSelect *sel, int create) {
   return i;
 }
 
-struct SrcX *src_extras(Parse *p, const SrcList *src, int create) {
-  SelectState *st = select_state(p);
+struct SrcX *compile_src_extras(Parse *p, const SrcList *src, int create) {
+  SelectState *st = compile_select_state(p);
   if (!st || !src) return NULL;
   for (struct SrcX *x = st->srcx; x; x = x->next)
     if (x->src == src) return x;
   if (!create) return NULL;
-  struct SrcX *x = parse_alloc(p, sizeof *x);
+  struct SrcX *x = compile_parse_alloc(p, sizeof *x);
   if (!x) return NULL;
   x->src = src;
-  x->merged = parse_alloc(p, sizeof(uint64_t) * (size_t)(src->n > 0 ? src->n : 1));
+  x->merged = compile_parse_alloc(p, sizeof(uint64_t) * (size_t)(src->n > 0 ? src->n : 1));
   if (!x->merged) return NULL;
   x->next = st->srcx;
   st->srcx = x;
@@ -70,33 +70,33 @@ struct SrcX *src_extras(Parse *p, const SrcList *src, int create) {
 
 /* ---- AST helpers ---- */
 
-SqlExprList *expr_list_dup(Parse *p, const SqlExprList *l) {
+SqlExprList *compile_expr_list_dup(Parse *p, const SqlExprList *l) {
   if (!l) return NULL;
-  SqlExprList *n = parse_alloc(p, sizeof *n);
+  SqlExprList *n = compile_parse_alloc(p, sizeof *n);
   if (!n) return NULL;
   n->n = n->cap = l->n;
   if (l->n) {
-    n->a = parse_alloc(p, sizeof(SqlExprItem) * (size_t)l->n);
+    n->a = compile_parse_alloc(p, sizeof(SqlExprItem) * (size_t)l->n);
     if (!n->a) return NULL;
   }
   for (int i = 0; i < l->n; i++) {
     n->a[i] = l->a[i];
-    n->a[i].expr = expr_dup(p, l->a[i].expr);
+    n->a[i].expr = compile_expr_dup(p, l->a[i].expr);
   }
   return n;
 }
 
-SqlExpr *expr_dup(Parse *p, const SqlExpr *e) {
+SqlExpr *compile_expr_dup(Parse *p, const SqlExpr *e) {
   if (!e) return NULL;
-  SqlExpr *n = parse_alloc(p, sizeof *n);
+  SqlExpr *n = compile_parse_alloc(p, sizeof *n);
   if (!n) return NULL;
   *n = *e;
-  n->a = expr_dup(p, e->a);
-  n->b = expr_dup(p, e->b);
-  n->c = expr_dup(p, e->c);
-  n->list = expr_list_dup(p, e->list);
-  n->filter = expr_dup(p, e->filter);
-  n->order = expr_list_dup(p, e->order);
+  n->a = compile_expr_dup(p, e->a);
+  n->b = compile_expr_dup(p, e->b);
+  n->c = compile_expr_dup(p, e->c);
+  n->list = compile_expr_list_dup(p, e->list);
+  n->filter = compile_expr_dup(p, e->filter);
+  n->order = compile_expr_list_dup(p, e->order);
   return n;
 }
 
@@ -105,11 +105,11 @@ static int str_same(const char *a, const char *b) {
   return strcmp(a, b) == 0;
 }
 
-int expr_same(const SqlExpr *a, const SqlExpr *b) {
+int compile_expr_same(const SqlExpr *a, const SqlExpr *b) {
   if (a == b) return 1;
   if (!a || !b) return 0;
-  if (a->op == SQL_E_REG && a->orig) return expr_same(a->orig, b);
-  if (b->op == SQL_E_REG && b->orig) return expr_same(a, b->orig);
+  if (a->op == SQL_E_REG && a->orig) return compile_expr_same(a->orig, b);
+  if (b->op == SQL_E_REG && b->orig) return compile_expr_same(a, b->orig);
   if (a->op != b->op || a->sub != b->sub) return 0;
   if ((a->flags & ~SQL_EF_PAREN) != (b->flags & ~SQL_EF_PAREN)) return 0;
   switch (a->op) {
@@ -134,18 +134,20 @@ int expr_same(const SqlExpr *a, const SqlExpr *b) {
       if (!str_same(a->table, b->table)) return 0;
   }
   if (a->select != b->select) return 0;
-  if (!expr_same(a->a, b->a) || !expr_same(a->b, b->b) || !expr_same(a->c, b->c)) return 0;
-  if (!expr_same(a->filter, b->filter)) return 0;
+  if (!compile_expr_same(a->a, b->a) || !compile_expr_same(a->b, b->b) ||
+      !compile_expr_same(a->c, b->c))
+    return 0;
+  if (!compile_expr_same(a->filter, b->filter)) return 0;
   if ((a->list == NULL) != (b->list == NULL)) return 0;
   if (a->list) {
     if (a->list->n != b->list->n) return 0;
     for (int i = 0; i < a->list->n; i++)
-      if (!expr_same(a->list->a[i].expr, b->list->a[i].expr)) return 0;
+      if (!compile_expr_same(a->list->a[i].expr, b->list->a[i].expr)) return 0;
   }
   return 1;
 }
 
-const char *ordinal_suffix(int n) {
+const char *compile_ordinal_suffix(int n) {
   int m = n % 100;
   if (m >= 11 && m <= 13) return "th";
   switch (n % 10) {
@@ -160,11 +162,11 @@ const char *ordinal_suffix(int n) {
   }
 }
 
-char *span_text(Parse *p, const char *text, SqlSpan sp) {
+char *compile_span_text(Parse *p, const char *text, SqlSpan sp) {
   if (!text) text = p->sql;
-  if (!text || sp.len <= 0) return parse_strdup(p, "");
+  if (!text || sp.len <= 0) return compile_parse_strdup(p, "");
   char *z = util_arena_strndup(&p->arena, text + sp.start, (size_t)sp.len);
-  if (!z) parse_nomem(p);
+  if (!z) compile_parse_nomem(p);
   return z;
 }
 
@@ -185,7 +187,7 @@ static void set_colref(SqlExpr *e, SrcItem *it, int col, int depth) {
   e->cursor = it->cursor;
   e->column = col;
   e->tab = it->tab;
-  e->aff = src_item_col_aff(it, col);
+  e->aff = compile_src_item_col_aff(it, col);
   e->depth = (uint8_t)depth;
   mark_used(it, col);
 }
@@ -214,10 +216,10 @@ static const SqlExpr *first_agg(const SqlExpr *e) {
 /* The authorizer's READ of column col (-1: the rowid) of t: AUTH_OK, or
  * AUTH_IGNORE (e then reads NULL), or AUTH_DENY with the error recorded:
  * SQLite's "access to t.c is prohibited". */
-int resolve_auth_read(Parse *p, const Table *t, int col, SqlExpr *e) {
+int compile_resolve_auth_read(Parse *p, const Table *t, int col, SqlExpr *e) {
   if (!p->env || !p->env->auth || !t) return AUTH_OK;
   const char *cn = col >= 0 ? t->cols[col].name : "ROWID";
-  int rc = parse_auth(p, AUTH_READ, t->name, cn, "main");
+  int rc = compile_parse_auth(p, AUTH_READ, t->name, cn, "main");
   if (rc == AUTH_DENY && p->rc == SHALE_AUTH) {
     shale_free(p->errmsg);
     p->errmsg = util_mprintf("access to %s.%s is prohibited", t->name, cn);
@@ -258,7 +260,7 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
       return 0;
     }
     if (is_true_false(e)) return 0;
-    parse_error(p, "default value of column [%s] is not constant", col);
+    compile_parse_error(p, "default value of column [%s] is not constant", col);
     return 1;
   }
   for (NameCtx *n = nc; n; n = n->outer, depth++) {
@@ -267,11 +269,11 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
       int isnew = util_stricmp(tname, "new") == 0, isold = util_stricmp(tname, "old") == 0;
       if ((isnew && (n->trig_mask & 2)) || (isold && (n->trig_mask & 1))) {
         const Table *t = n->trig_tab;
-        int j = table_column_index(t, col);
+        int j = schema_table_column_index(t, col);
         if (j < 0 && is_rowid_name(col) && !t->without_rowid)
           j = -1;
         else if (j < 0) {
-          parse_error(p, "no such column: %s.%s", tname, col);
+          compile_parse_error(p, "no such column: %s.%s", tname, col);
           return 1;
         }
         e->op = SQL_E_TRIGREF;
@@ -280,14 +282,14 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
         e->tab = t;
         e->aff = j < 0 ? AFF_INTEGER : t->cols[j].affinity;
         e->depth = (uint8_t)depth;
-        if (p->env && p->env->auth && resolve_auth_read(p, t, j, e) == AUTH_DENY) return 1;
+        if (p->env && p->env->auth && compile_resolve_auth_read(p, t, j, e) == AUTH_DENY) return 1;
         return 0;
       }
     }
     int cnt = 0, rcnt = 0, mcol = 0;
     SrcItem *match = NULL, *rmatch = NULL;
     SrcList *src = n->src;
-    struct SrcX *x = src ? src_extras(p, src, 0) : NULL;
+    struct SrcX *x = src ? compile_src_extras(p, src, 0) : NULL;
     for (int i = 0; src && i < src->n; i++) {
       SrcItem *it = &src->a[i];
       if (!it->tab || it->in_nest) continue;
@@ -297,7 +299,7 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
         const SelInfo *ni = it->nest->info;
         int hit = 0;
         /* joined to its left by USING/NATURAL on this name: the left one */
-        int uj = table_column_index(it->nest_tab, col);
+        int uj = schema_table_column_index(it->nest_tab, col);
         if (!tname && x && cnt > 0 && uj >= 0 &&
             (x->merged[i] & ((uint64_t)1 << (uj >= 63 ? 63 : uj)))) {
           if ((it->jointype & (SQL_JOIN_LEFT | SQL_JOIN_RIGHT)) != SQL_JOIN_RIGHT) continue;
@@ -316,7 +318,7 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
         }
         if (hit || !tname || db || !it->nest_alias || util_stricmp(it->nest_alias, tname) != 0)
           continue;
-        int j = table_column_index(it->nest_tab, col);
+        int j = schema_table_column_index(it->nest_tab, col);
         if (j >= 0) {
           cnt++;
           match = it;
@@ -326,11 +328,12 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
       }
       if (tname) {
         if (!it->name || util_stricmp(it->name, tname) != 0) continue;
-        if (db && (it->kind != SRC_TABLE || (util_stricmp(db, parse_db_name(p, it->idb)) != 0 &&
-                                             (parse_ndb(p) > 1 || util_stricmp(db, "main") != 0))))
+        if (db && (it->kind != SRC_TABLE ||
+                   (util_stricmp(db, compile_parse_db_name(p, it->idb)) != 0 &&
+                    (compile_parse_ndb(p) > 1 || util_stricmp(db, "main") != 0))))
           continue;
       }
-      int j = table_column_index(it->tab, col);
+      int j = schema_table_column_index(it->tab, col);
       if (j >= 0) {
         if (!tname && x && cnt > 0 && (x->merged[i] & ((uint64_t)1 << (j >= 63 ? 63 : j)))) {
           /* a USING column: the left-most item's, but a RIGHT JOIN's own
@@ -353,11 +356,11 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
     }
     if (cnt > 1) {
       if (tname && db)
-        parse_error(p, "ambiguous column name: %s.%s.%s", db, tname, col);
+        compile_parse_error(p, "ambiguous column name: %s.%s.%s", db, tname, col);
       else if (tname)
-        parse_error(p, "ambiguous column name: %s.%s", tname, col);
+        compile_parse_error(p, "ambiguous column name: %s.%s", tname, col);
       else
-        parse_error(p, "ambiguous column name: %s", col);
+        compile_parse_error(p, "ambiguous column name: %s", col);
       return 1;
     }
     if (cnt == 1 && mcol < 0 && match->kind == SRC_SUBQUERY) {
@@ -366,19 +369,20 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
       return 0;
     }
     if (cnt == 1 && match->nest) {
-      src_nest_ref(p, src, match, mcol, e, depth);
-      SrcItem *m = e->op == SQL_E_COLREF ? src_find_cursor(src, e->cursor) : NULL;
-      if (!tname && m && e->column >= 0) src_coalesce_ref(p, src, (int)(m - src->a), e->column, e);
+      compile_src_nest_ref(p, src, match, mcol, e, depth);
+      SrcItem *m = e->op == SQL_E_COLREF ? compile_src_find_cursor(src, e->cursor) : NULL;
+      if (!tname && m && e->column >= 0)
+        compile_src_coalesce_ref(p, src, (int)(m - src->a), e->column, e);
       for (NameCtx *m2 = nc; m2 != n; m2 = m2->outer) m2->flags |= NC_HAS_CORREL;
       return 0;
     }
     if (cnt == 1) {
       set_colref(e, match, mcol, depth);
       if (p->env && p->env->auth && (match->kind == SRC_TABLE || match->is_view) &&
-          resolve_auth_read(p, match->tab, mcol, e) == AUTH_DENY)
+          compile_resolve_auth_read(p, match->tab, mcol, e) == AUTH_DENY)
         return 1;
       if (e->op == SQL_E_NULL) return 0; /* the authorizer said IGNORE */
-      if (!tname && src_coalesce_ref(p, src, (int)(match - src->a), mcol, e)) {
+      if (!tname && compile_src_coalesce_ref(p, src, (int)(match - src->a), mcol, e)) {
         for (NameCtx *m = nc; m != n; m = m->outer) m->flags |= NC_HAS_CORREL;
         return 0;
       }
@@ -393,14 +397,14 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
           SqlExpr *r = n->result->a[i].expr;
           if (contains_agg(r) && !(n->flags & NC_ALLOW_AGG)) {
             const SqlExpr *f = first_agg(r);
-            parse_error(p, "misuse of aggregate: %s()", f && f->z ? f->z : "");
+            compile_parse_error(p, "misuse of aggregate: %s()", f && f->z ? f->z : "");
             return 1;
           }
           if (contains_agg(r) && (n->flags & NC_IN_GROUPBY)) {
-            parse_error(p, "aggregate functions are not allowed in the GROUP BY clause");
+            compile_parse_error(p, "aggregate functions are not allowed in the GROUP BY clause");
             return 1;
           }
-          SqlExpr *d = expr_dup(p, r);
+          SqlExpr *d = compile_expr_dup(p, r);
           if (!d) return 1;
           uint8_t paren = e->flags & SQL_EF_PAREN;
           SqlSpan sp = e->span;
@@ -419,11 +423,11 @@ static int lookup_name(Parse *p, NameCtx *nc, SqlExpr *e) {
   }
   if (is_true_false(e)) return 0;
   if (db)
-    parse_error(p, "no such column: %s.%s.%s", db, tname, col);
+    compile_parse_error(p, "no such column: %s.%s.%s", db, tname, col);
   else if (tname)
-    parse_error(p, "no such column: %s.%s", tname, col);
+    compile_parse_error(p, "no such column: %s.%s", tname, col);
   else
-    parse_error(p, "no such column: %s", col);
+    compile_parse_error(p, "no such column: %s", col);
   return 1;
 }
 
@@ -445,22 +449,22 @@ static void min_depth_list(const SqlExprList *l, int *d) {
 
 static int resolve_func(Parse *p, NameCtx *nc, SqlExpr *e) {
   if (e->order) {
-    parse_error(p, "near \"ORDER\": syntax error");
+    compile_parse_error(p, "near \"ORDER\": syntax error");
     return 1;
   }
   int nargs = e->list ? e->list->n : 0;
   if (p->env && p->env->max_function_arg > 0 && nargs > p->env->max_function_arg) {
-    parse_error(p, "too many arguments on function %s", e->z);
+    compile_parse_error(p, "too many arguments on function %s", e->z);
     return 1;
   }
   const FuncDef *f = p->env && p->env->funcs ? func_find(p->env->funcs, e->z, nargs) : NULL;
   if (!f) {
     if (p->env && p->env->funcs && func_exists_name(p->env->funcs, e->z))
-      parse_error(p, "wrong number of arguments to function %s()", e->z);
+      compile_parse_error(p, "wrong number of arguments to function %s()", e->z);
     else if (nc->flags & NC_FROM_SCHEMA)
-      parse_error(p, "unknown function: %s()", e->z); /* SQLite's words for these */
+      compile_parse_error(p, "unknown function: %s()", e->z); /* SQLite's words for these */
     else
-      parse_error(p, "no such function: %s", e->z);
+      compile_parse_error(p, "no such function: %s", e->z);
     return 1;
   }
   /* SQLite's EP_FromDDL: the bodies of views and triggers outside TEMP,
@@ -471,12 +475,12 @@ static int resolve_func(Parse *p, NameCtx *nc, SqlExpr *e) {
                  ((nc->flags & (NC_IS_CHECK | NC_IS_INDEX | NC_IS_PARTIAL | NC_IS_GENCOL)) &&
                   func_is_deterministic(f));
   if (from_ddl && func_unsafe_in_schema(f, p->env && p->env->untrusted)) {
-    parse_error(p, "unsafe use of %s()", e->z);
+    compile_parse_error(p, "unsafe use of %s()", e->z);
     return 1;
   }
   e->func = f;
   if (p->env && p->env->auth) {
-    int rc = parse_auth(p, AUTH_FUNCTION, NULL, e->z, NULL);
+    int rc = compile_parse_auth(p, AUTH_FUNCTION, NULL, e->z, NULL);
     if (rc == AUTH_DENY) {
       if (p->rc == SHALE_AUTH) { /* SQLite's text for functions */
         shale_free(p->errmsg);
@@ -494,47 +498,47 @@ static int resolve_func(Parse *p, NameCtx *nc, SqlExpr *e) {
   int is_agg = func_is_aggregate(f);
   if (e->over) {
     if (!f->value) { /* scalars, and aggregates made without a value callback */
-      parse_error(p, "%s() may not be used as a window function", e->z);
+      compile_parse_error(p, "%s() may not be used as a window function", e->z);
       return 1;
     }
     if (!(nc->flags & NC_ALLOW_WIN)) {
-      parse_error(p, "misuse of window function %s()", e->z);
+      compile_parse_error(p, "misuse of window function %s()", e->z);
       return 1;
     }
     e->agg = 2;
     int save = nc->flags;
     nc->flags &= ~NC_ALLOW_WIN; /* no window calls inside a window call */
-    int rc = resolve_list(p, nc, e->list);
-    if (!rc && e->filter) rc = resolve_expr(p, nc, e->filter);
-    if (!rc && e->over->partition) rc = resolve_list(p, nc, e->over->partition);
-    if (!rc && e->over->order) rc = resolve_list(p, nc, e->over->order);
+    int rc = compile_resolve_list(p, nc, e->list);
+    if (!rc && e->filter) rc = compile_resolve_expr(p, nc, e->filter);
+    if (!rc && e->over->partition) rc = compile_resolve_list(p, nc, e->over->partition);
+    if (!rc && e->over->order) rc = compile_resolve_list(p, nc, e->over->order);
     nc->flags = (save & ~(NC_HAS_AGG | NC_HAS_CORREL)) | (nc->flags & (NC_HAS_AGG | NC_HAS_CORREL));
     if (rc) return rc;
-    return window_check_call(p, e);
+    return compile_window_check_call(p, e);
   }
   if (f->flags & FUNC_WINDOW) {
-    parse_error(p, "misuse of window function %s()", e->z);
+    compile_parse_error(p, "misuse of window function %s()", e->z);
     return 1;
   }
   if (is_agg) {
     if (nc->flags & NC_IN_GROUPBY) {
-      parse_error(p, "aggregate functions are not allowed in the GROUP BY clause");
+      compile_parse_error(p, "aggregate functions are not allowed in the GROUP BY clause");
       return 1;
     }
     if (nc->flags & NC_IN_AGG) {
-      parse_error(p, "misuse of aggregate function %s()", e->z);
+      compile_parse_error(p, "misuse of aggregate function %s()", e->z);
       return 1;
     }
     if ((e->flags & SQL_EF_DISTINCT) && nargs != 1) {
-      parse_error(p, "DISTINCT aggregates must have exactly one argument");
+      compile_parse_error(p, "DISTINCT aggregates must have exactly one argument");
       return 1;
     }
     e->agg = 1;
     int save = nc->flags;
     nc->flags = (nc->flags | NC_IN_AGG) & ~NC_ALLOW_AGG;
-    int rc = resolve_list(p, nc, e->list);
-    if (!rc && e->filter) rc = resolve_expr(p, nc, e->filter);
-    if (!rc && e->order) rc = resolve_list(p, nc, e->order);
+    int rc = compile_resolve_list(p, nc, e->list);
+    if (!rc && e->filter) rc = compile_resolve_expr(p, nc, e->filter);
+    if (!rc && e->order) rc = compile_resolve_list(p, nc, e->order);
     nc->flags = (save & ~NC_HAS_CORREL) | (nc->flags & NC_HAS_CORREL);
     if (rc) return rc;
     /* the aggregate belongs to the innermost query whose columns its
@@ -552,9 +556,9 @@ static int resolve_func(Parse *p, NameCtx *nc, SqlExpr *e) {
     }
     if (!(owner->flags & NC_ALLOW_AGG) || (owner->flags & NC_IN_AGG)) {
       if (owner != nc)
-        parse_error(p, "misuse of aggregate: %s()", e->z);
+        compile_parse_error(p, "misuse of aggregate: %s()", e->z);
       else
-        parse_error(p, "misuse of aggregate function %s()", e->z);
+        compile_parse_error(p, "misuse of aggregate function %s()", e->z);
       return 1;
     }
     e->depth = (uint8_t)d;
@@ -562,15 +566,16 @@ static int resolve_func(Parse *p, NameCtx *nc, SqlExpr *e) {
     return 0;
   }
   if (e->filter) {
-    parse_error(p, "FILTER may not be used with non-aggregate %s()", e->z);
+    compile_parse_error(p, "FILTER may not be used with non-aggregate %s()", e->z);
     return 1;
   }
-  return resolve_list(p, nc, e->list);
+  return compile_resolve_list(p, nc, e->list);
 }
 
 static int check_subquery_allowed(Parse *p, NameCtx *nc) {
   if (nc->flags & NC_NO_SUBQUERY) {
-    parse_error(p, "subqueries prohibited in %s", nc->err_ctx ? nc->err_ctx : "this context");
+    compile_parse_error(p, "subqueries prohibited in %s",
+                        nc->err_ctx ? nc->err_ctx : "this context");
     return 1;
   }
   return 0;
@@ -602,18 +607,18 @@ static int vector_ok(const SqlExpr *e) {
   }
 }
 
-int resolve_check_scalar(Parse *p, const SqlExpr *e) {
+int compile_resolve_check_scalar(Parse *p, const SqlExpr *e) {
   if (e && e->op == SQL_E_SUBQUERY && e->select) {
-    int n = select_ncol(e->select);
+    int n = compile_select_ncol(e->select);
     if (n != 1) {
-      parse_error(p, "sub-select returns %d columns - expected 1", n);
+      compile_parse_error(p, "sub-select returns %d columns - expected 1", n);
       return 1;
     }
   }
   return 0;
 }
 
-int resolve_expr(Parse *p, NameCtx *nc, SqlExpr *e) {
+int compile_resolve_expr(Parse *p, NameCtx *nc, SqlExpr *e) {
   if (!e || parse_failed(p)) return parse_failed(p);
   switch (e->op) {
     case SQL_E_COLREF:
@@ -633,23 +638,23 @@ int resolve_expr(Parse *p, NameCtx *nc, SqlExpr *e) {
       return resolve_func(p, nc, e);
     }
     case SQL_E_STAR:
-      parse_error(p, "near \"*\": syntax error");
+      compile_parse_error(p, "near \"*\": syntax error");
       return 1;
     case SQL_E_SUBQUERY:
     case SQL_E_EXISTS:
       if (check_subquery_allowed(p, nc)) return 1;
-      return select_resolve(p, e->select, nc);
+      return compile_select_resolve(p, e->select, nc);
     case SQL_E_IN:
-      if (resolve_expr(p, nc, e->a)) return 1;
+      if (compile_resolve_expr(p, nc, e->a)) return 1;
       if (!e->select && e->table && !(e->flags & SQL_EF_TVF)) {
         /* x IN t  ==  x IN (SELECT * FROM t) */
-        SqlSelect *s = parse_alloc(p, sizeof *s);
-        SqlSrcList *from = parse_alloc(p, sizeof *from);
-        SqlExprList *cols = parse_alloc(p, sizeof *cols);
-        SqlExpr *star = parse_alloc(p, sizeof *star);
+        SqlSelect *s = compile_parse_alloc(p, sizeof *s);
+        SqlSrcList *from = compile_parse_alloc(p, sizeof *from);
+        SqlExprList *cols = compile_parse_alloc(p, sizeof *cols);
+        SqlExpr *star = compile_parse_alloc(p, sizeof *star);
         if (!s || !from || !cols || !star) return 1;
-        from->a = parse_alloc(p, sizeof(SqlSrcItem));
-        cols->a = parse_alloc(p, sizeof(SqlExprItem));
+        from->a = compile_parse_alloc(p, sizeof(SqlSrcItem));
+        cols->a = compile_parse_alloc(p, sizeof(SqlExprItem));
         if (!from->a || !cols->a) return 1;
         from->n = from->cap = 1;
         from->a[0].name = e->table;
@@ -668,45 +673,45 @@ int resolve_expr(Parse *p, NameCtx *nc, SqlExpr *e) {
       }
       if (e->select) {
         if (check_subquery_allowed(p, nc)) return 1;
-        if (select_resolve(p, e->select, nc)) return 1;
+        if (compile_select_resolve(p, e->select, nc)) return 1;
         int want = e->a && e->a->op == SQL_E_ROW && e->a->list ? e->a->list->n : 1;
-        int got = select_ncol(e->select);
+        int got = compile_select_ncol(e->select);
         if (got != want) {
-          parse_error(p, "sub-select returns %d columns - expected %d", got, want);
+          compile_parse_error(p, "sub-select returns %d columns - expected %d", got, want);
           return 1;
         }
         return 0;
       }
-      return resolve_list(p, nc, e->list);
+      return compile_resolve_list(p, nc, e->list);
     default:
       break;
   }
-  if (e->a && resolve_expr(p, nc, e->a)) return 1;
-  if (e->b && resolve_expr(p, nc, e->b)) return 1;
-  if (e->c && resolve_expr(p, nc, e->c)) return 1;
-  if (e->list && resolve_list(p, nc, e->list)) return 1;
+  if (e->a && compile_resolve_expr(p, nc, e->a)) return 1;
+  if (e->b && compile_resolve_expr(p, nc, e->b)) return 1;
+  if (e->c && compile_resolve_expr(p, nc, e->c)) return 1;
+  if (e->list && compile_resolve_list(p, nc, e->list)) return 1;
   if (e->select) {
     if (check_subquery_allowed(p, nc)) return 1;
-    if (select_resolve(p, e->select, nc)) return 1;
+    if (compile_select_resolve(p, e->select, nc)) return 1;
   }
   if ((e->op == SQL_E_ISNOT || (e->op == SQL_E_BINARY && e->sub == TK_IS)) && e->a && e->b &&
       e->b->op == SQL_E_NULL) {
     /* (SELECT a, b ...) IS [NOT] NULL: a sub-select where one value goes */
-    if (resolve_check_scalar(p, e->a)) return 1;
+    if (compile_resolve_check_scalar(p, e->a)) return 1;
   }
   if (!vector_ok(e)) {
-    if (resolve_check_scalar(p, e->a) || resolve_check_scalar(p, e->b) ||
-        resolve_check_scalar(p, e->c))
+    if (compile_resolve_check_scalar(p, e->a) || compile_resolve_check_scalar(p, e->b) ||
+        compile_resolve_check_scalar(p, e->c))
       return 1;
     for (int i = 0; e->list && i < e->list->n; i++)
-      if (resolve_check_scalar(p, e->list->a[i].expr)) return 1;
+      if (compile_resolve_check_scalar(p, e->list->a[i].expr)) return 1;
   }
   return parse_failed(p);
 }
 
-int resolve_list(Parse *p, NameCtx *nc, SqlExprList *l) {
+int compile_resolve_list(Parse *p, NameCtx *nc, SqlExprList *l) {
   for (int i = 0; l && i < l->n; i++)
-    if (resolve_expr(p, nc, l->a[i].expr)) return 1;
+    if (compile_resolve_expr(p, nc, l->a[i].expr)) return 1;
   return parse_failed(p);
 }
 
@@ -741,16 +746,16 @@ static int int_value(const SqlExpr *e, int64_t *v) {
   return 1;
 }
 
-int resolve_terms_limit(Parse *p, int n, const char *what) {
+int compile_resolve_terms_limit(Parse *p, int n, const char *what) {
   if (!p->env || p->env->max_columns <= 0 || n <= p->env->max_columns) return 0;
-  parse_error(p, "too many terms in %s BY clause", what);
+  compile_parse_error(p, "too many terms in %s BY clause", what);
   return 1;
 }
 
-int resolve_order_by_ex(Parse *p, NameCtx *nc, SqlExprList *terms, SqlExprList *result,
-                        const char *what, int *colmap) {
+int compile_resolve_order_by_ex(Parse *p, NameCtx *nc, SqlExprList *terms, SqlExprList *result,
+                                const char *what, int *colmap) {
   if (!terms) return 0;
-  if (resolve_terms_limit(p, terms->n, what)) return 1;
+  if (compile_resolve_terms_limit(p, terms->n, what)) return 1;
   int is_group = what && what[0] == 'G';
   for (int i = 0; i < terms->n; i++) {
     SqlExpr **slot = &terms->a[i].expr;
@@ -770,8 +775,8 @@ int resolve_order_by_ex(Parse *p, NameCtx *nc, SqlExprList *terms, SqlExprList *
     if (col < 0 && int_value(e, &v)) {
       int n = result ? result->n : 0;
       if (v < 1 || v > n) {
-        parse_error(p, "%d%s %s BY term out of range - should be between 1 and %d", i + 1,
-                    ordinal_suffix(i + 1), what, n);
+        compile_parse_error(p, "%d%s %s BY term out of range - should be between 1 and %d", i + 1,
+                            compile_ordinal_suffix(i + 1), what, n);
         return 1;
       }
       col = (int)v - 1;
@@ -781,14 +786,14 @@ int resolve_order_by_ex(Parse *p, NameCtx *nc, SqlExprList *terms, SqlExprList *
       SqlExprList *save_res = nc->result;
       nc->result = result;
       if (is_group) nc->flags = (nc->flags | NC_IN_GROUPBY) & ~NC_ALLOW_AGG;
-      int rc = resolve_expr(p, nc, e);
+      int rc = compile_resolve_expr(p, nc, e);
       nc->flags =
           (nc->flags & ~(NC_IN_GROUPBY | NC_ALLOW_AGG)) | (save & (NC_ALLOW_AGG | NC_IN_GROUPBY));
       nc->result = save_res;
       if (rc) return 1;
       e = *slot;
       for (int k = 0; result && k < result->n; k++)
-        if (expr_same(e, result->a[k].expr)) {
+        if (compile_expr_same(e, result->a[k].expr)) {
           col = k;
           break;
         }
@@ -800,13 +805,13 @@ int resolve_order_by_ex(Parse *p, NameCtx *nc, SqlExprList *terms, SqlExprList *
       if (slot != &terms->a[i].expr) {
         /* under COLLATE SQLite reports the aggregate itself */
         const SqlExpr *f = first_agg(r);
-        parse_error(p, "misuse of aggregate: %s()", f && f->z ? f->z : "");
+        compile_parse_error(p, "misuse of aggregate: %s()", f && f->z ? f->z : "");
       } else {
-        parse_error(p, "aggregate functions are not allowed in the GROUP BY clause");
+        compile_parse_error(p, "aggregate functions are not allowed in the GROUP BY clause");
       }
       return 1;
     }
-    SqlExpr *d = expr_dup(p, r);
+    SqlExpr *d = compile_expr_dup(p, r);
     if (!d) return 1;
     *slot = d;
     if (colmap) colmap[i] = col;

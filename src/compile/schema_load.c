@@ -7,7 +7,7 @@
  * Schema's arena. Names, types and collation names are copied there; AST
  * pointers kept in the objects (CHECK, DEFAULT, generated, index
  * expressions, partial WHERE, view SELECT, trigger bodies) point into the
- * arena the statement was parsed in -- schema_load parses into the schema's
+ * arena the statement was parsed in -- compile_schema_load parses into the schema's
  * own arena so they live exactly as long as the schema; a DDL compiler that
  * parses elsewhere must reparse into schema_arena() before keeping them.
  *
@@ -21,7 +21,7 @@
  *     KEY is met, except for an INTEGER PRIMARY KEY: that one is made when
  *     the table ends (as SQLite converts the table), so it takes the next
  *     number after the UNIQUE constraints.
- *  3. schema_load never crashes on a bad sqlite_schema: a row it cannot use
+ *  3. compile_schema_load never crashes on a bad sqlite_schema: a row it cannot use
  *     is SHALE_CORRUPT with "malformed database schema (NAME)[ - reason]".
  *  4. As SQLite stores them: the PRIMARY KEY columns appended to an automatic
  *     (UNIQUE) index of a WITHOUT ROWID table sort ascending even when the
@@ -92,7 +92,7 @@ static const char *span_src(const Build *b) { return b->src ? b->src : b->sql; }
 
 /* Text of a span, trimmed of white space, in the arena (NULL for a span
  * outside the text). */
-static const char *span_text(Build *b, SqlSpan sp) {
+static const char *compile_span_text(Build *b, SqlSpan sp) {
   const char *z = span_src(b);
   int st = sp.start, n = sp.len;
   if (!z || st < 0 || n < 0 || (size_t)st + (size_t)n > strlen(z)) return NULL;
@@ -124,7 +124,7 @@ static const char *default_text(Build *b, const SqlExpr *e) {
     }
     sp = keep;
   }
-  return span_text(b, sp);
+  return compile_span_text(b, sp);
 }
 
 static void *zalloc(Build *b, size_t n) {
@@ -161,7 +161,7 @@ static int check_cb(SqlWalker *w, SqlExpr *e) {
       if (e->over) c->window = 1;
       break;
     case SQL_E_ID:
-      if (!c->t || table_column_index(c->t, e->z) < 0) {
+      if (!c->t || schema_table_column_index(c->t, e->z) < 0) {
         if (c->t && (e->flags & SQL_EF_QUOTED)) break; /* a "string" */
         if (!util_stricmp(e->z, "true") || !util_stricmp(e->z, "false")) break;
         if (!c->bad_column) c->bad_column = e->z;
@@ -171,7 +171,7 @@ static int check_cb(SqlWalker *w, SqlExpr *e) {
     case SQL_E_COLUMN:
       c->column = 1;
       c->qualified = 1;
-      if (!c->t || table_column_index(c->t, e->z) < 0 || e->schema ||
+      if (!c->t || schema_table_column_index(c->t, e->z) < 0 || e->schema ||
           (e->table && util_stricmp(e->table, c->t->name) != 0)) {
         if (!c->bad_column) c->bad_column = e->z, c->bad_table = e->table;
       }
@@ -204,7 +204,7 @@ static const char *gen_loop(const Table *t, int col, uint8_t *busy);
 static int loop_cb(SqlWalker *w, SqlExpr *e) {
   LoopWalk *lw = (LoopWalk *)w;
   if (e->op != SQL_E_ID && e->op != SQL_E_COLUMN) return SQL_WALK_CONTINUE;
-  int c = table_column_index(lw->t, e->z);
+  int c = schema_table_column_index(lw->t, e->z);
   if (c < 0) return SQL_WALK_CONTINUE;
   lw->found = gen_loop(lw->t, c, lw->busy);
   return lw->found ? SQL_WALK_ABORT : SQL_WALK_CONTINUE;
@@ -293,13 +293,14 @@ static int resolve_walk(ResWalk *r, const SqlExpr *e) {
 static int resolve_node(ResWalk *r, const SqlExpr *e) {
   switch (e->op) {
     case SQL_E_ID:
-      if (table_column_index(r->t, e->z) >= 0 || (e->flags & SQL_EF_QUOTED) || /* a "string" */
+      if (schema_table_column_index(r->t, e->z) >= 0 ||
+          (e->flags & SQL_EF_QUOTED) || /* a "string" */
           !util_stricmp(e->z, "true") || !util_stricmp(e->z, "false"))
         return 0; /* found: SQLite's walk goes on with the siblings */
       snprintf(r->msg, sizeof r->msg, "no such column: %s", e->z);
       return 1;
     case SQL_E_COLUMN:
-      if (table_column_index(r->t, e->z) >= 0 && !e->schema &&
+      if (schema_table_column_index(r->t, e->z) >= 0 && !e->schema &&
           (!e->table || !util_stricmp(e->table, r->t->name)))
         return 0;
       if (e->table)
@@ -470,7 +471,7 @@ static int term_column(const Table *t, SqlExpr *e, const char **coll, int *expr,
     return -1;
   }
   *name = e->z;
-  return table_column_index(t, e->z);
+  return schema_table_column_index(t, e->z);
 }
 
 static const char *col_coll(const Table *t, int col) {
@@ -645,7 +646,7 @@ static int add_fk(Build *b, Table *t, SqlForeignKey *f, int col, SqlIdList *from
   for (int i = 0; i < n; i++) {
     int c = col;
     if (from) {
-      c = table_column_index(t, from->a[i]);
+      c = schema_table_column_index(t, from->a[i]);
       if (c < 0)
         return fail(b, SHALE_ERROR, "unknown column \"%s\" in foreign key definition", from->a[i]);
     }
@@ -667,7 +668,7 @@ static int add_check(Build *b, Table *t, SqlConstraint *c) {
   if (t->ncheck) memcpy(cks, t->checks, sizeof *cks * (size_t)t->ncheck);
   cks[t->ncheck].name = sdup(b, c->name);
   cks[t->ncheck].expr = c->expr;
-  cks[t->ncheck].sql = span_text(b, c->expr->span);
+  cks[t->ncheck].sql = compile_span_text(b, c->expr->span);
   t->checks = cks;
   t->ncheck++;
   return b->rc;
@@ -718,7 +719,7 @@ static int build_table(Build *b, const SqlStmt *st, Table **out) {
       if (cs->type == SQL_CONS_GENERATED) {
         c->hidden = cs->stored ? COL_STORED : COL_VIRTUAL;
         c->gen = cs->expr;
-        c->gen_sql = span_text(b, cs->expr->span);
+        c->gen_sql = compile_span_text(b, cs->expr->span);
         t->has_generated = 1;
       }
     }
@@ -899,13 +900,14 @@ static int build_table(Build *b, const SqlStmt *st, Table **out) {
   return b->rc;
 }
 
-int schema_table_from_create(Schema *s, const SqlStmt *create, const char *sql, Table **out,
-                             char **errmsg) {
-  return schema_table_from_create_src(s, create, sql, NULL, NULL, out, errmsg);
+int compile_schema_table_from_create(Schema *s, const SqlStmt *create, const char *sql, Table **out,
+                                     char **errmsg) {
+  return compile_schema_table_from_create_src(s, create, sql, NULL, NULL, out, errmsg);
 }
 
-int schema_table_from_create_src(Schema *s, const SqlStmt *create, const char *sql, const char *src,
-                                 const SchemaFuncs *sf, Table **out, char **errmsg) {
+int compile_schema_table_from_create_src(Schema *s, const SqlStmt *create, const char *sql,
+                                         const char *src, const SchemaFuncs *sf, Table **out,
+                                         char **errmsg) {
   Build b = {
       .s = s, .sql = sql, .src = src, .errmsg = errmsg, .loading = 0, .rc = SHALE_OK, .sf = sf};
   if (errmsg) *errmsg = NULL;
@@ -947,7 +949,7 @@ static int build_index(Build *b, const SqlStmt *st, Index **out) {
   SqlExpr *lone = n >= 1 ? ci->columns->a[0].expr : NULL;
   if (lone &&
       (lone->op == SQL_E_STRING || (lone->op == SQL_E_ID && !(lone->flags & SQL_EF_QUOTED))) &&
-      table_column_index(t, lone->z) < 0)
+      schema_table_column_index(t, lone->z) < 0)
     return fail(b, SHALE_ERROR, "no such column: %s", lone->z);
   if (ci->where) {
     ExprCheck ec;
@@ -974,7 +976,7 @@ static int build_index(Build *b, const SqlStmt *st, Index **out) {
     }
     int c = INDEX_COL_EXPR;
     if (e && (e->op == SQL_E_ID || e->op == SQL_E_STRING)) { /* ('a') names a column too */
-      c = table_column_index(t, e->z);
+      c = schema_table_column_index(t, e->z);
       if (c < 0 && (e->op == SQL_E_STRING || !(e->flags & SQL_EF_QUOTED)))
         return fail(b, SHALE_ERROR, "no such column: %s", e->z);
       if (c < 0) c = INDEX_COL_EXPR; /* a "string": a constant expression */
@@ -1014,13 +1016,13 @@ static int build_index(Build *b, const SqlStmt *st, Index **out) {
   return b->rc;
 }
 
-int schema_index_from_create(Schema *s, const SqlStmt *create, const char *sql, Index **out,
-                             char **errmsg) {
-  return schema_index_from_create_fn(s, create, sql, NULL, out, errmsg);
+int compile_schema_index_from_create(Schema *s, const SqlStmt *create, const char *sql, Index **out,
+                                     char **errmsg) {
+  return compile_schema_index_from_create_fn(s, create, sql, NULL, out, errmsg);
 }
 
-int schema_index_from_create_fn(Schema *s, const SqlStmt *create, const char *sql,
-                                const SchemaFuncs *sf, Index **out, char **errmsg) {
+int compile_schema_index_from_create_fn(Schema *s, const SqlStmt *create, const char *sql,
+                                        const SchemaFuncs *sf, Index **out, char **errmsg) {
   Build b = {.s = s, .sql = sql, .errmsg = errmsg, .loading = 0, .rc = SHALE_OK, .sf = sf};
   if (errmsg) *errmsg = NULL;
   build_index(&b, create, out);
@@ -1104,8 +1106,8 @@ static int build_trigger(Build *b, const SqlStmt *st, Trigger **out) {
   return b->rc;
 }
 
-int schema_view_from_create(Schema *s, const SqlStmt *create, const char *sql, View **out,
-                            char **errmsg) {
+int compile_schema_view_from_create(Schema *s, const SqlStmt *create, const char *sql, View **out,
+                                    char **errmsg) {
   Build b = {.s = s, .sql = sql, .errmsg = errmsg, .loading = 0, .rc = SHALE_OK};
   if (errmsg) *errmsg = NULL;
   build_view(&b, create, out);
@@ -1113,8 +1115,8 @@ int schema_view_from_create(Schema *s, const SqlStmt *create, const char *sql, V
   return b.rc;
 }
 
-int schema_trigger_from_create(Schema *s, const SqlStmt *create, const char *sql, Trigger **out,
-                               char **errmsg) {
+int compile_schema_trigger_from_create(Schema *s, const SqlStmt *create, const char *sql,
+                                       Trigger **out, char **errmsg) {
   Build b = {.s = s, .sql = sql, .errmsg = errmsg, .loading = 0, .rc = SHALE_OK};
   if (errmsg) *errmsg = NULL;
   build_trigger(&b, create, out);
@@ -1510,15 +1512,16 @@ static void fill_order(Build *b, const Row *rows, int nrows) {
   }
 }
 
-int schema_load(Btree *bt, Schema **out, char **errmsg) {
-  return schema_load_fn(bt, 0, NULL, out, errmsg);
+int compile_schema_load(Btree *bt, Schema **out, char **errmsg) {
+  return compile_schema_load_fn(bt, 0, NULL, out, errmsg);
 }
 
-int schema_load_ex(Btree *bt, int temp, Schema **out, char **errmsg) {
-  return schema_load_fn(bt, temp, NULL, out, errmsg);
+int compile_schema_load_ex(Btree *bt, int temp, Schema **out, char **errmsg) {
+  return compile_schema_load_fn(bt, temp, NULL, out, errmsg);
 }
 
-int schema_load_fn(Btree *bt, int temp, const SchemaFuncs *sf, Schema **out, char **errmsg) {
+int compile_schema_load_fn(Btree *bt, int temp, const SchemaFuncs *sf, Schema **out,
+                           char **errmsg) {
   *out = NULL;
   if (errmsg) *errmsg = NULL;
   Schema *s = schema_new();

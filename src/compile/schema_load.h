@@ -28,16 +28,16 @@ typedef struct SchemaFuncs {
  * read transaction of its own when none is open). A row that cannot be used
  * gives SHALE_CORRUPT with "malformed database schema (NAME)[ - reason]";
  * other results: SHALE_NOMEM, I/O and corruption codes of the B-tree. */
-int schema_load(Btree *bt, Schema **out, char **errmsg);
-/* schema_load for the TEMP database (temp = 1): its triggers may name
+int compile_schema_load(Btree *bt, Schema **out, char **errmsg);
+/* compile_schema_load for the TEMP database (temp = 1): its triggers may name
  * tables of other databases (no "no such table" for them). */
-int schema_load_ex(Btree *bt, int temp, Schema **out, char **errmsg);
-/* schema_load_ex checking the CHECK, generated-column and index
+int compile_schema_load_ex(Btree *bt, int temp, Schema **out, char **errmsg);
+/* compile_schema_load_ex checking the CHECK, generated-column and index
  * expressions against sf (NULL: not checked) as SQLite does when it reads
  * its schema: a deterministic call of a function that is unsafe there
  * (func_unsafe_in_schema) makes the schema "malformed database schema (X)
  * - unsafe use of f()". */
-int schema_load_fn(Btree *bt, int temp, const SchemaFuncs *sf, Schema **out, char **errmsg);
+int compile_schema_load_fn(Btree *bt, int temp, const SchemaFuncs *sf, Schema **out, char **errmsg);
 
 /* The Table of a CREATE TABLE statement (sql: the text it was parsed from,
  * kept as Table.sql), with SQLite's CREATE-time checks and messages:
@@ -46,40 +46,40 @@ int schema_load_fn(Btree *bt, int temp, const SchemaFuncs *sf, Schema **out, cha
  * missing on table t", "unknown datatype for t.x: \"foo\"", ... (SHALE_ERROR).
  * The table's automatic indexes are in (*out)->indexes (root 0). Neither is
  * added to the schema: call schema_add_table / schema_add_index. */
-int schema_table_from_create(Schema *s, const SqlStmt *create_table, const char *sql, Table **out,
-                             char **errmsg);
+int compile_schema_table_from_create(Schema *s, const SqlStmt *create_table, const char *sql,
+                                     Table **out, char **errmsg);
 /* The same, resolving the CHECK and generated-column expressions against
  * the functions of sf as SQLite does when the statement ends: unknown
  * functions, wrong argument counts, aggregate and window calls ("misuse of
  * aggregate function count()"), parameters, subqueries, non-deterministic
  * functions in generated columns, unsafe functions ("unsafe use of f()"),
  * with SQLite's choice of message when an expression has several faults
- * (sf NULL: as schema_table_from_create);
+ * (sf NULL: as compile_schema_table_from_create);
  * and with the statement's spans referring to src (the text it was parsed
  * from, e.g. "CREATE TEMP TABLE IF NOT EXISTS ...") rather than to sql (the
  * text to store): DEFAULT texts are taken from src (NULL: sql). */
-int schema_table_from_create_src(Schema *s, const SqlStmt *create_table, const char *sql,
-                                 const char *src, const SchemaFuncs *sf, Table **out,
-                                 char **errmsg);
+int compile_schema_table_from_create_src(Schema *s, const SqlStmt *create_table, const char *sql,
+                                         const char *src, const SchemaFuncs *sf, Table **out,
+                                         char **errmsg);
 
 /* The Index of a CREATE INDEX statement on a table of s ("no such table:
  * main.t", "no such column: x", "subqueries prohibited in index
  * expressions", ...). root is 0; not added to the schema. */
-int schema_index_from_create(Schema *s, const SqlStmt *create_index, const char *sql, Index **out,
-                             char **errmsg);
+int compile_schema_index_from_create(Schema *s, const SqlStmt *create_index, const char *sql,
+                                     Index **out, char **errmsg);
 /* The same, with the functions of the expressions checked against sf:
  * non-deterministic ones ("non-deterministic functions prohibited in index
  * expressions") and unsafe ones ("unsafe use of f()"). */
-int schema_index_from_create_fn(Schema *s, const SqlStmt *create_index, const char *sql,
-                                const SchemaFuncs *sf, Index **out, char **errmsg);
+int compile_schema_index_from_create_fn(Schema *s, const SqlStmt *create_index, const char *sql,
+                                        const SchemaFuncs *sf, Index **out, char **errmsg);
 
 /* A View / Trigger from its CREATE statement ("object name reserved for
  * internal use: sqlite_x", "no such table: main.t", "cannot create BEFORE
  * trigger on view: v", "cannot create INSTEAD OF trigger on table: t",
  * "cannot create trigger on system table"). Not added to the schema. */
-int schema_view_from_create(Schema *s, const SqlStmt *create_view, const char *sql, View **out,
-                            char **errmsg);
-int schema_trigger_from_create(Schema *s, const SqlStmt *create_trigger, const char *sql,
-                               Trigger **out, char **errmsg);
+int compile_schema_view_from_create(Schema *s, const SqlStmt *create_view, const char *sql,
+                                    View **out, char **errmsg);
+int compile_schema_trigger_from_create(Schema *s, const SqlStmt *create_trigger, const char *sql,
+                                       Trigger **out, char **errmsg);
 
 #endif /* SHALE_SQL_SCHEMA_LOAD_H */

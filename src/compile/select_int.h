@@ -7,7 +7,7 @@
  * SelectState (Parse.select_state).
  *
  * Invariants:
- *  1. A SqlSelect core has at most one SelInfo per Parse; select_resolve
+ *  1. A SqlSelect core has at most one SelInfo per Parse; compile_select_resolve
  *     fills it once (state 2) and every later call returns at once.
  *  2. SelInfo.result is the result list after '*' expansion; the AST's own
  *     cols list is not changed (VALUES: the first row's items).
@@ -65,7 +65,7 @@ typedef struct SelectState {
     const char *text; /* text the CTE spans refer to */
     struct CteScope *up;
   } * ctes;
-  /* recursive CTE references and their materialization (src_code_subquery) */
+  /* recursive CTE references and their materialization (compile_src_code_subquery) */
   struct RecCte {
     int cursor;       /* the item's cursor: every row of the CTE */
     int cur_cursor;   /* the current-row table the recursive part reads */
@@ -113,49 +113,49 @@ typedef struct SelectState {
   } * tvfs;
 } SelectState;
 
-SelectState *select_state(Parse *);
-SelInfo *sel_info(Parse *, const SqlSelect *, int create);
-struct SrcX *src_extras(Parse *, const SrcList *, int create);
+SelectState *compile_select_state(Parse *);
+SelInfo *compile_sel_info(Parse *, const SqlSelect *, int create);
+struct SrcX *compile_src_extras(Parse *, const SrcList *, int create);
 
 /* If (item, col) of src is the left side of a RIGHT/FULL JOIN's USING
  * column, turn e (the reference) into coalesce(left, right); returns 1 if
  * it did. */
-int src_coalesce_ref(Parse *, SrcList *, int item, int col, SqlExpr *e);
+int compile_src_coalesce_ref(Parse *, SrcList *, int item, int col, SqlExpr *e);
 
 /* Column j of the parenthesized join starting at item it (it->nest) of
  * src as reference e at depth: a column of the item (materialized) or of
  * the spliced item it reads (flattened). */
-void src_nest_ref(Parse *, SrcList *src, SrcItem *it, int j, SqlExpr *e, int depth);
+void compile_src_nest_ref(Parse *, SrcList *src, SrcItem *it, int j, SqlExpr *e, int depth);
 
 /* Affinity of column col of FROM item it as a comparison operand: a table
  * column's, or for a subquery/view the affinity of its (leftmost) result
  * expression -- 0 (none) when that has none, as SQLite's subquery columns. */
-char src_item_col_aff(const SrcItem *it, int col);
+char compile_src_item_col_aff(const SrcItem *it, int col);
 
 /* Deep copy of an expression (subqueries shared), arena. */
-SqlExpr *expr_dup(Parse *, const SqlExpr *);
-SqlExprList *expr_list_dup(Parse *, const SqlExprList *);
+SqlExpr *compile_expr_dup(Parse *, const SqlExpr *);
+SqlExprList *compile_expr_list_dup(Parse *, const SqlExprList *);
 /* 1 if a and b are the same expression (after resolution). */
-int expr_same(const SqlExpr *a, const SqlExpr *b);
+int compile_expr_same(const SqlExpr *a, const SqlExpr *b);
 /* Replace node e by a SQL_E_REG for register reg, the original kept in orig
  * (compile_select.c; aggregates and windows). outer_regs: an earlier REG of
  * depth > 0 also stays visible below the new node. 0 on out of memory (e
  * unchanged). */
-int select_expr_to_reg(Parse *, SqlExpr *e, int reg, int outer_regs); /* 0: out of memory */
+int compile_select_expr_to_reg(Parse *, SqlExpr *e, int reg, int outer_regs); /* 0: out of memory */
 /* Resolve ORDER BY/GROUP BY; colmap (may be NULL) gets the result column
  * each term refers to (alias/ordinal/identical expression), or -1. */
-int resolve_order_by_ex(Parse *, NameCtx *, SqlExprList *terms, SqlExprList *result,
-                        const char *what, int *colmap);
+int compile_resolve_order_by_ex(Parse *, NameCtx *, SqlExprList *terms, SqlExprList *result,
+                                const char *what, int *colmap);
 /* "sub-select returns N columns - expected 1" when e is a scalar subquery
  * of another width; 0 if fine. */
-int resolve_check_scalar(Parse *, const SqlExpr *e);
+int compile_resolve_check_scalar(Parse *, const SqlExpr *e);
 /* "1st", "2nd", ... */
-const char *ordinal_suffix(int n);
+const char *compile_ordinal_suffix(int n);
 /* The source text of a span in the text being compiled. */
-char *span_text(Parse *, const char *text, SqlSpan sp);
+char *compile_span_text(Parse *, const char *text, SqlSpan sp);
 /* The authorizer's READ of column col (-1: rowid) of table t for e: AUTH_OK,
  * AUTH_IGNORE (e now reads NULL) or AUTH_DENY (error recorded). */
-int resolve_auth_read(Parse *, const Table *t, int col, SqlExpr *e);
+int compile_resolve_auth_read(Parse *, const Table *t, int col, SqlExpr *e);
 
 /* ---- window functions (compile_window.c) ---- */
 
@@ -163,36 +163,36 @@ typedef struct WinCtx WinCtx;
 /* Before a core's result list is resolved: each window call gets its full
  * window (OVER name / OVER (base ...) from the WINDOW clause: "no such
  * window: w", "cannot override ... of window: w"); DISTINCT is refused. */
-int window_prepare(Parse *, SqlSelect *s);
+int compile_window_prepare(Parse *, SqlSelect *s);
 /* resolve.c, on a window call whose function is resolved: FILTER on a
  * built-in window function, RANGE offsets without one ORDER BY term. */
-int window_check_call(Parse *, SqlExpr *e);
+int compile_window_check_call(Parse *, SqlExpr *e);
 /* The window calls of a resolved core (result list, evaluated ORDER BY
  * terms): NULL when it has none (or after an error). Emits the sorters'
  * opening: call it before the core's loop. */
-WinCtx *window_begin(Parse *, SqlSelect *s, SelInfo *info);
+WinCtx *compile_window_begin(Parse *, SqlSelect *s, SelInfo *info);
 /* Outside an aggregate the loop feeds the last pass (the innermost of
  * SQLite's window subqueries, whose ORDER BY is that window's PARTITION BY
- * and ORDER BY terms): window_loop_order is that list, for the planner
- * (NULL when none), and window_loop_planned, called between planning and
+ * and ORDER BY terms): compile_window_loop_order is that list, for the planner
+ * (NULL when none), and compile_window_loop_planned, called between planning and
  * coding the loop, opens the pass's sorter -- keyed by arrival alone when
  * the loop delivers that order, as SQLite then sorts nothing. */
-SqlExprList *window_loop_order(Parse *, WinCtx *wc);
-void window_loop_planned(Parse *, WinCtx *wc, int ordered);
+SqlExprList *compile_window_loop_order(Parse *, WinCtx *wc);
+void compile_window_loop_planned(Parse *, WinCtx *wc, int ordered);
 /* 1 if the rows out of a windowed core's last pass already come in its
  * ORDER BY order (a prefix of the first window's PARTITION BY + ORDER BY):
- * SQLite then drops the ORDER BY sort, and so does select_code. */
-int window_sorts_output(Parse *, SqlSelect *s);
+ * SQLite then drops the ORDER BY sort, and so does compile_select_code. */
+int compile_window_sorts_output(Parse *, SqlSelect *s);
 /* 1 if a resolved core has window calls (result list, evaluated ORDER BY). */
-int window_in_core(const SqlSelect *s);
+int compile_window_in_core(const SqlSelect *s);
 /* Once, where the core has a row to output (inside its loop, or for each
  * finished group after the aggregate calls were replaced): the row goes to
  * the window passes instead. */
-void window_push(Parse *, WinCtx *);
+void compile_window_push(Parse *, WinCtx *);
 /* After the loop: the passes; for each row out of the last one, with the
  * window calls and the values read replaced by registers, out(p, arg)
  * emits the output code (result list, emit_output). */
-void window_end(Parse *, WinCtx *, void (*out)(Parse *, void *), void *arg);
+void compile_window_end(Parse *, WinCtx *, void (*out)(Parse *, void *), void *arg);
 
 /* ---- shared by compile_select.c, compile_from.c and compile_agg.c ---- */
 
@@ -220,37 +220,38 @@ typedef struct OutCtx {
   int ordered_compound;         /* the compound's rows go to an ORDER BY sorter */
 } OutCtx;
 
-/* Output of a row out of the window passes (window_end's callback,
- * sel_win_output). */
+/* Output of a row out of the window passes (compile_window_end's callback,
+ * compile_sel_win_output). */
 typedef struct WinOut {
   OutCtx *oc;
   SelInfo *info;
 } WinOut;
-void sel_win_output(Parse *p, void *arg);
+void compile_sel_win_output(Parse *p, void *arg);
 
-/* A core's row loop (sel_loop_begin/sel_loop_end). */
+/* A core's row loop (compile_sel_loop_begin/sel_loop_end). */
 typedef struct Loop {
   WhereInfo *w;
   int skip;
 } Loop;
 
-void sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc);
-const Collation *sel_coll_of(Parse *p, const SqlExpr *e);
-void sel_colref(SqlExpr *e, SrcItem *it, int col);
-const char *sel_compound_name(int op);
-int sel_cte_shared(const SrcItem *it, const struct RecCte *r);
-void sel_emit_output(Parse *p, OutCtx *oc, int regs);
-int sel_has_correl(const SqlSelect *s);
-int sel_hashable_coll(const Collation *c);
-int sel_left_item_with(SrcList *s, int i, const char *name, int *col);
-SqlExprList *sel_list_add(Parse *p, SqlExprList *l, SqlExpr *e);
-int sel_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, SqlExprList *ob, int flags, Loop *l);
-void sel_loop_end(Parse *p, Loop *l);
-SqlExpr *sel_new_expr(Parse *p, int op);
-int sel_pragma_pushdown(Parse *p, struct TvfItem *ti, const SrcItem *it, SqlExpr *e);
-int sel_resolve_compound_order(Parse *p, SqlSelect *head);
-void sel_tvf_fill(Parse *p, struct TvfItem *ti, SrcItem *it);
-struct TvfItem *sel_tvf_find(Parse *p, int cursor);
-int sel_tvf_resolve(Parse *p, NameCtx *nc, SrcList *src);
+void compile_sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc);
+const Collation *compile_sel_coll_of(Parse *p, const SqlExpr *e);
+void compile_sel_colref(SqlExpr *e, SrcItem *it, int col);
+const char *compile_sel_compound_name(int op);
+int compile_sel_cte_shared(const SrcItem *it, const struct RecCte *r);
+void compile_sel_emit_output(Parse *p, OutCtx *oc, int regs);
+int compile_sel_has_correl(const SqlSelect *s);
+int compile_sel_hashable_coll(const Collation *c);
+int compile_sel_left_item_with(SrcList *s, int i, const char *name, int *col);
+SqlExprList *compile_sel_list_add(Parse *p, SqlExprList *l, SqlExpr *e);
+int compile_sel_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, SqlExprList *ob, int flags,
+                           Loop *l);
+void compile_sel_loop_end(Parse *p, Loop *l);
+SqlExpr *compile_sel_new_expr(Parse *p, int op);
+int compile_sel_pragma_pushdown(Parse *p, struct TvfItem *ti, const SrcItem *it, SqlExpr *e);
+int compile_sel_resolve_compound_order(Parse *p, SqlSelect *head);
+void compile_sel_tvf_fill(Parse *p, struct TvfItem *ti, SrcItem *it);
+struct TvfItem *compile_sel_tvf_find(Parse *p, int cursor);
+int compile_sel_tvf_resolve(Parse *p, NameCtx *nc, SrcList *src);
 
 #endif /* SHALE_SQL_SELECT_INT_H */

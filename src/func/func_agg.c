@@ -57,7 +57,7 @@ static void sum_state(void *state, int argc, ShValue *argv) {
   SumCtx *p = state;
   ShValue c = argv[0];
   c.flags = 0;
-  int t = c.type == SHALE_TEXT ? value_numeric_type(&c) : c.type;
+  int t = c.type == SHALE_TEXT ? record_value_numeric_type(&c) : c.type;
   if (t == SHALE_NULL) return;
   p->cnt++;
   if (t == SHALE_INTEGER) {
@@ -67,7 +67,7 @@ static void sum_state(void *state, int argc, ShValue *argv) {
       if (__builtin_add_overflow(p->isum, v, &p->isum)) p->approx = p->overflow = 1;
     }
   } else {
-    p->rsum += value_double(&c);
+    p->rsum += record_value_double(&c);
     p->approx = 1;
   }
 }
@@ -80,14 +80,14 @@ static void sum_inverse(FuncCtx *ctx, int argc, ShValue *argv) {
   SumCtx *p = func_aggregate_context(ctx, sizeof(*p));
   ShValue c = argv[0];
   c.flags = 0;
-  int t = value_numeric_type(&c);
+  int t = record_value_numeric_type(&c);
   if (!p || t == SHALE_NULL) return;
   p->cnt--;
   if (t == SHALE_INTEGER && !p->approx) {
     p->rsum -= (double)c.i;
     p->isum = (int64_t)((uint64_t)p->isum - (uint64_t)c.i);
   } else {
-    p->rsum -= value_double(&c);
+    p->rsum -= record_value_double(&c);
   }
 }
 
@@ -134,7 +134,7 @@ static void minmax_step(FuncCtx *ctx, int argc, ShValue *argv) {
   }
   if (p->has) {
     int want_max = func_user_data(ctx) != NULL;
-    int c = value_compare(&p->best, v, ctx->coll);
+    int c = record_value_compare(&p->best, v, ctx->coll);
     if (!(want_max ? c < 0 : c > 0)) {
       ctx->skip_accum_load = 1;
       return;
@@ -142,7 +142,7 @@ static void minmax_step(FuncCtx *ctx, int argc, ShValue *argv) {
   }
   ShValue copy = *v;
   copy.flags = 0;
-  if (value_make_owned(&copy)) {
+  if (record_value_make_owned(&copy)) {
     func_result_error_nomem(ctx);
     return;
   }

@@ -34,7 +34,7 @@ static void abs_fn(FuncCtx *ctx, int argc, ShValue *argv) {
       }
       return;
     default: {
-      double r = value_double(v);
+      double r = record_value_double(v);
       func_result_real(ctx, r < 0 ? -r : r);
     }
   }
@@ -57,11 +57,11 @@ static void coalesce_fn(FuncCtx *ctx, int argc, ShValue *argv) {
 }
 
 static void iif_fn(FuncCtx *ctx, int argc, ShValue *argv) {
-  func_result_value(ctx, value_is_true(&argv[0], 0) ? &argv[1] : &argv[2]);
+  func_result_value(ctx, record_value_is_true(&argv[0], 0) ? &argv[1] : &argv[2]);
 }
 
 static void nullif_fn(FuncCtx *ctx, int argc, ShValue *argv) {
-  if (value_compare(&argv[0], &argv[1], ctx->coll) != 0)
+  if (record_value_compare(&argv[0], &argv[1], ctx->coll) != 0)
     func_result_value(ctx, &argv[0]);
   else
     func_result_null(ctx);
@@ -80,7 +80,7 @@ static void minmax_fn(FuncCtx *ctx, int argc, ShValue *argv) {
     }
   }
   for (int i = 1; i < argc; i++) {
-    int c = value_compare(&argv[best], &argv[i], ctx->coll);
+    int c = record_value_compare(&argv[best], &argv[i], ctx->coll);
     if (want_max ? c < 0 : c >= 0) best = i;
   }
   func_result_value(ctx, &argv[best]);
@@ -94,7 +94,7 @@ static void random_fn(FuncCtx *ctx, int argc, ShValue *argv) {
 }
 
 static void randomblob_fn(FuncCtx *ctx, int argc, ShValue *argv) {
-  int64_t n = value_int64(&argv[0]);
+  int64_t n = record_value_int64(&argv[0]);
   if (n < 1) n = 1;
   if (n > func_max_length(ctx)) {
     func_result_error_toobig(ctx);
@@ -110,7 +110,7 @@ static void randomblob_fn(FuncCtx *ctx, int argc, ShValue *argv) {
 }
 
 static void zeroblob_fn(FuncCtx *ctx, int argc, ShValue *argv) {
-  int64_t n = value_int64(&argv[0]);
+  int64_t n = record_value_int64(&argv[0]);
   func_result_zeroblob(ctx, n < 0 ? 0 : n);
 }
 

@@ -234,7 +234,7 @@ static int parse_date_or_time(FuncCtx *ctx, const char *z, int n, DateTime *p) {
   if (parse_hms(z, p) == 0) return 0;
   if (n == 3 && lower(z[0]) == 'n' && lower(z[1]) == 'o' && lower(z[2]) == 'w')
     return set_now(ctx, p);
-  if (value_text_to_real(z, n, &r) > 0) {
+  if (record_value_text_to_real(z, n, &r) > 0) {
     set_raw_number(p, r);
     return 0;
   }
@@ -415,7 +415,8 @@ static int parse_modifier(FuncCtx *ctx, const char *z, int n, DateTime *p, int i
     case 'w':
       if (n > 8 && strncmp(buf, "weekday ", 8) == 0) {
         int k;
-        if (value_text_to_real(z + 8, n - 8, &r) > 0 && (k = (int)r) == r && k >= 0 && r < 7) {
+        if (record_value_text_to_real(z + 8, n - 8, &r) > 0 && (k = (int)r) == r && k >= 0 &&
+            r < 7) {
           compute_ymd_hms(p);
           p->valid_tz = 0;
           p->valid_jd = 0;
@@ -466,7 +467,7 @@ static int parse_modifier(FuncCtx *ctx, const char *z, int n, DateTime *p, int i
       int k;
       for (k = 1; k < n && z[k] != ':' && !is_space(z[k]); k++) {
       }
-      if (value_text_to_real(z, k, &r) <= 0) return 1;
+      if (record_value_text_to_real(z, k, &r) <= 0) return 1;
       if (k < n && z[k] == ':') {
         /* (+|-)HH:MM[:SS[.FFF]]: add or subtract that much time */
         const char *z2 = z;
@@ -540,7 +541,7 @@ static int is_date(FuncCtx *ctx, int argc, ShValue *argv, DateTime *p) {
   if (argc == 0) return set_now(ctx, p);
   int t = argv[0].type;
   if (t == SHALE_FLOAT || t == SHALE_INTEGER) {
-    set_raw_number(p, value_double(&argv[0]));
+    set_raw_number(p, record_value_double(&argv[0]));
   } else {
     if (t == SHALE_NULL) return 1;
     func_arg_text(&argv[0], nbuf, &z, &n);

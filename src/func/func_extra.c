@@ -67,7 +67,7 @@ static void compileoption_used_fn(FuncCtx *ctx, int argc, ShValue *argv) {
 }
 
 static void compileoption_get_fn(FuncCtx *ctx, int argc, ShValue *argv) {
-  const char *z = func_compileoption_get(value_int64(&argv[0]));
+  const char *z = func_compileoption_get(record_value_int64(&argv[0]));
   if (z) func_result_text(ctx, z, -1, FUNC_STATIC);
 }
 

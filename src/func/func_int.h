@@ -65,7 +65,7 @@ static inline int func_arg_text(const ShValue *v, char buf[32], const char **z, 
     *n = v->n;
     return 1;
   }
-  return value_text_view(v, buf, z, n);
+  return record_value_text_view(v, buf, z, n);
 }
 
 /* StrBuf (the string buffer of the functions) is util.h's: max is the

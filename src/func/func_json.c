@@ -506,7 +506,7 @@ static void jresult_node(FuncCtx *ctx, const JNode *x, const ShValue *argv) {
     as_real:
     case JT_REAL: {
       double r;
-      value_text_to_real(x->z, (int)x->n, &r);
+      record_value_text_to_real(x->z, (int)x->n, &r);
       func_result_real(ctx, r);
       return;
     }
@@ -1227,7 +1227,7 @@ static int jnode_value(const JNode *x, ShValue *out) {
   func_ctx_take_result(&c, out);
   if (j && out->type == SHALE_TEXT) out->type = SHALE_BLOB;
   func_ctx_reset(&c);
-  return value_make_owned(out);
+  return record_value_make_owned(out);
 }
 
 static int jeach_rows(int recursive, int argc, ShValue *argv, FuncRowFn emit, void *arg,

@@ -6,7 +6,7 @@
  * Owns the func_math_defs table.
  *
  * Invariants:
- *  1. Arguments go through value_numeric_type on a copy: only text that is
+ *  1. Arguments go through record_value_numeric_type on a copy: only text that is
  *     entirely a number takes part; other text and blobs give NULL.
  *  2. A NaN result becomes NULL (func_result_real), so domain errors such as
  *     sqrt(-1) or acos(2) are NULL; infinities are returned as reals.
@@ -30,8 +30,8 @@
 /* The numeric type of argument v (a copy is converted); sets *r. */
 static int num_arg(const ShValue *v, ShValue *copy) {
   *copy = *v;
-  copy->flags = 0; /* borrowed view: value_numeric_type never frees it */
-  return value_numeric_type(copy);
+  copy->flags = 0; /* borrowed view: record_value_numeric_type never frees it */
+  return record_value_numeric_type(copy);
 }
 static inline int is_num(int t) { return t == SHALE_INTEGER || t == SHALE_FLOAT; }
 
@@ -45,7 +45,7 @@ static void math1_fn(FuncCtx *ctx, int argc, ShValue *argv) {
     return;
   }
   Math1 f = (Math1)func_user_data(ctx);
-  func_result_real(ctx, f(value_double(&c)));
+  func_result_real(ctx, f(record_value_double(&c)));
 }
 
 static void math2_fn(FuncCtx *ctx, int argc, ShValue *argv) {
@@ -55,7 +55,7 @@ static void math2_fn(FuncCtx *ctx, int argc, ShValue *argv) {
     return;
   }
   Math2 f = (Math2)func_user_data(ctx);
-  func_result_real(ctx, f(value_double(&a), value_double(&b)));
+  func_result_real(ctx, f(record_value_double(&a), record_value_double(&b)));
 }
 
 /* ceil, floor, trunc: integers pass through unchanged. */
@@ -81,13 +81,13 @@ static void log_fn(FuncCtx *ctx, int argc, ShValue *argv) {
   ShValue c;
   double x, b, ans;
   if (!is_num(num_arg(&argv[0], &c))) goto null;
-  x = value_double(&c);
+  x = record_value_double(&c);
   if (x <= 0.0) goto null;
   if (argc == 2) {
     /* SQLite checks the first argument's type again here, not the second. */
     b = log(x);
     if (b <= 0.0) goto null;
-    x = value_double(&argv[1]);
+    x = record_value_double(&argv[1]);
     if (x <= 0.0) goto null;
     ans = log(x) / b;
   } else {
@@ -120,7 +120,7 @@ static void sign_fn(FuncCtx *ctx, int argc, ShValue *argv) {
     func_result_null(ctx);
     return;
   }
-  double x = value_double(&c);
+  double x = record_value_double(&c);
   func_result_int(ctx, x < 0.0 ? -1 : x > 0.0 ? 1 : 0);
 }
 
@@ -131,7 +131,7 @@ static void round_fn(FuncCtx *ctx, int argc, ShValue *argv) {
       func_result_null(ctx);
       return;
     }
-    n = (int32_t)(uint32_t)value_int64(&argv[1]);
+    n = (int32_t)(uint32_t)record_value_int64(&argv[1]);
     if (n > 30) n = 30;
     if (n < 0) n = 0;
   }
@@ -139,7 +139,7 @@ static void round_fn(FuncCtx *ctx, int argc, ShValue *argv) {
     func_result_null(ctx);
     return;
   }
-  double r = value_double(&argv[0]);
+  double r = record_value_double(&argv[0]);
   if (r < -4503599627370496.0 || r > 4503599627370496.0) {
     /* already integral */
   } else if (n == 0) {
@@ -156,7 +156,7 @@ static void round_fn(FuncCtx *ctx, int argc, ShValue *argv) {
       func_result_sb_error(ctx, rc);
       return;
     }
-    value_text_to_real(out, (int)len, &r);
+    record_value_text_to_real(out, (int)len, &r);
     shale_free(out);
   }
   func_result_real(ctx, r);

@@ -30,16 +30,18 @@ typedef struct Args {
   int next;
 } Args;
 
-static int64_t arg_int(Args *a) { return a->next < a->argc ? value_int64(&a->argv[a->next++]) : 0; }
+static int64_t arg_int(Args *a) {
+  return a->next < a->argc ? record_value_int64(&a->argv[a->next++]) : 0;
+}
 static double arg_double(Args *a) {
-  return a->next < a->argc ? value_double(&a->argv[a->next++]) : 0.0;
+  return a->next < a->argc ? record_value_double(&a->argv[a->next++]) : 0.0;
 }
 /* Text of the next argument as a C string would be (up to a NUL), NULL for
  * a NULL or missing argument. */
 static const char *arg_text(Args *a, char buf[32], uint32_t *n) {
   if (a->next >= a->argc) return NULL;
   const char *z;
-  if (!value_text_view(&a->argv[a->next++], buf, &z, n)) return NULL;
+  if (!record_value_text_view(&a->argv[a->next++], buf, &z, n)) return NULL;
   *n = func_cstr_len(z, *n);
   return z;
 }
@@ -655,7 +657,7 @@ static void quote_fn(FuncCtx *ctx, int argc, ShValue *argv) {
       int rc = func_printf("%!.15g", 6, 1, &arg, func_max_length(ctx), &out, &n);
       if (rc == SHALE_OK) {
         double back;
-        value_text_to_real(out, (int)n, &back);
+        record_value_text_to_real(out, (int)n, &back);
         if (back != v->r) {
           shale_free(out);
           rc = func_printf("%!.20e", 6, 1, &arg, func_max_length(ctx), &out, &n);

@@ -269,7 +269,7 @@ static void result_bytes(FuncCtx *ctx, int type, const char *z, int64_t n, int m
   if (mode == FUNC_OWNED) {
     r->flags = VAL_OWNED;
   } else if (mode == FUNC_TRANSIENT) {
-    if (value_make_owned(r)) {
+    if (record_value_make_owned(r)) {
       value_set_null(r);
       func_result_error_nomem(ctx);
     }

@@ -293,7 +293,7 @@ static void length_fn(FuncCtx *ctx, int argc, ShValue *argv) {
 }
 
 /* sqlite3_value_int: the int64 value truncated to 32 bits. */
-static int64_t arg_int32(const ShValue *v) { return (int32_t)(uint32_t)value_int64(v); }
+static int64_t arg_int32(const ShValue *v) { return (int32_t)(uint32_t)record_value_int64(v); }
 
 static void substr_fn(FuncCtx *ctx, int argc, ShValue *argv) {
   if (argv[1].type == SHALE_NULL || (argc == 3 && argv[2].type == SHALE_NULL)) {
@@ -545,7 +545,7 @@ static void char_fn(FuncCtx *ctx, int argc, ShValue *argv) {
   }
   int n = 0;
   for (int i = 0; i < argc; i++) {
-    int64_t x = value_int64(&argv[i]);
+    int64_t x = record_value_int64(&argv[i]);
     if (x < 0 || x > 0x10ffff) x = 0xfffd;
     n += func_utf8_write(out + n, (uint32_t)x);
   }

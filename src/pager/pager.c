@@ -211,7 +211,7 @@ static void sub_truncate(Pager *p, int k) {
 }
 
 static void savepoints_free(Pager *p) {
-  for (int i = 0; i < p->nsp; i++) pgset_clear(&p->sp[i].saved);
+  for (int i = 0; i < p->nsp; i++) pager_pgset_clear(&p->sp[i].saved);
   p->nsp = 0;
   sub_truncate(p, 0);
 }
@@ -279,7 +279,7 @@ int pager_close(Pager *p) {
   os_close_free(p->sjfd);
   shale_free(p->sp);
   shale_free(p->sub);
-  pgset_clear(&p->journaled);
+  pager_pgset_clear(&p->journaled);
   pager_mem_free(p);
   pager_journal_close(p);
   unlock_to(p, OS_LOCK_NONE);
@@ -724,7 +724,7 @@ int pager_begin_write(Pager *p, int exclusive) {
 static void end_write(Pager *p) {
   p->phase1 = 0;
   if (p->wal) wal_end_write(p->wal);
-  pgset_reset(&p->journaled);
+  pager_pgset_reset(&p->journaled);
   savepoints_free(p);
   os_close_free(p->sjfd);
   p->sjfd = NULL;
@@ -761,13 +761,13 @@ static int prepare_write(Pager *p, PgPage *pg) {
   uint32_t pgno = pg->pgno;
   if (pgno == pager_lock_page(p)) return SHALE_OK;
   if (!p->wal && p->journal_mode != PAGER_JOURNAL_OFF && pgno <= p->orig_size &&
-      !pgset_has(&p->journaled, pgno)) {
+      !pager_pgset_has(&p->journaled, pgno)) {
     rc = pager_memstore(p) ? pager_mem_save(p, pg) : pager_journal_page(p, pg);
     if (rc != SHALE_OK) return rc;
   }
   int need = 0;
   for (int i = 0; i < p->nsp; i++)
-    if (pgno <= p->sp[i].db_size && !pgset_has(&p->sp[i].saved, pgno)) need = 1;
+    if (pgno <= p->sp[i].db_size && !pager_pgset_has(&p->sp[i].saved, pgno)) need = 1;
   if (!need) return SHALE_OK;
   if (p->nsub == p->subcap) {
     int cap = p->subcap ? p->subcap * 2 : 16;
@@ -777,15 +777,15 @@ static int prepare_write(Pager *p, PgPage *pg) {
     p->subcap = cap;
   }
   for (int i = 0; i < p->nsp; i++) {
-    if (pgno <= p->sp[i].db_size && !pgset_has(&p->sp[i].saved, pgno)) {
-      rc = pgset_reserve(&p->sp[i].saved, 1);
+    if (pgno <= p->sp[i].db_size && !pager_pgset_has(&p->sp[i].saved, pgno)) {
+      rc = pager_pgset_reserve(&p->sp[i].saved, 1);
       if (rc != SHALE_OK) return rc;
     }
   }
   rc = sub_add(p, pg);
   if (rc != SHALE_OK) return rc;
   for (int i = 0; i < p->nsp; i++)
-    if (pgno <= p->sp[i].db_size) pgset_add(&p->sp[i].saved, pgno);
+    if (pgno <= p->sp[i].db_size) pager_pgset_add(&p->sp[i].saved, pgno);
   return SHALE_OK;
 }
 
@@ -1073,7 +1073,7 @@ int pager_savepoint_open(Pager *p, int n) {
 int pager_savepoint_release(Pager *p, int idx) {
   if (idx < 0) idx = 0;
   if (idx >= p->nsp) return SHALE_OK;
-  for (int i = idx; i < p->nsp; i++) pgset_clear(&p->sp[i].saved);
+  for (int i = idx; i < p->nsp; i++) pager_pgset_clear(&p->sp[i].saved);
   p->nsp = idx;
   if (idx == 0) savepoints_free(p);
   return SHALE_OK;
@@ -1105,9 +1105,9 @@ int pager_savepoint_rollback(Pager *p, int idx) {
       pager_unref(pg);
     }
   }
-  for (int i = idx + 1; i < p->nsp; i++) pgset_clear(&p->sp[i].saved);
+  for (int i = idx + 1; i < p->nsp; i++) pager_pgset_clear(&p->sp[i].saved);
   p->nsp = idx + 1;
-  pgset_clear(&sp->saved);
+  pager_pgset_clear(&sp->saved);
   if (idx == 0) sub_truncate(p, sp->sub_start);
   sp->sub_start = p->nsub;
   return SHALE_OK;
@@ -1123,9 +1123,9 @@ int pager_truncate(Pager *p, uint32_t n) {
    * truncates the file and a savepoint may bring them back. */
   for (uint32_t pgno = n + 1; pgno <= p->db_size; pgno++) {
     int need = !p->wal && p->journal_mode != PAGER_JOURNAL_OFF && pgno <= p->orig_size &&
-               !pgset_has(&p->journaled, pgno);
+               !pager_pgset_has(&p->journaled, pgno);
     for (int i = 0; i < p->nsp && !need; i++)
-      if (pgno <= p->sp[i].db_size && !pgset_has(&p->sp[i].saved, pgno)) need = 1;
+      if (pgno <= p->sp[i].db_size && !pager_pgset_has(&p->sp[i].saved, pgno)) need = 1;
     if (!need || pgno == pager_lock_page(p)) continue;
     PgPage *pg;
     int rc = pager_get(p, pgno, 0, &pg);
@@ -1247,7 +1247,7 @@ int pager_check(Pager *p) {
         ndirty++;
         if (p->txn != PAGER_TXN_WRITE) return SHALE_INTERNAL;
         if (!p->wal && p->journal_mode != PAGER_JOURNAL_OFF && pg->pgno <= p->orig_size &&
-            pg->pgno != lockpg && !pgset_has(&p->journaled, pg->pgno))
+            pg->pgno != lockpg && !pager_pgset_has(&p->journaled, pg->pgno))
           return SHALE_INTERNAL;
       }
       if (pg->nref > 0) nrefd++;
@@ -1301,7 +1301,7 @@ int pager_commit_replace(Pager *p, uint32_t page_size, uint32_t npage,
   /* 1. the original, page by page, into the journal (old page size) */
   if (p->journal_mode != PAGER_JOURNAL_OFF) {
     for (uint32_t pgno = 1; pgno <= p->orig_size; pgno++) {
-      if (pgno == lockpg || pgset_has(&p->journaled, pgno)) continue;
+      if (pgno == lockpg || pager_pgset_has(&p->journaled, pgno)) continue;
       PgPage *pg;
       rc = pager_get(p, pgno, 0, &pg);
       if (rc != SHALE_OK) return rc;

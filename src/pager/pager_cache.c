@@ -51,26 +51,26 @@
 
 /* ---- PgSet ---- */
 
-void pgset_clear(PgSet *s) {
+void pager_pgset_clear(PgSet *s) {
   shale_free(s->slot);
   s->slot = NULL;
   s->cap = 0;
   s->n = 0;
 }
 
-/* Slots kept by pgset_reset: 4 KiB, a transaction of up to 512 pages. */
+/* Slots kept by pager_pgset_reset: 4 KiB, a transaction of up to 512 pages. */
 #define PGSET_KEEP 1024
 
-void pgset_reset(PgSet *s) {
+void pager_pgset_reset(PgSet *s) {
   if (s->cap > PGSET_KEEP) {
-    pgset_clear(s);
+    pager_pgset_clear(s);
     return;
   }
   if (s->n > 0) memset(s->slot, 0, s->cap * sizeof(uint32_t));
   s->n = 0;
 }
 
-int pgset_has(const PgSet *s, uint32_t pgno) {
+int pager_pgset_has(const PgSet *s, uint32_t pgno) {
   if (s->cap == 0) return 0;
   uint32_t mask = s->cap - 1;
   for (uint32_t i = (pgno * 2654435761u) & mask;; i = (i + 1) & mask) {
@@ -90,7 +90,7 @@ static void set_put(uint32_t *slot, uint32_t cap, uint32_t pgno) {
   }
 }
 
-int pgset_reserve(PgSet *s, uint32_t more) {
+int pager_pgset_reserve(PgSet *s, uint32_t more) {
   uint64_t need = ((uint64_t)s->n + more) * 2;
   if (need <= s->cap) return SHALE_OK;
   uint64_t cap = s->cap ? s->cap : 64;
@@ -107,10 +107,10 @@ int pgset_reserve(PgSet *s, uint32_t more) {
   return SHALE_OK;
 }
 
-void pgset_add(PgSet *s, uint32_t pgno) {
+void pager_pgset_add(PgSet *s, uint32_t pgno) {
   assert(pgno != 0);
   assert((uint64_t)(s->n + 1) * 2 <= s->cap);
-  if (pgset_has(s, pgno)) return;
+  if (pager_pgset_has(s, pgno)) return;
   set_put(s->slot, s->cap, pgno);
   s->n++;
 }

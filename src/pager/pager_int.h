@@ -214,15 +214,15 @@ void pager_mem_rollback(Pager *);
 void pager_mem_free(Pager *);
 
 /* ---- pgset (pager_cache.c) ---- */
-void pgset_clear(PgSet *);
+void pager_pgset_clear(PgSet *);
 /* Empty the set for the next transaction, keeping a small slot array (no
- * allocation per transaction); a large one is freed as by pgset_clear. */
-void pgset_reset(PgSet *);
-int pgset_has(const PgSet *, uint32_t pgno);
+ * allocation per transaction); a large one is freed as by pager_pgset_clear. */
+void pager_pgset_reset(PgSet *);
+int pager_pgset_has(const PgSet *, uint32_t pgno);
 /* Make room so that `more` inserts cannot fail. SHALE_NOMEM on failure. */
-int pgset_reserve(PgSet *, uint32_t more);
+int pager_pgset_reserve(PgSet *, uint32_t more);
 /* Insert (room must have been reserved). */
-void pgset_add(PgSet *, uint32_t pgno);
+void pager_pgset_add(PgSet *, uint32_t pgno);
 
 /* ---- cache (pager_cache.c) ---- */
 int pager_cache_init(Pager *);

@@ -165,8 +165,8 @@ static int journal_ready(Pager *p) {
 
 int pager_journal_page(Pager *p, PgPage *pg) {
   assert(p->journal_mode != PAGER_JOURNAL_OFF);
-  assert(pg->pgno <= p->orig_size && !pgset_has(&p->journaled, pg->pgno));
-  int rc = pgset_reserve(&p->journaled, 1);
+  assert(pg->pgno <= p->orig_size && !pager_pgset_has(&p->journaled, pg->pgno));
+  int rc = pager_pgset_reserve(&p->journaled, 1);
   if (rc != SHALE_OK) return rc;
   rc = journal_ready(p);
   if (rc != SHALE_OK) return rc;
@@ -194,7 +194,7 @@ int pager_journal_page(Pager *p, PgPage *pg) {
   p->jofs = at + 8 + p->page_size;
   p->jnrec++;
   p->junsynced = 1;
-  pgset_add(&p->journaled, pg->pgno);
+  pager_pgset_add(&p->journaled, pg->pgno);
   return SHALE_OK;
 }
 

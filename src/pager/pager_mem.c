@@ -28,7 +28,7 @@
 #define MEM_SPARE_MAX 32
 
 int pager_mem_save(Pager *p, PgPage *pg) {
-  int rc = pgset_reserve(&p->journaled, 1);
+  int rc = pager_pgset_reserve(&p->journaled, 1);
   if (rc != SHALE_OK) return rc;
   if (p->nmimg == p->mimgcap) {
     int cap = p->mimgcap ? p->mimgcap * 2 : 16;
@@ -44,7 +44,7 @@ int pager_mem_save(Pager *p, PgPage *pg) {
   r->pgno = pg->pgno;
   r->data = d;
   r->off = 0;
-  pgset_add(&p->journaled, pg->pgno);
+  pager_pgset_add(&p->journaled, pg->pgno);
   return SHALE_OK;
 }
 

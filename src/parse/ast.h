@@ -239,7 +239,7 @@ struct SqlSelect {
   SqlWindow *windows; /* WINDOW clause */
   SqlExprList *order_by;
   SqlExpr *limit, *offset;
-  /* filled by select_resolve (compile_select.c); NULL from the parser */
+  /* filled by compile_select_resolve (compile_select.c); NULL from the parser */
   struct SelInfo *info;
 };
 

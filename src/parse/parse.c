@@ -58,19 +58,21 @@ static int idlike_raw(int t) {
 }
 
 /* Raise the error left pending by a variable term (see primary). */
-int p_fire_pending(Parser *p) {
+int sql_parse_fire_pending(Parser *p) {
   int kind = p->pend_kind;
   p->pend_kind = 0;
-  if (kind == 1) return p_error(p, "variable number must be between ?1 and ?%d", SQL_MAX_VARIABLE);
-  return p_error(p, "near \"%.*s\": syntax error", p->pend_tok.len, p->sql + p->pend_tok.start);
+  if (kind == 1)
+    return sql_parse_error(p, "variable number must be between ?1 and ?%d", SQL_MAX_VARIABLE);
+  return sql_parse_error(p, "near \"%.*s\": syntax error", p->pend_tok.len,
+                         p->sql + p->pend_tok.start);
 }
 
-void p_advance(Parser *p) {
+void sql_parse_advance(Parser *p) {
   if (p->pend_kind) {
     if (p->pend_next < 0)
       p->pend_next = -2; /* consuming the variable itself */
     else
-      p_fire_pending(p); /* the token after it was accepted */
+      sql_parse_fire_pending(p); /* the token after it was accepted */
   }
   if (p->tok.type != TK_EOF) {
     p->prev_end = p->tok.start + p->tok.len;
@@ -90,16 +92,17 @@ void p_advance(Parser *p) {
    * plain identifiers. */
   int t = p->tok.type;
   if (t == TK_WINDOW) {
-    if (!idlike_raw(p_peek(p, 1)->type) || p_peek(p, 2)->type != TK_AS) p->tok.type = TK_ID;
+    if (!idlike_raw(sql_parse_peek(p, 1)->type) || sql_parse_peek(p, 2)->type != TK_AS)
+      p->tok.type = TK_ID;
   } else if (t == TK_OVER) {
-    int t1 = p_peek(p, 1)->type;
+    int t1 = sql_parse_peek(p, 1)->type;
     if (p->prev_type != TK_RP || (t1 != TK_LP && !idlike_raw(t1))) p->tok.type = TK_ID;
   } else if (t == TK_FILTER) {
-    if (p->prev_type != TK_RP || p_peek(p, 1)->type != TK_LP) p->tok.type = TK_ID;
+    if (p->prev_type != TK_RP || sql_parse_peek(p, 1)->type != TK_LP) p->tok.type = TK_ID;
   }
 }
 
-const SqlTok *p_peek(Parser *p, int k) {
+const SqlTok *sql_parse_peek(Parser *p, int k) {
   if (k < 1) k = 1;
   if (k > 2) k = 2;
   while (p->nla < k) {
@@ -109,15 +112,15 @@ const SqlTok *p_peek(Parser *p, int k) {
   return &p->la[k - 1];
 }
 
-int p_accept(Parser *p, int type) {
+int sql_parse_accept(Parser *p, int type) {
   if (p->tok.type == type) {
-    p_advance(p);
+    sql_parse_advance(p);
     return 1;
   }
   return 0;
 }
 
-int p_error(Parser *p, const char *fmt, ...) {
+int sql_parse_error(Parser *p, const char *fmt, ...) {
   if (p->rc) return 0;
   va_list ap;
   va_start(ap, fmt);
@@ -127,78 +130,81 @@ int p_error(Parser *p, const char *fmt, ...) {
   return 0;
 }
 
-int p_nomem(Parser *p) {
+int sql_parse_nomem(Parser *p) {
   if (!p->rc) p->rc = SHALE_NOMEM;
   return 0;
 }
 
-int p_syntax_error(Parser *p) {
+int sql_parse_syntax_error(Parser *p) {
   if (p->rc) return 0;
   const SqlTok *t = &p->tok;
   if (t->type == TK_ILLEGAL)
-    return p_error(p, "unrecognized token: \"%.*s\"", t->len, p->sql + t->start);
-  if (t->type == TK_EOF) return p_error(p, "incomplete input");
-  return p_error(p, "near \"%.*s\": syntax error", t->len, p->sql + t->start);
+    return sql_parse_error(p, "unrecognized token: \"%.*s\"", t->len, p->sql + t->start);
+  if (t->type == TK_EOF) return sql_parse_error(p, "incomplete input");
+  return sql_parse_error(p, "near \"%.*s\": syntax error", t->len, p->sql + t->start);
 }
 
-int p_expect(Parser *p, int type) {
+int sql_parse_expect(Parser *p, int type) {
   if (p->rc) return 0;
   if (p->tok.type == type) {
-    p_advance(p);
+    sql_parse_advance(p);
     return 1;
   }
-  return p_syntax_error(p);
+  return sql_parse_syntax_error(p);
 }
 
-int p_nest(Parser *p, int w) {
+int sql_parse_nest(Parser *p, int w) {
   p->nest += w;
-  if (p->nest > NEST_LIMIT) return p_error(p, "parser stack overflow");
+  if (p->nest > NEST_LIMIT) return sql_parse_error(p, "parser stack overflow");
   return 1;
 }
 
 /* ---- token classes ---- */
 
-int tk_is_join(int t) {
+int sql_token_is_join(int t) {
   return t == TK_CROSS || t == TK_FULL || t == TK_INNER || t == TK_LEFT || t == TK_NATURAL ||
          t == TK_OUTER || t == TK_RIGHT;
 }
 
-int tk_is_id(int t) {
+int sql_token_is_id(int t) {
   if (t == TK_ID) return 1;
-  if (t <= TK_FIRST_KEYWORD || tk_is_join(t) || t == TK_INDEXED) return 0;
-  /* still typed WINDOW/OVER/FILTER here means keyword by context (p_advance) */
+  if (t <= TK_FIRST_KEYWORD || sql_token_is_join(t) || t == TK_INDEXED) return 0;
+  /* still typed WINDOW/OVER/FILTER here means keyword by context (sql_parse_advance) */
   if (t == TK_WINDOW || t == TK_OVER || t == TK_FILTER) return 0;
   return sql_keyword_is_id(t);
 }
 
-int tk_is_nm(int t) { return tk_is_id(t) || t == TK_STRING || tk_is_join(t) || t == TK_INDEXED; }
-int tk_is_ids(int t) { return tk_is_id(t) || t == TK_STRING; }
+int sql_token_is_nm(int t) {
+  return sql_token_is_id(t) || t == TK_STRING || sql_token_is_join(t) || t == TK_INDEXED;
+}
+int sql_token_is_ids(int t) { return sql_token_is_id(t) || t == TK_STRING; }
 
 /* ---- arena helpers ---- */
 
-void *p_alloc(Parser *p, size_t n) {
+void *sql_parse_alloc(Parser *p, size_t n) {
   void *m = util_arena_zalloc(p->arena, n);
-  if (!m) p_nomem(p);
+  if (!m) sql_parse_nomem(p);
   return m;
 }
 
-const char *p_text(Parser *p, int start, int len) {
+const char *sql_parse_text(Parser *p, int start, int len) {
   char *s = util_arena_strndup(p->arena, p->sql + start, (size_t)len);
-  if (!s) p_nomem(p);
+  if (!s) sql_parse_nomem(p);
   return s;
 }
 
 /* Dequoted copy of an identifier or string token: 'a''b' -> a'b, "x""y" ->
  * x"y, [z] -> z, `w` -> w. */
-const char *p_name(Parser *p, const SqlTok *t) {
+const char *sql_parse_name(Parser *p, const SqlTok *t) {
   const char *z = p->sql + t->start;
   int n = t->len;
   char q = z[0];
-  if (n < 2 || (q != '\'' && q != '"' && q != '`' && q != '[')) return p_text(p, t->start, n);
+  if (n < 2 || (q != '\'' && q != '"' && q != '`' && q != '['))
+    return sql_parse_text(p, t->start, n);
   char close = q == '[' ? ']' : q;
   char *s = util_arena_alloc(p->arena, (size_t)n);
   if (!s) {
-    p_nomem(p);
+    sql_parse_nomem(p);
     return NULL;
   }
   int j = 0;
@@ -210,8 +216,8 @@ const char *p_name(Parser *p, const SqlTok *t) {
   return s;
 }
 
-SqlExpr *p_expr_new(Parser *p, int op, int start) {
-  SqlExpr *e = p_alloc(p, sizeof *e);
+SqlExpr *sql_parse_expr_new(Parser *p, int op, int start) {
+  SqlExpr *e = sql_parse_alloc(p, sizeof *e);
   if (!e) return NULL;
   e->op = (uint8_t)op;
   e->span.start = start;
@@ -219,19 +225,19 @@ SqlExpr *p_expr_new(Parser *p, int op, int start) {
   return e;
 }
 
-void p_expr_end(Parser *p, SqlExpr *e) {
+void sql_parse_expr_end(Parser *p, SqlExpr *e) {
   if (e) e->span.len = p->prev_end - e->span.start;
 }
 
-SqlExprList *p_list_add(Parser *p, SqlExprList *l, SqlExpr *e) {
+SqlExprList *sql_parse_list_add(Parser *p, SqlExprList *l, SqlExpr *e) {
   if (p->rc) return NULL;
   if (!l) {
-    l = p_alloc(p, sizeof *l);
+    l = sql_parse_alloc(p, sizeof *l);
     if (!l) return NULL;
   }
   if (l->n == l->cap) {
     int cap = l->cap ? l->cap * 2 : 4;
-    SqlExprItem *a = p_alloc(p, sizeof(SqlExprItem) * (size_t)cap);
+    SqlExprItem *a = sql_parse_alloc(p, sizeof(SqlExprItem) * (size_t)cap);
     if (!a) return NULL;
     if (l->n) memcpy(a, l->a, sizeof(SqlExprItem) * (size_t)l->n);
     l->a = a;
@@ -243,15 +249,15 @@ SqlExprList *p_list_add(Parser *p, SqlExprList *l, SqlExpr *e) {
   return l;
 }
 
-SqlIdList *p_idlist_add(Parser *p, SqlIdList *l, const char *name) {
+SqlIdList *sql_parse_idlist_add(Parser *p, SqlIdList *l, const char *name) {
   if (p->rc) return NULL;
   if (!l) {
-    l = p_alloc(p, sizeof *l);
+    l = sql_parse_alloc(p, sizeof *l);
     if (!l) return NULL;
   }
   if (l->n == l->cap) {
     int cap = l->cap ? l->cap * 2 : 4;
-    const char **a = p_alloc(p, sizeof(char *) * (size_t)cap);
+    const char **a = sql_parse_alloc(p, sizeof(char *) * (size_t)cap);
     if (!a) return NULL;
     if (l->n) memcpy(a, l->a, sizeof(char *) * (size_t)l->n);
     l->a = a;
@@ -263,26 +269,26 @@ SqlIdList *p_idlist_add(Parser *p, SqlIdList *l, const char *name) {
 
 /* ---- shared small productions ---- */
 
-const char *p_nm(Parser *p) {
+const char *sql_parse_nm(Parser *p) {
   if (p->rc) return NULL;
-  if (!tk_is_nm(p->tok.type)) {
-    p_syntax_error(p);
+  if (!sql_token_is_nm(p->tok.type)) {
+    sql_parse_syntax_error(p);
     return NULL;
   }
-  const char *s = p_name(p, &p->tok);
-  p_advance(p);
+  const char *s = sql_parse_name(p, &p->tok);
+  sql_parse_advance(p);
   return s;
 }
 
-int p_qualname(Parser *p, SqlQualName *q) {
+int sql_parse_qualname(Parser *p, SqlQualName *q) {
   q->span.start = p->tok.start;
   q->name_start = p->tok.start;
-  const char *a = p_nm(p);
+  const char *a = sql_parse_nm(p);
   if (!a) return 0;
-  if (p_accept(p, TK_DOT)) {
+  if (sql_parse_accept(p, TK_DOT)) {
     q->schema = a;
     q->name_start = p->tok.start;
-    q->name = p_nm(p);
+    q->name = sql_parse_nm(p);
     if (!q->name) return 0;
   } else {
     q->name = a;
@@ -291,51 +297,53 @@ int p_qualname(Parser *p, SqlQualName *q) {
   return 1;
 }
 
-SqlIdList *p_idlist_paren(Parser *p) {
+SqlIdList *sql_parse_idlist_paren(Parser *p) {
   SqlIdList *l = NULL;
-  if (!p_expect(p, TK_LP)) return NULL;
+  if (!sql_parse_expect(p, TK_LP)) return NULL;
   do {
-    const char *n = p_nm(p);
+    const char *n = sql_parse_nm(p);
     if (!n) return NULL;
-    l = p_idlist_add(p, l, n);
-  } while (p_accept(p, TK_COMMA));
-  if (!p_expect(p, TK_RP)) return NULL;
+    l = sql_parse_idlist_add(p, l, n);
+  } while (sql_parse_accept(p, TK_COMMA));
+  if (!sql_parse_expect(p, TK_RP)) return NULL;
   return l;
 }
 
 /* ( nm [COLLATE x] [ASC|DESC], ... ) -- SQLite's "eidlist" (view and CTE
  * column lists, foreign key columns): COLLATE and ASC/DESC parse but are an
  * error ("syntax error after column name"). */
-SqlIdList *p_eidlist_paren(Parser *p) {
+SqlIdList *sql_parse_eidlist_paren(Parser *p) {
   SqlIdList *l = NULL;
-  if (!p_expect(p, TK_LP)) return NULL;
+  if (!sql_parse_expect(p, TK_LP)) return NULL;
   do {
     SqlTok nt = p->tok;
-    const char *n = p_nm(p);
+    const char *n = sql_parse_nm(p);
     if (!n) return NULL;
     int extra = 0;
-    if (p_accept(p, TK_COLLATE)) {
-      if (!tk_is_ids(p->tok.type)) return p_syntax_error(p), NULL;
-      p_advance(p);
+    if (sql_parse_accept(p, TK_COLLATE)) {
+      if (!sql_token_is_ids(p->tok.type)) return sql_parse_syntax_error(p), NULL;
+      sql_parse_advance(p);
       extra = 1;
     }
-    if (p_accept(p, TK_ASC) || p_accept(p, TK_DESC)) extra = 1;
+    if (sql_parse_accept(p, TK_ASC) || sql_parse_accept(p, TK_DESC)) extra = 1;
     if (extra) {
-      if (p->tok.type != TK_COMMA && p->tok.type != TK_RP) return p_syntax_error(p), NULL;
-      return p_error(p, "syntax error after column name \"%.*s\"", nt.len, p->sql + nt.start), NULL;
+      if (p->tok.type != TK_COMMA && p->tok.type != TK_RP) return sql_parse_syntax_error(p), NULL;
+      return sql_parse_error(p, "syntax error after column name \"%.*s\"", nt.len,
+                             p->sql + nt.start),
+             NULL;
     }
-    l = p_idlist_add(p, l, n);
-  } while (p_accept(p, TK_COMMA));
-  if (!p_expect(p, TK_RP)) return NULL;
+    l = sql_parse_idlist_add(p, l, n);
+  } while (sql_parse_accept(p, TK_COMMA));
+  if (!sql_parse_expect(p, TK_RP)) return NULL;
   return l;
 }
 
-int p_starts_select(Parser *p) {
+int sql_parse_starts_select(Parser *p) {
   int t = p->tok.type;
   return t == TK_SELECT || t == TK_VALUES || t == TK_WITH;
 }
 
-int p_conflict(Parser *p) {
+int sql_parse_conflict(Parser *p) {
   int r;
   switch (p->tok.type) {
     case TK_ROLLBACK:
@@ -354,10 +362,10 @@ int p_conflict(Parser *p) {
       r = SQL_OE_REPLACE;
       break;
     default:
-      p_syntax_error(p);
+      sql_parse_syntax_error(p);
       return 0;
   }
-  p_advance(p);
+  sql_parse_advance(p);
   return r;
 }
 
@@ -392,7 +400,7 @@ static void set_height(Parser *p, SqlExpr *e) {
       if (e->list->a[i].expr && e->list->a[i].expr->height > h) h = e->list->a[i].expr->height;
   int max = p->max_depth > 0 ? p->max_depth : EXPR_MAX_DEPTH;
   if (h + 1 > max) {
-    p_error(p, "Expression tree is too large (maximum depth %d)", max);
+    sql_parse_error(p, "Expression tree is too large (maximum depth %d)", max);
     e->height = (uint16_t)max;
     return;
   }
@@ -401,81 +409,83 @@ static void set_height(Parser *p, SqlExpr *e) {
 
 static SqlExpr *binary(Parser *p, int op, int sub, SqlExpr *a, SqlExpr *b) {
   if (p->rc) return NULL;
-  SqlExpr *e = p_expr_new(p, op, a->span.start);
+  SqlExpr *e = sql_parse_expr_new(p, op, a->span.start);
   if (!e) return NULL;
   e->sub = (uint16_t)sub;
   e->a = a;
   e->b = b;
-  p_expr_end(p, e);
+  sql_parse_expr_end(p, e);
   set_height(p, e);
   return e;
 }
 
-SqlExprList *p_exprlist(Parser *p, int allow_empty) {
+SqlExprList *sql_parse_exprlist(Parser *p, int allow_empty) {
   SqlExprList *l = NULL;
   if (allow_empty && p->tok.type == TK_RP) {
-    l = p_alloc(p, sizeof *l);
+    l = sql_parse_alloc(p, sizeof *l);
     return l;
   }
   do {
-    SqlExpr *e = p_expr(p);
+    SqlExpr *e = sql_parse_expr(p);
     if (!e) return NULL;
-    l = p_list_add(p, l, e);
+    l = sql_parse_list_add(p, l, e);
     if (!l) return NULL;
-  } while (p_accept(p, TK_COMMA));
+  } while (sql_parse_accept(p, TK_COMMA));
   return l;
 }
 
-SqlExprList *p_sortlist(Parser *p) {
+SqlExprList *sql_parse_sortlist(Parser *p) {
   SqlExprList *l = NULL;
   do {
-    SqlExpr *e = p_expr(p);
+    SqlExpr *e = sql_parse_expr(p);
     if (!e) return NULL;
-    l = p_list_add(p, l, e);
+    l = sql_parse_list_add(p, l, e);
     if (!l) return NULL;
     SqlExprItem *it = &l->a[l->n - 1];
-    if (p_accept(p, TK_ASC))
+    if (sql_parse_accept(p, TK_ASC))
       it->sort = SQL_SORT_ASC;
-    else if (p_accept(p, TK_DESC))
+    else if (sql_parse_accept(p, TK_DESC))
       it->sort = SQL_SORT_DESC;
     if (p->tok.type == TK_NULLS) {
-      p_advance(p);
-      if (p_accept(p, TK_FIRST))
+      sql_parse_advance(p);
+      if (sql_parse_accept(p, TK_FIRST))
         it->nulls = SQL_NULLS_FIRST;
-      else if (p_accept(p, TK_LAST))
+      else if (sql_parse_accept(p, TK_LAST))
         it->nulls = SQL_NULLS_LAST;
       else
-        return p_syntax_error(p), NULL;
+        return sql_parse_syntax_error(p), NULL;
     }
-  } while (p_accept(p, TK_COMMA));
+  } while (sql_parse_accept(p, TK_COMMA));
   return l;
 }
 
 /* CAST type: a sequence of ids, optionally (n) or (n, m); returns its text. */
 static const char *type_name(Parser *p) {
   int start = p->tok.start;
-  if (!tk_is_ids(p->tok.type)) return p_text(p, start, 0); /* the type may be empty */
-  while (tk_is_ids(p->tok.type)) p_advance(p);
-  if (p_accept(p, TK_LP)) {
+  if (!sql_token_is_ids(p->tok.type))
+    return sql_parse_text(p, start, 0); /* the type may be empty */
+  while (sql_token_is_ids(p->tok.type)) sql_parse_advance(p);
+  if (sql_parse_accept(p, TK_LP)) {
     for (int k = 0; k < 2; k++) {
-      if (p->tok.type == TK_PLUS || p->tok.type == TK_MINUS) p_advance(p);
-      if (p->tok.type != TK_INTEGER && p->tok.type != TK_FLOAT) return p_syntax_error(p), NULL;
-      p_advance(p);
-      if (k == 0 && !p_accept(p, TK_COMMA)) break;
+      if (p->tok.type == TK_PLUS || p->tok.type == TK_MINUS) sql_parse_advance(p);
+      if (p->tok.type != TK_INTEGER && p->tok.type != TK_FLOAT)
+        return sql_parse_syntax_error(p), NULL;
+      sql_parse_advance(p);
+      if (k == 0 && !sql_parse_accept(p, TK_COMMA)) break;
     }
-    if (!p_expect(p, TK_RP)) return NULL;
+    if (!sql_parse_expect(p, TK_RP)) return NULL;
   }
-  return p_text(p, start, p->prev_end - start);
+  return sql_parse_text(p, start, p->prev_end - start);
 }
 
 /* OVER name | OVER ( window ) -- at OVER */
 static SqlWindow *over_clause(Parser *p) {
-  p_advance(p); /* OVER */
-  if (p->tok.type == TK_LP) return p_window_spec(p, NULL);
-  SqlWindow *w = p_alloc(p, sizeof *w);
+  sql_parse_advance(p); /* OVER */
+  if (p->tok.type == TK_LP) return sql_parse_window_spec(p, NULL);
+  SqlWindow *w = sql_parse_alloc(p, sizeof *w);
   if (!w) return NULL;
   w->span.start = p->tok.start;
-  w->name = p_nm(p);
+  w->name = sql_parse_nm(p);
   w->span.len = p->prev_end - w->span.start;
   return w->name ? w : NULL;
 }
@@ -483,140 +493,140 @@ static SqlWindow *over_clause(Parser *p) {
 /* frame bound; is_start selects the grammar for the first bound */
 static int frame_bound(Parser *p, int is_start, uint8_t *type, SqlExpr **e) {
   if (p->tok.type == TK_UNBOUNDED) {
-    p_advance(p);
+    sql_parse_advance(p);
     /* a frame starts UNBOUNDED PRECEDING and ends UNBOUNDED FOLLOWING */
-    if (is_start && p_accept(p, TK_PRECEDING))
+    if (is_start && sql_parse_accept(p, TK_PRECEDING))
       *type = SQL_BOUND_UNBOUNDED_PRECEDING;
-    else if (!is_start && p_accept(p, TK_FOLLOWING))
+    else if (!is_start && sql_parse_accept(p, TK_FOLLOWING))
       *type = SQL_BOUND_UNBOUNDED_FOLLOWING;
     else
-      return p_syntax_error(p);
+      return sql_parse_syntax_error(p);
     return 1;
   }
   if (p->tok.type == TK_CURRENT) {
-    p_advance(p);
-    if (!p_expect(p, TK_ROW)) return 0;
+    sql_parse_advance(p);
+    if (!sql_parse_expect(p, TK_ROW)) return 0;
     *type = SQL_BOUND_CURRENT_ROW;
     return 1;
   }
-  *e = p_expr(p);
+  *e = sql_parse_expr(p);
   if (!*e) return 0;
-  if (p_accept(p, TK_PRECEDING))
+  if (sql_parse_accept(p, TK_PRECEDING))
     *type = SQL_BOUND_PRECEDING;
-  else if (p_accept(p, TK_FOLLOWING))
+  else if (sql_parse_accept(p, TK_FOLLOWING))
     *type = SQL_BOUND_FOLLOWING;
   else
-    return p_syntax_error(p);
+    return sql_parse_syntax_error(p);
   return 1;
 }
 
 /* ( [base] [PARTITION BY ...] [ORDER BY ...] [frame] ) -- at '(' */
-SqlWindow *p_window_spec(Parser *p, const char *name) {
-  SqlWindow *w = p_alloc(p, sizeof *w);
+SqlWindow *sql_parse_window_spec(Parser *p, const char *name) {
+  SqlWindow *w = sql_parse_alloc(p, sizeof *w);
   if (!w) return NULL;
   w->name = name;
   w->span.start = p->tok.start;
-  if (!p_expect(p, TK_LP)) return NULL;
+  if (!sql_parse_expect(p, TK_LP)) return NULL;
   int t = p->tok.type;
-  if (tk_is_nm(t) && t != TK_PARTITION && t != TK_ORDER && t != TK_RANGE && t != TK_ROWS &&
+  if (sql_token_is_nm(t) && t != TK_PARTITION && t != TK_ORDER && t != TK_RANGE && t != TK_ROWS &&
       t != TK_GROUPS) {
-    w->base = p_nm(p);
+    w->base = sql_parse_nm(p);
     if (!w->base) return NULL;
   }
   if (p->tok.type == TK_PARTITION) {
-    p_advance(p);
-    if (!p_expect(p, TK_BY)) return NULL;
-    w->partition = p_exprlist(p, 0);
+    sql_parse_advance(p);
+    if (!sql_parse_expect(p, TK_BY)) return NULL;
+    w->partition = sql_parse_exprlist(p, 0);
     if (!w->partition) return NULL;
   }
   if (p->tok.type == TK_ORDER) {
-    p_advance(p);
-    if (!p_expect(p, TK_BY)) return NULL;
-    w->order = p_sortlist(p);
+    sql_parse_advance(p);
+    if (!sql_parse_expect(p, TK_BY)) return NULL;
+    w->order = sql_parse_sortlist(p);
     if (!w->order) return NULL;
   }
   t = p->tok.type;
   if (t == TK_RANGE || t == TK_ROWS || t == TK_GROUPS) {
     w->frame = t == TK_RANGE ? SQL_FRAME_RANGE : t == TK_ROWS ? SQL_FRAME_ROWS : SQL_FRAME_GROUPS;
-    p_advance(p);
-    if (p_accept(p, TK_BETWEEN)) {
+    sql_parse_advance(p);
+    if (sql_parse_accept(p, TK_BETWEEN)) {
       if (!frame_bound(p, 1, &w->start, &w->start_expr)) return NULL;
-      if (!p_expect(p, TK_AND)) return NULL;
+      if (!sql_parse_expect(p, TK_AND)) return NULL;
       if (!frame_bound(p, 0, &w->end, &w->end_expr)) return NULL;
     } else {
       if (!frame_bound(p, 1, &w->start, &w->start_expr)) return NULL;
       w->end = SQL_BOUND_CURRENT_ROW;
     }
     if (p->tok.type == TK_EXCLUDE) {
-      p_advance(p);
+      sql_parse_advance(p);
       if (p->tok.type == TK_NO) {
-        p_advance(p);
-        if (!p_expect(p, TK_OTHERS)) return NULL;
+        sql_parse_advance(p);
+        if (!sql_parse_expect(p, TK_OTHERS)) return NULL;
         w->exclude = SQL_EXCLUDE_NO_OTHERS;
       } else if (p->tok.type == TK_CURRENT) {
-        p_advance(p);
-        if (!p_expect(p, TK_ROW)) return NULL;
+        sql_parse_advance(p);
+        if (!sql_parse_expect(p, TK_ROW)) return NULL;
         w->exclude = SQL_EXCLUDE_CURRENT_ROW;
-      } else if (p_accept(p, TK_GROUP)) {
+      } else if (sql_parse_accept(p, TK_GROUP)) {
         w->exclude = SQL_EXCLUDE_GROUP;
-      } else if (p_accept(p, TK_TIES)) {
+      } else if (sql_parse_accept(p, TK_TIES)) {
         w->exclude = SQL_EXCLUDE_TIES;
       } else {
-        return p_syntax_error(p), NULL;
+        return sql_parse_syntax_error(p), NULL;
       }
     }
     /* checked where SQLite reduces the frame: at the closing ')' */
-    if (p->tok.type != TK_RP) return p_syntax_error(p), NULL;
+    if (p->tok.type != TK_RP) return sql_parse_syntax_error(p), NULL;
     if ((w->start == SQL_BOUND_CURRENT_ROW && w->end == SQL_BOUND_PRECEDING) ||
         (w->start == SQL_BOUND_FOLLOWING &&
          (w->end == SQL_BOUND_PRECEDING || w->end == SQL_BOUND_CURRENT_ROW)))
-      return p_error(p, "unsupported frame specification"), NULL;
+      return sql_parse_error(p, "unsupported frame specification"), NULL;
   }
-  if (!p_expect(p, TK_RP)) return NULL;
+  if (!sql_parse_expect(p, TK_RP)) return NULL;
   w->span.len = p->prev_end - w->span.start;
   return w;
 }
 
 /* name ( args ) [FILTER (WHERE e)] [OVER ...] -- at the name */
 static SqlExpr *func_call(Parser *p) {
-  SqlExpr *e = p_expr_new(p, SQL_E_FUNC, p->tok.start);
-  if (!e || !p_nest(p, NEST_FUNC)) return NULL;
-  e->z = p_name(p, &p->tok);
-  p_advance(p); /* name */
-  p_advance(p); /* ( */
+  SqlExpr *e = sql_parse_expr_new(p, SQL_E_FUNC, p->tok.start);
+  if (!e || !sql_parse_nest(p, NEST_FUNC)) return NULL;
+  e->z = sql_parse_name(p, &p->tok);
+  sql_parse_advance(p); /* name */
+  sql_parse_advance(p); /* ( */
   if (p->tok.type == TK_STAR) {
-    p_advance(p);
+    sql_parse_advance(p);
     e->flags |= SQL_EF_STAR;
   } else if (p->tok.type != TK_RP) {
     if (p->tok.type == TK_DISTINCT) {
-      p_advance(p);
+      sql_parse_advance(p);
       e->flags |= SQL_EF_DISTINCT;
     } else if (p->tok.type == TK_ALL) {
-      p_advance(p);
+      sql_parse_advance(p);
     }
-    e->list = p_exprlist(p, 1);
+    e->list = sql_parse_exprlist(p, 1);
     if (!e->list) return NULL;
     if (p->tok.type == TK_ORDER) {
-      p_advance(p);
-      if (!p_expect(p, TK_BY)) return NULL;
-      e->order = p_sortlist(p);
+      sql_parse_advance(p);
+      if (!sql_parse_expect(p, TK_BY)) return NULL;
+      e->order = sql_parse_sortlist(p);
       if (!e->order) return NULL;
     }
   }
-  if (!p_expect(p, TK_RP)) return NULL;
+  if (!sql_parse_expect(p, TK_RP)) return NULL;
   if (p->tok.type == TK_FILTER) {
-    p_advance(p);
-    p_advance(p);
-    if (!p_expect(p, TK_WHERE)) return NULL;
-    e->filter = p_expr(p);
-    if (!e->filter || !p_expect(p, TK_RP)) return NULL;
+    sql_parse_advance(p);
+    sql_parse_advance(p);
+    if (!sql_parse_expect(p, TK_WHERE)) return NULL;
+    e->filter = sql_parse_expr(p);
+    if (!e->filter || !sql_parse_expect(p, TK_RP)) return NULL;
   }
   if (p->tok.type == TK_OVER) {
     e->over = over_clause(p);
     if (!e->over) return NULL;
   }
   p->nest -= NEST_FUNC;
-  p_expr_end(p, e);
+  sql_parse_expr_end(p, e);
   set_height(p, e);
   return e;
 }
@@ -624,31 +634,31 @@ static SqlExpr *func_call(Parser *p) {
 /* ( ... ) -- a subquery, a parenthesized expression or a row value */
 static SqlExpr *paren(Parser *p) {
   int start = p->tok.start;
-  if (!p_nest(p, NEST_PAREN)) return NULL;
-  p_advance(p);
+  if (!sql_parse_nest(p, NEST_PAREN)) return NULL;
+  sql_parse_advance(p);
   SqlExpr *e;
-  if (p_starts_select(p)) {
-    e = p_expr_new(p, SQL_E_SUBQUERY, start);
+  if (sql_parse_starts_select(p)) {
+    e = sql_parse_expr_new(p, SQL_E_SUBQUERY, start);
     if (!e) return NULL;
-    e->select = p_subselect(p);
+    e->select = sql_parse_subselect(p);
     if (!e->select) return NULL;
   } else {
-    SqlExprList *l = p_exprlist(p, 0);
+    SqlExprList *l = sql_parse_exprlist(p, 0);
     if (!l) return NULL;
     if (l->n == 1) {
       e = l->a[0].expr;
       e->flags |= SQL_EF_PAREN;
-      if (!p_expect(p, TK_RP)) return NULL;
+      if (!sql_parse_expect(p, TK_RP)) return NULL;
       p->nest -= NEST_PAREN;
       return e;
     }
-    e = p_expr_new(p, SQL_E_ROW, start);
+    e = sql_parse_expr_new(p, SQL_E_ROW, start);
     if (!e) return NULL;
     e->list = l;
   }
-  if (!p_expect(p, TK_RP)) return NULL;
+  if (!sql_parse_expect(p, TK_RP)) return NULL;
   p->nest -= NEST_PAREN;
-  p_expr_end(p, e);
+  sql_parse_expr_end(p, e);
   set_height(p, e);
   return e;
 }
@@ -670,14 +680,14 @@ static int var_has_name(Parser *p, int x) {
 static int var_add_name(Parser *p, int x, int start, int len) {
   if (p->nvnames == p->vcap) {
     int cap = p->vcap ? p->vcap * 2 : 8;
-    struct SqlVarName *a = p_alloc(p, sizeof *a * (size_t)cap);
+    struct SqlVarName *a = sql_parse_alloc(p, sizeof *a * (size_t)cap);
     if (!a) return 0;
     if (p->nvnames) memcpy(a, p->vnames, sizeof *a * (size_t)p->nvnames);
     p->vnames = a;
     p->vcap = cap;
   }
   p->vnames[p->nvnames].num = x;
-  p->vnames[p->nvnames].name = p_text(p, start, len);
+  p->vnames[p->nvnames].name = sql_parse_text(p, start, len);
   if (!p->vnames[p->nvnames].name) return 0;
   p->nvnames++;
   return 1;
@@ -707,7 +717,7 @@ static int number_var(Parser *p, SqlExpr *e, int start, int len) {
       add = 1;
     }
   }
-  if (x > SQL_MAX_VARIABLE) return p_error(p, "too many SQL variables");
+  if (x > SQL_MAX_VARIABLE) return sql_parse_error(p, "too many SQL variables");
   if (add && !var_add_name(p, x, start, len)) return 0;
   e->ivar = x;
   return 1;
@@ -722,21 +732,21 @@ static SqlExpr *primary(Parser *p) {
     case TK_VARIABLE:
     case TK_BLOB:
     case TK_STRING:
-      if (t == TK_STRING && p_peek(p, 1)->type == TK_DOT) break; /* 'tbl'.col */
-      e = p_expr_new(p,
-                     t == TK_INTEGER    ? SQL_E_INTEGER
-                     : t == TK_FLOAT    ? SQL_E_FLOAT
-                     : t == TK_VARIABLE ? SQL_E_VARIABLE
-                     : t == TK_BLOB     ? SQL_E_BLOB
-                                        : SQL_E_STRING,
-                     start);
+      if (t == TK_STRING && sql_parse_peek(p, 1)->type == TK_DOT) break; /* 'tbl'.col */
+      e = sql_parse_expr_new(p,
+                             t == TK_INTEGER    ? SQL_E_INTEGER
+                             : t == TK_FLOAT    ? SQL_E_FLOAT
+                             : t == TK_VARIABLE ? SQL_E_VARIABLE
+                             : t == TK_BLOB     ? SQL_E_BLOB
+                                                : SQL_E_STRING,
+                             start);
       if (!e) return NULL;
       if (t == TK_VARIABLE) {
         /* ?NNN out of range (SQLite's limit is SQLITE_MAX_VARIABLE_NUMBER,
          * 250000 in Debian's build) and #N (a register reference, only for
          * SQLite's nested parses) are errors that SQLite reports when the
          * term is reduced, i.e. once the next token is accepted: they are
-         * left pending until then (p_advance, sql_parse). */
+         * left pending until then (sql_parse_advance, sql_parse). */
         const char *z = p->sql + start;
         if (z[0] == '?' && p->tok.len > 1) {
           long long v = 0;
@@ -754,123 +764,124 @@ static SqlExpr *primary(Parser *p) {
         }
       }
       if (t == TK_BLOB)
-        e->z = p_text(p, start + 2, p->tok.len - 3);
+        e->z = sql_parse_text(p, start + 2, p->tok.len - 3);
       else if (t == TK_STRING)
-        e->z = p_name(p, &p->tok);
+        e->z = sql_parse_name(p, &p->tok);
       else
-        e->z = p_text(p, start, p->tok.len);
-      p_advance(p);
-      p_expr_end(p, e);
+        e->z = sql_parse_text(p, start, p->tok.len);
+      sql_parse_advance(p);
+      sql_parse_expr_end(p, e);
       return e;
     case TK_NULL:
-      e = p_expr_new(p, SQL_E_NULL, start);
-      p_advance(p);
-      p_expr_end(p, e);
+      e = sql_parse_expr_new(p, SQL_E_NULL, start);
+      sql_parse_advance(p);
+      sql_parse_expr_end(p, e);
       return e;
     case TK_CURRENT_TIME:
     case TK_CURRENT_DATE:
     case TK_CURRENT_TIMESTAMP:
-      e = p_expr_new(p, SQL_E_CTIME, start);
+      e = sql_parse_expr_new(p, SQL_E_CTIME, start);
       if (!e) return NULL;
       e->sub = (uint16_t)t;
-      p_advance(p);
-      p_expr_end(p, e);
+      sql_parse_advance(p);
+      sql_parse_expr_end(p, e);
       return e;
     case TK_LP:
       return paren(p);
     case TK_CAST:
-      e = p_expr_new(p, SQL_E_CAST, start);
+      e = sql_parse_expr_new(p, SQL_E_CAST, start);
       if (!e) return NULL;
-      p_advance(p);
-      if (!p_expect(p, TK_LP) || !p_nest(p, NEST_CAST)) return NULL;
-      e->a = p_expr(p);
-      if (!e->a || !p_expect(p, TK_AS)) return NULL;
+      sql_parse_advance(p);
+      if (!sql_parse_expect(p, TK_LP) || !sql_parse_nest(p, NEST_CAST)) return NULL;
+      e->a = sql_parse_expr(p);
+      if (!e->a || !sql_parse_expect(p, TK_AS)) return NULL;
       e->z = type_name(p);
-      if (!e->z || !p_expect(p, TK_RP)) return NULL;
+      if (!e->z || !sql_parse_expect(p, TK_RP)) return NULL;
       p->nest -= NEST_CAST;
-      p_expr_end(p, e);
+      sql_parse_expr_end(p, e);
       set_height(p, e);
       return e;
     case TK_CASE:
-      e = p_expr_new(p, SQL_E_CASE, start);
-      if (!e || !p_nest(p, NEST_CASE)) return NULL;
-      p_advance(p);
+      e = sql_parse_expr_new(p, SQL_E_CASE, start);
+      if (!e || !sql_parse_nest(p, NEST_CASE)) return NULL;
+      sql_parse_advance(p);
       if (p->tok.type != TK_WHEN) {
-        e->a = p_expr(p);
+        e->a = sql_parse_expr(p);
         if (!e->a) return NULL;
       }
-      if (p->tok.type != TK_WHEN) return p_syntax_error(p), NULL;
-      while (p_accept(p, TK_WHEN)) {
-        SqlExpr *w = p_expr(p);
-        if (!w || !p_expect(p, TK_THEN)) return NULL;
-        SqlExpr *th = p_expr(p);
+      if (p->tok.type != TK_WHEN) return sql_parse_syntax_error(p), NULL;
+      while (sql_parse_accept(p, TK_WHEN)) {
+        SqlExpr *w = sql_parse_expr(p);
+        if (!w || !sql_parse_expect(p, TK_THEN)) return NULL;
+        SqlExpr *th = sql_parse_expr(p);
         if (!th) return NULL;
-        e->list = p_list_add(p, e->list, w);
-        e->list = p_list_add(p, e->list, th);
+        e->list = sql_parse_list_add(p, e->list, w);
+        e->list = sql_parse_list_add(p, e->list, th);
         if (!e->list) return NULL;
       }
-      if (p_accept(p, TK_ELSE)) {
-        e->b = p_expr(p);
+      if (sql_parse_accept(p, TK_ELSE)) {
+        e->b = sql_parse_expr(p);
         if (!e->b) return NULL;
       }
-      if (!p_expect(p, TK_END)) return NULL;
+      if (!sql_parse_expect(p, TK_END)) return NULL;
       p->nest -= NEST_CASE;
-      p_expr_end(p, e);
+      sql_parse_expr_end(p, e);
       set_height(p, e);
       return e;
     case TK_EXISTS:
-      e = p_expr_new(p, SQL_E_EXISTS, start);
+      e = sql_parse_expr_new(p, SQL_E_EXISTS, start);
       if (!e) return NULL;
-      p_advance(p);
-      if (!p_expect(p, TK_LP)) return NULL;
-      if (!p_nest(p, NEST_EXISTS)) return NULL;
-      e->select = p_subselect(p);
-      if (!e->select || !p_expect(p, TK_RP)) return NULL;
+      sql_parse_advance(p);
+      if (!sql_parse_expect(p, TK_LP)) return NULL;
+      if (!sql_parse_nest(p, NEST_EXISTS)) return NULL;
+      e->select = sql_parse_subselect(p);
+      if (!e->select || !sql_parse_expect(p, TK_RP)) return NULL;
       p->nest -= NEST_EXISTS;
-      p_expr_end(p, e);
+      sql_parse_expr_end(p, e);
       return e;
     case TK_RAISE:
-      e = p_expr_new(p, SQL_E_RAISE, start);
+      e = sql_parse_expr_new(p, SQL_E_RAISE, start);
       if (!e) return NULL;
-      p_advance(p);
-      if (!p_expect(p, TK_LP)) return NULL;
+      sql_parse_advance(p);
+      if (!sql_parse_expect(p, TK_LP)) return NULL;
       if (p->tok.type == TK_IGNORE) {
-        p_advance(p);
+        sql_parse_advance(p);
         e->sub = TK_IGNORE;
       } else {
         int r = p->tok.type;
-        if (r != TK_ROLLBACK && r != TK_ABORT && r != TK_FAIL) return p_syntax_error(p), NULL;
+        if (r != TK_ROLLBACK && r != TK_ABORT && r != TK_FAIL)
+          return sql_parse_syntax_error(p), NULL;
         e->sub = (uint16_t)r;
-        p_advance(p);
-        if (!p_expect(p, TK_COMMA)) return NULL;
-        e->z = p_nm(p);
+        sql_parse_advance(p);
+        if (!sql_parse_expect(p, TK_COMMA)) return NULL;
+        e->z = sql_parse_nm(p);
         if (!e->z) return NULL;
       }
-      if (!p_expect(p, TK_RP)) return NULL;
-      p_expr_end(p, e);
+      if (!sql_parse_expect(p, TK_RP)) return NULL;
+      sql_parse_expr_end(p, e);
       return e;
     default:
       break;
   }
-  if (!tk_is_nm(t)) return p_syntax_error(p), NULL;
-  const SqlTok *n1 = p_peek(p, 1);
-  if (n1->type == TK_LP && (tk_is_id(t) || t == TK_INDEXED)) return func_call(p);
-  e = p_expr_new(p, SQL_E_ID, start);
+  if (!sql_token_is_nm(t)) return sql_parse_syntax_error(p), NULL;
+  const SqlTok *n1 = sql_parse_peek(p, 1);
+  if (n1->type == TK_LP && (sql_token_is_id(t) || t == TK_INDEXED)) return func_call(p);
+  e = sql_parse_expr_new(p, SQL_E_ID, start);
   if (!e) return NULL;
   if (p->sql[start] == '"') e->flags |= SQL_EF_QUOTED;
-  e->z = p_name(p, &p->tok);
-  p_advance(p);
+  e->z = sql_parse_name(p, &p->tok);
+  sql_parse_advance(p);
   if (p->tok.type == TK_DOT) {
-    p_advance(p);
-    const char *second = p_nm(p);
+    sql_parse_advance(p);
+    const char *second = sql_parse_nm(p);
     if (!second) return NULL;
     e->op = SQL_E_COLUMN;
     e->flags &= (uint8_t)~SQL_EF_QUOTED;
     e->table = e->z;
     e->z = second;
     if (p->tok.type == TK_DOT) {
-      p_advance(p);
-      const char *third = p_nm(p);
+      sql_parse_advance(p);
+      const char *third = sql_parse_nm(p);
       if (!third) return NULL;
       e->schema = e->table;
       e->table = e->z;
@@ -879,7 +890,7 @@ static SqlExpr *primary(Parser *p) {
   } else if (t == TK_STRING) {
     e->op = SQL_E_STRING;
   }
-  p_expr_end(p, e);
+  sql_parse_expr_end(p, e);
   return e;
 }
 
@@ -887,16 +898,16 @@ static SqlExpr *unary(Parser *p) {
   int t = p->tok.type;
   if (t == TK_MINUS || t == TK_PLUS || t == TK_BITNOT || t == TK_NOT) {
     int start = p->tok.start;
-    if (!p_nest(p, NEST_UNARY)) return NULL;
-    p_advance(p);
-    SqlExpr *a = p_expr_prec(p, t == TK_NOT ? PREC_NOT : PREC_UNARY);
+    if (!sql_parse_nest(p, NEST_UNARY)) return NULL;
+    sql_parse_advance(p);
+    SqlExpr *a = sql_parse_expr_prec(p, t == TK_NOT ? PREC_NOT : PREC_UNARY);
     if (!a) return NULL;
     p->nest -= NEST_UNARY;
-    SqlExpr *e = p_expr_new(p, SQL_E_UNARY, start);
+    SqlExpr *e = sql_parse_expr_new(p, SQL_E_UNARY, start);
     if (!e) return NULL;
     e->sub = (uint16_t)t;
     e->a = a;
-    p_expr_end(p, e);
+    sql_parse_expr_end(p, e);
     set_height(p, e);
     return e;
   }
@@ -954,32 +965,32 @@ static int binop_prec(Parser *p) {
 /* right side of IN -- after IN */
 static SqlExpr *in_rhs(Parser *p, SqlExpr *e) {
   if (p->tok.type == TK_LP) {
-    if (!p_nest(p, NEST_IN)) return NULL;
-    p_advance(p);
-    if (p_starts_select(p)) {
-      e->select = p_subselect(p);
+    if (!sql_parse_nest(p, NEST_IN)) return NULL;
+    sql_parse_advance(p);
+    if (sql_parse_starts_select(p)) {
+      e->select = sql_parse_subselect(p);
       if (!e->select) return NULL;
     } else {
-      e->list = p_exprlist(p, 1);
+      e->list = sql_parse_exprlist(p, 1);
       if (!e->list) return NULL;
     }
-    if (!p_expect(p, TK_RP)) return NULL;
+    if (!sql_parse_expect(p, TK_RP)) return NULL;
     p->nest -= NEST_IN;
     return e;
   }
   /* IN table | IN schema.table | IN tvf(args) */
-  const char *a = p_nm(p);
+  const char *a = sql_parse_nm(p);
   if (!a) return NULL;
   e->table = a;
-  if (p_accept(p, TK_DOT)) {
+  if (sql_parse_accept(p, TK_DOT)) {
     e->schema = a;
-    e->table = p_nm(p);
+    e->table = sql_parse_nm(p);
     if (!e->table) return NULL;
   }
   if (p->tok.type == TK_LP) {
-    p_advance(p);
-    e->list = p_exprlist(p, 1);
-    if (!e->list || !p_expect(p, TK_RP)) return NULL;
+    sql_parse_advance(p);
+    e->list = sql_parse_exprlist(p, 1);
+    if (!e->list || !sql_parse_expect(p, TK_RP)) return NULL;
     e->flags |= SQL_EF_TVF;
   }
   return e;
@@ -988,10 +999,10 @@ static SqlExpr *in_rhs(Parser *p, SqlExpr *e) {
 /* The middle operand of BETWEEN: as SQLite's grammar resolves it, a top-level
  * AND ends it, but an OR inside it takes ANDs into its right operand. */
 static SqlExpr *between_mid(Parser *p) {
-  SqlExpr *left = p_expr_prec(p, PREC_NOT);
+  SqlExpr *left = sql_parse_expr_prec(p, PREC_NOT);
   while (left && p->tok.type == TK_OR) {
-    p_advance(p);
-    SqlExpr *r = p_expr_prec(p, PREC_AND);
+    sql_parse_advance(p);
+    SqlExpr *r = sql_parse_expr_prec(p, PREC_AND);
     if (!r) return NULL;
     left = binary(p, SQL_E_BINARY, TK_OR, left, r);
   }
@@ -1000,11 +1011,11 @@ static SqlExpr *between_mid(Parser *p) {
 
 static SqlExpr *expr_prec(Parser *p, int min);
 
-SqlExpr *p_expr_prec(Parser *p, int min) {
+SqlExpr *sql_parse_expr_prec(Parser *p, int min) {
   if (p->rc) return NULL;
   if (++p->depth > EXPR_MAX_RECURSION) {
     p->depth--;
-    return p_error(p, "parser stack overflow"), NULL;
+    return sql_parse_error(p, "parser stack overflow"), NULL;
   }
   SqlExpr *e = expr_prec(p, min);
   p->depth--;
@@ -1023,36 +1034,36 @@ static SqlExpr *expr_prec(Parser *p, int min) {
     int negate = 0;
     if (t == TK_NOT) {
       negate = 1;
-      p_advance(p);
+      sql_parse_advance(p);
       t = p->tok.type;
       if (t != TK_IN && t != TK_LIKE && t != TK_GLOB && t != TK_MATCH && t != TK_REGEXP &&
           t != TK_BETWEEN && t != TK_NULL)
-        return p_syntax_error(p), NULL;
+        return sql_parse_syntax_error(p), NULL;
     }
     switch (t) {
       case TK_ISNULL:
       case TK_NOTNULL:
-        p_advance(p);
-        e = p_expr_new(p, t == TK_ISNULL ? SQL_E_ISNULL : SQL_E_NOTNULL, start);
+        sql_parse_advance(p);
+        e = sql_parse_expr_new(p, t == TK_ISNULL ? SQL_E_ISNULL : SQL_E_NOTNULL, start);
         if (!e) return NULL;
         e->a = left;
         break;
       case TK_NULL: /* NOT NULL */
-        p_advance(p);
-        e = p_expr_new(p, SQL_E_NOTNULL, start);
+        sql_parse_advance(p);
+        e = sql_parse_expr_new(p, SQL_E_NOTNULL, start);
         if (!e) return NULL;
         e->a = left;
         break;
       case TK_IS: {
-        p_advance(p);
+        sql_parse_advance(p);
         int op = SQL_E_BINARY;
-        if (p_accept(p, TK_NOT)) op = SQL_E_ISNOT;
+        if (sql_parse_accept(p, TK_NOT)) op = SQL_E_ISNOT;
         if (p->tok.type == TK_DISTINCT) {
-          p_advance(p);
-          if (!p_expect(p, TK_FROM)) return NULL;
+          sql_parse_advance(p);
+          if (!sql_parse_expect(p, TK_FROM)) return NULL;
           op = (op == SQL_E_ISNOT) ? SQL_E_BINARY : SQL_E_ISNOT;
         }
-        SqlExpr *r = p_expr_prec(p, prec + 1);
+        SqlExpr *r = sql_parse_expr_prec(p, prec + 1);
         if (!r) return NULL;
         e = binary(p, op, TK_IS, left, r);
         if (!e) return NULL;
@@ -1060,8 +1071,8 @@ static SqlExpr *expr_prec(Parser *p, int min) {
         continue;
       }
       case TK_IN:
-        p_advance(p);
-        e = p_expr_new(p, SQL_E_IN, start);
+        sql_parse_advance(p);
+        e = sql_parse_expr_new(p, SQL_E_IN, start);
         if (!e) return NULL;
         e->a = left;
         if (!in_rhs(p, e)) return NULL;
@@ -1070,43 +1081,43 @@ static SqlExpr *expr_prec(Parser *p, int min) {
       case TK_GLOB:
       case TK_MATCH:
       case TK_REGEXP:
-        p_advance(p);
-        e = p_expr_new(p, SQL_E_LIKE, start);
+        sql_parse_advance(p);
+        e = sql_parse_expr_new(p, SQL_E_LIKE, start);
         if (!e) return NULL;
         e->sub = (uint16_t)t;
         e->a = left;
-        e->b = p_expr_prec(p, prec + 1);
+        e->b = sql_parse_expr_prec(p, prec + 1);
         if (!e->b) return NULL;
-        if (p_accept(p, TK_ESCAPE)) {
-          e->c = p_expr_prec(p, PREC_CMP);
+        if (sql_parse_accept(p, TK_ESCAPE)) {
+          e->c = sql_parse_expr_prec(p, PREC_CMP);
           if (!e->c) return NULL;
         }
         break;
       case TK_BETWEEN:
-        p_advance(p);
-        e = p_expr_new(p, SQL_E_BETWEEN, start);
+        sql_parse_advance(p);
+        e = sql_parse_expr_new(p, SQL_E_BETWEEN, start);
         if (!e) return NULL;
         e->a = left;
-        if (!p_nest(p, NEST_BETWEEN)) return NULL;
+        if (!sql_parse_nest(p, NEST_BETWEEN)) return NULL;
         e->b = between_mid(p);
-        if (!e->b || !p_expect(p, TK_AND)) return NULL;
+        if (!e->b || !sql_parse_expect(p, TK_AND)) return NULL;
         p->nest -= NEST_BETWEEN;
-        e->c = p_expr_prec(p, prec + 1);
+        e->c = sql_parse_expr_prec(p, prec + 1);
         if (!e->c) return NULL;
         break;
       case TK_COLLATE:
-        p_advance(p);
-        if (!tk_is_ids(p->tok.type)) return p_syntax_error(p), NULL;
-        e = p_expr_new(p, SQL_E_COLLATE, start);
+        sql_parse_advance(p);
+        if (!sql_token_is_ids(p->tok.type)) return sql_parse_syntax_error(p), NULL;
+        e = sql_parse_expr_new(p, SQL_E_COLLATE, start);
         if (!e) return NULL;
-        e->z = p_name(p, &p->tok);
+        e->z = sql_parse_name(p, &p->tok);
         e->a = left;
-        p_advance(p);
+        sql_parse_advance(p);
         break;
       default: {
         int oplen = p->tok.len;
-        p_advance(p);
-        SqlExpr *r = p_expr_prec(p, prec + 1);
+        sql_parse_advance(p);
+        SqlExpr *r = sql_parse_expr_prec(p, prec + 1);
         if (!r) return NULL;
         e = binary(p, SQL_E_BINARY, t, left, r);
         if (!e) return NULL;
@@ -1116,11 +1127,11 @@ static SqlExpr *expr_prec(Parser *p, int min) {
       }
     }
     if (negate) e->flags |= SQL_EF_NOT;
-    p_expr_end(p, e);
+    sql_parse_expr_end(p, e);
     set_height(p, e);
     if (p->rc) return NULL;
     left = e;
   }
 }
 
-SqlExpr *p_expr(Parser *p) { return p_expr_prec(p, PREC_OR); }
+SqlExpr *sql_parse_expr(Parser *p) { return sql_parse_expr_prec(p, PREC_OR); }

@@ -34,7 +34,7 @@ typedef struct Parser {
   int rc;
   char *errmsg;
   int nest;          /* weighted nesting (parser stack emulation) */
-  int depth;         /* p_expr_prec recursion depth (a backstop to nest) */
+  int depth;         /* sql_parse_expr_prec recursion depth (a backstop to nest) */
   int in_trigger;    /* parsing a trigger body */
   int subq;          /* depth of SELECTs inside parentheses */
   int in_alter;      /* parsing the column of ALTER TABLE ADD */
@@ -65,54 +65,54 @@ typedef struct Parser {
 #define NEST_EXISTS 201         /* EXISTS ( ... ) */
 #define NEST_FROM_PAREN 206     /* FROM ( ... ) */
 #define NEST_BETWEEN 200        /* the middle operand of BETWEEN */
-#define EXPR_MAX_RECURSION 2000 /* hard bound on p_expr_prec recursion */
+#define EXPR_MAX_RECURSION 2000 /* hard bound on sql_parse_expr_prec recursion */
 #define EXPR_MAX_DEPTH 1000
 #define SQL_MAX_VARIABLE 250000
 
 /* tokens */
-void p_advance(Parser *p);
-const SqlTok *p_peek(Parser *p, int k); /* k = 1 or 2 tokens ahead */
-int p_accept(Parser *p, int type);      /* consume if tok is type */
-int p_expect(Parser *p, int type);      /* consume or syntax error; 1 on success */
-int p_syntax_error(Parser *p);          /* error at the current token; returns 0 */
-int p_error(Parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int p_nomem(Parser *p);
-int p_nest(Parser *p, int w);  /* add to nest; 0 on overflow */
-int p_fire_pending(Parser *p); /* raise a pending variable error */
+void sql_parse_advance(Parser *p);
+const SqlTok *sql_parse_peek(Parser *p, int k); /* k = 1 or 2 tokens ahead */
+int sql_parse_accept(Parser *p, int type);      /* consume if tok is type */
+int sql_parse_expect(Parser *p, int type);      /* consume or syntax error; 1 on success */
+int sql_parse_syntax_error(Parser *p);          /* error at the current token; returns 0 */
+int sql_parse_error(Parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int sql_parse_nomem(Parser *p);
+int sql_parse_nest(Parser *p, int w);  /* add to nest; 0 on overflow */
+int sql_parse_fire_pending(Parser *p); /* raise a pending variable error */
 
 /* token classes */
-int tk_is_join(int t); /* CROSS FULL INNER LEFT NATURAL OUTER RIGHT */
-int tk_is_id(int t);   /* ID or a keyword usable as one (not join kw, not INDEXED) */
-int tk_is_nm(int t);   /* nm: id, STRING or join keyword */
-int tk_is_ids(int t);  /* ids: id or STRING (implicit alias, collation) */
+int sql_token_is_join(int t); /* CROSS FULL INNER LEFT NATURAL OUTER RIGHT */
+int sql_token_is_id(int t);   /* ID or a keyword usable as one (not join kw, not INDEXED) */
+int sql_token_is_nm(int t);   /* nm: id, STRING or join keyword */
+int sql_token_is_ids(int t);  /* ids: id or STRING (implicit alias, collation) */
 
 /* arena helpers */
-void *p_alloc(Parser *p, size_t n);             /* zeroed; NULL + SHALE_NOMEM on failure */
-const char *p_name(Parser *p, const SqlTok *t); /* dequoted name */
-const char *p_text(Parser *p, int start, int len);
-SqlExpr *p_expr_new(Parser *p, int op, int start);
-void p_expr_end(Parser *p, SqlExpr *e); /* span ends at prev_end */
-SqlExprList *p_list_add(Parser *p, SqlExprList *l, SqlExpr *e);
-SqlIdList *p_idlist_add(Parser *p, SqlIdList *l, const char *name);
+void *sql_parse_alloc(Parser *p, size_t n);             /* zeroed; NULL + SHALE_NOMEM on failure */
+const char *sql_parse_name(Parser *p, const SqlTok *t); /* dequoted name */
+const char *sql_parse_text(Parser *p, int start, int len);
+SqlExpr *sql_parse_expr_new(Parser *p, int op, int start);
+void sql_parse_expr_end(Parser *p, SqlExpr *e); /* span ends at prev_end */
+SqlExprList *sql_parse_list_add(Parser *p, SqlExprList *l, SqlExpr *e);
+SqlIdList *sql_parse_idlist_add(Parser *p, SqlIdList *l, const char *name);
 
 /* grammar pieces shared across files */
-const char *p_nm(Parser *p);               /* nm or syntax error */
-int p_qualname(Parser *p, SqlQualName *q); /* nm [. nm] */
-SqlExpr *p_expr(Parser *p);
-SqlExpr *p_expr_prec(Parser *p, int min);
-SqlExprList *p_exprlist(Parser *p, int allow_empty);
-SqlExprList *p_sortlist(Parser *p);    /* expr [ASC|DESC] [NULLS ..], ... */
-SqlIdList *p_idlist_paren(Parser *p);  /* ( nm, ... ) */
-SqlIdList *p_eidlist_paren(Parser *p); /* ( nm [COLLATE x] [ASC|DESC], ... ) */
-SqlSelect *p_select(Parser *p);        /* [WITH] select (compound) */
-SqlSelect *p_subselect(Parser *p);     /* the same, inside parentheses */
-SqlSelect *p_select_with(Parser *p, SqlWith *with);
-SqlWith *p_with(Parser *p); /* at WITH */
-SqlExprList *p_result_cols(Parser *p);
-SqlSrcList *p_from(Parser *p);                         /* after FROM */
-SqlWindow *p_window_spec(Parser *p, const char *name); /* at '(' */
-SqlStmt *p_stmt(Parser *p);
-int p_starts_select(Parser *p); /* SELECT, VALUES or WITH */
-int p_conflict(Parser *p);      /* ROLLBACK|ABORT|FAIL|IGNORE|REPLACE */
+const char *sql_parse_nm(Parser *p);               /* nm or syntax error */
+int sql_parse_qualname(Parser *p, SqlQualName *q); /* nm [. nm] */
+SqlExpr *sql_parse_expr(Parser *p);
+SqlExpr *sql_parse_expr_prec(Parser *p, int min);
+SqlExprList *sql_parse_exprlist(Parser *p, int allow_empty);
+SqlExprList *sql_parse_sortlist(Parser *p);    /* expr [ASC|DESC] [NULLS ..], ... */
+SqlIdList *sql_parse_idlist_paren(Parser *p);  /* ( nm, ... ) */
+SqlIdList *sql_parse_eidlist_paren(Parser *p); /* ( nm [COLLATE x] [ASC|DESC], ... ) */
+SqlSelect *sql_parse_select(Parser *p);        /* [WITH] select (compound) */
+SqlSelect *sql_parse_subselect(Parser *p);     /* the same, inside parentheses */
+SqlSelect *sql_parse_select_with(Parser *p, SqlWith *with);
+SqlWith *sql_parse_with(Parser *p); /* at WITH */
+SqlExprList *sql_parse_result_cols(Parser *p);
+SqlSrcList *sql_parse_from(Parser *p);                         /* after FROM */
+SqlWindow *sql_parse_window_spec(Parser *p, const char *name); /* at '(' */
+SqlStmt *sql_parse_stmt(Parser *p);
+int sql_parse_starts_select(Parser *p); /* SELECT, VALUES or WITH */
+int sql_parse_conflict(Parser *p);      /* ROLLBACK|ABORT|FAIL|IGNORE|REPLACE */
 
 #endif /* SHALE_SQL_PARSE_INT_H */

@@ -16,93 +16,93 @@
 
 #define COMPOUND_MAX 500
 
-SqlWith *p_with(Parser *p) {
-  SqlWith *w = p_alloc(p, sizeof *w);
+SqlWith *sql_parse_with(Parser *p) {
+  SqlWith *w = sql_parse_alloc(p, sizeof *w);
   if (!w) return NULL;
-  p_advance(p); /* WITH */
-  if (p_accept(p, TK_RECURSIVE)) w->recursive = 1;
+  sql_parse_advance(p); /* WITH */
+  if (sql_parse_accept(p, TK_RECURSIVE)) w->recursive = 1;
   int cap = 0;
   do {
     if (w->n == cap) {
       cap = cap ? cap * 2 : 4;
-      SqlCte *a = p_alloc(p, sizeof(SqlCte) * (size_t)cap);
+      SqlCte *a = sql_parse_alloc(p, sizeof(SqlCte) * (size_t)cap);
       if (!a) return NULL;
       if (w->n) memcpy(a, w->a, sizeof(SqlCte) * (size_t)w->n);
       w->a = a;
     }
     SqlCte *c = &w->a[w->n++];
     c->span.start = p->tok.start;
-    c->name = p_nm(p);
+    c->name = sql_parse_nm(p);
     if (!c->name) return NULL;
     if (p->tok.type == TK_LP) {
-      c->columns = p_eidlist_paren(p);
+      c->columns = sql_parse_eidlist_paren(p);
       if (!c->columns) return NULL;
     }
-    if (!p_expect(p, TK_AS)) return NULL;
+    if (!sql_parse_expect(p, TK_AS)) return NULL;
     if (p->tok.type == TK_MATERIALIZED) {
-      p_advance(p);
+      sql_parse_advance(p);
       c->materialized = 1;
     } else if (p->tok.type == TK_NOT) {
-      p_advance(p);
-      if (!p_expect(p, TK_MATERIALIZED)) return NULL;
+      sql_parse_advance(p);
+      if (!sql_parse_expect(p, TK_MATERIALIZED)) return NULL;
       c->materialized = 2;
     }
-    if (!p_expect(p, TK_LP) || !p_nest(p, NEST_PAREN)) return NULL;
-    c->select = p_subselect(p);
-    if (!c->select || !p_expect(p, TK_RP)) return NULL;
+    if (!sql_parse_expect(p, TK_LP) || !sql_parse_nest(p, NEST_PAREN)) return NULL;
+    c->select = sql_parse_subselect(p);
+    if (!c->select || !sql_parse_expect(p, TK_RP)) return NULL;
     p->nest -= NEST_PAREN;
     c->span.len = p->prev_end - c->span.start;
-  } while (p_accept(p, TK_COMMA));
+  } while (sql_parse_accept(p, TK_COMMA));
   return w;
 }
 
 /* optional alias: AS nm | ids */
 static const char *alias_opt(Parser *p, int *ok) {
   *ok = 1;
-  if (p_accept(p, TK_AS)) {
-    const char *a = p_nm(p);
+  if (sql_parse_accept(p, TK_AS)) {
+    const char *a = sql_parse_nm(p);
     if (!a) *ok = 0;
     return a;
   }
-  if (tk_is_ids(p->tok.type)) {
-    const char *a = p_name(p, &p->tok);
-    p_advance(p);
+  if (sql_token_is_ids(p->tok.type)) {
+    const char *a = sql_parse_name(p, &p->tok);
+    sql_parse_advance(p);
     if (!a) *ok = 0;
     return a;
   }
   return NULL;
 }
 
-SqlExprList *p_result_cols(Parser *p) {
+SqlExprList *sql_parse_result_cols(Parser *p) {
   SqlExprList *l = NULL;
   do {
     int start = p->tok.start;
     SqlExpr *e;
     if (p->tok.type == TK_STAR) {
-      e = p_expr_new(p, SQL_E_STAR, start);
-      p_advance(p);
-      p_expr_end(p, e);
-      l = p_list_add(p, l, e);
+      e = sql_parse_expr_new(p, SQL_E_STAR, start);
+      sql_parse_advance(p);
+      sql_parse_expr_end(p, e);
+      l = sql_parse_list_add(p, l, e);
       continue;
     }
     int t = p->tok.type;
     /* tbl.* -- but CAST, RAISE and CURRENT_* start expressions here */
-    if (tk_is_nm(t) && t != TK_CAST && t != TK_RAISE && t != TK_CURRENT_TIME &&
-        t != TK_CURRENT_DATE && t != TK_CURRENT_TIMESTAMP && p_peek(p, 1)->type == TK_DOT &&
-        p_peek(p, 2)->type == TK_STAR) {
-      e = p_expr_new(p, SQL_E_STAR, start);
+    if (sql_token_is_nm(t) && t != TK_CAST && t != TK_RAISE && t != TK_CURRENT_TIME &&
+        t != TK_CURRENT_DATE && t != TK_CURRENT_TIMESTAMP && sql_parse_peek(p, 1)->type == TK_DOT &&
+        sql_parse_peek(p, 2)->type == TK_STAR) {
+      e = sql_parse_expr_new(p, SQL_E_STAR, start);
       if (!e) return NULL;
-      e->table = p_name(p, &p->tok);
-      p_advance(p);
-      p_advance(p);
-      p_advance(p);
-      p_expr_end(p, e);
-      l = p_list_add(p, l, e);
+      e->table = sql_parse_name(p, &p->tok);
+      sql_parse_advance(p);
+      sql_parse_advance(p);
+      sql_parse_advance(p);
+      sql_parse_expr_end(p, e);
+      l = sql_parse_list_add(p, l, e);
       continue;
     }
-    e = p_expr(p);
+    e = sql_parse_expr(p);
     if (!e) return NULL;
-    l = p_list_add(p, l, e);
+    l = sql_parse_list_add(p, l, e);
     if (!l) return NULL;
     /* as SQLite: the text up to the next token, comments included, less
      * trailing white space (a trailing comment is part of the name) */
@@ -115,7 +115,7 @@ SqlExprList *p_result_cols(Parser *p) {
     int ok;
     l->a[l->n - 1].name = alias_opt(p, &ok);
     if (!ok) return NULL;
-  } while (l && p_accept(p, TK_COMMA));
+  } while (l && sql_parse_accept(p, TK_COMMA));
   return l;
 }
 
@@ -124,7 +124,7 @@ SqlExprList *p_result_cols(Parser *p) {
 static SqlSrcItem *src_add(Parser *p, SqlSrcList *l) {
   if (l->n == l->cap) {
     int cap = l->cap ? l->cap * 2 : 4;
-    SqlSrcItem *a = p_alloc(p, sizeof(SqlSrcItem) * (size_t)cap);
+    SqlSrcItem *a = sql_parse_alloc(p, sizeof(SqlSrcItem) * (size_t)cap);
     if (!a) return NULL;
     if (l->n) memcpy(a, l->a, sizeof(SqlSrcItem) * (size_t)l->n);
     l->a = a;
@@ -162,16 +162,16 @@ static int join_op(Parser *p) {
   SqlTok w[3];
   int nw = 0;
   w[nw++] = p->tok;
-  p_advance(p);
+  sql_parse_advance(p);
   while (p->tok.type != TK_JOIN && nw < 3) {
-    if (!tk_is_nm(p->tok.type)) return p_syntax_error(p), -1;
+    if (!sql_token_is_nm(p->tok.type)) return sql_parse_syntax_error(p), -1;
     w[nw++] = p->tok;
-    p_advance(p);
+    sql_parse_advance(p);
   }
-  if (!p_expect(p, TK_JOIN)) return -1;
+  if (!sql_parse_expect(p, TK_JOIN)) return -1;
   /* SQLite checks the combination once the operator is reduced, i.e. when
    * the next token is one that can follow it */
-  if (!tk_is_nm(p->tok.type) && p->tok.type != TK_LP) return p_syntax_error(p), -1;
+  if (!sql_token_is_nm(p->tok.type) && p->tok.type != TK_LP) return sql_parse_syntax_error(p), -1;
   int bits = 0, bad = 0;
   for (int i = 0; i < nw; i++) {
     int b = join_bits(p, &w[i]);
@@ -182,13 +182,13 @@ static int join_op(Parser *p) {
       ((bits & SQL_JOIN_OUTER) && !(bits & (SQL_JOIN_LEFT | SQL_JOIN_RIGHT)))) {
     const char *z = p->sql;
     if (nw == 1)
-      p_error(p, "unknown join type: %.*s", w[0].len, z + w[0].start);
+      sql_parse_error(p, "unknown join type: %.*s", w[0].len, z + w[0].start);
     else if (nw == 2)
-      p_error(p, "unknown join type: %.*s %.*s", w[0].len, z + w[0].start, w[1].len,
-              z + w[1].start);
+      sql_parse_error(p, "unknown join type: %.*s %.*s", w[0].len, z + w[0].start, w[1].len,
+                      z + w[1].start);
     else
-      p_error(p, "unknown join type: %.*s %.*s %.*s", w[0].len, z + w[0].start, w[1].len,
-              z + w[1].start, w[2].len, z + w[2].start);
+      sql_parse_error(p, "unknown join type: %.*s %.*s %.*s", w[0].len, z + w[0].start, w[1].len,
+                      z + w[1].start, w[2].len, z + w[2].start);
     return -1;
   }
   return bits;
@@ -198,7 +198,7 @@ static SqlSrcList *seltablist(Parser *p, int nested);
 
 /* Tokens that may follow a FROM item (where SQLite reduces it). */
 static int src_follow(Parser *p, int t, int nested) {
-  if (t == TK_COMMA || t == TK_JOIN || tk_is_join(t)) return 1;
+  if (t == TK_COMMA || t == TK_JOIN || sql_token_is_join(t)) return 1;
   if (t == TK_RP) return nested || p->subq > 0;
   if (nested) return 0;
   if ((t == TK_SEMI || t == TK_EOF) && p->subq > 0) return 0;
@@ -227,45 +227,45 @@ static int src_item(Parser *p, SqlSrcItem *it, int first, int nested) {
   it->span.start = p->tok.start;
   int ok;
   if (p->tok.type == TK_LP) {
-    if (!p_nest(p, NEST_FROM_PAREN)) return 0;
-    p_advance(p);
-    if (p_starts_select(p)) {
-      it->select = p_subselect(p);
+    if (!sql_parse_nest(p, NEST_FROM_PAREN)) return 0;
+    sql_parse_advance(p);
+    if (sql_parse_starts_select(p)) {
+      it->select = sql_parse_subselect(p);
       if (!it->select) return 0;
     } else {
       it->nested = seltablist(p, 1);
       if (!it->nested) return 0;
     }
-    if (!p_expect(p, TK_RP)) return 0;
+    if (!sql_parse_expect(p, TK_RP)) return 0;
     p->nest -= NEST_FROM_PAREN;
     it->alias = alias_opt(p, &ok);
     if (!ok) return 0;
   } else {
-    it->name = p_nm(p);
+    it->name = sql_parse_nm(p);
     if (!it->name) return 0;
-    if (p_accept(p, TK_DOT)) {
+    if (sql_parse_accept(p, TK_DOT)) {
       it->schema = it->name;
-      it->name = p_nm(p);
+      it->name = sql_parse_nm(p);
       if (!it->name) return 0;
     }
     if (p->tok.type == TK_LP) {
-      p_advance(p);
+      sql_parse_advance(p);
       it->has_args = 1;
-      it->args = p_exprlist(p, 1);
-      if (!it->args || !p_expect(p, TK_RP)) return 0;
+      it->args = sql_parse_exprlist(p, 1);
+      if (!it->args || !sql_parse_expect(p, TK_RP)) return 0;
       it->alias = alias_opt(p, &ok);
       if (!ok) return 0;
     } else {
       it->alias = alias_opt(p, &ok);
       if (!ok) return 0;
       if (p->tok.type == TK_INDEXED) {
-        p_advance(p);
-        if (!p_expect(p, TK_BY)) return 0;
-        it->indexed_by = p_nm(p);
+        sql_parse_advance(p);
+        if (!sql_parse_expect(p, TK_BY)) return 0;
+        it->indexed_by = sql_parse_nm(p);
         if (!it->indexed_by) return 0;
       } else if (p->tok.type == TK_NOT) {
-        p_advance(p);
-        if (!p_expect(p, TK_INDEXED)) return 0;
+        sql_parse_advance(p);
+        if (!sql_parse_expect(p, TK_INDEXED)) return 0;
         it->not_indexed = 1;
       }
     }
@@ -273,27 +273,27 @@ static int src_item(Parser *p, SqlSrcItem *it, int first, int nested) {
   it->span.len = p->prev_end - it->span.start;
   /* ON/USING on the first item: SQLite reports it once the clause is read */
   if (p->tok.type == TK_ON) {
-    p_advance(p);
-    it->on = p_expr(p);
+    sql_parse_advance(p);
+    it->on = sql_parse_expr(p);
     if (!it->on) return 0;
     if (first) {
-      if (!src_follow(p, p->tok.type, nested)) return p_syntax_error(p);
-      return p_error(p, "a JOIN clause is required before ON");
+      if (!src_follow(p, p->tok.type, nested)) return sql_parse_syntax_error(p);
+      return sql_parse_error(p, "a JOIN clause is required before ON");
     }
   } else if (p->tok.type == TK_USING) {
-    p_advance(p);
-    it->using_cols = p_idlist_paren(p);
+    sql_parse_advance(p);
+    it->using_cols = sql_parse_idlist_paren(p);
     if (!it->using_cols) return 0;
     if (first) {
-      if (!src_follow(p, p->tok.type, nested)) return p_syntax_error(p);
-      return p_error(p, "a JOIN clause is required before USING");
+      if (!src_follow(p, p->tok.type, nested)) return sql_parse_syntax_error(p);
+      return sql_parse_error(p, "a JOIN clause is required before USING");
     }
   }
   return 1;
 }
 
 static SqlSrcList *seltablist(Parser *p, int nested) {
-  SqlSrcList *l = p_alloc(p, sizeof *l);
+  SqlSrcList *l = sql_parse_alloc(p, sizeof *l);
   if (!l) return NULL;
   int jt = 0;
   for (;;) {
@@ -303,12 +303,12 @@ static SqlSrcList *seltablist(Parser *p, int nested) {
     if (!src_item(p, it, l->n == 1, nested)) return NULL;
     int t = p->tok.type;
     if (t == TK_COMMA) {
-      p_advance(p);
+      sql_parse_advance(p);
       jt = SQL_JOIN_COMMA;
     } else if (t == TK_JOIN) {
-      p_advance(p);
+      sql_parse_advance(p);
       jt = SQL_JOIN_INNER;
-    } else if (tk_is_join(t)) {
+    } else if (sql_token_is_join(t)) {
       jt = join_op(p);
       if (jt < 0) return NULL;
     } else {
@@ -317,27 +317,27 @@ static SqlSrcList *seltablist(Parser *p, int nested) {
   }
 }
 
-SqlSrcList *p_from(Parser *p) { return seltablist(p, 0); }
+SqlSrcList *sql_parse_from(Parser *p) { return seltablist(p, 0); }
 
 /* ---- SELECT ---- */
 
 static SqlSelect *values_core(Parser *p) {
-  SqlSelect *s = p_alloc(p, sizeof *s);
+  SqlSelect *s = sql_parse_alloc(p, sizeof *s);
   if (!s) return NULL;
   s->kind = SQL_SEL_VALUES;
   s->span.start = p->tok.start;
-  p_advance(p); /* VALUES */
+  sql_parse_advance(p); /* VALUES */
   do {
     int start = p->tok.start;
-    if (!p_expect(p, TK_LP)) return NULL;
-    SqlExpr *row = p_expr_new(p, SQL_E_ROW, start);
+    if (!sql_parse_expect(p, TK_LP)) return NULL;
+    SqlExpr *row = sql_parse_expr_new(p, SQL_E_ROW, start);
     if (!row) return NULL;
-    row->list = p_exprlist(p, 0);
-    if (!row->list || !p_expect(p, TK_RP)) return NULL;
-    p_expr_end(p, row);
-    s->cols = p_list_add(p, s->cols, row);
+    row->list = sql_parse_exprlist(p, 0);
+    if (!row->list || !sql_parse_expect(p, TK_RP)) return NULL;
+    sql_parse_expr_end(p, row);
+    s->cols = sql_parse_list_add(p, s->cols, row);
     if (!s->cols) return NULL;
-  } while (p_accept(p, TK_COMMA));
+  } while (sql_parse_accept(p, TK_COMMA));
   s->span.len = p->prev_end - s->span.start;
   return s;
 }
@@ -345,36 +345,36 @@ static SqlSelect *values_core(Parser *p) {
 /* WINDOW name AS (spec), ... -- at WINDOW */
 static SqlWindow *window_clause(Parser *p) {
   SqlWindow *head = NULL, **tail = &head;
-  p_advance(p);
+  sql_parse_advance(p);
   do {
-    const char *name = p_nm(p);
-    if (!name || !p_expect(p, TK_AS)) return NULL;
-    SqlWindow *w = p_window_spec(p, name);
+    const char *name = sql_parse_nm(p);
+    if (!name || !sql_parse_expect(p, TK_AS)) return NULL;
+    SqlWindow *w = sql_parse_window_spec(p, name);
     if (!w) return NULL;
     *tail = w;
     tail = &w->next;
-  } while (p_accept(p, TK_COMMA));
+  } while (sql_parse_accept(p, TK_COMMA));
   return head;
 }
 
 static int order_limit(Parser *p, SqlSelect *s) {
   if (p->tok.type == TK_ORDER) {
-    p_advance(p);
-    if (!p_expect(p, TK_BY)) return 0;
-    s->order_by = p_sortlist(p);
+    sql_parse_advance(p);
+    if (!sql_parse_expect(p, TK_BY)) return 0;
+    s->order_by = sql_parse_sortlist(p);
     if (!s->order_by) return 0;
   }
   if (p->tok.type == TK_LIMIT) {
-    p_advance(p);
-    s->limit = p_expr(p);
+    sql_parse_advance(p);
+    s->limit = sql_parse_expr(p);
     if (!s->limit) return 0;
-    if (p_accept(p, TK_OFFSET)) {
-      s->offset = p_expr(p);
+    if (sql_parse_accept(p, TK_OFFSET)) {
+      s->offset = sql_parse_expr(p);
       if (!s->offset) return 0;
-    } else if (p_accept(p, TK_COMMA)) {
+    } else if (sql_parse_accept(p, TK_COMMA)) {
       /* LIMIT a, b means OFFSET a LIMIT b */
       s->offset = s->limit;
-      s->limit = p_expr(p);
+      s->limit = sql_parse_expr(p);
       if (!s->limit) return 0;
     }
   }
@@ -383,32 +383,32 @@ static int order_limit(Parser *p, SqlSelect *s) {
 
 static SqlSelect *select_core(Parser *p) {
   if (p->tok.type == TK_VALUES) return values_core(p);
-  SqlSelect *s = p_alloc(p, sizeof *s);
+  SqlSelect *s = sql_parse_alloc(p, sizeof *s);
   if (!s) return NULL;
   s->span.start = p->tok.start;
-  if (!p_expect(p, TK_SELECT)) return NULL;
-  if (p_accept(p, TK_DISTINCT))
+  if (!sql_parse_expect(p, TK_SELECT)) return NULL;
+  if (sql_parse_accept(p, TK_DISTINCT))
     s->distinct = 1;
-  else if (p_accept(p, TK_ALL))
+  else if (sql_parse_accept(p, TK_ALL))
     s->distinct = 2;
-  s->cols = p_result_cols(p);
+  s->cols = sql_parse_result_cols(p);
   if (!s->cols) return NULL;
-  if (p_accept(p, TK_FROM)) {
-    s->from = p_from(p);
+  if (sql_parse_accept(p, TK_FROM)) {
+    s->from = sql_parse_from(p);
     if (!s->from) return NULL;
   }
-  if (p_accept(p, TK_WHERE)) {
-    s->where = p_expr(p);
+  if (sql_parse_accept(p, TK_WHERE)) {
+    s->where = sql_parse_expr(p);
     if (!s->where) return NULL;
   }
   if (p->tok.type == TK_GROUP) {
-    p_advance(p);
-    if (!p_expect(p, TK_BY)) return NULL;
-    s->group_by = p_exprlist(p, 0);
+    sql_parse_advance(p);
+    if (!sql_parse_expect(p, TK_BY)) return NULL;
+    s->group_by = sql_parse_exprlist(p, 0);
     if (!s->group_by) return NULL;
   }
-  if (p_accept(p, TK_HAVING)) {
-    s->having = p_expr(p);
+  if (sql_parse_accept(p, TK_HAVING)) {
+    s->having = sql_parse_expr(p);
     if (!s->having) return NULL;
   }
   if (p->tok.type == TK_WINDOW) {
@@ -433,21 +433,21 @@ static const char *compound_name(int op) {
   }
 }
 
-SqlSelect *p_select_with(Parser *p, SqlWith *with) {
-  if (!p_nest(p, NEST_SELECT)) return NULL;
+SqlSelect *sql_parse_select_with(Parser *p, SqlWith *with) {
+  if (!sql_parse_nest(p, NEST_SELECT)) return NULL;
   SqlSelect *s = select_core(p);
   if (!s) return NULL;
   int cnt = 1;
   for (;;) {
     int op;
     if (p->tok.type == TK_UNION) {
-      p_advance(p);
-      op = p_accept(p, TK_ALL) ? SQL_COMPOUND_UNION_ALL : SQL_COMPOUND_UNION;
+      sql_parse_advance(p);
+      op = sql_parse_accept(p, TK_ALL) ? SQL_COMPOUND_UNION_ALL : SQL_COMPOUND_UNION;
     } else if (p->tok.type == TK_INTERSECT) {
-      p_advance(p);
+      sql_parse_advance(p);
       op = SQL_COMPOUND_INTERSECT;
     } else if (p->tok.type == TK_EXCEPT) {
-      p_advance(p);
+      sql_parse_advance(p);
       op = SQL_COMPOUND_EXCEPT;
     } else {
       break;
@@ -462,29 +462,29 @@ SqlSelect *p_select_with(Parser *p, SqlWith *with) {
   /* ORDER BY / LIMIT must be on the last core only (checked from the end) */
   for (SqlSelect *next = s, *q = s->prior; q; next = q, q = q->prior) {
     if (q->order_by || q->limit) {
-      p_error(p, "%s clause should come after %s not before", q->order_by ? "ORDER BY" : "LIMIT",
-              compound_name(next->compound));
+      sql_parse_error(p, "%s clause should come after %s not before",
+                      q->order_by ? "ORDER BY" : "LIMIT", compound_name(next->compound));
       return NULL;
     }
   }
-  if (cnt > COMPOUND_MAX) return p_error(p, "too many terms in compound SELECT"), NULL;
+  if (cnt > COMPOUND_MAX) return sql_parse_error(p, "too many terms in compound SELECT"), NULL;
   s->with = with;
   p->nest -= NEST_SELECT;
   return s;
 }
 
-SqlSelect *p_subselect(Parser *p) {
+SqlSelect *sql_parse_subselect(Parser *p) {
   p->subq++;
-  SqlSelect *s = p_select(p);
+  SqlSelect *s = sql_parse_select(p);
   p->subq--;
   return s;
 }
 
-SqlSelect *p_select(Parser *p) {
+SqlSelect *sql_parse_select(Parser *p) {
   SqlWith *with = NULL;
   if (p->tok.type == TK_WITH) {
-    with = p_with(p);
+    with = sql_parse_with(p);
     if (!with) return NULL;
   }
-  return p_select_with(p, with);
+  return sql_parse_select_with(p, with);
 }

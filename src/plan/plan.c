@@ -565,11 +565,11 @@ static int lit_op(int op) {
 }
 
 /* Does the schema expression ie (unresolved, on tab) equal the resolved qe? */
-static int expr_same(const Table *tab, int cursor, const SqlExpr *ie, const SqlExpr *qe) {
+static int compile_expr_same(const Table *tab, int cursor, const SqlExpr *ie, const SqlExpr *qe) {
   if (!ie || !qe) return ie == qe;
   if (ie->op == SQL_E_ID || ie->op == SQL_E_COLUMN) {
     if (qe->op != SQL_E_COLREF || qe->cursor != cursor || qe->depth != 0) return 0;
-    int c = table_column_index(tab, ie->z);
+    int c = schema_table_column_index(tab, ie->z);
     if (c < 0) {
       if (util_stricmp(ie->z, "rowid") == 0 || util_stricmp(ie->z, "oid") == 0 ||
           util_stricmp(ie->z, "_rowid_") == 0)
@@ -594,7 +594,8 @@ static int expr_same(const Table *tab, int cursor, const SqlExpr *ie, const SqlE
     case SQL_E_ISNULL:
     case SQL_E_NOTNULL:
       if ((ie->flags & SQL_EF_NOT) != (qe->flags & SQL_EF_NOT)) return 0;
-      return expr_same(tab, cursor, ie->a, qe->a) && expr_same(tab, cursor, ie->b, qe->b);
+      return compile_expr_same(tab, cursor, ie->a, qe->a) &&
+             compile_expr_same(tab, cursor, ie->b, qe->b);
     default:
       return 0;
   }
@@ -609,7 +610,7 @@ static int implies_notnull(const Planner *pl, int item, const SqlExpr *ie, uint6
     c = ie->a;
   if (!c || (c->op != SQL_E_ID && c->op != SQL_E_COLUMN)) return 0;
   const Table *tab = pl->items[item].tab;
-  int col = table_column_index(tab, c->z);
+  int col = schema_table_column_index(tab, c->z);
   if (col < 0) return 0;
   if (col == tab->rowid_alias && !tab->without_rowid) col = -1;
   for (int i = 0; i < pl->nterm; i++) {
@@ -629,7 +630,7 @@ static int partial_ok_expr(const Planner *pl, int item, SqlExpr *w, uint64_t ok_
     const PlanTerm *t = &pl->terms[i];
     if (t->parent >= 0) continue;
     if (!on_ok(ok_on, t->on_item)) continue;
-    if (expr_same(pl->items[item].tab, pl->items[item].cursor, w, t->expr)) return 1;
+    if (compile_expr_same(pl->items[item].tab, pl->items[item].cursor, w, t->expr)) return 1;
   }
   return 0;
 }

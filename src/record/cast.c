@@ -4,7 +4,7 @@
  * WHERE (sqlite3VdbeBooleanValue), its numeric type
  * (sqlite3_value_numeric_type), and exported prefix parsers with SQLite's
  * result categories (sqlite3AtoF / sqlite3Atoi64). CAST itself and
- * value_int64/value_double are convert.c's.
+ * record_value_int64/value_double are convert.c's.
  *
  * The exact arithmetic of text-to-real is record_text_to_number's: the
  * prefix parser only decides how much of the text is the number and hands
@@ -15,7 +15,7 @@
  *     NUL byte simply ends the number like any other non-digit.
  *  2. Integer results saturate at INT64_MIN/INT64_MAX; no signed overflow or
  *     out-of-range float-to-int conversion ever happens (UB-free).
- *  3. value_to_text leaves v untouched when it returns SHALE_NOMEM.
+ *  3. record_value_to_text leaves v untouched when it returns SHALE_NOMEM.
  */
 #include <string.h>
 
@@ -24,7 +24,7 @@
 static inline int is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 static inline int is_digit(char c) { return c >= '0' && c <= '9'; }
 
-int value_text_to_int64(const char *z, int n, int64_t *out) {
+int record_value_text_to_int64(const char *z, int n, int64_t *out) {
   int i = 0, neg = 0;
   while (i < n && is_space(z[i])) i++;
   if (i < n && (z[i] == '-' || z[i] == '+')) neg = z[i++] == '-';
@@ -60,7 +60,7 @@ int value_text_to_int64(const char *z, int n, int64_t *out) {
   return rc;
 }
 
-int value_text_to_real(const char *z, int n, double *r) {
+int record_value_text_to_real(const char *z, int n, double *r) {
   int i = 0, ndigit = 0, etype = 1, evalid = 1, neg = 0;
   while (i < n && is_space(z[i])) i++;
   int begin = i;
@@ -100,7 +100,7 @@ int value_text_to_real(const char *z, int n, double *r) {
   return 0;
 }
 
-int value_text_view(const ShValue *v, char buf[32], const char **z, uint32_t *n) {
+int record_value_text_view(const ShValue *v, char buf[32], const char **z, uint32_t *n) {
   switch (v->type) {
     case SHALE_INTEGER:
       *n = (uint32_t)record_int_to_text(v->i, buf);
@@ -122,22 +122,22 @@ int value_text_view(const ShValue *v, char buf[32], const char **z, uint32_t *n)
   }
 }
 
-int value_to_text(ShValue *v) {
+int record_value_to_text(ShValue *v) {
   if (v->type == SHALE_NULL) return SHALE_OK;
   char buf[32];
   const char *z;
   uint32_t n;
-  value_text_view(v, buf, &z, &n);
+  record_value_text_view(v, buf, &z, &n);
   if ((v->type == SHALE_TEXT) && (v->flags & VAL_OWNED)) return SHALE_OK;
   ShValue t;
   value_set_text(&t, z, n);
-  if (value_make_owned(&t)) return SHALE_NOMEM;
+  if (record_value_make_owned(&t)) return SHALE_NOMEM;
   value_clear(v);
   *v = t;
   return SHALE_OK;
 }
 
-int value_numeric_type(ShValue *v) {
+int record_value_numeric_type(ShValue *v) {
   if (v->type == SHALE_TEXT) {
     ShValue num;
     if (record_text_to_number(v->z, (int)v->n, &num)) {
@@ -148,13 +148,13 @@ int value_numeric_type(ShValue *v) {
   return v->type;
 }
 
-int value_is_true(const ShValue *v, int if_null) {
+int record_value_is_true(const ShValue *v, int if_null) {
   switch (v->type) {
     case SHALE_NULL:
       return if_null;
     case SHALE_INTEGER:
       return v->i != 0;
     default:
-      return value_double(v) != 0.0;
+      return record_value_double(v) != 0.0;
   }
 }

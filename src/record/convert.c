@@ -8,7 +8,7 @@
  * Invariants:
  *  1. record_real_to_text output always contains '.', an exponent, or is
  *     "Inf"/"-Inf"/"NaN"; it fits in 32 bytes with its NUL.
- *  2. record_text_to_number, value_int64/value_double and value_cast read
+ *  2. record_text_to_number, record_value_int64/value_double and record_value_cast read
  *     exactly z[0..n) (no NUL needed). record_text_to_number accepts
  *     only a whole well-formed decimal number with optional surrounding
  *     whitespace; its double result matches SQLite 3.40's text-to-real
@@ -294,7 +294,7 @@ static int64_t real_to_int64(double r) {
   return (int64_t)r;
 }
 
-int64_t value_int64(const ShValue *v) {
+int64_t record_value_int64(const ShValue *v) {
   int64_t i;
   switch (v->type) {
     case SHALE_INTEGER:
@@ -310,7 +310,7 @@ int64_t value_int64(const ShValue *v) {
   }
 }
 
-double value_double(const ShValue *v) {
+double record_value_double(const ShValue *v) {
   double r;
   switch (v->type) {
     case SHALE_INTEGER:
@@ -339,15 +339,15 @@ static void numerify(const char *z, int n, ShValue *out) {
     value_set_real(out, r);
 }
 
-int value_cast(ShValue *v, char affinity) {
+int record_value_cast(ShValue *v, char affinity) {
   if (v->type == SHALE_NULL) return SHALE_OK;
   ShValue t;
   switch (affinity) {
     case AFF_INTEGER:
-      value_set_int(&t, value_int64(v));
+      value_set_int(&t, record_value_int64(v));
       break;
     case AFF_REAL:
-      value_set_real(&t, value_double(v));
+      value_set_real(&t, record_value_double(v));
       break;
     case AFF_NUMERIC:
       if (v->type != SHALE_TEXT && v->type != SHALE_BLOB) return SHALE_OK;
@@ -364,7 +364,7 @@ int value_cast(ShValue *v, char affinity) {
       int n =
           v->type == SHALE_INTEGER ? record_int_to_text(v->i, buf) : record_real_to_text(v->r, buf);
       value_set_text(&t, buf, (uint32_t)n);
-      if (value_make_owned(&t) != SHALE_OK) return SHALE_NOMEM;
+      if (record_value_make_owned(&t) != SHALE_OK) return SHALE_NOMEM;
       t.type = (uint8_t)want;
       break;
     }

@@ -320,7 +320,7 @@ static inline int col_dir(const Order *o, int i, int c) {
   return o->desc && i < o->ncol && o->desc[i] ? -c : c;
 }
 
-/* The pairs the fast paths leave: decoded, then value_compare. This and
+/* The pairs the fast paths leave: decoded, then record_value_compare. This and
  * the column walks below are kept out of line (noinline) so that the fast
  * entries of the comparators stay small: no register saves on a probe. */
 __attribute__((noinline)) static int decoded_compare(const Collation *coll, uint32_t ta,
@@ -329,19 +329,19 @@ __attribute__((noinline)) static int decoded_compare(const Collation *coll, uint
   ShValue va, vb;
   record_decode_value(ta, pa, &va);
   record_decode_value(tb, pb, &vb);
-  return value_compare(&va, &vb, coll);
+  return record_value_compare(&va, &vb, coll);
 }
 __attribute__((noinline)) static int decoded_value_compare(const Collation *coll, uint32_t st,
                                                            const uint8_t *p, const ShValue *k) {
   ShValue v;
   record_decode_value(st, p, &v);
-  return value_compare(&v, k, coll);
+  return record_value_compare(&v, k, coll);
 }
 
 /* Two column bodies compared in key order straight from the record bytes:
  * two integers and two texts under BINARY (or two blobs) without decoding;
  * every other pair (reals, mixed classes, NULLs, other collations) is
- * decoded and goes to value_compare. */
+ * decoded and goes to record_value_compare. */
 static inline int serial_compare(const Collation *coll, uint32_t ta, const uint8_t *pa, uint32_t tb,
                                  const uint8_t *pb) {
   if (is_int_type(ta) && is_int_type(tb)) {

@@ -127,7 +127,7 @@ static inline void value_clear(ShValue *v) {
 /* Make a borrowed text/blob owned by copying it into shale_malloc memory
  * (one extra NUL byte is appended, not counted in n). No-op for other types
  * and already-owned values. SHALE_OK or SHALE_NOMEM (v unchanged). */
-int value_make_owned(ShValue *v);
+int record_value_make_owned(ShValue *v);
 
 /* ---- text encodings (textenc.c) ---- */
 
@@ -189,7 +189,7 @@ const CollationScope *record_collation_scope(const CollationScope *s);
 
 /* Compare two values in key order (invariant 3); coll (NULL = BINARY) is
  * used when both are TEXT. NaN reals sort below every other number. */
-int value_compare(const ShValue *a, const ShValue *b, const Collation *coll);
+int record_value_compare(const ShValue *a, const ShValue *b, const Collation *coll);
 
 /* How an index's key columns sort. coll[i] may be NULL (BINARY); coll and
  * desc may themselves be NULL (all BINARY / all ascending). Columns past
@@ -427,7 +427,7 @@ int record_text_to_number(const char *z, int n, ShValue *out);
  *  an exact int64 value (not +-2^63) becomes an integer.
  *  REAL: numeric text and integers become reals.
  * SHALE_OK or SHALE_NOMEM (v unchanged). */
-int value_apply_affinity(ShValue *v, char affinity);
+int record_value_apply_affinity(ShValue *v, char affinity);
 /* 1 if r is an integer value SQLite would store as an integer in a REAL
  * column (exact, strictly inside the int64 range; -0.0 counts, as 0). */
 int record_real_is_int(double r);
@@ -441,18 +441,18 @@ char record_type_affinity(const char *z, int n);
 /* sqlite3_value_int64 semantics: reals truncate toward zero, clamped to the
  * int64 range (NaN -> 0); text and blobs read their leading integer ("12abc"
  * -> 12, "1e3" -> 1, overflow clamps, none -> 0); NULL -> 0. */
-int64_t value_int64(const ShValue *v);
+int64_t record_value_int64(const ShValue *v);
 /* sqlite3_value_double semantics: text and blobs read their leading real
  * ("12.5abc" -> 12.5, none -> 0.0); NULL -> 0.0. */
-double value_double(const ShValue *v);
+double record_value_double(const ShValue *v);
 /* CAST(v AS <affinity's type>), in place; NULL stays NULL.
- *  INTEGER: value_int64. REAL: value_double.
+ *  INTEGER: record_value_int64. REAL: record_value_double.
  *  NUMERIC: numbers unchanged; text/blob -> integer when the text is an
  *  integer (or its prefix, or no number at all -> 0) or a real equal to an
  *  integer within +-2^51 ("1e3" -> 1000), else real ("12.5xyz" -> 12.5).
  *  TEXT / BLOB: numbers rendered as text (owned memory); text and blob
  *  bytes are relabelled. SHALE_OK or SHALE_NOMEM (v unchanged). */
-int value_cast(ShValue *v, char affinity);
+int record_value_cast(ShValue *v, char affinity);
 
 /* For storing into a REAL column: if r is integral and within -2^47..2^47-1
  * SQLite stores it as an integer serial type (the column still reads back as
@@ -462,7 +462,7 @@ int record_real_fits_int48(double r, int64_t *i);
 /* ---- casts (cast.c) ---- */
 
 /* More of the conversions SQLite applies when a function or operator reads
- * a value as another type (value_int64 / value_double / value_cast above are
+ * a value as another type (record_value_int64 / record_value_double / record_value_cast above are
  * convert.c's): its text, its truth, its numeric type, and the two prefix
  * parsers with SQLite's result categories. */
 
@@ -470,27 +470,27 @@ int record_real_fits_int48(double r, int64_t *i);
  * (record_int_to_text / record_real_to_text) and *z points at buf; text and
  * blob bytes are borrowed from v. NULL gives *z = NULL, *n = 0. Returns 1 if
  * v is not NULL. */
-int value_text_view(const ShValue *v, char buf[32], const char **z, uint32_t *n);
+int record_value_text_view(const ShValue *v, char buf[32], const char **z, uint32_t *n);
 /* Replace v by its text rendering (owned memory, NUL-terminated; n excludes
  * the NUL). NULL stays NULL. Text stays text but becomes owned. Blob bytes
  * become text. SHALE_OK or SHALE_NOMEM (v unchanged). */
-int value_to_text(ShValue *v);
+int record_value_to_text(ShValue *v);
 /* Truth value in a WHERE/IF context: integer != 0, otherwise the real value
  * != 0.0 ("1abc" and "0.5" are true, "abc" false); NULL gives if_null. */
-int value_is_true(const ShValue *v, int if_null);
+int record_value_is_true(const ShValue *v, int if_null);
 /* sqlite3_value_numeric_type: TEXT that is a whole well-formed number
  * becomes INTEGER or REAL in place ("1e3" -> 1000.0, " 12 " -> 12); other
  * values are untouched. Returns the resulting type. Never allocates. */
-int value_numeric_type(ShValue *v);
+int record_value_numeric_type(ShValue *v);
 /* Prefix parse of z[0..n) as SQLite's sqlite3AtoF: *r gets the value of the
  * longest numeric prefix (0.0 when none). Returns 1..3 when the whole text is
  * a number (1 = integer form, 2/3 with '.' or exponent), -1 when only a
  * prefix is and it has a '.' or exponent, 0 otherwise. */
-int value_text_to_real(const char *z, int n, double *r);
+int record_value_text_to_real(const char *z, int n, double *r);
 /* Prefix parse of z[0..n) as sqlite3Atoi64: *i gets the saturated value of
  * the leading integer. Returns 0 (whole text is an integer that fits), 1
  * (fits, extra text after it), 2 (too large), 3 (exactly 2^63, positive),
  * -1 (no digits). */
-int value_text_to_int64(const char *z, int n, int64_t *i);
+int record_value_text_to_int64(const char *z, int n, int64_t *i);
 
 #endif /* SHALE_RECORD_H */

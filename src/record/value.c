@@ -5,11 +5,11 @@
  * collations BINARY, NOCASE and RTRIM.
  *
  * Invariants:
- *  1. value_compare is a total order: NULL < numbers < TEXT < BLOB; numbers
+ *  1. record_value_compare is a total order: NULL < numbers < TEXT < BLOB; numbers
  *     by exact value (an int64 and a double are compared without rounding),
  *     NaN below every other number; TEXT by the collation; BLOB by memcmp
  *     then length.
- *  2. Only value_make_owned and value_apply_affinity(TEXT) allocate; they
+ *  2. Only record_value_make_owned and record_value_apply_affinity(TEXT) allocate; they
  *     leave the value untouched on SHALE_NOMEM.
  *  3. record_collation_find consults the calling thread's CollationScope
  *     (a connection's user collations, set by the API around prepare and
@@ -20,7 +20,7 @@
 
 #include "record.h"
 
-int value_make_owned(ShValue *v) {
+int record_value_make_owned(ShValue *v) {
   if ((v->type != SHALE_TEXT && v->type != SHALE_BLOB) || (v->flags & VAL_OWNED)) return SHALE_OK;
   char *z = shale_malloc((size_t)v->n + 1);
   if (!z) return SHALE_NOMEM;
@@ -121,7 +121,7 @@ static inline int type_class(int t) {
   return t >= 0 && t <= 5 ? cls[t] : 0;
 }
 
-int value_compare(const ShValue *a, const ShValue *b, const Collation *coll) {
+int record_value_compare(const ShValue *a, const ShValue *b, const Collation *coll) {
   int ca = type_class(a->type), cb = type_class(b->type);
   if (ca != cb) return ca < cb ? -1 : 1;
   switch (ca) {
@@ -167,7 +167,7 @@ static void real_to_int_if_exact(ShValue *v) {
   if (record_real_is_int(v->r)) value_set_int(v, (int64_t)v->r);
 }
 
-int value_apply_affinity(ShValue *v, char affinity) {
+int record_value_apply_affinity(ShValue *v, char affinity) {
   switch (affinity) {
     case AFF_TEXT: {
       if (v->type != SHALE_INTEGER && v->type != SHALE_FLOAT) return SHALE_OK;
@@ -176,7 +176,7 @@ int value_apply_affinity(ShValue *v, char affinity) {
           v->type == SHALE_INTEGER ? record_int_to_text(v->i, buf) : record_real_to_text(v->r, buf);
       ShValue t;
       value_set_text(&t, buf, (uint32_t)n);
-      if (value_make_owned(&t)) return SHALE_NOMEM;
+      if (record_value_make_owned(&t)) return SHALE_NOMEM;
       *v = t;
       return SHALE_OK;
     }

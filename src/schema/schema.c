@@ -212,7 +212,7 @@ void schema_remove_index(Schema *s, const char *name) {
 
 /* ---- columns, affinity, keys ---- */
 
-int table_column_index(const Table *t, const char *name) {
+int schema_table_column_index(const Table *t, const char *name) {
   for (int i = 0; i < t->ncol; i++)
     if (util_stricmp(t->cols[i].name, name) == 0) return i;
   return -1;

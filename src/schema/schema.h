@@ -226,7 +226,7 @@ struct Schema {
   uint32_t file_format; /* schema format number */
   int text_enc;         /* the file's text encoding (RECORD_ENC_*; a new file's if empty) */
   Table *schema_table;  /* sqlite_schema */
-  /* names of the tables and views in sqlite_schema row order (schema_load
+  /* names of the tables and views in sqlite_schema row order (compile_schema_load
    * fills it; NULL for a schema built otherwise): the order SQLite's
    * table hash is filled in, which ANALYZE follows */
   int norder;
@@ -262,7 +262,7 @@ void schema_remove_trigger(Schema *, const char *name);
 void *schema_map_next(const SchemaMap *, int *pos);
 
 /* Column index by name (case-insensitive), or -1. */
-int table_column_index(const Table *, const char *name);
+int schema_table_column_index(const Table *, const char *name);
 /* Affinity of a declared type (record_type_affinity on a NUL-terminated
  * string, NULL = no type). */
 char schema_type_affinity(const char *type);

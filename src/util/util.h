@@ -27,7 +27,7 @@
 
 /* Executable invariants. Debug builds (make DEBUG=1; SANITIZE=1 implies it)
  * define SHALE_DEBUG and NDEBUG is off: SHALE_VALIDATE runs a validator
- * (pager_check, btree_cursor_check, page_check_cells, schema_check, ...)
+ * (pager_check, btree_cursor_check, btree_page_check_cells, schema_check, ...)
  * where its invariants must hold and asserts it found no broken invariant of
  * Shale's own (SHALE_INTERNAL, or any code but OK): damage in the file
  * itself (SHALE_CORRUPT) is an error the normal paths report, never an

@@ -678,7 +678,7 @@ void vm_explain_p4(const VmOp *o, char *buf, int nbuf) {
       char t[32];
       const char *z;
       uint32_t n;
-      if (!value_text_view(o->p4.v, t, &z, &n))
+      if (!record_value_text_view(o->p4.v, t, &z, &n))
         snprintf(buf, (size_t)nbuf, "NULL");
       else
         snprintf(buf, (size_t)nbuf, "%.*s", (int)n, z);

@@ -411,8 +411,8 @@ static int num_type(const ShValue *x, int64_t *i, double *r) {
     default: {
       double rv = 0;
       int64_t iv = 0;
-      int rc = value_text_to_real(x->z, (int)x->n, &rv);
-      int ri = value_text_to_int64(x->z, (int)x->n, &iv);
+      int rc = record_value_text_to_real(x->z, (int)x->n, &rv);
+      int ri = record_value_text_to_int64(x->z, (int)x->n, &iv);
       if ((rc == 0 || rc == 1) && ri <= 1) {
         *i = iv;
         return 1;
@@ -424,7 +424,9 @@ static int num_type(const ShValue *x, int64_t *i, double *r) {
 }
 
 static double real_of(const ShValue *x) {
-  return x->type == SHALE_INTEGER ? (double)x->i : x->type == SHALE_FLOAT ? x->r : value_double(x);
+  return x->type == SHALE_INTEGER ? (double)x->i
+         : x->type == SHALE_FLOAT ? x->r
+                                  : record_value_double(x);
 }
 
 /* r[out] = b OP a with SQLite's rules (a = r[p1], b = r[p2]). */
@@ -483,7 +485,7 @@ fp_math : {
       y /= x;
       break;
     default: {
-      int64_t xa = value_int64(a), xb = value_int64(b);
+      int64_t xa = record_value_int64(a), xb = record_value_int64(b);
       if (xa == 0) goto null;
       if (xa == -1) xa = 1;
       y = (double)(xb % xa);
@@ -502,12 +504,12 @@ null:
 static void cmp_affinity(ShValue *x, int aff, char buf[32]) {
   x->flags &= (uint8_t)~VAL_OWNED; /* the copy never owns: the register keeps its memory */
   if (aff >= 3) {                  /* NUMERIC, INTEGER, REAL */
-    if (x->type == SHALE_TEXT) value_numeric_type(x);
+    if (x->type == SHALE_TEXT) record_value_numeric_type(x);
   } else if (aff == 2) { /* TEXT */
     if (x->type == SHALE_INTEGER || x->type == SHALE_FLOAT) {
       const char *z;
       uint32_t n;
-      value_text_view(x, buf, &z, &n);
+      record_value_text_view(x, buf, &z, &n);
       value_set_text(x, z, n);
     }
   }
@@ -526,7 +528,7 @@ static int seek_int_key(const ShValue *x, int *op, int64_t *key) {
   double r = 0;
   ShValue t = *x;
   t.flags &= (uint8_t)~VAL_OWNED; /* a view: the register keeps its text */
-  if (t.type == SHALE_TEXT) value_numeric_type(&t);
+  if (t.type == SHALE_TEXT) record_value_numeric_type(&t);
   if (t.type == SHALE_INTEGER) {
     *key = t.i;
     return 1;
@@ -999,11 +1001,11 @@ dispatch_next:
     NEXT();
   }
   CASE(If) {
-    if (value_is_true(&reg[op->p1], op->p3)) JUMP(op->p2);
+    if (record_value_is_true(&reg[op->p1], op->p3)) JUMP(op->p2);
     NEXT();
   }
   CASE(IfNot) {
-    if (!value_is_true(&reg[op->p1], !op->p3)) JUMP(op->p2);
+    if (!record_value_is_true(&reg[op->p1], !op->p3)) JUMP(op->p2);
     NEXT();
   }
   CASE(IsNull) {
@@ -1047,7 +1049,7 @@ dispatch_next:
     ShValue *x = &reg[op->p1];
     if (x->type != SHALE_INTEGER) {
       if (x->type == SHALE_TEXT || x->type == SHALE_FLOAT)
-        CHK(value_apply_affinity(x, AFF_NUMERIC));
+        CHK(record_value_apply_affinity(x, AFF_NUMERIC));
       if (x->type != SHALE_INTEGER) {
         if (op->p2 == 0) {
           set_err(v, SHALE_MISMATCH, "datatype mismatch");
@@ -1189,8 +1191,8 @@ dispatch_next:
     }
     const char *za, *zb;
     uint32_t na, nb;
-    value_text_view(a, tbuf, &za, &na);
-    value_text_view(b, tbuf2, &zb, &nb);
+    record_value_text_view(a, tbuf, &za, &na);
+    record_value_text_view(b, tbuf2, &zb, &nb);
     uint64_t n = (uint64_t)na + nb;
     if ((int64_t)n > max_len(v)) {
       set_err(v, SHALE_TOOBIG, "string or blob too big");
@@ -1215,7 +1217,7 @@ dispatch_next:
       value_clear(&reg[op->p3]);
       NEXT();
     }
-    int64_t a = value_int64(in2), b = value_int64(in1);
+    int64_t a = record_value_int64(in2), b = record_value_int64(in1);
     int o = op->op;
     if (o == OP_BitAnd) {
       a &= b;
@@ -1246,21 +1248,21 @@ dispatch_next:
   }
   CASE(BitNot) {
     ShValue *x = &reg[op->p1];
-    int64_t r = x->type == SHALE_NULL ? 0 : ~value_int64(x);
+    int64_t r = x->type == SHALE_NULL ? 0 : ~record_value_int64(x);
     int isnull = x->type == SHALE_NULL;
     value_clear(&reg[op->p2]);
     if (!isnull) value_set_int(&reg[op->p2], r);
     NEXT();
   }
   CASE(AddImm) {
-    int64_t i = value_int64(&reg[op->p1]);
+    int64_t i = record_value_int64(&reg[op->p1]);
     value_clear(&reg[op->p1]);
     value_set_int(&reg[op->p1], (int64_t)((uint64_t)i + (uint64_t)(int64_t)op->p2));
     NEXT();
   }
   CASE(Not) {
     ShValue *x = &reg[op->p1];
-    int isnull = x->type == SHALE_NULL, t = isnull ? 0 : value_is_true(x, 0);
+    int isnull = x->type == SHALE_NULL, t = isnull ? 0 : record_value_is_true(x, 0);
     value_clear(&reg[op->p2]);
     if (!isnull) value_set_int(&reg[op->p2], !t);
     NEXT();
@@ -1268,8 +1270,8 @@ dispatch_next:
   CASE(And)
   CASE(Or) {
     ShValue *a = &reg[op->p1], *b = &reg[op->p2];
-    int va = a->type == SHALE_NULL ? 2 : value_is_true(a, 0);
-    int vb = b->type == SHALE_NULL ? 2 : value_is_true(b, 0);
+    int va = a->type == SHALE_NULL ? 2 : record_value_is_true(a, 0);
+    int vb = b->type == SHALE_NULL ? 2 : record_value_is_true(b, 0);
     int r;
     if (op->op == OP_And) {
       static const uint8_t and_tab[9] = {0, 0, 0, 0, 1, 2, 0, 2, 2};
@@ -1283,19 +1285,20 @@ dispatch_next:
     NEXT();
   }
   CASE(IsTrue) {
-    int t = value_is_true(&reg[op->p1], op->p3);
+    int t = record_value_is_true(&reg[op->p1], op->p3);
     t ^= op->p4type == P4_INT32 ? op->p4.i : 0;
     value_clear(&reg[op->p2]);
     value_set_int(&reg[op->p2], t);
     NEXT();
   }
   CASE(Cast) {
-    CHK(value_cast(&reg[op->p1], (char)op->p2));
+    CHK(record_value_cast(&reg[op->p1], (char)op->p2));
     NEXT();
   }
   CASE(Affinity) {
     const char *aff = op->p4.z;
-    for (int i = 0; i < op->p2 && aff[i]; i++) CHK(value_apply_affinity(&reg[op->p1 + i], aff[i]));
+    for (int i = 0; i < op->p2 && aff[i]; i++)
+      CHK(record_value_apply_affinity(&reg[op->p1 + i], aff[i]));
     NEXT();
   }
   CASE(RealAffinity) {
@@ -1363,7 +1366,7 @@ cmp_general: {
         cmp_affinity(&a, aff, tbuf);
         cmp_affinity(&b, aff, tbuf2);
       }
-      res = value_compare(&a, &b, op->p4type == P4_COLL ? op->p4.coll : NULL);
+      res = record_value_compare(&a, &b, op->p4type == P4_COLL ? op->p4.coll : NULL);
     }
   cmp_done:
     switch (op->op) {
@@ -1398,7 +1401,7 @@ cmp_general: {
     const KeyInfo *ki = op->p4.ki;
     int res = 0;
     for (int i = 0; i < ki->ncol && res == 0; i++) {
-      res = value_compare(&reg[op->p1 + i], &reg[op->p2 + i], ki->coll ? ki->coll[i] : NULL);
+      res = record_value_compare(&reg[op->p1 + i], &reg[op->p2 + i], ki->coll ? ki->coll[i] : NULL);
       if (ki->desc && ki->desc[i]) res = -res;
     }
     v->cmp_result = res;
@@ -1788,7 +1791,8 @@ cmp_general: {
     c->cache_ok = 0;
     c->nullrow = 0;
     if (x.type != SHALE_INTEGER) {
-      if (x.type == SHALE_TEXT || x.type == SHALE_FLOAT) CHK(value_apply_affinity(&x, AFF_NUMERIC));
+      if (x.type == SHALE_TEXT || x.type == SHALE_FLOAT)
+        CHK(record_value_apply_affinity(&x, AFF_NUMERIC));
       if (x.type != SHALE_INTEGER) {
         value_clear(&x);
         JUMP(op->p2);
@@ -2020,7 +2024,7 @@ cmp_general: {
       const char *aff = op->p4.z;
       int naff = 0, intreal = 0;
       for (; naff < op->p2 && aff[naff]; naff++) {
-        CHK(value_apply_affinity(&in[naff], aff[naff]));
+        CHK(record_value_apply_affinity(&in[naff], aff[naff]));
         if (aff[naff] == AFF_REAL && in[naff].type == SHALE_FLOAT && record_real_is_int(in[naff].r))
           intreal = 1;
       }
@@ -2201,7 +2205,7 @@ cmp_general: {
     for (int k = 0; k < op->p3 && k < 2; k++) {
       ShValue *a = &reg[op->p2 + k];
       if (a->type == SHALE_NULL) continue;
-      CHK(value_to_text(a));
+      CHK(record_value_to_text(a));
       av[k] = a;
     }
     PrSink sink = {{v, c, 0}, &reg[op->p2], op->p3, op->p5, NULL};
@@ -2469,7 +2473,7 @@ cmp_general: {
       rs->a = a;
       rs->cap = ncap;
     }
-    rs->a[rs->n++] = value_int64(&reg[op->p2]);
+    rs->a[rs->n++] = record_value_int64(&reg[op->p2]);
     rs->sorted = 0;
     NEXT();
   }
@@ -2488,7 +2492,7 @@ cmp_general: {
   CASE(RowSetTest) {
     VmRowSet *rs;
     CHK(rowset_get(v, op->p1, &rs));
-    int64_t x = value_int64(&reg[op->p3]);
+    int64_t x = record_value_int64(&reg[op->p3]);
     rowset_sort(rs);
     int lo = rs->pos, hi = rs->n;
     while (lo < hi) {

@@ -20,7 +20,7 @@
  *     the group and copies a text/blob value into the group's own buffer
  *     (unless it already points there); loading hands them back, values
  *     borrowed from the group's buffer.
- *  2. Keys are equal when value_compare says so under the key's collation;
+ *  2. Keys are equal when record_value_compare says so under the key's collation;
  *     the hash is a function of that equivalence class: numbers by exact
  *     value (an integral real as the integer), BINARY text by bytes, NOCASE
  *     with ASCII folded, RTRIM without trailing spaces; under any other
@@ -136,7 +136,7 @@ static uint64_t hash_key(const KeyInfo *ki, const ShValue *key) {
 /* Key order (and equality: 0) of two keys. */
 static int key_cmp(const KeyInfo *ki, const ShValue *a, const ShValue *b) {
   for (int i = 0; i < ki->ncol; i++) {
-    int c = value_compare(&a[i], &b[i], key_coll(ki, i));
+    int c = record_value_compare(&a[i], &b[i], key_coll(ki, i));
     if (c) return ki->desc && ki->desc[i] ? -c : c;
   }
   return 0;

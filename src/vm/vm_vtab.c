@@ -62,7 +62,7 @@ static int in_list_step(VtabInList *l, int first) {
   ShValue x;
   value_set_null(&x);
   if (rc == SHALE_OK) rc = record_column(rec, n, 0, &x);
-  if (rc == SHALE_OK) rc = value_make_owned(&x);
+  if (rc == SHALE_OK) rc = record_value_make_owned(&x);
   shale_free(rec);
   if (rc == SHALE_OK && v->enc != RECORD_ENC_UTF8) rc = record_text_decode(&x, v->enc);
   if (rc) {

@@ -137,7 +137,7 @@ void vm_win_free(VmWin *w) {
 static int copy_owned(ShValue *dst, const ShValue *src) {
   ShValue x = *src;
   x.flags = 0;
-  if (value_make_owned(&x)) return SHALE_NOMEM;
+  if (record_value_make_owned(&x)) return SHALE_NOMEM;
   *dst = x;
   return SHALE_OK;
 }
@@ -414,7 +414,7 @@ int vm_win_open(Vm *v, VmCursor *c, const VmWinSpec *spec, const ShValue *start,
 static int same_part(const VmWinSpec *s, const ShValue *a, const ShValue *b) {
   for (int i = 0; i < s->npart; i++) {
     int k = s->part[i];
-    if (value_compare(&a[k], &b[k], s->part_coll ? s->part_coll[i] : NULL) != 0) return 0;
+    if (record_value_compare(&a[k], &b[k], s->part_coll ? s->part_coll[i] : NULL) != 0) return 0;
   }
   return 1;
 }
@@ -422,7 +422,7 @@ static int same_part(const VmWinSpec *s, const ShValue *a, const ShValue *b) {
 static int peers(const VmWinSpec *s, const ShValue *a, const ShValue *b) {
   for (int i = 0; i < s->norder; i++) {
     int k = s->order[i];
-    if (value_compare(&a[k], &b[k], s->order_coll ? s->order_coll[i] : NULL) != 0) return 0;
+    if (record_value_compare(&a[k], &b[k], s->order_coll ? s->order_coll[i] : NULL) != 0) return 0;
   }
   return 1;
 }
@@ -435,7 +435,7 @@ static int sort_cmp(const VmWinSpec *s, const ShValue *a, const ShValue *b) {
     if (an && bn) return 0;
     return an ? (nf ? -1 : 1) : (nf ? 1 : -1);
   }
-  int c = value_compare(a, b, s->order_coll ? s->order_coll[0] : NULL);
+  int c = record_value_compare(a, b, s->order_coll ? s->order_coll[0] : NULL);
   return s->order_desc && s->order_desc[0] ? -c : c;
 }
 
@@ -473,14 +473,15 @@ static int check_offset(Vm *v, VmWin *w, int which) {
   if (w->spec->frame == VM_FRAME_RANGE) {
     msg = which ? "frame ending offset must be a non-negative number"
                 : "frame starting offset must be a non-negative number";
-    if (o->type == SHALE_TEXT && value_apply_affinity(o, AFF_NUMERIC)) return SHALE_NOMEM;
+    if (o->type == SHALE_TEXT && record_value_apply_affinity(o, AFF_NUMERIC)) return SHALE_NOMEM;
     if (o->type != SHALE_INTEGER && o->type != SHALE_FLOAT) return win_err(v, SHALE_ERROR, msg);
     if (o->type == SHALE_INTEGER ? o->i < 0 : !(o->r >= 0)) return win_err(v, SHALE_ERROR, msg);
     return SHALE_OK;
   }
   msg = which ? "frame ending offset must be a non-negative integer"
               : "frame starting offset must be a non-negative integer";
-  if ((o->type == SHALE_TEXT || o->type == SHALE_FLOAT) && value_apply_affinity(o, AFF_NUMERIC))
+  if ((o->type == SHALE_TEXT || o->type == SHALE_FLOAT) &&
+      record_value_apply_affinity(o, AFF_NUMERIC))
     return SHALE_NOMEM;
   if (o->type == SHALE_FLOAT) {
     int64_t i;
@@ -682,7 +683,7 @@ static int filter_ignored(const VmWinSpec *s, const VmWinFunc *f) {
 
 static int call_agg(Vm *v, VmWin *w, const VmWinFunc *f, FuncCtx *ctx, const ShValue *row,
                     int inverse) {
-  if (f->filter >= 0 && !filter_ignored(w->spec, f) && !value_is_true(&row[f->filter], 0))
+  if (f->filter >= 0 && !filter_ignored(w->spec, f) && !record_value_is_true(&row[f->filter], 0))
     return SHALE_OK;
   if (f->nargs > w->capargs) {
     ShValue *a = shale_realloc(w->args, sizeof(ShValue) * (size_t)f->nargs);
@@ -726,7 +727,7 @@ static int take_result(Vm *v, FuncCtx *ctx, ShValue *out) {
   func_ctx_take_result(ctx, &r);
   func_ctx_reset(ctx);
   if (r.type == SHALE_TEXT || r.type == SHALE_BLOB) {
-    if (!(r.flags & VAL_OWNED) && value_make_owned(&r)) return SHALE_NOMEM;
+    if (!(r.flags & VAL_OWNED) && record_value_make_owned(&r)) return SHALE_NOMEM;
   }
   *out = r;
   return SHALE_OK;
@@ -820,7 +821,7 @@ static int agg_partition(Vm *v, VmWin *w, int fi, int base, int n) {
 static int int_arg(const ShValue *a, int64_t *out) {
   ShValue x = *a;
   x.flags = 0;
-  value_numeric_type(&x);
+  record_value_numeric_type(&x);
   if (x.type == SHALE_INTEGER) {
     *out = x.i;
     return 1;
@@ -841,7 +842,7 @@ static int builtin_partition(Vm *v, VmWin *w, int fi, int base, int n) {
   int kind = (int)(intptr_t)f->def->user_data;
   int64_t ntile = 0;
   if (kind == FUNC_WIN_NTILE && n > 0) {
-    ntile = value_int64(&ROW(w, base)[f->arg]);
+    ntile = record_value_int64(&ROW(w, base)[f->arg]);
     if (ntile <= 0) return win_err(v, SHALE_ERROR, "argument of ntile must be a positive integer");
   }
   ShValue outv;
@@ -1067,7 +1068,7 @@ int vm_win_row(Vm *v, VmCursor *c, ShValue *out) {
     if (rc) return -rc;
     value_clear(&out[s->ncol + f]);
     ShValue x = r;
-    if (value_make_owned(&x)) return -SHALE_NOMEM;
+    if (record_value_make_owned(&x)) return -SHALE_NOMEM;
     out[s->ncol + f] = x;
   }
   w->next++;

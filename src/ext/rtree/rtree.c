@@ -22,7 +22,7 @@
  *  2. A constraint value that is not a number makes < and <= always true
  *     (text and blobs sort after numbers) and the other operators always
  *     false; NULL is always false.
- *  3. Every xUpdate ends with rt_cache_end (rtree_int.h invariant 1).
+ *  3. Every xUpdate ends with rtree_cache_end (rtree_int.h invariant 1).
  *  4. Bounds are stored rounded outward: a min to the largest float SQLite
  *     computes not above it, a max to the smallest not below (its
  *     arithmetic, below), an rtree_i32 bound as its integer value.
@@ -42,7 +42,7 @@
 
 /* ---- names and statements ---- */
 
-void rt_quote(StrBuf *b, const char *z) {
+void rtree_quote(StrBuf *b, const char *z) {
   strbuf_appendchar(b, 1, '"');
   for (; *z; z++) {
     if (*z == '"') strbuf_appendchar(b, 1, '"');
@@ -53,14 +53,14 @@ void rt_quote(StrBuf *b, const char *z) {
 
 /* "db"."NAMEsuffix" */
 static void shadow(StrBuf *b, const Rtree *t, const char *suffix) {
-  rt_quote(b, t->zdb);
+  rtree_quote(b, t->zdb);
   strbuf_appendchar(b, 1, '.');
   char *n = util_mprintf("%s%s", t->zname, suffix);
   if (!n) {
     b->err = SHALE_NOMEM;
     return;
   }
-  rt_quote(b, n);
+  rtree_quote(b, n);
   shale_free(n);
 }
 
@@ -130,7 +130,7 @@ static char *stmt_sql(const Rtree *t, int st) {
   return strbuf_finish(&b);
 }
 
-int rt_stmt(Rtree *t, int st, shale_stmt **out) {
+int rtree_stmt(Rtree *t, int st, shale_stmt **out) {
   if (!t->st[st]) {
     char *sql = stmt_sql(t, st);
     if (!sql) return SHALE_NOMEM;
@@ -152,9 +152,9 @@ static void stmts_free(Rtree *t) {
   }
 }
 
-int rt_run2(Rtree *t, int st, int64_t a, int64_t b) {
+int rtree_run2(Rtree *t, int st, int64_t a, int64_t b) {
   shale_stmt *s;
-  int rc = rt_stmt(t, st, &s);
+  int rc = rtree_stmt(t, st, &s);
   if (rc) return rc;
   shale_bind_int64(s, 1, a);
   if (shale_bind_parameter_count(s) >= 2) shale_bind_int64(s, 2, b);
@@ -162,9 +162,9 @@ int rt_run2(Rtree *t, int st, int64_t a, int64_t b) {
   return shale_reset(s);
 }
 
-int rt_lookup(Rtree *t, int st, int64_t key, int *found, int64_t *val) {
+int rtree_lookup(Rtree *t, int st, int64_t key, int *found, int64_t *val) {
   shale_stmt *s;
-  int rc = rt_stmt(t, st, &s);
+  int rc = rtree_stmt(t, st, &s);
   if (rc) return rc;
   shale_bind_int64(s, 1, key);
   *found = shale_step(s) == SHALE_ROW;
@@ -172,9 +172,9 @@ int rt_lookup(Rtree *t, int st, int64_t key, int *found, int64_t *val) {
   return shale_reset(s);
 }
 
-int rt_read_blob(Rtree *t, int64_t no, uint8_t *buf) {
+int rtree_read_blob(Rtree *t, int64_t no, uint8_t *buf) {
   shale_stmt *s;
-  int rc = rt_stmt(t, RT_ST_READ_NODE, &s);
+  int rc = rtree_stmt(t, RT_ST_READ_NODE, &s);
   if (rc) return rc;
   shale_bind_int64(s, 1, no);
   int bad = 1;
@@ -192,7 +192,7 @@ int rt_read_blob(Rtree *t, int64_t no, uint8_t *buf) {
   return rc;
 }
 
-void rt_set_error(Rtree *t, const char *msg) {
+void rtree_set_error(Rtree *t, const char *msg) {
   shale_free(t->base.zErrMsg);
   t->base.zErrMsg = msg ? util_strdup(msg) : NULL;
 }
@@ -203,13 +203,13 @@ static char *colname(Rtree *t, shale_stmt *s, int i) {
   return n ? util_strdup(n) : NULL;
 }
 
-int rt_constraint_error(Rtree *t, int icol) {
+int rtree_constraint_error(Rtree *t, int icol) {
   StrBuf b;
   strbuf_init(&b, STRBUF_NOLIMIT);
   strbuf_appendz(&b, "SELECT * FROM ");
-  rt_quote(&b, t->zdb);
+  rtree_quote(&b, t->zdb);
   strbuf_appendchar(&b, 1, '.');
-  rt_quote(&b, t->zname);
+  rtree_quote(&b, t->zname);
   char *sql = strbuf_finish(&b);
   if (!sql) return SHALE_NOMEM;
   shale_stmt *s = NULL;
@@ -299,7 +299,7 @@ static int create_shadows(Rtree *t) {
 
 static void rtree_free(Rtree *t) {
   stmts_free(t);
-  rt_cache_end(t, SHALE_ERROR);
+  rtree_cache_end(t, SHALE_ERROR);
   shale_free(t->base.zErrMsg);
   shale_free(t->zdb);
   shale_free(t->zname);
@@ -388,7 +388,7 @@ static int rt_init(shale *db, void *aux, int argc, const char *const *argv, shal
   StrBuf qb;
   strbuf_init(&qb, STRBUF_NOLIMIT);
   strbuf_appendz(&qb, "SELECT stat FROM ");
-  rt_quote(&qb, t->zdb);
+  rtree_quote(&qb, t->zdb);
   strbuf_appendz(&qb, ".sqlite_stat1 WHERE tbl = '");
   for (const char *z = t->zname; *z; z++) { /* a string literal: quotes doubled */
     if (*z == '\'') strbuf_appendchar(&qb, 1, '\'');
@@ -457,7 +457,7 @@ static int x_rename(shale_vtab *vt, const char *name) {
     strbuf_appendz(&b, " RENAME TO ");
     char *n = util_mprintf("%s%s", name, sfx[i]);
     if (n)
-      rt_quote(&b, n);
+      rtree_quote(&b, n);
     else
       b.err = SHALE_NOMEM;
     shale_free(n);
@@ -643,12 +643,12 @@ static int load_frame(RtCursor *c, int i, int64_t no) {
   for (int k = 0; k < i; k++)
     if (c->frame[k].no == no) return SHALE_CORRUPT_VTAB;
   f->data = c->buf + (size_t)i * (size_t)t->node_size;
-  int rc = rt_read_blob(t, no, f->data);
+  int rc = rtree_read_blob(t, no, f->data);
   if (rc) return rc;
   f->no = no;
   f->ncell = rt_get2(f->data + 2);
   f->icell = 0;
-  if (f->ncell > rt_max_cells(t)) return SHALE_CORRUPT_VTAB;
+  if (f->ncell > rtree_max_cells(t)) return SHALE_CORRUPT_VTAB;
   return SHALE_OK;
 }
 
@@ -656,7 +656,7 @@ static int load_frame(RtCursor *c, int i, int64_t no) {
  * error code. */
 static int geometry_matches(const Rtree *t, RtCons *k, const RtCell *x) {
   double coord[RT_MAX_DIM * 2];
-  for (int j = 0; j < t->ndim2; j++) coord[j] = rt_coord(t, x->c[j]);
+  for (int j = 0; j < t->ndim2; j++) coord[j] = rtree_coord(t, x->c[j]);
   int res = 0;
   int rc = k->geom((RtreeGeometry *)(void *)&k->qi, t->ndim2, coord, &res);
   if (rc != SHALE_OK) return -1 - rc;
@@ -670,14 +670,14 @@ static int coord_matches(const Rtree *t, const RtCons *k, const RtCell *x, int l
   if (k->op == OP_TRUE) return 1;
   if (k->op == OP_FALSE) return 0;
   if (leaf) {
-    double v = rt_coord(t, x->c[k->coord]);
+    double v = rtree_coord(t, x->c[k->coord]);
     return k->op == OP_EQ   ? v == k->v
            : k->op == OP_LE ? v <= k->v
            : k->op == OP_LT ? v < k->v
            : k->op == OP_GE ? v >= k->v
                             : v > k->v;
   }
-  double lo = rt_coord(t, x->c[k->coord & ~1]), hi = rt_coord(t, x->c[k->coord | 1]);
+  double lo = rtree_coord(t, x->c[k->coord & ~1]), hi = rtree_coord(t, x->c[k->coord | 1]);
   if ((k->op == OP_LE || k->op == OP_LT || k->op == OP_EQ) && !(k->v >= lo)) return 0;
   if ((k->op == OP_GE || k->op == OP_GT || k->op == OP_EQ) && !(k->v <= hi)) return 0;
   return 1;
@@ -708,7 +708,7 @@ static int step(RtCursor *c) {
       continue;
     }
     RtCell x;
-    rt_cell_get(t, f->data, f->icell++, &x);
+    rtree_cell_get(t, f->data, f->icell++, &x);
     int in = cell_matches(t, c, &x, level == 0);
     if (in < 0) return -1 - in;
     if (!in) continue;
@@ -814,10 +814,10 @@ static int qnode_load(RtCursor *c, int64_t id) {
   if (c->qnode_id == id) return SHALE_OK;
   Rtree *t = (Rtree *)c->base.pVtab;
   c->qnode_id = 0;
-  int rc = rt_read_blob(t, id, c->buf);
+  int rc = rtree_read_blob(t, id, c->buf);
   if (rc) return rc;
   c->qncell = rt_get2(c->buf + 2);
-  if (c->qncell > rt_max_cells(t)) return SHALE_CORRUPT_VTAB;
+  if (c->qncell > rtree_max_cells(t)) return SHALE_CORRUPT_VTAB;
   c->qnode_id = id;
   return SHALE_OK;
 }
@@ -833,7 +833,7 @@ static int callback_cons(const Rtree *t, RtCursor *c, RtCons *k, const RtCell *x
     return SHALE_OK;
   }
   double coord[RT_MAX_DIM * 2];
-  for (int j = 0; j < t->ndim2; j++) coord[j] = rt_coord(t, x->c[j]);
+  for (int j = 0; j < t->ndim2; j++) coord[j] = rtree_coord(t, x->c[j]);
   RtreeQueryInfo *q = &k->qi;
   if (p->level == 1) q->iRowid = x->id;
   q->aCoord = coord;
@@ -863,7 +863,7 @@ static int step_query(RtCursor *c) {
       double score = -1.0;
       int within = FULLY_WITHIN;
       RtCell x;
-      rt_cell_get(t, c->buf, p->icell, &x);
+      rtree_cell_get(t, c->buf, p->icell, &x);
       for (int i = 0; i < c->ncons && within != NOT_WITHIN; i++) {
         RtCons *k = &c->cons[i];
         if (k->op == OP_MATCH || k->op == OP_QUERY) {
@@ -901,7 +901,7 @@ static int step_query(RtCursor *c) {
   int rc = qnode_load(c, p->id);
   if (rc) return rc;
   if (p->icell >= c->qncell) return SHALE_CORRUPT_VTAB;
-  rt_cell_get(t, c->buf, p->icell, &c->cell);
+  rtree_cell_get(t, c->buf, p->icell, &c->cell);
   return SHALE_OK;
 }
 
@@ -958,14 +958,14 @@ static int x_filter(shale_vtab_cursor *vc, int idx_num, const char *idx_str, int
       return SHALE_OK;
     int found;
     int64_t leaf;
-    int rc = rt_lookup(t, RT_ST_READ_ROWID, id, &found, &leaf);
+    int rc = rtree_lookup(t, RT_ST_READ_ROWID, id, &found, &leaf);
     if (rc || !found) return rc;
     c->depth = 0;
     rc = load_frame(c, 0, leaf);
     if (rc) return rc;
     for (int i = 0; i < c->frame[0].ncell; i++)
-      if (rt_cell_id(t, c->frame[0].data, i) == id) {
-        rt_cell_get(t, c->frame[0].data, i, &c->cell);
+      if (rtree_cell_id(t, c->frame[0].data, i) == id) {
+        rtree_cell_get(t, c->frame[0].data, i, &c->cell);
         c->eof = 0;
         return SHALE_OK;
       }
@@ -1081,7 +1081,7 @@ static float round_up(double d) {
 
 static int new_rowid(Rtree *t, int64_t *out) {
   shale_stmt *s;
-  int rc = rt_stmt(t, RT_ST_WRITE_ROWID, &s);
+  int rc = rtree_stmt(t, RT_ST_WRITE_ROWID, &s);
   if (rc) return rc;
   shale_bind_null(s, 1);
   shale_bind_null(s, 2);
@@ -1103,11 +1103,11 @@ static int x_update(shale_vtab *vt, int argc, shale_value **argv, shale_int64 *r
       if (t->is_int) {
         cell.c[i].i = shale_value_int(argv[i + 3]);
         cell.c[i + 1].i = shale_value_int(argv[i + 4]);
-        if (cell.c[i].i > cell.c[i + 1].i) return rt_constraint_error(t, i + 1);
+        if (cell.c[i].i > cell.c[i + 1].i) return rtree_constraint_error(t, i + 1);
       } else {
         cell.c[i].f = round_down(shale_value_double(argv[i + 3]));
         cell.c[i + 1].f = round_up(shale_value_double(argv[i + 4]));
-        if (cell.c[i].f > cell.c[i + 1].f) return rt_constraint_error(t, i + 1);
+        if (cell.c[i].f > cell.c[i + 1].f) return rtree_constraint_error(t, i + 1);
       }
     }
     if (shale_value_type(argv[2]) != SHALE_NULL) {
@@ -1115,26 +1115,26 @@ static int x_update(shale_vtab *vt, int argc, shale_value **argv, shale_int64 *r
       if (shale_value_type(argv[0]) == SHALE_NULL || shale_value_int64(argv[0]) != cell.id) {
         int found;
         int64_t ignored;
-        rc = rt_lookup(t, RT_ST_READ_ROWID, cell.id, &found, &ignored);
+        rc = rtree_lookup(t, RT_ST_READ_ROWID, cell.id, &found, &ignored);
         if (rc == SHALE_OK && found) {
           if (shale_vtab_on_conflict(t->db) == 5 /* REPLACE */)
-            rc = rt_delete(t, cell.id);
+            rc = rtree_delete(t, cell.id);
           else
-            rc = rt_constraint_error(t, 0);
+            rc = rtree_constraint_error(t, 0);
         }
       }
       have_id = 1;
     }
   }
   if (rc == SHALE_OK && shale_value_type(argv[0]) != SHALE_NULL)
-    rc = rt_delete(t, shale_value_int64(argv[0]));
+    rc = rtree_delete(t, shale_value_int64(argv[0]));
   if (rc == SHALE_OK && argc > 1) {
     if (!have_id) rc = new_rowid(t, &cell.id);
     *rowid = cell.id;
-    if (rc == SHALE_OK) rc = rt_insert(t, &cell);
+    if (rc == SHALE_OK) rc = rtree_insert(t, &cell);
     if (rc == SHALE_OK && t->naux) {
       shale_stmt *s;
-      rc = rt_stmt(t, RT_ST_WRITE_AUX, &s);
+      rc = rtree_stmt(t, RT_ST_WRITE_AUX, &s);
       if (rc == SHALE_OK) {
         shale_bind_int64(s, 1, cell.id);
         for (int j = 0; j < t->naux; j++) shale_bind_value(s, j + 2, argv[t->ndim2 + 3 + j]);
@@ -1143,7 +1143,7 @@ static int x_update(shale_vtab *vt, int argc, shale_value **argv, shale_int64 *r
       }
     }
   }
-  return rt_cache_end(t, rc);
+  return rtree_cache_end(t, rc);
 }
 
 static int x_savepoint(shale_vtab *vt, int n) {
@@ -1177,6 +1177,6 @@ static const shale_module rtree_module = {
 int rtree_register(shale *db) {
   int rc = shale_create_module_v2(db, "rtree", &rtree_module, NULL, NULL);
   if (rc == SHALE_OK) rc = shale_create_module_v2(db, "rtree_i32", &rtree_module, (void *)1, NULL);
-  if (rc == SHALE_OK) rc = rt_register_functions(db);
+  if (rc == SHALE_OK) rc = rtree_register_functions(db);
   return rc;
 }

@@ -51,10 +51,10 @@ static shale_stmt *check_prepare(Check *c, const char *sql_head, const char *suf
   StrBuf b;
   strbuf_init(&b, STRBUF_NOLIMIT);
   strbuf_appendz(&b, sql_head);
-  rt_quote(&b, c->zdb);
+  rtree_quote(&b, c->zdb);
   strbuf_appendchar(&b, 1, '.');
   if (name)
-    rt_quote(&b, name);
+    rtree_quote(&b, name);
   else
     b.err = SHALE_NOMEM;
   shale_free(name);
@@ -286,7 +286,7 @@ static void rtreedepth_fn(shale_context *ctx, int argc, shale_value **argv) {
     shale_result_int64(ctx, rt_get2(p));
 }
 
-int rt_register_functions(shale *db) {
+int rtree_register_functions(shale *db) {
   int rc = shale_create_function_v2(db, "rtreenode", 2, SHALE_UTF8, NULL, rtreenode_fn, NULL, NULL,
                                     NULL);
   if (rc == SHALE_OK)

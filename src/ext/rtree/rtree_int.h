@@ -17,7 +17,7 @@
  *
  * Invariants:
  *  1. A node read during one operation (xUpdate, rtreecheck) is kept in
- *     Rtree.cache until the operation ends (rt_cache_end), so every read of
+ *     Rtree.cache until the operation ends (rtree_cache_end), so every read of
  *     a node sees the operation's own changes; dirty nodes are written back
  *     then. A node with no > 0 is in the cache at most once.
  *  2. A node's parent pointer, when set, is the node whose cell points to it
@@ -96,45 +96,45 @@ static inline void rt_put2(uint8_t *p, int v) {
   p[1] = (uint8_t)v;
 }
 static inline int rt_ncell(const RtNode *n) { return rt_get2(n->data + 2); }
-int rt_max_cells(const Rtree *);
-int rt_min_cells(const Rtree *);
-void rt_cell_get(const Rtree *, const uint8_t *data, int i, RtCell *out);
-void rt_cell_put(const Rtree *, uint8_t *data, int i, const RtCell *c);
-int64_t rt_cell_id(const Rtree *, const uint8_t *data, int i);
-double rt_coord(const Rtree *, RtCoord c);
+int rtree_max_cells(const Rtree *);
+int rtree_min_cells(const Rtree *);
+void rtree_cell_get(const Rtree *, const uint8_t *data, int i, RtCell *out);
+void rtree_cell_put(const Rtree *, uint8_t *data, int i, const RtCell *c);
+int64_t rtree_cell_id(const Rtree *, const uint8_t *data, int i);
+double rtree_coord(const Rtree *, RtCoord c);
 
 /* ---- shadow-table access (rtree.c) ---- */
 struct StrBuf;
 /* Append "z" as an SQL identifier (double quotes doubled). */
-void rt_quote(struct StrBuf *, const char *z);
+void rtree_quote(struct StrBuf *, const char *z);
 /* The statement st (RT_ST_*), prepared at first use and reset. */
-int rt_stmt(Rtree *, int st, shale_stmt **out);
+int rtree_stmt(Rtree *, int st, shale_stmt **out);
 /* Run st with one or two integer parameters; SHALE_OK or an error. */
-int rt_run2(Rtree *, int st, int64_t a, int64_t b);
+int rtree_run2(Rtree *, int st, int64_t a, int64_t b);
 /* Look up key in st (READ_ROWID/READ_PARENT): *found, *val. */
-int rt_lookup(Rtree *, int st, int64_t key, int *found, int64_t *val);
+int rtree_lookup(Rtree *, int st, int64_t key, int *found, int64_t *val);
 /* A copy of node no's blob into buf (node_size bytes): SHALE_OK, or
  * SHALE_CORRUPT_VTAB when it is missing or of another size. */
-int rt_read_blob(Rtree *, int64_t no, uint8_t *buf);
+int rtree_read_blob(Rtree *, int64_t no, uint8_t *buf);
 /* The rtree constraint error for column pair iCol (0: UNIQUE on id). */
-int rt_constraint_error(Rtree *, int icol);
-void rt_set_error(Rtree *, const char *msg);
+int rtree_constraint_error(Rtree *, int icol);
+void rtree_set_error(Rtree *, const char *msg);
 
 /* ---- the tree (rtree_tree.c) ---- */
 /* The node no (through the cache, invariant 1), parent set if given. */
-int rt_node_get(Rtree *, int64_t no, RtNode *parent, RtNode **out);
+int rtree_node_get(Rtree *, int64_t no, RtNode *parent, RtNode **out);
 /* Write back every dirty node and free the cache (rc: the operation's
  * result; on error nothing is written). Returns the first error. */
-int rt_cache_end(Rtree *, int rc);
+int rtree_cache_end(Rtree *, int rc);
 /* Load the root and set Rtree.depth. */
-int rt_load_root(Rtree *, RtNode **root);
+int rtree_load_root(Rtree *, RtNode **root);
 /* Insert cell (a new entry, id set) into the tree. */
-int rt_insert(Rtree *, RtCell *);
+int rtree_insert(Rtree *, RtCell *);
 /* Delete entry rowid (present in NAME_rowid) from the tree. */
-int rt_delete(Rtree *, int64_t rowid);
+int rtree_delete(Rtree *, int64_t rowid);
 /* 1 if cell c passes the checks of a leaf, as SQLite rounds (used by tests). */
 
 /* ---- SQL functions (rtree_func.c) ---- */
-int rt_register_functions(shale *db);
+int rtree_register_functions(shale *db);
 
 #endif /* SHALE_RTREE_INT_H */

@@ -29,8 +29,8 @@
 
 #include "rtree_int.h"
 
-int rt_max_cells(const Rtree *t) { return (t->node_size - 4) / t->cell_size; }
-int rt_min_cells(const Rtree *t) { return rt_max_cells(t) / 3; }
+int rtree_max_cells(const Rtree *t) { return (t->node_size - 4) / t->cell_size; }
+int rtree_min_cells(const Rtree *t) { return rtree_max_cells(t) / 3; }
 
 static int64_t get8(const uint8_t *p) {
   uint64_t v = 0;
@@ -42,11 +42,11 @@ static void put8(uint8_t *p, int64_t x) {
   for (int i = 7; i >= 0; i--, v >>= 8) p[i] = (uint8_t)v;
 }
 
-int64_t rt_cell_id(const Rtree *t, const uint8_t *data, int i) {
+int64_t rtree_cell_id(const Rtree *t, const uint8_t *data, int i) {
   return get8(data + 4 + t->cell_size * i);
 }
 
-void rt_cell_get(const Rtree *t, const uint8_t *data, int i, RtCell *out) {
+void rtree_cell_get(const Rtree *t, const uint8_t *data, int i, RtCell *out) {
   const uint8_t *p = data + 4 + t->cell_size * i;
   out->id = get8(p);
   p += 8;
@@ -56,7 +56,7 @@ void rt_cell_get(const Rtree *t, const uint8_t *data, int i, RtCell *out) {
   }
 }
 
-void rt_cell_put(const Rtree *t, uint8_t *data, int i, const RtCell *c) {
+void rtree_cell_put(const Rtree *t, uint8_t *data, int i, const RtCell *c) {
   uint8_t *p = data + 4 + t->cell_size * i;
   put8(p, c->id);
   p += 8;
@@ -70,7 +70,7 @@ void rt_cell_put(const Rtree *t, uint8_t *data, int i, const RtCell *c) {
   }
 }
 
-double rt_coord(const Rtree *t, RtCoord c) { return t->is_int ? (double)c.i : (double)c.f; }
+double rtree_coord(const Rtree *t, RtCoord c) { return t->is_int ? (double)c.i : (double)c.f; }
 
 /* ---- box arithmetic (invariant 1) ---- */
 
@@ -89,7 +89,8 @@ static double cell_area(const Rtree *t, const RtCell *p) {
 
 static double cell_margin(const Rtree *t, const RtCell *p) {
   double m = 0;
-  for (int k = t->ndim2 - 2; k >= 0; k -= 2) m += rt_coord(t, p->c[k + 1]) - rt_coord(t, p->c[k]);
+  for (int k = t->ndim2 - 2; k >= 0; k -= 2)
+    m += rtree_coord(t, p->c[k + 1]) - rtree_coord(t, p->c[k]);
   return m;
 }
 
@@ -108,8 +109,8 @@ static void cell_union(const Rtree *t, RtCell *a, const RtCell *b) {
 /* 1 if box a contains box b. */
 static int cell_contains(const Rtree *t, const RtCell *a, const RtCell *b) {
   for (int k = 0; k < t->ndim2; k += 2) {
-    double a1 = rt_coord(t, a->c[k]), a2 = rt_coord(t, a->c[k + 1]);
-    double b1 = rt_coord(t, b->c[k]), b2 = rt_coord(t, b->c[k + 1]);
+    double a1 = rtree_coord(t, a->c[k]), a2 = rtree_coord(t, a->c[k + 1]);
+    double b1 = rtree_coord(t, b->c[k]), b2 = rtree_coord(t, b->c[k + 1]);
     if (a2 < b2 || b1 < a1) return 0;
   }
   return 1;
@@ -118,8 +119,8 @@ static int cell_contains(const Rtree *t, const RtCell *a, const RtCell *b) {
 static double cell_overlap(const Rtree *t, const RtCell *a, const RtCell *b) {
   double o = 1.0;
   for (int k = 0; k < t->ndim2; k += 2) {
-    double x1 = rt_coord(t, a->c[k]), y1 = rt_coord(t, b->c[k]);
-    double x2 = rt_coord(t, a->c[k + 1]), y2 = rt_coord(t, b->c[k + 1]);
+    double x1 = rtree_coord(t, a->c[k]), y1 = rtree_coord(t, b->c[k]);
+    double x2 = rtree_coord(t, a->c[k + 1]), y2 = rtree_coord(t, b->c[k + 1]);
     double lo = x1 > y1 ? x1 : y1, hi = x2 < y2 ? x2 : y2;
     if (hi < lo) return 0;
     o *= hi - lo;
@@ -143,7 +144,7 @@ static RtNode *node_alloc(Rtree *t) {
   return n;
 }
 
-int rt_node_get(Rtree *t, int64_t no, RtNode *parent, RtNode **out) {
+int rtree_node_get(Rtree *t, int64_t no, RtNode *parent, RtNode **out) {
   *out = NULL;
   RtNode *n = cache_find(t, no);
   if (n) {
@@ -156,12 +157,12 @@ int rt_node_get(Rtree *t, int64_t no, RtNode *parent, RtNode **out) {
     if (p->no == no) return SHALE_CORRUPT_VTAB;
   n = node_alloc(t);
   if (!n) return SHALE_NOMEM;
-  int rc = rt_read_blob(t, no, n->data);
+  int rc = rtree_read_blob(t, no, n->data);
   if (rc == SHALE_OK && no == 1) {
     t->depth = rt_get2(n->data);
     if (t->depth > RT_MAX_DEPTH) rc = SHALE_CORRUPT_VTAB;
   }
-  if (rc == SHALE_OK && rt_get2(n->data + 2) > rt_max_cells(t)) rc = SHALE_CORRUPT_VTAB;
+  if (rc == SHALE_OK && rt_get2(n->data + 2) > rtree_max_cells(t)) rc = SHALE_CORRUPT_VTAB;
   if (rc != SHALE_OK) {
     shale_free(n);
     return rc;
@@ -174,11 +175,11 @@ int rt_node_get(Rtree *t, int64_t no, RtNode *parent, RtNode **out) {
   return SHALE_OK;
 }
 
-int rt_load_root(Rtree *t, RtNode **root) { return rt_node_get(t, 1, NULL, root); }
+int rtree_load_root(Rtree *t, RtNode **root) { return rtree_node_get(t, 1, NULL, root); }
 
 static int node_write(Rtree *t, RtNode *n) {
   shale_stmt *s;
-  int rc = rt_stmt(t, RT_ST_WRITE_NODE, &s);
+  int rc = rtree_stmt(t, RT_ST_WRITE_NODE, &s);
   if (rc) return rc;
   if (n->no)
     shale_bind_int64(s, 1, n->no);
@@ -204,7 +205,7 @@ static void free_list(RtNode *n) {
   }
 }
 
-int rt_cache_end(Rtree *t, int rc) {
+int rtree_cache_end(Rtree *t, int rc) {
   for (RtNode *n = t->cache; n && rc == SHALE_OK; n = n->next)
     if (n->dirty) rc = node_write(t, n);
   free_list(t->cache);
@@ -226,8 +227,8 @@ static void cache_unlink(Rtree *t, RtNode *n) {
 /* Append c; 1 (and nothing done) when the node is full. */
 static int node_append(Rtree *t, RtNode *n, const RtCell *c) {
   int k = rt_ncell(n);
-  if (k >= rt_max_cells(t)) return 1;
-  rt_cell_put(t, n->data, k, c);
+  if (k >= rtree_max_cells(t)) return 1;
+  rtree_cell_put(t, n->data, k, c);
   rt_put2(n->data + 2, k + 1);
   n->dirty = 1;
   return 0;
@@ -251,7 +252,7 @@ static int parent_index(Rtree *t, RtNode *n, int *idx) {
   if (!p) return SHALE_CORRUPT_VTAB;
   int k = rt_ncell(p);
   for (int i = 0; i < k; i++)
-    if (rt_cell_id(t, p->data, i) == n->no) {
+    if (rtree_cell_id(t, p->data, i) == n->no) {
       *idx = i;
       return SHALE_OK;
     }
@@ -259,20 +260,20 @@ static int parent_index(Rtree *t, RtNode *n, int *idx) {
 }
 
 static int write_mapping(Rtree *t, int height, int64_t id, int64_t node) {
-  return rt_run2(t, height == 0 ? RT_ST_WRITE_ROWID : RT_ST_WRITE_PARENT, id, node);
+  return rtree_run2(t, height == 0 ? RT_ST_WRITE_ROWID : RT_ST_WRITE_PARENT, id, node);
 }
 
 /* The leaf (height 0) or node at height for cell c, from the root. */
 static int choose_node(Rtree *t, const RtCell *c, int height, RtNode **out) {
   RtNode *n;
-  int rc = rt_node_get(t, 1, NULL, &n);
+  int rc = rtree_node_get(t, 1, NULL, &n);
   for (int lvl = 0; rc == SHALE_OK && lvl < t->depth - height; lvl++) {
     int k = rt_ncell(n), found = 0;
     int64_t best = 0;
     double min_area = 0, min_growth = 0;
     RtCell x;
     for (int i = 0; i < k; i++) {
-      rt_cell_get(t, n->data, i, &x);
+      rtree_cell_get(t, n->data, i, &x);
       if (!cell_contains(t, &x, c)) continue;
       double a = cell_area(t, &x);
       if (!found || a < min_area) {
@@ -282,7 +283,7 @@ static int choose_node(Rtree *t, const RtCell *c, int height, RtNode **out) {
       }
     }
     for (int i = 0; !found && i < k; i++) {
-      rt_cell_get(t, n->data, i, &x);
+      rtree_cell_get(t, n->data, i, &x);
       double a = cell_area(t, &x);
       cell_union(t, &x, c);
       double g = cell_area(t, &x) - a;
@@ -294,7 +295,7 @@ static int choose_node(Rtree *t, const RtCell *c, int height, RtNode **out) {
     }
     if (k == 0) return SHALE_CORRUPT_VTAB;
     RtNode *child;
-    rc = rt_node_get(t, best, n, &child);
+    rc = rtree_node_get(t, best, n, &child);
     n = child;
   }
   *out = rc == SHALE_OK ? n : NULL;
@@ -308,10 +309,10 @@ static int adjust_tree(Rtree *t, RtNode *n, const RtCell *c) {
     int i, rc = parent_index(t, n, &i);
     if (rc) return rc;
     RtCell x;
-    rt_cell_get(t, n->parent->data, i, &x);
+    rtree_cell_get(t, n->parent->data, i, &x);
     if (!cell_contains(t, &x, c)) {
       cell_union(t, &x, c);
-      rt_cell_put(t, n->parent->data, i, &x);
+      rtree_cell_put(t, n->parent->data, i, &x);
       n->parent->dirty = 1;
     }
     n = n->parent;
@@ -325,15 +326,15 @@ static int fix_bounds(Rtree *t, RtNode *n) {
     if (cnt > RT_MAX_DEPTH) return SHALE_CORRUPT_VTAB;
     int k = rt_ncell(n);
     RtCell box, x;
-    rt_cell_get(t, n->data, 0, &box);
+    rtree_cell_get(t, n->data, 0, &box);
     for (int i = 1; i < k; i++) {
-      rt_cell_get(t, n->data, i, &x);
+      rtree_cell_get(t, n->data, i, &x);
       cell_union(t, &box, &x);
     }
     box.id = n->no;
     int i, rc = parent_index(t, n, &i);
     if (rc) return rc;
-    rt_cell_put(t, n->parent->data, i, &box);
+    rtree_cell_put(t, n->parent->data, i, &box);
     n->parent->dirty = 1;
     n = n->parent;
   }
@@ -375,8 +376,8 @@ static int less_dim(const void *ctx, int a, int b) {
   const DimCtx *x = ctx;
   const RtCell *ca = &x->cells[a], *cb = &x->cells[b];
   int k = 2 * x->dim;
-  double a1 = rt_coord(x->t, ca->c[k]), a2 = rt_coord(x->t, ca->c[k + 1]);
-  double b1 = rt_coord(x->t, cb->c[k]), b2 = rt_coord(x->t, cb->c[k + 1]);
+  double a1 = rtree_coord(x->t, ca->c[k]), a2 = rtree_coord(x->t, ca->c[k + 1]);
+  double b1 = rtree_coord(x->t, cb->c[k]), b2 = rtree_coord(x->t, cb->c[k + 1]);
   return a1 < b1 || (a1 == b1 && a2 < b2);
 }
 
@@ -407,7 +408,7 @@ static int split_distribute(Rtree *t, RtCell *cells, int n, RtNode *left, RtNode
     DimCtx ctx = {t, cells, d};
     merge_sort(s, n, spare, less_dim, &ctx);
   }
-  int best_dim = 0, best_split = 0, minc = rt_min_cells(t);
+  int best_dim = 0, best_split = 0, minc = rtree_min_cells(t);
   double best_margin = 0;
   for (int d = 0; d < t->ndim; d++) {
     int *s = sorted + n * d;
@@ -457,7 +458,7 @@ static int split_node(Rtree *t, RtNode *n, RtCell *c, int height) {
   int k = rt_ncell(n), rc = SHALE_OK;
   RtCell *cells = shale_malloc(sizeof(RtCell) * (size_t)(k + 1));
   if (!cells) return SHALE_NOMEM;
-  for (int i = 0; i < k; i++) rt_cell_get(t, n->data, i, &cells[i]);
+  for (int i = 0; i < k; i++) rtree_cell_get(t, n->data, i, &cells[i]);
   cells[k++] = *c;
   node_zero(t, n);
   RtNode *left, *right, *fresh_left = NULL;
@@ -499,7 +500,7 @@ static int split_node(Rtree *t, RtNode *n, RtCell *c, int height) {
     int i;
     rc = parent_index(t, left, &i);
     if (rc == SHALE_OK) {
-      rt_cell_put(t, left->parent->data, i, &lbox);
+      rtree_cell_put(t, left->parent->data, i, &lbox);
       left->parent->dirty = 1;
       rc = adjust_tree(t, left->parent, &lbox);
     }
@@ -507,13 +508,13 @@ static int split_node(Rtree *t, RtNode *n, RtCell *c, int height) {
   if (rc == SHALE_OK) rc = insert_cell(t, right->parent, &rbox, height + 1);
   int new_right = 0;
   for (int i = 0; rc == SHALE_OK && i < rt_ncell(right); i++) {
-    int64_t id = rt_cell_id(t, right->data, i);
+    int64_t id = rtree_cell_id(t, right->data, i);
     rc = update_mapping(t, id, right, height);
     if (id == c->id) new_right = 1;
   }
   if (rc == SHALE_OK && is_root) {
     for (int i = 0; rc == SHALE_OK && i < rt_ncell(left); i++)
-      rc = update_mapping(t, rt_cell_id(t, left->data, i), left, height);
+      rc = update_mapping(t, rtree_cell_id(t, left->data, i), left, height);
   } else if (rc == SHALE_OK && !new_right) {
     rc = update_mapping(t, c->id, left, height);
   }
@@ -536,24 +537,24 @@ static int reinsert(Rtree *t, RtNode *n, RtCell *c, int height) {
     if (i == k - 1)
       cells[i] = *c;
     else
-      rt_cell_get(t, n->data, i, &cells[i]);
+      rtree_cell_get(t, n->data, i, &cells[i]);
     order[i] = i;
     for (int d = 0; d < t->ndim; d++) {
-      center[d] += rt_coord(t, cells[i].c[2 * d]);
-      center[d] += rt_coord(t, cells[i].c[2 * d + 1]);
+      center[d] += rtree_coord(t, cells[i].c[2 * d]);
+      center[d] += rtree_coord(t, cells[i].c[2 * d + 1]);
     }
   }
   for (int d = 0; d < t->ndim; d++) center[d] = center[d] / (k * 2.0);
   for (int i = 0; i < k; i++) {
     dist[i] = 0;
     for (int d = 0; d < t->ndim; d++) {
-      double ext = rt_coord(t, cells[i].c[2 * d + 1]) - rt_coord(t, cells[i].c[2 * d]);
+      double ext = rtree_coord(t, cells[i].c[2 * d + 1]) - rtree_coord(t, cells[i].c[2 * d]);
       dist[i] += (ext - center[d]) * (ext - center[d]);
     }
   }
   merge_sort(order, k, spare, less_double, dist);
   node_zero(t, n);
-  int keep = k - (rt_min_cells(t) + 1), i;
+  int keep = k - (rtree_min_cells(t) + 1), i;
   for (i = 0; rc == SHALE_OK && i < keep; i++) {
     RtCell *p = &cells[order[i]];
     node_append(t, n, p);
@@ -585,7 +586,7 @@ static int insert_cell(Rtree *t, RtNode *n, RtCell *c, int height) {
   return rc;
 }
 
-int rt_insert(Rtree *t, RtCell *c) {
+int rtree_insert(Rtree *t, RtCell *c) {
   RtNode *leaf;
   int rc = choose_node(t, c, 0, &leaf);
   if (rc) return rc;
@@ -602,13 +603,13 @@ static int load_parents(Rtree *t, RtNode *n) {
   for (RtNode *p = n; p->no != 1 && !p->parent; p = p->parent) {
     int found;
     int64_t pno;
-    int rc = rt_lookup(t, RT_ST_READ_PARENT, p->no, &found, &pno);
+    int rc = rtree_lookup(t, RT_ST_READ_PARENT, p->no, &found, &pno);
     if (rc) return rc;
     if (!found) return SHALE_CORRUPT_VTAB;
     for (RtNode *q = n; q; q = q->parent)
       if (q->no == pno) return SHALE_CORRUPT_VTAB;
     RtNode *par;
-    rc = rt_node_get(t, pno, NULL, &par);
+    rc = rtree_node_get(t, pno, NULL, &par);
     if (rc) return rc;
     for (RtNode *q = par; q; q = q->parent) /* a cached chain must not lead back */
       if (q == p) return SHALE_CORRUPT_VTAB;
@@ -623,8 +624,8 @@ static int remove_node(Rtree *t, RtNode *n, int height) {
   RtNode *parent = n->parent;
   n->parent = NULL;
   rc = delete_cell(t, parent, i, height + 1);
-  if (rc == SHALE_OK) rc = rt_run2(t, RT_ST_DEL_NODE, n->no, 0);
-  if (rc == SHALE_OK) rc = rt_run2(t, RT_ST_DEL_PARENT, n->no, 0);
+  if (rc == SHALE_OK) rc = rtree_run2(t, RT_ST_DEL_NODE, n->no, 0);
+  if (rc == SHALE_OK) rc = rtree_run2(t, RT_ST_DEL_PARENT, n->no, 0);
   if (rc) return rc;
   cache_unlink(t, n);
   n->no = height;
@@ -638,7 +639,7 @@ static int delete_cell(Rtree *t, RtNode *n, int i, int height) {
   if (rc) return rc;
   node_delete_cell(t, n, i);
   if (!n->parent) return SHALE_OK;
-  if (rt_ncell(n) < rt_min_cells(t)) return remove_node(t, n, height);
+  if (rt_ncell(n) < rtree_min_cells(t)) return remove_node(t, n, height);
   return fix_bounds(t, n);
 }
 
@@ -647,30 +648,30 @@ static int reinsert_content(Rtree *t, RtNode *n) {
   for (int i = 0; rc == SHALE_OK && i < rt_ncell(n); i++) {
     RtCell c;
     RtNode *dest;
-    rt_cell_get(t, n->data, i, &c);
+    rtree_cell_get(t, n->data, i, &c);
     rc = choose_node(t, &c, height, &dest);
     if (rc == SHALE_OK) rc = insert_cell(t, dest, &c, height);
   }
   return rc;
 }
 
-int rt_delete(Rtree *t, int64_t rowid) {
+int rtree_delete(Rtree *t, int64_t rowid) {
   RtNode *root, *leaf = NULL;
-  int rc = rt_load_root(t, &root);
+  int rc = rtree_load_root(t, &root);
   int found = 0;
   int64_t leafno = 0;
-  if (rc == SHALE_OK) rc = rt_lookup(t, RT_ST_READ_ROWID, rowid, &found, &leafno);
-  if (rc == SHALE_OK && found) rc = rt_node_get(t, leafno, NULL, &leaf);
+  if (rc == SHALE_OK) rc = rtree_lookup(t, RT_ST_READ_ROWID, rowid, &found, &leafno);
+  if (rc == SHALE_OK && found) rc = rtree_node_get(t, leafno, NULL, &leaf);
   if (rc == SHALE_OK && leaf) {
     int k = rt_ncell(leaf), i;
-    for (i = 0; i < k && rt_cell_id(t, leaf->data, i) != rowid; i++) {
+    for (i = 0; i < k && rtree_cell_id(t, leaf->data, i) != rowid; i++) {
     }
     rc = i < k ? delete_cell(t, leaf, i, 0) : SHALE_CORRUPT_VTAB;
   }
-  if (rc == SHALE_OK) rc = rt_run2(t, RT_ST_DEL_ROWID, rowid, 0);
+  if (rc == SHALE_OK) rc = rtree_run2(t, RT_ST_DEL_ROWID, rowid, 0);
   if (rc == SHALE_OK && t->depth > 0 && rt_ncell(root) == 1) {
     RtNode *child;
-    rc = rt_node_get(t, rt_cell_id(t, root->data, 0), root, &child);
+    rc = rtree_node_get(t, rtree_cell_id(t, root->data, 0), root, &child);
     if (rc == SHALE_OK) rc = remove_node(t, child, t->depth - 1);
     if (rc == SHALE_OK) {
       t->depth--;

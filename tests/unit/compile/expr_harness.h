@@ -83,7 +83,7 @@ static int harness_expr_cb(SqlWalker *w, SqlExpr *e) {
   return SQL_WALK_CONTINUE;
 }
 
-/* Compile "SELECT expr" the way sql_compile would (minus FROM). On success
+/* Compile "SELECT expr" the way compile_sql would (minus FROM). On success
  * *prog is the program. Returns 0, or 1 with msg set. */
 static inline int harness_compile(const FuncRegistry *funcs, const char *sql, VmProgram **prog,
                                   char *msg, int nmsg) {
@@ -122,7 +122,7 @@ static inline int harness_compile(const FuncRegistry *funcs, const char *sql, Vm
   p.init_addr = emit(&p, OP_Init, 0, p.once_label, 0);
   int body = emit_addr(&p);
   int base = emit_regs(&p, cols->n);
-  expr_code_list(&p, cols, base);
+  compile_expr_code_list(&p, cols, base);
   emit(&p, OP_ResultRow, base, cols->n, 0);
   emit(&p, OP_Halt, 0, 0, 0);
   emit_resolve(&p, p.once_label);

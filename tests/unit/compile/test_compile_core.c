@@ -1,5 +1,5 @@
 /*
- * test_compile_core.c -- sql_compile itself (src/compile/compile.c): statement
+ * test_compile_core.c -- compile_sql itself (src/compile/compile.c): statement
  * kinds and flags, PRAGMA requests, parameter names and limits, the program
  * shape of compile.h invariant 4, transaction-control programs, the Parse
  * helpers (errors, KeyInfos, covers, EXPLAIN QUERY PLAN rows), and constant
@@ -27,16 +27,16 @@ TEST(compile_empty_and_parse_error) {
   const char *tail = NULL;
   char *err = NULL;
   const char *sql = "  ; -- nothing";
-  CHECK_OK(sql_compile(&env, sql, -1, &cs, &tail, &err));
+  CHECK_OK(compile_sql(&env, sql, -1, &cs, &tail, &err));
   CHECK_EQ(cs.kind, -1);
   CHECK(cs.prog == NULL);
   CHECK(tail == sql + strlen(sql));
-  compiled_stmt_free(&cs);
-  CHECK_RC(sql_compile(&env, "SELEC 1", -1, &cs, &tail, &err), SHALE_ERROR);
+  compile_stmt_free(&cs);
+  CHECK_RC(compile_sql(&env, "SELEC 1", -1, &cs, &tail, &err), SHALE_ERROR);
   CHECK_STR(err, "near \"SELEC\": syntax error");
   shale_free(err);
-  compiled_stmt_free(&cs); /* no-op on the emptied output */
-  compiled_stmt_free(&cs);
+  compile_stmt_free(&cs); /* no-op on the emptied output */
+  compile_stmt_free(&cs);
   func_registry_free(&fr);
 }
 
@@ -46,25 +46,25 @@ TEST(compile_pragma_request) {
   CompileEnv env = env_make(&fr);
   CompiledStmt cs;
   char *err = NULL;
-  CHECK_OK(sql_compile(&env, "PRAGMA main.cache_size = -5", -1, &cs, NULL, &err));
+  CHECK_OK(compile_sql(&env, "PRAGMA main.cache_size = -5", -1, &cs, NULL, &err));
   CHECK_EQ(cs.kind, SQL_STMT_PRAGMA);
   CHECK(cs.prog == NULL);
   CHECK_STR(cs.pragma.schema, "main");
   CHECK_STR(cs.pragma.name, "cache_size");
   CHECK_STR(cs.pragma.value, "-5");
   CHECK_EQ(cs.pragma.call, 0);
-  compiled_stmt_free(&cs);
-  CHECK_OK(sql_compile(&env, "PRAGMA table_info('t1')", -1, &cs, NULL, &err));
+  compile_stmt_free(&cs);
+  CHECK_OK(compile_sql(&env, "PRAGMA table_info('t1')", -1, &cs, NULL, &err));
   CHECK(cs.pragma.schema == NULL);
   CHECK_STR(cs.pragma.value, "t1");
   CHECK_EQ(cs.pragma.call, 1);
-  compiled_stmt_free(&cs);
-  CHECK_OK(sql_compile(&env, "PRAGMA journal_mode=wal", -1, &cs, NULL, &err));
+  compile_stmt_free(&cs);
+  CHECK_OK(compile_sql(&env, "PRAGMA journal_mode=wal", -1, &cs, NULL, &err));
   CHECK_STR(cs.pragma.value, "wal");
-  compiled_stmt_free(&cs);
-  CHECK_OK(sql_compile(&env, "PRAGMA foreign_keys", -1, &cs, NULL, &err));
+  compile_stmt_free(&cs);
+  CHECK_OK(compile_sql(&env, "PRAGMA foreign_keys", -1, &cs, NULL, &err));
   CHECK(cs.pragma.value == NULL);
-  compiled_stmt_free(&cs);
+  compile_stmt_free(&cs);
   func_registry_free(&fr);
 }
 
@@ -97,7 +97,7 @@ TEST(compile_txn_control) {
       {"ROLLBACK TRANSACTION TO SAVEPOINT sp1", OP_Savepoint, 2, 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    CHECK_OK(sql_compile(&env, cases[i].sql, -1, &cs, NULL, &err));
+    CHECK_OK(compile_sql(&env, cases[i].sql, -1, &cs, NULL, &err));
     CHECK(cs.is_txn_ctl);
     CHECK(cs.readonly);
     CHECK(cs.prog != NULL);
@@ -111,19 +111,19 @@ TEST(compile_txn_control) {
       if (cases[i].op == OP_Savepoint) CHECK_STR(cs.prog->ops[a].p4.z, "sp1");
     }
     CHECK(find_op(cs.prog, OP_Transaction) < 0);
-    compiled_stmt_free(&cs);
+    compile_stmt_free(&cs);
   }
-  CHECK_OK(sql_compile(&env, "BEGIN IMMEDIATE", -1, &cs, NULL, &err));
+  CHECK_OK(compile_sql(&env, "BEGIN IMMEDIATE", -1, &cs, NULL, &err));
   CHECK(!cs.readonly); /* as sqlite3_stmt_readonly */
   int t = find_op(cs.prog, OP_Transaction), ac = find_op(cs.prog, OP_AutoCommit);
   CHECK(t > 0 && ac > t);
   CHECK_EQ(cs.prog->ops[t].p2, 1);
-  compiled_stmt_free(&cs);
-  CHECK_OK(sql_compile(&env, "BEGIN EXCLUSIVE", -1, &cs, NULL, &err));
+  compile_stmt_free(&cs);
+  CHECK_OK(compile_sql(&env, "BEGIN EXCLUSIVE", -1, &cs, NULL, &err));
   t = find_op(cs.prog, OP_Transaction);
   CHECK(t > 0);
   CHECK_EQ(cs.prog->ops[t].p2, 2);
-  compiled_stmt_free(&cs);
+  compile_stmt_free(&cs);
   func_registry_free(&fr);
 }
 
@@ -165,25 +165,25 @@ TEST(compile_txn_runs_hooks) {
   for (size_t i = 0; i < sizeof script / sizeof script[0]; i++) {
     CompiledStmt cs;
     char *err = NULL;
-    CHECK_OK(sql_compile(&env, script[i], -1, &cs, NULL, &err));
+    CHECK_OK(compile_sql(&env, script[i], -1, &cs, NULL, &err));
     Vm *vm = NULL;
     CHECK_OK(vm_new(cs.prog, NULL, 0, &vm));
     vm_set_hooks(vm, &hooks);
     CHECK_RC(vm_step(vm), SHALE_DONE);
     vm_free(vm);
-    compiled_stmt_free(&cs);
+    compile_stmt_free(&cs);
   }
   CHECK_STR(log.log, "ac(0,0)sp(0,a)sp(2,a)sp(1,a)ac(1,0)ac(1,1)");
   CompiledStmt cs;
   char *err = NULL;
-  CHECK_OK(sql_compile(&env, "RELEASE nope", -1, &cs, NULL, &err));
+  CHECK_OK(compile_sql(&env, "RELEASE nope", -1, &cs, NULL, &err));
   Vm *vm = NULL;
   CHECK_OK(vm_new(cs.prog, NULL, 0, &vm));
   vm_set_hooks(vm, &hooks);
   CHECK_RC(vm_step(vm), SHALE_ERROR);
   CHECK_STR(vm_errmsg(vm), "no such savepoint: nope");
   vm_free(vm);
-  compiled_stmt_free(&cs);
+  compile_stmt_free(&cs);
   func_registry_free(&fr);
 }
 
@@ -193,17 +193,17 @@ TEST(compile_variables) {
   CompileEnv env = env_make(&fr);
   CompiledStmt cs;
   char *err = NULL;
-  CHECK_OK(sql_compile(&env, "SAVEPOINT x", -1, &cs, NULL, &err));
+  CHECK_OK(compile_sql(&env, "SAVEPOINT x", -1, &cs, NULL, &err));
   CHECK_EQ(cs.nvar, 0);
   CHECK(cs.var_names == NULL);
-  compiled_stmt_free(&cs);
+  compile_stmt_free(&cs);
   /* variables need a statement with expressions: ROLLBACK has none, so use
    * the limit check, which runs before code generation */
   env.max_vars = 2;
-  CHECK_RC(sql_compile(&env, "SELECT ?, ?, ?", -1, &cs, NULL, &err), SHALE_ERROR);
+  CHECK_RC(compile_sql(&env, "SELECT ?, ?, ?", -1, &cs, NULL, &err), SHALE_ERROR);
   CHECK_STR(err, "too many SQL variables");
   shale_free(err);
-  CHECK_RC(sql_compile(&env, "SELECT ?5", -1, &cs, NULL, &err), SHALE_ERROR);
+  CHECK_RC(compile_sql(&env, "SELECT ?5", -1, &cs, NULL, &err), SHALE_ERROR);
   CHECK_STR(err, "variable number must be between ?1 and ?2");
   shale_free(err);
   func_registry_free(&fr);
@@ -215,28 +215,28 @@ TEST(compile_explain_flag_and_vtab) {
   CompileEnv env = env_make(&fr);
   CompiledStmt cs;
   char *err = NULL;
-  CHECK_OK(sql_compile(&env, "EXPLAIN BEGIN", -1, &cs, NULL, &err));
+  CHECK_OK(compile_sql(&env, "EXPLAIN BEGIN", -1, &cs, NULL, &err));
   CHECK_EQ(cs.explain, 1);
   CHECK(cs.prog != NULL);
-  compiled_stmt_free(&cs);
-  CHECK_OK(sql_compile(&env, "EXPLAIN QUERY PLAN COMMIT", -1, &cs, NULL, &err));
+  compile_stmt_free(&cs);
+  CHECK_OK(compile_sql(&env, "EXPLAIN QUERY PLAN COMMIT", -1, &cs, NULL, &err));
   CHECK_EQ(cs.explain, 2);
   CHECK_EQ(cs.neqp, 0);
-  compiled_stmt_free(&cs);
-  CHECK_OK(sql_compile(&env, "ANALYZE", -1, &cs, NULL, &err));
+  compile_stmt_free(&cs);
+  CHECK_OK(compile_sql(&env, "ANALYZE", -1, &cs, NULL, &err));
   CHECK(!cs.readonly);
-  compiled_stmt_free(&cs);
-  CHECK_OK(sql_compile(&env, "VACUUM", -1, &cs, NULL, &err));
+  compile_stmt_free(&cs);
+  CHECK_OK(compile_sql(&env, "VACUUM", -1, &cs, NULL, &err));
   CHECK(!cs.readonly);
-  compiled_stmt_free(&cs);
+  compile_stmt_free(&cs);
   /* as SQLite: an unknown module is reported when the statement runs
    * ("no such module: fts9"), not at prepare */
   Schema *sch = schema_new();
   CHECK(sch != NULL);
   env.schema = sch;
-  CHECK_OK(sql_compile(&env, "CREATE VIRTUAL TABLE v USING fts9(a)", -1, &cs, NULL, &err));
+  CHECK_OK(compile_sql(&env, "CREATE VIRTUAL TABLE v USING fts9(a)", -1, &cs, NULL, &err));
   CHECK(!cs.readonly);
-  compiled_stmt_free(&cs);
+  compile_stmt_free(&cs);
   schema_free(sch);
   func_registry_free(&fr);
 }
@@ -247,39 +247,39 @@ TEST(compile_parse_helpers) {
   memset(&p, 0, sizeof p);
   util_arena_init(&p.arena, 0);
   CHECK_OK(vm_builder_init(&p.b, NULL));
-  parse_error(&p, "first %d", 1);
-  parse_error(&p, "second");
+  compile_parse_error(&p, "first %d", 1);
+  compile_parse_error(&p, "second");
   CHECK_EQ(p.rc, SHALE_ERROR);
   CHECK_STR(p.errmsg, "first 1");
   shale_free(p.errmsg);
   p.errmsg = NULL;
   p.rc = 0;
-  parse_error_code(&p, SHALE_CONSTRAINT, "c");
+  compile_parse_error_code(&p, SHALE_CONSTRAINT, "c");
   CHECK_EQ(p.rc, SHALE_CONSTRAINT);
   shale_free(p.errmsg);
   p.errmsg = NULL;
   p.rc = 0;
-  char *z = parse_strdup(&p, "abc");
+  char *z = compile_parse_strdup(&p, "abc");
   CHECK_STR(z, "abc");
-  int *zero = parse_alloc(&p, 64);
+  int *zero = compile_parse_alloc(&p, 64);
   CHECK(zero && zero[0] == 0 && zero[15] == 0);
   /* covers */
   Index ix;
   memset(&ix, 0, sizeof ix);
-  parse_set_cover(&p, 3, &ix, 7);
-  CHECK(parse_find_cover(&p, 3) && parse_find_cover(&p, 3)->idx_cur == 7);
-  CHECK(parse_find_cover(&p, 4) == NULL);
-  parse_set_cover(&p, 3, NULL, 0);
-  CHECK(parse_find_cover(&p, 3) == NULL);
+  compile_parse_set_cover(&p, 3, &ix, 7);
+  CHECK(compile_parse_find_cover(&p, 3) && compile_parse_find_cover(&p, 3)->idx_cur == 7);
+  CHECK(compile_parse_find_cover(&p, 4) == NULL);
+  compile_parse_set_cover(&p, 3, NULL, 0);
+  CHECK(compile_parse_find_cover(&p, 3) == NULL);
   /* EQP: rows only under EXPLAIN QUERY PLAN, ids always */
   p.eqp_parent = 0;
-  int id0 = parse_eqp(&p, "SCAN %s", "t");
+  int id0 = compile_parse_eqp(&p, "SCAN %s", "t");
   CHECK_EQ(p.neqp, 0);
   p.is_explain = 2;
-  int id = parse_eqp(&p, "SCAN %s", "t");
+  int id = compile_parse_eqp(&p, "SCAN %s", "t");
   CHECK(id != id0);
   p.eqp_parent = id;
-  int id2 = parse_eqp(&p, "SEARCH u USING INDEX i (a=?)");
+  int id2 = compile_parse_eqp(&p, "SEARCH u USING INDEX i (a=?)");
   CHECK_EQ(p.neqp, 2);
   CHECK_STR(p.eqp[0].detail, "SCAN t");
   CHECK_EQ(p.eqp[1].parent, id);
@@ -287,22 +287,22 @@ TEST(compile_parse_helpers) {
   /* KeyInfo in the program arena */
   const Collation *colls[2] = {NULL, &record_coll_nocase};
   uint8_t desc[2] = {0, 1};
-  KeyInfo *ki = parse_keyinfo(&p, 2, colls, desc);
+  KeyInfo *ki = compile_parse_keyinfo(&p, 2, colls, desc);
   CHECK(ki && ki->ncol == 2 && ki->coll[1] == &record_coll_nocase && ki->desc[1] == 1);
   IndexColumn ic[2] = {{0, NULL, "NOCASE", 1}, {-1, NULL, "BINARY", 0}};
   ix.ncol = 2;
   ix.nkey = 1;
   ix.cols = ic;
   ix.root = 5;
-  KeyInfo *k2 = parse_index_keyinfo(&p, &ix);
+  KeyInfo *k2 = compile_parse_index_keyinfo(&p, &ix);
   CHECK(k2 && k2->coll[0] == &record_coll_nocase && k2->coll[1] == NULL && k2->desc[0] == 1);
-  parse_open_index(&p, 0, &ix, 0);
+  compile_parse_open_index(&p, 0, &ix, 0);
   CHECK(p.need_read && !p.need_write);
   CHECK_EQ(p.b.prog->ops[0].op, OP_OpenRead);
   CHECK_EQ(p.b.prog->ops[0].p2, 5);
   CHECK(p.b.prog->ops[0].p4.ki == k2 || p.b.prog->ops[0].p4type == P4_KEYINFO);
   ic[0].coll = "nosuch";
-  CHECK(parse_index_keyinfo(&p, &ix) == NULL);
+  CHECK(compile_parse_index_keyinfo(&p, &ix) == NULL);
   CHECK_STR(p.errmsg, "no such collation sequence: nosuch");
   shale_free(p.errmsg);
   vm_builder_abort(&p.b);
@@ -330,7 +330,7 @@ TEST(compile_const_hoisting) {
   p.once_label = emit_label(&p);
   emit(&p, OP_Init, 0, p.once_label, 0);
   int body = emit_addr(&p);
-  int r = expr_code_once(&p, e);
+  int r = compile_expr_code_once(&p, e);
   emit(&p, OP_ResultRow, r, 1, 0);
   emit(&p, OP_Halt, 0, 0, 0);
   CHECK(p.nconst_ops > 0);

@@ -1,5 +1,5 @@
 /*
- * test_compile_core2.c -- column reads (code_column) and statement-level
+ * test_compile_core2.c -- column reads (compile_code_column) and statement-level
  * behaviour end to end through the shale_* API against the reference:
  * rowid aliases, WITHOUT ROWID storage slots, covering indexes, REAL columns
  * stored as integers, defaults of rows written before ALTER TABLE ADD

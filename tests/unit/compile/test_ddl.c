@@ -231,7 +231,7 @@ TEST(ddl_create_errors) {
   pair_close(&p);
 }
 
-TEST(ddl_drop) {
+TEST(compile_drop) {
   Pair p;
   pair_open(&p, "dr.db");
   BOTH(&p,
@@ -484,7 +484,7 @@ TEST(ddl_alter_add_column) {
       "alter table t add column m references u(x) default 5",
       "alter table t add column n check(n > 0)", "alter table t add column o collate nosuch",
       "alter table w add column c",
-      /* "alter table t add column p default true": schema_load refuses DEFAULT true */
+      /* "alter table t add column p default true": compile_schema_load refuses DEFAULT true */
       "alter table t add column \"x y\" text /* c */ ;", "alter table w add q default 'q'",
       "alter table e add column r default 0 check(r > 0)",
       "alter table t add column s default 0 check(a > 1)",

@@ -1,5 +1,5 @@
 /*
- * test_resolve.c -- name resolution (src/compile/resolve.c) and select_resolve
+ * test_resolve.c -- name resolution (src/compile/resolve.c) and compile_select_resolve
  * seen from inside: the fields SQL_E_COLREF nodes get (cursor, column,
  * affinity, depth), colused bits, correlation flags, aggregate ownership,
  * alias and ordinal substitution, double-quoted strings, '*' expansion and
@@ -29,7 +29,7 @@ static void fx_table(Fx *f, const char *sql, uint32_t root) {
   char *err = NULL;
   CHECK_OK(sql_parse(&f->ddl, sql, -1, &st, NULL, &err));
   Table *t = NULL;
-  CHECK_OK(schema_table_from_create(f->schema, st, sql, &t, &err));
+  CHECK_OK(compile_schema_table_from_create(f->schema, st, sql, &t, &err));
   if (!t) return;
   t->root = root;
   CHECK_OK(schema_add_table(f->schema, t));
@@ -61,7 +61,7 @@ static int fx_resolve(Fx *f, const char *sql) {
   CHECK_OK(sql_parse(&f->p.arena, sql, -1, &st, NULL, &err));
   f->sel = st ? st->u.select : NULL;
   if (!f->sel) return -1;
-  return select_resolve(&f->p, f->sel, NULL);
+  return compile_select_resolve(&f->p, f->sel, NULL);
 }
 
 static void fx_done_parse(Fx *f) {
@@ -77,7 +77,7 @@ static void fx_close(Fx *f) {
   func_registry_free(&f->fr);
 }
 
-static SqlExpr *res(Fx *f, int i) { return select_result(f->sel)->a[i].expr; }
+static SqlExpr *res(Fx *f, int i) { return compile_select_result(f->sel)->a[i].expr; }
 
 TEST(resolve_column_refs) {
   Fx f;
@@ -206,7 +206,7 @@ TEST(resolve_star_and_using) {
   fx_open(&f);
   CHECK_EQ(fx_resolve(&f, "SELECT * FROM t JOIN u USING (b)"), 0);
   /* t.a t.b t.c t.d u.x u.y: the USING column once */
-  CHECK_EQ(select_ncol(f.sel), 6);
+  CHECK_EQ(compile_select_ncol(f.sel), 6);
   SrcList *src = f.sel->info->src;
   CHECK(src->a[1].on != NULL); /* USING became an ON term */
   CHECK_EQ(src->a[1].on->op, SQL_E_BINARY);
@@ -217,11 +217,11 @@ TEST(resolve_star_and_using) {
   CHECK_EQ(res(&f, 0)->cursor, f.sel->info->src->a[0].cursor);
   fx_done_parse(&f);
   CHECK_EQ(fx_resolve(&f, "SELECT u.*, t.a FROM t, u"), 0);
-  CHECK_EQ(select_ncol(f.sel), 4);
+  CHECK_EQ(compile_select_ncol(f.sel), 4);
   fx_done_parse(&f);
   /* names: alias, column name, source text */
   CHECK_EQ(fx_resolve(&f, "SELECT a AS one, b, c  +  1, (d) FROM t"), 0);
-  CHECK_EQ(select_result_names(&f.p, f.sel), 0);
+  CHECK_EQ(compile_select_result_names(&f.p, f.sel), 0);
   CHECK_EQ(f.p.ncol, 4);
   CHECK_STR(f.p.cols[0].name, "one");
   CHECK_STR(f.p.cols[1].name, "b");

@@ -161,7 +161,7 @@ static inline void result_clear(CallResult *r) { value_clear(&r->v); }
 static inline void copy_owned(const ShValue *in, ShValue *out) {
   *out = *in;
   out->flags = 0;
-  if (value_make_owned(out)) value_set_null(out);
+  if (record_value_make_owned(out)) value_set_null(out);
 }
 
 /* Two results are the same: same rc; on success same type and value (reals

@@ -1,6 +1,6 @@
 /*
  * test_cast.c -- the record layer's conversions against the reference
- * (value_cast/value_int64/value_double from convert.c, the rest from
+ * (record_value_cast/value_int64/value_double from convert.c, the rest from
  * cast.c): CAST(x AS type) for every type,
  * sqlite3_value_int64/_double/_numeric_type (through helper
  * functions registered in the reference), text rendering and truth values,
@@ -78,28 +78,28 @@ TEST(cast_differential) {
     make_value(k, &seed, &in, buf);
     for (int c = 0; c < 5; c++) {
       copy_owned(&in, &mine);
-      CHECK_OK(value_cast(&mine, aff[c]));
+      CHECK_OK(record_value_cast(&mine, aff[c]));
       one(db, st[c], sql[c], &in, &mine, &bad);
       value_clear(&mine);
     }
-    value_set_int(&mine, value_int64(&in));
-    one(db, st[5], "value_int64", &in, &mine, &bad);
-    value_set_real(&mine, value_double(&in));
-    one(db, st[6], "value_double", &in, &mine, &bad);
+    value_set_int(&mine, record_value_int64(&in));
+    one(db, st[5], "record_value_int64", &in, &mine, &bad);
+    value_set_real(&mine, record_value_double(&in));
+    one(db, st[6], "record_value_double", &in, &mine, &bad);
     mine = in;
     mine.flags = 0;
-    value_numeric_type(&mine);
+    record_value_numeric_type(&mine);
     ShValue m2;
     copy_owned(&mine, &m2);
-    one(db, st[7], "value_numeric_type", &in, &m2, &bad);
+    one(db, st[7], "record_value_numeric_type", &in, &m2, &bad);
     value_clear(&m2);
-    value_set_int(&mine, value_is_true(&in, 0));
-    one(db, st[8], "value_is_true", &in, &mine, &bad);
+    value_set_int(&mine, record_value_is_true(&in, 0));
+    one(db, st[8], "record_value_is_true", &in, &mine, &bad);
     if (in.type == SHALE_NULL)
       value_set_null(&mine);
     else
-      value_set_int(&mine, value_is_true(&in, 0));
-    one(db, st[9], "value_is_true(3-valued)", &in, &mine, &bad);
+      value_set_int(&mine, record_value_is_true(&in, 0));
+    one(db, st[9], "record_value_is_true(3-valued)", &in, &mine, &bad);
   }
   CHECK_EQ(bad, 0);
   for (int i = 0; i < NSQL; i++) sqlite3_finalize(st[i]);
@@ -109,56 +109,56 @@ TEST(cast_differential) {
 TEST(cast_examples) {
   ShValue v;
   value_set_text(&v, "12abc", 5);
-  CHECK_EQ(value_int64(&v), 12);
+  CHECK_EQ(record_value_int64(&v), 12);
   value_set_text(&v, " 3.9e2x", 7);
-  CHECK_EQ(value_int64(&v), 3); /* SQLite 3.40: integer prefix only */
-  CHECK(value_double(&v) == 390.0);
+  CHECK_EQ(record_value_int64(&v), 3); /* SQLite 3.40: integer prefix only */
+  CHECK(record_value_double(&v) == 390.0);
   value_set_text(&v, "1e3", 3);
-  CHECK_OK(value_cast(&v, AFF_NUMERIC));
+  CHECK_OK(record_value_cast(&v, AFF_NUMERIC));
   CHECK(v.type == SHALE_INTEGER && v.i == 1000);
   value_set_text(&v, "  12  ", 6);
-  CHECK_OK(value_cast(&v, AFF_INTEGER));
+  CHECK_OK(record_value_cast(&v, AFF_INTEGER));
   CHECK(v.type == SHALE_INTEGER && v.i == 12);
   value_set_blob(&v, "12", 2);
-  CHECK_OK(value_cast(&v, AFF_INTEGER));
+  CHECK_OK(record_value_cast(&v, AFF_INTEGER));
   CHECK_EQ(v.i, 12);
   value_set_real(&v, 1e300);
-  CHECK_EQ(value_int64(&v), INT64_MAX);
+  CHECK_EQ(record_value_int64(&v), INT64_MAX);
   value_set_real(&v, -1e300);
-  CHECK_EQ(value_int64(&v), INT64_MIN);
+  CHECK_EQ(record_value_int64(&v), INT64_MIN);
   value_set_real(&v, -2.9);
-  CHECK_EQ(value_int64(&v), -2);
+  CHECK_EQ(record_value_int64(&v), -2);
   value_set_real(&v, 1.5);
-  CHECK_OK(value_cast(&v, AFF_TEXT));
+  CHECK_OK(record_value_cast(&v, AFF_TEXT));
   CHECK(v.type == SHALE_TEXT && v.n == 3 && !memcmp(v.z, "1.5", 3) && v.z[3] == 0);
   value_clear(&v);
   value_set_text(&v, "1abc", 4);
-  CHECK(value_is_true(&v, 0));
+  CHECK(record_value_is_true(&v, 0));
   value_set_text(&v, "abc", 3);
-  CHECK(!value_is_true(&v, 0));
+  CHECK(!record_value_is_true(&v, 0));
   value_set_null(&v);
-  CHECK_EQ(value_is_true(&v, 7), 7);
+  CHECK_EQ(record_value_is_true(&v, 7), 7);
   char buf[32];
   const char *z;
   uint32_t n;
   value_set_int(&v, -42);
-  CHECK(value_text_view(&v, buf, &z, &n) && n == 3 && !memcmp(z, "-42", 3));
+  CHECK(record_value_text_view(&v, buf, &z, &n) && n == 3 && !memcmp(z, "-42", 3));
   value_set_null(&v);
-  CHECK(!value_text_view(&v, buf, &z, &n) && z == NULL);
+  CHECK(!record_value_text_view(&v, buf, &z, &n) && z == NULL);
   int64_t i;
-  CHECK_EQ(value_text_to_int64("9223372036854775808", 19, &i), 3);
+  CHECK_EQ(record_value_text_to_int64("9223372036854775808", 19, &i), 3);
   CHECK_EQ(i, INT64_MAX);
-  CHECK_EQ(value_text_to_int64("-9223372036854775808", 20, &i), 0);
+  CHECK_EQ(record_value_text_to_int64("-9223372036854775808", 20, &i), 0);
   CHECK_EQ(i, INT64_MIN);
-  CHECK_EQ(value_text_to_int64("  ", 2, &i), -1);
-  CHECK_EQ(value_text_to_int64("7 x", 3, &i), 1);
+  CHECK_EQ(record_value_text_to_int64("  ", 2, &i), -1);
+  CHECK_EQ(record_value_text_to_int64("7 x", 3, &i), 1);
   double r;
-  CHECK_EQ(value_text_to_real("1.5e", 4, &r), -1);
+  CHECK_EQ(record_value_text_to_real("1.5e", 4, &r), -1);
   CHECK(r == 1.5);
-  CHECK_EQ(value_text_to_real("15e", 3, &r), 0);
+  CHECK_EQ(record_value_text_to_real("15e", 3, &r), 0);
   CHECK(r == 15.0);
-  CHECK_EQ(value_text_to_real("1.5x", 4, &r), -1);
-  CHECK_EQ(value_text_to_real(" 2e5 ", 5, &r), 2);
+  CHECK_EQ(record_value_text_to_real("1.5x", 4, &r), -1);
+  CHECK_EQ(record_value_text_to_real(" 2e5 ", 5, &r), 2);
   CHECK(r == 2e5);
 }
 
@@ -167,13 +167,13 @@ TEST(cast_oom) {
   for (int c = 0; c < 2; c++) {
     value_set_int(&v, 12345);
     util_fault_alloc(1, 0);
-    CHECK_RC(value_cast(&v, c ? AFF_TEXT : AFF_BLOB), SHALE_NOMEM);
+    CHECK_RC(record_value_cast(&v, c ? AFF_TEXT : AFF_BLOB), SHALE_NOMEM);
     util_fault_alloc(0, 0);
     CHECK(v.type == SHALE_INTEGER && v.i == 12345);
   }
   value_set_text(&v, "abc", 3);
   util_fault_alloc(1, 0);
-  CHECK_RC(value_to_text(&v), SHALE_NOMEM);
+  CHECK_RC(record_value_to_text(&v), SHALE_NOMEM);
   util_fault_alloc(0, 0);
   CHECK(v.type == SHALE_TEXT && !(v.flags & VAL_OWNED));
 }

@@ -117,7 +117,7 @@ TEST(aggregate_differential) {
         ShValue args[2] = {rows[i].x, rows[i].y};
         if (aggs[a].col_z && args[0].type != SHALE_NULL && args[0].type != SHALE_BLOB) {
           /* the TEXT column's affinity turns numbers into text */
-          value_apply_affinity(&args[0], AFF_TEXT);
+          record_value_apply_affinity(&args[0], AFF_TEXT);
         }
         d->step(&ctx, aggs[a].argc, args);
         value_clear(&args[0]);

@@ -555,7 +555,7 @@ TEST(pager_check_detects) {
   p->ndirty++;
   CHECK_RC(pager_check(p), SHALE_INTERNAL);
   p->ndirty--;
-  pgset_clear(&p->journaled); /* a dirty page whose original isn't journalled */
+  pager_pgset_clear(&p->journaled); /* a dirty page whose original isn't journalled */
   CHECK_RC(pager_check(p), SHALE_INTERNAL);
   pager_unref(pg);
   pager_rollback(p);
@@ -629,7 +629,7 @@ static int write_some(Pager *p, uint32_t n, uint32_t step, uint32_t seed, uint32
 }
 
 /* The set of pages already saved this transaction is emptied, not freed,
- * between transactions (pgset_reset): a page saved in one transaction is
+ * between transactions (pager_pgset_reset): a page saved in one transaction is
  * saved again in the next, so every rollback restores the last commit, with
  * small sets kept and a set grown past the kept size (a 700-page
  * transaction) freed, on a journalled file and on the in-memory store. */

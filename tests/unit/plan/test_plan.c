@@ -37,12 +37,12 @@ static void fix_ddl(Fix *f, const char *sql) {
     if (rc || !st) break;
     if (st->kind == SQL_STMT_CREATE_TABLE) {
       Table *t;
-      CHECK_OK(schema_table_from_create(f->s, st, tail, &t, NULL));
+      CHECK_OK(compile_schema_table_from_create(f->s, st, tail, &t, NULL));
       CHECK_OK(schema_add_table(f->s, t));
       for (Index *i = t->indexes; i; i = i->next) CHECK_OK(schema_add_index(f->s, i));
     } else if (st->kind == SQL_STMT_CREATE_INDEX) {
       Index *idx;
-      CHECK_OK(schema_index_from_create(f->s, st, tail, &idx, NULL));
+      CHECK_OK(compile_schema_index_from_create(f->s, st, tail, &idx, NULL));
       CHECK_OK(schema_add_index(f->s, idx));
     }
   }
@@ -57,7 +57,7 @@ static void bind(Fix *f, SqlExpr *e) {
       const SqlSrcItem *si = &f->sel->from->a[i];
       const char *nm = si->alias ? si->alias : si->name;
       if (e->op == SQL_E_COLUMN && util_stricmp(e->table, nm) != 0) continue;
-      int c = table_column_index(t, e->z);
+      int c = schema_table_column_index(t, e->z);
       if (c < 0 && util_stricmp(e->z, "rowid") == 0)
         c = -1;
       else if (c < 0)

@@ -342,7 +342,7 @@ static void check_bytes_vs_sqlite(const ShValue *vals, int n) {
     /* and it decodes back */
     ShValue d;
     CHECK_OK(record_column(pay[i], npay[i], 0, &d));
-    CHECK(value_compare(&d, &vals[i], NULL) == 0 && d.type == vals[i].type);
+    CHECK(record_value_compare(&d, &vals[i], NULL) == 0 && d.type == vals[i].type);
     free(pay[i]);
   }
   free(pay);
@@ -417,7 +417,7 @@ TEST(round_trip_random) {
     for (int i = 0; i < ncol; i++) {
       ShValue d;
       record_decode_value(types[i], out + offs[i], &d);
-      CHECK(value_compare(&d, &v[i], NULL) == 0);
+      CHECK(record_value_compare(&d, &v[i], NULL) == 0);
       CHECK_EQ(d.type, v[i].type);
       if (d.type == SHALE_FLOAT) CHECK(memcmp(&d.r, &v[i].r, 8) == 0);
       if (d.type == SHALE_TEXT || d.type == SHALE_BLOB) CHECK(d.z == (const char *)out + offs[i]);
@@ -560,52 +560,52 @@ TEST(value_compare_basics) {
   ShValue a, b;
   value_set_null(&a);
   value_set_int(&b, INT64_MIN);
-  CHECK(value_compare(&a, &b, NULL) < 0);
+  CHECK(record_value_compare(&a, &b, NULL) < 0);
   value_set_real(&a, 1e300);
   value_set_text(&b, "", 0);
-  CHECK(value_compare(&a, &b, NULL) < 0);
+  CHECK(record_value_compare(&a, &b, NULL) < 0);
   value_set_text(&a, "zzz", 3);
   value_set_blob(&b, "", 0);
-  CHECK(value_compare(&a, &b, NULL) < 0);
+  CHECK(record_value_compare(&a, &b, NULL) < 0);
   /* -7 < 1.0 < 2.5 < 3 */
   value_set_int(&a, -7);
   value_set_real(&b, 1.0);
-  CHECK(value_compare(&a, &b, NULL) < 0);
+  CHECK(record_value_compare(&a, &b, NULL) < 0);
   value_set_int(&a, 1);
-  CHECK(value_compare(&a, &b, NULL) == 0);
+  CHECK(record_value_compare(&a, &b, NULL) == 0);
   value_set_int(&a, 3);
   value_set_real(&b, 2.5);
-  CHECK(value_compare(&a, &b, NULL) > 0);
+  CHECK(record_value_compare(&a, &b, NULL) > 0);
   /* exact comparison of large int64 against doubles */
   value_set_int(&a, INT64_MAX);
   value_set_real(&b, 9223372036854775808.0);
-  CHECK(value_compare(&a, &b, NULL) < 0);
-  CHECK(value_compare(&b, &a, NULL) > 0);
+  CHECK(record_value_compare(&a, &b, NULL) < 0);
+  CHECK(record_value_compare(&b, &a, NULL) > 0);
   value_set_int(&a, 9007199254740993LL);
   value_set_real(&b, 9007199254740992.0);
-  CHECK(value_compare(&a, &b, NULL) > 0);
+  CHECK(record_value_compare(&a, &b, NULL) > 0);
   value_set_int(&a, 9007199254740992LL);
-  CHECK(value_compare(&a, &b, NULL) == 0);
+  CHECK(record_value_compare(&a, &b, NULL) == 0);
   value_set_int(&a, INT64_MIN);
   value_set_real(&b, -9223372036854775808.0);
-  CHECK(value_compare(&a, &b, NULL) == 0);
+  CHECK(record_value_compare(&a, &b, NULL) == 0);
   value_set_real(&b, -9223372036854777856.0);
-  CHECK(value_compare(&a, &b, NULL) > 0);
+  CHECK(record_value_compare(&a, &b, NULL) > 0);
   value_set_int(&a, -3);
   value_set_real(&b, -2.5);
-  CHECK(value_compare(&a, &b, NULL) < 0);
+  CHECK(record_value_compare(&a, &b, NULL) < 0);
   value_set_real(&b, -3.5);
-  CHECK(value_compare(&a, &b, NULL) > 0);
+  CHECK(record_value_compare(&a, &b, NULL) > 0);
   value_set_real(&b, NAN);
-  CHECK(value_compare(&a, &b, NULL) > 0);
+  CHECK(record_value_compare(&a, &b, NULL) > 0);
   value_set_real(&a, -INFINITY);
-  CHECK(value_compare(&a, &b, NULL) > 0);
+  CHECK(record_value_compare(&a, &b, NULL) > 0);
   /* blobs: memcmp then length */
   value_set_blob(&a, "ab", 2);
   value_set_blob(&b, "abc", 3);
-  CHECK(value_compare(&a, &b, NULL) < 0);
+  CHECK(record_value_compare(&a, &b, NULL) < 0);
   value_set_blob(&b, "b", 1);
-  CHECK(value_compare(&a, &b, NULL) < 0);
+  CHECK(record_value_compare(&a, &b, NULL) < 0);
 }
 
 TEST(collations) {
@@ -617,33 +617,35 @@ TEST(collations) {
   ShValue a, b;
   value_set_text(&a, "abc", 3);
   value_set_text(&b, "ABC", 3);
-  CHECK(value_compare(&a, &b, NULL) > 0);
-  CHECK(value_compare(&a, &b, &record_coll_nocase) == 0);
-  CHECK(value_compare(&a, &b, &record_coll_binary) > 0);
+  CHECK(record_value_compare(&a, &b, NULL) > 0);
+  CHECK(record_value_compare(&a, &b, &record_coll_nocase) == 0);
+  CHECK(record_value_compare(&a, &b, &record_coll_binary) > 0);
   value_set_text(&a, "\xc3\xa9", 2); /* é vs É: not folded */
   value_set_text(&b, "\xc3\x89", 2);
-  CHECK(value_compare(&a, &b, &record_coll_nocase) != 0);
+  CHECK(record_value_compare(&a, &b, &record_coll_nocase) != 0);
   value_set_text(&a, "[", 1); /* folds to lower case: '[' < 'z' == 'Z' */
   value_set_text(&b, "a", 1);
-  CHECK(value_compare(&a, &b, &record_coll_nocase) < 0);
+  CHECK(record_value_compare(&a, &b, &record_coll_nocase) < 0);
   value_set_text(&b, "Z", 1);
-  CHECK(value_compare(&a, &b, &record_coll_nocase) < 0);
-  CHECK(value_compare(&a, &b, NULL) > 0);
+  CHECK(record_value_compare(&a, &b, &record_coll_nocase) < 0);
+  CHECK(record_value_compare(&a, &b, NULL) > 0);
   value_set_text(&a, "ab  ", 4);
   value_set_text(&b, "ab", 2);
-  CHECK(value_compare(&a, &b, &record_coll_rtrim) == 0);
-  CHECK(value_compare(&a, &b, NULL) > 0);
+  CHECK(record_value_compare(&a, &b, &record_coll_rtrim) == 0);
+  CHECK(record_value_compare(&a, &b, NULL) > 0);
   value_set_text(&b, "ab\t", 3);
-  CHECK(value_compare(&a, &b, &record_coll_rtrim) < 0);
+  CHECK(record_value_compare(&a, &b, &record_coll_rtrim) < 0);
   value_set_text(&a, " ab", 3);
   value_set_text(&b, "ab", 2);
-  CHECK(value_compare(&a, &b, &record_coll_rtrim) < 0);
+  CHECK(record_value_compare(&a, &b, &record_coll_rtrim) < 0);
 }
 
 static const Collation *sort_coll;
-static int cmp_values(const void *x, const void *y) { return value_compare(x, y, sort_coll); }
+static int cmp_values(const void *x, const void *y) {
+  return record_value_compare(x, y, sort_coll);
+}
 
-/* Sort random mixed values with value_compare and with sqlite3's ORDER BY
+/* Sort random mixed values with record_value_compare and with sqlite3's ORDER BY
  * (under collation cname) and check the sequences agree element by element. */
 static void check_order_vs_sqlite(const char *cname, const Collation *coll, uint64_t seed) {
   enum { N = 3000 };
@@ -669,9 +671,9 @@ static void check_order_vs_sqlite(const char *cname, const Collation *coll, uint
   qsort(v, N, sizeof *v, cmp_values);
   /* properties on the sorted array: adjacent order, antisymmetry */
   for (int i = 0; i + 1 < N; i++) {
-    int c = value_compare(&v[i], &v[i + 1], coll);
+    int c = record_value_compare(&v[i], &v[i + 1], coll);
     CHECK(c <= 0);
-    CHECK(value_compare(&v[i + 1], &v[i], coll) == -c);
+    CHECK(record_value_compare(&v[i + 1], &v[i], coll) == -c);
   }
   snprintf(sql, sizeof sql, "select x from t order by x collate %s", cname);
   sqlite3_prepare_v2(db, sql, -1, &st, 0);
@@ -679,7 +681,7 @@ static void check_order_vs_sqlite(const char *cname, const Collation *coll, uint
   while (sqlite3_step(st) == SQLITE_ROW && i < N) {
     ShValue got;
     column_value(st, 0, &got);
-    if (value_compare(&got, &v[i], coll) != 0 && bad++ < 5)
+    if (record_value_compare(&got, &v[i], coll) != 0 && bad++ < 5)
       test_fail(__FILE__, __LINE__, "order differs from sqlite3 at %d (collate %s)", i, cname);
     free_copy(&got);
     i++;
@@ -705,8 +707,9 @@ TEST(compare_transitivity_random) {
     const Collation *c = iter % 3 == 0   ? NULL
                          : iter % 3 == 1 ? &record_coll_nocase
                                          : &record_coll_rtrim;
-    int xy = value_compare(&x, &y, c), yz = value_compare(&y, &z, c), xz = value_compare(&x, &z, c);
-    CHECK(value_compare(&y, &x, c) == -xy);
+    int xy = record_value_compare(&x, &y, c), yz = record_value_compare(&y, &z, c),
+        xz = record_value_compare(&x, &z, c);
+    CHECK(record_value_compare(&y, &x, c) == -xy);
     if (xy <= 0 && yz <= 0) CHECK(xz <= 0);
     if (xy == 0 && yz == 0) CHECK(xz == 0);
   }
@@ -812,7 +815,7 @@ TEST(record_compare_prefix_and_rowid) {
 
 /* record_compare reads the first columns straight from the bytes when both
  * are integers or BINARY texts: every pair of random two-column records
- * (value, rowid) must order as value_compare and then the rowid say, for
+ * (value, rowid) must order as record_value_compare and then the rowid say, for
  * ascending and DESC first columns, with NOCASE (no fast path) beside. */
 TEST(record_compare_first_column_bytes) {
   uint64_t s = test_seed() ^ 0x5151;
@@ -831,7 +834,7 @@ TEST(record_compare_first_column_bytes) {
     uint32_t na = (uint32_t)record_encode(x, 2, ra), nb = (uint32_t)record_encode(y, 2, rb);
     for (int k = 0; k < 4; k++) {
       KeyInfo *ki = kis[k];
-      int c = value_compare(&x[0], &y[0], k == 3 ? &record_coll_nocase : NULL);
+      int c = record_value_compare(&x[0], &y[0], k == 3 ? &record_coll_nocase : NULL);
       if (k == 2) c = -c;
       if (c == 0) c = x[1].i < y[1].i ? -1 : x[1].i > y[1].i;
       int got = record_compare(ki, ra, na, rb, nb);
@@ -842,7 +845,7 @@ TEST(record_compare_first_column_bytes) {
         return;
       }
       /* the prefix compare stops after the KeyInfo's one column */
-      int cp = value_compare(&x[0], &y[0], k == 3 ? &record_coll_nocase : NULL);
+      int cp = record_value_compare(&x[0], &y[0], k == 3 ? &record_coll_nocase : NULL);
       if (k == 2) cp = -cp;
       if (ki && (gp > 0) - (gp < 0) != (cp > 0) - (cp < 0)) {
         test_fail(__FILE__, __LINE__, "iter %d keyinfo %d: prefix %d, expected %d", iter, k, gp,
@@ -857,7 +860,7 @@ TEST(record_compare_first_column_bytes) {
  * BINARY texts/blobs in place, other pairs decoded): random three-column
  * records, every column a random class (NULL, integer edges, reals, text,
  * blob; equal columns often), under KeyInfos mixing BINARY, NOCASE, RTRIM
- * and DESC over two key columns, must order as value_compare column by
+ * and DESC over two key columns, must order as record_value_compare column by
  * column says -- packed (record_compare, record_compare_prefix) and
  * unpacked (record_compare_unpacked, over 1..3 key values). */
 static int sign(int c) { return (c > 0) - (c < 0); }
@@ -886,7 +889,7 @@ TEST(record_compare_all_columns_bytes) {
       int want[4] = {0, 0, 0, 0}; /* want[m]: order over the first m columns */
       for (int j = 0; j < 3; j++) {
         const Collation *coll = ki && j < ki->ncol && ki->coll ? ki->coll[j] : NULL;
-        int c = value_compare(&dx[j], &dy[j], coll);
+        int c = record_value_compare(&dx[j], &dy[j], coll);
         if (ki && j < ki->ncol && ki->desc && ki->desc[j]) c = -c;
         want[j + 1] = want[j] ? want[j] : sign(c);
       }
@@ -1033,7 +1036,7 @@ TEST(real_to_text_vs_sqlite) {
 }
 
 /* The typeof() and value sqlite3 gives text z stored in a column of each
- * affinity, against value_apply_affinity. */
+ * affinity, against record_value_apply_affinity. */
 static int affinity_near;
 static void check_affinity_text(sqlite3 *db, sqlite3_stmt *ins, sqlite3_stmt *sel, const char *z,
                                 int n) {
@@ -1045,9 +1048,9 @@ static void check_affinity_text(sqlite3 *db, sqlite3_stmt *ins, sqlite3_stmt *se
   for (int k = 0; k < 5; k++) {
     ShValue mine, ref;
     value_set_text(&mine, z, (uint32_t)n);
-    CHECK_OK(value_apply_affinity(&mine, affs[k]));
+    CHECK_OK(record_value_apply_affinity(&mine, affs[k]));
     column_value(sel, k, &ref);
-    int same = mine.type == ref.type && value_compare(&mine, &ref, NULL) == 0;
+    int same = mine.type == ref.type && record_value_compare(&mine, &ref, NULL) == 0;
     if (same && mine.type == SHALE_FLOAT)
       same = memcmp(&mine.r, &ref.r, 8) == 0 || (mine.r == 0 && ref.r == 0);
     if (!same && mine.type == SHALE_FLOAT && ref.type == SHALE_FLOAT &&
@@ -1217,9 +1220,9 @@ TEST(affinity_numbers) {
     CHECK(sqlite3_step(sel) == SQLITE_ROW);
     for (int k = 0; k < 5; k++) {
       ShValue mine = v, ref;
-      CHECK_OK(value_apply_affinity(&mine, affs[k]));
+      CHECK_OK(record_value_apply_affinity(&mine, affs[k]));
       column_value(sel, k, &ref);
-      int same = mine.type == ref.type && value_compare(&mine, &ref, NULL) == 0;
+      int same = mine.type == ref.type && record_value_compare(&mine, &ref, NULL) == 0;
       if (same && (mine.type == SHALE_TEXT))
         same = mine.n == ref.n && memcmp(mine.z, ref.z, mine.n) == 0;
       if (!same)
@@ -1260,24 +1263,24 @@ TEST(value_owned) {
   ShValue v;
   char buf[4] = "abc";
   value_set_text(&v, buf, 3);
-  CHECK_OK(value_make_owned(&v));
+  CHECK_OK(record_value_make_owned(&v));
   buf[0] = 'x';
   CHECK(v.flags & VAL_OWNED);
   CHECK(memcmp(v.z, "abc", 4) == 0);
-  CHECK_OK(value_make_owned(&v)); /* no-op */
+  CHECK_OK(record_value_make_owned(&v)); /* no-op */
   value_clear(&v);
   CHECK_EQ(v.type, SHALE_NULL);
   value_set_blob(&v, buf, 3);
   util_fault_alloc(1, 0);
-  CHECK_RC(value_make_owned(&v), SHALE_NOMEM);
+  CHECK_RC(record_value_make_owned(&v), SHALE_NOMEM);
   util_fault_alloc(0, 0);
   CHECK(v.z == buf && !(v.flags & VAL_OWNED));
   value_set_int(&v, 42);
   util_fault_alloc(1, 0);
-  CHECK_RC(value_apply_affinity(&v, AFF_TEXT), SHALE_NOMEM);
+  CHECK_RC(record_value_apply_affinity(&v, AFF_TEXT), SHALE_NOMEM);
   util_fault_alloc(0, 0);
   CHECK(v.type == SHALE_INTEGER && v.i == 42);
-  CHECK_OK(value_apply_affinity(&v, AFF_TEXT));
+  CHECK_OK(record_value_apply_affinity(&v, AFF_TEXT));
   CHECK(v.type == SHALE_TEXT && v.n == 2 && memcmp(v.z, "42", 2) == 0);
   value_clear(&v);
 }
@@ -1324,7 +1327,7 @@ TEST(type_affinity) {
     const char *ty = (const char *)sqlite3_column_text(st, 0);
     ShValue v;
     value_set_text(&v, "1.5", 3);
-    CHECK_OK(value_apply_affinity(&v, cases[i].a));
+    CHECK_OK(record_value_apply_affinity(&v, cases[i].a));
     static const char *const names[] = {"", "integer", "real", "text", "blob", "null"};
     if (strcmp(ty, names[v.type]) != 0)
       test_fail(__FILE__, __LINE__, "type \"%s\": sqlite3 %s, mine %s", cases[i].t, ty,
@@ -1384,7 +1387,7 @@ TEST(parse_header_ex_partial_payload) {
   free(rec);
 }
 
-/* ---- CAST and value_int64/value_double against sqlite3 ---- */
+/* ---- CAST and record_value_int64/value_double against sqlite3 ---- */
 
 static const char *const cast_corpus[] = {" 12 ",
                                           "1e3",
@@ -1462,9 +1465,9 @@ static void check_cast_row(sqlite3_stmt *st, const ShValue *v, const char *what)
   for (int k = 0; k < 5; k++) {
     ShValue mine = *v, ref;
     mine.flags = 0; /* a borrowed copy */
-    CHECK_OK(value_cast(&mine, affs[k]));
+    CHECK_OK(record_value_cast(&mine, affs[k]));
     column_value(st, k, &ref);
-    int same = mine.type == ref.type && value_compare(&mine, &ref, NULL) == 0;
+    int same = mine.type == ref.type && record_value_compare(&mine, &ref, NULL) == 0;
     if (same && (mine.type == SHALE_TEXT || mine.type == SHALE_BLOB))
       same = mine.n == ref.n && (mine.n == 0 || memcmp(mine.z, ref.z, mine.n) == 0);
     if (same && mine.type == SHALE_FLOAT)
@@ -1527,15 +1530,16 @@ TEST(cast_vs_sqlite) {
       CHECK(sqlite3_step(one) == SQLITE_ROW);
       int64_t wi = sqlite3_column_int64(one, 0);
       double wd = sqlite3_column_double(one, 0);
-      if (value_int64(&v) != wi)
-        test_fail(__FILE__, __LINE__, "value_int64(%s) = %lld, sqlite3 %lld", what,
-                  (long long)value_int64(&v), (long long)wi);
-      double md = value_double(&v);
+      if (record_value_int64(&v) != wi)
+        test_fail(__FILE__, __LINE__, "record_value_int64(%s) = %lld, sqlite3 %lld", what,
+                  (long long)record_value_int64(&v), (long long)wi);
+      double md = record_value_double(&v);
       if (memcmp(&md, &wd, 8) != 0 && !(md == 0 && wd == 0)) {
         if (nextafter(md, wd) == wd)
           cast_near++;
         else
-          test_fail(__FILE__, __LINE__, "value_double(%s) = %.17g, sqlite3 %.17g", what, md, wd);
+          test_fail(__FILE__, __LINE__, "record_value_double(%s) = %.17g, sqlite3 %.17g", what, md,
+                    wd);
       }
       sqlite3_reset(one);
       total++;
@@ -1549,18 +1553,19 @@ TEST(cast_vs_sqlite) {
     CHECK(sqlite3_step(st) == SQLITE_ROW);
     check_cast_row(st, &v, "number");
     sqlite3_reset(st);
-    CHECK(value_int64(&v) == (v.type == SHALE_FLOAT && isnan(v.r) ? 0 : value_int64(&v)));
+    CHECK(record_value_int64(&v) ==
+          (v.type == SHALE_FLOAT && isnan(v.r) ? 0 : record_value_int64(&v)));
   }
   ShValue r;
   value_set_real(&r, 1e300);
-  CHECK(value_int64(&r) == INT64_MAX);
+  CHECK(record_value_int64(&r) == INT64_MAX);
   value_set_real(&r, -1e300);
-  CHECK(value_int64(&r) == INT64_MIN);
+  CHECK(record_value_int64(&r) == INT64_MIN);
   value_set_real(&r, -2.9);
-  CHECK(value_int64(&r) == -2);
+  CHECK(record_value_int64(&r) == -2);
   value_set_null(&r);
-  CHECK(value_int64(&r) == 0 && value_double(&r) == 0.0);
-  CHECK_OK(value_cast(&r, AFF_INTEGER));
+  CHECK(record_value_int64(&r) == 0 && record_value_double(&r) == 0.0);
+  CHECK_OK(record_value_cast(&r, AFF_INTEGER));
   CHECK_EQ(r.type, SHALE_NULL);
   if (getenv("SHALE_TEST_VERBOSE")) fprintf(stderr, "cast: %d last-bit differences\n", cast_near);
   CHECK(cast_near * 100 < total);
@@ -1573,14 +1578,14 @@ TEST(value_cast_oom) {
   ShValue v;
   value_set_real(&v, 2.5);
   util_fault_alloc(1, 0);
-  CHECK_RC(value_cast(&v, AFF_TEXT), SHALE_NOMEM);
+  CHECK_RC(record_value_cast(&v, AFF_TEXT), SHALE_NOMEM);
   util_fault_alloc(0, 0);
   CHECK(v.type == SHALE_FLOAT && v.r == 2.5);
-  CHECK_OK(value_cast(&v, AFF_BLOB));
+  CHECK_OK(record_value_cast(&v, AFF_BLOB));
   CHECK(v.type == SHALE_BLOB && v.n == 3 && memcmp(v.z, "2.5", 3) == 0 && (v.flags & VAL_OWNED));
-  CHECK_OK(value_cast(&v, AFF_TEXT)); /* relabel, still owned */
+  CHECK_OK(record_value_cast(&v, AFF_TEXT)); /* relabel, still owned */
   CHECK(v.type == SHALE_TEXT && (v.flags & VAL_OWNED));
-  CHECK_OK(value_cast(&v, AFF_NUMERIC));
+  CHECK_OK(record_value_cast(&v, AFF_NUMERIC));
   CHECK(v.type == SHALE_FLOAT && v.r == 2.5 && !(v.flags & VAL_OWNED));
   value_clear(&v);
 }
@@ -1643,7 +1648,7 @@ TEST(wide_row_matches_sqlite) {
   for (int i = 0; i < 200; i++) {
     ShValue d;
     record_decode_value(types[i], pay[0] + offs[i], &d);
-    CHECK(d.type == v[i].type && value_compare(&d, &v[i], NULL) == 0);
+    CHECK(d.type == v[i].type && record_value_compare(&d, &v[i], NULL) == 0);
   }
   free(mine);
   free(pay[0]);

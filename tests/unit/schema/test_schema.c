@@ -2,13 +2,13 @@
  * test_schema.c -- the schema layer (src/schema) and its loader
  * (src/compile/schema_load.c) against the reference sqlite3.
  *
- * A corpus of CREATE statements is run by sqlite3 into a file; schema_load
+ * A corpus of CREATE statements is run by sqlite3 into a file; compile_schema_load
  * reads it back and every table, column, index, view and trigger is compared
  * with what sqlite3 reports (PRAGMA table_xinfo, index_xlist, index_xinfo,
  * sqlite_schema rootpages, and the affinity seen by storing '12'). CREATE
  * errors are compared message for message; a damaged sqlite_schema must give
  * sqlite3's "malformed database schema" error, never a crash; and every
- * allocation failure during schema_load is a clean SHALE_NOMEM without leaks.
+ * allocation failure during compile_schema_load is a clean SHALE_NOMEM without leaks.
  *
  * Invariants:
  *  1. Every corpus statement succeeds in sqlite3 (checked) before Shale reads
@@ -191,7 +191,7 @@ static int load(const char *path, Btree **bt, Schema **s, char **err) {
   *err = NULL;
   int rc = btree_open(NULL, path, SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE, bt);
   if (rc != SHALE_OK) return rc;
-  return schema_load(*bt, s, err);
+  return compile_schema_load(*bt, s, err);
 }
 
 static const char *str_or(const unsigned char *z) { return z ? (const char *)z : ""; }
@@ -340,7 +340,8 @@ static void compare_all(const char *path) {
   Schema *s = NULL;
   char *err = NULL;
   int rc = load(path, &bt, &s, &err);
-  if (rc != SHALE_OK) test_fail(__FILE__, __LINE__, "schema_load: %d %s", rc, err ? err : "");
+  if (rc != SHALE_OK)
+    test_fail(__FILE__, __LINE__, "compile_schema_load: %d %s", rc, err ? err : "");
   shale_free(err);
   if (s) CHECK_OK(schema_check(s));
   sqlite3 *db;
@@ -433,7 +434,8 @@ TEST(schema_specific_fields) {
   CHECK((t = schema_find_table(s, "ai")) && t->autoincrement);
   CHECK(schema_find_table(s, "sqlite_sequence"));
   CHECK((t = schema_find_table(s, "sqlite_master")) && t->root == 1 && t->ncol == 5 &&
-        t == schema_find_table(s, "SQLITE_SCHEMA") && table_column_index(t, "RootPage") == 3);
+        t == schema_find_table(s, "SQLITE_SCHEMA") &&
+        schema_table_column_index(t, "RootPage") == 3);
   CHECK((t = schema_find_table(s, "w1")) && t->without_rowid && t->npk == 2 && t->pk_cols[0] == 2 &&
         t->pk_cols[1] == 0 && t->cols[2].storage == 0 && t->cols[0].storage == 1 &&
         t->cols[1].storage == 2 && t->pk_index && t->pk_index->root == t->root);
@@ -641,22 +643,22 @@ static int our_create(Schema *s, UtilArena *arena, const char *sql, char **msg) 
   if (rc != SHALE_OK || !st) return rc ? rc : SHALE_ERROR;
   if (st->kind == SQL_STMT_CREATE_TABLE) {
     Table *t;
-    rc = schema_table_from_create(s, st, sql, &t, msg);
+    rc = compile_schema_table_from_create(s, st, sql, &t, msg);
     if (rc == SHALE_OK) {
       CHECK_OK(schema_add_table(s, t));
       for (Index *i = t->indexes; i; i = i->next) CHECK_OK(schema_add_index(s, i));
     }
   } else if (st->kind == SQL_STMT_CREATE_INDEX) {
     Index *idx;
-    rc = schema_index_from_create(s, st, sql, &idx, msg);
+    rc = compile_schema_index_from_create(s, st, sql, &idx, msg);
     if (rc == SHALE_OK) CHECK_OK(schema_add_index(s, idx));
   } else if (st->kind == SQL_STMT_CREATE_VIEW) {
     View *v;
-    rc = schema_view_from_create(s, st, sql, &v, msg);
+    rc = compile_schema_view_from_create(s, st, sql, &v, msg);
     if (rc == SHALE_OK) CHECK_OK(schema_add_view(s, v));
   } else if (st->kind == SQL_STMT_CREATE_TRIGGER) {
     Trigger *g;
-    rc = schema_trigger_from_create(s, st, sql, &g, msg);
+    rc = compile_schema_trigger_from_create(s, st, sql, &g, msg);
     if (rc == SHALE_OK) CHECK_OK(schema_add_trigger(s, g));
   }
   return rc;
@@ -883,7 +885,7 @@ TEST(schema_mutated_sql_no_crash) {
   CHECK(nbad > 0);
 }
 
-/* Every allocation of schema_load failing in turn: SHALE_NOMEM, no leak. */
+/* Every allocation of compile_schema_load failing in turn: SHALE_NOMEM, no leak. */
 TEST(schema_load_oom_sweep) {
   const char *path = test_path("oom.db");
   if (make_db(path, corpus, ncorpus()) != 0) return;
@@ -895,7 +897,7 @@ TEST(schema_load_oom_sweep) {
     Schema *s = NULL;
     char *err = NULL;
     util_fault_alloc(n, 0);
-    int rc = schema_load(bt, &s, &err);
+    int rc = compile_schema_load(bt, &s, &err);
     int hit = util_fault_alloc_hits() > 0;
     util_fault_alloc(0, 0);
     if (rc == SHALE_OK) {
@@ -1043,16 +1045,16 @@ TEST(schema_from_create_oom_sweep) {
       int rc = SHALE_OK;
       if (st && st->kind == SQL_STMT_CREATE_TABLE) {
         Table *t;
-        rc = schema_table_from_create(s, st, corpus[i], &t, &msg);
+        rc = compile_schema_table_from_create(s, st, corpus[i], &t, &msg);
       } else if (st && st->kind == SQL_STMT_CREATE_INDEX) {
         Index *x;
-        rc = schema_index_from_create(s, st, corpus[i], &x, &msg);
+        rc = compile_schema_index_from_create(s, st, corpus[i], &x, &msg);
       } else if (st && st->kind == SQL_STMT_CREATE_TRIGGER) {
         Trigger *g;
-        rc = schema_trigger_from_create(s, st, corpus[i], &g, &msg);
+        rc = compile_schema_trigger_from_create(s, st, corpus[i], &g, &msg);
       } else if (st && st->kind == SQL_STMT_CREATE_VIEW) {
         View *v;
-        rc = schema_view_from_create(s, st, corpus[i], &v, &msg);
+        rc = compile_schema_view_from_create(s, st, corpus[i], &v, &msg);
       }
       int hit = util_fault_alloc_hits() > 0;
       util_fault_alloc(0, 0);
@@ -1295,7 +1297,7 @@ TEST(schema_random_creates_match_sqlite) {
   compare_all(path);
 }
 
-/* schema_load inside the caller's transaction leaves it open; without one
+/* compile_schema_load inside the caller's transaction leaves it open; without one
  * it opens and ends its own. */
 TEST(schema_load_transactions) {
   const char *path = test_path("txn.db");
@@ -1305,11 +1307,11 @@ TEST(schema_load_transactions) {
   CHECK_OK(btree_open(NULL, path, SHALE_OPEN_READWRITE, &bt));
   Schema *s = NULL;
   char *err = NULL;
-  CHECK_OK(schema_load(bt, &s, &err));
+  CHECK_OK(compile_schema_load(bt, &s, &err));
   CHECK_EQ(btree_txn_state(bt), PAGER_TXN_NONE);
   schema_free(s);
   CHECK_OK(btree_begin(bt, BTREE_TXN_READ));
-  CHECK_OK(schema_load(bt, &s, &err));
+  CHECK_OK(compile_schema_load(bt, &s, &err));
   CHECK_EQ(btree_txn_state(bt), PAGER_TXN_READ);
   CHECK(s && schema_find_index(s, "sqlite_autoindex_t_1") &&
         schema_find_index(s, "sqlite_autoindex_t_1")->root > 1);
