@@ -170,6 +170,12 @@ $(BUILD)/tests/test_server: tests/server/run.sh | $(BUILD)/shale-server
 	install -m 755 $< $@
 endif
 
+# tests/symbols/run.sh: every global symbol of the library has its layer's prefix
+TEST_BIN += $(BUILD)/tests/test_symbols
+$(BUILD)/tests/test_symbols: tests/symbols/run.sh $(BUILD)/libshale.a
+	@mkdir -p $(dir $@)
+	install -m 755 $< $@
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/shale.h $(DESTDIR)$(PREFIX)/include/
