@@ -27,6 +27,7 @@ while IFS= read -r obj; do
   prefixes=$(allowed "$folder")
   while read -r _ kind sym; do
     case $kind in T | D | B | R) ;; *) continue ;; esac
+    case $sym in __*) continue ;; esac # compiler-made (e.g. ASan's __odr_asan.*)
     ok=0
     for p in $prefixes; do
       case $sym in "$p"*) ok=1 ;; esac
