@@ -449,6 +449,13 @@ static int db_config(sqlite3 *db, int op, int onoff, int *pres) {
 int sqlite3_db_config(sqlite3 *db, int op, ...) {
   CHECK_DB(db, SQLITE_MISUSE);
   if (op == SQLITE_DBCONFIG_LOOKASIDE) return SQLITE_OK; /* a memory hint */
+  if (op == SQLITE_DBCONFIG_MAINDBNAME) {
+    va_list ap;
+    va_start(ap, op);
+    const char *name = va_arg(ap, const char *);
+    va_end(ap);
+    return shale_db_config_maindbname(DB(db), name);
+  }
   va_list ap;
   va_start(ap, op);
   int onoff = 0, *pres = NULL;

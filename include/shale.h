@@ -553,6 +553,11 @@ int shale_txn_state(shale *db, const char *zdb);
  * and ENABLE_VIEW (1015): onoff 1/0 sets, -1 reads; the state in force, or
  * -1 for another option. */
 int shale_db_config_switch(shale *db, int op, int onoff);
+/* sqlite3_db_config(SQLITE_DBCONFIG_MAINDBNAME): from now on the main
+ * database is called name (copied; NULL: "main" again) wherever SQL, hooks
+ * and PRAGMA database_list show a schema name; "main" still designates it.
+ * SHALE_OK, SHALE_NOMEM. */
+int shale_db_config_maindbname(shale *db, const char *name);
 
 /* ---- loadable extensions (SQLite's sqlite3_load_extension rules) ----
  * An extension is a shared library with an entry point

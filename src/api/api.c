@@ -262,7 +262,9 @@ static int schema_check_others(shale *db) {
 
 int api_db_index(shale *db, const char *name) {
   if (!name) return 0;
-  if (!util_stricmp(name, "main")) return 0;
+  /* "main" names database 0 even after db_config MAINDBNAME renamed it */
+  if (!util_stricmp(name, "main") || (db->main_name && !util_stricmp(name, db->main_name)))
+    return 0;
   for (int i = 1; i < db->ndb; i++)
     if (!util_stricmp(db->dbx[i].name, name)) return i;
   return -1;
@@ -274,7 +276,12 @@ int api_db_of_bt(const shale *db, const Btree *bt) {
   return -1;
 }
 
-const char *api_db_name(shale *db, int i) { return i == 0 ? "main" : db->dbx[i].name; }
+const char *api_db_name(shale *db, int i) {
+  if (i == 0) return db->main_name ? db->main_name : "main";
+  return db->dbx[i].name;
+}
+
+int api_is_main(shale *db, const char *name) { return !name || api_db_index(db, name) == 0; }
 
 const char *api_db_file(shale *db, int i) {
   Btree *b = api_db_bt(db, i);
@@ -878,6 +885,7 @@ static void db_free(shale *db) {
   shale_free(db->err_sql);
   shale_free(db->filename);
   shale_free(db->fullname);
+  shale_free(db->main_name);
   api_autovac_free(db);
   api_loadext_close(db); /* last: what was registered may point into them */
   api_db_retire(db);     /* the struct goes to the free list at the last leave */
@@ -957,7 +965,7 @@ void api_compile_env(shale *db, CompileEnv *env) {
   env->trigger_eqp = db->trigger_eqp;
   env->legacy_file_format = db->legacy_format;
   if (db->schema) {
-    db->cdbs[0].name = "main";
+    db->cdbs[0].name = api_db_name(db, 0);
     db->cdbs[0].schema = db->schema->s;
     db->cdbs[0].file = api_db_file(db, 0);
     db->cdbs[0].bt = db->bt;

@@ -52,8 +52,6 @@ struct shale_blob {
   int close_rc; /* returned by close: a write refused or failed (as SQLite) */
 };
 
-static int is_main(const char *z) { return !z || !util_stricmp(z, "main"); }
-
 static uint64_t mix(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -182,7 +180,7 @@ static int blob_open_impl(shale *db, const char *zdb, const char *table, const c
   if (!out) return SHALE_MISUSE;
   *out = NULL;
   if (!db || !table || !column) return SHALE_MISUSE;
-  if (!is_main(zdb)) {
+  if (!api_is_main(db, zdb)) {
     api_error(db, SHALE_ERROR, "no such table: %s.%s", zdb, table);
     return SHALE_ERROR;
   }

@@ -32,13 +32,11 @@ static const char *db_name_impl(shale *db, int i) {
   return api_db_name(db, i);
 }
 
-static int is_main(const char *zdb) { return !zdb || !strcmp(zdb, "main"); }
-
 /* Attached and temp databases: their file name as PRAGMA database_list
  * shows it ("" for memory and temp), NULL for an unknown name. */
 static const char *db_filename_impl(shale *db, const char *zdb) {
   if (!db) return NULL;
-  if (is_main(zdb)) return db->fullname;
+  if (api_is_main(db, zdb)) return db->fullname;
   int i = api_db_index(db, zdb);
   if (i <= 0) return NULL;
   const char *f = api_db_file(db, i);
@@ -47,7 +45,7 @@ static const char *db_filename_impl(shale *db, const char *zdb) {
 
 static int db_readonly_impl(shale *db, const char *zdb) {
   if (!db) return -1;
-  if (is_main(zdb)) return (db->open_flags & SHALE_OPEN_READONLY) ? 1 : 0;
+  if (api_is_main(db, zdb)) return (db->open_flags & SHALE_OPEN_READONLY) ? 1 : 0;
   int i = api_db_index(db, zdb);
   if (i <= 0) return -1;
   Btree *b = api_db_bt(db, i);
@@ -396,6 +394,22 @@ static int cacheflush_impl(shale *db) {
   return busy ? SHALE_BUSY : SHALE_OK;
 }
 int shale_db_cacheflush(shale *db) { API_DB_CALL(db, SHALE_MISUSE, cacheflush_impl(db)); }
+
+/* db_config MAINDBNAME: database 0 is called name (a copy; NULL: "main")
+ * from now on; "main" still names it too (api_db_index). */
+static int db_config_maindbname_impl(shale *db, const char *name) {
+  if (!db) return SHALE_MISUSE;
+  char *copy = NULL;
+  if (name && !(copy = util_mprintf("%s", name))) return SHALE_NOMEM;
+  shale_free(db->main_name);
+  db->main_name = copy;
+  api_expire(db); /* compiled programs hold the old name */
+  return SHALE_OK;
+}
+
+int shale_db_config_maindbname(shale *db, const char *name) {
+  API_DB_CALL(db, SHALE_MISUSE, db_config_maindbname_impl(db, name));
+}
 
 int shale_db_config_switch(shale *db, int op, int onoff) {
   API_DB_CALL(db, -1, db_config_switch_impl(db, op, onoff));

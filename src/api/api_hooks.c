@@ -267,7 +267,7 @@ void api_wal_notify(shale *db) {
   int n = pager_wal_frames(btree_pager(db->bt));
   if (n == db->wal_frames) return;
   db->wal_frames = n;
-  if (n > 0) db->wal_cb(db->wal_arg, db, "main", n);
+  if (n > 0) db->wal_cb(db->wal_arg, db, api_db_name(db, 0), n);
 }
 
 /* ------------------------------------------------------------------ busy */
@@ -511,7 +511,7 @@ static int table_column_metadata_impl(shale *db, const char *zdb, const char *ta
   int rc = api_schema_current(db);
   if (rc != SHALE_OK) return rc;
   Table *t = NULL;
-  if (!zdb || !util_stricmp(zdb, "main")) t = schema_find_table(db->schema->s, table);
+  if (api_is_main(db, zdb)) t = schema_find_table(db->schema->s, table);
   if (!t) {
     api_error(db, SHALE_ERROR, "no such table column: %s.%s", table, col ? col : "");
     return SHALE_ERROR;
@@ -577,7 +577,7 @@ void *shale_update_hook(shale *db, void (*cb)(void *, int, const char *, const c
 static const char *autovac_schema(shale *db, Btree *bt) {
   if (db->pragma_standin) {
     if (bt == db->bt) return api_db_name(db, db->pragma_standin);
-    if (bt == db->standin_bt) return "main";
+    if (bt == db->standin_bt) return api_db_name(db, 0);
   }
   int i = api_db_of_bt(db, bt);
   return i < 0 ? NULL : api_db_name(db, i);

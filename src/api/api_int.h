@@ -270,6 +270,7 @@ struct shale {
   ApiSchema *standin_schema;
   uint8_t no_triggers, no_views, no_dqs_dml, no_dqs_ddl; /* db_config switches (CompileEnv) */
   uint8_t no_ckpt_on_close; /* db_config NO_CKPT_ON_CLOSE: closing leaves each WAL as it is */
+  char *main_name;          /* db_config MAINDBNAME: database 0's name (NULL: "main"), a copy */
   uint8_t reset_database;   /* db_config RESET_DATABASE: VACUUM writes an empty database */
   uint8_t qpsg;             /* db_config ENABLE_QPSG (kept: plans never use bound values) */
   uint8_t trigger_eqp;      /* db_config TRIGGER_EQP (CompileEnv.trigger_eqp) */
@@ -445,6 +446,9 @@ void api_handle_retire(ApiHandle **fl, void *h);
 static inline Btree *api_db_bt(const shale *db, int i) { return i == 0 ? db->bt : db->dbx[i].bt; }
 /* api.c: databases. Index of the database named name (NULL: main), or -1. */
 int api_db_index(shale *db, const char *name);
+/* Whether name (NULL: yes) designates database 0: "main" or the name
+ * db_config MAINDBNAME gave it. */
+int api_is_main(shale *db, const char *name);
 /* Index of the database whose B-tree is bt, or -1. */
 int api_db_of_bt(const shale *db, const Btree *bt);
 const char *api_db_name(shale *db, int i);

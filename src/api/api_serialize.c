@@ -24,13 +24,11 @@
 
 #include "api_int.h"
 
-static int is_main(const char *z) { return !z || !util_stricmp(z, "main"); }
-
 static unsigned char *serialize_impl(shale *db, const char *zs, shale_int64 *size, unsigned flags) {
   shale_int64 dummy;
   if (!size) size = &dummy;
   *size = -1;
-  if (!db || !db->bt || !is_main(zs)) return NULL;
+  if (!db || !db->bt || !api_is_main(db, zs)) return NULL;
   int began, rc = api_txn_begin(db, BTREE_TXN_READ, &began);
   if (rc) return NULL;
   Pager *p = btree_pager(db->bt);
@@ -105,7 +103,7 @@ static int deserialize_impl(shale *db, const char *zs, unsigned char *data, shal
   } else if (size < 0 || (size > 0 && !data)) {
     rc = SHALE_MISUSE;
     shale_set_error(db, rc, NULL);
-  } else if (!is_main(zs)) {
+  } else if (!api_is_main(db, zs)) {
     rc = SHALE_ERROR;
     api_error(db, rc, "unknown database %s", zs);
   } else if (db->nactive > 0 || !db->autocommit || db->nhandles > 0 ||
@@ -135,7 +133,7 @@ static int deserialize_impl(shale *db, const char *zs, unsigned char *data, shal
 
 static int data_version_impl(shale *db, const char *zs, unsigned *out) {
   if (!db || !out) return SHALE_MISUSE;
-  if (!is_main(zs) || !db->bt) return SHALE_ERROR;
+  if (!api_is_main(db, zs) || !db->bt) return SHALE_ERROR;
   int began, rc = api_txn_begin(db, BTREE_TXN_READ, &began);
   if (rc) return rc;
   *out = (unsigned)pager_data_version(btree_pager(db->bt));

@@ -109,7 +109,8 @@ int compile_parse_find_db(const Parse *p, const char *name) {
   int n = compile_parse_ndb(p);
   for (int i = 0; i < n; i++)
     if (!util_stricmp(compile_parse_db_name(p, i), name)) return i;
-  return -1;
+  /* "main" stays database 0's name after db_config MAINDBNAME renamed it */
+  return util_stricmp(name, "main") ? -1 : 0;
 }
 
 int compile_parse_table_db(Parse *p, const Table *tab) {
@@ -437,10 +438,23 @@ static const char *drop_table_of(Parse *p, const SqlDrop *d) {
   return NULL;
 }
 
+/* Whether table (or view) name exists where zdb says: SQLite looks a
+ * statement's table up before it asks the authorizer, so a missing one gives
+ * its error without a call. */
+static int auth_has_table(Parse *p, const char *zdb, const char *name) {
+  int idb = -1;
+  return compile_parse_find_object(p, PARSE_OBJ_TABLE, zdb, name, &idb) ||
+         compile_parse_find_object(p, PARSE_OBJ_VIEW, zdb, name, &idb);
+}
+
 /* The statement-level actions SQLite checks before it codes a statement:
  * AUTH_OK to go on, AUTH_IGNORE to code nothing (a no-op), AUTH_DENY. */
 static int auth_stmt(Parse *p, const SqlStmt *s) {
   if (!p->env || !p->env->auth) return AUTH_OK;
+  /* the database the statement works in, by its name (stmt_target chose
+   * p->idb); TEMP objects have their own action codes */
+  const char *dbn = compile_parse_db_name(p, p->idb);
+  int tmp = p->idb == 1;
   switch (s->kind) {
     case SQL_STMT_SELECT:
       return compile_parse_auth(p, AUTH_SELECT, NULL, NULL, NULL);
@@ -454,7 +468,8 @@ static int auth_stmt(Parse *p, const SqlStmt *s) {
           p, AUTH_DETACH, f->op == SQL_E_STRING || f->op == SQL_E_ID ? f->z : NULL, NULL, NULL);
     }
     case SQL_STMT_INSERT: {
-      int rc = compile_parse_auth(p, AUTH_INSERT, s->u.insert.table.name, NULL, "main");
+      if (!auth_has_table(p, s->u.insert.table.schema, s->u.insert.table.name)) return AUTH_OK;
+      int rc = compile_parse_auth(p, AUTH_INSERT, s->u.insert.table.name, NULL, dbn);
       const SqlSelect *sel = s->u.insert.select;
       if (rc == AUTH_OK && sel &&
           (sel->kind != SQL_SEL_VALUES || sel->prior || (sel->cols && sel->cols->n > 1)))
@@ -462,51 +477,61 @@ static int auth_stmt(Parse *p, const SqlStmt *s) {
       return rc;
     }
     case SQL_STMT_DELETE: { /* IGNORE: the rows are deleted all the same (SQLite) */
-      int rc = compile_parse_auth(p, AUTH_DELETE, s->u.del.table->name, NULL, "main");
+      if (!auth_has_table(p, s->u.del.table->schema, s->u.del.table->name)) return AUTH_OK;
+      int rc = compile_parse_auth(p, AUTH_DELETE, s->u.del.table->name, NULL, dbn);
       return rc == AUTH_IGNORE ? AUTH_OK : rc;
     }
-    case SQL_STMT_CREATE_TABLE: {
-      const SqlCreateTable *c = &s->u.create_table;
-      return compile_parse_auth(p, c->temp ? AUTH_CREATE_TEMP_TABLE : AUTH_CREATE_TABLE,
-                                c->name.name, NULL, c->temp ? "temp" : "main");
-    }
+    case SQL_STMT_CREATE_TABLE:
+      return compile_parse_auth(p, tmp ? AUTH_CREATE_TEMP_TABLE : AUTH_CREATE_TABLE,
+                                s->u.create_table.name.name, NULL, dbn);
+    case SQL_STMT_CREATE_VTAB:
+      return compile_parse_auth(p, AUTH_CREATE_VTABLE, s->u.create_vtab.name.name,
+                                s->u.create_vtab.module, dbn);
     case SQL_STMT_CREATE_INDEX: {
       const SqlCreateIndex *c = &s->u.create_index;
-      return compile_parse_auth(p, AUTH_CREATE_INDEX, c->name.name, c->table, "main");
+      if (!auth_has_table(p, compile_parse_db_name(p, p->idb), c->table)) return AUTH_OK;
+      return compile_parse_auth(p, tmp ? AUTH_CREATE_TEMP_INDEX : AUTH_CREATE_INDEX, c->name.name,
+                                c->table, dbn);
     }
-    case SQL_STMT_CREATE_VIEW: {
-      const SqlCreateView *c = &s->u.create_view;
-      return compile_parse_auth(p, c->temp ? AUTH_CREATE_TEMP_VIEW : AUTH_CREATE_VIEW, c->name.name,
-                                NULL, c->temp ? "temp" : "main");
-    }
+    case SQL_STMT_CREATE_VIEW:
+      return compile_parse_auth(p, tmp ? AUTH_CREATE_TEMP_VIEW : AUTH_CREATE_VIEW,
+                                s->u.create_view.name.name, NULL, dbn);
     case SQL_STMT_CREATE_TRIGGER: {
       const SqlCreateTrigger *c = &s->u.create_trigger;
-      return compile_parse_auth(p, c->temp ? AUTH_CREATE_TEMP_TRIGGER : AUTH_CREATE_TRIGGER,
-                                c->name.name, c->table, c->temp ? "temp" : "main");
+      if (!auth_has_table(p, c->table_schema, c->table)) return AUTH_OK;
+      return compile_parse_auth(p, tmp ? AUTH_CREATE_TEMP_TRIGGER : AUTH_CREATE_TRIGGER,
+                                c->name.name, c->table, dbn);
     }
     case SQL_STMT_DROP: {
       const SqlDrop *d = &s->u.drop;
       const char *n = d->name.name;
       int rc;
       switch (d->object) {
-        case TK_TABLE:
-          if (p->schema && !schema_find_table(p->schema, n)) return AUTH_OK; /* error later */
-          rc = compile_parse_auth(p, AUTH_DROP_TABLE, n, NULL, "main");
-          return rc == AUTH_OK ? compile_parse_auth(p, AUTH_DELETE, n, NULL, "main") : rc;
+        case TK_TABLE: {
+          const Table *t = p->schema ? schema_find_table(p->schema, n) : NULL;
+          if (p->schema && !t) return AUTH_OK; /* error later */
+          const char *mod = t ? t->vtab_module : NULL;
+          int act = mod ? AUTH_DROP_VTABLE : tmp ? AUTH_DROP_TEMP_TABLE : AUTH_DROP_TABLE;
+          rc = compile_parse_auth(p, act, n, mod, dbn);
+          return rc == AUTH_OK ? compile_parse_auth(p, AUTH_DELETE, n, NULL, dbn) : rc;
+        }
         case TK_VIEW:
           if (p->schema && !schema_find_view(p->schema, n)) return AUTH_OK;
-          rc = compile_parse_auth(p, AUTH_DROP_VIEW, n, NULL, "main");
-          return rc == AUTH_OK ? compile_parse_auth(p, AUTH_DELETE, n, NULL, "main") : rc;
+          rc = compile_parse_auth(p, tmp ? AUTH_DROP_TEMP_VIEW : AUTH_DROP_VIEW, n, NULL, dbn);
+          return rc == AUTH_OK ? compile_parse_auth(p, AUTH_DELETE, n, NULL, dbn) : rc;
         case TK_INDEX:
           if (!drop_table_of(p, d)) return AUTH_OK;
-          return compile_parse_auth(p, AUTH_DROP_INDEX, n, drop_table_of(p, d), "main");
+          return compile_parse_auth(p, tmp ? AUTH_DROP_TEMP_INDEX : AUTH_DROP_INDEX, n,
+                                    drop_table_of(p, d), dbn);
         default:
           if (!drop_table_of(p, d)) return AUTH_OK;
-          return compile_parse_auth(p, AUTH_DROP_TRIGGER, n, drop_table_of(p, d), "main");
+          return compile_parse_auth(p, tmp ? AUTH_DROP_TEMP_TRIGGER : AUTH_DROP_TRIGGER, n,
+                                    drop_table_of(p, d), dbn);
       }
     }
     case SQL_STMT_ALTER:
-      return compile_parse_auth(p, AUTH_ALTER_TABLE, "main", s->u.alter.table.name, NULL);
+      if (!auth_has_table(p, s->u.alter.table.schema, s->u.alter.table.name)) return AUTH_OK;
+      return compile_parse_auth(p, AUTH_ALTER_TABLE, dbn, s->u.alter.table.name, NULL);
     case SQL_STMT_BEGIN:
       return compile_parse_auth(p, AUTH_TRANSACTION, "BEGIN", NULL, NULL);
     case SQL_STMT_COMMIT:
@@ -521,30 +546,41 @@ static int auth_stmt(Parse *p, const SqlStmt *s) {
       return compile_parse_auth(p, AUTH_SAVEPOINT, "RELEASE", s->u.savepoint.name, NULL);
     case SQL_STMT_REINDEX:
     case SQL_STMT_ANALYZE: {
-      /* per index (REINDEX) / table (ANALYZE) named, or every one */
+      /* REINDEX: per index rebuilt; ANALYZE: per table analyzed (an index
+       * named: its table), in the database(s) the statement covers */
       int act = s->kind == SQL_STMT_REINDEX ? AUTH_REINDEX : AUTH_ANALYZE;
+      const SqlQualName *q = &s->u.analyze.name;
+      int i0 = 0, i1 = compile_parse_ndb(p); /* databases [i0, i1) */
       if (s->u.analyze.has_name) {
-        const char *n = s->u.analyze.name.name;
-        if (act == AUTH_REINDEX && p->schema && !schema_find_index(p->schema, n) &&
-            schema_find_table(p->schema, n)) {
-          const Table *t = schema_find_table(p->schema, n);
-          for (const Index *x = t->indexes; x; x = x->next) {
-            int rc = compile_parse_auth(p, act, x->name, NULL, "main");
+        int idb = q->schema ? -1 : compile_parse_find_db(p, q->name);
+        if (idb < 0) {
+          const Schema *sc = p->schema;
+          const Index *x = sc ? schema_find_index(sc, q->name) : NULL;
+          const Table *t = x ? x->table : sc ? schema_find_table(sc, q->name) : NULL;
+          if (act == AUTH_ANALYZE)
+            return compile_parse_auth(p, act, t ? t->name : q->name, NULL, dbn);
+          if (x) return compile_parse_auth(p, act, x->name, NULL, dbn);
+          for (x = t ? t->indexes : NULL; x; x = x->next) {
+            int rc = compile_parse_auth(p, act, x->name, NULL, dbn);
             if (rc != AUTH_OK) return rc;
           }
           return AUTH_OK;
         }
-        return compile_parse_auth(p, act, n, NULL, "main");
+        i0 = idb; /* ANALYZE schema, REINDEX schema */
+        i1 = idb + 1;
       }
-      if (!p->schema) return AUTH_OK;
-      const SchemaMap *m = act == AUTH_REINDEX ? &p->schema->indexes : &p->schema->tables;
-      for (int i = 0; i < m->cap; i++) {
-        if (!m->slots[i].key) continue;
-        const char *n = act == AUTH_REINDEX ? ((const Index *)m->slots[i].val)->name
-                                            : ((const Table *)m->slots[i].val)->name;
-        if (act == AUTH_ANALYZE && !util_strnicmp(n, "sqlite_", 7)) continue;
-        int rc = compile_parse_auth(p, act, n, NULL, "main");
-        if (rc != AUTH_OK) return rc;
+      for (int i = i0; i < i1; i++) {
+        const Schema *sc = compile_parse_db_schema(p, i);
+        if (!sc || (act == AUTH_ANALYZE && i == 1 && i1 - i0 > 1)) continue;
+        const SchemaMap *m = act == AUTH_REINDEX ? &sc->indexes : &sc->tables;
+        for (int k = 0; k < m->cap; k++) {
+          if (!m->slots[k].key) continue;
+          const char *n = act == AUTH_REINDEX ? ((const Index *)m->slots[k].val)->name
+                                              : ((const Table *)m->slots[k].val)->name;
+          if (act == AUTH_ANALYZE && !util_strnicmp(n, "sqlite_", 7)) continue;
+          int rc = compile_parse_auth(p, act, n, NULL, compile_parse_db_name(p, i));
+          if (rc != AUTH_OK) return rc;
+        }
       }
       return AUTH_OK;
     }
@@ -1023,7 +1059,9 @@ int compile_sql(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
     if (pragma_prepare_checks(&p, &out->pragma)) goto fail;
     if (env->auth) {
       const PragmaReq *q = &out->pragma;
-      int a = compile_parse_auth(&p, AUTH_PRAGMA, q->name, q->value, q->schema);
+      int qdb = q->schema ? compile_parse_find_db(&p, q->schema) : -1;
+      const char *zdb = qdb >= 0 ? compile_parse_db_name(&p, qdb) : q->schema;
+      int a = compile_parse_auth(&p, AUTH_PRAGMA, q->name, q->value, zdb);
       if (a == AUTH_DENY) goto fail;
       if (a == AUTH_IGNORE) out->pragma.ignored = 1;
     }

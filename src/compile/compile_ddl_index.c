@@ -249,11 +249,12 @@ int compile_ddl_create_index(Parse *p, const SqlStmt *s) {
     return 1;
   }
   if (p->env && p->env->auth) { /* as SQLite: READ of each key column, then REINDEX */
+    const char *dbn = compile_parse_db_name(p, p->idb);
     for (int i = 0; i < idx->nkey && !parse_failed(p); i++)
       if (idx->cols[i].col >= 0 && idx->table)
         compile_parse_auth(p, AUTH_READ, idx->table->name, idx->table->cols[idx->cols[i].col].name,
-                           "main");
-    compile_parse_auth(p, AUTH_REINDEX, idx->name, NULL, "main");
+                           dbn);
+    compile_parse_auth(p, AUTH_REINDEX, idx->name, NULL, dbn);
     if (parse_failed(p)) {
       schema_free(scratch);
       return 1;

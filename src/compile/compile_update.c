@@ -385,7 +385,8 @@ int compile_dml_update(Parse *p, const SqlStmt *s) {
         (compile_resolve_expr(p, &nc, set[j]) || parse_failed(p)))
       return 1;
     if (set[j] && p->env && p->env->auth) { /* UPDATE per column; IGNORE keeps it as it is */
-      int rc = compile_parse_auth(p, AUTH_UPDATE, tab->name, tab->cols[j].name, "main");
+      int rc = compile_parse_auth(p, AUTH_UPDATE, tab->name, tab->cols[j].name,
+                                  compile_parse_db_name(p, p->idb));
       if (rc == AUTH_DENY) return 1;
       if (rc == AUTH_IGNORE) {
         if (rowid_expr == set[j]) rowid_expr = NULL;

@@ -219,10 +219,15 @@ static const SqlExpr *first_agg(const SqlExpr *e) {
 int compile_resolve_auth_read(Parse *p, const Table *t, int col, SqlExpr *e) {
   if (!p->env || !p->env->auth || !t) return AUTH_OK;
   const char *cn = col >= 0 ? t->cols[col].name : "ROWID";
-  int rc = compile_parse_auth(p, AUTH_READ, t->name, cn, "main");
-  if (rc == AUTH_DENY && p->rc == SHALE_AUTH) {
+  int idb = compile_parse_table_db(p, t);
+  const char *zdb = compile_parse_db_name(p, idb);
+  int rc = compile_parse_auth(p, AUTH_READ, t->name, cn, zdb);
+  if (rc == AUTH_DENY && p->rc == SHALE_AUTH) { /* the database too once there are several */
     shale_free(p->errmsg);
-    p->errmsg = util_mprintf("access to %s.%s is prohibited", t->name, cn);
+    if (compile_parse_ndb(p) > 2 || idb != 0)
+      p->errmsg = util_mprintf("access to %s.%s.%s is prohibited", zdb, t->name, cn);
+    else
+      p->errmsg = util_mprintf("access to %s.%s is prohibited", t->name, cn);
   }
   if (rc == AUTH_IGNORE) e->op = SQL_E_NULL;
   return rc;

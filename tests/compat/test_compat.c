@@ -276,6 +276,8 @@ TEST(compat_limits_shale) { run_prog("limits", 1); }
 TEST(compat_limits_sqlite) { run_prog("limits", 0); }
 TEST(compat_authorizer_shale) { run_prog("authorizer", 1); }
 TEST(compat_authorizer_sqlite) { run_prog("authorizer", 0); }
+TEST(compat_maindbname_shale) { run_prog("maindbname", 1); }
+TEST(compat_maindbname_sqlite) { run_prog("maindbname", 0); }
 TEST(compat_backup_shale) { run_prog("backup", 1); }
 TEST(compat_backup_sqlite) { run_prog("backup", 0); }
 TEST(compat_blob_shale) { run_prog("blob", 1); }

@@ -70,6 +70,63 @@ static const char *const seq[][2] = {
      "18:s1:-:main:- 21:-:-:-:s1t 20:u:x:main:s1t 20:u:x:main:s1t 20:s1:a:main:s1t"},
 };
 
+/* The objects of an attached and of the TEMP database: the authorizer gets
+ * their database's name and TEMP's own action codes; a statement on a
+ * table that does not exist gives its error without a call. */
+static const char *const seq_db[][2] = {
+    {"CREATE TABLE aux.a1(p, q)", "2:a1:-:aux:-"},
+    {"INSERT INTO aux.a1 VALUES (1, 2)", "18:a1:-:aux:-"},
+    {"SELECT p FROM aux.a1", "21:-:-:-:- 20:a1:p:aux:-"},
+    {"UPDATE aux.a1 SET q = p", "20:a1:p:aux:- 23:a1:q:aux:-"},
+    {"DELETE FROM a1 WHERE q = 5", "9:a1:-:aux:- 20:a1:q:aux:-"},
+    {"CREATE INDEX aux.a1p ON a1(p)", "1:a1p:a1:aux:- 20:a1:p:aux:- 27:a1p:-:aux:-"},
+    {"REINDEX aux.a1p", "27:a1p:-:aux:-"},
+    {"ANALYZE aux", "28:a1:-:aux:-"},
+    {"PRAGMA AUX.user_version", "19:user_version:-:aux:-"},
+    {"CREATE VIEW aux.av AS SELECT 1", "8:av:-:aux:-"},
+    {"DROP VIEW aux.av", "17:av:-:aux:- 9:av:-:aux:-"},
+    {"CREATE TRIGGER aux.at AFTER INSERT ON a1 BEGIN SELECT 1; END", "7:at:a1:aux:-"},
+    {"DROP TRIGGER aux.at", "16:at:a1:aux:-"},
+    {"DROP INDEX aux.a1p", "10:a1p:a1:aux:-"},
+    {"DROP TABLE aux.a1", "11:a1:-:aux:- 9:a1:-:aux:-"},
+    {"CREATE TEMP TABLE tt(x)", "4:tt:-:temp:-"},
+    {"INSERT INTO tt VALUES (1)", "18:tt:-:temp:-"},
+    {"CREATE INDEX tti ON tt(x)", "3:tti:tt:temp:- 20:tt:x:temp:- 27:tti:-:temp:-"},
+    {"DROP INDEX tti", "12:tti:tt:temp:-"},
+    {"CREATE TEMP VIEW tv AS SELECT 1", "6:tv:-:temp:-"},
+    {"DROP VIEW tv", "15:tv:-:temp:- 9:tv:-:temp:-"},
+    {"CREATE TEMP TRIGGER ttr AFTER INSERT ON tt BEGIN SELECT 1; END", "5:ttr:tt:temp:-"},
+    {"DROP TRIGGER ttr", "14:ttr:tt:temp:-"},
+    {"DROP TABLE tt", "13:tt:-:temp:- 9:tt:-:temp:-"},
+    {"INSERT INTO nosuch VALUES (1)", ""},
+    {"DELETE FROM nosuch", ""},
+    {"CREATE INDEX nx ON nosuch(a)", ""},
+    {"CREATE TRIGGER nt AFTER INSERT ON nosuch BEGIN SELECT 1; END", ""},
+    {"ALTER TABLE nosuch ADD COLUMN c", ""},
+};
+
+/* Prepare and step each statement of list[n], the authorizer logging; the
+ * log must be the one given. */
+static void run_seq(sqlite3 *db, const char *const list[][2], size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    logbuf[0] = 0;
+    logging = 1;
+    sqlite3_stmt *st = NULL;
+    sqlite3_prepare_v2(db, list[i][0], -1, &st, NULL);
+    logging = 0;
+    if (st) {
+      while (sqlite3_step(st) == SQLITE_ROW) {
+      }
+      sqlite3_finalize(st);
+    }
+    prog_checks++;
+    if (strcmp(logbuf, list[i][1])) {
+      fprintf(stderr, "%s:\n  log  \"%s\"\n  want \"%s\"\n", list[i][0], logbuf, list[i][1]);
+      prog_failed++;
+    }
+  }
+}
+
 static char result[1024];
 static int collect(void *a, int n, char **v, char **c) {
   for (int i = 0; i < n; i++) {
@@ -110,23 +167,7 @@ int main(void) {
   EXPECT_INT(sqlite3_set_authorizer(db, auth, NULL), SQLITE_OK);
 
   /* ---- sequences ---- */
-  for (size_t i = 0; i < sizeof seq / sizeof seq[0]; i++) {
-    logbuf[0] = 0;
-    logging = 1;
-    sqlite3_stmt *st = NULL;
-    sqlite3_prepare_v2(db, seq[i][0], -1, &st, NULL);
-    logging = 0;
-    if (st) {
-      while (sqlite3_step(st) == SQLITE_ROW) {
-      }
-      sqlite3_finalize(st);
-    }
-    prog_checks++;
-    if (strcmp(logbuf, seq[i][1])) {
-      fprintf(stderr, "%s:\n  log  \"%s\"\n  want \"%s\"\n", seq[i][0], logbuf, seq[i][1]);
-      prog_failed++;
-    }
-  }
+  run_seq(db, seq, sizeof seq / sizeof seq[0]);
   logbuf[0] = 0;
   logging = 1;
   EXEC_OK(db, "ALTER TABLE lg RENAME TO lg2");
@@ -202,6 +243,19 @@ int main(void) {
   EXPECT_INT(sqlite3_step(st), SQLITE_ROW);
   EXPECT_STR(sqlite3_column_text(st, 0), "q");
   sqlite3_finalize(st);
+  sqlite3_set_authorizer(db, NULL, NULL);
+  EXEC_OK(db, "ATTACH ':memory:' AS aux");
+  EXPECT_INT(sqlite3_set_authorizer(db, auth, NULL), SQLITE_OK);
+  run_seq(db, seq_db, sizeof seq_db / sizeof seq_db[0]);
+  EXEC_OK(db, "CREATE TABLE aux.a2(p)");
+  logbuf[0] = 0;
+  logging = 1;
+  EXEC_OK(db, "ALTER TABLE aux.a2 ADD COLUMN r");
+  logging = 0;
+  EXPECT(!strncmp(logbuf, "26:aux:a2:-:-", 13));
+  /* with several databases the denied column's message names its database */
+  run(db, SQLITE_READ, "b", SQLITE_DENY, "SELECT a, b FROM t", SQLITE_AUTH,
+      "access to main.t.b is prohibited", "");
   EXPECT_INT(sqlite3_close(db), SQLITE_OK);
   return prog_done();
 }

@@ -21,7 +21,6 @@ int main(void) {
   EXPECT_INT(sqlite3_enable_shared_cache(0), SQLITE_OK);
   EXPECT_INT(sqlite3_db_config(db, 9999, 1, (int *)NULL), SQLITE_ERROR);
   EXPECT_STR(sqlite3_errmsg(db), "sqlite3_db_config option 9999 is not supported by Shale yet");
-  EXPECT_INT(sqlite3_db_config(db, SQLITE_DBCONFIG_MAINDBNAME, "x"), SQLITE_ERROR);
   int cur = 0, hi = 0;
   EXPECT_INT(sqlite3_file_control(db, NULL, SQLITE_FCNTL_PERSIST_WAL, &cur), SQLITE_NOTFOUND);
   EXPECT_INT(sqlite3_status(SQLITE_STATUS_MEMORY_USED, &cur, &hi, 0), SQLITE_OK);
