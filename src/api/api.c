@@ -963,6 +963,7 @@ void api_compile_env(shale *db, CompileEnv *env) {
   env->no_dqs_ddl = db->no_dqs_ddl;
   env->untrusted = !(db->pflags & API_PF_TRUSTED_SCHEMA);
   env->trigger_eqp = db->trigger_eqp;
+  env->legacy_alter = (db->pflags & API_PF_LEGACY_ALTER_TABLE) != 0;
   env->legacy_file_format = db->legacy_format;
   if (db->schema) {
     db->cdbs[0].name = api_db_name(db, 0);

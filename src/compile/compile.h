@@ -112,6 +112,10 @@ typedef struct CompileEnv {
   /* TRIGGER_EQP on (db_config): EXPLAIN QUERY PLAN also lists the plans of
    * the trigger programs a statement runs (compile_trigger.c) */
   uint8_t trigger_eqp;
+  /* PRAGMA legacy_alter_table (db_config LEGACY_ALTER_TABLE): RENAME TABLE
+   * rewrites only the names of the table, of its indexes' and triggers' ON
+   * clauses (REFERENCES too under foreign_keys), as SQLite before 3.25 */
+  uint8_t legacy_alter;
   /* LEGACY_FILE_FORMAT on (db_config): a new database gets schema format 1
    * (compile_ddl.c), whose indexes ignore DESC (schema_load.c) */
   uint8_t legacy_file_format;

@@ -114,6 +114,18 @@ static Table *alter_target(Parse *p, const SqlAlter *a, int is_add) {
 }
 
 /* Halt with msg when table t has a row (SQLite's ErrorIfNotEmpty). */
+/* The statement fails when it runs with message m (SQLite's re-read of the
+ * schema after the change fails then): a Halt; m (NULL: out of memory) is
+ * freed. */
+static void halt_with(Parse *p, char *m) {
+  compile_parse_need_write(p);
+  if (m)
+    vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, m, -1);
+  else
+    compile_parse_nomem(p);
+  shale_free(m);
+}
+
 static void error_if_not_empty(Parse *p, const Table *t, const char *msg) {
   int cur = emit_cursor(p);
   int empty = emit_label(p);
@@ -261,13 +273,7 @@ static int add_column(Parse *p, const SqlStmt *s) {
     /* STRICT type errors surface when SQLite re-reads the schema after the
      * change: a run-time error with its wording */
     schema_free(scratch);
-    compile_parse_need_write(p);
-    char *m = util_mprintf("error in table %s after add column: %s", t->name, msg);
-    if (m)
-      vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, m, -1);
-    else
-      compile_parse_nomem(p);
-    shale_free(m);
+    halt_with(p, util_mprintf("error in table %s after add column: %s", t->name, msg));
     shale_free(msg);
     compile_ddl_finish(p);
     return parse_failed(p);
@@ -317,6 +323,8 @@ typedef struct Renamer {
   const char *old;  /* old table name */
   Edit *e;
   int n, cap;
+  uint8_t legacy; /* legacy_alter_table: the object's own names only */
+  uint8_t fk;     /* ... and REFERENCES clauses (foreign_keys on) */
 } Renamer;
 
 static void add_edit(Renamer *rn, int start, int end) {
@@ -459,7 +467,7 @@ static int find_token(const char *z, int i, int end, int want) {
 static void rename_stmt(Renamer *rn, SqlStmt *st);
 
 static void rename_fk_in(Renamer *rn, SqlSpan sp, const SqlForeignKey *fk) {
-  if (!fk || !fk->table || util_stricmp(fk->table, rn->old)) return;
+  if (!fk || !fk->table || util_stricmp(fk->table, rn->old) || (rn->legacy && !rn->fk)) return;
   int r = find_token(rn->text, sp.start, sp.start + sp.len, TK_REFERENCES);
   if (r >= 0) rename_qualified_at(rn, r + 10);
 }
@@ -474,12 +482,12 @@ static void rename_stmt(Renamer *rn, SqlStmt *st) {
         for (int k = 0; k < ct->cols[i].ncons; k++) {
           SqlConstraint *c = &ct->cols[i].cons[k];
           if (c->type == SQL_CONS_REFERENCES) rename_fk_in(rn, c->span, c->fk);
-          walk_expr(rn, c->expr);
+          if (!rn->legacy) walk_expr(rn, c->expr);
         }
       for (int k = 0; k < ct->ncons; k++) {
         SqlConstraint *c = &ct->cons[k];
         if (c->type == SQL_CONS_FOREIGN_KEY) rename_fk_in(rn, c->span, c->fk);
-        walk_expr(rn, c->expr);
+        if (!rn->legacy) walk_expr(rn, c->expr);
       }
       break;
     }
@@ -496,12 +504,13 @@ static void rename_stmt(Renamer *rn, SqlStmt *st) {
                             (int)strlen(rn->text), TK_ON);
         if (on >= 0) rename_qualified_at(rn, on + 2);
       }
+      if (rn->legacy) break;
       walk_list(rn, ci->columns);
       walk_expr(rn, ci->where);
       break;
     }
     case SQL_STMT_CREATE_VIEW:
-      walk_select(rn, st->u.create_view.select);
+      if (!rn->legacy) walk_select(rn, st->u.create_view.select);
       break;
     case SQL_STMT_CREATE_TRIGGER: {
       SqlCreateTrigger *tr = &st->u.create_trigger;
@@ -510,6 +519,7 @@ static void rename_stmt(Renamer *rn, SqlStmt *st) {
                             (int)strlen(rn->text), TK_ON);
         if (on >= 0) rename_qualified_at(rn, on + 2);
       }
+      if (rn->legacy) break;
       walk_expr(rn, tr->when);
       for (int i = 0; i < tr->nstmts; i++) rename_stmt(rn, tr->stmts[i]);
       break;
@@ -593,6 +603,8 @@ static const char *renamed_sql(Parse *p, const char *sql, const char *old, const
   rn.p = p;
   rn.text = sql;
   rn.old = old;
+  rn.legacy = p->env && p->env->legacy_alter;
+  rn.fk = p->env && p->env->foreign_keys;
   rename_stmt(&rn, st);
   return apply_edits(&rn, quoted);
 }
@@ -751,9 +763,26 @@ static int check_trigger(Parse *p, Trigger *g) {
   return parse_failed(p);
 }
 
-/* SQLite's check before a rename: every view and trigger, in sqlite_schema
- * order (any the file did not list -- should not happen -- are skipped). */
+static int check_schema_in_order(Parse *p);
+
+/* SQLite's check before a rename or drop: every view and trigger, in
+ * sqlite_schema order (any the file did not list -- should not happen --
+ * are skipped). A failure is SQLite's run-time error: the program is a Halt
+ * with the message (under legacy_alter_table only "SQL logic error"; RENAME
+ * TABLE does not check at all then: rename_table), the caller finishes it.
+ * Returns 1 when the check failed (or ran out of memory). */
 static int check_schema(Parse *p) {
+  if (!check_schema_in_order(p)) return 0;
+  if (p->rc != SHALE_ERROR) return 1;
+  char *m = p->env && p->env->legacy_alter ? util_mprintf("SQL logic error") : p->errmsg;
+  if (m != p->errmsg) shale_free(p->errmsg);
+  p->errmsg = NULL;
+  p->rc = SHALE_OK;
+  halt_with(p, m);
+  return 1;
+}
+
+static int check_schema_in_order(Parse *p) {
   int cap = 0, pos = 0;
   while (schema_map_next(&p->schema->views, &pos)) cap++;
   pos = 0;
@@ -820,6 +849,46 @@ static void rename_in_temp(Parse *p, const TempRen *r) {
   compile_parse_set_db(p, own);
 }
 
+static const char *upd_sql(const SchemaUpd *u, int n, const char *type, const char *name,
+                           const char *old);
+
+/* Under legacy_alter_table only names were rewritten, so the table's CHECK
+ * and generated-column expressions and its indexes' may still name the old
+ * table: SQLite's re-read then fails, when the statement runs, with "error
+ * in table|index X after rename: ...". Returns 1 after coding that error
+ * (or failing). */
+static int legacy_rename_check(Parse *p, const Table *t, const char *nn, const SchemaUpd *u,
+                               int n) {
+  const char *tsql = upd_sql(u, n, "table", t->name, t->sql);
+  SqlStmt *st = tsql ? compile_ddl_reparse(p, tsql) : NULL;
+  if (!st || st->kind != SQL_STMT_CREATE_TABLE) return !tsql ? 0 : 1;
+  Schema *sc = schema_new();
+  if (!sc) {
+    compile_parse_nomem(p);
+    return 1;
+  }
+  char *msg = NULL;
+  const char *kind = "table", *name = nn;
+  Table *nt = NULL;
+  int rc = compile_schema_table_from_create(sc, st, tsql, &nt, &msg);
+  if (rc == SHALE_OK) rc = schema_add_table(sc, nt);
+  for (const Index *i = t->indexes; rc == SHALE_OK && i; i = i->next) {
+    if (i == t->pk_index || i->is_autoindex || !i->sql) continue;
+    const char *isql = upd_sql(u, n, "index", i->name, i->sql);
+    SqlStmt *is = compile_ddl_reparse(p, isql);
+    if (!is) break;
+    Index *ni = NULL;
+    rc = compile_schema_index_from_create(sc, is, isql, &ni, &msg);
+    if (rc != SHALE_OK) kind = "index", name = i->name;
+  }
+  schema_free(sc);
+  if (rc == SHALE_NOMEM || (rc != SHALE_OK && !msg)) compile_parse_nomem(p);
+  if (rc != SHALE_OK && msg)
+    halt_with(p, util_mprintf("error in %s %s after rename: %s", kind, name, msg));
+  shale_free(msg);
+  return rc != SHALE_OK || parse_failed(p);
+}
+
 static int rename_table(Parse *p, const SqlStmt *s) {
   const SqlAlter *a = &s->u.alter;
   Table *t = alter_target(p, a, 0);
@@ -838,7 +907,11 @@ static int rename_table(Parse *p, const SqlStmt *s) {
   const Table *vd =
       t->vtab_module ? compile_parse_vtab_connect(p, t, compile_parse_table_db(p, t)) : NULL;
   if (t->vtab_module && !vd) return 1;
-  if (check_schema(p)) return 1;
+  int legacy = p->env && p->env->legacy_alter;
+  if (!legacy && check_schema(p)) {
+    compile_ddl_finish(p);
+    return parse_failed(p);
+  }
   /* "new" with its double quotes doubled, in double quotes */
   size_t ln = strlen(nn);
   char *quoted = compile_parse_alloc(p, 2 * ln + 3);
@@ -917,6 +990,10 @@ static int rename_table(Parse *p, const SqlStmt *s) {
     if (x || on) ADD_UPD("trigger", g->name, NULL, on ? nn : NULL, x);
   }
 #undef ADD_UPD
+  if (legacy && legacy_rename_check(p, t, nn, u, n)) {
+    compile_ddl_finish(p);
+    return parse_failed(p);
+  }
   compile_parse_need_write(p);
   if (vd) { /* xRename first: its error leaves the schema as it is */
     int r = emit_regs(p, 1);
@@ -1504,7 +1581,10 @@ static int rename_column(Parse *p, const SqlStmt *s) {
     compile_parse_error(p, "no such column: \"%s\"", a->old_name);
     return 1;
   }
-  if (check_schema(p)) return 1;
+  if (check_schema(p)) {
+    compile_ddl_finish(p);
+    return parse_failed(p);
+  }
   const char *nn = a->new_name;
   /* was the new name written quoted? (the statement's last token) */
   int bquote = 0, i = s->span.start, end = s->span.start + s->span.len, last = -1;
@@ -1523,13 +1603,8 @@ static int rename_column(Parse *p, const SqlStmt *s) {
   int dup = schema_table_column_index(t, nn);
   if (dup >= 0 && dup != ci) {
     /* the new text's later column of the two is the duplicate */
-    char *m = util_mprintf("error in table %s after rename: duplicate column name: %s", t->name,
-                           ci > dup ? nn : t->cols[dup].name);
-    if (m)
-      vm_builder_add_text(&p->b, OP_Halt, SHALE_ERROR, VM_OE_ABORT, 0, m, -1);
-    else
-      compile_parse_nomem(p);
-    shale_free(m);
+    halt_with(p, util_mprintf("error in table %s after rename: duplicate column name: %s", t->name,
+                              ci > dup ? nn : t->cols[dup].name));
     return parse_failed(p);
   }
   SchemaUpd *u = NULL;
@@ -1646,7 +1721,10 @@ static int drop_column(Parse *p, const SqlStmt *s) {
     compile_parse_error(p, "cannot drop column \"%s\": no other columns exist", col->name);
     return 1;
   }
-  if (check_schema(p)) return 1;
+  if (check_schema(p)) {
+    compile_ddl_finish(p);
+    return parse_failed(p);
+  }
   /* the new CREATE TABLE text: from the column to the next one, or from
    * the ',' before it to the token after it when it is the last */
   SqlStmt *old = compile_ddl_reparse(p, t->sql);

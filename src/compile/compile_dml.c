@@ -685,6 +685,9 @@ Table *compile_dml_table(Parse *p, const char *schema, const char *name, View **
   }
   if (schema)
     compile_parse_error(p, "no such table: %s.%s", schema, name);
+  else if (p->scope_db1 > 0) /* a trigger's step: the trigger's database */
+    compile_parse_error(p, "no such table: %s.%s", compile_parse_db_name(p, p->scope_db1 - 1),
+                        name);
   else
     compile_parse_error(p, "no such table: %s", name);
   return NULL;

@@ -779,7 +779,7 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
       if (!v) {
         if (a->schema)
           compile_parse_error(p, "no such table: %s.%s", a->schema, a->name);
-        else if (p->scope_db1 > 1)
+        else if (p->scope_db1 > 0) /* in a view or trigger of main or an attached db */
           compile_parse_error(p, "no such table: %s.%s", compile_parse_db_name(p, p->scope_db1 - 1),
                               a->name);
         else
