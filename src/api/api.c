@@ -826,7 +826,10 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
     return SHALE_NOMEM;
   }
   db->funcs_ok = 1;
-  api_func_init(db);
+  if (api_func_init(db) != SHALE_OK) {
+    api_error(db, SHALE_NOMEM, NULL);
+    return SHALE_NOMEM;
+  }
   vtab_reg_init(&db->vtabs, db);
   int rw = flags & (SHALE_OPEN_READONLY | SHALE_OPEN_READWRITE);
   if (rw != SHALE_OPEN_READONLY && rw != SHALE_OPEN_READWRITE) {

@@ -267,9 +267,15 @@ static int collation_needed_impl(shale *db, void *arg,
   return SHALE_OK;
 }
 
-void api_func_init(shale *db) {
+static int overload_function_impl(shale *db, const char *name, int nargs);
+
+int api_func_init(shale *db) {
   db->coll_scope.find = coll_find;
   db->coll_scope.ctx = db;
+  /* as SQLite's connections: MATCH is an overloadable placeholder, so
+   * "x MATCH y" and match(y, x) without a virtual table's overload fail when
+   * they run ("unable to use function MATCH in the requested context") */
+  return overload_function_impl(db, "MATCH", 2);
 }
 
 void api_func_close(shale *db) {

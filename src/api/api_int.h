@@ -533,8 +533,9 @@ void api_cache_clear(shale *db);
 void api_detach_rows(shale *db, shale_stmt *except);
 
 /* api_func.c */
-/* Set up db->coll_scope (at open). */
-void api_func_init(shale *db);
+/* Set up db->coll_scope and the MATCH placeholder (at open): SHALE_OK or
+ * SHALE_NOMEM. */
+int api_func_init(shale *db);
 /* Free user collations (at close, after the function registry is freed). */
 void api_func_close(shale *db);
 

@@ -123,13 +123,19 @@ static int function_list_row(void *arg, const FuncDef *d) {
     else
       flags = (json ? 0 : 0x200000u) | (func_is_deterministic(d) ? 0x800u : 0);
   }
-  set_text(&v[0], d->name);
+  char *name = util_mprintf("%s", d->name); /* SQLite keeps function names in lower case */
+  if (!name) return SHALE_NOMEM;
+  for (char *z = name; *z; z++)
+    if (*z >= 'A' && *z <= 'Z') *z = (char)(*z - 'A' + 'a');
+  set_text(&v[0], name);
   value_set_int(&v[1], (d->flags & FUNC_BUILTIN) != 0);
   set_text(&v[2], !func_is_aggregate(d) ? "s" : d->inverse || d->value ? "w" : "a");
   set_text(&v[3], "utf8");
   value_set_int(&v[4], d->nargs);
   value_set_int(&v[5], flags);
-  return api_rows_add((ApiRows *)arg, v);
+  int rc = api_rows_add((ApiRows *)arg, v);
+  shale_free(name);
+  return rc;
 }
 
 /* SQLite's sqlite3Atoi: an optional sign and decimal digits (up to 10,
