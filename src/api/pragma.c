@@ -876,6 +876,8 @@ static int journal_mode(shale *db, const PragmaReq *req, ApiRows *out) {
     int want = -1;
     for (int i = 0; i < 6; i++)
       if (!util_stricmp(req->value, journal_names[i])) want = i;
+    if (want == PAGER_JOURNAL_OFF && (db->pflags & API_PF_DEFENSIVE))
+      want = -1; /* db_config DEFENSIVE: no journal_mode=OFF (the mode stays) */
     if (want >= 0 && want != mode && (want == PAGER_JOURNAL_WAL || mode == PAGER_JOURNAL_WAL) &&
         !pager_is_memory(pg) && !db->autocommit) {
       api_error(db, SHALE_ERROR, "cannot change %s wal mode from within a transaction",
@@ -1461,6 +1463,7 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
     case PR_APPLICATION_ID:
       return meta_pragma(db, req, BTREE_META_APPLICATION_ID, out);
     case PR_SCHEMA_VERSION:
+      if (val && (db->pflags & API_PF_DEFENSIVE)) return SHALE_OK; /* DEFENSIVE: a no-op */
       return meta_pragma(db, req, BTREE_META_SCHEMA_COOKIE, out);
     case PR_INTEGRITY_CHECK:
     case PR_QUICK_CHECK:

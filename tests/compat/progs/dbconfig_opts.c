@@ -5,7 +5,9 @@
  * the database, also a corrupt one), TRIGGER_EQP (EXPLAIN QUERY PLAN lists
  * trigger programs), ENABLE_QPSG (Shale's plans never
  * depend on bound values), ENABLE_FTS3_TOKENIZER (kept; Shale has no
- * FTS3) and LEGACY_FILE_FORMAT (schema format 1, DESC ignored in indexes).
+ * FTS3), LEGACY_FILE_FORMAT (schema format 1, DESC ignored in indexes) and
+ * DEFENSIVE (journal_mode=OFF and schema_version writes become no-ops,
+ * writable_schema has no effect).
  * Every statement's
  * outcome and rows are printed; tests/compat/test_compat.c requires the
  * same output from both libraries. */
@@ -300,6 +302,40 @@ static void others(void) {
   sqlite3_close(db);
 }
 
+/* DEFENSIVE on a file and in memory: journal_mode=OFF keeps the mode (in
+ * every mode, qualified too), schema_version=N does nothing, user_version
+ * still writes, writable_schema is set but the schema table stays read-only. */
+static void defensive(const char *dir) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/defensive.db", dir);
+  remove(path);
+  for (int mem = 0; mem < 2; mem++) {
+    sqlite3 *db = NULL;
+    if (sqlite3_open(mem ? ":memory:" : path, &db) != SQLITE_OK) return;
+    printf("-- defensive %s\n", mem ? "memory" : "file");
+    opt(db, SQLITE_DBCONFIG_DEFENSIVE, 1);
+    run(db, "CREATE TABLE t(a)");
+    run(db, "PRAGMA journal_mode=OFF");
+    run(db, "PRAGMA journal_mode=MEMORY");
+    run(db, "PRAGMA journal_mode=OFF");
+    if (!mem) {
+      run(db, "PRAGMA journal_mode=WAL");
+      run(db, "PRAGMA main.journal_mode=OFF");
+      run(db, "PRAGMA journal_mode=DELETE");
+    }
+    run(db, "PRAGMA schema_version");
+    run(db, "PRAGMA schema_version=100");
+    run(db, "PRAGMA schema_version");
+    run(db, "PRAGMA user_version=7; PRAGMA user_version");
+    run(db, "PRAGMA writable_schema=ON; PRAGMA writable_schema");
+    run(db, "UPDATE sqlite_master SET sql='x' WHERE name='t'");
+    opt(db, SQLITE_DBCONFIG_DEFENSIVE, 0);
+    run(db, "PRAGMA journal_mode=OFF");
+    run(db, "PRAGMA schema_version=100; PRAGMA schema_version");
+    sqlite3_close(db);
+  }
+}
+
 /* The schema format number of a file (header offset 44). */
 static int file_format(const char *path) {
   unsigned char h[48];
@@ -353,5 +389,6 @@ int main(int argc, char **argv) {
   trigger_eqp();
   others();
   legacy_format(dir);
+  defensive(dir);
   return 0;
 }
