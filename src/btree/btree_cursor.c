@@ -189,28 +189,31 @@ static int read_payload(Btree *bt, PgPage *pg, const CellInfo *ci, uint32_t off,
     if (pgno < 2 || pgno > dbsize || j >= npages) {
       return BT_CORRUPT(bt, pager_pgno(pg), "overflow chain broken");
     }
-    PgPage *op;
-    int rc = pager_get(bt->pager, pgno, 0, &op);
-    if (rc) return rc;
-    uint8_t *d = pager_data(op);
-    uint32_t next = util_get4(d);
-    if (j >= k) {
-      uint32_t m = per - within < n ? per - within : n;
-      if (write) {
-        rc = pager_write(op);
-        if (rc) {
-          pager_unref(op);
-          return rc;
-        }
-        memcpy(d + 4 + within, buf, m);
-      } else {
-        memcpy(buf, d + 4 + within, m);
+    uint32_t next, m = j >= k ? (per - within < n ? per - within : n) : 0;
+    if (!write) { /* copied out at once: no cache slot for the page */
+      const uint8_t *d;
+      int rc = pager_peek(bt->pager, pgno, &d);
+      if (rc) return rc;
+      next = util_get4(d);
+      if (m) memcpy(buf, d + 4 + within, m);
+    } else {
+      PgPage *op;
+      int rc = pager_get(bt->pager, pgno, 0, &op);
+      if (rc) return rc;
+      uint8_t *d = pager_data(op);
+      next = util_get4(d);
+      if (m && (rc = pager_write(op)) != SHALE_OK) {
+        pager_unref(op);
+        return rc;
       }
+      if (m) memcpy(d + 4 + within, buf, m);
+      pager_unref(op);
+    }
+    if (m) {
       buf += m;
       n -= m;
       within = 0;
     }
-    pager_unref(op);
     j++;
     pgno = next;
     if (cache && j < npages && cache->novfl == j) cache->ovfl[cache->novfl++] = next;

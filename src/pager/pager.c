@@ -1177,6 +1177,40 @@ int pager_get(Pager *p, uint32_t pgno, int flags, PgPage **out) {
   return SHALE_OK;
 }
 
+int pager_peek(Pager *p, uint32_t pgno, const uint8_t **out) {
+  *out = NULL;
+  if (p->err) return p->err;
+  if (p->txn == PAGER_TXN_NONE) return SHALE_MISUSE;
+  if (pgno == 0 || pgno > 0x7fffffffu) return SHALE_CORRUPT;
+  PgPage *pg = pager_cache_find(p, pgno);
+  if (!pg && pgno <= p->db_size && (int64_t)pgno * p->page_size <= p->map_bytes) {
+    uint32_t frame = 0;
+    if (p->wal) {
+      int rc = wal_find_frame(p->wal, pgno, &frame);
+      if (rc != SHALE_OK) return rc;
+    }
+    if (!frame) {
+      *out = p->map + (size_t)(pgno - 1) * p->page_size;
+      p->stats.mapped++;
+      p->map_read += p->page_size;
+      if (p->map_read >= os_map_window()) { /* pager_cache.c invariant 7 */
+        os_map_release(p->fd);
+        p->map_read = 0;
+      }
+      return SHALE_OK;
+    }
+  }
+  if (pg) {
+    p->stats.hits++;
+  } else {
+    int rc = pager_get(p, pgno, 0, &pg);
+    if (rc != SHALE_OK) return rc;
+    pager_unref(pg); /* it stays cached until a later call may evict it */
+  }
+  *out = pg->v.data;
+  return SHALE_OK;
+}
+
 PgPage *pager_lookup(Pager *p, uint32_t pgno) {
   if (p->err || p->txn == PAGER_TXN_NONE) return NULL;
   PgPage *pg = pager_cache_find(p, pgno);

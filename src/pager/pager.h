@@ -226,6 +226,13 @@ int pager_truncate(Pager *, uint32_t n);
 int pager_get(Pager *, uint32_t pgno, int flags, PgPage **out);
 /* The page if it is in the cache (new reference), else NULL. No I/O. */
 PgPage *pager_lookup(Pager *, uint32_t pgno);
+/* A read-only view of page pgno's bytes for a caller that copies out of it
+ * at once (overflow chains): *out points into the cache, or, for a page not
+ * cached and not in the log, straight into the read map (SQLite's direct
+ * overflow read: the page takes no cache slot and evicts nothing); else the
+ * page is read into the cache as pager_get does. Valid until the next call
+ * on the pager; never write through it. Errors as pager_get. */
+int pager_peek(Pager *, uint32_t pgno, const uint8_t **out);
 void pager_ref(PgPage *);
 void pager_unref(PgPage *);
 /* References held on the page (the caller's included). A page taken from

@@ -368,3 +368,61 @@ TEST(mmap_window_shared_by_open_pagers) {
   CHECK_OK(pager_close(p[0]));
   CHECK_EQ(os_map_window(), w0);
 }
+
+/* pager_peek: the same bytes as pager_get for pages in the cache, in the map
+ * only (no cache slot taken), in the log (read into the cache), past the end
+ * (zeros), dirty in a write transaction; errors as pager_get. */
+TEST(mmap_peek_views) {
+  const char *db = test_path("m9.db");
+  char wal[600];
+  snprintf(wal, sizeof wal, "%s-wal", db);
+  unlink(db);
+  unlink(wal);
+  Pager *a, *b;
+  CHECK_OK(open_pager(db, &a));
+  CHECK_OK(write_all(a, 40, 1));
+  pager_end_read(a);
+  CHECK_EQ(pager_set_journal_mode(a, PAGER_JOURNAL_WAL), PAGER_JOURNAL_WAL);
+  CHECK_OK(write_range(a, 5, 8, 2)); /* pages 5..8 now in the log */
+  CHECK_OK(open_pager(db, &b));
+  const uint8_t *d = NULL;
+  CHECK_EQ(pager_peek(b, 3, &d), SHALE_MISUSE); /* no transaction */
+  CHECK_OK(pager_begin_read(b));
+  CHECK_EQ(pager_peek(b, 0, &d), SHALE_CORRUPT);
+  long before = mapped(b);
+  int bad = 0, cached = 0;
+  for (uint32_t g = 1; g <= 40; g++) {
+    CHECK_OK(pager_peek(b, g, &d));
+    if (!d || !page_ok(d, 4096, g, g >= 5 && g <= 8 ? 2 : 1)) bad++;
+    PgPage *pg = pager_lookup(b, g);
+    if (pg) {
+      cached++;
+      pager_unref(pg);
+    }
+  }
+  CHECK_EQ(bad, 0);
+  CHECK_EQ(cached, 4);             /* only the logged pages took a slot */
+  CHECK(mapped(b) - before >= 36); /* the others came from the map */
+  PgPage *pg;
+  CHECK_OK(pager_get(b, 12, 0, &pg)); /* a cached page: its bytes */
+  CHECK_OK(pager_peek(b, 12, &d));
+  CHECK(d == pager_data(pg));
+  pager_unref(pg);
+  CHECK_OK(pager_peek(b, 41, &d)); /* past the end: zeros */
+  int zero = 1;
+  for (int i = 0; i < 4096; i++) zero &= d[i] == 0;
+  CHECK(zero);
+  pager_end_read(b);
+  /* a dirty page of a write transaction is what the view shows */
+  CHECK_OK(pager_begin_write(b, 0));
+  CHECK_OK(pager_get(b, 20, 0, &pg));
+  CHECK_OK(pager_write(pg));
+  fill_page(pager_data(pg), 4096, 20, 9);
+  pager_unref(pg);
+  CHECK_OK(pager_peek(b, 20, &d));
+  CHECK(page_ok(d, 4096, 20, 9));
+  CHECK_OK(pager_rollback(b));
+  pager_end_read(b);
+  CHECK_OK(pager_close(b));
+  CHECK_OK(pager_close(a));
+}
