@@ -189,12 +189,12 @@ typedef struct IdxCtx {
   int col, pos;
 } IdxCtx;
 
-static int index_cb(void *ctx, const char *tok, int ntok, int start, int end) {
+static int index_cb(void *ctx, int tflags, const char *tok, int ntok, int start, int end) {
   IdxCtx *c = ctx;
   (void)start;
   (void)end;
   if (ntok > FTS5_MAX_TOKEN) ntok = FTS5_MAX_TOKEN; /* SQLite truncates too */
-  return fts5_index_token(c->t->ix, c->col, c->pos++, tok, ntok);
+  return fts5_index_token(c->t->ix, c->col, fts5_tok_pos(&c->pos, tflags), tok, ntok);
 }
 
 int fts5_storage_index_row(Fts5Table *t, int64_t rowid, shale_value **vals, int is_delete) {
@@ -206,7 +206,7 @@ int fts5_storage_index_row(Fts5Table *t, int64_t rowid, shale_value **vals, int 
     if (!t->c.unindexed[i] && vals && vals[i] && shale_value_type(vals[i]) != SHALE_NULL) {
       const char *z = (const char *)shale_value_text(vals[i]);
       int n = shale_value_bytes(vals[i]);
-      if (z) rc = fts5_tokenize(t->c.tok, z, n, &c, index_cb);
+      if (z) rc = fts5_tokenize(t->c.tok, FTS5_TOKENIZE_DOCUMENT, z, n, &c, index_cb);
     }
     fts5_buf_varint(&rc, &sz, (uint64_t)c.pos);
     t->coltotal[i] += is_delete ? -c.pos : c.pos;
@@ -333,6 +333,7 @@ int fts5_storage_old_row(Fts5Table *t, int64_t rowid, shale_stmt **out) {
   if (t->c.content == FTS5_CONTENT_NONE) return SHALE_OK;
   int rc = row_stmt(t, &t->st_row);
   if (rc) return rc;
+  t->row_owner = NULL; /* a cursor's row is gone (fts5_vtab.c load_row) */
   shale_bind_int64(t->st_row, 1, rowid);
   rc = shale_step(t->st_row);
   if (rc == SHALE_ROW)
@@ -342,12 +343,12 @@ int fts5_storage_old_row(Fts5Table *t, int64_t rowid, shale_stmt **out) {
   return SHALE_OK;
 }
 
-static int count_cb(void *ctx, const char *tok, int ntok, int start, int end) {
+static int count_cb(void *ctx, int tflags, const char *tok, int ntok, int start, int end) {
   (void)tok;
   (void)ntok;
   (void)start;
   (void)end;
-  (*(int *)ctx)++;
+  fts5_tok_pos(ctx, tflags);
   return SHALE_OK;
 }
 
@@ -367,7 +368,8 @@ static int count_sizes(Fts5Table *t, int64_t rowid, int *sizes) {
     for (int i = 0; rc == SHALE_OK && i < t->c.ncol; i++)
       if (!t->c.unindexed[i] && shale_column_type(st, i) != SHALE_NULL) {
         const char *z = (const char *)shale_column_text(st, i);
-        rc = fts5_tokenize(t->c.tok, z, shale_column_bytes(st, i), &sizes[i], count_cb);
+        rc = fts5_tokenize(t->c.tok, FTS5_TOKENIZE_AUX, z, shale_column_bytes(st, i), &sizes[i],
+                           count_cb);
       }
   int rc2 = shale_reset(st);
   return rc ? rc : rc2;
@@ -515,12 +517,12 @@ static void check_row_done(CkCtx *c) {
   c->nrow_hash = 0;
 }
 
-static int check_cb(void *ctx, const char *tok, int ntok, int start, int end) {
+static int check_cb(void *ctx, int tflags, const char *tok, int ntok, int start, int end) {
   CkCtx *c = ctx;
   (void)start;
   (void)end;
   if (ntok > FTS5_MAX_TOKEN) ntok = FTS5_MAX_TOKEN;
-  int pos = c->pos++;
+  int pos = fts5_tok_pos(&c->pos, tflags);
   int rc = check_add(c, 0, tok, ntok, pos);
   for (int i = 0; rc == SHALE_OK && i < c->nprefix; i++) {
     int nb = fts5_prefix_bytes(tok, ntok, c->prefix[i]);
@@ -565,7 +567,8 @@ int fts5_storage_integrity(Fts5Table *t) {
       ck.pos = 0;
       if (!t->c.unindexed[c] && shale_column_type(st, c) != SHALE_NULL) {
         const char *z = (const char *)shale_column_text(st, c);
-        rc = fts5_tokenize(t->c.tok, z, shale_column_bytes(st, c), &ck, check_cb);
+        rc = fts5_tokenize(t->c.tok, FTS5_TOKENIZE_DOCUMENT, z, shale_column_bytes(st, c), &ck,
+                           check_cb);
       }
       got[c] = ck.pos;
       tot[c] += ck.pos;

@@ -32,15 +32,17 @@ typedef struct Fts5URun {
 
 enum { TOK_UNICODE61, TOK_ASCII, TOK_PORTER, TOK_TRIGRAM };
 
-struct Fts5Tokenizer {
+/* A built-in tokenizer's instance (the Fts5Tokenizer its methods get). */
+typedef struct Tok {
   int kind;
-  Fts5Tokenizer *parent; /* porter: the tokenizer whose tokens it stems */
-  int fold;              /* trigram: case folded (case_sensitive 0) */
+  fts5_tokenizer parent_m; /* porter: the tokenizer whose tokens it stems */
+  Fts5Tokenizer *parent;
+  int fold; /* trigram: case folded (case_sensitive 0) */
   int remove_diacritics;
   int nexc;
   uint32_t *exc;      /* code points whose class is flipped (sorted) */
   uint8_t ascii[128]; /* token character? (ASCII, after the options) */
-};
+} Tok;
 
 static const Fts5URun *urun(uint32_t c) {
   int lo = 0, hi = (int)(sizeof(fts5_unitab) / sizeof(fts5_unitab[0])) - 1;
@@ -54,7 +56,7 @@ static const Fts5URun *urun(uint32_t c) {
   return &fts5_unitab[lo];
 }
 
-static int is_exception(const Fts5Tokenizer *t, uint32_t c) {
+static int is_exception(const Tok *t, uint32_t c) {
   int lo = 0, hi = t->nexc - 1;
   while (lo <= hi) {
     int mid = (lo + hi) / 2;
@@ -112,7 +114,7 @@ static int put_utf8(uint8_t *o, uint32_t c) {
  * combining diacritics SQLite folds away (those with FTS5_U_DROP for
  * remove_diacritics 1) continue a token but never start one (SQLite tests
  * "alphanumeric" at a token's start, "alphanumeric or diacritic" after). */
-static int classify(const Fts5Tokenizer *t, uint32_t c, uint32_t *fold, int start) {
+static int classify(const Tok *t, uint32_t c, uint32_t *fold, int start) {
   if (c < 128) {
     *fold = (c >= 'A' && c <= 'Z') ? c + 32 : c;
     return t->ascii[c];
@@ -135,12 +137,12 @@ typedef struct PorterCtx {
   Fts5TokenCb cb;
 } PorterCtx;
 
-static int porter_cb(void *ctx, const char *tok, int ntok, int start, int end) {
+static int porter_cb(void *ctx, int tflags, const char *tok, int ntok, int start, int end) {
   PorterCtx *p = ctx;
   char buf[80];
   int n;
-  if (!fts5_porter_token(tok, ntok, buf, &n)) return p->cb(p->ctx, tok, ntok, start, end);
-  return p->cb(p->ctx, buf, n, start, end);
+  if (!fts5_porter_token(tok, ntok, buf, &n)) return p->cb(p->ctx, tflags, tok, ntok, start, end);
+  return p->cb(p->ctx, tflags, buf, n, start, end);
 }
 
 /* Case fold of c as SQLite's trigram tokenizer (remove_diacritics 0). */
@@ -152,7 +154,7 @@ static uint32_t fold0(uint32_t c) {
 
 /* trigram: every run of three characters from each character on (folded
  * unless case_sensitive); a NUL character ends the text. */
-static int trigram_tokenize(Fts5Tokenizer *t, const char *text, int n, void *ctx, Fts5TokenCb cb) {
+static int trigram_tokenize(Tok *t, const char *text, int n, void *ctx, Fts5TokenCb cb) {
   const uint8_t *base = (const uint8_t *)text, *end = base + (n < 0 ? 0 : n), *p = base;
   int rc = SHALE_OK;
   while (rc == SHALE_OK && p < end) {
@@ -167,21 +169,18 @@ static int trigram_tokenize(Fts5Tokenizer *t, const char *text, int n, void *ctx
       nb += put_utf8(buf + nb, t->fold ? fold0(c) : c);
     }
     if (k < 3) break;
-    rc = cb(ctx, (const char *)buf, nb, (int)(p - base), (int)(q - base));
+    rc = cb(ctx, 0, (const char *)buf, nb, (int)(p - base), (int)(q - base));
     p = next;
   }
   return rc;
 }
 
-int fts5_tokenizer_pattern(const Fts5Tokenizer *t) {
-  if (t->kind != TOK_TRIGRAM) return 0;
-  return t->fold ? SHALE_INDEX_CONSTRAINT_LIKE : SHALE_INDEX_CONSTRAINT_GLOB;
-}
-
-int fts5_tokenize(Fts5Tokenizer *t, const char *text, int n, void *ctx, Fts5TokenCb cb) {
+static int tok_tokenize(Fts5Tokenizer *inst, void *ctx, int flags, const char *text, int n,
+                        Fts5TokenCb cb) {
+  Tok *t = (Tok *)inst;
   if (t->kind == TOK_PORTER) {
     PorterCtx p = {ctx, cb};
-    return fts5_tokenize(t->parent, text, n, &p, porter_cb);
+    return t->parent_m.xTokenize(t->parent, &p, flags, text, n, porter_cb);
   }
   if (t->kind == TOK_TRIGRAM) return trigram_tokenize(t, text, n, ctx, cb);
   const uint8_t *p = (const uint8_t *)text, *end = p + (n < 0 ? 0 : n);
@@ -232,13 +231,13 @@ int fts5_tokenize(Fts5Tokenizer *t, const char *text, int n, void *ctx, Fts5Toke
       p = q;
     }
     if (rc) break;
-    rc = cb(ctx, (const char *)out, nout, (int)(start - base), (int)(tokend - base));
+    rc = cb(ctx, 0, (const char *)out, nout, (int)(start - base), (int)(tokend - base));
   }
   if (out != small) shale_free(out);
   return rc;
 }
 
-static int add_exceptions(Fts5Tokenizer *t, const char *z, int tokchar) {
+static int add_exceptions(Tok *t, const char *z, int tokchar) {
   const uint8_t *p = (const uint8_t *)z, *end = p + strlen(z);
   while (p < end) {
     uint32_t c = read_utf8(&p, end), f;
@@ -261,47 +260,48 @@ static int add_exceptions(Fts5Tokenizer *t, const char *z, int tokchar) {
   return SHALE_OK;
 }
 
-/* porter [parent [args...]]: the parent unicode61 by default. */
-static Fts5Tokenizer *porter_new(int argc, const char *const *argv, char **err) {
-  Fts5Tokenizer *t = shale_malloc(sizeof *t);
-  if (!t) return NULL;
-  memset(t, 0, sizeof *t);
-  t->kind = TOK_PORTER;
-  static const char *const def[] = {"unicode61"};
-  char *perr = NULL;
-  t->parent =
-      argc > 1 ? fts5_tokenizer_new(argc - 1, argv + 1, &perr) : fts5_tokenizer_new(1, def, &perr);
-  if (!t->parent) {
-    shale_free(perr);
-    *err = util_mprintf("error in tokenizer constructor");
-    shale_free(t);
-    return NULL;
-  }
-  return t;
+static void tok_delete(Fts5Tokenizer *inst) {
+  Tok *t = (Tok *)inst;
+  if (!t) return;
+  if (t->parent) t->parent_m.xDelete(t->parent);
+  shale_free(t->exc);
+  shale_free(t);
 }
 
-Fts5Tokenizer *fts5_tokenizer_new(int argc, const char *const *argv, char **err) {
-  const char *name = argc > 0 ? argv[0] : "unicode61";
-  if (!strcmp(name, "porter")) return porter_new(argc, argv, err);
-  Fts5Tokenizer *t = shale_malloc(sizeof *t);
-  if (!t) return NULL;
+/* porter [parent [args...]]: the parent (unicode61 by default) found by
+ * name through the fts5_api (ctx), so it may be an application's. */
+static int porter_create(void *ctx, const char **argv, int argc, Fts5Tokenizer **out) {
+  fts5_api *api = ctx;
+  *out = NULL;
+  Tok *t = shale_malloc(sizeof *t);
+  if (!t) return SHALE_NOMEM;
   memset(t, 0, sizeof *t);
+  t->kind = TOK_PORTER;
+  void *pctx = NULL;
+  int rc = api->xFindTokenizer(api, argc > 0 ? argv[0] : "unicode61", &pctx, &t->parent_m);
+  if (rc == SHALE_OK)
+    rc = t->parent_m.xCreate(pctx, argc > 0 ? argv + 1 : NULL, argc > 0 ? argc - 1 : 0, &t->parent);
+  if (rc) {
+    tok_delete((Fts5Tokenizer *)t);
+    return rc;
+  }
+  *out = (Fts5Tokenizer *)t;
+  return SHALE_OK;
+}
+
+/* unicode61, ascii and trigram (ctx: the kind) with their options. */
+static int tok_create(void *ctx, const char **argv, int argc, Fts5Tokenizer **out) {
+  *out = NULL;
+  Tok *t = shale_malloc(sizeof *t);
+  if (!t) return SHALE_NOMEM;
+  memset(t, 0, sizeof *t);
+  t->kind = *(const int *)ctx;
   t->remove_diacritics = 1;
+  t->fold = 1;
   for (int c = 0; c < 128; c++)
     t->ascii[c] = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-  if (!strcmp(name, "ascii"))
-    t->kind = TOK_ASCII;
-  else if (!strcmp(name, "trigram"))
-    t->kind = TOK_TRIGRAM, t->fold = 1;
-  else if (!strcmp(name, "unicode61"))
-    t->kind = TOK_UNICODE61;
-  else {
-    *err = util_mprintf("no such tokenizer: %s", name);
-    shale_free(t);
-    return NULL;
-  }
-  int ok = (argc - 1) % 2 == 0;
-  for (int i = 1; ok && i + 1 < argc; i += 2) {
+  int ok = argc % 2 == 0;
+  for (int i = 0; ok && i + 1 < argc; i += 2) {
     const char *k = argv[i], *v = argv[i + 1];
     if (t->kind == TOK_TRIGRAM) {
       ok = !strcmp(k, "case_sensitive") && (v[0] == '0' || v[0] == '1') && !v[1];
@@ -320,16 +320,28 @@ Fts5Tokenizer *fts5_tokenizer_new(int argc, const char *const *argv, char **err)
     }
   }
   if (!ok) {
-    *err = util_mprintf("error in tokenizer constructor");
-    fts5_tokenizer_free(t);
-    return NULL;
+    tok_delete((Fts5Tokenizer *)t);
+    return SHALE_ERROR;
   }
-  return t;
+  *out = (Fts5Tokenizer *)t;
+  return SHALE_OK;
 }
 
-void fts5_tokenizer_free(Fts5Tokenizer *t) {
-  if (!t) return;
-  fts5_tokenizer_free(t->parent);
-  shale_free(t->exc);
-  shale_free(t);
+int fts5_tok_pattern(const fts5_tokenizer *m, Fts5Tokenizer *inst) {
+  const Tok *t = (const Tok *)inst;
+  if (m->xCreate != tok_create || t->kind != TOK_TRIGRAM) return 0;
+  return t->fold ? SHALE_INDEX_CONSTRAINT_LIKE : SHALE_INDEX_CONSTRAINT_GLOB;
+}
+
+int fts5_tok_register_builtins(fts5_api *api) {
+  static const int kinds[] = {TOK_UNICODE61, TOK_ASCII, TOK_TRIGRAM};
+  static const char *const names[] = {"unicode61", "ascii", "porter", "trigram"};
+  fts5_tokenizer m = {tok_create, tok_delete, tok_tokenize};
+  fts5_tokenizer pm = {porter_create, tok_delete, tok_tokenize};
+  int rc = SHALE_OK;
+  for (int i = 0; rc == SHALE_OK && i < 4; i++) {
+    void *ctx = i == 2 ? (void *)api : (void *)&kinds[i < 2 ? i : 2];
+    rc = api->xCreateTokenizer(api, names[i], ctx, i == 2 ? &pm : &m, NULL);
+  }
+  return rc;
 }
