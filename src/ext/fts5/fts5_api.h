@@ -65,8 +65,8 @@ struct fts5_tokenizer {
   int (*xCreate)(void *, const char **azArg, int nArg, Fts5Tokenizer **ppOut);
   void (*xDelete)(Fts5Tokenizer *);
   int (*xTokenize)(Fts5Tokenizer *, void *pCtx, int flags, const char *pText, int nText,
-                   int (*xToken)(void *pCtx, int tflags, const char *pToken, int nToken,
-                                 int iStart, int iEnd));
+                   int (*xToken)(void *pCtx, int tflags, const char *pToken, int nToken, int iStart,
+                                 int iEnd));
 };
 
 #define FTS5_TOKENIZE_QUERY 0x0001

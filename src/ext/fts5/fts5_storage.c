@@ -184,9 +184,12 @@ int fts5_storage_write_totals(Fts5Table *t) {
   return rc;
 }
 
+/* A row's tokens are gathered first (column, position, text) and given to
+ * the index only once every column tokenized without error, so a failing
+ * tokenizer leaves the pending index data and the totals as they were. */
 typedef struct IdxCtx {
-  Fts5Table *t;
-  int col, pos;
+  Fts5Buf toks;
+  int col, pos, rc;
 } IdxCtx;
 
 static int index_cb(void *ctx, int tflags, const char *tok, int ntok, int start, int end) {
@@ -194,25 +197,46 @@ static int index_cb(void *ctx, int tflags, const char *tok, int ntok, int start,
   (void)start;
   (void)end;
   if (ntok > FTS5_MAX_TOKEN) ntok = FTS5_MAX_TOKEN; /* SQLite truncates too */
-  return fts5_index_token(c->t->ix, c->col, fts5_tok_pos(&c->pos, tflags), tok, ntok);
+  fts5_buf_varint(&c->rc, &c->toks, (uint64_t)c->col);
+  fts5_buf_varint(&c->rc, &c->toks, (uint64_t)fts5_tok_pos(&c->pos, tflags));
+  fts5_buf_varint(&c->rc, &c->toks, (uint64_t)ntok);
+  fts5_buf_append(&c->rc, &c->toks, tok, ntok);
+  return c->rc;
 }
 
 int fts5_storage_index_row(Fts5Table *t, int64_t rowid, shale_value **vals, int is_delete) {
   int rc = fts5_storage_load_totals(t);
-  if (rc == SHALE_OK) rc = fts5_index_begin_row(t->ix, rowid, is_delete);
   Fts5Buf sz = {0};
+  IdxCtx c = {{0}, 0, 0, SHALE_OK};
+  int *sizes = rc == SHALE_OK ? shale_malloc(sizeof(int) * (size_t)t->c.ncol) : NULL;
+  if (rc == SHALE_OK && !sizes) rc = SHALE_NOMEM;
   for (int i = 0; rc == SHALE_OK && i < t->c.ncol; i++) {
-    IdxCtx c = {t, i, 0};
+    c.col = i;
+    c.pos = 0;
     if (!t->c.unindexed[i] && vals && vals[i] && shale_value_type(vals[i]) != SHALE_NULL) {
       const char *z = (const char *)shale_value_text(vals[i]);
       int n = shale_value_bytes(vals[i]);
       if (z) rc = fts5_tokenize(t->c.tok, FTS5_TOKENIZE_DOCUMENT, z, n, &c, index_cb);
     }
     fts5_buf_varint(&rc, &sz, (uint64_t)c.pos);
-    t->coltotal[i] += is_delete ? -c.pos : c.pos;
+    sizes[i] = c.pos;
   }
-  t->nrow += is_delete ? -1 : 1;
-  t->avg_dirty = 1;
+  if (rc == SHALE_OK) rc = fts5_index_begin_row(t->ix, rowid, is_delete);
+  for (const uint8_t *p = c.toks.p, *end = p + c.toks.n; rc == SHALE_OK && p < end;) {
+    uint64_t col, pos, n;
+    p += fts5_get_varint(p, end, &col);
+    p += fts5_get_varint(p, end, &pos);
+    p += fts5_get_varint(p, end, &n);
+    rc = fts5_index_token(t->ix, (int)col, (int)pos, (const char *)p, (int)n);
+    p += n;
+  }
+  fts5_buf_free(&c.toks);
+  if (rc == SHALE_OK) {
+    for (int i = 0; i < t->c.ncol; i++) t->coltotal[i] += is_delete ? -sizes[i] : sizes[i];
+    t->nrow += is_delete ? -1 : 1;
+    t->avg_dirty = 1;
+  }
+  shale_free(sizes);
   if (rc == SHALE_OK && t->c.columnsize) {
     if (is_delete) {
       rc = stmt_fmt(t, &t->st_del_docsize, "DELETE FROM \"%s\".\"%s_docsize\" WHERE id=?", t->c.zdb,

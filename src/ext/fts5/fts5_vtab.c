@@ -607,7 +607,12 @@ static int x_update(shale_vtab *vt, int argc, shale_value **argv, shale_int64 *r
   }
   int64_t id;
   rc = fts5_storage_content_insert(t, argv[1], cols, &id);
-  if (rc == SHALE_OK) rc = fts5_storage_index_row(t, id, cols, 0);
+  if (rc == SHALE_OK) {
+    rc = fts5_storage_index_row(t, id, cols, 0);
+    /* a failing tokenizer: the content row goes too (the index and the
+     * totals are unchanged, fts5_storage_index_row) */
+    if (rc && t->c.content == FTS5_CONTENT_NORMAL) fts5_storage_content_delete(t, id);
+  }
   if (rc == SHALE_OK) *rowid = id;
   return rc;
 }
