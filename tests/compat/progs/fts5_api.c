@@ -107,8 +107,7 @@ typedef struct Out {
 static void out(Out *o, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  if (o->n < sizeof o->buf)
-    o->n += (size_t)vsnprintf(o->buf + o->n, sizeof o->buf - o->n, fmt, ap);
+  if (o->n < sizeof o->buf) o->n += (size_t)vsnprintf(o->buf + o->n, sizeof o->buf - o->n, fmt, ap);
   va_end(ap);
   if (o->n > sizeof o->buf) o->n = sizeof o->buf;
 }
@@ -176,8 +175,8 @@ static void info(const Fts5ExtensionApi *api, Fts5Context *fc, sqlite3_context *
   api->xColumnTotalSize(fc, -1, &tot);
   api->xColumnTotalSize(fc, 0, &tot0);
   out(&o, "[%s] call %d rowid %lld ncol %d rows %lld tokens %lld/%lld", (char *)api->xUserData(fc),
-      *calls, (long long)api->xRowid(fc), api->xColumnCount(fc), (long long)nrow,
-      (long long)tot0, (long long)tot);
+      *calls, (long long)api->xRowid(fc), api->xColumnCount(fc), (long long)nrow, (long long)tot0,
+      (long long)tot);
   int np = 0, ni = 0;
   if (strcmp(what, "scan")) { /* a scan has no query: SQLite's phrase calls would crash */
     np = api->xPhraseCount(fc);
@@ -250,13 +249,12 @@ static void run_sql(sqlite3 *db, const char *sql) {
   sqlite3_free(err);
 }
 
-static const char *const kDocs[] = {
-    "the first place goes to one runner",
-    "two runners run the first mile. Then one more ran",
-    "one two three four five six seven eight nine ten first",
-    "nothing here to see",
-    "first first first. one. two",
-    "a run of one, then two, then first place"};
+static const char *const kDocs[] = {"the first place goes to one runner",
+                                    "two runners run the first mile. Then one more ran",
+                                    "one two three four five six seven eight nine ten first",
+                                    "nothing here to see",
+                                    "first first first. one. two",
+                                    "a run of one, then two, then first place"};
 
 static void fill(sqlite3 *db, const char *table) {
   char sql[256];
@@ -302,11 +300,12 @@ int main(void) {
   fill(db, "d");
   run_sql(db, "INSERT INTO d(d) VALUES('integrity-check')");
   show(db, "CREATE VIRTUAL TABLE dv USING fts5vocab(d, 'instance')");
-  show(db, "SELECT term, doc, col, offset FROM dv WHERE doc IN (1, 5) ORDER BY doc, col, offset, "
-           "term");
-  const char *dq[] = {"1st",           "first",       "\"the 1st place\"", "i",
-                      "NEAR(1 2, 1)",  "1*",          "b : 1",             "1st OR ran",
-                      "\"1st 1st\"",   "1 AND NOT i", "^1st",              "2 + three"};
+  show(db,
+       "SELECT term, doc, col, offset FROM dv WHERE doc IN (1, 5) ORDER BY doc, col, offset, "
+       "term");
+  const char *dq[] = {"1st",  "first",    "\"the 1st place\"", "i",           "NEAR(1 2, 1)",
+                      "1*",   "b : 1",    "1st OR ran",        "\"1st 1st\"", "1 AND NOT i",
+                      "^1st", "2 + three"};
   for (size_t i = 0; i < sizeof dq / sizeof dq[0]; i++) {
     char sql[512];
     snprintf(sql, sizeof sql,
@@ -328,8 +327,9 @@ int main(void) {
   printf("auxdata freed %d\n", destroyed_auxdata);
 
   /* synonyms added to the query; porter as the wrapped tokenizer */
-  EXEC_OK(db, "CREATE VIRTUAL TABLE q USING fts5(a, b, tokenize='syn query porter unicode61 "
-              "remove_diacritics 2')");
+  EXEC_OK(db,
+          "CREATE VIRTUAL TABLE q USING fts5(a, b, tokenize='syn query porter unicode61 "
+          "remove_diacritics 2')");
   fill(db, "q");
   run_sql(db, "INSERT INTO q(q) VALUES('integrity-check')");
   const char *qq[] = {"first", "one", "\"first place\"", "run*", "one + two", "NEAR(first two)"};
