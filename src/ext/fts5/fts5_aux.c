@@ -12,8 +12,10 @@
  *    ntokens tokens (instances of phrases not yet seen score 1000, repeats
  *    1, a window starting a sentence 100 more, the first 120), highlighted,
  *    with the ellipsis where text is cut.
- * The first argument is the hidden column named like the table: the
- * cursor's id, looked up on the connection's cursor list.
+ * They are registered through fts5_api.xCreateFunction like an
+ * application's auxiliary functions (one dispatch: fts5_api.c finds the
+ * cursor named by the first argument, the hidden column), and read the row
+ * through the cursor, sharing the instance cache the Fts5ExtensionApi uses.
  *
  * Invariants: instances are ordered by (column, offset), ties by phrase.
  */
@@ -75,21 +77,13 @@ int fts5_bm25(Fts5Table *t, Fts5Cursor *c, int64_t rowid, int nw, shale_value **
   return rc;
 }
 
-static Fts5Cursor *find_cursor(shale_context *ctx, shale_value *v) {
-  Fts5Global *g = shale_user_data(ctx);
-  int64_t id = shale_value_int64(v);
-  for (Fts5Cursor *c = g->cursors; c; c = c->next)
-    if (c->id == id) return c;
-  char *m = util_mprintf("no such cursor: %lld", (long long)id);
-  shale_result_error(ctx, m ? m : "out of memory", -1);
-  shale_free(m);
-  return NULL;
-}
-
-static void fn_bm25(shale_context *ctx, int argc, shale_value **argv) {
-  if (argc < 1) return;
-  Fts5Cursor *c = find_cursor(ctx, argv[0]);
-  if (!c) return;
+/* The built-ins are auxiliary functions like an application's
+ * (fts5_api.xCreateFunction, fts5_api.c finds the cursor): pFts is the
+ * cursor, apVal the arguments after the table's hidden column. */
+static void fn_bm25(const Fts5ExtensionApi *api, Fts5Context *fc, shale_context *ctx, int argc,
+                    shale_value **argv) {
+  Fts5Cursor *c = (Fts5Cursor *)fc;
+  (void)api;
   if (c->i >= c->nrows) {
     shale_result_null(ctx);
     return;
@@ -99,7 +93,7 @@ static void fn_bm25(shale_context *ctx, int argc, shale_value **argv) {
     return;
   }
   double r;
-  int rc = fts5_bm25((Fts5Table *)c->base.pVtab, c, c->rows[c->i], argc - 1, argv + 1, &r);
+  int rc = fts5_bm25((Fts5Table *)c->base.pVtab, c, c->rows[c->i], argc, argv, &r);
   if (rc)
     shale_result_error_code(ctx, rc);
   else
@@ -181,20 +175,22 @@ static const char *val_text(shale_value *v) {
   return z ? z : "";
 }
 
-static void fn_highlight(shale_context *ctx, int argc, shale_value **argv) {
-  if (argc != 4) {
+static void fn_highlight(const Fts5ExtensionApi *api, Fts5Context *fc, shale_context *ctx, int argc,
+                         shale_value **argv) {
+  (void)api;
+  if (argc != 3) {
     shale_result_error(ctx, "wrong number of arguments to function highlight()", -1);
     return;
   }
-  Fts5Cursor *c = find_cursor(ctx, argv[0]);
-  if (!c || c->i >= c->nrows) return;
+  Fts5Cursor *c = (Fts5Cursor *)fc;
+  if (c->i >= c->nrows) return;
   Fts5Table *t = (Fts5Table *)c->base.pVtab;
   Hl h;
   memset(&h, 0, sizeof h);
   h.c = c;
-  h.col = shale_value_int(argv[1]);
-  h.open = val_text(argv[2]);
-  h.close = val_text(argv[3]);
+  h.col = shale_value_int(argv[0]);
+  h.open = val_text(argv[1]);
+  h.close = val_text(argv[2]);
   h.range_end = -1;
   if (h.col < 0 || h.col >= t->c.ncol) {
     shale_result_error_code(ctx, SHALE_RANGE);
@@ -280,17 +276,19 @@ static int snippet_score(Fts5Cursor *c, const Fts5Inst *in, int ni, int docsize,
   return score;
 }
 
-static void fn_snippet(shale_context *ctx, int argc, shale_value **argv) {
-  if (argc != 6) {
+static void fn_snippet(const Fts5ExtensionApi *api, Fts5Context *fc, shale_context *ctx, int argc,
+                       shale_value **argv) {
+  (void)api;
+  if (argc != 5) {
     shale_result_error(ctx, "wrong number of arguments to function snippet()", -1);
     return;
   }
-  Fts5Cursor *c = find_cursor(ctx, argv[0]);
-  if (!c || c->i >= c->nrows) return;
+  Fts5Cursor *c = (Fts5Cursor *)fc;
+  if (c->i >= c->nrows) return;
   Fts5Table *t = (Fts5Table *)c->base.pVtab;
-  int icol = shale_value_int(argv[1]);
-  const char *ellips = val_text(argv[4]);
-  int ntoken = shale_value_int(argv[5]);
+  int icol = shale_value_int(argv[0]);
+  const char *ellips = val_text(argv[3]);
+  int ntoken = shale_value_int(argv[4]);
   int64_t rowid = c->rows[c->i];
   const Fts5Inst *in = NULL;
   int ni = 0, np = c->expr ? fts5_expr_nphrase(c->expr) : 0;
@@ -353,8 +351,8 @@ static void fn_snippet(shale_context *ctx, int argc, shale_value **argv) {
     h.in = in;
     h.ni = ni;
     h.col = best_col;
-    h.open = val_text(argv[2]);
-    h.close = val_text(argv[3]);
+    h.open = val_text(argv[1]);
+    h.close = val_text(argv[2]);
     h.range_start = best_start;
     h.range_end = best_start + ntoken - 1;
     hl_next(&h);
@@ -376,11 +374,11 @@ static void fn_snippet(shale_context *ctx, int argc, shale_value **argv) {
 }
 
 int fts5_aux_register(shale *db, Fts5Global *g) {
-  int rc = shale_create_function_v2(db, "bm25", -1, SHALE_UTF8, g, fn_bm25, NULL, NULL, NULL);
-  if (rc == SHALE_OK)
-    rc = shale_create_function_v2(db, "highlight", -1, SHALE_UTF8, g, fn_highlight, NULL, NULL,
-                                  NULL);
-  if (rc == SHALE_OK)
-    rc = shale_create_function_v2(db, "snippet", -1, SHALE_UTF8, g, fn_snippet, NULL, NULL, NULL);
+  static const char *const names[] = {"bm25", "highlight", "snippet"};
+  static const fts5_extension_function fns[] = {fn_bm25, fn_highlight, fn_snippet};
+  int rc = SHALE_OK;
+  (void)db;
+  for (int i = 0; rc == SHALE_OK && i < 3; i++)
+    rc = g->api.xCreateFunction(&g->api, names[i], NULL, fns[i], NULL);
   return rc;
 }
