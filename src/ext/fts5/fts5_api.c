@@ -142,6 +142,7 @@ Fts5Tok *fts5_tok_new(Fts5Global *g, int argc, const char *const *argv, char **e
     return NULL;
   }
   t->pattern = fts5_tok_pattern(&t->m, t->inst);
+  t->builtin = fts5_tok_builtin(&t->m, t->inst);
   return t;
 }
 

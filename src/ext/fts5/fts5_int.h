@@ -72,6 +72,7 @@ typedef struct Fts5Tok {
   fts5_tokenizer m;
   Fts5Tokenizer *inst;
   int pattern; /* fts5_tok_pattern */
+  int builtin; /* one of fts5_tok.c's (fails only out of memory) */
 } Fts5Tok;
 
 /* Create the tokenizer a tokenize= argument list names (argv[0] the name,
@@ -85,6 +86,8 @@ int fts5_tokenize(Fts5Tok *, int flags, const char *text, int n, void *ctx, Fts5
  * SHALE_INDEX_CONSTRAINT_LIKE (LIKE and GLOB), case-sensitive _GLOB; else 0
  * (any other module, as SQLite tells trigram by its xCreate). */
 int fts5_tok_pattern(const fts5_tokenizer *m, Fts5Tokenizer *inst);
+/* Whether the tokenizer is built in all the way down (porter's parent too). */
+int fts5_tok_builtin(const fts5_tokenizer *m, Fts5Tokenizer *inst);
 /* Register unicode61 (the default, first), ascii, porter and trigram. */
 int fts5_tok_register_builtins(fts5_api *api);
 /* The porter tokenizer's stem of tok into buf (ntok + 1 bytes): 0 when the

@@ -184,31 +184,45 @@ int fts5_storage_write_totals(Fts5Table *t) {
   return rc;
 }
 
-/* A row's tokens are gathered first (column, position, text) and given to
- * the index only once every column tokenized without error, so a failing
- * tokenizer leaves the pending index data and the totals as they were. */
+/* With an application's tokenizer a row's tokens are gathered first
+ * (column, position, text) and given to the index only once every column
+ * tokenized without error, so a failing tokenizer leaves the pending index
+ * data and the totals as they were; the built-ins (which fail only out of
+ * memory) index each token as it comes. */
 typedef struct IdxCtx {
   Fts5Buf toks;
   int col, pos, rc;
+  Fts5Index *direct; /* a built-in tokenizer (fails only out of memory): straight in */
 } IdxCtx;
+
+/* One gathered token: this header, then its bytes. */
+typedef struct IdxTok {
+  int col, pos, n;
+} IdxTok;
 
 static int index_cb(void *ctx, int tflags, const char *tok, int ntok, int start, int end) {
   IdxCtx *c = ctx;
   (void)start;
   (void)end;
   if (ntok > FTS5_MAX_TOKEN) ntok = FTS5_MAX_TOKEN; /* SQLite truncates too */
-  fts5_buf_varint(&c->rc, &c->toks, (uint64_t)c->col);
-  fts5_buf_varint(&c->rc, &c->toks, (uint64_t)fts5_tok_pos(&c->pos, tflags));
-  fts5_buf_varint(&c->rc, &c->toks, (uint64_t)ntok);
-  fts5_buf_append(&c->rc, &c->toks, tok, ntok);
-  return c->rc;
+  IdxTok h = {c->col, fts5_tok_pos(&c->pos, tflags), ntok};
+  if (c->direct) return fts5_index_token(c->direct, h.col, h.pos, tok, ntok);
+  int need = (int)sizeof h + ntok;
+  if (c->toks.n + need > c->toks.cap && !fts5_buf_grow(&c->rc, &c->toks, need)) return c->rc;
+  memcpy(c->toks.p + c->toks.n, &h, sizeof h);
+  memcpy(c->toks.p + c->toks.n + sizeof h, tok, (size_t)ntok);
+  c->toks.n += (int)sizeof h + ntok;
+  return SHALE_OK;
 }
 
 int fts5_storage_index_row(Fts5Table *t, int64_t rowid, shale_value **vals, int is_delete) {
   int rc = fts5_storage_load_totals(t);
   Fts5Buf sz = {0};
-  IdxCtx c = {{0}, 0, 0, SHALE_OK};
-  int *sizes = rc == SHALE_OK ? shale_malloc(sizeof(int) * (size_t)t->c.ncol) : NULL;
+  IdxCtx c = {t->row_toks, 0, 0, SHALE_OK, t->c.tok->builtin ? t->ix : NULL};
+  c.toks.n = 0;
+  if (rc == SHALE_OK && c.direct) rc = fts5_index_begin_row(t->ix, rowid, is_delete);
+  if (!t->row_sizes) t->row_sizes = shale_malloc(sizeof(int) * (size_t)t->c.ncol);
+  int *sizes = t->row_sizes;
   if (rc == SHALE_OK && !sizes) rc = SHALE_NOMEM;
   for (int i = 0; rc == SHALE_OK && i < t->c.ncol; i++) {
     c.col = i;
@@ -221,22 +235,20 @@ int fts5_storage_index_row(Fts5Table *t, int64_t rowid, shale_value **vals, int 
     fts5_buf_varint(&rc, &sz, (uint64_t)c.pos);
     sizes[i] = c.pos;
   }
-  if (rc == SHALE_OK) rc = fts5_index_begin_row(t->ix, rowid, is_delete);
+  if (rc == SHALE_OK && !c.direct) rc = fts5_index_begin_row(t->ix, rowid, is_delete);
   for (const uint8_t *p = c.toks.p, *end = p + c.toks.n; rc == SHALE_OK && p < end;) {
-    uint64_t col, pos, n;
-    p += fts5_get_varint(p, end, &col);
-    p += fts5_get_varint(p, end, &pos);
-    p += fts5_get_varint(p, end, &n);
-    rc = fts5_index_token(t->ix, (int)col, (int)pos, (const char *)p, (int)n);
-    p += n;
+    IdxTok h;
+    memcpy(&h, p, sizeof h);
+    p += sizeof h;
+    rc = fts5_index_token(t->ix, h.col, h.pos, (const char *)p, h.n);
+    p += h.n;
   }
-  fts5_buf_free(&c.toks);
+  t->row_toks = c.toks; /* kept (its capacity) for the next row */
   if (rc == SHALE_OK) {
     for (int i = 0; i < t->c.ncol; i++) t->coltotal[i] += is_delete ? -sizes[i] : sizes[i];
     t->nrow += is_delete ? -1 : 1;
     t->avg_dirty = 1;
   }
-  shale_free(sizes);
   if (rc == SHALE_OK && t->c.columnsize) {
     if (is_delete) {
       rc = stmt_fmt(t, &t->st_del_docsize, "DELETE FROM \"%s\".\"%s_docsize\" WHERE id=?", t->c.zdb,
@@ -683,4 +695,7 @@ void fts5_storage_close(Fts5Table *t) {
   shale_finalize(t->st_size_row);
   t->st_ins_content = t->st_del_content = t->st_ins_docsize = t->st_del_docsize = NULL;
   t->st_docsize = t->st_row = t->st_size_row = NULL;
+  fts5_buf_free(&t->row_toks);
+  shale_free(t->row_sizes);
+  t->row_sizes = NULL;
 }

@@ -379,6 +379,12 @@ int fts5_tok_pattern(const fts5_tokenizer *m, Fts5Tokenizer *inst) {
   return t->fold ? SHALE_INDEX_CONSTRAINT_LIKE : SHALE_INDEX_CONSTRAINT_GLOB;
 }
 
+int fts5_tok_builtin(const fts5_tokenizer *m, Fts5Tokenizer *inst) {
+  if (m->xTokenize != tok_tokenize) return 0;
+  const Tok *t = (const Tok *)inst;
+  return t->kind != TOK_PORTER || fts5_tok_builtin(&t->parent_m, t->parent);
+}
+
 int fts5_tok_register_builtins(fts5_api *api) {
   static const int kinds[] = {TOK_UNICODE61, TOK_ASCII, TOK_TRIGRAM};
   static const char *const names[] = {"unicode61", "ascii", "porter", "trigram"};

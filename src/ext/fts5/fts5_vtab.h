@@ -74,6 +74,8 @@ struct Fts5Table {
   shale_stmt *st_ins_content, *st_del_content, *st_ins_docsize, *st_del_docsize, *st_docsize,
       *st_row, *st_size_row;
   Fts5Cursor *row_owner; /* the cursor whose row st_row holds */
+  Fts5Buf row_toks;      /* fts5_storage_index_row's tokens, kept for the next row */
+  int *row_sizes;
 };
 
 struct Fts5Cursor {
