@@ -1177,6 +1177,83 @@ SQLITE_API void sqlite3_thread_cleanup(void);
 SQLITE_API int sqlite3_memory_alarm(void (*)(void *, sqlite3_int64, int), void *, sqlite3_int64);
 SQLITE_API void sqlite3_soft_heap_limit(int N);
 
+/* ===== FTS5 extension interface (SQLite ships its fts5.h inside sqlite3.h) =====
+ * The fts5_api is found with `SELECT fts5(?1)`, ?1 bound by
+ * sqlite3_bind_pointer(stmt, 1, &api, "fts5_api_ptr", NULL). The guard is
+ * SQLite's, so a separately included fts5.h adds nothing twice. */
+#ifndef _FTS5_H
+#define _FTS5_H
+typedef struct Fts5ExtensionApi Fts5ExtensionApi;
+typedef struct Fts5Context Fts5Context;
+typedef struct Fts5PhraseIter Fts5PhraseIter;
+
+/* An auxiliary function (fts5_api.xCreateFunction). */
+typedef void (*fts5_extension_function)(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
+                                        sqlite3_context *pCtx, int nVal, sqlite3_value **apVal);
+
+struct Fts5PhraseIter { /* opaque to the application */
+  const unsigned char *a;
+  const unsigned char *b;
+};
+
+/* What an auxiliary function may ask about the current row and query. */
+struct Fts5ExtensionApi {
+  int iVersion; /* 3 */
+  void *(*xUserData)(Fts5Context *);
+  int (*xColumnCount)(Fts5Context *);
+  int (*xRowCount)(Fts5Context *, sqlite3_int64 *pnRow);
+  int (*xColumnTotalSize)(Fts5Context *, int iCol, sqlite3_int64 *pnToken);
+  int (*xTokenize)(Fts5Context *, const char *pText, int nText, void *pCtx,
+                   int (*xToken)(void *, int, const char *, int, int, int));
+  int (*xPhraseCount)(Fts5Context *);
+  int (*xPhraseSize)(Fts5Context *, int iPhrase);
+  int (*xInstCount)(Fts5Context *, int *pnInst);
+  int (*xInst)(Fts5Context *, int iIdx, int *piPhrase, int *piCol, int *piOff);
+  sqlite3_int64 (*xRowid)(Fts5Context *);
+  int (*xColumnText)(Fts5Context *, int iCol, const char **pz, int *pn);
+  int (*xColumnSize)(Fts5Context *, int iCol, int *pnToken);
+  int (*xQueryPhrase)(Fts5Context *, int iPhrase, void *pUserData,
+                      int (*)(const Fts5ExtensionApi *, Fts5Context *, void *));
+  int (*xSetAuxdata)(Fts5Context *, void *pAux, void (*xDelete)(void *));
+  void *(*xGetAuxdata)(Fts5Context *, int bClear);
+  int (*xPhraseFirst)(Fts5Context *, int iPhrase, Fts5PhraseIter *, int *, int *);
+  void (*xPhraseNext)(Fts5Context *, Fts5PhraseIter *, int *piCol, int *piOff);
+  int (*xPhraseFirstColumn)(Fts5Context *, int iPhrase, Fts5PhraseIter *, int *);
+  void (*xPhraseNextColumn)(Fts5Context *, Fts5PhraseIter *, int *piCol);
+};
+
+/* A tokenizer module (fts5_api.xCreateTokenizer). */
+typedef struct Fts5Tokenizer Fts5Tokenizer;
+typedef struct fts5_tokenizer fts5_tokenizer;
+struct fts5_tokenizer {
+  int (*xCreate)(void *, const char **azArg, int nArg, Fts5Tokenizer **ppOut);
+  void (*xDelete)(Fts5Tokenizer *);
+  int (*xTokenize)(Fts5Tokenizer *, void *pCtx, int flags, const char *pText, int nText,
+                   int (*xToken)(void *pCtx, int tflags, const char *pToken, int nToken, int iStart,
+                                 int iEnd));
+};
+
+/* Why xTokenize is called (its flags). */
+#define FTS5_TOKENIZE_QUERY 0x0001
+#define FTS5_TOKENIZE_PREFIX 0x0002
+#define FTS5_TOKENIZE_DOCUMENT 0x0004
+#define FTS5_TOKENIZE_AUX 0x0008
+
+/* xToken's tflags: the token shares the previous token's position. */
+#define FTS5_TOKEN_COLOCATED 0x0001
+
+typedef struct fts5_api fts5_api;
+struct fts5_api {
+  int iVersion; /* 2 */
+  int (*xCreateTokenizer)(fts5_api *pApi, const char *zName, void *pContext,
+                          fts5_tokenizer *pTokenizer, void (*xDestroy)(void *));
+  int (*xFindTokenizer)(fts5_api *pApi, const char *zName, void **ppContext,
+                        fts5_tokenizer *pTokenizer);
+  int (*xCreateFunction)(fts5_api *pApi, const char *zName, void *pContext,
+                         fts5_extension_function xFunction, void (*xDestroy)(void *));
+};
+#endif /* _FTS5_H */
+
 #ifdef __cplusplus
 }
 #endif

@@ -240,6 +240,7 @@ TEST(compat_vtab_more_same) { run_same("vtab_more"); }
 TEST(compat_vtab_ext_same) { run_same("vtab_ext"); }
 TEST(compat_dbconfig_opts_same) { run_same("dbconfig_opts"); }
 TEST(compat_pointers_same) { run_same("pointers"); }
+TEST(compat_fts5_api_same) { run_same("fts5_api"); }
 TEST(compat_cacheflush_same) { run_same("cacheflush"); }
 /* Debian's library has no snapshots (no SQLITE_ENABLE_SNAPSHOT): Shale only,
  * against SQLite's documented rules, with the real SQLite writing the file. */

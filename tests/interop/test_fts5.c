@@ -571,9 +571,17 @@ TEST(fts5_columnsize0_external) {
 /* Every code point (but surrogates) in documents of 64: SQLite's
  * integrity-check re-tokenizes them with its own tokenizer. */
 TEST(fts5_every_code_point) {
-  const char *toks[] = {"unicode61 remove_diacritics 0", "unicode61",
-                        "unicode61 remove_diacritics 2"};
-  for (int k = 0; k < 3; k++) {
+  /* categories= (Unicode 6.1.0's general categories), the folds of
+   * characters the default calls separators (trigram folds them too) */
+  const char *toks[] = {"unicode61 remove_diacritics 0",
+                        "unicode61",
+                        "unicode61 remove_diacritics 2",
+                        "unicode61 categories ''L* N* Co So''",
+                        "unicode61 categories ''Lu Nd Zs P*  Xx'' remove_diacritics 0",
+                        "unicode61 categories ''M* S* C* Nl'' remove_diacritics 2",
+                        "unicode61 tokenchars ''-Â·'' categories ''L* Mn Sk''",
+                        "trigram"};
+  for (int k = 0; k < (int)(sizeof toks / sizeof toks[0]); k++) {
     char path[512], sql[256];
     snprintf(path, sizeof path, "%s", test_path("cp.db"));
     remove(path);

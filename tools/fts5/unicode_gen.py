@@ -1,60 +1,105 @@
 #!/usr/bin/env python3
-"""Probe the reference SQLite's unicode61 tokenizer code point by code point.
+"""Generate src/ext/fts5/fts5_unitab.h: unicode61's general categories and folds.
 
-For remove_diacritics 0, 1 and 2, every code point c (surrogates excluded) is
-indexed inside the document 'q' c 'q' and the tokens the reference produced
-are read back with fts5vocab. Each code point is then one of: a separator
-(tokens q, q), a token character folded to f (token q f q), or a character
-that folds to nothing (token qq). Output: one line per code point,
-written as src/ext/fts5/fts5_unitab.h: runs of code points that share the
-same class and the same fold offset for each remove_diacritics value.
+Categories: Unicode 6.1.0's General_Category (the version unicode61 is named
+for and SQLite 3.40.1's tables follow), read from tools/fts5/gc-6.1.0.txt,
+itself written from the UCD by tools/fts5/unicat_dump.mjs (the
+@unicode/unicode-6.1.0 package's ranges). Unassigned code points (Cn) get
+category 0, which SQLite's tokenizer always treats as a token character. So do
+the code points SQLite's own table leaves out although the UCD assigns them:
+the inside of the ranges UnicodeData.txt gives by their First and Last lines
+(CJK ideographs, Hangul syllables, private use; SQLite lists the two ends
+only) and plane 16. They are found by probing the reference with a tokenizer
+of no category (categories 'Xx'): what it still indexes is category 0.
+
+Folds: the reference SQLite's own, probed code point by code point. For
+remove_diacritics 0, 1 and 2, every code point c (surrogates excluded) is
+indexed inside the document 'q' c 'q' by a unicode61 tokenizer whose
+categories make every character a token character, and the tokens are read
+back with fts5vocab: a token q f q (c folds to f) or qq (c folds to nothing,
+a diacritic removed).
+
+Output: runs of code points sharing the category and the fold offset for
+each remove_diacritics value.
 Usage: tools/fts5/unicode_gen.py > src/ext/fts5/fts5_unitab.h
 """
-import sqlite3, sys
+import os, sqlite3, sys
 
-def probe(rd):
-    db = sqlite3.connect(":memory:")
-    db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='unicode61 remove_diacritics %d')" % rd)
+CATS = ["Cc", "Cf", "Cn", "Co", "Cs", "Ll", "Lm", "Lo", "Lt", "Lu", "Mc", "Me", "Mn", "Nd",
+        "Nl", "No", "Pc", "Pd", "Pe", "Pf", "Pi", "Po", "Ps", "Sc", "Sk", "Sm", "So", "Zl",
+        "Zp", "Zs"]  # category k + 1 (0: unassigned)
+
+def categories():
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gc-6.1.0.txt")
+    cat = {}
+    for line in open(path):
+        code, first, last = line.split()
+        if code == "Cn":
+            continue
+        for c in range(int(first), int(last) + 1):
+            cat[c] = CATS.index(code) + 1
+    return cat
+
+def index(db, cps, text):
     db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
-    cps = [c for c in range(1, 0x110000) if not (0xD800 <= c <= 0xDFFF)]
-    db.executemany("INSERT INTO t(rowid, x) VALUES(?, ?)", (( c, "q" + chr(c) + "q") for c in cps))
+    db.executemany("INSERT INTO t(rowid, x) VALUES(?, ?)", ((c, text(c)) for c in cps))
     toks = {}
     for doc, term in db.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
         toks.setdefault(doc, []).append(term)
+    return toks
+
+CPS = [c for c in range(1, 0x110000) if not (0xD800 <= c <= 0xDFFF)]
+
+def probe_zero():
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize=\"unicode61 categories 'Xx'\")")
+    return set(index(db, CPS, lambda c: chr(c)))
+
+def probe(rd):
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize=\"unicode61 remove_diacritics %d "
+               "categories 'L* N* Co M* P* S* Z* C*'\")" % rd)
+    toks = index(db, CPS, lambda c: "q" + chr(c) + "q")
     out = {}
-    for c in cps:
+    for c in CPS:
         t = toks.get(c, [])
-        if t == ["q", "q"]:
-            out[c] = -1
-        elif t == ["qq"]:
+        if t == ["qq"]:
             out[c] = 0
         elif len(t) == 1 and len(t[0]) == 3 and t[0][0] == "q" and t[0][2] == "q":
             out[c] = ord(t[0][1])
+        elif t == ["q", "q"]:
+            out[c] = c  # a separator even so (not expected): no fold
         else:
             sys.exit("code point %x: unexpected tokens %r" % (c, t))
     return out
 
-SEP, DROP = "FTS5_U_SEP", "FTS5_U_DROP"
-
 def code(c, f):
-    return SEP if f == -1 else DROP if f == 0 else str(f - c)
+    return "FTS5_U_DROP" if f == 0 and c != 0 else str(f - c)
 
 def main():
+    cat = categories()
+    for c in probe_zero():
+        cat.pop(c, None)
     res = [probe(rd) for rd in (0, 1, 2)]
     runs, prev = [], None
     for c in range(0, 0x110000):
-        key = tuple(code(c, r.get(c, -1)) for r in res)
+        key = (cat.get(c, 0),) + tuple(code(c, r.get(c, c)) for r in res)
         if key != prev:
             runs.append((c,) + key)
             prev = key
     print("/* fts5_unitab.h -- generated by tools/fts5/unicode_gen.py: the unicode61")
-    print(" * tokenizer's classes and case/diacritic folds, as runs sorted by first")
-    print(" * code point: {first, fold offset for remove_diacritics 0, 1, 2}, where")
-    print(" * FTS5_U_SEP marks a separator and FTS5_U_DROP a character folded away.")
-    print(" * Do not edit. */")
+    print(" * tokenizer's general categories (Unicode 6.1.0, tools/fts5/gc-6.1.0.txt) and")
+    print(" * case/diacritic folds (the reference's), as runs sorted by first code point:")
+    print(" * {first, category, fold offset for remove_diacritics 0, 1, 2}, where")
+    print(" * FTS5_U_DROP marks a character folded away. Category k is fts5_ucat_names[k - 1],")
+    print(" * 0 unassigned. Do not edit. */")
+    print("static const char *const fts5_ucat_names[%d] = {" % len(CATS))
+    for i in range(0, len(CATS), 10):
+        print("    " + ", ".join('"%s"' % k for k in CATS[i:i + 10]) + ",")
+    print("};")
     print("static const Fts5URun fts5_unitab[%d] = {" % len(runs))
     for r in runs:
-        print("  {0x%x, {%s, %s, %s}}," % r)
+        print("  {0x%x, %d, {%s, %s, %s}}," % r)
     print("};")
 
 main()

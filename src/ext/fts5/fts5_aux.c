@@ -12,8 +12,10 @@
  *    ntokens tokens (instances of phrases not yet seen score 1000, repeats
  *    1, a window starting a sentence 100 more, the first 120), highlighted,
  *    with the ellipsis where text is cut.
- * The first argument is the hidden column named like the table: the
- * cursor's id, looked up on the connection's cursor list.
+ * They are registered through fts5_api.xCreateFunction like an
+ * application's auxiliary functions (one dispatch: fts5_api.c finds the
+ * cursor named by the first argument, the hidden column), and read the row
+ * through the cursor, sharing the instance cache the Fts5ExtensionApi uses.
  *
  * Invariants: instances are ordered by (column, offset), ties by phrase.
  */
@@ -23,78 +25,6 @@
 
 #include "../../util/util.h"
 #include "fts5_vtab.h"
-
-typedef struct Inst {
-  int phrase, col, off;
-} Inst;
-
-static int inst_cmp(const void *a, const void *b) {
-  const Inst *x = a, *y = b;
-  if (x->col != y->col) return x->col - y->col;
-  if (x->off != y->off) return x->off - y->off;
-  return x->phrase - y->phrase;
-}
-
-/* detail=column/none: each phrase's instances in the row, found in its
- * text (none when contentless, as SQLite). pos: one per phrase. A cursor
- * sorted by rank finds every phrase's, then keeps those of the subtrees
- * that match (SQLite's sorter cursor); others only those of the phrases
- * the iteration left at the row. */
-static int row_positions(Fts5Cursor *c, int64_t rowid, Fts5Pos *pos) {
-  Fts5Table *t = (Fts5Table *)c->base.pVtab;
-  int rc = SHALE_OK;
-  for (int i = 0; rc == SHALE_OK && t->c.content != FTS5_CONTENT_NONE && i < t->c.ncol; i++) {
-    const char *z;
-    int n;
-    rc = fts5_cursor_text(c, i, &z, &n);
-    if (rc == SHALE_OK && z) rc = fts5_expr_populate(c->expr, rowid, !c->sorted, i, z, n, pos);
-  }
-  if (rc == SHALE_OK && c->sorted && t->c.content != FTS5_CONTENT_NONE)
-    fts5_expr_check(c->expr, pos);
-  return rc;
-}
-
-/* The instances of the cursor's current row (shale_malloc'ed). */
-static int row_insts(Fts5Cursor *c, int64_t rowid, Inst **out, int *n) {
-  *out = NULL;
-  *n = 0;
-  if (!c->expr) return SHALE_OK;
-  Fts5Table *t = (Fts5Table *)c->base.pVtab;
-  int total = 0, np = fts5_expr_nphrase(c->expr), rc = SHALE_OK;
-  Fts5Pos *found = NULL;
-  if (t->c.detail != FTS5_DETAIL_FULL && np) {
-    found = shale_malloc(sizeof(Fts5Pos) * (size_t)np);
-    if (!found) return SHALE_NOMEM;
-    memset(found, 0, sizeof(Fts5Pos) * (size_t)np);
-    rc = row_positions(c, rowid, found);
-  }
-  for (int i = 0; i < np; i++) {
-    const Fts5Pos *p = found ? &found[i] : fts5_expr_phrase_hits(c->expr, i, rowid);
-    if (p) total += p->n;
-  }
-  Inst *a = total && rc == SHALE_OK ? shale_malloc(sizeof(Inst) * (size_t)total) : NULL;
-  if (total && !a && rc == SHALE_OK) rc = SHALE_NOMEM;
-  int k = 0;
-  for (int i = 0; a && i < np; i++) {
-    const Fts5Pos *p = found ? &found[i] : fts5_expr_phrase_hits(c->expr, i, rowid);
-    for (int j = 0; p && j < p->n; j++) {
-      a[k].phrase = i;
-      a[k].col = (int)(p->a[j] >> 32);
-      a[k].off = (int)(p->a[j] & 0xffffffff);
-      k++;
-    }
-  }
-  for (int i = 0; found && i < np; i++) fts5_pos_free(&found[i]);
-  shale_free(found);
-  if (rc) {
-    shale_free(a);
-    return rc;
-  }
-  if (k) qsort(a, (size_t)k, sizeof(Inst), inst_cmp);
-  *out = a;
-  *n = k;
-  return SHALE_OK;
-}
 
 int fts5_bm25(Fts5Table *t, Fts5Cursor *c, int64_t rowid, int nw, shale_value **w, double *out) {
   const double k1 = 1.2, b = 0.75;
@@ -123,14 +53,14 @@ int fts5_bm25(Fts5Table *t, Fts5Cursor *c, int64_t rowid, int nw, shale_value **
   double *freq = shale_malloc(sizeof(double) * (size_t)(np ? np : 1));
   if (!freq) return SHALE_NOMEM;
   for (int i = 0; i < np; i++) freq[i] = 0.0;
-  Inst *in;
+  const Fts5Inst *in;
   int ni;
-  rc = row_insts(c, rowid, &in, &ni);
+  (void)rowid; /* the cursor's current row */
+  rc = fts5_cursor_insts(c, &in, &ni);
   for (int i = 0; rc == SHALE_OK && i < ni; i++) {
     double wt = nw > in[i].col ? shale_value_double(w[in[i].col]) : 1.0;
     freq[in[i].phrase] += wt;
   }
-  shale_free(in);
   int *sz = c->colsize;
   if (rc == SHALE_OK) rc = fts5_storage_docsize(t, rowid, sz);
   double D = 0;
@@ -147,21 +77,13 @@ int fts5_bm25(Fts5Table *t, Fts5Cursor *c, int64_t rowid, int nw, shale_value **
   return rc;
 }
 
-static Fts5Cursor *find_cursor(shale_context *ctx, shale_value *v) {
-  Fts5Global *g = shale_user_data(ctx);
-  int64_t id = shale_value_int64(v);
-  for (Fts5Cursor *c = g->cursors; c; c = c->next)
-    if (c->id == id) return c;
-  char *m = util_mprintf("no such cursor: %lld", (long long)id);
-  shale_result_error(ctx, m ? m : "out of memory", -1);
-  shale_free(m);
-  return NULL;
-}
-
-static void fn_bm25(shale_context *ctx, int argc, shale_value **argv) {
-  if (argc < 1) return;
-  Fts5Cursor *c = find_cursor(ctx, argv[0]);
-  if (!c) return;
+/* The built-ins are auxiliary functions like an application's
+ * (fts5_api.xCreateFunction, fts5_api.c finds the cursor): pFts is the
+ * cursor, apVal the arguments after the table's hidden column. */
+static void fn_bm25(const Fts5ExtensionApi *api, Fts5Context *fc, shale_context *ctx, int argc,
+                    shale_value **argv) {
+  Fts5Cursor *c = (Fts5Cursor *)fc;
+  (void)api;
   if (c->i >= c->nrows) {
     shale_result_null(ctx);
     return;
@@ -171,7 +93,7 @@ static void fn_bm25(shale_context *ctx, int argc, shale_value **argv) {
     return;
   }
   double r;
-  int rc = fts5_bm25((Fts5Table *)c->base.pVtab, c, c->rows[c->i], argc - 1, argv + 1, &r);
+  int rc = fts5_bm25((Fts5Table *)c->base.pVtab, c, c->rows[c->i], argc, argv, &r);
   if (rc)
     shale_result_error_code(ctx, rc);
   else
@@ -181,7 +103,7 @@ static void fn_bm25(shale_context *ctx, int argc, shale_value **argv) {
 /* ---- highlight and snippet ---- */
 typedef struct Hl {
   Fts5Cursor *c;
-  const Inst *in;
+  const Fts5Inst *in;
   int ni, ii; /* instances, next one */
   int col;
   int start, end; /* current merged instance range, -1: none */
@@ -197,7 +119,7 @@ typedef struct Hl {
 static void hl_next(Hl *h) {
   h->start = h->end = -1;
   while (h->ii < h->ni) {
-    const Inst *x = &h->in[h->ii];
+    const Fts5Inst *x = &h->in[h->ii];
     if (x->col == h->col) {
       int e = x->off - 1 + fts5_expr_phrase_size(h->c->expr, x->phrase);
       if (h->start < 0) {
@@ -218,10 +140,11 @@ static void hl_append(Hl *h, const char *z, int n) {
   fts5_buf_append(&h->rc, &h->out, z, n);
 }
 
-static int hl_cb(void *ctx, const char *tok, int ntok, int so, int eo) {
+static int hl_cb(void *ctx, int tflags, const char *tok, int ntok, int so, int eo) {
   Hl *h = ctx;
   (void)tok;
   (void)ntok;
+  if (tflags & FTS5_TOKEN_COLOCATED) return SHALE_OK;
   int pos = h->pos++;
   if (h->range_end > 0) {
     if (pos < h->range_start || pos > h->range_end) return SHALE_OK;
@@ -252,30 +175,22 @@ static const char *val_text(shale_value *v) {
   return z ? z : "";
 }
 
-/* Counting tokens: every token counts (ntok 0 too), as the index counts. */
-static int count_positions_cb(void *ctx, const char *tok, int ntok, int so, int eo) {
-  (void)ctx;
-  (void)tok;
-  (void)ntok;
-  (void)so;
-  (void)eo;
-  return SHALE_OK;
-}
-
-static void fn_highlight(shale_context *ctx, int argc, shale_value **argv) {
-  if (argc != 4) {
+static void fn_highlight(const Fts5ExtensionApi *api, Fts5Context *fc, shale_context *ctx, int argc,
+                         shale_value **argv) {
+  (void)api;
+  if (argc != 3) {
     shale_result_error(ctx, "wrong number of arguments to function highlight()", -1);
     return;
   }
-  Fts5Cursor *c = find_cursor(ctx, argv[0]);
-  if (!c || c->i >= c->nrows) return;
+  Fts5Cursor *c = (Fts5Cursor *)fc;
+  if (c->i >= c->nrows) return;
   Fts5Table *t = (Fts5Table *)c->base.pVtab;
   Hl h;
   memset(&h, 0, sizeof h);
   h.c = c;
-  h.col = shale_value_int(argv[1]);
-  h.open = val_text(argv[2]);
-  h.close = val_text(argv[3]);
+  h.col = shale_value_int(argv[0]);
+  h.open = val_text(argv[1]);
+  h.close = val_text(argv[2]);
   h.range_end = -1;
   if (h.col < 0 || h.col >= t->c.ncol) {
     shale_result_error_code(ctx, SHALE_RANGE);
@@ -283,21 +198,19 @@ static void fn_highlight(shale_context *ctx, int argc, shale_value **argv) {
   }
   int rc = fts5_cursor_text(c, h.col, &h.zin, &h.nin);
   if (rc == SHALE_OK && h.zin) {
-    Inst *in = NULL;
-    rc = row_insts(c, c->rows[c->i], &in, &h.ni);
+    const Fts5Inst *in = NULL;
+    rc = fts5_cursor_insts(c, &in, &h.ni);
     h.in = in;
     if (rc == SHALE_OK) {
       hl_next(&h);
-      rc = fts5_tokenize(t->c.tok, h.zin, h.nin, &h, hl_cb);
+      rc = fts5_tokenize(t->c.tok, FTS5_TOKENIZE_AUX, h.zin, h.nin, &h, hl_cb);
       hl_append(&h, h.zin + h.off, h.nin - h.off);
       if (rc == SHALE_OK) rc = h.rc;
     }
-    shale_free(in);
     if (rc == SHALE_OK)
       shale_result_text64(ctx, h.out.p ? (const char *)h.out.p : "", h.out.n, SHALE_TRANSIENT);
   }
   fts5_buf_free(&h.out);
-  (void)count_positions_cb;
   if (rc) shale_result_error_code(ctx, rc);
 }
 
@@ -308,11 +221,12 @@ typedef struct Sentences {
   int n, cap, rc;
 } Sentences;
 
-static int sentence_cb(void *ctx, const char *tok, int ntok, int so, int eo) {
+static int sentence_cb(void *ctx, int tflags, const char *tok, int ntok, int so, int eo) {
   Sentences *s = ctx;
   (void)tok;
   (void)ntok;
   (void)eo;
+  if (tflags & FTS5_TOKEN_COLOCATED) return SHALE_OK;
   int add = 0;
   if (s->pos > 0) {
     int i;
@@ -341,8 +255,8 @@ static int sentence_cb(void *ctx, const char *tok, int ntok, int so, int eo) {
 
 /* Score of the window [pos, pos + ntoken) of column col; *adj the window
  * start centred on its instances (when adj is not NULL). */
-static int snippet_score(Fts5Cursor *c, const Inst *in, int ni, int docsize, uint8_t *seen, int col,
-                         int pos, int ntoken, int *adj) {
+static int snippet_score(Fts5Cursor *c, const Fts5Inst *in, int ni, int docsize, uint8_t *seen,
+                         int col, int pos, int ntoken, int *adj) {
   int score = 0, first = -1, last = 0;
   int64_t end = (int64_t)pos + ntoken;
   for (int i = 0; i < ni; i++) {
@@ -362,21 +276,23 @@ static int snippet_score(Fts5Cursor *c, const Inst *in, int ni, int docsize, uin
   return score;
 }
 
-static void fn_snippet(shale_context *ctx, int argc, shale_value **argv) {
-  if (argc != 6) {
+static void fn_snippet(const Fts5ExtensionApi *api, Fts5Context *fc, shale_context *ctx, int argc,
+                       shale_value **argv) {
+  (void)api;
+  if (argc != 5) {
     shale_result_error(ctx, "wrong number of arguments to function snippet()", -1);
     return;
   }
-  Fts5Cursor *c = find_cursor(ctx, argv[0]);
-  if (!c || c->i >= c->nrows) return;
+  Fts5Cursor *c = (Fts5Cursor *)fc;
+  if (c->i >= c->nrows) return;
   Fts5Table *t = (Fts5Table *)c->base.pVtab;
-  int icol = shale_value_int(argv[1]);
-  const char *ellips = val_text(argv[4]);
-  int ntoken = shale_value_int(argv[5]);
+  int icol = shale_value_int(argv[0]);
+  const char *ellips = val_text(argv[3]);
+  int ntoken = shale_value_int(argv[4]);
   int64_t rowid = c->rows[c->i];
-  Inst *in = NULL;
+  const Fts5Inst *in = NULL;
   int ni = 0, np = c->expr ? fts5_expr_nphrase(c->expr) : 0;
-  int rc = row_insts(c, rowid, &in, &ni);
+  int rc = fts5_cursor_insts(c, &in, &ni);
   uint8_t *seen = shale_malloc((size_t)np + 1);
   int *sizes = shale_malloc(sizeof(int) * (size_t)t->c.ncol);
   if (!seen || !sizes) rc = SHALE_NOMEM;
@@ -387,7 +303,8 @@ static void fn_snippet(shale_context *ctx, int argc, shale_value **argv) {
     Sentences s = {0};
     int ndoc;
     rc = fts5_cursor_text(c, i, &s.doc, &ndoc);
-    if (rc == SHALE_OK && s.doc) rc = fts5_tokenize(t->c.tok, s.doc, ndoc, &s, sentence_cb);
+    if (rc == SHALE_OK && s.doc)
+      rc = fts5_tokenize(t->c.tok, FTS5_TOKENIZE_AUX, s.doc, ndoc, &s, sentence_cb);
     int docsize = sizes[i];
     for (int ii = 0; rc == SHALE_OK && ii < ni; ii++) {
       if (in[ii].col != i) continue;
@@ -434,14 +351,14 @@ static void fn_snippet(shale_context *ctx, int argc, shale_value **argv) {
     h.in = in;
     h.ni = ni;
     h.col = best_col;
-    h.open = val_text(argv[2]);
-    h.close = val_text(argv[3]);
+    h.open = val_text(argv[1]);
+    h.close = val_text(argv[2]);
     h.range_start = best_start;
     h.range_end = best_start + ntoken - 1;
     hl_next(&h);
     if (best_start > 0) hl_append(&h, ellips, -1);
     while (h.start >= 0 && h.start < best_start) hl_next(&h);
-    rc = fts5_tokenize(t->c.tok, h.zin, h.nin, &h, hl_cb);
+    rc = fts5_tokenize(t->c.tok, FTS5_TOKENIZE_AUX, h.zin, h.nin, &h, hl_cb);
     if (h.range_end >= colsize - 1)
       hl_append(&h, h.zin + h.off, h.nin - h.off);
     else
@@ -451,18 +368,17 @@ static void fn_snippet(shale_context *ctx, int argc, shale_value **argv) {
       shale_result_text64(ctx, h.out.p ? (const char *)h.out.p : "", h.out.n, SHALE_TRANSIENT);
   }
   fts5_buf_free(&h.out);
-  shale_free(in);
   shale_free(seen);
   shale_free(sizes);
   if (rc) shale_result_error_code(ctx, rc);
 }
 
 int fts5_aux_register(shale *db, Fts5Global *g) {
-  int rc = shale_create_function_v2(db, "bm25", -1, SHALE_UTF8, g, fn_bm25, NULL, NULL, NULL);
-  if (rc == SHALE_OK)
-    rc = shale_create_function_v2(db, "highlight", -1, SHALE_UTF8, g, fn_highlight, NULL, NULL,
-                                  NULL);
-  if (rc == SHALE_OK)
-    rc = shale_create_function_v2(db, "snippet", -1, SHALE_UTF8, g, fn_snippet, NULL, NULL, NULL);
+  static const char *const names[] = {"bm25", "highlight", "snippet"};
+  static const fts5_extension_function fns[] = {fn_bm25, fn_highlight, fn_snippet};
+  int rc = SHALE_OK;
+  (void)db;
+  for (int i = 0; rc == SHALE_OK && i < 3; i++)
+    rc = g->api.xCreateFunction(&g->api, names[i], NULL, fns[i], NULL);
   return rc;
 }

@@ -77,7 +77,7 @@ int fts5_ci_eq(const char *a, const char *b) {
   return *a == *b;
 }
 
-/* Split a tokenize= value into words (argv for fts5_tokenizer_new). */
+/* Split a tokenize= value into words (argv for fts5_tok_new). */
 static int split_words(const char *v, char ***out, int *n) {
   *out = NULL;
   *n = 0;
@@ -138,7 +138,7 @@ static int set_option(Fts5Config *c, const char *k, const char *v, char **err) {
       *err = util_mprintf("parse error in tokenize directive");
       return SHALE_ERROR;
     }
-    c->tok = fts5_tokenizer_new(n, (const char *const *)w, err);
+    c->tok = fts5_tok_new(c->g, n, (const char *const *)w, err);
     free_words(w, n);
     return c->tok ? SHALE_OK : SHALE_ERROR;
   }
@@ -221,13 +221,15 @@ void fts5_config_free(Fts5Config *c) {
   shale_free(c->zname);
   shale_free(c->zcontent);
   shale_free(c->zcontent_rowid);
-  fts5_tokenizer_free(c->tok);
+  fts5_tok_free(c->tok);
   memset(c, 0, sizeof *c);
 }
 
-int fts5_config_parse(Fts5Config *c, shale *db, int argc, const char *const *argv, char **err) {
+int fts5_config_parse(Fts5Config *c, Fts5Global *g, shale *db, int argc, const char *const *argv,
+                      char **err) {
   memset(c, 0, sizeof *c);
   c->db = db;
+  c->g = g;
   c->columnsize = 1;
   c->pgsz = FTS5_DEFAULT_PGSZ;
   c->automerge = 4;
@@ -283,8 +285,7 @@ int fts5_config_parse(Fts5Config *c, shale *db, int argc, const char *const *arg
     rc = SHALE_ERROR;
   }
   if (rc == SHALE_OK && !c->tok) {
-    const char *def[] = {"unicode61"};
-    c->tok = fts5_tokenizer_new(1, def, err);
+    c->tok = fts5_tok_new(c->g, 0, NULL, err);
     if (!c->tok) rc = SHALE_ERROR;
   }
   if (rc == SHALE_OK && c->content == FTS5_CONTENT_EXTERNAL && !c->zcontent_rowid) {

@@ -28,10 +28,23 @@
 #include "../../util/util.h"
 #include "fts5_int.h"
 
+/* A phrase's term: its text (index byte first), and the tokens the query
+ * tokenizer gave at the same position (FTS5_TOKEN_COLOCATED), any of which
+ * matches there; prefix (of the first) applies to all. */
 typedef struct Term {
   char *t;
   int n, prefix;
+  struct Term *syn;
 } Term;
+
+static void term_free(Term *t) {
+  shale_free(t->t);
+  for (Term *s = t->syn, *next; s; s = next) {
+    next = s->syn;
+    shale_free(s->t);
+    shale_free(s);
+  }
+}
 
 typedef struct Phrase {
   Term *terms;
@@ -205,12 +218,30 @@ static void syntax_error(Lex *x) {
 typedef struct TokCtx {
   Term *a;
   int n, cap, rc;
+  int first; /* the phrase's terms before this string */
 } TokCtx;
 
-static int tok_cb(void *ctx, const char *tok, int ntok, int start, int end) {
+static int tok_cb(void *ctx, int tflags, const char *tok, int ntok, int start, int end) {
   TokCtx *t = ctx;
   (void)start;
   (void)end;
+  if ((tflags & FTS5_TOKEN_COLOCATED) && t->n > t->first) { /* a synonym of the last term */
+    Term *s = shale_malloc(sizeof *s);
+    char *z = shale_malloc((size_t)ntok + 2);
+    if (!s || !z) {
+      shale_free(s);
+      shale_free(z);
+      return SHALE_NOMEM;
+    }
+    z[0] = '0';
+    memcpy(z + 1, tok, (size_t)ntok);
+    z[ntok + 1] = 0;
+    Term *last = &t->a[t->n - 1], **pp = &last->syn;
+    while (*pp) pp = &(*pp)->syn;
+    *s = (Term){z, ntok + 1, 0, NULL};
+    *pp = s;
+    return SHALE_OK;
+  }
   if (t->n == t->cap) {
     int cap = t->cap ? t->cap * 2 : 4;
     Term *a = shale_realloc(t->a, sizeof(Term) * (size_t)cap);
@@ -226,14 +257,14 @@ static int tok_cb(void *ctx, const char *tok, int ntok, int start, int end) {
   t->a[t->n].t = z;
   t->a[t->n].n = ntok + 1;
   t->a[t->n].prefix = 0;
+  t->a[t->n].syn = NULL;
   t->n++;
   return SHALE_OK;
 }
 
-/* Tokenize the current STRING token and append its terms to phrase ip. */
-static int add_string(Lex *x, int ip) {
-  const char *s = x->tp;
-  int n = x->tn;
+/* Tokenize the STRING token s[0..n) and append its terms to phrase ip
+ * (prefix: a '*' follows it, which marks the last term). */
+static int add_string(Lex *x, int ip, const char *s, int n, int prefix) {
   char *buf = NULL;
   if (s[0] == '"') { /* unquote */
     buf = shale_malloc((size_t)n);
@@ -249,11 +280,13 @@ static int add_string(Lex *x, int ip) {
   TokCtx t = {0};
   Phrase *p = &x->e->ph[ip];
   t.a = p->terms;
-  t.n = t.cap = p->nterm;
-  int rc = fts5_tokenize(x->c->tok, s, n, &t, tok_cb);
+  t.n = t.cap = t.first = p->nterm;
+  int flags = FTS5_TOKENIZE_QUERY | (prefix ? FTS5_TOKENIZE_PREFIX : 0);
+  int rc = fts5_tokenize(x->c->tok, flags, s, n, &t, tok_cb);
   shale_free(buf);
   p->terms = t.a;
   p->nterm = t.n;
+  if (rc == SHALE_OK && prefix && p->nterm > t.first) p->terms[p->nterm - 1].prefix = 1;
   return rc;
 }
 
@@ -295,14 +328,13 @@ static int parse_phrase(Lex *x, int *ip) {
       syntax_error(x);
       return SHALE_ERROR;
     }
-    int rc = add_string(x, *ip);
-    if (rc) return rc;
+    const char *s = x->tp;
+    int n = x->tn;
     lex_next(x);
-    if (x->tok == T_STAR) {
-      Phrase *p = &x->e->ph[*ip];
-      if (p->nterm) p->terms[p->nterm - 1].prefix = 1;
-      lex_next(x);
-    }
+    int star = x->tok == T_STAR;
+    int rc = add_string(x, *ip, s, n, star);
+    if (rc) return rc;
+    if (star) lex_next(x);
     if (x->tok != T_PLUS) return SHALE_OK;
     lex_next(x);
   }
@@ -636,6 +668,63 @@ int fts5_expr_parse(Fts5Config *c, const char *q, int col, Fts5Expr **out, char 
   return SHALE_OK;
 }
 
+static int term_copy(Term *dst, const Term *src) {
+  memset(dst, 0, sizeof *dst);
+  dst->t = shale_malloc((size_t)src->n + 1);
+  if (!dst->t) return SHALE_NOMEM;
+  memcpy(dst->t, src->t, (size_t)src->n + 1);
+  dst->n = src->n;
+  dst->prefix = src->prefix;
+  Term **pp = &dst->syn;
+  for (const Term *s = src->syn; s; s = s->syn) {
+    Term *k = shale_malloc(sizeof *k);
+    char *z = shale_malloc((size_t)s->n + 1);
+    if (!k || !z) {
+      shale_free(k);
+      shale_free(z);
+      return SHALE_NOMEM;
+    }
+    memcpy(z, s->t, (size_t)s->n + 1);
+    *k = (Term){z, s->n, 0, NULL};
+    *pp = k;
+    pp = &k->syn;
+  }
+  return SHALE_OK;
+}
+
+int fts5_expr_clone_phrase(Fts5Expr *e, int ip, Fts5Expr **out) {
+  *out = NULL;
+  Fts5Expr *n = shale_malloc(sizeof *n);
+  if (!n) return SHALE_NOMEM;
+  memset(n, 0, sizeof *n);
+  n->c = e->c;
+  int rc = SHALE_OK;
+  const Phrase *src = &e->ph[ip];
+  n->ph = shale_malloc(sizeof(Phrase));
+  n->root = new_node(N_NEAR, NULL, NULL);
+  if (n->root) n->root->phr = shale_malloc(sizeof(int));
+  if (n->ph) {
+    memset(n->ph, 0, sizeof(Phrase));
+    n->nph = 1;
+    n->ph->colmask = src->colmask;
+    n->ph->caret = src->caret;
+    n->ph->terms = src->nterm ? shale_malloc(sizeof(Term) * (size_t)src->nterm) : NULL;
+  }
+  if (!n->ph || !n->root || !n->root->phr || (src->nterm && !n->ph->terms)) rc = SHALE_NOMEM;
+  for (int i = 0; rc == SHALE_OK && i < src->nterm; i++) {
+    rc = term_copy(&n->ph->terms[i], &src->terms[i]);
+    n->ph->nterm = i + 1;
+  }
+  if (rc == SHALE_OK) {
+    n->root->phr[0] = 0;
+    n->root->nphr = 1;
+    *out = n;
+  } else {
+    fts5_expr_free(n);
+  }
+  return rc;
+}
+
 int fts5_expr_and(Fts5Expr **pa, Fts5Expr *b) {
   Fts5Expr *a = *pa;
   if (!b->root || !a->root) { /* an empty query matches nothing */
@@ -670,7 +759,7 @@ int fts5_expr_and(Fts5Expr **pa, Fts5Expr *b) {
 void fts5_expr_free(Fts5Expr *e) {
   if (!e) return;
   for (int i = 0; i < e->nph; i++) {
-    for (int j = 0; j < e->ph[i].nterm; j++) shale_free(e->ph[i].terms[j].t);
+    for (int j = 0; j < e->ph[i].nterm; j++) term_free(&e->ph[i].terms[j]);
     shale_free(e->ph[i].terms);
     fts5_list_free(&e->ph[i].hits);
     fts5_pos_free(&e->ph[i].cur);
@@ -722,6 +811,67 @@ static int has_col(const Fts5Pos *p, uint64_t mask) {
   return 0;
 }
 
+/* a's doclist merged with b's (both sorted by rowid): every row of either,
+ * positions merged in order without repeats; b is freed. */
+static int list_union(Fts5List *a, Fts5List *b) {
+  Fts5List out = {0};
+  int rc = SHALE_OK, i = 0, j = 0;
+  out.cap = a->n + b->n;
+  out.a = out.cap ? shale_malloc(sizeof(Fts5Doc) * (size_t)out.cap) : NULL;
+  if (out.cap && !out.a) rc = SHALE_NOMEM;
+  while (rc == SHALE_OK && (i < a->n || j < b->n)) {
+    Fts5Doc *x = i < a->n ? &a->a[i] : NULL, *y = j < b->n ? &b->a[j] : NULL;
+    Fts5Doc d = {0, {0}};
+    if (!y || (x && x->rowid < y->rowid)) {
+      d = *x;
+      memset(&x->pos, 0, sizeof x->pos);
+      i++;
+    } else if (!x || y->rowid < x->rowid) {
+      d = *y;
+      memset(&y->pos, 0, sizeof y->pos);
+      j++;
+    } else {
+      d.rowid = x->rowid;
+      int p = 0, q = 0;
+      while (p < x->pos.n || q < y->pos.n) {
+        int64_t v;
+        if (q >= y->pos.n || (p < x->pos.n && x->pos.a[p] < y->pos.a[q]))
+          v = x->pos.a[p++];
+        else if (p >= x->pos.n || y->pos.a[q] < x->pos.a[p])
+          v = y->pos.a[q++];
+        else
+          v = x->pos.a[p++], q++;
+        fts5_pos_add(&rc, &d.pos, v);
+      }
+      i++;
+      j++;
+    }
+    out.a[out.n++] = d;
+  }
+  fts5_list_free(b);
+  if (rc) {
+    fts5_list_free(&out);
+    return rc;
+  }
+  fts5_list_free(a);
+  *a = out;
+  return SHALE_OK;
+}
+
+/* The doclist of a term: its own, or with synonyms the union of theirs. */
+static int term_query(Fts5Index *ix, const Term *t, Fts5List *out) {
+  int rc = fts5_index_query(ix, t->t, t->n, t->prefix, out);
+  for (const Term *s = t->syn; rc == SHALE_OK && s; s = s->syn) {
+    Fts5List l = {0};
+    rc = fts5_index_query(ix, s->t, s->n, t->prefix, &l);
+    if (rc == SHALE_OK)
+      rc = list_union(out, &l);
+    else
+      fts5_list_free(&l);
+  }
+  return rc;
+}
+
 /* The phrase's rows and instances over the whole table (no NEAR); cand
  * (if not NULL): the rows holding every term of the phrase. */
 static int phrase_eval(Fts5Expr *e, Fts5Index *ix, Phrase *p, Fts5List *out, int64_t **cand,
@@ -733,8 +883,7 @@ static int phrase_eval(Fts5Expr *e, Fts5Index *ix, Phrase *p, Fts5List *out, int
   if (!t) return SHALE_NOMEM;
   memset(t, 0, sizeof(Fts5List) * (size_t)p->nterm);
   int rc = SHALE_OK;
-  for (int i = 0; rc == SHALE_OK && i < p->nterm; i++)
-    rc = fts5_index_query(ix, p->terms[i].t, p->terms[i].n, p->terms[i].prefix, &t[i]);
+  for (int i = 0; rc == SHALE_OK && i < p->nterm; i++) rc = term_query(ix, &p->terms[i], &t[i]);
   for (int r = 0; rc == SHALE_OK && r < t[0].n; r++) {
     Fts5Doc *d0 = &t[0].a[r];
     int ok = 1;
@@ -1205,18 +1354,24 @@ typedef struct PopCtx {
   int pos, rc;
 } PopCtx;
 
-static int populate_cb(void *ctx, const char *tok, int ntok, int start, int end) {
+static int populate_cb(void *ctx, int tflags, const char *tok, int ntok, int start, int end) {
   PopCtx *c = ctx;
   (void)start;
   (void)end;
-  int pos = c->pos++;
+  int pos = fts5_tok_pos(&c->pos, tflags);
   for (int i = 0; i < c->e->nph; i++) {
     Phrase *p = &c->e->ph[i];
     if (!c->ok[i]) continue;
-    const char *t = p->terms[0].t + 1; /* after the index byte */
-    int nt = p->terms[0].n - 1;
-    if ((nt == ntok || (nt < ntok && p->terms[0].prefix)) && !memcmp(t, tok, (size_t)nt))
-      fts5_pos_add(&c->rc, &c->out[i], (c->col << 32) | pos);
+    for (const Term *s = &p->terms[0]; s; s = s->syn) {
+      const char *t = s->t + 1; /* after the index byte */
+      int nt = s->n - 1;
+      if ((nt == ntok || (nt < ntok && p->terms[0].prefix)) && !memcmp(t, tok, (size_t)nt)) {
+        Fts5Pos *o = &c->out[i];
+        int64_t v = (c->col << 32) | pos;
+        if (!o->n || o->a[o->n - 1] != v) fts5_pos_add(&c->rc, o, v);
+        break;
+      }
+    }
   }
   return c->rc;
 }
@@ -1235,7 +1390,7 @@ int fts5_expr_populate(Fts5Expr *e, int64_t rowid, int live, int col, const char
     any |= ok[i];
   }
   PopCtx c = {e, ok, out, col, 0, SHALE_OK};
-  int rc = any ? fts5_tokenize(e->c->tok, z, n, &c, populate_cb) : SHALE_OK;
+  int rc = any ? fts5_tokenize(e->c->tok, FTS5_TOKENIZE_DOCUMENT, z, n, &c, populate_cb) : SHALE_OK;
   if (ok != small) shale_free(ok);
   return rc ? rc : c.rc;
 }

@@ -20,6 +20,7 @@
 
 #include <stdint.h>
 
+#include "fts5_api.h"
 #include "shale.h"
 
 #define FTS5_CORRUPT (SHALE_CORRUPT | (1 << 8)) /* SQLITE_CORRUPT_VTAB */
@@ -59,23 +60,46 @@ int fts5_poslist_decode(const uint8_t *p, int n, Fts5Pos *out);
 /* Encode positions as SQLite's poslist bytes (appended to out). */
 void fts5_poslist_encode(int *rc, const Fts5Pos *, Fts5Buf *out);
 
-/* ---- tokenizers (fts5_tok.c) ---- */
-typedef struct Fts5Tokenizer Fts5Tokenizer;
-/* Called per token: text (folded), its byte range in the input. Nonzero
- * return stops the tokenizer with that code. */
-typedef int (*Fts5TokenCb)(void *ctx, const char *tok, int ntok, int start, int end);
+/* ---- tokenizers (fts5_tok.c, the registry in fts5_api.c) ---- */
+typedef struct Fts5Global Fts5Global;
+/* Called per token (fts5_tokenizer's xToken): FTS5_TOKEN_* flags, text
+ * (folded), its byte range in the input. Nonzero return stops the tokenizer
+ * with that code. */
+typedef int (*Fts5TokenCb)(void *ctx, int tflags, const char *tok, int ntok, int start, int end);
 
-/* Parse a tokenize= argument list (argv[0] the tokenizer name). NULL and
- * *err set (shale_malloc'ed) on a bad specification. */
-Fts5Tokenizer *fts5_tokenizer_new(int argc, const char *const *argv, char **err);
-/* The LIKE/GLOB constraints the tokenizer's index serves: trigram folded
- * SHALE_INDEX_CONSTRAINT_LIKE (LIKE and GLOB), case-sensitive _GLOB; else 0. */
-int fts5_tokenizer_pattern(const Fts5Tokenizer *);
+/* A table's tokenizer: the module's methods and the instance they made. */
+typedef struct Fts5Tok {
+  fts5_tokenizer m;
+  Fts5Tokenizer *inst;
+  int pattern; /* fts5_tok_pattern */
+  int builtin; /* one of fts5_tok.c's (fails only out of memory) */
+} Fts5Tok;
+
+/* Create the tokenizer a tokenize= argument list names (argv[0] the name,
+ * none: the default) from the connection's registry. NULL and *err set
+ * (shale_malloc'ed, SQLite's message) when unknown or its xCreate fails. */
+Fts5Tok *fts5_tok_new(Fts5Global *, int argc, const char *const *argv, char **err);
+void fts5_tok_free(Fts5Tok *);
+/* Run the tokenizer (flags: FTS5_TOKENIZE_*). */
+int fts5_tokenize(Fts5Tok *, int flags, const char *text, int n, void *ctx, Fts5TokenCb cb);
+/* The LIKE/GLOB constraints a tokenizer's index serves: trigram folded
+ * SHALE_INDEX_CONSTRAINT_LIKE (LIKE and GLOB), case-sensitive _GLOB; else 0
+ * (any other module, as SQLite tells trigram by its xCreate). */
+int fts5_tok_pattern(const fts5_tokenizer *m, Fts5Tokenizer *inst);
+/* Whether the tokenizer is built in all the way down (porter's parent too). */
+int fts5_tok_builtin(const fts5_tokenizer *m, Fts5Tokenizer *inst);
+/* Register unicode61 (the default, first), ascii, porter and trigram. */
+int fts5_tok_register_builtins(fts5_api *api);
 /* The porter tokenizer's stem of tok into buf (ntok + 1 bytes): 0 when the
  * token passes unchanged (fts5_porter.c). */
 int fts5_porter_token(const char *tok, int ntok, char *buf, int *nbuf);
-void fts5_tokenizer_free(Fts5Tokenizer *);
-int fts5_tokenize(Fts5Tokenizer *, const char *text, int n, void *ctx, Fts5TokenCb cb);
+/* Position counting under colocated tokens, as SQLite's: a token flagged
+ * FTS5_TOKEN_COLOCATED shares the previous one's position (the first of a
+ * column never does). *n counts positions; returns this token's. */
+static inline int fts5_tok_pos(int *n, int tflags) {
+  if (!(tflags & FTS5_TOKEN_COLOCATED) || *n == 0) (*n)++;
+  return *n - 1;
+}
 
 /* ---- configuration ---- */
 enum { FTS5_CONTENT_NORMAL, FTS5_CONTENT_NONE, FTS5_CONTENT_EXTERNAL };
@@ -87,6 +111,7 @@ enum { FTS5_DETAIL_FULL, FTS5_DETAIL_COLUMN, FTS5_DETAIL_NONE };
 
 typedef struct Fts5Config {
   shale *db;
+  Fts5Global *g; /* the connection's registry (tokenizers) */
   char *zdb, *zname;
   int ncol;
   char **cols;
@@ -98,7 +123,7 @@ typedef struct Fts5Config {
   int prefix[FTS5_MAX_PREFIX];
   int columnsize;
   int detail; /* FTS5_DETAIL_* */
-  Fts5Tokenizer *tok;
+  Fts5Tok *tok;
   int pgsz;
   int automerge, crisismerge, usermerge;
   uint32_t cookie;
@@ -106,7 +131,8 @@ typedef struct Fts5Config {
 
 /* Parse xCreate/xConnect's argv (module, db, table, args...) into c.
  * SHALE_OK, or SHALE_ERROR with *err (SQLite's message). */
-int fts5_config_parse(Fts5Config *c, shale *db, int argc, const char *const *argv, char **err);
+int fts5_config_parse(Fts5Config *c, Fts5Global *g, shale *db, int argc, const char *const *argv,
+                      char **err);
 void fts5_config_free(Fts5Config *c);
 /* ASCII case-insensitive equality of two names. */
 int fts5_ci_eq(const char *a, const char *b);
@@ -160,6 +186,9 @@ int fts5_prefix_bytes(const char *tok, int ntok, int nchar);
 typedef struct Fts5Expr Fts5Expr;
 /* Parse query q; col >= 0 limits it to that column (col MATCH q). */
 int fts5_expr_parse(Fts5Config *, const char *q, int col, Fts5Expr **out, char **err);
+/* A new expression of phrase ip of e alone, its column filter and ^ kept
+ * (xQueryPhrase). */
+int fts5_expr_clone_phrase(Fts5Expr *e, int ip, Fts5Expr **out);
 /* a AND b into *a (b is consumed). */
 int fts5_expr_and(Fts5Expr **a, Fts5Expr *b);
 void fts5_expr_free(Fts5Expr *);

@@ -184,35 +184,71 @@ int fts5_storage_write_totals(Fts5Table *t) {
   return rc;
 }
 
+/* With an application's tokenizer a row's tokens are gathered first
+ * (column, position, text) and given to the index only once every column
+ * tokenized without error, so a failing tokenizer leaves the pending index
+ * data and the totals as they were; the built-ins (which fail only out of
+ * memory) index each token as it comes. */
 typedef struct IdxCtx {
-  Fts5Table *t;
-  int col, pos;
+  Fts5Buf toks;
+  int col, pos, rc;
+  Fts5Index *direct; /* a built-in tokenizer (fails only out of memory): straight in */
 } IdxCtx;
 
-static int index_cb(void *ctx, const char *tok, int ntok, int start, int end) {
+/* One gathered token: this header, then its bytes. */
+typedef struct IdxTok {
+  int col, pos, n;
+} IdxTok;
+
+static int index_cb(void *ctx, int tflags, const char *tok, int ntok, int start, int end) {
   IdxCtx *c = ctx;
   (void)start;
   (void)end;
   if (ntok > FTS5_MAX_TOKEN) ntok = FTS5_MAX_TOKEN; /* SQLite truncates too */
-  return fts5_index_token(c->t->ix, c->col, c->pos++, tok, ntok);
+  IdxTok h = {c->col, fts5_tok_pos(&c->pos, tflags), ntok};
+  if (c->direct) return fts5_index_token(c->direct, h.col, h.pos, tok, ntok);
+  int need = (int)sizeof h + ntok;
+  if (c->toks.n + need > c->toks.cap && !fts5_buf_grow(&c->rc, &c->toks, need)) return c->rc;
+  memcpy(c->toks.p + c->toks.n, &h, sizeof h);
+  memcpy(c->toks.p + c->toks.n + sizeof h, tok, (size_t)ntok);
+  c->toks.n += (int)sizeof h + ntok;
+  return SHALE_OK;
 }
 
 int fts5_storage_index_row(Fts5Table *t, int64_t rowid, shale_value **vals, int is_delete) {
   int rc = fts5_storage_load_totals(t);
-  if (rc == SHALE_OK) rc = fts5_index_begin_row(t->ix, rowid, is_delete);
   Fts5Buf sz = {0};
+  IdxCtx c = {t->row_toks, 0, 0, SHALE_OK, t->c.tok->builtin ? t->ix : NULL};
+  c.toks.n = 0;
+  if (rc == SHALE_OK && c.direct) rc = fts5_index_begin_row(t->ix, rowid, is_delete);
+  if (!t->row_sizes) t->row_sizes = shale_malloc(sizeof(int) * (size_t)t->c.ncol);
+  int *sizes = t->row_sizes;
+  if (rc == SHALE_OK && !sizes) rc = SHALE_NOMEM;
   for (int i = 0; rc == SHALE_OK && i < t->c.ncol; i++) {
-    IdxCtx c = {t, i, 0};
+    c.col = i;
+    c.pos = 0;
     if (!t->c.unindexed[i] && vals && vals[i] && shale_value_type(vals[i]) != SHALE_NULL) {
       const char *z = (const char *)shale_value_text(vals[i]);
       int n = shale_value_bytes(vals[i]);
-      if (z) rc = fts5_tokenize(t->c.tok, z, n, &c, index_cb);
+      if (z) rc = fts5_tokenize(t->c.tok, FTS5_TOKENIZE_DOCUMENT, z, n, &c, index_cb);
     }
     fts5_buf_varint(&rc, &sz, (uint64_t)c.pos);
-    t->coltotal[i] += is_delete ? -c.pos : c.pos;
+    sizes[i] = c.pos;
   }
-  t->nrow += is_delete ? -1 : 1;
-  t->avg_dirty = 1;
+  if (rc == SHALE_OK && !c.direct) rc = fts5_index_begin_row(t->ix, rowid, is_delete);
+  for (const uint8_t *p = c.toks.p, *end = p + c.toks.n; rc == SHALE_OK && p < end;) {
+    IdxTok h;
+    memcpy(&h, p, sizeof h);
+    p += sizeof h;
+    rc = fts5_index_token(t->ix, h.col, h.pos, (const char *)p, h.n);
+    p += h.n;
+  }
+  t->row_toks = c.toks; /* kept (its capacity) for the next row */
+  if (rc == SHALE_OK) {
+    for (int i = 0; i < t->c.ncol; i++) t->coltotal[i] += is_delete ? -sizes[i] : sizes[i];
+    t->nrow += is_delete ? -1 : 1;
+    t->avg_dirty = 1;
+  }
   if (rc == SHALE_OK && t->c.columnsize) {
     if (is_delete) {
       rc = stmt_fmt(t, &t->st_del_docsize, "DELETE FROM \"%s\".\"%s_docsize\" WHERE id=?", t->c.zdb,
@@ -333,6 +369,7 @@ int fts5_storage_old_row(Fts5Table *t, int64_t rowid, shale_stmt **out) {
   if (t->c.content == FTS5_CONTENT_NONE) return SHALE_OK;
   int rc = row_stmt(t, &t->st_row);
   if (rc) return rc;
+  t->row_owner = NULL; /* a cursor's row is gone (fts5_vtab.c load_row) */
   shale_bind_int64(t->st_row, 1, rowid);
   rc = shale_step(t->st_row);
   if (rc == SHALE_ROW)
@@ -342,12 +379,12 @@ int fts5_storage_old_row(Fts5Table *t, int64_t rowid, shale_stmt **out) {
   return SHALE_OK;
 }
 
-static int count_cb(void *ctx, const char *tok, int ntok, int start, int end) {
+static int count_cb(void *ctx, int tflags, const char *tok, int ntok, int start, int end) {
   (void)tok;
   (void)ntok;
   (void)start;
   (void)end;
-  (*(int *)ctx)++;
+  fts5_tok_pos(ctx, tflags);
   return SHALE_OK;
 }
 
@@ -367,7 +404,8 @@ static int count_sizes(Fts5Table *t, int64_t rowid, int *sizes) {
     for (int i = 0; rc == SHALE_OK && i < t->c.ncol; i++)
       if (!t->c.unindexed[i] && shale_column_type(st, i) != SHALE_NULL) {
         const char *z = (const char *)shale_column_text(st, i);
-        rc = fts5_tokenize(t->c.tok, z, shale_column_bytes(st, i), &sizes[i], count_cb);
+        rc = fts5_tokenize(t->c.tok, FTS5_TOKENIZE_AUX, z, shale_column_bytes(st, i), &sizes[i],
+                           count_cb);
       }
   int rc2 = shale_reset(st);
   return rc ? rc : rc2;
@@ -515,12 +553,12 @@ static void check_row_done(CkCtx *c) {
   c->nrow_hash = 0;
 }
 
-static int check_cb(void *ctx, const char *tok, int ntok, int start, int end) {
+static int check_cb(void *ctx, int tflags, const char *tok, int ntok, int start, int end) {
   CkCtx *c = ctx;
   (void)start;
   (void)end;
   if (ntok > FTS5_MAX_TOKEN) ntok = FTS5_MAX_TOKEN;
-  int pos = c->pos++;
+  int pos = fts5_tok_pos(&c->pos, tflags);
   int rc = check_add(c, 0, tok, ntok, pos);
   for (int i = 0; rc == SHALE_OK && i < c->nprefix; i++) {
     int nb = fts5_prefix_bytes(tok, ntok, c->prefix[i]);
@@ -565,7 +603,8 @@ int fts5_storage_integrity(Fts5Table *t) {
       ck.pos = 0;
       if (!t->c.unindexed[c] && shale_column_type(st, c) != SHALE_NULL) {
         const char *z = (const char *)shale_column_text(st, c);
-        rc = fts5_tokenize(t->c.tok, z, shale_column_bytes(st, c), &ck, check_cb);
+        rc = fts5_tokenize(t->c.tok, FTS5_TOKENIZE_DOCUMENT, z, shale_column_bytes(st, c), &ck,
+                           check_cb);
       }
       got[c] = ck.pos;
       tot[c] += ck.pos;
@@ -656,4 +695,7 @@ void fts5_storage_close(Fts5Table *t) {
   shale_finalize(t->st_size_row);
   t->st_ins_content = t->st_del_content = t->st_ins_docsize = t->st_del_docsize = NULL;
   t->st_docsize = t->st_row = t->st_size_row = NULL;
+  fts5_buf_free(&t->row_toks);
+  shale_free(t->row_sizes);
+  t->row_sizes = NULL;
 }

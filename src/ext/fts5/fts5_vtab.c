@@ -81,7 +81,7 @@ static int init_table(shale *db, void *aux, int argc, const char *const *argv, s
   memset(t, 0, sizeof *t);
   t->g = aux;
   char *err = NULL;
-  int rc = fts5_config_parse(&t->c, db, argc, argv, &err);
+  int rc = fts5_config_parse(&t->c, t->g, db, argc, argv, &err);
   if (rc == SHALE_OK) rc = fts5_index_open(&t->c, &t->ix);
   if (rc == SHALE_OK && create) rc = fts5_storage_create(t);
   if (rc == SHALE_OK) rc = fts5_storage_config_load(t);
@@ -128,7 +128,7 @@ static int x_destroy(shale_vtab *vt) {
 
 /* A LIKE or GLOB on an indexed column the tokenizer's index can serve. */
 static int pattern_usable(Fts5Table *t, const struct shale_index_constraint *c) {
-  int pat = fts5_tokenizer_pattern(t->c.tok);
+  int pat = t->c.tok->pattern;
   if (c->iColumn < 0 || c->iColumn >= t->c.ncol || !pat) return 0;
   return c->op == SHALE_INDEX_CONSTRAINT_GLOB ||
          (c->op == SHALE_INDEX_CONSTRAINT_LIKE && pat == SHALE_INDEX_CONSTRAINT_LIKE);
@@ -148,8 +148,9 @@ static void quote_append(int *rc, Fts5Buf *out, const char *z, int n) {
   fts5_buf_append(rc, out, "\" ", 2);
 }
 
-static int pattern_tok_cb(void *ctx, const char *tok, int ntok, int start, int end) {
+static int pattern_tok_cb(void *ctx, int tflags, const char *tok, int ntok, int start, int end) {
   PatCtx *p = ctx;
+  (void)tflags;
   (void)start;
   (void)end;
   quote_append(&p->rc, p->out, tok, ntok);
@@ -173,7 +174,8 @@ static int pattern_query(Fts5Table *t, const char *z, int glob, char **q) {
       } else {
         PatCtx pc = {&out, SHALE_OK};
         int before = out.n;
-        rc = fts5_tokenize(t->c.tok, z + first, i - first, &pc, pattern_tok_cb);
+        rc =
+            fts5_tokenize(t->c.tok, FTS5_TOKENIZE_QUERY, z + first, i - first, &pc, pattern_tok_cb);
         if (rc == SHALE_OK && out.n == before) quote_append(&rc, &out, "", 0); /* no trigram */
       }
     }
@@ -251,17 +253,49 @@ static int x_best_index(shale_vtab *vt, shale_index_info *info) {
   return SHALE_OK;
 }
 
-static int x_open(shale_vtab *vt, shale_vtab_cursor **out) {
-  Fts5Table *t = (Fts5Table *)vt;
+static void cursor_reset(Fts5Cursor *c);
+
+static Fts5Cursor *cursor_new(Fts5Table *t) {
   Fts5Cursor *c = shale_malloc(sizeof *c);
-  *out = NULL;
-  if (!c) return SHALE_NOMEM;
+  if (!c) return NULL;
   memset(c, 0, sizeof *c);
+  c->base.pVtab = &t->base;
   c->colsize = shale_malloc(sizeof(int) * (size_t)t->c.ncol);
   if (!c->colsize) {
     shale_free(c);
-    return SHALE_NOMEM;
+    return NULL;
   }
+  return c;
+}
+
+void fts5_cursor_free(Fts5Cursor *c) {
+  Fts5Table *t = (Fts5Table *)c->base.pVtab;
+  cursor_reset(c);
+  shale_free(c->colsize);
+  if (t->row_owner == c) t->row_owner = NULL;
+  shale_free(c);
+}
+
+int fts5_cursor_phrase(Fts5Cursor *src, int ip, Fts5Cursor **out) {
+  Fts5Table *t = (Fts5Table *)src->base.pVtab;
+  Fts5Cursor *c = cursor_new(t);
+  *out = NULL;
+  if (!c) return SHALE_NOMEM;
+  int rc = fts5_expr_clone_phrase(src->expr, ip, &c->expr);
+  if (rc == SHALE_OK) rc = fts5_expr_eval(c->expr, t->ix, &c->rows, &c->nrows);
+  if (rc) {
+    fts5_cursor_free(c);
+    return rc;
+  }
+  *out = c;
+  return SHALE_OK;
+}
+
+static int x_open(shale_vtab *vt, shale_vtab_cursor **out) {
+  Fts5Table *t = (Fts5Table *)vt;
+  Fts5Cursor *c = cursor_new(t);
+  *out = NULL;
+  if (!c) return SHALE_NOMEM;
   c->id = ++t->g->next_id;
   c->next = t->g->cursors;
   t->g->cursors = c;
@@ -270,6 +304,7 @@ static int x_open(shale_vtab *vt, shale_vtab_cursor **out) {
 }
 
 static void cursor_reset(Fts5Cursor *c) {
+  fts5_cursor_clear_row(c, 1);
   fts5_expr_free(c->expr);
   c->expr = NULL;
   shale_free(c->rows);
@@ -291,9 +326,7 @@ static int x_close(shale_vtab_cursor *vc) {
       *p = c->next;
       break;
     }
-  cursor_reset(c);
-  shale_free(c->colsize);
-  shale_free(c);
+  fts5_cursor_free(c);
   if (t->st_row) shale_reset(t->st_row); /* no read left running (COMMIT waits for none) */
   return SHALE_OK;
 }
@@ -437,12 +470,14 @@ static int load_row(Fts5Cursor *c, shale_stmt **st) {
   Fts5Table *t = (Fts5Table *)c->base.pVtab;
   int64_t rowid = c->rows[c->i];
   *st = NULL;
-  if (c->have_row && c->row_loaded == rowid && t->st_row && shale_stmt_busy(t->st_row)) {
+  if (c->have_row && t->row_owner == c && c->row_loaded == rowid && t->st_row &&
+      shale_stmt_busy(t->st_row)) {
     *st = t->st_row;
     return SHALE_OK;
   }
   int rc = fts5_storage_old_row(t, rowid, st);
   c->have_row = rc == SHALE_OK && *st;
+  t->row_owner = c;
   c->row_loaded = rowid;
   return rc;
 }
@@ -572,7 +607,12 @@ static int x_update(shale_vtab *vt, int argc, shale_value **argv, shale_int64 *r
   }
   int64_t id;
   rc = fts5_storage_content_insert(t, argv[1], cols, &id);
-  if (rc == SHALE_OK) rc = fts5_storage_index_row(t, id, cols, 0);
+  if (rc == SHALE_OK) {
+    rc = fts5_storage_index_row(t, id, cols, 0);
+    /* a failing tokenizer: the content row goes too (the index and the
+     * totals are unchanged, fts5_storage_index_row) */
+    if (rc && t->c.content == FTS5_CONTENT_NORMAL) fts5_storage_content_delete(t, id);
+  }
   if (rc == SHALE_OK) *rowid = id;
   return rc;
 }
@@ -626,18 +666,22 @@ static const shale_module fts5_module = {
     x_commit, x_rollback, NULL,      x_rename,     NULL,         NULL,      NULL,    x_shadow_name,
 };
 
-static void global_free(void *p) { shale_free(p); }
+static void global_free(void *p) {
+  fts5_api_free(p);
+  shale_free(p);
+}
 
 int fts5_register(shale *db) {
   Fts5Global *g = shale_malloc(sizeof *g);
   if (!g) return SHALE_NOMEM;
   memset(g, 0, sizeof *g);
   g->db = db;
-  int rc = fts5_aux_register(db, g);
+  int rc = fts5_api_init(db, g);
+  if (rc == SHALE_OK) rc = fts5_aux_register(db, g);
   if (rc == SHALE_OK)
     rc = shale_create_module_v2(db, "fts5", &fts5_module, g, global_free);
   else
-    shale_free(g);
+    global_free(g);
   if (rc == SHALE_OK) rc = fts5_vocab_register(db, g);
   return rc;
 }

@@ -21,12 +21,46 @@ typedef struct Fts5Cursor Fts5Cursor;
 
 typedef struct Fts5Table Fts5Table;
 
-typedef struct Fts5Global {
+/* A tokenizer module registered with xCreateTokenizer. */
+typedef struct Fts5TokMod {
+  struct Fts5TokMod *next;
+  char *name;
+  void *ctx;
+  fts5_tokenizer m;
+  void (*destroy)(void *);
+} Fts5TokMod;
+
+/* An auxiliary function registered with xCreateFunction (the user data of
+ * its SQL function). */
+typedef struct Fts5Aux {
+  Fts5Global *g;
+  void *ctx;
+  fts5_extension_function fn;
+  void (*destroy)(void *);
+} Fts5Aux;
+
+/* Data an auxiliary function keeps with a cursor (xSetAuxdata). */
+typedef struct Fts5Auxdata {
+  struct Fts5Auxdata *next;
+  const Fts5Aux *aux;
+  void *p;
+  void (*del)(void *);
+} Fts5Auxdata;
+
+/* One phrase instance of a row (xInst): ordered by (col, off), ties by
+ * phrase. */
+typedef struct Fts5Inst {
+  int phrase, col, off;
+} Fts5Inst;
+
+struct Fts5Global {
+  fts5_api api; /* first: the fts5_api pointer is the Fts5Global */
   shale *db;
+  Fts5TokMod *toks, *dflt_tok; /* newest first; the default is the first registered */
   Fts5Cursor *cursors;
   Fts5Table *tables; /* connected fts5 tables (fts5vocab finds them here) */
   int64_t next_id;
-} Fts5Global;
+};
 
 struct Fts5Table {
   shale_vtab base;
@@ -39,6 +73,9 @@ struct Fts5Table {
   int64_t *coltotal;
   shale_stmt *st_ins_content, *st_del_content, *st_ins_docsize, *st_del_docsize, *st_docsize,
       *st_row, *st_size_row;
+  Fts5Cursor *row_owner; /* the cursor whose row st_row holds */
+  Fts5Buf row_toks;      /* fts5_storage_index_row's tokens, kept for the next row */
+  int *row_sizes;
 };
 
 struct Fts5Cursor {
@@ -57,6 +94,14 @@ struct Fts5Cursor {
   int have_colsize;
   double *idf; /* bm25: per phrase, computed at the first call after xFilter */
   double avgdl;
+  /* the extension API's view of the current row (fts5_cursor_insts) */
+  int have_inst;
+  int64_t inst_row;
+  Fts5Inst *inst;
+  int ninst;
+  Fts5Pos *phrase_pos; /* per phrase: its instances, col << 32 | off */
+  const Fts5Aux *aux;  /* the auxiliary function being called */
+  Fts5Auxdata *auxdata;
 };
 
 /* ---- storage (fts5_storage.c) ---- */
@@ -101,5 +146,26 @@ int fts5_aux_register(shale *db, Fts5Global *g);
 int fts5_bm25(Fts5Table *, Fts5Cursor *, int64_t rowid, int nw, shale_value **w, double *out);
 /* The content text of column col of the cursor's current row, or NULL. */
 int fts5_cursor_text(Fts5Cursor *, int col, const char **z, int *n);
+/* The instances of the cursor's current row (xInst's order), kept by the
+ * cursor until it moves (detail=column/none: found in the text). */
+int fts5_cursor_insts(Fts5Cursor *, const Fts5Inst **in, int *n);
+/* Drop the cursor's per-row instance cache, and (all) its auxdata too. */
+void fts5_cursor_clear_row(Fts5Cursor *, int all);
+/* A cursor over the rows matching phrase ip of c's query alone
+ * (xQueryPhrase), positioned on the first; fts5_cursor_free ends it. */
+int fts5_cursor_phrase(Fts5Cursor *c, int ip, Fts5Cursor **out);
+void fts5_cursor_free(Fts5Cursor *);
+
+/* ---- the fts5_api (fts5_api.c) ---- */
+/* Fill g->api, register the built-in tokenizers and the SQL function
+ * fts5(ptr) that hands the api out. */
+int fts5_api_init(shale *db, Fts5Global *g);
+/* Destroy the registered tokenizers (their xDestroy). */
+void fts5_api_free(Fts5Global *g);
+/* The Fts5ExtensionApi auxiliary functions are called with (fts5_ext.c). */
+extern const Fts5ExtensionApi fts5_ext_api;
+/* Call aux for cursor c (SQL arguments after the first in argv). */
+void fts5_aux_invoke(const Fts5Aux *aux, Fts5Cursor *c, shale_context *ctx, int argc,
+                     shale_value **argv);
 
 #endif /* SHALE_FTS5_VTAB_H */

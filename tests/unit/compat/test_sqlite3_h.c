@@ -4,12 +4,13 @@
  * Our sqlite3.h and the system <sqlite3.h> cannot share a translation unit,
  * so this test writes small C programs into its scratch directory, compiles
  * them with the system `cc`, runs them and compares what they print:
- *  - every integer `#define SQLITE_*` in our header, evaluated once with our
+ *  - every integer `#define SQLITE_*` and `FTS5_*` in our header, evaluated once with our
  *    header and once with the system header: same name, same value;
  *  - sizeof/offsetof of the structs callers fill in (sqlite3_vfs,
  *    sqlite3_io_methods, sqlite3_file, sqlite3_mem_methods, sqlite3_mutex_methods,
  *    sqlite3_module, sqlite3_index_info and its parts, sqlite3_vtab,
- *    sqlite3_vtab_cursor, sqlite3_snapshot) under both headers;
+ *    sqlite3_vtab_cursor, sqlite3_snapshot, and FTS5's fts5_api, fts5_tokenizer,
+ *    Fts5ExtensionApi, Fts5PhraseIter) under both headers;
  *  - every prototype of ours, pasted after the system header: the compiler
  *    rejects a conflicting redeclaration, so each type must match;
  *  - our header alone compiles under -Wall -Wextra -pedantic -Werror and the
@@ -295,6 +296,35 @@ static const char *const kFields[][2] = {
     {"sqlite3_index_info", "estimatedRows"},
     {"sqlite3_index_info", "idxFlags"},
     {"sqlite3_index_info", "colUsed"},
+    {"Fts5ExtensionApi", "iVersion"},
+    {"Fts5ExtensionApi", "xUserData"},
+    {"Fts5ExtensionApi", "xColumnCount"},
+    {"Fts5ExtensionApi", "xRowCount"},
+    {"Fts5ExtensionApi", "xColumnTotalSize"},
+    {"Fts5ExtensionApi", "xTokenize"},
+    {"Fts5ExtensionApi", "xPhraseCount"},
+    {"Fts5ExtensionApi", "xPhraseSize"},
+    {"Fts5ExtensionApi", "xInstCount"},
+    {"Fts5ExtensionApi", "xInst"},
+    {"Fts5ExtensionApi", "xRowid"},
+    {"Fts5ExtensionApi", "xColumnText"},
+    {"Fts5ExtensionApi", "xColumnSize"},
+    {"Fts5ExtensionApi", "xQueryPhrase"},
+    {"Fts5ExtensionApi", "xSetAuxdata"},
+    {"Fts5ExtensionApi", "xGetAuxdata"},
+    {"Fts5ExtensionApi", "xPhraseFirst"},
+    {"Fts5ExtensionApi", "xPhraseNext"},
+    {"Fts5ExtensionApi", "xPhraseFirstColumn"},
+    {"Fts5ExtensionApi", "xPhraseNextColumn"},
+    {"Fts5PhraseIter", "a"},
+    {"Fts5PhraseIter", "b"},
+    {"fts5_tokenizer", "xCreate"},
+    {"fts5_tokenizer", "xDelete"},
+    {"fts5_tokenizer", "xTokenize"},
+    {"fts5_api", "iVersion"},
+    {"fts5_api", "xCreateTokenizer"},
+    {"fts5_api", "xFindTokenizer"},
+    {"fts5_api", "xCreateFunction"},
     {"struct sqlite3_index_constraint", "iColumn"},
     {"struct sqlite3_index_constraint", "op"},
     {"struct sqlite3_index_constraint", "usable"},
@@ -375,8 +405,8 @@ static int parse_header(void) {
   for (char *line = text; line && *line;) {
     char *eol = strchr(line, '\n');
     if (eol) *eol = 0;
-    const char *d = "#define SQLITE";
-    if (!strncmp(line, d, strlen(d))) {
+    const char *d = "#define SQLITE", *d2 = "#define FTS5_";
+    if (!strncmp(line, d, strlen(d)) || !strncmp(line, d2, strlen(d2))) {
       char *name = line + 8, *p = name;
       while (*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')) p++;
       if (*p == ' ') { /* object-like macro with a value */
@@ -446,7 +476,11 @@ static void write_printer(const char *path) {
                            "sqlite3_snapshot",
                            "struct sqlite3_index_constraint",
                            "struct sqlite3_index_orderby",
-                           "struct sqlite3_index_constraint_usage"};
+                           "struct sqlite3_index_constraint_usage",
+                           "fts5_api",
+                           "fts5_tokenizer",
+                           "Fts5ExtensionApi",
+                           "Fts5PhraseIter"};
   for (size_t i = 0; i < sizeof structs / sizeof structs[0]; i++)
     fprintf(f, "  printf(\"sizeof(%s) %%zu\\n\", sizeof(%s));\n", structs[i], structs[i]);
   for (size_t i = 0; i < sizeof kFields / sizeof kFields[0]; i++)
