@@ -1452,6 +1452,16 @@ static int stmt_finish(shale_stmt *st, int rc) {
     }
     if (rc != SHALE_DONE && st->cs.kind >= SQL_STMT_CREATE_TABLE && st->cs.kind <= SQL_STMT_ALTER)
       db->schema_dirty = 1;
+    /* it began the transaction, its own nested statements took it over, and
+     * it failed: as SQLite's only writer, the whole transaction goes (with
+     * other statements still active it is left to them) */
+    if (rc != SHALE_DONE && vm_undo_released_txn(st->vm) && db->autocommit && db->api_txn &&
+        db->nactive == 1 && api_any_txn(db, PAGER_TXN_READ)) {
+      api_rollback(db, 0);
+      if (db->txn_ddl) db->schema_dirty = 1;
+      db->txn_ddl = 0;
+      txn_ended(db);
+    }
   }
   st->halted = 1;
   st->last_rc = rc;

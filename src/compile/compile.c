@@ -979,6 +979,7 @@ static int program_may_abort(const VmProgram *prog) {
     switch (op->op) {
       case OP_Function:
       case OP_Destroy:
+      case OP_VUpdate: /* xUpdate may fail after writing (SQLite's sqlite3MayAbort) */
         return 1;
       case OP_FkCounter: /* an immediate FK violation fails the statement at its end */
         if (op->p1 == 0 && op->p2 > 0) return 1;

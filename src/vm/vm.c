@@ -477,6 +477,7 @@ int vm_reset(Vm *v) {
   v->rc = SHALE_OK;
   v->halted = 0;
   v->txn_rolled_back = 0;
+  v->gave_txn = v->undo_all = 0;
   v->res_n = 0;
   v->nchange = 0;
   v->nchange_sub = 0;
@@ -547,6 +548,7 @@ void vm_set_hooks(Vm *v, const VmConnHooks *hooks) {
 }
 int64_t vm_fk_count(Vm *v) { return v->nfk; }
 int vm_txn_rolled_back(Vm *v) { return v->txn_rolled_back; }
+int vm_undo_released_txn(Vm *v) { return v->undo_all; }
 int vm_column_count(Vm *v) { return v->res_n; }
 int vm_text_terminated(const Vm *v, const char *z, uint32_t n) {
   uintptr_t a = (uintptr_t)z, e = a + n;
@@ -570,6 +572,7 @@ const ShValue *vm_column(Vm *v, int i) {
 }
 int vm_release_txn(Vm *v) {
   int owned = v->own_mask != 0;
+  if (owned && !v->halted) v->gave_txn = 1;
   v->own_txn = 0;
   v->own_mask = 0;
   return owned;

@@ -422,6 +422,12 @@ int vm_txn_rolled_back(Vm *);
  * halt and reset no longer end it. Returns 1 if the Vm owned one. (The API
  * layer uses it when a second statement becomes active in autocommit mode.) */
 int vm_release_txn(Vm *);
+/* 1 if the last run began the transaction, handed it over (vm_release_txn:
+ * statements it ran itself, e.g. a virtual table's xUpdate, became active)
+ * and then failed in a way that undoes its whole transaction had it kept it
+ * (any error but OR FAIL's constraint): in autocommit mode the caller rolls
+ * that transaction back, as SQLite's halt of the only writer does. */
+int vm_undo_released_txn(Vm *);
 /* Statement foreign-key violation counter (FkCounter p1 = 0). */
 int64_t vm_fk_count(Vm *);
 

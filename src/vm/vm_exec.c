@@ -692,6 +692,8 @@ static int halt(Vm *v, int rc) {
     if (undo) fk_deferred_set(v, v->stmt_def_fk, v->stmt_def_imm_fk);
     if (rc == SHALE_OK) rc = r2;
   }
+  if (v->gave_txn && rc != SHALE_OK && !v->parent)
+    v->undo_all = !(v->oe == VM_OE_FAIL && (rc & 0xff) == SHALE_CONSTRAINT);
   v->halted = 1;
   v->rc = rc;
   return rc == SHALE_OK ? SHALE_DONE : rc;

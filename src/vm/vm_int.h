@@ -208,6 +208,8 @@ struct Vm {
   int ndb;
   int oe; /* conflict resolution of the failing Halt (0 = ABORT) */
   int txn_rolled_back;
+  uint8_t gave_txn; /* this run began the transaction and handed it over (vm_release_txn) */
+  uint8_t undo_all; /* ... then failed as SQLite undoes the whole transaction for */
   int64_t nchange;
   int64_t nchange_sub; /* changes made by trigger sub-programs (total_changes) */
   int64_t last_rowid;

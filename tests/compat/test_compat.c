@@ -279,6 +279,8 @@ TEST(compat_authorizer_shale) { run_prog("authorizer", 1); }
 TEST(compat_authorizer_sqlite) { run_prog("authorizer", 0); }
 TEST(compat_maindbname_shale) { run_prog("maindbname", 1); }
 TEST(compat_maindbname_sqlite) { run_prog("maindbname", 0); }
+TEST(compat_vtab_abort_shale) { run_prog("vtab_abort", 1); }
+TEST(compat_vtab_abort_sqlite) { run_prog("vtab_abort", 0); }
 TEST(compat_backup_shale) { run_prog("backup", 1); }
 TEST(compat_backup_sqlite) { run_prog("backup", 0); }
 TEST(compat_blob_shale) { run_prog("blob", 1); }
