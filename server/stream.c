@@ -10,7 +10,8 @@
  *
  * Batons (HTTP): "S.G.T" where S is the stream's slot in the table, G the
  * generation of the baton and T 32 hex digits of random secret (OpenSSL
- * RAND_bytes) held only here. Every response issues a fresh one, so a
+ * RAND_bytes, drawn 4 KiB at a time into a pool that each secret is taken
+ * from once, so a request costs no call into the generator) held only here. Every response issues a fresh one, so a
  * baton is good for one request: a replayed, stale or forged baton does not
  * match the stored secret (compared in constant time) and is refused.
  *
@@ -97,6 +98,24 @@ void stream_close(Stream *s) {
   n_open--;
 }
 
+/* 16 fresh random bytes: from the pool, refilled by RAND_bytes when spent. */
+static void fresh_secret(unsigned char out[16]) {
+  static unsigned char pool_bytes[4096];
+  static size_t left;
+  if (left < 16) {
+    if (RAND_bytes(pool_bytes, sizeof pool_bytes) != 1) {
+      /* no randomness: no baton can match a secret of all zeros from here on
+       * (stream_http_get refuses one), so the stream cannot be resumed */
+      memset(out, 0, 16);
+      return;
+    }
+    left = sizeof pool_bytes;
+  }
+  left -= 16;
+  memcpy(out, pool_bytes + left, 16);
+  OPENSSL_cleanse(pool_bytes + left, 16); /* each secret is handed out once */
+}
+
 static int hexval(int c) {
   return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
@@ -128,7 +147,9 @@ Stream *stream_http_get(const char *baton, int readonly, json_t **err) {
   for (int i = 0; i < 16; i++)
     tok[i] = (unsigned char)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
   Stream *s = slot < (unsigned)n_slots ? slots[slot] : NULL;
-  if (!s || s->gen != gen || CRYPTO_memcmp(tok, s->token, 16) != 0) {
+  static const unsigned char zero[16];
+  if (!s || s->gen != gen || !CRYPTO_memcmp(s->token, zero, 16) ||
+      CRYPTO_memcmp(tok, s->token, 16) != 0) {
     *err = herr("STREAM_EXPIRED",
                 "the stream of this baton is closed or expired, or the baton "
                 "was already used");
@@ -138,18 +159,23 @@ Stream *stream_http_get(const char *baton, int readonly, json_t **err) {
     *err = herr("AUTH_FORBIDDEN", "the baton belongs to a stream with other rights");
     return NULL;
   }
-  /* single use: until the next baton is issued, this one is dead too */
-  RAND_bytes(s->token, sizeof s->token);
+  /* single use: until the next baton is issued, this one is dead too (its
+   * generation no longer matches, and the secret is wiped) */
+  memset(s->token, 0, sizeof s->token);
   s->gen++;
   return s;
 }
 
 void stream_http_baton(Stream *s, char *buf, size_t n) {
+  static const char hex[] = "0123456789abcdef";
   s->gen++;
-  if (RAND_bytes(s->token, sizeof s->token) != 1) memset(s->token, 0, sizeof s->token);
+  fresh_secret(s->token);
   int k = snprintf(buf, n, "%d.%u.", s->http_slot, s->gen);
-  for (int i = 0; i < 16 && (size_t)k + 2 < n; i++)
-    k += snprintf(buf + k, n - (size_t)k, "%02x", s->token[i]);
+  for (int i = 0; i < 16 && (size_t)k + 2 < n; i++) {
+    buf[k++] = hex[s->token[i] >> 4];
+    buf[k++] = hex[s->token[i] & 15];
+  }
+  buf[k < (int)n ? k : (int)n - 1] = 0;
   s->last_used = server_now_ms();
 }
 
