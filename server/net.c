@@ -274,8 +274,8 @@ static int http_cursor(struct lws *wsi, HttpConn *h, json_t *req) {
   stream_http_baton(s, next, sizeof next);
   /* the head line, then one line per entry */
   OutBuf *b = &h->out;
-  int rc = ob_start(b, HDR_ROOM) ||
-           ob_json(b, json_pack("{s:s,s:n}", "baton", next, "base_url")) || ob_put("\n", 1, b);
+  int rc = ob_start(b, HDR_ROOM) || ob_json(b, json_pack("{s:s,s:n}", "baton", next, "base_url")) ||
+           ob_put("\n", 1, b);
   for (size_t i = 0; !rc && i < json_array_size(entries); i++)
     rc = ob_json(b, json_incref(json_array_get(entries, i))) || ob_put("\n", 1, b);
   json_decref(entries);

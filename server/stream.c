@@ -11,9 +11,9 @@
  * Batons (HTTP): "S.G.T" where S is the stream's slot in the table, G the
  * generation of the baton and T 32 hex digits of random secret (OpenSSL
  * RAND_bytes, drawn 4 KiB at a time into a pool that each secret is taken
- * from once, so a request costs no call into the generator) held only here. Every response issues a fresh one, so a
- * baton is good for one request: a replayed, stale or forged baton does not
- * match the stored secret (compared in constant time) and is refused.
+ * from once, so a request costs no call into the generator) held only here. Every response issues a
+ * fresh one, so a baton is good for one request: a replayed, stale or forged baton does not match
+ * the stored secret (compared in constant time) and is refused.
  *
  * Invariants:
  *  1. slots[i] is NULL or a live HTTP stream whose http_slot is i.
