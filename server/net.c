@@ -317,8 +317,9 @@ static int http_get(struct lws *wsi, HttpConn *h) {
 }
 
 static void http_auth(struct lws *wsi, HttpConn *h) {
-  char hdr[8192] = "";
+  char hdr[8192]; /* not zeroed: lws_hdr_copy terminates what it copies */
   const char *jwt = NULL;
+  hdr[0] = 0;
   int n = lws_hdr_copy(wsi, hdr, sizeof hdr, WSI_TOKEN_HTTP_AUTHORIZATION);
   if (n > 7 && !strncasecmp(hdr, "Bearer ", 7))
     jwt = hdr + 7;

@@ -9,9 +9,10 @@
  * rolled back first.
  *
  * Batons (HTTP): "S.G.T" where S is the stream's slot in the table, G the
- * generation of the baton and T 32 hex digits of random secret (OpenSSL
- * RAND_bytes, drawn 4 KiB at a time into a pool that each secret is taken
- * from once, so a request costs no call into the generator) held only here. Every response issues a
+ * generation of the baton and T 32 hex digits of secret held only here: a
+ * counter encrypted with AES-128 under a key drawn from RAND_bytes once per
+ * server (fresh_secret), so every secret is new and unpredictable and a
+ * request costs one block encryption, not a call into the generator. Every response issues a
  * fresh one, so a baton is good for one request: a replayed, stale or forged baton does not match
  * the stored secret (compared in constant time) and is refused.
  *
@@ -20,7 +21,9 @@
  *  2. A pooled connection is in autocommit mode with no statement open.
  *  3. n_open counts every open stream, HTTP and WebSocket.
  */
+#include <ctype.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +32,8 @@
 #include "server.h"
 
 #define POOL_MAX 32
+
+static void secret_init(void);
 
 static shale *pool[POOL_MAX];
 static int n_pool;
@@ -39,6 +44,7 @@ static int n_slots;
 void stream_init(void) {
   slots = calloc((size_t)g_cfg.max_streams, sizeof *slots);
   n_slots = g_cfg.max_streams;
+  secret_init();
 }
 
 int stream_count(void) { return n_open; }
@@ -98,22 +104,35 @@ void stream_close(Stream *s) {
   n_open--;
 }
 
-/* 16 fresh random bytes: from the pool, refilled by RAND_bytes when spent. */
-static void fresh_secret(unsigned char out[16]) {
-  static unsigned char pool_bytes[4096];
-  static size_t left;
-  if (left < 16) {
-    if (RAND_bytes(pool_bytes, sizeof pool_bytes) != 1) {
-      /* no randomness: no baton can match a secret of all zeros from here on
-       * (stream_http_get refuses one), so the stream cannot be resumed */
-      memset(out, 0, 16);
-      return;
-    }
-    left = sizeof pool_bytes;
+/* Baton secrets: AES-128 (OpenSSL) under a key drawn once per server from
+ * RAND_bytes, applied to a counter that never repeats. A block cipher under
+ * a secret key is a pseudo-random permutation, so each secret is distinct
+ * and unpredictable to anyone without the key, and a request costs one
+ * block encryption instead of a call into the generator. Without the cipher
+ * (its set-up failed) every secret comes from RAND_bytes. */
+static EVP_CIPHER_CTX *baton_ctx;
+static uint64_t baton_counter;
+
+static void secret_init(void) {
+  unsigned char key[16];
+  if (RAND_bytes(key, sizeof key) != 1) return;
+  baton_ctx = EVP_CIPHER_CTX_new();
+  if (!baton_ctx || EVP_EncryptInit_ex(baton_ctx, EVP_aes_128_ecb(), NULL, key, NULL) != 1 ||
+      EVP_CIPHER_CTX_set_padding(baton_ctx, 0) != 1) {
+    EVP_CIPHER_CTX_free(baton_ctx);
+    baton_ctx = NULL;
   }
-  left -= 16;
-  memcpy(out, pool_bytes + left, 16);
-  OPENSSL_cleanse(pool_bytes + left, 16); /* each secret is handed out once */
+  OPENSSL_cleanse(key, sizeof key);
+}
+
+/* 16 fresh secret bytes; all zeros (never accepted) when no randomness. */
+static void fresh_secret(unsigned char out[16]) {
+  unsigned char block[16] = {0};
+  int len = 0;
+  baton_counter++;
+  memcpy(block, &baton_counter, sizeof baton_counter);
+  if (baton_ctx && EVP_EncryptUpdate(baton_ctx, out, &len, block, 16) == 1 && len == 16) return;
+  if (RAND_bytes(out, 16) != 1) memset(out, 0, 16);
 }
 
 static int hexval(int c) {
@@ -135,18 +154,27 @@ Stream *stream_http_get(const char *baton, int readonly, json_t **err) {
     s->http_slot = i;
     return s;
   }
-  unsigned slot, gen;
-  char hex[33];
+  unsigned long slot, gen;
   unsigned char tok[16];
-  int used = 0;
-  if (sscanf(baton, "%u.%u.%32[0-9a-f]%n", &slot, &gen, hex, &used) != 3 || baton[used] != 0 ||
-      strlen(hex) != 32) {
+  const char *p = baton;
+  char *end;
+  int bad = !isdigit((unsigned char)*p);
+  slot = strtoul(p, &end, 10);
+  bad |= *end != '.' || !isdigit((unsigned char)end[1]);
+  if (!bad) {
+    gen = strtoul(end + 1, &end, 10);
+    bad = *end != '.' || strlen(end + 1) != 32 || slot > UINT32_MAX || gen > UINT32_MAX;
+  }
+  for (int i = 0; !bad && i < 16; i++) {
+    int hi = hexval(end[1 + 2 * i]), lo = hexval(end[2 + 2 * i]);
+    bad = hi < 0 || lo < 0;
+    tok[i] = (unsigned char)(hi << 4 | lo);
+  }
+  if (bad) {
     *err = herr("BATON_INVALID", "the baton is malformed");
     return NULL;
   }
-  for (int i = 0; i < 16; i++)
-    tok[i] = (unsigned char)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
-  Stream *s = slot < (unsigned)n_slots ? slots[slot] : NULL;
+  Stream *s = slot < (unsigned long)n_slots ? slots[slot] : NULL;
   static const unsigned char zero[16];
   if (!s || s->gen != gen || !CRYPTO_memcmp(s->token, zero, 16) ||
       CRYPTO_memcmp(tok, s->token, 16) != 0) {
@@ -193,4 +221,6 @@ void stream_shutdown(void) {
   while (n_pool > 0) shale_close(pool[--n_pool]);
   free(slots);
   slots = NULL;
+  EVP_CIPHER_CTX_free(baton_ctx);
+  baton_ctx = NULL;
 }
