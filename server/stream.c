@@ -35,7 +35,12 @@
 
 static void secret_init(void);
 
-static shale *pool[POOL_MAX];
+typedef struct Conn {
+  shale *db;
+  StmtCache *cache;
+} Conn;
+
+static Conn pool[POOL_MAX];
 static int n_pool;
 static int n_open;
 static Stream **slots;
@@ -49,29 +54,92 @@ void stream_init(void) {
 
 int stream_count(void) { return n_open; }
 
-static shale *conn_open(json_t **err) {
-  if (n_pool > 0) return pool[--n_pool];
+static void cache_drop(StmtCache *c, int i) {
+  shale_finalize(c->v[i].st);
+  free(c->v[i].sql);
+  memmove(&c->v[i], &c->v[i + 1], (size_t)(c->n - i - 1) * sizeof c->v[0]);
+  c->n--;
+}
+
+static int cache_holds(const StmtCache *c, const shale_stmt *st) {
+  for (int i = 0; i < c->n; i++)
+    if (c->v[i].st == st) return 1;
+  return 0;
+}
+
+shale_stmt *stream_stmt_take(Stream *s, const char *sql, size_t len) {
+  StmtCache *c = s->cache;
+  for (int i = c ? c->n - 1 : -1; i >= 0; i--)
+    if (c->v[i].len == len && !memcmp(c->v[i].sql, sql, len)) {
+      shale_stmt *st = c->v[i].st;
+      free(c->v[i].sql);
+      memmove(&c->v[i], &c->v[i + 1], (size_t)(c->n - i - 1) * sizeof c->v[0]);
+      c->n--;
+      return st;
+    }
+  return NULL;
+}
+
+void stream_stmt_give(Stream *s, const char *sql, size_t len, shale_stmt *st) {
+  StmtCache *c = s->cache;
+  char *copy = c ? malloc(len + 1) : NULL;
+  shale_reset(st);
+  shale_clear_bindings(st);
+  if (!copy) {
+    shale_finalize(st);
+    return;
+  }
+  memcpy(copy, sql, len);
+  copy[len] = 0;
+  if (c->n == STMT_CACHE_MAX) cache_drop(c, 0);
+  c->v[c->n].sql = copy;
+  c->v[c->n].len = len;
+  c->v[c->n].st = st;
+  c->n++;
+}
+
+static void conn_close(Conn *k) {
+  while (k->cache && k->cache->n > 0) cache_drop(k->cache, k->cache->n - 1);
+  free(k->cache);
+  shale_close(k->db);
+}
+
+static int conn_open(Conn *out, json_t **err) {
+  if (n_pool > 0) {
+    *out = pool[--n_pool];
+    return 0;
+  }
   shale *db = NULL;
   int flags = g_cfg.readonly ? SHALE_OPEN_READONLY : SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE;
   int rc = shale_open_v2(g_cfg.db_path, &db, flags, NULL);
   if (rc != SHALE_OK) {
     *err = herr_db(db, rc);
     shale_close(db);
-    return NULL;
+    return -1;
   }
   shale_busy_timeout(db, g_cfg.busy_ms);
-  return db;
+  out->db = db;
+  out->cache = calloc(1, sizeof *out->cache); /* NULL: the connection caches nothing */
+  return 0;
 }
 
-static void conn_release(shale *db) {
+static void conn_release(Conn k) {
+  shale *db = k.db;
   if (!shale_get_autocommit(db)) shale_exec(db, "ROLLBACK", NULL, NULL, NULL);
-  /* a statement the engine left open would keep the connection busy */
-  for (shale_stmt *st; (st = shale_next_stmt(db, NULL));) shale_finalize(st);
+  /* a statement the engine left open would keep the connection busy: the
+   * cached ones are reset, any other is finalized */
+  for (shale_stmt *st = shale_next_stmt(db, NULL), *next; st; st = next) {
+    next = shale_next_stmt(db, st);
+    if (k.cache && cache_holds(k.cache, st))
+      shale_reset(st);
+    else
+      shale_finalize(st);
+  }
   if (n_pool < POOL_MAX && shale_get_autocommit(db)) {
-    pool[n_pool++] = db;
+    pool[n_pool++] = k;
     return;
   }
-  shale_close(db);
+  conn_close(&k);
 }
 
 Stream *stream_open(int readonly, json_t **err) {
@@ -84,10 +152,13 @@ Stream *stream_open(int readonly, json_t **err) {
     *err = herr("SQLITE_NOMEM", "out of memory");
     return NULL;
   }
-  if (!(s->db = conn_open(err))) {
+  Conn k;
+  if (conn_open(&k, err)) {
     free(s);
     return NULL;
   }
+  s->db = k.db;
+  s->cache = k.cache;
   s->readonly = readonly || g_cfg.readonly;
   s->http_slot = -1;
   s->last_used = server_now_ms();
@@ -97,7 +168,7 @@ Stream *stream_open(int readonly, json_t **err) {
 
 void stream_close(Stream *s) {
   if (!s) return;
-  conn_release(s->db);
+  conn_release((Conn){s->db, s->cache});
   sqlstore_clear(&s->sqls);
   if (s->http_slot >= 0) slots[s->http_slot] = NULL;
   free(s);
@@ -218,7 +289,7 @@ void stream_http_sweep(void) {
 void stream_shutdown(void) {
   for (int i = 0; i < n_slots; i++)
     if (slots[i]) stream_close(slots[i]);
-  while (n_pool > 0) shale_close(pool[--n_pool]);
+  while (n_pool > 0) conn_close(&pool[--n_pool]);
   free(slots);
   slots = NULL;
   EVP_CIPHER_CTX_free(baton_ctx);
