@@ -45,6 +45,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,7 +86,8 @@ struct UnixShm {
 typedef struct UnixMap {
   uint8_t *p;
   int64_t size;
-  int nref; /* connections using it */
+  int nref;              /* connections using it */
+  _Atomic int64_t nread; /* bytes its users read since its pages were last released */
 } UnixMap;
 
 struct UnixInode {
@@ -676,6 +678,7 @@ static void map_drop(UnixFile *f) {
   if (f->inode && f->inode->map == m) f->inode->map = NULL;
   munmap(m->p, (size_t)m->size);
   shale_free(m);
+  os_map_users(-1);
 }
 
 /* The inode's newest map if it covers size bytes, else a new one that
@@ -700,7 +703,9 @@ static UnixMap *map_get(UnixFile *f, int64_t size) {
   m->p = p;
   m->size = size;
   m->nref = 1;
+  atomic_init(&m->nread, 0);
   if (f->inode) f->inode->map = m;
+  os_map_users(1);
   return m;
 }
 
@@ -746,11 +751,25 @@ static void unix_unfetch(OsFile *pf, int64_t off, void *p) {
   }
 }
 
-static void unix_map_release(OsFile *pf) {
+/* The reads of every user of a map count toward its window, so that the
+ * connections sharing it release it as often as one reader would (before,
+ * each counted its own reads against a window divided among all of them:
+ * four threads scanning one file released its map about every 100 pages
+ * between them, a madvise and a TLB shootdown each). No lock: m stays
+ * while f uses it (only f's own calls move f to another map), and two
+ * users passing the window at once release it once (the exchange). */
+static void unix_map_read(OsFile *pf, int64_t bytes) {
   UnixFile *f = (UnixFile *)pf;
-  /* A shared file map: the pages stay in the page cache, only our page
+  UnixMap *m = f->mobj;
+  if (!m) return;
+  int64_t n = atomic_fetch_add_explicit(&m->nread, bytes, memory_order_relaxed) + bytes;
+  if (n < os_map_window()) return;
+  if (!atomic_compare_exchange_strong_explicit(&m->nread, &n, 0, memory_order_relaxed,
+                                               memory_order_relaxed))
+    return; /* another user added meanwhile: the next report releases it */
+  /* A shared file map: the pages stay in the page cache, only the page
    * table entries go; later reads fault them back with the same bytes. */
-  if (f->map) madvise(f->map, (size_t)f->map_size, MADV_DONTNEED);
+  madvise(m->p, (size_t)m->size, MADV_DONTNEED);
 }
 
 static const OsFileMethods unix_methods = {
@@ -772,7 +791,7 @@ static const OsFileMethods unix_methods = {
     unix_map,
     unix_fetch,
     unix_unfetch,
-    unix_map_release,
+    unix_map_read,
 };
 
 /* ------------------------------------------------------------- the VFS */
