@@ -319,6 +319,10 @@ $(BUILD)/bench-api-native: bench/compat/overhead.c $(BUILD)/libshale.so
 	$(CC) $(CFLAGS_ALL) -DAPI_NATIVE -o $@ $< $(BUILD)/libshale.so -Wl,-rpath,'$$ORIGIN'
 $(BUILD)/bench-api-compat: bench/compat/overhead.c $(COMPAT_SO)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(COMPAT_SO) -Wl,-rpath,'$$ORIGIN/compat'
+# The system calls of a commit on both engines (tools/commit_syscalls.sh):
+# linked against Debian's libsqlite3; LD_LIBRARY_PATH=build/compat for Shale.
+$(BUILD)/commit-probe: bench/compat/commit_probe.c
+	$(CC) $(CFLAGS_ALL) -o $@ $< -lsqlite3
 
 # every test binary of this parse (the server's only when its libraries exist);
 # at the end, after every TEST_BIN +=, as prerequisites expand when read

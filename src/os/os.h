@@ -105,12 +105,15 @@ struct OsFileMethods {
   int (*map)(OsFile *, int64_t size);
   int (*fetch)(OsFile *, int64_t off, int amt, void **pp);
   void (*unfetch)(OsFile *, int64_t off, void *p);
-  /* Optional (NULL: nothing to do): drop the map's pages from the process's
-   * resident set; their content stays in the file (and the kernel's cache),
-   * fetched pointers stay valid and the next touch maps a page back in. The
-   * pager calls it every few MiB of mapped reads, so that a scan of a large
-   * file does not grow the process by the file's size. */
-  void (*map_release)(OsFile *);
+  /* Optional (NULL: nothing to do): the caller copied `bytes` out of its map
+   * since its last call (it calls every OS_MAP_NOTE bytes or so). The bytes
+   * count toward the reads of the map, which the connections of the process
+   * that map the file share; once they pass os_map_window(), the map's pages
+   * are dropped from the process's resident set (their content stays in the
+   * file and the kernel's cache, fetched pointers stay valid and the next
+   * touch maps a page back in), so that a scan of a large file does not grow
+   * the process by the file's size. */
+  void (*map_read)(OsFile *, int64_t bytes);
 };
 
 struct OsVfs {
@@ -160,17 +163,20 @@ static inline int os_fetch(OsFile *f, int64_t o, int n, void **pp) {
   return f->methods->fetch(f, o, n, pp);
 }
 static inline void os_unfetch(OsFile *f, int64_t o, void *p) { f->methods->unfetch(f, o, p); }
-static inline void os_map_release(OsFile *f) {
-  if (f->methods->map_release) f->methods->map_release(f);
+static inline void os_map_read(OsFile *f, int64_t bytes) {
+  if (f->methods->map_read) f->methods->map_read(f, bytes);
 }
-/* Bytes of mapped reads after which a reader calls os_map_release: the
- * process's budget OS_MAP_WINDOW shared among the readers that hold a map
- * (os_map_users: +1 when a pager or WAL of a mappable file opens, -1 when
- * it closes; os_group.c), at least OS_MAP_WINDOW_MIN each. Every mapping
- * keeps its own resident pages (RSS counts a page once per mapping), so 64
- * connections on one file would otherwise hold 64 windows. */
+/* Bytes of reads of one map after which its pages are released: the
+ * process's budget OS_MAP_WINDOW shared among its live maps (os_map_users:
+ * +1 when the VFS makes a map, -1 when it unmaps one; os_group.c), at least
+ * OS_MAP_WINDOW_MIN each. Every mapping keeps its own resident pages (RSS
+ * counts a page once per mapping); the connections of the process that map
+ * one file share one map and its window, so 64 connections on one file hold
+ * one window, not 64. A reader reports its reads every OS_MAP_NOTE bytes, so
+ * each map also holds up to OS_MAP_NOTE unreported bytes per reader. */
 #define OS_MAP_WINDOW ((int64_t)4 << 20)
 #define OS_MAP_WINDOW_MIN ((int64_t)64 << 10)
+#define OS_MAP_NOTE OS_MAP_WINDOW_MIN
 void os_map_users(int delta);
 int64_t os_map_window(void);
 

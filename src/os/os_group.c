@@ -37,8 +37,8 @@
  *     its frames written before that sync began.
  *  4. A failed sync sets err_upto = target (monotonic) and err_rc: every
  *     commit s with synced < s <= err_upto gets err_rc.
- *  5. Also process-wide, beside the groups: the number of open readers of
- *     mappable files (os_map_users), which divides the mapped-read window
+ *  5. Also process-wide, beside the groups: the number of live read-only
+ *     maps the VFS made (os_map_users), which divides the mapped-read window
  *     (os_map_window, os.h).
  */
 #include <errno.h>

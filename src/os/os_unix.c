@@ -45,6 +45,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,7 +86,8 @@ struct UnixShm {
 typedef struct UnixMap {
   uint8_t *p;
   int64_t size;
-  int nref; /* connections using it */
+  int nref;              /* connections using it */
+  _Atomic int64_t nread; /* bytes its users read since its pages were last released */
 } UnixMap;
 
 struct UnixInode {
@@ -171,24 +173,32 @@ static void inode_release(UnixInode *in) {
   shale_free(in);
 }
 
-/* Directory part of path into out (at least PATH_MAX bytes). */
+/* Directory part of path into out (nout >= 2 bytes; a longer directory is
+ * cut at nout - 1 bytes). A copy, not snprintf: it runs at every commit that
+ * creates a rollback journal (fsync_dir_of), where "%.*s" cost ~700
+ * instructions. */
 static void dir_of(const char *path, char *out, size_t nout) {
   const char *slash = strrchr(path, '/');
-  if (!slash) {
-    snprintf(out, nout, ".");
-  } else if (slash == path) {
-    snprintf(out, nout, "/");
+  size_t n = !slash ? 0 : slash == path ? 1 : (size_t)(slash - path);
+  if (n == 0) {
+    out[0] = '.';
+    n = 1;
   } else {
-    snprintf(out, nout, "%.*s", (int)(slash - path), path);
+    if (n > nout - 1) n = nout - 1;
+    memcpy(out, path, n);
   }
+  out[n] = 0;
 }
 
+/* Make a new or removed directory entry of path durable. fdatasync, as
+ * SQLite's unixSync does on the directory: the entries are the directory's
+ * data; its times are not needed to find the file again. */
 static int fsync_dir_of(const char *path) {
   char dir[PATH_MAX];
   dir_of(path, dir, sizeof dir);
   int fd = open(dir, O_RDONLY | O_CLOEXEC | O_DIRECTORY);
   if (fd < 0) return SHALE_OK; /* as SQLite: a directory we cannot open is not an error */
-  int rc = fsync(fd) == 0 ? SHALE_OK : SHALE_IOERR_DIR_FSYNC;
+  int rc = fdatasync(fd) == 0 ? SHALE_OK : SHALE_IOERR_DIR_FSYNC;
   if (xclose(fd) != 0 && rc == SHALE_OK) rc = SHALE_IOERR_DIR_CLOSE;
   return rc;
 }
@@ -676,6 +686,7 @@ static void map_drop(UnixFile *f) {
   if (f->inode && f->inode->map == m) f->inode->map = NULL;
   munmap(m->p, (size_t)m->size);
   shale_free(m);
+  os_map_users(-1);
 }
 
 /* The inode's newest map if it covers size bytes, else a new one that
@@ -700,7 +711,9 @@ static UnixMap *map_get(UnixFile *f, int64_t size) {
   m->p = p;
   m->size = size;
   m->nref = 1;
+  atomic_init(&m->nread, 0);
   if (f->inode) f->inode->map = m;
+  os_map_users(1);
   return m;
 }
 
@@ -746,11 +759,25 @@ static void unix_unfetch(OsFile *pf, int64_t off, void *p) {
   }
 }
 
-static void unix_map_release(OsFile *pf) {
+/* The reads of every user of a map count toward its window, so that the
+ * connections sharing it release it as often as one reader would (before,
+ * each counted its own reads against a window divided among all of them:
+ * four threads scanning one file released its map about every 100 pages
+ * between them, a madvise and a TLB shootdown each). No lock: m stays
+ * while f uses it (only f's own calls move f to another map), and two
+ * users passing the window at once release it once (the exchange). */
+static void unix_map_read(OsFile *pf, int64_t bytes) {
   UnixFile *f = (UnixFile *)pf;
-  /* A shared file map: the pages stay in the page cache, only our page
+  UnixMap *m = f->mobj;
+  if (!m) return;
+  int64_t n = atomic_fetch_add_explicit(&m->nread, bytes, memory_order_relaxed) + bytes;
+  if (n < os_map_window()) return;
+  if (!atomic_compare_exchange_strong_explicit(&m->nread, &n, 0, memory_order_relaxed,
+                                               memory_order_relaxed))
+    return; /* another user added meanwhile: the next report releases it */
+  /* A shared file map: the pages stay in the page cache, only the page
    * table entries go; later reads fault them back with the same bytes. */
-  if (f->map) madvise(f->map, (size_t)f->map_size, MADV_DONTNEED);
+  madvise(m->p, (size_t)m->size, MADV_DONTNEED);
 }
 
 static const OsFileMethods unix_methods = {
@@ -772,7 +799,7 @@ static const OsFileMethods unix_methods = {
     unix_map,
     unix_fetch,
     unix_unfetch,
-    unix_map_release,
+    unix_map_read,
 };
 
 /* ------------------------------------------------------------- the VFS */

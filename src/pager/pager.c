@@ -181,10 +181,6 @@ int pager_open(OsVfs *vfs, const char *path, int open_flags, int extra_size, Pag
     goto fail;
   }
   p->readonly = (got & SHALE_OPEN_READONLY) != 0 || (open_flags & SHALE_OPEN_READONLY) != 0;
-  if (!p->memory && os_can_map(p->fd)) { /* shares the process's map window (os.h) */
-    os_map_users(1);
-    p->map_user = 1;
-  }
   *out = p;
   return SHALE_OK;
 fail:
@@ -285,7 +281,6 @@ int pager_close(Pager *p) {
   unlock_to(p, OS_LOCK_NONE);
   pager_cache_free_all(p);
   shale_free(p->hash);
-  if (p->map_user) os_map_users(-1);
   os_close_free(p->fd);
   shale_free(p->path);
   shale_free(p->jpath);

@@ -31,11 +31,13 @@
  *     cutting pages our snapshot still reads). Pages in the WAL are read
  *     from the log first, as before; pages written go through the cache.
  *  7. The maps of the process add at most about OS_MAP_WINDOW bytes (plus
- *     the kernel's fault-around per map) to its resident set: after
- *     os_map_window() bytes of mapped reads (that budget divided among the
- *     open pagers and logs of mappable files) a map's pages are released
- *     (os_map_release), so a scan of a file larger than the cache, or 64
- *     connections to one file, cost no more memory than read() would.
+ *     the kernel's fault-around per map and OS_MAP_NOTE per reader) to its
+ *     resident set: the pager reports its mapped reads every OS_MAP_NOTE
+ *     bytes (os_map_read), and after os_map_window() bytes of reads of one
+ *     map (that budget divided among the process's maps; the connections
+ *     to one file share one map) its pages are released, so a scan of a
+ *     file larger than the cache, or 64 connections to one file, cost no
+ *     more memory than read() would.
  *  8. Removed pages are kept on the spare list while ncached + nspare stays
  *     within the budget, and pager_cache_alloc takes them before malloc: a
  *     reader that drops its cache at every commit of another connection
@@ -336,8 +338,8 @@ int pager_read_page(Pager *p, PgPage *pg) {
     memcpy(pg->v.data, p->map + (size_t)(pg->pgno - 1) * p->page_size, p->page_size);
     p->stats.mapped++;
     p->map_read += p->page_size;
-    if (p->map_read >= os_map_window()) { /* invariant 7 */
-      os_map_release(p->fd);
+    if (p->map_read >= OS_MAP_NOTE) { /* invariant 7 */
+      os_map_read(p->fd, p->map_read);
       p->map_read = 0;
     }
     return SHALE_OK;

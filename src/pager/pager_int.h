@@ -184,8 +184,7 @@ struct Pager {
   int64_t map_len;      /* size last given to os_map (0 = none) */
   uint8_t *map;         /* fetched during a read transaction: the file's start */
   int64_t map_bytes;    /* bytes [0, map_bytes) of the file are read from map */
-  int64_t map_read;     /* bytes read from the map since its last release */
-  uint8_t map_user;     /* counted in os_map_users (a mappable file) */
+  int64_t map_read;     /* bytes read from the map not yet reported (os_map_read) */
 
   PagerStats stats;
 };

@@ -156,8 +156,7 @@ struct Wal {
   int64_t map_len;     /* bytes last given to os_map */
   int64_t wf_known;    /* the log's size at its last fstat (0 = unknown) */
   uint32_t map_mx;     /* mxFrame at the last map_begin (a drop: restart) */
-  int64_t map_read;    /* bytes read from the map since its last release */
-  uint8_t map_user;    /* counted in os_map_users (a mappable log) */
+  int64_t map_read;    /* bytes read from the map not yet reported (os_map_read) */
   /* snapshots (invariant 9) */
   uint32_t snap_cap; /* while wal_begin_read_at: read marks above it do not fit */
   uint8_t snap_ckpt; /* this Wal holds CKPT shared for a snapshot */
@@ -473,10 +472,6 @@ int wal_open(OsVfs *vfs, OsFile *db, const char *wal_path, uint32_t page_size, W
     shale_free(w);
     return rc;
   }
-  if (os_can_map(w->wf)) { /* shares the process's map window (os.h) */
-    os_map_users(1);
-    w->map_user = 1;
-  }
   *out = w;
   return SHALE_OK;
 }
@@ -786,8 +781,8 @@ int wal_read_frame(Wal *w, uint32_t frame, uint8_t *buf) {
   if (frame <= w->map_frames) {
     memcpy(buf, w->map + off, w->page_size);
     w->map_read += w->page_size;
-    if (w->map_read >= os_map_window()) { /* a bounded resident set, as the pager's map */
-      os_map_release(w->wf);
+    if (w->map_read >= OS_MAP_NOTE) { /* a bounded resident set, as the pager's map */
+      os_map_read(w->wf, w->map_read);
       w->map_read = 0;
     }
     return SHALE_OK;
@@ -1168,7 +1163,6 @@ int wal_close(Wal *w, int flags) {
     int r = w->db->methods->shm_unmap(w->db, del);
     if (rc == SHALE_OK) rc = r;
   }
-  if (w->map_user) os_map_users(-1);
   int r = os_close_free(w->wf);
   if (rc == SHALE_OK) rc = r;
   if (del) {
