@@ -126,6 +126,8 @@ struct BtCursor {
   int fault_rc;
   int skip;    /* after restore: >0 next() stays, <0 prev() stays */
   int deleted; /* skip set by a delete: its key is in saved_rowid/delkey */
+  int sought;  /* the stack is where an index seek left it (on a leaf), not
+                  moved since: an index insert tries that place first */
   int intkey;  /* known after the root is loaded */
   int kind_known;
   int depth; /* levels in the stack (0 = none) */
