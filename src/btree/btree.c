@@ -79,6 +79,7 @@ int btree_close(Btree *bt) {
   while (bt->cursors) btree_cursor_close(bt->cursors);
   free_spares(bt);
   shale_free(bt->scratch);
+  shale_free(bt->defrag);
   if (pager_txn_state(bt->pager) == PAGER_TXN_WRITE) pager_rollback(bt->pager);
   if (pager_txn_state(bt->pager) != PAGER_TXN_NONE) pager_end_read(bt->pager);
   int rc = pager_close(bt->pager);
@@ -972,15 +973,19 @@ static int reseek(BtCursor *c, int64_t rowid, const InsertSeek *is, const void *
   return SHALE_OK;
 }
 
-uint8_t *btree_cell_scratch(Btree *bt) {
-  if (bt->nscratch < bt->page_size + 64) {
-    shale_free(bt->scratch);
-    bt->nscratch = 0;
-    bt->scratch = shale_malloc((size_t)bt->page_size + 64);
-    if (!bt->scratch) return NULL;
-    bt->nscratch = bt->page_size + 64;
+uint8_t *btree_kept_buffer(uint8_t **buf, uint32_t *cap, uint32_t need) {
+  if (*cap < need) {
+    shale_free(*buf);
+    *cap = 0;
+    *buf = shale_malloc(need);
+    if (!*buf) return NULL;
+    *cap = need;
   }
-  return bt->scratch;
+  return *buf;
+}
+
+uint8_t *btree_cell_scratch(Btree *bt) {
+  return btree_kept_buffer(&bt->scratch, &bt->nscratch, bt->page_size + 64);
 }
 
 /* Is the cursor on the last entry of its table tree, with a rowid below
