@@ -79,6 +79,7 @@ int btree_close(Btree *bt) {
   while (bt->cursors) btree_cursor_close(bt->cursors);
   free_spares(bt);
   shale_free(bt->scratch);
+  shale_free(bt->defrag);
   if (pager_txn_state(bt->pager) == PAGER_TXN_WRITE) pager_rollback(bt->pager);
   if (pager_txn_state(bt->pager) != PAGER_TXN_NONE) pager_end_read(bt->pager);
   int rc = pager_close(bt->pager);
@@ -883,33 +884,66 @@ static int near_probe(BtCursor *c, PgPage *pg, int i, const InsertSeek *is, int 
   return 1;
 }
 
-/* An index insert where the cursor has just deleted an entry (an UPDATE of
- * an indexed column deletes the old key, then inserts the new one, often
- * next to it): when the key sorts between two entries i-1 and i of the
- * cursor's leaf, no other page can hold it, so it goes at i without a seek
- * from the root. Tried only right after a delete (deleted, not moved
- * since): elsewhere, as in a run of random inserts, the cursor is rarely
- * next to the new key and the probes would be wasted. Returns 1 with the
- * cursor placed as a seek would leave it (*res), or with *rc set on an
- * error; 0 when the key may belong elsewhere (the caller seeks). */
+/* Does the key belong in the cursor's leaf past its edge: after its last
+ * entry (right = 1) or before its first? Then the divider above the leaf on
+ * that side, if any, is the first ancestor cell the path passes on that
+ * side: it must sort after (before) the key. 1 when it holds, 0 when the
+ * key may belong elsewhere or the divider cannot be read in place (the
+ * caller seeks), with *rc set on an error. */
+static int leaf_edge_holds(BtCursor *c, const InsertSeek *is, int right, int *rc) {
+  for (int l = c->depth - 2; l >= 0; l--) {
+    PgPage *pg = c->pg[l];
+    MemPage *m = page_mem(pg);
+    if (!m->init || m->leaf) return 0;
+    int i = c->idx[l];
+    if (right ? i >= m->ncell : i == 0) continue; /* the edge of this subtree too */
+    int r;
+    if (!near_probe(c, pg, right ? i : i - 1, is, &r, rc)) return 0;
+    if (*rc) return 1;
+    return right ? r > 0 : r < 0;
+  }
+  return 1; /* the leaf is at the edge of the whole tree */
+}
+
+/* An index insert at the place the cursor already is: right after a seek
+ * for the key (a UNIQUE check seeks the new key's columns just before the
+ * insert; sought), or right after a delete (an UPDATE of an indexed column
+ * deletes the old key, then inserts the new one, often next to it). When
+ * the key sorts between two entries i-1 and i of the cursor's leaf, or
+ * past its first or last entry while the divider above that edge is on
+ * the other side of the key, no other page can hold it, so it goes there
+ * without a seek from the root. Not tried elsewhere: in a run of random
+ * inserts the cursor is rarely next to the new key and the probes would be
+ * wasted. Returns 1 with the cursor placed as a seek would leave it
+ * (*res), or with *rc set on an error; 0 when the key may belong
+ * elsewhere (the caller seeks). */
 static int insert_near(BtCursor *c, const InsertSeek *is, int *res, int *rc) {
   if (!is || !is->cmp || c->state != CUR_VALID || c->depth == 0) return 0;
-  if (!c->deleted || c->skip == 0) return 0;
+  if (!c->sought && (!c->deleted || c->skip == 0)) return 0;
   int level = c->depth - 1;
   PgPage *pg = c->pg[level];
-  if (!page_mem(pg)->init || !page_mem(pg)->leaf) return 0;
+  MemPage *m = page_mem(pg);
+  if (!m->init || !m->leaf) return 0;
   int i = c->idx[level], r, r2;
   if (!near_probe(c, pg, i, is, &r, rc)) return 0;
   if (*rc == SHALE_OK && r != 0) { /* the other neighbour: below or above */
     int j = r > 0 ? i - 1 : i + 1;
-    if (!near_probe(c, pg, j, is, &r2, rc)) return 0;
-    if (*rc == SHALE_OK && r2 != 0 && (r2 > 0) == (r > 0)) return 0; /* not between them */
-    if (*rc == SHALE_OK && r2 == 0) {
-      i = j;
-      r = 0;
-    } else if (r < 0) {
-      i = j; /* entry j is above the key */
-      r = 1;
+    if (j < 0 || j >= m->ncell) {
+      /* i is the leaf's first entry and above the key, or its last and
+       * below: the key goes at that edge if the divider there allows */
+      if (!leaf_edge_holds(c, is, r < 0, rc)) return 0;
+      if (*rc) return 1;
+      r = r > 0 ? 1 : -1;
+    } else {
+      if (!near_probe(c, pg, j, is, &r2, rc)) return 0;
+      if (*rc == SHALE_OK && r2 != 0 && (r2 > 0) == (r > 0)) return 0; /* not between them */
+      if (*rc == SHALE_OK && r2 == 0) {
+        i = j;
+        r = 0;
+      } else if (r < 0) {
+        i = j; /* entry j is above the key */
+        r = 1;
+      }
     }
   }
   if (*rc) return 1;
@@ -922,7 +956,9 @@ static int insert_near(BtCursor *c, const InsertSeek *is, int *res, int *rc) {
   c->novfl = 0;
   c->skip = 0;
   c->deleted = 0;
-  *res = r; /* 0: on an equal entry; 1: on the entry just above the key */
+  c->sought = 0;
+  *res = r; /* 0: on an equal entry; 1: on the entry just above the key; -1: on the
+               leaf's last entry, below the key */
   return 1;
 }
 
@@ -937,15 +973,19 @@ static int reseek(BtCursor *c, int64_t rowid, const InsertSeek *is, const void *
   return SHALE_OK;
 }
 
-uint8_t *btree_cell_scratch(Btree *bt) {
-  if (bt->nscratch < bt->page_size + 64) {
-    shale_free(bt->scratch);
-    bt->nscratch = 0;
-    bt->scratch = shale_malloc((size_t)bt->page_size + 64);
-    if (!bt->scratch) return NULL;
-    bt->nscratch = bt->page_size + 64;
+uint8_t *btree_kept_buffer(uint8_t **buf, uint32_t *cap, uint32_t need) {
+  if (*cap < need) {
+    shale_free(*buf);
+    *cap = 0;
+    *buf = shale_malloc(need);
+    if (!*buf) return NULL;
+    *cap = need;
   }
-  return bt->scratch;
+  return *buf;
+}
+
+uint8_t *btree_cell_scratch(Btree *bt) {
+  return btree_kept_buffer(&bt->scratch, &bt->nscratch, bt->page_size + 64);
 }
 
 /* Is the cursor on the last entry of its table tree, with a rowid below
@@ -1065,6 +1105,12 @@ static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n
   } else {
     c->state = CUR_VALID;
     c->skip = 0;
+  }
+  if (rc == SHALE_OK && !c->intkey) {
+    /* An index entry that became its leaf's last one: the next key of an
+     * ascending run goes right after it (insert_near checks that first). */
+    int l = c->depth - 1;
+    c->sought = l >= 0 && page_mem(c->pg[l])->leaf && c->idx[l] + 1 == page_mem(c->pg[l])->ncell;
   }
 done:
   if (rc) {

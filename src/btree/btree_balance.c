@@ -33,6 +33,10 @@
  *     its own sibling.
  *  4. After a balance the cursor's stack below the balanced level is stale;
  *     callers re-seek.
+ *  5. A window page is edited in place (edit_leaf) only when it is a leaf
+ *     whose live cells are exactly its part of the window list (the leaf
+ *     the change was made on, but for its new cell, or a sibling read from
+ *     its page); every other page is rebuilt from the list.
  */
 #include "btree_int.h"
 
@@ -59,6 +63,12 @@ typedef struct Bal {
   Btree *bt;
   ArenaBlock *arena;
   int append; /* inserting past the last entry at the right edge */
+  /* The leaf the change was made on (0: none): its live cells are those of
+   * the content handed to the balance, but for the one at edit_new (the
+   * new cell, not yet on the page; -1 when nothing was added). Window
+   * repacks edit such a page in place instead of rebuilding it. */
+  uint32_t edit_pgno;
+  int edit_new;
 } Bal;
 
 static void *aalloc(Bal *b, size_t n) {
@@ -293,6 +303,43 @@ static int pack(const Content *ct, uint32_t cap, int promote, int greedy, int *s
 }
 #undef FIRST_TRUE
 
+/* ---- editing a window page in place ---- */
+
+/* Make the live leaf pg hold cells [st, en) of all, when it now holds
+ * [ob, oe) of all but for entry onew (-1: none; a cell not yet on the page)
+ * and the two ranges share most cells: the cells leaving either end are
+ * dropped and the ones arriving inserted, the rest stay where they are
+ * (SQLite's editPage). Returns 1 when done (*rc set), 0 when the ranges
+ * differ too much and the caller rebuilds the page. pack() guarantees
+ * the new content fits. */
+static int edit_leaf(Bal *b, PgPage *pg, const Content *all, int st, int en, int ob, int oe,
+                     int onew, int *rc) {
+  Btree *bt = b->bt;
+  int s2 = st > ob ? st : ob, e2 = en < oe ? en : oe;
+  if (s2 >= e2) return 0;
+  int moves = (s2 - st) + (en - e2) + (s2 - ob) + (oe - e2);
+  if (moves * 4 > en - st) return 0;
+  *rc = SHALE_OK;
+  /* drop the cells past the kept range, then those before it */
+  int live = oe - ob - (onew >= 0 ? 1 : 0);
+  for (int x = oe - 1; x >= e2 && *rc == SHALE_OK; x--) {
+    if (x == onew) continue;
+    *rc = btree_page_drop_cell(bt, pg, --live, all->size[x]);
+  }
+  for (int x = ob; x < s2 && *rc == SHALE_OK; x++) {
+    if (x == onew) continue;
+    *rc = btree_page_drop_cell(bt, pg, 0, all->size[x]);
+  }
+  if (*rc == SHALE_OK && onew >= s2 && onew < e2)
+    *rc = btree_page_insert_cell(bt, pg, onew - s2, all->cell[onew], all->size[onew]);
+  for (int x = st; x < s2 && *rc == SHALE_OK; x++)
+    *rc = btree_page_insert_cell(bt, pg, x - st, all->cell[x], all->size[x]);
+  for (int x = e2; x < en && *rc == SHALE_OK; x++)
+    *rc = btree_page_insert_cell(bt, pg, x - st, all->cell[x], all->size[x]);
+  assert(*rc != SHALE_OK || page_mem(pg)->ncell == en - st);
+  return 1;
+}
+
 /* ---- the root ---- */
 
 static int balance_root(Bal *b, Content *ct) {
@@ -440,7 +487,12 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
     total += sc[j].n + 1;
   }
 
-  /* Everything in one list, dividers included where they are entries. */
+  /* Everything in one list, dividers included where they are entries.
+   * Sibling j's cells are all[obase[j], obase[j] + sc[j].n); onew[j] is
+   * the entry of them not on the live page (-1: none), and live[j] says
+   * whether the live page holds the rest (all but a page whose content
+   * came from below or from a root split). */
+  int obase[3], onew[3], live[3];
   memset(&newpc, 0, sizeof newpc);
   rc = content_alloc(b, &all, total);
   if (rc) goto out;
@@ -448,6 +500,13 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
   all.intkey = ct->intkey;
   all.right = sc[nsib - 1].right;
   for (int j = 0; j < nsib; j++) {
+    obase[j] = all.n;
+    onew[j] = -1;
+    live[j] = ct->leaf;
+    if (first + j == pidx) {
+      live[j] = ct->leaf && b->edit_pgno == sibno[j];
+      if (live[j] && b->edit_new >= 0) onew[j] = all.n + b->edit_new;
+    }
     content_append(&all, &sc[j], 0, sc[j].n);
     if (j == nsib - 1) break;
     uint8_t *dv = pcell[j];
@@ -523,7 +582,13 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
   for (int j = 0; j < k; j++) {
     uint32_t right = 0;
     if (!ct->leaf) right = j == k - 1 ? all.right : util_get4(all.cell[en[j]]);
-    btree_page_rebuild(bt, out[j], type, all.cell + st[j], all.size + st[j], en[j] - st[j], right);
+    int edited =
+        j < nsib && live[j] &&
+        edit_leaf(b, out[j], &all, st[j], en[j], obase[j], obase[j] + sc[j].n, onew[j], &rc);
+    if (rc) goto out;
+    if (!edited)
+      btree_page_rebuild(bt, out[j], type, all.cell + st[j], all.size + st[j], en[j] - st[j],
+                         right);
     if (bt->autovac) {
       rc = btree_ptrmap_put(bt, outno[j], PTRMAP_BTREE, pager_pgno(parent));
       if (rc == SHALE_OK) rc = btree_ptrmap_cells(bt, out[j]);
@@ -727,7 +792,7 @@ int btree_modify_level(BtCursor *c, int level, int i, int ndel, const uint8_t *c
   if (cell && was_end && m->leaf && m->intkey && level > 0 && append_split(c, level, cell, sz, &rc))
     return rc;
   /* Rebalance with the new content. */
-  Bal b = {c, bt, NULL, 0};
+  Bal b = {c, bt, NULL, 0, pager_pgno(pg), cell ? i : -1};
   Content ct;
   rc = content_from_page(&b, pg, &ct, 1, NULL);
   if (rc == SHALE_OK && cell) {

@@ -31,6 +31,7 @@
 static void moved(BtCursor *c) {
   c->info_ok = 0;
   c->novfl = 0;
+  c->sought = 0;
 }
 
 void btree_cursor_release(BtCursor *c) {
@@ -579,6 +580,7 @@ static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), v
         return SHALE_OK;
       }
       c->state = CUR_VALID;
+      c->sought = 1;
       if (lo < ncell) {
         c->idx[c->depth - 1] = (uint16_t)lo;
         *res = 1;
@@ -675,6 +677,7 @@ int btree_cursor_restore(BtCursor *c) {
   if (rc) return fault(c, rc);
   c->skip = c->state == CUR_VALID ? res : 0;
   c->deleted = 0;
+  c->sought = 0; /* placed at its old key, not at a key to insert */
   return SHALE_OK;
 }
 

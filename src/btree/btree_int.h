@@ -98,6 +98,8 @@ struct Btree {
   int has_err;
   uint8_t *scratch;  /* one cell's worth (btree_cell_scratch), kept for reuse */
   uint32_t nscratch; /* its size */
+  uint8_t *defrag;   /* a page's content area (btree_page_defragment), kept for reuse */
+  uint32_t ndefrag;  /* its size */
   /* The schema cookie (offset 40) read at the start of this read
    * transaction, valid while cookie_ok and the pager's data version is
    * still cookie_dv: no other connection changes the file under a read
@@ -126,6 +128,8 @@ struct BtCursor {
   int fault_rc;
   int skip;    /* after restore: >0 next() stays, <0 prev() stays */
   int deleted; /* skip set by a delete: its key is in saved_rowid/delkey */
+  int sought;  /* the stack is where an index seek left it (on a leaf), not
+                  moved since: an index insert tries that place first */
   int intkey;  /* known after the root is loaded */
   int kind_known;
   int depth; /* levels in the stack (0 = none) */
@@ -174,6 +178,9 @@ uint32_t btree_lockbyte_page(Btree *);
 /* A buffer for the largest cell (page size + 64 bytes), owned by the Btree
  * and reused by every insert and delete (neither nests); NULL on OOM. */
 uint8_t *btree_cell_scratch(Btree *);
+/* *buf, (re)allocated to at least need bytes (*cap its size), for a buffer
+ * kept across calls; NULL on OOM (*buf then NULL, *cap 0). */
+uint8_t *btree_kept_buffer(uint8_t **buf, uint32_t *cap, uint32_t need);
 /* Is the cursor VALID on the last entry of its tree (every interior level
  * on its right child, the leaf on its last cell, every page parsed)? */
 int btree_cursor_at_last(BtCursor *);

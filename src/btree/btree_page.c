@@ -340,31 +340,29 @@ int btree_page_defragment(Btree *bt, PgPage *pg) {
   MemPage *m = page_mem(pg);
   uint8_t *d = pager_data(pg);
   uint32_t u = bt->usable, hdr = m->hdr;
-  uint8_t *tmp = shale_malloc(u + 16);
-  if (!tmp) return SHALE_NOMEM;
-  memcpy(tmp, d, u);
-  memset(tmp + u, 0, 16); /* varint reads near the end stay in bounds */
   uint32_t ptr = hdr + m->hdrlen, content = u;
   uint32_t ptrend = ptr + 2 * (uint32_t)m->ncell;
+  /* Only the content area is copied aside (every cell lies in it,
+   * invariant 2), into a buffer the Btree keeps; the cells then move by
+   * rebuild's fixed-size copies. */
+  uint32_t cs = util_get2(d + hdr + 5);
+  if (cs == 0) cs = 65536;
+  if (cs < ptrend || cs > u) return BT_CORRUPT(bt, pager_pgno(pg), "content start out of range");
+  uint8_t *tmp = btree_kept_buffer(&bt->defrag, &bt->ndefrag, bt->page_size + 16);
+  if (!tmp) return SHALE_NOMEM;
+  memcpy(tmp + cs, d + cs, u - cs);
+  memset(tmp + u, 0, 16); /* varint reads near the end stay in bounds */
   for (int i = 0; i < m->ncell; i++) {
-    uint32_t off = util_get2(tmp + ptr + 2 * i);
-    if (off >= u) {
-      shale_free(tmp);
-      return BT_CORRUPT(bt, pager_pgno(pg), "cell pointer out of range");
-    }
+    uint32_t off = util_get2(d + ptr + 2 * i);
+    if (off < cs || off >= u) return BT_CORRUPT(bt, pager_pgno(pg), "cell pointer out of range");
     uint32_t sz = cell_size_bytes(bt, tmp + off, m->leaf, m->intkey);
     uint32_t a = sz < 4 ? 4 : sz;
-    uint32_t ncopy = off + a > u ? u - off : a;
-    if (off + sz > u || a > content - ptrend) {
-      shale_free(tmp);
+    if (off + sz > u || a > content - ptrend)
       return BT_CORRUPT(bt, pager_pgno(pg), "cells overlap");
-    }
     content -= a;
-    memset(d + content, 0, a);
-    memcpy(d + content, tmp + off, ncopy);
+    copy_cell(d + content, tmp + off, sz);
     util_put2(d + ptr + 2 * i, content);
   }
-  shale_free(tmp);
   util_put2(d + hdr + 1, 0);
   util_put2(d + hdr + 5, content);
   d[hdr + 7] = 0;

@@ -783,6 +783,24 @@ static int refill_open(Vm *v, VmCursor *c) {
   return SHALE_OK;
 }
 
+/* Insert record d (a key: index entry or WITHOUT ROWID row) through index
+ * cursor c. The key is unpacked once so that every probe of the seek
+ * compares typed values (the cursor's comparator is record_compare); a key
+ * of more than 16 values takes the packed comparison. */
+static int index_insert(VmCursor *c, const ShValue *d, int flags) {
+  ShValue kv[16];
+  int nkv, rc;
+  c->ki->corrupt = 0;
+  if (record_unpack(d->z, d->n, kv, 16, &nkv) == SHALE_OK) {
+    RecordSeek rs = {c->ki, kv, nkv, RECORD_SEEK_WHOLE, 0};
+    rc = btree_insert_cmp(c->bc, d->z, d->n, record_seek_pick(&rs), &rs, flags);
+  } else {
+    rc = btree_insert(c->bc, 0, d->z, d->n, 0, flags);
+  }
+  if (rc == SHALE_OK && c->ki->corrupt) rc = SHALE_CORRUPT;
+  return rc;
+}
+
 /* Registers about to be written into a record, or compared with the records
  * of a database whose text is not UTF-8 (v->enc): *out is a copy of
  * in[0..n) with its text in that encoding (src/record/textenc.c), released
@@ -2073,9 +2091,12 @@ cmp_general: {
     if (v->hooks && v->hooks->preupdate && op->p4type == P4_TEXT)
       CHK(vm_preupdate_insert(v, op, c, rowid, d));
     invalidate_all(v);
-    CHK(btree_insert(c->bc, rowid, d->type == SHALE_NULL ? "" : d->z,
-                     d->type == SHALE_NULL ? 0 : d->n, 0,
-                     (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0));
+    if (c->kind == VMC_INDEX && c->ki && d->type != SHALE_NULL) /* a WITHOUT ROWID row */
+      CHK(index_insert(c, d, (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0));
+    else
+      CHK(btree_insert(c->bc, rowid, d->type == SHALE_NULL ? "" : d->z,
+                       d->type == SHALE_NULL ? 0 : d->n, 0,
+                       (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0));
     if (op->p5 & VM_OPFLAG_NCHANGE) v->nchange++;
     if (op->p5 & VM_OPFLAG_LASTROWID) {
       v->last_rowid = rowid;
@@ -2108,18 +2129,7 @@ cmp_general: {
       NEXT();
     }
     invalidate_all(v);
-    c->ki->corrupt = 0;
-    /* The key is unpacked once so that every probe of the seek compares
-     * typed values (the cursor's comparator is record_compare) */
-    ShValue kv[16];
-    int nkv, flags = (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0;
-    if (record_unpack(d->z, d->n, kv, 16, &nkv) == SHALE_OK) {
-      RecordSeek rs = {c->ki, kv, nkv, RECORD_SEEK_WHOLE, 0};
-      CHK(btree_insert_cmp(c->bc, d->z, d->n, record_seek_pick(&rs), &rs, flags));
-    } else {
-      CHK(btree_insert(c->bc, 0, d->z, d->n, 0, flags));
-    }
-    if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
+    CHK(index_insert(c, d, (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0));
     NEXT();
   }
   CASE(IdxDelete) {

@@ -288,18 +288,26 @@ static uint32_t walk_step(Btree *bt, uint32_t root, BtCursor *c, BtCursor **o, u
   return (uint32_t)want;
 }
 
+/* A new file with an empty index tree at *root and write cursors on it
+ * (o may be NULL). */
+static Btree *index_fresh(const char *name, uint32_t page_size, uint32_t *root, BtCursor **c,
+                          BtCursor **o) {
+  Btree *bt = bt_fresh(name, page_size);
+  CHECK_OK(btree_create_table(bt, BTREE_BLOBKEY, root));
+  CHECK_OK(btree_cursor_open(bt, *root, 1, blob_cmp, NULL, c));
+  if (o) CHECK_OK(btree_cursor_open(bt, *root, 1, blob_cmp, NULL, o));
+  return bt;
+}
+
 /* Deletes through a walking cursor while another cursor writes the same
  * index (long keys with overflow too, interior entries among them): the
  * walk sees every key the model says is there, in order, and nothing
  * twice; the tree passes both integrity checks. */
 static void delete_walk_run(const char *name, uint32_t page_size, int back) {
-  Btree *bt = bt_fresh(name, page_size);
   uint32_t root, range = 6000, n;
-  CHECK_OK(btree_create_table(bt, BTREE_BLOBKEY, &root));
-  uint8_t *present = calloc(range, 1);
   BtCursor *c, *o;
-  CHECK_OK(btree_cursor_open(bt, root, 1, blob_cmp, NULL, &c));
-  CHECK_OK(btree_cursor_open(bt, root, 1, blob_cmp, NULL, &o));
+  Btree *bt = index_fresh(name, page_size, &root, &c, &o);
+  uint8_t *present = calloc(range, 1);
   for (uint32_t id = 0; id < range; id += 2) {
     uint8_t *key = make_key(id, page_size, 1, &n);
     CHECK_OK(btree_insert(c, 0, key, n, 0, 0));
@@ -349,6 +357,15 @@ static void insert_cmp_id(BtCursor *c, uint8_t *present, uint32_t id, uint32_t p
   free(key);
 }
 
+/* finish_index with the count taken from the model; frees present. */
+static void finish_model(Btree *bt, BtCursor *c, uint32_t root, uint8_t *present, uint32_t range,
+                         uint32_t page_size, const char *name) {
+  int64_t count = 0;
+  for (uint32_t id = 0; id < range; id++) count += present[id];
+  finish_index(bt, c, root, present, range, page_size, count, name);
+  free(present);
+}
+
 /* Index inserts next to where the cursor is: after deleting a neighbour
  * or the same key (an UPDATE of an indexed column), after a seek that
  * missed (a UNIQUE check: the seek path), and at keys that belong to other
@@ -356,12 +373,10 @@ static void insert_cmp_id(BtCursor *c, uint8_t *present, uint32_t id, uint32_t p
  * neighbours): the tree matches the model and passes both integrity
  * checks. */
 static void insert_near_run(const char *name, uint32_t page_size) {
-  Btree *bt = bt_fresh(name, page_size);
   uint32_t root, range = 8000, n;
-  CHECK_OK(btree_create_table(bt, BTREE_BLOBKEY, &root));
-  uint8_t *present = calloc(range, 1);
   BtCursor *c;
-  CHECK_OK(btree_cursor_open(bt, root, 1, blob_cmp, NULL, &c));
+  Btree *bt = index_fresh(name, page_size, &root, &c, NULL);
+  uint8_t *present = calloc(range, 1);
   for (uint32_t id = 0; id < range; id += 3) insert_cmp_id(c, present, id, page_size);
   uint64_t s = test_seed() ^ (page_size * 3);
   for (int op = 0; op < 12000; op++) {
@@ -384,11 +399,51 @@ static void insert_near_run(const char *name, uint32_t page_size) {
       insert_cmp_id(c, present, (uint32_t)(test_rand(&s) % range), page_size);
     }
   }
-  int64_t count = 0;
-  for (uint32_t id = 0; id < range; id++) count += present[id];
-  finish_index(bt, c, root, present, range, page_size, count, name);
-  free(present);
+  finish_model(bt, c, root, present, range, page_size, name);
 }
 
 TEST(index_insert_near_cursor_512) { insert_near_run("inear512.db", 512); }
 TEST(index_insert_near_cursor_4096) { insert_near_run("inear4096.db", 4096); }
+
+/* Runs of index inserts that each go next to the one before: ascending
+ * (each key past the leaf's last entry, the rightmost leaf or one whose
+ * divider is above the key), descending (before the leaf's first entry),
+ * a seek of the key first (a UNIQUE check) or of a neighbour, and a second
+ * cursor changing the tree between them (c saved, so it seeks again): the
+ * tree matches the model and passes both integrity checks. */
+static void insert_run_edges(const char *name, uint32_t page_size) {
+  uint32_t root, range = 9000, n;
+  BtCursor *c, *o;
+  Btree *bt = index_fresh(name, page_size, &root, &c, &o);
+  uint8_t *present = calloc(range, 1);
+  uint64_t s = test_seed() ^ (page_size * 5);
+  /* an ascending run over the middle third, a descending one below it */
+  for (uint32_t id = 3000; id < 6000; id++) insert_cmp_id(c, present, id, page_size);
+  for (int id = 2999; id > 0; id -= 2) insert_cmp_id(c, present, (uint32_t)id, page_size);
+  /* ascending again above the tree's last key, with seeks and a second
+   * cursor in between */
+  for (uint32_t id = 6000; id < range; id++) {
+    int res, k = (int)(test_rand(&s) % 8);
+    uint8_t *key = make_key(k == 0 ? id - 1 : id, page_size, 1, &n);
+    if (k <= 2) CHECK_OK(btree_seek_key(c, key, n, &res));
+    free(key);
+    if (k == 3) insert_cmp_id(o, present, (uint32_t)(test_rand(&s) % 3000) * 2, page_size);
+    insert_cmp_id(c, present, id, page_size);
+  }
+  /* keys that fill the gaps of the descending run: seek a key, insert the
+   * one just above or below it (often across a leaf boundary) */
+  for (int op = 0; op < 4000; op++) {
+    uint32_t id = (uint32_t)(test_rand(&s) % 3000);
+    uint8_t *key = make_key(id, page_size, 1, &n);
+    int res;
+    CHECK_OK(btree_seek_key(c, key, n, &res));
+    free(key);
+    uint32_t to = test_rand(&s) % 2 ? id + 1 : (id ? id - 1 : 0);
+    insert_cmp_id(c, present, to, page_size);
+  }
+  btree_cursor_close(o);
+  finish_model(bt, c, root, present, range, page_size, name);
+}
+
+TEST(index_insert_runs_at_leaf_edges_512) { insert_run_edges("iedge512.db", 512); }
+TEST(index_insert_runs_at_leaf_edges_4096) { insert_run_edges("iedge4096.db", 4096); }
