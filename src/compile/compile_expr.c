@@ -265,7 +265,8 @@ static int cmp_p5(char aff) { return aff > AFF_BLOB ? VM_CMP_AFF(aff) : 0; }
  * SQLite's EP_Collate, which propagates up through operators. */
 static int has_collate(const SqlExpr *e) {
   if (!e) return 0;
-  if (e->op == SQL_E_COLLATE) return 1;
+  /* an implicit COLLATE (sub 1, compile_flatten.c) is no explicit one */
+  if (e->op == SQL_E_COLLATE) return e->sub != 1;
   if (e->op == SQL_E_REG) return e->orig ? has_collate(e->orig) : 0;
   if (e->op == SQL_E_SUBQUERY || e->op == SQL_E_EXISTS) return 0;
   /* SQLite's parser propagates the flag only from BETWEEN's left operand

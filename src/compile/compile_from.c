@@ -50,7 +50,7 @@ static int count_items(const SqlSrcList *from) {
   return n;
 }
 
-static SqlExpr *and_expr(Parse *p, SqlExpr *a, SqlExpr *b) {
+SqlExpr *compile_sel_and(Parse *p, SqlExpr *a, SqlExpr *b) {
   if (!a) return b;
   if (!b) return a;
   SqlExpr *e = compile_sel_new_expr(p, SQL_E_BINARY);
@@ -936,7 +936,7 @@ static int join_term(Parse *p, SrcList *s, int i, const char *name, const char *
   eq->sub = TK_EQ;
   eq->a = l;
   eq->b = r;
-  s->a[i].on = and_expr(p, s->a[i].on, eq);
+  s->a[i].on = compile_sel_and(p, s->a[i].on, eq);
   struct SrcX *x = compile_src_extras(p, s, 1);
   if (!x) return 1;
   x->merged[i] |= (uint64_t)1 << (rcol >= 63 ? 63 : rcol);

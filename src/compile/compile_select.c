@@ -1389,6 +1389,8 @@ int compile_select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
   if (!s->info || s->info->state != 2) {
     if (compile_select_resolve(p, s, NULL)) return 1;
   }
+  for (SqlSelect *c = s; c; c = c->prior)
+    if (compile_flatten_core(p, c)) return 1;
   SelInfo *info = s->info;
   int n = compile_select_ncol(s);
   OutCtx oc;

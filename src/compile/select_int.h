@@ -31,6 +31,7 @@ typedef struct SelInfo {
   int *order_col;      /* head of a select: per ORDER BY term, result column or -1 */
   int *group_col;      /* per GROUP BY term: result column or -1 */
   int correlated;      /* refers to an outer query */
+  uint8_t flattened;   /* compile_flatten_core ran on this core */
   /* A parenthesized join's SELECT * (SQLite's SF_NestedFrom): flat when its
    * items are spliced into the enclosing FROM list instead of materialized;
    * ncols: per result column the names a reference may use -- database and
@@ -157,6 +158,11 @@ char *compile_span_text(Parse *, const char *text, SqlSpan sp);
  * AUTH_IGNORE (e now reads NULL) or AUTH_DENY (error recorded). */
 int compile_resolve_auth_read(Parse *, const Table *t, int col, SqlExpr *e);
 
+/* SQLite's query flattener (compile_flatten.c): FROM subqueries of the
+ * resolved core q that qualify are spliced into its FROM list, once per
+ * core, before its code; 1 after an error. */
+int compile_flatten_core(Parse *, SqlSelect *q);
+
 /* ---- window functions (compile_window.c) ---- */
 
 typedef struct WinCtx WinCtx;
@@ -248,6 +254,8 @@ int compile_sel_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, SqlExprList *o
                            Loop *l);
 void compile_sel_loop_end(Parse *p, Loop *l);
 SqlExpr *compile_sel_new_expr(Parse *p, int op);
+/* a AND b (either may be NULL: the other); NULL on out of memory. */
+SqlExpr *compile_sel_and(Parse *p, SqlExpr *a, SqlExpr *b);
 int compile_sel_pragma_pushdown(Parse *p, struct TvfItem *ti, const SrcItem *it, SqlExpr *e);
 int compile_sel_resolve_compound_order(Parse *p, SqlSelect *head);
 void compile_sel_tvf_fill(Parse *p, struct TvfItem *ti, SrcItem *it);

@@ -1,0 +1,285 @@
+/*
+ * compile_flatten.c -- SQLite's query flattener: a FROM subquery (or view,
+ * or CTE read once) simple enough is spliced into the query that reads it,
+ * so the planner sees its tables instead of a co-routine or a materialized
+ * table (sqlite.org/optoverview.html, "Query Flattening").
+ *
+ * Runs once per core, when its code is about to be generated
+ * (compile_select_code), after the whole statement was resolved: result
+ * names, decltypes and the Tables of subqueries were computed before and
+ * stay as they were.
+ *
+ * Owns: nothing beyond the Parse arena (the new FROM arrays, the copies).
+ *
+ * Invariants:
+ *  1. A subquery S at item i of core Q is flattened only when all of these
+ *     hold (SQLite's numbered restrictions in parentheses; the rest are
+ *     conservative limits of this implementation):
+ *     Q and S have no window functions (25); S has a FROM clause (7), is no
+ *     compound, no VALUES, not DISTINCT (4), not an aggregate, has no
+ *     LIMIT/OFFSET (8, 9, 13, 14, 15, 19, 21) and no ORDER BY (11, 16);
+ *     S is not a recursive CTE (22) nor a MATERIALIZED CTE or one read
+ *     twice (28); S is not on either side of an outer join (3, 26); no
+ *     RIGHT/FULL JOIN in Q or S (27); no parenthesized join in Q or S;
+ *     S reads no outer query and its result expressions hold no subquery.
+ *  2. Every reference to S's column j -- in Q, in its ON clauses and in
+ *     every subquery nested in Q, at any depth d -- becomes a copy of S's
+ *     result expression j whose column references are d queries out. A
+ *     copy that is not a plain column reference (or whose top is a COLLATE)
+ *     gets an implicit COLLATE (SQL_E_COLLATE with sub = 1) naming S's
+ *     column collation, as SQLite's substExpr adds one: the comparison
+ *     rules see the subquery column's collation, never an explicit one.
+ *  3. S's items take its place in Q's FROM list (the first one with S's
+ *     join type and ON); S's WHERE is ANDed before Q's.
+ *  4. The column-used masks of S's items are recomputed from the
+ *     references left after substitution (columns of S no query reads no
+ *     longer count, as SQLite: covering indexes depend on it).
+ */
+#include <string.h>
+
+#include "select_int.h"
+
+typedef struct Subst {
+  Parse *p;
+  int cursor;                /* S's item cursor in Q */
+  const SqlExprList *result; /* S's result list */
+  const Table *tab;          /* S's item Table (its columns' collations) */
+} Subst;
+
+/* Call fn on every expression node under e (subqueries included). */
+typedef void (*NodeFn)(void *arg, SqlExpr *e);
+static void walk_select(SqlSelect *s, NodeFn fn, void *arg);
+
+static void walk_list(SqlExprList *l, NodeFn fn, void *arg);
+
+static void walk_expr(SqlExpr *e, NodeFn fn, void *arg) {
+  if (!e) return;
+  fn(arg, e);
+  walk_expr(e->a, fn, arg);
+  walk_expr(e->b, fn, arg);
+  walk_expr(e->c, fn, arg);
+  walk_list(e->list, fn, arg);
+  walk_expr(e->filter, fn, arg);
+  walk_list(e->order, fn, arg);
+  if (e->over) {
+    walk_list(e->over->partition, fn, arg);
+    walk_list(e->over->order, fn, arg);
+    walk_expr(e->over->start_expr, fn, arg);
+    walk_expr(e->over->end_expr, fn, arg);
+  }
+  if (e->op == SQL_E_REG && e->orig) walk_expr((SqlExpr *)e->orig, fn, arg);
+  if (e->select) walk_select(e->select, fn, arg);
+}
+
+static void walk_list(SqlExprList *l, NodeFn fn, void *arg) {
+  for (int i = 0; l && i < l->n; i++) walk_expr(l->a[i].expr, fn, arg);
+}
+
+static void walk_select(SqlSelect *s, NodeFn fn, void *arg) {
+  for (; s; s = s->prior) {
+    SelInfo *info = s->info;
+    if (!info) continue;
+    if (s->kind == SQL_SEL_VALUES) {
+      walk_list(s->cols, fn, arg);
+      continue;
+    }
+    walk_list(info->result, fn, arg);
+    walk_expr(s->where, fn, arg);
+    walk_list(s->group_by, fn, arg);
+    walk_expr(s->having, fn, arg);
+    walk_list(s->order_by, fn, arg);
+    walk_expr(s->limit, fn, arg);
+    walk_expr(s->offset, fn, arg);
+    for (int i = 0; info->src && i < info->src->n; i++) {
+      SrcItem *it = &info->src->a[i];
+      walk_expr(it->on, fn, arg);
+      walk_list(it->tvf_args, fn, arg);
+      if (it->sub && it->sub != s) walk_select(it->sub, fn, arg);
+    }
+  }
+}
+
+/* q and what the Parse keeps beside its AST that may read q's items: the
+ * arguments of table-valued functions and recursive CTEs' recursive
+ * parts (reached through no FROM item). */
+static void walk_all(Parse *p, SqlSelect *q, NodeFn fn, void *arg) {
+  walk_select(q, fn, arg);
+  SelectState *st = compile_select_state(p);
+  for (struct TvfItem *ti = st ? st->tvfs : NULL; ti; ti = ti->next) walk_list(ti->args, fn, arg);
+  for (struct RecCte *r = st ? st->recs : NULL; r; r = r->next) walk_select(r->rec, fn, arg);
+}
+
+/* ---- the checks of invariant 1 ---- */
+
+static void find_sub(void *arg, SqlExpr *e) {
+  if (e->select || e->op == SQL_E_REG) *(int *)arg = 1;
+}
+
+static int has_right_join(const SrcList *s) {
+  for (int i = 0; s && i < s->n; i++)
+    if ((s->a[i].jointype & SQL_JOIN_RIGHT) || s->a[i].nest || s->a[i].in_nest) return 1;
+  return 0;
+}
+
+static int is_rec_cte(Parse *p, const SrcItem *it) {
+  SelectState *st = compile_select_state(p);
+  for (struct RecCte *r = st ? st->recs : NULL; r; r = r->next)
+    if (r->cursor == it->cursor || r->cur_cursor == it->cursor) return 1;
+  return !st;
+}
+
+static int can_flatten(Parse *p, SqlSelect *q, SrcItem *it) {
+  SqlSelect *s = it->sub;
+  if (it->kind != SRC_SUBQUERY || !s || s->prior || s->kind != SQL_SEL_SELECT) return 0;
+  SelInfo *si = s->info;
+  if (!si || si->state != 2 || !si->src || si->src->n == 0 || !si->result) return 0; /* (7) */
+  if (it->jointype & SQL_JOIN_RIGHT) return 0;                                       /* (26) */
+  if (it->jointype & SQL_JOIN_LEFT) {
+    /* (3): the right side of a LEFT JOIN is one table, no virtual one, and
+     * the outer query is not DISTINCT */
+    const SrcItem *t = &si->src->a[0];
+    if (si->src->n != 1 || t->kind != SRC_TABLE || !t->tab || t->tab->vtab || t->tab->vtab_module ||
+        q->distinct == 1)
+      return 0;
+  }
+  if (s->distinct == 1 || si->is_agg || s->limit || s->offset || s->order_by) return 0;
+  if (compile_window_in_core(s) || compile_sel_has_correl(s)) return 0; /* (25) */
+  if (si->from_nc.flags & NC_HAS_CORREL) return 0;
+  if (it->cte_materialized || is_rec_cte(p, it)) return 0; /* (28), (22) */
+  if (it->cte_use && it->cte_use->nuse >= 2 && it->cte_use->cte->materialized != 2) return 0;
+  if (has_right_join(si->src)) return 0; /* (27) */
+  if (si->result->n != it->tab->ncol) return 0;
+  int sub = 0;
+  walk_list(si->result, find_sub, &sub);
+  return !sub;
+}
+
+/* ---- substitution (invariant 2) ---- */
+
+static void add_depth(void *arg, SqlExpr *e) {
+  if (e->op == SQL_E_COLREF) e->depth = (uint8_t)(e->depth + *(int *)arg);
+}
+
+static void subst_node(void *arg, SqlExpr *e) {
+  Subst *x = arg;
+  if (e->op != SQL_E_COLREF || e->cursor != x->cursor || parse_failed(x->p)) return;
+  int j = e->column;
+  if (j < 0 || j >= x->result->n) return; /* (can_flatten: no rowid of S is read) */
+  SqlExpr *c = compile_expr_dup(x->p, x->result->a[j].expr);
+  if (!c) return;
+  int d = e->depth;
+  if (d) walk_expr(c, add_depth, &d);
+  if (c->op == SQL_E_COLLATE) {
+    c->sub = 1;
+  } else if (c->op != SQL_E_COLREF) {
+    SqlExpr *w = compile_sel_new_expr(x->p, SQL_E_COLLATE);
+    if (!w) return;
+    const char *coll = x->tab->cols[j].coll;
+    w->z = coll ? coll : "BINARY";
+    w->sub = 1;
+    w->a = c;
+    w->height = (uint16_t)(c->height + 1);
+    c = w;
+  }
+  SqlSpan sp = e->span;
+  *e = *c;
+  e->span = sp;
+}
+
+/* 1 if some reference to S's cursor reads its rowid (or a column it has
+ * not): S is then left alone. */
+typedef struct RowidScan {
+  int cursor, ncol, bad;
+  const SqlExprList *cols_only; /* S on the right of a LEFT JOIN: its result */
+} RowidScan;
+
+static void rowid_node(void *arg, SqlExpr *e) {
+  RowidScan *r = arg;
+  if (e->op != SQL_E_COLREF || e->cursor != r->cursor) return;
+  if (e->column < 0 || e->column >= r->ncol) {
+    r->bad = 1;
+    return;
+  }
+  /* a NULL-padded row reads NULL from a column, but an expression would
+   * still be computed (SQLite wraps it in TK_IF_NULL_ROW; Shale has no such
+   * node yet, so such a subquery is left alone) */
+  if (r->cols_only && r->cols_only->a[e->column].expr->op != SQL_E_COLREF) r->bad = 1;
+}
+
+/* ---- column-used masks (invariant 4) ---- */
+
+typedef struct UsedScan {
+  SrcItem *items;
+  int n;
+} UsedScan;
+
+static void used_node(void *arg, SqlExpr *e) {
+  UsedScan *u = arg;
+  if (e->op != SQL_E_COLREF || e->column < 0) return;
+  for (int k = 0; k < u->n; k++)
+    if (u->items[k].cursor == e->cursor) {
+      int c = e->column;
+      u->items[k].colused |= c >= 63 ? (uint64_t)1 << 63 : (uint64_t)1 << c;
+    }
+}
+
+/* Flatten item i (a checked subquery) of core q: 1 done, 0 left alone,
+ * -1 out of memory. */
+static int flatten_item(Parse *p, SqlSelect *q, int i) {
+  SelInfo *qi = q->info;
+  SrcList *src = qi->src;
+  SrcItem old = src->a[i];
+  SqlSelect *s = old.sub;
+  SrcList *in = s->info->src;
+  int n = src->n - 1 + in->n;
+  if (n > 64) return 0; /* SQLite's join limit: left as one item */
+  SrcItem *a = compile_parse_alloc(p, sizeof(SrcItem) * (size_t)n);
+  if (!a) return -1;
+  memcpy(a, src->a, sizeof(SrcItem) * (size_t)i);
+  memcpy(a + i, in->a, sizeof(SrcItem) * (size_t)in->n);
+  memcpy(a + i + in->n, src->a + i + 1, sizeof(SrcItem) * (size_t)(src->n - i - 1));
+  a[i].jointype = old.jointype;
+  a[i].on = compile_sel_and(p, a[i].on, old.on);
+  if (old.on && !a[i].on) return -1;
+  src->a = a;
+  src->n = n;
+  Subst x = {p, old.cursor, s->info->result, old.tab};
+  walk_all(p, q, subst_node, &x);
+  if (parse_failed(p)) return -1;
+  if (s->where && (old.jointype & SQL_JOIN_LEFT)) {
+    /* (3): the one table's ON clause, so it filters before the join */
+    a[i].on = compile_sel_and(p, s->where, a[i].on);
+    if (!a[i].on) return -1;
+  } else if (s->where) {
+    q->where = compile_sel_and(p, s->where, q->where);
+    if (!q->where) return -1;
+  }
+  for (int k = 0; k < in->n; k++) a[i + k].colused = 0;
+  UsedScan u = {a + i, in->n};
+  walk_all(p, q, used_node, &u);
+  return 1;
+}
+
+int compile_flatten_core(Parse *p, SqlSelect *q) {
+  SelInfo *qi = q->info;
+  if (!qi || qi->state != 2 || qi->flattened || q->kind != SQL_SEL_SELECT || !qi->src) return 0;
+  qi->flattened = 1;
+  /* (25) does not stop a core with window functions: SQLite first moves
+   * its FROM list into a subquery without them, which it flattens */
+  if (has_right_join(qi->src)) return 0; /* (27) */
+  for (int i = 0; i < qi->src->n; i++) {
+    SrcItem *it = &qi->src->a[i];
+    if (!can_flatten(p, q, it)) continue;
+    RowidScan r = {it->cursor, it->tab->ncol, 0,
+                   (it->jointype & SQL_JOIN_LEFT) ? it->sub->info->result : NULL};
+    walk_select(q, rowid_node, &r);
+    if (r.bad) continue;
+    int rc = flatten_item(p, q, i);
+    if (rc < 0) {
+      compile_parse_nomem(p);
+      return 1;
+    }
+    if (rc) i--; /* the first spliced item may itself be a subquery to flatten */
+  }
+  return parse_failed(p);
+}
