@@ -1186,12 +1186,7 @@ int pager_peek(Pager *p, uint32_t pgno, const uint8_t **out) {
     }
     if (!frame) {
       *out = p->map + (size_t)(pgno - 1) * p->page_size;
-      p->stats.mapped++;
-      p->map_read += p->page_size;
-      if (p->map_read >= os_map_window()) { /* pager_cache.c invariant 7 */
-        os_map_release(p->fd);
-        p->map_read = 0;
-      }
+      pager_map_count(p);
       return SHALE_OK;
     }
   }

@@ -322,6 +322,15 @@ void pager_cache_trim(Pager *p) {
 
 /* ---- reading ---- */
 
+void pager_map_count(Pager *p) {
+  p->stats.mapped++;
+  p->map_read += p->page_size;
+  if (p->map_read >= OS_MAP_NOTE) { /* invariant 7 */
+    os_map_read(p->fd, p->map_read);
+    p->map_read = 0;
+  }
+}
+
 int pager_read_page(Pager *p, PgPage *pg) {
   memset(pg->v.extra, 0, (size_t)p->extra_size);
   if (pg->pgno > p->db_size) {
@@ -336,12 +345,7 @@ int pager_read_page(Pager *p, PgPage *pg) {
   }
   if ((int64_t)pg->pgno * p->page_size <= p->map_bytes) {
     memcpy(pg->v.data, p->map + (size_t)(pg->pgno - 1) * p->page_size, p->page_size);
-    p->stats.mapped++;
-    p->map_read += p->page_size;
-    if (p->map_read >= OS_MAP_NOTE) { /* invariant 7 */
-      os_map_read(p->fd, p->map_read);
-      p->map_read = 0;
-    }
+    pager_map_count(p);
     return SHALE_OK;
   }
   /* Past the map: the file may have grown since it was made (a checkpoint

@@ -227,6 +227,9 @@ void pager_pgset_add(PgSet *, uint32_t pgno);
 int pager_cache_init(Pager *);
 void pager_cache_free_all(Pager *); /* frees every page, referenced or not */
 PgPage *pager_cache_find(Pager *, uint32_t pgno);
+/* A page was read from the map: counted, and reported to the OS layer every
+ * OS_MAP_NOTE bytes (invariant 7 of pager_cache.c). */
+void pager_map_count(Pager *);
 /* Obtain a page struct for pgno (not yet in the cache), evicting or spilling
  * if over budget. The page comes back unlinked with nref 0. */
 int pager_cache_alloc(Pager *, uint32_t pgno, PgPage **out);
