@@ -210,7 +210,9 @@ clean:
 #                         valgrind --tool=callgrind over the timed part only (build/shale-bench
 #                         --instr [--instr-reps N]); Ir/op and their ratio print beside the
 #                         wall-clock ratio. build/shale-bench --help lists the rows.
-#   make speedtest1       SQLite's speedtest1.c on both libraries (docs/speedtest1.md)
+#   make speedtest1       SQLite's speedtest1.c on both libraries (docs/speedtest1.md);
+#                         SPEEDTEST1_ARGS=--instr counts each step's instructions under
+#                         callgrind instead (docs/speedtest1-instr.md, size 10 by default)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 $(BENCH_SRC:%.c=$(BUILD)/obj/%.o): $(wildcard bench/*.inc) bench/bench.h
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/obj/%.o)

@@ -10,7 +10,13 @@ library. Both runs use --verify, and the verification hashes must be equal or
 the report says "DIFFER" and the script exits 1.
 
 Usage: bench/speedtest1.py [--build DIR] [--size N] [--reps N] [--configs file,wal,memdb]
-                           [--out docs/speedtest1.md]
+                           [--out docs/speedtest1.md] [--instr]
+
+--instr counts instructions instead of timing: each engine runs once per
+configuration under callgrind (default size 10), which dumps its counters
+after every step, and the report (default docs/speedtest1-instr.md) gives
+each step's instruction count on both engines. On a noisy machine these are
+the numbers to judge a change by; wall-clock times there move by 2x.
 
 Invariants:
  1. The source comes from `apt-get source --download-only sqlite3` through a
@@ -19,6 +25,9 @@ Invariants:
     it is.
  2. Engines alternate within each repetition (SQLite, Shale, SQLite, ...);
     each step's time is the median over the repetitions.
+ 3. The --instr program is built from the same source with -fno-inline, so
+    speedtest1_end_test stays a function callgrind can dump after; inlining
+    only the driver's own code changes nothing in either library.
 """
 import argparse
 import glob
@@ -98,6 +107,14 @@ def build(work, source):
     return exe
 
 
+def build_instr(work, source):
+    exe = os.path.join(work, "speedtest1-instr")
+    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(source):
+        subprocess.run(["cc", "-O2", "-fno-inline", "-o", exe, source, "-lsqlite3", "-lm",
+                        "-lpthread"], check=True)
+    return exe
+
+
 STEP = re.compile(r"^\s*(\d+) - (.*?)\.*\s+([0-9.]+)s\s*$")
 
 
@@ -118,24 +135,98 @@ def run_once(exe, args, env, scratch):
     return steps, total, hashv
 
 
+def run_instr(exe, args, env, scratch):
+    """One run under callgrind: {step: (what, instructions)}, hash, total instructions."""
+    for f in glob.glob(os.path.join(scratch, "st1.db*")) + glob.glob(os.path.join(scratch, "cg.*")):
+        os.remove(f)
+    cg = os.path.join(scratch, "cg.out")
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--dump-after=speedtest1_end_test",
+                          "--callgrind-out-file=" + cg, exe] + args +
+                         [os.path.join(scratch, "st1.db")], env=env, check=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+    dumps = sorted(glob.glob(cg + ".*"), key=lambda f: int(f.rsplit(".", 1)[1]))
+    names = [STEP.match(l) for l in out.splitlines()]
+    names = [m for m in names if m]
+    steps, hashv = {}, None
+    for m, f in zip(names, dumps):
+        ir = 0
+        for line in open(f):
+            if line.startswith("summary:") or line.startswith("totals:"):
+                ir = int(line.split()[1])
+                break
+        steps[m.group(1)] = (m.group(2).strip(), ir)
+    for line in out.splitlines():
+        if line.startswith("Verification Hash:"):
+            hashv = line.split(":", 1)[1].strip()
+    return steps, sum(v[1] for v in steps.values()), hashv
+
+
+def main_instr(a, work, source, env_ref, env_shale):
+    exe = build_instr(work, source)
+    size = a.size if a.size is not None else 10
+    out = a.out or "docs/speedtest1-instr.md"
+    scratch = tempfile.mkdtemp(prefix="st1-", dir="/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
+    lines = ["# speedtest1 in instructions: SQLite's own benchmark on both libraries", "",
+             "Written by `bench/speedtest1.py --instr` on %s; do not edit by hand." %
+             time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "",
+             "- Program: `test/speedtest1.c` of Debian's sqlite3 3.40.1 source package, unmodified, "
+             "built with `cc -O2 -fno-inline speedtest1.c -lsqlite3`; run once per engine under "
+             "`valgrind --tool=callgrind --dump-after=speedtest1_end_test` on the reference "
+             "libsqlite3 and with `LD_LIBRARY_PATH=build/compat` (Shale).",
+             "- Size %d; instructions (Ir) per step, counted in the whole process (both the "
+             "library and the driver); ratio = Shale / SQLite." % size, ""]
+    failed = False
+    try:
+        for cfg in a.configs.split(","):
+            args = ["--size", str(size), "--verify"] + CONFIGS[cfg]
+            ref, ref_tot, ref_hash = run_instr(exe, args, env_ref, scratch)
+            sh, sh_tot, sh_hash = run_instr(exe, args, env_shale, scratch)
+            agree = ref_hash == sh_hash and ref_hash is not None
+            failed |= not agree
+            lines += ["## %s: `speedtest1 %s`" % (cfg, " ".join(args)), "",
+                      "TOTAL: SQLite %d Ir, Shale %d Ir, **ratio %.2fx**; verification hashes %s." %
+                      (ref_tot, sh_tot, sh_tot / ref_tot, "agree" if agree else "DIFFER"), "",
+                      "| Step | What | SQLite Ir | Shale Ir | Ratio |", "|---|---|---:|---:|---:|"]
+            for k, (what, ir) in ref.items():
+                h = sh.get(k, (what, 0))[1]
+                lines.append("| %s | %s | %d | %d | %.2fx |" % (k, what, ir, h, h / ir if ir else 0))
+            lines.append("")
+            print("speedtest1 --instr %-5s SQLite %d Ir, Shale %d Ir, ratio %.2fx, hashes %s" %
+                  (cfg, ref_tot, sh_tot, sh_tot / ref_tot, "agree" if agree else "DIFFER"))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    open(out, "w").write("\n".join(lines))
+    print("report: " + out)
+    return 1 if failed else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
-    ap.add_argument("--size", type=int, default=50)
+    ap.add_argument("--size", type=int, default=None)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--configs", default="file,wal,memdb")
-    ap.add_argument("--out", default="docs/speedtest1.md")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--instr", action="store_true")
     a = ap.parse_args()
     compat = os.path.abspath(os.path.join(a.build, "compat"))
     if not os.path.exists(os.path.join(compat, "libsqlite3.so.0")):
         sys.exit("speedtest1: build the drop-in library first (make compat)")
     work = os.path.abspath(os.path.join(a.build, "speedtest1"))
     os.makedirs(work, exist_ok=True)
-    exe = build(work, fetch_source(work))
-    load_before = os.getloadavg()
+    source = fetch_source(work)
     env_ref = dict(os.environ)
     env_ref.pop("LD_LIBRARY_PATH", None)
     env_shale = dict(env_ref, LD_LIBRARY_PATH=compat)
+    if a.instr:
+        return main_instr(a, work, source, env_ref, env_shale)
+    exe = build(work, source)
+    if a.size is None:
+        a.size = 50
+    if a.out is None:
+        a.out = "docs/speedtest1.md"
+    load_before = os.getloadavg()
     scratch = tempfile.mkdtemp(prefix="st1-", dir="/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
     failed = False
     report = []
