@@ -549,7 +549,7 @@ static Store *store_for(Shell *sh) {
   if (g_store.db != sh->db) {
     store_close();
     g_store.db = sh->db;
-    g_store.bt = sh->db ? sh->db->bt : NULL;
+    g_store.bt = sh->db ? sh->db->dbx[0].bt : NULL;
   }
   return &g_store;
 }

@@ -7,7 +7,7 @@
  * connection is on db->stmts until finalized.
  *
  * Invariants (see also api_int.h):
- *  1. Every entry point that takes a connection leaves db->errcode/errmsg
+ *  1. Every entry point that takes a connection leaves db->err (code and message)
  *     describing its outcome, as SQLite: prepare and step set them; reset and
  *     finalize restore the statement's last error (or OK after a success).
  *  2. shale_step returns primary codes unless extended result codes are on
@@ -33,11 +33,11 @@
 /* ---------------------------------------------------------------- errors */
 
 static void set_error_msg(shale *db, int rc, char *msg) {
-  shale_free(db->errmsg);
-  db->errmsg = msg;
-  db->errcode = rc;
-  shale_free(db->err_sql); /* the error offset belongs to the error */
-  db->err_sql = NULL;
+  shale_free(db->err.msg);
+  db->err.msg = msg;
+  db->err.code = rc;
+  shale_free(db->err.sql); /* the error offset belongs to the error */
+  db->err.sql = NULL;
 }
 
 void api_error(shale *db, int rc, const char *fmt, ...) {
@@ -53,7 +53,7 @@ void api_error(shale *db, int rc, const char *fmt, ...) {
 
 static void clear_error(shale *db) { set_error_msg(db, SHALE_OK, NULL); }
 
-static int api_rc(shale *db, int rc) { return rc & db->errmask; }
+static int api_rc(shale *db, int rc) { return rc & db->err.mask; }
 
 /* -------------------------------------------------------------- rowsets */
 
@@ -142,20 +142,20 @@ void api_expire(shale *db) {
 static int schema_reload(shale *db) {
   Schema *s = NULL;
   char *msg = NULL;
-  SchemaFuncs sf = {&db->funcs, !(db->pflags & API_PF_TRUSTED_SCHEMA)};
-  int rc = compile_schema_load_fn(db->bt, 0, &sf, &s, &msg);
-  if ((rc == SHALE_CORRUPT || rc == SHALE_NOTADB) && db->reset_database) {
+  SchemaFuncs sf = {&db->funcs, !(db->set.pflags & API_PF_TRUSTED_SCHEMA)};
+  int rc = compile_schema_load_fn(db->dbx[0].bt, 0, &sf, &s, &msg);
+  if ((rc == SHALE_CORRUPT || rc == SHALE_NOTADB) && db->cfg.reset_database) {
     /* db_config RESET_DATABASE: a schema that cannot be read is taken as
      * empty, so that the VACUUM which resets the database can run */
     shale_free(msg);
     msg = NULL;
     rc = (s = schema_new()) != NULL ? SHALE_OK : SHALE_NOMEM;
-    if (s && btree_get_meta(db->bt, BTREE_META_SCHEMA_COOKIE, &s->cookie) != SHALE_OK)
+    if (s && btree_get_meta(db->dbx[0].bt, BTREE_META_SCHEMA_COOKIE, &s->cookie) != SHALE_OK)
       s->cookie = 0;
   }
   if (rc != SHALE_OK) {
     if (!msg && rc != SHALE_NOMEM) {
-      const char *m = btree_errmsg(db->bt);
+      const char *m = btree_errmsg(db->dbx[0].bt);
       msg = util_strdup(m && rc == SHALE_CORRUPT ? m : shale_errstr(rc));
     }
     set_error_msg(db, rc, msg);
@@ -170,24 +170,25 @@ static int schema_reload(shale *db) {
   }
   as->s = s;
   as->refs = 1;
-  if (db->schema) { /* the planner's per-connection hints outlive a reload (PRAGMA optimize) */
+  if (db->dbx[0]
+          .schema) { /* the planner's per-connection hints outlive a reload (PRAGMA optimize) */
     int pos = 0;
     Table *t;
-    while ((t = schema_map_next(&db->schema->s->tables, &pos)) != NULL) {
+    while ((t = schema_map_next(&db->dbx[0].schema->s->tables, &pos)) != NULL) {
       Table *nt = t->stats_used ? schema_find_table(s, t->name) : NULL;
       if (nt) nt->stats_used = 1;
     }
   }
-  schema_unref(db->schema);
-  db->schema = as;
+  schema_unref(db->dbx[0].schema);
+  db->dbx[0].schema = as;
   db->text_enc = (uint8_t)s->text_enc;
-  db->schema_loads++;
+  db->count.schema_loads++;
   cache_clear(db);
   return SHALE_OK;
 }
 
 static int schema_ensure(shale *db) {
-  if (db->schema) return SHALE_OK;
+  if (db->dbx[0].schema) return SHALE_OK;
   return schema_reload(db);
 }
 
@@ -219,7 +220,7 @@ static int schema_reload_db(shale *db, int i) {
   }
   Schema *s = NULL;
   char *msg = NULL;
-  SchemaFuncs sf = {&db->funcs, !(db->pflags & API_PF_TRUSTED_SCHEMA)};
+  SchemaFuncs sf = {&db->funcs, !(db->set.pflags & API_PF_TRUSTED_SCHEMA)};
   int rc = compile_schema_load_fn(bt, i == 1, &sf, &s, &msg);
   if (rc == SHALE_OK) rc = schema_set_db(db, i, s);
   if (rc != SHALE_OK) {
@@ -263,7 +264,7 @@ static int schema_check_others(shale *db) {
 int api_db_index(shale *db, const char *name) {
   if (!name) return 0;
   /* "main" names database 0 even after db_config MAINDBNAME renamed it */
-  if (!util_stricmp(name, "main") || (db->main_name && !util_stricmp(name, db->main_name)))
+  if (!util_stricmp(name, "main") || (db->cfg.main_name && !util_stricmp(name, db->cfg.main_name)))
     return 0;
   for (int i = 1; i < db->ndb; i++)
     if (!util_stricmp(db->dbx[i].name, name)) return i;
@@ -277,7 +278,7 @@ int api_db_of_bt(const shale *db, const Btree *bt) {
 }
 
 const char *api_db_name(shale *db, int i) {
-  if (i == 0) return db->main_name ? db->main_name : "main";
+  if (i == 0) return db->cfg.main_name ? db->cfg.main_name : "main";
   return db->dbx[i].name;
 }
 
@@ -306,7 +307,7 @@ int api_temp_open(shale *db) {
 }
 
 Schema *api_db_schema(shale *db, int i) {
-  if (i == 0) return schema_ensure(db) == SHALE_OK ? db->schema->s : NULL;
+  if (i == 0) return schema_ensure(db) == SHALE_OK ? db->dbx[0].schema->s : NULL;
   if (i < 0 || i >= db->ndb) return NULL;
   if (!db->dbx[i].schema && schema_reload_db(db, i) != SHALE_OK) return NULL;
   return db->dbx[i].schema->s;
@@ -322,20 +323,20 @@ int api_any_txn(const shale *db, int level) {
 
 int api_txn_begin(shale *db, int level, int *began) {
   *began = 0;
-  int st = btree_txn_state(db->bt);
+  int st = btree_txn_state(db->dbx[0].bt);
   int want = level >= BTREE_TXN_WRITE ? PAGER_TXN_WRITE : PAGER_TXN_READ;
   if (st >= want) return SHALE_OK;
-  int rc = btree_begin(db->bt, level);
+  int rc = btree_begin(db->dbx[0].bt, level);
   if (rc != SHALE_OK) {
-    const char *m = btree_errmsg(db->bt);
+    const char *m = btree_errmsg(db->dbx[0].bt);
     api_error(db, rc, "%s", m && rc == SHALE_CORRUPT ? m : shale_errstr(rc));
     return rc;
   }
-  if (st == PAGER_TXN_NONE && db->autocommit) {
-    if (db->nactive == 0)
+  if (st == PAGER_TXN_NONE && db->txn.autocommit) {
+    if (db->txn.nactive == 0)
       *began = 1;
     else
-      db->api_txn = 1; /* ended when the last active statement stops */
+      db->txn.api_txn = 1; /* ended when the last active statement stops */
   }
   return SHALE_OK;
 }
@@ -346,7 +347,7 @@ int api_txn_end(shale *db, int began, int rc) {
     char *msg = NULL;
     int r2 = api_commit(db, &msg);
     if (r2 != SHALE_OK) {
-      if (btree_txn_state(db->bt) != PAGER_TXN_NONE) api_rollback(db, 0);
+      if (btree_txn_state(db->dbx[0].bt) != PAGER_TXN_NONE) api_rollback(db, 0);
       set_error_msg(db, r2, msg);
       return r2;
     }
@@ -361,11 +362,12 @@ int api_schema_current(shale *db) {
   int began, rc = api_txn_begin(db, BTREE_TXN_READ, &began);
   if (rc) return rc;
   uint32_t cookie = 0;
-  rc = btree_get_meta(db->bt, BTREE_META_SCHEMA_COOKIE, &cookie);
-  if (rc == SHALE_OK && (!db->schema || db->schema->s->cookie != cookie)) rc = schema_reload(db);
-  if (rc && rc != db->errcode) api_error(db, rc, "%s", shale_errstr(rc));
+  rc = btree_get_meta(db->dbx[0].bt, BTREE_META_SCHEMA_COOKIE, &cookie);
+  if (rc == SHALE_OK && (!db->dbx[0].schema || db->dbx[0].schema->s->cookie != cookie))
+    rc = schema_reload(db);
+  if (rc && rc != db->err.code) api_error(db, rc, "%s", shale_errstr(rc));
   if (began) {
-    int r2 = btree_commit(db->bt);
+    int r2 = btree_commit(db->dbx[0].bt);
     if (rc == SHALE_OK) rc = r2;
   }
   if (rc == SHALE_OK) rc = schema_check_others(db);
@@ -376,8 +378,8 @@ static void db_free(shale *db);
 
 void api_schema_reset(shale *db) {
   cache_clear(db);
-  schema_unref(db->schema);
-  db->schema = NULL;
+  schema_unref(db->dbx[0].schema);
+  db->dbx[0].schema = NULL;
 }
 
 void api_schema_reset_db(shale *db, int i) {
@@ -396,7 +398,7 @@ void api_schema_reset_db(shale *db, int i) {
 static int attach_db(shale *db, const char *file, const char *name) {
   if (!file) file = "";
   if (!name) name = "";
-  int max = db->limits[SHALE_LIMIT_ATTACHED];
+  int max = db->set.limits[SHALE_LIMIT_ATTACHED];
   if (db->ndb >= 2 + max || db->ndb >= API_MAX_DB) {
     api_error(db, SHALE_ERROR, "too many attached databases - max %d", max);
     return SHALE_ERROR;
@@ -406,11 +408,11 @@ static int attach_db(shale *db, const char *file, const char *name) {
     return SHALE_ERROR;
   }
   int mem = !file[0] || !strcmp(file, ":memory:");
-  int ro = pager_readonly(btree_pager(db->bt));
+  int ro = pager_readonly(btree_pager(db->dbx[0].bt));
   int oflags = ro ? SHALE_OPEN_READONLY : (SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE);
   Btree *bt = NULL;
   /* a file opens through the main database's VFS, as SQLite's ATTACH */
-  Pager *mp = btree_pager(db->bt);
+  Pager *mp = btree_pager(db->dbx[0].bt);
   OsVfs *vfs = mem || pager_is_memory(mp) ? NULL : pager_vfs(mp);
   int rc = btree_open(vfs, mem ? NULL : file, oflags, &bt);
   if (rc != SHALE_OK) {
@@ -431,7 +433,7 @@ static int attach_db(shale *db, const char *file, const char *name) {
   } else {
     Schema *s = NULL;
     char *msg = NULL;
-    SchemaFuncs sf = {&db->funcs, !(db->pflags & API_PF_TRUSTED_SCHEMA)};
+    SchemaFuncs sf = {&db->funcs, !(db->set.pflags & API_PF_TRUSTED_SCHEMA)};
     btree_set_new_encoding(bt, db->text_enc); /* an empty file takes main's */
     rc = compile_schema_load_fn(bt, 0, &sf, &s, &msg);
     if (rc == SHALE_OK && s->text_enc != db->text_enc) {
@@ -511,7 +513,7 @@ static char *value_dup_text(const ShValue *v) {
 static int run_attach(shale_stmt *st) {
   shale *db = st->db;
   Vm *vm = NULL;
-  int rc = vm_new(st->cs.prog, db->bt, 0, &vm);
+  int rc = vm_new(st->cs.prog, db->dbx[0].bt, 0, &vm);
   if (rc) return rc;
   vm_set_conn(vm, db, &db->conn_cb);
   vm_set_hooks(vm, &db->hooks);
@@ -546,14 +548,14 @@ void api_handle_release(shale *db) {
   if (db->zombie && !db->stmts && !db->nhandles) db_free(db);
 }
 
-long api_cache_hits(shale *db) { return db->cache_hits; }
-long api_schema_loads(shale *db) { return db->schema_loads; }
+long api_cache_hits(shale *db) { return db->count.cache_hits; }
+long api_schema_loads(shale *db) { return db->count.schema_loads; }
 
 /* ------------------------------------------------------- connection hooks */
 
-static int64_t cb_last_rowid(void *conn) { return ((shale *)conn)->last_rowid; }
-static int64_t cb_changes(void *conn) { return ((shale *)conn)->changes; }
-static int64_t cb_total_changes(void *conn) { return ((shale *)conn)->total_changes; }
+static int64_t cb_last_rowid(void *conn) { return ((shale *)conn)->count.last_rowid; }
+static int64_t cb_changes(void *conn) { return ((shale *)conn)->count.changes; }
+static int64_t cb_total_changes(void *conn) { return ((shale *)conn)->count.total_changes; }
 
 /* The active statements give up a transaction their Vm began: it now belongs
  * to an explicit transaction or to the API (invariant 2 of api_int.h). */
@@ -566,16 +568,16 @@ static int release_vm_txns(shale *db) {
 
 static void savepoints_clear(shale *db) {
   db->vtabs.nsavepoint = 0;
-  for (int i = 0; i < db->nsp; i++) shale_free(db->sp[i].name);
-  db->nsp = 0;
-  db->sp_txn = 0;
+  for (int i = 0; i < db->txn.nsp; i++) shale_free(db->txn.sp[i].name);
+  db->txn.nsp = 0;
+  db->txn.sp_txn = 0;
 }
 
 static void txn_ended(shale *db) {
-  db->deferred_fk = db->deferred_imm_fk = 0;
-  db->autocommit = 1;
-  db->api_txn = 0;
-  db->defer_foreign_keys = 0;
+  db->txn.deferred_fk = db->txn.deferred_imm_fk = 0;
+  db->txn.autocommit = 1;
+  db->txn.api_txn = 0;
+  db->set.defer_foreign_keys = 0;
   savepoints_clear(db);
 }
 
@@ -585,7 +587,8 @@ static void txn_ended(shale *db) {
  * autocommit mode at once). */
 static int commit_txn(shale *db, char **errmsg) {
   int others = 0;
-  if (db->deferred_fk + db->deferred_imm_fk > 0) { /* as SQLite: the transaction stays open */
+  if (db->txn.deferred_fk + db->txn.deferred_imm_fk >
+      0) { /* as SQLite: the transaction stays open */
     *errmsg = util_strdup("FOREIGN KEY constraint failed");
     return SHALE_CONSTRAINT_FOREIGNKEY;
   }
@@ -602,27 +605,27 @@ static int commit_txn(shale *db, char **errmsg) {
      * until the last reader stops. */
     int rc = api_commit_write(db, errmsg);
     if (rc == SHALE_CONSTRAINT_COMMITHOOK) { /* vetoed: rolled back */
-      if (db->txn_ddl) db->schema_dirty = 1;
-      db->txn_ddl = 0;
+      if (db->txn.txn_ddl) db->txn.schema_dirty = 1;
+      db->txn.txn_ddl = 0;
       txn_ended(db);
     }
     if (rc != SHALE_OK) return rc;
-    db->txn_ddl = 0;
+    db->txn.txn_ddl = 0;
     txn_ended(db);
-    db->api_txn = 1;
+    db->txn.api_txn = 1;
     return SHALE_OK;
   }
   if (api_any_txn(db, PAGER_TXN_READ)) {
     int rc = api_commit(db, errmsg);
     /* vetoed, or a failed multi-file commit: rolled back */
     if (rc == SHALE_CONSTRAINT_COMMITHOOK || (rc != SHALE_OK && !api_any_txn(db, PAGER_TXN_READ))) {
-      if (db->txn_ddl) db->schema_dirty = 1;
-      db->txn_ddl = 0;
+      if (db->txn.txn_ddl) db->txn.schema_dirty = 1;
+      db->txn.txn_ddl = 0;
       txn_ended(db);
     }
     if (rc != SHALE_OK) return rc;
   }
-  db->txn_ddl = 0;
+  db->txn.txn_ddl = 0;
   txn_ended(db);
   return SHALE_OK;
 }
@@ -630,18 +633,18 @@ static int commit_txn(shale *db, char **errmsg) {
 static int hook_autocommit(void *ctx, int on, int rollback, char **errmsg) {
   shale *db = ctx;
   if (!on) {
-    if (!db->autocommit) {
+    if (!db->txn.autocommit) {
       *errmsg = util_strdup("cannot start a transaction within a transaction");
       return SHALE_ERROR;
     }
     release_vm_txns(db);
-    db->autocommit = 0;
-    db->api_txn = 0;
-    db->sp_txn = 0;
-    db->txn_ddl = 0;
+    db->txn.autocommit = 0;
+    db->txn.api_txn = 0;
+    db->txn.sp_txn = 0;
+    db->txn.txn_ddl = 0;
     return SHALE_OK;
   }
-  if (db->autocommit) {
+  if (db->txn.autocommit) {
     *errmsg = util_strdup(rollback ? "cannot rollback - no transaction is active"
                                    : "cannot commit - no transaction is active");
     return SHALE_ERROR;
@@ -650,9 +653,9 @@ static int hook_autocommit(void *ctx, int on, int rollback, char **errmsg) {
   api_rollback(db, 1);
   /* As SQLite's reset of the schemas after rolling DDL back: the virtual
    * tables disconnect (unless another statement may have cursors on them) */
-  if (db->txn_ddl && db->nactive <= 1) vtab_disconnect_db(&db->vtabs, -1);
-  if (db->txn_ddl) db->schema_dirty = 1;
-  db->txn_ddl = 0;
+  if (db->txn.txn_ddl && db->txn.nactive <= 1) vtab_disconnect_db(&db->vtabs, -1);
+  if (db->txn.txn_ddl) db->txn.schema_dirty = 1;
+  db->txn.txn_ddl = 0;
   txn_ended(db);
   return SHALE_OK;
 }
@@ -661,30 +664,30 @@ static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
   shale *db = ctx;
   if (!name) name = "";
   if (op == 0) {
-    if (db->nsp == db->capsp) {
-      int cap = db->capsp ? db->capsp * 2 : 8;
-      ApiSavepoint *sp = shale_realloc(db->sp, sizeof *sp * (size_t)cap);
+    if (db->txn.nsp == db->txn.capsp) {
+      int cap = db->txn.capsp ? db->txn.capsp * 2 : 8;
+      ApiSavepoint *sp = shale_realloc(db->txn.sp, sizeof *sp * (size_t)cap);
       if (!sp) return SHALE_NOMEM;
-      db->sp = sp;
-      db->capsp = cap;
+      db->txn.sp = sp;
+      db->txn.capsp = cap;
     }
     char *z = util_strdup(name);
     if (!z) return SHALE_NOMEM;
     for (int k = 0; k < db->ndb; k++) {
       Btree *b = api_db_bt(db, k);
       if (!b || btree_txn_state(b) != PAGER_TXN_WRITE) continue;
-      int rc = btree_savepoint_open(b, db->nsp + 1);
+      int rc = btree_savepoint_open(b, db->txn.nsp + 1);
       if (rc != SHALE_OK) {
         shale_free(z);
         return rc;
       }
     }
-    if (db->autocommit) {
+    if (db->txn.autocommit) {
       release_vm_txns(db);
-      db->autocommit = 0;
-      db->api_txn = 0;
-      db->sp_txn = 1;
-      db->txn_ddl = 0;
+      db->txn.autocommit = 0;
+      db->txn.api_txn = 0;
+      db->txn.sp_txn = 1;
+      db->txn.txn_ddl = 0;
     } else { /* the virtual tables in the transaction: xSavepoint (SQLite's numbering) */
       int rc = vtab_savepoint(&db->vtabs, 0, db->vtabs.nsavepoint, errmsg);
       if (rc != SHALE_OK) {
@@ -693,28 +696,28 @@ static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
       }
       db->vtabs.nsavepoint++;
     }
-    db->sp[db->nsp].deferred_fk = db->deferred_fk;
-    db->sp[db->nsp].deferred_imm_fk = db->deferred_imm_fk;
-    db->sp[db->nsp++].name = z;
+    db->txn.sp[db->txn.nsp].deferred_fk = db->txn.deferred_fk;
+    db->txn.sp[db->txn.nsp].deferred_imm_fk = db->txn.deferred_imm_fk;
+    db->txn.sp[db->txn.nsp++].name = z;
     return SHALE_OK;
   }
-  int i = db->nsp - 1;
-  while (i >= 0 && util_stricmp(db->sp[i].name, name) != 0) i--;
+  int i = db->txn.nsp - 1;
+  while (i >= 0 && util_stricmp(db->txn.sp[i].name, name) != 0) i--;
   if (i < 0) {
     *errmsg = util_mprintf("no such savepoint: %s", name);
     return SHALE_ERROR;
   }
   if (op == 1) { /* RELEASE */
-    if (i == 0 && db->sp_txn) return commit_txn(db, errmsg);
+    if (i == 0 && db->txn.sp_txn) return commit_txn(db, errmsg);
     for (int k = 0; k < db->ndb; k++) {
       Btree *b = api_db_bt(db, k);
       if (!b || btree_txn_state(b) != PAGER_TXN_WRITE) continue;
       int rc = btree_savepoint_release(b, i);
       if (rc != SHALE_OK) return rc;
     }
-    for (int k = i; k < db->nsp; k++) shale_free(db->sp[k].name);
-    db->nsp = i;
-    int vi = i - (db->sp_txn ? 1 : 0); /* SQLite's index: the transaction's own not counted */
+    for (int k = i; k < db->txn.nsp; k++) shale_free(db->txn.sp[k].name);
+    db->txn.nsp = i;
+    int vi = i - (db->txn.sp_txn ? 1 : 0); /* SQLite's index: the transaction's own not counted */
     db->vtabs.nsavepoint = vi;
     return vtab_savepoint(&db->vtabs, 1, vi, errmsg);
   }
@@ -727,26 +730,26 @@ static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
       rc = btree_savepoint_release(b, i + 1);
     if (rc != SHALE_OK) return rc;
   }
-  for (int k = i + 1; k < db->nsp; k++) shale_free(db->sp[k].name);
-  db->nsp = i + 1;
-  db->deferred_fk = db->sp[i].deferred_fk;
-  db->deferred_imm_fk = db->sp[i].deferred_imm_fk;
-  if (db->txn_ddl) db->schema_dirty = 1;
-  int vi = i - (db->sp_txn ? 1 : 0);
+  for (int k = i + 1; k < db->txn.nsp; k++) shale_free(db->txn.sp[k].name);
+  db->txn.nsp = i + 1;
+  db->txn.deferred_fk = db->txn.sp[i].deferred_fk;
+  db->txn.deferred_imm_fk = db->txn.sp[i].deferred_imm_fk;
+  if (db->txn.txn_ddl) db->txn.schema_dirty = 1;
+  int vi = i - (db->txn.sp_txn ? 1 : 0);
   db->vtabs.nsavepoint = vi + 1;
   return vtab_savepoint(&db->vtabs, 2, vi, errmsg);
 }
 
 static int hook_parse_schema(void *ctx, int idb, const char *where, char **errmsg) {
   shale *db = ctx;
-  db->schema_dirty = 1;
+  db->txn.schema_dirty = 1;
   return SHALE_OK;
 }
 
 static int hook_drop_object(void *ctx, int idb, int kind, const char *name, char **errmsg) {
   shale *db = ctx;
-  db->schema_dirty = 1;
-  ApiSchema *as = idb == 0 ? db->schema : idb > 0 && idb < db->ndb ? db->dbx[idb].schema : NULL;
+  db->txn.schema_dirty = 1;
+  ApiSchema *as = idb >= 0 && idb < db->ndb ? db->dbx[idb].schema : NULL;
   if (!as || !name) return SHALE_OK;
   Schema *s = as->s;
   switch (kind) {
@@ -782,18 +785,18 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   *out = NULL;
   shale *db = api_db_alloc(!(flags & SHALE_OPEN_NOMUTEX));
   if (!db) return SHALE_NOMEM;
-  db->autocommit = 1;
+  db->txn.autocommit = 1;
   db->ndb = 2;
-  db->sync_level = 2;
-  db->wal_autocheckpoint = 1000;
-  db->pflags = API_PF_DEFAULT;
-  db->cache_spill = 1;
-  db->journal_size_limit = -1;
-  db->secure_delete = 1; /* Debian's build: SQLITE_SECURE_DELETE */
-  db->hooks.query_only = &db->query_only;
+  db->set.sync_level = 2;
+  db->set.wal_autocheckpoint = 1000;
+  db->set.pflags = API_PF_DEFAULT;
+  db->set.cache_spill = 1;
+  db->set.journal_size_limit = -1;
+  db->set.secure_delete = 1; /* Debian's build: SQLITE_SECURE_DELETE */
+  db->hooks.query_only = &db->set.query_only;
   db->hooks.text_enc = &db->text_enc;
   db->text_enc = RECORD_ENC_UTF8;
-  db->errmask = (flags & SHALE_OPEN_EXRESCODE) ? ~0 : 0xff;
+  db->err.mask = (flags & SHALE_OPEN_EXRESCODE) ? ~0 : 0xff;
   db->open_flags = flags;
   db->conn_cb.last_insert_rowid = cb_last_rowid;
   db->conn_cb.changes = cb_changes;
@@ -807,17 +810,17 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   db->hooks.vacuum = api_vacuum_hook;
   db->hooks.pragma_rows = api_pragma_rows;
   db->hooks.vtabs = &db->vtabs;
-  db->hooks.deferred_fk = &db->deferred_fk;
-  db->hooks.deferred_imm_fk = &db->deferred_imm_fk;
-  db->hooks.defer_fks = &db->defer_foreign_keys;
+  db->hooks.deferred_fk = &db->txn.deferred_fk;
+  db->hooks.deferred_imm_fk = &db->txn.deferred_imm_fk;
+  db->hooks.defer_fks = &db->set.defer_foreign_keys;
   api_hooks_init(db);
   *out = db;
   if (!filename) filename = "";
   int mem = !filename[0] || !strcmp(filename, ":memory:") || (flags & SHALE_OPEN_MEMORY);
-  db->filename = util_strdup(filename);
+  db->dbx[0].filename = util_strdup(filename);
   db->dbx[1].name = util_strdup("temp");
   db->dbx[1].filename = util_strdup("");
-  if (!db->filename || !db->dbx[1].name || !db->dbx[1].filename) {
+  if (!db->dbx[0].filename || !db->dbx[1].name || !db->dbx[1].filename) {
     api_error(db, SHALE_NOMEM, NULL);
     return SHALE_NOMEM;
   }
@@ -845,13 +848,13 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
     }
   }
   int oflags = flags & (SHALE_OPEN_READONLY | SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE);
-  int rc = btree_open(vfs, mem ? NULL : filename, oflags, &db->bt);
+  int rc = btree_open(vfs, mem ? NULL : filename, oflags, &db->dbx[0].bt);
   if (rc != SHALE_OK) {
-    db->bt = NULL;
+    db->dbx[0].bt = NULL;
     api_error(db, rc, "%s", rc == SHALE_NOMEM ? "out of memory" : "unable to open database file");
     return api_rc(db, rc);
   }
-  pager_set_busy_handler(btree_pager(db->bt), NULL, NULL);
+  pager_set_busy_handler(btree_pager(db->dbx[0].bt), NULL, NULL);
   db->fullname = mem ? util_strdup("") : full_name(vfs, filename);
   if (!db->fullname || ext_builtin_register(db) != SHALE_OK) {
     api_error(db, SHALE_NOMEM, NULL);
@@ -866,13 +869,11 @@ int shale_open(const char *filename, shale **db) {
 
 static void db_free(shale *db) {
   cache_clear(db);
-  for (int i = 0; i < API_MAX_DB && db->no_ckpt_on_close; i++) {
-    Btree *b = i == 0 ? db->bt : db->dbx[i].bt;
+  for (int i = 0; i < API_MAX_DB && db->cfg.no_ckpt_on_close; i++) {
+    Btree *b = db->dbx[i].bt;
     if (b) pager_set_keep_wal(btree_pager(b), 1);
   }
-  if (db->bt) btree_close(db->bt);
-  schema_unref(db->schema);
-  for (int i = 1; i < API_MAX_DB; i++) {
+  for (int i = 0; i < API_MAX_DB; i++) { /* main first */
     if (db->dbx[i].bt) btree_close(db->dbx[i].bt);
     schema_unref(db->dbx[i].schema);
     shale_free(db->dbx[i].name);
@@ -883,12 +884,11 @@ static void db_free(shale *db) {
   api_func_close(db);
   vm_spare_free(&db->vm_spare);
   savepoints_clear(db);
-  shale_free(db->sp);
-  shale_free(db->errmsg);
-  shale_free(db->err_sql);
-  shale_free(db->filename);
+  shale_free(db->txn.sp);
+  shale_free(db->err.msg);
+  shale_free(db->err.sql);
   shale_free(db->fullname);
-  shale_free(db->main_name);
+  shale_free(db->cfg.main_name);
   api_autovac_free(db);
   api_loadext_close(db); /* last: what was registered may point into them */
   api_db_retire(db);     /* the struct goes to the free list at the last leave */
@@ -905,7 +905,7 @@ static int close_common(shale *db, int v2) {
    * module keeps on its own tables (R-Tree's) are finalized before the
    * check for unfinalized statements; with a statement running, cursors
    * may be open on them (fts5's): they are left as they are. */
-  if (db->nactive == 0) vtab_disconnect_closing(&db->vtabs);
+  if (db->txn.nactive == 0) vtab_disconnect_closing(&db->vtabs);
   if (!v2 && (db->stmts || db->nhandles)) {
     api_error(db, SHALE_BUSY,
               "unable to close due to unfinalized statements or unfinished backups");
@@ -930,49 +930,49 @@ int shale_close_v2(shale *db) { return close_common(db, 1); }
 
 void api_compile_env(shale *db, CompileEnv *env) {
   memset(env, 0, sizeof *env);
-  env->bt = db->bt;
-  env->schema = db->schema ? db->schema->s : NULL;
+  env->bt = db->dbx[0].bt;
+  env->schema = db->dbx[0].schema ? db->dbx[0].schema->s : NULL;
   env->funcs = &db->funcs;
   env->vtabs = &db->vtabs;
-  env->max_vars = db->limits[SHALE_LIMIT_VARIABLE_NUMBER];
-  env->max_sql_length = db->limits[SHALE_LIMIT_SQL_LENGTH];
-  env->max_length = db->limits[SHALE_LIMIT_LENGTH];
-  env->max_expr_depth = db->limits[SHALE_LIMIT_EXPR_DEPTH];
-  env->max_compound = db->limits[SHALE_LIMIT_COMPOUND_SELECT];
-  env->max_columns = db->limits[SHALE_LIMIT_COLUMN];
-  env->max_function_arg = db->limits[SHALE_LIMIT_FUNCTION_ARG];
-  if (db->auth_cb) {
-    env->auth = db->auth_cb; /* same signature and answer codes */
-    env->auth_ctx = db->auth_arg;
+  env->max_vars = db->set.limits[SHALE_LIMIT_VARIABLE_NUMBER];
+  env->max_sql_length = db->set.limits[SHALE_LIMIT_SQL_LENGTH];
+  env->max_length = db->set.limits[SHALE_LIMIT_LENGTH];
+  env->max_expr_depth = db->set.limits[SHALE_LIMIT_EXPR_DEPTH];
+  env->max_compound = db->set.limits[SHALE_LIMIT_COMPOUND_SELECT];
+  env->max_columns = db->set.limits[SHALE_LIMIT_COLUMN];
+  env->max_function_arg = db->set.limits[SHALE_LIMIT_FUNCTION_ARG];
+  if (db->cb.auth) {
+    env->auth = db->cb.auth; /* same signature and answer codes */
+    env->auth_ctx = db->cb.auth_arg;
   }
-  env->max_trigger_depth = db->limits[SHALE_LIMIT_TRIGGER_DEPTH];
-  env->recursive_triggers = db->recursive_triggers;
-  env->foreign_keys = db->foreign_keys;
-  env->defer_foreign_keys = db->defer_foreign_keys;
-  env->in_txn = !db->autocommit;
-  env->reverse_unordered = db->reverse_unordered;
-  env->no_auto_index = !(db->pflags & API_PF_AUTOMATIC_INDEX);
-  env->ignore_checks = (db->pflags & API_PF_IGNORE_CHECKS) != 0;
+  env->max_trigger_depth = db->set.limits[SHALE_LIMIT_TRIGGER_DEPTH];
+  env->recursive_triggers = db->set.recursive_triggers;
+  env->foreign_keys = db->set.foreign_keys;
+  env->defer_foreign_keys = db->set.defer_foreign_keys;
+  env->in_txn = !db->txn.autocommit;
+  env->reverse_unordered = db->set.reverse_unordered;
+  env->no_auto_index = !(db->set.pflags & API_PF_AUTOMATIC_INDEX);
+  env->ignore_checks = (db->set.pflags & API_PF_IGNORE_CHECKS) != 0;
   /* SQLite's sqlite3WritableSchema and sqlite3ReadOnlyShadowTables: DEFENSIVE
    * cancels writable_schema, and makes shadow tables read-only to SQL
    * compiled outside a module's xCreate/xConnect, a running statement and
    * the xSync calls of a commit */
-  int defensive = (db->pflags & API_PF_DEFENSIVE) != 0;
-  env->writable_schema = (db->pflags & API_PF_WRITABLE_SCHEMA) != 0 && !defensive;
-  env->shadow_ro = defensive && !db->stepping && !db->vtabs.connecting && !db->vtab_syncing;
-  env->no_triggers = db->no_triggers;
-  env->no_views = db->no_views;
-  env->no_dqs_dml = db->no_dqs_dml;
-  env->no_dqs_ddl = db->no_dqs_ddl;
-  env->untrusted = !(db->pflags & API_PF_TRUSTED_SCHEMA);
-  env->trigger_eqp = db->trigger_eqp;
-  env->legacy_alter = (db->pflags & API_PF_LEGACY_ALTER_TABLE) != 0;
-  env->legacy_file_format = db->legacy_format;
-  if (db->schema) {
+  int defensive = (db->set.pflags & API_PF_DEFENSIVE) != 0;
+  env->writable_schema = (db->set.pflags & API_PF_WRITABLE_SCHEMA) != 0 && !defensive;
+  env->shadow_ro = defensive && !db->stepping && !db->vtabs.connecting && !db->txn.vtab_syncing;
+  env->no_triggers = db->cfg.no_triggers;
+  env->no_views = db->cfg.no_views;
+  env->no_dqs_dml = db->cfg.no_dqs_dml;
+  env->no_dqs_ddl = db->cfg.no_dqs_ddl;
+  env->untrusted = !(db->set.pflags & API_PF_TRUSTED_SCHEMA);
+  env->trigger_eqp = db->cfg.trigger_eqp;
+  env->legacy_alter = (db->set.pflags & API_PF_LEGACY_ALTER_TABLE) != 0;
+  env->legacy_file_format = db->cfg.legacy_format;
+  if (db->dbx[0].schema) {
     db->cdbs[0].name = api_db_name(db, 0);
-    db->cdbs[0].schema = db->schema->s;
+    db->cdbs[0].schema = db->dbx[0].schema->s;
     db->cdbs[0].file = api_db_file(db, 0);
-    db->cdbs[0].bt = db->bt;
+    db->cdbs[0].bt = db->dbx[0].bt;
     for (int i = 1; i < db->ndb; i++) {
       if (!db->dbx[i].schema) schema_reload_db(db, i); /* temp: an empty one */
       db->cdbs[i].name = db->dbx[i].name;
@@ -988,11 +988,11 @@ void api_compile_env(shale *db, CompileEnv *env) {
 /* The connection settings a compiled program depends on: a statement
  * compiled under other settings is recompiled (as SQLite expires them). */
 static int api_settings(const shale *db) {
-  return (db->foreign_keys | db->recursive_triggers << 1 | db->reverse_unordered << 2 |
-          db->case_sensitive_like << 3 | db->no_triggers << 26 | db->no_views << 27 |
-          db->trigger_eqp << 24 | db->legacy_format << 25 | db->no_dqs_dml << 28 |
-          db->no_dqs_ddl << 29 | db->defer_foreign_keys << 30) ^
-         (int)(db->auth_gen << 4) ^ (int)(db->pflags << 8); /* pflags: bits 8..22 */
+  return (db->set.foreign_keys | db->set.recursive_triggers << 1 | db->set.reverse_unordered << 2 |
+          db->set.case_sensitive_like << 3 | db->cfg.no_triggers << 26 | db->cfg.no_views << 27 |
+          db->cfg.trigger_eqp << 24 | db->cfg.legacy_format << 25 | db->cfg.no_dqs_dml << 28 |
+          db->cfg.no_dqs_ddl << 29 | db->set.defer_foreign_keys << 30) ^
+         (int)(db->cb.auth_gen << 4) ^ (int)(db->set.pflags << 8); /* pflags: bits 8..22 */
 }
 
 static const char *const explain_names[8] = {"addr", "opcode", "p1", "p2",
@@ -1037,9 +1037,9 @@ static int compile_checked(shale *db, CompileEnv *env, const char *sql, int n, C
   for (int attempt = 0;; attempt++) {
     api_compile_env(db, env);
     rc = compile_sql(env, sql, n, cs, end, msg);
-    if (rc != SHALE_ERROR || attempt > 0 || db->txn_ddl) break;
-    long loads = db->schema_loads;
-    if (api_schema_current(db) != SHALE_OK || db->schema_loads == loads) break;
+    if (rc != SHALE_ERROR || attempt > 0 || db->txn.txn_ddl) break;
+    long loads = db->count.schema_loads;
+    if (api_schema_current(db) != SHALE_OK || db->count.schema_loads == loads) break;
     shale_free(*msg);
     *msg = NULL;
     memset(cs, 0, sizeof *cs);
@@ -1070,7 +1070,7 @@ static int stmt_compile(shale_stmt *st) {
     return rc;
   }
   shale_free(msg);
-  st->schema = db->schema;
+  st->schema = db->dbx[0].schema;
   st->schema->refs++;
   xrefs_take(db, &st->x);
   st->in_txn = env.in_txn;
@@ -1098,12 +1098,12 @@ static int stmt_vars_init(shale_stmt *st) {
 /* Look for a cached compilation of the statement at the start of sql[0..n). */
 static ApiCached *cache_take(shale *db, const char *sql, int n) {
   ApiCached **pp = &db->cache;
-  if (db->auth_cb || !*pp) return NULL; /* the authorizer sees every prepare */
+  if (db->cb.auth || !*pp) return NULL; /* the authorizer sees every prepare */
   int settings = api_settings(db);
   for (; *pp; pp = &(*pp)->next) {
     ApiCached *c = *pp;
-    if (c->schema != db->schema || c->x.gen != db->xgen || c->in_txn != !db->autocommit ||
-        c->settings != settings)
+    if (c->schema != db->dbx[0].schema || c->x.gen != db->xgen ||
+        c->in_txn != !db->txn.autocommit || c->settings != settings)
       continue;
     if (c->nkey > n || c->nkey == 0 || c->key[c->nkey - 1] != sql[c->nkey - 1] ||
         memcmp(c->key, sql, (size_t)c->nkey) !=
@@ -1118,7 +1118,7 @@ static ApiCached *cache_take(shale *db, const char *sql, int n) {
 }
 
 static void cache_put(shale *db, shale_stmt *st) {
-  if (!st->schema || st->schema != db->schema || st->x.gen != db->xgen || !st->sql) return;
+  if (!st->schema || st->schema != db->dbx[0].schema || st->x.gen != db->xgen || !st->sql) return;
   int n = (int)strlen(st->sql);
   if (n > 4000 || st->cs.kind < 0 || st->cs.uses_vtab) return;
   ApiCached *c;
@@ -1189,7 +1189,7 @@ static int prepare_in_scope(shale *db, const char *sql, int nbyte, unsigned flag
  * database's cache size in bytes (cache_size pages, or -N KiB), at least 250
  * pages, at most 512 MiB; read at every run, so PRAGMA cache_size applies. */
 static uint64_t sorter_budget(shale *db) {
-  Pager *pg = btree_pager(db->bt);
+  Pager *pg = btree_pager(db->dbx[0].bt);
   int64_t cs = pager_cache_size(pg), psz = pager_page_size(pg);
   int64_t b = cs < 0 ? -1024 * cs : cs * psz;
   if (b > ((int64_t)1 << 29)) b = (int64_t)1 << 29;
@@ -1207,12 +1207,12 @@ int shale_prepare_v3(shale *db, const char *sql, int nbyte, unsigned flags, shal
   const CollationScope *save = record_collation_scope(&db->coll_scope);
   int rc = prepare_in_scope(db, sql, nbyte, flags, out, tail);
   record_collation_scope(save);
-  if (rc != SHALE_OK && sql && db->errcode != SHALE_OK) { /* for shale_error_offset */
+  if (rc != SHALE_OK && sql && db->err.code != SHALE_OK) { /* for shale_error_offset */
     size_t n = nbyte < 0 ? strlen(sql) : strnlen(sql, (size_t)nbyte);
-    db->err_sql = shale_malloc(n + 1);
-    if (db->err_sql) {
-      memcpy(db->err_sql, sql, n);
-      db->err_sql[n] = 0;
+    db->err.sql = shale_malloc(n + 1);
+    if (db->err.sql) {
+      memcpy(db->err.sql, sql, n);
+      db->err.sql[n] = 0;
     }
   }
   api_leave(db);
@@ -1227,11 +1227,11 @@ static int prepare_in_scope(shale *db, const char *sql, int nbyte, unsigned flag
     if (db) api_error(db, SHALE_MISUSE, "bad parameter or other API misuse");
     return SHALE_MISUSE;
   }
-  if (!db->bt) { /* the open failed: as SQLite's "sick" handle, misuse, its error kept */
+  if (!db->dbx[0].bt) { /* the open failed: as SQLite's "sick" handle, misuse, its error kept */
     return SHALE_MISUSE;
   }
   int n = nbyte < 0 ? (int)strlen(sql) : (int)strnlen(sql, (size_t)nbyte);
-  if (n > db->limits[SHALE_LIMIT_SQL_LENGTH]) {
+  if (n > db->set.limits[SHALE_LIMIT_SQL_LENGTH]) {
     api_error(db, SHALE_TOOBIG, "string or blob too big"); /* SQLite's final text */
     return api_rc(db, SHALE_TOOBIG);
   }
@@ -1253,7 +1253,7 @@ static int prepare_in_scope(shale *db, const char *sql, int nbyte, unsigned flag
     st->sql = c->key;
     if (tail) *tail = sql + c->nkey;
     shale_free(c);
-    db->cache_hits++;
+    db->count.cache_hits++;
     stmt_setup_columns(st);
   } else {
     CompileEnv env;
@@ -1282,7 +1282,7 @@ static int prepare_in_scope(shale *db, const char *sql, int nbyte, unsigned flag
     }
     memcpy(st->sql, sql, (size_t)(end - sql));
     st->sql[end - sql] = 0;
-    st->schema = db->schema;
+    st->schema = db->dbx[0].schema;
     st->schema->refs++;
     xrefs_take(db, &st->x);
     st->in_txn = env.in_txn;
@@ -1355,15 +1355,15 @@ static int build_eqp(shale_stmt *st) {
  * transaction and the savepoints exist before the statement's own
  * statement savepoint (invariant 3 of api_int.h). */
 static int open_savepoints(shale *db, uint32_t wmask) {
-  if (db->autocommit || db->nsp == 0) return SHALE_OK;
+  if (db->txn.autocommit || db->txn.nsp == 0) return SHALE_OK;
   int rc = SHALE_OK;
   if (!wmask) wmask = 1;
   for (int i = 0; i < db->ndb && rc == SHALE_OK; i++) {
     Btree *b = api_db_bt(db, i);
     if (!(wmask & (1u << i)) || !b) continue;
     if (btree_txn_state(b) != PAGER_TXN_WRITE) rc = btree_begin(b, BTREE_TXN_WRITE);
-    if (rc == SHALE_OK && pager_savepoint_count(btree_pager(b)) < db->nsp)
-      rc = btree_savepoint_open(b, db->nsp);
+    if (rc == SHALE_OK && pager_savepoint_count(btree_pager(b)) < db->txn.nsp)
+      rc = btree_savepoint_open(b, db->txn.nsp);
   }
   if (rc) api_error(db, rc, "%s", shale_errstr(rc));
   return rc;
@@ -1375,12 +1375,12 @@ static void stmt_deactivate(shale_stmt *st) {
   st->active = 0;
   st->has_row = 0;
   api_trace_end(st);
-  if (--db->nactive == 0) {
+  if (--db->txn.nactive == 0) {
     db->interrupted = 0;
-    if (db->api_txn && db->autocommit) {
-      db->api_txn = 0;
-      db->deferred_fk = db->deferred_imm_fk = 0; /* as SQLite at a transaction's end */
-      db->defer_foreign_keys = 0;
+    if (db->txn.api_txn && db->txn.autocommit) {
+      db->txn.api_txn = 0;
+      db->txn.deferred_fk = db->txn.deferred_imm_fk = 0; /* as SQLite at a transaction's end */
+      db->set.defer_foreign_keys = 0;
       if (api_any_txn(db, PAGER_TXN_READ)) {
         char *msg = NULL;
         int rc = api_commit(db, &msg);
@@ -1405,7 +1405,8 @@ static void stmt_deactivate(shale_stmt *st) {
  * connection's lock), it stays deferred to that point. */
 static int commit_early(shale_stmt *st) {
   shale *db = st->db;
-  if (!db->autocommit || !db->api_txn || db->nactive == 0 || st->cs.readonly || db->vtab_syncing)
+  if (!db->txn.autocommit || !db->txn.api_txn || db->txn.nactive == 0 || st->cs.readonly ||
+      db->txn.vtab_syncing)
     return SHALE_OK;
   if (!api_any_txn(db, PAGER_TXN_WRITE)) return SHALE_OK;
   for (shale_stmt *s = db->stmts; s; s = s->next)
@@ -1425,7 +1426,7 @@ static void stmt_keep_error(shale_stmt *st, int rc) {
   shale *db = st->db;
   st->last_rc = rc;
   shale_free(st->errmsg_copy);
-  st->errmsg_copy = db->errmsg ? util_strdup(db->errmsg) : NULL;
+  st->errmsg_copy = db->err.msg ? util_strdup(db->err.msg) : NULL;
 }
 
 /* The statement stopped (DONE or an error): counters, transaction state,
@@ -1437,29 +1438,30 @@ static int stmt_finish(shale_stmt *st, int rc) {
     int64_t n = rc == SHALE_DONE ? vm_changes(st->vm) : 0;
     int k = st->cs.kind;
     if (k == SQL_STMT_INSERT || k == SQL_STMT_UPDATE || k == SQL_STMT_DELETE) {
-      db->changes = n;
-      if (k == SQL_STMT_INSERT && vm_last_rowid_set(st->vm)) db->last_rowid = vm_last_rowid(st->vm);
+      db->count.changes = n;
+      if (k == SQL_STMT_INSERT && vm_last_rowid_set(st->vm))
+        db->count.last_rowid = vm_last_rowid(st->vm);
     }
-    if (rc == SHALE_DONE) db->total_changes += vm_total_changes(st->vm);
+    if (rc == SHALE_DONE) db->count.total_changes += vm_total_changes(st->vm);
     if (rc != SHALE_DONE) {
       const char *m = vm_errmsg(st->vm);
       api_error(db, rc, "%s", m ? m : shale_errstr(rc));
     }
     if (vm_txn_rolled_back(st->vm)) {
-      if (db->txn_ddl) db->schema_dirty = 1;
-      db->txn_ddl = 0;
+      if (db->txn.txn_ddl) db->txn.schema_dirty = 1;
+      db->txn.txn_ddl = 0;
       txn_ended(db);
     }
     if (rc != SHALE_DONE && st->cs.kind >= SQL_STMT_CREATE_TABLE && st->cs.kind <= SQL_STMT_ALTER)
-      db->schema_dirty = 1;
+      db->txn.schema_dirty = 1;
     /* it began the transaction, its own nested statements took it over, and
      * it failed: as SQLite's only writer, the whole transaction goes (with
      * other statements still active it is left to them) */
-    if (rc != SHALE_DONE && vm_undo_released_txn(st->vm) && db->autocommit && db->api_txn &&
-        db->nactive == 1 && api_any_txn(db, PAGER_TXN_READ)) {
+    if (rc != SHALE_DONE && vm_undo_released_txn(st->vm) && db->txn.autocommit && db->txn.api_txn &&
+        db->txn.nactive == 1 && api_any_txn(db, PAGER_TXN_READ)) {
       api_rollback(db, 0);
-      if (db->txn_ddl) db->schema_dirty = 1;
-      db->txn_ddl = 0;
+      if (db->txn.txn_ddl) db->txn.schema_dirty = 1;
+      db->txn.txn_ddl = 0;
       txn_ended(db);
     }
   }
@@ -1472,13 +1474,13 @@ static int stmt_finish(shale_stmt *st, int rc) {
   } else {
     commit_early(st);
   }
-  if (db->schema_dirty) {
-    db->schema_dirty = 0;
-    if (!db->autocommit) db->txn_ddl = 1;
+  if (db->txn.schema_dirty) {
+    db->txn.schema_dirty = 0;
+    if (!db->txn.autocommit) db->txn.txn_ddl = 1;
     int r2 = schema_reload_all(db);
     if (r2 != SHALE_OK && rc == SHALE_DONE) rc = r2;
   }
-  if (rc == SHALE_DONE && db->autocommit && db->wal_cb) api_wal_notify(db);
+  if (rc == SHALE_DONE && db->txn.autocommit && db->cb.wal) api_wal_notify(db);
   if (rc == SHALE_DONE)
     clear_error(db);
   else
@@ -1491,9 +1493,10 @@ static int stmt_finish(shale_stmt *st, int rc) {
 static int stmt_start(shale_stmt *st) {
   shale *db = st->db;
   int rc;
-  if (db->nactive == 0) db->interrupted = 0;
-  if (!db->schema || st->schema != db->schema || st->x.gen != db->xgen ||
-      st->settings != api_settings(db) || (st->cs.is_txn_ctl && st->in_txn != !db->autocommit)) {
+  if (db->txn.nactive == 0) db->interrupted = 0;
+  if (!db->dbx[0].schema || st->schema != db->dbx[0].schema || st->x.gen != db->xgen ||
+      st->settings != api_settings(db) ||
+      (st->cs.is_txn_ctl && st->in_txn != !db->txn.autocommit)) {
     rc = stmt_compile(st);
     if (rc) return rc;
     st->stat[SHALE_STMTSTATUS_REPREPARE]++;
@@ -1502,16 +1505,16 @@ static int stmt_start(shale_stmt *st) {
   rows_clear(&st->rows);
   st->rowpos = 0;
   if (st->cs.kind == SQL_STMT_VACUUM && !st->cs.explain) { /* SQLite's run-time checks */
-    if (!db->autocommit) {
+    if (!db->txn.autocommit) {
       api_error(db, SHALE_ERROR, "cannot VACUUM from within a transaction");
       return SHALE_ERROR;
     }
-    if (db->nactive > 0 || db->nblobs > 0) { /* a blob handle is a statement to SQLite */
+    if (db->txn.nactive > 0 || db->nblobs > 0) { /* a blob handle is a statement to SQLite */
       api_error(db, SHALE_ERROR, "cannot VACUUM - SQL statements in progress");
       return SHALE_ERROR;
     }
   }
-  if (db->nactive > db->vtabs.destroying && st->cs.prog && !st->cs.explain) {
+  if (db->txn.nactive > db->vtabs.destroying && st->cs.prog && !st->cs.explain) {
     /* as SQLite's Destroy: no tree is dropped while other statements run */
     for (int i = 0; i < st->cs.prog->nop; i++)
       if (st->cs.prog->ops[i].op == OP_Destroy) {
@@ -1533,12 +1536,12 @@ static int stmt_start(shale_stmt *st) {
     int flags;
     if (st->cs.is_txn_ctl) {
       flags = 0;
-    } else if (db->autocommit) {
+    } else if (db->txn.autocommit) {
       if (!api_any_txn(db, PAGER_TXN_READ)) {
         flags = VM_AUTOCOMMIT | VM_STMT_JOURNAL; /* this Vm begins and ends it */
       } else { /* active statements hold it: the API ends it after the last */
         release_vm_txns(db);
-        db->api_txn = 1;
+        db->txn.api_txn = 1;
         flags = st->cs.stmt_journal ? VM_STMT_JOURNAL : 0;
         if (st->cs.vtab_stmt_sp) flags |= VM_STMT_JOURNAL | VM_VTAB_SAVEPOINT;
       }
@@ -1558,7 +1561,7 @@ static int stmt_start(shale_stmt *st) {
         api_error(db, SHALE_INTERNAL, "statement has no program");
         return SHALE_INTERNAL;
       }
-      rc = vm_new_reuse(st->cs.prog, db->bt, flags, &db->vm_spare, &st->vm);
+      rc = vm_new_reuse(st->cs.prog, db->dbx[0].bt, flags, &db->vm_spare, &st->vm);
       if (rc) return rc;
       st->vm_flags = flags;
       vm_set_conn(st->vm, db, &db->conn_cb);
@@ -1579,7 +1582,7 @@ static int stmt_start(shale_stmt *st) {
   st->active = 1;
   st->halted = 0;
   st->produced = 0;
-  db->nactive++;
+  db->txn.nactive++;
   st->stat[SHALE_STMTSTATUS_RUN]++;
   api_trace_start(st);
   return SHALE_OK;
@@ -1599,7 +1602,7 @@ static int stmt_readonly_impl(shale_stmt *st);
  * as soon as the holder commits (pager_busy.c invariant 3). */
 static int stmt_busy_wait(shale_stmt *st) {
   shale *db = st->db;
-  Pager *p = btree_pager(db->bt); /* BEGIN IMMEDIATE is "readonly" too */
+  Pager *p = btree_pager(db->dbx[0].bt); /* BEGIN IMMEDIATE is "readonly" too */
   pager_busy_watch_log(p, 1);
   int again = api_busy(db, st->nbusy++);
   pager_busy_watch_log(p, 0);
@@ -1614,7 +1617,7 @@ static int step_in_scope(shale_stmt *st) {
     if (!st->active) {
       int rc = stmt_start(st);
       if (rc) {
-        if (!db->errmsg || db->errcode != rc) api_error(db, rc, "%s", shale_errstr(rc));
+        if (!db->err.msg || db->err.code != rc) api_error(db, rc, "%s", shale_errstr(rc));
         st->halted = 1;
         stmt_keep_error(st, rc);
         return api_rc(db, rc);
@@ -1641,7 +1644,7 @@ static int step_in_scope(shale_stmt *st) {
       st->has_row = 0;
       return stmt_finish(st, SHALE_DONE);
     }
-    db->busy_ran = 0;
+    db->cb.busy_ran = 0;
     shale_stmt *outer = db->stepping; /* a module's statement runs inside another */
     db->stepping = st;
     int rc = vm_step(st->vm);
@@ -1658,9 +1661,9 @@ static int step_in_scope(shale_stmt *st) {
     st->has_row = 0;
     /* Locked out before anything happened: the busy handler decides
      * whether to try again (SQLite's B-tree loops so on BEGIN). */
-    if ((rc & 0xff) == SHALE_BUSY && !st->produced && (db->busy_ms > 0 || db->busy_cb) &&
-        !db->busy_ran && /* the pager's lock loop already asked the handler */
-        btree_txn_state(db->bt) == PAGER_TXN_NONE && stmt_busy_wait(st)) {
+    if ((rc & 0xff) == SHALE_BUSY && !st->produced && (db->set.busy_ms > 0 || db->cb.busy) &&
+        !db->cb.busy_ran && /* the pager's lock loop already asked the handler */
+        btree_txn_state(db->dbx[0].bt) == PAGER_TXN_NONE && stmt_busy_wait(st)) {
       vm_reset(st->vm);
       stmt_deactivate(st);
       retry--;
@@ -1978,7 +1981,7 @@ static char *var_buf(ApiVarBuf *b, const void *z, size_t len) {
 static int bind_bytes(shale_stmt *st, int i, const void *z, int n, void (*destroy)(void *),
                       int type) {
   int rc = bind_check(st, i);
-  if (rc == SHALE_OK && z && (n < 0 ? strlen(z) : (size_t)n) > (size_t)st->db->limits[0]) {
+  if (rc == SHALE_OK && z && (n < 0 ? strlen(z) : (size_t)n) > (size_t)st->db->set.limits[0]) {
     rc = SHALE_TOOBIG; /* SQLITE_LIMIT_LENGTH */
     api_error(st->db, rc, "string or blob too big");
     z = destroy != SHALE_STATIC && destroy != SHALE_TRANSIENT ? z : NULL;
@@ -2123,36 +2126,36 @@ static int exec_impl(shale *db, const char *sql, shale_callback cb, void *arg, c
 const char *shale_errmsg(shale *db) {
   if (!db) return "out of memory";
   if (!api_db_enter(db)) return "bad parameter or other API misuse";
-  const char *z = db->errcode == SHALE_OK ? "not an error"
-                  : db->errmsg            ? db->errmsg
-                                          : shale_errstr(db->errcode);
+  const char *z = db->err.code == SHALE_OK ? "not an error"
+                  : db->err.msg            ? db->err.msg
+                                           : shale_errstr(db->err.code);
   api_leave(db);
   return z;
 }
 int shale_errcode(shale *db) {
   if (!db) return SHALE_NOMEM;
-  API_DB_CALL(db, SHALE_MISUSE, db->errcode & 0xff);
+  API_DB_CALL(db, SHALE_MISUSE, db->err.code & 0xff);
 }
 int shale_extended_errcode(shale *db) {
   if (!db) return SHALE_NOMEM;
-  API_DB_CALL(db, SHALE_MISUSE, db->errcode);
+  API_DB_CALL(db, SHALE_MISUSE, db->err.code);
 }
 static int extended_result_codes_impl(shale *db, int onoff) {
   if (!db) return SHALE_MISUSE;
-  db->errmask = onoff ? ~0 : 0xff;
+  db->err.mask = onoff ? ~0 : 0xff;
   return SHALE_OK;
 }
 
-static int changes_impl(shale *db) { return db ? (int)db->changes : 0; }
-static shale_int64 changes64_impl(shale *db) { return db ? db->changes : 0; }
-static int total_changes_impl(shale *db) { return db ? (int)db->total_changes : 0; }
-static shale_int64 total_changes64_impl(shale *db) { return db ? db->total_changes : 0; }
-static shale_int64 last_insert_rowid_impl(shale *db) { return db ? db->last_rowid : 0; }
-static int get_autocommit_impl(shale *db) { return db ? db->autocommit : 0; }
+static int changes_impl(shale *db) { return db ? (int)db->count.changes : 0; }
+static shale_int64 changes64_impl(shale *db) { return db ? db->count.changes : 0; }
+static int total_changes_impl(shale *db) { return db ? (int)db->count.total_changes : 0; }
+static shale_int64 total_changes64_impl(shale *db) { return db ? db->count.total_changes : 0; }
+static shale_int64 last_insert_rowid_impl(shale *db) { return db ? db->count.last_rowid : 0; }
+static int get_autocommit_impl(shale *db) { return db ? db->txn.autocommit : 0; }
 
 /* Called from any thread while db runs: no lock (as SQLite). */
 void shale_interrupt(shale *db) {
-  if (api_magic(db) == API_DB_OPEN && db->nactive > 0) db->interrupted = 1;
+  if (api_magic(db) == API_DB_OPEN && db->txn.nactive > 0) db->interrupted = 1;
 }
 
 static int stmt_readonly_impl(shale_stmt *st) {

@@ -94,8 +94,8 @@ static int blob_seek(shale_blob *b, int64_t rowid) {
   if (rc) return rc;
   BtCursor *cur = NULL;
   uint8_t *hdr = NULL;
-  rc = btree_get_meta(db->bt, BTREE_META_SCHEMA_COOKIE, &b->cookie);
-  if (rc == SHALE_OK) rc = btree_cursor_open(db->bt, b->root, 0, NULL, NULL, &cur);
+  rc = btree_get_meta(db->dbx[0].bt, BTREE_META_SCHEMA_COOKIE, &b->cookie);
+  if (rc == SHALE_OK) rc = btree_cursor_open(db->dbx[0].bt, b->root, 0, NULL, NULL, &cur);
   int res = 0;
   if (rc == SHALE_OK) rc = btree_seek_rowid(cur, rowid, &res);
   if (rc == SHALE_OK && (res != 0 || btree_eof(cur))) {
@@ -144,13 +144,13 @@ static int blob_seek(shale_blob *b, int64_t rowid) {
     b->nbytes = record_serial_len(st);
     b->payload = total;
     b->hash = h;
-    b->dver = pager_data_version(btree_pager(db->bt));
-    b->changes = db->total_changes;
+    b->dver = pager_data_version(btree_pager(db->dbx[0].bt));
+    b->changes = db->count.total_changes;
   }
 done:
   shale_free(hdr);
   if (cur) btree_cursor_close(cur);
-  if (rc && rc != db->errcode) set_err(db, rc, NULL);
+  if (rc && rc != db->err.code) set_err(db, rc, NULL);
   return api_txn_end(db, began, rc);
 }
 
@@ -159,7 +159,7 @@ static int fk_column(shale *db, Table *t, int ci) {
     for (int j = 0; j < t->fks[i].ncol; j++)
       if (t->fks[i].cols[j] == ci) return 1;
   /* a parent key column of some child table */
-  Schema *s = db->schema->s;
+  Schema *s = db->dbx[0].schema->s;
   int pos = 0;
   for (Table *c; (c = schema_map_next(&s->tables, &pos)) != NULL;) {
     for (int i = 0; i < c->nfk; i++) {
@@ -186,7 +186,7 @@ static int blob_open_impl(shale *db, const char *zdb, const char *table, const c
   }
   int rc = api_schema_current(db);
   if (rc) return rc;
-  Schema *s = db->schema->s;
+  Schema *s = db->dbx[0].schema->s;
   Table *t = schema_find_table(s, table);
   if (!t) {
     if (schema_find_view(s, table))
@@ -215,11 +215,11 @@ static int blob_open_impl(shale *db, const char *zdb, const char *table, const c
           api_error(db, SHALE_ERROR, "cannot open indexed column for writing");
           return SHALE_ERROR;
         }
-    if (db->foreign_keys && fk_column(db, t, ci)) {
+    if (db->set.foreign_keys && fk_column(db, t, ci)) {
       api_error(db, SHALE_ERROR, "cannot open foreign key column for writing");
       return SHALE_ERROR;
     }
-    if (pager_readonly(btree_pager(db->bt))) {
+    if (pager_readonly(btree_pager(db->dbx[0].bt))) {
       api_error(db, SHALE_READONLY, "attempt to write a readonly database");
       return SHALE_READONLY;
     }
@@ -273,21 +273,21 @@ static int blob_check(shale_blob *b, BtCursor *cur) {
   shale *db = b->db;
   uint32_t cookie = 0;
   int res = 0;
-  int rc = btree_get_meta(db->bt, BTREE_META_SCHEMA_COOKIE, &cookie);
+  int rc = btree_get_meta(db->dbx[0].bt, BTREE_META_SCHEMA_COOKIE, &cookie);
   if (rc) return rc;
   if (cookie != b->cookie) return SHALE_ABORT;
   rc = btree_seek_rowid(cur, b->rowid, &res);
   if (rc) return rc;
   if (res != 0 || btree_eof(cur)) return SHALE_ABORT;
-  uint64_t v = pager_data_version(btree_pager(db->bt));
-  if (v == b->dver && db->total_changes == b->changes) return SHALE_OK;
+  uint64_t v = pager_data_version(btree_pager(db->dbx[0].bt));
+  if (v == b->dver && db->count.total_changes == b->changes) return SHALE_OK;
   if (btree_payload_size(cur) != b->payload) return SHALE_ABORT;
   uint64_t h;
   rc = hash_payload(cur, b->payload, &h);
   if (rc) return rc;
   if (h != b->hash) return SHALE_ABORT;
   b->dver = v;
-  b->changes = db->total_changes;
+  b->changes = db->count.total_changes;
   return SHALE_OK;
 }
 
@@ -311,7 +311,7 @@ static int blob_io(shale_blob *b, void *buf, int n, int off, int write) {
   if (rc) return rc;
   BtCursor *cur = NULL;
   uint8_t *old = NULL;
-  rc = btree_cursor_open(db->bt, b->root, write, NULL, NULL, &cur);
+  rc = btree_cursor_open(db->dbx[0].bt, b->root, write, NULL, NULL, &cur);
   if (rc == SHALE_OK) rc = blob_check(b, cur);
   if (rc == SHALE_ABORT) b->expired = 1;
   if (rc == SHALE_OK && n > 0) {
@@ -330,7 +330,7 @@ static int blob_io(shale_blob *b, void *buf, int n, int off, int write) {
   shale_free(old);
   if (cur) btree_cursor_close(cur);
   rc = api_txn_end(db, began, rc);
-  if (rc == SHALE_OK && write) b->dver = pager_data_version(btree_pager(db->bt));
+  if (rc == SHALE_OK && write) b->dver = pager_data_version(btree_pager(db->dbx[0].bt));
   if (rc != SHALE_OK && rc != SHALE_ABORT && rc != SHALE_ERROR) b->close_rc = rc;
   set_err(db, rc, NULL);
   return rc;

@@ -10,13 +10,13 @@
  * tokenized again and the token the message names is located (for a
  * syntax error, the first token whose prefix of the text already gives
  * the same error). Used by shale_error_offset (the last failed prepare's
- * text, kept in db->err_sql) and by the shell's "^--- error here" lines.
+ * text, kept in db->err.sql) and by the shell's "^--- error here" lines.
  *
  * Owns: nothing.
  *
  * Invariants:
  *  1. The answer is -1 or an offset of a token start inside sql.
- *  2. db->err_sql is set only by a failed prepare and cleared by every
+ *  2. db->err.sql is set only by a failed prepare and cleared by every
  *     change of the connection's error (set_error_msg, api.c).
  */
 #include <stdio.h>
@@ -150,8 +150,8 @@ int shale_sql_error_offset(const char *sql, const char *msg) {
 }
 
 static int error_offset_impl(shale *db) {
-  if (!db || !db->err_sql || !db->errmsg || db->errcode == SHALE_OK) return -1;
-  return shale_sql_error_offset(db->err_sql, db->errmsg);
+  if (!db || !db->err.sql || !db->err.msg || db->err.code == SHALE_OK) return -1;
+  return shale_sql_error_offset(db->err.sql, db->err.msg);
 }
 
 int shale_error_offset(shale *db) { API_DB_CALL(db, -1, error_offset_impl(db)); }

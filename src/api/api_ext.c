@@ -10,7 +10,7 @@
  *
  * Invariants:
  *  1. Additive only: nothing here changes the state api.c keeps except
- *     db->errcode/errmsg through api_error.
+ *     db->err through api_error.
  *  2. A value from shale_value_dup owns its bytes (one shale_malloc block
  *     for the struct, one for the bytes) and is independent of any statement.
  *  3. shale_expanded_sql renders each bound value as an SQL literal the way
@@ -206,7 +206,7 @@ static char *expanded_sql_impl(shale_stmt *st) {
 }
 
 static void set_last_insert_rowid_impl(shale *db, shale_int64 rowid) {
-  if (db) db->last_rowid = rowid;
+  if (db) db->count.last_rowid = rowid;
 }
 
 /* sqlite3_db_config(SQLITE_DBCONFIG_ENABLE_FKEY): unlike PRAGMA foreign_keys
@@ -214,8 +214,8 @@ static void set_last_insert_rowid_impl(shale *db, shale_int64 rowid) {
  * compiled under the other setting recompile (api_settings). */
 static int foreign_keys_impl(shale *db, int onoff) {
   if (!db) return 0;
-  if (onoff >= 0) db->foreign_keys = (uint8_t)(onoff != 0);
-  return db->foreign_keys;
+  if (onoff >= 0) db->set.foreign_keys = (uint8_t)(onoff != 0);
+  return db->set.foreign_keys;
 }
 
 /* The value's text form as UTF-16 (be: big-endian), written over v->buf (so
@@ -302,31 +302,31 @@ static int db_config_switch_impl(shale *db, int op, int onoff) {
                 : op == 1010 ? API_PF_DEFENSIVE
                              : 0;
   if (pf) {
-    if (onoff > 0) db->pflags |= pf;
-    if (onoff == 0) db->pflags &= ~pf;
-    return (db->pflags & pf) != 0;
+    if (onoff > 0) db->set.pflags |= pf;
+    if (onoff == 0) db->set.pflags &= ~pf;
+    return (db->set.pflags & pf) != 0;
   }
   if (db && op == 1005) return api_loadext_switch(db, onoff);
   if (db && op == 1006) {
-    if (onoff >= 0) db->no_ckpt_on_close = onoff != 0;
-    return db->no_ckpt_on_close;
+    if (onoff >= 0) db->cfg.no_ckpt_on_close = onoff != 0;
+    return db->cfg.no_ckpt_on_close;
   }
   uint8_t *on = !db          ? NULL
-                : op == 1004 ? &db->fts3_tokenizer
-                : op == 1007 ? &db->qpsg
-                : op == 1008 ? &db->trigger_eqp
-                : op == 1009 ? &db->reset_database
-                : op == 1016 ? &db->legacy_format
+                : op == 1004 ? &db->cfg.fts3_tokenizer
+                : op == 1007 ? &db->cfg.qpsg
+                : op == 1008 ? &db->cfg.trigger_eqp
+                : op == 1009 ? &db->cfg.reset_database
+                : op == 1016 ? &db->cfg.legacy_format
                              : NULL;
   if (on) {
     if (onoff >= 0) *on = onoff != 0;
     return *on;
   }
   uint8_t *off = !db          ? NULL
-                 : op == 1003 ? &db->no_triggers
-                 : op == 1013 ? &db->no_dqs_dml
-                 : op == 1014 ? &db->no_dqs_ddl
-                 : op == 1015 ? &db->no_views
+                 : op == 1003 ? &db->cfg.no_triggers
+                 : op == 1013 ? &db->cfg.no_dqs_dml
+                 : op == 1014 ? &db->cfg.no_dqs_ddl
+                 : op == 1015 ? &db->cfg.no_views
                               : NULL;
   if (!off) return -1;
   if (onoff >= 0) *off = onoff == 0;
@@ -401,8 +401,8 @@ static int db_config_maindbname_impl(shale *db, const char *name) {
   if (!db) return SHALE_MISUSE;
   char *copy = NULL;
   if (name && !(copy = util_mprintf("%s", name))) return SHALE_NOMEM;
-  shale_free(db->main_name);
-  db->main_name = copy;
+  shale_free(db->cfg.main_name);
+  db->cfg.main_name = copy;
   api_expire(db); /* compiled programs hold the old name */
   return SHALE_OK;
 }

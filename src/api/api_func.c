@@ -112,7 +112,7 @@ static int create_func(shale *db, const char *name, int nargs, int flags, void *
   int del = !xfunc && !xstep;
   const FuncDef *old = func_find_exact(&db->funcs, name, nargs);
   if (old) {
-    if (db->nactive > 0) {
+    if (db->txn.nactive > 0) {
       api_error(db, SHALE_BUSY, "unable to delete/modify user-function due to active statements");
       return SHALE_BUSY;
     }
@@ -202,8 +202,8 @@ static int builtin_coll(const char *name) {
 static const Collation *coll_find(void *ctx, const char *name) {
   shale *db = ctx;
   ApiColl *c = *coll_slot(db, name);
-  if (!c && db->coll_needed && !builtin_coll(name)) {
-    db->coll_needed(db->coll_needed_arg, db, SHALE_UTF8, name);
+  if (!c && db->cb.coll_needed && !builtin_coll(name)) {
+    db->cb.coll_needed(db->cb.coll_needed_arg, db, SHALE_UTF8, name);
     c = *coll_slot(db, name);
   }
   return c ? &c->c : NULL;
@@ -221,7 +221,7 @@ static int create_collation_v2_impl(shale *db, const char *name, int enc, void *
   }
   ApiColl **pp = coll_slot(db, name);
   if (*pp || builtin_coll(name)) {
-    if (db->nactive > 0) {
+    if (db->txn.nactive > 0) {
       api_error(db, SHALE_BUSY,
                 "unable to delete/modify collation sequence due to active statements");
       return SHALE_BUSY;
@@ -262,8 +262,8 @@ static int create_collation_v2_impl(shale *db, const char *name, int enc, void *
 static int collation_needed_impl(shale *db, void *arg,
                                  void (*cb)(void *arg, shale *db, int enc, const char *name)) {
   if (!db) return SHALE_MISUSE;
-  db->coll_needed = cb;
-  db->coll_needed_arg = arg;
+  db->cb.coll_needed = cb;
+  db->cb.coll_needed_arg = arg;
   return SHALE_OK;
 }
 

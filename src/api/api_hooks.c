@@ -32,33 +32,33 @@
 
 static int tramp_commit(void *ctx) {
   shale *db = ctx;
-  return db->commit_cb ? db->commit_cb(db->commit_arg) : 0;
+  return db->cb.commit ? db->cb.commit(db->cb.commit_arg) : 0;
 }
 static void tramp_rollback(void *ctx) {
   shale *db = ctx;
-  if (db->rollback_cb) db->rollback_cb(db->rollback_arg);
+  if (db->cb.rollback) db->cb.rollback(db->cb.rollback_arg);
 }
 static void tramp_update(void *ctx, int op, int idb, const char *tab, int64_t rowid) {
   shale *db = ctx;
-  if (db->update_cb) db->update_cb(db->update_arg, op, api_db_name(db, idb), tab, rowid);
+  if (db->cb.update) db->cb.update(db->cb.update_arg, op, api_db_name(db, idb), tab, rowid);
 }
 static void tramp_trace(void *ctx, const char *text) {
   shale *db = ctx;
-  if ((db->trace_mask & SHALE_TRACE_STMT) && db->trace_cb)
-    db->trace_cb(SHALE_TRACE_STMT, db->trace_arg, db->stepping, (void *)text);
-  else if (db->trace_legacy)
-    db->trace_legacy(db->trace_legacy_arg, text);
+  if ((db->cb.trace_mask & SHALE_TRACE_STMT) && db->cb.trace)
+    db->cb.trace(SHALE_TRACE_STMT, db->cb.trace_arg, db->stepping, (void *)text);
+  else if (db->cb.trace_legacy)
+    db->cb.trace_legacy(db->cb.trace_legacy_arg, text);
 }
 
 /* Trigger programs report to the trace hook only while someone listens. */
 static void trace_hook_update(shale *db) {
-  int on = ((db->trace_mask & SHALE_TRACE_STMT) && db->trace_cb) || db->trace_legacy;
+  int on = ((db->cb.trace_mask & SHALE_TRACE_STMT) && db->cb.trace) || db->cb.trace_legacy;
   db->hooks.trace = on ? tramp_trace : NULL;
 }
 
 static int tramp_progress(void *ctx) {
   shale *db = ctx;
-  return db->progress_cb ? db->progress_cb(db->progress_arg) : 0;
+  return db->cb.progress ? db->cb.progress(db->cb.progress_arg) : 0;
 }
 
 /* Hard maxima (SQLite 3.40.1's compile-time SQLITE_MAX_*) and defaults. */
@@ -69,25 +69,25 @@ static const int limit_default[SHALE_LIMIT_WORKER_THREADS + 1] = {
 
 void api_hooks_init(shale *db) {
   db->hooks.interrupt = &db->interrupted;
-  memcpy(db->limits, limit_default, sizeof db->limits);
+  memcpy(db->set.limits, limit_default, sizeof db->set.limits);
 }
 
 /* ---------------------------------------------------------- registration */
 
 static void *commit_hook_impl(shale *db, int (*cb)(void *), void *arg) {
   if (!db) return NULL;
-  void *old = db->commit_arg;
-  db->commit_cb = cb;
-  db->commit_arg = arg;
+  void *old = db->cb.commit_arg;
+  db->cb.commit = cb;
+  db->cb.commit_arg = arg;
   db->hooks.commit = cb ? tramp_commit : NULL;
   return old;
 }
 
 static void *rollback_hook_impl(shale *db, void (*cb)(void *), void *arg) {
   if (!db) return NULL;
-  void *old = db->rollback_arg;
-  db->rollback_cb = cb;
-  db->rollback_arg = arg;
+  void *old = db->cb.rollback_arg;
+  db->cb.rollback = cb;
+  db->cb.rollback_arg = arg;
   db->hooks.rollback = cb ? tramp_rollback : NULL;
   return old;
 }
@@ -96,9 +96,9 @@ static void *update_hook_impl(shale *db,
                               void (*cb)(void *, int, const char *, const char *, int64_t),
                               void *arg) {
   if (!db) return NULL;
-  void *old = db->update_arg;
-  db->update_cb = cb;
-  db->update_arg = arg;
+  void *old = db->cb.update_arg;
+  db->cb.update = cb;
+  db->cb.update_arg = arg;
   db->hooks.update = cb ? tramp_update : NULL;
   return old;
 }
@@ -106,10 +106,10 @@ static void *update_hook_impl(shale *db,
 static void *wal_hook_impl(shale *db, int (*cb)(void *, shale *, const char *, int), void *arg) {
   if (!db) return NULL;
   /* SQLite's autocheckpoint is a WAL hook whose argument is its N */
-  void *old = db->wal_cb ? db->wal_arg : (void *)(intptr_t)db->wal_autocheckpoint;
-  db->wal_cb = cb;
-  db->wal_arg = arg;
-  if (cb && db->bt) db->wal_frames = pager_wal_frames(btree_pager(db->bt));
+  void *old = db->cb.wal ? db->cb.wal_arg : (void *)(intptr_t)db->set.wal_autocheckpoint;
+  db->cb.wal = cb;
+  db->cb.wal_arg = arg;
+  if (cb && db->dbx[0].bt) db->count.wal_frames = pager_wal_frames(btree_pager(db->dbx[0].bt));
   return old;
 }
 
@@ -118,24 +118,24 @@ static int set_authorizer_impl(shale *db,
                                          const char *),
                                void *arg) {
   if (!db) return SHALE_MISUSE;
-  db->auth_cb = cb;
-  db->auth_arg = cb ? arg : NULL;
+  db->cb.auth = cb;
+  db->cb.auth_arg = cb ? arg : NULL;
   /* statements compiled under another authorizer are recompiled (as SQLite
    * expires them) */
-  db->auth_gen++;
+  db->cb.auth_gen++;
   return SHALE_OK;
 }
 
 static void progress_handler_impl(shale *db, int n, int (*cb)(void *), void *arg) {
   if (!db) return;
   if (n > 0 && cb) {
-    db->progress_cb = cb;
-    db->progress_arg = arg;
+    db->cb.progress = cb;
+    db->cb.progress_arg = arg;
     db->hooks.progress_n = n;
     db->hooks.progress = tramp_progress;
   } else {
-    db->progress_cb = NULL;
-    db->progress_arg = NULL;
+    db->cb.progress = NULL;
+    db->cb.progress_arg = NULL;
     db->hooks.progress_n = 0;
     db->hooks.progress = NULL;
   }
@@ -150,7 +150,7 @@ static void rollback_all_failed(shale *db) {
     Btree *b = api_db_bt(db, i);
     if (b && btree_txn_state(b) != PAGER_TXN_NONE) btree_rollback(b);
   }
-  if (db->rollback_cb) db->rollback_cb(db->rollback_arg);
+  if (db->cb.rollback) db->cb.rollback(db->cb.rollback_arg);
 }
 
 /* Several journal files commit atomically through a super-journal
@@ -186,13 +186,13 @@ static int commit_all(shale *db, char **errmsg, int write_only) {
     char *m = NULL;
     /* Statements a module runs in xSync (fts5 writes its shadow tables)
      * belong to this transaction: counted active, none of them ends it. */
-    int saved_txn = db->api_txn;
-    db->nactive++;
-    db->vtab_syncing++;
+    int saved_txn = db->txn.api_txn;
+    db->txn.nactive++;
+    db->txn.vtab_syncing++;
     int vrc = vtab_sync(&db->vtabs, &m);
-    db->vtab_syncing--;
-    db->nactive--;
-    db->api_txn = saved_txn;
+    db->txn.vtab_syncing--;
+    db->txn.nactive--;
+    db->txn.api_txn = saved_txn;
     if (vrc != SHALE_OK) {
       if (errmsg)
         *errmsg = m ? m : util_strdup(shale_errstr(vrc));
@@ -210,7 +210,7 @@ static int commit_all(shale *db, char **errmsg, int write_only) {
 }
 
 static int commit_files(shale *db, char **errmsg, int write_only) {
-  if (api_any_txn(db, PAGER_TXN_WRITE) && db->commit_cb && db->commit_cb(db->commit_arg)) {
+  if (api_any_txn(db, PAGER_TXN_WRITE) && db->cb.commit && db->cb.commit(db->cb.commit_arg)) {
     /* the readers' cursors now fail with ABORT_ROLLBACK, as SQLite */
     for (int i = 0; i < db->ndb; i++) {
       Btree *b = api_db_bt(db, i);
@@ -218,7 +218,7 @@ static int commit_files(shale *db, char **errmsg, int write_only) {
           (!write_only || btree_txn_state(b) == PAGER_TXN_WRITE))
         btree_rollback(b);
     }
-    if (db->rollback_cb) db->rollback_cb(db->rollback_arg);
+    if (db->cb.rollback) db->cb.rollback(db->cb.rollback_arg);
     if (errmsg) *errmsg = util_strdup("constraint failed");
     return SHALE_CONSTRAINT_COMMITHOOK;
   }
@@ -259,48 +259,50 @@ void api_rollback(shale *db, int explicit_txn) {
     if (btree_txn_state(b) != PAGER_TXN_NONE) btree_rollback(b);
   }
   vtab_rollback(&db->vtabs); /* xRollback of the virtual tables in the transaction */
-  if ((wr || explicit_txn) && db->rollback_cb) db->rollback_cb(db->rollback_arg);
+  if ((wr || explicit_txn) && db->cb.rollback) db->cb.rollback(db->cb.rollback_arg);
 }
 
 void api_wal_notify(shale *db) {
-  if (!db->wal_cb || !db->bt) return;
-  int n = pager_wal_frames(btree_pager(db->bt));
-  if (n == db->wal_frames) return;
-  db->wal_frames = n;
-  if (n > 0) db->wal_cb(db->wal_arg, db, api_db_name(db, 0), n);
+  if (!db->cb.wal || !db->dbx[0].bt) return;
+  int n = pager_wal_frames(btree_pager(db->dbx[0].bt));
+  if (n == db->count.wal_frames) return;
+  db->count.wal_frames = n;
+  if (n > 0) db->cb.wal(db->cb.wal_arg, db, api_db_name(db, 0), n);
 }
 
 /* ------------------------------------------------------------------ busy */
 
 int api_busy(shale *db, int count) {
-  if (db->busy_cb) return db->busy_cb(db->busy_arg, count);
-  if (db->busy_ms > 0) return pager_busy_wait(&db->busy_ms, count);
+  if (db->cb.busy) return db->cb.busy(db->cb.busy_arg, count);
+  if (db->set.busy_ms > 0) return pager_busy_wait(&db->set.busy_ms, count);
   return 0;
 }
 
 /* The pager's handler (read locks): its own retry loop counts. */
 static int busy_tramp(void *arg, int count) {
   shale *db = arg;
-  db->busy_ran = 1;
+  db->cb.busy_ran = 1;
   return api_busy(db, count);
 }
 
 static int busy_handler_impl(shale *db, int (*cb)(void *, int), void *arg) {
   if (!db) return SHALE_MISUSE;
-  db->busy_cb = cb;
-  db->busy_arg = cb ? arg : NULL;
-  db->busy_ms = 0;
-  if (db->bt) pager_set_busy_handler(btree_pager(db->bt), cb ? busy_tramp : NULL, cb ? db : NULL);
+  db->cb.busy = cb;
+  db->cb.busy_arg = cb ? arg : NULL;
+  db->set.busy_ms = 0;
+  if (db->dbx[0].bt)
+    pager_set_busy_handler(btree_pager(db->dbx[0].bt), cb ? busy_tramp : NULL, cb ? db : NULL);
   return SHALE_OK;
 }
 
 static int busy_timeout_impl(shale *db, int ms) {
   if (!db) return SHALE_MISUSE;
-  db->busy_cb = NULL;
-  db->busy_arg = NULL;
-  db->busy_ms = ms > 0 ? ms : 0;
-  if (db->bt)
-    pager_set_busy_handler(btree_pager(db->bt), ms > 0 ? busy_tramp : NULL, ms > 0 ? db : NULL);
+  db->cb.busy = NULL;
+  db->cb.busy_arg = NULL;
+  db->set.busy_ms = ms > 0 ? ms : 0;
+  if (db->dbx[0].bt)
+    pager_set_busy_handler(btree_pager(db->dbx[0].bt), ms > 0 ? busy_tramp : NULL,
+                           ms > 0 ? db : NULL);
   return SHALE_OK;
 }
 
@@ -310,58 +312,58 @@ static int trace_v2_impl(shale *db, unsigned mask, int (*cb)(unsigned, void *, v
                          void *arg) {
   if (!db) return SHALE_MISUSE;
   if (!cb) mask = 0;
-  db->trace_mask = mask;
-  db->trace_cb = mask ? cb : NULL;
-  db->trace_arg = mask ? arg : NULL;
-  db->trace_legacy = NULL; /* one trace slot, as SQLite */
-  db->trace_legacy_arg = NULL;
+  db->cb.trace_mask = mask;
+  db->cb.trace = mask ? cb : NULL;
+  db->cb.trace_arg = mask ? arg : NULL;
+  db->cb.trace_legacy = NULL; /* one trace slot, as SQLite */
+  db->cb.trace_legacy_arg = NULL;
   trace_hook_update(db);
   return SHALE_OK;
 }
 
 static void *trace_impl(shale *db, void (*cb)(void *, const char *), void *arg) {
   if (!db) return NULL;
-  void *old = db->trace_legacy_arg;
-  db->trace_mask = 0;
-  db->trace_cb = NULL;
-  db->trace_arg = NULL;
-  db->trace_legacy = cb;
-  db->trace_legacy_arg = arg;
+  void *old = db->cb.trace_legacy_arg;
+  db->cb.trace_mask = 0;
+  db->cb.trace = NULL;
+  db->cb.trace_arg = NULL;
+  db->cb.trace_legacy = cb;
+  db->cb.trace_legacy_arg = arg;
   trace_hook_update(db);
   return old;
 }
 
 static void *profile_impl(shale *db, void (*cb)(void *, const char *, uint64_t), void *arg) {
   if (!db) return NULL;
-  void *old = db->profile_arg;
-  db->profile_cb = cb;
-  db->profile_arg = arg;
+  void *old = db->cb.profile_arg;
+  db->cb.profile = cb;
+  db->cb.profile_arg = arg;
   return old;
 }
 
-static int tracing(shale *db) { return db->trace_mask || db->trace_legacy || db->profile_cb; }
+static int tracing(shale *db) { return db->cb.trace_mask || db->cb.trace_legacy || db->cb.profile; }
 
 void api_trace_start(shale_stmt *st) {
   shale *db = st->db;
   if (!tracing(db)) return;
   st->t_start = 0;
-  if ((db->trace_mask & SHALE_TRACE_PROFILE) || db->profile_cb) {
+  if ((db->cb.trace_mask & SHALE_TRACE_PROFILE) || db->cb.profile) {
     st->t_start = os_now_ms();
     if (st->t_start == 0) st->t_start = 1;
   }
-  if ((db->trace_mask & SHALE_TRACE_STMT) && db->trace_cb) {
-    db->trace_cb(SHALE_TRACE_STMT, db->trace_arg, st, (void *)(st->sql ? st->sql : ""));
-  } else if (db->trace_legacy) {
+  if ((db->cb.trace_mask & SHALE_TRACE_STMT) && db->cb.trace) {
+    db->cb.trace(SHALE_TRACE_STMT, db->cb.trace_arg, st, (void *)(st->sql ? st->sql : ""));
+  } else if (db->cb.trace_legacy) {
     char *z = shale_expanded_sql(st);
-    db->trace_legacy(db->trace_legacy_arg, z ? z : (st->sql ? st->sql : ""));
+    db->cb.trace_legacy(db->cb.trace_legacy_arg, z ? z : (st->sql ? st->sql : ""));
     shale_free(z);
   }
 }
 
 void api_trace_row(shale_stmt *st) {
   shale *db = st->db;
-  if ((db->trace_mask & SHALE_TRACE_ROW) && db->trace_cb)
-    db->trace_cb(SHALE_TRACE_ROW, db->trace_arg, st, NULL);
+  if ((db->cb.trace_mask & SHALE_TRACE_ROW) && db->cb.trace)
+    db->cb.trace(SHALE_TRACE_ROW, db->cb.trace_arg, st, NULL);
 }
 
 void api_trace_end(shale_stmt *st) {
@@ -370,15 +372,15 @@ void api_trace_end(shale_stmt *st) {
   int64_t ns = (os_now_ms() - st->t_start) * 1000000;
   if (ns < 0) ns = 0;
   st->t_start = 0;
-  if ((db->trace_mask & SHALE_TRACE_PROFILE) && db->trace_cb)
-    db->trace_cb(SHALE_TRACE_PROFILE, db->trace_arg, st, &ns);
-  else if (db->profile_cb)
-    db->profile_cb(db->profile_arg, st->sql ? st->sql : "", (uint64_t)ns);
+  if ((db->cb.trace_mask & SHALE_TRACE_PROFILE) && db->cb.trace)
+    db->cb.trace(SHALE_TRACE_PROFILE, db->cb.trace_arg, st, &ns);
+  else if (db->cb.profile)
+    db->cb.profile(db->cb.profile_arg, st->sql ? st->sql : "", (uint64_t)ns);
 }
 
 void api_trace_close(shale *db) {
-  if ((db->trace_mask & SHALE_TRACE_CLOSE) && db->trace_cb)
-    db->trace_cb(SHALE_TRACE_CLOSE, db->trace_arg, db, NULL);
+  if ((db->cb.trace_mask & SHALE_TRACE_CLOSE) && db->cb.trace)
+    db->cb.trace(SHALE_TRACE_CLOSE, db->cb.trace_arg, db, NULL);
 }
 
 /* ---------------------------------------------------------------- status */
@@ -387,8 +389,8 @@ static int db_status_impl(shale *db, int op, int *cur, int *hi, int reset) {
   if (!db || !cur || !hi) return SHALE_MISUSE;
   PagerStats ps;
   memset(&ps, 0, sizeof ps);
-  if (db->bt) pager_stats(btree_pager(db->bt), &ps);
-  int psz = db->bt ? (int)pager_page_size(btree_pager(db->bt)) : 4096;
+  if (db->dbx[0].bt) pager_stats(btree_pager(db->dbx[0].bt), &ps);
+  int psz = db->dbx[0].bt ? (int)pager_page_size(btree_pager(db->dbx[0].bt)) : 4096;
   *hi = 0;
   switch (op) {
     case SHALE_DBSTATUS_LOOKASIDE_USED:
@@ -403,13 +405,14 @@ static int db_status_impl(shale *db, int op, int *cur, int *hi, int reset) {
       return SHALE_OK;
     case SHALE_DBSTATUS_SCHEMA_USED: {
       long n = 0;
-      if (db->schema) {
-        const SchemaMap *m = &db->schema->s->tables;
+      if (db->dbx[0].schema) {
+        const SchemaMap *m = &db->dbx[0].schema->s->tables;
         for (int i = 0; i < m->cap; i++) {
           const Table *t = m->slots[i].key ? m->slots[i].val : NULL;
           if (t) n += 400 + 64L * t->ncol;
         }
-        n += 200L * (db->schema->s->indexes.n + db->schema->s->views.n + db->schema->s->triggers.n);
+        n += 200L * (db->dbx[0].schema->s->indexes.n + db->dbx[0].schema->s->views.n +
+                     db->dbx[0].schema->s->triggers.n);
       }
       *cur = (int)n;
       return SHALE_OK;
@@ -430,12 +433,12 @@ static int db_status_impl(shale *db, int op, int *cur, int *hi, int reset) {
               : op == SHALE_DBSTATUS_CACHE_WRITE ? 2
                                                  : 3;
       long v = k == 0 ? ps.hits : k == 1 ? ps.misses : k == 2 ? ps.writes : ps.spills;
-      *cur = (int)(v - db->stat_base[k]);
-      if (reset) db->stat_base[k] = v;
+      *cur = (int)(v - db->count.stat_base[k]);
+      if (reset) db->count.stat_base[k] = v;
       return SHALE_OK;
     }
     case SHALE_DBSTATUS_DEFERRED_FKS:
-      *cur = db->deferred_fk > 0 || db->deferred_imm_fk > 0;
+      *cur = db->txn.deferred_fk > 0 || db->txn.deferred_imm_fk > 0;
       return SHALE_OK;
     default:
       return SHALE_ERROR;
@@ -486,16 +489,16 @@ static int stmt_status_impl(shale_stmt *st, int op, int reset) {
 
 static int limit_impl(shale *db, int id, int newval) {
   if (!db || id < 0 || id > SHALE_LIMIT_WORKER_THREADS) return -1;
-  int old = db->limits[id];
+  int old = db->set.limits[id];
   if (newval >= 0) {
     if (newval > limit_max[id]) newval = limit_max[id];
     if (id == SHALE_LIMIT_WORKER_THREADS && newval > 8) newval = 8;
     /* a cached program was checked against the old value (SQL length,
      * columns, depth, compound terms, arguments, variables, trigger depth) */
     if (newval != old) api_cache_clear(db);
-    db->limits[id] = newval;
-    db->hooks.max_length = db->limits[SHALE_LIMIT_LENGTH];
-    db->hooks.max_like_pattern = db->limits[SHALE_LIMIT_LIKE_PATTERN_LENGTH];
+    db->set.limits[id] = newval;
+    db->hooks.max_length = db->set.limits[SHALE_LIMIT_LENGTH];
+    db->hooks.max_like_pattern = db->set.limits[SHALE_LIMIT_LIKE_PATTERN_LENGTH];
   }
   return old;
 }
@@ -511,7 +514,7 @@ static int table_column_metadata_impl(shale *db, const char *zdb, const char *ta
   int rc = api_schema_current(db);
   if (rc != SHALE_OK) return rc;
   Table *t = NULL;
-  if (api_is_main(db, zdb)) t = schema_find_table(db->schema->s, table);
+  if (api_is_main(db, zdb)) t = schema_find_table(db->dbx[0].schema->s, table);
   if (!t) {
     api_error(db, SHALE_ERROR, "no such table column: %s.%s", table, col ? col : "");
     return SHALE_ERROR;
@@ -576,8 +579,8 @@ void *shale_update_hook(shale *db, void (*cb)(void *, int, const char *, const c
  * in for main (pragma.c); NULL if bt is none of the connection's. */
 static const char *autovac_schema(shale *db, Btree *bt) {
   if (db->pragma_standin) {
-    if (bt == db->bt) return api_db_name(db, db->pragma_standin);
-    if (bt == db->standin_bt) return api_db_name(db, 0);
+    if (bt == db->dbx[0].bt) return api_db_name(db, db->pragma_standin);
+    if (bt == db->standin.bt) return api_db_name(db, 0);
   }
   int i = api_db_of_bt(db, bt);
   return i < 0 ? NULL : api_db_name(db, i);
@@ -589,17 +592,17 @@ static uint32_t autovac_tramp(void *arg, Btree *bt, uint32_t npages, uint32_t nf
                               uint32_t page_size) {
   shale *db = arg;
   const char *name = autovac_schema(db, bt);
-  if (!name || !db->avac_cb) return nfree;
-  return db->avac_cb(db->avac_arg, name, npages, nfree, page_size);
+  if (!name || !db->cb.avac) return nfree;
+  return db->cb.avac(db->cb.avac_arg, name, npages, nfree, page_size);
 }
 
 void api_autovac_install(shale *db, Btree *bt) {
-  if (bt) btree_set_autovac_pages(bt, db->avac_cb ? autovac_tramp : NULL, db);
+  if (bt) btree_set_autovac_pages(bt, db->cb.avac ? autovac_tramp : NULL, db);
 }
 
 void api_autovac_free(shale *db) {
-  if (db->avac_destroy) db->avac_destroy(db->avac_arg);
-  db->avac_destroy = NULL;
+  if (db->cb.avac_destroy) db->cb.avac_destroy(db->cb.avac_arg);
+  db->cb.avac_destroy = NULL;
 }
 
 /* As SQLite: the previous destructor runs, and the new one is kept even
@@ -608,9 +611,9 @@ static int autovac_pages_impl(shale *db,
                               unsigned (*cb)(void *, const char *, unsigned, unsigned, unsigned),
                               void *arg, void (*destroy)(void *)) {
   api_autovac_free(db);
-  db->avac_cb = cb;
-  db->avac_arg = arg;
-  db->avac_destroy = destroy;
+  db->cb.avac = cb;
+  db->cb.avac_arg = arg;
+  db->cb.avac_destroy = destroy;
   for (int i = 0; i < db->ndb; i++) api_autovac_install(db, api_db_bt(db, i));
   return SHALE_OK;
 }

@@ -8,27 +8,29 @@
  * alive), its function registry, its statements and cached programs.
  *
  * Invariants:
- *  1. db->schema is the current in-memory schema (NULL until first needed).
+ *  1. db->dbx[0].schema is main's current in-memory schema (NULL until first needed).
  *     A statement compiled against an older ApiSchema is recompiled before
  *     its next run; an ApiSchema is freed when its last reference goes.
- *  2. db->autocommit == 1 unless BEGIN or SAVEPOINT opened a transaction.
+ *  2. db->txn.autocommit == 1 unless BEGIN or SAVEPOINT opened a transaction.
  *     In autocommit mode a statement that starts while no transaction is
  *     open runs with VM_AUTOCOMMIT (its Vm ends the transaction); one that
  *     starts while active statements hold a transaction makes the API take it
- *     over (vm_release_txn): db->api_txn, ended when the last active
+ *     over (vm_release_txn): db->txn.api_txn, ended when the last active
  *     statement stops.
- *  3. SQL savepoints are db->sp[0..nsp); while the B-tree is in a write
+ *  3. SQL savepoints are db->txn.sp[0..nsp); while the B-tree is in a write
  *     transaction the pager has exactly nsp savepoints open outside a
  *     running statement (missing ones are opened before a writing statement
  *     runs: pager savepoints opened later equal earlier ones when nothing was
  *     written in between).
- *  4. A statement is "active" (counted in db->nactive) from its first step
+ *  4. A statement is "active" (counted in db->txn.nactive) from its first step
  *     until it returns DONE/an error or is reset/finalized.
- *  5. Databases: db->bt/db->schema are main; dbx[1] temp, dbx[2..ndb)
- *     attached. A transaction spans every database its statements touched:
- *     transaction ends, savepoints and statement journals apply to each
- *     database in a transaction (each commits on its own: no super-journal).
- *     A statement compiled when db->xgen differed recompiles (x.gen).
+ *  5. Databases: dbx[0] is main (its name is "main" or db_config
+ *     MAINDBNAME's, never dbx[0].name), dbx[1] temp, dbx[2..ndb) attached;
+ *     every database is reached as dbx[i] and nothing else. A transaction
+ *     spans every database its statements touched: transaction ends,
+ *     savepoints and statement journals apply to each database in a
+ *     transaction (each commits on its own: no super-journal). A statement
+ *     compiled when db->xgen differed recompiles (x.gen).
  *  6. Handles (connections, statements, backups, blob handles) begin with an
  *     ApiHandle whose magic says what they are and whether they are live; it
  *     is read without a lock (relaxed atomics) by every entry point, so the
@@ -127,8 +129,8 @@ typedef struct ApiSchema {
   int refs;
 } ApiSchema;
 
-/* Databases of a connection: 0 main (db->bt, db->schema), 1 temp (opened
- * in memory at first use), 2.. attached (invariant 5). */
+/* Databases of a connection: 0 main, 1 temp (opened in memory at first
+ * use), 2.. attached (invariant 5). */
 #define API_MAX_DB 12
 typedef struct ApiDb {
   char *name;        /* "temp" or the ATTACH name */
@@ -206,44 +208,40 @@ typedef struct ApiSavepoint {
 #define API_PF_DEFAULT \
   (API_PF_AUTOMATIC_INDEX | API_PF_SHORT_COLUMN_NAMES | API_PF_TRUSTED_SCHEMA | API_PF_CACHE_SPILL)
 
-struct shale {
-  ApiHandle h;        /* invariant 6: API_DB_OPEN / API_DB_ZOMBIE / API_DEAD */
-  shale_mutex mu;     /* initialized once per struct, kept across reuse */
-  shale_mutex *mutex; /* &mu, NULL with SHALE_OPEN_NOMUTEX */
-  void *userptr;      /* shale_db_userptr: the API user's, never read here */
-  ApiHandle *free_stmts, *free_backups, *free_blobs; /* retired handles (invariant 6) */
-  char *fullname; /* absolute name of the main file ("" for memory) */
-  Btree *bt;      /* the main database (dbx[0] is unused: main lives here and in schema) */
-  ApiDb dbx[API_MAX_DB];
-  int ndb;       /* databases (>= 2: main and temp) */
-  unsigned xgen; /* bumped when a schema of database 1.. is replaced, at ATTACH/DETACH */
-  CompileDb cdbs[API_MAX_DB]; /* compile_env's list */
-  VtabReg vtabs;              /* modules and connected virtual tables (api_vtab.c) */
-  char *filename;             /* as given ("" for memory) */
-  int open_flags;
-  ApiSchema *schema;
-  FuncRegistry funcs;
-  uint8_t funcs_ok;
-  FuncConnCallbacks conn_cb;
-  VmConnHooks hooks;
-  /* transaction state */
-  uint8_t autocommit;
+/* The transaction state of a connection (db->txn). */
+typedef struct ApiTxn {
+  uint8_t autocommit;   /* invariant 2 */
   uint8_t sp_txn;       /* the transaction was opened by SAVEPOINT */
   uint8_t api_txn;      /* the API ends the autocommit transaction (invariant 2) */
   uint8_t schema_dirty; /* reload the schemas after the current statement */
   uint8_t txn_ddl;      /* the open transaction changed the schema */
-  int nsp, capsp;
+  int nsp, capsp;       /* invariant 3 */
   ApiSavepoint *sp;
-  int nactive;
-  int vtab_syncing; /* in the xSync calls of a commit (api_hooks.c commit_all) */
-  /* counters */
+  int nactive;             /* invariant 4 */
+  int vtab_syncing;        /* in the xSync calls of a commit (api_hooks.c commit_all) */
+  int64_t deferred_fk;     /* deferred FK violations of the open transaction */
+  int64_t deferred_imm_fk; /* immediate ones counted under PRAGMA defer_foreign_keys */
+} ApiTxn;
+
+/* What the connection counts (db->count). */
+typedef struct ApiCounters {
   int64_t changes, total_changes, last_rowid;
-  /* errors */
-  int errcode; /* extended */
-  char *errmsg;
-  char *err_sql; /* the text of the prepare that failed last (api_erroff.c), or NULL */
-  int errmask;   /* 0xff, or ~0 with extended result codes */
-  /* settings */
+  long cache_hits;   /* statement cache */
+  long schema_loads; /* schema (re)loads */
+  long stat_base[4]; /* pager hits, misses, writes, spills at the last reset */
+  int wal_frames;    /* WAL frames when the WAL hook last looked */
+} ApiCounters;
+
+/* The last error (db->err). */
+typedef struct ApiError {
+  int code;  /* extended */
+  char *msg; /* NULL: the code's own message */
+  char *sql; /* the text of the prepare that failed last (api_erroff.c), or NULL */
+  int mask;  /* 0xff, or ~0 with extended result codes */
+} ApiError;
+
+/* Settings made by PRAGMA and the busy/limit calls (db->set). */
+typedef struct ApiSettings {
   int busy_ms;
   int sync_level;          /* PRAGMA synchronous as set (reported for memory dbs too) */
   int wal_autocheckpoint;  /* PRAGMA wal_autocheckpoint (reported only) */
@@ -261,25 +259,103 @@ struct shale {
    * ones; legacy_alter_table, trusted_schema, cell_size_check) */
   uint32_t pflags;
   uint8_t query_only;         /* API_PF_QUERY_ONLY, read by the VM (hooks.query_only) */
-  uint8_t text_enc;           /* main database's text encoding (RECORD_ENC_*), read by the VM */
   uint8_t secure_delete;      /* PRAGMA secure_delete: 0, 1, 2 = FAST; reported only */
   int cache_spill;            /* PRAGMA cache_spill=N (SQLite's szSpill; 1 at open) */
   int64_t journal_size_limit; /* PRAGMA journal_size_limit (-1 at open); reported only */
-  int pragma_standin; /* database standing in for main while a PRAGMA runs (pragma.c), or 0 */
-  Btree *standin_bt;  /* main's own while it stands in */
-  ApiSchema *standin_schema;
-  uint8_t no_triggers, no_views, no_dqs_dml, no_dqs_ddl; /* db_config switches (CompileEnv) */
-  uint8_t no_ckpt_on_close; /* db_config NO_CKPT_ON_CLOSE: closing leaves each WAL as it is */
-  char *main_name;          /* db_config MAINDBNAME: database 0's name (NULL: "main"), a copy */
-  uint8_t reset_database;   /* db_config RESET_DATABASE: VACUUM writes an empty database */
-  uint8_t qpsg;             /* db_config ENABLE_QPSG (kept: plans never use bound values) */
-  uint8_t trigger_eqp;      /* db_config TRIGGER_EQP (CompileEnv.trigger_eqp) */
-  uint8_t legacy_format;    /* db_config LEGACY_FILE_FORMAT (CompileEnv.legacy_file_format) */
-  uint8_t fts3_tokenizer;   /* db_config ENABLE_FTS3_TOKENIZER (kept: no FTS3 here) */
-  uint8_t no_load_ext;      /* db_config ENABLE_LOAD_EXTENSION off (the C call; on at open) */
+  int limits[12];             /* SHALE_LIMIT_*: current values */
+} ApiSettings;
+
+/* Switches made by shale_db_config (db->cfg). */
+typedef struct ApiDbConfig {
+  uint8_t no_triggers, no_views, no_dqs_dml, no_dqs_ddl; /* (CompileEnv) */
+  uint8_t no_ckpt_on_close; /* NO_CKPT_ON_CLOSE: closing leaves each WAL as it is */
+  char *main_name;          /* MAINDBNAME: database 0's name (NULL: "main"), a copy */
+  uint8_t reset_database;   /* RESET_DATABASE: VACUUM writes an empty database */
+  uint8_t qpsg;             /* ENABLE_QPSG (kept: plans never use bound values) */
+  uint8_t trigger_eqp;      /* TRIGGER_EQP (CompileEnv.trigger_eqp) */
+  uint8_t legacy_format;    /* LEGACY_FILE_FORMAT (CompileEnv.legacy_file_format) */
+  uint8_t fts3_tokenizer;   /* ENABLE_FTS3_TOKENIZER (kept: no FTS3 here) */
+  uint8_t no_load_ext;      /* ENABLE_LOAD_EXTENSION off (the C call; on at open) */
   uint8_t load_ext_func;    /* the load_extension() SQL function allowed (off at open) */
-  void **ext_libs;          /* shared libraries loaded (api_loadext.c), closed last */
+} ApiDbConfig;
+
+/* The user's hooks and handlers (db->cb; api_hooks.c, api_func.c,
+ * api_preupdate.c); a NULL callback is none. */
+typedef struct ApiCallbacks {
+  int (*commit)(void *);
+  void *commit_arg;
+  void (*rollback)(void *);
+  void *rollback_arg;
+  void (*update)(void *, int, const char *, const char *, int64_t);
+  void *update_arg;
+  int (*wal)(void *, shale *, const char *, int);
+  void *wal_arg;
+  /* sqlite3_autovacuum_pages (every Btree gets it through api_autovac_install) */
+  unsigned (*avac)(void *, const char *, unsigned, unsigned, unsigned);
+  void *avac_arg;
+  void (*avac_destroy)(void *);
+  int (*auth)(void *, int, const char *, const char *, const char *, const char *);
+  void *auth_arg;
+  unsigned auth_gen;   /* bumped by set_authorizer: statements recompile */
+  unsigned trace_mask; /* SHALE_TRACE_* for trace */
+  int (*trace)(unsigned, void *, void *, void *);
+  void *trace_arg;
+  void (*trace_legacy)(void *, const char *);
+  void *trace_legacy_arg;
+  void (*profile)(void *, const char *, uint64_t);
+  void *profile_arg;
+  int (*progress)(void *);
+  void *progress_arg;
+  int (*busy)(void *, int); /* sqlite3_busy_handler (set.busy_ms = 0 then) */
+  void *busy_arg;
+  uint8_t busy_ran; /* the pager ran the handler during this vm_step */
+  void (*coll_needed)(void *, shale *, int, const char *);
+  void *coll_needed_arg;
+  void (*preupdate)(void *, shale *, int, const char *, const char *, int64_t, int64_t);
+  void *preupdate_arg;
+} ApiCallbacks;
+
+/* The change a preupdate callback is being told about (db->pu, during the
+ * call only; api_preupdate.c). */
+typedef struct ApiPreupdateCall {
+  const struct VmPreupdate *change; /* NULL outside a call */
+  const struct Table *tab;          /* its table (NULL: not found) */
+  shale_value **vals;               /* 2 * nvals values handed out (old, then new) */
+  int nvals;
+} ApiPreupdateCall;
+
+struct shale {
+  ApiHandle h;        /* invariant 6: API_DB_OPEN / API_DB_ZOMBIE / API_DEAD */
+  shale_mutex mu;     /* initialized once per struct, kept across reuse */
+  shale_mutex *mutex; /* &mu, NULL with SHALE_OPEN_NOMUTEX */
+  void *userptr;      /* shale_db_userptr: the API user's, never read here */
+  ApiHandle *free_stmts, *free_backups, *free_blobs; /* retired handles (invariant 6) */
+  /* databases (invariant 5): dbx[0] main, dbx[1] temp, dbx[2..ndb) attached */
+  ApiDb dbx[API_MAX_DB];
+  int ndb;        /* databases (>= 2: main and temp) */
+  unsigned xgen;  /* bumped when a schema of database 1.. is replaced, at ATTACH/DETACH */
+  char *fullname; /* absolute name of the main file ("" for memory) */
+  int open_flags;
+  uint8_t text_enc;   /* main database's text encoding (RECORD_ENC_*), read by the VM */
+  int pragma_standin; /* database standing in for main while a PRAGMA runs (pragma.c), or 0 */
+  ApiDb standin;      /* main's own Btree and schema while it stands in */
+  CompileDb cdbs[API_MAX_DB]; /* compile_env's list */
+  VtabReg vtabs;              /* modules and connected virtual tables (api_vtab.c) */
+  FuncRegistry funcs;
+  uint8_t funcs_ok;
+  FuncConnCallbacks conn_cb;
+  VmConnHooks hooks;
+  ApiColl *colls;            /* user collations (api_func.c) */
+  CollationScope coll_scope; /* finds colls (set around prepare/step) */
+  void **ext_libs;           /* shared libraries loaded (api_loadext.c), closed last */
   int next_libs;
+  ApiTxn txn;
+  ApiCounters count;
+  ApiError err;
+  ApiSettings set;
+  ApiDbConfig cfg;
+  ApiCallbacks cb;
+  ApiPreupdateCall pu;
   volatile int interrupted;
   uint8_t zombie; /* shale_close_v2 with statements open */
   int nhandles;   /* open backups and blob handles using this connection */
@@ -288,56 +364,8 @@ struct shale {
   shale_stmt *stmts;
   ApiCached *cache;
   int ncache;
-  VmSpare vm_spare; /* a finalized statement's Vm block, for the next one (vm.h) */
-  long cache_hits;
-  long schema_loads;
-  int64_t deferred_fk;     /* deferred FK violations of the open transaction */
-  int64_t deferred_imm_fk; /* immediate ones counted under PRAGMA defer_foreign_keys */
-  /* hooks and handlers (api_hooks.c); NULL callbacks = none */
-  int (*commit_cb)(void *);
-  void *commit_arg;
-  void (*rollback_cb)(void *);
-  void *rollback_arg;
-  void (*update_cb)(void *, int, const char *, const char *, int64_t);
-  void *update_arg;
-  int (*wal_cb)(void *, shale *, const char *, int);
-  void *wal_arg;
-  /* sqlite3_autovacuum_pages (api_hooks.c; every Btree gets it through
-   * api_autovac_install) */
-  unsigned (*avac_cb)(void *, const char *, unsigned, unsigned, unsigned);
-  void *avac_arg;
-  void (*avac_destroy)(void *);
-  int (*auth_cb)(void *, int, const char *, const char *, const char *, const char *);
-  void *auth_arg;
-  unsigned trace_mask; /* SHALE_TRACE_* for trace_cb */
-  int (*trace_cb)(unsigned, void *, void *, void *);
-  void *trace_arg;
-  void (*trace_legacy)(void *, const char *);
-  void *trace_legacy_arg;
-  void (*profile_cb)(void *, const char *, uint64_t);
-  void *profile_arg;
-  int (*progress_cb)(void *);
-  void *progress_arg;
-  int (*busy_cb)(void *, int); /* sqlite3_busy_handler (busy_ms = 0 then) */
-  void *busy_arg;
-  uint8_t busy_ran;     /* the pager ran the handler during this vm_step */
-  int limits[12];       /* SHALE_LIMIT_*: current values */
-  long stat_base[4];    /* pager hits, misses, writes, spills at the last reset */
-  int wal_frames;       /* WAL frames when the WAL hook last looked */
-  unsigned auth_gen;    /* bumped by set_authorizer: statements recompile */
+  VmSpare vm_spare;     /* a finalized statement's Vm block, for the next one (vm.h) */
   shale_stmt *stepping; /* the statement in vm_step (trace of trigger programs) */
-  /* user collations and functions (api_func.c) */
-  ApiColl *colls;
-  CollationScope coll_scope; /* finds colls (set around prepare/step) */
-  void *coll_needed_arg;
-  void (*coll_needed)(void *, shale *, int, const char *);
-  /* preupdate hook (api_preupdate.c) */
-  void (*preupdate_cb)(void *, shale *, int, const char *, const char *, int64_t, int64_t);
-  void *preupdate_arg;
-  const struct VmPreupdate *pu; /* the change being reported, during the call */
-  const struct Table *pu_tab;   /* its table (NULL: not found) */
-  shale_value **pu_vals;        /* 2 * pu_nvals values handed out (old, then new) */
-  int pu_nvals;
 };
 
 struct shale_stmt {
@@ -443,7 +471,7 @@ void api_handle_retire(ApiHandle **fl, void *h);
   } while (0)
 
 /* Database i's B-tree (NULL: temp not opened). */
-static inline Btree *api_db_bt(const shale *db, int i) { return i == 0 ? db->bt : db->dbx[i].bt; }
+static inline Btree *api_db_bt(const shale *db, int i) { return db->dbx[i].bt; }
 /* api.c: databases. Index of the database named name (NULL: main), or -1. */
 int api_db_index(shale *db, const char *name);
 /* Whether name (NULL: yes) designates database 0: "main" or the name
@@ -479,7 +507,7 @@ int api_pragma_rows(void *ctx, const char *name, const ShValue *h0, const ShValu
 /* api.c helpers used by pragma.c */
 void api_error(shale *db, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int api_rows_add(ApiRows *r, const ShValue *vals);
-/* Make sure db->schema is loaded and matches the file's schema cookie
+/* Make sure db->dbx[0].schema is loaded and matches the file's schema cookie
  * (inside a read transaction when one is open). */
 int api_schema_current(shale *db);
 /* Begin a transaction of level BTREE_TXN_* for a pragma; *began = 1 when it

@@ -76,7 +76,7 @@ static int keep_lib(shale *db, void *lib) {
 
 static int load_impl(shale *db, const char *file, const char *proc, char **errmsg) {
   if (errmsg) *errmsg = NULL;
-  if (db->no_load_ext) {
+  if (db->cfg.no_load_ext) {
     if (errmsg) *errmsg = util_strdup("not authorized");
     return SHALE_ERROR;
   }
@@ -140,8 +140,8 @@ int shale_load_extension(shale *db, const char *file, const char *proc, char **e
 }
 
 static int enable_impl(shale *db, int onoff) {
-  db->no_load_ext = onoff == 0;
-  db->load_ext_func = onoff != 0;
+  db->cfg.no_load_ext = onoff == 0;
+  db->cfg.load_ext_func = onoff != 0;
   return SHALE_OK;
 }
 
@@ -151,15 +151,15 @@ int shale_enable_load_extension(shale *db, int onoff) {
 
 /* db_config ENABLE_LOAD_EXTENSION: the C call's switch (api_ext.c). */
 int api_loadext_switch(shale *db, int onoff) {
-  if (onoff >= 0) db->no_load_ext = onoff == 0;
-  return !db->no_load_ext;
+  if (onoff >= 0) db->cfg.no_load_ext = onoff == 0;
+  return !db->cfg.no_load_ext;
 }
 
 /* FuncConnCallbacks.load_extension: the SQL function, allowed only by
  * shale_enable_load_extension. */
 int api_loadext_sql(void *conn, const char *file, const char *proc, char **errmsg) {
   shale *db = conn;
-  if (!db->load_ext_func) {
+  if (!db->cfg.load_ext_func) {
     *errmsg = util_strdup("not authorized");
     return SHALE_ERROR;
   }

@@ -9,7 +9,7 @@
  * callback returns).
  *
  * Invariants:
- *  1. db->pu is non-NULL exactly while a callback runs; old/new outside it
+ *  1. db->pu.change is non-NULL exactly while a callback runs; old/new outside it
  *     are SHALE_MISUSE, count and depth answer 0 (as SQLite).
  *  2. Column i of a row is the table's column i: the rowid alias reads the
  *     rowid (key1 for old, key2 for new), a VIRTUAL generated column and a
@@ -23,35 +23,35 @@
 #include "api_int.h"
 
 static const Table *find_table(shale *db, int idb, const char *name) {
-  ApiSchema *as = idb == 0 ? db->schema : idb < db->ndb ? db->dbx[idb].schema : NULL;
+  ApiSchema *as = idb >= 0 && idb < db->ndb ? db->dbx[idb].schema : NULL;
   return as && as->s ? schema_find_table(as->s, name) : NULL;
 }
 
 static void free_vals(shale *db) {
-  for (int i = 0; i < 2 * db->pu_nvals; i++) shale_value_free(db->pu_vals[i]);
-  shale_free(db->pu_vals);
-  db->pu_vals = NULL;
-  db->pu_nvals = 0;
+  for (int i = 0; i < 2 * db->pu.nvals; i++) shale_value_free(db->pu.vals[i]);
+  shale_free(db->pu.vals);
+  db->pu.vals = NULL;
+  db->pu.nvals = 0;
 }
 
 static void tramp_preupdate(void *ctx, const VmPreupdate *pu) {
   shale *db = ctx;
-  if (!db->preupdate_cb) return;
-  const VmPreupdate *saved = db->pu;
-  const Table *saved_tab = db->pu_tab;
-  shale_value **saved_vals = db->pu_vals;
-  int saved_n = db->pu_nvals;
-  db->pu = pu;
-  db->pu_tab = find_table(db, pu->db, pu->table);
-  db->pu_vals = NULL;
-  db->pu_nvals = 0;
-  db->preupdate_cb(db->preupdate_arg, db, pu->op, api_db_name(db, pu->db), pu->table, pu->key1,
+  if (!db->cb.preupdate) return;
+  const VmPreupdate *saved = db->pu.change;
+  const Table *saved_tab = db->pu.tab;
+  shale_value **saved_vals = db->pu.vals;
+  int saved_n = db->pu.nvals;
+  db->pu.change = pu;
+  db->pu.tab = find_table(db, pu->db, pu->table);
+  db->pu.vals = NULL;
+  db->pu.nvals = 0;
+  db->cb.preupdate(db->cb.preupdate_arg, db, pu->op, api_db_name(db, pu->db), pu->table, pu->key1,
                    pu->key2);
   free_vals(db);
-  db->pu = saved;
-  db->pu_tab = saved_tab;
-  db->pu_vals = saved_vals;
-  db->pu_nvals = saved_n;
+  db->pu.change = saved;
+  db->pu.tab = saved_tab;
+  db->pu.vals = saved_vals;
+  db->pu.nvals = saved_n;
 }
 
 void *shale_preupdate_hook(shale *db,
@@ -59,9 +59,9 @@ void *shale_preupdate_hook(shale *db,
                                       shale_int64),
                            void *arg) {
   if (!api_db_enter(db)) return NULL;
-  void *old = db->preupdate_arg;
-  db->preupdate_cb = cb;
-  db->preupdate_arg = arg;
+  void *old = db->cb.preupdate_arg;
+  db->cb.preupdate = cb;
+  db->cb.preupdate_arg = arg;
   db->hooks.preupdate = cb ? tramp_preupdate : NULL;
   api_leave(db);
   return old;
@@ -90,24 +90,24 @@ static int row_value(const Table *t, const uint8_t *rec, uint32_t n, int64_t row
 
 static int get_value(shale *db, int side, int i, shale_value **out) {
   if (out) *out = NULL;
-  const VmPreupdate *pu = db ? db->pu : NULL;
+  const VmPreupdate *pu = db ? db->pu.change : NULL;
   if (!pu || !out) return SHALE_MISUSE;
   const uint8_t *rec = side ? pu->new_rec : pu->old_rec;
   uint32_t n = side ? pu->new_n : pu->old_n;
   if (!rec) return SHALE_MISUSE;
   int ncol = shale_preupdate_count(db);
   if (i < 0 || i >= ncol) return SHALE_RANGE;
-  if (!db->pu_vals) {
-    db->pu_vals = shale_malloc(2 * (size_t)ncol * sizeof *db->pu_vals);
-    if (!db->pu_vals) return SHALE_NOMEM;
-    memset(db->pu_vals, 0, 2 * (size_t)ncol * sizeof *db->pu_vals);
-    db->pu_nvals = ncol;
+  if (!db->pu.vals) {
+    db->pu.vals = shale_malloc(2 * (size_t)ncol * sizeof *db->pu.vals);
+    if (!db->pu.vals) return SHALE_NOMEM;
+    memset(db->pu.vals, 0, 2 * (size_t)ncol * sizeof *db->pu.vals);
+    db->pu.nvals = ncol;
   }
-  shale_value **slot = &db->pu_vals[side * ncol + i];
+  shale_value **slot = &db->pu.vals[side * ncol + i];
   if (!*slot) {
     shale_value tmp;
     memset(&tmp, 0, sizeof tmp);
-    int rc = row_value(db->pu_tab, rec, n, side ? pu->key2 : pu->key1, i,
+    int rc = row_value(db->pu.tab, rec, n, side ? pu->key2 : pu->key1, i,
                        !side || pu->op != VM_HOOK_INSERT, &tmp.v);
     if (rc) return rc;
     *slot = shale_value_dup(&tmp);
@@ -121,10 +121,10 @@ int shale_preupdate_old(shale *db, int i, shale_value **out) { return get_value(
 int shale_preupdate_new(shale *db, int i, shale_value **out) { return get_value(db, 1, i, out); }
 
 int shale_preupdate_count(shale *db) {
-  if (!db || !db->pu) return 0;
-  if (db->pu_tab) return db->pu_tab->ncol;
+  if (!db || !db->pu.change) return 0;
+  if (db->pu.tab) return db->pu.tab->ncol;
   int n = 0;
-  const VmPreupdate *pu = db->pu;
+  const VmPreupdate *pu = db->pu.change;
   if (pu->old_rec)
     record_column_count(pu->old_rec, pu->old_n, &n);
   else if (pu->new_rec)
@@ -132,7 +132,7 @@ int shale_preupdate_count(shale *db) {
   return n;
 }
 
-int shale_preupdate_depth(shale *db) { return db && db->pu ? db->pu->depth : 0; }
+int shale_preupdate_depth(shale *db) { return db && db->pu.change ? db->pu.change->depth : 0; }
 
 /* Shale's blob handles write in place without a preupdate report. */
 int shale_preupdate_blobwrite(shale *db) { return -1; }

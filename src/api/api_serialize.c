@@ -28,10 +28,10 @@ static unsigned char *serialize_impl(shale *db, const char *zs, shale_int64 *siz
   shale_int64 dummy;
   if (!size) size = &dummy;
   *size = -1;
-  if (!db || !db->bt || !api_is_main(db, zs)) return NULL;
+  if (!db || !db->dbx[0].bt || !api_is_main(db, zs)) return NULL;
   int began, rc = api_txn_begin(db, BTREE_TXN_READ, &began);
   if (rc) return NULL;
-  Pager *p = btree_pager(db->bt);
+  Pager *p = btree_pager(db->dbx[0].bt);
   uint32_t n = pager_db_size(p), ps = pager_page_size(p);
   *size = (shale_int64)n * ps;
   unsigned char *out = NULL;
@@ -106,8 +106,8 @@ static int deserialize_impl(shale *db, const char *zs, unsigned char *data, shal
   } else if (!api_is_main(db, zs)) {
     rc = SHALE_ERROR;
     api_error(db, rc, "unknown database %s", zs);
-  } else if (db->nactive > 0 || !db->autocommit || db->nhandles > 0 ||
-             (db->bt && btree_txn_state(db->bt) != PAGER_TXN_NONE)) {
+  } else if (db->txn.nactive > 0 || !db->txn.autocommit || db->nhandles > 0 ||
+             (db->dbx[0].bt && btree_txn_state(db->dbx[0].bt) != PAGER_TXN_NONE)) {
     rc = SHALE_BUSY;
     shale_set_error(db, rc, NULL);
   } else {
@@ -118,8 +118,8 @@ static int deserialize_impl(shale *db, const char *zs, unsigned char *data, shal
       if (flags & SHALE_DESERIALIZE_READONLY) pager_set_readonly(btree_pager(nb), 1);
       pager_set_busy_handler(btree_pager(nb), NULL, NULL);
       api_autovac_install(db, nb);
-      if (db->bt) btree_close(db->bt);
-      db->bt = nb;
+      if (db->dbx[0].bt) btree_close(db->dbx[0].bt);
+      db->dbx[0].bt = nb;
       api_schema_reset(db);
       shale_set_error(db, SHALE_OK, NULL);
     } else {
@@ -133,10 +133,10 @@ static int deserialize_impl(shale *db, const char *zs, unsigned char *data, shal
 
 static int data_version_impl(shale *db, const char *zs, unsigned *out) {
   if (!db || !out) return SHALE_MISUSE;
-  if (!api_is_main(db, zs) || !db->bt) return SHALE_ERROR;
+  if (!api_is_main(db, zs) || !db->dbx[0].bt) return SHALE_ERROR;
   int began, rc = api_txn_begin(db, BTREE_TXN_READ, &began);
   if (rc) return rc;
-  *out = (unsigned)pager_data_version(btree_pager(db->bt));
+  *out = (unsigned)pager_data_version(btree_pager(db->dbx[0].bt));
   return api_txn_end(db, began, SHALE_OK);
 }
 

@@ -32,7 +32,7 @@ static Btree *snap_bt(shale *db, const char *zdb) {
 
 static int get_impl(shale *db, const char *zdb, shale_snapshot **out) {
   *out = NULL;
-  Btree *bt = db->autocommit ? NULL : snap_bt(db, zdb);
+  Btree *bt = db->txn.autocommit ? NULL : snap_bt(db, zdb);
   if (!bt || btree_txn_state(bt) == PAGER_TXN_WRITE) return SHALE_ERROR;
   int rc = btree_begin(bt, BTREE_TXN_READ);
   if (rc != SHALE_OK) return rc;
@@ -59,12 +59,12 @@ static int open_at(Btree *bt, const shale_snapshot *snap) {
 }
 
 static int open_impl(shale *db, const char *zdb, const shale_snapshot *snap) {
-  Btree *bt = db->autocommit ? NULL : snap_bt(db, zdb);
+  Btree *bt = db->txn.autocommit ? NULL : snap_bt(db, zdb);
   if (!bt || !snap) return SHALE_ERROR;
   int st = btree_txn_state(bt);
   if (st == PAGER_TXN_WRITE) return SHALE_ERROR;
   if (st == PAGER_TXN_NONE) return open_at(bt, snap);
-  if (db->nactive) return SHALE_ERROR;
+  if (db->txn.nactive) return SHALE_ERROR;
   Pager *p = btree_pager(bt);
   int rc = pager_snapshot_check(p, snap->hidden);
   if (rc == SHALE_OK) rc = btree_commit(bt);

@@ -312,7 +312,7 @@ static int build_copy(Vac *v) {
       r->done = 1;
       /* SQLite copies these rows with an INSERT ... SELECT of its own, which
        * leaves last_insert_rowid at the last row's new rowid */
-      if (rc == SHALE_OK) v->db->last_rowid = v->next_rowid - 1;
+      if (rc == SHALE_OK) v->db->count.last_rowid = v->next_rowid - 1;
     }
   }
   btree_cursor_close(v->schema_cur);
@@ -403,7 +403,7 @@ int api_vacuum_hook(void *ctx, int idb, const ShValue *into, char **errmsg) {
     *errmsg = util_strdup("non-text filename");
     return SHALE_ERROR;
   }
-  if (db->auth_cb) {
+  if (db->cb.auth) {
     /* SQLite's VACUUM first attaches its copy (file name, "" in place): the
      * authorizer sees that ATTACH at run time (invariant 5) */
     char *name = into ? shale_malloc((size_t)into->n + 1) : NULL;
@@ -412,7 +412,7 @@ int api_vacuum_hook(void *ctx, int idb, const ShValue *into, char **errmsg) {
       memcpy(name, into->z, into->n);
       name[into->n] = 0;
     }
-    int a = db->auth_cb(db->auth_arg, AUTH_ATTACH, name ? name : "", NULL, NULL, NULL);
+    int a = db->cb.auth(db->cb.auth_arg, AUTH_ATTACH, name ? name : "", NULL, NULL, NULL);
     shale_free(name);
     if (a == SHALE_DENY) {
       *errmsg = util_strdup("authorization denied");
@@ -436,12 +436,12 @@ int api_vacuum_hook(void *ctx, int idb, const ShValue *into, char **errmsg) {
     vac_err(&v, rc, NULL);
     goto out;
   }
-  int reset = db->reset_database; /* invariant 5 */
+  int reset = db->cfg.reset_database; /* invariant 5 */
   if (!reset && idb == 0 && (rc = api_schema_current(db)) != SHALE_OK) goto out;
   v.schema = reset ? NULL : api_db_schema(db, idb);
   if (!v.schema && !reset) {
-    rc = db->errcode & 0xff ? db->errcode : SHALE_ERROR;
-    vac_err(&v, rc, db->errmsg);
+    rc = db->err.code & 0xff ? db->err.code : SHALE_ERROR;
+    vac_err(&v, rc, db->err.msg);
     goto out;
   }
   /* INTO from a database with no page yet, or reset */
@@ -449,9 +449,9 @@ int api_vacuum_hook(void *ctx, int idb, const ShValue *into, char **errmsg) {
   uint32_t ps = pager_page_size(sp);
   int reserve = (int)(ps - pager_usable_size(sp));
   uint32_t want = ps; /* invariant 4 */
-  if (db->next_page_size &&
+  if (db->set.next_page_size &&
       (into || (!pager_is_memory(sp) && pager_journal_mode(sp) != PAGER_JOURNAL_WAL)))
-    want = db->next_page_size;
+    want = db->set.next_page_size;
   if (into) {
     char *path = shale_malloc((size_t)into->n + 1);
     if (!path) {
@@ -492,7 +492,7 @@ int api_vacuum_hook(void *ctx, int idb, const ShValue *into, char **errmsg) {
     if (rc == SHALE_OK) rc = btree_commit(v.src);
     if (rc == SHALE_OK) {
       src_began = 0;
-      db->schema_dirty = 1; /* every schema reloaded after this statement (new roots) */
+      db->txn.schema_dirty = 1; /* every schema reloaded after this statement (new roots) */
     }
   }
 out:

@@ -269,10 +269,10 @@ static uint32_t flag_bit(int id) {
  * the page plus SQLite's 136 bytes of per-page overhead) and the value
  * last set. */
 static int64_t spill_pages(shale *db) {
-  int64_t cs = pager_cache_size(btree_pager(db->bt));
-  int64_t pages = cs >= 0 ? cs : (-1024 * cs) / ((int64_t)btree_page_size(db->bt) + 136);
-  int64_t spill = db->cache_spill;
-  if (spill < 0) spill = (-1024 * spill) / ((int64_t)btree_page_size(db->bt) + 136);
+  int64_t cs = pager_cache_size(btree_pager(db->dbx[0].bt));
+  int64_t pages = cs >= 0 ? cs : (-1024 * cs) / ((int64_t)btree_page_size(db->dbx[0].bt) + 136);
+  int64_t spill = db->set.cache_spill;
+  if (spill < 0) spill = (-1024 * spill) / ((int64_t)btree_page_size(db->dbx[0].bt) + 136);
   return pages > spill ? pages : spill;
 }
 
@@ -283,7 +283,7 @@ static int data_version_pragma(shale *db, ApiRows *out) {
   int began;
   int rc = api_txn_begin(db, BTREE_TXN_READ, &began);
   if (rc) return rc;
-  rc = add_int(out, 1 + (int64_t)pager_ext_version(btree_pager(db->bt)));
+  rc = add_int(out, 1 + (int64_t)pager_ext_version(btree_pager(db->dbx[0].bt)));
   return api_txn_end(db, began, rc);
 }
 
@@ -297,17 +297,18 @@ static int default_cache_pragma(shale *db, const char *val, ApiRows *out) {
     if (n > 0x7fffffff) n = 0x7fffffff;
     rc = api_txn_begin(db, BTREE_TXN_WRITE, &began);
     if (rc) return rc;
-    rc = btree_update_meta(db->bt, BTREE_META_DEFAULT_CACHE, (uint32_t)n);
+    rc = btree_update_meta(db->dbx[0].bt, BTREE_META_DEFAULT_CACHE, (uint32_t)n);
     if (rc)
       api_error(db, rc, "%s", shale_errstr(rc));
     else
-      pager_set_cache_size(btree_pager(db->bt), (int)n);
+      pager_set_cache_size(btree_pager(db->dbx[0].bt), (int)n);
     return api_txn_end(db, began, rc);
   }
   rc = api_txn_begin(db, BTREE_TXN_READ, &began);
   if (rc) return rc;
   uint32_t x = 0;
-  if (btree_page_count(db->bt)) rc = btree_get_meta(db->bt, BTREE_META_DEFAULT_CACHE, &x);
+  if (btree_page_count(db->dbx[0].bt))
+    rc = btree_get_meta(db->dbx[0].bt, BTREE_META_DEFAULT_CACHE, &x);
   int32_t m = (int32_t)x;
   if (rc == SHALE_OK) rc = add_int(out, m > 0 ? m : m < 0 ? -(int64_t)m : -2000);
   return api_txn_end(db, began, rc);
@@ -321,14 +322,14 @@ static int meta_pragma(shale *db, const PragmaReq *req, int idx, ApiRows *out) {
   if (req->value) {
     rc = api_txn_begin(db, BTREE_TXN_WRITE, &began);
     if (rc) return rc;
-    rc = btree_update_meta(db->bt, idx, (uint32_t)(int32_t)parse_int(req->value));
+    rc = btree_update_meta(db->dbx[0].bt, idx, (uint32_t)(int32_t)parse_int(req->value));
     if (rc) api_error(db, rc, "%s", shale_errstr(rc));
     return api_txn_end(db, began, rc);
   }
   rc = api_txn_begin(db, BTREE_TXN_READ, &began);
   if (rc) return rc;
   uint32_t x = 0;
-  rc = btree_get_meta(db->bt, idx, &x);
+  rc = btree_get_meta(db->dbx[0].bt, idx, &x);
   if (rc == SHALE_OK) rc = add_int(out, idx == BTREE_META_FREE_COUNT ? (int64_t)x : (int32_t)x);
   if (rc) api_error(db, rc, "%s", shale_errstr(rc));
   return api_txn_end(db, began, rc);
@@ -363,7 +364,7 @@ static int encoding_pragma(shale *db, const char *val, ApiRows *out) {
     static const char *const names[] = {"UTF-8", "UTF-8", "UTF-16le", "UTF-16be"};
     return add_text(out, names[db->text_enc <= 3 ? db->text_enc : 1]);
   }
-  if (db->schema && db->schema->s->cookie != 0) return SHALE_OK; /* ignored */
+  if (db->dbx[0].schema && db->dbx[0].schema->s->cookie != 0) return SHALE_OK; /* ignored */
   for (size_t i = 0; i < sizeof encs / sizeof encs[0]; i++) {
     if (!util_stricmp(val, encs[i].name)) return shale_db_new_encoding(db, encs[i].enc);
   }
@@ -372,11 +373,12 @@ static int encoding_pragma(shale *db, const char *val, ApiRows *out) {
 
 int shale_db_new_encoding(shale *db, int enc) {
   if (enc < RECORD_ENC_UTF8 || enc > RECORD_ENC_UTF16BE) return SHALE_MISUSE;
-  if (db->schema && db->schema->s->cookie != 0) return SHALE_OK; /* the file's stays */
+  if (db->dbx[0].schema && db->dbx[0].schema->s->cookie != 0)
+    return SHALE_OK; /* the file's stays */
   db->text_enc = (uint8_t)enc;
   for (int k = 0; k < db->ndb && k < 2; k++)
     if (api_db_bt(db, k)) btree_set_new_encoding(api_db_bt(db, k), enc);
-  if (db->schema) db->schema->s->text_enc = enc;
+  if (db->dbx[0].schema) db->dbx[0].schema->s->text_enc = enc;
   return SHALE_OK;
 }
 
@@ -384,11 +386,11 @@ static int auto_vacuum_pragma(shale *db, const char *val, ApiRows *out) {
   int began, rc = api_txn_begin(db, BTREE_TXN_READ, &began);
   if (rc) return rc;
   if (!val) {
-    rc = add_int(out, btree_get_auto_vacuum(db->bt));
+    rc = add_int(out, btree_get_auto_vacuum(db->dbx[0].bt));
     return api_txn_end(db, began, rc);
   }
   int mode = auto_vacuum_mode(val);
-  if (btree_set_auto_vacuum(db->bt, mode) != SHALE_OK || mode == 0)
+  if (btree_set_auto_vacuum(db->dbx[0].bt, mode) != SHALE_OK || mode == 0)
     return api_txn_end(db, began, SHALE_OK);
   int began_w; /* 0: the read transaction above is upgraded */
   rc = api_txn_begin(db, BTREE_TXN_WRITE, &began_w);
@@ -397,9 +399,9 @@ static int auto_vacuum_pragma(shale *db, const char *val, ApiRows *out) {
     return rc;
   }
   uint32_t top = 0;
-  rc = btree_get_meta(db->bt, BTREE_META_LARGEST_ROOT, &top);
+  rc = btree_get_meta(db->dbx[0].bt, BTREE_META_LARGEST_ROOT, &top);
   if (rc == SHALE_OK && top != 0)
-    rc = btree_update_meta(db->bt, BTREE_META_INCR_VACUUM, (uint32_t)(mode - 1));
+    rc = btree_update_meta(db->dbx[0].bt, BTREE_META_INCR_VACUUM, (uint32_t)(mode - 1));
   if (rc) api_error(db, rc, "%s", shale_errstr(rc));
   return api_txn_end(db, began, rc);
 }
@@ -411,10 +413,10 @@ static int incremental_vacuum_pragma(shale *db, const char *val) {
   if (n <= 0 || n > 0x7fffffff) n = 0x7fffffff;
   int began, rc = api_txn_begin(db, BTREE_TXN_WRITE, &began);
   if (rc) return rc;
-  for (int64_t i = 0; i < n && rc == SHALE_OK; i++) rc = btree_incr_vacuum(db->bt);
+  for (int64_t i = 0; i < n && rc == SHALE_OK; i++) rc = btree_incr_vacuum(db->dbx[0].bt);
   if (rc == SHALE_DONE) rc = SHALE_OK;
   if (rc) {
-    const char *m = btree_errmsg(db->bt);
+    const char *m = btree_errmsg(db->dbx[0].bt);
     api_error(db, rc, "%s", m && rc == SHALE_CORRUPT ? m : shale_errstr(rc));
   }
   return api_txn_end(db, began, rc);
@@ -423,19 +425,19 @@ static int incremental_vacuum_pragma(shale *db, const char *val) {
 /* Compile "SELECT * FROM view" into *cs (its result columns are the
  * view's); on failure the connection's error is set. */
 /* Undo (undo = 1) or redo api_pragma_run's stand-in of database i for
- * main (main's own Btree and schema wait in db->standin_bt/_schema). */
+ * main (main's own Btree and schema wait in db->standin). */
 static void standin_undo(shale *db, int i, int undo) {
   ApiDb *x = &db->dbx[i];
   if (undo) {
-    x->bt = db->bt;
-    x->schema = db->schema;
-    db->bt = db->standin_bt;
-    db->schema = db->standin_schema;
+    x->bt = db->dbx[0].bt;
+    x->schema = db->dbx[0].schema;
+    db->dbx[0].bt = db->standin.bt;
+    db->dbx[0].schema = db->standin.schema;
   } else {
-    db->standin_bt = db->bt;
-    db->standin_schema = db->schema;
-    db->bt = x->bt;
-    db->schema = x->schema;
+    db->standin.bt = db->dbx[0].bt;
+    db->standin.schema = db->dbx[0].schema;
+    db->dbx[0].bt = x->bt;
+    db->dbx[0].schema = x->schema;
     x->bt = NULL;
     x->schema = NULL;
   }
@@ -523,12 +525,12 @@ static const Table *vtab_columns(shale *db, const Table *t) {
 }
 
 static int table_info(shale *db, const char *name, int extended, ApiRows *out) {
-  const Table *t = schema_find_table(db->schema->s, name);
+  const Table *t = schema_find_table(db->dbx[0].schema->s, name);
   if (!t && name &&
       (!util_stricmp(name, "sqlite_temp_schema") || !util_stricmp(name, "sqlite_temp_master")))
-    t = schema_find_table(db->schema->s, "sqlite_schema"); /* the same columns */
+    t = schema_find_table(db->dbx[0].schema->s, "sqlite_schema"); /* the same columns */
   if (!t) {
-    View *vw = schema_find_view(db->schema->s, name);
+    View *vw = schema_find_view(db->dbx[0].schema->s, name);
     return vw ? view_info(db, vw, extended, out) : SHALE_OK;
   }
   if (t->vtab_module) { /* SQLite connects it first (schema.h invariant 5) */
@@ -564,7 +566,7 @@ static int table_info(shale *db, const char *name, int extended, ApiRows *out) {
 }
 
 static int index_list(shale *db, const char *name, ApiRows *out) {
-  Table *t = schema_find_table(db->schema->s, name);
+  Table *t = schema_find_table(db->dbx[0].schema->s, name);
   if (!t) return SHALE_OK;
   int n = 0;
   for (Index *ix = t->indexes; ix; ix = ix->next) n++;
@@ -587,10 +589,10 @@ static int index_list(shale *db, const char *name, ApiRows *out) {
 }
 
 static int index_info(shale *db, const char *name, int extended, ApiRows *out) {
-  Index *ix = schema_find_index(db->schema->s, name);
+  Index *ix = schema_find_index(db->dbx[0].schema->s, name);
   if (!ix) {
     /* a WITHOUT ROWID table's name gives its PRIMARY KEY index */
-    Table *t = schema_find_table(db->schema->s, name);
+    Table *t = schema_find_table(db->dbx[0].schema->s, name);
     if (!t || !t->pk_index) return SHALE_OK;
     ix = t->pk_index;
   }
@@ -673,7 +675,7 @@ static KeyInfo *ck_keyinfo(shale *db, Index *ix, int *unknown) {
 }
 
 static int ck_table(CkState *c, Table *t, int quick) {
-  Btree *bt = c->db->bt;
+  Btree *bt = c->db->dbx[0].bt;
   int nix = 0;
   for (Index *ix = t->indexes; ix; ix = ix->next) nix++;
   BtCursor *tc = NULL;
@@ -798,7 +800,7 @@ static int integrity(shale *db, const PragmaReq *req, int quick, ApiRows *out) {
   if (maxerr <= 0) maxerr = 100;
   int began, rc = api_txn_begin(db, BTREE_TXN_READ, &began);
   if (rc) return rc;
-  Schema *s = db->schema->s;
+  Schema *s = db->dbx[0].schema->s;
   int cap = 1;
   int pos = 0;
   Table *t;
@@ -815,7 +817,7 @@ static int integrity(shale *db, const PragmaReq *req, int quick, ApiRows *out) {
     rc = SHALE_NOMEM;
     goto done;
   }
-  if (btree_page_count(db->bt) > 0) {
+  if (btree_page_count(db->dbx[0].bt) > 0) {
     keys[n] = NULL;
     roots[n++] = (BtreeCheckRoot){1, 1, NULL, NULL};
   }
@@ -838,7 +840,7 @@ static int integrity(shale *db, const PragmaReq *req, int quick, ApiRows *out) {
       roots[n++] = (BtreeCheckRoot){ix->root, 0, ki ? record_compare : NULL, ki};
     }
   }
-  rc = btree_integrity_check(db->bt, roots, n, maxerr, &report, &nerr);
+  rc = btree_integrity_check(db->dbx[0].bt, roots, n, maxerr, &report, &nerr);
   int nbefore = out->nrow;
   if (rc == SHALE_OK && report) {
     size_t len = strlen(report);
@@ -863,23 +865,23 @@ done:
   shale_free(roots);
   shale_free(report);
   if (rc) {
-    const char *m = btree_errmsg(db->bt);
+    const char *m = btree_errmsg(db->dbx[0].bt);
     api_error(db, rc, "%s", m && rc == SHALE_CORRUPT ? m : shale_errstr(rc));
   }
   return api_txn_end(db, began, rc);
 }
 
 static int journal_mode(shale *db, const PragmaReq *req, ApiRows *out) {
-  Pager *pg = btree_pager(db->bt);
+  Pager *pg = btree_pager(db->dbx[0].bt);
   int mode = pager_journal_mode(pg);
   if (req->value) {
     int want = -1;
     for (int i = 0; i < 6; i++)
       if (!util_stricmp(req->value, journal_names[i])) want = i;
-    if (want == PAGER_JOURNAL_OFF && (db->pflags & API_PF_DEFENSIVE))
+    if (want == PAGER_JOURNAL_OFF && (db->set.pflags & API_PF_DEFENSIVE))
       want = -1; /* db_config DEFENSIVE: no journal_mode=OFF (the mode stays) */
     if (want >= 0 && want != mode && (want == PAGER_JOURNAL_WAL || mode == PAGER_JOURNAL_WAL) &&
-        !pager_is_memory(pg) && !db->autocommit) {
+        !pager_is_memory(pg) && !db->txn.autocommit) {
       api_error(db, SHALE_ERROR, "cannot change %s wal mode from within a transaction",
                 want == PAGER_JOURNAL_WAL ? "into" : "out of");
       return SHALE_ERROR;
@@ -892,8 +894,8 @@ static int journal_mode(shale *db, const PragmaReq *req, ApiRows *out) {
         if (want == PAGER_JOURNAL_WAL && pager_db_size(pg) == 0 && began) {
           /* An empty file has no header to mark: as SQLite, write page 1
            * first (a write transaction on an empty file creates it). */
-          rc = btree_begin(db->bt, BTREE_TXN_WRITE);
-          if (rc == SHALE_OK) rc = btree_commit(db->bt);
+          rc = btree_begin(db->dbx[0].bt, BTREE_TXN_WRITE);
+          if (rc == SHALE_OK) rc = btree_commit(db->dbx[0].bt);
         }
         rc = api_txn_end(db, began, rc);
         if (rc) return rc;
@@ -1000,7 +1002,7 @@ static int temp_schema_row(const char *only, ApiRows *out) {
 /* PRAGMA table_list[(name)]: main's (or only the named database's:
  * main_only), then temp's and each attached database's, as SQLite. */
 static int table_list(shale *db, const char *only, int main_only, ApiRows *out) {
-  int rc = table_list_db(db, db->pragma_standin, db->schema->s, only, out);
+  int rc = table_list_db(db, db->pragma_standin, db->dbx[0].schema->s, only, out);
   for (int i = 1; rc == SHALE_OK && !main_only && i < db->ndb; i++) {
     Schema *s = i > 1 || db->dbx[1].bt ? api_db_schema(db, i) : NULL;
     if (s)
@@ -1012,7 +1014,7 @@ static int table_list(shale *db, const char *only, int main_only, ApiRows *out) 
 }
 
 static int fk_list(shale *db, const char *name, ApiRows *out) {
-  Table *t = schema_find_table(db->schema->s, name);
+  Table *t = schema_find_table(db->dbx[0].schema->s, name);
   if (!t) return SHALE_OK;
   static const char *const act[] = {"NO ACTION", "SET NULL", "SET DEFAULT",
                                     "CASCADE",   "RESTRICT", "NO ACTION"};
@@ -1096,7 +1098,7 @@ static char *fk_check_sql(const Schema *s, const Table *t) {
 }
 
 static int fk_check_table(shale *db, const Table *t, ApiRows *out) {
-  char *sql = fk_check_sql(db->schema->s, t);
+  char *sql = fk_check_sql(db->dbx[0].schema->s, t);
   if (!sql) return SHALE_NOMEM;
   CompileEnv env;
   api_compile_env(db, &env);
@@ -1112,7 +1114,7 @@ static int fk_check_table(shale *db, const Table *t, ApiRows *out) {
     return rc;
   }
   Vm *v = NULL;
-  rc = cs.prog ? vm_new(cs.prog, db->bt, 0, &v) : SHALE_INTERNAL;
+  rc = cs.prog ? vm_new(cs.prog, db->dbx[0].bt, 0, &v) : SHALE_INTERNAL;
   if (rc == SHALE_OK) {
     vm_set_conn(v, db, &db->conn_cb);
     while ((rc = vm_step(v)) == SHALE_ROW) {
@@ -1149,7 +1151,7 @@ static int tab_root_desc(const void *a, const void *b) {
  * in scan order, foreign keys in id order. A parent key that is not
  * PRIMARY KEY/UNIQUE fails the whole pragma. */
 static int fk_check_pragma(shale *db, const char *name, ApiRows *out) {
-  Schema *s = db->schema->s;
+  Schema *s = db->dbx[0].schema->s;
   Table **list = NULL;
   int n = 0;
   if (name) {
@@ -1263,7 +1265,7 @@ static int optimize_pragma(shale *db, const char *val, ApiRows *out) {
   if (rc) return rc;
   Table **t;
   int n;
-  if (compile_analyze_table_order(db->schema->s, &t, &n) != SHALE_OK) return SHALE_NOMEM;
+  if (compile_analyze_table_order(db->dbx[0].schema->s, &t, &n) != SHALE_OK) return SHALE_NOMEM;
   /* the statements first: running one reloads the schema */
   char **sqls = n ? shale_malloc(sizeof(char *) * (size_t)n) : NULL;
   int nsql = 0;
@@ -1322,8 +1324,8 @@ static int optimize_pragma(shale *db, const char *val, ApiRows *out) {
 
 static int analysis_limit_pragma(shale *db, const char *val, ApiRows *out) {
   int64_t v;
-  if (val && dec_or_hex(val, &v) && v >= 0) db->analysis_limit = (int)(v & 0x7fffffff);
-  return add_int(out, db->analysis_limit);
+  if (val && dec_or_hex(val, &v) && v >= 0) db->set.analysis_limit = (int)(v & 0x7fffffff);
+  return add_int(out, db->set.analysis_limit);
 }
 
 static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, ApiRows *out);
@@ -1371,8 +1373,8 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
   if (i < 0) return SHALE_ERROR;
   if (i == 0 || d->id == PR_DATABASE_LIST) return pragma_run_db(db, d, req, out);
   /* another database: run the pragma with it standing in for main */
-  if (i == 1 && !db->dbx[1].bt && api_temp_open(db) != SHALE_OK) return db->errcode;
-  if (!api_db_schema(db, i)) return db->errcode;
+  if (i == 1 && !db->dbx[1].bt && api_temp_open(db) != SHALE_OK) return db->err.code;
+  if (!api_db_schema(db, i)) return db->err.code;
   ApiSchema *xs = NULL;
   standin_undo(db, i, 0);
   db->pragma_standin = i;
@@ -1387,7 +1389,7 @@ int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out) {
 static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, ApiRows *out) {
   if (d->needs_arg && !req->value) return SHALE_OK;
   int rc = SHALE_OK;
-  Pager *pg = btree_pager(db->bt);
+  Pager *pg = btree_pager(db->dbx[0].bt);
   const char *val = req->value;
   switch (d->id) {
     case PR_TABLE_INFO:
@@ -1423,10 +1425,10 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
         else
           lvl = parse_bool_dflt(val, 1);
         pager_set_synchronous(pg, lvl > 3 ? 3 : lvl);
-        db->sync_level = lvl;
+        db->set.sync_level = lvl;
         return SHALE_OK;
       }
-      return add_int(out, db->sync_level);
+      return add_int(out, db->set.sync_level);
     case PR_CACHE_SIZE:
       if (val) {
         pager_set_cache_size(pg, (int)parse_int(val));
@@ -1437,23 +1439,25 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
       if (val) {
         int64_t n = parse_int(val);
         if (n >= 512 && n <= 65536 && (n & (n - 1)) == 0) {
-          btree_set_page_size(db->bt, (uint32_t)n,
+          btree_set_page_size(db->dbx[0].bt, (uint32_t)n,
                               (int)(pager_page_size(pg) - pager_usable_size(pg)));
-          db->next_page_size = (uint32_t)n; /* for VACUUM */
+          db->set.next_page_size = (uint32_t)n; /* for VACUUM */
         }
         return SHALE_OK;
       }
-      return add_int(out, btree_page_size(db->bt));
+      return add_int(out, btree_page_size(db->dbx[0].bt));
     case PR_PAGE_COUNT:
     case PR_FREELIST_COUNT: {
       int began;
       rc = api_txn_begin(db, BTREE_TXN_READ, &began);
       if (rc) return rc;
       if (d->id == PR_PAGE_COUNT) {
-        rc = add_int(out, btree_page_count(db->bt));
+        rc = add_int(out, btree_page_count(db->dbx[0].bt));
       } else {
         uint32_t x = 0;
-        rc = btree_page_count(db->bt) ? btree_get_meta(db->bt, BTREE_META_FREE_COUNT, &x) : 0;
+        rc = btree_page_count(db->dbx[0].bt)
+                 ? btree_get_meta(db->dbx[0].bt, BTREE_META_FREE_COUNT, &x)
+                 : 0;
         if (rc == SHALE_OK) rc = add_int(out, x);
       }
       return api_txn_end(db, began, rc);
@@ -1463,7 +1467,7 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
     case PR_APPLICATION_ID:
       return meta_pragma(db, req, BTREE_META_APPLICATION_ID, out);
     case PR_SCHEMA_VERSION:
-      if (val && (db->pflags & API_PF_DEFENSIVE)) return SHALE_OK; /* DEFENSIVE: a no-op */
+      if (val && (db->set.pflags & API_PF_DEFENSIVE)) return SHALE_OK; /* DEFENSIVE: a no-op */
       return meta_pragma(db, req, BTREE_META_SCHEMA_COOKIE, out);
     case PR_INTEGRITY_CHECK:
     case PR_QUICK_CHECK:
@@ -1472,20 +1476,20 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
       return integrity(db, req, d->id == PR_QUICK_CHECK, out);
     case PR_BUSY_TIMEOUT:
       if (val) shale_busy_timeout(db, (int)parse_int(val));
-      return add_int(out, db->busy_ms);
+      return add_int(out, db->set.busy_ms);
     case PR_FOREIGN_KEYS:
       if (val) {
-        if (db->autocommit) db->foreign_keys = (uint8_t)parse_bool(val);
+        if (db->txn.autocommit) db->set.foreign_keys = (uint8_t)parse_bool(val);
         return SHALE_OK;
       }
-      return add_int(out, db->foreign_keys);
+      return add_int(out, db->set.foreign_keys);
     case PR_DEFER_FOREIGN_KEYS: /* as SQLite: cleared at the end of every transaction */
       if (val) {
-        db->defer_foreign_keys = (uint8_t)parse_bool(val);
-        if (!db->defer_foreign_keys) db->deferred_imm_fk = 0; /* as SQLite */
+        db->set.defer_foreign_keys = (uint8_t)parse_bool(val);
+        if (!db->set.defer_foreign_keys) db->txn.deferred_imm_fk = 0; /* as SQLite */
         return SHALE_OK;
       }
-      return add_int(out, db->defer_foreign_keys);
+      return add_int(out, db->set.defer_foreign_keys);
     case PR_COMPILE_OPTIONS:
       for (int i = 0; func_compileoption_get(i); i++) {
         int r = add_text(out, func_compileoption_get(i));
@@ -1505,23 +1509,23 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
       return func_registry_each(&db->funcs, function_list_row, out);
     case PR_RECURSIVE_TRIGGERS:
       if (val) {
-        db->recursive_triggers = (uint8_t)parse_bool(val);
+        db->set.recursive_triggers = (uint8_t)parse_bool(val);
         return SHALE_OK;
       }
-      return add_int(out, db->recursive_triggers);
+      return add_int(out, db->set.recursive_triggers);
     case PR_REVERSE_UNORDERED:
       if (val) {
-        db->reverse_unordered = (uint8_t)parse_bool(val);
+        db->set.reverse_unordered = (uint8_t)parse_bool(val);
         return SHALE_OK;
       }
-      return add_int(out, db->reverse_unordered);
+      return add_int(out, db->set.reverse_unordered);
     case PR_CASE_SENSITIVE_LIKE:
       /* like() is replaced in the registry: running programs borrow it, so
        * nothing changes while other statements run (as SQLite refuses to
        * redefine functions then) */
-      if (db->nactive > 0) return SHALE_OK;
-      db->case_sensitive_like = (uint8_t)parse_bool(val);
-      rc = func_set_case_sensitive_like(&db->funcs, db->case_sensitive_like);
+      if (db->txn.nactive > 0) return SHALE_OK;
+      db->set.case_sensitive_like = (uint8_t)parse_bool(val);
+      rc = func_set_case_sensitive_like(&db->funcs, db->set.case_sensitive_like);
       if (rc) api_error(db, rc, "%s", shale_errstr(rc));
       api_expire(db); /* cached programs hold the like() they were compiled with */
       return rc;
@@ -1563,8 +1567,8 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
     case PR_ANALYSIS_LIMIT:
       return analysis_limit_pragma(db, val, out);
     case PR_WAL_AUTOCHECKPOINT:
-      if (val) db->wal_autocheckpoint = (int)parse_int(val);
-      return add_int(out, db->wal_autocheckpoint);
+      if (val) db->set.wal_autocheckpoint = (int)parse_int(val);
+      return add_int(out, db->set.wal_autocheckpoint);
     case PR_MMAP_SIZE:
       /* as SQLite: no row for an in-memory database (no map there) */
       if (pager_is_memory(pg)) return SHALE_OK;
@@ -1583,9 +1587,10 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
       if (val && !util_stricmp(val, "exclusive")) mode = PAGER_LOCKING_EXCLUSIVE;
       if (val && !util_stricmp(val, "normal")) mode = PAGER_LOCKING_NORMAL;
       if (!req->schema && mode < 0) {
-        mode = db->dflt_lock_mode;
+        mode = db->set.dflt_lock_mode;
       } else {
-        if (!req->schema) db->dflt_lock_mode = (uint8_t)(mode < 0 ? db->dflt_lock_mode : mode);
+        if (!req->schema)
+          db->set.dflt_lock_mode = (uint8_t)(mode < 0 ? db->set.dflt_lock_mode : mode);
         mode = pager_set_locking_mode(pg, mode);
       }
       return add_text(out, mode == PAGER_LOCKING_EXCLUSIVE ? "exclusive" : "normal");
@@ -1605,24 +1610,24 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
     case PR_TRUSTED_SCHEMA:
     case PR_WRITABLE_SCHEMA: {
       uint32_t bit = flag_bit(d->id);
-      if (!val) return add_int(out, (db->pflags & bit) != 0);
+      if (!val) return add_int(out, (db->set.pflags & bit) != 0);
       if (parse_bool(val))
-        db->pflags |= bit;
+        db->set.pflags |= bit;
       else
-        db->pflags &= ~bit;
-      db->query_only = (db->pflags & API_PF_QUERY_ONLY) != 0;
+        db->set.pflags &= ~bit;
+      db->set.query_only = (db->set.pflags & API_PF_QUERY_ONLY) != 0;
       api_expire(db); /* as SQLite's OP_Expire after a flag pragma */
       return SHALE_OK;
     }
     case PR_CACHE_SPILL: {
-      if (!val) return add_int(out, (db->pflags & API_PF_CACHE_SPILL) ? spill_pages(db) : 0);
+      if (!val) return add_int(out, (db->set.pflags & API_PF_CACHE_SPILL) ? spill_pages(db) : 0);
       int64_t n = 1;
       int isnum = dec_or_hex(val, &n) && n >= INT32_MIN && n <= INT32_MAX;
-      if (isnum && n != 0) db->cache_spill = (int)n;
+      if (isnum && n != 0) db->set.cache_spill = (int)n;
       if (isnum ? n != 0 : parse_bool_dflt(val, 1))
-        db->pflags |= API_PF_CACHE_SPILL;
+        db->set.pflags |= API_PF_CACHE_SPILL;
       else
-        db->pflags &= ~(uint32_t)API_PF_CACHE_SPILL;
+        db->set.pflags &= ~(uint32_t)API_PF_CACHE_SPILL;
       return SHALE_OK;
     }
     case PR_DATA_VERSION:
@@ -1646,9 +1651,9 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
       if (val) {
         int64_t n;
         if (!dec_or_hex(val, &n)) n = atoi_prefix(val); /* as SQLite: what a prefix gives */
-        db->journal_size_limit = n < -1 ? -1 : n;
+        db->set.journal_size_limit = n < -1 ? -1 : n;
       }
-      return add_int(out, db->journal_size_limit);
+      return add_int(out, db->set.journal_size_limit);
     case PR_MAX_PAGE_COUNT: {
       int64_t n = 0;
       if (!val || !dec_or_hex(val, &n) || n < 0) n = 0;
@@ -1685,8 +1690,8 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
         rc = add_text(out, defs[i].name);
       return rc;
     case PR_SECURE_DELETE:
-      if (val) db->secure_delete = !util_stricmp(val, "fast") ? 2 : (uint8_t)parse_bool(val);
-      return add_int(out, db->secure_delete);
+      if (val) db->set.secure_delete = !util_stricmp(val, "fast") ? 2 : (uint8_t)parse_bool(val);
+      return add_int(out, db->set.secure_delete);
     case PR_THREADS: {
       int64_t n;
       if (val && dec_or_hex(val, &n) && n >= 0)
@@ -1700,16 +1705,16 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
     case PR_TEMP_STORE:
       if (val) {
         if (!util_stricmp(val, "default"))
-          db->temp_store = 0;
+          db->set.temp_store = 0;
         else if (!util_stricmp(val, "file"))
-          db->temp_store = 1;
+          db->set.temp_store = 1;
         else if (!util_stricmp(val, "memory"))
-          db->temp_store = 2;
+          db->set.temp_store = 2;
         else /* as SQLite's getTempStore: a first digit 0..2, else 0 */
-          db->temp_store = (uint8_t)(val[0] >= '0' && val[0] <= '2' ? val[0] - '0' : 0);
+          db->set.temp_store = (uint8_t)(val[0] >= '0' && val[0] <= '2' ? val[0] - '0' : 0);
         return SHALE_OK;
       }
-      return add_int(out, db->temp_store);
+      return add_int(out, db->set.temp_store);
     default:
       return SHALE_OK;
   }
