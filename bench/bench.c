@@ -17,7 +17,9 @@
  *            (the child switches instrumentation and collection on around
  *            run() with callgrind's client requests; setup, prep and the
  *            warm-up run uninstrumented). --instr-reps N timed repetitions
- *            under callgrind (default 1: the counts barely vary).
+ *            under callgrind (default 1: the counts barely vary). With
+ *            SHALE_BENCH_KEEP_CALLGRIND=DIR in the environment the callgrind
+ *            files are kept as DIR/ROW.ENGINE.cg for callgrind_annotate.
  *   --help   this text and the list of rows
  *
  * Invariants:

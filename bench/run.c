@@ -252,7 +252,14 @@ void bench_run_one(const BenchRow *row, void (*finish)(void), int reps, int warm
     res->ok = 1;
     if (instr_out) {
       double ir = callgrind_total(instr_out);
-      remove(instr_out);
+      const char *keep = getenv("SHALE_BENCH_KEEP_CALLGRIND");
+      if (keep && *keep) { /* kept for callgrind_annotate: ROW.ENGINE.cg in that folder */
+        char kept[1024];
+        snprintf(kept, sizeof kept, "%s/%s.%s.cg", keep, row->name, engine);
+        if (rename(instr_out, kept) != 0) remove(instr_out);
+      } else {
+        remove(instr_out);
+      }
       if (ir < 0) {
         res->ok = 0;
         snprintf(res->err, sizeof res->err, "no callgrind output in %s", instr_out);

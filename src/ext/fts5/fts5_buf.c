@@ -64,19 +64,16 @@ int fts5_get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v) {
   return util_get_varint_safe(p, end, v);
 }
 
-void fts5_pos_add(int *rc, Fts5Pos *p, int64_t v) {
+void fts5_pos_grow(int *rc, Fts5Pos *p) {
   if (*rc) return;
-  if (p->n == p->cap) {
-    int cap = p->cap ? p->cap * 2 : 8;
-    int64_t *a = shale_realloc(p->a, sizeof(int64_t) * (size_t)cap);
-    if (!a) {
-      *rc = SHALE_NOMEM;
-      return;
-    }
-    p->a = a;
-    p->cap = cap;
+  int cap = p->cap ? p->cap * 2 : 8;
+  int64_t *a = shale_realloc(p->a, sizeof(int64_t) * (size_t)cap);
+  if (!a) {
+    *rc = SHALE_NOMEM;
+    return;
   }
-  p->a[p->n++] = v;
+  p->a = a;
+  p->cap = cap;
 }
 
 void fts5_pos_free(Fts5Pos *p) {
@@ -86,10 +83,14 @@ void fts5_pos_free(Fts5Pos *p) {
 }
 
 int fts5_poslist_decode(const uint8_t *p, int n, Fts5Pos *out) {
+  out->n = 0;
+  return fts5_poslist_decode_append(p, n, out);
+}
+
+int fts5_poslist_decode_append(const uint8_t *p, int n, Fts5Pos *out) {
   const uint8_t *end = p + n;
   int rc = SHALE_OK;
   int64_t col = 0, prev = 0;
-  out->n = 0;
   while (p < end && rc == SHALE_OK) {
     uint64_t v;
     int k = fts5_get_varint(p, end, &v);

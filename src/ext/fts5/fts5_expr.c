@@ -52,6 +52,7 @@ typedef struct Phrase {
   uint64_t colmask; /* allowed columns (bit per column; all ones: any) */
   Fts5List hits;    /* per row, the instances (first token positions) */
   Fts5Pos cur;      /* during evaluation: SQLite's position list now */
+  Fts5Pos view;     /* fts5_expr_phrase_hits' answer: a row of hits (not owned) */
   int evaluated;
 } Phrase;
 
@@ -787,12 +788,12 @@ static Fts5Doc *find_doc(const Fts5List *l, int64_t rowid) {
   return NULL;
 }
 
-static int has_pos(const Fts5Pos *p, int64_t v) {
-  int lo = 0, hi = p->n - 1;
+static int has_pos(const int64_t *a, int n, int64_t v) {
+  int lo = 0, hi = n - 1;
   while (lo <= hi) {
     int mid = (lo + hi) / 2;
-    if (p->a[mid] == v) return 1;
-    if (p->a[mid] < v)
+    if (a[mid] == v) return 1;
+    if (a[mid] < v)
       lo = mid + 1;
     else
       hi = mid - 1;
@@ -802,10 +803,10 @@ static int has_pos(const Fts5Pos *p, int64_t v) {
 
 static int rows_push(int64_t **a, int *n, int *cap, int64_t v);
 
-static int has_col(const Fts5Pos *p, uint64_t mask) {
-  if (mask == ~(uint64_t)0) return p->n > 0;
-  for (int i = 0; i < p->n; i++) {
-    int64_t c = p->a[i] >> 32;
+static int has_col(const int64_t *a, int n, uint64_t mask) {
+  if (mask == ~(uint64_t)0) return n > 0;
+  for (int i = 0; i < n; i++) {
+    int64_t c = a[i] >> 32;
     if (c < 64 && (mask & ((uint64_t)1 << c))) return 1;
   }
   return 0;
@@ -816,37 +817,34 @@ static int has_col(const Fts5Pos *p, uint64_t mask) {
 static int list_union(Fts5List *a, Fts5List *b) {
   Fts5List out = {0};
   int rc = SHALE_OK, i = 0, j = 0;
-  out.cap = a->n + b->n;
-  out.a = out.cap ? shale_malloc(sizeof(Fts5Doc) * (size_t)out.cap) : NULL;
-  if (out.cap && !out.a) rc = SHALE_NOMEM;
   while (rc == SHALE_OK && (i < a->n || j < b->n)) {
-    Fts5Doc *x = i < a->n ? &a->a[i] : NULL, *y = j < b->n ? &b->a[j] : NULL;
-    Fts5Doc d = {0, {0}};
+    const Fts5Doc *x = i < a->n ? &a->a[i] : NULL, *y = j < b->n ? &b->a[j] : NULL;
+    const int64_t *xp = x ? fts5_doc_pos(a, x) : NULL, *yp = y ? fts5_doc_pos(b, y) : NULL;
+    int xn = 0, yn = 0;
     if (!y || (x && x->rowid < y->rowid)) {
-      d = *x;
-      memset(&x->pos, 0, sizeof x->pos);
+      xn = x->n;
       i++;
     } else if (!x || y->rowid < x->rowid) {
-      d = *y;
-      memset(&y->pos, 0, sizeof y->pos);
+      yn = y->n;
       j++;
     } else {
-      d.rowid = x->rowid;
-      int p = 0, q = 0;
-      while (p < x->pos.n || q < y->pos.n) {
-        int64_t v;
-        if (q >= y->pos.n || (p < x->pos.n && x->pos.a[p] < y->pos.a[q]))
-          v = x->pos.a[p++];
-        else if (p >= x->pos.n || y->pos.a[q] < x->pos.a[p])
-          v = y->pos.a[q++];
-        else
-          v = x->pos.a[p++], q++;
-        fts5_pos_add(&rc, &d.pos, v);
-      }
+      xn = x->n;
+      yn = y->n;
       i++;
       j++;
     }
-    out.a[out.n++] = d;
+    fts5_list_push(&rc, &out, xn ? x->rowid : y->rowid);
+    int p = 0, q = 0;
+    while (rc == SHALE_OK && (p < xn || q < yn)) {
+      int64_t v;
+      if (q >= yn || (p < xn && xp[p] < yp[q]))
+        v = xp[p++];
+      else if (p >= xn || yp[q] < xp[p])
+        v = yp[q++];
+      else
+        v = xp[p++], q++;
+      fts5_list_add(&rc, &out, v);
+    }
   }
   fts5_list_free(b);
   if (rc) {
@@ -884,48 +882,38 @@ static int phrase_eval(Fts5Expr *e, Fts5Index *ix, Phrase *p, Fts5List *out, int
   memset(t, 0, sizeof(Fts5List) * (size_t)p->nterm);
   int rc = SHALE_OK;
   for (int i = 0; rc == SHALE_OK && i < p->nterm; i++) rc = term_query(ix, &p->terms[i], &t[i]);
+  const Fts5Doc **dt = shale_malloc(sizeof *dt * (size_t)p->nterm); /* each term's row */
+  if (!dt) rc = SHALE_NOMEM;
   for (int r = 0; rc == SHALE_OK && r < t[0].n; r++) {
-    Fts5Doc *d0 = &t[0].a[r];
+    const Fts5Doc *d0 = &t[0].a[r];
     int ok = 1;
-    for (int i = 1; i < p->nterm && ok; i++) ok = find_doc(&t[i], d0->rowid) != NULL;
+    dt[0] = d0;
+    for (int i = 1; i < p->nterm && ok; i++) ok = (dt[i] = find_doc(&t[i], d0->rowid)) != NULL;
     if (!ok) continue;
     /* a candidate: every term has a position in the phrase's columns (the
      * column filter is applied by SQLite's term iterators) */
     for (int i = 0; i < p->nterm && ok; i++)
-      ok = has_col(&find_doc(&t[i], d0->rowid)->pos, p->colmask);
+      ok = has_col(fts5_doc_pos(&t[i], dt[i]), dt[i]->n, p->colmask);
     if (!ok) continue;
     if (cand && (rc = rows_push(cand, ncand, &capc, d0->rowid))) break;
-    Fts5Doc nd = {d0->rowid, {0}};
-    for (int k = 0; rc == SHALE_OK && k < d0->pos.n; k++) {
-      int64_t v = d0->pos.a[k];
+    fts5_list_push(&rc, out, d0->rowid);
+    const int64_t *p0 = fts5_doc_pos(&t[0], d0);
+    for (int k = 0; rc == SHALE_OK && k < d0->n; k++) {
+      int64_t v = p0[k];
       int col = (int)(v >> 32);
       if (col < 64 && !(p->colmask & ((uint64_t)1 << col))) continue;
       if (col >= 64 && p->colmask != ~(uint64_t)0) continue;
       if (p->caret && (v & 0xffffffff) != 0) continue;
       int match = 1;
       for (int i = 1; i < p->nterm && match; i++)
-        match = has_pos(&find_doc(&t[i], d0->rowid)->pos, v + i);
-      if (match) fts5_pos_add(&rc, &nd.pos, v);
+        match = has_pos(fts5_doc_pos(&t[i], dt[i]), dt[i]->n, v + i);
+      if (match) fts5_list_add(&rc, out, v);
     }
-    if (rc == SHALE_OK && nd.pos.n) {
-      if (out->n == out->cap) {
-        int cap = out->cap ? out->cap * 2 : 16;
-        Fts5Doc *a = shale_realloc(out->a, sizeof(Fts5Doc) * (size_t)cap);
-        if (!a) {
-          fts5_pos_free(&nd.pos);
-          rc = SHALE_NOMEM;
-          break;
-        }
-        out->a = a;
-        out->cap = cap;
-      }
-      out->a[out->n++] = nd;
-    } else {
-      fts5_pos_free(&nd.pos);
-    }
+    if (rc == SHALE_OK && !out->a[out->n - 1].n) fts5_list_pop(out);
   }
   for (int i = 0; i < p->nterm; i++) fts5_list_free(&t[i]);
   shale_free(t);
+  shale_free(dt);
   (void)e;
   return rc;
 }
@@ -955,9 +943,9 @@ static int row_in(const int64_t *a, int n, int64_t v) {
   return 0;
 }
 
-static void pos_copy(int *rc, Fts5Pos *dst, const Fts5Pos *src) {
+static void pos_copy(int *rc, Fts5Pos *dst, const int64_t *a, int n) {
   dst->n = 0;
-  for (int i = 0; src && i < src->n; i++) fts5_pos_add(rc, dst, src->a[i]);
+  for (int i = 0; i < n; i++) fts5_pos_add(rc, dst, a[i]);
 }
 
 /* SQLite's NEAR test on one row: one instance per phrase, all within
@@ -1115,7 +1103,7 @@ static int leaf_test(Fts5Expr *e, It *t) {
   for (int i = 0; i < n->nphr && rc == SHALE_OK; i++) {
     Phrase *p = &e->ph[n->phr[i]];
     Fts5Doc *d = find_doc(&p->hits, t->rowid);
-    pos_copy(&rc, &p->cur, d ? &d->pos : NULL);
+    pos_copy(&rc, &p->cur, d ? fts5_doc_pos(&p->hits, d) : NULL, d ? d->n : 0);
     if (!d) {
       all = 0;
       break;
@@ -1258,16 +1246,8 @@ static int it_next(Fts5Expr *e, It *t, int from_valid, int64_t from) {
 
 static int hits_push(Fts5List *l, int64_t rowid, const Fts5Pos *p) {
   int rc = SHALE_OK;
-  if (l->n == l->cap) {
-    int c = l->cap ? l->cap * 2 : 16;
-    Fts5Doc *a = shale_realloc(l->a, sizeof(Fts5Doc) * (size_t)c);
-    if (!a) return SHALE_NOMEM;
-    l->a = a;
-    l->cap = c;
-  }
-  memset(&l->a[l->n], 0, sizeof(Fts5Doc));
-  l->a[l->n].rowid = rowid;
-  pos_copy(&rc, &l->a[l->n++].pos, p);
+  fts5_list_push(&rc, l, rowid);
+  for (int i = 0; i < p->n; i++) fts5_list_add(&rc, l, p->a[i]);
   return rc;
 }
 
@@ -1331,8 +1311,12 @@ int fts5_expr_eval(Fts5Expr *e, Fts5Index *ix, int64_t **rows, int *nrows) {
 }
 
 const Fts5Pos *fts5_expr_phrase_hits(Fts5Expr *e, int ip, int64_t rowid) {
-  Fts5Doc *d = find_doc(&e->ph[ip].hits, rowid);
-  return d ? &d->pos : NULL;
+  Phrase *p = &e->ph[ip];
+  Fts5Doc *d = find_doc(&p->hits, rowid);
+  if (!d) return NULL;
+  p->view.a = (int64_t *)fts5_doc_pos(&p->hits, d);
+  p->view.n = p->view.cap = d->n;
+  return &p->view;
 }
 
 int fts5_expr_phrase_rows(Fts5Expr *e, Fts5Index *ix, int ip, int64_t *n) {

@@ -958,6 +958,14 @@ static int gather_doclist(Gather *g, SegScan *s, int age) {
   return rc;
 }
 
+/* Whether a[0..n) is in cmp's order already (one segment and one term
+ * gives entries in order: no sort needed). */
+static int ents_sorted(const Ent *a, int n, int (*cmp)(const void *, const void *)) {
+  for (int i = 1; i < n; i++)
+    if (cmp(&a[i - 1], &a[i]) > 0) return 0;
+  return 1;
+}
+
 static const uint8_t *sort_arena;
 static int ent_cmp(const void *a, const void *b) {
   const Ent *x = a, *y = b;
@@ -1001,7 +1009,7 @@ static int gather(Fts5Index *x, const uint8_t *term, int n, int prefix, Gather *
   structure_free(&s);
   if (rc) return rc;
   sort_arena = g->arena.p;
-  if (g->n) qsort(g->a, (size_t)g->n, sizeof(Ent), ent_cmp);
+  if (!ents_sorted(g->a, g->n, ent_cmp)) qsort(g->a, (size_t)g->n, sizeof(Ent), ent_cmp);
   int k = 0;
   for (int i = 0; i < g->n; i++) {
     Ent *e = &g->a[i];
@@ -1019,14 +1027,27 @@ static int gather(Fts5Index *x, const uint8_t *term, int n, int prefix, Gather *
 }
 
 void fts5_list_free(Fts5List *l) {
-  for (int i = 0; i < l->n; i++) fts5_pos_free(&l->a[i].pos);
   shale_free(l->a);
+  fts5_pos_free(&l->pos);
   memset(l, 0, sizeof *l);
 }
 
-static int i64_cmp(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return x < y ? -1 : x > y;
+void fts5_list_push(int *rc, Fts5List *l, int64_t rowid) {
+  if (*rc) return;
+  if (l->n == l->cap) {
+    int cap = l->cap ? l->cap * 2 : 16;
+    Fts5Doc *a = shale_realloc(l->a, sizeof(Fts5Doc) * (size_t)cap);
+    if (!a) {
+      *rc = SHALE_NOMEM;
+      return;
+    }
+    l->a = a;
+    l->cap = cap;
+  }
+  Fts5Doc *d = &l->a[l->n++];
+  d->rowid = rowid;
+  d->off = l->pos.n;
+  d->n = 0;
 }
 
 static int ent_rowid_cmp(const void *a, const void *b) {
@@ -1034,17 +1055,41 @@ static int ent_rowid_cmp(const void *a, const void *b) {
   return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
 }
 
-/* An entry's poslist bytes as (column << 32 | offset) values: detail=column
- * lists columns (offset 0 each), detail=none one pseudo position 0. */
-static int entry_decode(Fts5Index *x, const uint8_t *p, int n, Fts5Pos *out) {
-  int rc = fts5_poslist_decode(p, n, out);
+/* Append an entry's poslist bytes to out as (column << 32 | offset)
+ * values: detail=column lists columns (offset 0 each), detail=none one
+ * pseudo position 0. */
+static int entry_decode_append(Fts5Index *x, const uint8_t *p, int n, Fts5Pos *out) {
+  int from = out->n, rc = fts5_poslist_decode_append(p, n, out);
   if (rc == SHALE_OK && x->c->detail == FTS5_DETAIL_COLUMN) {
-    for (int i = 0; i < out->n; i++) {
+    for (int i = from; i < out->n; i++) {
       if (out->a[i] >> 32) return FTS5_CORRUPT;
       out->a[i] <<= 32;
     }
   }
   return rc;
+}
+
+static int entry_decode(Fts5Index *x, const uint8_t *p, int n, Fts5Pos *out) {
+  out->n = 0;
+  return entry_decode_append(x, p, n, out);
+}
+
+/* Sort a[0..n) (a row's positions from several terms, each run sorted)
+ * and drop repeats; the new count. */
+static int pos_sort_unique(int64_t *a, int n) {
+  for (int i = 1; i < n; i++) { /* runs are long and few: insertion sort */
+    int64_t v = a[i];
+    int j = i;
+    while (j > 0 && a[j - 1] > v) {
+      a[j] = a[j - 1];
+      j--;
+    }
+    a[j] = v;
+  }
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (!k || a[k - 1] != a[i]) a[k++] = a[i];
+  return k;
 }
 
 int fts5_index_query(Fts5Index *x, const char *term, int nterm, int prefix, Fts5List *out) {
@@ -1053,36 +1098,22 @@ int fts5_index_query(Fts5Index *x, const char *term, int nterm, int prefix, Fts5
   if (rc) return rc;
   Gather g;
   rc = gather(x, (const uint8_t *)term, nterm, prefix, &g);
-  if (rc == SHALE_OK && g.n) qsort(g.a, (size_t)g.n, sizeof(Ent), ent_rowid_cmp);
-  Fts5Pos tmp = {0};
+  if (rc == SHALE_OK && !ents_sorted(g.a, g.n, ent_rowid_cmp))
+    qsort(g.a, (size_t)g.n, sizeof(Ent), ent_rowid_cmp);
   for (int i = 0; rc == SHALE_OK && i < g.n; i++) {
     Ent *e = &g.a[i];
-    if (!out->n || out->a[out->n - 1].rowid != e->rowid) {
-      if (out->n == out->cap) {
-        int cap = out->cap ? out->cap * 2 : 16;
-        Fts5Doc *a = shale_realloc(out->a, sizeof(Fts5Doc) * (size_t)cap);
-        if (!a) {
-          rc = SHALE_NOMEM;
-          break;
-        }
-        out->a = a;
-        out->cap = cap;
-      }
-      memset(&out->a[out->n], 0, sizeof(Fts5Doc));
-      out->a[out->n++].rowid = e->rowid;
-    }
+    int more = out->n && out->a[out->n - 1].rowid == e->rowid;
+    if (!more) fts5_list_push(&rc, out, e->rowid);
+    if (rc) break;
     Fts5Doc *d = &out->a[out->n - 1];
-    rc = entry_decode(x, g.arena.p + e->poff, e->plen, &tmp);
-    for (int j = 0; rc == SHALE_OK && j < tmp.n; j++) fts5_pos_add(&rc, &d->pos, tmp.a[j]);
-    if (rc == SHALE_OK && d->pos.n > tmp.n) { /* several terms: sort, unique */
-      qsort(d->pos.a, (size_t)d->pos.n, sizeof(int64_t), i64_cmp);
-      int k = 0;
-      for (int j = 0; j < d->pos.n; j++)
-        if (!k || d->pos.a[k - 1] != d->pos.a[j]) d->pos.a[k++] = d->pos.a[j];
-      d->pos.n = k;
+    rc = entry_decode_append(x, g.arena.p + e->poff, e->plen, &out->pos);
+    if (rc) break;
+    d->n = out->pos.n - d->off;
+    if (more) { /* several terms: sorted, unique */
+      d->n = pos_sort_unique(out->pos.a + d->off, d->n);
+      out->pos.n = d->off + d->n;
     }
   }
-  fts5_pos_free(&tmp);
   gather_free(&g);
   if (rc) fts5_list_free(out);
   return rc;

@@ -53,10 +53,16 @@ typedef struct Fts5Pos {
   int64_t *a;
   int n, cap;
 } Fts5Pos;
-void fts5_pos_add(int *rc, Fts5Pos *, int64_t v);
+void fts5_pos_grow(int *rc, Fts5Pos *);
+static inline void fts5_pos_add(int *rc, Fts5Pos *p, int64_t v) {
+  if (p->n == p->cap) fts5_pos_grow(rc, p);
+  if (*rc == SHALE_OK) p->a[p->n++] = v;
+}
 void fts5_pos_free(Fts5Pos *);
 /* Decode SQLite's poslist bytes (no size header) into out (cleared). */
 int fts5_poslist_decode(const uint8_t *p, int n, Fts5Pos *out);
+/* The same, appending to out (kept). */
+int fts5_poslist_decode_append(const uint8_t *p, int n, Fts5Pos *out);
 /* Encode positions as SQLite's poslist bytes (appended to out). */
 void fts5_poslist_encode(int *rc, const Fts5Pos *, Fts5Buf *out);
 
@@ -140,18 +146,37 @@ int fts5_ci_eq(const char *a, const char *b);
 /* ---- the index (fts5_index.c) ---- */
 typedef struct Fts5Index Fts5Index;
 
-/* One row of a doclist read back: rowid, positions. */
+/* One row of a doclist read back: rowid, and its positions, which are
+ * pos.a[off .. off + n) of the list holding it. */
 typedef struct Fts5Doc {
   int64_t rowid;
-  Fts5Pos pos;
+  int off, n;
 } Fts5Doc;
 
-/* A term's full doclist over every segment (deleted rows dropped). */
+/* A doclist (a term's over every segment, deleted rows dropped, or a
+ * phrase's hits): rows in ascending rowid order; the positions of all rows
+ * in one array, row after row (two allocations for the whole list). */
 typedef struct Fts5List {
   Fts5Doc *a;
   int n, cap;
+  Fts5Pos pos;
 } Fts5List;
 void fts5_list_free(Fts5List *);
+/* Append a row (no positions yet) to l; *rc set on failure. */
+void fts5_list_push(int *rc, Fts5List *l, int64_t rowid);
+/* Append a position to l's last row. */
+static inline void fts5_list_add(int *rc, Fts5List *l, int64_t v) {
+  fts5_pos_add(rc, &l->pos, v);
+  if (*rc == SHALE_OK) l->a[l->n - 1].n++;
+}
+/* Remove l's last row (and its positions). */
+static inline void fts5_list_pop(Fts5List *l) {
+  l->pos.n = l->a[l->n - 1].off;
+  l->n--;
+}
+static inline const int64_t *fts5_doc_pos(const Fts5List *l, const Fts5Doc *d) {
+  return l->pos.a + d->off;
+}
 
 int fts5_index_open(Fts5Config *, Fts5Index **out);
 void fts5_index_close(Fts5Index *);
