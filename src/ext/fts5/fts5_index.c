@@ -721,11 +721,14 @@ typedef struct Gather {
   Fts5Buf arena;
   Ent *a;
   int n, cap;
+  int *run; /* a[run[i] .. run[i + 1]) came from one doclist: in rowid order */
+  int nrun, caprun;
 } Gather;
 
 static void gather_free(Gather *g) {
   fts5_buf_free(&g->arena);
   shale_free(g->a);
+  shale_free(g->run);
   memset(g, 0, sizeof *g);
 }
 
@@ -911,9 +914,17 @@ static uint64_t none_flags(const SegScan *s, const uint8_t **pp, const uint8_t *
 
 static const uint8_t pseudo_pos = 2; /* detail=none: position 0 */
 
-/* Add the current doclist of s to g. */
+/* Add the current doclist of s to g (one run). */
 static int gather_doclist(Gather *g, SegScan *s, int age) {
   int rc = SHALE_OK, toff = g->arena.n, none = s->x->c->detail == FTS5_DETAIL_NONE;
+  if (g->nrun + 1 >= g->caprun) {
+    int cap = g->caprun ? g->caprun * 2 : 16;
+    int *r = shale_realloc(g->run, sizeof(int) * (size_t)cap);
+    if (!r) return SHALE_NOMEM;
+    g->run = r;
+    g->caprun = cap;
+  }
+  g->run[g->nrun++] = g->n;
   fts5_buf_append(&rc, &g->arena, s->term.p, s->term.n);
   const uint8_t *p = s->dl.p, *end = p + s->dl.n;
   int64_t rowid = 0;
@@ -958,27 +969,59 @@ static int gather_doclist(Gather *g, SegScan *s, int age) {
   return rc;
 }
 
-/* Whether a[0..n) is in cmp's order already (one segment and one term
- * gives entries in order: no sort needed). */
-static int ents_sorted(const Ent *a, int n, int (*cmp)(const void *, const void *)) {
-  for (int i = 1; i < n; i++)
-    if (cmp(&a[i - 1], &a[i]) > 0) return 0;
-  return 1;
-}
-
-static const uint8_t *sort_arena;
-static int ent_cmp(const void *a, const void *b) {
-  const Ent *x = a, *y = b;
-  int c = term_cmp(sort_arena + x->toff, x->tlen, sort_arena + y->toff, y->tlen);
+/* Entry order: by (term, rowid, age), or with by_rowid by (rowid, term,
+ * age); age 0 (the newest) first. */
+static int ent_cmp(const uint8_t *arena, const Ent *x, const Ent *y, int by_rowid) {
+  if (by_rowid && x->rowid != y->rowid) return x->rowid < y->rowid ? -1 : 1;
+  int c = term_cmp(arena + x->toff, x->tlen, arena + y->toff, y->tlen);
   if (c) return c;
   if (x->rowid != y->rowid) return x->rowid < y->rowid ? -1 : 1;
   return x->age - y->age;
 }
 
+/* Sort g's entries by merging its runs (each in rowid order, and within a
+ * doclist one term and one age), pairwise until one is left. */
+static int gather_sort(Gather *g, int by_rowid) {
+  if (g->nrun < 2 || g->n < 2) return SHALE_OK;
+  g->run[g->nrun] = g->n;
+  Ent *tmp = shale_malloc(sizeof(Ent) * (size_t)g->n);
+  if (!tmp) return SHALE_NOMEM;
+  Ent *src = g->a, *dst = tmp;
+  const uint8_t *ar = g->arena.p;
+  while (g->nrun > 1) {
+    int k = 0;
+    for (int r = 0; r < g->nrun; r += 2) {
+      int lo = g->run[r], mid = g->run[r + 1], hi = r + 2 <= g->nrun ? g->run[r + 2] : mid;
+      if (r + 1 >= g->nrun) hi = mid; /* an odd run out: copied */
+      int i = lo, j = mid, o = lo;
+      if (r + 1 < g->nrun)
+        while (i < mid && j < hi)
+          dst[o++] = ent_cmp(ar, &src[j], &src[i], by_rowid) < 0 ? src[j++] : src[i++];
+      while (i < mid) dst[o++] = src[i++];
+      while (j < hi) dst[o++] = src[j++];
+      g->run[k++] = lo;
+    }
+    g->run[k] = g->n;
+    g->nrun = k;
+    Ent *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != g->a) {
+    shale_free(g->a);
+    g->a = src;
+    g->cap = g->n;
+  } else {
+    shale_free(tmp);
+  }
+  return SHALE_OK;
+}
+
 /* Every entry of every term in [term, term + prefix range) from every
  * segment, then resolved: the newest per (term, rowid), deletions dropped.
- * prefix: all terms starting with term, else term exactly. */
-static int gather(Fts5Index *x, const uint8_t *term, int n, int prefix, Gather *g) {
+ * prefix: all terms starting with term, else term exactly. Entries end in
+ * ent_cmp's order (by term first, or with by_rowid by rowid first). */
+static int gather(Fts5Index *x, const uint8_t *term, int n, int prefix, int by_rowid, Gather *g) {
   Structure s;
   memset(g, 0, sizeof *g);
   int rc = structure_read(x, &s), age = 0;
@@ -1008,8 +1051,7 @@ static int gather(Fts5Index *x, const uint8_t *term, int n, int prefix, Gather *
   }
   structure_free(&s);
   if (rc) return rc;
-  sort_arena = g->arena.p;
-  if (!ents_sorted(g->a, g->n, ent_cmp)) qsort(g->a, (size_t)g->n, sizeof(Ent), ent_cmp);
+  if ((rc = gather_sort(g, by_rowid))) return rc;
   int k = 0;
   for (int i = 0; i < g->n; i++) {
     Ent *e = &g->a[i];
@@ -1048,11 +1090,6 @@ void fts5_list_push(int *rc, Fts5List *l, int64_t rowid) {
   d->rowid = rowid;
   d->off = l->pos.n;
   d->n = 0;
-}
-
-static int ent_rowid_cmp(const void *a, const void *b) {
-  const Ent *x = a, *y = b;
-  return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
 }
 
 /* Append an entry's poslist bytes to out as (column << 32 | offset)
@@ -1097,9 +1134,7 @@ int fts5_index_query(Fts5Index *x, const char *term, int nterm, int prefix, Fts5
   int rc = fts5_index_flush(x);
   if (rc) return rc;
   Gather g;
-  rc = gather(x, (const uint8_t *)term, nterm, prefix, &g);
-  if (rc == SHALE_OK && !ents_sorted(g.a, g.n, ent_rowid_cmp))
-    qsort(g.a, (size_t)g.n, sizeof(Ent), ent_rowid_cmp);
+  rc = gather(x, (const uint8_t *)term, nterm, prefix, 1, &g);
   for (int i = 0; rc == SHALE_OK && i < g.n; i++) {
     Ent *e = &g.a[i];
     int more = out->n && out->a[out->n - 1].rowid == e->rowid;
@@ -1132,7 +1167,7 @@ int fts5_index_optimize(Fts5Index *x) {
     return SHALE_OK;
   }
   Gather g;
-  rc = gather(x, (const uint8_t *)"", 0, 1, &g);
+  rc = gather(x, (const uint8_t *)"", 0, 1, 0, &g);
   int segid = rc == SHALE_OK ? segid_alloc(&s) : 0;
   if (rc == SHALE_OK && !segid) rc = FTS5_CORRUPT;
   int last = 0, wrote = 0;
@@ -1207,7 +1242,7 @@ int fts5_index_entries(Fts5Index *x, void *ctx, Fts5EntryCb cb) {
   int rc = fts5_index_flush(x);
   if (rc) return rc;
   Gather g;
-  rc = gather(x, (const uint8_t *)"0", 1, 1, &g);
+  rc = gather(x, (const uint8_t *)"0", 1, 1, 0, &g);
   Fts5Pos pos = {0};
   for (int i = 0; rc == SHALE_OK && i < g.n; i++) {
     Ent *e = &g.a[i];
@@ -1225,7 +1260,7 @@ int fts5_index_checksum(Fts5Index *x, uint64_t *out) {
   int rc = fts5_index_flush(x);
   if (rc) return rc;
   Gather g;
-  rc = gather(x, (const uint8_t *)"", 0, 1, &g);
+  rc = gather(x, (const uint8_t *)"", 0, 1, 0, &g);
   Fts5Pos pos = {0};
   for (int i = 0; rc == SHALE_OK && i < g.n; i++) {
     Ent *e = &g.a[i];
