@@ -22,9 +22,7 @@ void fts5_buf_free(Fts5Buf *b) {
   b->n = b->cap = 0;
 }
 
-int fts5_buf_grow(int *rc, Fts5Buf *b, int more) {
-  if (*rc) return 0;
-  if (b->n + more <= b->cap) return 1;
+int fts5_buf_grow_slow(int *rc, Fts5Buf *b, int more) {
   int cap = b->cap ? b->cap : 64;
   while (cap < b->n + more) cap *= 2;
   uint8_t *p = shale_realloc(b->p, (size_t)cap);
@@ -43,10 +41,7 @@ void fts5_buf_append(int *rc, Fts5Buf *b, const void *p, int n) {
   b->n += n;
 }
 
-void fts5_buf_varint(int *rc, Fts5Buf *b, uint64_t v) {
-  if (!fts5_buf_grow(rc, b, 9)) return;
-  b->n += util_put_varint(b->p + b->n, v);
-}
+void fts5_buf_varint_slow(Fts5Buf *b, uint64_t v) { b->n += util_put_varint(b->p + b->n, v); }
 
 void fts5_buf_u16(uint8_t *p, int v) {
   p[0] = (uint8_t)(v >> 8);

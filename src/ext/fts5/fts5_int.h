@@ -39,9 +39,22 @@ typedef struct Fts5Buf {
 } Fts5Buf;
 
 void fts5_buf_free(Fts5Buf *);
-int fts5_buf_grow(int *rc, Fts5Buf *, int more);
+/* Make room for more bytes after b->n: 1, or 0 with *rc set (or already
+ * set). */
+int fts5_buf_grow_slow(int *rc, Fts5Buf *, int more);
+static inline int fts5_buf_grow(int *rc, Fts5Buf *b, int more) {
+  if (*rc) return 0;
+  return b->n + more <= b->cap ? 1 : fts5_buf_grow_slow(rc, b, more);
+}
 void fts5_buf_append(int *rc, Fts5Buf *, const void *p, int n);
-void fts5_buf_varint(int *rc, Fts5Buf *, uint64_t v);
+void fts5_buf_varint_slow(Fts5Buf *, uint64_t v);
+static inline void fts5_buf_varint(int *rc, Fts5Buf *b, uint64_t v) {
+  if (!fts5_buf_grow(rc, b, 9)) return;
+  if (v < 0x80)
+    b->p[b->n++] = (uint8_t)v;
+  else
+    fts5_buf_varint_slow(b, v);
+}
 void fts5_buf_u16(uint8_t *p, int v);
 int fts5_get_u16(const uint8_t *p);
 uint32_t fts5_get_u32(const uint8_t *p);

@@ -203,7 +203,11 @@ static int tok_tokenize(Fts5Tokenizer *inst, void *ctx, int flags, const char *t
   while (p < end && rc == SHALE_OK) {
     uint32_t c, f;
     const uint8_t *start = p;
-    if (t->kind == TOK_ASCII && *p >= 0x80) { /* ascii: raw bytes */
+    if (*p < 0x80) { /* ASCII inline: classify's first case */
+      c = *p++;
+      if (!t->ascii[c]) continue;
+      f = (c >= 'A' && c <= 'Z') ? c + 32 : c;
+    } else if (t->kind == TOK_ASCII) { /* ascii: raw bytes */
       c = *p++;
       f = c;
     } else {
@@ -228,11 +232,20 @@ static int tok_tokenize(Fts5Tokenizer *inst, void *ctx, int flags, const char *t
       }
       if (t->kind == TOK_ASCII && c >= 0x80)
         out[nout++] = (uint8_t)c;
+      else if (f && f < 0x80)
+        out[nout++] = (uint8_t)f;
       else if (f)
         nout += put_utf8(out + nout, f);
       tokend = p;
       if (p >= end) break;
-      if (t->kind == TOK_ASCII && *p >= 0x80) {
+      if (*p < 0x80) {
+        c = *p;
+        if (!t->ascii[c]) break;
+        p++;
+        f = (c >= 'A' && c <= 'Z') ? c + 32 : c;
+        continue;
+      }
+      if (t->kind == TOK_ASCII) {
         c = *p++;
         f = c;
         continue;
