@@ -54,7 +54,7 @@ uint32_t fts5_get_u32(const uint8_t *p) {
   return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 
-int fts5_get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v) {
+int fts5_get_varint_slow(const uint8_t *p, const uint8_t *end, uint64_t *v) {
   if (p >= end) return 0;
   return util_get_varint_safe(p, end, v);
 }

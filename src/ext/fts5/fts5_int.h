@@ -58,8 +58,16 @@ static inline void fts5_buf_varint(int *rc, Fts5Buf *b, uint64_t v) {
 void fts5_buf_u16(uint8_t *p, int v);
 int fts5_get_u16(const uint8_t *p);
 uint32_t fts5_get_u32(const uint8_t *p);
-/* Varint at p (before end); 0 when it runs past end. */
-int fts5_get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v);
+/* Varint at p (before end); 0 when it runs past end. One-byte varints (most
+ * deltas and positions) inline. */
+int fts5_get_varint_slow(const uint8_t *p, const uint8_t *end, uint64_t *v);
+static inline int fts5_get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v) {
+  if (p < end && *p < 0x80) {
+    *v = *p;
+    return 1;
+  }
+  return fts5_get_varint_slow(p, end, v);
+}
 
 /* A growable array of poslist values (invariant 3). */
 typedef struct Fts5Pos {
