@@ -1017,18 +1017,20 @@ static int gather_sort(Gather *g, int by_rowid) {
   return SHALE_OK;
 }
 
-/* Every entry of every term in [term, term + prefix range) from every
- * segment, then resolved: the newest per (term, rowid), deletions dropped.
- * prefix: all terms starting with term, else term exactly. Entries end in
- * ent_cmp's order (by term first, or with by_rowid by rowid first). */
-static int gather(Fts5Index *x, const uint8_t *term, int n, int prefix, int by_rowid, Gather *g) {
-  Structure s;
+/* Every entry of every term in [term, term + prefix range) from the
+ * segments of levels lo..hi of s, then resolved: the newest per (term,
+ * rowid), deletions dropped unless keep_del (they still hide older
+ * segments' entries). prefix: all terms starting with term, else term
+ * exactly. Entries end in ent_cmp's order (by term first, or with by_rowid
+ * by rowid first). gather: every level of the current structure. */
+static int gather_levels(Fts5Index *x, const Structure *s, int lo, int hi, const uint8_t *term,
+                         int n, int prefix, int by_rowid, int keep_del, Gather *g) {
   memset(g, 0, sizeof *g);
-  int rc = structure_read(x, &s), age = 0;
-  for (int i = 0; rc == SHALE_OK && i < s.nlevel; i++) {
-    for (int j = s.lv[i].nseg - 1; rc == SHALE_OK && j >= 0; j--, age++) {
+  int rc = SHALE_OK, age = 0;
+  for (int i = lo; rc == SHALE_OK && i <= hi && i < s->nlevel; i++) {
+    for (int j = s->lv[i].nseg - 1; rc == SHALE_OK && j >= 0; j--, age++) {
       SegScan sc;
-      rc = scan_start(&sc, x, s.lv[i].seg[j], term, n);
+      rc = scan_start(&sc, x, s->lv[i].seg[j], term, n);
       while (rc == SHALE_OK && !sc.eof) {
         int c = term_cmp(sc.term.p, sc.term.n, term, n);
         if (prefix) {
@@ -1049,7 +1051,6 @@ static int gather(Fts5Index *x, const uint8_t *term, int n, int prefix, int by_r
       scan_free(&sc);
     }
   }
-  structure_free(&s);
   if (rc) return rc;
   if ((rc = gather_sort(g, by_rowid))) return rc;
   int k = 0;
@@ -1061,11 +1062,21 @@ static int gather(Fts5Index *x, const uint8_t *term, int n, int prefix, int by_r
     g->a[k++] = *e;
   }
   g->n = k;
+  if (keep_del) return SHALE_OK;
   k = 0;
   for (int i = 0; i < g->n; i++)
     if (!(g->a[i].del && g->a[i].plen == 0)) g->a[k++] = g->a[i];
   g->n = k;
   return SHALE_OK;
+}
+
+static int gather(Fts5Index *x, const uint8_t *term, int n, int prefix, int by_rowid, Gather *g) {
+  Structure s;
+  memset(g, 0, sizeof *g);
+  int rc = structure_read(x, &s);
+  if (rc == SHALE_OK) rc = gather_levels(x, &s, 0, s.nlevel - 1, term, n, prefix, by_rowid, 0, g);
+  structure_free(&s);
+  return rc;
 }
 
 void fts5_list_free(Fts5List *l) {
@@ -1154,7 +1165,61 @@ int fts5_index_query(Fts5Index *x, const char *term, int nterm, int prefix, Fts5
   return rc;
 }
 
-/* ---- merging ---- */
+/* ---- merging ----
+ * Segments are merged a level at a time (SQLite's levels; not its
+ * incremental merge, which does a few pages of one merge per write: each
+ * merge here is done whole, in the write that triggers it). When a level
+ * holds automerge segments (crisismerge when automerge is 0), they become
+ * one segment at the end of the next level, so a table written row by row
+ * rewrites each entry O(log N) times, not at every merge. A merge keeps its
+ * delete entries while an older level holds segments they must hide. */
+
+/* Write every entry of the segments of levels lo..hi as one new segment:
+ * *segid its id (0 when there was nothing to write), *last its last leaf.
+ * keep_del: keep delete entries (older segments remain). */
+static int merge_levels(Fts5Index *x, const Structure *s, int lo, int hi, int keep_del, int *segid,
+                        int *last) {
+  Gather g;
+  *segid = *last = 0;
+  int rc = gather_levels(x, s, lo, hi, (const uint8_t *)"", 0, 1, 0, keep_del, &g);
+  int id = rc == SHALE_OK ? segid_alloc(s) : 0;
+  if (rc == SHALE_OK && !id) rc = FTS5_CORRUPT;
+  if (rc == SHALE_OK && g.n) {
+    Writer w;
+    writer_init(&w, x, id);
+    for (int i = 0; i < g.n && w.rc == SHALE_OK; i++) {
+      Ent *e = &g.a[i];
+      if (!i ||
+          term_cmp(g.arena.p + e->toff, e->tlen, g.arena.p + g.a[i - 1].toff, g.a[i - 1].tlen))
+        writer_term(&w, g.arena.p + e->toff, e->tlen);
+      write_entry(&w, e->rowid, keep_del && e->del, g.arena.p + e->poff, e->plen);
+    }
+    *last = writer_finish(&w);
+    rc = w.rc;
+    if (rc == SHALE_OK) *segid = id;
+  }
+  gather_free(&g);
+  return rc;
+}
+
+/* Merge the segments of level lvl of s into one at the end of level
+ * lvl + 1 (s updated, not written). */
+static int merge_level(Fts5Index *x, Structure *s, int lvl) {
+  int older = 0;
+  for (int i = lvl + 1; i < s->nlevel; i++) older += s->lv[i].nseg;
+  int segid = 0, last = 0;
+  int rc = merge_levels(x, s, lvl, lvl, older > 0, &segid, &last);
+  Level *l = &s->lv[lvl];
+  for (int j = 0; rc == SHALE_OK && j < l->nseg; j++) rc = seg_delete(x, l->seg[j].segid);
+  if (rc) return rc;
+  l->nseg = 0;
+  l->nmerge = 0;
+  /* SQLite's incremental merge of level lvl - 1 into this level's last
+   * segment (its nMerge) has its output moved: it ends here, the inputs'
+   * unread leaves staying where they are as plain segments */
+  if (lvl > 0) s->lv[lvl - 1].nmerge = 0;
+  return segid ? structure_push_segment(x, s, lvl + 1, segid, last) : SHALE_OK;
+}
 
 /* Replace every segment by one holding all entries ('optimize'). */
 int fts5_index_optimize(Fts5Index *x) {
@@ -1166,26 +1231,9 @@ int fts5_index_optimize(Fts5Index *x) {
     structure_free(&s);
     return SHALE_OK;
   }
-  Gather g;
-  rc = gather(x, (const uint8_t *)"", 0, 1, 0, &g);
-  int segid = rc == SHALE_OK ? segid_alloc(&s) : 0;
-  if (rc == SHALE_OK && !segid) rc = FTS5_CORRUPT;
-  int last = 0, wrote = 0;
-  if (rc == SHALE_OK && g.n) {
-    Writer w;
-    writer_init(&w, x, segid);
-    for (int i = 0; i < g.n && w.rc == SHALE_OK; i++) {
-      Ent *e = &g.a[i];
-      if (!i ||
-          term_cmp(g.arena.p + e->toff, e->tlen, g.arena.p + g.a[i - 1].toff, g.a[i - 1].tlen))
-        writer_term(&w, g.arena.p + e->toff, e->tlen);
-      write_entry(&w, e->rowid, 0, g.arena.p + e->poff, e->plen);
-    }
-    last = writer_finish(&w);
-    rc = w.rc;
-    wrote = 1;
-  }
-  gather_free(&g);
+  int segid = 0, last = 0;
+  rc = merge_levels(x, &s, 0, s.nlevel - 1, 0, &segid, &last);
+  int wrote = segid != 0;
   for (int i = 0; rc == SHALE_OK && i < s.nlevel; i++)
     for (int j = 0; rc == SHALE_OK && j < s.lv[i].nseg; j++)
       rc = seg_delete(x, s.lv[i].seg[j].segid);
@@ -1203,15 +1251,25 @@ int fts5_index_optimize(Fts5Index *x) {
   return rc;
 }
 
-/* Shale's merge policy (not SQLite's incremental one): past 8 segments,
- * everything is merged into one. */
+/* After a segment was added at level 0: merge each level that holds
+ * automerge segments (SQLite's default 4; 1 means the default; 0: only a
+ * level reaching crisismerge, default 16) into the next, up the levels. */
 static int maybe_merge(Fts5Index *x) {
+  int am = x->c->automerge, cm = x->c->crisismerge;
+  if (am == 1 || am < 0) am = 4;
+  if (cm <= 1) cm = 16;
+  int at = am ? am : cm;
+  if (at > cm) at = cm;
   Structure s;
-  int rc = structure_read(x, &s);
-  if (rc) return rc;
-  int n = structure_nseg(&s);
+  int rc = structure_read(x, &s), changed = 0;
+  for (int i = 0; rc == SHALE_OK && i < s.nlevel; i++) {
+    if (s.lv[i].nseg < at) continue;
+    rc = merge_level(x, &s, i);
+    changed = 1;
+  }
+  if (rc == SHALE_OK && changed) rc = structure_write(x, &s);
   structure_free(&s);
-  return n > 8 ? fts5_index_optimize(x) : SHALE_OK;
+  return rc;
 }
 
 int fts5_index_delete_all(Fts5Index *x) {
