@@ -721,8 +721,10 @@ typedef struct Gather {
   Fts5Buf arena;
   Ent *a;
   int n, cap;
-  int *run; /* a[run[i] .. run[i + 1]) came from one doclist: in rowid order */
+  int *run; /* a[run[i] .. run[i + 1]) is in order: one doclist (rowid
+             * order), or for term order one segment's doclists */
   int nrun, caprun;
+  int by_rowid, new_seg; /* the order wanted; the next doclist starts a segment */
 } Gather;
 
 static void gather_free(Gather *g) {
@@ -914,17 +916,21 @@ static uint64_t none_flags(const SegScan *s, const uint8_t **pp, const uint8_t *
 
 static const uint8_t pseudo_pos = 2; /* detail=none: position 0 */
 
-/* Add the current doclist of s to g (one run). */
+/* Add the current doclist of s to g: a run of its own in rowid order; in
+ * term order it continues its segment's run (terms ascend in a segment). */
 static int gather_doclist(Gather *g, SegScan *s, int age) {
   int rc = SHALE_OK, toff = g->arena.n, none = s->x->c->detail == FTS5_DETAIL_NONE;
-  if (g->nrun + 1 >= g->caprun) {
-    int cap = g->caprun ? g->caprun * 2 : 16;
-    int *r = shale_realloc(g->run, sizeof(int) * (size_t)cap);
-    if (!r) return SHALE_NOMEM;
-    g->run = r;
-    g->caprun = cap;
+  if (g->by_rowid || g->new_seg) {
+    if (g->nrun + 1 >= g->caprun) {
+      int cap = g->caprun ? g->caprun * 2 : 16;
+      int *r = shale_realloc(g->run, sizeof(int) * (size_t)cap);
+      if (!r) return SHALE_NOMEM;
+      g->run = r;
+      g->caprun = cap;
+    }
+    g->run[g->nrun++] = g->n;
+    g->new_seg = 0;
   }
-  g->run[g->nrun++] = g->n;
   fts5_buf_append(&rc, &g->arena, s->term.p, s->term.n);
   const uint8_t *p = s->dl.p, *end = p + s->dl.n;
   int64_t rowid = 0;
@@ -1026,10 +1032,12 @@ static int gather_sort(Gather *g, int by_rowid) {
 static int gather_levels(Fts5Index *x, const Structure *s, int lo, int hi, const uint8_t *term,
                          int n, int prefix, int by_rowid, int keep_del, Gather *g) {
   memset(g, 0, sizeof *g);
+  g->by_rowid = by_rowid;
   int rc = SHALE_OK, age = 0;
   for (int i = lo; rc == SHALE_OK && i <= hi && i < s->nlevel; i++) {
     for (int j = s->lv[i].nseg - 1; rc == SHALE_OK && j >= 0; j--, age++) {
       SegScan sc;
+      g->new_seg = 1;
       rc = scan_start(&sc, x, s->lv[i].seg[j], term, n);
       while (rc == SHALE_OK && !sc.eof) {
         int c = term_cmp(sc.term.p, sc.term.n, term, n);
