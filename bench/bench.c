@@ -333,7 +333,7 @@ int main(int argc, char **argv) {
           "\n**Geometric mean of the ratios (%d rows, open_time excluded): %.2fx** "
           "(ratio = Shale time / SQLite time; below 1 is faster than SQLite).\n\n",
           nlog, geo);
-  static const char *groups[] = {"onelite", "crud", "speedtest1", "go", "fts"};
+  static const char *groups[] = {"onelite", "crud", "speedtest1", "go", "ext"};
   fprintf(md, "Per group (agreeing rows only):");
   for (int g = 0; g < (int)(sizeof groups / sizeof groups[0]); g++) {
     double ls = 0;

@@ -37,7 +37,7 @@ typedef struct BenchCtx {
  * return 0 on success. */
 typedef struct BenchRow {
   const char *name;
-  const char *group; /* "onelite", "crud", "speedtest1", "go" */
+  const char *group; /* "onelite", "crud", "speedtest1", "go", "ext" */
   const char *desc;
   int (*setup)(BenchCtx *); /* once, untimed (may be NULL) */
   int (*prep)(BenchCtx *);  /* before each repetition, untimed (may be NULL) */

@@ -33,6 +33,7 @@
 #define SHALE_RTREE_INT_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "shale.h"
 
@@ -98,10 +99,25 @@ static inline void rt_put2(uint8_t *p, int v) {
 static inline int rt_ncell(const RtNode *n) { return rt_get2(n->data + 2); }
 int rtree_max_cells(const Rtree *);
 int rtree_min_cells(const Rtree *);
-void rtree_cell_get(const Rtree *, const uint8_t *data, int i, RtCell *out);
+/* Cell i of a node's data: its id and coordinates (big-endian on disk). */
+static inline void rtree_cell_get(const Rtree *t, const uint8_t *data, int i, RtCell *out) {
+  const uint8_t *p = data + 4 + t->cell_size * i;
+  uint64_t id;
+  memcpy(&id, p, 8);
+  out->id = (int64_t)__builtin_bswap64(id);
+  p += 8;
+  for (int k = 0; k < t->ndim2; k++, p += 4) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    v = __builtin_bswap32(v);
+    memcpy(&out->c[k], &v, 4);
+  }
+}
 void rtree_cell_put(const Rtree *, uint8_t *data, int i, const RtCell *c);
 int64_t rtree_cell_id(const Rtree *, const uint8_t *data, int i);
-double rtree_coord(const Rtree *, RtCoord c);
+static inline double rtree_coord(const Rtree *t, RtCoord c) {
+  return t->is_int ? (double)c.i : (double)c.f;
+}
 
 /* ---- shadow-table access (rtree.c) ---- */
 struct StrBuf;

@@ -46,16 +46,6 @@ int64_t rtree_cell_id(const Rtree *t, const uint8_t *data, int i) {
   return get8(data + 4 + t->cell_size * i);
 }
 
-void rtree_cell_get(const Rtree *t, const uint8_t *data, int i, RtCell *out) {
-  const uint8_t *p = data + 4 + t->cell_size * i;
-  out->id = get8(p);
-  p += 8;
-  for (int k = 0; k < t->ndim2; k++, p += 4) {
-    uint32_t v = ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-    memcpy(&out->c[k], &v, 4);
-  }
-}
-
 void rtree_cell_put(const Rtree *t, uint8_t *data, int i, const RtCell *c) {
   uint8_t *p = data + 4 + t->cell_size * i;
   put8(p, c->id);
@@ -69,8 +59,6 @@ void rtree_cell_put(const Rtree *t, uint8_t *data, int i, const RtCell *c) {
     p[3] = (uint8_t)v;
   }
 }
-
-double rtree_coord(const Rtree *t, RtCoord c) { return t->is_int ? (double)c.i : (double)c.f; }
 
 /* ---- box arithmetic (invariant 1) ---- */
 
