@@ -584,6 +584,10 @@ static int seek_cmp_text(void *seek, const void *rec, uint32_t n) {
         c = st >= 12 ? 1 : -1;
       if (c) return sk->flip0 ? -c : c;
       if (sk->nkey == 1 && sk->default_rc != RECORD_SEEK_WHOLE) return sk->default_rc;
+      if (sk->nkey == 2 && sk->key[1].type == SHALE_INTEGER && p[1] < 0x80) {
+        c = second_int_cmp(sk, p, n, st); /* (a one-byte first type, as it reads) */
+        if (c != 2) return c;
+      }
     }
   }
   return record_seek_cmp(seek, rec, n);
