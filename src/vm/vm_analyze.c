@@ -19,7 +19,8 @@
  *     columns differ from the previous entry's (the first entry counts for
  *     every prefix): once column i differs, every longer prefix is new.
  *  3. A malformed record is SHALE_CORRUPT; every buffer is freed on every
- *     path.
+ *     path. The connection's interrupt flag is read every 1024 entries (the
+ *     scan is one op, so the interpreter's own check would wait for its end).
  */
 #include <string.h>
 
@@ -122,7 +123,8 @@ static int column_equal(const ScanRec *a, const ScanRec *b, int i, const Collati
   return rc ? -rc : eq;
 }
 
-int vm_analyze_scan(BtCursor *bc, const KeyInfo *ki, int nkey, int enc, int64_t *counts) {
+int vm_analyze_scan(BtCursor *bc, const KeyInfo *ki, int nkey, int enc, volatile int *interrupt,
+                    int64_t *counts) {
   for (int i = 0; i <= nkey; i++) counts[i] = 0;
   ScanRec r[2];
   memset(r, 0, sizeof r);
@@ -160,6 +162,7 @@ int vm_analyze_scan(BtCursor *bc, const KeyInfo *ki, int nkey, int enc, int64_t 
     prev = cur;
     cur = t;
     rc = btree_next(bc, &eof);
+    if ((counts[0] & 1023) == 0 && rc == SHALE_OK && interrupt && *interrupt) rc = SHALE_INTERRUPT;
   }
   shale_free(r[0].buf);
   shale_free(r[1].buf);
