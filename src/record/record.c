@@ -151,9 +151,17 @@ int record_parse_header_ex(const void *rec, uint32_t navail, uint32_t total, uin
   uint32_t h;
   *ncol = 0;
   if (total == 0) return SHALE_OK; /* an empty payload has no columns */
-  if (record_header_len(rec, navail, total, &h) != SHALE_OK || h > navail) return SHALE_CORRUPT;
-  uint64_t hx; /* re-read for its length: it may be written longer than needed */
-  const uint8_t *hp = p + util_get_varint_safe(p, p + navail, &hx), *hend = p + h;
+  const uint8_t *hp;
+  if (navail > 0 && navail <= total && p[0] < 0x80) { /* record_header_len's tests, inline */
+    h = p[0];
+    if (h < 1 || h > navail) return SHALE_CORRUPT;
+    hp = p + 1;
+  } else {
+    if (record_header_len(rec, navail, total, &h) != SHALE_OK || h > navail) return SHALE_CORRUPT;
+    uint64_t hx; /* re-read for its length: it may be written longer than needed */
+    hp = p + util_get_varint_safe(p, p + navail, &hx);
+  }
+  const uint8_t *hend = p + h;
   uint64_t off = h;
   int c = 0;
   while (hp < hend && c < maxcol) {

