@@ -639,8 +639,11 @@ static int ck_msg(CkState *c, char *msg) {
 
 /* The whole payload under cur (borrowed, or gathered into c->buf). */
 static int ck_payload(CkState *c, BtCursor *cur, const uint8_t **rec, uint32_t *n) {
-  uint32_t avail, size = btree_payload_size(cur);
-  const void *p = btree_payload_fetch(cur, &avail);
+  const void *p;
+  uint32_t avail, size;
+  int rc = btree_payload(cur, &p, &size, &avail);
+  if (rc) return rc;
+  if (!p) return SHALE_CORRUPT; /* (on an entry: the scan's btree_first / btree_next) */
   *n = size;
   if (avail >= size) {
     *rec = p;

@@ -63,12 +63,17 @@ enum { PFX_NONE, PFX_PAGE, PFX_TREE, PFX_RIGHT, PFX_FREELIST };
 /* Pointer-map entry types (docs/format.md §8). */
 enum { PM_ROOT = 1, PM_FREE = 2, PM_OVFL1 = 3, PM_OVFL2 = 4, PM_BTREE = 5 };
 
-/* An index key (whole record), owned or borrowed from a caller frame. */
+/* An index key (whole record): owned (gathered from an overflow chain), or
+ * borrowed from the page copy of its level (ck->bufs) or from a caller frame.
+ * A key borrowed from bufs[L] stays valid until the next page is loaded at
+ * level L, which happens only after the levels above have used it (see
+ * check_tree). */
 typedef struct CkKey {
-  uint8_t *p;
+  const uint8_t *p;
   uint32_t n;
   int valid; /* key known */
   int owned; /* p is ours to free */
+  int local; /* from the subtree being checked (not the caller's bound) */
 } CkKey;
 
 typedef struct Ck {
@@ -86,6 +91,7 @@ typedef struct Ck {
   uint32_t v1;
   int v2;
   uint8_t *bufs[CK_MAX_DEPTH + 1]; /* page copies, one per recursion level */
+  uint64_t *bytemap;               /* one bit per byte of a page (coverage) */
   BtreeKeyCmp cmp;                 /* key order of the current index tree */
   void *cmp_ctx;
   uint32_t max_leaf, max_index, min_local; /* payload spill limits */
@@ -415,15 +421,23 @@ static int free_space_bad(Ck *ck, const uint8_t *d, uint32_t hdr, uint32_t cellf
 /* ---- index keys ---- */
 
 static void key_release(CkKey *k) {
-  if (k->owned) shale_free(k->p);
+  if (k->owned) shale_free((void *)k->p);
   memset(k, 0, sizeof *k);
 }
 
-/* Gather the whole key of an index cell; k->valid = 0 if the overflow chain
- * cannot deliver it (the chain's problems are reported elsewhere). */
+/* The whole key of an index cell: borrowed from the page copy when it is all
+ * local, else gathered; k->valid = 0 if the overflow chain cannot deliver it
+ * (the chain's problems are reported elsewhere). */
 static void key_gather(Ck *ck, const uint8_t *cell, const CkCell *c, CkKey *k) {
   memset(k, 0, sizeof k[0]);
+  k->local = 1;
   uint32_t over = c->npayload - c->nlocal;
+  if (!over) {
+    k->p = cell + c->hdr;
+    k->n = c->npayload;
+    k->valid = 1;
+    return;
+  }
   uint32_t per = ck->usable - 4;
   if (over && (uint64_t)over / per + 1 > ck->npage) return; /* longer than the file */
   uint8_t *p = shale_malloc(c->npayload ? c->npayload : 1);
@@ -455,15 +469,40 @@ static void key_gather(Ck *ck, const uint8_t *cell, const CkCell *c, CkKey *k) {
 
 /* ---- trees ---- */
 
-typedef struct Span {
-  uint32_t lo, hi; /* first and last byte */
-} Span;
+/* A span of bytes of a page: first byte << 16 | last byte (both below
+ * 65536), so that spans sort by (first, last) as plain integers. */
+typedef uint32_t Span;
+#define SPAN(lo, hi) ((uint32_t)(lo) << 16 | ((uint32_t)(hi)&0xffff))
+#define SPAN_LO(s) ((s) >> 16)
+#define SPAN_HI(s) ((s)&0xffff)
 
 static int span_cmp(const void *a, const void *b) {
-  const Span *x = a, *y = b;
-  if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
-  if (x->hi != y->hi) return x->hi < y->hi ? -1 : 1;
-  return 0;
+  Span x = *(const Span *)a, y = *(const Span *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The spans' fragment total when they are disjoint and inside
+ * [content, usable): the bytes they leave uncovered, found by marking each
+ * span in a bitmap of the page's bytes instead of sorting. 0 (take the
+ * sorted walk, whose first overlap message follows SQLite's order) when a
+ * span overlaps another or lies outside. */
+static int coverage_disjoint(Ck *ck, const Span *sp, int nsp, uint32_t content, int32_t *frag) {
+  uint64_t *bits = ck->bytemap;
+  memset(bits, 0, sizeof *bits * (ck->usable / 64 + 1));
+  uint32_t covered = 0;
+  for (int i = 0; i < nsp; i++) {
+    uint32_t lo = SPAN_LO(sp[i]), hi = SPAN_HI(sp[i]);
+    if (lo < content || hi < lo || hi >= ck->usable) return 0;
+    covered += hi - lo + 1;
+    for (uint32_t w = lo >> 6; w <= hi >> 6; w++) {
+      uint32_t a = w == lo >> 6 ? lo & 63 : 0, b = w == hi >> 6 ? hi & 63 : 63;
+      uint64_t m = (~(uint64_t)0 >> (63 - (b - a))) << a;
+      if (bits[w] & m) return 0;
+      bits[w] |= m;
+    }
+  }
+  *frag = (int32_t)(ck->usable - content - covered);
+  return 1;
 }
 
 /* Byte coverage of a page: cells, freeblocks and fragments must add up. */
@@ -472,23 +511,26 @@ static void check_coverage(Ck *ck, uint32_t pgno, const uint8_t *d, uint32_t hdr
   uint32_t fb = util_get2(d + hdr + 1);
   while (fb > 0) { /* validated ascending and in range by free_space_bad */
     uint32_t size = util_get2(d + fb + 2);
-    sp[nsp].lo = fb;
-    sp[nsp].hi = (fb + size - 1) & 0xffff;
-    nsp++;
+    sp[nsp++] = SPAN(fb, fb + size - 1);
     fb = util_get2(d + fb);
   }
-  qsort(sp, (size_t)nsp, sizeof *sp, span_cmp);
   int32_t frag = 0;
+  if (coverage_disjoint(ck, sp, nsp, content, &frag)) {
+    if (frag != d[hdr + 7])
+      msg(ck, "Fragmentation of %d bytes reported as %d on page %u", frag, d[hdr + 7], pgno);
+    return;
+  }
+  qsort(sp, (size_t)nsp, sizeof *sp, span_cmp);
   uint32_t prev = (content - 1) & 0xffff;
   int drained = 1;
   for (int i = 0; i < nsp; i++) {
-    if (prev >= sp[i].lo) {
-      msg(ck, "Multiple uses for byte %u of page %u", sp[i].lo, pgno);
+    if (prev >= SPAN_LO(sp[i])) {
+      msg(ck, "Multiple uses for byte %u of page %u", SPAN_LO(sp[i]), pgno);
       drained = i == nsp - 1;
       break;
     }
-    frag += (int32_t)(sp[i].lo - prev - 1);
-    prev = sp[i].hi;
+    frag += (int32_t)(SPAN_LO(sp[i]) - prev - 1);
+    prev = SPAN_HI(sp[i]);
   }
   frag += (int32_t)(ck->usable - prev - 1);
   if (drained && frag != d[hdr + 7]) {
@@ -515,6 +557,7 @@ static int check_tree(Ck *ck, uint32_t pgno, int level, int64_t *minkey, int64_t
   Span *sp = NULL;
   CkKey mk = *kmax;
   mk.owned = 0;
+  mk.local = 0;
   memset(kmin, 0, sizeof *kmin);
 
   if (pgno == 0) return 0;
@@ -643,13 +686,11 @@ static int check_tree(Ck *ck, uint32_t pgno, int level, int64_t *minkey, int64_t
         depth = d2;
       }
     } else {
-      sp[nsp].lo = pc;
-      sp[nsp].hi = pc + c.nsize - 1;
-      nsp++;
+      sp[nsp++] = SPAN(pc, pc + c.nsize - 1);
     }
   }
   *minkey = maxkey;
-  if (mk.owned) {
+  if (mk.local) {
     *kmin = mk;
     memset(&mk, 0, sizeof mk);
   }
@@ -660,9 +701,7 @@ static int check_tree(Ck *ck, uint32_t pgno, int level, int64_t *minkey, int64_t
       nsp = 0;
       for (int i = (int)ncell - 1; i >= 0; i--) {
         uint32_t pc = util_get2(d + cellstart + 2 * (uint32_t)i);
-        sp[nsp].lo = pc;
-        sp[nsp].hi = (pc + interior_cell_size(ck, t, d + pc) - 1) & 0xffff;
-        nsp++;
+        sp[nsp++] = SPAN(pc, pc + interior_cell_size(ck, t, d + pc) - 1);
       }
     }
     check_coverage(ck, pgno, d, hdr, sp, nsp, content);
@@ -718,6 +757,11 @@ int btree_check_pager(Pager *pager, const BtreeCheckRoot *roots, int nroot, int 
   ck.nchunk = (ck.npage >> CK_CHUNK_SHIFT) + 1;
   ck.ref = shale_malloc(sizeof *ck.ref * ck.nchunk);
   if (!ck.ref) return SHALE_NOMEM;
+  ck.bytemap = shale_malloc(sizeof *ck.bytemap * (ck.usable / 64 + 1));
+  if (!ck.bytemap) {
+    shale_free(ck.ref);
+    return SHALE_NOMEM;
+  }
   memset(ck.ref, 0, sizeof *ck.ref * ck.nchunk);
   if (ck.lockpage <= ck.npage) set_ref(&ck, ck.lockpage);
 
@@ -758,6 +802,7 @@ int btree_check_pager(Pager *pager, const BtreeCheckRoot *roots, int nroot, int 
   for (int i = 0; i <= CK_MAX_DEPTH; i++) shale_free(ck.bufs[i]);
   for (uint32_t i = 0; i < ck.nchunk; i++) shale_free(ck.ref[i]);
   shale_free(ck.ref);
+  shale_free(ck.bytemap);
   if (ck.rc) {
     shale_free(ck.out);
     return ck.rc;

@@ -5,7 +5,8 @@
  * compiles to one program: create sqlite_stat1(tbl,idx,stat) when missing
  * (a new sqlite_schema row, cookie + 1), clear the rows it replaces (all of
  * them, or those of the table / index named), then per table scan each
- * index counting the distinct prefixes of its key, and write one row per
+ * index counting the distinct prefixes of its key (one AnalyzeScan op per
+ * index: src/vm/vm_analyze.c), and write one row per
  * non-empty index ("N a1 a2 ...") and, for a table without a non-partial
  * index, its row count ("N", idx NULL). ParseSchema at the end makes the
  * API reload the schema, and with it the statistics (schema_load.c).
@@ -109,39 +110,13 @@ static void analyze_index(Parse *p, const Table *tab, const Index *idx, int scur
   KeyInfo *ki = compile_parse_index_keyinfo(p, idx);
   if (!ki || parse_failed(p)) return;
   int icur = emit_cursor(p);
-  int nrow = emit_regs(p, 1);
-  int d = emit_regs(p, nkey);    /* distinct prefixes of 1..nkey columns */
-  int prev = emit_regs(p, nkey); /* the previous entry's key */
-  int tmp = emit_regs(p, 1);
+  int nrow = emit_regs(p, 1 + nkey); /* entries, then distinct prefixes of 1..nkey columns */
+  int d = nrow + 1;
+  int done = emit_label(p);
   compile_parse_open_index(p, icur, idx, 0);
-  emit(p, OP_Integer, 0, nrow, 0);
-  for (int i = 0; i < nkey; i++) emit(p, OP_Integer, 0, d + i, 0);
-  int done = emit_label(p), first = emit_label(p), next = emit_label(p);
-  int *chg = compile_parse_alloc(p, sizeof(int) * (size_t)(nkey + 1));
-  if (!chg) return;
-  for (int i = 0; i < nkey; i++) chg[i] = emit_label(p);
-  emit(p, OP_Rewind, icur, done, 0);
-  emit(p, OP_Goto, 0, first, 0);
-  int top = emit_addr(p);
-  for (int i = 0; i < nkey; i++) {
-    emit(p, OP_Column, icur, i, tmp);
-    const Collation *c = ki->coll[i];
-    int a = c ? vm_builder_add_p4(&p->b, OP_Ne, tmp, chg[i], prev + i, P4_COLL, c)
-              : emit(p, OP_Ne, tmp, chg[i], prev + i);
-    vm_builder_set_p5(&p->b, a, VM_NULLEQ);
-  }
-  emit(p, OP_Goto, 0, next, 0);
-  /* the first column that differs: every longer prefix is new too */
-  emit_resolve(p, first);
-  for (int i = 0; i < nkey; i++) {
-    emit_resolve(p, chg[i]);
-    emit(p, OP_AddImm, d + i, 1, 0);
-    emit(p, OP_Column, icur, i, prev + i);
-  }
-  emit_resolve(p, next);
-  emit(p, OP_AddImm, nrow, 1, 0);
-  emit(p, OP_Next, icur, top, 0);
+  vm_builder_add_p4(&p->b, OP_AnalyzeScan, icur, nrow, nkey, P4_KEYINFO, ki);
   emit(p, OP_Close, icur, 0, 0);
+  emit(p, OP_IfNot, nrow, done, 0);
   /* the stat text */
   int s = emit_regs(p, 1), sp = emit_regs(p, 1), avg = emit_regs(p, 1), t = emit_regs(p, 1);
   int k10 = emit_regs(p, 1), k11 = emit_regs(p, 1), two = emit_regs(p, 1);

@@ -1990,6 +1990,23 @@ cmp_general: {
     value_set_int(&reg[op->p2], n);
     NEXT();
   }
+  CASE(AnalyzeScan) {
+    VmCursor *c = &v->cur[op->p1];
+    int64_t *n = shale_malloc(sizeof *n * (size_t)(op->p3 + 1));
+    if (!n) FAIL(SHALE_NOMEM);
+    c->cache_ok = 0;
+    c->nullrow = 0;
+    int err = vm_analyze_scan(c->bc, op->p4type == P4_KEYINFO ? op->p4.ki : NULL, op->p3, v->enc,
+                              v->hooks ? v->hooks->interrupt : NULL, n);
+    for (int i = 0; err == SHALE_OK && i <= op->p3; i++) {
+      value_clear(&reg[op->p2 + i]);
+      value_set_int(&reg[op->p2 + i], n[i]);
+    }
+    shale_free(n);
+    if (err == SHALE_INTERRUPT) set_err(v, SHALE_INTERRUPT, "interrupted");
+    CHK(err);
+    NEXT();
+  }
   CASE(Sequence) {
     value_clear(&reg[op->p2]);
     value_set_int(&reg[op->p2], v->cur[op->p1].seq++);

@@ -270,6 +270,14 @@ int vm_hash_next(Vm *, VmCursor *, const ShValue *bound, int *loaded);
 void vm_hash_reset(Vm *, VmHashAgg *);
 void vm_hash_free(Vm *, VmHashAgg *);
 
+/* vm_analyze.c: scan index cursor bc from its first entry (left at its
+ * end): counts[0] = entries, counts[1 + i] (i < nkey) = distinct values of
+ * the first i + 1 key columns under ki's collations, NULLs equal (ANALYZE).
+ * enc: the records' text encoding (RECORD_ENC_*); a nonzero *interrupt
+ * (NULL: none) stops the scan with SHALE_INTERRUPT. */
+int vm_analyze_scan(BtCursor *bc, const KeyInfo *ki, int nkey, int enc, volatile int *interrupt,
+                    int64_t *counts);
+
 /* vm_sort.c: the sorter (Sorter* opcodes). insert/sort/next return SHALE_OK
  * or an error code (SHALE_CORRUPT for a malformed record); sort sets *empty
  * when there is no record, next *more while one is current; row gives the

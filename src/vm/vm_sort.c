@@ -73,13 +73,22 @@ static uint64_t sort_key(const VmCursor *c, const uint8_t *rec, uint32_t n) {
     u = (u >> 63) ? ~u : u | (1ull << 63);
     key = (1ull << 56) | (u >> 8);
   } else {
-    int fold = (st & 1) && c->keymode == SORTKEY_NOCASE;
-    key = (uint64_t)((st & 1) ? 2 : 3) << 56;
-    for (uint32_t i = 0; i < 7 && i < len; i++) {
-      uint8_t b = body[i];
-      if (fold && b >= 'A' && b <= 'Z') b = (uint8_t)(b + 32);
-      key |= (uint64_t)b << (48 - 8 * i);
+    uint64_t b7 = 0; /* the first 7 bytes, big-endian in the low 56 bits */
+    if (len >= 8) {
+      b7 = ((uint64_t)util_get4(body) << 32 | util_get4(body + 4)) >> 8;
+    } else {
+      for (uint32_t i = 0; i < len; i++) b7 |= (uint64_t)body[i] << (48 - 8 * i);
     }
+    if ((st & 1) && c->keymode == SORTKEY_NOCASE) {
+      /* ASCII A-Z to a-z in every byte at once: bit 7 of each byte of ge
+       * (>= 'A') and gt (> 'Z') computed on the low 7 bits, ASCII only */
+      const uint64_t lo7 = 0x007f7f7f7f7f7f7full, hi = 0x0080808080808080ull;
+      uint64_t h = b7 & lo7;
+      uint64_t ge = h + 0x003f3f3f3f3f3f3full, gt = h + 0x0025252525252525ull;
+      uint64_t upper = (ge ^ gt) & ~b7 & hi;
+      b7 |= upper >> 2;
+    }
+    key = (uint64_t)((st & 1) ? 2 : 3) << 56 | b7;
   }
   return c->ki->desc && c->ki->desc[0] ? ~key : key;
 }

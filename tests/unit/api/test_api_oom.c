@@ -40,6 +40,8 @@ static int workload(void) {
       "PRAGMA table_info(t)",
       "PRAGMA index_list(t)",
       "PRAGMA integrity_check",
+      "ANALYZE",
+      "SELECT tbl, idx, stat FROM sqlite_stat1",
       "EXPLAIN SELECT * FROM t",
       "SELECT a, b, c FROM t ORDER BY b",
       "CREATE VIEW v AS SELECT b, count(*) AS n FROM t GROUP BY b",
