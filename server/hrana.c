@@ -12,7 +12,9 @@
  * Invariants:
  *  1. A request either returns its response object or sets *err: never both,
  *     never neither.
- *  2. Every statement prepared here is finalized before the request returns.
+ *  2. Every statement prepared here is finalized, or reset and given to the
+ *     connection's statement cache (execute, batch and cursor steps), before
+ *     the request returns.
  *  3. Result codes map to "SQLITE_<PRIMARY>" through the one list of codes
  *     (src/util/result_codes.def, read as data: no engine internals).
  *  4. A read-only stream never steps a statement that is not read-only
@@ -398,9 +400,12 @@ static json_t *cols_of(shale_stmt *st) {
 static json_t *run_stmt(Stream *s, shale_stmt *st, int want_rows, json_t **err) {
   shale_int64 before = shale_total_changes64(s->db);
   json_t *rows = json_array();
-  int ncol = shale_column_count(st), nrows = 0, rc;
+  int ncol, nrows = 0, rc;
   while ((rc = shale_step(st)) == SHALE_ROW) {
     if (!want_rows) continue;
+    /* read after the step: a statement recompiled for a moved schema (a
+     * cached one, say) may have gained or lost columns */
+    ncol = shale_column_count(st);
     if (++nrows > g_cfg.max_rows) {
       json_decref(rows);
       *err = herr("RESPONSE_TOO_LARGE", "the result has more than %d rows (--max-rows)",
@@ -436,12 +441,17 @@ static json_t *exec_stmt(Stream *s, SqlStore *store, json_t *stmt, json_t **err)
   }
   const char *sql = get_sql(store, stmt, &len, err);
   if (!sql) return NULL;
-  shale_stmt *st = prepare_one(s, sql, len, err);
-  if (!st) return NULL;
+  shale_stmt *st = stream_stmt_take(s, sql, len);
+  if (st && s->readonly && !shale_stmt_readonly(st)) { /* cached for a writer */
+    stream_stmt_give(s, sql, len, st);
+    *err = herr("SQLITE_READONLY", "this client is read-only: writes are refused");
+    return NULL;
+  }
+  if (!st && !(st = prepare_one(s, sql, len, err))) return NULL;
   json_t *res = NULL;
   if (bind_args(st, stmt, err) == 0)
     res = run_stmt(s, st, !json_is_false(json_object_get(stmt, "want_rows")), err);
-  shale_finalize(st);
+  stream_stmt_give(s, sql, len, st);
   return res;
 }
 

@@ -21,9 +21,11 @@
  *  1. One Session per wsi (libwebsockets' per-session memory), zeroed by
  *     libwebsockets; the HTTP part is used before an upgrade, the WS part
  *     after it.
- *  2. An HTTP response is fully built before its headers go out; the body
- *     is written by one lws_write with LWS_WRITE_HTTP_FINAL, after which the
- *     transaction completes (keep-alive) or the connection closes.
+ *  2. An HTTP response is fully built (JSON dumped straight into the
+ *     connection's kept buffer, behind room for the headers) before anything
+ *     goes out; headers and body leave in one lws_write, right in the
+ *     callback that finished the request, after which the transaction
+ *     completes (keep-alive) or the connection closes.
  *  3. Closing a socket closes its streams (rolling back their transactions)
  *     and frees its cursors, stored SQL and queued responses.
  *  4. A protocol violation on a WebSocket closes it with code 1002 and a
@@ -47,6 +49,10 @@ typedef struct WsCursor {
   json_t *entries;
   size_t pos;
 } WsCursor;
+typedef struct OutBuf {
+  unsigned char *p;
+  size_t n, cap;
+} OutBuf;
 typedef struct OutMsg {
   unsigned char *buf;
   size_t len;
@@ -72,12 +78,11 @@ typedef struct HttpConn {
   char path[64];
   int is_post, readonly, auth_failed;
   const char *auth_why;
-  char *body;
+  char *body; /* the request body; its buffer is kept for the next request */
   size_t n, cap;
   int too_big;
-  int answered;        /* the response of this request is under way */
-  unsigned char *resp; /* LWS_PRE + body */
-  size_t resp_len;
+  int answered; /* the response of this request is written */
+  OutBuf out;   /* the response: kept for the connection's next request */
 } HttpConn;
 
 typedef struct Session {
@@ -88,48 +93,113 @@ typedef struct Session {
 
 static WsConn *ws_all;
 
-/* ---- HTTP ---- */
+/* ---- response buffers ---- */
 
-static void http_reset(HttpConn *h) {
-  free(h->body);
-  free(h->resp);
-  memset(h, 0, sizeof *h);
-}
+/* Room before the body for LWS_PRE and the HTTP headers, so that headers and
+ * body leave in one write without moving the body. */
+#define HDR_ROOM 512
 
-/* Send status + body (taking body, malloc'ed text of n bytes). */
-static int http_respond(struct lws *wsi, HttpConn *h, unsigned status, const char *ctype,
-                        char *body, size_t n) {
-  if (h->answered) { /* one response per request */
-    free(body);
-    return 0;
-  }
-  h->answered = 1;
-  unsigned char hdr[LWS_PRE + 1024], *start = hdr + LWS_PRE, *p = start, *end = hdr + sizeof hdr;
-  free(h->resp);
-  h->resp = malloc(LWS_PRE + n + 1);
-  if (!h->resp) {
-    free(body);
-    return -1;
-  }
-  if (n) memcpy(h->resp + LWS_PRE, body, n);
-  h->resp_len = n;
-  free(body);
-  if (lws_add_http_common_headers(wsi, status, ctype, (lws_filepos_t)n, &p, end) ||
-      lws_finalize_write_http_header(wsi, start, &p, end))
-    return -1;
-  lws_callback_on_writable(wsi);
+/* Make room for k more bytes. */
+static int ob_reserve(OutBuf *b, size_t k) {
+  if (b->n + k <= b->cap) return 0;
+  size_t cap = b->cap ? b->cap : 4096;
+  while (cap < b->n + k) cap *= 2;
+  unsigned char *p = realloc(b->p, cap);
+  if (!p) return -1;
+  b->p = p;
+  b->cap = cap;
   return 0;
 }
 
-static int http_json(struct lws *wsi, HttpConn *h, unsigned status, json_t *j) {
-  char *s = json_dumps(j, JSON_COMPACT);
+static int ob_put(const char *s, size_t k, void *arg) {
+  OutBuf *b = arg;
+  if (ob_reserve(b, k)) return -1;
+  memcpy(b->p + b->n, s, k);
+  b->n += k;
+  return 0;
+}
+
+/* Empty the buffer, leaving `room` bytes in front of what comes next. */
+static int ob_start(OutBuf *b, size_t room) {
+  b->n = 0;
+  if (ob_reserve(b, room)) return -1;
+  b->n = room;
+  return 0;
+}
+
+/* Append j as compact JSON text (jansson writes into the buffer: no
+ * intermediate string). Takes j. */
+static int ob_json(OutBuf *b, json_t *j) {
+  int rc = j ? json_dump_callback(j, ob_put, b, JSON_COMPACT) : -1;
   json_decref(j);
-  if (!s) return -1;
-  return http_respond(wsi, h, status, "application/json", s, strlen(s));
+  return rc;
+}
+
+static void ob_free(OutBuf *b) {
+  free(b->p);
+  memset(b, 0, sizeof *b);
+}
+
+/* ---- HTTP ---- */
+
+/* A new request on the connection: its state is cleared, its buffers kept. */
+#define KEEP_MAX (1 << 20) /* larger buffers are not kept between requests */
+
+static void http_begin(HttpConn *h) {
+  if (h->cap > KEEP_MAX) {
+    free(h->body);
+    h->body = NULL;
+    h->cap = 0;
+  }
+  if (h->out.cap > KEEP_MAX) ob_free(&h->out);
+  char *body = h->body;
+  size_t cap = h->cap;
+  OutBuf out = h->out;
+  memset(h, 0, sizeof *h);
+  h->body = body;
+  h->cap = cap;
+  h->out = out;
+}
+
+static void http_reset(HttpConn *h) {
+  free(h->body);
+  ob_free(&h->out);
+  memset(h, 0, sizeof *h);
+}
+
+/* Send the response whose body is h->out.p[HDR_ROOM .. h->out.n): the
+ * headers go right in front of it and both leave in one write (libwebsockets
+ * buffers what the socket does not take at once); then the HTTP transaction
+ * completes (keep-alive) or the connection closes. */
+static int http_send(struct lws *wsi, HttpConn *h, unsigned status, const char *ctype) {
+  if (h->answered) return 0; /* one response per request */
+  h->answered = 1;
+  size_t n = h->out.n - HDR_ROOM;
+  unsigned char hdr[HDR_ROOM], *p = hdr, *end = hdr + sizeof hdr - LWS_PRE;
+  if (lws_add_http_common_headers(wsi, status, ctype, (lws_filepos_t)n, &p, end) ||
+      lws_finalize_http_header(wsi, &p, end))
+    return -1;
+  size_t hn = (size_t)(p - hdr);
+  unsigned char *start = h->out.p + HDR_ROOM - hn;
+  memcpy(start, hdr, hn);
+  int w = lws_write(wsi, start, hn + n, LWS_WRITE_HTTP_HEADERS);
+  h->n = 0;
+  if (w < 0) return -1;
+  return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+static int http_json(struct lws *wsi, HttpConn *h, unsigned status, json_t *j) {
+  if (ob_start(&h->out, HDR_ROOM)) {
+    json_decref(j);
+    return -1;
+  }
+  if (ob_json(&h->out, j)) return -1;
+  return http_send(wsi, h, status, "application/json");
 }
 
 static int http_text(struct lws *wsi, HttpConn *h, unsigned status, const char *text) {
-  return http_respond(wsi, h, status, "text/plain", strdup(text), strlen(text));
+  if (ob_start(&h->out, HDR_ROOM) || ob_put(text, strlen(text), &h->out)) return -1;
+  return http_send(wsi, h, status, "text/plain");
 }
 
 static int http_error(struct lws *wsi, HttpConn *h, unsigned status, json_t *err) {
@@ -203,26 +273,13 @@ static int http_cursor(struct lws *wsi, HttpConn *h, json_t *req) {
   char next[96];
   stream_http_baton(s, next, sizeof next);
   /* the head line, then one line per entry */
-  json_t *head = json_pack("{s:s,s:n}", "baton", next, "base_url");
-  char *line = json_dumps(head, JSON_COMPACT);
-  json_decref(head);
-  size_t cap = strlen(line) + 256, n = 0;
-  char *body = malloc(cap);
-  for (size_t i = 0; line; i++) {
-    size_t k = strlen(line);
-    if (n + k + 2 > cap) {
-      cap = (n + k + 2) * 2;
-      body = realloc(body, cap);
-    }
-    memcpy(body + n, line, k);
-    n += k;
-    body[n++] = '\n';
-    free(line);
-    line =
-        i < json_array_size(entries) ? json_dumps(json_array_get(entries, i), JSON_COMPACT) : NULL;
-  }
+  OutBuf *b = &h->out;
+  int rc = ob_start(b, HDR_ROOM) || ob_json(b, json_pack("{s:s,s:n}", "baton", next, "base_url")) ||
+           ob_put("\n", 1, b);
+  for (size_t i = 0; !rc && i < json_array_size(entries); i++)
+    rc = ob_json(b, json_incref(json_array_get(entries, i))) || ob_put("\n", 1, b);
   json_decref(entries);
-  return http_respond(wsi, h, 200, "text/plain", body, n);
+  return rc ? -1 : http_send(wsi, h, 200, "text/plain");
 }
 
 static int http_post(struct lws *wsi, HttpConn *h) {
@@ -260,8 +317,9 @@ static int http_get(struct lws *wsi, HttpConn *h) {
 }
 
 static void http_auth(struct lws *wsi, HttpConn *h) {
-  char hdr[8192] = "";
+  char hdr[8192]; /* not zeroed: lws_hdr_copy terminates what it copies */
   const char *jwt = NULL;
+  hdr[0] = 0;
   int n = lws_hdr_copy(wsi, hdr, sizeof hdr, WSI_TOKEN_HTTP_AUTHORIZATION);
   if (n > 7 && !strncasecmp(hdr, "Bearer ", 7))
     jwt = hdr + 7;
@@ -273,10 +331,12 @@ static void http_auth(struct lws *wsi, HttpConn *h) {
 /* ---- WebSocket ---- */
 
 static void ws_send(WsConn *w, json_t *msg) {
-  char *s = json_dumps(msg, JSON_COMPACT);
-  json_decref(msg);
-  if (!s) return;
-  size_t n = strlen(s);
+  OutBuf b = {0};
+  if (ob_start(&b, LWS_PRE)) json_decref(msg);
+  if (!b.p || ob_json(&b, msg)) {
+    ob_free(&b);
+    return;
+  }
   if (w->out_head + w->out_n == w->out_cap) {
     if (w->out_head > 0) {
       memmove(w->out, w->out + w->out_head, w->out_n * sizeof *w->out);
@@ -287,10 +347,8 @@ static void ws_send(WsConn *w, json_t *msg) {
     }
   }
   OutMsg *m = &w->out[w->out_head + w->out_n++];
-  m->buf = malloc(LWS_PRE + n);
-  memcpy(m->buf + LWS_PRE, s, n);
-  m->len = n;
-  free(s);
+  m->buf = b.p;
+  m->len = b.n - LWS_PRE;
   if ((int)w->out_n >= g_cfg.max_inflight && !w->flow_off) {
     w->flow_off = 1;
     lws_rx_flow_control(w->wsi, 0);
@@ -496,7 +554,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
   switch (reason) {
     case LWS_CALLBACK_HTTP: {
       HttpConn *h = &se->h;
-      http_reset(h);
+      http_begin(h);
       se->kind = 0;
       snprintf(h->path, sizeof h->path, "%s", (const char *)in);
       h->is_post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
@@ -533,18 +591,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
     }
     case LWS_CALLBACK_HTTP_BODY_COMPLETION:
       return http_post(wsi, &se->h);
-    case LWS_CALLBACK_HTTP_WRITEABLE: {
-      HttpConn *h = &se->h;
-      if (!h->resp) return 0;
-      int n = lws_write(wsi, h->resp + LWS_PRE, h->resp_len, LWS_WRITE_HTTP_FINAL);
-      free(h->resp);
-      h->resp = NULL;
-      if (n < 0) return -1;
-      free(h->body);
-      h->body = NULL;
-      h->n = h->cap = 0;
-      return lws_http_transaction_completed(wsi) ? -1 : 0;
-    }
+    case LWS_CALLBACK_HTTP_WRITEABLE: /* responses leave in one write (http_send) */
+      return 0;
     case LWS_CALLBACK_CLOSED_HTTP:
       if (se && se->kind == 0) http_reset(&se->h);
       return 0;

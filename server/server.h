@@ -69,9 +69,24 @@ typedef struct SqlStore {
 void sqlstore_clear(SqlStore *s);
 
 /* ---- streams (stream.c) ---- */
+/* A connection's compiled statements, kept reset between uses and keyed by
+ * their SQL text, so a repeated statement skips prepare and finalize. A
+ * cached statement recompiles itself when the schema moved (the native
+ * API's step does so on SHALE_SCHEMA). */
+#define STMT_CACHE_MAX 16
+typedef struct StmtCache {
+  int n;
+  struct {
+    char *sql;
+    size_t len;
+    shale_stmt *st;
+  } v[STMT_CACHE_MAX]; /* v[n-1] most recently used */
+} StmtCache;
+
 typedef struct Stream Stream;
 struct Stream {
   shale *db;         /* this stream's connection (from the pool) */
+  StmtCache *cache;  /* the connection's statements (pooled with it) */
   int readonly;      /* the client's access level */
   SqlStore sqls;     /* HTTP streams: this stream's store_sql texts */
   int64_t last_used; /* server_now_ms() of the last request */
@@ -88,6 +103,12 @@ Stream *stream_open(int readonly, json_t **err);
 /* Close a stream: roll back an open transaction, return the connection to
  * the pool (or close it), free the stream. */
 void stream_close(Stream *s);
+/* The cached statement for sql[0..len), taken out of the cache (NULL:
+ * none), or give one back after use: it is reset, its bindings cleared,
+ * and it is cached (the least recently used one finalized when full) or
+ * finalized. */
+shale_stmt *stream_stmt_take(Stream *s, const char *sql, size_t len);
+void stream_stmt_give(Stream *s, const char *sql, size_t len, shale_stmt *st);
 /* Number of open streams. */
 int stream_count(void);
 

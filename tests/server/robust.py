@@ -198,6 +198,38 @@ def forged_batons():
 
 
 @case
+def statement_cache_and_schema_changes():
+    """a repeated statement (served from the connection's statement cache) sees schema changes made
+    by another stream, keeps its read-only check, and rebinds its arguments every time"""
+    st, ct, r = pipeline([execute("DROP TABLE IF EXISTS sc"), execute("CREATE TABLE sc(x)"),
+                          execute("INSERT INTO sc VALUES (1)")])
+    assert all(x["type"] == "ok" for x in r["results"]), r
+    a = r["baton"]
+    q = execute("SELECT * FROM sc")
+    for _ in range(3):
+        st, ct, r = pipeline([q], a)
+        assert r["results"][0]["response"]["result"]["cols"][0]["name"] == "x", r
+        a = r["baton"]
+    st, ct, r = pipeline([execute("ALTER TABLE sc ADD COLUMN y DEFAULT 7"), {"type": "close"}])
+    assert r["results"][0]["type"] == "ok", r
+    st, ct, r = pipeline([q], a)
+    res = r["results"][0]["response"]["result"]
+    assert [c["name"] for c in res["cols"]] == ["x", "y"] and res["rows"][0][1]["value"] == "7", res
+    a = r["baton"]
+    # arguments: a run without them binds NULL, not the previous run's value
+    p = execute("SELECT ?1 IS NULL", [{"type": "integer", "value": "5"}])
+    st, ct, r = pipeline([p, execute("SELECT ?1 IS NULL")], a)
+    rows = [x["response"]["result"]["rows"][0][0]["value"] for x in r["results"]]
+    assert rows == ["0", "1"], r
+    a = r["baton"]
+    st, ct, r = pipeline([execute("DROP TABLE sc"), {"type": "close"}])
+    assert r["results"][0]["type"] == "ok", r
+    st, ct, r = pipeline([q, {"type": "close"}], a)
+    e = r["results"][0]
+    assert e["type"] == "error" and "no such table" in e["error"]["message"], e
+
+
+@case
 def stream_state():
     """a transaction spans pipelines; store_sql/close_sql per stream; stale stream expires"""
     st, ct, r = pipeline([execute("CREATE TABLE IF NOT EXISTS ss(x)"), execute("BEGIN"),
