@@ -18,14 +18,16 @@
  * (back-pressure) until the queue is half drained.
  *
  * Invariants:
- *  1. One Session per wsi (libwebsockets' per-session memory), zeroed by
- *     libwebsockets; the HTTP part is used before an upgrade, the WS part
- *     after it.
- *  2. An HTTP response is fully built (JSON dumped straight into the
- *     connection's kept buffer, behind room for the headers) before anything
- *     goes out; headers and body leave in one lws_write, right in the
- *     callback that finished the request, after which the transaction
- *     completes (keep-alive) or the connection closes.
+ *  1. One Session per HTTP transaction or WebSocket (libwebsockets'
+ *     per-session memory, zeroed by it, and allocated anew for each request
+ *     of a keep-alive connection); the HTTP part is used before an upgrade,
+ *     the WS part after it. A Session owns no memory of an HTTP request: its
+ *     body buffer is on body_busy (freed at drop or at net_shutdown).
+ *  2. An HTTP response is fully built (JSON dumped straight into the shared
+ *     buffer http_out, behind room for the headers) before anything goes
+ *     out; headers and body leave in one lws_write, right in the callback
+ *     that finished the request, after which the transaction completes
+ *     (keep-alive) or the connection closes.
  *  3. Closing a socket closes its streams (rolling back their transactions)
  *     and frees its cursors, stored SQL and queued responses.
  *  4. A protocol violation on a WebSocket closes it with code 1002 and a
@@ -74,15 +76,21 @@ typedef struct WsConn {
   SqlStore sqls;
 } WsConn;
 
+/* A request body being received (see "Buffers" below). */
+typedef struct BodyBuf {
+  struct BodyBuf *next, *prev;
+  char *p;
+  size_t cap;
+} BodyBuf;
+
 typedef struct HttpConn {
   char path[64];
   int is_post, readonly, auth_failed;
   const char *auth_why;
-  char *body; /* the request body; its buffer is kept for the next request */
-  size_t n, cap;
+  BodyBuf *body; /* NULL until the first body bytes */
+  size_t n;      /* bytes of the body in body->p */
   int too_big;
   int answered; /* the response of this request is written */
-  OutBuf out;   /* the response: kept for the connection's next request */
 } HttpConn;
 
 typedef struct Session {
@@ -142,63 +150,108 @@ static void ob_free(OutBuf *b) {
 
 /* ---- HTTP ---- */
 
-/* A new request on the connection: its state is cleared, its buffers kept. */
-#define KEEP_MAX (1 << 20) /* larger buffers are not kept between requests */
+/* Buffers. libwebsockets gives every HTTP transaction its own Session (it
+ * binds the protocol, allocating the per-session memory, anew for each
+ * request of a keep-alive connection, and frees the old one after
+ * LWS_CALLBACK_HTTP_DROP_PROTOCOL), so a buffer kept in a Session would not
+ * outlive its request, and one it still held when libwebsockets freed it
+ * without that callback would leak. So no buffer lives in a Session:
+ *  - a response is built and written within one callback, so one buffer,
+ *    http_out, serves every response;
+ *  - a request body arrives over several callbacks, interleaved with other
+ *    connections', into a BodyBuf taken from a small pool of free ones at its
+ *    first bytes, on the busy list until the request is answered or dropped
+ *    (LWS_CALLBACK_HTTP_DROP_PROTOCOL), then back in the pool.
+ * net_shutdown frees http_out and both lists. Buffers over KEEP_MAX are not
+ * kept. */
+#define KEEP_MAX (1 << 20)
+#define BODY_POOL 8
+static OutBuf http_out;
+static BodyBuf *body_busy, *body_free;
+static int n_body_free;
 
-static void http_begin(HttpConn *h) {
-  if (h->cap > KEEP_MAX) {
-    free(h->body);
-    h->body = NULL;
-    h->cap = 0;
+static BodyBuf *body_take(void) {
+  BodyBuf *b = body_free;
+  if (b) {
+    body_free = b->next;
+    n_body_free--;
+  } else if (!(b = calloc(1, sizeof *b))) {
+    return NULL;
   }
-  if (h->out.cap > KEEP_MAX) ob_free(&h->out);
-  char *body = h->body;
-  size_t cap = h->cap;
-  OutBuf out = h->out;
-  memset(h, 0, sizeof *h);
-  h->body = body;
-  h->cap = cap;
-  h->out = out;
+  b->prev = NULL;
+  b->next = body_busy;
+  if (body_busy) body_busy->prev = b;
+  body_busy = b;
+  return b;
 }
 
+static void body_give(BodyBuf *b) {
+  if (b->prev)
+    b->prev->next = b->next;
+  else
+    body_busy = b->next;
+  if (b->next) b->next->prev = b->prev;
+  if (n_body_free >= BODY_POOL || b->cap > KEEP_MAX) {
+    free(b->p);
+    free(b);
+    return;
+  }
+  b->prev = NULL;
+  b->next = body_free;
+  body_free = b;
+  n_body_free++;
+}
+
+/* A request begins, or the Session goes (answered, closed, upgraded). */
 static void http_reset(HttpConn *h) {
-  free(h->body);
-  ob_free(&h->out);
+  if (h->body) body_give(h->body);
   memset(h, 0, sizeof *h);
 }
 
-/* Send the response whose body is h->out.p[HDR_ROOM .. h->out.n): the
+void net_shutdown(void) {
+  while (body_busy) body_give(body_busy);
+  for (BodyBuf *b = body_free, *next; b; b = next) {
+    next = b->next;
+    free(b->p);
+    free(b);
+  }
+  body_free = NULL;
+  n_body_free = 0;
+  ob_free(&http_out);
+}
+
+/* Send the response whose body is http_out.p[HDR_ROOM .. http_out.n): the
  * headers go right in front of it and both leave in one write (libwebsockets
  * buffers what the socket does not take at once); then the HTTP transaction
  * completes (keep-alive) or the connection closes. */
 static int http_send(struct lws *wsi, HttpConn *h, unsigned status, const char *ctype) {
   if (h->answered) return 0; /* one response per request */
   h->answered = 1;
-  size_t n = h->out.n - HDR_ROOM;
+  size_t n = http_out.n - HDR_ROOM;
   unsigned char hdr[HDR_ROOM], *p = hdr, *end = hdr + sizeof hdr - LWS_PRE;
   if (lws_add_http_common_headers(wsi, status, ctype, (lws_filepos_t)n, &p, end) ||
       lws_finalize_http_header(wsi, &p, end))
     return -1;
   size_t hn = (size_t)(p - hdr);
-  unsigned char *start = h->out.p + HDR_ROOM - hn;
+  unsigned char *start = http_out.p + HDR_ROOM - hn;
   memcpy(start, hdr, hn);
   int w = lws_write(wsi, start, hn + n, LWS_WRITE_HTTP_HEADERS);
-  h->n = 0;
+  if (http_out.cap > KEEP_MAX) ob_free(&http_out);
   if (w < 0) return -1;
   return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
 static int http_json(struct lws *wsi, HttpConn *h, unsigned status, json_t *j) {
-  if (ob_start(&h->out, HDR_ROOM)) {
+  if (ob_start(&http_out, HDR_ROOM)) {
     json_decref(j);
     return -1;
   }
-  if (ob_json(&h->out, j)) return -1;
+  if (ob_json(&http_out, j)) return -1;
   return http_send(wsi, h, status, "application/json");
 }
 
 static int http_text(struct lws *wsi, HttpConn *h, unsigned status, const char *text) {
-  if (ob_start(&h->out, HDR_ROOM) || ob_put(text, strlen(text), &h->out)) return -1;
+  if (ob_start(&http_out, HDR_ROOM) || ob_put(text, strlen(text), &http_out)) return -1;
   return http_send(wsi, h, status, "text/plain");
 }
 
@@ -273,7 +326,7 @@ static int http_cursor(struct lws *wsi, HttpConn *h, json_t *req) {
   char next[96];
   stream_http_baton(s, next, sizeof next);
   /* the head line, then one line per entry */
-  OutBuf *b = &h->out;
+  OutBuf *b = &http_out;
   int rc = ob_start(b, HDR_ROOM) || ob_json(b, json_pack("{s:s,s:n}", "baton", next, "base_url")) ||
            ob_put("\n", 1, b);
   for (size_t i = 0; !rc && i < json_array_size(entries); i++)
@@ -295,7 +348,11 @@ static int http_post(struct lws *wsi, HttpConn *h) {
   if (!version)
     return http_error(wsi, h, 404, herr("HTTP_NOT_FOUND", "no route for POST %s", h->path));
   json_error_t jerr;
-  json_t *req = json_loadb(h->body ? h->body : "", h->n, JSON_ALLOW_NUL, &jerr);
+  json_t *req = json_loadb(h->body ? h->body->p : "", h->n, JSON_ALLOW_NUL, &jerr);
+  if (h->body) { /* the parsed tree holds copies */
+    body_give(h->body);
+    h->body = NULL;
+  }
   if (!json_is_object(req)) {
     json_decref(req);
     return http_error(wsi, h, 400,
@@ -554,7 +611,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
   switch (reason) {
     case LWS_CALLBACK_HTTP: {
       HttpConn *h = &se->h;
-      http_begin(h);
+      http_reset(h);
       se->kind = 0;
       snprintf(h->path, sizeof h->path, "%s", (const char *)in);
       h->is_post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
@@ -577,15 +634,17 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         h->too_big = 1;
         return 0;
       }
-      if (h->n + len > h->cap) {
+      if (!h->body && !(h->body = body_take())) return -1;
+      BodyBuf *k = h->body;
+      if (h->n + len > k->cap) {
         size_t cap = (h->n + len) * 2;
         if (cap > g_cfg.max_body + 1) cap = g_cfg.max_body + 1;
-        char *b = realloc(h->body, cap);
+        char *b = realloc(k->p, cap);
         if (!b) return -1;
-        h->body = b;
-        h->cap = cap;
+        k->p = b;
+        k->cap = cap;
       }
-      memcpy(h->body + h->n, in, len);
+      memcpy(k->p + h->n, in, len);
       h->n += len;
       return 0;
     }
@@ -594,6 +653,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
     case LWS_CALLBACK_HTTP_WRITEABLE: /* responses leave in one write (http_send) */
       return 0;
     case LWS_CALLBACK_CLOSED_HTTP:
+    case LWS_CALLBACK_HTTP_DROP_PROTOCOL: /* the Session is about to be freed */
       if (se && se->kind == 0) http_reset(&se->h);
       return 0;
     case LWS_CALLBACK_ESTABLISHED: {

@@ -168,5 +168,8 @@ struct lws_protocols;
 const struct lws_protocols *net_protocol_table(void);
 /* Sweep WS streams that sat idle in a transaction too long. */
 void net_sweep(void);
+/* Free what HTTP connections still open at lws_context_destroy kept (call
+ * after it). */
+void net_shutdown(void);
 
 #endif

@@ -238,8 +238,10 @@ Stream *stream_http_get(const char *baton, int readonly, json_t **err) {
   }
   for (int i = 0; !bad && i < 16; i++) {
     int hi = hexval(end[1 + 2 * i]), lo = hexval(end[2 + 2 * i]);
-    bad = hi < 0 || lo < 0;
-    tok[i] = (unsigned char)(hi << 4 | lo);
+    if (hi < 0 || lo < 0)
+      bad = 1; /* a byte is set only from two valid digits */
+    else
+      tok[i] = (unsigned char)(hi << 4 | lo);
   }
   if (bad) {
     *err = herr("BATON_INVALID", "the baton is malformed");

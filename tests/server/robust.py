@@ -15,6 +15,8 @@ import sys
 import time
 import urllib.parse
 
+import wsutil
+
 url = urllib.parse.urlparse(sys.argv[1])
 HOST, PORT = url.hostname, url.port
 failures = 0
@@ -192,6 +194,21 @@ def forged_batons():
     for junk in ("", "x", "1.2", "99999999.1." + "a" * 32, "0.0." + "g" * 32, "0.1." + "a" * 40, "-1.1." + "a" * 32):
         st, ct, raw = post("/v2/pipeline", {"baton": junk, "requests": []})
         expect_error(st, ct, raw, 400)
+    # malformed: a bad digit at every position of the secret (high and low
+    # nibble), odd characters, too short or long, bad numbers
+    slot, gen, tok = b2.split(".")
+    junk = []
+    for i in range(32):
+        for c in "gG/:@`{ \u00e9\x00-":
+            junk.append("%s.%s.%s" % (slot, gen, tok[:i] + c + tok[i + 1:]))
+    junk += ["%s.%s.%s" % (slot, gen, t) for t in (tok[:-1], tok + "0", tok[:-2], tok + "00", tok.upper(), "", "0x" + tok[2:])]
+    junk += ["%s.%s.%s" % (s_, g_, tok) for s_, g_ in (("", gen), (slot, ""), (" " + slot, gen), ("+" + slot, gen),
+             (slot, "-" + gen), ("4294967296", gen), (slot, "4294967296"), ("9" * 40, gen), (slot, "9" * 40),
+             ("0x" + slot, gen), (slot + "a", gen))]
+    junk += [b2 + ".", "." + b2, b2.replace(".", ",", 1), "%s.%s" % (slot, tok), "..", "...", "." * 40, "\x00" + b2]
+    for j in junk:
+        st, ct, raw = post("/v2/pipeline", {"baton": j, "requests": []})
+        expect_error(st, ct, raw, 400)
     # the forgeries did not kill the real stream
     st, ct, r3 = pipeline([{"type": "close"}], b2)
     assert st == 200 and r3["baton"] is None, r3
@@ -314,61 +331,12 @@ def concurrent_streams():
     assert r["results"][1]["response"]["result"]["rows"][0][0]["value"] == "3", r
 
 
-# ---- WebSocket, by hand: a handshake and frames ----
+# ---- WebSocket, by hand (wsutil.py): a handshake and frames ----
 def ws_connect(proto="hrana2"):
-    s = socket.create_connection((HOST, PORT), timeout=10)
-    key = base64.b64encode(os.urandom(16)).decode()
-    s.sendall(("GET / HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-               "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: %s\r\n\r\n"
-               % (HOST, PORT, key, proto)).encode())
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        chunk = s.recv(4096)
-        if not chunk:
-            raise EOFError("closed during handshake")
-        buf += chunk
-    head, rest = buf.split(b"\r\n\r\n", 1)
-    assert b" 101 " in head.split(b"\r\n")[0], head
-    return s, rest
+    return wsutil.ws_connect(HOST, PORT, proto)
 
 
-def ws_frame(payload, opcode=1, fin=True):
-    mask = os.urandom(4)
-    n = len(payload)
-    hdr = bytes([(0x80 if fin else 0) | opcode])
-    if n < 126:
-        hdr += bytes([0x80 | n])
-    elif n < 65536:
-        hdr += bytes([0x80 | 126]) + struct.pack(">H", n)
-    else:
-        hdr += bytes([0x80 | 127]) + struct.pack(">Q", n)
-    return hdr + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-
-
-def ws_recv(s, rest):
-    """One server frame: (opcode, payload, rest). Opcode None when closed."""
-    buf = rest
-    def need(k):
-        nonlocal buf
-        while len(buf) < k:
-            c = s.recv(65536)
-            if not c:
-                raise EOFError
-            buf += c
-    try:
-        need(2)
-        op, n = buf[0] & 0x0F, buf[1] & 0x7F
-        off = 2
-        if n == 126:
-            need(4)
-            n, off = struct.unpack(">H", buf[2:4])[0], 4
-        elif n == 127:
-            need(10)
-            n, off = struct.unpack(">Q", buf[2:10])[0], 10
-        need(off + n)
-        return op, buf[off:off + n], buf[off + n:]
-    except (EOFError, ConnectionResetError):
-        return None, b"", b""
+ws_frame, ws_recv = wsutil.ws_frame, wsutil.ws_recv
 
 
 def ws_msg(s, rest, obj):
