@@ -9,10 +9,17 @@
  *   {"type":"float","value":1.5} {"type":"text","value":"..."}
  *   {"type":"blob","base64":"..."} (sent padded; padded or not accepted)
  *
+ * Responses are written as JSON text straight into the caller's buffer
+ * (jout.c): execute's rows and values, batch and describe never become
+ * jansson trees; the small responses are built as trees and dumped there.
+ *
  * Invariants:
- *  1. A request either returns its response object or sets *err: never both,
- *     never neither.
- *  2. Every statement prepared here is finalized before the request returns.
+ *  1. A request either writes its response object and returns 0, or sets
+ *     *err, returns -1 and leaves the buffer as it was: never both, never
+ *     neither.
+ *  2. Every statement prepared here is finalized, or reset and given to the
+ *     connection's statement cache (execute, batch and cursor steps), before
+ *     the request returns.
  *  3. Result codes map to "SQLITE_<PRIMARY>" through the one list of codes
  *     (src/util/result_codes.def, read as data: no engine internals).
  *  4. A read-only stream never steps a statement that is not read-only
@@ -117,13 +124,13 @@ static int sqlstore_find(SqlStore *s, int64_t id) {
   return -1;
 }
 
-static json_t *req_store_sql(SqlStore *s, json_t *req, json_t **err) {
-  json_t *jid = json_object_get(req, "sql_id"), *jsql = json_object_get(req, "sql");
-  if (!json_is_integer(jid) || !json_is_string(jsql)) {
+static json_t *req_store_sql(SqlStore *s, const JV *req, json_t **err) {
+  const JV *jid = jv_get(req, "sql_id"), *jsql = jv_get(req, "sql");
+  if (!jv_is_int(jid) || !jv_is_str(jsql)) {
     *err = herr("PROTO_INVALID", "store_sql needs an integer sql_id and a string sql");
     return NULL;
   }
-  int64_t id = json_integer_value(jid);
+  int64_t id = jv_int(jid);
   if (sqlstore_find(s, id) >= 0) {
     *err = herr("SQL_ID_IN_USE", "sql_id %lld is already stored", (long long)id);
     return NULL;
@@ -143,18 +150,18 @@ static json_t *req_store_sql(SqlStore *s, json_t *req, json_t **err) {
     s->cap = cap;
   }
   s->v[s->n].id = id;
-  s->v[s->n].sql = strndup(json_string_value(jsql), json_string_length(jsql));
+  s->v[s->n].sql = strndup(jv_str(jsql), jv_len(jsql));
   s->n++;
   return json_pack("{s:s}", "type", "store_sql");
 }
 
-static json_t *req_close_sql(SqlStore *s, json_t *req, json_t **err) {
-  json_t *jid = json_object_get(req, "sql_id");
-  if (!json_is_integer(jid)) {
+static json_t *req_close_sql(SqlStore *s, const JV *req, json_t **err) {
+  const JV *jid = jv_get(req, "sql_id");
+  if (!jv_is_int(jid)) {
     *err = herr("PROTO_INVALID", "close_sql needs an integer sql_id");
     return NULL;
   }
-  int i = sqlstore_find(s, json_integer_value(jid));
+  int i = sqlstore_find(s, jv_int(jid));
   if (i >= 0) { /* closing an unknown id is not an error (spec) */
     free(s->v[i].sql);
     s->v[i] = s->v[--s->n];
@@ -164,24 +171,24 @@ static json_t *req_close_sql(SqlStore *s, json_t *req, json_t **err) {
 
 /* The SQL text of a request: its "sql" or its stored "sql_id" (exactly one).
  * Borrowed from the request or the store. */
-static const char *get_sql(SqlStore *store, json_t *obj, size_t *len, json_t **err) {
-  json_t *jsql = json_object_get(obj, "sql"), *jid = json_object_get(obj, "sql_id");
-  if (jsql && json_is_null(jsql)) jsql = NULL;
-  if (jid && json_is_null(jid)) jid = NULL;
+static const char *get_sql(SqlStore *store, const JV *obj, size_t *len, json_t **err) {
+  const JV *jsql = jv_get(obj, "sql"), *jid = jv_get(obj, "sql_id");
+  if (jsql && jv_is_null(jsql)) jsql = NULL;
+  if (jid && jv_is_null(jid)) jid = NULL;
   if (jsql && jid) {
     *err = herr("PROTO_INVALID", "give either sql or sql_id, not both");
     return NULL;
   }
   if (jsql) {
-    if (!json_is_string(jsql)) {
+    if (!jv_is_str(jsql)) {
       *err = herr("PROTO_INVALID", "sql must be a string");
       return NULL;
     }
-    *len = json_string_length(jsql);
-    return json_string_value(jsql);
+    *len = jv_len(jsql);
+    return jv_str(jsql);
   }
   if (jid) {
-    int i = json_is_integer(jid) ? sqlstore_find(store, json_integer_value(jid)) : -1;
+    int i = jv_is_int(jid) ? sqlstore_find(store, jv_int(jid)) : -1;
     if (i < 0) {
       *err = herr("SQL_ID_INVALID", "sql_id is not stored");
       return NULL;
@@ -195,52 +202,55 @@ static const char *get_sql(SqlStore *store, json_t *obj, size_t *len, json_t **e
 
 /* ---- values ---- */
 
-/* {"type": T} plus, when val, {key: val}: built directly (json_pack parses
- * its format on every call, and values are the hot path). */
-static json_t *tagged(const char *type, const char *key, json_t *val) {
-  json_t *o = json_object();
-  json_object_set_new_nocheck(o, "type", json_string_nocheck(type));
-  if (val) json_object_set_new_nocheck(o, key, val);
-  return o;
-}
-
-static json_t *value_out(shale_stmt *st, int i) {
+/* Column i of the current row as a Hrana value. */
+static void value_write(OutBuf *o, shale_stmt *st, int i) {
   switch (shale_column_type(st, i)) {
-    case SHALE_INTEGER: {
-      char buf[32];
-      snprintf(buf, sizeof buf, "%lld", (long long)shale_column_int64(st, i));
-      return tagged("integer", "value", json_string_nocheck(buf));
-    }
+    case SHALE_INTEGER:
+      OB_LIT(o, "{\"type\":\"integer\",\"value\":");
+      ob_int_str(o, shale_column_int64(st, i));
+      break;
     case SHALE_FLOAT: {
       double d = shale_column_double(st, i);
       /* JSON has no infinities: the largest finite double stands in. */
       if (isinf(d)) d = d > 0 ? 1.7976931348623157e308 : -1.7976931348623157e308;
-      if (isnan(d)) return tagged("null", NULL, NULL);
-      return tagged("float", "value", json_real(d));
+      if (isnan(d)) {
+        OB_LIT(o, "{\"type\":\"null\"}");
+        return;
+      }
+      OB_LIT(o, "{\"type\":\"float\",\"value\":");
+      ob_real(o, d);
+      break;
     }
     case SHALE_TEXT: {
       const char *t = (const char *)shale_column_text(st, i);
       int n = shale_column_bytes(st, i);
-      return tagged("text", "value", json_stringn_nocheck(t ? t : "", (size_t)n));
+      OB_LIT(o, "{\"type\":\"text\",\"value\":");
+      ob_str(o, t ? t : "", t ? (size_t)n : 0);
+      break;
     }
     case SHALE_BLOB: {
       const unsigned char *b = shale_column_blob(st, i);
-      char *enc = b64_encode(b, (size_t)shale_column_bytes(st, i));
-      json_t *v = tagged("blob", "base64", json_string_nocheck(enc ? enc : ""));
-      free(enc);
-      return v;
+      size_t n = (size_t)shale_column_bytes(st, i);
+      OB_LIT(o, "{\"type\":\"blob\",\"base64\":\"");
+      if (ob_reserve(o, (n + 2) / 3 * 4 + 1)) return;
+      /* base64 needs no escaping: encoded in place */
+      o->n += (size_t)EVP_EncodeBlock(o->p + o->n, b ? b : (const unsigned char *)"", (int)n);
+      OB_LIT(o, "\"");
+      break;
     }
     default:
-      return tagged("null", NULL, NULL);
+      OB_LIT(o, "{\"type\":\"null\"}");
+      return;
   }
+  OB_LIT(o, "}");
 }
 
 /* Bind one Hrana value to parameter idx. */
-static int bind_value(shale_stmt *st, int idx, json_t *v, json_t **err) {
-  const char *type = json_string_value(json_object_get(v, "type"));
-  json_t *val = json_object_get(v, "value");
+static int bind_value(shale_stmt *st, int idx, const JV *v, json_t **err) {
+  const char *type = jv_str(jv_get(v, "type"));
+  const JV *val = jv_get(v, "value");
   int rc;
-  if (!json_is_object(v) || !type) {
+  if (!jv_is_obj(v) || !type) {
     *err = herr("ARGS_INVALID", "argument %d is not a Hrana value", idx);
     return -1;
   }
@@ -248,8 +258,8 @@ static int bind_value(shale_stmt *st, int idx, json_t *v, json_t **err) {
     rc = shale_bind_null(st, idx);
   } else if (!strcmp(type, "integer")) {
     long long x;
-    if (json_is_string(val)) {
-      const char *s = json_string_value(val);
+    if (jv_is_str(val)) {
+      const char *s = jv_str(val);
       char *end;
       errno = 0;
       x = strtoll(s, &end, 10);
@@ -257,31 +267,29 @@ static int bind_value(shale_stmt *st, int idx, json_t *v, json_t **err) {
         *err = herr("ARGS_INVALID", "argument %d: \"%s\" is not a 64-bit integer", idx, s);
         return -1;
       }
-    } else if (json_is_integer(val)) {
-      x = json_integer_value(val);
+    } else if (jv_is_int(val)) {
+      x = jv_int(val);
     } else {
       *err = herr("ARGS_INVALID", "argument %d: integer value must be a decimal string", idx);
       return -1;
     }
     rc = shale_bind_int64(st, idx, x);
   } else if (!strcmp(type, "float")) {
-    if (!json_is_number(val)) {
+    if (!jv_is_num(val)) {
       *err = herr("ARGS_INVALID", "argument %d: float value must be a number", idx);
       return -1;
     }
-    rc = shale_bind_double(st, idx, json_number_value(val));
+    rc = shale_bind_double(st, idx, jv_num(val));
   } else if (!strcmp(type, "text")) {
-    if (!json_is_string(val)) {
+    if (!jv_is_str(val)) {
       *err = herr("ARGS_INVALID", "argument %d: text value must be a string", idx);
       return -1;
     }
-    rc = shale_bind_text(st, idx, json_string_value(val), (int)json_string_length(val),
-                         SHALE_TRANSIENT);
+    rc = shale_bind_text(st, idx, jv_str(val), (int)jv_len(val), SHALE_TRANSIENT);
   } else if (!strcmp(type, "blob")) {
-    json_t *b = json_object_get(v, "base64");
+    const JV *b = jv_get(v, "base64");
     unsigned char *data = NULL;
-    long n =
-        json_is_string(b) ? b64_decode(json_string_value(b), json_string_length(b), &data) : -1;
+    long n = jv_is_str(b) ? b64_decode(jv_str(b), jv_len(b), &data) : -1;
     if (n < 0) {
       *err = herr("ARGS_INVALID", "argument %d: blob needs valid base64", idx);
       return -1;
@@ -303,24 +311,24 @@ static int bind_value(shale_stmt *st, int idx, json_t *v, json_t **err) {
   return 0;
 }
 
-static int bind_args(shale_stmt *st, json_t *stmt, json_t **err) {
-  json_t *args = json_object_get(stmt, "args"), *named = json_object_get(stmt, "named_args");
-  if (args && !json_is_null(args)) {
-    if (!json_is_array(args)) {
+static int bind_args(shale_stmt *st, const JV *stmt, json_t **err) {
+  const JV *args = jv_get(stmt, "args"), *named = jv_get(stmt, "named_args");
+  if (args && !jv_is_null(args)) {
+    if (!jv_is_arr(args)) {
       *err = herr("ARGS_INVALID", "args must be an array");
       return -1;
     }
-    for (size_t i = 0; i < json_array_size(args); i++)
-      if (bind_value(st, (int)i + 1, json_array_get(args, i), err)) return -1;
+    for (size_t i = 0; i < jv_size(args); i++)
+      if (bind_value(st, (int)i + 1, jv_at(args, i), err)) return -1;
   }
-  if (named && !json_is_null(named)) {
-    if (!json_is_array(named)) {
+  if (named && !jv_is_null(named)) {
+    if (!jv_is_arr(named)) {
       *err = herr("ARGS_INVALID", "named_args must be an array");
       return -1;
     }
-    for (size_t i = 0; i < json_array_size(named); i++) {
-      json_t *a = json_array_get(named, i);
-      const char *name = json_string_value(json_object_get(a, "name"));
+    for (size_t i = 0; i < jv_size(named); i++) {
+      const JV *a = jv_at(named, i);
+      const char *name = jv_str(jv_get(a, "name"));
       if (!name) {
         *err = herr("ARGS_INVALID", "named argument %zu has no name", i);
         return -1;
@@ -335,7 +343,7 @@ static int bind_args(shale_stmt *st, json_t *stmt, json_t **err) {
         }
       }
       if (!idx) continue; /* a name the statement lacks binds nothing */
-      if (bind_value(st, idx, json_object_get(a, "value"), err)) return -1;
+      if (bind_value(st, idx, jv_get(a, "value"), err)) return -1;
     }
   }
   return 0;
@@ -382,95 +390,110 @@ static shale_stmt *prepare_one(Stream *s, const char *sql, size_t len, json_t **
   return st;
 }
 
-static json_t *cols_of(shale_stmt *st) {
-  json_t *cols = json_array();
+static void cols_write(OutBuf *o, shale_stmt *st) {
+  OB_LIT(o, "[");
   for (int i = 0; i < shale_column_count(st); i++) {
-    const char *name = shale_column_name(st, i), *decl = shale_column_decltype(st, i);
-    json_t *c = json_object();
-    json_object_set_new_nocheck(c, "name", name ? json_string(name) : json_null());
-    json_object_set_new_nocheck(c, "decltype", decl ? json_string(decl) : json_null());
-    json_array_append_new(cols, c);
+    if (i) OB_LIT(o, ",");
+    OB_LIT(o, "{\"name\":");
+    ob_cstr(o, shale_column_name(st, i));
+    OB_LIT(o, ",\"decltype\":");
+    ob_cstr(o, shale_column_decltype(st, i));
+    OB_LIT(o, "}");
   }
-  return cols;
+  OB_LIT(o, "]");
 }
 
-/* Step a bound statement to its end. Returns StmtResult or NULL + *err. */
-static json_t *run_stmt(Stream *s, shale_stmt *st, int want_rows, json_t **err) {
+/* Step a bound statement to its end, writing its StmtResult. 0, or -1 with
+ * *err (o then holds part of the result: the caller cuts it). */
+static int run_stmt(Stream *s, shale_stmt *st, int want_rows, OutBuf *o, json_t **err) {
   shale_int64 before = shale_total_changes64(s->db);
-  json_t *rows = json_array();
-  int ncol = shale_column_count(st), nrows = 0, rc;
+  int ncol, nrows = 0, rc;
+  OB_LIT(o, "{\"rows\":[");
   while ((rc = shale_step(st)) == SHALE_ROW) {
     if (!want_rows) continue;
     if (++nrows > g_cfg.max_rows) {
-      json_decref(rows);
       *err = herr("RESPONSE_TOO_LARGE", "the result has more than %d rows (--max-rows)",
                   g_cfg.max_rows);
-      return NULL;
+      return -1;
     }
-    json_t *row = json_array();
-    for (int i = 0; i < ncol; i++) json_array_append_new(row, value_out(st, i));
-    json_array_append_new(rows, row);
+    /* read after the step: a statement recompiled for a moved schema (a
+     * cached one, say) may have gained or lost columns */
+    ncol = shale_column_count(st);
+    if (nrows > 1) OB_LIT(o, ",");
+    OB_LIT(o, "[");
+    for (int i = 0; i < ncol; i++) {
+      if (i) OB_LIT(o, ",");
+      value_write(o, st, i);
+    }
+    OB_LIT(o, "]");
   }
   if (rc != SHALE_DONE) {
-    json_decref(rows);
     *err = herr_db(s->db, rc);
-    return NULL;
+    return -1;
   }
   shale_int64 changed = shale_total_changes64(s->db) - before;
-  char rowid[32];
-  snprintf(rowid, sizeof rowid, "%lld", (long long)shale_last_insert_rowid(s->db));
-  json_t *res = json_object();
-  json_object_set_new_nocheck(res, "cols", cols_of(st));
-  json_object_set_new_nocheck(res, "rows", rows);
-  json_object_set_new_nocheck(res, "affected_row_count",
-                              json_integer(changed > 0 ? shale_changes64(s->db) : 0));
-  json_object_set_new_nocheck(res, "last_insert_rowid", json_string_nocheck(rowid));
-  return res;
+  OB_LIT(o, "],\"cols\":");
+  cols_write(o, st);
+  OB_LIT(o, ",\"affected_row_count\":");
+  ob_int(o, changed > 0 ? shale_changes64(s->db) : 0);
+  OB_LIT(o, ",\"last_insert_rowid\":");
+  ob_int_str(o, shale_last_insert_rowid(s->db));
+  OB_LIT(o, "}");
+  return 0;
 }
 
-static json_t *exec_stmt(Stream *s, SqlStore *store, json_t *stmt, json_t **err) {
-  size_t len;
-  if (!json_is_object(stmt)) {
+/* Run a Hrana Stmt, writing its StmtResult. 0, or -1 with *err and o as it
+ * was. */
+static int exec_stmt(Stream *s, SqlStore *store, const JV *stmt, OutBuf *o, json_t **err) {
+  size_t len, mark = o->n;
+  if (!jv_is_obj(stmt)) {
     *err = herr("PROTO_INVALID", "stmt must be an object");
-    return NULL;
+    return -1;
   }
   const char *sql = get_sql(store, stmt, &len, err);
-  if (!sql) return NULL;
-  shale_stmt *st = prepare_one(s, sql, len, err);
-  if (!st) return NULL;
-  json_t *res = NULL;
-  if (bind_args(st, stmt, err) == 0)
-    res = run_stmt(s, st, !json_is_false(json_object_get(stmt, "want_rows")), err);
-  shale_finalize(st);
-  return res;
+  if (!sql) return -1;
+  shale_stmt *st = stream_stmt_take(s, sql, len);
+  if (st && s->readonly && !shale_stmt_readonly(st)) { /* cached for a writer */
+    stream_stmt_give(s, sql, len, st);
+    *err = herr("SQLITE_READONLY", "this client is read-only: writes are refused");
+    return -1;
+  }
+  if (!st && !(st = prepare_one(s, sql, len, err))) return -1;
+  int rc = bind_args(st, stmt, err);
+  if (rc == 0) rc = run_stmt(s, st, !jv_is_false(jv_get(stmt, "want_rows")), o, err);
+  stream_stmt_give(s, sql, len, st);
+  if (rc == 0 && o->failed) {
+    *err = herr("SQLITE_NOMEM", "out of memory");
+    rc = -1;
+  }
+  if (rc) o->n = mark;
+  return rc;
 }
 
 /* ---- batches ---- */
 
 /* Evaluate a batch condition over the steps run so far (ok[i] / bad[i]: step
  * i ran and succeeded / failed). -1 with *err for a malformed condition. */
-static int eval_cond(Stream *s, json_t *c, const char *ok, const char *bad, size_t nsteps,
+static int eval_cond(Stream *s, const JV *c, const char *ok, const char *bad, size_t nsteps,
                      json_t **err) {
-  const char *type = json_string_value(json_object_get(c, "type"));
+  const char *type = jv_str(jv_get(c, "type"));
   if (!type) goto bad_cond;
   if (!strcmp(type, "ok") || !strcmp(type, "error")) {
-    json_t *js = json_object_get(c, "step");
-    if (!json_is_integer(js) || json_integer_value(js) < 0 ||
-        (size_t)json_integer_value(js) >= nsteps)
-      goto bad_cond;
-    size_t i = (size_t)json_integer_value(js);
+    const JV *js = jv_get(c, "step");
+    if (!jv_is_int(js) || jv_int(js) < 0 || (size_t)jv_int(js) >= nsteps) goto bad_cond;
+    size_t i = (size_t)jv_int(js);
     return type[0] == 'o' ? ok[i] : bad[i];
   }
   if (!strcmp(type, "not")) {
-    int r = eval_cond(s, json_object_get(c, "cond"), ok, bad, nsteps, err);
+    int r = eval_cond(s, jv_get(c, "cond"), ok, bad, nsteps, err);
     return r < 0 ? r : !r;
   }
   if (!strcmp(type, "and") || !strcmp(type, "or")) {
-    json_t *conds = json_object_get(c, "conds");
+    const JV *conds = jv_get(c, "conds");
     int is_and = type[0] == 'a', acc = is_and;
-    if (!json_is_array(conds)) goto bad_cond;
-    for (size_t i = 0; i < json_array_size(conds); i++) {
-      int r = eval_cond(s, json_array_get(conds, i), ok, bad, nsteps, err);
+    if (!jv_is_arr(conds)) goto bad_cond;
+    for (size_t i = 0; i < jv_size(conds); i++) {
+      int r = eval_cond(s, jv_at(conds, i), ok, bad, nsteps, err);
       if (r < 0) return r;
       acc = is_and ? acc && r : acc || r;
     }
@@ -482,63 +505,81 @@ bad_cond:
   return -1;
 }
 
-/* Called per step with its result or its error (both NULL: skipped). */
-typedef void (*StepSink)(void *arg, size_t i, json_t *result, json_t *error);
+/* Called per step with its StmtResult as JSON text res[0..n) or its error
+ * (both NULL: skipped). */
+typedef void (*StepSink)(void *arg, size_t i, const char *res, size_t n, json_t *error);
 
-static int run_batch(Stream *s, SqlStore *store, json_t *batch, StepSink sink, void *arg,
-                     json_t **err) {
-  json_t *steps = json_object_get(batch, "steps");
-  if (!json_is_object(batch) || !json_is_array(steps)) {
+/* Each step's result is written into scratch (emptied per step) and handed
+ * to the sink. */
+static int run_batch(Stream *s, SqlStore *store, const JV *batch, OutBuf *scratch, StepSink sink,
+                     void *arg, json_t **err) {
+  const JV *steps = jv_get(batch, "steps");
+  if (!jv_is_obj(batch) || !jv_is_arr(steps)) {
     *err = herr("PROTO_INVALID", "batch needs a steps array");
     return -1;
   }
-  size_t n = json_array_size(steps);
+  size_t n = jv_size(steps);
   char *ok = calloc(n + 1, 2), *bad = ok + n + 1;
   for (size_t i = 0; i < n; i++) {
-    json_t *step = json_array_get(steps, i), *cond = json_object_get(step, "condition");
-    if (cond && !json_is_null(cond)) {
+    const JV *step = jv_at(steps, i), *cond = jv_get(step, "condition");
+    if (cond && !jv_is_null(cond)) {
       int r = eval_cond(s, cond, ok, bad, n, err);
       if (r < 0) {
         free(ok);
         return -1;
       }
       if (!r) {
-        sink(arg, i, NULL, NULL);
+        sink(arg, i, NULL, 0, NULL);
         continue;
       }
     }
-    json_t *e = NULL, *res = exec_stmt(s, store, json_object_get(step, "stmt"), &e);
-    ok[i] = res != NULL;
-    bad[i] = res == NULL;
-    sink(arg, i, res, e);
+    json_t *e = NULL;
+    scratch->n = 0;
+    int rc = exec_stmt(s, store, jv_get(step, "stmt"), scratch, &e);
+    ok[i] = rc == 0;
+    bad[i] = rc != 0;
+    sink(arg, i, rc ? NULL : (const char *)scratch->p, scratch->n, e);
   }
   free(ok);
   return 0;
 }
 
 typedef struct {
-  json_t *results, *errors;
+  OutBuf *o;      /* the step_results array, written as they come */
+  json_t *errors; /* the step_errors */
 } BatchOut;
 
-static void batch_sink(void *arg, size_t i, json_t *res, json_t *e) {
+static void batch_sink(void *arg, size_t i, const char *res, size_t n, json_t *e) {
   BatchOut *b = arg;
-  json_array_append_new(b->results, res ? res : json_null());
+  if (i) OB_LIT(b->o, ",");
+  if (res)
+    ob_put(res, n, b->o);
+  else
+    OB_LIT(b->o, "null");
   json_array_append_new(b->errors, e ? e : json_null());
 }
 
-static json_t *exec_batch(Stream *s, SqlStore *store, json_t *batch, json_t **err) {
-  BatchOut b = {json_array(), json_array()};
-  if (run_batch(s, store, batch, batch_sink, &b, err)) {
-    json_decref(b.results);
+/* {"type":"batch","result":{"step_results":[...],"step_errors":[...]}} */
+static int exec_batch(Stream *s, SqlStore *store, const JV *batch, OutBuf *o, json_t **err) {
+  OutBuf scratch = {0};
+  BatchOut b = {o, json_array()};
+  OB_LIT(o, "{\"type\":\"batch\",\"result\":{\"step_results\":[");
+  int rc = run_batch(s, store, batch, &scratch, batch_sink, &b, err);
+  ob_free(&scratch);
+  if (rc) {
     json_decref(b.errors);
-    return NULL;
+    return -1;
   }
-  return json_pack("{s:o,s:o}", "step_results", b.results, "step_errors", b.errors);
+  OB_LIT(o, "],\"step_errors\":");
+  ob_json(o, b.errors);
+  OB_LIT(o, "}}");
+  return 0;
 }
 
 /* Cursor entries: step_begin, rows, step_end per executed step. */
-static void cursor_sink(void *arg, size_t i, json_t *res, json_t *e) {
-  json_t *out = arg;
+static void cursor_sink(void *arg, size_t i, const char *text, size_t n, json_t *e) {
+  json_t *out = arg, *res = text ? json_loadb(text, n, 0, NULL) : NULL;
+  if (text && !res) e = herr("SQLITE_NOMEM", "out of memory");
   if (e) {
     json_array_append_new(
         out, json_pack("{s:s,s:I,s:o}", "type", "step_error", "step", (json_int_t)i, "error", e));
@@ -557,9 +598,12 @@ static void cursor_sink(void *arg, size_t i, json_t *res, json_t *e) {
   }
 }
 
-json_t *hrana_cursor(Stream *s, SqlStore *store, json_t *batch, json_t **err) {
+json_t *hrana_cursor(Stream *s, SqlStore *store, const JV *batch, json_t **err) {
   json_t *out = json_array();
-  if (run_batch(s, store, batch, cursor_sink, out, err)) {
+  OutBuf scratch = {0};
+  int rc = run_batch(s, store, batch, &scratch, cursor_sink, out, err);
+  ob_free(&scratch);
+  if (rc) {
     json_decref(out);
     return NULL;
   }
@@ -568,7 +612,7 @@ json_t *hrana_cursor(Stream *s, SqlStore *store, json_t *batch, json_t **err) {
 
 /* ---- sequence, describe ---- */
 
-static json_t *exec_sequence(Stream *s, SqlStore *store, json_t *req, json_t **err) {
+static json_t *exec_sequence(Stream *s, SqlStore *store, const JV *req, json_t **err) {
   size_t len;
   const char *sql = get_sql(store, req, &len, err), *end = sql + len;
   if (!sql) return NULL;
@@ -605,52 +649,81 @@ static int is_explain(const char *sql) {
   return strncasecmp(sql, "explain", 7) == 0 && !isalnum((unsigned char)sql[7]) && sql[7] != '_';
 }
 
-static json_t *exec_describe(Stream *s, SqlStore *store, json_t *req, json_t **err) {
+static int exec_describe(Stream *s, SqlStore *store, const JV *req, OutBuf *o, json_t **err) {
   size_t len;
   const char *sql = get_sql(store, req, &len, err);
-  if (!sql) return NULL;
+  if (!sql) return -1;
   int ro = s->readonly;
   s->readonly = 0; /* describing a write is allowed: nothing runs */
   shale_stmt *st = prepare_one(s, sql, len, err);
   s->readonly = ro;
-  if (!st) return NULL;
-  json_t *params = json_array();
-  for (int i = 1; i <= shale_bind_parameter_count(st); i++)
-    json_array_append_new(params, json_pack("{s:s?}", "name", shale_bind_parameter_name(st, i)));
-  json_t *res = json_pack("{s:o,s:o,s:b,s:b}", "params", params, "cols", cols_of(st), "is_explain",
-                          is_explain(shale_sql(st)), "is_readonly", shale_stmt_readonly(st));
+  if (!st) return -1;
+  OB_LIT(o, "{\"type\":\"describe\",\"result\":{\"params\":[");
+  for (int i = 1; i <= shale_bind_parameter_count(st); i++) {
+    if (i > 1) OB_LIT(o, ",");
+    OB_LIT(o, "{\"name\":");
+    ob_cstr(o, shale_bind_parameter_name(st, i));
+    OB_LIT(o, "}");
+  }
+  OB_LIT(o, "],\"cols\":");
+  cols_write(o, st);
+  OB_LIT(o, ",\"is_explain\":");
+  if (is_explain(shale_sql(st)))
+    OB_LIT(o, "true");
+  else
+    OB_LIT(o, "false");
+  OB_LIT(o, ",\"is_readonly\":");
+  if (shale_stmt_readonly(st))
+    OB_LIT(o, "true");
+  else
+    OB_LIT(o, "false");
+  OB_LIT(o, "}}");
   shale_finalize(st);
-  return json_pack("{s:s,s:o}", "type", "describe", "result", res);
+  return 0;
 }
 
 /* ---- dispatch ---- */
 
-json_t *hrana_request(Stream *s, SqlStore *store, const char *type, json_t *req, int version,
-                      json_t **err) {
-  json_t *r;
-  if (s) s->last_used = server_now_ms();
+/* The requests answered by a jansson tree (dumped by hrana_request). */
+static json_t *request_tree(Stream *s, SqlStore *store, const char *type, const JV *req,
+                            int version, json_t **err) {
   if (!strcmp(type, "store_sql") && version >= 2) return req_store_sql(store, req, err);
   if (!strcmp(type, "close_sql") && version >= 2) return req_close_sql(store, req, err);
   if (!s) {
     *err = herr("STREAM_NOT_FOUND", "the request needs a stream");
     return NULL;
   }
-  if (!strcmp(type, "execute")) {
-    if (!(r = exec_stmt(s, store, json_object_get(req, "stmt"), err))) return NULL;
-    return tagged("execute", "result", r);
-  }
-  if (!strcmp(type, "batch")) {
-    if (!(r = exec_batch(s, store, json_object_get(req, "batch"), err))) return NULL;
-    return json_pack("{s:s,s:o}", "type", "batch", "result", r);
-  }
-  if (version >= 2) {
-    if (!strcmp(type, "sequence")) return exec_sequence(s, store, req, err);
-    if (!strcmp(type, "describe")) return exec_describe(s, store, req, err);
-  }
+  if (version >= 2 && !strcmp(type, "sequence")) return exec_sequence(s, store, req, err);
   if (version >= 3 && !strcmp(type, "get_autocommit"))
     return json_pack("{s:s,s:b}", "type", "get_autocommit", "is_autocommit",
                      shale_get_autocommit(s->db) != 0);
   *err =
       herr("REQUEST_UNKNOWN", "unknown request type \"%s\" for protocol version %d", type, version);
   return NULL;
+}
+
+int hrana_request(Stream *s, SqlStore *store, const char *type, const JV *req, int version,
+                  OutBuf *o, json_t **err) {
+  size_t mark = o->n;
+  int rc;
+  if (s) s->last_used = server_now_ms();
+  if (s && !strcmp(type, "execute")) {
+    OB_LIT(o, "{\"type\":\"execute\",\"result\":");
+    rc = exec_stmt(s, store, jv_get(req, "stmt"), o, err);
+    if (!rc) OB_LIT(o, "}");
+  } else if (s && !strcmp(type, "batch")) {
+    rc = exec_batch(s, store, jv_get(req, "batch"), o, err);
+  } else if (s && version >= 2 && !strcmp(type, "describe")) {
+    rc = exec_describe(s, store, req, o, err);
+  } else {
+    json_t *r = request_tree(s, store, type, req, version, err);
+    rc = r ? 0 : -1;
+    if (r) ob_json(o, r); /* a failure sets o->failed */
+  }
+  if (!rc && o->failed) {
+    *err = herr("SQLITE_NOMEM", "out of memory");
+    rc = -1;
+  }
+  if (rc) o->n = mark;
+  return rc;
 }

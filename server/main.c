@@ -192,6 +192,7 @@ int main(int argc, char **argv) {
   }
   lws_sul_cancel(&sweep_sul);
   lws_context_destroy(ctx);
+  net_shutdown();
   stream_shutdown();
   auth_free();
   return 0;

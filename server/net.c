@@ -18,12 +18,16 @@
  * (back-pressure) until the queue is half drained.
  *
  * Invariants:
- *  1. One Session per wsi (libwebsockets' per-session memory), zeroed by
- *     libwebsockets; the HTTP part is used before an upgrade, the WS part
- *     after it.
- *  2. An HTTP response is fully built before its headers go out; the body
- *     is written by one lws_write with LWS_WRITE_HTTP_FINAL, after which the
- *     transaction completes (keep-alive) or the connection closes.
+ *  1. One Session per HTTP transaction or WebSocket (libwebsockets'
+ *     per-session memory, zeroed by it, and allocated anew for each request
+ *     of a keep-alive connection); the HTTP part is used before an upgrade,
+ *     the WS part after it. A Session owns no memory of an HTTP request: its
+ *     body buffer is on body_busy (freed at drop or at net_shutdown).
+ *  2. An HTTP response is fully built (JSON dumped straight into the shared
+ *     buffer http_out, behind room for the headers) before anything goes
+ *     out; headers and body leave in one lws_write, right in the callback
+ *     that finished the request, after which the transaction completes
+ *     (keep-alive) or the connection closes.
  *  3. Closing a socket closes its streams (rolling back their transactions)
  *     and frees its cursors, stored SQL and queued responses.
  *  4. A protocol violation on a WebSocket closes it with code 1002 and a
@@ -68,16 +72,21 @@ typedef struct WsConn {
   SqlStore sqls;
 } WsConn;
 
+/* A request body being received (see "Buffers" below). */
+typedef struct BodyBuf {
+  struct BodyBuf *next, *prev;
+  char *p;
+  size_t cap;
+} BodyBuf;
+
 typedef struct HttpConn {
   char path[64];
   int is_post, readonly, auth_failed;
   const char *auth_why;
-  char *body;
-  size_t n, cap;
+  BodyBuf *body; /* NULL until the first body bytes */
+  size_t n;      /* bytes of the body in body->p */
   int too_big;
-  int answered;        /* the response of this request is under way */
-  unsigned char *resp; /* LWS_PRE + body */
-  size_t resp_len;
+  int answered; /* the response of this request is written */
 } HttpConn;
 
 typedef struct Session {
@@ -88,48 +97,119 @@ typedef struct Session {
 
 static WsConn *ws_all;
 
+/* ---- response buffers ---- */
+
+/* Room before the body for LWS_PRE and the HTTP headers, so that headers and
+ * body leave in one write without moving the body. */
+#define HDR_ROOM 512
+
 /* ---- HTTP ---- */
 
+/* Buffers. libwebsockets gives every HTTP transaction its own Session (it
+ * binds the protocol, allocating the per-session memory, anew for each
+ * request of a keep-alive connection, and frees the old one after
+ * LWS_CALLBACK_HTTP_DROP_PROTOCOL), so a buffer kept in a Session would not
+ * outlive its request, and one it still held when libwebsockets freed it
+ * without that callback would leak. So no buffer lives in a Session:
+ *  - a response is built and written within one callback, so one buffer,
+ *    http_out, serves every response;
+ *  - a request body arrives over several callbacks, interleaved with other
+ *    connections', into a BodyBuf taken from a small pool of free ones at its
+ *    first bytes, on the busy list until the request is answered or dropped
+ *    (LWS_CALLBACK_HTTP_DROP_PROTOCOL), then back in the pool.
+ * net_shutdown frees http_out and both lists. Buffers over KEEP_MAX are not
+ * kept. */
+#define KEEP_MAX (1 << 20)
+#define BODY_POOL 8
+static OutBuf http_out;
+static JDoc g_req; /* the request being handled, parsed (one at a time) */
+static BodyBuf *body_busy, *body_free;
+static int n_body_free;
+
+static BodyBuf *body_take(void) {
+  BodyBuf *b = body_free;
+  if (b) {
+    body_free = b->next;
+    n_body_free--;
+  } else if (!(b = calloc(1, sizeof *b))) {
+    return NULL;
+  }
+  b->prev = NULL;
+  b->next = body_busy;
+  if (body_busy) body_busy->prev = b;
+  body_busy = b;
+  return b;
+}
+
+static void body_give(BodyBuf *b) {
+  if (b->prev)
+    b->prev->next = b->next;
+  else
+    body_busy = b->next;
+  if (b->next) b->next->prev = b->prev;
+  if (n_body_free >= BODY_POOL || b->cap > KEEP_MAX) {
+    free(b->p);
+    free(b);
+    return;
+  }
+  b->prev = NULL;
+  b->next = body_free;
+  body_free = b;
+  n_body_free++;
+}
+
+/* A request begins, or the Session goes (answered, closed, upgraded). */
 static void http_reset(HttpConn *h) {
-  free(h->body);
-  free(h->resp);
+  if (h->body) body_give(h->body);
   memset(h, 0, sizeof *h);
 }
 
-/* Send status + body (taking body, malloc'ed text of n bytes). */
-static int http_respond(struct lws *wsi, HttpConn *h, unsigned status, const char *ctype,
-                        char *body, size_t n) {
-  if (h->answered) { /* one response per request */
-    free(body);
-    return 0;
+void net_shutdown(void) {
+  while (body_busy) body_give(body_busy);
+  for (BodyBuf *b = body_free, *next; b; b = next) {
+    next = b->next;
+    free(b->p);
+    free(b);
   }
+  body_free = NULL;
+  n_body_free = 0;
+  ob_free(&http_out);
+  jdoc_free(&g_req);
+}
+
+/* Send the response whose body is http_out.p[HDR_ROOM .. http_out.n): the
+ * headers go right in front of it and both leave in one write (libwebsockets
+ * buffers what the socket does not take at once); then the HTTP transaction
+ * completes (keep-alive) or the connection closes. */
+static int http_send(struct lws *wsi, HttpConn *h, unsigned status, const char *ctype) {
+  if (h->answered) return 0; /* one response per request */
   h->answered = 1;
-  unsigned char hdr[LWS_PRE + 1024], *start = hdr + LWS_PRE, *p = start, *end = hdr + sizeof hdr;
-  free(h->resp);
-  h->resp = malloc(LWS_PRE + n + 1);
-  if (!h->resp) {
-    free(body);
-    return -1;
-  }
-  if (n) memcpy(h->resp + LWS_PRE, body, n);
-  h->resp_len = n;
-  free(body);
+  size_t n = http_out.n - HDR_ROOM;
+  unsigned char hdr[HDR_ROOM], *p = hdr, *end = hdr + sizeof hdr - LWS_PRE;
   if (lws_add_http_common_headers(wsi, status, ctype, (lws_filepos_t)n, &p, end) ||
-      lws_finalize_write_http_header(wsi, start, &p, end))
+      lws_finalize_http_header(wsi, &p, end))
     return -1;
-  lws_callback_on_writable(wsi);
-  return 0;
+  size_t hn = (size_t)(p - hdr);
+  unsigned char *start = http_out.p + HDR_ROOM - hn;
+  memcpy(start, hdr, hn);
+  int w = lws_write(wsi, start, hn + n, LWS_WRITE_HTTP_HEADERS);
+  if (http_out.cap > KEEP_MAX) ob_free(&http_out);
+  if (w < 0) return -1;
+  return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
 static int http_json(struct lws *wsi, HttpConn *h, unsigned status, json_t *j) {
-  char *s = json_dumps(j, JSON_COMPACT);
-  json_decref(j);
-  if (!s) return -1;
-  return http_respond(wsi, h, status, "application/json", s, strlen(s));
+  if (ob_start(&http_out, HDR_ROOM)) {
+    json_decref(j);
+    return -1;
+  }
+  if (ob_json(&http_out, j)) return -1;
+  return http_send(wsi, h, status, "application/json");
 }
 
 static int http_text(struct lws *wsi, HttpConn *h, unsigned status, const char *text) {
-  return http_respond(wsi, h, status, "text/plain", strdup(text), strlen(text));
+  if (ob_start(&http_out, HDR_ROOM) || ob_put(text, strlen(text), &http_out)) return -1;
+  return http_send(wsi, h, status, "text/plain");
 }
 
 static int http_error(struct lws *wsi, HttpConn *h, unsigned status, json_t *err) {
@@ -137,63 +217,77 @@ static int http_error(struct lws *wsi, HttpConn *h, unsigned status, json_t *err
 }
 
 /* The body's baton: NULL, a string, or an error. */
-static int get_baton(json_t *req, const char **baton, json_t **err) {
-  json_t *b = json_object_get(req, "baton");
+static int get_baton(const JV *req, const char **baton, json_t **err) {
+  const JV *b = jv_get(req, "baton");
   *baton = NULL;
-  if (!b || json_is_null(b)) return 0;
-  if (!json_is_string(b)) {
+  if (!b || jv_is_null(b)) return 0;
+  if (!jv_is_str(b)) {
     *err = herr("HTTP_BODY_INVALID", "baton must be a string or null");
     return -1;
   }
-  *baton = json_string_value(b);
+  *baton = jv_str(b);
   return 0;
 }
 
-static int http_pipeline(struct lws *wsi, HttpConn *h, int version, json_t *req) {
-  json_t *err = NULL, *reqs = json_object_get(req, "requests");
+static int http_pipeline(struct lws *wsi, HttpConn *h, int version, const JV *req) {
+  json_t *err = NULL;
+  const JV *reqs = jv_get(req, "requests");
   const char *baton;
   if (get_baton(req, &baton, &err)) return http_error(wsi, h, 400, err);
-  if (!json_is_array(reqs))
+  if (!jv_is_arr(reqs))
     return http_error(wsi, h, 400, herr("HTTP_BODY_INVALID", "requests must be an array"));
   Stream *s = stream_http_get(baton, h->readonly, &err);
   if (!s) return http_error(wsi, h, 400, err);
-  json_t *results = json_array();
+  /* {"results":[...],"baton":...,"base_url":null}, written as it runs */
+  OutBuf *o = &http_out;
   int closed = 0;
-  for (size_t i = 0; i < json_array_size(reqs); i++) {
-    json_t *r = json_array_get(reqs, i), *resp = NULL;
-    const char *type = json_string_value(json_object_get(r, "type"));
+  if (ob_start(o, HDR_ROOM)) return -1;
+  OB_LIT(o, "{\"results\":[");
+  for (size_t i = 0; i < jv_size(reqs); i++) {
+    const JV *r = jv_at(reqs, i);
+    const char *type = jv_str(jv_get(r, "type"));
+    size_t mark = o->n;
+    int rc = -1;
     err = NULL;
+    if (i) OB_LIT(o, ",");
+    OB_LIT(o, "{\"type\":\"ok\",\"response\":");
     if (closed) {
       err = herr("STREAM_CLOSED", "the stream was closed by an earlier request");
     } else if (!type) {
       err = herr("REQUEST_INVALID", "a request needs a type");
     } else if (!strcmp(type, "close")) {
       closed = 1;
-      resp = json_pack("{s:s}", "type", "close");
+      rc = OB_LIT(o, "{\"type\":\"close\"}");
     } else {
-      resp = hrana_request(s, &s->sqls, type, r, version, &err);
+      rc = hrana_request(s, &s->sqls, type, r, version, o, &err);
     }
-    json_t *o = json_object();
-    json_object_set_new_nocheck(o, "type", json_string_nocheck(resp ? "ok" : "error"));
-    json_object_set_new_nocheck(o, resp ? "response" : "error", resp ? resp : err);
-    json_array_append_new(results, o);
+    if (rc == 0) {
+      OB_LIT(o, "}");
+    } else {
+      o->n = mark;
+      if (i) OB_LIT(o, ",");
+      OB_LIT(o, "{\"type\":\"error\",\"error\":");
+      ob_json(o, err);
+      OB_LIT(o, "}");
+    }
   }
   char next[96];
   if (closed)
     stream_http_close(s);
   else
     stream_http_baton(s, next, sizeof next);
-  return http_json(
-      wsi, h, 200,
-      json_pack("{s:s?,s:n,s:o}", "baton", closed ? NULL : next, "base_url", "results", results));
+  OB_LIT(o, "],\"baton\":");
+  ob_cstr(o, closed ? NULL : next);
+  OB_LIT(o, ",\"base_url\":null}");
+  return o->failed ? -1 : http_send(wsi, h, 200, "application/json");
 }
 
-static int http_cursor(struct lws *wsi, HttpConn *h, json_t *req) {
+static int http_cursor(struct lws *wsi, HttpConn *h, const JV *req) {
   json_t *err = NULL;
   const char *baton;
   if (get_baton(req, &baton, &err)) return http_error(wsi, h, 400, err);
-  json_t *batch = json_object_get(req, "batch");
-  if (!json_is_object(batch))
+  const JV *batch = jv_get(req, "batch");
+  if (!jv_is_obj(batch))
     return http_error(wsi, h, 400, herr("HTTP_BODY_INVALID", "batch must be an object"));
   Stream *s = stream_http_get(baton, h->readonly, &err);
   if (!s) return http_error(wsi, h, 400, err);
@@ -203,26 +297,13 @@ static int http_cursor(struct lws *wsi, HttpConn *h, json_t *req) {
   char next[96];
   stream_http_baton(s, next, sizeof next);
   /* the head line, then one line per entry */
-  json_t *head = json_pack("{s:s,s:n}", "baton", next, "base_url");
-  char *line = json_dumps(head, JSON_COMPACT);
-  json_decref(head);
-  size_t cap = strlen(line) + 256, n = 0;
-  char *body = malloc(cap);
-  for (size_t i = 0; line; i++) {
-    size_t k = strlen(line);
-    if (n + k + 2 > cap) {
-      cap = (n + k + 2) * 2;
-      body = realloc(body, cap);
-    }
-    memcpy(body + n, line, k);
-    n += k;
-    body[n++] = '\n';
-    free(line);
-    line =
-        i < json_array_size(entries) ? json_dumps(json_array_get(entries, i), JSON_COMPACT) : NULL;
-  }
+  OutBuf *b = &http_out;
+  int rc = ob_start(b, HDR_ROOM) || ob_json(b, json_pack("{s:s,s:n}", "baton", next, "base_url")) ||
+           ob_put("\n", 1, b);
+  for (size_t i = 0; !rc && i < json_array_size(entries); i++)
+    rc = ob_json(b, json_incref(json_array_get(entries, i))) || ob_put("\n", 1, b);
   json_decref(entries);
-  return http_respond(wsi, h, 200, "text/plain", body, n);
+  return rc ? -1 : http_send(wsi, h, 200, "text/plain");
 }
 
 static int http_post(struct lws *wsi, HttpConn *h) {
@@ -237,16 +318,17 @@ static int http_post(struct lws *wsi, HttpConn *h) {
                                                    : 0;
   if (!version)
     return http_error(wsi, h, 404, herr("HTTP_NOT_FOUND", "no route for POST %s", h->path));
-  json_error_t jerr;
-  json_t *req = json_loadb(h->body ? h->body : "", h->n, JSON_ALLOW_NUL, &jerr);
-  if (!json_is_object(req)) {
-    json_decref(req);
-    return http_error(wsi, h, 400,
-                      herr("HTTP_BODY_INVALID", "the body is not a JSON object: %s", jerr.text));
+  char jerr[160];
+  const JV *req = jdoc_parse(&g_req, h->body ? h->body->p : "", h->n, jerr, sizeof jerr);
+  if (h->body) { /* the parsed tree holds copies */
+    body_give(h->body);
+    h->body = NULL;
   }
-  int rc = version < 0 ? http_cursor(wsi, h, req) : http_pipeline(wsi, h, version, req);
-  json_decref(req);
-  return rc;
+  if (!jv_is_obj(req))
+    return http_error(wsi, h, 400,
+                      herr("HTTP_BODY_INVALID", "the body is not a JSON object: %s",
+                           req ? "another JSON value" : jerr));
+  return version < 0 ? http_cursor(wsi, h, req) : http_pipeline(wsi, h, version, req);
 }
 
 static int http_get(struct lws *wsi, HttpConn *h) {
@@ -260,8 +342,9 @@ static int http_get(struct lws *wsi, HttpConn *h) {
 }
 
 static void http_auth(struct lws *wsi, HttpConn *h) {
-  char hdr[8192] = "";
+  char hdr[8192]; /* not zeroed: lws_hdr_copy terminates what it copies */
   const char *jwt = NULL;
+  hdr[0] = 0;
   int n = lws_hdr_copy(wsi, hdr, sizeof hdr, WSI_TOKEN_HTTP_AUTHORIZATION);
   if (n > 7 && !strncasecmp(hdr, "Bearer ", 7))
     jwt = hdr + 7;
@@ -272,11 +355,12 @@ static void http_auth(struct lws *wsi, HttpConn *h) {
 
 /* ---- WebSocket ---- */
 
-static void ws_send(WsConn *w, json_t *msg) {
-  char *s = json_dumps(msg, JSON_COMPACT);
-  json_decref(msg);
-  if (!s) return;
-  size_t n = strlen(s);
+/* Queue the message b->p[LWS_PRE .. b->n) (taken). */
+static void ws_queue(WsConn *w, OutBuf *b) {
+  if (b->failed) {
+    ob_free(b);
+    return;
+  }
   if (w->out_head + w->out_n == w->out_cap) {
     if (w->out_head > 0) {
       memmove(w->out, w->out + w->out_head, w->out_n * sizeof *w->out);
@@ -287,10 +371,8 @@ static void ws_send(WsConn *w, json_t *msg) {
     }
   }
   OutMsg *m = &w->out[w->out_head + w->out_n++];
-  m->buf = malloc(LWS_PRE + n);
-  memcpy(m->buf + LWS_PRE, s, n);
-  m->len = n;
-  free(s);
+  m->buf = b->p;
+  m->len = b->n - LWS_PRE;
   if ((int)w->out_n >= g_cfg.max_inflight && !w->flow_off) {
     w->flow_off = 1;
     lws_rx_flow_control(w->wsi, 0);
@@ -298,12 +380,24 @@ static void ws_send(WsConn *w, json_t *msg) {
   lws_callback_on_writable(w->wsi);
 }
 
-static void ws_ok(WsConn *w, json_t *id, json_t *resp) {
-  ws_send(w, json_pack("{s:s,s:O,s:o}", "type", "response_ok", "request_id", id, "response", resp));
+static void ws_send(WsConn *w, json_t *msg) {
+  OutBuf b = {0};
+  if (ob_start(&b, LWS_PRE)) {
+    json_decref(msg);
+    return;
+  }
+  ob_json(&b, msg);
+  ws_queue(w, &b);
 }
 
-static void ws_err(WsConn *w, json_t *id, json_t *err) {
-  ws_send(w, json_pack("{s:s,s:O,s:o}", "type", "response_error", "request_id", id, "error", err));
+static void ws_ok(WsConn *w, long long id, json_t *resp) {
+  ws_send(w, json_pack("{s:s,s:I,s:o}", "type", "response_ok", "request_id", (json_int_t)id,
+                       "response", resp));
+}
+
+static void ws_err(WsConn *w, long long id, json_t *err) {
+  ws_send(w, json_pack("{s:s,s:I,s:o}", "type", "response_error", "request_id", (json_int_t)id,
+                       "error", err));
 }
 
 static int ws_close(WsConn *w, enum lws_close_status st, const char *why) {
@@ -311,11 +405,11 @@ static int ws_close(WsConn *w, enum lws_close_status st, const char *why) {
   return -1;
 }
 
-static WsStream *ws_stream(WsConn *w, json_t *req) {
-  json_t *id = json_object_get(req, "stream_id");
-  if (!json_is_integer(id)) return NULL;
+static WsStream *ws_stream(WsConn *w, const JV *req) {
+  const JV *id = jv_get(req, "stream_id");
+  if (!jv_is_int(id)) return NULL;
   for (int i = 0; i < w->n_streams; i++)
-    if (w->streams[i].id == json_integer_value(id)) return &w->streams[i];
+    if (w->streams[i].id == jv_int(id)) return &w->streams[i];
   return NULL;
 }
 
@@ -331,13 +425,13 @@ static void ws_cursor_drop(WsConn *w, int i) {
 }
 
 /* A request of an open socket. Returns -1 to close the socket. */
-static int ws_request(WsConn *w, json_t *id, json_t *req) {
-  const char *type = json_string_value(json_object_get(req, "type"));
-  json_t *err = NULL, *resp;
+static int ws_request(WsConn *w, long long id, const JV *req) {
+  const char *type = jv_str(jv_get(req, "type"));
+  json_t *err = NULL;
   if (!type) return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "request without a type");
   if (!strcmp(type, "open_stream")) {
-    json_t *sid = json_object_get(req, "stream_id");
-    if (!json_is_integer(sid)) return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "bad stream_id");
+    const JV *sid = jv_get(req, "stream_id");
+    if (!jv_is_int(sid)) return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "bad stream_id");
     if (ws_stream(w, req)) return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "stream_id in use");
     Stream *s = stream_open(w->readonly, &err);
     if (!s) {
@@ -348,7 +442,7 @@ static int ws_request(WsConn *w, json_t *id, json_t *req) {
       w->cap_streams = w->cap_streams ? w->cap_streams * 2 : 4;
       w->streams = realloc(w->streams, (size_t)w->cap_streams * sizeof *w->streams);
     }
-    w->streams[w->n_streams++] = (WsStream){json_integer_value(sid), s};
+    w->streams[w->n_streams++] = (WsStream){jv_int(sid), s};
     ws_ok(w, id, json_pack("{s:s}", "type", "open_stream"));
     return 0;
   }
@@ -362,14 +456,14 @@ static int ws_request(WsConn *w, json_t *id, json_t *req) {
     return 0;
   }
   if (w->version >= 3 && !strcmp(type, "fetch_cursor")) {
-    json_t *cid = json_object_get(req, "cursor_id"), *mc = json_object_get(req, "max_count");
-    int i = json_is_integer(cid) ? ws_cursor_find(w, json_integer_value(cid)) : -1;
-    if (i < 0 || !json_is_integer(mc) || json_integer_value(mc) < 0)
+    const JV *cid = jv_get(req, "cursor_id"), *mc = jv_get(req, "max_count");
+    int i = jv_is_int(cid) ? ws_cursor_find(w, jv_int(cid)) : -1;
+    if (i < 0 || !jv_is_int(mc) || jv_int(mc) < 0)
       return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "fetch_cursor: bad cursor_id or max_count");
     WsCursor *c = &w->cursors[i];
     json_t *out = json_array();
     size_t total = json_array_size(c->entries);
-    for (json_int_t k = 0; k < json_integer_value(mc) && c->pos < total; k++)
+    for (json_int_t k = 0; k < jv_int(mc) && c->pos < total; k++)
       json_array_append(out, json_array_get(c->entries, c->pos++));
     ws_ok(w, id,
           json_pack("{s:s,s:o,s:b}", "type", "fetch_cursor", "entries", out, "done",
@@ -377,8 +471,8 @@ static int ws_request(WsConn *w, json_t *id, json_t *req) {
     return 0;
   }
   if (w->version >= 3 && !strcmp(type, "close_cursor")) {
-    json_t *cid = json_object_get(req, "cursor_id");
-    int i = json_is_integer(cid) ? ws_cursor_find(w, json_integer_value(cid)) : -1;
+    const JV *cid = jv_get(req, "cursor_id");
+    int i = jv_is_int(cid) ? ws_cursor_find(w, jv_int(cid)) : -1;
     if (i >= 0) ws_cursor_drop(w, i);
     ws_ok(w, id, json_pack("{s:s}", "type", "close_cursor"));
     return 0;
@@ -399,11 +493,11 @@ static int ws_request(WsConn *w, json_t *id, json_t *req) {
     return 0;
   }
   if (w->version >= 3 && !strcmp(type, "open_cursor")) {
-    json_t *cid = json_object_get(req, "cursor_id");
-    if (!json_is_integer(cid) || ws_cursor_find(w, json_integer_value(cid)) >= 0)
+    const JV *cid = jv_get(req, "cursor_id");
+    if (!jv_is_int(cid) || ws_cursor_find(w, jv_int(cid)) >= 0)
       return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "open_cursor: bad or used cursor_id");
     ws->s->last_used = server_now_ms();
-    json_t *entries = hrana_cursor(ws->s, &w->sqls, json_object_get(req, "batch"), &err);
+    json_t *entries = hrana_cursor(ws->s, &w->sqls, jv_get(req, "batch"), &err);
     if (!entries) {
       ws_err(w, id, err);
       return 0;
@@ -412,31 +506,38 @@ static int ws_request(WsConn *w, json_t *id, json_t *req) {
       w->cap_cursors = w->cap_cursors ? w->cap_cursors * 2 : 4;
       w->cursors = realloc(w->cursors, (size_t)w->cap_cursors * sizeof *w->cursors);
     }
-    w->cursors[w->n_cursors++] = (WsCursor){json_integer_value(cid), entries, 0};
+    w->cursors[w->n_cursors++] = (WsCursor){jv_int(cid), entries, 0};
     ws_ok(w, id, json_pack("{s:s}", "type", "open_cursor"));
     return 0;
   }
-  resp = hrana_request(ws ? ws->s : NULL, &w->sqls, type, req, w->version, &err);
-  if (resp)
-    ws_ok(w, id, resp);
-  else
+  /* the response is written straight into the message */
+  OutBuf b = {0};
+  if (ob_start(&b, LWS_PRE)) return -1;
+  OB_LIT(&b, "{\"type\":\"response_ok\",\"request_id\":");
+  ob_int(&b, id);
+  OB_LIT(&b, ",\"response\":");
+  if (hrana_request(ws ? ws->s : NULL, &w->sqls, type, req, w->version, &b, &err)) {
+    ob_free(&b);
     ws_err(w, id, err);
+    return 0;
+  }
+  OB_LIT(&b, "}");
+  ws_queue(w, &b);
   return 0;
 }
 
 static int ws_message(WsConn *w, const char *text, size_t n) {
-  json_error_t jerr;
-  json_t *msg = json_loadb(text, n, JSON_ALLOW_NUL, &jerr);
-  const char *type = json_string_value(json_object_get(msg, "type"));
+  const JV *msg = jdoc_parse(&g_req, text, n, NULL, 0);
+  const char *type = jv_str(jv_get(msg, "type"));
   int rc = 0;
   if (!type) {
     rc = ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "message is not a JSON object with a type");
   } else if (!strcmp(type, "hello")) {
-    json_t *jwt = json_object_get(msg, "jwt");
+    const JV *jwt = jv_get(msg, "jwt");
     const char *why = NULL;
     if (w->hello_done && w->version < 2) {
       rc = ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "hello sent twice (hrana1)");
-    } else if (auth_check(json_string_value(jwt), &w->readonly, &why)) {
+    } else if (auth_check(jv_str(jwt), &w->readonly, &why)) {
       ws_send(w, json_pack("{s:s,s:o}", "type", "hello_error", "error",
                            herr("AUTH_FAILED", "%s", why)));
       w->hello_done = -1; /* refused: the socket closes once this is written */
@@ -445,17 +546,16 @@ static int ws_message(WsConn *w, const char *text, size_t n) {
       ws_send(w, json_pack("{s:s}", "type", "hello_ok"));
     }
   } else if (!strcmp(type, "request")) {
-    json_t *id = json_object_get(msg, "request_id"), *req = json_object_get(msg, "request");
+    const JV *id = jv_get(msg, "request_id"), *req = jv_get(msg, "request");
     if (w->hello_done != 1)
       rc = ws_close(w, LWS_CLOSE_STATUS_POLICY_VIOLATION, "request before a successful hello");
-    else if (!json_is_integer(id) || !json_is_object(req))
+    else if (!jv_is_int(id) || !jv_is_obj(req))
       rc = ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "request needs request_id and request");
     else
-      rc = ws_request(w, id, req);
+      rc = ws_request(w, jv_int(id), req);
   } else {
     rc = ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "unknown message type");
   }
-  json_decref(msg);
   return rc;
 }
 
@@ -498,7 +598,9 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
       HttpConn *h = &se->h;
       http_reset(h);
       se->kind = 0;
-      snprintf(h->path, sizeof h->path, "%s", (const char *)in);
+      size_t pn = strnlen((const char *)in, sizeof h->path - 1);
+      memcpy(h->path, in, pn);
+      h->path[pn] = 0;
       h->is_post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
       if (h->is_post) {
         http_auth(wsi, h);
@@ -519,33 +621,26 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         h->too_big = 1;
         return 0;
       }
-      if (h->n + len > h->cap) {
+      if (!h->body && !(h->body = body_take())) return -1;
+      BodyBuf *k = h->body;
+      if (h->n + len > k->cap) {
         size_t cap = (h->n + len) * 2;
         if (cap > g_cfg.max_body + 1) cap = g_cfg.max_body + 1;
-        char *b = realloc(h->body, cap);
+        char *b = realloc(k->p, cap);
         if (!b) return -1;
-        h->body = b;
-        h->cap = cap;
+        k->p = b;
+        k->cap = cap;
       }
-      memcpy(h->body + h->n, in, len);
+      memcpy(k->p + h->n, in, len);
       h->n += len;
       return 0;
     }
     case LWS_CALLBACK_HTTP_BODY_COMPLETION:
       return http_post(wsi, &se->h);
-    case LWS_CALLBACK_HTTP_WRITEABLE: {
-      HttpConn *h = &se->h;
-      if (!h->resp) return 0;
-      int n = lws_write(wsi, h->resp + LWS_PRE, h->resp_len, LWS_WRITE_HTTP_FINAL);
-      free(h->resp);
-      h->resp = NULL;
-      if (n < 0) return -1;
-      free(h->body);
-      h->body = NULL;
-      h->n = h->cap = 0;
-      return lws_http_transaction_completed(wsi) ? -1 : 0;
-    }
+    case LWS_CALLBACK_HTTP_WRITEABLE: /* responses leave in one write (http_send) */
+      return 0;
     case LWS_CALLBACK_CLOSED_HTTP:
+    case LWS_CALLBACK_HTTP_DROP_PROTOCOL: /* the Session is about to be freed */
       if (se && se->kind == 0) http_reset(&se->h);
       return 0;
     case LWS_CALLBACK_ESTABLISHED: {

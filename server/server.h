@@ -7,6 +7,8 @@
  *   net.c     HTTP routes and WebSocket messages (libwebsockets callbacks)
  *   hrana.c   Hrana requests on a stream: execute, batch, sequence, describe,
  *             store_sql/close_sql, get_autocommit, cursors; values, errors
+ *   jout.c    JSON text written straight into a buffer (responses)
+ *   jin.c     JSON requests parsed into an arena tree (JV), no jansson
  *   stream.c  streams (one shale connection each), the connection pool, HTTP
  *             batons and idle expiry
  *   auth.c    Bearer JWTs: Ed25519 signatures (OpenSSL), exp, access level
@@ -52,6 +54,81 @@ extern ServerConfig g_cfg;
 /* Milliseconds on a monotonic clock. */
 int64_t server_now_ms(void);
 
+/* ---- JSON text out (jout.c) ---- */
+/* A growing buffer of JSON text. A failed allocation sets `failed`, after
+ * which writes do nothing and return -1. */
+typedef struct OutBuf {
+  unsigned char *p;
+  size_t n, cap;
+  int failed;
+} OutBuf;
+/* Make room for k more bytes. */
+int ob_reserve(OutBuf *b, size_t k);
+/* Append s[0..k) (a json_dump_callback callback: arg is the OutBuf). */
+int ob_put(const char *s, size_t k, void *arg);
+/* Empty the buffer (and clear `failed`), leaving `room` bytes in front. */
+int ob_start(OutBuf *b, size_t room);
+/* Append j as compact JSON (any value). Takes j; NULL fails. */
+int ob_json(OutBuf *b, json_t *j);
+/* Append s[0..n) as a JSON string; ob_cstr: a C string, NULL as null. */
+void ob_str(OutBuf *b, const char *s, size_t n);
+void ob_cstr(OutBuf *b, const char *s);
+/* Append an integer as a JSON number / as a JSON string of its digits; a
+ * finite double as a JSON number. */
+void ob_int(OutBuf *b, long long v);
+void ob_int_str(OutBuf *b, long long v);
+void ob_real(OutBuf *b, double d);
+#define OB_LIT(b, lit) ob_put(lit, sizeof lit - 1, b)
+void ob_free(OutBuf *b);
+
+/* The length of the valid UTF-8 sequence at s[0..n) (n >= 1), 0 if none. */
+size_t jutf8_len(const unsigned char *s, size_t n);
+
+/* ---- JSON requests in (jin.c) ---- */
+/* A parsed JSON value, read-only; it lives in its JDoc until the next parse. */
+enum { JV_NULL, JV_FALSE, JV_TRUE, JV_INT, JV_REAL, JV_STR, JV_ARR, JV_OBJ };
+typedef struct JV {
+  unsigned char type;
+  uint32_t n;     /* JV_STR: bytes; JV_ARR, JV_OBJ: members */
+  uint32_t key_n; /* a member of an object: its key */
+  const char *key;
+  union {
+    long long i;
+    double d;
+    const char *s; /* NUL-terminated */
+    const struct JV *kids;
+  } u;
+} JV;
+/* A parse's memory, kept for the next parse (jdoc_free releases it). */
+typedef struct JDoc {
+  struct JBlock *blocks;
+  JV *stack;
+  size_t n_stack, cap_stack;
+} JDoc;
+/* Parse text[0..n) (one JSON value, whitespace around it): the root, or NULL
+ * with a message in err[0..errn). Empties d first. */
+const JV *jdoc_parse(JDoc *d, const char *text, size_t n, char *err, size_t errn);
+void jdoc_free(JDoc *d);
+/* Member `key` of an object (the last if repeated); element i of an array.
+ * NULL when v is not one or lacks it. */
+const JV *jv_get(const JV *v, const char *key);
+const JV *jv_at(const JV *v, size_t i);
+static inline int jv_is(const JV *v, int type) { return v && v->type == type; }
+static inline int jv_is_str(const JV *v) { return jv_is(v, JV_STR); }
+static inline int jv_is_int(const JV *v) { return jv_is(v, JV_INT); }
+static inline int jv_is_num(const JV *v) { return v && (v->type == JV_INT || v->type == JV_REAL); }
+static inline int jv_is_null(const JV *v) { return jv_is(v, JV_NULL); }
+static inline int jv_is_false(const JV *v) { return jv_is(v, JV_FALSE); }
+static inline int jv_is_obj(const JV *v) { return jv_is(v, JV_OBJ); }
+static inline int jv_is_arr(const JV *v) { return jv_is(v, JV_ARR); }
+static inline const char *jv_str(const JV *v) { return jv_is_str(v) ? v->u.s : NULL; }
+static inline size_t jv_len(const JV *v) { return jv_is_str(v) ? v->n : 0; }
+static inline long long jv_int(const JV *v) { return jv_is_int(v) ? v->u.i : 0; }
+static inline double jv_num(const JV *v) {
+  return jv_is_int(v) ? (double)v->u.i : jv_is(v, JV_REAL) ? v->u.d : 0.0;
+}
+static inline size_t jv_size(const JV *v) { return jv_is_arr(v) ? v->n : 0; }
+
 /* ---- errors (hrana.c) ---- */
 /* A new Error object {message, code}. */
 json_t *herr(const char *code, const char *fmt, ...);
@@ -69,9 +146,24 @@ typedef struct SqlStore {
 void sqlstore_clear(SqlStore *s);
 
 /* ---- streams (stream.c) ---- */
+/* A connection's compiled statements, kept reset between uses and keyed by
+ * their SQL text, so a repeated statement skips prepare and finalize. A
+ * cached statement recompiles itself when the schema moved (the native
+ * API's step does so on SHALE_SCHEMA). */
+#define STMT_CACHE_MAX 16
+typedef struct StmtCache {
+  int n;
+  struct {
+    char *sql;
+    size_t len;
+    shale_stmt *st;
+  } v[STMT_CACHE_MAX]; /* v[n-1] most recently used */
+} StmtCache;
+
 typedef struct Stream Stream;
 struct Stream {
   shale *db;         /* this stream's connection (from the pool) */
+  StmtCache *cache;  /* the connection's statements (pooled with it) */
   int readonly;      /* the client's access level */
   SqlStore sqls;     /* HTTP streams: this stream's store_sql texts */
   int64_t last_used; /* server_now_ms() of the last request */
@@ -88,6 +180,12 @@ Stream *stream_open(int readonly, json_t **err);
 /* Close a stream: roll back an open transaction, return the connection to
  * the pool (or close it), free the stream. */
 void stream_close(Stream *s);
+/* The cached statement for sql[0..len), taken out of the cache (NULL:
+ * none), or give one back after use: it is reset, its bindings cleared,
+ * and it is cached (the least recently used one finalized when full) or
+ * finalized. */
+shale_stmt *stream_stmt_take(Stream *s, const char *sql, size_t len);
+void stream_stmt_give(Stream *s, const char *sql, size_t len, shale_stmt *st);
 /* Number of open streams. */
 int stream_count(void);
 
@@ -109,15 +207,16 @@ void stream_init(void);
 /* ---- Hrana requests (hrana.c) ---- */
 /* Run one stream request of type `type` (execute, batch, sequence, describe,
  * store_sql, close_sql, get_autocommit) whose fields are in req; `store` is
- * where sql_ids live (the stream's for HTTP, the socket's for WS). Returns the
- * response object ({type, ...}) or NULL with *err set. `version` is the
- * negotiated protocol version (1..3): requests it lacks are refused. */
-json_t *hrana_request(Stream *s, SqlStore *store, const char *type, json_t *req, int version,
-                      json_t **err);
+ * where sql_ids live (the stream's for HTTP, the socket's for WS). Appends
+ * the response object ({type, ...}) as JSON text to out and returns 0, or
+ * returns -1 with *err set and out as it was. `version` is the negotiated
+ * protocol version (1..3): requests it lacks are refused. */
+int hrana_request(Stream *s, SqlStore *store, const char *type, const JV *req, int version,
+                  OutBuf *out, json_t **err);
 /* Run a batch as a v3 cursor: the entries (step_begin, row, step_end,
  * step_error, error), in order, as a JSON array. NULL with *err for a
  * malformed batch. */
-json_t *hrana_cursor(Stream *s, SqlStore *store, json_t *batch, json_t **err);
+json_t *hrana_cursor(Stream *s, SqlStore *store, const JV *batch, json_t **err);
 
 /* ---- auth (auth.c) ---- */
 /* Load --auth-jwt-key-file: PEM public keys and/or lines of raw base64url
@@ -147,5 +246,8 @@ struct lws_protocols;
 const struct lws_protocols *net_protocol_table(void);
 /* Sweep WS streams that sat idle in a transaction too long. */
 void net_sweep(void);
+/* Free what HTTP connections still open at lws_context_destroy kept (call
+ * after it). */
+void net_shutdown(void);
 
 #endif

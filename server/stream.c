@@ -9,17 +9,21 @@
  * rolled back first.
  *
  * Batons (HTTP): "S.G.T" where S is the stream's slot in the table, G the
- * generation of the baton and T 32 hex digits of random secret (OpenSSL
- * RAND_bytes) held only here. Every response issues a fresh one, so a
- * baton is good for one request: a replayed, stale or forged baton does not
- * match the stored secret (compared in constant time) and is refused.
+ * generation of the baton and T 32 hex digits of secret held only here: a
+ * counter encrypted with AES-128 under a key drawn from RAND_bytes once per
+ * server (fresh_secret), so every secret is new and unpredictable and a
+ * request costs one block encryption, not a call into the generator. Every response issues a
+ * fresh one, so a baton is good for one request: a replayed, stale or forged baton does not match
+ * the stored secret (compared in constant time) and is refused.
  *
  * Invariants:
  *  1. slots[i] is NULL or a live HTTP stream whose http_slot is i.
  *  2. A pooled connection is in autocommit mode with no statement open.
  *  3. n_open counts every open stream, HTTP and WebSocket.
  */
+#include <ctype.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +33,14 @@
 
 #define POOL_MAX 32
 
-static shale *pool[POOL_MAX];
+static void secret_init(void);
+
+typedef struct Conn {
+  shale *db;
+  StmtCache *cache;
+} Conn;
+
+static Conn pool[POOL_MAX];
 static int n_pool;
 static int n_open;
 static Stream **slots;
@@ -38,33 +49,97 @@ static int n_slots;
 void stream_init(void) {
   slots = calloc((size_t)g_cfg.max_streams, sizeof *slots);
   n_slots = g_cfg.max_streams;
+  secret_init();
 }
 
 int stream_count(void) { return n_open; }
 
-static shale *conn_open(json_t **err) {
-  if (n_pool > 0) return pool[--n_pool];
+static void cache_drop(StmtCache *c, int i) {
+  shale_finalize(c->v[i].st);
+  free(c->v[i].sql);
+  memmove(&c->v[i], &c->v[i + 1], (size_t)(c->n - i - 1) * sizeof c->v[0]);
+  c->n--;
+}
+
+static int cache_holds(const StmtCache *c, const shale_stmt *st) {
+  for (int i = 0; i < c->n; i++)
+    if (c->v[i].st == st) return 1;
+  return 0;
+}
+
+shale_stmt *stream_stmt_take(Stream *s, const char *sql, size_t len) {
+  StmtCache *c = s->cache;
+  for (int i = c ? c->n - 1 : -1; i >= 0; i--)
+    if (c->v[i].len == len && !memcmp(c->v[i].sql, sql, len)) {
+      shale_stmt *st = c->v[i].st;
+      free(c->v[i].sql);
+      memmove(&c->v[i], &c->v[i + 1], (size_t)(c->n - i - 1) * sizeof c->v[0]);
+      c->n--;
+      return st;
+    }
+  return NULL;
+}
+
+void stream_stmt_give(Stream *s, const char *sql, size_t len, shale_stmt *st) {
+  StmtCache *c = s->cache;
+  char *copy = c ? malloc(len + 1) : NULL;
+  shale_reset(st);
+  shale_clear_bindings(st);
+  if (!copy) {
+    shale_finalize(st);
+    return;
+  }
+  memcpy(copy, sql, len);
+  copy[len] = 0;
+  if (c->n == STMT_CACHE_MAX) cache_drop(c, 0);
+  c->v[c->n].sql = copy;
+  c->v[c->n].len = len;
+  c->v[c->n].st = st;
+  c->n++;
+}
+
+static void conn_close(Conn *k) {
+  while (k->cache && k->cache->n > 0) cache_drop(k->cache, k->cache->n - 1);
+  free(k->cache);
+  shale_close(k->db);
+}
+
+static int conn_open(Conn *out, json_t **err) {
+  if (n_pool > 0) {
+    *out = pool[--n_pool];
+    return 0;
+  }
   shale *db = NULL;
   int flags = g_cfg.readonly ? SHALE_OPEN_READONLY : SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE;
   int rc = shale_open_v2(g_cfg.db_path, &db, flags, NULL);
   if (rc != SHALE_OK) {
     *err = herr_db(db, rc);
     shale_close(db);
-    return NULL;
+    return -1;
   }
   shale_busy_timeout(db, g_cfg.busy_ms);
-  return db;
+  out->db = db;
+  out->cache = calloc(1, sizeof *out->cache); /* NULL: the connection caches nothing */
+  return 0;
 }
 
-static void conn_release(shale *db) {
+static void conn_release(Conn k) {
+  shale *db = k.db;
   if (!shale_get_autocommit(db)) shale_exec(db, "ROLLBACK", NULL, NULL, NULL);
-  /* a statement the engine left open would keep the connection busy */
-  for (shale_stmt *st; (st = shale_next_stmt(db, NULL));) shale_finalize(st);
+  /* a statement the engine left open would keep the connection busy: the
+   * cached ones are reset, any other is finalized */
+  for (shale_stmt *st = shale_next_stmt(db, NULL), *next; st; st = next) {
+    next = shale_next_stmt(db, st);
+    if (k.cache && cache_holds(k.cache, st))
+      shale_reset(st);
+    else
+      shale_finalize(st);
+  }
   if (n_pool < POOL_MAX && shale_get_autocommit(db)) {
-    pool[n_pool++] = db;
+    pool[n_pool++] = k;
     return;
   }
-  shale_close(db);
+  conn_close(&k);
 }
 
 Stream *stream_open(int readonly, json_t **err) {
@@ -77,10 +152,13 @@ Stream *stream_open(int readonly, json_t **err) {
     *err = herr("SQLITE_NOMEM", "out of memory");
     return NULL;
   }
-  if (!(s->db = conn_open(err))) {
+  Conn k;
+  if (conn_open(&k, err)) {
     free(s);
     return NULL;
   }
+  s->db = k.db;
+  s->cache = k.cache;
   s->readonly = readonly || g_cfg.readonly;
   s->http_slot = -1;
   s->last_used = server_now_ms();
@@ -90,11 +168,42 @@ Stream *stream_open(int readonly, json_t **err) {
 
 void stream_close(Stream *s) {
   if (!s) return;
-  conn_release(s->db);
+  conn_release((Conn){s->db, s->cache});
   sqlstore_clear(&s->sqls);
   if (s->http_slot >= 0) slots[s->http_slot] = NULL;
   free(s);
   n_open--;
+}
+
+/* Baton secrets: AES-128 (OpenSSL) under a key drawn once per server from
+ * RAND_bytes, applied to a counter that never repeats. A block cipher under
+ * a secret key is a pseudo-random permutation, so each secret is distinct
+ * and unpredictable to anyone without the key, and a request costs one
+ * block encryption instead of a call into the generator. Without the cipher
+ * (its set-up failed) every secret comes from RAND_bytes. */
+static EVP_CIPHER_CTX *baton_ctx;
+static uint64_t baton_counter;
+
+static void secret_init(void) {
+  unsigned char key[16];
+  if (RAND_bytes(key, sizeof key) != 1) return;
+  baton_ctx = EVP_CIPHER_CTX_new();
+  if (!baton_ctx || EVP_EncryptInit_ex(baton_ctx, EVP_aes_128_ecb(), NULL, key, NULL) != 1 ||
+      EVP_CIPHER_CTX_set_padding(baton_ctx, 0) != 1) {
+    EVP_CIPHER_CTX_free(baton_ctx);
+    baton_ctx = NULL;
+  }
+  OPENSSL_cleanse(key, sizeof key);
+}
+
+/* 16 fresh secret bytes; all zeros (never accepted) when no randomness. */
+static void fresh_secret(unsigned char out[16]) {
+  unsigned char block[16] = {0};
+  int len = 0;
+  baton_counter++;
+  memcpy(block, &baton_counter, sizeof baton_counter);
+  if (baton_ctx && EVP_EncryptUpdate(baton_ctx, out, &len, block, 16) == 1 && len == 16) return;
+  if (RAND_bytes(out, 16) != 1) memset(out, 0, 16);
 }
 
 static int hexval(int c) {
@@ -116,19 +225,32 @@ Stream *stream_http_get(const char *baton, int readonly, json_t **err) {
     s->http_slot = i;
     return s;
   }
-  unsigned slot, gen;
-  char hex[33];
+  unsigned long slot, gen;
   unsigned char tok[16];
-  int used = 0;
-  if (sscanf(baton, "%u.%u.%32[0-9a-f]%n", &slot, &gen, hex, &used) != 3 || baton[used] != 0 ||
-      strlen(hex) != 32) {
+  const char *p = baton;
+  char *end;
+  int bad = !isdigit((unsigned char)*p);
+  slot = strtoul(p, &end, 10);
+  bad |= *end != '.' || !isdigit((unsigned char)end[1]);
+  if (!bad) {
+    gen = strtoul(end + 1, &end, 10);
+    bad = *end != '.' || strlen(end + 1) != 32 || slot > UINT32_MAX || gen > UINT32_MAX;
+  }
+  for (int i = 0; !bad && i < 16; i++) {
+    int hi = hexval(end[1 + 2 * i]), lo = hexval(end[2 + 2 * i]);
+    if (hi < 0 || lo < 0)
+      bad = 1; /* a byte is set only from two valid digits */
+    else
+      tok[i] = (unsigned char)(hi << 4 | lo);
+  }
+  if (bad) {
     *err = herr("BATON_INVALID", "the baton is malformed");
     return NULL;
   }
-  for (int i = 0; i < 16; i++)
-    tok[i] = (unsigned char)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
-  Stream *s = slot < (unsigned)n_slots ? slots[slot] : NULL;
-  if (!s || s->gen != gen || CRYPTO_memcmp(tok, s->token, 16) != 0) {
+  Stream *s = slot < (unsigned long)n_slots ? slots[slot] : NULL;
+  static const unsigned char zero[16];
+  if (!s || s->gen != gen || !CRYPTO_memcmp(s->token, zero, 16) ||
+      CRYPTO_memcmp(tok, s->token, 16) != 0) {
     *err = herr("STREAM_EXPIRED",
                 "the stream of this baton is closed or expired, or the baton "
                 "was already used");
@@ -138,18 +260,36 @@ Stream *stream_http_get(const char *baton, int readonly, json_t **err) {
     *err = herr("AUTH_FORBIDDEN", "the baton belongs to a stream with other rights");
     return NULL;
   }
-  /* single use: until the next baton is issued, this one is dead too */
-  RAND_bytes(s->token, sizeof s->token);
+  /* single use: until the next baton is issued, this one is dead too (its
+   * generation no longer matches, and the secret is wiped) */
+  memset(s->token, 0, sizeof s->token);
   s->gen++;
   return s;
 }
 
 void stream_http_baton(Stream *s, char *buf, size_t n) {
+  static const char hex[] = "0123456789abcdef";
   s->gen++;
-  if (RAND_bytes(s->token, sizeof s->token) != 1) memset(s->token, 0, sizeof s->token);
-  int k = snprintf(buf, n, "%d.%u.", s->http_slot, s->gen);
-  for (int i = 0; i < 16 && (size_t)k + 2 < n; i++)
-    k += snprintf(buf + k, n - (size_t)k, "%02x", s->token[i]);
+  fresh_secret(s->token);
+  /* "slot.gen.", then the secret in hex (no printf: this is per request) */
+  char text[64];
+  int k = 0;
+  uint32_t nums[2] = {(uint32_t)s->http_slot, s->gen};
+  for (int j = 0; j < 2; j++) {
+    char digits[10];
+    int d = 0;
+    do digits[d++] = (char)('0' + nums[j] % 10);
+    while (nums[j] /= 10);
+    while (d > 0) text[k++] = digits[--d];
+    text[k++] = '.';
+  }
+  for (int i = 0; i < 16; i++) {
+    text[k++] = hex[s->token[i] >> 4];
+    text[k++] = hex[s->token[i] & 15];
+  }
+  size_t len = (size_t)k < n ? (size_t)k : n - 1;
+  memcpy(buf, text, len);
+  buf[len] = 0;
   s->last_used = server_now_ms();
 }
 
@@ -164,7 +304,9 @@ void stream_http_sweep(void) {
 void stream_shutdown(void) {
   for (int i = 0; i < n_slots; i++)
     if (slots[i]) stream_close(slots[i]);
-  while (n_pool > 0) shale_close(pool[--n_pool]);
+  while (n_pool > 0) conn_close(&pool[--n_pool]);
   free(slots);
   slots = NULL;
+  EVP_CIPHER_CTX_free(baton_ctx);
+  baton_ctx = NULL;
 }

@@ -15,6 +15,8 @@ import sys
 import time
 import urllib.parse
 
+import wsutil
+
 url = urllib.parse.urlparse(sys.argv[1])
 HOST, PORT = url.hostname, url.port
 failures = 0
@@ -109,6 +111,48 @@ def malformed_json():
 
 
 @case
+def json_parser():
+    """the request parser: every RFC 8259 form is read as Python reads it, every malformed one is a 400"""
+    def echo(raw_value):  # raw JSON text of one Hrana text value's "value"
+        body = (b'{"baton":null,"requests":[{"type":"execute","stmt":{"sql":"SELECT ?1, typeof(?1)","args":'
+                b'[{"type":"text","value":' + raw_value + b'}]}},{"type":"close"}]}')
+        return post("/v2/pipeline", body)
+    for raw in (b'""', b'"plain"', b'"\\u0000x\\u00e9\\u20ac\\ud83d\\ude00"', b'"\\"\\\\\\/\\b\\f\\n\\r\\t"',
+                '"\u00e9\u20ac\U0001f600"'.encode(), b'"' + b"x" * 70000 + b'"', b' \t\r\n"ws" \n'):
+        st, ct, out = echo(raw)
+        assert st == 200, (raw[:60], out[:200])
+        row = json.loads(out)["results"][0]["response"]["result"]["rows"][0]
+        assert row[0]["value"] == json.loads(raw), (raw[:60], row[0])
+    # numbers and literals where the protocol reads them
+    for args, want in ((b'[{"type":"integer","value":"5"},{"type":"float","value":-1.5e2}]', ["5", -150.0]),
+                       (b'[{"type":"float","value":0},{"type":"float","value":1E-2}]', [0.0, 0.01]),
+                       (b'[{"type":"float","value":-0.0},{"type":"integer","value":-9223372036854775808}]', [-0.0, "-9223372036854775808"])):
+        body = (b'{"baton":null,"requests":[{"type":"execute","stmt":{"sql":"SELECT ?1, ?2","args":' + args +
+                b',"want_rows":true,"named_args":[]}},{"type":"close"}]}')
+        st, ct, out = post("/v2/pipeline", body)
+        assert st == 200, out[:200]
+        row = json.loads(out)["results"][0]["response"]["result"]["rows"][0]
+        assert [v["value"] for v in row] == want, (args, row)
+    # duplicate keys: the last one wins (as jansson and Python do)
+    st, ct, out = post("/v2/pipeline", b'{"baton":null,"requests":5,"requests":[{"type":"close"}]}')
+    assert st == 200 and json.loads(out)["results"][0]["type"] == "ok", out
+    bad_values = [b'"\\x"', b'"\\u12"', b'"\\ud800"', b'"\\udc00x"', b'"\\ud800\\u0041"', b'"a\x01b"', b'"a\nb"',
+                  b'"\xff"', b'"\xc0\xaf"', b'"\xed\xa0\x80"', b'"\xf4\x90\x80\x80"', b'"\xe2\x82"', b'"open',
+                  b"'single'", b"tru", b"nul", b"01", b"1.", b".5", b"+1", b"-", b"1e", b"1e+", b"NaN", b"Infinity",
+                  b"9223372036854775808", b"-9223372036854775809", b"1e400", b"[1,]", b"[,1]", b'{"a":1,}', b'{"a" 1}',
+                  b"{1:2}", b"[1 2]", b"\x00", b""]
+    for raw in bad_values:
+        st, ct, out = echo(raw)
+        expect_error(st, ct, out, 400, "HTTP_BODY_INVALID")
+    for body in (b"[" * 3000 + b"]" * 3000, b'{"a":' * 3000 + b"1" + b"}" * 3000, b"{} {}", b"{}\x00", b"\xef\xbb\xbf{}"):
+        expect_error(*post("/v2/pipeline", body), 400, "HTTP_BODY_INVALID")
+    deep = b'{"baton":null,"requests":[{"type":"close"}],"x":' + b"[" * 1000 + b"]" * 1000 + b"}"
+    st, ct, out = post("/v2/pipeline", deep)
+    assert st == 200, out[:200]
+    alive()
+
+
+@case
 def wrong_types():
     """wrong types inside requests are per-request errors"""
     reqs = [
@@ -169,6 +213,43 @@ def values_exact():
 
 
 @case
+def values_encoded():
+    """responses are valid JSON for every value: escapes, UTF-8 (invalid bytes as U+FFFD), floats, integers, blobs, names"""
+    text = "q\"b\\s/\n\r\t\b\f\x01\x1f\x7f \u00e9\u20ac\U0001f600 end"
+    floats = [0.0, -0.0, 1.0, -2.5, 0.1, 1e300, -1e-300, 2.0 ** 53, 123456789.125, 5e-324]
+    ints = ["0", "-1", "9223372036854775807", "-9223372036854775808", "1000000"]
+    args = [{"type": "text", "value": text}] + [{"type": "float", "value": f} for f in floats] + \
+           [{"type": "integer", "value": v} for v in ints] + \
+           [{"type": "blob", "base64": b} for b in ("", "AA==", "AAE=", "AAEC", base64.b64encode(bytes(range(256))).decode())] + \
+           [{"type": "null"}]
+    sql = "SELECT " + ", ".join("?%d AS \"c\"\"%d\"" % (i + 1, i) for i in range(len(args))) + \
+          ", CAST(X'61FF62C0AFED' AS TEXT) AS bad, CAST(X'F09F98' AS TEXT), 1e999, -1e999"
+    st, ct, raw = post("/v2/pipeline", {"baton": None, "requests": [execute(sql, args), {"type": "close"}]})
+    assert st == 200, raw[:300]
+    r = json.loads(raw.decode("utf-8"))  # strict: the text must be valid UTF-8 JSON
+    res = r["results"][0]["response"]["result"]
+    row = res["rows"][0]
+    assert row[0] == {"type": "text", "value": text}, row[0]
+    for k, f in enumerate(floats):
+        v = row[1 + k]
+        assert v["type"] == "float" and v["value"] == f and isinstance(v["value"], float), (f, v)
+        assert (str(v["value"])[0] == "-") == (str(f)[0] == "-"), (f, v)
+    for k, i in enumerate(ints):
+        assert row[1 + len(floats) + k] == {"type": "integer", "value": i}, row[1 + len(floats) + k]
+    blobs = row[1 + len(floats) + len(ints):1 + len(floats) + len(ints) + 5]
+    assert [base64.b64decode(b["base64"]) for b in blobs] == [b"", b"\0", b"\0\1", b"\0\1\2", bytes(range(256))], blobs
+    rest = row[len(args):]
+    assert row[len(args) - 1] == {"type": "null"}, row[len(args) - 1]
+    assert rest[0] == {"type": "text", "value": "a\ufffdb\ufffd\ufffd\ufffd"}, rest[0]
+    assert rest[1]["type"] == "text" and set(rest[1]["value"]) == {"\ufffd"}, rest[1]
+    assert rest[2] == {"type": "float", "value": 1.7976931348623157e308}, rest[2]
+    assert rest[3] == {"type": "float", "value": -1.7976931348623157e308}, rest[3]
+    names = [c["name"] for c in res["cols"]]
+    assert names[:3] == ['c"0', 'c"1', 'c"2'], names[:3]
+    assert len(res["cols"]) == len(row), res["cols"]
+
+
+@case
 def huge_body():
     """a body over --max-body gets 413 and the server goes on"""
     body = b'{"baton":null,"requests":[' + b" " * (1 << 21) + b"]}"
@@ -192,9 +273,56 @@ def forged_batons():
     for junk in ("", "x", "1.2", "99999999.1." + "a" * 32, "0.0." + "g" * 32, "0.1." + "a" * 40, "-1.1." + "a" * 32):
         st, ct, raw = post("/v2/pipeline", {"baton": junk, "requests": []})
         expect_error(st, ct, raw, 400)
+    # malformed: a bad digit at every position of the secret (high and low
+    # nibble), odd characters, too short or long, bad numbers
+    slot, gen, tok = b2.split(".")
+    junk = []
+    for i in range(32):
+        for c in "gG/:@`{ \u00e9\x00-":
+            junk.append("%s.%s.%s" % (slot, gen, tok[:i] + c + tok[i + 1:]))
+    junk += ["%s.%s.%s" % (slot, gen, t) for t in (tok[:-1], tok + "0", tok[:-2], tok + "00", tok.upper(), "", "0x" + tok[2:])]
+    junk += ["%s.%s.%s" % (s_, g_, tok) for s_, g_ in (("", gen), (slot, ""), (" " + slot, gen), ("+" + slot, gen),
+             (slot, "-" + gen), ("4294967296", gen), (slot, "4294967296"), ("9" * 40, gen), (slot, "9" * 40),
+             ("0x" + slot, gen), (slot + "a", gen))]
+    junk += [b2 + ".", "." + b2, b2.replace(".", ",", 1), "%s.%s" % (slot, tok), "..", "...", "." * 40, "\x00" + b2]
+    for j in junk:
+        st, ct, raw = post("/v2/pipeline", {"baton": j, "requests": []})
+        expect_error(st, ct, raw, 400)
     # the forgeries did not kill the real stream
     st, ct, r3 = pipeline([{"type": "close"}], b2)
     assert st == 200 and r3["baton"] is None, r3
+
+
+@case
+def statement_cache_and_schema_changes():
+    """a repeated statement (served from the connection's statement cache) sees schema changes made
+    by another stream, keeps its read-only check, and rebinds its arguments every time"""
+    st, ct, r = pipeline([execute("DROP TABLE IF EXISTS sc"), execute("CREATE TABLE sc(x)"),
+                          execute("INSERT INTO sc VALUES (1)")])
+    assert all(x["type"] == "ok" for x in r["results"]), r
+    a = r["baton"]
+    q = execute("SELECT * FROM sc")
+    for _ in range(3):
+        st, ct, r = pipeline([q], a)
+        assert r["results"][0]["response"]["result"]["cols"][0]["name"] == "x", r
+        a = r["baton"]
+    st, ct, r = pipeline([execute("ALTER TABLE sc ADD COLUMN y DEFAULT 7"), {"type": "close"}])
+    assert r["results"][0]["type"] == "ok", r
+    st, ct, r = pipeline([q], a)
+    res = r["results"][0]["response"]["result"]
+    assert [c["name"] for c in res["cols"]] == ["x", "y"] and res["rows"][0][1]["value"] == "7", res
+    a = r["baton"]
+    # arguments: a run without them binds NULL, not the previous run's value
+    p = execute("SELECT ?1 IS NULL", [{"type": "integer", "value": "5"}])
+    st, ct, r = pipeline([p, execute("SELECT ?1 IS NULL")], a)
+    rows = [x["response"]["result"]["rows"][0][0]["value"] for x in r["results"]]
+    assert rows == ["0", "1"], r
+    a = r["baton"]
+    st, ct, r = pipeline([execute("DROP TABLE sc"), {"type": "close"}])
+    assert r["results"][0]["type"] == "ok", r
+    st, ct, r = pipeline([q, {"type": "close"}], a)
+    e = r["results"][0]
+    assert e["type"] == "error" and "no such table" in e["error"]["message"], e
 
 
 @case
@@ -282,61 +410,12 @@ def concurrent_streams():
     assert r["results"][1]["response"]["result"]["rows"][0][0]["value"] == "3", r
 
 
-# ---- WebSocket, by hand: a handshake and frames ----
+# ---- WebSocket, by hand (wsutil.py): a handshake and frames ----
 def ws_connect(proto="hrana2"):
-    s = socket.create_connection((HOST, PORT), timeout=10)
-    key = base64.b64encode(os.urandom(16)).decode()
-    s.sendall(("GET / HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-               "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: %s\r\n\r\n"
-               % (HOST, PORT, key, proto)).encode())
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        chunk = s.recv(4096)
-        if not chunk:
-            raise EOFError("closed during handshake")
-        buf += chunk
-    head, rest = buf.split(b"\r\n\r\n", 1)
-    assert b" 101 " in head.split(b"\r\n")[0], head
-    return s, rest
+    return wsutil.ws_connect(HOST, PORT, proto)
 
 
-def ws_frame(payload, opcode=1, fin=True):
-    mask = os.urandom(4)
-    n = len(payload)
-    hdr = bytes([(0x80 if fin else 0) | opcode])
-    if n < 126:
-        hdr += bytes([0x80 | n])
-    elif n < 65536:
-        hdr += bytes([0x80 | 126]) + struct.pack(">H", n)
-    else:
-        hdr += bytes([0x80 | 127]) + struct.pack(">Q", n)
-    return hdr + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-
-
-def ws_recv(s, rest):
-    """One server frame: (opcode, payload, rest). Opcode None when closed."""
-    buf = rest
-    def need(k):
-        nonlocal buf
-        while len(buf) < k:
-            c = s.recv(65536)
-            if not c:
-                raise EOFError
-            buf += c
-    try:
-        need(2)
-        op, n = buf[0] & 0x0F, buf[1] & 0x7F
-        off = 2
-        if n == 126:
-            need(4)
-            n, off = struct.unpack(">H", buf[2:4])[0], 4
-        elif n == 127:
-            need(10)
-            n, off = struct.unpack(">Q", buf[2:10])[0], 10
-        need(off + n)
-        return op, buf[off:off + n], buf[off + n:]
-    except (EOFError, ConnectionResetError):
-        return None, b"", b""
+ws_frame, ws_recv = wsutil.ws_frame, wsutil.ws_recv
 
 
 def ws_msg(s, rest, obj):

@@ -5,7 +5,8 @@
 #     BUILD/server-node/ once per lock file) over http:// and ws://: see
 #     clients.js. If npm cannot fetch them, this part says so and is skipped.
 #  2. robust.py: malformed and hostile input over raw HTTP and WebSocket.
-#  3. the servers stop cleanly on SIGTERM (exit 0; under ASan: no leaks) and
+#  3. the servers stop cleanly on SIGTERM (exit 0; under ASan: no leaks), one
+#     of them (stop.py) with HTTP, half-sent and WebSocket connections open, and
 #     the database passes the reference sqlite3's integrity_check.
 # Prints "ok NAME" / "FAIL NAME" lines and "N passed, N failed".
 set -u
@@ -128,7 +129,13 @@ PY
 fi | tally
 
 # ---- 3. clean stop, intact database ----
-for name in open auth; do
+# the "stop" server is stopped by stop.py while connections of every kind are
+# open on it (its stop path must free what they hold)
+start_server stop --db "$work/stop.db" --quiet
+if [ -n "${url_stop:-}" ]; then
+  timeout 60 python3 "$src/stop.py" "$url_stop" "$pid_stop" 2>&1 | tally
+fi
+for name in open auth stop; do
   pid=$(eval "echo \${pid_$name:-}")
   [ -n "$pid" ] || continue
   kill -TERM "$pid" 2>/dev/null
