@@ -122,6 +122,26 @@ static inline int lit_eq(UPtr lit, UPtr s, uint32_t n, int nocase) {
   return 1;
 }
 
+/* The first position in [pos, end) of lowercase ASCII letter lo in either
+ * case, or end. A byte b is lo or its uppercase exactly when (b | 0x20) == lo
+ * (the two differ only in bit 5), so eight bytes are tested at once: a word
+ * holds a match when (w | 0x20..20) ^ lo..lo has a zero byte, which
+ * (x - 0x01..01) & ~x & 0x80..80 detects without false alarms for the word
+ * as a whole (a borrow only travels up from a real zero byte). */
+static uint32_t find_letter(UPtr s, uint32_t pos, uint32_t end, uint8_t lo) {
+  const uint64_t ones = 0x0101010101010101u, bit5 = ones * 0x20, high = ones * 0x80;
+  const uint64_t key = ones * lo;
+  for (; pos + 8 <= end; pos += 8) {
+    uint64_t w;
+    memcpy(&w, s + pos, 8);
+    uint64_t x = (w | bit5) ^ key;
+    if ((x - ones) & ~x & high) break; /* the match is one of these eight */
+  }
+  for (; pos < end; pos++)
+    if ((s[pos] | 0x20) == lo) return pos;
+  return end;
+}
+
 /* LIKE for the common patterns: ASCII literal runs joined by '%', with no
  * '_' and no escape character. The first run must start the string, the
  * last end it, the others are found leftmost in turn (optimal when '%' is
@@ -154,12 +174,14 @@ static int like_literal_runs(UPtr pat, uint32_t np, UPtr str, uint32_t ns, uint3
       if (!nocase) lo = up = pat[i];
       for (;; pos++) {
         if (pos + n > lim) return 0;
+        uint32_t end = lim - n + 1; /* a candidate starts before end */
         if (lo == up) {
-          const uint8_t *q = memchr(str + pos, lo, lim - n + 1 - pos);
+          const uint8_t *q = memchr(str + pos, lo, end - pos);
           if (!q) return 0;
           pos = (uint32_t)(q - str);
-        } else if (str[pos] != lo && str[pos] != up) {
-          continue;
+        } else {
+          pos = find_letter(str, pos, end, lo);
+          if (pos == end) return 0;
         }
         if (lit_eq(pat + i + 1, str + pos + 1, n - 1, nocase)) break;
       }
