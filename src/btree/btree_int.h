@@ -233,10 +233,11 @@ int btree_page_cell_parse(Btree *, PgPage *, int i, CellInfo *);
 #endif
 
 /* The common leaf cell parsed with the fewest reads: a payload size of one
- * or two varint bytes, a rowid of at most three (or nine with room for
- * them), the payload wholly local and inside the usable size. Every byte
- * read is below the usable size. Returns 0 when the cell is another case,
- * which btree_cell_parse's general path then parses (and judges). */
+ * or two varint bytes, a rowid of any length (of at most three bytes when
+ * the cell starts within 11 bytes of the usable end), the payload wholly
+ * local and inside the usable size. Every byte read is below the usable
+ * size. Returns 0 when the cell is another case, which btree_cell_parse's
+ * general path then parses (and judges). */
 BT_HOT int leaf_cell_quick(const Btree *bt, const uint8_t *data, uint32_t off, int intkey,
                            CellInfo *ci) {
   const uint32_t u = bt->usable;
@@ -244,31 +245,55 @@ BT_HOT int leaf_cell_quick(const Btree *bt, const uint8_t *data, uint32_t off, i
   const uint8_t *p = data + off;
   const uint32_t avail = u - off;
   uint32_t n, i;
-  if (p[0] < 0x80) {
+  int64_t key;
+  if (avail >= 11) {
+    /* the usual case: both varints (at most 2 + 9 bytes) lie below the
+     * usable size, so their bytes are read without a bound check each */
     n = p[0];
     i = 1;
-  } else if (avail > 1 && p[1] < 0x80) {
-    n = (uint32_t)(p[0] & 0x7f) << 7 | p[1];
-    i = 2;
+    if (n >= 0x80) {
+      if (p[1] >= 0x80) return 0;
+      n = (n & 0x7f) << 7 | p[1];
+      i = 2;
+    }
+    key = n;
+    if (intkey) {
+      uint32_t b = p[i];
+      if (b < 0x80) {
+        key = b;
+        i++;
+      } else if (p[i + 1] < 0x80) {
+        key = (int64_t)(b & 0x7f) << 7 | p[i + 1];
+        i += 2;
+      } else {
+        uint64_t v;
+        i += (uint32_t)bt_varint(p + i, &v);
+        key = (int64_t)v;
+      }
+    }
   } else {
-    return 0;
-  }
-  int64_t key = n;
-  if (intkey) {
-    if (i < avail && p[i] < 0x80) {
-      key = p[i++];
-    } else if (i + 1 < avail && p[i + 1] < 0x80) {
-      key = (int64_t)(p[i] & 0x7f) << 7 | p[i + 1];
-      i += 2;
-    } else if (i + 2 < avail && p[i + 2] < 0x80) {
-      key = (int64_t)(p[i] & 0x7f) << 14 | (int64_t)(p[i + 1] & 0x7f) << 7 | p[i + 2];
-      i += 3;
-    } else if (i + 9 <= avail) {
-      uint64_t v;
-      i += (uint32_t)bt_varint(p + i, &v);
-      key = (int64_t)v;
+    if (p[0] < 0x80) {
+      n = p[0];
+      i = 1;
+    } else if (avail > 1 && p[1] < 0x80) {
+      n = (uint32_t)(p[0] & 0x7f) << 7 | p[1];
+      i = 2;
     } else {
       return 0;
+    }
+    key = n;
+    if (intkey) {
+      if (i < avail && p[i] < 0x80) {
+        key = p[i++];
+      } else if (i + 1 < avail && p[i + 1] < 0x80) {
+        key = (int64_t)(p[i] & 0x7f) << 7 | p[i + 1];
+        i += 2;
+      } else if (i + 2 < avail && p[i + 2] < 0x80) {
+        key = (int64_t)(p[i] & 0x7f) << 14 | (int64_t)(p[i + 1] & 0x7f) << 7 | p[i + 2];
+        i += 3;
+      } else {
+        return 0;
+      }
     }
   }
   if (n > (intkey ? bt->max_leaf : bt->max_local) || i + n > avail) return 0;
