@@ -726,18 +726,9 @@ int btree_first(BtCursor *c, int *empty) { return move_to_end(c, empty, 0); }
 
 int btree_last(BtCursor *c, int *empty) { return move_to_end(c, empty, 1); }
 
-int btree_next(BtCursor *c, int *eof) {
+/* btree_next's every case but the next cell of the same leaf. */
+__attribute__((noinline)) static int next_slow(BtCursor *c, int *eof) {
   int rc;
-  if (c->state == CUR_VALID && c->skip == 0) { /* the scan's step: the next cell of a leaf */
-    int t = c->depth - 1;
-    const MemPage *m = top(c);
-    if (m->leaf && c->idx[t] + 1 < m->ncell) {
-      c->idx[t]++;
-      moved(c);
-      *eof = 0;
-      return SHALE_OK;
-    }
-  }
   if (c->state != CUR_VALID) { /* the call only where it has work */
     rc = btree_cursor_restore(c);
     if (rc) return rc;
@@ -781,6 +772,20 @@ int btree_next(BtCursor *c, int *eof) {
       return fault(c, rc);
     }
   }
+}
+
+int btree_next(BtCursor *c, int *eof) {
+  if (c->state == CUR_VALID && c->skip == 0) { /* the scan's step: the next cell of a leaf */
+    int t = c->depth - 1;
+    const MemPage *m = top(c);
+    if (m->leaf && c->idx[t] + 1 < m->ncell) {
+      c->idx[t]++;
+      moved(c);
+      *eof = 0;
+      return SHALE_OK;
+    }
+  }
+  return next_slow(c, eof);
 }
 
 int btree_prev(BtCursor *c, int *eof) {
@@ -926,8 +931,9 @@ int btree_payload(BtCursor *c, const void **p, uint32_t *n, uint32_t *navail) {
     }
     if (m->leaf && m->init && i < m->ncell) {
       const uint8_t *d = pager_data(pg);
-      uint32_t off = util_get2(d + m->hdr + m->hdrlen + 2 * i);
-      if (leaf_cell_quick(c->bt, d, off, m->intkey, &c->info)) {
+      uint32_t off = util_get2(d + m->hdr + m->hdrlen + 2 * i), u = c->bt->usable;
+      if (off < u && u - off >= 11 &&
+          leaf_cell_quick_wide(c->bt, d + off, u - off, m->intkey, &c->info)) {
         c->info_ok = 1;
         *n = c->info.npayload;
         *navail = c->info.nlocal;
