@@ -726,7 +726,8 @@ int btree_first(BtCursor *c, int *empty) { return move_to_end(c, empty, 0); }
 
 int btree_last(BtCursor *c, int *empty) { return move_to_end(c, empty, 1); }
 
-int btree_next(BtCursor *c, int *eof) {
+/* btree_next's every case but the next cell of the same leaf. */
+__attribute__((noinline)) static int next_slow(BtCursor *c, int *eof) {
   int rc;
   if (c->state != CUR_VALID) { /* the call only where it has work */
     rc = btree_cursor_restore(c);
@@ -771,6 +772,20 @@ int btree_next(BtCursor *c, int *eof) {
       return fault(c, rc);
     }
   }
+}
+
+int btree_next(BtCursor *c, int *eof) {
+  if (c->state == CUR_VALID && c->skip == 0) { /* the scan's step: the next cell of a leaf */
+    int t = c->depth - 1;
+    const MemPage *m = top(c);
+    if (m->leaf && c->idx[t] + 1 < m->ncell) {
+      c->idx[t]++;
+      moved(c);
+      *eof = 0;
+      return SHALE_OK;
+    }
+  }
+  return next_slow(c, eof);
 }
 
 int btree_prev(BtCursor *c, int *eof) {
@@ -877,7 +892,10 @@ const void *btree_payload_fetch(BtCursor *c, uint32_t *navail) {
   return page_cell(pg, c->idx[c->depth - 1]) + ci->payoff;
 }
 
-int btree_payload(BtCursor *c, const void **p, uint32_t *n, uint32_t *navail) {
+/* btree_payload's every case: a cursor to restore, not on an entry, a cell
+ * that is not a common leaf cell. */
+__attribute__((noinline)) static int payload_slow(BtCursor *c, const void **p, uint32_t *n,
+                                                  uint32_t *navail) {
   *p = NULL;
   *n = *navail = 0;
   if (c->state == CUR_REQSEEK && btree_cursor_restore(c) != SHALE_OK) return SHALE_OK;
@@ -895,6 +913,36 @@ int btree_payload(BtCursor *c, const void **p, uint32_t *n, uint32_t *navail) {
   *navail = c->info.nlocal;
   *p = cell + c->info.payoff;
   return SHALE_OK;
+}
+
+/* The scan's path (a cell parse per row), kept small: a VALID cursor on a
+ * leaf whose cell leaf_cell_quick parses; everything else goes to
+ * payload_slow, which repeats the checks. */
+int btree_payload(BtCursor *c, const void **p, uint32_t *n, uint32_t *navail) {
+  if (c->state == CUR_VALID) {
+    PgPage *pg = c->pg[c->depth - 1];
+    const MemPage *m = page_mem(pg);
+    int i = c->idx[c->depth - 1];
+    if (c->info_ok) {
+      *n = c->info.npayload;
+      *navail = c->info.nlocal;
+      *p = page_cell(pg, i) + c->info.payoff;
+      return SHALE_OK;
+    }
+    if (m->leaf && m->init && i < m->ncell) {
+      const uint8_t *d = pager_data(pg);
+      uint32_t off = util_get2(d + m->hdr + m->hdrlen + 2 * i), u = c->bt->usable;
+      if (off < u && u - off >= 11 &&
+          leaf_cell_quick_wide(c->bt, d + off, u - off, m->intkey, &c->info)) {
+        c->info_ok = 1;
+        *n = c->info.npayload;
+        *navail = c->info.nlocal;
+        *p = d + off + c->info.payoff;
+        return SHALE_OK;
+      }
+    }
+  }
+  return payload_slow(c, p, n, navail);
 }
 
 int btree_payload_read(BtCursor *c, uint32_t offset, uint32_t n, void *buf) {

@@ -232,17 +232,64 @@ int btree_page_cell_parse(Btree *, PgPage *, int i, CellInfo *);
 #define BT_HOT static inline
 #endif
 
+/* Store a parsed leaf cell wholly local: i header bytes, n payload bytes. */
+BT_HOT void leaf_cell_set(CellInfo *ci, int64_t key, uint32_t n, uint32_t i) {
+  ci->key = key;
+  ci->npayload = n;
+  ci->nlocal = n;
+  ci->size = (uint16_t)(i + n);
+  ci->payoff = (uint16_t)i;
+  ci->child = 0;
+  ci->ovfl = 0;
+}
+
+/* leaf_cell_quick for a cell at p with avail >= 11 bytes to the usable end:
+ * both varints (at most 2 + 9 bytes) lie below it, so their bytes are read
+ * without a bound check each; a rowid of any length. */
+BT_HOT int leaf_cell_quick_wide(const Btree *bt, const uint8_t *p, uint32_t avail, int intkey,
+                                CellInfo *ci) {
+  uint32_t n = p[0], i = 1;
+  if (n >= 0x80) {
+    if (p[1] >= 0x80) return 0;
+    n = (n & 0x7f) << 7 | p[1];
+    i = 2;
+  }
+  int64_t key = n;
+  if (intkey) {
+    uint32_t b = p[i];
+    if (b < 0x80) {
+      key = b;
+      i++;
+    } else if (p[i + 1] < 0x80) {
+      key = (int64_t)(b & 0x7f) << 7 | p[i + 1];
+      i += 2;
+    } else { /* a longer varint, decoded here: no call on this path */
+      uint64_t v = 0;
+      uint32_t k = 0;
+      for (; k < 8 && p[i + k] >= 0x80; k++) v = v << 7 | (p[i + k] & 0x7f);
+      v = k == 8 ? v << 8 | p[i + 8] : v << 7 | p[i + k];
+      i += k + 1;
+      key = (int64_t)v;
+    }
+  }
+  if (n > (intkey ? bt->max_leaf : bt->max_local) || i + n > avail) return 0;
+  leaf_cell_set(ci, key, n, i);
+  return 1;
+}
+
 /* The common leaf cell parsed with the fewest reads: a payload size of one
- * or two varint bytes, a rowid of at most three (or nine with room for
- * them), the payload wholly local and inside the usable size. Every byte
- * read is below the usable size. Returns 0 when the cell is another case,
- * which btree_cell_parse's general path then parses (and judges). */
+ * or two varint bytes, a rowid of any length (of at most three bytes when
+ * the cell starts within 11 bytes of the usable end), the payload wholly
+ * local and inside the usable size. Every byte read is below the usable
+ * size. Returns 0 when the cell is another case, which btree_cell_parse's
+ * general path then parses (and judges). */
 BT_HOT int leaf_cell_quick(const Btree *bt, const uint8_t *data, uint32_t off, int intkey,
                            CellInfo *ci) {
   const uint32_t u = bt->usable;
   if (off >= u) return 0;
   const uint8_t *p = data + off;
   const uint32_t avail = u - off;
+  if (avail >= 11) return leaf_cell_quick_wide(bt, p, avail, intkey, ci);
   uint32_t n, i;
   if (p[0] < 0x80) {
     n = p[0];
@@ -263,22 +310,12 @@ BT_HOT int leaf_cell_quick(const Btree *bt, const uint8_t *data, uint32_t off, i
     } else if (i + 2 < avail && p[i + 2] < 0x80) {
       key = (int64_t)(p[i] & 0x7f) << 14 | (int64_t)(p[i + 1] & 0x7f) << 7 | p[i + 2];
       i += 3;
-    } else if (i + 9 <= avail) {
-      uint64_t v;
-      i += (uint32_t)bt_varint(p + i, &v);
-      key = (int64_t)v;
     } else {
       return 0;
     }
   }
   if (n > (intkey ? bt->max_leaf : bt->max_local) || i + n > avail) return 0;
-  ci->key = key;
-  ci->npayload = n;
-  ci->nlocal = n;
-  ci->size = (uint16_t)(i + n);
-  ci->payoff = (uint16_t)i;
-  ci->child = 0;
-  ci->ovfl = 0;
+  leaf_cell_set(ci, key, n, i);
   return 1;
 }
 

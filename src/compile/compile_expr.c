@@ -72,11 +72,11 @@ static int expr_code_reg(Parse *, SqlExpr *e, int target);
 /* compile_expr_code_once into register r (fresh for this use: nothing else writes it). */
 static int code_once_at(Parse *p, SqlExpr *e, int r);
 
-/* A comparison operand's register. A literal or a parameter cannot fail
- * nor change during a run: it is loaded once, in the epilogue (SQLite's
- * constant factoring; compile_expr_code_once), not at every row. Anything else
- * (functions included: their errors and calls stay where SQLite has them)
- * is evaluated here into a fresh register. */
+/* A comparison's (or an arithmetic operator's) operand register. A literal
+ * or a parameter cannot fail nor change during a run: it is loaded once, in
+ * the epilogue (SQLite's constant factoring; compile_expr_code_once), not at
+ * every row. Anything else (functions included: their errors and calls stay
+ * where SQLite has them) is evaluated here into a fresh register. */
 static int cmp_operand(Parse *p, SqlExpr *e) {
   int leaf = e && (e->op == SQL_E_INTEGER || e->op == SQL_E_FLOAT || e->op == SQL_E_STRING ||
                    e->op == SQL_E_BLOB || e->op == SQL_E_VARIABLE);
@@ -1520,8 +1520,9 @@ static int expr_code_reg(Parse *p, SqlExpr *e, int target) {
           compile_parse_error(p, "row value misused");
           return target;
         }
-        int ra = expr_code_reg(p, e->a, tmp_reg(p));
-        int rb = expr_code_reg(p, e->b, tmp_reg(p));
+        /* operands are only read: a literal one is loaded once (cmp_operand) */
+        int ra = cmp_operand(p, e->a);
+        int rb = cmp_operand(p, e->b);
         if (op == OP_BitAnd || op == OP_BitOr)
           emit(p, op, ra, rb, target);
         else

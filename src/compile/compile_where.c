@@ -86,6 +86,7 @@ typedef struct WLevel {
   int match_reg;      /* LEFT JOIN match flag, else 0 */
   int null_reg;       /* LEFT JOIN: 1 while the row is padded */
   int idx_cur;        /* index cursor or -1 */
+  int pre_cur;        /* 1 + the index cursor opened before the loops, or 0 */
   int auto_cur;       /* PLAN_AUTO: the automatic index's ephemeral cursor */
   int rj_mode;        /* RIGHT/FULL JOIN item: register, 1 during its unmatched-rows pass */
   int rj_set;         /* ... cursor: keys of its rows that matched */
@@ -482,6 +483,22 @@ static void between_enforced(WhereInfo *w, int lo, int hi) {
 /* The comparison applies numeric affinity to the value (a rowid term). */
 static int numeric_cmp(const PlanTerm *t) { return t->aff == AFF_INTEGER || t->aff == AFF_NUMERIC; }
 
+/* Does the access path of a table level read through an index cursor of
+ * its own (not the table's, not an automatic index's)? */
+static int level_own_index(const PlanLevel *pl) {
+  if (pl->kind == PLAN_SCAN) return pl->idx && !pl->is_pk;
+  return pl->kind == PLAN_INDEX && pl->idx && !pl->is_pk;
+}
+
+/* The level's index cursor: the one opened before the loops, else one
+ * opened here (a MULTI-INDEX OR sub-path). */
+static int level_index_cursor(WhereInfo *w, WLevel *L, const Index *idx) {
+  if (L->pre_cur) return L->pre_cur - 1;
+  int cur = emit_cursor(w->p);
+  compile_parse_open_index(w->p, cur, idx, 0);
+  return cur;
+}
+
 /* Open the loop of a base-table level with its access path. */
 static void open_table_level(WhereInfo *w, WLevel *L) {
   Parse *p = w->p;
@@ -494,8 +511,7 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
   if (pl->kind == PLAN_SCAN) {
     int cur = it->cursor;
     if (pl->idx && !pl->is_pk) {
-      L->idx_cur = emit_cursor(p);
-      compile_parse_open_index(p, L->idx_cur, pl->idx, 0);
+      L->idx_cur = level_index_cursor(w, L, pl->idx);
       cur = L->idx_cur;
     }
     emit(p, rev ? OP_Last : OP_Rewind, cur, L->brk, 0);
@@ -593,8 +609,7 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
     L->idx_cur = L->auto_cur;
     cur = L->idx_cur;
   } else {
-    L->idx_cur = emit_cursor(p);
-    compile_parse_open_index(p, L->idx_cur, idx, 0);
+    L->idx_cur = level_index_cursor(w, L, idx);
     cur = L->idx_cur;
   }
   int neq = pl->neq;
@@ -1124,13 +1139,20 @@ int compile_where_code(WhereInfo *w) {
   w->coded = coded;
 
   /* Open the tables' cursors once, before the loops (WHERE_ONEPASS: item 0
-   * for writing, the caller writes through it). */
+   * for writing, the caller writes through it), and the index cursors of
+   * their access paths too, as SQLite does: an inner level's index is then
+   * not reopened for every row of the outer loops. */
   for (int k = 0; k < n; k++) {
     SrcItem *it = &src->a[w->lv[k].item];
     if (it->kind == SRC_TABLE) {
       int write = (w->flags & WHERE_ONEPASS) && w->lv[k].item == 0;
       if (!write) compile_parse_need_read(p);
       compile_parse_open_table(p, it->cursor, it->tab, write);
+      if (!it->tab->vtab && level_own_index(w->lv[k].pl)) {
+        int cur = emit_cursor(p);
+        compile_parse_open_index(p, cur, w->lv[k].pl->idx, 0);
+        w->lv[k].pre_cur = cur + 1;
+      }
     }
   }
 

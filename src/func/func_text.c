@@ -122,22 +122,77 @@ static inline int lit_eq(UPtr lit, UPtr s, uint32_t n, int nocase) {
   return 1;
 }
 
-/* LIKE for the common patterns: ASCII literal runs joined by '%', with no
- * '_' and no escape character. The first run must start the string, the
- * last end it, the others are found leftmost in turn (optimal when '%' is
- * the only wildcard). Returns 1/0, or -1 when the pattern is not of that
- * form (pattern_match decides then). */
-static int like_literal_runs(UPtr pat, uint32_t np, UPtr str, uint32_t ns, uint32_t esc,
-                             int nocase) {
-  uint32_t first = np, last = 0; /* bounds of the '%' characters */
-  for (uint32_t i = 0; i < np; i++) {
-    uint8_t b = pat[i];
-    if (b >= 0x80 || b == '_' || (esc && b == esc)) return -1;
-    if (b == '%') {
-      if (first == np) first = i;
-      last = i;
+/* The first position in [pos, end) of lowercase ASCII letter lo in either
+ * case, or end. A byte b is lo or its uppercase exactly when (b | 0x20) == lo
+ * (the two differ only in bit 5), so eight bytes are tested at once: a word
+ * holds a match when (w | 0x20..20) ^ lo..lo has a zero byte, which
+ * (x - 0x01..01) & ~x & 0x80..80 detects without false alarms for the word
+ * as a whole (a borrow only travels up from a real zero byte), so its lowest
+ * flag is the first match (in memory order on a little-endian machine). */
+static uint32_t find_letter(UPtr s, uint32_t pos, uint32_t end, uint8_t lo) {
+  const uint64_t ones = 0x0101010101010101u, bit5 = ones * 0x20, high = ones * 0x80;
+  const uint64_t key = ones * lo;
+  for (; pos + 8 <= end; pos += 8) {
+    uint64_t w;
+    memcpy(&w, s + pos, 8);
+    uint64_t x = (w | bit5) ^ key, t = (x - ones) & ~x & high;
+    if (t) { /* the match is one of these eight: in memory order, the lowest flag */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && defined(__GNUC__)
+      return pos + (uint32_t)__builtin_ctzll(t) / 8;
+#else
+      break;
+#endif
     }
   }
+  for (; pos < end; pos++)
+    if ((s[pos] | 0x20) == lo) return pos;
+  return end;
+}
+
+/* Pattern bytes that end a run of plain ASCII literal: NUL, '%', '_' and
+ * every byte of a multi-byte character. */
+static const uint8_t like_special[256] = {
+    [0] = 1,   ['%'] = 1, ['_'] = 1,
+#define R16(x)                                                                                   \
+  [x] = 1, [x + 1] = 1, [x + 2] = 1, [x + 3] = 1, [x + 4] = 1, [x + 5] = 1, [x + 6] = 1,         \
+  [x + 7] = 1, [x + 8] = 1, [x + 9] = 1, [x + 10] = 1, [x + 11] = 1, [x + 12] = 1, [x + 13] = 1, \
+  [x + 14] = 1, [x + 15] = 1
+    R16(0x80), R16(0x90), R16(0xa0), R16(0xb0), R16(0xc0), R16(0xd0), R16(0xe0), R16(0xf0),
+#undef R16
+};
+
+/* The shape of a LIKE pattern, from one pass over it. */
+typedef struct LikeShape {
+  uint32_t np;          /* bytes up to a NUL (what SQLite's C-string loop sees) */
+  uint32_t first, last; /* positions of the first and last '%' (first = np: none) */
+  int simple;           /* ASCII literal runs and '%' only: no '_', no escape */
+} LikeShape;
+
+static void like_shape(UPtr pat, uint32_t npat, uint32_t esc, LikeShape *sh) {
+  uint32_t i = 0, first = UINT32_MAX, last = 0;
+  int simple = 1;
+  for (; i < npat; i++) {
+    uint8_t b = pat[i];
+    if (!like_special[b] && b != esc) continue; /* esc 0 never equals such a b */
+    if (b == 0) break;
+    if (b == '%' && b != esc) {
+      if (first == UINT32_MAX) first = i;
+      last = i;
+    } else {
+      simple = 0;
+    }
+  }
+  sh->np = i;
+  sh->first = first == UINT32_MAX ? i : first;
+  sh->last = last;
+  sh->simple = simple;
+}
+
+/* LIKE for a simple pattern (LikeShape): ASCII literal runs joined by '%'.
+ * The first run must start the string, the last end it, the others are
+ * found leftmost in turn (optimal when '%' is the only wildcard). */
+static int like_literal_runs(UPtr pat, const LikeShape *sh, UPtr str, uint32_t ns, int nocase) {
+  uint32_t np = sh->np, first = sh->first, last = sh->last;
   if (first == np) return ns == np && lit_eq(pat, str, np, nocase); /* no '%' */
   uint32_t tail = np - last - 1;
   if (first + tail > ns || !lit_eq(pat, str, first, nocase) ||
@@ -154,12 +209,14 @@ static int like_literal_runs(UPtr pat, uint32_t np, UPtr str, uint32_t ns, uint3
       if (!nocase) lo = up = pat[i];
       for (;; pos++) {
         if (pos + n > lim) return 0;
+        uint32_t end = lim - n + 1; /* a candidate starts before end */
         if (lo == up) {
-          const uint8_t *q = memchr(str + pos, lo, lim - n + 1 - pos);
+          const uint8_t *q = memchr(str + pos, lo, end - pos);
           if (!q) return 0;
           pos = (uint32_t)(q - str);
-        } else if (str[pos] != lo && str[pos] != up) {
-          continue;
+        } else {
+          pos = find_letter(str, pos, end, lo);
+          if (pos == end) return 0;
         }
         if (lit_eq(pat + i + 1, str + pos + 1, n - 1, nocase)) break;
       }
@@ -170,39 +227,18 @@ static int like_literal_runs(UPtr pat, uint32_t np, UPtr str, uint32_t ns, uint3
   return 1;
 }
 
-/* The pattern's length up to a NUL, found in the same pass that tells
- * whether it is an ASCII literal and one '%' at its end ('abc%'): then the
- * answer is known from the first bytes of the string, so its length (up to
- * a NUL) is not needed; a NUL among those bytes never equals a pattern byte.
- * *m: 1/0 for such a pattern, else -1. */
-static uint32_t like_prefix(UPtr pat, uint32_t npat, UPtr str, uint32_t nstr, uint32_t esc,
-                            int nocase, int *m) {
-  uint32_t i = 0;
-  int plain = esc != '%'; /* ASCII bytes other than '_', '%' and esc so far */
-  for (; i < npat; i++) {
-    uint8_t b = pat[i];
-    if (b == 0) break;
-    if (b >= 0x80 || b == '_' || b == '%' || (esc && b == esc)) {
-      if (b == '%' && plain && (i + 1 == npat || pat[i + 1] == 0)) {
-        *m = nstr >= i && lit_eq(pat, str, i, nocase);
-        return i + 1;
-      }
-      plain = 0;
-    }
-  }
-  *m = -1;
-  return i;
-}
-
 int func_like_match(const char *pat, int npat, const char *str, int nstr, uint32_t esc,
                     int nocase) {
-  int r;
-  uint32_t np = like_prefix((UPtr)pat, (uint32_t)npat, (UPtr)str, (uint32_t)nstr, esc, nocase, &r);
-  if (r >= 0) return r;
+  LikeShape sh;
+  like_shape((UPtr)pat, (uint32_t)npat, esc, &sh);
+  if (sh.simple && sh.first == sh.last && sh.last + 1 == sh.np) {
+    /* 'abc%': decided by the first bytes of the string, so its length (up
+     * to a NUL) is not needed; a NUL among them never equals a pattern byte */
+    return (uint32_t)nstr >= sh.first && lit_eq((UPtr)pat, (UPtr)str, sh.first, nocase);
+  }
   uint32_t ns = func_cstr_len(str, (uint32_t)nstr);
-  r = like_literal_runs((UPtr)pat, np, (UPtr)str, ns, esc, nocase);
-  if (r >= 0) return r;
-  return pattern_match((UPtr)pat, (int)np, (UPtr)str, (int)ns, 0, esc, nocase);
+  if (sh.simple) return like_literal_runs((UPtr)pat, &sh, (UPtr)str, ns, nocase);
+  return pattern_match((UPtr)pat, (int)sh.np, (UPtr)str, (int)ns, 0, esc, nocase);
 }
 
 /* like(pattern, string [, escape]) and glob(pattern, string); user_data: 0

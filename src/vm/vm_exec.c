@@ -430,6 +430,21 @@ static double real_of(const ShValue *x) {
 }
 
 /* r[out] = b OP a with SQLite's rules (a = r[p1], b = r[p2]). */
+/* y op x for +, - and * of integers without overflow: 1 with *r set, else
+ * 0 (overflow, or another operator: arith decides). */
+static inline int int_arith(int op, int64_t y, int64_t x, int64_t *r) {
+  switch (op) {
+    case OP_Add:
+      return !__builtin_add_overflow(y, x, r);
+    case OP_Subtract:
+      return !__builtin_sub_overflow(y, x, r);
+    case OP_Multiply:
+      return !__builtin_mul_overflow(y, x, r);
+    default:
+      return 0;
+  }
+}
+
 static void arith(int op, const ShValue *a, const ShValue *b, ShValue *res) {
   int64_t ia = 0, ib = 0, ir;
   double ra = 0, rb = 0;
@@ -447,13 +462,9 @@ static void arith(int op, const ShValue *a, const ShValue *b, ShValue *res) {
 int_math:
   switch (op) {
     case OP_Add:
-      if (__builtin_add_overflow(ib, ia, &ir)) goto fp_math;
-      break;
     case OP_Subtract:
-      if (__builtin_sub_overflow(ib, ia, &ir)) goto fp_math;
-      break;
     case OP_Multiply:
-      if (__builtin_mul_overflow(ib, ia, &ir)) goto fp_math;
+      if (!int_arith(op, ib, ia, &ir)) goto fp_math;
       break;
     case OP_Divide:
       if (ia == 0) goto null;
@@ -1189,8 +1200,13 @@ dispatch_next:
   CASE(Multiply)
   CASE(Divide)
   CASE(Remainder) {
+    const ShValue *a = &reg[op->p1], *b = &reg[op->p2];
     ShValue res;
-    arith(op->op, &reg[op->p1], &reg[op->p2], &res);
+    int64_t ir;
+    if (a->type == SHALE_INTEGER && b->type == SHALE_INTEGER && int_arith(op->op, b->i, a->i, &ir))
+      value_set_int(&res, ir); /* the usual case, without the call */
+    else
+      arith(op->op, a, b, &res);
     value_clear(&reg[op->p3]);
     reg[op->p3] = res;
     NEXT();
