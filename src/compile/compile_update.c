@@ -482,8 +482,10 @@ int compile_dml_update(Parse *p, const SqlStmt *s) {
   }
   if (parse_failed(p)) return 1;
   Writer w;
+  int before = compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE);
+  WriterUse use = {NULL, -1, changed, key_change || fk == 2, before};
   /* the loop and the writes share the table cursor (the loop opens it) */
-  if (compile_dml_writer_open(p, &w, tab, stmt_oe, wi ? src->a[0].cursor : -1)) return 1;
+  if (compile_dml_writer_open_for(p, &w, tab, stmt_oe, wi ? src->a[0].cursor : -1, &use)) return 1;
   if (replace && compile_fk_required(p, tab, NULL, 0)) w.trigcnt = emit_regs(p, 1);
   Returning ret;
   if (compile_dml_returning_setup(p, tab, u->table->alias, u->returning, &ret)) return 1;
@@ -536,8 +538,7 @@ int compile_dml_update(Parse *p, const SqlStmt *s) {
   w.changed = changed;
   w.rowid_changed = rowid_expr != NULL;
   compile_dml_check_row(&w, newrow, cols, next);
-  compile_dml_writer_keep_unchanged(&w, changed, key_change || fk == 2,
-                                    compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE));
+  compile_dml_writer_keep_unchanged(&w, changed, key_change || fk == 2, before);
   compile_dml_build_new_keys(&w, newrow, cols);
   compile_dml_check_unique(&w, newrow, cols, old, rowid_expr != NULL, next);
   if (fk) compile_fk_check(p, tab, old, 0, changed, rowid_expr != NULL);
@@ -621,8 +622,12 @@ int compile_dml_delete(Parse *p, const SqlStmt *s) {
     if (onepass != ONEPASS_ONE) p->multi_write = 1;
   }
   if (parse_failed(p)) return 1;
+  /* a one-pass loop over an index deletes the row's entry there (no seek);
+   * BEFORE triggers may move the loop's cursor first */
+  WriterUse use = {NULL, -1, NULL, 0, 0};
+  if (onepass && !before) use.scan_cur = compile_where_write_index(wi, &use.scan);
   Writer w;
-  if (compile_dml_writer_open(p, &w, tab, 0, wi ? src->a[0].cursor : -1)) return 1;
+  if (compile_dml_writer_open_for(p, &w, tab, 0, wi ? src->a[0].cursor : -1, &use)) return 1;
   Returning ret;
   if (compile_dml_returning_setup(p, tab, d->table->alias, d->returning, &ret)) return 1;
   int old = emit_regs(p, tab->ncol + 1);

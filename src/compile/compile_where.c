@@ -112,6 +112,7 @@ struct WhereInfo {
   int flags;      /* compile_where_plan flags (WHERE_*) */
   uint8_t *coded; /* per term: coded already (or enforced by the access path) */
   VtabWhere **vw; /* per item: a virtual table's xBestIndex answers (compile_vtab.c), or NULL */
+  int wcur; /* compile_where_write_index: level 0's index cursor (opened for writing), or -1 */
 };
 
 /* ---- planner hooks ---- */
@@ -482,6 +483,12 @@ static void between_enforced(WhereInfo *w, int lo, int hi) {
 /* The comparison applies numeric affinity to the value (a rowid term). */
 static int numeric_cmp(const PlanTerm *t) { return t->aff == AFF_INTEGER || t->aff == AFF_NUMERIC; }
 
+/* The cursor a level walks its index with: a new one, or the one
+ * compile_where_write_index handed out (level 0 only). */
+static int level_index_cursor(WhereInfo *w, const WLevel *L) {
+  return w->wcur >= 0 && L == &w->lv[0] ? w->wcur : emit_cursor(w->p);
+}
+
 /* Open the loop of a base-table level with its access path. */
 static void open_table_level(WhereInfo *w, WLevel *L) {
   Parse *p = w->p;
@@ -494,8 +501,8 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
   if (pl->kind == PLAN_SCAN) {
     int cur = it->cursor;
     if (pl->idx && !pl->is_pk) {
-      L->idx_cur = emit_cursor(p);
-      compile_parse_open_index(p, L->idx_cur, pl->idx, 0);
+      L->idx_cur = level_index_cursor(w, L);
+      compile_parse_open_index(p, L->idx_cur, pl->idx, L->idx_cur == w->wcur);
       cur = L->idx_cur;
     }
     emit(p, rev ? OP_Last : OP_Rewind, cur, L->brk, 0);
@@ -593,8 +600,8 @@ static void open_table_level(WhereInfo *w, WLevel *L) {
     L->idx_cur = L->auto_cur;
     cur = L->idx_cur;
   } else {
-    L->idx_cur = emit_cursor(p);
-    compile_parse_open_index(p, L->idx_cur, idx, 0);
+    L->idx_cur = level_index_cursor(w, L);
+    compile_parse_open_index(p, L->idx_cur, idx, L->idx_cur == w->wcur);
     cur = L->idx_cur;
   }
   int neq = pl->neq;
@@ -999,6 +1006,7 @@ WhereInfo *compile_where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprLis
   HookCtx *hc = compile_parse_alloc(p, sizeof *hc);
   if ((n && (!w->lv || !w->items)) || !hc) return NULL;
   w->brk = emit_label(p);
+  w->wcur = -1;
   hc->p = p;
   hc->src = src;
 
@@ -1291,6 +1299,16 @@ const Index *compile_where_scan_index(const WhereInfo *w) {
   const PlanLevel *lv = &w->plan.levels[0];
   if ((lv->kind == PLAN_SCAN || lv->kind == PLAN_INDEX) && lv->idx && !lv->is_pk) return lv->idx;
   return NULL;
+}
+
+int compile_where_write_index(WhereInfo *w, const Index **idx) {
+  *idx = NULL;
+  if (!w || !(w->flags & WHERE_ONEPASS) || w->plan.nlevel != 1) return -1;
+  const PlanLevel *lv = &w->plan.levels[0];
+  if ((lv->kind != PLAN_SCAN && lv->kind != PLAN_INDEX) || !lv->idx || lv->is_pk) return -1;
+  if (w->wcur < 0) w->wcur = emit_cursor(w->p);
+  *idx = lv->idx;
+  return w->wcur;
 }
 
 int compile_where_continue_label(const WhereInfo *w) {
