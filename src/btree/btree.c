@@ -997,10 +997,11 @@ static int at_last_below(BtCursor *c, int64_t rowid) {
 
 /* The insert of a table row whose cell needs no overflow page, written
  * straight into the leaf the cursor is on (res as the seek left it): over
- * the old cell when it is replaced by one of the same size (no overflow on
- * either side), or into free room of the page for a new rowid. Returns 1
- * when done (*rc set), 0 when the general path must run (the page would
- * need a rebalance, or sizes differ). */
+ * the old cell when it is replaced by one of the same size, in place of it
+ * when the size differs but the page still holds the row (no overflow on
+ * either side: an UPDATE), or into free room of the page for a new rowid.
+ * Returns 1 when done (*rc set), 0 when the general path must run (the
+ * page would need a rebalance). */
 static int insert_in_place(BtCursor *c, int res, int64_t rowid, const void *data, uint32_t n,
                            uint32_t nzero, int *rc) {
   Btree *bt = c->bt;
@@ -1015,9 +1016,18 @@ static int insert_in_place(BtCursor *c, int res, int64_t rowid, const void *data
   if (c->state == CUR_VALID && res == 0) {
     CellInfo ci;
     if ((*rc = btree_page_cell_parse(bt, pg, idx, &ci)) != SHALE_OK) return 1;
-    if (ci.ovfl || ci.size != sz) return 0;
-    if ((*rc = pager_write(pg)) != SHALE_OK) return 1;
-    at = pager_data(pg) + page_cell_off(pg, idx);
+    if (ci.ovfl) return 0;
+    if (ci.size == sz) {
+      if ((*rc = pager_write(pg)) != SHALE_OK) return 1;
+      at = pager_data(pg) + page_cell_off(pg, idx);
+    } else {
+      /* the old cell's room (and pointer) is given back first */
+      uint32_t olda = ci.size < 4 ? 4 : ci.size, newa = sz < 4 ? 4 : sz;
+      if (m->nfree + olda < newa) return 0;
+      if ((*rc = pager_write(pg)) != SHALE_OK) return 1;
+      if ((*rc = btree_page_drop_cell(bt, pg, idx, ci.size)) != SHALE_OK) return 1;
+      if ((*rc = btree_page_insert_space(bt, pg, idx, sz, &at)) != SHALE_OK) return 1;
+    }
   } else {
     if (m->nfree < (sz < 4 ? 4 : sz) + 2) return 0;
     if (c->state == CUR_VALID && res < 0) idx++;
