@@ -290,7 +290,8 @@ int compile_dml_up_clause(const Writer *w, int i) {
 
 /* Open the writer's cursors: the table's (tabcur < 0; else the caller's
  * cursor tabcur, already open for writing) and every index's but those
- * use (may be NULL) says are not needed. */
+ * use (may be NULL) says are not needed. With use->changed, w->keep is
+ * compile_dml_writer_keep_unchanged's answer. */
 int compile_dml_writer_open_for(Parse *p, Writer *w, Table *tab, int stmt_oe, int tabcur,
                                 const WriterUse *use) {
   memset(w, 0, sizeof *w);
@@ -330,9 +331,11 @@ int compile_dml_writer_open_for(Parse *p, Writer *w, Table *tab, int stmt_oe, in
   }
   /* An UPDATE that cannot delete rows (no REPLACE) never touches the
    * indexes it keeps: their cursors stay closed (-1), as SQLite's. */
+  uint8_t *keep = NULL;
   if (use && use->changed) {
     compile_dml_writer_keep_unchanged(w, use->changed, use->key_change, use->before);
-    if (compile_dml_may_replace(tab, stmt_oe)) w->keep = NULL;
+    keep = w->keep;
+    if (compile_dml_may_replace(tab, stmt_oe)) w->keep = NULL; /* victims: every index */
   }
   for (int i = 0; i < n; i++) {
     Index *x = w->idx[i];
@@ -351,7 +354,7 @@ int compile_dml_writer_open_for(Parse *p, Writer *w, Table *tab, int stmt_oe, in
     w->okey[i] = emit_regs(p, x->ncol);
     w->rec[i] = emit_regs(p, 1);
   }
-  w->keep = NULL; /* the caller decides (compile_dml_writer_keep_unchanged) */
+  w->keep = keep;
   w->zero = emit_regs(p, 1);
   emit(p, OP_Integer, 0, w->zero, 0);
   w->vrow = emit_regs(p, tab->ncol + 1);
@@ -484,24 +487,19 @@ static int col_use_cb(SqlWalker *wk, SqlExpr *e) {
   return SQL_WALK_CONTINUE;
 }
 
-/* Read into dst (ncol+1 registers) the rowid and the columns the index
- * entries of the row tabcur is on are built from (key columns, the columns
- * expressions and partial WHEREs name): a DELETE with no trigger, foreign
- * key or RETURNING needs no other. The values are borrowed from the row:
- * valid until the table cursor moves or writes (only index writes come
- * before the row's own delete). */
-void compile_dml_read_index_cols(Writer *w, int dst) {
-  Parse *p = w->p;
-  Table *tab = w->tab;
-  if (w->nidx == 0) return;
-  uint8_t *mask = compile_parse_alloc(p, (size_t)(tab->ncol ? tab->ncol : 1));
-  if (!mask) return;
+/* Mark in mask (ncol) the columns the index entries the Writer deletes
+ * are built from: key columns, the columns expressions and partial WHEREs
+ * name, of every index but the PRIMARY KEY's, those kept and the one
+ * deleted where the loop stands. Returns 1 when a name is no column (all
+ * are then needed). */
+static int index_cols_mask(const Writer *w, uint8_t *mask) {
+  const Table *tab = w->tab;
   ColUse u = {tab, mask, 0};
   SqlWalker wk = {col_use_cb, NULL, &u};
   for (int i = 0; i < w->nidx; i++) {
     const Index *x = w->idx[i];
     if (x == tab->pk_index) continue; /* the row itself (compile_dml_delete_keys skips it) */
-    if (i == w->on_scan) continue;    /* deleted where the loop stands */
+    if (i == w->on_scan || compile_dml_kept(w, i)) continue; /* no key to build */
     if (x->where) sql_walk_expr(&wk, x->where);
     for (int j = 0; j < x->ncol; j++) {
       int c = x->cols[j].col;
@@ -511,12 +509,69 @@ void compile_dml_read_index_cols(Writer *w, int dst) {
         mask[c] = 1;
     }
   }
+  return u.unknown;
+}
+
+/* Read into dst (ncol+1 registers) the rowid and the columns the index
+ * entries of the row tabcur is on are built from (index_cols_mask): a
+ * DELETE with no trigger, foreign key or RETURNING needs no other. The
+ * values are borrowed from the row: valid until the table cursor moves or
+ * writes (only index writes come before the row's own delete). */
+void compile_dml_read_index_cols(Writer *w, int dst) {
+  Parse *p = w->p;
+  Table *tab = w->tab;
+  if (w->nidx == 0) return;
+  uint8_t *mask = compile_parse_alloc(p, (size_t)(tab->ncol ? tab->ncol : 1));
+  if (!mask) return;
+  int all = index_cols_mask(w, mask);
   if (tab->without_rowid)
     emit(p, OP_Null, 0, dst, 0);
   else
     emit(p, OP_Rowid, w->tabcur, dst, 0);
   for (int j = 0; j < tab->ncol; j++)
-    if (mask[j] || u.unknown) compile_code_column(p, tab, w->tabcur, j, dst + 1 + j);
+    if (mask[j] || all) compile_code_column(p, tab, w->tabcur, j, dst + 1 + j);
+}
+
+typedef struct RefUse {
+  int cursor;
+  int ncol;
+  uint8_t *mask;
+} RefUse;
+
+static int ref_use_cb(SqlWalker *wk, SqlExpr *e) {
+  RefUse *u = wk->arg;
+  if (e->op == SQL_E_COLREF && e->cursor == u->cursor && e->column >= 0 && e->column < u->ncol)
+    u->mask[e->column] = 1;
+  return SQL_WALK_CONTINUE;
+}
+
+void compile_dml_read_row_borrowed(Writer *w, int dst, const uint8_t *changed, SqlExpr **set,
+                                   int cursor) {
+  Parse *p = w->p;
+  Table *tab = w->tab;
+  uint8_t *mask = compile_parse_alloc(p, (size_t)(tab->ncol ? tab->ncol : 1));
+  if (!mask) return;
+  int all = index_cols_mask(w, mask);
+  RefUse ru = {cursor, tab->ncol, mask};
+  SqlWalker wk = {ref_use_cb, NULL, &ru};
+  for (int j = 0; j < tab->ncol; j++)
+    if (set[j]) sql_walk_expr(&wk, set[j]);
+  emit(p, OP_Rowid, w->tabcur, dst, 0);
+  for (int j = 0; j < tab->ncol; j++)
+    if (!changed[j] || mask[j] || all) compile_code_column(p, tab, w->tabcur, j, dst + 1 + j);
+}
+
+int compile_dml_record_applies_affinity(const Writer *w) {
+  const Table *tab = w->tab;
+  if (tab->strict || tab->ncheck > 0 || tab->has_generated) return 0;
+  for (int i = 0; i < w->nidx; i++) {
+    const Index *x = w->idx[i];
+    if (compile_dml_kept(w, i)) continue;
+    if (x->where) return 0;
+    for (int j = 0; j < x->ncol; j++)
+      if (x->cols[j].col == INDEX_COL_EXPR) return 0;
+  }
+  return 1;
 }
 
 /* Before an UPDATE writes the row: AFTER UPDATE triggers read the new

@@ -138,6 +138,18 @@ void compile_dml_build_new_keys(Writer *w, int rowid, int cols);
 void compile_dml_delete_keys(Writer *w, int rowid, int cols, int with_pk);
 void compile_dml_read_row(Writer *w, int dst);
 void compile_dml_read_index_cols(Writer *w, int dst);
+/* UPDATE (compile_update.c invariant 3): read the row tabcur is on into dst
+ * (ncol+1 registers) borrowed from the page, valid until the table cursor
+ * moves or writes: the rowid, every column not in changed[], those the
+ * index entries to delete are built from (w->keep set) and those the SET
+ * expressions set[] (ncol, NULL = not assigned) read through cursor. */
+void compile_dml_read_row_borrowed(Writer *w, int dst, const uint8_t *changed, SqlExpr **set,
+                                   int cursor);
+/* 1 if nothing but plain index keys and the record reads the new values of
+ * an UPDATE without triggers (w->keep set): no STRICT types, CHECK,
+ * generated column, or expression or partial index written. MakeRecord then
+ * applies the columns' affinity itself. */
+int compile_dml_record_applies_affinity(const Writer *w);
 void compile_dml_own_new_row(Parse *p, Table *tab, int cols);
 void compile_dml_delete_current(Writer *w, int count, int keep_row);
 void compile_dml_write_row(Writer *w, int rowid, int cols, int lastrowid);
