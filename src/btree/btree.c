@@ -988,6 +988,14 @@ uint8_t *btree_cell_scratch(Btree *bt) {
   return btree_kept_buffer(&bt->scratch, &bt->nscratch, bt->page_size + 64);
 }
 
+/* Is the cursor on the table entry `rowid`, its cell parsed (an UPDATE
+ * rewriting the row it read through the cursor)? Then no seek is needed. */
+static int on_rowid(BtCursor *c, int64_t rowid) {
+  if (c->state != CUR_VALID || !c->info_ok || c->skip || c->depth == 0) return 0;
+  MemPage *m = page_mem(c->pg[c->depth - 1]);
+  return m->init && m->leaf && c->info.key == rowid && c->idx[c->depth - 1] < m->ncell;
+}
+
 /* Is the cursor on the last entry of its table tree, with a rowid below
  * `rowid`? Then an insert of rowid goes right after it, no seek needed. */
 static int at_last_below(BtCursor *c, int64_t rowid) {
@@ -1015,8 +1023,22 @@ static int insert_in_place(BtCursor *c, int res, int64_t rowid, const void *data
   int idx = c->idx[level];
   if (c->state == CUR_VALID && res == 0) {
     CellInfo ci;
-    if ((*rc = btree_page_cell_parse(bt, pg, idx, &ci)) != SHALE_OK) return 1;
+    if (c->info_ok) /* the row was read through the cursor (an UPDATE) */
+      ci = c->info;
+    else if ((*rc = btree_page_cell_parse(bt, pg, idx, &ci)) != SHALE_OK)
+      return 1;
     if (ci.ovfl) return 0;
+    if (ci.size == sz && ci.npayload == np && ci.payoff + np == ci.size) {
+      /* same rowid and payload size: the cell header stays, only the
+       * payload is written over */
+      if ((*rc = pager_write(pg)) != SHALE_OK) return 1;
+      uint8_t *pay = pager_data(pg) + page_cell_off(pg, idx) + ci.payoff;
+      memcpy(pay, data, n);
+      if (nzero) memset(pay + n, 0, nzero);
+      c->novfl = 0;
+      c->skip = 0;
+      return 1; /* the cell's info (c->info) is unchanged */
+    }
     if (ci.size == sz) {
       if ((*rc = pager_write(pg)) != SHALE_OK) return 1;
       at = pager_data(pg) + page_cell_off(pg, idx);
@@ -1066,7 +1088,9 @@ static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n
   }
   int res = 0, balanced_any = 0;
   (void)balanced_any; /* read by debug builds only */
-  if (c->intkey && at_last_below(c, rowid)) {
+  if (c->intkey && on_rowid(c, rowid)) {
+    res = 0; /* the cursor is on the row it replaces */
+  } else if (c->intkey && at_last_below(c, rowid)) {
     res = -1; /* appending: the cursor already sits where the row goes */
   } else if (!c->intkey && insert_near(c, is, &res, &rc)) {
     if (rc) goto done;
