@@ -1176,6 +1176,32 @@ int btree_insert_cmp(BtCursor *c, const void *key, uint32_t n,
   return insert_entry(c, 0, key, n, 0, &is);
 }
 
+/* The delete of the leaf entry under the cursor when its page keeps enough
+ * content not to be rebalanced (btree_modify_level's rule: a non-root page
+ * keeps at least one cell and a third of its room): the cell is dropped in
+ * place. Returns 1 when done (*rc set), 0 when the page must be
+ * rebalanced (nothing changed). */
+static int delete_in_place(BtCursor *c, int *rc) {
+  Btree *bt = c->bt;
+  int level = c->depth - 1;
+  PgPage *pg = c->pg[level];
+  MemPage *m = page_mem(pg);
+  CellInfo ci;
+  *rc = SHALE_OK;
+  if (c->info_ok)
+    ci = c->info; /* the entry was read through the cursor */
+  else if ((*rc = btree_page_cell_parse(bt, pg, c->idx[level], &ci)) != SHALE_OK)
+    return 1;
+  if (level > 0) {
+    uint32_t cap = btree_page_capacity(bt, pg, 1), a = ci.size < 4 ? 4 : ci.size;
+    if (m->ncell <= 1 || m->nfree + a + 2 > cap || cap - (m->nfree + a + 2) < cap / 3) return 0;
+  }
+  if ((*rc = btree_free_cell_overflow(bt, pg, &ci)) != SHALE_OK) return 1;
+  if ((*rc = pager_write(pg)) != SHALE_OK) return 1;
+  *rc = btree_page_drop_cell(bt, pg, c->idx[level], ci.size);
+  return 1;
+}
+
 /* Delete the leaf entry under the cursor (no repositioning); *balanced
  * when the page was rebalanced (the cursor's stack is then stale). */
 static int delete_leaf_entry(BtCursor *c, int *balanced) {
@@ -1226,12 +1252,32 @@ int btree_delete(BtCursor *c) {
   uint32_t npred = 0, predcap = 0;
   uint8_t *cell = NULL;
   int leaf = page_mem(c->pg[c->depth - 1])->leaf, balanced;
+  CellInfo *inf;
+  rc = btree_cursor_info(c, &inf); /* parsed once: the key, then the drop */
+  if (rc) goto done;
   if (c->intkey) {
-    rc = btree_cursor_rowid(c, &rowid);
-    if (rc) goto done;
+    rowid = inf->key;
+  } else if (inf->nlocal == inf->npayload) { /* the key kept, from the page */
+    uint8_t *k = btree_kept_buffer(&c->delkey, &c->delcap, inf->npayload ? inf->npayload : 1);
+    if (!k) {
+      rc = SHALE_NOMEM;
+      goto done;
+    }
+    memcpy(k, page_cell(c->pg[c->depth - 1], c->idx[c->depth - 1]) + inf->payoff, inf->npayload);
+    c->ndelkey = inf->npayload;
   } else {
     rc = btree_cursor_key_copy(c, &c->delkey, &c->delcap, &c->ndelkey);
     if (rc) goto done;
+  }
+  if (leaf && delete_in_place(c, &rc)) {
+    if (rc) goto done;
+    /* the deleted key stays kept (delkey): btree_cursor_save falls back to it */
+    c->saved_rowid = rowid;
+    shale_free(c->saved_key);
+    c->saved_key = NULL;
+    keep_after_delete(c);
+    SHALE_VALIDATE(btree_cursor_check(c));
+    return SHALE_OK;
   }
   if (leaf) {
     rc = delete_leaf_entry(c, &balanced);
