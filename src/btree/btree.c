@@ -1269,18 +1269,9 @@ int btree_delete(BtCursor *c) {
     rc = btree_cursor_key_copy(c, &c->delkey, &c->delcap, &c->ndelkey);
     if (rc) goto done;
   }
-  if (leaf && delete_in_place(c, &rc)) {
-    if (rc) goto done;
-    /* the deleted key stays kept (delkey): btree_cursor_save falls back to it */
-    c->saved_rowid = rowid;
-    shale_free(c->saved_key);
-    c->saved_key = NULL;
-    keep_after_delete(c);
-    SHALE_VALIDATE(btree_cursor_check(c));
-    return SHALE_OK;
-  }
   if (leaf) {
-    rc = delete_leaf_entry(c, &balanced);
+    balanced = 0;
+    if (!delete_in_place(c, &rc)) rc = delete_leaf_entry(c, &balanced);
     if (rc == SHALE_OK && !balanced) {
       /* the deleted key stays kept (delkey): btree_cursor_save falls back to it */
       c->saved_rowid = rowid;
