@@ -988,6 +988,14 @@ uint8_t *btree_cell_scratch(Btree *bt) {
   return btree_kept_buffer(&bt->scratch, &bt->nscratch, bt->page_size + 64);
 }
 
+/* Is the cursor on the table entry `rowid`, its cell parsed (an UPDATE
+ * rewriting the row it read through the cursor)? Then no seek is needed. */
+static int on_rowid(BtCursor *c, int64_t rowid) {
+  if (c->state != CUR_VALID || !c->info_ok || c->skip || c->depth == 0) return 0;
+  MemPage *m = page_mem(c->pg[c->depth - 1]);
+  return m->init && m->leaf && c->info.key == rowid && c->idx[c->depth - 1] < m->ncell;
+}
+
 /* Is the cursor on the last entry of its table tree, with a rowid below
  * `rowid`? Then an insert of rowid goes right after it, no seek needed. */
 static int at_last_below(BtCursor *c, int64_t rowid) {
@@ -997,10 +1005,11 @@ static int at_last_below(BtCursor *c, int64_t rowid) {
 
 /* The insert of a table row whose cell needs no overflow page, written
  * straight into the leaf the cursor is on (res as the seek left it): over
- * the old cell when it is replaced by one of the same size (no overflow on
- * either side), or into free room of the page for a new rowid. Returns 1
- * when done (*rc set), 0 when the general path must run (the page would
- * need a rebalance, or sizes differ). */
+ * the old cell when it is replaced by one of the same size, in place of it
+ * when the size differs but the page still holds the row (no overflow on
+ * either side: an UPDATE), or into free room of the page for a new rowid.
+ * Returns 1 when done (*rc set), 0 when the general path must run (the
+ * page would need a rebalance). */
 static int insert_in_place(BtCursor *c, int res, int64_t rowid, const void *data, uint32_t n,
                            uint32_t nzero, int *rc) {
   Btree *bt = c->bt;
@@ -1014,10 +1023,33 @@ static int insert_in_place(BtCursor *c, int res, int64_t rowid, const void *data
   int idx = c->idx[level];
   if (c->state == CUR_VALID && res == 0) {
     CellInfo ci;
-    if ((*rc = btree_page_cell_parse(bt, pg, idx, &ci)) != SHALE_OK) return 1;
-    if (ci.ovfl || ci.size != sz) return 0;
-    if ((*rc = pager_write(pg)) != SHALE_OK) return 1;
-    at = pager_data(pg) + page_cell_off(pg, idx);
+    if (c->info_ok) /* the row was read through the cursor (an UPDATE) */
+      ci = c->info;
+    else if ((*rc = btree_page_cell_parse(bt, pg, idx, &ci)) != SHALE_OK)
+      return 1;
+    if (ci.ovfl) return 0;
+    if (ci.size == sz && ci.npayload == np && ci.payoff + np == ci.size) {
+      /* same rowid and payload size: the cell header stays, only the
+       * payload is written over */
+      if ((*rc = pager_write(pg)) != SHALE_OK) return 1;
+      uint8_t *pay = pager_data(pg) + page_cell_off(pg, idx) + ci.payoff;
+      memcpy(pay, data, n);
+      if (nzero) memset(pay + n, 0, nzero);
+      c->novfl = 0;
+      c->skip = 0;
+      return 1; /* the cell's info (c->info) is unchanged */
+    }
+    if (ci.size == sz) {
+      if ((*rc = pager_write(pg)) != SHALE_OK) return 1;
+      at = pager_data(pg) + page_cell_off(pg, idx);
+    } else {
+      /* the old cell's room (and pointer) is given back first */
+      uint32_t olda = ci.size < 4 ? 4 : ci.size, newa = sz < 4 ? 4 : sz;
+      if (m->nfree + olda < newa) return 0;
+      if ((*rc = pager_write(pg)) != SHALE_OK) return 1;
+      if ((*rc = btree_page_drop_cell(bt, pg, idx, ci.size)) != SHALE_OK) return 1;
+      if ((*rc = btree_page_insert_space(bt, pg, idx, sz, &at)) != SHALE_OK) return 1;
+    }
   } else {
     if (m->nfree < (sz < 4 ? 4 : sz) + 2) return 0;
     if (c->state == CUR_VALID && res < 0) idx++;
@@ -1056,7 +1088,9 @@ static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n
   }
   int res = 0, balanced_any = 0;
   (void)balanced_any; /* read by debug builds only */
-  if (c->intkey && at_last_below(c, rowid)) {
+  if (c->intkey && on_rowid(c, rowid)) {
+    res = 0; /* the cursor is on the row it replaces */
+  } else if (c->intkey && at_last_below(c, rowid)) {
     res = -1; /* appending: the cursor already sits where the row goes */
   } else if (!c->intkey && insert_near(c, is, &res, &rc)) {
     if (rc) goto done;
@@ -1142,6 +1176,32 @@ int btree_insert_cmp(BtCursor *c, const void *key, uint32_t n,
   return insert_entry(c, 0, key, n, 0, &is);
 }
 
+/* The delete of the leaf entry under the cursor when its page keeps enough
+ * content not to be rebalanced (btree_modify_level's rule: a non-root page
+ * keeps at least one cell and a third of its room): the cell is dropped in
+ * place. Returns 1 when done (*rc set), 0 when the page must be
+ * rebalanced (nothing changed). */
+static int delete_in_place(BtCursor *c, int *rc) {
+  Btree *bt = c->bt;
+  int level = c->depth - 1;
+  PgPage *pg = c->pg[level];
+  MemPage *m = page_mem(pg);
+  CellInfo ci;
+  *rc = SHALE_OK;
+  if (c->info_ok)
+    ci = c->info; /* the entry was read through the cursor */
+  else if ((*rc = btree_page_cell_parse(bt, pg, c->idx[level], &ci)) != SHALE_OK)
+    return 1;
+  if (level > 0) {
+    uint32_t cap = btree_page_capacity(bt, pg, 1), a = ci.size < 4 ? 4 : ci.size;
+    if (m->ncell <= 1 || m->nfree + a + 2 > cap || cap - (m->nfree + a + 2) < cap / 3) return 0;
+  }
+  if ((*rc = btree_free_cell_overflow(bt, pg, &ci)) != SHALE_OK) return 1;
+  if ((*rc = pager_write(pg)) != SHALE_OK) return 1;
+  *rc = btree_page_drop_cell(bt, pg, c->idx[level], ci.size);
+  return 1;
+}
+
 /* Delete the leaf entry under the cursor (no repositioning); *balanced
  * when the page was rebalanced (the cursor's stack is then stale). */
 static int delete_leaf_entry(BtCursor *c, int *balanced) {
@@ -1192,15 +1252,26 @@ int btree_delete(BtCursor *c) {
   uint32_t npred = 0, predcap = 0;
   uint8_t *cell = NULL;
   int leaf = page_mem(c->pg[c->depth - 1])->leaf, balanced;
+  CellInfo *inf;
+  rc = btree_cursor_info(c, &inf); /* parsed once: the key, then the drop */
+  if (rc) goto done;
   if (c->intkey) {
-    rc = btree_cursor_rowid(c, &rowid);
-    if (rc) goto done;
+    rowid = inf->key;
+  } else if (inf->nlocal == inf->npayload) { /* the key kept, from the page */
+    uint8_t *k = btree_kept_buffer(&c->delkey, &c->delcap, inf->npayload ? inf->npayload : 1);
+    if (!k) {
+      rc = SHALE_NOMEM;
+      goto done;
+    }
+    memcpy(k, page_cell(c->pg[c->depth - 1], c->idx[c->depth - 1]) + inf->payoff, inf->npayload);
+    c->ndelkey = inf->npayload;
   } else {
     rc = btree_cursor_key_copy(c, &c->delkey, &c->delcap, &c->ndelkey);
     if (rc) goto done;
   }
   if (leaf) {
-    rc = delete_leaf_entry(c, &balanced);
+    balanced = 0;
+    if (!delete_in_place(c, &rc)) rc = delete_leaf_entry(c, &balanced);
     if (rc == SHALE_OK && !balanced) {
       /* the deleted key stays kept (delkey): btree_cursor_save falls back to it */
       c->saved_rowid = rowid;

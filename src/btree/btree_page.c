@@ -334,6 +334,61 @@ void btree_page_zero(Btree *bt, PgPage *pg, int type) {
   btree_page_rebuild(bt, pg, type, NULL, NULL, 0, 0);
 }
 
+/* The common case of a page that needs room: at most two freeblocks (a
+ * cell dropped or shrunk, e.g. by an UPDATE rewriting a row) and fragments
+ * that the allocation can do without (at most maxfrag bytes). The content
+ * between the content start and each freeblock slides up over it, so the
+ * freeblocks join the gap, and the cell pointers below them move with it;
+ * no cell is parsed (SQLite's defragmentPage does the same). The fragments
+ * stay counted (MemPage.nfree is unchanged). 1 when done, 0 when the full
+ * defragmentation must run, with *rc set on corruption. */
+static int defragment_slide(Btree *bt, PgPage *pg, uint32_t maxfrag, int *rc) {
+  MemPage *m = page_mem(pg);
+  uint8_t *d = pager_data(pg);
+  uint32_t u = bt->usable, hdr = m->hdr, pgno = pager_pgno(pg);
+  uint32_t ptr = hdr + m->hdrlen, ptrend = ptr + 2 * (uint32_t)m->ncell;
+  uint32_t cs = content_start(d, hdr);
+  uint32_t f1 = util_get2(d + hdr + 1);
+  *rc = SHALE_OK;
+  if (f1 == 0 || d[hdr + 7] > maxfrag) return 0;
+  if (cs < ptrend || cs > u || f1 < cs || f1 + 4 > u) {
+    *rc = BT_CORRUPT(bt, pgno, "freeblock out of range");
+    return 1;
+  }
+  uint32_t s1 = util_get2(d + f1 + 2), f2 = util_get2(d + f1), s2 = 0;
+  if (f2) {
+    if (f2 + 4 > u || f2 < f1 + s1) {
+      *rc = BT_CORRUPT(bt, pgno, "freeblock chain");
+      return 1;
+    }
+    if (util_get2(d + f2)) return 0; /* three or more */
+    s2 = util_get2(d + f2 + 2);
+  }
+  uint32_t e1 = f1 + s1, e2 = f2 + s2;
+  if (s1 < 4 || e1 > u || (f2 && (s2 < 4 || e2 > u))) {
+    *rc = BT_CORRUPT(bt, pgno, "freeblock out of range");
+    return 1;
+  }
+  /* Bytes [cs, f1) move up by s1 + s2, [e1, f2) by s2; [e2, u) stay. */
+  if (f2) memmove(d + e1 + s2, d + e1, f2 - e1);
+  memmove(d + cs + s1 + s2, d + cs, f1 - cs);
+  for (int i = 0; i < m->ncell; i++) {
+    uint8_t *pp = d + ptr + 2 * i;
+    uint32_t off = util_get2(pp);
+    if (off < cs || off >= u || (off >= f1 && off < e1) || (f2 && off >= f2 && off < e2)) {
+      *rc = BT_CORRUPT(bt, pgno, "cell pointer out of range");
+      return 1;
+    }
+    if (off < f1)
+      util_put2(pp, off + s1 + s2);
+    else if (f2 && off < f2)
+      util_put2(pp, off + s2);
+  }
+  util_put2(d + hdr + 1, 0);
+  util_put2(d + hdr + 5, cs + s1 + s2);
+  return 1;
+}
+
 int btree_page_defragment(Btree *bt, PgPage *pg) {
   int rc = btree_page_check_cells(bt, pg); /* every cell is copied by its size */
   if (rc) return rc;
@@ -370,6 +425,15 @@ int btree_page_defragment(Btree *bt, PgPage *pg) {
   return SHALE_OK;
 }
 
+/* Make the gap of the page hold a + 2 bytes (nfree >= a + 2): slide the
+ * content over its freeblocks when the fragments can stay, else rebuild
+ * the content area. */
+static int defragment_for(Btree *bt, PgPage *pg, uint32_t a) {
+  int rc;
+  if (defragment_slide(bt, pg, page_mem(pg)->nfree - (a + 2), &rc)) return rc;
+  return btree_page_defragment(bt, pg);
+}
+
 /* Find room for a bytes of cell content; returns the offset or 0 (after a
  * defragmentation that failed). Requires nfree >= a + 2. */
 static int alloc_space(Btree *bt, PgPage *pg, uint32_t a, uint32_t *out) {
@@ -380,7 +444,7 @@ static int alloc_space(Btree *bt, PgPage *pg, uint32_t a, uint32_t *out) {
   uint32_t content = content_start(d, hdr);
   int rc;
   if (content < ptrend + 2) {
-    rc = btree_page_defragment(bt, pg);
+    rc = defragment_for(bt, pg, a);
     if (rc) return rc;
     content = content_start(d, hdr);
   } else {
@@ -409,7 +473,7 @@ static int alloc_space(Btree *bt, PgPage *pg, uint32_t a, uint32_t *out) {
       fb = util_get2(d + fb);
     }
     if (content < ptrend + 2 + a) {
-      rc = btree_page_defragment(bt, pg);
+      rc = defragment_for(bt, pg, a);
       if (rc) return rc;
       content = content_start(d, hdr);
     }
@@ -430,7 +494,11 @@ int btree_page_insert_space(Btree *bt, PgPage *pg, int i, uint32_t sz, uint8_t *
   if (!m->init || !pager_is_writable(pg) || i > m->ncell) {
     return BT_CORRUPT(bt, pager_pgno(pg), "page reused while in use");
   }
-  if (m->nfree < a + 2) return SHALE_INTERNAL;
+  /* Callers check nfree, or (balance) count the cells' bytes: these can
+   * disagree only on a page whose free space was miscounted (bytes that no
+   * cell, freeblock or fragment count claims; the fast defragmentation
+   * keeps nfree as it is, a full one recounts it). */
+  if (m->nfree < a + 2) return BT_CORRUPT(bt, pager_pgno(pg), "free space miscounted");
   uint32_t off = 0;
   int rc = alloc_space(bt, pg, a, &off);
   if (rc) return rc;

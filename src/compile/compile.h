@@ -512,6 +512,12 @@ int compile_where_code(WhereInfo *);
  * table itself (rowid, a WITHOUT ROWID table's PRIMARY KEY, MULTI-INDEX OR:
  * rowids collected first). */
 const Index *compile_where_scan_index(const WhereInfo *);
+/* WHERE_ONEPASS, between compile_where_plan and compile_where_code: when the
+ * single loop walks an index (*idx, as compile_where_scan_index), the cursor it
+ * will walk it with, opened for writing, so that the caller can delete the
+ * row's entry where the loop stands (OP_Delete, no seek; the loop's Next then
+ * goes on from the entry after it). Else -1 and *idx = NULL. */
+int compile_where_write_index(WhereInfo *, const Index **idx);
 int compile_where_order_satisfied(const WhereInfo *);
 /* 1 if the loops visit at most one row: a single table looked up by rowid
  * or by every column of a UNIQUE index with "=" (SQLite's one-pass single

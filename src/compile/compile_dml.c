@@ -270,12 +270,13 @@ void compile_dml_writer_keep_unchanged(Writer *w, const uint8_t *changed, int ke
   for (int c = 0; c < w->tab->ncol; c++)
     if (changed[c] && w->tab->cols[c].pk) return; /* every entry holds the key */
   const uint8_t *chg = compile_dml_changed_closure(w->p, w->tab, changed, 0);
-  w->keep = compile_parse_alloc(w->p, (size_t)w->nidx);
-  if (!w->keep || !chg) return;
+  uint8_t *keep = compile_parse_alloc(w->p, (size_t)w->nidx);
+  if (!keep || !chg) return;
   for (int i = 0; i < w->nidx; i++) {
     const Index *x = w->idx[i];
-    w->keep[i] = x != w->tab->pk_index && !compile_dml_index_affected(x, chg);
+    keep[i] = x != w->tab->pk_index && !compile_dml_index_affected(x, chg);
   }
+  w->keep = keep;
 }
 
 int compile_dml_kept(const Writer *w, int i) { return w->keep && w->keep[i]; }
@@ -288,13 +289,17 @@ int compile_dml_up_clause(const Writer *w, int i) {
 }
 
 /* Open the writer's cursors: the table's (tabcur < 0; else the caller's
- * cursor tabcur, already open for writing) and every index's. */
-int compile_dml_writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe, int tabcur) {
+ * cursor tabcur, already open for writing) and every index's but those
+ * use (may be NULL) says are not needed. With use->changed, w->keep is
+ * compile_dml_writer_keep_unchanged's answer. */
+int compile_dml_writer_open_for(Parse *p, Writer *w, Table *tab, int stmt_oe, int tabcur,
+                                const WriterUse *use) {
   memset(w, 0, sizeof *w);
   w->p = p;
   w->tab = tab;
   w->stmt_oe = stmt_oe;
   w->on_victim = -1;
+  w->on_scan = -1;
   int n = 0;
   for (Index *x = tab->indexes; x; x = x->next) n++;
   w->nidx = n;
@@ -324,10 +329,23 @@ int compile_dml_writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe, int ta
     w->tabcur = emit_cursor(p);
     compile_parse_open_table(p, w->tabcur, tab, 1);
   }
+  /* An UPDATE that cannot delete rows (no REPLACE) never touches the
+   * indexes it keeps: their cursors stay closed (-1), as SQLite's. */
+  uint8_t *keep = NULL;
+  if (use && use->changed) {
+    compile_dml_writer_keep_unchanged(w, use->changed, use->key_change, use->before);
+    keep = w->keep;
+    if (compile_dml_may_replace(tab, stmt_oe)) w->keep = NULL; /* victims: every index */
+  }
   for (int i = 0; i < n; i++) {
     Index *x = w->idx[i];
     if (x == tab->pk_index) {
       w->cur[i] = w->tabcur;
+    } else if (use && x == use->scan && use->scan_cur >= 0) {
+      w->cur[i] = use->scan_cur; /* the loop opened it for writing */
+      w->on_scan = i;
+    } else if (compile_dml_kept(w, i)) {
+      w->cur[i] = -1;
     } else {
       w->cur[i] = emit_cursor(p);
       compile_parse_open_index(p, w->cur[i], x, 1);
@@ -336,12 +354,17 @@ int compile_dml_writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe, int ta
     w->okey[i] = emit_regs(p, x->ncol);
     w->rec[i] = emit_regs(p, 1);
   }
+  w->keep = keep;
   w->zero = emit_regs(p, 1);
   emit(p, OP_Integer, 0, w->zero, 0);
   w->vrow = emit_regs(p, tab->ncol + 1);
   w->vtmp = emit_regs(p, tab->ncol + 1);
   if (tab->without_rowid && tab->npk) w->pkreg = emit_regs(p, tab->npk);
   return parse_failed(p);
+}
+
+int compile_dml_writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe, int tabcur) {
+  return compile_dml_writer_open_for(p, w, tab, stmt_oe, tabcur, NULL);
 }
 
 /* Affinity string of index x's stored key (arena). */
@@ -421,14 +444,14 @@ void compile_dml_delete_keys(Writer *w, int rowid, int cols, int with_pk) {
   for (int i = 0; i < w->nidx && !parse_failed(p); i++) {
     Index *x = w->idx[i];
     if ((x == w->tab->pk_index && !with_pk) || compile_dml_kept(w, i)) continue;
+    if (i == w->on_victim || i == w->on_scan) {
+      emit(p, OP_Delete, w->cur[i], 0, 0); /* the cursor is on the entry */
+      continue;
+    }
     build_key_regs(w, i, rowid, cols, w->okey[i], NULL);
     /* the PK entry of a WITHOUT ROWID table is found by its PK alone: a row
      * written before ALTER TABLE ADD COLUMN has fewer fields than ncol */
     int nk = (x == w->tab->pk_index && w->tab->without_rowid) ? w->tab->npk : x->ncol;
-    if (i == w->on_victim) {
-      emit(p, OP_Delete, w->cur[i], 0, 0); /* the cursor is on the entry */
-      continue;
-    }
     emit(p, OP_IdxDelete, w->cur[i], w->okey[i], nk);
   }
 }
@@ -464,23 +487,19 @@ static int col_use_cb(SqlWalker *wk, SqlExpr *e) {
   return SQL_WALK_CONTINUE;
 }
 
-/* Read into dst (ncol+1 registers) the rowid and the columns the index
- * entries of the row tabcur is on are built from (key columns, the columns
- * expressions and partial WHEREs name): a DELETE with no trigger, foreign
- * key or RETURNING needs no other. The values are borrowed from the row:
- * valid until the table cursor moves or writes (only index writes come
- * before the row's own delete). */
-void compile_dml_read_index_cols(Writer *w, int dst) {
-  Parse *p = w->p;
-  Table *tab = w->tab;
-  if (w->nidx == 0) return;
-  uint8_t *mask = compile_parse_alloc(p, (size_t)(tab->ncol ? tab->ncol : 1));
-  if (!mask) return;
+/* Mark in mask (ncol) the columns the index entries the Writer deletes
+ * are built from: key columns, the columns expressions and partial WHEREs
+ * name, of every index but the PRIMARY KEY's, those kept and the one
+ * deleted where the loop stands. Returns 1 when a name is no column (all
+ * are then needed). */
+static int index_cols_mask(const Writer *w, uint8_t *mask) {
+  const Table *tab = w->tab;
   ColUse u = {tab, mask, 0};
   SqlWalker wk = {col_use_cb, NULL, &u};
   for (int i = 0; i < w->nidx; i++) {
     const Index *x = w->idx[i];
     if (x == tab->pk_index) continue; /* the row itself (compile_dml_delete_keys skips it) */
+    if (i == w->on_scan || compile_dml_kept(w, i)) continue; /* no key to build */
     if (x->where) sql_walk_expr(&wk, x->where);
     for (int j = 0; j < x->ncol; j++) {
       int c = x->cols[j].col;
@@ -490,12 +509,69 @@ void compile_dml_read_index_cols(Writer *w, int dst) {
         mask[c] = 1;
     }
   }
+  return u.unknown;
+}
+
+/* Read into dst (ncol+1 registers) the rowid and the columns the index
+ * entries of the row tabcur is on are built from (index_cols_mask): a
+ * DELETE with no trigger, foreign key or RETURNING needs no other. The
+ * values are borrowed from the row: valid until the table cursor moves or
+ * writes (only index writes come before the row's own delete). */
+void compile_dml_read_index_cols(Writer *w, int dst) {
+  Parse *p = w->p;
+  Table *tab = w->tab;
+  if (w->nidx == 0) return;
+  uint8_t *mask = compile_parse_alloc(p, (size_t)(tab->ncol ? tab->ncol : 1));
+  if (!mask) return;
+  int all = index_cols_mask(w, mask);
   if (tab->without_rowid)
     emit(p, OP_Null, 0, dst, 0);
   else
     emit(p, OP_Rowid, w->tabcur, dst, 0);
   for (int j = 0; j < tab->ncol; j++)
-    if (mask[j] || u.unknown) compile_code_column(p, tab, w->tabcur, j, dst + 1 + j);
+    if (mask[j] || all) compile_code_column(p, tab, w->tabcur, j, dst + 1 + j);
+}
+
+typedef struct RefUse {
+  int cursor;
+  int ncol;
+  uint8_t *mask;
+} RefUse;
+
+static int ref_use_cb(SqlWalker *wk, SqlExpr *e) {
+  RefUse *u = wk->arg;
+  if (e->op == SQL_E_COLREF && e->cursor == u->cursor && e->column >= 0 && e->column < u->ncol)
+    u->mask[e->column] = 1;
+  return SQL_WALK_CONTINUE;
+}
+
+void compile_dml_read_row_borrowed(Writer *w, int dst, const uint8_t *changed, SqlExpr **set,
+                                   int cursor) {
+  Parse *p = w->p;
+  Table *tab = w->tab;
+  uint8_t *mask = compile_parse_alloc(p, (size_t)(tab->ncol ? tab->ncol : 1));
+  if (!mask) return;
+  int all = index_cols_mask(w, mask);
+  RefUse ru = {cursor, tab->ncol, mask};
+  SqlWalker wk = {ref_use_cb, NULL, &ru};
+  for (int j = 0; j < tab->ncol; j++)
+    if (set[j]) sql_walk_expr(&wk, set[j]);
+  emit(p, OP_Rowid, w->tabcur, dst, 0);
+  for (int j = 0; j < tab->ncol; j++)
+    if (!changed[j] || mask[j] || all) compile_code_column(p, tab, w->tabcur, j, dst + 1 + j);
+}
+
+int compile_dml_record_applies_affinity(const Writer *w) {
+  const Table *tab = w->tab;
+  if (tab->strict || tab->ncheck > 0 || tab->has_generated) return 0;
+  for (int i = 0; i < w->nidx; i++) {
+    const Index *x = w->idx[i];
+    if (compile_dml_kept(w, i)) continue;
+    if (x->where) return 0;
+    for (int j = 0; j < x->ncol; j++)
+      if (x->cols[j].col == INDEX_COL_EXPR) return 0;
+  }
+  return 1;
 }
 
 /* Before an UPDATE writes the row: AFTER UPDATE triggers read the new

@@ -16,6 +16,15 @@
  *     SQLite's rules); otherwise they collect the rows first (RowSet of
  *     rowids, or an ephemeral index of PRIMARY KEYs for WITHOUT ROWID
  *     tables), then change them.
+ *  3. A "plain" UPDATE (no trigger, foreign key, REPLACE, key change,
+ *     RETURNING, subquery or FROM; a rowid table) moves the table cursor
+ *     only by its final Insert: it reads the old row borrowed from the page,
+ *     only the columns the new record, the deleted index entries and the
+ *     SET expressions need (compile_dml_read_row_borrowed); the SET
+ *     expressions read those registers. When nothing reads the new values
+ *     but plain index keys and the record, invariant 1's Affinity op is left
+ *     out: MakeRecord applies the same affinity to the key and record values
+ *     (compile_dml_record_applies_affinity).
  */
 #include <stdio.h>
 #include <string.h>
@@ -469,12 +478,17 @@ int compile_dml_update(Parse *p, const SqlStmt *s) {
   } else if (u->limit) {
     collect_rows_limited(p, u->table, u->where, u->order_by, u->limit, u->offset, tab, u->with,
                          &rl);
-  } else {
+  }
+  int sub = has_subquery(where);
+  for (int i = 0; i < u->set->n; i++) sub |= rsub[i] != NULL;
+  for (int j = 0; j < ncol; j++) sub |= set[j] && has_subquery(set[j]);
+  /* invariant 3: nothing but the index writes comes between reading the old
+   * row and writing the new one */
+  int plain = !replace && !key_change && !trig && !fk && !u->returning && !sub && !u->from &&
+              !tab->without_rowid;
+  if (!u->from && !u->limit) {
     wi = compile_where_plan(p, src, where, NULL, WHERE_ONEPASS);
     if (!wi) return 1;
-    int sub = has_subquery(where);
-    for (int i = 0; i < u->set->n; i++) sub |= rsub[i] != NULL;
-    for (int j = 0; j < ncol; j++) sub |= set[j] && has_subquery(set[j]);
     int multi_ok = !replace && !key_change && !trig && !fk && !u->returning && !sub;
     const uint8_t *chg = multi_ok ? compile_dml_changed_closure(p, tab, changed, 0) : NULL;
     onepass = onepass_mode(wi, multi_ok, chg);
@@ -482,8 +496,12 @@ int compile_dml_update(Parse *p, const SqlStmt *s) {
   }
   if (parse_failed(p)) return 1;
   Writer w;
+  int before = compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE);
+  WriterUse use = {NULL, -1, changed, key_change || fk == 2, before};
   /* the loop and the writes share the table cursor (the loop opens it) */
-  if (compile_dml_writer_open(p, &w, tab, stmt_oe, wi ? src->a[0].cursor : -1)) return 1;
+  if (compile_dml_writer_open_for(p, &w, tab, stmt_oe, wi ? src->a[0].cursor : -1, &use)) return 1;
+  uint8_t *keep = w.keep; /* compile_dml_writer_keep_unchanged's answer */
+  w.keep = NULL;
   if (replace && compile_fk_required(p, tab, NULL, 0)) w.trigcnt = emit_regs(p, 1);
   Returning ret;
   if (compile_dml_returning_setup(p, tab, u->table->alias, u->returning, &ret)) return 1;
@@ -491,7 +509,13 @@ int compile_dml_update(Parse *p, const SqlStmt *s) {
   int done = emit_label(p), top = 0;
   int next = dml_loop_begin(p, wi, onepass, &w, &rl, src->a[0].cursor, done, &top);
   if (!next) return 1;
-  compile_dml_read_row(&w, old);
+  if (plain) {
+    w.keep = keep;
+    compile_dml_read_row_borrowed(&w, old, changed, set, src->a[0].cursor);
+    w.keep = NULL;
+  } else {
+    compile_dml_read_row(&w, old);
+  }
   int scur = src->a[0].cursor;
   for (int i = 0; i < u->set->n; i++) {
     if (!rsub[i]) continue;
@@ -506,6 +530,9 @@ int compile_dml_update(Parse *p, const SqlStmt *s) {
   for (int j = 0, k = 0; j < ncol; j++) {
     if (set[j] && u->from) {
       emit(p, OP_Column, rl.eph, voff + k++, cols + j);
+    } else if (set[j] && plain) {
+      compile_dml_bind_row(p, set[j], scur, old, old + 1); /* read above */
+      compile_expr_code(p, set[j], cols + j);
     } else if (set[j]) {
       compile_dml_remap_cursor(p, set[j], scur, w.tabcur);
       compile_expr_code(p, set[j], cols + j);
@@ -526,7 +553,10 @@ int compile_dml_update(Parse *p, const SqlStmt *s) {
     emit(p, OP_SCopy, old, newrow, 0);
   }
   if (tab->rowid_alias >= 0) emit(p, OP_SCopy, newrow, cols + tab->rowid_alias, 0);
-  vm_builder_add_text(&p->b, OP_Affinity, cols, ncol, 0, w.caff, ncol);
+  w.keep = keep;
+  if (!plain || !compile_dml_record_applies_affinity(&w))
+    vm_builder_add_text(&p->b, OP_Affinity, cols, ncol, 0, w.caff, ncol);
+  w.keep = NULL;
   compile_dml_code_generated(p, tab, newrow, cols);
   if (compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE)) {
     compile_trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE, changed, old, newrow, stmt_oe,
@@ -536,8 +566,7 @@ int compile_dml_update(Parse *p, const SqlStmt *s) {
   w.changed = changed;
   w.rowid_changed = rowid_expr != NULL;
   compile_dml_check_row(&w, newrow, cols, next);
-  compile_dml_writer_keep_unchanged(&w, changed, key_change || fk == 2,
-                                    compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE));
+  w.keep = keep;
   compile_dml_build_new_keys(&w, newrow, cols);
   compile_dml_check_unique(&w, newrow, cols, old, rowid_expr != NULL, next);
   if (fk) compile_fk_check(p, tab, old, 0, changed, rowid_expr != NULL);
@@ -621,8 +650,12 @@ int compile_dml_delete(Parse *p, const SqlStmt *s) {
     if (onepass != ONEPASS_ONE) p->multi_write = 1;
   }
   if (parse_failed(p)) return 1;
+  /* a one-pass loop over an index deletes the row's entry there (no seek);
+   * BEFORE triggers may move the loop's cursor first */
+  WriterUse use = {NULL, -1, NULL, 0, 0};
+  if (onepass && !before) use.scan_cur = compile_where_write_index(wi, &use.scan);
   Writer w;
-  if (compile_dml_writer_open(p, &w, tab, 0, wi ? src->a[0].cursor : -1)) return 1;
+  if (compile_dml_writer_open_for(p, &w, tab, 0, wi ? src->a[0].cursor : -1, &use)) return 1;
   Returning ret;
   if (compile_dml_returning_setup(p, tab, d->table->alias, d->returning, &ret)) return 1;
   int old = emit_regs(p, tab->ncol + 1);

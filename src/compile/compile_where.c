@@ -113,6 +113,7 @@ struct WhereInfo {
   int flags;      /* compile_where_plan flags (WHERE_*) */
   uint8_t *coded; /* per term: coded already (or enforced by the access path) */
   VtabWhere **vw; /* per item: a virtual table's xBestIndex answers (compile_vtab.c), or NULL */
+  int wcur; /* compile_where_write_index: level 0's index cursor (opened for writing), or -1 */
 };
 
 /* ---- planner hooks ---- */
@@ -1014,6 +1015,7 @@ WhereInfo *compile_where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprLis
   HookCtx *hc = compile_parse_alloc(p, sizeof *hc);
   if ((n && (!w->lv || !w->items)) || !hc) return NULL;
   w->brk = emit_label(p);
+  w->wcur = -1;
   hc->p = p;
   hc->src = src;
 
@@ -1149,8 +1151,10 @@ int compile_where_code(WhereInfo *w) {
       if (!write) compile_parse_need_read(p);
       compile_parse_open_table(p, it->cursor, it->tab, write);
       if (!it->tab->vtab && level_own_index(w->lv[k].pl)) {
-        int cur = emit_cursor(p);
-        compile_parse_open_index(p, cur, w->lv[k].pl->idx, 0);
+        /* compile_where_write_index handed level 0's out: opened for writing */
+        int wr = k == 0 && w->wcur >= 0;
+        int cur = wr ? w->wcur : emit_cursor(p);
+        compile_parse_open_index(p, cur, w->lv[k].pl->idx, wr);
         w->lv[k].pre_cur = cur + 1;
       }
     }
@@ -1313,6 +1317,16 @@ const Index *compile_where_scan_index(const WhereInfo *w) {
   const PlanLevel *lv = &w->plan.levels[0];
   if ((lv->kind == PLAN_SCAN || lv->kind == PLAN_INDEX) && lv->idx && !lv->is_pk) return lv->idx;
   return NULL;
+}
+
+int compile_where_write_index(WhereInfo *w, const Index **idx) {
+  *idx = NULL;
+  if (!w || !(w->flags & WHERE_ONEPASS) || w->plan.nlevel != 1) return -1;
+  const PlanLevel *lv = &w->plan.levels[0];
+  if ((lv->kind != PLAN_SCAN && lv->kind != PLAN_INDEX) || !lv->idx || lv->is_pk) return -1;
+  if (w->wcur < 0) w->wcur = emit_cursor(w->p);
+  *idx = lv->idx;
+  return w->wcur;
 }
 
 int compile_where_continue_label(const WhereInfo *w) {

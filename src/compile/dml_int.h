@@ -63,7 +63,9 @@ typedef struct Writer {
   /* UPDATE: per index, 1 when the update cannot change its entry (no key
    * column assigned, rowid/PRIMARY KEY unchanged): its key is not rebuilt,
    * checked, deleted or written, as SQLite skips such indexes. NULL = none
-   * kept. REPLACE victims still lose every entry (compile_dml_delete_current). */
+   * kept. REPLACE victims still lose every entry (compile_dml_delete_current).
+   * A Writer opened knowing the kept set (WriterUse.changed, no REPLACE
+   * possible) leaves their cursors closed: cur[i] = -1. */
   uint8_t *keep;
   /* UPDATE: the columns assigned (NULL: an INSERT, every column is new);
    * NOT NULL and CHECK constraints on other columns alone are not checked,
@@ -79,7 +81,25 @@ typedef struct Writer {
    * left on the victim's entry, or -1: compile_dml_delete_keys deletes that entry where
    * the cursor is, without a seek */
   int on_victim;
+  /* DELETE: the index (position in idx) the one-pass loop walks, its cursor
+   * standing on the row's entry (WriterUse.scan): compile_dml_delete_keys
+   * deletes that entry there, without a seek. -1 = none. */
+  int on_scan;
 } Writer;
+
+/* What an UPDATE or DELETE knows before it opens its Writer
+ * (compile_dml_writer_open_for). */
+typedef struct WriterUse {
+  /* DELETE without BEFORE triggers: the index the one-pass loop walks with
+   * cursor scan_cur (compile_where_write_index), or NULL */
+  const Index *scan;
+  int scan_cur;
+  /* UPDATE: the columns assigned and compile_dml_writer_keep_unchanged's
+   * other arguments; the indexes kept are not opened unless a REPLACE may
+   * delete rows. NULL = open every index. */
+  const uint8_t *changed;
+  int key_change, before;
+} WriterUse;
 
 /* RETURNING: the list resolved against the table (cursor), rows buffered in
  * ephemeral table eph during the statement and returned after it, as
@@ -112,10 +132,24 @@ void compile_dml_writer_keep_unchanged(Writer *w, const uint8_t *changed, int ke
 int compile_dml_kept(const Writer *w, int i);
 int compile_dml_up_clause(const Writer *w, int i);
 int compile_dml_writer_open(Parse *p, Writer *w, Table *tab, int stmt_oe, int tabcur);
+int compile_dml_writer_open_for(Parse *p, Writer *w, Table *tab, int stmt_oe, int tabcur,
+                                const WriterUse *use);
 void compile_dml_build_new_keys(Writer *w, int rowid, int cols);
 void compile_dml_delete_keys(Writer *w, int rowid, int cols, int with_pk);
 void compile_dml_read_row(Writer *w, int dst);
 void compile_dml_read_index_cols(Writer *w, int dst);
+/* UPDATE (compile_update.c invariant 3): read the row tabcur is on into dst
+ * (ncol+1 registers) borrowed from the page, valid until the table cursor
+ * moves or writes: the rowid, every column not in changed[], those the
+ * index entries to delete are built from (w->keep set) and those the SET
+ * expressions set[] (ncol, NULL = not assigned) read through cursor. */
+void compile_dml_read_row_borrowed(Writer *w, int dst, const uint8_t *changed, SqlExpr **set,
+                                   int cursor);
+/* 1 if nothing but plain index keys and the record reads the new values of
+ * an UPDATE without triggers (w->keep set): no STRICT types, CHECK,
+ * generated column, or expression or partial index written. MakeRecord then
+ * applies the columns' affinity itself. */
+int compile_dml_record_applies_affinity(const Writer *w);
 void compile_dml_own_new_row(Parse *p, Table *tab, int cols);
 void compile_dml_delete_current(Writer *w, int count, int keep_row);
 void compile_dml_write_row(Writer *w, int rowid, int cols, int lastrowid);

@@ -45,6 +45,24 @@ static void swap_scratch(Vm *v, int r) {
   v->scratch = t;
 }
 
+/* 1 if applying affinity aff leaves x as it is (the common cases, tested
+ * inline before record_value_apply_affinity): NULL and blobs under any
+ * affinity, text under TEXT, integers under INTEGER and NUMERIC, anything
+ * under BLOB. */
+static inline int affinity_keeps(const ShValue *x, char aff) {
+  switch (x->type) {
+    case SHALE_NULL:
+    case SHALE_BLOB:
+      return 1;
+    case SHALE_TEXT:
+      return aff == AFF_TEXT || aff == AFF_BLOB;
+    case SHALE_INTEGER:
+      return aff == AFF_INTEGER || aff == AFF_NUMERIC || aff == AFF_BLOB;
+    default:
+      return aff == AFF_BLOB;
+  }
+}
+
 /* ---- cursors ---- */
 
 static void invalidate_all(Vm *v) {
@@ -1334,7 +1352,8 @@ dispatch_next:
   CASE(Affinity) {
     const char *aff = op->p4.z;
     for (int i = 0; i < op->p2 && aff[i]; i++)
-      CHK(record_value_apply_affinity(&reg[op->p1 + i], aff[i]));
+      if (!affinity_keeps(&reg[op->p1 + i], aff[i]))
+        CHK(record_value_apply_affinity(&reg[op->p1 + i], aff[i]));
     NEXT();
   }
   CASE(RealAffinity) {
@@ -2077,6 +2096,7 @@ cmp_general: {
       const char *aff = op->p4.z;
       int naff = 0, intreal = 0;
       for (; naff < op->p2 && aff[naff]; naff++) {
+        if (affinity_keeps(&in[naff], aff[naff])) continue;
         CHK(record_value_apply_affinity(&in[naff], aff[naff]));
         if (aff[naff] == AFF_REAL && in[naff].type == SHALE_FLOAT && record_real_is_int(in[naff].r))
           intreal = 1;
