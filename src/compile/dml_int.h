@@ -79,6 +79,14 @@ typedef struct Writer {
    * left on the victim's entry, or -1: compile_dml_delete_keys deletes that entry where
    * the cursor is, without a seek */
   int on_victim;
+  /* INSERT: IdxInsert is given the new key's registers (p3, p4 = count), so
+   * the VM compares them instead of unpacking the record it just built
+   * (SQLite's unpacked IdxInsert). Set only where nothing between the
+   * key's MakeRecord and the IdxInsert can move what those registers
+   * borrow: an INSERT row (its values are the statement's own, or a
+   * source the write does not touch), and no REPLACE victim whose delete
+   * runs triggers or foreign-key actions. */
+  int keyregs;
 } Writer;
 
 /* RETURNING: the list resolved against the table (cursor), rows buffered in
