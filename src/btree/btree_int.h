@@ -334,7 +334,10 @@ void btree_page_rebuild(Btree *, PgPage *, int type, uint8_t **cells, const uint
                         uint32_t right);
 /* Bytes available for cells + pointers on a page with header at hdr. */
 uint32_t btree_page_capacity(Btree *, PgPage *, int leaf);
-int btree_page_defragment(Btree *, PgPage *);
+/* Gather free space into the page's gap, at least need bytes of it: the
+ * content slides over its freeblocks (fragments kept) when that yields
+ * need, else every cell is rewritten (all free space in the gap). */
+int btree_page_defragment(Btree *, PgPage *, uint32_t need);
 
 /* ---- btree_freelist.c ---- */
 /* Allocate a page (freelist first, hint = nearby page); returned writable,

@@ -334,8 +334,70 @@ void btree_page_zero(Btree *bt, PgPage *pg, int type) {
   btree_page_rebuild(bt, pg, type, NULL, NULL, 0, 0);
 }
 
-int btree_page_defragment(Btree *bt, PgPage *pg) {
-  int rc = btree_page_check_cells(bt, pg); /* every cell is copied by its size */
+/* Defragmentation by sliding: the runs of content between the freeblocks
+ * slide up over them (one memmove each, the highest first) and each cell
+ * pointer moves by the bytes freed above it; no cell is parsed. Fragments
+ * stay where they are, between cells, so the gap becomes nfree less the
+ * fragment bytes. Returns 1 when done (*rc set), 0 when the page needs the
+ * cell-by-cell rebuild: more than SLIDE_MAX freeblocks, or a gap of fewer
+ * than need bytes. The freeblocks were checked when the page was loaded and
+ * kept so since (invariant 1), and are checked again here; a pointer into a
+ * freeblock is corruption. */
+#define SLIDE_MAX 8
+static int defrag_slide(Btree *bt, PgPage *pg, uint32_t need, int *rc) {
+  MemPage *m = page_mem(pg);
+  uint8_t *d = pager_data(pg);
+  uint32_t u = bt->usable, hdr = m->hdr;
+  if (m->nfree < d[hdr + 7] + need) return 0;
+  uint32_t cs = content_start(d, hdr), ptr = hdr + m->hdrlen;
+  uint32_t ptrend = ptr + 2 * (uint32_t)m->ncell;
+  uint32_t fb[SLIDE_MAX + 1], fe[SLIDE_MAX + 1]; /* freeblock j: [fb[j], fe[j]) */
+  int k = 0;
+  *rc = SHALE_OK;
+  if (cs < ptrend || cs > u) {
+    *rc = BT_CORRUPT(bt, pager_pgno(pg), "content start out of range");
+    return 1;
+  }
+  for (uint32_t b = util_get2(d + hdr + 1), low = cs; b; b = util_get2(d + b)) {
+    if (k == SLIDE_MAX) return 0;
+    if (b < low || b + 4 > u || b + util_get2(d + b + 2) > u || util_get2(d + b + 2) < 4) {
+      *rc = BT_CORRUPT(bt, pager_pgno(pg), "freeblock chain");
+      return 1;
+    }
+    fb[k] = b;
+    fe[k] = b + util_get2(d + b + 2);
+    low = fe[k++];
+  }
+  /* the bytes freed above each run: run j (below freeblock j) moves up by
+   * shift[j] = the sizes of freeblocks j..k-1 */
+  uint32_t shift[SLIDE_MAX + 1];
+  shift[k] = 0;
+  for (int j = k - 1; j >= 0; j--) shift[j] = shift[j + 1] + (fe[j] - fb[j]);
+  if (cs + shift[0] - ptrend < need) return 0;
+  for (int i = 0; i < m->ncell; i++) {
+    uint32_t off = util_get2(d + ptr + 2 * i);
+    int j = 0;
+    while (j < k && off >= fb[j]) j++;
+    if (off < cs || (j > 0 && off < fe[j - 1])) {
+      *rc = BT_CORRUPT(bt, pager_pgno(pg), "cell pointer into free space");
+      return 1;
+    }
+    if (shift[j]) util_put2(d + ptr + 2 * i, off + shift[j]);
+  }
+  for (int j = k - 1; j >= 0; j--) {
+    uint32_t from = j > 0 ? fe[j - 1] : cs;
+    memmove(d + from + shift[j], d + from, fb[j] - from);
+  }
+  util_put2(d + hdr + 1, 0);
+  util_put2(d + hdr + 5, cs + shift[0]);
+  assert(m->nfree == cs + shift[0] - ptrend + d[hdr + 7]);
+  return 1;
+}
+
+int btree_page_defragment(Btree *bt, PgPage *pg, uint32_t need) {
+  int rc;
+  if (defrag_slide(bt, pg, need, &rc)) return rc;
+  rc = btree_page_check_cells(bt, pg); /* every cell is copied by its size */
   if (rc) return rc;
   MemPage *m = page_mem(pg);
   uint8_t *d = pager_data(pg);
@@ -380,7 +442,7 @@ static int alloc_space(Btree *bt, PgPage *pg, uint32_t a, uint32_t *out) {
   uint32_t content = content_start(d, hdr);
   int rc;
   if (content < ptrend + 2) {
-    rc = btree_page_defragment(bt, pg);
+    rc = btree_page_defragment(bt, pg, a + 2);
     if (rc) return rc;
     content = content_start(d, hdr);
   } else {
@@ -409,7 +471,7 @@ static int alloc_space(Btree *bt, PgPage *pg, uint32_t a, uint32_t *out) {
       fb = util_get2(d + fb);
     }
     if (content < ptrend + 2 + a) {
-      rc = btree_page_defragment(bt, pg);
+      rc = btree_page_defragment(bt, pg, a + 2);
       if (rc) return rc;
       content = content_start(d, hdr);
     }
@@ -430,7 +492,8 @@ int btree_page_insert_space(Btree *bt, PgPage *pg, int i, uint32_t sz, uint8_t *
   if (!m->init || !pager_is_writable(pg) || i > m->ncell) {
     return BT_CORRUPT(bt, pager_pgno(pg), "page reused while in use");
   }
-  if (m->nfree < a + 2) return SHALE_INTERNAL;
+  if (m->nfree < a + 2)
+    return BT_CORRUPT(bt, pager_pgno(pg), "no room for a cell the page was said to hold");
   uint32_t off = 0;
   int rc = alloc_space(bt, pg, a, &off);
   if (rc) return rc;
