@@ -1108,8 +1108,8 @@ static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n
   int level = c->depth - 1;
   PgPage *pg = c->pg[level];
   MemPage *m = page_mem(pg);
-  int idx = c->idx[level], ndel = 0;
-  uint32_t sz;
+  int idx = c->idx[level];
+  uint32_t sz, dsz = 0;
   int interior = !m->leaf;
   rc = btree_build_cell(bt, pager_pgno(pg), c->intkey, rowid, key, c->intkey ? n : nkey, nzero,
                         cell + 4, &sz);
@@ -1120,7 +1120,7 @@ static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n
     if (rc) goto done;
     rc = btree_free_cell_overflow(bt, pg, &ci);
     if (rc) goto done;
-    ndel = 1;
+    dsz = ci.size;
     if (interior) {
       util_put4(cell, ci.child);
       sz += 4;
@@ -1131,7 +1131,7 @@ static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n
     if (c->state != CUR_VALID) idx = 0;
   }
   int balanced;
-  rc = btree_modify_level(c, level, idx, ndel, interior ? cell : cell + 4, sz, &balanced);
+  rc = btree_modify_level(c, level, idx, dsz, interior ? cell : cell + 4, sz, &balanced);
   if (rc) goto done;
   balanced_any = balanced;
   if (balanced) {
@@ -1213,7 +1213,7 @@ static int delete_leaf_entry(BtCursor *c, int *balanced) {
   if (rc) return rc;
   rc = btree_free_cell_overflow(c->bt, pg, &ci);
   if (rc) return rc;
-  return btree_modify_level(c, level, c->idx[level], 1, NULL, 0, balanced);
+  return btree_modify_level(c, level, c->idx[level], ci.size, NULL, 0, balanced);
 }
 
 /* After a leaf delete that left the page as it was but for the cell: the
@@ -1322,8 +1322,8 @@ int btree_delete(BtCursor *c) {
   util_put4(cell, ci.child);
   rc = btree_free_cell_overflow(bt, pg, &ci);
   if (rc) goto done;
-  rc = btree_modify_level(c, level, c->idx[level], 1, leaf ? cell + 4 : cell, leaf ? sz : sz + 4,
-                          &balanced);
+  rc = btree_modify_level(c, level, c->idx[level], ci.size, leaf ? cell + 4 : cell,
+                          leaf ? sz : sz + 4, &balanced);
 done:
   btree_cursor_release(c);
   shale_free(pred);

@@ -758,20 +758,17 @@ static int append_split(BtCursor *c, int level, const uint8_t *cell, uint32_t sz
   return 1;
 }
 
-int btree_modify_level(BtCursor *c, int level, int i, int ndel, const uint8_t *cell, uint32_t sz,
-                       int *balanced) {
+int btree_modify_level(BtCursor *c, int level, int i, uint32_t dsz, const uint8_t *cell,
+                       uint32_t sz, int *balanced) {
   Btree *bt = c->bt;
   PgPage *pg = c->pg[level];
   MemPage *m = page_mem(pg);
   *balanced = 0;
   int rc = pager_write(pg);
   if (rc) return rc;
-  int was_end = ndel == 0 && i == m->ncell;
-  if (ndel) {
-    CellInfo ci;
-    rc = btree_page_cell_parse(bt, pg, i, &ci);
-    if (rc) return rc;
-    rc = btree_page_drop_cell(bt, pg, i, ci.size);
+  int was_end = dsz == 0 && i == m->ncell;
+  if (dsz) {
+    rc = btree_page_drop_cell(bt, pg, i, dsz);
     if (rc) return rc;
   }
   uint32_t cap = btree_page_capacity(bt, pg, m->leaf);

@@ -371,7 +371,10 @@ void btree_page_rebuild(Btree *, PgPage *, int type, uint8_t **cells, const uint
                         uint32_t right);
 /* Bytes available for cells + pointers on a page with header at hdr. */
 uint32_t btree_page_capacity(Btree *, PgPage *, int leaf);
-int btree_page_defragment(Btree *, PgPage *);
+/* Gather free space into the page's gap, at least need bytes of it: the
+ * content slides over its freeblocks (fragments kept) when that yields
+ * need, else every cell is rewritten (all free space in the gap). */
+int btree_page_defragment(Btree *, PgPage *, uint32_t need);
 
 /* ---- btree_freelist.c ---- */
 /* Allocate a page (freelist first, hint = nearby page); returned writable,
@@ -417,12 +420,13 @@ int btree_cursor_move_to_root(BtCursor *);
 int btree_cursor_load_child(BtCursor *, uint32_t child);
 
 /* ---- btree_balance.c ---- */
-/* Replace the content of the page at cursor level `level`: remove ndel
- * cells at position i and insert cell (if non-NULL) there; then rebalance
- * as needed. Cell overflow chains are the caller's business. *balanced =
- * 1 if pages were rebalanced: the cursor is then unpositioned (re-seek);
- * else it is on position i of that level. */
-int btree_modify_level(BtCursor *, int level, int i, int ndel, const uint8_t *cell, uint32_t sz,
+/* Replace the content of the page at cursor level `level`: remove the
+ * cell at position i when dsz > 0 (its size, as the caller parsed it) and
+ * insert cell (if non-NULL) there; then rebalance as needed. Cell overflow
+ * chains are the caller's business. *balanced = 1 if pages were
+ * rebalanced: the cursor is then unpositioned (re-seek); else it is on
+ * position i of that level. */
+int btree_modify_level(BtCursor *, int level, int i, uint32_t dsz, const uint8_t *cell, uint32_t sz,
                        int *balanced);
 
 /* ---- btree_ptrmap.c ---- */

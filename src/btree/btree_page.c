@@ -334,63 +334,70 @@ void btree_page_zero(Btree *bt, PgPage *pg, int type) {
   btree_page_rebuild(bt, pg, type, NULL, NULL, 0, 0);
 }
 
-/* The common case of a page that needs room: at most two freeblocks (a
- * cell dropped or shrunk, e.g. by an UPDATE rewriting a row) and fragments
- * that the allocation can do without (at most maxfrag bytes). The content
- * between the content start and each freeblock slides up over it, so the
- * freeblocks join the gap, and the cell pointers below them move with it;
- * no cell is parsed (SQLite's defragmentPage does the same). The fragments
- * stay counted (MemPage.nfree is unchanged). 1 when done, 0 when the full
- * defragmentation must run, with *rc set on corruption. */
-static int defragment_slide(Btree *bt, PgPage *pg, uint32_t maxfrag, int *rc) {
+/* Defragmentation by sliding: the runs of content between the freeblocks
+ * slide up over them (one memmove each, the highest first) and each cell
+ * pointer moves by the bytes freed above it; no cell is parsed. Fragments
+ * stay where they are, between cells, so the gap becomes nfree less the
+ * fragment bytes. Returns 1 when done (*rc set), 0 when the page needs the
+ * cell-by-cell rebuild: more than SLIDE_MAX freeblocks, or a gap of fewer
+ * than need bytes. The freeblocks were checked when the page was loaded and
+ * kept so since (invariant 1), and are checked again here; a pointer into a
+ * freeblock is corruption. */
+#define SLIDE_MAX 8
+static int defrag_slide(Btree *bt, PgPage *pg, uint32_t need, int *rc) {
   MemPage *m = page_mem(pg);
   uint8_t *d = pager_data(pg);
-  uint32_t u = bt->usable, hdr = m->hdr, pgno = pager_pgno(pg);
-  uint32_t ptr = hdr + m->hdrlen, ptrend = ptr + 2 * (uint32_t)m->ncell;
-  uint32_t cs = content_start(d, hdr);
-  uint32_t f1 = util_get2(d + hdr + 1);
+  uint32_t u = bt->usable, hdr = m->hdr;
+  if (m->nfree < d[hdr + 7] + need) return 0;
+  uint32_t cs = content_start(d, hdr), ptr = hdr + m->hdrlen;
+  uint32_t ptrend = ptr + 2 * (uint32_t)m->ncell;
+  uint32_t fb[SLIDE_MAX + 1], fe[SLIDE_MAX + 1]; /* freeblock j: [fb[j], fe[j]) */
+  int k = 0;
   *rc = SHALE_OK;
-  if (f1 == 0 || d[hdr + 7] > maxfrag) return 0;
-  if (cs < ptrend || cs > u || f1 < cs || f1 + 4 > u) {
-    *rc = BT_CORRUPT(bt, pgno, "freeblock out of range");
+  if (cs < ptrend || cs > u) {
+    *rc = BT_CORRUPT(bt, pager_pgno(pg), "content start out of range");
     return 1;
   }
-  uint32_t s1 = util_get2(d + f1 + 2), f2 = util_get2(d + f1), s2 = 0;
-  if (f2) {
-    if (f2 + 4 > u || f2 < f1 + s1) {
-      *rc = BT_CORRUPT(bt, pgno, "freeblock chain");
+  for (uint32_t b = util_get2(d + hdr + 1), low = cs; b; b = util_get2(d + b)) {
+    if (k == SLIDE_MAX) return 0;
+    if (b < low || b + 4 > u || b + util_get2(d + b + 2) > u || util_get2(d + b + 2) < 4) {
+      *rc = BT_CORRUPT(bt, pager_pgno(pg), "freeblock chain");
       return 1;
     }
-    if (util_get2(d + f2)) return 0; /* three or more */
-    s2 = util_get2(d + f2 + 2);
+    fb[k] = b;
+    fe[k] = b + util_get2(d + b + 2);
+    low = fe[k++];
   }
-  uint32_t e1 = f1 + s1, e2 = f2 + s2;
-  if (s1 < 4 || e1 > u || (f2 && (s2 < 4 || e2 > u))) {
-    *rc = BT_CORRUPT(bt, pgno, "freeblock out of range");
-    return 1;
-  }
-  /* Bytes [cs, f1) move up by s1 + s2, [e1, f2) by s2; [e2, u) stay. */
-  if (f2) memmove(d + e1 + s2, d + e1, f2 - e1);
-  memmove(d + cs + s1 + s2, d + cs, f1 - cs);
+  /* the bytes freed above each run: run j (below freeblock j) moves up by
+   * shift[j] = the sizes of freeblocks j..k-1 */
+  uint32_t shift[SLIDE_MAX + 1];
+  shift[k] = 0;
+  for (int j = k - 1; j >= 0; j--) shift[j] = shift[j + 1] + (fe[j] - fb[j]);
+  if (cs + shift[0] - ptrend < need) return 0;
   for (int i = 0; i < m->ncell; i++) {
-    uint8_t *pp = d + ptr + 2 * i;
-    uint32_t off = util_get2(pp);
-    if (off < cs || off >= u || (off >= f1 && off < e1) || (f2 && off >= f2 && off < e2)) {
-      *rc = BT_CORRUPT(bt, pgno, "cell pointer out of range");
+    uint32_t off = util_get2(d + ptr + 2 * i);
+    int j = 0;
+    while (j < k && off >= fb[j]) j++;
+    if (off < cs || (j > 0 && off < fe[j - 1])) {
+      *rc = BT_CORRUPT(bt, pager_pgno(pg), "cell pointer into free space");
       return 1;
     }
-    if (off < f1)
-      util_put2(pp, off + s1 + s2);
-    else if (f2 && off < f2)
-      util_put2(pp, off + s2);
+    if (shift[j]) util_put2(d + ptr + 2 * i, off + shift[j]);
+  }
+  for (int j = k - 1; j >= 0; j--) {
+    uint32_t from = j > 0 ? fe[j - 1] : cs;
+    memmove(d + from + shift[j], d + from, fb[j] - from);
   }
   util_put2(d + hdr + 1, 0);
-  util_put2(d + hdr + 5, cs + s1 + s2);
+  util_put2(d + hdr + 5, cs + shift[0]);
+  assert(m->nfree == cs + shift[0] - ptrend + d[hdr + 7]);
   return 1;
 }
 
-int btree_page_defragment(Btree *bt, PgPage *pg) {
-  int rc = btree_page_check_cells(bt, pg); /* every cell is copied by its size */
+int btree_page_defragment(Btree *bt, PgPage *pg, uint32_t need) {
+  int rc;
+  if (defrag_slide(bt, pg, need, &rc)) return rc;
+  rc = btree_page_check_cells(bt, pg); /* every cell is copied by its size */
   if (rc) return rc;
   MemPage *m = page_mem(pg);
   uint8_t *d = pager_data(pg);
@@ -425,15 +432,6 @@ int btree_page_defragment(Btree *bt, PgPage *pg) {
   return SHALE_OK;
 }
 
-/* Make the gap of the page hold a + 2 bytes (nfree >= a + 2): slide the
- * content over its freeblocks when the fragments can stay, else rebuild
- * the content area. */
-static int defragment_for(Btree *bt, PgPage *pg, uint32_t a) {
-  int rc;
-  if (defragment_slide(bt, pg, page_mem(pg)->nfree - (a + 2), &rc)) return rc;
-  return btree_page_defragment(bt, pg);
-}
-
 /* Find room for a bytes of cell content; returns the offset or 0 (after a
  * defragmentation that failed). Requires nfree >= a + 2. */
 static int alloc_space(Btree *bt, PgPage *pg, uint32_t a, uint32_t *out) {
@@ -444,7 +442,7 @@ static int alloc_space(Btree *bt, PgPage *pg, uint32_t a, uint32_t *out) {
   uint32_t content = content_start(d, hdr);
   int rc;
   if (content < ptrend + 2) {
-    rc = defragment_for(bt, pg, a);
+    rc = btree_page_defragment(bt, pg, a + 2);
     if (rc) return rc;
     content = content_start(d, hdr);
   } else {
@@ -473,7 +471,7 @@ static int alloc_space(Btree *bt, PgPage *pg, uint32_t a, uint32_t *out) {
       fb = util_get2(d + fb);
     }
     if (content < ptrend + 2 + a) {
-      rc = defragment_for(bt, pg, a);
+      rc = btree_page_defragment(bt, pg, a + 2);
       if (rc) return rc;
       content = content_start(d, hdr);
     }

@@ -662,7 +662,10 @@ void compile_dml_write_row(Writer *w, int rowid, int cols, int lastrowid) {
     if (compile_dml_kept(w, i)) continue;
     int skip = emit_label(p);
     emit(p, OP_IsNull, w->rec[i], skip, 0);
-    emit(p, OP_IdxInsert, w->cur[i], w->rec[i], 0);
+    if (w->keyregs)
+      vm_builder_add_i4(&p->b, OP_IdxInsert, w->cur[i], w->rec[i], w->key[i], w->idx[i]->ncol);
+    else
+      emit(p, OP_IdxInsert, w->cur[i], w->rec[i], 0);
     emit_resolve(p, skip);
   }
   if (tab->without_rowid) {

@@ -244,7 +244,12 @@ static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
   compile_fk_check(p, tab, 0, newrow, NULL, 0);
   compile_dml_returning_row(p, &ic->ret, newrow,
                             cols); /* before the write moves any source record */
+  ic->w.keyregs = !compile_dml_may_replace(tab, ic->w.stmt_oe) ||
+                  (!compile_trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE) &&
+                   !compile_trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_AFTER) &&
+                   !compile_fk_required(p, tab, NULL, 0));
   compile_dml_write_row(&ic->w, newrow, cols, 1);
+  ic->w.keyregs = 0;
   if (after)
     compile_trigger_code(p, tab, TRIGGER_INSERT, TRIGGER_AFTER, NULL, 0, newrow, ic->w.stmt_oe,
                          ignore);

@@ -85,6 +85,14 @@ typedef struct Writer {
    * standing on the row's entry (WriterUse.scan): compile_dml_delete_keys
    * deletes that entry there, without a seek. -1 = none. */
   int on_scan;
+  /* INSERT: IdxInsert is given the new key's registers (p3, p4 = count), so
+   * the VM compares them instead of unpacking the record it just built
+   * (SQLite's unpacked IdxInsert). Set only where nothing between the
+   * key's MakeRecord and the IdxInsert can move what those registers
+   * borrow: an INSERT row (its values are the statement's own, or a
+   * source the write does not touch), and no REPLACE victim whose delete
+   * runs triggers or foreign-key actions. */
+  int keyregs;
 } Writer;
 
 /* What an UPDATE or DELETE knows before it opens its Writer

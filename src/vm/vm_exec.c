@@ -813,15 +813,16 @@ static int refill_open(Vm *v, VmCursor *c) {
 }
 
 /* Insert record d (a key: index entry or WITHOUT ROWID row) through index
- * cursor c. The key is unpacked once so that every probe of the seek
- * compares typed values (the cursor's comparator is record_compare); a key
- * of more than 16 values takes the packed comparison. */
-static int index_insert(VmCursor *c, const ShValue *d, int flags) {
+ * cursor c. Every probe of the seek compares typed values (the cursor's
+ * comparator is record_compare): key[0..nkey), the values d was made from,
+ * when the caller has them (key != NULL), else d unpacked once; a key of
+ * more than 16 values without them takes the packed comparison. */
+static int index_insert(VmCursor *c, const ShValue *d, const ShValue *key, int nkey, int flags) {
   ShValue kv[16];
   int nkv, rc;
   c->ki->corrupt = 0;
-  if (record_unpack(d->z, d->n, kv, 16, &nkv) == SHALE_OK) {
-    RecordSeek rs = {c->ki, kv, nkv, RECORD_SEEK_WHOLE, 0};
+  if (key || record_unpack(d->z, d->n, kv, 16, &nkv) == SHALE_OK) {
+    RecordSeek rs = {c->ki, key ? key : kv, key ? nkey : nkv, RECORD_SEEK_WHOLE, 0};
     rc = btree_insert_cmp(c->bc, d->z, d->n, record_seek_pick(&rs), &rs, flags);
   } else {
     rc = btree_insert(c->bc, 0, d->z, d->n, 0, flags);
@@ -2145,7 +2146,7 @@ cmp_general: {
       CHK(vm_preupdate_insert(v, op, c, rowid, d));
     invalidate_all(v);
     if (c->kind == VMC_INDEX && c->ki && d->type != SHALE_NULL) /* a WITHOUT ROWID row */
-      CHK(index_insert(c, d, (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0));
+      CHK(index_insert(c, d, NULL, 0, (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0));
     else
       CHK(btree_insert(c->bc, rowid, d->type == SHALE_NULL ? "" : d->z,
                        d->type == SHALE_NULL ? 0 : d->n, 0,
@@ -2182,7 +2183,11 @@ cmp_general: {
       NEXT();
     }
     invalidate_all(v);
-    CHK(index_insert(c, d, (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0));
+    /* the key's values in registers (the record was just made from them;
+     * text of another encoding in the record: compare the record's own) */
+    int keyregs = op->p4type == P4_INT32 && op->p4.i > 0 && v->enc == RECORD_ENC_UTF8;
+    CHK(index_insert(c, d, keyregs ? &reg[op->p3] : NULL, keyregs ? op->p4.i : 0,
+                     (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0));
     NEXT();
   }
   CASE(IdxDelete) {

@@ -692,16 +692,33 @@ TEST(multi_cursor_stress_table) { multi_cursor_stress(1, 512); }
 TEST(multi_cursor_stress_index) { multi_cursor_stress(0, 512); }
 TEST(multi_cursor_stress_index_4096) { multi_cursor_stress(0, 4096); }
 
+/* Byte at of page pgno of the committed file (page size 4096). */
+static uint8_t leaf_byte(const char *path, uint32_t pgno, int at) {
+  FILE *f = fopen(path, "rb");
+  uint8_t b = 0xff;
+  fseek(f, 4096 * (long)(pgno - 1) + at, SEEK_SET);
+  CHECK_EQ(fread(&b, 1, 1, f), 1);
+  fclose(f);
+  return b;
+}
+
+/* A fresh file (page size 4096) with one table, a write cursor on it. */
+static BtCursor *fresh_table(const char *name, Btree **bt, uint32_t *root) {
+  *bt = bt_fresh(name, 4096);
+  CHECK_OK(btree_create_table(*bt, BTREE_INTKEY, root));
+  BtCursor *c = NULL;
+  CHECK_OK(btree_cursor_open(*bt, *root, 1, NULL, NULL, &c));
+  return c;
+}
+
 /* Freeblocks and fragments (FORMAT-db.md §4): reinserting cells 3 bytes
  * shorter into the holes left by deletes makes fragments; the count never
  * exceeds 60 and sqlite3's integrity_check agrees with our accounting. */
 TEST(fragments_and_freeblocks) {
   const char *path = test_path("frag.db");
-  Btree *bt = bt_fresh("frag.db", 4096);
+  Btree *bt;
   uint32_t root;
-  CHECK_OK(btree_create_table(bt, BTREE_INTKEY, &root));
-  BtCursor *c;
-  CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &c));
+  BtCursor *c = fresh_table("frag.db", &bt, &root);
   uint8_t buf[64];
   for (int64_t k = 1; k <= 120; k++) {
     fill_payload(buf, k, 27); /* cell = 1 + 1 + 27 = 29 bytes */
@@ -718,14 +735,10 @@ TEST(fragments_and_freeblocks) {
     CHECK_OK(btree_insert(c, k, buf, 24, 0, 0));
     btree_cursor_close(c);
     CHECK_OK(btree_commit(bt));
-    FILE *f = fopen(path, "rb");
-    uint8_t hdr[8];
-    fseek(f, 4096 * (long)(root - 1), SEEK_SET);
-    CHECK_EQ(fread(hdr, 1, 8, f), 8);
-    fclose(f);
-    CHECK_EQ(hdr[0], 0x0d); /* still one leaf */
-    if (hdr[7] > max_frag) max_frag = hdr[7];
-    CHECK(hdr[7] <= 60);
+    uint8_t frag = leaf_byte(path, root, 7);
+    CHECK_EQ(leaf_byte(path, root, 0), 0x0d); /* still one leaf */
+    if (frag > max_frag) max_frag = frag;
+    CHECK(frag <= 60);
     CHECK_OK(btree_begin(bt, BTREE_TXN_WRITE));
     CHECK_OK(btree_cursor_open(bt, root, 1, NULL, NULL, &c));
   }
@@ -735,6 +748,79 @@ TEST(fragments_and_freeblocks) {
   CHECK_OK(btree_commit(bt));
   CHECK_OK(btree_close(bt));
   CHECK_SQLITE_OK(path);
+}
+
+/* Defragmentation by sliding (btree_page.c defrag_slide): a leaf whose free
+ * space is a few freeblocks (and fragments) takes a cell larger than any
+ * freeblock and than the gap: the content slides over the freeblocks
+ * (fragments kept where they fit); with more freeblocks than a slide takes,
+ * or fragments leaving too small a gap, every cell is rewritten (no
+ * fragments left). Every row reads back and sqlite3's integrity_check agrees. */
+static void defrag_case(int nholes, int shorter, int frag_kept) {
+  const char *path = test_path("slide.db");
+  Btree *bt;
+  uint32_t root;
+  BtCursor *c = fresh_table("slide.db", &bt, &root);
+  uint8_t buf[512];
+  uint32_t size[200] = {0};
+  /* 128 cells of 29 bytes: 3968 of the leaf's 4088, gap 120; each hole adds
+   * 4 to it, and then big rows of 77-byte cells come until one fits no
+   * freeblock nor what is left of the gap */
+  int64_t base = 128, n = base + (120 + 4 * nholes) / 79 + 1;
+  for (int64_t k = 1; k <= base; k++) {
+    size[k] = 27;
+    fill_payload(buf, k, 27);
+    CHECK_OK(btree_insert(c, k, buf, 27, 0, 0));
+  }
+  int res;
+  /* per hole: rows k+2, k+3 deleted (one freeblock of 58 bytes); shorter:
+   * row k also goes and comes back 3 bytes shorter (a 3-byte fragment) */
+  for (int h = 0; h < nholes; h++) {
+    int64_t k = 5 + h * (120 / nholes);
+    for (int64_t j = shorter ? k : k + 2; j < k + 4; j++) {
+      if (j == k + 1) continue;
+      CHECK_OK(btree_seek_rowid(c, j, &res));
+      CHECK_EQ(res, 0);
+      CHECK_OK(btree_delete(c));
+      size[j] = 0;
+      if (j == k) {
+        size[j] = 24;
+        fill_payload(buf, j, 24);
+        CHECK_OK(btree_insert(c, j, buf, 24, 0, 0));
+      }
+    }
+  }
+  for (int64_t k = base + 1; k <= n; k++) {
+    size[k] = 75;
+    fill_payload(buf, k, 75);
+    CHECK_OK(btree_insert(c, k, buf, 75, 0, 0));
+  }
+  for (int64_t k = 1; k <= n; k++) {
+    CHECK_OK(btree_seek_rowid(c, k, &res));
+    if (!size[k]) {
+      CHECK(res != 0);
+      continue;
+    }
+    CHECK_EQ(res, 0);
+    CHECK(payload_matches(c, k, size[k]));
+  }
+  btree_cursor_close(c);
+  CHECK_OK(bt_register(bt, 1, "table", "t", root, "CREATE TABLE t(a)"));
+  CHECK_OK(btree_commit(bt));
+  CHECK_EQ(leaf_byte(path, root, 0), 0x0d);                         /* still one leaf */
+  CHECK_EQ(leaf_byte(path, root, 1) | leaf_byte(path, root, 2), 0); /* no freeblock left */
+  CHECK_EQ(leaf_byte(path, root, 7), frag_kept ? 3 * nholes : 0);
+  CHECK_OK(btree_close(bt));
+  CHECK_SQLITE_OK(path);
+}
+
+TEST(defragment_slides_over_freeblocks) {
+  defrag_case(1, 0, 0);
+  defrag_case(3, 0, 0);
+  defrag_case(8, 0, 0);
+  defrag_case(12, 0, 0); /* more freeblocks than a slide takes */
+  defrag_case(3, 1, 1);  /* fragments stay */
+  defrag_case(12, 1, 0); /* and go with a rewrite */
 }
 
 /* UPDATE pattern: scan with one cursor and rewrite each row through the
