@@ -123,13 +123,6 @@ static int parse_string(JParse *q, const char **out, uint32_t *len) {
   char *dst = arena(q->d, (size_t)(e - s) + 1), *o = dst;
   if (!dst) return fail(q, "out of memory");
   while (s < e) {
-    /* a run of plain ASCII is copied at once */
-    const unsigned char *r = s;
-    while (r < e && *r >= 0x20 && *r < 0x80 && *r != '\\') r++;
-    memcpy(o, s, (size_t)(r - s));
-    o += r - s;
-    s = r;
-    if (s == e) break;
     unsigned c = *s;
     if (c == '\\') {
       c = s[1];

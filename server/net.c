@@ -598,9 +598,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
       HttpConn *h = &se->h;
       http_reset(h);
       se->kind = 0;
-      size_t pn = strnlen((const char *)in, sizeof h->path - 1);
-      memcpy(h->path, in, pn);
-      h->path[pn] = 0;
+      snprintf(h->path, sizeof h->path, "%s", (const char *)in);
       h->is_post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
       if (h->is_post) {
         http_auth(wsi, h);

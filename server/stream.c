@@ -271,25 +271,12 @@ void stream_http_baton(Stream *s, char *buf, size_t n) {
   static const char hex[] = "0123456789abcdef";
   s->gen++;
   fresh_secret(s->token);
-  /* "slot.gen.", then the secret in hex (no printf: this is per request) */
-  char text[64];
-  int k = 0;
-  uint32_t nums[2] = {(uint32_t)s->http_slot, s->gen};
-  for (int j = 0; j < 2; j++) {
-    char digits[10];
-    int d = 0;
-    do digits[d++] = (char)('0' + nums[j] % 10);
-    while (nums[j] /= 10);
-    while (d > 0) text[k++] = digits[--d];
-    text[k++] = '.';
+  int k = snprintf(buf, n, "%d.%u.", s->http_slot, s->gen);
+  for (int i = 0; i < 16 && (size_t)k + 2 < n; i++) {
+    buf[k++] = hex[s->token[i] >> 4];
+    buf[k++] = hex[s->token[i] & 15];
   }
-  for (int i = 0; i < 16; i++) {
-    text[k++] = hex[s->token[i] >> 4];
-    text[k++] = hex[s->token[i] & 15];
-  }
-  size_t len = (size_t)k < n ? (size_t)k : n - 1;
-  memcpy(buf, text, len);
-  buf[len] = 0;
+  buf[k < (int)n ? k : (int)n - 1] = 0;
   s->last_used = server_now_ms();
 }
 
