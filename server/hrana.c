@@ -124,13 +124,13 @@ static int sqlstore_find(SqlStore *s, int64_t id) {
   return -1;
 }
 
-static json_t *req_store_sql(SqlStore *s, const JV *req, json_t **err) {
-  const JV *jid = jv_get(req, "sql_id"), *jsql = jv_get(req, "sql");
-  if (!jv_is_int(jid) || !jv_is_str(jsql)) {
+static json_t *req_store_sql(SqlStore *s, json_t *req, json_t **err) {
+  json_t *jid = json_object_get(req, "sql_id"), *jsql = json_object_get(req, "sql");
+  if (!json_is_integer(jid) || !json_is_string(jsql)) {
     *err = herr("PROTO_INVALID", "store_sql needs an integer sql_id and a string sql");
     return NULL;
   }
-  int64_t id = jv_int(jid);
+  int64_t id = json_integer_value(jid);
   if (sqlstore_find(s, id) >= 0) {
     *err = herr("SQL_ID_IN_USE", "sql_id %lld is already stored", (long long)id);
     return NULL;
@@ -150,18 +150,18 @@ static json_t *req_store_sql(SqlStore *s, const JV *req, json_t **err) {
     s->cap = cap;
   }
   s->v[s->n].id = id;
-  s->v[s->n].sql = strndup(jv_str(jsql), jv_len(jsql));
+  s->v[s->n].sql = strndup(json_string_value(jsql), json_string_length(jsql));
   s->n++;
   return json_pack("{s:s}", "type", "store_sql");
 }
 
-static json_t *req_close_sql(SqlStore *s, const JV *req, json_t **err) {
-  const JV *jid = jv_get(req, "sql_id");
-  if (!jv_is_int(jid)) {
+static json_t *req_close_sql(SqlStore *s, json_t *req, json_t **err) {
+  json_t *jid = json_object_get(req, "sql_id");
+  if (!json_is_integer(jid)) {
     *err = herr("PROTO_INVALID", "close_sql needs an integer sql_id");
     return NULL;
   }
-  int i = sqlstore_find(s, jv_int(jid));
+  int i = sqlstore_find(s, json_integer_value(jid));
   if (i >= 0) { /* closing an unknown id is not an error (spec) */
     free(s->v[i].sql);
     s->v[i] = s->v[--s->n];
@@ -171,24 +171,24 @@ static json_t *req_close_sql(SqlStore *s, const JV *req, json_t **err) {
 
 /* The SQL text of a request: its "sql" or its stored "sql_id" (exactly one).
  * Borrowed from the request or the store. */
-static const char *get_sql(SqlStore *store, const JV *obj, size_t *len, json_t **err) {
-  const JV *jsql = jv_get(obj, "sql"), *jid = jv_get(obj, "sql_id");
-  if (jsql && jv_is_null(jsql)) jsql = NULL;
-  if (jid && jv_is_null(jid)) jid = NULL;
+static const char *get_sql(SqlStore *store, json_t *obj, size_t *len, json_t **err) {
+  json_t *jsql = json_object_get(obj, "sql"), *jid = json_object_get(obj, "sql_id");
+  if (jsql && json_is_null(jsql)) jsql = NULL;
+  if (jid && json_is_null(jid)) jid = NULL;
   if (jsql && jid) {
     *err = herr("PROTO_INVALID", "give either sql or sql_id, not both");
     return NULL;
   }
   if (jsql) {
-    if (!jv_is_str(jsql)) {
+    if (!json_is_string(jsql)) {
       *err = herr("PROTO_INVALID", "sql must be a string");
       return NULL;
     }
-    *len = jv_len(jsql);
-    return jv_str(jsql);
+    *len = json_string_length(jsql);
+    return json_string_value(jsql);
   }
   if (jid) {
-    int i = jv_is_int(jid) ? sqlstore_find(store, jv_int(jid)) : -1;
+    int i = json_is_integer(jid) ? sqlstore_find(store, json_integer_value(jid)) : -1;
     if (i < 0) {
       *err = herr("SQL_ID_INVALID", "sql_id is not stored");
       return NULL;
@@ -246,11 +246,11 @@ static void value_write(OutBuf *o, shale_stmt *st, int i) {
 }
 
 /* Bind one Hrana value to parameter idx. */
-static int bind_value(shale_stmt *st, int idx, const JV *v, json_t **err) {
-  const char *type = jv_str(jv_get(v, "type"));
-  const JV *val = jv_get(v, "value");
+static int bind_value(shale_stmt *st, int idx, json_t *v, json_t **err) {
+  const char *type = json_string_value(json_object_get(v, "type"));
+  json_t *val = json_object_get(v, "value");
   int rc;
-  if (!jv_is_obj(v) || !type) {
+  if (!json_is_object(v) || !type) {
     *err = herr("ARGS_INVALID", "argument %d is not a Hrana value", idx);
     return -1;
   }
@@ -258,8 +258,8 @@ static int bind_value(shale_stmt *st, int idx, const JV *v, json_t **err) {
     rc = shale_bind_null(st, idx);
   } else if (!strcmp(type, "integer")) {
     long long x;
-    if (jv_is_str(val)) {
-      const char *s = jv_str(val);
+    if (json_is_string(val)) {
+      const char *s = json_string_value(val);
       char *end;
       errno = 0;
       x = strtoll(s, &end, 10);
@@ -267,29 +267,31 @@ static int bind_value(shale_stmt *st, int idx, const JV *v, json_t **err) {
         *err = herr("ARGS_INVALID", "argument %d: \"%s\" is not a 64-bit integer", idx, s);
         return -1;
       }
-    } else if (jv_is_int(val)) {
-      x = jv_int(val);
+    } else if (json_is_integer(val)) {
+      x = json_integer_value(val);
     } else {
       *err = herr("ARGS_INVALID", "argument %d: integer value must be a decimal string", idx);
       return -1;
     }
     rc = shale_bind_int64(st, idx, x);
   } else if (!strcmp(type, "float")) {
-    if (!jv_is_num(val)) {
+    if (!json_is_number(val)) {
       *err = herr("ARGS_INVALID", "argument %d: float value must be a number", idx);
       return -1;
     }
-    rc = shale_bind_double(st, idx, jv_num(val));
+    rc = shale_bind_double(st, idx, json_number_value(val));
   } else if (!strcmp(type, "text")) {
-    if (!jv_is_str(val)) {
+    if (!json_is_string(val)) {
       *err = herr("ARGS_INVALID", "argument %d: text value must be a string", idx);
       return -1;
     }
-    rc = shale_bind_text(st, idx, jv_str(val), (int)jv_len(val), SHALE_TRANSIENT);
+    rc = shale_bind_text(st, idx, json_string_value(val), (int)json_string_length(val),
+                         SHALE_TRANSIENT);
   } else if (!strcmp(type, "blob")) {
-    const JV *b = jv_get(v, "base64");
+    json_t *b = json_object_get(v, "base64");
     unsigned char *data = NULL;
-    long n = jv_is_str(b) ? b64_decode(jv_str(b), jv_len(b), &data) : -1;
+    long n =
+        json_is_string(b) ? b64_decode(json_string_value(b), json_string_length(b), &data) : -1;
     if (n < 0) {
       *err = herr("ARGS_INVALID", "argument %d: blob needs valid base64", idx);
       return -1;
@@ -311,24 +313,24 @@ static int bind_value(shale_stmt *st, int idx, const JV *v, json_t **err) {
   return 0;
 }
 
-static int bind_args(shale_stmt *st, const JV *stmt, json_t **err) {
-  const JV *args = jv_get(stmt, "args"), *named = jv_get(stmt, "named_args");
-  if (args && !jv_is_null(args)) {
-    if (!jv_is_arr(args)) {
+static int bind_args(shale_stmt *st, json_t *stmt, json_t **err) {
+  json_t *args = json_object_get(stmt, "args"), *named = json_object_get(stmt, "named_args");
+  if (args && !json_is_null(args)) {
+    if (!json_is_array(args)) {
       *err = herr("ARGS_INVALID", "args must be an array");
       return -1;
     }
-    for (size_t i = 0; i < jv_size(args); i++)
-      if (bind_value(st, (int)i + 1, jv_at(args, i), err)) return -1;
+    for (size_t i = 0; i < json_array_size(args); i++)
+      if (bind_value(st, (int)i + 1, json_array_get(args, i), err)) return -1;
   }
-  if (named && !jv_is_null(named)) {
-    if (!jv_is_arr(named)) {
+  if (named && !json_is_null(named)) {
+    if (!json_is_array(named)) {
       *err = herr("ARGS_INVALID", "named_args must be an array");
       return -1;
     }
-    for (size_t i = 0; i < jv_size(named); i++) {
-      const JV *a = jv_at(named, i);
-      const char *name = jv_str(jv_get(a, "name"));
+    for (size_t i = 0; i < json_array_size(named); i++) {
+      json_t *a = json_array_get(named, i);
+      const char *name = json_string_value(json_object_get(a, "name"));
       if (!name) {
         *err = herr("ARGS_INVALID", "named argument %zu has no name", i);
         return -1;
@@ -343,7 +345,7 @@ static int bind_args(shale_stmt *st, const JV *stmt, json_t **err) {
         }
       }
       if (!idx) continue; /* a name the statement lacks binds nothing */
-      if (bind_value(st, idx, jv_get(a, "value"), err)) return -1;
+      if (bind_value(st, idx, json_object_get(a, "value"), err)) return -1;
     }
   }
   return 0;
@@ -444,9 +446,9 @@ static int run_stmt(Stream *s, shale_stmt *st, int want_rows, OutBuf *o, json_t 
 
 /* Run a Hrana Stmt, writing its StmtResult. 0, or -1 with *err and o as it
  * was. */
-static int exec_stmt(Stream *s, SqlStore *store, const JV *stmt, OutBuf *o, json_t **err) {
+static int exec_stmt(Stream *s, SqlStore *store, json_t *stmt, OutBuf *o, json_t **err) {
   size_t len, mark = o->n;
-  if (!jv_is_obj(stmt)) {
+  if (!json_is_object(stmt)) {
     *err = herr("PROTO_INVALID", "stmt must be an object");
     return -1;
   }
@@ -460,7 +462,7 @@ static int exec_stmt(Stream *s, SqlStore *store, const JV *stmt, OutBuf *o, json
   }
   if (!st && !(st = prepare_one(s, sql, len, err))) return -1;
   int rc = bind_args(st, stmt, err);
-  if (rc == 0) rc = run_stmt(s, st, !jv_is_false(jv_get(stmt, "want_rows")), o, err);
+  if (rc == 0) rc = run_stmt(s, st, !json_is_false(json_object_get(stmt, "want_rows")), o, err);
   stream_stmt_give(s, sql, len, st);
   if (rc == 0 && o->failed) {
     *err = herr("SQLITE_NOMEM", "out of memory");
@@ -474,26 +476,28 @@ static int exec_stmt(Stream *s, SqlStore *store, const JV *stmt, OutBuf *o, json
 
 /* Evaluate a batch condition over the steps run so far (ok[i] / bad[i]: step
  * i ran and succeeded / failed). -1 with *err for a malformed condition. */
-static int eval_cond(Stream *s, const JV *c, const char *ok, const char *bad, size_t nsteps,
+static int eval_cond(Stream *s, json_t *c, const char *ok, const char *bad, size_t nsteps,
                      json_t **err) {
-  const char *type = jv_str(jv_get(c, "type"));
+  const char *type = json_string_value(json_object_get(c, "type"));
   if (!type) goto bad_cond;
   if (!strcmp(type, "ok") || !strcmp(type, "error")) {
-    const JV *js = jv_get(c, "step");
-    if (!jv_is_int(js) || jv_int(js) < 0 || (size_t)jv_int(js) >= nsteps) goto bad_cond;
-    size_t i = (size_t)jv_int(js);
+    json_t *js = json_object_get(c, "step");
+    if (!json_is_integer(js) || json_integer_value(js) < 0 ||
+        (size_t)json_integer_value(js) >= nsteps)
+      goto bad_cond;
+    size_t i = (size_t)json_integer_value(js);
     return type[0] == 'o' ? ok[i] : bad[i];
   }
   if (!strcmp(type, "not")) {
-    int r = eval_cond(s, jv_get(c, "cond"), ok, bad, nsteps, err);
+    int r = eval_cond(s, json_object_get(c, "cond"), ok, bad, nsteps, err);
     return r < 0 ? r : !r;
   }
   if (!strcmp(type, "and") || !strcmp(type, "or")) {
-    const JV *conds = jv_get(c, "conds");
+    json_t *conds = json_object_get(c, "conds");
     int is_and = type[0] == 'a', acc = is_and;
-    if (!jv_is_arr(conds)) goto bad_cond;
-    for (size_t i = 0; i < jv_size(conds); i++) {
-      int r = eval_cond(s, jv_at(conds, i), ok, bad, nsteps, err);
+    if (!json_is_array(conds)) goto bad_cond;
+    for (size_t i = 0; i < json_array_size(conds); i++) {
+      int r = eval_cond(s, json_array_get(conds, i), ok, bad, nsteps, err);
       if (r < 0) return r;
       acc = is_and ? acc && r : acc || r;
     }
@@ -511,18 +515,18 @@ typedef void (*StepSink)(void *arg, size_t i, const char *res, size_t n, json_t 
 
 /* Each step's result is written into scratch (emptied per step) and handed
  * to the sink. */
-static int run_batch(Stream *s, SqlStore *store, const JV *batch, OutBuf *scratch, StepSink sink,
+static int run_batch(Stream *s, SqlStore *store, json_t *batch, OutBuf *scratch, StepSink sink,
                      void *arg, json_t **err) {
-  const JV *steps = jv_get(batch, "steps");
-  if (!jv_is_obj(batch) || !jv_is_arr(steps)) {
+  json_t *steps = json_object_get(batch, "steps");
+  if (!json_is_object(batch) || !json_is_array(steps)) {
     *err = herr("PROTO_INVALID", "batch needs a steps array");
     return -1;
   }
-  size_t n = jv_size(steps);
+  size_t n = json_array_size(steps);
   char *ok = calloc(n + 1, 2), *bad = ok + n + 1;
   for (size_t i = 0; i < n; i++) {
-    const JV *step = jv_at(steps, i), *cond = jv_get(step, "condition");
-    if (cond && !jv_is_null(cond)) {
+    json_t *step = json_array_get(steps, i), *cond = json_object_get(step, "condition");
+    if (cond && !json_is_null(cond)) {
       int r = eval_cond(s, cond, ok, bad, n, err);
       if (r < 0) {
         free(ok);
@@ -535,7 +539,7 @@ static int run_batch(Stream *s, SqlStore *store, const JV *batch, OutBuf *scratc
     }
     json_t *e = NULL;
     scratch->n = 0;
-    int rc = exec_stmt(s, store, jv_get(step, "stmt"), scratch, &e);
+    int rc = exec_stmt(s, store, json_object_get(step, "stmt"), scratch, &e);
     ok[i] = rc == 0;
     bad[i] = rc != 0;
     sink(arg, i, rc ? NULL : (const char *)scratch->p, scratch->n, e);
@@ -560,7 +564,7 @@ static void batch_sink(void *arg, size_t i, const char *res, size_t n, json_t *e
 }
 
 /* {"type":"batch","result":{"step_results":[...],"step_errors":[...]}} */
-static int exec_batch(Stream *s, SqlStore *store, const JV *batch, OutBuf *o, json_t **err) {
+static int exec_batch(Stream *s, SqlStore *store, json_t *batch, OutBuf *o, json_t **err) {
   OutBuf scratch = {0};
   BatchOut b = {o, json_array()};
   OB_LIT(o, "{\"type\":\"batch\",\"result\":{\"step_results\":[");
@@ -598,7 +602,7 @@ static void cursor_sink(void *arg, size_t i, const char *text, size_t n, json_t 
   }
 }
 
-json_t *hrana_cursor(Stream *s, SqlStore *store, const JV *batch, json_t **err) {
+json_t *hrana_cursor(Stream *s, SqlStore *store, json_t *batch, json_t **err) {
   json_t *out = json_array();
   OutBuf scratch = {0};
   int rc = run_batch(s, store, batch, &scratch, cursor_sink, out, err);
@@ -612,7 +616,7 @@ json_t *hrana_cursor(Stream *s, SqlStore *store, const JV *batch, json_t **err) 
 
 /* ---- sequence, describe ---- */
 
-static json_t *exec_sequence(Stream *s, SqlStore *store, const JV *req, json_t **err) {
+static json_t *exec_sequence(Stream *s, SqlStore *store, json_t *req, json_t **err) {
   size_t len;
   const char *sql = get_sql(store, req, &len, err), *end = sql + len;
   if (!sql) return NULL;
@@ -649,7 +653,7 @@ static int is_explain(const char *sql) {
   return strncasecmp(sql, "explain", 7) == 0 && !isalnum((unsigned char)sql[7]) && sql[7] != '_';
 }
 
-static int exec_describe(Stream *s, SqlStore *store, const JV *req, OutBuf *o, json_t **err) {
+static int exec_describe(Stream *s, SqlStore *store, json_t *req, OutBuf *o, json_t **err) {
   size_t len;
   const char *sql = get_sql(store, req, &len, err);
   if (!sql) return -1;
@@ -685,8 +689,8 @@ static int exec_describe(Stream *s, SqlStore *store, const JV *req, OutBuf *o, j
 /* ---- dispatch ---- */
 
 /* The requests answered by a jansson tree (dumped by hrana_request). */
-static json_t *request_tree(Stream *s, SqlStore *store, const char *type, const JV *req,
-                            int version, json_t **err) {
+static json_t *request_tree(Stream *s, SqlStore *store, const char *type, json_t *req, int version,
+                            json_t **err) {
   if (!strcmp(type, "store_sql") && version >= 2) return req_store_sql(store, req, err);
   if (!strcmp(type, "close_sql") && version >= 2) return req_close_sql(store, req, err);
   if (!s) {
@@ -702,17 +706,17 @@ static json_t *request_tree(Stream *s, SqlStore *store, const char *type, const 
   return NULL;
 }
 
-int hrana_request(Stream *s, SqlStore *store, const char *type, const JV *req, int version,
-                  OutBuf *o, json_t **err) {
+int hrana_request(Stream *s, SqlStore *store, const char *type, json_t *req, int version, OutBuf *o,
+                  json_t **err) {
   size_t mark = o->n;
   int rc;
   if (s) s->last_used = server_now_ms();
   if (s && !strcmp(type, "execute")) {
     OB_LIT(o, "{\"type\":\"execute\",\"result\":");
-    rc = exec_stmt(s, store, jv_get(req, "stmt"), o, err);
+    rc = exec_stmt(s, store, json_object_get(req, "stmt"), o, err);
     if (!rc) OB_LIT(o, "}");
   } else if (s && !strcmp(type, "batch")) {
-    rc = exec_batch(s, store, jv_get(req, "batch"), o, err);
+    rc = exec_batch(s, store, json_object_get(req, "batch"), o, err);
   } else if (s && version >= 2 && !strcmp(type, "describe")) {
     rc = exec_describe(s, store, req, o, err);
   } else {

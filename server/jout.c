@@ -63,7 +63,8 @@ void ob_free(OutBuf *b) {
   memset(b, 0, sizeof *b);
 }
 
-size_t jutf8_len(const unsigned char *s, size_t n) {
+/* The length of the valid UTF-8 sequence at s[0..n) (n >= 1), 0 if none. */
+static size_t utf8_len(const unsigned char *s, size_t n) {
   unsigned c = s[0];
   size_t k;
   unsigned min;
@@ -99,7 +100,7 @@ void ob_str(OutBuf *b, const char *str, size_t n) {
       *o++ = (unsigned char)c;
       i++;
     } else if (c >= 0x80) {
-      size_t k = jutf8_len(s + i, n - i);
+      size_t k = utf8_len(s + i, n - i);
       if (k) {
         memcpy(o, s + i, k);
         o += k;

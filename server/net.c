@@ -122,7 +122,6 @@ static WsConn *ws_all;
 #define KEEP_MAX (1 << 20)
 #define BODY_POOL 8
 static OutBuf http_out;
-static JDoc g_req; /* the request being handled, parsed (one at a time) */
 static BodyBuf *body_busy, *body_free;
 static int n_body_free;
 
@@ -174,7 +173,6 @@ void net_shutdown(void) {
   body_free = NULL;
   n_body_free = 0;
   ob_free(&http_out);
-  jdoc_free(&g_req);
 }
 
 /* Send the response whose body is http_out.p[HDR_ROOM .. http_out.n): the
@@ -217,24 +215,23 @@ static int http_error(struct lws *wsi, HttpConn *h, unsigned status, json_t *err
 }
 
 /* The body's baton: NULL, a string, or an error. */
-static int get_baton(const JV *req, const char **baton, json_t **err) {
-  const JV *b = jv_get(req, "baton");
+static int get_baton(json_t *req, const char **baton, json_t **err) {
+  json_t *b = json_object_get(req, "baton");
   *baton = NULL;
-  if (!b || jv_is_null(b)) return 0;
-  if (!jv_is_str(b)) {
+  if (!b || json_is_null(b)) return 0;
+  if (!json_is_string(b)) {
     *err = herr("HTTP_BODY_INVALID", "baton must be a string or null");
     return -1;
   }
-  *baton = jv_str(b);
+  *baton = json_string_value(b);
   return 0;
 }
 
-static int http_pipeline(struct lws *wsi, HttpConn *h, int version, const JV *req) {
-  json_t *err = NULL;
-  const JV *reqs = jv_get(req, "requests");
+static int http_pipeline(struct lws *wsi, HttpConn *h, int version, json_t *req) {
+  json_t *err = NULL, *reqs = json_object_get(req, "requests");
   const char *baton;
   if (get_baton(req, &baton, &err)) return http_error(wsi, h, 400, err);
-  if (!jv_is_arr(reqs))
+  if (!json_is_array(reqs))
     return http_error(wsi, h, 400, herr("HTTP_BODY_INVALID", "requests must be an array"));
   Stream *s = stream_http_get(baton, h->readonly, &err);
   if (!s) return http_error(wsi, h, 400, err);
@@ -243,9 +240,9 @@ static int http_pipeline(struct lws *wsi, HttpConn *h, int version, const JV *re
   int closed = 0;
   if (ob_start(o, HDR_ROOM)) return -1;
   OB_LIT(o, "{\"results\":[");
-  for (size_t i = 0; i < jv_size(reqs); i++) {
-    const JV *r = jv_at(reqs, i);
-    const char *type = jv_str(jv_get(r, "type"));
+  for (size_t i = 0; i < json_array_size(reqs); i++) {
+    json_t *r = json_array_get(reqs, i);
+    const char *type = json_string_value(json_object_get(r, "type"));
     size_t mark = o->n;
     int rc = -1;
     err = NULL;
@@ -282,12 +279,12 @@ static int http_pipeline(struct lws *wsi, HttpConn *h, int version, const JV *re
   return o->failed ? -1 : http_send(wsi, h, 200, "application/json");
 }
 
-static int http_cursor(struct lws *wsi, HttpConn *h, const JV *req) {
+static int http_cursor(struct lws *wsi, HttpConn *h, json_t *req) {
   json_t *err = NULL;
   const char *baton;
   if (get_baton(req, &baton, &err)) return http_error(wsi, h, 400, err);
-  const JV *batch = jv_get(req, "batch");
-  if (!jv_is_obj(batch))
+  json_t *batch = json_object_get(req, "batch");
+  if (!json_is_object(batch))
     return http_error(wsi, h, 400, herr("HTTP_BODY_INVALID", "batch must be an object"));
   Stream *s = stream_http_get(baton, h->readonly, &err);
   if (!s) return http_error(wsi, h, 400, err);
@@ -318,17 +315,20 @@ static int http_post(struct lws *wsi, HttpConn *h) {
                                                    : 0;
   if (!version)
     return http_error(wsi, h, 404, herr("HTTP_NOT_FOUND", "no route for POST %s", h->path));
-  char jerr[160];
-  const JV *req = jdoc_parse(&g_req, h->body ? h->body->p : "", h->n, jerr, sizeof jerr);
+  json_error_t jerr;
+  json_t *req = json_loadb(h->body ? h->body->p : "", h->n, JSON_ALLOW_NUL, &jerr);
   if (h->body) { /* the parsed tree holds copies */
     body_give(h->body);
     h->body = NULL;
   }
-  if (!jv_is_obj(req))
+  if (!json_is_object(req)) {
+    json_decref(req);
     return http_error(wsi, h, 400,
-                      herr("HTTP_BODY_INVALID", "the body is not a JSON object: %s",
-                           req ? "another JSON value" : jerr));
-  return version < 0 ? http_cursor(wsi, h, req) : http_pipeline(wsi, h, version, req);
+                      herr("HTTP_BODY_INVALID", "the body is not a JSON object: %s", jerr.text));
+  }
+  int rc = version < 0 ? http_cursor(wsi, h, req) : http_pipeline(wsi, h, version, req);
+  json_decref(req);
+  return rc;
 }
 
 static int http_get(struct lws *wsi, HttpConn *h) {
@@ -390,14 +390,12 @@ static void ws_send(WsConn *w, json_t *msg) {
   ws_queue(w, &b);
 }
 
-static void ws_ok(WsConn *w, long long id, json_t *resp) {
-  ws_send(w, json_pack("{s:s,s:I,s:o}", "type", "response_ok", "request_id", (json_int_t)id,
-                       "response", resp));
+static void ws_ok(WsConn *w, json_t *id, json_t *resp) {
+  ws_send(w, json_pack("{s:s,s:O,s:o}", "type", "response_ok", "request_id", id, "response", resp));
 }
 
-static void ws_err(WsConn *w, long long id, json_t *err) {
-  ws_send(w, json_pack("{s:s,s:I,s:o}", "type", "response_error", "request_id", (json_int_t)id,
-                       "error", err));
+static void ws_err(WsConn *w, json_t *id, json_t *err) {
+  ws_send(w, json_pack("{s:s,s:O,s:o}", "type", "response_error", "request_id", id, "error", err));
 }
 
 static int ws_close(WsConn *w, enum lws_close_status st, const char *why) {
@@ -405,11 +403,11 @@ static int ws_close(WsConn *w, enum lws_close_status st, const char *why) {
   return -1;
 }
 
-static WsStream *ws_stream(WsConn *w, const JV *req) {
-  const JV *id = jv_get(req, "stream_id");
-  if (!jv_is_int(id)) return NULL;
+static WsStream *ws_stream(WsConn *w, json_t *req) {
+  json_t *id = json_object_get(req, "stream_id");
+  if (!json_is_integer(id)) return NULL;
   for (int i = 0; i < w->n_streams; i++)
-    if (w->streams[i].id == jv_int(id)) return &w->streams[i];
+    if (w->streams[i].id == json_integer_value(id)) return &w->streams[i];
   return NULL;
 }
 
@@ -425,13 +423,13 @@ static void ws_cursor_drop(WsConn *w, int i) {
 }
 
 /* A request of an open socket. Returns -1 to close the socket. */
-static int ws_request(WsConn *w, long long id, const JV *req) {
-  const char *type = jv_str(jv_get(req, "type"));
+static int ws_request(WsConn *w, json_t *id, json_t *req) {
+  const char *type = json_string_value(json_object_get(req, "type"));
   json_t *err = NULL;
   if (!type) return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "request without a type");
   if (!strcmp(type, "open_stream")) {
-    const JV *sid = jv_get(req, "stream_id");
-    if (!jv_is_int(sid)) return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "bad stream_id");
+    json_t *sid = json_object_get(req, "stream_id");
+    if (!json_is_integer(sid)) return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "bad stream_id");
     if (ws_stream(w, req)) return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "stream_id in use");
     Stream *s = stream_open(w->readonly, &err);
     if (!s) {
@@ -442,7 +440,7 @@ static int ws_request(WsConn *w, long long id, const JV *req) {
       w->cap_streams = w->cap_streams ? w->cap_streams * 2 : 4;
       w->streams = realloc(w->streams, (size_t)w->cap_streams * sizeof *w->streams);
     }
-    w->streams[w->n_streams++] = (WsStream){jv_int(sid), s};
+    w->streams[w->n_streams++] = (WsStream){json_integer_value(sid), s};
     ws_ok(w, id, json_pack("{s:s}", "type", "open_stream"));
     return 0;
   }
@@ -456,14 +454,14 @@ static int ws_request(WsConn *w, long long id, const JV *req) {
     return 0;
   }
   if (w->version >= 3 && !strcmp(type, "fetch_cursor")) {
-    const JV *cid = jv_get(req, "cursor_id"), *mc = jv_get(req, "max_count");
-    int i = jv_is_int(cid) ? ws_cursor_find(w, jv_int(cid)) : -1;
-    if (i < 0 || !jv_is_int(mc) || jv_int(mc) < 0)
+    json_t *cid = json_object_get(req, "cursor_id"), *mc = json_object_get(req, "max_count");
+    int i = json_is_integer(cid) ? ws_cursor_find(w, json_integer_value(cid)) : -1;
+    if (i < 0 || !json_is_integer(mc) || json_integer_value(mc) < 0)
       return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "fetch_cursor: bad cursor_id or max_count");
     WsCursor *c = &w->cursors[i];
     json_t *out = json_array();
     size_t total = json_array_size(c->entries);
-    for (json_int_t k = 0; k < jv_int(mc) && c->pos < total; k++)
+    for (json_int_t k = 0; k < json_integer_value(mc) && c->pos < total; k++)
       json_array_append(out, json_array_get(c->entries, c->pos++));
     ws_ok(w, id,
           json_pack("{s:s,s:o,s:b}", "type", "fetch_cursor", "entries", out, "done",
@@ -471,8 +469,8 @@ static int ws_request(WsConn *w, long long id, const JV *req) {
     return 0;
   }
   if (w->version >= 3 && !strcmp(type, "close_cursor")) {
-    const JV *cid = jv_get(req, "cursor_id");
-    int i = jv_is_int(cid) ? ws_cursor_find(w, jv_int(cid)) : -1;
+    json_t *cid = json_object_get(req, "cursor_id");
+    int i = json_is_integer(cid) ? ws_cursor_find(w, json_integer_value(cid)) : -1;
     if (i >= 0) ws_cursor_drop(w, i);
     ws_ok(w, id, json_pack("{s:s}", "type", "close_cursor"));
     return 0;
@@ -493,11 +491,11 @@ static int ws_request(WsConn *w, long long id, const JV *req) {
     return 0;
   }
   if (w->version >= 3 && !strcmp(type, "open_cursor")) {
-    const JV *cid = jv_get(req, "cursor_id");
-    if (!jv_is_int(cid) || ws_cursor_find(w, jv_int(cid)) >= 0)
+    json_t *cid = json_object_get(req, "cursor_id");
+    if (!json_is_integer(cid) || ws_cursor_find(w, json_integer_value(cid)) >= 0)
       return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "open_cursor: bad or used cursor_id");
     ws->s->last_used = server_now_ms();
-    json_t *entries = hrana_cursor(ws->s, &w->sqls, jv_get(req, "batch"), &err);
+    json_t *entries = hrana_cursor(ws->s, &w->sqls, json_object_get(req, "batch"), &err);
     if (!entries) {
       ws_err(w, id, err);
       return 0;
@@ -506,7 +504,7 @@ static int ws_request(WsConn *w, long long id, const JV *req) {
       w->cap_cursors = w->cap_cursors ? w->cap_cursors * 2 : 4;
       w->cursors = realloc(w->cursors, (size_t)w->cap_cursors * sizeof *w->cursors);
     }
-    w->cursors[w->n_cursors++] = (WsCursor){jv_int(cid), entries, 0};
+    w->cursors[w->n_cursors++] = (WsCursor){json_integer_value(cid), entries, 0};
     ws_ok(w, id, json_pack("{s:s}", "type", "open_cursor"));
     return 0;
   }
@@ -514,7 +512,7 @@ static int ws_request(WsConn *w, long long id, const JV *req) {
   OutBuf b = {0};
   if (ob_start(&b, LWS_PRE)) return -1;
   OB_LIT(&b, "{\"type\":\"response_ok\",\"request_id\":");
-  ob_int(&b, id);
+  ob_int(&b, json_integer_value(id));
   OB_LIT(&b, ",\"response\":");
   if (hrana_request(ws ? ws->s : NULL, &w->sqls, type, req, w->version, &b, &err)) {
     ob_free(&b);
@@ -527,17 +525,18 @@ static int ws_request(WsConn *w, long long id, const JV *req) {
 }
 
 static int ws_message(WsConn *w, const char *text, size_t n) {
-  const JV *msg = jdoc_parse(&g_req, text, n, NULL, 0);
-  const char *type = jv_str(jv_get(msg, "type"));
+  json_error_t jerr;
+  json_t *msg = json_loadb(text, n, JSON_ALLOW_NUL, &jerr);
+  const char *type = json_string_value(json_object_get(msg, "type"));
   int rc = 0;
   if (!type) {
     rc = ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "message is not a JSON object with a type");
   } else if (!strcmp(type, "hello")) {
-    const JV *jwt = jv_get(msg, "jwt");
+    json_t *jwt = json_object_get(msg, "jwt");
     const char *why = NULL;
     if (w->hello_done && w->version < 2) {
       rc = ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "hello sent twice (hrana1)");
-    } else if (auth_check(jv_str(jwt), &w->readonly, &why)) {
+    } else if (auth_check(json_string_value(jwt), &w->readonly, &why)) {
       ws_send(w, json_pack("{s:s,s:o}", "type", "hello_error", "error",
                            herr("AUTH_FAILED", "%s", why)));
       w->hello_done = -1; /* refused: the socket closes once this is written */
@@ -546,16 +545,17 @@ static int ws_message(WsConn *w, const char *text, size_t n) {
       ws_send(w, json_pack("{s:s}", "type", "hello_ok"));
     }
   } else if (!strcmp(type, "request")) {
-    const JV *id = jv_get(msg, "request_id"), *req = jv_get(msg, "request");
+    json_t *id = json_object_get(msg, "request_id"), *req = json_object_get(msg, "request");
     if (w->hello_done != 1)
       rc = ws_close(w, LWS_CLOSE_STATUS_POLICY_VIOLATION, "request before a successful hello");
-    else if (!jv_is_int(id) || !jv_is_obj(req))
+    else if (!json_is_integer(id) || !json_is_object(req))
       rc = ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "request needs request_id and request");
     else
-      rc = ws_request(w, jv_int(id), req);
+      rc = ws_request(w, id, req);
   } else {
     rc = ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "unknown message type");
   }
+  json_decref(msg);
   return rc;
 }
 

@@ -8,7 +8,6 @@
  *   hrana.c   Hrana requests on a stream: execute, batch, sequence, describe,
  *             store_sql/close_sql, get_autocommit, cursors; values, errors
  *   jout.c    JSON text written straight into a buffer (responses)
- *   jin.c     JSON requests parsed into an arena tree (JV), no jansson
  *   stream.c  streams (one shale connection each), the connection pool, HTTP
  *             batons and idle expiry
  *   auth.c    Bearer JWTs: Ed25519 signatures (OpenSSL), exp, access level
@@ -80,54 +79,6 @@ void ob_int_str(OutBuf *b, long long v);
 void ob_real(OutBuf *b, double d);
 #define OB_LIT(b, lit) ob_put(lit, sizeof lit - 1, b)
 void ob_free(OutBuf *b);
-
-/* The length of the valid UTF-8 sequence at s[0..n) (n >= 1), 0 if none. */
-size_t jutf8_len(const unsigned char *s, size_t n);
-
-/* ---- JSON requests in (jin.c) ---- */
-/* A parsed JSON value, read-only; it lives in its JDoc until the next parse. */
-enum { JV_NULL, JV_FALSE, JV_TRUE, JV_INT, JV_REAL, JV_STR, JV_ARR, JV_OBJ };
-typedef struct JV {
-  unsigned char type;
-  uint32_t n;     /* JV_STR: bytes; JV_ARR, JV_OBJ: members */
-  uint32_t key_n; /* a member of an object: its key */
-  const char *key;
-  union {
-    long long i;
-    double d;
-    const char *s; /* NUL-terminated */
-    const struct JV *kids;
-  } u;
-} JV;
-/* A parse's memory, kept for the next parse (jdoc_free releases it). */
-typedef struct JDoc {
-  struct JBlock *blocks;
-  JV *stack;
-  size_t n_stack, cap_stack;
-} JDoc;
-/* Parse text[0..n) (one JSON value, whitespace around it): the root, or NULL
- * with a message in err[0..errn). Empties d first. */
-const JV *jdoc_parse(JDoc *d, const char *text, size_t n, char *err, size_t errn);
-void jdoc_free(JDoc *d);
-/* Member `key` of an object (the last if repeated); element i of an array.
- * NULL when v is not one or lacks it. */
-const JV *jv_get(const JV *v, const char *key);
-const JV *jv_at(const JV *v, size_t i);
-static inline int jv_is(const JV *v, int type) { return v && v->type == type; }
-static inline int jv_is_str(const JV *v) { return jv_is(v, JV_STR); }
-static inline int jv_is_int(const JV *v) { return jv_is(v, JV_INT); }
-static inline int jv_is_num(const JV *v) { return v && (v->type == JV_INT || v->type == JV_REAL); }
-static inline int jv_is_null(const JV *v) { return jv_is(v, JV_NULL); }
-static inline int jv_is_false(const JV *v) { return jv_is(v, JV_FALSE); }
-static inline int jv_is_obj(const JV *v) { return jv_is(v, JV_OBJ); }
-static inline int jv_is_arr(const JV *v) { return jv_is(v, JV_ARR); }
-static inline const char *jv_str(const JV *v) { return jv_is_str(v) ? v->u.s : NULL; }
-static inline size_t jv_len(const JV *v) { return jv_is_str(v) ? v->n : 0; }
-static inline long long jv_int(const JV *v) { return jv_is_int(v) ? v->u.i : 0; }
-static inline double jv_num(const JV *v) {
-  return jv_is_int(v) ? (double)v->u.i : jv_is(v, JV_REAL) ? v->u.d : 0.0;
-}
-static inline size_t jv_size(const JV *v) { return jv_is_arr(v) ? v->n : 0; }
 
 /* ---- errors (hrana.c) ---- */
 /* A new Error object {message, code}. */
@@ -211,12 +162,12 @@ void stream_init(void);
  * the response object ({type, ...}) as JSON text to out and returns 0, or
  * returns -1 with *err set and out as it was. `version` is the negotiated
  * protocol version (1..3): requests it lacks are refused. */
-int hrana_request(Stream *s, SqlStore *store, const char *type, const JV *req, int version,
+int hrana_request(Stream *s, SqlStore *store, const char *type, json_t *req, int version,
                   OutBuf *out, json_t **err);
 /* Run a batch as a v3 cursor: the entries (step_begin, row, step_end,
  * step_error, error), in order, as a JSON array. NULL with *err for a
  * malformed batch. */
-json_t *hrana_cursor(Stream *s, SqlStore *store, const JV *batch, json_t **err);
+json_t *hrana_cursor(Stream *s, SqlStore *store, json_t *batch, json_t **err);
 
 /* ---- auth (auth.c) ---- */
 /* Load --auth-jwt-key-file: PEM public keys and/or lines of raw base64url
