@@ -9,14 +9,9 @@
  *   {"type":"float","value":1.5} {"type":"text","value":"..."}
  *   {"type":"blob","base64":"..."} (sent padded; padded or not accepted)
  *
- * Responses are written as JSON text straight into the caller's buffer
- * (jout.c): execute's rows and values, batch and describe never become
- * jansson trees; the small responses are built as trees and dumped there.
- *
  * Invariants:
- *  1. A request either writes its response object and returns 0, or sets
- *     *err, returns -1 and leaves the buffer as it was: never both, never
- *     neither.
+ *  1. A request either returns its response object or sets *err: never both,
+ *     never neither.
  *  2. Every statement prepared here is finalized, or reset and given to the
  *     connection's statement cache (execute, batch and cursor steps), before
  *     the request returns.
@@ -202,47 +197,44 @@ static const char *get_sql(SqlStore *store, json_t *obj, size_t *len, json_t **e
 
 /* ---- values ---- */
 
-/* Column i of the current row as a Hrana value. */
-static void value_write(OutBuf *o, shale_stmt *st, int i) {
+/* {"type": T} plus, when val, {key: val}: built directly (json_pack parses
+ * its format on every call, and values are the hot path). */
+static json_t *tagged(const char *type, const char *key, json_t *val) {
+  json_t *o = json_object();
+  json_object_set_new_nocheck(o, "type", json_string_nocheck(type));
+  if (val) json_object_set_new_nocheck(o, key, val);
+  return o;
+}
+
+static json_t *value_out(shale_stmt *st, int i) {
   switch (shale_column_type(st, i)) {
-    case SHALE_INTEGER:
-      OB_LIT(o, "{\"type\":\"integer\",\"value\":");
-      ob_int_str(o, shale_column_int64(st, i));
-      break;
+    case SHALE_INTEGER: {
+      char buf[32];
+      snprintf(buf, sizeof buf, "%lld", (long long)shale_column_int64(st, i));
+      return tagged("integer", "value", json_string_nocheck(buf));
+    }
     case SHALE_FLOAT: {
       double d = shale_column_double(st, i);
       /* JSON has no infinities: the largest finite double stands in. */
       if (isinf(d)) d = d > 0 ? 1.7976931348623157e308 : -1.7976931348623157e308;
-      if (isnan(d)) {
-        OB_LIT(o, "{\"type\":\"null\"}");
-        return;
-      }
-      OB_LIT(o, "{\"type\":\"float\",\"value\":");
-      ob_real(o, d);
-      break;
+      if (isnan(d)) return tagged("null", NULL, NULL);
+      return tagged("float", "value", json_real(d));
     }
     case SHALE_TEXT: {
       const char *t = (const char *)shale_column_text(st, i);
       int n = shale_column_bytes(st, i);
-      OB_LIT(o, "{\"type\":\"text\",\"value\":");
-      ob_str(o, t ? t : "", t ? (size_t)n : 0);
-      break;
+      return tagged("text", "value", json_stringn_nocheck(t ? t : "", (size_t)n));
     }
     case SHALE_BLOB: {
       const unsigned char *b = shale_column_blob(st, i);
-      size_t n = (size_t)shale_column_bytes(st, i);
-      OB_LIT(o, "{\"type\":\"blob\",\"base64\":\"");
-      if (ob_reserve(o, (n + 2) / 3 * 4 + 1)) return;
-      /* base64 needs no escaping: encoded in place */
-      o->n += (size_t)EVP_EncodeBlock(o->p + o->n, b ? b : (const unsigned char *)"", (int)n);
-      OB_LIT(o, "\"");
-      break;
+      char *enc = b64_encode(b, (size_t)shale_column_bytes(st, i));
+      json_t *v = tagged("blob", "base64", json_string_nocheck(enc ? enc : ""));
+      free(enc);
+      return v;
     }
     default:
-      OB_LIT(o, "{\"type\":\"null\"}");
-      return;
+      return tagged("null", NULL, NULL);
   }
-  OB_LIT(o, "}");
 }
 
 /* Bind one Hrana value to parameter idx. */
@@ -392,84 +384,75 @@ static shale_stmt *prepare_one(Stream *s, const char *sql, size_t len, json_t **
   return st;
 }
 
-static void cols_write(OutBuf *o, shale_stmt *st) {
-  OB_LIT(o, "[");
+static json_t *cols_of(shale_stmt *st) {
+  json_t *cols = json_array();
   for (int i = 0; i < shale_column_count(st); i++) {
-    if (i) OB_LIT(o, ",");
-    OB_LIT(o, "{\"name\":");
-    ob_cstr(o, shale_column_name(st, i));
-    OB_LIT(o, ",\"decltype\":");
-    ob_cstr(o, shale_column_decltype(st, i));
-    OB_LIT(o, "}");
+    const char *name = shale_column_name(st, i), *decl = shale_column_decltype(st, i);
+    json_t *c = json_object();
+    json_object_set_new_nocheck(c, "name", name ? json_string(name) : json_null());
+    json_object_set_new_nocheck(c, "decltype", decl ? json_string(decl) : json_null());
+    json_array_append_new(cols, c);
   }
-  OB_LIT(o, "]");
+  return cols;
 }
 
-/* Step a bound statement to its end, writing its StmtResult. 0, or -1 with
- * *err (o then holds part of the result: the caller cuts it). */
-static int run_stmt(Stream *s, shale_stmt *st, int want_rows, OutBuf *o, json_t **err) {
+/* Step a bound statement to its end. Returns StmtResult or NULL + *err. */
+static json_t *run_stmt(Stream *s, shale_stmt *st, int want_rows, json_t **err) {
   shale_int64 before = shale_total_changes64(s->db);
+  json_t *rows = json_array();
   int ncol, nrows = 0, rc;
-  OB_LIT(o, "{\"rows\":[");
   while ((rc = shale_step(st)) == SHALE_ROW) {
     if (!want_rows) continue;
-    if (++nrows > g_cfg.max_rows) {
-      *err = herr("RESPONSE_TOO_LARGE", "the result has more than %d rows (--max-rows)",
-                  g_cfg.max_rows);
-      return -1;
-    }
     /* read after the step: a statement recompiled for a moved schema (a
      * cached one, say) may have gained or lost columns */
     ncol = shale_column_count(st);
-    if (nrows > 1) OB_LIT(o, ",");
-    OB_LIT(o, "[");
-    for (int i = 0; i < ncol; i++) {
-      if (i) OB_LIT(o, ",");
-      value_write(o, st, i);
+    if (++nrows > g_cfg.max_rows) {
+      json_decref(rows);
+      *err = herr("RESPONSE_TOO_LARGE", "the result has more than %d rows (--max-rows)",
+                  g_cfg.max_rows);
+      return NULL;
     }
-    OB_LIT(o, "]");
+    json_t *row = json_array();
+    for (int i = 0; i < ncol; i++) json_array_append_new(row, value_out(st, i));
+    json_array_append_new(rows, row);
   }
   if (rc != SHALE_DONE) {
+    json_decref(rows);
     *err = herr_db(s->db, rc);
-    return -1;
+    return NULL;
   }
   shale_int64 changed = shale_total_changes64(s->db) - before;
-  OB_LIT(o, "],\"cols\":");
-  cols_write(o, st);
-  OB_LIT(o, ",\"affected_row_count\":");
-  ob_int(o, changed > 0 ? shale_changes64(s->db) : 0);
-  OB_LIT(o, ",\"last_insert_rowid\":");
-  ob_int_str(o, shale_last_insert_rowid(s->db));
-  OB_LIT(o, "}");
-  return 0;
+  char rowid[32];
+  snprintf(rowid, sizeof rowid, "%lld", (long long)shale_last_insert_rowid(s->db));
+  json_t *res = json_object();
+  json_object_set_new_nocheck(res, "cols", cols_of(st));
+  json_object_set_new_nocheck(res, "rows", rows);
+  json_object_set_new_nocheck(res, "affected_row_count",
+                              json_integer(changed > 0 ? shale_changes64(s->db) : 0));
+  json_object_set_new_nocheck(res, "last_insert_rowid", json_string_nocheck(rowid));
+  return res;
 }
 
-/* Run a Hrana Stmt, writing its StmtResult. 0, or -1 with *err and o as it
- * was. */
-static int exec_stmt(Stream *s, SqlStore *store, json_t *stmt, OutBuf *o, json_t **err) {
-  size_t len, mark = o->n;
+static json_t *exec_stmt(Stream *s, SqlStore *store, json_t *stmt, json_t **err) {
+  size_t len;
   if (!json_is_object(stmt)) {
     *err = herr("PROTO_INVALID", "stmt must be an object");
-    return -1;
+    return NULL;
   }
   const char *sql = get_sql(store, stmt, &len, err);
-  if (!sql) return -1;
+  if (!sql) return NULL;
   shale_stmt *st = stream_stmt_take(s, sql, len);
   if (st && s->readonly && !shale_stmt_readonly(st)) { /* cached for a writer */
     stream_stmt_give(s, sql, len, st);
     *err = herr("SQLITE_READONLY", "this client is read-only: writes are refused");
-    return -1;
+    return NULL;
   }
-  if (!st && !(st = prepare_one(s, sql, len, err))) return -1;
-  int rc = bind_args(st, stmt, err);
-  if (rc == 0) rc = run_stmt(s, st, !json_is_false(json_object_get(stmt, "want_rows")), o, err);
+  if (!st && !(st = prepare_one(s, sql, len, err))) return NULL;
+  json_t *res = NULL;
+  if (bind_args(st, stmt, err) == 0)
+    res = run_stmt(s, st, !json_is_false(json_object_get(stmt, "want_rows")), err);
   stream_stmt_give(s, sql, len, st);
-  if (rc == 0 && o->failed) {
-    *err = herr("SQLITE_NOMEM", "out of memory");
-    rc = -1;
-  }
-  if (rc) o->n = mark;
-  return rc;
+  return res;
 }
 
 /* ---- batches ---- */
@@ -509,14 +492,11 @@ bad_cond:
   return -1;
 }
 
-/* Called per step with its StmtResult as JSON text res[0..n) or its error
- * (both NULL: skipped). */
-typedef void (*StepSink)(void *arg, size_t i, const char *res, size_t n, json_t *error);
+/* Called per step with its result or its error (both NULL: skipped). */
+typedef void (*StepSink)(void *arg, size_t i, json_t *result, json_t *error);
 
-/* Each step's result is written into scratch (emptied per step) and handed
- * to the sink. */
-static int run_batch(Stream *s, SqlStore *store, json_t *batch, OutBuf *scratch, StepSink sink,
-                     void *arg, json_t **err) {
+static int run_batch(Stream *s, SqlStore *store, json_t *batch, StepSink sink, void *arg,
+                     json_t **err) {
   json_t *steps = json_object_get(batch, "steps");
   if (!json_is_object(batch) || !json_is_array(steps)) {
     *err = herr("PROTO_INVALID", "batch needs a steps array");
@@ -533,57 +513,42 @@ static int run_batch(Stream *s, SqlStore *store, json_t *batch, OutBuf *scratch,
         return -1;
       }
       if (!r) {
-        sink(arg, i, NULL, 0, NULL);
+        sink(arg, i, NULL, NULL);
         continue;
       }
     }
-    json_t *e = NULL;
-    scratch->n = 0;
-    int rc = exec_stmt(s, store, json_object_get(step, "stmt"), scratch, &e);
-    ok[i] = rc == 0;
-    bad[i] = rc != 0;
-    sink(arg, i, rc ? NULL : (const char *)scratch->p, scratch->n, e);
+    json_t *e = NULL, *res = exec_stmt(s, store, json_object_get(step, "stmt"), &e);
+    ok[i] = res != NULL;
+    bad[i] = res == NULL;
+    sink(arg, i, res, e);
   }
   free(ok);
   return 0;
 }
 
 typedef struct {
-  OutBuf *o;      /* the step_results array, written as they come */
-  json_t *errors; /* the step_errors */
+  json_t *results, *errors;
 } BatchOut;
 
-static void batch_sink(void *arg, size_t i, const char *res, size_t n, json_t *e) {
+static void batch_sink(void *arg, size_t i, json_t *res, json_t *e) {
   BatchOut *b = arg;
-  if (i) OB_LIT(b->o, ",");
-  if (res)
-    ob_put(res, n, b->o);
-  else
-    OB_LIT(b->o, "null");
+  json_array_append_new(b->results, res ? res : json_null());
   json_array_append_new(b->errors, e ? e : json_null());
 }
 
-/* {"type":"batch","result":{"step_results":[...],"step_errors":[...]}} */
-static int exec_batch(Stream *s, SqlStore *store, json_t *batch, OutBuf *o, json_t **err) {
-  OutBuf scratch = {0};
-  BatchOut b = {o, json_array()};
-  OB_LIT(o, "{\"type\":\"batch\",\"result\":{\"step_results\":[");
-  int rc = run_batch(s, store, batch, &scratch, batch_sink, &b, err);
-  ob_free(&scratch);
-  if (rc) {
+static json_t *exec_batch(Stream *s, SqlStore *store, json_t *batch, json_t **err) {
+  BatchOut b = {json_array(), json_array()};
+  if (run_batch(s, store, batch, batch_sink, &b, err)) {
+    json_decref(b.results);
     json_decref(b.errors);
-    return -1;
+    return NULL;
   }
-  OB_LIT(o, "],\"step_errors\":");
-  ob_json(o, b.errors);
-  OB_LIT(o, "}}");
-  return 0;
+  return json_pack("{s:o,s:o}", "step_results", b.results, "step_errors", b.errors);
 }
 
 /* Cursor entries: step_begin, rows, step_end per executed step. */
-static void cursor_sink(void *arg, size_t i, const char *text, size_t n, json_t *e) {
-  json_t *out = arg, *res = text ? json_loadb(text, n, 0, NULL) : NULL;
-  if (text && !res) e = herr("SQLITE_NOMEM", "out of memory");
+static void cursor_sink(void *arg, size_t i, json_t *res, json_t *e) {
+  json_t *out = arg;
   if (e) {
     json_array_append_new(
         out, json_pack("{s:s,s:I,s:o}", "type", "step_error", "step", (json_int_t)i, "error", e));
@@ -604,10 +569,7 @@ static void cursor_sink(void *arg, size_t i, const char *text, size_t n, json_t 
 
 json_t *hrana_cursor(Stream *s, SqlStore *store, json_t *batch, json_t **err) {
   json_t *out = json_array();
-  OutBuf scratch = {0};
-  int rc = run_batch(s, store, batch, &scratch, cursor_sink, out, err);
-  ob_free(&scratch);
-  if (rc) {
+  if (run_batch(s, store, batch, cursor_sink, out, err)) {
     json_decref(out);
     return NULL;
   }
@@ -653,81 +615,52 @@ static int is_explain(const char *sql) {
   return strncasecmp(sql, "explain", 7) == 0 && !isalnum((unsigned char)sql[7]) && sql[7] != '_';
 }
 
-static int exec_describe(Stream *s, SqlStore *store, json_t *req, OutBuf *o, json_t **err) {
+static json_t *exec_describe(Stream *s, SqlStore *store, json_t *req, json_t **err) {
   size_t len;
   const char *sql = get_sql(store, req, &len, err);
-  if (!sql) return -1;
+  if (!sql) return NULL;
   int ro = s->readonly;
   s->readonly = 0; /* describing a write is allowed: nothing runs */
   shale_stmt *st = prepare_one(s, sql, len, err);
   s->readonly = ro;
-  if (!st) return -1;
-  OB_LIT(o, "{\"type\":\"describe\",\"result\":{\"params\":[");
-  for (int i = 1; i <= shale_bind_parameter_count(st); i++) {
-    if (i > 1) OB_LIT(o, ",");
-    OB_LIT(o, "{\"name\":");
-    ob_cstr(o, shale_bind_parameter_name(st, i));
-    OB_LIT(o, "}");
-  }
-  OB_LIT(o, "],\"cols\":");
-  cols_write(o, st);
-  OB_LIT(o, ",\"is_explain\":");
-  if (is_explain(shale_sql(st)))
-    OB_LIT(o, "true");
-  else
-    OB_LIT(o, "false");
-  OB_LIT(o, ",\"is_readonly\":");
-  if (shale_stmt_readonly(st))
-    OB_LIT(o, "true");
-  else
-    OB_LIT(o, "false");
-  OB_LIT(o, "}}");
+  if (!st) return NULL;
+  json_t *params = json_array();
+  for (int i = 1; i <= shale_bind_parameter_count(st); i++)
+    json_array_append_new(params, json_pack("{s:s?}", "name", shale_bind_parameter_name(st, i)));
+  json_t *res = json_pack("{s:o,s:o,s:b,s:b}", "params", params, "cols", cols_of(st), "is_explain",
+                          is_explain(shale_sql(st)), "is_readonly", shale_stmt_readonly(st));
   shale_finalize(st);
-  return 0;
+  return json_pack("{s:s,s:o}", "type", "describe", "result", res);
 }
 
 /* ---- dispatch ---- */
 
-/* The requests answered by a jansson tree (dumped by hrana_request). */
-static json_t *request_tree(Stream *s, SqlStore *store, const char *type, json_t *req, int version,
-                            json_t **err) {
+json_t *hrana_request(Stream *s, SqlStore *store, const char *type, json_t *req, int version,
+                      json_t **err) {
+  json_t *r;
+  if (s) s->last_used = server_now_ms();
   if (!strcmp(type, "store_sql") && version >= 2) return req_store_sql(store, req, err);
   if (!strcmp(type, "close_sql") && version >= 2) return req_close_sql(store, req, err);
   if (!s) {
     *err = herr("STREAM_NOT_FOUND", "the request needs a stream");
     return NULL;
   }
-  if (version >= 2 && !strcmp(type, "sequence")) return exec_sequence(s, store, req, err);
+  if (!strcmp(type, "execute")) {
+    if (!(r = exec_stmt(s, store, json_object_get(req, "stmt"), err))) return NULL;
+    return tagged("execute", "result", r);
+  }
+  if (!strcmp(type, "batch")) {
+    if (!(r = exec_batch(s, store, json_object_get(req, "batch"), err))) return NULL;
+    return json_pack("{s:s,s:o}", "type", "batch", "result", r);
+  }
+  if (version >= 2) {
+    if (!strcmp(type, "sequence")) return exec_sequence(s, store, req, err);
+    if (!strcmp(type, "describe")) return exec_describe(s, store, req, err);
+  }
   if (version >= 3 && !strcmp(type, "get_autocommit"))
     return json_pack("{s:s,s:b}", "type", "get_autocommit", "is_autocommit",
                      shale_get_autocommit(s->db) != 0);
   *err =
       herr("REQUEST_UNKNOWN", "unknown request type \"%s\" for protocol version %d", type, version);
   return NULL;
-}
-
-int hrana_request(Stream *s, SqlStore *store, const char *type, json_t *req, int version, OutBuf *o,
-                  json_t **err) {
-  size_t mark = o->n;
-  int rc;
-  if (s) s->last_used = server_now_ms();
-  if (s && !strcmp(type, "execute")) {
-    OB_LIT(o, "{\"type\":\"execute\",\"result\":");
-    rc = exec_stmt(s, store, json_object_get(req, "stmt"), o, err);
-    if (!rc) OB_LIT(o, "}");
-  } else if (s && !strcmp(type, "batch")) {
-    rc = exec_batch(s, store, json_object_get(req, "batch"), o, err);
-  } else if (s && version >= 2 && !strcmp(type, "describe")) {
-    rc = exec_describe(s, store, req, o, err);
-  } else {
-    json_t *r = request_tree(s, store, type, req, version, err);
-    rc = r ? 0 : -1;
-    if (r) ob_json(o, r); /* a failure sets o->failed */
-  }
-  if (!rc && o->failed) {
-    *err = herr("SQLITE_NOMEM", "out of memory");
-    rc = -1;
-  }
-  if (rc) o->n = mark;
-  return rc;
 }

@@ -51,6 +51,10 @@ typedef struct WsCursor {
   json_t *entries;
   size_t pos;
 } WsCursor;
+typedef struct OutBuf {
+  unsigned char *p;
+  size_t n, cap;
+} OutBuf;
 typedef struct OutMsg {
   unsigned char *buf;
   size_t len;
@@ -102,6 +106,47 @@ static WsConn *ws_all;
 /* Room before the body for LWS_PRE and the HTTP headers, so that headers and
  * body leave in one write without moving the body. */
 #define HDR_ROOM 512
+
+/* Make room for k more bytes. */
+static int ob_reserve(OutBuf *b, size_t k) {
+  if (b->n + k <= b->cap) return 0;
+  size_t cap = b->cap ? b->cap : 4096;
+  while (cap < b->n + k) cap *= 2;
+  unsigned char *p = realloc(b->p, cap);
+  if (!p) return -1;
+  b->p = p;
+  b->cap = cap;
+  return 0;
+}
+
+static int ob_put(const char *s, size_t k, void *arg) {
+  OutBuf *b = arg;
+  if (ob_reserve(b, k)) return -1;
+  memcpy(b->p + b->n, s, k);
+  b->n += k;
+  return 0;
+}
+
+/* Empty the buffer, leaving `room` bytes in front of what comes next. */
+static int ob_start(OutBuf *b, size_t room) {
+  b->n = 0;
+  if (ob_reserve(b, room)) return -1;
+  b->n = room;
+  return 0;
+}
+
+/* Append j as compact JSON text (jansson writes into the buffer: no
+ * intermediate string). Takes j. */
+static int ob_json(OutBuf *b, json_t *j) {
+  int rc = j ? json_dump_callback(j, ob_put, b, JSON_COMPACT) : -1;
+  json_decref(j);
+  return rc;
+}
+
+static void ob_free(OutBuf *b) {
+  free(b->p);
+  memset(b, 0, sizeof *b);
+}
 
 /* ---- HTTP ---- */
 
@@ -235,48 +280,35 @@ static int http_pipeline(struct lws *wsi, HttpConn *h, int version, json_t *req)
     return http_error(wsi, h, 400, herr("HTTP_BODY_INVALID", "requests must be an array"));
   Stream *s = stream_http_get(baton, h->readonly, &err);
   if (!s) return http_error(wsi, h, 400, err);
-  /* {"results":[...],"baton":...,"base_url":null}, written as it runs */
-  OutBuf *o = &http_out;
+  json_t *results = json_array();
   int closed = 0;
-  if (ob_start(o, HDR_ROOM)) return -1;
-  OB_LIT(o, "{\"results\":[");
   for (size_t i = 0; i < json_array_size(reqs); i++) {
-    json_t *r = json_array_get(reqs, i);
+    json_t *r = json_array_get(reqs, i), *resp = NULL;
     const char *type = json_string_value(json_object_get(r, "type"));
-    size_t mark = o->n;
-    int rc = -1;
     err = NULL;
-    if (i) OB_LIT(o, ",");
-    OB_LIT(o, "{\"type\":\"ok\",\"response\":");
     if (closed) {
       err = herr("STREAM_CLOSED", "the stream was closed by an earlier request");
     } else if (!type) {
       err = herr("REQUEST_INVALID", "a request needs a type");
     } else if (!strcmp(type, "close")) {
       closed = 1;
-      rc = OB_LIT(o, "{\"type\":\"close\"}");
+      resp = json_pack("{s:s}", "type", "close");
     } else {
-      rc = hrana_request(s, &s->sqls, type, r, version, o, &err);
+      resp = hrana_request(s, &s->sqls, type, r, version, &err);
     }
-    if (rc == 0) {
-      OB_LIT(o, "}");
-    } else {
-      o->n = mark;
-      if (i) OB_LIT(o, ",");
-      OB_LIT(o, "{\"type\":\"error\",\"error\":");
-      ob_json(o, err);
-      OB_LIT(o, "}");
-    }
+    json_t *o = json_object();
+    json_object_set_new_nocheck(o, "type", json_string_nocheck(resp ? "ok" : "error"));
+    json_object_set_new_nocheck(o, resp ? "response" : "error", resp ? resp : err);
+    json_array_append_new(results, o);
   }
   char next[96];
   if (closed)
     stream_http_close(s);
   else
     stream_http_baton(s, next, sizeof next);
-  OB_LIT(o, "],\"baton\":");
-  ob_cstr(o, closed ? NULL : next);
-  OB_LIT(o, ",\"base_url\":null}");
-  return o->failed ? -1 : http_send(wsi, h, 200, "application/json");
+  return http_json(
+      wsi, h, 200,
+      json_pack("{s:s?,s:n,s:o}", "baton", closed ? NULL : next, "base_url", "results", results));
 }
 
 static int http_cursor(struct lws *wsi, HttpConn *h, json_t *req) {
@@ -355,10 +387,11 @@ static void http_auth(struct lws *wsi, HttpConn *h) {
 
 /* ---- WebSocket ---- */
 
-/* Queue the message b->p[LWS_PRE .. b->n) (taken). */
-static void ws_queue(WsConn *w, OutBuf *b) {
-  if (b->failed) {
-    ob_free(b);
+static void ws_send(WsConn *w, json_t *msg) {
+  OutBuf b = {0};
+  if (ob_start(&b, LWS_PRE)) json_decref(msg);
+  if (!b.p || ob_json(&b, msg)) {
+    ob_free(&b);
     return;
   }
   if (w->out_head + w->out_n == w->out_cap) {
@@ -371,23 +404,13 @@ static void ws_queue(WsConn *w, OutBuf *b) {
     }
   }
   OutMsg *m = &w->out[w->out_head + w->out_n++];
-  m->buf = b->p;
-  m->len = b->n - LWS_PRE;
+  m->buf = b.p;
+  m->len = b.n - LWS_PRE;
   if ((int)w->out_n >= g_cfg.max_inflight && !w->flow_off) {
     w->flow_off = 1;
     lws_rx_flow_control(w->wsi, 0);
   }
   lws_callback_on_writable(w->wsi);
-}
-
-static void ws_send(WsConn *w, json_t *msg) {
-  OutBuf b = {0};
-  if (ob_start(&b, LWS_PRE)) {
-    json_decref(msg);
-    return;
-  }
-  ob_json(&b, msg);
-  ws_queue(w, &b);
 }
 
 static void ws_ok(WsConn *w, json_t *id, json_t *resp) {
@@ -425,7 +448,7 @@ static void ws_cursor_drop(WsConn *w, int i) {
 /* A request of an open socket. Returns -1 to close the socket. */
 static int ws_request(WsConn *w, json_t *id, json_t *req) {
   const char *type = json_string_value(json_object_get(req, "type"));
-  json_t *err = NULL;
+  json_t *err = NULL, *resp;
   if (!type) return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "request without a type");
   if (!strcmp(type, "open_stream")) {
     json_t *sid = json_object_get(req, "stream_id");
@@ -508,19 +531,11 @@ static int ws_request(WsConn *w, json_t *id, json_t *req) {
     ws_ok(w, id, json_pack("{s:s}", "type", "open_cursor"));
     return 0;
   }
-  /* the response is written straight into the message */
-  OutBuf b = {0};
-  if (ob_start(&b, LWS_PRE)) return -1;
-  OB_LIT(&b, "{\"type\":\"response_ok\",\"request_id\":");
-  ob_int(&b, json_integer_value(id));
-  OB_LIT(&b, ",\"response\":");
-  if (hrana_request(ws ? ws->s : NULL, &w->sqls, type, req, w->version, &b, &err)) {
-    ob_free(&b);
+  resp = hrana_request(ws ? ws->s : NULL, &w->sqls, type, req, w->version, &err);
+  if (resp)
+    ws_ok(w, id, resp);
+  else
     ws_err(w, id, err);
-    return 0;
-  }
-  OB_LIT(&b, "}");
-  ws_queue(w, &b);
   return 0;
 }
 

@@ -7,7 +7,6 @@
  *   net.c     HTTP routes and WebSocket messages (libwebsockets callbacks)
  *   hrana.c   Hrana requests on a stream: execute, batch, sequence, describe,
  *             store_sql/close_sql, get_autocommit, cursors; values, errors
- *   jout.c    JSON text written straight into a buffer (responses)
  *   stream.c  streams (one shale connection each), the connection pool, HTTP
  *             batons and idle expiry
  *   auth.c    Bearer JWTs: Ed25519 signatures (OpenSSL), exp, access level
@@ -52,33 +51,6 @@ extern ServerConfig g_cfg;
 
 /* Milliseconds on a monotonic clock. */
 int64_t server_now_ms(void);
-
-/* ---- JSON text out (jout.c) ---- */
-/* A growing buffer of JSON text. A failed allocation sets `failed`, after
- * which writes do nothing and return -1. */
-typedef struct OutBuf {
-  unsigned char *p;
-  size_t n, cap;
-  int failed;
-} OutBuf;
-/* Make room for k more bytes. */
-int ob_reserve(OutBuf *b, size_t k);
-/* Append s[0..k) (a json_dump_callback callback: arg is the OutBuf). */
-int ob_put(const char *s, size_t k, void *arg);
-/* Empty the buffer (and clear `failed`), leaving `room` bytes in front. */
-int ob_start(OutBuf *b, size_t room);
-/* Append j as compact JSON (any value). Takes j; NULL fails. */
-int ob_json(OutBuf *b, json_t *j);
-/* Append s[0..n) as a JSON string; ob_cstr: a C string, NULL as null. */
-void ob_str(OutBuf *b, const char *s, size_t n);
-void ob_cstr(OutBuf *b, const char *s);
-/* Append an integer as a JSON number / as a JSON string of its digits; a
- * finite double as a JSON number. */
-void ob_int(OutBuf *b, long long v);
-void ob_int_str(OutBuf *b, long long v);
-void ob_real(OutBuf *b, double d);
-#define OB_LIT(b, lit) ob_put(lit, sizeof lit - 1, b)
-void ob_free(OutBuf *b);
 
 /* ---- errors (hrana.c) ---- */
 /* A new Error object {message, code}. */
@@ -158,12 +130,11 @@ void stream_init(void);
 /* ---- Hrana requests (hrana.c) ---- */
 /* Run one stream request of type `type` (execute, batch, sequence, describe,
  * store_sql, close_sql, get_autocommit) whose fields are in req; `store` is
- * where sql_ids live (the stream's for HTTP, the socket's for WS). Appends
- * the response object ({type, ...}) as JSON text to out and returns 0, or
- * returns -1 with *err set and out as it was. `version` is the negotiated
- * protocol version (1..3): requests it lacks are refused. */
-int hrana_request(Stream *s, SqlStore *store, const char *type, json_t *req, int version,
-                  OutBuf *out, json_t **err);
+ * where sql_ids live (the stream's for HTTP, the socket's for WS). Returns the
+ * response object ({type, ...}) or NULL with *err set. `version` is the
+ * negotiated protocol version (1..3): requests it lacks are refused. */
+json_t *hrana_request(Stream *s, SqlStore *store, const char *type, json_t *req, int version,
+                      json_t **err);
 /* Run a batch as a v3 cursor: the entries (step_begin, row, step_end,
  * step_error, error), in order, as a JSON array. NULL with *err for a
  * malformed batch. */
