@@ -206,6 +206,50 @@ static json_t *tagged(const char *type, const char *key, json_t *val) {
   return o;
 }
 
+/* Length of the well-formed UTF-8 sequence at p (before end): 1-4, or 0
+ * when the byte there starts none (a stray continuation byte, an overlong
+ * form, a surrogate, past U+10FFFF, or cut short). */
+static int utf8_seq(const unsigned char *p, const unsigned char *end) {
+  unsigned c = p[0];
+  if (c < 0x80) return 1;
+  int n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+  if (n == 0 || c > 0xf4 || end - p < n) return 0;
+  for (int k = 1; k < n; k++)
+    if ((p[k] & 0xc0) != 0x80) return 0;
+  if (n == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0))) return 0;
+  if (n == 4 && ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90))) return 0;
+  return n;
+}
+
+/* A JSON string of text t (n bytes): jansson refuses to encode bytes that
+ * are not UTF-8, which SQLite text may hold, so each byte that starts no
+ * well-formed sequence becomes U+FFFD (as a browser decodes it). */
+static json_t *text_string(const char *t, int n) {
+  const unsigned char *p = (const unsigned char *)t, *end = p + n;
+  int k;
+  while (p < end && (k = utf8_seq(p, end)) > 0) p += k;
+  if (p == end) return json_stringn_nocheck(t, (size_t)n);
+  size_t cap = (size_t)n * 3 + 1, o = (size_t)(p - (const unsigned char *)t);
+  char *buf = malloc(cap);
+  if (!buf) return NULL;
+  memcpy(buf, t, o);
+  while (p < end) {
+    k = utf8_seq(p, end);
+    if (k > 0) {
+      memcpy(buf + o, p, (size_t)k);
+      o += (size_t)k;
+      p += k;
+    } else {
+      memcpy(buf + o, "\xef\xbf\xbd", 3);
+      o += 3;
+      p++;
+    }
+  }
+  json_t *v = json_stringn_nocheck(buf, o);
+  free(buf);
+  return v;
+}
+
 static json_t *value_out(shale_stmt *st, int i) {
   switch (shale_column_type(st, i)) {
     case SHALE_INTEGER: {
@@ -223,7 +267,7 @@ static json_t *value_out(shale_stmt *st, int i) {
     case SHALE_TEXT: {
       const char *t = (const char *)shale_column_text(st, i);
       int n = shale_column_bytes(st, i);
-      return tagged("text", "value", json_stringn_nocheck(t ? t : "", (size_t)n));
+      return tagged("text", "value", text_string(t ? t : "", t ? n : 0));
     }
     case SHALE_BLOB: {
       const unsigned char *b = shale_column_blob(st, i);
@@ -389,8 +433,10 @@ static json_t *cols_of(shale_stmt *st) {
   for (int i = 0; i < shale_column_count(st); i++) {
     const char *name = shale_column_name(st, i), *decl = shale_column_decltype(st, i);
     json_t *c = json_object();
-    json_object_set_new_nocheck(c, "name", name ? json_string(name) : json_null());
-    json_object_set_new_nocheck(c, "decltype", decl ? json_string(decl) : json_null());
+    json_object_set_new_nocheck(c, "name",
+                                name ? text_string(name, (int)strlen(name)) : json_null());
+    json_object_set_new_nocheck(c, "decltype",
+                                decl ? text_string(decl, (int)strlen(decl)) : json_null());
     json_array_append_new(cols, c);
   }
   return cols;

@@ -171,6 +171,44 @@ def values_exact():
 
 
 @case
+def values_encoded():
+    """responses are valid JSON for every value: escapes, UTF-8 (invalid bytes as U+FFFD), floats, integers, blobs, names"""
+    text = "q\"b\\s/\n\r\t\b\f\x01\x1f\x7f \u00e9\u20ac\U0001f600 end"
+    floats = [0.0, -0.0, 1.0, -2.5, 0.1, 1e300, -1e-300, 2.0 ** 53, 123456789.125, 5e-324]
+    ints = ["0", "-1", "9223372036854775807", "-9223372036854775808", "1000000"]
+    args = [{"type": "text", "value": text}] + [{"type": "float", "value": f} for f in floats] + \
+           [{"type": "integer", "value": v} for v in ints] + \
+           [{"type": "blob", "base64": b} for b in ("", "AA==", "AAE=", "AAEC", base64.b64encode(bytes(range(256))).decode())] + \
+           [{"type": "null"}]
+    sql = "SELECT " + ", ".join("?%d AS \"c\"\"%d\"" % (i + 1, i) for i in range(len(args))) + \
+          ", CAST(X'61FF62C0AFED' AS TEXT) AS bad, CAST(X'F09F98' AS TEXT), 1e999, -1e999"
+    st, ct, raw = post("/v2/pipeline", {"baton": None, "requests": [execute(sql, args), {"type": "close"}]})
+    assert st == 200, raw[:300]
+    r = json.loads(raw.decode("utf-8"))  # strict: the text must be valid UTF-8 JSON
+    res = r["results"][0]["response"]["result"]
+    row = res["rows"][0]
+    assert row[0] == {"type": "text", "value": text}, row[0]
+    for k, f in enumerate(floats):
+        v = row[1 + k]
+        assert v["type"] == "float" and v["value"] == f and isinstance(v["value"], float), (f, v)
+        assert (str(v["value"])[0] == "-") == (str(f)[0] == "-"), (f, v)
+    for k, i in enumerate(ints):
+        assert row[1 + len(floats) + k] == {"type": "integer", "value": i}, row[1 + len(floats) + k]
+    blobs = row[1 + len(floats) + len(ints):1 + len(floats) + len(ints) + 5]
+    assert [base64.b64decode(b["base64"]) for b in blobs] == [b"", b"\0", b"\0\1", b"\0\1\2", bytes(range(256))], blobs
+    rest = row[len(args):]
+    assert row[len(args) - 1] == {"type": "null"}, row[len(args) - 1]
+    assert rest[0] == {"type": "text", "value": "a\ufffdb\ufffd\ufffd\ufffd"}, rest[0]
+    assert rest[1]["type"] == "text" and set(rest[1]["value"]) == {"\ufffd"}, rest[1]
+    assert rest[2] == {"type": "float", "value": 1.7976931348623157e308}, rest[2]
+    assert rest[3] == {"type": "float", "value": -1.7976931348623157e308}, rest[3]
+    names = [c["name"] for c in res["cols"]]
+    assert names[:3] == ['c"0', 'c"1', 'c"2'], names[:3]
+    assert len(res["cols"]) == len(row), res["cols"]
+
+
+
+@case
 def huge_body():
     """a body over --max-body gets 413 and the server goes on"""
     body = b'{"baton":null,"requests":[' + b" " * (1 << 21) + b"]}"

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""server_ir.py [--server BIN] [--n N] [--annotate FILE]
+Instructions the server spends per request, counted by callgrind (the
+machine's load does not change them): build/shale-server runs under
+callgrind on a scratch database of 10,000 rows t(id INTEGER PRIMARY KEY,
+k INTEGER, v TEXT, r REAL); a client sends point lookups the way
+bench/net/engine_net.c does (POST /v2/pipeline, one execute with an integer
+argument, the baton carried to the next request, one keep-alive
+connection). After a warm-up the counters are zeroed (callgrind_control
+-z), N lookups run, and the counters are dumped: Ir / N is the server's cost
+per request, the client's not included. Also an insert shape (one INSERT of
+three arguments per request, autocommit). --annotate FILE keeps the dump's
+callgrind_annotate listing of the lookups."""
+import argparse
+import glob
+import http.client
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--server", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build",
+                                                  "shale-server"))
+ap.add_argument("--n", type=int, default=2000)
+ap.add_argument("--annotate")
+args = ap.parse_args()
+
+work = tempfile.mkdtemp(prefix="server-ir.")
+out = os.path.join(work, "cg.out")
+proc = subprocess.Popen(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out + ".%p",
+                         args.server, "--db", os.path.join(work, "t.db"), "--listen", "127.0.0.1:0", "--quiet"],
+                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+line = proc.stdout.readline()
+m = re.match(r"listening on ([\d.]+):(\d+)", line)
+if not m:
+    sys.exit("server did not start: %r" % line)
+conn = http.client.HTTPConnection(m.group(1), int(m.group(2)), timeout=600)
+baton = None
+
+
+def pipeline(reqs):
+    global baton
+    conn.request("POST", "/v2/pipeline", json.dumps({"baton": baton, "requests": reqs}),
+                 {"Content-Type": "application/json"})
+    r = conn.getresponse()
+    body = json.loads(r.read())
+    assert r.status == 200, body
+    for res in body["results"]:
+        assert res["type"] == "ok", res
+    baton = body["baton"]
+    return body
+
+
+def execute(sql, *vals):
+    enc = [{"type": "integer", "value": str(v)} if isinstance(v, int) else
+           {"type": "float", "value": v} if isinstance(v, float) else {"type": "text", "value": v} for v in vals]
+    return {"type": "execute", "stmt": {"sql": sql, "args": enc, "want_rows": True}}
+
+
+pipeline([{"type": "sequence", "sql": "CREATE TABLE t(id INTEGER PRIMARY KEY, k INTEGER, v TEXT, r REAL);"
+           "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i < 10000) "
+           "INSERT INTO t SELECT i, (i * 7919) % 1000000, printf('v%011d', i * 31), i / 7.0 FROM c;"
+           "CREATE TABLE ins(id INTEGER PRIMARY KEY, k INTEGER, v TEXT, r REAL)"}])
+seed = 1
+
+
+def rnd():
+    global seed
+    seed = (seed * 1103515245 + 12345) % (1 << 31)
+    return seed
+
+
+def lookups(n):
+    for _ in range(n):
+        pipeline([execute("SELECT k, v, r FROM t WHERE id = ?1", rnd() % 10000 + 1)])
+
+
+def inserts(n):
+    for _ in range(n):
+        pipeline([execute("INSERT INTO ins(k, v, r) VALUES(?1, ?2, ?3)", rnd() % 1000000, "t%011d" % rnd(),
+                          rnd() / 3.0)])
+
+
+def measure(fn, n):
+    fn(50)  # warm-up: statement cache, page cache
+    subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
+    fn(n)
+    before = set(glob.glob(out + ".*"))
+    subprocess.run(["callgrind_control", "-d", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
+    time.sleep(0.5)
+    dumps = sorted(set(glob.glob(out + ".*")) - before, key=os.path.getmtime)
+    ir = None
+    with open(dumps[-1]) as f:
+        for ln in f:
+            if ln.startswith("summary:") or ln.startswith("totals:"):
+                ir = int(ln.split()[1])
+    return ir / n, dumps[-1]
+
+
+look, look_dump = measure(lookups, args.n)
+ins, _ = measure(inserts, args.n // 2)
+print("server Ir per request: point lookup %.1fk, insert %.1fk (n=%d)" % (look / 1000, ins / 1000, args.n))
+if args.annotate:
+    with open(args.annotate, "w") as f:
+        subprocess.run(["callgrind_annotate", "--inclusive=no", look_dump], stdout=f, check=True)
+    with open(args.annotate + ".incl", "w") as f:
+        subprocess.run(["callgrind_annotate", "--inclusive=yes", look_dump], stdout=f, check=True)
+conn.close()
+proc.terminate()
+proc.wait()
