@@ -589,13 +589,51 @@ void compile_dml_own_new_row(Parse *p, Table *tab, int cols) {
  * row. count: counts as a change. keep_row: only the index entries go, the
  * row is left for the Insert of the new row with the same rowid to
  * overwrite (the caller knows that Insert follows). */
+int compile_dml_victim_triggers(Parse *p, const Table *tab) {
+  return p->env && p->env->recursive_triggers &&
+         (compile_trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE) ||
+          compile_trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_AFTER));
+}
+
+/* A rowid table's REPLACE victim with DELETE triggers (recursive_triggers
+ * on, as SQLite fires them only then): BEFORE triggers with the row as
+ * old, the row sought again (a trigger may have moved or deleted it) and
+ * read again for its index keys, the delete, AFTER triggers; counted in
+ * trigcnt so the REPLACE constraints are checked again. RAISE(IGNORE)
+ * skips the victim. */
+static void delete_victim_triggered(Writer *w, int count, int fk) {
+  Parse *p = w->p;
+  const Table *tab = w->tab;
+  int skip = emit_label(p);
+  if (w->trigcnt) emit(p, OP_AddImm, w->trigcnt, 1, 0); /* before: IGNORE keeps the victim */
+  compile_trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE, NULL, w->vrow, 0, SQL_OE_REPLACE,
+                       skip);
+  if (fk) compile_fk_check(p, tab, w->vrow, 0, NULL, 0);
+  emit(p, OP_NotExists, w->tabcur, skip, w->vrow);
+  int now = emit_regs(p, tab->ncol + 1);
+  compile_dml_read_row(w, now);
+  compile_dml_delete_keys(w, now, now + 1, 0);
+  int a = vm_builder_add_text(&p->b, OP_Delete, w->tabcur, 0, 0, tab->name, -1);
+  if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
+  if (fk) compile_fk_actions(p, tab, w->vrow, 0, NULL, 0);
+  compile_trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_AFTER, NULL, w->vrow, 0, SQL_OE_REPLACE,
+                       skip);
+  emit_resolve(p, skip);
+}
+
 void compile_dml_delete_current(Writer *w, int count, int keep_row) {
   Parse *p = w->p;
   uint8_t *keep = w->keep;
   w->keep = NULL;                                   /* a victim loses every index entry */
   int fk = compile_fk_required(p, w->tab, NULL, 0); /* a victim is deleted as by DELETE (FK) */
-  if (fk || w->tab->without_rowid) {
+  int trig = compile_dml_victim_triggers(p, w->tab);
+  if (fk || trig || w->tab->without_rowid) {
     compile_dml_read_row(w, w->vrow);
+    if (trig && !w->tab->without_rowid) {
+      delete_victim_triggered(w, count, fk);
+      w->keep = keep;
+      return;
+    }
   } else {
     compile_dml_read_index_cols(w, w->vrow); /* only its index entries need its values */
     compile_dml_delete_keys(w, w->vrow, w->vrow + 1, 0);
@@ -609,14 +647,21 @@ void compile_dml_delete_current(Writer *w, int count, int keep_row) {
     w->keep = keep;
     return;
   }
+  int wskip = trig ? emit_label(p) : 0; /* WITHOUT ROWID victim with triggers: */
+  if (trig) {                           /* BEFORE triggers first (the row in vrow) */
+    if (w->trigcnt) emit(p, OP_AddImm, w->trigcnt, 1, 0);
+    compile_trigger_code(p, w->tab, TRIGGER_DELETE, TRIGGER_BEFORE, NULL, w->vrow, 0,
+                         SQL_OE_REPLACE, wskip);
+  }
   if (fk) compile_fk_check(p, w->tab, w->vrow, 0, NULL, 0);
-  if (fk && w->trigcnt) emit(p, OP_AddImm, w->trigcnt, 1, 0);
+  if (fk && w->trigcnt && !trig) emit(p, OP_AddImm, w->trigcnt, 1, 0);
   if (w->tab->without_rowid) {
     /* the PK entry is the row: reposition on it by its full key, delete */
     compile_dml_delete_keys(w, w->vrow, w->vrow + 1, 0);
     int i = 0;
     while (i < w->nidx && w->idx[i] != w->tab->pk_index) i++;
     if (i == w->nidx) {
+      if (trig) emit_resolve(p, wskip);
       w->keep = keep;
       return;
     }
@@ -627,6 +672,11 @@ void compile_dml_delete_current(Writer *w, int count, int keep_row) {
     if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
     emit_resolve(p, skip);
     if (fk) compile_fk_actions(p, w->tab, w->vrow, 0, NULL, 0);
+    if (trig) {
+      compile_trigger_code(p, w->tab, TRIGGER_DELETE, TRIGGER_AFTER, NULL, w->vrow, 0,
+                           SQL_OE_REPLACE, wskip);
+      emit_resolve(p, wskip);
+    }
   } else {
     compile_dml_delete_keys(w, w->vrow, w->vrow + 1, 0);
     int skip = emit_label(p);

@@ -477,8 +477,9 @@ int compile_dml_insert(Parse *p, const SqlStmt *s) {
     p->multi_write = 1;
   /* as SQLite: a REPLACE deleting rows, or an UPSERT's UPDATE, with
    * foreign keys writes several */
-  int fk_replace =
-      !ic.is_view && compile_fk_required(p, tab, NULL, 0) && compile_dml_may_replace(tab, stmt_oe);
+  int fk_replace = !ic.is_view &&
+                   (compile_fk_required(p, tab, NULL, 0) || compile_dml_victim_triggers(p, tab)) &&
+                   compile_dml_may_replace(tab, stmt_oe);
   if (fk_replace || (!ic.is_view && ins->upsert && compile_fk_required(p, tab, NULL, 0)))
     p->multi_write = 1;
   if (direct) {

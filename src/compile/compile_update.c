@@ -502,7 +502,8 @@ int compile_dml_update(Parse *p, const SqlStmt *s) {
   if (compile_dml_writer_open_for(p, &w, tab, stmt_oe, wi ? src->a[0].cursor : -1, &use)) return 1;
   uint8_t *keep = w.keep; /* compile_dml_writer_keep_unchanged's answer */
   w.keep = NULL;
-  if (replace && compile_fk_required(p, tab, NULL, 0)) w.trigcnt = emit_regs(p, 1);
+  if (replace && (compile_fk_required(p, tab, NULL, 0) || compile_dml_victim_triggers(p, tab)))
+    w.trigcnt = emit_regs(p, 1);
   Returning ret;
   if (compile_dml_returning_setup(p, tab, u->table->alias, u->returning, &ret)) return 1;
   int old = emit_regs(p, ncol + 1), newrow = emit_regs(p, ncol + 1), cols = newrow + 1;

@@ -159,6 +159,9 @@ void compile_dml_read_row_borrowed(Writer *w, int dst, const uint8_t *changed, S
  * applies the columns' affinity itself. */
 int compile_dml_record_applies_affinity(const Writer *w);
 void compile_dml_own_new_row(Parse *p, Table *tab, int cols);
+/* REPLACE victims of tab fire its DELETE triggers (recursive_triggers on
+ * and tab has some): they are deleted through their triggers. */
+int compile_dml_victim_triggers(Parse *, const Table *tab);
 void compile_dml_delete_current(Writer *w, int count, int keep_row);
 void compile_dml_write_row(Writer *w, int rowid, int cols, int lastrowid);
 void compile_dml_code_generated(Parse *p, Table *tab, int rowid, int cols);
