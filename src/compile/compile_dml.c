@@ -610,8 +610,8 @@ static void delete_victim_triggered(Writer *w, int count, int fk) {
                        skip);
   if (fk) compile_fk_check(p, tab, w->vrow, 0, NULL, 0);
   emit(p, OP_NotExists, w->tabcur, skip, w->vrow);
-  int now = emit_regs(p, tab->ncol + 1);
-  compile_dml_read_row(w, now);
+  int now = emit_regs(p, tab->ncol + 1); /* the row as it is now: its index keys */
+  compile_dml_read_index_cols(w, now);
   compile_dml_delete_keys(w, now, now + 1, 0);
   int a = vm_builder_add_text(&p->b, OP_Delete, w->tabcur, 0, 0, tab->name, -1);
   if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
@@ -647,14 +647,12 @@ void compile_dml_delete_current(Writer *w, int count, int keep_row) {
     w->keep = keep;
     return;
   }
+  if ((fk || trig) && w->trigcnt) emit(p, OP_AddImm, w->trigcnt, 1, 0);
   int wskip = trig ? emit_label(p) : 0; /* WITHOUT ROWID victim with triggers: */
-  if (trig) {                           /* BEFORE triggers first (the row in vrow) */
-    if (w->trigcnt) emit(p, OP_AddImm, w->trigcnt, 1, 0);
+  if (trig)                             /* BEFORE triggers first (the row in vrow) */
     compile_trigger_code(p, w->tab, TRIGGER_DELETE, TRIGGER_BEFORE, NULL, w->vrow, 0,
                          SQL_OE_REPLACE, wskip);
-  }
   if (fk) compile_fk_check(p, w->tab, w->vrow, 0, NULL, 0);
-  if (fk && w->trigcnt && !trig) emit(p, OP_AddImm, w->trigcnt, 1, 0);
   if (w->tab->without_rowid) {
     /* the PK entry is the row: reposition on it by its full key, delete */
     compile_dml_delete_keys(w, w->vrow, w->vrow + 1, 0);

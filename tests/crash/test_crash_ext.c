@@ -32,6 +32,7 @@
 #include "../common/tscratch.h"
 #include "../common/tsql.h"
 #include "../test.h"
+#include "crash_kill.h"
 #include "shale.h"
 
 enum { EXT_FTS5, EXT_RTREE };
@@ -257,6 +258,15 @@ static void child(const char *path, int ext, int mode, int wfd) {
   _exit(0);
 }
 
+typedef struct ChildArgs {
+  const char *path;
+  int ext, mode;
+} ChildArgs;
+static void child_run(void *ctx, int wfd) {
+  ChildArgs *a = ctx;
+  child(a->path, a->ext, a->mode, wfd);
+}
+
 static void kill_rounds(const char *name, int ext) {
   const char *path = tscratch_path(name);
   uint64_t seed = test_seed() ^ 0x6b696c6c65787400ull;
@@ -264,27 +274,14 @@ static void kill_rounds(const char *name, int ext) {
   uint32_t k = 0;
   create(path, ext);
   while ((k < (uint32_t)target || rounds < 16) && rounds < 200) {
-    int mode = rounds % 4, fd[2];
-    if (pipe(fd)) {
-      CHECK(0);
+    int mode = rounds % 4;
+    ChildArgs a = {path, ext, mode};
+    uint32_t reported = k;
+    int status = crash_kill_round(child_run, &a, &seed, 2000, 40000, idle, &reported);
+    if (status < 0) {
+      test_fail(__FILE__, __LINE__, "round %d: pipe or fork failed", rounds);
       break;
     }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-      close(fd[0]);
-      child(path, ext, mode, fd[1]);
-    }
-    CHECK(pid > 0);
-    close(fd[1]);
-    usleep((useconds_t)(2000 + test_rand(&seed) % (40000u << (idle < 5 ? idle : 5))));
-    kill(pid, SIGKILL);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    uint32_t reported = k, r;
-    while (read(fd[0], &r, sizeof r) == sizeof r) reported = r;
-    close(fd[0]);
     if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
       killed++;
     } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {

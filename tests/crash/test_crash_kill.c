@@ -35,6 +35,7 @@
 #include "../common/tsql.h"
 #include "../common/twork.h"
 #include "../test.h"
+#include "crash_kill.h"
 
 static const struct {
   int jmode, sync;
@@ -107,6 +108,16 @@ static uint32_t header_u32_at(const char *path, long off) {
   return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
 }
 
+typedef struct ChildArgs {
+  const char *path;
+  int mode, sqlite_writes;
+} ChildArgs;
+static void child_run(void *ctx, int wfd) {
+  ChildArgs *a = ctx;
+  if (a->sqlite_writes) sqlite_child(a->path, a->mode, wfd);
+  child(a->path, a->mode, wfd);
+}
+
 /* autovac: 0 none, 1 FULL, 2 INCREMENTAL (the file is created so). */
 static void kill_rounds(const char *name, int sqlite_writes, int autovac) {
   const char *path = tscratch_path(name);
@@ -131,30 +142,14 @@ static void kill_rounds(const char *name, int sqlite_writes, int autovac) {
 
   /* At least five rounds per mode, and at least `target` commits in all. */
   while ((total < target || rounds < 5 * NMODES) && rounds < 400) {
-    int mode = rounds % NMODES, fd[2];
-    if (pipe(fd)) {
+    int mode = rounds % NMODES;
+    ChildArgs a = {path, mode, sqlite_writes};
+    uint32_t reported = k;
+    int status = crash_kill_round(child_run, &a, &seed, 1000, 30000, idle, &reported);
+    if (status < 0) {
       CHECK(0);
       break;
     }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-      close(fd[0]);
-      if (sqlite_writes) sqlite_child(path, mode, fd[1]);
-      child(path, mode, fd[1]);
-    }
-    CHECK(pid > 0);
-    close(fd[1]);
-    /* Random delay; longer after rounds in which the child got nothing
-     * done (a loaded machine), so that the test keeps making progress. */
-    usleep((useconds_t)(1000 + test_rand(&seed) % (30000u << (idle < 5 ? idle : 5))));
-    kill(pid, SIGKILL);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    uint32_t reported = k, r;
-    while (read(fd[0], &r, sizeof r) == sizeof r) reported = r;
-    close(fd[0]);
     if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
       killed++;
     else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {

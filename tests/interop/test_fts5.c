@@ -434,6 +434,19 @@ static void check_shale_integrity(const char *path) {
   close_shale(db);
 }
 
+/* A fresh file test_path(name) (its path in path[512]) holding the table
+ * create_sql made (its SQL in sql[512], its column count in *ncol), created
+ * by Shale: the connection, still open. */
+static shale *shale_fresh(const char *name, uint64_t *rs, char *path, char *sql, int *ncol) {
+  snprintf(path, 512, "%s", test_path(name));
+  remove(path);
+  create_sql(rs, sql, 512, ncol);
+  shale *db = NULL;
+  CHECK_OK(shale_open(path, &db));
+  exec_shale(db, sql);
+  return db;
+}
+
 /* Shale builds the index (tables of create_sql, detail= as given); SQLite
  * checks it and both answer the same queries. */
 static void shale_writes(const char *detail, uint64_t salt) {
@@ -442,13 +455,8 @@ static void shale_writes(const char *detail, uint64_t salt) {
   for (int s = 0; s < seeds; s++) {
     uint64_t rs = test_seed() * 7919 + (uint64_t)s * 104729 + 1 + salt;
     char path[512], sql[512];
-    snprintf(path, sizeof path, "%s", test_path("sw.db"));
-    remove(path);
     int ncol;
-    create_sql(&rs, sql, sizeof sql, &ncol);
-    shale *db = NULL;
-    CHECK_OK(shale_open(path, &db));
-    exec_shale(db, sql);
+    shale *db = shale_fresh("sw.db", &rs, path, sql, &ncol);
     int64_t next = 0;
     write_docs(db, ex_shale, &rs, ncol, 6, 60, &next);
     if (s % 3 == 1) exec_shale(db, "INSERT INTO f(f) VALUES('optimize')");
@@ -477,13 +485,8 @@ static void shale_levels(const char *setting, int max_segments) {
   for (int s = 0; s < seeds; s++) {
     uint64_t rs = test_seed() * 6151 + (uint64_t)s * 8191 + 3;
     char path[512], sql[512];
-    snprintf(path, sizeof path, "%s", test_path("lv.db"));
-    remove(path);
     int ncol;
-    create_sql(&rs, sql, sizeof sql, &ncol);
-    shale *db = NULL;
-    CHECK_OK(shale_open(path, &db));
-    exec_shale(db, sql);
+    shale *db = shale_fresh("lv.db", &rs, path, sql, &ncol);
     if (*setting) exec_shale(db, setting);
     int64_t next = 0;
     write_docs(db, ex_shale, &rs, ncol, 90, 4, &next);

@@ -821,19 +821,23 @@ static int list_union(Fts5List *a, Fts5List *b) {
     const Fts5Doc *x = i < a->n ? &a->a[i] : NULL, *y = j < b->n ? &b->a[j] : NULL;
     const int64_t *xp = x ? fts5_doc_pos(a, x) : NULL, *yp = y ? fts5_doc_pos(b, y) : NULL;
     int xn = 0, yn = 0;
+    int64_t rowid;
     if (!y || (x && x->rowid < y->rowid)) {
+      rowid = x->rowid;
       xn = x->n;
       i++;
     } else if (!x || y->rowid < x->rowid) {
+      rowid = y->rowid;
       yn = y->n;
       j++;
     } else {
+      rowid = x->rowid;
       xn = x->n;
       yn = y->n;
       i++;
       j++;
     }
-    fts5_list_push(&rc, &out, xn ? x->rowid : y->rowid);
+    fts5_list_push(&rc, &out, rowid);
     int p = 0, q = 0;
     while (rc == SHALE_OK && (p < xn || q < yn)) {
       int64_t v;

@@ -1132,15 +1132,24 @@ static int entry_decode(Fts5Index *x, const uint8_t *p, int n, Fts5Pos *out) {
 
 /* Sort a[0..n) (a row's positions from several terms, each run sorted)
  * and drop repeats; the new count. */
+static int i64_cmp(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 static int pos_sort_unique(int64_t *a, int n) {
-  for (int i = 1; i < n; i++) { /* runs are long and few: insertion sort */
-    int64_t v = a[i];
-    int j = i;
-    while (j > 0 && a[j - 1] > v) {
-      a[j] = a[j - 1];
-      j--;
+  if (n > 16) { /* a long row of a prefix's many terms */
+    qsort(a, (size_t)n, sizeof *a, i64_cmp);
+  } else {
+    for (int i = 1; i < n; i++) { /* the usual few positions: insertion sort */
+      int64_t v = a[i];
+      int j = i;
+      while (j > 0 && a[j - 1] > v) {
+        a[j] = a[j - 1];
+        j--;
+      }
+      a[j] = v;
     }
-    a[j] = v;
   }
   int k = 0;
   for (int i = 0; i < n; i++)
