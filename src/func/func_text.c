@@ -128,21 +128,14 @@ static inline int lit_eq(UPtr lit, UPtr s, uint32_t n, int nocase) {
  * holds a match when (w | 0x20..20) ^ lo..lo has a zero byte, which
  * (x - 0x01..01) & ~x & 0x80..80 detects without false alarms for the word
  * as a whole (a borrow only travels up from a real zero byte), so its lowest
- * flag is the first match (in memory order on a little-endian machine). */
+ * flag is the first match when the word is read little-endian (util_get8le). */
 static uint32_t find_letter(UPtr s, uint32_t pos, uint32_t end, uint8_t lo) {
   const uint64_t ones = 0x0101010101010101u, bit5 = ones * 0x20, high = ones * 0x80;
   const uint64_t key = ones * lo;
   for (; pos + 8 <= end; pos += 8) {
-    uint64_t w;
-    memcpy(&w, s + pos, 8);
+    uint64_t w = util_get8le(s + pos);
     uint64_t x = (w | bit5) ^ key, t = (x - ones) & ~x & high;
-    if (t) { /* the match is one of these eight: in memory order, the lowest flag */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && defined(__GNUC__)
-      return pos + (uint32_t)__builtin_ctzll(t) / 8;
-#else
-      break;
-#endif
-    }
+    if (t) return pos + (uint32_t)__builtin_ctzll(t) / 8; /* the lowest flag: first in memory */
   }
   for (; pos < end; pos++)
     if ((s[pos] | 0x20) == lo) return pos;

@@ -84,6 +84,15 @@ static inline void util_put4(uint8_t *p, uint32_t v) {
   p[2] = (uint8_t)(v >> 8);
   p[3] = (uint8_t)v;
 }
+/* Eight bytes as a little-endian word: byte p[i] is bits 8i..8i+7 on any
+ * host (compilers make it one load where the host is little-endian), so a
+ * word-at-a-time scan finds its first match in memory order at the lowest
+ * set bit. */
+static inline uint64_t util_get8le(const uint8_t *p) {
+  return (uint64_t)p[0] | ((uint64_t)p[1] << 8) | ((uint64_t)p[2] << 16) | ((uint64_t)p[3] << 24) |
+         ((uint64_t)p[4] << 32) | ((uint64_t)p[5] << 40) | ((uint64_t)p[6] << 48) |
+         ((uint64_t)p[7] << 56);
+}
 static inline uint32_t util_get2(const uint8_t *p) { return ((uint32_t)p[0] << 8) | p[1]; }
 static inline void util_put2(uint8_t *p, uint32_t v) {
   p[0] = (uint8_t)(v >> 8);
