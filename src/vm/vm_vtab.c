@@ -218,7 +218,7 @@ int vm_vtab_exec(Vm *v, const VmOp *op, ShValue *reg, int *jump) {
       return fail(v, SHALE_INTERNAL, NULL);
   }
   if (rc) return fail(v, rc, msg);
-  shale_free(msg);
+  if (msg) shale_free(msg); /* a module may leave one on success */
   return SHALE_OK;
 }
 

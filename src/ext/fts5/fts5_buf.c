@@ -9,6 +9,7 @@
  *
  * Invariants: fts5_int.h 2 and 3; decoders never read past the end given.
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,9 +60,16 @@ int fts5_get_varint_slow(const uint8_t *p, const uint8_t *end, uint64_t *v) {
   return util_get_varint_safe(p, end, v);
 }
 
-void fts5_pos_grow(int *rc, Fts5Pos *p) {
-  if (*rc) return;
-  int cap = p->cap ? p->cap * 2 : 8;
+void fts5_pos_grow(int *rc, Fts5Pos *p) { fts5_pos_reserve_slow(rc, p, 1); }
+
+void fts5_pos_reserve_slow(int *rc, Fts5Pos *p, int extra) {
+  if (*rc || p->cap - p->n >= extra) return;
+  if (extra > INT_MAX / 2 - p->n) {
+    *rc = SHALE_NOMEM;
+    return;
+  }
+  int cap = p->cap ? p->cap : 8;
+  while (cap - p->n < extra) cap *= 2;
   int64_t *a = shale_realloc(p->a, sizeof(int64_t) * (size_t)cap);
   if (!a) {
     *rc = SHALE_NOMEM;
@@ -86,7 +94,11 @@ int fts5_poslist_decode_append(const uint8_t *p, int n, Fts5Pos *out) {
   const uint8_t *end = p + n;
   int rc = SHALE_OK;
   int64_t col = 0, prev = 0;
-  while (p < end && rc == SHALE_OK) {
+  fts5_pos_reserve(&rc, out, n); /* every position takes a byte at least */
+  if (rc) return rc;
+  int64_t *a = out->a;
+  int k_out = out->n;
+  while (p < end) {
     uint64_t v;
     int k = fts5_get_varint(p, end, &v);
     if (!k) return FTS5_CORRUPT;
@@ -101,9 +113,10 @@ int fts5_poslist_decode_append(const uint8_t *p, int n, Fts5Pos *out) {
     }
     if (v < 2 || v - 2 > 0x7fffffff - (uint64_t)prev) return FTS5_CORRUPT;
     prev += (int64_t)v - 2;
-    fts5_pos_add(&rc, out, (col << 32) | prev);
+    a[k_out++] = (col << 32) | prev;
   }
-  return rc;
+  out->n = k_out;
+  return SHALE_OK;
 }
 
 void fts5_poslist_encode(int *rc, const Fts5Pos *pos, Fts5Buf *out) {

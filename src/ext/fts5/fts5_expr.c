@@ -53,6 +53,7 @@ typedef struct Phrase {
   Fts5List hits;    /* per row, the instances (first token positions) */
   Fts5Pos cur;      /* during evaluation: SQLite's position list now */
   Fts5Pos view;     /* fts5_expr_phrase_hits' answer: a row of hits (not owned) */
+  int at;           /* hint for the next row sought in hits (find_doc_at) */
   int evaluated;
 } Phrase;
 
@@ -775,17 +776,35 @@ int fts5_expr_phrase_size(Fts5Expr *e, int ip) { return e->ph[ip].nterm; }
 
 /* ---- evaluation ---- */
 
-static Fts5Doc *find_doc(const Fts5List *l, int64_t rowid) {
-  int lo = 0, hi = l->n - 1;
-  while (lo <= hi) {
-    int mid = (lo + hi) / 2;
-    if (l->a[mid].rowid == rowid) return &l->a[mid];
-    if (l->a[mid].rowid < rowid)
-      lo = mid + 1;
-    else
-      hi = mid - 1;
+/* The first index i >= from of l with rowid >= the one sought (l->n when
+ * none): galloping from `from`, so a scan of ascending rowids costs
+ * O(log distance) per step, not O(log n). */
+static int doc_seek(const Fts5List *l, int from, int64_t rowid) {
+  int lo = from, step = 1;
+  if (lo >= l->n || l->a[lo].rowid >= rowid) return lo;
+  int hi = lo + 1; /* invariant: a[lo] < rowid; answer in (lo, hi] */
+  while (hi < l->n && l->a[hi].rowid < rowid) {
+    lo = hi;
+    step *= 2;
+    hi = step < l->n - lo ? lo + step : l->n;
   }
-  return NULL;
+  while (hi - lo > 1) { /* a[lo] < rowid <= a[hi] (hi == n: past the end) */
+    int mid = lo + (hi - lo) / 2;
+    if (l->a[mid].rowid < rowid)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return hi;
+}
+
+/* The row of l with this rowid, or NULL; *at is a search hint kept from
+ * the last call (rows are mostly asked for in ascending order). */
+static Fts5Doc *find_doc_at(const Fts5List *l, int *at, int64_t rowid) {
+  int from = *at < l->n && l->a[*at].rowid <= rowid ? *at : 0;
+  int i = doc_seek(l, from, rowid);
+  *at = i;
+  return i < l->n && l->a[i].rowid == rowid ? &l->a[i] : NULL;
 }
 
 static int has_pos(const int64_t *a, int n, int64_t v) {
@@ -887,12 +906,17 @@ static int phrase_eval(Fts5Expr *e, Fts5Index *ix, Phrase *p, Fts5List *out, int
   int rc = SHALE_OK;
   for (int i = 0; rc == SHALE_OK && i < p->nterm; i++) rc = term_query(ix, &p->terms[i], &t[i]);
   const Fts5Doc **dt = shale_malloc(sizeof *dt * (size_t)p->nterm); /* each term's row */
-  if (!dt) rc = SHALE_NOMEM;
+  int *at = shale_malloc(sizeof *at * (size_t)p->nterm);            /* and search hint */
+  if (!dt || !at)
+    rc = SHALE_NOMEM;
+  else
+    memset(at, 0, sizeof *at * (size_t)p->nterm);
   for (int r = 0; rc == SHALE_OK && r < t[0].n; r++) {
     const Fts5Doc *d0 = &t[0].a[r];
     int ok = 1;
     dt[0] = d0;
-    for (int i = 1; i < p->nterm && ok; i++) ok = (dt[i] = find_doc(&t[i], d0->rowid)) != NULL;
+    for (int i = 1; i < p->nterm && ok; i++)
+      ok = (dt[i] = find_doc_at(&t[i], &at[i], d0->rowid)) != NULL;
     if (!ok) continue;
     /* a candidate: every term has a position in the phrase's columns (the
      * column filter is applied by SQLite's term iterators) */
@@ -918,6 +942,7 @@ static int phrase_eval(Fts5Expr *e, Fts5Index *ix, Phrase *p, Fts5List *out, int
   for (int i = 0; i < p->nterm; i++) fts5_list_free(&t[i]);
   shale_free(t);
   shale_free(dt);
+  shale_free(at);
   (void)e;
   return rc;
 }
@@ -949,7 +974,10 @@ static int row_in(const int64_t *a, int n, int64_t v) {
 
 static void pos_copy(int *rc, Fts5Pos *dst, const int64_t *a, int n) {
   dst->n = 0;
-  for (int i = 0; i < n; i++) fts5_pos_add(rc, dst, a[i]);
+  fts5_pos_reserve(rc, dst, n);
+  if (*rc || !n) return;
+  memcpy(dst->a, a, sizeof *a * (size_t)n);
+  dst->n = n;
 }
 
 /* SQLite's NEAR test on one row: one instance per phrase, all within
@@ -1106,7 +1134,7 @@ static int leaf_test(Fts5Expr *e, It *t) {
   t->rowid = t->cand[t->k];
   for (int i = 0; i < n->nphr && rc == SHALE_OK; i++) {
     Phrase *p = &e->ph[n->phr[i]];
-    Fts5Doc *d = find_doc(&p->hits, t->rowid);
+    Fts5Doc *d = find_doc_at(&p->hits, &p->at, t->rowid);
     pos_copy(&rc, &p->cur, d ? fts5_doc_pos(&p->hits, d) : NULL, d ? d->n : 0);
     if (!d) {
       all = 0;
@@ -1316,7 +1344,7 @@ int fts5_expr_eval(Fts5Expr *e, Fts5Index *ix, int64_t **rows, int *nrows) {
 
 const Fts5Pos *fts5_expr_phrase_hits(Fts5Expr *e, int ip, int64_t rowid) {
   Phrase *p = &e->ph[ip];
-  Fts5Doc *d = find_doc(&p->hits, rowid);
+  Fts5Doc *d = find_doc_at(&p->hits, &p->at, rowid);
   if (!d) return NULL;
   p->view.a = (int64_t *)fts5_doc_pos(&p->hits, d);
   p->view.n = p->view.cap = d->n;

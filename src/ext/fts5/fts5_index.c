@@ -46,6 +46,7 @@
  *     is present, nothing for a plain delete. Only segments hold
  *     detail=none's own flags (see fts5_int.h).
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,7 +90,10 @@ struct Fts5Index {
   int row_del;
   int have_row;
   shale_stmt *read, *write, *del_range, *idx_ins, *idx_del, *idx_seek;
+  struct Gather *spare; /* the last query's gather buffers, reused by the next */
 };
+
+static void gather_spare_free(Fts5Index *x);
 
 static int prep(Fts5Index *x, shale_stmt **st, const char *fmt) {
   if (*st) {
@@ -140,6 +144,7 @@ void fts5_index_close(Fts5Index *x) {
   shale_finalize(x->idx_ins);
   shale_finalize(x->idx_del);
   shale_finalize(x->idx_seek);
+  gather_spare_free(x);
   shale_free(x);
 }
 
@@ -734,6 +739,39 @@ static void gather_free(Gather *g) {
   memset(g, 0, sizeof *g);
 }
 
+/* Buffers up to this size are kept for the next gather (a query's
+ * arrays are built by doubling; reusing them saves the copies). */
+#define GATHER_KEEP_BYTES (1 << 20)
+
+/* g empty, with the spare buffers of x when it has them. */
+static void gather_init(Fts5Index *x, Gather *g) {
+  memset(g, 0, sizeof *g);
+  if (x->spare) {
+    *g = *x->spare;
+    memset(x->spare, 0, sizeof *x->spare);
+    g->arena.n = g->n = g->nrun = 0;
+  }
+}
+
+static void gather_spare_free(Fts5Index *x) {
+  if (x->spare) gather_free(x->spare);
+  shale_free(x->spare);
+  x->spare = NULL;
+}
+
+/* Done with g: its buffers become x's spare when they are not too big. */
+static void gather_done(Fts5Index *x, Gather *g) {
+  if (!x->spare && (x->spare = shale_malloc(sizeof *x->spare)) != NULL)
+    memset(x->spare, 0, sizeof *x->spare);
+  if (x->spare && !x->spare->a && !x->spare->arena.p && g->arena.cap <= GATHER_KEEP_BYTES &&
+      (size_t)g->cap * sizeof(Ent) <= GATHER_KEEP_BYTES) {
+    *x->spare = *g;
+    memset(g, 0, sizeof *g);
+    return;
+  }
+  gather_free(g);
+}
+
 /* A term scanner over one segment. */
 typedef struct SegScan {
   Fts5Index *x;
@@ -932,6 +970,10 @@ static int gather_doclist(Gather *g, SegScan *s, int age) {
     g->new_seg = 0;
   }
   fts5_buf_append(&rc, &g->arena, s->term.p, s->term.n);
+  /* the doclist copied whole: each entry's poslist is a slice of it (with
+   * detail=none a pseudo poslist is appended per entry instead) */
+  int base = g->arena.n;
+  if (!none) fts5_buf_append(&rc, &g->arena, s->dl.p, s->dl.n);
   const uint8_t *p = s->dl.p, *end = p + s->dl.n;
   int64_t rowid = 0;
   int ia = 0;
@@ -968,9 +1010,13 @@ static int gather_doclist(Gather *g, SegScan *s, int age) {
     e->age = age;
     e->del = (int)(h & 1);
     e->plen = (int)(h >> 1);
-    e->poff = g->arena.n;
-    fts5_buf_append(&rc, &g->arena, none ? &pseudo_pos : p, e->plen);
-    if (!none) p += h >> 1;
+    if (none) {
+      e->poff = g->arena.n;
+      fts5_buf_append(&rc, &g->arena, &pseudo_pos, e->plen);
+    } else {
+      e->poff = base + (int)(p - s->dl.p);
+      p += h >> 1;
+    }
   }
   return rc;
 }
@@ -1031,7 +1077,7 @@ static int gather_sort(Gather *g, int by_rowid) {
  * by rowid first). gather: every level of the current structure. */
 static int gather_levels(Fts5Index *x, const Structure *s, int lo, int hi, const uint8_t *term,
                          int n, int prefix, int by_rowid, int keep_del, Gather *g) {
-  memset(g, 0, sizeof *g);
+  gather_init(x, g);
   g->by_rowid = by_rowid;
   int rc = SHALE_OK, age = 0;
   for (int i = lo; rc == SHALE_OK && i <= hi && i < s->nlevel; i++) {
@@ -1093,22 +1139,16 @@ void fts5_list_free(Fts5List *l) {
   memset(l, 0, sizeof *l);
 }
 
-void fts5_list_push(int *rc, Fts5List *l, int64_t rowid) {
+void fts5_list_grow(int *rc, Fts5List *l) {
   if (*rc) return;
-  if (l->n == l->cap) {
-    int cap = l->cap ? l->cap * 2 : 16;
-    Fts5Doc *a = shale_realloc(l->a, sizeof(Fts5Doc) * (size_t)cap);
-    if (!a) {
-      *rc = SHALE_NOMEM;
-      return;
-    }
-    l->a = a;
-    l->cap = cap;
+  int cap = l->cap ? l->cap * 2 : 16;
+  Fts5Doc *a = shale_realloc(l->a, sizeof(Fts5Doc) * (size_t)cap);
+  if (!a) {
+    *rc = SHALE_NOMEM;
+    return;
   }
-  Fts5Doc *d = &l->a[l->n++];
-  d->rowid = rowid;
-  d->off = l->pos.n;
-  d->n = 0;
+  l->a = a;
+  l->cap = cap;
 }
 
 /* Append an entry's poslist bytes to out as (column << 32 | offset)
@@ -1163,6 +1203,18 @@ int fts5_index_query(Fts5Index *x, const char *term, int nterm, int prefix, Fts5
   if (rc) return rc;
   Gather g;
   rc = gather(x, (const uint8_t *)term, nterm, prefix, 1, &g);
+  if (rc == SHALE_OK) { /* room for every position at once (one byte each at least) */
+    int64_t bytes = 0;
+    for (int i = 0; i < g.n; i++) bytes += g.a[i].plen;
+    if (bytes < INT_MAX / 16) fts5_pos_reserve(&rc, &out->pos, (int)bytes);
+    if (rc == SHALE_OK && g.n) { /* and for every row: at most one per entry */
+      out->a = shale_malloc(sizeof(Fts5Doc) * (size_t)g.n);
+      if (out->a)
+        out->cap = g.n;
+      else
+        rc = SHALE_NOMEM;
+    }
+  }
   for (int i = 0; rc == SHALE_OK && i < g.n; i++) {
     Ent *e = &g.a[i];
     int more = out->n && out->a[out->n - 1].rowid == e->rowid;
@@ -1177,7 +1229,7 @@ int fts5_index_query(Fts5Index *x, const char *term, int nterm, int prefix, Fts5
       out->pos.n = d->off + d->n;
     }
   }
-  gather_free(&g);
+  gather_done(x, &g);
   if (rc) fts5_list_free(out);
   return rc;
 }
@@ -1215,7 +1267,7 @@ static int merge_levels(Fts5Index *x, const Structure *s, int lo, int hi, int ke
     rc = w.rc;
     if (rc == SHALE_OK) *segid = id;
   }
-  gather_free(&g);
+  gather_done(x, &g);
   return rc;
 }
 
@@ -1326,7 +1378,7 @@ int fts5_index_entries(Fts5Index *x, void *ctx, Fts5EntryCb cb) {
       rc = cb(ctx, (const char *)g.arena.p + e->toff + 1, e->tlen - 1, e->rowid, &pos);
   }
   fts5_pos_free(&pos);
-  gather_free(&g);
+  gather_done(x, &g);
   return rc;
 }
 
@@ -1350,6 +1402,6 @@ int fts5_index_checksum(Fts5Index *x, uint64_t *out) {
                                   t[0] - '0', t + 1, e->tlen - 1);
   }
   fts5_pos_free(&pos);
-  gather_free(&g);
+  gather_done(x, &g);
   return rc;
 }

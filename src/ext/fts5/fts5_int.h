@@ -75,6 +75,11 @@ typedef struct Fts5Pos {
   int n, cap;
 } Fts5Pos;
 void fts5_pos_grow(int *rc, Fts5Pos *);
+/* Room for extra more values (*rc SHALE_NOMEM when there is none). */
+void fts5_pos_reserve_slow(int *rc, Fts5Pos *, int extra);
+static inline void fts5_pos_reserve(int *rc, Fts5Pos *p, int extra) {
+  if (p->cap - p->n < extra) fts5_pos_reserve_slow(rc, p, extra);
+}
 static inline void fts5_pos_add(int *rc, Fts5Pos *p, int64_t v) {
   if (p->n == p->cap) fts5_pos_grow(rc, p);
   if (*rc == SHALE_OK) p->a[p->n++] = v;
@@ -184,7 +189,15 @@ typedef struct Fts5List {
 } Fts5List;
 void fts5_list_free(Fts5List *);
 /* Append a row (no positions yet) to l; *rc set on failure. */
-void fts5_list_push(int *rc, Fts5List *l, int64_t rowid);
+void fts5_list_grow(int *rc, Fts5List *l);
+static inline void fts5_list_push(int *rc, Fts5List *l, int64_t rowid) {
+  if (l->n == l->cap) fts5_list_grow(rc, l);
+  if (*rc) return;
+  Fts5Doc *d = &l->a[l->n++];
+  d->rowid = rowid;
+  d->off = l->pos.n;
+  d->n = 0;
+}
 /* Append a position to l's last row. */
 static inline void fts5_list_add(int *rc, Fts5List *l, int64_t v) {
   fts5_pos_add(rc, &l->pos, v);
