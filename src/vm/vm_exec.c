@@ -2246,13 +2246,24 @@ cmp_general: {
     }
     NEXT();
   }
+  CASE(VNext) {
+    int r = vm_vtab_next(v, op);
+    if (r < 0) CHK(-r);
+    if (r) JUMP(op->p2);
+    NEXT();
+  }
+  CASE(VColumn) {
+    CHK(vm_vtab_column(v, op, &reg[op->p3]));
+    NEXT();
+  }
+  CASE(VRowid) {
+    CHK(vm_vtab_rowid(v, op, &reg[op->p2]));
+    NEXT();
+  }
   CASE(VCreate)
   CASE(VDestroy)
   CASE(VOpen)
   CASE(VFilter)
-  CASE(VNext)
-  CASE(VColumn)
-  CASE(VRowid)
   CASE(VUpdate)
   CASE(VBegin)
   CASE(VInitIn)

@@ -306,8 +306,14 @@ int vm_preupdate_clear(Vm *, const VmOp *, Btree *);
 
 /* vm_exec.c */
 void vm_cursor_close(Vm *, VmCursor *);
-/* vm_vtab.c: the V* opcodes (*jump: go to p2); closing a VMC_VTAB cursor. */
+/* vm_vtab.c: the V* opcodes but the per-row ones (*jump: go to p2); closing
+ * a VMC_VTAB cursor. */
 int vm_vtab_exec(Vm *, const VmOp *op, ShValue *reg, int *jump);
+/* The per-row ones, called from the dispatch directly: VNext (1: go to
+ * p2, 0: done, <0: -error code), VColumn into r[p3], VRowid into r[p2]. */
+int vm_vtab_next(Vm *, const VmOp *op);
+int vm_vtab_column(Vm *, const VmOp *op, ShValue *out);
+int vm_vtab_rowid(Vm *, const VmOp *op, ShValue *out);
 void vm_vtab_close(VmCursor *);
 /* halt: the virtual tables' part of a commit (xSync, then after the
  * B-trees xCommit) and of a rollback. */

@@ -113,7 +113,28 @@ static int vcreate(Vm *v, const VmOp *op, ShValue *sqlv) {
   return SHALE_OK;
 }
 
-static int column(Vm *v, const VmOp *op, ShValue *out) {
+int vm_vtab_next(Vm *v, const VmOp *op) {
+  VmCursor *c = &v->cur[op->p1];
+  if (!c->vc || c->vc->eof) return 0;
+  char *msg = NULL;
+  int rc = vtab_next(c->vc, &msg);
+  if (rc) return -fail(v, rc, msg);
+  return !c->vc->eof;
+}
+
+int vm_vtab_rowid(Vm *v, const VmOp *op, ShValue *out) {
+  VmCursor *c = &v->cur[op->p1];
+  value_clear(out);
+  if (c->nullrow || !c->vc || c->vc->eof) return SHALE_OK;
+  int64_t rowid = 0;
+  char *msg = NULL;
+  int rc = vtab_rowid(c->vc, &rowid, &msg);
+  if (rc) return fail(v, rc, msg);
+  value_set_int(out, rowid);
+  return SHALE_OK;
+}
+
+int vm_vtab_column(Vm *v, const VmOp *op, ShValue *out) {
   VmCursor *c = &v->cur[op->p1];
   value_clear(out);
   if (c->nullrow || !c->vc || c->vc->eof) return SHALE_OK;
@@ -156,24 +177,6 @@ int vm_vtab_exec(Vm *v, const VmOp *op, ShValue *reg, int *jump) {
       const char *idx = op->p4type == P4_TEXT ? op->p4.z : NULL;
       rc = vtab_filter(c->vc, (int)reg[op->p3].i, idx, argc, &reg[op->p3 + 2], &msg);
       if (rc == SHALE_OK && c->vc->eof) *jump = 1;
-      break;
-    }
-    case OP_VNext: {
-      VmCursor *c = &v->cur[op->p1];
-      if (!c->vc || c->vc->eof) return SHALE_OK;
-      rc = vtab_next(c->vc, &msg);
-      if (rc == SHALE_OK && !c->vc->eof) *jump = 1;
-      break;
-    }
-    case OP_VColumn:
-      return column(v, op, &reg[op->p3]);
-    case OP_VRowid: {
-      VmCursor *c = &v->cur[op->p1];
-      value_clear(&reg[op->p2]);
-      if (c->nullrow || !c->vc || c->vc->eof) return SHALE_OK;
-      int64_t rowid = 0;
-      rc = vtab_rowid(c->vc, &rowid, &msg);
-      if (rc == SHALE_OK) value_set_int(&reg[op->p2], rowid);
       break;
     }
     case OP_VUpdate: {
