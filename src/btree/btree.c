@@ -461,6 +461,9 @@ int btree_cursor_open(Btree *bt, uint32_t root, int wrflag, BtreeKeyCmp cmp, voi
   c->cmp = cmp;
   c->cmp_ctx = cmp_ctx;
   c->state = CUR_INVALID;
+  for (BtCursor *o = bt->cursors; o; o = o->next) {
+    if (o->root == root) o->shared = c->shared = 1;
+  }
   c->next = bt->cursors;
   bt->cursors = c;
   *out = c;
@@ -855,7 +858,7 @@ static int prepare_write(BtCursor *c) {
     rc = btree_cursor_move_to_root(c);
     if (rc) return rc;
   }
-  return btree_save_cursors(c->bt, c->root, c);
+  return c->shared ? btree_save_cursors(c->bt, c->root, c) : SHALE_OK;
 }
 
 /* The comparison an index insert seeks with: the caller's (cmp != NULL) or
@@ -1068,6 +1071,34 @@ static int insert_in_place(BtCursor *c, int res, int64_t rowid, const void *data
   return 1;
 }
 
+/* The insert of a new index key whose cell needs no overflow page into
+ * free room of the leaf the cursor is on (res as the seek left it, not on
+ * an equal entry): the cell (payload size, key) is written straight into
+ * the page, no cell buffer. Returns 1 when done (*rc set), 0 when the
+ * general path must run (an equal entry to replace, a spill, or a page
+ * that needs a rebalance). */
+static int index_insert_in_place(BtCursor *c, int res, const uint8_t *key, uint32_t nkey, int *rc) {
+  Btree *bt = c->bt;
+  int level = c->depth - 1;
+  PgPage *pg = c->pg[level];
+  MemPage *m = page_mem(pg);
+  if (!m->leaf || nkey > bt->max_local || (c->state == CUR_VALID && res == 0)) return 0;
+  uint32_t hdr = (uint32_t)util_varint_len(nkey), sz = hdr + nkey;
+  if (m->nfree < (sz < 4 ? 4 : sz) + 2) return 0;
+  int idx = c->state != CUR_VALID ? 0 : res < 0 ? c->idx[level] + 1 : c->idx[level];
+  uint8_t *at;
+  if ((*rc = pager_write(pg)) != SHALE_OK) return 1;
+  if ((*rc = btree_page_insert_space(bt, pg, idx, sz, &at)) != SHALE_OK) return 1;
+  util_put_varint(at, nkey);
+  memcpy(at + hdr, key, nkey);
+  c->idx[level] = (uint16_t)idx;
+  c->info_ok = 0;
+  c->novfl = 0;
+  c->state = CUR_VALID;
+  c->skip = 0;
+  return 1;
+}
+
 static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n, uint32_t nzero,
                         const InsertSeek *is) {
   Btree *bt = c->bt;
@@ -1100,6 +1131,10 @@ static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n
     if (rc) goto done;
   }
   if (c->intkey && c->depth > 0 && insert_in_place(c, res, rowid, data, n, nzero, &rc)) goto done;
+  if (!c->intkey && c->depth > 0 && index_insert_in_place(c, res, key, nkey, &rc)) {
+    if (rc) goto done;
+    goto placed;
+  }
   uint8_t *cell = btree_cell_scratch(bt);
   if (!cell) {
     rc = SHALE_NOMEM;
@@ -1140,6 +1175,7 @@ static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n
     c->state = CUR_VALID;
     c->skip = 0;
   }
+placed:
   if (rc == SHALE_OK && !c->intkey) {
     /* An index entry that became its leaf's last one: the next key of an
      * ascending run goes right after it (insert_near checks that first). */

@@ -22,7 +22,10 @@
  * again when pages are merged), so index entries appear exactly once.
  *
  * Invariants:
- *  1. Every page written holds content that fits its capacity; every
+ *  1. Every page written holds content that fits its capacity (a rebuilt
+ *     page's cells are all sized and their sum checked before the window's
+ *     pages are written; an edited page's inserts check its free space),
+ *     whatever the free-space counts the packing trusted said; every
  *     non-root page written by a window repack holds at least one cell,
  *     unless the window was a single empty leaf (whose parent, the root,
  *     then absorbs it).
@@ -46,9 +49,11 @@ typedef struct ArenaBlock {
   uint8_t data[];
 } ArenaBlock;
 
-/* A page's content: its cells in order, each cell's size computed once
- * (when the cell enters a list) and bytes, the page room they take
- * (cell_alloc summed), kept as cells are added. */
+/* A page's content: its cells in order, each cell's size (0 until computed:
+ * a cell read from a page is sized only when a boundary search, a move or a
+ * rebuild needs it, content_size) and bytes, the page room they take
+ * (cell_alloc summed; for a page's cells its free-space count gives it,
+ * MemPage.nfree), kept as cells are added. */
 typedef struct Content {
   uint8_t **cell;
   uint16_t *size;
@@ -106,6 +111,28 @@ static int content_alloc(Bal *b, Content *ct, int n) {
 
 static inline uint32_t cell_alloc(uint16_t sz) { return (sz < 4 ? 4u : sz) + 2u; }
 
+/* The size of cell i of ct, computed on first use (the common index leaf
+ * cell, a one-byte payload size and a local payload, inline). The cells of
+ * a Content are validated (btree_page_check_cells) or built by us. */
+static inline uint16_t content_size(Btree *bt, Content *ct, int i) {
+  uint16_t sz = ct->size[i];
+  if (sz) return sz;
+  const uint8_t *cell = ct->cell[i];
+  if (ct->leaf && !ct->intkey && cell[0] < 0x80 && cell[0] <= bt->max_local)
+    sz = (uint16_t)(1 + cell[0]);
+  else
+    sz = cell_size_bytes(bt, cell, ct->leaf, ct->intkey);
+  ct->size[i] = sz;
+  return sz;
+}
+
+/* The room cells [from, to) of ct take, every size computed. */
+static uint32_t content_room(Btree *bt, Content *ct, int from, int to) {
+  uint32_t bytes = 0;
+  for (int i = from; i < to; i++) bytes += cell_alloc(content_size(bt, ct, i));
+  return bytes;
+}
+
 static void content_add(Content *ct, uint8_t *cell, uint16_t size) {
   ct->cell[ct->n] = cell;
   ct->size[ct->n] = size;
@@ -113,17 +140,15 @@ static void content_add(Content *ct, uint8_t *cell, uint16_t size) {
   ct->bytes += cell_alloc(size);
 }
 
-/* Append cells [from, to) of src (their sizes already known). */
-static void content_append(Content *ct, const Content *src, int from, int to) {
+/* Append cells [from, to) of src (of ct's kind; a part of src has its
+ * sizes computed, the whole of it brings its byte total). */
+static void content_append(Btree *bt, Content *ct, Content *src, int from, int to) {
   if (to <= from) return;
+  uint32_t bytes = from == 0 && to == src->n ? src->bytes : content_room(bt, src, from, to);
   memcpy(ct->cell + ct->n, src->cell + from, sizeof(uint8_t *) * (size_t)(to - from));
   memcpy(ct->size + ct->n, src->size + from, sizeof(uint16_t) * (size_t)(to - from));
   ct->n += to - from;
-  if (from == 0 && to == src->n) {
-    ct->bytes += src->bytes;
-  } else {
-    for (int i = from; i < to; i++) ct->bytes += cell_alloc(src->size[i]);
-  }
+  ct->bytes += bytes;
 }
 
 static uint32_t content_bytes(const Content *ct) { return ct->bytes; }
@@ -133,7 +158,9 @@ static int page_type(int leaf, int intkey) {
                 : (leaf ? PT_INDEX_LEAF : PT_INDEX_INTERIOR);
 }
 
-/* Copy a page into the arena and describe its cells (room for extra more). */
+/* Copy a page into the arena and describe its cells (room for extra more):
+ * their addresses; their sizes are left to content_size, their byte total
+ * is the page's (capacity less free space). */
 static int content_from_page(Bal *b, PgPage *pg, Content *ct, int extra, uint8_t **copy) {
   Btree *bt = b->bt;
   MemPage *m = page_mem(pg);
@@ -148,36 +175,41 @@ static int content_from_page(Bal *b, PgPage *pg, Content *ct, int extra, uint8_t
   ct->leaf = m->leaf;
   ct->intkey = m->intkey;
   ct->right = m->leaf ? 0 : util_get4(d + m->hdr + 8);
-  /* one pass: each cell's address and size (the common index leaf cell, a
-   * one-byte payload size and a local payload, read inline) */
   const uint8_t *ptr = d + m->hdr + m->hdrlen;
-  uint8_t **cells = ct->cell;
-  uint16_t *sizes = ct->size;
-  const int n = m->ncell, leaf = m->leaf, intkey = m->intkey;
-  const uint32_t maxlocal = bt->max_local;
-  uint32_t bytes = 0;
-  if (leaf && !intkey) {
-    for (int i = 0; i < n; i++) {
-      uint8_t *cell = d + util_get2(ptr + 2 * i);
-      uint16_t sz = cell[0] < 0x80 && cell[0] <= maxlocal
-                        ? (uint16_t)(1 + cell[0])
-                        : (uint16_t)cell_size_bytes(bt, cell, 1, 0);
-      cells[i] = cell;
-      sizes[i] = sz;
-      bytes += cell_alloc(sz);
-    }
-  } else {
-    for (int i = 0; i < n; i++) {
-      uint8_t *cell = d + util_get2(ptr + 2 * i);
-      uint16_t sz = cell_size_bytes(bt, cell, leaf, intkey);
-      cells[i] = cell;
-      sizes[i] = sz;
-      bytes += cell_alloc(sz);
-    }
+  const int n = m->ncell;
+  int i = 0;
+#if defined(__GNUC__) && UINTPTR_MAX == UINT64_MAX
+  /* eight pointers at a time: byte-swapped and widened in a vector */
+  typedef uint16_t U16x8 __attribute__((vector_size(16)));
+  typedef uint64_t U64x8 __attribute__((vector_size(64)));
+  for (; i + 8 <= n; i += 8) {
+    U16x8 v;
+    memcpy(&v, ptr + 2 * i, sizeof v);
+    U64x8 w = __builtin_convertvector((U16x8)((v << 8) | (v >> 8)), U64x8) + (uint64_t)(uintptr_t)d;
+    memcpy(ct->cell + i, &w, sizeof w);
   }
+#endif
+  for (; i < n; i++) ct->cell[i] = d + util_get2(ptr + 2 * i);
+  memset(ct->size, 0, sizeof(uint16_t) * (size_t)n);
   ct->n = n;
-  ct->bytes = bytes;
+  /* cells and their pointers fill what is not free (btree_page.c
+   * invariant 2); a page that lies about it is caught where its cells are
+   * written (rebuild_page, btree_page_insert_cell) */
+  uint32_t cap = btree_page_capacity(bt, pg, m->leaf);
+  ct->bytes = m->nfree <= cap ? cap - m->nfree : 0;
   if (copy) *copy = d;
+  return SHALE_OK;
+}
+
+/* Rewrite pg with cells [from, to) of ct: every size computed and the
+ * whole checked against the page's room first (a page whose free space
+ * lied about its cells is corrupt). */
+static int rebuild_page(Bal *b, PgPage *pg, Content *ct, int from, int to, uint32_t right) {
+  Btree *bt = b->bt;
+  if (content_room(bt, ct, from, to) > btree_page_capacity(bt, pg, ct->leaf))
+    return BT_CORRUPT(bt, pager_pgno(pg), "cells larger than the page");
+  btree_page_rebuild(bt, pg, page_type(ct->leaf, ct->intkey), ct->cell + from, ct->size + from,
+                     to - from, right);
   return SHALE_OK;
 }
 
@@ -192,152 +224,237 @@ static int balance_level(Bal *b, int level, Content *ct);
 
 /* ---- packing ---- */
 
-/* The first x in [lo, hi) for which pred (an expression in x) holds, hi if
- * none; pred must be monotone in x (false ... false true ... true). */
-#define FIRST_TRUE(lo, hi, pred, out) \
-  do {                                \
-    int lo_ = (lo), hi_ = (hi);       \
-    while (lo_ < hi_) {               \
-      int x = lo_ + (hi_ - lo_) / 2;  \
-      if (pred)                       \
-        hi_ = x;                      \
-      else                            \
-        lo_ = x + 1;                  \
-    }                                 \
-    (out) = lo_;                      \
-  } while (0)
+/* Running byte totals over a list whose cell sizes are computed on demand:
+ * P(x), the room cells [0, x) take, is known at the anchors (the edges of
+ * each part whose byte total is known: a sibling page's cells, a divider,
+ * the list's ends) and found between them by walking from the nearer one,
+ * sizing the cells passed. Pages are rarely repacked far from where their
+ * old edges were, so a boundary search sizes few cells (SQLite keeps each
+ * page's size and moves the cells that cross a boundary to the same end).
+ * On a page whose free space lied about its cells the totals disagree;
+ * every walk stays within its part, and the pages written are checked
+ * (rebuild_page, btree_page_insert_cell). */
+#define PREFIX_MAX 16
+typedef struct Prefix {
+  Btree *bt;
+  Content *ct;
+  int na;
+  int pos[PREFIX_MAX]; /* ascending, pos[0] = 0, pos[na - 1] = ct->n */
+  int64_t at[PREFIX_MAX];
+} Prefix;
 
-/* Split cells [0,n) into k groups for pages of capacity cap. promote: one
+static void prefix_anchor(Prefix *pf) {
+  if (pf->na > 0 && pf->pos[pf->na - 1] == pf->ct->n) return;
+  assert(pf->na < PREFIX_MAX);
+  pf->pos[pf->na] = pf->ct->n;
+  pf->at[pf->na] = pf->ct->bytes;
+  pf->na++;
+}
+
+static inline int64_t room_of(Prefix *pf, int x) {
+  return cell_alloc(content_size(pf->bt, pf->ct, x));
+}
+
+/* The first x in [0, n) whose end (mid = 0: P(x + 1)) or middle (mid = 1:
+ * P(x) + half its room) lies past t; n when none. *px gets P(x). */
+static int prefix_find(Prefix *pf, int64_t t, int mid, int64_t *px) {
+  if (t < 0) {
+    *px = 0;
+    return 0;
+  }
+  int i = 0;
+  while (i + 1 < pf->na && pf->at[i + 1] <= t) i++;
+  if (i + 1 >= pf->na) {
+    *px = pf->at[pf->na - 1];
+    return pf->pos[pf->na - 1];
+  }
+  /* every cell before pos[i] ends by at[i] <= t; the cell at pos[i + 1]
+   * starts past t: the answer lies in [pos[i], pos[i + 1]] */
+  int lo = pf->pos[i], hi = pf->pos[i + 1], x;
+  int64_t acc;
+  if (t - pf->at[i] <= pf->at[i + 1] - t) {
+    for (x = lo, acc = pf->at[i]; x < hi; x++) {
+      int64_t c = room_of(pf, x);
+      if (acc + (mid ? c / 2 : c) > t) break;
+      acc += c;
+    }
+  } else {
+    for (x = hi, acc = pf->at[i + 1]; x > lo; x--) {
+      int64_t c = room_of(pf, x - 1);
+      if (acc - c + (mid ? c / 2 : c) <= t) break;
+      acc -= c;
+    }
+  }
+  *px = acc;
+  return x;
+}
+
+/* P(x) for any x in [0, n]: walked from the nearer anchor. */
+static int64_t prefix_at(Prefix *pf, int x) {
+  int i = 0;
+  while (i + 1 < pf->na && pf->pos[i + 1] <= x) i++;
+  if (i + 1 >= pf->na || x == pf->pos[i]) return pf->at[i];
+  int64_t acc;
+  if (x - pf->pos[i] <= pf->pos[i + 1] - x) {
+    acc = pf->at[i];
+    for (int y = pf->pos[i]; y < x; y++) acc += room_of(pf, y);
+  } else {
+    acc = pf->at[i + 1];
+    for (int y = pf->pos[i + 1]; y > x; y--) acc -= room_of(pf, y - 1);
+  }
+  return acc;
+}
+
+/* Split the list into tryk groups filled evenly: each aims at the average
+ * of what remains and ends before the cell that would take it past cap, or
+ * whose middle would pass the target. Returns 1 with the groups, 0 when
+ * they do not fit. */
+static int pack_even(Prefix *pf, int64_t cap, int promote, int tryk, int *st, int *en) {
+  const int n = pf->ct->n;
+  int64_t remaining = pf->at[pf->na - 1], ps = 0;
+  int s = 0;
+  for (int j = 0; j < tryk; j++) {
+    int left = tryk - j;
+    if (s >= n) return 0;
+    if (left == 1) {
+      if (pf->at[pf->na - 1] - ps > cap) return 0;
+      st[j] = s;
+      en[j] = n;
+      return 1;
+    }
+    int64_t target = remaining / left, p1, p2;
+    int e1 = prefix_find(pf, ps + cap, 0, &p1);
+    int e2 = prefix_find(pf, ps + target, 1, &p2);
+    if (e2 <= s) { /* (the group's first cell always goes in) */
+      e2 = s + 1;
+      p2 = ps + room_of(pf, s);
+    }
+    int e = e1 < e2 ? e1 : e2;
+    int64_t pe = e1 < e2 ? p1 : p2;
+    if (e < s) return 0; /* (only when the totals disagree) */
+    /* leave enough cells for the groups (and separators) still to come */
+    int need = promote ? 2 * (left - 1) : left - 1;
+    if (n - e < need && e > s + 1) {
+      e = n - need > s + 1 ? n - need : s + 1;
+      pe = prefix_at(pf, e);
+    }
+    if (e == s || n - e < need) return 0;
+    st[j] = s;
+    en[j] = e;
+    remaining -= pe - ps;
+    if (promote) {
+      int64_t c = room_of(pf, e);
+      remaining -= c;
+      s = e + 1;
+      ps = pe + c;
+    } else {
+      s = e;
+      ps = pe;
+    }
+  }
+  return 0;
+}
+
+/* Split the list into k groups for pages of capacity cap. promote: one
  * cell between consecutive groups goes to the parent. Group j is
- * [start[j], end[j]); returns k, or 0 if impossible. pre (n + 1 entries,
- * the caller's scratch) gets the running byte totals: the room taken by
- * cells [s, e) is pre[e] - pre[s], so every boundary is a binary search
- * instead of a walk over the cells. */
-static int pack(const Content *ct, uint32_t cap, int promote, int greedy, int *start, int *end,
-                int maxk, uint32_t *pre) {
-  int n = ct->n;
-  uint32_t total = content_bytes(ct);
+ * [start[j], end[j]); returns k, or 0 if impossible. The fewest pages the
+ * byte total allows, filled evenly (greedy: each page filled in turn, for
+ * appends); when no even fill of that many or one more pages fits (cell
+ * sizes), the pages of a greedy fill, evenly if that fits. */
+static int pack(Prefix *pf, uint32_t cap, int promote, int greedy, int *start, int *end, int maxk) {
+  const int n = pf->ct->n;
+  const int64_t total = pf->at[pf->na - 1];
   if (n == 0 || total <= cap) {
     start[0] = 0;
     end[0] = n;
     return 1;
   }
-  pre[0] = 0;
-  for (int i = 0; i < n; i++) pre[i + 1] = pre[i] + cell_alloc(ct->size[i]);
-  /* k from a greedy fill: the fewest pages. Cell e ends a group when it
-   * would take the group past cap. */
+  int k0 = (int)((total + cap - 1) / cap), tried = 0;
+  if (!greedy) {
+    for (int tryk = k0; tryk <= k0 + 1 && tryk <= maxk; tryk++) {
+      if (pack_even(pf, cap, promote, tryk, start, end)) return tryk;
+    }
+    tried = k0 + 1;
+  }
+  /* The greedy fill: cell e ends a group when it would take the group
+   * past cap. */
   int k = 0, s = 0;
+  int64_t ps = 0;
   while (s < n) {
-    int e;
-    FIRST_TRUE(s, n, pre[x + 1] - pre[s] > cap, e);
-    if (e == s || k >= maxk) return 0;
+    int64_t pe;
+    int e = prefix_find(pf, ps + cap, 0, &pe);
+    if (e <= s || k >= maxk) return 0;
     if (e < n && promote) {
       if (e + 1 == n) {
         /* the separator would be the last cell: keep one for the last page */
         e--;
         if (e == s) return 0;
+        pe = prefix_at(pf, e);
       }
       start[k] = s;
       end[k] = e;
       k++;
       s = e + 1;
+      ps = pe + room_of(pf, e);
     } else {
       start[k] = s;
       end[k] = e;
       k++;
       s = e;
+      ps = pe;
     }
   }
   if (greedy || k == 1) return k;
-  /* Even fill: each group aims at the average of what remains; it ends
-   * before the cell that would pass cap, or whose middle would pass the
-   * target (both monotone in e). */
   for (int tryk = k; tryk <= k + 1 && tryk <= maxk; tryk++) {
-    int st[8], en[8], ok = 1;
-    uint32_t remaining = total;
-    s = 0;
-    for (int j = 0; j < tryk; j++) {
-      int left = tryk - j;
-      if (s >= n) {
-        ok = 0;
-        break;
-      }
-      uint32_t target = remaining / (uint32_t)left;
-      if (left == 1) {
-        if (pre[n] - pre[s] > cap) ok = 0;
-        st[j] = s;
-        en[j] = n;
-        break;
-      }
-      int e;
-      FIRST_TRUE(s, n,
-                 pre[x + 1] - pre[s] > cap ||
-                     (x > s && pre[x] - pre[s] + (pre[x + 1] - pre[x]) / 2 > target),
-                 e);
-      /* leave enough cells for the groups (and separators) still to come */
-      int need = promote ? 2 * (left - 1) : left - 1;
-      if (n - e < need && e > s + 1) e = n - need > s + 1 ? n - need : s + 1;
-      if (e == s || n - e < need) {
-        ok = 0;
-        break;
-      }
-      st[j] = s;
-      en[j] = e;
-      remaining -= pre[e] - pre[s];
-      if (promote) {
-        remaining -= pre[e + 1] - pre[e];
-        s = e + 1;
-      } else {
-        s = e;
-      }
-    }
-    if (ok) {
-      for (int j = 0; j < tryk; j++) {
-        start[j] = st[j];
-        end[j] = en[j];
-      }
+    int st[8], en[8];
+    if (tryk > tried && pack_even(pf, cap, promote, tryk, st, en)) {
+      memcpy(start, st, sizeof(int) * (size_t)tryk);
+      memcpy(end, en, sizeof(int) * (size_t)tryk);
       return tryk;
     }
   }
   return k;
 }
-#undef FIRST_TRUE
 
 /* ---- editing a window page in place ---- */
 
-/* Make the live leaf pg hold cells [st, en) of all, when it now holds
- * [ob, oe) of all but for entry onew (-1: none; a cell not yet on the page)
- * and the two ranges share most cells: the cells leaving either end are
- * dropped and the ones arriving inserted, the rest stay where they are
- * (SQLite's editPage). Returns 1 when done (*rc set), 0 when the ranges
- * differ too much and the caller rebuilds the page. pack() guarantees
- * the new content fits. */
-static int edit_leaf(Bal *b, PgPage *pg, const Content *all, int st, int en, int ob, int oe,
-                     int onew, int *rc) {
-  Btree *bt = b->bt;
+/* Can a live leaf holding [ob, oe) of the window list become [st, en) by
+ * an edit (edit_leaf): do the two ranges share most cells? */
+static int edit_fits(int st, int en, int ob, int oe) {
   int s2 = st > ob ? st : ob, e2 = en < oe ? en : oe;
   if (s2 >= e2) return 0;
   int moves = (s2 - st) + (en - e2) + (s2 - ob) + (oe - e2);
-  if (moves * 4 > en - st) return 0;
-  *rc = SHALE_OK;
+  return moves * 4 <= en - st;
+}
+
+/* Make the live leaf pg hold cells [st, en) of all, when it now holds
+ * [ob, oe) of all but for entry onew (-1: none; a cell not yet on the page)
+ * and edit_fits: the cells leaving either end are dropped and the ones
+ * arriving inserted, the rest stay where they are (SQLite's editPage).
+ * pack() found that the new content fits; btree_page_insert_cell checks
+ * it against the page's free space. */
+static int edit_leaf(Bal *b, PgPage *pg, Content *all, int st, int en, int ob, int oe, int onew) {
+  Btree *bt = b->bt;
+  int s2 = st > ob ? st : ob, e2 = en < oe ? en : oe;
+  int rc = SHALE_OK;
   /* drop the cells past the kept range, then those before it */
   int live = oe - ob - (onew >= 0 ? 1 : 0);
-  for (int x = oe - 1; x >= e2 && *rc == SHALE_OK; x--) {
+  for (int x = oe - 1; x >= e2 && rc == SHALE_OK; x--) {
     if (x == onew) continue;
-    *rc = btree_page_drop_cell(bt, pg, --live, all->size[x]);
+    rc = btree_page_drop_cell(bt, pg, --live, content_size(bt, all, x));
   }
-  for (int x = ob; x < s2 && *rc == SHALE_OK; x++) {
+  for (int x = ob; x < s2 && rc == SHALE_OK; x++) {
     if (x == onew) continue;
-    *rc = btree_page_drop_cell(bt, pg, 0, all->size[x]);
+    rc = btree_page_drop_cell(bt, pg, 0, content_size(bt, all, x));
   }
-  if (*rc == SHALE_OK && onew >= s2 && onew < e2)
-    *rc = btree_page_insert_cell(bt, pg, onew - s2, all->cell[onew], all->size[onew]);
-  for (int x = st; x < s2 && *rc == SHALE_OK; x++)
-    *rc = btree_page_insert_cell(bt, pg, x - st, all->cell[x], all->size[x]);
-  for (int x = e2; x < en && *rc == SHALE_OK; x++)
-    *rc = btree_page_insert_cell(bt, pg, x - st, all->cell[x], all->size[x]);
-  assert(*rc != SHALE_OK || page_mem(pg)->ncell == en - st);
-  return 1;
+  if (rc == SHALE_OK && onew >= s2 && onew < e2)
+    rc = btree_page_insert_cell(bt, pg, onew - s2, all->cell[onew], content_size(bt, all, onew));
+  for (int x = st; x < s2 && rc == SHALE_OK; x++)
+    rc = btree_page_insert_cell(bt, pg, x - st, all->cell[x], content_size(bt, all, x));
+  for (int x = e2; x < en && rc == SHALE_OK; x++)
+    rc = btree_page_insert_cell(bt, pg, x - st, all->cell[x], content_size(bt, all, x));
+  assert(rc != SHALE_OK || page_mem(pg)->ncell == en - st);
+  return rc;
 }
 
 /* ---- the root ---- */
@@ -369,9 +486,8 @@ static int balance_root(Bal *b, Content *ct) {
       if (rc) return rc;
       *ct = cc;
     }
-    btree_page_rebuild(bt, root, page_type(ct->leaf, ct->intkey), ct->cell, ct->size, ct->n,
-                       ct->right);
-    return btree_ptrmap_cells(bt, root);
+    rc = rebuild_page(b, root, ct, 0, ct->n, ct->right);
+    return rc ? rc : btree_ptrmap_cells(bt, root);
   }
   /* Split: the content moves to a new child of an empty interior root. */
   PgPage *child;
@@ -493,12 +609,17 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
    * whether the live page holds the rest (all but a page whose content
    * came from below or from a root split). */
   int obase[3], onew[3], live[3];
+  Prefix pf;
   memset(&newpc, 0, sizeof newpc);
   rc = content_alloc(b, &all, total);
   if (rc) goto out;
   all.leaf = ct->leaf;
   all.intkey = ct->intkey;
   all.right = sc[nsib - 1].right;
+  pf.bt = bt;
+  pf.ct = &all;
+  pf.na = 0;
+  prefix_anchor(&pf);
   for (int j = 0; j < nsib; j++) {
     obase[j] = all.n;
     onew[j] = -1;
@@ -507,7 +628,8 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
       live[j] = ct->leaf && b->edit_pgno == sibno[j];
       if (live[j] && b->edit_new >= 0) onew[j] = all.n + b->edit_new;
     }
-    content_append(&all, &sc[j], 0, sc[j].n);
+    content_append(bt, &all, &sc[j], 0, sc[j].n);
+    prefix_anchor(&pf);
     if (j == nsib - 1) break;
     uint8_t *dv = pcell[j];
     uint16_t dsz = psize[j];
@@ -518,6 +640,7 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
         goto out;
       }
       content_add(&all, dv + 4, (uint16_t)(dsz - 4));
+      prefix_anchor(&pf);
     } else {
       uint8_t *cp = aalloc(b, dsz);
       if (!cp) {
@@ -527,32 +650,32 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
       memcpy(cp, dv, dsz);
       util_put4(cp, sc[j].right);
       content_add(&all, cp, dsz);
+      prefix_anchor(&pf);
     }
   }
 
   /* Pack. */
   int promote = !(ct->leaf && ct->intkey);
   uint32_t cap = bt->usable - (ct->leaf ? 8 : 12);
-  int st[8], en[8];
-  uint32_t *pre = aalloc(b, sizeof(uint32_t) * ((size_t)all.n + 1));
-  if (!pre) {
-    rc = SHALE_NOMEM;
-    goto out;
-  }
-  k = pack(&all, cap, promote, greedy, st, en, 8, pre);
+  int st[8], en[8], edit[8];
+  k = pack(&pf, cap, promote, greedy, st, en, 8);
   if (k == 0) {
     rc = BT_CORRUPT(bt, pager_pgno(parent), "cells too large to balance");
     goto out;
   }
-  /* The groups cover the list exactly, separators between them, and each
-   * fits its page. */
+  /* The groups cover the list exactly, separators between them. A live
+   * leaf keeping most of its cells is edited; every other page is rebuilt
+   * from its group, whose cells are all sized now and checked to fit
+   * before any page is written (the byte totals pack() used came from the
+   * pages' free space). */
   assert(st[0] == 0 && en[k - 1] == all.n);
   for (int j = 0; j < k; j++) {
-    uint32_t used = 0;
-    for (int i = st[j]; i < en[j]; i++) used += cell_alloc(all.size[i]);
-    assert(used <= cap);
     assert(j == k - 1 || st[j + 1] == en[j] + (promote ? 1 : 0));
-    (void)used;
+    edit[j] = j < nsib && live[j] && edit_fits(st[j], en[j], obase[j], obase[j] + sc[j].n);
+    if (!edit[j] && content_room(bt, &all, st[j], en[j]) > cap) {
+      rc = BT_CORRUPT(bt, j < nsib ? sibno[j] : pager_pgno(parent), "cells larger than the page");
+      goto out;
+    }
   }
 
   /* Pages: reuse the window's, allocate more, free the rest. */
@@ -582,13 +705,13 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
   for (int j = 0; j < k; j++) {
     uint32_t right = 0;
     if (!ct->leaf) right = j == k - 1 ? all.right : util_get4(all.cell[en[j]]);
-    int edited =
-        j < nsib && live[j] &&
-        edit_leaf(b, out[j], &all, st[j], en[j], obase[j], obase[j] + sc[j].n, onew[j], &rc);
-    if (rc) goto out;
-    if (!edited)
+    if (edit[j]) {
+      rc = edit_leaf(b, out[j], &all, st[j], en[j], obase[j], obase[j] + sc[j].n, onew[j]);
+      if (rc) goto out;
+    } else {
       btree_page_rebuild(bt, out[j], type, all.cell + st[j], all.size + st[j], en[j] - st[j],
                          right);
+    }
     if (bt->autovac) {
       rc = btree_ptrmap_put(bt, outno[j], PTRMAP_BTREE, pager_pgno(parent));
       if (rc == SHALE_OK) rc = btree_ptrmap_cells(bt, out[j]);
@@ -612,7 +735,7 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
       dsz = (uint16_t)(4 + util_put_varint(dv + 4, v));
     } else if (ct->leaf) {
       /* an index leaf cell moves up with a child pointer in front */
-      uint16_t s = all.size[en[j]];
+      uint16_t s = content_size(bt, &all, en[j]);
       dv = aalloc(b, (size_t)s + 4);
       if (!dv) {
         rc = SHALE_NOMEM;
@@ -623,7 +746,7 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
       dsz = (uint16_t)(s + 4);
     } else {
       /* an interior cell moves up; its child became page j's right child */
-      uint16_t s = all.size[en[j]];
+      uint16_t s = content_size(bt, &all, en[j]);
       dv = aalloc(b, s);
       if (!dv) {
         rc = SHALE_NOMEM;
@@ -684,8 +807,8 @@ out:
   newpc.leaf = 0;
   newpc.intkey = ct->intkey;
   newpc.right = pc.right;
-  content_append(&newpc, &pc, 0, first);
-  content_append(&newpc, &divs, 0, divs.n);
+  content_append(bt, &newpc, &pc, 0, first);
+  content_append(bt, &newpc, &divs, 0, divs.n);
   if (lastci < np) {
     uint8_t *cp = pcell[nsib - 1];
     util_put4(cp, outno[k - 1]);
@@ -693,7 +816,7 @@ out:
   } else {
     newpc.right = outno[k - 1];
   }
-  content_append(&newpc, &pc, lastci + 1, np);
+  content_append(bt, &newpc, &pc, lastci + 1, np);
   return balance_level(b, level - 1, &newpc);
 }
 
@@ -707,10 +830,8 @@ static int balance_level(Bal *b, int level, Content *ct) {
   uint32_t used = content_bytes(ct);
   if (used <= cap && ct->n > 0 && used >= cap / 3) {
     int rc = pager_write(pg);
-    if (rc) return rc;
-    btree_page_rebuild(bt, pg, page_type(ct->leaf, ct->intkey), ct->cell, ct->size, ct->n,
-                       ct->right);
-    return btree_ptrmap_cells(bt, pg);
+    if (rc == SHALE_OK) rc = rebuild_page(b, pg, ct, 0, ct->n, ct->right);
+    return rc ? rc : btree_ptrmap_cells(bt, pg);
   }
   return balance_nonroot(b, level, ct);
 }

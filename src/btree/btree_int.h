@@ -130,6 +130,9 @@ struct BtCursor {
   int deleted; /* skip set by a delete: its key is in saved_rowid/delkey */
   int sought;  /* the stack is where an index seek left it (on a leaf), not
                   moved since: an index insert tries that place first */
+  int shared;  /* another cursor on the same tree was open beside this one
+                  since it opened (set by btree_cursor_open, never cleared):
+                  without it a change has no other cursor to save */
   int intkey;  /* known after the root is loaded */
   int kind_known;
   int depth; /* levels in the stack (0 = none) */

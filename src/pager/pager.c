@@ -118,6 +118,7 @@ int pager_open(OsVfs *vfs, const char *path, int open_flags, int extra_size, Pag
   if (!p) return SHALE_NOMEM;
   memset(p, 0, sizeof *p);
   p->max_pgno = 1073741823; /* SQLite's SQLITE_MAX_PAGE_COUNT */
+  p->spgen = 1;
   int memory = !path || !strcmp(path, ":memory:") || !path[0];
   int temp = path && !path[0]; /* "": a temporary database (spill file) */
   int rc = SHALE_OK;
@@ -1046,10 +1047,17 @@ int pager_rollback(Pager *p) {
 
 /* ---- savepoints ---- */
 
+/* Savepoints opened or rolled back: every dirty page may need saving again
+ * (pager_int.h invariant 5). */
+static void savepoints_changed(Pager *p) {
+  if (++p->spgen == 0) p->spgen = 1;
+}
+
 int pager_savepoint_open(Pager *p, int n) {
   if (p->err) return p->err;
   if (p->txn == PAGER_TXN_NONE) return SHALE_MISUSE;
   if (n <= p->nsp) return SHALE_OK;
+  savepoints_changed(p);
   if (n > p->spcap) {
     Savepoint *s = shale_realloc(p->sp, (size_t)n * sizeof(Savepoint));
     if (!s) return SHALE_NOMEM;
@@ -1100,6 +1108,7 @@ int pager_savepoint_rollback(Pager *p, int idx) {
       pager_unref(pg);
     }
   }
+  savepoints_changed(p);
   for (int i = idx + 1; i < p->nsp; i++) pager_pgset_clear(&p->sp[i].saved);
   p->nsp = idx + 1;
   pager_pgset_clear(&sp->saved);
@@ -1236,8 +1245,12 @@ int pager_write(PgPage *pg) {
   if (p->txn != PAGER_TXN_WRITE) return p->readonly ? SHALE_READONLY : SHALE_MISUSE;
   assert(pg->nref > 0);
   if (pg->pgno > p->max_pgno) return SHALE_FULL;
+  /* Already journalled and saved for every savepoint (invariant 5 of
+   * pager_int.h): nothing to do, as on most writes of a busy page. */
+  if ((pg->flags & PG_DIRTY) && pg->spgen == p->spgen && pg->pgno <= p->db_size) return SHALE_OK;
   int rc = prepare_write(p, pg);
   if (rc != SHALE_OK) return rc;
+  pg->spgen = p->spgen;
   pager_cache_make_dirty(p, pg);
   p->wrote = 1;
   if (pg->pgno > p->db_size) p->db_size = pg->pgno;
@@ -1273,6 +1286,9 @@ int pager_check(Pager *p) {
         if (!p->wal && p->journal_mode != PAGER_JOURNAL_OFF && pg->pgno <= p->orig_size &&
             pg->pgno != lockpg && !pager_pgset_has(&p->journaled, pg->pgno))
           return SHALE_INTERNAL;
+        for (int k = 0; k < p->nsp && pg->spgen == p->spgen && pg->pgno != lockpg; k++)
+          if (pg->pgno <= p->sp[k].db_size && !pager_pgset_has(&p->sp[k].saved, pg->pgno))
+            return SHALE_INTERNAL;
       }
       if (pg->nref > 0) nrefd++;
       if (pg->v.data != (uint8_t *)(pg + 1)) return SHALE_INTERNAL;

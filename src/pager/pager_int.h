@@ -20,6 +20,11 @@
  *  3. A dirty page with pgno <= orig_size is in the journalled set (unless
  *     journal_mode is OFF or it is the lock-byte page).
  *  4. err != SHALE_OK means the error state of pager.h invariant 5.
+ *  5. A dirty page whose spgen equals the pager's is in the saved set of
+ *     every open savepoint that covers it (pgno <= its db_size): with
+ *     invariant 3 it needs nothing before another change, so pager_write
+ *     returns at once (the savepoints opened or rolled back since it was
+ *     prepared change spgen).
  */
 #ifndef SHALE_PAGER_INT_H
 #define SHALE_PAGER_INT_H
@@ -41,6 +46,7 @@ struct PgPage {
   uint32_t pgno;
   int nref;
   int flags;
+  uint32_t spgen;        /* Pager.spgen when pager_write last prepared it (invariant 5) */
   PgPage *hnext;         /* hash chain */
   PgPage *aprev, *anext; /* list of every cached page (cache walks) */
   PgPage *lprev, *lnext; /* LRU list (clean, unreferenced) */
@@ -121,6 +127,7 @@ struct Pager {
   /* Savepoints and the in-memory sub-journal. */
   Savepoint *sp;
   int nsp, spcap;
+  uint32_t spgen; /* changes whenever a savepoint opens or rolls back (never 0) */
   SubRec *sub;
   int nsub, subcap;
   int nsub_mem;  /* records held in memory */
