@@ -441,16 +441,14 @@ int record_compare_prefix(void *keyinfo, const void *a, uint32_t na, const void 
   return raw_compare(a, na, b, nb);
 }
 
-/* record_compare_unpacked past its first column. */
-__attribute__((noinline)) static int unpacked_walk(KeyInfo *ki, const void *rec, uint32_t n,
-                                                   const ShValue *key, int nkey) {
+/* record_compare_unpacked from column i on, r at column i's serial type. */
+__attribute__((noinline)) static int unpacked_walk(KeyInfo *ki, Reader *r, const ShValue *key,
+                                                   int i, int nkey) {
   const Order o = order_of(ki);
-  Reader r;
-  if (!reader_init(&r, rec, n)) goto corrupt;
-  for (int i = 0; i < nkey; i++) {
+  for (; i < nkey; i++) {
     uint32_t st = 0;
     const uint8_t *p = NULL;
-    int e = reader_col(&r, &st, &p);
+    int e = reader_col(r, &st, &p);
     if (e < 0) goto corrupt;
     if (e == 0) return -1;
     int c = serial_value_compare(col_coll(&o, i), st, p, &key[i]);
@@ -462,16 +460,31 @@ corrupt:
   return -1;
 }
 
+/* The first column read by first_col (one-byte header size and type, body
+ * within the record: the checks reader_col makes) and compared here; a tie
+ * goes on from the second column without reading the first again. */
 int record_compare_unpacked(KeyInfo *ki, const void *rec, uint32_t n, const ShValue *key,
                             int nkey) {
   uint32_t st;
   const uint8_t *p;
+  Reader r;
   if (nkey > 0 && first_col(rec, n, &st, &p)) {
     const Order o = order_of(ki);
     int c = serial_value_compare(col_coll(&o, 0), st, p, &key[0]);
     if (c) return col_dir(&o, 0, c);
+    if (nkey == 1) return 0;
+    r.p = rec;
+    r.n = n;
+    r.hp = r.p + 2;
+    r.hend = r.p + r.p[0];
+    r.off = (uint64_t)(p - r.p) + record_serial_len(st);
+    return unpacked_walk(ki, &r, key, 1, nkey);
   }
-  return unpacked_walk(ki, rec, n, key, nkey);
+  if (!reader_init(&r, rec, n)) {
+    if (ki) ki->corrupt = 1;
+    return -1;
+  }
+  return unpacked_walk(ki, &r, key, 0, nkey);
 }
 
 int record_unpack(const void *rec, uint32_t n, ShValue *out, int max, int *ncol) {
