@@ -553,34 +553,48 @@ static int second_int_cmp(const RecordSeek *sk, const uint8_t *p, uint32_t n, ui
   return sk->default_rc;
 }
 
-/* record_seek_cmp for a key whose first value is an integer: a first
- * column that first_col reads and that is NULL or an integer is compared
- * here (NULL sorts before every number); anything else, and a tie on a key
- * of several values, goes to record_seek_cmp. */
-static int seek_cmp_int(void *seek, const void *rec, uint32_t n) {
+/* seek_cmp_int's way out when the first column ties or is not read here:
+ * a (integer, integer) key settled by second_int_cmp, anything else by
+ * record_seek_cmp. Out of line, so that the probes settled on the first
+ * column pay no register saves. */
+__attribute__((noinline)) static int int_rest(void *seek, const void *rec, uint32_t n, int tie) {
   const RecordSeek *sk = seek;
   const uint8_t *p = rec;
-  /* first_col's test, narrowed to NULL and the integer types (0-6, 8, 9):
-   * a one-byte header size and first type, the body within the record */
-  if (n >= 2) {
-    uint32_t h = p[0], st = p[1];
-    if (h - 2 < 0x7e && st < 10 && ((0x37fu >> st) & 1) && h + record_serial_len(st) <= n) {
-      int c;
-      if (st == 0) {
-        c = -1;
-      } else {
-        int64_t x = int_body(st, p + h);
-        c = x < sk->key[0].i ? -1 : x > sk->key[0].i;
-      }
-      if (c) return sk->flip0 ? -c : c;
-      if (sk->nkey == 1 && sk->default_rc != RECORD_SEEK_WHOLE) return sk->default_rc;
-      if (sk->nkey == 2 && sk->key[1].type == SHALE_INTEGER) {
-        c = second_int_cmp(sk, p, n, st);
-        if (c != 2) return c;
-      }
+  if (tie) {
+    if (sk->nkey == 1 && sk->default_rc != RECORD_SEEK_WHOLE) return sk->default_rc;
+    if (sk->nkey == 2 && sk->key[1].type == SHALE_INTEGER) {
+      int c = second_int_cmp(sk, p, n, p[1]);
+      if (c != 2) return c;
     }
   }
   return record_seek_cmp(seek, rec, n);
+}
+
+/* record_seek_cmp for a key whose first value is an integer: a first
+ * column that first_col would read (a one-byte header size and first
+ * type, the body within the record) and that is NULL or an integer is
+ * compared here (NULL sorts before every number); anything else, and a
+ * tie, goes to int_rest. The integer types 1-6 are tested first (most
+ * index keys). */
+static int seek_cmp_int(void *seek, const void *rec, uint32_t n) {
+  static const uint8_t len[7] = {0, 1, 2, 3, 4, 6, 8};
+  const RecordSeek *sk = seek;
+  const uint8_t *p = rec;
+  if (n < 2) return record_seek_cmp(seek, rec, n);
+  uint32_t h = p[0], st = p[1];
+  int64_t x;
+  if (st - 1u < 6u) {
+    if (h - 2u >= 0x7eu || h + len[st] > n) return int_rest(seek, rec, n, 0);
+    x = int_body(st, p + h);
+  } else if (st - 8u < 2u) {
+    if (h - 2u >= 0x7eu || h > n) return int_rest(seek, rec, n, 0);
+    x = (int64_t)st - 8;
+  } else {
+    if (st == 0 && h - 2u < 0x7eu && h <= n) return sk->lt;
+    return int_rest(seek, rec, n, 0);
+  }
+  if (x != sk->k0) return x < sk->k0 ? sk->lt : sk->gt;
+  return int_rest(seek, rec, n, 1);
 }
 
 /* seek_cmp_text's way out when its inline test does not settle: a tie on
@@ -633,8 +647,14 @@ static int seek_cmp_text(void *seek, const void *rec, uint32_t n) {
 RecordSeekCmp record_seek_pick(RecordSeek *sk) {
   const Order o = order_of(sk->ki);
   sk->flip0 = col_dir(&o, 0, 1) < 0;
+  sk->lt = sk->flip0 ? 1 : -1;
+  sk->gt = -sk->lt;
+  sk->k0 = 0;
   if (sk->nkey < 1) return record_seek_cmp;
-  if (sk->key[0].type == SHALE_INTEGER) return seek_cmp_int;
+  if (sk->key[0].type == SHALE_INTEGER) {
+    sk->k0 = sk->key[0].i;
+    return seek_cmp_int;
+  }
   if (sk->key[0].type == SHALE_TEXT && is_binary(col_coll(&o, 0))) return seek_cmp_text;
   return record_seek_cmp;
 }

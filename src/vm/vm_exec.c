@@ -822,7 +822,10 @@ static int index_insert(VmCursor *c, const ShValue *d, const ShValue *key, int n
   int nkv, rc;
   c->ki->corrupt = 0;
   if (key || record_unpack(d->z, d->n, kv, 16, &nkv) == SHALE_OK) {
-    RecordSeek rs = {c->ki, key ? key : kv, key ? nkey : nkv, RECORD_SEEK_WHOLE, 0};
+    RecordSeek rs = {.ki = c->ki,
+                     .key = key ? key : kv,
+                     .nkey = key ? nkey : nkv,
+                     .default_rc = RECORD_SEEK_WHOLE};
     rc = btree_insert_cmp(c->bc, d->z, d->n, record_seek_pick(&rs), &rs, flags);
   } else {
     rc = btree_insert(c->bc, 0, d->z, d->n, 0, flags);
@@ -1946,7 +1949,7 @@ cmp_general: {
     }
     ShValue *conv = NULL; /* a record's text is in v->enc already */
     if (v->enc != RECORD_ENC_UTF8 && key != tmp) CHK(enc_values(v, key, nkey, &conv));
-    RecordSeek rs = {c->ki, conv ? conv : key, nkey, 0, 0};
+    RecordSeek rs = {.ki = c->ki, .key = conv ? conv : key, .nkey = nkey};
     c->ki->corrupt = 0;
     rc = btree_seek_cmp(c->bc, record_seek_pick(&rs), &rs, &res);
     enc_free(conv, nkey);
@@ -2195,7 +2198,7 @@ cmp_general: {
     int res;
     ShValue *conv = NULL;
     if (v->enc != RECORD_ENC_UTF8) CHK(enc_values(v, &reg[op->p2], op->p3, &conv));
-    RecordSeek rs = {c->ki, conv ? conv : &reg[op->p2], op->p3, 0, 0};
+    RecordSeek rs = {.ki = c->ki, .key = conv ? conv : &reg[op->p2], .nkey = op->p3};
     invalidate_all(v);
     c->ki->corrupt = 0;
     rc = btree_seek_cmp(c->bc, record_seek_pick(&rs), &rs, &res);
