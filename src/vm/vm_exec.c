@@ -2318,6 +2318,15 @@ cmp_general: {
     vm_sorter_limit(&v->cur[op->p1], reg[op->p2].i, op->p3 > 0 ? reg[op->p3].i : 0);
     NEXT();
   }
+  CASE(SorterSkip) {
+    /* (text keys in the database's encoding only under UTF-8: otherwise
+     * the record is built and SorterInsert decides) */
+    int drop = 0;
+    if (v->enc == RECORD_ENC_UTF8)
+      CHK(vm_sorter_topn_drops(&v->cur[op->p1], &reg[op->p3], op->p4.i, &drop));
+    if (drop) JUMP(op->p2);
+    NEXT();
+  }
   CASE(SorterInsert) {
     const ShValue *d = &reg[op->p2];
     CHK(vm_sorter_insert(v, &v->cur[op->p1], d->z, d->type == SHALE_BLOB ? d->n : 0));
