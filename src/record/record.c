@@ -463,8 +463,8 @@ corrupt:
 /* The first column read by first_col (one-byte header size and type, body
  * within the record: the checks reader_col makes) and compared here; a tie
  * goes on from the second column without reading the first again. */
-int record_compare_unpacked(KeyInfo *ki, const void *rec, uint32_t n, const ShValue *key,
-                            int nkey) {
+__attribute__((noinline)) static int compare_unpacked(KeyInfo *ki, const void *rec, uint32_t n,
+                                                      const ShValue *key, int nkey) {
   uint32_t st;
   const uint8_t *p;
   Reader r;
@@ -485,6 +485,28 @@ int record_compare_unpacked(KeyInfo *ki, const void *rec, uint32_t n, const ShVa
     return -1;
   }
   return unpacked_walk(ki, &r, key, 0, nkey);
+}
+
+/* record_compare_unpacked's entry: an integer key[0] against a first
+ * column of integer types 1-6 (first_col's checks) is settled here when
+ * they differ or the key has one value; everything else is compare_unpacked.
+ * No call but the tail call, so the entry keeps no frame. */
+int record_compare_unpacked(KeyInfo *ki, const void *rec, uint32_t n, const ShValue *key,
+                            int nkey) {
+  static const uint8_t len[7] = {0, 1, 2, 3, 4, 6, 8};
+  const uint8_t *p = rec;
+  if (nkey > 0 && n >= 2 && key[0].type == SHALE_INTEGER) {
+    uint32_t h = p[0], st = p[1];
+    if (st - 1u < 6u && h - 2u < 0x7eu && h + len[st] <= n) {
+      int64_t x = int_body(st, p + h), k = key[0].i;
+      if (x != k) {
+        int c = x < k ? -1 : 1;
+        return ki && ki->desc && ki->ncol > 0 && ki->desc[0] ? -c : c;
+      }
+      if (nkey == 1) return 0;
+    }
+  }
+  return compare_unpacked(ki, rec, n, key, nkey);
 }
 
 int record_unpack(const void *rec, uint32_t n, ShValue *out, int max, int *ncol) {
