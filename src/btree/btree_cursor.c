@@ -512,24 +512,32 @@ static inline int probe_key(const uint8_t *d, uint32_t off, uint32_t u, uint32_t
   return 1;
 }
 
-/* A probe of a cell probe_key does not read: the full parse, and a gathered
- * copy of a spilled key. */
-__attribute__((noinline)) static int probe_slow(BtCursor *c, PgPage *pg, int i,
+/* A probe of a cell seek_index does not read inline (a key size that is
+ * not a one-byte varint within max_local and the page): probe_key's
+ * two-byte size, else the full parse and a gathered copy of a spilled key.
+ * off is the offset of the payload-size varint. Returns the comparison;
+ * an error goes to *rc (the result is then 0). */
+__attribute__((noinline)) static int probe_slow(BtCursor *c, PgPage *pg, int i, uint32_t off,
                                                 int (*cmp)(void *, const void *, uint32_t),
-                                                void *ctx, int *r) {
+                                                void *ctx, int *rc) {
   const uint8_t *key;
   uint32_t nkey;
+  if (probe_key(pager_data(pg), off, c->bt->usable, c->bt->max_local, &key, &nkey))
+    return cmp(ctx, key, nkey);
   uint8_t *freeme = NULL;
-  int rc = cell_key(c->bt, pg, i, &key, &nkey, &freeme);
-  if (rc) return rc;
-  *r = cmp(ctx, key, nkey);
+  *rc = cell_key(c->bt, pg, i, &key, &nkey, &freeme);
+  if (*rc) return 0;
+  int r = cmp(ctx, key, nkey);
   if (freeme) shale_free(freeme);
-  return SHALE_OK;
+  return r;
 }
 
-/* Index seek: cmp(ctx, cellkey, n) = sign(cell - search). Each probe reads
- * the cell's local key in place (probe_key); only a spilled or doubtful
- * cell takes the full parse and, if it spills, a gathered copy. */
+/* Index seek: cmp(ctx, cellkey, n) = sign(cell - search). A probe reads
+ * the cell's key in place when its size is a one-byte varint (at most
+ * max1 = min(127, max_local): wholly local) and the key ends within the
+ * usable size; the size byte itself is always on the page (btree_page_init
+ * checked every cell pointer: invariant 3). Any other cell takes
+ * probe_slow. */
 static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), void *ctx,
                       int *res) {
   int rc = btree_cursor_move_to_root(c);
@@ -539,7 +547,7 @@ static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), v
     return SHALE_OK;
   }
   if (c->intkey) return BT_CORRUPT(c->bt, c->root, "key seek on a table tree");
-  const uint32_t u = c->bt->usable, maxlocal = c->bt->max_local;
+  const uint32_t u = c->bt->usable, max1 = c->bt->max_local < 0x7f ? c->bt->max_local : 0x7f;
   for (;;) {
     PgPage *pg = c->pg[c->depth - 1];
     MemPage *m = page_mem(pg);
@@ -548,13 +556,12 @@ static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), v
     const int ncell = m->ncell;
     int lo = 0, hi = ncell, r = 1;
     while (lo < hi) {
-      int mid = (lo + hi) / 2;
-      const uint8_t *key;
-      uint32_t nkey;
-      if (probe_key(d, util_get2(ptr + 2 * mid) + skip, u, maxlocal, &key, &nkey)) {
-        r = cmp(ctx, key, nkey);
+      int mid = (int)((unsigned)(lo + hi) >> 1);
+      uint32_t off = util_get2(ptr + 2 * mid) + skip, nk = d[off];
+      if (nk <= max1 && off + 1 + nk <= u) {
+        r = cmp(ctx, d + off + 1, nk);
       } else {
-        rc = probe_slow(c, pg, mid, cmp, ctx, &r);
+        r = probe_slow(c, pg, mid, off, cmp, ctx, &rc);
         if (rc) return rc;
       }
       if (r == 0) {

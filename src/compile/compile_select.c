@@ -962,6 +962,10 @@ void compile_sel_emit_output(Parse *p, OutCtx *oc, int regs) {
       }
       k++;
     }
+    /* ORDER BY ... LIMIT: a row whose key sorts at or after the greatest
+     * of a full top-N is dropped before its record is made */
+    if (oc->reg_limit && nk > 0)
+      vm_builder_add_i4(&p->b, OP_SorterSkip, oc->sorter_cur, skip, base, nk);
     emit(p, OP_Sequence, oc->sorter_cur, base + nk, 0);
     for (int i = 0; i < n; i++)
       if (oc->res_field[i] > nk) emit(p, OP_SCopy, regs + i, base + oc->res_field[i], 0);

@@ -462,12 +462,29 @@ static void code_value(Parse *p, PlanTerm *t, int reg) {
     compile_expr_code(p, t->value, reg);
 }
 
+/* 1 when derived term t is its parent comparison with the operands
+ * swapped (plan.c's analyse: "a op b" also gives "b commute(op) a", the same
+ * expression, its affinity and collation taken from the operands as
+ * written): it tests exactly what the parent tests. */
+static int term_commuted(const WhereInfo *w, const PlanTerm *t) {
+  if (t->parent < 0) return 0;
+  const PlanTerm *up = &w->pl.terms[t->parent];
+  const SqlExpr *e = t->expr;
+  if (e != up->expr || !e || e->op != SQL_E_BINARY || t->group != up->group) return 0;
+  return e->sub == TK_EQ || e->sub == TK_IS || e->sub == TK_LT || e->sub == TK_LE ||
+         e->sub == TK_GT || e->sub == TK_GE;
+}
+
 /* Term ti is enforced exactly by the level's seek and end test: it needs no
  * re-test (invariant 1). Only original WHERE terms (a BETWEEN through both
- * of its halves), never ON terms or ones derived from another (LIKE ranges,
- * OR disjuncts). */
+ * of its halves, a comparison through its commuted form), never ON terms or
+ * other derived ones (LIKE ranges, OR disjuncts). */
 static void term_enforced(WhereInfo *w, int ti) {
   PlanTerm *t = &w->pl.terms[ti];
+  if (term_commuted(w, t)) {
+    ti = t->parent;
+    t = &w->pl.terms[ti];
+  }
   if (w->coded && t->on_item == -1 && t->parent < 0) w->coded[ti] = 1;
 }
 

@@ -441,16 +441,14 @@ int record_compare_prefix(void *keyinfo, const void *a, uint32_t na, const void 
   return raw_compare(a, na, b, nb);
 }
 
-/* record_compare_unpacked past its first column. */
-__attribute__((noinline)) static int unpacked_walk(KeyInfo *ki, const void *rec, uint32_t n,
-                                                   const ShValue *key, int nkey) {
+/* record_compare_unpacked from column i on, r at column i's serial type. */
+__attribute__((noinline)) static int unpacked_walk(KeyInfo *ki, Reader *r, const ShValue *key,
+                                                   int i, int nkey) {
   const Order o = order_of(ki);
-  Reader r;
-  if (!reader_init(&r, rec, n)) goto corrupt;
-  for (int i = 0; i < nkey; i++) {
+  for (; i < nkey; i++) {
     uint32_t st = 0;
     const uint8_t *p = NULL;
-    int e = reader_col(&r, &st, &p);
+    int e = reader_col(r, &st, &p);
     if (e < 0) goto corrupt;
     if (e == 0) return -1;
     int c = serial_value_compare(col_coll(&o, i), st, p, &key[i]);
@@ -462,16 +460,53 @@ corrupt:
   return -1;
 }
 
-int record_compare_unpacked(KeyInfo *ki, const void *rec, uint32_t n, const ShValue *key,
-                            int nkey) {
+/* The first column read by first_col (one-byte header size and type, body
+ * within the record: the checks reader_col makes) and compared here; a tie
+ * goes on from the second column without reading the first again. */
+__attribute__((noinline)) static int compare_unpacked(KeyInfo *ki, const void *rec, uint32_t n,
+                                                      const ShValue *key, int nkey) {
   uint32_t st;
   const uint8_t *p;
+  Reader r;
   if (nkey > 0 && first_col(rec, n, &st, &p)) {
     const Order o = order_of(ki);
     int c = serial_value_compare(col_coll(&o, 0), st, p, &key[0]);
     if (c) return col_dir(&o, 0, c);
+    if (nkey == 1) return 0;
+    r.p = rec;
+    r.n = n;
+    r.hp = r.p + 2;
+    r.hend = r.p + r.p[0];
+    r.off = (uint64_t)(p - r.p) + record_serial_len(st);
+    return unpacked_walk(ki, &r, key, 1, nkey);
   }
-  return unpacked_walk(ki, rec, n, key, nkey);
+  if (!reader_init(&r, rec, n)) {
+    if (ki) ki->corrupt = 1;
+    return -1;
+  }
+  return unpacked_walk(ki, &r, key, 0, nkey);
+}
+
+/* record_compare_unpacked's entry: an integer key[0] against a first
+ * column of integer types 1-6 (first_col's checks) is settled here when
+ * they differ or the key has one value; everything else is compare_unpacked.
+ * No call but the tail call, so the entry keeps no frame. */
+int record_compare_unpacked(KeyInfo *ki, const void *rec, uint32_t n, const ShValue *key,
+                            int nkey) {
+  static const uint8_t len[7] = {0, 1, 2, 3, 4, 6, 8};
+  const uint8_t *p = rec;
+  if (nkey > 0 && n >= 2 && key[0].type == SHALE_INTEGER) {
+    uint32_t h = p[0], st = p[1];
+    if (st - 1u < 6u && h - 2u < 0x7eu && h + len[st] <= n) {
+      int64_t x = int_body(st, p + h), k = key[0].i;
+      if (x != k) {
+        int c = x < k ? -1 : 1;
+        return ki && ki->desc && ki->ncol > 0 && ki->desc[0] ? -c : c;
+      }
+      if (nkey == 1) return 0;
+    }
+  }
+  return compare_unpacked(ki, rec, n, key, nkey);
 }
 
 int record_unpack(const void *rec, uint32_t n, ShValue *out, int max, int *ncol) {
@@ -540,34 +575,48 @@ static int second_int_cmp(const RecordSeek *sk, const uint8_t *p, uint32_t n, ui
   return sk->default_rc;
 }
 
-/* record_seek_cmp for a key whose first value is an integer: a first
- * column that first_col reads and that is NULL or an integer is compared
- * here (NULL sorts before every number); anything else, and a tie on a key
- * of several values, goes to record_seek_cmp. */
-static int seek_cmp_int(void *seek, const void *rec, uint32_t n) {
+/* seek_cmp_int's way out when the first column ties or is not read here:
+ * a (integer, integer) key settled by second_int_cmp, anything else by
+ * record_seek_cmp. Out of line, so that the probes settled on the first
+ * column pay no register saves. */
+__attribute__((noinline)) static int int_rest(void *seek, const void *rec, uint32_t n, int tie) {
   const RecordSeek *sk = seek;
   const uint8_t *p = rec;
-  /* first_col's test, narrowed to NULL and the integer types (0-6, 8, 9):
-   * a one-byte header size and first type, the body within the record */
-  if (n >= 2) {
-    uint32_t h = p[0], st = p[1];
-    if (h - 2 < 0x7e && st < 10 && ((0x37fu >> st) & 1) && h + record_serial_len(st) <= n) {
-      int c;
-      if (st == 0) {
-        c = -1;
-      } else {
-        int64_t x = int_body(st, p + h);
-        c = x < sk->key[0].i ? -1 : x > sk->key[0].i;
-      }
-      if (c) return sk->flip0 ? -c : c;
-      if (sk->nkey == 1 && sk->default_rc != RECORD_SEEK_WHOLE) return sk->default_rc;
-      if (sk->nkey == 2 && sk->key[1].type == SHALE_INTEGER) {
-        c = second_int_cmp(sk, p, n, st);
-        if (c != 2) return c;
-      }
+  if (tie) {
+    if (sk->nkey == 1 && sk->default_rc != RECORD_SEEK_WHOLE) return sk->default_rc;
+    if (sk->nkey == 2 && sk->key[1].type == SHALE_INTEGER) {
+      int c = second_int_cmp(sk, p, n, p[1]);
+      if (c != 2) return c;
     }
   }
   return record_seek_cmp(seek, rec, n);
+}
+
+/* record_seek_cmp for a key whose first value is an integer: a first
+ * column that first_col would read (a one-byte header size and first
+ * type, the body within the record) and that is NULL or an integer is
+ * compared here (NULL sorts before every number); anything else, and a
+ * tie, goes to int_rest. The integer types 1-6 are tested first (most
+ * index keys). */
+static int seek_cmp_int(void *seek, const void *rec, uint32_t n) {
+  static const uint8_t len[7] = {0, 1, 2, 3, 4, 6, 8};
+  const RecordSeek *sk = seek;
+  const uint8_t *p = rec;
+  if (n < 2) return record_seek_cmp(seek, rec, n);
+  uint32_t h = p[0], st = p[1];
+  int64_t x;
+  if (st - 1u < 6u) {
+    if (h - 2u >= 0x7eu || h + len[st] > n) return int_rest(seek, rec, n, 0);
+    x = int_body(st, p + h);
+  } else if (st - 8u < 2u) {
+    if (h - 2u >= 0x7eu || h > n) return int_rest(seek, rec, n, 0);
+    x = (int64_t)st - 8;
+  } else {
+    if (st == 0 && h - 2u < 0x7eu && h <= n) return sk->lt;
+    return int_rest(seek, rec, n, 0);
+  }
+  if (x != sk->k0) return x < sk->k0 ? sk->lt : sk->gt;
+  return int_rest(seek, rec, n, 1);
 }
 
 /* seek_cmp_text's way out when its inline test does not settle: a tie on
@@ -620,8 +669,14 @@ static int seek_cmp_text(void *seek, const void *rec, uint32_t n) {
 RecordSeekCmp record_seek_pick(RecordSeek *sk) {
   const Order o = order_of(sk->ki);
   sk->flip0 = col_dir(&o, 0, 1) < 0;
+  sk->lt = sk->flip0 ? 1 : -1;
+  sk->gt = -sk->lt;
+  sk->k0 = 0;
   if (sk->nkey < 1) return record_seek_cmp;
-  if (sk->key[0].type == SHALE_INTEGER) return seek_cmp_int;
+  if (sk->key[0].type == SHALE_INTEGER) {
+    sk->k0 = sk->key[0].i;
+    return seek_cmp_int;
+  }
   if (sk->key[0].type == SHALE_TEXT && is_binary(col_coll(&o, 0))) return seek_cmp_text;
   return record_seek_cmp;
 }

@@ -230,7 +230,11 @@ typedef struct RecordSeek {
   const ShValue *key;
   int nkey;
   int default_rc;
-  int flip0; /* set by record_seek_pick: the first column is DESC */
+  /* set by record_seek_pick: the first column is DESC (flip0); the result
+   * for a record whose first column sorts before (lt) or after (gt) key[0];
+   * key[0]'s integer (k0) when it is one */
+  int flip0, lt, gt;
+  int64_t k0;
 } RecordSeek;
 /* default_rc for a key[0..nkey) that is a whole record (an index insert's
  * key, unpacked once): on a tie a record with more columns sorts after it,

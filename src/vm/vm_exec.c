@@ -822,7 +822,10 @@ static int index_insert(VmCursor *c, const ShValue *d, const ShValue *key, int n
   int nkv, rc;
   c->ki->corrupt = 0;
   if (key || record_unpack(d->z, d->n, kv, 16, &nkv) == SHALE_OK) {
-    RecordSeek rs = {c->ki, key ? key : kv, key ? nkey : nkv, RECORD_SEEK_WHOLE, 0};
+    RecordSeek rs = {.ki = c->ki,
+                     .key = key ? key : kv,
+                     .nkey = key ? nkey : nkv,
+                     .default_rc = RECORD_SEEK_WHOLE};
     rc = btree_insert_cmp(c->bc, d->z, d->n, record_seek_pick(&rs), &rs, flags);
   } else {
     rc = btree_insert(c->bc, 0, d->z, d->n, 0, flags);
@@ -1946,7 +1949,7 @@ cmp_general: {
     }
     ShValue *conv = NULL; /* a record's text is in v->enc already */
     if (v->enc != RECORD_ENC_UTF8 && key != tmp) CHK(enc_values(v, key, nkey, &conv));
-    RecordSeek rs = {c->ki, conv ? conv : key, nkey, 0, 0};
+    RecordSeek rs = {.ki = c->ki, .key = conv ? conv : key, .nkey = nkey};
     c->ki->corrupt = 0;
     rc = btree_seek_cmp(c->bc, record_seek_pick(&rs), &rs, &res);
     enc_free(conv, nkey);
@@ -2195,7 +2198,7 @@ cmp_general: {
     int res;
     ShValue *conv = NULL;
     if (v->enc != RECORD_ENC_UTF8) CHK(enc_values(v, &reg[op->p2], op->p3, &conv));
-    RecordSeek rs = {c->ki, conv ? conv : &reg[op->p2], op->p3, 0, 0};
+    RecordSeek rs = {.ki = c->ki, .key = conv ? conv : &reg[op->p2], .nkey = op->p3};
     invalidate_all(v);
     c->ki->corrupt = 0;
     rc = btree_seek_cmp(c->bc, record_seek_pick(&rs), &rs, &res);
@@ -2324,6 +2327,15 @@ cmp_general: {
   }
   CASE(SorterLimit) {
     vm_sorter_limit(&v->cur[op->p1], reg[op->p2].i, op->p3 > 0 ? reg[op->p3].i : 0);
+    NEXT();
+  }
+  CASE(SorterSkip) {
+    /* (text keys in the database's encoding only under UTF-8: otherwise
+     * the record is built and SorterInsert decides) */
+    int drop = 0;
+    if (v->enc == RECORD_ENC_UTF8)
+      CHK(vm_sorter_topn_drops(&v->cur[op->p1], &reg[op->p3], op->p4.i, &drop));
+    if (drop) JUMP(op->p2);
     NEXT();
   }
   CASE(SorterInsert) {

@@ -287,6 +287,11 @@ int vm_analyze_scan(BtCursor *bc, const KeyInfo *ki, int nkey, int enc, volatile
 void vm_sorter_open(VmCursor *, KeyInfo *, int nfield);
 void vm_sorter_limit(VmCursor *, int64_t lim, int64_t off);
 int vm_sorter_insert(Vm *, VmCursor *, const void *rec, uint32_t n);
+/* *drop = 1 when sorter c keeps a full top-N whose greatest record sorts
+ * at or before key[0..nkey) on its first nkey columns: a record starting
+ * with that key and inserted after every stored one would be dropped.
+ * SHALE_CORRUPT on a malformed stored record. */
+int vm_sorter_topn_drops(VmCursor *c, const ShValue *key, int nkey, int *drop);
 int vm_sorter_sort(Vm *, VmCursor *, int *empty);
 int vm_sorter_next(VmCursor *, int *more);
 int vm_sorter_row(const VmCursor *, const uint8_t **rec, uint32_t *n);

@@ -523,6 +523,17 @@ void vm_sorter_limit(VmCursor *c, int64_t lim, int64_t off) {
   c->live = 0;
 }
 
+int vm_sorter_topn_drops(VmCursor *c, const ShValue *key, int nkey, int *drop) {
+  *drop = 0;
+  if (c->kind != VMC_SORTER || !c->topn || c->nsent < c->topn || nkey < 1) return SHALE_OK;
+  const VmSortEnt *e = &c->sent[0]; /* the heap's greatest (topn_insert) */
+  c->ki->corrupt = 0;
+  int r = record_compare_unpacked(c->ki, c->sbuf + e->off, e->n, key, nkey);
+  if (c->ki->corrupt) return SHALE_CORRUPT;
+  *drop = r <= 0;
+  return SHALE_OK;
+}
+
 int vm_sorter_insert(Vm *v, VmCursor *c, const void *rec, uint32_t n) {
   if (c->topn) {
     c->ki->corrupt = 0;

@@ -1668,9 +1668,11 @@ static void seek_value(uint64_t *s, char *buf, ShValue *v) {
     case 1:
       value_set_int(v, (int64_t)(r >> 8) % 300 - 150);
       return;
-    case 2:
-      value_set_int(v, (int64_t)(r >> 3));
+    case 2: { /* every integer width (serial types 1-6), either sign */
+      int64_t x = (int64_t)(r >> (3 + (r >> 8) % 60));
+      value_set_int(v, r & 4 ? -x : x);
       return;
+    }
     case 3:
       value_set_real(v, (double)((r >> 8) % 1000) / 8.0);
       return;
@@ -1708,7 +1710,7 @@ TEST(seek_pick_agrees_with_seek_cmp) {
     KeyInfo ki = {2, colls, desc, 0};
     static const int rcs[3] = {-1, 1, RECORD_SEEK_WHOLE};
     for (int d = 0; d < 3; d++) {
-      RecordSeek a = {&ki, kv, nkey, rcs[d], 0}, b = a;
+      RecordSeek a = {.ki = &ki, .key = kv, .nkey = nkey, .default_rc = rcs[d]}, b = a;
       RecordSeekCmp pick = record_seek_pick(&b);
       int x = record_seek_cmp(&a, rec, (uint32_t)n), y = pick(&b, rec, (uint32_t)n);
       if ((x > 0) != (y > 0) || (x < 0) != (y < 0)) {

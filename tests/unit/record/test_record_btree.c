@@ -77,7 +77,7 @@ static int insert(Btree *bt, uint32_t root, BtreeKeyCmp cmp, void *ctx, int64_t 
     int nkv;
     rc = record_unpack(rec, len, kv, 8, &nkv);
     CHECK_EQ(nkv, n);
-    RecordSeek sk = {ctx, kv, nkv, RECORD_SEEK_WHOLE, 0};
+    RecordSeek sk = {.ki = ctx, .key = kv, .nkey = nkv, .default_rc = RECORD_SEEK_WHOLE};
     if (rc == SHALE_OK) rc = btree_insert_cmp(cur, rec, len, record_seek_pick(&sk), &sk, 0);
   } else if (rc == SHALE_OK) {
     rc = btree_insert(cur, rowid, rec, len, 0, 0);
@@ -273,7 +273,7 @@ TEST(record_seek_whole_is_record_compare) {
       int want = record_compare(&ki, ra, la, rb, lb);
       want = want < 0 ? -1 : want > 0;
       for (int pick = 0; pick < 2; pick++) {
-        RecordSeek sk = {&ki, kv, nkv, RECORD_SEEK_WHOLE, 0};
+        RecordSeek sk = {.ki = &ki, .key = kv, .nkey = nkv, .default_rc = RECORD_SEEK_WHOLE};
         RecordSeekCmp cmp = pick ? record_seek_pick(&sk) : record_seek_cmp;
         int got = cmp(&sk, ra, la);
         got = got < 0 ? -1 : got > 0;
@@ -369,7 +369,7 @@ static void seek_positions(const Collation *coll, int desc0, const char *name) {
     int nkey = probe % 2 ? 2 : 1;
     for (int rcdef = -1; rcdef <= 1; rcdef += 2) {
       for (int pick = 0; pick < 2; pick++) {
-        RecordSeek sk = {&ki, key, nkey, rcdef, 0};
+        RecordSeek sk = {.ki = &ki, .key = key, .nkey = nkey, .default_rc = rcdef};
         RecordSeekCmp cmp = pick ? record_seek_pick(&sk) : record_seek_cmp;
         int res = 0;
         CHECK_OK(btree_seek_cmp(cur, cmp, &sk, &res));
