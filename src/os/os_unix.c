@@ -621,8 +621,12 @@ static int unix_file_size(OsFile *pf, int64_t *size) {
   return SHALE_OK;
 }
 
+/* A request that changes nothing (this connection is at the level already)
+ * returns without unix_mu: f->lock changes only in calls on f, which its
+ * connection makes one at a time (a WAL commit asks for SHARED again). */
 static int unix_lock(OsFile *pf, int level) {
   UnixFile *f = (UnixFile *)pf;
+  if (f->lock >= level) return SHALE_OK;
   pthread_mutex_lock(&unix_mu);
   int rc = os_lock_up(&f->inode->lk, &f->lock, level, raw_db, f);
   pthread_mutex_unlock(&unix_mu);
@@ -631,6 +635,7 @@ static int unix_lock(OsFile *pf, int level) {
 
 static int unix_unlock(OsFile *pf, int level) {
   UnixFile *f = (UnixFile *)pf;
+  if (f->lock <= level) return SHALE_OK; /* nothing to drop, nothing to flush */
   pthread_mutex_lock(&unix_mu);
   int rc = os_lock_down(&f->inode->lk, &f->lock, level, raw_db, f);
   flush_parked(f->inode);
