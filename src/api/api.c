@@ -771,15 +771,6 @@ static int hook_drop_object(void *ctx, int idb, int kind, const char *name, char
 
 /* --------------------------------------------------------- open / close */
 
-/* The absolute name of a file (sqlite3_db_filename), as the VFS resolves it. */
-static char *full_name(OsVfs *vfs, const char *f) {
-  char buf[4096];
-  if (!vfs) vfs = os_vfs_find(NULL);
-  if (!vfs || !vfs->full_pathname || vfs->full_pathname(vfs, f, (int)sizeof buf, buf) != SHALE_OK)
-    return util_strdup(f);
-  return util_strdup(buf);
-}
-
 int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_name) {
   if (!out) return SHALE_MISUSE;
   *out = NULL;
@@ -855,7 +846,9 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
     return api_rc(db, rc);
   }
   pager_set_busy_handler(btree_pager(db->dbx[0].bt), NULL, NULL);
-  db->fullname = mem ? util_strdup("") : full_name(vfs, filename);
+  /* the absolute name (sqlite3_db_filename): the pager's, as the VFS
+   * resolved it when opening */
+  db->fullname = util_strdup(mem ? "" : pager_filename(btree_pager(db->dbx[0].bt)));
   if (!db->fullname || ext_builtin_register(db) != SHALE_OK) {
     api_error(db, SHALE_NOMEM, NULL);
     return SHALE_NOMEM;

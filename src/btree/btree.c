@@ -177,6 +177,30 @@ static int init_page1(Btree *bt) {
 int btree_begin(Btree *bt, int level) {
   int rc;
   int started = 0; /* this call opened the read transaction */
+  if (level >= BTREE_TXN_WRITE && pager_txn_state(bt->pager) == PAGER_TXN_NONE &&
+      !pager_readonly(bt->pager)) {
+    /* A write from no transaction: the pager opens the read transaction
+     * itself, so that in WAL mode it queues for the process's writer
+     * token before taking its snapshot and waits for WRITE with the busy
+     * handler (pager_begin_write); a read transaction begun here first
+     * would make it try the token once and fail at once. */
+    rc = pager_begin_write(bt->pager, level == BTREE_TXN_EXCLUSIVE);
+    if (rc) return rc;
+    rc = read_header(bt);
+    if (rc == SHALE_OK && bt->readonly) {
+      btree_set_error(bt, bt->ro_reason);
+      rc = SHALE_READONLY;
+    }
+    if (rc == SHALE_OK && pager_db_size(bt->pager) == 0) {
+      set_sizes(bt);
+      rc = init_page1(bt);
+    }
+    if (rc) {
+      pager_rollback(bt->pager);
+      pager_end_read(bt->pager);
+    }
+    return rc;
+  }
   if (pager_txn_state(bt->pager) == PAGER_TXN_NONE) {
     rc = pager_begin_read(bt->pager);
     if (rc) return rc;
@@ -223,8 +247,7 @@ int btree_commit(Btree *bt) {
   int rc = SHALE_OK;
   if (pager_txn_state(bt->pager) == PAGER_TXN_WRITE) {
     rc = btree_autovac_commit(bt);
-    if (rc == SHALE_OK) rc = pager_commit(bt->pager);
-    if (rc) return rc;
+    return rc ? rc : pager_commit_end_read(bt->pager);
   }
   if (pager_txn_state(bt->pager) != PAGER_TXN_NONE) pager_end_read(bt->pager);
   return SHALE_OK;

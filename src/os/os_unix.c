@@ -621,8 +621,12 @@ static int unix_file_size(OsFile *pf, int64_t *size) {
   return SHALE_OK;
 }
 
+/* A request that changes nothing (this connection is at the level already)
+ * returns without unix_mu: f->lock changes only in calls on f, which its
+ * connection makes one at a time (a WAL commit asks for SHARED again). */
 static int unix_lock(OsFile *pf, int level) {
   UnixFile *f = (UnixFile *)pf;
+  if (f->lock >= level) return SHALE_OK;
   pthread_mutex_lock(&unix_mu);
   int rc = os_lock_up(&f->inode->lk, &f->lock, level, raw_db, f);
   pthread_mutex_unlock(&unix_mu);
@@ -631,6 +635,7 @@ static int unix_lock(OsFile *pf, int level) {
 
 static int unix_unlock(OsFile *pf, int level) {
   UnixFile *f = (UnixFile *)pf;
+  if (f->lock <= level) return SHALE_OK; /* nothing to drop, nothing to flush */
   pthread_mutex_lock(&unix_mu);
   int rc = os_lock_down(&f->inode->lk, &f->lock, level, raw_db, f);
   flush_parked(f->inode);
@@ -852,13 +857,22 @@ static mode_t create_mode(const char *path, int flags) {
   return 0644;
 }
 
-/* Open, creating exclusively first when allowed so that we learn whether
- * we made the file. Returns fd or -1 with errno; *created set. */
-static int open_file(const char *path, int oflags, int create, int excl, mode_t mode,
+/* Open, creating exclusively when allowed so that we learn whether we
+ * made the file. A file that is usually there (there != 0: a main
+ * database) is opened as it is first, and created only if missing; the
+ * others (journals, logs) are created exclusively first. Returns fd or -1
+ * with errno; *created set. */
+static int open_file(const char *path, int oflags, int create, int excl, int there, mode_t mode,
                      int *created) {
   *created = 0;
   for (int tries = 0; tries < 100; tries++) {
     int fd;
+    if (create && there && !excl) {
+      fd = open(path, oflags, mode);
+      if (fd >= 0) return fd;
+      if (errno == EINTR) continue;
+      if (errno != ENOENT) return -1;
+    }
     if (create) {
       fd = open(path, oflags | O_CREAT | O_EXCL, mode);
       if (fd >= 0) {
@@ -917,11 +931,11 @@ static int unix_open(OsVfs *vfs, const char *path, OsFile *pf, int flags, int *o
     fd = excl ? -1 : take_parked(path, rw);
     if (fd < 0) {
       fd = open_file(path, oflags | (rw ? O_RDWR : O_RDONLY), create && rw, excl,
-                     create_mode(path, flags), &created);
+                     (flags & SHALE_OPEN_MAIN_DB) != 0, create_mode(path, flags), &created);
       if (fd < 0 && rw && (errno == EACCES || errno == EROFS)) {
         /* fall back to read-only and say so */
         fd = take_parked(path, 0);
-        if (fd < 0) fd = open_file(path, oflags | O_RDONLY, 0, 0, 0644, &created);
+        if (fd < 0) fd = open_file(path, oflags | O_RDONLY, 0, 0, 1, 0644, &created);
         if (fd >= 0)
           flags = (flags & ~(SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE)) | SHALE_OPEN_READONLY;
       }

@@ -653,7 +653,7 @@ int pager_begin_write(Pager *p, int exclusive) {
   /* our turn at the log was over (pager_fair.c): the lock is left to the
    * others, with the process's writer token held when we can queue for it */
   if (p->wal && !was_none) pager_fair_pause(p);
-  for (int n = 0;;) {
+  for (int n = 0, nsnap = 0;;) { /* n: busy handler calls (its count) */
     if (was_none && p->wal) {
       /* Group commit: queue for the process's writer token before taking
        * the snapshot, so that the writers queued ahead do not make it
@@ -676,7 +676,7 @@ int pager_begin_write(Pager *p, int exclusive) {
       if (rc == SHALE_BUSY && wal_write_lock_busy(p->wal)) p->wal_foreign_ms = os_now_ms();
       if (!was_none) return rc;
       pager_end_read(p);
-      if (rc == SHALE_BUSY_SNAPSHOT && n++ < 100) continue; /* a fresh snapshot */
+      if (rc == SHALE_BUSY_SNAPSHOT && nsnap++ < 100) continue; /* a fresh snapshot */
       if (rc == SHALE_BUSY && p->busy) {
         pager_busy_watch_log(p, 1); /* wake when the writer commits */
         int again = p->busy(p->busy_arg, n++);

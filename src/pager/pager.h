@@ -175,6 +175,11 @@ int pager_begin_write(Pager *, int exclusive);
  * (readers still present) leaves the write transaction open: retry or roll
  * back. Other errors leave the pager in the error state. */
 int pager_commit(Pager *);
+/* pager_commit, then (if it succeeded) pager_end_read. In WAL mode a
+ * commit that makes the auto-checkpoint due keeps the process's writer
+ * token until that checkpoint is over (wal_hold_token), so that the next
+ * writer of the process restarts the log. */
+int pager_commit_end_read(Pager *);
 /* A commit in two phases, for a transaction over several files tied by a
  * super-journal (SQLite's protocol, docs/architecture.md): phase one writes
  * the super-journal's name into the journal (super != NULL), syncs the

@@ -51,7 +51,7 @@ void pager_busy_watch(int (*ready)(void *), void *arg) {
 
 static int wait_watching(OsVfs *vfs, int timeout, int count) {
   int64_t now = os_now_ms();
-  if (count == 0) watch_start_ms = now;
+  if (count == 0 || watch_start_ms == 0) watch_start_ms = now; /* 0: never set in this thread */
   int64_t left = watch_start_ms + timeout - now;
   if (left <= 0) return 0;
   int64_t delay = count < NDELAY ? delays[count] : delays[NDELAY - 1];

@@ -5,7 +5,9 @@
  *
  * Owns: pager_wal_spill (called by the cache when a WAL write transaction
  * has nothing clean left to evict), pager_set_locking_mode /
- * pager_locking_mode, and the lock bookkeeping of exclusive mode.
+ * pager_locking_mode, the lock bookkeeping of exclusive mode, and
+ * pager_commit_end_read (a commit and the end of its read transaction, with
+ * the writer token kept over the auto-checkpoint it makes due).
  *
  * Spill (as SQLite's pagerStress in WAL mode): unreferenced dirty pages are
  * appended to the -wal as non-commit frames (wal_append with commit size 0)
@@ -88,6 +90,15 @@ int pager_wal_after_rollback(Pager *p) {
   if (!p->wal_spilled) return SHALE_OK;
   p->wal_spilled = 0;
   return pager_cache_invalidate(p, 0);
+}
+
+int pager_commit_end_read(Pager *p) {
+  Wal *w = p->txn == PAGER_TXN_WRITE ? p->wal : NULL;
+  if (w) wal_hold_token(w, PAGER_WAL_AUTOCHECKPOINT);
+  int rc = pager_commit(p);
+  if (rc == SHALE_OK) pager_end_read(p);
+  if (w) wal_hold_token(w, 0);
+  return rc;
 }
 
 /* ---- locking_mode ---- */

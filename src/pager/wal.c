@@ -26,7 +26,9 @@
  *     after releasing WRITE, so that one sync covers the commits of every
  *     writer that published meanwhile. At WAL_SYNC_FULL, or without a group
  *     (SHALE_NO_GROUP_COMMIT set in the environment), the sync happens
- *     before publishing, as SQLite's.
+ *     before publishing, as SQLite's. The token alone (no WRITE) may be
+ *     kept past wal_end_write and wal_end_read for the auto-checkpoint
+ *     (token_kept, wal_hold_token), never past the next wal_hold_token(0).
  *
  *  6. Mapped frame reads (wal_set_map; the pager's mapped reads, a Shale
  *     departure): a reader on READ(i > 0) reads frames 1..map_frames from a
@@ -144,11 +146,13 @@ struct Wal {
   int heap;     /* wal-index in heap memory (wal_use_heap_memory) */
   uint8_t *buf; /* FRAME_HDRSIZE + page_size scratch */
   /* group commit (wal_group_* below; invariant 5) */
-  OsGroup *group;    /* shared with this process's other users of the log */
-  int token;         /* this Wal holds the group's writer token */
-  int write_busy;    /* the last wal_begin_write found WRITE held by another process */
-  uint64_t sync_seq; /* commit announced but not yet synced (0 = none) */
-  int yield_next;    /* the next published header carries the yield flag */
+  OsGroup *group;       /* shared with this process's other users of the log */
+  int token;            /* this Wal holds the group's writer token */
+  int write_busy;       /* the last wal_begin_write found WRITE held by another process */
+  uint64_t sync_seq;    /* commit announced but not yet synced (0 = none) */
+  int yield_next;       /* the next published header carries the yield flag */
+  uint32_t hold_frames; /* wal_hold_token: keep the token from this log size on */
+  int token_kept;       /* wal_end_write kept the token (hold_frames) */
   /* mapped frame reads (invariant 6) */
   int map_on;          /* wal_set_map */
   uint8_t *map;        /* fetched for the read transaction, or NULL */
@@ -963,13 +967,16 @@ int wal_undo(Wal *w) {
 
 void wal_end_write(Wal *w) {
   if (!w->write_lock) {
-    wal_queue_leave(w); /* a token taken by wal_queue_enter alone */
+    if (!w->token_kept) wal_queue_leave(w); /* a token taken by wal_queue_enter alone */
     return;
   }
   if (!hdr_same_as_live(w)) wal_undo(w);
   unlock_shm(w, SLOT_WRITE, 1, OS_SHM_EXCLUSIVE);
   w->write_lock = 0;
-  wal_queue_leave(w);
+  if (w->token && w->hold_frames && w->hdr.mx_frame >= w->hold_frames)
+    w->token_kept = 1; /* for the checkpoint (wal_hold_token) */
+  else
+    wal_queue_leave(w);
 }
 
 /* ------------------------------------------------------- group commit */
@@ -982,9 +989,15 @@ int wal_queue_enter(Wal *w, WalBusy busy, void *busy_arg) {
 }
 
 void wal_queue_leave(Wal *w) {
+  w->token_kept = 0;
   if (!w->token) return;
   w->token = 0;
   os_group_leave(w->group);
+}
+
+void wal_hold_token(Wal *w, uint32_t frames) {
+  w->hold_frames = frames;
+  if (!frames && w->token_kept) wal_queue_leave(w);
 }
 
 int wal_sync_commit(Wal *w) {

@@ -180,6 +180,14 @@ int wal_queue_enter(Wal *w, WalBusy busy, void *busy_arg);
 /* Give the token back if held (e.g. when the read transaction that
  * followed wal_queue_enter failed). */
 void wal_queue_leave(Wal *w);
+/* Keep the token across the end of the write and read transactions when
+ * the log has grown to at least `frames` frames by the next wal_end_write
+ * (0: stop keeping it, and give back a token kept so). For the
+ * auto-checkpoint that follows such a commit: the process's next writer
+ * starts after it, sees the log wholly backfilled and restarts it (§W4.2
+ * step 3); started during it, every writer would find frames left to copy
+ * and the log would never restart, each commit then checkpointing again. */
+void wal_hold_token(Wal *w, uint32_t frames);
 /* After a commit made by wal_append at WAL_SYNC_GROUP and wal_end_write:
  * return once that commit is durable, sharing one sync of the log with the
  * other writers of the process. SHALE_OK at once if nothing is pending. */
