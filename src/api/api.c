@@ -834,6 +834,10 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
     return SHALE_NOMEM;
   }
   vtab_reg_init(&db->vtabs, db);
+  if (vtab_builtin_register(&db->vtabs) != SHALE_OK) {
+    api_error(db, SHALE_NOMEM, NULL);
+    return SHALE_NOMEM;
+  }
   int rw = flags & (SHALE_OPEN_READONLY | SHALE_OPEN_READWRITE);
   if (rw != SHALE_OPEN_READONLY && rw != SHALE_OPEN_READWRITE) {
     api_error(db, SHALE_MISUSE, "bad parameter or other API misuse");

@@ -1667,15 +1667,12 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
       return api_txn_end(db, began, rc);
     }
     case PR_MODULE_LIST: {
-      /* the table-valued functions, then the registered modules in the
-       * order they were registered (the registry lists the newest first) */
-      int nfn = 0, nmod = 0;
-      while (func_table_name(nfn)) nfn++;
-      for (const VtabModule *m = db->vtabs.mods; m; m = m->next) nmod++;
-      int n = nfn + nmod;
+      /* the registered modules in the order they were registered (the
+       * registry lists the newest first) */
+      int n = 0;
+      for (const VtabModule *m = db->vtabs.mods; m; m = m->next) n++;
       const char **names = shale_malloc((size_t)(n ? n : 1) * sizeof *names);
       if (!names) return SHALE_NOMEM;
-      for (int i = 0; i < nfn; i++) names[i] = func_table_name(i);
       int k = n;
       for (const VtabModule *m = db->vtabs.mods; m; m = m->next) names[--k] = m->name;
       int *ord = compile_sql_table_hash_order(names, n); /* SQLite's module hash */

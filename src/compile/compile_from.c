@@ -2,10 +2,10 @@
  * compile_from.c -- the FROM list of a SELECT (and of UPDATE/DELETE/INSERT
  * targets): tables, views and CTEs parsed again per use, subqueries (and
  * the co-routine choice), parenthesized joins as SQLite's nested FROM,
- * USING/NATURAL merged into ON, and the table-valued functions json_each,
- * json_tree and pragma_NAME. Split from compile_select.c at its "FROM
- * lists" and "table-valued functions" banners; the helpers the two files
- * share are sel_* in select_int.h.
+ * USING/NATURAL merged into ON, and the table-valued pragma_NAME
+ * (json_each, json_tree and other modules' tables: compile_vtab.c). Split from compile_select.c at
+ * its "FROM lists" and "table-valued functions" banners; the helpers the two files share are sel_*
+ * in select_int.h.
  *
  * Owns: the SrcLists it builds (Parse arena).
  *
@@ -138,52 +138,6 @@ static SqlExpr *lit_int(Parse *p, long v) {
   char buf[32];
   snprintf(buf, sizeof buf, "%ld", v);
   return lit(p, SQL_E_INTEGER, buf);
-}
-
-/* ---- table-valued functions: json_each(...) and json_tree(...) ----
- *
- * The item is an ephemeral table (SRC_SUBQUERY whose sub is a placeholder
- * SELECT of NULLs giving the column names, the argument columns HIDDEN)
- * that OP_TableFunc fills from the arguments. The arguments are resolved
- * with the FROM list in scope (resolve_core -> tvf_resolve); when they read
- * an item of the same FROM the item gets `refill` and its table is filled
- * again each time its loop starts (compile_src_code_refill from compile_where_begin). */
-static int tvf_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
-  const FuncDef *f = func_table_find(a->name);
-  if (!f) return -1;
-  const FuncTable *t = f->table;
-  int nargs = a->args ? a->args->n : 0;
-  if (nargs > t->nhidden) {
-    compile_parse_error(p, "too many arguments on %s() - max %d", a->name, t->nhidden);
-    return 1;
-  }
-  SelectState *st = compile_select_state(p);
-  SqlSelect *sel = compile_parse_alloc(p, sizeof *sel);
-  struct TvfItem *ti = compile_parse_alloc(p, sizeof *ti);
-  if (!st || !sel || !ti) return 1;
-  for (int k = 0; k < t->ncol; k++)
-    if (!(sel->cols = compile_sel_list_add(p, sel->cols, lit(p, SQL_E_NULL, NULL)))) return 1;
-  sel->where = lit_int(p, 0);
-  if (compile_select_resolve(p, sel, NULL)) return 1;
-  SqlIdList ids = {t->ncol, t->ncol, (const char **)t->cols};
-  Table *tab = compile_select_result_table(p, sel, a->name, &ids);
-  if (!tab) return 1;
-  for (int c = 0; c < t->ncol; c++) tab->cols[c].name = compile_parse_strdup(p, t->cols[c]);
-  for (int c = t->ncol - t->nhidden; c < t->ncol; c++) tab->cols[c].hidden = COL_HIDDEN;
-  it->kind = SRC_SUBQUERY;
-  it->sub = sel;
-  it->tab = tab;
-  it->name = a->alias ? a->alias : a->name;
-  /* SQLite's json_each/json_tree are virtual tables whose xBestIndex
-   * numbers the plan by the arguments given: 1 the JSON alone, 3 with a
-   * root path (0 neither) */
-  it->vtab_idx = (uint8_t)(1 + (nargs >= 2 ? 3 : nargs));
-  ti->cursor = it->cursor;
-  ti->def = f;
-  ti->args = a->args;
-  ti->next = st->tvfs;
-  st->tvfs = ti;
-  return parse_failed(p);
 }
 
 /* pragma_NAME[(args)] in FROM (SQLite's eponymous pragma virtual tables):
@@ -334,7 +288,6 @@ void compile_sel_tvf_fill(Parse *p, struct TvfItem *ti, SrcItem *it) {
     if (a >= 0) vm_builder_set_p5(&p->b, a, ti->pragma->ncol);
     return;
   }
-  vm_builder_add_p4(&p->b, OP_TableFunc, it->cursor, base, n, P4_FUNC, ti->def);
 }
 
 void compile_src_code_refill(Parse *p, SrcItem *it) {
@@ -731,18 +684,11 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
       return 1;
     }
     if (a->has_args) {
-      int rc = tvf_item(p, it, a);
-      if (rc < 0) rc = compile_vtab_schema_item(p, it, a); /* t('x') of a virtual table t */
+      int rc = compile_vtab_schema_item(p, it, a);       /* t('x') of a virtual table t */
       if (rc < 0) rc = compile_vtab_from_item(p, it, a); /* an eponymous module (compile_vtab.c) */
       if (rc < 0 && (!a->args || a->args->n == 0)) rc = cookie_item(p, it, a);
       if (rc < 0) rc = pragma_item(p, it, a);
       if (rc < 0) compile_parse_error(p, "no such table: %s", a->name);
-      if (rc) return 1;
-      s->n++;
-      return 0;
-    }
-    if (func_table_find(a->name)) { /* json_each without arguments: no rows */
-      int rc = tvf_item(p, it, a);
       if (rc) return 1;
       s->n++;
       return 0;

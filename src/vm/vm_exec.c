@@ -2232,20 +2232,6 @@ cmp_general: {
     c->nfield = op->p2;
     NEXT();
   }
-  CASE(TableFunc) {
-    VmCursor *c = &v->cur[op->p1];
-    CHK(refill_open(v, c));
-    c->tvf |= VM_COLFIX_JSON;
-    TfSink sink = {v, c, 0};
-    char *msg = NULL;
-    int trc = op->p4.func->table->rows(op->p3, &reg[op->p2], tf_emit, &sink, &msg);
-    if (trc) {
-      shale_free(v->errmsg);
-      v->errmsg = msg;
-      FAIL(trc);
-    }
-    NEXT();
-  }
   CASE(VCreate)
   CASE(VDestroy)
   CASE(VOpen)

@@ -89,6 +89,10 @@ typedef struct VtabReg {
 } VtabReg;
 
 void vtab_reg_init(VtabReg *, void *db);
+/* Register the built-in eponymous modules every connection has, as SQLite
+ * registers them at open: json_each, json_tree (vtab_json.c). SHALE_OK or
+ * SHALE_NOMEM. */
+int vtab_builtin_register(VtabReg *);
 /* Disconnect every table, call every module's destroy. */
 void vtab_reg_free(VtabReg *);
 
