@@ -808,7 +808,6 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   db->hooks.parse_schema = hook_parse_schema;
   db->hooks.drop_object = hook_drop_object;
   db->hooks.vacuum = api_vacuum_hook;
-  db->hooks.pragma_rows = api_pragma_rows;
   db->hooks.vtabs = &db->vtabs;
   db->hooks.deferred_fk = &db->txn.deferred_fk;
   db->hooks.deferred_imm_fk = &db->txn.deferred_imm_fk;
@@ -834,6 +833,7 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
     return SHALE_NOMEM;
   }
   vtab_reg_init(&db->vtabs, db);
+  db->vtabs.make_module = api_pragma_vtab_make;
   if (vtab_builtin_register(&db->vtabs) != SHALE_OK) {
     api_error(db, SHALE_NOMEM, NULL);
     return SHALE_NOMEM;

@@ -391,13 +391,6 @@ typedef struct VmConnHooks {
   /* VACUUM: rebuild database db (0 main) in place, or into the file named
    * by into (NULL: in place). Nonzero: the error code, *errmsg its message. */
   int (*vacuum)(void *ctx, int db, const ShValue *into, char **errmsg);
-  /* PragmaRows: run pragma `name` (no "pragma_" prefix) with the values of
-   * its argument columns h0, h1 (in order: arg then schema, as the pragma
-   * has them; TEXT, or NULL when absent or NULL), calling emit once per
-   * result row of ncol values. SHALE_OK, or an error code with *errmsg
-   * (shale_malloc'ed) set or NULL. NULL hook: no rows. */
-  int (*pragma_rows)(void *ctx, const char *name, const ShValue *h0, const ShValue *h1, int ncol,
-                     int (*emit)(void *arg, ShValue *row, int ncol), void *emit_arg, char **errmsg);
   /* the connection's virtual-table registry (VCreate; transactions) */
   struct VtabReg *vtabs;
 } VmConnHooks;

@@ -89,15 +89,14 @@ typedef struct VmCursor {
   int parked;
   uint32_t root;
   int wr;
-  BtBulk *bulk;       /* VMC_BULK: OpenWrite with VM_OPFLAG_BULK (bc is NULL) */
-  struct VtabCur *vc; /* VMC_VTAB: VOpen's cursor (vm_vtab.c) */
-  KeyInfo *ki;        /* index cursors */
-  KeyInfo *ki_own;    /* ki when it is the cursor's copy for a UTF-16 database (freed at close) */
-  int nfield;         /* declared column count (informational) */
-  int nullrow;        /* NullRow: every column reads NULL */
-  int tvf;            /* VM_COLFIX_*: what Column does to each value it reads */
-#define VM_COLFIX_JSON 1 /* filled by TableFunc: BLOB columns read as JSON-subtype TEXT */
-#define VM_COLFIX_ENC 2  /* records of a UTF-16 database: TEXT made UTF-8 (v->enc) */
+  BtBulk *bulk;         /* VMC_BULK: OpenWrite with VM_OPFLAG_BULK (bc is NULL) */
+  struct VtabCur *vc;   /* VMC_VTAB: VOpen's cursor (vm_vtab.c) */
+  KeyInfo *ki;          /* index cursors */
+  KeyInfo *ki_own;      /* ki when it is the cursor's copy for a UTF-16 database (freed at close) */
+  int nfield;           /* declared column count (informational) */
+  int nullrow;          /* NullRow: every column reads NULL */
+  int tvf;              /* VM_COLFIX_*: what Column does to each value it reads */
+#define VM_COLFIX_ENC 2 /* records of a UTF-16 database: TEXT made UTF-8 (v->enc) */
 
   struct VtabInList *inl; /* an IN set handed to xFilter whole (VInitIn, vm_vtab.c) */
   int pseudo_reg;

@@ -86,6 +86,11 @@ typedef struct VtabReg {
                      transaction (kept by the API, 0 when a transaction ends) */
   int destroying; /* xDestroy calls running: the statements running them
                      do not keep the module's DROP TABLEs out (SQLite's nVDestroy) */
+  /* Register a module for a name no module has, when the owner makes such
+   * modules on demand (the API's pragma_NAME, as SQLite's
+   * sqlite3PragmaVtabRegister): SHALE_OK (registered), SHALE_NOTFOUND (no
+   * such module), SHALE_NOMEM. NULL: none. */
+  int (*make_module)(struct VtabReg *, const char *name);
 } VtabReg;
 
 void vtab_reg_init(VtabReg *, void *db);

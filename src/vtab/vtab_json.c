@@ -29,8 +29,8 @@ typedef struct JsonCur {
   FuncJsonEach *w;
 } JsonCur;
 
-static int json_connect(shale *db, void *aux, int argc, const char *const *argv,
-                        shale_vtab **out, char **errmsg) {
+static int json_connect(shale *db, void *aux, int argc, const char *const *argv, shale_vtab **out,
+                        char **errmsg) {
   VtabReg *r = aux;
   int rc = vtab_declare(r, FUNC_JSON_EACH_DECL, errmsg);
   if (rc) return rc;
