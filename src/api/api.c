@@ -1468,6 +1468,13 @@ static int stmt_finish(shale_stmt *st, int rc) {
       db->txn.txn_ddl = 0;
       txn_ended(db);
     }
+    /* autocommit mode's only writer failed while others read: SQLite rolls
+     * the transaction back (the readers go on), so the virtual tables get
+     * xRollback; the files' part was undone by the statement savepoint */
+    if (rc != SHALE_DONE && vm_undo_vtabs(st->vm) && vtab_in_txn(&db->vtabs)) {
+      vtab_rollback(&db->vtabs);
+      db->vtabs.nsavepoint = 0;
+    }
   }
   st->halted = 1;
   st->last_rc = rc;
@@ -1583,6 +1590,12 @@ static int stmt_start(shale_stmt *st) {
     }
   }
   if (rc) return rc;
+  if (st->vm) { /* autocommit mode's only writer (vm_set_sole_writer) */
+    int sole = db->txn.autocommit && !st->cs.readonly;
+    for (shale_stmt *s = db->stmts; s && sole; s = s->next)
+      if (s != st && s->active && !s->cs.readonly) sole = 0;
+    vm_set_sole_writer(st->vm, sole);
+  }
   st->active = 1;
   st->halted = 0;
   st->produced = 0;

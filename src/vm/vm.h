@@ -421,6 +421,16 @@ int vm_release_txn(Vm *);
  * (any error but OR FAIL's constraint): in autocommit mode the caller rolls
  * that transaction back, as SQLite's halt of the only writer does. */
 int vm_undo_released_txn(Vm *);
+/* The caller says the next runs are autocommit mode's only writing
+ * statement (others may read), whose end SQLite's halt makes the end of the
+ * transaction: the virtual tables' statement savepoint is then neither
+ * released nor rolled back (the modules see xSync/xCommit or xRollback
+ * only). After a failure that undoes the statement (any error but OR
+ * FAIL's) vm_undo_vtabs is 1 and the caller calls their xRollback; the
+ * files' statement savepoints are undone here as before, so committing the
+ * files is what remains. */
+void vm_set_sole_writer(Vm *, int on);
+int vm_undo_vtabs(Vm *);
 /* Statement foreign-key violation counter (FkCounter p1 = 0). */
 int64_t vm_fk_count(Vm *);
 

@@ -717,6 +717,10 @@ static int halt(Vm *v, int rc) {
     }
   } else if (v->stmt_sp >= 0) {
     int undo = rc != SHALE_OK && v->oe != VM_OE_FAIL;
+    if (v->sole_writer && !v->parent) { /* the caller ends the vtabs' part (vm_set_sole_writer) */
+      v->undo_vtabs = undo;
+      vm_vtab_stmt_sp_drop(v);
+    }
     int r2 = vm_stmt_sp_end(v, undo);
     if (undo) fk_deferred_set(v, v->stmt_def_fk, v->stmt_def_imm_fk);
     if (rc == SHALE_OK) rc = r2;

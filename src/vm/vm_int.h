@@ -207,8 +207,10 @@ struct Vm {
   int ndb;
   int oe; /* conflict resolution of the failing Halt (0 = ABORT) */
   int txn_rolled_back;
-  uint8_t gave_txn; /* this run began the transaction and handed it over (vm_release_txn) */
-  uint8_t undo_all; /* ... then failed as SQLite undoes the whole transaction for */
+  uint8_t gave_txn;    /* this run began the transaction and handed it over (vm_release_txn) */
+  uint8_t undo_all;    /* ... then failed as SQLite undoes the whole transaction for */
+  uint8_t sole_writer; /* vm_set_sole_writer */
+  uint8_t undo_vtabs;  /* vm_undo_vtabs */
   int64_t nchange;
   int64_t nchange_sub; /* changes made by trigger sub-programs (total_changes) */
   int64_t last_rowid;
@@ -315,6 +317,9 @@ void vm_vtab_end(Vm *, int commit);
 /* The statement savepoint on the virtual tables (VM_VTAB_SAVEPOINT): op 0
  * opens it (xSavepoint), 1 releases it, 2 rolls back to it and releases it. */
 int vm_vtab_stmt_sp(Vm *, int op);
+/* Forget that savepoint without calling the modules: autocommit mode's only
+ * writer, whose transaction end the caller makes (vm_set_sole_writer). */
+void vm_vtab_stmt_sp_drop(Vm *);
 /* Close the cursors of a run that ended (halt, reset), keeping parked
  * ones; park: park the table and index cursors of databases whose
  * transaction this Vm does not end (a halt without error). */
