@@ -1592,7 +1592,7 @@ static int stmt_start(shale_stmt *st) {
   if (rc) return rc;
   if (st->vm) { /* autocommit mode's only writer (vm_set_sole_writer) */
     int sole = db->txn.autocommit && !st->cs.readonly;
-    for (shale_stmt *s = db->stmts; s && sole; s = s->next)
+    for (shale_stmt *s = db->txn.nactive ? db->stmts : NULL; s && sole; s = s->next)
       if (s != st && s->active && !s->cs.readonly) sole = 0;
     vm_set_sole_writer(st->vm, sole);
   }

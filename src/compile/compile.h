@@ -23,7 +23,7 @@
  *   compile_trigger.c   trigger programs (trigger_*)
  *   compile_ddl*.c      CREATE/DROP/ALTER, indexes, REINDEX (ddl_*)
  *   compile_analyze.c   ANALYZE
- *   pragma_tab.c        pragma_NAME(...) in FROM (compile_sql_pragma_tab)
+ *   pragma_tab.c        the columns of the pragma_NAME tables (compile_sql_pragma_tab)
  *   schema_load.c       the schema from sqlite_schema (schema_load.h)
  *
  * Invariants:
