@@ -1590,8 +1590,10 @@ static int stmt_start(shale_stmt *st) {
     }
   }
   if (rc) return rc;
-  if (st->vm) { /* autocommit mode's only writer (vm_set_sole_writer) */
-    int sole = db->txn.autocommit && !st->cs.readonly;
+  if (st->cs.uses_vtab && !st->cs.readonly && st->vm) {
+    /* autocommit mode's only writer (vm_set_sole_writer; only a program on
+     * virtual tables reads it, a new Vm starts with it off) */
+    int sole = db->txn.autocommit;
     for (shale_stmt *s = db->txn.nactive ? db->stmts : NULL; s && sole; s = s->next)
       if (s != st && s->active && !s->cs.readonly) sole = 0;
     vm_set_sole_writer(st->vm, sole);

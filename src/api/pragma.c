@@ -524,6 +524,25 @@ static const Table *vtab_columns(shale *db, const Table *t) {
   return d;
 }
 
+/* *out: the declared columns of eponymous table name (json_each,
+ * pragma_NAME, a module's own), connected as a read of it connects it, or
+ * NULL when name is no such module. SHALE_OK or the connection's error. */
+static int eponymous_columns(shale *db, const char *name, const Table **out) {
+  *out = NULL;
+  const VtabModule *m = vtab_module_find(&db->vtabs, name);
+  if (m && (!m->m->xConnect || (m->m->xCreate && m->m->xCreate != m->m->xConnect))) return SHALE_OK;
+  if (!m && !(util_strnicmp(name, "pragma_", 7) == 0 && compile_sql_pragma_tab(name + 7)))
+    return SHALE_OK;
+  const View fake = {.name = name};
+  CompiledStmt cs;
+  int rc = view_compile(db, &fake, &cs);
+  if (rc != SHALE_OK) return rc;
+  compile_stmt_free(&cs);
+  const VtabTable *vt = vtab_find(&db->vtabs, 0, name);
+  if (vt && vt->eponymous) *out = compile_vtab_declared_table(vt);
+  return SHALE_OK;
+}
+
 static int table_info(shale *db, const char *name, int extended, ApiRows *out) {
   const Table *t = schema_find_table(db->dbx[0].schema->s, name);
   if (!t && name &&
@@ -531,7 +550,9 @@ static int table_info(shale *db, const char *name, int extended, ApiRows *out) {
     t = schema_find_table(db->dbx[0].schema->s, "sqlite_schema"); /* the same columns */
   if (!t) {
     View *vw = schema_find_view(db->dbx[0].schema->s, name);
-    return vw ? view_info(db, vw, extended, out) : SHALE_OK;
+    if (vw) return view_info(db, vw, extended, out);
+    int rc = name ? eponymous_columns(db, name, &t) : SHALE_OK; /* as SQLite: its columns */
+    if (rc != SHALE_OK || !t) return rc;
   }
   if (t->vtab_module) { /* SQLite connects it first (schema.h invariant 5) */
     t = vtab_columns(db, t);

@@ -167,8 +167,9 @@ TEST(pragma_tvf_plans_and_errors) {
  * one mechanism (src/vtab/vtab_json.c, src/api/api_pragma_vtab.c): answers,
  * rowids, hidden columns written as arguments or as WHERE equalities,
  * correlated arguments (usable only after the item they read), schema
- * arguments, module_list listing a pragma's module once it was used, and
- * the plans ("VIRTUAL TABLE INDEX n:"). */
+ * arguments, module_list listing a pragma's module once it was used,
+ * PRAGMA table_info/table_xinfo of the eponymous tables, and the plans
+ * ("VIRTUAL TABLE INDEX n:"). */
 TEST(builtin_vtabs_as_sqlite) {
   Pair p = pair_open();
   static const char *const setup =
@@ -211,6 +212,13 @@ TEST(builtin_vtabs_as_sqlite) {
       "SELECT name, narg FROM pragma_function_list WHERE name IN ('json_each', 'json_tree',"
       " 'json_extract', 'printf') ORDER BY 1, 2",
       "SELECT count(*) > 100 FROM pragma_function_list",
+      "SELECT * FROM pragma_table_xinfo('json_each')",
+      "SELECT * FROM pragma_table_xinfo('pragma_table_info')",
+      "SELECT * FROM pragma_table_xinfo('pragma_page_count')",
+      "SELECT * FROM pragma_table_info('JSON_TREE')",
+      "PRAGMA table_xinfo(json_each)",
+      "SELECT * FROM pragma_table_info('pragma_nosuch')",
+      "SELECT * FROM pragma_table_info('rtree')",
       "SELECT name FROM pragma_module_list WHERE name LIKE 'pragma%' OR name LIKE 'json%'"
       " ORDER BY 1",
   };
