@@ -799,7 +799,6 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   db->hooks.parse_schema = hook_parse_schema;
   db->hooks.drop_object = hook_drop_object;
   db->hooks.vacuum = api_vacuum_hook;
-  db->hooks.pragma_rows = api_pragma_rows;
   db->hooks.vtabs = &db->vtabs;
   db->hooks.deferred_fk = &db->txn.deferred_fk;
   db->hooks.deferred_imm_fk = &db->txn.deferred_imm_fk;
@@ -825,6 +824,11 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
     return SHALE_NOMEM;
   }
   vtab_reg_init(&db->vtabs, db);
+  db->vtabs.make_module = api_pragma_vtab_make;
+  if (vtab_builtin_register(&db->vtabs) != SHALE_OK) {
+    api_error(db, SHALE_NOMEM, NULL);
+    return SHALE_NOMEM;
+  }
   int rw = flags & (SHALE_OPEN_READONLY | SHALE_OPEN_READWRITE);
   if (rw != SHALE_OPEN_READONLY && rw != SHALE_OPEN_READWRITE) {
     api_error(db, SHALE_MISUSE, "bad parameter or other API misuse");
@@ -1457,6 +1461,13 @@ static int stmt_finish(shale_stmt *st, int rc) {
       db->txn.txn_ddl = 0;
       txn_ended(db);
     }
+    /* autocommit mode's only writer failed while others read: SQLite rolls
+     * the transaction back (the readers go on), so the virtual tables get
+     * xRollback; the files' part was undone by the statement savepoint */
+    if (rc != SHALE_DONE && vm_undo_vtabs(st->vm) && vtab_in_txn(&db->vtabs)) {
+      vtab_rollback(&db->vtabs);
+      db->vtabs.nsavepoint = 0;
+    }
   }
   st->halted = 1;
   st->last_rc = rc;
@@ -1572,6 +1583,14 @@ static int stmt_start(shale_stmt *st) {
     }
   }
   if (rc) return rc;
+  if (st->cs.uses_vtab && !st->cs.readonly && st->vm) {
+    /* autocommit mode's only writer (vm_set_sole_writer; only a program on
+     * virtual tables reads it, a new Vm starts with it off) */
+    int sole = db->txn.autocommit;
+    for (shale_stmt *s = db->txn.nactive ? db->stmts : NULL; s && sole; s = s->next)
+      if (s != st && s->active && !s->cs.readonly) sole = 0;
+    vm_set_sole_writer(st->vm, sole);
+  }
   st->active = 1;
   st->halted = 0;
   st->produced = 0;

@@ -499,10 +499,9 @@ void api_pragma_columns(const PragmaReq *req, int *ncol, const char *const **nam
 int api_pragma_run(shale *db, const PragmaReq *req, ApiRows *out);
 /* The environment statements of db are compiled against (api.c). */
 void api_compile_env(shale *db, CompileEnv *env);
-/* VmConnHooks.pragma_rows: pragma_NAME(arg, schema) in FROM (rows of the
- * PRAGMA with that value and schema name; none when it returns no rows). */
-int api_pragma_rows(void *ctx, const char *name, const ShValue *h0, const ShValue *h1, int ncol,
-                    int (*emit)(void *, ShValue *, int), void *emit_arg, char **errmsg);
+/* api_pragma_vtab.c: VtabReg.make_module, the pragma_NAME modules made at
+ * their first use. */
+int api_pragma_vtab_make(VtabReg *r, const char *name);
 
 /* api.c helpers used by pragma.c */
 void api_error(shale *db, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

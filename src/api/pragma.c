@@ -524,6 +524,25 @@ static const Table *vtab_columns(shale *db, const Table *t) {
   return d;
 }
 
+/* *out: the declared columns of eponymous table name (json_each,
+ * pragma_NAME, a module's own), connected as a read of it connects it, or
+ * NULL when name is no such module. SHALE_OK or the connection's error. */
+static int eponymous_columns(shale *db, const char *name, const Table **out) {
+  *out = NULL;
+  const VtabModule *m = vtab_module_find(&db->vtabs, name);
+  if (m && (!m->m->xConnect || (m->m->xCreate && m->m->xCreate != m->m->xConnect))) return SHALE_OK;
+  if (!m && !(util_strnicmp(name, "pragma_", 7) == 0 && compile_sql_pragma_tab(name + 7)))
+    return SHALE_OK;
+  const View fake = {.name = name};
+  CompiledStmt cs;
+  int rc = view_compile(db, &fake, &cs);
+  if (rc != SHALE_OK) return rc;
+  compile_stmt_free(&cs);
+  const VtabTable *vt = vtab_find(&db->vtabs, 0, name);
+  if (vt && vt->eponymous) *out = compile_vtab_declared_table(vt);
+  return SHALE_OK;
+}
+
 static int table_info(shale *db, const char *name, int extended, ApiRows *out) {
   const Table *t = schema_find_table(db->dbx[0].schema->s, name);
   if (!t && name &&
@@ -531,7 +550,9 @@ static int table_info(shale *db, const char *name, int extended, ApiRows *out) {
     t = schema_find_table(db->dbx[0].schema->s, "sqlite_schema"); /* the same columns */
   if (!t) {
     View *vw = schema_find_view(db->dbx[0].schema->s, name);
-    return vw ? view_info(db, vw, extended, out) : SHALE_OK;
+    if (vw) return view_info(db, vw, extended, out);
+    int rc = name ? eponymous_columns(db, name, &t) : SHALE_OK; /* as SQLite: its columns */
+    if (rc != SHALE_OK || !t) return rc;
   }
   if (t->vtab_module) { /* SQLite connects it first (schema.h invariant 5) */
     t = vtab_columns(db, t);
@@ -1667,15 +1688,12 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
       return api_txn_end(db, began, rc);
     }
     case PR_MODULE_LIST: {
-      /* the table-valued functions, then the registered modules in the
-       * order they were registered (the registry lists the newest first) */
-      int nfn = 0, nmod = 0;
-      while (func_table_name(nfn)) nfn++;
-      for (const VtabModule *m = db->vtabs.mods; m; m = m->next) nmod++;
-      int n = nfn + nmod;
+      /* the registered modules in the order they were registered (the
+       * registry lists the newest first) */
+      int n = 0;
+      for (const VtabModule *m = db->vtabs.mods; m; m = m->next) n++;
       const char **names = shale_malloc((size_t)(n ? n : 1) * sizeof *names);
       if (!names) return SHALE_NOMEM;
-      for (int i = 0; i < nfn; i++) names[i] = func_table_name(i);
       int k = n;
       for (const VtabModule *m = db->vtabs.mods; m; m = m->next) names[--k] = m->name;
       int *ord = compile_sql_table_hash_order(names, n); /* SQLite's module hash */
@@ -1721,77 +1739,4 @@ static int pragma_run_db(shale *db, const PragmaDef *d, const PragmaReq *req, Ap
     default:
       return SHALE_OK;
   }
-}
-
-/* ---- pragma_NAME(...) in FROM (VmConnHooks.pragma_rows) ---- */
-
-/* NUL-terminated copy of a TEXT value (NULL for none). */
-static char *value_cstr(const ShValue *v, int *nomem) {
-  if (!v || v->type == SHALE_NULL) return NULL;
-  char *z = shale_malloc((size_t)v->n + 1);
-  if (!z) {
-    *nomem = 1;
-    return NULL;
-  }
-  if (v->n) memcpy(z, v->z, v->n);
-  z[v->n] = 0;
-  return z;
-}
-
-int api_pragma_rows(void *ctx, const char *name, const ShValue *h0, const ShValue *h1, int ncol,
-                    int (*emit_fn)(void *, ShValue *, int), void *emit_arg, char **errmsg) {
-  shale *db = ctx;
-  *errmsg = NULL;
-  int nomem = 0;
-  char *arg = value_cstr(h0, &nomem);
-  char *schema = value_cstr(h1, &nomem);
-  int rc = SHALE_OK;
-  if (nomem) {
-    rc = SHALE_NOMEM;
-    goto done;
-  }
-  if (schema && api_db_index(db, schema) < 0) {
-    /* SQLite runs PRAGMA 'name'.x: the message quotes the name */
-    size_t nq = 0;
-    for (const char *s = schema; *s; s++) nq += *s == '\'' ? 2 : 1;
-    char *buf = shale_malloc(nq + 3);
-    if (buf) {
-      size_t k = 0;
-      buf[k++] = '\'';
-      for (const char *s = schema; *s; s++) {
-        buf[k++] = *s;
-        if (*s == '\'') buf[k++] = '\'';
-      }
-      buf[k++] = '\'';
-      buf[k] = 0;
-      *errmsg = util_mprintf("unknown database %s", buf);
-    }
-    shale_free(buf);
-    rc = SHALE_ERROR;
-    goto done;
-  }
-  PragmaReq req;
-  memset(&req, 0, sizeof req);
-  req.name = name;
-  req.schema = schema;
-  req.value = arg;
-  req.call = arg != NULL;
-  ApiRows rows;
-  memset(&rows, 0, sizeof rows);
-  const char *const *names;
-  api_pragma_columns(&req, &rows.ncol, &names);
-  if (rows.ncol != ncol) goto done; /* e.g. no argument where one is needed: no rows */
-  rc = api_pragma_run(db, &req, &rows);
-  if (rc) {
-    *errmsg = util_mprintf("%s", shale_errmsg(db));
-  } else {
-    for (int i = 0; i < rows.nrow && rc == SHALE_OK; i++)
-      rc = emit_fn(emit_arg, &rows.v[(size_t)i * (size_t)ncol], ncol);
-  }
-  for (size_t i = 0; i < (size_t)rows.nrow * (size_t)rows.ncol; i++) value_clear(&rows.v[i]);
-  shale_free(rows.v);
-done:
-  shale_free(arg);
-  shale_free(schema);
-  return rc;
 }

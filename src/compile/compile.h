@@ -23,7 +23,7 @@
  *   compile_trigger.c   trigger programs (trigger_*)
  *   compile_ddl*.c      CREATE/DROP/ALTER, indexes, REINDEX (ddl_*)
  *   compile_analyze.c   ANALYZE
- *   pragma_tab.c        pragma_NAME(...) in FROM (compile_sql_pragma_tab)
+ *   pragma_tab.c        the columns of the pragma_NAME tables (compile_sql_pragma_tab)
  *   schema_load.c       the schema from sqlite_schema (schema_load.h)
  *
  * Invariants:
@@ -267,14 +267,8 @@ typedef struct SrcItem {
                             rowid reads are not counted */
   int null_reg;          /* LEFT JOIN: register holding 1 while the row is a
                             NULL-padded one (set by compile_where_begin), else 0 */
-  uint8_t refill;        /* table-valued function (json_each...) whose arguments
-                            read items on its left: its table is filled again
-                            each time its loop starts (compile_src_code_refill), and
-                            the planner keeps it after those items */
-  SqlExprList *tvf_args; /* refill: those arguments */
-  uint8_t vtab_idx;      /* nonzero: an eponymous virtual table (pragma_NAME); its
-                            EXPLAIN QUERY PLAN row reads "SCAN x VIRTUAL TABLE INDEX
-                            (vtab_idx - 1):" */
+  SqlExprList *tvf_args; /* a virtual table written t(args): those arguments
+                            (equalities on its hidden columns, compile_vtab.c) */
   int idb;               /* SRC_TABLE: the table's database (CompileEnv.dbs index) */
   /* A parenthesized join (SQLite's nested FROM): nest is its SELECT * (its
    * SelInfo.ncols say which table name each result column answers to) and
@@ -319,9 +313,6 @@ void compile_src_code_subquery(Parse *, SrcItem *);
  * filled by an op or written AS MATERIALIZED), when the loops keep it
  * outermost. */
 int compile_src_can_coroutine(Parse *, const SrcItem *);
-/* For an item with refill set: fill its table from the current values of its
- * arguments (compile_where_begin calls it where the item's loop starts). */
-void compile_src_code_refill(Parse *, SrcItem *);
 
 /* A pragma usable in FROM as pragma_NAME(...) (src/compile/pragma_tab.c). */
 typedef struct SqlPragmaTab {

@@ -959,11 +959,12 @@ int compile_dml_returning_setup(Parse *p, Table *tab, const char *alias, const S
   for (int i = 0; i < ast->n; i++) {
     const SqlExprItem *it = &ast->a[i];
     if (it->expr->op == SQL_E_STAR) {
-      if (it->expr->table && strcasecmp(it->expr->table, alias ? alias : tab->name) != 0) {
-        compile_parse_error(p, "no such table: %s", it->expr->table);
+      if (it->expr->table) { /* SQLite 3.40.1 refuses every TABLE.* here */
+        compile_parse_error(p, "RETURNING may not use \"TABLE.*\" wildcards");
         return 1;
       }
       for (int j = 0; j < tab->ncol; j++) {
+        if (tab->cols[j].hidden == COL_HIDDEN) continue; /* a virtual table's hidden columns */
         SqlExpr *e = compile_parse_alloc(p, sizeof *e);
         if (!e) return 1;
         e->op = SQL_E_ID;

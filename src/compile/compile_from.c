@@ -2,10 +2,11 @@
  * compile_from.c -- the FROM list of a SELECT (and of UPDATE/DELETE/INSERT
  * targets): tables, views and CTEs parsed again per use, subqueries (and
  * the co-routine choice), parenthesized joins as SQLite's nested FROM,
- * USING/NATURAL merged into ON, and the table-valued functions json_each,
- * json_tree and pragma_NAME. Split from compile_select.c at its "FROM
- * lists" and "table-valued functions" banners; the helpers the two files
- * share are sel_* in select_int.h.
+ * USING/NATURAL merged into ON, and the arguments of table-valued items
+ * (virtual tables written t(args): json_each, pragma_NAME, a module's own;
+ * compile_vtab.c makes the items). Split from compile_select.c at
+ * its "FROM lists" and "table-valued functions" banners; the helpers the two files share are sel_*
+ * in select_int.h.
  *
  * Owns: the SrcLists it builds (Parse arena).
  *
@@ -84,218 +85,6 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
 
 static SqlSelect *view_select(Parse *p, const View *v, const char **text);
 
-/* pragma_user_version, pragma_schema_version, pragma_application_id,
- * pragma_freelist_count, pragma_page_count in FROM: one row, one column read
- * from the file header (the page count from the btree) when the item is
- * materialized. -1 if the name is none of them. */
-static int cookie_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
-  static const struct {
-    const char *name;
-    int meta;
-  } tab[] = {{"user_version", 6},
-             {"schema_version", 1},
-             {"application_id", 8},
-             {"freelist_count", 0},
-             {"page_count", -1}};
-  if (util_strnicmp(a->name, "pragma_", 7) != 0) return -1;
-  int k = -1;
-  for (int i = 0; i < 5; i++)
-    if (util_stricmp(a->name + 7, tab[i].name) == 0) k = i;
-  if (k < 0) return -1;
-  SelectState *st = compile_select_state(p);
-  SqlSelect *sel = compile_parse_alloc(p, sizeof *sel);
-  struct CookieItem *ci = compile_parse_alloc(p, sizeof *ci);
-  if (!st || !sel || !ci) return 1;
-  SqlExpr *one = compile_sel_new_expr(p, SQL_E_INTEGER);
-  if (!one) return 1;
-  one->z = "0";
-  if (!(sel->cols = compile_sel_list_add(p, NULL, one))) return 1;
-  if (compile_select_resolve(p, sel, NULL)) return 1;
-  const char *nm = tab[k].name;
-  SqlIdList ids = {1, 1, &nm};
-  Table *t = compile_select_result_table(p, sel, a->name, &ids);
-  if (!t) return 1;
-  it->kind = SRC_SUBQUERY;
-  it->sub = sel;
-  it->tab = t;
-  it->name = a->alias ? a->alias : a->name;
-  ci->cursor = it->cursor;
-  ci->meta = tab[k].meta;
-  it->vtab_idx = 1;
-  ci->next = st->cookies;
-  st->cookies = ci;
-  compile_parse_need_read(p);
-  return 0;
-}
-
-static SqlExpr *lit(Parse *p, int op, const char *z) {
-  SqlExpr *e = compile_sel_new_expr(p, op);
-  if (e && z) e->z = compile_parse_strdup(p, z);
-  return e;
-}
-
-static SqlExpr *lit_int(Parse *p, long v) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%ld", v);
-  return lit(p, SQL_E_INTEGER, buf);
-}
-
-/* ---- table-valued functions: json_each(...) and json_tree(...) ----
- *
- * The item is an ephemeral table (SRC_SUBQUERY whose sub is a placeholder
- * SELECT of NULLs giving the column names, the argument columns HIDDEN)
- * that OP_TableFunc fills from the arguments. The arguments are resolved
- * with the FROM list in scope (resolve_core -> tvf_resolve); when they read
- * an item of the same FROM the item gets `refill` and its table is filled
- * again each time its loop starts (compile_src_code_refill from compile_where_begin). */
-static int tvf_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
-  const FuncDef *f = func_table_find(a->name);
-  if (!f) return -1;
-  const FuncTable *t = f->table;
-  int nargs = a->args ? a->args->n : 0;
-  if (nargs > t->nhidden) {
-    compile_parse_error(p, "too many arguments on %s() - max %d", a->name, t->nhidden);
-    return 1;
-  }
-  SelectState *st = compile_select_state(p);
-  SqlSelect *sel = compile_parse_alloc(p, sizeof *sel);
-  struct TvfItem *ti = compile_parse_alloc(p, sizeof *ti);
-  if (!st || !sel || !ti) return 1;
-  for (int k = 0; k < t->ncol; k++)
-    if (!(sel->cols = compile_sel_list_add(p, sel->cols, lit(p, SQL_E_NULL, NULL)))) return 1;
-  sel->where = lit_int(p, 0);
-  if (compile_select_resolve(p, sel, NULL)) return 1;
-  SqlIdList ids = {t->ncol, t->ncol, (const char **)t->cols};
-  Table *tab = compile_select_result_table(p, sel, a->name, &ids);
-  if (!tab) return 1;
-  for (int c = 0; c < t->ncol; c++) tab->cols[c].name = compile_parse_strdup(p, t->cols[c]);
-  for (int c = t->ncol - t->nhidden; c < t->ncol; c++) tab->cols[c].hidden = COL_HIDDEN;
-  it->kind = SRC_SUBQUERY;
-  it->sub = sel;
-  it->tab = tab;
-  it->name = a->alias ? a->alias : a->name;
-  /* SQLite's json_each/json_tree are virtual tables whose xBestIndex
-   * numbers the plan by the arguments given: 1 the JSON alone, 3 with a
-   * root path (0 neither) */
-  it->vtab_idx = (uint8_t)(1 + (nargs >= 2 ? 3 : nargs));
-  ti->cursor = it->cursor;
-  ti->def = f;
-  ti->args = a->args;
-  ti->next = st->tvfs;
-  st->tvfs = ti;
-  return parse_failed(p);
-}
-
-/* pragma_NAME[(args)] in FROM (SQLite's eponymous pragma virtual tables):
- * an ephemeral table of the pragma's result columns and its hidden argument
- * columns, filled at run time by OP_PragmaRows (the API runs the pragma).
- * The arguments are the written ones, or an "arg = x" / "schema = x" term
- * of the WHERE clause or the item's ON clause (pragma_pushdown). -1 if the
- * name is not such a pragma. */
-static int pragma_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
-  if (util_strnicmp(a->name, "pragma_", 7) != 0) return -1;
-  const SqlPragmaTab *pt = compile_sql_pragma_tab(a->name + 7);
-  if (!pt) return -1;
-  int nh = ((pt->hidden & SQL_PRAGMA_ARG) != 0) + ((pt->hidden & SQL_PRAGMA_SCHEMA) != 0);
-  int nargs = a->args ? a->args->n : 0;
-  if (nargs > nh) {
-    compile_parse_error(p, "too many arguments on %s() - max %d", a->name, nh);
-    return 1;
-  }
-  SelectState *st = compile_select_state(p);
-  SqlSelect *sel = compile_parse_alloc(p, sizeof *sel);
-  struct TvfItem *ti = compile_parse_alloc(p, sizeof *ti);
-  if (!st || !sel || !ti) return 1;
-  int ncol = pt->ncol + nh;
-  for (int k = 0; k < ncol; k++)
-    if (!(sel->cols = compile_sel_list_add(p, sel->cols, lit(p, SQL_E_NULL, NULL)))) return 1;
-  sel->where = lit_int(p, 0);
-  if (compile_select_resolve(p, sel, NULL)) return 1;
-  const char *names[16];
-  for (int k = 0; k < pt->ncol; k++) names[k] = pt->cols ? pt->cols[k] : pt->name;
-  int k = pt->ncol;
-  if (pt->hidden & SQL_PRAGMA_ARG) names[k++] = "arg";
-  if (pt->hidden & SQL_PRAGMA_SCHEMA) names[k++] = "schema";
-  SqlIdList ids = {ncol, ncol, names};
-  Table *tab = compile_select_result_table(p, sel, a->name, &ids);
-  if (!tab) return 1;
-  for (int c = 0; c < ncol; c++) tab->cols[c].name = compile_parse_strdup(p, names[c]);
-  for (int c = pt->ncol; c < ncol; c++) tab->cols[c].hidden = COL_HIDDEN;
-  /* two argument slots (arg, schema): the written arguments fill the
-   * pragma's hidden columns in order */
-  SqlExprList *args = NULL;
-  for (int j = 0; j < 2; j++)
-    if (!(args = compile_sel_list_add(p, args, lit(p, SQL_E_NULL, NULL)))) return 1;
-  int slot = (pt->hidden & SQL_PRAGMA_ARG) ? 0 : 1;
-  for (int j = 0; j < nargs; j++, slot++) {
-    args->a[slot].expr = a->args->a[j].expr;
-    ti->given[slot] = 1;
-  }
-  it->kind = SRC_SUBQUERY;
-  it->sub = sel;
-  it->tab = tab;
-  it->name = a->alias ? a->alias : a->name;
-  ti->cursor = it->cursor;
-  ti->pragma = pt;
-  ti->args = args;
-  it->vtab_idx = 1;
-  ti->next = st->tvfs;
-  st->tvfs = ti;
-  compile_parse_need_read(p);
-  return parse_failed(p);
-}
-
-/* Slot (0 arg, 1 schema) of pragma item ti that column reference e names
- * (unqualified, or qualified by the item's name), else -1. */
-static int pragma_hidden_ref(const struct TvfItem *ti, const SrcItem *it, const SqlExpr *e) {
-  if (!e || (e->op != SQL_E_ID && e->op != SQL_E_COLUMN) || !e->z) return -1;
-  if (e->op == SQL_E_ID && (e->flags & SQL_EF_QUOTED)) return -1;
-  if (e->op == SQL_E_COLUMN && (!e->table || !it->name || util_stricmp(e->table, it->name)))
-    return -1;
-  if ((ti->pragma->hidden & SQL_PRAGMA_ARG) && util_stricmp(e->z, "arg") == 0) return 0;
-  if ((ti->pragma->hidden & SQL_PRAGMA_SCHEMA) && util_stricmp(e->z, "schema") == 0) return 1;
-  return -1;
-}
-
-/* Take the arguments not written of pragma item ti from the AND terms of e:
- * "arg = x", "x = arg", "arg IN (x)". As SQLite's pragma virtual table
- * consumes such a term, it is not tested again: it becomes TRUE. */
-int compile_sel_pragma_pushdown(Parse *p, struct TvfItem *ti, const SrcItem *it, SqlExpr *e) {
-  if (!e) return 0;
-  if (e->op == SQL_E_BINARY && e->sub == TK_AND)
-    return compile_sel_pragma_pushdown(p, ti, it, e->a) ||
-           compile_sel_pragma_pushdown(p, ti, it, e->b);
-  const SqlExpr *val = NULL;
-  int slot = -1;
-  if (e->op == SQL_E_BINARY && e->sub == TK_EQ) {
-    if ((slot = pragma_hidden_ref(ti, it, e->a)) >= 0)
-      val = e->b;
-    else if ((slot = pragma_hidden_ref(ti, it, e->b)) >= 0)
-      val = e->a;
-  } else if (e->op == SQL_E_IN && !(e->flags & SQL_EF_NOT) && !e->select && e->list &&
-             e->list->n == 1 && (slot = pragma_hidden_ref(ti, it, e->a)) >= 0) {
-    val = e->list->a[0].expr;
-  }
-  if (slot < 0 || !val || ti->given[slot] || pragma_hidden_ref(ti, it, val) >= 0) return 0;
-  SqlExpr *copy = compile_expr_dup(p, val);
-  if (!copy) return 1;
-  ti->args->a[slot].expr = copy;
-  ti->given[slot] = 1;
-  memset(e, 0, sizeof *e);
-  e->op = SQL_E_INTEGER;
-  e->z = "1";
-  e->height = 1;
-  return 0;
-}
-
-static int local_ref_cb(SqlWalker *w, SqlExpr *e) {
-  if (e->op == SQL_E_COLREF && e->depth == 0) {
-    *(int *)w->arg = 1;
-    return SQL_WALK_ABORT;
-  }
-  return SQL_WALK_CONTINUE;
-}
-
 /* Resolve the arguments of the table-valued functions of src. */
 int compile_sel_tvf_resolve(Parse *p, NameCtx *nc, SrcList *src) {
   SelectState *st = compile_select_state(p);
@@ -303,43 +92,11 @@ int compile_sel_tvf_resolve(Parse *p, NameCtx *nc, SrcList *src) {
     SrcItem *it = compile_src_find_cursor(src, ti->cursor);
     if (!it || ti->resolved) continue;
     ti->resolved = 1;
-    int local = 0;
-    SqlWalker w = {local_ref_cb, NULL, &local};
-    for (int k = 0; ti->args && k < ti->args->n; k++) {
+    for (int k = 0; ti->args && k < ti->args->n; k++)
       if (compile_resolve_expr(p, nc, ti->args->a[k].expr)) return 1;
-      sql_walk_expr(&w, ti->args->a[k].expr);
-    }
-    it->refill = local != 0;
     it->tvf_args = ti->args;
   }
   return 0;
-}
-
-struct TvfItem *compile_sel_tvf_find(Parse *p, int cursor) {
-  SelectState *st = compile_select_state(p);
-  for (struct TvfItem *ti = st ? st->tvfs : NULL; ti; ti = ti->next)
-    if (ti->cursor == cursor) return ti;
-  return NULL;
-}
-
-void compile_sel_tvf_fill(Parse *p, struct TvfItem *ti, SrcItem *it) {
-  int n = ti->args ? ti->args->n : 0;
-  int base = emit_regs(p, n ? n : 1);
-  for (int k = 0; k < n; k++) compile_expr_code(p, ti->args->a[k].expr, base + k);
-  if (ti->pragma) {
-    /* the stored row: the result columns, then r[base] (arg) and r[base+1]
-     * (schema); a pragma with only a schema column reads "arg"'s slot
-     * there, NULL, as SQLite 3.40.1 shows it */
-    int a = vm_builder_add_text(&p->b, OP_PragmaRows, it->cursor, base, n, ti->pragma->name, -1);
-    if (a >= 0) vm_builder_set_p5(&p->b, a, ti->pragma->ncol);
-    return;
-  }
-  vm_builder_add_p4(&p->b, OP_TableFunc, it->cursor, base, n, P4_FUNC, ti->def);
-}
-
-void compile_src_code_refill(Parse *p, SrcItem *it) {
-  struct TvfItem *ti = parse_failed(p) ? NULL : compile_sel_tvf_find(p, it->cursor);
-  if (ti) compile_sel_tvf_fill(p, ti, it);
 }
 
 const char *compile_sel_compound_name(int op);
@@ -731,18 +488,9 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
       return 1;
     }
     if (a->has_args) {
-      int rc = tvf_item(p, it, a);
-      if (rc < 0) rc = compile_vtab_schema_item(p, it, a); /* t('x') of a virtual table t */
+      int rc = compile_vtab_schema_item(p, it, a);       /* t('x') of a virtual table t */
       if (rc < 0) rc = compile_vtab_from_item(p, it, a); /* an eponymous module (compile_vtab.c) */
-      if (rc < 0 && (!a->args || a->args->n == 0)) rc = cookie_item(p, it, a);
-      if (rc < 0) rc = pragma_item(p, it, a);
       if (rc < 0) compile_parse_error(p, "no such table: %s", a->name);
-      if (rc) return 1;
-      s->n++;
-      return 0;
-    }
-    if (func_table_find(a->name)) { /* json_each without arguments: no rows */
-      int rc = tvf_item(p, it, a);
       if (rc) return 1;
       s->n++;
       return 0;
@@ -761,15 +509,6 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
       View *v = compile_parse_find_object(p, PARSE_OBJ_VIEW, zdb, a->name, &vdb);
       if (!v) {
         int rc = compile_vtab_from_item(p, it, a);
-        if (rc >= 0) {
-          if (rc) return 1;
-          s->n++;
-          return 0;
-        }
-      }
-      if (!v && !a->schema) {
-        int rc = cookie_item(p, it, a);
-        if (rc < 0) rc = pragma_item(p, it, a);
         if (rc >= 0) {
           if (rc) return 1;
           s->n++;

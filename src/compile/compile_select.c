@@ -404,13 +404,6 @@ static int resolve_core(Parse *p, SqlSelect *s, NameCtx *outer) {
   for (int i = 0; i < info->result->n; i++)
     if (compile_resolve_check_scalar(p, info->result->a[i].expr)) return 1;
   int result_agg = (nc->flags & NC_HAS_AGG) != 0;
-  for (struct TvfItem *ti = compile_select_state(p)->tvfs; ti; ti = ti->next) {
-    SrcItem *it =
-        ti->pragma && !ti->resolved ? compile_src_find_cursor(info->src, ti->cursor) : NULL;
-    if (it && (compile_sel_pragma_pushdown(p, ti, it, s->where) ||
-               compile_sel_pragma_pushdown(p, ti, it, it->on)))
-      return 1;
-  }
   for (int i = 0; i < info->src->n; i++) {
     SrcItem *it = &info->src->a[i];
     if (!it->on) continue;
@@ -1565,20 +1558,15 @@ static struct RecCte *rec_find(Parse *p, int cursor) {
 }
 
 int compile_src_can_coroutine(Parse *p, const SrcItem *it) {
-  if (it->kind != SRC_SUBQUERY || !it->sub || parse_failed(p) || it->refill) return 0;
+  if (it->kind != SRC_SUBQUERY || !it->sub || parse_failed(p)) return 0;
   struct RecCte *r = rec_find(p, it->cursor);
   if (compile_sel_cte_shared(it, r)) return 0; /* one table for every use */
   if (r) return 1;
-  if (compile_sel_tvf_find(p, it->cursor) || it->vtab_idx) return 0; /* filled by an op */
-  SelectState *st = compile_select_state(p);
-  for (struct CookieItem *c = st ? st->cookies : NULL; c; c = c->next)
-    if (c->cursor == it->cursor) return 0;
   return !it->cte_materialized; /* WITH x AS MATERIALIZED: SQLite materializes it */
 }
 
 void compile_src_code_subquery(Parse *p, SrcItem *it) {
   if (parse_failed(p) || !it || it->kind != SRC_SUBQUERY || !it->sub) return;
-  SelectState *st = compile_select_state(p);
   struct RecCte *rc = rec_find(p, it->cursor);
   if (!it->co_reg && compile_sel_cte_shared(it, rc)) {
     struct CteUse *u = it->cte_use;
@@ -1618,28 +1606,6 @@ void compile_src_code_subquery(Parse *p, SrcItem *it) {
   }
   if (rc) {
     rec_cte_code(p, rc, it);
-    return;
-  }
-  for (struct CookieItem *c = st ? st->cookies : NULL; c; c = c->next)
-    if (c->cursor == it->cursor) {
-      int r = emit_regs(p, 3);
-      emit(p, OP_OpenEphemeral, it->cursor, 1, 0);
-      if (c->meta < 0)
-        emit(p, OP_Pagecount, 0, r, 0);
-      else
-        emit(p, OP_ReadCookie, 0, r, c->meta);
-      emit(p, OP_MakeRecord, r, 1, r + 1);
-      emit(p, OP_NewRowid, it->cursor, r + 2, 0);
-      emit(p, OP_Insert, it->cursor, r + 1, r + 2);
-      return;
-    }
-  struct TvfItem *ti = compile_sel_tvf_find(p, it->cursor);
-  if (ti) { /* table-valued function: open once; filled now or per loop */
-    int opened = emit_label(p);
-    emit(p, OP_Once, 0, opened, 0);
-    emit(p, OP_OpenEphemeral, it->cursor, it->tab->ncol, 0);
-    emit_resolve(p, opened);
-    if (!it->refill) compile_sel_tvf_fill(p, ti, it);
     return;
   }
   if (it->co_reg) { /* a co-routine: started again here, yields each row */

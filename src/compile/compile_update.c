@@ -246,6 +246,38 @@ void compile_dml_reseek_row(Parse *p, Writer *w, int old, int next) {
   }
 }
 
+SrcList *compile_dml_update_from(Parse *p, const Table *tab, const SqlSrcItem *target,
+                                 const SqlSrcList *from, NameCtx *nc) {
+  SqlSrcList *all = compile_parse_alloc(p, sizeof *all);
+  if (!all) return NULL;
+  all->n = all->cap = from->n + 1;
+  all->a = compile_parse_alloc(p, (size_t)all->n * sizeof *all->a);
+  if (!all->a) return NULL;
+  all->a[0] = *target;
+  for (int i = 0; i < from->n; i++) all->a[i + 1] = from->a[i];
+  if (!(all->a[1].jointype & ~SQL_JOIN_COMMA)) all->a[1].jointype = SQL_JOIN_INNER | SQL_JOIN_COMMA;
+  NameCtx onc;
+  memset(&onc, 0, sizeof onc);
+  compile_dml_trig_nc(p, &onc);
+  SrcList *src = compile_src_from_ast(p, all, p->nested ? &onc : NULL);
+  if (!src || parse_failed(p)) return NULL;
+  if (src->a[0].tab != tab || src->a[0].kind != SRC_TABLE) {
+    compile_parse_error(p, "this form of UPDATE ... FROM is not supported yet");
+    return NULL;
+  }
+  nc->src = src;
+  compile_dml_trig_nc(p, nc);
+  if (compile_src_resolve_joins(p, src) || parse_failed(p)) return NULL;
+  for (int i = 1; i < src->n; i++) {
+    if (!src->a[i].on) continue;
+    nc->flags |= NC_IN_ON;
+    int bad = compile_resolve_expr(p, nc, src->a[i].on) || parse_failed(p);
+    nc->flags &= ~NC_IN_ON;
+    if (bad) return NULL;
+  }
+  return src;
+}
+
 int compile_dml_update(Parse *p, const SqlStmt *s) {
   const SqlUpdate *u = &s->u.update;
   int nsetcol = 0; /* SQLite's SQLITE_LIMIT_COLUMN check, made while parsing */
@@ -274,50 +306,21 @@ int compile_dml_update(Parse *p, const SqlStmt *s) {
     return compile_vtab_update_stmt(p, u, tab, compile_dml_stmt_oe_of(p, u->or_conflict));
   if (!tab || parse_failed(p)) return 1;
   int stmt_oe = compile_dml_stmt_oe_of(p, u->or_conflict);
+  NameCtx nc;
+  memset(&nc, 0, sizeof nc);
   SrcList *src;
   if (u->from) {
-    /* UPDATE ... FROM: the target joined with the FROM list */
     if (u->limit) {
       compile_parse_error(p, "this form of UPDATE ... FROM is not supported yet");
       return 1;
     }
-    SqlSrcList *all = compile_parse_alloc(p, sizeof *all);
-    if (!all) return 1;
-    all->n = all->cap = u->from->n + 1;
-    all->a = compile_parse_alloc(p, (size_t)all->n * sizeof *all->a);
-    if (!all->a) return 1;
-    all->a[0] = *u->table;
-    for (int i = 0; i < u->from->n; i++) all->a[i + 1] = u->from->a[i];
-    if (!(all->a[1].jointype & ~SQL_JOIN_COMMA))
-      all->a[1].jointype = SQL_JOIN_INNER | SQL_JOIN_COMMA;
-    NameCtx onc;
-    memset(&onc, 0, sizeof onc);
-    compile_dml_trig_nc(p, &onc);
-    src = compile_src_from_ast(p, all, p->nested ? &onc : NULL);
-    if (!src || parse_failed(p)) return 1;
-    if (src->a[0].tab != tab || src->a[0].kind != SRC_TABLE) {
-      compile_parse_error(p, "this form of UPDATE ... FROM is not supported yet");
-      return 1;
-    }
+    src = compile_dml_update_from(p, tab, u->table, u->from, &nc);
   } else {
     src = compile_src_single(p, tab, u->table->alias);
   }
   if (!src) return 1;
-  NameCtx nc;
-  memset(&nc, 0, sizeof nc);
   nc.src = src;
   compile_dml_trig_nc(p, &nc);
-
-  if (u->from) {
-    if (compile_src_resolve_joins(p, src) || parse_failed(p)) return 1;
-    for (int i = 1; i < src->n; i++) {
-      if (!src->a[i].on) continue;
-      nc.flags |= NC_IN_ON;
-      int bad = compile_resolve_expr(p, &nc, src->a[i].on) || parse_failed(p);
-      nc.flags &= ~NC_IN_ON;
-      if (bad) return 1;
-    }
-  }
 
   /* SET targets */
   int ncol = tab->ncol;

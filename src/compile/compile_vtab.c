@@ -159,8 +159,16 @@ int compile_vtab_schema_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
 
 int compile_vtab_from_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   VtabReg *r = p->env ? p->env->vtabs : NULL;
-  if (!r || !a->name || (a->schema && util_stricmp(a->schema, "main"))) return -1;
+  if (!r || !a->name) return -1; /* any schema name: SQLite ignores it here */
   VtabModule *m = vtab_module_find(r, a->name);
+  if (!m && r->make_module) { /* pragma_NAME: made at its first use */
+    int rc = r->make_module(r, a->name);
+    if (rc == SHALE_NOMEM) {
+      compile_parse_nomem(p);
+      return 1;
+    }
+    if (rc == SHALE_OK) m = vtab_module_find(r, a->name);
+  }
   /* eponymous: no xCreate, or xCreate == xConnect (SQLite's rule) */
   if (!m || !m->m->xConnect || (m->m->xCreate && m->m->xCreate != m->m->xConnect)) return -1;
   VtabTable *vt = NULL;

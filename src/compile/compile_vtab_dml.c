@@ -20,6 +20,10 @@
  *  4. INSERT ... SELECT whose SELECT reads the target table collects the
  *     rows in an ephemeral table before the first xUpdate (SQLite's
  *     readsTable), so the SELECT never sees the rows being inserted.
+ *  5. INSERT ... RETURNING reads the values handed to xUpdate, as SQLite
+ *     3.40.1: the columns as written (NULL where not), the rowid as
+ *     written or -1 (not the one the module chose). UPDATE and DELETE
+ *     RETURNING are refused with SQLite's messages.
  */
 #include <string.h>
 
@@ -60,10 +64,6 @@ int compile_vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
     compile_parse_error(p, "UPSERT not implemented for virtual table \"%s\"", tab->name);
     return 1;
   }
-  if (ins->returning) {
-    compile_parse_error(p, "RETURNING on a virtual table is not supported by Shale yet");
-    return 1;
-  }
   int nvals = 0;
   if (sel) {
     if (compile_select_resolve(p, sel, NULL) || parse_failed(p)) return 1;
@@ -101,6 +101,8 @@ int compile_vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
     }
   }
   vbegin(p, tab);
+  Returning ret;
+  if (compile_dml_returning_setup(p, tab, ins->alias, ins->returning, &ret)) return 1;
   int one_row = !sel || (sel->kind == SQL_SEL_VALUES && !sel->prior && !sel->with &&
                          !sel->order_by && !sel->limit && sel->cols->n == 1);
   p->vtab_sp = one_row ? 1 : 2;
@@ -153,22 +155,33 @@ int compile_vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
   }
   int a = vm_builder_add_p4(&p->b, OP_VUpdate, 1, argc, base, P4_VTAB, tab->vtab);
   if (a >= 0) vm_builder_set_p5(&p->b, a, (uint16_t)oe);
+  if (ret.list) { /* invariant 5 */
+    int rid = emit_regs(p, 1), given = emit_label(p);
+    emit(p, OP_Copy, base + 1, rid, 0);
+    emit(p, OP_NotNull, rid, given, 0);
+    emit(p, OP_Integer, -1, rid, 0);
+    emit_resolve(p, given);
+    compile_dml_returning_row(p, &ret, rid, base + 2);
+  }
   if (sel && staged >= 0)
     emit(p, OP_Next, staged, top, 0);
   else if (sel)
     emit(p, OP_Goto, 0, top, 0);
   emit_resolve(p, done);
+  compile_dml_returning_end(p, &ret);
   return parse_failed(p);
 }
 
-/* UPDATE (set != NULL) or DELETE: scan with the WHERE, collect the argv
- * rows, then xUpdate each (invariant 2). */
-static int scan_write(Parse *p, Table *tab, const char *alias, const SqlExpr *where0,
-                      const SqlExprList *set, int oe) {
-  SrcList *src = compile_src_single(p, tab, alias);
-  if (!src) return 1;
+/* UPDATE (set != NULL) or DELETE: scan with the WHERE (UPDATE: joined with
+ * from, when given), collect the argv rows, then xUpdate each (invariant
+ * 2; with FROM, one per joined row, as SQLite). */
+static int scan_write(Parse *p, Table *tab, const SqlSrcItem *target, const SqlSrcList *from,
+                      const SqlExpr *where0, const SqlExprList *set, int oe) {
   NameCtx nc;
   memset(&nc, 0, sizeof nc);
+  SrcList *src = from ? compile_dml_update_from(p, tab, target, from, &nc)
+                      : compile_src_single(p, tab, target->alias);
+  if (!src) return 1;
   nc.src = src;
   SqlExpr *where = compile_dml_expr_dup(p, where0);
   if (where && (compile_resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
@@ -252,17 +265,25 @@ static int scan_write(Parse *p, Table *tab, const char *alias, const SqlExpr *wh
 }
 
 int compile_vtab_update_stmt(Parse *p, const SqlUpdate *u, Table *tab, int oe) {
-  if (u->returning || u->from || u->limit || u->order_by) {
+  if (u->returning) {
+    compile_parse_error(p, "UPDATE RETURNING is not available on virtual tables");
+    return 1;
+  }
+  if (u->limit || u->order_by) {
     compile_parse_error(p, "this UPDATE form on a virtual table is not supported by Shale yet");
     return 1;
   }
-  return scan_write(p, tab, u->table->alias, u->where, u->set, oe);
+  return scan_write(p, tab, u->table, u->from, u->where, u->set, oe);
 }
 
 int compile_vtab_delete_stmt(Parse *p, const SqlDelete *d, Table *tab) {
-  if (d->returning || d->limit || d->order_by) {
+  if (d->returning) {
+    compile_parse_error(p, "DELETE RETURNING is not available on virtual tables");
+    return 1;
+  }
+  if (d->limit || d->order_by) {
     compile_parse_error(p, "this DELETE form on a virtual table is not supported by Shale yet");
     return 1;
   }
-  return scan_write(p, tab, d->table->alias, d->where, NULL, 0);
+  return scan_write(p, tab, d->table, NULL, d->where, NULL, 0);
 }

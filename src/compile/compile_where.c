@@ -382,8 +382,6 @@ static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj) {
     if (it->kind == SRC_TABLE && pl->idx && !pl->is_pk)
       compile_parse_eqp(p, "SCAN %s USING %sINDEX %s%s", name, pl->covering ? "COVERING " : "",
                         pl->idx->name, lj);
-    else if (it->vtab_idx)
-      compile_parse_eqp(p, "SCAN %s VIRTUAL TABLE INDEX %d:%s", name, it->vtab_idx - 1, lj);
     else
       compile_parse_eqp(p, "SCAN %s%s", name, lj);
     return;
@@ -1072,10 +1070,7 @@ WhereInfo *compile_where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprLis
     pi->tab = it->tab;
     if (it->kind == SRC_SUBQUERY) {
       pi->is_sub = 1;
-      /* (never a table-valued function: SQLite's virtual tables get no
-       * automatic index) */
-      pi->auto_ok =
-          !it->co_reg && !it->refill && !it->vtab_idx && it->sub && !sub_is_correlated(it->sub);
+      pi->auto_ok = !it->co_reg && it->sub && !sub_is_correlated(it->sub);
     }
     pi->cursor = it->cursor;
     pi->jointype = it->jointype;
@@ -1087,9 +1082,6 @@ WhereInfo *compile_where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprLis
      * terms restrict it, and it stays after the items on its left */
     if (it->jointype & SQL_JOIN_RIGHT) pi->jointype |= SQL_JOIN_LEFT;
     if (co_first && i > 0) pi->after |= 1; /* the co-routine stays outermost */
-    /* a table-valued function reading other items is looped inside them */
-    for (int k = 0; it->refill && it->tvf_args && !it->tab->vtab && k < it->tvf_args->n; k++)
-      pi->after |= hook_mask(hc, it->tvf_args->a[k].expr) & ~((uint64_t)1 << i);
     if (it->indexed_by && it->kind == SRC_TABLE) {
       const Index *x = it->tab->indexes;
       while (x && util_stricmp(x->name, it->indexed_by) != 0) x = x->next;
@@ -1244,7 +1236,6 @@ int compile_where_code(WhereInfo *w) {
       if (L->idx_cur >= 0) compile_parse_set_cover(p, it->cursor, L->pl->idx, L->idx_cur);
     } else if (it->kind == SRC_SUBQUERY) {
       if (it->co_reg) compile_src_code_subquery(p, it); /* restarts the coroutine */
-      if (it->refill) compile_src_code_refill(p, it);   /* json_each(t.col): rows for this t row */
       if (it->co_reg) {
         emit_resolve(p, L->top);
         emit(p, OP_Yield, it->co_reg, L->brk, 0);

@@ -173,6 +173,12 @@ int compile_dml_set_list_resolve(Parse *p, const SqlExprList *setl, Table *tab, 
                                  SqlExpr **set, uint8_t *changed);
 int compile_dml_view_dml(Parse *p, View *v, int op, const char *alias, const SqlExprList *setl,
                          const SqlExpr *where_ast, int stmt_oe);
+/* UPDATE ... FROM: the target item joined with the FROM list (the first
+ * join made an inner one), its USING/NATURAL merged, its ON terms resolved
+ * with nc (nc->src set, the trigger context added). NULL after an error.
+ * compile_update.c; compile_vtab_dml.c uses it for virtual tables. */
+SrcList *compile_dml_update_from(Parse *p, const Table *tab, const SqlSrcItem *target,
+                                 const SqlSrcList *from, NameCtx *nc);
 int compile_dml_returning_setup(Parse *p, Table *tab, const char *alias, const SqlExprList *ast,
                                 Returning *r);
 void compile_dml_returning_row(Parse *p, Returning *r, int rowid, int cols);

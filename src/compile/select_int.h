@@ -95,20 +95,12 @@ typedef struct SelectState {
   } * cte_uses;
   int nsubquery; /* FROM subqueries named so far: "(subquery-N)" */
   int nwinsub;   /* window co-routines named so far (compile_window.c EQP rows) */
-  /* pragma_user_version & co. in FROM: one row read from the header */
-  struct CookieItem {
-    int cursor, meta;
-    struct CookieItem *next;
-  } * cookies;
-  /* table-valued functions in FROM (json_each, json_tree; pragma_NAME):
-   * OP_TableFunc (OP_PragmaRows) fills the item's ephemeral table from the
-   * arguments */
+  /* virtual tables written with arguments in FROM (json_each(...),
+   * pragma_NAME(...), t(...)): the arguments, made equalities on the hidden
+   * columns for xBestIndex (compile_vtab_where_args) */
   struct TvfItem {
     int cursor;
-    const FuncDef *def;         /* NULL for a pragma (OP_PragmaRows) */
-    const SqlPragmaTab *pragma; /* pragma_NAME: args has 2 entries (arg, schema) */
-    uint8_t given[2];           /* those written as arguments or taken from WHERE/ON */
-    SqlExprList *args;          /* resolved with the FROM list in scope (tvf_resolve) */
+    SqlExprList *args; /* resolved with the FROM list in scope (tvf_resolve) */
     int resolved;
     struct TvfItem *next;
   } * tvfs;
@@ -256,10 +248,7 @@ void compile_sel_loop_end(Parse *p, Loop *l);
 SqlExpr *compile_sel_new_expr(Parse *p, int op);
 /* a AND b (either may be NULL: the other); NULL on out of memory. */
 SqlExpr *compile_sel_and(Parse *p, SqlExpr *a, SqlExpr *b);
-int compile_sel_pragma_pushdown(Parse *p, struct TvfItem *ti, const SrcItem *it, SqlExpr *e);
 int compile_sel_resolve_compound_order(Parse *p, SqlSelect *head);
-void compile_sel_tvf_fill(Parse *p, struct TvfItem *ti, SrcItem *it);
-struct TvfItem *compile_sel_tvf_find(Parse *p, int cursor);
 int compile_sel_tvf_resolve(Parse *p, NameCtx *nc, SrcList *src);
 
 #endif /* SHALE_SQL_SELECT_INT_H */

@@ -41,19 +41,6 @@ typedef struct FuncDef FuncDef;
 typedef void (*FuncScalarFn)(FuncCtx *ctx, int argc, ShValue *argv);
 typedef void (*FuncFinalFn)(FuncCtx *ctx);
 
-/* Table-valued functions (json_each, json_tree): rows handed to emit one at
- * a time (emit copies them; returns SHALE_OK or an error that stops the
- * producer). */
-typedef int (*FuncRowFn)(void *arg, ShValue *row, int ncol);
-typedef struct FuncTable {
-  int ncol;                /* columns per row, the argument columns last */
-  int nhidden;             /* the last nhidden columns are HIDDEN: the arguments */
-  const char *const *cols; /* column names */
-  /* Produce the rows for argv[0..argc) (argc <= nhidden). SHALE_OK, or an
-   * error code with *errmsg (shale_malloc'ed) set or NULL. */
-  int (*rows)(int argc, ShValue *argv, FuncRowFn emit, void *arg, char **errmsg);
-} FuncTable;
-
 /* FuncDef.flags */
 #define FUNC_DETERMINISTIC 0x0001 /* same args, same result (within a statement) */
 #define FUNC_NEEDCOLL 0x0002      /* compares text: the VM sets ctx->coll */
@@ -106,7 +93,6 @@ struct FuncDef {
   void (*step_state)(void *state, int argc, ShValue *argv);
   void *user_data;
   void (*destroy)(void *user_data); /* user functions: called on replacement/free */
-  const FuncTable *table;           /* table-valued function (func_table_find), else NULL */
 };
 
 static inline int func_is_aggregate(const FuncDef *d) { return d->step != NULL; }
@@ -297,12 +283,27 @@ int func_is_deterministic(const FuncDef *d);
  * innocuous. */
 int func_unsafe_in_schema(const FuncDef *d, int untrusted);
 
-/* The table-valued function called name (json_each, json_tree), or NULL.
- * These are not in the registry (not callable as scalars). */
-const FuncDef *func_table_find(const char *name);
-/* Their names in registration order (as SQLite registers the modules):
- * the i-th, or NULL past the last (PRAGMA module_list). */
-const char *func_table_name(int i);
+/* ---- json_each / json_tree (func_json.c) ----
+ * The walk their virtual-table module (src/vtab/vtab_json.c) runs: one per
+ * cursor. Columns: FUNC_JSON_EACH_DECL's, 0 key .. 9 root. */
+#define FUNC_JSON_EACH_DECL \
+  "CREATE TABLE x(key,value,type,atom,id,parent,fullkey,path,json HIDDEN,root HIDDEN)"
+#define FUNC_JSON_EACH_JSON 8 /* the first hidden column; root follows */
+typedef struct FuncJsonEach FuncJsonEach;
+/* A walk of json_each (recursive 0) or json_tree (1); NULL on OOM. */
+FuncJsonEach *func_json_each_new(int recursive);
+void func_json_each_free(FuncJsonEach *);
+/* Start on JSON argv[0] below root path argv[1] (argc 0..2; none or NULL:
+ * no rows). SHALE_OK, or an error with *errmsg (shale_malloc'ed) set:
+ * "malformed JSON", a path error. Values read later borrow nothing from
+ * argv. */
+int func_json_each_start(FuncJsonEach *, int argc, ShValue *argv, char **errmsg);
+int func_json_each_eof(const FuncJsonEach *);
+void func_json_each_next(FuncJsonEach *);
+int64_t func_json_each_rowid(const FuncJsonEach *);
+/* Column col of the current row as ctx's result (value: JSON subtype for
+ * an array or object). */
+void func_json_each_column(FuncJsonEach *, FuncCtx *ctx, int col);
 
 /* ---- LIKE and GLOB ---- */
 

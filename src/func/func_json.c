@@ -3,10 +3,9 @@
  * json, json_array, json_object, json_quote, json_extract, -> and ->>,
  * json_type, json_valid, json_array_length, json_insert, json_replace,
  * json_set, json_remove, json_patch, the aggregates json_group_array and
- * json_group_object (with window value/inverse), and the row producers of
- * the table-valued functions json_each and json_tree (func_json_each_def,
- * func_json_tree_def: not in the registry; the code generator finds them
- * with func_table_find).
+ * json_group_object (with window value/inverse), and the walk behind the
+ * json_each and json_tree virtual tables (FuncJsonEach; their module is
+ * src/vtab/vtab_json.c).
  *
  * Owns the func_json_defs table.
  *
@@ -1198,212 +1197,207 @@ static void jtree_path(const JParse *p, StrBuf *b, uint32_t i) {
   jpath_part(b, &p->a[iup], &p->a[i]);
 }
 
-typedef struct JRow {
-  FuncCtx ctx; /* scratch context for jresult_node */
-  ShValue v[10];
-} JRow;
+/* ---- json_each / json_tree: the walk behind their module ----
+ *
+ * A FuncJsonEach walks the nodes of one parse from the root the path names
+ * (json_each: its direct children; json_tree: the root and every node
+ * below, in document order). A row's columns are computed when read. */
 
-static char *jsb_take(StrBuf *b, uint32_t *n) {
-  int64_t len = b->n;
-  char *z = strbuf_finish(b);
-  *n = z ? (uint32_t)len : 0;
-  return z;
-}
-
-/* The SQL value of node x into *out (owned). */
-/* A container's JSON text goes into the row as a BLOB: OP_Column on a
- * table-valued function's table reads BLOBs back as TEXT with the JSON
- * subtype (no other BLOB can appear in these rows). */
-static int jnode_value(const JNode *x, ShValue *out) {
-  FuncCtx c;
-  func_ctx_init(&c, NULL);
-  jresult_node(&c, x, NULL);
-  if (c.rc) {
-    int rc = c.rc;
-    func_ctx_reset(&c);
-    return rc;
-  }
-  int j = c.subtype == JSON_SUBTYPE;
-  func_ctx_take_result(&c, out);
-  if (j && out->type == SHALE_TEXT) out->type = SHALE_BLOB;
-  func_ctx_reset(&c);
-  return record_value_make_owned(out);
-}
-
-static int jeach_rows(int recursive, int argc, ShValue *argv, FuncRowFn emit, void *arg,
-                      char **errmsg) {
+struct FuncJsonEach {
   JParse p;
-  char buf[32];
-  const char *json, *root = NULL;
-  uint32_t njson;
-  char *rootz = NULL;
-  int rc = SHALE_OK;
+  int recursive;
+  int parsed;     /* p holds a parse */
+  uint32_t begin; /* the root node */
+  uint32_t i;     /* current node (a label when it names a member) */
+  uint32_t end;   /* one past the root's subtree */
+  int etype;      /* type of the current node's container */
+  int64_t rowid;
+  char *rootz; /* the root path (owned), NULL: "$" */
+};
+
+FuncJsonEach *func_json_each_new(int recursive) {
+  FuncJsonEach *c = shale_malloc(sizeof *c);
+  if (c) {
+    memset(c, 0, sizeof *c);
+    c->recursive = recursive;
+  }
+  return c;
+}
+
+static void jeach_reset(FuncJsonEach *c) {
+  if (c->parsed) jparse_free(&c->p);
+  c->parsed = 0;
+  shale_free(c->rootz);
+  c->rootz = NULL;
+  c->i = c->end = 0;
+  c->rowid = 0;
+}
+
+void func_json_each_free(FuncJsonEach *c) {
+  if (!c) return;
+  jeach_reset(c);
+  shale_free(c);
+}
+
+int func_json_each_eof(const FuncJsonEach *c) { return c->i >= c->end; }
+int64_t func_json_each_rowid(const FuncJsonEach *c) { return c->rowid; }
+
+int func_json_each_start(FuncJsonEach *c, int argc, ShValue *argv, char **errmsg) {
+  jeach_reset(c);
   if (argc < 1 || argv[0].type == SHALE_NULL) return SHALE_OK;
+  JParse *p = &c->p;
+  char buf[32];
+  const char *json;
+  uint32_t njson;
   func_arg_text(&argv[0], buf, &json, &njson);
-  if (jparse(&p, NULL, json ? json : "", njson)) {
+  if (jparse(p, NULL, json ? json : "", njson)) {
+    if (p->oom) return SHALE_NOMEM;
     *errmsg = util_strdup("malformed JSON");
     return SHALE_ERROR;
   }
-  if (recursive) {
-    p.up = shale_malloc(sizeof(uint32_t) * (p.n ? p.n : 1));
-    if (!p.up) {
-      jparse_free(&p);
-      return SHALE_NOMEM;
-    }
-    jfind_parents(&p, 0, 0);
+  c->parsed = 1;
+  if (c->recursive) {
+    p->up = shale_malloc(sizeof(uint32_t) * (p->n ? p->n : 1));
+    if (!p->up) return SHALE_NOMEM;
+    jfind_parents(p, 0, 0);
   }
   int64_t inode = 0;
   if (argc >= 2) {
-    FuncCtx c;
-    func_ctx_init(&c, NULL);
-    root = jarg_cstr(&argv[1], &rootz, &c);
-    func_ctx_reset(&c);
-    if (!root) {
-      jparse_free(&p);
-      return argv[1].type == SHALE_NULL ? SHALE_OK : SHALE_NOMEM;
-    }
+    if (argv[1].type == SHALE_NULL) return SHALE_OK;
+    FuncCtx x;
+    func_ctx_init(&x, NULL);
+    const char *root = jarg_cstr(&argv[1], &c->rootz, &x);
+    func_ctx_reset(&x);
+    if (!root) return SHALE_NOMEM;
     const char *err = NULL;
-    if (root[0] != '$')
-      err = root;
+    if (c->rootz[0] != '$')
+      err = c->rootz;
     else
-      inode = jlookup_step(&p, 0, root + 1, NULL, &err);
+      inode = jlookup_step(p, 0, c->rootz + 1, NULL, &err);
     if (err) {
-      FuncCtx c2;
-      func_ctx_init(&c2, NULL);
-      jpath_error(&c2, err);
-      *errmsg = c2.errmsg;
-      c2.errmsg = NULL;
-      rc = c2.rc;
-      func_ctx_reset(&c2);
-      goto done;
+      func_ctx_init(&x, NULL);
+      jpath_error(&x, err);
+      *errmsg = x.errmsg;
+      x.errmsg = NULL;
+      int rc = x.rc;
+      func_ctx_reset(&x);
+      return rc;
     }
-    if (inode < 0) goto done;
+    if (inode < 0) return SHALE_OK;
   }
-  const char *rootname = root ? root : "$";
-  uint32_t begin = (uint32_t)inode, i = begin, end;
-  int etype = p.a[i].type;
-  if (etype >= JT_ARRAY) {
-    p.a[i].key = 0;
-    end = i + p.a[i].n + 1;
-    if (recursive) {
-      etype = p.a[p.up[i]].type;
-      if (i > 0 && (p.a[i - 1].flags & JF_LABEL)) i--;
+  uint32_t i = (uint32_t)inode;
+  c->begin = i;
+  c->etype = p->a[i].type;
+  if (c->etype >= JT_ARRAY) {
+    p->a[i].key = 0;
+    c->end = i + p->a[i].n + 1;
+    if (c->recursive) {
+      c->etype = p->a[p->up[i]].type;
+      if (i > 0 && (p->a[i - 1].flags & JF_LABEL)) i--;
     } else {
       i++;
     }
   } else {
-    end = i + 1;
+    c->end = i + 1;
   }
-  ShValue row[10];
-  for (int64_t rowid = 0; i < end && rc == SHALE_OK; rowid++) {
-    const JNode *self = &p.a[i];
-    const JNode *val = (self->flags & JF_LABEL) ? self + 1 : self;
-    for (int k = 0; k < 10; k++) value_set_null(&row[k]);
-    /* key */
-    if (i != 0) {
-      if (etype == JT_OBJECT) {
-        rc = jnode_value(self, &row[0]);
-      } else if (etype == JT_ARRAY) {
-        if (recursive) {
-          if (rowid != 0) value_set_int(&row[0], p.a[p.up[i]].key);
-        } else {
-          value_set_int(&row[0], rowid);
-        }
+  c->i = i;
+  return SHALE_OK;
+}
+
+void func_json_each_next(FuncJsonEach *c) {
+  JParse *p = &c->p;
+  uint32_t i = c->i;
+  c->rowid++;
+  if (c->recursive) {
+    if (p->a[i].flags & JF_LABEL) i++;
+    i++;
+    if (i < c->end) {
+      uint32_t iup = p->up[i];
+      JNode *up = &p->a[iup];
+      c->etype = up->type;
+      if (up->type == JT_ARRAY) {
+        if (iup == i - 1)
+          up->key = 0;
+        else
+          up->key++;
       }
     }
-    if (rc == SHALE_OK) rc = jnode_value(val, &row[1]);
-    value_set_text(&row[2], jtype_names[val->type], (uint32_t)strlen(jtype_names[val->type]));
-    if (rc == SHALE_OK && val->type < JT_ARRAY) rc = jnode_value(val, &row[3]);
-    value_set_int(&row[4], (int64_t)i + ((self->flags & JF_LABEL) != 0));
-    if (i > begin && recursive) value_set_int(&row[5], p.up[i]);
-    StrBuf b;
-    strbuf_init(&b, FUNC_MAX_LENGTH_DEFAULT);
-    if (recursive) {
-      jtree_path(&p, &b, i);
-    } else {
-      strbuf_append(&b, rootname, (int64_t)strlen(rootname));
-      if (etype == JT_ARRAY) {
-        char tmp[24];
-        strbuf_append(&b, tmp, snprintf(tmp, sizeof tmp, "[%d]", (int)rowid));
-      } else if (etype == JT_OBJECT) {
-        JNode fake = *p.a;
-        fake.type = JT_OBJECT;
-        jpath_part(&b, &fake, self);
-      }
-    }
-    uint32_t n;
-    char *z = jsb_take(&b, &n);
-    if (!z && rc == SHALE_OK) rc = SHALE_NOMEM;
-    if (z) {
-      value_set_text(&row[6], z, n);
-      row[6].flags |= VAL_OWNED;
-    }
-    if (recursive) {
-      strbuf_init(&b, FUNC_MAX_LENGTH_DEFAULT);
-      jtree_path(&p, &b, p.up[i]);
-      z = jsb_take(&b, &n);
-      if (!z && rc == SHALE_OK) rc = SHALE_NOMEM;
-      if (z) {
-        value_set_text(&row[7], z, n);
-        row[7].flags |= VAL_OWNED;
-      }
-    } else {
-      value_set_text(&row[7], rootname, (uint32_t)strlen(rootname));
-    }
-    value_set_text(&row[8], p.text, p.ntext);
-    value_set_text(&row[9], rootname, (uint32_t)strlen(rootname));
-    if (rc == SHALE_OK) rc = emit(arg, row, 10);
-    for (int k = 0; k < 10; k++) value_clear(&row[k]);
-    /* next */
-    if (recursive) {
-      if (p.a[i].flags & JF_LABEL) i++;
-      i++;
-      if (i < end) {
-        uint32_t iup = p.up[i];
-        JNode *up = &p.a[iup];
-        etype = up->type;
-        if (up->type == JT_ARRAY) {
-          if (iup == i - 1)
-            up->key = 0;
-          else
-            up->key++;
-        }
-      }
-    } else if (etype == JT_ARRAY) {
-      i += jsize(&p.a[i]);
-    } else if (etype == JT_OBJECT) {
-      i += 1 + jsize(&p.a[i + 1]);
-    } else {
-      i = end;
+  } else if (c->etype == JT_ARRAY) {
+    i += jsize(&p->a[i]);
+  } else if (c->etype == JT_OBJECT) {
+    i += 1 + jsize(&p->a[i + 1]);
+  } else {
+    i = c->end;
+  }
+  c->i = i;
+}
+
+/* fullkey (which 0) or path (which 1) of the current row. */
+static void jeach_path(FuncJsonEach *c, FuncCtx *ctx, int which) {
+  const JParse *p = &c->p;
+  const char *rootname = c->rootz ? c->rootz : "$";
+  StrBuf b;
+  strbuf_init(&b, FUNC_MAX_LENGTH_DEFAULT);
+  if (c->recursive) {
+    jtree_path(p, &b, which ? p->up[c->i] : c->i);
+  } else if (which) {
+    func_result_text(ctx, rootname, -1, FUNC_TRANSIENT);
+    return;
+  } else {
+    strbuf_append(&b, rootname, (int64_t)strlen(rootname));
+    if (c->etype == JT_ARRAY) {
+      char tmp[24];
+      strbuf_append(&b, tmp, snprintf(tmp, sizeof tmp, "[%d]", (int)c->rowid));
+    } else if (c->etype == JT_OBJECT) {
+      JNode fake = *p->a;
+      fake.type = JT_OBJECT;
+      jpath_part(&b, &fake, &p->a[c->i]);
     }
   }
-done:
-  shale_free(rootz);
-  jparse_free(&p);
-  return rc;
+  jresult_sb(ctx, &b, 0);
 }
 
-static int json_each_rows(int argc, ShValue *argv, FuncRowFn emit, void *arg, char **errmsg) {
-  return jeach_rows(0, argc, argv, emit, arg, errmsg);
+void func_json_each_column(FuncJsonEach *c, FuncCtx *ctx, int col) {
+  const JParse *p = &c->p;
+  const JNode *self = &p->a[c->i];
+  const JNode *val = (self->flags & JF_LABEL) ? self + 1 : self;
+  switch (col) {
+    case 0: /* key */
+      if (c->i == 0) return;
+      if (c->etype == JT_OBJECT)
+        jresult_node(ctx, self, NULL);
+      else if (c->etype == JT_ARRAY && !c->recursive)
+        func_result_int(ctx, c->rowid);
+      else if (c->etype == JT_ARRAY && c->rowid != 0)
+        func_result_int(ctx, p->a[p->up[c->i]].key);
+      return;
+    case 1: /* value */
+      jresult_node(ctx, val, NULL);
+      return;
+    case 2: /* type */
+      func_result_text(ctx, jtype_names[val->type], -1, FUNC_STATIC);
+      return;
+    case 3: /* atom */
+      if (val->type < JT_ARRAY) jresult_node(ctx, val, NULL);
+      return;
+    case 4: /* id */
+      func_result_int(ctx, (int64_t)c->i + ((self->flags & JF_LABEL) != 0));
+      return;
+    case 5: /* parent */
+      if (c->i > c->begin && c->recursive) func_result_int(ctx, p->up[c->i]);
+      return;
+    case 6: /* fullkey */
+    case 7: /* path */
+      jeach_path(c, ctx, col == 7);
+      return;
+    case 8: /* json */
+      func_result_text(ctx, p->text, p->ntext, FUNC_TRANSIENT);
+      return;
+    default: /* root */
+      func_result_text(ctx, c->rootz ? c->rootz : "$", -1, FUNC_TRANSIENT);
+      return;
+  }
 }
-static int json_tree_rows(int argc, ShValue *argv, FuncRowFn emit, void *arg, char **errmsg) {
-  return jeach_rows(1, argc, argv, emit, arg, errmsg);
-}
-
-static const char *const jeach_cols[] = {"key",    "value",   "type", "atom", "id",
-                                         "parent", "fullkey", "path", "json", "root"};
-static const FuncTable json_each_table = {10, 2, jeach_cols, json_each_rows};
-static const FuncTable json_tree_table = {10, 2, jeach_cols, json_tree_rows};
-static const FuncDef json_each_def = {.name = "json_each", .nargs = -1, .table = &json_each_table};
-static const FuncDef json_tree_def = {.name = "json_tree", .nargs = -1, .table = &json_tree_table};
-
-const FuncDef *func_table_find(const char *name) {
-  if (util_stricmp(name, "json_each") == 0) return &json_each_def;
-  if (util_stricmp(name, "json_tree") == 0) return &json_tree_def;
-  return NULL;
-}
-
-const char *func_table_name(int i) { return i == 0 ? "json_each" : i == 1 ? "json_tree" : NULL; }
 
 #define DET (FUNC_DETERMINISTIC | FUNC_BUILTIN)
 #define S(nm, na, fn, ud) \

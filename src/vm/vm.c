@@ -477,7 +477,7 @@ int vm_reset(Vm *v) {
   v->rc = SHALE_OK;
   v->halted = 0;
   v->txn_rolled_back = 0;
-  v->gave_txn = v->undo_all = 0;
+  v->gave_txn = v->undo_all = v->undo_vtabs = 0;
   v->res_n = 0;
   v->nchange = 0;
   v->nchange_sub = 0;
@@ -549,6 +549,8 @@ void vm_set_hooks(Vm *v, const VmConnHooks *hooks) {
 int64_t vm_fk_count(Vm *v) { return v->nfk; }
 int vm_txn_rolled_back(Vm *v) { return v->txn_rolled_back; }
 int vm_undo_released_txn(Vm *v) { return v->undo_all; }
+void vm_set_sole_writer(Vm *v, int on) { v->sole_writer = on != 0; }
+int vm_undo_vtabs(Vm *v) { return v->undo_vtabs; }
 int vm_column_count(Vm *v) { return v->res_n; }
 int vm_text_terminated(const Vm *v, const char *z, uint32_t n) {
   uintptr_t a = (uintptr_t)z, e = a + n;

@@ -391,13 +391,6 @@ typedef struct VmConnHooks {
   /* VACUUM: rebuild database db (0 main) in place, or into the file named
    * by into (NULL: in place). Nonzero: the error code, *errmsg its message. */
   int (*vacuum)(void *ctx, int db, const ShValue *into, char **errmsg);
-  /* PragmaRows: run pragma `name` (no "pragma_" prefix) with the values of
-   * its argument columns h0, h1 (in order: arg then schema, as the pragma
-   * has them; TEXT, or NULL when absent or NULL), calling emit once per
-   * result row of ncol values. SHALE_OK, or an error code with *errmsg
-   * (shale_malloc'ed) set or NULL. NULL hook: no rows. */
-  int (*pragma_rows)(void *ctx, const char *name, const ShValue *h0, const ShValue *h1, int ncol,
-                     int (*emit)(void *arg, ShValue *row, int ncol), void *emit_arg, char **errmsg);
   /* the connection's virtual-table registry (VCreate; transactions) */
   struct VtabReg *vtabs;
 } VmConnHooks;
@@ -428,6 +421,16 @@ int vm_release_txn(Vm *);
  * (any error but OR FAIL's constraint): in autocommit mode the caller rolls
  * that transaction back, as SQLite's halt of the only writer does. */
 int vm_undo_released_txn(Vm *);
+/* The caller says the next runs are autocommit mode's only writing
+ * statement (others may read), whose end SQLite's halt makes the end of the
+ * transaction: the virtual tables' statement savepoint is then neither
+ * released nor rolled back (the modules see xSync/xCommit or xRollback
+ * only). After a failure that undoes the statement (any error but OR
+ * FAIL's) vm_undo_vtabs is 1 and the caller calls their xRollback; the
+ * files' statement savepoints are undone here as before, so committing the
+ * files is what remains. */
+void vm_set_sole_writer(Vm *, int on);
+int vm_undo_vtabs(Vm *);
 /* Statement foreign-key violation counter (FkCounter p1 = 0). */
 int64_t vm_fk_count(Vm *);
 

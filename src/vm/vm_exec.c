@@ -717,6 +717,10 @@ static int halt(Vm *v, int rc) {
     }
   } else if (v->stmt_sp >= 0) {
     int undo = rc != SHALE_OK && v->oe != VM_OE_FAIL;
+    if (v->sole_writer && !v->parent) { /* the caller ends the vtabs' part (vm_set_sole_writer) */
+      v->undo_vtabs = undo;
+      vm_vtab_stmt_sp_drop(v);
+    }
     int r2 = vm_stmt_sp_end(v, undo);
     if (undo) fk_deferred_set(v, v->stmt_def_fk, v->stmt_def_imm_fk);
     if (rc == SHALE_OK) rc = r2;
@@ -795,23 +799,6 @@ int64_t vm_stat(Vm *v, int which) {
   }
 }
 
-/* OP_TableFunc / OP_PragmaRows: empty the cursor's ephemeral table (opened
- * by OpenEphemeral) and reopen the cursor on it for the rows to come. */
-static int refill_open(Vm *v, VmCursor *c) {
-  uint32_t root = c->eph_root;
-  int nfield = c->nfield;
-  if (!v->eph || !root) return SHALE_INTERNAL;
-  invalidate_all(v);
-  vm_cursor_close(v, c);
-  int rc = btree_clear_table(v->eph, root, NULL);
-  if (rc == SHALE_OK) rc = btree_cursor_open(v->eph, root, 1, NULL, NULL, &c->bc);
-  if (rc) return rc;
-  c->kind = VMC_TABLE;
-  c->nfield = nfield;
-  c->eph_root = root;
-  return SHALE_OK;
-}
-
 /* Insert record d (a key: index entry or WITHOUT ROWID row) through index
  * cursor c. Every probe of the seek compares typed values (the cursor's
  * comparator is record_compare): key[0..nkey), the values d was made from,
@@ -866,53 +853,6 @@ static int cursor_ki(const Vm *v, VmCursor *c, KeyInfo **ki) {
     *ki = k;
   }
   return rc;
-}
-
-/* OP_TableFunc's row sink: each row becomes a record appended to the table. */
-typedef struct TfSink {
-  Vm *v;
-  VmCursor *c;
-  int64_t rowid;
-} TfSink;
-
-static int tf_emit(void *arg, ShValue *row, int ncol) {
-  TfSink *s = arg;
-  ShValue *conv = NULL;
-  if (s->v->enc != RECORD_ENC_UTF8) {
-    int rc = enc_values(s->v, row, ncol, &conv);
-    if (rc) return rc;
-    row = conv;
-  }
-  size_t n = record_encoded_size(row, ncol);
-  char *z = n > FUNC_MAX_LENGTH_DEFAULT ? NULL : vm_buf_need(&s->v->keybuf, (uint32_t)n);
-  if (z) record_encode(row, ncol, (uint8_t *)z);
-  enc_free(conv, ncol);
-  if (!z) return n > FUNC_MAX_LENGTH_DEFAULT ? SHALE_TOOBIG : SHALE_NOMEM;
-  return btree_insert(s->c->bc, ++s->rowid, z, (uint32_t)n, 0, BTREE_APPEND);
-}
-
-/* PragmaRows' sink: the pragma's row, then the argument values. */
-typedef struct PrSink {
-  TfSink t;
-  ShValue *args;
-  int nargs, ncol;
-  ShValue *row; /* ncol + nargs values (shale_malloc'ed on first use) */
-} PrSink;
-
-static int pr_emit(void *arg, ShValue *row, int ncol) {
-  PrSink *s = arg;
-  if (!s->row) {
-    s->row = shale_malloc(sizeof *s->row * (size_t)(s->ncol + s->nargs + 1));
-    if (!s->row) return SHALE_NOMEM;
-  }
-  for (int i = 0; i < s->ncol; i++) {
-    if (i < ncol)
-      s->row[i] = row[i];
-    else
-      value_set_null(&s->row[i]);
-  }
-  for (int k = 0; k < s->nargs; k++) s->row[s->ncol + k] = s->args[k];
-  return tf_emit(&s->t, s->row, s->ncol + s->nargs);
 }
 
 /* ---- the interpreter ---- */
@@ -1977,11 +1917,6 @@ cmp_general: {
       record_decode_value(c->types[op->p2], c->rec + c->offsets[op->p2], out);
       if (c->tvf) { /* the rare column fix-ups, one test on the usual path */
         if (c->tvf & VM_COLFIX_ENC) CHK(record_text_decode(out, v->enc));
-        if ((c->tvf & VM_COLFIX_JSON) && out->type == SHALE_BLOB) { /* json_each's JSON text */
-          out->type = SHALE_TEXT;
-          out->flags |= VAL_SUBTYPE;
-          out->subtype = 'J';
-        }
       }
     } else if (op->p4type == P4_VALUE) {
       *out = *op->p4.v;
@@ -2235,20 +2170,6 @@ cmp_general: {
     c->nfield = op->p2;
     NEXT();
   }
-  CASE(TableFunc) {
-    VmCursor *c = &v->cur[op->p1];
-    CHK(refill_open(v, c));
-    c->tvf |= VM_COLFIX_JSON;
-    TfSink sink = {v, c, 0};
-    char *msg = NULL;
-    int trc = op->p4.func->table->rows(op->p3, &reg[op->p2], tf_emit, &sink, &msg);
-    if (trc) {
-      shale_free(v->errmsg);
-      v->errmsg = msg;
-      FAIL(trc);
-    }
-    NEXT();
-  }
   CASE(VNext) {
     int r = vm_vtab_next(v, op);
     if (r < 0) CHK(-r);
@@ -2278,30 +2199,6 @@ cmp_general: {
   }
   CASE(PureFunc) {
     v->pure = (uint8_t)op->p1;
-    NEXT();
-  }
-  CASE(PragmaRows) {
-    VmCursor *c = &v->cur[op->p1];
-    CHK(refill_open(v, c));
-    if (!v->hooks || !v->hooks->pragma_rows) NEXT();
-    /* the argument columns hold the arguments' text (NULL stays NULL) */
-    const ShValue *av[2] = {NULL, NULL};
-    for (int k = 0; k < op->p3 && k < 2; k++) {
-      ShValue *a = &reg[op->p2 + k];
-      if (a->type == SHALE_NULL) continue;
-      CHK(record_value_to_text(a));
-      av[k] = a;
-    }
-    PrSink sink = {{v, c, 0}, &reg[op->p2], op->p3, op->p5, NULL};
-    char *msg = NULL;
-    int prc =
-        v->hooks->pragma_rows(v->hooks->ctx, op->p4.z, av[0], av[1], op->p5, pr_emit, &sink, &msg);
-    shale_free(sink.row);
-    if (prc) {
-      shale_free(v->errmsg);
-      v->errmsg = msg;
-      FAIL(prc);
-    }
     NEXT();
   }
   CASE(OpenDup) {

@@ -89,15 +89,14 @@ typedef struct VmCursor {
   int parked;
   uint32_t root;
   int wr;
-  BtBulk *bulk;       /* VMC_BULK: OpenWrite with VM_OPFLAG_BULK (bc is NULL) */
-  struct VtabCur *vc; /* VMC_VTAB: VOpen's cursor (vm_vtab.c) */
-  KeyInfo *ki;        /* index cursors */
-  KeyInfo *ki_own;    /* ki when it is the cursor's copy for a UTF-16 database (freed at close) */
-  int nfield;         /* declared column count (informational) */
-  int nullrow;        /* NullRow: every column reads NULL */
-  int tvf;            /* VM_COLFIX_*: what Column does to each value it reads */
-#define VM_COLFIX_JSON 1 /* filled by TableFunc: BLOB columns read as JSON-subtype TEXT */
-#define VM_COLFIX_ENC 2  /* records of a UTF-16 database: TEXT made UTF-8 (v->enc) */
+  BtBulk *bulk;         /* VMC_BULK: OpenWrite with VM_OPFLAG_BULK (bc is NULL) */
+  struct VtabCur *vc;   /* VMC_VTAB: VOpen's cursor (vm_vtab.c) */
+  KeyInfo *ki;          /* index cursors */
+  KeyInfo *ki_own;      /* ki when it is the cursor's copy for a UTF-16 database (freed at close) */
+  int nfield;           /* declared column count (informational) */
+  int nullrow;          /* NullRow: every column reads NULL */
+  int tvf;              /* VM_COLFIX_*: what Column does to each value it reads */
+#define VM_COLFIX_ENC 2 /* records of a UTF-16 database: TEXT made UTF-8 (v->enc) */
 
   struct VtabInList *inl; /* an IN set handed to xFilter whole (VInitIn, vm_vtab.c) */
   int pseudo_reg;
@@ -208,8 +207,10 @@ struct Vm {
   int ndb;
   int oe; /* conflict resolution of the failing Halt (0 = ABORT) */
   int txn_rolled_back;
-  uint8_t gave_txn; /* this run began the transaction and handed it over (vm_release_txn) */
-  uint8_t undo_all; /* ... then failed as SQLite undoes the whole transaction for */
+  uint8_t gave_txn;    /* this run began the transaction and handed it over (vm_release_txn) */
+  uint8_t undo_all;    /* ... then failed as SQLite undoes the whole transaction for */
+  uint8_t sole_writer; /* vm_set_sole_writer */
+  uint8_t undo_vtabs;  /* vm_undo_vtabs */
   int64_t nchange;
   int64_t nchange_sub; /* changes made by trigger sub-programs (total_changes) */
   int64_t last_rowid;
@@ -327,6 +328,9 @@ void vm_vtab_end(Vm *, int commit);
 /* The statement savepoint on the virtual tables (VM_VTAB_SAVEPOINT): op 0
  * opens it (xSavepoint), 1 releases it, 2 rolls back to it and releases it. */
 int vm_vtab_stmt_sp(Vm *, int op);
+/* Forget that savepoint without calling the modules: autocommit mode's only
+ * writer, whose transaction end the caller makes (vm_set_sole_writer). */
+void vm_vtab_stmt_sp_drop(Vm *);
 /* Close the cursors of a run that ended (halt, reset), keeping parked
  * ones; park: park the table and index cursors of databases whose
  * transaction this Vm does not end (a halt without error). */

@@ -247,6 +247,12 @@ int vm_vtab_stmt_sp(Vm *v, int op) {
   return rc;
 }
 
+void vm_vtab_stmt_sp_drop(Vm *v) {
+  VtabReg *r = reg_of(v);
+  if (r && v->vtab_sp >= 0 && r->nsavepoint > v->vtab_sp) r->nsavepoint = v->vtab_sp;
+  v->vtab_sp = -1;
+}
+
 int vm_vtab_sync(Vm *v) {
   VtabReg *r = reg_of(v);
   if (!r || !vtab_in_txn(r)) return SHALE_OK;

@@ -593,7 +593,6 @@ const FuncDef *vtab_overload(VtabReg *r, VtabTable *t, const FuncDef *base, cons
     f->def.inverse = NULL;
     f->def.user_data = NULL;
     f->def.destroy = NULL;
-    f->def.table = NULL;
     /* what the VM reads of a plain scalar's definition */
     f->def.flags &= FUNC_DETERMINISTIC | FUNC_NEEDCOLL | FUNC_DIRECTONLY | FUNC_INNOCUOUS;
     f->fn = fn;

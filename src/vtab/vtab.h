@@ -86,9 +86,18 @@ typedef struct VtabReg {
                      transaction (kept by the API, 0 when a transaction ends) */
   int destroying; /* xDestroy calls running: the statements running them
                      do not keep the module's DROP TABLEs out (SQLite's nVDestroy) */
+  /* Register a module for a name no module has, when the owner makes such
+   * modules on demand (the API's pragma_NAME, as SQLite's
+   * sqlite3PragmaVtabRegister): SHALE_OK (registered), SHALE_NOTFOUND (no
+   * such module), SHALE_NOMEM. NULL: none. */
+  int (*make_module)(struct VtabReg *, const char *name);
 } VtabReg;
 
 void vtab_reg_init(VtabReg *, void *db);
+/* Register the built-in eponymous modules every connection has, as SQLite
+ * registers them at open: json_each, json_tree (vtab_json.c). SHALE_OK or
+ * SHALE_NOMEM. */
+int vtab_builtin_register(VtabReg *);
 /* Disconnect every table, call every module's destroy. */
 void vtab_reg_free(VtabReg *);
 

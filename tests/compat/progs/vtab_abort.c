@@ -2,8 +2,13 @@
  * table of the same connection and then fails: the failed statement is
  * undone as a whole, the module's own writes included (SQLite opens a
  * statement journal for every statement that calls xUpdate), inside and
- * outside an explicit transaction, for INSERT, UPDATE and DELETE. Portable:
- * must pass on SQLite and on Shale. */
+ * outside an explicit transaction, for INSERT, UPDATE and DELETE; and, with
+ * another statement reading (the module's table or another), the hooks a
+ * module with transaction methods sees: in autocommit mode the only writer's
+ * end is the transaction's: its statement savepoint (xSavepoint) is neither
+ * released nor rolled back, a failure is xRollback, a success xSync and
+ * xCommit; inside BEGIN the statement savepoint is undone. Portable: must pass on SQLite and on
+ * Shale. */
 #include "prog.h"
 
 typedef struct {
@@ -116,12 +121,63 @@ static sqlite3_module lv_module = {
     .xUpdate = lv_update,
 };
 
+/* the same module with transaction methods that log their calls */
+static char trace[512];
+static void tr(const char *w, int n) {
+  size_t k = strlen(trace);
+  if (n < 0)
+    snprintf(trace + k, sizeof trace - k, "%s ", w);
+  else
+    snprintf(trace + k, sizeof trace - k, "%s%d ", w, n);
+}
+static int tv_begin(sqlite3_vtab *vt) {
+  tr("begin", -1);
+  return SQLITE_OK;
+}
+static int tv_sync(sqlite3_vtab *vt) {
+  tr("sync", -1);
+  return SQLITE_OK;
+}
+static int tv_commit(sqlite3_vtab *vt) {
+  tr("commit", -1);
+  return SQLITE_OK;
+}
+static int tv_rollback(sqlite3_vtab *vt) {
+  tr("rollback", -1);
+  return SQLITE_OK;
+}
+static int tv_savepoint(sqlite3_vtab *vt, int n) {
+  tr("sp", n);
+  return SQLITE_OK;
+}
+static int tv_release(sqlite3_vtab *vt, int n) {
+  tr("rel", n);
+  return SQLITE_OK;
+}
+static int tv_rollback_to(sqlite3_vtab *vt, int n) {
+  tr("rbto", n);
+  return SQLITE_OK;
+}
+
 static char got[512];
 static int rows(void *a, int n, char **v, char **c) {
   strncat(got, v[0] ? v[0] : "NULL", sizeof got - strlen(got) - 1);
   strncat(got, ";", sizeof got - strlen(got) - 1);
   return 0;
 }
+/* sql, stepped to its end, while a statement reading `reader` has a row:
+ * the module's calls during it */
+static const char *with_reader(sqlite3 *db, const char *reader, const char *sql, int want) {
+  sqlite3_stmt *rd = NULL;
+  EXPECT_INT(sqlite3_prepare_v2(db, reader, -1, &rd, NULL), SQLITE_OK);
+  EXPECT_INT(sqlite3_step(rd), SQLITE_ROW);
+  trace[0] = 0;
+  EXPECT_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), want);
+  EXPECT_INT(sqlite3_step(rd), SQLITE_ROW); /* the reader goes on */
+  EXPECT_INT(sqlite3_finalize(rd), SQLITE_OK);
+  return trace;
+}
+
 static const char *q(sqlite3 *db, const char *sql) {
   got[0] = 0;
   sqlite3_exec(db, sql, rows, NULL, NULL);
@@ -159,6 +215,52 @@ int main(void) {
   EXEC_OK(db, "COMMIT");
   EXPECT_STR(q(db, "SELECT a FROM data ORDER BY a"), "5;");
   EXPECT_STR(q(db, "SELECT m FROM log"), "ins 1;ins 5;del 1;");
+  EXPECT_INT(sqlite3_close(db), SQLITE_OK);
+
+  sqlite3_module tv = lv_module;
+  tv.iVersion = 2;
+  tv.xBegin = tv_begin;
+  tv.xSync = tv_sync;
+  tv.xCommit = tv_commit;
+  tv.xRollback = tv_rollback;
+  tv.xSavepoint = tv_savepoint;
+  tv.xRelease = tv_release;
+  tv.xRollbackTo = tv_rollback_to;
+  EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
+  EXPECT_INT(sqlite3_create_module(db, "logvt", &tv, NULL), SQLITE_OK);
+  EXEC_OK(db,
+          "CREATE TABLE data(a); CREATE TABLE log(m); CREATE TABLE other(x);"
+          "INSERT INTO other VALUES(1), (2); CREATE VIRTUAL TABLE v USING logvt;"
+          "INSERT INTO v VALUES(1), (2)");
+  /* autocommit, another table read meanwhile */
+  EXPECT_STR(
+      with_reader(db, "SELECT x FROM other", "INSERT INTO v VALUES(3), (99)", SQLITE_CONSTRAINT),
+      "begin sp0 rollback ");
+  EXPECT_STR(q(db, "SELECT a FROM data"), "1;2;");
+  EXPECT_STR(with_reader(db, "SELECT x FROM other", "INSERT INTO v VALUES(3)", SQLITE_OK),
+             "begin sync commit ");
+  /* the module's own table read meanwhile */
+  EXPECT_STR(
+      with_reader(db, "SELECT a FROM v", "UPDATE v SET a = 99 WHERE a = 1", SQLITE_CONSTRAINT),
+      "begin sp0 rollback ");
+  EXPECT_STR(with_reader(db, "SELECT a FROM v", "DELETE FROM v WHERE a = 3", SQLITE_OK),
+             "begin sp0 sync commit ");
+  EXPECT_STR(q(db, "SELECT a FROM data"), "1;2;");
+  EXPECT_STR(q(db, "SELECT m FROM log"), "ins 1;ins 2;ins 3;del 3;");
+  /* no reader: the statement's transaction alone */
+  trace[0] = 0;
+  fails(db, "INSERT INTO v VALUES(4), (99)");
+  EXPECT_STR(trace, "begin rollback ");
+  /* inside BEGIN: the statement savepoint is undone, the transaction stays */
+  EXEC_OK(db, "BEGIN");
+  EXPECT_STR(
+      with_reader(db, "SELECT x FROM other", "INSERT INTO v VALUES(5), (99)", SQLITE_CONSTRAINT),
+      "begin sp0 rbto0 rel0 ");
+  EXPECT_INT(sqlite3_get_autocommit(db), 0);
+  trace[0] = 0;
+  EXEC_OK(db, "ROLLBACK");
+  EXPECT_STR(trace, "rollback ");
+  EXPECT_STR(q(db, "SELECT a FROM data"), "1;2;");
   EXPECT_INT(sqlite3_close(db), SQLITE_OK);
   return prog_done();
 }

@@ -3,8 +3,9 @@
  * result column names, through the native API next to the reference SQLite:
  * bound parameters as arguments, re-running a statement with new bindings,
  * EXPLAIN QUERY PLAN rows, errors, and the column names of expressions
- * followed by comments (names are not checked by the tests/sql scripts), and
- * the memory a recursive CTE feeding an INSERT needs.
+ * followed by comments (names are not checked by the tests/sql scripts),
+ * json_each/json_tree and pragma_NAME as the eponymous virtual tables they
+ * are, and the memory a recursive CTE feeding an INSERT needs.
  *
  * Invariants:
  *  1. Each case builds the same schema on both engines first.
@@ -157,6 +158,88 @@ TEST(pragma_tvf_plans_and_errors) {
       "EXPLAIN QUERY PLAN SELECT * FROM t, pragma_table_info(t.b) AS x",
       "EXPLAIN QUERY PLAN SELECT * FROM pragma_user_version",
       "EXPLAIN QUERY PLAN SELECT * FROM pragma_table_info AS y WHERE arg = 'u'",
+  };
+  for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++) CHECK_BOUND_COL(p, plans[i], NULL, 3);
+  pair_close(&p);
+}
+
+/* json_each, json_tree and pragma_NAME are eponymous virtual tables on the
+ * one mechanism (src/vtab/vtab_json.c, src/api/api_pragma_vtab.c): answers,
+ * rowids, hidden columns written as arguments or as WHERE equalities,
+ * correlated arguments (usable only after the item they read), schema
+ * arguments, module_list listing a pragma's module once it was used,
+ * PRAGMA table_info/table_xinfo of the eponymous tables, and the plans
+ * ("VIRTUAL TABLE INDEX n:"). */
+TEST(builtin_vtabs_as_sqlite) {
+  Pair p = pair_open();
+  static const char *const setup =
+      "CREATE TABLE j(id INTEGER PRIMARY KEY, doc);"
+      "INSERT INTO j VALUES(1, '[1,2]'), (2, "
+      "'{\"a\":[3,{\"b\":4}]}'), (3, NULL);";
+  SH_EXEC(p.db, setup);
+  sqlite3_exec(p.sq, setup, NULL, NULL, NULL);
+  static const char *const q[] = {
+      "SELECT rowid, key, value FROM json_each('[10,20,30]')",
+      "SELECT rowid, fullkey, id, parent FROM json_tree('{\"a\":[1,[2]]}')",
+      "SELECT key, json, root FROM json_each WHERE json = '[5,6]'",
+      "SELECT key FROM json_each WHERE json = '{\"x\":{\"y\":1}}' AND root = '$.x'",
+      "SELECT key FROM json_each WHERE root = '$'",
+      "SELECT j.id, e.key, e.value FROM j, json_each(j.doc) AS e ORDER BY 1, 2",
+      "SELECT j.id, e.fullkey FROM j, json_tree(j.doc, '$.a') AS e ORDER BY 1, 2",
+      "SELECT j.id, e.key FROM j, json_each AS e WHERE e.json = j.doc ORDER BY 1, 2",
+      "SELECT j.id, e.key FROM json_each AS e, j WHERE e.json = j.doc ORDER BY 1, 2",
+      "SELECT j.id, (SELECT count(*) FROM json_tree(j.doc)) FROM j",
+      "SELECT j.id FROM j WHERE 2 IN (SELECT value FROM json_each(j.doc))",
+      "SELECT value FROM json_each('[3,1,2]') ORDER BY value DESC",
+      "SELECT json_array(value), json_type(value) FROM json_each('[[1],{\"k\":[]},\"s\"]')",
+      "SELECT * FROM json_each('[1,2]', '$[') ",
+      "SELECT * FROM json_each('{bad')",
+      "SELECT * FROM json_each('[1]', '$', 'x')",
+      "SELECT * FROM main.json_each('[7]')",
+      "SELECT * FROM temp.json_each('[7]')",
+      "SELECT rowid, name FROM pragma_table_info('t')",
+      "SELECT name, arg, schema FROM pragma_table_info('t', 'main')",
+      "SELECT name, arg, schema FROM pragma_table_info WHERE arg = 'u' AND schema = 'main'",
+      "SELECT name FROM pragma_table_info WHERE schema = 'main'",
+      "SELECT *, schema FROM pragma_page_count",
+      "SELECT *, schema FROM pragma_page_count('main')",
+      "SELECT *, schema FROM pragma_page_count('nosuch')",
+      "SELECT * FROM pragma_user_version",
+      "SELECT name, seq FROM pragma_index_list('u')",
+      "SELECT m.name, x.name FROM sqlite_master AS m, pragma_index_list(m.name) AS x ORDER BY 1",
+      "SELECT m.name, x.cid, x.name FROM sqlite_master AS m JOIN pragma_table_info AS x"
+      " ON x.arg = m.name WHERE m.type = 'table' ORDER BY 1, 2",
+      "SELECT name, narg FROM pragma_function_list WHERE name IN ('json_each', 'json_tree',"
+      " 'json_extract', 'printf') ORDER BY 1, 2",
+      "SELECT count(*) > 100 FROM pragma_function_list",
+      "SELECT * FROM pragma_table_xinfo('json_each')",
+      "SELECT * FROM pragma_table_xinfo('pragma_table_info')",
+      "SELECT * FROM pragma_table_xinfo('pragma_page_count')",
+      "SELECT * FROM pragma_table_info('JSON_TREE')",
+      "PRAGMA table_xinfo(json_each)",
+      "SELECT * FROM pragma_table_info('pragma_nosuch')",
+      "SELECT * FROM pragma_table_info('rtree')",
+      "SELECT name FROM pragma_module_list WHERE name LIKE 'pragma%' OR name LIKE 'json%'"
+      " ORDER BY 1",
+  };
+  for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) CHECK_SAME(p.db, p.sq, q[i]);
+  static const char *const plans[] = {
+      "EXPLAIN QUERY PLAN SELECT * FROM json_each('[1]')",
+      "EXPLAIN QUERY PLAN SELECT * FROM json_each('[1]', '$')",
+      "EXPLAIN QUERY PLAN SELECT * FROM json_each",
+      "EXPLAIN QUERY PLAN SELECT * FROM json_tree('[1]')",
+      "EXPLAIN QUERY PLAN SELECT * FROM json_each WHERE root = '$'",
+      "EXPLAIN QUERY PLAN SELECT * FROM j, json_each(j.doc)",
+      "EXPLAIN QUERY PLAN SELECT * FROM json_each AS e, j WHERE e.json = j.doc",
+      "EXPLAIN QUERY PLAN SELECT * FROM j LEFT JOIN json_tree(j.doc, '$.a') AS e",
+      "EXPLAIN QUERY PLAN SELECT * FROM pragma_table_info('t', 'main')",
+      "EXPLAIN QUERY PLAN SELECT * FROM pragma_function_list",
+      "EXPLAIN QUERY PLAN SELECT * FROM pragma_page_count",
+      "EXPLAIN QUERY PLAN SELECT * FROM sqlite_master AS m, pragma_index_list(m.name)",
+      "EXPLAIN QUERY PLAN SELECT * FROM pragma_table_info AS x, sqlite_master AS m"
+      " WHERE x.arg = m.name",
+      "EXPLAIN QUERY PLAN SELECT * FROM temp.json_each('[1]')",
+      "EXPLAIN QUERY PLAN SELECT * FROM main.pragma_page_count",
   };
   for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++) CHECK_BOUND_COL(p, plans[i], NULL, 3);
   pair_close(&p);
