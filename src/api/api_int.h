@@ -268,15 +268,16 @@ typedef struct ApiSettings {
 /* Switches made by shale_db_config (db->cfg). */
 typedef struct ApiDbConfig {
   uint8_t no_triggers, no_views, no_dqs_dml, no_dqs_ddl; /* (CompileEnv) */
-  uint8_t no_ckpt_on_close; /* NO_CKPT_ON_CLOSE: closing leaves each WAL as it is */
-  char *main_name;          /* MAINDBNAME: database 0's name (NULL: "main"), a copy */
-  uint8_t reset_database;   /* RESET_DATABASE: VACUUM writes an empty database */
-  uint8_t qpsg;             /* ENABLE_QPSG (kept: plans never use bound values) */
-  uint8_t trigger_eqp;      /* TRIGGER_EQP (CompileEnv.trigger_eqp) */
-  uint8_t legacy_format;    /* LEGACY_FILE_FORMAT (CompileEnv.legacy_file_format) */
-  uint8_t fts3_tokenizer;   /* ENABLE_FTS3_TOKENIZER (kept: no FTS3 here) */
-  uint8_t no_load_ext;      /* ENABLE_LOAD_EXTENSION off (the C call; on at open) */
-  uint8_t load_ext_func;    /* the load_extension() SQL function allowed (off at open) */
+  uint8_t no_ckpt_on_close;  /* NO_CKPT_ON_CLOSE: closing leaves each WAL as it is */
+  char *main_name;           /* MAINDBNAME: database 0's name (NULL: "main"), a copy */
+  uint8_t reset_database;    /* RESET_DATABASE: VACUUM writes an empty database */
+  uint8_t qpsg;              /* ENABLE_QPSG (kept: plans never use bound values) */
+  uint8_t trigger_eqp;       /* TRIGGER_EQP (CompileEnv.trigger_eqp) */
+  uint8_t legacy_format;     /* LEGACY_FILE_FORMAT (CompileEnv.legacy_file_format) */
+  uint8_t no_fts3_tokenizer; /* ENABLE_FTS3_TOKENIZER off (on by default, as
+                                Debian's build; kept: no FTS3 here) */
+  uint8_t no_load_ext;       /* ENABLE_LOAD_EXTENSION off (the C call; on at open) */
+  uint8_t load_ext_func;     /* the load_extension() SQL function allowed (off at open) */
 } ApiDbConfig;
 
 /* The user's hooks and handlers (db->cb; api_hooks.c, api_func.c,
