@@ -252,11 +252,12 @@ typedef struct ApiSettings {
   uint8_t foreign_keys, recursive_triggers, case_sensitive_like, reverse_unordered;
   uint8_t defer_foreign_keys; /* PRAGMA defer_foreign_keys: cleared when a transaction ends */
   /* SQLite's flag pragmas (API_PF_*): automatic_index, ignore_check_constraints,
-   * writable_schema and query_only act; the others are reported only (no
-   * effect here either: fullfsync and checkpoint_fullfsync are for macOS,
-   * read_uncommitted for shared cache; count_changes, full_column_names,
-   * short_column_names and empty_result_callbacks are SQLite's deprecated
-   * ones; legacy_alter_table, trusted_schema, cell_size_check) */
+   * writable_schema and query_only act, and so do short_column_names and
+   * full_column_names (CompileEnv.col_names); the others are reported only
+   * (no effect here either: fullfsync and checkpoint_fullfsync are for macOS,
+   * read_uncommitted for shared cache; count_changes and
+   * empty_result_callbacks are SQLite's deprecated ones; legacy_alter_table,
+   * trusted_schema, cell_size_check) */
   uint32_t pflags;
   uint8_t query_only;         /* API_PF_QUERY_ONLY, read by the VM (hooks.query_only) */
   uint8_t secure_delete;      /* PRAGMA secure_delete: 0, 1, 2 = FAST; reported only */
