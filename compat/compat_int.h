@@ -74,6 +74,16 @@ int compat_open_parse(const char *filename, int flags, const char *vfs, CompatOp
 void compat_open_free(CompatOpen *o);
 void compat_shared_unref(const char *name);
 void compat_config_uri(int on);
+/* sqlite3_config's allocator and log (config.c) */
+int compat_config_malloc(const sqlite3_mem_methods *m);
+void compat_config_getmalloc(sqlite3_mem_methods *out);
+int compat_config_mutex(const sqlite3_mutex_methods *m); /* Shale's own only */
+void compat_config_getmutex(sqlite3_mutex_methods *out);
+void compat_config_log(void (*fn)(void *, int, const char *), void *arg);
+void compat_mem_init(void);     /* at sqlite3_initialize: the methods' xInit */
+void compat_mem_shutdown(void); /* at sqlite3_shutdown: their xShutdown */
+/* rc, after logging a failed prepare of sql (n bytes, < 0: to its NUL) */
+int compat_log_prepare(sqlite3 *db, int rc, const char *sql, int n);
 /* The filename object of a database file (absolute name, its journal and
  * WAL names, npair key/value parameters): malloc'ed block, name 4 bytes in. */
 char *compat_fname_file(const char *path, int npair, const char *const *kv);

@@ -64,12 +64,19 @@ static int initialized;     /* sqlite3_initialize ran (no sqlite3_shutdown since
 static int default_nomutex; /* CONFIG_MULTITHREAD / SINGLETHREAD: no connection mutex */
 
 int sqlite3_initialize(void) {
-  compat_ext_init();
-  __atomic_store_n(&initialized, 1, __ATOMIC_RELAXED);
+  if (__atomic_load_n(&initialized, __ATOMIC_ACQUIRE)) return SQLITE_OK;
+  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&mu);
+  if (!__atomic_load_n(&initialized, __ATOMIC_RELAXED)) {
+    compat_mem_init();
+    compat_ext_init();
+    __atomic_store_n(&initialized, 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&mu);
   return SQLITE_OK;
 }
 int sqlite3_shutdown(void) {
-  __atomic_store_n(&initialized, 0, __ATOMIC_RELAXED);
+  if (__atomic_exchange_n(&initialized, 0, __ATOMIC_ACQ_REL)) compat_mem_shutdown();
   return SQLITE_OK;
 }
 int sqlite3_os_init(void) { return SQLITE_OK; }
@@ -86,6 +93,35 @@ int sqlite3_config(int op, ...) {
     va_end(ap);
     return SQLITE_OK;
   }
+  va_list ap;
+  va_start(ap, op);
+  int rc = SQLITE_OK;
+  switch (op) {
+    case SQLITE_CONFIG_MALLOC:
+      rc = compat_config_malloc(va_arg(ap, const sqlite3_mem_methods *));
+      break;
+    case SQLITE_CONFIG_GETMALLOC:
+      compat_config_getmalloc(va_arg(ap, sqlite3_mem_methods *));
+      break;
+    case SQLITE_CONFIG_MUTEX:
+      rc = compat_config_mutex(va_arg(ap, const sqlite3_mutex_methods *));
+      break;
+    case SQLITE_CONFIG_GETMUTEX:
+      compat_config_getmutex(va_arg(ap, sqlite3_mutex_methods *));
+      break;
+    case SQLITE_CONFIG_LOG: {
+      void (*fn)(void *, int, const char *) = va_arg(ap, void (*)(void *, int, const char *));
+      compat_config_log(fn, va_arg(ap, void *));
+      break;
+    }
+    case SQLITE_CONFIG_PCACHE_HDRSZ: /* Shale's page cache needs no such memory */
+      *va_arg(ap, int *) = 0;
+      break;
+    default:
+      rc = SQLITE_ERROR;
+  }
+  va_end(ap);
+  if (rc != SQLITE_ERROR || op == SQLITE_CONFIG_MALLOC || op == SQLITE_CONFIG_MUTEX) return rc;
   switch (op) {
     case SQLITE_CONFIG_SINGLETHREAD:
     case SQLITE_CONFIG_MULTITHREAD:
@@ -100,13 +136,16 @@ int sqlite3_config(int op, ...) {
     case SQLITE_CONFIG_MMAP_SIZE:
     case SQLITE_CONFIG_STMTJRNL_SPILL:
     case SQLITE_CONFIG_SMALL_MALLOC:
-    case SQLITE_CONFIG_SORTERREF_SIZE:
     case SQLITE_CONFIG_MEMDB_MAXSIZE:
     case SQLITE_CONFIG_PMASZ:
-    case SQLITE_CONFIG_WIN32_HEAPSIZE:
-      return SQLITE_OK; /* tuning hints: accepted, nothing to tune */
+    case SQLITE_CONFIG_PAGECACHE: /* memory for pages: Shale takes its pages from malloc */
+    case SQLITE_CONFIG_PCACHE:    /* obsolete: a no-op in SQLite too */
+      return SQLITE_OK;           /* tuning hints: accepted, nothing to tune */
     default:
-      return SQLITE_ERROR; /* replacing a subsystem (malloc, mutex, pcache, log...) */
+      /* replacing the page cache; and what Debian's build
+       * refuses too (HEAP, SCRATCH, SQLLOG, WIN32_HEAPSIZE, SORTERREF_SIZE,
+       * GETPCACHE) */
+      return SQLITE_ERROR;
   }
 }
 
@@ -262,6 +301,7 @@ int sqlite3_exec(sqlite3 *db, const char *sql, int (*cb)(void *, int, char **, c
     rc = sqlite3_prepare_v2(db, z, -1, &st, &tail);
     if (rc != SQLITE_OK) break;
     z = tail && tail > z ? tail : z + strlen(z);
+    while (*z == ' ' || (*z >= '\t' && *z <= '\r')) z++; /* as SQLite's exec */
     if (!st) continue;
     int ncol = sqlite3_column_count(st);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -411,39 +451,25 @@ int sqlite3_wal_autocheckpoint(sqlite3 *db, int n) {
   return pragma_row(db, sql, r);
 }
 
-/* sqlite3_db_config: foreign key enforcement, triggers, views, writable
- * schema and double-quoted strings (DML, DDL) are settings of the connection; the
- * other on/off options are at the state Shale has fixed (trusted schema on;
- * the rest off). Reading or re-setting that state succeeds; a change away
- * from it is refused with a message. */
+/* sqlite3_db_config: every on/off option of 3.40.1 is a setting of the
+ * connection (foreign keys here, the others shale_db_config_switch); an
+ * option number outside them is SQLITE_ERROR, as SQLite's, with a message. */
+static int unknown_option(sqlite3 *db, int op) {
+  char *m = sqlite3_mprintf("sqlite3_db_config option %d is not supported by Shale yet", op);
+  shale_set_error(DB(db), SQLITE_ERROR, m);
+  sqlite3_free(m);
+  return SQLITE_ERROR;
+}
 static int db_config(sqlite3 *db, int op, int onoff, int *pres) {
-  if (op < SQLITE_DBCONFIG_ENABLE_FKEY || op > SQLITE_DBCONFIG_MAX) {
-    char *m = sqlite3_mprintf("sqlite3_db_config option %d is not supported by Shale yet", op);
-    shale_set_error(DB(db), SQLITE_ERROR, m);
-    sqlite3_free(m);
-    return SQLITE_ERROR;
-  }
+  if (op < SQLITE_DBCONFIG_ENABLE_FKEY || op > SQLITE_DBCONFIG_MAX) return unknown_option(db, op);
   if (op == SQLITE_DBCONFIG_ENABLE_FKEY) {
     int now = shale_foreign_keys(DB(db), onoff);
     if (pres) *pres = now;
     return SQLITE_OK;
   }
   int sw = shale_db_config_switch(DB(db), op, onoff < 0 ? -1 : onoff != 0);
-  if (sw >= 0) { /* triggers, views, double-quoted strings: real switches */
-    if (pres) *pres = sw;
-    return SQLITE_OK;
-  }
-  int fixed_on = op == SQLITE_DBCONFIG_ENABLE_TRIGGER || op == SQLITE_DBCONFIG_ENABLE_VIEW ||
-                 op == SQLITE_DBCONFIG_DQS_DML || op == SQLITE_DBCONFIG_DQS_DDL ||
-                 op == SQLITE_DBCONFIG_TRUSTED_SCHEMA;
-  if (onoff >= 0 && (onoff != 0) != fixed_on) {
-    char *m = sqlite3_mprintf("sqlite3_db_config option %d set to %d is not supported by Shale yet",
-                              op, onoff != 0);
-    shale_set_error(DB(db), SQLITE_ERROR, m);
-    sqlite3_free(m);
-    return SQLITE_ERROR;
-  }
-  if (pres) *pres = fixed_on;
+  if (sw < 0) return unknown_option(db, op);
+  if (pres) *pres = sw;
   return SQLITE_OK;
 }
 int sqlite3_db_config(sqlite3 *db, int op, ...) {
@@ -476,15 +502,19 @@ int sqlite3_db_config(sqlite3 *db, int op, ...) {
 /* The native calls check the handles and lock the connection (invariant 1):
  * each entry point below is one call. */
 
+/* A failed prepare is logged as SQLite logs it (compat_log_prepare). */
 int sqlite3_prepare(sqlite3 *db, const char *sql, int n, sqlite3_stmt **pst, const char **tail) {
-  return shale_prepare_v2(DB(db), sql, n, (shale_stmt **)pst, tail);
+  int rc = shale_prepare_v2(DB(db), sql, n, (shale_stmt **)pst, tail);
+  return rc ? compat_log_prepare(db, rc, sql, n) : rc;
 }
 int sqlite3_prepare_v2(sqlite3 *db, const char *sql, int n, sqlite3_stmt **pst, const char **tail) {
-  return shale_prepare_v2(DB(db), sql, n, (shale_stmt **)pst, tail);
+  int rc = shale_prepare_v2(DB(db), sql, n, (shale_stmt **)pst, tail);
+  return rc ? compat_log_prepare(db, rc, sql, n) : rc;
 }
 int sqlite3_prepare_v3(sqlite3 *db, const char *sql, int n, unsigned flags, sqlite3_stmt **pst,
                        const char **tail) {
-  return shale_prepare_v3(DB(db), sql, n, flags, (shale_stmt **)pst, tail);
+  int rc = shale_prepare_v3(DB(db), sql, n, flags, (shale_stmt **)pst, tail);
+  return rc ? compat_log_prepare(db, rc, sql, n) : rc;
 }
 
 int sqlite3_step(sqlite3_stmt *st) { return shale_step(ST(st)); }

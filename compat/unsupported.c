@@ -1,7 +1,7 @@
 /*
- * unsupported.c -- the sqlite3_* entry points whose feature Shale does not
- * have yet (shared cache, ...) and the few status/config calls that only
- * report.
+ * unsupported.c -- the refusal helper for sqlite3_* entry points whose
+ * feature Shale does not have yet, and the few status/config calls that
+ * only report.
  *
  * Each one fails cleanly so a program or binding built against SQLite can be
  * loaded and told "no" instead of crashing (docs/compat.md lists them).
@@ -33,13 +33,8 @@ static int unsupported(sqlite3 *db, const char *what) {
 
 int compat_refuse(sqlite3 *db, const char *what) { return unsupported(db, what); }
 
-/* ---- shared cache ---- */
-
-int sqlite3_enable_shared_cache(int onoff) { return onoff ? SQLITE_ERROR : SQLITE_OK; }
-
 /* ---- status and configuration ---- */
 
-void sqlite3_log(int rc, const char *fmt, ...) {}
 int sqlite3_system_errno(sqlite3 *db) { return 0; }
 int sqlite3_compileoption_used(const char *name) {
   return name ? func_compileoption_used(name, (uint32_t)strlen(name)) : 0;

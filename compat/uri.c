@@ -12,7 +12,8 @@
  * and the pointer handed out is the database name's first byte.
  *
  * Shared-cache memory databases (`file::memory:?cache=shared`,
- * `file:NAME?mode=memory&cache=shared`) become one named file of the memdb
+ * `file:NAME?mode=memory&cache=shared`, or without cache= after
+ * sqlite3_enable_shared_cache(1)) become one named file of the memdb
  * VFS per name ("shale-shared-memdb:NAME"), which every connection of the
  * process opening that name shares; a count per name deletes the file when
  * its last connection closes, as SQLite frees the shared memdb.
@@ -39,8 +40,17 @@
 #include "compat_int.h"
 
 static int uri_default = 1; /* SQLITE_USE_URI, as Debian builds SQLite */
+static int shared_default;  /* sqlite3_enable_shared_cache */
 
 void compat_config_uri(int on) { uri_default = on != 0; }
+
+/* As SQLite: later opens without SQLITE_OPEN_PRIVATECACHE (or cache=private)
+ * ask for a shared cache, which makes a named memory database (a URI) one
+ * per name; a file still gets a private cache (docs/compat.md). */
+int sqlite3_enable_shared_cache(int onoff) {
+  __atomic_store_n(&shared_default, onoff != 0, __ATOMIC_RELAXED);
+  return SQLITE_OK;
+}
 
 /* ---------------------------------------------------------------- filename objects */
 
@@ -310,6 +320,8 @@ static int mode_of(const char *v, const char *const *names, const int *bits, int
 
 int compat_open_parse(const char *filename, int flags, const char *vfs, CompatOpen *o) {
   memset(o, 0, sizeof *o);
+  if (__atomic_load_n(&shared_default, __ATOMIC_RELAXED) && !(flags & SQLITE_OPEN_PRIVATECACHE))
+    flags |= SQLITE_OPEN_SHAREDCACHE;
   o->flags = flags;
   o->vfs = vfs;
   const char *f = filename ? filename : "";

@@ -963,6 +963,10 @@ void api_compile_env(shale *db, CompileEnv *env) {
   env->no_dqs_ddl = db->cfg.no_dqs_ddl;
   env->untrusted = !(db->set.pflags & API_PF_TRUSTED_SCHEMA);
   env->trigger_eqp = db->cfg.trigger_eqp;
+  int full = (db->set.pflags & API_PF_FULL_COLUMN_NAMES) != 0,
+      shortn = (db->set.pflags & API_PF_SHORT_COLUMN_NAMES) != 0;
+  env->col_names = full ? (shortn ? COMPILE_NAMES_BOTH : COMPILE_NAMES_FULL)
+                        : (shortn ? COMPILE_NAMES_SHORT : COMPILE_NAMES_SPAN);
   env->legacy_alter = (db->set.pflags & API_PF_LEGACY_ALTER_TABLE) != 0;
   env->legacy_file_format = db->cfg.legacy_format;
   if (db->dbx[0].schema) {

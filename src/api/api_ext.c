@@ -289,7 +289,8 @@ static int txn_state_impl(shale *db, const char *zdb) {
  * RESET_DATABASE 1009 (on: VACUUM and VACUUM INTO write an empty database,
  * api_vacuum.c); TRIGGER_EQP 1008 (CompileEnv.trigger_eqp); LEGACY_FILE_FORMAT
  * 1016 (CompileEnv.legacy_file_format: new files get schema format 1);
- * ENABLE_FTS3_TOKENIZER 1004 and ENABLE_QPSG 1007 (kept and
+ * ENABLE_FTS3_TOKENIZER 1004 (on by default, as Debian builds SQLite) and
+ * ENABLE_QPSG 1007 (kept and
  * reported: there is no FTS3, and no plan depends on a bound value, so both
  * hold as set). onoff 1/0 sets, < 0 reads; returns the state in force (1
  * on), or -1 for another option. Statements compiled under the other state
@@ -312,7 +313,6 @@ static int db_config_switch_impl(shale *db, int op, int onoff) {
     return db->cfg.no_ckpt_on_close;
   }
   uint8_t *on = !db          ? NULL
-                : op == 1004 ? &db->cfg.fts3_tokenizer
                 : op == 1007 ? &db->cfg.qpsg
                 : op == 1008 ? &db->cfg.trigger_eqp
                 : op == 1009 ? &db->cfg.reset_database
@@ -324,6 +324,7 @@ static int db_config_switch_impl(shale *db, int op, int onoff) {
   }
   uint8_t *off = !db          ? NULL
                  : op == 1003 ? &db->cfg.no_triggers
+                 : op == 1004 ? &db->cfg.no_fts3_tokenizer
                  : op == 1013 ? &db->cfg.no_dqs_dml
                  : op == 1014 ? &db->cfg.no_dqs_ddl
                  : op == 1015 ? &db->cfg.no_views

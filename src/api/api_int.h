@@ -252,11 +252,12 @@ typedef struct ApiSettings {
   uint8_t foreign_keys, recursive_triggers, case_sensitive_like, reverse_unordered;
   uint8_t defer_foreign_keys; /* PRAGMA defer_foreign_keys: cleared when a transaction ends */
   /* SQLite's flag pragmas (API_PF_*): automatic_index, ignore_check_constraints,
-   * writable_schema and query_only act; the others are reported only (no
-   * effect here either: fullfsync and checkpoint_fullfsync are for macOS,
-   * read_uncommitted for shared cache; count_changes, full_column_names,
-   * short_column_names and empty_result_callbacks are SQLite's deprecated
-   * ones; legacy_alter_table, trusted_schema, cell_size_check) */
+   * writable_schema and query_only act, and so do short_column_names and
+   * full_column_names (CompileEnv.col_names); the others are reported only
+   * (no effect here either: fullfsync and checkpoint_fullfsync are for macOS,
+   * read_uncommitted for shared cache; count_changes and
+   * empty_result_callbacks are SQLite's deprecated ones; legacy_alter_table,
+   * trusted_schema, cell_size_check) */
   uint32_t pflags;
   uint8_t query_only;         /* API_PF_QUERY_ONLY, read by the VM (hooks.query_only) */
   uint8_t secure_delete;      /* PRAGMA secure_delete: 0, 1, 2 = FAST; reported only */
@@ -268,15 +269,16 @@ typedef struct ApiSettings {
 /* Switches made by shale_db_config (db->cfg). */
 typedef struct ApiDbConfig {
   uint8_t no_triggers, no_views, no_dqs_dml, no_dqs_ddl; /* (CompileEnv) */
-  uint8_t no_ckpt_on_close; /* NO_CKPT_ON_CLOSE: closing leaves each WAL as it is */
-  char *main_name;          /* MAINDBNAME: database 0's name (NULL: "main"), a copy */
-  uint8_t reset_database;   /* RESET_DATABASE: VACUUM writes an empty database */
-  uint8_t qpsg;             /* ENABLE_QPSG (kept: plans never use bound values) */
-  uint8_t trigger_eqp;      /* TRIGGER_EQP (CompileEnv.trigger_eqp) */
-  uint8_t legacy_format;    /* LEGACY_FILE_FORMAT (CompileEnv.legacy_file_format) */
-  uint8_t fts3_tokenizer;   /* ENABLE_FTS3_TOKENIZER (kept: no FTS3 here) */
-  uint8_t no_load_ext;      /* ENABLE_LOAD_EXTENSION off (the C call; on at open) */
-  uint8_t load_ext_func;    /* the load_extension() SQL function allowed (off at open) */
+  uint8_t no_ckpt_on_close;  /* NO_CKPT_ON_CLOSE: closing leaves each WAL as it is */
+  char *main_name;           /* MAINDBNAME: database 0's name (NULL: "main"), a copy */
+  uint8_t reset_database;    /* RESET_DATABASE: VACUUM writes an empty database */
+  uint8_t qpsg;              /* ENABLE_QPSG (kept: plans never use bound values) */
+  uint8_t trigger_eqp;       /* TRIGGER_EQP (CompileEnv.trigger_eqp) */
+  uint8_t legacy_format;     /* LEGACY_FILE_FORMAT (CompileEnv.legacy_file_format) */
+  uint8_t no_fts3_tokenizer; /* ENABLE_FTS3_TOKENIZER off (on by default, as
+                                Debian's build; kept: no FTS3 here) */
+  uint8_t no_load_ext;       /* ENABLE_LOAD_EXTENSION off (the C call; on at open) */
+  uint8_t load_ext_func;     /* the load_extension() SQL function allowed (off at open) */
 } ApiDbConfig;
 
 /* The user's hooks and handlers (db->cb; api_hooks.c, api_func.c,

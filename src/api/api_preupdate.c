@@ -2,7 +2,7 @@
  * api_preupdate.c -- the preupdate hook (shale_preupdate_hook and the
  * shale_preupdate_old/new/count/depth/blobwrite calls a callback makes), as
  * SQLite's sqlite3_preupdate_* API: the VM reports each row change of a
- * rowid table before it happens (VmConnHooks.preupdate, vm_preupdate.c) and
+ * table before it happens (VmConnHooks.preupdate, vm_preupdate.c) and
  * the trampoline here hands it to the application's callback.
  *
  * Owns: db->pu_vals, the values handed out during one call (freed when the
@@ -16,6 +16,13 @@
  *     column past the end of the record (ADD COLUMN) NULL, as SQLite 3.40.1;
  *     a REAL column stored as an integer reads as REAL, except in the new
  *     row of an INSERT (SQLite unpacks that record without affinity).
+ *     A WITHOUT ROWID table's record is its PRIMARY KEY index key: column i
+ *     is read from its slot there (Column.storage), a VIRTUAL column has
+ *     none (SHALE_RANGE), and the REAL test is made, as SQLite's, on the
+ *     column whose number is the slot. The new row of an UPDATE is read as
+ *     SQLite reads its new-row registers, which hold the columns in
+ *     storage order (VIRTUAL ones last): column i is the i-th column that
+ *     is not VIRTUAL, i past the key's fields SHALE_RANGE.
  *  3. db->hooks.preupdate is set exactly when a callback is registered.
  */
 #include <string.h>
@@ -67,6 +74,32 @@ void *shale_preupdate_hook(shale *db,
   return old;
 }
 
+/* Column i of a WITHOUT ROWID record (invariant 2). side: the new row;
+ * update: of an UPDATE. */
+static int keyed_value(const Table *t, const uint8_t *rec, uint32_t n, int i, int side, int update,
+                       ShValue *out) {
+  const Column *c = &t->cols[i];
+  int slot = c->storage, real = 0;
+  if (side && update) {
+    if (!t->pk_index || i >= t->pk_index->ncol) return SHALE_RANGE;
+    c = NULL; /* the i-th column that is not VIRTUAL */
+    for (int j = 0, k = 0; j < t->ncol && !c; j++)
+      if (t->cols[j].storage >= 0 && k++ == i) c = &t->cols[j];
+    if (!c) return SHALE_OK; /* NULL */
+    slot = c->storage;
+    real = c->affinity == AFF_REAL;
+  } else {
+    if (slot < 0) return SHALE_RANGE;
+    real = !side && slot < t->ncol && t->cols[slot].affinity == AFF_REAL;
+  }
+  int rc = record_column(rec, n, slot, out); /* past the end: NULL */
+  if (rc == SHALE_OK && real && out->type == SHALE_INTEGER) {
+    out->type = SHALE_FLOAT;
+    out->r = (double)out->i;
+  }
+  return rc;
+}
+
 /* Column i of a record as the hook reports it (invariant 2), into *out. */
 static int row_value(const Table *t, const uint8_t *rec, uint32_t n, int64_t rowid, int i,
                      int realify, ShValue *out) {
@@ -107,8 +140,15 @@ static int get_value(shale *db, int side, int i, shale_value **out) {
   if (!*slot) {
     shale_value tmp;
     memset(&tmp, 0, sizeof tmp);
-    int rc = row_value(db->pu.tab, rec, n, side ? pu->key2 : pu->key1, i,
-                       !side || pu->op != VM_HOOK_INSERT, &tmp.v);
+    const Table *t = db->pu.tab;
+    int rc;
+    if (t && t->without_rowid) {
+      tmp.v.type = SHALE_NULL;
+      rc = keyed_value(t, rec, n, i, side, pu->op == VM_HOOK_UPDATE, &tmp.v);
+    } else {
+      rc = row_value(t, rec, n, side ? pu->key2 : pu->key1, i, !side || pu->op != VM_HOOK_INSERT,
+                     &tmp.v);
+    }
     if (rc) return rc;
     *slot = shale_value_dup(&tmp);
     if (!*slot) return SHALE_NOMEM;

@@ -70,6 +70,12 @@ typedef struct CompileDb {
 } CompileDb;
 
 /* What a statement is compiled against: the connection's state. */
+/* CompileEnv.col_names, as SQLite's two pragmas choose: */
+#define COMPILE_NAMES_SHORT 0 /* short_column_names on, full off (the default): the column */
+#define COMPILE_NAMES_SPAN 1  /* both off: the reference as written */
+#define COMPILE_NAMES_FULL 2  /* full_column_names on, short off: "table.column" */
+#define COMPILE_NAMES_BOTH 3  /* both on: "table.column", but "*"'s columns short */
+
 typedef struct CompileEnv {
   Btree *bt;                 /* main database */
   Schema *schema;            /* main schema (loaded, current) */
@@ -109,6 +115,9 @@ typedef struct CompileEnv {
    * functions not marked innocuous are unsafe in the schema
    * (func_unsafe_in_schema) */
   uint8_t untrusted;
+  /* PRAGMA short_column_names / full_column_names: how a SELECT names its
+   * column references (compile_select_result_names) */
+  uint8_t col_names; /* COMPILE_NAMES_* */
   /* TRIGGER_EQP on (db_config): EXPLAIN QUERY PLAN also lists the plans of
    * the trigger programs a statement runs (compile_trigger.c) */
   uint8_t trigger_eqp;

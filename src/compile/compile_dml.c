@@ -355,8 +355,6 @@ int compile_dml_writer_open_for(Parse *p, Writer *w, Table *tab, int stmt_oe, in
     w->rec[i] = emit_regs(p, 1);
   }
   w->keep = keep;
-  w->zero = emit_regs(p, 1);
-  emit(p, OP_Integer, 0, w->zero, 0);
   w->vrow = emit_regs(p, tab->ncol + 1);
   w->vtmp = emit_regs(p, tab->ncol + 1);
   if (tab->without_rowid && tab->npk) w->pkreg = emit_regs(p, tab->npk);
@@ -451,8 +449,11 @@ void compile_dml_delete_keys(Writer *w, int rowid, int cols, int with_pk) {
     build_key_regs(w, i, rowid, cols, w->okey[i], NULL);
     /* the PK entry of a WITHOUT ROWID table is found by its PK alone: a row
      * written before ALTER TABLE ADD COLUMN has fewer fields than ncol */
-    int nk = (x == w->tab->pk_index && w->tab->without_rowid) ? w->tab->npk : x->ncol;
-    emit(p, OP_IdxDelete, w->cur[i], w->okey[i], nk);
+    int row = x == w->tab->pk_index && w->tab->without_rowid;
+    int a = emit(p, OP_IdxDelete, w->cur[i], w->okey[i], row ? w->tab->npk : x->ncol);
+    /* with_pk: an UPDATE rewriting the row; the preupdate hook reports it
+     * at the Insert of the new one (compile_dml_write_row) */
+    if (row) vm_builder_set_p5(&p->b, a, VM_OPFLAG_ISUPDATE);
   }
 }
 
@@ -666,7 +667,7 @@ void compile_dml_delete_current(Writer *w, int count, int keep_row) {
     int skip = emit_label(p);
     build_key_regs(w, i, w->vrow, w->vrow + 1, w->okey[i], NULL);
     vm_builder_add_i4(&p->b, OP_NotFound, w->tabcur, skip, w->okey[i], w->tab->npk);
-    int a = emit(p, OP_Delete, w->tabcur, 0, 0);
+    int a = vm_builder_add_text(&p->b, OP_Delete, w->tabcur, 0, 0, w->tab->name, -1);
     if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
     emit_resolve(p, skip);
     if (fk) compile_fk_actions(p, w->tab, w->vrow, 0, NULL, 0);
@@ -717,8 +718,9 @@ void compile_dml_write_row(Writer *w, int rowid, int cols, int lastrowid) {
     emit_resolve(p, skip);
   }
   if (tab->without_rowid) {
-    int a = emit(p, OP_Insert, w->tabcur, pkrec, w->zero);
-    vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
+    /* p3 (the NULL rowid) is not read: the key is the record */
+    int a = vm_builder_add_text(&p->b, OP_Insert, w->tabcur, pkrec, rowid, tab->name, -1);
+    vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE | (lastrowid ? 0 : VM_OPFLAG_ISUPDATE));
     return;
   }
   int n = tab->nstored;

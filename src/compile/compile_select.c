@@ -727,6 +727,35 @@ static const char *result_name(Parse *p, const SqlSelect *core, int i) {
   return compile_span_text(p, core->info->text, it->span);
 }
 
+/* Result column i of the statement itself under PRAGMA short_column_names
+ * and full_column_names other than the defaults (mode, COMPILE_NAMES_*), as
+ * SQLite 3.40's generateColumnNames and "*" expansion: an AS name first; a
+ * column reference "table.column" when full names are on (also from "*"
+ * when short names are off), the table's own name (a subquery's or view's:
+ * its alias or name), "rowid" for a rowid without alias; else the
+ * expression as written ("*"'s columns by name). */
+static const char *top_name(Parse *p, const SqlSelect *core, int i, int mode) {
+  const SqlExprItem *it = &core->info->result->a[i];
+  int star = it->span.len <= 0; /* an item "*" made */
+  if (it->name && !star) return it->name;
+  const SqlExpr *e = skip_reg(it->expr);
+  int full = star ? mode == COMPILE_NAMES_FULL : mode >= COMPILE_NAMES_FULL;
+  if (full && e && e->op == SQL_E_COLREF && e->tab) {
+    const Table *t = e->tab;
+    int c = e->column < 0 ? t->rowid_alias : e->column;
+    char *z = util_mprintf("%s.%s", t->name, c >= 0 && c < t->ncol ? t->cols[c].name : "rowid");
+    if (!z) {
+      compile_parse_nomem(p);
+      return NULL;
+    }
+    const char *nm = compile_parse_strdup(p, z);
+    shale_free(z);
+    return nm;
+  }
+  if (star || mode >= COMPILE_NAMES_FULL) return result_name(p, core, i);
+  return compile_span_text(p, core->info->text, it->span);
+}
+
 int compile_select_result_names(Parse *p, SqlSelect *s) {
   if (parse_failed(p)) return 1;
   const SqlSelect *core = leftmost(s);
@@ -737,7 +766,9 @@ int compile_select_result_names(Parse *p, SqlSelect *s) {
   if (!p->cols) return 1;
   for (int i = 0; i < n; i++) {
     ResultCol *rc = &p->cols[i];
-    rc->name = result_name(p, core, i);
+    int mode = p->env ? p->env->col_names : COMPILE_NAMES_SHORT;
+    rc->name = mode == COMPILE_NAMES_SHORT ? result_name(p, core, i) : top_name(p, core, i, mode);
+    if (!rc->name) return 1;
     const Table *t = NULL;
     int col = 0;
     if (trace_origin(core, core->info->result->a[i].expr, &t, &col)) {

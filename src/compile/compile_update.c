@@ -624,11 +624,8 @@ int compile_dml_delete(Parse *p, const SqlStmt *s) {
   if (!d->where && !before && !after && !fk && !d->returning && !d->limit) {
     for (Index *x = tab->indexes; x; x = x->next)
       if (x != tab->pk_index) emit(p, OP_Clear, (int)x->root, p->idb, 0);
-    /* p4: the table's name, for the preupdate hook (rowid tables) */
-    if (tab->without_rowid)
-      emit(p, OP_Clear, (int)tab->root, p->idb, 1);
-    else
-      vm_builder_add_text(&p->b, OP_Clear, (int)tab->root, p->idb, 1, tab->name, -1);
+    /* p4: the table's name, for the preupdate hook */
+    vm_builder_add_text(&p->b, OP_Clear, (int)tab->root, p->idb, 1, tab->name, -1);
     return parse_failed(p);
   }
   SrcList *src = compile_src_single(p, tab, d->table->alias);
@@ -679,13 +676,8 @@ int compile_dml_delete(Parse *p, const SqlStmt *s) {
   if (fk) compile_fk_check(p, tab, old, 0, NULL, 0);
   compile_dml_returning_row(p, &ret, old, old + 1);
   compile_dml_delete_keys(&w, old, old + 1, 0);
-  if (tab->without_rowid) {
-    int a = emit(p, OP_Delete, w.tabcur, 0, 0);
-    vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
-  } else {
-    int a = vm_builder_add_text(&p->b, OP_Delete, w.tabcur, 0, 0, tab->name, -1);
-    vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
-  }
+  int a = vm_builder_add_text(&p->b, OP_Delete, w.tabcur, 0, 0, tab->name, -1);
+  vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
   if (fk) compile_fk_actions(p, tab, old, 0, NULL, 0);
   if (after) compile_trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_AFTER, NULL, old, 0, 0, next);
   dml_loop_end(p, wi, onepass, &rl, top, next);

@@ -47,7 +47,6 @@ typedef struct Writer {
   int *rec;    /* new key record per index (NULL: partial WHERE false) */
   int *okey;   /* old key registers per index */
   int stmt_oe;
-  int zero;  /* holds 0: the rowid operand of a WITHOUT ROWID Insert */
   int vrow;  /* scratch row for REPLACE victims (ncol+1) */
   int vtmp;  /* scratch (ncol+1) */
   int pkreg; /* WITHOUT ROWID: PRIMARY KEY values (npk) */

@@ -3,12 +3,16 @@
  * leak accounting.
  *
  * Each block carries an 16-byte header holding its payload size, so that
- * util_alloc_bytes() is exact and shale_realloc knows the old size.
+ * util_alloc_bytes() is exact and shale_realloc knows the old size, and
+ * which system allocator made it: libc's, or the one util_alloc_set_system
+ * installed (sqlite3_config(SQLITE_CONFIG_MALLOC)).
  *
  * Invariants:
  *  1. outstanding == (successful mallocs + reallocs of NULL) - frees of non-NULL.
  *  2. The fault countdown is decremented once per allocation attempt
  *     (malloc, or realloc to a larger or new block) while it is armed.
+ *  3. A block goes back to (and is resized by) the allocator that made it,
+ *     whatever is installed since: header bytes 8..15 name it (0 libc's).
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -16,7 +20,48 @@
 
 #include "util.h"
 
-#define HDR 16 /* keeps payload 16-byte aligned */
+#define HDR 16   /* keeps payload 16-byte aligned */
+#define ORIGIN 8 /* offset of the maker's number in the header */
+
+/* The installed system allocator (NULL: libc's) and its number; an
+ * allocator once installed stays (its blocks may still be live). */
+static const UtilSysAlloc *_Atomic sys_alloc;
+static const UtilSysAlloc *sys_made[8]; /* by number - 1 */
+static int sys_n;
+
+int util_alloc_set_system(const UtilSysAlloc *a) {
+  if (!a) {
+    atomic_store(&sys_alloc, NULL);
+    return 0;
+  }
+  for (int i = 0; i < sys_n; i++)
+    if (sys_made[i] == a) {
+      atomic_store(&sys_alloc, a);
+      return 0;
+    }
+  if (sys_n == 8) return -1;
+  sys_made[sys_n++] = a;
+  atomic_store(&sys_alloc, a);
+  return 0;
+}
+
+static const UtilSysAlloc *maker(const uint8_t *base) {
+  uint64_t k;
+  memcpy(&k, base + ORIGIN, sizeof k);
+  return k ? sys_made[k - 1] : NULL;
+}
+
+static uint8_t *sys_malloc(size_t n) {
+  const UtilSysAlloc *a = atomic_load_explicit(&sys_alloc, memory_order_relaxed);
+  uint8_t *p = a ? a->malloc(a->ctx, n) : malloc(n);
+  if (p) {
+    uint64_t k = 0;
+    for (int i = 0; a && i < sys_n; i++)
+      if (sys_made[i] == a) k = (uint64_t)i + 1;
+    memcpy(p + ORIGIN, &k, sizeof k);
+  }
+  return p;
+}
 
 static atomic_long outstanding;
 static atomic_long allocs; /* successful shale_malloc calls, and growing reallocs */
@@ -125,7 +170,7 @@ static int should_fail(void) {
 void *shale_malloc(size_t n) {
   if (n > (size_t)0x7fffff00) return NULL;
   if (should_fail() || over_limit((long long)n)) return NULL;
-  uint8_t *p = malloc(n + HDR);
+  uint8_t *p = sys_malloc(n + HDR);
   if (!p) return NULL;
   memcpy(p, &n, sizeof n);
   raise_l(&hw_blocks, atomic_fetch_add(&outstanding, 1) + 1);
@@ -142,7 +187,8 @@ void *shale_realloc(void *old, size_t n) {
   size_t oldn;
   memcpy(&oldn, base, sizeof oldn);
   if (n > oldn && (should_fail() || over_limit((long long)(n - oldn)))) return NULL;
-  uint8_t *p = realloc(base, n + HDR);
+  const UtilSysAlloc *a = maker(base);
+  uint8_t *p = a ? a->realloc(a->ctx, base, n + HDR) : realloc(base, n + HDR);
   if (!p) return NULL;
   memcpy(p, &n, sizeof n);
   if (n > oldn) atomic_fetch_add(&allocs, 1);
@@ -159,5 +205,9 @@ void shale_free(void *p) {
   memcpy(&n, base, sizeof n);
   atomic_fetch_sub(&outstanding, 1);
   atomic_fetch_sub(&bytes, (long long)n);
-  free(base);
+  const UtilSysAlloc *a = maker(base);
+  if (a)
+    a->free(a->ctx, base);
+  else
+    free(base);
 }

@@ -50,6 +50,18 @@
 void util_fault_alloc(long n, int persist);
 /* Number of allocations that failed because of the hook since it was set. */
 long util_fault_alloc_hits(void);
+/* The system allocator under shale_malloc (sqlite3_config(SQLITE_CONFIG_
+ * MALLOC)): blocks of n bytes (the header included), resized and freed; ctx
+ * is passed back. NULL puts libc's back. The table must live as long as the
+ * process (blocks it made go back to it: alloc.c invariant 3); at most 8
+ * distinct tables (-1 past that, else 0). Process-wide. */
+typedef struct UtilSysAlloc {
+  void *(*malloc)(void *ctx, size_t n);
+  void *(*realloc)(void *ctx, void *p, size_t n);
+  void (*free)(void *ctx, void *p);
+  void *ctx;
+} UtilSysAlloc;
+int util_alloc_set_system(const UtilSysAlloc *a);
 /* Live blocks handed out by shale_malloc and not yet freed. */
 long util_alloc_outstanding(void);
 /* Bytes currently allocated (payload bytes, not counting headers). */

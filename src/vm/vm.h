@@ -323,7 +323,8 @@ void vm_set_conn(Vm *, void *conn, const FuncConnCallbacks *cb);
 /* One row change as the preupdate hook sees it. old/new are records (the
  * row's payload as stored; NULL when the change has none: INSERT has no old
  * row, DELETE no new one), valid only during the call. key1/key2: the old and
- * new rowids (equal but for an UPDATE that changes the rowid). depth: 0 for
+ * new rowids (equal but for an UPDATE that changes the rowid; 0 for WITHOUT
+ * ROWID tables, whose records are PRIMARY KEY index keys). depth: 0 for
  * the statement itself, 1.. inside trigger programs. */
 typedef struct VmPreupdate {
   int op; /* VM_HOOK_INSERT/UPDATE/DELETE */
@@ -368,7 +369,7 @@ typedef struct VmConnHooks {
    * update: after an Insert/Delete with VM_OPFLAG_NCHANGE whose p4 names the
    *   table: op is VM_HOOK_INSERT/UPDATE/DELETE (SQLite's codes), db the
    *   index of the cursor's database (0 main, 1 temp, 2.. attached);
-   * preupdate: before each row change of a rowid table (an Insert or Delete
+   * preupdate: before each row change of a table (an Insert or Delete
    *   whose p4 names the table, REPLACE victims included, and each row of a
    *   Clear whose p4 names it): see VmPreupdate (vm_preupdate.c);
    * progress: every progress_n executed ops (progress_n <= 0: never);

@@ -2094,7 +2094,8 @@ cmp_general: {
       v->last_rowid = rowid;
       v->last_rowid_set = 1;
     }
-    if ((op->p5 & VM_OPFLAG_NCHANGE) && op->p4type == P4_TEXT && v->hooks && v->hooks->update)
+    if ((op->p5 & VM_OPFLAG_NCHANGE) && op->p4type == P4_TEXT && v->hooks && v->hooks->update &&
+        c->kind == VMC_TABLE)
       v->hooks->update(v->hooks->ctx,
                        (op->p5 & VM_OPFLAG_ISUPDATE) ? VM_HOOK_UPDATE : VM_HOOK_INSERT, c->db,
                        op->p4.z, rowid);
@@ -2105,7 +2106,8 @@ cmp_general: {
     int hook = (op->p5 & VM_OPFLAG_NCHANGE) && op->p4type == P4_TEXT && v->hooks &&
                v->hooks->update && c->kind == VMC_TABLE;
     int64_t rowid = hook ? btree_rowid(c->bc) : 0;
-    if (v->hooks && v->hooks->preupdate && c->kind == VMC_TABLE) CHK(vm_preupdate_delete(v, op, c));
+    if (v->hooks && v->hooks->preupdate && (c->kind == VMC_TABLE || op->p4type == P4_TEXT))
+      CHK(vm_preupdate_delete(v, op, c));
     if (op->p5 & VM_OPFLAG_ISNOOP) NEXT();
     invalidate_all(v);
     CHK(btree_delete(c->bc));
@@ -2140,7 +2142,11 @@ cmp_general: {
     enc_free(conv, op->p3);
     CHK(rc);
     if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
-    if (res == 0 && !btree_eof(c->bc)) CHK(btree_delete(c->bc));
+    if (res == 0 && !btree_eof(c->bc)) {
+      if ((op->p5 & VM_OPFLAG_ISUPDATE) && v->hooks && v->hooks->preupdate)
+        CHK(vm_preupdate_keep(v, c));
+      CHK(btree_delete(c->bc));
+    }
     NEXT();
   }
 

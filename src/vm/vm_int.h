@@ -240,7 +240,8 @@ struct Vm {
   int64_t left;     /* ops until then (>= 0 between ops) */
   int64_t nfullscan, nsort;
   /* preupdate hook (vm_preupdate.c): the old row an UPDATE that changes the
-   * rowid deleted, kept for the Insert that follows on cursor pu_cur */
+   * rowid (or of a WITHOUT ROWID table) deleted, kept for the Insert that
+   * follows on cursor pu_cur */
   VmBuf pu_old;
   uint32_t pu_n;
   int64_t pu_key;
@@ -308,6 +309,9 @@ int vm_stmt_sp_end(Vm *, int rollback);
  * (only when v->hooks->preupdate is set). SHALE_OK or an error code. */
 int vm_preupdate_insert(Vm *, const VmOp *, VmCursor *, int64_t rowid, const ShValue *rec);
 int vm_preupdate_delete(Vm *, const VmOp *, VmCursor *);
+/* IdxDelete with VM_OPFLAG_ISUPDATE, on the entry: keep the WITHOUT ROWID
+ * row an UPDATE rewrites, for its Insert. */
+int vm_preupdate_keep(Vm *, VmCursor *);
 int vm_preupdate_clear(Vm *, const VmOp *, Btree *);
 
 /* vm_exec.c */

@@ -1,7 +1,7 @@
 /*
  * vm_preupdate.c -- the preupdate hook's calls (VmConnHooks.preupdate), made
- * by the Insert, Delete and Clear opcodes just before they change a row of a
- * rowid table, as SQLite's sqlite3_preupdate_hook sees the change:
+ * by the Insert, Delete, IdxDelete and Clear opcodes just before they change
+ * a row of a table, as SQLite's sqlite3_preupdate_hook sees the change:
  *   - Insert whose p4 names the table: INSERT (new row) or, with
  *     VM_OPFLAG_ISUPDATE, UPDATE (old and new row);
  *   - Delete whose p4 names the table (DELETE statements, REPLACE victims,
@@ -10,7 +10,12 @@
  *     deletes the old row first): reports nothing, keeps a copy of the old
  *     row for the Insert that follows;
  *   - Clear whose p4 names the table (DELETE without WHERE): DELETE for every
- *     row, in rowid order, before the tree is emptied.
+ *     row, in key order, before the tree is emptied.
+ * A WITHOUT ROWID table's row is its PRIMARY KEY index entry (the cursor is
+ * an index cursor, the record its key): the same calls with keys 0, as
+ * SQLite reports them; an UPDATE deletes the old entry by IdxDelete with
+ * VM_OPFLAG_ISUPDATE (its copy is kept as above) before the Insert of the
+ * new one.
  *
  * Owns: Vm.pu_old (the copy of an old row), freed by vm_free.
  *
@@ -44,9 +49,10 @@ static void call(Vm *v, VmPreupdate *pu) {
 int vm_preupdate_insert(Vm *v, const VmOp *op, VmCursor *c, int64_t rowid, const ShValue *rec) {
   VmPreupdate pu;
   memset(&pu, 0, sizeof pu);
+  int keyed = c->kind == VMC_INDEX; /* a WITHOUT ROWID row */
   pu.db = c->db;
   pu.table = op->p4.z;
-  pu.key1 = pu.key2 = rowid;
+  pu.key1 = pu.key2 = keyed ? 0 : rowid;
   pu.new_rec = rec->type == SHALE_NULL ? (const uint8_t *)"" : (const uint8_t *)rec->z;
   pu.new_n = rec->type == SHALE_NULL ? 0 : rec->n;
   if (!(op->p5 & VM_OPFLAG_ISUPDATE)) {
@@ -55,7 +61,7 @@ int vm_preupdate_insert(Vm *v, const VmOp *op, VmCursor *c, int64_t rowid, const
     return SHALE_OK;
   }
   pu.op = VM_HOOK_UPDATE;
-  int res = 1, rc = btree_seek_rowid(c->bc, rowid, &res);
+  int res = 1, rc = keyed ? SHALE_OK : btree_seek_rowid(c->bc, rowid, &res);
   if (rc) return rc;
   if (res == 0) { /* the rowid is unchanged: the old row is still there */
     rc = copy_row(v, c->bc, &pu.old_n);
@@ -75,10 +81,12 @@ int vm_preupdate_insert(Vm *v, const VmOp *op, VmCursor *c, int64_t rowid, const
 
 int vm_preupdate_delete(Vm *v, const VmOp *op, VmCursor *c) {
   if (!c->bc || btree_eof(c->bc)) return SHALE_OK;
+  int keyed = c->kind == VMC_INDEX;
+  if (keyed && op->p4type != P4_TEXT) return SHALE_OK; /* an index entry, not a row */
   uint32_t n;
   int rc = copy_row(v, c->bc, &n);
   if (rc) return rc;
-  int64_t rowid = btree_rowid(c->bc);
+  int64_t rowid = keyed ? 0 : btree_rowid(c->bc);
   if (op->p4type != P4_TEXT) { /* an UPDATE moving the row to a new rowid */
     v->pu_cur = (int)(c - v->cur);
     v->pu_n = n;
@@ -97,6 +105,13 @@ int vm_preupdate_delete(Vm *v, const VmOp *op, VmCursor *c) {
   return SHALE_OK;
 }
 
+int vm_preupdate_keep(Vm *v, VmCursor *c) {
+  int rc = copy_row(v, c->bc, &v->pu_n);
+  v->pu_cur = rc ? -1 : (int)(c - v->cur);
+  v->pu_key = 0;
+  return rc;
+}
+
 int vm_preupdate_clear(Vm *v, const VmOp *op, Btree *dbt) {
   BtCursor *bc = NULL;
   int rc = btree_cursor_open(dbt, (uint32_t)op->p1, 0, NULL, NULL, &bc);
@@ -109,7 +124,7 @@ int vm_preupdate_clear(Vm *v, const VmOp *op, Btree *dbt) {
     pu.op = VM_HOOK_DELETE;
     pu.db = op->p2;
     pu.table = op->p4.z;
-    pu.key1 = pu.key2 = btree_rowid(bc);
+    pu.key1 = pu.key2 = btree_cursor_is_intkey(bc) ? btree_rowid(bc) : 0;
     rc = copy_row(v, bc, &pu.old_n);
     if (rc) break;
     pu.old_rec = (const uint8_t *)v->pu_old.z;

@@ -296,6 +296,7 @@ static void others(void) {
   run(db, "SELECT * FROM t WHERE a = 3");
   opt(db, SQLITE_DBCONFIG_ENABLE_QPSG, -1);
   opt(db, SQLITE_DBCONFIG_ENABLE_QPSG, 0);
+  opt(db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, -1); /* on: Debian's default */
   opt(db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 1);
   opt(db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, -1);
   opt(db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0);

@@ -1,11 +1,14 @@
-/* preupdate.c -- sqlite3_preupdate_hook and its calls: each row change of a
- * rowid table is printed (op, database, table, keys, count, depth, old and
- * new values) for INSERT, UPDATE with and without a rowid change, DELETE
- * with and without WHERE, REPLACE victims, UPSERT, triggers (depth),
- * foreign key cascades, attached and temp databases, REAL columns,
- * misuse (old of an INSERT, new of a DELETE, out of range, outside a
- * callback). tests/compat/test_compat.c runs it on both libraries and
- * compares what it prints. */
+/* preupdate.c -- sqlite3_preupdate_hook and its calls: each row change is
+ * printed (op, database, table, keys, count, depth, old and new values) for
+ * INSERT, UPDATE with and without a rowid change, DELETE with and without
+ * WHERE, REPLACE victims, UPSERT, triggers (depth), foreign key cascades,
+ * attached and temp databases, REAL columns, misuse (old of an INSERT, new
+ * of a DELETE, out of range, outside a callback); then the same for WITHOUT
+ * ROWID tables (keys 0, columns mapped from the PRIMARY KEY's order, REAL
+ * columns out of place, generated columns, ADD COLUMN, DESC and COLLATE
+ * keys, secondary and UNIQUE indexes, victims with recursive triggers,
+ * UPSERT, RETURNING, cascades, temp and attached). tests/compat/test_compat.c runs it on both
+ * libraries and compares what it prints. */
 #define SQLITE_ENABLE_PREUPDATE_HOOK 1
 #include "prog.h"
 
@@ -112,8 +115,71 @@ int main(void) {
   run(db, "CREATE TEMP TABLE tt(a)");
   run(db, "INSERT INTO tt VALUES('temp')");
   run(db, "DELETE FROM tt");
-  /* WITHOUT ROWID tables: SQLite reports them too (keys 0); Shale does not
-   * yet (docs/compat.md), so they are left out here */
+  run(db, "CREATE TABLE w(a TEXT, b INT, c REAL, d, PRIMARY KEY(b, a)) WITHOUT ROWID");
+  run(db, "INSERT INTO w VALUES('x', 1, 1, 'd1'), ('y', 2, 2.5, NULL)");
+  run(db, "UPDATE w SET d = 'upd', c = c + 1 WHERE b = 1");
+  run(db, "UPDATE w SET b = 10 WHERE a = 'y'");
+  run(db, "INSERT OR REPLACE INTO w VALUES('x', 1, 0, 'rep')");
+  run(db, "REPLACE INTO w VALUES('y', 10, 0, 'rep2')");
+  run(db, "INSERT INTO w VALUES('x', 1, 0, 0) ON CONFLICT(a, b) DO UPDATE SET d = 'ups'");
+  run(db, "INSERT INTO w VALUES('z', 3, 0, 0) ON CONFLICT DO NOTHING");
+  run(db, "DELETE FROM w WHERE b = 3");
+  run(db, "CREATE TABLE w2(k INTEGER PRIMARY KEY, v UNIQUE) WITHOUT ROWID");
+  run(db, "INSERT INTO w2 VALUES(5, 'a'), (3, 'b')");
+  run(db, "INSERT OR REPLACE INTO w2 VALUES(4, 'a')");
+  run(db, "UPDATE OR REPLACE w2 SET v = 'b' WHERE k = 4");
+  run(db,
+      "CREATE TRIGGER wtr AFTER INSERT ON w2 BEGIN INSERT INTO w VALUES(new.v, new.k, 0, 'trig'); "
+      "UPDATE w SET d = 'trig2' WHERE b = 1; END");
+  run(db, "INSERT INTO w2 VALUES(9, 'q')");
+  run(db, "ALTER TABLE w2 ADD COLUMN extra DEFAULT 7");
+  run(db, "UPDATE w2 SET extra = 8 WHERE k = 9");
+  run(db, "DELETE FROM w2");
+  run(db, "DELETE FROM w");
+  run(db, "CREATE TABLE aux.wx(a PRIMARY KEY, b) WITHOUT ROWID");
+  run(db, "INSERT INTO aux.wx VALUES(1, 2)");
+  run(db, "UPDATE aux.wx SET a = 2");
+  run(db, "DELETE FROM aux.wx");
+  run(db, "CREATE TEMP TABLE twx(a, b, PRIMARY KEY(b DESC)) WITHOUT ROWID");
+  run(db, "INSERT INTO twx VALUES('temp', 1), ('t2', 2)");
+  run(db, "UPDATE twx SET a = 'tt'");
+  run(db, "DELETE FROM twx");
+  run(db, "CREATE TABLE pw(id PRIMARY KEY) WITHOUT ROWID");
+  run(db,
+      "CREATE TABLE cw(pid PRIMARY KEY REFERENCES pw ON DELETE CASCADE ON UPDATE CASCADE, x) "
+      "WITHOUT ROWID");
+  run(db, "INSERT INTO pw VALUES(7), (8); INSERT INTO cw VALUES(7, 'c7'), (8, 'c8')");
+  run(db, "UPDATE pw SET id = 70 WHERE id = 7");
+  run(db, "DELETE FROM pw WHERE id = 8");
+  run(db, "CREATE TABLE gw(a PRIMARY KEY, b, g AS (b * 2), s AS (b + 1) STORED) WITHOUT ROWID");
+  run(db, "INSERT INTO gw(a, b) VALUES(1, 5)");
+  run(db, "UPDATE gw SET b = 6");
+  run(db, "DELETE FROM gw");
+  run(db, "CREATE TABLE w3(a REAL, b, c INT, PRIMARY KEY(c, b)) WITHOUT ROWID");
+  run(db, "INSERT INTO w3 VALUES(1, 2, 3), (4.5, 5.0, 6)");
+  run(db, "UPDATE w3 SET a = 7 WHERE c = 3");
+  run(db, "UPDATE w3 SET b = 2.0");
+  run(db, "DELETE FROM w3 WHERE c = 3");
+  run(db, "CREATE TABLE w4(a TEXT COLLATE nocase PRIMARY KEY, b UNIQUE, c) WITHOUT ROWID");
+  run(db, "CREATE INDEX w4c ON w4(c)");
+  run(db, "INSERT INTO w4 VALUES('A', 1, 'x'), ('b', 2, 'y')");
+  run(db, "INSERT OR REPLACE INTO w4 VALUES('a', 2, 'z')");
+  run(db, "UPDATE w4 SET c = 'w' WHERE c = 'z'");
+  run(db, "DELETE FROM w4 WHERE c = 'w'");
+  run(db, "INSERT INTO w4 VALUES('q', 3, 'x') RETURNING a");
+  run(db, "PRAGMA recursive_triggers = ON");
+  run(db, "CREATE TABLE w4log(x)");
+  run(db, "CREATE TRIGGER w4d BEFORE DELETE ON w4 BEGIN INSERT INTO w4log VALUES(old.a); END");
+  run(db, "INSERT OR REPLACE INTO w4 VALUES('Q', 4, 'r')");
+  run(db, "DELETE FROM w4");
+  run(db, "PRAGMA recursive_triggers = OFF");
+  run(db, "CREATE TABLE w5(a PRIMARY KEY, b) WITHOUT ROWID");
+  run(db, "INSERT INTO w5 VALUES(1, 1), (2, 2), (3, 3)");
+  run(db,
+      "INSERT INTO w5 VALUES(2, 0) ON CONFLICT(a) DO UPDATE SET b = excluded.b + 10 WHERE b < 5");
+  run(db, "INSERT INTO w5 SELECT a + 10, b FROM w5");
+  run(db, "UPDATE w5 SET a = a + 100 WHERE a > 10");
+  run(db, "DELETE FROM w5 WHERE b > 2");
   printf("calls %d\n", calls);
   EXPECT(sqlite3_preupdate_hook(db, NULL, NULL) == &calls);
   run(db, "INSERT INTO log VALUES('quiet')");

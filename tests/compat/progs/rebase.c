@@ -4,7 +4,7 @@
  * OMIT (apply_v2's rebase buffer), and the local changeset is rebased with
  * it (rebase and rebase_strm), the result applied to the remote database.
  * Every buffer printed in hex and every table's final rows: the output must
- * be the same on both libraries.
+ * be the same on both libraries. Rowid tables, then WITHOUT ROWID tables.
  */
 #define SQLITE_ENABLE_SESSION 1
 #define SQLITE_ENABLE_PREUPDATE_HOOK 1
@@ -65,10 +65,17 @@ static int output(void *a, const void *p, int n) {
   return SQLITE_OK;
 }
 
-static const char *base =
+/* The tables as rowid tables, then as WITHOUT ROWID tables. */
+static const char *const bases[] = {
     "CREATE TABLE t(a PRIMARY KEY, b, c);"
     "INSERT INTO t VALUES (1,'one',10),(2,'two',20),(3,'three',30),(4,'four',40),(5,'five',50);"
-    "CREATE TABLE u(x PRIMARY KEY, y); INSERT INTO u VALUES (1, 1)";
+    "CREATE TABLE u(x PRIMARY KEY, y); INSERT INTO u VALUES (1, 1)",
+    "CREATE TABLE t(a PRIMARY KEY, b, c) WITHOUT ROWID;"
+    "INSERT INTO t VALUES (1,'one',10),(2,'two',20),(3,'three',30),(4,'four',40),(5,'five',50);"
+    "CREATE TABLE u(x PRIMARY KEY, y) WITHOUT ROWID; INSERT INTO u VALUES (1, 1)"};
+static const char *base;
+
+static void run_all(void);
 
 static void round_trip(int ans, const char *local, const char *remote) {
   sqlite3 *l, *r;
@@ -125,6 +132,20 @@ static void round_trip(int ans, const char *local, const char *remote) {
 }
 
 int main(void) {
+  for (int i = 0; i < 2; i++) {
+    printf("#### %s tables\n", i ? "WITHOUT ROWID" : "rowid");
+    base = bases[i];
+    run_all();
+  }
+  /* a rebaser with nothing configured; deleting NULL */
+  sqlite3_rebaser *r = NULL;
+  EXPECT_INT(sqlite3rebaser_create(&r), SQLITE_OK);
+  sqlite3rebaser_delete(r);
+  sqlite3rebaser_delete(NULL);
+  return prog_done();
+}
+
+static void run_all(void) {
   const char *local =
       "UPDATE t SET b = 'L1' WHERE a = 1; UPDATE t SET c = 222 WHERE a = 2;"
       "DELETE FROM t WHERE a = 3; INSERT INTO t VALUES (6, 'six-l', 60);"
@@ -143,10 +164,4 @@ int main(void) {
       "INSERT INTO t VALUES (7, 'r7', 70); UPDATE t SET c = 55 WHERE a = 5";
   round_trip(SQLITE_CHANGESET_REPLACE, local2, remote2);
   round_trip(SQLITE_CHANGESET_OMIT, local2, remote2);
-  /* a rebaser with nothing configured; deleting NULL */
-  sqlite3_rebaser *r = NULL;
-  EXPECT_INT(sqlite3rebaser_create(&r), SQLITE_OK);
-  sqlite3rebaser_delete(r);
-  sqlite3rebaser_delete(NULL);
-  return prog_done();
 }

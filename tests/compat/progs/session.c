@@ -9,8 +9,10 @@
  * (triggers, sqlite3session_indirect), enable, isempty, object_config, an
  * attached database, the streaming forms, changeset_size (SQLite's running
  * bound, with OBJCONFIG_SIZE on), and a thousand rows (the hash
- * table growing). WITHOUT ROWID tables are left out: Shale's preupdate hook
- * does not report their changes yet (docs/compat.md). */
+ * table growing); then the same for WITHOUT ROWID tables (integer, text,
+ * composite, DESC and COLLATE keys, REAL columns, a secondary UNIQUE index
+ * with REPLACE victims, UPSERT, trigger changes, a thousand rows, mixed
+ * with rowid tables in one session, temp and attached databases). */
 #define SQLITE_ENABLE_SESSION 1
 #define SQLITE_ENABLE_PREUPDATE_HOOK 1
 #include "prog.h"
@@ -175,6 +177,69 @@ int main(void) {
           "INSERT INTO main.t3 VALUES('notseen', 0);");
   dump(s, "aux");
   sqlite3session_delete(s);
+
+  /* WITHOUT ROWID tables */
+  EXEC_OK(db,
+          "CREATE TABLE w1(k INTEGER PRIMARY KEY, v, r REAL) WITHOUT ROWID;"
+          "CREATE TABLE w2(a TEXT, b INT, c REAL, d, PRIMARY KEY(c DESC, a)) WITHOUT ROWID;"
+          "CREATE TABLE w3(t TEXT COLLATE nocase PRIMARY KEY, u UNIQUE, x) WITHOUT ROWID;"
+          "CREATE TABLE wlog(k PRIMARY KEY, n) WITHOUT ROWID;"
+          "CREATE TRIGGER w1_log AFTER UPDATE ON w1 BEGIN "
+          "INSERT INTO wlog VALUES(new.k, 1) ON CONFLICT(k) DO UPDATE SET n = n + 1; END;"
+          "INSERT INTO w1 VALUES(1, 'one', 1), (2, 'two', 2.5), (3, x'03', NULL);"
+          "INSERT INTO w2 VALUES('a', 1, 1.0, 'd1'), ('b', 2, 2.5, NULL), ('c', 3, 1.0, 3);"
+          "INSERT INTO w3 VALUES('Aa', 1, 'x'), ('bB', 2, 'y');");
+  EXPECT_INT(sqlite3session_create(db, "main", &s), SQLITE_OK);
+  EXPECT_INT(sqlite3session_attach(s, NULL), SQLITE_OK);
+  EXEC_OK(db,
+          "INSERT INTO w1 VALUES(10, 'ten', 10);"
+          "INSERT INTO w1 VALUES(11, 'x', 11); UPDATE w1 SET v = 'eleven' WHERE k = 11;"
+          "INSERT INTO w1 VALUES(12, 'gone', 12); DELETE FROM w1 WHERE k = 12;"
+          "UPDATE w1 SET r = 7 WHERE k = 1;"
+          "UPDATE w1 SET v = v WHERE k = 2;"
+          "DELETE FROM w1 WHERE k = 3; INSERT INTO w1 VALUES(3, 'back', 3);"
+          "UPDATE w1 SET k = 30 WHERE k = 2;"
+          "UPDATE w2 SET d = 'dd' WHERE a = 'b';"
+          "UPDATE w2 SET c = 9.5 WHERE a = 'a';"
+          "DELETE FROM w2 WHERE a = 'c';"
+          "INSERT INTO w2 VALUES('e', 5, -0.25, x'');"
+          "INSERT OR REPLACE INTO w3 VALUES('aA', 2, 'z');"
+          "INSERT INTO w3 VALUES('cc', 3, 'w') ON CONFLICT DO NOTHING;"
+          "INSERT INTO w3 VALUES('CC', 9, 'v') ON CONFLICT(t) DO UPDATE SET x = excluded.x;"
+          "INSERT INTO t1 VALUES(80, 'rowid table', 8);");
+  dump(s, "without rowid");
+  sqlite3session_delete(s);
+
+  EXPECT_INT(sqlite3session_create(db, "main", &s), SQLITE_OK);
+  EXPECT_INT(sqlite3session_attach(s, "w2"), SQLITE_OK);
+  EXPECT_INT(sqlite3session_attach(s, "w1"), SQLITE_OK);
+  EXEC_OK(db,
+          "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i + 1 FROM c WHERE i < 1000) "
+          "INSERT INTO w1 SELECT 1000 + i, i * 7, i / 3.0 FROM c;"
+          "WITH RECURSIVE c(i) AS (VALUES(1) UNION ALL SELECT i + 1 FROM c WHERE i < 300) "
+          "INSERT INTO w2 SELECT 'key' || i, i, i / 7.0, CAST(i * 3 AS BLOB) FROM c;"
+          "UPDATE w1 SET v = -v WHERE k % 5 = 0; DELETE FROM w1 WHERE k % 7 = 0;"
+          "DELETE FROM w2 WHERE b % 3 = 0;");
+  dump(s, "without rowid, many rows");
+  sqlite3session_delete(s);
+
+  EXEC_OK(db,
+          "CREATE TABLE aux.w(k, j, v, PRIMARY KEY(j, k)) WITHOUT ROWID;"
+          "CREATE TEMP TABLE tw(k PRIMARY KEY, v) WITHOUT ROWID;");
+  sqlite3_session *s3 = NULL;
+  EXPECT_INT(sqlite3session_create(db, "aux", &s), SQLITE_OK);
+  EXPECT_INT(sqlite3session_create(db, "temp", &s3), SQLITE_OK);
+  EXPECT_INT(sqlite3session_attach(s, NULL), SQLITE_OK);
+  EXPECT_INT(sqlite3session_attach(s3, NULL), SQLITE_OK);
+  EXEC_OK(db,
+          "INSERT INTO aux.w VALUES(1, 'a', 1), (2.5, 'b', 2), ('three', x'00ff', 3);"
+          "UPDATE aux.w SET v = v * 10 WHERE k = 1; DELETE FROM aux.w WHERE j = 'b';"
+          "INSERT INTO tw VALUES('t', 1), ('u', 2); UPDATE tw SET v = 3 WHERE k = 'u';"
+          "DELETE FROM tw;");
+  dump(s, "without rowid, aux");
+  dump(s3, "without rowid, temp");
+  sqlite3session_delete(s);
+  sqlite3session_delete(s3);
 
   EXPECT_INT(sqlite3_close(db), SQLITE_OK);
   return prog_failed ? 1 : 0;

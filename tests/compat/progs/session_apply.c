@@ -4,7 +4,8 @@
  * sqlite3changeset_apply/_v2 into databases prepared to conflict in every
  * way (DATA, NOTFOUND, CONFLICT, CONSTRAINT, FOREIGN_KEY) under handlers
  * answering OMIT, REPLACE or ABORT, with a table filter, NOSAVEPOINT and
- * INVERT, patchsets too, with the rebase buffers _v2 returns. Every callback (kind, change,
+ * INVERT, patchsets too, with the rebase buffers _v2 returns; all of it with rowid tables, then
+ * again with WITHOUT ROWID tables. Every callback (kind, change,
  * conflicting row) and each resulting table content is printed; tests/compat/test_compat.c requires
  * the same output from both libraries. The changesets are recorded by the library under test, which
  * tests/compat/progs/session.c shows to be byte-identical to SQLite's, so SQLite's changesets are
@@ -187,11 +188,18 @@ static int filter(void *ctx, const char *tab) {
   return !(s->filter_out && !strcmp(tab, "t2"));
 }
 
-static const char *schema =
+/* The tables as rowid tables, then as WITHOUT ROWID tables (main runs
+ * everything once with each). */
+static const char *const schemas[] = {
     "PRAGMA foreign_keys = ON;"
     "CREATE TABLE t1(a INTEGER PRIMARY KEY, b, c UNIQUE);"
     "CREATE TABLE t2(x, y, z, PRIMARY KEY(y, x));"
-    "CREATE TABLE child(id INTEGER PRIMARY KEY, p REFERENCES t1(a));";
+    "CREATE TABLE child(id INTEGER PRIMARY KEY, p REFERENCES t1(a));",
+    "PRAGMA foreign_keys = ON;"
+    "CREATE TABLE t1(a INTEGER PRIMARY KEY, b, c UNIQUE) WITHOUT ROWID;"
+    "CREATE TABLE t2(x, y, z, PRIMARY KEY(y, x)) WITHOUT ROWID;"
+    "CREATE TABLE child(id INTEGER PRIMARY KEY, p REFERENCES t1(a)) WITHOUT ROWID;"};
+static const char *schema;
 static const char *base =
     "INSERT INTO t1 VALUES(1, 'one', 1), (2, 'two', 2), (3, 'three', 3), (4, 'four', 4);"
     "INSERT INTO t2 VALUES(1, 'a', 1.5), (2, 'b', x'beef');";
@@ -234,7 +242,7 @@ static void try_apply(const char *label, int n, void *p, const char *answers, in
   sqlite3_close(db);
 }
 
-int main(void) {
+static void run_all(void) {
   sqlite3 *src;
   EXPECT_INT(sqlite3_open(":memory:", &src), SQLITE_OK);
   EXEC_OK(src, schema);
@@ -322,5 +330,13 @@ int main(void) {
   sqlite3_free(p);
   sqlite3_free(inv);
   EXPECT_INT(sqlite3_close(src), SQLITE_OK);
+}
+
+int main(void) {
+  for (int i = 0; i < 2; i++) {
+    printf("#### %s tables\n", i ? "WITHOUT ROWID" : "rowid");
+    schema = schemas[i];
+    run_all();
+  }
   return prog_failed ? 1 : 0;
 }

@@ -3,8 +3,9 @@
  * only in aux, changed, unchanged; integer, text and composite keys; a
  * second diff and live changes accumulating into the same session), tables
  * whose schemas differ (the error and its message), a table without a key,
- * one not attached, a missing one. Each changeset is printed in hex;
- * tests/compat/test_compat.c requires the same output from both. */
+ * one not attached, a missing one; WITHOUT ROWID tables (composite and text
+ * keys, many rows, one that is a rowid table in the other database). Each changeset is printed in
+ * hex; tests/compat/test_compat.c requires the same output from both. */
 #define SQLITE_ENABLE_SESSION 1
 #define SQLITE_ENABLE_PREUPDATE_HOOK 1
 #include "prog.h"
@@ -76,6 +77,32 @@ int main(void) {
   sqlite3session_indirect(s, 1);
   diff(s, "aux", "c");
   out(s, "auto-attached, indirect");
+  sqlite3session_delete(s);
+
+  /* WITHOUT ROWID tables */
+  EXEC_OK(db,
+          "CREATE TABLE w(a, b, c, PRIMARY KEY(b, a)) WITHOUT ROWID;"
+          "CREATE TABLE aux.w(a, b, c, PRIMARY KEY(b, a)) WITHOUT ROWID;"
+          "CREATE TABLE wt(k TEXT PRIMARY KEY, v) WITHOUT ROWID;"
+          "CREATE TABLE aux.wt(k TEXT PRIMARY KEY, v);"
+          "INSERT INTO w VALUES(1, 'a', 'x'), (2, 'b', 'y'), (3, 'c', x'00'), (5, 'e', 5.5);"
+          "INSERT INTO aux.w VALUES(1, 'a', 'x'), (2, 'b', 'Y'), (4, 'd', NULL), (5, 'e', 5);"
+          "INSERT INTO wt VALUES('same', 1), ('main', 2), ('diff', 3);"
+          "INSERT INTO aux.wt VALUES('same', 1), ('aux', 2), ('diff', 4);"
+          "WITH RECURSIVE n(i) AS (VALUES(100) UNION ALL SELECT i + 1 FROM n WHERE i < 400)"
+          "  INSERT INTO w SELECT i, 'bulk' || (i % 7), i FROM n;"
+          "WITH RECURSIVE n(i) AS (VALUES(300) UNION ALL SELECT i + 1 FROM n WHERE i < 600)"
+          "  INSERT INTO aux.w SELECT i, 'bulk' || (i % 7), CASE WHEN i % 3 THEN i ELSE -i END"
+          "  FROM n;");
+  EXPECT_INT(sqlite3session_create(db, "main", &s), SQLITE_OK);
+  EXPECT_INT(sqlite3session_attach(s, "w"), SQLITE_OK);
+  EXPECT_INT(sqlite3session_attach(s, "wt"), SQLITE_OK);
+  diff(s, "aux", "w");
+  out(s, "w");
+  diff(s, "aux", "wt");
+  out(s, "w, wt");
+  EXEC_OK(db, "UPDATE w SET c = 'live' WHERE a = 1; DELETE FROM wt WHERE k = 'same';");
+  out(s, "w, wt, live changes");
   sqlite3session_delete(s);
 
   EXPECT_INT(sqlite3_close(db), SQLITE_OK);

@@ -5,7 +5,8 @@
  * sqlite3changeset_concat and sqlite3changegroup_* (plus the _strm forms,
  * which must give the same bytes), printed in hex; mixing a changeset with a
  * patchset and a changed key fail; the combination applied to the starting
- * database gives the final one. (A truncated input is not compared: SQLite
+ * database gives the final one; all of it with rowid tables, then again
+ * with WITHOUT ROWID tables. (A truncated input is not compared: SQLite
  * reads past its end there, Shale reports SQLITE_CORRUPT.)
  * tests/compat/test_compat.c requires the same
  * output from both libraries. */
@@ -101,17 +102,24 @@ static int omit(void *ctx, int kind, sqlite3_changeset_iter *it) {
   return SQLITE_CHANGESET_OMIT;
 }
 
-static const char *start =
+/* The tables as rowid tables, then as WITHOUT ROWID tables (main runs
+ * everything once with each). */
+static const char *const starts[] = {
     "CREATE TABLE t(k INTEGER PRIMARY KEY, v, w);"
-    "CREATE TABLE u(a, b, PRIMARY KEY(b, a));"
-    "INSERT INTO t VALUES(3, 'c', 3), (4, 'd', 4), (5, 'e', 5), (6, 'f', 6), (7, 'g', 7),"
-    "  (9, 'i', 9), (10, 'j', 10);"
-    "INSERT INTO u VALUES(1, 'x'), (2, 'y');";
+    "CREATE TABLE u(a, b, PRIMARY KEY(b, a));",
+    "CREATE TABLE t(k INTEGER PRIMARY KEY, v, w) WITHOUT ROWID;"
+    "CREATE TABLE u(a, b, PRIMARY KEY(b, a)) WITHOUT ROWID;"};
+static const char *start,
+    *rows =
+        "INSERT INTO t VALUES(3, 'c', 3), (4, 'd', 4), (5, 'e', 5), (6, 'f', 6), (7, 'g', 7),"
+        "  (9, 'i', 9), (10, 'j', 10);"
+        "INSERT INTO u VALUES(1, 'x'), (2, 'y');";
 
-int main(void) {
+static void run_all(void) {
   sqlite3 *db;
   EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
   EXEC_OK(db, start);
+  EXEC_OK(db, rows);
   Blob c[4], p[4];
   record(db,
          "INSERT INTO t VALUES(1, 'a', 1);"  /* k1: insert, then update */
@@ -143,6 +151,7 @@ int main(void) {
   sqlite3 *other;
   EXPECT_INT(sqlite3_open(":memory:", &other), SQLITE_OK);
   EXEC_OK(other, start);
+  EXEC_OK(other, rows);
   EXEC_OK(other, "DELETE FROM t WHERE k = 3;");
   record(other,
          "INSERT INTO t VALUES(1, 'other', 0);" /* INSERT after INSERT */
@@ -184,7 +193,8 @@ int main(void) {
   /* a changed key */
   sqlite3 *db3;
   EXPECT_INT(sqlite3_open(":memory:", &db3), SQLITE_OK);
-  EXEC_OK(db3, "CREATE TABLE t(k, v, w, PRIMARY KEY(k, v));");
+  EXEC_OK(db3, start == starts[0] ? "CREATE TABLE t(k, v, w, PRIMARY KEY(k, v));"
+                                  : "CREATE TABLE t(k, v, w, PRIMARY KEY(k, v)) WITHOUT ROWID;");
   Blob c3, p3;
   record(db3, "INSERT INTO t VALUES(1, 2, 3);", 0, &c3, &p3);
   group("group C0 + other key", (Blob[]){c[0], c3}, 2, 0);
@@ -199,6 +209,7 @@ int main(void) {
     sqlite3 *fresh;
     EXPECT_INT(sqlite3_open(":memory:", &fresh), SQLITE_OK);
     EXEC_OK(fresh, start);
+    EXEC_OK(fresh, rows);
     printf("apply %s: rc=%d\n", k ? "patchset" : "changeset",
            sqlite3changeset_apply(fresh, n, x, NULL, omit, NULL));
     dump(fresh, "  result");
@@ -216,5 +227,13 @@ int main(void) {
   EXPECT_INT(sqlite3_close(db3), SQLITE_OK);
   EXPECT_INT(sqlite3_close(other), SQLITE_OK);
   EXPECT_INT(sqlite3_close(db), SQLITE_OK);
+}
+
+int main(void) {
+  for (int i = 0; i < 2; i++) {
+    printf("#### %s tables\n", i ? "WITHOUT ROWID" : "rowid");
+    start = starts[i];
+    run_all();
+  }
   return prog_failed ? 1 : 0;
 }

@@ -17,8 +17,7 @@ int main(void) {
   EXPECT_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
   EXPECT(strstr(sqlite3_sourceid(), "shale") != NULL);
 
-  EXPECT_INT(sqlite3_enable_shared_cache(1), SQLITE_ERROR);
-  EXPECT_INT(sqlite3_enable_shared_cache(0), SQLITE_OK);
+  /* shared cache: uri.c */
   EXPECT_INT(sqlite3_db_config(db, 9999, 1, (int *)NULL), SQLITE_ERROR);
   EXPECT_STR(sqlite3_errmsg(db), "sqlite3_db_config option 9999 is not supported by Shale yet");
   int cur = 0, hi = 0;

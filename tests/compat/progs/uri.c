@@ -2,7 +2,8 @@
  * (tests/compat/test_compat.c): SQLITE_CONFIG_URI, SQLITE_OPEN_URI, file:
  * URIs (authority, percent-decoding, mode=ro|rw|rwc|memory, cache=,
  * vfs=, immutable=, unknown parameters), the errors and handles of failed
- * opens, read-only opens creating nothing, shared-cache memory databases,
+ * opens, read-only opens creating nothing, shared-cache memory databases
+ * (by cache=shared and by sqlite3_enable_shared_cache),
  * the filename objects of sqlite3_db_filename (main, temp, attached) and
  * sqlite3_create_filename, read by uri_parameter/boolean/int64/key and
  * filename_database/journal/wal. Paths are printed relative to the current
@@ -155,6 +156,24 @@ int main(void) {
   sqlite3_close(d);
   sqlite3_close(e);
   sqlite3_close(g);
+  /* sqlite3_enable_shared_cache(1): a URI memory database without cache=
+   * is shared (not :memory:, not cache=private or SQLITE_OPEN_PRIVATECACHE) */
+  for (int on = 0; on < 2; on++) {
+    printf("enable_shared_cache(%d) = %d\n", on, sqlite3_enable_shared_cache(on));
+    static const char *const names[] = {":memory:", "file::memory:", "file:m3?mode=memory",
+                                        "file:m4?mode=memory&cache=private"};
+    for (int k = 0; k < 5; k++) {
+      const char *name = k < 4 ? names[k] : "file:m5?mode=memory";
+      int fl = RWC | (k == 4 ? SQLITE_OPEN_PRIVATECACHE : 0);
+      a = open_one(name, fl);
+      b = open_one(name, fl);
+      sql(a, "CREATE TABLE s(x); INSERT INTO s VALUES('shared')");
+      sql(b, "SELECT x FROM s");
+      sqlite3_close(a);
+      sqlite3_close(b);
+    }
+  }
+  EXPECT_INT(sqlite3_enable_shared_cache(0), SQLITE_OK);
 
   /* filename objects of attached and temp databases */
   db = open_one("q.db", RWC);
