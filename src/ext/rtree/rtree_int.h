@@ -99,22 +99,28 @@ static inline void rt_put2(uint8_t *p, int v) {
 static inline int rt_ncell(const RtNode *n) { return rt_get2(n->data + 2); }
 int rtree_max_cells(const Rtree *);
 int rtree_min_cells(const Rtree *);
+/* Big-endian loads, as shifts (one load and a byte swap where the host is
+ * little-endian; right on any host). */
+static inline uint32_t rt_get4(const uint8_t *p) {
+  return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+static inline uint64_t rt_get8(const uint8_t *p) {
+  return ((uint64_t)rt_get4(p) << 32) | rt_get4(p + 4);
+}
 /* Cell i of a node's data: its id and coordinates (big-endian on disk). */
 static inline void rtree_cell_get(const Rtree *t, const uint8_t *data, int i, RtCell *out) {
   const uint8_t *p = data + 4 + t->cell_size * i;
-  uint64_t id;
-  memcpy(&id, p, 8);
-  out->id = (int64_t)__builtin_bswap64(id);
+  out->id = (int64_t)rt_get8(p);
   p += 8;
   for (int k = 0; k < t->ndim2; k++, p += 4) {
-    uint32_t v;
-    memcpy(&v, p, 4);
-    v = __builtin_bswap32(v);
+    uint32_t v = rt_get4(p);
     memcpy(&out->c[k], &v, 4);
   }
 }
+static inline int64_t rtree_cell_id(const Rtree *t, const uint8_t *data, int i) {
+  return (int64_t)rt_get8(data + 4 + t->cell_size * i);
+}
 void rtree_cell_put(const Rtree *, uint8_t *data, int i, const RtCell *c);
-int64_t rtree_cell_id(const Rtree *, const uint8_t *data, int i);
 static inline double rtree_coord(const Rtree *t, RtCoord c) {
   return t->is_int ? (double)c.i : (double)c.f;
 }

@@ -32,18 +32,9 @@
 int rtree_max_cells(const Rtree *t) { return (t->node_size - 4) / t->cell_size; }
 int rtree_min_cells(const Rtree *t) { return rtree_max_cells(t) / 3; }
 
-static int64_t get8(const uint8_t *p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
-  return (int64_t)v;
-}
 static void put8(uint8_t *p, int64_t x) {
   uint64_t v = (uint64_t)x;
   for (int i = 7; i >= 0; i--, v >>= 8) p[i] = (uint8_t)v;
-}
-
-int64_t rtree_cell_id(const Rtree *t, const uint8_t *data, int i) {
-  return get8(data + 4 + t->cell_size * i);
 }
 
 void rtree_cell_put(const Rtree *t, uint8_t *data, int i, const RtCell *c) {
