@@ -179,10 +179,11 @@ static int content_from_page(Bal *b, PgPage *pg, Content *ct, int extra, uint8_t
   const int n = m->ncell;
   int i = 0;
 #if defined(__GNUC__) && UINTPTR_MAX == UINT64_MAX
-  /* eight pointers at a time: byte-swapped and widened in a vector */
+  /* eight pointers at a time: byte-swapped and widened in a vector (the
+   * swap reads big-endian pointers on a little-endian host only) */
   typedef uint16_t U16x8 __attribute__((vector_size(16)));
   typedef uint64_t U64x8 __attribute__((vector_size(64)));
-  for (; i + 8 <= n; i += 8) {
+  for (; util_host_le() && i + 8 <= n; i += 8) {
     U16x8 v;
     memcpy(&v, ptr + 2 * i, sizeof v);
     U64x8 w = __builtin_convertvector((U16x8)((v << 8) | (v >> 8)), U64x8) + (uint64_t)(uintptr_t)d;

@@ -145,7 +145,8 @@ static int ptrs_in_range(const uint8_t *ptr, uint32_t n, uint32_t lo, uint32_t h
   U16x8 vlo = {0}, vhi = {0}, bad = {0};
   vlo += (uint16_t)lo;
   vhi += (uint16_t)hi;
-  for (; lo <= 0xffff && i + 8 <= n; i += 8) { /* (lo is 65536 on an empty 64 KiB page) */
+  /* (lo is 65536 on an empty 64 KiB page; the swap is right on a little-endian host only) */
+  for (; util_host_le() && lo <= 0xffff && i + 8 <= n; i += 8) {
     U16x8 v;
     memcpy(&v, ptr + 2 * i, sizeof v);
     v = (U16x8)((v << 8) | (v >> 8));

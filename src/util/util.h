@@ -96,6 +96,16 @@ static inline void util_put4(uint8_t *p, uint32_t v) {
   p[2] = (uint8_t)(v >> 8);
   p[3] = (uint8_t)v;
 }
+/* 1 on a little-endian host (a constant the compiler folds): code that
+ * loads words in host order and byte-swaps them to read big-endian data
+ * runs only where that is right. */
+static inline int util_host_le(void) {
+  const union {
+    uint16_t u;
+    uint8_t b[2];
+  } x = {1};
+  return x.b[0] == 1;
+}
 /* Eight bytes as a little-endian word: byte p[i] is bits 8i..8i+7 on any
  * host (compilers make it one load where the host is little-endian), so a
  * word-at-a-time scan finds its first match in memory order at the lowest

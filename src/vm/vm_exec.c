@@ -85,7 +85,7 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
   shale_free(c->ki_own);
   c->ki_own = NULL;
   c->nullrow = 0;
-  c->tvf = v->enc != RECORD_ENC_UTF8 ? VM_COLFIX_ENC : 0; /* the next open's records */
+  c->colfix = v->enc != RECORD_ENC_UTF8 ? VM_COLFIX_ENC : 0; /* the next open's records */
   c->pseudo_fed = 0;
   c->cache_ok = 0;
   c->seq = 0;
@@ -1915,8 +1915,8 @@ cmp_general: {
     value_clear(out);
     if (op->p2 < c->hdr_ncol) {
       record_decode_value(c->types[op->p2], c->rec + c->offsets[op->p2], out);
-      if (c->tvf) { /* the rare column fix-ups, one test on the usual path */
-        if (c->tvf & VM_COLFIX_ENC) CHK(record_text_decode(out, v->enc));
+      if (c->colfix) { /* the rare column fix-ups, one test on the usual path */
+        if (c->colfix & VM_COLFIX_ENC) CHK(record_text_decode(out, v->enc));
       }
     } else if (op->p4type == P4_VALUE) {
       *out = *op->p4.v;

@@ -95,7 +95,7 @@ typedef struct VmCursor {
   KeyInfo *ki_own;      /* ki when it is the cursor's copy for a UTF-16 database (freed at close) */
   int nfield;           /* declared column count (informational) */
   int nullrow;          /* NullRow: every column reads NULL */
-  int tvf;              /* VM_COLFIX_*: what Column does to each value it reads */
+  int colfix;           /* VM_COLFIX_*: what Column does to each value it reads */
 #define VM_COLFIX_ENC 2 /* records of a UTF-16 database: TEXT made UTF-8 (v->enc) */
 
   struct VtabInList *inl; /* an IN set handed to xFilter whole (VInitIn, vm_vtab.c) */
