@@ -72,6 +72,11 @@ typedef struct CompatOpen {
 } CompatOpen;
 int compat_open_parse(const char *filename, int flags, const char *vfs, CompatOpen *o);
 void compat_open_free(CompatOpen *o);
+/* ATTACH parses its argument as open does (URIs, modes, shared memory
+ * databases), with the connection's open flags (uri.c). */
+void compat_attach_install(shale *db, int flags);
+/* The filename object of attached database zdb (NULL: none kept). */
+const char *compat_attach_fname(shale *db, const char *zdb);
 void compat_shared_unref(const char *name);
 void compat_config_uri(int on);
 /* sqlite3_config's allocator and log (config.c) */

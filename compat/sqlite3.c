@@ -246,6 +246,7 @@ int sqlite3_open_v2(const char *filename, sqlite3 **ppdb, int flags, const char 
   if (db && o.shared) {
     if (compat_hold(db, COMPAT_SLOT_SHARED, o.shared, shared_release)) o.shared = NULL;
   }
+  if (db) compat_attach_install(db, flags);
   if (o.shared) compat_shared_unref(o.shared);
   compat_open_free(&o);
   *ppdb = (sqlite3 *)db;
@@ -369,6 +370,8 @@ const char *sqlite3_db_filename(sqlite3 *db, const char *zdb) {
     const char *fo = compat_held(db, COMPAT_SLOT_FNAME);
     return fo ? fo + 4 : f;
   }
+  const char *fo = compat_attach_fname(DB(db), zdb);
+  if (fo) return fo;
   if (!f[0]) return empty + 4;
   int i = 2;
   for (const char *n; (n = shale_db_name(DB(db), i)) != NULL && sqlite3_stricmp(n, zdb); i++) {

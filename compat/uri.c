@@ -419,8 +419,10 @@ int compat_open_parse(const char *filename, int flags, const char *vfs, CompatOp
     o->path = o->shared ? strdup(o->shared) : NULL;
     if (!o->path) rc = fail(o, SQLITE_NOMEM, NULL);
     o->vfs = "memdb";
-    o->flags &= ~(SQLITE_OPEN_MEMORY | SQLITE_OPEN_READONLY);
-    o->flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE; /* the first connection makes it */
+    /* MEMORY stays: a memdb file that reports itself as memory (file name "");
+     * the first connection makes it */
+    o->flags &= ~SQLITE_OPEN_READONLY;
+    o->flags |= SQLITE_OPEN_MEMORY | SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   }
   /* immutable=1: nothing may change the file, so it opens read-only */
   if (rc == SQLITE_OK && !mem && is_uri) {
@@ -449,4 +451,62 @@ void compat_open_free(CompatOpen *o) {
   free(o->vfs_own);
   sqlite3_free(o->err);
   memset(o, 0, sizeof *o);
+}
+
+/* ---------------------------------------------------------------- ATTACH */
+
+/* What an attached database keeps: its filename object and its shared
+ * memdb reference (NULL: none). */
+typedef struct AttachCookie {
+  char *fname;
+  char *shared;
+} AttachCookie;
+
+static void attach_release(void *c) {
+  AttachCookie *a = c;
+  if (a->shared) compat_shared_unref(a->shared);
+  free(a->shared);
+  free(a->fname);
+  free(a);
+}
+
+static char *sdup(const char *z) { /* shale_malloc'ed copy */
+  size_t n = strlen(z) + 1;
+  char *p = shale_malloc(n);
+  if (p) memcpy(p, z, n);
+  return p;
+}
+
+/* The ATTACH resolver: the argument goes through the same parse as an open
+ * with the connection's open flags (arg), as SQLite's ATTACH does. */
+static int attach_resolve(void *arg, const char *file, shale_attach_target *t) {
+  CompatOpen o;
+  int rc = compat_open_parse(file, (int)(intptr_t)arg, NULL, &o);
+  AttachCookie *a = rc ? NULL : calloc(1, sizeof *a);
+  if (rc) {
+    t->errmsg = o.err ? sdup(o.err) : NULL;
+  } else if (!a || !(t->path = sdup(o.path)) || (o.vfs && !(t->vfs = sdup(o.vfs)))) {
+    rc = SQLITE_NOMEM;
+    free(a);
+  } else {
+    t->flags = o.flags & (SQLITE_OPEN_READONLY | SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                          SQLITE_OPEN_MEMORY);
+    a->fname = o.fname;
+    a->shared = o.shared;
+    o.fname = o.shared = NULL;
+    t->cookie = a;
+    t->release = attach_release;
+  }
+  if (o.shared) compat_shared_unref(o.shared);
+  compat_open_free(&o);
+  return rc;
+}
+
+void compat_attach_install(shale *db, int flags) {
+  shale_attach_resolver(db, attach_resolve, (void *)(intptr_t)flags);
+}
+
+const char *compat_attach_fname(shale *db, const char *zdb) {
+  AttachCookie *a = shale_db_attach_cookie(db, zdb);
+  return a && a->fname ? a->fname + 4 : NULL;
 }

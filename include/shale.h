@@ -476,6 +476,29 @@ void shale_set_error(shale *db, int rc, const char *msg);
 const char *shale_db_filename(shale *db, const char *zdb);
 /* 1 read-only, 0 read-write, -1 no such database. */
 int shale_db_readonly(shale *db, const char *zdb);
+/* How ATTACH opens the file it is given (the drop-in library's URIs). With
+ * a resolver set, each ATTACH argument goes to fn first, which fills *t:
+ * path (shale_malloc'ed; NULL: the argument as it is), flags (SHALE_OPEN_*;
+ * READONLY or READWRITE, CREATE, and MEMORY: a memory database, or with vfs a
+ * file of that VFS that reports itself as memory, with the file name ""),
+ * vfs (shale_malloc'ed VFS name; NULL: main's), or returns an error code and
+ * sets errmsg (shale_malloc'ed, or NULL for the code's message). A cookie is
+ * kept with the attached database (shale_db_attach_cookie) and given to
+ * release when it is detached or the connection closes, or when the ATTACH
+ * fails after fn succeeded. t->flags comes in as the connection's default. */
+typedef struct shale_attach_target {
+  char *path;
+  int flags;
+  char *vfs;
+  char *errmsg;
+  void *cookie;
+  void (*release)(void *cookie);
+} shale_attach_target;
+void shale_attach_resolver(shale *db,
+                           int (*fn)(void *arg, const char *file, shale_attach_target *t),
+                           void *arg);
+/* The resolver's cookie of attached database zdb (NULL: none or unknown). */
+void *shale_db_attach_cookie(shale *db, const char *zdb);
 /* A standalone copy of v (free with shale_value_free); NULL on OOM. */
 shale_value *shale_value_dup(const shale_value *v);
 /* A standalone value of that type (SHALE_INTEGER: i, SHALE_FLOAT: r,

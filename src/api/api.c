@@ -288,7 +288,7 @@ const char *api_db_file(shale *db, int i) {
   Btree *b = api_db_bt(db, i);
   if (!b) return NULL;
   Pager *pg = btree_pager(b);
-  const char *f = pager_is_memory(pg) ? "" : pager_filename(pg);
+  const char *f = pager_is_memory(pg) || db->dbx[i].memory ? "" : pager_filename(pg);
   return f ? f : "";
 }
 
@@ -395,6 +395,31 @@ void api_schema_reset_db(shale *db, int i) {
 
 /* ---------------------------------------------------------- ATTACH/DETACH */
 
+void shale_attach_resolver(shale *db,
+                           int (*fn)(void *arg, const char *file, shale_attach_target *t),
+                           void *arg) {
+  if (!api_db_enter(db)) return;
+  db->attach_fn = fn;
+  db->attach_arg = arg;
+  api_leave(db);
+}
+
+void *shale_db_attach_cookie(shale *db, const char *zdb) {
+  if (!api_db_enter(db)) return NULL;
+  int i = zdb ? api_db_index(db, zdb) : -1;
+  void *c = i >= 2 ? db->dbx[i].cookie : NULL;
+  api_leave(db);
+  return c;
+}
+
+/* A resolver's target, freed (its cookie released unless kept). */
+static void target_free(shale_attach_target *t, int keep_cookie) {
+  shale_free(t->path);
+  shale_free(t->vfs);
+  shale_free(t->errmsg);
+  if (!keep_cookie && t->release) t->release(t->cookie);
+}
+
 static int attach_db(shale *db, const char *file, const char *name) {
   if (!file) file = "";
   if (!name) name = "";
@@ -407,17 +432,48 @@ static int attach_db(shale *db, const char *file, const char *name) {
     api_error(db, SHALE_ERROR, "database %s is already in use", name);
     return SHALE_ERROR;
   }
-  int mem = !file[0] || !strcmp(file, ":memory:");
   int ro = pager_readonly(btree_pager(db->dbx[0].bt));
-  int oflags = ro ? SHALE_OPEN_READONLY : (SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE);
+  shale_attach_target t = {0};
+  t.flags = ro ? SHALE_OPEN_READONLY : (SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE);
+  if (db->attach_fn) {
+    int rc = db->attach_fn(db->attach_arg, file, &t);
+    if (rc != SHALE_OK) { /* an error of the ATTACH function: SHALE_ERROR, as SQLite's */
+      rc = rc == SHALE_NOMEM ? rc : SHALE_ERROR;
+      api_error(db, rc, "%s", t.errmsg ? t.errmsg : shale_errstr(rc));
+      target_free(&t, 0);
+      return rc;
+    }
+  }
+  const char *path = t.path ? t.path : file;
+  int memflag = (t.flags & SHALE_OPEN_MEMORY) != 0;
+  int mem = !path[0] || !strcmp(path, ":memory:") || (memflag && !t.vfs);
+  int oflags = t.flags & (SHALE_OPEN_READONLY | SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE);
   Btree *bt = NULL;
-  /* a file opens through the main database's VFS, as SQLite's ATTACH */
+  /* a file opens through the main database's VFS, as SQLite's ATTACH,
+   * unless the resolver named one */
   Pager *mp = btree_pager(db->dbx[0].bt);
-  OsVfs *vfs = mem || pager_is_memory(mp) ? NULL : pager_vfs(mp);
-  int rc = btree_open(vfs, mem ? NULL : file, oflags, &bt);
+  OsVfs *vfs = mem || (pager_is_memory(mp) && !t.vfs) ? NULL : pager_vfs(mp);
+  if (!mem && t.vfs && !(vfs = os_vfs_find(t.vfs))) {
+    api_error(db, SHALE_ERROR, "no such vfs: %s", t.vfs);
+    target_free(&t, 0);
+    return SHALE_ERROR;
+  }
+  /* a memory database of a named VFS is shared by name (the drop-in
+   * library's shared cache): once per connection, as SQLite's */
+  for (int k = 0; memflag && vfs && k < db->ndb; k++) {
+    Btree *b = db->dbx[k].bt;
+    if (b && db->dbx[k].memory && pager_vfs(btree_pager(b)) == vfs &&
+        !strcmp(pager_filename(btree_pager(b)), path)) {
+      api_error(db, SHALE_ERROR, "database is already attached");
+      target_free(&t, 0);
+      return SHALE_ERROR;
+    }
+  }
+  int rc = btree_open(vfs, mem ? NULL : path, oflags, &bt);
   if (rc != SHALE_OK) {
     rc = rc == SHALE_NOMEM ? rc : SHALE_CANTOPEN;
     api_error(db, rc, "unable to open database: %s", file);
+    target_free(&t, 0);
     return rc;
   }
   pager_set_busy_handler(btree_pager(bt), NULL, NULL);
@@ -426,7 +482,11 @@ static int attach_db(shale *db, const char *file, const char *name) {
   memset(d, 0, sizeof *d);
   d->bt = bt;
   d->name = util_strdup(name);
-  d->filename = util_strdup(mem ? "" : file);
+  d->filename = util_strdup(mem || memflag ? "" : path);
+  d->memory = (uint8_t)memflag;
+  d->cookie = t.cookie;
+  d->release = t.release;
+  target_free(&t, 1);
   if (!d->name || !d->filename) {
     rc = SHALE_NOMEM;
     api_error(db, rc, NULL);
@@ -454,6 +514,7 @@ static int attach_db(shale *db, const char *file, const char *name) {
     schema_unref(d->schema);
     shale_free(d->name);
     shale_free(d->filename);
+    if (d->release) d->release(d->cookie);
     memset(d, 0, sizeof *d);
     return rc;
   }
@@ -482,6 +543,7 @@ static int detach_db(shale *db, const char *name) {
   schema_unref(d->schema);
   shale_free(d->name);
   shale_free(d->filename);
+  if (d->release) d->release(d->cookie);
   for (int k = i; k + 1 < db->ndb; k++) db->dbx[k] = db->dbx[k + 1];
   db->ndb--;
   memset(&db->dbx[db->ndb], 0, sizeof db->dbx[0]);
@@ -806,7 +868,11 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   api_hooks_init(db);
   *out = db;
   if (!filename) filename = "";
-  int mem = !filename[0] || !strcmp(filename, ":memory:") || (flags & SHALE_OPEN_MEMORY);
+  /* MEMORY with a VFS name: a file of that VFS that reports itself as a
+   * memory database (the drop-in library's shared-cache memory databases) */
+  int memflag = (flags & SHALE_OPEN_MEMORY) != 0;
+  int mem = !filename[0] || !strcmp(filename, ":memory:") || (memflag && !vfs_name);
+  db->dbx[0].memory = (uint8_t)memflag;
   db->dbx[0].filename = util_strdup(filename);
   db->dbx[1].name = util_strdup("temp");
   db->dbx[1].filename = util_strdup("");
@@ -852,7 +918,7 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   pager_set_busy_handler(btree_pager(db->dbx[0].bt), NULL, NULL);
   /* the absolute name (sqlite3_db_filename): the pager's, as the VFS
    * resolved it when opening */
-  db->fullname = util_strdup(mem ? "" : pager_filename(btree_pager(db->dbx[0].bt)));
+  db->fullname = util_strdup(mem || memflag ? "" : pager_filename(btree_pager(db->dbx[0].bt)));
   if (!db->fullname || ext_builtin_register(db) != SHALE_OK) {
     api_error(db, SHALE_NOMEM, NULL);
     return SHALE_NOMEM;
@@ -875,6 +941,7 @@ static void db_free(shale *db) {
     schema_unref(db->dbx[i].schema);
     shale_free(db->dbx[i].name);
     shale_free(db->dbx[i].filename);
+    if (db->dbx[i].release) db->dbx[i].release(db->dbx[i].cookie);
   }
   vtab_reg_free(&db->vtabs); /* modules may use functions: first */
   if (db->funcs_ok) func_registry_free(&db->funcs);

@@ -138,6 +138,9 @@ typedef struct ApiDb {
   Btree *bt;         /* NULL: temp not opened yet */
   ApiSchema *schema; /* NULL until loaded */
   int nbackup;       /* backups reading or writing it (DETACH refuses while > 0) */
+  uint8_t memory;    /* a memory database in a named VFS: its file name is "" */
+  void *cookie;      /* the ATTACH resolver's (shale_attach_resolver) */
+  void (*release)(void *);
 } ApiDb;
 
 /* References to the schemas of databases 1.. a program was compiled
@@ -338,6 +341,8 @@ struct shale {
   unsigned xgen;  /* bumped when a schema of database 1.. is replaced, at ATTACH/DETACH */
   char *fullname; /* absolute name of the main file ("" for memory) */
   int open_flags;
+  int (*attach_fn)(void *, const char *, shale_attach_target *); /* NULL: none */
+  void *attach_arg;
   uint8_t text_enc;   /* main database's text encoding (RECORD_ENC_*), read by the VM */
   int pragma_standin; /* database standing in for main while a PRAGMA runs (pragma.c), or 0 */
   ApiDb standin;      /* main's own Btree and schema while it stands in */

@@ -189,6 +189,53 @@ int main(void) {
     printf("  db_name(%d) = %s\n", i, sqlite3_db_name(db, i) ? sqlite3_db_name(db, i) : "(null)");
   sqlite3_close(db);
 
+  /* ATTACH parses its argument as open does, with the connection's flags */
+  db = open_one("q.db", RWC);
+  sql(db, "CREATE TABLE t(a)");
+  sql(db, "INSERT INTO t VALUES(1)");
+  sql(db, "ATTACH 'file:q.db?mode=ro&x=7' AS ro");
+  show_name(db, "ro");
+  sql(db, "INSERT INTO ro.t VALUES(2)");
+  sql(db, "ATTACH 'file:att2.db?mode=rw' AS nofile");
+  printf("  att2.db made: %d\n", exists("att2.db"));
+  sql(db, "ATTACH 'file:att2.db?mode=rwc' AS made");
+  printf("  att2.db made: %d\n", exists("att2.db"));
+  sql(db, "ATTACH 'file:q.db?mode=bogus' AS e1");
+  sql(db, "ATTACH 'file://elsewhere/q.db' AS e2");
+  sql(db, "ATTACH 'file:q.db?vfs=nosuch' AS e3");
+  sql(db, "ATTACH 'file:q.db?cache=sometimes' AS e4");
+  sql(db, "ATTACH 'file:q.db?immutable=1' AS imm");
+  sql(db, "SELECT a FROM imm.t");
+  sql(db, "INSERT INTO imm.t VALUES(3)");
+  sql(db, "ATTACH 'file:%71.db' AS pct");
+  sql(db, "SELECT a FROM pct.t");
+  sql(db, "ATTACH 'file:shm1?mode=memory&cache=shared' AS sh");
+  sql(db, "CREATE TABLE sh.s(x)");
+  sql(db, "INSERT INTO sh.s VALUES('from attach')");
+  sql(db, "ATTACH 'file:shm1?mode=memory&cache=shared' AS sh2");
+  sql(db, "ATTACH 'file::memory:' AS mem");
+  show_name(db, "sh");
+  show_name(db, "mem");
+  sql(db, "SELECT name, file = '' FROM pragma_database_list");
+  {
+    sqlite3 *other = open_one("file:shm1?mode=memory&cache=shared", RWC);
+    if (other) sql(other, "SELECT x FROM s");
+    sqlite3_close(other);
+  }
+  sql(db, "DETACH sh");
+  {
+    sqlite3 *other = open_one("file:shm1?mode=memory&cache=shared", RWC);
+    if (other) sql(other, "SELECT x FROM s"); /* the last reference went with DETACH */
+    sqlite3_close(other);
+  }
+  sqlite3_close(db);
+  db = open_one("q.db", SQLITE_OPEN_READONLY);
+  sql(db, "ATTACH 'file:q.db?mode=rw' AS rw");
+  sql(db, "ATTACH 'q.db' AS plain");
+  show_name(db, "plain");
+  sqlite3_close(db);
+  remove("att2.db");
+
   /* sqlite3_create_filename */
   const char *params[] = {"a", "1", "bee", "yes", "", "x"};
   const char *fn = sqlite3_create_filename("/x/db", "/x/db-journal", "/x/db-wal", 3, params);
