@@ -424,12 +424,16 @@ int compat_open_parse(const char *filename, int flags, const char *vfs, CompatOp
     o->flags &= ~SQLITE_OPEN_READONLY;
     o->flags |= SQLITE_OPEN_MEMORY | SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   }
-  /* immutable=1: nothing may change the file, so it opens read-only */
+  /* immutable=1: nothing may change the file, so it opens read-only and
+   * unlocked; nolock=1: unlocked */
   if (rc == SQLITE_OK && !mem && is_uri) {
-    for (int i = 0; i < npair; i++)
+    for (int i = 0; i < npair; i++) {
       if (!strcmp(kv[2 * i], "immutable") && boolean_of(kv[2 * i + 1], 0))
-        o->flags =
-            (o->flags & ~(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_READONLY;
+        o->flags = (o->flags & ~(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) |
+                   SQLITE_OPEN_READONLY | SHALE_OPEN_IMMUTABLE | SHALE_OPEN_NOLOCK;
+      if (!strcmp(kv[2 * i], "nolock") && boolean_of(kv[2 * i + 1], 0))
+        o->flags |= SHALE_OPEN_NOLOCK;
+    }
   }
   if (rc == SQLITE_OK) {
     if (mem) {
@@ -490,7 +494,7 @@ static int attach_resolve(void *arg, const char *file, shale_attach_target *t) {
     free(a);
   } else {
     t->flags = o.flags & (SQLITE_OPEN_READONLY | SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                          SQLITE_OPEN_MEMORY);
+                          SQLITE_OPEN_MEMORY | SHALE_OPEN_NOLOCK | SHALE_OPEN_IMMUTABLE);
     a->fname = o.fname;
     a->shared = o.shared;
     o.fname = o.shared = NULL;

@@ -190,6 +190,11 @@ extern "C" {
 #define SHALE_OPEN_WAL 0x00080000
 #define SHALE_OPEN_NOFOLLOW 0x01000000
 #define SHALE_OPEN_EXRESCODE 0x02000000
+/* Shale's own (the drop-in library's URI parameters nolock=1, immutable=1):
+ * the file is opened without locks; IMMUTABLE also promises that nothing
+ * changes it (no journal or WAL is looked at, read-only). */
+#define SHALE_OPEN_NOLOCK 0x00200000
+#define SHALE_OPEN_IMMUTABLE 0x00400000
 
 /* ---- Fundamental datatypes (SQLite's numbers) ---- */
 #define SHALE_INTEGER 1

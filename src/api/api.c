@@ -447,7 +447,8 @@ static int attach_db(shale *db, const char *file, const char *name) {
   const char *path = t.path ? t.path : file;
   int memflag = (t.flags & SHALE_OPEN_MEMORY) != 0;
   int mem = !path[0] || !strcmp(path, ":memory:") || (memflag && !t.vfs);
-  int oflags = t.flags & (SHALE_OPEN_READONLY | SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE);
+  int oflags = t.flags & (SHALE_OPEN_READONLY | SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE |
+                          SHALE_OPEN_NOLOCK | SHALE_OPEN_IMMUTABLE);
   Btree *bt = NULL;
   /* a file opens through the main database's VFS, as SQLite's ATTACH,
    * unless the resolver named one */
@@ -908,7 +909,8 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
       return SHALE_ERROR;
     }
   }
-  int oflags = flags & (SHALE_OPEN_READONLY | SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE);
+  int oflags = flags & (SHALE_OPEN_READONLY | SHALE_OPEN_READWRITE | SHALE_OPEN_CREATE |
+                        SHALE_OPEN_NOLOCK | SHALE_OPEN_IMMUTABLE);
   int rc = btree_open(vfs, mem ? NULL : filename, oflags, &db->dbx[0].bt);
   if (rc != SHALE_OK) {
     db->dbx[0].bt = NULL;

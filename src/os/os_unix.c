@@ -513,7 +513,10 @@ static int unix_close(OsFile *pf) {
   UnixInode *in = f->inode;
   if (in) {
     shm_detach(f, 0);
-    if (f->lock > OS_LOCK_NONE) os_lock_down(&in->lk, &f->lock, OS_LOCK_NONE, raw_db, f);
+    if (f->flags & SHALE_OPEN_NOLOCK)
+      f->lock = OS_LOCK_NONE; /* its levels were never taken */
+    else if (f->lock > OS_LOCK_NONE)
+      os_lock_down(&in->lk, &f->lock, OS_LOCK_NONE, raw_db, f);
     if (in->lk.nshared > 0) {
       /* closing now would drop other connections' locks: park the fd */
       if (in->nparked == in->cparked) {
@@ -627,6 +630,10 @@ static int unix_file_size(OsFile *pf, int64_t *size) {
 static int unix_lock(OsFile *pf, int level) {
   UnixFile *f = (UnixFile *)pf;
   if (f->lock >= level) return SHALE_OK;
+  if (f->flags & SHALE_OPEN_NOLOCK) { /* nolock=1: every lock is granted, none is taken */
+    f->lock = level;
+    return SHALE_OK;
+  }
   pthread_mutex_lock(&unix_mu);
   int rc = os_lock_up(&f->inode->lk, &f->lock, level, raw_db, f);
   pthread_mutex_unlock(&unix_mu);
@@ -636,6 +643,10 @@ static int unix_lock(OsFile *pf, int level) {
 static int unix_unlock(OsFile *pf, int level) {
   UnixFile *f = (UnixFile *)pf;
   if (f->lock <= level) return SHALE_OK; /* nothing to drop, nothing to flush */
+  if (f->flags & SHALE_OPEN_NOLOCK) {
+    f->lock = level;
+    return SHALE_OK;
+  }
   pthread_mutex_lock(&unix_mu);
   int rc = os_lock_down(&f->inode->lk, &f->lock, level, raw_db, f);
   flush_parked(f->inode);
@@ -647,6 +658,7 @@ static int unix_check_reserved(OsFile *pf, int *out) {
   UnixFile *f = (UnixFile *)pf;
   int rc = SHALE_OK;
   *out = 0;
+  if (f->flags & SHALE_OPEN_NOLOCK) return SHALE_OK; /* no other process is looked at */
   pthread_mutex_lock(&unix_mu);
   if (f->inode->lk.level > OS_LOCK_SHARED) {
     *out = 1;

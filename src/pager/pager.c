@@ -92,6 +92,9 @@ static int wal_sync_level(Pager *p) {
  * until the Wal is closed). */
 static int open_wal(Pager *p) {
   assert(!p->wal && !p->memory && p->lock >= OS_LOCK_SHARED);
+  /* without locks the wal-index cannot be shared: only a connection in
+   * locking_mode=EXCLUSIVE (a heap wal-index) may use the log, as SQLite */
+  if (p->nolock && !p->excl_mode) return SHALE_CANTOPEN;
   /* locking_mode=EXCLUSIVE: EXCLUSIVE first, then a heap wal-index */
   int rc = pager_wal_exclusive_lock(p);
   if (rc != SHALE_OK) return rc;
@@ -182,6 +185,9 @@ int pager_open(OsVfs *vfs, const char *path, int open_flags, int extra_size, Pag
     goto fail;
   }
   p->readonly = (got & SHALE_OPEN_READONLY) != 0 || (open_flags & SHALE_OPEN_READONLY) != 0;
+  p->immutable = (open_flags & SHALE_OPEN_IMMUTABLE) != 0;
+  p->nolock = (open_flags & (SHALE_OPEN_NOLOCK | SHALE_OPEN_IMMUTABLE)) != 0;
+  if (p->immutable) p->readonly = 1;
   *out = p;
   return SHALE_OK;
 fail:
@@ -502,7 +508,7 @@ static int read_header(Pager *p, int force_invalidate) {
        * checkpoint cut short (page 1 copied, later pages not yet) leaves
        * such a file, and the log's size decides (checked again by
        * wal_snapshot if the log turns out empty). */
-      if (hs > file_pages && !(p->hdr_wal && !p->wal && !p->memory && !p->no_wal))
+      if (hs > file_pages && !(p->hdr_wal && !p->wal && !p->memory && !p->no_wal && !p->immutable))
         return SHALE_CORRUPT;
       p->db_size = hs > file_pages ? file_pages : hs; /* pages past it ignored, as SQLite */
     } else {
@@ -576,7 +582,7 @@ int pager_begin_read(Pager *p) {
   for (;;) {
     rc = pager_lock_wait(p, OS_LOCK_SHARED);
     if (rc != SHALE_OK) return rc;
-    rc = pager_hot_journal(p, &rolled);
+    rc = p->immutable ? SHALE_OK : pager_hot_journal(p, &rolled);
     if (rc == SHALE_OK) break;
     unlock_to(p, OS_LOCK_NONE);
     if (rc != SHALE_BUSY || !p->busy || !p->busy(p->busy_arg, n++)) return rc;
@@ -584,7 +590,7 @@ int pager_begin_read(Pager *p) {
   /* An in-memory database is private to this pager: nothing else can have
    * changed it since our last transaction, so size and cache stand. */
   if (!(p->memory && p->hdr_valid && !rolled)) rc = read_header(p, rolled);
-  if (rc == SHALE_OK && p->hdr_wal && !p->memory && !p->no_wal) {
+  if (rc == SHALE_OK && p->hdr_wal && !p->memory && !p->no_wal && !p->immutable) {
     /* A WAL database (bytes 18/19 = 2): open the log, keeping SHARED. */
     rc = open_wal(p);
     if (rc == SHALE_OK) rc = wal_snapshot(p);

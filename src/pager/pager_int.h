@@ -171,14 +171,16 @@ struct Pager {
   int64_t fair_other_us, fair_other_len; /* waiting: another engine's run */
 
   /* WAL mode (journal_mode == PAGER_JOURNAL_WAL with a Wal open). */
-  Wal *wal;        /* open log, or NULL; SHARED is kept while it is open */
-  int hdr_wal;     /* the file header read last says 2/2 (bytes 18/19) */
-  int ckpt_due;    /* a commit grew the log past the auto-checkpoint mark */
-  int no_wal;      /* leaving WAL mode: don't reopen the log at begin_read */
-  int wal_spilled; /* this WAL write txn appended uncommitted frames (pager_wal.c) */
-  int excl_mode;   /* locking_mode=EXCLUSIVE (pager_wal.c) */
-  int keep_wal;    /* pager_set_keep_wal: close leaves the log */
-  int wal_heap;    /* the Wal's index is in heap memory (exclusive mode) */
+  Wal *wal;          /* open log, or NULL; SHARED is kept while it is open */
+  int hdr_wal;       /* the file header read last says 2/2 (bytes 18/19) */
+  int ckpt_due;      /* a commit grew the log past the auto-checkpoint mark */
+  int no_wal;        /* leaving WAL mode: don't reopen the log at begin_read */
+  uint8_t immutable; /* SHALE_OPEN_IMMUTABLE: no hot journal, no WAL is looked at */
+  uint8_t nolock;    /* SHALE_OPEN_NOLOCK: the VFS takes no locks (WAL only exclusive) */
+  int wal_spilled;   /* this WAL write txn appended uncommitted frames (pager_wal.c) */
+  int excl_mode;     /* locking_mode=EXCLUSIVE (pager_wal.c) */
+  int keep_wal;      /* pager_set_keep_wal: close leaves the log */
+  int wal_heap;      /* the Wal's index is in heap memory (exclusive mode) */
   /* the next read transaction opens at this snapshot (pager_wal.c) */
   const uint8_t *snap_next;
 

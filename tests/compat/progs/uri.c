@@ -236,6 +236,50 @@ int main(void) {
   sqlite3_close(db);
   remove("att2.db");
 
+  /* nolock=1 and immutable=1 take no locks; immutable=1 looks at no
+   * journal and no WAL (only the database file's own pages) */
+  remove("lk.db");
+  remove("wl.db");
+  remove("wl.db-wal");
+  remove("wl.db-shm");
+  db = open_one("lk.db", RWC);
+  sql(db, "CREATE TABLE t(a)");
+  sql(db, "INSERT INTO t VALUES(1)");
+  sql(db, "BEGIN EXCLUSIVE");
+  sql(db, "INSERT INTO t VALUES(2)");
+  {
+    static const char *const readers[] = {"lk.db", "file:lk.db?nolock=1", "file:lk.db?immutable=1",
+                                          "file:lk.db?nolock=0"};
+    for (int i = 0; i < 4; i++) {
+      sqlite3 *r = open_one(readers[i], RWC);
+      if (r) sql(r, "SELECT count(*) FROM t");
+      if (r) show_name(r, "main");
+      sqlite3_close(r);
+    }
+  }
+  sql(db, "COMMIT");
+  sqlite3_close(db);
+  db = open_one("wl.db", RWC);
+  sql(db, "PRAGMA journal_mode=wal");
+  sql(db, "CREATE TABLE w(a)");
+  sql(db, "INSERT INTO w VALUES(1)");
+  {
+    sqlite3 *r = open_one("file:wl.db?immutable=1", RWC);
+    if (r) sql(r, "SELECT count(*) FROM w");
+    if (r) sql(r, "PRAGMA journal_mode");
+    sqlite3_close(r);
+    r = open_one("file:wl.db?nolock=1", RWC);
+    if (r) sql(r, "SELECT count(*) FROM w");
+    sqlite3_close(r);
+  }
+  sql(db, "ATTACH 'file:lk.db?immutable=1' AS im");
+  sql(db, "SELECT count(*) FROM im.t");
+  sqlite3_close(db);
+  remove("lk.db");
+  remove("wl.db");
+  remove("wl.db-wal");
+  remove("wl.db-shm");
+
   /* sqlite3_create_filename */
   const char *params[] = {"a", "1", "bee", "yes", "", "x"};
   const char *fn = sqlite3_create_filename("/x/db", "/x/db-journal", "/x/db-wal", 3, params);
