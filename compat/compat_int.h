@@ -72,6 +72,14 @@ typedef struct CompatOpen {
 } CompatOpen;
 int compat_open_parse(const char *filename, int flags, const char *vfs, CompatOpen *o);
 void compat_open_free(CompatOpen *o);
+/* The application's VFSes (vfs_app.c): register, unregister, and the
+ * sqlite3_vfs of an adopted OsVfs (NULL: not the application's). */
+int compat_vfs_app_register(sqlite3_vfs *v, int dflt);
+int compat_vfs_app_unregister(sqlite3_vfs *v);
+struct OsVfs;
+sqlite3_vfs *compat_vfs_app_of(struct OsVfs *o);
+/* The filename object of the open this thread makes next (NULL: none). */
+void compat_vfs_app_pending(const char *fname);
 /* ATTACH parses its argument as open does (URIs, modes, shared memory
  * databases), with the connection's open flags (uri.c). */
 void compat_attach_install(shale *db, int flags);

@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../src/os/os.h"
 #include "compat_int.h"
 
 #define DB(x) ((shale *)(x))
@@ -228,8 +229,11 @@ int sqlite3_open_v2(const char *filename, sqlite3 **ppdb, int flags, const char 
   CompatOpen o;
   int prc = compat_open_parse(filename, flags, vfs, &o);
   shale *db = NULL;
+  int app = !prc && o.fname && compat_vfs_app_of(os_vfs_find(o.vfs));
+  if (app) compat_vfs_app_pending(o.fname + 4);
   int rc = prc ? shale_open_v2("", &db, flags & (SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_FULLMUTEX), NULL)
                : shale_open_v2(o.path, &db, o.flags, o.vfs);
+  if (app) compat_vfs_app_pending(NULL);
   if (prc && db) {
     shale_set_error(db, prc, o.err ? o.err : "out of memory");
     rc = prc;

@@ -187,7 +187,6 @@ sqlite3_int64 sqlite3_uri_int64(const char *z, const char *key, sqlite3_int64 df
 }
 
 /* A VFS is handed no sqlite3_file here (Shale's VFS has no such object). */
-sqlite3_file *sqlite3_database_file_object(const char *z) { return NULL; }
 
 /* ---------------------------------------------------------------- shared memory databases */
 

@@ -9,15 +9,15 @@
  *
  * Invariants:
  *  1. Each sqlite3_vfs forwards to the OsVfs of the same name (src/os):
- *     xOpen gives an sqlite3_file whose io methods (version 1: no shared
+ *     xOpen gives an sqlite3_file whose io methods (version 2: shared
  *     memory, no mmap) call the OsFile's; xFullPathname, xRandomness,
  *     xSleep, xCurrentTime(Int64), xAccess and xDelete are the OsVfs's;
  *     xDlOpen, xDlSym, xDlClose and xDlError are the shared-library calls the
  *     extension loader uses (src/os/os_dl.c).
- *  2. sqlite3_vfs_register accepts only these two (already registered:
- *     a no-op); other VFSes and sqlite3_vfs_unregister of a non-NULL VFS
- *     are refused with SQLITE_ERROR (Shale cannot run SQL over a foreign
- *     VFS yet).
+ *  2. sqlite3_vfs_register of these two changes only which is the default;
+ *     any other sqlite3_vfs is the application's, adopted by vfs_app.c (SQL
+ *     runs over it); sqlite3_vfs_find answers with the sqlite3_vfs of the
+ *     OsVfs registered under the name.
  *  3. The hard heap limit is enforced by shale_malloc (util_alloc_limit);
  *     the soft limit is recorded and reported only (advisory in SQLite too),
  *     capped by the hard limit as SQLite does.
@@ -63,9 +63,19 @@ static int c_fcntl(sqlite3_file *p, int op, void *arg) { return SQLITE_NOTFOUND;
 static int c_sector(sqlite3_file *p) { return os_sector_size(F(p)); }
 static int c_devchar(sqlite3_file *p) { return os_device_characteristics(F(p)); }
 
+static int c_shm_map(sqlite3_file *p, int region, int size, int extend, volatile void **pp) {
+  return F(p)->methods->shm_map(F(p), region, size, extend, pp);
+}
+static int c_shm_lock(sqlite3_file *p, int off, int n, int flags) {
+  return F(p)->methods->shm_lock(F(p), off, n, flags);
+}
+static void c_shm_barrier(sqlite3_file *p) { F(p)->methods->shm_barrier(F(p)); }
+static int c_shm_unmap(sqlite3_file *p, int del) { return F(p)->methods->shm_unmap(F(p), del); }
+
 static const sqlite3_io_methods c_methods = {
-    1,       c_close,  c_read,    c_write, c_truncate, c_sync, c_size, c_lock, c_unlock, c_reserved,
-    c_fcntl, c_sector, c_devchar, NULL,    NULL,       NULL,   NULL,   NULL,   NULL};
+    2,          c_close,       c_read,      c_write, c_truncate, c_sync,    c_size,
+    c_lock,     c_unlock,      c_reserved,  c_fcntl, c_sector,   c_devchar, c_shm_map,
+    c_shm_lock, c_shm_barrier, c_shm_unmap, NULL,    NULL};
 
 static int v_open(sqlite3_vfs *v, const char *name, sqlite3_file *p, int flags, int *out) {
   CFile *c = (CFile *)p;
@@ -137,18 +147,38 @@ static int v_lasterr(sqlite3_vfs *v, int n, char *out) {
 static sqlite3_vfs vfs_unix = CVFS("unix");
 static sqlite3_vfs vfs_memdb = CVFS("memdb");
 
-sqlite3_vfs *sqlite3_vfs_find(const char *name) {
-  if (!name || !strcmp(name, "unix")) return &vfs_unix;
-  if (!strcmp(name, "memdb")) return &vfs_memdb;
+/* The sqlite3_vfs of a registered OsVfs: an application's (vfs_app.c) or
+ * one of the two tables here. */
+static sqlite3_vfs *vfs_of(OsVfs *o) {
+  if (!o) return NULL;
+  sqlite3_vfs *v = compat_vfs_app_of(o);
+  if (v) return v;
+  if (!strcmp(o->name, "unix")) return &vfs_unix;
+  if (!strcmp(o->name, "memdb")) return &vfs_memdb;
   return NULL;
+}
+
+sqlite3_vfs *sqlite3_vfs_find(const char *name) {
+  sqlite3_initialize();
+  return vfs_of(os_vfs_find(name));
 }
 int sqlite3_vfs_register(sqlite3_vfs *v, int dflt) {
   if (!v) return SQLITE_MISUSE;
-  if (v == &vfs_unix) return SQLITE_OK; /* already registered, the default */
-  if (v == &vfs_memdb) return dflt ? SQLITE_ERROR : SQLITE_OK;
-  return SQLITE_ERROR; /* invariant 2 */
+  sqlite3_initialize();
+  if (v == &vfs_unix || v == &vfs_memdb) { /* Shale's own: registered already */
+    OsVfs *o = os_vfs_find(v->zName);
+    return o ? os_vfs_register(o, dflt) : SQLITE_ERROR;
+  }
+  return compat_vfs_app_register(v, dflt);
 }
-int sqlite3_vfs_unregister(sqlite3_vfs *v) { return v ? SQLITE_ERROR : SQLITE_OK; }
+int sqlite3_vfs_unregister(sqlite3_vfs *v) {
+  if (!v) return SQLITE_OK;
+  if (v == &vfs_unix || v == &vfs_memdb) {
+    OsVfs *o = os_vfs_find(v->zName);
+    return o ? os_vfs_unregister(o) : SQLITE_OK;
+  }
+  return compat_vfs_app_unregister(v);
+}
 
 /* ---- file control ---- */
 
@@ -161,7 +191,8 @@ int sqlite3_file_control(sqlite3 *db, const char *zdb, int op, void *arg) {
       return shale_data_version((shale *)db, zdb, (unsigned *)arg);
     case SQLITE_FCNTL_VFS_POINTER:
       if (!arg) return SQLITE_MISUSE;
-      *(sqlite3_vfs **)arg = shale_db_filename((shale *)db, "main")[0] ? &vfs_unix : &vfs_memdb;
+      *(sqlite3_vfs **)arg = vfs_of(shale_db_vfs((shale *)db, zdb ? zdb : "main"));
+      if (!*(sqlite3_vfs **)arg) *(sqlite3_vfs **)arg = &vfs_memdb;
       return SQLITE_OK;
     default:
       return SQLITE_NOTFOUND; /* FILE_POINTER, PERSIST_WAL, ...: not implemented */

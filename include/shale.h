@@ -481,6 +481,9 @@ void shale_set_error(shale *db, int rc, const char *msg);
 const char *shale_db_filename(shale *db, const char *zdb);
 /* 1 read-only, 0 read-write, -1 no such database. */
 int shale_db_readonly(shale *db, const char *zdb);
+/* The VFS (src/os's OsVfs) database zdb's file was opened through; NULL for
+ * an unknown or unopened one. */
+void *shale_db_vfs(shale *db, const char *zdb);
 /* How ATTACH opens the file it is given (the drop-in library's URIs). With
  * a resolver set, each ATTACH argument goes to fn first, which fills *t:
  * path (shale_malloc'ed; NULL: the argument as it is), flags (SHALE_OPEN_*;

@@ -348,6 +348,14 @@ const char *shale_db_filename(shale *db, const char *zdb) {
   API_DB_CALL(db, NULL, db_filename_impl(db, zdb));
 }
 
+static void *db_vfs_impl(shale *db, const char *zdb) {
+  int i = api_is_main(db, zdb) ? 0 : api_db_index(db, zdb);
+  Btree *b = i < 0 ? NULL : api_db_bt(db, i);
+  return b ? (void *)pager_vfs(btree_pager(b)) : NULL;
+}
+
+void *shale_db_vfs(shale *db, const char *zdb) { API_DB_CALL(db, NULL, db_vfs_impl(db, zdb)); }
+
 int shale_db_readonly(shale *db, const char *zdb) {
   API_DB_CALL(db, -1, db_readonly_impl(db, zdb));
 }
