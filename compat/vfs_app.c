@@ -46,9 +46,9 @@ typedef struct AppVfs {
 typedef struct AppFile {
   OsFile base;
   AppVfs *vfs;
-  char *block;              /* main database: invariant 2's block; else NULL */
-  struct AppFile *next_db;  /* open main database files of every AppVfs */
-  sqlite3_file *sf;         /* right after this struct */
+  char *block;             /* main database: invariant 2's block; else NULL */
+  struct AppFile *next_db; /* open main database files of every AppVfs */
+  sqlite3_file *sf;        /* right after this struct */
 } AppFile;
 
 #define APP_FILE_HDR ((sizeof(AppFile) + 15) & ~(size_t)15)
@@ -140,9 +140,9 @@ static int f_shm_unmap(OsFile *f, int del) {
 }
 
 static const OsFileMethods app_methods = {
-    f_close,  f_read,  f_write,  f_truncate,   f_sync,        f_size,      f_lock,
-    f_unlock, f_reserved, f_sector, f_devchar, f_shm_map, f_shm_lock, f_shm_barrier,
-    f_shm_unmap, NULL, NULL, NULL, NULL};
+    f_close,     f_read,     f_write,  f_truncate, f_sync,    f_size,     f_lock,
+    f_unlock,    f_reserved, f_sector, f_devchar,  f_shm_map, f_shm_lock, f_shm_barrier,
+    f_shm_unmap, NULL,       NULL,     NULL,       NULL};
 
 /* The name of path in an open main database's block (its journal or WAL
  * name), or NULL. app_mu held. */
@@ -190,8 +190,8 @@ static int a_open(OsVfs *ov, const char *path, OsFile *pf, int flags, int *out_f
     if (in) name = in;
   }
   int got = 0;
-  int rc = a->v->xOpen(a->v, name, f->sf, flags & ~(SHALE_OPEN_NOLOCK | SHALE_OPEN_IMMUTABLE),
-                       &got);
+  int rc =
+      a->v->xOpen(a->v, name, f->sf, flags & ~(SHALE_OPEN_NOLOCK | SHALE_OPEN_IMMUTABLE), &got);
   if (rc != SQLITE_OK || !f->sf->pMethods) {
     if (f->sf->pMethods) f->sf->pMethods->xClose(f->sf);
     f->sf->pMethods = NULL;

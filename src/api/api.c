@@ -53,6 +53,13 @@ void api_error(shale *db, int rc, const char *fmt, ...) {
 
 static void clear_error(shale *db) { set_error_msg(db, SHALE_OK, NULL); }
 
+/* A step's SHALE_ROW or SHALE_DONE is the connection's result code until
+ * the next call sets one, as SQLite's (errcode 100 / 101, "another row
+ * available", "no more rows available"); reset and finalize clear it. */
+static inline void step_code(shale *db, int rc) {
+  if (db->err.code != rc || db->err.msg) set_error_msg(db, rc, NULL);
+}
+
 static int api_rc(shale *db, int rc) { return rc & db->err.mask; }
 
 /* -------------------------------------------------------------- rowsets */
@@ -1559,7 +1566,7 @@ static int stmt_finish(shale_stmt *st, int rc) {
   }
   if (rc == SHALE_DONE && db->txn.autocommit && db->cb.wal) api_wal_notify(db);
   if (rc == SHALE_DONE)
-    clear_error(db);
+    step_code(db, SHALE_DONE);
   else
     stmt_keep_error(st, rc);
   st->last_rc = rc;
@@ -1723,6 +1730,7 @@ static int step_in_scope(shale_stmt *st) {
         st->row_n = st->rows.ncol;
         st->rowpos++;
         st->has_row = 1;
+        step_code(db, SHALE_ROW);
         api_trace_row(st);
         return SHALE_ROW;
       }
@@ -1740,6 +1748,7 @@ static int step_in_scope(shale_stmt *st) {
       st->nbusy = 0;
       st->row = NULL;
       st->row_n = vm_column_count(st->vm);
+      step_code(db, SHALE_ROW);
       api_trace_row(st);
       return SHALE_ROW;
     }
@@ -1848,6 +1857,8 @@ static const ShValue *row_value(shale_stmt *st, int i) {
 
 static shale_value *cell(shale_stmt *st, int i) {
   if (!st || !st->has_row || i < 0 || i >= st->row_n) {
+    /* no row, or no such column: a NULL, and SHALE_RANGE, as SQLite's */
+    if (st) set_error_msg(st->db, SHALE_RANGE, NULL);
     value_set_null(&null_cell.v);
     return &null_cell;
   }

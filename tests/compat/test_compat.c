@@ -231,6 +231,7 @@ TEST(compat_rebase_same) { run_same("rebase"); }
 TEST(compat_utf16_same) { run_same("utf16"); }
 TEST(compat_uri_same) { run_same("uri"); }
 TEST(compat_vfs_shim_same) { run_same("vfs_shim"); }
+TEST(compat_errcode_step_same) { run_same("errcode_step"); }
 TEST(compat_uri_off_same) { run_same("uri_off"); }
 TEST(compat_txn_state_same) { run_same("txn_state"); }
 TEST(compat_dbswitch_same) { run_same("dbswitch"); }

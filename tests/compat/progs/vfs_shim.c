@@ -69,9 +69,7 @@ static int s_fcntl(sqlite3_file *p, int op, void *a) {
   return REAL(p)->pMethods->xFileControl(REAL(p), op, a);
 }
 static int s_sector(sqlite3_file *p) { return REAL(p)->pMethods->xSectorSize(REAL(p)); }
-static int s_devchar(sqlite3_file *p) {
-  return REAL(p)->pMethods->xDeviceCharacteristics(REAL(p));
-}
+static int s_devchar(sqlite3_file *p) { return REAL(p)->pMethods->xDeviceCharacteristics(REAL(p)); }
 static int s_shm_map(sqlite3_file *p, int i, int sz, int ext, void volatile **pp) {
   return REAL(p)->pMethods->xShmMap(REAL(p), i, sz, ext, pp);
 }
@@ -84,9 +82,9 @@ static int s_shm_unmap(sqlite3_file *p, int del) {
 }
 
 static const sqlite3_io_methods shim_io = {
-    2,       s_close,  s_read,     s_write,     s_truncate,  s_sync, s_size,   s_lock, s_unlock,
-    s_reserved, s_fcntl, s_sector, s_devchar, s_shm_map, s_shm_lock, s_shm_barrier, s_shm_unmap,
-    NULL,    NULL};
+    2,          s_close,       s_read,      s_write, s_truncate, s_sync,    s_size,
+    s_lock,     s_unlock,      s_reserved,  s_fcntl, s_sector,   s_devchar, s_shm_map,
+    s_shm_lock, s_shm_barrier, s_shm_unmap, NULL,    NULL};
 
 static int shim_open(sqlite3_vfs *v, const char *name, sqlite3_file *f, int flags, int *out) {
   ShimFile *s = (ShimFile *)f;
@@ -97,10 +95,14 @@ static int shim_open(sqlite3_vfs *v, const char *name, sqlite3_file *f, int flag
     last_main = f;
     if (name && sqlite3_uri_parameter(name, "shimkey")) uri_seen++;
   } else if (flags & (SQLITE_OPEN_MAIN_JOURNAL | SQLITE_OPEN_WAL)) {
-    if (flags & SQLITE_OPEN_MAIN_JOURNAL) n_journal++;
-    else n_wal++;
-    if (name && sqlite3_database_file_object(name) == last_main) dbobj_ok++;
-    else dbobj_bad++;
+    if (flags & SQLITE_OPEN_MAIN_JOURNAL)
+      n_journal++;
+    else
+      n_wal++;
+    if (name && sqlite3_database_file_object(name) == last_main)
+      dbobj_ok++;
+    else
+      dbobj_bad++;
   } else {
     n_other++;
   }
@@ -120,9 +122,10 @@ static int shim_sleep(sqlite3_vfs *v, int us) { return orig->xSleep(orig, us); }
 static int shim_time(sqlite3_vfs *v, double *t) { return orig->xCurrentTime(orig, t); }
 static int shim_lasterr(sqlite3_vfs *v, int n, char *o) { return orig->xGetLastError(orig, n, o); }
 
-static sqlite3_vfs shim = {1, 0, 0, NULL, "shim", NULL, shim_open, shim_delete, shim_access,
-                           shim_full, NULL, NULL, NULL, NULL, shim_random, shim_sleep, shim_time,
-                           shim_lasterr, NULL, NULL, NULL, NULL};
+static sqlite3_vfs shim = {1,         0,           0,           NULL,       "shim",    NULL,
+                           shim_open, shim_delete, shim_access, shim_full,  NULL,      NULL,
+                           NULL,      NULL,        shim_random, shim_sleep, shim_time, shim_lasterr,
+                           NULL,      NULL,        NULL,        NULL};
 
 static void show(const char *what) {
   printf("%s: main %d journal %d wal %d other>0 %d db_object ok>0 %d bad %d uri %d\n", what,
