@@ -90,7 +90,9 @@ void compat_config_uri(int on);
 /* sqlite3_config's allocator and log (config.c) */
 int compat_config_malloc(const sqlite3_mem_methods *m);
 void compat_config_getmalloc(sqlite3_mem_methods *out);
-int compat_config_mutex(const sqlite3_mutex_methods *m); /* Shale's own only */
+int compat_config_mutex(const sqlite3_mutex_methods *m);
+/* The application's mutex methods (NULL: Shale's own are in use). */
+const sqlite3_mutex_methods *compat_app_mutex(void);
 void compat_config_getmutex(sqlite3_mutex_methods *out);
 void compat_config_log(void (*fn)(void *, int, const char *), void *arg);
 void compat_mem_init(void);     /* at sqlite3_initialize: the methods' xInit */

@@ -12,9 +12,12 @@
  * SQLite's, so an application may wrap them and install the wrapper.
  *
  * The mutexes: GETMUTEX reports methods over Shale's own (the sqlite3_mutex_*
- * calls) -- all NULL before the first initialize, as SQLite's; MUTEX accepts
- * those same methods (or the NULL ones) back, and refuses others: every
- * connection's mutex is Shale's (docs/compat.md).
+ * calls) -- all NULL before the first initialize, as SQLite's -- or the
+ * application's once MUTEX installed them: then every connection opened
+ * afterwards locks through a recursive mutex of theirs (the native
+ * shale_config_mutex) and sqlite3_mutex_* call them; their xMutexInit runs
+ * at initialize, xMutexEnd at shutdown. MUTEX with Shale's own methods (or
+ * the NULL ones) goes back to Shale's.
  *
  * The log: sqlite3_log formats into a 210-byte buffer, as SQLite, and calls
  * the application's function; Shale reports what SQLite reports when a
@@ -74,6 +77,9 @@ typedef struct Installed {
 static Installed *current; /* NULL: libc under shale_malloc */
 static int inited;         /* xInit ran (invariant 1) */
 static int ever_inited;    /* SQLite chooses its mutex methods at the first initialize */
+/* The application's mutex methods (a copy; the native table is over them). */
+static sqlite3_mutex_methods app_mx;
+static int app_mx_set, app_mx_inited;
 
 static void *tr_malloc(void *ctx, size_t n) {
   const Installed *in = ctx;
@@ -114,11 +120,15 @@ void compat_config_getmalloc(sqlite3_mem_methods *out) {
 
 void compat_mem_init(void) {
   ever_inited = 1;
+  if (app_mx_set && !app_mx_inited && app_mx.xMutexInit) app_mx.xMutexInit();
+  app_mx_inited = app_mx_set;
   if (current && !inited && current->m.xInit) current->m.xInit(current->m.pAppData);
   inited = 1;
 }
 
 void compat_mem_shutdown(void) {
+  if (app_mx_set && app_mx_inited && app_mx.xMutexEnd) app_mx.xMutexEnd();
+  app_mx_inited = 0;
   if (current && inited && current->m.xShutdown) current->m.xShutdown(current->m.pAppData);
   inited = 0;
 }
@@ -138,15 +148,40 @@ static const sqlite3_mutex_methods mutexes = {mx_init,
                                               NULL,
                                               NULL};
 
+static void *am_alloc(int kind) { return app_mx.xMutexAlloc(kind); }
+static void am_free(void *m) { app_mx.xMutexFree(m); }
+static void am_enter(void *m) { app_mx.xMutexEnter(m); }
+static int am_try(void *m) { return app_mx.xMutexTry(m); }
+static void am_leave(void *m) { app_mx.xMutexLeave(m); }
+static int am_held(void *m) { return app_mx.xMutexHeld(m); }
+
+const sqlite3_mutex_methods *compat_app_mutex(void) { return app_mx_set ? &app_mx : NULL; }
+
 void compat_config_getmutex(sqlite3_mutex_methods *out) {
   static const sqlite3_mutex_methods none;
-  if (out) *out = ever_inited ? mutexes : none;
+  if (out) *out = app_mx_set ? app_mx : ever_inited ? mutexes : none;
 }
 
+/* Shale's own methods (or the NULL ones) back: Shale's mutexes again;
+ * others are the application's, used for every connection opened from
+ * then on and by the sqlite3_mutex_* calls (extras.c). */
 int compat_config_mutex(const sqlite3_mutex_methods *m) {
   static const sqlite3_mutex_methods none;
-  if (m && (!memcmp(m, &mutexes, sizeof *m) || !memcmp(m, &none, sizeof *m))) return SQLITE_OK;
-  return SQLITE_ERROR;
+  if (!m || !memcmp(m, &mutexes, sizeof *m) || !memcmp(m, &none, sizeof *m)) {
+    app_mx_set = 0;
+    shale_config_mutex(NULL);
+    return SQLITE_OK;
+  }
+  if (!m->xMutexAlloc || !m->xMutexFree || !m->xMutexEnter || !m->xMutexTry || !m->xMutexLeave)
+    return SQLITE_MISUSE;
+  app_mx = *m;
+  app_mx_set = 1;
+  app_mx_inited = 0;
+  shale_mutex_methods nm = {NULL,     NULL,   am_alloc, am_free,
+                            am_enter, am_try, am_leave, m->xMutexHeld ? am_held : NULL,
+                            NULL};
+  shale_config_mutex(&nm);
+  return SQLITE_OK;
 }
 
 /* ---------------------------------------------------------------- the log */

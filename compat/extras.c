@@ -231,15 +231,44 @@ int sqlite3_complete(const char *sql) { return shale_complete(sql); }
 /* ---------------------------------------------------------------- mutexes */
 
 /* An sqlite3_mutex IS a shale_mutex (the kinds have SQLite's numbers), so
- * the connection's own mutex (sqlite3_db_mutex) works with them. */
+ * the connection's own mutex (sqlite3_db_mutex) works with them; with the
+ * application's methods installed (SQLITE_CONFIG_MUTEX) it is theirs, and
+ * these calls are theirs, as SQLite's. */
 #define MU(m) ((shale_mutex *)(m))
-sqlite3_mutex *sqlite3_mutex_alloc(int kind) { return (sqlite3_mutex *)shale_mutex_alloc(kind); }
-void sqlite3_mutex_free(sqlite3_mutex *m) { shale_mutex_free(MU(m)); }
-void sqlite3_mutex_enter(sqlite3_mutex *m) { shale_mutex_enter(MU(m)); }
-int sqlite3_mutex_try(sqlite3_mutex *m) { return shale_mutex_try(MU(m)); }
-void sqlite3_mutex_leave(sqlite3_mutex *m) { shale_mutex_leave(MU(m)); }
+sqlite3_mutex *sqlite3_mutex_alloc(int kind) {
+  const sqlite3_mutex_methods *a = compat_app_mutex();
+  return a ? a->xMutexAlloc(kind) : (sqlite3_mutex *)shale_mutex_alloc(kind);
+}
+void sqlite3_mutex_free(sqlite3_mutex *m) {
+  const sqlite3_mutex_methods *a = compat_app_mutex();
+  if (!a)
+    shale_mutex_free(MU(m));
+  else if (m)
+    a->xMutexFree(m);
+}
+void sqlite3_mutex_enter(sqlite3_mutex *m) {
+  const sqlite3_mutex_methods *a = compat_app_mutex();
+  if (!a)
+    shale_mutex_enter(MU(m));
+  else if (m)
+    a->xMutexEnter(m);
+}
+int sqlite3_mutex_try(sqlite3_mutex *m) {
+  const sqlite3_mutex_methods *a = compat_app_mutex();
+  if (!a) return shale_mutex_try(MU(m));
+  return m ? a->xMutexTry(m) : SQLITE_OK;
+}
+void sqlite3_mutex_leave(sqlite3_mutex *m) {
+  const sqlite3_mutex_methods *a = compat_app_mutex();
+  if (!a)
+    shale_mutex_leave(MU(m));
+  else if (m)
+    a->xMutexLeave(m);
+}
 sqlite3_mutex *sqlite3_db_mutex(sqlite3 *db) {
-  return (sqlite3_mutex *)shale_db_mutex((shale *)db);
+  shale_mutex *m = shale_db_mutex((shale *)db);
+  void *a = shale_mutex_app(m);
+  return (sqlite3_mutex *)(a ? a : (void *)m);
 }
 
 /* ---------------------------------------------------------------- statements */

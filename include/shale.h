@@ -455,6 +455,24 @@ void shale_mutex_leave(shale_mutex *m);
 int shale_mutex_held(shale_mutex *m);
 /* The connection's mutex, NULL for a NOMUTEX connection (or a bad handle). */
 shale_mutex *shale_db_mutex(shale *db);
+/* The application's mutexes (SQLite's SQLITE_CONFIG_MUTEX): with methods
+ * set, every connection opened afterwards locks through a recursive mutex
+ * they allocate (xMutexAlloc(SHALE_MUTEX_RECURSIVE)); NULL goes back to
+ * Shale's own. The table is copied. shale_mutex_app gives the
+ * application's mutex object under m (NULL: Shale's own). */
+typedef struct shale_mutex_methods {
+  int (*xMutexInit)(void);
+  int (*xMutexEnd)(void);
+  void *(*xMutexAlloc)(int kind);
+  void (*xMutexFree)(void *m);
+  void (*xMutexEnter)(void *m);
+  int (*xMutexTry)(void *m);
+  void (*xMutexLeave)(void *m);
+  int (*xMutexHeld)(void *m);
+  int (*xMutexNotheld)(void *m);
+} shale_mutex_methods;
+void shale_config_mutex(const shale_mutex_methods *m);
+void *shale_mutex_app(shale_mutex *m);
 /* 1 if db is an open connection (not closed, not a zombie of close_v2). */
 int shale_db_live(shale *db);
 /* The text encoding (1 UTF-8, 2 UTF-16le, 3 UTF-16be) an empty main

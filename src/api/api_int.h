@@ -101,12 +101,23 @@ struct shale_mutex {
   uint8_t is_static;
   pthread_mutex_t wm;
   pthread_cond_t cv;
+  /* the application's mutex and methods (shale_config_mutex): the lock is
+   * taken through them, depth and owner are still kept here */
+  void *app;
+  const shale_mutex_methods *am;
+  unsigned app_gen; /* the shale_config_mutex call that made app */
 };
 
 void api_mutex_wait(shale_mutex *m); /* slow paths (api_mutex.c) */
 void api_mutex_wake(shale_mutex *m);
 
+void api_mutex_app_enter(shale_mutex *m);
+void api_mutex_app_leave(shale_mutex *m);
 static inline void api_mutex_enter(shale_mutex *m) {
+  if (__builtin_expect(m->app != NULL, 0)) {
+    api_mutex_app_enter(m);
+    return;
+  }
   pthread_t self = pthread_self();
   if (__atomic_load_n(&m->owner, __ATOMIC_RELAXED) == self) {
     m->depth++;
@@ -119,6 +130,10 @@ static inline void api_mutex_enter(shale_mutex *m) {
   m->depth = 1;
 }
 static inline void api_mutex_leave(shale_mutex *m) {
+  if (__builtin_expect(m->app != NULL, 0)) {
+    api_mutex_app_leave(m);
+    return;
+  }
   if (--m->depth) return;
   __atomic_store_n(&m->owner, (pthread_t)0, __ATOMIC_RELAXED);
   if (__atomic_exchange_n(&m->state, 0, __ATOMIC_RELEASE) == 2) api_mutex_wake(m);

@@ -31,6 +31,9 @@ static void api_mutex_init(shale_mutex *m) {
   m->depth = 0;
   m->owner = (pthread_t)0;
   m->is_static = 0;
+  m->app = NULL;
+  m->am = NULL;
+  m->app_gen = 0;
   pthread_mutex_init(&m->wm, NULL);
   pthread_cond_init(&m->cv, NULL);
 }
@@ -87,8 +90,59 @@ void shale_mutex_enter(shale_mutex *m) {
   if (m) api_mutex_enter(m);
 }
 
+/* ------------------------------------------------ the application's mutexes */
+
+static shale_mutex_methods app_methods; /* a copy (shale_config_mutex) */
+static const shale_mutex_methods *app;  /* &app_methods or NULL */
+static unsigned app_gen;                /* bumped by each shale_config_mutex */
+
+void shale_config_mutex(const shale_mutex_methods *m) {
+  if (m) app_methods = *m;
+  app = m ? &app_methods : NULL;
+  app_gen++;
+}
+
+void *shale_mutex_app(shale_mutex *m) { return m ? m->app : NULL; }
+
+/* The application's mutex is recursive (allocated so); depth and owner
+ * change only while it is held. */
+void api_mutex_app_enter(shale_mutex *m) {
+  m->am->xMutexEnter(m->app);
+  if (m->depth++ == 0) __atomic_store_n(&m->owner, pthread_self(), __ATOMIC_RELAXED);
+}
+
+void api_mutex_app_leave(shale_mutex *m) {
+  if (--m->depth == 0) __atomic_store_n(&m->owner, (pthread_t)0, __ATOMIC_RELAXED);
+  m->am->xMutexLeave(m->app);
+}
+
+/* A connection struct's mutex under the methods set now: the
+ * application's is allocated when its struct is (re)used; one allocated
+ * under earlier methods is left alone (a thread may still wait on it), as
+ * is Shale's own. 0, or SHALE_NOMEM. */
+static int db_mutex_methods(shale_mutex *m) {
+  if (!app) {
+    m->app = NULL;
+    m->am = NULL;
+    return SHALE_OK;
+  }
+  if (m->app && m->app_gen == app_gen) return SHALE_OK;
+  void *a = app->xMutexAlloc(SHALE_MUTEX_RECURSIVE);
+  if (!a) return SHALE_NOMEM;
+  m->app = a;
+  m->am = app;
+  m->app_gen = app_gen;
+  m->depth = 0;
+  return SHALE_OK;
+}
+
 int shale_mutex_try(shale_mutex *m) {
   if (!m) return SHALE_OK;
+  if (m->app) {
+    if (m->am->xMutexTry(m->app) != SHALE_OK) return SHALE_BUSY;
+    if (m->depth++ == 0) __atomic_store_n(&m->owner, pthread_self(), __ATOMIC_RELAXED);
+    return SHALE_OK;
+  }
   pthread_t self = pthread_self();
   if (__atomic_load_n(&m->owner, __ATOMIC_RELAXED) == self) {
     m->depth++;
@@ -107,6 +161,7 @@ void shale_mutex_leave(shale_mutex *m) {
 }
 
 int shale_mutex_held(shale_mutex *m) {
+  if (m && m->app && m->am->xMutexHeld) return m->am->xMutexHeld(m->app);
   return !m || __atomic_load_n(&m->owner, __ATOMIC_RELAXED) == pthread_self();
 }
 
@@ -150,6 +205,7 @@ static void free_list(ApiHandle **fl) {
 
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static ApiHandle *db_pool;
+static void pool_put(shale *db);
 
 shale *api_db_alloc(int with_mutex) {
   pthread_mutex_lock(&pool_mu);
@@ -166,6 +222,10 @@ shale *api_db_alloc(int with_mutex) {
   }
   db->h.next_free = NULL;
   db->mutex = with_mutex ? &db->mu : NULL;
+  if (with_mutex && db_mutex_methods(&db->mu) != SHALE_OK) {
+    pool_put(db); /* magic still API_DEAD (or zero): nobody can use it */
+    return NULL;
+  }
   api_set_magic(db, API_DB_OPEN);
   return db;
 }

@@ -232,6 +232,7 @@ TEST(compat_utf16_same) { run_same("utf16"); }
 TEST(compat_uri_same) { run_same("uri"); }
 TEST(compat_vfs_shim_same) { run_same("vfs_shim"); }
 TEST(compat_errcode_step_same) { run_same("errcode_step"); }
+TEST(compat_mutex_app_same) { run_same("mutex_app"); }
 TEST(compat_uri_off_same) { run_same("uri_off"); }
 TEST(compat_txn_state_same) { run_same("txn_state"); }
 TEST(compat_dbswitch_same) { run_same("dbswitch"); }
