@@ -233,6 +233,28 @@ TEST(compat_uri_same) { run_same("uri"); }
 TEST(compat_vfs_shim_same) { run_same("vfs_shim"); }
 TEST(compat_errcode_step_same) { run_same("errcode_step"); }
 TEST(compat_mutex_app_same) { run_same("mutex_app"); }
+
+/* A changeset recorded by one library is applied by the other: all four
+ * pairings print the same (session_xlib.c). */
+TEST(compat_session_across_libraries) {
+  static char out[4][1 << 16];
+  char dir[] = "/tmp/compat-xlib-XXXXXX", cmd[PATH_MAX + 128], rec[64];
+  CHECK(mkdtemp(dir) != NULL);
+  find_dirs();
+  for (int k = 0; k < 4; k++) {
+    int recorder = k >> 1, applier = k & 1; /* 1: Shale */
+    snprintf(cmd, sizeof cmd, "'%s/compat/progs/session_xlib' record %s", g_build, dir);
+    CHECK_EQ(run(cmd, recorder, rec, sizeof rec), 0);
+    snprintf(cmd, sizeof cmd, "'%s/compat/progs/session_xlib' apply %s", g_build, dir);
+    CHECK_EQ(run(cmd, applier, out[k], sizeof out[k]), 0);
+    if (k && strcmp(out[k], out[0]))
+      test_fail(__FILE__, __LINE__, "recorded by %s, applied by %s: differs from SQLite's\n%.2000s",
+                recorder ? "Shale" : "SQLite", applier ? "Shale" : "SQLite", out[k]);
+  }
+  CHECK(strstr(out[0], "conflict") != NULL);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  CHECK_EQ(system(cmd), 0);
+}
 TEST(compat_uri_off_same) { run_same("uri_off"); }
 TEST(compat_txn_state_same) { run_same("txn_state"); }
 TEST(compat_dbswitch_same) { run_same("dbswitch"); }

@@ -98,12 +98,13 @@ static void *worker(void *arg) {
 }
 
 int main(void) {
-  static const sqlite3_mutex_methods mine = {m_init,  m_end,   m_alloc, m_free, m_enter,
-                                             m_try,   m_leave, NULL,    NULL};
+  static const sqlite3_mutex_methods mine = {m_init, m_end,   m_alloc, m_free, m_enter,
+                                             m_try,  m_leave, NULL,    NULL};
   EXPECT_INT(sqlite3_config(SQLITE_CONFIG_MUTEX, &mine), SQLITE_OK);
   sqlite3_mutex_methods got;
   EXPECT_INT(sqlite3_config(SQLITE_CONFIG_GETMUTEX, &got), SQLITE_OK);
-  printf("getmutex gives them back: %d\n", got.xMutexAlloc == m_alloc && got.xMutexEnter == m_enter);
+  printf("getmutex gives them back: %d\n",
+         got.xMutexAlloc == m_alloc && got.xMutexEnter == m_enter);
   printf("init before initialize: %ld\n", n_init);
   EXPECT_INT(sqlite3_initialize(), SQLITE_OK);
   printf("init after initialize: %d\n", n_init > 0);
@@ -137,9 +138,9 @@ int main(void) {
   }
   printf("threads failed: %ld\n", bad);
   sqlite3_stmt *st = NULL;
-  EXPECT_INT(sqlite3_prepare_v2(db, "SELECT count(*), count(DISTINCT a), sum(b) FROM t", -1, &st,
-                                NULL),
-             SQLITE_OK);
+  EXPECT_INT(
+      sqlite3_prepare_v2(db, "SELECT count(*), count(DISTINCT a), sum(b) FROM t", -1, &st, NULL),
+      SQLITE_OK);
   if (sqlite3_step(st) == SQLITE_ROW)
     printf("rows %d ids %d sum %d\n", sqlite3_column_int(st, 0), sqlite3_column_int(st, 1),
            sqlite3_column_int(st, 2));
