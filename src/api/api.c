@@ -1162,7 +1162,7 @@ static int stmt_vars_init(shale_stmt *st) {
   ApiVarBuf *b = shale_realloc(st->varbuf, sizeof *b * (size_t)(n + 1));
   if (!b) return SHALE_NOMEM;
   st->varbuf = b;
-  for (int i = st->vars ? st->nvar + 1 : 0; i <= n; i++) b[i] = (ApiVarBuf){NULL, 0};
+  for (int i = st->vars ? st->nvar + 1 : 0; i <= n; i++) b[i] = (ApiVarBuf){NULL, 0, 0};
   ShValue *v = shale_realloc(st->vars, sizeof *v * (size_t)(n + 1));
   if (!v) return SHALE_NOMEM;
   for (int i = st->nvar + 1; i <= n; i++) value_set_null(&v[i]);
@@ -1236,6 +1236,7 @@ static void var_release(shale_stmt *st, int i) {
   }
   value_clear(d);
   value_set_null(d);
+  if (st->varbuf) st->varbuf[i].zero = 0;
 }
 
 static void stmt_free(shale_stmt *st) {
@@ -2119,6 +2120,7 @@ static int bind_zeroblob_impl(shale_stmt *st, int i, int n) {
     return SHALE_NOMEM;
   }
   value_set_blob(&st->vars[i], z, (uint32_t)n);
+  st->varbuf[i].zero = 1;
   return SHALE_OK;
 }
 

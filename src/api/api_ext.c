@@ -17,6 +17,7 @@
  *     SQLite's sqlite3_expanded_sql does: NULL, integers, reals as %!.15g,
  *     'text' with quotes doubled, x'hex' blobs; unbound parameters are NULL.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "api_int.h"
@@ -192,7 +193,14 @@ static char *expanded_sql_impl(shale_stmt *st) {
       }
       if (idx > maxidx) maxidx = idx;
       strbuf_append(&b, z + s, i - s);
-      append_value(&b, idx >= 1 && idx <= st->nvar && st->vars ? &st->vars[idx] : NULL);
+      const ShValue *v = idx >= 1 && idx <= st->nvar && st->vars ? &st->vars[idx] : NULL;
+      if (v && st->varbuf && st->varbuf[idx].zero) { /* as SQLite writes a zeroblob */
+        char zb[32];
+        snprintf(zb, sizeof zb, "zeroblob(%u)", (unsigned)v->n);
+        strbuf_append(&b, zb, strlen(zb));
+      } else {
+        append_value(&b, v);
+      }
       i = s = j;
     } else if (ident_char(c)) {
       while (i < n && ident_char(z[i])) i++;

@@ -63,6 +63,7 @@
 typedef struct ApiVarBuf {
   char *z;
   uint32_t cap;
+  uint8_t zero; /* bound by bind_zeroblob (expanded_sql writes zeroblob(N)) */
 } ApiVarBuf;
 
 /* ---- handles and the connection mutex (invariants 6, 7) ---- */

@@ -59,6 +59,11 @@ int main(void) {
       "INSERT INTO t(i, r, s, b, n) VALUES (9007199254740993, NULL, 'it''s', x'616263', NULL)");
   sqlite3_free(exp);
   EXPECT_INT(sqlite3_bind_zeroblob(ins, 5, 4), SQLITE_OK);
+  exp = sqlite3_expanded_sql(ins); /* SQLite writes a bound zeroblob so */
+  EXPECT_STR(exp,
+             "INSERT INTO t(i, r, s, b, n) VALUES (9007199254740993, NULL, 'it''s', "
+             "x'616263', zeroblob(4))");
+  sqlite3_free(exp);
   EXPECT_INT(sqlite3_step(ins), SQLITE_DONE);
   EXPECT_INT(sqlite3_last_insert_rowid(db), 2);
   EXPECT_INT(sqlite3_finalize(ins), SQLITE_OK);

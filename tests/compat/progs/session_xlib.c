@@ -18,12 +18,14 @@ static const char *const schema =
 
 static void base(sqlite3 *db) {
   EXEC_OK(db, schema);
-  EXEC_OK(db, "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i < 30) "
-              "INSERT INTO t SELECT i, 'row ' || i, i * 1.5, CASE WHEN i % 4 = 0 THEN NULL ELSE "
-              "CAST('b' || i AS BLOB) END FROM c");
-  EXEC_OK(db, "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i < 20) "
-              "INSERT INTO w SELECT 'k' || (i % 4), i, CASE i % 3 WHEN 0 THEN NULL WHEN 1 THEN i "
-              "ELSE 'v' || i END FROM c");
+  EXEC_OK(db,
+          "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i < 30) "
+          "INSERT INTO t SELECT i, 'row ' || i, i * 1.5, CASE WHEN i % 4 = 0 THEN NULL ELSE "
+          "CAST('b' || i AS BLOB) END FROM c");
+  EXEC_OK(db,
+          "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i < 20) "
+          "INSERT INTO w SELECT 'k' || (i % 4), i, CASE i % 3 WHEN 0 THEN NULL WHEN 1 THEN i "
+          "ELSE 'v' || i END FROM c");
 }
 
 static void changes(sqlite3 *db) {
@@ -38,9 +40,8 @@ static void changes(sqlite3 *db) {
 
 static void dump(sqlite3 *db, const char *what) {
   printf("== %s\n", what);
-  static const char *const q[] = {
-      "SELECT id, quote(a), quote(b), quote(c) FROM t ORDER BY id",
-      "SELECT quote(k), n, quote(v) FROM w ORDER BY k, n"};
+  static const char *const q[] = {"SELECT id, quote(a), quote(b), quote(c) FROM t ORDER BY id",
+                                  "SELECT quote(k), n, quote(v) FROM w ORDER BY k, n"};
   for (int i = 0; i < 2; i++) {
     sqlite3_stmt *st = NULL;
     EXPECT_INT(sqlite3_prepare_v2(db, q[i], -1, &st, NULL), SQLITE_OK);
@@ -134,8 +135,9 @@ int main(int argc, char **argv) {
   sqlite3_free(inv);
   sqlite3_close(db);
   db = fresh();
-  EXEC_OK(db, "UPDATE t SET a = 'theirs' WHERE id IN (5, 7); DELETE FROM t WHERE id = 3; "
-              "INSERT INTO t VALUES(100, 'taken', 0, NULL); DELETE FROM w WHERE k = 'k1' AND n = 5");
+  EXEC_OK(db,
+          "UPDATE t SET a = 'theirs' WHERE id IN (5, 7); DELETE FROM t WHERE id = 3; "
+          "INSERT INTO t VALUES(100, 'taken', 0, NULL); DELETE FROM w WHERE k = 'k1' AND n = 5");
   printf("apply into a changed copy: %d\n", sqlite3changeset_apply(db, nc, c, NULL, handler, NULL));
   dump(db, "applied with conflicts");
   sqlite3_close(db);
