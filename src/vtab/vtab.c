@@ -45,6 +45,7 @@ static void set_err(char **errmsg, char *m) {
 }
 
 static void disconnect(VtabTable *t) {
+  t->stale = 0;
   if (t->vt) {
     shale_vtab *vt = t->vt;
     t->vt = NULL;
@@ -161,6 +162,15 @@ void vtab_disconnect_closing(VtabReg *r) { disconnect_rev(r->tabs); }
 void vtab_disconnect_db(VtabReg *r, int idb) {
   for (VtabTable *t = r->tabs; t; t = t->next)
     if (idb < 0 || t->idb == idb) disconnect(t);
+}
+
+void vtab_disconnect_stale(VtabReg *r) {
+  for (VtabTable *t = r->tabs; t; t = t->next) {
+    if (t->vt && t->in_txn)
+      t->stale = 1;
+    else
+      disconnect(t);
+  }
 }
 
 int vtab_connect(VtabReg *r, int create, int idb, const char *dbname, const char *name,
@@ -697,7 +707,10 @@ static void end_txn(VtabReg *r, int commit) {
     int (*fn)(shale_vtab *) = commit ? m->xCommit : m->xRollback;
     if (fn) fn(t->vt);
   }
-  for (VtabTable *t = r->tabs; t; t = t->next) t->in_txn = 0;
+  for (VtabTable *t = r->tabs; t; t = t->next) {
+    t->in_txn = 0;
+    if (t->stale) disconnect(t);
+  }
   r->txn_seq = 0;
 }
 
