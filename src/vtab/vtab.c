@@ -429,6 +429,7 @@ int vtab_open(VtabTable *t, VtabCur **out, char **errmsg) {
   c->t = t;
   c->c = vc;
   c->eof = 1;
+  value_set_null(&c->ctx.result);
   t->vt->nRef++;
   *out = c;
   return SHALE_OK;
@@ -436,6 +437,8 @@ int vtab_open(VtabTable *t, VtabCur **out, char **errmsg) {
 
 void vtab_close(VtabCur *c) {
   if (!c) return;
+  value_clear(&c->ctx.result);
+  shale_free(c->ctx.errmsg);
   if (c->c && c->t->vt) {
     c->t->vt->nRef--;
     c->t->mod->m->xClose(c->c);
@@ -506,24 +509,43 @@ int vtab_next(VtabCur *c, char **errmsg) {
   return SHALE_OK;
 }
 
-int vtab_column(VtabCur *c, int col, FuncCtx *ctx, int nochange, ShValue *out, char **errmsg) {
+void vtab_cursor_ctx(VtabCur *c, void *conn, const FuncConnCallbacks *cb, int64_t max_length,
+                     int max_like_pattern) {
+  c->ctx.conn = conn;
+  c->ctx.cb = cb;
+  c->ctx.max_length = max_length;
+  c->ctx.max_like_pattern = max_like_pattern;
+}
+
+int vtab_column(VtabCur *c, int col, int nochange, ShValue *out, char **errmsg) {
   shale_vtab *vt = c->t->vt;
   if (!vt) return SHALE_ERROR;
+  FuncCtx *ctx = &c->ctx;
   if (nochange) ctx->result.flags = VAL_NOCHANGE; /* invariant 2 */
   int rc = vt->pModule->xColumn(c->c, (shale_context *)ctx, col);
-  if (ctx->rc) {
+  if (ctx->rc | rc) {
+    if (ctx->rc) rc = ctx->rc;
+    ctx->rc = SHALE_OK;
+    ctx->subtype = 0;
+    value_clear(&ctx->result);
     if (ctx->errmsg) {
       set_err(errmsg, ctx->errmsg);
       ctx->errmsg = NULL;
     }
-    rc = ctx->rc;
-  }
-  if (rc != SHALE_OK) {
-    value_clear(&ctx->result);
     take_err(vt, errmsg);
     return rc;
   }
-  func_ctx_take_result(ctx, out);
+  if (ctx->errmsg) { /* a message with no error: dropped */
+    shale_free(ctx->errmsg);
+    ctx->errmsg = NULL;
+  }
+  *out = ctx->result; /* func_ctx_take_result, inline: one call per column read */
+  if (ctx->subtype) {
+    out->flags |= VAL_SUBTYPE;
+    out->subtype = ctx->subtype;
+    ctx->subtype = 0;
+  }
+  value_set_null(&ctx->result);
   return SHALE_OK;
 }
 
