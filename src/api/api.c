@@ -805,6 +805,8 @@ static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
   db->txn.deferred_fk = db->txn.sp[i].deferred_fk;
   db->txn.deferred_imm_fk = db->txn.sp[i].deferred_imm_fk;
   if (db->txn.txn_ddl) db->txn.schema_dirty = 1;
+  /* SQLite resets the schemas here after any schema change of the transaction */
+  if (db->txn.txn_ddl && db->txn.nactive <= 1) vtab_disconnect_stale(&db->vtabs);
   int vi = i - (db->txn.sp_txn ? 1 : 0);
   db->vtabs.nsavepoint = vi + 1;
   return vtab_savepoint(&db->vtabs, 2, vi, errmsg);

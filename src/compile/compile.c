@@ -967,6 +967,29 @@ static int check_vars(Parse *p, const SqlStmt *s) {
   return p->rc;
 }
 
+/* The DDL statements for which SQLite opens a statement journal inside a
+ * transaction (so the virtual tables in it see xSavepoint/xRelease): all
+ * that write the schema but CREATE/DROP TRIGGER and DROP VIEW (SQLite
+ * begins their write with no statement, and a view has no tree to drop), and
+ * PRAGMA. A statement with nothing to do opens no transaction and so no
+ * savepoint (the VM opens it at the write Transaction op). */
+static int ddl_stmt_sp(const SqlStmt *s) {
+  switch (s->kind) {
+    case SQL_STMT_CREATE_TABLE:
+    case SQL_STMT_CREATE_INDEX:
+    case SQL_STMT_CREATE_VIEW:
+    case SQL_STMT_CREATE_VTAB:
+    case SQL_STMT_ALTER:
+    case SQL_STMT_ANALYZE:
+    case SQL_STMT_REINDEX:
+      return 1;
+    case SQL_STMT_DROP:
+      return s->u.drop.object == TK_TABLE || s->u.drop.object == TK_INDEX;
+    default:
+      return 0;
+  }
+}
+
 /* SQLite's "may abort" rule for a writing statement: the program (with its
  * trigger sub-programs) calls a function, halts with an error under ABORT
  * (constraint, RAISE(ABORT)) or drops a tree. Only then, and when it may
@@ -1116,6 +1139,8 @@ int compile_sql(const CompileEnv *env, const char *sql, int nbytes, CompiledStmt
     for (int i = 0; i < out->prog->nsub && !out->stmt_journal; i++)
       if (p.multi_write && program_may_abort(out->prog->subs[i])) out->stmt_journal = 1;
     out->vtab_stmt_sp = p.vtab_sp ? p.vtab_sp == 2 : out->stmt_journal;
+  } else {
+    out->vtab_stmt_sp = ddl_stmt_sp(s);
   }
   if (fill_out(&p, out, s)) {
     compile_parse_nomem(&p);

@@ -1016,17 +1016,31 @@ int compile_dml_returning_setup(Parse *p, Table *tab, const char *alias, const S
   return 0;
 }
 
-/* Buffer one RETURNING row computed from the row in registers. */
-void compile_dml_returning_row(Parse *p, Returning *r, int rowid, int cols) {
+/* 1 if e is a plain reference to a column of cursor (under COLLATE or a
+ * unary +, which SQLite drops when coding). */
+static int bare_column(const SqlExpr *e, int cursor) {
+  while (e && (e->op == SQL_E_COLLATE || (e->op == SQL_E_UNARY && e->sub == TK_PLUS))) e = e->a;
+  return e && e->op == SQL_E_COLREF && e->cursor == cursor;
+}
+
+void compile_dml_returning_row_bare(Parse *p, Returning *r, int rowid, int cols, int bare) {
   if (!r->list) return;
   SqlExprList *l = compile_dml_list_dup(p, r->list);
   if (!l) return;
-  for (int i = 0; i < l->n; i++) compile_dml_bind_row(p, l->a[i].expr, r->cursor, rowid, cols);
+  for (int i = 0; i < l->n; i++) {
+    int c = bare_column(l->a[i].expr, r->cursor) ? bare : cols;
+    compile_dml_bind_row(p, l->a[i].expr, r->cursor, rowid, c);
+  }
   compile_expr_code_list(p, l, r->vals);
   int rec = emit_regs(p, 1), rid = emit_regs(p, 1);
   emit(p, OP_MakeRecord, r->vals, r->n, rec);
   emit(p, OP_NewRowid, r->eph, rid, 0);
   emit(p, OP_Insert, r->eph, rec, rid);
+}
+
+/* Buffer one RETURNING row computed from the row in registers. */
+void compile_dml_returning_row(Parse *p, Returning *r, int rowid, int cols) {
+  compile_dml_returning_row_bare(p, r, rowid, cols, cols);
 }
 
 /* After the statement: hand the buffered rows out. */

@@ -484,8 +484,12 @@ static int add_item(Parse *p, SrcList *s, const SqlSrcItem *a, NameCtx *outer, i
     if (a->schema && compile_parse_find_db(p, a->schema) < 0 &&
         (compile_parse_ndb(p) > 1 ||
          (util_stricmp(a->schema, "main") != 0 && util_stricmp(a->schema, "temp") != 0))) {
-      compile_parse_error(p, "no such table: %s.%s", a->schema, a->name);
-      return 1;
+      /* SQLite 3.40.1 finds an eponymous module under any schema name */
+      int rc = compile_vtab_from_item(p, it, a);
+      if (rc < 0) compile_parse_error(p, "no such table: %s.%s", a->schema, a->name);
+      if (rc) return 1;
+      s->n++;
+      return 0;
     }
     if (a->has_args) {
       int rc = compile_vtab_schema_item(p, it, a);       /* t('x') of a virtual table t */

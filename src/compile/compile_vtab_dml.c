@@ -21,8 +21,8 @@
  *     rows in an ephemeral table before the first xUpdate (SQLite's
  *     readsTable), so the SELECT never sees the rows being inserted.
  *  5. INSERT ... RETURNING reads the values handed to xUpdate, as SQLite
- *     3.40.1: the columns as written (NULL where not), the rowid as
- *     written or -1 (not the one the module chose). UPDATE and DELETE
+ *     3.40.1: the columns as written (NULL where not) under their declared
+ *     affinities, the rowid as written or -1 (not the one the module chose). UPDATE and DELETE
  *     RETURNING are refused with SQLite's messages.
  */
 #include <string.h>
@@ -31,6 +31,33 @@
 #include "compile.h"
 #include "dml_int.h"
 #include "select_int.h"
+
+/* One RETURNING row of an INSERT from the values handed to xUpdate (in
+ * cols): SQLite applies the columns' affinities to them first (xUpdate saw
+ * them as written), and shows a plain REAL column in its stored form (2.0
+ * as 2: NUMERIC affinity), an expression over it as REAL (invariant 5). */
+static void returning_row(Parse *p, const Table *tab, Returning *ret, int rid, int cols) {
+  int n = tab->ncol;
+  char *aff = compile_parse_alloc(p, (size_t)n + 1), *sto = compile_parse_alloc(p, (size_t)n + 1);
+  if (!aff || !sto) return;
+  int nreal = 0;
+  for (int j = 0; j < n; j++) {
+    aff[j] = tab->cols[j].affinity ? tab->cols[j].affinity : AFF_BLOB;
+    sto[j] = aff[j] == AFF_REAL ? AFF_NUMERIC : AFF_BLOB;
+    nreal += aff[j] == AFF_REAL;
+  }
+  int val = emit_regs(p, n ? n : 1), bare = val;
+  if (n) {
+    emit(p, OP_Copy, cols, val, n - 1);
+    vm_builder_add_text(&p->b, OP_Affinity, val, n, 0, aff, n);
+  }
+  if (nreal) {
+    bare = emit_regs(p, n);
+    emit(p, OP_Copy, val, bare, n - 1);
+    vm_builder_add_text(&p->b, OP_Affinity, bare, n, 0, sto, n);
+  }
+  compile_dml_returning_row_bare(p, ret, rid, val, bare);
+}
 
 static void vbegin(Parse *p, const Table *tab) {
   compile_parse_need_write(p);
@@ -161,7 +188,7 @@ int compile_vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
     emit(p, OP_NotNull, rid, given, 0);
     emit(p, OP_Integer, -1, rid, 0);
     emit_resolve(p, given);
-    compile_dml_returning_row(p, &ret, rid, base + 2);
+    returning_row(p, tab, &ret, rid, base + 2);
   }
   if (sel && staged >= 0)
     emit(p, OP_Next, staged, top, 0);

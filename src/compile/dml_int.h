@@ -180,7 +180,13 @@ SrcList *compile_dml_update_from(Parse *p, const Table *tab, const SqlSrcItem *t
                                  const SqlSrcList *from, NameCtx *nc);
 int compile_dml_returning_setup(Parse *p, Table *tab, const char *alias, const SqlExprList *ast,
                                 Returning *r);
+/* Buffer one RETURNING row computed from the row in registers (rowid, cols). */
 void compile_dml_returning_row(Parse *p, Returning *r, int rowid, int cols);
+/* The same, but a result that is only a column of the row (bare_column)
+ * reads it from the block bare instead: SQLite's virtual-table rows, whose
+ * plain columns show the values in their stored form (a REAL column's 2.0
+ * as 2) while any expression over them sees the column's affinity. */
+void compile_dml_returning_row_bare(Parse *p, Returning *r, int rowid, int cols, int bare);
 void compile_dml_returning_end(Parse *p, Returning *r);
 
 /* compile_constraint.c */

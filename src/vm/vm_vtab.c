@@ -138,14 +138,8 @@ int vm_vtab_column(Vm *v, const VmOp *op, ShValue *out) {
   VmCursor *c = &v->cur[op->p1];
   value_clear(out);
   if (c->nullrow || !c->vc || c->vc->eof) return SHALE_OK;
-  FuncCtx ctx = {.conn = v->conn, .cb = v->cb, .result = {.type = SHALE_NULL}};
-  if (v->hooks) {
-    ctx.max_length = v->hooks->max_length;
-    ctx.max_like_pattern = v->hooks->max_like_pattern;
-  }
   char *msg = NULL;
-  int rc = vtab_column(c->vc, op->p2, &ctx, op->p5 != 0, out, &msg);
-  shale_free(ctx.errmsg);
+  int rc = vtab_column(c->vc, op->p2, op->p5 != 0, out, &msg);
   if (rc) return fail(v, rc, msg);
   return SHALE_OK;
 }
@@ -166,7 +160,11 @@ int vm_vtab_exec(Vm *v, const VmOp *op, ShValue *reg, int *jump) {
       VmCursor *c = &v->cur[op->p1];
       vm_cursor_close(v, c);
       rc = vtab_open(op->p4.vtab, &c->vc, &msg);
-      if (rc == SHALE_OK) c->kind = VMC_VTAB;
+      if (rc == SHALE_OK) {
+        c->kind = VMC_VTAB;
+        vtab_cursor_ctx(c->vc, v->conn, v->cb, v->hooks ? v->hooks->max_length : 0,
+                        v->hooks ? v->hooks->max_like_pattern : 0);
+      }
       break;
     }
     case OP_VFilter: {

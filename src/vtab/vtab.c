@@ -45,6 +45,7 @@ static void set_err(char **errmsg, char *m) {
 }
 
 static void disconnect(VtabTable *t) {
+  t->stale = 0;
   if (t->vt) {
     shale_vtab *vt = t->vt;
     t->vt = NULL;
@@ -161,6 +162,15 @@ void vtab_disconnect_closing(VtabReg *r) { disconnect_rev(r->tabs); }
 void vtab_disconnect_db(VtabReg *r, int idb) {
   for (VtabTable *t = r->tabs; t; t = t->next)
     if (idb < 0 || t->idb == idb) disconnect(t);
+}
+
+void vtab_disconnect_stale(VtabReg *r) {
+  for (VtabTable *t = r->tabs; t; t = t->next) {
+    if (t->vt && t->in_txn)
+      t->stale = 1;
+    else
+      disconnect(t);
+  }
 }
 
 int vtab_connect(VtabReg *r, int create, int idb, const char *dbname, const char *name,
@@ -419,6 +429,7 @@ int vtab_open(VtabTable *t, VtabCur **out, char **errmsg) {
   c->t = t;
   c->c = vc;
   c->eof = 1;
+  value_set_null(&c->ctx.result);
   t->vt->nRef++;
   *out = c;
   return SHALE_OK;
@@ -426,6 +437,8 @@ int vtab_open(VtabTable *t, VtabCur **out, char **errmsg) {
 
 void vtab_close(VtabCur *c) {
   if (!c) return;
+  value_clear(&c->ctx.result);
+  shale_free(c->ctx.errmsg);
   if (c->c && c->t->vt) {
     c->t->vt->nRef--;
     c->t->mod->m->xClose(c->c);
@@ -496,24 +509,43 @@ int vtab_next(VtabCur *c, char **errmsg) {
   return SHALE_OK;
 }
 
-int vtab_column(VtabCur *c, int col, FuncCtx *ctx, int nochange, ShValue *out, char **errmsg) {
+void vtab_cursor_ctx(VtabCur *c, void *conn, const FuncConnCallbacks *cb, int64_t max_length,
+                     int max_like_pattern) {
+  c->ctx.conn = conn;
+  c->ctx.cb = cb;
+  c->ctx.max_length = max_length;
+  c->ctx.max_like_pattern = max_like_pattern;
+}
+
+int vtab_column(VtabCur *c, int col, int nochange, ShValue *out, char **errmsg) {
   shale_vtab *vt = c->t->vt;
   if (!vt) return SHALE_ERROR;
+  FuncCtx *ctx = &c->ctx;
   if (nochange) ctx->result.flags = VAL_NOCHANGE; /* invariant 2 */
   int rc = vt->pModule->xColumn(c->c, (shale_context *)ctx, col);
-  if (ctx->rc) {
+  if (ctx->rc | rc) {
+    if (ctx->rc) rc = ctx->rc;
+    ctx->rc = SHALE_OK;
+    ctx->subtype = 0;
+    value_clear(&ctx->result);
     if (ctx->errmsg) {
       set_err(errmsg, ctx->errmsg);
       ctx->errmsg = NULL;
     }
-    rc = ctx->rc;
-  }
-  if (rc != SHALE_OK) {
-    value_clear(&ctx->result);
     take_err(vt, errmsg);
     return rc;
   }
-  func_ctx_take_result(ctx, out);
+  if (ctx->errmsg) { /* a message with no error: dropped */
+    shale_free(ctx->errmsg);
+    ctx->errmsg = NULL;
+  }
+  *out = ctx->result; /* func_ctx_take_result, inline: one call per column read */
+  if (ctx->subtype) {
+    out->flags |= VAL_SUBTYPE;
+    out->subtype = ctx->subtype;
+    ctx->subtype = 0;
+  }
+  value_set_null(&ctx->result);
   return SHALE_OK;
 }
 
@@ -697,7 +729,10 @@ static void end_txn(VtabReg *r, int commit) {
     int (*fn)(shale_vtab *) = commit ? m->xCommit : m->xRollback;
     if (fn) fn(t->vt);
   }
-  for (VtabTable *t = r->tabs; t; t = t->next) t->in_txn = 0;
+  for (VtabTable *t = r->tabs; t; t = t->next) {
+    t->in_txn = 0;
+    if (t->stale) disconnect(t);
+  }
   r->txn_seq = 0;
 }
 

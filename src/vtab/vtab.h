@@ -55,6 +55,8 @@ typedef struct VtabTable {
   uint8_t in_txn; /* invariant 3 */
   uint8_t constraint_support, innocuous, directonly;
   uint8_t eponymous;   /* the module's own table (no schema row) */
+  uint8_t stale;       /* the schemas were reset during its transaction: xDisconnect when
+                          the transaction ends (vtab_disconnect_stale) */
   int txn_seq;         /* order of xBegin within the transaction */
   int isp;             /* SQLite's VTable.iSavepoint: savepoint levels it has seen */
   struct VtabReg *reg; /* its registry */
@@ -128,6 +130,11 @@ VtabTable *vtab_find(const VtabReg *, int idb, const char *name);
 int vtab_destroy(VtabReg *, VtabTable *, char **errmsg);
 /* xDisconnect of every table of database idb (-1: all): DETACH. */
 void vtab_disconnect_db(VtabReg *, int idb);
+/* The schemas were reset inside a transaction (SQLite's ROLLBACK TO after a
+ * schema change): every table not in the transaction disconnects now, the
+ * others after their xCommit/xRollback (SQLite's transaction holds a
+ * reference to them). */
+void vtab_disconnect_stale(VtabReg *);
 /* xDisconnect of every table in vtab_reg_free's order: shale_close, before
  * it checks for unfinalized statements (a module's own statements go). */
 void vtab_disconnect_closing(VtabReg *);
@@ -177,6 +184,11 @@ typedef struct VtabCur {
   VtabTable *t;
   shale_vtab_cursor *c;
   int eof;
+  /* The context of every xColumn on the cursor: its connection fields set
+   * once by the owner (vtab_cursor_ctx), its outputs cleared after each call
+   * (result NULL, subtype 0, rc OK, no message), so a column read does not
+   * build a context afresh. */
+  FuncCtx ctx;
 } VtabCur;
 
 int vtab_open(VtabTable *, VtabCur **out, char **errmsg);
@@ -185,11 +197,14 @@ void vtab_close(VtabCur *);
 int vtab_filter(VtabCur *, int idx_num, const char *idx_str, int argc, ShValue *argv,
                 char **errmsg);
 int vtab_next(VtabCur *, char **errmsg);
-/* xColumn of column col into out (owned); ctx: a FuncCtx template with the
- * connection fields set (its result is used). nochange: the module may
- * leave the column unset (shale_vtab_nochange returns 1), and out is then
- * a NULL marked VAL_NOCHANGE. */
-int vtab_column(VtabCur *, int col, FuncCtx *ctx, int nochange, ShValue *out, char **errmsg);
+/* The connection fields of the cursor's xColumn context (FuncCtx's conn,
+ * cb, max_length, max_like_pattern): set once after vtab_open. */
+void vtab_cursor_ctx(VtabCur *, void *conn, const FuncConnCallbacks *cb, int64_t max_length,
+                     int max_like_pattern);
+/* xColumn of column col into out (owned), through the cursor's context.
+ * nochange: the module may leave the column unset (shale_vtab_nochange
+ * returns 1), and out is then a NULL marked VAL_NOCHANGE. */
+int vtab_column(VtabCur *, int col, int nochange, ShValue *out, char **errmsg);
 int vtab_rowid(VtabCur *, int64_t *rowid, char **errmsg);
 
 /* ---- writes and transactions ---- */

@@ -568,6 +568,18 @@ typedef struct RtCons {
   RtreeQueryInfo qi;
 } RtCons;
 
+/* A coordinate constraint as a test on a cell's bytes: the coordinate at
+ * byte off of the cell (past its id) op v. Built by xFilter when no MATCH
+ * is given, one list for leaves and one for inner nodes (SQLite's
+ * rtreeLeafConstraint / rtreeNonleafConstraint as comparisons on one
+ * coordinate each: an inner cell passes LE, LT and EQ when its min <= v,
+ * GE, GT and EQ when its max >= v). */
+typedef struct RtTest {
+  int off;
+  char op;
+  double v;
+} RtTest;
+
 typedef struct RtFrame {
   int64_t no;
   int ncell, icell;
@@ -589,8 +601,12 @@ typedef struct RtCursor {
   RtCons cons[RT_MAX_DIM * 4];
   int nframe, depth; /* frame i holds the node at level depth - i */
   RtFrame frame[RT_MAX_DEPTH + 1];
-  uint8_t *buf;    /* (RT_MAX_DEPTH + 1) nodes, allocated at the first filter */
-  RtCell cell;     /* the current entry */
+  uint8_t *buf; /* (RT_MAX_DEPTH + 1) nodes, allocated at the first filter */
+  RtCell cell;  /* the current entry */
+  /* no MATCH: the constraints as byte tests (RtTest); never: one is always
+   * false (a NULL or text right-hand side) */
+  int tests, never, ntleaf, ntnode;
+  RtTest tleaf[RT_MAX_DIM * 4], tnode[RT_MAX_DIM * 8];
   shale_stmt *aux; /* NAME_rowid row of the current entry, or NULL */
   int aux_ok;
   /* with a query callback: SQLite's priority queue of search points */
@@ -696,10 +712,96 @@ static int cell_matches(const Rtree *t, RtCursor *c, const RtCell *x, int leaf) 
   return 1;
 }
 
+/* The constraints of the last filter as byte tests (RtTest): 0 when one is
+ * a MATCH (cell_matches then runs). */
+static int tests_build(RtCursor *c) {
+  c->never = c->ntleaf = c->ntnode = 0;
+  for (int i = 0; i < c->ncons; i++) {
+    const RtCons *k = &c->cons[i];
+    if (k->op == OP_MATCH || k->op == OP_QUERY) return 0;
+    if (k->op == OP_TRUE) continue;
+    if (k->op == OP_FALSE) {
+      c->never = 1;
+      continue;
+    }
+    c->tleaf[c->ntleaf++] = (RtTest){8 + 4 * k->coord, k->op, k->v};
+    if (k->op == OP_LE || k->op == OP_LT || k->op == OP_EQ)
+      c->tnode[c->ntnode++] = (RtTest){8 + 4 * (k->coord & ~1), OP_LE, k->v};
+    if (k->op == OP_GE || k->op == OP_GT || k->op == OP_EQ)
+      c->tnode[c->ntnode++] = (RtTest){8 + 4 * (k->coord | 1), OP_GE, k->v};
+  }
+  return 1;
+}
+
+/* 1 if the cell at p passes every test of ts[0..n). */
+static int tests_pass(const Rtree *t, const RtTest *ts, int n, const uint8_t *p) {
+  for (int i = 0; i < n; i++) {
+    uint32_t b = rt_get4(p + ts[i].off);
+    RtCoord x;
+    memcpy(&x, &b, 4);
+    double v = rtree_coord(t, x), k = ts[i].v;
+    int in;
+    switch (ts[i].op) {
+      case OP_LE:
+        in = v <= k;
+        break;
+      case OP_GE:
+        in = v >= k;
+        break;
+      case OP_LT:
+        in = v < k;
+        break;
+      case OP_GT:
+        in = v > k;
+        break;
+      default:
+        in = v == k;
+        break;
+    }
+    if (!in) return 0;
+  }
+  return 1;
+}
+
+/* step() over byte tests: a cell is decoded only when it passes (an entry
+ * whole, a subtree its child number). */
+static int step_tests(RtCursor *c) {
+  Rtree *t = (Rtree *)c->base.pVtab;
+  if (c->never) c->nframe = 0;
+  while (c->nframe > 0) {
+    int i = c->nframe - 1, leaf = c->depth == i;
+    RtFrame *f = &c->frame[i];
+    const RtTest *ts = leaf ? c->tleaf : c->tnode;
+    int nt = leaf ? c->ntleaf : c->ntnode, icell = -1;
+    while (f->icell < f->ncell) {
+      const uint8_t *p = f->data + 4 + t->cell_size * f->icell++;
+      if (tests_pass(t, ts, nt, p)) {
+        icell = f->icell - 1;
+        break;
+      }
+    }
+    if (icell < 0) {
+      c->nframe--;
+      continue;
+    }
+    if (leaf) {
+      rtree_cell_get(t, f->data, icell, &c->cell);
+      return SHALE_OK;
+    }
+    if (i + 1 > RT_MAX_DEPTH) return SHALE_CORRUPT_VTAB;
+    int rc = load_frame(c, i + 1, rtree_cell_id(t, f->data, icell));
+    if (rc) return rc;
+    c->nframe++;
+  }
+  c->eof = 1;
+  return SHALE_OK;
+}
+
 /* Advance to the next matching entry, depth first. */
 static int step(RtCursor *c) {
   Rtree *t = (Rtree *)c->base.pVtab;
   c->aux_ok = 0;
+  if (c->tests) return step_tests(c);
   while (c->nframe > 0) {
     int i = c->nframe - 1, level = c->depth - i;
     RtFrame *f = &c->frame[i];
@@ -943,6 +1045,7 @@ static int x_filter(shale_vtab_cursor *vc, int idx_num, const char *idx_str, int
   Rtree *t = (Rtree *)vc->pVtab;
   c->eof = 1;
   c->nframe = 0;
+  c->tests = 0;
   cons_free(c);
   c->aux_ok = 0;
   c->qmode = 0;
@@ -1000,6 +1103,7 @@ static int x_filter(shale_vtab_cursor *vc, int idx_num, const char *idx_str, int
   if (c->depth > RT_MAX_DEPTH) return SHALE_CORRUPT_VTAB;
   for (int i = 0; i < n; i++)
     if (c->cons[i].op == OP_QUERY) return start_query(c);
+  c->tests = tests_build(c);
   c->nframe = 1;
   c->eof = 0;
   return step(c);

@@ -95,6 +95,20 @@ static int cell_contains(const Rtree *t, const RtCell *a, const RtCell *b) {
   return 1;
 }
 
+/* cell_contains(cell, b) on a cell's coordinates as stored (p: past its
+ * id), decoding a coordinate only when the comparison needs it. */
+static int bytes_contain(const Rtree *t, const uint8_t *p, const RtCell *b) {
+  for (int k = 0; k < t->ndim2; k += 2, p += 8) {
+    uint32_t w[2] = {rt_get4(p), rt_get4(p + 4)};
+    RtCoord x[2];
+    memcpy(x, w, sizeof x);
+    if (rtree_coord(t, x[1]) < rtree_coord(t, b->c[k + 1]) ||
+        rtree_coord(t, b->c[k]) < rtree_coord(t, x[0]))
+      return 0;
+  }
+  return 1;
+}
+
 static double cell_overlap(const Rtree *t, const RtCell *a, const RtCell *b) {
   double o = 1.0;
   for (int k = 0; k < t->ndim2; k += 2) {
@@ -252,8 +266,8 @@ static int choose_node(Rtree *t, const RtCell *c, int height, RtNode **out) {
     double min_area = 0, min_growth = 0;
     RtCell x;
     for (int i = 0; i < k; i++) {
+      if (!bytes_contain(t, n->data + 4 + t->cell_size * i + 8, c)) continue;
       rtree_cell_get(t, n->data, i, &x);
-      if (!cell_contains(t, &x, c)) continue;
       double a = cell_area(t, &x);
       if (!found || a < min_area) {
         best = x.id;

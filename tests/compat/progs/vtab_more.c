@@ -12,7 +12,11 @@
  *   - a version-2 module ("svp") sees xBegin, xSavepoint, xRelease,
  *     xRollbackTo, xSync, xCommit and xRollback in SQLite's order and
  *     numbering under BEGIN, SAVEPOINT (also one that began the
- *     transaction), RELEASE, ROLLBACK TO and ROLLBACK.
+ *     transaction), RELEASE, ROLLBACK TO and ROLLBACK, and the statement
+ *     savepoints of DML and DDL inside a transaction (CREATE/DROP of
+ *     tables, indexes, views, triggers and virtual tables, ANALYZE,
+ *     REINDEX, PRAGMA); after ROLLBACK TO in a transaction that changed the
+ *     schema the table disconnects at the transaction's end.
  *
  * Invariants:
  *  1. Output depends only on the calls the engine makes and their
@@ -288,6 +292,23 @@ static void svp_run(sqlite3 *db) {
       /* a SAVEPOINT that began the transaction, then a statement savepoint
        * under which the table joins */
       "SAVEPOINT t", "INSERT INTO k(a) SELECT x FROM p", "ROLLBACK TO t", "RELEASE t",
+      /* DDL inside a transaction with the table joined: statement
+       * savepoints of CREATE and DROP as SQLite opens them */
+      "BEGIN", "INSERT INTO k(a) VALUES (1)", "CREATE TABLE d(x)", "CREATE INDEX di ON d(x)",
+      "CREATE VIEW dv AS SELECT * FROM d", "CREATE TABLE d2(x)",
+      "CREATE TRIGGER dt AFTER INSERT ON d2 BEGIN SELECT 1; END", "DROP TRIGGER dt", "DROP VIEW dv",
+      "DROP INDEX di", "SAVEPOINT s", "CREATE TABLE e(x)", "CREATE TABLE IF NOT EXISTS e(x)",
+      "DROP TABLE d2", "DROP TABLE IF EXISTS nosuch", "CREATE TABLE e2 AS SELECT 1",
+      "CREATE VIRTUAL TABLE k2 USING svp(ok)", "INSERT INTO k2(a) VALUES (1)", "DROP TABLE k2",
+      "ROLLBACK TO s", "RELEASE s", "CREATE TABLE e(x)", "DROP TABLE e", "COMMIT", "BEGIN",
+      "INSERT INTO k(a) VALUES (1)", "CREATE TABLE d(x, y, z)", "CREATE INDEX di ON d(x)",
+      "CREATE INDEX IF NOT EXISTS di ON d(x)", "REINDEX di", "ANALYZE", "PRAGMA user_version = 3",
+      "CREATE TEMP TABLE tt(x)", "DROP TABLE tt", "CREATE TEMP VIEW tv AS SELECT 1", "DROP VIEW tv",
+      "CREATE UNIQUE INDEX du ON p(x)", "INSERT INTO p VALUES (1)",
+      "CREATE UNIQUE INDEX du2 ON p(x)", "DROP TABLE d", "DROP TABLE IF EXISTS sqlite_stat1",
+      "COMMIT",
+      /* the same outside BEGIN: no savepoints */
+      "CREATE TABLE d(x)", "DROP TABLE d",
       /* no transaction: no savepoints */
       "INSERT INTO k(a) VALUES (4)", "INSERT INTO k(a) VALUES (5), (6)", "DROP TABLE k",
       "DROP TABLE p", NULL};
