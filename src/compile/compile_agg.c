@@ -33,13 +33,48 @@ typedef struct AggWork {
   int hit_reg;     /* 1: the last min/max call run did not take this row */
   int loaded_reg;  /* 1 once the bare columns hold the group's first row */
   SqlExpr **nodes; /* nodes replaced by agg_replace, for agg_restore */
+  SqlExpr **dup;   /* calls equal to an earlier one (SQLite's analyzeAggregate */
+  int *dup_of;     /*   shares them): dup[k] reads funcs[dup_of[k]] */
+  int ndup, capdup;
   int nnodes;
   int in_base, nin;
 } AggWork;
 
-static int agg_add_func(Parse *p, AggInfo *ai, SqlExpr *e) {
+/* Index of an earlier call equal to e (same function, arguments, DISTINCT
+ * and FILTER), or -1. */
+static int agg_same_func(const AggInfo *ai, const SqlExpr *e) {
+  for (int i = 0; i < ai->nfunc; i++)
+    if (ai->funcs[i].func == e->func && compile_expr_same(ai->funcs[i].expr, e)) return i;
+  return -1;
+}
+
+static int agg_add_dup(Parse *p, AggWork *aw, SqlExpr *e, int of) {
+  for (int k = 0; k < aw->ndup; k++)
+    if (aw->dup[k] == e) return 0;
+  if (aw->ndup == aw->capdup) {
+    int cap = aw->capdup ? aw->capdup * 2 : 4;
+    SqlExpr **d = compile_parse_alloc(p, sizeof(SqlExpr *) * (size_t)cap);
+    int *o = compile_parse_alloc(p, sizeof(int) * (size_t)cap);
+    if (!d || !o) return 1;
+    if (aw->ndup) {
+      memcpy(d, aw->dup, sizeof(SqlExpr *) * (size_t)aw->ndup);
+      memcpy(o, aw->dup_of, sizeof(int) * (size_t)aw->ndup);
+    }
+    aw->dup = d;
+    aw->dup_of = o;
+    aw->capdup = cap;
+  }
+  aw->dup[aw->ndup] = e;
+  aw->dup_of[aw->ndup++] = of;
+  return 0;
+}
+
+static int agg_add_func(Parse *p, AggWork *aw, SqlExpr *e) {
+  AggInfo *ai = aw->ai;
   for (int i = 0; i < ai->nfunc; i++)
     if (ai->funcs[i].expr == e) return 0;
+  int same = agg_same_func(ai, e);
+  if (same >= 0) return agg_add_dup(p, aw, e, same);
   if (ai->nfunc == ai->capfunc) {
     int cap = ai->capfunc ? ai->capfunc * 2 : 8;
     AggFunc *a = compile_parse_alloc(p, sizeof(AggFunc) * (size_t)cap);
@@ -73,60 +108,63 @@ static int agg_add_col(Parse *p, AggInfo *ai, SqlExpr *e) {
   return 0;
 }
 
-static int collect_funcs_at(Parse *p, AggInfo *ai, SqlExpr *e, int level);
+static int collect_funcs_at(Parse *p, AggWork *aw, SqlExpr *e, int level);
 
-static int collect_funcs_list(Parse *p, AggInfo *ai, SqlExprList *l, int level) {
+static int collect_funcs_list(Parse *p, AggWork *aw, SqlExprList *l, int level) {
   for (int i = 0; l && i < l->n; i++)
-    if (collect_funcs_at(p, ai, l->a[i].expr, level)) return 1;
+    if (collect_funcs_at(p, aw, l->a[i].expr, level)) return 1;
   return 0;
 }
 
 /* Aggregate calls of this query: at level 0 its own, and inside expression
  * subqueries (level n) those whose arguments read only this query's columns
  * (resolve.c stored the owner's distance in depth). */
-static int collect_funcs_at(Parse *p, AggInfo *ai, SqlExpr *e, int level) {
+static int collect_funcs_at(Parse *p, AggWork *aw, SqlExpr *e, int level) {
   if (!e) return 0;
-  if (e->op == SQL_E_FUNC && e->agg == 1) return e->depth == level ? agg_add_func(p, ai, e) : 0;
+  if (e->op == SQL_E_FUNC && e->agg == 1) return e->depth == level ? agg_add_func(p, aw, e) : 0;
   if (e->op == SQL_E_REG) return 0;
   if (e->op == SQL_E_FUNC && e->agg == 2 && e->over &&
-      (collect_funcs_at(p, ai, e->filter, level) ||
-       collect_funcs_list(p, ai, e->over->partition, level) ||
-       collect_funcs_list(p, ai, e->over->order, level)))
+      (collect_funcs_at(p, aw, e->filter, level) ||
+       collect_funcs_list(p, aw, e->over->partition, level) ||
+       collect_funcs_list(p, aw, e->over->order, level)))
     return 1;
-  if (collect_funcs_at(p, ai, e->a, level) || collect_funcs_at(p, ai, e->b, level) ||
-      collect_funcs_at(p, ai, e->c, level) || collect_funcs_list(p, ai, e->list, level))
+  if (collect_funcs_at(p, aw, e->a, level) || collect_funcs_at(p, aw, e->b, level) ||
+      collect_funcs_at(p, aw, e->c, level) || collect_funcs_list(p, aw, e->list, level))
     return 1;
   for (SqlSelect *c = e->select; c; c = c->prior) {
     if (!c->info) continue;
-    if (collect_funcs_list(p, ai, c->info->result, level + 1) ||
-        collect_funcs_at(p, ai, c->where, level + 1) ||
-        collect_funcs_at(p, ai, c->having, level + 1) ||
-        collect_funcs_list(p, ai, c->order_by, level + 1))
+    if (collect_funcs_list(p, aw, c->info->result, level + 1) ||
+        collect_funcs_at(p, aw, c->where, level + 1) ||
+        collect_funcs_at(p, aw, c->having, level + 1) ||
+        collect_funcs_list(p, aw, c->order_by, level + 1))
       return 1;
   }
   return 0;
 }
 
-static int collect_funcs(Parse *p, AggInfo *ai, SqlExpr *e) {
-  return collect_funcs_at(p, ai, e, 0);
+static int collect_funcs(Parse *p, AggWork *aw, SqlExpr *e) {
+  return collect_funcs_at(p, aw, e, 0);
 }
 
 typedef struct ColWalk {
   Parse *p;
+  AggWork *aw;
   AggInfo *ai;
   SrcList *src;
   int rc;
 } ColWalk;
 
-static int is_agg_func_of(AggInfo *ai, const SqlExpr *e) {
-  for (int i = 0; i < ai->nfunc; i++)
-    if (ai->funcs[i].expr == e) return 1;
+static int is_agg_func_of(const AggWork *aw, const SqlExpr *e) {
+  for (int i = 0; i < aw->ai->nfunc; i++)
+    if (aw->ai->funcs[i].expr == e) return 1;
+  for (int k = 0; k < aw->ndup; k++)
+    if (aw->dup[k] == e) return 1;
   return 0;
 }
 
 static int colwalk_expr(SqlWalker *w, SqlExpr *e) {
   ColWalk *cw = w->arg;
-  if (is_agg_func_of(cw->ai, e)) return SQL_WALK_PRUNE;
+  if (is_agg_func_of(cw->aw, e)) return SQL_WALK_PRUNE;
   if (e->op == SQL_E_COLREF && compile_src_find_cursor(cw->src, e->cursor)) {
     if (agg_add_col(cw->p, cw->ai, e)) {
       cw->rc = 1;
@@ -142,9 +180,9 @@ static int colwalk_select(SqlWalker *w, SqlSelect *s) {
   return SQL_WALK_CONTINUE;
 }
 
-static int collect_cols(Parse *p, AggInfo *ai, SrcList *src, SqlExpr *e) {
+static int collect_cols(Parse *p, AggWork *aw, SrcList *src, SqlExpr *e) {
   if (!e) return 0;
-  ColWalk cw = {p, ai, src, 0};
+  ColWalk cw = {p, aw, aw->ai, src, 0};
   SqlWalker w = {colwalk_expr, colwalk_select, &cw};
   sql_walk_expr(&w, e);
   return cw.rc;
@@ -181,13 +219,22 @@ int compile_select_expr_to_reg(Parse *p, SqlExpr *e, int reg, int outer_regs) {
  * AggInfo then points at the original nodes. */
 static void agg_replace(Parse *p, AggWork *aw) {
   AggInfo *ai = aw->ai;
-  aw->nodes = compile_parse_alloc(p, sizeof(SqlExpr *) * (size_t)(ai->nfunc + ai->ncol + 1));
+  aw->nodes =
+      compile_parse_alloc(p, sizeof(SqlExpr *) * (size_t)(ai->nfunc + aw->ndup + ai->ncol + 1));
   if (!aw->nodes) return;
   for (int i = 0; i < ai->nfunc; i++) {
     SqlExpr *e = ai->funcs[i].expr;
     compile_select_expr_to_reg(p, e, ai->funcs[i].acc_reg, 0);
     if (e->op == SQL_E_REG && e->orig) {
       ai->funcs[i].expr = (SqlExpr *)e->orig;
+      aw->nodes[aw->nnodes++] = e;
+    }
+  }
+  for (int k = 0; k < aw->ndup; k++) {
+    SqlExpr *e = aw->dup[k];
+    compile_select_expr_to_reg(p, e, ai->funcs[aw->dup_of[k]].acc_reg, 0);
+    if (e->op == SQL_E_REG && e->orig) {
+      aw->dup[k] = (SqlExpr *)e->orig;
       aw->nodes[aw->nnodes++] = e;
     }
   }
@@ -406,23 +453,23 @@ void compile_sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, Win
   AggInfo *ai = compile_parse_alloc(p, sizeof *ai);
   if (!ai) return;
   ai->group_by = s->group_by;
-  SqlExprList *res = info->result;
-  for (int i = 0; i < res->n; i++)
-    if (collect_funcs(p, ai, res->a[i].expr)) return;
-  if (collect_funcs(p, ai, s->having)) return;
-  for (int i = 0; s->order_by && i < s->order_by->n; i++)
-    if (collect_funcs(p, ai, s->order_by->a[i].expr)) return;
-  for (int i = 0; i < res->n; i++)
-    if (collect_cols(p, ai, info->src, res->a[i].expr)) return;
-  if (collect_cols(p, ai, info->src, s->having)) return;
-  for (int i = 0; s->order_by && i < s->order_by->n; i++)
-    if (collect_cols(p, ai, info->src, s->order_by->a[i].expr)) return;
-  info->nc.agg = ai;
-
   AggWork aw;
   memset(&aw, 0, sizeof aw);
   aw.ai = ai;
   aw.src = info->src;
+  SqlExprList *res = info->result;
+  for (int i = 0; i < res->n; i++)
+    if (collect_funcs(p, &aw, res->a[i].expr)) return;
+  if (collect_funcs(p, &aw, s->having)) return;
+  for (int i = 0; s->order_by && i < s->order_by->n; i++)
+    if (collect_funcs(p, &aw, s->order_by->a[i].expr)) return;
+  for (int i = 0; i < res->n; i++)
+    if (collect_cols(p, &aw, info->src, res->a[i].expr)) return;
+  if (collect_cols(p, &aw, info->src, s->having)) return;
+  for (int i = 0; s->order_by && i < s->order_by->n; i++)
+    if (collect_cols(p, &aw, info->src, s->order_by->a[i].expr)) return;
+  info->nc.agg = ai;
+
   aw.arg_reg = compile_parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
   aw.filter_reg = compile_parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
   aw.col_in = compile_parse_alloc(p, sizeof(int) * (size_t)(ai->ncol + 1));
