@@ -1182,6 +1182,7 @@ static int win_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, WinCtx *wc, int
   SqlExprList *wob = compile_window_loop_order(p, wc);
   l->w = compile_where_plan(p, info->src, s->where, wob, flags);
   if (!l->w) return 1;
+  compile_where_omit_noop(l->w, info->result, s->order_by, 0);
   compile_window_loop_planned(p, wc, wob && compile_where_order_satisfied(l->w));
   return compile_where_code(l->w) || parse_failed(p);
 }
@@ -1198,6 +1199,20 @@ int compile_sel_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, SqlExprList *o
   compile_parse_eqp(p, "SCAN CONSTANT ROW");
   if (s->where) compile_expr_if_false(p, s->where, l->skip, 1);
   return parse_failed(p);
+}
+
+/* The loop of a core without aggregates or windows: as compile_sel_loop_begin,
+ * with the LEFT JOINs that change nothing dropped (compile_where_omit_noop). */
+static int plain_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, SqlExprList *ob, int distinct,
+                            Loop *l) {
+  int flags = distinct ? WHERE_DISTINCT : 0;
+  if (!info->src || info->src->n == 0) return compile_sel_loop_begin(p, info, s, ob, flags, l);
+  l->w = NULL;
+  l->skip = 0;
+  l->w = compile_where_plan(p, info->src, s->where, ob, flags);
+  if (!l->w) return 1;
+  compile_where_omit_noop(l->w, info->result, s->order_by, distinct);
+  return compile_where_code(l->w) || parse_failed(p);
 }
 
 void compile_sel_loop_end(Parse *p, Loop *l) {
@@ -1311,7 +1326,7 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
   Loop loop;
   SqlExprList *ob = !wc && oc.sorter_cur >= 0 && oc0->order_owner == s ? s->order_by : NULL;
   if (wc ? win_loop_begin(p, info, s, wc, distinct ? WHERE_DISTINCT : 0, &loop)
-         : compile_sel_loop_begin(p, info, s, ob, distinct ? WHERE_DISTINCT : 0, &loop))
+         : plain_loop_begin(p, info, s, ob, distinct, &loop))
     return;
   if (ob && loop.w && compile_where_order_satisfied(loop.w)) {
     oc.sorter_cur = -1; /* rows already come in order */
