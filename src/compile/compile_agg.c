@@ -449,7 +449,64 @@ static void hash_groups_out(Parse *p, int hcur, int bound, int ret, int l_out) {
   emit_resolve(p, done);
 }
 
+/* ---- HAVING terms that read only GROUP BY terms (SQLite's havingToWhere) ----
+ *
+ * An AND-term of HAVING built from constants and GROUP BY terms of BINARY
+ * collation only (no aggregate, subquery or non-deterministic function) is
+ * as true for a group as for each of its rows: SQLite moves it to WHERE,
+ * where it filters rows before they are grouped and may drive a search. */
+
+static int binary_coll(const Collation *c) {
+  return !c || c == &record_coll_binary || (c->name && util_stricmp(c->name, "BINARY") == 0);
+}
+
+static int group_only(Parse *p, const SqlExprList *gb, const SqlExpr *e) {
+  if (!e) return 1;
+  for (int i = 0; i < gb->n; i++)
+    if (compile_expr_same(e, gb->a[i].expr))
+      return binary_coll(compile_sel_coll_of(p, gb->a[i].expr));
+  /* the node itself, without its operands */
+  SqlExpr node = *e;
+  node.a = node.b = node.c = NULL;
+  node.list = NULL;
+  if (!compile_expr_is_constant(&node)) return 0;
+  if (!group_only(p, gb, e->a) || !group_only(p, gb, e->b) || !group_only(p, gb, e->c)) return 0;
+  for (int i = 0; e->list && i < e->list->n; i++)
+    if (!group_only(p, gb, e->list->a[i].expr)) return 0;
+  return 1;
+}
+
+/* SQLite's ExprAlwaysFalse: an integer literal 0 stays in HAVING. */
+static int literal_false(const SqlExpr *e) {
+  while (e && e->op == SQL_E_UNARY && e->sub == TK_MINUS) e = e->a;
+  return e && e->op == SQL_E_INTEGER && e->z && strspn(e->z, "0") == strlen(e->z);
+}
+
+/* The terms of h that stay (moved ones ANDed to *where, left to right). */
+static SqlExpr *having_split(Parse *p, const SqlExprList *gb, SqlExpr *h, SqlExpr **where) {
+  if (!h || parse_failed(p)) return h;
+  if (h->op == SQL_E_BINARY && h->sub == TK_AND) {
+    SqlExpr *a = having_split(p, gb, h->a, where);
+    SqlExpr *b = having_split(p, gb, h->b, where);
+    if (a == h->a && b == h->b) return h;
+    if (!a || !b) return a ? a : b;
+    return compile_sel_and(p, a, b);
+  }
+  if (literal_false(h) || !group_only(p, gb, h)) return h;
+  *where = compile_sel_and(p, *where, h);
+  return NULL;
+}
+
+static void having_to_where(Parse *p, SqlSelect *s, SelInfo *info) {
+  if (info->having_moved || !s->group_by || !s->having) return;
+  info->having_moved = 1;
+  SqlExpr *where = s->where;
+  s->having = having_split(p, s->group_by, s->having, &where);
+  s->where = where;
+}
+
 void compile_sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc) {
+  having_to_where(p, s, info);
   AggInfo *ai = compile_parse_alloc(p, sizeof *ai);
   if (!ai) return;
   ai->group_by = s->group_by;

@@ -1160,7 +1160,8 @@ WhereInfo *compile_where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprLis
  * by = / IS with no IN, NOT NULL columns unless the index has one column
  * and its term is "=". */
 static int level_one_row(const WhereInfo *w, const PlanLevel *pl) {
-  if (pl->kind == PLAN_ROWID_EQ) return (w->pl.terms[pl->eq[0]].op & (PLAN_OP_EQ | PLAN_OP_IS)) != 0;
+  if (pl->kind == PLAN_ROWID_EQ)
+    return (w->pl.terms[pl->eq[0]].op & (PLAN_OP_EQ | PLAN_OP_IS)) != 0;
   const Index *x = pl->idx;
   if (pl->kind != PLAN_INDEX || !x || !x->unique || pl->neq != x->nkey || pl->lo >= 0 ||
       pl->hi >= 0)

@@ -479,9 +479,13 @@ static void analyse(Planner *pl, int ti) {
       if (e->flags & SQL_EF_NOT) return;
       if (!e->a || !e->b || !e->c) return;
       {
-        /* two derived ranges; the BETWEEN itself has no form */
+        /* two derived ranges, "a >= b" and "a <= c", each with its commuted
+         * form as SQLite's exprAnalyze (11 BETWEEN x AND y is y >= 11); the
+         * BETWEEN itself has no form */
         int column;
-        if (col_item(pl, e->a, &column) < 0) return;
+        if (col_item(pl, e->a, &column) < 0 && col_item(pl, e->b, &column) < 0 &&
+            col_item(pl, e->c, &column) < 0)
+          return;
         PlanTerm *lo = new_term(pl);
         if (!lo) return;
         *lo = pl->terms[ti];
@@ -493,7 +497,9 @@ static void analyse(Planner *pl, int ti) {
         hi->parent = ti;
         int hj = pl->nterm - 1;
         add_form(pl, li, PLAN_OP_GE, e->a, e->b, e->a, e->b);
+        add_form(pl, li, PLAN_OP_LE, e->b, e->a, e->a, e->b);
         add_form(pl, hj, PLAN_OP_LE, e->a, e->c, e->a, e->c);
+        add_form(pl, hj, PLAN_OP_GE, e->c, e->a, e->a, e->c);
       }
       return;
     case SQL_E_LIKE:
@@ -1064,7 +1070,7 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
   if (!tab->without_rowid && !it->indexed_by) {
     for (int k = 0; k < pl->nterm; k++) {
       const PlanTerm *t = &pl->terms[k];
-      if (t->column != -1 || !(t->op & (PLAN_OP_EQ | PLAN_OP_IN))) continue;
+      if (t->column != -1 || !(t->op & (PLAN_OP_EQ | PLAN_OP_IS | PLAN_OP_IN))) continue;
       if (!term_usable(pl, t, i, avail) || !plan_index_col_ok(t, tab, NULL, 0)) continue;
       memset(&c, 0, sizeof c);
       c.item = i;
