@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../plan/plan.h"
 #include "select_int.h"
 
 /* ---- aggregates ---- */
@@ -505,8 +506,58 @@ static void having_to_where(Parse *p, SqlSelect *s, SelInfo *info) {
   s->where = where;
 }
 
+/* ---- SELECT count(*) FROM table (SQLite's isSimpleCount) ----
+ *
+ * The one result is count(*) of one table with no WHERE, GROUP BY or
+ * HAVING: the entries of the table's b-tree (or of its narrowest index)
+ * are counted by OP_Count, no row is read. */
+
+static SqlExpr *simple_count(const SqlSelect *s, const SelInfo *info, const WinCtx *wc) {
+  if (wc || s->where || s->group_by || s->having || !info->src || info->src->n != 1) return NULL;
+  if (!info->result || info->result->n != 1) return NULL;
+  const SrcItem *it = &info->src->a[0];
+  if (it->kind != SRC_TABLE || !it->tab || it->tab->vtab || it->tab->vtab_module || it->indexed_by)
+    return NULL;
+  SqlExpr *e = info->result->a[0].expr;
+  if (!e || e->op != SQL_E_FUNC || e->agg != 1 || e->depth != 0 || e->over || e->filter ||
+      (e->flags & SQL_EF_DISTINCT) || (e->list && e->list->n) || !e->func ||
+      !(e->func->flags & FUNC_COUNT))
+    return NULL;
+  return e;
+}
+
+static void simple_count_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, SqlExpr *e) {
+  const SrcItem *it = &info->src->a[0];
+  const Table *tab = it->tab;
+  const Index *idx = plan_count_index(tab, it->not_indexed);
+  int cur = emit_cursor(p), reg = emit_regs(p, 1);
+  compile_parse_need_read(p);
+  if (idx && !(tab->without_rowid && idx == tab->pk_index))
+    compile_parse_open_index(p, cur, idx, 0);
+  else
+    compile_parse_open_table(p, cur, tab, 0);
+  emit(p, OP_Count, cur, reg, 0);
+  emit(p, OP_Close, cur, 0, 0);
+  /* SQLite names the table as stored, never an alias or a database */
+  const char *name = tab->name;
+  if (tab->is_schema)
+    name = compile_parse_table_db(p, tab) == 1 ? "sqlite_temp_master" : "sqlite_master";
+  if (idx && (!tab->without_rowid || idx != tab->pk_index))
+    compile_parse_eqp(p, "SCAN %s USING COVERING INDEX %s", name, idx->name);
+  else
+    compile_parse_eqp(p, "SCAN %s", name);
+  if (!compile_select_expr_to_reg(p, e, reg, 0)) return;
+  agg_output(p, s, info, oc, NULL);
+  if (e->op == SQL_E_REG && e->orig) *e = *e->orig;
+}
+
 void compile_sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc) {
   having_to_where(p, s, info);
+  SqlExpr *count = simple_count(s, info, wc);
+  if (count) {
+    simple_count_code(p, s, info, oc, count);
+    return;
+  }
   AggInfo *ai = compile_parse_alloc(p, sizeof *ai);
   if (!ai) return;
   ai->group_by = s->group_by;
@@ -641,6 +692,9 @@ void compile_sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, Win
     group_stream(p, &aw, s, info, oc, ki, kbase, prev, has_group, ret, &loop);
     return;
   }
+  /* SQLite names the GROUP BY sorter as soon as the loops are open, before
+   * the body (its subqueries) and the RIGHT JOIN passes */
+  compile_parse_eqp(p, "USE TEMP B-TREE FOR GROUP BY");
   int srec = emit_regs(p, nk + 1 + nin + 1);
   compile_expr_code_list(p, s->group_by, kbase);
   agg_inputs(p, &aw);
@@ -659,7 +713,6 @@ void compile_sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, Win
   emit(p, OP_SorterInsert, scur, rec, 0);
   emit_resolve(p, l_stepped);
   compile_sel_loop_end(p, &loop);
-  compile_parse_eqp(p, "USE TEMP B-TREE FOR GROUP BY");
   agg_distinct_eqp(p, ai);
   if (hcur >= 0) {
     emit(p, OP_HashAggSave, hcur, 0, 0);

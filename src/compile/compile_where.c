@@ -1357,14 +1357,6 @@ int compile_where_code(WhereInfo *w) {
     emit_resolve(p, L->body);
     code_ready_terms(w, coded, have, L->cont, k == n - 1);
   }
-  for (int k = 0; k < n; k++) {
-    SrcItem *r = &src->a[w->lv[k].item];
-    if (!(r->jointype & SQL_JOIN_RIGHT)) continue;
-    int save = p->eqp_parent;
-    p->eqp_parent = compile_parse_eqp(p, "RIGHT-JOIN %s", right_join_name(r));
-    compile_parse_eqp(p, "SCAN %s", item_name(r));
-    p->eqp_parent = save;
-  }
   return parse_failed(p);
 }
 
@@ -1451,6 +1443,16 @@ void compile_where_end(WhereInfo *w) {
     emit_resolve(p, L->done);
     if (L->idx_cur >= 0 && L->pl && L->pl->covering)
       compile_parse_set_cover(p, it->cursor, NULL, 0);
+  }
+  /* EXPLAIN QUERY PLAN: the unmatched-row passes come here, after the
+   * body's rows (SQLite's sqlite3WhereEnd) */
+  for (int k = 0; k < w->nlevel; k++) {
+    SrcItem *r = &w->src->a[w->lv[k].item];
+    if (!(r->jointype & SQL_JOIN_RIGHT)) continue;
+    int save = p->eqp_parent;
+    p->eqp_parent = compile_parse_eqp(p, "RIGHT-JOIN %s", right_join_name(r));
+    compile_parse_eqp(p, "SCAN %s", item_name(r));
+    p->eqp_parent = save;
   }
   /* unmatched rows of each RIGHT/FULL item, left to right (a later pass
    * sees the rows an earlier one added) */

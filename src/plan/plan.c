@@ -163,6 +163,23 @@ static int sqlite_index_order(const Table *tab, const Index **a, int cap) {
   return k;
 }
 
+const Index *plan_count_index(const Table *tab, int not_indexed) {
+  const Index *best = tab->without_rowid ? tab->pk_index : NULL;
+  int bw = best ? index_width(tab, best) : 0, tw = table_width(tab);
+  const Index *a[64];
+  int n = not_indexed ? 0 : sqlite_index_order(tab, a, 64);
+  for (int i = 0; i < n; i++) {
+    const Index *x = a[i];
+    if (x->where) continue;
+    int w = index_width(tab, x);
+    if (w < tw && (!best || w < bw)) {
+      best = x;
+      bw = w;
+    }
+  }
+  return best;
+}
+
 void plan_init(Planner *pl, UtilArena *arena, const PlanHooks *hooks, int nitem,
                const PlanItem *items) {
   memset(pl, 0, sizeof *pl);
