@@ -551,6 +551,38 @@ static void simple_count_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc,
   if (e->op == SQL_E_REG && e->orig) *e = *e->orig;
 }
 
+/* ---- min()/max() of a whole query (SQLite's minMaxQuery) ----
+ *
+ * The one aggregate call of a query without GROUP BY is min(x) or max(x):
+ * the loops are asked for x's order (ascending for min, descending for
+ * max, NULLs last); when they deliver it the first row in that order is
+ * the answer and the loops stop there. EXPLAIN QUERY PLAN says SEARCH for every loop. */
+
+static int minmax_query(Parse *p, const SqlSelect *s, const AggInfo *ai, const WinCtx *wc,
+                        SqlExprList **ob) {
+  *ob = NULL;
+  if (wc || s->group_by || s->having || ai->nfunc != 1) return 0;
+  const SqlExpr *e = ai->funcs[0].expr;
+  if (!e->list || e->list->n != 1 || e->over || e->filter || e->order ||
+      (e->flags & SQL_EF_DISTINCT) || !e->z || !(ai->funcs[0].func->flags & FUNC_MINMAX))
+    return 0;
+  int flag = util_stricmp(e->z, "min") == 0   ? WHERE_ORDERBY_MIN
+             : util_stricmp(e->z, "max") == 0 ? WHERE_ORDERBY_MAX
+                                              : 0;
+  if (!flag) return 0;
+  SqlExprList *l = compile_parse_alloc(p, sizeof *l);
+  SqlExprItem *it = compile_parse_alloc(p, sizeof *it);
+  SqlExpr *x = compile_expr_dup(p, e->list->a[0].expr);
+  if (!l || !it || !x) return 0;
+  memset(it, 0, sizeof *it);
+  it->expr = x;
+  it->sort = flag == WHERE_ORDERBY_MAX ? SQL_SORT_DESC : SQL_SORT_ASC;
+  l->n = l->cap = 1;
+  l->a = it;
+  *ob = l;
+  return flag;
+}
+
 void compile_sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc) {
   having_to_where(p, s, info);
   SqlExpr *count = simple_count(s, info, wc);
@@ -643,9 +675,21 @@ void compile_sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, Win
   Loop loop;
   if (nk == 0) {
     agg_distinct_eqp(p, ai);
-    if (compile_sel_loop_begin(p, info, s, NULL, 0, &loop)) return;
+    SqlExprList *mm_ob;
+    int mm = minmax_query(p, s, ai, wc, &mm_ob);
+    if (compile_sel_loop_begin(p, info, s, mm_ob, mm, &loop)) return;
+    int first_only = mm && loop.w && compile_where_order_satisfied(loop.w);
     agg_inputs(p, &aw);
     agg_step(p, &aw);
+    if (first_only) {
+      /* min: rows whose x is NULL come first in the index but last in
+       * SQLite's order (NULLS LAST): the loops go on past them (the first
+       * one still gives the bare columns when every x is NULL) */
+      int go_on = emit_label(p);
+      if (mm == WHERE_ORDERBY_MIN) emit(p, OP_IsNull, aw.arg_reg[0], go_on, 0);
+      emit(p, OP_Goto, 0, compile_where_break_label(loop.w), 0);
+      emit_resolve(p, go_on);
+    }
     compile_sel_loop_end(p, &loop);
     /* replace calls and bare columns by their registers, then output */
     agg_replace(p, &aw);

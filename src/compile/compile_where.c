@@ -365,8 +365,9 @@ static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj) {
     return;
   }
   if (it->kind == SRC_TABLE && pl->kind == PLAN_OR) {
-    int save = p->eqp_parent;
+    int save = p->eqp_parent, flags = w->flags;
     int top = compile_parse_eqp(p, "MULTI-INDEX OR");
+    w->flags &= ~(WHERE_ORDERBY_MIN | WHERE_ORDERBY_MAX); /* the disjuncts' own loops */
     for (int k = 0; k < pl->nsub; k++) {
       p->eqp_parent = top;
       p->eqp_parent = compile_parse_eqp(p, "INDEX %d", k + 1);
@@ -376,15 +377,18 @@ static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj) {
       S.pl = &pl->sub[k];
       level_eqp_one(w, &S, "");
     }
+    w->flags = flags;
     p->eqp_parent = save;
     return;
   }
   if ((it->kind != SRC_TABLE && pl->kind != PLAN_AUTO) || pl->kind == PLAN_SCAN) {
+    /* every loop of a min()/max() query is a SEARCH to SQLite */
+    const char *verb = (w->flags & (WHERE_ORDERBY_MIN | WHERE_ORDERBY_MAX)) ? "SEARCH" : "SCAN";
     if (it->kind == SRC_TABLE && pl->idx && !pl->is_pk)
-      compile_parse_eqp(p, "SCAN %s USING %sINDEX %s%s", name, pl->covering ? "COVERING " : "",
+      compile_parse_eqp(p, "%s %s USING %sINDEX %s%s", verb, name, pl->covering ? "COVERING " : "",
                         pl->idx->name, lj);
     else
-      compile_parse_eqp(p, "SCAN %s%s", name, lj);
+      compile_parse_eqp(p, "%s %s%s", verb, name, lj);
     return;
   }
   if (pl->kind == PLAN_ROWID_EQ) {
