@@ -724,6 +724,36 @@ static int order_pinned(const Planner *pl, const PlanLevel *L, SqlExpr *e, int c
   return 0;
 }
 
+/* Is the column NOT NULL (a WITHOUT ROWID table's primary key columns are)? */
+static int col_notnull(const Table *tab, int c) {
+  if (c < 0) return 1;
+  if (c >= tab->ncol) return 0;
+  if (tab->cols[c].notnull) return 1;
+  for (int j = 0; tab->without_rowid && tab->pk_index && j < tab->pk_index->nkey; j++)
+    if (tab->pk_index->cols[j].col == c) return 1;
+  return 0;
+}
+
+/* Once the first pos key columns of L's UNIQUE index are held (equality
+ * terms) or delivered in order (NOT NULL columns), every row of the loop
+ * differs: SQLite's order-distinct loop, past which later ORDER BY terms on
+ * it are settled. */
+static int unique_run(const Planner *pl, const PlanLevel *L, int pos) {
+  const Index *idx = L->idx;
+  if (!idx->unique || pos < idx->nkey) return 0;
+  for (int j = 0; j < idx->nkey; j++) {
+    int c = idx->cols[j].col;
+    if (c == INDEX_COL_EXPR) return 0;
+    if (j < L->neq) {
+      int op = pl->terms[L->eq[j]].op;
+      if (op == PLAN_OP_IN || (op != PLAN_OP_EQ && !col_notnull(idx->table, c))) return 0;
+    } else if (!col_notnull(idx->table, c)) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
 /* How far does level L deliver ob, starting at term k0? Returns the first
  * term it does not deliver (ob->n: all). Terms reading only the items of
  * settled (outer loops whose rows are already all distinct) are skipped;
@@ -756,6 +786,9 @@ static int order_run(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int
     ncols = 1; /* rowid */
   }
   int pos = 0;
+  /* every key column of a UNIQUE index held: one row */
+  if (idx && L->kind == PLAN_INDEX && L->lo < 0 && L->hi < 0 && unique_run(pl, L, L->neq))
+    *distinct = 1;
   for (int k = k0; k < ob->n; k++) {
     int column;
     SqlExpr *e = ob->a[k].expr;
@@ -792,6 +825,7 @@ static int order_run(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int
     }
     if (icol < 0) *distinct = 1;
     pos++;
+    if (idx && unique_run(pl, L, pos)) *distinct = 1;
   }
   return ob->n;
 }
