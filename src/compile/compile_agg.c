@@ -738,7 +738,7 @@ void compile_sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, Win
   }
   /* SQLite names the GROUP BY sorter as soon as the loops are open, before
    * the body (its subqueries) and the RIGHT JOIN passes */
-  compile_parse_eqp(p, "USE TEMP B-TREE FOR GROUP BY");
+  compile_parse_eqp(p, "USE TEMP B-TREE FOR %s", info->distinct_group ? "DISTINCT" : "GROUP BY");
   int srec = emit_regs(p, nk + 1 + nin + 1);
   compile_expr_code_list(p, s->group_by, kbase);
   agg_inputs(p, &aw);
