@@ -42,10 +42,12 @@ typedef struct AggWork {
 } AggWork;
 
 /* Index of an earlier call equal to e (same function, arguments, DISTINCT
- * and FILTER), or -1. */
+ * and FILTER; no ORDER BY inside either), or -1. */
 static int agg_same_func(const AggInfo *ai, const SqlExpr *e) {
   for (int i = 0; i < ai->nfunc; i++)
-    if (ai->funcs[i].func == e->func && compile_expr_same(ai->funcs[i].expr, e)) return i;
+    if (ai->funcs[i].func == e->func && !e->order && !ai->funcs[i].expr->order &&
+        compile_expr_same(ai->funcs[i].expr, e))
+      return i;
   return -1;
 }
 
