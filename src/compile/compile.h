@@ -508,6 +508,12 @@ WhereInfo *compile_where_begin(Parse *, SrcList *src, SqlExpr *where, SqlExprLis
 WhereInfo *compile_where_plan(Parse *, SrcList *src, SqlExpr *where, SqlExprList *order_by,
                               int flags);
 int compile_where_code(WhereInfo *);
+/* Between compile_where_plan and compile_where_code of a SELECT without
+ * aggregates: drops the loop of each LEFT JOIN item that only its own ON
+ * clause reads when it finds at most one row per outer row (any number with
+ * distinct: the caller removes duplicate rows), as SQLite does. */
+void compile_where_omit_noop(WhereInfo *, const SqlExprList *result, const SqlExprList *order_by,
+                             int distinct);
 /* The index a single-table loop walks (scan or search), or NULL for the
  * table itself (rowid, a WITHOUT ROWID table's PRIMARY KEY, MULTI-INDEX OR:
  * rowids collected first). */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../plan/plan.h"
 #include "select_int.h"
 
 /* ---- aggregates ---- */
@@ -33,13 +34,50 @@ typedef struct AggWork {
   int hit_reg;     /* 1: the last min/max call run did not take this row */
   int loaded_reg;  /* 1 once the bare columns hold the group's first row */
   SqlExpr **nodes; /* nodes replaced by agg_replace, for agg_restore */
+  SqlExpr **dup;   /* calls equal to an earlier one (SQLite's analyzeAggregate */
+  int *dup_of;     /*   shares them): dup[k] reads funcs[dup_of[k]] */
+  int ndup, capdup;
   int nnodes;
   int in_base, nin;
 } AggWork;
 
-static int agg_add_func(Parse *p, AggInfo *ai, SqlExpr *e) {
+/* Index of an earlier call equal to e (same function, arguments, DISTINCT
+ * and FILTER; no ORDER BY inside either), or -1. */
+static int agg_same_func(const AggInfo *ai, const SqlExpr *e) {
+  for (int i = 0; i < ai->nfunc; i++)
+    if (ai->funcs[i].func == e->func && !e->order && !ai->funcs[i].expr->order &&
+        compile_expr_same(ai->funcs[i].expr, e))
+      return i;
+  return -1;
+}
+
+static int agg_add_dup(Parse *p, AggWork *aw, SqlExpr *e, int of) {
+  for (int k = 0; k < aw->ndup; k++)
+    if (aw->dup[k] == e) return 0;
+  if (aw->ndup == aw->capdup) {
+    int cap = aw->capdup ? aw->capdup * 2 : 4;
+    SqlExpr **d = compile_parse_alloc(p, sizeof(SqlExpr *) * (size_t)cap);
+    int *o = compile_parse_alloc(p, sizeof(int) * (size_t)cap);
+    if (!d || !o) return 1;
+    if (aw->ndup) {
+      memcpy(d, aw->dup, sizeof(SqlExpr *) * (size_t)aw->ndup);
+      memcpy(o, aw->dup_of, sizeof(int) * (size_t)aw->ndup);
+    }
+    aw->dup = d;
+    aw->dup_of = o;
+    aw->capdup = cap;
+  }
+  aw->dup[aw->ndup] = e;
+  aw->dup_of[aw->ndup++] = of;
+  return 0;
+}
+
+static int agg_add_func(Parse *p, AggWork *aw, SqlExpr *e) {
+  AggInfo *ai = aw->ai;
   for (int i = 0; i < ai->nfunc; i++)
     if (ai->funcs[i].expr == e) return 0;
+  int same = agg_same_func(ai, e);
+  if (same >= 0) return agg_add_dup(p, aw, e, same);
   if (ai->nfunc == ai->capfunc) {
     int cap = ai->capfunc ? ai->capfunc * 2 : 8;
     AggFunc *a = compile_parse_alloc(p, sizeof(AggFunc) * (size_t)cap);
@@ -73,60 +111,63 @@ static int agg_add_col(Parse *p, AggInfo *ai, SqlExpr *e) {
   return 0;
 }
 
-static int collect_funcs_at(Parse *p, AggInfo *ai, SqlExpr *e, int level);
+static int collect_funcs_at(Parse *p, AggWork *aw, SqlExpr *e, int level);
 
-static int collect_funcs_list(Parse *p, AggInfo *ai, SqlExprList *l, int level) {
+static int collect_funcs_list(Parse *p, AggWork *aw, SqlExprList *l, int level) {
   for (int i = 0; l && i < l->n; i++)
-    if (collect_funcs_at(p, ai, l->a[i].expr, level)) return 1;
+    if (collect_funcs_at(p, aw, l->a[i].expr, level)) return 1;
   return 0;
 }
 
 /* Aggregate calls of this query: at level 0 its own, and inside expression
  * subqueries (level n) those whose arguments read only this query's columns
  * (resolve.c stored the owner's distance in depth). */
-static int collect_funcs_at(Parse *p, AggInfo *ai, SqlExpr *e, int level) {
+static int collect_funcs_at(Parse *p, AggWork *aw, SqlExpr *e, int level) {
   if (!e) return 0;
-  if (e->op == SQL_E_FUNC && e->agg == 1) return e->depth == level ? agg_add_func(p, ai, e) : 0;
+  if (e->op == SQL_E_FUNC && e->agg == 1) return e->depth == level ? agg_add_func(p, aw, e) : 0;
   if (e->op == SQL_E_REG) return 0;
   if (e->op == SQL_E_FUNC && e->agg == 2 && e->over &&
-      (collect_funcs_at(p, ai, e->filter, level) ||
-       collect_funcs_list(p, ai, e->over->partition, level) ||
-       collect_funcs_list(p, ai, e->over->order, level)))
+      (collect_funcs_at(p, aw, e->filter, level) ||
+       collect_funcs_list(p, aw, e->over->partition, level) ||
+       collect_funcs_list(p, aw, e->over->order, level)))
     return 1;
-  if (collect_funcs_at(p, ai, e->a, level) || collect_funcs_at(p, ai, e->b, level) ||
-      collect_funcs_at(p, ai, e->c, level) || collect_funcs_list(p, ai, e->list, level))
+  if (collect_funcs_at(p, aw, e->a, level) || collect_funcs_at(p, aw, e->b, level) ||
+      collect_funcs_at(p, aw, e->c, level) || collect_funcs_list(p, aw, e->list, level))
     return 1;
   for (SqlSelect *c = e->select; c; c = c->prior) {
     if (!c->info) continue;
-    if (collect_funcs_list(p, ai, c->info->result, level + 1) ||
-        collect_funcs_at(p, ai, c->where, level + 1) ||
-        collect_funcs_at(p, ai, c->having, level + 1) ||
-        collect_funcs_list(p, ai, c->order_by, level + 1))
+    if (collect_funcs_list(p, aw, c->info->result, level + 1) ||
+        collect_funcs_at(p, aw, c->where, level + 1) ||
+        collect_funcs_at(p, aw, c->having, level + 1) ||
+        collect_funcs_list(p, aw, c->order_by, level + 1))
       return 1;
   }
   return 0;
 }
 
-static int collect_funcs(Parse *p, AggInfo *ai, SqlExpr *e) {
-  return collect_funcs_at(p, ai, e, 0);
+static int collect_funcs(Parse *p, AggWork *aw, SqlExpr *e) {
+  return collect_funcs_at(p, aw, e, 0);
 }
 
 typedef struct ColWalk {
   Parse *p;
+  AggWork *aw;
   AggInfo *ai;
   SrcList *src;
   int rc;
 } ColWalk;
 
-static int is_agg_func_of(AggInfo *ai, const SqlExpr *e) {
-  for (int i = 0; i < ai->nfunc; i++)
-    if (ai->funcs[i].expr == e) return 1;
+static int is_agg_func_of(const AggWork *aw, const SqlExpr *e) {
+  for (int i = 0; i < aw->ai->nfunc; i++)
+    if (aw->ai->funcs[i].expr == e) return 1;
+  for (int k = 0; k < aw->ndup; k++)
+    if (aw->dup[k] == e) return 1;
   return 0;
 }
 
 static int colwalk_expr(SqlWalker *w, SqlExpr *e) {
   ColWalk *cw = w->arg;
-  if (is_agg_func_of(cw->ai, e)) return SQL_WALK_PRUNE;
+  if (is_agg_func_of(cw->aw, e)) return SQL_WALK_PRUNE;
   if (e->op == SQL_E_COLREF && compile_src_find_cursor(cw->src, e->cursor)) {
     if (agg_add_col(cw->p, cw->ai, e)) {
       cw->rc = 1;
@@ -142,9 +183,9 @@ static int colwalk_select(SqlWalker *w, SqlSelect *s) {
   return SQL_WALK_CONTINUE;
 }
 
-static int collect_cols(Parse *p, AggInfo *ai, SrcList *src, SqlExpr *e) {
+static int collect_cols(Parse *p, AggWork *aw, SrcList *src, SqlExpr *e) {
   if (!e) return 0;
-  ColWalk cw = {p, ai, src, 0};
+  ColWalk cw = {p, aw, aw->ai, src, 0};
   SqlWalker w = {colwalk_expr, colwalk_select, &cw};
   sql_walk_expr(&w, e);
   return cw.rc;
@@ -181,13 +222,22 @@ int compile_select_expr_to_reg(Parse *p, SqlExpr *e, int reg, int outer_regs) {
  * AggInfo then points at the original nodes. */
 static void agg_replace(Parse *p, AggWork *aw) {
   AggInfo *ai = aw->ai;
-  aw->nodes = compile_parse_alloc(p, sizeof(SqlExpr *) * (size_t)(ai->nfunc + ai->ncol + 1));
+  aw->nodes =
+      compile_parse_alloc(p, sizeof(SqlExpr *) * (size_t)(ai->nfunc + aw->ndup + ai->ncol + 1));
   if (!aw->nodes) return;
   for (int i = 0; i < ai->nfunc; i++) {
     SqlExpr *e = ai->funcs[i].expr;
     compile_select_expr_to_reg(p, e, ai->funcs[i].acc_reg, 0);
     if (e->op == SQL_E_REG && e->orig) {
       ai->funcs[i].expr = (SqlExpr *)e->orig;
+      aw->nodes[aw->nnodes++] = e;
+    }
+  }
+  for (int k = 0; k < aw->ndup; k++) {
+    SqlExpr *e = aw->dup[k];
+    compile_select_expr_to_reg(p, e, ai->funcs[aw->dup_of[k]].acc_reg, 0);
+    if (e->op == SQL_E_REG && e->orig) {
+      aw->dup[k] = (SqlExpr *)e->orig;
       aw->nodes[aw->nnodes++] = e;
     }
   }
@@ -402,27 +452,166 @@ static void hash_groups_out(Parse *p, int hcur, int bound, int ret, int l_out) {
   emit_resolve(p, done);
 }
 
+/* ---- HAVING terms that read only GROUP BY terms (SQLite's havingToWhere) ----
+ *
+ * An AND-term of HAVING built from constants and GROUP BY terms of BINARY
+ * collation only (no aggregate, subquery or non-deterministic function) is
+ * as true for a group as for each of its rows: SQLite moves it to WHERE,
+ * where it filters rows before they are grouped and may drive a search. */
+
+static int binary_coll(const Collation *c) {
+  return !c || c == &record_coll_binary || (c->name && util_stricmp(c->name, "BINARY") == 0);
+}
+
+static int group_only(Parse *p, const SqlExprList *gb, const SqlExpr *e) {
+  if (!e) return 1;
+  for (int i = 0; i < gb->n; i++)
+    if (compile_expr_same(e, gb->a[i].expr))
+      return binary_coll(compile_sel_coll_of(p, gb->a[i].expr));
+  /* the node itself, without its operands */
+  SqlExpr node = *e;
+  node.a = node.b = node.c = NULL;
+  node.list = NULL;
+  if (!compile_expr_is_constant(&node)) return 0;
+  if (!group_only(p, gb, e->a) || !group_only(p, gb, e->b) || !group_only(p, gb, e->c)) return 0;
+  for (int i = 0; e->list && i < e->list->n; i++)
+    if (!group_only(p, gb, e->list->a[i].expr)) return 0;
+  return 1;
+}
+
+/* SQLite's ExprAlwaysFalse: an integer literal 0 stays in HAVING. */
+static int literal_false(const SqlExpr *e) {
+  while (e && e->op == SQL_E_UNARY && e->sub == TK_MINUS) e = e->a;
+  return e && e->op == SQL_E_INTEGER && e->z && strspn(e->z, "0") == strlen(e->z);
+}
+
+/* The terms of h that stay (moved ones ANDed to *where, left to right). */
+static SqlExpr *having_split(Parse *p, const SqlExprList *gb, SqlExpr *h, SqlExpr **where) {
+  if (!h || parse_failed(p)) return h;
+  if (h->op == SQL_E_BINARY && h->sub == TK_AND) {
+    SqlExpr *a = having_split(p, gb, h->a, where);
+    SqlExpr *b = having_split(p, gb, h->b, where);
+    if (a == h->a && b == h->b) return h;
+    if (!a || !b) return a ? a : b;
+    return compile_sel_and(p, a, b);
+  }
+  if (literal_false(h) || !group_only(p, gb, h)) return h;
+  *where = compile_sel_and(p, *where, h);
+  return NULL;
+}
+
+static void having_to_where(Parse *p, SqlSelect *s, SelInfo *info) {
+  if (info->having_moved || !s->group_by || !s->having) return;
+  info->having_moved = 1;
+  SqlExpr *where = s->where;
+  s->having = having_split(p, s->group_by, s->having, &where);
+  s->where = where;
+}
+
+/* ---- SELECT count(*) FROM table (SQLite's isSimpleCount) ----
+ *
+ * The one result is count(*) of one table with no WHERE, GROUP BY or
+ * HAVING: the entries of the table's b-tree (or of its narrowest index)
+ * are counted by OP_Count, no row is read. */
+
+static SqlExpr *simple_count(const SqlSelect *s, const SelInfo *info, const WinCtx *wc) {
+  if (wc || s->where || s->group_by || s->having || !info->src || info->src->n != 1) return NULL;
+  if (!info->result || info->result->n != 1) return NULL;
+  const SrcItem *it = &info->src->a[0];
+  if (it->kind != SRC_TABLE || !it->tab || it->tab->vtab || it->tab->vtab_module || it->indexed_by)
+    return NULL;
+  SqlExpr *e = info->result->a[0].expr;
+  if (!e || e->op != SQL_E_FUNC || e->agg != 1 || e->depth != 0 || e->over || e->filter ||
+      (e->flags & SQL_EF_DISTINCT) || (e->list && e->list->n) || !e->func ||
+      !(e->func->flags & FUNC_COUNT))
+    return NULL;
+  return e;
+}
+
+static void simple_count_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, SqlExpr *e) {
+  const SrcItem *it = &info->src->a[0];
+  const Table *tab = it->tab;
+  const Index *idx = plan_count_index(tab, it->not_indexed);
+  int cur = emit_cursor(p), reg = emit_regs(p, 1);
+  compile_parse_need_read(p);
+  if (idx && !(tab->without_rowid && idx == tab->pk_index))
+    compile_parse_open_index(p, cur, idx, 0);
+  else
+    compile_parse_open_table(p, cur, tab, 0);
+  emit(p, OP_Count, cur, reg, 0);
+  emit(p, OP_Close, cur, 0, 0);
+  /* SQLite names the table as stored, never an alias or a database */
+  const char *name = tab->name;
+  if (tab->is_schema)
+    name = compile_parse_table_db(p, tab) == 1 ? "sqlite_temp_master" : "sqlite_master";
+  if (idx && (!tab->without_rowid || idx != tab->pk_index))
+    compile_parse_eqp(p, "SCAN %s USING COVERING INDEX %s", name, idx->name);
+  else
+    compile_parse_eqp(p, "SCAN %s", name);
+  if (!compile_select_expr_to_reg(p, e, reg, 0)) return;
+  agg_output(p, s, info, oc, NULL);
+  if (e->op == SQL_E_REG && e->orig) *e = *e->orig;
+}
+
+/* ---- min()/max() of a whole query (SQLite's minMaxQuery) ----
+ *
+ * The one aggregate call of a query without GROUP BY is min(x) or max(x):
+ * the loops are asked for x's order (ascending for min, descending for
+ * max, NULLs last); when they deliver it the first row in that order is
+ * the answer and the loops stop there. EXPLAIN QUERY PLAN says SEARCH for every loop. */
+
+static int minmax_query(Parse *p, const SqlSelect *s, const AggInfo *ai, const WinCtx *wc,
+                        SqlExprList **ob) {
+  *ob = NULL;
+  if (wc || s->group_by || s->having || ai->nfunc != 1) return 0;
+  const SqlExpr *e = ai->funcs[0].expr;
+  if (!e->list || e->list->n != 1 || e->over || e->filter || e->order ||
+      (e->flags & SQL_EF_DISTINCT) || !e->z || !(ai->funcs[0].func->flags & FUNC_MINMAX))
+    return 0;
+  int flag = util_stricmp(e->z, "min") == 0   ? WHERE_ORDERBY_MIN
+             : util_stricmp(e->z, "max") == 0 ? WHERE_ORDERBY_MAX
+                                              : 0;
+  if (!flag) return 0;
+  SqlExprList *l = compile_parse_alloc(p, sizeof *l);
+  SqlExprItem *it = compile_parse_alloc(p, sizeof *it);
+  SqlExpr *x = compile_expr_dup(p, e->list->a[0].expr);
+  if (!l || !it || !x) return 0;
+  memset(it, 0, sizeof *it);
+  it->expr = x;
+  it->sort = flag == WHERE_ORDERBY_MAX ? SQL_SORT_DESC : SQL_SORT_ASC;
+  l->n = l->cap = 1;
+  l->a = it;
+  *ob = l;
+  return flag;
+}
+
 void compile_sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc) {
+  having_to_where(p, s, info);
+  SqlExpr *count = simple_count(s, info, wc);
+  if (count) {
+    simple_count_code(p, s, info, oc, count);
+    return;
+  }
   AggInfo *ai = compile_parse_alloc(p, sizeof *ai);
   if (!ai) return;
   ai->group_by = s->group_by;
-  SqlExprList *res = info->result;
-  for (int i = 0; i < res->n; i++)
-    if (collect_funcs(p, ai, res->a[i].expr)) return;
-  if (collect_funcs(p, ai, s->having)) return;
-  for (int i = 0; s->order_by && i < s->order_by->n; i++)
-    if (collect_funcs(p, ai, s->order_by->a[i].expr)) return;
-  for (int i = 0; i < res->n; i++)
-    if (collect_cols(p, ai, info->src, res->a[i].expr)) return;
-  if (collect_cols(p, ai, info->src, s->having)) return;
-  for (int i = 0; s->order_by && i < s->order_by->n; i++)
-    if (collect_cols(p, ai, info->src, s->order_by->a[i].expr)) return;
-  info->nc.agg = ai;
-
   AggWork aw;
   memset(&aw, 0, sizeof aw);
   aw.ai = ai;
   aw.src = info->src;
+  SqlExprList *res = info->result;
+  for (int i = 0; i < res->n; i++)
+    if (collect_funcs(p, &aw, res->a[i].expr)) return;
+  if (collect_funcs(p, &aw, s->having)) return;
+  for (int i = 0; s->order_by && i < s->order_by->n; i++)
+    if (collect_funcs(p, &aw, s->order_by->a[i].expr)) return;
+  for (int i = 0; i < res->n; i++)
+    if (collect_cols(p, &aw, info->src, res->a[i].expr)) return;
+  if (collect_cols(p, &aw, info->src, s->having)) return;
+  for (int i = 0; s->order_by && i < s->order_by->n; i++)
+    if (collect_cols(p, &aw, info->src, s->order_by->a[i].expr)) return;
+  info->nc.agg = ai;
+
   aw.arg_reg = compile_parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
   aw.filter_reg = compile_parse_alloc(p, sizeof(int) * (size_t)(ai->nfunc + 1));
   aw.col_in = compile_parse_alloc(p, sizeof(int) * (size_t)(ai->ncol + 1));
@@ -488,9 +677,21 @@ void compile_sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, Win
   Loop loop;
   if (nk == 0) {
     agg_distinct_eqp(p, ai);
-    if (compile_sel_loop_begin(p, info, s, NULL, 0, &loop)) return;
+    SqlExprList *mm_ob;
+    int mm = minmax_query(p, s, ai, wc, &mm_ob);
+    if (compile_sel_loop_begin(p, info, s, mm_ob, mm, &loop)) return;
+    int first_only = mm && loop.w && compile_where_order_satisfied(loop.w);
     agg_inputs(p, &aw);
     agg_step(p, &aw);
+    if (first_only) {
+      /* min: rows whose x is NULL come first in the index but last in
+       * SQLite's order (NULLS LAST): the loops go on past them (the first
+       * one still gives the bare columns when every x is NULL) */
+      int go_on = emit_label(p);
+      if (mm == WHERE_ORDERBY_MIN) emit(p, OP_IsNull, aw.arg_reg[0], go_on, 0);
+      emit(p, OP_Goto, 0, compile_where_break_label(loop.w), 0);
+      emit_resolve(p, go_on);
+    }
     compile_sel_loop_end(p, &loop);
     /* replace calls and bare columns by their registers, then output */
     agg_replace(p, &aw);
@@ -537,6 +738,9 @@ void compile_sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, Win
     group_stream(p, &aw, s, info, oc, ki, kbase, prev, has_group, ret, &loop);
     return;
   }
+  /* SQLite names the GROUP BY sorter as soon as the loops are open, before
+   * the body (its subqueries) and the RIGHT JOIN passes */
+  compile_parse_eqp(p, "USE TEMP B-TREE FOR %s", info->distinct_group ? "DISTINCT" : "GROUP BY");
   int srec = emit_regs(p, nk + 1 + nin + 1);
   compile_expr_code_list(p, s->group_by, kbase);
   agg_inputs(p, &aw);
@@ -555,7 +759,6 @@ void compile_sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, Win
   emit(p, OP_SorterInsert, scur, rec, 0);
   emit_resolve(p, l_stepped);
   compile_sel_loop_end(p, &loop);
-  compile_parse_eqp(p, "USE TEMP B-TREE FOR GROUP BY");
   agg_distinct_eqp(p, ai);
   if (hcur >= 0) {
     emit(p, OP_HashAggSave, hcur, 0, 0);

@@ -1182,6 +1182,7 @@ static int win_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, WinCtx *wc, int
   SqlExprList *wob = compile_window_loop_order(p, wc);
   l->w = compile_where_plan(p, info->src, s->where, wob, flags);
   if (!l->w) return 1;
+  compile_where_omit_noop(l->w, info->result, s->order_by, 0);
   compile_window_loop_planned(p, wc, wob && compile_where_order_satisfied(l->w));
   return compile_where_code(l->w) || parse_failed(p);
 }
@@ -1198,6 +1199,20 @@ int compile_sel_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, SqlExprList *o
   compile_parse_eqp(p, "SCAN CONSTANT ROW");
   if (s->where) compile_expr_if_false(p, s->where, l->skip, 1);
   return parse_failed(p);
+}
+
+/* The loop of a core without aggregates or windows: as compile_sel_loop_begin,
+ * with the LEFT JOINs that change nothing dropped (compile_where_omit_noop). */
+static int plain_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, SqlExprList *ob, int distinct,
+                            Loop *l) {
+  int flags = distinct ? WHERE_DISTINCT : 0;
+  if (!info->src || info->src->n == 0) return compile_sel_loop_begin(p, info, s, ob, flags, l);
+  l->w = NULL;
+  l->skip = 0;
+  l->w = compile_where_plan(p, info->src, s->where, ob, flags);
+  if (!l->w) return 1;
+  compile_where_omit_noop(l->w, info->result, s->order_by, distinct);
+  return compile_where_code(l->w) || parse_failed(p);
 }
 
 void compile_sel_loop_end(Parse *p, Loop *l) {
@@ -1311,7 +1326,7 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
   Loop loop;
   SqlExprList *ob = !wc && oc.sorter_cur >= 0 && oc0->order_owner == s ? s->order_by : NULL;
   if (wc ? win_loop_begin(p, info, s, wc, distinct ? WHERE_DISTINCT : 0, &loop)
-         : compile_sel_loop_begin(p, info, s, ob, distinct ? WHERE_DISTINCT : 0, &loop))
+         : plain_loop_begin(p, info, s, ob, distinct, &loop))
     return;
   if (ob && loop.w && compile_where_order_satisfied(loop.w)) {
     oc.sorter_cur = -1; /* rows already come in order */
@@ -1412,6 +1427,35 @@ static void set_code(Parse *p, SqlSelect *s, OutCtx *oc) {
   scan_eph(p, u, oc, -1);
 }
 
+/* SQLite codes SELECT DISTINCT as GROUP BY when its ORDER BY is its result
+ * list term for term (ascending, default NULLs order, no COLLATE): one
+ * sorter then both removes the duplicates and orders the rows. Returns the
+ * GROUP BY list to code the core with, or NULL. */
+static SqlExprList *distinct_as_group(Parse *p, SqlSelect *s, SelInfo *info,
+                                      const SelectDest *dest) {
+  SqlExprList *ob = s->order_by, *res = info->result;
+  if (s->prior || s->distinct != 1 || info->is_agg || !ob || !res || !info->order_col ||
+      ob->n != res->n || dest->kind == SD_EXISTS || compile_window_in_core(s) ||
+      distinct_redundant(p, s, info))
+    return NULL;
+  for (int i = 0; i < ob->n; i++) {
+    const SqlExprItem *t = &ob->a[i];
+    if (t->sort == SQL_SORT_DESC || t->nulls != SQL_NULLS_NONE) return NULL;
+    int same = compile_expr_same(t->expr, res->a[i].expr);
+    if (!same && (info->order_col[i] != i || t->expr->op == SQL_E_COLLATE)) return NULL;
+    if (compile_sel_coll_of(p, t->expr) != compile_sel_coll_of(p, res->a[i].expr)) return NULL;
+  }
+  SqlExprList *gb = compile_parse_alloc(p, sizeof *gb);
+  SqlExprItem *a = compile_parse_alloc(p, sizeof *a * (size_t)res->n);
+  if (!gb || !a) return NULL;
+  memset(a, 0, sizeof *a * (size_t)res->n);
+  for (int i = 0; i < res->n; i++)
+    if (!(a[i].expr = compile_expr_dup(p, res->a[i].expr))) return NULL;
+  gb->n = gb->cap = res->n;
+  gb->a = a;
+  return gb;
+}
+
 int compile_select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
   if (parse_failed(p)) return 1;
   if (!s->info || s->info->state != 2) {
@@ -1452,10 +1496,17 @@ int compile_select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
   if (s->limit && !s->prior && s->distinct != 1 && !info->is_agg && info->src &&
       info->src->n == 1 && info->src->a[0].tab && info->src->a[0].tab->vtab)
     compile_vtab_limit_offer(p, info->src, s, oc.reg_limit, oc.reg_offset); /* compile_vtab.c */
+  SqlExprList *as_group = distinct_as_group(p, s, info, dest);
+  if (as_group) { /* put back after the code: the SELECT may be coded again */
+    s->group_by = as_group;
+    s->distinct = 0;
+    info->is_agg = 1;
+    info->distinct_group = 1;
+  }
   /* an ORDER BY makes no difference to EXISTS (SQLite drops it), nor to
    * groups that come out in that order anyway */
   if (s->order_by && info->order_col && dest->kind != SD_EXISTS &&
-      !compile_window_sorts_output(p, s) && !group_order_is_order_by(p, s, info) &&
+      !compile_window_sorts_output(p, s) && !as_group && !group_order_is_order_by(p, s, info) &&
       !single_row_agg(s, info))
     sorter_setup(p, &oc, s, s->order_by, info->order_col);
   if (!s->prior) {
@@ -1480,6 +1531,12 @@ int compile_select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
     sorter_output(p, &oc);
   }
   emit_resolve(p, oc.end_label);
+  if (as_group) {
+    s->group_by = NULL;
+    s->distinct = 1;
+    info->is_agg = 0;
+    info->distinct_group = 0;
+  }
   return parse_failed(p);
 }
 

@@ -114,6 +114,7 @@ struct WhereInfo {
   uint8_t *coded; /* per term: coded already (or enforced by the access path) */
   VtabWhere **vw; /* per item: a virtual table's xBestIndex answers (compile_vtab.c), or NULL */
   int wcur; /* compile_where_write_index: level 0's index cursor (opened for writing), or -1 */
+  uint64_t omitted; /* items compile_where_omit_noop dropped (their ON terms count as coded) */
 };
 
 /* ---- planner hooks ---- */
@@ -224,7 +225,7 @@ static void code_ready_terms(WhereInfo *w, uint8_t *coded, uint64_t have, int la
     PlanTerm *t = &w->pl.terms[i];
     if (coded[i] || t->parent >= 0 || t->on_item >= 0) continue;
     int from = -1; /* the item whose ON holds the term, -1 for WHERE */
-    for (int k = 0; k < w->nlevel && w->on_start; k++)
+    for (int k = 0; k < w->src->n && w->on_start; k++)
       if (i >= w->on_start[k] && i < w->on_start[k + 1]) from = k;
     /* the ON of an inner join right of a RIGHT JOIN: at its own item's
      * loop or later (never filtering the rows a RIGHT JOIN item on its
@@ -364,8 +365,9 @@ static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj) {
     return;
   }
   if (it->kind == SRC_TABLE && pl->kind == PLAN_OR) {
-    int save = p->eqp_parent;
+    int save = p->eqp_parent, flags = w->flags;
     int top = compile_parse_eqp(p, "MULTI-INDEX OR");
+    w->flags &= ~(WHERE_ORDERBY_MIN | WHERE_ORDERBY_MAX); /* the disjuncts' own loops */
     for (int k = 0; k < pl->nsub; k++) {
       p->eqp_parent = top;
       p->eqp_parent = compile_parse_eqp(p, "INDEX %d", k + 1);
@@ -375,15 +377,18 @@ static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj) {
       S.pl = &pl->sub[k];
       level_eqp_one(w, &S, "");
     }
+    w->flags = flags;
     p->eqp_parent = save;
     return;
   }
   if ((it->kind != SRC_TABLE && pl->kind != PLAN_AUTO) || pl->kind == PLAN_SCAN) {
+    /* every loop of a min()/max() query is a SEARCH to SQLite */
+    const char *verb = (w->flags & (WHERE_ORDERBY_MIN | WHERE_ORDERBY_MAX)) ? "SEARCH" : "SCAN";
     if (it->kind == SRC_TABLE && pl->idx && !pl->is_pk)
-      compile_parse_eqp(p, "SCAN %s USING %sINDEX %s%s", name, pl->covering ? "COVERING " : "",
+      compile_parse_eqp(p, "%s %s USING %sINDEX %s%s", verb, name, pl->covering ? "COVERING " : "",
                         pl->idx->name, lj);
     else
-      compile_parse_eqp(p, "SCAN %s%s", name, lj);
+      compile_parse_eqp(p, "%s %s%s", verb, name, lj);
     return;
   }
   if (pl->kind == PLAN_ROWID_EQ) {
@@ -999,15 +1004,21 @@ static int implies_nonnull_row(SrcList *src, const SqlExpr *e, int cursor) {
   return nonnull_walk(src, e, cursor);
 }
 
-/* Lists with a RIGHT or FULL JOIN are left as written. */
+/* Lists with a RIGHT or FULL JOIN are left as written. SQLite's WHERE holds
+ * the ON terms of inner joins too (and those of a LEFT JOIN once it became
+ * inner, items left to right), so they prove as much as WHERE terms. */
 static void simplify_left_joins(SrcList *src, const SqlExpr *where) {
-  if (!src || !where) return;
+  if (!src) return;
   for (int i = 0; i < src->n; i++)
     if (src->a[i].jointype & SQL_JOIN_RIGHT) return;
   for (int i = 0; i < src->n; i++) {
     SrcItem *it = &src->a[i];
-    if ((it->jointype & SQL_JOIN_LEFT) && implies_nonnull_row(src, where, it->cursor))
-      it->jointype &= (uint8_t) ~(SQL_JOIN_LEFT | SQL_JOIN_OUTER);
+    if (!(it->jointype & SQL_JOIN_LEFT)) continue;
+    int inner = implies_nonnull_row(src, where, it->cursor);
+    for (int k = 0; !inner && k < src->n; k++)
+      if (k != i && !(src->a[k].jointype & SQL_JOIN_LEFT))
+        inner = implies_nonnull_row(src, src->a[k].on, it->cursor);
+    if (inner) it->jointype &= (uint8_t) ~(SQL_JOIN_LEFT | SQL_JOIN_OUTER);
   }
 }
 
@@ -1140,6 +1151,70 @@ WhereInfo *compile_where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprLis
   return w;
 }
 
+/* ---- joins that change nothing (SQLite's omit-noop-join) ----
+ *
+ * The right item of a LEFT JOIN that nothing but its own ON clause reads,
+ * looked up as at most one row (or in a DISTINCT query, any number of
+ * rows), adds nothing: each row on its left comes out once either way. Its
+ * loop is dropped after the plan is chosen, innermost first, never the
+ * outermost one. */
+
+/* 1 if level L visits at most one row per outer row (SQLite's
+ * WHERE_ONEROW): the rowid by = or IS, or every column of a UNIQUE index
+ * by = / IS with no IN, NOT NULL columns unless the index has one column
+ * and its term is "=". */
+static int level_one_row(const WhereInfo *w, const PlanLevel *pl) {
+  if (pl->kind == PLAN_ROWID_EQ)
+    return (w->pl.terms[pl->eq[0]].op & (PLAN_OP_EQ | PLAN_OP_IS)) != 0;
+  const Index *x = pl->idx;
+  if (pl->kind != PLAN_INDEX || !x || !x->unique || pl->neq != x->nkey || pl->lo >= 0 ||
+      pl->hi >= 0)
+    return 0;
+  const Table *tab = x->table;
+  int notnull = 1, op = 0;
+  for (int i = 0; i < pl->neq; i++) {
+    op = w->pl.terms[pl->eq[i]].op;
+    if (!(op & (PLAN_OP_EQ | PLAN_OP_IS))) return 0;
+    int c = x->cols[i].col, nn = c == INDEX_COL_ROWID || (c >= 0 && tab->cols[c].notnull);
+    /* a WITHOUT ROWID table's primary key columns are NOT NULL */
+    for (int j = 0; !nn && c >= 0 && tab->without_rowid && tab->pk_index && j < tab->pk_index->nkey;
+         j++)
+      nn = tab->pk_index->cols[j].col == c;
+    if (!nn) notnull = 0;
+  }
+  return notnull || (x->nkey == 1 && op == PLAN_OP_EQ);
+}
+
+static uint64_t list_mask(WhereInfo *w, const SqlExprList *l) {
+  HookCtx hc = {w->p, w->src};
+  uint64_t m = 0;
+  for (int i = 0; l && i < l->n; i++) m |= hook_mask(&hc, l->a[i].expr);
+  return m;
+}
+
+void compile_where_omit_noop(WhereInfo *w, const SqlExprList *result, const SqlExprList *order_by,
+                             int distinct) {
+  if (!w || w->nlevel < 2 || w->right >= 0 || !result) return;
+  uint64_t used = list_mask(w, result) | list_mask(w, order_by);
+  for (int k = w->nlevel - 1; k >= 1; k--) {
+    WLevel *L = &w->lv[k];
+    const SrcItem *it = &w->src->a[L->item];
+    if ((it->jointype & (SQL_JOIN_LEFT | SQL_JOIN_RIGHT)) != SQL_JOIN_LEFT || L->item >= 63)
+      continue;
+    if (!distinct && !level_one_row(w, L->pl)) continue;
+    if (used & bit(L->item)) continue;
+    int other = 0;
+    for (int i = 0; i < w->pl.nterm && !other; i++) {
+      const PlanTerm *t = &w->pl.terms[i];
+      if ((t->mask & bit(L->item)) && t->on_item != L->item) other = 1;
+    }
+    if (other) continue;
+    w->omitted |= bit(L->item);
+    memmove(L, L + 1, sizeof(WLevel) * (size_t)(w->nlevel - 1 - k));
+    w->nlevel--;
+  }
+}
+
 int compile_where_code(WhereInfo *w) {
   Parse *p = w->p;
   SrcList *src = w->src;
@@ -1148,6 +1223,8 @@ int compile_where_code(WhereInfo *w) {
   uint8_t *coded = w->pl.nterm ? compile_parse_alloc(p, (size_t)w->pl.nterm) : NULL;
   if (w->pl.nterm && !coded) return 1;
   w->coded = coded;
+  for (int i = 0; i < w->pl.nterm && w->omitted; i++)
+    if (w->pl.terms[i].on_item >= 0 && (w->omitted & bit(w->pl.terms[i].on_item))) coded[i] = 1;
 
   /* Open the tables' cursors once, before the loops (WHERE_ONEPASS: item 0
    * for writing, the caller writes through it), and the index cursors of
@@ -1284,14 +1361,6 @@ int compile_where_code(WhereInfo *w) {
     emit_resolve(p, L->body);
     code_ready_terms(w, coded, have, L->cont, k == n - 1);
   }
-  for (int k = 0; k < n; k++) {
-    SrcItem *r = &src->a[w->lv[k].item];
-    if (!(r->jointype & SQL_JOIN_RIGHT)) continue;
-    int save = p->eqp_parent;
-    p->eqp_parent = compile_parse_eqp(p, "RIGHT-JOIN %s", right_join_name(r));
-    compile_parse_eqp(p, "SCAN %s", item_name(r));
-    p->eqp_parent = save;
-  }
   return parse_failed(p);
 }
 
@@ -1378,6 +1447,16 @@ void compile_where_end(WhereInfo *w) {
     emit_resolve(p, L->done);
     if (L->idx_cur >= 0 && L->pl && L->pl->covering)
       compile_parse_set_cover(p, it->cursor, NULL, 0);
+  }
+  /* EXPLAIN QUERY PLAN: the unmatched-row passes come here, after the
+   * body's rows (SQLite's sqlite3WhereEnd) */
+  for (int k = 0; k < w->nlevel; k++) {
+    SrcItem *r = &w->src->a[w->lv[k].item];
+    if (!(r->jointype & SQL_JOIN_RIGHT)) continue;
+    int save = p->eqp_parent;
+    p->eqp_parent = compile_parse_eqp(p, "RIGHT-JOIN %s", right_join_name(r));
+    compile_parse_eqp(p, "SCAN %s", item_name(r));
+    p->eqp_parent = save;
   }
   /* unmatched rows of each RIGHT/FULL item, left to right (a later pass
    * sees the rows an earlier one added) */

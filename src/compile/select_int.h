@@ -23,15 +23,17 @@ typedef struct SelInfo {
   const SqlSelect *sel;
   int state; /* 0 new, 1 resolving, 2 resolved */
   SrcList *src;
-  NameCtx nc;          /* this core's name context */
-  NameCtx from_nc;     /* for FROM subqueries: no visible items, outer = nc.outer */
-  SqlExprList *result; /* after '*' expansion */
-  const char *text;    /* the text spans refer to */
-  int is_agg;          /* aggregate query (aggregates, GROUP BY or HAVING) */
-  int *order_col;      /* head of a select: per ORDER BY term, result column or -1 */
-  int *group_col;      /* per GROUP BY term: result column or -1 */
-  int correlated;      /* refers to an outer query */
-  uint8_t flattened;   /* compile_flatten_core ran on this core */
+  NameCtx nc;             /* this core's name context */
+  NameCtx from_nc;        /* for FROM subqueries: no visible items, outer = nc.outer */
+  SqlExprList *result;    /* after '*' expansion */
+  const char *text;       /* the text spans refer to */
+  int is_agg;             /* aggregate query (aggregates, GROUP BY or HAVING) */
+  int *order_col;         /* head of a select: per ORDER BY term, result column or -1 */
+  int *group_col;         /* per GROUP BY term: result column or -1 */
+  int correlated;         /* refers to an outer query */
+  uint8_t flattened;      /* compile_flatten_core ran on this core */
+  uint8_t having_moved;   /* compile_agg.c moved HAVING terms to WHERE already */
+  uint8_t distinct_group; /* a DISTINCT coded as GROUP BY (its sorter's EQP row says DISTINCT) */
   /* A parenthesized join's SELECT * (SQLite's SF_NestedFrom): flat when its
    * items are spliced into the enclosing FROM list instead of materialized;
    * ncols: per result column the names a reference may use -- database and

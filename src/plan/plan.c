@@ -163,6 +163,23 @@ static int sqlite_index_order(const Table *tab, const Index **a, int cap) {
   return k;
 }
 
+const Index *plan_count_index(const Table *tab, int not_indexed) {
+  const Index *best = tab->without_rowid ? tab->pk_index : NULL;
+  int bw = best ? index_width(tab, best) : 0, tw = table_width(tab);
+  const Index *a[64];
+  int n = not_indexed ? 0 : sqlite_index_order(tab, a, 64);
+  for (int i = 0; i < n; i++) {
+    const Index *x = a[i];
+    if (x->where) continue;
+    int w = index_width(tab, x);
+    if (w < tw && (!best || w < bw)) {
+      best = x;
+      bw = w;
+    }
+  }
+  return best;
+}
+
 void plan_init(Planner *pl, UtilArena *arena, const PlanHooks *hooks, int nitem,
                const PlanItem *items) {
   memset(pl, 0, sizeof *pl);
@@ -479,9 +496,13 @@ static void analyse(Planner *pl, int ti) {
       if (e->flags & SQL_EF_NOT) return;
       if (!e->a || !e->b || !e->c) return;
       {
-        /* two derived ranges; the BETWEEN itself has no form */
+        /* two derived ranges, "a >= b" and "a <= c", each with its commuted
+         * form as SQLite's exprAnalyze (11 BETWEEN x AND y is y >= 11); the
+         * BETWEEN itself has no form */
         int column;
-        if (col_item(pl, e->a, &column) < 0) return;
+        if (col_item(pl, e->a, &column) < 0 && col_item(pl, e->b, &column) < 0 &&
+            col_item(pl, e->c, &column) < 0)
+          return;
         PlanTerm *lo = new_term(pl);
         if (!lo) return;
         *lo = pl->terms[ti];
@@ -493,7 +514,9 @@ static void analyse(Planner *pl, int ti) {
         hi->parent = ti;
         int hj = pl->nterm - 1;
         add_form(pl, li, PLAN_OP_GE, e->a, e->b, e->a, e->b);
+        add_form(pl, li, PLAN_OP_LE, e->b, e->a, e->a, e->b);
         add_form(pl, hj, PLAN_OP_LE, e->a, e->c, e->a, e->c);
+        add_form(pl, hj, PLAN_OP_GE, e->c, e->a, e->a, e->c);
       }
       return;
     case SQL_E_LIKE:
@@ -701,6 +724,36 @@ static int order_pinned(const Planner *pl, const PlanLevel *L, SqlExpr *e, int c
   return 0;
 }
 
+/* Is the column NOT NULL (a WITHOUT ROWID table's primary key columns are)? */
+static int col_notnull(const Table *tab, int c) {
+  if (c < 0) return 1;
+  if (c >= tab->ncol) return 0;
+  if (tab->cols[c].notnull) return 1;
+  for (int j = 0; tab->without_rowid && tab->pk_index && j < tab->pk_index->nkey; j++)
+    if (tab->pk_index->cols[j].col == c) return 1;
+  return 0;
+}
+
+/* Once the first pos key columns of L's UNIQUE index are held (equality
+ * terms) or delivered in order (NOT NULL columns), every row of the loop
+ * differs: SQLite's order-distinct loop, past which later ORDER BY terms on
+ * it are settled. */
+static int unique_run(const Planner *pl, const PlanLevel *L, int pos) {
+  const Index *idx = L->idx;
+  if (!idx->unique || pos < idx->nkey) return 0;
+  for (int j = 0; j < idx->nkey; j++) {
+    int c = idx->cols[j].col;
+    if (c == INDEX_COL_EXPR) return 0;
+    if (j < L->neq) {
+      int op = pl->terms[L->eq[j]].op;
+      if (op == PLAN_OP_IN || (op != PLAN_OP_EQ && !col_notnull(idx->table, c))) return 0;
+    } else if (!col_notnull(idx->table, c)) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
 /* How far does level L deliver ob, starting at term k0? Returns the first
  * term it does not deliver (ob->n: all). Terms reading only the items of
  * settled (outer loops whose rows are already all distinct) are skipped;
@@ -733,6 +786,9 @@ static int order_run(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int
     ncols = 1; /* rowid */
   }
   int pos = 0;
+  /* every key column of a UNIQUE index held: one row */
+  if (idx && L->kind == PLAN_INDEX && L->lo < 0 && L->hi < 0 && unique_run(pl, L, L->neq))
+    *distinct = 1;
   for (int k = k0; k < ob->n; k++) {
     int column;
     SqlExpr *e = ob->a[k].expr;
@@ -769,6 +825,7 @@ static int order_run(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int
     }
     if (icol < 0) *distinct = 1;
     pos++;
+    if (idx && unique_run(pl, L, pos)) *distinct = 1;
   }
   return ob->n;
 }
@@ -1064,7 +1121,7 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
   if (!tab->without_rowid && !it->indexed_by) {
     for (int k = 0; k < pl->nterm; k++) {
       const PlanTerm *t = &pl->terms[k];
-      if (t->column != -1 || !(t->op & (PLAN_OP_EQ | PLAN_OP_IN))) continue;
+      if (t->column != -1 || !(t->op & (PLAN_OP_EQ | PLAN_OP_IS | PLAN_OP_IN))) continue;
       if (!term_usable(pl, t, i, avail) || !plan_index_col_ok(t, tab, NULL, 0)) continue;
       memset(&c, 0, sizeof c);
       c.item = i;

@@ -174,6 +174,11 @@ void plan_add_clause(Planner *, SqlExpr *e, int on_item);
 /* Choose the access path of every item and the loop order. order_by may be
  * NULL. Returns SHALE_OK or SHALE_NOMEM. */
 int plan_choose(Planner *, SqlExprList *order_by, int flags, Plan *out);
+/* The index SELECT count(*) FROM tab counts the entries of (SQLite's
+ * simple-count choice: the narrowest full index narrower than the table's
+ * rows, a WITHOUT ROWID table's PRIMARY KEY unless one is narrower), or
+ * NULL for the table itself. */
+const Index *plan_count_index(const Table *tab, int not_indexed);
 /* 1 if term t may serve column j of index idx (column, collation and
  * affinity rules); j may be the trailing rowid of a rowid table's index. */
 int plan_index_col_ok(const PlanTerm *t, const Table *tab, const Index *idx, int j);
