@@ -475,39 +475,126 @@ static void shale_writes(const char *detail, uint64_t salt) {
   }
 }
 
-/* Many small transactions (a segment each): levels merge as they fill
- * (automerge as set, or crisismerge), the segment count stays bounded,
- * delete entries keep hiding older levels' rows until a merge reaches the
- * oldest, and SQLite finds the index valid and answers alike. */
-static void shale_levels(const char *setting, int max_segments) {
+/* The structure record of the fts5 table f in path (read by SQLite) as
+ * text: per level "nmerge/segments", e.g. "0:0/0 1:0/2 "; *nlevel and
+ * *nseg its level and segment counts. */
+static char *structure_text(const char *path, int *nlevel_out, int *nseg_out) {
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  Out o = {0};
+  out_add(&o, "", 0);
+  *nlevel_out = *nseg_out = 0;
+  sqlite3_open(path, &db);
+  if (sqlite3_prepare_v2(db, "SELECT block FROM f_data WHERE id=10", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    const unsigned char *p = sqlite3_column_blob(st, 0);
+    int n = sqlite3_column_bytes(st, 0), i = 4;
+    uint64_t v[3];
+#define GETV(x)                                                    \
+  do {                                                             \
+    x = 0;                                                         \
+    while (i < n && (p[i] & 0x80)) x = (x << 7) | (p[i++] & 0x7f); \
+    if (i < n) x = (x << 7) | p[i++];                              \
+  } while (0)
+    GETV(v[0]);
+    GETV(v[1]);
+    GETV(v[2]);
+    uint64_t nlevel = v[0];
+    *nlevel_out = (int)nlevel;
+    *nseg_out = (int)v[1];
+    for (uint64_t l = 0; l < nlevel && i < n; l++) {
+      uint64_t nmerge, nseg;
+      GETV(nmerge);
+      GETV(nseg);
+      out_fmt(&o, "%d:%d/%d ", (int)l, (int)nmerge, (int)nseg);
+      for (uint64_t j = 0; j < nseg && i < n; j++) {
+        GETV(v[0]);
+        GETV(v[1]);
+        GETV(v[2]);
+      }
+    }
+#undef GETV
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return o.p;
+}
+
+/* Many small transactions (a segment each): Shale's levels, automerge
+ * work, incremental merges in progress and crisis merges leave the same
+ * structure as SQLite's for the same writes (setting: automerge as set,
+ * or crisismerge; pgsz: small leaves, so merges stop part way); SQLite
+ * finds the index valid and answers alike; then SQLite and Shale take
+ * turns writing, each continuing the other's merges, and both check. */
+static void shale_levels(const char *setting) {
   int seeds = test_long() ? 12 : 3;
   detail_opt = "";
   for (int s = 0; s < seeds; s++) {
-    uint64_t rs = test_seed() * 6151 + (uint64_t)s * 8191 + 3;
-    char path[512], sql[512];
+    uint64_t rs = test_seed() * 6151 + (uint64_t)s * 8191 + 3, rs0 = rs;
+    char path[512], sql[512], ref[600];
     int ncol;
     shale *db = shale_fresh("lv.db", &rs, path, sql, &ncol);
+    const char *pgsz = s % 2 ? "INSERT INTO f(f, rank) VALUES('pgsz', 64)" : "";
+    exec_shale(db, pgsz);
     if (*setting) exec_shale(db, setting);
     int64_t next = 0;
     write_docs(db, ex_shale, &rs, ncol, 90, 4, &next);
-    char *n =
-        q_shale(db, "SELECT count(DISTINCT id >> 37) FROM f_data WHERE id >= 137438953472", NULL);
-    int nseg = atoi(n);
-    if (nseg < 1 || nseg > max_segments)
-      test_fail(__FILE__, __LINE__, "%s: %d segments after 90 transactions", setting, nseg);
-    free(n);
     close_shale(db);
+    /* SQLite makes the same writes on a file of its own */
+    snprintf(ref, sizeof ref, "%s-ref", path);
+    remove(ref);
+    sqlite3 *rdb = NULL;
+    CHECK_OK(sqlite3_open(ref, &rdb));
+    uint64_t rs2 = rs0;
+    int ncol2;
+    create_sql(&rs2, sql, sizeof sql, &ncol2);
+    exec_sqlite(rdb, sql);
+    exec_sqlite(rdb, pgsz);
+    if (*setting) exec_sqlite(rdb, setting);
+    int64_t next2 = 0;
+    write_docs(rdb, ex_sqlite, &rs2, ncol2, 90, 4, &next2);
+    sqlite3_close(rdb);
+    /* the same as a rule; a merged segment a leaf bigger or smaller than
+     * SQLite's (their leaves are not yet filled byte for byte alike) can
+     * shift a promotion: a segment or level apart is let pass */
+    int la, sa, lb, sb;
+    char *a = structure_text(path, &la, &sa), *b = structure_text(ref, &lb, &sb);
+    if (la - lb > 1 || lb - la > 1 || sa - sb > 2 || sb - sa > 2)
+      test_fail(__FILE__, __LINE__, "%s: structure %s, SQLite's %s", setting, a, b);
+    free(a);
+    free(b);
     if (check_sqlite_integrity(path) || compare_queries(path, &rs, 100, ncol)) {
       fprintf(stderr, "seed %d: %s\n", s, sql);
       break;
     }
     check_shale_integrity(path);
+    /* turns: each engine continues the merges the other left */
+    for (int turn = 0; turn < 6; turn++) {
+      if (turn % 2) {
+        shale *sh = NULL;
+        CHECK_OK(shale_open(path, &sh));
+        write_docs(sh, ex_shale, &rs, ncol, 15, 3, &next);
+        if (turn == 3) exec_shale(sh, "INSERT INTO f(f, rank) VALUES('merge', 40)");
+        close_shale(sh);
+        if (check_sqlite_integrity(path)) break;
+      } else {
+        CHECK_OK(sqlite3_open(path, &rdb));
+        write_docs(rdb, ex_sqlite, &rs, ncol, 15, 3, &next);
+        if (turn == 4) exec_sqlite(rdb, "INSERT INTO f(f, rank) VALUES('merge', -30)");
+        sqlite3_close(rdb);
+        check_shale_integrity(path);
+      }
+    }
+    if (compare_queries(path, &rs, 60, ncol)) {
+      fprintf(stderr, "seed %d: %s\n", s, sql);
+      break;
+    }
   }
 }
 
-TEST(fts5_levels_automerge) { shale_levels("", 12); }
-TEST(fts5_levels_automerge_2) { shale_levels("INSERT INTO f(f, rank) VALUES('automerge', 2)", 8); }
-TEST(fts5_levels_crisismerge) { shale_levels("INSERT INTO f(f, rank) VALUES('automerge', 0)", 45); }
+TEST(fts5_levels_automerge) { shale_levels(""); }
+TEST(fts5_levels_automerge_2) { shale_levels("INSERT INTO f(f, rank) VALUES('automerge', 2)"); }
+TEST(fts5_levels_crisismerge) { shale_levels("INSERT INTO f(f, rank) VALUES('automerge', 0)"); }
 
 TEST(fts5_shale_writes) { shale_writes("", 0); }
 TEST(fts5_detail_column_shale_writes) { shale_writes(", detail=column", 11); }

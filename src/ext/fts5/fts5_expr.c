@@ -893,6 +893,25 @@ static int term_query(Fts5Index *ix, const Term *t, Fts5List *out) {
   return rc;
 }
 
+/* A one-term phrase with no filter: the term's doclist t[0] becomes out
+ * as it is (cand: its rows); 1 when done so. 0, t[0] kept, when a row has
+ * no position (the general loop drops it) or *rc is set (out of memory). */
+static int phrase_take(int *rc, Fts5List *t, Fts5List *out, int64_t **cand, int *ncand) {
+  for (int r = 0; r < t[0].n; r++)
+    if (!t[0].a[r].n) return 0;
+  if (cand && t[0].n) {
+    *cand = shale_malloc(sizeof(int64_t) * (size_t)t[0].n);
+    if (!*cand) {
+      *rc = SHALE_NOMEM;
+      return 0;
+    }
+    for (int r = 0; r < t[0].n; r++) (*cand)[r] = t[0].a[r].rowid;
+    *ncand = t[0].n;
+  }
+  *out = t[0];
+  return 1;
+}
+
 /* The phrase's rows and instances over the whole table (no NEAR); cand
  * (if not NULL): the rows holding every term of the phrase. */
 static int phrase_eval(Fts5Expr *e, Fts5Index *ix, Phrase *p, Fts5List *out, int64_t **cand,
@@ -905,19 +924,30 @@ static int phrase_eval(Fts5Expr *e, Fts5Index *ix, Phrase *p, Fts5List *out, int
   memset(t, 0, sizeof(Fts5List) * (size_t)p->nterm);
   int rc = SHALE_OK;
   for (int i = 0; rc == SHALE_OK && i < p->nterm; i++) rc = term_query(ix, &p->terms[i], &t[i]);
+  if (rc == SHALE_OK && p->nterm == 1 && !p->caret && p->colmask == ~(uint64_t)0 &&
+      phrase_take(&rc, t, out, cand, ncand)) {
+    shale_free(t); /* one term in any column: its doclist is the phrase's */
+    return SHALE_OK;
+  }
+  /* the rows are driven by the term with the fewest (every term must be
+   * there): the others are searched for each of its rows */
+  int lead = 0;
+  for (int i = 1; i < p->nterm; i++)
+    if (t[i].n < t[lead].n) lead = i;
   const Fts5Doc **dt = shale_malloc(sizeof *dt * (size_t)p->nterm); /* each term's row */
   int *at = shale_malloc(sizeof *at * (size_t)p->nterm);            /* and search hint */
   if (!dt || !at)
     rc = SHALE_NOMEM;
   else
     memset(at, 0, sizeof *at * (size_t)p->nterm);
-  for (int r = 0; rc == SHALE_OK && r < t[0].n; r++) {
-    const Fts5Doc *d0 = &t[0].a[r];
+  for (int r = 0; rc == SHALE_OK && r < t[lead].n; r++) {
+    int64_t rowid = t[lead].a[r].rowid;
     int ok = 1;
-    dt[0] = d0;
-    for (int i = 1; i < p->nterm && ok; i++)
-      ok = (dt[i] = find_doc_at(&t[i], &at[i], d0->rowid)) != NULL;
+    dt[lead] = &t[lead].a[r];
+    for (int i = 0; i < p->nterm && ok; i++)
+      if (i != lead) ok = (dt[i] = find_doc_at(&t[i], &at[i], rowid)) != NULL;
     if (!ok) continue;
+    const Fts5Doc *d0 = dt[0];
     /* a candidate: every term has a position in the phrase's columns (the
      * column filter is applied by SQLite's term iterators) */
     for (int i = 0; i < p->nterm && ok; i++)
@@ -1304,6 +1334,14 @@ int fts5_expr_eval(Fts5Expr *e, Fts5Index *ix, int64_t **rows, int *nrows) {
   int rc = SHALE_OK, cap = 0;
   It *root = it_build(e, ix, e->root, &rc);
   if (!root) return rc;
+  if (e->nph == 1 && root->kind == N_NEAR && root->leaf->nphr == 1) { /* its hits: the answer */
+    Fts5List *h = &e->ph[root->leaf->phr[0]].hits;
+    if (h->n && !(*rows = shale_malloc(sizeof(int64_t) * (size_t)h->n))) rc = SHALE_NOMEM;
+    for (int i = 0; rc == SHALE_OK && i < h->n; i++) (*rows)[i] = h->a[i].rowid;
+    if (rc == SHALE_OK) *nrows = h->n;
+    it_free(root);
+    return rc;
+  }
   It **leaf = shale_malloc(sizeof(It *) * (size_t)(e->nph ? e->nph : 1));
   Fts5List *out = shale_malloc(sizeof(Fts5List) * (size_t)(e->nph ? e->nph : 1));
   if (!leaf || !out)

@@ -36,8 +36,11 @@
  *  1. Pending entries of one term are in ascending rowid order: a row with
  *     a rowid below the last one (or equal, unless the last was a delete)
  *     flushes the pending data first.
- *  2. Every segment written has pgnoFirst 1, a %_idx row per leaf holding a
- *     term, and leaves no larger than pgsz plus one varint.
+ *  2. Every segment written starts at leaf 1 with a %_idx row per leaf
+ *     holding a term, and leaves no larger than pgsz plus one varint; an
+ *     input of a merge in progress is trimmed (pgnoFirst its first leaf
+ *     left, rewritten to start with a term; 0 and 0 when emptied), its
+ *     earlier %_idx rows kept (readers start at max(pgnoFirst, the row's)).
  *  3. A decoded length or offset is checked against the page before use;
  *     damage gives FTS5_CORRUPT.
  *  4. Inside Shale (pending data, gathered entries) every detail mode keeps
@@ -364,9 +367,15 @@ static int segid_alloc(const Structure *s) {
 /* ---- segment writer ---- */
 typedef struct Writer {
   Fts5Index *x;
-  int segid, pgno;
+  int segid, pgno, start; /* start: the first leaf this writer writes */
   Fts5Buf page, pgidx, term;
   int prev_pgidx, has_term, first_rowid_in_page, first_in_doclist;
+  /* SQLite's two writers: a flush breaks no leaf before a rowid, and
+   * splits a poslist before the first varint that does not fit; a merge
+   * breaks leaves before rowids, and splits after the varint that
+   * crosses pgsz (leaves as SQLite's, so segment sizes and the merges
+   * they lead to are the same) */
+  int flush_mode;
   int64_t prev_rowid;
   int rc;
 } Writer;
@@ -375,7 +384,7 @@ static void writer_init(Writer *w, Fts5Index *x, int segid) {
   memset(w, 0, sizeof *w);
   w->x = x;
   w->segid = segid;
-  w->pgno = 1;
+  w->pgno = w->start = 1;
   static const uint8_t zero[4] = {0};
   fts5_buf_append(&w->rc, &w->page, zero, 4);
   w->first_rowid_in_page = 1;
@@ -430,7 +439,7 @@ static void writer_term(Writer *w, const uint8_t *t, int n) {
 
 static void writer_rowid(Writer *w, int64_t rowid) {
   if (w->rc) return;
-  if (w->page.n + w->pgidx.n >= w->x->c->pgsz) writer_flush(w);
+  if (!w->flush_mode && w->page.n + w->pgidx.n >= w->x->c->pgsz) writer_flush(w);
   if (w->first_rowid_in_page) fts5_buf_u16(w->page.p, w->page.n);
   if (w->first_in_doclist || w->first_rowid_in_page)
     fts5_buf_varint(&w->rc, &w->page, (uint64_t)rowid);
@@ -473,11 +482,37 @@ static void writer_data(Writer *w, const uint8_t *a, int n) {
   }
 }
 
-/* Finish: the last leaf written; returns the last page number. */
+/* Append poslist bytes as SQLite's merge does: while they would reach
+ * pgsz, the varints up to and including the one that crosses it go on
+ * this leaf, then the next. */
+static void writer_data_crossing(Writer *w, const uint8_t *a, int n) {
+  int pgsz = w->x->c->pgsz;
+  while (w->rc == SHALE_OK && w->page.n + w->pgidx.n + n >= pgsz) {
+    int req = pgsz - w->page.n - w->pgidx.n, k = 0;
+    while (k < req && k < n) {
+      uint64_t v;
+      int m = fts5_get_varint(a + k, a + n, &v);
+      if (!m) {
+        w->rc = FTS5_CORRUPT;
+        return;
+      }
+      k += m;
+    }
+    fts5_buf_append(&w->rc, &w->page, a, k);
+    a += k;
+    n -= k;
+    writer_flush(w);
+  }
+  if (n > 0) fts5_buf_append(&w->rc, &w->page, a, n);
+}
+
+/* Finish: the last leaf written; returns the last page number. A segment
+ * started at leaf 1 gets its %_idx row for leaf 1 (the empty key) when it
+ * has a leaf. */
 static int writer_finish(Writer *w) {
   if (w->page.n > 4) writer_flush(w);
   int rc = w->rc;
-  if (rc == SHALE_OK) rc = idx_insert(w->x, w->segid, NULL, 0, 1);
+  if (rc == SHALE_OK && w->start == 1 && w->pgno > 1) rc = idx_insert(w->x, w->segid, NULL, 0, 1);
   w->rc = rc;
   fts5_buf_free(&w->page);
   fts5_buf_free(&w->pgidx);
@@ -643,6 +678,11 @@ static void write_entry(Writer *w, int64_t rowid, int del, const uint8_t *pl, in
     return;
   }
   int k = util_put_varint(hdr, (uint64_t)npl * 2 + (uint64_t)del);
+  if (!w->flush_mode) {
+    fts5_buf_append(&w->rc, &w->page, hdr, k);
+    writer_data_crossing(w, pl, npl);
+    return;
+  }
   if (w->page.n + w->pgidx.n + k + npl < w->x->c->pgsz) {
     fts5_buf_append(&w->rc, &w->page, hdr, k);
     fts5_buf_append(&w->rc, &w->page, pl, npl);
@@ -656,11 +696,11 @@ static void write_entry(Writer *w, int64_t rowid, int del, const uint8_t *pl, in
 
 static int structure_push_segment(Fts5Index *x, Structure *s, int lvl, int segid, int last) {
   Seg sg = {segid, 1, last};
-  s->counter += (uint64_t)last;
+  (void)x;
   return structure_add(s, lvl, sg);
 }
 
-static int maybe_merge(Fts5Index *x);
+static int after_flush(Fts5Index *x, Structure *s, int nleaf);
 
 int fts5_index_flush(Fts5Index *x) {
   int rc = SHALE_OK;
@@ -687,6 +727,7 @@ int fts5_index_flush(Fts5Index *x) {
   if (!segid) rc = FTS5_CORRUPT;
   Writer w;
   writer_init(&w, x, segid);
+  w.flush_mode = 1;
   for (int i = 0; i < n && rc == SHALE_OK && w.rc == SHALE_OK; i++) {
     PTerm *e = all[i];
     writer_term(&w, (const uint8_t *)e->term, e->nterm);
@@ -705,10 +746,9 @@ int fts5_index_flush(Fts5Index *x) {
   if (rc == SHALE_OK) rc = w.rc;
   shale_free(all);
   if (rc == SHALE_OK) rc = structure_push_segment(x, &s, 0, segid, last);
-  if (rc == SHALE_OK) rc = structure_write(x, &s);
+  if (rc == SHALE_OK) rc = after_flush(x, &s, last);
   structure_free(&s);
   pending_clear(x);
-  if (rc == SHALE_OK) rc = maybe_merge(x);
   return rc;
 }
 
@@ -779,8 +819,12 @@ typedef struct SegScan {
   int pgno; /* current leaf */
   Fts5Buf leaf;
   int szleaf;
-  int iidx;     /* offset in the page index of the next term's entry */
-  int termoff;  /* offset of the next term on the leaf (0: none) */
+  int iidx;    /* offset in the page index of the next term's entry */
+  int termoff; /* offset of the next term on the leaf (0: none) */
+  /* the current term's leaf, the offset of its doclist there, and when the
+   * doclist ends on that leaf the next term's offset and the offset of the
+   * page-index entries after it (else tnext 0): what trimming needs */
+  int tpgno, tdoff, tnext, tpgidx;
   Fts5Buf term; /* current term */
   Fts5Buf dl;   /* its doclist, gathered over leaves */
   int *abs;     /* offsets in dl of absolute rowids */
@@ -825,6 +869,8 @@ static int scan_read(SegScan *s, int first) {
   const uint8_t *p = s->leaf.p, *end = p + s->szleaf;
   int off = s->termoff, rc = SHALE_OK, k;
   uint64_t npre = 0, nnew;
+  s->tpgno = s->pgno;
+  s->tnext = 0;
   if (!first) {
     if (!(k = fts5_get_varint(p + off, end, &npre))) return FTS5_CORRUPT;
     off += k;
@@ -835,6 +881,7 @@ static int scan_read(SegScan *s, int first) {
   s->term.n = (int)npre;
   fts5_buf_append(&rc, &s->term, p + off, (int)nnew);
   off += (int)nnew;
+  s->tdoff = off;
   s->dl.n = 0;
   s->nabs = 0;
   if (rc || (rc = abs_add(s, 0))) return rc;
@@ -851,6 +898,8 @@ static int scan_read(SegScan *s, int first) {
     if (next < off) return FTS5_CORRUPT;
     fts5_buf_append(&rc, &s->dl, p + off, next - off);
     s->termoff = next;
+    s->tnext = next;
+    s->tpgidx = s->iidx;
     return rc;
   }
   fts5_buf_append(&rc, &s->dl, p + off, s->szleaf - off);
@@ -1069,6 +1118,8 @@ static int gather_sort(Gather *g, int by_rowid) {
   return SHALE_OK;
 }
 
+static void gather_resolve(Gather *g, int keep_del);
+
 /* Every entry of every term in [term, term + prefix range) from the
  * segments of levels lo..hi of s, then resolved: the newest per (term,
  * rowid), deletions dropped unless keep_del (they still hide older
@@ -1107,6 +1158,13 @@ static int gather_levels(Fts5Index *x, const Structure *s, int lo, int hi, const
   }
   if (rc) return rc;
   if ((rc = gather_sort(g, by_rowid))) return rc;
+  gather_resolve(g, keep_del);
+  return SHALE_OK;
+}
+
+/* Sorted entries resolved: the newest per (term, rowid), deletions dropped
+ * unless keep_del. */
+static void gather_resolve(Gather *g, int keep_del) {
   int k = 0;
   for (int i = 0; i < g->n; i++) {
     Ent *e = &g->a[i];
@@ -1116,12 +1174,11 @@ static int gather_levels(Fts5Index *x, const Structure *s, int lo, int hi, const
     g->a[k++] = *e;
   }
   g->n = k;
-  if (keep_del) return SHALE_OK;
+  if (keep_del) return;
   k = 0;
   for (int i = 0; i < g->n; i++)
     if (!(g->a[i].del && g->a[i].plen == 0)) g->a[k++] = g->a[i];
   g->n = k;
-  return SHALE_OK;
 }
 
 static int gather(Fts5Index *x, const uint8_t *term, int n, int prefix, int by_rowid, Gather *g) {
@@ -1235,13 +1292,245 @@ int fts5_index_query(Fts5Index *x, const char *term, int nterm, int prefix, Fts5
 }
 
 /* ---- merging ----
- * Segments are merged a level at a time (SQLite's levels; not its
- * incremental merge, which does a few pages of one merge per write: each
- * merge here is done whole, in the write that triggers it). When a level
- * holds automerge segments (crisismerge when automerge is 0), they become
- * one segment at the end of the next level, so a table written row by row
- * rewrites each entry O(log N) times, not at every merge. A merge keeps its
- * delete entries while an older level holds segments they must hide. */
+ * SQLite's scheme, so that both engines leave the structure record alike
+ * and either continues a merge the other left in progress:
+ *  - A flush appends its segment to level 0 and promotes (promote()).
+ *  - Automerge (automerge > 0): the write counter adds the leaves each flush
+ *    writes; each time it passes a multiple of MERGE_WORK_UNIT, that many
+ *    leaves times the level count of merge work is done (merge_work()) on
+ *    the level with a merge in progress, or the one with the most segments
+ *    if it holds automerge or more.
+ *  - A merge step (merge_step()) reads the level's segments (those that
+ *    were its inputs when it started: nmerge while in progress) term by
+ *    term into the last segment of the next level; it stops at a term
+ *    boundary once its share of leaves is written, trimming each input to
+ *    the leaf of its next term (rewritten to start with that term) and
+ *    keeping nmerge, so the next step continues where it stopped.
+ *  - Crisis merge: while level 0 (then 1, ...) holds crisismerge segments,
+ *    it is merged whole.
+ *  - 'merge', N does N leaves of work on levels of usermerge segments or
+ *    more; 'merge', -N first puts every segment on one level (as SQLite).
+ * A merge keeps its delete entries unless its output is the only segment
+ * of the last level. */
+
+#define MERGE_WORK_UNIT 64
+
+/* Insert sg into level lvl at position at (levels added as needed). */
+static int structure_insert(Structure *s, int lvl, int at, Seg sg) {
+  int rc = structure_add(s, lvl, sg);
+  if (rc) return rc;
+  Level *l = &s->lv[lvl];
+  memmove(l->seg + at + 1, l->seg + at, sizeof(Seg) * (size_t)(l->nseg - 1 - at));
+  l->seg[at] = sg;
+  return SHALE_OK;
+}
+
+static int seg_size(const Seg *sg) { return 1 + sg->last - sg->first; }
+
+/* Move to the front of level to the segments of later levels, newest
+ * first, while they hold sz leaves or fewer (stopping at a level with a
+ * merge in progress; none when level to has one: the next level's last
+ * segment is its output). */
+static int promote_to(Structure *s, int to, int sz) {
+  if (s->lv[to].nmerge) return SHALE_OK;
+  for (int il = to + 1; il < s->nlevel; il++) {
+    Level *l = &s->lv[il];
+    if (l->nmerge) return SHALE_OK;
+    while (l->nseg > 0) {
+      Seg sg = l->seg[l->nseg - 1];
+      if (seg_size(&sg) > sz) return SHALE_OK;
+      l->nseg--;
+      int rc = structure_insert(s, to, 0, sg);
+      if (rc) return rc;
+      l = &s->lv[il];
+    }
+  }
+  return SHALE_OK;
+}
+
+/* After a segment was appended to level lvl: if the nearest non-empty
+ * lower level has a segment at least as big, that level takes it and
+ * every later segment no bigger than its biggest; else level lvl takes
+ * the later levels' segments no bigger than the new one. */
+static int promote(Structure *s, int lvl) {
+  if (lvl >= s->nlevel || !s->lv[lvl].nseg) return SHALE_OK;
+  int szseg = seg_size(&s->lv[lvl].seg[s->lv[lvl].nseg - 1]);
+  int tst = lvl - 1;
+  while (tst >= 0 && s->lv[tst].nseg == 0) tst--;
+  if (tst >= 0) {
+    int szmax = 0;
+    for (int i = 0; i < s->lv[tst].nseg; i++)
+      if (seg_size(&s->lv[tst].seg[i]) > szmax) szmax = seg_size(&s->lv[tst].seg[i]);
+    if (szmax >= szseg) return promote_to(s, tst, szmax);
+  }
+  return promote_to(s, lvl, szseg);
+}
+
+/* Trim the input segment sg that scan sc stopped in: its leaves before
+ * the current term's go, and that leaf is rewritten to start with the
+ * term (written whole, no rowid pointer), its doclist and what follows. */
+static int scan_trim(Fts5Index *x, SegScan *sc, Seg *sg) {
+  Fts5Buf leaf = {0}, b = {0};
+  int rc = data_read(x, FTS5_SEGMENT_ROWID(sg->segid, sc->tpgno), &leaf);
+  if (rc == SHALE_OK) {
+    int szleaf = leaf.n >= 4 ? fts5_get_u16(leaf.p + 2) : 0;
+    if (szleaf < 4 || szleaf > leaf.n || sc->tdoff > szleaf || sc->tnext > szleaf ||
+        (sc->tnext && (sc->tnext < sc->tdoff || sc->tpgidx > leaf.n)))
+      rc = FTS5_CORRUPT;
+  }
+  if (rc == SHALE_OK) {
+    int szleaf = fts5_get_u16(leaf.p + 2);
+    static const uint8_t zero[4] = {0};
+    fts5_buf_append(&rc, &b, zero, 4);
+    fts5_buf_varint(&rc, &b, (uint64_t)sc->term.n);
+    fts5_buf_append(&rc, &b, sc->term.p, sc->term.n);
+    int shift = b.n - sc->tdoff; /* where the old offsets moved */
+    fts5_buf_append(&rc, &b, leaf.p + sc->tdoff, szleaf - sc->tdoff);
+    if (rc == SHALE_OK) fts5_buf_u16(b.p + 2, b.n);
+    fts5_buf_varint(&rc, &b, 4);
+    if (sc->tnext) {
+      fts5_buf_varint(&rc, &b, (uint64_t)(sc->tnext + shift - 4));
+      fts5_buf_append(&rc, &b, leaf.p + sc->tpgidx, leaf.n - sc->tpgidx);
+    }
+  }
+  if (rc == SHALE_OK && sc->tpgno > 1) {
+    rc = prep(x, &x->del_range, "DELETE FROM \"%s\".\"%s_data\" WHERE id>=? AND id<?");
+    if (rc == SHALE_OK) {
+      shale_bind_int64(x->del_range, 1, FTS5_SEGMENT_ROWID(sg->segid, 1));
+      shale_bind_int64(x->del_range, 2, FTS5_SEGMENT_ROWID(sg->segid, sc->tpgno));
+      rc = shale_step(x->del_range) == SHALE_DONE ? SHALE_OK : shale_errcode(x->c->db);
+      shale_reset(x->del_range);
+    }
+  }
+  if (rc == SHALE_OK) rc = data_write(x, FTS5_SEGMENT_ROWID(sg->segid, sc->tpgno), b.p, b.n);
+  if (rc == SHALE_OK) sg->first = sc->tpgno;
+  fts5_buf_free(&leaf);
+  fts5_buf_free(&b);
+  return rc;
+}
+
+/* Write the resolved entries of one term (g, rowid order) to w. */
+static void merge_write_term(Writer *w, Gather *g, int keep_del) {
+  if (!g->n) return;
+  writer_term(w, g->arena.p + g->a[0].toff, g->a[0].tlen);
+  for (int i = 0; i < g->n && w->rc == SHALE_OK; i++) {
+    Ent *e = &g->a[i];
+    write_entry(w, e->rowid, keep_del && e->del, g->arena.p + e->poff, e->plen);
+  }
+}
+
+/* SQLite's merge of level lvl of s into the last segment of lvl + 1: a
+ * new one, or the one its merge in progress writes. nrem NULL: to the end;
+ * else it stops at the first term after *nrem leaves were written (and
+ * *nrem is reduced by the leaves written). s is updated, not written. */
+static int merge_step(Fts5Index *x, Structure *s, int lvl, int *nrem) {
+  int rc = SHALE_OK, ninput, resume = s->lv[lvl].nmerge > 0;
+  Writer w;
+  if (resume) {
+    if (lvl + 1 >= s->nlevel || !s->lv[lvl + 1].nseg) return FTS5_CORRUPT;
+    ninput = s->lv[lvl].nmerge;
+    Seg *out = &s->lv[lvl + 1].seg[s->lv[lvl + 1].nseg - 1];
+    writer_init(&w, x, out->segid);
+    w.pgno = w.start = out->last + 1;
+  } else {
+    int segid = segid_alloc(s);
+    if (!segid) return FTS5_CORRUPT;
+    Seg sg = {segid, 1, 0};
+    if ((rc = structure_add(s, lvl + 1, sg))) return rc;
+    ninput = s->lv[lvl].nseg;
+    writer_init(&w, x, segid);
+  }
+  Level *in = &s->lv[lvl], *outl = &s->lv[lvl + 1];
+  int keep_del = !(outl->nseg == 1 && s->nlevel == lvl + 2);
+  SegScan *sc = shale_malloc(sizeof(SegScan) * (size_t)(ninput ? ninput : 1));
+  if (!sc) {
+    writer_finish(&w);
+    return SHALE_NOMEM;
+  }
+  memset(sc, 0, sizeof(SegScan) * (size_t)(ninput ? ninput : 1));
+  for (int j = 0; j < ninput && rc == SHALE_OK; j++)
+    rc = scan_start(&sc[j], x, in->seg[j], (const uint8_t *)"", 0);
+  Gather g;
+  gather_init(x, &g);
+  g.by_rowid = 1;
+  int done = 0, *eq = shale_malloc(sizeof(int) * (size_t)(ninput ? ninput : 1));
+  if (!eq) rc = SHALE_NOMEM;
+  while (rc == SHALE_OK && w.rc == SHALE_OK) {
+    int neq = 0; /* the scans on the smallest term: eq[0..neq) */
+    for (int j = 0; j < ninput; j++) {
+      if (sc[j].eof) continue;
+      int c = neq ? term_cmp(sc[j].term.p, sc[j].term.n, sc[eq[0]].term.p, sc[eq[0]].term.n) : -1;
+      if (c < 0) neq = 0;
+      if (c <= 0) eq[neq++] = j;
+    }
+    if (!neq) {
+      done = 1;
+      break;
+    }
+    if (nrem && w.pgno - w.start > *nrem) break;
+    g.n = g.nrun = g.arena.n = 0;
+    for (int k = 0; k < neq && rc == SHALE_OK; k++) /* age 0: the newest input */
+      rc = gather_doclist(&g, &sc[eq[k]], ninput - 1 - eq[k]);
+    if (rc == SHALE_OK) rc = gather_sort(&g, 1);
+    if (rc == SHALE_OK) {
+      gather_resolve(&g, keep_del);
+      merge_write_term(&w, &g, keep_del);
+    }
+    for (int k = 0; k < neq && rc == SHALE_OK; k++) rc = scan_next(&sc[eq[k]]);
+  }
+  shale_free(eq);
+  gather_done(x, &g);
+  int last = writer_finish(&w), wrote = w.pgno - w.start;
+  if (rc == SHALE_OK) rc = w.rc;
+  in = &s->lv[lvl];
+  outl = &s->lv[lvl + 1];
+  Seg *out = &outl->seg[outl->nseg - 1];
+  if (rc == SHALE_OK && wrote) out->last = last;
+  if (rc == SHALE_OK && nrem) *nrem -= wrote;
+  if (rc == SHALE_OK && done) { /* the inputs go */
+    for (int j = 0; j < ninput && rc == SHALE_OK; j++) rc = seg_delete(x, in->seg[j].segid);
+    if (rc == SHALE_OK) {
+      memmove(in->seg, in->seg + ninput, sizeof(Seg) * (size_t)(in->nseg - ninput));
+      in->nseg -= ninput;
+      in->nmerge = 0;
+      if (out->last == 0) outl->nseg--; /* nothing was written */
+    }
+  } else if (rc == SHALE_OK) { /* stopped: each input trimmed to its next term */
+    for (int j = 0; j < ninput && rc == SHALE_OK; j++) {
+      if (sc[j].eof)
+        in->seg[j].first = in->seg[j].last = 0;
+      else
+        rc = scan_trim(x, &sc[j], &in->seg[j]);
+    }
+    in->nmerge = ninput;
+  }
+  for (int j = 0; j < ninput; j++) scan_free(&sc[j]);
+  shale_free(sc);
+  return rc;
+}
+
+/* SQLite's fts5IndexMerge: up to nrem leaves of merge work on the level
+ * with a merge in progress (unless a lower level has more segments) or
+ * the one with the most segments, at least nmin; *changed set when any. */
+static int merge_work(Fts5Index *x, Structure *s, int nrem, int nmin, int *changed) {
+  int rc = SHALE_OK;
+  while (nrem > 0 && rc == SHALE_OK && s->nlevel > 0) {
+    int best = 0, nbest = 0;
+    for (int i = 0; i < s->nlevel; i++) {
+      Level *l = &s->lv[i];
+      if (l->nmerge) {
+        if (l->nmerge > nbest) best = i, nbest = l->nmerge;
+        break;
+      }
+      if (l->nseg > nbest) best = i, nbest = l->nseg;
+    }
+    if (nbest < nmin && s->lv[best].nmerge == 0) break;
+    *changed = 1;
+    rc = merge_step(x, s, best, &nrem);
+    if (rc == SHALE_OK && s->lv[best].nmerge == 0) rc = promote(s, best + 1);
+  }
+  return rc;
+}
 
 /* Write every entry of the segments of levels lo..hi as one new segment:
  * *segid its id (0 when there was nothing to write), *last its last leaf.
@@ -1269,25 +1558,6 @@ static int merge_levels(Fts5Index *x, const Structure *s, int lo, int hi, int ke
   }
   gather_done(x, &g);
   return rc;
-}
-
-/* Merge the segments of level lvl of s into one at the end of level
- * lvl + 1 (s updated, not written). */
-static int merge_level(Fts5Index *x, Structure *s, int lvl) {
-  int older = 0;
-  for (int i = lvl + 1; i < s->nlevel; i++) older += s->lv[i].nseg;
-  int segid = 0, last = 0;
-  int rc = merge_levels(x, s, lvl, lvl, older > 0, &segid, &last);
-  Level *l = &s->lv[lvl];
-  for (int j = 0; rc == SHALE_OK && j < l->nseg; j++) rc = seg_delete(x, l->seg[j].segid);
-  if (rc) return rc;
-  l->nseg = 0;
-  l->nmerge = 0;
-  /* SQLite's incremental merge of level lvl - 1 into this level's last
-   * segment (its nMerge) has its output moved: it ends here, the inputs'
-   * unread leaves staying where they are as plain segments */
-  if (lvl > 0) s->lv[lvl - 1].nmerge = 0;
-  return segid ? structure_push_segment(x, s, lvl + 1, segid, last) : SHALE_OK;
 }
 
 /* Replace every segment by one holding all entries ('optimize'). */
@@ -1320,24 +1590,56 @@ int fts5_index_optimize(Fts5Index *x) {
   return rc;
 }
 
-/* After a segment was added at level 0: merge each level that holds
- * automerge segments (SQLite's default 4; 1 means the default; 0: only a
- * level reaching crisismerge, default 16) into the next, up the levels. */
-static int maybe_merge(Fts5Index *x) {
-  int am = x->c->automerge, cm = x->c->crisismerge;
-  if (am == 1 || am < 0) am = 4;
-  if (cm <= 1) cm = 16;
-  int at = am ? am : cm;
-  if (at > cm) at = cm;
+/* 'merge', N: N leaves of work on levels of usermerge segments or more;
+ * N < 0: -N leaves, every segment first put on one new last level (unless
+ * they are all on one level, or all but one are a merge's inputs) and any
+ * two merged. */
+int fts5_index_merge(Fts5Index *x, int n) {
+  int rc = fts5_index_flush(x), changed = 0, nmin = x->c->usermerge;
   Structure s;
-  int rc = structure_read(x, &s), changed = 0;
-  for (int i = 0; rc == SHALE_OK && i < s.nlevel; i++) {
-    if (s.lv[i].nseg < at) continue;
-    rc = merge_level(x, &s, i);
-    changed = 1;
+  if (rc == SHALE_OK) rc = structure_read(x, &s);
+  if (rc) return rc;
+  if (n < 0) {
+    int nseg = structure_nseg(&s), one = 0;
+    for (int i = 0; i < s.nlevel; i++)
+      if (s.lv[i].nseg == nseg || (s.lv[i].nseg == nseg - 1 && s.lv[i].nmerge == s.lv[i].nseg))
+        one = 1;
+    if (nseg >= 2 && !one) {
+      int to = s.nlevel < 64 ? s.nlevel : 63;
+      for (int i = s.nlevel - 1; rc == SHALE_OK && i >= 0; i--) /* oldest first */
+        for (int j = 0; rc == SHALE_OK && j < s.lv[i].nseg; j++)
+          if (i != to) rc = structure_add(&s, to, s.lv[i].seg[j]);
+      for (int i = 0; rc == SHALE_OK && i < s.nlevel; i++)
+        if (i != to) s.lv[i].nseg = s.lv[i].nmerge = 0;
+    }
+    nmin = 2;
+    n = n == INT_MIN ? INT_MAX : -n;
   }
+  if (rc == SHALE_OK) rc = merge_work(x, &s, n, nmin, &changed);
   if (rc == SHALE_OK && changed) rc = structure_write(x, &s);
   structure_free(&s);
+  return rc;
+}
+
+/* After a flush wrote a segment of nleaf leaves to level 0: promotion,
+ * automerge work and crisis merges, as SQLite; the structure written. */
+static int after_flush(Fts5Index *x, Structure *s, int nleaf) {
+  int am = x->c->automerge, cm = x->c->crisismerge, changed = 1;
+  if (am == 1 || am < 0) am = 4;
+  if (cm <= 1) cm = 16;
+  if (cm >= 2000) cm = 1999;
+  int rc = promote(s, 0);
+  if (rc == SHALE_OK && am > 0) {
+    uint64_t w0 = s->counter;
+    s->counter += (uint64_t)nleaf;
+    int nwork = (int)(s->counter / MERGE_WORK_UNIT - w0 / MERGE_WORK_UNIT);
+    if (nwork) rc = merge_work(x, s, MERGE_WORK_UNIT * nwork * s->nlevel, am, &changed);
+  }
+  for (int i = 0; rc == SHALE_OK && i < s->nlevel && s->lv[i].nseg >= cm; i++) {
+    rc = merge_step(x, s, i, NULL);
+    if (rc == SHALE_OK) rc = promote(s, i + 1);
+  }
+  if (rc == SHALE_OK) rc = structure_write(x, s);
   return rc;
 }
 

@@ -226,6 +226,9 @@ void fts5_index_discard(Fts5Index *);
 int fts5_index_query(Fts5Index *, const char *term, int nterm, int prefix, Fts5List *out);
 /* Merge every segment into one ('optimize'), drop everything ('delete-all'). */
 int fts5_index_optimize(Fts5Index *);
+/* 'merge', N: SQLite's incremental merge work (N < 0: all segments on one
+ * level first). */
+int fts5_index_merge(Fts5Index *, int n);
 int fts5_index_delete_all(Fts5Index *);
 /* Every entry of the main index in (term, rowid) order, deleted rows
  * left out: the term without its index byte, the positions as the query

@@ -561,10 +561,7 @@ static int special(Fts5Table *t, const char *cmd, shale_value *arg, shale_value 
     return fts5_storage_rebuild(t);
   }
   if (!strcmp(cmd, "optimize")) return fts5_index_optimize(t->ix);
-  if (!strcmp(cmd, "merge")) {
-    /* Shale merges every segment at once (no incremental merge yet). */
-    return shale_value_int(arg) != 0 ? fts5_index_optimize(t->ix) : SHALE_OK;
-  }
+  if (!strcmp(cmd, "merge")) return fts5_index_merge(t->ix, shale_value_int(arg));
   if (!strcmp(cmd, "integrity-check")) {
     rc = fts5_storage_write_totals(t);
     if (rc == SHALE_OK) rc = fts5_storage_integrity(t);
