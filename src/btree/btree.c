@@ -1034,7 +1034,7 @@ static int index_insert_in_place(BtCursor *c, int res, const uint8_t *key, uint3
 }
 
 static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n, uint32_t nzero,
-                        const InsertSeek *is) {
+                        const InsertSeek *is, int flags) {
   Btree *bt = c->bt;
   int rc = prepare_write(c);
   if (rc) return rc;
@@ -1058,7 +1058,8 @@ static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n
   } else if (c->intkey && at_last_below(c, rowid)) {
     res = -1; /* appending: the cursor already sits where the row goes */
   } else if (c->intkey) {
-    rc = btree_cursor_seek_rowid(c, rowid, &res);
+    rc = (flags & BTREE_APPEND) ? btree_cursor_seek_rowid_append(c, rowid, &res)
+                                : btree_cursor_seek_rowid(c, rowid, &res);
     if (rc) goto done;
   } else {
     /* An index key is looked for next to the cursor first when it was
@@ -1141,15 +1142,13 @@ done:
 
 int btree_insert(BtCursor *c, int64_t rowid, const void *data, uint32_t n, uint32_t nzero,
                  int flags) {
-  (void)flags;
-  return insert_entry(c, rowid, data, n, nzero, NULL);
+  return insert_entry(c, rowid, data, n, nzero, NULL, flags);
 }
 
 int btree_insert_cmp(BtCursor *c, const void *key, uint32_t n,
                      int (*cmp)(void *ctx, const void *key, uint32_t n), void *ctx, int flags) {
-  (void)flags;
   InsertSeek is = {cmp, ctx};
-  return insert_entry(c, 0, key, n, 0, &is);
+  return insert_entry(c, 0, key, n, 0, &is, flags);
 }
 
 /* The delete of the leaf entry under the cursor when its page keeps enough

@@ -486,6 +486,34 @@ int btree_cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
   }
 }
 
+int btree_cursor_seek_rowid_append(BtCursor *c, int64_t rowid, int *res) {
+  /* (no seek_rowid_here: the insert tried the cursor's own place, and a
+   * second caller would keep it out of line in btree_cursor_seek_rowid) */
+  int rc = btree_cursor_move_to_root(c);
+  if (rc) return rc;
+  /* down the right edge while each page's last key is below the rowid:
+   * one rowid read a level instead of a binary search */
+  while (c->depth > 0 && c->intkey) {
+    PgPage *pg = c->pg[c->depth - 1];
+    MemPage *m = page_mem(pg);
+    int64_t k;
+    if (m->ncell == 0) break;
+    rc = cell_rowid(c->bt, pg, m->ncell - 1, &k);
+    if (rc) return rc;
+    if (k >= rowid) break; /* not past this page's last key: the plain seek */
+    if (m->leaf) {
+      c->idx[c->depth - 1] = (uint16_t)(m->ncell - 1);
+      c->state = CUR_VALID;
+      *res = -1;
+      return SHALE_OK;
+    }
+    c->idx[c->depth - 1] = (uint16_t)m->ncell;
+    rc = btree_cursor_load_child(c, interior_child(pg, m, m->ncell));
+    if (rc) return rc;
+  }
+  return btree_cursor_seek_rowid(c, rowid, res);
+}
+
 /* The key of an index cell whose payload is wholly local, read inline for a
  * seek probe: off is the offset of the payload-size varint (past the child
  * pointer on interior pages), u the usable size and maxlocal the largest

@@ -410,6 +410,10 @@ void btree_cursor_release(BtCursor *);
 int btree_cursor_restore(BtCursor *);
 int btree_cursor_save(BtCursor *);
 int btree_cursor_seek_rowid(BtCursor *, int64_t rowid, int *res);
+/* The same for a rowid likely above every one present (BTREE_APPEND):
+ * each page's last key is tried before a binary search (SQLite's
+ * biasRight). */
+int btree_cursor_seek_rowid_append(BtCursor *, int64_t rowid, int *res);
 /* Index seeks, by the packed key or with a caller's comparison (see
  * btree_seek_cmp). Either tries the cursor's own leaf first when its
  * previous seek stayed there (BtCursor.near) or force is set (the caller

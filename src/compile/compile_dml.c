@@ -695,7 +695,8 @@ static void insert_record(Writer *w, int rec, int rowid, int lastrowid) {
   Parse *p = w->p;
   int a = vm_builder_add_text(&p->b, OP_Insert, w->tabcur, rec, rowid, w->tab->name, -1);
   vm_builder_set_p5(&p->b, a,
-                    VM_OPFLAG_NCHANGE | (lastrowid ? VM_OPFLAG_LASTROWID : VM_OPFLAG_ISUPDATE));
+                    VM_OPFLAG_NCHANGE | (lastrowid ? VM_OPFLAG_LASTROWID : VM_OPFLAG_ISUPDATE) |
+                        (lastrowid && w->append ? VM_OPFLAG_APPEND : 0));
 }
 
 /* Write the new row: index entries, then the record. lastrowid: INSERT. */
