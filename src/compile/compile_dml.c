@@ -711,7 +711,8 @@ void compile_dml_write_row(Writer *w, int rowid, int cols, int lastrowid) {
     }
     if (compile_dml_kept(w, i)) continue;
     int skip = emit_label(p);
-    emit(p, OP_IsNull, w->rec[i], skip, 0);
+    if (w->idx[i]->where)
+      emit(p, OP_IsNull, w->rec[i], skip, 0); /* a partial index's NULL record */
     if (w->keyregs)
       vm_builder_add_i4(&p->b, OP_IdxInsert, w->cur[i], w->rec[i], w->key[i], w->idx[i]->ncol);
     else
