@@ -891,109 +891,20 @@ typedef struct InsertSeek {
   void *ctx;
 } InsertSeek;
 
+/* The seek for an index entry's place; force: the key is expected next
+ * to the cursor (btree_cursor_seek_cmp). */
 static int seek_key_with(BtCursor *c, const InsertSeek *is, const void *key, uint32_t nkey,
-                         int *res) {
-  return is && is->cmp ? btree_cursor_seek_cmp(c, is->cmp, is->ctx, res)
-                       : btree_cursor_seek_key(c, key, nkey, res);
-}
-
-/* The order of entry i of the cursor's leaf against the key being inserted
- * (*r = sign(entry - key), through the insert's comparison): 1 when read,
- * 0 when the entry is out of range or spills (then the caller seeks). */
-static int near_probe(BtCursor *c, PgPage *pg, int i, const InsertSeek *is, int *r, int *rc) {
-  if (i < 0 || i >= page_mem(pg)->ncell) return 0;
-  CellInfo ci;
-  const uint8_t *cell = NULL;
-  if ((*rc = page_cell_parse_at(c->bt, pg, i, &ci, &cell)) != SHALE_OK) return 1;
-  if (ci.nlocal != ci.npayload) return 0;
-  *r = is->cmp(is->ctx, cell + ci.payoff, ci.npayload);
-  return 1;
-}
-
-/* Does the key belong in the cursor's leaf past its edge: after its last
- * entry (right = 1) or before its first? Then the divider above the leaf on
- * that side, if any, is the first ancestor cell the path passes on that
- * side: it must sort after (before) the key. 1 when it holds, 0 when the
- * key may belong elsewhere or the divider cannot be read in place (the
- * caller seeks), with *rc set on an error. */
-static int leaf_edge_holds(BtCursor *c, const InsertSeek *is, int right, int *rc) {
-  for (int l = c->depth - 2; l >= 0; l--) {
-    PgPage *pg = c->pg[l];
-    MemPage *m = page_mem(pg);
-    if (!m->init || m->leaf) return 0;
-    int i = c->idx[l];
-    if (right ? i >= m->ncell : i == 0) continue; /* the edge of this subtree too */
-    int r;
-    if (!near_probe(c, pg, right ? i : i - 1, is, &r, rc)) return 0;
-    if (*rc) return 1;
-    return right ? r > 0 : r < 0;
-  }
-  return 1; /* the leaf is at the edge of the whole tree */
-}
-
-/* An index insert at the place the cursor already is: right after a seek
- * for the key (a UNIQUE check seeks the new key's columns just before the
- * insert; sought), or right after a delete (an UPDATE of an indexed column
- * deletes the old key, then inserts the new one, often next to it). When
- * the key sorts between two entries i-1 and i of the cursor's leaf, or
- * past its first or last entry while the divider above that edge is on
- * the other side of the key, no other page can hold it, so it goes there
- * without a seek from the root. Not tried elsewhere: in a run of random
- * inserts the cursor is rarely next to the new key and the probes would be
- * wasted. Returns 1 with the cursor placed as a seek would leave it
- * (*res), or with *rc set on an error; 0 when the key may belong
- * elsewhere (the caller seeks). */
-static int insert_near(BtCursor *c, const InsertSeek *is, int *res, int *rc) {
-  if (!is || !is->cmp || c->state != CUR_VALID || c->depth == 0) return 0;
-  if (!c->sought && (!c->deleted || c->skip == 0)) return 0;
-  int level = c->depth - 1;
-  PgPage *pg = c->pg[level];
-  MemPage *m = page_mem(pg);
-  if (!m->init || !m->leaf) return 0;
-  int i = c->idx[level], r, r2;
-  if (!near_probe(c, pg, i, is, &r, rc)) return 0;
-  if (*rc == SHALE_OK && r != 0) { /* the other neighbour: below or above */
-    int j = r > 0 ? i - 1 : i + 1;
-    if (j < 0 || j >= m->ncell) {
-      /* i is the leaf's first entry and above the key, or its last and
-       * below: the key goes at that edge if the divider there allows */
-      if (!leaf_edge_holds(c, is, r < 0, rc)) return 0;
-      if (*rc) return 1;
-      r = r > 0 ? 1 : -1;
-    } else {
-      if (!near_probe(c, pg, j, is, &r2, rc)) return 0;
-      if (*rc == SHALE_OK && r2 != 0 && (r2 > 0) == (r > 0)) return 0; /* not between them */
-      if (*rc == SHALE_OK && r2 == 0) {
-        i = j;
-        r = 0;
-      } else if (r < 0) {
-        i = j; /* entry j is above the key */
-        r = 1;
-      }
-    }
-  }
-  if (*rc) return 1;
-  if (c->saved_key) {
-    shale_free(c->saved_key);
-    c->saved_key = NULL;
-  }
-  c->idx[level] = (uint16_t)i;
-  c->info_ok = 0;
-  c->novfl = 0;
-  c->skip = 0;
-  c->deleted = 0;
-  c->sought = 0;
-  *res = r; /* 0: on an equal entry; 1: on the entry just above the key; -1: on the
-               leaf's last entry, below the key */
-  return 1;
+                         int force, int *res) {
+  return is && is->cmp ? btree_cursor_seek_cmp(c, is->cmp, is->ctx, force, res)
+                       : btree_cursor_seek_key(c, key, nkey, force, res);
 }
 
 /* Re-seek after a balance. */
 static int reseek(BtCursor *c, int64_t rowid, const InsertSeek *is, const void *key,
                   uint32_t nkey) {
   int res;
-  int rc =
-      c->intkey ? btree_cursor_seek_rowid(c, rowid, &res) : seek_key_with(c, is, key, nkey, &res);
+  int rc = c->intkey ? btree_cursor_seek_rowid(c, rowid, &res)
+                     : seek_key_with(c, is, key, nkey, 0, &res);
   if (rc) return rc;
   if (res != 0) return BT_CORRUPT(c->bt, c->root, "entry not found after a change");
   return SHALE_OK;
@@ -1123,7 +1034,7 @@ static int index_insert_in_place(BtCursor *c, int res, const uint8_t *key, uint3
 }
 
 static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n, uint32_t nzero,
-                        const InsertSeek *is) {
+                        const InsertSeek *is, int flags) {
   Btree *bt = c->bt;
   int rc = prepare_write(c);
   if (rc) return rc;
@@ -1146,11 +1057,18 @@ static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n
     res = 0; /* the cursor is on the row it replaces */
   } else if (c->intkey && at_last_below(c, rowid)) {
     res = -1; /* appending: the cursor already sits where the row goes */
-  } else if (!c->intkey && insert_near(c, is, &res, &rc)) {
+  } else if (c->intkey) {
+    rc = (flags & BTREE_APPEND) ? btree_cursor_seek_rowid_append(c, rowid, &res)
+                                : btree_cursor_seek_rowid(c, rowid, &res);
     if (rc) goto done;
   } else {
-    rc =
-        c->intkey ? btree_cursor_seek_rowid(c, rowid, &res) : seek_key_with(c, is, key, nkey, &res);
+    /* An index key is looked for next to the cursor first when it was
+     * just placed by a seek (sought: a UNIQUE check sought the new key's
+     * columns), by the previous insert at its leaf's end (an ascending
+     * run), or by a delete (an UPDATE of an indexed column deletes the
+     * old key, then inserts the new one, often next to it). */
+    int force = c->sought || (c->deleted && c->skip != 0);
+    rc = seek_key_with(c, is, key, nkey, force, &res);
     if (rc) goto done;
   }
   if (c->intkey && c->depth > 0 && insert_in_place(c, res, rowid, data, n, nzero, &rc)) goto done;
@@ -1201,7 +1119,7 @@ static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n
 placed:
   if (rc == SHALE_OK && !c->intkey) {
     /* An index entry that became its leaf's last one: the next key of an
-     * ascending run goes right after it (insert_near checks that first). */
+     * ascending run goes right after it (the seek tries there first). */
     int l = c->depth - 1;
     c->sought = l >= 0 && page_mem(c->pg[l])->leaf && c->idx[l] + 1 == page_mem(c->pg[l])->ncell;
   }
@@ -1224,15 +1142,13 @@ done:
 
 int btree_insert(BtCursor *c, int64_t rowid, const void *data, uint32_t n, uint32_t nzero,
                  int flags) {
-  (void)flags;
-  return insert_entry(c, rowid, data, n, nzero, NULL);
+  return insert_entry(c, rowid, data, n, nzero, NULL, flags);
 }
 
 int btree_insert_cmp(BtCursor *c, const void *key, uint32_t n,
                      int (*cmp)(void *ctx, const void *key, uint32_t n), void *ctx, int flags) {
-  (void)flags;
   InsertSeek is = {cmp, ctx};
-  return insert_entry(c, 0, key, n, 0, &is);
+  return insert_entry(c, 0, key, n, 0, &is, flags);
 }
 
 /* The delete of the leaf entry under the cursor when its page keeps enough
@@ -1356,7 +1272,7 @@ int btree_delete(BtCursor *c) {
   rc = delete_leaf_entry(c, &balanced);
   if (rc) goto done;
   int res;
-  rc = btree_cursor_seek_key(c, c->delkey, c->ndelkey, &res);
+  rc = btree_cursor_seek_key(c, c->delkey, c->ndelkey, 0, &res);
   if (rc) goto done;
   if (res != 0) {
     rc = BT_CORRUPT(bt, c->root, "entry lost while deleting");

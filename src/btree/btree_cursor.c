@@ -486,6 +486,34 @@ int btree_cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
   }
 }
 
+int btree_cursor_seek_rowid_append(BtCursor *c, int64_t rowid, int *res) {
+  /* (no seek_rowid_here: the insert tried the cursor's own place, and a
+   * second caller would keep it out of line in btree_cursor_seek_rowid) */
+  int rc = btree_cursor_move_to_root(c);
+  if (rc) return rc;
+  /* down the right edge while each page's last key is below the rowid:
+   * one rowid read a level instead of a binary search */
+  while (c->depth > 0 && c->intkey) {
+    PgPage *pg = c->pg[c->depth - 1];
+    MemPage *m = page_mem(pg);
+    int64_t k;
+    if (m->ncell == 0) break;
+    rc = cell_rowid(c->bt, pg, m->ncell - 1, &k);
+    if (rc) return rc;
+    if (k >= rowid) break; /* not past this page's last key: the plain seek */
+    if (m->leaf) {
+      c->idx[c->depth - 1] = (uint16_t)(m->ncell - 1);
+      c->state = CUR_VALID;
+      *res = -1;
+      return SHALE_OK;
+    }
+    c->idx[c->depth - 1] = (uint16_t)m->ncell;
+    rc = btree_cursor_load_child(c, interior_child(pg, m, m->ncell));
+    if (rc) return rc;
+  }
+  return btree_cursor_seek_rowid(c, rowid, res);
+}
+
 /* The key of an index cell whose payload is wholly local, read inline for a
  * seek probe: off is the offset of the payload-size varint (past the child
  * pointer on interior pages), u the usable size and maxlocal the largest
@@ -532,50 +560,213 @@ __attribute__((noinline)) static int probe_slow(BtCursor *c, PgPage *pg, int i, 
   return r;
 }
 
-/* Index seek: cmp(ctx, cellkey, n) = sign(cell - search). A probe reads
- * the cell's key in place when its size is a one-byte varint (at most
- * max1 = min(127, max_local): wholly local) and the key ends within the
- * usable size; the size byte itself is always on the page (btree_page_init
- * checked every cell pointer: invariant 3). Any other cell takes
- * probe_slow. */
-static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), void *ctx,
+/* One probe of an index seek: the cell whose payload-size varint is at
+ * offset off of pg (entry i), against the key: sign(cell - key). The key is
+ * read in place when its size is a one-byte varint of at most max1 =
+ * min(127, max_local) (wholly local) and it ends within the usable size u;
+ * the size byte itself is always on the page (btree_page_init checked
+ * every cell pointer: invariant 3). Any other cell takes probe_slow; an
+ * error goes to *rc. */
+static inline int index_probe(BtCursor *c, PgPage *pg, const uint8_t *d, uint32_t off, int i,
+                              int (*cmp)(void *, const void *, uint32_t), void *ctx, uint32_t u,
+                              uint32_t max1, int *rc) {
+  uint32_t nk = d[off];
+  if (nk <= max1 && off + 1 + nk <= u) return cmp(ctx, d + off + 1, nk);
+  return probe_slow(c, pg, i, off, cmp, ctx, rc);
+}
+
+static inline uint32_t probe_max1(const Btree *bt) {
+  return bt->max_local < 0x7f ? bt->max_local : 0x7f;
+}
+
+/* Binary search of entries lo..hi-1 of index page pg: the index of an
+ * entry equal to the key (*eq = 1; any of several equal ones), else of the
+ * first entry above it (hi if none; *eq = 0). An error goes to *rc. */
+static inline int index_search(BtCursor *c, PgPage *pg, int lo, int hi,
+                               int (*cmp)(void *, const void *, uint32_t), void *ctx, int *eq,
+                               int *rc) {
+  const MemPage *m = page_mem(pg);
+  const uint8_t *d = pager_data(pg), *ptr = d + m->hdr + m->hdrlen;
+  const uint32_t skip = m->leaf ? 0 : 4, u = c->bt->usable, max1 = probe_max1(c->bt);
+  *eq = 0;
+  while (lo < hi) {
+    int mid = (int)((unsigned)(lo + hi) >> 1), r;
+    uint32_t off = util_get2(ptr + 2 * mid) + skip, nk = d[off];
+    if (nk <= max1 && off + 1 + nk <= u) { /* index_probe, *rc tested on the slow path only */
+      r = cmp(ctx, d + off + 1, nk);
+    } else {
+      r = probe_slow(c, pg, mid, off, cmp, ctx, rc);
+      if (*rc) return lo;
+    }
+    if (r == 0) {
+      *eq = 1;
+      return mid;
+    }
+    if (r < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Entry i of the cursor's page at level l against the key (an interior
+ * page's cell past its child pointer). */
+static int level_probe(BtCursor *c, int l, int i, int (*cmp)(void *, const void *, uint32_t),
+                       void *ctx, int *rc) {
+  PgPage *pg = c->pg[l];
+  const MemPage *m = page_mem(pg);
+  const uint8_t *d = pager_data(pg);
+  uint32_t off = util_get2(d + m->hdr + m->hdrlen + 2 * i) + (m->leaf ? 0 : 4);
+  return index_probe(c, pg, d, off, i, cmp, ctx, c->bt->usable, probe_max1(c->bt), rc);
+}
+
+/* Does the key, above the last entry of the cursor's leaf (right = 1) or
+ * below its first, still belong in that leaf? Then the divider above that
+ * edge, the first ancestor cell the path passes on that side, sorts after
+ * (before) the key, or there is none (the leaf is at that edge of the
+ * tree). 0 when it may belong elsewhere or a page on the path is not
+ * parsed; an error goes to *rc (then 1). */
+static int index_edge_holds(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), void *ctx,
+                            int right, int *rc) {
+  for (int l = c->depth - 2; l >= 0; l--) {
+    MemPage *m = page_mem(c->pg[l]);
+    if (!m->init || m->leaf) return 0;
+    int i = c->idx[l];
+    if (right ? i >= m->ncell : i == 0) continue; /* the edge of this subtree too */
+    int r = level_probe(c, l, right ? i : i - 1, cmp, ctx, rc);
+    if (*rc) return 1;
+    return right ? r > 0 : r < 0;
+  }
+  return 1;
+}
+
+/* Fast path of an index seek (SQLite has one on the last leaf): a VALID
+ * cursor whose leaf must hold the key's position is re-positioned on that
+ * leaf alone. The leaf holds it when the key lies within its first..last
+ * entries (no entry of another page sorts between two entries of one
+ * leaf), or beyond its last (before its first) entry while
+ * index_edge_holds. The probes go from the current entry outwards: that
+ * entry, its neighbour on the key's side, the leaf's edge on that side,
+ * then a binary search between; a key next to the current entry (an
+ * ascending run, an insert after the seek or the delete of its neighbour)
+ * costs one or two probes. Tried when the cursor's previous seek ended next
+ * to where the cursor was, or was done here (near), or when the caller
+ * expects the key there (force); a miss costs up to four probes and
+ * clears near. Every page on the stack
+ * must be parsed (init): a page reloaded under the cursor takes the full
+ * seek. Returns 1 if done (*rc set on an error), 0 to take the full seek. */
+static int seek_index_here(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), void *ctx,
+                           int force, int *res, int *rc) {
+  if ((!c->near && !force) || c->state != CUR_VALID || c->depth == 0 || c->intkey) return 0;
+  const int t = c->depth - 1;
+  PgPage *pg = c->pg[t];
+  MemPage *m = page_mem(pg);
+  if (!m->init || !m->leaf || m->intkey || m->ncell == 0 || c->idx[t] >= m->ncell) return 0;
+  const int n = m->ncell, cur = c->idx[t];
+  int at, eq = 0, r = level_probe(c, t, cur, cmp, ctx, rc);
+  if (*rc) return 1;
+  if (r == 0) {
+    at = cur;
+    eq = 1;
+  } else if (r < 0) { /* the key is above entry cur: entries below lo are below it */
+    int lo = cur + 1;
+    if (lo < n) {
+      if ((r = level_probe(c, t, lo, cmp, ctx, rc)) >= 0 || *rc) {
+        at = lo;
+        eq = r == 0;
+        goto placed;
+      }
+      lo++;
+    }
+    if (lo < n) {
+      if ((r = level_probe(c, t, n - 1, cmp, ctx, rc)) >= 0 || *rc) {
+        at = r == 0 ? n - 1 : index_search(c, pg, lo, n - 1, cmp, ctx, &eq, rc);
+        eq |= r == 0;
+        goto placed;
+      }
+    }
+    if (!index_edge_holds(c, cmp, ctx, 1, rc)) goto miss;
+    at = n; /* past the leaf's last entry */
+  } else {  /* the key is below entry cur: entries from hi on are above it */
+    int hi = cur;
+    if (hi > 0) {
+      if ((r = level_probe(c, t, hi - 1, cmp, ctx, rc)) <= 0 || *rc) {
+        at = r == 0 ? hi - 1 : hi;
+        eq = r == 0;
+        goto placed;
+      }
+      hi--;
+    }
+    if (hi > 0) {
+      if ((r = level_probe(c, t, 0, cmp, ctx, rc)) <= 0 || *rc) {
+        at = r == 0 ? 0 : index_search(c, pg, 1, hi, cmp, ctx, &eq, rc);
+        eq |= r == 0;
+        goto placed;
+      }
+    }
+    if (!index_edge_holds(c, cmp, ctx, 0, rc)) goto miss;
+    at = 0; /* before the leaf's first entry */
+  }
+placed:
+  if (*rc) return 1;
+  if (c->saved_key) {
+    shale_free(c->saved_key);
+    c->saved_key = NULL;
+  }
+  moved(c);
+  c->skip = 0;
+  c->deleted = 0;
+  c->sought = !eq; /* (near stays: a forced hit says nothing of the next seek) */
+  if (eq) {
+    c->idx[t] = (uint16_t)at;
+    *res = 0;
+  } else if (at < n) {
+    c->idx[t] = (uint16_t)at;
+    *res = 1;
+  } else {
+    c->idx[t] = (uint16_t)(n - 1);
+    *res = -1;
+  }
+  return 1;
+miss:
+  c->near = 0;
+  return *rc != SHALE_OK;
+}
+
+/* Index seek: cmp(ctx, cellkey, n) = sign(cell - search), from the
+ * cursor's own leaf when seek_index_here finds it there, else from the
+ * root with a binary search per page (index_search). */
+static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), void *ctx, int force,
                       int *res) {
-  int rc = btree_cursor_move_to_root(c);
+  int rc = SHALE_OK;
+  if (seek_index_here(c, cmp, ctx, force, res, &rc)) return rc;
+  /* the leaf and entry the cursor was on: a seek that ends there again,
+   * next to that entry, lets the next one try the leaf first (a run of
+   * nearby keys; random keys rarely do). The page is only compared, never
+   * dereferenced. */
+  const PgPage *was = c->state == CUR_VALID && c->depth > 0 ? c->pg[c->depth - 1] : NULL;
+  const int was_idx = was ? c->idx[c->depth - 1] : 0;
+  rc = btree_cursor_move_to_root(c);
   if (rc) return rc;
+  c->near = 0;
   if (c->depth == 0) {
     *res = -1;
     return SHALE_OK;
   }
   if (c->intkey) return BT_CORRUPT(c->bt, c->root, "key seek on a table tree");
-  const uint32_t u = c->bt->usable, max1 = c->bt->max_local < 0x7f ? c->bt->max_local : 0x7f;
   for (;;) {
     PgPage *pg = c->pg[c->depth - 1];
     MemPage *m = page_mem(pg);
-    const uint8_t *d = pager_data(pg), *ptr = d + m->hdr + m->hdrlen;
-    const uint32_t skip = m->leaf ? 0 : 4;
     const int ncell = m->ncell;
-    int lo = 0, hi = ncell, r = 1;
-    while (lo < hi) {
-      int mid = (int)((unsigned)(lo + hi) >> 1);
-      uint32_t off = util_get2(ptr + 2 * mid) + skip, nk = d[off];
-      if (nk <= max1 && off + 1 + nk <= u) {
-        r = cmp(ctx, d + off + 1, nk);
-      } else {
-        r = probe_slow(c, pg, mid, off, cmp, ctx, &rc);
-        if (rc) return rc;
-      }
-      if (r == 0) {
-        lo = mid;
-        break;
-      }
-      if (r < 0)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    if (r == 0 && lo < ncell && hi > lo) {
+    int eq, lo = index_search(c, pg, 0, ncell, cmp, ctx, &eq, &rc);
+    if (rc) return rc;
+    if (eq) {
       c->idx[c->depth - 1] = (uint16_t)lo;
       c->state = CUR_VALID;
+      /* (not on the entry it was on: a second seek of the same key, as a
+       * REPLACE's, says nothing of the next key) */
+      c->near = m->leaf && pg == was && lo != was_idx && lo - was_idx <= 1 && was_idx - lo <= 1;
       *res = 0;
       return SHALE_OK;
     }
@@ -588,6 +779,7 @@ static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), v
       }
       c->state = CUR_VALID;
       c->sought = 1;
+      c->near = pg == was && lo - was_idx <= 1 && was_idx - lo <= 1;
       if (lo < ncell) {
         c->idx[c->depth - 1] = (uint16_t)lo;
         *res = 1;
@@ -622,14 +814,14 @@ static int key_cmp(void *ctx, const void *cell, uint32_t n) {
   return memcmp_keys(cell, n, k->key, k->nkey);
 }
 
-int btree_cursor_seek_key(BtCursor *c, const void *key, uint32_t nkey, int *res) {
+int btree_cursor_seek_key(BtCursor *c, const void *key, uint32_t nkey, int force, int *res) {
   KeyCtx k = {c, key, nkey};
-  return seek_index(c, key_cmp, &k, res);
+  return seek_index(c, key_cmp, &k, force, res);
 }
 
 int btree_cursor_seek_cmp(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), void *ctx,
-                          int *res) {
-  return seek_index(c, cmp, ctx, res);
+                          int force, int *res) {
+  return seek_index(c, cmp, ctx, force, res);
 }
 
 /* ---- save / restore (invariant 5) ---- */
@@ -678,7 +870,7 @@ int btree_cursor_restore(BtCursor *c) {
   } else {
     uint8_t *key = c->saved_key;
     c->saved_key = NULL; /* btree_cursor_move_to_root frees saved_key */
-    rc = btree_cursor_seek_key(c, key, c->saved_nkey, &res);
+    rc = btree_cursor_seek_key(c, key, c->saved_nkey, 0, &res);
     shale_free(key);
   }
   if (rc) return fault(c, rc);
@@ -855,14 +1047,14 @@ int btree_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
 
 int btree_seek_key(BtCursor *c, const void *key, uint32_t nkey, int *res) {
   if (c->state == CUR_FAULT) return c->fault_rc;
-  int rc = btree_cursor_seek_key(c, key, nkey, res);
+  int rc = btree_cursor_seek_key(c, key, nkey, 0, res);
   return fault(c, rc);
 }
 
 int btree_seek_cmp(BtCursor *c, int (*cmp)(void *ctx, const void *key, uint32_t n), void *ctx,
                    int *res) {
   if (c->state == CUR_FAULT) return c->fault_rc;
-  int rc = seek_index(c, cmp, ctx, res);
+  int rc = seek_index(c, cmp, ctx, 0, res);
   return fault(c, rc);
 }
 

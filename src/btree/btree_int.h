@@ -130,6 +130,9 @@ struct BtCursor {
   int deleted; /* skip set by a delete: its key is in saved_rowid/delkey */
   int sought;  /* the stack is where an index seek left it (on a leaf), not
                   moved since: an index insert tries that place first */
+  int near;    /* the last index seek ended next to the entry the cursor
+                  was on, or was done within its leaf: the next one tries
+                  that leaf first */
   int shared;  /* another cursor on the same tree was open beside this one
                   since it opened (set by btree_cursor_open, never cleared):
                   without it a change has no other cursor to save */
@@ -407,10 +410,18 @@ void btree_cursor_release(BtCursor *);
 int btree_cursor_restore(BtCursor *);
 int btree_cursor_save(BtCursor *);
 int btree_cursor_seek_rowid(BtCursor *, int64_t rowid, int *res);
-int btree_cursor_seek_key(BtCursor *, const void *key, uint32_t nkey, int *res);
-/* An index seek with a caller's comparison (see btree_seek_cmp). */
+/* The same for a rowid likely above every one present (BTREE_APPEND):
+ * each page's last key is tried before a binary search (SQLite's
+ * biasRight). */
+int btree_cursor_seek_rowid_append(BtCursor *, int64_t rowid, int *res);
+/* Index seeks, by the packed key or with a caller's comparison (see
+ * btree_seek_cmp). Either tries the cursor's own leaf first when its
+ * previous seek stayed there (BtCursor.near) or force is set (the caller
+ * expects the key next to the cursor: an insert right after a seek or a
+ * delete there). */
+int btree_cursor_seek_key(BtCursor *, const void *key, uint32_t nkey, int force, int *res);
 int btree_cursor_seek_cmp(BtCursor *, int (*cmp)(void *, const void *, uint32_t), void *ctx,
-                          int *res);
+                          int force, int *res);
 int btree_cursor_info(BtCursor *, CellInfo **);
 /* The rowid of the entry under a VALID table cursor (no full cell parse). */
 int btree_cursor_rowid(BtCursor *, int64_t *rowid);

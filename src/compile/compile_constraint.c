@@ -171,7 +171,7 @@ static void recheck_replaced(Writer *w, int rowid, int old, int rowid_chk) {
       continue;
     if (compile_dml_pick_oe(w->stmt_oe, x->on_conflict) != SQL_OE_REPLACE) continue;
     int ok = emit_label(p);
-    emit(p, OP_IsNull, w->rec[i], ok, 0);
+    if (x->where) emit(p, OP_IsNull, w->rec[i], ok, 0); /* (a partial index's NULL record) */
     vm_builder_add_i4(&p->b, OP_NoConflict, w->cur[i], ok, w->key[i], x->nkey);
     if (old && !tab->without_rowid) {
       int t = emit_regs(p, 1);
@@ -268,7 +268,8 @@ void compile_dml_check_unique(Writer *w, int rowid, int cols, int old, int rowid
       if (x == tab->pk_index && w->keep) continue; /* UPDATE keeping the PRIMARY KEY */
       int oe = compile_dml_pick_oe(w->stmt_oe, x->on_conflict);
       int ok = emit_label(p);
-      emit(p, OP_IsNull, w->rec[i], ok, 0);
+      /* only a partial index whose WHERE fails has a NULL record */
+      if (x->where) emit(p, OP_IsNull, w->rec[i], ok, 0);
       vm_builder_add_i4(&p->b, OP_NoConflict, w->cur[i], ok, w->key[i], x->nkey);
       if (old) {
         /* the row's own entry is no conflict */

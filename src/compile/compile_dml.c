@@ -695,7 +695,8 @@ static void insert_record(Writer *w, int rec, int rowid, int lastrowid) {
   Parse *p = w->p;
   int a = vm_builder_add_text(&p->b, OP_Insert, w->tabcur, rec, rowid, w->tab->name, -1);
   vm_builder_set_p5(&p->b, a,
-                    VM_OPFLAG_NCHANGE | (lastrowid ? VM_OPFLAG_LASTROWID : VM_OPFLAG_ISUPDATE));
+                    VM_OPFLAG_NCHANGE | (lastrowid ? VM_OPFLAG_LASTROWID : VM_OPFLAG_ISUPDATE) |
+                        (lastrowid && w->append ? VM_OPFLAG_APPEND : 0));
 }
 
 /* Write the new row: index entries, then the record. lastrowid: INSERT. */
@@ -710,7 +711,8 @@ void compile_dml_write_row(Writer *w, int rowid, int cols, int lastrowid) {
     }
     if (compile_dml_kept(w, i)) continue;
     int skip = emit_label(p);
-    emit(p, OP_IsNull, w->rec[i], skip, 0);
+    if (w->idx[i]->where)
+      emit(p, OP_IsNull, w->rec[i], skip, 0); /* a partial index's NULL record */
     if (w->keyregs)
       vm_builder_add_i4(&p->b, OP_IdxInsert, w->cur[i], w->rec[i], w->key[i], w->idx[i]->ncol);
     else

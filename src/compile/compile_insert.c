@@ -248,8 +248,10 @@ static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
                   (!compile_trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE) &&
                    !compile_trigger_exists(p, tab, TRIGGER_DELETE, TRIGGER_AFTER) &&
                    !compile_fk_required(p, tab, NULL, 0));
+  ic->w.append = !tab->without_rowid && ic->ipk < 0;
   compile_dml_write_row(&ic->w, newrow, cols, 1);
   ic->w.keyregs = 0;
+  ic->w.append = 0;
   if (after)
     compile_trigger_code(p, tab, TRIGGER_INSERT, TRIGGER_AFTER, NULL, 0, newrow, ic->w.stmt_oe,
                          ignore);

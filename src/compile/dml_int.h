@@ -92,6 +92,11 @@ typedef struct Writer {
    * source the write does not touch), and no REPLACE victim whose delete
    * runs triggers or foreign-key actions. */
   int keyregs;
+  /* INSERT: the new rowid came from NewRowid (no INTEGER PRIMARY KEY value
+   * given): the Insert hints an append (VM_OPFLAG_APPEND), so a table
+   * cursor moved away since (a REPLACE victim's delete) seeks the row's
+   * place from the right. */
+  int append;
 } Writer;
 
 /* What an UPDATE or DELETE knows before it opens its Writer

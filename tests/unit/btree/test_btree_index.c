@@ -447,3 +447,60 @@ static void insert_run_edges(const char *name, uint32_t page_size) {
 
 TEST(index_insert_runs_at_leaf_edges_512) { insert_run_edges("iedge512.db", 512); }
 TEST(index_insert_runs_at_leaf_edges_4096) { insert_run_edges("iedge4096.db", 4096); }
+
+/* The present id nearest id on one side (dir = 1: above, -1: below), or -1. */
+static int64_t model_next(const uint8_t *present, uint32_t range, uint32_t id, int dir) {
+  for (int64_t j = (int64_t)id + dir; j >= 0 && j < (int64_t)range; j += dir)
+    if (present[j]) return j;
+  return -1;
+}
+
+/* Seeks that walk the keys (steps of -2..+3, repeats, and jumps), through
+ * btree_seek_key and btree_seek_cmp, with inserts and deletes between
+ * them: each seek that starts from the cursor's own leaf (a run of nearby
+ * keys, past a leaf's edges) must land where a seek from the root does:
+ * res = 0 on the key, 1 on the next key above it, -1 on the one below
+ * (the last of its leaf). The tree matches the model at the end. */
+static void seek_walk_run(const char *name, uint32_t page_size) {
+  uint32_t root, range = 6000, n;
+  BtCursor *c;
+  Btree *bt = index_fresh(name, page_size, &root, &c, NULL);
+  uint8_t *present = calloc(range, 1);
+  uint64_t s = test_seed() ^ (page_size * 11);
+  for (uint32_t id = 0; id < range; id++)
+    if (test_rand(&s) % 3) insert_cmp_id(c, present, id, page_size);
+  int64_t id = 0;
+  int bad = 0;
+  for (int op = 0; op < 30000; op++) {
+    int k = (int)(test_rand(&s) % 40);
+    id = k == 0 ? (int64_t)(test_rand(&s) % range) : id + (int64_t)(test_rand(&s) % 6) - 2;
+    if (id < 0) id = 0;
+    if (id >= range) id = range - 1;
+    uint8_t *key = make_key((uint32_t)id, page_size, 1, &n);
+    int res;
+    if (k % 2) {
+      NearKey nk = {key, n};
+      CHECK_OK(btree_seek_cmp(c, near_cmp, &nk, &res));
+    } else {
+      CHECK_OK(btree_seek_key(c, key, n, &res));
+    }
+    int64_t want = res == 0 ? (present[id] ? id : -2)
+                            : model_next(present, range, (uint32_t)id, res > 0 ? 1 : -1);
+    if ((want < 0 || cur_id(c) != (uint32_t)want) && bad++ < 5)
+      test_fail(__FILE__, __LINE__, "seek %u: res %d on %u, want %d", (uint32_t)id, res, cur_id(c),
+                (int)want);
+    if (k >= 36 && res == 0) { /* delete it; the walk goes on from there */
+      CHECK_OK(btree_delete(c));
+      present[id] = 0;
+    } else if (k >= 32 && res != 0) {
+      NearKey nk = {key, n};
+      CHECK_OK(btree_insert_cmp(c, key, n, near_cmp, &nk, 0));
+      present[id] = 1;
+    }
+    free(key);
+  }
+  finish_model(bt, c, root, present, range, page_size, name);
+}
+
+TEST(index_seek_walks_512) { seek_walk_run("iwalk512.db", 512); }
+TEST(index_seek_walks_4096) { seek_walk_run("iwalk4096.db", 4096); }
