@@ -413,6 +413,26 @@ static int cursor_cache(Vm *v, VmCursor *c) {
   return cursor_cache_cols(v, c, 0);
 }
 
+/* The record under c when it is at hand without filling the row cache: the
+ * cache's when valid, else a B-tree cursor's record wholly on its page (the
+ * cursor keeps the cell parsed, so a later Column fetches it cheaply). 0 for
+ * anything else (overflow, sorter, pseudo, no row, an error): the caller then
+ * takes cursor_cache, which handles (and reports) every case. */
+static inline __attribute__((always_inline)) int cursor_record(VmCursor *c, const uint8_t **rec,
+                                                               uint32_t *n) {
+  if (c->cache_ok) {
+    *rec = c->rec;
+    *n = c->nrec;
+    return c->rec != NULL;
+  }
+  if (!c->bc) return 0;
+  const void *local;
+  uint32_t navail;
+  if (btree_payload(c->bc, &local, n, &navail) || !local || navail < *n) return 0;
+  *rec = local;
+  return 1;
+}
+
 /* ---- numeric helpers (SQLite 3.40's numericType) ---- */
 
 /* 0 NULL, 1 integer (*i), 2 real (*r). */
@@ -1851,12 +1871,18 @@ cmp_general: {
   CASE(IdxLE)
   CASE(IdxLT) {
     VmCursor *c = &v->cur[op->p1];
-    CHK(cursor_cache(v, c));
-    if (!c->rec) FAIL(SHALE_CORRUPT);
+    const uint8_t *rec;
+    uint32_t n;
+    if (!cursor_record(c, &rec, &n)) { /* the compare needs no header parse */
+      CHK(cursor_cache(v, c));
+      if (!c->rec) FAIL(SHALE_CORRUPT);
+      rec = c->rec;
+      n = c->nrec;
+    }
     c->ki->corrupt = 0;
     ShValue *conv = NULL;
     if (v->enc != RECORD_ENC_UTF8) CHK(enc_values(v, &reg[op->p3], op->p4.i, &conv));
-    int res = record_compare_unpacked(c->ki, c->rec, c->nrec, conv ? conv : &reg[op->p3], op->p4.i);
+    int res = record_compare_unpacked(c->ki, rec, n, conv ? conv : &reg[op->p3], op->p4.i);
     enc_free(conv, op->p4.i);
     if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
     int jump = op->op == OP_IdxGE   ? res >= 0
@@ -1938,6 +1964,15 @@ cmp_general: {
     VmCursor *c = &v->cur[op->p1];
     value_clear(&reg[op->p2]);
     if (c->nullrow) NEXT();
+    { /* the usual entry: its last column read from the record's end */
+      const uint8_t *rec;
+      uint32_t n;
+      int64_t rowid;
+      if (cursor_record(c, &rec, &n) && record_last_int(rec, n, &rowid)) {
+        value_set_int(&reg[op->p2], rowid);
+        NEXT();
+      }
+    }
     if (!c->cache_ok)
       CHK(cursor_cache_cols(v, c, INT32_MAX));
     else if (!c->hdr_done)
