@@ -492,6 +492,10 @@ static void arith(int op, const ShValue *a, const ShValue *b, ShValue *res) {
     ib = b->i;
     goto int_math;
   }
+  /* a real and a number (not both integers): no text to read, real math */
+  if ((a->type == SHALE_FLOAT || a->type == SHALE_INTEGER) &&
+      (b->type == SHALE_FLOAT || b->type == SHALE_INTEGER))
+    goto fp_math;
   if (a->type == SHALE_NULL || b->type == SHALE_NULL) goto null;
   ta = num_type(a, &ia, &ra);
   tb = num_type(b, &ib, &rb);
