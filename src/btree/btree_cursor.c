@@ -280,22 +280,34 @@ static int cell_key(Btree *bt, PgPage *pg, int i, const uint8_t **key, uint32_t 
  * unchecked only when the longest ones fit below the usable size; a cell
  * nearer the end is read from a zero-padded copy of the page's last bytes
  * (a varint running off the page is SHALE_CORRUPT). */
+/* The varint at p[0..avail): its length, or 0 if it does not end there. */
+static inline uint32_t varint_within(const uint8_t *p, uint32_t avail, uint64_t *v) {
+  uint64_t x = 0;
+  for (uint32_t i = 0; i < avail && i < 9; i++) {
+    if (i == 8) {
+      *v = x << 8 | p[8];
+      return 9;
+    }
+    x = x << 7 | (p[i] & 0x7f);
+    if (p[i] < 0x80) {
+      *v = x;
+      return i + 1;
+    }
+  }
+  return 0;
+}
+
 static int cell_rowid_bounded(Btree *bt, PgPage *pg, const uint8_t *d, uint32_t off, int leaf,
                               int64_t *out) {
-  /* the bytes left on the page, zero-padded to the longest two varints:
-   * decoded unchecked, then the bytes used must have been on the page */
-  uint8_t buf[18] = {0};
+  /* each varint decoded with its bytes checked against the page's usable
+   * end (no copy: a seek meets a cell this close to the end about once) */
   uint32_t avail = off < bt->usable ? bt->usable - off : 0;
-  memcpy(buf, d + off, avail < sizeof buf ? avail : sizeof buf);
-  const uint8_t *p = buf;
+  const uint8_t *p = d + off;
   uint64_t v;
-  if (!leaf) {
-    p += 4;
-  } else {
-    p += bt_varint(p, &v);
-  }
-  p += bt_varint(p, &v);
-  if ((uint32_t)(p - buf) > avail) return BT_CORRUPT(bt, pager_pgno(pg), "cell overflows the page");
+  uint32_t k = 4;
+  if (leaf) k = varint_within(p, avail, &v);
+  if (k == 0 || k >= avail || !varint_within(p + k, avail - k, &v))
+    return BT_CORRUPT(bt, pager_pgno(pg), "cell overflows the page");
   *out = (int64_t)v;
   return SHALE_OK;
 }
