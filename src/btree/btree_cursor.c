@@ -951,13 +951,43 @@ int btree_payload(BtCursor *c, const void **p, uint32_t *n, uint32_t *navail) {
     if (m->leaf && m->init && i < m->ncell) {
       const uint8_t *d = pager_data(pg);
       uint32_t off = util_get2(d + m->hdr + m->hdrlen + 2 * i), u = c->bt->usable;
-      if (off < u && u - off >= 11 &&
-          leaf_cell_quick_wide(c->bt, d + off, u - off, m->intkey, &c->info)) {
-        c->info_ok = 1;
-        *n = c->info.npayload;
-        *navail = c->info.nlocal;
-        *p = d + off + c->info.payoff;
-        return SHALE_OK;
+      if (off < u && u - off >= 11) { /* both varints' bytes below the usable end */
+        /* leaf_cell_quick_wide for the sizes a scan meets (a payload size of
+         * one or two bytes, a rowid of up to three), no loop: few registers,
+         * so the path pays few saves; any other cell takes payload_slow */
+        const uint8_t *q = d + off;
+        uint32_t sz = q[0], h = 1;
+        if (sz >= 0x80) {
+          if (q[1] >= 0x80) return payload_slow(c, p, n, navail);
+          sz = (sz & 0x7f) << 7 | q[1];
+          h = 2;
+        }
+        int64_t key = sz;
+        uint32_t max = c->bt->max_local;
+        if (m->intkey) {
+          uint32_t b0 = q[h], b1 = q[h + 1];
+          if (b0 < 0x80) {
+            key = b0;
+            h += 1;
+          } else if (b1 < 0x80) {
+            key = (int64_t)(b0 & 0x7f) << 7 | b1;
+            h += 2;
+          } else if (q[h + 2] < 0x80) {
+            key = (int64_t)(b0 & 0x7f) << 14 | (int64_t)(b1 & 0x7f) << 7 | q[h + 2];
+            h += 3;
+          } else {
+            return payload_slow(c, p, n, navail);
+          }
+          max = c->bt->max_leaf;
+        }
+        if (sz <= max && h + sz <= u - off) {
+          leaf_cell_set(&c->info, key, sz, h);
+          c->info_ok = 1;
+          *n = sz;
+          *navail = sz;
+          *p = q + h;
+          return SHALE_OK;
+        }
       }
     }
   }
