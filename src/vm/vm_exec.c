@@ -240,14 +240,12 @@ static int header_room(VmCursor *c, int64_t n) {
  * the last one covers every column parsed; a finished header's body must
  * end exactly at the record's end (as record_parse_header). */
 static int header_end(VmCursor *c, uint32_t pos, uint64_t body, int nc) {
-  if (body > c->nrec) return SHALE_CORRUPT;
+  int done = pos >= c->hdr_end;
+  if (done ? body != c->nrec : body > c->nrec) return SHALE_CORRUPT;
   c->hdr_pos = pos;
   c->body = (uint32_t)body;
   c->hdr_ncol = nc;
-  if (pos >= c->hdr_end) {
-    c->hdr_done = 1;
-    if (body != c->nrec) return SHALE_CORRUPT;
-  }
+  c->hdr_done = done; /* (0 until now: a finished header is not parsed again) */
   return SHALE_OK;
 }
 
@@ -296,20 +294,19 @@ static inline __attribute__((always_inline)) int header_scan(VmCursor *c, const 
   int64_t most = (int64_t)nc + (c->hdr_end - pos);
   if (most > want) most = want;
   if (most > c->capcol && header_room(c, most)) return SHALE_NOMEM;
-  const uint8_t *p = rec + pos, *stop = p + (most > nc ? most - nc : 0);
+  const uint8_t *p = rec + pos;
   uint32_t *ty = c->types + nc, *of = c->offsets + nc;
   uint32_t b = body; /* grows by < 64 a header byte: no wrap */
-  while (p < stop) {
-    uint32_t st = *p;
-    uint32_t len1 = st_len1[st];
+  uint32_t cnt = most > nc ? (uint32_t)(most - nc) : 0, i = 0;
+  for (; i < cnt; i++) { /* one index for the three arrays */
+    uint32_t st = p[i], len1 = st_len1[st];
     if (!len1) break; /* a varint's first byte, or 10/11 */
-    *ty++ = st;
-    *of++ = b;
+    ty[i] = st;
+    of[i] = b;
     b += len1 - 1;
-    p++;
   }
-  int rc = header_end(c, (uint32_t)(p - rec), b, (int)(ty - c->types));
-  if (rc == SHALE_OK && p < stop) rc = header_parse_any(c, want);
+  int rc = header_end(c, pos + i, b, nc + (int)i);
+  if (rc == SHALE_OK && i < cnt) rc = header_parse_any(c, want);
   return rc;
 }
 
@@ -329,17 +326,18 @@ static int cursor_no_row(VmCursor *c, int cache_ok) {
 }
 
 /* Point c's row cache at rec[0..n), a record of header size hlen whose
- * first serial type is at k, and parse the first `want` columns. */
+ * first serial type is at k, and parse the first `want` columns; cache_ok
+ * becomes ok on success. */
 static inline __attribute__((always_inline)) int cache_record(VmCursor *c, const uint8_t *rec,
                                                               uint32_t n, uint32_t hlen, uint32_t k,
-                                                              int want) {
+                                                              int want, int ok) {
   c->rec = rec;
   c->nrec = n;
   c->hdr_end = hlen;
   c->hdr_done = 0;
   int rc = header_scan(c, rec, k, hlen, 0, want);
   if (rc) return rc;
-  c->cache_ok = c->kind != VMC_PSEUDO || c->pseudo_fed;
+  c->cache_ok = ok;
   return SHALE_OK;
 }
 
@@ -389,7 +387,7 @@ static int cursor_cache_cols(Vm *v, VmCursor *c, int want) {
     k = (uint32_t)util_get_varint_safe(rec, rec + hlen, &x);
     if (k == 0) return SHALE_CORRUPT;
   }
-  return cache_record(c, rec, n, hlen, k, want);
+  return cache_record(c, rec, n, hlen, k, want, c->kind != VMC_PSEUDO || c->pseudo_fed);
 }
 
 /* cursor_cache_cols inlined for the usual row (a B-tree cursor's record
@@ -404,7 +402,7 @@ static inline __attribute__((always_inline)) int cursor_cache_quick(Vm *v, VmCur
   const uint8_t *rec = local;
   if (!rec || navail < n || n == 0 || rec[0] - 1u >= 0x7fu || rec[0] > n)
     return cursor_cache_cols(v, c, want);
-  return cache_record(c, rec, n, rec[0], 1, want);
+  return cache_record(c, rec, n, rec[0], 1, want, 1); /* a B-tree cursor: never a pseudo one */
 }
 
 /* Fill c's row cache (record pointer; the header is parsed on demand). */
