@@ -741,8 +741,10 @@ static int ck_table(CkState *c, Table *t, int quick) {
   }
   uint32_t *offs = types + t->nstored + 1;
   int k = 0;
+  /* SQLite checks the most recently created index first (its list order,
+   * as index_list shows): a row missing from several is reported so */
   for (Index *ix = t->indexes; ix; ix = ix->next, k++) {
-    ixs[k] = ix;
+    ixs[nix - 1 - k] = ix;
     icur[k] = NULL;
     iki[k] = NULL;
     miss[k] = 0;
