@@ -280,22 +280,34 @@ static int cell_key(Btree *bt, PgPage *pg, int i, const uint8_t **key, uint32_t 
  * unchecked only when the longest ones fit below the usable size; a cell
  * nearer the end is read from a zero-padded copy of the page's last bytes
  * (a varint running off the page is SHALE_CORRUPT). */
+/* The varint at p[0..avail): its length, or 0 if it does not end there. */
+static inline uint32_t varint_within(const uint8_t *p, uint32_t avail, uint64_t *v) {
+  uint64_t x = 0;
+  for (uint32_t i = 0; i < avail && i < 9; i++) {
+    if (i == 8) {
+      *v = x << 8 | p[8];
+      return 9;
+    }
+    x = x << 7 | (p[i] & 0x7f);
+    if (p[i] < 0x80) {
+      *v = x;
+      return i + 1;
+    }
+  }
+  return 0;
+}
+
 static int cell_rowid_bounded(Btree *bt, PgPage *pg, const uint8_t *d, uint32_t off, int leaf,
                               int64_t *out) {
-  /* the bytes left on the page, zero-padded to the longest two varints:
-   * decoded unchecked, then the bytes used must have been on the page */
-  uint8_t buf[18] = {0};
+  /* each varint decoded with its bytes checked against the page's usable
+   * end (no copy: a seek meets a cell this close to the end about once) */
   uint32_t avail = off < bt->usable ? bt->usable - off : 0;
-  memcpy(buf, d + off, avail < sizeof buf ? avail : sizeof buf);
-  const uint8_t *p = buf;
+  const uint8_t *p = d + off;
   uint64_t v;
-  if (!leaf) {
-    p += 4;
-  } else {
-    p += bt_varint(p, &v);
-  }
-  p += bt_varint(p, &v);
-  if ((uint32_t)(p - buf) > avail) return BT_CORRUPT(bt, pager_pgno(pg), "cell overflows the page");
+  uint32_t k = 4;
+  if (leaf) k = varint_within(p, avail, &v);
+  if (k == 0 || k >= avail || !varint_within(p + k, avail - k, &v))
+    return BT_CORRUPT(bt, pager_pgno(pg), "cell overflows the page");
   *out = (int64_t)v;
   return SHALE_OK;
 }
@@ -1131,13 +1143,43 @@ int btree_payload(BtCursor *c, const void **p, uint32_t *n, uint32_t *navail) {
     if (m->leaf && m->init && i < m->ncell) {
       const uint8_t *d = pager_data(pg);
       uint32_t off = util_get2(d + m->hdr + m->hdrlen + 2 * i), u = c->bt->usable;
-      if (off < u && u - off >= 11 &&
-          leaf_cell_quick_wide(c->bt, d + off, u - off, m->intkey, &c->info)) {
-        c->info_ok = 1;
-        *n = c->info.npayload;
-        *navail = c->info.nlocal;
-        *p = d + off + c->info.payoff;
-        return SHALE_OK;
+      if (off < u && u - off >= 11) { /* both varints' bytes below the usable end */
+        /* leaf_cell_quick_wide for the sizes a scan meets (a payload size of
+         * one or two bytes, a rowid of up to three), no loop: few registers,
+         * so the path pays few saves; any other cell takes payload_slow */
+        const uint8_t *q = d + off;
+        uint32_t sz = q[0], h = 1;
+        if (sz >= 0x80) {
+          if (q[1] >= 0x80) return payload_slow(c, p, n, navail);
+          sz = (sz & 0x7f) << 7 | q[1];
+          h = 2;
+        }
+        int64_t key = sz;
+        uint32_t max = c->bt->max_local;
+        if (m->intkey) {
+          uint32_t b0 = q[h], b1 = q[h + 1];
+          if (b0 < 0x80) {
+            key = b0;
+            h += 1;
+          } else if (b1 < 0x80) {
+            key = (int64_t)(b0 & 0x7f) << 7 | b1;
+            h += 2;
+          } else if (q[h + 2] < 0x80) {
+            key = (int64_t)(b0 & 0x7f) << 14 | (int64_t)(b1 & 0x7f) << 7 | q[h + 2];
+            h += 3;
+          } else {
+            return payload_slow(c, p, n, navail);
+          }
+          max = c->bt->max_leaf;
+        }
+        if (sz <= max && h + sz <= u - off) {
+          leaf_cell_set(&c->info, key, sz, h);
+          c->info_ok = 1;
+          *n = sz;
+          *navail = sz;
+          *p = q + h;
+          return SHALE_OK;
+        }
       }
     }
   }

@@ -348,7 +348,8 @@ static inline int64_t record_int_body(const uint8_t *p, uint32_t len) {
 /* Decode the body at p of serial type st into out (st must not be 10/11 and
  * p must hold record_serial_len(st) bytes: both checked by
  * record_parse_header). Text/blob are borrowed from p. */
-static inline void record_decode_value(uint32_t st, const uint8_t *p, ShValue *out) {
+static inline __attribute__((always_inline)) void record_decode_value(uint32_t st, const uint8_t *p,
+                                                                      ShValue *out) {
   out->flags = 0;
   out->n = 0;
   if (st >= 12) {
@@ -373,9 +374,31 @@ static inline void record_decode_value(uint32_t st, const uint8_t *p, ShValue *o
       out->type = SHALE_INTEGER;
       out->i = st - 8;
       return;
+    /* one case per width, record_int_body with its length a constant (no
+     * second switch, no call): Column decodes an integer per column read */
     case 1:
       out->type = SHALE_INTEGER;
-      out->i = (int8_t)p[0];
+      out->i = record_int_body(p, 1);
+      return;
+    case 2:
+      out->type = SHALE_INTEGER;
+      out->i = record_int_body(p, 2);
+      return;
+    case 3:
+      out->type = SHALE_INTEGER;
+      out->i = record_int_body(p, 3);
+      return;
+    case 4:
+      out->type = SHALE_INTEGER;
+      out->i = record_int_body(p, 4);
+      return;
+    case 5:
+      out->type = SHALE_INTEGER;
+      out->i = record_int_body(p, 6);
+      return;
+    case 6:
+      out->type = SHALE_INTEGER;
+      out->i = record_int_body(p, 8);
       return;
     case 7: {
       uint64_t bits = (uint64_t)util_get4(p) << 32 | util_get4(p + 4);
@@ -385,11 +408,31 @@ static inline void record_decode_value(uint32_t st, const uint8_t *p, ShValue *o
       out->type = d != d ? SHALE_NULL : SHALE_FLOAT; /* as SQLite reads NaN */
       return;
     }
-    default:
-      out->type = SHALE_INTEGER;
-      out->i = record_int_body(p, record_serial_len(st));
+    default: /* not reached: every type below 12 has its case */
+      out->type = SHALE_NULL;
+      out->i = 0;
       return;
   }
+}
+
+/* The integer last column of rec[0..n) (an index entry's rowid) read from
+ * the record's end, as SQLite's IdxRowid: settled when the header size and
+ * the last serial type each take one byte and that type is an integer whose
+ * body fits after the header; 1 and *out then, else 0 (the caller parses the
+ * header, which also reports a corrupt record). The other columns' types
+ * are not read. */
+static inline int record_last_int(const uint8_t *rec, uint32_t n, int64_t *out) {
+  static const uint8_t len[10] = {0, 1, 2, 3, 4, 6, 8, 0xff, 0, 0};
+  if (n < 2) return 0;
+  uint32_t h = rec[0];
+  if (h - 2u >= 0x7eu || h > n) return 0;     /* header size 2..127, one byte */
+  if (h >= 3 && rec[h - 2] >= 0x80) return 0; /* the last type takes more bytes */
+  uint32_t st = rec[h - 1];
+  if (st - 1u >= 9u || st == 7) return 0; /* not an integer type 1..6, 8, 9 */
+  uint32_t k = len[st];
+  if (h + k > n) return 0;
+  *out = st >= 8 ? (int64_t)st - 8 : record_int_body(rec + n - k, k);
+  return 1;
 }
 
 /* Convenience (parses the header each call, so O(col)): column col of the

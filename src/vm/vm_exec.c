@@ -240,14 +240,12 @@ static int header_room(VmCursor *c, int64_t n) {
  * the last one covers every column parsed; a finished header's body must
  * end exactly at the record's end (as record_parse_header). */
 static int header_end(VmCursor *c, uint32_t pos, uint64_t body, int nc) {
-  if (body > c->nrec) return SHALE_CORRUPT;
+  int done = pos >= c->hdr_end;
+  if (done ? body != c->nrec : body > c->nrec) return SHALE_CORRUPT;
   c->hdr_pos = pos;
   c->body = (uint32_t)body;
   c->hdr_ncol = nc;
-  if (pos >= c->hdr_end) {
-    c->hdr_done = 1;
-    if (body != c->nrec) return SHALE_CORRUPT;
-  }
+  c->hdr_done = done; /* (0 until now: a finished header is not parsed again) */
   return SHALE_OK;
 }
 
@@ -296,20 +294,19 @@ static inline __attribute__((always_inline)) int header_scan(VmCursor *c, const 
   int64_t most = (int64_t)nc + (c->hdr_end - pos);
   if (most > want) most = want;
   if (most > c->capcol && header_room(c, most)) return SHALE_NOMEM;
-  const uint8_t *p = rec + pos, *stop = p + (most > nc ? most - nc : 0);
+  const uint8_t *p = rec + pos;
   uint32_t *ty = c->types + nc, *of = c->offsets + nc;
   uint32_t b = body; /* grows by < 64 a header byte: no wrap */
-  while (p < stop) {
-    uint32_t st = *p;
-    uint32_t len1 = st_len1[st];
+  uint32_t cnt = most > nc ? (uint32_t)(most - nc) : 0, i = 0;
+  for (; i < cnt; i++) { /* one index for the three arrays */
+    uint32_t st = p[i], len1 = st_len1[st];
     if (!len1) break; /* a varint's first byte, or 10/11 */
-    *ty++ = st;
-    *of++ = b;
+    ty[i] = st;
+    of[i] = b;
     b += len1 - 1;
-    p++;
   }
-  int rc = header_end(c, (uint32_t)(p - rec), b, (int)(ty - c->types));
-  if (rc == SHALE_OK && p < stop) rc = header_parse_any(c, want);
+  int rc = header_end(c, pos + i, b, nc + (int)i);
+  if (rc == SHALE_OK && i < cnt) rc = header_parse_any(c, want);
   return rc;
 }
 
@@ -329,17 +326,18 @@ static int cursor_no_row(VmCursor *c, int cache_ok) {
 }
 
 /* Point c's row cache at rec[0..n), a record of header size hlen whose
- * first serial type is at k, and parse the first `want` columns. */
+ * first serial type is at k, and parse the first `want` columns; cache_ok
+ * becomes ok on success. */
 static inline __attribute__((always_inline)) int cache_record(VmCursor *c, const uint8_t *rec,
                                                               uint32_t n, uint32_t hlen, uint32_t k,
-                                                              int want) {
+                                                              int want, int ok) {
   c->rec = rec;
   c->nrec = n;
   c->hdr_end = hlen;
   c->hdr_done = 0;
   int rc = header_scan(c, rec, k, hlen, 0, want);
   if (rc) return rc;
-  c->cache_ok = c->kind != VMC_PSEUDO || c->pseudo_fed;
+  c->cache_ok = ok;
   return SHALE_OK;
 }
 
@@ -389,7 +387,7 @@ static int cursor_cache_cols(Vm *v, VmCursor *c, int want) {
     k = (uint32_t)util_get_varint_safe(rec, rec + hlen, &x);
     if (k == 0) return SHALE_CORRUPT;
   }
-  return cache_record(c, rec, n, hlen, k, want);
+  return cache_record(c, rec, n, hlen, k, want, c->kind != VMC_PSEUDO || c->pseudo_fed);
 }
 
 /* cursor_cache_cols inlined for the usual row (a B-tree cursor's record
@@ -404,13 +402,33 @@ static inline __attribute__((always_inline)) int cursor_cache_quick(Vm *v, VmCur
   const uint8_t *rec = local;
   if (!rec || navail < n || n == 0 || rec[0] - 1u >= 0x7fu || rec[0] > n)
     return cursor_cache_cols(v, c, want);
-  return cache_record(c, rec, n, rec[0], 1, want);
+  return cache_record(c, rec, n, rec[0], 1, want, 1); /* a B-tree cursor: never a pseudo one */
 }
 
 /* Fill c's row cache (record pointer; the header is parsed on demand). */
 static int cursor_cache(Vm *v, VmCursor *c) {
   if (c->cache_ok) return SHALE_OK;
   return cursor_cache_cols(v, c, 0);
+}
+
+/* The record under c when it is at hand without filling the row cache: the
+ * cache's when valid, else a B-tree cursor's record wholly on its page (the
+ * cursor keeps the cell parsed, so a later Column fetches it cheaply). 0 for
+ * anything else (overflow, sorter, pseudo, no row, an error): the caller then
+ * takes cursor_cache, which handles (and reports) every case. */
+static inline __attribute__((always_inline)) int cursor_record(VmCursor *c, const uint8_t **rec,
+                                                               uint32_t *n) {
+  if (c->cache_ok) {
+    *rec = c->rec;
+    *n = c->nrec;
+    return c->rec != NULL;
+  }
+  if (!c->bc) return 0;
+  const void *local;
+  uint32_t navail;
+  if (btree_payload(c->bc, &local, n, &navail) || !local || navail < *n) return 0;
+  *rec = local;
+  return 1;
 }
 
 /* ---- numeric helpers (SQLite 3.40's numericType) ---- */
@@ -472,6 +490,10 @@ static void arith(int op, const ShValue *a, const ShValue *b, ShValue *res) {
     ib = b->i;
     goto int_math;
   }
+  /* a real and a number (not both integers): no text to read, real math */
+  if ((a->type == SHALE_FLOAT || a->type == SHALE_INTEGER) &&
+      (b->type == SHALE_FLOAT || b->type == SHALE_INTEGER))
+    goto fp_math;
   if (a->type == SHALE_NULL || b->type == SHALE_NULL) goto null;
   ta = num_type(a, &ia, &ra);
   tb = num_type(b, &ib, &rb);
@@ -1851,12 +1873,18 @@ cmp_general: {
   CASE(IdxLE)
   CASE(IdxLT) {
     VmCursor *c = &v->cur[op->p1];
-    CHK(cursor_cache(v, c));
-    if (!c->rec) FAIL(SHALE_CORRUPT);
+    const uint8_t *rec;
+    uint32_t n;
+    if (!cursor_record(c, &rec, &n)) { /* the compare needs no header parse */
+      CHK(cursor_cache(v, c));
+      if (!c->rec) FAIL(SHALE_CORRUPT);
+      rec = c->rec;
+      n = c->nrec;
+    }
     c->ki->corrupt = 0;
     ShValue *conv = NULL;
     if (v->enc != RECORD_ENC_UTF8) CHK(enc_values(v, &reg[op->p3], op->p4.i, &conv));
-    int res = record_compare_unpacked(c->ki, c->rec, c->nrec, conv ? conv : &reg[op->p3], op->p4.i);
+    int res = record_compare_unpacked(c->ki, rec, n, conv ? conv : &reg[op->p3], op->p4.i);
     enc_free(conv, op->p4.i);
     if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
     int jump = op->op == OP_IdxGE   ? res >= 0
@@ -1938,6 +1966,15 @@ cmp_general: {
     VmCursor *c = &v->cur[op->p1];
     value_clear(&reg[op->p2]);
     if (c->nullrow) NEXT();
+    { /* the usual entry: its last column read from the record's end */
+      const uint8_t *rec;
+      uint32_t n;
+      int64_t rowid;
+      if (cursor_record(c, &rec, &n) && record_last_int(rec, n, &rowid)) {
+        value_set_int(&reg[op->p2], rowid);
+        NEXT();
+      }
+    }
     if (!c->cache_ok)
       CHK(cursor_cache_cols(v, c, INT32_MAX));
     else if (!c->hdr_done)
