@@ -620,36 +620,22 @@ static ProtobufCMessage *enc_cursor_head(Arena *a, json_t *j) {
   return &m->base;
 }
 
-/* protobuf-c's output buffer, appending through the caller's put. */
-typedef struct PutBuffer {
-  ProtobufCBuffer base;
-  int (*put)(const char *, size_t, void *);
-  void *arg;
-  int failed;
-} PutBuffer;
-
-static void put_append(ProtobufCBuffer *b, size_t n, const uint8_t *data) {
-  PutBuffer *pb = (PutBuffer *)b;
-  if (n && !pb->failed && pb->put((const char *)data, n, pb->arg)) pb->failed = 1;
-}
-
 int proto_encode(ProtoKind kind, json_t *j, int (*put)(const char *, size_t, void *), void *arg) {
   Arena a = {0};
   ProtobufCMessage *m = kind == PROTO_PIPELINE_RESP ? enc_pipeline_resp(&a, j)
                         : kind == PROTO_SERVER_MSG  ? enc_server_msg(&a, j)
                         : kind == PROTO_CURSOR_HEAD ? enc_cursor_head(&a, j)
                                                     : (ProtobufCMessage *)enc_cursor_entry(&a, j);
-  PutBuffer b = {{put_append}, put, arg, 0};
-  if (m && !a.failed && kind != PROTO_PIPELINE_RESP && kind != PROTO_SERVER_MSG) {
+  size_t size = m && !a.failed ? protobuf_c_message_get_packed_size(m) : 0, k = 0;
+  uint8_t *out = m && !a.failed ? arena_alloc(&a, size + 10) : NULL;
+  if (out && kind != PROTO_PIPELINE_RESP && kind != PROTO_SERVER_MSG) {
     /* the cursor's framing: a varint length before each message */
-    uint8_t len[10];
-    size_t k = 0;
-    for (uint64_t n = protobuf_c_message_get_packed_size(m); k == 0 || n; n >>= 7)
-      len[k++] = (uint8_t)((n & 0x7f) | (n >> 7 ? 0x80 : 0));
-    put_append(&b.base, k, len);
+    for (uint64_t n = size; k == 0 || n; n >>= 7)
+      out[k++] = (uint8_t)((n & 0x7f) | (n >> 7 ? 0x80 : 0));
   }
-  if (m && !a.failed) protobuf_c_message_pack_to_buffer(m, &b.base);
-  int rc = !m || a.failed || b.failed ? -1 : 0;
+  /* packed into one flat buffer: protobuf-c's buffer-callback packing
+   * appends field by field */
+  int rc = out ? put((const char *)out, k + protobuf_c_message_pack(m, out + k), arg) : -1;
   arena_free(&a);
-  return rc;
+  return rc ? -1 : 0;
 }
