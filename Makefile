@@ -146,18 +146,28 @@ run: all
 # build/shale-server (server/, issue 17): Hrana over HTTP and WebSocket. It links
 # libwebsockets, jansson and OpenSSL (server/deps.sh installs them); `make` builds
 # it when their headers are there. `make server-run SERVER_ARGS="--db x.db"`.
+# Hrana 3's Protobuf schema (server/proto/*.proto) is compiled by protoc-c
+# (Debian's protobuf-c) into $(BUILD)/gen/server/ at build time.
 SERVER_SRC := $(sort $(wildcard server/*.c))
-SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/obj/%.o)
-SERVER_OK  := $(shell test -f /usr/include/libwebsockets.h -a -f /usr/include/jansson.h -a -f /usr/include/openssl/evp.h && echo 1)
+SERVER_PROTO := $(sort $(wildcard server/proto/*.proto))
+SERVER_GEN := $(SERVER_PROTO:server/proto/%.proto=$(BUILD)/gen/server/%.pb-c.c)
+SERVER_GEN_H := $(SERVER_GEN:%.c=%.h)
+SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/obj/%.o) $(SERVER_GEN:%.c=%.o)
+SERVER_OK  := $(shell test -f /usr/include/libwebsockets.h -a -f /usr/include/jansson.h -a -f /usr/include/openssl/evp.h -a -f /usr/include/protobuf-c/protobuf-c.h && command -v protoc-c >/dev/null && echo 1)
 $(BUILD)/server-deps.stamp: server/deps.sh
 	@mkdir -p $(BUILD)
 	@bash server/deps.sh
 	@touch $@
-$(BUILD)/obj/server/%.o: server/%.c | $(BUILD)/server-deps.stamp
+$(BUILD)/gen/server/%.pb-c.c $(BUILD)/gen/server/%.pb-c.h: server/proto/%.proto | $(BUILD)/server-deps.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	protoc-c -Iserver/proto --c_out=$(dir $@) $<
+$(SERVER_GEN:%.c=%.o): %.o: %.c $(SERVER_GEN_H)
+	$(CC) $(CFLAGS_ALL) -I$(BUILD)/gen/server -c $< -o $@
+$(SERVER_SRC:%.c=$(BUILD)/obj/%.o): $(BUILD)/obj/server/%.o: server/%.c | $(BUILD)/server-deps.stamp $(SERVER_GEN_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -I$(BUILD)/gen/server -MMD -MP -c $< -o $@
 $(BUILD)/shale-server: $(SERVER_OBJ) $(BUILD)/libshale.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $(SERVER_OBJ) $(BUILD)/libshale.a -lwebsockets -ljansson -lcrypto $(LDLIBS_CORE)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(SERVER_OBJ) $(BUILD)/libshale.a -lwebsockets -ljansson -lprotobuf-c -lcrypto $(LDLIBS_CORE)
 server: $(BUILD)/shale-server
 server-run: server
 	$(BUILD)/shale-server $(SERVER_ARGS)

@@ -1,18 +1,21 @@
 /*
  * net.c -- Hrana over HTTP and WebSocket: the libwebsockets callbacks.
  *
- * HTTP routes (Hrana 2 and 3, JSON):
+ * HTTP routes (Hrana 2 and 3, JSON; Hrana 3 in Protobuf):
  *   POST /v2/pipeline, /v3/pipeline  {baton, requests} -> {baton, base_url, results}
  *   POST /v3/cursor                  {baton, batch} -> a line {baton, base_url},
  *                                    then one line per cursor entry
- *   GET /v2, /v3  200 (the version is spoken)    GET /health  200
+ *   POST /v3-protobuf/pipeline, /v3-protobuf/cursor: the same in Protobuf
+ *                                    (application/x-protobuf; the cursor's
+ *                                    messages each behind a varint length)
+ *   GET /v2, /v3, /v3-protobuf  200 (the version is spoken)    GET /health  200
  *   GET /version  the server's version           anything else: 404
  * Non-2xx answers carry {"message", "code"} with Content-Type:
  * application/json. Auth: "Authorization: Bearer <JWT>" on every request.
  *
  * WebSocket (any path, subprotocols hrana1/hrana2/hrana3, text frames of
- * JSON): hello (re-hello from v2 on), then requests with request_id, each
- * answered by response_ok/response_error in the order they arrived; many
+ * JSON, and hrana3-protobuf, binary frames of Protobuf): hello (re-hello from v2 on), then requests
+ * with request_id, each answered by response_ok/response_error in the order they arrived; many
  * streams per socket; sql_ids belong to the socket; v3 cursors. Responses
  * wait in a queue; at --max-inflight queued ones the socket stops being read
  * (back-pressure) until the queue is half drained.
@@ -32,6 +35,10 @@
  *     and frees its cursors, stored SQL and queued responses.
  *  4. A protocol violation on a WebSocket closes it with code 1002 and a
  *     reason; errors of a request are response_error, never a close.
+ *  5. Protobuf is only an encoding: its bodies and messages are decoded into
+ *     the JSON trees (proto.c) and their answers encoded from the JSON trees
+ *     at the last step, so every route and request runs the JSON code. Error
+ *     bodies of non-2xx answers stay JSON (their Content-Type says so).
  */
 #include <libwebsockets.h>
 #include <stdio.h>
@@ -64,6 +71,7 @@ typedef struct WsConn {
   struct WsConn *next, *prev; /* all open sockets (for the sweep) */
   struct lws *wsi;
   int version, hello_done, readonly;
+  int protobuf; /* hrana3-protobuf: binary frames of Protobuf */
   char *rx;
   size_t rx_n, rx_cap;
   OutMsg *out;
@@ -259,6 +267,14 @@ static int http_error(struct lws *wsi, HttpConn *h, unsigned status, json_t *err
   return http_json(wsi, h, status, err);
 }
 
+/* A 200 answer with body tree j (taken) in the route's encoding. */
+static int http_answer(struct lws *wsi, HttpConn *h, int pb, json_t *j) {
+  if (!pb) return http_json(wsi, h, 200, j);
+  int rc = ob_start(&http_out, HDR_ROOM) || proto_encode(PROTO_PIPELINE_RESP, j, ob_put, &http_out);
+  json_decref(j);
+  return rc ? -1 : http_send(wsi, h, 200, "application/x-protobuf");
+}
+
 /* The body's baton: NULL, a string, or an error. */
 static int get_baton(json_t *req, const char **baton, json_t **err) {
   json_t *b = json_object_get(req, "baton");
@@ -272,7 +288,7 @@ static int get_baton(json_t *req, const char **baton, json_t **err) {
   return 0;
 }
 
-static int http_pipeline(struct lws *wsi, HttpConn *h, int version, json_t *req) {
+static int http_pipeline(struct lws *wsi, HttpConn *h, int version, int pb, json_t *req) {
   json_t *err = NULL, *reqs = json_object_get(req, "requests");
   const char *baton;
   if (get_baton(req, &baton, &err)) return http_error(wsi, h, 400, err);
@@ -306,12 +322,21 @@ static int http_pipeline(struct lws *wsi, HttpConn *h, int version, json_t *req)
     stream_http_close(s);
   else
     stream_http_baton(s, next, sizeof next);
-  return http_json(
-      wsi, h, 200,
+  return http_answer(
+      wsi, h, pb,
       json_pack("{s:s?,s:n,s:o}", "baton", closed ? NULL : next, "base_url", "results", results));
 }
 
-static int http_cursor(struct lws *wsi, HttpConn *h, json_t *req) {
+/* Append a cursor's head or entry j (taken): a JSON line, or a
+ * length-delimited Protobuf message. */
+static int cursor_put(OutBuf *b, int pb, ProtoKind kind, json_t *j) {
+  if (!pb) return ob_json(b, j) || ob_put("\n", 1, b);
+  int rc = proto_encode(kind, j, ob_put, b);
+  json_decref(j);
+  return rc;
+}
+
+static int http_cursor(struct lws *wsi, HttpConn *h, int pb, json_t *req) {
   json_t *err = NULL;
   const char *baton;
   if (get_baton(req, &baton, &err)) return http_error(wsi, h, 400, err);
@@ -327,12 +352,12 @@ static int http_cursor(struct lws *wsi, HttpConn *h, json_t *req) {
   stream_http_baton(s, next, sizeof next);
   /* the head line, then one line per entry */
   OutBuf *b = &http_out;
-  int rc = ob_start(b, HDR_ROOM) || ob_json(b, json_pack("{s:s,s:n}", "baton", next, "base_url")) ||
-           ob_put("\n", 1, b);
+  int rc = ob_start(b, HDR_ROOM) ||
+           cursor_put(b, pb, PROTO_CURSOR_HEAD, json_pack("{s:s,s:n}", "baton", next, "base_url"));
   for (size_t i = 0; !rc && i < json_array_size(entries); i++)
-    rc = ob_json(b, json_incref(json_array_get(entries, i))) || ob_put("\n", 1, b);
+    rc = cursor_put(b, pb, PROTO_CURSOR_ENTRY, json_incref(json_array_get(entries, i)));
   json_decref(entries);
-  return rc ? -1 : http_send(wsi, h, 200, "text/plain");
+  return rc ? -1 : http_send(wsi, h, 200, pb ? "application/x-protobuf" : "text/plain");
 }
 
 static int http_post(struct lws *wsi, HttpConn *h) {
@@ -341,24 +366,35 @@ static int http_post(struct lws *wsi, HttpConn *h) {
     return http_error(wsi, h, 413,
                       herr("HTTP_BODY_TOO_LARGE", "the request body is over %zu bytes (--max-body)",
                            g_cfg.max_body));
-  int version = !strcmp(h->path, "/v2/pipeline")   ? 2
-                : !strcmp(h->path, "/v3/pipeline") ? 3
-                : !strcmp(h->path, "/v3/cursor")   ? -3
-                                                   : 0;
-  if (!version)
+  static const struct {
+    const char *path;
+    int version, pb, cursor;
+  } routes[] = {
+      {"/v2/pipeline", 2, 0, 0},          {"/v3/pipeline", 3, 0, 0},        {"/v3/cursor", 3, 0, 1},
+      {"/v3-protobuf/pipeline", 3, 1, 0}, {"/v3-protobuf/cursor", 3, 1, 1},
+  };
+  size_t r = 0, nr = sizeof routes / sizeof routes[0];
+  while (r < nr && strcmp(h->path, routes[r].path)) r++;
+  if (r == nr)
     return http_error(wsi, h, 404, herr("HTTP_NOT_FOUND", "no route for POST %s", h->path));
+  int version = routes[r].version, pb = routes[r].pb, cursor = routes[r].cursor;
   json_error_t jerr;
-  json_t *req = json_loadb(h->body ? h->body->p : "", h->n, JSON_ALLOW_NUL, &jerr);
+  const char *body = h->body ? h->body->p : "";
+  json_t *req =
+      pb ? proto_http_body(body, h->n, cursor) : json_loadb(body, h->n, JSON_ALLOW_NUL, &jerr);
   if (h->body) { /* the parsed tree holds copies */
     body_give(h->body);
     h->body = NULL;
   }
   if (!json_is_object(req)) {
     json_decref(req);
-    return http_error(wsi, h, 400,
-                      herr("HTTP_BODY_INVALID", "the body is not a JSON object: %s", jerr.text));
+    return http_error(
+        wsi, h, 400,
+        pb ? herr("HTTP_BODY_INVALID", "the body is not a Protobuf %s",
+                  cursor ? "CursorReqBody" : "PipelineReqBody")
+           : herr("HTTP_BODY_INVALID", "the body is not a JSON object: %s", jerr.text));
   }
-  int rc = version < 0 ? http_cursor(wsi, h, req) : http_pipeline(wsi, h, version, req);
+  int rc = cursor ? http_cursor(wsi, h, pb, req) : http_pipeline(wsi, h, version, pb, req);
   json_decref(req);
   return rc;
 }
@@ -367,8 +403,9 @@ static int http_get(struct lws *wsi, HttpConn *h) {
   const char *p = h->path;
   if (!strcmp(p, "/health")) return http_text(wsi, h, 200, "ok\n");
   if (!strcmp(p, "/version"))
-    return http_text(wsi, h, 200, "shale-server " SHALE_VERSION " (Hrana 1-3, JSON)\n");
-  if (!strcmp(p, "/v2") || !strcmp(p, "/v3") || !strcmp(p, "/"))
+    return http_text(wsi, h, 200,
+                     "shale-server " SHALE_VERSION " (Hrana 1-3, JSON; Hrana 3, Protobuf)\n");
+  if (!strcmp(p, "/v2") || !strcmp(p, "/v3") || !strcmp(p, "/v3-protobuf") || !strcmp(p, "/"))
     return http_text(wsi, h, 200, "Hrana over HTTP: POST .../pipeline\n");
   return http_error(wsi, h, 404, herr("HTTP_NOT_FOUND", "no route for GET %s", p));
 }
@@ -389,8 +426,14 @@ static void http_auth(struct lws *wsi, HttpConn *h) {
 
 static void ws_send(WsConn *w, json_t *msg) {
   OutBuf b = {0};
-  if (ob_start(&b, LWS_PRE)) json_decref(msg);
-  if (!b.p || ob_json(&b, msg)) {
+  int rc = ob_start(&b, LWS_PRE);
+  if (w->protobuf) {
+    rc = rc || proto_encode(PROTO_SERVER_MSG, msg, ob_put, &b);
+    json_decref(msg);
+  } else {
+    rc = rc ? (json_decref(msg), -1) : ob_json(&b, msg);
+  }
+  if (rc) {
     ob_free(&b);
     return;
   }
@@ -541,11 +584,14 @@ static int ws_request(WsConn *w, json_t *id, json_t *req) {
 
 static int ws_message(WsConn *w, const char *text, size_t n) {
   json_error_t jerr;
-  json_t *msg = json_loadb(text, n, JSON_ALLOW_NUL, &jerr);
+  json_t *msg =
+      w->protobuf ? proto_ws_client_msg(text, n) : json_loadb(text, n, JSON_ALLOW_NUL, &jerr);
   const char *type = json_string_value(json_object_get(msg, "type"));
   int rc = 0;
   if (!type) {
-    rc = ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "message is not a JSON object with a type");
+    rc = ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR,
+                  w->protobuf ? "message is not a ClientMsg with hello or request"
+                              : "message is not a JSON object with a type");
   } else if (!strcmp(type, "hello")) {
     json_t *jwt = json_object_get(msg, "jwt");
     const char *why = NULL;
@@ -664,6 +710,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
       memset(&se->w, 0, sizeof se->w);
       se->w.wsi = wsi;
       se->w.version = p->name[5] - '0';
+      se->w.protobuf = strstr(p->name, "protobuf") != NULL;
       se->w.next = ws_all;
       if (ws_all) ws_all->prev = &se->w;
       ws_all = &se->w;
@@ -671,8 +718,10 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
     }
     case LWS_CALLBACK_RECEIVE: {
       WsConn *w = &se->w;
-      if (lws_frame_is_binary(wsi))
-        return ws_close(w, LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE, "binary messages are not spoken");
+      if (!lws_frame_is_binary(wsi) != !w->protobuf) /* the frame type is the encoding's */
+        return ws_close(w, LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE,
+                        w->protobuf ? "text messages are not spoken on hrana3-protobuf"
+                                    : "binary messages are not spoken");
       if (w->rx_n + len > g_cfg.max_body)
         return ws_close(w, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, "message over --max-body");
       if (!len && !w->rx) w->rx = malloc(1);
@@ -695,7 +744,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
                    : 0;
       OutMsg m = w->out[w->out_head++];
       w->out_n--;
-      int n = lws_write(wsi, m.buf + LWS_PRE, m.len, LWS_WRITE_TEXT);
+      int n =
+          lws_write(wsi, m.buf + LWS_PRE, m.len, w->protobuf ? LWS_WRITE_BINARY : LWS_WRITE_TEXT);
       free(m.buf);
       if (n < (int)m.len) return -1;
       if (w->flow_off && (int)w->out_n <= g_cfg.max_inflight / 2) {
@@ -716,6 +766,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 static const struct lws_protocols protocols[] = {
     {"http", callback, sizeof(Session), 0, 0, NULL, 0},
     {"hrana3", callback, sizeof(Session), 0, 0, NULL, 0},
+    {"hrana3-protobuf", callback, sizeof(Session), 0, 0, NULL, 0},
     {"hrana2", callback, sizeof(Session), 0, 0, NULL, 0},
     {"hrana1", callback, sizeof(Session), 0, 0, NULL, 0},
     {NULL, NULL, 0, 0, 0, NULL, 0},

@@ -1,7 +1,7 @@
 /*
  * server.h -- the pieces of build/shale-server (server/): the libSQL Hrana
- * protocol (versions 1-3, JSON) over HTTP and WebSocket, on Shale's native
- * API (include/shale.h) only.
+ * protocol (versions 1-3, JSON; version 3 also in Protobuf) over HTTP and
+ * WebSocket, on Shale's native API (include/shale.h) only.
  *
  *   main.c    options, the libwebsockets context and event loop, timers
  *   net.c     HTTP routes and WebSocket messages (libwebsockets callbacks)
@@ -10,6 +10,8 @@
  *   stream.c  streams (one shale connection each), the connection pool, HTTP
  *             batons and idle expiry
  *   auth.c    Bearer JWTs: Ed25519 signatures (OpenSSL), exp, access level
+ *   proto.c   the Protobuf encoding (protobuf-c), as a translation to and from
+ *             the JSON trees that hrana.c and net.c run
  *
  * Invariants:
  *  1. One thread: every callback runs on the event loop, so no locks; a
@@ -161,6 +163,29 @@ int auth_make_token(const char *key_path, long ttl, int readonly);
 long b64_decode(const char *in, size_t n, unsigned char **out);
 /* Encode as padded standard base64; malloc'ed NUL-terminated text. */
 char *b64_encode(const unsigned char *in, size_t n);
+
+/* ---- the Protobuf encoding (proto.c) ---- */
+/* Hrana 3 in Protobuf is run as the JSON trees of the same messages: the
+ * decoders give the tree a JSON client would have sent, the encoder packs a
+ * result tree. */
+/* A /v3-protobuf/pipeline body (PipelineReqBody; cursor: a /v3-protobuf/
+ * cursor CursorReqBody) as the JSON body tree ({baton, requests} / {baton,
+ * batch}); NULL for bytes that are not one. The caller owns the tree. */
+json_t *proto_http_body(const void *buf, size_t n, int cursor);
+/* A hrana3-protobuf ClientMsg as its JSON message tree ({type: "hello", jwt}
+ * or {type: "request", request_id, request}; an object without a type when
+ * it holds neither); NULL for bytes that are no ClientMsg. */
+json_t *proto_ws_client_msg(const void *buf, size_t n);
+typedef enum ProtoKind {
+  PROTO_PIPELINE_RESP, /* {baton, base_url, results} as PipelineRespBody */
+  PROTO_SERVER_MSG,    /* a WebSocket server message as ServerMsg */
+  PROTO_CURSOR_HEAD,   /* {baton, base_url} as CursorRespBody, length-delimited */
+  PROTO_CURSOR_ENTRY,  /* a cursor entry as CursorEntry, length-delimited */
+} ProtoKind;
+/* Pack tree j (borrowed) as the message of `kind`, handing the bytes to put
+ * (jansson's dump-callback type, so an output buffer serves both
+ * encodings). 0, or -1 when out of memory or put failed. */
+int proto_encode(ProtoKind kind, json_t *j, int (*put)(const char *, size_t, void *), void *arg);
 
 /* ---- network (net.c) ---- */
 struct lws_protocols;

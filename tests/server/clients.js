@@ -198,12 +198,27 @@ async function authSuite(kind, url) {
   });
 }
 
-async function v3Suite(url) {
-  const wsUrl = url.replace(/^http/, "ws");
-  await check("hrana-client v3 over WebSocket: cursor, describe, get_autocommit, conditions", async () => {
-    const client = hrana.openWs(wsUrl, undefined, 3);
+// hrana-client at protocol version 3 speaks Protobuf when the server does:
+// subprotocol hrana3-protobuf (listed first) and /v3-protobuf/pipeline and
+// /v3-protobuf/cursor (found by GET /v3-protobuf).
+async function v3Suite(kind, url) {
+  await check("hrana-client v3 (Protobuf) over " + kind + ": values, cursor, describe, get_autocommit, conditions", async () => {
+    const client = kind === "http" ? hrana.openHttp(url, undefined, undefined, undefined, 3)
+                                   : hrana.openWs(url.replace(/^http/, "ws"), undefined, 3);
     eq(await client.getVersion(), 3, "negotiated version");
+    if (kind === "http") eq((await client._endpointPromise).encoding, "protobuf", "encoding");
     const s = client.openStream();
+    s.intMode = "bigint";
+    const big = 9007199254740993n, blob = new Uint8Array([0, 1, 254, 255]);
+    const vr = await s.query(["SELECT ? AS i, ? AS n, ? AS f, ? AS t, ? AS b, ? AS z", [big, -5n, 1.5, "h\u00e9", blob, null]]);
+    eq(vr.rows[0].i, big, "integer beyond 2^53");
+    eq(vr.rows[0].n, -5n, "negative integer");
+    eq(vr.rows[0].f, 1.5, "float");
+    eq(vr.rows[0].t, "h\u00e9", "text");
+    eq(Array.from(new Uint8Array(vr.rows[0].b)), [0, 1, 254, 255], "blob");
+    eq(vr.rows[0].z, null, "null");
+    await throws(() => s.query("SELEC 1"), (e) => e.code === "SQL_PARSE_ERROR", "error code");
+    s.intMode = "number";
     const d = await s.describe("SELECT :a AS x, ? AS y FROM sqlite_schema");
     eq(d.paramNames, [":a", null], "params");
     eq(d.columns.map((c) => c.name), ["x", "y"], "cols");
@@ -244,7 +259,8 @@ async function v3Suite(url) {
   const open = process.env.SHALE_URL_OPEN, auth = process.env.SHALE_URL_AUTH;
   await suite("http", open);
   await suite("ws", open.replace(/^http/, "ws"));
-  await v3Suite(open);
+  await v3Suite("ws", open);
+  await v3Suite("http", open);
   await authSuite("http", auth);
   await authSuite("ws", auth.replace(/^http/, "ws"));
   process.exit(failures ? 1 : 0);

@@ -4,7 +4,9 @@
 #     tests/server/package-lock.json, installed with `npm ci` into
 #     BUILD/server-node/ once per lock file) over http:// and ws://: see
 #     clients.js. If npm cannot fetch them, this part says so and is skipped.
-#  2. robust.py: malformed and hostile input over raw HTTP and WebSocket.
+#  2. robust.py: malformed and hostile input over raw HTTP and WebSocket;
+#     proto.py: Hrana 3 in Protobuf (/v3-protobuf, hrana3-protobuf) answering
+#     as JSON does, and malformed Protobuf.
 #  3. the servers stop cleanly on SIGTERM (exit 0; under ASan: no leaks), one
 #     of them (stop.py) with HTTP, half-sent and WebSocket connections open, and
 #     the database passes the reference sqlite3's integrity_check.
@@ -102,6 +104,17 @@ if [ -n "${url_open:-}" ]; then
   tally <"$work/robust.log"
   if [ $rc -ne 0 ] && ! grep -q '^FAIL' "$work/robust.log"; then
     echo "FAIL robust.py exited with $rc"
+    fail=$((fail + 1))
+  fi
+fi
+
+# ---- 2b. Hrana 3 in Protobuf, compared with JSON ----
+if [ -n "${url_open:-}" ]; then
+  timeout 120 python3 "$src/proto.py" "$url_open" >"$work/proto.log" 2>&1
+  rc=$?
+  tally <"$work/proto.log"
+  if [ $rc -ne 0 ] && ! grep -q '^FAIL' "$work/proto.log"; then
+    echo "FAIL proto.py exited with $rc"
     fail=$((fail + 1))
   fi
 fi
