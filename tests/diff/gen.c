@@ -125,7 +125,9 @@ struct DiffGen {
   int no_real_cast; /* expr: no CAST(... AS REAL/NUMERIC) */
   uint64_t vs;      /* the virtual tables' own stream (vtab_*_turn) */
   int vt;           /* R-Tree tables this round (0-2) */
-  int vt_pre;       /* their CREATE and first INSERTs written so far */
+  int vt_pre;       /* their CREATE and first INSERTs (and triggers) written so far */
+  int vt_trig;      /* this round: triggers on a main table write vtab[0] */
+  int vt_trig_col;
   GVt vtab[2];
   char tref_buf[2][32];
   int tref_i;
@@ -3424,13 +3426,60 @@ static void vt_write(DiffGen *g, Buf *b) {
   }
 }
 
-/* CREATE VIRTUAL TABLE and the first rows, once the round's tables exist;
- * 0 if none now. */
+/* Trigger e (0 INSERT, 1 UPDATE, 2 DELETE) on ordinary table t writing
+ * R-Tree v from NEW / OLD column c: ids 101..199 from c, constant boxes and
+ * +1 steps, so the rows written do not depend on the order rows change. */
+static void vt_trigger(Buf *b, const GTab *t, GCol *c, const GVt *v, int e) {
+  static const char *const ev[] = {"INSERT", "UPDATE", "DELETE"};
+  c->indexed = 1; /* named by a trigger: never dropped */
+  bp(b, "CREATE TRIGGER vtr%d AFTER %s ON %s BEGIN ", e + 1, ev[e], t->name);
+  char id[64];
+  snprintf(id, sizeof id, "ifnull(CAST(%s.%s AS INTEGER), 0) %% 50 + 150", e ? "OLD" : "NEW",
+           c->name);
+  if (e == 0) {
+    bp(b, "INSERT OR REPLACE INTO %s VALUES (%s", v->name, id);
+    for (int d = 0; d < v->ndim; d++) bs(b, ", 0, 1");
+    for (int a = 0; a < v->naux; a++) bs(b, ", NULL");
+    bs(b, ")");
+  } else if (e == 1) {
+    bp(b, "UPDATE %s SET x1 = x1 + 1 WHERE id = %s", v->name, id);
+  } else {
+    bp(b, "DELETE FROM %s WHERE id = %s", v->name, id);
+  }
+  bs(b, "; END");
+}
+
+/* A table of main (the triggers' table: one in another database could not
+ * write the R-Tree), or -1. */
+static int vt_main_table(const DiffGen *g) {
+  for (int i = 0; i < g->ntab; i++)
+    if (g->tab[i].db == 0) return i;
+  return -1;
+}
+
+/* CREATE VIRTUAL TABLE and the first rows, once the round's tables exist,
+ * then in half the R-Tree rounds three triggers on a table writing the
+ * first R-Tree; 0 if none now. */
 static int vtab_pre_turn(DiffGen *g, Buf *b, GenStmt *st) {
-  if (g->phase < 1 || g->vt_pre >= 4 * g->vt) return 0;
+  if (g->phase < 1 || g->vt_pre >= 4 * g->vt + 3 * g->vt_trig) return 0;
   uint64_t main_s = vs_enter(g);
-  GVt *v = &g->vtab[g->vt_pre / 4];
   g->tags |= GT_VTAB;
+  if (g->vt_pre >= 4 * g->vt) {
+    int e = g->vt_pre++ - 4 * g->vt, ti = vt_main_table(g);
+    st->kind = GEN_DDL;
+    if (ti < 0) {
+      g->vt_trig = 0;
+      st->kind = GEN_QUERY;
+      bs(b, "SELECT 1");
+    } else {
+      GTab *t = &g->tab[ti];
+      if (e == 0) g->vt_trig_col = rnd(g, t->ncol);
+      vt_trigger(b, t, &t->col[g->vt_trig_col], &g->vtab[0], e);
+    }
+    vs_leave(g, main_s);
+    return 1;
+  }
+  GVt *v = &g->vtab[g->vt_pre / 4];
   if (g->vt_pre++ % 4 == 0) {
     st->kind = GEN_DDL;
     vt_create(g, b, v, (int)(v - g->vtab));
@@ -3446,7 +3495,7 @@ static int vtab_pre_turn(DiffGen *g, Buf *b, GenStmt *st) {
  * any round tseries; one write in four of an R-Tree round writes one. */
 static void vtab_turn(DiffGen *g, Buf *b, GenStmt *st) {
   uint64_t main_s = vs_enter(g);
-  int made = g->vt && g->vt_pre >= 4 * g->vt;
+  int made = g->vt && g->vt_pre >= 4 * g->vt + 3 * g->vt_trig;
   if (st->kind == GEN_QUERY && made && ch(g, 12)) {
     restart(g, b, st, GEN_QUERY);
     g->tags |= GT_VTAB;
@@ -3519,6 +3568,7 @@ void gen_next(DiffGen *g, GenStmt *st) {
     g->trig_tab = -1;
     uint64_t ms = vs_enter(g);
     g->vt = ch(g, 35) ? 1 + rnd(g, 2) : 0; /* an R-Tree round */
+    g->vt_trig = g->vt && ch(g, 50);
     vs_leave(g, ms);
     g->vt_pre = 0;
   }
