@@ -8,6 +8,8 @@ command -v sqlite3 >/dev/null 2>&1 || need+=(sqlite3)
 command -v cc >/dev/null 2>&1 || need+=(gcc)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 command -v strace >/dev/null 2>&1 || need+=(strace)
+# a third-party extension for tests/compat/progs/spatialite.c
+compgen -G "/usr/lib/*/mod_spatialite.so" >/dev/null || need+=(libsqlite3-mod-spatialite)
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing: ${need[*]}"
 sudo=""

@@ -93,7 +93,10 @@ int compile_vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
   }
   int nvals = 0;
   if (sel) {
-    if (compile_select_resolve(p, sel, NULL) || parse_failed(p)) return 1;
+    NameCtx nc; /* in a trigger body: NEW / OLD, as compile_insert does */
+    memset(&nc, 0, sizeof nc);
+    compile_dml_trig_nc(p, &nc);
+    if (compile_select_resolve(p, sel, p->nested ? &nc : NULL) || parse_failed(p)) return 1;
     nvals = compile_select_ncol(sel);
   }
   int *colmap = compile_parse_alloc(p, sizeof(int) * (size_t)(tab->ncol + 1));
@@ -210,6 +213,7 @@ static int scan_write(Parse *p, Table *tab, const SqlSrcItem *target, const SqlS
                       : compile_src_single(p, tab, target->alias);
   if (!src) return 1;
   nc.src = src;
+  compile_dml_trig_nc(p, &nc); /* in a trigger body: NEW / OLD */
   SqlExpr *where = compile_dml_expr_dup(p, where0);
   if (where && (compile_resolve_expr(p, &nc, where) || parse_failed(p))) return 1;
   int *setcol = NULL;

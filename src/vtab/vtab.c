@@ -293,6 +293,10 @@ int vtab_declare(VtabReg *r, const char *sql, char **errmsg) {
     rc = SHALE_ERROR;
   }
   util_arena_free(&a);
+  if (rc == SHALE_NOMEM) { /* not the declaration's fault */
+    shale_free(err);
+    return SHALE_NOMEM;
+  }
   if (rc != SHALE_OK) {
     set_err(errmsg, err ? err : util_mprintf("syntax error"));
     return SHALE_ERROR;

@@ -227,6 +227,10 @@ TEST(compat_session_record_same) { run_same("session"); }
 TEST(compat_session_apply_same) { run_same("session_apply"); }
 TEST(compat_session_group_same) { run_same("session_group"); }
 TEST(compat_session_diff_same) { run_same("session_diff"); }
+/* Debian's mod_spatialite (tests/deps.sh installs it) loaded with
+ * sqlite3_load_extension: spatial metadata, a geometry column, its R-Tree
+ * index and its triggers, ST_Area / ST_Intersects, as on the reference. */
+TEST(compat_mod_spatialite_same) { run_same("spatialite"); }
 TEST(compat_rebase_same) { run_same("rebase"); }
 TEST(compat_utf16_same) { run_same("utf16"); }
 TEST(compat_uri_same) { run_same("uri"); }

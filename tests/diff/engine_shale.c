@@ -9,9 +9,15 @@
  *     exactly like the SQLite backend, so both sides are read alike.
  *  3. query prepares only the first statement of its text and always
  *     finalizes it; changes() is recorded only for a successful write.
+ *  4. Every handle has the tests' table-valued function tseries (series_vt.h).
  */
 #include "diff.h"
 #include "shale.h"
+
+#define SV(x) shale_##x
+#define SVC(x) SHALE_##x
+#define SV_DB shale
+#include "series_vt.h"
 
 static void *sh_open(void) {
   shale *db = NULL;
@@ -20,6 +26,10 @@ static void *sh_open(void) {
     return NULL;
   }
   shale_extended_result_codes(db, 1);
+  if (series_vt_register(db) != SHALE_OK) {
+    shale_close(db);
+    return NULL;
+  }
   return db;
 }
 

@@ -10,11 +10,17 @@
  *  3. query prepares only the first statement of its text and always
  *     finalizes it; changes() is recorded only for a successful write.
  *  4. Automatic indexes are off (a 3.40.1 bug makes them change results).
+ *  5. Every handle has the tests' table-valued function tseries (series_vt.h).
  */
 #include <sqlite3.h>
 #include <stdlib.h>
 
 #include "diff.h"
+
+#define SV(x) sqlite3_##x
+#define SVC(x) SQLITE_##x
+#define SV_DB sqlite3
+#include "series_vt.h"
 
 static void *sq_open(void) {
   sqlite3 *db = NULL;
@@ -29,6 +35,10 @@ static void *sq_open(void) {
    * "a.x_rtrim = b.y" loses rows that a scan finds. The oracle must not
    * depend on its plan, so it plans without automatic indexes. */
   sqlite3_exec(db, "PRAGMA automatic_index=OFF", NULL, NULL, NULL);
+  if (series_vt_register(db) != SQLITE_OK) {
+    sqlite3_close(db);
+    return NULL;
+  }
   return db;
 }
 

@@ -63,6 +63,11 @@ typedef struct GTab {
   GCol col[MAXCOL];
 } GTab;
 
+typedef struct GVt {
+  char name[16];
+  int i32, ndim, naux; /* rtree_i32; dimensions 1-3; aux columns p, q */
+} GVt;
+
 typedef struct Props {
   int k, coll;
 } Props;
@@ -118,15 +123,21 @@ struct DiffGen {
   int nest_noright; /* ... and may get none (USING/NATURAL follow) */
   int nest_free;    /* a join without a condition was written in the parenthesized part */
   int no_real_cast; /* expr: no CAST(... AS REAL/NUMERIC) */
+  uint64_t vs;      /* the virtual tables' own stream (vtab_*_turn) */
+  int vt;           /* R-Tree tables this round (0-2) */
+  int vt_pre;       /* their CREATE and first INSERTs (and triggers) written so far */
+  int vt_trig;      /* this round: triggers on a main table write vtab[0] */
+  int vt_trig_col;
+  GVt vtab[2];
   char tref_buf[2][32];
   int tref_i;
 };
 
 static const char *const tag_names[GT_NTAGS] = {
-    "join",     "left-join", "subquery",  "correlated", "aggregate", "group-by",   "compound",
-    "distinct", "order-by",  "limit",     "cast",       "collate",   "like/glob",  "in",
-    "case",     "derived",   "exists",    "function",   "using",     "error",      "conflict",
-    "window",   "cte",       "returning", "alter",      "feature",   "nested-join"};
+    "join",     "left-join", "subquery",  "correlated", "aggregate", "group-by",    "compound",
+    "distinct", "order-by",  "limit",     "cast",       "collate",   "like/glob",   "in",
+    "case",     "derived",   "exists",    "function",   "using",     "error",       "conflict",
+    "window",   "cte",       "returning", "alter",      "feature",   "nested-join", "vtab"};
 
 const char *gen_tag_name(int i) { return i >= 0 && i < GT_NTAGS ? tag_names[i] : "?"; }
 
@@ -3096,6 +3107,411 @@ static void attach_query_turn(DiffGen *g, Buf *b, GenStmt *st) {
   }
 }
 
+/* ---- virtual tables (issue 15): R-Tree tables (rtree, rtree_i32, 1-3
+ * dimensions, aux columns) in about a third of the rounds, and the tests'
+ * own table-valued function tseries (series_vt.h) in any round, written
+ * from a sixth random stream (g->vs) so the other streams stay as they
+ * were. Plan independence (gen.h invariant 2): R-Tree constraints only ever
+ * compare with numbers (the module reads any value as a number where SQL
+ * would compare types), rows come out ordered by id or are compared as a
+ * multiset, and tseries gets integer or NULL arguments only. ---- */
+
+/* Run the main-stream helpers on the vtab stream: between vs_enter and
+ * vs_leave, g->s is g->vs. */
+static uint64_t vs_enter(DiffGen *g) {
+  uint64_t main_s = g->s;
+  g->s = g->vs;
+  return main_s;
+}
+static void vs_leave(DiffGen *g, uint64_t main_s) {
+  g->vs = g->s;
+  g->s = main_s;
+}
+
+static const char *const vt_lo[] = {"x0", "y0", "z0"};
+static const char *const vt_hi[] = {"x1", "y1", "z1"};
+
+/* A coordinate: a small number mostly, sometimes one float32 cannot hold
+ * exactly (rtree rounds bounds outward) or an i32 edge. */
+static void vt_num(DiffGen *g, Buf *b, const GVt *v) {
+  static const char *const wide_f[] = {"0.1", "-0.3", "1e10", "123456.789", "-2.5e-7", "16777217"};
+  static const char *const wide_i[] = {"2147483647", "-2147483648", "2.5", "-3.75", "1e3"};
+  if (ch(g, 8)) {
+    bs(b, v->i32 ? PICK(g, wide_i) : PICK(g, wide_f));
+  } else if (!v->i32 && ch(g, 40)) {
+    bp(b, "%.2f", (rnd(g, 200) - 100) / 4.0);
+  } else {
+    bp(b, "%d", rnd(g, 61) - 30);
+  }
+}
+
+/* lo, hi of one dimension: hi = lo + extent (sometimes lo - 1: invalid). */
+static void vt_pair(DiffGen *g, Buf *b, const GVt *v, int invalid) {
+  size_t at = b->n;
+  vt_num(g, b, v);
+  char lo[40];
+  snprintf(lo, sizeof lo, "%s", b->z + at);
+  if (invalid)
+    bp(b, ", %s - 1", lo);
+  else if (ch(g, 10))
+    bp(b, ", %s", lo);
+  else
+    bp(b, ", %s + %d", lo, rnd(g, 12));
+}
+
+static void vt_row(DiffGen *g, Buf *b, const GVt *v) {
+  bs(b, "(");
+  if (ch(g, 15))
+    bs(b, "NULL");
+  else
+    bp(b, "%d", 1 + rnd(g, 80));
+  int bad = ch(g, 4) ? rnd(g, v->ndim) : -1;
+  for (int d = 0; d < v->ndim; d++) {
+    bs(b, ", ");
+    vt_pair(g, b, v, d == bad);
+  }
+  for (int a = 0; a < v->naux; a++) {
+    bs(b, ", ");
+    lit(g, b, 0);
+  }
+  bs(b, ")");
+}
+
+static void vt_create(DiffGen *g, Buf *b, GVt *v, int i) {
+  snprintf(v->name, sizeof v->name, "rt%d", i + 1);
+  v->i32 = ch(g, 35);
+  v->ndim = 1 + rnd(g, 3);
+  v->naux = rnd(g, 3);
+  bp(b, "CREATE VIRTUAL TABLE %s USING %s(id", v->name, v->i32 ? "rtree_i32" : "rtree");
+  for (int d = 0; d < v->ndim; d++) bp(b, ", %s, %s", vt_lo[d], vt_hi[d]);
+  static const char *const aux[] = {"p", "q"};
+  for (int a = 0; a < v->naux; a++) bp(b, ", +%s", aux[a]);
+  bs(b, ")");
+}
+
+static void vt_insert(DiffGen *g, Buf *b, const GVt *v, int rows) {
+  static const char *const verbs[] = {"INSERT", "INSERT", "INSERT OR IGNORE", "INSERT OR REPLACE",
+                                      "REPLACE"};
+  bp(b, "%s INTO %s VALUES ", PICK(g, verbs), v->name);
+  for (int r = 0; r < rows; r++) {
+    if (r) bs(b, ", ");
+    vt_row(g, b, v);
+  }
+}
+
+/* A numeric expression over column c of table t (never NULL, never text):
+ * what an R-Tree constraint may compare with on any plan. */
+static void vt_colnum(Buf *b, const char *alias, const GCol *c, int integer) {
+  bp(b, "ifnull(CAST(%s.%s AS %s), 0)", alias, c->name, integer ? "INTEGER" : "REAL");
+}
+
+/* A WHERE condition on R-Tree v (alias al): window overlap or containment
+ * over some dimensions, id ranges, equality, aux tests; or "1". */
+static void vt_cond(DiffGen *g, Buf *b, const GVt *v, const char *al) {
+  int r = rnd(g, 100), n = 0;
+  if (r < 60) {
+    int contain = ch(g, 30);
+    for (int d = 0; d < v->ndim; d++) {
+      if (d && ch(g, 30)) continue;
+      Buf lo = {0};
+      bgrow(&lo, 1);
+      vt_num(g, &lo, v);
+      int ext = rnd(g, 20);
+      if (n++) bs(b, " AND ");
+      if (contain)
+        bp(b, "%s.%s >= %s AND %s.%s <= %s + %d", al, vt_lo[d], lo.z, al, vt_hi[d], lo.z, ext);
+      else
+        bp(b, "%s.%s <= %s + %d AND %s.%s >= %s", al, vt_lo[d], lo.z, ext, al, vt_hi[d], lo.z);
+      free(lo.z);
+    }
+  } else if (r < 70) {
+    int k = 1 + rnd(g, 80);
+    bp(b, ch(g, 50) ? "%s.id = %d" : "%s.id BETWEEN %d AND %d", al, k, k + rnd(g, 20));
+    n++;
+  } else if (r < 76) {
+    bp(b, "%s.id IN (%d, %d, %d)", al, 1 + rnd(g, 80), 1 + rnd(g, 80), 1 + rnd(g, 80));
+    n++;
+  } else if (r < 84) {
+    int d = rnd(g, v->ndim);
+    static const char *const ops[] = {"=", "<", "<=", ">", ">="};
+    bp(b, "%s.%s %s ", al, ch(g, 50) ? vt_lo[d] : vt_hi[d], PICK(g, ops));
+    vt_num(g, b, v);
+    n++;
+  } else if (r < 90 && v->naux) {
+    bp(b, "%s.p IS %sNULL", al, ch(g, 50) ? "NOT " : "");
+    n++;
+  }
+  if (!n) bs(b, "1");
+}
+
+static const GVt *vt_pick(DiffGen *g) { return &g->vtab[rnd(g, g->vt)]; }
+
+/* A table of the round and one of its columns, for joins. */
+static const GTab *vt_other(DiffGen *g, const GCol **c) {
+  const GTab *t = &g->tab[rnd(g, g->ntab)];
+  *c = &t->col[rnd(g, t->ncol)];
+  return t;
+}
+
+/* tseries(...) with integer or NULL arguments (sometimes from table t). */
+static void vt_series(DiffGen *g, Buf *b, const char *alias, const GCol *c) {
+  int nargs = rnd(g, 4), start = rnd(g, 21) - 10;
+  if (nargs == 0 && ch(g, 50)) {
+    bs(b, "tseries");
+    return;
+  }
+  bs(b, "tseries(");
+  for (int i = 0; i < nargs; i++) {
+    if (i) bs(b, ", ");
+    if (ch(g, 4))
+      bs(b, "NULL");
+    else if (c && ch(g, 40)) {
+      vt_colnum(b, alias, c, 1);
+      bp(b, " %% %d", 3 + rnd(g, 8));
+    } else if (i == 0)
+      bp(b, "%d", start);
+    else if (i == 1)
+      bp(b, "%d", start + rnd(g, 30) - 5);
+    else
+      bp(b, "%d", rnd(g, 9) - 4);
+  }
+  bs(b, ")");
+}
+
+static void vt_series_query(DiffGen *g, Buf *b, GenStmt *st) {
+  int r = rnd(g, 100);
+  if (r < 40) {
+    bs(b, ch(g, 50) ? "SELECT value FROM " : "SELECT value, start, stop, step FROM ");
+    vt_series(g, b, NULL, NULL);
+    if (ch(g, 25)) bp(b, " WHERE value %% %d = 0", 2 + rnd(g, 3));
+    if (ch(g, 60)) {
+      st->cmp = DIFF_CMP_ORDERED;
+      bs(b, ch(g, 50) ? " ORDER BY value" : " ORDER BY value DESC");
+      if (ch(g, 50)) {
+        st->truncated = 1;
+        bp(b, " LIMIT %d", rnd(g, 12));
+        if (ch(g, 30)) bp(b, " OFFSET %d", rnd(g, 5));
+      }
+    }
+  } else if (r < 50) {
+    int s = rnd(g, 11) - 5;
+    bp(b, "SELECT value FROM tseries WHERE start = %d AND stop = %d", s, s + rnd(g, 15));
+    if (ch(g, 50)) bp(b, " AND step = %d", 1 + rnd(g, 3));
+  } else if (r < 62) {
+    bs(b, "SELECT count(*), min(value), max(value) FROM ");
+    vt_series(g, b, NULL, NULL);
+  } else {
+    const GCol *c;
+    const GTab *t = vt_other(g, &c);
+    bp(b, "SELECT t.%s, s.value FROM %s AS t %sJOIN ", c->name, t->name, ch(g, 30) ? "LEFT " : "");
+    vt_series(g, b, "t", c);
+    bs(b, " AS s");
+    if (ch(g, 30)) bs(b, " WHERE s.value > 0");
+  }
+}
+
+static void vt_rtree_query(DiffGen *g, Buf *b, GenStmt *st) {
+  const GVt *v = vt_pick(g);
+  int r = rnd(g, 100);
+  if (r < 40) {
+    static const char *const cols[] = {"*", "id", "id, x0, x1", "r.*, r.id + 0"};
+    bp(b, "SELECT %s FROM %s AS r WHERE ", PICK(g, cols), v->name);
+    vt_cond(g, b, v, "r");
+    if (ch(g, 50)) {
+      st->cmp = DIFF_CMP_ORDERED;
+      bs(b, ch(g, 50) ? " ORDER BY id" : " ORDER BY r.id DESC");
+      if (ch(g, 40)) {
+        st->truncated = 1;
+        bp(b, " LIMIT %d", rnd(g, 6));
+      }
+    }
+  } else if (r < 52) {
+    bp(b, "SELECT count(*), min(x0), max(x1), count(DISTINCT x0) FROM %s AS r WHERE ", v->name);
+    vt_cond(g, b, v, "r");
+  } else if (r < 75) {
+    const GCol *c;
+    const GTab *t = vt_other(g, &c);
+    g->tags |= GT_JOIN;
+    int k = rnd(g, 4);
+    if (k == 0) {
+      bp(b, "SELECT r.id, t.%s FROM %s AS r JOIN %s AS t ON r.x0 <= ", c->name, v->name, t->name);
+      vt_colnum(b, "t", c, 0);
+      bs(b, " AND r.x1 >= ");
+      vt_colnum(b, "t", c, 0);
+    } else if (k == 1) {
+      bp(b, "SELECT t.%s, r.id, r.x1 FROM %s AS t LEFT JOIN %s AS r ON r.id = ", c->name, t->name,
+         v->name);
+      vt_colnum(b, "t", c, 1);
+    } else if (k == 2) {
+      bp(b, "SELECT t.%s FROM %s AS t WHERE EXISTS (SELECT 1 FROM %s AS r WHERE r.x0 <= ", c->name,
+         t->name, v->name);
+      vt_colnum(b, "t", c, 0);
+      bs(b, " AND ");
+      vt_cond(g, b, v, "r");
+      bs(b, ")");
+    } else {
+      bp(b, "SELECT r.id, count(t.%s) FROM %s AS r, %s AS t WHERE ", c->name, v->name, t->name);
+      vt_cond(g, b, v, "r");
+      bs(b, " AND r.x1 >= ");
+      vt_colnum(b, "t", c, 0);
+      bs(b, " GROUP BY r.id");
+    }
+  } else if (r < 85) {
+    bs(b, "SELECT s.value, count(r.id) FROM ");
+    vt_series(g, b, NULL, NULL);
+    bp(b, " AS s LEFT JOIN %s AS r ON r.x0 <= s.value AND r.x1 >= s.value GROUP BY s.value",
+       v->name);
+  } else if (r < 93) {
+    bp(b, "SELECT id FROM %s WHERE id IN (SELECT value FROM ", v->name);
+    vt_series(g, b, NULL, NULL);
+    bs(b, ")");
+  } else {
+    /* the shadow tables: Shale's trees are SQLite's, byte for byte */
+    static const char *const sh[] = {"SELECT nodeno, hex(data) FROM %s_node",
+                                     "SELECT rowid, nodeno FROM %s_rowid",
+                                     "SELECT nodeno, parentnode FROM %s_parent"};
+    bp(b, PICK(g, sh), v->name);
+  }
+}
+
+static void vt_write(DiffGen *g, Buf *b) {
+  const GVt *v = vt_pick(g);
+  int r = rnd(g, 100);
+  if (r < 35) {
+    vt_insert(g, b, v, 1 + rnd(g, 4));
+  } else if (r < 42) {
+    /* ids from tseries: explicit, so the rows do not depend on the order */
+    bp(b, "INSERT OR %s INTO %s SELECT value", ch(g, 50) ? "IGNORE" : "REPLACE", v->name);
+    for (int d = 0; d < v->ndim; d++) bp(b, ", value, value + %d", rnd(g, 5));
+    for (int a = 0; a < v->naux; a++) bs(b, ", 'k' || value");
+    bs(b, " FROM ");
+    vt_series(g, b, NULL, NULL);
+  } else if (r < 70) {
+    int d = rnd(g, v->ndim), k = rnd(g, 5);
+    bp(b, "UPDATE %s%s AS r SET ", ch(g, 15) ? "OR REPLACE " : "", v->name);
+    if (k == 0)
+      bp(b, "%s = %s + %d", vt_hi[d], vt_hi[d], rnd(g, 6));
+    else if (k == 1)
+      bp(b, "%s = %s - %s", vt_lo[d], vt_lo[d], v->i32 ? "3" : "0.1");
+    else if (k == 2 && v->naux) {
+      bs(b, "p = ");
+      lit(g, b, 0);
+    } else if (k == 3) {
+      bp(b, "%s = ", vt_lo[d]);
+      vt_num(g, b, v);
+      bp(b, ", %s = ", vt_hi[d]);
+      vt_num(g, b, v);
+      bp(b, " WHERE id = %d", 1 + rnd(g, 80));
+      return;
+    } else {
+      bp(b, "id = %d WHERE id = %d", 1 + rnd(g, 100), 1 + rnd(g, 80));
+      return;
+    }
+    bs(b, " WHERE ");
+    vt_cond(g, b, v, "r");
+  } else if (r < 92) {
+    bp(b, "DELETE FROM %s AS r WHERE ", v->name);
+    if (ch(g, 25)) {
+      bs(b, "id IN (SELECT value FROM ");
+      vt_series(g, b, NULL, NULL);
+      bs(b, ")");
+    } else {
+      vt_cond(g, b, v, "r");
+    }
+  } else {
+    const GCol *c;
+    const GTab *t = vt_other(g, &c);
+    bp(b, "DELETE FROM %s WHERE id IN (SELECT CAST(%s AS INTEGER) FROM %s)", v->name, c->name,
+       t->name);
+  }
+}
+
+/* Trigger e (0 INSERT, 1 UPDATE, 2 DELETE) on ordinary table t writing
+ * R-Tree v from NEW / OLD column c: ids 101..199 from c, constant boxes and
+ * +1 steps, so the rows written do not depend on the order rows change. */
+static void vt_trigger(Buf *b, const GTab *t, GCol *c, const GVt *v, int e) {
+  static const char *const ev[] = {"INSERT", "UPDATE", "DELETE"};
+  c->indexed = 1; /* named by a trigger: never dropped */
+  bp(b, "CREATE TRIGGER vtr%d AFTER %s ON %s BEGIN ", e + 1, ev[e], t->name);
+  char id[64];
+  snprintf(id, sizeof id, "ifnull(CAST(%s.%s AS INTEGER), 0) %% 50 + 150", e ? "OLD" : "NEW",
+           c->name);
+  if (e == 0) {
+    bp(b, "INSERT OR REPLACE INTO %s VALUES (%s", v->name, id);
+    for (int d = 0; d < v->ndim; d++) bs(b, ", 0, 1");
+    for (int a = 0; a < v->naux; a++) bs(b, ", NULL");
+    bs(b, ")");
+  } else if (e == 1) {
+    bp(b, "UPDATE %s SET x1 = x1 + 1 WHERE id = %s", v->name, id);
+  } else {
+    bp(b, "DELETE FROM %s WHERE id = %s", v->name, id);
+  }
+  bs(b, "; END");
+}
+
+/* A table of main (the triggers' table: one in another database could not
+ * write the R-Tree), or -1. */
+static int vt_main_table(const DiffGen *g) {
+  for (int i = 0; i < g->ntab; i++)
+    if (g->tab[i].db == 0) return i;
+  return -1;
+}
+
+/* CREATE VIRTUAL TABLE and the first rows, once the round's tables exist,
+ * then in half the R-Tree rounds three triggers on a table writing the
+ * first R-Tree; 0 if none now. */
+static int vtab_pre_turn(DiffGen *g, Buf *b, GenStmt *st) {
+  if (g->phase < 1 || g->vt_pre >= 4 * g->vt + 3 * g->vt_trig) return 0;
+  uint64_t main_s = vs_enter(g);
+  g->tags |= GT_VTAB;
+  if (g->vt_pre >= 4 * g->vt) {
+    int e = g->vt_pre++ - 4 * g->vt, ti = vt_main_table(g);
+    st->kind = GEN_DDL;
+    if (ti < 0) {
+      g->vt_trig = 0;
+      st->kind = GEN_QUERY;
+      bs(b, "SELECT 1");
+    } else {
+      GTab *t = &g->tab[ti];
+      if (e == 0) g->vt_trig_col = rnd(g, t->ncol);
+      vt_trigger(b, t, &t->col[g->vt_trig_col], &g->vtab[0], e);
+    }
+    vs_leave(g, main_s);
+    return 1;
+  }
+  GVt *v = &g->vtab[g->vt_pre / 4];
+  if (g->vt_pre++ % 4 == 0) {
+    st->kind = GEN_DDL;
+    vt_create(g, b, v, (int)(v - g->vtab));
+  } else {
+    st->kind = GEN_WRITE;
+    vt_insert(g, b, v, 3 + rnd(g, 6));
+  }
+  vs_leave(g, main_s);
+  return 1;
+}
+
+/* One query in eight of an R-Tree round reads an R-Tree, one in thirty of
+ * any round tseries; one write in four of an R-Tree round writes one. */
+static void vtab_turn(DiffGen *g, Buf *b, GenStmt *st) {
+  uint64_t main_s = vs_enter(g);
+  int made = g->vt && g->vt_pre >= 4 * g->vt + 3 * g->vt_trig;
+  if (st->kind == GEN_QUERY && made && ch(g, 12)) {
+    restart(g, b, st, GEN_QUERY);
+    g->tags |= GT_VTAB;
+    vt_rtree_query(g, b, st);
+  } else if (st->kind == GEN_QUERY && ch(g, 3)) {
+    restart(g, b, st, GEN_QUERY);
+    g->tags |= GT_VTAB;
+    vt_series_query(g, b, st);
+  } else if (st->kind == GEN_WRITE && made && ch(g, 25)) {
+    restart(g, b, st, GEN_WRITE);
+    g->tags |= GT_VTAB;
+    vt_write(g, b);
+  }
+  vs_leave(g, main_s);
+}
+
 /* ---- the stream ---- */
 
 DiffGen *gen_new(uint64_t seed) {
@@ -3112,6 +3528,8 @@ DiffGen *gen_new(uint64_t seed) {
   if (!g->as) g->as = 1;
   g->ns = (seed + 19) * 0xBF58476D1CE4E5B9ULL ^ 0x94D049BB133111EBULL;
   if (!g->ns) g->ns = 1;
+  g->vs = (seed + 29) * 0xC2B2AE3D27D4EB4FULL ^ 0x165667B19E3779F9ULL;
+  if (!g->vs) g->vs = 1;
   return g;
 }
 
@@ -3148,9 +3566,15 @@ void gen_next(DiffGen *g, GenStmt *st) {
     g->att = ach(g, 30) && !g->fk;
     g->att_pre = g->att_tail = 0;
     g->trig_tab = -1;
+    uint64_t ms = vs_enter(g);
+    g->vt = ch(g, 35) ? 1 + rnd(g, 2) : 0; /* an R-Tree round */
+    g->vt_trig = g->vt && ch(g, 50);
+    vs_leave(g, ms);
+    g->vt_pre = 0;
   }
   g->in_round--;
   if (attach_turn(g, b, st)) goto done;
+  if (vtab_pre_turn(g, b, st)) goto done;
   if (g->phase == 0 && g->fk == 1) {
     st->kind = GEN_DDL;
     g->fk = 2;
@@ -3207,6 +3631,7 @@ void gen_next(DiffGen *g, GenStmt *st) {
     st->kind = GEN_WRITE;
     write_stmt(g, b);
     feature_write_turn(g, b, st);
+    vtab_turn(g, b, st);
   } else if (r < 215) {
     st->kind = GEN_DDL;
     feature_ddl_turn(g, b, st);
@@ -3249,6 +3674,7 @@ void gen_next(DiffGen *g, GenStmt *st) {
     window_turn(g, b, st);
     feature_query_turn(g, b, st);
     attach_query_turn(g, b, st);
+    vtab_turn(g, b, st);
   }
 done:
   st->sql = b->z;

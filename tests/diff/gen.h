@@ -16,6 +16,9 @@
  * AUTOINCREMENT, generated columns and foreign-key rounds. A fourth stream
  * makes attach rounds: ATTACH ':memory:' AS aux, tables in main/temp/aux,
  * TEMP views and triggers, qualified names, DETACH/re-ATTACH at the end.
+ * A sixth stream (issue 15) adds R-Tree tables (rtree, rtree_i32, 1-3
+ * dimensions, aux columns) with their writes, window and join queries, and
+ * the tests' own table-valued function tseries (series_vt.h).
  *
  * Invariants:
  *  1. The stream depends only on the seed: the generator never sees a
@@ -72,7 +75,8 @@
 #define GT_ALTER (1u << 24)     /* ALTER TABLE RENAME / DROP COLUMN */
 #define GT_FEATURE (1u << 25)   /* other issue-7 features (UPDATE FROM, sqlite_sequence, ...) */
 #define GT_NESTED (1u << 26)    /* a parenthesized join (issue 19) */
-#define GT_NTAGS 27
+#define GT_VTAB (1u << 27)      /* R-Tree tables and tseries (issue 15) */
+#define GT_NTAGS 28
 
 typedef struct GenStmt {
   const char *sql;
