@@ -1704,6 +1704,20 @@ static int stmt_busy_wait(shale_stmt *st) {
   return again;
 }
 
+static int cells_grow(shale_stmt *st);
+
+/* A row came but there is no room for its column values: the statement
+ * stops with SHALE_NOMEM, as after an allocation failure in its program. */
+static int step_nomem(shale_stmt *st) {
+  if (st->vm) vm_reset(st->vm);
+  st->has_row = 0;
+  api_error(st->db, SHALE_NOMEM, NULL);
+  st->halted = 1;
+  stmt_deactivate(st);
+  stmt_keep_error(st, SHALE_NOMEM);
+  return SHALE_NOMEM;
+}
+
 static int step_in_scope(shale_stmt *st) {
   shale *db = st->db;
   if (st->halted) stmt_halt_reset(st);
@@ -1733,6 +1747,7 @@ static int step_in_scope(shale_stmt *st) {
         st->row_n = st->rows.ncol;
         st->rowpos++;
         st->has_row = 1;
+        if (st->ncells < st->row_n && cells_grow(st) != SHALE_OK) return step_nomem(st);
         step_code(db, SHALE_ROW);
         api_trace_row(st);
         return SHALE_ROW;
@@ -1751,6 +1766,7 @@ static int step_in_scope(shale_stmt *st) {
       st->nbusy = 0;
       st->row = NULL;
       st->row_n = vm_column_count(st->vm);
+      if (st->ncells < st->row_n && cells_grow(st) != SHALE_OK) return step_nomem(st);
       step_code(db, SHALE_ROW);
       api_trace_row(st);
       return SHALE_ROW;
@@ -1858,6 +1874,17 @@ static const ShValue *row_value(shale_stmt *st, int i) {
   return vm_column(st->vm, i);
 }
 
+/* Room for the row's column values (st->cells), made when a step produces
+ * the row so that reading a column never fails for memory. */
+static int cells_grow(shale_stmt *st) {
+  shale_value *c = shale_realloc(st->cells, sizeof *c * (size_t)st->row_n);
+  if (!c) return SHALE_NOMEM;
+  memset(c + st->ncells, 0, sizeof *c * (size_t)(st->row_n - st->ncells));
+  st->cells = c;
+  st->ncells = st->row_n;
+  return SHALE_OK;
+}
+
 static shale_value *cell(shale_stmt *st, int i) {
   if (!st || !st->has_row || i < 0 || i >= st->row_n) {
     /* no row, or no such column: a NULL, and SHALE_RANGE, as SQLite's */
@@ -1865,15 +1892,10 @@ static shale_value *cell(shale_stmt *st, int i) {
     value_set_null(&null_cell.v);
     return &null_cell;
   }
-  if (st->ncells < st->row_n) {
-    shale_value *c = shale_realloc(st->cells, sizeof *c * (size_t)st->row_n);
-    if (!c) {
-      value_set_null(&null_cell.v);
-      return &null_cell;
-    }
-    memset(c + st->ncells, 0, sizeof *c * (size_t)(st->row_n - st->ncells));
-    st->cells = c;
-    st->ncells = st->row_n;
+  if (st->ncells < st->row_n && cells_grow(st) != SHALE_OK) { /* made by the step already */
+    set_error_msg(st->db, SHALE_NOMEM, NULL);
+    value_set_null(&null_cell.v);
+    return &null_cell;
   }
   shale_value *c = &st->cells[i];
   if (c->gen != st->gen) {

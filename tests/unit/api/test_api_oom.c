@@ -87,3 +87,33 @@ TEST(oom_everywhere) {
   CHECK_EQ(leaks, 0);
   CHECK_EQ(crashes, 0);
 }
+
+/* A row a step returned reads back whole: reading its columns allocates
+ * nothing that can fail (the room for their values is made by the step,
+ * which fails with SHALE_NOMEM instead). Before, a failed allocation in the
+ * first column read gave a NULL (a 0-byte blob) and no error. */
+TEST(oom_row_columns_read_whole) {
+  for (long n = 1; n < 400; n++) {
+    shale *db = NULL;
+    CHECK_EQ(shale_open(":memory:", &db), SHALE_OK);
+    CHECK_EQ(shale_exec(db,
+                        "CREATE TABLE t(a INTEGER PRIMARY KEY, b, c);"
+                        "INSERT INTO t VALUES(1, zeroblob(1228), 'x')",
+                        NULL, NULL, NULL),
+             SHALE_OK);
+    shale_stmt *st = NULL;
+    CHECK_EQ(shale_prepare_v2(db, "SELECT a, b, c FROM t", -1, &st, NULL), SHALE_OK);
+    util_fault_alloc(n, 0);
+    int rc = shale_step(st);
+    int whole =
+        rc != SHALE_ROW || (shale_column_int(st, 0) == 1 && shale_column_bytes(st, 1) == 1228 &&
+                            shale_column_type(st, 2) == SHALE_TEXT);
+    long hits = util_fault_alloc_hits();
+    util_fault_alloc(0, 0);
+    CHECK(whole);
+    CHECK(rc == SHALE_ROW || rc == SHALE_NOMEM);
+    shale_finalize(st);
+    shale_close(db);
+    if (!hits) break;
+  }
+}
