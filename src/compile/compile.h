@@ -484,12 +484,13 @@ typedef struct WhereInfo WhereInfo;
 /* compile_where_begin flags */
 #define WHERE_ORDERBY_MIN 0x0001 /* min() optimization: first row only */
 #define WHERE_ORDERBY_MAX 0x0002
-#define WHERE_ONEPASS                                                                      \
-  0x0004                        /* DML: the caller changes rows as it goes: item 0's table \
-                                   cursor is opened for writing, no covering index */
-#define WHERE_DISTINCT 0x0008   /* the caller wants distinct rows (hint) */
-#define WHERE_GROUPBY 0x0010    /* order_by is a GROUP BY list */
-#define WHERE_NO_REORDER 0x0020 /* keep the FROM order (CROSS JOIN rules hold anyway) */
+#define WHERE_ONEPASS                                                                        \
+  0x0004                          /* DML: the caller changes rows as it goes: item 0's table \
+                                     cursor is opened for writing, no covering index */
+#define WHERE_DISTINCT 0x0008     /* the caller wants distinct rows (hint) */
+#define WHERE_GROUPBY 0x0010      /* order_by is a GROUP BY list */
+#define WHERE_NO_REORDER 0x0020   /* keep the FROM order (CROSS JOIN rules hold anyway) */
+#define WHERE_ORDER_PREFIX 0x0040 /* the caller block-sorts past a delivered prefix */
 
 /* Open nested loops over src (in the order the planner chooses) that visit
  * every combination satisfying where (may be NULL) and the ON clauses,
@@ -525,6 +526,10 @@ const Index *compile_where_scan_index(const WhereInfo *);
  * goes on from the entry after it). Else -1 and *idx = NULL. */
 int compile_where_write_index(WhereInfo *, const Index **idx);
 int compile_where_order_satisfied(const WhereInfo *);
+/* When the loops do not deliver order_by: how many of its leading terms they
+ * do deliver (0: none), so the caller may sort each run of rows equal on
+ * those terms alone (SQLite's "RIGHT PART OF ORDER BY"). */
+int compile_where_order_prefix(const WhereInfo *);
 /* 1 if the loops visit at most one row: a single table looked up by rowid
  * or by every column of a UNIQUE index with "=" (SQLite's one-pass single
  * row case). */

@@ -986,6 +986,18 @@ void compile_sel_emit_output(Parse *p, OutCtx *oc, int regs) {
       }
       k++;
     }
+    if (oc->block_nkey > 0) {
+      /* a new run of the delivered prefix: the rows so far go out sorted */
+      int same = emit_label(p), diff = emit_label(p);
+      KeyInfo *pk = compile_parse_keyinfo(p, oc->block_nkey, oc->sorter_ki->coll, NULL);
+      if (!pk) return;
+      vm_builder_add_p4(&p->b, OP_Compare, oc->block_prev, base, 0, P4_KEYINFO, pk);
+      emit(p, OP_Jump, diff, same, diff);
+      emit_resolve(p, diff);
+      emit(p, OP_Copy, base, oc->block_prev, oc->block_nkey - 1);
+      emit(p, OP_Gosub, oc->block_ret, oc->block_sub, 0);
+      emit_resolve(p, same);
+    }
     /* ORDER BY ... LIMIT: a row whose key sorts at or after the greatest
      * of a full top-N is dropped before its record is made */
     if (oc->reg_limit && nk > 0)
@@ -1096,6 +1108,14 @@ static int single_row_agg(SqlSelect *s, SelInfo *info) {
   return !s->prior && info->is_agg && !s->group_by && !compile_window_in_core(s);
 }
 
+/* Open (or empty again) oc's sorter. */
+static void sorter_open(Parse *p, OutCtx *oc) {
+  vm_builder_add_p4(&p->b, OP_SorterOpen, oc->sorter_cur, oc->nkey + 1, 0, P4_KEYINFO,
+                    oc->sorter_ki);
+  /* ORDER BY ... LIMIT: only the first LIMIT + OFFSET rows (left) are kept */
+  if (oc->reg_limit) emit(p, OP_SorterLimit, oc->sorter_cur, oc->reg_limit, oc->reg_offset);
+}
+
 /* Sorter for ORDER BY: opened before the rows are produced. */
 static void sorter_setup(Parse *p, OutCtx *oc, SqlSelect *s, SqlExprList *ob, int *order_col) {
   int nk = 0;
@@ -1146,13 +1166,31 @@ static void sorter_setup(Parse *p, OutCtx *oc, SqlSelect *s, SqlExprList *ob, in
   oc->order_by = ob;
   oc->order_col = order_col;
   oc->nkey = nk;
-  vm_builder_add_p4(&p->b, OP_SorterOpen, oc->sorter_cur, nk + 1, 0, P4_KEYINFO, ki);
-  /* ORDER BY ... LIMIT: only the first LIMIT + OFFSET rows are kept */
-  if (oc->reg_limit) emit(p, OP_SorterLimit, oc->sorter_cur, oc->reg_limit, oc->reg_offset);
+  oc->sorter_ki = ki;
+  sorter_open(p, oc);
 }
 
-/* Read the sorted rows back out to the destination. */
+/* Start a block-sorted ORDER BY whose first nterm terms the loops deliver
+ * (SQLite's nOBSat): each run of rows equal on them is sorted alone, as it
+ * ends, so a LIMIT stops the loops early. */
+static void block_setup(Parse *p, OutCtx *oc, int nterm) {
+  int nk = 0;
+  for (int i = 0; i < nterm; i++) nk += 1 + nulls_key_of(&oc->order_by->a[i]);
+  oc->block_nkey = nk;
+  oc->block_prev = emit_regs(p, nk);
+  oc->block_ret = emit_regs(p, 1);
+  oc->block_sub = emit_label(p);
+}
+
+/* Read the sorted rows back out to the destination. A block sort calls
+ * its subroutine for the last run; the subroutine reads the sorter out and
+ * empties it. */
 static void sorter_output(Parse *p, OutCtx *oc) {
+  if (oc->block_nkey > 0) {
+    emit(p, OP_Gosub, oc->block_ret, oc->block_sub, 0);
+    emit(p, OP_Goto, 0, oc->end_label, 0);
+    emit_resolve(p, oc->block_sub);
+  }
   int n = oc->ncol;
   int regs = emit_regs(p, n);
   int rec = emit_regs(p, 1);
@@ -1166,6 +1204,10 @@ static void sorter_output(Parse *p, OutCtx *oc) {
   emit_dest(p, oc, regs);
   emit(p, OP_SorterNext, oc->sorter_cur, top, 0);
   emit_resolve(p, done);
+  if (oc->block_nkey > 0) {
+    sorter_open(p, oc);
+    emit(p, OP_Return, oc->block_ret, 0, 0);
+  }
 }
 
 /* ---- code: row loops ---- */
@@ -1205,7 +1247,7 @@ int compile_sel_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, SqlExprList *o
  * with the LEFT JOINs that change nothing dropped (compile_where_omit_noop). */
 static int plain_loop_begin(Parse *p, SelInfo *info, SqlSelect *s, SqlExprList *ob, int distinct,
                             Loop *l) {
-  int flags = distinct ? WHERE_DISTINCT : 0;
+  int flags = (distinct ? WHERE_DISTINCT : 0) | (ob ? WHERE_ORDER_PREFIX : 0);
   if (!info->src || info->src->n == 0) return compile_sel_loop_begin(p, info, s, ob, flags, l);
   l->w = NULL;
   l->skip = 0;
@@ -1331,6 +1373,12 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
   if (ob && loop.w && compile_where_order_satisfied(loop.w)) {
     oc.sorter_cur = -1; /* rows already come in order */
     oc0->sorter_cur = -1;
+  } else if (ob && loop.w && compile_where_order_prefix(loop.w) > 0) {
+    block_setup(p, oc0, compile_where_order_prefix(loop.w));
+    oc.block_nkey = oc0->block_nkey;
+    oc.block_prev = oc0->block_prev;
+    oc.block_ret = oc0->block_ret;
+    oc.block_sub = oc0->block_sub;
   }
   if (wc) {
     compile_window_push(p, wc);
@@ -1527,7 +1575,8 @@ int compile_select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
     p->eqp_parent = save;
   }
   if (oc.sorter_cur >= 0) {
-    compile_parse_eqp(p, "USE TEMP B-TREE FOR ORDER BY");
+    compile_parse_eqp(p, oc.block_nkey > 0 ? "USE TEMP B-TREE FOR RIGHT PART OF ORDER BY"
+                                           : "USE TEMP B-TREE FOR ORDER BY");
     sorter_output(p, &oc);
   }
   emit_resolve(p, oc.end_label);

@@ -108,11 +108,12 @@ struct WhereInfo {
   /* terms [on_start[i], on_start[i + 1]) came from item i's ON clause,
    * [on_start[n], nterm) from WHERE */
   int *on_start;
-  int brk;        /* after every loop */
-  int order_ok;   /* the loops deliver order_by */
-  int flags;      /* compile_where_plan flags (WHERE_*) */
-  uint8_t *coded; /* per term: coded already (or enforced by the access path) */
-  VtabWhere **vw; /* per item: a virtual table's xBestIndex answers (compile_vtab.c), or NULL */
+  int brk;          /* after every loop */
+  int order_ok;     /* the loops deliver order_by */
+  int order_prefix; /* else the leading order_by terms they deliver (0: none) */
+  int flags;        /* compile_where_plan flags (WHERE_*) */
+  uint8_t *coded;   /* per term: coded already (or enforced by the access path) */
+  VtabWhere **vw;   /* per item: a virtual table's xBestIndex answers (compile_vtab.c), or NULL */
   int wcur; /* compile_where_write_index: level 0's index cursor (opened for writing), or -1 */
   uint64_t omitted; /* items compile_where_omit_noop dropped (their ON terms count as coded) */
 };
@@ -1132,6 +1133,7 @@ WhereInfo *compile_where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprLis
   int pflags = 0;
   if ((flags & WHERE_NO_REORDER) || w->right >= 0) pflags |= PLAN_NO_REORDER;
   if (flags & WHERE_GROUPBY) pflags |= PLAN_GROUPBY;
+  if (flags & WHERE_ORDER_PREFIX) pflags |= PLAN_ORDER_PREFIX;
   if (p->env && p->env->no_auto_index) pflags |= PLAN_NO_AUTO;
   int rc = plan_choose(&w->pl, order_by, pflags, &w->plan);
   if (rc) {
@@ -1144,6 +1146,7 @@ WhereInfo *compile_where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprLis
   /* the unmatched rows of a RIGHT/FULL JOIN come after the loops: no
    * order is delivered then */
   w->order_ok = order_by && order_by->n > 0 && w->plan.order_ok && w->right < 0;
+  w->order_prefix = order_by && !w->order_ok && w->right < 0 ? w->plan.order_prefix : 0;
   for (int k = 0; k < n; k++) {
     w->lv[k].pl = &w->plan.levels[k];
     w->lv[k].item = w->plan.levels[k].item;
@@ -1372,6 +1375,8 @@ WhereInfo *compile_where_begin(Parse *p, SrcList *src, SqlExpr *where, SqlExprLi
 }
 
 int compile_where_order_satisfied(const WhereInfo *w) { return w ? w->order_ok : 0; }
+
+int compile_where_order_prefix(const WhereInfo *w) { return w ? w->order_prefix : 0; }
 
 int compile_where_one_row(const WhereInfo *w) {
   if (!w || w->plan.nlevel != 1) return 0;

@@ -218,6 +218,12 @@ typedef struct OutCtx {
   int ndata;                    /* result columns stored after the sequence */
   const SqlSelect *order_owner; /* the core whose loop may deliver ORDER BY order */
   int ordered_compound;         /* the compound's rows go to an ORDER BY sorter */
+  KeyInfo *sorter_ki;           /* the sorter's KeyInfo (sorter_setup) */
+  /* block sort (the loops deliver the first ORDER BY terms): block_nkey
+   * key columns (0: none) of the previous row in block_prev; a row whose
+   * differ calls the subroutine at block_sub (return address in block_ret)
+   * that sorts out the rows so far and empties the sorter */
+  int block_nkey, block_prev, block_ret, block_sub;
 } OutCtx;
 
 /* Output of a row out of the window passes (compile_window_end's callback,

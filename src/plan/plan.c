@@ -711,15 +711,34 @@ static double seek_cost(double n) {
 /* Cost of the sorter for n rows. */
 static double sort_cost(double n) { return n * log2n(n) * 1.2 + n; }
 
-/* Is the ORDER BY term at ob->a[k] (column of L's item) held constant in
- * L's loop by one of its equality terms? The term's collation must be the
- * ORDER BY's, or rows equal under it may still differ in order. */
-static int order_pinned(const Planner *pl, const PlanLevel *L, SqlExpr *e, int column) {
+/* May term t hold ORDER BY term e (a column of t's item) constant? Its
+ * collation must be the ORDER BY's, or rows equal under it may still
+ * differ in order. */
+static int pin_coll_ok(const Planner *pl, const PlanTerm *t, SqlExpr *e, int column) {
+  const char *oc = pl->hooks.coll_name ? pl->hooks.coll_name(pl->hooks.ctx, e) : NULL;
+  return column < 0 || t->op == PLAN_OP_ISNULL ||
+         util_stricmp(oc ? oc : "BINARY", t->coll ? t->coll : "BINARY") == 0;
+}
+
+/* Is the ORDER BY term e (column of L's item) held constant in L's loop by
+ * one of its equality terms, the items of outer looped outside? */
+static int order_pinned(const Planner *pl, const PlanLevel *L, SqlExpr *e, int column,
+                        uint64_t outer) {
   for (int j = 0; j < L->neq; j++) {
     const PlanTerm *t = &pl->terms[L->eq[j]];
     if (t->column != column || t->op == PLAN_OP_IN) continue;
-    const char *oc = pl->hooks.coll_name ? pl->hooks.coll_name(pl->hooks.ctx, e) : NULL;
-    if (column < 0 || util_stricmp(oc ? oc : "BINARY", t->coll ? t->coll : "BINARY") == 0) return 1;
+    if (pin_coll_ok(pl, t, e, column)) return 1;
+  }
+  /* or by a WHERE term col = / IS value, col IS NULL, whose value reads
+   * only the loops outside (SQLite's WHERE-term pass of
+   * wherePathSatisfiesOrderBy): every row the loop hands out for one outer
+   * row holds that value */
+  for (int i = 0; i < pl->nterm; i++) {
+    const PlanTerm *t = &pl->terms[i];
+    if (t->item != L->item || t->column != column || t->on_item != -1 || t->group >= 0) continue;
+    if (!(t->op & (PLAN_OP_EQ | PLAN_OP_IS | PLAN_OP_ISNULL)) || t->varies) continue;
+    if ((t->prereq & ~outer) || !pin_coll_ok(pl, t, e, column)) continue;
+    return 1;
   }
   return 0;
 }
@@ -797,7 +816,7 @@ static int order_run(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int
     if (*distinct) return k;
     int item = col_item(pl, e, &column);
     if (item != L->item) return k;
-    if (order_pinned(pl, L, e, column)) continue;
+    if (order_pinned(pl, L, e, column, settled)) continue;
     while (pos < L->neq && pl->terms[L->eq[pos]].op != PLAN_OP_IN) pos++;
     if (pos >= ncols) return k;
     int icol, idesc = 0;
@@ -857,12 +876,46 @@ static int chain_walk(const Planner *pl, const PlanLevel *lv, int n, SqlExprList
   return *live || (ob && k == ob->n) ? k : 0;
 }
 
+/* The leading terms of ob the loops lv[0..n) deliver, each level continuing
+ * where the one outside it stopped while those ended distinct, as SQLite's
+ * wherePathSatisfiesOrderBy finds a prefix: only when the walk stops at a
+ * loop that is not order-distinct (0 when every loop walked was, or at a
+ * virtual table or a MULTI-INDEX OR loop); *rev: the levels that scan
+ * backwards. */
+static int chain_prefix(const Planner *pl, const PlanLevel *lv, int n, SqlExprList *ob, int groupby,
+                        uint64_t *rev) {
+  int k = 0;
+  *rev = 0;
+  uint64_t settled = 0;
+  for (int d = 0; d < n && d < 64 && ob && k < ob->n; d++) {
+    if (lv[d].kind == PLAN_OR || lv[d].kind == PLAN_VTAB) return 0;
+    int dir, distinct;
+    k = order_run(pl, &lv[d], ob, k, groupby, settled, &dir, &distinct);
+    if (dir > 0) *rev |= bit(d);
+    if (!distinct) return k;
+    settled |= bit(lv[d].item);
+  }
+  return ob && k == ob->n ? k : 0;
+}
+
 /* Do the loops lv[0..n) deliver ob together? Sets *revmask. */
 static int chain_order(const Planner *pl, const PlanLevel *lv, int n, SqlExprList *ob, int groupby,
                        uint64_t *revmask) {
   uint64_t settled;
   int live;
   return ob && ob->n > 0 && chain_walk(pl, lv, n, ob, groupby, &settled, revmask, &live) == ob->n;
+}
+
+/* Cost of sorting rows that the loops lv[0..n) do not deliver in ob's
+ * order: with a prefix of an ORDER BY delivered only the rest is sorted, in
+ * runs, as SQLite's whereSortingCost scales it (by the share of the terms
+ * left). A GROUP BY, or a caller that sorts in full anyway (no
+ * PLAN_ORDER_PREFIX), pays the whole sort. */
+static double sort_part(const Planner *pl, const PlanLevel *lv, int n, SqlExprList *ob, int groupby,
+                        double rows) {
+  uint64_t rev;
+  int k = groupby || !pl->prefix ? 0 : chain_prefix(pl, lv, n, ob, groupby, &rev);
+  return sort_cost(rows) * (double)(ob->n - k) / ob->n;
 }
 
 /* After the choice: the loops deliver ob together when level 0 alone does
@@ -874,6 +927,14 @@ static void finish_order(const Planner *pl, Plan *out, SqlExprList *ob, int grou
     for (int d = 0; d < out->nlevel; d++) out->levels[d].reverse = (rev & bit(d)) != 0;
   }
   if (!out->order_ok) out->levels[0].reverse = 0;
+  if (!out->order_ok && ob && !groupby && pl->prefix) {
+    /* a prefix delivered: the sorter orders each run of rows equal on it */
+    int k = chain_prefix(pl, out->levels, out->nlevel, ob, groupby, &rev);
+    if (k > 0 && k < ob->n) {
+      out->order_prefix = k;
+      for (int d = 0; d < out->nlevel; d++) out->levels[d].reverse = (rev & bit(d)) != 0;
+    }
+  }
 }
 
 static double in_count(const PlanTerm *t);
@@ -961,10 +1022,11 @@ static void consider(const Planner *pl, PlanLevel *cand, uint64_t avail, SqlExpr
   }
   if (outer && ob) {
     ord = order_ok(pl, cand, ob, groupby, &rev);
-    if (!ord) cost += sort_cost(cand->rows);
+    if (!ord) cost += sort_part(pl, cand, 1, ob, groupby, cand->rows);
   }
   double bcost = best->cost;
-  if (outer && ob && !*best_order && best->kind >= 0) bcost += sort_cost(best->rows);
+  if (outer && ob && !*best_order && best->kind >= 0)
+    bcost += sort_part(pl, best, 1, ob, groupby, best->rows);
   if (best->kind < 0 || cost < bcost) {
     *best = *cand;
     best->reverse = (uint8_t)(ord && rev);
@@ -1301,7 +1363,7 @@ static void search(Search *s, int depth, uint64_t placed, double outer_rows, dou
     double total = cost;
     uint64_t rev;
     if (s->ob && !s->cur_order && !chain_order(pl, s->cur, s->n, s->ob, s->groupby, &rev))
-      total += sort_cost(outer_rows);
+      total += sort_part(pl, s->cur, s->n, s->ob, s->groupby, outer_rows);
     if (!s->found || total < s->best_cost) {
       s->found = 1;
       s->best_cost = total;
@@ -1416,6 +1478,7 @@ int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
   if (!out->levels || !cur) return pl->rc = SHALE_NOMEM;
   int groupby = (flags & PLAN_GROUPBY) != 0;
   pl->no_auto = (flags & PLAN_NO_AUTO) != 0;
+  pl->prefix = (flags & PLAN_ORDER_PREFIX) != 0;
   if (order_by && order_by->n == 0) order_by = NULL;
   if (!(flags & PLAN_NO_REORDER) && n > 5) return beam_choose(pl, order_by, groupby, out);
   if (flags & PLAN_NO_REORDER) {

@@ -134,9 +134,10 @@ typedef struct PlanHooks {
 } PlanHooks;
 
 /* plan_choose flags */
-#define PLAN_NO_REORDER 0x01 /* keep the FROM order */
-#define PLAN_GROUPBY 0x02    /* order_by is a GROUP BY list: any direction */
-#define PLAN_NO_AUTO 0x04    /* no automatic indexes (PRAGMA automatic_index=OFF) */
+#define PLAN_NO_REORDER 0x01   /* keep the FROM order */
+#define PLAN_GROUPBY 0x02      /* order_by is a GROUP BY list: any direction */
+#define PLAN_NO_AUTO 0x04      /* no automatic indexes (PRAGMA automatic_index=OFF) */
+#define PLAN_ORDER_PREFIX 0x08 /* the caller sorts only what a delivered prefix leaves */
 
 typedef struct Planner {
   UtilArena *arena;
@@ -149,6 +150,7 @@ typedef struct Planner {
   int *group_or;   /* OR term of each disjunct group */
   int cur_group;   /* internal: the group whose terms may drive paths (-1: none) */
   uint8_t no_auto; /* internal: PLAN_NO_AUTO */
+  uint8_t prefix;  /* internal: PLAN_ORDER_PREFIX */
   /* internal: the search asks for paths that continue this order from
    * term chain_k, the items of chain_settled looped outside (NULL: none) */
   SqlExprList *chain_ob;
@@ -162,6 +164,9 @@ typedef struct Plan {
   int nlevel;
   PlanLevel *levels;
   uint8_t order_ok; /* the loops deliver order_by (levels[0] may scan backwards) */
+  /* when not order_ok: how many leading order_by terms the loops deliver
+   * (SQLite's partial nOBSat; 0: none), the levels' reverse flags set so */
+  int order_prefix;
   double cost;
 } Plan;
 
