@@ -73,6 +73,7 @@ struct Fts5Expr {
   Phrase *ph;
   int nph;
   Node *root;
+  int desc; /* fts5_expr_eval walks the rows in descending order */
 };
 
 /* ---- lexer ---- */
@@ -1138,6 +1139,12 @@ static It *it_build(Fts5Expr *e, Fts5Index *ix, Node *n, int *rc) {
       c2 = NULL;
       nc2 = 0;
     }
+    if (e->desc) /* the walk's keys: ~rowid ascends as rowid descends */
+      for (int i = 0, j = t->ncand - 1; i <= j; i++, j--) {
+        int64_t x = t->cand[i];
+        t->cand[i] = ~t->cand[j];
+        t->cand[j] = ~x;
+      }
   } else {
     it_kids(e, ix, t, n, rc);
   }
@@ -1162,9 +1169,10 @@ static int leaf_test(Fts5Expr *e, It *t) {
   Node *n = t->leaf;
   int rc = SHALE_OK, all = 1;
   t->rowid = t->cand[t->k];
+  int64_t rowid = e->desc ? ~t->rowid : t->rowid;
   for (int i = 0; i < n->nphr && rc == SHALE_OK; i++) {
     Phrase *p = &e->ph[n->phr[i]];
-    Fts5Doc *d = find_doc_at(&p->hits, &p->at, t->rowid);
+    Fts5Doc *d = find_doc_at(&p->hits, &p->at, rowid);
     pos_copy(&rc, &p->cur, d ? fts5_doc_pos(&p->hits, d) : NULL, d ? d->n : 0);
     if (!d) {
       all = 0;
@@ -1327,11 +1335,22 @@ static It *leaf_of(It *t, int ip) {
   return NULL;
 }
 
-int fts5_expr_eval(Fts5Expr *e, Fts5Index *ix, int64_t **rows, int *nrows) {
+/* Reverse the rows of l (their positions stay where they are). */
+static void list_reverse(Fts5List *l) {
+  for (int i = 0, j = l->n - 1; i < j; i++, j--) {
+    Fts5Doc x = l->a[i];
+    l->a[i] = l->a[j];
+    l->a[j] = x;
+  }
+}
+
+int fts5_expr_eval(Fts5Expr *e, Fts5Index *ix, int desc, const int64_t *first, int64_t **rows,
+                   int *nrows) {
   *rows = NULL;
   *nrows = 0;
   if (!e->root) return SHALE_OK;
   int rc = SHALE_OK, cap = 0;
+  e->desc = desc;
   It *root = it_build(e, ix, e->root, &rc);
   if (!root) return rc;
   if (e->nph == 1 && root->kind == N_NEAR && root->leaf->nphr == 1) { /* its hits: the answer */
@@ -1351,13 +1370,17 @@ int fts5_expr_eval(Fts5Expr *e, Fts5Index *ix, int64_t **rows, int *nrows) {
   for (int i = 0; rc == SHALE_OK && i < e->nph; i++) leaf[i] = leaf_of(root, i);
   root->root = 1;
   if (rc == SHALE_OK) rc = it_first(e, root);
+  /* SQLite's sqlite3Fts5ExprFirst: from the first row on (in the walk's
+   * order), the lists left by the rows before it kept */
+  int64_t from = first ? (desc ? ~*first : *first) : 0;
+  if (rc == SHALE_OK && first && !root->eof && root->rowid < from) rc = it_next(e, root, 1, from);
   while (rc == SHALE_OK && !root->eof && root->nomatch) rc = it_next(e, root, 0, 0);
   while (rc == SHALE_OK && !root->eof) {
-    int64_t r = root->rowid;
+    int64_t r = desc ? ~root->rowid : root->rowid;
     rc = rows_push(rows, nrows, &cap, r);
     for (int i = 0; rc == SHALE_OK && i < e->nph; i++) {
       It *l = leaf[i];
-      if (l && !l->eof && l->rowid == r && e->ph[i].cur.n)
+      if (l && !l->eof && l->rowid == root->rowid && e->ph[i].cur.n)
         rc = hits_push(&out[i], r, &e->ph[i].cur);
     }
     do {
@@ -1366,12 +1389,19 @@ int fts5_expr_eval(Fts5Expr *e, Fts5Index *ix, int64_t **rows, int *nrows) {
   }
   for (int i = 0; out && i < e->nph; i++) {
     fts5_list_free(&e->ph[i].hits);
+    if (desc) list_reverse(&out[i]);
     e->ph[i].hits = out[i];
     fts5_pos_free(&e->ph[i].cur);
   }
   shale_free(out);
   shale_free(leaf);
   it_free(root);
+  e->desc = 0;
+  for (int i = 0, j = *nrows - 1; desc && i < j; i++, j--) { /* ascending, as promised */
+    int64_t x = (*rows)[i];
+    (*rows)[i] = (*rows)[j];
+    (*rows)[j] = x;
+  }
   if (rc) {
     shale_free(*rows);
     *rows = NULL;

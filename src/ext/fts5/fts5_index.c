@@ -73,8 +73,10 @@ typedef struct Structure {
 
 /* ---- pending ---- */
 typedef struct PTerm {
-  struct PTerm *next;
+  struct PTerm *next;  /* in its hash bucket */
+  struct PTerm *older; /* the term made before it (Fts5Index.terms) */
   int nterm;
+  uint32_t hash; /* term_hash of the term */
   Fts5Buf dl;    /* closed entries: rowid (delta), size header, poslist */
   int64_t last;  /* rowid of the last closed entry (dl.n > 0) */
   int64_t rowid; /* the open entry's row */
@@ -86,7 +88,8 @@ typedef struct PTerm {
 
 struct Fts5Index {
   Fts5Config *c;
-  PTerm **hash;
+  PTerm **hash; /* kept, emptied, between flushes */
+  PTerm *terms; /* every pending term, the newest first */
   int nhash, nterm;
   int64_t pending_bytes;
   int64_t row; /* row being written */
@@ -120,18 +123,23 @@ int fts5_index_open(Fts5Config *c, Fts5Index **out) {
   return SHALE_OK;
 }
 
+/* Drop the pending terms; the hash table stays (emptied) for the next. */
 static void pending_clear(Fts5Index *x) {
-  for (int i = 0; i < x->nhash; i++) {
-    for (PTerm *t = x->hash[i], *n; t; t = n) {
-      n = t->next;
-      fts5_buf_free(&t->dl);
-      fts5_buf_free(&t->cur);
-      shale_free(t);
-    }
+  int keep = x->nhash <= 4096; /* a big one (of a big transaction) goes */
+  for (PTerm *t = x->terms, *n; t; t = n) {
+    n = t->older;
+    if (keep) x->hash[t->hash & (uint32_t)(x->nhash - 1)] = NULL;
+    fts5_buf_free(&t->dl);
+    fts5_buf_free(&t->cur);
+    shale_free(t);
   }
-  shale_free(x->hash);
-  x->hash = NULL;
-  x->nhash = x->nterm = 0;
+  if (!keep) {
+    shale_free(x->hash);
+    x->hash = NULL;
+    x->nhash = 0;
+  }
+  x->terms = NULL;
+  x->nterm = 0;
   x->pending_bytes = 0;
   x->have_row = 0;
 }
@@ -141,6 +149,7 @@ void fts5_index_discard(Fts5Index *x) { pending_clear(x); }
 void fts5_index_close(Fts5Index *x) {
   if (!x) return;
   pending_clear(x);
+  shale_free(x->hash);
   shale_finalize(x->read);
   shale_finalize(x->write);
   shale_finalize(x->del_range);
@@ -540,7 +549,7 @@ static PTerm *pending_term(Fts5Index *x, int *rc, const char *t, int n) {
     for (int i = 0; i < x->nhash; i++) {
       for (PTerm *e = x->hash[i], *nx; e; e = nx) {
         nx = e->next;
-        uint32_t k = term_hash(e->term, e->nterm) & (uint32_t)(nh - 1);
+        uint32_t k = e->hash & (uint32_t)(nh - 1);
         e->next = h[k];
         h[k] = e;
       }
@@ -549,9 +558,9 @@ static PTerm *pending_term(Fts5Index *x, int *rc, const char *t, int n) {
     x->hash = h;
     x->nhash = nh;
   }
-  uint32_t k = term_hash(t, n) & (uint32_t)(x->nhash - 1);
+  uint32_t h = term_hash(t, n), k = h & (uint32_t)(x->nhash - 1);
   for (PTerm *e = x->hash[k]; e; e = e->next)
-    if (e->nterm == n && !memcmp(e->term, t, (size_t)n)) return e;
+    if (e->hash == h && e->nterm == n && !memcmp(e->term, t, (size_t)n)) return e;
   PTerm *e = shale_malloc(sizeof(PTerm) + (size_t)n + 1);
   if (!e) {
     *rc = SHALE_NOMEM;
@@ -559,10 +568,13 @@ static PTerm *pending_term(Fts5Index *x, int *rc, const char *t, int n) {
   }
   memset(e, 0, sizeof *e);
   e->nterm = n;
+  e->hash = h;
   memcpy(e->term, t, (size_t)n);
   e->term[n] = 0;
   e->next = x->hash[k];
   x->hash[k] = e;
+  e->older = x->terms;
+  x->terms = e;
   x->nterm++;
   return e;
 }
@@ -660,11 +672,53 @@ int fts5_index_token(Fts5Index *x, int col, int pos, const char *tok, int ntok) 
   return rc;
 }
 
-static int pterm_cmp(const void *a, const void *b) {
-  const PTerm *x = *(PTerm *const *)a, *y = *(PTerm *const *)b;
-  int n = x->nterm < y->nterm ? x->nterm : y->nterm;
-  int c = memcmp(x->term, y->term, (size_t)n);
-  return c ? c : x->nterm - y->nterm;
+/* Whether term a sorts before term b (bytes, then length). */
+static int pterm_less(const PTerm *a, const PTerm *b) {
+  int n = a->nterm < b->nterm ? a->nterm : b->nterm;
+  const uint8_t *x = (const uint8_t *)a->term, *y = (const uint8_t *)b->term;
+  for (int i = 0; i < n; i++)
+    if (x[i] != y[i]) return x[i] < y[i];
+  return a->nterm < b->nterm;
+}
+
+/* Sort a[n] by term: quicksort (median of three, the smaller side
+ * recursed), insertion sort for short runs; the comparison inline (the
+ * terms are short and share their index byte, qsort's callback and
+ * memcmp cost more than the comparing). Terms are distinct. */
+static void pterm_sort(PTerm **a, int n) {
+  while (n > 12) {
+    PTerm *t, *m = a[n / 2];
+    if (pterm_less(m, a[0])) t = m, m = a[0], a[0] = t;
+    if (pterm_less(a[n - 1], m)) {
+      t = m, m = a[n - 1], a[n - 1] = t;
+      if (pterm_less(m, a[0])) t = m, m = a[0], a[0] = t;
+    }
+    a[n / 2] = m;
+    int i = 0, j = n - 1;
+    for (;;) { /* a[0] <= m <= a[n - 1]: both scans stop inside */
+      while (pterm_less(a[++i], m)) {
+      }
+      while (pterm_less(m, a[--j])) {
+      }
+      if (i >= j) break;
+      t = a[i], a[i] = a[j], a[j] = t;
+    }
+    /* a[0 .. j] <= m <= a[j + 1 .. n) */
+    if (j + 1 < n - j - 1) {
+      pterm_sort(a, j + 1);
+      a += j + 1;
+      n -= j + 1;
+    } else {
+      pterm_sort(a + j + 1, n - j - 1);
+      n = j + 1;
+    }
+  }
+  for (int i = 1; i < n; i++) {
+    PTerm *v = a[i];
+    int j = i;
+    for (; j > 0 && pterm_less(v, a[j - 1]); j--) a[j] = a[j - 1];
+    a[j] = v;
+  }
 }
 
 /* Write one poslist (with its header) for a doclist being written. */
@@ -711,12 +765,11 @@ int fts5_index_flush(Fts5Index *x) {
   PTerm **all = shale_malloc(sizeof(PTerm *) * (size_t)x->nterm);
   if (!all) return SHALE_NOMEM;
   int n = 0;
-  for (int i = 0; i < x->nhash; i++)
-    for (PTerm *e = x->hash[i]; e; e = e->next) {
-      pterm_close(&rc, e);
-      all[n++] = e;
-    }
-  qsort(all, (size_t)n, sizeof *all, pterm_cmp);
+  for (PTerm *e = x->terms; e; e = e->older) {
+    pterm_close(&rc, e);
+    all[n++] = e;
+  }
+  pterm_sort(all, n);
   Structure s;
   if (rc == SHALE_OK) rc = structure_read(x, &s);
   if (rc) {

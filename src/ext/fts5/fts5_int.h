@@ -255,8 +255,13 @@ int fts5_expr_clone_phrase(Fts5Expr *e, int ip, Fts5Expr **out);
 int fts5_expr_and(Fts5Expr **a, Fts5Expr *b);
 void fts5_expr_free(Fts5Expr *);
 int fts5_expr_nphrase(Fts5Expr *);
-/* Evaluate: the sorted rowids that match (*rows, *nrows shale_malloc'ed). */
-int fts5_expr_eval(Fts5Expr *, Fts5Index *, int64_t **rows, int *nrows);
+/* Evaluate: the sorted rowids that match (*rows, *nrows shale_malloc'ed).
+ * The instances reported at a row follow SQLite's walk, so they depend on
+ * the rows walked before it: desc walks in descending rowid order, and
+ * first (if not NULL) is SQLite's first rowid (a rowid = constraint): the
+ * walk starts at the first row then moves to it. */
+int fts5_expr_eval(Fts5Expr *, Fts5Index *, int desc, const int64_t *first, int64_t **rows,
+                   int *nrows);
 /* After eval: the instances of phrase ip in row rowid (col<<32|pos of the
  * first token of each match), and the phrase's size in tokens. */
 const Fts5Pos *fts5_expr_phrase_hits(Fts5Expr *, int ip, int64_t rowid);

@@ -228,6 +228,19 @@ static int x_best_index(shale_vtab *vt, shale_index_info *info) {
       rowid_eq = 1;
     }
   }
+  /* rowid ranges (SQLite's '<' and '>': where the walk of the rows starts;
+   * the core still checks them) */
+  for (int i = 0; !rowid_eq && i < info->nConstraint && nidx < 250; i++) {
+    struct shale_index_constraint *c = &info->aConstraint[i];
+    if (!c->usable || c->iColumn >= 0) continue;
+    if (c->op == SHALE_INDEX_CONSTRAINT_LT || c->op == SHALE_INDEX_CONSTRAINT_LE)
+      idx[nidx++] = '<';
+    else if (c->op == SHALE_INDEX_CONSTRAINT_GT || c->op == SHALE_INDEX_CONSTRAINT_GE)
+      idx[nidx++] = '>';
+    else
+      continue;
+    info->aConstraintUsage[i].argvIndex = ++argc;
+  }
   idx[nidx] = 0;
   int num = argc ? 1 : 0;
   if (info->nOrderBy == 1) {
@@ -282,7 +295,7 @@ int fts5_cursor_phrase(Fts5Cursor *src, int ip, Fts5Cursor **out) {
   *out = NULL;
   if (!c) return SHALE_NOMEM;
   int rc = fts5_expr_clone_phrase(src->expr, ip, &c->expr);
-  if (rc == SHALE_OK) rc = fts5_expr_eval(c->expr, t->ix, &c->rows, &c->nrows);
+  if (rc == SHALE_OK) rc = fts5_expr_eval(c->expr, t->ix, 0, NULL, &c->rows, &c->nrows);
   if (rc) {
     fts5_cursor_free(c);
     return rc;
@@ -347,8 +360,15 @@ static int x_filter(shale_vtab_cursor *vc, int num, const char *idx, int argc, s
   Fts5Table *t = (Fts5Table *)vc->pVtab;
   cursor_reset(c);
   int rc = SHALE_OK, a = 0, have_rowid = 0;
-  int64_t rowid = 0;
+  int64_t rowid = 0, lim[2]; /* rowid >= lim[0], <= lim[1] (when has_lim[]) */
+  int has_lim[2] = {0, 0};
   for (const char *p = idx ? idx : ""; *p && rc == SHALE_OK && a < argc; a++) {
+    if (*p == '<' || *p == '>') { /* SQLite's: the last one, if an integer */
+      int k = *p++ == '<';
+      has_lim[k] = shale_value_numeric_type(argv[a]) == SHALE_INTEGER;
+      if (has_lim[k]) lim[k] = shale_value_int64(argv[a]);
+      continue;
+    }
     if (*p == 'r') {
       p++;
       have_rowid = 1;
@@ -390,7 +410,10 @@ static int x_filter(shale_vtab_cursor *vc, int num, const char *idx, int argc, s
     return SHALE_ERROR;
   }
   if (c->expr) {
-    rc = fts5_expr_eval(c->expr, t->ix, &c->rows, &c->nrows);
+    int desc = (num & 4) && !(num & 2);
+    const int64_t *first = have_rowid == 1 ? &rowid : has_lim[desc] ? &lim[desc] : NULL;
+    if (num & 2) first = NULL; /* rank order: SQLite's sorter walks every row */
+    rc = fts5_expr_eval(c->expr, t->ix, desc, first, &c->rows, &c->nrows);
   } else if (have_rowid) {
     c->rows = shale_malloc(sizeof(int64_t));
     if (!c->rows) return SHALE_NOMEM;
