@@ -102,5 +102,7 @@ int compat_log_prepare(sqlite3 *db, int rc, const char *sql, int n);
 /* The filename object of a database file (absolute name, its journal and
  * WAL names, npair key/value parameters): malloc'ed block, name 4 bytes in. */
 char *compat_fname_file(const char *path, int npair, const char *const *kv);
+/* Bytes of a filename object fo (from its 4 zero bytes to its final two). */
+size_t compat_fname_size(const char *fo);
 
 #endif

@@ -81,6 +81,19 @@ static char *fname_new(const char *db, const char *journal, const char *wal, int
   return b;
 }
 
+size_t compat_fname_size(const char *fo) {
+  const char *p = fo + 4;
+  p += strlen(p) + 1; /* database */
+  while (*p) {        /* key, value */
+    p += strlen(p) + 1;
+    p += strlen(p) + 1;
+  }
+  p++;                /* the empty key */
+  p += strlen(p) + 1; /* journal */
+  p += strlen(p) + 1; /* WAL */
+  return (size_t)(p - fo) + 2;
+}
+
 const char *sqlite3_create_filename(const char *db, const char *journal, const char *wal,
                                     int nparam, const char **params) {
   char *b = fname_new(db, journal, wal, nparam > 0 ? nparam : 0, params);

@@ -60,26 +60,12 @@ static AppFile *open_dbs;
  * whose main file an application's VFS opens next (invariant 5). */
 static __thread char *pending;
 
-/* Bytes of a filename object from its 4 zero bytes to its final two. */
-static size_t fname_size(const char *fo) {
-  const char *p = fo + 4;
-  p += strlen(p) + 1; /* database */
-  while (*p) {        /* key, value */
-    p += strlen(p) + 1;
-    p += strlen(p) + 1;
-  }
-  p++;                /* the empty key */
-  p += strlen(p) + 1; /* journal */
-  p += strlen(p) + 1; /* WAL */
-  return (size_t)(p - fo) + 2;
-}
-
 void compat_vfs_app_pending(const char *fname) {
   free(pending);
   pending = NULL;
   if (!fname) return;
   const char *fo = fname - 4;
-  size_t n = fname_size(fo);
+  size_t n = compat_fname_size(fo);
   if ((pending = malloc(n)) != NULL) memcpy(pending, fo, n);
 }
 
@@ -173,7 +159,7 @@ static int a_open(OsVfs *ov, const char *path, OsFile *pf, int flags, int *out_f
       fo = compat_fname_file(path, 0, NULL);
     }
     if (!fo) return SQLITE_NOMEM;
-    size_t n = fname_size(fo);
+    size_t n = compat_fname_size(fo);
     f->block = malloc(sizeof(sqlite3_file *) + n);
     if (!f->block) {
       free(fo);

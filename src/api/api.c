@@ -1704,7 +1704,16 @@ static int stmt_busy_wait(shale_stmt *st) {
   return again;
 }
 
-static int cells_grow(shale_stmt *st);
+/* Room for the row's column values (st->cells), made when a step produces
+ * the row so that reading a column never fails for memory. */
+static int cells_grow(shale_stmt *st) {
+  shale_value *c = shale_realloc(st->cells, sizeof *c * (size_t)st->row_n);
+  if (!c) return SHALE_NOMEM;
+  memset(c + st->ncells, 0, sizeof *c * (size_t)(st->row_n - st->ncells));
+  st->cells = c;
+  st->ncells = st->row_n;
+  return SHALE_OK;
+}
 
 /* A row came but there is no room for its column values: the statement
  * stops with SHALE_NOMEM, as after an allocation failure in its program. */
@@ -1874,17 +1883,6 @@ static const ShValue *row_value(shale_stmt *st, int i) {
   return vm_column(st->vm, i);
 }
 
-/* Room for the row's column values (st->cells), made when a step produces
- * the row so that reading a column never fails for memory. */
-static int cells_grow(shale_stmt *st) {
-  shale_value *c = shale_realloc(st->cells, sizeof *c * (size_t)st->row_n);
-  if (!c) return SHALE_NOMEM;
-  memset(c + st->ncells, 0, sizeof *c * (size_t)(st->row_n - st->ncells));
-  st->cells = c;
-  st->ncells = st->row_n;
-  return SHALE_OK;
-}
-
 static shale_value *cell(shale_stmt *st, int i) {
   if (!st || !st->has_row || i < 0 || i >= st->row_n) {
     /* no row, or no such column: a NULL, and SHALE_RANGE, as SQLite's */
@@ -1892,12 +1890,7 @@ static shale_value *cell(shale_stmt *st, int i) {
     value_set_null(&null_cell.v);
     return &null_cell;
   }
-  if (st->ncells < st->row_n && cells_grow(st) != SHALE_OK) { /* made by the step already */
-    set_error_msg(st->db, SHALE_NOMEM, NULL);
-    value_set_null(&null_cell.v);
-    return &null_cell;
-  }
-  shale_value *c = &st->cells[i];
+  shale_value *c = &st->cells[i]; /* room made by the step that produced the row */
   if (c->gen != st->gen) {
     if (c->v.flags & VAL_OWNED) value_clear(&c->v); /* a copy api_detach_rows made */
     const ShValue *v = row_value(st, i);

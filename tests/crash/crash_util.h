@@ -11,6 +11,8 @@
 
 #include <stdio.h>
 
+#include "../../src/os/os.h"
+#include "../../src/util/util.h"
 #include "../common/tdb.h"
 #include "../common/twork.h"
 #include "../test.h"
@@ -18,6 +20,31 @@
 #define KIND_ALLOC (-1)
 #define BASE_COMMITS 12
 #define TXN_OPS 40
+
+/* Arm fault `kind` -- KIND_ALLOC: the allocator; else an OS_FAULT_* of the
+ * fault VFS fv -- at the n-th event from now; returns what fault_disarm
+ * needs to tell whether it fired. */
+static inline long fault_arm(OsVfs *fv, int kind, long n, int persist) {
+  long before = kind == KIND_ALLOC ? 0 : os_fault_count(fv, kind);
+  if (kind == KIND_ALLOC)
+    util_fault_alloc(n, persist);
+  else
+    os_fault_arm(fv, kind, n, persist);
+  return before;
+}
+
+/* Disarm what fault_arm armed; 1 if the fault fired. */
+static inline int fault_disarm(OsVfs *fv, int kind, long n, long before) {
+  int fired;
+  if (kind == KIND_ALLOC) {
+    fired = util_fault_alloc_hits() > 0;
+    util_fault_alloc(0, 0);
+  } else {
+    fired = os_fault_count(fv, kind) - before >= n;
+    os_fault_arm(fv, kind, 0, 0);
+  }
+  return fired;
+}
 
 static TwModel base_model;
 /* auto_vacuum mode of the base file make_base() writes (0 none, 1 FULL, 2

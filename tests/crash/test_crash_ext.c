@@ -437,23 +437,12 @@ static int xupdate_sweep(int ext, const char *base, int kind, int mode, int smal
       if (kind != KIND_ALLOC) os_fault_vfs_destroy(fv);
       return hits;
     }
-    long before = kind == KIND_ALLOC ? 0 : os_fault_count(fv, kind);
-    if (kind == KIND_ALLOC)
-      util_fault_alloc(n, 0);
-    else
-      os_fault_arm(fv, kind, n, 0);
+    long before = fault_arm(fv, kind, n, 0);
     rc = sh_exec(db, "BEGIN");
     if (rc == SHALE_OK) rc = apply_commit(db, ext, SWEEP_K);
     int in_commit = rc == SHALE_OK;
     if (rc == SHALE_OK) rc = sh_exec(db, "COMMIT");
-    int fired;
-    if (kind == KIND_ALLOC) {
-      fired = util_fault_alloc_hits() > 0;
-      util_fault_alloc(0, 0);
-    } else {
-      fired = os_fault_count(fv, kind) - before >= n;
-      os_fault_arm(fv, kind, 0, 0);
-    }
+    int fired = fault_disarm(fv, kind, n, before);
     snprintf(what, sizeof what, "%s %s mode %d%s N=%ld", t,
              kind == KIND_ALLOC       ? "alloc"
              : kind == OS_FAULT_WRITE ? "write"
@@ -506,11 +495,11 @@ static void xupdate_sweeps(int ext) {
   /* FTS5 under out-of-memory is not clean yet (an allocation failure read
    * as "parse error" or "error in tokenizer constructor", a leaked block,
    * a malformed index after the rollback): SHALE_FTS5_OOM_SWEEP=1 runs it */
-  if (ext == EXT_RTREE || getenv("SHALE_FTS5_OOM_SWEEP"))
+  if (ext == EXT_RTREE || getenv("SHALE_FTS5_OOM_SWEEP")) {
     CHECK(xupdate_sweep(ext, base, KIND_ALLOC, 1, 0) > 10);
-  /* not with the small cache yet: a column read whose allocation fails can
-   * give a zero-length blob without an error (rtree's "undersize RTree
-   * blobs" then), a bug of the record layer left to its owners */
+    /* the small cache: pages read and evicted inside the statements */
+    CHECK(xupdate_sweep(ext, base, KIND_ALLOC, 1, 1) > 10);
+  }
 }
 
 TEST(crash_xupdate_faults_rtree) { xupdate_sweeps(EXT_RTREE); }

@@ -64,22 +64,11 @@ static int sweep(const char *label, int kind, int persist, int jmode, int small_
     CHECK_OK(tw_bind(db));
     scratch = base_model;
     rc = tdb_begin(db);
-    long before = kind == KIND_ALLOC ? 0 : os_fault_count(fv, kind);
-    if (kind == KIND_ALLOC)
-      util_fault_alloc(n, persist);
-    else
-      os_fault_arm(fv, kind, n, persist);
+    long before = fault_arm(fv, kind, n, persist);
     if (rc == SHALE_OK) rc = tw_apply(db, &scratch, BASE_COMMITS + 1, TXN_OPS);
     int in_commit = rc == SHALE_OK;
     if (rc == SHALE_OK) rc = tdb_commit(db);
-    int fired;
-    if (kind == KIND_ALLOC) {
-      fired = util_fault_alloc_hits() > 0;
-      util_fault_alloc(0, 0);
-    } else {
-      fired = os_fault_count(fv, kind) - before >= n;
-      os_fault_arm(fv, kind, 0, 0);
-    }
+    int fired = fault_disarm(fv, kind, n, before);
     int rc_txn = rc, rc_rb = 0;
     if (rc != SHALE_OK) {
       rc_rb = tdb_rollback(db); /* may fail when the fault persists; close copes */

@@ -97,22 +97,11 @@ static int sweep_hot(const char *label, int from_sqlite, int kind, int persist) 
     CHECK_OK(copy_file(bj, wj));
     long live = util_alloc_outstanding();
     OsVfs *fv = kind == KIND_ALLOC ? ux : os_fault_vfs_create("hfault", ux);
-    long before = kind == KIND_ALLOC ? 0 : os_fault_count(fv, kind);
-    if (kind == KIND_ALLOC)
-      util_fault_alloc(n, persist);
-    else
-      os_fault_arm(fv, kind, n, persist);
+    long before = fault_arm(fv, kind, n, persist);
     int rc = tdb_open(fv, work, 0, &db);
     if (rc == SHALE_OK) rc = tw_bind(db);
     if (rc == SHALE_OK) rc = tw_verify(db, &base_model, msg, sizeof msg) ? SHALE_CORRUPT : SHALE_OK;
-    int fired;
-    if (kind == KIND_ALLOC) {
-      fired = util_fault_alloc_hits() > 0;
-      util_fault_alloc(0, 0);
-    } else {
-      fired = os_fault_count(fv, kind) - before >= n;
-      os_fault_arm(fv, kind, 0, 0);
-    }
+    int fired = fault_disarm(fv, kind, n, before);
     if (rc == SHALE_CORRUPT && !fired) test_fail(__FILE__, __LINE__, "%s N=%ld: %s", label, n, msg);
     tdb_close(db);
     if (kind != KIND_ALLOC) os_fault_vfs_destroy(fv);
