@@ -57,7 +57,7 @@ static void clear_error(shale *db) { set_error_msg(db, SHALE_OK, NULL); }
  * the next call sets one, as SQLite's (errcode 100 / 101, "another row
  * available", "no more rows available"); reset and finalize clear it. */
 static inline void step_code(shale *db, int rc) {
-  if (db->err.code != rc || db->err.msg) set_error_msg(db, rc, NULL);
+  if (__builtin_expect(db->err.code != rc || db->err.msg != NULL, 0)) set_error_msg(db, rc, NULL);
 }
 
 static int api_rc(shale *db, int rc) { return rc & db->err.mask; }
@@ -1706,7 +1706,7 @@ static int stmt_busy_wait(shale_stmt *st) {
 
 /* Room for the row's column values (st->cells), made when a step produces
  * the row so that reading a column never fails for memory. */
-static int cells_grow(shale_stmt *st) {
+__attribute__((noinline)) static int cells_grow(shale_stmt *st) {
   shale_value *c = shale_realloc(st->cells, sizeof *c * (size_t)st->row_n);
   if (!c) return SHALE_NOMEM;
   memset(c + st->ncells, 0, sizeof *c * (size_t)(st->row_n - st->ncells));
@@ -1717,7 +1717,7 @@ static int cells_grow(shale_stmt *st) {
 
 /* A row came but there is no room for its column values: the statement
  * stops with SHALE_NOMEM, as after an allocation failure in its program. */
-static int step_nomem(shale_stmt *st) {
+__attribute__((cold, noinline)) static int step_nomem(shale_stmt *st) {
   if (st->vm) vm_reset(st->vm);
   st->has_row = 0;
   api_error(st->db, SHALE_NOMEM, NULL);
@@ -1756,7 +1756,8 @@ static int step_in_scope(shale_stmt *st) {
         st->row_n = st->rows.ncol;
         st->rowpos++;
         st->has_row = 1;
-        if (st->ncells < st->row_n && cells_grow(st) != SHALE_OK) return step_nomem(st);
+        if (__builtin_expect(st->ncells < st->row_n, 0) && cells_grow(st) != SHALE_OK)
+          return step_nomem(st);
         step_code(db, SHALE_ROW);
         api_trace_row(st);
         return SHALE_ROW;
@@ -1775,7 +1776,8 @@ static int step_in_scope(shale_stmt *st) {
       st->nbusy = 0;
       st->row = NULL;
       st->row_n = vm_column_count(st->vm);
-      if (st->ncells < st->row_n && cells_grow(st) != SHALE_OK) return step_nomem(st);
+      if (__builtin_expect(st->ncells < st->row_n, 0) && cells_grow(st) != SHALE_OK)
+        return step_nomem(st);
       step_code(db, SHALE_ROW);
       api_trace_row(st);
       return SHALE_ROW;
