@@ -15,6 +15,7 @@
  *     under --readonly); with one, a request needs a token valid now.
  *  2. Only EdDSA tokens are accepted: "none" and HMAC algorithms are refused.
  */
+#include <jansson.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <stdio.h>

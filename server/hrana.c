@@ -1,20 +1,18 @@
 /*
  * hrana.c -- the Hrana stream requests on one stream's connection: execute,
  * batch (every condition type), sequence, describe, store_sql/close_sql,
- * get_autocommit, and batches run as v3 cursors. Also the value encoding,
+ * get_autocommit, and batches run as v3 cursors; on the encoding-free
+ * request structures of server.h, answering in the H* result structures
+ * (the codecs, hjson.c and proto.c, turn them into bytes). Also the arenas,
  * the Error objects and base64 (OpenSSL's EVP codec).
  *
- * Values (the spec's JSON encoding):
- *   {"type":"null"} {"type":"integer","value":"-12"} (decimal text, 64-bit)
- *   {"type":"float","value":1.5} {"type":"text","value":"..."}
- *   {"type":"blob","base64":"..."} (sent padded; padded or not accepted)
- *
  * Invariants:
- *  1. A request either returns its response object or sets *err: never both,
+ *  1. A request either returns its response or sets *err: never both,
  *     never neither.
  *  2. Every statement prepared here is finalized, or reset and given to the
  *     connection's statement cache (execute, batch and cursor steps), before
- *     the request returns.
+ *     the request returns; what an answer holds of a statement (its values,
+ *     column names) is copied into the arena first.
  *  3. Result codes map to "SQLITE_<PRIMARY>" through the one list of codes
  *     (src/util/result_codes.def, read as data: no engine internals).
  *  4. A read-only stream never steps a statement that is not read-only
@@ -25,21 +23,96 @@
 #include <math.h>
 #include <openssl/evp.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "server.h"
 
+/* ---- arenas ---- */
+
+struct ArenaChunk {
+  ArenaChunk *next;
+  size_t used, cap;
+  max_align_t data[];
+};
+
+void *arena_alloc(Arena *a, size_t n) {
+  n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+  ArenaChunk *c = a->head;
+  if (!c || c->used + n > c->cap) {
+    size_t cap = n > 8192 ? n : 8192;
+    if (!(c = malloc(sizeof *c + cap))) {
+      a->failed = 1;
+      return NULL;
+    }
+    c->next = a->head;
+    c->used = 0;
+    c->cap = cap;
+    a->head = c;
+  }
+  void *p = (char *)c->data + c->used;
+  c->used += n;
+  memset(p, 0, n);
+  return p;
+}
+
+char *arena_dup(Arena *a, const void *p, size_t n) {
+  char *d = arena_alloc(a, n + 1);
+  if (d && n) memcpy(d, p, n);
+  return d;
+}
+
+void arena_free(Arena *a) {
+  if (a->done) a->done(a->done_arg);
+  for (ArenaChunk *c = a->head, *next; c; c = next) {
+    next = c->next;
+    free(c);
+  }
+  memset(a, 0, sizeof *a);
+}
+
 /* ---- errors ---- */
 
-json_t *herr(const char *code, const char *fmt, ...) {
+/* fmt's text into buf[1024], cut to fit: its length. */
+static size_t format(char *buf, const char *fmt, va_list ap) {
+  int n = vsnprintf(buf, 1024, fmt, ap);
+  return n < 0 ? 0 : n >= 1024 ? 1023 : (size_t)n;
+}
+
+const char *arena_printf(Arena *a, const char *fmt, ...) {
   char buf[1024];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  size_t n = format(buf, fmt, ap);
   va_end(ap);
-  return json_pack("{s:s,s:s}", "message", buf, "code", code);
+  return arena_dup(a, buf, n);
+}
+
+HErr *herr(const char *code, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  size_t n = format(buf, fmt, ap);
+  va_end(ap);
+  HErr *e = malloc(sizeof *e + n + 1);
+  if (!e) return NULL;
+  e->code = code;
+  memcpy(e->message, buf, n + 1);
+  return e;
+}
+
+HErr *herr_keep(Arena *a, HErr *e) {
+  if (!e) return NULL;
+  size_t n = strlen(e->message);
+  HErr *k = arena_alloc(a, sizeof *k + n + 1);
+  if (k) {
+    k->code = e->code;
+    memcpy(k->message, e->message, n + 1);
+  }
+  free(e);
+  return k;
 }
 
 static const struct {
@@ -60,7 +133,7 @@ static const char *code_name(int rc) {
   return "SQLITE_ERROR";
 }
 
-json_t *herr_db(shale *db, int rc) {
+HErr *herr_db(shale *db, int rc) {
   const char *msg = db ? shale_errmsg(db) : shale_errstr(rc);
   if (!msg || !*msg) msg = shale_errstr(rc);
   return herr(code_name(rc), "%s", msg);
@@ -119,71 +192,74 @@ static int sqlstore_find(SqlStore *s, int64_t id) {
   return -1;
 }
 
-static json_t *req_store_sql(SqlStore *s, json_t *req, json_t **err) {
-  json_t *jid = json_object_get(req, "sql_id"), *jsql = json_object_get(req, "sql");
-  if (!json_is_integer(jid) || !json_is_string(jsql)) {
+static int req_store_sql(SqlStore *s, const HStmt *q, HErr **err) {
+  if (!q || !q->has_sql_id || !q->sql || q->bad) {
     *err = herr("PROTO_INVALID", "store_sql needs an integer sql_id and a string sql");
-    return NULL;
+    return -1;
   }
-  int64_t id = json_integer_value(jid);
-  if (sqlstore_find(s, id) >= 0) {
-    *err = herr("SQL_ID_IN_USE", "sql_id %lld is already stored", (long long)id);
-    return NULL;
+  if (sqlstore_find(s, q->sql_id) >= 0) {
+    *err = herr("SQL_ID_IN_USE", "sql_id %lld is already stored", (long long)q->sql_id);
+    return -1;
   }
   if (s->n >= g_cfg.max_sql) {
     *err = herr("SQL_STORE_TOO_MANY", "too many stored SQL texts (limit %d)", g_cfg.max_sql);
-    return NULL;
+    return -1;
   }
   if (s->n == s->cap) {
     int cap = s->cap ? s->cap * 2 : 8;
     void *v = realloc(s->v, (size_t)cap * sizeof s->v[0]);
     if (!v) {
       *err = herr("SQLITE_NOMEM", "out of memory");
-      return NULL;
+      return -1;
     }
     s->v = v;
     s->cap = cap;
   }
-  s->v[s->n].id = id;
-  s->v[s->n].sql = strndup(json_string_value(jsql), json_string_length(jsql));
+  char *sql = strndup(q->sql, q->sql_len);
+  if (!sql) {
+    *err = herr("SQLITE_NOMEM", "out of memory");
+    return -1;
+  }
+  s->v[s->n].id = q->sql_id;
+  s->v[s->n].sql = sql;
   s->n++;
-  return json_pack("{s:s}", "type", "store_sql");
+  return 0;
 }
 
-static json_t *req_close_sql(SqlStore *s, json_t *req, json_t **err) {
-  json_t *jid = json_object_get(req, "sql_id");
-  if (!json_is_integer(jid)) {
+static int req_close_sql(SqlStore *s, const HStmt *q, HErr **err) {
+  if (!q || !q->has_sql_id || q->bad) {
     *err = herr("PROTO_INVALID", "close_sql needs an integer sql_id");
-    return NULL;
+    return -1;
   }
-  int i = sqlstore_find(s, json_integer_value(jid));
+  int i = sqlstore_find(s, q->sql_id);
   if (i >= 0) { /* closing an unknown id is not an error (spec) */
     free(s->v[i].sql);
     s->v[i] = s->v[--s->n];
   }
-  return json_pack("{s:s}", "type", "close_sql");
+  return 0;
 }
 
-/* The SQL text of a request: its "sql" or its stored "sql_id" (exactly one).
+/* The SQL text of a statement: its sql or its stored sql_id (exactly one).
  * Borrowed from the request or the store. */
-static const char *get_sql(SqlStore *store, json_t *obj, size_t *len, json_t **err) {
-  json_t *jsql = json_object_get(obj, "sql"), *jid = json_object_get(obj, "sql_id");
-  if (jsql && json_is_null(jsql)) jsql = NULL;
-  if (jid && json_is_null(jid)) jid = NULL;
-  if (jsql && jid) {
+static const char *get_sql(SqlStore *store, const HStmt *q, size_t *len, HErr **err) {
+  if (!q) {
+    *err = herr("PROTO_INVALID", "sql or sql_id is required");
+    return NULL;
+  }
+  if (q->bad) {
+    *err = herr(q->bad_code ? q->bad_code : "PROTO_INVALID", "%s", q->bad);
+    return NULL;
+  }
+  if (q->sql && q->has_sql_id) {
     *err = herr("PROTO_INVALID", "give either sql or sql_id, not both");
     return NULL;
   }
-  if (jsql) {
-    if (!json_is_string(jsql)) {
-      *err = herr("PROTO_INVALID", "sql must be a string");
-      return NULL;
-    }
-    *len = json_string_length(jsql);
-    return json_string_value(jsql);
+  if (q->sql) {
+    *len = q->sql_len;
+    return q->sql;
   }
-  if (jid) {
-    int i = json_is_integer(jid) ? sqlstore_find(store, json_integer_value(jid)) : -1;
+  if (q->has_sql_id) {
+    int i = sqlstore_find(store, q->sql_id);
     if (i < 0) {
       *err = herr("SQL_ID_INVALID", "sql_id is not stored");
       return NULL;
@@ -197,146 +273,54 @@ static const char *get_sql(SqlStore *store, json_t *obj, size_t *len, json_t **e
 
 /* ---- values ---- */
 
-/* {"type": T} plus, when val, {key: val}: built directly (json_pack parses
- * its format on every call, and values are the hot path). */
-static json_t *tagged(const char *type, const char *key, json_t *val) {
-  json_t *o = json_object();
-  json_object_set_new_nocheck(o, "type", json_string_nocheck(type));
-  if (val) json_object_set_new_nocheck(o, key, val);
-  return o;
-}
-
-/* Length of the well-formed UTF-8 sequence at p (before end): 1-4, or 0
- * when the byte there starts none (a stray continuation byte, an overlong
- * form, a surrogate, past U+10FFFF, or cut short). */
-static int utf8_seq(const unsigned char *p, const unsigned char *end) {
-  unsigned c = p[0];
-  if (c < 0x80) return 1;
-  int n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
-  if (n == 0 || c > 0xf4 || end - p < n) return 0;
-  for (int k = 1; k < n; k++)
-    if ((p[k] & 0xc0) != 0x80) return 0;
-  if (n == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0))) return 0;
-  if (n == 4 && ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90))) return 0;
-  return n;
-}
-
-/* A JSON string of text t (n bytes): jansson refuses to encode bytes that
- * are not UTF-8, which SQLite text may hold, so each byte that starts no
- * well-formed sequence becomes U+FFFD (as a browser decodes it). */
-static json_t *text_string(const char *t, int n) {
-  const unsigned char *p = (const unsigned char *)t, *end = p + n;
-  int k;
-  while (p < end && (k = utf8_seq(p, end)) > 0) p += k;
-  if (p == end) return json_stringn_nocheck(t, (size_t)n);
-  size_t cap = (size_t)n * 3 + 1, o = (size_t)(p - (const unsigned char *)t);
-  char *buf = malloc(cap);
-  if (!buf) return NULL;
-  memcpy(buf, t, o);
-  while (p < end) {
-    k = utf8_seq(p, end);
-    if (k > 0) {
-      memcpy(buf + o, p, (size_t)k);
-      o += (size_t)k;
-      p += k;
-    } else {
-      memcpy(buf + o, "\xef\xbf\xbd", 3);
-      o += 3;
-      p++;
-    }
-  }
-  json_t *v = json_stringn_nocheck(buf, o);
-  free(buf);
-  return v;
-}
-
-static json_t *value_out(shale_stmt *st, int i) {
+/* Column i of the row st is on, copied into a. */
+static int value_out(Arena *a, shale_stmt *st, int i, HValue *v) {
   switch (shale_column_type(st, i)) {
-    case SHALE_INTEGER: {
-      char buf[32];
-      snprintf(buf, sizeof buf, "%lld", (long long)shale_column_int64(st, i));
-      return tagged("integer", "value", json_string_nocheck(buf));
-    }
-    case SHALE_FLOAT: {
-      double d = shale_column_double(st, i);
-      /* JSON has no infinities: the largest finite double stands in. */
-      if (isinf(d)) d = d > 0 ? 1.7976931348623157e308 : -1.7976931348623157e308;
-      if (isnan(d)) return tagged("null", NULL, NULL);
-      return tagged("float", "value", json_real(d));
-    }
-    case SHALE_TEXT: {
-      const char *t = (const char *)shale_column_text(st, i);
-      int n = shale_column_bytes(st, i);
-      return tagged("text", "value", text_string(t ? t : "", t ? n : 0));
-    }
+    case SHALE_INTEGER:
+      v->type = HV_INTEGER;
+      v->i = shale_column_int64(st, i);
+      return 0;
+    case SHALE_FLOAT:
+      v->type = HV_FLOAT;
+      v->d = shale_column_double(st, i);
+      return 0;
+    case SHALE_TEXT:
     case SHALE_BLOB: {
-      const unsigned char *b = shale_column_blob(st, i);
-      char *enc = b64_encode(b, (size_t)shale_column_bytes(st, i));
-      json_t *v = tagged("blob", "base64", json_string_nocheck(enc ? enc : ""));
-      free(enc);
-      return v;
+      int blob = shale_column_type(st, i) == SHALE_BLOB;
+      const void *p = blob ? shale_column_blob(st, i) : (const void *)shale_column_text(st, i);
+      v->type = blob ? HV_BLOB : HV_TEXT;
+      v->n = p ? (size_t)shale_column_bytes(st, i) : 0;
+      v->p = arena_dup(a, p, v->n);
+      return v->p ? 0 : -1;
     }
     default:
-      return tagged("null", NULL, NULL);
+      v->type = HV_NULL;
+      return 0;
   }
 }
 
 /* Bind one Hrana value to parameter idx. */
-static int bind_value(shale_stmt *st, int idx, json_t *v, json_t **err) {
-  const char *type = json_string_value(json_object_get(v, "type"));
-  json_t *val = json_object_get(v, "value");
+static int bind_value(shale_stmt *st, int idx, const HValue *v, HErr **err) {
   int rc;
-  if (!json_is_object(v) || !type) {
-    *err = herr("ARGS_INVALID", "argument %d is not a Hrana value", idx);
-    return -1;
-  }
-  if (!strcmp(type, "null")) {
-    rc = shale_bind_null(st, idx);
-  } else if (!strcmp(type, "integer")) {
-    long long x;
-    if (json_is_string(val)) {
-      const char *s = json_string_value(val);
-      char *end;
-      errno = 0;
-      x = strtoll(s, &end, 10);
-      if (!*s || *end || errno) {
-        *err = herr("ARGS_INVALID", "argument %d: \"%s\" is not a 64-bit integer", idx, s);
-        return -1;
-      }
-    } else if (json_is_integer(val)) {
-      x = json_integer_value(val);
-    } else {
-      *err = herr("ARGS_INVALID", "argument %d: integer value must be a decimal string", idx);
+  switch (v->type) {
+    case HV_NULL:
+      rc = shale_bind_null(st, idx);
+      break;
+    case HV_INTEGER:
+      rc = shale_bind_int64(st, idx, v->i);
+      break;
+    case HV_FLOAT:
+      rc = shale_bind_double(st, idx, v->d);
+      break;
+    case HV_TEXT:
+      rc = shale_bind_text(st, idx, v->p, (int)v->n, SHALE_TRANSIENT);
+      break;
+    case HV_BLOB:
+      rc = shale_bind_blob(st, idx, v->p, (int)v->n, SHALE_TRANSIENT);
+      break;
+    default:
+      *err = herr("ARGS_INVALID", "argument %d: %s", idx, v->p ? v->p : "not a Hrana value");
       return -1;
-    }
-    rc = shale_bind_int64(st, idx, x);
-  } else if (!strcmp(type, "float")) {
-    if (!json_is_number(val)) {
-      *err = herr("ARGS_INVALID", "argument %d: float value must be a number", idx);
-      return -1;
-    }
-    rc = shale_bind_double(st, idx, json_number_value(val));
-  } else if (!strcmp(type, "text")) {
-    if (!json_is_string(val)) {
-      *err = herr("ARGS_INVALID", "argument %d: text value must be a string", idx);
-      return -1;
-    }
-    rc = shale_bind_text(st, idx, json_string_value(val), (int)json_string_length(val),
-                         SHALE_TRANSIENT);
-  } else if (!strcmp(type, "blob")) {
-    json_t *b = json_object_get(v, "base64");
-    unsigned char *data = NULL;
-    long n =
-        json_is_string(b) ? b64_decode(json_string_value(b), json_string_length(b), &data) : -1;
-    if (n < 0) {
-      *err = herr("ARGS_INVALID", "argument %d: blob needs valid base64", idx);
-      return -1;
-    }
-    rc = shale_bind_blob(st, idx, data, (int)n, SHALE_TRANSIENT);
-    free(data);
-  } else {
-    *err = herr("ARGS_INVALID", "argument %d: unknown value type \"%s\"", idx, type);
-    return -1;
   }
   if (rc != SHALE_OK) {
     *err = rc == SHALE_RANGE ? herr("ARGS_INVALID",
@@ -349,40 +333,30 @@ static int bind_value(shale_stmt *st, int idx, json_t *v, json_t **err) {
   return 0;
 }
 
-static int bind_args(shale_stmt *st, json_t *stmt, json_t **err) {
-  json_t *args = json_object_get(stmt, "args"), *named = json_object_get(stmt, "named_args");
-  if (args && !json_is_null(args)) {
-    if (!json_is_array(args)) {
-      *err = herr("ARGS_INVALID", "args must be an array");
-      return -1;
-    }
-    for (size_t i = 0; i < json_array_size(args); i++)
-      if (bind_value(st, (int)i + 1, json_array_get(args, i), err)) return -1;
+static int bind_args(shale_stmt *st, const HStmt *q, HErr **err) {
+  if (q->args_bad) {
+    *err = herr("ARGS_INVALID", "%s", q->args_bad);
+    return -1;
   }
-  if (named && !json_is_null(named)) {
-    if (!json_is_array(named)) {
-      *err = herr("ARGS_INVALID", "named_args must be an array");
+  for (size_t i = 0; i < q->n_args; i++)
+    if (bind_value(st, (int)i + 1, &q->args[i], err)) return -1;
+  for (size_t i = 0; i < q->n_named; i++) {
+    const char *name = q->named[i].name;
+    if (!name) {
+      *err = herr("ARGS_INVALID", "named argument %zu has no name", i);
       return -1;
     }
-    for (size_t i = 0; i < json_array_size(named); i++) {
-      json_t *a = json_array_get(named, i);
-      const char *name = json_string_value(json_object_get(a, "name"));
-      if (!name) {
-        *err = herr("ARGS_INVALID", "named argument %zu has no name", i);
-        return -1;
+    int idx = shale_bind_parameter_index(st, name);
+    if (!idx && name[0] != ':' && name[0] != '@' && name[0] != '$') {
+      static const char prefixes[] = ":@$";
+      char buf[256];
+      for (int p = 0; p < 3 && !idx; p++) {
+        snprintf(buf, sizeof buf, "%c%s", prefixes[p], name);
+        idx = shale_bind_parameter_index(st, buf);
       }
-      int idx = shale_bind_parameter_index(st, name);
-      if (!idx && name[0] != ':' && name[0] != '@' && name[0] != '$') {
-        static const char prefixes[] = ":@$";
-        char buf[256];
-        for (int p = 0; p < 3 && !idx; p++) {
-          snprintf(buf, sizeof buf, "%c%s", prefixes[p], name);
-          idx = shale_bind_parameter_index(st, buf);
-        }
-      }
-      if (!idx) continue; /* a name the statement lacks binds nothing */
-      if (bind_value(st, idx, json_object_get(a, "value"), err)) return -1;
     }
+    if (!idx) continue; /* a name the statement lacks binds nothing */
+    if (bind_value(st, idx, &q->named[i].value, err)) return -1;
   }
   return 0;
 }
@@ -394,14 +368,22 @@ static int is_parse_error(const char *msg) {
                  strstr(msg, "incomplete input"));
 }
 
+static HErr *prepare_error(shale *db, int rc) {
+  const char *msg = shale_errmsg(db);
+  return is_parse_error(msg) ? herr("SQL_PARSE_ERROR", "%s", msg) : herr_db(db, rc);
+}
+
+static HErr *readonly_error(void) {
+  return herr("SQLITE_READONLY", "this client is read-only: writes are refused");
+}
+
 /* Compile the single statement of sql[0..len). */
-static shale_stmt *prepare_one(Stream *s, const char *sql, size_t len, json_t **err) {
+static shale_stmt *prepare_one(Stream *s, const char *sql, size_t len, HErr **err) {
   shale_stmt *st = NULL;
   const char *tail = NULL;
   int rc = shale_prepare_v2(s->db, sql, (int)len, &st, &tail);
   if (rc != SHALE_OK) {
-    const char *msg = shale_errmsg(s->db);
-    *err = is_parse_error(msg) ? herr("SQL_PARSE_ERROR", "%s", msg) : herr_db(s->db, rc);
+    *err = prepare_error(s->db, rc);
     return NULL;
   }
   if (!st) {
@@ -422,81 +404,95 @@ static shale_stmt *prepare_one(Stream *s, const char *sql, size_t len, json_t **
   }
   if (s->readonly && !shale_stmt_readonly(st)) {
     shale_finalize(st);
-    *err = herr("SQLITE_READONLY", "this client is read-only: writes are refused");
+    *err = readonly_error();
     return NULL;
   }
   return st;
 }
 
-static json_t *cols_of(shale_stmt *st) {
-  json_t *cols = json_array();
-  for (int i = 0; i < shale_column_count(st); i++) {
+static HCol *cols_of(Arena *a, shale_stmt *st, size_t *n) {
+  int k = shale_column_count(st);
+  HCol *cols = arena_alloc(a, (size_t)(k > 0 ? k : 1) * sizeof *cols);
+  *n = 0;
+  for (int i = 0; cols && i < k; i++) {
     const char *name = shale_column_name(st, i), *decl = shale_column_decltype(st, i);
-    json_t *c = json_object();
-    json_object_set_new_nocheck(c, "name",
-                                name ? text_string(name, (int)strlen(name)) : json_null());
-    json_object_set_new_nocheck(c, "decltype",
-                                decl ? text_string(decl, (int)strlen(decl)) : json_null());
-    json_array_append_new(cols, c);
+    cols[i].name = name ? arena_dup(a, name, strlen(name)) : NULL;
+    cols[i].decltype = decl ? arena_dup(a, decl, strlen(decl)) : NULL;
+    *n = (size_t)i + 1;
   }
   return cols;
 }
 
-/* Step a bound statement to its end. Returns StmtResult or NULL + *err. */
-static json_t *run_stmt(Stream *s, shale_stmt *st, int want_rows, json_t **err) {
+static HErr *nomem(void) { return herr("SQLITE_NOMEM", "out of memory"); }
+
+/* Step a bound statement to its end, its rows and counts into a. */
+static HResult *run_stmt(Stream *s, shale_stmt *st, int want_rows, Arena *a, HErr **err) {
   shale_int64 before = shale_total_changes64(s->db);
-  json_t *rows = json_array();
-  int ncol, nrows = 0, rc;
+  HResult *res = arena_alloc(a, sizeof *res);
+  size_t cap = 0;
+  int rc;
+  if (!res) {
+    *err = nomem();
+    return NULL;
+  }
   while ((rc = shale_step(st)) == SHALE_ROW) {
     if (!want_rows) continue;
-    /* read after the step: a statement recompiled for a moved schema (a
-     * cached one, say) may have gained or lost columns */
-    ncol = shale_column_count(st);
-    if (++nrows > g_cfg.max_rows) {
-      json_decref(rows);
+    if (res->n_rows >= (size_t)g_cfg.max_rows) {
       *err = herr("RESPONSE_TOO_LARGE", "the result has more than %d rows (--max-rows)",
                   g_cfg.max_rows);
       return NULL;
     }
-    json_t *row = json_array();
-    for (int i = 0; i < ncol; i++) json_array_append_new(row, value_out(st, i));
-    json_array_append_new(rows, row);
+    if (res->n_rows == cap) { /* the old array stays in the arena: at most as much again */
+      HRow *rows = arena_alloc(a, (cap = cap ? cap * 2 : 4) * sizeof *rows);
+      if (!rows) break;
+      if (res->n_rows) memcpy(rows, res->rows, res->n_rows * sizeof *rows);
+      res->rows = rows;
+    }
+    /* read after the step: a statement recompiled for a moved schema (a
+     * cached one, say) may have gained or lost columns */
+    int ncol = shale_column_count(st);
+    HRow *row = &res->rows[res->n_rows++];
+    row->v = arena_alloc(a, (size_t)(ncol > 0 ? ncol : 1) * sizeof *row->v);
+    row->n = row->v ? (size_t)ncol : 0;
+    for (int i = 0; row->v && i < ncol; i++)
+      if (value_out(a, st, i, &row->v[i])) break;
+  }
+  if (a->failed) {
+    *err = nomem();
+    return NULL;
   }
   if (rc != SHALE_DONE) {
-    json_decref(rows);
     *err = herr_db(s->db, rc);
     return NULL;
   }
   shale_int64 changed = shale_total_changes64(s->db) - before;
-  char rowid[32];
-  snprintf(rowid, sizeof rowid, "%lld", (long long)shale_last_insert_rowid(s->db));
-  json_t *res = json_object();
-  json_object_set_new_nocheck(res, "cols", cols_of(st));
-  json_object_set_new_nocheck(res, "rows", rows);
-  json_object_set_new_nocheck(res, "affected_row_count",
-                              json_integer(changed > 0 ? shale_changes64(s->db) : 0));
-  json_object_set_new_nocheck(res, "last_insert_rowid", json_string_nocheck(rowid));
+  res->cols = cols_of(a, st, &res->n_cols);
+  res->affected = changed > 0 ? shale_changes64(s->db) : 0;
+  res->rowid = shale_last_insert_rowid(s->db);
+  if (a->failed) {
+    *err = nomem();
+    return NULL;
+  }
   return res;
 }
 
-static json_t *exec_stmt(Stream *s, SqlStore *store, json_t *stmt, json_t **err) {
+static HResult *exec_stmt(Stream *s, SqlStore *store, const HStmt *q, Arena *a, HErr **err) {
   size_t len;
-  if (!json_is_object(stmt)) {
+  if (!q) {
     *err = herr("PROTO_INVALID", "stmt must be an object");
     return NULL;
   }
-  const char *sql = get_sql(store, stmt, &len, err);
+  const char *sql = get_sql(store, q, &len, err);
   if (!sql) return NULL;
   shale_stmt *st = stream_stmt_take(s, sql, len);
   if (st && s->readonly && !shale_stmt_readonly(st)) { /* cached for a writer */
     stream_stmt_give(s, sql, len, st);
-    *err = herr("SQLITE_READONLY", "this client is read-only: writes are refused");
+    *err = readonly_error();
     return NULL;
   }
   if (!st && !(st = prepare_one(s, sql, len, err))) return NULL;
-  json_t *res = NULL;
-  if (bind_args(st, stmt, err) == 0)
-    res = run_stmt(s, st, !json_is_false(json_object_get(stmt, "want_rows")), err);
+  HResult *res = NULL;
+  if (bind_args(st, q, err) == 0) res = run_stmt(s, st, q->want_rows, a, err);
   stream_stmt_give(s, sql, len, st);
   return res;
 }
@@ -505,55 +501,55 @@ static json_t *exec_stmt(Stream *s, SqlStore *store, json_t *stmt, json_t **err)
 
 /* Evaluate a batch condition over the steps run so far (ok[i] / bad[i]: step
  * i ran and succeeded / failed). -1 with *err for a malformed condition. */
-static int eval_cond(Stream *s, json_t *c, const char *ok, const char *bad, size_t nsteps,
-                     json_t **err) {
-  const char *type = json_string_value(json_object_get(c, "type"));
-  if (!type) goto bad_cond;
-  if (!strcmp(type, "ok") || !strcmp(type, "error")) {
-    json_t *js = json_object_get(c, "step");
-    if (!json_is_integer(js) || json_integer_value(js) < 0 ||
-        (size_t)json_integer_value(js) >= nsteps)
-      goto bad_cond;
-    size_t i = (size_t)json_integer_value(js);
-    return type[0] == 'o' ? ok[i] : bad[i];
-  }
-  if (!strcmp(type, "not")) {
-    int r = eval_cond(s, json_object_get(c, "cond"), ok, bad, nsteps, err);
-    return r < 0 ? r : !r;
-  }
-  if (!strcmp(type, "and") || !strcmp(type, "or")) {
-    json_t *conds = json_object_get(c, "conds");
-    int is_and = type[0] == 'a', acc = is_and;
-    if (!json_is_array(conds)) goto bad_cond;
-    for (size_t i = 0; i < json_array_size(conds); i++) {
-      int r = eval_cond(s, json_array_get(conds, i), ok, bad, nsteps, err);
-      if (r < 0) return r;
-      acc = is_and ? acc && r : acc || r;
+static int eval_cond(Stream *s, const HCond *c, const char *ok, const char *bad, size_t nsteps,
+                     HErr **err) {
+  switch (c ? c->type : HC_BAD) {
+    case HC_OK:
+    case HC_ERROR:
+      if (c->step < 0 || (uint64_t)c->step >= nsteps) break;
+      return c->type == HC_OK ? ok[c->step] : bad[c->step];
+    case HC_NOT: {
+      int r = eval_cond(s, c->n ? c->conds : NULL, ok, bad, nsteps, err);
+      return r < 0 ? r : !r;
     }
-    return acc;
+    case HC_AND:
+    case HC_OR: {
+      int is_and = c->type == HC_AND, acc = is_and;
+      for (size_t i = 0; i < c->n; i++) {
+        int r = eval_cond(s, &c->conds[i], ok, bad, nsteps, err);
+        if (r < 0) return r;
+        acc = is_and ? acc && r : acc || r;
+      }
+      return acc;
+    }
+    case HC_IS_AUTOCOMMIT:
+      return shale_get_autocommit(s->db) != 0;
+    default:
+      break;
   }
-  if (!strcmp(type, "is_autocommit")) return shale_get_autocommit(s->db) != 0;
-bad_cond:
   *err = herr("BATCH_COND_INVALID", "malformed batch condition");
   return -1;
 }
 
 /* Called per step with its result or its error (both NULL: skipped). */
-typedef void (*StepSink)(void *arg, size_t i, json_t *result, json_t *error);
+typedef void (*StepSink)(void *arg, size_t i, HResult *result, HErr *error);
 
-static int run_batch(Stream *s, SqlStore *store, json_t *batch, StepSink sink, void *arg,
-                     json_t **err) {
-  json_t *steps = json_object_get(batch, "steps");
-  if (!json_is_object(batch) || !json_is_array(steps)) {
+static int run_batch(Stream *s, SqlStore *store, const HBatch *batch, Arena *a, StepSink sink,
+                     void *arg, HErr **err) {
+  if (!batch) {
     *err = herr("PROTO_INVALID", "batch needs a steps array");
     return -1;
   }
-  size_t n = json_array_size(steps);
+  size_t n = batch->n;
   char *ok = calloc(n + 1, 2), *bad = ok + n + 1;
+  if (!ok) {
+    *err = nomem();
+    return -1;
+  }
   for (size_t i = 0; i < n; i++) {
-    json_t *step = json_array_get(steps, i), *cond = json_object_get(step, "condition");
-    if (cond && !json_is_null(cond)) {
-      int r = eval_cond(s, cond, ok, bad, n, err);
+    const HStep *step = &batch->steps[i];
+    if (step->cond) {
+      int r = eval_cond(s, step->cond, ok, bad, n, err);
       if (r < 0) {
         free(ok);
         return -1;
@@ -563,97 +559,117 @@ static int run_batch(Stream *s, SqlStore *store, json_t *batch, StepSink sink, v
         continue;
       }
     }
-    json_t *e = NULL, *res = exec_stmt(s, store, json_object_get(step, "stmt"), &e);
+    HErr *e = NULL;
+    HResult *res = exec_stmt(s, store, step->stmt, a, &e);
     ok[i] = res != NULL;
     bad[i] = res == NULL;
-    sink(arg, i, res, e);
+    sink(arg, i, res, herr_keep(a, e));
   }
   free(ok);
   return 0;
 }
 
-typedef struct {
-  json_t *results, *errors;
-} BatchOut;
-
-static void batch_sink(void *arg, size_t i, json_t *res, json_t *e) {
-  BatchOut *b = arg;
-  json_array_append_new(b->results, res ? res : json_null());
-  json_array_append_new(b->errors, e ? e : json_null());
+static void batch_sink(void *arg, size_t i, HResult *res, HErr *e) {
+  HBatchResult *b = arg;
+  b->results[i] = res;
+  b->errors[i] = e;
 }
 
-static json_t *exec_batch(Stream *s, SqlStore *store, json_t *batch, json_t **err) {
-  BatchOut b = {json_array(), json_array()};
-  if (run_batch(s, store, batch, batch_sink, &b, err)) {
-    json_decref(b.results);
-    json_decref(b.errors);
+static HBatchResult *exec_batch(Stream *s, SqlStore *store, const HBatch *batch, Arena *a,
+                                HErr **err) {
+  HBatchResult *b = arena_alloc(a, sizeof *b);
+  size_t n = batch ? batch->n : 0;
+  if (b) {
+    b->n = n;
+    b->results = arena_alloc(a, (n + 1) * sizeof *b->results);
+    b->errors = arena_alloc(a, (n + 1) * sizeof *b->errors);
+  }
+  if (a->failed) {
+    *err = nomem();
     return NULL;
   }
-  return json_pack("{s:o,s:o}", "step_results", b.results, "step_errors", b.errors);
+  return run_batch(s, store, batch, a, batch_sink, b, err) ? NULL : b;
 }
 
 /* Cursor entries: step_begin, rows, step_end per executed step. */
-static void cursor_sink(void *arg, size_t i, json_t *res, json_t *e) {
-  json_t *out = arg;
-  if (e) {
-    json_array_append_new(
-        out, json_pack("{s:s,s:I,s:o}", "type", "step_error", "step", (json_int_t)i, "error", e));
+typedef struct CursorOut {
+  Arena *a;
+  HEntry *v;
+  size_t n, cap;
+} CursorOut;
+
+static HEntry *entry_add(CursorOut *c, HEntryType type, size_t step) {
+  if (c->n == c->cap) {
+    HEntry *v = arena_alloc(c->a, (c->cap = c->cap ? c->cap * 2 : 16) * sizeof *v);
+    if (!v) return NULL;
+    if (c->n) memcpy(v, c->v, c->n * sizeof *v);
+    c->v = v;
+  }
+  HEntry *e = &c->v[c->n++];
+  e->type = type;
+  e->step = (uint32_t)step;
+  return e;
+}
+
+static void cursor_sink(void *arg, size_t i, HResult *res, HErr *err) {
+  CursorOut *c = arg;
+  HEntry *e;
+  if (err) {
+    if ((e = entry_add(c, HE_STEP_ERROR, i))) e->err = err;
   } else if (res) {
-    json_array_append_new(out, json_pack("{s:s,s:I,s:O}", "type", "step_begin", "step",
-                                         (json_int_t)i, "cols", json_object_get(res, "cols")));
-    json_t *rows = json_object_get(res, "rows");
-    for (size_t r = 0; r < json_array_size(rows); r++)
-      json_array_append_new(out,
-                            json_pack("{s:s,s:O}", "type", "row", "row", json_array_get(rows, r)));
-    json_array_append_new(out,
-                          json_pack("{s:s,s:O,s:O}", "type", "step_end", "affected_row_count",
-                                    json_object_get(res, "affected_row_count"), "last_insert_rowid",
-                                    json_object_get(res, "last_insert_rowid")));
-    json_decref(res);
+    if ((e = entry_add(c, HE_STEP_BEGIN, i))) e->res = res;
+    for (size_t r = 0; r < res->n_rows; r++)
+      if ((e = entry_add(c, HE_ROW, i))) {
+        e->res = res;
+        e->row = r;
+      }
+    if ((e = entry_add(c, HE_STEP_END, i))) e->res = res;
   }
 }
 
-json_t *hrana_cursor(Stream *s, SqlStore *store, json_t *batch, json_t **err) {
-  json_t *out = json_array();
-  if (run_batch(s, store, batch, cursor_sink, out, err)) {
-    json_decref(out);
+HEntry *hrana_cursor(Stream *s, SqlStore *store, const HBatch *batch, Arena *a, size_t *n,
+                     HErr **err) {
+  CursorOut c = {a, NULL, 0, 0};
+  if (run_batch(s, store, batch, a, cursor_sink, &c, err)) return NULL;
+  if (a->failed) {
+    *err = nomem();
     return NULL;
   }
-  return out;
+  *n = c.n;
+  return c.v ? c.v : arena_alloc(a, sizeof *c.v);
 }
 
 /* ---- sequence, describe ---- */
 
-static json_t *exec_sequence(Stream *s, SqlStore *store, json_t *req, json_t **err) {
+static int exec_sequence(Stream *s, SqlStore *store, const HStmt *q, HErr **err) {
   size_t len;
-  const char *sql = get_sql(store, req, &len, err), *end = sql + len;
-  if (!sql) return NULL;
+  const char *sql = get_sql(store, q, &len, err), *end = sql + len;
+  if (!sql) return -1;
   while (sql < end) {
     shale_stmt *st = NULL;
     const char *tail = NULL;
     int rc = shale_prepare_v2(s->db, sql, (int)(end - sql), &st, &tail);
     if (rc != SHALE_OK) {
-      const char *msg = shale_errmsg(s->db);
-      *err = is_parse_error(msg) ? herr("SQL_PARSE_ERROR", "%s", msg) : herr_db(s->db, rc);
-      return NULL;
+      *err = prepare_error(s->db, rc);
+      return -1;
     }
     if (!st) break;
     if (s->readonly && !shale_stmt_readonly(st)) {
       shale_finalize(st);
-      *err = herr("SQLITE_READONLY", "this client is read-only: writes are refused");
-      return NULL;
+      *err = readonly_error();
+      return -1;
     }
     while ((rc = shale_step(st)) == SHALE_ROW) {
     }
     if (rc != SHALE_DONE) {
       *err = herr_db(s->db, rc);
       shale_finalize(st);
-      return NULL;
+      return -1;
     }
     shale_finalize(st);
     sql = tail ? tail : end;
   }
-  return json_pack("{s:s}", "type", "sequence");
+  return 0;
 }
 
 static int is_explain(const char *sql) {
@@ -661,52 +677,94 @@ static int is_explain(const char *sql) {
   return strncasecmp(sql, "explain", 7) == 0 && !isalnum((unsigned char)sql[7]) && sql[7] != '_';
 }
 
-static json_t *exec_describe(Stream *s, SqlStore *store, json_t *req, json_t **err) {
+static HDescribe *exec_describe(Stream *s, SqlStore *store, const HStmt *q, Arena *a, HErr **err) {
   size_t len;
-  const char *sql = get_sql(store, req, &len, err);
+  const char *sql = get_sql(store, q, &len, err);
   if (!sql) return NULL;
   int ro = s->readonly;
   s->readonly = 0; /* describing a write is allowed: nothing runs */
   shale_stmt *st = prepare_one(s, sql, len, err);
   s->readonly = ro;
   if (!st) return NULL;
-  json_t *params = json_array();
-  for (int i = 1; i <= shale_bind_parameter_count(st); i++)
-    json_array_append_new(params, json_pack("{s:s?}", "name", shale_bind_parameter_name(st, i)));
-  json_t *res = json_pack("{s:o,s:o,s:b,s:b}", "params", params, "cols", cols_of(st), "is_explain",
-                          is_explain(shale_sql(st)), "is_readonly", shale_stmt_readonly(st));
+  HDescribe *d = arena_alloc(a, sizeof *d);
+  int np = shale_bind_parameter_count(st);
+  if (d && (d->params = arena_alloc(a, (size_t)(np + 1) * sizeof *d->params))) {
+    for (int i = 1; i <= np; i++) {
+      const char *name = shale_bind_parameter_name(st, i);
+      d->params[i - 1] = name ? arena_dup(a, name, strlen(name)) : NULL;
+    }
+    d->n_params = (size_t)np;
+    d->cols = cols_of(a, st, &d->n_cols);
+    d->is_explain = is_explain(shale_sql(st));
+    d->is_readonly = shale_stmt_readonly(st) != 0;
+  }
   shale_finalize(st);
-  return json_pack("{s:s,s:o}", "type", "describe", "result", res);
+  if (a->failed) {
+    *err = nomem();
+    return NULL;
+  }
+  return d;
 }
 
 /* ---- dispatch ---- */
 
-json_t *hrana_request(Stream *s, SqlStore *store, const char *type, json_t *req, int version,
-                      json_t **err) {
-  json_t *r;
-  if (s) s->last_used = server_now_ms();
-  if (!strcmp(type, "store_sql") && version >= 2) return req_store_sql(store, req, err);
-  if (!strcmp(type, "close_sql") && version >= 2) return req_close_sql(store, req, err);
-  if (!s) {
-    *err = herr("STREAM_NOT_FOUND", "the request needs a stream");
+static const char *const names[] = {
+    [HQ_CLOSE] = "close",
+    [HQ_EXECUTE] = "execute",
+    [HQ_BATCH] = "batch",
+    [HQ_SEQUENCE] = "sequence",
+    [HQ_DESCRIBE] = "describe",
+    [HQ_STORE_SQL] = "store_sql",
+    [HQ_CLOSE_SQL] = "close_sql",
+    [HQ_GET_AUTOCOMMIT] = "get_autocommit",
+    [HQ_OPEN_STREAM] = "open_stream",
+    [HQ_CLOSE_STREAM] = "close_stream",
+    [HQ_OPEN_CURSOR] = "open_cursor",
+    [HQ_CLOSE_CURSOR] = "close_cursor",
+    [HQ_FETCH_CURSOR] = "fetch_cursor",
+};
+
+const char *hreq_name(HReqType type) {
+  return type > 0 && (size_t)type < sizeof names / sizeof names[0] ? names[type] : "";
+}
+
+HReqType hreq_type(const char *name) {
+  for (size_t i = 1; name && i < sizeof names / sizeof names[0]; i++)
+    if (!strcmp(name, names[i])) return (HReqType)i;
+  return HQ_UNKNOWN;
+}
+
+HResp *hrana_request(Stream *s, SqlStore *store, const HReq *req, int version, Arena *a,
+                     HErr **err) {
+  HResp *r = arena_alloc(a, sizeof *r);
+  int rc = 0;
+  if (!r) {
+    *err = nomem();
     return NULL;
   }
-  if (!strcmp(type, "execute")) {
-    if (!(r = exec_stmt(s, store, json_object_get(req, "stmt"), err))) return NULL;
-    return tagged("execute", "result", r);
+  r->type = req->type;
+  if (s) s->last_used = server_now_ms();
+  if (req->type == HQ_STORE_SQL && version >= 2) {
+    rc = req_store_sql(store, req->stmt, err);
+  } else if (req->type == HQ_CLOSE_SQL && version >= 2) {
+    rc = req_close_sql(store, req->stmt, err);
+  } else if (!s) {
+    *err = herr("STREAM_NOT_FOUND", "the request needs a stream");
+    rc = -1;
+  } else if (req->type == HQ_EXECUTE) {
+    rc = (r->result = exec_stmt(s, store, req->stmt, a, err)) ? 0 : -1;
+  } else if (req->type == HQ_BATCH) {
+    rc = (r->batch = exec_batch(s, store, req->batch, a, err)) ? 0 : -1;
+  } else if (req->type == HQ_SEQUENCE && version >= 2) {
+    rc = exec_sequence(s, store, req->stmt, err);
+  } else if (req->type == HQ_DESCRIBE && version >= 2) {
+    rc = (r->describe = exec_describe(s, store, req->stmt, a, err)) ? 0 : -1;
+  } else if (req->type == HQ_GET_AUTOCOMMIT && version >= 3) {
+    r->flag = shale_get_autocommit(s->db) != 0;
+  } else {
+    *err = herr("REQUEST_UNKNOWN", "unknown request type \"%s\" for protocol version %d",
+                req->name ? req->name : "", version);
+    rc = -1;
   }
-  if (!strcmp(type, "batch")) {
-    if (!(r = exec_batch(s, store, json_object_get(req, "batch"), err))) return NULL;
-    return json_pack("{s:s,s:o}", "type", "batch", "result", r);
-  }
-  if (version >= 2) {
-    if (!strcmp(type, "sequence")) return exec_sequence(s, store, req, err);
-    if (!strcmp(type, "describe")) return exec_describe(s, store, req, err);
-  }
-  if (version >= 3 && !strcmp(type, "get_autocommit"))
-    return json_pack("{s:s,s:b}", "type", "get_autocommit", "is_autocommit",
-                     shale_get_autocommit(s->db) != 0);
-  *err =
-      herr("REQUEST_UNKNOWN", "unknown request type \"%s\" for protocol version %d", type, version);
-  return NULL;
+  return rc ? NULL : r;
 }

@@ -35,10 +35,11 @@
  *     and frees its cursors, stored SQL and queued responses.
  *  4. A protocol violation on a WebSocket closes it with code 1002 and a
  *     reason; errors of a request are response_error, never a close.
- *  5. Protobuf is only an encoding: its bodies and messages are decoded into
- *     the JSON trees (proto.c) and their answers encoded from the JSON trees
- *     at the last step, so every route and request runs the JSON code. Error
- *     bodies of non-2xx answers stay JSON (their Content-Type says so).
+ *  5. The encoding is a Codec (hjson_codec, proto_codec): bodies and
+ *     messages are decoded into the request structures, in an Arena that
+ *     also holds the answer and dies when the answer is written, so every
+ *     route and request runs one code for both. Error bodies of non-2xx
+ *     answers stay JSON (their Content-Type says so).
  */
 #include <libwebsockets.h>
 #include <stdio.h>
@@ -55,8 +56,9 @@ typedef struct WsStream {
 } WsStream;
 typedef struct WsCursor {
   int64_t id;
-  json_t *entries;
-  size_t pos;
+  Arena arena; /* holds the entries */
+  HEntry *entries;
+  size_t n, pos;
 } WsCursor;
 typedef struct OutBuf {
   unsigned char *p;
@@ -141,14 +143,6 @@ static int ob_start(OutBuf *b, size_t room) {
   if (ob_reserve(b, room)) return -1;
   b->n = room;
   return 0;
-}
-
-/* Append j as compact JSON text (jansson writes into the buffer: no
- * intermediate string). Takes j. */
-static int ob_json(OutBuf *b, json_t *j) {
-  int rc = j ? json_dump_callback(j, ob_put, b, JSON_COMPACT) : -1;
-  json_decref(j);
-  return rc;
 }
 
 static void ob_free(OutBuf *b) {
@@ -249,115 +243,79 @@ static int http_send(struct lws *wsi, HttpConn *h, unsigned status, const char *
   return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
-static int http_json(struct lws *wsi, HttpConn *h, unsigned status, json_t *j) {
-  if (ob_start(&http_out, HDR_ROOM)) {
-    json_decref(j);
-    return -1;
-  }
-  if (ob_json(&http_out, j)) return -1;
-  return http_send(wsi, h, status, "application/json");
-}
-
 static int http_text(struct lws *wsi, HttpConn *h, unsigned status, const char *text) {
   if (ob_start(&http_out, HDR_ROOM) || ob_put(text, strlen(text), &http_out)) return -1;
   return http_send(wsi, h, status, "text/plain");
 }
 
-static int http_error(struct lws *wsi, HttpConn *h, unsigned status, json_t *err) {
-  return http_json(wsi, h, status, err);
+/* A non-2xx answer: the Error err (taken) as JSON. */
+static int http_error(struct lws *wsi, HttpConn *h, unsigned status, HErr *err) {
+  int rc = ob_start(&http_out, HDR_ROOM) || hjson_error(err, ob_put, &http_out);
+  free(err);
+  return rc ? -1 : http_send(wsi, h, status, "application/json");
 }
 
-/* A 200 answer with body tree j (taken) in the route's encoding. */
-static int http_answer(struct lws *wsi, HttpConn *h, int pb, json_t *j) {
-  if (!pb) return http_json(wsi, h, 200, j);
-  int rc = ob_start(&http_out, HDR_ROOM) || proto_encode(PROTO_PIPELINE_RESP, j, ob_put, &http_out);
-  json_decref(j);
-  return rc ? -1 : http_send(wsi, h, 200, "application/x-protobuf");
+static HResp *simple_resp(Arena *a, HReqType type) {
+  HResp *r = arena_alloc(a, sizeof *r);
+  if (r) r->type = type;
+  return r;
 }
 
-/* The body's baton: NULL, a string, or an error. */
-static int get_baton(json_t *req, const char **baton, json_t **err) {
-  json_t *b = json_object_get(req, "baton");
-  *baton = NULL;
-  if (!b || json_is_null(b)) return 0;
-  if (!json_is_string(b)) {
-    *err = herr("HTTP_BODY_INVALID", "baton must be a string or null");
-    return -1;
-  }
-  *baton = json_string_value(b);
-  return 0;
-}
-
-static int http_pipeline(struct lws *wsi, HttpConn *h, int version, int pb, json_t *req) {
-  json_t *err = NULL, *reqs = json_object_get(req, "requests");
-  const char *baton;
-  if (get_baton(req, &baton, &err)) return http_error(wsi, h, 400, err);
-  if (!json_is_array(reqs))
-    return http_error(wsi, h, 400, herr("HTTP_BODY_INVALID", "requests must be an array"));
-  Stream *s = stream_http_get(baton, h->readonly, &err);
+static int http_pipeline(struct lws *wsi, HttpConn *h, int version, const Codec *c, HBody *b,
+                         Arena *a) {
+  HErr *err = NULL;
+  Stream *s = stream_http_get(b->baton, h->readonly, &err);
   if (!s) return http_error(wsi, h, 400, err);
-  json_t *results = json_array();
+  HResultItem *items = arena_alloc(a, (b->n_reqs + 1) * sizeof *items);
+  if (!items) return http_error(wsi, h, 500, herr("SQLITE_NOMEM", "out of memory"));
   int closed = 0;
-  for (size_t i = 0; i < json_array_size(reqs); i++) {
-    json_t *r = json_array_get(reqs, i), *resp = NULL;
-    const char *type = json_string_value(json_object_get(r, "type"));
+  for (size_t i = 0; i < b->n_reqs; i++) {
+    const HReq *r = &b->reqs[i];
+    HResp *resp = NULL;
     err = NULL;
     if (closed) {
       err = herr("STREAM_CLOSED", "the stream was closed by an earlier request");
-    } else if (!type) {
+    } else if (!r->name) {
       err = herr("REQUEST_INVALID", "a request needs a type");
-    } else if (!strcmp(type, "close")) {
+    } else if (r->type == HQ_CLOSE) {
       closed = 1;
-      resp = json_pack("{s:s}", "type", "close");
+      resp = simple_resp(a, HQ_CLOSE);
     } else {
-      resp = hrana_request(s, &s->sqls, type, r, version, &err);
+      resp = hrana_request(s, &s->sqls, r, version, a, &err);
     }
-    json_t *o = json_object();
-    json_object_set_new_nocheck(o, "type", json_string_nocheck(resp ? "ok" : "error"));
-    json_object_set_new_nocheck(o, resp ? "response" : "error", resp ? resp : err);
-    json_array_append_new(results, o);
+    items[i].ok = resp;
+    items[i].err = herr_keep(a, err);
   }
   char next[96];
   if (closed)
     stream_http_close(s);
   else
     stream_http_baton(s, next, sizeof next);
-  return http_answer(
-      wsi, h, pb,
-      json_pack("{s:s?,s:n,s:o}", "baton", closed ? NULL : next, "base_url", "results", results));
+  if (ob_start(&http_out, HDR_ROOM) ||
+      c->pipeline(closed ? NULL : next, items, b->n_reqs, ob_put, &http_out))
+    return -1;
+  return http_send(wsi, h, 200, c->content_type);
 }
 
-/* Append a cursor's head or entry j (taken): a JSON line, or a
- * length-delimited Protobuf message. */
-static int cursor_put(OutBuf *b, int pb, ProtoKind kind, json_t *j) {
-  if (!pb) return ob_json(b, j) || ob_put("\n", 1, b);
-  int rc = proto_encode(kind, j, ob_put, b);
-  json_decref(j);
-  return rc;
-}
-
-static int http_cursor(struct lws *wsi, HttpConn *h, int pb, json_t *req) {
-  json_t *err = NULL;
-  const char *baton;
-  if (get_baton(req, &baton, &err)) return http_error(wsi, h, 400, err);
-  json_t *batch = json_object_get(req, "batch");
-  if (!json_is_object(batch))
-    return http_error(wsi, h, 400, herr("HTTP_BODY_INVALID", "batch must be an object"));
-  Stream *s = stream_http_get(baton, h->readonly, &err);
+static int http_cursor(struct lws *wsi, HttpConn *h, const Codec *c, HBody *b, Arena *a) {
+  HErr *err = NULL;
+  Stream *s = stream_http_get(b->baton, h->readonly, &err);
   if (!s) return http_error(wsi, h, 400, err);
   s->last_used = server_now_ms();
-  json_t *entries = hrana_cursor(s, &s->sqls, batch, &err);
-  if (!entries) entries = json_pack("[{s:s,s:o}]", "type", "error", "error", err);
+  size_t n = 0;
+  HEntry *entries = hrana_cursor(s, &s->sqls, b->batch, a, &n, &err), one = {.type = HE_ERROR};
+  if (!entries) {
+    one.err = herr_keep(a, err);
+    entries = &one;
+    n = 1;
+  }
   char next[96];
   stream_http_baton(s, next, sizeof next);
-  /* the head line, then one line per entry */
-  OutBuf *b = &http_out;
-  int rc = ob_start(b, HDR_ROOM) ||
-           cursor_put(b, pb, PROTO_CURSOR_HEAD, json_pack("{s:s,s:n}", "baton", next, "base_url"));
-  for (size_t i = 0; !rc && i < json_array_size(entries); i++)
-    rc = cursor_put(b, pb, PROTO_CURSOR_ENTRY, json_incref(json_array_get(entries, i)));
-  json_decref(entries);
-  return rc ? -1 : http_send(wsi, h, 200, pb ? "application/x-protobuf" : "text/plain");
+  /* the head, then the entries */
+  OutBuf *o = &http_out;
+  int rc = ob_start(o, HDR_ROOM) || c->cursor_head(next, ob_put, o);
+  for (size_t i = 0; !rc && i < n; i++) rc = c->cursor_entry(&entries[i], ob_put, o);
+  return rc ? -1 : http_send(wsi, h, 200, c == &hjson_codec ? "text/plain" : c->content_type);
 }
 
 static int http_post(struct lws *wsi, HttpConn *h) {
@@ -377,25 +335,20 @@ static int http_post(struct lws *wsi, HttpConn *h) {
   while (r < nr && strcmp(h->path, routes[r].path)) r++;
   if (r == nr)
     return http_error(wsi, h, 404, herr("HTTP_NOT_FOUND", "no route for POST %s", h->path));
-  int version = routes[r].version, pb = routes[r].pb, cursor = routes[r].cursor;
-  json_error_t jerr;
-  const char *body = h->body ? h->body->p : "";
-  json_t *req =
-      pb ? proto_http_body(body, h->n, cursor) : json_loadb(body, h->n, JSON_ALLOW_NUL, &jerr);
-  if (h->body) { /* the parsed tree holds copies */
+  int version = routes[r].version, cursor = routes[r].cursor;
+  const Codec *c = routes[r].pb ? &proto_codec : &hjson_codec;
+  Arena a = {0};
+  HBody b = {0};
+  int bad = c->body(h->body ? h->body->p : "", h->n, cursor, &a, &b);
+  if (h->body) { /* the decoded message holds copies */
     body_give(h->body);
     h->body = NULL;
   }
-  if (!json_is_object(req)) {
-    json_decref(req);
-    return http_error(
-        wsi, h, 400,
-        pb ? herr("HTTP_BODY_INVALID", "the body is not a Protobuf %s",
-                  cursor ? "CursorReqBody" : "PipelineReqBody")
-           : herr("HTTP_BODY_INVALID", "the body is not a JSON object: %s", jerr.text));
-  }
-  int rc = cursor ? http_cursor(wsi, h, pb, req) : http_pipeline(wsi, h, version, pb, req);
-  json_decref(req);
+  int rc = bad      ? http_error(wsi, h, 400,
+                                 herr("HTTP_BODY_INVALID", "%s", b.bad ? b.bad : "malformed body"))
+           : cursor ? http_cursor(wsi, h, c, &b, &a)
+                    : http_pipeline(wsi, h, version, c, &b, &a);
+  arena_free(&a);
   return rc;
 }
 
@@ -424,16 +377,12 @@ static void http_auth(struct lws *wsi, HttpConn *h) {
 
 /* ---- WebSocket ---- */
 
-static void ws_send(WsConn *w, json_t *msg) {
+static const Codec *ws_codec(const WsConn *w) { return w->protobuf ? &proto_codec : &hjson_codec; }
+
+/* Queue a server message (ok or err, both borrowed) for the socket. */
+static void ws_send(WsConn *w, HServerMsgType type, int64_t id, const HResp *ok, const HErr *err) {
   OutBuf b = {0};
-  int rc = ob_start(&b, LWS_PRE);
-  if (w->protobuf) {
-    rc = rc || proto_encode(PROTO_SERVER_MSG, msg, ob_put, &b);
-    json_decref(msg);
-  } else {
-    rc = rc ? (json_decref(msg), -1) : ob_json(&b, msg);
-  }
-  if (rc) {
+  if (ob_start(&b, LWS_PRE) || ws_codec(w)->server_msg(type, id, ok, err, ob_put, &b)) {
     ob_free(&b);
     return;
   }
@@ -442,8 +391,13 @@ static void ws_send(WsConn *w, json_t *msg) {
       memmove(w->out, w->out + w->out_head, w->out_n * sizeof *w->out);
       w->out_head = 0;
     } else {
+      OutMsg *out = realloc(w->out, (w->out_cap ? w->out_cap * 2 : 16) * sizeof *w->out);
+      if (!out) {
+        ob_free(&b);
+        return;
+      }
+      w->out = out;
       w->out_cap = w->out_cap ? w->out_cap * 2 : 16;
-      w->out = realloc(w->out, w->out_cap * sizeof *w->out);
     }
   }
   OutMsg *m = &w->out[w->out_head + w->out_n++];
@@ -456,12 +410,13 @@ static void ws_send(WsConn *w, json_t *msg) {
   lws_callback_on_writable(w->wsi);
 }
 
-static void ws_ok(WsConn *w, json_t *id, json_t *resp) {
-  ws_send(w, json_pack("{s:s,s:O,s:o}", "type", "response_ok", "request_id", id, "response", resp));
-}
-
-static void ws_err(WsConn *w, json_t *id, json_t *err) {
-  ws_send(w, json_pack("{s:s,s:O,s:o}", "type", "response_error", "request_id", id, "error", err));
+/* Answer request id with resp, or with err (taken) when resp is NULL. */
+static void ws_reply(WsConn *w, int64_t id, const HResp *resp, HErr *err) {
+  if (resp)
+    ws_send(w, HS_RESPONSE_OK, id, resp, NULL);
+  else
+    ws_send(w, HS_RESPONSE_ERROR, id, NULL, err);
+  free(err);
 }
 
 static int ws_close(WsConn *w, enum lws_close_status st, const char *why) {
@@ -469,154 +424,157 @@ static int ws_close(WsConn *w, enum lws_close_status st, const char *why) {
   return -1;
 }
 
-static WsStream *ws_stream(WsConn *w, json_t *req) {
-  json_t *id = json_object_get(req, "stream_id");
-  if (!json_is_integer(id)) return NULL;
+static WsStream *ws_stream(WsConn *w, const HReq *req) {
+  if (!req->has_stream_id) return NULL;
   for (int i = 0; i < w->n_streams; i++)
-    if (w->streams[i].id == json_integer_value(id)) return &w->streams[i];
+    if (w->streams[i].id == req->stream_id) return &w->streams[i];
   return NULL;
 }
 
-static int ws_cursor_find(WsConn *w, int64_t id) {
-  for (int i = 0; i < w->n_cursors; i++)
-    if (w->cursors[i].id == id) return i;
+static int ws_cursor_find(WsConn *w, const HReq *req) {
+  for (int i = 0; req->has_cursor_id && i < w->n_cursors; i++)
+    if (w->cursors[i].id == req->cursor_id) return i;
   return -1;
 }
 
 static void ws_cursor_drop(WsConn *w, int i) {
-  json_decref(w->cursors[i].entries);
+  arena_free(&w->cursors[i].arena);
   w->cursors[i] = w->cursors[--w->n_cursors];
 }
 
-/* A request of an open socket. Returns -1 to close the socket. */
-static int ws_request(WsConn *w, json_t *id, json_t *req) {
-  const char *type = json_string_value(json_object_get(req, "type"));
-  json_t *err = NULL, *resp;
-  if (!type) return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "request without a type");
-  if (!strcmp(type, "open_stream")) {
-    json_t *sid = json_object_get(req, "stream_id");
-    if (!json_is_integer(sid)) return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "bad stream_id");
+/* Grow an array of *cap elements of size sz to hold n + 1. */
+static int grow(void *pv, int n, int *cap, size_t sz) {
+  void **p = pv;
+  if (n < *cap) return 0;
+  int c = *cap ? *cap * 2 : 4;
+  void *q = realloc(*p, (size_t)c * sz);
+  if (!q) return -1;
+  *p = q;
+  *cap = c;
+  return 0;
+}
+
+/* A request of an open socket, decoded in a. Returns -1 to close the socket. */
+static int ws_request(WsConn *w, Arena *a, int64_t id, const HReq *req) {
+  HErr *err = NULL;
+  if (!req->name) return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "request without a type");
+  if (req->type == HQ_OPEN_STREAM) {
+    if (!req->has_stream_id) return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "bad stream_id");
     if (ws_stream(w, req)) return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "stream_id in use");
     Stream *s = stream_open(w->readonly, &err);
-    if (!s) {
-      ws_err(w, id, err);
-      return 0;
+    if (s && grow(&w->streams, w->n_streams, &w->cap_streams, sizeof *w->streams)) {
+      stream_close(s);
+      s = NULL;
+      err = herr("SQLITE_NOMEM", "out of memory");
     }
-    if (w->n_streams == w->cap_streams) {
-      w->cap_streams = w->cap_streams ? w->cap_streams * 2 : 4;
-      w->streams = realloc(w->streams, (size_t)w->cap_streams * sizeof *w->streams);
-    }
-    w->streams[w->n_streams++] = (WsStream){json_integer_value(sid), s};
-    ws_ok(w, id, json_pack("{s:s}", "type", "open_stream"));
+    if (s) w->streams[w->n_streams++] = (WsStream){req->stream_id, s};
+    ws_reply(w, id, s ? simple_resp(a, HQ_OPEN_STREAM) : NULL, err);
     return 0;
   }
-  if (!strcmp(type, "close_stream")) {
+  if (req->type == HQ_CLOSE_STREAM) {
     WsStream *ws = ws_stream(w, req);
     if (ws) {
       stream_close(ws->s);
       *ws = w->streams[--w->n_streams];
     }
-    ws_ok(w, id, json_pack("{s:s}", "type", "close_stream"));
+    ws_reply(w, id, simple_resp(a, HQ_CLOSE_STREAM), NULL);
     return 0;
   }
-  if (w->version >= 3 && !strcmp(type, "fetch_cursor")) {
-    json_t *cid = json_object_get(req, "cursor_id"), *mc = json_object_get(req, "max_count");
-    int i = json_is_integer(cid) ? ws_cursor_find(w, json_integer_value(cid)) : -1;
-    if (i < 0 || !json_is_integer(mc) || json_integer_value(mc) < 0)
+  if (w->version >= 3 && req->type == HQ_FETCH_CURSOR) {
+    int i = ws_cursor_find(w, req);
+    if (i < 0 || !req->has_max_count || req->max_count < 0)
       return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "fetch_cursor: bad cursor_id or max_count");
     WsCursor *c = &w->cursors[i];
-    json_t *out = json_array();
-    size_t total = json_array_size(c->entries);
-    for (json_int_t k = 0; k < json_integer_value(mc) && c->pos < total; k++)
-      json_array_append(out, json_array_get(c->entries, c->pos++));
-    ws_ok(w, id,
-          json_pack("{s:s,s:o,s:b}", "type", "fetch_cursor", "entries", out, "done",
-                    c->pos >= total));
+    HResp *r = simple_resp(a, HQ_FETCH_CURSOR);
+    size_t k = c->n - c->pos;
+    if ((uint64_t)req->max_count < k) k = (size_t)req->max_count;
+    if (r) {
+      r->entries = c->entries + c->pos;
+      r->n_entries = k;
+      r->flag = c->pos + k >= c->n;
+      c->pos += k;
+    }
+    ws_reply(w, id, r, NULL);
     return 0;
   }
-  if (w->version >= 3 && !strcmp(type, "close_cursor")) {
-    json_t *cid = json_object_get(req, "cursor_id");
-    int i = json_is_integer(cid) ? ws_cursor_find(w, json_integer_value(cid)) : -1;
+  if (w->version >= 3 && req->type == HQ_CLOSE_CURSOR) {
+    int i = ws_cursor_find(w, req);
     if (i >= 0) ws_cursor_drop(w, i);
-    ws_ok(w, id, json_pack("{s:s}", "type", "close_cursor"));
+    ws_reply(w, id, simple_resp(a, HQ_CLOSE_CURSOR), NULL);
     return 0;
   }
-  int needs_stream = strcmp(type, "store_sql") && strcmp(type, "close_sql");
+  int needs_stream = req->type != HQ_STORE_SQL && req->type != HQ_CLOSE_SQL;
   WsStream *ws = needs_stream ? ws_stream(w, req) : NULL;
   if (needs_stream && !ws) {
-    ws_err(w, id, herr("STREAM_NOT_FOUND", "no open stream with this stream_id"));
+    ws_reply(w, id, NULL, herr("STREAM_NOT_FOUND", "no open stream with this stream_id"));
     return 0;
   }
   if (ws && ws->s->timed_out) {
     ws->s->timed_out = 0;
-    ws_err(w, id,
-           herr("TRANSACTION_TIMEOUT",
-                "the stream's transaction sat idle over %d ms and "
-                "was rolled back",
-                g_cfg.txn_timeout_ms));
+    ws_reply(w, id, NULL,
+             herr("TRANSACTION_TIMEOUT",
+                  "the stream's transaction sat idle over %d ms and "
+                  "was rolled back",
+                  g_cfg.txn_timeout_ms));
     return 0;
   }
-  if (w->version >= 3 && !strcmp(type, "open_cursor")) {
-    json_t *cid = json_object_get(req, "cursor_id");
-    if (!json_is_integer(cid) || ws_cursor_find(w, json_integer_value(cid)) >= 0)
+  if (w->version >= 3 && req->type == HQ_OPEN_CURSOR) {
+    if (!req->has_cursor_id || ws_cursor_find(w, req) >= 0)
       return ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "open_cursor: bad or used cursor_id");
     ws->s->last_used = server_now_ms();
-    json_t *entries = hrana_cursor(ws->s, &w->sqls, json_object_get(req, "batch"), &err);
-    if (!entries) {
-      ws_err(w, id, err);
+    WsCursor c = {.id = req->cursor_id};
+    c.entries = hrana_cursor(ws->s, &w->sqls, req->batch, &c.arena, &c.n, &err);
+    if (c.entries && grow(&w->cursors, w->n_cursors, &w->cap_cursors, sizeof *w->cursors)) {
+      c.entries = NULL;
+      err = herr("SQLITE_NOMEM", "out of memory");
+    }
+    if (!c.entries) {
+      arena_free(&c.arena);
+      ws_reply(w, id, NULL, err);
       return 0;
     }
-    if (w->n_cursors == w->cap_cursors) {
-      w->cap_cursors = w->cap_cursors ? w->cap_cursors * 2 : 4;
-      w->cursors = realloc(w->cursors, (size_t)w->cap_cursors * sizeof *w->cursors);
-    }
-    w->cursors[w->n_cursors++] = (WsCursor){json_integer_value(cid), entries, 0};
-    ws_ok(w, id, json_pack("{s:s}", "type", "open_cursor"));
+    w->cursors[w->n_cursors++] = c;
+    ws_reply(w, id, simple_resp(a, HQ_OPEN_CURSOR), NULL);
     return 0;
   }
-  resp = hrana_request(ws ? ws->s : NULL, &w->sqls, type, req, w->version, &err);
-  if (resp)
-    ws_ok(w, id, resp);
-  else
-    ws_err(w, id, err);
+  HResp *resp = hrana_request(ws ? ws->s : NULL, &w->sqls, req, w->version, a, &err);
+  ws_reply(w, id, resp, err);
   return 0;
 }
 
-static int ws_message(WsConn *w, const char *text, size_t n) {
-  json_error_t jerr;
-  json_t *msg =
-      w->protobuf ? proto_ws_client_msg(text, n) : json_loadb(text, n, JSON_ALLOW_NUL, &jerr);
-  const char *type = json_string_value(json_object_get(msg, "type"));
+static int ws_message(WsConn *w, const char *buf, size_t n) {
+  Arena a = {0};
+  HClientMsg m = {0};
   int rc = 0;
-  if (!type) {
+  ws_codec(w)->client_msg(buf, n, &a, &m);
+  if (m.type == HM_NONE) {
     rc = ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR,
                   w->protobuf ? "message is not a ClientMsg with hello or request"
                               : "message is not a JSON object with a type");
-  } else if (!strcmp(type, "hello")) {
-    json_t *jwt = json_object_get(msg, "jwt");
+  } else if (m.type == HM_HELLO) {
     const char *why = NULL;
     if (w->hello_done && w->version < 2) {
       rc = ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "hello sent twice (hrana1)");
-    } else if (auth_check(json_string_value(jwt), &w->readonly, &why)) {
-      ws_send(w, json_pack("{s:s,s:o}", "type", "hello_error", "error",
-                           herr("AUTH_FAILED", "%s", why)));
+    } else if (auth_check(m.jwt, &w->readonly, &why)) {
+      HErr *e = herr("AUTH_FAILED", "%s", why);
+      ws_send(w, HS_HELLO_ERROR, 0, NULL, e);
+      free(e);
       w->hello_done = -1; /* refused: the socket closes once this is written */
     } else {
       w->hello_done = 1;
-      ws_send(w, json_pack("{s:s}", "type", "hello_ok"));
+      ws_send(w, HS_HELLO_OK, 0, NULL, NULL);
     }
-  } else if (!strcmp(type, "request")) {
-    json_t *id = json_object_get(msg, "request_id"), *req = json_object_get(msg, "request");
+  } else if (m.type == HM_REQUEST) {
     if (w->hello_done != 1)
       rc = ws_close(w, LWS_CLOSE_STATUS_POLICY_VIOLATION, "request before a successful hello");
-    else if (!json_is_integer(id) || !json_is_object(req))
+    else if (!m.has_request_id || !m.req)
       rc = ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "request needs request_id and request");
     else
-      rc = ws_request(w, id, req);
+      rc = ws_request(w, &a, m.request_id, m.req);
   } else {
     rc = ws_close(w, LWS_CLOSE_STATUS_PROTOCOL_ERR, "unknown message type");
   }
-  json_decref(msg);
+  arena_free(&a);
   return rc;
 }
 

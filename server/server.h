@@ -10,22 +10,25 @@
  *   stream.c  streams (one shale connection each), the connection pool, HTTP
  *             batons and idle expiry
  *   auth.c    Bearer JWTs: Ed25519 signatures (OpenSSL), exp, access level
- *   proto.c   the Protobuf encoding (protobuf-c), as a translation to and from
- *             the JSON trees that hrana.c and net.c run
+ *   hjson.c   the JSON encoding (jansson): bodies and messages into the
+ *             request structures below, answers out of the result ones
+ *   proto.c   the Protobuf encoding (protobuf-c), the same both ways
  *
  * Invariants:
  *  1. One thread: every callback runs on the event loop, so no locks; a
  *     stream's connection is only used from the loop.
- *  2. Errors travel as Hrana Error objects ({message, code}, json_t owned
- *     by whoever holds the pointer); codes are SQLite's names (SQLITE_*) for
- *     engine errors and the protocol's own names otherwise.
+ *  2. Errors travel as HErr ({message, code}, malloc'ed, owned by whoever
+ *     holds the pointer, until kept in an arena); codes are SQLite's names
+ *     (SQLITE_*) for engine errors and the protocol's own names otherwise.
+ *  4. No encoding reaches hrana.c: the codecs decode into the H* request
+ *     structures and encode from the H* answers, so JSON and Protobuf run
+ *     every request on the same code and neither goes through the other.
  *  3. Every limit (body size, rows, streams, stored SQL, queued responses)
  *     has a named error, never a silent truncation.
  */
 #ifndef SHALE_SERVER_H
 #define SHALE_SERVER_H
 
-#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,11 +57,215 @@ extern ServerConfig g_cfg;
 /* Milliseconds on a monotonic clock. */
 int64_t server_now_ms(void);
 
+/* ---- arenas (hrana.c) ---- */
+/* Memory that dies together: a decoded message and the answer built for it,
+ * or a WebSocket cursor's entries. One hook runs at arena_free (the decoded
+ * message's own free: jansson's tree, protobuf-c's unpacked message). */
+typedef struct ArenaChunk ArenaChunk;
+typedef struct Arena {
+  ArenaChunk *head;
+  int failed; /* an allocation failed */
+  void (*done)(void *);
+  void *done_arg;
+} Arena;
+/* n zeroed bytes, or NULL (and a->failed set) when out of memory. */
+void *arena_alloc(Arena *a, size_t n);
+/* A copy of p[0..n) with a NUL after it, or NULL. */
+char *arena_dup(Arena *a, const void *p, size_t n);
+/* printf's text (cut at 1023 bytes) in a, or NULL. */
+const char *arena_printf(Arena *a, const char *fmt, ...);
+void arena_free(Arena *a);
+
 /* ---- errors (hrana.c) ---- */
-/* A new Error object {message, code}. */
-json_t *herr(const char *code, const char *fmt, ...);
+/* A Hrana Error {message, code}: one malloc'ed block (free() it), or kept
+ * in an arena by herr_keep. code is a static string. */
+typedef struct HErr {
+  const char *code;
+  char message[];
+} HErr;
+/* A new Error (NULL only when out of memory). */
+HErr *herr(const char *code, const char *fmt, ...);
 /* The Error for the connection's last failure with result code rc. */
-json_t *herr_db(shale *db, int rc);
+HErr *herr_db(shale *db, int rc);
+/* e moved into arena a (e is freed); NULL stays NULL. */
+HErr *herr_keep(Arena *a, HErr *e);
+
+/* ---- Hrana messages, encoding-free (decoded by hjson.c and proto.c) ---- */
+/* Every pointer below is borrowed from the arena the message was decoded
+ * into (or from the message it was decoded from, which that arena frees). */
+typedef enum HValueType { HV_NULL, HV_INTEGER, HV_FLOAT, HV_TEXT, HV_BLOB, HV_BAD } HValueType;
+typedef struct HValue {
+  HValueType type;
+  int64_t i;     /* HV_INTEGER */
+  double d;      /* HV_FLOAT (any double: NaN binds as NULL, as in SQLite) */
+  const char *p; /* HV_TEXT, HV_BLOB: the bytes; HV_BAD: why (ARGS_INVALID) */
+  size_t n;
+} HValue;
+typedef struct HNamedArg {
+  const char *name; /* NULL: none given (ARGS_INVALID) */
+  HValue value;
+} HNamedArg;
+typedef struct HStmt {
+  const char *sql; /* NULL: no sql given */
+  size_t sql_len;
+  int has_sql_id;
+  int64_t sql_id;
+  HValue *args;
+  size_t n_args;
+  HNamedArg *named;
+  size_t n_named;
+  int want_rows;
+  /* a malformed statement: bad_code/bad is the error given before it is
+   * compiled, args_bad the ARGS_INVALID one given when it is bound */
+  const char *bad_code, *bad, *args_bad;
+} HStmt;
+typedef enum HCondType {
+  HC_OK,
+  HC_ERROR,
+  HC_NOT,
+  HC_AND,
+  HC_OR,
+  HC_IS_AUTOCOMMIT,
+  HC_BAD
+} HCondType;
+typedef struct HCond {
+  HCondType type;
+  int64_t step;        /* HC_OK, HC_ERROR */
+  struct HCond *conds; /* HC_NOT (one), HC_AND, HC_OR */
+  size_t n;
+} HCond;
+typedef struct HStep {
+  HCond *cond; /* NULL: none */
+  HStmt *stmt; /* NULL: missing or not a statement (PROTO_INVALID) */
+} HStep;
+typedef struct HBatch {
+  HStep *steps;
+  size_t n;
+} HBatch;
+typedef enum HReqType {
+  HQ_UNKNOWN, /* name says which (NULL: no type given) */
+  HQ_CLOSE,
+  HQ_EXECUTE,
+  HQ_BATCH,
+  HQ_SEQUENCE,
+  HQ_DESCRIBE,
+  HQ_STORE_SQL,
+  HQ_CLOSE_SQL,
+  HQ_GET_AUTOCOMMIT,
+  HQ_OPEN_STREAM, /* WebSocket only, from here on */
+  HQ_CLOSE_STREAM,
+  HQ_OPEN_CURSOR,
+  HQ_CLOSE_CURSOR,
+  HQ_FETCH_CURSOR,
+} HReqType;
+typedef struct HReq {
+  HReqType type;
+  const char *name; /* the type's name as sent */
+  /* execute: the statement; sequence, describe: sql / sql_id in it;
+   * store_sql: both; close_sql: sql_id. NULL: execute without a stmt. */
+  HStmt *stmt;
+  HBatch *batch; /* batch, open_cursor; NULL: missing (PROTO_INVALID) */
+  int has_stream_id, has_cursor_id, has_max_count;
+  int64_t stream_id, cursor_id, max_count;
+} HReq;
+/* A request's name -> its type (HQ_UNKNOWN when none), and back. */
+HReqType hreq_type(const char *name);
+const char *hreq_name(HReqType type);
+
+/* Answers, built by hrana.c in the request's arena. */
+typedef struct HCol {
+  const char *name, *decltype; /* NULL: null */
+} HCol;
+typedef struct HRow {
+  HValue *v;
+  size_t n;
+} HRow;
+typedef struct HResult {
+  HCol *cols;
+  size_t n_cols;
+  HRow *rows;
+  size_t n_rows;
+  int64_t affected, rowid;
+} HResult;
+typedef struct HBatchResult {
+  size_t n;
+  HResult **results; /* per step: NULL when it did not run or failed */
+  HErr **errors;     /* per step: NULL when it did not fail */
+} HBatchResult;
+typedef struct HDescribe {
+  const char **params; /* names, NULL: unnamed */
+  size_t n_params;
+  HCol *cols;
+  size_t n_cols;
+  int is_explain, is_readonly;
+} HDescribe;
+typedef enum HEntryType { HE_STEP_BEGIN, HE_ROW, HE_STEP_END, HE_STEP_ERROR, HE_ERROR } HEntryType;
+typedef struct HEntry {
+  HEntryType type;
+  uint32_t step;
+  const HResult *res; /* STEP_BEGIN (cols), ROW (rows[row]), STEP_END (counts) */
+  size_t row;
+  const HErr *err; /* STEP_ERROR, ERROR */
+} HEntry;
+typedef struct HResp {
+  HReqType type;
+  HResult *result;       /* execute */
+  HBatchResult *batch;   /* batch */
+  HDescribe *describe;   /* describe */
+  int flag;              /* get_autocommit: is_autocommit; fetch_cursor: done */
+  const HEntry *entries; /* fetch_cursor */
+  size_t n_entries;
+} HResp;
+
+/* ---- the two encodings (hjson.c, proto.c) ---- */
+/* An HTTP body: a pipeline's {baton, requests} or a cursor's {baton, batch}. */
+typedef struct HBody {
+  const char *baton; /* NULL: none */
+  const char *bad;   /* not NULL: the body is malformed, why (HTTP_BODY_INVALID) */
+  HReq *reqs;
+  size_t n_reqs;
+  HBatch *batch; /* cursor */
+} HBody;
+/* A pipeline's answer: the per-request results, each a response or an error. */
+typedef struct HResultItem {
+  HResp *ok;
+  const HErr *err;
+} HResultItem;
+/* A WebSocket client message. */
+typedef struct HClientMsg {
+  enum { HM_NONE, HM_OTHER, HM_HELLO, HM_REQUEST } type; /* NONE: no type; OTHER: unknown */
+  const char *jwt;
+  int has_request_id;
+  int64_t request_id;
+  HReq *req; /* HM_REQUEST; NULL: no request object */
+} HClientMsg;
+typedef enum HServerMsgType {
+  HS_HELLO_OK,
+  HS_HELLO_ERROR,
+  HS_RESPONSE_OK,
+  HS_RESPONSE_ERROR
+} HServerMsgType;
+/* The output callback (jansson's dump-callback type, so one buffer serves
+ * both encodings): 0, or -1 when it could not take the bytes. */
+typedef int (*PutFn)(const char *, size_t, void *);
+typedef struct Codec {
+  const char *content_type;
+  /* Decode an HTTP body (cursor: a cursor body) into *b in a: -1 when the
+   * bytes are no body at all (b->bad says why). */
+  int (*body)(const void *buf, size_t n, int cursor, Arena *a, HBody *b);
+  /* Decode a WebSocket message: -1 when the bytes are no message. */
+  int (*client_msg)(const void *buf, size_t n, Arena *a, HClientMsg *m);
+  int (*pipeline)(const char *baton, const HResultItem *items, size_t n, PutFn put, void *arg);
+  int (*server_msg)(HServerMsgType type, int64_t request_id, const HResp *ok, const HErr *err,
+                    PutFn put, void *arg);
+  /* The cursor's head {baton, base_url} and its entries, each framed as the
+   * encoding frames them (a line; a varint length). */
+  int (*cursor_head)(const char *baton, PutFn put, void *arg);
+  int (*cursor_entry)(const HEntry *e, PutFn put, void *arg);
+} Codec;
+extern const Codec hjson_codec, proto_codec;
+/* An Error as a JSON body (non-2xx answers are JSON in both encodings). */
+int hjson_error(const HErr *e, PutFn put, void *arg);
 
 /* ---- stored SQL (hrana.c) ---- */
 typedef struct SqlStore {
@@ -101,7 +308,7 @@ struct Stream {
 
 /* Open a stream: a pooled connection (or a new one). NULL with *err when
  * the stream limit is reached or the database cannot be opened. */
-Stream *stream_open(int readonly, json_t **err);
+Stream *stream_open(int readonly, HErr **err);
 /* Close a stream: roll back an open transaction, return the connection to
  * the pool (or close it), free the stream. */
 void stream_close(Stream *s);
@@ -118,7 +325,7 @@ int stream_count(void);
  * "slot.gen.hex-token"; only the last one issued for a stream is valid
  * (single use); an unknown, stale or forged one gives STREAM_EXPIRED or
  * BATON_INVALID. */
-Stream *stream_http_get(const char *baton, int readonly, json_t **err);
+Stream *stream_http_get(const char *baton, int readonly, HErr **err);
 /* Issue the stream's next baton into buf (>= 80 bytes); the old one dies. */
 void stream_http_baton(Stream *s, char *buf, size_t n);
 /* Drop an HTTP stream (the "close" request, or a fatal error). */
@@ -130,17 +337,19 @@ void stream_shutdown(void);
 void stream_init(void);
 
 /* ---- Hrana requests (hrana.c) ---- */
-/* Run one stream request of type `type` (execute, batch, sequence, describe,
- * store_sql, close_sql, get_autocommit) whose fields are in req; `store` is
- * where sql_ids live (the stream's for HTTP, the socket's for WS). Returns the
- * response object ({type, ...}) or NULL with *err set. `version` is the
- * negotiated protocol version (1..3): requests it lacks are refused. */
-json_t *hrana_request(Stream *s, SqlStore *store, const char *type, json_t *req, int version,
-                      json_t **err);
-/* Run a batch as a v3 cursor: the entries (step_begin, row, step_end,
- * step_error, error), in order, as a JSON array. NULL with *err for a
+/* Run one stream request (execute, batch, sequence, describe, store_sql,
+ * close_sql, get_autocommit); `store` is where sql_ids live (the stream's
+ * for HTTP, the socket's for WS); s may be NULL for store_sql/close_sql. The
+ * response is built in a; NULL with *err (malloc'ed) on failure. `version`
+ * is the negotiated protocol version (1..3): requests it lacks are
+ * refused. */
+HResp *hrana_request(Stream *s, SqlStore *store, const HReq *req, int version, Arena *a,
+                     HErr **err);
+/* Run a batch as a v3 cursor: its entries (step_begin, row, step_end,
+ * step_error), in order, built in a, *n of them. NULL with *err for a
  * malformed batch. */
-json_t *hrana_cursor(Stream *s, SqlStore *store, json_t *batch, json_t **err);
+HEntry *hrana_cursor(Stream *s, SqlStore *store, const HBatch *batch, Arena *a, size_t *n,
+                     HErr **err);
 
 /* ---- auth (auth.c) ---- */
 /* Load --auth-jwt-key-file: PEM public keys and/or lines of raw base64url
@@ -163,29 +372,6 @@ int auth_make_token(const char *key_path, long ttl, int readonly);
 long b64_decode(const char *in, size_t n, unsigned char **out);
 /* Encode as padded standard base64; malloc'ed NUL-terminated text. */
 char *b64_encode(const unsigned char *in, size_t n);
-
-/* ---- the Protobuf encoding (proto.c) ---- */
-/* Hrana 3 in Protobuf is run as the JSON trees of the same messages: the
- * decoders give the tree a JSON client would have sent, the encoder packs a
- * result tree. */
-/* A /v3-protobuf/pipeline body (PipelineReqBody; cursor: a /v3-protobuf/
- * cursor CursorReqBody) as the JSON body tree ({baton, requests} / {baton,
- * batch}); NULL for bytes that are not one. The caller owns the tree. */
-json_t *proto_http_body(const void *buf, size_t n, int cursor);
-/* A hrana3-protobuf ClientMsg as its JSON message tree ({type: "hello", jwt}
- * or {type: "request", request_id, request}; an object without a type when
- * it holds neither); NULL for bytes that are no ClientMsg. */
-json_t *proto_ws_client_msg(const void *buf, size_t n);
-typedef enum ProtoKind {
-  PROTO_PIPELINE_RESP, /* {baton, base_url, results} as PipelineRespBody */
-  PROTO_SERVER_MSG,    /* a WebSocket server message as ServerMsg */
-  PROTO_CURSOR_HEAD,   /* {baton, base_url} as CursorRespBody, length-delimited */
-  PROTO_CURSOR_ENTRY,  /* a cursor entry as CursorEntry, length-delimited */
-} ProtoKind;
-/* Pack tree j (borrowed) as the message of `kind`, handing the bytes to put
- * (jansson's dump-callback type, so an output buffer serves both
- * encodings). 0, or -1 when out of memory or put failed. */
-int proto_encode(ProtoKind kind, json_t *j, int (*put)(const char *, size_t, void *), void *arg);
 
 /* ---- network (net.c) ---- */
 struct lws_protocols;

@@ -104,7 +104,7 @@ static void conn_close(Conn *k) {
   shale_close(k->db);
 }
 
-static int conn_open(Conn *out, json_t **err) {
+static int conn_open(Conn *out, HErr **err) {
   if (n_pool > 0) {
     *out = pool[--n_pool];
     return 0;
@@ -142,7 +142,7 @@ static void conn_release(Conn k) {
   conn_close(&k);
 }
 
-Stream *stream_open(int readonly, json_t **err) {
+Stream *stream_open(int readonly, HErr **err) {
   if (n_open >= g_cfg.max_streams) {
     *err = herr("STREAMS_TOO_MANY", "too many open streams (limit %d)", g_cfg.max_streams);
     return NULL;
@@ -210,7 +210,7 @@ static int hexval(int c) {
   return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-Stream *stream_http_get(const char *baton, int readonly, json_t **err) {
+Stream *stream_http_get(const char *baton, int readonly, HErr **err) {
   if (!baton) {
     Stream *s = stream_open(readonly, err);
     if (!s) return NULL;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""server_ir.py [--server BIN] [--n N] [--annotate FILE]
+"""server_ir.py [--server BIN] [--n N] [--proto] [--annotate FILE]
 Instructions the server spends per request, counted by callgrind (the
 machine's load does not change them): build/shale-server runs under
 callgrind on a scratch database of 10,000 rows t(id INTEGER PRIMARY KEY,
@@ -9,8 +9,10 @@ argument, the baton carried to the next request, one keep-alive
 connection). After a warm-up the counters are zeroed (callgrind_control
 -z), N lookups run, and the counters are dumped: Ir / N is the server's cost
 per request, the client's not included. Also an insert shape (one INSERT of
-three arguments per request, autocommit). --annotate FILE keeps the dump's
-callgrind_annotate listing of the lookups."""
+three arguments per request, autocommit). --proto sends the same requests in
+Hrana 3's Protobuf (POST /v3-protobuf/pipeline, encoded here by hand: the
+few fields used). --annotate FILE keeps the dump's callgrind_annotate listing
+of the lookups."""
 import argparse
 import glob
 import http.client
@@ -22,10 +24,14 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "server"))
+from pbwire import fb, fd, fv, parse, zigzag  # noqa: E402 (the wire format by hand)
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--server", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build",
                                                   "shale-server"))
 ap.add_argument("--n", type=int, default=2000)
+ap.add_argument("--proto", action="store_true", help="POST /v3-protobuf/pipeline")
 ap.add_argument("--annotate")
 args = ap.parse_args()
 
@@ -42,8 +48,40 @@ conn = http.client.HTTPConnection(m.group(1), int(m.group(2)), timeout=600)
 baton = None
 
 
+def pb_value(v):  # Value: integer (sint64) 2, float 3, text 4
+    if isinstance(v, int):
+        return fv(2, zigzag(v))
+    if isinstance(v, float):
+        return fd(3, v)
+    return fb(4, v)
+
+
+def pb_request(r):  # StreamRequest with execute (2) or sequence (4)
+    if r["type"] == "sequence":
+        return fb(4, fb(1, r["sql"]))
+    st = r["stmt"]
+    return fb(2, fb(1, fb(1, st["sql"]) + b"".join(fb(3, pb_value(v)) for v in st["vals"]) + fv(5, 1)))
+
+
+def pipeline_pb(reqs):
+    global baton
+    body = (fb(1, baton) if baton else b"") + b"".join(fb(2, pb_request(r)) for r in reqs)
+    conn.request("POST", "/v3-protobuf/pipeline", body, {"Content-Type": "application/x-protobuf"})
+    r = conn.getresponse()
+    data = r.read()
+    assert r.status == 200, data
+    out = parse(data)
+    baton = out[1][-1].decode() if 1 in out else None
+    for res in out.get(3, []):
+        assert 1 in parse(res), res  # StreamResult.ok
+    return out
+
+
 def pipeline(reqs):
     global baton
+    if args.proto:
+        return pipeline_pb(reqs)
+    reqs = [dict(r, stmt={k: v for k, v in r["stmt"].items() if k != "vals"}) if "stmt" in r else r for r in reqs]
     conn.request("POST", "/v2/pipeline", json.dumps({"baton": baton, "requests": reqs}),
                  {"Content-Type": "application/json"})
     r = conn.getresponse()
@@ -58,7 +96,7 @@ def pipeline(reqs):
 def execute(sql, *vals):
     enc = [{"type": "integer", "value": str(v)} if isinstance(v, int) else
            {"type": "float", "value": v} if isinstance(v, float) else {"type": "text", "value": v} for v in vals]
-    return {"type": "execute", "stmt": {"sql": sql, "args": enc, "want_rows": True}}
+    return {"type": "execute", "stmt": {"sql": sql, "args": enc, "want_rows": True, "vals": vals}}
 
 
 pipeline([{"type": "sequence", "sql": "CREATE TABLE t(id INTEGER PRIMARY KEY, k INTEGER, v TEXT, r REAL);"
@@ -87,10 +125,12 @@ def inserts(n):
 
 def measure(fn, n):
     fn(50)  # warm-up: statement cache, page cache
-    subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
     fn(n)
     before = set(glob.glob(out + ".*"))
-    subprocess.run(["callgrind_control", "-d", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["callgrind_control", "-d", str(proc.pid)], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
     time.sleep(0.5)
     dumps = sorted(set(glob.glob(out + ".*")) - before, key=os.path.getmtime)
     ir = None
@@ -103,7 +143,8 @@ def measure(fn, n):
 
 look, look_dump = measure(lookups, args.n)
 ins, _ = measure(inserts, args.n // 2)
-print("server Ir per request: point lookup %.1fk, insert %.1fk (n=%d)" % (look / 1000, ins / 1000, args.n))
+print("server Ir per request (%s): point lookup %.1fk, insert %.1fk (n=%d)" %
+      ("Protobuf" if args.proto else "JSON", look / 1000, ins / 1000, args.n))
 if args.annotate:
     with open(args.annotate, "w") as f:
         subprocess.run(["callgrind_annotate", "--inclusive=no", look_dump], stdout=f, check=True)

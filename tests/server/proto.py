@@ -18,6 +18,7 @@ import sys
 import urllib.parse
 
 import wsutil
+from pbwire import fb, fd, fv, parse, read_varint, unzigzag, zigzag
 
 url = urllib.parse.urlparse(sys.argv[1])
 HOST, PORT = url.hostname, url.port
@@ -33,73 +34,6 @@ def case(fn):
         failures += 1
         print("FAIL %s: %r" % (fn.__doc__, e), flush=True)
     return fn
-
-
-# ---- the wire format ----
-
-def varint(n):
-    n &= (1 << 64) - 1  # negative int32/int64: ten bytes, two's complement
-    out = b""
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        out += bytes([b | (0x80 if n else 0)])
-        if not n:
-            return out
-
-
-def zigzag(n):
-    return (n << 1) ^ (n >> 63)
-
-
-def unzigzag(n):
-    return (n >> 1) ^ -(n & 1)
-
-
-def fv(num, n):  # varint field
-    return varint(num << 3) + varint(n)
-
-
-def fb(num, data):  # length-delimited field
-    if isinstance(data, str):
-        data = data.encode()
-    return varint(num << 3 | 2) + varint(len(data)) + data
-
-
-def fd(num, x):  # double field
-    return varint(num << 3 | 1) + struct.pack("<d", x)
-
-
-def read_varint(buf, i):
-    n = shift = 0
-    while True:
-        b = buf[i]
-        i += 1
-        n |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return n, i
-
-
-def parse(buf):
-    """{field number: [values]}: ints for varints, bytes otherwise."""
-    f, i = {}, 0
-    while i < len(buf):
-        key, i = read_varint(buf, i)
-        wt = key & 7
-        if wt == 0:
-            v, i = read_varint(buf, i)
-        elif wt == 1:
-            v, i = buf[i:i + 8], i + 8
-        elif wt == 5:
-            v, i = buf[i:i + 4], i + 4
-        elif wt == 2:
-            n, i = read_varint(buf, i)
-            v, i = buf[i:i + n], i + n
-        else:
-            raise ValueError("wire type %d" % wt)
-        f.setdefault(key >> 3, []).append(v)
-    return f
 
 
 def one(f, num, default=None):
@@ -493,6 +427,25 @@ def values_and_execute():
     rows = out[0][-3][2]["rows"]
     assert [r[1] for r in rows[:len(VALUES)]] == [j_value(v) for v in VALUES], rows
     assert out[0][-2][2]["rows"] == [] and out[0][1][2]["last_insert_rowid"] == 1
+
+
+@case
+def protobuf_only_values():
+    """protobuf values JSON cannot carry: NaN and infinite floats, NUL inside text, raw blobs"""
+    inf = float("inf")
+    res, _ = pipeline_pb([fresh(),
+                          stmt("SELECT ?1, typeof(?1), ?2, ?3, typeof(?3)", F(float("nan")), F(inf), F(-inf)),
+                          stmt("INSERT INTO pbt(x) VALUES (?)", T("a\x00b\x00")),
+                          stmt("SELECT x, length(CAST(x AS BLOB)), hex(x), typeof(x) FROM pbt"),
+                          stmt("SELECT 9e999, -9e999, ?", B(b"\x00\xff" * 1000))])
+    assert all(r[0] == "ok" for r in res), res
+    row = res[1][2]["rows"][0]
+    # NaN binds as NULL (as SQLite binds it); infinities stay infinite
+    assert row == [("null",), ("text", "null"), ("float", inf), ("float", -inf), ("text", "real")], row
+    row = res[3][2]["rows"][0]
+    assert row == [("text", "a\x00b\x00"), ("integer", 4), ("text", "61006200"), ("text", "text")], row
+    row = res[4][2]["rows"][0]
+    assert row == [("float", inf), ("float", -inf), ("blob", b"\x00\xff" * 1000)], row
 
 
 @case
