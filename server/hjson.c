@@ -16,7 +16,10 @@
  *     the request runs, in the order the requests are run.
  *  3. Every text sent is UTF-8 (jansson refuses anything else): a byte that
  *     starts no well-formed sequence becomes U+FFFD; a float that JSON
- *     cannot write (an infinity) becomes the largest finite double.
+ *     cannot write (an infinity) becomes the largest finite double, NaN
+ *     (not stored by SQLite, so not expected) null.
+ *  4. Every string and float sent is encoded by jansson; the writer below
+ *     adds only punctuation, the spec's keys and type names, and digits.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -267,13 +270,30 @@ static int j_client_msg(const void *buf, size_t n, Arena *a, HClientMsg *m) {
 
 /* ---- encoding ---- */
 
-/* {"type": T} plus, when val, {key: val}: built directly (json_pack parses
- * its format on every call, and values are the hot path). */
-static json_t *tagged(const char *type, const char *key, json_t *val) {
-  json_t *o = json_object();
-  json_object_set_new_nocheck(o, "type", json_string_nocheck(type));
-  if (val) json_object_set_new_nocheck(o, key, val);
-  return o;
+/* The answers are written as they are walked: jansson encodes every string
+ * and number (escapes, float formatting) from a few leaves reused across
+ * answers (one thread: server.h invariant 1), and the writer puts the fixed
+ * punctuation and keys between them. A tree would cost an allocation per
+ * node and jansson's dump a pointer-keyed loop check per object and array,
+ * which was most of a small answer's cost. */
+typedef struct Jw {
+  PutFn put;
+  void *arg;
+  int rc; /* -1 once a put failed */
+} Jw;
+
+static json_t *leaf_str, *leaf_real;
+
+static void jw_raw(Jw *w, const char *s, size_t n) {
+  if (!w->rc && w->put(s, n, w->arg)) w->rc = -1;
+}
+
+/* A literal (a string literal only: its size is taken): punctuation, keys
+ * and fixed ASCII names. */
+#define JW(w, lit) jw_raw((w), "" lit, sizeof(lit) - 1)
+
+static void jw_leaf(Jw *w, json_t *leaf) {
+  if (!w->rc && (!leaf || json_dump_callback(leaf, w->put, w->arg, JSON_ENCODE_ANY))) w->rc = -1;
 }
 
 /* Length of the well-formed UTF-8 sequence at p (before end): 1-4, or 0
@@ -291,15 +311,29 @@ static int utf8_seq(const unsigned char *p, const unsigned char *end) {
   return n;
 }
 
-/* A JSON string of text t (n bytes), invalid UTF-8 replaced (invariant 3). */
-static json_t *text_string(const char *t, size_t n) {
+static void jw_str_leaf(Jw *w, const char *t, size_t n) {
+  if (!leaf_str) leaf_str = json_string("");
+  if (!leaf_str || json_string_setn_nocheck(leaf_str, t, n))
+    w->rc = -1;
+  else
+    jw_leaf(w, leaf_str);
+}
+
+/* Text t (n bytes) as a JSON string, invalid UTF-8 replaced (invariant 3). */
+static void jw_text(Jw *w, const char *t, size_t n) {
   const unsigned char *p = (const unsigned char *)t, *end = p + n;
   int k;
   while (p < end && (k = utf8_seq(p, end)) > 0) p += k;
-  if (p == end) return json_stringn_nocheck(t, n);
+  if (p == end) {
+    jw_str_leaf(w, t, n);
+    return;
+  }
   size_t o = (size_t)(p - (const unsigned char *)t);
   char *buf = malloc(n * 3 + 1);
-  if (!buf) return NULL;
+  if (!buf) {
+    w->rc = -1;
+    return;
+  }
   memcpy(buf, t, o);
   while (p < end) {
     k = utf8_seq(p, end);
@@ -313,176 +347,300 @@ static json_t *text_string(const char *t, size_t n) {
       p++;
     }
   }
-  json_t *v = json_stringn_nocheck(buf, o);
+  jw_str_leaf(w, buf, o);
   free(buf);
-  return v;
 }
 
-static json_t *str_or_null(const char *s) { return s ? text_string(s, strlen(s)) : json_null(); }
+static void jw_str_or_null(Jw *w, const char *s) {
+  if (s)
+    jw_text(w, s, strlen(s));
+  else
+    JW(w, "null");
+}
 
-static json_t *enc_value(const HValue *v) {
+/* x in decimal (no escaping needed), quoted as the spec's integers are. */
+static void jw_int(Jw *w, int64_t x, int quoted) {
+  char buf[24], *p = buf + sizeof buf;
+  uint64_t u = x < 0 ? 0 - (uint64_t)x : (uint64_t)x;
+  if (quoted) *--p = '"';
+  do *--p = (char)('0' + u % 10);
+  while (u /= 10);
+  if (x < 0) *--p = '-';
+  if (quoted) *--p = '"';
+  jw_raw(w, p, (size_t)(buf + sizeof buf - p));
+}
+
+static void jw_real(Jw *w, double d) {
+  if (!leaf_real) leaf_real = json_real(0);
+  if (!leaf_real || json_real_set(leaf_real, d))
+    w->rc = -1;
+  else
+    jw_leaf(w, leaf_real);
+}
+
+static void jw_value(Jw *w, const HValue *v) {
   switch (v->type) {
-    case HV_INTEGER: {
-      char buf[32];
-      snprintf(buf, sizeof buf, "%lld", (long long)v->i);
-      return tagged("integer", "value", json_string_nocheck(buf));
-    }
+    case HV_INTEGER:
+      JW(w, "{\"type\":\"integer\",\"value\":");
+      jw_int(w, v->i, 1);
+      JW(w, "}");
+      return;
     case HV_FLOAT: {
       double d = v->d;
-      if (isnan(d)) return tagged("null", NULL, NULL);
+      if (isnan(d)) break;
       if (isinf(d)) d = d > 0 ? 1.7976931348623157e308 : -1.7976931348623157e308;
-      return tagged("float", "value", json_real(d));
+      JW(w, "{\"type\":\"float\",\"value\":");
+      jw_real(w, d);
+      JW(w, "}");
+      return;
     }
     case HV_TEXT:
-      return tagged("text", "value", text_string(v->p, v->n));
+      JW(w, "{\"type\":\"text\",\"value\":");
+      jw_text(w, v->p, v->n);
+      JW(w, "}");
+      return;
     case HV_BLOB: {
       char *enc = b64_encode((const unsigned char *)v->p, v->n);
-      json_t *o = tagged("blob", "base64", json_string_nocheck(enc ? enc : ""));
+      JW(w, "{\"type\":\"blob\",\"base64\":\"");
+      if (enc) /* base64's alphabet needs no escaping */
+        jw_raw(w, enc, strlen(enc));
+      else
+        w->rc = -1;
+      JW(w, "\"}");
       free(enc);
-      return o;
+      return;
     }
     default:
-      return tagged("null", NULL, NULL);
+      break;
   }
+  JW(w, "{\"type\":\"null\"}");
 }
 
-static json_t *enc_row(const HRow *r) {
-  json_t *row = json_array();
-  for (size_t i = 0; i < r->n; i++) json_array_append_new(row, enc_value(&r->v[i]));
-  return row;
+static void jw_row(Jw *w, const HRow *r) {
+  JW(w, "[");
+  for (size_t i = 0; i < r->n; i++) {
+    if (i) JW(w, ",");
+    jw_value(w, &r->v[i]);
+  }
+  JW(w, "]");
 }
 
-static json_t *enc_cols(const HCol *c, size_t n) {
-  json_t *cols = json_array();
+static void jw_cols(Jw *w, const HCol *c, size_t n) {
+  JW(w, "[");
   for (size_t i = 0; i < n; i++) {
-    json_t *o = json_object();
-    json_object_set_new_nocheck(o, "name", str_or_null(c[i].name));
-    json_object_set_new_nocheck(o, "decltype", str_or_null(c[i].decltype));
-    json_array_append_new(cols, o);
+    if (i) JW(w, ",");
+    JW(w, "{\"name\":");
+    jw_str_or_null(w, c[i].name);
+    JW(w, ",\"decltype\":");
+    jw_str_or_null(w, c[i].decltype);
+    JW(w, "}");
   }
-  return cols;
+  JW(w, "]");
 }
 
-static json_t *enc_error(const HErr *e) {
-  if (!e) return json_pack("{s:s,s:s}", "message", "out of memory", "code", "SQLITE_NOMEM");
-  json_t *o = json_object();
-  json_object_set_new_nocheck(o, "message", text_string(e->message, strlen(e->message)));
-  json_object_set_new_nocheck(o, "code", json_string(e->code));
-  return o;
+static void jw_error(Jw *w, const HErr *e) {
+  JW(w, "{\"message\":");
+  jw_text(w, e ? e->message : "out of memory", strlen(e ? e->message : "out of memory"));
+  JW(w, ",\"code\":");
+  jw_str_or_null(w, e ? e->code : "SQLITE_NOMEM");
+  JW(w, "}");
 }
 
-static void enc_counts(json_t *o, const HResult *r) {
-  char rowid[32];
-  snprintf(rowid, sizeof rowid, "%lld", (long long)r->rowid);
-  json_object_set_new_nocheck(o, "affected_row_count", json_integer(r->affected));
-  json_object_set_new_nocheck(o, "last_insert_rowid", json_string_nocheck(rowid));
+/* ,"affected_row_count":N,"last_insert_rowid":"R" */
+static void jw_counts(Jw *w, const HResult *r) {
+  JW(w, ",\"affected_row_count\":");
+  jw_int(w, r->affected, 0);
+  JW(w, ",\"last_insert_rowid\":");
+  jw_int(w, r->rowid, 1);
 }
 
-static json_t *enc_result(const HResult *r) {
-  json_t *o = json_object(), *rows = json_array();
-  for (size_t i = 0; i < r->n_rows; i++) json_array_append_new(rows, enc_row(&r->rows[i]));
-  json_object_set_new_nocheck(o, "cols", enc_cols(r->cols, r->n_cols));
-  json_object_set_new_nocheck(o, "rows", rows);
-  enc_counts(o, r);
-  return o;
+static void jw_result(Jw *w, const HResult *r) {
+  JW(w, "{\"cols\":");
+  jw_cols(w, r->cols, r->n_cols);
+  JW(w, ",\"rows\":[");
+  for (size_t i = 0; i < r->n_rows; i++) {
+    if (i) JW(w, ",");
+    jw_row(w, &r->rows[i]);
+  }
+  JW(w, "]");
+  jw_counts(w, r);
+  JW(w, "}");
 }
 
-static json_t *enc_batch(const HBatchResult *b) {
-  json_t *res = json_array(), *errs = json_array();
+static void jw_batch(Jw *w, const HBatchResult *b) {
+  JW(w, "{\"step_results\":[");
   for (size_t i = 0; i < b->n; i++) {
-    json_array_append_new(res, b->results[i] ? enc_result(b->results[i]) : json_null());
-    json_array_append_new(errs, b->errors[i] ? enc_error(b->errors[i]) : json_null());
+    if (i) JW(w, ",");
+    if (b->results[i])
+      jw_result(w, b->results[i]);
+    else
+      JW(w, "null");
   }
-  return json_pack("{s:o,s:o}", "step_results", res, "step_errors", errs);
+  JW(w, "],\"step_errors\":[");
+  for (size_t i = 0; i < b->n; i++) {
+    if (i) JW(w, ",");
+    if (b->errors[i])
+      jw_error(w, b->errors[i]);
+    else
+      JW(w, "null");
+  }
+  JW(w, "]}");
 }
 
-static json_t *enc_describe(const HDescribe *d) {
-  json_t *params = json_array();
-  for (size_t i = 0; i < d->n_params; i++)
-    json_array_append_new(params, json_pack("{s:o}", "name", str_or_null(d->params[i])));
-  return json_pack("{s:o,s:o,s:b,s:b}", "params", params, "cols", enc_cols(d->cols, d->n_cols),
-                   "is_explain", d->is_explain, "is_readonly", d->is_readonly);
+static void jw_bool(Jw *w, int b) {
+  if (b)
+    JW(w, "true");
+  else
+    JW(w, "false");
 }
 
-static json_t *enc_entry(const HEntry *e) {
-  json_t *o;
+static void jw_describe(Jw *w, const HDescribe *d) {
+  JW(w, "{\"params\":[");
+  for (size_t i = 0; i < d->n_params; i++) {
+    if (i) JW(w, ",");
+    JW(w, "{\"name\":");
+    jw_str_or_null(w, d->params[i]);
+    JW(w, "}");
+  }
+  JW(w, "],\"cols\":");
+  jw_cols(w, d->cols, d->n_cols);
+  JW(w, ",\"is_explain\":");
+  jw_bool(w, d->is_explain);
+  JW(w, ",\"is_readonly\":");
+  jw_bool(w, d->is_readonly);
+  JW(w, "}");
+}
+
+static void jw_entry(Jw *w, const HEntry *e) {
   switch (e->type) {
     case HE_STEP_BEGIN:
-      o = tagged("step_begin", "step", json_integer(e->step));
-      json_object_set_new_nocheck(o, "cols", enc_cols(e->res->cols, e->res->n_cols));
-      return o;
+      JW(w, "{\"type\":\"step_begin\",\"step\":");
+      jw_int(w, e->step, 0);
+      JW(w, ",\"cols\":");
+      jw_cols(w, e->res->cols, e->res->n_cols);
+      break;
     case HE_ROW:
-      return tagged("row", "row", enc_row(&e->res->rows[e->row]));
+      JW(w, "{\"type\":\"row\",\"row\":");
+      jw_row(w, &e->res->rows[e->row]);
+      break;
     case HE_STEP_END:
-      o = tagged("step_end", NULL, NULL);
-      enc_counts(o, e->res);
-      return o;
+      JW(w, "{\"type\":\"step_end\"");
+      jw_counts(w, e->res);
+      break;
     case HE_STEP_ERROR:
-      o = tagged("step_error", "step", json_integer(e->step));
-      json_object_set_new_nocheck(o, "error", enc_error(e->err));
-      return o;
+      JW(w, "{\"type\":\"step_error\",\"step\":");
+      jw_int(w, e->step, 0);
+      JW(w, ",\"error\":");
+      jw_error(w, e->err);
+      break;
     default:
-      return tagged("error", "error", enc_error(e->err));
+      JW(w, "{\"type\":\"error\",\"error\":");
+      jw_error(w, e->err);
   }
+  JW(w, "}");
 }
 
-static json_t *enc_resp(const HResp *r) {
-  json_t *o = tagged(hreq_name(r->type), NULL, NULL);
-  if (r->result) json_object_set_new_nocheck(o, "result", enc_result(r->result));
-  if (r->batch) json_object_set_new_nocheck(o, "result", enc_batch(r->batch));
-  if (r->describe) json_object_set_new_nocheck(o, "result", enc_describe(r->describe));
-  if (r->type == HQ_GET_AUTOCOMMIT)
-    json_object_set_new_nocheck(o, "is_autocommit", json_boolean(r->flag));
+static void jw_resp(Jw *w, const HResp *r) {
+  const char *name = hreq_name(r->type); /* an ASCII identifier: no escapes */
+  JW(w, "{\"type\":\"");
+  jw_raw(w, name, strlen(name));
+  JW(w, "\"");
+  if (r->result || r->batch || r->describe) JW(w, ",\"result\":");
+  if (r->result) jw_result(w, r->result);
+  if (r->batch) jw_batch(w, r->batch);
+  if (r->describe) jw_describe(w, r->describe);
+  if (r->type == HQ_GET_AUTOCOMMIT) {
+    JW(w, ",\"is_autocommit\":");
+    jw_bool(w, r->flag);
+  }
   if (r->type == HQ_FETCH_CURSOR) {
-    json_t *es = json_array();
-    for (size_t i = 0; i < r->n_entries; i++) json_array_append_new(es, enc_entry(&r->entries[i]));
-    json_object_set_new_nocheck(o, "entries", es);
-    json_object_set_new_nocheck(o, "done", json_boolean(r->flag));
+    JW(w, ",\"entries\":[");
+    for (size_t i = 0; i < r->n_entries; i++) {
+      if (i) JW(w, ",");
+      jw_entry(w, &r->entries[i]);
+    }
+    JW(w, "],\"done\":");
+    jw_bool(w, r->flag);
   }
-  return o;
-}
-
-/* Dump j (taken) as compact JSON, then `tail` (may be ""). */
-static int dump(json_t *j, const char *tail, PutFn put, void *arg) {
-  int rc = j ? json_dump_callback(j, put, arg, JSON_COMPACT) : -1;
-  json_decref(j);
-  return rc || (*tail && put(tail, strlen(tail), arg)) ? -1 : 0;
+  JW(w, "}");
 }
 
 static int j_pipeline(const char *baton, const HResultItem *items, size_t n, PutFn put, void *arg) {
-  json_t *results = json_array();
+  Jw w = {put, arg, 0};
+  JW(&w, "{\"baton\":");
+  jw_str_or_null(&w, baton);
+  JW(&w, ",\"base_url\":null,\"results\":[");
   for (size_t i = 0; i < n; i++) {
-    json_t *o = json_object();
-    json_object_set_new_nocheck(o, "type", json_string_nocheck(items[i].ok ? "ok" : "error"));
-    json_object_set_new_nocheck(o, items[i].ok ? "response" : "error",
-                                items[i].ok ? enc_resp(items[i].ok) : enc_error(items[i].err));
-    json_array_append_new(results, o);
+    if (i) JW(&w, ",");
+    if (items[i].ok) {
+      JW(&w, "{\"type\":\"ok\",\"response\":");
+      jw_resp(&w, items[i].ok);
+    } else {
+      JW(&w, "{\"type\":\"error\",\"error\":");
+      jw_error(&w, items[i].err);
+    }
+    JW(&w, "}");
   }
-  return dump(json_pack("{s:s?,s:n,s:o}", "baton", baton, "base_url", "results", results), "", put,
-              arg);
+  JW(&w, "]}");
+  return w.rc;
 }
 
 static int j_server_msg(HServerMsgType type, int64_t id, const HResp *ok, const HErr *err,
                         PutFn put, void *arg) {
-  static const char *const names[] = {"hello_ok", "hello_error", "response_ok", "response_error"};
-  json_t *o = tagged(names[type], NULL, NULL);
-  if (type == HS_RESPONSE_OK || type == HS_RESPONSE_ERROR)
-    json_object_set_new_nocheck(o, "request_id", json_integer(id));
-  if (type == HS_RESPONSE_OK) json_object_set_new_nocheck(o, "response", enc_resp(ok));
-  if (type == HS_HELLO_ERROR || type == HS_RESPONSE_ERROR)
-    json_object_set_new_nocheck(o, "error", enc_error(err));
-  return dump(o, "", put, arg);
+  Jw w = {put, arg, 0};
+  switch (type) {
+    case HS_HELLO_OK:
+      JW(&w, "{\"type\":\"hello_ok\"}");
+      break;
+    case HS_HELLO_ERROR:
+      JW(&w, "{\"type\":\"hello_error\",\"error\":");
+      jw_error(&w, err);
+      JW(&w, "}");
+      break;
+    default:
+      if (type == HS_RESPONSE_OK)
+        JW(&w, "{\"type\":\"response_ok\",\"request_id\":");
+      else
+        JW(&w, "{\"type\":\"response_error\",\"request_id\":");
+      jw_int(&w, id, 0);
+      if (type == HS_RESPONSE_OK) {
+        JW(&w, ",\"response\":");
+        jw_resp(&w, ok);
+      } else {
+        JW(&w, ",\"error\":");
+        jw_error(&w, err);
+      }
+      JW(&w, "}");
+  }
+  return w.rc;
 }
 
 static int j_cursor_head(const char *baton, PutFn put, void *arg) {
-  return dump(json_pack("{s:s,s:n}", "baton", baton, "base_url"), "\n", put, arg);
+  Jw w = {put, arg, 0};
+  JW(&w, "{\"baton\":");
+  jw_str_or_null(&w, baton);
+  JW(&w, ",\"base_url\":null}\n");
+  return w.rc;
 }
 
 static int j_cursor_entry(const HEntry *e, PutFn put, void *arg) {
-  return dump(enc_entry(e), "\n", put, arg);
+  Jw w = {put, arg, 0};
+  jw_entry(&w, e);
+  JW(&w, "\n");
+  return w.rc;
 }
 
-int hjson_error(const HErr *e, PutFn put, void *arg) { return dump(enc_error(e), "", put, arg); }
+int hjson_error(const HErr *e, PutFn put, void *arg) {
+  Jw w = {put, arg, 0};
+  jw_error(&w, e);
+  return w.rc;
+}
+
+void hjson_shutdown(void) {
+  json_decref(leaf_str);
+  json_decref(leaf_real);
+  leaf_str = leaf_real = NULL;
+}
 
 const Codec hjson_codec = {
     "application/json", j_body,        j_client_msg,   j_pipeline,

@@ -193,6 +193,8 @@ int main(int argc, char **argv) {
   lws_sul_cancel(&sweep_sul);
   lws_context_destroy(ctx);
   net_shutdown();
+  hjson_shutdown();
+  arena_release();
   stream_shutdown();
   auth_free();
   return 0;

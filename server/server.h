@@ -75,6 +75,8 @@ char *arena_dup(Arena *a, const void *p, size_t n);
 /* printf's text (cut at 1023 bytes) in a, or NULL. */
 const char *arena_printf(Arena *a, const char *fmt, ...);
 void arena_free(Arena *a);
+/* Free the chunk kept for the next arena (shutdown). */
+void arena_release(void);
 
 /* ---- errors (hrana.c) ---- */
 /* A Hrana Error {message, code}: one malloc'ed block (free() it), or kept
@@ -266,6 +268,8 @@ typedef struct Codec {
 extern const Codec hjson_codec, proto_codec;
 /* An Error as a JSON body (non-2xx answers are JSON in both encodings). */
 int hjson_error(const HErr *e, PutFn put, void *arg);
+/* Free what the JSON encoder keeps between answers (shutdown). */
+void hjson_shutdown(void);
 
 /* ---- stored SQL (hrana.c) ---- */
 typedef struct SqlStore {

@@ -147,9 +147,9 @@ print("server Ir per request (%s): point lookup %.1fk, insert %.1fk (n=%d)" %
       ("Protobuf" if args.proto else "JSON", look / 1000, ins / 1000, args.n))
 if args.annotate:
     with open(args.annotate, "w") as f:
-        subprocess.run(["callgrind_annotate", "--inclusive=no", look_dump], stdout=f, check=True)
+        subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", look_dump], stdout=f, check=True)
     with open(args.annotate + ".incl", "w") as f:
-        subprocess.run(["callgrind_annotate", "--inclusive=yes", look_dump], stdout=f, check=True)
+        subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", look_dump], stdout=f, check=True)
 conn.close()
 proc.terminate()
 proc.wait()
