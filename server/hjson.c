@@ -18,8 +18,10 @@
  *     starts no well-formed sequence becomes U+FFFD; a float that JSON
  *     cannot write (an infinity) becomes the largest finite double, NaN
  *     (not stored by SQLite, so not expected) null.
- *  4. Every string and float sent is encoded by jansson; the writer below
- *     adds only punctuation, the spec's keys and type names, and digits.
+ *  4. Every float sent, and every string that needs escaping or holds
+ *     non-ASCII bytes, is encoded by jansson; the writer below adds only
+ *     punctuation, the spec's keys and type names, digits, and strings of
+ *     printable ASCII that jansson would copy unchanged.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -319,9 +321,20 @@ static void jw_str_leaf(Jw *w, const char *t, size_t n) {
     jw_leaf(w, leaf_str);
 }
 
-/* Text t (n bytes) as a JSON string, invalid UTF-8 replaced (invariant 3). */
+/* Text t (n bytes) as a JSON string, invalid UTF-8 replaced (invariant 3).
+ * Printable ASCII other than '"' and '\\' is what jansson writes unchanged
+ * (without JSON_ENSURE_ASCII or JSON_ESCAPE_SLASH), so text of nothing else
+ * (names, numbers, most values) is copied between quotes; any other text
+ * goes to jansson. */
 static void jw_text(Jw *w, const char *t, size_t n) {
   const unsigned char *p = (const unsigned char *)t, *end = p + n;
+  while (p < end && *p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\') p++;
+  if (p == end) {
+    JW(w, "\"");
+    jw_raw(w, t, n);
+    JW(w, "\"");
+    return;
+  }
   int k;
   while (p < end && (k = utf8_seq(p, end)) > 0) p += k;
   if (p == end) {
