@@ -4,6 +4,11 @@
  * through build/shale-server over HTTP with keep-alive (engine_net.c, a
  * Hrana 2 client), side by side in one run; writes docs/network.md.
  *
+ * Also the floor under any request/response protocol on this machine: a
+ * trivial echo (a child that reads a request-sized message and writes a
+ * response-sized one back) over the same kind of socket (TCP on loopback,
+ * TCP_NODELAY, one connection, blocking I/O), timed per round trip.
+ *
  * Usage: shale-netbench [--rows a,b,...|all] [--reps N] [--out PREFIX]
  *   --rows  rows to run (default: every speedtest1 row and lookup_rowid)
  *   --reps  timed repetitions after one warm-up (default 3)
@@ -17,10 +22,16 @@
  *     starts its own server for the row's scratch database and stops it when
  *     the row ends, so setup, warm-up and server start-up stay untimed.
  */
+#include <arpa/inet.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,12 +47,79 @@ static int default_row(const BenchRow *row) {
   return !strcmp(row->group, "speedtest1") || !strcmp(row->name, "lookup_rowid");
 }
 
+/* ---- the floor: an echo over loopback TCP ---- */
+
+/* Sizes of a point lookup's exchange through the server in JSON (HTTP
+ * headers and body, as libcurl sends them and shale-server answers). */
+#define FLOOR_REQ 330
+#define FLOOR_RESP 420
+#define FLOOR_N 20000
+
+static int full_io(int fd, char *buf, size_t n, int wr) {
+  for (size_t k = 0; k < n;) {
+    ssize_t r = wr ? write(fd, buf + k, n - k) : read(fd, buf + k, n - k);
+    if (r <= 0) return -1;
+    k += (size_t)r;
+  }
+  return 0;
+}
+
+/* Microseconds per round trip (median of 3 runs of FLOOR_N), or -1. */
+static double echo_floor(void) {
+  int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t al = sizeof a;
+  if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof a) || listen(ls, 1) ||
+      getsockname(ls, (struct sockaddr *)&a, &al))
+    return -1;
+  pid_t pid = fork();
+  if (pid == 0) { /* the echo: one connection, request in, response out */
+    int c = accept(ls, NULL, NULL);
+    char buf[FLOOR_RESP > FLOOR_REQ ? FLOOR_RESP : FLOOR_REQ] = {0};
+    setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    while (c >= 0 && !full_io(c, buf, FLOOR_REQ, 0) && !full_io(c, buf, FLOOR_RESP, 1)) {
+    }
+    _exit(0);
+  }
+  close(ls);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  double us[3] = {-1, -1, -1};
+  if (pid > 0 && fd >= 0 && !connect(fd, (struct sockaddr *)&a, sizeof a)) {
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    char buf[FLOOR_RESP > FLOOR_REQ ? FLOOR_RESP : FLOOR_REQ] = {0};
+    for (int r = 0; r < 4; r++) { /* run 0 warms up */
+      struct timespec t0, t1;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      int i = 0;
+      while (i < FLOOR_N && !full_io(fd, buf, FLOOR_REQ, 1) && !full_io(fd, buf, FLOOR_RESP, 0))
+        i++;
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+      if (i < FLOOR_N) break;
+      if (r)
+        us[r - 1] = ((t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3) / FLOOR_N;
+    }
+  }
+  if (fd >= 0) close(fd);
+  if (pid > 0) {
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+  }
+  for (int i = 0; i < 3; i++) /* the median of three */
+    for (int j = i + 1; j < 3; j++)
+      if (us[j] < us[i]) {
+        double t = us[i];
+        us[i] = us[j];
+        us[j] = t;
+      }
+  return us[1];
+}
+
 static int agree(const BenchResult *a, const BenchResult *b) {
   return a->ok && b->ok && a->checksum == b->checksum && a->agree_reps && b->agree_reps;
 }
 
 static void write_report(const char *prefix, const int *sel, const BenchResult *rs, int reps,
-                         const char *load0, const char *load1) {
+                         const char *load0, const char *load1, double floor_us) {
   char path[600];
   snprintf(path, sizeof path, "%s.md", prefix);
   FILE *md = fopen(path, "w");
@@ -113,6 +191,17 @@ static void write_report(const char *prefix, const int *sel, const BenchResult *
               rs[2 * i + 1].median / rs[2 * i].median,
               rs[2 * i + 1].median * 1000 / (double)rs[2 * i + 1].ops,
               rs[2 * i].median * 1000 / (double)rs[2 * i].ops);
+  for (int i = 0; i < bench_nrows_net; i++)
+    if (sel[i] && !strcmp(bench_rows_shale[i].name, "lookup_rowid") && rs[2 * i].ok &&
+        rs[2 * i + 1].ok && floor_us > 0)
+      fprintf(md,
+              "\n**The floor**: a trivial echo over the same kind of socket (loopback TCP, "
+              "TCP_NODELAY, %d bytes there and %d back, the size of a lookup's exchange, two "
+              "processes, blocking I/O) takes %.1f us per round trip, %.1fx an embedded lookup; "
+              "a lookup through the server takes %.2fx the echo.\n",
+              FLOOR_REQ, FLOOR_RESP, floor_us,
+              floor_us / (rs[2 * i].median * 1000 / (double)rs[2 * i].ops),
+              rs[2 * i + 1].median * 1000 / (double)rs[2 * i + 1].ops / floor_us);
   fprintf(md, "\nResults %s.\n\n## What each row does\n\n",
           all_agree ? "agree on every row" : "**differ or failed on some rows**");
   for (int i = 0; i < bench_nrows_net; i++)
@@ -163,7 +252,9 @@ int main(int argc, char **argv) {
     bad += !agree(e, n);
     fflush(stdout);
   }
+  double floor_us = echo_floor();
+  printf("%-22s %12s %12.1f us per round trip\n", "echo floor", "", floor_us);
   bench_loadavg(load1, sizeof load1);
-  write_report(prefix, sel, rs, reps, load0, load1);
+  write_report(prefix, sel, rs, reps, load0, load1, floor_us);
   return bad ? 1 : 0;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""server_ir.py [--server BIN] [--n N] [--proto] [--annotate FILE]
+"""server_ir.py [--server BIN] [--n N] [--proto] [--annotate FILE] [--strace]
 Instructions the server spends per request, counted by callgrind (the
 machine's load does not change them): build/shale-server runs under
 callgrind on a scratch database of 10,000 rows t(id INTEGER PRIMARY KEY,
@@ -12,7 +12,9 @@ per request, the client's not included. Also an insert shape (one INSERT of
 three arguments per request, autocommit). --proto sends the same requests in
 Hrana 3's Protobuf (POST /v3-protobuf/pipeline, encoded here by hand: the
 few fields used). --annotate FILE keeps the dump's callgrind_annotate listing
-of the lookups."""
+of the lookups. --strace counts the server's system calls per request instead
+(no callgrind: strace -c -f attached for the N requests only)."""
+import signal
 import argparse
 import glob
 import http.client
@@ -33,12 +35,13 @@ ap.add_argument("--server", default=os.path.join(os.path.dirname(os.path.abspath
 ap.add_argument("--n", type=int, default=2000)
 ap.add_argument("--proto", action="store_true", help="POST /v3-protobuf/pipeline")
 ap.add_argument("--annotate")
+ap.add_argument("--strace", action="store_true", help="system calls per request (strace -c)")
 args = ap.parse_args()
 
 work = tempfile.mkdtemp(prefix="server-ir.")
 out = os.path.join(work, "cg.out")
-proc = subprocess.Popen(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out + ".%p",
-                         args.server, "--db", os.path.join(work, "t.db"), "--listen", "127.0.0.1:0", "--quiet"],
+tool = [] if args.strace else ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out + ".%p"]
+proc = subprocess.Popen(tool + [args.server, "--db", os.path.join(work, "t.db"), "--listen", "127.0.0.1:0", "--quiet"],
                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 line = proc.stdout.readline()
 m = re.match(r"listening on ([\d.]+):(\d+)", line)
@@ -140,6 +143,37 @@ def measure(fn, n):
                 ir = int(ln.split()[1])
     return ir / n, dumps[-1]
 
+
+def measure_strace(fn, n):
+    """{syscall: calls per request} over n requests."""
+    fn(50)
+    st_out = os.path.join(work, "strace.%d" % n)
+    st = subprocess.Popen(["strace", "-c", "-f", "-p", str(proc.pid), "-o", st_out],
+                          stderr=subprocess.DEVNULL)
+    time.sleep(1.0)  # attached
+    fn(n)
+    st.send_signal(signal.SIGINT)
+    st.wait()
+    calls = {}
+    with open(st_out) as f:
+        for ln in f:
+            p = ln.split()
+            if len(p) >= 5 and p[0][0].isdigit() and p[-1] != "total":
+                calls[p[-1]] = int(p[3]) / n
+    return calls
+
+
+if args.strace:
+    for name, fn in (("point lookup", lookups), ("insert", inserts)):
+        calls = measure_strace(fn, args.n)
+        print("server system calls per request (%s), %s: %s (%.2f in all; n=%d)" %
+              ("Protobuf" if args.proto else "JSON", name,
+               ", ".join("%s %.2f" % kv for kv in sorted(calls.items(), key=lambda kv: -kv[1])),
+               sum(calls.values()), args.n))
+    conn.close()
+    proc.terminate()
+    proc.wait()
+    sys.exit(0)
 
 look, look_dump = measure(lookups, args.n)
 ins, _ = measure(inserts, args.n // 2)
