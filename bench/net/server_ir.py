@@ -16,6 +16,7 @@ of the lookups. --strace counts the server's system calls per request instead
 (no callgrind: strace -c -f attached for the N requests only)."""
 import signal
 import argparse
+import atexit
 import glob
 import http.client
 import json
@@ -43,6 +44,7 @@ out = os.path.join(work, "cg.out")
 tool = [] if args.strace else ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out + ".%p"]
 proc = subprocess.Popen(tool + [args.server, "--db", os.path.join(work, "t.db"), "--listen", "127.0.0.1:0", "--quiet"],
                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+atexit.register(lambda: proc.poll() is None and proc.kill())  # a failed run leaves no server
 line = proc.stdout.readline()
 m = re.match(r"listening on ([\d.]+):(\d+)", line)
 if not m:
