@@ -58,6 +58,15 @@
  *     or a checkpoint attempted frames past it (nBackfillAttempted). CKPT
  *     is held shared from the check to the new read mark, so that no
  *     checkpoint runs in between.
+ * 10. durable_mx/durable_salt: frames 1..durable_mx of the log whose salts
+ *     are durable_salt were committed (published) before a sync of the log
+ *     by this connection completed, so they are on disk: a checkpoint that
+ *     copies no frame past them skips its sync of the log (a log's frames
+ *     up to a published mxFrame are never rewritten; a restart changes the
+ *     salts). A run of partial checkpoints next to readers (each copying up
+ *     to the oldest reader's mark, which lags the last commit) then syncs
+ *     the log about once per reader generation instead of at every commit,
+ *     and at FULL the commits' own syncs already cover what is copied.
  *
  * Not done yet (differences from SQLite 3.40, docs/format.md):
  *  - a page written twice in one transaction gets two frames (valid, and
@@ -73,8 +82,9 @@
  *  - wal_close's checkpoint under EXCLUSIVE still takes the -shm locks;
  *  - a log with valid frames of another page size than wal_open's is
  *    SHALE_CORRUPT (the pager must pass the database's page size);
- *  - reader retries sleep (n-5)^2 * 39 us up to 0.3 s, ~11 s in all before
- *    SHALE_PROTOCOL, approximating SQLite's schedule.
+ *  - reader retries follow SQLite's schedule (1 us after the 6th to 9th
+ *    try, then (n-9)^2 * 39 us, ~10 s in all before SHALE_PROTOCOL), with
+ *    each sleep capped at 0.3 s.
  */
 #include "wal.h"
 
@@ -146,13 +156,15 @@ struct Wal {
   int heap;     /* wal-index in heap memory (wal_use_heap_memory) */
   uint8_t *buf; /* FRAME_HDRSIZE + page_size scratch */
   /* group commit (wal_group_* below; invariant 5) */
-  OsGroup *group;       /* shared with this process's other users of the log */
-  int token;            /* this Wal holds the group's writer token */
-  int write_busy;       /* the last wal_begin_write found WRITE held by another process */
-  uint64_t sync_seq;    /* commit announced but not yet synced (0 = none) */
-  int yield_next;       /* the next published header carries the yield flag */
-  uint32_t hold_frames; /* wal_hold_token: keep the token from this log size on */
-  int token_kept;       /* wal_end_write kept the token (hold_frames) */
+  OsGroup *group;          /* shared with this process's other users of the log */
+  int token;               /* this Wal holds the group's writer token */
+  int write_busy;          /* the last wal_begin_write found WRITE held by another process */
+  uint64_t sync_seq;       /* commit announced but not yet synced (0 = none) */
+  int yield_next;          /* the next published header carries the yield flag */
+  uint32_t hold_frames;    /* wal_hold_token: keep the token from this log size on */
+  uint32_t durable_mx;     /* invariant 10: frames known to be on disk ... */
+  uint8_t durable_salt[8]; /* ... of the log with these salts */
+  int token_kept;          /* wal_end_write kept the token (hold_frames) */
   /* mapped frame reads (invariant 6) */
   int map_on;          /* wal_set_map */
   uint8_t *map;        /* fetched for the read transaction, or NULL */
@@ -492,6 +504,20 @@ static int sync_wal(Wal *w, int level) {
   return os_sync(w->wf, OS_SYNC_NORMAL);
 }
 
+/* Invariant 10: frames 1..mx of the log with w->hdr's salts were written
+ * before a sync that has just completed. */
+static void note_durable(Wal *w, uint32_t mx) {
+  if (memcmp(w->durable_salt, w->hdr.salt, 8) != 0) {
+    memcpy(w->durable_salt, w->hdr.salt, 8);
+    w->durable_mx = 0;
+  }
+  if (mx > w->durable_mx) w->durable_mx = mx;
+}
+
+static int is_durable(const Wal *w, uint32_t mx) {
+  return mx <= w->durable_mx && memcmp(w->durable_salt, w->hdr.salt, 8) == 0;
+}
+
 /* ----------------------------------------------------------- recovery */
 
 /* Rebuild the index from the log (§W1.7). Caller holds WRITE. */
@@ -679,7 +705,10 @@ static int try_begin_read(Wal *w, int force_wal) {
 
 static void backoff(Wal *w, int cnt) {
   if (cnt > 5) {
-    int us = (cnt - 5) * (cnt - 5) * 39;
+    /* a retry lost a race with another connection's header or read-mark
+     * update, usually over within microseconds: the first sleeps are
+     * short (a writer waiting here holds the process's writer token) */
+    int us = cnt < 10 ? 1 : (cnt - 9) * (cnt - 9) * 39;
     if (us > 300000) us = 300000;
     w->vfs->sleep(w->vfs, us);
   }
@@ -936,6 +965,7 @@ int wal_append(Wal *w, const WalPage *pages, int n, uint32_t commit_db_size, int
   if (commit_db_size && sync_level >= WAL_SYNC_FULL && !defer) {
     rc = sync_wal(w, sync_level);
     if (rc != SHALE_OK) return rc;
+    note_durable(w, f);
   }
   uint32_t first = w->hdr.mx_frame + 1;
   for (int i = 0; i < n; i++) {
@@ -1004,7 +1034,9 @@ int wal_sync_commit(Wal *w) {
   if (!w->sync_seq) return SHALE_OK;
   uint64_t seq = w->sync_seq;
   w->sync_seq = 0;
-  return os_group_sync(w->group, seq, w->wf, OS_SYNC_NORMAL);
+  int rc = os_group_sync(w->group, seq, w->wf, OS_SYNC_NORMAL);
+  if (rc == SHALE_OK) note_durable(w, w->hdr.mx_frame); /* our commit's frames */
+  return rc;
 }
 
 /* --------------------------------------------------------- checkpoint */
@@ -1040,8 +1072,11 @@ static int backfill(Wal *w, uint32_t nbackfill, uint32_t mx_safe) {
   }
   qsort(list, cnt, sizeof *list, cmp_pgframe);
   r0[W_ATTEMPTED] = mx_safe;
-  rc = sync_wal(w, w->sync_level);
-  if (rc != SHALE_OK) goto out;
+  if (w->sync_level != WAL_SYNC_OFF && !is_durable(w, mx_safe)) {
+    rc = sync_wal(w, w->sync_level);
+    if (rc != SHALE_OK) goto out;
+    note_durable(w, w->hdr.mx_frame); /* every frame published before the sync */
+  }
   for (uint32_t i = 0; i < cnt; i++) {
     if (i + 1 < cnt && list[i + 1].pgno == list[i].pgno) continue; /* keep the newest */
     rc = wal_read_frame(w, list[i].frame, w->buf);

@@ -12,6 +12,10 @@
  *    (PASSIVE / FULL / RESTART / TRUNCATE), then cuts the power;
  *  - commit_fault: makes the n-th write or sync of one more commit fail,
  *    then cuts the power.
+ *  - partial_checkpoints: two readers hold back PASSIVE checkpoints; the
+ *    second copies only frames the first one's sync of the log covered, so
+ *    it must not sync (wal.c invariant 10: a failing sync would fail it),
+ *    and the power cut after it keeps every commit.
  * The files are then opened through the plain VFS by Shale and (a copy) by
  * SQLite, which recover the log: meta.k = K' with, at synchronous FULL,
  * K' = the last acknowledged commit (or that + 1 when the faulted commit
@@ -186,6 +190,51 @@ static void run_kind(int kind, int n) {
             "  %d cases, %d lost acknowledged commits (NORMAL), %d faulted commits went through, "
             "%d checkpoints failed\n",
             st.cases, st.lost_tail, st.faulted_committed, st.ckpt_faults);
+}
+
+static void partial_case(int c, uint64_t *seed) {
+  const char *path = tscratch_path("wfp.db");
+  walt_unlink(path);
+  OsVfs *fv = os_fault_vfs_create("walfault", os_vfs_find("unix"));
+  CHECK(fv != NULL);
+  if (!fv) return;
+  WConn a, r1, r2;
+  CHECK_OK(wc_open_vfs(&a, path, "walfault"));
+  CHECK_OK(wc_exec(&a,
+                   "PRAGMA synchronous=FULL; PRAGMA journal_mode=WAL; BEGIN;"
+                   "CREATE TABLE t(k INTEGER, i INTEGER, v BLOB, PRIMARY KEY(k, i));"
+                   "CREATE TABLE meta(k INTEGER); INSERT INTO meta VALUES(0); COMMIT;"
+                   "PRAGMA synchronous=NORMAL"));
+  CHECK_OK(wc_open_vfs(&r1, path, "walfault"));
+  CHECK_OK(wc_open_vfs(&r2, path, "walfault"));
+  long long k = 0, v1[3] = {-1, -1, -1}, v2[3] = {-1, -1, -1};
+  int n1 = 1 + (int)(test_rand(seed) % 4), n2 = 1 + (int)(test_rand(seed) % 4);
+  while (k < n1) CHECK_OK(commit_k(&a, ++k));
+  CHECK_OK(wc_exec(&r1, "BEGIN; SELECT count(*) FROM t")); /* the oldest mark */
+  while (k < n1 + n2) CHECK_OK(commit_k(&a, ++k));
+  CHECK_OK(wc_exec(&r2, "BEGIN; SELECT count(*) FROM t")); /* a newer one */
+  CHECK_OK(commit_k(&a, ++k));
+  CHECK_OK(wc_row3(&a, "PRAGMA wal_checkpoint(PASSIVE)", v1)); /* up to r1: syncs the log */
+  CHECK_OK(wc_exec(&r1, "COMMIT"));
+  os_fault_arm(fv, OS_FAULT_SYNC, 1, 1);                       /* any sync fails from here */
+  CHECK_OK(wc_row3(&a, "PRAGMA wal_checkpoint(PASSIVE)", v2)); /* up to r2: no sync */
+  os_fault_arm(fv, OS_FAULT_SYNC, 0, 0);
+  CHECK(v1[2] > 0 && v2[2] > v1[2] && v2[2] < v2[1]);
+  CHECK_OK(wc_exec(&r2, "COMMIT"));
+  long long unsynced = os_fault_unsynced(fv);
+  int keep = unsynced > 0 ? (int)(test_rand(seed) % (uint64_t)(unsynced + 1)) : 0;
+  os_fault_power_loss(fv, keep, (int)(test_rand(seed) % 2));
+  wc_close(&r2);
+  wc_close(&r1);
+  wc_close(&a);
+  os_fault_vfs_destroy(fv);
+  verify(path, k, k, c, "partial checkpoints");
+  walt_unlink(path);
+}
+
+TEST(wal_partial_checkpoints) {
+  uint64_t seed = test_seed() * 31 + 7;
+  for (int c = 0; c < 20; c++) partial_case(c, &seed);
 }
 
 static int ncases(void) { return test_long() ? 400 : WALT_ASAN ? 15 : 60; }
