@@ -47,6 +47,7 @@
  *     made for (page size + extra size).
  */
 #include <assert.h>
+#include <limits.h>
 #include <string.h>
 
 #include "pager_int.h"
@@ -500,7 +501,7 @@ static int spill(Pager *p) {
 
 int pager_cacheflush(Pager *p) {
   if (p->txn != PAGER_TXN_WRITE || p->ndirty == 0 || p->in_spill || p->memory) return SHALE_OK;
-  return p->wal ? pager_wal_spill(p) : spill(p);
+  return p->wal ? pager_wal_spill(p, INT_MAX) : spill(p);
 }
 
 int pager_cache_alloc(Pager *p, uint32_t pgno, PgPage **out) {
@@ -509,7 +510,7 @@ int pager_cache_alloc(Pager *p, uint32_t pgno, PgPage **out) {
   if (p->ncached >= p->budget) {
     /* WAL mode spills into the log as uncommitted frames (pager_wal.c). */
     if (!p->lru_head && p->txn == PAGER_TXN_WRITE && !p->in_spill && p->ndirty > 0) {
-      int rc = p->wal ? pager_wal_spill(p) : spill(p);
+      int rc = p->wal ? pager_wal_spill(p, 1) : spill(p);
       if (rc != SHALE_OK && rc != SHALE_BUSY) return rc;
     }
     while (p->ncached > p->budget && p->lru_head) pager_cache_remove(p, p->lru_head);

@@ -291,7 +291,9 @@ uint32_t pager_lock_page(Pager *);
 /* Append every unreferenced dirty page to the log as uncommitted frames and
  * mark them clean (WAL write transaction, cache full). Errors put the pager
  * in the error state. */
-int pager_wal_spill(Pager *);
+/* Write up to max unreferenced dirty pages, oldest first, as uncommitted
+ * frames (INT_MAX: all of them). */
+int pager_wal_spill(Pager *, int max);
 /* After a WAL rollback: drop the cache if pages were spilled. */
 int pager_wal_after_rollback(Pager *);
 /* Exclusive locking mode: take EXCLUSIVE on the database file (busy
