@@ -145,22 +145,7 @@ void pager_cache_lru_del(Pager *p, PgPage *pg) {
 
 static int on_lru(Pager *p, PgPage *pg) { return pg->lprev || pg->lnext || p->lru_head == pg; }
 
-void pager_cache_make_dirty(Pager *p, PgPage *pg) {
-  if (pg->flags & PG_DIRTY) return;
-  if (on_lru(p, pg)) pager_cache_lru_del(p, pg);
-  pg->flags |= PG_DIRTY;
-  pg->dnext = NULL;
-  pg->dprev = p->dirty_tail;
-  if (p->dirty_tail)
-    p->dirty_tail->dnext = pg;
-  else
-    p->dirty_head = pg;
-  p->dirty_tail = pg;
-  p->ndirty++;
-}
-
-void pager_cache_make_clean(Pager *p, PgPage *pg) {
-  if (!(pg->flags & PG_DIRTY)) return;
+static void dirty_unlink(Pager *p, PgPage *pg) {
   if (pg->dprev)
     pg->dprev->dnext = pg->dnext;
   else
@@ -170,6 +155,35 @@ void pager_cache_make_clean(Pager *p, PgPage *pg) {
   else
     p->dirty_tail = pg->dprev;
   pg->dprev = pg->dnext = NULL;
+}
+
+static void dirty_append(Pager *p, PgPage *pg) {
+  pg->dnext = NULL;
+  pg->dprev = p->dirty_tail;
+  if (p->dirty_tail)
+    p->dirty_tail->dnext = pg;
+  else
+    p->dirty_head = pg;
+  p->dirty_tail = pg;
+}
+
+void pager_cache_make_dirty(Pager *p, PgPage *pg) {
+  if (pg->flags & PG_DIRTY) return;
+  if (on_lru(p, pg)) pager_cache_lru_del(p, pg);
+  pg->flags |= PG_DIRTY;
+  dirty_append(p, pg);
+  p->ndirty++;
+}
+
+void pager_cache_dirty_touch(Pager *p, PgPage *pg) {
+  assert(pg->flags & PG_DIRTY);
+  dirty_unlink(p, pg);
+  dirty_append(p, pg);
+}
+
+void pager_cache_make_clean(Pager *p, PgPage *pg) {
+  if (!(pg->flags & PG_DIRTY)) return;
+  dirty_unlink(p, pg);
   pg->flags &= ~PG_DIRTY;
   p->ndirty--;
   if (pg->nref == 0) pager_cache_lru_add(p, pg);

@@ -246,6 +246,8 @@ void pager_cache_insert(Pager *, PgPage *);
 void pager_cache_remove(Pager *, PgPage *); /* unlink from hash/LRU/dirty, free */
 void pager_cache_make_dirty(Pager *, PgPage *);
 void pager_cache_make_clean(Pager *, PgPage *);
+/* A dirty page just used: to the tail of the dirty list (oldest use first). */
+void pager_cache_dirty_touch(Pager *, PgPage *);
 void pager_cache_lru_add(Pager *, PgPage *);
 void pager_cache_lru_del(Pager *, PgPage *);
 /* Evict clean unreferenced pages while over budget. */

@@ -12,8 +12,9 @@
  * Spill (as SQLite's pagerStress in WAL mode): unreferenced dirty pages are
  * appended to the -wal as non-commit frames (wal_append with commit size 0)
  * and marked clean; the cache may then evict them. Under cache pressure a
- * spill writes only the page dirtied longest ago (the head of the dirty
- * list), as SQLite writes the one page it recycles: writing every dirty
+ * spill writes only the dirty page used longest ago (the head of the dirty
+ * list: a dirty page goes to its tail when released), as SQLite writes the
+ * one page it recycles: writing every dirty
  * page made a transaction that keeps changing the same pages (an R-Tree, a
  * random-key index) write each of them again and again, 2.7x SQLite's page
  * writes in rtree_insert. They stay invisible to
