@@ -889,6 +889,14 @@ static int legacy_rename_check(Parse *p, const Table *t, const char *nn, const S
   return rc != SHALE_OK || parse_failed(p);
 }
 
+/* SQLite's RENAME TO, RENAME COLUMN and DROP COLUMN of a table outside
+ * temp also update temp's schema table (its triggers and views may name the
+ * table), so the statement writes temp too: the virtual tables in the
+ * transaction see a statement savepoint per database written. */
+static void also_write_temp(Parse *p) {
+  if (p->idb != 1 && compile_parse_ndb(p) > 1) compile_parse_need_db(p, 1, 1);
+}
+
 static int rename_table(Parse *p, const SqlStmt *s) {
   const SqlAlter *a = &s->u.alter;
   Table *t = alter_target(p, a, 0);
@@ -995,6 +1003,7 @@ static int rename_table(Parse *p, const SqlStmt *s) {
     return parse_failed(p);
   }
   compile_parse_need_write(p);
+  also_write_temp(p);
   if (vd) { /* xRename first: its error leaves the schema as it is */
     int r = emit_regs(p, 1);
     compile_ddl_emit_text(p, r, nn);
@@ -1600,6 +1609,7 @@ static int rename_column(Parse *p, const SqlStmt *s) {
   char *plain = compile_parse_strdup(p, nn);
   if (!quoted || !plain) return 1;
   compile_parse_need_write(p);
+  also_write_temp(p);
   int dup = schema_table_column_index(t, nn);
   if (dup >= 0 && dup != ci) {
     /* the new text's later column of the two is the duplicate */
@@ -1748,6 +1758,7 @@ static int drop_column(Parse *p, const SqlStmt *s) {
   memcpy(sql, t->sql, (size_t)from);
   memcpy(sql + from, t->sql + to, lold - (size_t)to + 1);
   compile_parse_need_write(p);
+  also_write_temp(p);
   /* the schema as SQLite re-reads it: the table, then its dependants */
   SqlStmt *nst = compile_ddl_reparse(p, sql);
   if (!nst) return 1;

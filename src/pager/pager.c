@@ -1242,6 +1242,9 @@ void pager_unref(PgPage *pg) {
   if (!(pg->flags & PG_DIRTY)) {
     pager_cache_lru_add(p, pg);
     if (p->ncached > p->budget) pager_cache_trim(p);
+  } else if (p->wal && !p->lru_head && p->ncached >= p->budget && pg != p->dirty_tail) {
+    /* a cache full of dirty pages spills (WAL) the one used longest ago */
+    pager_cache_dirty_touch(p, pg);
   }
 }
 

@@ -47,6 +47,7 @@
  *     made for (page size + extra size).
  */
 #include <assert.h>
+#include <limits.h>
 #include <string.h>
 
 #include "pager_int.h"
@@ -144,22 +145,7 @@ void pager_cache_lru_del(Pager *p, PgPage *pg) {
 
 static int on_lru(Pager *p, PgPage *pg) { return pg->lprev || pg->lnext || p->lru_head == pg; }
 
-void pager_cache_make_dirty(Pager *p, PgPage *pg) {
-  if (pg->flags & PG_DIRTY) return;
-  if (on_lru(p, pg)) pager_cache_lru_del(p, pg);
-  pg->flags |= PG_DIRTY;
-  pg->dnext = NULL;
-  pg->dprev = p->dirty_tail;
-  if (p->dirty_tail)
-    p->dirty_tail->dnext = pg;
-  else
-    p->dirty_head = pg;
-  p->dirty_tail = pg;
-  p->ndirty++;
-}
-
-void pager_cache_make_clean(Pager *p, PgPage *pg) {
-  if (!(pg->flags & PG_DIRTY)) return;
+static void dirty_unlink(Pager *p, PgPage *pg) {
   if (pg->dprev)
     pg->dprev->dnext = pg->dnext;
   else
@@ -169,6 +155,35 @@ void pager_cache_make_clean(Pager *p, PgPage *pg) {
   else
     p->dirty_tail = pg->dprev;
   pg->dprev = pg->dnext = NULL;
+}
+
+static void dirty_append(Pager *p, PgPage *pg) {
+  pg->dnext = NULL;
+  pg->dprev = p->dirty_tail;
+  if (p->dirty_tail)
+    p->dirty_tail->dnext = pg;
+  else
+    p->dirty_head = pg;
+  p->dirty_tail = pg;
+}
+
+void pager_cache_make_dirty(Pager *p, PgPage *pg) {
+  if (pg->flags & PG_DIRTY) return;
+  if (on_lru(p, pg)) pager_cache_lru_del(p, pg);
+  pg->flags |= PG_DIRTY;
+  dirty_append(p, pg);
+  p->ndirty++;
+}
+
+void pager_cache_dirty_touch(Pager *p, PgPage *pg) {
+  assert(pg->flags & PG_DIRTY);
+  dirty_unlink(p, pg);
+  dirty_append(p, pg);
+}
+
+void pager_cache_make_clean(Pager *p, PgPage *pg) {
+  if (!(pg->flags & PG_DIRTY)) return;
+  dirty_unlink(p, pg);
   pg->flags &= ~PG_DIRTY;
   p->ndirty--;
   if (pg->nref == 0) pager_cache_lru_add(p, pg);
@@ -500,7 +515,7 @@ static int spill(Pager *p) {
 
 int pager_cacheflush(Pager *p) {
   if (p->txn != PAGER_TXN_WRITE || p->ndirty == 0 || p->in_spill || p->memory) return SHALE_OK;
-  return p->wal ? pager_wal_spill(p) : spill(p);
+  return p->wal ? pager_wal_spill(p, INT_MAX) : spill(p);
 }
 
 int pager_cache_alloc(Pager *p, uint32_t pgno, PgPage **out) {
@@ -509,7 +524,7 @@ int pager_cache_alloc(Pager *p, uint32_t pgno, PgPage **out) {
   if (p->ncached >= p->budget) {
     /* WAL mode spills into the log as uncommitted frames (pager_wal.c). */
     if (!p->lru_head && p->txn == PAGER_TXN_WRITE && !p->in_spill && p->ndirty > 0) {
-      int rc = p->wal ? pager_wal_spill(p) : spill(p);
+      int rc = p->wal ? pager_wal_spill(p, 1) : spill(p);
       if (rc != SHALE_OK && rc != SHALE_BUSY) return rc;
     }
     while (p->ncached > p->budget && p->lru_head) pager_cache_remove(p, p->lru_head);

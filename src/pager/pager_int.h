@@ -246,6 +246,8 @@ void pager_cache_insert(Pager *, PgPage *);
 void pager_cache_remove(Pager *, PgPage *); /* unlink from hash/LRU/dirty, free */
 void pager_cache_make_dirty(Pager *, PgPage *);
 void pager_cache_make_clean(Pager *, PgPage *);
+/* A dirty page just used: to the tail of the dirty list (oldest use first). */
+void pager_cache_dirty_touch(Pager *, PgPage *);
 void pager_cache_lru_add(Pager *, PgPage *);
 void pager_cache_lru_del(Pager *, PgPage *);
 /* Evict clean unreferenced pages while over budget. */
@@ -291,7 +293,9 @@ uint32_t pager_lock_page(Pager *);
 /* Append every unreferenced dirty page to the log as uncommitted frames and
  * mark them clean (WAL write transaction, cache full). Errors put the pager
  * in the error state. */
-int pager_wal_spill(Pager *);
+/* Write up to max unreferenced dirty pages, oldest first, as uncommitted
+ * frames (INT_MAX: all of them). */
+int pager_wal_spill(Pager *, int max);
 /* After a WAL rollback: drop the cache if pages were spilled. */
 int pager_wal_after_rollback(Pager *);
 /* Exclusive locking mode: take EXCLUSIVE on the database file (busy

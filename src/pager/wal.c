@@ -68,9 +68,17 @@
  *     the log about once per reader generation instead of at every commit,
  *     and at FULL the commits' own syncs already cover what is copied.
  *
+ * 10. Frames past the shared header's mxFrame (the last commit, invariant
+ *     2) are this transaction's: a page written again before the commit
+ *     overwrites its frame in place, as SQLite's walFrames (3.11 on), except
+ *     the commit frame, which is always new. The chain of frame checksums is
+ *     then wrong from the first overwritten frame (recksum) on; the commit
+ *     makes it again before its own frames (rewrite_cksums). Until then a
+ *     recovery stops at that frame, which is past the last commit, so no
+ *     committed frame is lost. Savepoint rollbacks need no old frame
+ *     contents (the pager restores pages from its savepoint copies).
+ *
  * Not done yet (differences from SQLite 3.40, docs/format.md):
- *  - a page written twice in one transaction gets two frames (valid, and
- *    lookups take the newest) instead of being overwritten in place;
  *  - no sector padding (POWERSAFE_OVERWRITE assumed), no journal_size_limit
  *    truncation, no directory sync at the first sync of the -wal;
  *  - no read-only -shm modes;
@@ -153,8 +161,10 @@ struct Wal {
   uint32_t min_frame; /* nBackfill + 1 at read start */
   uint32_t ckpt_seq;  /* private checkpoint sequence (§W1.6) */
   int ever_read;
-  int heap;     /* wal-index in heap memory (wal_use_heap_memory) */
-  uint8_t *buf; /* FRAME_HDRSIZE + page_size scratch */
+  int heap;         /* wal-index in heap memory (wal_use_heap_memory) */
+  uint8_t *buf;     /* FRAME_HDRSIZE + page_size scratch */
+  uint32_t recksum; /* first frame overwritten since the last commit, 0 none (invariant 10) */
+  uint8_t spilled;  /* frames appended since the last commit (invariant 10) */
   /* group commit (wal_group_* below; invariant 5) */
   OsGroup *group;          /* shared with this process's other users of the log */
   int token;               /* this Wal holds the group's writer token */
@@ -931,6 +941,60 @@ static int write_wal_header(Wal *w, int sync_level) {
   return rc;
 }
 
+static int64_t frame_offset(const Wal *w, uint32_t frame) {
+  return WAL_HDRSIZE + (int64_t)(frame - 1) * (FRAME_HDRSIZE + w->page_size);
+}
+
+/* Overwrite in place the pages of pages[0..n-1] that already have a frame
+ * of this transaction (invariant 10), all but a commit's last; done[i] = 1
+ * for those. A failed allocation of done just leaves every page to be
+ * appended. */
+static int overwrite_frames(Wal *w, const WalPage *pages, int n, int commit, uint8_t **done) {
+  *done = NULL;
+  if (!w->spilled) return SHALE_OK; /* nothing of ours before this call */
+  IdxHdr live;
+  hdr_load(info(w), &live);
+  if (w->hdr.mx_frame <= live.mx_frame) return SHALE_OK; /* nothing of ours yet */
+  int last = commit ? n - 1 : n;
+  for (int i = 0; i < last; i++) {
+    uint32_t f;
+    int rc = index_find(w, pages[i].pgno, live.mx_frame + 1, w->hdr.mx_frame, &f);
+    if (rc != SHALE_OK) return rc;
+    if (!f) continue;
+    if (!*done) {
+      if (!(*done = shale_malloc((size_t)n))) return SHALE_OK; /* before any overwrite */
+      memset(*done, 0, (size_t)n);
+    }
+    rc = os_write(w->wf, pages[i].data, (int)w->page_size, frame_offset(w, f) + FRAME_HDRSIZE);
+    if (rc != SHALE_OK) return rc;
+    (*done)[i] = 1;
+    if (!w->recksum || f < w->recksum) w->recksum = f;
+  }
+  return SHALE_OK;
+}
+
+/* The checksum chain again from frame w->recksum to the last (invariant
+ * 10); c ends as the last frame's checksum. */
+static int rewrite_cksums(Wal *w, uint32_t c[2]) {
+  uint32_t ps = w->page_size, f = w->recksum;
+  uint8_t *fb = w->buf;
+  int rc = f == 1 ? os_read(w->wf, fb, 8, 24) : os_read(w->wf, fb, 8, frame_offset(w, f - 1) + 16);
+  c[0] = util_get4(fb);
+  c[1] = util_get4(fb + 4);
+  for (; rc == SHALE_OK && f <= w->hdr.mx_frame; f++) {
+    rc = os_read(w->wf, fb, (int)(FRAME_HDRSIZE + ps), frame_offset(w, f));
+    if (rc != SHALE_OK) break;
+    cksum(fb, 8, w->hdr.big_end, c);
+    cksum(fb + FRAME_HDRSIZE, ps, w->hdr.big_end, c);
+    util_put4(fb + 16, c[0]);
+    util_put4(fb + 20, c[1]);
+    rc = os_write(w->wf, fb + 16, 8, frame_offset(w, f) + 16);
+  }
+  if (rc == SHALE_IOERR_SHORT_READ) rc = SHALE_CORRUPT;
+  if (rc == SHALE_OK) w->recksum = 0;
+  return rc;
+}
+
 int wal_append(Wal *w, const WalPage *pages, int n, uint32_t commit_db_size, int sync_level) {
   assert(w->write_lock && n >= 1);
   int rc = maybe_restart(w);
@@ -939,11 +1003,19 @@ int wal_append(Wal *w, const WalPage *pages, int n, uint32_t commit_db_size, int
     rc = write_wal_header(w, sync_level);
     if (rc != SHALE_OK) return rc;
   }
+  uint8_t *done;
+  rc = overwrite_frames(w, pages, n, commit_db_size != 0, &done);
   uint32_t ps = w->page_size;
   uint32_t c[2] = {w->hdr.frame_cksum[0], w->hdr.frame_cksum[1]};
+  if (rc == SHALE_OK && commit_db_size && w->recksum) rc = rewrite_cksums(w, c);
+  if (rc != SHALE_OK) {
+    shale_free(done);
+    return rc;
+  }
   uint32_t f = w->hdr.mx_frame;
   uint8_t *fb = w->buf;
   for (int i = 0; i < n; i++) {
+    if (done && done[i]) continue;
     f++;
     util_put4(fb, pages[i].pgno);
     util_put4(fb + 4, (i == n - 1) ? commit_db_size : 0);
@@ -953,9 +1025,11 @@ int wal_append(Wal *w, const WalPage *pages, int n, uint32_t commit_db_size, int
     cksum(fb + FRAME_HDRSIZE, ps, w->hdr.big_end, c);
     util_put4(fb + 16, c[0]);
     util_put4(fb + 20, c[1]);
-    rc = os_write(w->wf, fb, (int)(FRAME_HDRSIZE + ps),
-                  WAL_HDRSIZE + (int64_t)(f - 1) * (FRAME_HDRSIZE + ps));
-    if (rc != SHALE_OK) return rc;
+    rc = os_write(w->wf, fb, (int)(FRAME_HDRSIZE + ps), frame_offset(w, f));
+    if (rc != SHALE_OK) {
+      shale_free(done);
+      return rc;
+    }
   }
   /* the log now holds these frames: our next read needs no fstat for them
    * (invariant 6) */
@@ -967,14 +1041,15 @@ int wal_append(Wal *w, const WalPage *pages, int n, uint32_t commit_db_size, int
     if (rc != SHALE_OK) return rc;
     note_durable(w, f);
   }
-  uint32_t first = w->hdr.mx_frame + 1;
-  for (int i = 0; i < n; i++) {
-    rc = index_append(w, first + (uint32_t)i, pages[i].pgno);
-    if (rc != SHALE_OK) return rc;
-  }
+  uint32_t next = w->hdr.mx_frame + 1;
+  for (int i = 0; i < n && rc == SHALE_OK; i++)
+    if (!done || !done[i]) rc = index_append(w, next++, pages[i].pgno);
+  shale_free(done);
+  if (rc != SHALE_OK) return rc;
   w->hdr.mx_frame = f;
   w->hdr.frame_cksum[0] = c[0];
   w->hdr.frame_cksum[1] = c[1];
+  w->spilled = !commit_db_size;
   if (commit_db_size) {
     w->hdr.n_page = commit_db_size;
     w->hdr.change++;
@@ -992,6 +1067,8 @@ int wal_undo(Wal *w) {
   if (live.mx_frame != w->hdr.mx_frame) index_truncate(w, live.mx_frame);
   if (live.mx_frame == 0) block_zero(w, 0); /* nothing committed: all junk */
   w->hdr = live;
+  w->recksum = 0;
+  w->spilled = 0;
   return SHALE_OK;
 }
 

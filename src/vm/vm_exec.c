@@ -1624,8 +1624,9 @@ cmp_general: {
       if (v->sp_mask == bit) {
         v->stmt_def_fk = v->hooks && v->hooks->deferred_fk ? *v->hooks->deferred_fk : 0;
         v->stmt_def_imm_fk = v->hooks && v->hooks->deferred_imm_fk ? *v->hooks->deferred_imm_fk : 0;
-        CHK(vm_vtab_stmt_sp(v, 0)); /* VM_VTAB_SAVEPOINT: xSavepoint */
       }
+      /* VM_VTAB_SAVEPOINT: xSavepoint, as SQLite once per database written */
+      CHK(vm_vtab_stmt_sp(v, 0));
     }
     if (op->p5 & VM_TXN_CHECK_COOKIE) {
       uint32_t cookie;

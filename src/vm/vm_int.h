@@ -330,7 +330,9 @@ void vm_vtab_close(VmCursor *);
 int vm_vtab_sync(Vm *);
 void vm_vtab_end(Vm *, int commit);
 /* The statement savepoint on the virtual tables (VM_VTAB_SAVEPOINT): op 0
- * opens it (xSavepoint), 1 releases it, 2 rolls back to it and releases it. */
+ * opens it (xSavepoint; again, at the same level, for each further database
+ * the statement writes, as SQLite), 1 releases it, 2 rolls back to it and
+ * releases it. */
 int vm_vtab_stmt_sp(Vm *, int op);
 /* Forget that savepoint without calling the modules: autocommit mode's only
  * writer, whose transaction end the caller makes (vm_set_sole_writer). */

@@ -229,8 +229,8 @@ int vm_vtab_stmt_sp(Vm *v, int op) {
     return SHALE_OK;
   char *msg = NULL;
   int rc = SHALE_OK;
-  if (op == 0) {
-    v->vtab_sp = r->nsavepoint++;
+  if (op == 0) { /* again for each further database the statement writes */
+    if (v->vtab_sp < 0) v->vtab_sp = r->nsavepoint++;
     rc = vtab_savepoint(r, 0, v->vtab_sp, &msg);
     if (rc) return fail(v, rc, msg);
     return SHALE_OK;

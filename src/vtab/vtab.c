@@ -153,7 +153,7 @@ void vtab_modules_drop(VtabReg *r, const char **keep) {
 
 VtabTable *vtab_find(const VtabReg *r, int idb, const char *name) {
   for (VtabTable *t = r->tabs; t; t = t->next)
-    if (t->vt && t->idb == idb && util_stricmp(t->name, name) == 0) return t;
+    if (t->vt && !t->stale && t->idb == idb && util_stricmp(t->name, name) == 0) return t;
   return NULL;
 }
 
@@ -164,8 +164,9 @@ void vtab_disconnect_db(VtabReg *r, int idb) {
     if (idb < 0 || t->idb == idb) disconnect(t);
 }
 
-void vtab_disconnect_stale(VtabReg *r) {
+void vtab_schema_reset(VtabReg *r, int idb) {
   for (VtabTable *t = r->tabs; t; t = t->next) {
+    if (idb >= 0 && t->idb != idb && t->idb != 1) continue;
     if (t->vt && t->in_txn)
       t->stale = 1;
     else
@@ -727,11 +728,16 @@ int vtab_sync(VtabReg *r, char **errmsg) {
   return SHALE_OK;
 }
 
+/* As SQLite's: each table's xCommit/xRollback, then the release of the
+ * transaction's reference, which disconnects a stale table. */
 static void end_txn(VtabReg *r, int commit) {
-  for (VtabTable *t = next_in_txn(r, 0); t; t = next_in_txn(r, t->txn_seq)) {
+  for (VtabTable *t = next_in_txn(r, 0); t;) {
     const shale_module *m = t->vt->pModule;
     int (*fn)(shale_vtab *) = commit ? m->xCommit : m->xRollback;
     if (fn) fn(t->vt);
+    VtabTable *next = next_in_txn(r, t->txn_seq);
+    if (t->stale) disconnect(t);
+    t = next;
   }
   for (VtabTable *t = r->tabs; t; t = t->next) {
     t->in_txn = 0;

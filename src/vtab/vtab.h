@@ -56,7 +56,7 @@ typedef struct VtabTable {
   uint8_t constraint_support, innocuous, directonly;
   uint8_t eponymous;   /* the module's own table (no schema row) */
   uint8_t stale;       /* the schemas were reset during its transaction: xDisconnect when
-                          the transaction ends (vtab_disconnect_stale) */
+                          the transaction ends (vtab_schema_reset) */
   int txn_seq;         /* order of xBegin within the transaction */
   int isp;             /* SQLite's VTable.iSavepoint: savepoint levels it has seen */
   struct VtabReg *reg; /* its registry */
@@ -130,11 +130,14 @@ VtabTable *vtab_find(const VtabReg *, int idb, const char *name);
 int vtab_destroy(VtabReg *, VtabTable *, char **errmsg);
 /* xDisconnect of every table of database idb (-1: all): DETACH. */
 void vtab_disconnect_db(VtabReg *, int idb);
-/* The schemas were reset inside a transaction (SQLite's ROLLBACK TO after a
- * schema change): every table not in the transaction disconnects now, the
- * others after their xCommit/xRollback (SQLite's transaction holds a
- * reference to them). */
-void vtab_disconnect_stale(VtabReg *);
+/* The schemas of database idb and temp were reset (SQLite reparses them
+ * after an ALTER TABLE; idb -1: all of them, as its ROLLBACK TO after a
+ * schema change): their tables not in the transaction disconnect now, the
+ * others (stale) after their xCommit/xRollback (SQLite's transaction holds
+ * a reference to them). vtab_find skips a stale table, so a statement
+ * prepared meanwhile connects a new instance, which joins the transaction
+ * beside the old one, as in SQLite. */
+void vtab_schema_reset(VtabReg *, int idb);
 /* xDisconnect of every table in vtab_reg_free's order: shale_close, before
  * it checks for unfinalized statements (a module's own statements go). */
 void vtab_disconnect_closing(VtabReg *);

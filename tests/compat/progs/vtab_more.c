@@ -307,6 +307,16 @@ static void svp_run(sqlite3 *db) {
       "CREATE UNIQUE INDEX du ON p(x)", "INSERT INTO p VALUES (1)",
       "CREATE UNIQUE INDEX du2 ON p(x)", "DROP TABLE d", "DROP TABLE IF EXISTS sqlite_stat1",
       "COMMIT",
+      /* ALTER TABLE inside a transaction with the table joined: the
+       * statement savepoints SQLite opens for each form, and the
+       * disconnect of the schema's virtual tables afterwards */
+      "BEGIN", "INSERT INTO k(a) VALUES (1)", "CREATE TABLE al(x, y)",
+      "ALTER TABLE al RENAME TO al2", "INSERT INTO k(a) VALUES (2)",
+      "ALTER TABLE al2 RENAME COLUMN x TO x2", "INSERT INTO k(a) VALUES (3)",
+      "ALTER TABLE al2 ADD COLUMN z", "INSERT INTO k(a) VALUES (4)",
+      "ALTER TABLE al2 DROP COLUMN y", "INSERT INTO k(a) VALUES (5)", "COMMIT", "SELECT a FROM k",
+      "ALTER TABLE al2 RENAME TO al3", "SELECT a FROM k", "ALTER TABLE al3 ADD COLUMN w",
+      "SELECT a FROM k", "DROP TABLE al3",
       /* the same outside BEGIN: no savepoints */
       "CREATE TABLE d(x)", "DROP TABLE d",
       /* no transaction: no savepoints */
