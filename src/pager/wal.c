@@ -67,8 +67,7 @@
  *     to the oldest reader's mark, which lags the last commit) then syncs
  *     the log about once per reader generation instead of at every commit,
  *     and at FULL the commits' own syncs already cover what is copied.
- *
- * 10. Frames past the shared header's mxFrame (the last commit, invariant
+ * 11. Frames past the shared header's mxFrame (the last commit, invariant
  *     2) are this transaction's: a page written again before the commit
  *     overwrites its frame in place, as SQLite's walFrames (3.11 on), except
  *     the commit frame, which is always new. The chain of frame checksums is
@@ -163,8 +162,8 @@ struct Wal {
   int ever_read;
   int heap;         /* wal-index in heap memory (wal_use_heap_memory) */
   uint8_t *buf;     /* FRAME_HDRSIZE + page_size scratch */
-  uint32_t recksum; /* first frame overwritten since the last commit, 0 none (invariant 10) */
-  uint8_t spilled;  /* frames appended since the last commit (invariant 10) */
+  uint32_t recksum; /* first frame overwritten since the last commit, 0 none (invariant 11) */
+  uint8_t spilled;  /* frames appended since the last commit (invariant 11) */
   /* group commit (wal_group_* below; invariant 5) */
   OsGroup *group;          /* shared with this process's other users of the log */
   int token;               /* this Wal holds the group's writer token */
@@ -946,7 +945,7 @@ static int64_t frame_offset(const Wal *w, uint32_t frame) {
 }
 
 /* Overwrite in place the pages of pages[0..n-1] that already have a frame
- * of this transaction (invariant 10), all but a commit's last; done[i] = 1
+ * of this transaction (invariant 11), all but a commit's last; done[i] = 1
  * for those. A failed allocation of done just leaves every page to be
  * appended. */
 static int overwrite_frames(Wal *w, const WalPage *pages, int n, int commit, uint8_t **done) {

@@ -223,7 +223,7 @@ static void copy_sfx(const char *path, const char *dst, const char *sfx) {
 }
 
 /* A transaction that keeps changing the same pages past the cache
- * (wal.c invariant 10): a page spilled and then changed again overwrites
+ * (wal.c invariant 11): a page spilled and then changed again overwrites
  * its frame instead of growing the log, and the commit makes the frames'
  * checksums again. Checked by recovery: the files copied without their
  * -shm and opened by SQLite and by Shale, which rebuild the index from the
