@@ -973,7 +973,7 @@ static int overwrite_frames(Wal *w, const WalPage *pages, int n, int commit, uin
 }
 
 /* The checksum chain again from frame w->recksum to the last (invariant
- * 10); c ends as the last frame's checksum. */
+ * 11); c ends as the last frame's checksum. */
 static int rewrite_cksums(Wal *w, uint32_t c[2]) {
   uint32_t ps = w->page_size, f = w->recksum;
   uint8_t *fb = w->buf;
