@@ -333,8 +333,8 @@ static int compare_queries_in(const char *path, uint64_t *rs, int nq, int ncol,
       while (k > 0 && a[k - 1] != '\n') k--;
       line = k;
       bad++;
-      test_fail(__FILE__, __LINE__, "query %s [%s]\nsqlite:\n%.300s\nshale:\n%.300s", sql, q.p,
-                a + line, b + line);
+      test_fail(__FILE__, __LINE__, "%s: query %s [%s]\nsqlite:\n%.300s\nshale:\n%.300s", path, sql,
+                q.p, a + line, b + line);
     }
     free(a);
     free(b);
