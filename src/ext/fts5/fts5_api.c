@@ -124,26 +124,28 @@ void fts5_api_free(Fts5Global *g) {
 }
 
 /* ---- a table's tokenizer ---- */
-Fts5Tok *fts5_tok_new(Fts5Global *g, int argc, const char *const *argv, char **err) {
+int fts5_tok_new(Fts5Global *g, int argc, const char *const *argv, Fts5Tok **out, char **err) {
+  *out = NULL;
   Fts5TokMod *m = find_mod(g, argc > 0 ? argv[0] : NULL);
   if (!m) {
     *err = util_mprintf("no such tokenizer: %s", argc > 0 ? argv[0] : "");
-    return NULL;
+    return SHALE_ERROR;
   }
   Fts5Tok *t = shale_malloc(sizeof *t);
-  if (!t) return NULL;
+  if (!t) return SHALE_NOMEM;
   memset(t, 0, sizeof *t);
   t->m = m->m;
   int rc = t->m.xCreate(m->ctx, argc > 1 ? (const char **)argv + 1 : NULL, argc > 1 ? argc - 1 : 0,
                         &t->inst);
-  if (rc) {
+  if (rc) { /* SQLite's message, the constructor's code (out of memory stays so) */
     *err = util_mprintf("error in tokenizer constructor");
     shale_free(t);
-    return NULL;
+    return rc;
   }
   t->pattern = fts5_tok_pattern(&t->m, t->inst);
   t->builtin = fts5_tok_builtin(&t->m, t->inst);
-  return t;
+  *out = t;
+  return SHALE_OK;
 }
 
 void fts5_tok_free(Fts5Tok *t) {

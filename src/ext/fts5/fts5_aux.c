@@ -298,10 +298,16 @@ static void fn_snippet(const Fts5ExtensionApi *api, Fts5Context *fc, shale_conte
   if (!seen || !sizes) rc = SHALE_NOMEM;
   if (rc == SHALE_OK) rc = fts5_storage_docsize(t, rowid, sizes);
   int best_col = icol >= 0 ? icol : 0, best_start = 0, best_score = 0, colsize = 0;
+  /* an instance past its column's end (a stale one SQLite's walk left)
+   * ends that column's scan with SQLITE_CORRUPT, which SQLite's loop
+   * forgets when it reads the next column's text: only the last column
+   * scanned fails the call */
+  int col_rc = SHALE_OK;
   for (int i = 0; rc == SHALE_OK && i < t->c.ncol; i++) {
     if (icol >= 0 && icol != i) continue;
     Sentences s = {0};
     int ndoc;
+    col_rc = SHALE_OK;
     rc = fts5_cursor_text(c, i, &s.doc, &ndoc);
     if (rc == SHALE_OK && s.doc)
       rc = fts5_tokenize(t->c.tok, FTS5_TOKENIZE_AUX, s.doc, ndoc, &s, sentence_cb);
@@ -310,7 +316,7 @@ static void fn_snippet(const Fts5ExtensionApi *api, Fts5Context *fc, shale_conte
       if (in[ii].col != i) continue;
       int io = in[ii].off, adj, score;
       if (io > docsize) {
-        rc = FTS5_CORRUPT;
+        col_rc = FTS5_CORRUPT;
         break;
       }
       memset(seen, 0, (size_t)np + 1);
@@ -340,6 +346,7 @@ static void fn_snippet(const Fts5ExtensionApi *api, Fts5Context *fc, shale_conte
     }
     shale_free(s.first);
   }
+  if (rc == SHALE_OK) rc = col_rc;
   Hl h;
   memset(&h, 0, sizeof h);
   if (rc == SHALE_OK && best_col >= 0 && best_col < t->c.ncol)

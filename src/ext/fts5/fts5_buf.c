@@ -36,6 +36,18 @@ int fts5_buf_grow_slow(int *rc, Fts5Buf *b, int more) {
   return 1;
 }
 
+int fts5_value_text(shale_value *v, const char **z, int *n) {
+  *z = (const char *)shale_value_text(v);
+  *n = *z ? shale_value_bytes(v) : 0;
+  return *z || shale_value_type(v) == SHALE_NULL ? SHALE_OK : SHALE_NOMEM;
+}
+
+int fts5_column_text(shale_stmt *st, int col, const char **z, int *n) {
+  *z = (const char *)shale_column_text(st, col);
+  *n = *z ? shale_column_bytes(st, col) : 0;
+  return *z || shale_column_type(st, col) == SHALE_NULL ? SHALE_OK : SHALE_NOMEM;
+}
+
 void fts5_buf_append(int *rc, Fts5Buf *b, const void *p, int n) {
   if (n <= 0 || !fts5_buf_grow(rc, b, n)) return;
   memcpy(b->p + b->n, p, (size_t)n);

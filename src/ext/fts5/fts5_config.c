@@ -24,8 +24,9 @@ static char *dup_n(const char *z, int n) {
 }
 
 /* One word of an argument: a quoted string ('', "", ``, []) unquoted, or a
- * run up to white space or '='. *pz moves past it. NULL at the end. */
-static char *next_word(const char **pz, int *quoted) {
+ * run up to white space or '='. *pz moves past it. NULL at the end, for an
+ * unterminated quote, or out of memory (*rc set to SHALE_NOMEM then). */
+static char *next_word(const char **pz, int *quoted, int *rc) {
   const char *z = *pz;
   while (is_space(*z)) z++;
   *quoted = 0;
@@ -37,7 +38,10 @@ static char *next_word(const char **pz, int *quoted) {
     char q = *z == '[' ? ']' : *z;
     const char *p = z + 1;
     char *out = shale_malloc(strlen(z) + 1);
-    if (!out) return NULL;
+    if (!out) {
+      *rc = SHALE_NOMEM;
+      return NULL;
+    }
     int k = 0;
     for (;;) {
       if (!*p) {
@@ -64,7 +68,9 @@ static char *next_word(const char **pz, int *quoted) {
   while (*p && !is_space(*p) && *p != '=') p++;
   if (p == z) p++; /* a lone '=' */
   *pz = p;
-  return dup_n(z, (int)(p - z));
+  char *w = dup_n(z, (int)(p - z));
+  if (!w) *rc = SHALE_NOMEM;
+  return w;
 }
 
 int fts5_ci_eq(const char *a, const char *b) {
@@ -77,17 +83,18 @@ int fts5_ci_eq(const char *a, const char *b) {
   return *a == *b;
 }
 
-/* Split a tokenize= value into words (argv for fts5_tok_new). */
+/* Split a tokenize= value into words (argv for fts5_tok_new): SHALE_ERROR
+ * for an unterminated quote. */
 static int split_words(const char *v, char ***out, int *n) {
   *out = NULL;
   *n = 0;
   const char *p = v;
   for (;;) {
-    int q;
+    int q, rc = SHALE_OK;
     while (is_space(*p)) p++;
     if (!*p) return SHALE_OK;
-    char *w = next_word(&p, &q);
-    if (!w) return SHALE_ERROR;
+    char *w = next_word(&p, &q, &rc);
+    if (!w) return rc ? rc : SHALE_ERROR;
     char **a = shale_realloc(*out, sizeof(char *) * (size_t)(*n + 1));
     if (!a) {
       shale_free(w);
@@ -134,13 +141,13 @@ static int set_option(Fts5Config *c, const char *k, const char *v, char **err) {
       *err = util_mprintf("multiple tokenize=... directives");
       return SHALE_ERROR;
     }
-    if (split_words(v, &w, &n)) {
+    int rc = split_words(v, &w, &n);
+    if (rc == SHALE_ERROR)
       *err = util_mprintf("parse error in tokenize directive");
-      return SHALE_ERROR;
-    }
-    c->tok = fts5_tok_new(c->g, n, (const char *const *)w, err);
+    else if (rc == SHALE_OK)
+      rc = fts5_tok_new(c->g, n, (const char *const *)w, &c->tok, err);
     free_words(w, n);
-    return c->tok ? SHALE_OK : SHALE_ERROR;
+    return rc;
   }
   if (fts5_ci_eq(k, "content")) {
     if (c->zcontent || c->content != FTS5_CONTENT_NORMAL) {
@@ -242,7 +249,8 @@ int fts5_config_parse(Fts5Config *c, Fts5Global *g, shale *db, int argc, const c
   for (int i = 3; rc == SHALE_OK && i < argc; i++) {
     const char *p = argv[i];
     int q1, q2;
-    char *w1 = next_word(&p, &q1);
+    char *w1 = next_word(&p, &q1, &rc);
+    if (rc) break;
     if (!w1) {
       *err = util_mprintf("parse error in \"%s\"", argv[i]);
       rc = SHALE_ERROR;
@@ -251,12 +259,12 @@ int fts5_config_parse(Fts5Config *c, Fts5Global *g, shale *db, int argc, const c
     while (is_space(*p)) p++;
     if (*p == '=' && !q1) { /* option */
       p++;
-      char *w2 = next_word(&p, &q2);
+      char *w2 = next_word(&p, &q2, &rc);
       while (is_space(*p)) p++;
-      if (!w2 || *p) {
+      if (rc == SHALE_OK && (!w2 || *p)) {
         *err = util_mprintf("parse error in \"%s\"", argv[i]);
         rc = SHALE_ERROR;
-      } else {
+      } else if (rc == SHALE_OK) {
         rc = set_option(c, w1, w2, err);
       }
       shale_free(w2);
@@ -265,11 +273,11 @@ int fts5_config_parse(Fts5Config *c, Fts5Global *g, shale *db, int argc, const c
     }
     int unindexed = 0;
     if (*p) {
-      char *w2 = next_word(&p, &q2);
+      char *w2 = next_word(&p, &q2, &rc);
       while (is_space(*p)) p++;
-      if (w2 && fts5_ci_eq(w2, "unindexed") && !*p)
+      if (rc == SHALE_OK && w2 && fts5_ci_eq(w2, "unindexed") && !*p)
         unindexed = 1;
-      else {
+      else if (rc == SHALE_OK) {
         *err = util_mprintf("unrecognized column option: %s", w2 ? w2 : "");
         rc = SHALE_ERROR;
       }
@@ -284,10 +292,7 @@ int fts5_config_parse(Fts5Config *c, Fts5Global *g, shale *db, int argc, const c
     *err = util_mprintf("vtable constructor failed: %s", c->zname);
     rc = SHALE_ERROR;
   }
-  if (rc == SHALE_OK && !c->tok) {
-    c->tok = fts5_tok_new(c->g, 0, NULL, err);
-    if (!c->tok) rc = SHALE_ERROR;
-  }
+  if (rc == SHALE_OK && !c->tok) rc = fts5_tok_new(c->g, 0, NULL, &c->tok, err);
   if (rc == SHALE_OK && c->content == FTS5_CONTENT_EXTERNAL && !c->zcontent_rowid) {
     c->zcontent_rowid = util_mprintf("rowid");
     if (!c->zcontent_rowid) rc = SHALE_NOMEM;

@@ -949,12 +949,12 @@ static int phrase_eval(Fts5Expr *e, Fts5Index *ix, Phrase *p, Fts5List *out, int
       if (i != lead) ok = (dt[i] = find_doc_at(&t[i], &at[i], rowid)) != NULL;
     if (!ok) continue;
     const Fts5Doc *d0 = dt[0];
-    /* a candidate: every term has a position in the phrase's columns (the
-     * column filter is applied by SQLite's term iterators) */
+    /* a candidate: SQLite's term iterators stop on every row holding all
+     * the terms, the column filter emptying their position lists there */
+    if (cand && (rc = rows_push(cand, ncand, &capc, d0->rowid))) break;
     for (int i = 0; i < p->nterm && ok; i++)
       ok = has_col(fts5_doc_pos(&t[i], dt[i]), dt[i]->n, p->colmask);
     if (!ok) continue;
-    if (cand && (rc = rows_push(cand, ncand, &capc, d0->rowid))) break;
     fts5_list_push(&rc, out, d0->rowid);
     const int64_t *p0 = fts5_doc_pos(&t[0], d0);
     for (int k = 0; rc == SHALE_OK && k < d0->n; k++) {

@@ -146,6 +146,8 @@ static void pending_clear(Fts5Index *x) {
 
 void fts5_index_discard(Fts5Index *x) { pending_clear(x); }
 
+int fts5_index_pending(const Fts5Index *x) { return x->nterm > 0; }
+
 void fts5_index_close(Fts5Index *x) {
   if (!x) return;
   pending_clear(x);
@@ -170,9 +172,9 @@ static int data_read(Fts5Index *x, int64_t id, Fts5Buf *b) {
   b->n = 0;
   rc = shale_step(x->read);
   if (rc == SHALE_ROW) {
-    int n = shale_column_bytes(x->read, 0);
     const void *p = shale_column_blob(x->read, 0);
-    rc = SHALE_OK;
+    int n = shale_column_bytes(x->read, 0);
+    rc = n && !p ? SHALE_NOMEM : SHALE_OK;
     if (fts5_buf_grow(&rc, b, n + 8)) {
       if (n) memcpy(b->p, p, (size_t)n);
       memset(b->p + n, 0, 8);
@@ -189,7 +191,8 @@ static int data_write(Fts5Index *x, int64_t id, const void *p, int n) {
   int rc = prep(x, &x->write, "REPLACE INTO \"%s\".\"%s_data\"(id, block) VALUES(?, ?)");
   if (rc) return rc;
   shale_bind_int64(x->write, 1, id);
-  shale_bind_blob(x->write, 2, p, n, SHALE_STATIC);
+  rc = shale_bind_blob(x->write, 2, p, n, SHALE_STATIC); /* a copy: may fail */
+  if (rc) return rc;
   rc = shale_step(x->write);
   shale_reset(x->write);
   return rc == SHALE_DONE ? SHALE_OK : shale_errcode(x->c->db);
@@ -216,7 +219,8 @@ static int idx_insert(Fts5Index *x, int segid, const uint8_t *term, int n, int p
   int rc = prep(x, &x->idx_ins, "INSERT INTO \"%s\".\"%s_idx\"(segid, term, pgno) VALUES(?,?,?)");
   if (rc) return rc;
   shale_bind_int(x->idx_ins, 1, segid);
-  shale_bind_blob(x->idx_ins, 2, n ? (const void *)term : "", n, SHALE_STATIC);
+  rc = shale_bind_blob(x->idx_ins, 2, n ? (const void *)term : "", n, SHALE_STATIC);
+  if (rc) return rc;
   shale_bind_int64(x->idx_ins, 3, (int64_t)pgno << 1);
   rc = shale_step(x->idx_ins);
   shale_reset(x->idx_ins);
@@ -231,7 +235,8 @@ static int idx_seek(Fts5Index *x, int segid, const uint8_t *term, int n, int *pg
                 "LIMIT 1");
   if (rc) return rc;
   shale_bind_int(x->idx_seek, 1, segid);
-  shale_bind_blob(x->idx_seek, 2, n ? (const void *)term : "", n, SHALE_STATIC);
+  rc = shale_bind_blob(x->idx_seek, 2, n ? (const void *)term : "", n, SHALE_STATIC);
+  if (rc) return rc;
   *pgno = 1;
   rc = shale_step(x->idx_seek);
   if (rc == SHALE_ROW) *pgno = (int)(shale_column_int64(x->idx_seek, 0) >> 1);

@@ -47,6 +47,11 @@ static inline int fts5_buf_grow(int *rc, Fts5Buf *b, int more) {
   return b->n + more <= b->cap ? 1 : fts5_buf_grow_slow(rc, b, more);
 }
 void fts5_buf_append(int *rc, Fts5Buf *, const void *p, int n);
+/* The text of a value, or of column col of a statement's row, in *z (NULL
+ * for a NULL) and its bytes in *n: SHALE_NOMEM when the value is not NULL
+ * but its text could not be made (out of memory). */
+int fts5_value_text(shale_value *v, const char **z, int *n);
+int fts5_column_text(shale_stmt *st, int col, const char **z, int *n);
 void fts5_buf_varint_slow(Fts5Buf *, uint64_t v);
 static inline void fts5_buf_varint(int *rc, Fts5Buf *b, uint64_t v) {
   if (!fts5_buf_grow(rc, b, 9)) return;
@@ -108,9 +113,11 @@ typedef struct Fts5Tok {
 } Fts5Tok;
 
 /* Create the tokenizer a tokenize= argument list names (argv[0] the name,
- * none: the default) from the connection's registry. NULL and *err set
- * (shale_malloc'ed, SQLite's message) when unknown or its xCreate fails. */
-Fts5Tok *fts5_tok_new(Fts5Global *, int argc, const char *const *argv, char **err);
+ * none: the default) from the connection's registry into *out. SHALE_ERROR
+ * and *err set (shale_malloc'ed, SQLite's message) when unknown; when its
+ * xCreate fails, that code (SHALE_NOMEM stays so) and SQLite's message;
+ * SHALE_NOMEM out of memory. */
+int fts5_tok_new(Fts5Global *, int argc, const char *const *argv, Fts5Tok **out, char **err);
 void fts5_tok_free(Fts5Tok *);
 /* Run the tokenizer (flags: FTS5_TOKENIZE_*). */
 int fts5_tokenize(Fts5Tok *, int flags, const char *text, int n, void *ctx, Fts5TokenCb cb);
@@ -221,6 +228,8 @@ int fts5_index_token(Fts5Index *, int col, int pos, const char *tok, int ntok);
 /* Write the pending data out as a new segment (automerging after). */
 int fts5_index_flush(Fts5Index *);
 void fts5_index_discard(Fts5Index *);
+/* Whether terms are pending (fts5_index_flush would write a segment). */
+int fts5_index_pending(const Fts5Index *);
 /* The doclist of term (the main index; prefix: every term starting with
  * it), merged over segments; flushes pending data first. */
 int fts5_index_query(Fts5Index *, const char *term, int nterm, int prefix, Fts5List *out);

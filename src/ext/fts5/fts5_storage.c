@@ -145,11 +145,13 @@ int fts5_storage_load_totals(Fts5Table *t) {
   }
   memset(t->coltotal, 0, sizeof(int64_t) * (size_t)t->c.ncol);
   t->nrow = 0;
+  int nomem = 0;
   if (shale_step(st) == SHALE_ROW) {
     const uint8_t *p = shale_column_blob(st, 0);
     const uint8_t *end = p + shale_column_bytes(st, 0);
     uint64_t v;
     int k;
+    nomem = !p && end != p;
     if (p && (k = fts5_get_varint(p, end, &v))) {
       t->nrow = (int64_t)v;
       p += k;
@@ -160,6 +162,7 @@ int fts5_storage_load_totals(Fts5Table *t) {
     }
   }
   rc = shale_finalize(st);
+  if (rc == SHALE_OK && nomem) rc = SHALE_NOMEM;
   if (rc == SHALE_OK) t->avg_loaded = 1;
   return rc;
 }
@@ -175,9 +178,10 @@ int fts5_storage_write_totals(Fts5Table *t) {
     rc = stmt_fmt(t, &st, "REPLACE INTO \"%s\".\"%s_data\"(id, block) VALUES(1, ?)", t->c.zdb,
                   t->c.zname);
   if (rc == SHALE_OK) {
-    shale_bind_blob(st, 1, b.p, b.n, SHALE_STATIC);
-    shale_step(st);
-    rc = shale_finalize(st);
+    rc = shale_bind_blob(st, 1, b.p, b.n, SHALE_STATIC); /* a copy: may fail */
+    if (rc == SHALE_OK) shale_step(st);
+    int rc2 = shale_finalize(st);
+    if (rc == SHALE_OK) rc = rc2;
   }
   fts5_buf_free(&b);
   if (rc == SHALE_OK) t->avg_dirty = 0;
@@ -228,9 +232,10 @@ int fts5_storage_index_row(Fts5Table *t, int64_t rowid, shale_value **vals, int 
     c.col = i;
     c.pos = 0;
     if (!t->c.unindexed[i] && vals && vals[i] && shale_value_type(vals[i]) != SHALE_NULL) {
-      const char *z = (const char *)shale_value_text(vals[i]);
-      int n = shale_value_bytes(vals[i]);
-      if (z) rc = fts5_tokenize(t->c.tok, FTS5_TOKENIZE_DOCUMENT, z, n, &c, index_cb);
+      const char *z;
+      int n;
+      rc = fts5_value_text(vals[i], &z, &n);
+      if (rc == SHALE_OK) rc = fts5_tokenize(t->c.tok, FTS5_TOKENIZE_DOCUMENT, z, n, &c, index_cb);
     }
     fts5_buf_varint(&rc, &sz, (uint64_t)c.pos);
     sizes[i] = c.pos;
@@ -264,9 +269,11 @@ int fts5_storage_index_row(Fts5Table *t, int64_t rowid, shale_value **vals, int 
                    t->c.zdb, t->c.zname);
       if (rc == SHALE_OK) {
         shale_bind_int64(t->st_ins_docsize, 1, rowid);
-        shale_bind_blob(t->st_ins_docsize, 2, sz.p ? (const void *)sz.p : "", sz.n, SHALE_STATIC);
-        shale_step(t->st_ins_docsize);
-        rc = shale_reset(t->st_ins_docsize);
+        rc = shale_bind_blob(t->st_ins_docsize, 2, sz.p ? (const void *)sz.p : "", sz.n,
+                             SHALE_STATIC);
+        if (rc == SHALE_OK) shale_step(t->st_ins_docsize);
+        int rc2 = shale_reset(t->st_ins_docsize);
+        if (rc == SHALE_OK) rc = rc2;
       }
     }
   }
@@ -307,9 +314,10 @@ int fts5_storage_content_insert(Fts5Table *t, shale_value *rowid_in, shale_value
     shale_clear_bindings(t->st_ins_content);
   }
   shale_stmt *st = t->st_ins_content;
-  if (rowid_in) shale_bind_value(st, 1, rowid_in);
-  for (int i = 0; i < t->c.ncol; i++) shale_bind_value(st, i + 2, vals[i]);
-  int rc = shale_step(st);
+  int rc = rowid_in ? shale_bind_value(st, 1, rowid_in) : SHALE_OK; /* copies: may fail */
+  for (int i = 0; rc == SHALE_OK && i < t->c.ncol; i++) rc = shale_bind_value(st, i + 2, vals[i]);
+  if (rc) return rc;
+  rc = shale_step(st);
   if (rc != SHALE_DONE) {
     rc = shale_reset(st);
     shale_free(t->base.zErrMsg);
@@ -403,9 +411,11 @@ static int count_sizes(Fts5Table *t, int64_t rowid, int *sizes) {
   if (shale_step(st) == SHALE_ROW)
     for (int i = 0; rc == SHALE_OK && i < t->c.ncol; i++)
       if (!t->c.unindexed[i] && shale_column_type(st, i) != SHALE_NULL) {
-        const char *z = (const char *)shale_column_text(st, i);
-        rc = fts5_tokenize(t->c.tok, FTS5_TOKENIZE_AUX, z, shale_column_bytes(st, i), &sizes[i],
-                           count_cb);
+        const char *z;
+        int n;
+        rc = fts5_column_text(st, i, &z, &n);
+        if (rc == SHALE_OK)
+          rc = fts5_tokenize(t->c.tok, FTS5_TOKENIZE_AUX, z, n, &sizes[i], count_cb);
       }
   int rc2 = shale_reset(st);
   return rc ? rc : rc2;
@@ -602,9 +612,11 @@ int fts5_storage_integrity(Fts5Table *t) {
       ck.col = c;
       ck.pos = 0;
       if (!t->c.unindexed[c] && shale_column_type(st, c) != SHALE_NULL) {
-        const char *z = (const char *)shale_column_text(st, c);
-        rc = fts5_tokenize(t->c.tok, FTS5_TOKENIZE_DOCUMENT, z, shale_column_bytes(st, c), &ck,
-                           check_cb);
+        const char *z;
+        int nz;
+        rc = fts5_column_text(st, c, &z, &nz);
+        if (rc == SHALE_OK)
+          rc = fts5_tokenize(t->c.tok, FTS5_TOKENIZE_DOCUMENT, z, nz, &ck, check_cb);
       }
       got[c] = ck.pos;
       tot[c] += ck.pos;
@@ -649,20 +661,22 @@ int fts5_storage_config_set(Fts5Table *t, const char *key, shale_value *v) {
   int rc = stmt_fmt(t, &st, "REPLACE INTO \"%s\".\"%s_config\"(k, v) VALUES(?, ?)", t->c.zdb,
                     t->c.zname);
   if (rc) return rc;
-  shale_bind_text(st, 1, key, -1, SHALE_STATIC);
-  shale_bind_value(st, 2, v);
-  shale_step(st);
-  return shale_finalize(st);
+  rc = shale_bind_text(st, 1, key, -1, SHALE_STATIC); /* copies: may fail */
+  if (rc == SHALE_OK) rc = shale_bind_value(st, 2, v);
+  if (rc == SHALE_OK) shale_step(st);
+  int rc2 = shale_finalize(st);
+  return rc ? rc : rc2;
 }
 
 int fts5_storage_config_load(Fts5Table *t) {
   shale_stmt *st = NULL;
   int rc = stmt_fmt(t, &st, "SELECT k, v FROM \"%s\".\"%s_config\"", t->c.zdb, t->c.zname);
   if (rc) return rc;
-  int version = 0;
-  while (shale_step(st) == SHALE_ROW) {
+  int version = 0, nomem = 0;
+  while (!nomem && shale_step(st) == SHALE_ROW) {
     const char *k = (const char *)shale_column_text(st, 0);
     int v = shale_column_int(st, 1);
+    nomem = !k && shale_column_type(st, 0) != SHALE_NULL; /* the text conversion failed */
     if (!k) continue;
     if (!strcmp(k, "version"))
       version = v;
@@ -676,6 +690,7 @@ int fts5_storage_config_load(Fts5Table *t) {
       t->c.usermerge = v;
   }
   rc = shale_finalize(st);
+  if (rc == SHALE_OK && nomem) rc = SHALE_NOMEM;
   if (rc == SHALE_OK && version != 4) {
     shale_free(t->base.zErrMsg);
     t->base.zErrMsg =

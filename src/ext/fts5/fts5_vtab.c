@@ -35,13 +35,15 @@ static int declare(Fts5Table *t) {
   Fts5Buf b = {0};
   int rc = SHALE_OK;
   fts5_buf_append(&rc, &b, "CREATE TABLE x(", 15);
-  for (int i = 0; i < t->c.ncol; i++) {
+  for (int i = 0; rc == SHALE_OK && i < t->c.ncol; i++) {
     char *col = util_mprintf("\"%s\", ", t->c.cols[i]);
-    if (!col) return SHALE_NOMEM;
-    fts5_buf_append(&rc, &b, col, (int)strlen(col));
+    if (!col)
+      rc = SHALE_NOMEM;
+    else
+      fts5_buf_append(&rc, &b, col, (int)strlen(col));
     shale_free(col);
   }
-  char *tail = util_mprintf("\"%s\" HIDDEN, rank HIDDEN)", t->c.zname);
+  char *tail = rc == SHALE_OK ? util_mprintf("\"%s\" HIDDEN, rank HIDDEN)", t->c.zname) : NULL;
   if (!tail)
     rc = SHALE_NOMEM;
   else
@@ -355,10 +357,18 @@ static int rank_cmp(const void *a, const void *b) {
   return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
 }
 
+/* Invariant 3: SHALE_ABORT while a failed write is not rolled back. */
+static int check_broken(Fts5Table *t) {
+  if (!t->broken) return SHALE_OK;
+  set_err(t, util_mprintf("fts5: a failed write of %s must be rolled back", t->c.zname));
+  return SHALE_ABORT;
+}
+
 static int x_filter(shale_vtab_cursor *vc, int num, const char *idx, int argc, shale_value **argv) {
   Fts5Cursor *c = (Fts5Cursor *)vc;
   Fts5Table *t = (Fts5Table *)vc->pVtab;
   cursor_reset(c);
+  if (t->broken) return check_broken(t);
   int rc = SHALE_OK, a = 0, have_rowid = 0;
   int64_t rowid = 0, lim[2]; /* rowid >= lim[0], <= lim[1] (when has_lim[]) */
   int has_lim[2] = {0, 0};
@@ -382,8 +392,10 @@ static int x_filter(shale_vtab_cursor *vc, int num, const char *idx, int argc, s
       while (*p && *p != '.') p++;
     }
     p++;
-    const char *q = (const char *)shale_value_text(argv[a]);
+    const char *q;
+    int nq;
     char *pq = NULL;
+    if ((rc = fts5_value_text(argv[a], &q, &nq)) != SHALE_OK) break;
     if (kind == 'L' || kind == 'G') {
       rc = pattern_query(t, q ? q : "", kind == 'G', &pq);
       if (rc || !pq) continue;
@@ -511,9 +523,7 @@ int fts5_cursor_text(Fts5Cursor *c, int col, const char **z, int *n) {
   *n = 0;
   int rc = load_row(c, &st);
   if (rc || !st) return rc;
-  *z = (const char *)shale_column_text(st, col);
-  *n = shale_column_bytes(st, col);
-  return SHALE_OK;
+  return fts5_column_text(st, col, z, n);
 }
 
 static int x_column(shale_vtab_cursor *vc, shale_context *ctx, int col) {
@@ -554,9 +564,12 @@ static int delete_row(Fts5Table *t, int64_t rowid, shale_value **given) {
     return SHALE_NOMEM;
   }
   shale_value **dup = vals;
-  for (int i = 0; i < t->c.ncol; i++) vals[i] = shale_value_dup(shale_column_value(st, i));
+  for (int i = 0; i < t->c.ncol; i++) {
+    vals[i] = shale_value_dup(shale_column_value(st, i));
+    if (!vals[i]) rc = SHALE_NOMEM;
+  }
   shale_reset(st);
-  rc = fts5_storage_index_row(t, rowid, vals, 1);
+  if (rc == SHALE_OK) rc = fts5_storage_index_row(t, rowid, vals, 1);
   for (int i = 0; i < t->c.ncol; i++) shale_value_free(dup[i]);
   shale_free(vals);
   if (rc == SHALE_OK) rc = fts5_storage_content_delete(t, rowid);
@@ -606,15 +619,30 @@ static int special(Fts5Table *t, const char *cmd, shale_value *arg, shale_value 
   return rc;
 }
 
+static int update(Fts5Table *t, int argc, shale_value **argv, shale_int64 *rowid);
+
+/* A write that fails out of memory, on I/O or a full disk may have done
+ * part of its work: the table is broken until rolled back (invariant 3). */
 static int x_update(shale_vtab *vt, int argc, shale_value **argv, shale_int64 *rowid) {
   Fts5Table *t = (Fts5Table *)vt;
+  int rc = check_broken(t);
+  if (rc == SHALE_OK) rc = update(t, argc, argv, rowid);
+  int prim = rc & 0xff;
+  if (prim == SHALE_NOMEM || prim == SHALE_IOERR || prim == SHALE_FULL) t->broken = 1;
+  return rc;
+}
+
+static int update(Fts5Table *t, int argc, shale_value **argv, shale_int64 *rowid) {
   int ncol = t->c.ncol;
   if (argc == 1) return delete_row(t, shale_value_int64(argv[0]), NULL);
   if (argc < ncol + 2) return SHALE_ERROR;
   shale_value **cols = argv + 2;
   if (shale_value_type(argv[0]) == SHALE_NULL && argc > ncol + 2 &&
       shale_value_type(argv[2 + ncol]) != SHALE_NULL) {
-    const char *cmd = (const char *)shale_value_text(argv[2 + ncol]);
+    const char *cmd;
+    int ncmd;
+    int rc = fts5_value_text(argv[2 + ncol], &cmd, &ncmd);
+    if (rc) return rc;
     return special(t, cmd ? cmd : "", argc > ncol + 3 ? argv[3 + ncol] : NULL, cols, argv[1]);
   }
   int rc = SHALE_OK;
@@ -642,13 +670,21 @@ static int x_begin(shale_vtab *vt) {
   return SHALE_OK;
 }
 
-static int x_sync(shale_vtab *vt) {
-  Fts5Table *t = (Fts5Table *)vt;
+/* The pending terms and the totals written at commit (SQLite's
+ * sqlite3Fts5StorageSync: the connection's last rowid kept). */
+static int sp_flush(Fts5Table *t) {
+  int rc = check_broken(t);
+  if (rc) return rc;
+  shale_int64 last = shale_last_insert_rowid(t->c.db);
   if (t->st_row) shale_reset(t->st_row);
-  int rc = fts5_index_flush(t->ix);
+  rc = fts5_index_flush(t->ix);
   if (rc == SHALE_OK) rc = fts5_storage_write_totals(t);
+  shale_set_last_insert_rowid(t->c.db, last);
+  if (rc) t->broken = 1; /* part written, maybe outside any savepoint */
   return rc;
 }
+
+static int x_sync(shale_vtab *vt) { return sp_flush((Fts5Table *)vt); }
 
 /* ALTER TABLE RENAME: what is pending is written first, then the shadow
  * tables are renamed (the connection disconnects the table afterwards). */
@@ -670,6 +706,50 @@ static int x_rollback(shale_vtab *vt) {
   Fts5Table *t = (Fts5Table *)vt;
   fts5_index_discard(t->ix);
   t->avg_loaded = t->avg_dirty = 0;
+  t->broken = 0;
+  t->sp_pending = 0;
+  t->sp_pending_high = 0;
+  return SHALE_OK;
+}
+
+/* Savepoints (invariant 4). SQLite's xSavepoint writes what is pending,
+ * before the statement's own savepoint opens, so xRollbackTo can drop
+ * what is pending then. Shale's core opens its savepoint first (a write
+ * there would be undone with the rows it held), and opens one also for a
+ * one-row UPDATE or DELETE (so writing there would split segments where
+ * SQLite does not): nothing is written here; a savepoint notes whether
+ * anything was pending (pending terms or totals) when it began. Rolling
+ * back to one where nothing was drops what is pending (the shadow tables
+ * come back with the pager); to one where something was, the table is
+ * broken until the transaction rolls back (invariant 3). */
+static void sp_forget(Fts5Table *t, int n) { /* the savepoints from n up */
+  if (n < 64) t->sp_pending &= n > 0 ? ~(uint64_t)0 >> (64 - n) : 0;
+  if (n <= 64) t->sp_pending_high = 0;
+}
+
+static int x_savepoint(shale_vtab *vt, int n) {
+  Fts5Table *t = (Fts5Table *)vt;
+  int rc = check_broken(t);
+  if (rc || n < 0) return rc;
+  int pending = fts5_index_pending(t->ix) || (t->avg_loaded && t->avg_dirty);
+  sp_forget(t, n);
+  if (pending && n < 64) t->sp_pending |= (uint64_t)1 << n;
+  if (pending && n >= 64) t->sp_pending_high = 1;
+  return SHALE_OK;
+}
+
+static int x_release(shale_vtab *vt, int n) {
+  sp_forget((Fts5Table *)vt, n < 0 ? 0 : n);
+  return SHALE_OK;
+}
+
+static int x_rollback_to(shale_vtab *vt, int n) {
+  Fts5Table *t = (Fts5Table *)vt;
+  int lost = n < 0 ? 1 : n < 64 ? (int)((t->sp_pending >> n) & 1) : t->sp_pending_high;
+  sp_forget(t, n < 0 ? 0 : n + 1);
+  fts5_index_discard(t->ix);
+  t->avg_loaded = t->avg_dirty = 0;
+  t->broken = lost;
   return SHALE_OK;
 }
 
@@ -681,9 +761,10 @@ static int x_shadow_name(const char *z) {
 }
 
 static const shale_module fts5_module = {
-    3,        x_create,   x_connect, x_best_index, x_disconnect, x_destroy, x_open,  x_close,
-    x_filter, x_next,     x_eof,     x_column,     x_rowid,      x_update,  x_begin, x_sync,
-    x_commit, x_rollback, NULL,      x_rename,     NULL,         NULL,      NULL,    x_shadow_name,
+    3,       x_create, x_connect,   x_best_index, x_disconnect,  x_destroy,
+    x_open,  x_close,  x_filter,    x_next,       x_eof,         x_column,
+    x_rowid, x_update, x_begin,     x_sync,       x_commit,      x_rollback,
+    NULL,    x_rename, x_savepoint, x_release,    x_rollback_to, x_shadow_name,
 };
 
 static void global_free(void *p) {

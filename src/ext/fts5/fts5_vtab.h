@@ -11,6 +11,15 @@
  *     xCreate/xConnect to xDisconnect/xDestroy. A cursor is on its list from xOpen to
  *     xClose; its id (the value of the hidden column named like the table)
  *     is how an auxiliary function finds it.
+ *  3. broken != 0: a write failed out of memory or on I/O part way (the
+ *     pending index, the totals or the shadow tables may hold part of it)
+ *     with no statement savepoint to take it back; every write, query and
+ *     the commit are refused (SHALE_ABORT) until the transaction, or a
+ *     savepoint, is rolled back. SQLite rolls the transaction back itself
+ *     on such errors.
+ *  4. Nothing pending is written at a savepoint (fts5_vtab.c, x_savepoint):
+ *     a rollback to savepoint n drops what is pending, and leaves the table
+ *     broken when something was pending as n began (sp_pending bit n).
  */
 #ifndef SHALE_FTS5_VTAB_H
 #define SHALE_FTS5_VTAB_H
@@ -69,6 +78,9 @@ struct Fts5Table {
   Fts5Index *ix;
   Fts5Global *g;
   int avg_loaded, avg_dirty;
+  int broken;          /* invariant 3 */
+  uint64_t sp_pending; /* bit n: savepoint n began with data pending (invariant 4) */
+  int sp_pending_high; /* the same for some n >= 64 */
   int64_t nrow;
   int64_t *coltotal;
   shale_stmt *st_ins_content, *st_del_content, *st_ins_docsize, *st_del_docsize, *st_docsize,
