@@ -407,11 +407,15 @@ static inline uint32_t interior_child(PgPage *pg, const MemPage *m, int i) {
  * rowid >= key (hi if none) in *at, and its rowid in *kat when the search
  * read it (*got = 1; 0 when *at == hi and no cell was >= key). The page's
  * data, pointer array and the bound of the unchecked reads are looked up
- * once; leaf is a constant at both call sites (leaf_search), so each kind
- * of page gets its own loop. */
-static inline int search_cells(Btree *bt, PgPage *pg, const uint8_t *d, const uint8_t *ptr,
-                               int leaf, int lo, int hi, int64_t rowid, int *at, int64_t *kat,
-                               int *got) {
+ * once; leaf is a constant at every call site (leaf_search, and
+ * seek_rowid_down, which takes it inline), so each kind of page gets its
+ * own loop. A cell equal to the key ends the search: rowids are unique, so
+ * it is the first cell >= key. */
+static inline __attribute__((always_inline)) int search_cells(Btree *bt, PgPage *pg,
+                                                              const uint8_t *d, const uint8_t *ptr,
+                                                              int leaf, int lo, int hi,
+                                                              int64_t rowid, int *at, int64_t *kat,
+                                                              int *got) {
   const uint32_t lim = bt->usable - 18;
   int64_t khi = 0;
   int have = 0;
@@ -426,6 +430,10 @@ static inline int search_cells(Btree *bt, PgPage *pg, const uint8_t *d, const ui
       hi = mid;
       khi = k;
       have = 1;
+      if (k == rowid) { /* rowids are unique: the first cell >= key */
+        lo = mid;
+        break;
+      }
     }
   }
   *at = lo;
@@ -519,34 +527,42 @@ static int seek_rowid_down(BtCursor *c, int64_t rowid, int *res, int *kept) {
     return SHALE_OK;
   }
   if (!c->intkey) return BT_CORRUPT(c->bt, c->root, "rowid seek on an index tree");
+  /* (search_cells inline, one copy per kind of page rather than three calls
+   * of leaf_search: the searches are most of a seek) */
+  int lo, got;
+  int64_t k;
+  PgPage *pg;
+  MemPage *m;
   for (;;) {
-    PgPage *pg = c->pg[c->depth - 1];
-    MemPage *m = page_mem(pg);
-    int lo, got;
-    int64_t k;
-    rc = leaf_search(c->bt, pg, 0, m->ncell, rowid, &lo, &k, &got);
-    if (rc) return rc;
+    pg = c->pg[c->depth - 1];
+    m = page_mem(pg);
+    const uint8_t *d = pager_data(pg), *ptr = d + m->hdr + m->hdrlen;
     if (m->leaf) {
-      if (m->ncell == 0) {
-        if (c->depth > 1) return BT_CORRUPT(c->bt, pager_pgno(pg), "empty non-root page");
-        c->state = CUR_INVALID;
-        *res = -1;
-        return SHALE_OK;
-      }
-      c->state = CUR_VALID;
-      if (lo < m->ncell) {
-        c->idx[c->depth - 1] = (uint16_t)lo;
-        *res = k == rowid ? 0 : 1; /* (got: the search read cell lo) */
-      } else {
-        c->idx[c->depth - 1] = (uint16_t)(m->ncell - 1);
-        *res = -1;
-      }
-      return SHALE_OK;
+      rc = search_cells(c->bt, pg, d, ptr, 1, 0, m->ncell, rowid, &lo, &k, &got);
+      if (rc) return rc;
+      break;
     }
+    rc = search_cells(c->bt, pg, d, ptr, 0, 0, m->ncell, rowid, &lo, &k, &got);
+    if (rc) return rc;
     c->idx[c->depth - 1] = (uint16_t)lo;
     rc = seek_child(c, interior_child(pg, m, lo), kept);
     if (rc) return rc;
   }
+  if (m->ncell == 0) {
+    if (c->depth > 1) return BT_CORRUPT(c->bt, pager_pgno(pg), "empty non-root page");
+    c->state = CUR_INVALID;
+    *res = -1;
+    return SHALE_OK;
+  }
+  c->state = CUR_VALID;
+  if (lo < m->ncell) {
+    c->idx[c->depth - 1] = (uint16_t)lo;
+    *res = k == rowid ? 0 : 1; /* (got: the search read cell lo) */
+  } else {
+    c->idx[c->depth - 1] = (uint16_t)(m->ncell - 1);
+    *res = -1;
+  }
+  return SHALE_OK;
 }
 
 int btree_cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
