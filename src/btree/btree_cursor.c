@@ -96,7 +96,8 @@ int btree_cursor_move_to_root(BtCursor *c) {
   return SHALE_OK;
 }
 
-int btree_cursor_load_child(BtCursor *c, uint32_t child) {
+/* btree_cursor_load_child, inline for seek_child (a seek's descent). */
+static inline __attribute__((always_inline)) int load_child(BtCursor *c, uint32_t child) {
   if (c->depth >= BT_MAX_DEPTH) {
     return BT_CORRUPT(c->bt, pager_pgno(c->pg[c->depth - 1]), "tree too deep (cycle?)");
   }
@@ -113,6 +114,8 @@ int btree_cursor_load_child(BtCursor *c, uint32_t child) {
   moved(c);
   return SHALE_OK;
 }
+
+int btree_cursor_load_child(BtCursor *c, uint32_t child) { return load_child(c, child); }
 
 /* A seek's descent that keeps the old path (invariant 6). seek_start is
  * btree_cursor_move_to_root except that the levels below the root stay
@@ -155,7 +158,7 @@ static int seek_child(BtCursor *c, uint32_t child, int *kept) {
     }
     seek_end(c, kept);
   }
-  return btree_cursor_load_child(c, child);
+  return load_child(c, child);
 }
 
 static MemPage *top(BtCursor *c) { return page_mem(c->pg[c->depth - 1]); }
