@@ -25,6 +25,12 @@
  *  5. A re-seek keeps the root referenced (btree_cursor_move_to_root drops only
  *     the levels below) while the root is still parsed (init) and of the
  *     cursor's kind; otherwise the root is released and loaded again.
+ *  6. A full seek (rowid or key) keeps every level of the old path that it
+ *     passes again (seek_start / seek_child): the page it would load there
+ *     is the one the cursor still references, parsed and of its kind. The
+ *     old levels below depth are referenced only within the seek (seek_end
+ *     drops them on every exit), so a seek costs one page get and release
+ *     per level that changed, not per level.
  */
 #include "btree_int.h"
 
@@ -90,7 +96,8 @@ int btree_cursor_move_to_root(BtCursor *c) {
   return SHALE_OK;
 }
 
-int btree_cursor_load_child(BtCursor *c, uint32_t child) {
+/* btree_cursor_load_child, inline for seek_child (a seek's descent). */
+static inline __attribute__((always_inline)) int load_child(BtCursor *c, uint32_t child) {
   if (c->depth >= BT_MAX_DEPTH) {
     return BT_CORRUPT(c->bt, pager_pgno(c->pg[c->depth - 1]), "tree too deep (cycle?)");
   }
@@ -106,6 +113,52 @@ int btree_cursor_load_child(BtCursor *c, uint32_t child) {
   c->depth++;
   moved(c);
   return SHALE_OK;
+}
+
+int btree_cursor_load_child(BtCursor *c, uint32_t child) { return load_child(c, child); }
+
+/* A seek's descent that keeps the old path (invariant 6). seek_start is
+ * btree_cursor_move_to_root except that the levels below the root stay
+ * referenced beyond depth, *kept being the old depth (0 when none stay);
+ * seek_child enters a child as btree_cursor_load_child does, taking the
+ * page still held at that level when it is the same page, still parsed and
+ * of the cursor's kind (what load_child would return), else dropping the
+ * kept levels; seek_end drops whatever is still kept below depth. */
+static int seek_start(BtCursor *c, int *kept) {
+  *kept = 0;
+  if (c->depth > 1 && c->state != CUR_FAULT && !c->saved_key &&
+      c->root <= pager_db_size(c->bt->pager) && page_mem(c->pg[0])->init &&
+      page_mem(c->pg[0])->intkey == c->intkey) {
+    *kept = c->depth;
+    c->state = CUR_INVALID;
+    c->skip = 0;
+    c->depth = 1;
+    c->idx[0] = 0;
+    moved(c);
+    return SHALE_OK;
+  }
+  return btree_cursor_move_to_root(c);
+}
+
+static void seek_end(BtCursor *c, int *kept) {
+  for (int i = c->depth; i < *kept; i++) pager_unref(c->pg[i]);
+  *kept = 0;
+}
+
+static int seek_child(BtCursor *c, uint32_t child, int *kept) {
+  const int d = c->depth;
+  if (d < *kept) {
+    PgPage *pg = c->pg[d];
+    const MemPage *m = page_mem(pg);
+    if (pager_pgno(pg) == child && m->init && m->intkey == c->intkey &&
+        child <= pager_db_size(c->bt->pager)) {
+      c->idx[d] = 0;
+      c->depth = d + 1;
+      return SHALE_OK;
+    }
+    seek_end(c, kept);
+  }
+  return load_child(c, child);
 }
 
 static MemPage *top(BtCursor *c) { return page_mem(c->pg[c->depth - 1]); }
@@ -357,11 +410,15 @@ static inline uint32_t interior_child(PgPage *pg, const MemPage *m, int i) {
  * rowid >= key (hi if none) in *at, and its rowid in *kat when the search
  * read it (*got = 1; 0 when *at == hi and no cell was >= key). The page's
  * data, pointer array and the bound of the unchecked reads are looked up
- * once; leaf is a constant at both call sites (leaf_search), so each kind
- * of page gets its own loop. */
-static inline int search_cells(Btree *bt, PgPage *pg, const uint8_t *d, const uint8_t *ptr,
-                               int leaf, int lo, int hi, int64_t rowid, int *at, int64_t *kat,
-                               int *got) {
+ * once; leaf is a constant at every call site (leaf_search, and
+ * seek_rowid_down, which takes it inline), so each kind of page gets its
+ * own loop. A cell equal to the key ends the search: rowids are unique, so
+ * it is the first cell >= key. */
+static inline __attribute__((always_inline)) int search_cells(Btree *bt, PgPage *pg,
+                                                              const uint8_t *d, const uint8_t *ptr,
+                                                              int leaf, int lo, int hi,
+                                                              int64_t rowid, int *at, int64_t *kat,
+                                                              int *got) {
   const uint32_t lim = bt->usable - 18;
   int64_t khi = 0;
   int have = 0;
@@ -376,6 +433,10 @@ static inline int search_cells(Btree *bt, PgPage *pg, const uint8_t *d, const ui
       hi = mid;
       khi = k;
       have = 1;
+      if (k == rowid) { /* rowids are unique: the first cell >= key */
+        lo = mid;
+        break;
+      }
     }
   }
   *at = lo;
@@ -458,44 +519,61 @@ static int seek_rowid_here(BtCursor *c, int64_t rowid, int *res, int *rc) {
   return 1;
 }
 
-int btree_cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
-  int rc = SHALE_OK;
-  if (seek_rowid_here(c, rowid, res, &rc)) return rc;
-  rc = btree_cursor_move_to_root(c);
+/* The full rowid seek from the root, on a path whose levels that are
+ * still the right pages are kept (seek_start); seek_end then drops the
+ * rest. */
+static int seek_rowid_down(BtCursor *c, int64_t rowid, int *res, int *kept) {
+  int rc = seek_start(c, kept);
   if (rc) return rc;
   if (c->depth == 0) {
     *res = -1;
     return SHALE_OK;
   }
   if (!c->intkey) return BT_CORRUPT(c->bt, c->root, "rowid seek on an index tree");
+  /* (search_cells inline, one copy per kind of page rather than three calls
+   * of leaf_search: the searches are most of a seek) */
+  int lo, got;
+  int64_t k;
+  PgPage *pg;
+  MemPage *m;
   for (;;) {
-    PgPage *pg = c->pg[c->depth - 1];
-    MemPage *m = page_mem(pg);
-    int lo, got;
-    int64_t k;
-    rc = leaf_search(c->bt, pg, 0, m->ncell, rowid, &lo, &k, &got);
-    if (rc) return rc;
+    pg = c->pg[c->depth - 1];
+    m = page_mem(pg);
+    const uint8_t *d = pager_data(pg), *ptr = d + m->hdr + m->hdrlen;
     if (m->leaf) {
-      if (m->ncell == 0) {
-        if (c->depth > 1) return BT_CORRUPT(c->bt, pager_pgno(pg), "empty non-root page");
-        c->state = CUR_INVALID;
-        *res = -1;
-        return SHALE_OK;
-      }
-      c->state = CUR_VALID;
-      if (lo < m->ncell) {
-        c->idx[c->depth - 1] = (uint16_t)lo;
-        *res = k == rowid ? 0 : 1; /* (got: the search read cell lo) */
-      } else {
-        c->idx[c->depth - 1] = (uint16_t)(m->ncell - 1);
-        *res = -1;
-      }
-      return SHALE_OK;
+      rc = search_cells(c->bt, pg, d, ptr, 1, 0, m->ncell, rowid, &lo, &k, &got);
+      if (rc) return rc;
+      break;
     }
+    rc = search_cells(c->bt, pg, d, ptr, 0, 0, m->ncell, rowid, &lo, &k, &got);
+    if (rc) return rc;
     c->idx[c->depth - 1] = (uint16_t)lo;
-    rc = btree_cursor_load_child(c, interior_child(pg, m, lo));
+    rc = seek_child(c, interior_child(pg, m, lo), kept);
     if (rc) return rc;
   }
+  if (m->ncell == 0) {
+    if (c->depth > 1) return BT_CORRUPT(c->bt, pager_pgno(pg), "empty non-root page");
+    c->state = CUR_INVALID;
+    *res = -1;
+    return SHALE_OK;
+  }
+  c->state = CUR_VALID;
+  if (lo < m->ncell) {
+    c->idx[c->depth - 1] = (uint16_t)lo;
+    *res = k == rowid ? 0 : 1; /* (got: the search read cell lo) */
+  } else {
+    c->idx[c->depth - 1] = (uint16_t)(m->ncell - 1);
+    *res = -1;
+  }
+  return SHALE_OK;
+}
+
+int btree_cursor_seek_rowid(BtCursor *c, int64_t rowid, int *res) {
+  int rc = SHALE_OK, kept;
+  if (seek_rowid_here(c, rowid, res, &rc)) return rc;
+  rc = seek_rowid_down(c, rowid, res, &kept);
+  seek_end(c, &kept);
+  return rc;
 }
 
 int btree_cursor_seek_rowid_append(BtCursor *c, int64_t rowid, int *res) {
@@ -746,20 +824,12 @@ miss:
   return *rc != SHALE_OK;
 }
 
-/* Index seek: cmp(ctx, cellkey, n) = sign(cell - search), from the
- * cursor's own leaf when seek_index_here finds it there, else from the
- * root with a binary search per page (index_search). */
-static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), void *ctx, int force,
-                      int *res) {
-  int rc = SHALE_OK;
-  if (seek_index_here(c, cmp, ctx, force, res, &rc)) return rc;
-  /* the leaf and entry the cursor was on: a seek that ends there again,
-   * next to that entry, lets the next one try the leaf first (a run of
-   * nearby keys; random keys rarely do). The page is only compared, never
-   * dereferenced. */
-  const PgPage *was = c->state == CUR_VALID && c->depth > 0 ? c->pg[c->depth - 1] : NULL;
-  const int was_idx = was ? c->idx[c->depth - 1] : 0;
-  rc = btree_cursor_move_to_root(c);
+/* The full index seek from the root, on a path whose levels that are
+ * still the right pages are kept (seek_start; the caller's seek_end drops
+ * the rest). was/was_idx: the leaf and entry the cursor was on. */
+static int seek_index_down(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), void *ctx,
+                           const PgPage *was, int was_idx, int *res, int *kept) {
+  int rc = seek_start(c, kept);
   if (rc) return rc;
   c->near = 0;
   if (c->depth == 0) {
@@ -802,9 +872,27 @@ static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), v
       return SHALE_OK;
     }
     c->idx[c->depth - 1] = (uint16_t)lo;
-    rc = btree_cursor_load_child(c, interior_child(pg, m, lo));
+    rc = seek_child(c, interior_child(pg, m, lo), kept);
     if (rc) return rc;
   }
+}
+
+/* Index seek: cmp(ctx, cellkey, n) = sign(cell - search), from the
+ * cursor's own leaf when seek_index_here finds it there, else from the
+ * root with a binary search per page (index_search). */
+static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), void *ctx, int force,
+                      int *res) {
+  int rc = SHALE_OK, kept;
+  if (seek_index_here(c, cmp, ctx, force, res, &rc)) return rc;
+  /* the leaf and entry the cursor was on: a seek that ends there again,
+   * next to that entry, lets the next one try the leaf first (a run of
+   * nearby keys; random keys rarely do). The page is only compared, never
+   * dereferenced. */
+  const PgPage *was = c->state == CUR_VALID && c->depth > 0 ? c->pg[c->depth - 1] : NULL;
+  const int was_idx = was ? c->idx[c->depth - 1] : 0;
+  rc = seek_index_down(c, cmp, ctx, was, was_idx, res, &kept);
+  seek_end(c, &kept);
+  return rc;
 }
 
 typedef struct KeyCtx {

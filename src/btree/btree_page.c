@@ -136,25 +136,38 @@ uint32_t btree_page_capacity(Btree *bt, PgPage *pg, int leaf) {
 
 /* 1 if each of the n big-endian 2-byte cell pointers at ptr lies in
  * [lo, hi]. Every page entered from disk pays this check (invariant 1), so
- * it takes the pointers eight at a time where the compiler has vector
- * types (byte-swapped in the vector, one accumulated out-of-range mask). */
+ * it takes the pointers sixteen at a time where the compiler has vector
+ * types: byte-swapped in the vector, each off - lo (wrapping below lo)
+ * tested against hi - lo by one unsigned compare, the results ANDed into
+ * one in-range mask. */
 static int ptrs_in_range(const uint8_t *ptr, uint32_t n, uint32_t lo, uint32_t hi) {
   uint32_t i = 0;
+  if (lo > hi) return n == 0;
 #if defined(__GNUC__)
   typedef uint16_t U16x8 __attribute__((vector_size(16)));
-  U16x8 vlo = {0}, vhi = {0}, bad = {0};
+  U16x8 vlo = {0}, vspan = {0}, ok = {0};
   vlo += (uint16_t)lo;
-  vhi += (uint16_t)hi;
+  vspan += (uint16_t)(hi - lo);
+  ok -= 1;
   /* (lo is 65536 on an empty 64 KiB page; the swap is right on a little-endian host only) */
-  for (; util_host_le() && lo <= 0xffff && i + 8 <= n; i += 8) {
-    U16x8 v;
-    memcpy(&v, ptr + 2 * i, sizeof v);
-    v = (U16x8)((v << 8) | (v >> 8));
-    bad |= (U16x8)((v < vlo) | (v > vhi));
+  for (; util_host_le() && hi <= 0xffff && i + 16 <= n; i += 16) {
+    U16x8 a, b;
+    memcpy(&a, ptr + 2 * i, sizeof a);
+    memcpy(&b, ptr + 2 * i + 16, sizeof b);
+    a = (U16x8)((a << 8) | (a >> 8)) - vlo;
+    b = (U16x8)((b << 8) | (b >> 8)) - vlo;
+    ok &= (U16x8)(a <= vspan) & (U16x8)(b <= vspan);
+  }
+  if (util_host_le() && hi <= 0xffff && i + 8 <= n) { /* eight more */
+    U16x8 a;
+    memcpy(&a, ptr + 2 * i, sizeof a);
+    a = (U16x8)((a << 8) | (a >> 8)) - vlo;
+    ok &= (U16x8)(a <= vspan);
+    i += 8;
   }
   uint64_t w[2];
-  memcpy(w, &bad, sizeof w);
-  if (w[0] | w[1]) return 0;
+  memcpy(w, &ok, sizeof w);
+  if (~(w[0] & w[1])) return 0;
 #endif
   for (; i < n; i++) {
     uint32_t off = util_get2(ptr + 2 * i);

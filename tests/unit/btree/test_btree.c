@@ -55,6 +55,82 @@ TEST(basic_insert_seek_scan) {
   CHECK_SQLITE_OK(test_path("basic.db"));
 }
 
+/* Seeks that keep the old path (btree_cursor.c invariant 6): on trees
+ * three levels deep (512-byte pages), random and neighbouring rowid seeks
+ * and key seeks land on the right entry, and after each one the pager
+ * holds exactly the pages of one cursor stack (no level kept past the seek,
+ * none dropped twice); a cursor closed leaves no page referenced. */
+static int pager_refs(Btree *bt) {
+  PagerStats st;
+  pager_stats(btree_pager(bt), &st);
+  return st.refs;
+}
+
+static void put_key(uint8_t *key, int64_t k) { /* big-endian: memcmp order */
+  for (int i = 0; i < 8; i++) key[i] = (uint8_t)((uint64_t)k >> (56 - 8 * i));
+}
+
+TEST(seek_keeps_path) {
+  Btree *bt = bt_fresh("keep.db", 512);
+  uint32_t troot, iroot;
+  CHECK_OK(btree_create_table(bt, BTREE_INTKEY, &troot));
+  CHECK_OK(btree_create_table(bt, BTREE_BLOBKEY, &iroot));
+  BtCursor *t, *x;
+  const int base = pager_refs(bt);
+  CHECK_OK(btree_cursor_open(bt, troot, 1, NULL, NULL, &t));
+  CHECK_OK(btree_cursor_open(bt, iroot, 1, NULL, NULL, &x));
+  uint8_t buf[40], key[8];
+  const int64_t n = 6000;
+  for (int64_t k = 1; k <= n; k++) {
+    fill_payload(buf, k * 2, sizeof buf);
+    CHECK_OK(btree_insert(t, k * 2, buf, sizeof buf, 0, 0));
+    put_key(key, k * 2);
+    CHECK_OK(btree_insert(x, 0, key, sizeof key, 0, 0));
+  }
+  btree_cursor_close(x);
+  uint64_t s = test_seed();
+  int held = -1; /* the table cursor's stack: every leaf is at the same depth */
+  for (int i = 0; i < 4000; i++) {
+    /* a random key, or one next to the last (alternating sides) */
+    int64_t k = i % 3 ? (int64_t)(test_rand(&s) % (uint64_t)(2 * n + 3))
+                      : (int64_t)(test_rand(&s) % (uint64_t)(2 * n - 40)) + (i % 2 ? 37 : 3);
+    int res;
+    CHECK_OK(btree_seek_rowid(t, k, &res));
+    if (k >= 2 && k <= 2 * n && k % 2 == 0) {
+      CHECK_EQ(res, 0);
+      CHECK_EQ(btree_rowid(t), k);
+      CHECK(payload_matches(t, k, sizeof buf));
+    } else {
+      CHECK(res != 0);
+      int64_t at = btree_rowid(t);
+      CHECK(res < 0 ? at < k : at > k);
+    }
+    CHECK_OK(btree_cursor_check(t));
+    if (held < 0) held = pager_refs(bt);
+    CHECK_EQ(pager_refs(bt), held);
+  }
+  CHECK(held - base >= 3); /* three levels deep */
+  btree_cursor_close(t);
+  CHECK_EQ(pager_refs(bt), base);
+  /* key seeks (one may end on an interior entry: the stack's depth varies) */
+  CHECK_OK(btree_cursor_open(bt, iroot, 0, NULL, NULL, &x));
+  for (int i = 0; i < 4000; i++) {
+    int64_t k = i % 3 ? (int64_t)(test_rand(&s) % (uint64_t)(2 * n + 3))
+                      : (int64_t)(test_rand(&s) % (uint64_t)(2 * n - 40)) + (i % 2 ? 37 : 3);
+    int res;
+    put_key(key, k);
+    CHECK_OK(btree_seek_key(x, key, sizeof key, &res));
+    CHECK_EQ(res == 0, k >= 2 && k <= 2 * n && k % 2 == 0);
+    CHECK_OK(btree_cursor_check(x));
+    CHECK(pager_refs(bt) - base <= 8);
+  }
+  CHECK_OK(pager_check(btree_pager(bt)));
+  btree_cursor_close(x);
+  CHECK_EQ(pager_refs(bt), base);
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+}
+
 /* ---- randomized model test ---- */
 
 typedef struct Model {

@@ -21,21 +21,24 @@
 
 #define PS 1024
 
-static void make_db(const char *path) {
+/* The file with blobs of blob bytes (40 in every test but the pointer
+ * check's, which also takes short rows for a leaf of more cells). */
+static void make_db_blobs(const char *path, int blob) {
   unlink(path);
   sqlite3 *db;
   CHECK_EQ(sqlite3_open(path, &db), SQLITE_OK);
-  char *err = NULL;
-  CHECK_EQ(
-      sqlite3_exec(db,
-                   "PRAGMA page_size=1024; CREATE TABLE t(a INTEGER PRIMARY KEY, b);"
-                   "WITH RECURSIVE s(v) AS (SELECT 1 UNION ALL SELECT v + 1 FROM s WHERE v < 400)"
-                   " INSERT INTO t SELECT v, randomblob(40) FROM s;",
-                   NULL, NULL, &err),
-      SQLITE_OK);
+  char *err = NULL, sql[256];
+  snprintf(sql, sizeof sql,
+           "PRAGMA page_size=1024; CREATE TABLE t(a INTEGER PRIMARY KEY, b);"
+           "WITH RECURSIVE s(v) AS (SELECT 1 UNION ALL SELECT v + 1 FROM s WHERE v < 400)"
+           " INSERT INTO t SELECT v, randomblob(%d) FROM s;",
+           blob);
+  CHECK_EQ(sqlite3_exec(db, sql, NULL, NULL, &err), SQLITE_OK);
   sqlite3_free(err);
   sqlite3_close(db);
 }
+
+static void make_db(const char *path) { make_db_blobs(path, 40); }
 
 static uint8_t *load(const char *path, long *size) {
   FILE *f = fopen(path, "rb");
@@ -161,6 +164,20 @@ TEST(lazy_corrupt_cell_only_on_parse) {
   sqlite3_close(db);
 }
 
+/* A seek of rowid in the file's table (root 2) is SHALE_CORRUPT, with a message. */
+static void seek_corrupt(const char *name, int64_t rowid) {
+  Btree *bt = open_ro(name);
+  CHECK_OK(btree_begin(bt, BTREE_TXN_READ));
+  BtCursor *c;
+  CHECK_OK(btree_cursor_open(bt, 2, 0, NULL, NULL, &c));
+  int res;
+  CHECK_RC(btree_seek_rowid(c, rowid, &res), SHALE_CORRUPT);
+  CHECK(btree_errmsg(bt) != NULL);
+  btree_cursor_close(c);
+  CHECK_OK(btree_commit(bt));
+  CHECK_OK(btree_close(bt));
+}
+
 /* A cell pointer near the end of the page whose varints run off it: the
  * bounded rowid read of the binary search reports SHALE_CORRUPT (under ASan:
  * no read past the page). */
@@ -179,16 +196,7 @@ TEST(lazy_rowid_varint_off_page) {
   save(test_path(name), file, size);
   free(file);
 
-  Btree *bt = open_ro(name);
-  CHECK_OK(btree_begin(bt, BTREE_TXN_READ));
-  BtCursor *c;
-  CHECK_OK(btree_cursor_open(bt, 2, 0, NULL, NULL, &c));
-  int res;
-  CHECK_RC(btree_seek_rowid(c, some, &res), SHALE_CORRUPT);
-  CHECK(btree_errmsg(bt) != NULL);
-  btree_cursor_close(c);
-  CHECK_OK(btree_commit(bt));
-  CHECK_OK(btree_close(bt));
+  seek_corrupt(name, some);
 }
 
 /* A cell pointer outside the content area is caught by the cheap checks at
@@ -205,53 +213,40 @@ TEST(lazy_pointer_checked_at_load) {
   save(test_path(name), file, size);
   free(file);
 
-  Btree *bt = open_ro(name);
-  CHECK_OK(btree_begin(bt, BTREE_TXN_READ));
-  BtCursor *c;
-  CHECK_OK(btree_cursor_open(bt, 2, 0, NULL, NULL, &c));
-  int res;
-  CHECK_RC(btree_seek_rowid(c, some, &res), SHALE_CORRUPT);
-  btree_cursor_close(c);
-  CHECK_OK(btree_commit(bt));
-  CHECK_OK(btree_close(bt));
+  seek_corrupt(name, some);
 }
 
-/* The load-time pointer check takes the array eight pointers at a time with
- * a scalar tail: one bad pointer anywhere (first, inside or at the edge of
- * a block of eight, in the tail), below the content area or past the
- * usable end, is caught. */
+/* The load-time pointer check takes the array sixteen pointers at a time,
+ * then eight, with a scalar tail: one bad pointer at any position, below
+ * the content area or past the usable end, is caught. Leaves of 40-byte
+ * rows (about 20 cells: a block of sixteen and the scalar tail) and of
+ * 7-byte rows (72: four blocks and the block of eight). */
 TEST(lazy_pointer_checked_every_position) {
   const char *name = "lazy4.db";
-  make_db(test_path(name));
-  long size = 0;
-  uint8_t *file = load(test_path(name), &size);
-  CHECK(file && size > 4 * PS);
-  Leaf l0 = first_leaf(file);
-  CHECK(l0.ncell > 17);
-  int pos[] = {0, 1, 7, 8, 9, 15, 16, l0.ncell / 2, l0.ncell - 2, l0.ncell - 1};
-  uint16_t vals[] = {20, PS, 0xffff};
-  for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++) {
-    for (size_t j = 0; j < sizeof vals / sizeof vals[0]; j++) {
-      uint8_t *copy = malloc((size_t)size);
-      CHECK(copy != NULL);
-      memcpy(copy, file, (size_t)size);
-      Leaf l = first_leaf(copy);
-      int64_t some = leaf_rowid(&l, 0);
-      util_put2(l.d + 8 + 2 * pos[i], vals[j]);
-      save(test_path(name), copy, size);
-      free(copy);
-      Btree *bt = open_ro(name);
-      CHECK_OK(btree_begin(bt, BTREE_TXN_READ));
-      BtCursor *c;
-      CHECK_OK(btree_cursor_open(bt, 2, 0, NULL, NULL, &c));
-      int res;
-      CHECK_RC(btree_seek_rowid(c, some, &res), SHALE_CORRUPT);
-      btree_cursor_close(c);
-      CHECK_OK(btree_commit(bt));
-      CHECK_OK(btree_close(bt));
+  const int blobs[] = {40, 7};
+  for (size_t b = 0; b < sizeof blobs / sizeof blobs[0]; b++) {
+    make_db_blobs(test_path(name), blobs[b]);
+    long size = 0;
+    uint8_t *file = load(test_path(name), &size);
+    CHECK(file && size > 4 * PS);
+    Leaf l0 = first_leaf(file);
+    CHECK(l0.ncell > (b ? 64 : 17));
+    uint16_t vals[] = {20, PS, 0xffff};
+    for (int pos = 0; pos < l0.ncell; pos++) {
+      for (size_t j = 0; j < sizeof vals / sizeof vals[0]; j++) {
+        uint8_t *copy = malloc((size_t)size);
+        CHECK(copy != NULL);
+        memcpy(copy, file, (size_t)size);
+        Leaf l = first_leaf(copy);
+        int64_t some = leaf_rowid(&l, 0);
+        util_put2(l.d + 8 + 2 * pos, vals[j]);
+        save(test_path(name), copy, size);
+        free(copy);
+        seek_corrupt(name, some);
+      }
     }
+    free(file);
   }
-  free(file);
 }
 
 /* Leaves whose free-space count lies (the fragment byte claims 250 bytes
