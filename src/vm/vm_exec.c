@@ -66,7 +66,8 @@ static inline int affinity_keeps(const ShValue *x, char aff) {
 /* ---- cursors ---- */
 
 static void invalidate_all(Vm *v) {
-  for (int i = 0; i < v->prog->ncursor; i++) v->cur[i].cache_ok = 0;
+  /* (the bounds in locals: the stores could alias them otherwise) */
+  for (VmCursor *c = v->cur, *end = c + v->prog->ncursor; c < end; c++) c->cache_ok = 0;
 }
 
 void vm_cursor_close(Vm *v, VmCursor *c) {
