@@ -630,16 +630,39 @@ int btree_create_table(Btree *bt, int kind, uint32_t *root) {
   return SHALE_OK;
 }
 
+/* Does leaf cell i of pg show by its payload size alone (a one- or
+ * two-byte varint within the page's local maximum) that it has no overflow
+ * chain? Then clearing it frees nothing and its cell need not be parsed.
+ * Bytes read lie below the usable size (cell pointers were checked when
+ * the page was loaded). */
+static int leaf_cell_local(const Btree *bt, PgPage *pg, int i, int intkey) {
+  const uint8_t *d = pager_data(pg);
+  uint32_t off = page_cell_off(pg, i);
+  if (off + 2 > bt->usable) return 0;
+  uint32_t n = d[off];
+  if (n >= 0x80) {
+    if (d[off + 1] >= 0x80) return 0;
+    n = (n & 0x7f) << 7 | d[off + 1];
+  }
+  return n <= (intkey ? bt->max_leaf : bt->max_local);
+}
+
 /* Free every page below pgno (and pgno itself if free_it), counting entries. */
 static int clear_page(Btree *bt, uint32_t pgno, int depth, int free_it, int64_t *count) {
   if (depth >= BT_MAX_DEPTH) return BT_CORRUPT(bt, pgno, "tree too deep (cycle?)");
   PgPage *pg;
-  int rc = btree_page_get(bt, pgno, &pg);
+  /* lazily: a cell is validated only where it is parsed (one that may
+   * have an overflow chain to free) */
+  int rc = btree_page_get_lazy(bt, pgno, &pg);
   if (rc) return rc;
   MemPage *m = page_mem(pg);
   int leaf = m->leaf, intkey = m->intkey, n = m->ncell;
   uint32_t right = leaf ? 0 : page_right(pg);
   for (int i = 0; i < n && rc == SHALE_OK; i++) {
+    if (leaf && leaf_cell_local(bt, pg, i, intkey)) { /* nothing to free */
+      (*count)++;
+      continue;
+    }
     if (!m->init || m->ncell != n) {
       rc = BT_CORRUPT(bt, pgno, "page changed while being cleared");
       break;
@@ -1053,7 +1076,15 @@ static int insert_entry(BtCursor *c, int64_t rowid, const void *data, uint32_t n
   }
   int res = 0, balanced_any = 0;
   (void)balanced_any; /* read by debug builds only */
-  if (c->intkey && on_rowid(c, rowid)) {
+  /* the place a seek for a prefix of the key found (BTREE_SEEKRESULT):
+   * valid while the cursor has not moved (c->seekres is cleared then) */
+  const int seekres =
+      (flags & BTREE_SEEKRESULT) && !c->intkey && c->state == CUR_VALID && c->depth > 0 ? c->seekres
+                                                                                        : 0;
+  c->seekres = 0;
+  if (seekres) {
+    res = seekres;
+  } else if (c->intkey && on_rowid(c, rowid)) {
     res = 0; /* the cursor is on the row it replaces */
   } else if (c->intkey && at_last_below(c, rowid)) {
     res = -1; /* appending: the cursor already sits where the row goes */
@@ -1218,6 +1249,7 @@ int btree_delete(BtCursor *c) {
   Btree *bt = c->bt;
   int rc = btree_cursor_restore(c);
   if (rc) return rc;
+  c->seekres = 0; /* the tree changes under the place a seek found */
   if (c->state != CUR_VALID) return SHALE_MISUSE;
   if (c->skip != 0) return SHALE_MISUSE; /* its entry is already gone */
   rc = prepare_write(c);

@@ -216,6 +216,12 @@ int btree_seek_key(BtCursor *, const void *key, uint32_t nkey, int *res);
 int btree_seek_cmp(BtCursor *, int (*cmp)(void *ctx, const void *key, uint32_t n), void *ctx,
                    int *res);
 
+/* The number of index seeks made through the cursor so far (it changes
+ * with every btree_seek_cmp / btree_seek_key): a caller remembers it after
+ * a seek to tell, before a BTREE_SEEKRESULT insert, that no other seek
+ * came between. */
+uint32_t btree_seek_count(const BtCursor *);
+
 /* The entry under the cursor. */
 int64_t btree_rowid(BtCursor *);         /* table trees */
 uint32_t btree_payload_size(BtCursor *); /* data (table) or key (index) bytes */
@@ -237,6 +243,13 @@ int btree_payload_read(BtCursor *, uint32_t offset, uint32_t n, void *buf);
  * the cursor is on the new entry. BTREE_APPEND hints that the rowid/key is
  * larger than any present. */
 #define BTREE_APPEND 0x01
+/* For an index insert: the cursor's last seek (btree_seek_cmp, counted by
+ * btree_seek_count) was for a prefix of the key, found no entry equal to
+ * it, and the cursor has not moved since (as after a UNIQUE check that
+ * passed: the key then goes exactly where that seek ended). The insert
+ * takes that place without seeking again; when the cursor moved or its
+ * tree was written since, it seeks as usual. */
+#define BTREE_SEEKRESULT 0x02
 int btree_insert(BtCursor *, int64_t rowid, const void *data, uint32_t n, uint32_t nzero,
                  int flags);
 /* btree_insert of key[0..n) into an index tree, the seek for its place

@@ -38,6 +38,7 @@ static void moved(BtCursor *c) {
   c->info_ok = 0;
   c->novfl = 0;
   c->sought = 0;
+  c->seekres = 0;
 }
 
 void btree_cursor_release(BtCursor *c) {
@@ -818,6 +819,7 @@ placed:
     c->idx[t] = (uint16_t)(n - 1);
     *res = -1;
   }
+  c->seekres = *res;
   return 1;
 miss:
   c->near = 0;
@@ -869,6 +871,7 @@ static int seek_index_down(BtCursor *c, int (*cmp)(void *, const void *, uint32_
         c->idx[c->depth - 1] = (uint16_t)(ncell - 1);
         *res = -1;
       }
+      c->seekres = *res;
       return SHALE_OK;
     }
     c->idx[c->depth - 1] = (uint16_t)lo;
@@ -883,6 +886,8 @@ static int seek_index_down(BtCursor *c, int (*cmp)(void *, const void *, uint32_
 static int seek_index(BtCursor *c, int (*cmp)(void *, const void *, uint32_t), void *ctx, int force,
                       int *res) {
   int rc = SHALE_OK, kept;
+  c->nseek++;
+  c->seekres = 0;
   if (seek_index_here(c, cmp, ctx, force, res, &rc)) return rc;
   /* the leaf and entry the cursor was on: a seek that ends there again,
    * next to that entry, lets the next one try the leaf first (a run of
@@ -1150,6 +1155,8 @@ int btree_seek_key(BtCursor *c, const void *key, uint32_t nkey, int *res) {
   int rc = btree_cursor_seek_key(c, key, nkey, 0, res);
   return fault(c, rc);
 }
+
+uint32_t btree_seek_count(const BtCursor *c) { return c->nseek; }
 
 int btree_seek_cmp(BtCursor *c, int (*cmp)(void *ctx, const void *key, uint32_t n), void *ctx,
                    int *res) {

@@ -235,8 +235,12 @@ int btree_alloc_page_mode(Btree *bt, uint32_t hint, int mode, PgPage **out, uint
     rc = pager_get(bt->pager, pgno, PAGER_GET_NOCONTENT, &pg);
     if (rc) goto done;
     if ((rc = pager_write(pg)) != 0) goto done;
+    /* a page past the end has no content yet: zeros, not whatever the
+     * cache buffer held. A page from the freelist keeps its old bytes
+     * (as in SQLite): the caller writes the header and every byte the
+     * format reads. */
+    memset(pager_data(pg), 0, bt->page_size);
   }
-  memset(pager_data(pg), 0, bt->page_size);
   page_mem(pg)->init = 0;
 done:
   pager_unref(p1);

@@ -126,17 +126,21 @@ struct BtCursor {
   void *cmp_ctx;
   int state;
   int fault_rc;
-  int skip;    /* after restore: >0 next() stays, <0 prev() stays */
-  int deleted; /* skip set by a delete: its key is in saved_rowid/delkey */
-  int sought;  /* the stack is where an index seek left it (on a leaf), not
-                  moved since: an index insert tries that place first */
-  int near;    /* the last index seek ended next to the entry the cursor
-                  was on, or was done within its leaf: the next one tries
-                  that leaf first */
-  int shared;  /* another cursor on the same tree was open beside this one
-                  since it opened (set by btree_cursor_open, never cleared):
-                  without it a change has no other cursor to save */
-  int intkey;  /* known after the root is loaded */
+  int skip;       /* after restore: >0 next() stays, <0 prev() stays */
+  int deleted;    /* skip set by a delete: its key is in saved_rowid/delkey */
+  int sought;     /* the stack is where an index seek left it (on a leaf), not
+                     moved since: an index insert tries that place first */
+  int seekres;    /* the stack is where an index seek that found no equal
+                     entry left it (its *res, -1 or 1), not moved or written
+                     since; 0 otherwise (BTREE_SEEKRESULT) */
+  uint32_t nseek; /* index seeks made through the cursor (btree_seek_count) */
+  int near;       /* the last index seek ended next to the entry the cursor
+                     was on, or was done within its leaf: the next one tries
+                     that leaf first */
+  int shared;     /* another cursor on the same tree was open beside this one
+                     since it opened (set by btree_cursor_open, never cleared):
+                     without it a change has no other cursor to save */
+  int intkey;     /* known after the root is loaded */
   int kind_known;
   int depth; /* levels in the stack (0 = none) */
   PgPage *pg[BT_MAX_DEPTH];

@@ -425,7 +425,10 @@ void compile_dml_build_new_keys(Writer *w, int rowid, int cols) {
     build_key_regs(w, i, rowid, cols, w->key[i], &ex);
     const char *aff = index_aff(p, x, ex);
     if (!aff) return;
-    vm_builder_add_text(&p->b, OP_MakeRecord, w->key[i], x->ncol, w->rec[i], aff, -1);
+    if (w->cols_aff && !ex && !strchr(aff, AFF_REAL)) /* the values have them already */
+      emit(p, OP_MakeRecord, w->key[i], x->ncol, w->rec[i]);
+    else
+      vm_builder_add_text(&p->b, OP_MakeRecord, w->key[i], x->ncol, w->rec[i], aff, -1);
     if (skip) {
       emit(p, OP_Goto, 0, done, 0);
       emit_resolve(p, skip);
@@ -733,7 +736,10 @@ void compile_dml_write_row(Writer *w, int rowid, int cols, int lastrowid) {
      * stored as NULL, its register gets the rowid back afterwards */
     if (tab->rowid_alias >= 0) emit(p, OP_Null, 0, cols + tab->rowid_alias, 0);
     int rec = emit_regs(p, 1);
-    vm_builder_add_text(&p->b, OP_MakeRecord, cols, n, rec, w->caff, n);
+    if (w->cols_aff && !memchr(w->caff, AFF_REAL, (size_t)n)) /* applied already */
+      emit(p, OP_MakeRecord, cols, n, rec);
+    else
+      vm_builder_add_text(&p->b, OP_MakeRecord, cols, n, rec, w->caff, n);
     if (tab->rowid_alias >= 0) emit(p, OP_SCopy, rowid, cols + tab->rowid_alias, 0);
     insert_record(w, rec, rowid, lastrowid);
     return;
@@ -753,7 +759,10 @@ void compile_dml_write_row(Writer *w, int rowid, int cols, int lastrowid) {
   for (int s = 0; s < n; s++)
     if (!aff[s]) aff[s] = AFF_BLOB;
   int rec = emit_regs(p, 1);
-  vm_builder_add_text(&p->b, OP_MakeRecord, base, n, rec, aff, -1);
+  if (w->cols_aff && !strchr(aff, AFF_REAL)) /* applied already */
+    emit(p, OP_MakeRecord, base, n, rec);
+  else
+    vm_builder_add_text(&p->b, OP_MakeRecord, base, n, rec, aff, -1);
   insert_record(w, rec, rowid, lastrowid);
 }
 

@@ -203,6 +203,7 @@ static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
   int before = compile_trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE);
   int after = compile_trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_AFTER);
   vm_builder_add_text(&p->b, OP_Affinity, cols, tab->ncol, 0, ic->w.caff, tab->ncol);
+  ic->w.cols_aff = 1;
   if (before) {
     if (ic->ipk >= 0) {
       int l = emit_label(p);
@@ -252,6 +253,7 @@ static void insert_row(Parse *p, InsertCtx *ic, int ignore) {
   compile_dml_write_row(&ic->w, newrow, cols, 1);
   ic->w.keyregs = 0;
   ic->w.append = 0;
+  ic->w.cols_aff = 0;
   if (after)
     compile_trigger_code(p, tab, TRIGGER_INSERT, TRIGGER_AFTER, NULL, 0, newrow, ic->w.stmt_oe,
                          ignore);

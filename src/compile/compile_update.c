@@ -558,8 +558,10 @@ int compile_dml_update(Parse *p, const SqlStmt *s) {
   }
   if (tab->rowid_alias >= 0) emit(p, OP_SCopy, newrow, cols + tab->rowid_alias, 0);
   w.keep = keep;
-  if (!plain || !compile_dml_record_applies_affinity(&w))
+  if (!plain || !compile_dml_record_applies_affinity(&w)) {
     vm_builder_add_text(&p->b, OP_Affinity, cols, ncol, 0, w.caff, ncol);
+    w.cols_aff = 1;
+  }
   w.keep = NULL;
   compile_dml_code_generated(p, tab, newrow, cols);
   if (compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_BEFORE)) {
@@ -588,6 +590,7 @@ int compile_dml_update(Parse *p, const SqlStmt *s) {
   }
   if (fk) compile_fk_check(p, tab, 0, newrow, changed, rowid_expr != NULL);
   compile_dml_write_row(&w, newrow, cols, 0);
+  w.cols_aff = 0;
   if (fk) compile_fk_actions(p, tab, old, newrow, changed, rowid_expr != NULL);
   if (compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER))
     compile_trigger_code(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER, changed, old, newrow, stmt_oe,

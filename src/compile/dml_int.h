@@ -97,6 +97,14 @@ typedef struct Writer {
    * cursor moved away since (a REPLACE victim's delete) seeks the row's
    * place from the right. */
   int append;
+  /* INSERT, UPDATE: an Affinity over every column of the new row ran (and
+   * each value set since got its column's affinity: generated columns, a
+   * NOT NULL default), so the index keys of plain columns and the row's
+   * record are made without applying the affinities again
+   * (compile_dml_build_new_keys, compile_dml_write_row). A REAL affinity
+   * is still applied there (it stores integral values as integers). Set by
+   * the caller around those calls. */
+  int cols_aff;
 } Writer;
 
 /* What an UPDATE or DELETE knows before it opens its Writer

@@ -31,7 +31,9 @@ static inline uint32_t sizes(const ShValue *v, int n, size_t *body, uint32_t *st
     nb += record_serial_len(t);
   }
   if (body) *body = nb;
-  /* H counts its own varint: find the smallest length that holds nh+len. */
+  /* H counts its own varint: find the smallest length that holds nh+len
+   * (one byte for every header of up to 126 type bytes). */
+  if (nh < 0x7f) return nh + 1;
   int len = 1;
   while (util_varint_len(nh + (uint32_t)len) > len) len++;
   return nh + (uint32_t)len;
@@ -49,10 +51,31 @@ size_t record_size_types(const ShValue *v, int n, uint32_t *st, uint32_t *hdr) {
   return *hdr + body;
 }
 
-static void put_be(uint8_t *p, uint64_t x, int len) {
-  for (int i = len - 1; i >= 0; i--) {
-    p[i] = (uint8_t)x;
-    x >>= 8;
+/* x's low len bytes (1, 2, 3, 4, 6 or 8: an integer or real body),
+ * big-endian. */
+static inline void put_be(uint8_t *p, uint64_t x, uint32_t len) {
+  switch (len) {
+    case 1:
+      p[0] = (uint8_t)x;
+      return;
+    case 2:
+      util_put2(p, (uint32_t)x);
+      return;
+    case 3:
+      p[0] = (uint8_t)(x >> 16);
+      util_put2(p + 1, (uint32_t)x);
+      return;
+    case 4:
+      util_put4(p, (uint32_t)x);
+      return;
+    case 6:
+      util_put2(p, (uint32_t)(x >> 32));
+      util_put4(p + 2, (uint32_t)x);
+      return;
+    default:
+      util_put4(p, (uint32_t)(x >> 32));
+      util_put4(p + 4, (uint32_t)x);
+      return;
   }
 }
 
@@ -61,7 +84,10 @@ static void put_be(uint8_t *p, uint64_t x, int len) {
 static inline size_t encode(const ShValue *v, int n, const uint32_t *sts, uint32_t h,
                             uint8_t *out) {
   uint8_t *hp = out, *bp = out + h;
-  hp += util_put_varint(hp, h);
+  if (h < 0x80)
+    *hp++ = (uint8_t)h;
+  else
+    hp += util_put_varint(hp, h);
   for (int i = 0; i < n; i++) {
     uint32_t st = sts ? sts[i] : record_serial_type(&v[i]);
     if (st < 0x80)
@@ -76,7 +102,7 @@ static inline size_t encode(const ShValue *v, int n, const uint32_t *sts, uint32
       memcpy(&bits, &v[i].r, 8);
       put_be(bp, bits, 8);
     } else if (len) {
-      put_be(bp, (uint64_t)v[i].i, (int)len);
+      put_be(bp, (uint64_t)v[i].i, len);
     }
     bp += len;
   }

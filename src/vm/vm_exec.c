@@ -66,7 +66,8 @@ static inline int affinity_keeps(const ShValue *x, char aff) {
 /* ---- cursors ---- */
 
 static void invalidate_all(Vm *v) {
-  for (int i = 0; i < v->prog->ncursor; i++) v->cur[i].cache_ok = 0;
+  /* (the bounds in locals: the stores could alias them otherwise) */
+  for (VmCursor *c = v->cur, *end = c + v->prog->ncursor; c < end; c++) c->cache_ok = 0;
 }
 
 void vm_cursor_close(Vm *v, VmCursor *c) {
@@ -89,6 +90,7 @@ void vm_cursor_close(Vm *v, VmCursor *c) {
   c->pseudo_fed = 0;
   c->cache_ok = 0;
   c->seq = 0;
+  c->nc_n = 0;
   vm_sorter_close(c);
   c->eph_root = 0;
   if (c->hash) vm_hash_reset(v, c->hash);
@@ -101,6 +103,7 @@ void vm_close_run(Vm *v, int park) {
   if (!v->cur) return;
   for (int i = 0; i < v->prog->ncursor; i++) {
     VmCursor *c = &v->cur[i];
+    c->nc_n = 0; /* a NoConflict's place is for this run's next IdxInsert only */
     if (c->parked && c->bc) continue; /* from an earlier run, still kept */
     if (park && c->bc && (c->kind == VMC_TABLE || c->kind == VMC_INDEX) && !c->eph_root &&
         !(v->own_mask & (1u << c->db)) && btree_cursor_park(c->bc, &c->bc)) {
@@ -1904,6 +1907,7 @@ cmp_general: {
     int nkey = op->p4type == P4_INT32 ? op->p4.i : 0, res;
     c->cache_ok = 0;
     c->nullrow = 0;
+    c->nc_n = 0;
     if (nkey == 0) { /* r[p3] is a record: unpack it */
       const ShValue *r = &reg[op->p3];
       uint32_t types[64], offs[64];
@@ -1925,6 +1929,11 @@ cmp_general: {
     CHK(rc);
     if (c->ki->corrupt) FAIL(SHALE_CORRUPT);
     int found = res == 0 && !btree_eof(c->bc);
+    if (op->op == OP_NoConflict && !found && key != tmp) {
+      c->nc_reg = op->p3;
+      c->nc_n = nkey;
+      c->nc_seek = btree_seek_count(c->bc);
+    }
     if (op->op == OP_Found ? found : !found) JUMP(op->p2);
     NEXT();
   }
@@ -2164,8 +2173,14 @@ cmp_general: {
     /* the key's values in registers (the record was just made from them;
      * text of another encoding in the record: compare the record's own) */
     int keyregs = op->p4type == P4_INT32 && op->p4.i > 0 && v->enc == RECORD_ENC_UTF8;
-    CHK(index_insert(c, d, keyregs ? &reg[op->p3] : NULL, keyregs ? op->p4.i : 0,
-                     (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0));
+    int flags = (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0;
+    /* a UNIQUE check of this key's first columns just passed: no entry
+     * has them, so the key goes where that seek ended */
+    if (c->nc_n > 0 && op->p4type == P4_INT32 && op->p3 == c->nc_reg && op->p4.i >= c->nc_n &&
+        btree_seek_count(c->bc) == c->nc_seek)
+      flags |= BTREE_SEEKRESULT;
+    c->nc_n = 0;
+    CHK(index_insert(c, d, keyregs ? &reg[op->p3] : NULL, keyregs ? op->p4.i : 0, flags));
     NEXT();
   }
   CASE(IdxDelete) {

@@ -104,6 +104,12 @@ typedef struct VmCursor {
                      register (only SorterData writes it): the header cache
                      then holds until the next SorterData */
   int64_t seq;    /* Sequence counter */
+  /* The last NoConflict on this cursor passed by a seek of the key in
+   * registers nc_reg..nc_reg+nc_n-1 (nc_n = 0: none since), the btree
+   * cursor's seek count then nc_seek: an IdxInsert of a key made from
+   * the same registers goes where that seek ended (BTREE_SEEKRESULT). */
+  int nc_reg, nc_n;
+  uint32_t nc_seek;
   /* current-row cache */
   int cache_ok;
   const uint8_t *rec;
