@@ -1088,7 +1088,7 @@ static KeyInfo *result_keyinfo(Parse *p, SqlSelect *s, int n) {
  * (ascending, default NULLs order, the same collation): its groups come
  * out in key order, ties (none) aside, so no sorter is needed, as SQLite
  * finds when the two lists are identical. */
-static int group_order_is_order_by(Parse *p, SqlSelect *s, SelInfo *info) {
+int compile_sel_group_is_order(Parse *p, SqlSelect *s, SelInfo *info) {
   SqlExprList *gb = s->group_by, *ob = s->order_by;
   if (s->prior || !info->is_agg || !gb || !ob || gb->n != ob->n || compile_window_in_core(s))
     return 0;
@@ -1841,8 +1841,9 @@ int compile_select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
    * groups that come out in that order anyway */
   int ordered = s->order_by && info->order_col && dest->kind != SD_EXISTS;
   int as_sub = ordered && s->prior && compound_as_subquery(s);
-  if (ordered && (as_sub || (!s->prior && !compile_window_sorts_output(p, s) && !as_group &&
-                             !group_order_is_order_by(p, s, info) && !single_row_agg(s, info)))) {
+  if (ordered &&
+      (as_sub || (!s->prior && !compile_window_sorts_output(p, s) && !as_group &&
+                  !compile_sel_group_is_order(p, s, info) && !single_row_agg(s, info)))) {
     int a0 = emit_addr(p);
     sorter_setup(p, &oc, s, s->order_by, info->order_col);
     if (!s->prior && single_row_core(s, info) && !parse_failed(p) && !p->b.rc) {

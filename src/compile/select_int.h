@@ -243,6 +243,9 @@ typedef struct Loop {
 } Loop;
 
 void compile_sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc);
+/* 1 when an aggregate query's ORDER BY is its GROUP BY term for term: the
+ * groups, coming out in GROUP BY order, need no ORDER BY sorter. */
+int compile_sel_group_is_order(Parse *p, SqlSelect *s, SelInfo *info);
 const Collation *compile_sel_coll_of(Parse *p, const SqlExpr *e);
 void compile_sel_colref(SqlExpr *e, SrcItem *it, int col);
 const char *compile_sel_compound_name(int op);

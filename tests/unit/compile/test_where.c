@@ -1080,6 +1080,36 @@ TEST(where_eqp_merge) {
   pair_close(&p);
 }
 
+/* GROUP BY delivered by an index in any order of its terms (SQLite's
+ * WHERE_GROUPBY): no sorter, groups in the index's order. Plans and rows
+ * vs SQLite. */
+TEST(where_eqp_group_any_order) {
+  Pair p;
+  pair_open(&p);
+  pair_exec(&p,
+            "CREATE TABLE g(d REAL, a, e REAL, b BIGINT, PRIMARY KEY(d));"
+            "CREATE INDEX gi ON g(d, b, a DESC);"
+            "CREATE TABLE h(x, y, z); CREATE INDEX hi ON h(y, x);"
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40)"
+            " INSERT INTO g SELECT i * 0.5, i % 3, i % 7, i % 4 FROM n;"
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40)"
+            " INSERT INTO h SELECT i % 5, i % 3, i FROM n;");
+  static const char *const q[] = {
+      "SELECT b, d, count(*) FROM g GROUP BY b, d",
+      "SELECT b, d, e FROM g GROUP BY b, d",
+      "SELECT a, b, d, sum(e) FROM g GROUP BY a, b, d",
+      "SELECT b, d, count(*) FROM g GROUP BY b, d ORDER BY d DESC, b",
+      "SELECT x, y, count(*), sum(z) FROM h GROUP BY x, y",
+      "SELECT x, count(*) FROM h WHERE y = 2 GROUP BY x",
+      "SELECT x, y, max(z) FROM h GROUP BY x, y HAVING count(*) > 2",
+  };
+  for (int i = 0; i < (int)(sizeof q / sizeof q[0]); i++) {
+    same_eqp(&p, q[i]);
+    same(&p, q[i], strstr(q[i], "ORDER BY") != NULL);
+  }
+  pair_close(&p);
+}
+
 /* "Never a full scan where an index answers": =, IN, ranges and ORDER BY
  * use the index (checked on the plan text). */
 TEST(where_uses_index) {
