@@ -491,6 +491,7 @@ typedef struct WhereInfo WhereInfo;
 #define WHERE_GROUPBY 0x0010      /* order_by is a GROUP BY list */
 #define WHERE_NO_REORDER 0x0020   /* keep the FROM order (CROSS JOIN rules hold anyway) */
 #define WHERE_ORDER_PREFIX 0x0040 /* the caller block-sorts past a delivered prefix */
+#define WHERE_SORTBYGROUP 0x0080  /* with WHERE_GROUPBY: groups in its term order (else any) */
 
 /* Open nested loops over src (in the order the planner chooses) that visit
  * every combination satisfying where (may be NULL) and the ON clauses,

@@ -730,7 +730,12 @@ void compile_sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, Win
   emit(p, OP_Integer, 0, has_group, 0);
   /* the loops may deliver the rows in GROUP BY order (an index, the rowid):
    * then each group is finished as the next one starts, with no sorter */
-  if (compile_sel_loop_begin(p, info, s, wc ? NULL : s->group_by, WHERE_GROUPBY, &loop)) return;
+  /* (in any order of its terms, unless the ORDER BY, dropped, is the
+   * GROUP BY: then in its order, as SQLite's WHERE_SORTBYGROUP) */
+  int strict = info->distinct_group || (s->order_by && compile_sel_group_is_order(p, s, info));
+  if (compile_sel_loop_begin(p, info, s, wc ? NULL : s->group_by,
+                             WHERE_GROUPBY | (strict ? WHERE_SORTBYGROUP : 0), &loop))
+    return;
   if (loop.w && compile_where_order_satisfied(loop.w)) {
     if (p->b.rc) return;
     p->b.prog->ops[a_sopen].op = OP_Noop;

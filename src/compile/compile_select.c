@@ -26,7 +26,9 @@
  *     text into the Parse arena, so no shared AST is ever annotated.
  *  5. Compound SELECTs: UNION ALL streams both sides to the same output;
  *     UNION/EXCEPT go through one ephemeral index, INTERSECT through two;
- *     ORDER BY of a compound sorts the combined rows by result columns.
+ *     with an ORDER BY (SQLite's merge) each side is a co-routine sorted
+ *     by the result columns the ORDER BY names (every column but for
+ *     UNION ALL), merged into the output, equal rows dropped.
  */
 #include <stdio.h>
 #include <string.h>
@@ -945,12 +947,14 @@ int compile_sel_hashable_coll(const Collation *c) {
   return !c || c == &record_coll_binary || c == &record_coll_nocase || c == &record_coll_rtrim;
 }
 
-/* 1 when ORDER BY term t sorts on an extra key column before its value (a
+/* 1 when an ORDER BY term sorts on an extra key column before its value (a
  * NULL flag): NULLS LAST ascending or NULLS FIRST descending. */
-static int nulls_key_of(const SqlExprItem *t) {
-  return (t->nulls == SQL_NULLS_LAST && t->sort != SQL_SORT_DESC) ||
-         (t->nulls == SQL_NULLS_FIRST && t->sort == SQL_SORT_DESC);
+static int sort_nulls_key(int sort, int nulls) {
+  return (nulls == SQL_NULLS_LAST && sort != SQL_SORT_DESC) ||
+         (nulls == SQL_NULLS_FIRST && sort == SQL_SORT_DESC);
 }
+
+static int nulls_key_of(const SqlExprItem *t) { return sort_nulls_key(t->sort, t->nulls); }
 
 void compile_sel_emit_output(Parse *p, OutCtx *oc, int regs) {
   int skip = emit_label(p);
@@ -1084,7 +1088,7 @@ static KeyInfo *result_keyinfo(Parse *p, SqlSelect *s, int n) {
  * (ascending, default NULLs order, the same collation): its groups come
  * out in key order, ties (none) aside, so no sorter is needed, as SQLite
  * finds when the two lists are identical. */
-static int group_order_is_order_by(Parse *p, SqlSelect *s, SelInfo *info) {
+int compile_sel_group_is_order(Parse *p, SqlSelect *s, SelInfo *info) {
   SqlExprList *gb = s->group_by, *ob = s->order_by;
   if (s->prior || !info->is_agg || !gb || !ob || gb->n != ob->n || compile_window_in_core(s))
     return 0;
@@ -1106,6 +1110,16 @@ static int group_order_is_order_by(Parse *p, SqlSelect *s, SelInfo *info) {
  * most: its ORDER BY makes no difference (SQLite drops it). */
 static int single_row_agg(SqlSelect *s, SelInfo *info) {
   return !s->prior && info->is_agg && !s->group_by && !compile_window_in_core(s);
+}
+
+/* A core without FROM (nor aggregate or window), or VALUES of one row,
+ * yields one row at most: SQLite's planner finds its ORDER BY satisfied
+ * by the empty loop list. */
+static int single_row_core(SqlSelect *s, SelInfo *info) {
+  if (s->prior) return 0;
+  if (s->kind == SQL_SEL_VALUES) return s->cols && s->cols->n == 1;
+  return s->kind == SQL_SEL_SELECT && (!info->src || info->src->n == 0) && !info->is_agg &&
+         !compile_window_in_core(s);
 }
 
 /* Open (or empty again) oc's sorter. */
@@ -1329,10 +1343,8 @@ static void core_code(Parse *p, SqlSelect *s, OutCtx *oc0) {
    * a compound's de-duplicating table (UNION, INTERSECT, EXCEPT without an
    * ORDER BY; with one it merges sorted arms and keeps it): the compound's
    * collations alone then decide which rows are equal. */
-  int distinct =
-      s->distinct == 1 && oc.dest->kind != SD_EXISTS &&
-      !((oc.dest->kind == SD_UNION || oc.dest->kind == SD_EXCEPT) && !oc.ordered_compound) &&
-      !distinct_redundant(p, s, info);
+  int distinct = s->distinct == 1 && oc.dest->kind != SD_EXISTS && oc.dest->kind != SD_UNION &&
+                 oc.dest->kind != SD_EXCEPT && !distinct_redundant(p, s, info);
   if (distinct) {
     /* this core's own collations (not the compound's) */
     const Collation **coll = compile_parse_alloc(p, sizeof(Collation *) * (size_t)(oc.ncol + 1));
@@ -1475,6 +1487,280 @@ static void set_code(Parse *p, SqlSelect *s, OutCtx *oc) {
   scan_eph(p, u, oc, -1);
 }
 
+/* ---- compound SELECT with ORDER BY: SQLite's merge (multiSelectOrderBy) ----
+ *
+ * The left side (every core before the last, itself merged when it is a
+ * compound) and the right side (the last core) each run as a co-routine
+ * sorted by the merge keys; the merge takes the smaller row of the two each
+ * time. For any operator but UNION ALL the keys cover every result column
+ * (rows equal on all of them come together) and a row equal to the one
+ * output before it is dropped. EXPLAIN QUERY PLAN: MERGE (op), LEFT, RIGHT. */
+
+/* One merge key: result column col in collation coll (NULL: BINARY). */
+typedef struct MergeKey {
+  int col;
+  const Collation *coll;
+  uint8_t sort, nulls; /* SQL_SORT_*, SQL_NULLS_* */
+} MergeKey;
+
+/* 1 when a key sorts on a NULL flag before its value. */
+static int merge_nulls_key(const MergeKey *k) { return sort_nulls_key(k->sort, k->nulls); }
+
+/* The keys of compound level s (its last core): k0[0..nk0) then, for any
+ * operator but UNION ALL, each result column not among them, ascending in
+ * the level's collation (SQLite's multiSelectCollSeq). */
+static MergeKey *merge_keys(Parse *p, SqlSelect *s, const MergeKey *k0, int nk0, int ncol,
+                            int *nk) {
+  MergeKey *k = compile_parse_alloc(p, sizeof *k * (size_t)(nk0 + ncol + 1));
+  if (!k) return NULL;
+  if (nk0) memcpy(k, k0, sizeof *k * (size_t)nk0);
+  int n = nk0;
+  for (int c = 0; s->compound != SQL_COMPOUND_UNION_ALL && c < ncol; c++) {
+    int j = 0;
+    while (j < nk0 && k0[j].col != c) j++;
+    if (j < nk0) continue;
+    memset(&k[n], 0, sizeof k[n]);
+    k[n].col = c;
+    k[n++].coll = compound_coll(p, s, c);
+  }
+  *nk = n;
+  return k;
+}
+
+/* Core c coded alone (its prior, LIMIT and OFFSET held back) into d, with
+ * the merge keys as its ORDER BY: each term its result column under an
+ * explicit COLLATE of the key's collation, as SQLite rewrites them. */
+static void merge_core(Parse *p, SqlSelect *c, const MergeKey *k, int nk, SelectDest *d) {
+  SelInfo *info = c->info;
+  SqlExprList *ob = compile_parse_alloc(p, sizeof *ob);
+  SqlExprItem *a = compile_parse_alloc(p, sizeof *a * (size_t)nk);
+  int *cols = compile_parse_alloc(p, sizeof(int) * (size_t)nk);
+  if (!ob || !a || !cols) return;
+  memset(a, 0, sizeof *a * (size_t)nk);
+  for (int i = 0; i < nk; i++) {
+    SqlExpr *e = compile_sel_new_expr(p, SQL_E_COLLATE);
+    const SqlExpr *r =
+        info && info->result && k[i].col < info->result->n ? info->result->a[k[i].col].expr : NULL;
+    SqlExpr *x = r ? compile_expr_dup(p, r) : compile_sel_new_expr(p, SQL_E_NULL);
+    if (!e || !x) return;
+    e->z = k[i].coll ? k[i].coll->name : "BINARY";
+    e->a = x;
+    e->height = (uint16_t)(x->height + 1);
+    a[i].expr = e;
+    a[i].sort = k[i].sort;
+    a[i].nulls = k[i].nulls;
+    cols[i] = k[i].col;
+  }
+  ob->n = ob->cap = nk;
+  ob->a = a;
+  SqlSelect *prior = c->prior;
+  SqlExprList *save_ob = c->order_by;
+  SqlExpr *limit = c->limit, *offset = c->offset;
+  int *save_col = info->order_col;
+  c->prior = NULL;
+  c->order_by = ob;
+  c->limit = c->offset = NULL;
+  info->order_col = cols;
+  compile_select_code(p, c, d);
+  c->prior = prior;
+  c->order_by = save_ob;
+  c->limit = limit;
+  c->offset = offset;
+  info->order_col = save_col;
+}
+
+/* The output subroutine of one side: drops a row equal to the last one
+ * output (prev: its flag, then its values; 0 for UNION ALL), then OFFSET,
+ * the destination and LIMIT. */
+static void merge_out_sub(Parse *p, OutCtx *oc, int label, int ret, int regs, int prev,
+                          KeyInfo *kdup) {
+  int n = oc->ncol;
+  int skip = emit_label(p);
+  emit_resolve(p, label);
+  if (prev) {
+    int go = emit_label(p);
+    emit(p, OP_IfNot, prev, go, 0);
+    vm_builder_add_p4(&p->b, OP_Compare, regs, prev + 1, 0, P4_KEYINFO, kdup);
+    emit(p, OP_Jump, go, skip, go);
+    emit_resolve(p, go);
+    emit(p, OP_Copy, regs, prev + 1, n - 1);
+    emit(p, OP_Integer, 1, prev, 0);
+  }
+  compile_sel_emit_output(p, oc, regs);
+  emit_resolve(p, skip);
+  emit(p, OP_Return, ret, 0, 0);
+}
+
+/* The merge keys of a side's row in regs into kregs (a NULL flag first
+ * for the keys that have one). */
+static void merge_key_copy(Parse *p, const MergeKey *k, int nk, int regs, int kregs) {
+  for (int i = 0; i < nk; i++) {
+    if (merge_nulls_key(&k[i])) {
+      int l = emit_label(p);
+      emit(p, OP_Integer, 0, kregs, 0);
+      emit(p, OP_NotNull, regs + k[i].col, l, 0);
+      emit(p, OP_Integer, 1, kregs, 0);
+      emit_resolve(p, l);
+      kregs++;
+    }
+    emit(p, OP_SCopy, regs + k[i].col, kregs++, 0);
+  }
+}
+
+static void merge_code(Parse *p, SqlSelect *s, const MergeKey *k0, int nk0, OutCtx *oc);
+
+/* One side of a merge as a co-routine yielding into out: a compound is
+ * merged in turn, a core sorted by the keys. */
+static void merge_side(Parse *p, SqlSelect *c, const MergeKey *k, int nk, const char *label, int co,
+                       int out, int n) {
+  SelectDest d = {SD_COROUTINE, 0, co, out, n, NULL, NULL, 0};
+  int after = emit_label(p);
+  int a = emit_addr(p);
+  emit(p, OP_InitCoroutine, co, after, a + 1);
+  int save = p->eqp_parent;
+  p->eqp_parent = compile_parse_eqp(p, "%s", label);
+  if (c->prior) {
+    OutCtx so;
+    memset(&so, 0, sizeof so);
+    so.dest = &d;
+    so.ncol = n;
+    so.distinct_cur = so.sorter_cur = -1;
+    so.end_label = emit_label(p);
+    merge_code(p, c, k, nk, &so);
+    emit_resolve(p, so.end_label);
+  } else {
+    merge_core(p, c, k, nk, &d);
+  }
+  p->eqp_parent = save;
+  emit(p, OP_EndCoroutine, co, 0, 0);
+  emit_resolve(p, after);
+}
+
+/* Compound level s (its last core) ordered by k0 into oc's destination
+ * (OFFSET and LIMIT counted there). */
+static void merge_code(Parse *p, SqlSelect *s, const MergeKey *k0, int nk0, OutCtx *oc) {
+  if (parse_failed(p)) return;
+  int n = oc->ncol, op = s->compound, nk;
+  MergeKey *k = merge_keys(p, s, k0, nk0, n, &nk);
+  if (!k) return;
+  int save = p->eqp_parent;
+  p->eqp_parent = compile_parse_eqp(p, "MERGE (%s)", compile_sel_compound_name(op));
+  int prev = 0;
+  KeyInfo *kdup = NULL;
+  if (op != SQL_COMPOUND_UNION_ALL) {
+    prev = emit_regs(p, n + 1);
+    emit(p, OP_Integer, 0, prev, 0);
+    kdup = result_keyinfo(p, s, n);
+  }
+  int nkey = 0;
+  for (int i = 0; i < nk; i++) nkey += 1 + merge_nulls_key(&k[i]);
+  const Collation **coll = compile_parse_alloc(p, sizeof(Collation *) * (size_t)nkey);
+  uint8_t *desc = compile_parse_alloc(p, (size_t)nkey);
+  if (!coll || !desc) return;
+  for (int i = 0, j = 0; i < nk; i++) {
+    if (merge_nulls_key(&k[i])) desc[j++] = k[i].sort == SQL_SORT_DESC;
+    coll[j] = k[i].coll;
+    desc[j++] = k[i].sort == SQL_SORT_DESC;
+  }
+  KeyInfo *kmerge = compile_parse_keyinfo(p, nkey, coll, desc);
+  int co_a = emit_regs(p, 1), co_b = emit_regs(p, 1);
+  int out_a = emit_regs(p, n), out_b = emit_regs(p, n);
+  SqlSelect *left = s->prior;
+  merge_side(p, left, k, nk, "LEFT", co_a, out_a, n);
+  s->prior = NULL;
+  merge_side(p, s, k, nk, "RIGHT", co_b, out_b, n);
+  s->prior = left;
+  p->eqp_parent = save;
+  if (!kmerge || parse_failed(p)) return;
+
+  OutCtx o = *oc;
+  o.distinct_cur = o.sorter_cur = -1;
+  o.block_nkey = 0;
+  int sub_a = emit_label(p), sub_b = emit_label(p), init = emit_label(p);
+  int ret_a = emit_regs(p, 1), ret_b = emit_regs(p, 1);
+  emit(p, OP_Goto, 0, init, 0);
+  merge_out_sub(p, &o, sub_a, ret_a, out_a, prev, kdup);
+  merge_out_sub(p, &o, sub_b, ret_b, out_b, prev, kdup);
+  int end = emit_label(p), cmp = emit_label(p);
+  /* A at its end: B's rows to the end (UNION, UNION ALL) */
+  int eof_a = end, eof_a_nob = end, eof_b = end;
+  if (op == SQL_COMPOUND_UNION_ALL || op == SQL_COMPOUND_UNION) {
+    eof_a = emit_label(p);
+    eof_a_nob = emit_label(p);
+    emit_resolve(p, eof_a);
+    emit(p, OP_Gosub, ret_b, sub_b, 0);
+    emit_resolve(p, eof_a_nob);
+    emit(p, OP_Yield, co_b, end, 0);
+    emit(p, OP_Goto, 0, eof_a, 0);
+  }
+  /* B at its end: A's rows to the end (all but INTERSECT) */
+  if (op != SQL_COMPOUND_INTERSECT) {
+    eof_b = emit_label(p);
+    emit_resolve(p, eof_b);
+    emit(p, OP_Gosub, ret_a, sub_a, 0);
+    emit(p, OP_Yield, co_a, end, 0);
+    emit(p, OP_Goto, 0, eof_b, 0);
+  }
+  /* A's row first: output it (not for INTERSECT), next A; equal rows:
+   * output A for UNION ALL and INTERSECT, else next A (for UNION the equal
+   * row of B goes out once A has moved past it) */
+  int out_a_l = emit_label(p), next_a = emit_label(p);
+  emit_resolve(p, out_a_l);
+  emit(p, OP_Gosub, ret_a, sub_a, 0);
+  emit_resolve(p, next_a);
+  emit(p, OP_Yield, co_a, eof_a, 0);
+  emit(p, OP_Goto, 0, cmp, 0);
+  int a_lt_b = op == SQL_COMPOUND_INTERSECT ? next_a : out_a_l;
+  int a_eq_b = op == SQL_COMPOUND_EXCEPT || op == SQL_COMPOUND_UNION ? next_a : out_a_l;
+  /* B's row first: output it (UNION, UNION ALL), next B */
+  int a_gt_b = emit_label(p);
+  emit_resolve(p, a_gt_b);
+  if (op == SQL_COMPOUND_UNION_ALL || op == SQL_COMPOUND_UNION) emit(p, OP_Gosub, ret_b, sub_b, 0);
+  emit(p, OP_Yield, co_b, eof_b, 0);
+  emit(p, OP_Goto, 0, cmp, 0);
+  emit_resolve(p, init);
+  emit(p, OP_Yield, co_a, eof_a_nob, 0);
+  emit(p, OP_Yield, co_b, eof_b, 0);
+  emit_resolve(p, cmp);
+  int key_a = emit_regs(p, nkey), key_b = emit_regs(p, nkey);
+  merge_key_copy(p, k, nk, out_a, key_a);
+  merge_key_copy(p, k, nk, out_b, key_b);
+  vm_builder_add_p4(&p->b, OP_Compare, key_a, key_b, 0, P4_KEYINFO, kmerge);
+  emit(p, OP_Jump, a_lt_b, a_eq_b, a_gt_b);
+  emit_resolve(p, end);
+}
+
+/* SQLite's convertCompoundSelectToSubquery: a compound with an operator
+ * other than UNION ALL whose ORDER BY has a term with an explicit COLLATE
+ * is not merged but read as a subquery, SELECT * FROM (compound) ORDER BY:
+ * its rows are sorted once they are all there. */
+static int compound_as_subquery(const SqlSelect *s) {
+  const SqlSelect *c = s;
+  while (c && (!c->prior || c->compound == SQL_COMPOUND_UNION_ALL)) c = c->prior;
+  if (!c) return 0;
+  for (int i = 0; i < s->order_by->n; i++) {
+    const SqlExpr *e = s->order_by->a[i].expr;
+    if (e && e->op == SQL_E_COLLATE && e->sub != 1) return 1;
+  }
+  return 0;
+}
+
+/* The ORDER BY of compound s as merge keys, then the merge. */
+static void merge_compound(Parse *p, SqlSelect *s, OutCtx *oc) {
+  SqlExprList *ob = s->order_by;
+  MergeKey *k = compile_parse_alloc(p, sizeof *k * (size_t)(ob->n + 1));
+  if (!k) return;
+  for (int i = 0; i < ob->n; i++) {
+    const SqlExprItem *t = &ob->a[i];
+    k[i].col = s->info->order_col[i];
+    k[i].coll = t->expr->op == SQL_E_COLLATE ? compile_sel_coll_of(p, t->expr)
+                                             : compound_coll(p, s, k[i].col);
+    k[i].sort = t->sort;
+    k[i].nulls = t->nulls;
+  }
+  merge_code(p, s, k, ob->n, oc);
+}
+
 /* SQLite codes SELECT DISTINCT as GROUP BY when its ORDER BY is its result
  * list term for term (ascending, default NULLs order, no COLLATE): one
  * sorter then both removes the duplicates and orders the rows. Returns the
@@ -1553,26 +1839,38 @@ int compile_select_code(Parse *p, SqlSelect *s, SelectDest *dest) {
   }
   /* an ORDER BY makes no difference to EXISTS (SQLite drops it), nor to
    * groups that come out in that order anyway */
-  if (s->order_by && info->order_col && dest->kind != SD_EXISTS &&
-      !compile_window_sorts_output(p, s) && !as_group && !group_order_is_order_by(p, s, info) &&
-      !single_row_agg(s, info))
+  int ordered = s->order_by && info->order_col && dest->kind != SD_EXISTS;
+  int as_sub = ordered && s->prior && compound_as_subquery(s);
+  if (ordered &&
+      (as_sub || (!s->prior && !compile_window_sorts_output(p, s) && !as_group &&
+                  !compile_sel_group_is_order(p, s, info) && !single_row_agg(s, info)))) {
+    int a0 = emit_addr(p);
     sorter_setup(p, &oc, s, s->order_by, info->order_col);
+    if (!s->prior && single_row_core(s, info) && !parse_failed(p) && !p->b.rc) {
+      /* one row: no sort (its collations are still looked up, as SQLite's
+       * KeyInfo is made before the planner drops the sorter) */
+      for (int a = a0; a < emit_addr(p); a++) p->b.prog->ops[a].op = OP_Noop;
+      oc.sorter_cur = -1;
+    }
+  }
   if (!s->prior) {
     oc.order_owner = s;
     core_code(p, s, &oc);
+  } else if (ordered && !as_sub) {
+    merge_compound(p, s, &oc);
   } else {
     int save = p->eqp_parent;
+    /* (the subquery's number is SQLite's select id of the compound when
+     * nothing follows it in the statement: its cores' count) */
+    int id = as_sub ? compile_window_statement_cores(p) : 0;
+    if (as_sub) p->eqp_parent = compile_parse_eqp(p, "CO-ROUTINE (subquery-%d)", id);
     p->eqp_parent = compile_parse_eqp(p, "COMPOUND QUERY");
-    if (oc.sorter_cur >= 0) {
-      /* every row of the compound into the sorter, then sorted out */
-      OutCtx so = oc;
-      so.reg_limit = so.reg_offset = 0;
-      so.ordered_compound = 1;
-      set_code(p, s, &so);
-    } else {
-      set_code(p, s, &oc);
-    }
+    /* as a subquery: every row of the compound into the sorter */
+    OutCtx so = oc;
+    if (as_sub) so.reg_limit = so.reg_offset = 0;
+    set_code(p, s, &so);
     p->eqp_parent = save;
+    if (as_sub) compile_parse_eqp(p, "SCAN (subquery-%d)", id);
   }
   if (oc.sorter_cur >= 0) {
     compile_parse_eqp(p, oc.block_nkey > 0 ? "USE TEMP B-TREE FOR RIGHT PART OF ORDER BY"

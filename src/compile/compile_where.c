@@ -1133,6 +1133,7 @@ WhereInfo *compile_where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprLis
   int pflags = 0;
   if ((flags & WHERE_NO_REORDER) || w->right >= 0) pflags |= PLAN_NO_REORDER;
   if (flags & WHERE_GROUPBY) pflags |= PLAN_GROUPBY;
+  if (flags & WHERE_SORTBYGROUP) pflags |= PLAN_SORTBYGROUP;
   if (flags & WHERE_ORDER_PREFIX) pflags |= PLAN_ORDER_PREFIX;
   if (p->env && p->env->no_auto_index) pflags |= PLAN_NO_AUTO;
   int rc = plan_choose(&w->pl, order_by, pflags, &w->plan);

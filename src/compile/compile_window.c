@@ -221,7 +221,7 @@ static int count_cores_cb(SqlWalker *w, SqlSelect *s) {
   return SQL_WALK_CONTINUE;
 }
 
-static int statement_cores(Parse *p) {
+int compile_window_statement_cores(Parse *p) {
   int n = 0;
   SqlWalker w = {NULL, count_cores_cb, &n};
   const SqlStmt *st = p->stmt;
@@ -604,7 +604,7 @@ WinCtx *compile_window_begin(Parse *p, SqlSelect *s, SelInfo *info) {
   SelectState *sst = compile_select_state(p);
   wc->eqp_id = compile_parse_alloc(p, sizeof(int) * (size_t)wc->npass);
   if (!sst || !wc->eqp_id) return NULL;
-  wc->eqp_base = statement_cores(p) + 1 + sst->nwinsub;
+  wc->eqp_base = compile_window_statement_cores(p) + 1 + sst->nwinsub;
   sst->nwinsub += wc->npass;
   wc->eqp_save = p->eqp_parent;
   for (int k = 0; k < wc->npass; k++) {

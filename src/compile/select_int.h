@@ -183,6 +183,9 @@ void compile_window_loop_planned(Parse *, WinCtx *wc, int ordered);
  * ORDER BY order (a prefix of the first window's PARTITION BY + ORDER BY):
  * SQLite then drops the ORDER BY sort, and so does compile_select_code. */
 int compile_window_sorts_output(Parse *, SqlSelect *s);
+/* The SELECT cores of the statement being compiled (1 inside a trigger or
+ * a nested parse): the select id SQLite gives a SELECT it makes after them. */
+int compile_window_statement_cores(Parse *p);
 /* 1 if a resolved core has window calls (result list, evaluated ORDER BY). */
 int compile_window_in_core(const SqlSelect *s);
 /* Once, where the core has a row to output (inside its loop, or for each
@@ -217,7 +220,6 @@ typedef struct OutCtx {
                                    column holding the same value, or one after the sequence) */
   int ndata;                    /* result columns stored after the sequence */
   const SqlSelect *order_owner; /* the core whose loop may deliver ORDER BY order */
-  int ordered_compound;         /* the compound's rows go to an ORDER BY sorter */
   KeyInfo *sorter_ki;           /* the sorter's KeyInfo (sorter_setup) */
   /* block sort (the loops deliver the first ORDER BY terms): block_nkey
    * key columns (0: none) of the previous row in block_prev; a row whose
@@ -241,6 +243,9 @@ typedef struct Loop {
 } Loop;
 
 void compile_sel_agg_code(Parse *p, SqlSelect *s, SelInfo *info, OutCtx *oc, WinCtx *wc);
+/* 1 when an aggregate query's ORDER BY is its GROUP BY term for term: the
+ * groups, coming out in GROUP BY order, need no ORDER BY sorter. */
+int compile_sel_group_is_order(Parse *p, SqlSelect *s, SelInfo *info);
 const Collation *compile_sel_coll_of(Parse *p, const SqlExpr *e);
 void compile_sel_colref(SqlExpr *e, SrcItem *it, int col);
 const char *compile_sel_compound_name(int op);

@@ -773,6 +773,59 @@ static int unique_run(const Planner *pl, const PlanLevel *L, int pos) {
   return 1;
 }
 
+/* The index column at position pos of level L's order (-1: the rowid)
+ * and its collation. */
+static int order_col_at(const PlanLevel *L, int pos, const char **coll) {
+  const Index *idx = L->idx;
+  *coll = "BINARY";
+  if (!idx || pos >= idx->nkey) return -1;
+  if (idx->cols[pos].coll) *coll = idx->cols[pos].coll;
+  return idx->cols[pos].col;
+}
+
+/* order_run for a GROUP BY whose groups may come in any order of its terms
+ * (SQLite's WHERE_GROUPBY without WHERE_SORTBYGROUP): each column of the
+ * loop's order may hold any term from k0 on not yet held, as long as
+ * every row of a group comes together. Returns ob->n when all are held,
+ * else k0 plus the number of leading terms from k0 held. */
+static int group_run(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int k0,
+                     uint64_t settled, int ncols, int *distinct) {
+  int n = ob->n - k0;
+  uint64_t held = 0, all = n == 64 ? ~(uint64_t)0 : (bit(n) - 1);
+  for (int pos = 0;;) {
+    for (int k = 0; k < n; k++) {
+      if (held & bit(k)) continue;
+      SqlExpr *e = ob->a[k0 + k].expr;
+      uint64_t done = settled | (*distinct ? bit(L->item) : 0);
+      int column;
+      if ((done && pl->hooks.mask && (pl->hooks.mask(pl->hooks.ctx, e) & ~done) == 0) ||
+          (col_item(pl, e, &column) == L->item && order_pinned(pl, L, e, column, settled)))
+        held |= bit(k);
+    }
+    if (held == all || *distinct) break;
+    while (pos < L->neq && pl->terms[L->eq[pos]].op != PLAN_OP_IN) pos++;
+    if (pos >= ncols) break;
+    const char *icoll;
+    int icol = order_col_at(L, pos, &icoll), k = 0;
+    for (; k < n; k++) {
+      int column;
+      SqlExpr *e = ob->a[k0 + k].expr;
+      if ((held & bit(k)) || col_item(pl, e, &column) != L->item || column != icol) continue;
+      const char *oc = pl->hooks.coll_name ? pl->hooks.coll_name(pl->hooks.ctx, e) : NULL;
+      if (icol < 0 || util_stricmp(oc ? oc : "BINARY", icoll) == 0) break;
+    }
+    if (k == n) break;
+    held |= bit(k);
+    if (icol < 0) *distinct = 1;
+    pos++;
+    if (L->idx && unique_run(pl, L, pos)) *distinct = 1;
+  }
+  if (held == all) return ob->n;
+  int k = 0;
+  while (k < n && (held & bit(k))) k++;
+  return k0 + k;
+}
+
 /* How far does level L deliver ob, starting at term k0? Returns the first
  * term it does not deliver (ob->n: all). Terms reading only the items of
  * settled (outer loops whose rows are already all distinct) are skipped;
@@ -808,6 +861,7 @@ static int order_run(const Planner *pl, const PlanLevel *L, SqlExprList *ob, int
   /* every key column of a UNIQUE index held: one row */
   if (idx && L->kind == PLAN_INDEX && L->lo < 0 && L->hi < 0 && unique_run(pl, L, L->neq))
     *distinct = 1;
+  if (groupby == 2 && ob->n - k0 <= 64) return group_run(pl, L, ob, k0, settled, ncols, distinct);
   for (int k = k0; k < ob->n; k++) {
     int column;
     SqlExpr *e = ob->a[k].expr;
@@ -1476,7 +1530,8 @@ int plan_choose(Planner *pl, SqlExprList *order_by, int flags, Plan *out) {
   out->levels = util_arena_zalloc(pl->arena, sizeof(PlanLevel) * (size_t)n);
   PlanLevel *cur = util_arena_zalloc(pl->arena, sizeof(PlanLevel) * (size_t)n);
   if (!out->levels || !cur) return pl->rc = SHALE_NOMEM;
-  int groupby = (flags & PLAN_GROUPBY) != 0;
+  /* 2: a GROUP BY whose terms the loops may deliver in any order */
+  int groupby = !(flags & PLAN_GROUPBY) ? 0 : (flags & PLAN_SORTBYGROUP) ? 1 : 2;
   pl->no_auto = (flags & PLAN_NO_AUTO) != 0;
   pl->prefix = (flags & PLAN_ORDER_PREFIX) != 0;
   if (order_by && order_by->n == 0) order_by = NULL;

@@ -138,6 +138,7 @@ typedef struct PlanHooks {
 #define PLAN_GROUPBY 0x02      /* order_by is a GROUP BY list: any direction */
 #define PLAN_NO_AUTO 0x04      /* no automatic indexes (PRAGMA automatic_index=OFF) */
 #define PLAN_ORDER_PREFIX 0x08 /* the caller sorts only what a delivered prefix leaves */
+#define PLAN_SORTBYGROUP 0x10  /* with PLAN_GROUPBY: the groups must come in its term order */
 
 typedef struct Planner {
   UtilArena *arena;

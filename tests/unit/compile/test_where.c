@@ -1039,6 +1039,77 @@ TEST(where_eqp_issue19_classes) {
   pair_close(&p);
 }
 
+/* Compounds with ORDER BY as SQLite's merge (multiSelectOrderBy): each side
+ * a co-routine sorted by the ORDER BY columns (all of them for UNION,
+ * EXCEPT, INTERSECT), equal rows dropped, LIMIT/OFFSET on the merged rows;
+ * with a COLLATE in the ORDER BY of a compound not all UNION ALL, a
+ * subquery sorted once. Plans and rows (in order) vs SQLite. */
+TEST(where_eqp_merge) {
+  Pair p;
+  pair_open(&p);
+  pair_exec(&p,
+            "CREATE TABLE mt(a, b); CREATE TABLE mu(a, b TEXT COLLATE NOCASE);"
+            "CREATE INDEX mua ON mu(a);"
+            "INSERT INTO mt VALUES(1, 'x'), (3, 'y'), (2, 'z'), (1, 'x'), (NULL, 'n'), (5, 'X'),"
+            " (2, 'Z');"
+            "INSERT INTO mu VALUES(2, 'z'), (4, 'w'), (1, 'q'), (NULL, 'm'), (3, 'Y'), (2, 'z');");
+  static const char *const q[] = {
+      "SELECT a, b FROM mt UNION SELECT a, b FROM mu ORDER BY 1",
+      "SELECT a FROM mt UNION ALL SELECT a FROM mu UNION ALL SELECT b FROM mt ORDER BY 1",
+      "SELECT a FROM mt UNION SELECT a FROM mu UNION SELECT b FROM mt ORDER BY 1 DESC",
+      "SELECT a FROM mt EXCEPT SELECT a FROM mu ORDER BY 1 LIMIT 3",
+      "SELECT a FROM mt INTERSECT SELECT a FROM mu ORDER BY 1 DESC",
+      "SELECT a, b FROM mt UNION ALL SELECT b, a FROM mu ORDER BY 2, 1 DESC LIMIT 4 OFFSET 1",
+      "SELECT a FROM mt UNION SELECT a FROM mu EXCEPT SELECT b FROM mt ORDER BY 1 DESC",
+      "SELECT a FROM mt UNION ALL SELECT b FROM mt ORDER BY 1 DESC NULLS FIRST",
+      "SELECT a, b FROM mt UNION SELECT b, a FROM mt ORDER BY 2 NULLS LAST, 1",
+      "SELECT b, a FROM mu UNION SELECT b, a FROM mt ORDER BY 1",
+      "SELECT b FROM mt UNION SELECT b FROM mu ORDER BY 1 COLLATE NOCASE",
+      "SELECT b FROM mt UNION ALL SELECT b FROM mu ORDER BY 1 COLLATE NOCASE DESC",
+      "SELECT count(*) FROM mt UNION ALL SELECT a FROM mu ORDER BY 1",
+      "SELECT a FROM mt UNION SELECT DISTINCT b FROM mu ORDER BY 1",
+      "SELECT 1 UNION ALL SELECT 2 ORDER BY 1 DESC",
+      "WITH c AS (SELECT a FROM mt UNION SELECT a FROM mu ORDER BY 1) SELECT * FROM c WHERE a > 1",
+      "SELECT a FROM mt WHERE a IN (SELECT a FROM mt UNION SELECT b FROM mu ORDER BY 1)",
+      "SELECT (SELECT a FROM mt INTERSECT SELECT a FROM mu ORDER BY 1 DESC)",
+  };
+  for (int i = 0; i < (int)(sizeof q / sizeof q[0]); i++) {
+    same_eqp(&p, q[i]);
+    same(&p, q[i], 1);
+  }
+  pair_close(&p);
+}
+
+/* GROUP BY delivered by an index in any order of its terms (SQLite's
+ * WHERE_GROUPBY): no sorter, groups in the index's order. Plans and rows
+ * vs SQLite. */
+TEST(where_eqp_group_any_order) {
+  Pair p;
+  pair_open(&p);
+  pair_exec(&p,
+            "CREATE TABLE g(d REAL, a, e REAL, b BIGINT, PRIMARY KEY(d));"
+            "CREATE INDEX gi ON g(d, b, a DESC);"
+            "CREATE TABLE h(x, y, z); CREATE INDEX hi ON h(y, x);"
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40)"
+            " INSERT INTO g SELECT i * 0.5, i % 3, i % 7, i % 4 FROM n;"
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40)"
+            " INSERT INTO h SELECT i % 5, i % 3, i FROM n;");
+  static const char *const q[] = {
+      "SELECT b, d, count(*) FROM g GROUP BY b, d",
+      "SELECT b, d, e FROM g GROUP BY b, d",
+      "SELECT a, b, d, sum(e) FROM g GROUP BY a, b, d",
+      "SELECT b, d, count(*) FROM g GROUP BY b, d ORDER BY d DESC, b",
+      "SELECT x, y, count(*), sum(z) FROM h GROUP BY x, y",
+      "SELECT x, count(*) FROM h WHERE y = 2 GROUP BY x",
+      "SELECT x, y, max(z) FROM h GROUP BY x, y HAVING count(*) > 2",
+  };
+  for (int i = 0; i < (int)(sizeof q / sizeof q[0]); i++) {
+    same_eqp(&p, q[i]);
+    same(&p, q[i], strstr(q[i], "ORDER BY") != NULL);
+  }
+  pair_close(&p);
+}
+
 /* "Never a full scan where an index answers": =, IN, ranges and ORDER BY
  * use the index (checked on the plan text). */
 TEST(where_uses_index) {
