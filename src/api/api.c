@@ -806,7 +806,7 @@ static int hook_savepoint(void *ctx, int op, const char *name, char **errmsg) {
   db->txn.deferred_imm_fk = db->txn.sp[i].deferred_imm_fk;
   if (db->txn.txn_ddl) db->txn.schema_dirty = 1;
   /* SQLite resets the schemas here after any schema change of the transaction */
-  if (db->txn.txn_ddl && db->txn.nactive <= 1) vtab_schema_reset(&db->vtabs, -1);
+  if (db->txn.txn_ddl && db->txn.nactive <= 1) vtab_schema_reset(&db->vtabs, UINT32_MAX);
   int vi = i - (db->txn.sp_txn ? 1 : 0);
   db->vtabs.nsavepoint = vi + 1;
   return vtab_savepoint(&db->vtabs, 2, vi, errmsg);
@@ -1534,11 +1534,11 @@ static int stmt_finish(shale_stmt *st, int rc) {
     }
     if (rc != SHALE_DONE && st->cs.kind >= SQL_STMT_CREATE_TABLE && st->cs.kind <= SQL_STMT_ALTER)
       db->txn.schema_dirty = 1;
-    /* SQLite reparses the schema after an ALTER TABLE (unless other
-     * statements may have cursors on the virtual tables) */
+    /* SQLite reparses the altered database's schema and temp's after an
+     * ALTER TABLE (unless other statements may have cursors on the virtual
+     * tables) */
     if (rc == SHALE_DONE && st->cs.kind == SQL_STMT_ALTER && db->txn.nactive <= 1)
-      for (int i = 0; i < 32; i++)
-        if (st->cs.db_wmask & (1u << i)) vtab_schema_reset(&db->vtabs, i);
+      vtab_schema_reset(&db->vtabs, st->cs.db_wmask | 1u << 1);
     /* it began the transaction, its own nested statements took it over, and
      * it failed: as SQLite's only writer, the whole transaction goes (with
      * other statements still active it is left to them) */

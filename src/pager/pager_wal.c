@@ -14,10 +14,10 @@
  * and marked clean; the cache may then evict them. Under cache pressure a
  * spill writes only the dirty page used longest ago (the head of the dirty
  * list: a dirty page goes to its tail when released), as SQLite writes the
- * one page it recycles: writing every dirty
- * page made a transaction that keeps changing the same pages (an R-Tree, a
- * random-key index) write each of them again and again, 2.7x SQLite's page
- * writes in rtree_insert. They stay invisible to
+ * one page it recycles: writing every dirty page made a transaction that
+ * keeps changing the same pages (an R-Tree, a random-key index) write each
+ * of them again and again, 2.7x SQLite's page writes in rtree_insert.
+ * They stay invisible to
  * every other connection (the shared wal-index header is published only at
  * a commit, wal.h invariant 2); this connection finds them through its own
  * running-ahead header (wal.c invariant 1), so an evicted spilled page is

@@ -944,11 +944,21 @@ static int64_t frame_offset(const Wal *w, uint32_t frame) {
   return WAL_HDRSIZE + (int64_t)(frame - 1) * (FRAME_HDRSIZE + w->page_size);
 }
 
+/* The checksum of frame fb (header and page), chained on from c, into its
+ * header; c becomes it. */
+static void frame_cksum(const Wal *w, uint8_t *fb, uint32_t c[2]) {
+  cksum(fb, 8, w->hdr.big_end, c);
+  cksum(fb + FRAME_HDRSIZE, w->page_size, w->hdr.big_end, c);
+  util_put4(fb + 16, c[0]);
+  util_put4(fb + 20, c[1]);
+}
+
 /* Overwrite in place the pages of pages[0..n-1] that already have a frame
  * of this transaction (invariant 11), all but a commit's last; done[i] = 1
- * for those. A failed allocation of done just leaves every page to be
- * appended. */
-static int overwrite_frames(Wal *w, const WalPage *pages, int n, int commit, uint8_t **done) {
+ * for those, in stack (nstack bytes) when n fits, else allocated. A failed
+ * allocation of done just leaves every page to be appended. */
+static int overwrite_frames(Wal *w, const WalPage *pages, int n, int commit, uint8_t *stack,
+                            int nstack, uint8_t **done) {
   *done = NULL;
   if (!w->spilled) return SHALE_OK; /* nothing of ours before this call */
   IdxHdr live;
@@ -961,7 +971,8 @@ static int overwrite_frames(Wal *w, const WalPage *pages, int n, int commit, uin
     if (rc != SHALE_OK) return rc;
     if (!f) continue;
     if (!*done) {
-      if (!(*done = shale_malloc((size_t)n))) return SHALE_OK; /* before any overwrite */
+      *done = n <= nstack ? stack : shale_malloc((size_t)n);
+      if (!*done) return SHALE_OK; /* before any overwrite */
       memset(*done, 0, (size_t)n);
     }
     rc = os_write(w->wf, pages[i].data, (int)w->page_size, frame_offset(w, f) + FRAME_HDRSIZE);
@@ -983,10 +994,7 @@ static int rewrite_cksums(Wal *w, uint32_t c[2]) {
   for (; rc == SHALE_OK && f <= w->hdr.mx_frame; f++) {
     rc = os_read(w->wf, fb, (int)(FRAME_HDRSIZE + ps), frame_offset(w, f));
     if (rc != SHALE_OK) break;
-    cksum(fb, 8, w->hdr.big_end, c);
-    cksum(fb + FRAME_HDRSIZE, ps, w->hdr.big_end, c);
-    util_put4(fb + 16, c[0]);
-    util_put4(fb + 20, c[1]);
+    frame_cksum(w, fb, c);
     rc = os_write(w->wf, fb + 16, 8, frame_offset(w, f) + 16);
   }
   if (rc == SHALE_IOERR_SHORT_READ) rc = SHALE_CORRUPT;
@@ -1002,13 +1010,14 @@ int wal_append(Wal *w, const WalPage *pages, int n, uint32_t commit_db_size, int
     rc = write_wal_header(w, sync_level);
     if (rc != SHALE_OK) return rc;
   }
-  uint8_t *done;
-  rc = overwrite_frames(w, pages, n, commit_db_size != 0, &done);
+  uint8_t stack[64], *done;
+  rc = overwrite_frames(w, pages, n, commit_db_size != 0, stack, (int)sizeof stack, &done);
+  uint8_t *heap = done == stack ? NULL : done; /* to free */
   uint32_t ps = w->page_size;
   uint32_t c[2] = {w->hdr.frame_cksum[0], w->hdr.frame_cksum[1]};
   if (rc == SHALE_OK && commit_db_size && w->recksum) rc = rewrite_cksums(w, c);
   if (rc != SHALE_OK) {
-    shale_free(done);
+    shale_free(heap);
     return rc;
   }
   uint32_t f = w->hdr.mx_frame;
@@ -1020,13 +1029,10 @@ int wal_append(Wal *w, const WalPage *pages, int n, uint32_t commit_db_size, int
     util_put4(fb + 4, (i == n - 1) ? commit_db_size : 0);
     memcpy(fb + 8, w->hdr.salt, 8);
     memcpy(fb + FRAME_HDRSIZE, pages[i].data, ps);
-    cksum(fb, 8, w->hdr.big_end, c);
-    cksum(fb + FRAME_HDRSIZE, ps, w->hdr.big_end, c);
-    util_put4(fb + 16, c[0]);
-    util_put4(fb + 20, c[1]);
+    frame_cksum(w, fb, c);
     rc = os_write(w->wf, fb, (int)(FRAME_HDRSIZE + ps), frame_offset(w, f));
     if (rc != SHALE_OK) {
-      shale_free(done);
+      shale_free(heap);
       return rc;
     }
   }
@@ -1037,13 +1043,16 @@ int wal_append(Wal *w, const WalPage *pages, int n, uint32_t commit_db_size, int
   int defer = sync_level == WAL_SYNC_GROUP && w->group; /* invariant 5 */
   if (commit_db_size && sync_level >= WAL_SYNC_FULL && !defer) {
     rc = sync_wal(w, sync_level);
-    if (rc != SHALE_OK) return rc;
+    if (rc != SHALE_OK) {
+      shale_free(heap);
+      return rc;
+    }
     note_durable(w, f);
   }
   uint32_t next = w->hdr.mx_frame + 1;
   for (int i = 0; i < n && rc == SHALE_OK; i++)
     if (!done || !done[i]) rc = index_append(w, next++, pages[i].pgno);
-  shale_free(done);
+  shale_free(heap);
   if (rc != SHALE_OK) return rc;
   w->hdr.mx_frame = f;
   w->hdr.frame_cksum[0] = c[0];

@@ -164,9 +164,10 @@ void vtab_disconnect_db(VtabReg *r, int idb) {
     if (idb < 0 || t->idb == idb) disconnect(t);
 }
 
-void vtab_schema_reset(VtabReg *r, int idb) {
+void vtab_schema_reset(VtabReg *r, uint32_t dbmask) {
   for (VtabTable *t = r->tabs; t; t = t->next) {
-    if (idb >= 0 && t->idb != idb && t->idb != 1) continue;
+    int in = t->idb < 32 ? (int)(dbmask >> t->idb & 1) : dbmask == UINT32_MAX;
+    if (!in) continue;
     if (t->vt && t->in_txn)
       t->stale = 1;
     else

@@ -130,14 +130,14 @@ VtabTable *vtab_find(const VtabReg *, int idb, const char *name);
 int vtab_destroy(VtabReg *, VtabTable *, char **errmsg);
 /* xDisconnect of every table of database idb (-1: all): DETACH. */
 void vtab_disconnect_db(VtabReg *, int idb);
-/* The schemas of database idb and temp were reset (SQLite reparses them
- * after an ALTER TABLE; idb -1: all of them, as its ROLLBACK TO after a
- * schema change): their tables not in the transaction disconnect now, the
- * others (stale) after their xCommit/xRollback (SQLite's transaction holds
- * a reference to them). vtab_find skips a stale table, so a statement
- * prepared meanwhile connects a new instance, which joins the transaction
+/* The schemas of the databases in dbmask (bit i: database i) were reset
+ * (SQLite reparses the altered database's and temp's after an ALTER TABLE,
+ * all of them at a ROLLBACK TO after a schema change): their tables not in
+ * the transaction disconnect now, the others (stale) after their
+ * xCommit/xRollback (SQLite's transaction holds a reference to them). vtab_find skips a stale
+ * table, so a statement prepared meanwhile connects a new instance, which joins the transaction
  * beside the old one, as in SQLite. */
-void vtab_schema_reset(VtabReg *, int idb);
+void vtab_schema_reset(VtabReg *, uint32_t dbmask);
 /* xDisconnect of every table in vtab_reg_free's order: shale_close, before
  * it checks for unfinalized statements (a module's own statements go). */
 void vtab_disconnect_closing(VtabReg *);
