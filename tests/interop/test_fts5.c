@@ -876,6 +876,22 @@ TEST(fts5_columnsize0_external) {
   compare_steps("cx", steps, sizeof steps / sizeof steps[0]);
 }
 
+/* A rowid already taken, by INSERT or by UPDATE: SQLite's generic
+ * "constraint failed" (the module sets no message), nothing written. */
+TEST(fts5_rowid_taken) {
+  static const char *const steps[] = {
+      "CREATE VIRTUAL TABLE f USING fts5(x)",
+      "INSERT INTO f(rowid, x) VALUES(1, 'a b'), (2, 'c')",
+      "INSERT INTO f(rowid, x) VALUES(1, 'c d')",
+      "UPDATE f SET rowid = 1 WHERE rowid = 2",
+      "INSERT OR REPLACE INTO f(rowid, x) VALUES(1, 'e')",
+      "SELECT rowid, x FROM f ORDER BY rowid",
+      "SELECT rowid FROM f('c OR e OR a')",
+      "INSERT INTO f(f) VALUES('integrity-check')",
+  };
+  compare_steps("rt", steps, sizeof steps / sizeof steps[0]);
+}
+
 /* Every code point (but surrogates) in documents of 64: SQLite's
  * integrity-check re-tokenizes them with its own tokenizer. */
 TEST(fts5_every_code_point) {

@@ -318,10 +318,8 @@ int fts5_storage_content_insert(Fts5Table *t, shale_value *rowid_in, shale_value
   for (int i = 0; rc == SHALE_OK && i < t->c.ncol; i++) rc = shale_bind_value(st, i + 2, vals[i]);
   if (rc) return rc;
   rc = shale_step(st);
-  if (rc != SHALE_DONE) {
+  if (rc != SHALE_DONE) { /* the code only, as SQLite's: a taken rowid is "constraint failed" */
     rc = shale_reset(st);
-    shale_free(t->base.zErrMsg);
-    t->base.zErrMsg = util_mprintf("%s", shale_errmsg(t->c.db));
     return rc ? rc : SHALE_ERROR;
   }
   shale_reset(st);
