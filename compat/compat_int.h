@@ -22,6 +22,13 @@
  * "<what> is not supported by Shale yet" and returns SQLITE_ERROR (a dead or
  * NULL handle: SQLITE_MISUSE, nothing set). */
 int compat_refuse(sqlite3 *db, const char *what);
+/* pcache.c: SQLITE_CONFIG_PCACHE2 (SQLITE_MISUSE for NULL or a table
+ * missing a method), GETPCACHE2, and the installed methods' xInit (at
+ * sqlite3_initialize: its error fails the initialize) and xShutdown. */
+int compat_config_pcache(const sqlite3_pcache_methods2 *m);
+void compat_config_getpcache(sqlite3_pcache_methods2 *out);
+int compat_pcache_init(void);
+void compat_pcache_shutdown(void);
 /* ext.c: hand the sqlite3_api_routines table to the loader (sqlite3_initialize). */
 void compat_ext_init(void);
 

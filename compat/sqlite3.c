@@ -68,16 +68,21 @@ int sqlite3_initialize(void) {
   if (__atomic_load_n(&initialized, __ATOMIC_ACQUIRE)) return SQLITE_OK;
   static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
   pthread_mutex_lock(&mu);
+  int rc = SQLITE_OK;
   if (!__atomic_load_n(&initialized, __ATOMIC_RELAXED)) {
     compat_mem_init();
     compat_ext_init();
-    __atomic_store_n(&initialized, 1, __ATOMIC_RELEASE);
+    rc = compat_pcache_init();
+    if (rc == SQLITE_OK) __atomic_store_n(&initialized, 1, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&mu);
-  return SQLITE_OK;
+  return rc;
 }
 int sqlite3_shutdown(void) {
-  if (__atomic_exchange_n(&initialized, 0, __ATOMIC_ACQ_REL)) compat_mem_shutdown();
+  if (__atomic_exchange_n(&initialized, 0, __ATOMIC_ACQ_REL)) {
+    compat_pcache_shutdown();
+    compat_mem_shutdown();
+  }
   return SQLITE_OK;
 }
 int sqlite3_os_init(void) { return SQLITE_OK; }
@@ -118,11 +123,19 @@ int sqlite3_config(int op, ...) {
     case SQLITE_CONFIG_PCACHE_HDRSZ: /* Shale's page cache needs no such memory */
       *va_arg(ap, int *) = 0;
       break;
+    case SQLITE_CONFIG_PCACHE2:
+      rc = compat_config_pcache(va_arg(ap, const sqlite3_pcache_methods2 *));
+      break;
+    case SQLITE_CONFIG_GETPCACHE2:
+      compat_config_getpcache(va_arg(ap, sqlite3_pcache_methods2 *));
+      break;
     default:
       rc = SQLITE_ERROR;
   }
   va_end(ap);
-  if (rc != SQLITE_ERROR || op == SQLITE_CONFIG_MALLOC || op == SQLITE_CONFIG_MUTEX) return rc;
+  if (rc != SQLITE_ERROR || op == SQLITE_CONFIG_MALLOC || op == SQLITE_CONFIG_MUTEX ||
+      op == SQLITE_CONFIG_PCACHE2)
+    return rc;
   switch (op) {
     case SQLITE_CONFIG_SINGLETHREAD:
     case SQLITE_CONFIG_MULTITHREAD:
@@ -143,9 +156,8 @@ int sqlite3_config(int op, ...) {
     case SQLITE_CONFIG_PCACHE:    /* obsolete: a no-op in SQLite too */
       return SQLITE_OK;           /* tuning hints: accepted, nothing to tune */
     default:
-      /* replacing the page cache; and what Debian's build
-       * refuses too (HEAP, SCRATCH, SQLLOG, WIN32_HEAPSIZE, SORTERREF_SIZE,
-       * GETPCACHE) */
+      /* what Debian's build refuses too (HEAP, SCRATCH, SQLLOG,
+       * WIN32_HEAPSIZE, SORTERREF_SIZE, GETPCACHE) */
       return SQLITE_ERROR;
   }
 }
@@ -222,7 +234,9 @@ static void shared_release(void *name) {
  * filename object (COMPAT_SLOT_FNAME) and its shared memdb reference. */
 int sqlite3_open_v2(const char *filename, sqlite3 **ppdb, int flags, const char *vfs) {
   if (!ppdb) return SQLITE_MISUSE;
-  sqlite3_initialize();
+  *ppdb = NULL;
+  int irc = sqlite3_initialize(); /* an application's page cache may refuse (xInit) */
+  if (irc != SQLITE_OK) return irc;
   if (!(flags & (SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_FULLMUTEX)) &&
       __atomic_load_n(&default_nomutex, __ATOMIC_RELAXED))
     flags |= SQLITE_OPEN_NOMUTEX;

@@ -308,7 +308,10 @@ int pager_set_page_size(Pager *p, uint32_t page_size, int reserve) {
     static const uint8_t zero[16];
     if (memcmp(p->hdr, zero, 16) != 0) return SHALE_READONLY;
   }
-  if (page_size != p->page_size) pager_mem_free(p); /* spare images of the old size */
+  if (page_size != p->page_size) {
+    pager_mem_free(p);        /* spare images of the old size */
+    pager_cache_app_reset(p); /* pages of the old size */
+  }
   p->page_size = page_size;
   p->reserve = reserve;
   pager_cache_set_budget(p);
@@ -1165,6 +1168,11 @@ int pager_get(Pager *p, uint32_t pgno, int flags, PgPage **out) {
     *out = pg;
     return SHALE_OK;
   }
+  if (p->appc && (pg = pager_cache_app_kept(p, pgno)) != NULL) {
+    p->stats.hits++; /* kept by the application's cache */
+    *out = pg;
+    return SHALE_OK;
+  }
   p->stats.misses++;
   int rc = pager_cache_alloc(p, pgno, &pg);
   if (rc != SHALE_OK) return rc;
@@ -1176,7 +1184,7 @@ int pager_get(Pager *p, uint32_t pgno, int flags, PgPage **out) {
   } else {
     rc = pager_read_page(p, pg);
     if (rc != SHALE_OK) {
-      shale_free(pg);
+      pager_cache_discard(p, pg);
       return rc;
     }
   }
@@ -1210,6 +1218,17 @@ int pager_peek(Pager *p, uint32_t pgno, const uint8_t **out) {
   } else {
     int rc = pager_get(p, pgno, 0, &pg);
     if (rc != SHALE_OK) return rc;
+    if (pager_app_unpins(p) && pg->nref == 1 && !(pg->flags & PG_DIRTY)) {
+      /* the application's cache may drop it once unpinned: a copy */
+      if (!p->peek_buf && !(p->peek_buf = shale_malloc(p->page_size))) {
+        pager_unref(pg);
+        return SHALE_NOMEM;
+      }
+      memcpy(p->peek_buf, pg->v.data, p->page_size);
+      pager_unref(pg);
+      *out = p->peek_buf;
+      return SHALE_OK;
+    }
     pager_unref(pg); /* it stays cached until a later call may evict it */
   }
   *out = pg->v.data;
@@ -1219,7 +1238,10 @@ int pager_peek(Pager *p, uint32_t pgno, const uint8_t **out) {
 PgPage *pager_lookup(Pager *p, uint32_t pgno) {
   if (p->err || p->txn == PAGER_TXN_NONE) return NULL;
   PgPage *pg = pager_cache_find(p, pgno);
-  if (pg) pager_ref(pg);
+  if (pg)
+    pager_ref(pg);
+  else if (p->appc)
+    pg = pager_cache_app_kept(p, pgno);
   return pg;
 }
 
@@ -1241,7 +1263,7 @@ void pager_unref(PgPage *pg) {
   p->nrefd--;
   if (!(pg->flags & PG_DIRTY)) {
     pager_cache_lru_add(p, pg);
-    if (p->ncached > p->budget) pager_cache_trim(p);
+    if (p->ncached > p->budget || p->appc) pager_cache_trim(p);
   } else if (p->wal && !p->lru_head && p->ncached >= p->budget && pg != p->dirty_tail) {
     /* a cache full of dirty pages spills (WAL) the one used longest ago */
     pager_cache_dirty_touch(p, pg);
@@ -1300,7 +1322,8 @@ int pager_check(Pager *p) {
             return SHALE_INTERNAL;
       }
       if (pg->nref > 0) nrefd++;
-      if (pg->v.data != (uint8_t *)(pg + 1)) return SHALE_INTERNAL;
+      if (pg->v.data != (pg->app ? pg->app->buf : (uint8_t *)(pg + 1))) return SHALE_INTERNAL;
+      if ((pg->app != NULL) != (p->app.fetch != NULL)) return SHALE_INTERNAL; /* invariant 9 */
     }
   }
   int nall = 0;

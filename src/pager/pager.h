@@ -94,6 +94,32 @@ uint32_t pager_usable_size(Pager *); /* page size minus reserved bytes */
 /* cache_size as PRAGMA cache_size: n > 0 pages, n < 0 means -n KiB. */
 void pager_set_cache_size(Pager *, int n);
 int pager_cache_size(Pager *);
+
+/* An application's page cache (SQLite's sqlite3_pcache_methods2): with
+ * methods configured, pagers opened afterwards keep their pages in caches
+ * made by create() -- one per pager, made at its first page -- instead of
+ * the built-in one; NULL goes back to the built-in cache for later opens.
+ * The table is copied. A fetched page is "pinned" until unpin(); the cache
+ * may drop or reuse an unpinned page at any of its calls, so the pager never
+ * touches one after unpin() (pager_cache.c invariant 9). fetch()'s create:
+ * 0 = only a page already held, 1 = create one if that is easy, 2 = create
+ * one if at all possible; NULL when it can't. extra is extra_size bytes that
+ * the cache keeps with the page and never reads. */
+typedef struct PagerAppPage {
+  void *buf;   /* page_size bytes of page content */
+  void *extra; /* extra_size bytes for the pager, 8-byte aligned */
+} PagerAppPage;
+typedef struct PagerCacheMethods {
+  void *(*create)(int page_size, int extra_size, int purgeable);
+  void (*cachesize)(void *cache, int npages);
+  int (*pagecount)(void *cache);
+  PagerAppPage *(*fetch)(void *cache, unsigned key, int create);
+  void (*unpin)(void *cache, PagerAppPage *page, int discard);
+  void (*truncate)(void *cache, unsigned limit); /* drops pages with key >= limit */
+  void (*destroy)(void *cache);
+  void (*shrink)(void *cache); /* frees what memory it can */
+} PagerCacheMethods;
+void pager_config_cache(const PagerCacheMethods *m);
 /* Returns the mode in force afterwards (a change may be refused, e.g. to
  * WAL for an in-memory or empty db or inside a transaction, out of WAL while
  * others are connected, or out of MEMORY for an in-memory db). */

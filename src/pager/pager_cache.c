@@ -45,6 +45,26 @@
  *     the allocator (whose per-thread arenas then trim and regrow with a
  *     system call per page). A block is reused only at the size it was
  *     made for (page size + extra size).
+ *  9. The application's page cache (PagerCacheMethods configured when the
+ *     pager opened): a page's memory is an application page -- its content
+ *     in buf, the PgPage struct and the pager's extra bytes in extra -- and
+ *     the application's cache decides which pages it keeps. The pager's
+ *     structures (hash, all_head, dirty list) hold exactly the pages it has
+ *     pinned: referenced or dirty ones, plus clean unreferenced ones on the
+ *     LRU list only until the next pager_cache_trim, which every call that
+ *     leaves pages there makes before it returns; trimming unpins them (not
+ *     for an in-memory database, whose pages stay pinned: they are its
+ *     content). After unpin the pager never touches the page: the cache may
+ *     free or reuse it at any call. A page it still holds comes back through
+ *     fetch(pgno, 0) with its PgPage as the pager left it; the PgPage is
+ *     believed (the content is the page's) only if it names this pager, this
+ *     page number and this application page, and carries app_gen: changes
+ *     to pages the pager did not hold pinned (invalidation, a range
+ *     reloaded) move app_gen on, or truncate the cache when nothing is
+ *     pinned past the cut. The spare list (invariant 8) is not used. New
+ *     pages are asked for with create 1, after a spill of dirty pages if the
+ *     application cache holds the cache size or more (SQLite's cache_spill),
+ *     and then with create 2 after a spill; NULL then is SHALE_NOMEM.
  */
 #include <assert.h>
 #include <limits.h>
@@ -191,7 +211,18 @@ void pager_cache_make_clean(Pager *p, PgPage *pg) {
 
 /* ---- hash table ---- */
 
+static PagerCacheMethods app_cfg; /* pager_config_cache; fetch NULL: none */
+
+void pager_config_cache(const PagerCacheMethods *m) {
+  if (m)
+    app_cfg = *m;
+  else
+    memset(&app_cfg, 0, sizeof app_cfg);
+}
+
 int pager_cache_init(Pager *p) {
+  p->app = app_cfg;
+  p->app_gen = 1;
   p->nhash = 256;
   p->hash = shale_malloc(p->nhash * sizeof(PgPage *));
   if (!p->hash) return SHALE_NOMEM;
@@ -300,9 +331,36 @@ static PgPage *spare_take(Pager *p) {
   return spare_pop(p);
 }
 
+/* Unpin an application page (invariant 9): pg is not touched afterwards. */
+static void app_unpin(Pager *p, PgPage *pg, int discard) {
+  pg->app_gen = p->app_gen;
+  p->app.unpin(p->appc, pg->app, discard);
+}
+
 void pager_cache_remove(Pager *p, PgPage *pg) {
   detach(p, pg);
-  spare_put(p, pg);
+  if (pg->app)
+    app_unpin(p, pg, 1);
+  else
+    spare_put(p, pg);
+}
+
+void pager_cache_discard(Pager *p, PgPage *pg) {
+  if (pg->app)
+    app_unpin(p, pg, 1);
+  else
+    shale_free(pg);
+}
+
+void pager_cache_app_reset(Pager *p) {
+  assert(p->ncached == 0);
+  if (p->appc) {
+    p->app.truncate(p->appc, 1); /* pages still pinned (in-memory ones) go first, as SQLite */
+    p->app.destroy(p->appc);
+  }
+  p->appc = NULL;
+  shale_free(p->peek_buf);
+  p->peek_buf = NULL;
 }
 
 void pager_cache_free_all(Pager *p) {
@@ -310,19 +368,23 @@ void pager_cache_free_all(Pager *p) {
   for (PgPage *pg = p->all_head, *next; pg; pg = next) { /* invariant 5 */
     next = pg->anext;
     p->hash[pg->pgno & (p->nhash - 1)] = NULL;
-    shale_free(pg);
+    if (!pg->app) shale_free(pg); /* the application's memory goes with its cache */
   }
   p->all_head = NULL;
   spare_free_all(p);
   p->ncached = p->ndirty = p->nrefd = 0;
   p->lru_head = p->lru_tail = p->dirty_head = p->dirty_tail = NULL;
+  pager_cache_app_reset(p);
 }
 
 void pager_cache_set_budget(Pager *p) {
   long n = p->cache_cfg;
   if (n < 0) n = (-(long)n * 1024) / ((long)p->page_size + p->extra_size);
   if (n < 1) n = 1;
-  if (n > 0x3fffffff || pager_memstore(p)) n = 0x3fffffff; /* the cache is the db (pager_mem.c) */
+  if (n > 0x3fffffff) n = 0x3fffffff;
+  p->app_pages = (int)n;
+  if (p->appc) p->app.cachesize(p->appc, p->app_pages);
+  if (pager_memstore(p)) n = 0x3fffffff; /* the cache is the db (pager_mem.c) */
   p->budget = (int)n;
 }
 
@@ -331,6 +393,14 @@ int64_t pager_temp_limit(Pager *p) {
 }
 
 void pager_cache_trim(Pager *p) {
+  if (pager_app_unpins(p)) { /* invariant 9: clean and unreferenced = unpinned */
+    while (p->lru_head) {
+      PgPage *pg = p->lru_head;
+      detach(p, pg);
+      app_unpin(p, pg, 0);
+    }
+    return;
+  }
   while (p->ncached > p->budget && p->lru_head) pager_cache_remove(p, p->lru_head);
   while (p->spare && p->ncached + p->nspare > p->budget) shale_free(spare_pop(p));
 }
@@ -515,12 +585,81 @@ static int spill(Pager *p) {
 
 int pager_cacheflush(Pager *p) {
   if (p->txn != PAGER_TXN_WRITE || p->ndirty == 0 || p->in_spill || p->memory) return SHALE_OK;
-  return p->wal ? pager_wal_spill(p, INT_MAX) : spill(p);
+  int rc = p->wal ? pager_wal_spill(p, INT_MAX) : spill(p);
+  if (p->appc) pager_cache_trim(p); /* invariant 9 */
+  return rc;
+}
+
+/* ---- the application's cache (invariant 9) ---- */
+
+static void app_setup(Pager *p, PgPage *pg, PagerAppPage *ap, uint32_t pgno) {
+  memset(pg, 0, sizeof(PgPage));
+  pg->pager = p;
+  pg->pgno = pgno;
+  pg->app = ap;
+  pg->v.data = ap->buf;
+  pg->v.extra = pg + 1;
+}
+
+static int app_valid(Pager *p, PgPage *pg, PagerAppPage *ap, uint32_t pgno) {
+  return pg->pager == p && pg->pgno == pgno && pg->app == ap && pg->app_gen == p->app_gen;
+}
+
+PgPage *pager_cache_app_kept(Pager *p, uint32_t pgno) {
+  if (!p->appc) return NULL;
+  PagerAppPage *ap = p->app.fetch(p->appc, pgno, 0);
+  if (!ap) return NULL;
+  PgPage *pg = ap->extra;
+  if (!app_valid(p, pg, ap, pgno)) {
+    app_setup(p, pg, ap, pgno);
+    pager_cache_discard(p, pg); /* not ours, or stale */
+    return NULL;
+  }
+  app_setup(p, pg, ap, pgno); /* links reset; content and extra kept */
+  pg->nref = 1;
+  p->nrefd++;
+  pager_cache_insert(p, pg);
+  return pg;
+}
+
+static int spill(Pager *p);
+
+/* Write dirty pages out so that they can be unpinned (pager_cache_alloc). */
+static int app_spill(Pager *p) {
+  if (p->txn != PAGER_TXN_WRITE || p->in_spill || p->ndirty == 0 || p->memory) return SHALE_OK;
+  int rc = p->wal ? pager_wal_spill(p, INT_MAX) : spill(p);
+  pager_cache_trim(p);
+  return rc == SHALE_BUSY ? SHALE_OK : rc;
+}
+
+static int app_alloc(Pager *p, uint32_t pgno, PgPage **out) {
+  if (!p->appc) {
+    p->appc =
+        p->app.create((int)p->page_size, (int)sizeof(PgPage) + p->extra_size, !pager_memstore(p));
+    if (!p->appc) return SHALE_NOMEM;
+    p->app.cachesize(p->appc, p->app_pages);
+  }
+  PagerAppPage *ap = p->app.fetch(p->appc, pgno, 0); /* held but stale: reused */
+  if (!ap && p->app.pagecount(p->appc) >= p->app_pages) {
+    int rc = app_spill(p);
+    if (rc != SHALE_OK) return rc;
+  }
+  if (!ap) ap = p->app.fetch(p->appc, pgno, 1);
+  if (!ap) {
+    int rc = app_spill(p);
+    if (rc != SHALE_OK) return rc;
+    ap = p->app.fetch(p->appc, pgno, 2);
+  }
+  if (!ap) return SHALE_NOMEM;
+  app_setup(p, ap->extra, ap, pgno);
+  *out = ap->extra;
+  return SHALE_OK;
 }
 
 int pager_cache_alloc(Pager *p, uint32_t pgno, PgPage **out) {
   PgPage *pg = NULL;
   *out = NULL;
+  if (p->app.fetch) return app_alloc(p, pgno, out);
   if (p->ncached >= p->budget) {
     /* WAL mode spills into the log as uncommitted frames (pager_wal.c). */
     if (!p->lru_head && p->txn == PAGER_TXN_WRITE && !p->in_spill && p->ndirty > 0) {
@@ -558,6 +697,20 @@ int pager_cache_forget(Pager *p, PgPage *pg) {
   return pager_read_page(p, pg);
 }
 
+/* Pages the application's cache holds unpinned no longer have their
+ * content (invariant 9): those from page `from` on are truncated away when
+ * the pager holds none of them pinned; the rest can't be believed anymore. */
+static void app_stale(Pager *p, uint32_t from) {
+  if (!p->appc) return;
+  int held = from == 0xffffffffu;
+  for (PgPage *pg = p->all_head; pg && !held; pg = pg->anext) held = pg->pgno >= from;
+  if (!held) {
+    p->app.truncate(p->appc, from);
+    return;
+  }
+  if (++p->app_gen == 0) p->app_gen = 1;
+}
+
 int pager_cache_invalidate(Pager *p, int clean_only) {
   int rc = SHALE_OK;
   p->data_version++;
@@ -570,6 +723,7 @@ int pager_cache_invalidate(Pager *p, int clean_only) {
       if (rc == SHALE_OK) rc = rc2;
     }
   }
+  app_stale(p, clean_only ? 0xffffffffu : 1);
   return rc;
 }
 
@@ -581,6 +735,7 @@ int pager_cache_reload_range(Pager *p, uint32_t lo, uint32_t hi) {
     int rc2 = pager_cache_forget(p, pg);
     if (rc2 != SHALE_OK && rc == SHALE_OK) rc = rc2;
   }
+  app_stale(p, 0xffffffffu);
   return rc;
 }
 
@@ -596,4 +751,5 @@ void pager_cache_drop_above(Pager *p, uint32_t n) {
       memset(pg->v.extra, 0, (size_t)p->extra_size);
     }
   }
+  if (p->appc && n < 0xfffffffeu) app_stale(p, n + 1);
 }

@@ -52,6 +52,8 @@ struct PgPage {
   PgPage *lprev, *lnext; /* LRU list (clean, unreferenced) */
   PgPage *dprev, *dnext; /* dirty list */
   PgPage *sort;          /* scratch link for sorting at commit */
+  PagerAppPage *app;     /* the application cache's page holding this one, or NULL */
+  uint32_t app_gen;      /* Pager.app_gen when it was last unpinned (invariant 9) */
 };
 
 /* A set of page numbers (open addressing, 0 = empty slot). */
@@ -195,6 +197,13 @@ struct Pager {
   int64_t map_bytes;    /* bytes [0, map_bytes) of the file are read from map */
   int64_t map_read;     /* bytes read from the map not yet reported (os_map_read) */
 
+  /* The application's page cache (pager_cache.c invariant 9). */
+  PagerCacheMethods app; /* app.fetch NULL: the built-in cache */
+  void *appc;            /* its cache for this pager, made at the first page */
+  uint32_t app_gen;      /* changes when unpinned pages it holds went stale */
+  int app_pages;         /* the cache size it was last told, in pages */
+  uint8_t *peek_buf;     /* pager_peek's copy of a page it holds (page_size bytes) */
+
   PagerStats stats;
 };
 
@@ -233,7 +242,19 @@ int pager_pgset_reserve(PgSet *, uint32_t more);
 void pager_pgset_add(PgSet *, uint32_t pgno);
 
 /* ---- cache (pager_cache.c) ---- */
+/* The pager takes the configured application cache, if any (pager_open). */
 int pager_cache_init(Pager *);
+/* Pages of the application's cache are pinned only while the pager refers
+ * to them or they are dirty (not for an in-memory database, whose pages are
+ * its content: those stay pinned). */
+static inline int pager_app_unpins(const Pager *p) { return p->app.fetch && !pager_memstore(p); }
+/* The application's cache holds page pgno unpinned and still valid: it is
+ * pinned again and comes back linked into the cache with nref 1; else NULL. */
+PgPage *pager_cache_app_kept(Pager *, uint32_t pgno);
+/* A page from pager_cache_alloc that will not be inserted after all. */
+void pager_cache_discard(Pager *, PgPage *);
+/* Page size changes: the application's cache (made for the old size) goes. */
+void pager_cache_app_reset(Pager *);
 void pager_cache_free_all(Pager *); /* frees every page, referenced or not */
 PgPage *pager_cache_find(Pager *, uint32_t pgno);
 /* A page was read from the map: counted, and reported to the OS layer every

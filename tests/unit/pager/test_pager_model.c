@@ -228,3 +228,120 @@ TEST(model_random_ops) {
     run_model(s, 600);
   }
 }
+
+/* ---- the same under an application's page cache (pager.h PagerCacheMethods) ----
+ * A capricious one: createFlag 1 is refused at random and whenever it holds
+ * its cache size, unpinned pages are kept or (at random) poisoned and freed
+ * at once, kept ones are freed when it runs over its size, and its memory
+ * is poisoned when made. A pager that used an unpinned page, believed a
+ * stale one or failed to spill gives other content than the model. */
+
+typedef struct CapPage {
+  PagerAppPage pg;
+  struct CapPage *next;
+  unsigned key;
+  int pinned;
+} CapPage;
+
+typedef struct CapCache {
+  int sz_page, sz_extra, max, n;
+  CapPage *pages;
+} CapCache;
+
+static uint64_t cap_seed;
+static int cap_live, cap_bad;
+
+static void *cap_create(int page_size, int extra_size, int purgeable) {
+  CapCache *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->sz_page = page_size;
+  c->sz_extra = extra_size;
+  c->max = purgeable ? 10 : 1 << 30;
+  cap_live++;
+  return c;
+}
+static void cap_cachesize(void *pc, int n) {
+  CapCache *c = pc;
+  if (c->max != 1 << 30) c->max = n;
+}
+static int cap_pagecount(void *pc) { return ((CapCache *)pc)->n; }
+static void cap_free(CapCache *c, CapPage **pp) {
+  CapPage *p = *pp;
+  *pp = p->next;
+  memset(p->pg.buf, 0xdb, (size_t)c->sz_page);
+  memset(p->pg.extra, 0xdb, (size_t)c->sz_extra);
+  free(p);
+  c->n--;
+}
+static PagerAppPage *cap_fetch(void *pc, unsigned key, int create) {
+  CapCache *c = pc;
+  for (CapPage *p = c->pages; p; p = p->next) {
+    if (p->key != key) continue;
+    if (p->pinned) cap_bad++; /* the pager fetches only what it does not hold */
+    p->pinned = 1;
+    return &p->pg;
+  }
+  if (!create) return NULL;
+  if (create == 1 && (c->n >= c->max || test_rand(&cap_seed) % 8 == 0)) return NULL;
+  if (c->n >= c->max) { /* recycle an unpinned page if there is one */
+    for (CapPage **pp = &c->pages; *pp; pp = &(*pp)->next)
+      if (!(*pp)->pinned) {
+        cap_free(c, pp);
+        break;
+      }
+  }
+  CapPage *p = malloc(sizeof *p + (size_t)c->sz_page + (size_t)c->sz_extra);
+  if (!p) return NULL;
+  p->pg.buf = p + 1;
+  p->pg.extra = (uint8_t *)(p + 1) + c->sz_page;
+  memset(p->pg.buf, 0xdb, (size_t)c->sz_page + (size_t)c->sz_extra);
+  p->key = key;
+  p->pinned = 1;
+  p->next = c->pages;
+  c->pages = p;
+  c->n++;
+  return &p->pg;
+}
+static void cap_unpin(void *pc, PagerAppPage *pg, int discard) {
+  CapCache *c = pc;
+  for (CapPage **pp = &c->pages; *pp; pp = &(*pp)->next) {
+    if (&(*pp)->pg != pg) continue;
+    if (!(*pp)->pinned) cap_bad++;
+    (*pp)->pinned = 0;
+    if (discard || (c->max != 1 << 30 && (c->n > c->max || test_rand(&cap_seed) % 3 == 0)))
+      cap_free(c, pp);
+    return;
+  }
+  cap_bad++;
+}
+static void cap_truncate(void *pc, unsigned limit) {
+  CapCache *c = pc;
+  for (CapPage **pp = &c->pages; *pp;)
+    if ((*pp)->key >= limit)
+      cap_free(c, pp);
+    else
+      pp = &(*pp)->next;
+}
+static void cap_destroy(void *pc) {
+  CapCache *c = pc;
+  for (CapPage *p = c->pages; p; p = p->next)
+    if (p->pinned) cap_bad++; /* everything unpinned or truncated first */
+  cap_truncate(pc, 0);
+  free(c);
+  cap_live--;
+}
+static void cap_shrink(void *pc) { (void)pc; }
+
+TEST(model_random_ops_app_cache) {
+  static const PagerCacheMethods m = {cap_create, cap_cachesize, cap_pagecount, cap_fetch,
+                                      cap_unpin,  cap_truncate,  cap_destroy,   cap_shrink};
+  uint64_t seed = test_seed();
+  cap_seed = seed ^ 0x9e3779b97f4a7c15ull;
+  cap_bad = 0;
+  pager_config_cache(&m);
+  int rounds = test_long() ? 30 : 6;
+  for (int i = 0; i < rounds; i++) run_model(seed + 31u + (uint64_t)i * 7919u, 600);
+  pager_config_cache(NULL);
+  CHECK_EQ(cap_bad, 0);
+  CHECK_EQ(cap_live, 0);
+}
