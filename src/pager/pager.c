@@ -1168,14 +1168,14 @@ int pager_get(Pager *p, uint32_t pgno, int flags, PgPage **out) {
     *out = pg;
     return SHALE_OK;
   }
-  if (p->appc && (pg = pager_cache_app_kept(p, pgno)) != NULL) {
+  int rc = pager_cache_alloc(p, pgno, &pg);
+  if (rc != SHALE_OK) {
+    if (rc != PAGER_CACHE_KEPT) return rc;
     p->stats.hits++; /* kept by the application's cache */
     *out = pg;
     return SHALE_OK;
   }
   p->stats.misses++;
-  int rc = pager_cache_alloc(p, pgno, &pg);
-  if (rc != SHALE_OK) return rc;
   if (flags & PAGER_GET_NOCONTENT) {
     /* A new page past the end is left as it is: the caller overwrites it
      * all (pager.h); one inside the file reads as zeros. */
@@ -1263,7 +1263,7 @@ void pager_unref(PgPage *pg) {
   p->nrefd--;
   if (!(pg->flags & PG_DIRTY)) {
     pager_cache_lru_add(p, pg);
-    if (p->ncached > p->budget || p->appc) pager_cache_trim(p);
+    if (p->ncached > p->lru_max) pager_cache_trim(p);
   } else if (p->wal && !p->lru_head && p->ncached >= p->budget && pg != p->dirty_tail) {
     /* a cache full of dirty pages spills (WAL) the one used longest ago */
     pager_cache_dirty_touch(p, pg);

@@ -223,6 +223,7 @@ void pager_config_cache(const PagerCacheMethods *m) {
 int pager_cache_init(Pager *p) {
   p->app = app_cfg;
   p->app_gen = 1;
+  p->lru_max = pager_app_unpins(p) ? -1 : p->budget;
   p->nhash = 256;
   p->hash = shale_malloc(p->nhash * sizeof(PgPage *));
   if (!p->hash) return SHALE_NOMEM;
@@ -386,6 +387,7 @@ void pager_cache_set_budget(Pager *p) {
   if (p->appc) p->app.cachesize(p->appc, p->app_pages);
   if (pager_memstore(p)) n = 0x3fffffff; /* the cache is the db (pager_mem.c) */
   p->budget = (int)n;
+  p->lru_max = pager_app_unpins(p) ? -1 : p->budget;
 }
 
 int64_t pager_temp_limit(Pager *p) {
@@ -659,7 +661,10 @@ static int app_alloc(Pager *p, uint32_t pgno, PgPage **out) {
 int pager_cache_alloc(Pager *p, uint32_t pgno, PgPage **out) {
   PgPage *pg = NULL;
   *out = NULL;
-  if (p->app.fetch) return app_alloc(p, pgno, out);
+  if (p->app.fetch) {
+    if (p->appc && (*out = pager_cache_app_kept(p, pgno)) != NULL) return PAGER_CACHE_KEPT;
+    return app_alloc(p, pgno, out);
+  }
   if (p->ncached >= p->budget) {
     /* WAL mode spills into the log as uncommitted frames (pager_wal.c). */
     if (!p->lru_head && p->txn == PAGER_TXN_WRITE && !p->in_spill && p->ndirty > 0) {

@@ -96,6 +96,8 @@ struct Pager {
   int reserve;
   int cache_cfg; /* as set by pager_set_cache_size */
   int budget;    /* cache bound in pages */
+  int lru_max;   /* pager_unref trims past this many cached pages: budget, or
+                  * -1 when the application's cache unpins (pager_cache.c 9) */
   int journal_mode;
   int sync_level;
   int (*busy)(void *, int);
@@ -261,7 +263,10 @@ PgPage *pager_cache_find(Pager *, uint32_t pgno);
  * OS_MAP_NOTE bytes (invariant 7 of pager_cache.c). */
 void pager_map_count(Pager *);
 /* Obtain a page struct for pgno (not yet in the cache), evicting or spilling
- * if over budget. The page comes back unlinked with nref 0. */
+ * if over budget. The page comes back unlinked with nref 0 -- or, with
+ * PAGER_CACHE_KEPT, as pager_cache_app_kept gives it: the application's
+ * cache still held the page, whose content is valid. */
+#define PAGER_CACHE_KEPT (-1)
 int pager_cache_alloc(Pager *, uint32_t pgno, PgPage **out);
 void pager_cache_insert(Pager *, PgPage *);
 void pager_cache_remove(Pager *, PgPage *); /* unlink from hash/LRU/dirty, free */
