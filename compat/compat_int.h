@@ -47,8 +47,9 @@ enum {
   COMPAT_SLOT_ERRMSG = -1,
   COMPAT_SLOT_NEEDED = -2,
   COMPAT_SLOT_SHARED = -3,
-  COMPAT_SLOT_FNAME = -4,   /* the connection's filename object (uri.c) */
-  COMPAT_SLOT_DBFILE = -100 /* - database index */
+  COMPAT_SLOT_FNAME = -4,    /* the connection's filename object (uri.c) */
+  COMPAT_SLOT_FILEOBJ = -10, /* - k: sqlite3_file objects over its files (vfs.c) */
+  COMPAT_SLOT_DBFILE = -100  /* - database index */
 };
 
 /* utf16.c: the UTF-16 variants of bind_text64, result_text64 and
@@ -84,7 +85,10 @@ void compat_open_free(CompatOpen *o);
 int compat_vfs_app_register(sqlite3_vfs *v, int dflt);
 int compat_vfs_app_unregister(sqlite3_vfs *v);
 struct OsVfs;
+struct OsFile;
 sqlite3_vfs *compat_vfs_app_of(struct OsVfs *o);
+/* The application's sqlite3_file behind an OsFile of an adopted VFS, or NULL. */
+sqlite3_file *compat_vfs_app_file(struct OsFile *f);
 /* The filename object of the open this thread makes next (NULL: none). */
 void compat_vfs_app_pending(const char *fname);
 /* ATTACH parses its argument as open does (URIs, modes, shared memory

@@ -31,12 +31,14 @@
 typedef struct CFile {
   sqlite3_file base;
   OsFile *f;
+  int borrowed; /* a connection's file (SQLITE_FCNTL_FILE_POINTER): never closed here */
 } CFile;
 
 static OsVfs *os_of(sqlite3_vfs *v) { return os_vfs_find((const char *)v->pAppData); }
 static OsFile *F(sqlite3_file *p) { return ((CFile *)p)->f; }
 
 static int c_close(sqlite3_file *p) {
+  if (((CFile *)p)->borrowed) return SQLITE_OK; /* the connection closes it */
   int rc = os_close_free(F(p));
   ((CFile *)p)->f = NULL;
   p->pMethods = NULL;
@@ -59,7 +61,7 @@ static int c_size(sqlite3_file *p, sqlite3_int64 *n) {
 static int c_lock(sqlite3_file *p, int l) { return os_lock(F(p), l); }
 static int c_unlock(sqlite3_file *p, int l) { return os_unlock(F(p), l); }
 static int c_reserved(sqlite3_file *p, int *r) { return os_check_reserved(F(p), r); }
-static int c_fcntl(sqlite3_file *p, int op, void *arg) { return SQLITE_NOTFOUND; }
+static int c_fcntl(sqlite3_file *p, int op, void *arg) { return os_file_control(F(p), op, arg); }
 static int c_sector(sqlite3_file *p) { return os_sector_size(F(p)); }
 static int c_devchar(sqlite3_file *p) { return os_device_characteristics(F(p)); }
 
@@ -81,6 +83,7 @@ static int v_open(sqlite3_vfs *v, const char *name, sqlite3_file *p, int flags, 
   CFile *c = (CFile *)p;
   c->base.pMethods = NULL;
   c->f = NULL;
+  c->borrowed = 0;
   OsVfs *o = os_of(v);
   if (!o) return SQLITE_CANTOPEN;
   int rc = os_open_alloc(o, name, flags, out, &c->f);
@@ -182,20 +185,58 @@ int sqlite3_vfs_unregister(sqlite3_vfs *v) {
 
 /* ---- file control ---- */
 
+/* An sqlite3_file for a connection's file f: an application VFS's own, or
+ * one over Shale's file kept with the connection for its life (slots
+ * COMPAT_SLOT_FILEOBJ - k, one per file asked for). */
+static sqlite3_file *file_object(sqlite3 *db, OsFile *f) {
+  sqlite3_file *sf = compat_vfs_app_file(f);
+  if (sf) return sf;
+  for (int k = 0; k < 64; k++) {
+    CFile *c = compat_held(db, COMPAT_SLOT_FILEOBJ - k);
+    if (c && c->f == f) return &c->base;
+    if (c) continue;
+    c = shale_malloc(sizeof *c);
+    if (!c) return NULL;
+    c->base.pMethods = &c_methods;
+    c->f = f;
+    c->borrowed = 1;
+    if (!compat_hold(db, COMPAT_SLOT_FILEOBJ - k, c, shale_free)) {
+      shale_free(c);
+      return NULL;
+    }
+    return &c->base;
+  }
+  return NULL;
+}
+
+/* As SQLite's: the ops about the connection (data version, VFS, file and
+ * journal objects) answered here; every other op goes to the file's VFS
+ * (an application's xFileControl, or Shale's own: LOCKSTATE, VFSNAME,
+ * HAS_MOVED). */
 int sqlite3_file_control(sqlite3 *db, const char *zdb, int op, void *arg) {
   if (!shale_db_live((shale *)db)) return SQLITE_MISUSE;
-  if (zdb && sqlite3_stricmp(zdb, "main")) return SQLITE_ERROR;
+  shale *s = (shale *)db;
+  const char *name = zdb ? zdb : "main";
+  OsVfs *vfs = shale_db_vfs(s, name);
+  if (!vfs) return SQLITE_ERROR; /* no such database (or temp not opened yet) */
   switch (op) {
     case SQLITE_FCNTL_DATA_VERSION:
       if (!arg) return SQLITE_MISUSE;
-      return shale_data_version((shale *)db, zdb, (unsigned *)arg);
+      return shale_data_version(s, zdb, (unsigned *)arg);
     case SQLITE_FCNTL_VFS_POINTER:
       if (!arg) return SQLITE_MISUSE;
-      *(sqlite3_vfs **)arg = vfs_of(shale_db_vfs((shale *)db, zdb ? zdb : "main"));
+      *(sqlite3_vfs **)arg = vfs_of(vfs);
       if (!*(sqlite3_vfs **)arg) *(sqlite3_vfs **)arg = &vfs_memdb;
       return SQLITE_OK;
+    case SQLITE_FCNTL_FILE_POINTER:
+    case SQLITE_FCNTL_JOURNAL_POINTER: {
+      if (!arg) return SQLITE_MISUSE;
+      OsFile *f = shale_db_file(s, name, op == SQLITE_FCNTL_JOURNAL_POINTER);
+      *(sqlite3_file **)arg = f ? file_object(db, f) : NULL;
+      return f && !*(sqlite3_file **)arg ? SQLITE_NOMEM : SQLITE_OK;
+    }
     default:
-      return SQLITE_NOTFOUND; /* FILE_POINTER, PERSIST_WAL, ...: not implemented */
+      return shale_file_control(s, name, op, arg);
   }
 }
 

@@ -125,10 +125,18 @@ static int f_shm_unmap(OsFile *f, int del) {
   return has_shm(f) ? M(f)->xShmUnmap(SF(f), del) : SQLITE_OK;
 }
 
+static int f_fcntl(OsFile *f, int op, void *arg) { /* the op numbers are SQLite's */
+  return M(f)->xFileControl ? M(f)->xFileControl(SF(f), op, arg) : SQLITE_NOTFOUND;
+}
+
 static const OsFileMethods app_methods = {
     f_close,     f_read,     f_write,  f_truncate, f_sync,    f_size,     f_lock,
     f_unlock,    f_reserved, f_sector, f_devchar,  f_shm_map, f_shm_lock, f_shm_barrier,
-    f_shm_unmap, NULL,       NULL,     NULL,       NULL};
+    f_shm_unmap, NULL,       NULL,     NULL,       NULL,      f_fcntl};
+
+sqlite3_file *compat_vfs_app_file(OsFile *f) {
+  return f && f->methods == &app_methods ? SF(f) : NULL;
+}
 
 /* The name of path in an open main database's block (its journal or WAL
  * name), or NULL. app_mu held. */

@@ -502,6 +502,15 @@ int shale_db_readonly(shale *db, const char *zdb);
 /* The VFS (src/os's OsVfs) database zdb's file was opened through; NULL for
  * an unknown or unopened one. */
 void *shale_db_vfs(shale *db, const char *zdb);
+/* The file (src/os's OsFile) of database zdb (journal 1: its rollback
+ * journal or log, while one is open); NULL for an unknown or unopened
+ * database, or no such file. */
+void *shale_db_file(shale *db, const char *zdb, int journal);
+/* A file control on database zdb's file (op and arg as the VFS defines
+ * them: SQLite's SQLITE_FCNTL_* numbers; src/os/os.h OS_FCNTL_*): the
+ * file's answer, SHALE_NOTFOUND for an op it does not know, SHALE_ERROR for
+ * an unknown or unopened database. */
+int shale_file_control(shale *db, const char *zdb, int op, void *arg);
 /* How ATTACH opens the file it is given (the drop-in library's URIs). With
  * a resolver set, each ATTACH argument goes to fn first, which fills *t:
  * path (shale_malloc'ed; NULL: the argument as it is), flags (SHALE_OPEN_*;

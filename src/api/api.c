@@ -1078,8 +1078,38 @@ static const char *const explain_names[8] = {"addr", "opcode", "p1", "p2",
                                              "p3",   "p4",     "p5", "comment"};
 static const char *const eqp_names[4] = {"id", "parent", "notused", "detail"};
 
-/* Column count and names of a compiled statement's result. */
-static void stmt_setup_columns(shale_stmt *st) {
+/* As SQLite, a PRAGMA goes to its database file's VFS first, at prepare
+ * (OS_FCNTL_PRAGMA): a VFS that knows it runs it -- the statement's one row
+ * is then its result text, in a column that text names -- or fails it. */
+static int stmt_pragma_vfs(shale_stmt *st) {
+  shale *db = st->db;
+  const PragmaReq *req = &st->cs.pragma;
+  shale_free(st->pragma_res);
+  st->pragma_res = NULL;
+  st->pragma_vfs = 0;
+  int i = req->schema ? api_db_index(db, req->schema) : 0;
+  if (i < 0) { /* as SQLite: at prepare, for every pragma */
+    api_error(db, SHALE_ERROR, "unknown database %s", req->schema);
+    return SHALE_ERROR;
+  }
+  if (st->cs.explain || req->ignored || !req->name) return SHALE_OK;
+  Btree *b = api_db_bt(db, i);
+  if (!b) return SHALE_OK;
+  char *arg[4] = {NULL, (char *)req->name, (char *)req->value, NULL};
+  int rc = os_file_control(pager_file(btree_pager(b)), OS_FCNTL_PRAGMA, arg);
+  if (rc == SHALE_OK) {
+    st->pragma_vfs = 1;
+    st->pragma_res = arg[0];
+    return SHALE_OK;
+  }
+  if (rc != SHALE_NOTFOUND) api_error(db, rc, "%s", arg[0] ? arg[0] : shale_errstr(rc));
+  shale_free(arg[0]);
+  return rc == SHALE_NOTFOUND ? SHALE_OK : rc;
+}
+
+/* Column count and names of a compiled statement's result; a PRAGMA's VFS
+ * may fail it (stmt_pragma_vfs). */
+static int stmt_setup_columns(shale_stmt *st) {
   rows_clear(&st->rows);
   st->rows.ncol = 0;
   st->rows.names = NULL;
@@ -1090,10 +1120,18 @@ static void stmt_setup_columns(shale_stmt *st) {
     st->rows.ncol = 4;
     st->rows.names = (const char **)eqp_names;
   } else if (st->cs.kind == SQL_STMT_PRAGMA) {
+    int rc = stmt_pragma_vfs(st);
+    if (rc != SHALE_OK) return rc;
+    if (st->pragma_vfs) {
+      st->rows.ncol = 1;
+      st->rows.names = (const char **)&st->pragma_res;
+      return SHALE_OK;
+    }
     const char *const *names = NULL;
     api_pragma_columns(&st->cs.pragma, &st->rows.ncol, &names);
     st->rows.names = (const char **)names;
   }
+  return SHALE_OK;
 }
 
 static int stmt_is_rows(const shale_stmt *st) {
@@ -1154,8 +1192,7 @@ static int stmt_compile(shale_stmt *st) {
   xrefs_take(db, &st->x);
   st->in_txn = env.in_txn;
   st->settings = api_settings(db);
-  stmt_setup_columns(st);
-  return SHALE_OK;
+  return stmt_setup_columns(st);
 }
 
 static int stmt_vars_init(shale_stmt *st) {
@@ -1258,6 +1295,7 @@ static void stmt_free(shale_stmt *st) {
   shale_free(st->cells);
   shale_free(st->sql);
   shale_free(st->errmsg_copy);
+  shale_free(st->pragma_res);
   api_handle_retire(&st->db->free_stmts, st);
 }
 
@@ -1334,7 +1372,10 @@ static int prepare_in_scope(shale *db, const char *sql, int nbyte, unsigned flag
     if (tail) *tail = sql + c->nkey;
     shale_free(c);
     db->count.cache_hits++;
-    stmt_setup_columns(st);
+    if ((rc = stmt_setup_columns(st)) != SHALE_OK) {
+      stmt_free(st);
+      return api_rc(db, rc);
+    }
   } else {
     CompileEnv env;
     char *msg = NULL;
@@ -1367,7 +1408,10 @@ static int prepare_in_scope(shale *db, const char *sql, int nbyte, unsigned flag
     xrefs_take(db, &st->x);
     st->in_txn = env.in_txn;
     st->settings = api_settings(db);
-    stmt_setup_columns(st);
+    if ((rc = stmt_setup_columns(st)) != SHALE_OK) {
+      stmt_free(st);
+      return api_rc(db, rc);
+    }
   }
   if (stmt_vars_init(st) != SHALE_OK) {
     stmt_free(st);
@@ -1618,6 +1662,12 @@ static int stmt_start(shale_stmt *st) {
     rc = build_explain(st);
   } else if (st->cs.explain == 2) {
     rc = build_eqp(st);
+  } else if (st->cs.kind == SQL_STMT_PRAGMA && st->pragma_vfs) {
+    if (st->pragma_res) { /* the VFS's answer (stmt_pragma_vfs) */
+      ShValue v;
+      value_set_text(&v, st->pragma_res, (uint32_t)strlen(st->pragma_res));
+      if ((rc = api_rows_add(&st->rows, &v)) != SHALE_OK) return rc;
+    }
   } else if (st->cs.kind == SQL_STMT_PRAGMA) {
     rc = api_pragma_run(db, &st->cs.pragma, &st->rows);
     if (rc) return rc;

@@ -364,6 +364,30 @@ static void *db_vfs_impl(shale *db, const char *zdb) {
 
 void *shale_db_vfs(shale *db, const char *zdb) { API_DB_CALL(db, NULL, db_vfs_impl(db, zdb)); }
 
+static Pager *db_pager(shale *db, const char *zdb) {
+  int i = !zdb || api_is_main(db, zdb) ? 0 : api_db_index(db, zdb);
+  Btree *b = i < 0 ? NULL : api_db_bt(db, i);
+  return b ? btree_pager(b) : NULL;
+}
+
+static void *db_file_impl(shale *db, const char *zdb, int journal) {
+  Pager *p = db_pager(db, zdb);
+  return !p ? NULL : journal ? (void *)pager_journal_file(p) : (void *)pager_file(p);
+}
+
+void *shale_db_file(shale *db, const char *zdb, int journal) {
+  API_DB_CALL(db, NULL, db_file_impl(db, zdb, journal));
+}
+
+static int file_control_impl(shale *db, const char *zdb, int op, void *arg) {
+  Pager *p = db_pager(db, zdb);
+  return p ? os_file_control(pager_file(p), op, arg) : SHALE_ERROR;
+}
+
+int shale_file_control(shale *db, const char *zdb, int op, void *arg) {
+  API_DB_CALL(db, SHALE_MISUSE, file_control_impl(db, zdb, op, arg));
+}
+
 int shale_db_readonly(shale *db, const char *zdb) {
   API_DB_CALL(db, -1, db_readonly_impl(db, zdb));
 }

@@ -421,6 +421,8 @@ struct shale_stmt {
   int last_rc;        /* code of the last run (for reset/finalize) */
   char *errmsg_copy;  /* its message */
   ApiRows rows;       /* materialized result (PRAGMA/EXPLAIN) */
+  uint8_t pragma_vfs; /* the database file's VFS ran this PRAGMA at prepare (api.c) */
+  char *pragma_res;   /* ... its result text (also the column's name), or NULL */
   int rowpos;         /* next row of rows */
   const ShValue *row; /* current row (ncol values) */
   int row_n;

@@ -114,7 +114,23 @@ struct OsFileMethods {
    * touch maps a page back in), so that a scan of a large file does not grow
    * the process by the file's size. */
   void (*map_read)(OsFile *, int64_t bytes);
+  /* Optional (NULL: SHALE_NOTFOUND for every op): a request by number, as
+   * SQLite's xFileControl -- the op numbers are SQLite's SQLITE_FCNTL_*
+   * ones, so that an application's VFS gets them unchanged. SHALE_NOTFOUND
+   * for an op the file does not know. */
+  int (*file_control)(OsFile *, int op, void *arg);
 };
+
+/* The file-control ops the engine itself sends or the built-in VFSes answer
+ * (SQLite's numbers). */
+#define OS_FCNTL_LOCKSTATE 1 /* int *: the file's lock level */
+#define OS_FCNTL_VFSNAME 12  /* char **: the VFS's name, shale_malloc'ed */
+/* char *[3] (SQLite's SQLITE_FCNTL_PRAGMA): [1] the pragma's name, [2] its
+ * value or NULL; SHALE_OK means the file ran the pragma, its result text
+ * (shale_malloc'ed, or NULL) in [0]; another code than SHALE_NOTFOUND is an
+ * error whose message (shale_malloc'ed, or NULL) is in [0]. */
+#define OS_FCNTL_PRAGMA 14
+#define OS_FCNTL_HAS_MOVED 20 /* int *: 1 if the path no longer names the open file */
 
 struct OsVfs {
   const char *name;
@@ -165,6 +181,9 @@ static inline int os_fetch(OsFile *f, int64_t o, int n, void **pp) {
 static inline void os_unfetch(OsFile *f, int64_t o, void *p) { f->methods->unfetch(f, o, p); }
 static inline void os_map_read(OsFile *f, int64_t bytes) {
   if (f->methods->map_read) f->methods->map_read(f, bytes);
+}
+static inline int os_file_control(OsFile *f, int op, void *arg) {
+  return f->methods->file_control ? f->methods->file_control(f, op, arg) : SHALE_NOTFOUND;
 }
 /* Bytes of reads of one map after which its pages are released: the
  * process's budget OS_MAP_WINDOW shared among its live maps (os_map_users:

@@ -316,6 +316,7 @@ static const OsFileMethods fault_methods = {
     NULL,
     NULL,
     NULL,
+    NULL, /* file_control: none */
 };
 
 /* ------------------------------------------------------------------ vfs */

@@ -302,6 +302,7 @@ static const OsFileMethods mem_methods = {
     NULL,
     NULL,
     NULL,
+    NULL, /* file_control: none */
 };
 
 static int mem_open(OsVfs *vfs, const char *path, OsFile *pf, int flags, int *out_flags) {

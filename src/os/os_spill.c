@@ -172,6 +172,7 @@ static const OsFileMethods spill_methods = {
     NULL,
     NULL,
     NULL,
+    NULL, /* file_control: none */
 };
 
 int os_open_spill(OsVfs *disk, int64_t limit, int flags, OsFile **out) {

@@ -797,6 +797,32 @@ static void unix_map_read(OsFile *pf, int64_t bytes) {
   madvise(m->p, (size_t)m->size, MADV_DONTNEED);
 }
 
+/* As SQLite's unix VFS answers them: the lock level, the VFS's name, and
+ * whether the file was renamed or deleted since it was opened. */
+static int unix_file_control(OsFile *pf, int op, void *arg) {
+  UnixFile *f = (UnixFile *)pf;
+  switch (op) {
+    case OS_FCNTL_LOCKSTATE:
+      *(int *)arg = f->lock;
+      return SHALE_OK;
+    case OS_FCNTL_VFSNAME: {
+      char *z = shale_malloc(5);
+      if (!z) return SHALE_NOMEM;
+      memcpy(z, "unix", 5);
+      *(char **)arg = z;
+      return SHALE_OK;
+    }
+    case OS_FCNTL_HAS_MOVED: {
+      struct stat a, b;
+      *(int *)arg = f->path && (stat(f->path, &a) != 0 || fstat(f->fd, &b) != 0 ||
+                                a.st_ino != b.st_ino || a.st_dev != b.st_dev);
+      return SHALE_OK;
+    }
+    default:
+      return SHALE_NOTFOUND;
+  }
+}
+
 static const OsFileMethods unix_methods = {
     unix_close,
     unix_read,
@@ -817,6 +843,7 @@ static const OsFileMethods unix_methods = {
     unix_fetch,
     unix_unfetch,
     unix_map_read,
+    unix_file_control,
 };
 
 /* ------------------------------------------------------------- the VFS */

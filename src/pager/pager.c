@@ -456,6 +456,8 @@ int pager_readonly(Pager *p) { return p->readonly; }
 int pager_is_memory(Pager *p) { return p->memory; }
 const char *pager_filename(Pager *p) { return p->temp ? "" : p->memory ? ":memory:" : p->path; }
 OsVfs *pager_vfs(Pager *p) { return p->vfs; }
+OsFile *pager_file(Pager *p) { return p->fd; }
+OsFile *pager_journal_file(Pager *p) { return p->wal ? wal_file(p->wal) : p->jfd; }
 int pager_txn_state(Pager *p) { return p->txn; }
 uint32_t pager_db_size(Pager *p) { return p->db_size; }
 uint64_t pager_data_version(Pager *p) { return p->data_version; }

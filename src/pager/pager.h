@@ -160,6 +160,11 @@ int pager_readonly(Pager *);
 int pager_is_memory(Pager *);
 const char *pager_filename(Pager *);
 OsVfs *pager_vfs(Pager *);
+/* The database file, and the journal or log file open now (NULL if none):
+ * for file controls (SQLITE_FCNTL_FILE_POINTER, JOURNAL_POINTER, the VFS's
+ * own ops). */
+OsFile *pager_file(Pager *);
+OsFile *pager_journal_file(Pager *);
 int pager_txn_state(Pager *);
 /* In a write transaction, write every unreferenced dirty page now (to the
  * database file after journalling it, or to the log as uncommitted frames

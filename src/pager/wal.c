@@ -1435,3 +1435,5 @@ int wal_snapshot_cmp(const uint8_t a[WAL_SNAPSHOT_SIZE], const uint8_t b[WAL_SNA
   if (x.mx_frame != y.mx_frame) return x.mx_frame < y.mx_frame ? -1 : 1;
   return 0;
 }
+
+OsFile *wal_file(Wal *w) { return w->wf; }

@@ -66,6 +66,8 @@ typedef int (*WalBusy)(void *arg, int count); /* nonzero = try again */
  * SHARED on it until wal_close. Nothing is read yet: the wal-index is
  * mapped, and recovered if needed, by the first wal_begin_read. */
 int wal_open(OsVfs *vfs, OsFile *db, const char *wal_path, uint32_t page_size, Wal **out);
+/* The log's file (SQLITE_FCNTL_JOURNAL_POINTER). */
+OsFile *wal_file(Wal *);
 
 /* Close. Unless flags has WAL_CLOSE_KEEP, tries EXCLUSIVE on the database
  * file (§W3.3); when granted (no other user), checkpoints, unlinks -shm and

@@ -7,7 +7,11 @@
  * name, and every read and write of the database goes through it (the
  * shim flips a byte of every page on disk, so a file written around it
  * would be corrupt for it). Then sqlite3_vfs_find, unregister and
- * re-registering the original default. Portable: printed output compared
+ * re-registering the original default. File controls: the shim runs
+ * pragmas of its own (SQLITE_FCNTL_PRAGMA: an answer, an error, no row)
+ * and an op of its own through sqlite3_file_control; FILE_POINTER and
+ * JOURNAL_POINTER give its files; the default VFS's answers (VFSNAME,
+ * LOCKSTATE, HAS_MOVED) reach through it. Portable: printed output compared
  * between SQLite and Shale (test_compat). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -65,7 +69,28 @@ static int s_unlock(sqlite3_file *p, int l) { return REAL(p)->pMethods->xUnlock(
 static int s_reserved(sqlite3_file *p, int *r) {
   return REAL(p)->pMethods->xCheckReservedLock(REAL(p), r);
 }
+#define SHIM_FCNTL_ANSWER 0x7a11 /* an op of the shim's own */
+static int n_pragma_fcntl;
+
 static int s_fcntl(sqlite3_file *p, int op, void *a) {
+  if (op == SHIM_FCNTL_ANSWER) {
+    *(int *)a = 42;
+    return SQLITE_OK;
+  }
+  if (op == SQLITE_FCNTL_PRAGMA) {
+    char **arg = a;
+    n_pragma_fcntl++;
+    if (!sqlite3_stricmp(arg[1], "shim_hello")) {
+      arg[0] = sqlite3_mprintf("hello %s", arg[2] ? arg[2] : "(no value)");
+      return SQLITE_OK;
+    }
+    if (!sqlite3_stricmp(arg[1], "shim_null")) return SQLITE_OK; /* no row */
+    if (!sqlite3_stricmp(arg[1], "shim_fail")) {
+      arg[0] = sqlite3_mprintf("the shim refuses %s", arg[2] ? arg[2] : "it");
+      return SQLITE_ERROR;
+    }
+    if (!sqlite3_stricmp(arg[1], "shim_busy")) return SQLITE_BUSY; /* no message */
+  }
   return REAL(p)->pMethods->xFileControl(REAL(p), op, a);
 }
 static int s_sector(sqlite3_file *p) { return REAL(p)->pMethods->xSectorSize(REAL(p)); }
@@ -147,6 +172,70 @@ static void rows(sqlite3 *db, const char *q) {
   sqlite3_finalize(st);
 }
 
+static void columns(sqlite3 *db, const char *q) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db, q, -1, &st, NULL);
+  printf("  %s: prepare %d", q, rc);
+  if (rc == SQLITE_OK) {
+    printf(", %d column(s) named", sqlite3_column_count(st));
+    for (int i = 0; i < sqlite3_column_count(st); i++) {
+      const char *n = sqlite3_column_name(st, i);
+      printf(" [%s]", n ? n : "NULL");
+    }
+  }
+  printf("\n");
+  sqlite3_finalize(st);
+}
+
+static void file_controls(sqlite3 *db, int shimmed) {
+  n_pragma_fcntl = 0;
+  rows(db, "PRAGMA shim_hello");
+  rows(db, "PRAGMA shim_hello = 'world'");
+  rows(db, "PRAGMA main.shim_hello(-5)");
+  columns(db, "PRAGMA shim_hello = x");
+  rows(db, "PRAGMA shim_null");
+  columns(db, "PRAGMA shim_null");
+  rows(db, "PRAGMA shim_fail = 3");
+  rows(db, "PRAGMA shim_busy");
+  rows(db, "PRAGMA nosuch.shim_hello");
+  rows(db, "PRAGMA user_version");
+  printf("  pragmas the VFS saw: %s\n", n_pragma_fcntl == 0 ? "none" : "some");
+  int v = 0;
+  printf("  own op: %d", sqlite3_file_control(db, "main", SHIM_FCNTL_ANSWER, &v));
+  printf(" -> %d\n", v);
+  printf("  unknown op: %d\n", sqlite3_file_control(db, NULL, 0x7a12, &v));
+  printf("  unknown database: %d\n", sqlite3_file_control(db, "nosuch", SHIM_FCNTL_ANSWER, &v));
+  sqlite3_file *f = NULL;
+  printf("  file pointer: %d", sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &f));
+  printf(" the shim's %d\n", f && f->pMethods == &shim_io);
+  EXPECT(f && f->pMethods);
+  char *name = NULL;
+  if (f && f->pMethods) {
+    int rc = f->pMethods->xFileControl(f, SQLITE_FCNTL_VFSNAME, &name);
+    printf("  through the file: VFSNAME %d %s\n", rc, name ? name : "NULL");
+    sqlite3_free(name);
+  }
+  name = NULL;
+  printf("  VFSNAME %d", sqlite3_file_control(db, "main", SQLITE_FCNTL_VFSNAME, &name));
+  printf(" %s\n", name ? name : "NULL");
+  sqlite3_free(name);
+  int moved = -1;
+  printf("  HAS_MOVED %d", sqlite3_file_control(db, "main", SQLITE_FCNTL_HAS_MOVED, &moved));
+  printf(" -> %d\n", moved);
+  int lock = -1;
+  sqlite3_file_control(db, "main", SQLITE_FCNTL_LOCKSTATE, &lock);
+  printf("  lock outside a transaction %d\n", lock);
+  EXEC_OK(db, "BEGIN; INSERT INTO t(b) VALUES('fcntl')");
+  sqlite3_file_control(db, "main", SQLITE_FCNTL_LOCKSTATE, &lock);
+  printf("  lock in a write transaction %d\n", lock);
+  sqlite3_file *j = NULL;
+  printf("  journal pointer: %d",
+         sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &j));
+  printf(" open %d, the shim's %d\n", j && j->pMethods, j && j->pMethods == &shim_io);
+  EXEC_OK(db, "ROLLBACK");
+  (void)shimmed;
+}
+
 static void workload(sqlite3 *db, const char *mode) {
   char q[128];
   snprintf(q, sizeof q, "PRAGMA journal_mode=%s", mode);
@@ -186,6 +275,8 @@ int main(void) {
   EXPECT_INT(sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &used), SQLITE_OK);
   EXPECT(used == &shim);
   workload(db, "delete");
+  printf("file controls through the shim:\n");
+  file_controls(db, 1);
   sqlite3_close(db);
   show("by name, delete");
   EXPECT_INT(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, "shim"), SQLITE_OK);
@@ -202,6 +293,15 @@ int main(void) {
   sqlite3_finalize(st);
   sqlite3_close(db);
   show("without the shim");
+  char plain[300]; /* the shim's file reads as corrupt without it: another one */
+  snprintf(plain, sizeof plain, "%s/plain.db", dir);
+  EXPECT_INT(sqlite3_open_v2(plain, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL),
+             SQLITE_OK);
+  EXEC_OK(db, "PRAGMA journal_mode=delete");
+  EXEC_OK(db, "CREATE TABLE IF NOT EXISTS t(a INTEGER PRIMARY KEY, b TEXT)");
+  printf("file controls on the default VFS:\n");
+  file_controls(db, 0);
+  sqlite3_close(db);
 
   /* as the default */
   EXPECT_INT(sqlite3_vfs_register(&shim, 1), SQLITE_OK);
