@@ -507,6 +507,9 @@ static int attach_resolve(void *arg, const char *file, shale_attach_target *t) {
   } else {
     t->flags = o.flags & (SQLITE_OPEN_READONLY | SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                           SQLITE_OPEN_MEMORY | SHALE_OPEN_NOLOCK | SHALE_OPEN_IMMUTABLE);
+    /* an application's VFS opening the file sees the URI's parameters
+     * (vfs_app.c invariant 5: only its main-file open of this path takes them) */
+    if (o.fname) compat_vfs_app_pending(o.fname + 4);
     a->fname = o.fname;
     a->shared = o.shared;
     o.fname = o.shared = NULL;

@@ -28,7 +28,8 @@
  *     filename object (with its URI parameters) of the file they open
  *     through an application's VFS (compat_vfs_app_pending); the VFS's main
  *     file takes it when its absolute name is that object's. The copy is
- *     the thread's until taken or replaced.
+ *     the thread's until taken or replaced (an ATTACH that fails before its
+ *     open leaves it to the thread's next open or ATTACH, which replace it).
  */
 #include <pthread.h>
 #include <stdlib.h>

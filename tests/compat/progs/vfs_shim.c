@@ -279,6 +279,18 @@ int main(void) {
   file_controls(db, 1);
   sqlite3_close(db);
   show("by name, delete");
+  /* an ATTACHed URI through the shim: its parameters reach xOpen */
+  EXPECT_INT(sqlite3_open_v2(uri, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
+                             "shim"),
+             SQLITE_OK);
+  show("reopened");
+  char att[400];
+  snprintf(att, sizeof att, "ATTACH 'file:%s/aux.db?shimkey=9&vfs=shim' AS aux", dir);
+  EXEC_OK(db, att);
+  EXEC_OK(db, "CREATE TABLE aux.x(a); INSERT INTO aux.x VALUES(1)");
+  rows(db, "SELECT count(*) FROM aux.x");
+  sqlite3_close(db);
+  show("attached");
   EXPECT_INT(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, "shim"), SQLITE_OK);
   workload(db, "wal");
   sqlite3_close(db);
