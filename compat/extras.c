@@ -333,7 +333,7 @@ int sqlite3_txn_state(sqlite3 *db, const char *schema) {
   return shale_txn_state((shale *)db, schema);
 }
 int sqlite3_db_release_memory(sqlite3 *db) {
-  return shale_db_live((shale *)db) ? SQLITE_OK : SQLITE_MISUSE; /* a hint: nothing to drop */
+  return shale_db_live((shale *)db) ? shale_db_release_memory((shale *)db) : SQLITE_MISUSE;
 }
 int sqlite3_db_cacheflush(sqlite3 *db) {
   return shale_db_live((shale *)db) ? shale_db_cacheflush((shale *)db) : SQLITE_MISUSE;

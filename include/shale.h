@@ -908,6 +908,10 @@ int shale_overload_function(shale *db, const char *name, int nargs);
  * SQLite's sqlite3_db_cacheflush. SHALE_OK, SHALE_BUSY (a database's lock
  * was busy; the others were flushed), or the I/O error that stopped it. */
 int shale_db_cacheflush(shale *db);
+/* Give back the memory of every database's clean unreferenced cached pages
+ * (SQLite's sqlite3_db_release_memory; an in-memory database's pages are its
+ * content and stay). SHALE_OK. */
+int shale_db_release_memory(shale *db);
 /* The result is a NULL carrying p, for another function to read with
  * shale_value_pointer(v, type); destroy(p) runs when the statement is reset
  * or finalized (at once in an aggregate's step or final). */

@@ -436,6 +436,16 @@ static int cacheflush_impl(shale *db) {
 }
 int shale_db_cacheflush(shale *db) { API_DB_CALL(db, SHALE_MISUSE, cacheflush_impl(db)); }
 
+static int release_memory_impl(shale *db) {
+  for (int i = 0; i < db->ndb; i++) {
+    Btree *bt = api_db_bt(db, i);
+    if (bt) pager_shrink(btree_pager(bt));
+  }
+  return SHALE_OK;
+}
+
+int shale_db_release_memory(shale *db) { API_DB_CALL(db, SHALE_MISUSE, release_memory_impl(db)); }
+
 /* db_config MAINDBNAME: database 0 is called name (a copy; NULL: "main")
  * from now on; "main" still names it too (api_db_index). */
 static int db_config_maindbname_impl(shale *db, const char *name) {

@@ -401,7 +401,9 @@ static int db_status_impl(shale *db, int op, int *cur, int *hi, int reset) {
       return SHALE_OK;
     case SHALE_DBSTATUS_CACHE_USED:
     case SHALE_DBSTATUS_CACHE_USED_SHARED:
-      *cur = ps.cached * (psz + 200); /* page plus its header, roughly */
+      /* page plus its header, roughly, and the pager's own page-sized
+       * buffer (as SQLite counts its pager's) */
+      *cur = db->dbx[0].bt ? ps.cached * (psz + 200) + psz : 0;
       return SHALE_OK;
     case SHALE_DBSTATUS_SCHEMA_USED: {
       long n = 0;

@@ -1300,7 +1300,8 @@ int pager_wal_frames(Pager *p) { return p->wal ? (int)wal_max_frame(p->wal) : 0;
 
 void pager_stats(Pager *p, PagerStats *s) {
   *s = p->stats;
-  s->cached = p->ncached;
+  /* with the application's cache, the pages it holds (pinned or not) */
+  s->cached = p->appc ? p->app.pagecount(p->appc) : p->ncached;
   s->dirty = p->ndirty;
   s->refs = p->nrefd;
 }

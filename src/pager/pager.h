@@ -120,6 +120,11 @@ typedef struct PagerCacheMethods {
   void (*shrink)(void *cache); /* frees what memory it can */
 } PagerCacheMethods;
 void pager_config_cache(const PagerCacheMethods *m);
+/* Give back the memory of the clean unreferenced pages (SQLite's
+ * sqlite3PagerShrink, for sqlite3_db_release_memory): they leave the cache,
+ * or the application's cache is asked to shrink. An in-memory database's
+ * pages are its content and stay. */
+void pager_shrink(Pager *);
 /* Returns the mode in force afterwards (a change may be refused, e.g. to
  * WAL for an in-memory or empty db or inside a transaction, out of WAL while
  * others are connected, or out of MEMORY for an in-memory db). */

@@ -394,6 +394,17 @@ int64_t pager_temp_limit(Pager *p) {
   return (int64_t)p->budget * (p->page_size + (uint32_t)p->extra_size);
 }
 
+void pager_shrink(Pager *p) {
+  if (pager_memstore(p)) return;
+  if (p->app.fetch) {
+    pager_cache_trim(p); /* unpinned: the application's to free */
+    if (p->appc) p->app.shrink(p->appc);
+    return;
+  }
+  while (p->lru_head) pager_cache_remove(p, p->lru_head);
+  spare_free_all(p);
+}
+
 void pager_cache_trim(Pager *p) {
   if (pager_app_unpins(p)) { /* invariant 9: clean and unreferenced = unpinned */
     while (p->lru_head) {

@@ -103,6 +103,13 @@ static void workload_file(const char *mode) {
   print_query(db, "PRAGMA integrity_check");
   EXEC_OK(db, "VACUUM");
   print_query(db, "SELECT count(*), sum(a) FROM t");
+  /* sqlite3_db_release_memory gives the clean pages back */
+  int before = 0, after = 0, hi = 0;
+  sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_USED, &before, &hi, 0);
+  int rc = sqlite3_db_release_memory(db);
+  sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_USED, &after, &hi, 0);
+  printf("  release_memory %d: cache had pages %d, now fewer %d\n", rc, before > 0, after < before);
+  print_query(db, "SELECT count(*), sum(a) FROM t");
   EXPECT_INT(sqlite3_close(db), SQLITE_OK);
 }
 
@@ -138,8 +145,8 @@ typedef struct Wrap {
   sqlite3_pcache_page *pins[4096]; /* the pages pinned now */
 } Wrap;
 
-static int w_created, w_destroyed, w_bad, w_saw_cachesize_10, w_purgeable_file, w_purgeable_mem,
-    w_inits, w_shutdowns, w_page_4096;
+static int w_shrinks, w_created, w_destroyed, w_bad, w_saw_cachesize_10, w_purgeable_file,
+    w_purgeable_mem, w_inits, w_shutdowns, w_page_4096;
 
 static int w_find(Wrap *w, sqlite3_pcache_page *pg) {
   for (int i = 0; i < w->pinned; i++)
@@ -227,7 +234,10 @@ static void w_destroy(sqlite3_pcache *c) {
   w_destroyed++;
   free(w);
 }
-static void w_shrink(sqlite3_pcache *c) { dflt.xShrink(((Wrap *)c)->inner); }
+static void w_shrink(sqlite3_pcache *c) {
+  w_shrinks++;
+  dflt.xShrink(((Wrap *)c)->inner);
+}
 
 /* ---------------------------------------------------------------- a cache that keeps nothing */
 
@@ -328,6 +338,7 @@ static void lean_destroy(sqlite3_pcache *pc) {
   lean_truncate(pc, 0);
   free(pc);
 }
+static void lean_shrink(sqlite3_pcache *pc) { (void)pc; } /* it keeps nothing unpinned */
 
 /* ---------------------------------------------------------------- a cache with no pages */
 
@@ -380,6 +391,7 @@ int main(void) {
   printf("wrapper: xInit ran %d\n", w_inits);
   printf("wrapper cache:\n");
   workload();
+  printf("wrapper: xShrink called %d\n", w_shrinks > 0);
   printf(
       "wrapper: created %d, all destroyed %d, rule broken %d, cache_size 10 told %d, "
       "purgeable file %d, non-purgeable memory %d, 4096-byte pages %d\n",
@@ -394,7 +406,7 @@ int main(void) {
   sqlite3_pcache_methods2 lean = {1,           NULL,           lean_init,      NULL,
                                   lean_create, lean_cachesize, lean_pagecount, lean_fetch,
                                   lean_unpin,  lean_rekey,     lean_truncate,  lean_destroy,
-                                  NULL};
+                                  lean_shrink};
   EXPECT_INT(sqlite3_config(SQLITE_CONFIG_PCACHE2, &lean), SQLITE_OK);
   printf("lean cache:\n");
   workload();
