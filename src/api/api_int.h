@@ -527,6 +527,8 @@ void api_compile_env(shale *db, CompileEnv *env);
 /* api_pragma_vtab.c: VtabReg.make_module, the pragma_NAME modules made at
  * their first use. */
 int api_pragma_vtab_make(VtabReg *r, const char *name);
+/* api_stmt_vtab.c: register sqlite_stmt (every connection, at open). */
+int api_stmt_vtab_register(VtabReg *r);
 
 /* api.c helpers used by pragma.c */
 void api_error(shale *db, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -199,6 +199,13 @@ int compile_drop(Parse *p, const SqlStmt *s) {
       }
       if (t) return drop_table(p, d, t);
       if (v) return drop_view(p, v);
+      const char *epo =
+          d->object == TK_TABLE && !other ? compile_vtab_eponymous_name(p, q->name) : NULL;
+      if (epo) { /* SQLite finds the module's own table, even with IF EXISTS */
+        compile_parse_error(p, "table %s may not be dropped", epo);
+        return 1;
+      }
+      if (parse_failed(p)) return 1;
       what = d->object == TK_TABLE ? "table" : "view";
       break;
     }

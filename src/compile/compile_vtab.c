@@ -157,20 +157,42 @@ int compile_vtab_schema_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   return tvf_args(p, it, a, t, tdb);
 }
 
-int compile_vtab_from_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
+/* The eponymous module called name, or NULL (*nomem set when making a
+ * pragma_NAME module ran out of memory). */
+static VtabModule *eponymous_module(Parse *p, const char *name, int *nomem) {
   VtabReg *r = p->env ? p->env->vtabs : NULL;
-  if (!r || !a->name) return -1; /* any schema name: SQLite ignores it here */
-  VtabModule *m = vtab_module_find(r, a->name);
+  *nomem = 0;
+  if (!r || !name) return NULL;
+  VtabModule *m = vtab_module_find(r, name);
   if (!m && r->make_module) { /* pragma_NAME: made at its first use */
-    int rc = r->make_module(r, a->name);
+    int rc = r->make_module(r, name);
     if (rc == SHALE_NOMEM) {
-      compile_parse_nomem(p);
-      return 1;
+      *nomem = 1;
+      return NULL;
     }
-    if (rc == SHALE_OK) m = vtab_module_find(r, a->name);
+    if (rc == SHALE_OK) m = vtab_module_find(r, name);
   }
   /* eponymous: no xCreate, or xCreate == xConnect (SQLite's rule) */
-  if (!m || !m->m->xConnect || (m->m->xCreate && m->m->xCreate != m->m->xConnect)) return -1;
+  if (!m || !m->m->xConnect || (m->m->xCreate && m->m->xCreate != m->m->xConnect)) return NULL;
+  return m;
+}
+
+const char *compile_vtab_eponymous_name(Parse *p, const char *name) {
+  int nomem;
+  VtabModule *m = eponymous_module(p, name, &nomem);
+  if (nomem) compile_parse_nomem(p);
+  return m ? m->name : NULL;
+}
+
+int compile_vtab_from_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
+  VtabReg *r = p->env ? p->env->vtabs : NULL;
+  int nomem; /* any schema name: SQLite ignores it here */
+  VtabModule *m = eponymous_module(p, a->name, &nomem);
+  if (nomem) {
+    compile_parse_nomem(p);
+    return 1;
+  }
+  if (!m) return -1;
   VtabTable *vt = NULL;
   char *msg = NULL;
   int rc = vtab_connect(r, 0, 0, "main", m->name, m->name, 0, NULL, "", &vt, &msg);

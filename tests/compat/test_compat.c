@@ -272,6 +272,7 @@ TEST(compat_pointers_same) { run_same("pointers"); }
 TEST(compat_fts5_api_same) { run_same("fts5_api"); }
 TEST(compat_cacheflush_same) { run_same("cacheflush"); }
 TEST(compat_pcache_same) { run_same("pcache"); }
+TEST(compat_stmtvtab_same) { run_same("stmtvtab"); }
 TEST(compat_config_same) { run_same("config"); }
 TEST(compat_colnames_same) { run_same("colnames"); }
 /* Debian's library has no snapshots (no SQLITE_ENABLE_SNAPSHOT): Shale only,

@@ -500,14 +500,16 @@ TEST(pragma_module_list) {
                       "SELECT group_concat(name, ' ') FROM "
                       "(SELECT name FROM pragma_module_list WHERE name <> 'my_mod' "
                       "ORDER BY name)");
-  CHECK(strstr(mine, "\nfts5 fts5vocab json_each json_tree pragma_module_list rtree rtree_i32\n") !=
-        NULL);
-  char *ref = sq_run(
-      p.sq,
-      "SELECT group_concat(name, ' ') FROM (SELECT name FROM "
-      "pragma_module_list WHERE name IN "
-      "('fts5','fts5vocab','json_each','json_tree','pragma_module_list','rtree','rtree_i32') "
-      "ORDER BY name)");
+  CHECK(strstr(mine,
+               "\nfts5 fts5vocab json_each json_tree pragma_module_list rtree rtree_i32 "
+               "sqlite_stmt\n") != NULL);
+  char *ref =
+      sq_run(p.sq,
+             "SELECT group_concat(name, ' ') FROM (SELECT name FROM "
+             "pragma_module_list WHERE name IN "
+             "('fts5','fts5vocab','json_each','json_tree','pragma_module_list','rtree','rtree_i32',"
+             "'sqlite_stmt') "
+             "ORDER BY name)");
   CHECK_STR(mine, ref);
   CHECK(strstr(a, "my_mod\n") != NULL);
   free(a);
