@@ -618,20 +618,31 @@ static int app_valid(Pager *p, PgPage *pg, PagerAppPage *ap, uint32_t pgno) {
   return pg->pager == p && pg->pgno == pgno && pg->app == ap && pg->app_gen == p->app_gen;
 }
 
-PgPage *pager_cache_app_kept(Pager *p, uint32_t pgno) {
+/* fetch(pgno, 0): a page the application's cache held with valid content
+ * comes back linked with nref 1; one held stale (or not ours) is set up
+ * afresh and left pinned in *stale (NULL if none), for the caller to reuse
+ * or discard. */
+static PgPage *app_held(Pager *p, uint32_t pgno, PgPage **stale) {
+  *stale = NULL;
   if (!p->appc) return NULL;
   PagerAppPage *ap = p->app.fetch(p->appc, pgno, 0);
   if (!ap) return NULL;
   PgPage *pg = ap->extra;
-  if (!app_valid(p, pg, ap, pgno)) {
-    app_setup(p, pg, ap, pgno);
-    pager_cache_discard(p, pg); /* not ours, or stale */
+  int valid = app_valid(p, pg, ap, pgno);
+  app_setup(p, pg, ap, pgno); /* links reset; content and extra kept */
+  if (!valid) {
+    *stale = pg;
     return NULL;
   }
-  app_setup(p, pg, ap, pgno); /* links reset; content and extra kept */
   pg->nref = 1;
   p->nrefd++;
   pager_cache_insert(p, pg);
+  return pg;
+}
+
+PgPage *pager_cache_app_kept(Pager *p, uint32_t pgno) {
+  PgPage *stale, *pg = app_held(p, pgno, &stale);
+  if (stale) pager_cache_discard(p, stale);
   return pg;
 }
 
@@ -652,12 +663,11 @@ static int app_alloc(Pager *p, uint32_t pgno, PgPage **out) {
     if (!p->appc) return SHALE_NOMEM;
     p->app.cachesize(p->appc, p->app_pages);
   }
-  PagerAppPage *ap = p->app.fetch(p->appc, pgno, 0); /* held but stale: reused */
-  if (!ap && p->app.pagecount(p->appc) >= p->app_pages) {
+  if (p->app.pagecount(p->appc) >= p->app_pages) {
     int rc = app_spill(p);
     if (rc != SHALE_OK) return rc;
   }
-  if (!ap) ap = p->app.fetch(p->appc, pgno, 1);
+  PagerAppPage *ap = p->app.fetch(p->appc, pgno, 1);
   if (!ap) {
     int rc = app_spill(p);
     if (rc != SHALE_OK) return rc;
@@ -672,8 +682,13 @@ static int app_alloc(Pager *p, uint32_t pgno, PgPage **out) {
 int pager_cache_alloc(Pager *p, uint32_t pgno, PgPage **out) {
   PgPage *pg = NULL;
   *out = NULL;
-  if (p->app.fetch) {
-    if (p->appc && (*out = pager_cache_app_kept(p, pgno)) != NULL) return PAGER_CACHE_KEPT;
+  if (p->app.fetch) { /* one fetch(pgno, 0) for a page the application still holds */
+    PgPage *stale;
+    if ((*out = app_held(p, pgno, &stale)) != NULL) return PAGER_CACHE_KEPT;
+    if (stale) {
+      *out = stale;
+      return SHALE_OK;
+    }
     return app_alloc(p, pgno, out);
   }
   if (p->ncached >= p->budget) {

@@ -143,6 +143,7 @@ typedef struct Wrap {
   sqlite3_pcache *inner;
   int pinned;
   sqlite3_pcache_page *pins[4096]; /* the pages pinned now */
+  unsigned keys[4096];             /* and their keys */
 } Wrap;
 
 static int w_shrinks, w_created, w_destroyed, w_bad, w_saw_cachesize_10, w_purgeable_file,
@@ -191,8 +192,10 @@ static sqlite3_pcache_page *w_fetch(sqlite3_pcache *c, unsigned key, int create)
   if (pg && w_find(w, pg) < 0) {
     if (w->pinned == 4096)
       w_bad++;
-    else
+    else {
+      w->keys[w->pinned] = key;
       w->pins[w->pinned++] = pg;
+    }
   }
   return pg;
 }
@@ -203,28 +206,28 @@ static void w_unpin(sqlite3_pcache *c, sqlite3_pcache_page *pg, int discard) {
     w_bad++; /* not pinned */
     return;
   }
-  w->pins[i] = w->pins[--w->pinned];
+  w->pinned--;
+  w->pins[i] = w->pins[w->pinned];
+  w->keys[i] = w->keys[w->pinned];
   dflt.xUnpin(w->inner, pg, discard);
 }
 static void w_rekey(sqlite3_pcache *c, sqlite3_pcache_page *pg, unsigned a, unsigned b) {
-  dflt.xRekey(((Wrap *)c)->inner, pg, a, b);
+  Wrap *w = (Wrap *)c;
+  int i = w_find(w, pg);
+  if (i >= 0) w->keys[i] = b;
+  dflt.xRekey(w->inner, pg, a, b);
 }
 static void w_truncate(sqlite3_pcache *c, unsigned limit) {
   Wrap *w = (Wrap *)c;
   dflt.xTruncate(w->inner, limit);
-  /* pinned pages past the limit are gone too: forget them (their keys are
-   * the default cache's business, so ask it: a page still there answers) */
-  for (int i = 0; i < w->pinned;) {
-    int found = 0;
-    for (unsigned k = 1; k < limit && k < 20000 && !found; k++) {
-      sqlite3_pcache_page *p = dflt.xFetch(w->inner, k, 0);
-      if (p == w->pins[i]) found = 1;
-      if (p && w_find(w, p) < 0) dflt.xUnpin(w->inner, p, 0); /* was unpinned: back */
-    }
-    if (!found)
-      w->pins[i] = w->pins[--w->pinned];
-    else
+  for (int i = 0; i < w->pinned;) { /* pinned pages past the limit are gone too */
+    if (w->keys[i] >= limit) {
+      w->pinned--;
+      w->pins[i] = w->pins[w->pinned];
+      w->keys[i] = w->keys[w->pinned];
+    } else {
       i++;
+    }
   }
 }
 static void w_destroy(sqlite3_pcache *c) {
