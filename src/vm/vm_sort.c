@@ -139,9 +139,48 @@ static int sorter_add(VmCursor *c, const void *rec, uint32_t n, uint64_t limit) 
   return SHALE_OK;
 }
 
+/* The first column of record p[0..n) when it is TEXT or BLOB: its serial
+ * type and bytes (1), else 0. Only a header size of one byte is taken. */
+static inline int first_bytes(const uint8_t *p, uint32_t n, uint32_t *st, const uint8_t **z,
+                              uint32_t *len) {
+  if (n < 2 || p[0] >= 0x80 || p[0] < 2 || p[0] > n) return 0;
+  uint32_t t = p[1];
+  if (t >= 0x80) {
+    uint64_t x;
+    if (!util_get_varint_safe(p + 1, p + p[0], &x) || x > 0x7fffffffu) return 0;
+    t = (uint32_t)x;
+  }
+  if (t < 12 || (t - 12) / 2 > n - p[0]) return 0;
+  *st = t;
+  *z = p + p[0];
+  *len = (t - 12) / 2;
+  return 1;
+}
+
+/* Records a and b whose sort_keys are equal, in sort order. Under a BINARY
+ * first key two TEXT (or two BLOB) first columns are compared here, their
+ * bytes straight from the records; when those are equal, or for any other
+ * pair, record_compare_prefix decides (from column 0). */
+static int sort_tie(VmCursor *c, const uint8_t *a, uint32_t na, const uint8_t *b, uint32_t nb) {
+  uint32_t ta, tb, la, lb;
+  const uint8_t *za, *zb;
+  if (c->keymode == SORTKEY_BINARY && first_bytes(a, na, &ta, &za, &la) &&
+      first_bytes(b, nb, &tb, &zb, &lb) && !((ta ^ tb) & 1)) {
+    uint32_t m = la < lb ? la : lb;
+    int x = m ? memcmp(za, zb, m) : 0;
+    if (x == 0) x = la < lb ? -1 : la > lb;
+    if (x) {
+      x = x < 0 ? -1 : 1;
+      return c->ki->desc && c->ki->desc[0] ? -x : x;
+    }
+    if (c->ki->ncol == 1) return 0; /* equal over every key column */
+  }
+  return record_compare_prefix(c->ki, a, na, b, nb);
+}
+
 static inline int sort_cmp(VmCursor *c, const VmSortEnt *a, const VmSortEnt *b) {
   if (a->key != b->key) return a->key < b->key ? -1 : 1;
-  return record_compare_prefix(c->ki, c->sbuf + a->off, a->n, c->sbuf + b->off, b->n);
+  return sort_tie(c, c->sbuf + a->off, a->n, c->sbuf + b->off, b->n);
 }
 
 /* ---- top-N (SorterLimit): the first topn records in sort order ---- */
@@ -149,7 +188,7 @@ static inline int sort_cmp(VmCursor *c, const VmSortEnt *a, const VmSortEnt *b) 
 /* The sort order of a record not stored yet against entry e. */
 static int topn_cmp(VmCursor *c, uint64_t key, const void *rec, uint32_t n, const VmSortEnt *e) {
   if (key != e->key) return key < e->key ? -1 : 1;
-  return record_compare_prefix(c->ki, rec, n, c->sbuf + e->off, e->n);
+  return sort_tie(c, rec, n, c->sbuf + e->off, e->n);
 }
 
 static void heap_down(VmCursor *c, int i) {
@@ -410,7 +449,7 @@ static int run_next(VmCursor *c, OsFile *f, VmRun *r) {
  * earlier run first (invariant 1). */
 static int rd_less(VmCursor *c, const VmRun *a, const VmRun *b) {
   if (a->key != b->key) return a->key < b->key;
-  int x = record_compare_prefix(c->ki, a->rec, a->n, b->rec, b->n);
+  int x = sort_tie(c, (const uint8_t *)a->rec, a->n, (const uint8_t *)b->rec, b->n);
   if (x) return x < 0;
   return a->run < b->run;
 }
