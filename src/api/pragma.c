@@ -824,14 +824,16 @@ static int ck_by_hash(CkState *c, const Table *t, Index **ixs, int nix, uint8_t 
         hashed[k] = 0;
         continue;
       }
-      size_t need = record_encoded_size(kv, ixs[k]->ncol);
+      uint32_t st[64], hdr;
+      size_t need = record_size_types(kv, ixs[k]->ncol, st, &hdr);
       if (need > kcap) {
         uint8_t *b = need < UINT32_MAX ? shale_realloc(kb, need) : NULL;
         if (!b) goto fail;
         kb = b;
         kcap = need;
       }
-      sum[k] += ck_hash(kb, (uint32_t)record_encode(kv, ixs[k]->ncol, kb));
+      need = record_encode_types(kv, ixs[k]->ncol, st, hdr, kb);
+      sum[k] += ck_hash(kb, (uint32_t)need);
     }
     nrows++;
     if (btree_next(tc, &eof) != SHALE_OK) goto fail;
