@@ -126,7 +126,7 @@ typedef struct VmCursor {
   /* sorter (kept across resets: emptied, not freed) */
   uint8_t *sbuf;
   uint64_t slen, scap;
-  VmSortEnt *sent, *stmp; /* stmp: the merge sort's room (capsent / 2 + 1) */
+  VmSortEnt *sent, *stmp; /* stmp: the sort's room (capsent entries) */
   int nsent, capsent;
   int keymode;   /* SORTKEY_*: how sort_key reduces the first key column */
   int64_t topn;  /* SorterLimit: keep only the topn first records (a max-heap in
