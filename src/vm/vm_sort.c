@@ -23,8 +23,9 @@
  *     other temp file (the one read is emptied afterwards), so the merge
  *     costs O(log fan-in) comparisons per record and per pass, and there
  *     are log_fanin(runs) passes.
- *  3. Each run's current record carries its sort_key, so the merge decodes
- *     records only when two keys are equal (as the in-memory sort).
+ *  3. Each run's current record carries its sort_key (written with it in
+ *     the run), so the merge decodes records only when two keys are equal
+ *     (as the in-memory sort).
  *  4. A malformed record raises KeyInfo.corrupt (record_compare_prefix);
  *     the caller turns it into SHALE_CORRUPT.
  */
@@ -385,10 +386,20 @@ static int spill_put(VmSpill *sp, const void *z, uint32_t n) {
   return SHALE_OK;
 }
 
-/* One record of a run: varint(length), then the bytes. */
-static int spill_put_rec(VmSpill *sp, const void *rec, uint32_t n) {
-  uint8_t hdr[9];
+/* One record of a run: varint(length), its sort_key (8 bytes, host
+ * order: the file is read back by this sorter only, so the merge need not
+ * compute it again), then the bytes; gathered in one go when it fits. */
+static int spill_put_rec(VmSpill *sp, uint64_t key, const void *rec, uint32_t n) {
+  uint8_t hdr[17];
   int h = util_put_varint(hdr, n);
+  memcpy(hdr + h, &key, 8);
+  h += 8;
+  if (sp->wlen + (uint32_t)h + n < VM_SPILL_BLOCK) {
+    memcpy(sp->wbuf + sp->wlen, hdr, (size_t)h);
+    if (n) memcpy(sp->wbuf + sp->wlen + h, rec, n);
+    sp->wlen += (uint32_t)h + n;
+    return SHALE_OK;
+  }
   int rc = spill_put(sp, hdr, (uint32_t)h);
   if (rc == SHALE_OK && n) rc = spill_put(sp, rec, n);
   return rc;
@@ -433,7 +444,9 @@ static int spill_run(VmCursor *c) {
   VmRunPos *run = &sp->runs[sp->nrun];
   run->start = sp->fsize[0] + sp->wlen;
   for (int i = 0; i < c->nsent; i++)
-    if ((rc = spill_put_rec(sp, c->sbuf + c->sent[i].off, c->sent[i].n)) != SHALE_OK) return rc;
+    if ((rc = spill_put_rec(sp, c->sent[i].key, c->sbuf + c->sent[i].off, c->sent[i].n)) !=
+        SHALE_OK)
+      return rc;
   if ((rc = spill_flush(sp)) != SHALE_OK) return rc;
   run->end = sp->fsize[0];
   sp->nrun++;
@@ -462,15 +475,16 @@ static int run_next(VmCursor *c, OsFile *f, VmRun *r) {
   }
   int rc;
   int64_t avail = r->end - r->pos;
-  int hk = avail < 9 ? (int)avail : 9;
+  int hk = avail < 17 ? (int)avail : 17; /* varint(length) and the key */
   if (r->blen == 0 || r->pos < r->boff || r->pos + hk > r->boff + r->blen) {
     if ((rc = run_fill(f, r, r->pos)) != SHALE_OK) return rc;
   }
   const uint8_t *p = r->buf + (r->pos - r->boff);
   uint64_t n;
   int h = util_get_varint_safe(p, p + hk, &n);
-  if (h == 0 || (int64_t)n > avail - h) return SHALE_CORRUPT;
-  int64_t body = r->pos + h;
+  if (h == 0 || h + 8 > hk || (int64_t)n > avail - h - 8) return SHALE_CORRUPT;
+  memcpy(&r->key, p + h, 8);
+  int64_t body = r->pos + h + 8;
   if (body + (int64_t)n <= r->boff + r->blen) {
     r->rec = (const char *)r->buf + (body - r->boff);
   } else if (n <= VM_SPILL_BLOCK) {
@@ -487,7 +501,6 @@ static int run_next(VmCursor *c, OsFile *f, VmRun *r) {
     r->rec = r->big;
   }
   r->n = (uint32_t)n;
-  r->key = sort_key(c, (const uint8_t *)r->rec, r->n);
   r->pos = body + (int64_t)n;
   r->live = 1;
   return SHALE_OK;
@@ -569,7 +582,7 @@ static int merge_pass(VmCursor *c, VmSpill *sp) {
     if ((rc = merge_start(c, sp, 0, first, k)) != SHALE_OK) return rc;
     const VmRun *t;
     while ((t = merge_top(sp)) != NULL) {
-      if ((rc = spill_put_rec(sp, t->rec, t->n)) != SHALE_OK) return rc;
+      if ((rc = spill_put_rec(sp, t->key, t->rec, t->n)) != SHALE_OK) return rc;
       if ((rc = merge_step(c, sp)) != SHALE_OK) return rc;
     }
     if (c->ki->corrupt) return SHALE_CORRUPT;
