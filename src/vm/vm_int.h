@@ -73,9 +73,9 @@ typedef struct VmSpill {
   int nrun, caprun;
   VmRun rd[VM_MERGE_FANIN]; /* the readers of the merge in progress */
   int nrd, rfile;
-  int heap[VM_MERGE_FANIN]; /* live readers, smallest record first */
-  int nheap;
-  int merging; /* SorterSort started the final merge */
+  int heap[VM_MERGE_FANIN]; /* the merge's loser tree (vm_sort.c): [0] the winner */
+  int nheap;                /* readers with a record */
+  int merging;              /* SorterSort started the final merge */
 } VmSpill;
 
 typedef struct VmCursor {

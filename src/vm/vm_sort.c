@@ -515,24 +515,46 @@ static int rd_less(VmCursor *c, const VmRun *a, const VmRun *b) {
   return a->run < b->run;
 }
 
-/* The merge heap: sp->heap[0..nheap) are indexes into sp->rd of live
- * readers, the smallest at the root. */
-static void heap_sift(VmCursor *c, VmSpill *sp, int i) {
-  int *h = sp->heap, n = sp->nheap;
-  for (;;) {
-    int l = 2 * i + 1, r = l + 1, m = i;
-    if (l < n && rd_less(c, &sp->rd[h[l]], &sp->rd[h[m]])) m = l;
-    if (r < n && rd_less(c, &sp->rd[h[r]], &sp->rd[h[m]])) m = r;
-    if (m == i) return;
-    int t = h[i];
-    h[i] = h[m];
-    h[m] = t;
-    i = m;
+/* The merge order of readers i and j: one past its run's end sorts after
+ * every live one. */
+static int rd_before(VmCursor *c, const VmSpill *sp, int i, int j) {
+  const VmRun *a = &sp->rd[i], *b = &sp->rd[j];
+  if (!a->live) return 0;
+  if (!b->live) return 1;
+  return rd_less(c, a, b);
+}
+
+/* The merge's tournament (a loser tree) over the sp->nrd readers: nodes
+ * nrd..2 * nrd - 1 are the readers, sp->heap[n] (1 <= n < nrd) the loser of
+ * the match at node n, sp->heap[0] the winner, the reader of the smallest
+ * record. When the winner moves on, one match a level from its leaf up
+ * (log2(nrd) comparisons) finds the next. lt_build plays the matches below
+ * node and returns their winner. */
+static int lt_build(VmCursor *c, VmSpill *sp, int node) {
+  if (node >= sp->nrd) return node - sp->nrd;
+  int a = lt_build(c, sp, 2 * node), b = lt_build(c, sp, 2 * node + 1);
+  if (rd_before(c, sp, b, a)) {
+    sp->heap[node] = a;
+    return b;
   }
+  sp->heap[node] = b;
+  return a;
+}
+
+static void lt_replay(VmCursor *c, VmSpill *sp) {
+  int w = sp->heap[0];
+  for (int node = (w + sp->nrd) / 2; node >= 1; node /= 2) {
+    if (rd_before(c, sp, sp->heap[node], w)) {
+      int t = sp->heap[node];
+      sp->heap[node] = w;
+      w = t;
+    }
+  }
+  sp->heap[0] = w;
 }
 
 /* Start merging runs [first, first + k) of file f: one reader each, the
- * heap built over those with a record. */
+ * tournament played over them (nheap: the readers with a record). */
 static int merge_start(VmCursor *c, VmSpill *sp, int f, int first, int k) {
   int rc;
   sp->rfile = f;
@@ -548,9 +570,9 @@ static int merge_start(VmCursor *c, VmSpill *sp, int f, int first, int k) {
     r->live = 0;
     r->run = first + i;
     if ((rc = run_next(c, sp->file[f], r)) != SHALE_OK) return rc;
-    if (r->live) sp->heap[sp->nheap++] = i;
+    sp->nheap += r->live;
   }
-  for (int i = sp->nheap / 2 - 1; i >= 0; i--) heap_sift(c, sp, i);
+  if (k > 0) sp->heap[0] = lt_build(c, sp, 1);
   return SHALE_OK;
 }
 
@@ -560,8 +582,8 @@ static int merge_step(VmCursor *c, VmSpill *sp) {
   VmRun *r = &sp->rd[sp->heap[0]];
   int rc = run_next(c, sp->file[sp->rfile], r);
   if (rc) return rc;
-  if (!r->live) sp->heap[0] = sp->heap[--sp->nheap];
-  if (sp->nheap > 1) heap_sift(c, sp, 0);
+  if (!r->live) sp->nheap--;
+  if (sp->nheap > 0) lt_replay(c, sp);
   return SHALE_OK;
 }
 
