@@ -648,7 +648,10 @@ typedef struct CkState {
   int budget; /* rows of errors still allowed */
   uint8_t *buf;
   uint32_t cap;
-  int clean; /* the B-tree checks found nothing: every tree's order holds */
+  int clean;                   /* the B-tree checks found nothing: every tree's order holds */
+  const BtreeCheckRoot *roots; /* what they checked, and for the index */
+  const BtreeCheckSum *sums;   /* trees entry counts and hash sums */
+  int nroot;
 } CkState;
 
 static int ck_msg(CkState *c, char *msg) {
@@ -772,23 +775,6 @@ static int ck_null_bad(const Table *t, int i, const ShValue *vals, int nf) {
          i != t->rowid_alias;
 }
 
-/* A 64-bit hash of p[0..n). */
-static uint64_t ck_hash(const uint8_t *p, uint32_t n) {
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-  for (; n >= 8; p += 8, n -= 8) {
-    uint64_t w;
-    memcpy(&w, p, 8);
-    h = (h ^ w) * 0xff51afd7ed558ccdull;
-    h ^= h >> 32;
-  }
-  uint64_t w = 0;
-  memcpy(&w, p, n);
-  h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-  h ^= h >> 29;
-  h *= 0xff51afd7ed558ccdull;
-  return h ^ (h >> 32);
-}
-
 /* The index check by hashing (rowid table t, B-tree checks clean): for
  * each index k with hashed[k] = 1, every row's entry as the row's bytes
  * make it (the key columns and the rowid, encoded) is hashed into sum[k] in
@@ -801,8 +787,8 @@ static uint64_t ck_hash(const uint8_t *p, uint32_t n) {
  * an error -- clears hashed[k], and the rows seek their entries one by
  * one, reporting exactly as before. */
 static int ck_by_hash(CkState *c, const Table *t, Index **ixs, int nix, uint8_t *hashed,
-                      uint64_t *sum, BtCursor *tc, BtCursor **icur, ShValue *vals, uint32_t *types,
-                      uint32_t *offs, int64_t *rows) {
+                      uint64_t *sum, BtCursor *tc, ShValue *vals, uint32_t *types, uint32_t *offs,
+                      int64_t *rows) {
   uint8_t *kb = NULL;
   size_t kcap = 0;
   int64_t nrows = 0;
@@ -833,24 +819,22 @@ static int ck_by_hash(CkState *c, const Table *t, Index **ixs, int nix, uint8_t 
         kcap = need;
       }
       need = record_encode_types(kv, ixs[k]->ncol, st, hdr, kb);
-      sum[k] += ck_hash(kb, (uint32_t)need);
+      sum[k] += btree_check_hash(kb, (uint32_t)need);
     }
     nrows++;
     if (btree_next(tc, &eof) != SHALE_OK) goto fail;
   }
+  /* the index's count and sum, from the B-tree check's walk over it */
   for (int k = 0; k < nix; k++) {
-    if (!hashed[k]) continue;
+    int64_t cnt = -1;
     uint64_t h = 0;
-    int64_t cnt = 0;
-    int ok = btree_first(icur[k], &eof) == SHALE_OK;
-    while (ok && !eof) {
-      const void *p;
-      uint32_t n, avail;
-      ok = btree_payload(icur[k], &p, &n, &avail) == SHALE_OK && p && avail >= n && ++cnt <= nrows;
-      if (ok) h += ck_hash(p, n);
-      ok = ok && btree_next(icur[k], &eof) == SHALE_OK;
+    for (int j = 0; j < c->nroot; j++) {
+      if (!c->roots[j].intkey && c->roots[j].root == ixs[k]->root) {
+        cnt = c->sums[j].count;
+        h = c->sums[j].hash;
+      }
     }
-    hashed[k] = ok && cnt == nrows && h == sum[k];
+    hashed[k] = hashed[k] && cnt == nrows && h == sum[k];
   }
   shale_free(kb);
   *rows = nrows;
@@ -917,7 +901,7 @@ static int ck_table(CkState *c, Table *t, int quick) {
     hsum[k] = 0;
   }
   if (rc == SHALE_OK && byhash &&
-      ck_by_hash(c, t, ixs, nix, hashed, hsum, tc, icur, vals, types, offs, &nrows)) {
+      ck_by_hash(c, t, ixs, nix, hashed, hsum, tc, vals, types, offs, &nrows)) {
     /* no NULL where NOT NULL, and every index the rows would seek in
      * checked: the row-by-row pass has nothing to report */
     done_flag = 1;
@@ -1007,10 +991,11 @@ static int integrity(shale *db, const PragmaReq *req, int quick, ApiRows *out) {
   }
   BtreeCheckRoot *roots = shale_malloc(sizeof *roots * (size_t)cap);
   KeyInfo **keys = shale_malloc(sizeof *keys * (size_t)cap);
+  BtreeCheckSum *sums = shale_malloc(sizeof *sums * (size_t)cap); /* the index trees' */
   int n = 0;
   char *report = NULL;
   int nerr = 0;
-  if (!roots || !keys) {
+  if (!roots || !keys || !sums) {
     rc = SHALE_NOMEM;
     goto done;
   }
@@ -1037,7 +1022,7 @@ static int integrity(shale *db, const PragmaReq *req, int quick, ApiRows *out) {
       roots[n++] = (BtreeCheckRoot){ix->root, 0, ki ? record_compare : NULL, ki};
     }
   }
-  rc = btree_integrity_check(db->dbx[0].bt, roots, n, maxerr, &report, &nerr);
+  rc = btree_integrity_check_sums(db->dbx[0].bt, roots, n, maxerr, &report, &nerr, sums);
   int nbefore = out->nrow;
   if (rc == SHALE_OK && report) {
     size_t len = strlen(report);
@@ -1047,7 +1032,7 @@ static int integrity(shale *db, const PragmaReq *req, int quick, ApiRows *out) {
     shale_free(row);
   }
   if (rc == SHALE_OK && maxerr - nerr > 0) {
-    CkState ck = {db, out, maxerr - nerr, NULL, 0, nerr == 0 && !report};
+    CkState ck = {db, out, maxerr - nerr, NULL, 0, nerr == 0 && !report, roots, sums, n};
     pos = 0;
     while (rc == SHALE_OK && ck.budget > 0 && (t = schema_map_next(&s->tables, &pos)) != NULL) {
       if (t->is_schema || t->root == 0) continue;
@@ -1060,6 +1045,7 @@ done:
   for (int i = 0; keys && i < n; i++) shale_free(keys[i]);
   shale_free(keys);
   shale_free(roots);
+  shale_free(sums);
   shale_free(report);
   if (rc) {
     const char *m = btree_errmsg(db->dbx[0].bt);
