@@ -651,6 +651,7 @@ typedef struct CkState {
   int clean;                   /* the B-tree checks found nothing: every tree's order holds */
   const BtreeCheckRoot *roots; /* what they checked, and for the index */
   const BtreeCheckSum *sums;   /* trees entry counts and hash sums */
+  const UtilHashKey *hkey;     /* the sums' key, drawn for this check */
   int nroot;
 } CkState;
 
@@ -819,7 +820,7 @@ static int ck_by_hash(CkState *c, const Table *t, Index **ixs, int nix, uint8_t 
         kcap = need;
       }
       need = record_encode_types(kv, ixs[k]->ncol, st, hdr, kb);
-      sum[k] += btree_check_hash(kb, (uint32_t)need);
+      sum[k] += util_hash_keyed(c->hkey, kb, need);
     }
     nrows++;
     if (btree_next(tc, &eof) != SHALE_OK) goto fail;
@@ -1022,7 +1023,9 @@ static int integrity(shale *db, const PragmaReq *req, int quick, ApiRows *out) {
       roots[n++] = (BtreeCheckRoot){ix->root, 0, ki ? record_compare : NULL, ki};
     }
   }
-  rc = btree_integrity_check_sums(db->dbx[0].bt, roots, n, maxerr, &report, &nerr, sums);
+  UtilHashKey hkey; /* fresh each check: a file cannot be made to match sums it cannot predict */
+  util_hash_key_new(&hkey);
+  rc = btree_integrity_check_sums(db->dbx[0].bt, roots, n, maxerr, &report, &nerr, &hkey, sums);
   int nbefore = out->nrow;
   if (rc == SHALE_OK && report) {
     size_t len = strlen(report);
@@ -1032,7 +1035,7 @@ static int integrity(shale *db, const PragmaReq *req, int quick, ApiRows *out) {
     shale_free(row);
   }
   if (rc == SHALE_OK && maxerr - nerr > 0) {
-    CkState ck = {db, out, maxerr - nerr, NULL, 0, nerr == 0 && !report, roots, sums, n};
+    CkState ck = {db, out, maxerr - nerr, NULL, 0, nerr == 0 && !report, roots, sums, &hkey, n};
     pos = 0;
     while (rc == SHALE_OK && ck.budget > 0 && (t = schema_map_next(&s->tables, &pos)) != NULL) {
       if (t->is_schema || t->root == 0) continue;

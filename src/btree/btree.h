@@ -306,16 +306,15 @@ typedef struct BtreeCheckRoot {
 int btree_integrity_check(Btree *, const BtreeCheckRoot *roots, int nroot, int maxerr,
                           char **report, int *nerr);
 /* As btree_integrity_check, and for each index tree roots[i] checked with
- * a cmp, sums[i] gets the number of its entries and the sum of
- * btree_check_hash over their records (count -1 when some record could not
- * be read, or the tree was not walked). */
+ * a cmp, sums[i] gets the number of its entries and the sum (mod 2^64) of
+ * util_hash_keyed(key, record) over their records (count -1 when some
+ * record could not be read, or the tree was not walked). */
 typedef struct BtreeCheckSum {
   uint64_t hash;
   int64_t count;
 } BtreeCheckSum;
 int btree_integrity_check_sums(Btree *, const BtreeCheckRoot *roots, int nroot, int maxerr,
-                               char **report, int *nerr, BtreeCheckSum *sums);
-/* The 64-bit hash of p[0..n) that BtreeCheckSum.hash sums. */
-uint64_t btree_check_hash(const uint8_t *p, uint32_t n);
+                               char **report, int *nerr, const UtilHashKey *key,
+                               BtreeCheckSum *sums);
 
 #endif /* SHALE_BTREE_H */

@@ -95,7 +95,8 @@ typedef struct Ck {
   BtreeKeyCmp cmp;                 /* key order of the current index tree */
   void *cmp_ctx;
   uint32_t max_leaf, max_index, min_local; /* payload spill limits */
-  uint64_t hsum;                           /* the current index tree's btree_check_hash sum */
+  const UtilHashKey *hkey;                 /* NULL, or the key of the sums below */
+  uint64_t hsum;                           /* the current index tree's sum of keyed hashes */
   int64_t hcount;                          /* and its keys hashed (-1: one could not be read) */
 } Ck;
 
@@ -469,22 +470,6 @@ static void key_gather(Ck *ck, const uint8_t *cell, const CkCell *c, CkKey *k) {
   k->owned = 1;
 }
 
-uint64_t btree_check_hash(const uint8_t *p, uint32_t n) {
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-  for (; n >= 8; p += 8, n -= 8) {
-    uint64_t w;
-    memcpy(&w, p, 8);
-    h = (h ^ w) * 0xff51afd7ed558ccdull;
-    h ^= h >> 32;
-  }
-  uint64_t w = 0;
-  memcpy(&w, p, n);
-  h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-  h ^= h >> 29;
-  h *= 0xff51afd7ed558ccdull;
-  return h ^ (h >> 32);
-}
-
 /* ---- trees ---- */
 
 /* A span of bytes of a page: first byte << 16 | last byte (both below
@@ -679,7 +664,7 @@ static int check_tree(Ck *ck, uint32_t pgno, int level, int64_t *minkey, int64_t
       CkKey k;
       key_gather(ck, d + pc, &c, &k);
       if (k.valid && ck->hcount >= 0) {
-        ck->hsum += btree_check_hash(k.p, k.n);
+        ck->hsum += util_hash_keyed(ck->hkey, k.p, k.n);
         ck->hcount++;
       } else {
         ck->hcount = -1;
@@ -747,13 +732,14 @@ end:
 int btree_check_pager(Pager *pager, const BtreeCheckRoot *roots, int nroot, int maxerr,
                       char **report, int *nerr);
 static int check_pager(Pager *pager, const BtreeCheckRoot *roots, int nroot, int maxerr,
-                       char **report, int *nerr, BtreeCheckSum *sums) {
+                       char **report, int *nerr, const UtilHashKey *key, BtreeCheckSum *sums) {
   *report = NULL;
   *nerr = 0;
   for (int i = 0; sums && i < nroot; i++) sums[i] = (BtreeCheckSum){0, -1};
   if (pager_txn_state(pager) == PAGER_TXN_NONE) return SHALE_MISUSE;
   Ck ck;
   memset(&ck, 0, sizeof ck);
+  ck.hkey = key;
   ck.pager = pager;
   ck.npage = pager_db_size(pager);
   ck.pagesize = pager_page_size(pager);
@@ -815,7 +801,7 @@ static int check_pager(Pager *pager, const BtreeCheckRoot *roots, int nroot, int
     CkKey none, kmin;
     memset(&none, 0, sizeof none);
     ck.hsum = 0;
-    ck.hcount = ck.cmp ? 0 : -1;
+    ck.hcount = ck.cmp && sums ? 0 : -1;
     check_tree(&ck, root, 0, &minkey, INT64_MAX, &kmin, &none);
     key_release(&kmin);
     if (sums) sums[i] = (BtreeCheckSum){ck.hsum, ck.hcount};
@@ -842,15 +828,16 @@ static int check_pager(Pager *pager, const BtreeCheckRoot *roots, int nroot, int
 
 int btree_check_pager(Pager *pager, const BtreeCheckRoot *roots, int nroot, int maxerr,
                       char **report, int *nerr) {
-  return check_pager(pager, roots, nroot, maxerr, report, nerr, NULL);
+  return check_pager(pager, roots, nroot, maxerr, report, nerr, NULL, NULL);
 }
 
 int btree_integrity_check(Btree *bt, const BtreeCheckRoot *roots, int nroot, int maxerr,
                           char **report, int *nerr) {
-  return check_pager(btree_pager(bt), roots, nroot, maxerr, report, nerr, NULL);
+  return check_pager(btree_pager(bt), roots, nroot, maxerr, report, nerr, NULL, NULL);
 }
 
 int btree_integrity_check_sums(Btree *bt, const BtreeCheckRoot *roots, int nroot, int maxerr,
-                               char **report, int *nerr, BtreeCheckSum *sums) {
-  return check_pager(btree_pager(bt), roots, nroot, maxerr, report, nerr, sums);
+                               char **report, int *nerr, const UtilHashKey *key,
+                               BtreeCheckSum *sums) {
+  return check_pager(btree_pager(bt), roots, nroot, maxerr, report, nerr, key, sums);
 }
