@@ -180,11 +180,19 @@ static int copy_tree(Vac *v, uint32_t sroot, uint32_t droot, int kind, int renum
       rc = SHALE_INTERRUPT;
       break;
     }
-    uint32_t n = btree_payload_size(c);
-    rc = buf_room(v, n);
-    if (rc == SHALE_OK) rc = btree_payload_read(c, 0, n, v->buf);
+    /* a payload wholly on its page is passed in place (no copy); one with
+     * overflow pages is gathered into v->buf */
+    const void *p;
+    uint32_t n, avail;
+    rc = btree_payload(c, &p, &n, &avail);
+    if (rc == SHALE_OK && (!p || avail < n)) {
+      n = btree_payload_size(c);
+      rc = buf_room(v, n);
+      if (rc == SHALE_OK) rc = btree_payload_read(c, 0, n, v->buf);
+      p = v->buf;
+    }
     if (rc == SHALE_OK)
-      rc = btree_bulk_add(bk, kind != BTREE_INTKEY ? 0 : renumber ? k : btree_rowid(c), v->buf, n);
+      rc = btree_bulk_add(bk, kind != BTREE_INTKEY ? 0 : renumber ? k : btree_rowid(c), p, n);
     if (rc == SHALE_OK) rc = btree_next(c, &eof);
   }
   btree_cursor_close(c);

@@ -648,6 +648,11 @@ typedef struct CkState {
   int budget; /* rows of errors still allowed */
   uint8_t *buf;
   uint32_t cap;
+  int clean;                   /* the B-tree checks found nothing: every tree's order holds */
+  const BtreeCheckRoot *roots; /* what they checked, and for the index */
+  const BtreeCheckSum *sums;   /* trees entry counts and hash sums */
+  const UtilHashKey *hkey;     /* the sums' key, drawn for this check */
+  int nroot;
 } CkState;
 
 static int ck_msg(CkState *c, char *msg) {
@@ -723,6 +728,124 @@ static int ck_near(BtCursor *cur, RecordSeekCmp cmp, RecordSeek *rs, int *hit) {
   return SHALE_OK;
 }
 
+/* Row rec[0..n) of t (rowid) decoded into vals[0..t->ncol): a column past
+ * the record's nf stored ones, or not stored, is NULL. */
+static int ck_row(const Table *t, const uint8_t *rec, uint32_t n, int64_t rowid, ShValue *vals,
+                  uint32_t *types, uint32_t *offs, int *nf) {
+  int rc = record_parse_header(rec, n, types, offs, t->nstored, nf);
+  if (rc) return rc;
+  for (int i = 0; i < t->ncol; i++) {
+    const Column *col = &t->cols[i];
+    if (i == t->rowid_alias)
+      value_set_int(&vals[i], rowid);
+    else if (col->storage >= 0 && col->storage < *nf)
+      record_decode_value(types[col->storage], rec + offs[col->storage], &vals[i]);
+    else
+      value_set_null(&vals[i]);
+  }
+  return SHALE_OK;
+}
+
+/* The key index ix needs for a row (vals, nf as ck_row, rowid) in
+ * kv[0..ix->ncol); 0 if the row's entry is not checked (a column added
+ * after the row was written, a VIRTUAL generated column, an expression). */
+static int ck_key(const Table *t, const Index *ix, const ShValue *vals, int nf, int64_t rowid,
+                  ShValue *kv) {
+  for (int j = 0; j < ix->ncol; j++) {
+    int cj = ix->cols[j].col;
+    if (cj == INDEX_COL_ROWID) {
+      value_set_int(&kv[j], rowid);
+    } else if (cj >= 0 && cj < t->ncol) {
+      if (t->cols[cj].storage >= nf && cj != t->rowid_alias) return 0; /* added column */
+      /* a VIRTUAL generated column is computed, not stored: like an
+       * index on an expression, its entries are not checked here */
+      if (t->cols[cj].storage < 0 && cj != t->rowid_alias) return 0;
+      kv[j] = vals[cj];
+    } else {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* 1 if column i of a row (vals, nf as ck_row) breaks its NOT NULL. */
+static int ck_null_bad(const Table *t, int i, const ShValue *vals, int nf) {
+  const Column *col = &t->cols[i];
+  int short_rec = col->storage >= nf && col->storage >= 0;
+  return col->notnull && vals[i].type == SHALE_NULL && !short_rec && col->hidden == COL_NORMAL &&
+         i != t->rowid_alias;
+}
+
+/* The index check by hashing (rowid table t, B-tree checks clean): for
+ * each index k with hashed[k] = 1, every row's entry as the row's bytes
+ * make it (the key columns and the rowid, encoded) is hashed into sum[k] in
+ * one pass over the table; then the index's entries are hashed in one pass
+ * over it. The same count and sum mean the entries are the rows' own (a
+ * difference goes unseen with odds of 2^-64), so every row's seek would
+ * find its entry: hashed[k] stays 1 and the rows do not seek. Anything
+ * else -- a row whose entry is not checked (ck_key), one not encoded as its
+ * entry is (e.g. a REAL stored as an integer), an entry on overflow pages,
+ * an error -- clears hashed[k], and the rows seek their entries one by
+ * one, reporting exactly as before. */
+static int ck_by_hash(CkState *c, const Table *t, Index **ixs, int nix, uint8_t *hashed,
+                      uint64_t *sum, BtCursor *tc, ShValue *vals, uint32_t *types, uint32_t *offs,
+                      int64_t *rows) {
+  uint8_t *kb = NULL;
+  size_t kcap = 0;
+  int64_t nrows = 0;
+  int eof = 1, clean = 1;
+  if (btree_first(tc, &eof) != SHALE_OK) goto fail;
+  while (!eof) {
+    const uint8_t *rec;
+    uint32_t n;
+    int nf = 0;
+    int64_t rowid = btree_rowid(tc);
+    if (ck_payload(c, tc, &rec, &n) != SHALE_OK ||
+        ck_row(t, rec, n, rowid, vals, types, offs, &nf) != SHALE_OK)
+      goto fail;
+    for (int i = 0; i < t->ncol; i++) clean = clean && !ck_null_bad(t, i, vals, nf);
+    for (int k = 0; k < nix; k++) {
+      ShValue kv[64];
+      if (!hashed[k]) continue;
+      if (!ck_key(t, ixs[k], vals, nf, rowid, kv)) {
+        hashed[k] = 0;
+        continue;
+      }
+      uint32_t st[64], hdr;
+      size_t need = record_size_types(kv, ixs[k]->ncol, st, &hdr);
+      if (need > kcap) {
+        uint8_t *b = need < UINT32_MAX ? shale_realloc(kb, need) : NULL;
+        if (!b) goto fail;
+        kb = b;
+        kcap = need;
+      }
+      need = record_encode_types(kv, ixs[k]->ncol, st, hdr, kb);
+      sum[k] += util_hash_keyed(c->hkey, kb, need);
+    }
+    nrows++;
+    if (btree_next(tc, &eof) != SHALE_OK) goto fail;
+  }
+  /* the index's count and sum, from the B-tree check's walk over it */
+  for (int k = 0; k < nix; k++) {
+    int64_t cnt = -1;
+    uint64_t h = 0;
+    for (int j = 0; j < c->nroot; j++) {
+      if (!c->roots[j].intkey && c->roots[j].root == ixs[k]->root) {
+        cnt = c->sums[j].count;
+        h = c->sums[j].hash;
+      }
+    }
+    hashed[k] = hashed[k] && cnt == nrows && h == sum[k];
+  }
+  shale_free(kb);
+  *rows = nrows;
+  return clean;
+fail:
+  for (int k = 0; k < nix; k++) hashed[k] = 0;
+  shale_free(kb);
+  return 0;
+}
+
 static int ck_table(CkState *c, Table *t, int quick) {
   Btree *bt = c->db->dbx[0].bt;
   int nix = 0;
@@ -733,13 +856,17 @@ static int ck_table(CkState *c, Table *t, int quick) {
   Index **ixs = shale_malloc(sizeof *ixs * (size_t)(nix + 1));
   ShValue *vals = shale_malloc(sizeof *vals * (size_t)(t->ncol + 2));
   uint32_t *types = shale_malloc(sizeof *types * (size_t)(t->nstored + 1) * 2);
-  uint8_t *miss = shale_malloc((size_t)nix + 1); /* ck_near's misses running, per index */
+  /* per index: ck_near's misses running; then 1 if ck_by_hash
+   * checked it (no row seeks) */
+  uint64_t *hsum = shale_malloc(sizeof *hsum * ((size_t)nix + 1));
+  uint8_t *miss = shale_malloc(2 * ((size_t)nix + 1));
   int rc = SHALE_OK;
-  if (!icur || !iki || !ixs || !vals || !types || !miss) {
+  if (!icur || !iki || !ixs || !vals || !types || !miss || !hsum) {
     rc = SHALE_NOMEM;
     goto done;
   }
   uint32_t *offs = types + t->nstored + 1;
+  uint8_t *hashed = miss + nix + 1;
   int k = 0;
   /* SQLite checks the most recently created index first (its list order,
    * as index_list shows): a row missing from several is reported so */
@@ -748,6 +875,7 @@ static int ck_table(CkState *c, Table *t, int quick) {
     icur[k] = NULL;
     iki[k] = NULL;
     miss[k] = 0;
+    hashed[k] = 0;
   }
   KeyInfo *tki = NULL; /* WITHOUT ROWID: the table tree's order */
   if (t->without_rowid && t->pk_index) {
@@ -757,7 +885,9 @@ static int ck_table(CkState *c, Table *t, int quick) {
   rc = btree_cursor_open(bt, t->root, 0, tki ? record_compare : NULL, tki, &tc);
   int64_t nrows = 0;
   int done_flag = 0;
-  if (rc == SHALE_OK) rc = btree_first(tc, &done_flag);
+  /* ck_by_hash only when the B-tree checks passed: every tree's order holds,
+   * so a row's seek finds its entry whenever the index has it */
+  int byhash = rc == SHALE_OK && c->clean && !quick && !t->without_rowid;
   for (k = 0; rc == SHALE_OK && k < nix; k++) {
     if (ixs[k] == t->pk_index) continue;
     int unknown = 0;
@@ -767,7 +897,20 @@ static int ck_table(CkState *c, Table *t, int quick) {
       break;
     }
     rc = btree_cursor_open(bt, ixs[k]->root, 0, record_compare, iki[k], &icur[k]);
+    hashed[k] = (uint8_t)(rc == SHALE_OK && byhash && !unknown && ck_index_usable(ixs[k]) &&
+                          ixs[k]->ncol <= 64);
+    hsum[k] = 0;
   }
+  if (rc == SHALE_OK && byhash &&
+      ck_by_hash(c, t, ixs, nix, hashed, hsum, tc, vals, types, offs, &nrows)) {
+    /* no NULL where NOT NULL, and every index the rows would seek in
+     * checked: the row-by-row pass has nothing to report */
+    done_flag = 1;
+    for (k = 0; k < nix; k++)
+      if (icur[k] && ck_index_usable(ixs[k]) && ixs[k]->ncol <= 64 && !hashed[k]) done_flag = 0;
+  }
+  if (!done_flag) nrows = 0;
+  if (rc == SHALE_OK && !done_flag) rc = btree_first(tc, &done_flag);
   while (rc == SHALE_OK && !done_flag) {
     nrows++;
     const uint8_t *rec;
@@ -775,46 +918,21 @@ static int ck_table(CkState *c, Table *t, int quick) {
     rc = ck_payload(c, tc, &rec, &n);
     if (rc) break;
     int nf = 0;
-    rc = record_parse_header(rec, n, types, offs, t->nstored, &nf);
-    if (rc) break;
     int64_t rowid = t->without_rowid ? 0 : btree_rowid(tc);
+    rc = ck_row(t, rec, n, rowid, vals, types, offs, &nf);
+    if (rc) break;
     for (int i = 0; i < t->ncol; i++) {
-      const Column *col = &t->cols[i];
-      if (i == t->rowid_alias)
-        value_set_int(&vals[i], rowid);
-      else if (col->storage >= 0 && col->storage < nf)
-        record_decode_value(types[col->storage], rec + offs[col->storage], &vals[i]);
-      else
-        value_set_null(&vals[i]);
-      int short_rec = col->storage >= nf && col->storage >= 0;
-      if (col->notnull && vals[i].type == SHALE_NULL && !short_rec && col->hidden == COL_NORMAL &&
-          i != t->rowid_alias) {
-        rc = ck_msg(c, util_mprintf("NULL value in %s.%s", t->name, col->name));
+      if (ck_null_bad(t, i, vals, nf)) {
+        rc = ck_msg(c, util_mprintf("NULL value in %s.%s", t->name, t->cols[i].name));
         if (rc) break;
       }
     }
     if (rc || quick || t->without_rowid) goto next;
     for (k = 0; k < nix && rc == SHALE_OK; k++) {
       Index *ix = ixs[k];
-      if (!icur[k] || !ck_index_usable(ix)) continue;
+      if (!icur[k] || !ck_index_usable(ix) || hashed[k]) continue;
       ShValue kv[64];
-      if (ix->ncol > 64) continue;
-      int skip = 0;
-      for (int j = 0; j < ix->ncol; j++) {
-        int cj = ix->cols[j].col;
-        if (cj == INDEX_COL_ROWID) {
-          value_set_int(&kv[j], rowid);
-        } else if (cj >= 0 && cj < t->ncol) {
-          if (t->cols[cj].storage >= nf && cj != t->rowid_alias) skip = 1; /* added column */
-          /* a VIRTUAL generated column is computed, not stored: like an
-           * index on an expression, its entries are not checked here */
-          if (t->cols[cj].storage < 0 && cj != t->rowid_alias) skip = 1;
-          kv[j] = vals[cj];
-        } else {
-          skip = 1;
-        }
-      }
-      if (skip) continue;
+      if (ix->ncol > 64 || !ck_key(t, ix, vals, nf, rowid, kv)) continue;
       /* the entry the row needs, sought with its key unpacked (the row's
        * values: typed compares, no record built per row and index) */
       RecordSeek rs = {.ki = iki[k], .key = kv, .nkey = ix->ncol, .default_rc = RECORD_SEEK_WHOLE};
@@ -855,6 +973,7 @@ done:
   shale_free(vals);
   shale_free(types);
   shale_free(miss);
+  shale_free(hsum);
   return rc;
 }
 
@@ -873,10 +992,11 @@ static int integrity(shale *db, const PragmaReq *req, int quick, ApiRows *out) {
   }
   BtreeCheckRoot *roots = shale_malloc(sizeof *roots * (size_t)cap);
   KeyInfo **keys = shale_malloc(sizeof *keys * (size_t)cap);
+  BtreeCheckSum *sums = shale_malloc(sizeof *sums * (size_t)cap); /* the index trees' */
   int n = 0;
   char *report = NULL;
   int nerr = 0;
-  if (!roots || !keys) {
+  if (!roots || !keys || !sums) {
     rc = SHALE_NOMEM;
     goto done;
   }
@@ -903,7 +1023,9 @@ static int integrity(shale *db, const PragmaReq *req, int quick, ApiRows *out) {
       roots[n++] = (BtreeCheckRoot){ix->root, 0, ki ? record_compare : NULL, ki};
     }
   }
-  rc = btree_integrity_check(db->dbx[0].bt, roots, n, maxerr, &report, &nerr);
+  UtilHashKey hkey; /* fresh each check: a file cannot be made to match sums it cannot predict */
+  util_hash_key_new(&hkey);
+  rc = btree_integrity_check_sums(db->dbx[0].bt, roots, n, maxerr, &report, &nerr, &hkey, sums);
   int nbefore = out->nrow;
   if (rc == SHALE_OK && report) {
     size_t len = strlen(report);
@@ -913,7 +1035,7 @@ static int integrity(shale *db, const PragmaReq *req, int quick, ApiRows *out) {
     shale_free(row);
   }
   if (rc == SHALE_OK && maxerr - nerr > 0) {
-    CkState ck = {db, out, maxerr - nerr, NULL, 0};
+    CkState ck = {db, out, maxerr - nerr, NULL, 0, nerr == 0 && !report, roots, sums, &hkey, n};
     pos = 0;
     while (rc == SHALE_OK && ck.budget > 0 && (t = schema_map_next(&s->tables, &pos)) != NULL) {
       if (t->is_schema || t->root == 0) continue;
@@ -926,6 +1048,7 @@ done:
   for (int i = 0; keys && i < n; i++) shale_free(keys[i]);
   shale_free(keys);
   shale_free(roots);
+  shale_free(sums);
   shale_free(report);
   if (rc) {
     const char *m = btree_errmsg(db->dbx[0].bt);

@@ -305,5 +305,16 @@ typedef struct BtreeCheckRoot {
  * text, one problem per line (at most maxerr of them); *nerr the count. */
 int btree_integrity_check(Btree *, const BtreeCheckRoot *roots, int nroot, int maxerr,
                           char **report, int *nerr);
+/* As btree_integrity_check, and for each index tree roots[i] checked with
+ * a cmp, sums[i] gets the number of its entries and the sum (mod 2^64) of
+ * util_hash_keyed(key, record) over their records (count -1 when some
+ * record could not be read, or the tree was not walked). */
+typedef struct BtreeCheckSum {
+  uint64_t hash;
+  int64_t count;
+} BtreeCheckSum;
+int btree_integrity_check_sums(Btree *, const BtreeCheckRoot *roots, int nroot, int maxerr,
+                               char **report, int *nerr, const UtilHashKey *key,
+                               BtreeCheckSum *sums);
 
 #endif /* SHALE_BTREE_H */

@@ -116,13 +116,20 @@ static int page_type_of(BtBulk *b, int l) {
   return b->intkey ? PT_TABLE_INTERIOR : PT_INDEX_INTERIOR;
 }
 
-static void level_append(BulkLevel *v, const uint8_t *cell, uint32_t sz) {
-  memcpy(v->buf + v->nbuf, cell, sz);
+/* Room for one more cell of sz bytes at the end of level v (which must
+ * fit: level_fits): where its bytes go. */
+static uint8_t *level_put(BulkLevel *v, uint32_t sz) {
+  uint8_t *at = v->buf + v->nbuf;
   v->off[v->n] = v->nbuf;
   v->sz[v->n] = (uint16_t)sz;
   v->n++;
   v->nbuf += sz;
   v->used += cell_cost(sz);
+  return at;
+}
+
+static void level_append(BulkLevel *v, const uint8_t *cell, uint32_t sz) {
+  memcpy(level_put(v, sz), cell, sz);
 }
 
 static int level_fits(BtBulk *b, int l, uint32_t sz) {
@@ -216,19 +223,41 @@ static int push_up(BtBulk *b, int l, uint32_t child, const uint8_t *key, uint32_
   return rc;
 }
 
+/* Write a wholly local cell at p as btree_build_cell lays it out: payload
+ * size, rowid (tables), payload. */
+static void put_local_cell(uint8_t *p, int intkey, int64_t rowid, const void *data, uint32_t n) {
+  p += util_put_varint(p, n);
+  if (intkey) p += util_put_varint(p, (uint64_t)rowid);
+  if (n) memcpy(p, data, n);
+}
+
 int btree_bulk_add(BtBulk *b, int64_t rowid, const void *data, uint32_t n) {
-  uint32_t sz;
-  int rc = btree_build_cell(b->bt, b->hint, b->intkey, rowid, data, n, 0, b->cell, &sz);
-  if (rc) return rc;
-  if (!b->intkey) return level_add_pending(b, 0, b->cell, sz);
   BulkLevel *v = &b->lv[0];
-  if (!level_fits(b, 0, sz)) {
+  int rc;
+  uint32_t sz;
+  /* the usual cell, wholly local, is written straight into the level */
+  int local = n <= (b->intkey ? b->bt->max_leaf : b->bt->max_local);
+  if (local) {
+    sz = (uint32_t)util_varint_len(n) +
+         (b->intkey ? (uint32_t)util_varint_len((uint64_t)rowid) : 0) + n;
+  } else {
+    rc = btree_build_cell(b->bt, b->hint, b->intkey, rowid, data, n, 0, b->cell, &sz);
+    if (rc) return rc;
+  }
+  if (!b->intkey && (v->npend || !level_fits(b, 0, sz))) {
+    if (local) put_local_cell(b->cell, 0, 0, data, n);
+    return level_add_pending(b, 0, b->cell, sz);
+  }
+  if (b->intkey && !level_fits(b, 0, sz)) {
     uint8_t k[10];
     int nk = util_put_varint(k, (uint64_t)v->last);
     rc = level_split(b, 0, 0, k, (uint32_t)nk);
     if (rc) return rc;
   }
-  level_append(v, b->cell, sz);
+  if (local)
+    put_local_cell(level_put(v, sz), b->intkey, rowid, data, n);
+  else
+    level_append(v, b->cell, sz);
   v->last = rowid;
   return SHALE_OK;
 }

@@ -95,6 +95,9 @@ typedef struct Ck {
   BtreeKeyCmp cmp;                 /* key order of the current index tree */
   void *cmp_ctx;
   uint32_t max_leaf, max_index, min_local; /* payload spill limits */
+  const UtilHashKey *hkey;                 /* NULL, or the key of the sums below */
+  uint64_t hsum;                           /* the current index tree's sum of keyed hashes */
+  int64_t hcount;                          /* and its keys hashed (-1: one could not be read) */
 } Ck;
 
 /* ---- report ---- */
@@ -660,6 +663,12 @@ static int check_tree(Ck *ck, uint32_t pgno, int level, int64_t *minkey, int64_t
     } else if (keycheck) {
       CkKey k;
       key_gather(ck, d + pc, &c, &k);
+      if (k.valid && ck->hcount >= 0) {
+        ck->hsum += util_hash_keyed(ck->hkey, k.p, k.n);
+        ck->hcount++;
+      } else {
+        ck->hcount = -1;
+      }
       check_key(ck, &k, &mk, eq_ok);
       key_release(&mk);
       mk = k;
@@ -722,13 +731,15 @@ end:
  * btree.h) so that tests can run it on a bare pager. */
 int btree_check_pager(Pager *pager, const BtreeCheckRoot *roots, int nroot, int maxerr,
                       char **report, int *nerr);
-int btree_check_pager(Pager *pager, const BtreeCheckRoot *roots, int nroot, int maxerr,
-                      char **report, int *nerr) {
+static int check_pager(Pager *pager, const BtreeCheckRoot *roots, int nroot, int maxerr,
+                       char **report, int *nerr, const UtilHashKey *key, BtreeCheckSum *sums) {
   *report = NULL;
   *nerr = 0;
+  for (int i = 0; sums && i < nroot; i++) sums[i] = (BtreeCheckSum){0, -1};
   if (pager_txn_state(pager) == PAGER_TXN_NONE) return SHALE_MISUSE;
   Ck ck;
   memset(&ck, 0, sizeof ck);
+  ck.hkey = key;
   ck.pager = pager;
   ck.npage = pager_db_size(pager);
   ck.pagesize = pager_page_size(pager);
@@ -789,8 +800,11 @@ int btree_check_pager(Pager *pager, const BtreeCheckRoot *roots, int nroot, int 
     int64_t minkey;
     CkKey none, kmin;
     memset(&none, 0, sizeof none);
+    ck.hsum = 0;
+    ck.hcount = ck.cmp && sums ? 0 : -1;
     check_tree(&ck, root, 0, &minkey, INT64_MAX, &kmin, &none);
     key_release(&kmin);
+    if (sums) sums[i] = (BtreeCheckSum){ck.hsum, ck.hcount};
   }
 
   for (uint32_t i = 1; i <= ck.npage && alive(&ck); i++) {
@@ -812,7 +826,18 @@ int btree_check_pager(Pager *pager, const BtreeCheckRoot *roots, int nroot, int 
   return SHALE_OK;
 }
 
+int btree_check_pager(Pager *pager, const BtreeCheckRoot *roots, int nroot, int maxerr,
+                      char **report, int *nerr) {
+  return check_pager(pager, roots, nroot, maxerr, report, nerr, NULL, NULL);
+}
+
 int btree_integrity_check(Btree *bt, const BtreeCheckRoot *roots, int nroot, int maxerr,
                           char **report, int *nerr) {
-  return btree_check_pager(btree_pager(bt), roots, nroot, maxerr, report, nerr);
+  return check_pager(btree_pager(bt), roots, nroot, maxerr, report, nerr, NULL, NULL);
+}
+
+int btree_integrity_check_sums(Btree *bt, const BtreeCheckRoot *roots, int nroot, int maxerr,
+                               char **report, int *nerr, const UtilHashKey *key,
+                               BtreeCheckSum *sums) {
+  return check_pager(btree_pager(bt), roots, nroot, maxerr, report, nerr, key, sums);
 }

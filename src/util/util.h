@@ -195,6 +195,15 @@ size_t util_utf16_len(const void *z);
  * on first use). Thread-safe. */
 void util_random(void *buf, int n);
 
+/* ---- keyed hash (hash.c) ---- */
+/* SipHash-1-3 of data[0..n) under a 128-bit key: a 64-bit value nobody can
+ * aim at without the key. util_hash_key_new draws a key from util_random. */
+typedef struct UtilHashKey {
+  uint64_t k0, k1;
+} UtilHashKey;
+uint64_t util_hash_keyed(const UtilHashKey *key, const void *data, size_t n);
+void util_hash_key_new(UtilHashKey *key);
+
 /* ---- bump arena (arena.c) ---- */
 
 /* Memory for things that die together (a parse, a compiled program). Chunks

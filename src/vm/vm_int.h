@@ -73,9 +73,9 @@ typedef struct VmSpill {
   int nrun, caprun;
   VmRun rd[VM_MERGE_FANIN]; /* the readers of the merge in progress */
   int nrd, rfile;
-  int heap[VM_MERGE_FANIN]; /* live readers, smallest record first */
-  int nheap;
-  int merging; /* SorterSort started the final merge */
+  int heap[VM_MERGE_FANIN]; /* the merge's loser tree (vm_sort.c): [0] the winner */
+  int nheap;                /* readers with a record */
+  int merging;              /* SorterSort started the final merge */
 } VmSpill;
 
 typedef struct VmCursor {
@@ -126,7 +126,7 @@ typedef struct VmCursor {
   /* sorter (kept across resets: emptied, not freed) */
   uint8_t *sbuf;
   uint64_t slen, scap;
-  VmSortEnt *sent, *stmp; /* stmp: the merge sort's room (capsent / 2 + 1) */
+  VmSortEnt *sent, *stmp; /* stmp: the sort's room (capsent entries) */
   int nsent, capsent;
   int keymode;   /* SORTKEY_*: how sort_key reduces the first key column */
   int64_t topn;  /* SorterLimit: keep only the topn first records (a max-heap in

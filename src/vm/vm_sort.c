@@ -23,8 +23,9 @@
  *     other temp file (the one read is emptied afterwards), so the merge
  *     costs O(log fan-in) comparisons per record and per pass, and there
  *     are log_fanin(runs) passes.
- *  3. Each run's current record carries its sort_key, so the merge decodes
- *     records only when two keys are equal (as the in-memory sort).
+ *  3. Each run's current record carries its sort_key (written with it in
+ *     the run), so the merge decodes records only when two keys are equal
+ *     (as the in-memory sort).
  *  4. A malformed record raises KeyInfo.corrupt (record_compare_prefix);
  *     the caller turns it into SHALE_CORRUPT.
  */
@@ -94,8 +95,8 @@ static uint64_t sort_key(const VmCursor *c, const uint8_t *rec, uint32_t n) {
 }
 
 /* Memory a sorter entry costs besides its record: its VmSortEnt and its
- * share of the merge sort's room (stmp, half as many entries). */
-#define SORT_ENT_COST (sizeof(VmSortEnt) + sizeof(VmSortEnt) / 2)
+ * share of the sort's room (stmp, as many entries: the radix sort's). */
+#define SORT_ENT_COST (2 * sizeof(VmSortEnt))
 
 /* Bytes held by the buffers: sbuf and the entry arrays. */
 static uint64_t sorter_held(const VmCursor *c) {
@@ -125,8 +126,9 @@ static int sorter_add(VmCursor *c, const void *rec, uint32_t n, uint64_t limit) 
     VmSortEnt *e = shale_realloc(c->sent, (size_t)ncap * sizeof *e);
     if (!e) return SHALE_NOMEM;
     c->sent = e;
-    VmSortEnt *t = shale_realloc(c->stmp, (size_t)(ncap / 2 + 1) * sizeof *t);
+    VmSortEnt *t = shale_malloc((size_t)ncap * sizeof *t); /* scratch: nothing to keep */
     if (!t) return SHALE_NOMEM;
+    shale_free(c->stmp);
     c->stmp = t;
     c->capsent = (int)ncap;
   }
@@ -139,9 +141,48 @@ static int sorter_add(VmCursor *c, const void *rec, uint32_t n, uint64_t limit) 
   return SHALE_OK;
 }
 
+/* The first column of record p[0..n) when it is TEXT or BLOB: its serial
+ * type and bytes (1), else 0. Only a header size of one byte is taken. */
+static inline int first_bytes(const uint8_t *p, uint32_t n, uint32_t *st, const uint8_t **z,
+                              uint32_t *len) {
+  if (n < 2 || p[0] >= 0x80 || p[0] < 2 || p[0] > n) return 0;
+  uint32_t t = p[1];
+  if (t >= 0x80) {
+    uint64_t x;
+    if (!util_get_varint_safe(p + 1, p + p[0], &x) || x > 0x7fffffffu) return 0;
+    t = (uint32_t)x;
+  }
+  if (t < 12 || (t - 12) / 2 > n - p[0]) return 0;
+  *st = t;
+  *z = p + p[0];
+  *len = (t - 12) / 2;
+  return 1;
+}
+
+/* Records a and b whose sort_keys are equal, in sort order. Under a BINARY
+ * first key two TEXT (or two BLOB) first columns are compared here, their
+ * bytes straight from the records; when those are equal, or for any other
+ * pair, record_compare_prefix decides (from column 0). */
+static int sort_tie(VmCursor *c, const uint8_t *a, uint32_t na, const uint8_t *b, uint32_t nb) {
+  uint32_t ta, tb, la, lb;
+  const uint8_t *za, *zb;
+  if (c->keymode == SORTKEY_BINARY && first_bytes(a, na, &ta, &za, &la) &&
+      first_bytes(b, nb, &tb, &zb, &lb) && !((ta ^ tb) & 1)) {
+    uint32_t m = la < lb ? la : lb;
+    int x = m ? memcmp(za, zb, m) : 0;
+    if (x == 0) x = la < lb ? -1 : la > lb;
+    if (x) {
+      x = x < 0 ? -1 : 1;
+      return c->ki->desc && c->ki->desc[0] ? -x : x;
+    }
+    if (c->ki->ncol == 1) return 0; /* equal over every key column */
+  }
+  return record_compare_prefix(c->ki, a, na, b, nb);
+}
+
 static inline int sort_cmp(VmCursor *c, const VmSortEnt *a, const VmSortEnt *b) {
   if (a->key != b->key) return a->key < b->key ? -1 : 1;
-  return record_compare_prefix(c->ki, c->sbuf + a->off, a->n, c->sbuf + b->off, b->n);
+  return sort_tie(c, c->sbuf + a->off, a->n, c->sbuf + b->off, b->n);
 }
 
 /* ---- top-N (SorterLimit): the first topn records in sort order ---- */
@@ -149,7 +190,7 @@ static inline int sort_cmp(VmCursor *c, const VmSortEnt *a, const VmSortEnt *b) 
 /* The sort order of a record not stored yet against entry e. */
 static int topn_cmp(VmCursor *c, uint64_t key, const void *rec, uint32_t n, const VmSortEnt *e) {
   if (key != e->key) return key < e->key ? -1 : 1;
-  return record_compare_prefix(c->ki, rec, n, c->sbuf + e->off, e->n);
+  return sort_tie(c, rec, n, c->sbuf + e->off, e->n);
 }
 
 static void heap_down(VmCursor *c, int i) {
@@ -241,7 +282,54 @@ static void merge_sort(VmCursor *c, VmSortEnt *a, int n, VmSortEnt *tmp) {
   while (i < h) a[k++] = tmp[i++];
 }
 
-static void sorter_sort(VmCursor *c) { merge_sort(c, c->sent, c->nsent, c->stmp); }
+/* Below this many entries a sort is the merge sort alone: its log2(n)
+ * levels cost less than the radix passes (about 170 Ir an entry) there, and
+ * keys sharing their first bytes (text with common prefixes) leave the radix
+ * sort long runs of ties to merge anyway (speedtest1's CREATE INDEX of
+ * 5,000 entries: 3.3M Ir more with radix from 64 entries up). */
+#define RADIX_MIN 8192
+
+/* Stable sort of a[0..n) with tmp (room for n entries): a least-significant
+ * byte first radix sort of the sort_keys (a byte every key shares is
+ * skipped), then each run of equal keys by merge_sort, whose comparisons
+ * then all go to sort_tie. About 10 Ir an entry a byte instead of a
+ * comparison per entry and merge level. */
+static void radix_sort(VmCursor *c, VmSortEnt *a, int n, VmSortEnt *tmp) {
+  uint32_t cnt[8][256];
+  memset(cnt, 0, sizeof cnt);
+  for (int i = 0; i < n; i++) {
+    uint64_t k = a[i].key;
+    for (int b = 0; b < 8; b++) cnt[b][(k >> (8 * b)) & 0xff]++;
+  }
+  VmSortEnt *src = a, *dst = tmp;
+  for (int b = 0; b < 8; b++) {
+    uint32_t *h = cnt[b];
+    if (h[(src[0].key >> (8 * b)) & 0xff] == (uint32_t)n) continue; /* one value: in order */
+    uint32_t sum = 0;
+    for (int v = 0; v < 256; v++) {
+      uint32_t x = h[v];
+      h[v] = sum;
+      sum += x;
+    }
+    for (int i = 0; i < n; i++) dst[h[(src[i].key >> (8 * b)) & 0xff]++] = src[i];
+    VmSortEnt *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != a) memcpy(a, src, sizeof *a * (size_t)n);
+  for (int i = 0, j; i < n; i = j) {
+    for (j = i + 1; j < n && a[j].key == a[i].key; j++) {
+    }
+    if (j - i > 1) merge_sort(c, a + i, j - i, tmp);
+  }
+}
+
+static void sorter_sort(VmCursor *c) {
+  if (c->keymode == SORTKEY_NONE || c->nsent < RADIX_MIN)
+    merge_sort(c, c->sent, c->nsent, c->stmp);
+  else
+    radix_sort(c, c->sent, c->nsent, c->stmp);
+}
 
 /* ---- spill: sorted runs in temp files, merged on read ---- */
 
@@ -298,10 +386,20 @@ static int spill_put(VmSpill *sp, const void *z, uint32_t n) {
   return SHALE_OK;
 }
 
-/* One record of a run: varint(length), then the bytes. */
-static int spill_put_rec(VmSpill *sp, const void *rec, uint32_t n) {
-  uint8_t hdr[9];
+/* One record of a run: varint(length), its sort_key (8 bytes, host
+ * order: the file is read back by this sorter only, so the merge need not
+ * compute it again), then the bytes; gathered in one go when it fits. */
+static int spill_put_rec(VmSpill *sp, uint64_t key, const void *rec, uint32_t n) {
+  uint8_t hdr[17];
   int h = util_put_varint(hdr, n);
+  memcpy(hdr + h, &key, 8);
+  h += 8;
+  if (sp->wlen + (uint32_t)h + n < VM_SPILL_BLOCK) {
+    memcpy(sp->wbuf + sp->wlen, hdr, (size_t)h);
+    if (n) memcpy(sp->wbuf + sp->wlen + h, rec, n);
+    sp->wlen += (uint32_t)h + n;
+    return SHALE_OK;
+  }
   int rc = spill_put(sp, hdr, (uint32_t)h);
   if (rc == SHALE_OK && n) rc = spill_put(sp, rec, n);
   return rc;
@@ -346,7 +444,9 @@ static int spill_run(VmCursor *c) {
   VmRunPos *run = &sp->runs[sp->nrun];
   run->start = sp->fsize[0] + sp->wlen;
   for (int i = 0; i < c->nsent; i++)
-    if ((rc = spill_put_rec(sp, c->sbuf + c->sent[i].off, c->sent[i].n)) != SHALE_OK) return rc;
+    if ((rc = spill_put_rec(sp, c->sent[i].key, c->sbuf + c->sent[i].off, c->sent[i].n)) !=
+        SHALE_OK)
+      return rc;
   if ((rc = spill_flush(sp)) != SHALE_OK) return rc;
   run->end = sp->fsize[0];
   sp->nrun++;
@@ -375,15 +475,16 @@ static int run_next(VmCursor *c, OsFile *f, VmRun *r) {
   }
   int rc;
   int64_t avail = r->end - r->pos;
-  int hk = avail < 9 ? (int)avail : 9;
+  int hk = avail < 17 ? (int)avail : 17; /* varint(length) and the key */
   if (r->blen == 0 || r->pos < r->boff || r->pos + hk > r->boff + r->blen) {
     if ((rc = run_fill(f, r, r->pos)) != SHALE_OK) return rc;
   }
   const uint8_t *p = r->buf + (r->pos - r->boff);
   uint64_t n;
   int h = util_get_varint_safe(p, p + hk, &n);
-  if (h == 0 || (int64_t)n > avail - h) return SHALE_CORRUPT;
-  int64_t body = r->pos + h;
+  if (h == 0 || h + 8 > hk || (int64_t)n > avail - h - 8) return SHALE_CORRUPT;
+  memcpy(&r->key, p + h, 8);
+  int64_t body = r->pos + h + 8;
   if (body + (int64_t)n <= r->boff + r->blen) {
     r->rec = (const char *)r->buf + (body - r->boff);
   } else if (n <= VM_SPILL_BLOCK) {
@@ -400,7 +501,6 @@ static int run_next(VmCursor *c, OsFile *f, VmRun *r) {
     r->rec = r->big;
   }
   r->n = (uint32_t)n;
-  r->key = sort_key(c, (const uint8_t *)r->rec, r->n);
   r->pos = body + (int64_t)n;
   r->live = 1;
   return SHALE_OK;
@@ -410,29 +510,51 @@ static int run_next(VmCursor *c, OsFile *f, VmRun *r) {
  * earlier run first (invariant 1). */
 static int rd_less(VmCursor *c, const VmRun *a, const VmRun *b) {
   if (a->key != b->key) return a->key < b->key;
-  int x = record_compare_prefix(c->ki, a->rec, a->n, b->rec, b->n);
+  int x = sort_tie(c, (const uint8_t *)a->rec, a->n, (const uint8_t *)b->rec, b->n);
   if (x) return x < 0;
   return a->run < b->run;
 }
 
-/* The merge heap: sp->heap[0..nheap) are indexes into sp->rd of live
- * readers, the smallest at the root. */
-static void heap_sift(VmCursor *c, VmSpill *sp, int i) {
-  int *h = sp->heap, n = sp->nheap;
-  for (;;) {
-    int l = 2 * i + 1, r = l + 1, m = i;
-    if (l < n && rd_less(c, &sp->rd[h[l]], &sp->rd[h[m]])) m = l;
-    if (r < n && rd_less(c, &sp->rd[h[r]], &sp->rd[h[m]])) m = r;
-    if (m == i) return;
-    int t = h[i];
-    h[i] = h[m];
-    h[m] = t;
-    i = m;
+/* The merge order of readers i and j: one past its run's end sorts after
+ * every live one. */
+static int rd_before(VmCursor *c, const VmSpill *sp, int i, int j) {
+  const VmRun *a = &sp->rd[i], *b = &sp->rd[j];
+  if (!a->live) return 0;
+  if (!b->live) return 1;
+  return rd_less(c, a, b);
+}
+
+/* The merge's tournament (a loser tree) over the sp->nrd readers: nodes
+ * nrd..2 * nrd - 1 are the readers, sp->heap[n] (1 <= n < nrd) the loser of
+ * the match at node n, sp->heap[0] the winner, the reader of the smallest
+ * record. When the winner moves on, one match a level from its leaf up
+ * (log2(nrd) comparisons) finds the next. lt_build plays the matches below
+ * node and returns their winner. */
+static int lt_build(VmCursor *c, VmSpill *sp, int node) {
+  if (node >= sp->nrd) return node - sp->nrd;
+  int a = lt_build(c, sp, 2 * node), b = lt_build(c, sp, 2 * node + 1);
+  if (rd_before(c, sp, b, a)) {
+    sp->heap[node] = a;
+    return b;
   }
+  sp->heap[node] = b;
+  return a;
+}
+
+static void lt_replay(VmCursor *c, VmSpill *sp) {
+  int w = sp->heap[0];
+  for (int node = (w + sp->nrd) / 2; node >= 1; node /= 2) {
+    if (rd_before(c, sp, sp->heap[node], w)) {
+      int t = sp->heap[node];
+      sp->heap[node] = w;
+      w = t;
+    }
+  }
+  sp->heap[0] = w;
 }
 
 /* Start merging runs [first, first + k) of file f: one reader each, the
- * heap built over those with a record. */
+ * tournament played over them (nheap: the readers with a record). */
 static int merge_start(VmCursor *c, VmSpill *sp, int f, int first, int k) {
   int rc;
   sp->rfile = f;
@@ -448,9 +570,9 @@ static int merge_start(VmCursor *c, VmSpill *sp, int f, int first, int k) {
     r->live = 0;
     r->run = first + i;
     if ((rc = run_next(c, sp->file[f], r)) != SHALE_OK) return rc;
-    if (r->live) sp->heap[sp->nheap++] = i;
+    sp->nheap += r->live;
   }
-  for (int i = sp->nheap / 2 - 1; i >= 0; i--) heap_sift(c, sp, i);
+  if (k > 0) sp->heap[0] = lt_build(c, sp, 1);
   return SHALE_OK;
 }
 
@@ -460,8 +582,8 @@ static int merge_step(VmCursor *c, VmSpill *sp) {
   VmRun *r = &sp->rd[sp->heap[0]];
   int rc = run_next(c, sp->file[sp->rfile], r);
   if (rc) return rc;
-  if (!r->live) sp->heap[0] = sp->heap[--sp->nheap];
-  if (sp->nheap > 1) heap_sift(c, sp, 0);
+  if (!r->live) sp->nheap--;
+  if (sp->nheap > 0) lt_replay(c, sp);
   return SHALE_OK;
 }
 
@@ -482,7 +604,7 @@ static int merge_pass(VmCursor *c, VmSpill *sp) {
     if ((rc = merge_start(c, sp, 0, first, k)) != SHALE_OK) return rc;
     const VmRun *t;
     while ((t = merge_top(sp)) != NULL) {
-      if ((rc = spill_put_rec(sp, t->rec, t->n)) != SHALE_OK) return rc;
+      if ((rc = spill_put_rec(sp, t->key, t->rec, t->n)) != SHALE_OK) return rc;
       if ((rc = merge_step(c, sp)) != SHALE_OK) return rc;
     }
     if (c->ki->corrupt) return SHALE_CORRUPT;
