@@ -2114,7 +2114,7 @@ cmp_general: {
       set_err(v, SHALE_TOOBIG, "string or blob too big");
       FAIL(SHALE_TOOBIG);
     }
-    char *z = vm_buf_need(&v->scratch, (uint32_t)n);
+    char *z = vm_buf_need(&v->scratch, (uint32_t)n + RECORD_ENCODE_SLACK);
     if (z) record_encode_types(in, op->p2, stp, hdr, (uint8_t *)z);
     enc_free(conv, op->p2);
     if (!z) FAIL(SHALE_NOMEM);
