@@ -692,25 +692,40 @@ __attribute__((noinline)) static int int_rest(void *seek, const void *rec, uint3
  * column that first_col would read (a one-byte header size and first
  * type, the body within the record) and that is NULL or an integer is
  * compared here (NULL sorts before every number); anything else, and a
- * tie, goes to int_rest. The integer types 1-6 are tested first (most
- * index keys). */
+ * tie, goes to int_rest. */
 static int seek_cmp_int(void *seek, const void *rec, uint32_t n) {
-  static const uint8_t len[7] = {0, 1, 2, 3, 4, 6, 8};
   const RecordSeek *sk = seek;
   const uint8_t *p = rec;
   if (n < 2) return record_seek_cmp(seek, rec, n);
-  uint32_t h = p[0], st = p[1];
+  const uint32_t h = p[0];
+  if (h - 2u >= 0x7eu) return int_rest(seek, rec, n, 0);
+  const uint8_t *b = p + h;
   int64_t x;
-  if (st - 1u < 6u) {
-    if (h - 2u >= 0x7eu || h + len[st] > n) return int_rest(seek, rec, n, 0);
-    x = int_body(st, p + h);
-  } else if (st - 8u < 2u) {
-    if (h - 2u >= 0x7eu || h > n) return int_rest(seek, rec, n, 0);
-    x = (int64_t)st - 8;
-  } else {
-    if (st == 0 && h - 2u < 0x7eu && h <= n) return sk->lt;
-    return int_rest(seek, rec, n, 0);
+  /* one dispatch on the type, each case checking that its body fits (a
+   * table of sizes before the switch would make it two) */
+#define SEEK_INT_CASE(st, len) \
+  case st:                     \
+    if (h + (len) > n) break;  \
+    x = int_body(st, b);       \
+    goto cmp;
+  switch (p[1]) {
+    case 0:
+      if (h > n) break;
+      return sk->lt;
+      SEEK_INT_CASE(1, 1)
+      SEEK_INT_CASE(2, 2)
+      SEEK_INT_CASE(3, 3)
+      SEEK_INT_CASE(4, 4)
+      SEEK_INT_CASE(5, 6)
+      SEEK_INT_CASE(6, 8)
+      SEEK_INT_CASE(8, 0)
+      SEEK_INT_CASE(9, 0)
+    default:
+      break;
   }
+#undef SEEK_INT_CASE
+  return int_rest(seek, rec, n, 0);
+cmp:
   if (x != sk->k0) return x < sk->k0 ? sk->lt : sk->gt;
   return int_rest(seek, rec, n, 1);
 }
