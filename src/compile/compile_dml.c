@@ -631,7 +631,7 @@ void compile_dml_delete_current(Writer *w, int count, int keep_row) {
   w->keep = NULL;                                   /* a victim loses every index entry */
   int fk = compile_fk_required(p, w->tab, NULL, 0); /* a victim is deleted as by DELETE (FK) */
   int trig = compile_dml_victim_triggers(p, w->tab);
-  if (fk || trig || w->tab->without_rowid) {
+  if (fk || trig) {
     compile_dml_read_row(w, w->vrow);
     if (trig && !w->tab->without_rowid) {
       delete_victim_triggered(w, count, fk);
@@ -639,12 +639,16 @@ void compile_dml_delete_current(Writer *w, int count, int keep_row) {
       return;
     }
   } else {
-    compile_dml_read_index_cols(w, w->vrow); /* only its index entries need its values */
+    /* The table cursor is on the victim (NotExists, or for a WITHOUT
+     * ROWID table the PRIMARY KEY's NoConflict or NotFound) and only
+     * index writes through other cursors come before its Delete: no
+     * re-seek, and only the index entries need the row's values. */
+    compile_dml_read_index_cols(w, w->vrow);
     compile_dml_delete_keys(w, w->vrow, w->vrow + 1, 0);
     /* keep_row: a no-op Delete, so that the preupdate hook still sees the
      * victim go (SQLite's OPFLAG_ISNOOP) */
     int a = vm_builder_add_text(&p->b, OP_Delete, w->tabcur, 0, 0, w->tab->name, -1);
-    if (keep_row)
+    if (keep_row && !w->tab->without_rowid)
       vm_builder_set_p5(&p->b, a, VM_OPFLAG_ISNOOP);
     else if (count)
       vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
