@@ -2130,9 +2130,20 @@ cmp_general: {
     if (v->hooks && v->hooks->preupdate && op->p4type == P4_TEXT)
       CHK(vm_preupdate_insert(v, op, c, rowid, d));
     invalidate_all(v);
-    if (c->kind == VMC_INDEX && c->ki && d->type != SHALE_NULL) /* a WITHOUT ROWID row */
-      CHK(index_insert(c, d, NULL, 0, (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0));
-    else
+    if (c->kind == VMC_INDEX && c->ki && d->type != SHALE_NULL) { /* a WITHOUT ROWID row */
+      int flags = (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0;
+      /* the PRIMARY KEY's NoConflict just passed on this cursor, no seek
+       * since: the row goes where it ended, if it was for this row's key
+       * (the record's first columns are the registers it sought) */
+      if (c->nc_n > 0 && btree_seek_count(c->bc) == c->nc_seek && v->enc == RECORD_ENC_UTF8) {
+        c->ki->corrupt = 0;
+        if (record_compare_unpacked(c->ki, d->z, d->n, &reg[c->nc_reg], c->nc_n) == 0 &&
+            !c->ki->corrupt)
+          flags |= BTREE_SEEKRESULT;
+      }
+      c->nc_n = 0;
+      CHK(index_insert(c, d, NULL, 0, flags));
+    } else
       CHK(btree_insert(c->bc, rowid, d->type == SHALE_NULL ? "" : d->z,
                        d->type == SHALE_NULL ? 0 : d->n, 0,
                        (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0));
