@@ -668,17 +668,18 @@ int compile_dml_delete(Parse *p, const SqlStmt *s) {
   if (!next) return 1;
   /* the old row: every column for triggers, foreign keys and RETURNING,
    * else only what the index entries hold */
-  if (before || after || fk || d->returning)
-    compile_dml_read_row(&w, old);
-  else
-    compile_dml_read_index_cols(&w, old);
+  int whole = before || after || fk || d->returning;
+  if (whole) compile_dml_read_row(&w, old);
   if (before) {
     compile_trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE, NULL, old, 0, 0, next);
     compile_dml_reseek_row(p, &w, old, next);
   }
   if (fk) compile_fk_check(p, tab, old, 0, NULL, 0);
   compile_dml_returning_row(p, &ret, old, old + 1);
-  compile_dml_delete_keys(&w, old, old + 1, 0);
+  if (whole)
+    compile_dml_delete_keys(&w, old, old + 1, 0);
+  else /* only the index entries need the row: their keys read from it */
+    compile_dml_delete_row_keys(&w, old);
   int a = vm_builder_add_text(&p->b, OP_Delete, w.tabcur, 0, 0, tab->name, -1);
   vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
   if (fk) compile_fk_actions(p, tab, old, 0, NULL, 0);
