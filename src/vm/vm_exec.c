@@ -833,12 +833,16 @@ static int index_insert(VmCursor *c, const ShValue *d, const ShValue *key, int n
   ShValue kv[16];
   int nkv, rc;
   c->ki->corrupt = 0;
-  if (key || record_unpack(d->z, d->n, kv, 16, &nkv) == SHALE_OK) {
+  /* BTREE_SEEKRESULT: the place is known and a seek is only the fallback
+   * (the cursor moved): no comparator is picked, no record unpacked */
+  const int placed = (flags & BTREE_SEEKRESULT) != 0;
+  if (key || (!placed && record_unpack(d->z, d->n, kv, 16, &nkv) == SHALE_OK)) {
     RecordSeek rs = {.ki = c->ki,
                      .key = key ? key : kv,
                      .nkey = key ? nkey : nkv,
                      .default_rc = RECORD_SEEK_WHOLE};
-    rc = btree_insert_cmp(c->bc, d->z, d->n, record_seek_pick(&rs), &rs, flags);
+    rc = btree_insert_cmp(c->bc, d->z, d->n, placed ? record_seek_cmp : record_seek_pick(&rs), &rs,
+                          flags);
   } else {
     rc = btree_insert(c->bc, 0, d->z, d->n, 0, flags);
   }
