@@ -589,7 +589,13 @@ int compile_dml_update(Parse *p, const SqlStmt *s) {
     emit_resolve(p, same);
   }
   if (fk) compile_fk_check(p, tab, 0, newrow, changed, rowid_expr != NULL);
+  /* the new keys' registers (Writer.keyregs) stay valid until their
+   * IdxInserts when nothing before them moves the old row they may borrow
+   * from: no REPLACE victim, no delete of the row for a new rowid, no
+   * WITHOUT ROWID row (its PRIMARY KEY entry, the row, goes first) */
+  w.keyregs = !tab->without_rowid && !rowid_expr && !compile_dml_may_replace(tab, stmt_oe);
   compile_dml_write_row(&w, newrow, cols, 0);
+  w.keyregs = 0;
   w.cols_aff = 0;
   if (fk) compile_fk_actions(p, tab, old, newrow, changed, rowid_expr != NULL);
   if (compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER))
