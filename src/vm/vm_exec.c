@@ -2118,7 +2118,8 @@ cmp_general: {
       set_err(v, SHALE_TOOBIG, "string or blob too big");
       FAIL(SHALE_TOOBIG);
     }
-    char *z = vm_buf_need(&v->scratch, (uint32_t)n + RECORD_ENCODE_SLACK);
+    const uint32_t need = (uint32_t)n + RECORD_ENCODE_SLACK; /* (vm_buf_need's test inline) */
+    char *z = v->scratch.cap >= need ? v->scratch.z : vm_buf_need(&v->scratch, need);
     if (z) record_encode_types(in, op->p2, stp, hdr, (uint8_t *)z);
     enc_free(conv, op->p2);
     if (!z) FAIL(SHALE_NOMEM);
