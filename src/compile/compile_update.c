@@ -590,10 +590,13 @@ int compile_dml_update(Parse *p, const SqlStmt *s) {
   }
   if (fk) compile_fk_check(p, tab, 0, newrow, changed, rowid_expr != NULL);
   /* the new keys' registers (Writer.keyregs) stay valid until their
-   * IdxInserts when nothing before them moves the old row they may borrow
-   * from: no REPLACE victim, no delete of the row for a new rowid, no
-   * WITHOUT ROWID row (its PRIMARY KEY entry, the row, goes first) */
-  w.keyregs = !tab->without_rowid && !rowid_expr && !compile_dml_may_replace(tab, stmt_oe);
+   * IdxInserts when nothing before them moves or frees what they may
+   * borrow: no REPLACE victim, no delete of the row for a new rowid, no
+   * WITHOUT ROWID row (its PRIMARY KEY entry, the row, goes first), no
+   * AFTER UPDATE trigger (compile_dml_own_new_row writes the new row's
+   * registers over, freeing the values their affinity made) */
+  w.keyregs = !tab->without_rowid && !rowid_expr && !compile_dml_may_replace(tab, stmt_oe) &&
+              !compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER);
   compile_dml_write_row(&w, newrow, cols, 0);
   w.keyregs = 0;
   w.cols_aff = 0;
