@@ -978,7 +978,7 @@ static int insert_in_place(BtCursor *c, int res, int64_t rowid, const void *data
   MemPage *m = page_mem(pg);
   uint64_t np = (uint64_t)n + nzero;
   if (!m->leaf || np > bt->max_leaf) return 0;
-  uint32_t sz = (uint32_t)(util_varint_len(np) + util_varint_len((uint64_t)rowid) + np);
+  uint32_t sz = (uint32_t)(bt_varint_len(np) + bt_varint_len((uint64_t)rowid) + np);
   uint8_t *at;
   int idx = c->idx[level];
   if (c->state == CUR_VALID && res == 0) {
@@ -1040,13 +1040,13 @@ static int index_insert_in_place(BtCursor *c, int res, const uint8_t *key, uint3
   PgPage *pg = c->pg[level];
   MemPage *m = page_mem(pg);
   if (!m->leaf || nkey > bt->max_local || (c->state == CUR_VALID && res == 0)) return 0;
-  uint32_t hdr = (uint32_t)util_varint_len(nkey), sz = hdr + nkey;
+  uint32_t hdr = (uint32_t)bt_varint_len(nkey), sz = hdr + nkey;
   if (m->nfree < (sz < 4 ? 4 : sz) + 2) return 0;
   int idx = c->state != CUR_VALID ? 0 : res < 0 ? c->idx[level] + 1 : c->idx[level];
   uint8_t *at;
   if ((*rc = pager_write(pg)) != SHALE_OK) return 1;
   if ((*rc = btree_page_insert_space(bt, pg, idx, sz, &at)) != SHALE_OK) return 1;
-  util_put_varint(at, nkey);
+  bt_put_varint(at, nkey);
   memcpy(at + hdr, key, nkey);
   c->idx[level] = (uint16_t)idx;
   c->info_ok = 0;

@@ -733,7 +733,7 @@ static int balance_nonroot(Bal *b, int level, Content *ct) {
         goto out;
       }
       util_put4(dv, outno[j]);
-      dsz = (uint16_t)(4 + util_put_varint(dv + 4, v));
+      dsz = (uint16_t)(4 + bt_put_varint(dv + 4, v));
     } else if (ct->leaf) {
       /* an index leaf cell moves up with a child pointer in front */
       uint16_t s = content_size(bt, &all, en[j]);
@@ -853,7 +853,7 @@ static int append_split(BtCursor *c, int level, const uint8_t *cell, uint32_t sz
   CellInfo last;
   if ((*rc = btree_page_cell_parse(bt, pg, m->ncell - 1, &last)) != SHALE_OK) return 1;
   uint8_t div[4 + 9];
-  uint32_t dsz = 4 + (uint32_t)util_put_varint(div + 4, (uint64_t)last.key);
+  uint32_t dsz = 4 + (uint32_t)bt_put_varint(div + 4, (uint64_t)last.key);
   if (pm->nfree < dsz + 2) return 0;
   if ((*rc = pager_write(parent)) != SHALE_OK) return 1;
   PgPage *npg;

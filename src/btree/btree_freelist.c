@@ -354,9 +354,11 @@ int btree_build_cell(Btree *bt, uint32_t hint, int intkey, int64_t rowid, const 
   if (total > 0x7fffffffu) return SHALE_TOOBIG;
   uint32_t np = (uint32_t)total;
   uint8_t *p = buf;
-  p += util_put_varint(p, np);
-  if (intkey) p += util_put_varint(p, (uint64_t)rowid);
-  uint32_t local = btree_cell_local_size(bt, intkey, np);
+  p += bt_put_varint(p, np);
+  if (intkey) p += bt_put_varint(p, (uint64_t)rowid);
+  uint32_t local = np <= (intkey ? bt->max_leaf : bt->max_local)
+                       ? np /* all local */
+                       : btree_cell_local_size(bt, intkey, np);
   copy_payload(p, data, n, 0, local);
   p += local;
   *sz = (uint32_t)(p - buf) + (local < np ? 4 : 0);

@@ -176,6 +176,24 @@ static inline int bt_varint_safe(const uint8_t *p, const uint8_t *end, uint64_t 
   return util_get_varint_safe(p, end, v);
 }
 
+/* Varint encoding with the one- and two-byte cases inline (cell payload
+ * sizes, most rowids): util_put_varint and util_varint_len otherwise. */
+static inline int bt_put_varint(uint8_t *p, uint64_t v) {
+  if (v < 0x80) {
+    p[0] = (uint8_t)v;
+    return 1;
+  }
+  if (v < 0x4000) {
+    p[0] = (uint8_t)(0x80 | (v >> 7));
+    p[1] = (uint8_t)(v & 0x7f);
+    return 2;
+  }
+  return util_put_varint(p, v);
+}
+static inline int bt_varint_len(uint64_t v) {
+  return v < 0x80 ? 1 : v < 0x4000 ? 2 : util_varint_len(v);
+}
+
 /* ---- btree.c ---- */
 int btree_corrupt_at(Btree *, uint32_t pgno, const char *what, const char *file, int line);
 #define BT_CORRUPT(bt, pgno, what) btree_corrupt_at((bt), (pgno), (what), __FILE__, __LINE__)

@@ -389,7 +389,12 @@ static void build_key_regs(Writer *w, int i, int rowid, int cols, int regs, SqlE
   SqlExpr **ex = NULL;
   for (int j = 0; j < x->ncol; j++) {
     int c = x->cols[j].col;
-    if (c == INDEX_COL_ROWID) {
+    if (c == INDEX_COL_ROWID && w->keys_from_row) {
+      if (w->tab->without_rowid)
+        emit(p, OP_Null, 0, regs + j, 0);
+      else
+        emit(p, OP_Rowid, w->tabcur, regs + j, 0);
+    } else if (c == INDEX_COL_ROWID) {
       emit(p, OP_SCopy, rowid, regs + j, 0);
     } else if (c == INDEX_COL_EXPR) {
       if (!ex) ex = compile_parse_alloc(p, (size_t)x->ncol * sizeof *ex);
@@ -398,6 +403,8 @@ static void build_key_regs(Writer *w, int i, int rowid, int cols, int regs, SqlE
                                    NC_IS_INDEX | NC_NO_SUBQUERY, "index expressions");
       if (!ex[j]) return;
       compile_expr_code(p, ex[j], regs + j);
+    } else if (w->keys_from_row) {
+      compile_code_column(p, w->tab, w->tabcur, c, regs + j);
     } else {
       emit(p, OP_SCopy, cols + c, regs + j, 0);
     }
@@ -442,6 +449,13 @@ void compile_dml_build_new_keys(Writer *w, int rowid, int cols) {
  * the row itself when with_pk (its PK index entry is the row). */
 void compile_dml_delete_keys(Writer *w, int rowid, int cols, int with_pk) {
   Parse *p = w->p;
+  /* every key first: a key read from the row (keys_from_row) is read
+   * before any index write clears the table cursor's row cache */
+  for (int i = 0; i < w->nidx && !parse_failed(p); i++) {
+    Index *x = w->idx[i];
+    if ((x == w->tab->pk_index && !with_pk) || compile_dml_kept(w, i)) continue;
+    if (i != w->on_victim && i != w->on_scan) build_key_regs(w, i, rowid, cols, w->okey[i], NULL);
+  }
   for (int i = 0; i < w->nidx && !parse_failed(p); i++) {
     Index *x = w->idx[i];
     if ((x == w->tab->pk_index && !with_pk) || compile_dml_kept(w, i)) continue;
@@ -449,7 +463,6 @@ void compile_dml_delete_keys(Writer *w, int rowid, int cols, int with_pk) {
       emit(p, OP_Delete, w->cur[i], 0, 0); /* the cursor is on the entry */
       continue;
     }
-    build_key_regs(w, i, rowid, cols, w->okey[i], NULL);
     /* the PK entry of a WITHOUT ROWID table is found by its PK alone: a row
      * written before ALTER TABLE ADD COLUMN has fewer fields than ncol */
     int row = x == w->tab->pk_index && w->tab->without_rowid;
@@ -536,6 +549,21 @@ void compile_dml_read_index_cols(Writer *w, int dst) {
     if (mask[j] || all) compile_code_column(p, tab, w->tabcur, j, dst + 1 + j);
 }
 
+void compile_dml_delete_row_keys(Writer *w, int dst) {
+  const Table *tab = w->tab;
+  int expr = 0; /* an expression key: computed from the columns read into dst */
+  for (int i = 0; i < w->nidx && !expr; i++) {
+    const Index *x = w->idx[i];
+    if (x == tab->pk_index || i == w->on_scan || i == w->on_victim || compile_dml_kept(w, i))
+      continue;
+    for (int j = 0; j < x->ncol; j++) expr |= x->cols[j].col == INDEX_COL_EXPR;
+  }
+  if (expr) compile_dml_read_index_cols(w, dst);
+  w->keys_from_row = 1;
+  compile_dml_delete_keys(w, dst, dst + 1, 0);
+  w->keys_from_row = 0;
+}
+
 typedef struct RefUse {
   int cursor;
   int ncol;
@@ -615,8 +643,7 @@ static void delete_victim_triggered(Writer *w, int count, int fk) {
   if (fk) compile_fk_check(p, tab, w->vrow, 0, NULL, 0);
   emit(p, OP_NotExists, w->tabcur, skip, w->vrow);
   int now = emit_regs(p, tab->ncol + 1); /* the row as it is now: its index keys */
-  compile_dml_read_index_cols(w, now);
-  compile_dml_delete_keys(w, now, now + 1, 0);
+  compile_dml_delete_row_keys(w, now);
   int a = vm_builder_add_text(&p->b, OP_Delete, w->tabcur, 0, 0, tab->name, -1);
   if (count) vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
   if (fk) compile_fk_actions(p, tab, w->vrow, 0, NULL, 0);
@@ -631,7 +658,7 @@ void compile_dml_delete_current(Writer *w, int count, int keep_row) {
   w->keep = NULL;                                   /* a victim loses every index entry */
   int fk = compile_fk_required(p, w->tab, NULL, 0); /* a victim is deleted as by DELETE (FK) */
   int trig = compile_dml_victim_triggers(p, w->tab);
-  if (fk || trig || w->tab->without_rowid) {
+  if (fk || trig) {
     compile_dml_read_row(w, w->vrow);
     if (trig && !w->tab->without_rowid) {
       delete_victim_triggered(w, count, fk);
@@ -639,12 +666,15 @@ void compile_dml_delete_current(Writer *w, int count, int keep_row) {
       return;
     }
   } else {
-    compile_dml_read_index_cols(w, w->vrow); /* only its index entries need its values */
-    compile_dml_delete_keys(w, w->vrow, w->vrow + 1, 0);
+    /* The table cursor is on the victim (NotExists, or for a WITHOUT
+     * ROWID table the PRIMARY KEY's NoConflict or NotFound) and only
+     * index writes through other cursors come before its Delete: no
+     * re-seek, and only the index entries need the row's values. */
+    compile_dml_delete_row_keys(w, w->vrow);
     /* keep_row: a no-op Delete, so that the preupdate hook still sees the
      * victim go (SQLite's OPFLAG_ISNOOP) */
     int a = vm_builder_add_text(&p->b, OP_Delete, w->tabcur, 0, 0, w->tab->name, -1);
-    if (keep_row)
+    if (keep_row && !w->tab->without_rowid)
       vm_builder_set_p5(&p->b, a, VM_OPFLAG_ISNOOP);
     else if (count)
       vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);

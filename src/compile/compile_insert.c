@@ -555,12 +555,14 @@ int compile_dml_insert(Parse *p, const SqlStmt *s) {
     compile_parse_error(p, "cannot use RETURNING on a view");
     return 1;
   }
-  /* values that are the columns in table order go straight into the row's
+  /* values that are the first columns in table order (all of them, or a
+   * prefix, the rest taking their defaults) go straight into the row's
    * registers (insert_row) */
-  int identity = !ic.is_view && nvals == tab->ncol && nvals > 0 && !tab->has_generated &&
+  int identity = !ic.is_view && nvals <= tab->ncol && nvals > 0 && !tab->has_generated &&
                  !compile_trigger_exists(p, tab, TRIGGER_INSERT, TRIGGER_BEFORE); /* it reads the
                                                     INTEGER PRIMARY KEY value twice */
-  for (int j = 0; j < tab->ncol && identity; j++) identity = ic.colmap[j] == j;
+  for (int j = 0; j < tab->ncol && identity; j++)
+    identity = j < nvals ? ic.colmap[j] == j : ic.colmap[j] < 0;
   if (identity) {
     ic.newrow = emit_regs(p, tab->ncol + 1);
     ic.vals = ic.newrow + 1;

@@ -589,7 +589,16 @@ int compile_dml_update(Parse *p, const SqlStmt *s) {
     emit_resolve(p, same);
   }
   if (fk) compile_fk_check(p, tab, 0, newrow, changed, rowid_expr != NULL);
+  /* the new keys' registers (Writer.keyregs) stay valid until their
+   * IdxInserts when nothing before them moves or frees what they may
+   * borrow: no REPLACE victim, no delete of the row for a new rowid, no
+   * WITHOUT ROWID row (its PRIMARY KEY entry, the row, goes first), no
+   * AFTER UPDATE trigger (compile_dml_own_new_row writes the new row's
+   * registers over, freeing the values their affinity made) */
+  w.keyregs = !tab->without_rowid && !rowid_expr && !compile_dml_may_replace(tab, stmt_oe) &&
+              !compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER);
   compile_dml_write_row(&w, newrow, cols, 0);
+  w.keyregs = 0;
   w.cols_aff = 0;
   if (fk) compile_fk_actions(p, tab, old, newrow, changed, rowid_expr != NULL);
   if (compile_trigger_exists(p, tab, TRIGGER_UPDATE, TRIGGER_AFTER))
@@ -668,17 +677,18 @@ int compile_dml_delete(Parse *p, const SqlStmt *s) {
   if (!next) return 1;
   /* the old row: every column for triggers, foreign keys and RETURNING,
    * else only what the index entries hold */
-  if (before || after || fk || d->returning)
-    compile_dml_read_row(&w, old);
-  else
-    compile_dml_read_index_cols(&w, old);
+  int whole = before || after || fk || d->returning;
+  if (whole) compile_dml_read_row(&w, old);
   if (before) {
     compile_trigger_code(p, tab, TRIGGER_DELETE, TRIGGER_BEFORE, NULL, old, 0, 0, next);
     compile_dml_reseek_row(p, &w, old, next);
   }
   if (fk) compile_fk_check(p, tab, old, 0, NULL, 0);
   compile_dml_returning_row(p, &ret, old, old + 1);
-  compile_dml_delete_keys(&w, old, old + 1, 0);
+  if (whole)
+    compile_dml_delete_keys(&w, old, old + 1, 0);
+  else /* only the index entries need the row: their keys read from it */
+    compile_dml_delete_row_keys(&w, old);
   int a = vm_builder_add_text(&p->b, OP_Delete, w.tabcur, 0, 0, tab->name, -1);
   vm_builder_set_p5(&p->b, a, VM_OPFLAG_NCHANGE);
   if (fk) compile_fk_actions(p, tab, old, 0, NULL, 0);

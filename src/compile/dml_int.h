@@ -105,6 +105,10 @@ typedef struct Writer {
    * is still applied there (it stores integral values as integers). Set by
    * the caller around those calls. */
   int cols_aff;
+  /* compile_dml_delete_row_keys: the old keys' plain columns and rowid are
+   * read from the table cursor's row straight into the key registers
+   * (build_key_regs), not copied from a row read before. */
+  int keys_from_row;
 } Writer;
 
 /* What an UPDATE or DELETE knows before it opens its Writer
@@ -158,6 +162,11 @@ void compile_dml_build_new_keys(Writer *w, int rowid, int cols);
 void compile_dml_delete_keys(Writer *w, int rowid, int cols, int with_pk);
 void compile_dml_read_row(Writer *w, int dst);
 void compile_dml_read_index_cols(Writer *w, int dst);
+/* Delete the index entries of the row tabcur is on (a DELETE or a REPLACE
+ * victim that needs nothing else of it): each key read from the row into
+ * its registers, as SQLite's; dst (ncol+1 registers) gets the columns
+ * expression keys are computed from. */
+void compile_dml_delete_row_keys(Writer *w, int dst);
 /* UPDATE (compile_update.c invariant 3): read the row tabcur is on into dst
  * (ncol+1 registers) borrowed from the page, valid until the table cursor
  * moves or writes: the rowid, every column not in changed[], those the

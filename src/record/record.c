@@ -45,10 +45,39 @@ size_t record_encoded_size(const ShValue *v, int n) {
   return h + body;
 }
 
-size_t record_size_types(const ShValue *v, int n, uint32_t *st, uint32_t *hdr) {
+__attribute__((noinline)) static size_t size_types_slow(const ShValue *v, int n, uint32_t *st,
+                                                        uint32_t *hdr) {
   size_t body;
   *hdr = sizes(v, n, &body, st);
   return *hdr + body;
+}
+
+/* sizes() for the usual record, in a loop that calls nothing: every
+ * serial type of one or two header bytes, the header under 127 bytes;
+ * anything else is done again by size_types_slow. */
+size_t record_size_types(const ShValue *v, int n, uint32_t *st, uint32_t *hdr) {
+  static const uint8_t small[12] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0, 0, 0};
+  if (!st) return size_types_slow(v, n, st, hdr);
+  uint32_t nh = 0;
+  size_t nb = 0;
+  for (int i = 0; i < n; i++) {
+    const ShValue *x = &v[i];
+    if (x->type == SHALE_TEXT || x->type == SHALE_BLOB) {
+      uint32_t t = x->n * 2 + (x->type == SHALE_TEXT ? 13 : 12);
+      if (t >= 0x4000) return size_types_slow(v, n, st, hdr);
+      st[i] = t;
+      nh += t < 0x80 ? 1 : 2;
+      nb += x->n;
+    } else {
+      uint32_t t = record_serial_type(x);
+      st[i] = t;
+      nh++;
+      nb += small[t];
+    }
+  }
+  if (nh >= 0x7f) return size_types_slow(v, n, st, hdr);
+  *hdr = nh + 1;
+  return nh + 1 + nb;
 }
 
 /* x's low len bytes (1, 2, 3, 4, 6 or 8: an integer or real body),
@@ -114,9 +143,50 @@ size_t record_encode(const ShValue *v, int n, uint8_t *out) {
   return encode(v, n, NULL, sizes(v, n, NULL, NULL), out);
 }
 
-size_t record_encode_types(const ShValue *v, int n, const uint32_t *st, uint32_t hdr,
-                           uint8_t *out) {
-  return encode(v, n, st, hdr, out);
+/* The 8 bytes of x << (64 - 8 * len), big-endian, at p: an integer body
+ * of len bytes (1..8) followed by 8 - len zero bytes that the next body
+ * (or nothing: the caller's slack) covers. One store where the compiler
+ * sees the pattern; no branch on len. */
+static inline void put_body8(uint8_t *p, uint64_t x, uint32_t len) {
+  uint64_t y = x << (64 - 8 * len);
+  util_put4(p, (uint32_t)(y >> 32));
+  util_put4(p + 4, (uint32_t)y);
+}
+
+size_t record_encode_types(const ShValue *v, int n, const uint32_t *sts, uint32_t h, uint8_t *out) {
+  if (!sts) return encode(v, n, NULL, h, out);
+  static const uint8_t small[12] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0, 0, 0};
+  uint8_t *hp = out, *bp = out + h;
+  if (h < 0x80)
+    *hp++ = (uint8_t)h;
+  else
+    hp += util_put_varint(hp, h);
+  for (int i = 0; i < n; i++) {
+    const uint32_t st = sts[i];
+    if (st >= 12) {
+      const uint32_t len = (st - 12) / 2;
+      if (st < 0x80)
+        *hp++ = (uint8_t)st;
+      else
+        hp += util_put_varint(hp, st);
+      if (len) memcpy(bp, v[i].z, len);
+      bp += len;
+      continue;
+    }
+    *hp++ = (uint8_t)st;
+    const uint32_t len = small[st];
+    if (len) {
+      uint64_t x;
+      if (st == 7)
+        memcpy(&x, &v[i].r, 8);
+      else
+        x = (uint64_t)v[i].i;
+      put_body8(bp, x, len);
+      bp += len;
+    }
+  }
+  assert(hp == out + h);
+  return (size_t)(bp - out);
 }
 
 /* ---- decoding ---- */
@@ -622,25 +692,40 @@ __attribute__((noinline)) static int int_rest(void *seek, const void *rec, uint3
  * column that first_col would read (a one-byte header size and first
  * type, the body within the record) and that is NULL or an integer is
  * compared here (NULL sorts before every number); anything else, and a
- * tie, goes to int_rest. The integer types 1-6 are tested first (most
- * index keys). */
+ * tie, goes to int_rest. */
 static int seek_cmp_int(void *seek, const void *rec, uint32_t n) {
-  static const uint8_t len[7] = {0, 1, 2, 3, 4, 6, 8};
   const RecordSeek *sk = seek;
   const uint8_t *p = rec;
   if (n < 2) return record_seek_cmp(seek, rec, n);
-  uint32_t h = p[0], st = p[1];
+  const uint32_t h = p[0];
+  if (h - 2u >= 0x7eu) return int_rest(seek, rec, n, 0);
+  const uint8_t *b = p + h;
   int64_t x;
-  if (st - 1u < 6u) {
-    if (h - 2u >= 0x7eu || h + len[st] > n) return int_rest(seek, rec, n, 0);
-    x = int_body(st, p + h);
-  } else if (st - 8u < 2u) {
-    if (h - 2u >= 0x7eu || h > n) return int_rest(seek, rec, n, 0);
-    x = (int64_t)st - 8;
-  } else {
-    if (st == 0 && h - 2u < 0x7eu && h <= n) return sk->lt;
-    return int_rest(seek, rec, n, 0);
+  /* one dispatch on the type, each case checking that its body fits (a
+   * table of sizes before the switch would make it two) */
+#define SEEK_INT_CASE(st, len) \
+  case st:                     \
+    if (h + (len) > n) break;  \
+    x = int_body(st, b);       \
+    goto cmp;
+  switch (p[1]) {
+    case 0:
+      if (h > n) break;
+      return sk->lt;
+      SEEK_INT_CASE(1, 1)
+      SEEK_INT_CASE(2, 2)
+      SEEK_INT_CASE(3, 3)
+      SEEK_INT_CASE(4, 4)
+      SEEK_INT_CASE(5, 6)
+      SEEK_INT_CASE(6, 8)
+      SEEK_INT_CASE(8, 0)
+      SEEK_INT_CASE(9, 0)
+    default:
+      break;
   }
+#undef SEEK_INT_CASE
+  return int_rest(seek, rec, n, 0);
+cmp:
   if (x != sk->k0) return x < sk->k0 ? sk->lt : sk->gt;
   return int_rest(seek, rec, n, 1);
 }

@@ -297,6 +297,10 @@ size_t record_encode(const ShValue *v, int n, uint8_t *out);
  * (the values unchanged in between). st may be NULL (no room for n types):
  * one size pass still, and the writer computes each type again. */
 size_t record_size_types(const ShValue *v, int n, uint32_t *st, uint32_t *hdr);
+/* With st, out must have RECORD_ENCODE_SLACK bytes of room past the record:
+ * integer and real bodies are written 8 bytes at a time (what lies past the
+ * record there is left undefined). */
+#define RECORD_ENCODE_SLACK 8
 size_t record_encode_types(const ShValue *v, int n, const uint32_t *st, uint32_t hdr, uint8_t *out);
 
 /* Parse the header of the record rec[0..n): for the first min(ncol_in_header,

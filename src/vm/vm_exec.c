@@ -833,12 +833,16 @@ static int index_insert(VmCursor *c, const ShValue *d, const ShValue *key, int n
   ShValue kv[16];
   int nkv, rc;
   c->ki->corrupt = 0;
-  if (key || record_unpack(d->z, d->n, kv, 16, &nkv) == SHALE_OK) {
+  /* BTREE_SEEKRESULT: the place is known and a seek is only the fallback
+   * (the cursor moved): no comparator is picked, no record unpacked */
+  const int placed = (flags & BTREE_SEEKRESULT) != 0;
+  if (key || (!placed && record_unpack(d->z, d->n, kv, 16, &nkv) == SHALE_OK)) {
     RecordSeek rs = {.ki = c->ki,
                      .key = key ? key : kv,
                      .nkey = key ? nkey : nkv,
                      .default_rc = RECORD_SEEK_WHOLE};
-    rc = btree_insert_cmp(c->bc, d->z, d->n, record_seek_pick(&rs), &rs, flags);
+    rc = btree_insert_cmp(c->bc, d->z, d->n, placed ? record_seek_cmp : record_seek_pick(&rs), &rs,
+                          flags);
   } else {
     rc = btree_insert(c->bc, 0, d->z, d->n, 0, flags);
   }
@@ -2114,7 +2118,8 @@ cmp_general: {
       set_err(v, SHALE_TOOBIG, "string or blob too big");
       FAIL(SHALE_TOOBIG);
     }
-    char *z = vm_buf_need(&v->scratch, (uint32_t)n);
+    const uint32_t need = (uint32_t)n + RECORD_ENCODE_SLACK; /* (vm_buf_need's test inline) */
+    char *z = v->scratch.cap >= need ? v->scratch.z : vm_buf_need(&v->scratch, need);
     if (z) record_encode_types(in, op->p2, stp, hdr, (uint8_t *)z);
     enc_free(conv, op->p2);
     if (!z) FAIL(SHALE_NOMEM);
@@ -2130,9 +2135,20 @@ cmp_general: {
     if (v->hooks && v->hooks->preupdate && op->p4type == P4_TEXT)
       CHK(vm_preupdate_insert(v, op, c, rowid, d));
     invalidate_all(v);
-    if (c->kind == VMC_INDEX && c->ki && d->type != SHALE_NULL) /* a WITHOUT ROWID row */
-      CHK(index_insert(c, d, NULL, 0, (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0));
-    else
+    if (c->kind == VMC_INDEX && c->ki && d->type != SHALE_NULL) { /* a WITHOUT ROWID row */
+      int flags = (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0;
+      /* the PRIMARY KEY's NoConflict just passed on this cursor, no seek
+       * since: the row goes where it ended, if it was for this row's key
+       * (the record's first columns are the registers it sought) */
+      if (c->nc_n > 0 && btree_seek_count(c->bc) == c->nc_seek && v->enc == RECORD_ENC_UTF8) {
+        c->ki->corrupt = 0;
+        if (record_compare_unpacked(c->ki, d->z, d->n, &reg[c->nc_reg], c->nc_n) == 0 &&
+            !c->ki->corrupt)
+          flags |= BTREE_SEEKRESULT;
+      }
+      c->nc_n = 0;
+      CHK(index_insert(c, d, NULL, 0, flags));
+    } else
       CHK(btree_insert(c->bc, rowid, d->type == SHALE_NULL ? "" : d->z,
                        d->type == SHALE_NULL ? 0 : d->n, 0,
                        (op->p5 & VM_OPFLAG_APPEND) ? BTREE_APPEND : 0));
