@@ -1002,12 +1002,31 @@ static int small_int(const SqlExpr *e) {
   return strcmp(e->z, "0") == 0 || strcmp(e->z, "1") == 0;
 }
 
+/* The items a path depends on, as SQLite's WhereLoop.prereq: those the
+ * values of the terms it uses read, and for a LEFT, RIGHT or CROSS JOIN
+ * item every item on its left (SQLite's mPrereq, which keeps the order). */
+static uint64_t level_prereq(const Planner *pl, const PlanLevel *L) {
+  const PlanItem *it = &pl->items[L->item];
+  uint64_t m = it->after;
+  if (it->jointype & (SQL_JOIN_LEFT | SQL_JOIN_RIGHT | SQL_JOIN_CROSS))
+    m |= L->item >= 63 ? ~(uint64_t)0 >> 1 : bit(L->item) - 1;
+  if (L->kind == PLAN_VTAB) return m | (L->vpath >= 0 ? it->vpath[L->vpath].prereq : 0);
+  for (int j = 0; j < L->neq; j++) m |= pl->terms[L->eq[j]].prereq;
+  if (L->lo >= 0) m |= pl->terms[L->lo].prereq;
+  if (L->hi >= 0) m |= pl->terms[L->hi].prereq;
+  if (L->kind == PLAN_OR) m |= pl->terms[L->or_term].mask & ~bit(L->item);
+  return m;
+}
+
 /* Rows left after the terms on item i the path does not use, as SQLite's
  * whereLoopOutputAdjust guesses without likelihood(): each such term keeps
  * 93% (LogEst -1), and an equality (= or IS) caps the rows at a quarter of
- * the table's (half when compared with -1, 0 or 1). */
+ * the table's (half when compared with -1, 0 or 1). As SQLite, only terms
+ * that read no item beyond the path's own prerequisites count: a join term
+ * never reduces the rows of a scan (its estimate holds whatever is looped
+ * outside it). */
 static double residual(const Planner *pl, const PlanLevel *L, uint64_t avail, double rows) {
-  uint64_t have = avail | bit(L->item);
+  uint64_t have = (level_prereq(pl, L) & avail) | bit(L->item);
   const PlanItem *it = &pl->items[L->item];
   double N = table_rows(it->is_sub ? NULL : it->tab);
   double cap = N;
