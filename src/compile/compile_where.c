@@ -388,6 +388,9 @@ static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj) {
     if (it->kind == SRC_TABLE && pl->idx && !pl->is_pk)
       compile_parse_eqp(p, "%s %s USING %sINDEX %s%s", verb, name, pl->covering ? "COVERING " : "",
                         pl->idx->name, lj);
+    else if (it->kind == SRC_TABLE && pl->is_pk && tab->without_rowid && verb[1] == 'E')
+      /* a WITHOUT ROWID table's key searched for min()/max(): SQLite names it */
+      compile_parse_eqp(p, "SEARCH %s USING PRIMARY KEY%s", name, lj);
     else
       compile_parse_eqp(p, "%s %s%s", verb, name, lj);
     return;
