@@ -1405,6 +1405,17 @@ static int may_place(const Planner *pl, int i, uint64_t placed) {
 
 static void search(Search *s, int depth, uint64_t placed, double outer_rows, double cost);
 
+/* SQLite's WHERE_VIEWSCAN tuning: a full scan of a subquery, view or CTE
+ * as the outermost loop counts half its cost and an eighth of its rows
+ * (rCost -10, nOut -30 in LogEst), so such an item goes outside a table
+ * that is no bigger. */
+static void viewscan_adjust(const Planner *pl, const PlanLevel *L, int depth, double *rows,
+                            double *cost) {
+  if (depth != 0 || L->kind != PLAN_SCAN || !pl->items[L->item].is_sub) return;
+  *rows /= 8;
+  *cost /= 2;
+}
+
 static int same_path(const PlanLevel *a, const PlanLevel *b) {
   return a->kind == b->kind && a->idx == b->idx && a->neq == b->neq && a->lo == b->lo &&
          a->hi == b->hi;
@@ -1426,7 +1437,9 @@ static void search_chain(Search *s, int depth, int i, uint64_t placed, double ou
   PlanLevel *L = &s->cur[depth];
   if (L->kind < 0 || same_path(L, plain)) return;
   if (depth == 0) s->cur_order = 0;
-  search(s, depth + 1, placed | bit(i), outer_rows * L->rows, cost + outer_rows * L->cost);
+  double rows = L->rows, lcost = L->cost;
+  viewscan_adjust(s->pl, L, depth, &rows, &lcost);
+  search(s, depth + 1, placed | bit(i), outer_rows * rows, cost + outer_rows * lcost);
 }
 
 static void search(Search *s, int depth, uint64_t placed, double outer_rows, double cost) {
@@ -1458,7 +1471,9 @@ static void search(Search *s, int depth, uint64_t placed, double outer_rows, dou
               &s->cur[depth], &ord);
     if (depth == 0) s->cur_order = ord;
     PlanLevel L = s->cur[depth];
-    search(s, depth + 1, placed | bit(i), outer_rows * L.rows, cost + outer_rows * L.cost);
+    double rows = L.rows, lcost = L.cost;
+    viewscan_adjust(pl, &L, depth, &rows, &lcost);
+    search(s, depth + 1, placed | bit(i), outer_rows * rows, cost + outer_rows * lcost);
     if (live) search_chain(s, depth, i, placed, outer_rows, cost, k, settled, &L);
   }
 }
@@ -1496,8 +1511,10 @@ static int beam_choose(Planner *pl, SqlExprList *ob, int groupby, Plan *out) {
         BeamPath np = cur[k];
         np.placed |= bit(i);
         np.seq[d] = i;
-        np.cost += np.rows * L.cost;
-        np.rows *= L.rows;
+        double rows = L.rows, lcost = L.cost;
+        viewscan_adjust(pl, &L, d, &rows, &lcost);
+        np.cost += np.rows * lcost;
+        np.rows *= rows;
         if (d == 0) np.order = ord;
         if (d == n - 1 && ob && !np.order) np.cost += sort_cost(np.rows);
         /* one path per placed set: keep the cheaper */
@@ -1533,7 +1550,9 @@ static int beam_choose(Planner *pl, SqlExprList *ob, int groupby, Plan *out) {
               &ord);
     if (d == 0) out->order_ok = (uint8_t)ord;
     placed |= bit(cur[0].seq[d]);
-    rows *= out->levels[d].rows;
+    double lrows = out->levels[d].rows, lcost = 0;
+    viewscan_adjust(pl, &out->levels[d], d, &lrows, &lcost);
+    rows *= lrows;
   }
   out->cost = cur[0].cost;
   finish_order(pl, out, ob, groupby);
