@@ -48,6 +48,12 @@ static double table_rows(const Table *tab) {
   return n;
 }
 
+/* Rows of item it: a subquery's estimate, else its table's. */
+static double item_rows(const PlanItem *it) {
+  if (it->is_sub) return it->sub_rows >= 1 ? it->sub_rows : TAB_ROWS;
+  return table_rows(it->tab);
+}
+
 /* Entries of an index: its statistics' count (a partial index's own),
  * else the table's rows. */
 static double index_rows(const Index *idx, double N) {
@@ -1028,7 +1034,7 @@ static uint64_t level_prereq(const Planner *pl, const PlanLevel *L) {
 static double residual(const Planner *pl, const PlanLevel *L, uint64_t avail, double rows) {
   uint64_t have = (level_prereq(pl, L) & avail) | bit(L->item);
   const PlanItem *it = &pl->items[L->item];
-  double N = table_rows(it->is_sub ? NULL : it->tab);
+  double N = item_rows(it);
   double cap = N;
   for (int i = 0; i < pl->nterm; i++) {
     const PlanTerm *t = &pl->terms[i];
@@ -1163,7 +1169,7 @@ static void auto_path(const Planner *pl, int i, uint64_t avail, double outer_row
                       int groupby, int outer, PlanLevel *best, int *best_order) {
   const PlanItem *it = &pl->items[i];
   const Table *tab = it->tab;
-  double N = table_rows(it->is_sub ? NULL : tab);
+  double N = item_rows(it);
   PlanLevel c;
   if (pl->no_auto) return;
   if (avail && best->kind == PLAN_SCAN && !it->not_indexed && !it->indexed_by && !it->no_cover &&
@@ -1201,7 +1207,7 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
                       int groupby, int outer, PlanLevel *best, int *best_order) {
   const PlanItem *it = &pl->items[i];
   const Table *tab = it->tab;
-  double N = table_rows(it->is_sub ? NULL : tab);
+  double N = item_rows(it);
   PlanLevel c;
   memset(best, 0, sizeof *best);
   best->kind = -1;
