@@ -19,8 +19,9 @@
  *     compound, no VALUES, not DISTINCT (4), not an aggregate, has no
  *     LIMIT/OFFSET (8, 9, 13, 14, 15, 19, 21) and no ORDER BY (11, 16);
  *     S is not a recursive CTE (22) nor a MATERIALIZED CTE or one read
- *     twice (28); S is not on either side of an outer join (3, 26); no
- *     RIGHT/FULL JOIN in Q or S (27); no parenthesized join in Q or S;
+ *     twice (28); S is not on either side of an outer join (3, 26); S is not left of
+ *     a RIGHT/FULL JOIN of Q, and holds one only as Q's first item (27a);
+ *     no parenthesized join in Q or S;
  *     S reads no outer query and its result expressions hold no subquery.
  *  2. Every reference to S's column j -- in Q, in its ON clauses and in
  *     every subquery nested in Q, at any depth d -- becomes a copy of S's
@@ -115,10 +116,18 @@ static void find_sub(void *arg, SqlExpr *e) {
   if (e->select || e->op == SQL_E_REG) *(int *)arg = 1;
 }
 
-static int has_right_join(const SrcList *s) {
+static int has_nest(const SrcList *s) {
   for (int i = 0; s && i < s->n; i++)
-    if ((s->a[i].jointype & SQL_JOIN_RIGHT) || s->a[i].nest || s->a[i].in_nest) return 1;
+    if (s->a[i].nest || s->a[i].in_nest) return 1;
   return 0;
+}
+
+/* The last item of s joined by RIGHT/FULL JOIN, or -1. */
+static int last_right_join(const SrcList *s) {
+  int k = -1;
+  for (int i = 0; s && i < s->n; i++)
+    if (s->a[i].jointype & SQL_JOIN_RIGHT) k = i;
+  return k;
 }
 
 static int is_rec_cte(Parse *p, const SrcItem *it) {
@@ -128,7 +137,7 @@ static int is_rec_cte(Parse *p, const SrcItem *it) {
   return !st;
 }
 
-static int can_flatten(Parse *p, SqlSelect *q, SrcItem *it) {
+static int can_flatten(Parse *p, SqlSelect *q, SrcItem *it, int i) {
   SqlSelect *s = it->sub;
   if (it->kind != SRC_SUBQUERY || !s || s->prior || s->kind != SQL_SEL_SELECT) return 0;
   SelInfo *si = s->info;
@@ -147,7 +156,8 @@ static int can_flatten(Parse *p, SqlSelect *q, SrcItem *it) {
   if (si->from_nc.flags & NC_HAS_CORREL) return 0;
   if (it->cte_materialized || is_rec_cte(p, it)) return 0; /* (28), (22) */
   if (it->cte_use && it->cte_use->nuse >= 2 && it->cte_use->cte->materialized != 2) return 0;
-  if (has_right_join(si->src)) return 0; /* (27) */
+  /* (27a): a RIGHT/FULL JOIN inside S only when S is Q's first item */
+  if (has_nest(si->src) || (i > 0 && last_right_join(si->src) >= 0)) return 0;
   if (si->result->n != it->tab->ncol) return 0;
   int sub = 0;
   walk_list(si->result, find_sub, &sub);
@@ -266,10 +276,14 @@ int compile_flatten_core(Parse *p, SqlSelect *q) {
   qi->flattened = 1;
   /* (25) does not stop a core with window functions: SQLite first moves
    * its FROM list into a subquery without them, which it flattens */
-  if (has_right_join(qi->src)) return 0; /* (27) */
+  if (has_nest(qi->src)) return 0;
   for (int i = 0; i < qi->src->n; i++) {
     SrcItem *it = &qi->src->a[i];
-    if (!can_flatten(p, q, it)) continue;
+    /* an item left of a RIGHT JOIN (SQLite's JT_LTORJ, flattened there with
+     * its WHERE as an ON term of its own loop) is left alone: Shale has no
+     * such term; items past the last RIGHT JOIN are as in a query without */
+    if (i < last_right_join(qi->src)) continue;
+    if (!can_flatten(p, q, it, i)) continue;
     RowidScan r = {it->cursor, it->tab->ncol, 0,
                    (it->jointype & SQL_JOIN_LEFT) ? it->sub->info->result : NULL};
     walk_select(q, rowid_node, &r);

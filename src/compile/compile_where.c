@@ -60,10 +60,12 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../plan/plan.h"
 #include "compile.h"
+#include "select_int.h"
 
 #define MAX_IN 8 /* IN loops per level */
 
@@ -388,6 +390,9 @@ static void level_eqp_one(WhereInfo *w, WLevel *L, const char *lj) {
     if (it->kind == SRC_TABLE && pl->idx && !pl->is_pk)
       compile_parse_eqp(p, "%s %s USING %sINDEX %s%s", verb, name, pl->covering ? "COVERING " : "",
                         pl->idx->name, lj);
+    else if (it->kind == SRC_TABLE && pl->is_pk && tab->without_rowid && verb[1] == 'E')
+      /* a WITHOUT ROWID table's key searched for min()/max(): SQLite names it */
+      compile_parse_eqp(p, "SEARCH %s USING PRIMARY KEY%s", name, lj);
     else
       compile_parse_eqp(p, "%s %s%s", verb, name, lj);
     return;
@@ -800,6 +805,56 @@ static int sub_is_correlated(SqlSelect *s) {
   return found;
 }
 
+/* Is it a recursive CTE (coded from its setup and recursive parts)? */
+static int is_rec_item(Parse *p, const SrcItem *it) {
+  SelectState *st = compile_select_state(p);
+  for (struct RecCte *r = st ? st->recs : NULL; r; r = r->next)
+    if (r->cursor == it->cursor) return 1;
+  return 0;
+}
+
+/* Rows of a LIMIT written as an integer literal (>= 1), else 0. */
+static double limit_rows(const SqlExpr *e) {
+  if (!e || e->op != SQL_E_INTEGER || !e->z) return 0;
+  char *end;
+  double v = strtod(e->z, &end);
+  return *end == 0 && v >= 1 ? v : 0;
+}
+
+/* The rows a FROM subquery gives, as SQLite's nSelectRow estimates them
+ * before the outer query is planned, or 0 when that comes from its own
+ * WHERE estimate (the planner's default then): a GROUP BY gives at most
+ * 100 rows, a VALUES of k rows LogEst k (multiSelectValues), a LIMIT
+ * literal at most its value; compounds add (UNION, UNION ALL), keep the
+ * left (EXCEPT) or the smaller (INTERSECT). */
+static double sub_rows_est(const SqlSelect *s) {
+  double r;
+  if (s->kind == SQL_SEL_VALUES && !s->prior)
+    r = pow(2.0, (s->cols ? s->cols->n : 1) / 10.0);
+  else if (!s->from && !s->prior)
+    r = 1;
+  else if (s->group_by && !s->prior)
+    r = 100;
+  else
+    r = 0;
+  if (s->prior) {
+    double l = sub_rows_est(s->prior), c;
+    SqlSelect core = *s;
+    core.prior = NULL;
+    core.limit = NULL;
+    c = sub_rows_est(&core);
+    if (s->compound == SQL_COMPOUND_EXCEPT)
+      r = l;
+    else if (s->compound == SQL_COMPOUND_INTERSECT)
+      r = l > 0 && c > 0 ? (l < c ? l : c) : l > 0 ? l : c;
+    else
+      r = l > 0 && c > 0 ? l + c : 0;
+  }
+  double lim = limit_rows(s->limit);
+  if (lim > 0 && (r == 0 || lim < r)) r = lim;
+  return r;
+}
+
 /* Fill an ephemeral covering index on the join columns of level L's table:
  * key columns first (with the terms' collations), then every other column
  * read (the PRIMARY KEY of a WITHOUT ROWID table), then the rowid. Sets
@@ -1083,6 +1138,8 @@ WhereInfo *compile_where_plan(Parse *p, SrcList *src, SqlExpr *where, SqlExprLis
     if (it->kind == SRC_SUBQUERY) {
       pi->is_sub = 1;
       pi->auto_ok = !it->co_reg && it->sub && !sub_is_correlated(it->sub);
+      /* a recursive CTE: SQLite assumes 4 billion rows (its sub is the setup) */
+      pi->sub_rows = it->sub && !is_rec_item(p, it) ? sub_rows_est(it->sub) : 0;
     }
     pi->cursor = it->cursor;
     pi->jointype = it->jointype;

@@ -48,6 +48,12 @@ static double table_rows(const Table *tab) {
   return n;
 }
 
+/* Rows of item it: a subquery's estimate, else its table's. */
+static double item_rows(const PlanItem *it) {
+  if (it->is_sub) return it->sub_rows >= 1 ? it->sub_rows : TAB_ROWS;
+  return table_rows(it->tab);
+}
+
 /* Entries of an index: its statistics' count (a partial index's own),
  * else the table's rows. */
 static double index_rows(const Index *idx, double N) {
@@ -1002,14 +1008,33 @@ static int small_int(const SqlExpr *e) {
   return strcmp(e->z, "0") == 0 || strcmp(e->z, "1") == 0;
 }
 
+/* The items a path depends on, as SQLite's WhereLoop.prereq: those the
+ * values of the terms it uses read, and for a LEFT, RIGHT or CROSS JOIN
+ * item every item on its left (SQLite's mPrereq, which keeps the order). */
+static uint64_t level_prereq(const Planner *pl, const PlanLevel *L) {
+  const PlanItem *it = &pl->items[L->item];
+  uint64_t m = it->after;
+  if (it->jointype & (SQL_JOIN_LEFT | SQL_JOIN_RIGHT | SQL_JOIN_CROSS))
+    m |= L->item >= 63 ? ~(uint64_t)0 >> 1 : bit(L->item) - 1;
+  if (L->kind == PLAN_VTAB) return m | (L->vpath >= 0 ? it->vpath[L->vpath].prereq : 0);
+  for (int j = 0; j < L->neq; j++) m |= pl->terms[L->eq[j]].prereq;
+  if (L->lo >= 0) m |= pl->terms[L->lo].prereq;
+  if (L->hi >= 0) m |= pl->terms[L->hi].prereq;
+  if (L->kind == PLAN_OR) m |= pl->terms[L->or_term].mask & ~bit(L->item);
+  return m;
+}
+
 /* Rows left after the terms on item i the path does not use, as SQLite's
  * whereLoopOutputAdjust guesses without likelihood(): each such term keeps
  * 93% (LogEst -1), and an equality (= or IS) caps the rows at a quarter of
- * the table's (half when compared with -1, 0 or 1). */
+ * the table's (half when compared with -1, 0 or 1). As SQLite, only terms
+ * that read no item beyond the path's own prerequisites count: a join term
+ * never reduces the rows of a scan (its estimate holds whatever is looped
+ * outside it). */
 static double residual(const Planner *pl, const PlanLevel *L, uint64_t avail, double rows) {
-  uint64_t have = avail | bit(L->item);
+  uint64_t have = (level_prereq(pl, L) & avail) | bit(L->item);
   const PlanItem *it = &pl->items[L->item];
-  double N = table_rows(it->is_sub ? NULL : it->tab);
+  double N = item_rows(it);
   double cap = N;
   for (int i = 0; i < pl->nterm; i++) {
     const PlanTerm *t = &pl->terms[i];
@@ -1144,7 +1169,7 @@ static void auto_path(const Planner *pl, int i, uint64_t avail, double outer_row
                       int groupby, int outer, PlanLevel *best, int *best_order) {
   const PlanItem *it = &pl->items[i];
   const Table *tab = it->tab;
-  double N = table_rows(it->is_sub ? NULL : tab);
+  double N = item_rows(it);
   PlanLevel c;
   if (pl->no_auto) return;
   if (avail && best->kind == PLAN_SCAN && !it->not_indexed && !it->indexed_by && !it->no_cover &&
@@ -1182,7 +1207,7 @@ static void best_path(const Planner *pl, int i, uint64_t avail, double outer_row
                       int groupby, int outer, PlanLevel *best, int *best_order) {
   const PlanItem *it = &pl->items[i];
   const Table *tab = it->tab;
-  double N = table_rows(it->is_sub ? NULL : tab);
+  double N = item_rows(it);
   PlanLevel c;
   memset(best, 0, sizeof *best);
   best->kind = -1;
@@ -1386,6 +1411,17 @@ static int may_place(const Planner *pl, int i, uint64_t placed) {
 
 static void search(Search *s, int depth, uint64_t placed, double outer_rows, double cost);
 
+/* SQLite's WHERE_VIEWSCAN tuning: a full scan of a subquery, view or CTE
+ * as the outermost loop counts half its cost and an eighth of its rows
+ * (rCost -10, nOut -30 in LogEst), so such an item goes outside a table
+ * that is no bigger. */
+static void viewscan_adjust(const Planner *pl, const PlanLevel *L, int depth, double *rows,
+                            double *cost) {
+  if (depth != 0 || L->kind != PLAN_SCAN || !pl->items[L->item].is_sub) return;
+  *rows /= 8;
+  *cost /= 2;
+}
+
 static int same_path(const PlanLevel *a, const PlanLevel *b) {
   return a->kind == b->kind && a->idx == b->idx && a->neq == b->neq && a->lo == b->lo &&
          a->hi == b->hi;
@@ -1407,7 +1443,9 @@ static void search_chain(Search *s, int depth, int i, uint64_t placed, double ou
   PlanLevel *L = &s->cur[depth];
   if (L->kind < 0 || same_path(L, plain)) return;
   if (depth == 0) s->cur_order = 0;
-  search(s, depth + 1, placed | bit(i), outer_rows * L->rows, cost + outer_rows * L->cost);
+  double rows = L->rows, lcost = L->cost;
+  viewscan_adjust(s->pl, L, depth, &rows, &lcost);
+  search(s, depth + 1, placed | bit(i), outer_rows * rows, cost + outer_rows * lcost);
 }
 
 static void search(Search *s, int depth, uint64_t placed, double outer_rows, double cost) {
@@ -1439,7 +1477,9 @@ static void search(Search *s, int depth, uint64_t placed, double outer_rows, dou
               &s->cur[depth], &ord);
     if (depth == 0) s->cur_order = ord;
     PlanLevel L = s->cur[depth];
-    search(s, depth + 1, placed | bit(i), outer_rows * L.rows, cost + outer_rows * L.cost);
+    double rows = L.rows, lcost = L.cost;
+    viewscan_adjust(pl, &L, depth, &rows, &lcost);
+    search(s, depth + 1, placed | bit(i), outer_rows * rows, cost + outer_rows * lcost);
     if (live) search_chain(s, depth, i, placed, outer_rows, cost, k, settled, &L);
   }
 }
@@ -1477,8 +1517,10 @@ static int beam_choose(Planner *pl, SqlExprList *ob, int groupby, Plan *out) {
         BeamPath np = cur[k];
         np.placed |= bit(i);
         np.seq[d] = i;
-        np.cost += np.rows * L.cost;
-        np.rows *= L.rows;
+        double rows = L.rows, lcost = L.cost;
+        viewscan_adjust(pl, &L, d, &rows, &lcost);
+        np.cost += np.rows * lcost;
+        np.rows *= rows;
         if (d == 0) np.order = ord;
         if (d == n - 1 && ob && !np.order) np.cost += sort_cost(np.rows);
         /* one path per placed set: keep the cheaper */
@@ -1514,7 +1556,9 @@ static int beam_choose(Planner *pl, SqlExprList *ob, int groupby, Plan *out) {
               &ord);
     if (d == 0) out->order_ok = (uint8_t)ord;
     placed |= bit(cur[0].seq[d]);
-    rows *= out->levels[d].rows;
+    double lrows = out->levels[d].rows, lcost = 0;
+    viewscan_adjust(pl, &out->levels[d], d, &lrows, &lcost);
+    rows *= lrows;
   }
   out->cost = cur[0].cost;
   finish_order(pl, out, ob, groupby);

@@ -108,6 +108,7 @@ typedef struct PlanItem {
   uint8_t is_sub;         /* a materialized subquery: scanned, or through an automatic
                              index when auto_ok */
   uint8_t auto_ok;        /* is_sub: its rows do not change while the loops run */
+  double sub_rows;        /* is_sub: its estimated rows (SQLite's nSelectRow), 0: unknown */
   int cursor;             /* its VM cursor (column references name it) */
   uint8_t jointype;       /* SQL_JOIN_* joining it to the items on its left */
   uint8_t not_indexed;    /* NOT INDEXED */

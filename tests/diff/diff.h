@@ -136,9 +136,9 @@ typedef struct DiffStats {
   long msg_diffs;  /* both failed, with another message text or code */
   long ordered, loose;
   /* opts.eqp: queries both engines ran, and those whose EXPLAIN QUERY PLAN
-   * text was equal (eqp_same), or equal once Shale's automatic indexes are
-   * read as the scans the reference makes with automatic_index=OFF */
-  long eqp_total, eqp_same, eqp_same_noauto;
+   * text was equal with both planning under automatic_index=OFF (eqp_same),
+   * or with the engine under test's automatic indexes on (eqp_same_auto) */
+  long eqp_total, eqp_same, eqp_same_auto;
   /* opts.eqp: unordered queries (multiset comparison) with 2+ rows that
    * agreed, and those whose rows also came in the reference's order */
   long order_total, order_same;
