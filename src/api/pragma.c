@@ -813,6 +813,7 @@ static int ck_by_hash(CkState *c, const Table *t, Index **ixs, int nix, uint8_t 
       }
       uint32_t st[64], hdr;
       size_t need = record_size_types(kv, ixs[k]->ncol, st, &hdr);
+      need += RECORD_ENCODE_SLACK; /* the typed writer's 8-byte stores */
       if (need > kcap) {
         uint8_t *b = need < UINT32_MAX ? shale_realloc(kb, need) : NULL;
         if (!b) goto fail;
