@@ -902,7 +902,8 @@ int shale_open_v2(const char *filename, shale **out, int flags, const char *vfs_
   vtab_reg_init(&db->vtabs, db);
   db->vtabs.make_module = api_pragma_vtab_make;
   if (vtab_builtin_register(&db->vtabs) != SHALE_OK ||
-      api_stmt_vtab_register(&db->vtabs) != SHALE_OK) {
+      api_stmt_vtab_register(&db->vtabs) != SHALE_OK ||
+      api_dbstat_register(&db->vtabs) != SHALE_OK) {
     api_error(db, SHALE_NOMEM, NULL);
     return SHALE_NOMEM;
   }

@@ -529,6 +529,8 @@ void api_compile_env(shale *db, CompileEnv *env);
 int api_pragma_vtab_make(VtabReg *r, const char *name);
 /* api_stmt_vtab.c: register sqlite_stmt (every connection, at open). */
 int api_stmt_vtab_register(VtabReg *r);
+/* api_dbstat.c: register dbstat (every connection, at open). */
+int api_dbstat_register(VtabReg *r);
 
 /* api.c helpers used by pragma.c */
 void api_error(shale *db, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

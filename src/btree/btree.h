@@ -317,4 +317,26 @@ int btree_integrity_check_sums(Btree *, const BtreeCheckRoot *roots, int nroot, 
                                char **report, int *nerr, const UtilHashKey *key,
                                BtreeCheckSum *sums);
 
+/* ---- page statistics (btree_stat.c): the walk behind dbstat ---- */
+/* One page of a tree's walk, in SQLite's dbstat order (btree_stat.c). */
+#define BTREE_STAT_INTERNAL 0
+#define BTREE_STAT_LEAF 1
+#define BTREE_STAT_OVERFLOW 2
+typedef struct BtreeStatPage {
+  uint32_t pgno;
+  int type; /* BTREE_STAT_* */
+  int ncell;
+  int64_t payload;    /* payload bytes on the page */
+  int64_t unused;     /* free bytes (gap, freeblocks, fragments; overflow: past the payload) */
+  int64_t mx_payload; /* the largest whole payload of a cell on the page */
+  const char *path;   /* "/", "/000/", "/000/002+000001"...: valid until the next call */
+} BtreeStatPage;
+typedef struct BtreeStat BtreeStat;
+/* Walk the tree rooted at root (within a read transaction, for as long as
+ * the walk lasts). btree_stat_next gives SHALE_ROW with *out filled, then
+ * SHALE_DONE, or an error (SHALE_CORRUPT for a damaged tree). */
+int btree_stat_open(Btree *, uint32_t root, BtreeStat **out);
+int btree_stat_next(BtreeStat *, BtreeStatPage *out);
+void btree_stat_close(BtreeStat *);
+
 #endif /* SHALE_BTREE_H */

@@ -802,6 +802,8 @@ int compile_vtab_from_item(Parse *, SrcItem *it, const SqlSrcItem *a);
 /* The name of the eponymous module called name (DROP TABLE refuses it, as
  * SQLite: "table json_each may not be dropped"), or NULL. */
 const char *compile_vtab_eponymous_name(Parse *, const char *name);
+/* The same for a module without xUpdate (its table may not be modified). */
+const char *compile_vtab_eponymous_readonly(Parse *, const char *name);
 /* t(args) for a virtual table t of the schema: -1 if there is none. */
 int compile_vtab_schema_item(Parse *, SrcItem *it, const SqlSrcItem *a);
 void compile_vtab_where_args(Parse *, SrcItem *it, struct Planner *pl, int on);

@@ -836,7 +836,11 @@ Table *compile_dml_table(Parse *p, const char *schema, const char *name, View **
   *view = NULL;
   if (schema &&
       (compile_parse_find_db(p, schema) < 0 || compile_parse_find_db(p, schema) != p->idb)) {
-    compile_parse_error(p, "no such table: %s.%s", schema, name);
+    const char *epo = compile_vtab_eponymous_readonly(p, name); /* under any schema name */
+    if (epo)
+      compile_parse_error(p, "table %s may not be modified", epo);
+    else if (!parse_failed(p))
+      compile_parse_error(p, "no such table: %s.%s", schema, name);
     return NULL;
   }
   Table *t = schema_find_table(p->schema, name);
@@ -853,6 +857,12 @@ Table *compile_dml_table(Parse *p, const char *schema, const char *name, View **
     *view = v;
     return NULL;
   }
+  const char *epo = compile_vtab_eponymous_readonly(p, name);
+  if (epo) { /* SQLite finds the module's own table (under any schema name) */
+    compile_parse_error(p, "table %s may not be modified", epo);
+    return NULL;
+  }
+  if (parse_failed(p)) return NULL;
   if (schema)
     compile_parse_error(p, "no such table: %s.%s", schema, name);
   else if (p->scope_db1 > 0) /* a trigger's step: the trigger's database */

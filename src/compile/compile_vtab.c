@@ -184,6 +184,13 @@ const char *compile_vtab_eponymous_name(Parse *p, const char *name) {
   return m ? m->name : NULL;
 }
 
+const char *compile_vtab_eponymous_readonly(Parse *p, const char *name) {
+  int nomem;
+  VtabModule *m = eponymous_module(p, name, &nomem);
+  if (nomem) compile_parse_nomem(p);
+  return m && !m->m->xUpdate ? m->name : NULL;
+}
+
 int compile_vtab_from_item(Parse *p, SrcItem *it, const SqlSrcItem *a) {
   VtabReg *r = p->env ? p->env->vtabs : NULL;
   int nomem; /* any schema name: SQLite ignores it here */

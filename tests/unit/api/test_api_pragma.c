@@ -487,7 +487,7 @@ TEST(pragma_every_name) {
  * and json_tree, the built-in R-Tree and FTS5, one the program registers, and
  * pragma_module_list itself once used, as SQLite makes a pragma's module at
  * its first use), each one the reference lists too (it has more: fts3,
- * dbstat, ...). */
+ * fts4, ...). */
 TEST(pragma_module_list) {
   Pair p = pair_open(":memory:", ":memory:", NULL);
   static const shale_module bare; /* listing needs no method */
@@ -501,14 +501,14 @@ TEST(pragma_module_list) {
                       "(SELECT name FROM pragma_module_list WHERE name <> 'my_mod' "
                       "ORDER BY name)");
   CHECK(strstr(mine,
-               "\nfts5 fts5vocab json_each json_tree pragma_module_list rtree rtree_i32 "
+               "\ndbstat fts5 fts5vocab json_each json_tree pragma_module_list rtree rtree_i32 "
                "sqlite_stmt\n") != NULL);
   char *ref =
       sq_run(p.sq,
              "SELECT group_concat(name, ' ') FROM (SELECT name FROM "
              "pragma_module_list WHERE name IN "
-             "('fts5','fts5vocab','json_each','json_tree','pragma_module_list','rtree','rtree_i32',"
-             "'sqlite_stmt') "
+             "('dbstat','fts5','fts5vocab','json_each','json_tree','pragma_module_list','rtree',"
+             "'rtree_i32','sqlite_stmt') "
              "ORDER BY name)");
   CHECK_STR(mine, ref);
   CHECK(strstr(a, "my_mod\n") != NULL);
