@@ -51,6 +51,8 @@ static int workload(void) {
       "PRAGMA user_version = 3",
       "DROP TRIGGER tr; DROP TABLE log",
       "EXPLAIN QUERY PLAN SELECT * FROM t WHERE b = 'x'",
+      "SELECT name, path, pagetype FROM dbstat",
+      "SELECT name, pageno FROM dbstat WHERE aggregate = 1 AND name = 'tb'",
   };
   fails += toom_exec_list(db, sql, (int)(sizeof sql / sizeof sql[0]));
   shale_stmt *st = NULL;
