@@ -1288,7 +1288,6 @@ int wal_close(Wal *w, int flags) {
       rc = wal_checkpoint(w, WAL_CKPT_PASSIVE, NULL, NULL, &nlog, &nckpt);
       if (rc == SHALE_OK && nlog == nckpt) del = 1;
     }
-    os_unlock(w->db, OS_LOCK_SHARED);
   }
   if (w->heap) {
     for (int k = 0; k < w->nregion; k++) shale_free((void *)w->regions[k]);
@@ -1302,6 +1301,12 @@ int wal_close(Wal *w, int flags) {
     r = w->vfs->delete (w->vfs, w->path, 0);
     if (rc == SHALE_OK) rc = r;
   }
+  /* EXCLUSIVE is kept until -shm and -wal are gone (as SQLite's): a
+   * connection that took SHARED earlier would open the old log and index
+   * and write to them after their unlink, while the next one opening made
+   * a new empty log under the same index -- its reads of frames the index
+   * lists then came up short (SHALE_CORRUPT) */
+  if (!(flags & WAL_CLOSE_KEEP)) os_unlock(w->db, OS_LOCK_SHARED);
   wal_queue_leave(w);
   os_group_detach(w->group);
   shale_free((void *)w->regions);

@@ -5,9 +5,9 @@
  * under synchronous NORMAL and FULL: every row present, far fewer syncs than
  * commits under FULL, SQLite's integrity_check, a SQLite process reading the
  * live database meanwhile and one writing next to our writers, busy
- * semantics next to a long transaction, a failed shared sync, and
- * power loss (the fault VFS drops unsynced writes): every insert whose
- * commit returned SHALE_OK survives.
+ * semantics next to a long transaction, a failed shared sync, the last
+ * close next to a connection arriving, and power loss (the fault VFS drops
+ * unsynced writes): every insert whose commit returned SHALE_OK survives.
  *
  * Invariants:
  *  1. Checks run on the main thread only (test_fail is not thread-safe):
@@ -374,6 +374,72 @@ TEST(threads_normal_all_rows) {
   sqlite_check(path, &count, &ok);
   CHECK(ok);
   CHECK_EQ(count, nt * n);
+}
+
+/* The last connection's close (checkpoint and delete of -wal and -shm)
+ * next to a connection just arriving: the newcomer's first read comes while
+ * the closer deletes the log (a VFS whose delete runs it first). It must
+ * find the database locked (SHALE_BUSY) -- the close keeps EXCLUSIVE until
+ * both files are gone -- not open the log about to be unlinked, keep
+ * writing to it, and leave a third connection that opens a new empty log
+ * under the same index reading frames that are not there (SHALE_CORRUPT:
+ * one writer of threads_normal_all_rows, started late on a loaded machine,
+ * once). */
+static shale *late_db;
+static int late_rc = -1;
+static OsVfs late_vfs;
+static long count_rows(shale *db, int *rc) {
+  shale_stmt *st = NULL;
+  long n = -1;
+  *rc = shale_prepare_v2(db, "SELECT count(*) FROM t", -1, &st, NULL);
+  if (*rc == SHALE_OK) {
+    *rc = shale_step(st);
+    if (*rc == SHALE_ROW) {
+      n = (long)shale_column_int64(st, 0);
+      *rc = SHALE_OK;
+    }
+  }
+  shale_finalize(st);
+  return n;
+}
+static int late_delete(OsVfs *v, const char *path, int sync_dir) {
+  size_t n = strlen(path);
+  if (!late_db && n > 4 && strcmp(path + n - 4, "-wal") == 0 &&
+      shale_open_v2(late_vfs.app_data, &late_db, SHALE_OPEN_READWRITE, "gclate") == SHALE_OK)
+    count_rows(late_db, &late_rc);
+  OsVfs *base = os_vfs_find("unix");
+  return base->delete (base, path, sync_dir);
+}
+
+TEST(close_deletes_log_under_exclusive) {
+  const char *path = test_path("gc_late.db");
+  make_db(path, NULL);
+  late_vfs = *os_vfs_find("unix");
+  late_vfs.name = "gclate";
+  late_vfs.delete = late_delete;
+  late_vfs.app_data = (void *)path;
+  CHECK_OK(os_vfs_register(&late_vfs, 0));
+  shale *a = NULL, *c = NULL;
+  CHECK_OK(shale_open_v2(path, &a, SHALE_OPEN_READWRITE, "gclate"));
+  CHECK_OK(sx(a, "INSERT INTO t VALUES(1, 0, 'a'), (2, 0, 'b')"));
+  CHECK_OK(shale_close(a)); /* the last user: checkpoint, delete -shm and -wal */
+  CHECK(late_db != NULL);
+  CHECK_RC(late_rc, SHALE_BUSY);
+  if (late_db) CHECK_OK(sx(late_db, "INSERT INTO t VALUES(3, 0, 'c')"));
+  CHECK_OK(shale_open_v2(path, &c, SHALE_OPEN_READWRITE, "gclate"));
+  int rc;
+  long n = count_rows(c, &rc);
+  CHECK_OK(rc);
+  CHECK_EQ(n, late_db ? 3 : 2);
+  CHECK_OK(shale_close(c));
+  CHECK_OK(shale_close(late_db));
+  late_db = NULL;
+  os_vfs_unregister(&late_vfs);
+  long count;
+  int ok;
+  sqlite_check(path, &count, &ok);
+  CHECK(ok);
+  CHECK_EQ(count, 3);
 }
 
 TEST(threads_full_share_syncs) {
