@@ -59,9 +59,14 @@ static void returning_row(Parse *p, const Table *tab, Returning *ret, int rid, i
   compile_dml_returning_row_bare(p, ret, rid, val, bare);
 }
 
-static void vbegin(Parse *p, const Table *tab) {
+/* multi: the statement may call xUpdate more than once (SQLite's
+ * isMultiWrite): with an xUpdate that may fail (every one), a run inside a
+ * transaction then gets a statement journal. A one-row INSERT gets none, as
+ * in SQLite: its single xUpdate either fails before writing or the module
+ * undoes its own work. */
+static void vbegin(Parse *p, const Table *tab, int multi) {
   compile_parse_need_write(p);
-  p->multi_write = 1;
+  if (multi) p->multi_write = 1;
   vm_builder_add_p4(&p->b, OP_VBegin, 0, 0, 0, P4_VTAB, tab->vtab);
 }
 
@@ -130,11 +135,11 @@ int compile_vtab_insert(Parse *p, const SqlInsert *ins, Table *tab, int oe) {
       return 1;
     }
   }
-  vbegin(p, tab);
-  Returning ret;
-  if (compile_dml_returning_setup(p, tab, ins->alias, ins->returning, &ret)) return 1;
   int one_row = !sel || (sel->kind == SQL_SEL_VALUES && !sel->prior && !sel->with &&
                          !sel->order_by && !sel->limit && sel->cols->n == 1);
+  vbegin(p, tab, !one_row);
+  Returning ret;
+  if (compile_dml_returning_setup(p, tab, ins->alias, ins->returning, &ret)) return 1;
   p->vtab_sp = one_row ? 1 : 2;
   int argc = 2 + tab->ncol;
   int base = emit_regs(p, argc);
@@ -242,7 +247,7 @@ static int scan_write(Parse *p, Table *tab, const SqlSrcItem *target, const SqlS
       if (compile_resolve_expr(p, &nc, vals->a[i].expr) || parse_failed(p)) return 1;
     }
   }
-  vbegin(p, tab);
+  vbegin(p, tab, 1);
   p->vtab_sp = 2;
   int argc = set ? 2 + tab->ncol : 1;
   int row = emit_regs(p, argc + 1);
