@@ -632,7 +632,7 @@ void pager_end_read(Pager *p) {
      * over; a busy checkpointer elsewhere is not an error. */
     p->ckpt_due = 0;
     p->map_refresh = 1; /* a checkpoint may change the file's size */
-    wal_checkpoint(p->wal, WAL_CKPT_PASSIVE, NULL, NULL, NULL, NULL);
+    wal_checkpoint(p->wal, WAL_CKPT_AUTO, NULL, NULL, NULL, NULL);
   }
 }
 

@@ -76,6 +76,14 @@
  *     recovery stops at that frame, which is past the last commit, so no
  *     committed frame is lost. Savepoint rollbacks need no old frame
  *     contents (the pager restores pages from its savepoint copies).
+ * 12. An automatic checkpoint (WAL_CKPT_AUTO) that could copy only part of
+ *     the log (readers' marks lag the last commit) and would need a sync of
+ *     the log for it copies nothing unless AUTO_MIN_COPY frames or more are
+ *     ready: next to busy readers the marks trail the last commit by a few
+ *     frames at each commit, and every such copy would cost the committing
+ *     writer one fdatasync for a handful of frames. The frames wait for the
+ *     next copy (at most AUTO_MIN_COPY - 1 more of them), whose one sync
+ *     covers them; a copy that completes the log is never put off.
  *
  * Not done yet (differences from SQLite 3.40, docs/format.md):
  *  - no sector padding (POWERSAFE_OVERWRITE assumed), no journal_size_limit
@@ -1136,6 +1144,10 @@ static int cmp_pgframe(const void *a, const void *b) {
   return x->frame < y->frame ? -1 : (x->frame > y->frame);
 }
 
+/* Invariant 12: the smallest partial copy an automatic checkpoint pays a
+ * log sync for (an eighth of wal_autocheckpoint's 1000 frames). */
+#define AUTO_MIN_COPY 128u
+
 /* Copy frames nbackfill+1..mx_safe into the db (§W4.3 step 3). */
 static int backfill(Wal *w, uint32_t nbackfill, uint32_t mx_safe) {
   volatile uint32_t *r0 = info(w);
@@ -1231,6 +1243,9 @@ int wal_checkpoint(Wal *w, int mode, WalBusy busy, void *busy_arg, int *nlog, in
     }
   }
   rc = SHALE_OK;
+  if (mode == WAL_CKPT_AUTO && nb < mx_safe && mx_safe < h.mx_frame &&
+      mx_safe - nb < AUTO_MIN_COPY && w->sync_level != WAL_SYNC_OFF && !is_durable(w, mx_safe))
+    mx_safe = nb; /* invariant 12 */
   if (nb < mx_safe) {
     rc = lock_busy(w, SLOT_READ(0), 1, mode >= WAL_CKPT_FULL ? busy : NULL, busy_arg);
     if (rc == SHALE_OK) {

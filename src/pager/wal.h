@@ -46,6 +46,9 @@ typedef struct WalPage {
 #define WAL_CKPT_FULL 1
 #define WAL_CKPT_RESTART 2
 #define WAL_CKPT_TRUNCATE 3
+/* PASSIVE, run after a commit (wal_autocheckpoint): skips a partial copy
+ * too small to pay for the log sync it needs (wal.c invariant 12) */
+#define WAL_CKPT_AUTO (-1)
 
 /* Sync levels (PRAGMA synchronous in WAL mode, §W4.5). */
 #define WAL_SYNC_OFF 0

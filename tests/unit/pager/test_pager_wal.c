@@ -466,6 +466,56 @@ TEST(wal_autocheckpoint) {
   CHECK_OK(pager_close(p));
 }
 
+/* nBackfill of the -shm (the u32 after the two index header copies). */
+static uint32_t shm_backfill(const char *db) {
+  long n;
+  uint8_t *b = slurp(side_path(db, "-shm"), &n);
+  uint32_t v = 0xffffffffu;
+  if (b && n >= 100) memcpy(&v, b + 96, 4);
+  free(b);
+  return v;
+}
+
+/* wal.c invariant 12: next to a reader whose mark lags, the auto-checkpoint
+ * puts off a partial copy of fewer than 128 frames that needs a log sync;
+ * a large one it makes, and an explicit checkpoint copies all it can. */
+TEST(wal_autocheckpoint_puts_off_small_copies) {
+  const char *db = test_path("acs.db");
+  unlink(db);
+  Pager *p, *b;
+  CHECK_OK(open_pager(db, &p));
+  CHECK_OK(pager_set_page_size(p, 1024, 0));
+  pager_set_synchronous(p, PAGER_SYNC_NORMAL);
+  CHECK_OK(write_all(p, 1, 1));
+  pager_end_read(p);
+  CHECK_EQ(pager_set_journal_mode(p, PAGER_JOURNAL_WAL), PAGER_JOURNAL_WAL);
+  CHECK_OK(write_all(p, 990, 2)); /* frames 1..990 */
+  pager_end_read(p);
+  CHECK_OK(open_pager(db, &b)); /* the reader */
+  CHECK_EQ(count_bad(b, 990, 2), 0);
+  CHECK_OK(pager_begin_read(b)); /* b's mark: 990 */
+  CHECK_OK(write_all(p, 20, 3)); /* 991..1010: due, 990 frames to copy */
+  pager_end_read(p);
+  CHECK_EQ(shm_backfill(db), 990);
+  CHECK_OK(write_all(p, 10, 4)); /* 1011..1020, past the copy's sync */
+  pager_end_read(p);
+  CHECK_EQ(shm_backfill(db), 990); /* b still at 990: nothing to copy */
+  pager_end_read(b);
+  CHECK_OK(pager_begin_read(b)); /* b's mark: 1020 */
+  CHECK_OK(write_all(p, 2, 5));  /* 1021, 1022 */
+  pager_end_read(p);
+  CHECK_EQ(shm_backfill(db), 990); /* 30 frames, 10 unsynced: put off */
+  int nlog = 0, nckpt = 0;
+  CHECK_OK(pager_wal_checkpoint(p, PAGER_CKPT_PASSIVE, &nlog, &nckpt));
+  CHECK_EQ(nlog, 1022);
+  CHECK_EQ(nckpt, 1020);
+  CHECK_EQ(count_bad(b, 10, 4), 0); /* b's snapshot */
+  pager_end_read(b);
+  CHECK_EQ(count_bad(b, 2, 5), 0);
+  CHECK_OK(pager_close(b));
+  CHECK_OK(pager_close(p));
+}
+
 TEST(wal_back_to_delete) {
   const char *db = test_path("bd.db");
   make_db(db, 100);
