@@ -11,8 +11,13 @@
  *    OR, NOT, parentheses, column filters, malformed ones with SQLite's
  *    message), in docid order both ways, on a column, with docid lookups
  *    and full scans.
+ *  - shale_writes: Shale creates the table (or SQLite did and wrote it
+ *    first) and writes random documents over many transactions; SQLite's
+ *    integrity-check passes and both answer the same queries; merges of
+ *    full levels, leaves in %_segments, 'optimize', and %_stat/%_docsize
+ *    equal to what SQLite's 'rebuild' computes.
  *  - shale_creates: a table created by Shale is read by SQLite as an empty
- *    one and passes its integrity-check; Shale refuses writes for now.
+ *    one and passes its integrity-check; DROP TABLE removes it.
  *
  * Invariants:
  *  1. Each query runs on both engines over the same file; results compared
@@ -163,6 +168,15 @@ static const char *const bad_queries[] = {
     "apple (OR) pear",
     "Title:apple body:pear",
     "title:APPLE",
+    "apple OR ()",
+    "() apple",
+    "apple NOT ()",
+    "apple NOT () pear",
+    "() OR apple",
+    "apple () OR pear",
+    "(())",
+    "apple (() pear)",
+    "apple NOT (a:\"pear\")",
 };
 
 /* Both engines answer the generated queries on the file at path. */
@@ -217,41 +231,42 @@ static void compare_queries(const char *path, uint64_t *rs, int nq, int ncol) {
   CHECK_OK(shale_close(db));
 }
 
-/* SQLite writes ntx transactions of documents into a new table. */
-static int sqlite_build(const char *path, uint64_t *rs, const char *module, int ntx, int per_tx,
-                        int optimize) {
-  sqlite3 *ref = NULL;
-  remove(path);
-  CHECK_OK(sqlite3_open(path, &ref));
-  int ncol = 1 + rn(rs, 3);
+typedef int (*ExecFn)(void *db, const char *sql);
+static int ex_sqlite(void *db, const char *sql) { return exec_sqlite(db, sql); }
+static int ex_shale(void *db, const char *sql) {
+  char *err = NULL;
+  int rc = shale_exec(db, sql, NULL, NULL, &err);
+  if (rc) test_fail(__FILE__, __LINE__, "shale: %.200s: %s", sql, err ? err : "?");
+  shale_free(err);
+  return rc;
+}
+
+/* ntx transactions of random inserts (with docid gaps), deletes and
+ * updates through ex; *next is the next docid. */
+static void write_docs(void *db, ExecFn ex, uint64_t *rs, int ncol, int ntx, int per_tx,
+                       int64_t *next) {
   Out sql = {0};
-  out_fmt(&sql, "CREATE VIRTUAL TABLE t USING %s(", module);
-  for (int i = 0; i < ncol; i++)
-    out_fmt(&sql, "%s%s%s", i ? ", " : "", colnames[i], rn(rs, 3) ? "" : " TEXT");
-  out_add(&sql, ")", 1);
-  exec_sqlite(ref, sql.p);
-  int64_t next = 1;
   for (int tx = 0; tx < ntx; tx++) {
     sql.n = 0;
     out_fmt(&sql, "BEGIN;");
     for (int r = 0; r < per_tx; r++) {
       int kind = rn(rs, 10);
-      if (kind == 0 && next > 1) {
-        out_fmt(&sql, "DELETE FROM t WHERE docid = %lld;", (long long)(1 + rn(rs, (int)next)));
+      if (kind == 0 && *next > 1) {
+        out_fmt(&sql, "DELETE FROM t WHERE docid = %lld;", (long long)(1 + rn(rs, (int)*next)));
         continue;
       }
-      if (kind == 1 && next > 1) {
+      if (kind == 1 && *next > 1) {
         out_fmt(&sql, "UPDATE t SET %s = ", colnames[rn(rs, ncol)]);
         Out d = {0};
         out_add(&d, "", 0);
         gen_doc(rs, &d, 12);
         sql_lit(&sql, d.p);
         free(d.p);
-        out_fmt(&sql, " WHERE docid = %lld;", (long long)(1 + rn(rs, (int)next)));
+        out_fmt(&sql, " WHERE docid = %lld;", (long long)(1 + rn(rs, (int)*next)));
         continue;
       }
-      if (rn(rs, 4) == 0) next += rn(rs, 300); /* gaps: bigger deltas */
-      int64_t id = next++;
+      if (rn(rs, 4) == 0) *next += rn(rs, 300); /* gaps: bigger deltas */
+      int64_t id = (*next)++;
       out_fmt(&sql, "INSERT INTO t(docid");
       for (int c = 0; c < ncol; c++) out_fmt(&sql, ", %s", colnames[c]);
       out_fmt(&sql, ") VALUES(%lld", (long long)id);
@@ -266,14 +281,45 @@ static int sqlite_build(const char *path, uint64_t *rs, const char *module, int 
       out_fmt(&sql, ");");
     }
     out_fmt(&sql, "COMMIT;");
-    exec_sqlite(ref, sql.p);
+    ex(db, sql.p);
   }
-  if (optimize) exec_sqlite(ref, "INSERT INTO t(t) VALUES('optimize')");
-  char *ic = q_sqlite(ref, "INSERT INTO t(t) VALUES('integrity-check')", NULL);
-  CHECK(!strcmp(ic, ""));
-  free(ic);
   free(sql.p);
+}
+
+static int create_table(void *db, ExecFn ex, uint64_t *rs, const char *module) {
+  int ncol = 1 + rn(rs, 3);
+  Out sql = {0};
+  out_fmt(&sql, "CREATE VIRTUAL TABLE t USING %s(", module);
+  for (int i = 0; i < ncol; i++)
+    out_fmt(&sql, "%s%s%s", i ? ", " : "", colnames[i], rn(rs, 3) ? "" : " TEXT");
+  out_add(&sql, ")", 1);
+  ex(db, sql.p);
+  free(sql.p);
+  return ncol;
+}
+
+/* SQLite's integrity-check of the table in path passes. */
+static void check_sqlite_integrity(const char *path) {
+  sqlite3 *ref = NULL;
+  CHECK_OK(sqlite3_open(path, &ref));
+  char *ic = q_sqlite(ref, "INSERT INTO t(t) VALUES('integrity-check')", NULL);
+  if (strcmp(ic, "")) test_fail(__FILE__, __LINE__, "integrity-check: %s", ic);
+  free(ic);
   sqlite3_close(ref);
+}
+
+/* SQLite writes ntx transactions of documents into a new table. */
+static int sqlite_build(const char *path, uint64_t *rs, const char *module, int ntx, int per_tx,
+                        int optimize, int64_t *next) {
+  sqlite3 *ref = NULL;
+  remove(path);
+  CHECK_OK(sqlite3_open(path, &ref));
+  int ncol = create_table(ref, ex_sqlite, rs, module);
+  *next = 1;
+  write_docs(ref, ex_sqlite, rs, ncol, ntx, per_tx, next);
+  if (optimize) exec_sqlite(ref, "INSERT INTO t(t) VALUES('optimize')");
+  sqlite3_close(ref);
+  check_sqlite_integrity(path);
   return ncol;
 }
 
@@ -282,7 +328,8 @@ static void sqlite_builds(const char *module, uint64_t salt) {
   for (int s = 0; s < nseed; s++) {
     uint64_t rs = test_seed() * 2654435761u + salt + (uint64_t)s * 7919 + 1;
     const char *path = test_path("fts3.db");
-    int ncol = sqlite_build(path, &rs, module, 6 + rn(&rs, 30), 5 + rn(&rs, 60), s % 3 == 2);
+    int64_t next;
+    int ncol = sqlite_build(path, &rs, module, 6 + rn(&rs, 30), 5 + rn(&rs, 60), s % 3 == 2, &next);
     compare_queries(path, &rs, test_long() ? 2000 : 400, ncol);
   }
 }
@@ -294,8 +341,78 @@ TEST(fts4_sqlite_builds) { sqlite_builds("fts4", 101); }
 TEST(fts4_sqlite_builds_big) {
   uint64_t rs = test_seed() + 77;
   const char *path = test_path("fts3big.db");
-  int ncol = sqlite_build(path, &rs, "fts4", 40, 400, 0);
+  int64_t next;
+  int ncol = sqlite_build(path, &rs, "fts4", 40, 400, 0, &next);
   compare_queries(path, &rs, 300, ncol);
+}
+
+/* Shale writes the table (creating it, or after SQLite did): SQLite's
+ * integrity-check passes and both answer the same. */
+static void shale_writes(const char *module, uint64_t salt, int after_sqlite) {
+  int nseed = test_long() ? 10 : 3;
+  for (int s = 0; s < nseed; s++) {
+    uint64_t rs = test_seed() * 2654435761u + salt + (uint64_t)s * 104729 + 3;
+    char name[32];
+    snprintf(name, sizeof name, "fts3w%d.db", s); /* kept apart for a failure's inspection */
+    const char *path = test_path(name);
+    int64_t next = 1;
+    int ncol;
+    if (after_sqlite) {
+      ncol = sqlite_build(path, &rs, module, 3 + rn(&rs, 20), 5 + rn(&rs, 40), 0, &next);
+    } else {
+      remove(path);
+    }
+    shale *db = NULL;
+    CHECK_OK(shale_open(path, &db));
+    if (!after_sqlite) ncol = create_table(db, ex_shale, &rs, module);
+    write_docs(db, ex_shale, &rs, ncol, 5 + rn(&rs, 30), 5 + rn(&rs, 60), &next);
+    if (s % 3 == 2) ex_shale(db, "INSERT INTO t(t) VALUES('optimize')");
+    CHECK_OK(shale_close(db));
+    check_sqlite_integrity(path);
+    compare_queries(path, &rs, test_long() ? 1000 : 200, ncol);
+  }
+}
+
+TEST(fts3_shale_writes) { shale_writes("fts3", 5, 0); }
+TEST(fts4_shale_writes) { shale_writes("fts4", 6, 0); }
+TEST(fts4_shale_writes_after_sqlite) { shale_writes("fts4", 7, 1); }
+
+/* Enough transactions to merge level 0 into level 1 (16 segments) twice,
+ * and a big one for leaves in %_segments. */
+TEST(fts4_shale_merges) {
+  uint64_t rs = test_seed() + 991;
+  const char *path = test_path("fts3m.db");
+  remove(path);
+  shale *db = NULL;
+  CHECK_OK(shale_open(path, &db));
+  int ncol = create_table(db, ex_shale, &rs, "fts4");
+  int64_t next = 1;
+  write_docs(db, ex_shale, &rs, ncol, 40, 4, &next);
+  write_docs(db, ex_shale, &rs, ncol, 1, 600, &next);
+  CHECK_OK(shale_close(db));
+  check_sqlite_integrity(path);
+  sqlite3 *ref = NULL;
+  CHECK_OK(sqlite3_open(path, &ref));
+  char *lv = q_sqlite(ref, "SELECT count(*) FROM t_segdir WHERE level = 1", NULL);
+  CHECK(strcmp(lv, "0|\n") != 0);
+  free(lv);
+  lv = q_sqlite(ref, "SELECT count(*) > 0 FROM t_segments", NULL);
+  CHECK(!strcmp(lv, "1|\n"));
+  free(lv);
+  /* the same statistics as SQLite's after a rebuild */
+  char *st = q_sqlite(ref, "SELECT hex(value) FROM t_stat WHERE id = 0", NULL);
+  char *ds = q_sqlite(ref, "SELECT docid, hex(size) FROM t_docsize ORDER BY docid", NULL);
+  exec_sqlite(ref, "INSERT INTO t(t) VALUES('rebuild')");
+  char *st2 = q_sqlite(ref, "SELECT hex(value) FROM t_stat WHERE id = 0", NULL);
+  char *ds2 = q_sqlite(ref, "SELECT docid, hex(size) FROM t_docsize ORDER BY docid", NULL);
+  CHECK(!strcmp(st, st2));
+  CHECK(!strcmp(ds, ds2));
+  free(st);
+  free(st2);
+  free(ds);
+  free(ds2);
+  sqlite3_close(ref);
+  compare_queries(path, &rs, 200, ncol);
 }
 
 TEST(fts3_shale_creates) {
@@ -310,7 +427,6 @@ TEST(fts3_shale_creates) {
   char *r = q_shale(db, "SELECT count(*) FROM t WHERE t MATCH 'x'", NULL);
   CHECK(!strcmp(r, "0|\n"));
   free(r);
-  CHECK(shale_exec(db, "INSERT INTO t VALUES('a', 'b')", NULL, NULL, NULL) != SHALE_OK);
   CHECK_OK(shale_close(db));
   sqlite3 *ref = NULL;
   CHECK_OK(sqlite3_open(path, &ref));

@@ -227,35 +227,47 @@ static void end_level(Parser *p) {
   if (p->type != T_END) advance(p);
 }
 
-/* A phrase or a parenthesized expression; *bad on a syntax error. A
- * parenthesized empty expression is NULL with *bad clear. */
-static Fts3Expr *parse_primary(Parser *p, int *bad) {
-  if (p->type == T_PHRASE) {
-    Fts3Expr *e = p->ph;
-    p->ph = NULL;
-    advance(p);
-    return e;
-  }
-  if (p->type == T_LP) {
+static int starts_primary(int type) { return type == T_PHRASE || type == T_LP; }
+
+/* Where an operand is read: beside the one before (an implicit AND), first
+ * in its level, or after an explicit operator. */
+enum { AT_IMPLICIT, AT_START, AT_OPERATOR };
+
+/* A phrase or a parenthesized expression; *bad on a syntax error. An
+ * empty group is skipped as SQLite does, the operand being the next one;
+ * when none follows it is NULL, an error only after an operator (or at a
+ * level's start when an operator follows). */
+static Fts3Expr *parse_primary(Parser *p, int *bad, int at) {
+  for (;;) {
+    if (p->type == T_PHRASE) {
+      Fts3Expr *e = p->ph;
+      p->ph = NULL;
+      advance(p);
+      return e;
+    }
+    if (p->type != T_LP) break;
     p->depth++;
     advance(p);
     Fts3Expr *e = level_end(p->type) ? NULL : parse_or(p, bad);
     if (*bad || p->rc) return e;
     end_level(p);
-    return e;
+    if (e || starts_primary(p->type)) {
+      if (e) return e;
+      continue;
+    }
+    if (at == AT_IMPLICIT || (at == AT_START && level_end(p->type))) return NULL;
+    break;
   }
   *bad = 1;
   return NULL;
 }
 
-static int starts_primary(int type) { return type == T_PHRASE || type == T_LP; }
-
-static Fts3Expr *parse_near(Parser *p, int *bad) {
-  Fts3Expr *l = parse_primary(p, bad);
+static Fts3Expr *parse_near(Parser *p, int *bad, int at) {
+  Fts3Expr *l = parse_primary(p, bad, at);
   while (!*bad && !p->rc && p->type == T_NEAR) {
     int near = p->near;
     advance(p);
-    Fts3Expr *r = parse_primary(p, bad);
+    Fts3Expr *r = parse_primary(p, bad, AT_OPERATOR);
     if (*bad || !l || !r || r->kind != E_PHRASE || (l->kind != E_PHRASE && l->kind != E_NEAR)) {
       *bad = 1;
       fts3_expr_free(r);
@@ -281,19 +293,20 @@ static const struct {
   Kind kind;
 } binops[] = {{T_OR, E_OR}, {T_AND, E_AND}, {T_NOT, E_NOT}};
 
-static Fts3Expr *parse_level(Parser *p, int *bad, int level) {
-  if (level == (int)(sizeof binops / sizeof binops[0])) return parse_near(p, bad);
-  Fts3Expr *l = parse_level(p, bad, level + 1);
+static Fts3Expr *parse_level(Parser *p, int *bad, int level, int at) {
+  if (level == (int)(sizeof binops / sizeof binops[0])) return parse_near(p, bad, at);
+  Fts3Expr *l = parse_level(p, bad, level + 1, at);
   int op = binops[level].type;
   while (!*bad && !p->rc && (p->type == op || (op == T_AND && starts_primary(p->type)))) {
-    if (p->type == op) advance(p);
-    Fts3Expr *r = parse_level(p, bad, level + 1);
+    int next = p->type == op ? AT_OPERATOR : AT_IMPLICIT;
+    if (next == AT_OPERATOR) advance(p);
+    Fts3Expr *r = parse_level(p, bad, level + 1, next);
     l = combine(p, binops[level].kind, l, r);
   }
   return l;
 }
 
-static Fts3Expr *parse_or(Parser *p, int *bad) { return parse_level(p, bad, 0); }
+static Fts3Expr *parse_or(Parser *p, int *bad) { return parse_level(p, bad, 0, AT_START); }
 
 int fts3_expr_parse(Fts3Table *t, const char *q, int col, Fts3Expr **out, char **err) {
   Parser p;

@@ -159,7 +159,7 @@ static int term_id(Scan *s, const char *t, int n) {
   s->tlen[lo] = n;
   s->nterms++;
   /* entries so far keep their term numbers */
-  for (int i = 0; i < s->ne; i++)
+  for (int i = 0; lo < s->nterms - 1 && i < s->ne; i++)
     if (s->e[i].term >= lo) s->e[i].term++;
   return lo;
 }
@@ -277,16 +277,26 @@ static int prepare(Fts3Table *t, shale_stmt **st, const char *fmt) {
   return rc;
 }
 
-static int scan_segments(Fts3Table *t, Scan *s) {
-  int rc = prepare(t, &t->st_seg,
-                   "SELECT start_block, leaves_end_block, root FROM \"%s\".\"%s_segdir\" "
-                   "ORDER BY level DESC, idx ASC");
+/* level < 0: every segment, through the cached statement. */
+static int scan_segments(Fts3Table *t, Scan *s, int level) {
+  shale_stmt *one = NULL;
+  int rc = level < 0
+               ? prepare(t, &t->st_seg,
+                         "SELECT start_block, leaves_end_block, root FROM \"%s\".\"%s_segdir\" "
+                         "ORDER BY level DESC, idx ASC")
+               : prepare(t, &one,
+                         "SELECT start_block, leaves_end_block, root FROM \"%s\".\"%s_segdir\" "
+                         "WHERE level = ?1 ORDER BY idx ASC");
   if (rc == SHALE_OK)
     rc = prepare(t, &t->st_leaf,
                  "SELECT block FROM \"%s\".\"%s_segments\" WHERE blockid BETWEEN ?1 AND ?2 "
                  "ORDER BY blockid");
-  if (rc) return rc;
-  shale_stmt *seg = t->st_seg, *leaf = t->st_leaf;
+  if (rc) {
+    shale_finalize(one);
+    return rc;
+  }
+  shale_stmt *seg = one ? one : t->st_seg, *leaf = t->st_leaf;
+  if (one) shale_bind_int64(one, 1, level);
   int nseg = 0;
   while (rc == SHALE_OK && shale_step(seg) == SHALE_ROW) {
     int64_t start = shale_column_int64(seg, 0), lend = shale_column_int64(seg, 1);
@@ -308,7 +318,7 @@ static int scan_segments(Fts3Table *t, Scan *s) {
     }
     nseg++;
   }
-  int rc2 = shale_reset(seg);
+  int rc2 = one ? shale_finalize(one) : shale_reset(seg);
   return rc ? rc : rc2;
 }
 
@@ -326,7 +336,7 @@ int fts3_index_query(Fts3Table *t, const char *term, int nterm, int prefix, Fts3
   s.nkey = nterm;
   s.prefix = prefix;
   memset(out, 0, sizeof *out);
-  int rc = scan_segments(t, &s);
+  int rc = scan_segments(t, &s, -1);
   if (rc == SHALE_OK) qsort(s.e, (size_t)s.ne, sizeof(Entry), entry_cmp);
   for (int i = 0; rc == SHALE_OK && i < s.ne; i++) {
     const Entry *e = &s.e[i];
@@ -341,5 +351,19 @@ int fts3_index_query(Fts3Table *t, const char *term, int nterm, int prefix, Fts3
   fts3_hits_end(out);
   scan_free(&s);
   if (rc) fts3_hits_free(out);
+  return rc;
+}
+
+int fts3_index_scan_level(Fts3Table *t, int level, void *ctx, Fts3EntryCb cb) {
+  Scan s;
+  memset(&s, 0, sizeof s);
+  s.key = "";
+  s.prefix = 1;
+  int rc = scan_segments(t, &s, level);
+  for (int i = 0; rc == SHALE_OK && i < s.ne; i++) {
+    const Entry *e = &s.e[i];
+    rc = cb(ctx, s.terms[e->term], s.tlen[e->term], e->docid, e->seg, s.pos + e->pos0, e->npos);
+  }
+  scan_free(&s);
   return rc;
 }

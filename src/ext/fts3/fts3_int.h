@@ -52,6 +52,8 @@ int fts3_tok_parse(Fts3Tok *, const char *spec, char **err);
 
 /* ---- the table ---- */
 
+typedef struct Fts3Pending Fts3Pending;
+
 typedef struct Fts3Table {
   shale_vtab base;
   shale *db;
@@ -63,6 +65,9 @@ typedef struct Fts3Table {
   shale_stmt *st_row;  /* SELECT * FROM %_content WHERE docid=? */
   shale_stmt *st_seg;  /* the segments, oldest first */
   shale_stmt *st_leaf; /* the leaf blocks of one segment */
+  Fts3Pending *pend;   /* terms of this transaction's writes (fts3_write.c) */
+  int stat_loaded;     /* FTS4: stat[] holds %_stat row 0, changed since loaded */
+  int64_t *stat;       /* documents, tokens per column, bytes of text */
 } Fts3Table;
 
 /* ---- document hit lists (fts3_index.c) ---- */
@@ -86,6 +91,28 @@ void fts3_hits_end(Fts3Hits *);
  * in the table's index, with their positions. SHALE_CORRUPT_VTAB on a
  * malformed segment. */
 int fts3_index_query(Fts3Table *, const char *term, int nterm, int prefix, Fts3Hits *out);
+
+/* Every entry of the segments at level (all levels when level < 0), term
+ * by term: cb(ctx, term, nterm, docid, seg, pos, npos), seg higher for a
+ * newer segment, npos 0 for a deletion. */
+typedef int (*Fts3EntryCb)(void *ctx, const char *term, int nterm, int64_t docid, int seg,
+                           const int64_t *pos, int npos);
+int fts3_index_scan_level(Fts3Table *, int level, void *ctx, Fts3EntryCb cb);
+
+/* ---- writing (fts3_write.c) ---- */
+
+/* Add the terms of a row being inserted (or deleted) to the pending
+ * terms: text[i] (len[i] bytes, NULL for none) per column; ntok[i] gets
+ * each column's token count when ntok is not NULL. */
+int fts3_write_row(Fts3Table *, int64_t docid, const char *const *text, const int *len,
+                   int is_delete, int *ntok);
+/* Write the pending terms as a new level-0 segment (merging a full level
+ * first); nothing pending is a no-op. */
+int fts3_write_flush(Fts3Table *);
+void fts3_write_discard(Fts3Table *);
+/* 'optimize': everything pending, then every segment, into one segment. */
+int fts3_write_optimize(Fts3Table *);
+void fts3_pending_free(Fts3Pending *);
 
 /* ---- query expressions (fts3_expr.c) ---- */
 

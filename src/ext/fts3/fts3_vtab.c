@@ -12,8 +12,9 @@
  *
  * Invariants:
  *  1. A cursor's docids are materialized at xFilter in the order asked.
- *  2. Writes are not supported yet: xUpdate fails with a message naming
- *     the table, before changing anything.
+ *  2. Writes change %_content (and FTS4's %_docsize) at once; their terms
+ *     and the %_stat totals wait in memory until xSync writes them (one
+ *     level-0 segment per transaction, as SQLite), xRollback drops them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,8 @@ static void set_err(Fts3Table *t, char *msg) {
 }
 
 static void table_free(Fts3Table *t) {
+  fts3_write_discard(t);
+  shale_free(t->stat);
   shale_finalize(t->st_row);
   shale_finalize(t->st_seg);
   shale_finalize(t->st_leaf);
@@ -460,13 +463,221 @@ static int x_column(shale_vtab_cursor *vc, shale_context *ctx, int col) {
   return SHALE_OK;
 }
 
+/* ---- writes ---- */
+
+/* FTS4's %_stat row 0: documents, tokens per column, bytes of text. */
+static int stat_load(Fts3Table *t) {
+  if (t->stat_loaded || !t->fts4) return SHALE_OK;
+  int n = t->ncol + 2;
+  if (!t->stat && !(t->stat = shale_malloc(sizeof(int64_t) * (size_t)n))) return SHALE_NOMEM;
+  memset(t->stat, 0, sizeof(int64_t) * (size_t)n);
+  shale_stmt *st = NULL;
+  int rc = prepare_fmt(t, &st, "SELECT value FROM \"%s\".'%s_stat' WHERE id = 0");
+  if (rc == SHALE_OK && shale_step(st) == SHALE_ROW) {
+    const uint8_t *p = shale_column_blob(st, 0), *end = p + shale_column_bytes(st, 0);
+    for (int i = 0; p && i < n && p < end; i++) {
+      uint64_t v;
+      int k = fts3_get_varint(p, end, &v);
+      if (!k) break;
+      p += k;
+      t->stat[i] = (int64_t)v;
+    }
+  }
+  int rc2 = shale_finalize(st);
+  if (rc == SHALE_OK) rc = rc2;
+  if (rc == SHALE_OK) t->stat_loaded = 1;
+  return rc;
+}
+
+static int stat_write(Fts3Table *t) {
+  if (!t->stat_loaded) return SHALE_OK;
+  uint8_t *blob = shale_malloc((size_t)(t->ncol + 2) * 10);
+  if (!blob) return SHALE_NOMEM;
+  int n = 0;
+  for (int i = 0; i < t->ncol + 2; i++)
+    n += fts3_put_varint(blob + n, (uint64_t)(t->stat[i] < 0 ? 0 : t->stat[i]));
+  shale_stmt *st = NULL;
+  int rc = prepare_fmt(t, &st, "INSERT OR REPLACE INTO \"%s\".'%s_stat'(id, value) VALUES(0, ?1)");
+  if (rc == SHALE_OK) {
+    shale_bind_blob(st, 1, blob, n, SHALE_TRANSIENT);
+    rc = shale_step(st) == SHALE_DONE ? SHALE_OK : SHALE_ERROR;
+  }
+  int rc2 = shale_finalize(st);
+  shale_free(blob);
+  t->stat_loaded = 0;
+  return rc ? rc : rc2;
+}
+
+/* Index (or unindex) one row's values, with FTS4's %_docsize and totals. */
+static int index_row(Fts3Table *t, int64_t docid, const char *const *text, const int *len,
+                     int is_delete) {
+  int *ntok = shale_malloc(sizeof(int) * (size_t)t->ncol);
+  if (!ntok) return SHALE_NOMEM;
+  int rc = fts3_write_row(t, docid, text, len, is_delete, ntok);
+  if (rc == SHALE_OK && t->fts4) rc = stat_load(t);
+  if (rc == SHALE_OK && t->fts4) {
+    int sign = is_delete ? -1 : 1;
+    t->stat[0] += sign;
+    for (int i = 0; i < t->ncol; i++) {
+      t->stat[1 + i] += sign * ntok[i];
+      t->stat[1 + t->ncol] += sign * (text[i] ? len[i] : 0);
+    }
+    shale_stmt *st = NULL;
+    if (is_delete) {
+      rc = prepare_fmt(t, &st, "DELETE FROM \"%s\".'%s_docsize' WHERE docid = ?1");
+    } else {
+      rc = prepare_fmt(t, &st,
+                       "INSERT OR REPLACE INTO \"%s\".'%s_docsize'(docid, size) VALUES(?1, ?2)");
+      uint8_t *blob = rc ? NULL : shale_malloc((size_t)t->ncol * 10 + 1);
+      int n = 0;
+      for (int i = 0; blob && i < t->ncol; i++) n += fts3_put_varint(blob + n, (uint64_t)ntok[i]);
+      if (!rc && !blob) rc = SHALE_NOMEM;
+      if (blob) shale_bind_blob(st, 2, blob, n, SHALE_TRANSIENT);
+      shale_free(blob);
+    }
+    if (rc == SHALE_OK) {
+      shale_bind_int64(st, 1, docid);
+      rc = shale_step(st) == SHALE_DONE ? SHALE_OK : SHALE_ERROR;
+    }
+    int rc2 = shale_finalize(st);
+    if (rc == SHALE_OK) rc = rc2;
+  }
+  shale_free(ntok);
+  return rc;
+}
+
+/* Remove row docid: its terms from the index, then its content. */
+static int delete_row(Fts3Table *t, int64_t docid) {
+  shale_stmt *st = NULL;
+  int rc = prepare_fmt(t, &st, "SELECT * FROM \"%s\".'%s_content' WHERE docid = ?1");
+  if (rc) return rc;
+  shale_bind_int64(st, 1, docid);
+  const char **text = shale_malloc(sizeof(char *) * (size_t)t->ncol);
+  int *len = shale_malloc(sizeof(int) * (size_t)t->ncol);
+  if (!text || !len) rc = SHALE_NOMEM;
+  if (rc == SHALE_OK && shale_step(st) == SHALE_ROW) {
+    for (int i = 0; i < t->ncol; i++) {
+      text[i] = (const char *)shale_column_text(st, i + 1);
+      len[i] = shale_column_bytes(st, i + 1);
+    }
+    rc = index_row(t, docid, text, len, 1);
+    shale_reset(st);
+    shale_stmt *del = NULL;
+    if (rc == SHALE_OK)
+      rc = prepare_fmt(t, &del, "DELETE FROM \"%s\".'%s_content' WHERE docid = ?1");
+    if (rc == SHALE_OK) {
+      shale_bind_int64(del, 1, docid);
+      rc = shale_step(del) == SHALE_DONE ? SHALE_OK : SHALE_ERROR;
+    }
+    int rc2 = shale_finalize(del);
+    if (rc == SHALE_OK) rc = rc2;
+  }
+  int rc2 = shale_finalize(st);
+  shale_free(text);
+  shale_free(len);
+  return rc ? rc : rc2;
+}
+
+/* Insert a row of values vals[0..ncol) with docid id (NULL: a new one). */
+static int insert_row(Fts3Table *t, shale_value *id, shale_value **vals, shale_int64 *rowid) {
+  char *sql = util_strdup("INSERT INTO \"%s\".'%s_content' VALUES(?1");
+  for (int i = 0; sql && i < t->ncol; i++) {
+    char *s = util_mprintf("%s, ?%d", sql, i + 2);
+    shale_free(sql);
+    sql = s;
+  }
+  char *full = sql ? util_mprintf("%s)", sql) : NULL;
+  shale_free(sql);
+  if (!full) return SHALE_NOMEM;
+  shale_stmt *st = NULL;
+  int rc = prepare_fmt(t, &st, full);
+  shale_free(full);
+  if (rc) return rc;
+  if (id && shale_value_type(id) != SHALE_NULL) shale_bind_value(st, 1, id);
+  for (int i = 0; i < t->ncol; i++) shale_bind_value(st, i + 2, vals[i]);
+  rc = shale_step(st);
+  if (rc == SHALE_DONE) {
+    rc = SHALE_OK;
+    *rowid = shale_last_insert_rowid(t->db);
+  }
+  int rc2 = shale_finalize(st);
+  if (rc) {
+    set_err(t, util_mprintf("%s", shale_errmsg(t->db)));
+    return rc;
+  }
+  if (rc2) return rc2;
+  const char **text = shale_malloc(sizeof(char *) * (size_t)t->ncol);
+  int *len = shale_malloc(sizeof(int) * (size_t)t->ncol);
+  if (!text || !len) rc = SHALE_NOMEM;
+  for (int i = 0; rc == SHALE_OK && i < t->ncol; i++) {
+    text[i] = (const char *)shale_value_text(vals[i]);
+    len[i] = shale_value_bytes(vals[i]);
+  }
+  if (rc == SHALE_OK) rc = index_row(t, *rowid, text, len, 0);
+  shale_free(text);
+  shale_free(len);
+  return rc;
+}
+
+static int special(Fts3Table *t, const char *cmd) {
+  if (!util_stricmp(cmd, "optimize")) {
+    int rc = stat_write(t);
+    return rc ? rc : fts3_write_optimize(t);
+  }
+  set_err(t, util_mprintf("SQL logic error"));
+  return SHALE_ERROR;
+}
+
 static int x_update(shale_vtab *vt, int argc, shale_value **argv, shale_int64 *rowid) {
   Fts3Table *t = (Fts3Table *)vt;
-  (void)argc;
-  (void)argv;
-  (void)rowid;
-  set_err(t, util_mprintf("%s: writing fts3/fts4 tables is not supported yet", t->zname));
-  return SHALE_ERROR;
+  int ncol = t->ncol;
+  if (argc == 1) return delete_row(t, shale_value_int64(argv[0]));
+  if (argc < ncol + 5) return SHALE_ERROR;
+  shale_value *cmd = argv[2 + ncol], *docid = argv[3 + ncol], *id = argv[1];
+  if (shale_value_type(argv[0]) == SHALE_NULL && shale_value_type(cmd) != SHALE_NULL) {
+    const char *z = (const char *)shale_value_text(cmd);
+    return special(t, z ? z : "");
+  }
+  if (shale_value_type(docid) != SHALE_NULL) {
+    if (shale_value_type(id) != SHALE_NULL && shale_value_type(argv[0]) == SHALE_NULL) {
+      set_err(t, util_mprintf("SQL logic error"));
+      return SHALE_ERROR;
+    }
+    id = docid;
+  }
+  int rc = SHALE_OK;
+  if (shale_value_type(argv[0]) != SHALE_NULL) /* UPDATE: the old row goes */
+    rc = delete_row(t, shale_value_int64(argv[0]));
+  else if (shale_value_type(id) != SHALE_NULL && shale_vtab_on_conflict(t->db) == 5)
+    rc = delete_row(t, shale_value_int64(id)); /* INSERT OR REPLACE */
+  if (rc == SHALE_OK) rc = insert_row(t, id, argv + 2, rowid);
+  return rc;
+}
+
+static int x_sync(shale_vtab *vt) {
+  Fts3Table *t = (Fts3Table *)vt;
+  shale_int64 last = shale_last_insert_rowid(t->db);
+  int rc = stat_write(t);
+  if (rc == SHALE_OK) rc = fts3_write_flush(t);
+  shale_set_last_insert_rowid(t->db, last);
+  return rc;
+}
+
+static int x_rollback(shale_vtab *vt) {
+  Fts3Table *t = (Fts3Table *)vt;
+  fts3_write_discard(t);
+  t->stat_loaded = 0;
+  return SHALE_OK;
+}
+
+static int x_begin(shale_vtab *vt) {
+  (void)vt;
+  return SHALE_OK;
+}
+
+static int x_commit(shale_vtab *vt) {
+  (void)vt;
+  return SHALE_OK;
 }
 
 static int x_shadow_name(const char *z) {
@@ -477,9 +688,9 @@ static int x_shadow_name(const char *z) {
 }
 
 static const shale_module fts3_module = {
-    3,        x_create, x_connect, x_best_index, x_disconnect, x_destroy, x_open, x_close,
-    x_filter, x_next,   x_eof,     x_column,     x_rowid,      x_update,  NULL,   NULL,
-    NULL,     NULL,     NULL,      NULL,         NULL,         NULL,      NULL,   x_shadow_name,
+    3,        x_create,   x_connect, x_best_index, x_disconnect, x_destroy, x_open,  x_close,
+    x_filter, x_next,     x_eof,     x_column,     x_rowid,      x_update,  x_begin, x_sync,
+    x_commit, x_rollback, NULL,      NULL,         NULL,         NULL,      NULL,    x_shadow_name,
 };
 
 int fts3_register(shale *db) {
