@@ -486,8 +486,8 @@ TEST(pragma_every_name) {
 /* PRAGMA module_list / pragma_module_list: every registered module (json_each
  * and json_tree, the built-in R-Tree, FTS3/FTS4 and FTS5, one the program registers, and
  * pragma_module_list itself once used, as SQLite makes a pragma's module at
- * its first use), each one the reference lists too (it has more: fts3,
- * fts4, ...). */
+ * its first use), each one the reference lists too (it has more:
+ * fts4aux, fts3tokenize, ...). */
 TEST(pragma_module_list) {
   Pair p = pair_open(":memory:", ":memory:", NULL);
   static const shale_module bare; /* listing needs no method */
