@@ -8,8 +8,8 @@
  *    and interior nodes in %_segments) and deletion entries, sometimes
  *    'optimize'd; then Shale opens the file and both engines answer the
  *    same generated MATCH queries (terms, prefixes, phrases, NEAR/N, AND,
- *    OR, NOT, parentheses, column filters, malformed ones with SQLite's
- *    message), in docid order both ways, on a column, with docid lookups
+ *    OR, NOT, parentheses, column filters, ^first-token terms, malformed
+ *    ones with SQLite's message), in docid order both ways, on a column, with docid lookups
  *    and full scans.
  *  - shale_writes: Shale creates the table (or SQLite did and wrote it
  *    first) and writes random documents over many transactions; SQLite's
@@ -96,17 +96,19 @@ static void gen_leaf(uint64_t *rs, Out *o, int ncol) {
   if (k < 2 && ncol > 1) out_fmt(o, "%s:", colnames[rn(rs, ncol)]);
   if (k == 2) out_fmt(o, "%s:", colnames[rn(rs, ncol)]);
   const char *w = words[rn(rs, NWORDS)];
+  const char *hat = rn(rs, 6) ? "" : "^"; /* first token of a column */
   int r = rn(rs, 8);
   if (r == 0) {
     int n = 1 + rn(rs, 3);
-    out_fmt(o, "%.*s*", n, w);
+    out_fmt(o, "%s%.*s*", hat, n, w);
   } else if (r == 1 || r == 2) {
-    out_fmt(o, "\"%s", w);
+    out_fmt(o, "\"%s%s", hat, w);
     int n = 1 + rn(rs, 3);
-    for (int i = 0; i < n; i++) out_fmt(o, " %s%s", words[rn(rs, NWORDS)], rn(rs, 6) ? "" : "*");
+    for (int i = 0; i < n; i++)
+      out_fmt(o, " %s%s%s", rn(rs, 10) ? "" : "^", words[rn(rs, NWORDS)], rn(rs, 6) ? "" : "*");
     out_add(o, "\"", 1);
   } else {
-    out_fmt(o, "%s", w);
+    out_fmt(o, "%s%s", hat, w);
   }
 }
 

@@ -5,7 +5,9 @@
  * the word; a following * makes it a prefix), column:word, NEAR and NEAR/N
  * (default 10) between phrases, NOT, AND (or nothing: implicit), OR, in that
  * order of precedence, and parentheses; keywords only in upper case and
- * followed by a space, quote, parenthesis or the end.
+ * followed by a space, quote, parenthesis or the end. A token written
+ * right after '^' matches only a column's first token (FTS3 ignores it on
+ * a one-token phrase, as SQLite does).
  *
  * As SQLite reads it: a word the tokenizer finds no token in is skipped; a
  * column prefix with nothing after it before a quote, parenthesis or the
@@ -27,6 +29,7 @@ typedef enum { E_PHRASE, E_NEAR, E_NOT, E_AND, E_OR } Kind;
 typedef struct Term {
   char *z;
   int n, prefix;
+  int first; /* written ^word: only a column's first token matches */
 } Term;
 
 struct Fts3Expr {
@@ -77,7 +80,6 @@ typedef struct PhraseCtx {
 
 static int phrase_cb(void *ctx, const char *tok, int ntok, int start, int end, int pos) {
   PhraseCtx *c = ctx;
-  (void)start;
   (void)pos;
   Term *nt = shale_realloc(c->e->terms, sizeof(Term) * (size_t)(c->e->nterm + 1));
   if (!nt) return c->rc = SHALE_NOMEM;
@@ -89,6 +91,7 @@ static int phrase_cb(void *ctx, const char *tok, int ntok, int start, int end, i
   t->z[ntok] = 0;
   t->n = ntok;
   t->prefix = end < c->n && c->z[end] == '*';
+  t->first = start > 0 && c->z[start - 1] == '^';
   c->end = end + t->prefix;
   c->e->nterm++;
   return c->max && c->e->nterm >= c->max ? 1 : 0;
@@ -337,6 +340,13 @@ int fts3_expr_parse(Fts3Table *t, const char *q, int col, Fts3Expr **out, char *
 
 /* ---- evaluation ---- */
 
+/* Whether term i of phrase e may be at pos: a ^term only at a column's
+ * first token -- in FTS3 only within a phrase of several tokens, a single
+ * one ignoring its ^ (as SQLite). */
+static int first_ok(const Fts3Table *t, const Fts3Expr *e, int i, int64_t pos) {
+  return !e->terms[i].first || (!t->fts4 && e->nterm == 1) || (pos & 0xffffffff) == 0;
+}
+
 /* The documents where every term of phrase e sits at consecutive
  * positions, with the start positions. */
 static int eval_phrase(Fts3Table *t, Fts3Expr *e, Fts3Hits *out) {
@@ -362,7 +372,7 @@ static int eval_phrase(Fts3Table *t, Fts3Expr *e, Fts3Hits *out) {
     for (int k = th[0].off[d]; rc == SHALE_OK && k < th[0].off[d + 1]; k++) {
       int64_t pos = th[0].pos[k];
       if (e->col >= 0 && (pos >> 32) != e->col) continue;
-      int ok = 1;
+      int ok = first_ok(t, e, 0, pos);
       for (int i = 1; i < e->nterm && ok; i++) {
         const Fts3Hits *h = &th[i];
         int64_t want = pos + i;
@@ -374,7 +384,7 @@ static int eval_phrase(Fts3Table *t, Fts3Expr *e, Fts3Hits *out) {
           else
             hi = mid;
         }
-        ok = lo < h->off[at[i] + 1] && h->pos[lo] == want;
+        ok = lo < h->off[at[i] + 1] && h->pos[lo] == want && first_ok(t, e, i, want);
       }
       if (!ok) continue;
       if (!started) rc = fts3_hits_doc(out, docid);

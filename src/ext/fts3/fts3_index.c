@@ -86,7 +86,7 @@ static int cmp_i64(const void *a, const void *b) {
 void fts3_hits_end(Fts3Hits *h) {
   if (!h->n) return;
   int s = h->off[h->n - 1], k = s;
-  qsort(h->pos + s, (size_t)(h->npos - s), sizeof(int64_t), cmp_i64);
+  if (h->npos > s) qsort(h->pos + s, (size_t)(h->npos - s), sizeof(int64_t), cmp_i64);
   for (int i = s; i < h->npos; i++)
     if (i == s || h->pos[i] != h->pos[k - 1]) h->pos[k++] = h->pos[i];
   h->npos = k;
@@ -151,7 +151,7 @@ static int term_id(Scan *s, const char *t, int n) {
   }
   char *copy = shale_malloc((size_t)n + 1);
   if (!copy) return -1;
-  memcpy(copy, t, (size_t)n);
+  if (n) memcpy(copy, t, (size_t)n);
   copy[n] = 0;
   memmove(s->terms + lo + 1, s->terms + lo, sizeof(char *) * (size_t)(s->nterms - lo));
   memmove(s->tlen + lo + 1, s->tlen + lo, sizeof(int) * (size_t)(s->nterms - lo));
@@ -337,7 +337,7 @@ int fts3_index_query(Fts3Table *t, const char *term, int nterm, int prefix, Fts3
   s.prefix = prefix;
   memset(out, 0, sizeof *out);
   int rc = scan_segments(t, &s, -1);
-  if (rc == SHALE_OK) qsort(s.e, (size_t)s.ne, sizeof(Entry), entry_cmp);
+  if (rc == SHALE_OK && s.ne) qsort(s.e, (size_t)s.ne, sizeof(Entry), entry_cmp);
   for (int i = 0; rc == SHALE_OK && i < s.ne; i++) {
     const Entry *e = &s.e[i];
     if (i && e->docid == s.e[i - 1].docid && e->term == s.e[i - 1].term) continue; /* older */

@@ -198,7 +198,7 @@ static int buf_varint(Buf *b, uint64_t v) {
 }
 static int buf_bytes(Buf *b, const void *z, int n) {
   if (buf_room(b, n)) return SHALE_NOMEM;
-  memcpy(b->p + b->n, z, (size_t)n);
+  if (n) memcpy(b->p + b->n, z, (size_t)n);
   b->n += n;
   return SHALE_OK;
 }
@@ -340,7 +340,7 @@ static int write_segment(Fts3Table *t, Fts3Pending *p, int level, int idx, int d
   int *rank = shale_malloc(sizeof(int) * (size_t)(p->nterms + 1));
   if (!order || !rank) rc = SHALE_NOMEM;
   for (int i = 0; rc == SHALE_OK && i < p->nterms; i++) order[i] = &p->terms[i];
-  if (rc == SHALE_OK) qsort(order, (size_t)p->nterms, sizeof(WTerm *), cmp_term);
+  if (rc == SHALE_OK && p->nterms) qsort(order, (size_t)p->nterms, sizeof(WTerm *), cmp_term);
   for (int i = 0; rc == SHALE_OK && i < p->nterms; i++) rank[order[i] - p->terms] = i;
   int k = 0;
   for (int i = 0; rc == SHALE_OK && i < p->n; i++)
@@ -349,7 +349,7 @@ static int write_segment(Fts3Table *t, Fts3Pending *p, int level, int idx, int d
       p->e[k++].term = rank[p->e[i].term];
     }
   if (rc == SHALE_OK) p->n = k;
-  if (rc == SHALE_OK) qsort(p->e, (size_t)p->n, sizeof(WEnt), cmp_ent);
+  if (rc == SHALE_OK && p->n) qsort(p->e, (size_t)p->n, sizeof(WEnt), cmp_ent);
   SegW w;
   memset(&w, 0, sizeof w);
   w.t = t;
